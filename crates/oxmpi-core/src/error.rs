@@ -1,0 +1,230 @@
+//! MPI error classes and the engine's error type.
+//!
+//! Every fallible engine call returns [`Result<T>`]; the error carries the MPI error
+//! class (numbered as in the MPI-5.0 standard ABI, so the C layer can hand the value
+//! straight to the user) and a message naming the call and the offending argument.
+
+use std::fmt;
+
+/// MPI error classes, with the values of the MPI-5.0 standard ABI.
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorClass {
+    Success = 0,
+    Buffer = 1,
+    Count = 2,
+    Type = 3,
+    Tag = 4,
+    Comm = 5,
+    Rank = 6,
+    Request = 7,
+    Root = 8,
+    Group = 9,
+    Op = 10,
+    Topology = 11,
+    Dims = 12,
+    Arg = 13,
+    Unknown = 14,
+    Truncate = 15,
+    Other = 16,
+    Intern = 17,
+    Pending = 18,
+    InStatus = 19,
+    Keyval = 36,
+    NoMem = 39,
+    NotSame = 40,
+    Size = 52,
+    Spawn = 53,
+    UnsupportedOperation = 55,
+    ProcAborted = 58,
+    ValueTooLarge = 59,
+    Errhandler = 61,
+}
+
+impl ErrorClass {
+    /// All classes this enum knows, for lookups from a raw code.
+    pub const ALL: &'static [ErrorClass] = &[
+        ErrorClass::Success,
+        ErrorClass::Buffer,
+        ErrorClass::Count,
+        ErrorClass::Type,
+        ErrorClass::Tag,
+        ErrorClass::Comm,
+        ErrorClass::Rank,
+        ErrorClass::Request,
+        ErrorClass::Root,
+        ErrorClass::Group,
+        ErrorClass::Op,
+        ErrorClass::Topology,
+        ErrorClass::Dims,
+        ErrorClass::Arg,
+        ErrorClass::Unknown,
+        ErrorClass::Truncate,
+        ErrorClass::Other,
+        ErrorClass::Intern,
+        ErrorClass::Pending,
+        ErrorClass::InStatus,
+        ErrorClass::Keyval,
+        ErrorClass::NoMem,
+        ErrorClass::NotSame,
+        ErrorClass::Size,
+        ErrorClass::Spawn,
+        ErrorClass::UnsupportedOperation,
+        ErrorClass::ProcAborted,
+        ErrorClass::ValueTooLarge,
+        ErrorClass::Errhandler,
+    ];
+
+    /// The raw class number (the C `MPI_ERR_*` value).
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+
+    /// The class with this raw number, if it is one we know.
+    pub fn from_code(code: i32) -> Option<ErrorClass> {
+        Self::ALL.iter().copied().find(|c| c.code() == code)
+    }
+
+    /// The C name of the class, e.g. `MPI_ERR_TRUNCATE`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorClass::Success => "MPI_SUCCESS",
+            ErrorClass::Buffer => "MPI_ERR_BUFFER",
+            ErrorClass::Count => "MPI_ERR_COUNT",
+            ErrorClass::Type => "MPI_ERR_TYPE",
+            ErrorClass::Tag => "MPI_ERR_TAG",
+            ErrorClass::Comm => "MPI_ERR_COMM",
+            ErrorClass::Rank => "MPI_ERR_RANK",
+            ErrorClass::Request => "MPI_ERR_REQUEST",
+            ErrorClass::Root => "MPI_ERR_ROOT",
+            ErrorClass::Group => "MPI_ERR_GROUP",
+            ErrorClass::Op => "MPI_ERR_OP",
+            ErrorClass::Topology => "MPI_ERR_TOPOLOGY",
+            ErrorClass::Dims => "MPI_ERR_DIMS",
+            ErrorClass::Arg => "MPI_ERR_ARG",
+            ErrorClass::Unknown => "MPI_ERR_UNKNOWN",
+            ErrorClass::Truncate => "MPI_ERR_TRUNCATE",
+            ErrorClass::Other => "MPI_ERR_OTHER",
+            ErrorClass::Intern => "MPI_ERR_INTERN",
+            ErrorClass::Pending => "MPI_ERR_PENDING",
+            ErrorClass::InStatus => "MPI_ERR_IN_STATUS",
+            ErrorClass::Keyval => "MPI_ERR_KEYVAL",
+            ErrorClass::NoMem => "MPI_ERR_NO_MEM",
+            ErrorClass::NotSame => "MPI_ERR_NOT_SAME",
+            ErrorClass::Size => "MPI_ERR_SIZE",
+            ErrorClass::Spawn => "MPI_ERR_SPAWN",
+            ErrorClass::UnsupportedOperation => "MPI_ERR_UNSUPPORTED_OPERATION",
+            ErrorClass::ProcAborted => "MPI_ERR_PROC_ABORTED",
+            ErrorClass::ValueTooLarge => "MPI_ERR_VALUE_TOO_LARGE",
+            ErrorClass::Errhandler => "MPI_ERR_ERRHANDLER",
+        }
+    }
+
+    /// A one-line description of the class, as `MPI_Error_string` gives it.
+    pub fn description(self) -> &'static str {
+        match self {
+            ErrorClass::Success => "no error",
+            ErrorClass::Buffer => "invalid buffer pointer",
+            ErrorClass::Count => "invalid count argument",
+            ErrorClass::Type => "invalid datatype",
+            ErrorClass::Tag => "invalid tag",
+            ErrorClass::Comm => "invalid communicator",
+            ErrorClass::Rank => "invalid rank",
+            ErrorClass::Request => "invalid request",
+            ErrorClass::Root => "invalid root",
+            ErrorClass::Group => "invalid group",
+            ErrorClass::Op => "invalid operation",
+            ErrorClass::Topology => "invalid topology",
+            ErrorClass::Dims => "invalid dimension argument",
+            ErrorClass::Arg => "invalid argument",
+            ErrorClass::Unknown => "unknown error",
+            ErrorClass::Truncate => "message truncated",
+            ErrorClass::Other => "other error",
+            ErrorClass::Intern => "internal error",
+            ErrorClass::Pending => "pending request",
+            ErrorClass::InStatus => "error code is in status",
+            ErrorClass::Keyval => "invalid key value",
+            ErrorClass::NoMem => "out of memory",
+            ErrorClass::NotSame => "collective arguments not identical on all processes",
+            ErrorClass::Size => "invalid size",
+            ErrorClass::Spawn => "error spawning processes",
+            ErrorClass::UnsupportedOperation => "unsupported operation",
+            ErrorClass::ProcAborted => "operation failed because a peer process aborted",
+            ErrorClass::ValueTooLarge => "value too large to store",
+            ErrorClass::Errhandler => "invalid error handler",
+        }
+    }
+}
+
+impl fmt::Display for ErrorClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An MPI error: its class and a message that names the call and the argument.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MpiError {
+    pub class: ErrorClass,
+    pub message: String,
+}
+
+impl MpiError {
+    pub fn new(class: ErrorClass, message: impl Into<String>) -> MpiError {
+        MpiError {
+            class,
+            message: message.into(),
+        }
+    }
+
+    /// Shorthand for an error about one argument of one call:
+    /// `MpiError::arg(ErrorClass::Rank, "MPI_Send", "dest", "5 is not in 0..4")`.
+    pub fn arg(class: ErrorClass, call: &str, arg: &str, why: impl fmt::Display) -> MpiError {
+        MpiError::new(class, format!("{call}: invalid argument `{arg}`: {why}"))
+    }
+
+    /// An operation that oxmpi does not implement, named.
+    pub fn unsupported(call: &str, what: impl fmt::Display) -> MpiError {
+        MpiError::new(
+            ErrorClass::UnsupportedOperation,
+            format!("{call}: {what} is not supported by oxmpi"),
+        )
+    }
+
+    pub fn intern(call: &str, what: impl fmt::Display) -> MpiError {
+        MpiError::new(ErrorClass::Intern, format!("{call}: internal error: {what}"))
+    }
+}
+
+impl fmt::Display for MpiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.class.name())
+    }
+}
+
+impl std::error::Error for MpiError {}
+
+pub type Result<T> = std::result::Result<T, MpiError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip_and_match_the_abi() {
+        for c in ErrorClass::ALL {
+            assert_eq!(ErrorClass::from_code(c.code()), Some(*c));
+        }
+        assert_eq!(ErrorClass::Truncate.code(), 15);
+        assert_eq!(ErrorClass::UnsupportedOperation.code(), 55);
+        assert_eq!(ErrorClass::from_code(1234), None);
+    }
+
+    #[test]
+    fn messages_name_call_and_argument() {
+        let e = MpiError::arg(ErrorClass::Rank, "MPI_Send", "dest", "7 is not in 0..4");
+        let s = e.to_string();
+        assert!(s.contains("MPI_Send") && s.contains("dest") && s.contains("MPI_ERR_RANK"), "{s}");
+    }
+}

@@ -1,0 +1,1 @@
+//! Transports below the engine: self loopback (in the engine), shared memory.

@@ -1,0 +1,1 @@
+//! derive(Equivalence) (being written)

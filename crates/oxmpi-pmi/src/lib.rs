@@ -1,0 +1,1 @@
+//! PMI-1 wire protocol for oxmpi (being written).

@@ -1,0 +1,1 @@
+//! oxmpi Rust API (being written)
