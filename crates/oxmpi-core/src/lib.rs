@@ -1,7 +1,24 @@
 //! oxmpi-core: the engine of oxmpi. MPI semantics (point-to-point, matching,
-//! communicators, requests) above a device whose transports are chosen per peer.
+//! communicators, requests) above a device whose transport is chosen per peer
+//! (self loopback, shared memory), and the start-up through PMI.
+//!
+//! Layering, as in MPICH: [`pt2pt`] and [`comm`] give MPI semantics; `engine`
+//! is the device (protocol, request table, progress); [`transport`] moves
+//! packets. [`runtime`] boots the engine and owns the blocking-wait loop.
 
+mod buf;
+pub mod comm;
+mod engine;
 pub mod error;
+pub mod matching;
+pub mod pt2pt;
+pub mod request;
+pub mod runtime;
 pub mod transport;
 
+pub use comm::Comm;
 pub use error::{ErrorClass, MpiError, Result};
+pub use matching::{ANY_SOURCE, ANY_TAG};
+pub use pt2pt::{Message, SendMode};
+pub use request::{Request, Status, PROC_NULL};
+pub use runtime::{ThreadLevel, TAG_UB};

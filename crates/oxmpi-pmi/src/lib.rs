@@ -1,1 +1,50 @@
-//! PMI-1 wire protocol for oxmpi (being written).
+//! PMI-1 ("simple PMI") for oxmpi: the line protocol MPICH's Hydra speaks
+//! over `PMI_FD`/`PMI_PORT`.
+//!
+//! * [`codec`]: sans-IO parsing/formatting of messages and a bounded line
+//!   decoder.
+//! * [`client`]: the blocking client an MPI process uses to bootstrap.
+//! * [`server`]: the sans-IO server state machine our `mpiexec` drives.
+
+pub mod client;
+pub mod codec;
+mod error;
+pub mod server;
+
+pub use client::{parse_process_mapping, PmiClient, PROCESS_MAPPING_KEY};
+pub use codec::{CodecError, LineDecoder, Message, MAX_LINE_LEN};
+pub use error::PmiError;
+pub use server::{single_node_mapping, Output, PmiServer, RankPhase, ServerEvent};
+
+/// Prefix of every `/dev/shm` entry belonging to the job whose KVS is
+/// `kvsname`.
+///
+/// The engine names its shared-memory segments with it and the launcher
+/// deletes whatever is left with this prefix when the job ends, so both
+/// sides must compute it here. Characters outside `[A-Za-z0-9_]` become `_`
+/// so the result is always a safe single path component.
+pub fn shm_segment_prefix(kvsname: &str) -> String {
+    let sanitized: String = kvsname
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("oxmpi-{sanitized}-")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shm_prefix_sanitizes() {
+        assert_eq!(shm_segment_prefix("kvs_123_0"), "oxmpi-kvs_123_0-");
+        assert_eq!(shm_segment_prefix("a/b.c-d é"), "oxmpi-a_b_c_d__-");
+        assert_eq!(shm_segment_prefix(""), "oxmpi--");
+    }
+}

@@ -1,1 +1,98 @@
-fn main() {}
+//! `mpiexec`: starts the ranks of an oxmpi (or any PMI-1) job on this
+//! machine and serves PMI-1 to them.
+
+mod args;
+mod job;
+mod output;
+mod spawn;
+mod sys;
+
+use std::path::Path;
+
+use args::Command;
+
+/// Exit status for command-line mistakes, as for most Unix tools.
+const EXIT_USAGE: i32 = 2;
+/// Exit status when the program cannot be found or run, as in a shell.
+const EXIT_NOT_RUNNABLE: i32 = 127;
+
+const SHM_DIR: &str = "/dev/shm";
+
+fn main() {
+    let code = real_main();
+    std::process::exit(code);
+}
+
+fn real_main() -> i32 {
+    let options = match args::parse(std::env::args_os().skip(1)) {
+        Ok(Command::Run(options)) => options,
+        Ok(Command::Help) => {
+            println!("{}", args::USAGE);
+            return 0;
+        }
+        Ok(Command::Version) => {
+            println!(
+                "mpiexec (oxmpi) {}\nprocess manager protocol: PMI-1 (simple PMI)",
+                env!("CARGO_PKG_VERSION")
+            );
+            return 0;
+        }
+        Err(e) => {
+            eprintln!("mpiexec: {e}\nTry 'mpiexec --help' for more information.");
+            return EXIT_USAGE;
+        }
+    };
+    let program = match spawn::resolve_program(&options.program) {
+        Ok(p) => p,
+        Err(spawn::NotRunnable(why)) => {
+            eprintln!("mpiexec: {why}");
+            return EXIT_NOT_RUNNABLE;
+        }
+    };
+    let kvsname = format!("kvs_{}_0", sys::getpid());
+    // Removes the job's shared-memory leftovers on every way out of here,
+    // including a panic unwinding through the job loop.
+    let _cleanup = ShmCleanup {
+        prefix: oxmpi_pmi::shm_segment_prefix(&kvsname),
+    };
+    let config = job::JobConfig {
+        spec: spawn::LaunchSpec {
+            program,
+            argv0: options.program,
+            args: options.args,
+            env: options.env,
+            size: options.nprocs,
+        },
+        label: options.label,
+        kvsname,
+    };
+    job::run(&config)
+}
+
+struct ShmCleanup {
+    prefix: String,
+}
+
+impl Drop for ShmCleanup {
+    fn drop(&mut self) {
+        remove_with_prefix(Path::new(SHM_DIR), &self.prefix);
+    }
+}
+
+/// Deletes every entry of `dir` whose name starts with `prefix`. Best
+/// effort: a missing directory or an entry someone else removed first is
+/// not an error.
+fn remove_with_prefix(dir: &Path, prefix: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry
+            .file_name()
+            .as_encoded_bytes()
+            .starts_with(prefix.as_bytes())
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}

@@ -1,1 +1,4 @@
 //! Transports below the engine: self loopback (in the engine), shared memory.
+pub mod cma;
+pub mod doorbell;
+pub mod shm;

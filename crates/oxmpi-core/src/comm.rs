@@ -1,0 +1,77 @@
+//! Communicators as the engine sees them: a context id, the caller's rank and the
+//! map from communicator rank to world rank.
+
+use std::sync::Arc;
+
+/// Context ids of the predefined communicators. Every communicator owns two
+/// consecutive ids: `ctx` for point-to-point and `ctx + 1` for collectives, so a
+/// collective's internal messages can never match a user's receive.
+pub const WORLD_CONTEXT: u32 = 0;
+pub const SELF_CONTEXT: u32 = 2;
+/// The first context id free for communicators created at run time.
+pub const FIRST_DYNAMIC_CONTEXT: u32 = 4;
+
+#[derive(Debug)]
+pub struct CommInner {
+    /// Context id for point-to-point traffic; `context + 1` carries collectives.
+    pub context: u32,
+    /// The caller's rank in the (local) group.
+    pub rank: i32,
+    /// World rank of each member of the local group, by communicator rank.
+    pub group: Arc<[u32]>,
+    /// For an intercommunicator: world rank of each member of the remote group.
+    /// Point-to-point destinations index this group.
+    pub remote_group: Option<Arc<[u32]>>,
+}
+
+/// A communicator handle of the engine; cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Comm(pub Arc<CommInner>);
+
+impl Comm {
+    /// Builds a communicator handle (used by the runtime for the predefined
+    /// communicators and by communicator constructors once ids are agreed).
+    pub fn from_parts(context: u32, rank: i32, group: Arc<[u32]>, remote_group: Option<Arc<[u32]>>) -> Comm {
+        Comm(Arc::new(CommInner { context, rank, group, remote_group }))
+    }
+
+    pub fn rank(&self) -> i32 {
+        self.0.rank
+    }
+
+    /// Size of the local group.
+    pub fn size(&self) -> i32 {
+        self.0.group.len() as i32
+    }
+
+    pub fn is_inter(&self) -> bool {
+        self.0.remote_group.is_some()
+    }
+
+    /// Size of the group that point-to-point ranks name (the remote group for an
+    /// intercommunicator).
+    pub fn peer_group_size(&self) -> i32 {
+        self.peer_group().len() as i32
+    }
+
+    pub fn peer_group(&self) -> &[u32] {
+        self.0.remote_group.as_deref().unwrap_or(&self.0.group)
+    }
+
+    pub fn group(&self) -> &[u32] {
+        &self.0.group
+    }
+
+    pub fn context(&self) -> u32 {
+        self.0.context
+    }
+
+    pub fn coll_context(&self) -> u32 {
+        self.0.context + 1
+    }
+
+    /// Whether two handles name the same communicator object.
+    pub fn same(&self, other: &Comm) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}

@@ -1,0 +1,1046 @@
+//! The device: per-peer paths, the request table, the point-to-point protocol
+//! (eager, rendezvous, synchronous acks, credits, cancel) and the progress engine.
+//!
+//! All state lives in [`State`] behind one mutex (see [`crate::runtime`]); every
+//! MPI call that communicates takes the lock, makes progress, and releases it, so
+//! MPI_THREAD_MULTIPLE is safe. Blocking calls release the lock between polls and
+//! sleep on the rank's doorbell when nothing happens.
+//!
+//! ## Protocol, per message
+//! * `len <= eager_limit` and the receiver has granted enough credit: the data is
+//!   copied into the peer's ring (`Eager`, then `EagerCont` fragments). The send
+//!   completes once the last fragment is in the ring (synchronous mode: when the
+//!   receiver's `SyncAck` arrives).
+//! * otherwise, rendezvous: an `Rts` carries the sender's buffer address. When the
+//!   receive matches, the receiver copies the data once, straight from the sender's
+//!   memory (`process_vm_readv`), and answers `Fin`. Where the kernel refuses
+//!   cross-memory reads, the receiver answers `Cts` and the sender streams the data
+//!   through the ring (`Data` packets).
+//!
+//! ## Flow control
+//! Each sender holds `credit` eager bytes per receiver. Eager data that sits in the
+//! receiver's unexpected queue is paid for by that credit; the receiver returns it
+//! (`Credit`) once the data is delivered. A sender without credit falls back to
+//! rendezvous, whose unexpected footprint is a header, and whose send completes
+//! only when matched: a flooding sender ends up waiting instead of the receiver's
+//! memory growing without bound.
+
+use std::collections::{HashMap, VecDeque};
+
+use crate::buf::RawBuf;
+use crate::error::{ErrorClass, MpiError, Result};
+use crate::matching::{Envelope, Matcher, Pattern};
+use crate::pt2pt::wire::{Header, Kind, CONT_HEADER_LEN, FLAG_CANCELLED, FLAG_SYNC, HEADER_LEN};
+use crate::request::{Request, Status, PROC_NULL};
+use crate::transport::cma;
+use crate::transport::shm::{ShmSegment, CELL_PAYLOAD};
+
+/// How a peer is reached; chosen once, at start-up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Path {
+    SelfLoop,
+    Shm { local: usize },
+    /// On another host, and no network transport is available for it.
+    Unreachable,
+}
+
+/// Something waiting to be written into a peer's ring, in order.
+#[derive(Debug)]
+enum OutItem {
+    Ctrl(Header),
+    /// An eager message: header first, then continuation fragments.
+    Eager { hdr: Header, data: RawBuf, sent: usize, started: bool, req: Request },
+    /// Rendezvous data streamed after a `Cts` (fallback when CMA is refused).
+    Stream { rreq: u64, data: RawBuf, sent: usize, req: Request },
+}
+
+#[derive(Debug)]
+pub(crate) struct Peer {
+    pub path: Path,
+    pub pid: i32,
+    /// Eager bytes we may still send to this peer without it having matched them.
+    credit: i64,
+    /// Eager bytes of this peer's we delivered and have not yet told it about.
+    credit_owed: u64,
+    outbox: VecDeque<OutItem>,
+    /// An eager message from this peer whose continuation fragments are due.
+    rx: Rx,
+    /// Whether cross-memory reads from this peer work (cleared on first refusal).
+    cma_ok: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Rx {
+    Idle,
+    /// Fragments go straight into a matched receive.
+    Direct { req: Request, offset: usize, total: usize },
+    /// Fragments go into an unexpected message.
+    Unexpected { msg: u64 },
+}
+
+/// A message that arrived before its receive was posted.
+#[derive(Debug)]
+pub(crate) struct UnexpMsg {
+    pub env: Envelope,
+    pub from: u32,
+    pub sreq: u64,
+    pub sync: bool,
+    pub body: Body,
+    /// A receive that took this message while eager fragments were still arriving.
+    pub claimed_by: Option<Request>,
+}
+
+#[derive(Debug)]
+pub(crate) enum Body {
+    Eager { data: Vec<u8>, total: usize },
+    /// The data is in the sender's memory at `addr` (or, for a self message, ours).
+    Rts { addr: u64, total: usize },
+}
+
+impl Body {
+    pub fn total(&self) -> usize {
+        match self {
+            Body::Eager { total, .. } | Body::Rts { total, .. } => *total,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendMode {
+    Standard,
+    Synchronous,
+    Ready,
+    Buffered,
+}
+
+#[derive(Debug)]
+pub(crate) enum ReqKind {
+    Send(SendReq),
+    Recv(RecvReq),
+    /// Already complete when created (PROC_NULL, bsend's user-visible half, ...).
+    Done,
+    /// A persistent request: what to start, and the operation currently running.
+    Persistent { spec: PersistentSpec, active: Option<Request> },
+}
+
+#[derive(Debug)]
+pub(crate) struct SendReq {
+    peer: u32,
+    /// The bytes being sent (the user's buffer, or `owned`).
+    data: RawBuf,
+    /// Data we own (bsend copies) must outlive the transfer; keep it here.
+    _owned: Option<Box<[u8]>>,
+    /// Bytes charged to the attached bsend buffer, released on completion.
+    bsend_charge: usize,
+    /// The data has left (eager: all in the ring; rendezvous: FIN seen).
+    local_done: bool,
+    /// Waiting for a SyncAck.
+    await_ack: bool,
+    cancel_pending: bool,
+    /// Whether the message is still in our outbox or our own unexpected queue.
+    state: SendState,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SendState {
+    Queued,
+    InFlight,
+}
+
+#[derive(Debug)]
+pub(crate) struct RecvReq {
+    buf: RawBuf,
+    posted: bool,
+    /// Streamed rendezvous: bytes expected and received so far.
+    total: usize,
+    received: usize,
+    env: Option<Envelope>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum PersistentSpec {
+    Send { comm: crate::comm::Comm, buf: RawBuf, dest: i32, tag: i32, mode: SendMode },
+    Recv { comm: crate::comm::Comm, buf: RawBuf, source: i32, tag: i32 },
+}
+
+#[derive(Debug)]
+pub(crate) struct ReqEntry {
+    pub kind: ReqKind,
+    pub done: bool,
+    pub status: Status,
+    pub error: Option<MpiError>,
+    /// Freed by the user (MPI_Request_free) or internal: drop on completion.
+    pub detached: bool,
+}
+
+#[derive(Default, Debug)]
+struct Slab {
+    slots: Vec<(u32, Option<ReqEntry>)>,
+    free: Vec<u32>,
+}
+
+impl Slab {
+    fn insert(&mut self, e: ReqEntry) -> Request {
+        if let Some(i) = self.free.pop() {
+            let slot = &mut self.slots[i as usize];
+            slot.0 = slot.0.wrapping_add(1);
+            slot.1 = Some(e);
+            Request::new(i, slot.0)
+        } else {
+            self.slots.push((1, Some(e)));
+            Request::new(self.slots.len() as u32 - 1, 1)
+        }
+    }
+    fn get(&self, r: Request) -> Option<&ReqEntry> {
+        match self.slots.get(r.slot() as usize) {
+            Some((g, Some(e))) if *g == r.generation() => Some(e),
+            _ => None,
+        }
+    }
+    fn get_mut(&mut self, r: Request) -> Option<&mut ReqEntry> {
+        match self.slots.get_mut(r.slot() as usize) {
+            Some((g, Some(e))) if *g == r.generation() => Some(e),
+            _ => None,
+        }
+    }
+    fn remove(&mut self, r: Request) -> Option<ReqEntry> {
+        match self.slots.get_mut(r.slot() as usize) {
+            Some((g, e @ Some(_))) if *g == r.generation() => {
+                self.free.push(r.slot());
+                e.take()
+            }
+            _ => None,
+        }
+    }
+    fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}
+
+/// Eager bytes a sender may have outstanding at one receiver.
+const CREDIT_PER_PEER: i64 = 4 << 20;
+/// Every eager message costs at least this much credit, so floods of empty
+/// messages are bounded too.
+const MIN_CREDIT_COST: usize = 64;
+
+fn credit_cost(len: usize) -> usize {
+    len.max(MIN_CREDIT_COST)
+}
+
+/// The attached MPI_Buffer_attach space, tracked by bytes in use.
+#[derive(Debug, Default)]
+pub(crate) struct BsendPool {
+    pub attached: Option<(usize, usize)>,
+    pub used: usize,
+}
+
+/// Bytes of bookkeeping each buffered send charges on top of its data
+/// (`MPI_BSEND_OVERHEAD`).
+pub const BSEND_OVERHEAD: usize = 96;
+
+pub(crate) struct State {
+    pub me: u32,
+    pub peers: Vec<Peer>,
+    reqs: Slab,
+    pub(crate) matcher: Matcher<Request, u64>,
+    pub(crate) unexp: HashMap<u64, UnexpMsg>,
+    next_msg: u64,
+    pub eager_limit: usize,
+    pub bsend: BsendPool,
+    shm: Option<&'static ShmSegment>,
+    /// Bumped on every completion, so waiters in other threads can be woken.
+    pub completions: u64,
+    /// Peers with something in their outbox.
+    pending_out: Vec<u32>,
+    /// Shared-memory peers (world ranks), polled by progress.
+    shm_peers: Vec<(u32, usize)>,
+}
+
+impl State {
+    pub(crate) fn new(me: u32, paths: Vec<(Path, i32)>, shm: Option<&'static ShmSegment>) -> State {
+        let eager_limit = std::env::var("OXMPI_EAGER_LIMIT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(64 * 1024);
+        let cma_allowed = std::env::var("OXMPI_NO_CMA").is_err() && cma::probe_cma();
+        let shm_peers = paths
+            .iter()
+            .enumerate()
+            .filter_map(|(r, (p, _))| match p {
+                Path::Shm { local } => Some((r as u32, *local)),
+                _ => None,
+            })
+            .collect();
+        let peers = paths
+            .into_iter()
+            .map(|(path, pid)| Peer {
+                path,
+                pid,
+                credit: CREDIT_PER_PEER,
+                credit_owed: 0,
+                outbox: VecDeque::new(),
+                rx: Rx::Idle,
+                cma_ok: cma_allowed,
+            })
+            .collect();
+        State {
+            me,
+            peers,
+            reqs: Slab::default(),
+            matcher: Matcher::new(),
+            unexp: HashMap::new(),
+            next_msg: 1,
+            eager_limit,
+            bsend: BsendPool::default(),
+            shm,
+            completions: 0,
+            pending_out: Vec::new(),
+            shm_peers,
+        }
+    }
+
+    // ----- requests -------------------------------------------------------------
+
+    pub(crate) fn new_request(&mut self, kind: ReqKind) -> Request {
+        self.reqs.insert(ReqEntry { kind, done: false, status: Status::EMPTY, error: None, detached: false })
+    }
+
+    pub(crate) fn done_request(&mut self, status: Status) -> Request {
+        let r = self.new_request(ReqKind::Done);
+        let e = self.reqs.get_mut(r).unwrap();
+        e.done = true;
+        e.status = status;
+        r
+    }
+
+    pub(crate) fn req(&self, r: Request) -> Option<&ReqEntry> {
+        self.reqs.get(r)
+    }
+
+    pub(crate) fn req_mut(&mut self, r: Request) -> Option<&mut ReqEntry> {
+        self.reqs.get_mut(r)
+    }
+
+    pub(crate) fn remove_request(&mut self, r: Request) -> Option<ReqEntry> {
+        self.reqs.remove(r)
+    }
+
+    pub(crate) fn live_requests(&self) -> usize {
+        self.reqs.live()
+    }
+
+    fn complete(&mut self, r: Request, status: Status, error: Option<MpiError>) {
+        self.completions += 1;
+        let Some(e) = self.reqs.get_mut(r) else { return };
+        e.done = true;
+        e.status = status;
+        if let Some(err) = error {
+            e.status.error = err.class.code();
+            e.error = Some(err);
+        }
+        if e.detached {
+            self.release_request(r);
+        }
+    }
+
+    /// Drops a finished request and whatever it held (bsend space).
+    fn release_request(&mut self, r: Request) {
+        if let Some(ReqEntry { kind: ReqKind::Send(s), .. }) = self.reqs.remove(r) {
+            self.bsend.used = self.bsend.used.saturating_sub(s.bsend_charge);
+        }
+    }
+
+    /// Marks a detached request (MPI_Request_free): it is dropped when it completes.
+    pub(crate) fn detach(&mut self, r: Request) {
+        let done = match self.reqs.get_mut(r) {
+            Some(e) => {
+                e.detached = true;
+                e.done
+            }
+            None => return,
+        };
+        if done {
+            self.release_request(r);
+        }
+    }
+
+    fn send_progressed(&mut self, r: Request) {
+        let Some(e) = self.reqs.get_mut(r) else { return };
+        let ReqKind::Send(s) = &e.kind else { return };
+        if s.local_done && !s.await_ack && !s.cancel_pending && !e.done {
+            let status = e.status;
+            self.complete(r, status, None);
+        }
+    }
+
+    // ----- sending --------------------------------------------------------------
+
+    /// Starts a send of `data` (which must stay valid until the request completes).
+    pub(crate) fn start_send(
+        &mut self,
+        peer: u32,
+        env: Envelope,
+        data: RawBuf,
+        mode: SendMode,
+    ) -> Result<Request> {
+        let (data, owned, charge) = if mode == SendMode::Buffered {
+            let charge = data.len + BSEND_OVERHEAD;
+            let Some((_, size)) = self.bsend.attached else {
+                return Err(MpiError::new(
+                    ErrorClass::Buffer,
+                    "MPI_Bsend: no buffer is attached (call MPI_Buffer_attach first)",
+                ));
+            };
+            if self.bsend.used + charge > size {
+                return Err(MpiError::new(
+                    ErrorClass::Buffer,
+                    format!(
+                        "MPI_Bsend: the attached buffer is too small: {} of {} bytes in use, this message needs {}",
+                        self.bsend.used, size, charge
+                    ),
+                ));
+            }
+            self.bsend.used += charge;
+            // SAFETY: the caller's buffer is valid for this call (entry-point contract).
+            let copy: Box<[u8]> = unsafe { data.as_slice() }.into();
+            let raw = RawBuf::from_slice(&copy);
+            (raw, Some(copy), charge)
+        } else {
+            (data, None, 0)
+        };
+        let sync = mode == SendMode::Synchronous;
+        let req = self.new_request(ReqKind::Send(SendReq {
+            peer,
+            data,
+            _owned: owned,
+            bsend_charge: charge,
+            local_done: false,
+            await_ack: sync,
+            cancel_pending: false,
+            state: SendState::Queued,
+        }));
+        {
+            let e = self.reqs.get_mut(req).unwrap();
+            e.status = Status::ok(PROC_NULL, env.tag, data.len);
+            if mode == SendMode::Buffered {
+                e.detached = true;
+            }
+        }
+        let hdr_base = Header {
+            kind: Kind::Eager,
+            flags: if sync { FLAG_SYNC } else { 0 },
+            context: env.context,
+            source: env.source,
+            tag: env.tag,
+            len: data.len as u64,
+            sreq: req.0,
+            rreq: 0,
+        };
+        match self.peers[peer as usize].path {
+            Path::SelfLoop => self.send_to_self(req, env, data, sync),
+            Path::Shm { .. } => {
+                let p = &mut self.peers[peer as usize];
+                if data.len <= self.eager_limit && p.credit >= credit_cost(data.len) as i64 {
+                    p.credit -= credit_cost(data.len) as i64;
+                    self.enqueue(peer, OutItem::Eager { hdr: hdr_base, data, sent: 0, started: false, req });
+                } else {
+                    let hdr = Header { kind: Kind::Rts, rreq: data.addr as u64, ..hdr_base };
+                    if let Some(ReqKind::Send(s)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
+                        s.state = SendState::InFlight;
+                    }
+                    self.enqueue(peer, OutItem::Ctrl(hdr));
+                }
+            }
+            Path::Unreachable => {
+                self.reqs.remove(req);
+                self.bsend.used -= charge;
+                return Err(MpiError::unsupported(
+                    "MPI_Send",
+                    format!("reaching world rank {peer} on another host (the TCP transport)"),
+                ));
+            }
+        }
+        if mode == SendMode::Buffered {
+            // The user's half of a buffered send is complete at once.
+            return Ok(self.done_request(Status::ok(PROC_NULL, env.tag, data.len)));
+        }
+        Ok(req)
+    }
+
+    fn send_to_self(&mut self, req: Request, env: Envelope, data: RawBuf, sync: bool) {
+        if let Some(rreq) = self.matcher.match_arrival(&env) {
+            // SAFETY: both operations are active: source readable, target writable.
+            let src = unsafe { data.as_slice() };
+            self.deliver_whole(rreq, env, src);
+            self.mark_sent(req, true);
+            return;
+        }
+        let small = data.len <= self.eager_limit && !sync;
+        let body = if small {
+            // SAFETY: the send is active, so its buffer is readable.
+            Body::Eager { data: unsafe { data.as_slice() }.to_vec(), total: data.len }
+        } else {
+            Body::Rts { addr: data.addr as u64, total: data.len }
+        };
+        let id = self.add_unexpected(UnexpMsg { env, from: self.me, sreq: req.0, sync, body, claimed_by: None });
+        let _ = id;
+        if small {
+            self.mark_sent(req, false);
+        } else if let Some(ReqKind::Send(s)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
+            s.state = SendState::InFlight;
+        }
+    }
+
+    /// The data of send `req` has left; `acked` also clears a pending sync ack.
+    fn mark_sent(&mut self, req: Request, acked: bool) {
+        if let Some(ReqKind::Send(s)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
+            s.local_done = true;
+            s.state = SendState::InFlight;
+            if acked {
+                s.await_ack = false;
+            }
+        }
+        self.send_progressed(req);
+    }
+
+    fn add_unexpected(&mut self, msg: UnexpMsg) -> u64 {
+        let id = self.next_msg;
+        self.next_msg += 1;
+        let env = msg.env;
+        self.unexp.insert(id, msg);
+        self.matcher.push_unexpected(env, id);
+        id
+    }
+
+    fn enqueue(&mut self, peer: u32, item: OutItem) {
+        let p = &mut self.peers[peer as usize];
+        let was_empty = p.outbox.is_empty();
+        p.outbox.push_back(item);
+        if was_empty {
+            self.flush_peer(peer);
+            if !self.peers[peer as usize].outbox.is_empty() {
+                self.pending_out.push(peer);
+            }
+        }
+    }
+
+    /// A control packet to `peer`.
+    fn ctrl(&mut self, peer: u32, hdr: Header) {
+        if self.peers[peer as usize].path == Path::SelfLoop {
+            self.handle_control(peer, &hdr);
+        } else {
+            self.enqueue(peer, OutItem::Ctrl(hdr));
+        }
+    }
+
+    /// Writes as much of `peer`'s outbox into its ring as fits.
+    fn flush_peer(&mut self, peer: u32) {
+        let Some(shm) = self.shm else { return };
+        let Path::Shm { local } = self.peers[peer as usize].path else { return };
+        loop {
+            let p = &mut self.peers[peer as usize];
+            let Some(item) = p.outbox.front_mut() else { return };
+            let finished: Option<Request>;
+            match item {
+                OutItem::Ctrl(h) => {
+                    let h = *h;
+                    if !shm.try_push(local, |cell| h.encode(cell)) {
+                        return;
+                    }
+                    p.outbox.pop_front();
+                    continue;
+                }
+                OutItem::Eager { hdr, data, sent, started, req } => {
+                    // SAFETY: the send request owning `data` is active until this item is done.
+                    let src = unsafe { data.as_slice() };
+                    while !*started || *sent < src.len() {
+                        let pushed = shm.try_push(local, |cell| {
+                            let (hl, h) = if *started {
+                                (CONT_HEADER_LEN, Header { kind: Kind::EagerCont, ..*hdr })
+                            } else {
+                                (HEADER_LEN, *hdr)
+                            };
+                            h.encode(cell);
+                            let n = (src.len() - *sent).min(CELL_PAYLOAD - hl);
+                            cell[hl..hl + n].copy_from_slice(&src[*sent..*sent + n]);
+                            *sent += n;
+                            hl + n
+                        });
+                        if !pushed {
+                            return;
+                        }
+                        *started = true;
+                    }
+                    finished = Some(*req);
+                }
+                OutItem::Stream { rreq, data, sent, req } => {
+                    // SAFETY: as above, the send owning `data` waits for this stream.
+                    let src = unsafe { data.as_slice() };
+                    while *sent < src.len() {
+                        let h = Header { kind: Kind::Data, flags: 0, context: 0, source: 0, tag: 0, len: 0, sreq: 0, rreq: *rreq };
+                        let pushed = shm.try_push(local, |cell| {
+                            let hl = h.encode(cell);
+                            let n = (src.len() - *sent).min(CELL_PAYLOAD - hl);
+                            cell[hl..hl + n].copy_from_slice(&src[*sent..*sent + n]);
+                            *sent += n;
+                            hl + n
+                        });
+                        if !pushed {
+                            return;
+                        }
+                    }
+                    finished = Some(*req);
+                }
+            }
+            p.outbox.pop_front();
+            if let Some(r) = finished {
+                self.mark_sent(r, false);
+            }
+        }
+    }
+
+    // ----- receiving ------------------------------------------------------------
+
+    /// Posts a receive into `buf` (valid until completion) for `pattern`.
+    pub(crate) fn post_recv(&mut self, buf: RawBuf, pattern: Pattern) -> Request {
+        let req = self.new_request(ReqKind::Recv(RecvReq {
+            buf,
+            posted: false,
+            total: 0,
+            received: 0,
+            env: None,
+        }));
+        if let Some((_, id)) = self.matcher.match_posted(&pattern) {
+            self.take_unexpected(req, id);
+        } else {
+            if let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
+                r.posted = true;
+            }
+            self.matcher.push_posted(pattern, req);
+        }
+        req
+    }
+
+    /// Receives message `id`, already removed from the matching queue (mprobe).
+    pub(crate) fn recv_message(&mut self, buf: RawBuf, id: u64) -> Request {
+        let req = self.new_request(ReqKind::Recv(RecvReq { buf, posted: false, total: 0, received: 0, env: None }));
+        self.take_unexpected(req, id);
+        req
+    }
+
+    /// Hands unexpected message `id` (removed from the matcher) to receive `req`.
+    fn take_unexpected(&mut self, req: Request, id: u64) {
+        let Some(msg) = self.unexp.get_mut(&id) else { return };
+        match &msg.body {
+            Body::Eager { data, total } if data.len() < *total => {
+                // Fragments still arriving: finish when the last one comes in.
+                msg.claimed_by = Some(req);
+            }
+            Body::Eager { .. } => {
+                let msg = self.unexp.remove(&id).unwrap();
+                let Body::Eager { data, .. } = &msg.body else { unreachable!() };
+                self.deliver_whole(req, msg.env, data);
+                self.after_eager_delivered(&msg);
+            }
+            Body::Rts { addr, total } => {
+                let (addr, total) = (*addr, *total);
+                let msg = self.unexp.remove(&id).unwrap();
+                self.start_rendezvous(req, msg.env, msg.from, msg.sreq, addr, total);
+            }
+        }
+    }
+
+    /// Sync ack and credit return once an eager message reached its receive.
+    fn after_eager_delivered(&mut self, msg: &UnexpMsg) {
+        if msg.from == self.me {
+            // Our own message: the sender half is local.
+            let sreq = Request(msg.sreq);
+            if msg.sync {
+                self.mark_sent(sreq, true);
+            }
+            return;
+        }
+        if msg.sync {
+            self.ctrl(msg.from, Header::control(Kind::SyncAck, msg.sreq));
+        }
+        self.return_credit(msg.from, credit_cost(msg.body.total()));
+    }
+
+    fn return_credit(&mut self, peer: u32, bytes: usize) {
+        let p = &mut self.peers[peer as usize];
+        p.credit_owed += bytes as u64;
+        if p.credit_owed as i64 >= CREDIT_PER_PEER / 4 {
+            let h = Header { len: p.credit_owed, ..Header::control(Kind::Credit, 0) };
+            p.credit_owed = 0;
+            self.ctrl(peer, h);
+        }
+    }
+
+    /// Copies a whole message into receive `req` and completes it.
+    fn deliver_whole(&mut self, req: Request, env: Envelope, src: &[u8]) {
+        let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) else { return };
+        let buf = r.buf;
+        let n = src.len().min(buf.len);
+        // SAFETY: receive `req` is active, so its buffer is writable and unaliased.
+        let dst = unsafe { buf.as_mut_slice() };
+        dst[..n].copy_from_slice(&src[..n]);
+        self.finish_recv(req, env, src.len());
+    }
+
+    fn finish_recv(&mut self, req: Request, env: Envelope, total: usize) {
+        let cap = match self.reqs.get(req).map(|e| &e.kind) {
+            Some(ReqKind::Recv(r)) => r.buf.len,
+            _ => return,
+        };
+        let status = Status::ok(env.source, env.tag, total.min(cap));
+        let err = (total > cap).then(|| {
+            MpiError::new(
+                ErrorClass::Truncate,
+                format!(
+                    "MPI_Recv: message truncated: {total} bytes arrived from rank {} with tag {} but the receive buffer holds {cap}",
+                    env.source, env.tag
+                ),
+            )
+        });
+        self.complete(req, status, err);
+    }
+
+    fn start_rendezvous(&mut self, req: Request, env: Envelope, from: u32, sreq: u64, addr: u64, total: usize) {
+        let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) else { return };
+        let buf = r.buf;
+        let n = total.min(buf.len);
+        if from == self.me {
+            // SAFETY: the self send at `addr` is active (it waits for this match);
+            // the receive buffer is active; they may not overlap by MPI's rules.
+            let src = unsafe { RawBuf { addr: addr as usize, len: n }.as_slice() };
+            // SAFETY: receive `req` is active, so its buffer is writable and unaliased.
+            let dst = unsafe { buf.as_mut_slice() };
+            dst[..n].copy_from_slice(src);
+            self.finish_recv(req, env, total);
+            self.mark_sent(Request(sreq), true);
+            return;
+        }
+        let peer = &mut self.peers[from as usize];
+        if peer.cma_ok {
+            // SAFETY: receive `req` is active, so its buffer is writable.
+            let dst = unsafe { buf.as_mut_slice() };
+            match cma::read_remote(peer.pid, addr as usize, &mut dst[..n]) {
+                Ok(()) => {
+                    self.ctrl(from, Header::control(Kind::Fin, sreq));
+                    self.finish_recv(req, env, total);
+                    return;
+                }
+                Err(_) => peer.cma_ok = false,
+            }
+        }
+        // Two-copy fallback: ask the sender to stream the data.
+        if let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
+            r.total = total;
+            r.received = 0;
+            r.env = Some(env);
+        }
+        let h = Header { rreq: req.0, ..Header::control(Kind::Cts, sreq) };
+        self.ctrl(from, h);
+    }
+
+    // ----- incoming packets -----------------------------------------------------
+
+    fn handle_packet(&mut self, from: u32, pkt: &[u8]) {
+        let Some((h, payload)) = Header::decode(pkt) else {
+            eprintln!("oxmpi: rank {}: dropped a malformed packet from rank {from}", self.me);
+            return;
+        };
+        match h.kind {
+            Kind::Eager => self.on_eager(from, &h, payload),
+            Kind::EagerCont => self.on_eager_cont(from, payload),
+            Kind::Rts => {
+                let env = Envelope { context: h.context, source: h.source, tag: h.tag };
+                if let Some(req) = self.matcher.match_arrival(&env) {
+                    self.start_rendezvous(req, env, from, h.sreq, h.rreq, h.len as usize);
+                } else {
+                    let body = Body::Rts { addr: h.rreq, total: h.len as usize };
+                    self.add_unexpected(UnexpMsg { env, from, sreq: h.sreq, sync: false, body, claimed_by: None });
+                }
+            }
+            Kind::Data => self.on_data(&h, payload),
+            _ => self.handle_control(from, &h),
+        }
+    }
+
+    fn on_eager(&mut self, from: u32, h: &Header, payload: &[u8]) {
+        let env = Envelope { context: h.context, source: h.source, tag: h.tag };
+        let total = h.len as usize;
+        let sync = h.flags & FLAG_SYNC != 0;
+        let first = &payload[..payload.len().min(total)];
+        if let Some(req) = self.matcher.match_arrival(&env) {
+            if first.len() == total {
+                self.deliver_whole(req, env, first);
+                if sync {
+                    self.ctrl(from, Header::control(Kind::SyncAck, h.sreq));
+                }
+                self.return_credit(from, credit_cost(total));
+            } else {
+                self.write_recv_at(req, 0, first);
+                if let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
+                    r.env = Some(env);
+                    r.total = total;
+                    r.received = 0;
+                }
+                // Remember the sender for the ack when the last fragment lands.
+                self.peers[from as usize].rx = Rx::Direct { req, offset: first.len(), total };
+                if sync {
+                    self.ctrl(from, Header::control(Kind::SyncAck, h.sreq));
+                }
+            }
+        } else {
+            let mut data = Vec::with_capacity(total);
+            data.extend_from_slice(first);
+            let complete = data.len() == total;
+            let id = self.add_unexpected(UnexpMsg {
+                env,
+                from,
+                sreq: h.sreq,
+                sync,
+                body: Body::Eager { data, total },
+                claimed_by: None,
+            });
+            self.peers[from as usize].rx = if complete { Rx::Idle } else { Rx::Unexpected { msg: id } };
+        }
+    }
+
+    fn write_recv_at(&mut self, req: Request, offset: usize, src: &[u8]) {
+        let Some(ReqKind::Recv(r)) = self.reqs.get(req).map(|e| &e.kind) else { return };
+        let buf = r.buf;
+        if offset >= buf.len {
+            return;
+        }
+        let n = src.len().min(buf.len - offset);
+        // SAFETY: receive `req` is active, so its buffer is writable and unaliased.
+        let dst = unsafe { buf.as_mut_slice() };
+        dst[offset..offset + n].copy_from_slice(&src[..n]);
+    }
+
+    fn on_eager_cont(&mut self, from: u32, payload: &[u8]) {
+        match self.peers[from as usize].rx {
+            Rx::Idle => {
+                eprintln!("oxmpi: rank {}: stray continuation fragment from rank {from} dropped", self.me);
+            }
+            Rx::Direct { req, offset, total } => {
+                let n = payload.len().min(total - offset);
+                self.write_recv_at(req, offset, &payload[..n]);
+                let offset = offset + n;
+                if offset >= total {
+                    self.peers[from as usize].rx = Rx::Idle;
+                    let env = match self.reqs.get(req).map(|e| &e.kind) {
+                        Some(ReqKind::Recv(r)) => r.env,
+                        _ => None,
+                    };
+                    if let Some(env) = env {
+                        self.finish_recv(req, env, total);
+                    }
+                    self.return_credit(from, credit_cost(total));
+                } else {
+                    self.peers[from as usize].rx = Rx::Direct { req, offset, total };
+                }
+            }
+            Rx::Unexpected { msg: id } => {
+                let Some(msg) = self.unexp.get_mut(&id) else { return };
+                let Body::Eager { data, total } = &mut msg.body else { return };
+                let n = payload.len().min(*total - data.len());
+                data.extend_from_slice(&payload[..n]);
+                if data.len() < *total {
+                    return;
+                }
+                self.peers[from as usize].rx = Rx::Idle;
+                if let Some(req) = msg.claimed_by {
+                    let msg = self.unexp.remove(&id).unwrap();
+                    let Body::Eager { data, .. } = &msg.body else { unreachable!() };
+                    self.deliver_whole(req, msg.env, data);
+                    self.after_eager_delivered(&msg);
+                }
+            }
+        }
+    }
+
+    fn on_data(&mut self, h: &Header, payload: &[u8]) {
+        let req = Request(h.rreq);
+        let (offset, total, env) = match self.reqs.get(req).map(|e| &e.kind) {
+            Some(ReqKind::Recv(r)) => (r.received, r.total, r.env),
+            _ => return,
+        };
+        self.write_recv_at(req, offset, payload);
+        let received = offset + payload.len();
+        if let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
+            r.received = received;
+        }
+        if received >= total {
+            if let Some(env) = env {
+                self.finish_recv(req, env, total);
+            }
+        }
+    }
+
+    fn handle_control(&mut self, from: u32, h: &Header) {
+        match h.kind {
+            Kind::Fin => self.mark_sent(Request(h.sreq), true),
+            Kind::SyncAck => {
+                let r = Request(h.sreq);
+                if let Some(ReqKind::Send(s)) = self.reqs.get_mut(r).map(|e| &mut e.kind) {
+                    s.await_ack = false;
+                }
+                self.send_progressed(r);
+            }
+            Kind::Credit => self.peers[from as usize].credit += h.len as i64,
+            Kind::Cts => {
+                let r = Request(h.sreq);
+                let data = match self.reqs.get(r).map(|e| &e.kind) {
+                    Some(ReqKind::Send(s)) => s.data,
+                    _ => return,
+                };
+                self.enqueue(from, OutItem::Stream { rreq: h.rreq, data, sent: 0, req: r });
+            }
+            Kind::CancelReq => {
+                let sreq = h.sreq;
+                let found = self
+                    .matcher
+                    .remove_unexpected(|id| {
+                        self.unexp.get(id).is_some_and(|m| m.from == from && m.sreq == sreq && m.claimed_by.is_none())
+                    })
+                    .map(|(_, id)| id);
+                let mut flags = 0;
+                if let Some(id) = found {
+                    if let Some(msg) = self.unexp.remove(&id) {
+                        if let Body::Eager { .. } = msg.body {
+                            if from != self.me {
+                                self.return_credit(from, credit_cost(msg.body.total()));
+                            }
+                        }
+                    }
+                    flags = FLAG_CANCELLED;
+                }
+                let ack = Header { flags, ..Header::control(Kind::CancelAck, sreq) };
+                self.ctrl(from, ack);
+            }
+            Kind::CancelAck => {
+                let r = Request(h.sreq);
+                let cancelled = h.flags & FLAG_CANCELLED != 0;
+                if let Some(e) = self.reqs.get_mut(r) {
+                    if let ReqKind::Send(s) = &mut e.kind {
+                        s.cancel_pending = false;
+                        if cancelled {
+                            s.local_done = true;
+                            s.await_ack = false;
+                            e.status.cancelled = true;
+                        }
+                    }
+                }
+                self.send_progressed(r);
+            }
+            _ => {}
+        }
+    }
+
+    // ----- progress ---------------------------------------------------------------
+
+    /// Moves packets in and out; returns whether anything happened.
+    pub(crate) fn progress(&mut self) -> bool {
+        let mut did = false;
+        if !self.pending_out.is_empty() {
+            let pending = std::mem::take(&mut self.pending_out);
+            for peer in pending {
+                self.flush_peer(peer);
+                did = true;
+                if !self.peers[peer as usize].outbox.is_empty() && !self.pending_out.contains(&peer) {
+                    self.pending_out.push(peer);
+                }
+            }
+        }
+        if let Some(shm) = self.shm {
+            for i in 0..self.shm_peers.len() {
+                let (peer, local) = self.shm_peers[i];
+                let mut budget = 64;
+                while budget > 0 && shm.try_pop(local, |pkt| self.handle_packet(peer, pkt)) {
+                    budget -= 1;
+                    did = true;
+                }
+            }
+        }
+        did
+    }
+
+    /// Whether anything waits to be written out (for finalize).
+    pub(crate) fn outbox_busy(&self) -> bool {
+        !self.pending_out.is_empty()
+    }
+
+    /// Forgets credits still owed at finalize (nobody will use them).
+    pub(crate) fn drop_credit_packets(&mut self) {
+        for p in &mut self.peers {
+            p.outbox.retain(|i| !matches!(i, OutItem::Ctrl(h) if h.kind == Kind::Credit));
+        }
+    }
+
+    // ----- cancel -----------------------------------------------------------------
+
+    /// MPI_Cancel.
+    pub(crate) fn cancel(&mut self, r: Request) -> Result<()> {
+        let Some(e) = self.reqs.get(r) else {
+            return Err(MpiError::arg(ErrorClass::Request, "MPI_Cancel", "request", "not an active request"));
+        };
+        if e.done {
+            // Sends complete locally before they are matched (eager); a cancel
+            // must still reach the receiver then, so only receives stop here.
+            if !matches!(e.kind, ReqKind::Send(_)) {
+                return Ok(());
+            }
+        }
+        match &e.kind {
+            ReqKind::Recv(rr) => {
+                if rr.posted && self.matcher.remove_posted(|p| *p == r).is_some() {
+                    let e = self.reqs.get_mut(r).unwrap();
+                    let mut st = Status::EMPTY;
+                    st.cancelled = true;
+                    e.status = st;
+                    self.complete(r, st, None);
+                }
+                Ok(())
+            }
+            ReqKind::Send(s) => {
+                let peer = s.peer;
+                if s.cancel_pending || e.status.cancelled {
+                    return Ok(());
+                }
+                // Still in our outbox and not started: just take it out.
+                let pos = self.peers[peer as usize].outbox.iter().position(|i| match i {
+                    OutItem::Eager { req, started, .. } => *req == r && !*started,
+                    OutItem::Ctrl(h) => h.kind == Kind::Rts && h.sreq == r.0,
+                    _ => false,
+                });
+                if let Some(pos) = pos {
+                    let item = self.peers[peer as usize].outbox.remove(pos).unwrap();
+                    if let OutItem::Eager { data, .. } = item {
+                        self.peers[peer as usize].credit += credit_cost(data.len) as i64;
+                    }
+                    if let Some(e) = self.reqs.get_mut(r) {
+                        e.status.cancelled = true;
+                        if let ReqKind::Send(s) = &mut e.kind {
+                            s.local_done = true;
+                            s.await_ack = false;
+                        }
+                    }
+                    self.send_progressed(r);
+                    return Ok(());
+                }
+                if let Some(e) = self.reqs.get_mut(r) {
+                    e.done = false;
+                    if let ReqKind::Send(s) = &mut e.kind {
+                        s.cancel_pending = true;
+                    }
+                }
+                self.ctrl(peer, Header::control(Kind::CancelReq, r.0));
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+}

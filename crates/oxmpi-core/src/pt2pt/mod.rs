@@ -1,0 +1,701 @@
+//! Point-to-point communication: send modes, receives, probes, the wait/test
+//! families, cancel, persistent requests and the bsend buffer.
+//!
+//! Buffers are byte ranges here; datatypes are layered on top. The immediate
+//! (`i*`) and persistent entry points are `unsafe fn`s: the caller promises that
+//! the buffer stays valid, and a receive buffer untouched, until the request
+//! completes — the same promise an MPI C program makes. Blocking calls take
+//! slices and are safe.
+
+pub mod wire;
+
+use crate::buf::RawBuf;
+use crate::comm::Comm;
+use crate::engine::{PersistentSpec, ReqKind};
+pub use crate::engine::{SendMode, BSEND_OVERHEAD};
+use crate::error::{ErrorClass, MpiError, Result};
+use crate::matching::{Envelope, Pattern, ANY_SOURCE, ANY_TAG};
+use crate::request::{Request, Status, PROC_NULL};
+use crate::runtime::{engine, TAG_UB};
+
+impl Request {
+    /// `MPI_REQUEST_NULL`: never names a live request (generations start at 1).
+    pub const NULL: Request = Request(0);
+
+    pub fn is_null(self) -> bool {
+        self == Request::NULL
+    }
+}
+
+fn mode_call(mode: SendMode, immediate: bool) -> &'static str {
+    match (mode, immediate) {
+        (SendMode::Standard, false) => "MPI_Send",
+        (SendMode::Synchronous, false) => "MPI_Ssend",
+        (SendMode::Ready, false) => "MPI_Rsend",
+        (SendMode::Buffered, false) => "MPI_Bsend",
+        (SendMode::Standard, true) => "MPI_Isend",
+        (SendMode::Synchronous, true) => "MPI_Issend",
+        (SendMode::Ready, true) => "MPI_Irsend",
+        (SendMode::Buffered, true) => "MPI_Ibsend",
+    }
+}
+
+/// Checks a destination rank; `None` means MPI_PROC_NULL.
+fn check_dest(call: &str, comm: &Comm, dest: i32) -> Result<Option<u32>> {
+    if dest == PROC_NULL {
+        return Ok(None);
+    }
+    let n = comm.peer_group_size();
+    if dest < 0 || dest >= n {
+        return Err(MpiError::arg(
+            ErrorClass::Rank,
+            call,
+            "dest",
+            format!("{dest} is not a rank of this communicator (0..{n}) nor MPI_PROC_NULL"),
+        ));
+    }
+    Ok(Some(comm.peer_group()[dest as usize]))
+}
+
+fn check_send_tag(call: &str, tag: i32) -> Result<()> {
+    if !(0..=TAG_UB).contains(&tag) {
+        return Err(MpiError::arg(ErrorClass::Tag, call, "tag", format!("{tag} is outside 0..=MPI_TAG_UB ({TAG_UB})")));
+    }
+    Ok(())
+}
+
+fn check_source(call: &str, comm: &Comm, source: i32) -> Result<()> {
+    let n = comm.peer_group_size();
+    if source == ANY_SOURCE || source == PROC_NULL || (0..n).contains(&source) {
+        return Ok(());
+    }
+    Err(MpiError::arg(
+        ErrorClass::Rank,
+        call,
+        "source",
+        format!("{source} is not a rank of this communicator (0..{n}), MPI_ANY_SOURCE nor MPI_PROC_NULL"),
+    ))
+}
+
+fn check_recv_tag(call: &str, tag: i32) -> Result<()> {
+    if tag == ANY_TAG || (0..=TAG_UB).contains(&tag) {
+        return Ok(());
+    }
+    Err(MpiError::arg(ErrorClass::Tag, call, "tag", format!("{tag} is neither MPI_ANY_TAG nor in 0..=MPI_TAG_UB")))
+}
+
+fn pattern(comm: &Comm, source: i32, tag: i32) -> Pattern {
+    Pattern { context: comm.context(), source, tag }
+}
+
+/// Starts a send of `len` bytes at `buf` on the communicator's point-to-point
+/// context.
+///
+/// # Safety
+/// `buf..buf+len` must stay valid for reads until the request completes.
+pub unsafe fn isend(comm: &Comm, buf: *const u8, len: usize, dest: i32, tag: i32, mode: SendMode) -> Result<Request> {
+    // SAFETY: forwarded contract.
+    unsafe { isend_on(comm, comm.context(), mode_call(mode, true), buf, len, dest, tag, mode) }
+}
+
+/// [`isend`] on an explicit context (collectives use `comm.coll_context()`).
+///
+/// # Safety
+/// As [`isend`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn isend_on(
+    comm: &Comm,
+    context: u32,
+    call: &str,
+    buf: *const u8,
+    len: usize,
+    dest: i32,
+    tag: i32,
+    mode: SendMode,
+) -> Result<Request> {
+    let e = engine()?;
+    check_send_tag(call, tag)?;
+    let Some(peer) = check_dest(call, comm, dest)? else {
+        return Ok(e.lock().done_request(Status::EMPTY));
+    };
+    let env = Envelope { context, source: comm.rank(), tag };
+    e.with_progress(|st| st.start_send(peer, env, RawBuf::from_ptr(buf, len), mode))
+        .map_err(|err| rename(err, call))
+}
+
+/// Errors raised deep in the engine name a generic call; give them the caller's.
+fn rename(mut err: MpiError, call: &str) -> MpiError {
+    for generic in ["MPI_Send:", "MPI_Bsend:", "MPI_Recv:"] {
+        if let Some(rest) = err.message.strip_prefix(generic) {
+            err.message = format!("{call}:{rest}");
+        }
+    }
+    err
+}
+
+/// Posts a receive of at most `len` bytes into `buf`.
+///
+/// # Safety
+/// `buf..buf+len` must stay valid for writes, and not be accessed otherwise,
+/// until the request completes.
+pub unsafe fn irecv(comm: &Comm, buf: *mut u8, len: usize, source: i32, tag: i32) -> Result<Request> {
+    // SAFETY: forwarded contract.
+    unsafe { irecv_on(comm, comm.context(), "MPI_Irecv", buf, len, source, tag) }
+}
+
+/// [`irecv`] on an explicit context.
+///
+/// # Safety
+/// As [`irecv`].
+pub unsafe fn irecv_on(comm: &Comm, context: u32, call: &str, buf: *mut u8, len: usize, source: i32, tag: i32) -> Result<Request> {
+    let e = engine()?;
+    check_source(call, comm, source)?;
+    check_recv_tag(call, tag)?;
+    if source == PROC_NULL {
+        return Ok(e.lock().done_request(Status::EMPTY));
+    }
+    let pat = Pattern { context, source, tag };
+    Ok(e.with_progress(|st| st.post_recv(RawBuf::from_ptr(buf, len), pat)))
+}
+
+/// A blocking send (MPI_Send / Ssend / Rsend / Bsend).
+pub fn send(comm: &Comm, buf: &[u8], dest: i32, tag: i32, mode: SendMode) -> Result<()> {
+    let call = mode_call(mode, false);
+    // SAFETY: `buf` outlives this call, and we wait for completion before returning.
+    let mut r = unsafe { isend_on(comm, comm.context(), call, buf.as_ptr(), buf.len(), dest, tag, mode)? };
+    wait_named(&mut r, call).map(|_| ())
+}
+
+/// A blocking receive (MPI_Recv).
+pub fn recv(comm: &Comm, buf: &mut [u8], source: i32, tag: i32) -> Result<Status> {
+    // SAFETY: `buf` is exclusively borrowed until we have waited for completion.
+    let mut r = unsafe { irecv_on(comm, comm.context(), "MPI_Recv", buf.as_mut_ptr(), buf.len(), source, tag)? };
+    wait_named(&mut r, "MPI_Recv")
+}
+
+/// MPI_Sendrecv.
+#[allow(clippy::too_many_arguments)]
+pub fn sendrecv(
+    comm: &Comm,
+    sendbuf: &[u8],
+    dest: i32,
+    sendtag: i32,
+    recvbuf: &mut [u8],
+    source: i32,
+    recvtag: i32,
+) -> Result<Status> {
+    // SAFETY: both buffers are borrowed until both requests completed below.
+    let mut rr = unsafe { irecv_on(comm, comm.context(), "MPI_Sendrecv", recvbuf.as_mut_ptr(), recvbuf.len(), source, recvtag)? };
+    let sent = unsafe { isend_on(comm, comm.context(), "MPI_Sendrecv", sendbuf.as_ptr(), sendbuf.len(), dest, sendtag, SendMode::Standard) };
+    let mut sr = match sent {
+        Ok(r) => r,
+        Err(err) => {
+            let _ = cancel(&rr);
+            let _ = wait(&mut rr);
+            return Err(err);
+        }
+    };
+    let st = wait_named(&mut rr, "MPI_Sendrecv");
+    wait_named(&mut sr, "MPI_Sendrecv")?;
+    st
+}
+
+/// MPI_Sendrecv_replace: sends `buf`, then receives into the same buffer.
+pub fn sendrecv_replace(comm: &Comm, buf: &mut [u8], dest: i32, sendtag: i32, source: i32, recvtag: i32) -> Result<Status> {
+    let out = buf.to_vec();
+    sendrecv(comm, &out, dest, sendtag, buf, source, recvtag)
+}
+
+// ----- completion ---------------------------------------------------------------
+
+/// What a finished request reports, consuming it unless it is persistent.
+fn finish(st: &mut crate::engine::State, r: &mut Request) -> Result<Status> {
+    let entry = st.req_mut(*r).unwrap();
+    if let ReqKind::Persistent { active, .. } = &mut entry.kind {
+        // Inactive after completion; the operation's own request is dropped.
+        let inner = active.take();
+        return match inner {
+            Some(mut i) => finish(st, &mut i),
+            None => Ok(Status::EMPTY),
+        };
+    }
+    let e = st.remove_request(*r).unwrap();
+    *r = Request::NULL;
+    match e.error {
+        Some(err) => Err(err),
+        None => Ok(e.status),
+    }
+}
+
+/// Whether request `r` has completed; errors on a stale or foreign handle.
+fn is_done(st: &crate::engine::State, r: Request, call: &str) -> Result<bool> {
+    match st.req(r) {
+        None => Err(MpiError::arg(ErrorClass::Request, call, "request", "not a live request (already completed or freed?)")),
+        Some(e) => match &e.kind {
+            ReqKind::Persistent { active: None, .. } => Ok(true),
+            ReqKind::Persistent { active: Some(i), .. } => Ok(st.req(*i).is_none_or(|x| x.done)),
+            _ => Ok(e.done),
+        },
+    }
+}
+
+fn wait_named(r: &mut Request, call: &str) -> Result<Status> {
+    if r.is_null() {
+        return Ok(Status::EMPTY);
+    }
+    let e = engine()?;
+    e.wait_until(|st| match is_done(st, *r, call) {
+        Err(err) => Some(Err(err)),
+        Ok(false) => None,
+        Ok(true) => Some(finish(st, r)),
+    })
+}
+
+/// MPI_Wait. A non-persistent request becomes [`Request::NULL`].
+pub fn wait(r: &mut Request) -> Result<Status> {
+    wait_named(r, "MPI_Wait")
+}
+
+/// MPI_Test: `Some(status)` once complete.
+pub fn test(r: &mut Request) -> Result<Option<Status>> {
+    if r.is_null() {
+        return Ok(Some(Status::EMPTY));
+    }
+    let e = engine()?;
+    e.with_progress(|st| match is_done(st, *r, "MPI_Test")? {
+        false => Ok(None),
+        true => finish(st, r).map(Some),
+    })
+}
+
+/// Stores the outcome of request `i` into `statuses[i]`, remembering the first error.
+fn record(res: Result<Status>, status: &mut Status, first_err: &mut Option<MpiError>) {
+    match res {
+        Ok(s) => *status = s,
+        Err(err) => {
+            status.error = err.class.code();
+            if first_err.is_none() {
+                *first_err = Some(err);
+            }
+        }
+    }
+}
+
+fn in_status_error(call: &str, first: MpiError) -> MpiError {
+    MpiError::new(ErrorClass::InStatus, format!("{call}: a request failed, see its status: {}", first.message))
+}
+
+/// MPI_Waitall. On failure the error class is MPI_ERR_IN_STATUS and each
+/// status's `error` tells which requests failed.
+pub fn waitall(reqs: &mut [Request], statuses: &mut [Status]) -> Result<()> {
+    assert!(statuses.len() >= reqs.len(), "waitall: statuses shorter than requests");
+    let e = engine()?;
+    let mut first_err = None;
+    for s in statuses.iter_mut().take(reqs.len()) {
+        *s = Status::EMPTY;
+    }
+    let mut handled = vec![false; reqs.len()];
+    e.wait_until(|st| {
+        let mut all = true;
+        for (i, r) in reqs.iter_mut().enumerate() {
+            if handled[i] || r.is_null() {
+                continue;
+            }
+            match is_done(st, *r, "MPI_Waitall") {
+                Err(err) => {
+                    handled[i] = true;
+                    record(Err(err), &mut statuses[i], &mut first_err)
+                }
+                Ok(false) => all = false,
+                Ok(true) => {
+                    handled[i] = true;
+                    let res = finish(st, r);
+                    record(res, &mut statuses[i], &mut first_err);
+                }
+            }
+        }
+        all.then_some(())
+    });
+    match first_err {
+        Some(err) => Err(in_status_error("MPI_Waitall", err)),
+        None => Ok(()),
+    }
+}
+
+/// MPI_Testall: `true` (and statuses filled) only when all are complete.
+pub fn testall(reqs: &mut [Request], statuses: &mut [Status]) -> Result<bool> {
+    let e = engine()?;
+    let ready = e.with_progress(|st| -> Result<bool> {
+        for r in reqs.iter() {
+            if !r.is_null() && !is_done(st, *r, "MPI_Testall")? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    })?;
+    if !ready {
+        return Ok(false);
+    }
+    waitall(reqs, statuses)?;
+    Ok(true)
+}
+
+/// Finds one complete request among `reqs` (first in order), finishing it.
+fn take_one(st: &mut crate::engine::State, reqs: &mut [Request], call: &str) -> Result<Option<Option<(usize, Status)>>> {
+    let mut any_active = false;
+    for (i, r) in reqs.iter_mut().enumerate() {
+        if r.is_null() {
+            continue;
+        }
+        if matches!(st.req(*r).map(|x| &x.kind), Some(ReqKind::Persistent { active: None, .. })) {
+            continue;
+        }
+        any_active = true;
+        if is_done(st, *r, call)? {
+            return finish(st, r).map(|s| Some(Some((i, s))));
+        }
+    }
+    Ok(if any_active { None } else { Some(None) })
+}
+
+/// MPI_Waitany: `None` when no request is active (MPI_UNDEFINED).
+pub fn waitany(reqs: &mut [Request]) -> Result<Option<(usize, Status)>> {
+    let e = engine()?;
+    e.wait_until(|st| match take_one(st, reqs, "MPI_Waitany") {
+        Err(err) => Some(Err(err)),
+        Ok(None) => None,
+        Ok(Some(found)) => Some(Ok(found)),
+    })
+}
+
+/// MPI_Testany: `Ok(None)` if nothing completed, `Ok(Some(None))` if no request is active.
+pub fn testany(reqs: &mut [Request]) -> Result<Option<Option<(usize, Status)>>> {
+    let e = engine()?;
+    e.with_progress(|st| take_one(st, reqs, "MPI_Testany"))
+}
+
+/// Finishes every complete request; `None` when no request is active.
+fn take_some(st: &mut crate::engine::State, reqs: &mut [Request], call: &str, out: &mut Vec<(usize, Result<Status>)>) -> Result<bool> {
+    let mut any_active = false;
+    for (i, r) in reqs.iter_mut().enumerate() {
+        if r.is_null() || matches!(st.req(*r).map(|x| &x.kind), Some(ReqKind::Persistent { active: None, .. })) {
+            continue;
+        }
+        any_active = true;
+        if is_done(st, *r, call)? {
+            out.push((i, finish(st, r)));
+        }
+    }
+    Ok(any_active)
+}
+
+/// MPI_Waitsome: the indices and statuses of the requests that completed
+/// (at least one), or `None` when no request is active.
+pub fn waitsome(reqs: &mut [Request]) -> Result<Option<Vec<(usize, Result<Status>)>>> {
+    let e = engine()?;
+    e.wait_until(|st| {
+        let mut out = Vec::new();
+        match take_some(st, reqs, "MPI_Waitsome", &mut out) {
+            Err(err) => Some(Err(err)),
+            Ok(false) => Some(Ok(None)),
+            Ok(true) if out.is_empty() => None,
+            Ok(true) => Some(Ok(Some(out))),
+        }
+    })
+}
+
+/// MPI_Testsome: like [`waitsome`] but returns an empty list at once if none completed.
+pub fn testsome(reqs: &mut [Request]) -> Result<Option<Vec<(usize, Result<Status>)>>> {
+    let e = engine()?;
+    e.with_progress(|st| {
+        let mut out = Vec::new();
+        Ok(take_some(st, reqs, "MPI_Testsome", &mut out)?.then_some(out))
+    })
+}
+
+/// MPI_Request_get_status: completion without freeing the request.
+pub fn request_get_status(r: Request) -> Result<Option<Status>> {
+    if r.is_null() {
+        return Ok(Some(Status::EMPTY));
+    }
+    let e = engine()?;
+    e.with_progress(|st| {
+        if !is_done(st, r, "MPI_Request_get_status")? {
+            return Ok(None);
+        }
+        let entry = st.req(r).unwrap();
+        Ok(Some(match &entry.kind {
+            ReqKind::Persistent { active: Some(i), .. } => st.req(*i).map(|x| x.status).unwrap_or(Status::EMPTY),
+            ReqKind::Persistent { active: None, .. } => Status::EMPTY,
+            _ => entry.status,
+        }))
+    })
+}
+
+/// MPI_Request_free: the operation goes on, the handle becomes null.
+pub fn request_free(r: &mut Request) -> Result<()> {
+    if r.is_null() {
+        return Err(MpiError::arg(ErrorClass::Request, "MPI_Request_free", "request", "MPI_REQUEST_NULL"));
+    }
+    let e = engine()?;
+    let mut st = e.lock();
+    let entry = st
+        .req_mut(*r)
+        .ok_or_else(|| MpiError::arg(ErrorClass::Request, "MPI_Request_free", "request", "not a live request"))?;
+    if let ReqKind::Persistent { active, .. } = &mut entry.kind {
+        let inner = active.take();
+        st.remove_request(*r);
+        if let Some(i) = inner {
+            st.detach(i);
+        }
+    } else {
+        st.detach(*r);
+    }
+    *r = Request::NULL;
+    Ok(())
+}
+
+/// MPI_Cancel: a pending receive is withdrawn; a send is withdrawn if the
+/// receiver has not matched it yet. Completion still needs wait/test, whose
+/// status then says whether it was cancelled.
+pub fn cancel(r: &Request) -> Result<()> {
+    if r.is_null() {
+        return Err(MpiError::arg(ErrorClass::Request, "MPI_Cancel", "request", "MPI_REQUEST_NULL"));
+    }
+    let e = engine()?;
+    e.with_progress(|st| {
+        let target = match st.req(*r).map(|x| &x.kind) {
+            Some(ReqKind::Persistent { active: Some(i), .. }) => *i,
+            Some(ReqKind::Persistent { active: None, .. }) => return Ok(()),
+            _ => *r,
+        };
+        st.cancel(target)
+    })
+}
+
+// ----- probes ---------------------------------------------------------------------
+
+/// A message taken out of matching by [`mprobe`], to be received by [`mrecv`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Message(u64);
+
+impl Message {
+    /// `MPI_MESSAGE_NULL`.
+    pub const NULL: Message = Message(0);
+    /// `MPI_MESSAGE_NO_PROC`: the message "from" MPI_PROC_NULL.
+    pub const NO_PROC: Message = Message(u64::MAX);
+    pub fn to_raw(self) -> u64 {
+        self.0
+    }
+    pub fn from_raw(v: u64) -> Message {
+        Message(v)
+    }
+}
+
+fn probe_status(st: &crate::engine::State, id: u64) -> Status {
+    let m = &st.unexp[&id];
+    Status::ok(m.env.source, m.env.tag, m.body.total())
+}
+
+/// MPI_Iprobe.
+pub fn iprobe(comm: &Comm, source: i32, tag: i32) -> Result<Option<Status>> {
+    iprobe_on(comm, comm.context(), source, tag)
+}
+
+/// [`iprobe`] on an explicit context.
+pub fn iprobe_on(comm: &Comm, context: u32, source: i32, tag: i32) -> Result<Option<Status>> {
+    let e = engine()?;
+    check_source("MPI_Iprobe", comm, source)?;
+    check_recv_tag("MPI_Iprobe", tag)?;
+    if source == PROC_NULL {
+        return Ok(Some(Status::EMPTY));
+    }
+    let pat = Pattern { context, source, tag };
+    Ok(e.with_progress(|st| st.matcher.peek(&pat).map(|(_, id)| *id).map(|id| probe_status(st, id))))
+}
+
+/// MPI_Probe.
+pub fn probe(comm: &Comm, source: i32, tag: i32) -> Result<Status> {
+    let e = engine()?;
+    check_source("MPI_Probe", comm, source)?;
+    check_recv_tag("MPI_Probe", tag)?;
+    if source == PROC_NULL {
+        return Ok(Status::EMPTY);
+    }
+    let pat = pattern(comm, source, tag);
+    Ok(e.wait_until(|st| st.matcher.peek(&pat).map(|(_, id)| *id).map(|id| probe_status(st, id))))
+}
+
+/// MPI_Improbe: takes a matching message out of matching.
+pub fn improbe(comm: &Comm, source: i32, tag: i32) -> Result<Option<(Message, Status)>> {
+    let e = engine()?;
+    check_source("MPI_Improbe", comm, source)?;
+    check_recv_tag("MPI_Improbe", tag)?;
+    if source == PROC_NULL {
+        return Ok(Some((Message::NO_PROC, Status::EMPTY)));
+    }
+    let pat = pattern(comm, source, tag);
+    Ok(e.with_progress(|st| {
+        st.matcher.match_posted(&pat).map(|(_, id)| (Message(id), probe_status(st, id)))
+    }))
+}
+
+/// MPI_Mprobe.
+pub fn mprobe(comm: &Comm, source: i32, tag: i32) -> Result<(Message, Status)> {
+    let e = engine()?;
+    check_source("MPI_Mprobe", comm, source)?;
+    check_recv_tag("MPI_Mprobe", tag)?;
+    if source == PROC_NULL {
+        return Ok((Message::NO_PROC, Status::EMPTY));
+    }
+    let pat = pattern(comm, source, tag);
+    Ok(e.wait_until(|st| st.matcher.match_posted(&pat).map(|(_, id)| (Message(id), probe_status(st, id)))))
+}
+
+/// MPI_Imrecv: receives a message from [`mprobe`]; `msg` becomes NULL.
+///
+/// # Safety
+/// As [`irecv`].
+pub unsafe fn imrecv(buf: *mut u8, len: usize, msg: &mut Message) -> Result<Request> {
+    let e = engine()?;
+    let m = *msg;
+    if m == Message::NO_PROC {
+        *msg = Message::NULL;
+        return Ok(e.lock().done_request(Status::EMPTY));
+    }
+    let mut st = e.lock();
+    if m == Message::NULL || !st.unexp.contains_key(&m.0) {
+        return Err(MpiError::arg(ErrorClass::Request, "MPI_Mrecv", "message", "not a message returned by MPI_Mprobe/MPI_Improbe"));
+    }
+    *msg = Message::NULL;
+    Ok(st.recv_message(RawBuf::from_ptr(buf, len), m.0))
+}
+
+/// MPI_Mrecv.
+pub fn mrecv(buf: &mut [u8], msg: &mut Message) -> Result<Status> {
+    // SAFETY: `buf` is exclusively borrowed until the wait below completes.
+    let mut r = unsafe { imrecv(buf.as_mut_ptr(), buf.len(), msg)? };
+    wait_named(&mut r, "MPI_Mrecv")
+}
+
+// ----- persistent requests -----------------------------------------------------------
+
+/// MPI_Send_init and friends: an inactive persistent send.
+///
+/// # Safety
+/// `buf..buf+len` must stay valid while the request exists, and be readable
+/// whenever it is active.
+pub unsafe fn send_init(comm: &Comm, buf: *const u8, len: usize, dest: i32, tag: i32, mode: SendMode) -> Result<Request> {
+    let e = engine()?;
+    let call = match mode {
+        SendMode::Standard => "MPI_Send_init",
+        SendMode::Synchronous => "MPI_Ssend_init",
+        SendMode::Ready => "MPI_Rsend_init",
+        SendMode::Buffered => "MPI_Bsend_init",
+    };
+    check_send_tag(call, tag)?;
+    check_dest(call, comm, dest)?;
+    let spec = PersistentSpec::Send { comm: comm.clone(), buf: RawBuf::from_ptr(buf, len), dest, tag, mode };
+    Ok(e.lock().new_request(ReqKind::Persistent { spec, active: None }))
+}
+
+/// MPI_Recv_init: an inactive persistent receive.
+///
+/// # Safety
+/// `buf..buf+len` must stay valid while the request exists, and untouched
+/// whenever it is active.
+pub unsafe fn recv_init(comm: &Comm, buf: *mut u8, len: usize, source: i32, tag: i32) -> Result<Request> {
+    let e = engine()?;
+    check_source("MPI_Recv_init", comm, source)?;
+    check_recv_tag("MPI_Recv_init", tag)?;
+    let spec = PersistentSpec::Recv { comm: comm.clone(), buf: RawBuf::from_ptr(buf as *const u8, len), source, tag };
+    Ok(e.lock().new_request(ReqKind::Persistent { spec, active: None }))
+}
+
+/// MPI_Start.
+pub fn start(r: &mut Request) -> Result<()> {
+    let e = engine()?;
+    let spec = {
+        let st = e.lock();
+        match st.req(*r).map(|x| &x.kind) {
+            Some(ReqKind::Persistent { spec, active: None }) => spec.clone(),
+            Some(ReqKind::Persistent { active: Some(_), .. }) => {
+                return Err(MpiError::arg(ErrorClass::Request, "MPI_Start", "request", "the persistent request is already active"))
+            }
+            _ => return Err(MpiError::arg(ErrorClass::Request, "MPI_Start", "request", "not a persistent request")),
+        }
+    };
+    // SAFETY: the persistent request's creator promised the buffer's validity
+    // for as long as the request exists and is active.
+    let inner = unsafe {
+        match spec {
+            PersistentSpec::Send { comm, buf, dest, tag, mode } => {
+                isend_on(&comm, comm.context(), "MPI_Start", buf.addr as *const u8, buf.len, dest, tag, mode)?
+            }
+            PersistentSpec::Recv { comm, buf, source, tag } => {
+                irecv_on(&comm, comm.context(), "MPI_Start", buf.addr as *mut u8, buf.len, source, tag)?
+            }
+        }
+    };
+    let mut st = e.lock();
+    if let Some(ReqKind::Persistent { active, .. }) = st.req_mut(*r).map(|x| &mut x.kind) {
+        *active = Some(inner);
+    }
+    Ok(())
+}
+
+/// MPI_Startall.
+pub fn startall(reqs: &mut [Request]) -> Result<()> {
+    reqs.iter_mut().try_for_each(start)
+}
+
+// ----- buffered-send space -------------------------------------------------------------
+
+/// MPI_Buffer_attach. oxmpi copies buffered messages into memory of its own but
+/// charges them against the attached size, so programs see MPI's limits.
+///
+/// # Safety
+/// None needed by oxmpi (the memory is only accounted), but kept `unsafe` so
+/// the C layer can hand the buffer over exactly as MPI defines it.
+pub unsafe fn buffer_attach(buf: *mut u8, size: usize) -> Result<()> {
+    let e = engine()?;
+    let mut st = e.lock();
+    if st.bsend.attached.is_some() {
+        return Err(MpiError::new(ErrorClass::Buffer, "MPI_Buffer_attach: a buffer is already attached"));
+    }
+    st.bsend.attached = Some((buf as usize, size));
+    Ok(())
+}
+
+/// MPI_Buffer_detach: waits until buffered messages have left, then returns the
+/// buffer's address and size.
+pub fn buffer_detach() -> Result<(*mut u8, usize)> {
+    let e = engine()?;
+    if e.lock().bsend.attached.is_none() {
+        return Err(MpiError::new(ErrorClass::Buffer, "MPI_Buffer_detach: no buffer is attached"));
+    }
+    e.wait_until(|st| (st.bsend.used == 0).then_some(()));
+    let mut st = e.lock();
+    let (addr, size) = st.bsend.attached.take().unwrap();
+    Ok((addr as *mut u8, size))
+}
+
+/// Live requests in the engine (diagnostics and leak tests).
+pub fn live_requests() -> Result<usize> {
+    Ok(engine()?.lock().live_requests())
+}
+
+/// Messages waiting in the unexpected queue and their eager bytes held in memory.
+pub fn unexpected_footprint() -> Result<(usize, usize)> {
+    let e = engine()?;
+    let st = e.lock();
+    let bytes = st
+        .unexp
+        .values()
+        .map(|m| match &m.body {
+            crate::engine::Body::Eager { data, .. } => data.capacity(),
+            _ => 0,
+        })
+        .sum();
+    Ok((st.unexp.len(), bytes))
+}

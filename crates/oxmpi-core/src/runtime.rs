@@ -1,0 +1,389 @@
+//! Start-up, shutdown and the process-wide engine: MPI_Init / MPI_Finalize, the
+//! predefined communicators, abort, clocks and the blocking-wait loop.
+//!
+//! Start-up follows DESIGN.md: every rank boots through PMI (our `mpiexec`,
+//! MPICH's Hydra, ...) or, with no process manager around, as a singleton of
+//! size 1. Ranks publish `host identity + pid` in the PMI key-value space; ranks
+//! that share a host then share one memory segment, which the lowest rank of the
+//! host creates (mode 0600) and unlinks as soon as every local rank has mapped
+//! it, so no file outlives the job even when it ends badly.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use oxmpi_pmi::client::PmiClient;
+
+use crate::comm::{Comm, SELF_CONTEXT, WORLD_CONTEXT};
+use crate::engine::{Path, State};
+use crate::error::{ErrorClass, MpiError, Result};
+use crate::transport::cma;
+use crate::transport::doorbell::Doorbell;
+use crate::transport::shm::ShmSegment;
+
+/// Thread support levels, with the MPI-5.0 ABI values of `MPI_THREAD_*`.
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ThreadLevel {
+    Single = 0,
+    Funneled = 1024,
+    Serialized = 2048,
+    Multiple = 4096,
+}
+
+impl ThreadLevel {
+    pub fn from_code(code: i32) -> Option<ThreadLevel> {
+        Some(match code {
+            0 => ThreadLevel::Single,
+            1024 => ThreadLevel::Funneled,
+            2048 => ThreadLevel::Serialized,
+            4096 => ThreadLevel::Multiple,
+            _ => return None,
+        })
+    }
+}
+
+/// The largest tag value (`MPI_TAG_UB`).
+pub const TAG_UB: i32 = i32::MAX;
+
+/// The process-wide engine, created once by [`init`].
+pub struct Engine {
+    state: Mutex<State>,
+    bell: &'static Doorbell,
+    pub(crate) rank: u32,
+    pub(crate) size: u32,
+    world: Comm,
+    self_comm: Comm,
+    pmi: Mutex<Option<PmiClient>>,
+    thread_level: ThreadLevel,
+    main_thread: std::thread::ThreadId,
+    /// Host index of every world rank (index of first appearance of its host).
+    pub(crate) host_of: Vec<u32>,
+    processor_name: String,
+    /// Threads asleep in `wait_until`, so completions by other threads wake them.
+    waiters: AtomicUsize,
+    spin: u32,
+    yields: u32,
+}
+
+static ENGINE: OnceLock<Engine> = OnceLock::new();
+static INIT_STARTED: AtomicBool = AtomicBool::new(false);
+static FINALIZED: AtomicBool = AtomicBool::new(false);
+
+/// The engine, or the error a call made before init / after finalize deserves.
+pub fn engine() -> Result<&'static Engine> {
+    if FINALIZED.load(Ordering::Acquire) {
+        return Err(MpiError::new(ErrorClass::Other, "MPI call made after MPI_Finalize"));
+    }
+    ENGINE
+        .get()
+        .ok_or_else(|| MpiError::new(ErrorClass::Other, "MPI call made before MPI_Init"))
+}
+
+pub fn is_initialized() -> bool {
+    ENGINE.get().is_some() || FINALIZED.load(Ordering::Acquire)
+}
+
+pub fn is_finalized() -> bool {
+    FINALIZED.load(Ordering::Acquire)
+}
+
+fn pmi_err(what: &str, e: impl std::fmt::Display) -> MpiError {
+    MpiError::new(ErrorClass::Other, format!("MPI_Init: {what}: {e}"))
+}
+
+fn hex(s: &str) -> String {
+    s.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most buf.len() bytes into the buffer we own.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr() as *mut libc::c_char, buf.len()) };
+    if rc != 0 {
+        return "localhost".into();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+/// What makes two ranks "on the same host": they can share memory. The hostname
+/// alone is not enough (containers), so the kernel's boot id goes with it.
+/// `OXMPI_HOST_ID` overrides it, for tests that fake several hosts.
+fn host_identity() -> String {
+    if let Ok(id) = std::env::var("OXMPI_HOST_ID") {
+        return id;
+    }
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+    format!("{}/{}", hostname(), boot.trim())
+}
+
+/// MPI_Init / MPI_Init_thread. Returns the thread level provided.
+pub fn init(required: ThreadLevel) -> Result<ThreadLevel> {
+    if INIT_STARTED.swap(true, Ordering::AcqRel) {
+        let what = if is_finalized() { "after MPI_Finalize" } else { "twice" };
+        return Err(MpiError::new(ErrorClass::Other, format!("MPI_Init: MPI was initialized {what}")));
+    }
+    let mut pmi = PmiClient::from_env().map_err(|e| pmi_err("cannot reach the process manager", e))?;
+    let (rank, size) = match &pmi {
+        Some(p) => (p.rank(), p.size()),
+        None => (0, 1),
+    };
+    match boot(&mut pmi, rank, size, required) {
+        Ok(engine) => {
+            let _ = ENGINE.set(engine);
+            Ok(required)
+        }
+        Err(e) => {
+            if let Some(p) = pmi.as_mut() {
+                // Peers are blocked in PMI barriers; the job cannot go on.
+                let _ = p.abort(1, &e.message);
+            }
+            Err(e)
+        }
+    }
+}
+
+fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel) -> Result<Engine> {
+    cma::allow_peer_reads();
+    let my_host = host_identity();
+    let pid = std::process::id() as i32;
+    let mut hosts: Vec<String> = vec![my_host.clone(); size as usize];
+    let mut pids: Vec<i32> = vec![pid; size as usize];
+    let mut shm: Option<&'static ShmSegment> = None;
+
+    if let Some(p) = pmi.as_mut() {
+        p.put(&format!("oxmpi-ep-{rank}"), &format!("{}:{}", hex(&my_host), pid))
+            .map_err(|e| pmi_err("publishing this rank's address", e))?;
+        p.barrier().map_err(|e| pmi_err("PMI barrier", e))?;
+        for r in 0..size {
+            if r == rank {
+                continue;
+            }
+            let v = p
+                .get(&format!("oxmpi-ep-{r}"))
+                .map_err(|e| pmi_err("reading the address of a peer", e))?
+                .ok_or_else(|| pmi_err("reading the address of a peer", format!("rank {r} published none")))?;
+            let (h, pid) = v
+                .split_once(':')
+                .ok_or_else(|| pmi_err("reading the address of a peer", format!("malformed value {v:?}")))?;
+            hosts[r as usize] = h
+                .as_bytes()
+                .chunks(2)
+                .map(|c| u8::from_str_radix(std::str::from_utf8(c).unwrap_or("3f"), 16).unwrap_or(b'?') as char)
+                .collect();
+            pids[r as usize] = pid.parse().unwrap_or(0);
+        }
+        let local: Vec<u32> = (0..size).filter(|&r| hosts[r as usize] == my_host).collect();
+        let my_local = local.iter().position(|&r| r == rank).unwrap();
+        let name = format!("{}{}", oxmpi_pmi::shm_segment_prefix(p.kvs_name()), local[0]);
+        // Two barriers on every rank, whatever its host holds, so all agree.
+        if local.len() > 1 && my_local == 0 {
+            shm = Some(Box::leak(Box::new(ShmSegment::create(&name, local.len(), 0)?)));
+        }
+        p.barrier().map_err(|e| pmi_err("PMI barrier", e))?;
+        if local.len() > 1 && my_local != 0 {
+            shm = Some(Box::leak(Box::new(ShmSegment::open(&name, local.len(), my_local)?)));
+        }
+        p.barrier().map_err(|e| pmi_err("PMI barrier", e))?;
+        if local.len() > 1 && my_local == 0 {
+            ShmSegment::unlink(&name);
+        }
+    }
+
+    let local: Vec<u32> = (0..size).filter(|&r| hosts[r as usize] == my_host).collect();
+    let paths: Vec<(Path, i32)> = (0..size)
+        .map(|r| {
+            let path = if r == rank {
+                Path::SelfLoop
+            } else if let (Some(_), Some(l)) = (shm, local.iter().position(|&x| x == r)) {
+                Path::Shm { local: l }
+            } else {
+                Path::Unreachable
+            };
+            (path, pids[r as usize])
+        })
+        .collect();
+    let mut host_index: Vec<&String> = Vec::new();
+    let host_of = hosts
+        .iter()
+        .map(|h| match host_index.iter().position(|x| *x == h) {
+            Some(i) => i as u32,
+            None => {
+                host_index.push(h);
+                host_index.len() as u32 - 1
+            }
+        })
+        .collect();
+
+    let bell: &'static Doorbell = match shm {
+        Some(s) => s.doorbell(s.my_local()),
+        None => Box::leak(Box::new(Doorbell::new())),
+    };
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let oversubscribed = local.len() > cpus;
+    let env_u32 = |k: &str| std::env::var(k).ok().and_then(|v| v.parse().ok());
+    let spin = env_u32("OXMPI_SPIN").unwrap_or(if oversubscribed { 20 } else { 20_000 });
+    let yields = env_u32("OXMPI_YIELDS").unwrap_or(if oversubscribed { 50 } else { 10 });
+
+    let world_group: Arc<[u32]> = (0..size).collect();
+    Ok(Engine {
+        state: Mutex::new(State::new(rank, paths, shm)),
+        bell,
+        rank,
+        size,
+        world: Comm::from_parts(WORLD_CONTEXT, rank as i32, world_group, None),
+        self_comm: Comm::from_parts(SELF_CONTEXT, 0, Arc::from(vec![rank]), None),
+        pmi: Mutex::new(pmi.take()),
+        thread_level: required,
+        main_thread: std::thread::current().id(),
+        host_of,
+        processor_name: hostname(),
+        waiters: AtomicUsize::new(0),
+        spin,
+        yields,
+    })
+}
+
+/// MPI_Finalize: completes outgoing protocol traffic, then leaves the job.
+pub fn finalize() -> Result<()> {
+    let e = engine()?;
+    e.wait_until(|st| {
+        st.drop_credit_packets();
+        (!st.outbox_busy()).then_some(())
+    });
+    let mut pmi = e.pmi.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(mut p) = pmi.take() {
+        p.barrier().map_err(|err| MpiError::new(ErrorClass::Other, format!("MPI_Finalize: PMI barrier: {err}")))?;
+        p.finalize().map_err(|err| MpiError::new(ErrorClass::Other, format!("MPI_Finalize: {err}")))?;
+    }
+    FINALIZED.store(true, Ordering::Release);
+    Ok(())
+}
+
+/// MPI_Abort: ends the whole job with `code`. Never returns.
+pub fn abort(code: i32, why: &str) -> ! {
+    let rank = ENGINE.get().map(|e| e.rank).unwrap_or(0);
+    eprintln!("oxmpi: rank {rank} called MPI_Abort with error code {code}{}{why}", if why.is_empty() { "" } else { ": " });
+    if let Some(e) = ENGINE.get() {
+        // try_lock: abort may come from an error handler while another thread
+        // holds the lock; the launcher also ends the job when we just exit.
+        if let Ok(mut g) = e.pmi.try_lock() {
+            if let Some(p) = g.as_mut() {
+                let _ = p.abort(code, why);
+            }
+        }
+    }
+    std::process::exit(if code == 0 { 1 } else { code & 0xff })
+}
+
+/// MPI_Wtime: seconds on a monotonic clock.
+pub fn wtime() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// MPI_Wtick: resolution of [`wtime`].
+pub fn wtick() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_getres writes the timespec we own.
+    unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9).max(1e-9)
+}
+
+/// The MPI standard version implemented (`MPI_Get_version`).
+pub const VERSION: (i32, i32) = (5, 0);
+
+pub fn library_version() -> String {
+    format!("oxmpi {} (MPI {}.{}, Rust runtime: shared-memory transport, PMI-1)", env!("CARGO_PKG_VERSION"), VERSION.0, VERSION.1)
+}
+
+impl Engine {
+    pub fn world(&self) -> &Comm {
+        &self.world
+    }
+    pub fn self_comm(&self) -> &Comm {
+        &self.self_comm
+    }
+    pub fn rank(&self) -> u32 {
+        self.rank
+    }
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+    pub fn thread_level(&self) -> ThreadLevel {
+        self.thread_level
+    }
+    pub fn is_main_thread(&self) -> bool {
+        std::thread::current().id() == self.main_thread
+    }
+    pub fn processor_name(&self) -> &str {
+        &self.processor_name
+    }
+    /// Host index of each world rank (0 = the host of rank 0).
+    pub fn host_of(&self) -> &[u32] {
+        &self.host_of
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` under the lock after one progress step.
+    pub(crate) fn with_progress<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
+        let mut st = self.lock();
+        let before = st.completions;
+        st.progress();
+        let v = f(&mut st);
+        let woke = st.completions != before;
+        drop(st);
+        if woke && self.waiters.load(Ordering::Relaxed) > 0 {
+            self.bell.ring();
+        }
+        v
+    }
+
+    /// Makes progress until `f` returns `Some`: spins briefly, then yields, then
+    /// sleeps on the rank's doorbell, so idle ranks leave the CPU to busy ones.
+    pub(crate) fn wait_until<T>(&self, mut f: impl FnMut(&mut State) -> Option<T>) -> T {
+        let mut idle: u32 = 0;
+        loop {
+            let ticket = self.bell.ticket();
+            let (result, progressed, busy) = {
+                let mut st = self.lock();
+                let before = st.completions;
+                let progressed = st.progress();
+                let r = f(&mut st);
+                let woke = st.completions != before;
+                let busy = st.outbox_busy();
+                drop(st);
+                if woke && self.waiters.load(Ordering::Relaxed) > 0 {
+                    self.bell.ring();
+                }
+                (r, progressed, busy)
+            };
+            if let Some(v) = result {
+                return v;
+            }
+            if progressed {
+                idle = 0;
+                continue;
+            }
+            idle = idle.saturating_add(1);
+            if idle < self.spin {
+                std::hint::spin_loop();
+            } else if idle < self.spin + self.yields {
+                std::thread::yield_now();
+            } else {
+                // Rings are not doorbells for the producer: a full ring drains
+                // without waking us, so poll often while our outbox is blocked.
+                let timeout = if busy { Duration::from_micros(200) } else { Duration::from_millis(20) };
+                self.waiters.fetch_add(1, Ordering::Relaxed);
+                self.bell.sleep(ticket, timeout);
+                self.waiters.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+    }
+}

@@ -1,0 +1,304 @@
+//! A cross-process wakeup word, so that idle ranks sleep in the kernel instead of
+//! spinning on their shared-memory rings.
+//!
+//! A [`Doorbell`] is a 32-bit futex word plus a count of sleepers, alone in one cache
+//! line. It works both in ordinary process memory (a singleton rank) and placed inside
+//! a `MAP_SHARED` mapping used by several processes: the futex operations are the
+//! *non-private* ones (`FUTEX_WAIT` / `FUTEX_WAKE`, not the `_PRIVATE` variants), which
+//! the kernel keys on the physical page, so a waker in one process reaches a sleeper in
+//! another.
+//!
+//! # Protocol
+//!
+//! Producer (the side that makes work available):
+//!
+//! 1. publish the work (e.g. a `Release` store that makes a ring cell visible);
+//! 2. [`Doorbell::ring`].
+//!
+//! Consumer (the side that wants to sleep until there is work):
+//!
+//! 1. `let t = bell.ticket();`
+//! 2. check every source of work; if there is some, handle it and do not sleep;
+//! 3. otherwise `bell.sleep(t, timeout)`.
+//!
+//! # Why no wakeup is lost
+//!
+//! `ring` does `word += 1` (SeqCst) *then* loads `sleepers` (SeqCst); `sleep` does
+//! `sleepers += 1` (SeqCst) *then* lets the kernel compare `word` with the ticket
+//! under the futex bucket lock. Take any ring that published work which the consumer's
+//! check (step 2) did not see:
+//!
+//! * The ring's `word += 1` cannot precede the consumer's `ticket()` load in the SeqCst
+//!   order: the increment is sequenced after the producer's publication, and a SeqCst
+//!   load that reads from (or after) it synchronizes with it, so the check made after
+//!   the ticket would have seen the work. Hence the ticket is the value *before* that
+//!   increment, and once the increment lands `word != ticket`.
+//! * If the increment lands before the kernel's comparison, `futex_wait` returns at once
+//!   (`EAGAIN`).
+//! * Otherwise the consumer is already queued on the futex when the word changes. Its
+//!   `sleepers += 1` preceded its `futex_wait`, and the producer's `word += 1` came
+//!   after that comparison, so in the single SeqCst order the consumer's increment of
+//!   `sleepers` precedes the producer's load of `sleepers` (this is the classic
+//!   store-buffer / Dekker pattern that SeqCst forbids from going both ways): the
+//!   producer sees `sleepers > 0` and issues `FUTEX_WAKE`.
+//!
+//! The word is 32 bits and wraps; a wakeup could only be missed if exactly 2^32 rings
+//! happened between `ticket()` and the kernel's comparison, and even then the sleep is
+//! bounded by its timeout. Spurious returns (signals, wakes meant for others) are
+//! allowed: callers loop.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+/// A futex-based wakeup word, one cache line.
+///
+/// Invariants:
+/// * `word` only ever changes by `fetch_add(1)` in [`Doorbell::ring`]; it is a
+///   generation counter, compared for equality only (wrapping is harmless).
+/// * `sleepers` counts threads (of any process) that are between their increment and
+///   decrement in [`Doorbell::sleep`]; it is an upper bound on the threads queued on the
+///   futex, so `sleepers == 0` proves nobody needs a `FUTEX_WAKE`.
+/// * The all-zero bit pattern is a valid, idle doorbell (shared memory from
+///   `ftruncate` is zero-filled, so a segment needs no initialization for it).
+#[repr(C, align(64))]
+pub struct Doorbell {
+    /// The futex word: bumped on every ring.
+    word: AtomicU32,
+    /// How many threads are (about to be) blocked in `futex_wait` on `word`.
+    sleepers: AtomicU32,
+    // The remaining 56 bytes of the line are padding implied by `align(64)`, so that
+    // nothing else shares this line (false sharing with a hot ring index would cost
+    // every push a cache-line transfer).
+}
+
+// The layout is part of the shared-memory format.
+const _: () = assert!(std::mem::size_of::<Doorbell>() == 64);
+const _: () = assert!(std::mem::align_of::<Doorbell>() == 64);
+
+impl Default for Doorbell {
+    fn default() -> Self {
+        Doorbell::new()
+    }
+}
+
+impl std::fmt::Debug for Doorbell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Doorbell")
+            .field("word", &self.word.load(Ordering::Relaxed))
+            .field("sleepers", &self.sleepers.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+impl Doorbell {
+    /// An idle doorbell (all zero, the same as zero-filled shared memory).
+    pub const fn new() -> Doorbell {
+        Doorbell {
+            word: AtomicU32::new(0),
+            sleepers: AtomicU32::new(0),
+        }
+    }
+
+    /// Signal that work has been published: bump the word, and wake every sleeper if
+    /// there is any. Costs one atomic RMW and one load when nobody sleeps (no syscall).
+    #[inline]
+    pub fn ring(&self) {
+        self.word.fetch_add(1, Ordering::SeqCst);
+        if self.sleepers.load(Ordering::SeqCst) > 0 {
+            futex_wake_all(&self.word);
+        }
+    }
+
+    /// The current generation, to be read *before* checking for work.
+    #[inline]
+    pub fn ticket(&self) -> u32 {
+        self.word.load(Ordering::SeqCst)
+    }
+
+    /// Sleep until the doorbell rings after `ticket` was taken, or `timeout` passes.
+    ///
+    /// Returns at once if the doorbell has already rung since `ticket`. May return
+    /// spuriously; callers re-check for work and loop.
+    pub fn sleep(&self, ticket: u32, timeout: Duration) {
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        // Cheap re-check before the syscall; the kernel repeats it atomically.
+        if self.word.load(Ordering::SeqCst) == ticket && !timeout.is_zero() {
+            futex_wait(&self.word, ticket, timeout);
+        }
+        self.sleepers.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// `FUTEX_WAIT` (shared, not private) on `word` while it equals `expected`.
+fn futex_wait(word: &AtomicU32, expected: u32, timeout: Duration) {
+    let ts = libc::timespec {
+        // Saturate absurdly long timeouts instead of wrapping to a negative time.
+        tv_sec: libc::time_t::try_from(timeout.as_secs()).unwrap_or(libc::time_t::MAX),
+        tv_nsec: libc::c_long::from(timeout.subsec_nanos() as i32),
+    };
+    // SAFETY: `word` is a live `AtomicU32` (4-byte aligned, as futex requires) for the
+    // whole call because we hold a reference to it; the kernel only reads it. `ts` is a
+    // valid relative timespec on our stack (tv_nsec < 1e9, tv_sec >= 0). The unused
+    // `uaddr2`/`val3` arguments are ignored by FUTEX_WAIT. Any error (EAGAIN when the
+    // word already changed, ETIMEDOUT, EINTR) is a permitted (spurious) return.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            FUTEX_WAIT,
+            expected,
+            &ts as *const libc::timespec,
+            std::ptr::null::<u32>(),
+            0u32,
+        );
+    }
+}
+
+/// `FUTEX_WAKE` (shared) every waiter on `word`.
+fn futex_wake_all(word: &AtomicU32) {
+    // SAFETY: `word` is a live, aligned `AtomicU32`; FUTEX_WAKE does not access the
+    // memory at all, it only uses the address as a key. The remaining arguments are
+    // ignored by FUTEX_WAKE. Failure (impossible for a valid address) would only mean
+    // nobody was woken, and sleepers are bounded by their timeouts.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            FUTEX_WAKE,
+            i32::MAX,
+            std::ptr::null::<libc::timespec>(),
+            std::ptr::null::<u32>(),
+            0u32,
+        );
+    }
+}
+
+// Linux futex operations (linux/futex.h). Deliberately *not* FUTEX_PRIVATE_FLAG: the
+// word may live in a mapping shared between processes.
+const FUTEX_WAIT: libc::c_int = 0;
+const FUTEX_WAKE: libc::c_int = 1;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::time::Instant;
+
+    #[test]
+    fn layout_is_one_cache_line() {
+        assert_eq!(std::mem::size_of::<Doorbell>(), 64);
+        assert_eq!(std::mem::align_of::<Doorbell>(), 64);
+    }
+
+    #[test]
+    fn zeroed_memory_is_a_valid_doorbell() {
+        // SAFETY: Doorbell is two AtomicU32 (valid for any bit pattern, including zero)
+        // plus padding; the all-zero pattern is documented as a valid idle doorbell.
+        let bell: Doorbell = unsafe { std::mem::zeroed() };
+        assert_eq!(bell.ticket(), 0);
+        bell.ring();
+        assert_eq!(bell.ticket(), 1);
+    }
+
+    #[test]
+    fn stale_ticket_returns_at_once() {
+        let bell = Doorbell::new();
+        let t = bell.ticket();
+        bell.ring();
+        let start = Instant::now();
+        bell.sleep(t, Duration::from_secs(10));
+        assert!(start.elapsed() < Duration::from_secs(1));
+        assert_eq!(bell.sleepers.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn sleep_times_out() {
+        let bell = Doorbell::new();
+        let t = bell.ticket();
+        let start = Instant::now();
+        // Loop over spurious returns, like a real caller.
+        while start.elapsed() < Duration::from_millis(30) {
+            bell.sleep(t, Duration::from_millis(30));
+        }
+        assert!(start.elapsed() >= Duration::from_millis(30));
+        assert_eq!(bell.ticket(), t);
+    }
+
+    #[test]
+    fn zero_timeout_does_not_block() {
+        let bell = Doorbell::new();
+        let start = Instant::now();
+        bell.sleep(bell.ticket(), Duration::ZERO);
+        assert!(start.elapsed() < Duration::from_secs(1));
+    }
+
+    #[test]
+    fn ring_wakes_a_sleeper_promptly() {
+        let bell = Arc::new(Doorbell::new());
+        let flag = Arc::new(AtomicU32::new(0));
+        let (b2, f2) = (bell.clone(), flag.clone());
+        let sleeper = std::thread::spawn(move || {
+            let start = Instant::now();
+            loop {
+                let t = b2.ticket();
+                if f2.load(Ordering::Acquire) == 1 {
+                    break;
+                }
+                b2.sleep(t, Duration::from_secs(20));
+            }
+            start.elapsed()
+        });
+        // Give the sleeper time to actually block in the kernel.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while bell.sleepers.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        flag.store(1, Ordering::Release);
+        let rung = Instant::now();
+        bell.ring();
+        let slept = sleeper.join().unwrap();
+        assert!(
+            rung.elapsed() < Duration::from_secs(2),
+            "wakeup took {:?}",
+            rung.elapsed()
+        );
+        assert!(
+            slept < Duration::from_secs(10),
+            "sleeper ran into its timeout"
+        );
+        assert_eq!(bell.sleepers.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn many_rounds_no_lost_wakeup() {
+        // Ping-pong through two doorbells with long timeouts: a single lost wakeup
+        // would make this take 20 s instead of milliseconds.
+        let a = Arc::new((Doorbell::new(), AtomicU32::new(0)));
+        let b = Arc::new((Doorbell::new(), AtomicU32::new(0)));
+        let (a2, b2) = (a.clone(), b.clone());
+        const ROUNDS: u32 = 2000;
+        let wait = |cell: &(Doorbell, AtomicU32), want: u32| loop {
+            let t = cell.0.ticket();
+            if cell.1.load(Ordering::Acquire) >= want {
+                break;
+            }
+            cell.0.sleep(t, Duration::from_secs(20));
+        };
+        let start = Instant::now();
+        let peer = std::thread::spawn(move || {
+            for i in 1..=ROUNDS {
+                wait(&b2, i);
+                a2.1.store(i, Ordering::Release);
+                a2.0.ring();
+            }
+        });
+        for i in 1..=ROUNDS {
+            b.1.store(i, Ordering::Release);
+            b.0.ring();
+            wait(&a, i);
+        }
+        peer.join().unwrap();
+        assert!(start.elapsed() < Duration::from_secs(15));
+    }
+}

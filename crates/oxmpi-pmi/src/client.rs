@@ -1,0 +1,585 @@
+//! Blocking PMI-1 client, as used by an MPI process started by `mpiexec`
+//! (ours or MPICH Hydra).
+//!
+//! The protocol is strictly request/response in lock-step, so the client
+//! owns its connection exclusively and every call blocks until the process
+//! manager answers.
+
+use std::env;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+
+use crate::codec::{is_valid_key, is_valid_value, LineDecoder, Message};
+use crate::error::PmiError;
+
+/// Used when a server's `cmd=maxes` omits a field; these are Hydra's values.
+const DEFAULT_KVSNAME_MAX: usize = 256;
+const DEFAULT_KEYLEN_MAX: usize = 64;
+const DEFAULT_VALLEN_MAX: usize = 1024;
+
+/// The key under which Hydra (and our launcher) publish the rank-to-node map.
+pub const PROCESS_MAPPING_KEY: &str = "PMI_process_mapping";
+
+trait Transport: Read + Write + Send {}
+impl<T: Read + Write + Send> Transport for T {}
+
+/// A connection to the process manager after a successful PMI-1 `init`.
+pub struct PmiClient {
+    conn: Box<dyn Transport>,
+    decoder: LineDecoder,
+    rank: u32,
+    size: u32,
+    appnum: i32,
+    universe_size: i32,
+    kvsname: String,
+    kvsname_max: usize,
+    keylen_max: usize,
+    vallen_max: usize,
+}
+
+impl std::fmt::Debug for PmiClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PmiClient")
+            .field("rank", &self.rank)
+            .field("size", &self.size)
+            .field("appnum", &self.appnum)
+            .field("universe_size", &self.universe_size)
+            .field("kvsname", &self.kvsname)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PmiClient {
+    /// Connects to the process manager described by the environment.
+    ///
+    /// * `PMI_FD` set: use that inherited descriptor; `PMI_RANK` and
+    ///   `PMI_SIZE` must be set too (Hydra and our `mpiexec` do so).
+    /// * else `PMI_PORT=host:port` set: connect over TCP and identify with
+    ///   `PMI_ID` (falling back to `PMI_RANK`); the server tells us rank and
+    ///   size.
+    /// * else `Ok(None)`: the process was started without a launcher and is
+    ///   a singleton.
+    pub fn from_env() -> Result<Option<PmiClient>, PmiError> {
+        if let Some(fd) = env_var("PMI_FD")? {
+            let fd: RawFd = parse_env("PMI_FD", &fd)?;
+            let rank = parse_env("PMI_RANK", &require_env("PMI_RANK")?)?;
+            let size = parse_env("PMI_SIZE", &require_env("PMI_SIZE")?)?;
+            let file = File::from(adopt_fd(fd)?);
+            return PmiClient::from_stream(file, rank, size).map(Some);
+        }
+        if let Some(port) = env_var("PMI_PORT")? {
+            let id = match env_var("PMI_ID")? {
+                Some(id) => id,
+                None => require_env("PMI_RANK").map_err(|_| PmiError::Env {
+                    var: "PMI_ID",
+                    problem: "PMI_PORT is set but neither PMI_ID nor PMI_RANK is".into(),
+                })?,
+            };
+            let id: u32 = parse_env("PMI_ID", &id)?;
+            return PmiClient::connect_tcp(&port, id).map(Some);
+        }
+        Ok(None)
+    }
+
+    /// Connects to a PMI server listening at `addr` (`host:port`), performs
+    /// the `initack` handshake identifying as `pmiid`, then `init`.
+    pub fn connect_tcp(addr: &str, pmiid: u32) -> Result<PmiClient, PmiError> {
+        let stream = TcpStream::connect(addr).map_err(|source| PmiError::Io {
+            context: format!("connecting to the process manager at {addr}"),
+            source,
+        })?;
+        // Requests are tiny and lock-step; Nagle would add a delay to each.
+        let _ = stream.set_nodelay(true);
+        let mut client = PmiClient::unconnected(Box::new(stream));
+        client.send(
+            &Message::new("initack").arg("pmiid", pmiid.to_string()),
+            "initack",
+        )?;
+        client.expect_reply("initack")?;
+        let (mut rank, mut size) = (None, None);
+        // Hydra follows initack with size, rank and debug, each as cmd=set.
+        for _ in 0..3 {
+            let m = client.expect_reply("set")?;
+            let mut known = false;
+            if let Some(v) = m.get_int::<u32>("size") {
+                size = Some(v);
+                known = true;
+            }
+            if let Some(v) = m.get_int::<u32>("rank") {
+                rank = Some(v);
+                known = true;
+            }
+            if m.get("debug").is_some() {
+                known = true;
+            }
+            if !known {
+                return Err(PmiError::Protocol {
+                    expected: "set size=N, set rank=R or set debug=D".into(),
+                    got: format!("{m:?}"),
+                });
+            }
+        }
+        let (Some(rank), Some(size)) = (rank, size) else {
+            return Err(PmiError::Protocol {
+                expected: "set size=N and set rank=R after initack".into(),
+                got: "an incomplete handshake".into(),
+            });
+        };
+        client.rank = rank;
+        client.size = size;
+        client.initialize()?;
+        Ok(client)
+    }
+
+    /// Runs the PMI-1 `init` exchange over an already connected stream for a
+    /// process whose rank and size the starter told it out of band.
+    pub fn from_stream<S>(stream: S, rank: u32, size: u32) -> Result<PmiClient, PmiError>
+    where
+        S: Read + Write + Send + 'static,
+    {
+        let mut client = PmiClient::unconnected(Box::new(stream));
+        client.rank = rank;
+        client.size = size;
+        client.initialize()?;
+        Ok(client)
+    }
+
+    fn unconnected(conn: Box<dyn Transport>) -> PmiClient {
+        PmiClient {
+            conn,
+            decoder: LineDecoder::default(),
+            rank: 0,
+            size: 1,
+            appnum: 0,
+            universe_size: 1,
+            kvsname: String::new(),
+            kvsname_max: DEFAULT_KVSNAME_MAX,
+            keylen_max: DEFAULT_KEYLEN_MAX,
+            vallen_max: DEFAULT_VALLEN_MAX,
+        }
+    }
+
+    fn initialize(&mut self) -> Result<(), PmiError> {
+        if self.size == 0 || self.rank >= self.size {
+            return Err(PmiError::Env {
+                var: "PMI_RANK",
+                problem: format!("rank {} is not below size {}", self.rank, self.size),
+            });
+        }
+        let init = Message::new("init")
+            .arg("pmi_version", "1")
+            .arg("pmi_subversion", "1");
+        let reply = self.call(&init, "response_to_init")?;
+        if let Some(version) = reply.get_int::<u32>("pmi_version") {
+            if version != 1 {
+                return Err(PmiError::Protocol {
+                    expected: "response_to_init pmi_version=1".into(),
+                    got: format!("pmi_version={version}"),
+                });
+            }
+        }
+
+        let maxes = self.call(&Message::new("get_maxes"), "maxes")?;
+        self.kvsname_max = maxes.get_int("kvsname_max").unwrap_or(DEFAULT_KVSNAME_MAX);
+        self.keylen_max = maxes.get_int("keylen_max").unwrap_or(DEFAULT_KEYLEN_MAX);
+        self.vallen_max = maxes.get_int("vallen_max").unwrap_or(DEFAULT_VALLEN_MAX);
+
+        let appnum = self.call(&Message::new("get_appnum"), "appnum")?;
+        self.appnum = appnum.get_int("appnum").unwrap_or(0);
+
+        let kvs = self.call(&Message::new("get_my_kvsname"), "my_kvsname")?;
+        self.kvsname = match kvs.get("kvsname") {
+            Some(name) if is_valid_key(name) => name.to_string(),
+            _ => {
+                return Err(PmiError::Protocol {
+                    expected: "my_kvsname kvsname=NAME".into(),
+                    got: format!("{kvs:?}"),
+                })
+            }
+        };
+
+        let universe = self.call(&Message::new("get_universe_size"), "universe_size")?;
+        self.universe_size = universe.get_int("size").unwrap_or(self.size as i32);
+        Ok(())
+    }
+
+    /// This process's rank in the job.
+    pub fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    /// Number of processes in the job.
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+
+    /// Which executable of an MPMD launch this process belongs to.
+    pub fn appnum(&self) -> i32 {
+        self.appnum
+    }
+
+    /// The process manager's `MPI_UNIVERSE_SIZE`.
+    pub fn universe_size(&self) -> i32 {
+        self.universe_size
+    }
+
+    /// Name of the job's key-value space.
+    pub fn kvs_name(&self) -> &str {
+        &self.kvsname
+    }
+
+    /// Longest key the server accepts, in bytes.
+    pub fn key_len_max(&self) -> usize {
+        self.keylen_max
+    }
+
+    /// Longest value the server accepts, in bytes.
+    pub fn value_len_max(&self) -> usize {
+        self.vallen_max
+    }
+
+    /// Stores `key=value` in the job's KVS; visible to other ranks after the
+    /// next [`PmiClient::barrier`].
+    ///
+    /// PMI-1 splits lines at spaces and has no escaping, so `value` must not
+    /// contain spaces, newlines or other control characters: callers should
+    /// pass hex- or base64-encoded data (`=` is fine). Keys must be printable
+    /// ASCII without spaces or `=`. Both are checked against the server's
+    /// advertised maxima (which count a C terminator, hence the strict `<`).
+    pub fn put(&mut self, key: &str, value: &str) -> Result<(), PmiError> {
+        self.check_key(key)?;
+        if !is_valid_value(value) {
+            return Err(PmiError::InvalidValue {
+                key: key.to_string(),
+                reason: "values must not contain spaces, newlines or control characters; \
+                         encode binary data as hex or base64"
+                    .into(),
+            });
+        }
+        if value.len() >= self.vallen_max {
+            return Err(PmiError::InvalidValue {
+                key: key.to_string(),
+                reason: format!(
+                    "value is {} bytes; the process manager accepts at most {}",
+                    value.len(),
+                    self.vallen_max - 1
+                ),
+            });
+        }
+        let put = Message::new("put")
+            .arg("kvsname", self.kvsname.clone())
+            .arg("key", key)
+            .arg("value", value);
+        self.call(&put, "put_result").map(drop)
+    }
+
+    /// Blocks until every rank of the job has entered the barrier; it also
+    /// makes earlier `put`s visible to all ranks.
+    pub fn barrier(&mut self) -> Result<(), PmiError> {
+        self.call(&Message::new("barrier_in"), "barrier_out")
+            .map(drop)
+    }
+
+    /// Looks `key` up in this job's KVS; `Ok(None)` if nobody put it.
+    pub fn get(&mut self, key: &str) -> Result<Option<String>, PmiError> {
+        let kvsname = self.kvsname.clone();
+        self.get_from(&kvsname, key)
+    }
+
+    /// Looks `key` up in the KVS named `kvsname`; `Ok(None)` if absent.
+    pub fn get_from(&mut self, kvsname: &str, key: &str) -> Result<Option<String>, PmiError> {
+        self.check_key(key)?;
+        if !is_valid_key(kvsname) || kvsname.len() >= self.kvsname_max {
+            return Err(PmiError::InvalidKey {
+                key: kvsname.to_string(),
+                reason: format!(
+                    "not a valid KVS name (printable, no spaces or '=', under {} bytes)",
+                    self.kvsname_max
+                ),
+            });
+        }
+        let get = Message::new("get").arg("kvsname", kvsname).arg("key", key);
+        self.send(&get, "get")?;
+        let reply = self.expect_reply("get_result")?;
+        // PMI-1 has no distinct "not found" code: any failure of a well-formed
+        // get means the key is not there.
+        if reply.rc() != 0 {
+            return Ok(None);
+        }
+        Ok(Some(reply.get("value").unwrap_or("").to_string()))
+    }
+
+    /// The `PMI_process_mapping` value, if the process manager provides one
+    /// (Hydra and our `mpiexec` do), e.g. `(vector,(0,1,4))`; parse it with
+    /// [`parse_process_mapping`]. An empty value means "unknown".
+    pub fn process_mapping(&mut self) -> Result<Option<String>, PmiError> {
+        Ok(self.get(PROCESS_MAPPING_KEY)?.filter(|v| !v.is_empty()))
+    }
+
+    /// Asks the process manager to end the whole job with `exit_code`.
+    ///
+    /// The server does not answer; it kills the job, this process included,
+    /// so the caller should exit with `exit_code` if this returns. `msg` is
+    /// sent as free text after the exit code (Flux's convention; Hydra
+    /// ignores it), with newlines turned into spaces.
+    pub fn abort(&mut self, exit_code: i32, msg: &str) -> Result<(), PmiError> {
+        let mut abort = Message::new("abort").arg("exitcode", exit_code.to_string());
+        let text: String = msg
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        let text = text.trim();
+        if !text.is_empty() {
+            abort.push("error_msg", text);
+        }
+        self.send(&abort, "abort")
+    }
+
+    /// Tells the process manager this process is done with PMI; after this
+    /// the process may exit without the job being considered failed.
+    pub fn finalize(mut self) -> Result<(), PmiError> {
+        self.call(&Message::new("finalize"), "finalize_ack")
+            .map(drop)
+    }
+
+    fn check_key(&self, key: &str) -> Result<(), PmiError> {
+        if !is_valid_key(key) {
+            return Err(PmiError::InvalidKey {
+                key: key.to_string(),
+                reason: "keys must be non-empty printable ASCII without spaces, '=' or newlines"
+                    .into(),
+            });
+        }
+        if key.len() >= self.keylen_max {
+            return Err(PmiError::InvalidKey {
+                key: key.to_string(),
+                reason: format!(
+                    "key is {} bytes; the process manager accepts at most {}",
+                    key.len(),
+                    self.keylen_max - 1
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Sends `request` and returns the reply named `expected`, failing on a
+    /// nonzero `rc`.
+    fn call(&mut self, request: &Message, expected: &str) -> Result<Message, PmiError> {
+        self.send(request, request.name())?;
+        let reply = self.expect_reply(expected)?;
+        if reply.rc() != 0 {
+            return Err(PmiError::Server {
+                cmd: request.name().to_string(),
+                rc: reply.rc(),
+                msg: reply.get("msg").map(str::to_string),
+            });
+        }
+        Ok(reply)
+    }
+
+    fn send(&mut self, request: &Message, what: &str) -> Result<(), PmiError> {
+        let line = request.encode().map_err(|e| PmiError::InvalidValue {
+            key: what.to_string(),
+            reason: e.to_string(),
+        })?;
+        self.conn
+            .write_all(line.as_bytes())
+            .and_then(|()| self.conn.flush())
+            .map_err(|source| io_error(source, format!("sending cmd={what}")))
+    }
+
+    fn expect_reply(&mut self, expected: &str) -> Result<Message, PmiError> {
+        let line = self.read_line(expected)?;
+        let reply = Message::parse(&line).map_err(|source| PmiError::Codec {
+            during: format!("cmd={expected}"),
+            source,
+        })?;
+        if reply.name() != expected {
+            return Err(PmiError::Protocol {
+                expected: expected.to_string(),
+                got: line,
+            });
+        }
+        Ok(reply)
+    }
+
+    fn read_line(&mut self, expected: &str) -> Result<String, PmiError> {
+        let mut buf = [0u8; 4096];
+        loop {
+            if let Some(line) = self.decoder.next_line() {
+                return line.map_err(|source| PmiError::Codec {
+                    during: format!("cmd={expected}"),
+                    source,
+                });
+            }
+            match self.conn.read(&mut buf) {
+                Ok(0) => {
+                    return Err(PmiError::Closed {
+                        during: format!("waiting for cmd={expected}"),
+                    })
+                }
+                Ok(n) => self.decoder.feed(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(source) => return Err(io_error(source, format!("waiting for cmd={expected}"))),
+            }
+        }
+    }
+}
+
+fn io_error(source: io::Error, context: String) -> PmiError {
+    PmiError::Io { context, source }
+}
+
+fn env_var(var: &'static str) -> Result<Option<String>, PmiError> {
+    match env::var(var) {
+        Ok(v) => Ok(Some(v)),
+        Err(env::VarError::NotPresent) => Ok(None),
+        Err(env::VarError::NotUnicode(_)) => Err(PmiError::Env {
+            var,
+            problem: "value is not valid UTF-8".into(),
+        }),
+    }
+}
+
+fn require_env(var: &'static str) -> Result<String, PmiError> {
+    env_var(var)?.ok_or_else(|| PmiError::Env {
+        var,
+        problem: "not set (the starter must set PMI_RANK and PMI_SIZE along with PMI_FD)".into(),
+    })
+}
+
+fn parse_env<T: std::str::FromStr>(var: &'static str, value: &str) -> Result<T, PmiError> {
+    value.trim().parse().map_err(|_| PmiError::Env {
+        var,
+        problem: format!("{value:?} is not a valid number"),
+    })
+}
+
+/// Takes ownership of the inherited PMI descriptor after checking it is
+/// open, and marks it close-on-exec so programs the rank starts do not keep
+/// the connection alive.
+fn adopt_fd(fd: RawFd) -> Result<OwnedFd, PmiError> {
+    if fd < 0 {
+        return Err(PmiError::Env {
+            var: "PMI_FD",
+            problem: format!("{fd} is not a file descriptor"),
+        });
+    }
+    // SAFETY: F_GETFD only queries descriptor flags; any integer is allowed.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+    if flags < 0 {
+        return Err(PmiError::Env {
+            var: "PMI_FD",
+            problem: format!(
+                "descriptor {fd} is not open: {}",
+                io::Error::last_os_error()
+            ),
+        });
+    }
+    // SAFETY: F_SETFD on a descriptor just verified to be open.
+    unsafe { libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC) };
+    // SAFETY: the descriptor is open and, per the PMI contract, was handed to
+    // this process for the PMI client's exclusive use, so nothing else in the
+    // process owns or closes it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Expands a `PMI_process_mapping` value into the node index of each rank.
+///
+/// The format is `(vector,(node,nnodes,ppn),...)`: each block places `ppn`
+/// consecutive ranks on each of the `nnodes` nodes starting at `node`, e.g.
+/// `(vector,(0,2,2))` is `[0, 0, 1, 1]` and `(vector,(0,2,1),(0,2,1))` is the
+/// cyclic `[0, 1, 0, 1]`. Returns `None` for malformed input, zero counts or
+/// absurdly large expansions.
+pub fn parse_process_mapping(s: &str) -> Option<Vec<u32>> {
+    /// Guards against a corrupt value expanding into gigabytes.
+    const MAX_RANKS: u64 = 1 << 24;
+    let compact: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+    let body = compact.strip_prefix("(vector,")?.strip_suffix(')')?;
+    let mut nodes = Vec::new();
+    let mut rest = body;
+    loop {
+        let inner_end = rest.find(')')?;
+        let block = rest.strip_prefix('(')?.get(..inner_end - 1)?;
+        let mut fields = block.split(',').map(|f| f.parse::<u32>().ok());
+        let (start, nnodes, ppn) = (fields.next()??, fields.next()??, fields.next()??);
+        if fields.next().is_some() || nnodes == 0 || ppn == 0 {
+            return None;
+        }
+        let added = u64::from(nnodes) * u64::from(ppn);
+        if nodes.len() as u64 + added > MAX_RANKS {
+            return None;
+        }
+        start.checked_add(nnodes - 1)?;
+        for node in start..start + nnodes {
+            nodes.extend(std::iter::repeat_n(node, ppn as usize));
+        }
+        rest = &rest[inner_end + 1..];
+        if rest.is_empty() {
+            break;
+        }
+        rest = rest.strip_prefix(',')?;
+    }
+    Some(nodes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mapping_single_node() {
+        assert_eq!(
+            parse_process_mapping("(vector,(0,1,4))"),
+            Some(vec![0, 0, 0, 0])
+        );
+    }
+
+    #[test]
+    fn mapping_block_and_cyclic() {
+        assert_eq!(
+            parse_process_mapping("(vector,(0,2,2))"),
+            Some(vec![0, 0, 1, 1])
+        );
+        assert_eq!(
+            parse_process_mapping("(vector,(0,2,1),(0,2,1))"),
+            Some(vec![0, 1, 0, 1])
+        );
+        assert_eq!(
+            parse_process_mapping("(vector,(0,2,2),(2,2,4))"),
+            Some(vec![0, 0, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3])
+        );
+        assert_eq!(
+            parse_process_mapping(" ( vector, (1, 1, 2) ) "),
+            Some(vec![1, 1])
+        );
+    }
+
+    #[test]
+    fn mapping_rejects_malformed() {
+        for bad in [
+            "",
+            "(vector)",
+            "(vector,)",
+            "(vector,(0,1))",
+            "(vector,(0,1,2,3))",
+            "(vector,(0,1,x))",
+            "(vector,(0,1,4)",
+            "vector,(0,1,4)",
+            "(vector,(0,1,4),)",
+            "(vector,(0,1,4)(0,1,4))",
+            "(vector,(0,0,4))",
+            "(vector,(0,1,0))",
+            "(vector,(-1,1,4))",
+            "(vector,(4294967295,2,1))",
+            "(vector,(0,65536,65536))",
+            "(list,(0,1,4))",
+            "(vector,((0,1,4))",
+        ] {
+            assert_eq!(parse_process_mapping(bad), None, "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,648 @@
+//! Sans-IO PMI-1 server: the process-manager side of the protocol for one
+//! job, as run by our `mpiexec`.
+//!
+//! The launcher owns the connections; it feeds each complete line received
+//! from rank `r` to [`PmiServer::handle_line`] and writes the returned
+//! replies to the ranks they are addressed to. Replies can go to ranks other
+//! than the sender (the last `barrier_in` releases everyone). Things the
+//! launcher must act on (abort, finalize, protocol errors) come back as
+//! [`ServerEvent`]s.
+
+use std::collections::HashMap;
+
+use crate::client::PROCESS_MAPPING_KEY;
+use crate::codec::{CodecError, Message};
+
+/// Maxima advertised in `cmd=maxes`, counting a C terminator as MPICH does.
+pub const KVSNAME_MAX: usize = 256;
+/// See [`KVSNAME_MAX`].
+pub const KEYLEN_MAX: usize = 64;
+/// See [`KVSNAME_MAX`].
+pub const VALLEN_MAX: usize = 1024;
+
+/// Where a rank is in its PMI life cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RankPhase {
+    /// Connected (or not yet): has not completed `cmd=init`.
+    NotInitialized,
+    /// Completed `cmd=init`.
+    Initialized,
+    /// Sent `cmd=finalize`.
+    Finalized,
+    /// Sent `cmd=abort`.
+    Aborted,
+}
+
+/// Something the launcher has to react to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerEvent {
+    /// `rank` completed `cmd=init`.
+    Initialized { rank: u32 },
+    /// `rank` called finalize; it may now exit without failing the job.
+    Finalized { rank: u32 },
+    /// `rank` asked for the whole job to be ended with `exit_code`.
+    Abort {
+        rank: u32,
+        exit_code: i32,
+        message: Option<String>,
+    },
+    /// `rank` sent something that is not valid PMI-1 for this server; per
+    /// the protocol the job should be ended.
+    ProtocolError { rank: u32, error: String },
+}
+
+/// The result of handling one line.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Output {
+    /// `(rank, line)` pairs to send, in order; each line ends in `\n`.
+    pub replies: Vec<(u32, String)>,
+    pub events: Vec<ServerEvent>,
+}
+
+#[derive(Debug, Clone)]
+struct RankState {
+    phase: RankPhase,
+    in_barrier: bool,
+    /// Skipping the body of an unsupported multi-line command.
+    in_multiline: bool,
+}
+
+/// PMI-1 server state for a single job: one KVS, `size` ranks.
+#[derive(Debug)]
+pub struct PmiServer {
+    kvsname: String,
+    size: u32,
+    universe_size: u32,
+    appnum: u32,
+    kvs: HashMap<String, String>,
+    ranks: Vec<RankState>,
+    in_barrier: u32,
+    debug: bool,
+}
+
+impl PmiServer {
+    /// A server for a job of `size` ranks whose KVS is called `kvsname`
+    /// (conventionally `kvs_<launcher pid>_0`).
+    pub fn new(kvsname: impl Into<String>, size: u32) -> PmiServer {
+        PmiServer {
+            kvsname: kvsname.into(),
+            size,
+            universe_size: size,
+            appnum: 0,
+            kvs: HashMap::new(),
+            ranks: vec![
+                RankState {
+                    phase: RankPhase::NotInitialized,
+                    in_barrier: false,
+                    in_multiline: false,
+                };
+                size as usize
+            ],
+            in_barrier: 0,
+            debug: false,
+        }
+    }
+
+    /// Publishes `PMI_process_mapping` (e.g. from [`single_node_mapping`]).
+    pub fn set_process_mapping(&mut self, mapping: impl Into<String>) {
+        self.kvs
+            .insert(PROCESS_MAPPING_KEY.to_string(), mapping.into());
+    }
+
+    /// Overrides the universe size reported to ranks (defaults to `size`).
+    pub fn set_universe_size(&mut self, universe_size: u32) {
+        self.universe_size = universe_size;
+    }
+
+    /// The job's KVS name.
+    pub fn kvsname(&self) -> &str {
+        &self.kvsname
+    }
+
+    /// Number of ranks.
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+
+    /// Where `rank` is in its PMI life cycle.
+    pub fn phase(&self, rank: u32) -> RankPhase {
+        self.ranks
+            .get(rank as usize)
+            .map_or(RankPhase::NotInitialized, |r| r.phase)
+    }
+
+    /// Looks a key up in the job's KVS.
+    pub fn kvs_get(&self, key: &str) -> Option<&str> {
+        self.kvs.get(key).map(String::as_str)
+    }
+
+    /// Handles one line (without or with its newline) received from `rank`.
+    pub fn handle_line(&mut self, rank: u32, line: &str) -> Output {
+        let mut out = Output::default();
+        let Some(state) = self.ranks.get(rank as usize) else {
+            out.events.push(ServerEvent::ProtocolError {
+                rank,
+                error: format!(
+                    "message from rank {rank}, but the job has {} ranks",
+                    self.size
+                ),
+            });
+            return out;
+        };
+        if state.in_multiline {
+            // The body of `mcmd=spawn` is bare key=value lines ending in
+            // `endcmd`; answer once, at the end, so the client's lock-step
+            // read gets exactly one reply.
+            if line.trim() == "endcmd" {
+                self.ranks[rank as usize].in_multiline = false;
+                self.reply(&mut out, rank, Message::new("spawn_result").arg("rc", "-1").arg(
+                    "msg",
+                    "dynamic process creation (MPI_Comm_spawn) is not supported by oxmpi mpiexec",
+                ));
+            }
+            return out;
+        }
+        let msg = match Message::parse(line) {
+            Ok(msg) => msg,
+            Err(CodecError::MultiLineCommand { .. }) => {
+                self.ranks[rank as usize].in_multiline = true;
+                return out;
+            }
+            Err(e) => {
+                out.events.push(ServerEvent::ProtocolError {
+                    rank,
+                    error: format!("{e} in {line:?}"),
+                });
+                return out;
+            }
+        };
+        self.dispatch(rank, &msg, &mut out);
+        out
+    }
+
+    fn dispatch(&mut self, rank: u32, msg: &Message, out: &mut Output) {
+        let phase = self.ranks[rank as usize].phase;
+        let initialized = phase != RankPhase::NotInitialized;
+        match msg.name() {
+            "initack" => {
+                // TCP (PMI_PORT) clients identify themselves first; the
+                // launcher maps the connection to `pmiid` and passes it here
+                // as `rank`.
+                self.reply(out, rank, Message::new("initack"));
+                self.reply(
+                    out,
+                    rank,
+                    Message::new("set").arg("size", self.size.to_string()),
+                );
+                self.reply(out, rank, Message::new("set").arg("rank", rank.to_string()));
+                self.reply(
+                    out,
+                    rank,
+                    Message::new("set").arg("debug", u8::from(self.debug).to_string()),
+                );
+            }
+            "init" => {
+                let version = msg.get_int::<u32>("pmi_version");
+                if version != Some(1) {
+                    self.reply(
+                        out,
+                        rank,
+                        Message::new("response_to_init")
+                            .arg("rc", "-1")
+                            .arg("pmi_version", "1")
+                            .arg("pmi_subversion", "1")
+                            .arg("msg", "only PMI version 1 is supported"),
+                    );
+                    return;
+                }
+                if phase == RankPhase::NotInitialized {
+                    self.ranks[rank as usize].phase = RankPhase::Initialized;
+                    out.events.push(ServerEvent::Initialized { rank });
+                }
+                self.reply(
+                    out,
+                    rank,
+                    Message::new("response_to_init")
+                        .arg("pmi_version", "1")
+                        .arg("pmi_subversion", "1")
+                        .arg("rc", "0"),
+                );
+            }
+            _ if !initialized && msg.name() != "abort" => {
+                out.events.push(ServerEvent::ProtocolError {
+                    rank,
+                    error: format!("cmd={} sent before cmd=init", msg.name()),
+                });
+            }
+            "get_maxes" => self.reply(
+                out,
+                rank,
+                Message::new("maxes")
+                    .arg("rc", "0")
+                    .arg("kvsname_max", KVSNAME_MAX.to_string())
+                    .arg("keylen_max", KEYLEN_MAX.to_string())
+                    .arg("vallen_max", VALLEN_MAX.to_string()),
+            ),
+            "get_appnum" => self.reply(
+                out,
+                rank,
+                Message::new("appnum")
+                    .arg("rc", "0")
+                    .arg("appnum", self.appnum.to_string()),
+            ),
+            "get_my_kvsname" => self.reply(
+                out,
+                rank,
+                Message::new("my_kvsname")
+                    .arg("rc", "0")
+                    .arg("kvsname", self.kvsname.clone()),
+            ),
+            "get_universe_size" => self.reply(
+                out,
+                rank,
+                Message::new("universe_size")
+                    .arg("rc", "0")
+                    .arg("size", self.universe_size.to_string()),
+            ),
+            "put" => self.handle_put(rank, msg, out),
+            "get" => self.handle_get(rank, msg, out),
+            "barrier_in" => self.handle_barrier(rank, out),
+            "finalize" => {
+                if phase != RankPhase::Finalized {
+                    self.ranks[rank as usize].phase = RankPhase::Finalized;
+                    out.events.push(ServerEvent::Finalized { rank });
+                }
+                self.reply(out, rank, Message::new("finalize_ack").arg("rc", "0"));
+            }
+            "abort" => {
+                self.ranks[rank as usize].phase = RankPhase::Aborted;
+                // MPICH's client sends the code; Flux's adds error_msg. A bare
+                // `cmd=abort` (the oldest form) means failure.
+                let exit_code = msg.get_int::<i32>("exitcode").unwrap_or(1);
+                let message = msg
+                    .get("error_msg")
+                    .or_else(|| msg.get("message"))
+                    .or_else(|| msg.get("msg"))
+                    .filter(|m| !m.is_empty())
+                    .map(str::to_string);
+                out.events.push(ServerEvent::Abort {
+                    rank,
+                    exit_code,
+                    message,
+                });
+            }
+            "publish_name" | "unpublish_name" | "lookup_name" => {
+                let reply = msg.name().replace("_name", "_result");
+                self.reply(
+                    out,
+                    rank,
+                    Message::new(reply)
+                        .arg("rc", "-1")
+                        .arg("msg", "name publishing is not supported by oxmpi mpiexec"),
+                );
+            }
+            other => out.events.push(ServerEvent::ProtocolError {
+                rank,
+                error: format!("unknown command cmd={other}"),
+            }),
+        }
+    }
+
+    fn handle_put(&mut self, rank: u32, msg: &Message, out: &mut Output) {
+        let result = match (msg.get("kvsname"), msg.get("key"), msg.get("value")) {
+            (Some(kvs), _, _) if kvs != self.kvsname => Err(format!("unknown_kvsname_{kvs}")),
+            (Some(_), Some(key), Some(value)) => {
+                if key.is_empty() || key.len() >= KEYLEN_MAX {
+                    Err("key_too_long_or_empty".to_string())
+                } else if value.len() >= VALLEN_MAX {
+                    Err("value_too_long".to_string())
+                } else {
+                    // Re-putting a key overwrites it, as in Hydra's PMI-1.
+                    self.kvs.insert(key.to_string(), value.to_string());
+                    Ok(())
+                }
+            }
+            _ => Err("put_needs_kvsname_key_and_value".to_string()),
+        };
+        let reply = match result {
+            Ok(()) => Message::new("put_result")
+                .arg("rc", "0")
+                .arg("msg", "success"),
+            Err(e) => Message::new("put_result").arg("rc", "-1").arg("msg", e),
+        };
+        self.reply(out, rank, reply);
+    }
+
+    fn handle_get(&mut self, rank: u32, msg: &Message, out: &mut Output) {
+        let reply = match (msg.get("kvsname"), msg.get("key")) {
+            (Some(kvs), _) if kvs != self.kvsname => Message::new("get_result")
+                .arg("rc", "-1")
+                .arg("msg", format!("unknown_kvsname_{kvs}")),
+            (Some(_), Some(key)) => match self.kvs.get(key) {
+                Some(value) => Message::new("get_result")
+                    .arg("rc", "0")
+                    .arg("value", value.clone()),
+                None => Message::new("get_result")
+                    .arg("rc", "-1")
+                    .arg("msg", format!("key_{key}_not_found")),
+            },
+            _ => Message::new("get_result")
+                .arg("rc", "-1")
+                .arg("msg", "get_needs_kvsname_and_key"),
+        };
+        self.reply(out, rank, reply);
+    }
+
+    fn handle_barrier(&mut self, rank: u32, out: &mut Output) {
+        let state = &mut self.ranks[rank as usize];
+        if state.in_barrier {
+            out.events.push(ServerEvent::ProtocolError {
+                rank,
+                error: "cmd=barrier_in while already in the barrier".into(),
+            });
+            return;
+        }
+        state.in_barrier = true;
+        self.in_barrier += 1;
+        if self.in_barrier < self.size {
+            return;
+        }
+        self.in_barrier = 0;
+        for r in 0..self.size {
+            self.ranks[r as usize].in_barrier = false;
+            self.reply(out, r, Message::new("barrier_out").arg("rc", "0"));
+        }
+    }
+
+    fn reply(&self, out: &mut Output, rank: u32, msg: Message) {
+        // Every value the server sends was validated on the way in or is
+        // generated here, so encoding cannot fail; fall back to a generic
+        // error rather than panicking if that ever changes.
+        let line = msg
+            .encode()
+            .unwrap_or_else(|_| format!("cmd={} rc=-1 msg=internal_encoding_error\n", msg.name()));
+        out.replies.push((rank, line));
+    }
+}
+
+/// The `PMI_process_mapping` value for `size` ranks all on one node.
+pub fn single_node_mapping(size: u32) -> String {
+    format!("(vector,(0,1,{size}))")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn replies_to(out: &Output, rank: u32) -> Vec<Message> {
+        out.replies
+            .iter()
+            .filter(|(r, _)| *r == rank)
+            .map(|(_, l)| {
+                assert!(l.ends_with('\n'), "{l:?}");
+                Message::parse(l).unwrap()
+            })
+            .collect()
+    }
+
+    fn one_reply(out: Output, rank: u32) -> Message {
+        assert_eq!(out.replies.len(), 1, "{out:?}");
+        let msgs = replies_to(&out, rank);
+        assert_eq!(msgs.len(), 1, "{out:?}");
+        msgs.into_iter().next().unwrap()
+    }
+
+    fn init_all(s: &mut PmiServer) {
+        for r in 0..s.size() {
+            let out = s.handle_line(r, "cmd=init pmi_version=1 pmi_subversion=1\n");
+            assert_eq!(out.events, vec![ServerEvent::Initialized { rank: r }]);
+            let m = one_reply(out, r);
+            assert_eq!(m.name(), "response_to_init");
+            assert_eq!(m.rc(), 0);
+        }
+    }
+
+    #[test]
+    fn full_job_lifecycle() {
+        let n = 4;
+        let mut s = PmiServer::new("kvs_42_0", n);
+        s.set_process_mapping(single_node_mapping(n));
+        init_all(&mut s);
+        for r in 0..n {
+            assert_eq!(s.phase(r), RankPhase::Initialized);
+            let m = one_reply(s.handle_line(r, "cmd=get_maxes"), r);
+            assert_eq!(m.name(), "maxes");
+            assert_eq!(m.get_int::<usize>("vallen_max"), Some(VALLEN_MAX));
+            let m = one_reply(s.handle_line(r, "cmd=get_appnum"), r);
+            assert_eq!((m.name(), m.get("appnum")), ("appnum", Some("0")));
+            let m = one_reply(s.handle_line(r, "cmd=get_my_kvsname"), r);
+            assert_eq!(m.get("kvsname"), Some("kvs_42_0"));
+            let m = one_reply(s.handle_line(r, "cmd=get_universe_size"), r);
+            assert_eq!(m.get("size"), Some("4"));
+            let put = format!("cmd=put kvsname=kvs_42_0 key=addr-{r} value=v{r}==");
+            let m = one_reply(s.handle_line(r, &put), r);
+            assert_eq!((m.name(), m.rc()), ("put_result", 0));
+        }
+        // Nobody is released until the last rank enters.
+        for r in 0..n - 1 {
+            let out = s.handle_line(r, "cmd=barrier_in");
+            assert!(out.replies.is_empty() && out.events.is_empty());
+        }
+        let out = s.handle_line(n - 1, "cmd=barrier_in");
+        for r in 0..n {
+            let msgs = replies_to(&out, r);
+            assert_eq!(msgs.len(), 1);
+            assert_eq!(msgs[0].name(), "barrier_out");
+        }
+        for r in 0..n {
+            let peer = (r + 1) % n;
+            let m = one_reply(
+                s.handle_line(r, &format!("cmd=get kvsname=kvs_42_0 key=addr-{peer}")),
+                r,
+            );
+            assert_eq!(m.name(), "get_result");
+            assert_eq!(m.rc(), 0);
+            assert_eq!(m.get("value"), Some(format!("v{peer}==").as_str()));
+            let m = one_reply(
+                s.handle_line(r, "cmd=get kvsname=kvs_42_0 key=PMI_process_mapping"),
+                r,
+            );
+            assert_eq!(m.get("value"), Some("(vector,(0,1,4))"));
+        }
+        // The barrier can be used again.
+        for r in 0..n - 1 {
+            assert!(s.handle_line(r, "cmd=barrier_in").replies.is_empty());
+        }
+        assert_eq!(
+            s.handle_line(n - 1, "cmd=barrier_in").replies.len(),
+            n as usize
+        );
+        for r in 0..n {
+            let out = s.handle_line(r, "cmd=finalize");
+            assert_eq!(out.events, vec![ServerEvent::Finalized { rank: r }]);
+            assert_eq!(one_reply(out, r).name(), "finalize_ack");
+            assert_eq!(s.phase(r), RankPhase::Finalized);
+        }
+    }
+
+    #[test]
+    fn get_of_missing_key_fails_with_rc() {
+        let mut s = PmiServer::new("kvs_1_0", 1);
+        init_all(&mut s);
+        let m = one_reply(s.handle_line(0, "cmd=get kvsname=kvs_1_0 key=nope"), 0);
+        assert_eq!(m.name(), "get_result");
+        assert_ne!(m.rc(), 0);
+        assert_eq!(m.get("msg"), Some("key_nope_not_found"));
+        let m = one_reply(s.handle_line(0, "cmd=get kvsname=other key=x"), 0);
+        assert_ne!(m.rc(), 0);
+    }
+
+    #[test]
+    fn put_validation() {
+        let mut s = PmiServer::new("kvs_1_0", 1);
+        init_all(&mut s);
+        let long = "x".repeat(VALLEN_MAX);
+        let m = one_reply(
+            s.handle_line(0, &format!("cmd=put kvsname=kvs_1_0 key=k value={long}")),
+            0,
+        );
+        assert_ne!(m.rc(), 0);
+        let m = one_reply(s.handle_line(0, "cmd=put kvsname=wrong key=k value=v"), 0);
+        assert_ne!(m.rc(), 0);
+        let m = one_reply(s.handle_line(0, "cmd=put kvsname=kvs_1_0 key=k"), 0);
+        assert_ne!(m.rc(), 0);
+        let m = one_reply(s.handle_line(0, "cmd=put kvsname=kvs_1_0 key=k value="), 0);
+        assert_eq!(m.rc(), 0);
+        assert_eq!(s.kvs_get("k"), Some(""));
+        let m = one_reply(s.handle_line(0, "cmd=put kvsname=kvs_1_0 key=k value=2"), 0);
+        assert_eq!(m.rc(), 0);
+        assert_eq!(s.kvs_get("k"), Some("2"));
+    }
+
+    #[test]
+    fn abort_is_reported_with_code_and_message() {
+        let mut s = PmiServer::new("kvs_1_0", 3);
+        init_all(&mut s);
+        let out = s.handle_line(1, "cmd=abort exitcode=7 error_msg=bad input file");
+        assert!(out.replies.is_empty());
+        assert_eq!(
+            out.events,
+            vec![ServerEvent::Abort {
+                rank: 1,
+                exit_code: 7,
+                message: Some("bad input file".into())
+            }]
+        );
+        assert_eq!(s.phase(1), RankPhase::Aborted);
+        let out = s.handle_line(2, "cmd=abort");
+        assert_eq!(
+            out.events,
+            vec![ServerEvent::Abort {
+                rank: 2,
+                exit_code: 1,
+                message: None
+            }]
+        );
+    }
+
+    #[test]
+    fn abort_before_init_is_honoured() {
+        let mut s = PmiServer::new("kvs_1_0", 1);
+        let out = s.handle_line(0, "cmd=abort exitcode=4");
+        assert!(matches!(
+            out.events[..],
+            [ServerEvent::Abort { exit_code: 4, .. }]
+        ));
+    }
+
+    #[test]
+    fn commands_before_init_are_protocol_errors() {
+        let mut s = PmiServer::new("kvs_1_0", 1);
+        let out = s.handle_line(0, "cmd=get_maxes");
+        assert!(out.replies.is_empty());
+        assert!(matches!(
+            out.events[..],
+            [ServerEvent::ProtocolError { rank: 0, .. }]
+        ));
+    }
+
+    #[test]
+    fn wrong_version_is_refused() {
+        let mut s = PmiServer::new("kvs_1_0", 1);
+        let out = s.handle_line(0, "cmd=init pmi_version=2 pmi_subversion=0");
+        assert!(out.events.is_empty());
+        assert_ne!(one_reply(out, 0).rc(), 0);
+        assert_eq!(s.phase(0), RankPhase::NotInitialized);
+    }
+
+    #[test]
+    fn malformed_and_unknown_lines_are_protocol_errors() {
+        let mut s = PmiServer::new("kvs_1_0", 2);
+        init_all(&mut s);
+        for line in ["garbage", "", "cmd=frobnicate", "key=value"] {
+            let out = s.handle_line(0, line);
+            assert!(out.replies.is_empty(), "{line:?}");
+            assert!(
+                matches!(out.events[..], [ServerEvent::ProtocolError { rank: 0, .. }]),
+                "{line:?}: {out:?}"
+            );
+        }
+        let out = s.handle_line(9, "cmd=barrier_in");
+        assert!(matches!(
+            out.events[..],
+            [ServerEvent::ProtocolError { rank: 9, .. }]
+        ));
+    }
+
+    #[test]
+    fn double_barrier_entry_is_an_error() {
+        let mut s = PmiServer::new("kvs_1_0", 2);
+        init_all(&mut s);
+        assert!(s.handle_line(0, "cmd=barrier_in").events.is_empty());
+        let out = s.handle_line(0, "cmd=barrier_in");
+        assert!(matches!(
+            out.events[..],
+            [ServerEvent::ProtocolError { .. }]
+        ));
+        assert_eq!(s.handle_line(1, "cmd=barrier_in").replies.len(), 2);
+    }
+
+    #[test]
+    fn spawn_is_skipped_and_refused() {
+        let mut s = PmiServer::new("kvs_1_0", 1);
+        init_all(&mut s);
+        for line in ["mcmd=spawn", "nprocs=2", "execname=a.out", "argcnt=0"] {
+            let out = s.handle_line(0, line);
+            assert_eq!(out, Output::default(), "{line:?}");
+        }
+        let m = one_reply(s.handle_line(0, "endcmd"), 0);
+        assert_eq!(m.name(), "spawn_result");
+        assert_ne!(m.rc(), 0);
+        // Back to normal afterwards.
+        assert_eq!(
+            one_reply(s.handle_line(0, "cmd=get_appnum"), 0).name(),
+            "appnum"
+        );
+    }
+
+    #[test]
+    fn name_service_is_refused_politely() {
+        let mut s = PmiServer::new("kvs_1_0", 1);
+        init_all(&mut s);
+        let m = one_reply(s.handle_line(0, "cmd=lookup_name service=x"), 0);
+        assert_eq!(m.name(), "lookup_result");
+        assert_ne!(m.rc(), 0);
+    }
+
+    #[test]
+    fn initack_handshake() {
+        let mut s = PmiServer::new("kvs_1_0", 3);
+        let out = s.handle_line(2, "cmd=initack pmiid=2");
+        let msgs = replies_to(&out, 2);
+        assert_eq!(msgs.len(), 4);
+        assert_eq!(msgs[0].name(), "initack");
+        assert_eq!(msgs[1].get("size"), Some("3"));
+        assert_eq!(msgs[2].get("rank"), Some("2"));
+        assert_eq!(msgs[3].get("debug"), Some("0"));
+    }
+}

@@ -1,0 +1,622 @@
+//! Running a job: one single-threaded poll loop that serves PMI, forwards
+//! stdio and signals, reaps ranks and enforces the job-end rules.
+//!
+//! A single thread keeps ordering simple and deterministic: a rank's last
+//! output and last PMI messages are always drained before its death is
+//! judged, and every decision happens in one place.
+
+use std::fs::File;
+use std::io::{ErrorKind, Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant};
+
+use oxmpi_pmi::{single_node_mapping, LineDecoder, PmiServer, RankPhase, ServerEvent};
+
+use crate::output::{LineForwarder, Sink};
+use crate::spawn::{spawn_local, LaunchSpec, RankIo};
+use crate::sys::{self, Exit};
+
+/// Grace period between SIGTERM and SIGKILL when a rank failed.
+const FAILURE_GRACE: Duration = Duration::from_millis(500);
+/// Grace period between a forwarded SIGINT/SIGTERM and SIGKILL.
+const SIGNAL_GRACE: Duration = Duration::from_secs(1);
+/// How long to wait, once all ranks are gone, for pipes still held open by
+/// processes the ranks left behind.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(300);
+/// Upper bound on a poll sleep, as a backstop to the SIGCHLD wakeup.
+const TICK: Duration = Duration::from_millis(500);
+
+/// How the job is configured.
+#[derive(Debug, Clone)]
+pub struct JobConfig {
+    pub spec: LaunchSpec,
+    pub label: bool,
+    pub kvsname: String,
+}
+
+struct PmiConn {
+    sock: UnixStream,
+    decoder: LineDecoder,
+    outbox: Vec<u8>,
+}
+
+struct OutStream {
+    pipe: Option<File>,
+    fwd: LineForwarder,
+}
+
+struct Rank {
+    pid: libc::pid_t,
+    exit: Option<Exit>,
+    pmi: Option<PmiConn>,
+    out: [OutStream; 2],
+}
+
+/// Launcher stdin to rank 0's stdin.
+struct StdinForward {
+    /// Our stdin has not reached EOF.
+    source_open: bool,
+    sink: Option<File>,
+    buf: Vec<u8>,
+    sent: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    Running,
+    /// A rank failed or aborted; the job exits with `code`.
+    Failing {
+        code: i32,
+    },
+    /// The user sent SIGINT/SIGTERM, which was forwarded.
+    Interrupted,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    Signals,
+    Stdin,
+    Rank0Stdin,
+    Pmi(usize),
+    Out(usize, usize),
+}
+
+struct Job {
+    ranks: Vec<Rank>,
+    pgid: libc::pid_t,
+    server: PmiServer,
+    stdin: StdinForward,
+    signals: File,
+    ending: Ending,
+    kill_at: Option<Instant>,
+    first_failure: Option<i32>,
+    buf: Vec<u8>,
+}
+
+/// Runs the job to completion and returns the launcher's exit status.
+pub fn run(config: &JobConfig) -> i32 {
+    let (signal_rx, signal_tx) = match sys::nonblocking_pipe() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("mpiexec: cannot create the signal pipe: {e}");
+            return 1;
+        }
+    };
+    let signals = [libc::SIGCHLD, libc::SIGINT, libc::SIGTERM];
+    if let Err(e) = sys::route_signals_to_pipe(signal_tx.as_raw_fd(), &signals) {
+        eprintln!("mpiexec: cannot install signal handlers: {e}");
+        return 1;
+    }
+    // The handler writes to this descriptor until the process exits.
+    std::mem::forget(signal_tx);
+
+    let size = config.spec.size;
+    let mut server = PmiServer::new(config.kvsname.clone(), size);
+    server.set_process_mapping(single_node_mapping(size));
+    let mut job = Job {
+        ranks: Vec::with_capacity(size as usize),
+        pgid: 0,
+        server,
+        stdin: StdinForward {
+            source_open: true,
+            sink: None,
+            buf: Vec::new(),
+            sent: 0,
+        },
+        signals: File::from(signal_rx),
+        ending: Ending::Running,
+        kill_at: None,
+        first_failure: None,
+        buf: vec![0; 64 * 1024],
+    };
+
+    for rank in 0..size {
+        let pgid = (rank > 0).then_some(job.pgid);
+        match spawn_local(&config.spec, rank, pgid) {
+            Ok(io) => job.add_rank(io, config.label),
+            Err(e) => {
+                let code = match e.kind() {
+                    ErrorKind::NotFound | ErrorKind::PermissionDenied => 127,
+                    _ => 1,
+                };
+                let what = format!(
+                    "cannot start rank {rank} ('{}'): {e}",
+                    config.spec.program.display()
+                );
+                if job.ranks.is_empty() {
+                    eprintln!("mpiexec: {what}");
+                    return code;
+                }
+                job.fail(&what, code);
+                break;
+            }
+        }
+    }
+    job.run_loop();
+    job.exit_code()
+}
+
+impl Job {
+    fn add_rank(&mut self, io: RankIo, label: bool) {
+        let rank = self.ranks.len() as u32;
+        if rank == 0 {
+            self.pgid = io.pid;
+            self.stdin.sink = io.stdin.and_then(|s| nonblocking_file(OwnedFd::from(s)));
+        }
+        // Without a usable PMI socket the rank simply cannot talk PMI; it
+        // still runs, like a non-MPI program would.
+        let pmi = io.pmi.set_nonblocking(true).ok().map(|()| PmiConn {
+            sock: io.pmi,
+            decoder: LineDecoder::default(),
+            outbox: Vec::new(),
+        });
+        let stdout = nonblocking_file(OwnedFd::from(io.stdout));
+        let stderr = nonblocking_file(OwnedFd::from(io.stderr));
+        self.ranks.push(Rank {
+            pid: io.pid,
+            exit: None,
+            pmi,
+            out: [
+                OutStream {
+                    pipe: stdout,
+                    fwd: LineForwarder::new(Sink::Stdout, rank, label),
+                },
+                OutStream {
+                    pipe: stderr,
+                    fwd: LineForwarder::new(Sink::Stderr, rank, label),
+                },
+            ],
+        });
+    }
+
+    fn all_exited(&self) -> bool {
+        self.ranks.iter().all(|r| r.exit.is_some())
+    }
+
+    fn run_loop(&mut self) {
+        let mut fds: Vec<libc::pollfd> = Vec::new();
+        let mut slots: Vec<Slot> = Vec::new();
+        while !self.all_exited() {
+            fds.clear();
+            slots.clear();
+            self.collect_pollfds(&mut fds, &mut slots, true);
+            let timeout = self.poll_timeout();
+            if let Err(e) = sys::poll(&mut fds, timeout) {
+                // Nothing sensible can continue without poll; end the job
+                // rather than spin.
+                eprintln!("mpiexec: poll failed: {e}");
+                self.fail("internal error in the launcher", 1);
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            for (pfd, slot) in fds.iter().zip(slots.iter()) {
+                if pfd.revents != 0 {
+                    self.handle_ready(*slot, pfd.revents);
+                }
+            }
+            self.reap();
+            if let Some(at) = self.kill_at {
+                if Instant::now() >= at {
+                    self.kill_at = None;
+                    self.signal_all(libc::SIGKILL);
+                }
+            }
+        }
+        self.drain_after_exit();
+    }
+
+    fn poll_timeout(&self) -> i32 {
+        let wait = match self.kill_at {
+            Some(at) => at.saturating_duration_since(Instant::now()).min(TICK),
+            None => TICK,
+        };
+        // Round up so we do not wake just before the deadline and spin.
+        (wait.as_micros().div_ceil(1000)) as i32
+    }
+
+    fn collect_pollfds(&self, fds: &mut Vec<libc::pollfd>, slots: &mut Vec<Slot>, all: bool) {
+        let mut add = |fd: RawFd, events: libc::c_short, slot: Slot| {
+            fds.push(libc::pollfd {
+                fd,
+                events,
+                revents: 0,
+            });
+            slots.push(slot);
+        };
+        if all {
+            add(self.signals.as_raw_fd(), libc::POLLIN, Slot::Signals);
+            if let Some(sink) = &self.stdin.sink {
+                if self.stdin.sent < self.stdin.buf.len() {
+                    add(sink.as_raw_fd(), libc::POLLOUT, Slot::Rank0Stdin);
+                } else if self.stdin.source_open {
+                    add(libc::STDIN_FILENO, libc::POLLIN, Slot::Stdin);
+                }
+            }
+        }
+        for (i, rank) in self.ranks.iter().enumerate() {
+            if all {
+                if let Some(conn) = &rank.pmi {
+                    let mut events = libc::POLLIN;
+                    if !conn.outbox.is_empty() {
+                        events |= libc::POLLOUT;
+                    }
+                    add(conn.sock.as_raw_fd(), events, Slot::Pmi(i));
+                }
+            }
+            for (s, stream) in rank.out.iter().enumerate() {
+                if let Some(pipe) = &stream.pipe {
+                    add(pipe.as_raw_fd(), libc::POLLIN, Slot::Out(i, s));
+                }
+            }
+        }
+    }
+
+    fn handle_ready(&mut self, slot: Slot, revents: libc::c_short) {
+        match slot {
+            Slot::Signals => self.handle_signals(),
+            Slot::Stdin => self.read_stdin(revents),
+            Slot::Rank0Stdin => self.write_rank0_stdin(),
+            Slot::Pmi(r) => {
+                if revents & libc::POLLOUT != 0 {
+                    self.flush_pmi(r);
+                }
+                if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+                    self.read_pmi(r);
+                }
+            }
+            Slot::Out(r, s) => self.read_output(r, s),
+        }
+    }
+
+    fn handle_signals(&mut self) {
+        let mut bytes = [0u8; 64];
+        loop {
+            match self.signals.read(&mut bytes) {
+                Ok(0) => return,
+                Ok(n) => {
+                    for &sig in &bytes[..n] {
+                        let sig = libc::c_int::from(sig);
+                        if sig == libc::SIGINT || sig == libc::SIGTERM {
+                            self.on_user_signal(sig);
+                        }
+                        // SIGCHLD only needs the wakeup; reap() follows.
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return,
+            }
+        }
+    }
+
+    fn on_user_signal(&mut self, sig: libc::c_int) {
+        if self.ending == Ending::Running {
+            self.ending = Ending::Interrupted;
+            self.signal_all(sig);
+            self.kill_at = Some(Instant::now() + SIGNAL_GRACE);
+        } else {
+            // A second interrupt means "now".
+            self.kill_at = None;
+            self.signal_all(libc::SIGKILL);
+        }
+    }
+
+    fn read_stdin(&mut self, revents: libc::c_short) {
+        if revents & libc::POLLNVAL != 0 {
+            self.stdin_eof();
+            return;
+        }
+        match sys::read_fd(libc::STDIN_FILENO, &mut self.buf) {
+            Ok(0) => self.stdin_eof(),
+            Ok(n) => {
+                self.stdin.buf.clear();
+                self.stdin.buf.extend_from_slice(&self.buf[..n]);
+                self.stdin.sent = 0;
+                self.write_rank0_stdin();
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+            Err(_) => self.stdin_eof(),
+        }
+    }
+
+    fn stdin_eof(&mut self) {
+        self.stdin.source_open = false;
+        if self.stdin.sent >= self.stdin.buf.len() {
+            // Closing our end is how rank 0 sees EOF.
+            self.stdin.sink = None;
+        }
+    }
+
+    fn write_rank0_stdin(&mut self) {
+        let Some(sink) = &mut self.stdin.sink else {
+            return;
+        };
+        while self.stdin.sent < self.stdin.buf.len() {
+            match sink.write(&self.stdin.buf[self.stdin.sent..]) {
+                Ok(n) => self.stdin.sent += n,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(_) => {
+                    // Rank 0 closed its stdin or exited: stop forwarding.
+                    self.stdin.sink = None;
+                    self.stdin.source_open = false;
+                    return;
+                }
+            }
+        }
+        if !self.stdin.source_open {
+            self.stdin.sink = None;
+        }
+    }
+
+    fn read_output(&mut self, r: usize, s: usize) {
+        let stream = &mut self.ranks[r].out[s];
+        let Some(pipe) = &mut stream.pipe else { return };
+        loop {
+            match pipe.read(&mut self.buf) {
+                Ok(0) => {
+                    stream.pipe = None;
+                    stream.fwd.finish();
+                    return;
+                }
+                Ok(n) => stream.fwd.push(&self.buf[..n]),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(_) => {
+                    stream.pipe = None;
+                    stream.fwd.finish();
+                    return;
+                }
+            }
+        }
+    }
+
+    fn read_pmi(&mut self, r: usize) {
+        let mut lines = Vec::new();
+        let mut closed = false;
+        let mut bad = None;
+        {
+            let Some(conn) = &mut self.ranks[r].pmi else {
+                return;
+            };
+            loop {
+                match conn.sock.read(&mut self.buf) {
+                    Ok(0) => {
+                        closed = true;
+                        break;
+                    }
+                    Ok(n) => conn.decoder.feed(&self.buf[..n]),
+                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(_) => {
+                        closed = true;
+                        break;
+                    }
+                }
+            }
+            while let Some(line) = conn.decoder.next_line() {
+                match line {
+                    Ok(line) => lines.push(line),
+                    Err(e) => {
+                        bad = Some(e.to_string());
+                        break;
+                    }
+                }
+            }
+        }
+        for line in lines {
+            let out = self.server.handle_line(r as u32, &line);
+            for (to, reply) in out.replies {
+                if let Some(conn) = &mut self.ranks[to as usize].pmi {
+                    conn.outbox.extend_from_slice(reply.as_bytes());
+                    self.flush_pmi(to as usize);
+                }
+            }
+            for event in out.events {
+                self.on_pmi_event(event);
+            }
+        }
+        if let Some(error) = bad {
+            let pid = self.ranks[r].pid;
+            self.fail(
+                &format!("rank {r} (pid {pid}) broke the PMI protocol: {error}"),
+                1,
+            );
+        }
+        if closed {
+            self.ranks[r].pmi = None;
+        }
+    }
+
+    fn flush_pmi(&mut self, r: usize) {
+        let Some(conn) = &mut self.ranks[r].pmi else {
+            return;
+        };
+        while !conn.outbox.is_empty() {
+            match conn.sock.write(&conn.outbox) {
+                Ok(n) => {
+                    conn.outbox.drain(..n);
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(_) => {
+                    // The rank is gone; its exit status tells the story.
+                    self.ranks[r].pmi = None;
+                    return;
+                }
+            }
+        }
+    }
+
+    fn on_pmi_event(&mut self, event: ServerEvent) {
+        match event {
+            ServerEvent::Initialized { .. } | ServerEvent::Finalized { .. } => {}
+            ServerEvent::Abort {
+                rank,
+                exit_code,
+                message,
+            } => {
+                let pid = self.ranks[rank as usize].pid;
+                let detail = message.map(|m| format!(" ({m})")).unwrap_or_default();
+                self.fail(
+                    &format!(
+                        "rank {rank} (pid {pid}) called MPI_Abort with exit code {exit_code}{detail}"
+                    ),
+                    exit_code,
+                );
+            }
+            ServerEvent::ProtocolError { rank, error } => {
+                let pid = self.ranks.get(rank as usize).map_or(0, |r| r.pid);
+                self.fail(
+                    &format!("rank {rank} (pid {pid}) broke the PMI protocol: {error}"),
+                    1,
+                );
+            }
+        }
+    }
+
+    fn reap(&mut self) {
+        while let Some((pid, exit)) = sys::reap_any() {
+            let Some(r) = self.ranks.iter().position(|rank| rank.pid == pid) else {
+                continue;
+            };
+            // Judge the death only after everything the rank sent before
+            // dying (final output, an abort request) has been processed.
+            self.read_pmi(r);
+            self.read_output(r, 0);
+            self.read_output(r, 1);
+            self.ranks[r].exit = Some(exit);
+            if r == 0 {
+                self.stdin.sink = None;
+                self.stdin.source_open = false;
+            }
+            self.judge_exit(r, pid, exit);
+        }
+    }
+
+    fn judge_exit(&mut self, r: usize, pid: libc::pid_t, exit: Exit) {
+        let phase = self.server.phase(r as u32);
+        let failure = match (exit, phase) {
+            (_, RankPhase::Aborted) => None,
+            (Exit::Signal(sig), phase) => {
+                let when = if phase == RankPhase::Finalized {
+                    " after MPI_Finalize"
+                } else {
+                    " before MPI_Finalize"
+                };
+                Some((
+                    format!(
+                        "rank {r} (pid {pid}) was killed by signal {sig} ({}){when}",
+                        sys::signal_name(sig)
+                    ),
+                    exit.shell_code(),
+                ))
+            }
+            (Exit::Code(0), RankPhase::Initialized) => Some((
+                format!("rank {r} (pid {pid}) exited with status 0 without calling MPI_Finalize"),
+                1,
+            )),
+            (Exit::Code(code), RankPhase::Initialized) => Some((
+                format!("rank {r} (pid {pid}) exited with status {code} before MPI_Finalize"),
+                code,
+            )),
+            (Exit::Code(_), _) => None,
+        };
+        if exit != Exit::Code(0) && self.first_failure.is_none() {
+            self.first_failure = Some(exit.shell_code());
+        }
+        if let Some((what, code)) = failure {
+            self.fail(&what, code);
+        }
+    }
+
+    /// Ends the job because of `what`, exiting with `code`, unless it is
+    /// already ending (only the first cause is reported).
+    fn fail(&mut self, what: &str, code: i32) {
+        if self.ending != Ending::Running {
+            return;
+        }
+        self.ending = Ending::Failing { code };
+        eprintln!("mpiexec: {what}; ending the job");
+        self.signal_all(libc::SIGTERM);
+        self.kill_at = Some(Instant::now() + FAILURE_GRACE);
+    }
+
+    fn signal_all(&self, sig: libc::c_int) {
+        let live: Vec<_> = self.ranks.iter().filter(|r| r.exit.is_none()).collect();
+        if live.is_empty() {
+            return;
+        }
+        // While any rank is unreaped the group id cannot have been reused,
+        // and signalling the group also reaches processes the ranks started.
+        sys::kill_group(self.pgid, sig);
+        for rank in live {
+            // Ranks that left the group (setsid) are still ours to stop.
+            sys::kill(rank.pid, sig);
+        }
+    }
+
+    /// All ranks are gone; collect output still in the pipes. Processes the
+    /// ranks left behind may hold them open, so this is bounded in time.
+    fn drain_after_exit(&mut self) {
+        let deadline = Instant::now() + DRAIN_AFTER_EXIT;
+        let mut fds = Vec::new();
+        let mut slots = Vec::new();
+        loop {
+            fds.clear();
+            slots.clear();
+            self.collect_pollfds(&mut fds, &mut slots, false);
+            let left = deadline.saturating_duration_since(Instant::now());
+            if fds.is_empty() || left.is_zero() {
+                break;
+            }
+            if sys::poll(&mut fds, left.as_millis().max(1) as i32).is_err() {
+                break;
+            }
+            for (pfd, slot) in fds.iter().zip(slots.iter()) {
+                if pfd.revents != 0 {
+                    if let Slot::Out(r, s) = *slot {
+                        self.read_output(r, s);
+                    }
+                }
+            }
+        }
+        for rank in &mut self.ranks {
+            for stream in &mut rank.out {
+                stream.pipe = None;
+                stream.fwd.finish();
+            }
+        }
+    }
+
+    fn exit_code(&self) -> i32 {
+        match self.ending {
+            Ending::Failing { code } => code,
+            Ending::Running | Ending::Interrupted => self.first_failure.unwrap_or(0),
+        }
+    }
+}
+
+fn nonblocking_file(fd: OwnedFd) -> Option<File> {
+    sys::set_nonblocking(&fd).ok()?;
+    Some(File::from(fd))
+}

@@ -1,0 +1,500 @@
+//! Rank program for the engine-level point-to-point tests. The first argument
+//! names the scenario; each scenario checks its own results and exits non-zero
+//! (naming the rank and the failed check) when something is wrong.
+
+use oxmpi_core::pt2pt::{self, SendMode};
+use oxmpi_core::runtime::{self, ThreadLevel};
+use oxmpi_core::{Comm, ErrorClass, Request, Status, ANY_SOURCE, ANY_TAG, PROC_NULL};
+use oxmpi_tests::{check, Rng};
+
+fn main() {
+    let scenario = std::env::args().nth(1).unwrap_or_default();
+    let level = if scenario == "threads" { ThreadLevel::Multiple } else { ThreadLevel::Single };
+    let provided = runtime::init(level).expect("MPI_Init");
+    assert_eq!(provided, level);
+    let e = runtime::engine().unwrap();
+    let world = e.world().clone();
+    let rank = world.rank();
+    match scenario.as_str() {
+        "traffic" => traffic(&world),
+        "truncate" => truncate(&world),
+        "cancel" => cancel(&world),
+        "flood" => flood(&world),
+        "probe" => probe(&world),
+        "persistent" => persistent(&world),
+        "modes" => modes(&world),
+        "waitfamily" => waitfamily(&world),
+        "threads" => threads(&world),
+        "errors" => errors(&world),
+        "selfsend" => selfsend(&world),
+        "abort" => {
+            if rank == 1 {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                runtime::abort(7, "test abort");
+            }
+            let mut b = [0u8; 4];
+            let _ = pt2pt::recv(&world, &mut b, ANY_SOURCE, ANY_TAG);
+        }
+        "die" => {
+            // The last rank kills itself hard while the others wait for it forever.
+            if rank == world.size() - 1 {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                // SAFETY: raising SIGKILL on ourselves; nothing to uphold.
+                unsafe { libc::raise(libc::SIGKILL) };
+            }
+            let mut b = [0u8; 4];
+            let _ = pt2pt::recv(&world, &mut b, world.size() - 1, 0);
+        }
+        other => {
+            eprintln!("unknown scenario {other:?}");
+            std::process::exit(2);
+        }
+    }
+    runtime::finalize().expect("MPI_Finalize");
+    if rank == 0 {
+        println!("{scenario}: ok");
+    }
+}
+
+/// Size, tag and payload seed of message `seq` from `src` to `dst`.
+fn plan(src: i32, dst: i32, seq: u64, max: usize) -> (usize, i32, u64) {
+    let seed = ((src as u64) << 40) ^ ((dst as u64) << 20) ^ seq;
+    let mut r = Rng::new(seed);
+    let class = r.below(100);
+    let len = match class {
+        0..=9 => 0,
+        10..=69 => r.below(1024) as usize,
+        70..=89 => r.below(96 * 1024) as usize,
+        90..=97 => r.below(1 << 20) as usize,
+        _ => r.below(max as u64 + 1) as usize,
+    };
+    (len.min(max), r.below(4) as i32, seed)
+}
+
+fn expect_payload(rank: i32, buf: &[u8], seed: u64, what: &str) {
+    let mut want = vec![0u8; buf.len()];
+    Rng::fill(seed, &mut want);
+    if buf != want.as_slice() {
+        let at = buf.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(0);
+        check!(rank, false, "{what}: payload differs at byte {at} of {}", buf.len());
+    }
+}
+
+/// Every rank sends a random mix of messages to every rank (itself included),
+/// with immediate, synchronous and standard modes; receivers take them first
+/// with wildcards, then by (source, tag), and check each arrives exactly once,
+/// intact and in per-sender order.
+fn traffic(world: &Comm) {
+    let rank = world.rank();
+    let n = world.size();
+    let per_peer: u64 = std::env::var("TRAFFIC_MSGS").ok().and_then(|v| v.parse().ok()).unwrap_or(30);
+    let max: usize = 8 << 20;
+    for round in 0..2u64 {
+        // Build and start all sends.
+        let mut bufs: Vec<Vec<u8>> = Vec::new();
+        let mut specs = Vec::new();
+        for dst in 0..n {
+            for seq in 0..per_peer {
+                let (len, tag, seed) = plan(rank, dst, seq + round * 1000, max);
+                let mut b = vec![0u8; len];
+                Rng::fill(seed, &mut b);
+                bufs.push(b);
+                specs.push((dst, tag, seed));
+            }
+        }
+        let mut reqs = Vec::new();
+        for (i, (dst, tag, seed)) in specs.iter().enumerate() {
+            let mode = if seed % 7 == 0 { SendMode::Synchronous } else { SendMode::Standard };
+            // SAFETY: `bufs` lives until the waitall below.
+            let r = unsafe { pt2pt::isend(world, bufs[i].as_ptr(), bufs[i].len(), *dst, *tag, mode) }.unwrap();
+            reqs.push(r);
+        }
+        let mut rbuf = vec![0u8; max];
+        if round == 0 {
+            // Wildcards: per source, messages must come in send order.
+            let mut next = vec![0u64; n as usize];
+            for _ in 0..(per_peer * n as u64) {
+                let st = pt2pt::recv(world, &mut rbuf, ANY_SOURCE, ANY_TAG).unwrap();
+                let src = st.source;
+                check!(rank, (0..n).contains(&src), "source {src}");
+                let seq = next[src as usize];
+                check!(rank, seq < per_peer, "too many messages from {src}");
+                next[src as usize] += 1;
+                let (len, tag, seed) = plan(src, rank, seq + round * 1000, max);
+                check!(rank, st.count_bytes == len && st.tag == tag, "from {src} seq {seq}: got {} bytes tag {}, want {len} tag {tag}", st.count_bytes, st.tag);
+                expect_payload(rank, &rbuf[..len], seed, "wildcard receive");
+            }
+        } else {
+            // Specific (source, tag): messages of one tag from one source in order,
+            // pulled out from between messages of other tags.
+            for src in (0..n).rev() {
+                for tag in (0..4).rev() {
+                    for seq in 0..per_peer {
+                        let (len, t, seed) = plan(src, rank, seq + round * 1000, max);
+                        if t != tag {
+                            continue;
+                        }
+                        let st = pt2pt::recv(world, &mut rbuf, src, tag).unwrap();
+                        check!(rank, st.source == src && st.tag == tag && st.count_bytes == len, "specific from {src} tag {tag} seq {seq}: got {st:?}, want {len} bytes");
+                        expect_payload(rank, &rbuf[..len], seed, "specific receive");
+                    }
+                }
+            }
+        }
+        let mut sts = vec![Status::EMPTY; reqs.len()];
+        pt2pt::waitall(&mut reqs, &mut sts).unwrap();
+        check!(rank, reqs.iter().all(|r| r.is_null()), "requests not nulled");
+        // Nothing may be left over.
+        check!(rank, pt2pt::iprobe(world, ANY_SOURCE, ANY_TAG).unwrap().is_none(), "stray message after round {round}");
+        barrier(world);
+    }
+    check!(rank, pt2pt::live_requests().unwrap() == 0, "leaked requests: {}", pt2pt::live_requests().unwrap());
+}
+
+/// A simple barrier over point-to-point (collectives come later).
+fn barrier(world: &Comm) {
+    let n = world.size();
+    let rank = world.rank();
+    let mut b = [0u8; 1];
+    if rank == 0 {
+        for r in 1..n {
+            pt2pt::recv(world, &mut b, r, 999_999).unwrap();
+        }
+        for r in 1..n {
+            pt2pt::send(world, &b, r, 999_999, SendMode::Standard).unwrap();
+        }
+    } else {
+        pt2pt::send(world, &b, 0, 999_999, SendMode::Standard).unwrap();
+        pt2pt::recv(world, &mut b, 0, 999_999).unwrap();
+    }
+}
+
+/// A message longer than the receive buffer: MPI_ERR_TRUNCATE, and not one byte
+/// written past the buffer (guard bytes stay intact).
+fn truncate(world: &Comm) {
+    let rank = world.rank();
+    for (i, &(sent, cap)) in [(100usize, 10usize), (300_000, 100_000), (4 << 20, (1 << 20) + 3)].iter().enumerate() {
+        let tag = i as i32;
+        if rank == 0 {
+            let mut b = vec![0u8; sent];
+            Rng::fill(i as u64, &mut b);
+            pt2pt::send(world, &b, 1, tag, SendMode::Standard).unwrap();
+            // The sender's side still completes normally; then one more good message.
+            pt2pt::send(world, &b[..cap], 1, tag, SendMode::Standard).unwrap();
+        } else if rank == 1 {
+            let guard = 4096;
+            let mut b = vec![0xA5u8; cap + guard];
+            let err = pt2pt::recv(world, &mut b[..cap], 0, tag).unwrap_err();
+            check!(rank, err.class == ErrorClass::Truncate, "wanted MPI_ERR_TRUNCATE, got {err}");
+            check!(rank, err.message.contains("truncated"), "message: {}", err.message);
+            check!(rank, b[cap..].iter().all(|&x| x == 0xA5), "bytes written past the receive buffer ({sent} into {cap})");
+            let mut want = vec![0u8; sent];
+            Rng::fill(i as u64, &mut want);
+            check!(rank, b[..cap] == want[..cap], "truncated prefix wrong");
+            let st = pt2pt::recv(world, &mut b[..cap], 0, tag).unwrap();
+            check!(rank, st.count_bytes == cap, "follow-up message size {}", st.count_bytes);
+        }
+    }
+}
+
+/// Cancel a posted receive, and a send the receiver has not matched.
+fn cancel(world: &Comm) {
+    let rank = world.rank();
+    if rank == 0 {
+        // A receive nobody will satisfy.
+        let mut b = [0u8; 8];
+        // SAFETY: `b` outlives the wait below.
+        let mut r = unsafe { pt2pt::irecv(world, b.as_mut_ptr(), 8, 1, 42) }.unwrap();
+        pt2pt::cancel(&r).unwrap();
+        let st = pt2pt::wait(&mut r).unwrap();
+        check!(rank, st.cancelled, "receive not cancelled");
+        // Sends to rank 1, which is not receiving tag 5 yet: small (eager) and large.
+        for len in [16usize, 2 << 20] {
+            let first = vec![1u8; len];
+            let second = vec![2u8; len];
+            // SAFETY: buffers outlive the waits below.
+            let mut r1 = unsafe { pt2pt::isend(world, first.as_ptr(), len, 1, 5, SendMode::Standard) }.unwrap();
+            pt2pt::cancel(&r1).unwrap();
+            let st = pt2pt::wait(&mut r1).unwrap();
+            check!(rank, st.cancelled, "send of {len} bytes not cancelled");
+            pt2pt::send(world, &second, 1, 5, SendMode::Standard).unwrap();
+        }
+        barrier(world);
+    } else if rank == 1 {
+        barrier(world);
+        for len in [16usize, 2 << 20] {
+            let mut b = vec![0u8; len];
+            let st = pt2pt::recv(world, &mut b, 0, 5).unwrap();
+            check!(rank, st.count_bytes == len && b.iter().all(|&x| x == 2), "received the cancelled message ({len} bytes)");
+        }
+        check!(rank, pt2pt::iprobe(world, 0, 5).unwrap().is_none(), "cancelled message still queued");
+    } else {
+        barrier(world);
+    }
+}
+
+/// Rank 0 floods rank 1 with small messages while rank 1 is not receiving;
+/// rank 1's unexpected eager bytes must stay bounded by flow control.
+fn flood(world: &Comm) {
+    let rank = world.rank();
+    let count = 20_000;
+    let len = 1024;
+    if rank == 0 {
+        let b = vec![7u8; len];
+        for i in 0..count {
+            pt2pt::send(world, &b, 1, i % 3, SendMode::Standard).unwrap();
+        }
+    } else if rank == 1 {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        // Let everything that can arrive arrive.
+        let mut peak = 0;
+        for _ in 0..200 {
+            let _ = pt2pt::iprobe(world, 0, 12345).unwrap();
+            peak = peak.max(pt2pt::unexpected_footprint().unwrap().1);
+        }
+        let mut b = vec![0u8; len];
+        for i in 0..count {
+            let st = pt2pt::recv(world, &mut b, 0, ANY_TAG).unwrap();
+            check!(rank, st.tag == i % 3 && b.iter().all(|&x| x == 7), "message {i} wrong");
+            if i % 1000 == 0 {
+                peak = peak.max(pt2pt::unexpected_footprint().unwrap().1);
+            }
+        }
+        println!("flood: peak unexpected eager bytes {peak} for {} bytes sent", count as usize * len);
+        check!(rank, peak <= 5 << 20, "unexpected queue grew to {peak} bytes");
+    }
+}
+
+fn probe(world: &Comm) {
+    let rank = world.rank();
+    if rank == 0 {
+        for (tag, len) in [(1, 10usize), (2, 200_000), (3, 0)] {
+            let b = vec![tag as u8; len];
+            pt2pt::send(world, &b, 1, tag, SendMode::Standard).unwrap();
+        }
+    } else if rank == 1 {
+        // Probe reports the size before receiving.
+        let st = pt2pt::probe(world, 0, 2).unwrap();
+        check!(rank, st.count_bytes == 200_000 && st.tag == 2 && st.source == 0, "probe {st:?}");
+        let mut b = vec![0u8; st.count_bytes];
+        pt2pt::recv(world, &mut b, 0, 2).unwrap();
+        check!(rank, b.iter().all(|&x| x == 2), "payload");
+        // Matched probe: the message is ours even with a wildcard receive racing.
+        let (mut msg, st) = pt2pt::mprobe(world, ANY_SOURCE, 1).unwrap();
+        check!(rank, st.count_bytes == 10, "mprobe size {}", st.count_bytes);
+        let mut b = vec![0u8; 10];
+        let st2 = pt2pt::mrecv(&mut b, &mut msg).unwrap();
+        check!(rank, st2.tag == 1 && b == vec![1u8; 10] && msg == oxmpi_core::Message::NULL, "mrecv");
+        let st = loop {
+            if let Some(s) = pt2pt::iprobe(world, ANY_SOURCE, ANY_TAG).unwrap() {
+                break s;
+            }
+        };
+        check!(rank, st.tag == 3 && st.count_bytes == 0, "iprobe {st:?}");
+        let (mut m, _) = pt2pt::improbe(world, 0, 3).unwrap().unwrap();
+        pt2pt::mrecv(&mut [], &mut m).unwrap();
+        // PROC_NULL probes.
+        let st = pt2pt::probe(world, PROC_NULL, ANY_TAG).unwrap();
+        check!(rank, st.source == PROC_NULL && st.tag == ANY_TAG && st.count_bytes == 0, "PROC_NULL probe {st:?}");
+    }
+}
+
+fn persistent(world: &Comm) {
+    let rank = world.rank();
+    let n = world.size();
+    let right = (rank + 1) % n;
+    let left = (rank + n - 1) % n;
+    let mut out = vec![0u64; 1000];
+    let mut inb = vec![0u64; 1000];
+    // SAFETY: `out` and `inb` outlive the requests, which are freed below.
+    let mut reqs = unsafe {
+        [
+            pt2pt::recv_init(world, inb.as_mut_ptr() as *mut u8, 8000, left, 9).unwrap(),
+            pt2pt::send_init(world, out.as_ptr() as *const u8, 8000, right, 9, SendMode::Standard).unwrap(),
+        ]
+    };
+    for iter in 0..50u64 {
+        for (i, v) in out.iter_mut().enumerate() {
+            *v = iter * 1_000_000 + rank as u64 * 10_000 + i as u64;
+        }
+        pt2pt::startall(&mut reqs).unwrap();
+        let mut sts = [Status::EMPTY; 2];
+        pt2pt::waitall(&mut reqs, &mut sts).unwrap();
+        check!(rank, !reqs[0].is_null() && !reqs[1].is_null(), "persistent handles were freed");
+        check!(rank, sts[0].source == left && sts[0].count_bytes == 8000, "status {:?}", sts[0]);
+        for (i, v) in inb.iter().enumerate() {
+            check!(rank, *v == iter * 1_000_000 + left as u64 * 10_000 + i as u64, "iteration {iter} element {i}");
+        }
+    }
+    // An inactive persistent request completes at once with an empty status.
+    let st = pt2pt::wait(&mut reqs[0]).unwrap();
+    check!(rank, st == Status::EMPTY, "inactive wait {st:?}");
+    for r in &mut reqs {
+        pt2pt::request_free(r).unwrap();
+    }
+    check!(rank, pt2pt::live_requests().unwrap() == 0, "leaked requests");
+}
+
+fn modes(world: &Comm) {
+    let rank = world.rank();
+    if rank == 0 {
+        // A synchronous send must not complete before the receive is posted.
+        let b = [1u8; 8];
+        // SAFETY: `b` outlives the wait below.
+        let mut r = unsafe { pt2pt::isend(world, b.as_ptr(), 8, 1, 1, SendMode::Synchronous) }.unwrap();
+        let t = runtime::wtime();
+        while runtime::wtime() - t < 0.3 {
+            check!(rank, pt2pt::test(&mut r).unwrap().is_none(), "ssend completed before the receive was posted");
+        }
+        pt2pt::send(world, &[0u8], 1, 2, SendMode::Standard).unwrap(); // "go ahead"
+        pt2pt::wait(&mut r).unwrap();
+        // Buffered sends: no buffer -> MPI_ERR_BUFFER; with one, they complete at once.
+        let err = pt2pt::send(world, &b, 1, 3, SendMode::Buffered).unwrap_err();
+        check!(rank, err.class == ErrorClass::Buffer, "bsend without buffer: {err}");
+        let mut space = vec![0u8; 10 * (1000 + pt2pt::BSEND_OVERHEAD)];
+        // SAFETY: `space` outlives the detach below.
+        unsafe { pt2pt::buffer_attach(space.as_mut_ptr(), space.len()) }.unwrap();
+        let big = vec![3u8; 1000];
+        for _ in 0..10 {
+            pt2pt::send(world, &big, 1, 3, SendMode::Buffered).unwrap();
+        }
+        // One message larger than the whole attached space cannot be buffered.
+        let too_big = vec![3u8; space.len()];
+        let err = pt2pt::send(world, &too_big, 1, 3, SendMode::Buffered).unwrap_err();
+        check!(rank, err.class == ErrorClass::Buffer && err.message.contains("MPI_Bsend"), "bsend past the buffer: {err}");
+        pt2pt::send(world, &[0u8], 1, 2, SendMode::Standard).unwrap(); // receive them now
+        let (_, size) = pt2pt::buffer_detach().unwrap();
+        check!(rank, size == space.len(), "detach size");
+        pt2pt::send(world, &b, 1, 4, SendMode::Ready).unwrap();
+    } else if rank == 1 {
+        let mut go = [0u8];
+        pt2pt::recv(world, &mut go, 0, 2).unwrap();
+        let mut b = [0u8; 8];
+        pt2pt::recv(world, &mut b, 0, 1).unwrap();
+        pt2pt::recv(world, &mut go, 0, 2).unwrap();
+        let mut big = vec![0u8; 1000];
+        for _ in 0..10 {
+            pt2pt::recv(world, &mut big, 0, 3).unwrap();
+            check!(rank, big.iter().all(|&x| x == 3), "bsend payload");
+        }
+        pt2pt::recv(world, &mut b, 0, 4).unwrap();
+    }
+}
+
+fn waitfamily(world: &Comm) {
+    let rank = world.rank();
+    let n = world.size();
+    if rank == 0 {
+        let mut bufs = vec![[0u32; 4]; (n - 1) as usize];
+        let mut reqs: Vec<Request> = bufs
+            .iter_mut()
+            .enumerate()
+            // SAFETY: `bufs` outlives every wait below.
+            .map(|(i, b)| unsafe { pt2pt::irecv(world, b.as_mut_ptr() as *mut u8, 16, i as i32 + 1, 0) }.unwrap())
+            .collect();
+        let mut seen = vec![false; reqs.len()];
+        let mut got = 0;
+        while got < reqs.len() {
+            if got % 2 == 0 {
+                let (i, st) = pt2pt::waitany(&mut reqs).unwrap().unwrap();
+                check!(rank, st.source == i as i32 + 1 && !seen[i], "waitany index {i} source {}", st.source);
+                seen[i] = true;
+                got += 1;
+            } else {
+                let done = pt2pt::waitsome(&mut reqs).unwrap().unwrap();
+                for (i, st) in done {
+                    check!(rank, st.unwrap().source == i as i32 + 1 && !seen[i], "waitsome index {i}");
+                    seen[i] = true;
+                    got += 1;
+                }
+            }
+        }
+        for (i, b) in bufs.iter().enumerate() {
+            check!(rank, *b == [i as u32 + 1; 4], "payload from {}", i + 1);
+        }
+        check!(rank, pt2pt::waitany(&mut reqs).unwrap().is_none(), "waitany on all-null must be undefined");
+        check!(rank, pt2pt::testany(&mut reqs).unwrap() == Some(None), "testany on all-null");
+        let mut empty: [Request; 0] = [];
+        check!(rank, pt2pt::testall(&mut empty, &mut []).unwrap(), "testall on none");
+    } else {
+        std::thread::sleep(std::time::Duration::from_millis(20 * rank as u64));
+        pt2pt::send(world, bytes(&[rank as u32; 4]), 0, 0, SendMode::Standard).unwrap();
+    }
+}
+
+fn bytes(v: &[u32]) -> &[u8] {
+    // SAFETY: u32 has no padding; the byte view covers exactly the same memory.
+    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) }
+}
+
+/// MPI_THREAD_MULTIPLE: four threads per rank exchange with the neighbours
+/// concurrently, each on its own tag.
+fn threads(world: &Comm) {
+    let rank = world.rank();
+    let n = world.size();
+    std::thread::scope(|s| {
+        for t in 0..4i32 {
+            let world = world.clone();
+            s.spawn(move || {
+                let right = (rank + 1) % n;
+                let left = (rank + n - 1) % n;
+                for i in 0..300usize {
+                    let len = if i % 50 == 0 { 300_000 } else { 64 };
+                    let mut out = vec![0u8; len];
+                    Rng::fill((rank * 1000 + t) as u64 + i as u64 * 7, &mut out);
+                    let mut inb = vec![0u8; len];
+                    let st = pt2pt::sendrecv(&world, &out, right, t, &mut inb, left, t).unwrap();
+                    check!(rank, st.count_bytes == len && st.tag == t, "thread {t} iteration {i}");
+                    let mut want = vec![0u8; len];
+                    Rng::fill((left * 1000 + t) as u64 + i as u64 * 7, &mut want);
+                    check!(rank, inb == want, "thread {t} iteration {i} payload");
+                }
+            });
+        }
+    });
+}
+
+/// Bad arguments come back as errors of the right class, naming call and argument.
+fn errors(world: &Comm) {
+    let rank = world.rank();
+    let n = world.size();
+    let b = [0u8; 4];
+    let e = pt2pt::send(world, &b, n, 0, SendMode::Standard).unwrap_err();
+    check!(rank, e.class == ErrorClass::Rank && e.message.contains("MPI_Send") && e.message.contains("dest"), "{e}");
+    let e = pt2pt::send(world, &b, 0, -5, SendMode::Standard).unwrap_err();
+    check!(rank, e.class == ErrorClass::Tag && e.message.contains("tag"), "{e}");
+    let mut rb = [0u8; 4];
+    let e = pt2pt::recv(world, &mut rb, -7, 0).unwrap_err();
+    check!(rank, e.class == ErrorClass::Rank && e.message.contains("source"), "{e}");
+    let e = pt2pt::recv(world, &mut rb, 0, -9).unwrap_err();
+    check!(rank, e.class == ErrorClass::Tag, "{e}");
+    let mut stale = Request::from_raw(0xdead_0000_0001);
+    let e = pt2pt::wait(&mut stale).unwrap_err();
+    check!(rank, e.class == ErrorClass::Request, "{e}");
+    let e = runtime::init(ThreadLevel::Single).unwrap_err();
+    check!(rank, e.class == ErrorClass::Other && e.message.contains("MPI_Init"), "{e}");
+    // PROC_NULL sends and receives complete at once.
+    pt2pt::send(world, &b, PROC_NULL, 0, SendMode::Standard).unwrap();
+    let st = pt2pt::recv(world, &mut rb, PROC_NULL, 3).unwrap();
+    check!(rank, st.source == PROC_NULL && st.tag == ANY_TAG && st.count_bytes == 0, "{st:?}");
+}
+
+/// Sends to oneself: small ones buffer, large ones wait for the receive.
+fn selfsend(world: &Comm) {
+    let rank = world.rank();
+    let small = [9u8; 100];
+    pt2pt::send(world, &small, rank, 1, SendMode::Standard).unwrap();
+    let mut b = [0u8; 100];
+    pt2pt::recv(world, &mut b, rank, 1).unwrap();
+    check!(rank, b == small, "small self message");
+    let big = vec![5u8; 3 << 20];
+    let mut bb = vec![0u8; 3 << 20];
+    // SAFETY: buffers outlive the waits.
+    let mut s = unsafe { pt2pt::isend(world, big.as_ptr(), big.len(), rank, 2, SendMode::Standard) }.unwrap();
+    check!(rank, pt2pt::test(&mut s).unwrap().is_none(), "large self send completed unmatched");
+    let st = pt2pt::recv(world, &mut bb, rank, 2).unwrap();
+    pt2pt::wait(&mut s).unwrap();
+    check!(rank, st.count_bytes == big.len() && bb == big, "large self message");
+    let st = pt2pt::sendrecv(world, &small, rank, 3, &mut b, rank, 3).unwrap();
+    check!(rank, st.source == rank && b == small, "self sendrecv");
+}
