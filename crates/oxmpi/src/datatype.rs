@@ -27,7 +27,9 @@ use crate::Count;
 
 /// The datatype traits, re-exported by [`crate::traits`].
 pub mod traits {
-    pub use super::{AsDatatype, Buffer, BufferMut, Collection, Datatype, Equivalence, Pointer, PointerMut};
+    pub use super::{
+        AsDatatype, Buffer, BufferMut, Collection, Datatype, Equivalence, Pointer, PointerMut,
+    };
 }
 
 /// A predefined (primitive) type: its MPI name, size, and which byte patterns are values.
@@ -98,15 +100,22 @@ pub type SystemDatatype = DatatypeRef<'static>;
 
 impl<'a> DatatypeRef<'a> {
     const fn prim(base: &'static Prim) -> SystemDatatype {
-        DatatypeRef { repr: Repr::Contiguous { base, count: 1 }, _lt: PhantomData }
+        DatatypeRef {
+            repr: Repr::Contiguous { base, count: 1 },
+            _lt: PhantomData,
+        }
     }
 
     /// The datatype of `count` consecutive elements of `of` (`MPI_Type_contiguous`).
     pub fn contiguous(count: usize, of: &DatatypeRef<'_>) -> DatatypeRef<'a> {
         match of.repr {
-            Repr::Contiguous { base, count: c } => {
-                DatatypeRef { repr: Repr::Contiguous { base, count: c * count }, _lt: PhantomData }
-            }
+            Repr::Contiguous { base, count: c } => DatatypeRef {
+                repr: Repr::Contiguous {
+                    base,
+                    count: c * count,
+                },
+                _lt: PhantomData,
+            },
         }
     }
 
@@ -136,10 +145,21 @@ impl<'a> DatatypeRef<'a> {
     ///
     /// # Safety
     /// `ptr..ptr+cap` must be valid for reads and writes.
-    pub(crate) unsafe fn check_received(&self, ptr: *mut u8, cap: usize, nbytes: usize, call: &str) -> Result<()> {
+    pub(crate) unsafe fn check_received(
+        &self,
+        ptr: *mut u8,
+        cap: usize,
+        nbytes: usize,
+        call: &str,
+    ) -> Result<()> {
         let Repr::Contiguous { base, .. } = self.repr;
-        let Some(valid) = base.valid else { return Ok(()) };
-        let end = nbytes.div_ceil(base.size).saturating_mul(base.size).min(cap);
+        let Some(valid) = base.valid else {
+            return Ok(());
+        };
+        let end = nbytes
+            .div_ceil(base.size)
+            .saturating_mul(base.size)
+            .min(cap);
         let mut bad = 0usize;
         let mut off = 0;
         while off + base.size <= end {
@@ -399,7 +419,10 @@ fn check_layout(dt: &DatatypeRef<'_>, call: &str) -> Result<()> {
     if dt.is_contiguous() {
         Ok(())
     } else {
-        Err(Error::unsupported(call, format!("the non-contiguous datatype {}", dt.name())))
+        Err(Error::unsupported(
+            call,
+            format!("the non-contiguous datatype {}", dt.name()),
+        ))
     }
 }
 
@@ -423,8 +446,16 @@ pub(crate) fn recv_target<B: BufferMut + ?Sized>(buf: &mut B, call: &str) -> Res
     let dt = dt.as_datatype_ref();
     check_layout(&dt, call)?;
     let len = buf.count().max(0) as usize * dt.size();
-    let ptr = if len == 0 { std::ptr::NonNull::<u8>::dangling().as_ptr() } else { buf.pointer_mut() as *mut u8 };
-    Ok(RecvTarget { ptr, len, check: strip(dt) })
+    let ptr = if len == 0 {
+        std::ptr::NonNull::<u8>::dangling().as_ptr()
+    } else {
+        buf.pointer_mut() as *mut u8
+    };
+    Ok(RecvTarget {
+        ptr,
+        len,
+        check: strip(dt),
+    })
 }
 
 /// A datatype descriptor with its lifetime erased, kept only to check received bytes
@@ -437,14 +468,23 @@ fn strip(dt: DatatypeRef<'_>) -> Checker {
 }
 
 impl Checker {
-    pub(crate) fn size(&self) -> usize {
-        DatatypeRef { repr: self.0, _lt: PhantomData }.size()
-    }
     /// # Safety
     /// As [`DatatypeRef::check_received`].
-    pub(crate) unsafe fn check(&self, ptr: *mut u8, cap: usize, nbytes: usize, call: &str) -> Result<()> {
+    pub(crate) unsafe fn check(
+        &self,
+        ptr: *mut u8,
+        cap: usize,
+        nbytes: usize,
+        call: &str,
+    ) -> Result<()> {
         // SAFETY: forwarded contract.
-        unsafe { DatatypeRef { repr: self.0, _lt: PhantomData }.check_received(ptr, cap, nbytes, call) }
+        unsafe {
+            DatatypeRef {
+                repr: self.0,
+                _lt: PhantomData,
+            }
+            .check_received(ptr, cap, nbytes, call)
+        }
     }
 }
 
@@ -463,6 +503,37 @@ impl RecvTarget {
     /// The memory must still be valid and no longer written by the engine.
     pub(crate) unsafe fn after(&self, nbytes: usize, call: &str) -> Result<()> {
         // SAFETY: forwarded contract.
-        unsafe { self.check.check(self.ptr, self.len, nbytes.min(self.len), call) }
+        unsafe {
+            self.check
+                .check(self.ptr, self.len, nbytes.min(self.len), call)
+        }
     }
+}
+
+/// A receive target over raw memory for elements of `T`, checking that `T`'s datatype
+/// can be moved as its bytes.
+pub(crate) fn raw_target<T: Equivalence>(
+    ptr: *mut u8,
+    elems: usize,
+    call: &str,
+) -> Result<RecvTarget> {
+    let dt = T::equivalent_datatype();
+    let dt = dt.as_datatype_ref();
+    check_layout(&dt, call)?;
+    if dt.size() != std::mem::size_of::<T>() {
+        return Err(Error::new(
+            ErrorClass::Type,
+            format!(
+                "{call}: datatype {} has {} bytes but the Rust type has {}",
+                dt.name(),
+                dt.size(),
+                std::mem::size_of::<T>()
+            ),
+        ));
+    }
+    Ok(RecvTarget {
+        ptr,
+        len: elems * dt.size(),
+        check: strip(dt),
+    })
 }

@@ -7,6 +7,8 @@
 //! [`ErrorClass`] (`class.code()` is the standard `MPI_ERR_*` value) and a message that
 //! names the MPI call and the offending argument.
 
+/// MPI error classes, numbered as in the MPI-5.0 standard ABI.
+pub use oxmpi_core::error::ErrorClass;
 /// An MPI error: its [`ErrorClass`] and a message naming the call and the argument.
 ///
 /// ```
@@ -16,8 +18,6 @@
 /// assert!(e.to_string().contains("MPI_ERR_TAG"));
 /// ```
 pub use oxmpi_core::error::MpiError as Error;
-/// MPI error classes, numbered as in the MPI-5.0 standard ABI.
-pub use oxmpi_core::error::ErrorClass;
 
 /// `Result<T, Error>`, what every `try_*` method returns.
 pub type Result<T> = std::result::Result<T, Error>;
@@ -26,9 +26,15 @@ pub type Result<T> = std::result::Result<T, Error>;
 #[cold]
 #[track_caller]
 pub(crate) fn fatal(err: Error) -> ! {
-    let rank = oxmpi_core::runtime::engine().map(|e| e.rank().to_string()).unwrap_or_else(|_| "?".into());
+    let rank = oxmpi_core::runtime::engine()
+        .map(|e| e.rank().to_string())
+        .unwrap_or_else(|_| "?".into());
     let loc = std::panic::Location::caller();
-    eprintln!("oxmpi: rank {rank}: fatal MPI error at {}:{}: {err}", loc.file(), loc.line());
+    eprintln!(
+        "oxmpi: rank {rank}: fatal MPI error at {}:{}: {err}",
+        loc.file(),
+        loc.line()
+    );
     let code = err.class.code();
     oxmpi_core::runtime::abort(if code == 0 { 1 } else { code }, &err.message)
 }

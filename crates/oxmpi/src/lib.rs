@@ -12,7 +12,7 @@
 //! jobs are launched by oxmpi's own `mpiexec` (or any PMI-1 process manager). A program
 //! started without a launcher runs as a singleton job of size 1.
 //!
-//! ```no_run
+//! ```
 //! use oxmpi::traits::*;
 //!
 //! let universe = oxmpi::initialize().unwrap();
@@ -58,7 +58,7 @@
 //! [`Source::try_receive_into`](point_to_point::Source::try_receive_into),
 //! [`Request::try_wait`](request::Request::try_wait).
 //!
-//! ```no_run
+//! ```
 //! use oxmpi::traits::*;
 //! use oxmpi::ErrorClass;
 //!

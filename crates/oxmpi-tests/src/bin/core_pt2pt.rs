@@ -58,6 +58,7 @@ fn main() {
 
 /// Size, tag and payload seed of message `seq` from `src` to `dst`.
 fn plan(src: i32, dst: i32, seq: u64, max: usize) -> (usize, i32, u64) {
+    let round = (seq / 1000) as i32;
     let seed = ((src as u64) << 40) ^ ((dst as u64) << 20) ^ seq;
     let mut r = Rng::new(seed);
     let class = r.below(100);
@@ -68,7 +69,8 @@ fn plan(src: i32, dst: i32, seq: u64, max: usize) -> (usize, i32, u64) {
         90..=97 => r.below(1 << 20) as usize,
         _ => r.below(max as u64 + 1) as usize,
     };
-    (len.min(max), r.below(4) as i32, seed)
+    // Each round has its own tags, so a stray-message check can tell rounds apart.
+    (len.min(max), r.below(4) as i32 + 10 * round, seed)
 }
 
 fn expect_payload(rank: i32, buf: &[u8], seed: u64, what: &str) {
@@ -128,7 +130,7 @@ fn traffic(world: &Comm) {
             // Specific (source, tag): messages of one tag from one source in order,
             // pulled out from between messages of other tags.
             for src in (0..n).rev() {
-                for tag in (0..4).rev() {
+                for tag in (10 * round as i32..10 * round as i32 + 4).rev() {
                     for seq in 0..per_peer {
                         let (len, t, seed) = plan(src, rank, seq + round * 1000, max);
                         if t != tag {
@@ -145,7 +147,9 @@ fn traffic(world: &Comm) {
         pt2pt::waitall(&mut reqs, &mut sts).unwrap();
         check!(rank, reqs.iter().all(|r| r.is_null()), "requests not nulled");
         // Nothing may be left over.
-        check!(rank, pt2pt::iprobe(world, ANY_SOURCE, ANY_TAG).unwrap().is_none(), "stray message after round {round}");
+        for tag in 10 * round as i32..10 * round as i32 + 4 {
+            check!(rank, pt2pt::iprobe(world, ANY_SOURCE, tag).unwrap().is_none(), "stray message after round {round}");
+        }
         barrier(world);
     }
     check!(rank, pt2pt::live_requests().unwrap() == 0, "leaked requests: {}", pt2pt::live_requests().unwrap());
@@ -209,17 +213,23 @@ fn cancel(world: &Comm) {
         let st = pt2pt::wait(&mut r).unwrap();
         check!(rank, st.cancelled, "receive not cancelled");
         // Sends to rank 1, which is not receiving tag 5 yet: small (eager) and large.
-        for len in [16usize, 2 << 20] {
-            let first = vec![1u8; len];
-            let second = vec![2u8; len];
+        let lens = [16usize, 2 << 20];
+        let firsts: Vec<Vec<u8>> = lens.iter().map(|&l| vec![1u8; l]).collect();
+        let seconds: Vec<Vec<u8>> = lens.iter().map(|&l| vec![2u8; l]).collect();
+        let mut pending = Vec::new();
+        for i in 0..lens.len() {
             // SAFETY: buffers outlive the waits below.
-            let mut r1 = unsafe { pt2pt::isend(world, first.as_ptr(), len, 1, 5, SendMode::Standard) }.unwrap();
+            let mut r1 = unsafe { pt2pt::isend(world, firsts[i].as_ptr(), lens[i], 1, 5, SendMode::Standard) }.unwrap();
             pt2pt::cancel(&r1).unwrap();
             let st = pt2pt::wait(&mut r1).unwrap();
-            check!(rank, st.cancelled, "send of {len} bytes not cancelled");
-            pt2pt::send(world, &second, 1, 5, SendMode::Standard).unwrap();
+            check!(rank, st.cancelled, "send of {} bytes not cancelled", lens[i]);
+            // SAFETY: as above.
+            pending.push(unsafe { pt2pt::isend(world, seconds[i].as_ptr(), lens[i], 1, 5, SendMode::Standard) }.unwrap());
         }
         barrier(world);
+        let mut sts = vec![Status::EMPTY; pending.len()];
+        pt2pt::waitall(&mut pending, &mut sts).unwrap();
+        check!(rank, sts.iter().all(|s| !s.cancelled), "uncancelled sends report cancelled");
     } else if rank == 1 {
         barrier(world);
         for len in [16usize, 2 << 20] {

@@ -59,14 +59,21 @@ pub fn run_env(n: usize, prog: &str, args: &[&str], env: &[(&str, &str)]) -> Run
     for (k, v) in env {
         c.env(k, v);
     }
-    c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    c.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let start = Instant::now();
     let child = c.spawn().expect("cannot start mpiexec");
     let pid = child.id();
     // A watchdog so a hung job fails the test instead of hanging the suite.
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let d2 = done.clone();
-    let limit = Duration::from_secs(std::env::var("OXMPI_TEST_TIMEOUT").ok().and_then(|v| v.parse().ok()).unwrap_or(120));
+    let limit = Duration::from_secs(
+        std::env::var("OXMPI_TEST_TIMEOUT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(120),
+    );
     std::thread::spawn(move || {
         let t = Instant::now();
         while t.elapsed() < limit {
@@ -81,7 +88,10 @@ pub fn run_env(n: usize, prog: &str, args: &[&str], env: &[(&str, &str)]) -> Run
     });
     let output = child.wait_with_output().unwrap();
     done.store(true, std::sync::atomic::Ordering::Relaxed);
-    Run { output, elapsed: start.elapsed() }
+    Run {
+        output,
+        elapsed: start.elapsed(),
+    }
 }
 
 pub fn run(n: usize, prog: &str, args: &[&str]) -> Run {

@@ -1,0 +1,203 @@
+//! Non-blocking operations through the `oxmpi` API: scopes, WaitGuard, CancelGuard,
+//! cancel, test, wait_any, RequestCollection, immediate matched receive.
+//! Every rank exchanges with its ring neighbours; runs on any size (1 = self-sends).
+
+use oxmpi::request::{self, multiple_scope, scope, CancelGuard, StaticScope, WaitGuard};
+use oxmpi::traits::*;
+use oxmpi_tests::check;
+
+static STATIC_OUT: [u32; 4] = [1, 2, 3, 4];
+
+fn main() {
+    let universe = oxmpi::initialize().unwrap();
+    let world = universe.world();
+    let (me, size) = (world.rank(), world.size());
+    let next = world.process_at_rank((me + 1) % size);
+    let prev = world.process_at_rank((me + size - 1) % size);
+
+    // 1. immediate send/receive with wait, in a scope
+    let out: Vec<f64> = (0..1000).map(|i| (i + me) as f64).collect();
+    let mut inp = vec![0.0f64; 1000];
+    scope(|s| {
+        let rr = prev.immediate_receive_into_with_tag(s, &mut inp[..], 1);
+        let sr = next.immediate_send_with_tag(s, &out[..], 1);
+        let st = rr.wait();
+        check!(
+            me,
+            st.source_rank() == prev.rank() && st.tag() == 1,
+            "irecv status {st:?}"
+        );
+        sr.wait_without_status();
+    });
+    check!(
+        me,
+        inp.iter()
+            .enumerate()
+            .all(|(i, &x)| x == (i as i32 + prev.rank()) as f64),
+        "irecv data"
+    );
+
+    // 2. WaitGuard on both ends; synchronous and buffered immediate sends; test loop
+    let mut a = [0i32; 3];
+    let mut b = 0u8;
+    let a_out = [me; 3];
+    let x = me as u8;
+    scope(|s| {
+        let _g1 = WaitGuard::from(next.immediate_synchronous_send_with_tag(s, &a_out, 2));
+        let mut r = prev.immediate_receive_into_with_tag(s, &mut a, 2);
+        let st = loop {
+            match r.test() {
+                Ok(st) => break st,
+                Err(again) => r = again,
+            }
+        };
+        check!(
+            me,
+            st.count(i32::equivalent_datatype()) == 3,
+            "test status {st:?}"
+        );
+        let _g2: WaitGuard<'_, u8, _> = prev.immediate_receive_into_with_tag(s, &mut b, 3).into();
+        // SAFETY: the rsmpi-compatible unsafe form; safe in oxmpi.
+        let r3 = unsafe { next.immediate_ready_send_with_tag(s, &x, 3) };
+        r3.wait();
+    });
+    check!(
+        me,
+        a == [prev.rank(); 3] && b == prev.rank() as u8,
+        "guards {a:?} {b}"
+    );
+
+    // 3. a StaticScope request on 'static data
+    let sreq = next.immediate_send_with_tag(StaticScope, &STATIC_OUT, 4);
+    let (v, _) = prev.receive_vec_with_tag::<u32>(4);
+    sreq.wait();
+    check!(me, v == STATIC_OUT, "static {v:?}");
+
+    // 4. cancel a receive that never matches: status says cancelled
+    let mut never = 0i64;
+    scope(|s| {
+        let r = world
+            .any_process()
+            .immediate_receive_into_with_tag(s, &mut never, 999);
+        r.cancel();
+        let st = r.wait();
+        check!(me, st.is_cancelled(), "cancelled receive status {st:?}");
+    });
+    // and a CancelGuard completes a pending receive when dropped
+    scope(|s| {
+        let _g = CancelGuard::from(
+            world
+                .any_process()
+                .immediate_receive_into_with_tag(s, &mut never, 998),
+        );
+    });
+    check!(me, never == 0, "cancelled receive wrote {never}");
+
+    // 5. wait_any over a Vec of requests
+    let sends: Vec<i32> = (0..4).map(|i| me * 10 + i).collect();
+    let mut recvs = vec![0i32; 4];
+    scope(|s| {
+        let mut reqs = Vec::new();
+        for (i, x) in recvs.iter_mut().enumerate() {
+            reqs.push(prev.immediate_receive_into_with_tag(s, x, 10 + i as i32));
+        }
+        for (i, x) in sends.iter().enumerate().rev() {
+            next.send_with_tag(x, 10 + i as i32);
+        }
+        let mut done = 0;
+        while let Some((_, st)) = request::wait_any(&mut reqs) {
+            check!(
+                me,
+                (10..14).contains(&st.tag()),
+                "wait_any tag {}",
+                st.tag()
+            );
+            done += 1;
+        }
+        check!(me, done == 4 && reqs.is_empty(), "wait_any finished {done}");
+    });
+    check!(
+        me,
+        recvs == (0..4).map(|i| prev.rank() * 10 + i).collect::<Vec<_>>(),
+        "wait_any data {recvs:?}"
+    );
+
+    // 6. RequestCollection: wait_all, wait_some, wait_any, test_any / test_all
+    let mut bufs = vec![[0u16; 2]; 6];
+    let out: Vec<[u16; 2]> = (0..6).map(|i| [me as u16, i]).collect();
+    multiple_scope(6, |s, coll| {
+        for (i, b) in bufs.iter_mut().enumerate() {
+            coll.add(prev.immediate_receive_into_with_tag(s, b, 20 + i as i32));
+        }
+        for (i, o) in out.iter().enumerate() {
+            next.send_with_tag(o, 20 + i as i32);
+        }
+        let mut result = vec![None; coll.len()];
+        let first = coll.wait_any().expect("one completes");
+        check!(
+            me,
+            first.2[0] == prev.rank() as u16,
+            "collection wait_any data"
+        );
+        let n = coll.wait_some(&mut result);
+        check!(me, n >= 1, "wait_some completed {n}");
+        let remaining = coll.incomplete();
+        check!(me, remaining == 6 - 1 - n, "incomplete {remaining}");
+        while !coll.test_all(&mut result) {}
+        check!(me, coll.incomplete() == 0, "all complete");
+        check!(
+            me,
+            coll.test_any().is_none() && coll.wait_any().is_none(),
+            "nothing left"
+        );
+    });
+    check!(
+        me,
+        bufs.iter()
+            .enumerate()
+            .all(|(i, b)| *b == [prev.rank() as u16, i as u16]),
+        "collection data {bufs:?}"
+    );
+
+    // 7. immediate matched receive
+    next.send_with_tag(&[5u64, 6, 7][..], 30);
+    let (msg, st) = prev.matched_probe_with_tag(30);
+    let mut got = vec![0u64; st.count(u64::equivalent_datatype()) as usize];
+    scope(|s| {
+        let r = msg.immediate_matched_receive_into(s, &mut got[..]);
+        let st = r.wait();
+        check!(me, st.source_rank() == prev.rank(), "imrecv status");
+    });
+    check!(me, got == [5, 6, 7], "imrecv data {got:?}");
+
+    // 8. wait_for_data hands the buffer back
+    let mut z = [0i8; 2];
+    let data = scope(|s| {
+        let r = prev.immediate_receive_into_with_tag(s, &mut z, 40);
+        next.send_with_tag(&[-1i8, -2], 40);
+        *r.wait_for_data()
+    });
+    check!(me, data == [-1, -2], "wait_for_data {data:?}");
+
+    // 9. ReceiveFuture: get, try, and drop (cancels)
+    let fut = prev.immediate_receive_with_tag::<[f32; 2]>(50);
+    next.send_with_tag(&[me as f32, 0.5], 50);
+    let (v, st) = fut.get();
+    check!(
+        me,
+        v == [prev.rank() as f32, 0.5] && st.tag() == 50,
+        "future get {v:?}"
+    );
+    let mut fut = prev.immediate_receive_with_tag::<u16>(51);
+    next.send_with_tag(&7u16, 51);
+    let (v, _) = loop {
+        match fut.r#try() {
+            Ok(x) => break x,
+            Err(f) => fut = f,
+        }
+    };
+    check!(me, v == 7, "future try {v}");
+    drop(world.any_process().immediate_receive_with_tag::<u64>(997));
+
+    println!("api_immediate: rank {me} of {size} ok");
+}

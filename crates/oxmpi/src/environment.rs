@@ -1,0 +1,224 @@
+//! The MPI environment: start-up, shutdown, clocks and names.
+//!
+//! [`initialize`] starts MPI and returns the [`Universe`]; dropping the `Universe`
+//! finalizes MPI.
+//!
+//! ```
+//! let universe = oxmpi::initialize().unwrap();
+//! let t0 = oxmpi::environment::time();
+//! println!("{} on {}", oxmpi::environment::library_version().unwrap(),
+//!          oxmpi::environment::processor_name().unwrap());
+//! println!("took {} s", oxmpi::environment::time() - t0);
+//! ```
+
+use std::string::FromUtf8Error;
+
+use oxmpi_core::runtime::{self, ThreadLevel};
+
+use crate::error::{fatal, OrFatal, Result};
+use crate::topology::SimpleCommunicator;
+
+/// Thread support levels (`MPI_THREAD_*`), ordered from least to most.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Threading {
+    /// Only one thread will run.
+    Single,
+    /// Only the main thread makes MPI calls.
+    Funneled,
+    /// Any thread makes MPI calls, one at a time.
+    Serialized,
+    /// Any thread makes MPI calls at any time.
+    Multiple,
+}
+
+impl From<ThreadLevel> for Threading {
+    fn from(l: ThreadLevel) -> Threading {
+        match l {
+            ThreadLevel::Single => Threading::Single,
+            ThreadLevel::Funneled => Threading::Funneled,
+            ThreadLevel::Serialized => Threading::Serialized,
+            ThreadLevel::Multiple => Threading::Multiple,
+        }
+    }
+}
+
+impl From<Threading> for ThreadLevel {
+    fn from(t: Threading) -> ThreadLevel {
+        match t {
+            Threading::Single => ThreadLevel::Single,
+            Threading::Funneled => ThreadLevel::Funneled,
+            Threading::Serialized => ThreadLevel::Serialized,
+            Threading::Multiple => ThreadLevel::Multiple,
+        }
+    }
+}
+
+/// The MPI environment. There is at most one per process; dropping it finalizes MPI
+/// (after detaching the buffered-send buffer, if any).
+///
+/// If the thread is panicking when the `Universe` is dropped, the whole job is aborted
+/// instead, so that the other ranks do not wait forever for this one.
+pub struct Universe {
+    buffer: Option<Vec<u8>>,
+}
+
+/// Starts MPI (`MPI_Init`). Returns `None` if MPI was already initialized.
+///
+/// An error during start-up (e.g. the process manager cannot be reached) is fatal.
+///
+/// ```
+/// use oxmpi::traits::*;
+/// let universe = oxmpi::initialize().unwrap();
+/// println!("rank {} of {}", universe.world().rank(), universe.world().size());
+/// ```
+pub fn initialize() -> Option<Universe> {
+    initialize_with_threading(Threading::Single).map(|(u, _)| u)
+}
+
+/// Starts MPI with a thread support level (`MPI_Init_thread`). Returns the `Universe`
+/// and the level provided, or `None` if MPI was already initialized.
+pub fn initialize_with_threading(threading: Threading) -> Option<(Universe, Threading)> {
+    if runtime::is_initialized() {
+        return None;
+    }
+    match try_initialize_with_threading(threading) {
+        Ok(x) => Some(x),
+        Err(e) => fatal(e),
+    }
+}
+
+/// [`initialize_with_threading`], reporting start-up errors (an error of class
+/// `MPI_ERR_OTHER` also when MPI was already initialized).
+pub fn try_initialize_with_threading(threading: Threading) -> Result<(Universe, Threading)> {
+    let provided = runtime::init(threading.into())?;
+    Ok((Universe { buffer: None }, provided.into()))
+}
+
+impl Universe {
+    /// The world communicator (`MPI_COMM_WORLD`).
+    pub fn world(&self) -> SimpleCommunicator {
+        SimpleCommunicator::world()
+    }
+
+    /// The universe size (`MPI_UNIVERSE_SIZE`): oxmpi does not spawn processes, so it is
+    /// the size of the world.
+    pub fn size(&self) -> Option<usize> {
+        runtime::engine().ok().map(|e| e.size() as usize)
+    }
+
+    /// The size of the buffer attached for buffered sends (0 when none).
+    pub fn buffer_size(&self) -> usize {
+        self.buffer.as_ref().map_or(0, |b| b.len())
+    }
+
+    /// Attaches a buffer of `size` bytes for buffered sends (`MPI_Buffer_attach`),
+    /// detaching the previous one first. Each buffered message takes its length plus
+    /// [`BSEND_OVERHEAD`] bytes of it until it has left. `0` detaches.
+    pub fn set_buffer_size(&mut self, size: usize) {
+        self.try_set_buffer_size(size).or_fatal()
+    }
+
+    /// [`set_buffer_size`](Self::set_buffer_size), reporting errors.
+    pub fn try_set_buffer_size(&mut self, size: usize) -> Result<()> {
+        self.try_detach_buffer()?;
+        if size > 0 {
+            let mut buf = vec![0u8; size];
+            // SAFETY: the Vec is kept in `self.buffer`, alive and unmoved (its heap block
+            // does not move), until it is detached in `try_detach_buffer`.
+            unsafe { oxmpi_core::pt2pt::buffer_attach(buf.as_mut_ptr(), buf.len())? };
+            self.buffer = Some(buf);
+        }
+        Ok(())
+    }
+
+    /// Detaches the buffered-send buffer (`MPI_Buffer_detach`), waiting until the
+    /// buffered messages have left.
+    pub fn detach_buffer(&mut self) {
+        self.try_detach_buffer().or_fatal()
+    }
+
+    /// [`detach_buffer`](Self::detach_buffer), reporting errors.
+    pub fn try_detach_buffer(&mut self) -> Result<()> {
+        if self.buffer.is_some() {
+            oxmpi_core::pt2pt::buffer_detach()?;
+            self.buffer = None;
+        }
+        Ok(())
+    }
+}
+
+/// Bytes of overhead per buffered message (`MPI_BSEND_OVERHEAD`).
+pub const BSEND_OVERHEAD: usize = oxmpi_core::pt2pt::BSEND_OVERHEAD;
+
+impl Drop for Universe {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            runtime::abort(1, "a rank panicked");
+        }
+        if let Err(e) = self.try_detach_buffer() {
+            fatal(e);
+        }
+        if let Err(e) = runtime::finalize() {
+            fatal(e);
+        }
+    }
+}
+
+/// Seconds since an arbitrary point in the past (`MPI_Wtime`).
+pub fn time() -> f64 {
+    runtime::wtime()
+}
+
+/// The resolution of [`time`] in seconds (`MPI_Wtick`).
+pub fn time_resolution() -> f64 {
+    runtime::wtick()
+}
+
+/// Whether [`time`] is synchronized across ranks (`MPI_WTIME_IS_GLOBAL`): no.
+pub fn is_timer_global() -> bool {
+    false
+}
+
+/// The name of the host this rank runs on (`MPI_Get_processor_name`).
+pub fn processor_name() -> std::result::Result<String, FromUtf8Error> {
+    let name = match runtime::engine() {
+        Ok(e) => e.processor_name().as_bytes().to_vec(),
+        Err(e) => fatal(e),
+    };
+    String::from_utf8(name)
+}
+
+/// The library's version string (`MPI_Get_library_version`).
+pub fn library_version() -> std::result::Result<String, FromUtf8Error> {
+    String::from_utf8(runtime::library_version().into_bytes())
+}
+
+/// The MPI standard version implemented, `(major, minor)` (`MPI_Get_version`).
+pub fn version() -> (i32, i32) {
+    runtime::VERSION
+}
+
+/// The thread support level MPI was initialized with (`MPI_Query_thread`).
+pub fn threading_support() -> Threading {
+    match runtime::engine() {
+        Ok(e) => e.thread_level().into(),
+        Err(e) => fatal(e),
+    }
+}
+
+/// Whether MPI has been initialized (stays true after finalize, as `MPI_Initialized`).
+pub fn is_initialized() -> bool {
+    runtime::is_initialized()
+}
+
+/// Whether MPI has been finalized (`MPI_Finalized`).
+pub fn is_finalized() -> bool {
+    runtime::is_finalized()
+}
+
+/// Whether the calling thread is the one that initialized MPI (`MPI_Is_thread_main`).
+pub fn is_thread_main() -> bool {
+    runtime::engine()
+        .map(|e| e.is_main_thread())
+        .unwrap_or(false)
+}

@@ -1,0 +1,721 @@
+//! Requests for non-blocking operations.
+//!
+//! An immediate operation (`immediate_send`, `immediate_receive_into`, ...) returns a
+//! [`Request`] that borrows the operation's buffer. A request must be completed with
+//! [`wait`](Request::wait) or [`test`](Request::test), or handed to a
+//! [`WaitGuard`] (waits when dropped) or [`CancelGuard`] (cancels, then waits, when
+//! dropped). **Dropping an uncompleted request panics.**
+//!
+//! Every request is registered with a [`Scope`]. Buffers that live on the stack are used
+//! inside [`scope`]: the buffers are declared outside the closure, so they outlive every
+//! request of the scope, and if a request is still in flight when the scope ends (after
+//! a panic, or a leaked request) the process aborts rather than let the engine write to
+//! freed memory. `'static` buffers may use [`StaticScope`].
+//!
+//! ```
+//! use oxmpi::traits::*;
+//! use oxmpi::request::{scope, WaitGuard};
+//!
+//! let universe = oxmpi::initialize().unwrap();
+//! let world = universe.world();
+//! let peer = world.process_at_rank((world.rank() + 1) % world.size());
+//! let from = world.process_at_rank((world.rank() + world.size() - 1) % world.size());
+//! let out = [world.rank(); 4];
+//! let mut inp = [0i32; 4];
+//! scope(|s| {
+//!     let _send = WaitGuard::from(peer.immediate_send(s, &out));
+//!     let recv = from.immediate_receive_into(s, &mut inp);
+//!     let status = recv.wait();
+//!     assert_eq!(status.source_rank(), from.rank());
+//! });
+//! ```
+
+use std::cell::Cell;
+use std::fmt;
+use std::marker::PhantomData;
+use std::ptr;
+
+use oxmpi_core::pt2pt;
+use oxmpi_core::Request as Raw;
+
+use crate::datatype::RecvTarget;
+use crate::error::{Error, OrFatal, Result};
+use crate::point_to_point::Status;
+
+/// A request for a non-blocking operation, registered with a [`Scope`] of lifetime `'a`.
+/// `D` is the type of the buffer it borrows.
+///
+/// # Panics
+/// Dropping a request that was not completed (`wait`, `wait_without_status`, `test`)
+/// panics; wrap it in a [`WaitGuard`] or [`CancelGuard`] to complete it on drop instead.
+#[must_use = "a request must be completed (wait/test) or guarded; dropping it panics"]
+pub struct Request<'a, D: ?Sized, S: Scope<'a> = StaticScope> {
+    raw: Raw,
+    data: *const D,
+    recv: Option<RecvTarget>,
+    call: &'static str,
+    scope: S,
+    phantom: PhantomData<(Cell<&'a ()>, &'a D)>,
+}
+
+impl<'a, D: ?Sized, S: Scope<'a>> fmt::Debug for Request<'a, D, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Request")
+            .field("raw", &self.raw)
+            .field("call", &self.call)
+            .finish()
+    }
+}
+
+impl<'a, D: ?Sized, S: Scope<'a>> Drop for Request<'a, D, S> {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            panic!("request was dropped without being completed");
+        }
+        // While unwinding: the scope sees the request still registered and aborts.
+    }
+}
+
+impl<'a, D: ?Sized, S: Scope<'a>> Request<'a, D, S> {
+    /// Wraps an engine request and registers it with `scope`.
+    ///
+    /// # Safety
+    /// `raw` is an active, non-persistent engine request whose buffers (`data`, and
+    /// `recv` if given) stay valid, and are not accessed otherwise, for `'a`.
+    pub(crate) unsafe fn wrap(
+        raw: Raw,
+        data: *const D,
+        recv: Option<RecvTarget>,
+        call: &'static str,
+        scope: S,
+    ) -> Self {
+        scope.register();
+        Request {
+            raw,
+            data,
+            recv,
+            call,
+            scope,
+            phantom: PhantomData,
+        }
+    }
+
+    /// Wraps a request of the engine (`oxmpi_core::pt2pt::isend`, ...) that uses `data`.
+    ///
+    /// # Safety
+    /// `request` must be an active, non-persistent engine request, not used elsewhere
+    /// afterwards, whose buffers are `data` (or outlive `'a`).
+    pub unsafe fn from_raw(request: Raw, data: &'a D, scope: S) -> Self {
+        // SAFETY: forwarded contract.
+        unsafe { Self::wrap(request, data as *const D, None, "MPI_Wait", scope) }
+    }
+
+    /// Unregisters the request and returns its parts.
+    ///
+    /// # Safety
+    /// The returned engine request must be completed within `'a`, before the data is
+    /// used.
+    pub unsafe fn into_raw(self) -> (Raw, &'a D, S) {
+        let (raw, data, _, _, scope) = self.into_parts();
+        // SAFETY: the caller takes over the obligation to complete the request.
+        (raw, unsafe { &*data }, scope)
+    }
+
+    fn into_parts(self) -> (Raw, *const D, Option<RecvTarget>, &'static str, S) {
+        // SAFETY: each field is read once, then `self` is forgotten so none is dropped
+        // twice (and the drop bomb does not go off).
+        let parts = unsafe {
+            (
+                ptr::read(&self.raw),
+                ptr::read(&self.data),
+                ptr::read(&self.recv),
+                self.call,
+                ptr::read(&self.scope),
+            )
+        };
+        std::mem::forget(self);
+        // SAFETY: registered in `wrap`, unregistered exactly once here.
+        unsafe { parts.4.unregister() };
+        parts
+    }
+
+    /// The engine's handle (for diagnostics; completing it elsewhere is a bug).
+    pub fn as_raw(&self) -> Raw {
+        self.raw
+    }
+
+    /// Waits for the operation to finish (`MPI_Wait`). Errors are fatal.
+    pub fn wait(self) -> Status {
+        self.try_wait().or_fatal()
+    }
+
+    /// [`wait`](Self::wait), reporting errors. The request is complete either way.
+    pub fn try_wait(self) -> Result<Status> {
+        self.try_wait_for_data().map(|(s, _)| s)
+    }
+
+    /// Waits, without the status.
+    pub fn wait_without_status(self) {
+        self.wait();
+    }
+
+    /// Waits, and returns the buffer the operation used.
+    pub fn wait_for_data(self) -> &'a D {
+        self.try_wait_for_data().or_fatal().1
+    }
+
+    fn try_wait_for_data(self) -> Result<(Status, &'a D)> {
+        let (mut raw, data, recv, call, _) = self.into_parts();
+        let st = pt2pt::wait(&mut raw)?;
+        // SAFETY: the operation is complete: the engine no longer touches the buffer,
+        // which the request borrowed for 'a.
+        unsafe { finish(recv, &st, call)? };
+        // SAFETY: as above; the exclusive borrow taken by the operation ends here.
+        Ok((Status::from_core(st), unsafe { &*data }))
+    }
+
+    /// Tests whether the operation has finished (`MPI_Test`): its status if so,
+    /// otherwise the request back.
+    pub fn test(self) -> std::result::Result<Status, Self> {
+        match self.try_test() {
+            Ok(r) => r,
+            Err(e) => crate::error::fatal(e),
+        }
+    }
+
+    /// [`test`](Self::test), reporting errors (the request is then complete).
+    pub fn try_test(self) -> Result<std::result::Result<Status, Self>> {
+        Ok(self.try_test_with_data()?.map(|(s, _)| s))
+    }
+
+    /// Like [`test`](Self::test), also returning the buffer once complete.
+    pub fn test_with_data(self) -> std::result::Result<(Status, &'a D), Self> {
+        match self.try_test_with_data() {
+            Ok(r) => r,
+            Err(e) => crate::error::fatal(e),
+        }
+    }
+
+    fn try_test_with_data(mut self) -> Result<std::result::Result<(Status, &'a D), Self>> {
+        match pt2pt::test(&mut self.raw) {
+            Ok(None) => Ok(Err(self)),
+            Ok(Some(st)) => {
+                let (_, data, recv, call, _) = self.into_parts();
+                // SAFETY: complete; see try_wait_for_data.
+                unsafe { finish(recv, &st, call)? };
+                // SAFETY: complete; see try_wait_for_data.
+                Ok(Ok((Status::from_core(st), unsafe { &*data })))
+            }
+            Err(e) => {
+                let _ = self.into_parts();
+                Err(e)
+            }
+        }
+    }
+
+    /// Asks for the operation to be cancelled (`MPI_Cancel`). It must still be completed;
+    /// its status then says whether it was [cancelled](Status::is_cancelled).
+    pub fn cancel(&self) {
+        self.try_cancel().or_fatal()
+    }
+
+    /// [`cancel`](Self::cancel), reporting errors.
+    pub fn try_cancel(&self) -> Result<()> {
+        pt2pt::cancel(&self.raw)
+    }
+
+    /// Whether the operation has finished, without completing the request
+    /// (`MPI_Request_get_status`).
+    pub fn get_status(&self) -> Option<Status> {
+        pt2pt::request_get_status(self.raw)
+            .or_fatal()
+            .map(Status::from_core)
+    }
+
+    /// Moves the request to a shorter scope.
+    pub fn shrink_scope_to<'b, S2>(self, scope: S2) -> Request<'b, D, S2>
+    where
+        'a: 'b,
+        S2: Scope<'b>,
+    {
+        let (raw, data, recv, call, _) = self.into_parts();
+        // SAFETY: the buffers outlive 'a, hence 'b.
+        unsafe { Request::wrap(raw, data, recv, call, scope) }
+    }
+}
+
+/// Checks received bytes once a receive is complete.
+///
+/// # Safety
+/// The operation must be complete and its buffer still valid.
+unsafe fn finish(recv: Option<RecvTarget>, st: &oxmpi_core::Status, call: &str) -> Result<()> {
+    match recv {
+        // SAFETY: forwarded contract.
+        Some(t) if !st.cancelled => unsafe { t.after(st.count_bytes, call) },
+        _ => Ok(()),
+    }
+}
+
+/// Waits for one of `requests` to finish (`MPI_Waitany`), removes it from the vector and
+/// returns its index (before removal) and status; `None` if the vector is empty.
+pub fn wait_any<'a, D: ?Sized, S: Scope<'a>>(
+    requests: &mut Vec<Request<'a, D, S>>,
+) -> Option<(usize, Status)> {
+    try_wait_any(requests).or_fatal()
+}
+
+/// [`wait_any`], reporting errors.
+pub fn try_wait_any<'a, D: ?Sized, S: Scope<'a>>(
+    requests: &mut Vec<Request<'a, D, S>>,
+) -> Result<Option<(usize, Status)>> {
+    let mut raws: Vec<Raw> = requests.iter().map(|r| r.raw).collect();
+    let res = pt2pt::waitany(&mut raws);
+    let found = match &res {
+        Ok(Some((i, _))) => Some(*i),
+        Ok(None) => None,
+        // Which one failed is unknown to us: find the request the engine consumed.
+        Err(_) => raws.iter().position(|r| r.is_null()),
+    };
+    let Some(i) = found else {
+        return res.map(|_| None);
+    };
+    let (_, _, recv, call, _) = requests.remove(i).into_parts();
+    let st = res?.expect("found").1;
+    // SAFETY: request i is complete.
+    unsafe { finish(recv, &st, call)? };
+    Ok(Some((i, Status::from_core(st))))
+}
+
+/// Completes a request when dropped, by waiting for it. Convert with `From`/`Into`.
+///
+/// ```
+/// use oxmpi::traits::*;
+/// use oxmpi::request::{scope, WaitGuard};
+/// let universe = oxmpi::initialize().unwrap();
+/// let world = universe.world();
+/// let x = 7u64;
+/// scope(|s| {
+///     let _g = WaitGuard::from(world.this_process().immediate_send(s, &x));
+///     let (y, _) = world.this_process().receive::<u64>();
+///     assert_eq!(y, 7);
+/// }); // the send completes here, at the latest
+/// ```
+#[derive(Debug)]
+pub struct WaitGuard<'a, D: ?Sized, S: Scope<'a> = StaticScope>(Option<Request<'a, D, S>>);
+
+impl<'a, D: ?Sized, S: Scope<'a>> Drop for WaitGuard<'a, D, S> {
+    fn drop(&mut self) {
+        if let Some(r) = self.0.take() {
+            r.wait();
+        }
+    }
+}
+
+impl<'a, D: ?Sized, S: Scope<'a>> From<Request<'a, D, S>> for WaitGuard<'a, D, S> {
+    fn from(req: Request<'a, D, S>) -> Self {
+        WaitGuard(Some(req))
+    }
+}
+
+impl<'a, D: ?Sized, S: Scope<'a>> From<WaitGuard<'a, D, S>> for Request<'a, D, S> {
+    fn from(mut guard: WaitGuard<'a, D, S>) -> Self {
+        guard.0.take().expect("invalid WaitGuard")
+    }
+}
+
+impl<'a, D: ?Sized, S: Scope<'a>> WaitGuard<'a, D, S> {
+    fn cancel(&self) {
+        if let Some(r) = &self.0 {
+            // A request that already finished cannot be cancelled; that is fine here.
+            let _ = r.try_cancel();
+        }
+    }
+}
+
+/// Completes a request when dropped, by cancelling it and then waiting for it.
+#[derive(Debug)]
+pub struct CancelGuard<'a, D: ?Sized, S: Scope<'a> = StaticScope>(WaitGuard<'a, D, S>);
+
+impl<'a, D: ?Sized, S: Scope<'a>> Drop for CancelGuard<'a, D, S> {
+    fn drop(&mut self) {
+        self.0.cancel();
+        // The inner WaitGuard then waits.
+    }
+}
+
+impl<'a, D: ?Sized, S: Scope<'a>> From<Request<'a, D, S>> for CancelGuard<'a, D, S> {
+    fn from(req: Request<'a, D, S>) -> Self {
+        CancelGuard(WaitGuard::from(req))
+    }
+}
+
+impl<'a, D: ?Sized, S: Scope<'a>> From<WaitGuard<'a, D, S>> for CancelGuard<'a, D, S> {
+    fn from(g: WaitGuard<'a, D, S>) -> Self {
+        CancelGuard(g)
+    }
+}
+
+impl<'a, D: ?Sized, S: Scope<'a>> From<CancelGuard<'a, D, S>> for WaitGuard<'a, D, S> {
+    fn from(mut g: CancelGuard<'a, D, S>) -> Self {
+        // Leave an empty WaitGuard behind so that dropping `g` does nothing.
+        WaitGuard(g.0 .0.take())
+    }
+}
+
+/// What a request is registered with; it bounds the lifetime `'a` of the buffers.
+///
+/// # Safety
+/// Implementations must make sure no request registered with them outlives `'a`.
+/// Only [`StaticScope`] and `&LocalScope` implement it.
+pub unsafe trait Scope<'a> {
+    /// Registers a request.
+    fn register(&self);
+    /// Unregisters a request.
+    ///
+    /// # Safety
+    /// Only for a request that was registered and is now complete (or taken over).
+    unsafe fn unregister(&self);
+}
+
+/// The scope of the whole program, for requests on `'static` buffers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct StaticScope;
+
+// SAFETY: 'static buffers outlive any request.
+unsafe impl Scope<'static> for StaticScope {
+    fn register(&self) {}
+    unsafe fn unregister(&self) {}
+}
+
+/// A scope that lasts no longer than `'a`, created by [`scope`].
+///
+/// # Aborts
+/// If requests are still registered when it ends, the process aborts.
+#[derive(Debug)]
+pub struct LocalScope<'a> {
+    num_requests: Cell<usize>,
+    phantom: PhantomData<Cell<&'a ()>>,
+}
+
+impl Drop for LocalScope<'_> {
+    fn drop(&mut self) {
+        let n = self.num_requests.get();
+        if n != 0 {
+            // The engine may still use the buffers of these requests, which are about
+            // to be freed: the only safe way out is to end the process.
+            oxmpi_core::runtime::abort(
+                1,
+                &format!("{n} request(s) were not completed before their scope ended (request was not completed)"),
+            );
+        }
+    }
+}
+
+// SAFETY: a `&'b LocalScope<'a>` only exists inside `scope`, and the LocalScope aborts
+// the process if requests remain registered when it ends, so none outlives 'a.
+unsafe impl<'a> Scope<'a> for &LocalScope<'a> {
+    fn register(&self) {
+        self.num_requests.set(self.num_requests.get() + 1)
+    }
+    unsafe fn unregister(&self) {
+        let n = self
+            .num_requests
+            .get()
+            .checked_sub(1)
+            .expect("unregister without register");
+        self.num_requests.set(n)
+    }
+}
+
+/// Runs `f` with a [`LocalScope`] for requests on buffers declared outside the closure.
+pub fn scope<'a, F, R>(f: F) -> R
+where
+    F: FnOnce(&LocalScope<'a>) -> R,
+{
+    f(&LocalScope {
+        num_requests: Cell::new(0),
+        phantom: PhantomData,
+    })
+}
+
+/// Runs `f` with a scope and a [`RequestCollection`] with room for `reserve` requests.
+///
+/// ```
+/// use oxmpi::traits::*;
+/// use oxmpi::request::multiple_scope;
+/// let universe = oxmpi::initialize().unwrap();
+/// let world = universe.world();
+/// let me = world.this_process();
+/// let out = [1i32, 2, 3];
+/// let mut inp = [0i32; 3];
+/// multiple_scope(4, |s, coll| {
+///     for (i, x) in inp.iter_mut().enumerate() {
+///         coll.add(me.immediate_receive_into_with_tag(s, x, i as i32));
+///     }
+///     for (i, x) in out.iter().enumerate() {
+///         me.send_with_tag(x, i as i32);
+///     }
+///     let mut result = vec![None; coll.len()];
+///     coll.wait_all(&mut result);
+/// });
+/// assert_eq!(inp, out);
+/// ```
+pub fn multiple_scope<'a, F, R, D>(reserve: usize, f: F) -> R
+where
+    D: 'a + ?Sized,
+    F: FnOnce(&LocalScope<'a>, &mut RequestCollection<'a, D>) -> R,
+{
+    let scope = LocalScope {
+        num_requests: Cell::new(0),
+        phantom: PhantomData,
+    };
+    let mut coll = RequestCollection::new(reserve);
+    f(&scope, &mut coll)
+}
+
+/// The completion of a request of a [`RequestCollection`]: its index, status, buffer.
+pub type Completion<'a, D> = (usize, Status, &'a D);
+
+/// Several requests completed together (`MPI_Waitany`, `MPI_Waitall`, `MPI_Waitsome`,
+/// `MPI_Test*`). Made by [`multiple_scope`].
+///
+/// # Aborts
+/// If requests are still incomplete when the collection is dropped, the process aborts.
+pub struct RequestCollection<'a, D: ?Sized> {
+    raws: Vec<Raw>,
+    data: Vec<Option<*const D>>,
+    recv: Vec<Option<RecvTarget>>,
+    calls: Vec<&'static str>,
+    phantom: PhantomData<(Cell<&'a ()>, &'a D)>,
+}
+
+impl<D: ?Sized> fmt::Debug for RequestCollection<'_, D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestCollection")
+            .field("len", &self.raws.len())
+            .field("incomplete", &self.incomplete())
+            .finish()
+    }
+}
+
+impl<D: ?Sized> Drop for RequestCollection<'_, D> {
+    fn drop(&mut self) {
+        let n = self.incomplete();
+        if n != 0 {
+            oxmpi_core::runtime::abort(
+                1,
+                &format!("RequestCollection dropped with {n} request(s) not completed"),
+            );
+        }
+    }
+}
+
+impl<'a, D: ?Sized> RequestCollection<'a, D> {
+    fn new(reserve: usize) -> Self {
+        RequestCollection {
+            raws: Vec::with_capacity(reserve),
+            data: Vec::with_capacity(reserve),
+            recv: Vec::with_capacity(reserve),
+            calls: Vec::with_capacity(reserve),
+            phantom: PhantomData,
+        }
+    }
+
+    /// Number of requests added (complete or not).
+    pub fn len(&self) -> usize {
+        self.raws.len()
+    }
+
+    /// Whether no request was added.
+    pub fn is_empty(&self) -> bool {
+        self.raws.is_empty()
+    }
+
+    /// Number of requests not completed yet.
+    pub fn incomplete(&self) -> usize {
+        self.data.iter().filter(|d| d.is_some()).count()
+    }
+
+    /// Adds a request (taking it out of its scope); returns its index.
+    pub fn add<S: Scope<'a>>(&mut self, req: Request<'a, D, S>) -> usize {
+        let (raw, data, recv, call, _) = req.into_parts();
+        self.raws.push(raw);
+        self.data.push(Some(data));
+        self.recv.push(recv);
+        self.calls.push(call);
+        self.raws.len() - 1
+    }
+
+    /// Records the completion of request `i`.
+    fn complete(
+        &mut self,
+        i: usize,
+        st: Result<oxmpi_core::Status>,
+    ) -> Result<Option<Completion<'a, D>>> {
+        let Some(data) = self.data[i].take() else {
+            return Ok(None);
+        };
+        let st = st?;
+        // SAFETY: request i is complete; its buffer was borrowed for 'a.
+        unsafe { finish(self.recv[i], &st, self.calls[i])? };
+        // SAFETY: as above.
+        Ok(Some((i, Status::from_core(st), unsafe { &*data })))
+    }
+
+    /// Waits for any request to finish (`MPI_Waitany`); `None` if all are complete.
+    pub fn wait_any(&mut self) -> Option<Completion<'a, D>> {
+        self.try_wait_any().or_fatal()
+    }
+
+    /// [`wait_any`](Self::wait_any), reporting errors.
+    pub fn try_wait_any(&mut self) -> Result<Option<Completion<'a, D>>> {
+        let before: Vec<bool> = self.raws.iter().map(|r| r.is_null()).collect();
+        match pt2pt::waitany(&mut self.raws) {
+            Ok(None) => Ok(None),
+            Ok(Some((i, st))) => self.complete(i, Ok(st)),
+            Err(e) => {
+                self.sweep(&before);
+                Err(e)
+            }
+        }
+    }
+
+    /// Marks requests the engine consumed (now null) as complete, after an error.
+    fn sweep(&mut self, before: &[bool]) {
+        for ((raw, was_null), data) in self.raws.iter().zip(before).zip(self.data.iter_mut()) {
+            if raw.is_null() && !was_null {
+                *data = None;
+            }
+        }
+    }
+
+    /// Waits for at least one request to finish (`MPI_Waitsome`); fills
+    /// `result[..n]` with the completions and returns `n` (0 if all were complete).
+    /// `result` must have room for [`len`](Self::len) entries.
+    pub fn wait_some(&mut self, result: &mut [Option<Completion<'a, D>>]) -> usize {
+        self.try_wait_some(result).or_fatal()
+    }
+
+    /// [`wait_some`](Self::wait_some), reporting errors.
+    pub fn try_wait_some(&mut self, result: &mut [Option<Completion<'a, D>>]) -> Result<usize> {
+        let got = pt2pt::waitsome(&mut self.raws)?;
+        self.fill(got.unwrap_or_default(), result)
+    }
+
+    fn fill(
+        &mut self,
+        got: Vec<(usize, Result<oxmpi_core::Status>)>,
+        result: &mut [Option<Completion<'a, D>>],
+    ) -> Result<usize> {
+        assert!(
+            result.len() >= self.raws.len(),
+            "result must have room for every request of the collection"
+        );
+        result.iter_mut().for_each(|r| *r = None);
+        let mut n = 0;
+        let mut first_err: Option<Error> = None;
+        for (i, st) in got {
+            match self.complete(i, st) {
+                Ok(Some(c)) => {
+                    result[n] = Some(c);
+                    n += 1;
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(n),
+        }
+    }
+
+    /// Waits for every request (`MPI_Waitall`); `result[i]` gets request `i`'s completion
+    /// (`None` for requests completed earlier).
+    pub fn wait_all(&mut self, result: &mut [Option<Completion<'a, D>>]) {
+        self.try_wait_all(result).or_fatal()
+    }
+
+    /// [`wait_all`](Self::wait_all), reporting errors (every request is complete after it).
+    pub fn try_wait_all(&mut self, result: &mut [Option<Completion<'a, D>>]) -> Result<()> {
+        assert!(
+            result.len() >= self.raws.len(),
+            "result must have room for every request of the collection"
+        );
+        let mut statuses = vec![oxmpi_core::Status::EMPTY; self.raws.len()];
+        let res = pt2pt::waitall(&mut self.raws, &mut statuses);
+        let mut first_err = res.err();
+        for (i, st) in statuses.into_iter().enumerate() {
+            let st = if st.error != 0 {
+                let class =
+                    crate::ErrorClass::from_code(st.error).unwrap_or(crate::ErrorClass::Other);
+                Err(Error::new(
+                    class,
+                    format!("{}: request {i} failed", self.calls[i]),
+                ))
+            } else {
+                Ok(st)
+            };
+            result[i] = match self.complete(i, st) {
+                Ok(c) => c,
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                    None
+                }
+            };
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Completes one finished request if there is one (`MPI_Testany`).
+    pub fn test_any(&mut self) -> Option<Completion<'a, D>> {
+        self.try_test_any().or_fatal()
+    }
+
+    /// [`test_any`](Self::test_any), reporting errors.
+    pub fn try_test_any(&mut self) -> Result<Option<Completion<'a, D>>> {
+        let before: Vec<bool> = self.raws.iter().map(|r| r.is_null()).collect();
+        match pt2pt::testany(&mut self.raws) {
+            Ok(Some(Some((i, st)))) => self.complete(i, Ok(st)),
+            Ok(_) => Ok(None),
+            Err(e) => {
+                self.sweep(&before);
+                Err(e)
+            }
+        }
+    }
+
+    /// Completes every finished request (`MPI_Testsome`), as [`wait_some`](Self::wait_some)
+    /// but without waiting: returns 0 when none has finished.
+    pub fn test_some(&mut self, result: &mut [Option<Completion<'a, D>>]) -> usize {
+        self.try_test_some(result).or_fatal()
+    }
+
+    /// [`test_some`](Self::test_some), reporting errors.
+    pub fn try_test_some(&mut self, result: &mut [Option<Completion<'a, D>>]) -> Result<usize> {
+        let got = pt2pt::testsome(&mut self.raws)?;
+        self.fill(got.unwrap_or_default(), result)
+    }
+
+    /// If every request has finished, completes them as [`wait_all`](Self::wait_all)
+    /// and returns `true` (`MPI_Testall`).
+    pub fn test_all(&mut self, result: &mut [Option<Completion<'a, D>>]) -> bool {
+        self.try_test_all(result).or_fatal()
+    }
+
+    /// [`test_all`](Self::test_all), reporting errors.
+    pub fn try_test_all(&mut self, result: &mut [Option<Completion<'a, D>>]) -> Result<bool> {
+        for r in &self.raws {
+            if !r.is_null() && pt2pt::request_get_status(*r)?.is_none() {
+                return Ok(false);
+            }
+        }
+        self.try_wait_all(result)?;
+        Ok(true)
+    }
+}

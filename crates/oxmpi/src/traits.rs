@@ -1,0 +1,12 @@
+//! Every trait of the crate, for `use oxmpi::traits::*;`.
+//!
+//! ```
+//! use oxmpi::traits::*;
+//! let dt = i64::equivalent_datatype();
+//! assert_eq!(dt.size(), 8);
+//! ```
+
+pub use crate::datatype::traits::*;
+pub use crate::point_to_point::traits::*;
+pub use crate::request::Scope;
+pub use crate::topology::traits::*;
