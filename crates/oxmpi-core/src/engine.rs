@@ -592,9 +592,11 @@ impl State {
                     finished = Some(*req);
                 }
             }
-            p.outbox.pop_front();
+            let was_stream = matches!(p.outbox.pop_front(), Some(OutItem::Stream { .. }));
             if let Some(r) = finished {
-                self.mark_sent(r, false);
+                // A stream follows a CTS, so the receive has matched: that is
+                // also the acknowledgement a synchronous send waits for.
+                self.mark_sent(r, was_stream);
             }
         }
     }
@@ -721,7 +723,7 @@ impl State {
             return;
         }
         let peer = &mut self.peers[from as usize];
-        if peer.cma_ok {
+        if peer.cma_ok || total == 0 {
             // SAFETY: receive `req` is active, so its buffer is writable.
             let dst = unsafe { buf.as_mut_slice() };
             match cma::read_remote(peer.pid, addr as usize, &mut dst[..n]) {
@@ -978,6 +980,31 @@ impl State {
         for p in &mut self.peers {
             p.outbox.retain(|i| !matches!(i, OutItem::Ctrl(h) if h.kind == Kind::Credit));
         }
+    }
+
+    /// A human-readable account of what this rank waits for (hang reports).
+    pub(crate) fn describe(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        let _ = writeln!(out, "rank {}: {} live requests, {} posted receives, {} unexpected messages", self.me, self.reqs.live(), self.matcher.posted_len(), self.unexp.len());
+        for (i, (g, e)) in self.reqs.slots.iter().enumerate() {
+            if let Some(e) = e {
+                if !e.done {
+                    let _ = writeln!(out, "  request {:#x}: {:?}", Request::new(i as u32, *g).0, e.kind);
+                }
+            }
+        }
+        for (env, id) in self.matcher.unexpected_iter() {
+            if let Some(m) = self.unexp.get(id) {
+                let _ = writeln!(out, "  unexpected from world rank {} {:?}: {} bytes", m.from, env, m.body.total());
+            }
+        }
+        for (r, p) in self.peers.iter().enumerate() {
+            if !p.outbox.is_empty() || !matches!(p.rx, Rx::Idle) {
+                let _ = writeln!(out, "  peer {r}: credit {} outbox {:?} rx {:?}", p.credit, p.outbox, p.rx);
+            }
+        }
+        out
     }
 
     // ----- cancel -----------------------------------------------------------------

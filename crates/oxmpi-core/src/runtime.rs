@@ -64,6 +64,8 @@ pub struct Engine {
     waiters: AtomicUsize,
     spin: u32,
     yields: u32,
+    /// `OXMPI_HANG_REPORT=SECONDS`: describe what a blocked call waits for.
+    hang_report: Option<Duration>,
 }
 
 static ENGINE: OnceLock<Engine> = OnceLock::new();
@@ -242,6 +244,7 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
         waiters: AtomicUsize::new(0),
         spin,
         yields,
+        hang_report: std::env::var("OXMPI_HANG_REPORT").ok().and_then(|v| v.parse().ok()).map(Duration::from_secs_f64),
     })
 }
 
@@ -349,6 +352,8 @@ impl Engine {
     /// sleeps on the rank's doorbell, so idle ranks leave the CPU to busy ones.
     pub(crate) fn wait_until<T>(&self, mut f: impl FnMut(&mut State) -> Option<T>) -> T {
         let mut idle: u32 = 0;
+        let started = std::time::Instant::now();
+        let mut reported = false;
         loop {
             let ticket = self.bell.ticket();
             let (result, progressed, busy) = {
@@ -380,6 +385,10 @@ impl Engine {
                 // Rings are not doorbells for the producer: a full ring drains
                 // without waking us, so poll often while our outbox is blocked.
                 let timeout = if busy { Duration::from_micros(200) } else { Duration::from_millis(20) };
+                if !reported && self.hang_report.is_some_and(|after| started.elapsed() > after) {
+                    reported = true;
+                    eprint!("oxmpi: blocked for {:?}; this rank waits on:\n{}", started.elapsed(), self.lock().describe());
+                }
                 self.waiters.fetch_add(1, Ordering::Relaxed);
                 self.bell.sleep(ticket, timeout);
                 self.waiters.fetch_sub(1, Ordering::Relaxed);

@@ -155,21 +155,33 @@ fn traffic(world: &Comm) {
     check!(rank, pt2pt::live_requests().unwrap() == 0, "leaked requests: {}", pt2pt::live_requests().unwrap());
 }
 
-/// A simple barrier over point-to-point (collectives come later).
+/// A simple barrier over point-to-point on the collective context (collectives
+/// come later), so it never matches the scenario's wildcard receives.
 fn barrier(world: &Comm) {
     let n = world.size();
     let rank = world.rank();
+    let ctx = world.coll_context();
     let mut b = [0u8; 1];
+    let send = |to: i32, b: &[u8]| {
+        // SAFETY: `b` outlives the wait right after.
+        let mut r = unsafe { pt2pt::isend_on(world, ctx, "barrier", b.as_ptr(), 1, to, 0, SendMode::Standard) }.unwrap();
+        pt2pt::wait(&mut r).unwrap();
+    };
+    let recv = |from: i32, b: &mut [u8]| {
+        // SAFETY: `b` outlives the wait right after.
+        let mut r = unsafe { pt2pt::irecv_on(world, ctx, "barrier", b.as_mut_ptr(), 1, from, 0) }.unwrap();
+        pt2pt::wait(&mut r).unwrap();
+    };
     if rank == 0 {
         for r in 1..n {
-            pt2pt::recv(world, &mut b, r, 999_999).unwrap();
+            recv(r, &mut b);
         }
         for r in 1..n {
-            pt2pt::send(world, &b, r, 999_999, SendMode::Standard).unwrap();
+            send(r, &b);
         }
     } else {
-        pt2pt::send(world, &b, 0, 999_999, SendMode::Standard).unwrap();
-        pt2pt::recv(world, &mut b, 0, 999_999).unwrap();
+        send(0, &b);
+        recv(0, &mut b);
     }
 }
 

@@ -26,6 +26,8 @@ pub fn mpiexec() -> PathBuf {
 pub struct Run {
     pub output: Output,
     pub elapsed: Duration,
+    /// The launcher's pid (our mpiexec names its job `kvs_<pid>_0`).
+    pub pid: u32,
 }
 
 impl Run {
@@ -91,11 +93,38 @@ pub fn run_env(n: usize, prog: &str, args: &[&str], env: &[(&str, &str)]) -> Run
     Run {
         output,
         elapsed: start.elapsed(),
+        pid,
     }
 }
 
 pub fn run(n: usize, prog: &str, args: &[&str]) -> Run {
     run_env(n, prog, args, &[])
+}
+
+/// Processes whose command line contains `token` (survivors of a job).
+pub fn processes_with(token: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        if let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) {
+            if String::from_utf8_lossy(&cmd).contains(token) && pid != std::process::id() {
+                found.push(pid);
+            }
+        }
+    }
+    found
+}
+
+/// A token unique to this test run, to find a job's processes by.
+pub fn unique_token(name: &str) -> String {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    format!("tok-{name}-{}-{}", std::process::id(), N.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+}
+
+/// Shared-memory files left by the job our mpiexec `pid` ran.
+pub fn shm_leftovers_of(pid: u32) -> Vec<String> {
+    let prefix = format!("oxmpi-kvs_{pid}_0-");
+    shm_leftovers().into_iter().filter(|n| n.starts_with(&prefix)).collect()
 }
 
 /// Files in /dev/shm that belong to oxmpi.

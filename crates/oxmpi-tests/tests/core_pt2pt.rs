@@ -1,0 +1,122 @@
+//! Engine-level point-to-point scenarios (see src/bin/core_pt2pt.rs), launched
+//! through our mpiexec on 2, 3, 4 and 8 ranks, with the transport's protocol
+//! paths forced through environment variables.
+mod common;
+
+const PROG: &str = env!("CARGO_BIN_EXE_core_pt2pt");
+
+fn scenario(n: usize, name: &str, env: &[(&str, &str)]) -> common::Run {
+    let run = common::run_env(n, PROG, &[name], env);
+    run.assert_ok();
+    assert!(run.stdout().contains(&format!("{name}: ok")), "{name} on {n} ranks did not report ok:\n{}", run.stdout());
+    assert!(common::shm_leftovers_of(run.pid).is_empty(), "shared memory left behind");
+    run
+}
+
+#[test]
+fn randomized_traffic_arrives_once_intact_and_in_order() {
+    for n in [2, 3, 4, 8] {
+        scenario(n, "traffic", &[]);
+    }
+}
+
+#[test]
+fn randomized_traffic_without_cross_memory_attach() {
+    // The pipelined two-copy rendezvous, as on kernels that refuse process_vm_readv.
+    for n in [2, 5] {
+        scenario(n, "traffic", &[("OXMPI_NO_CMA", "1")]);
+    }
+}
+
+#[test]
+fn randomized_traffic_all_rendezvous_and_all_eager() {
+    scenario(3, "traffic", &[("OXMPI_EAGER_LIMIT", "0")]);
+    scenario(3, "traffic", &[("OXMPI_EAGER_LIMIT", "1000000"), ("OXMPI_NO_CMA", "1")]);
+}
+
+#[test]
+fn truncation_is_an_error_and_writes_nothing_past_the_buffer() {
+    scenario(2, "truncate", &[]);
+    scenario(2, "truncate", &[("OXMPI_NO_CMA", "1")]);
+}
+
+#[test]
+fn cancel_of_receives_and_unmatched_sends() {
+    scenario(2, "cancel", &[]);
+    scenario(3, "cancel", &[("OXMPI_NO_CMA", "1")]);
+}
+
+#[test]
+fn flood_of_unexpected_messages_is_throttled() {
+    let run = scenario(2, "flood", &[]);
+    assert!(run.stdout().contains("peak unexpected eager bytes"), "{}", run.stdout());
+}
+
+#[test]
+fn probe_iprobe_mprobe_mrecv() {
+    scenario(2, "probe", &[]);
+    scenario(3, "probe", &[]);
+}
+
+#[test]
+fn persistent_requests_in_a_ring() {
+    for n in [2, 3, 4] {
+        scenario(n, "persistent", &[]);
+    }
+}
+
+#[test]
+fn synchronous_buffered_and_ready_modes() {
+    scenario(2, "modes", &[]);
+}
+
+#[test]
+fn wait_and_test_families() {
+    scenario(4, "waitfamily", &[]);
+    scenario(8, "waitfamily", &[]);
+}
+
+#[test]
+fn thread_multiple_concurrent_sendrecv() {
+    scenario(2, "threads", &[]);
+    scenario(3, "threads", &[]);
+}
+
+#[test]
+fn bad_arguments_return_the_right_error_class() {
+    scenario(2, "errors", &[]);
+}
+
+#[test]
+fn sends_to_self() {
+    scenario(1, "selfsend", &[]);
+    scenario(2, "selfsend", &[]);
+    // Singleton: no process manager at all.
+    let out = std::process::Command::new(PROG).arg("selfsend").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn abort_ends_the_job_with_its_code() {
+    let run = common::run(3, PROG, &["abort"]);
+    assert_eq!(run.code(), Some(7), "stderr: {}", run.stderr());
+    assert!(run.stderr().contains("MPI_Abort"), "{}", run.stderr());
+    assert!(run.elapsed.as_secs_f64() < 5.0, "took {:?}", run.elapsed);
+    assert!(common::shm_leftovers_of(run.pid).is_empty());
+}
+
+#[test]
+fn a_killed_rank_ends_the_job_promptly_without_survivors() {
+    for n in [2, 4] {
+        let token = common::unique_token("die");
+        let run = common::run(n, PROG, &["die", &token]);
+        assert_eq!(run.code(), Some(128 + 9), "stderr: {}", run.stderr());
+        let err = run.stderr();
+        assert!(err.contains(&format!("rank {}", n - 1)) && err.contains("signal 9"), "{err}");
+        // The rank dies 0.2 s after start; the job must be over within ~1 s of that.
+        assert!(run.elapsed.as_secs_f64() < 2.5, "job took {:?}", run.elapsed);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(common::processes_with(&token).is_empty(), "survivors: {:?}", common::processes_with(&token));
+        assert!(common::shm_leftovers_of(run.pid).is_empty());
+    }
+}
