@@ -109,3 +109,8 @@ pub const UNDEFINED: Count = -32766;
 
 /// The raw engine, for code that needs what this crate does not wrap yet.
 pub use oxmpi_core as core_engine;
+
+/// The README's code blocks run as doctests, so the quick examples stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

@@ -255,11 +255,21 @@ fn cancel(world: &Comm) {
     }
 }
 
-/// Rank 0 floods rank 1 with small messages while rank 1 is not receiving;
-/// rank 1's unexpected eager bytes must stay bounded by flow control.
+/// Resident memory of this process in KiB (VmRSS).
+fn rss_kib() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Rank 0 floods rank 1 with 100 MB of small messages while rank 1 is not
+/// receiving; rank 1's unexpected eager bytes, and its resident memory, must
+/// stay bounded by flow control (the sender waits instead).
 fn flood(world: &Comm) {
     let rank = world.rank();
-    let count = 20_000;
+    let count = 100_000;
     let len = 1024;
     if rank == 0 {
         let b = vec![7u8; len];
@@ -267,13 +277,15 @@ fn flood(world: &Comm) {
             pt2pt::send(world, &b, 1, i % 3, SendMode::Standard).unwrap();
         }
     } else if rank == 1 {
+        let rss_before = rss_kib();
         std::thread::sleep(std::time::Duration::from_millis(500));
         // Let everything that can arrive arrive.
         let mut peak = 0;
-        for _ in 0..200 {
+        for _ in 0..2000 {
             let _ = pt2pt::iprobe(world, 0, 12345).unwrap();
             peak = peak.max(pt2pt::unexpected_footprint().unwrap().1);
         }
+        let rss_flooded = rss_kib();
         let mut b = vec![0u8; len];
         for i in 0..count {
             let st = pt2pt::recv(world, &mut b, 0, ANY_TAG).unwrap();
@@ -282,8 +294,10 @@ fn flood(world: &Comm) {
                 peak = peak.max(pt2pt::unexpected_footprint().unwrap().1);
             }
         }
-        println!("flood: peak unexpected eager bytes {peak} for {} bytes sent", count as usize * len);
+        let grew = rss_flooded.saturating_sub(rss_before);
+        println!("flood: {} bytes sent; peak unexpected eager bytes {peak}; resident memory grew {grew} KiB while flooded", count as usize * len);
         check!(rank, peak <= 5 << 20, "unexpected queue grew to {peak} bytes");
+        check!(rank, grew < 32 * 1024, "resident memory grew by {grew} KiB under the flood");
     }
 }
 
