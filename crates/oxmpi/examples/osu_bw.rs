@@ -69,7 +69,7 @@ fn main() {
     let mut ack = [0u8; 4];
 
     if rank == 0 {
-        println!("# OSU MPI Bandwidth Test (oxmpi)");
+        println!("# OSU MPI Bandwidth Test (oxmpi bench, Rust API)");
         println!("{:<10}{:>18}", "# Size", "Bandwidth (MB/s)");
     }
 

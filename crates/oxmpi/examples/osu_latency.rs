@@ -59,7 +59,7 @@ fn main() {
     let mut r_buf = vec![b'b'; max_size.max(1)];
 
     if rank == 0 {
-        println!("# OSU MPI Latency Test (oxmpi)");
+        println!("# OSU MPI Latency Test (oxmpi bench, Rust API)");
         println!("{:<10}{:>18}", "# Size", "Latency (us)");
     }
 
