@@ -8,6 +8,7 @@
 
 mod buf;
 pub mod comm;
+pub mod datatype;
 mod engine;
 pub mod error;
 pub mod matching;
