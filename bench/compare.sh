@@ -3,6 +3,8 @@
 #
 #   bench/compare.sh                 # full run, 1 B .. 4 MiB, best of 3 runs
 #   RUNS=5 MAX_BYTES=65536 bench/compare.sh
+#   OXMPI_TARGET=/elsewhere/target/release NO_BUILD=1 bench/compare.sh
+#                                    # use already built oxmpi binaries (mpiexec, examples/)
 #
 # Builds oxmpi (release) and its Rust examples osu_latency / osu_bw, compiles
 # bench/c/osu_*.c with mpicc.mpich (required) and mpicc.openmpi (skipped if absent),
@@ -33,15 +35,21 @@ mkdir -p "$RAW"
 log() { echo "compare.sh: $*" >&2; }
 
 # ---- build -------------------------------------------------------------------------
-log "building oxmpi (release)"
-cargo build --release -p oxmpi-run -p oxmpi --examples >&2
-OXMPI_MPIEXEC="$ROOT/target/release/mpiexec"
-OXMPI_EXAMPLES="$ROOT/target/release/examples"
+OXMPI_TARGET="${OXMPI_TARGET:-$ROOT/target/release}"
+if [ -z "${NO_BUILD:-}" ]; then
+    log "building oxmpi (release)"
+    cargo build --release -p oxmpi-run -p oxmpi --examples >&2
+fi
+OXMPI_MPIEXEC="$OXMPI_TARGET/mpiexec"
+OXMPI_EXAMPLES="$OXMPI_TARGET/examples"
+for f in "$OXMPI_MPIEXEC" "$OXMPI_EXAMPLES/osu_latency" "$OXMPI_EXAMPLES/osu_bw"; do
+    [ -x "$f" ] || { log "error: $f missing (build oxmpi first)"; exit 1; }
+done
 
-# Implementations, in table column order: "key|label|launcher prefix|program prefix".
-# The program is <program prefix><bench> (bench = osu_latency or osu_bw).
+# Implementations, in table column order: "key|label|launcher". The binary of each
+# benchmark is given by program() below.
 IMPLS=()
-IMPLS+=("oxmpi|oxmpi|$OXMPI_MPIEXEC -n $NP|$OXMPI_EXAMPLES/")
+IMPLS+=("oxmpi|oxmpi|$OXMPI_MPIEXEC -n $NP")
 
 # >>> HOOK: oxmpi C ABI ---------------------------------------------------------------
 # When oxmpi ships its own C ABI and compiler wrapper (target/oxmpi/bin/mpicc), the very
@@ -53,8 +61,7 @@ if [ -x "$OXMPI_MPICC" ]; then
     for b in osu_latency osu_bw; do
         "$OXMPI_MPICC" $CFLAGS -o "$BUILD/$b.oxmpi-c" "$BENCH_DIR/c/$b.c"
     done
-    IMPLS+=("oxmpi-c|oxmpi (C)|$OXMPI_MPIEXEC -n $NP|$BUILD/")
-    OXMPI_C_SUFFIX=".oxmpi-c"
+    IMPLS+=("oxmpi-c|oxmpi (C)|$OXMPI_MPIEXEC -n $NP")
 fi
 # <<< HOOK: oxmpi C ABI ---------------------------------------------------------------
 
@@ -66,14 +73,14 @@ log "compiling C benchmarks with mpicc.mpich"
 for b in osu_latency osu_bw; do
     mpicc.mpich $CFLAGS -o "$BUILD/$b.mpich" "$BENCH_DIR/c/$b.c"
 done
-IMPLS+=("mpich|MPICH|mpiexec.mpich -n $NP|$BUILD/")
+IMPLS+=("mpich|MPICH|mpiexec.mpich -n $NP")
 
 if command -v mpicc.openmpi >/dev/null && command -v mpiexec.openmpi >/dev/null; then
     log "compiling C benchmarks with mpicc.openmpi"
     for b in osu_latency osu_bw; do
         mpicc.openmpi $CFLAGS -o "$BUILD/$b.openmpi" "$BENCH_DIR/c/$b.c"
     done
-    IMPLS+=("openmpi|Open MPI|mpiexec.openmpi --allow-run-as-root --oversubscribe -n $NP|$BUILD/")
+    IMPLS+=("openmpi|Open MPI|mpiexec.openmpi --allow-run-as-root --oversubscribe -n $NP")
 else
     log "Open MPI not found: skipping it"
 fi
@@ -81,7 +88,7 @@ fi
 program() { # key bench -> path of the binary
     case "$1" in
         oxmpi) echo "$OXMPI_EXAMPLES/$2" ;;
-        oxmpi-c) echo "$BUILD/$2${OXMPI_C_SUFFIX:-.oxmpi-c}" ;;
+        oxmpi-c) echo "$BUILD/$2.oxmpi-c" ;;
         *) echo "$BUILD/$2.$1" ;;
     esac
 }
@@ -90,7 +97,7 @@ program() { # key bench -> path of the binary
 for run in $(seq 1 "$RUNS"); do
     for bench in osu_latency osu_bw; do
         for impl in "${IMPLS[@]}"; do
-            IFS='|' read -r key label launcher _ <<<"$impl"
+            IFS='|' read -r key label launcher <<<"$impl"
             out="$RAW/$bench.$key.$run.txt"
             log "run $run/$RUNS: $bench on $label"
             # shellcheck disable=SC2086 # the launcher is a word list on purpose
@@ -106,7 +113,7 @@ done
 # ---- report ------------------------------------------------------------------------
 labels=()
 for impl in "${IMPLS[@]}"; do
-    IFS='|' read -r key label _ _ <<<"$impl"
+    IFS='|' read -r key label _ <<<"$impl"
     labels+=("$key=$label")
 done
 python3 "$BENCH_DIR/compare.py" "$RAW" "${labels[@]}" | tee "$BUILD/results.md"

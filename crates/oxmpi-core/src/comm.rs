@@ -1,6 +1,7 @@
 //! Communicators as the engine sees them: a context id, the caller's rank and the
 //! map from communicator rank to world rank.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 /// Context ids of the predefined communicators. Every communicator owns two
@@ -22,6 +23,10 @@ pub struct CommInner {
     /// For an intercommunicator: world rank of each member of the remote group.
     /// Point-to-point destinations index this group.
     pub remote_group: Option<Arc<[u32]>>,
+    /// Collectives started on this communicator so far. Every rank starts
+    /// collectives in the same order (MPI requires it), so the count is the same
+    /// everywhere and serves as the tag that keeps concurrent ones apart.
+    pub coll_seq: AtomicU32,
 }
 
 /// A communicator handle of the engine; cheap to clone.
@@ -32,7 +37,7 @@ impl Comm {
     /// Builds a communicator handle (used by the runtime for the predefined
     /// communicators and by communicator constructors once ids are agreed).
     pub fn from_parts(context: u32, rank: i32, group: Arc<[u32]>, remote_group: Option<Arc<[u32]>>) -> Comm {
-        Comm(Arc::new(CommInner { context, rank, group, remote_group }))
+        Comm(Arc::new(CommInner { context, rank, group, remote_group, coll_seq: AtomicU32::new(0) }))
     }
 
     pub fn rank(&self) -> i32 {
@@ -68,6 +73,11 @@ impl Comm {
 
     pub fn coll_context(&self) -> u32 {
         self.0.context + 1
+    }
+
+    /// The tag of the next collective on this communicator.
+    pub fn next_coll_tag(&self) -> i32 {
+        (self.0.coll_seq.fetch_add(1, Ordering::Relaxed) & 0x3fff_ffff) as i32
     }
 
     /// Whether two handles name the same communicator object.

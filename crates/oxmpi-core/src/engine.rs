@@ -121,6 +121,8 @@ pub(crate) enum ReqKind {
     Done,
     /// A persistent request: what to start, and the operation currently running.
     Persistent { spec: PersistentSpec, active: Option<Request> },
+    /// A collective in progress (taken out while it is being advanced).
+    Coll(Option<Box<crate::coll::sched::Schedule>>),
 }
 
 #[derive(Debug)]
@@ -254,6 +256,8 @@ pub(crate) struct State {
     pending_out: Vec<u32>,
     /// Shared-memory peers (world ranks), polled by progress.
     shm_peers: Vec<(u32, usize)>,
+    /// Collectives in progress, advanced by every progress call.
+    active_colls: Vec<Request>,
 }
 
 impl State {
@@ -296,6 +300,7 @@ impl State {
             completions: 0,
             pending_out: Vec::new(),
             shm_peers,
+            active_colls: Vec::new(),
         }
     }
 
@@ -967,7 +972,54 @@ impl State {
                 }
             }
         }
+        // After the packets, so data that just arrived moves schedules on at once.
+        if !self.active_colls.is_empty() && self.advance_colls() {
+            did = true;
+        }
         did
+    }
+
+    /// Registers a collective schedule as a request and runs it as far as it goes.
+    pub(crate) fn start_schedule(&mut self, sched: crate::coll::sched::Schedule) -> Request {
+        let r = self.new_request(ReqKind::Coll(Some(Box::new(sched))));
+        self.active_colls.push(r);
+        self.advance_colls();
+        r
+    }
+
+    /// Advances every collective in progress; returns whether any finished.
+    fn advance_colls(&mut self) -> bool {
+        let mut finished = false;
+        let mut i = 0;
+        while i < self.active_colls.len() {
+            let r = self.active_colls[i];
+            let sched = match self.reqs.get_mut(r).map(|e| &mut e.kind) {
+                Some(ReqKind::Coll(s)) => s.take(),
+                _ => None,
+            };
+            let Some(mut sched) = sched else {
+                self.active_colls.swap_remove(i);
+                continue;
+            };
+            let outcome = sched.advance(self);
+            if let Some(ReqKind::Coll(slot)) = self.reqs.get_mut(r).map(|e| &mut e.kind) {
+                *slot = Some(sched);
+            }
+            match outcome {
+                Ok(false) => i += 1,
+                Ok(true) => {
+                    self.active_colls.swap_remove(i);
+                    self.complete(r, Status::EMPTY, None);
+                    finished = true;
+                }
+                Err(err) => {
+                    self.active_colls.swap_remove(i);
+                    self.complete(r, Status::EMPTY, Some(err));
+                    finished = true;
+                }
+            }
+        }
+        finished
     }
 
     /// Whether anything waits to be written out (for finalize).

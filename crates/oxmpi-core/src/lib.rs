@@ -7,6 +7,7 @@
 //! packets. [`runtime`] boots the engine and owns the blocking-wait loop.
 
 mod buf;
+pub mod coll;
 pub mod comm;
 pub mod datatype;
 mod engine;

@@ -120,3 +120,10 @@ fn a_killed_rank_ends_the_job_promptly_without_survivors() {
         assert!(common::shm_leftovers_of(run.pid).is_empty());
     }
 }
+
+#[test]
+fn barrier_holds_everybody_until_all_entered() {
+    for n in [1, 2, 3, 5, 8] {
+        scenario(n, "barrier", &[]);
+    }
+}

@@ -65,7 +65,14 @@ fn main() {
     // Touched buffers, like OSU's memset. Rank 0 needs one send buffer, rank 1 a slot per
     // request of the window.
     let s_buf = vec![b'a'; max_size.max(4)];
-    let mut r_buf = vec![b'b'; if rank == 1 { WINDOW * max_size.max(4) } else { 4 }];
+    let mut r_buf = vec![
+        b'b';
+        if rank == 1 {
+            WINDOW * max_size.max(4)
+        } else {
+            4
+        }
+    ];
     let mut ack = [0u8; 4];
 
     if rank == 0 {

@@ -27,6 +27,7 @@ fn main() {
         "threads" => threads(&world),
         "errors" => errors(&world),
         "selfsend" => selfsend(&world),
+        "barrier" => barrier_order(&world),
         "abort" => {
             if rank == 1 {
                 std::thread::sleep(std::time::Duration::from_millis(100));
@@ -155,34 +156,8 @@ fn traffic(world: &Comm) {
     check!(rank, pt2pt::live_requests().unwrap() == 0, "leaked requests: {}", pt2pt::live_requests().unwrap());
 }
 
-/// A simple barrier over point-to-point on the collective context (collectives
-/// come later), so it never matches the scenario's wildcard receives.
 fn barrier(world: &Comm) {
-    let n = world.size();
-    let rank = world.rank();
-    let ctx = world.coll_context();
-    let mut b = [0u8; 1];
-    let send = |to: i32, b: &[u8]| {
-        // SAFETY: `b` outlives the wait right after.
-        let mut r = unsafe { pt2pt::isend_on(world, ctx, "barrier", b.as_ptr(), 1, to, 0, SendMode::Standard) }.unwrap();
-        pt2pt::wait(&mut r).unwrap();
-    };
-    let recv = |from: i32, b: &mut [u8]| {
-        // SAFETY: `b` outlives the wait right after.
-        let mut r = unsafe { pt2pt::irecv_on(world, ctx, "barrier", b.as_mut_ptr(), 1, from, 0) }.unwrap();
-        pt2pt::wait(&mut r).unwrap();
-    };
-    if rank == 0 {
-        for r in 1..n {
-            recv(r, &mut b);
-        }
-        for r in 1..n {
-            send(r, &b);
-        }
-    } else {
-        send(0, &b);
-        recv(0, &mut b);
-    }
+    oxmpi_core::coll::barrier::barrier(world).unwrap();
 }
 
 /// A message longer than the receive buffer: MPI_ERR_TRUNCATE, and not one byte
@@ -533,4 +508,33 @@ fn selfsend(world: &Comm) {
     check!(rank, st.count_bytes == big.len() && bb == big, "large self message");
     let st = pt2pt::sendrecv(world, &small, rank, 3, &mut b, rank, 3).unwrap();
     check!(rank, st.source == rank && b == small, "self sendrecv");
+}
+
+/// Nobody leaves a barrier before everybody entered it: rank r enters after
+/// r*40 ms and records the time; after the barrier every rank's clock must be
+/// past the last entry. Also checks ibarrier completes via test.
+fn barrier_order(world: &Comm) {
+    let rank = world.rank();
+    let n = world.size();
+    for round in 0..3 {
+        std::thread::sleep(std::time::Duration::from_millis(40 * rank as u64));
+        let entered = runtime::wtime();
+        barrier(world);
+        let left = runtime::wtime();
+        // Everybody sends its entry time to rank 0 which checks it left after all entered.
+        let bytes = entered.to_le_bytes();
+        if rank == 0 {
+            for r in 1..n {
+                let mut b = [0u8; 8];
+                pt2pt::recv(world, &mut b, r, round).unwrap();
+                let t = f64::from_le_bytes(b);
+                check!(rank, t <= left, "rank {r} entered the barrier at {t}, after rank 0 left at {left}");
+            }
+        } else {
+            pt2pt::send(world, &bytes, 0, round, SendMode::Standard).unwrap();
+        }
+    }
+    let mut r = oxmpi_core::coll::barrier::ibarrier(world).unwrap();
+    while pt2pt::test(&mut r).unwrap().is_none() {}
+    check!(rank, r.is_null(), "ibarrier request not consumed");
 }

@@ -1,0 +1,70 @@
+//! Collective operations. Each algorithm lives in `coll/<operation>/<algorithm>.rs`
+//! and is written against [`sched::Builder`] only: it adds sends, receives, local
+//! steps and fences. The same schedule runs a blocking collective to completion or
+//! becomes the request of a non-blocking one. Which algorithm runs is decided in
+//! one place per operation (`<operation>/mod.rs`), from data (communicator size,
+//! message bytes, commutativity), and `OXMPI_<OPERATION>_ALGORITHM=name` overrides it.
+
+pub mod sched;
+
+pub mod barrier;
+// Operations added by their own modules (keep one line each):
+// COLL-MODULES-BEGIN
+// COLL-MODULES-END
+
+use crate::comm::Comm;
+use crate::error::{ErrorClass, MpiError, Result};
+use crate::request::Request;
+use crate::runtime::engine;
+use sched::Builder;
+
+/// Starts a built schedule as a request (non-blocking collectives).
+pub fn start(b: Builder) -> Result<Request> {
+    let e = engine()?;
+    let comm = b.comm().clone();
+    let mut s = b.build();
+    s.set_tag(comm.next_coll_tag());
+    Ok(e.with_progress(|st| st.start_schedule(s)))
+}
+
+/// Runs a built schedule to completion (blocking collectives); errors name `call`.
+pub fn run(b: Builder, call: &str) -> Result<()> {
+    let mut r = start(b)?;
+    crate::pt2pt::wait(&mut r).map(|_| ()).map_err(|mut err| {
+        if let Some(rest) = err.message.strip_prefix("MPI_Wait:") {
+            err.message = format!("{call}:{rest}");
+        }
+        err
+    })
+}
+
+/// The algorithm forced by `OXMPI_<OP>_ALGORITHM`, if any. An unknown name is an
+/// error naming the choices, rather than a silent fallback.
+pub fn forced_algorithm(op: &str, choices: &[&str]) -> Result<Option<String>> {
+    let var = format!("OXMPI_{}_ALGORITHM", op.to_ascii_uppercase());
+    match std::env::var(&var) {
+        Err(_) => Ok(None),
+        Ok(v) if v.is_empty() || v == "auto" => Ok(None),
+        Ok(v) if choices.contains(&v.as_str()) => Ok(Some(v)),
+        Ok(v) => Err(MpiError::new(
+            ErrorClass::Arg,
+            format!("{var}={v:?} names no {op} algorithm; choose one of {}", choices.join(", ")),
+        )),
+    }
+}
+
+/// Checks a root argument of a rooted collective on an intracommunicator.
+pub fn check_root(call: &str, comm: &Comm, root: i32) -> Result<()> {
+    if root < 0 || root >= comm.size() {
+        return Err(MpiError::arg(ErrorClass::Root, call, "root", format!("{root} is not a rank of this communicator (0..{})", comm.size())));
+    }
+    Ok(())
+}
+
+/// Rejects intercommunicators where only intracommunicator algorithms exist yet.
+pub fn require_intra(call: &str, comm: &Comm) -> Result<()> {
+    if comm.is_inter() {
+        return Err(MpiError::unsupported(call, "this collective on an intercommunicator"));
+    }
+    Ok(())
+}
