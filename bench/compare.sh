@@ -38,7 +38,8 @@ log() { echo "compare.sh: $*" >&2; }
 OXMPI_TARGET="${OXMPI_TARGET:-$ROOT/target/release}"
 if [ -z "${NO_BUILD:-}" ]; then
     log "building oxmpi (release)"
-    cargo build --release -p oxmpi-run -p oxmpi --examples >&2
+    # --bins too: with --examples alone cargo builds no binary, so no mpiexec on a fresh clone.
+    cargo build --release -p oxmpi-run -p oxmpi --bins --examples >&2
 fi
 OXMPI_MPIEXEC="$OXMPI_TARGET/mpiexec"
 OXMPI_EXAMPLES="$OXMPI_TARGET/examples"
