@@ -334,6 +334,20 @@ impl Engine {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Runs `f` under the lock (no progress step: the hot path of immediate
+    /// calls; progress happens in the wait/test that follows).
+    pub(crate) fn with_state<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
+        let mut st = self.lock();
+        let before = st.completions;
+        let v = f(&mut st);
+        let woke = st.completions != before;
+        drop(st);
+        if woke && self.waiters.load(Ordering::SeqCst) > 0 {
+            self.bell.ring();
+        }
+        v
+    }
+
     /// Runs `f` under the lock after one progress step.
     pub(crate) fn with_progress<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
         let mut st = self.lock();
@@ -342,7 +356,7 @@ impl Engine {
         let v = f(&mut st);
         let woke = st.completions != before;
         drop(st);
-        if woke && self.waiters.load(Ordering::Relaxed) > 0 {
+        if woke && self.waiters.load(Ordering::SeqCst) > 0 {
             self.bell.ring();
         }
         v
@@ -355,20 +369,7 @@ impl Engine {
         let started = std::time::Instant::now();
         let mut reported = false;
         loop {
-            let ticket = self.bell.ticket();
-            let (result, progressed, busy) = {
-                let mut st = self.lock();
-                let before = st.completions;
-                let progressed = st.progress();
-                let r = f(&mut st);
-                let woke = st.completions != before;
-                let busy = st.outbox_busy();
-                drop(st);
-                if woke && self.waiters.load(Ordering::Relaxed) > 0 {
-                    self.bell.ring();
-                }
-                (r, progressed, busy)
-            };
+            let (result, progressed) = self.poll(&mut f);
             if let Some(v) = result {
                 return v;
             }
@@ -379,20 +380,52 @@ impl Engine {
             idle = idle.saturating_add(1);
             if idle < self.spin {
                 std::hint::spin_loop();
-            } else if idle < self.spin + self.yields {
-                std::thread::yield_now();
-            } else {
-                // Rings are not doorbells for the producer: a full ring drains
-                // without waking us, so poll often while our outbox is blocked.
-                let timeout = if busy { Duration::from_micros(200) } else { Duration::from_millis(20) };
-                if !reported && self.hang_report.is_some_and(|after| started.elapsed() > after) {
-                    reported = true;
-                    eprint!("oxmpi: blocked for {:?}; this rank waits on:\n{}", started.elapsed(), self.lock().describe());
-                }
-                self.waiters.fetch_add(1, Ordering::Relaxed);
-                self.bell.sleep(ticket, timeout);
-                self.waiters.fetch_sub(1, Ordering::Relaxed);
+                continue;
             }
+            if idle < self.spin + self.yields {
+                std::thread::yield_now();
+                continue;
+            }
+            // Announce the sleep, then look once more: a peer that publishes after
+            // this look sees us in the doorbell's sleepers and wakes us.
+            let ticket = self.bell.prepare_sleep();
+            self.waiters.fetch_add(1, Ordering::SeqCst);
+            let (result, progressed) = self.poll(&mut f);
+            if result.is_some() || progressed {
+                self.waiters.fetch_sub(1, Ordering::SeqCst);
+                self.bell.cancel_sleep();
+                if let Some(v) = result {
+                    return v;
+                }
+                idle = 0;
+                continue;
+            }
+            // Rings are not doorbells for the producer: a full ring drains without
+            // waking us, so poll often while our outbox is blocked.
+            let busy = self.lock().outbox_busy();
+            let timeout = if busy { Duration::from_micros(200) } else { Duration::from_millis(20) };
+            if !reported && self.hang_report.is_some_and(|after| started.elapsed() > after) {
+                reported = true;
+                eprint!("oxmpi: blocked for {:?}; this rank waits on:\n{}", started.elapsed(), self.lock().describe());
+            }
+            self.bell.sleep(ticket, timeout);
+            self.waiters.fetch_sub(1, Ordering::SeqCst);
         }
+    }
+
+    /// One progress step and one look at the condition, under the lock.
+    fn poll<T>(&self, f: &mut impl FnMut(&mut State) -> Option<T>) -> (Option<T>, bool) {
+        let mut st = self.lock();
+        let before = st.completions;
+        let progressed = st.progress();
+        let r = f(&mut st);
+        let woke = st.completions != before;
+        drop(st);
+        // Another thread of this rank may sleep on our doorbell for a request we
+        // just completed (MPI_THREAD_MULTIPLE).
+        if woke && self.waiters.load(Ordering::SeqCst) > 0 {
+            self.bell.ring();
+        }
+        (r, progressed)
     }
 }

@@ -113,14 +113,38 @@ pub unsafe fn isend_on(
     tag: i32,
     mode: SendMode,
 ) -> Result<Request> {
+    // SAFETY: forwarded contract.
+    unsafe { start_send_then(comm, context, call, buf, len, dest, tag, mode, |_, r| r) }
+}
+
+/// Starts a send and runs `then` on the new request under the same lock.
+///
+/// # Safety
+/// As [`isend`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn start_send_then<T>(
+    comm: &Comm,
+    context: u32,
+    call: &str,
+    buf: *const u8,
+    len: usize,
+    dest: i32,
+    tag: i32,
+    mode: SendMode,
+    then: impl FnOnce(&mut crate::engine::State, Request) -> T,
+) -> Result<T> {
     let e = engine()?;
     check_send_tag(call, tag)?;
-    let Some(peer) = check_dest(call, comm, dest)? else {
-        return Ok(e.lock().done_request(Status::EMPTY));
-    };
+    let peer = check_dest(call, comm, dest)?;
     let env = Envelope { context, source: comm.rank(), tag };
-    e.with_progress(|st| st.start_send(peer, env, RawBuf::from_ptr(buf, len), mode))
-        .map_err(|err| rename(err, call))
+    e.with_state(|st| {
+        let r = match peer {
+            None => st.done_request(Status::EMPTY),
+            Some(peer) => st.start_send(peer, env, RawBuf::from_ptr(buf, len), mode)?,
+        };
+        Ok(then(st, r))
+    })
+    .map_err(|err| rename(err, call))
 }
 
 /// Errors raised deep in the engine name a generic call; give them the caller's.
@@ -155,15 +179,33 @@ pub unsafe fn irecv_on(comm: &Comm, context: u32, call: &str, buf: *mut u8, len:
         return Ok(e.lock().done_request(Status::EMPTY));
     }
     let pat = Pattern { context, source, tag };
-    Ok(e.with_progress(|st| st.post_recv(RawBuf::from_ptr(buf, len), pat)))
+    // Post first, then poll: a message already in the ring then lands straight in
+    // the receive buffer instead of taking the unexpected-queue detour.
+    Ok(e.with_state(|st| {
+        let r = st.post_recv(RawBuf::from_ptr(buf, len), pat);
+        st.progress();
+        r
+    }))
 }
 
 /// A blocking send (MPI_Send / Ssend / Rsend / Bsend).
 pub fn send(comm: &Comm, buf: &[u8], dest: i32, tag: i32, mode: SendMode) -> Result<()> {
     let call = mode_call(mode, false);
+    // An eager send that fit in the ring is complete at once: finish it under the
+    // same lock instead of a second trip through the wait loop.
     // SAFETY: `buf` outlives this call, and we wait for completion before returning.
-    let mut r = unsafe { isend_on(comm, comm.context(), call, buf.as_ptr(), buf.len(), dest, tag, mode)? };
-    wait_named(&mut r, call).map(|_| ())
+    let started = unsafe {
+        start_send_then(comm, comm.context(), call, buf.as_ptr(), buf.len(), dest, tag, mode, |st, mut r| {
+            match st.req(r) {
+                Some(x) if x.done => Err(finish(st, &mut r)),
+                _ => Ok(r),
+            }
+        })?
+    };
+    match started {
+        Err(done) => done.map(|_| ()),
+        Ok(mut r) => wait_named(&mut r, call).map(|_| ()),
+    }
 }
 
 /// A blocking receive (MPI_Recv).

@@ -13,39 +13,35 @@
 //! Producer (the side that makes work available):
 //!
 //! 1. publish the work (e.g. a `Release` store that makes a ring cell visible);
-//! 2. [`Doorbell::ring`].
+//! 2. [`Doorbell::ring`]: a SeqCst fence, then only if `sleepers > 0`, `word += 1`
+//!    and `FUTEX_WAKE`. With nobody asleep a ring writes nothing, so a consumer that
+//!    spins never has its cache line stolen by the producer (that was a cache miss
+//!    per message on the latency path).
 //!
 //! Consumer (the side that wants to sleep until there is work):
 //!
-//! 1. `let t = bell.ticket();`
-//! 2. check every source of work; if there is some, handle it and do not sleep;
-//! 3. otherwise `bell.sleep(t, timeout)`.
+//! 1. `let t = bell.prepare_sleep();` (`sleepers += 1`, then read `word`);
+//! 2. check every source of work; if there is some, [`Doorbell::cancel_sleep`] and
+//!    handle it;
+//! 3. otherwise `bell.sleep(t, timeout)` (futex-wait while `word == t`, then
+//!    `sleepers -= 1`).
 //!
 //! # Why no wakeup is lost
 //!
-//! `ring` does `word += 1` (SeqCst) *then* loads `sleepers` (SeqCst); `sleep` does
-//! `sleepers += 1` (SeqCst) *then* lets the kernel compare `word` with the ticket
-//! under the futex bucket lock. Take any ring that published work which the consumer's
-//! check (step 2) did not see:
-//!
-//! * The ring's `word += 1` cannot precede the consumer's `ticket()` load in the SeqCst
-//!   order: the increment is sequenced after the producer's publication, and a SeqCst
-//!   load that reads from (or after) it synchronizes with it, so the check made after
-//!   the ticket would have seen the work. Hence the ticket is the value *before* that
-//!   increment, and once the increment lands `word != ticket`.
-//! * If the increment lands before the kernel's comparison, `futex_wait` returns at once
-//!   (`EAGAIN`).
-//! * Otherwise the consumer is already queued on the futex when the word changes. Its
-//!   `sleepers += 1` preceded its `futex_wait`, and the producer's `word += 1` came
-//!   after that comparison, so in the single SeqCst order the consumer's increment of
-//!   `sleepers` precedes the producer's load of `sleepers` (this is the classic
-//!   store-buffer / Dekker pattern that SeqCst forbids from going both ways): the
-//!   producer sees `sleepers > 0` and issues `FUTEX_WAKE`.
+//! Take a ring whose work the consumer's check (step 2) did not see. In the single
+//! SeqCst order, the producer's fence-then-load of `sleepers` and the consumer's
+//! `sleepers += 1`-then-check form the store-buffer (Dekker) pattern: they cannot
+//! both miss each other. The consumer's check missed the work, so the producer's
+//! load of `sleepers` comes after the consumer's increment and sees it: the producer
+//! increments `word` and wakes. That increment comes after the consumer read its
+//! ticket (which preceded the check), so either the kernel's comparison already sees
+//! `word != t` (`futex_wait` returns at once) or the consumer is queued on the futex
+//! and `FUTEX_WAKE` reaches it.
 //!
 //! The word is 32 bits and wraps; a wakeup could only be missed if exactly 2^32 rings
-//! happened between `ticket()` and the kernel's comparison, and even then the sleep is
-//! bounded by its timeout. Spurious returns (signals, wakes meant for others) are
-//! allowed: callers loop.
+//! happened between `prepare_sleep()` and the kernel's comparison, and even then the
+//! sleep is bounded by its timeout. Spurious returns (signals, wakes meant for others)
+//! are allowed: callers loop.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -101,31 +97,43 @@ impl Doorbell {
 
     /// Signal that work has been published: bump the word, and wake every sleeper if
     /// there is any. Costs one atomic RMW and one load when nobody sleeps (no syscall).
+    /// Wakes the sleepers, if any, after the caller published work.
     #[inline]
     pub fn ring(&self) {
-        self.word.fetch_add(1, Ordering::SeqCst);
+        std::sync::atomic::fence(Ordering::SeqCst);
         if self.sleepers.load(Ordering::SeqCst) > 0 {
+            self.word.fetch_add(1, Ordering::SeqCst);
             futex_wake_all(&self.word);
         }
     }
 
-    /// The current generation, to be read *before* checking for work.
+    /// Announces that the caller is about to sleep and returns its ticket. The
+    /// caller must then check for work and end with [`Doorbell::sleep`] or
+    /// [`Doorbell::cancel_sleep`].
     #[inline]
-    pub fn ticket(&self) -> u32 {
+    pub fn prepare_sleep(&self) -> u32 {
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
         self.word.load(Ordering::SeqCst)
     }
 
-    /// Sleep until the doorbell rings after `ticket` was taken, or `timeout` passes.
-    ///
-    /// Returns at once if the doorbell has already rung since `ticket`. May return
-    /// spuriously; callers re-check for work and loop.
+    /// Withdraws a [`Doorbell::prepare_sleep`] after finding work.
+    #[inline]
+    pub fn cancel_sleep(&self) {
+        self.sleepers.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Sleeps until a ring after [`Doorbell::prepare_sleep`] (or the timeout, or
+    /// a spurious wakeup), then withdraws from the sleepers.
     pub fn sleep(&self, ticket: u32, timeout: Duration) {
-        self.sleepers.fetch_add(1, Ordering::SeqCst);
-        // Cheap re-check before the syscall; the kernel repeats it atomically.
         if self.word.load(Ordering::SeqCst) == ticket && !timeout.is_zero() {
             futex_wait(&self.word, ticket, timeout);
         }
         self.sleepers.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// The current generation (diagnostics and tests).
+    pub fn generation(&self) -> u32 {
+        self.word.load(Ordering::SeqCst)
     }
 }
 
@@ -195,15 +203,20 @@ mod tests {
         // SAFETY: Doorbell is two AtomicU32 (valid for any bit pattern, including zero)
         // plus padding; the all-zero pattern is documented as a valid idle doorbell.
         let bell: Doorbell = unsafe { std::mem::zeroed() };
-        assert_eq!(bell.ticket(), 0);
+        assert_eq!(bell.generation(), 0);
         bell.ring();
-        assert_eq!(bell.ticket(), 1);
+        // Nobody asleep: a ring changes nothing.
+        assert_eq!(bell.generation(), 0);
+        let t = bell.prepare_sleep();
+        bell.ring();
+        assert_eq!(bell.generation(), t + 1);
+        bell.cancel_sleep();
     }
 
     #[test]
     fn stale_ticket_returns_at_once() {
         let bell = Doorbell::new();
-        let t = bell.ticket();
+        let t = bell.prepare_sleep();
         bell.ring();
         let start = Instant::now();
         bell.sleep(t, Duration::from_secs(10));
@@ -214,21 +227,23 @@ mod tests {
     #[test]
     fn sleep_times_out() {
         let bell = Doorbell::new();
-        let t = bell.ticket();
+        let t = bell.generation();
         let start = Instant::now();
         // Loop over spurious returns, like a real caller.
         while start.elapsed() < Duration::from_millis(30) {
+            let t = bell.prepare_sleep();
             bell.sleep(t, Duration::from_millis(30));
         }
+        assert_eq!(bell.sleepers.load(Ordering::SeqCst), 0);
         assert!(start.elapsed() >= Duration::from_millis(30));
-        assert_eq!(bell.ticket(), t);
+        assert_eq!(bell.generation(), t);
     }
 
     #[test]
     fn zero_timeout_does_not_block() {
         let bell = Doorbell::new();
         let start = Instant::now();
-        bell.sleep(bell.ticket(), Duration::ZERO);
+        bell.sleep(bell.prepare_sleep(), Duration::ZERO);
         assert!(start.elapsed() < Duration::from_secs(1));
     }
 
@@ -240,8 +255,9 @@ mod tests {
         let sleeper = std::thread::spawn(move || {
             let start = Instant::now();
             loop {
-                let t = b2.ticket();
+                let t = b2.prepare_sleep();
                 if f2.load(Ordering::Acquire) == 1 {
+                    b2.cancel_sleep();
                     break;
                 }
                 b2.sleep(t, Duration::from_secs(20));
@@ -279,8 +295,9 @@ mod tests {
         let (a2, b2) = (a.clone(), b.clone());
         const ROUNDS: u32 = 2000;
         let wait = |cell: &(Doorbell, AtomicU32), want: u32| loop {
-            let t = cell.0.ticket();
+            let t = cell.0.prepare_sleep();
             if cell.1.load(Ordering::Acquire) >= want {
+                cell.0.cancel_sleep();
                 break;
             }
             cell.0.sleep(t, Duration::from_secs(20));

@@ -1006,13 +1006,14 @@ mod tests {
         assert!(!b.any_incoming());
         assert!(pop_vec(&b, 0).is_none());
 
-        let t = b.doorbell(1).ticket();
+        let t = b.doorbell(1).prepare_sleep();
         assert!(push_bytes(&a, 1, b"hello from 0"));
         assert_ne!(
-            b.doorbell(1).ticket(),
+            b.doorbell(1).generation(),
             t,
             "push must ring the receiver's doorbell"
         );
+        b.doorbell(1).cancel_sleep();
         assert!(b.any_incoming());
         assert!(!a.any_incoming());
         assert_eq!(pop_vec(&b, 1), None, "nothing from myself");
@@ -1169,7 +1170,7 @@ mod tests {
         let consumer = std::thread::spawn(move || {
             let mut i = 0u64;
             while i < N {
-                let t = b.doorbell(1).ticket();
+                let t = b.doorbell(1).prepare_sleep();
                 let got = b.try_pop(0, |p| {
                     let want = if i & 63 == 0 {
                         packet(i)
@@ -1179,9 +1180,12 @@ mod tests {
                     assert_eq!(p, &want[..], "packet {i}");
                 });
                 if got {
+                    b.doorbell(1).cancel_sleep();
                     i += 1;
                 } else if !b.any_incoming() {
                     b.doorbell(1).sleep(t, Duration::from_millis(100));
+                } else {
+                    b.doorbell(1).cancel_sleep();
                 }
             }
             assert!(!b.any_incoming());
@@ -1331,9 +1335,10 @@ mod tests {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             assert!(Instant::now() < deadline, "child timed out");
-            let t = seg.doorbell(1).ticket();
+            let t = seg.doorbell(1).prepare_sleep();
             let mut msg = None;
             if seg.try_pop(0, |p| msg = Some(p.to_vec())) {
+                seg.doorbell(1).cancel_sleep();
                 let msg = msg.unwrap();
                 if msg == b"quit" {
                     break;
@@ -1373,8 +1378,9 @@ mod tests {
             // Wait (asleep) for the child's hello.
             let hello = loop {
                 assert!(Instant::now() < deadline, "no hello from the child");
-                let t = seg.doorbell(0).ticket();
+                let t = seg.doorbell(0).prepare_sleep();
                 if let Some(p) = pop_vec(&seg, 1) {
+                    seg.doorbell(0).cancel_sleep();
                     break p;
                 }
                 if let Ok(Some(st)) = child.try_wait() {
@@ -1395,7 +1401,7 @@ mod tests {
             let (mut sent, mut got) = (0u64, 0u64);
             while got < ROUNDS {
                 assert!(Instant::now() < deadline, "echo stalled at {got}/{ROUNDS}");
-                let t = seg.doorbell(0).ticket();
+                let t = seg.doorbell(0).prepare_sleep();
                 let mut progress = false;
                 while sent < ROUNDS && sent - got < cap && push_bytes(&seg, 1, &packet(sent)) {
                     sent += 1;
@@ -1407,6 +1413,8 @@ mod tests {
                 }
                 if !progress && !seg.any_incoming() {
                     seg.doorbell(0).sleep(t, Duration::from_millis(100));
+                } else {
+                    seg.doorbell(0).cancel_sleep();
                 }
             }
             while !push_bytes(&seg, 1, b"quit") {
