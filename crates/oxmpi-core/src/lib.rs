@@ -13,6 +13,7 @@ pub mod datatype;
 mod engine;
 pub mod error;
 pub mod matching;
+pub mod op;
 pub mod pt2pt;
 pub mod request;
 pub mod runtime;

@@ -1,4 +1,1117 @@
-//! Datatypes: predefined element types and (soon) derived datatypes.
+//! Datatypes: predefined element types and derived datatypes.
+//!
+//! A [`Datatype`] is immutable once constructed (except for its commit flag
+//! and its name). Every constructor flattens the type map of one element at
+//! construction time into:
+//!
+//! - `blocks`: the (byte offset, byte length) runs of data of one element, in
+//!   type-map order, adjacent runs merged, with prefix sums of the lengths so
+//!   that a packed-stream position can be located by binary search;
+//! - `signature`: the run-length type signature of one element;
+//! - the bounds: `lb`/`ub` (with "sticky" flags for bounds set explicitly by
+//!   `MPI_LB`/`MPI_UB` markers or `MPI_Type_create_resized`), the true bounds
+//!   of the data, and the alignment used for the struct "epsilon" padding.
+//!
+//! Bound rules (MPI-1 type maps with markers, as MPICH implements them):
+//! a replicated child contributes `disp + k*extent + child.lb` / `+ child.ub`;
+//! when any contribution is sticky the result's bound is the min (max) of the
+//! sticky ones only, and is sticky itself. `MPI_Type_create_struct` pads the
+//! upper bound to the largest alignment of its components unless one of the
+//! bounds is sticky. Children without data and without markers (zero counts)
+//! contribute nothing.
+
+pub mod pack;
 pub mod primitive;
 
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::error::{ErrorClass, MpiError, Result};
+
+pub use pack::{pack_into, pack_size, unpack_from};
 pub use primitive::{PairValue, Primitive, Repr, TypeClass};
+
+/// Upper limit on the number of flattened blocks (and signature runs) of one
+/// element of a derived datatype.
+pub const MAX_BLOCKS: usize = 1 << 22;
+
+/// How a datatype was constructed (`MPI_COMBINER_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Combiner {
+    Named,
+    Dup,
+    Contiguous,
+    Vector,
+    Hvector,
+    Indexed,
+    Hindexed,
+    IndexedBlock,
+    HindexedBlock,
+    Struct,
+    Resized,
+}
+
+impl Combiner {
+    /// The `MPI_COMBINER_*` value of the MPI-5.0 standard ABI.
+    pub fn code(self) -> i32 {
+        match self {
+            Combiner::Named => 101,
+            Combiner::Dup => 102,
+            Combiner::Contiguous => 103,
+            Combiner::Vector => 104,
+            Combiner::Hvector => 105,
+            Combiner::Indexed => 106,
+            Combiner::Hindexed => 107,
+            Combiner::IndexedBlock => 108,
+            Combiner::HindexedBlock => 109,
+            Combiner::Struct => 110,
+            Combiner::Resized => 116,
+        }
+    }
+
+    pub fn from_code(code: i32) -> Option<Combiner> {
+        use Combiner::*;
+        [
+            Named,
+            Dup,
+            Contiguous,
+            Vector,
+            Hvector,
+            Indexed,
+            Hindexed,
+            IndexedBlock,
+            HindexedBlock,
+            Struct,
+            Resized,
+        ]
+        .into_iter()
+        .find(|c| c.code() == code)
+    }
+
+    /// The C name, e.g. `MPI_COMBINER_VECTOR`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Combiner::Named => "MPI_COMBINER_NAMED",
+            Combiner::Dup => "MPI_COMBINER_DUP",
+            Combiner::Contiguous => "MPI_COMBINER_CONTIGUOUS",
+            Combiner::Vector => "MPI_COMBINER_VECTOR",
+            Combiner::Hvector => "MPI_COMBINER_HVECTOR",
+            Combiner::Indexed => "MPI_COMBINER_INDEXED",
+            Combiner::Hindexed => "MPI_COMBINER_HINDEXED",
+            Combiner::IndexedBlock => "MPI_COMBINER_INDEXED_BLOCK",
+            Combiner::HindexedBlock => "MPI_COMBINER_HINDEXED_BLOCK",
+            Combiner::Struct => "MPI_COMBINER_STRUCT",
+            Combiner::Resized => "MPI_COMBINER_RESIZED",
+        }
+    }
+}
+
+/// The flattened layout of one element.
+#[derive(Clone, Debug)]
+pub(crate) struct Layout {
+    pub(crate) size: usize,
+    pub(crate) lb: isize,
+    pub(crate) ub: isize,
+    pub(crate) sticky_lb: bool,
+    pub(crate) sticky_ub: bool,
+    pub(crate) true_lb: isize,
+    pub(crate) true_ub: isize,
+    pub(crate) align: usize,
+    pub(crate) blocks: Vec<(isize, usize)>,
+    /// `prefix[i]` = sum of the lengths of `blocks[..i]`.
+    pub(crate) prefix: Vec<usize>,
+    pub(crate) sig: Vec<(Primitive, usize)>,
+    /// Basic elements in one element (a pair type counts as two).
+    pub(crate) nbasic: usize,
+}
+
+impl Layout {
+    fn extent(&self) -> isize {
+        self.ub.wrapping_sub(self.lb)
+    }
+
+    /// True when consecutive copies of this element form one gapless run.
+    fn dense(&self) -> bool {
+        self.blocks.len() == 1 && self.extent() == self.blocks[0].1 as isize
+    }
+
+    fn primitive(p: Primitive) -> Layout {
+        let mut blocks = Vec::new();
+        match p.repr() {
+            Repr::Pair {
+                value,
+                index_offset,
+            } => {
+                let vs = pair_value_size(value);
+                push_merged(&mut blocks, 0, vs);
+                push_merged(&mut blocks, index_offset as isize, p.size() - vs);
+            }
+            _ => blocks.push((0, p.size())),
+        }
+        let true_ub = blocks
+            .iter()
+            .map(|&(o, l)| o + l as isize)
+            .max()
+            .unwrap_or(0);
+        let nbasic = if matches!(p.repr(), Repr::Pair { .. }) {
+            2
+        } else {
+            1
+        };
+        Layout {
+            size: p.size(),
+            lb: 0,
+            ub: p.extent() as isize,
+            sticky_lb: false,
+            sticky_ub: false,
+            true_lb: 0,
+            true_ub,
+            align: p.align(),
+            prefix: prefix_sums(&blocks),
+            blocks,
+            sig: vec![(p, 1)],
+            nbasic,
+        }
+    }
+
+    fn marker(upper: bool) -> Layout {
+        Layout {
+            size: 0,
+            lb: 0,
+            ub: 0,
+            sticky_lb: !upper,
+            sticky_ub: upper,
+            true_lb: 0,
+            true_ub: 0,
+            align: 1,
+            blocks: Vec::new(),
+            prefix: vec![0],
+            sig: Vec::new(),
+            nbasic: 0,
+        }
+    }
+}
+
+/// Size of the value part of a MINLOC/MAXLOC pair.
+fn pair_value_size(v: PairValue) -> usize {
+    match v {
+        PairValue::F32 | PairValue::I32 | PairValue::F32F32 | PairValue::I32I32 => 4,
+        PairValue::F64 | PairValue::I64 | PairValue::F64F64 => 8,
+        PairValue::I16 => 2,
+        PairValue::F80 => 16,
+    }
+}
+
+fn push_merged(blocks: &mut Vec<(isize, usize)>, off: isize, len: usize) {
+    if len == 0 {
+        return;
+    }
+    if let Some(last) = blocks.last_mut() {
+        if last.0.checked_add(last.1 as isize) == Some(off) {
+            last.1 += len;
+            return;
+        }
+    }
+    blocks.push((off, len));
+}
+
+fn prefix_sums(blocks: &[(isize, usize)]) -> Vec<usize> {
+    let mut v = Vec::with_capacity(blocks.len() + 1);
+    let mut s = 0usize;
+    v.push(0);
+    for &(_, l) in blocks {
+        s += l;
+        v.push(s);
+    }
+    v
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Predefined(Primitive),
+    Marker,
+    Derived,
+}
+
+struct Inner {
+    kind: Kind,
+    combiner: Combiner,
+    ints: Vec<i64>,
+    addrs: Vec<isize>,
+    types: Vec<Datatype>,
+    committed: AtomicBool,
+    name: Mutex<String>,
+    layout: Arc<Layout>,
+}
+
+/// The constructor arguments kept for `MPI_Type_get_contents`.
+type Contents = (Vec<i64>, Vec<isize>, Vec<Datatype>);
+
+/// An MPI datatype (predefined or derived). Cheap to clone; `Send + Sync`.
+#[derive(Clone)]
+pub struct Datatype(Arc<Inner>);
+
+impl fmt::Debug for Datatype {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let l = &self.0.layout;
+        let name = self.name();
+        f.debug_struct("Datatype")
+            .field("name", &name)
+            .field("combiner", &self.0.combiner)
+            .field("size", &l.size)
+            .field("lb", &l.lb)
+            .field("extent", &l.extent())
+            .field("blocks", &l.blocks.len())
+            .finish()
+    }
+}
+
+/// Accumulates the layout of a new type from replicated children.
+struct Acc {
+    call: &'static str,
+    blocks: Vec<(isize, usize)>,
+    sig: Vec<(Primitive, usize)>,
+    size: usize,
+    nbasic: usize,
+    lb: Option<isize>,
+    ub: Option<isize>,
+    slb: Option<isize>,
+    sub: Option<isize>,
+    any_lo: Option<isize>,
+    any_hi: Option<isize>,
+    tlb: Option<isize>,
+    tub: Option<isize>,
+    align: usize,
+}
+
+fn overflow_err(call: &str) -> MpiError {
+    MpiError::new(
+        ErrorClass::Arg,
+        format!("{call}: the datatype's size or displacements overflow the address range"),
+    )
+}
+
+fn min_opt(a: Option<isize>, b: isize) -> Option<isize> {
+    Some(a.map_or(b, |a| a.min(b)))
+}
+fn max_opt(a: Option<isize>, b: isize) -> Option<isize> {
+    Some(a.map_or(b, |a| a.max(b)))
+}
+
+impl Acc {
+    fn new(call: &'static str) -> Acc {
+        Acc {
+            call,
+            blocks: Vec::new(),
+            sig: Vec::new(),
+            size: 0,
+            nbasic: 0,
+            lb: None,
+            ub: None,
+            slb: None,
+            sub: None,
+            any_lo: None,
+            any_hi: None,
+            tlb: None,
+            tub: None,
+            align: 1,
+        }
+    }
+
+    fn overflow(&self) -> MpiError {
+        overflow_err(self.call)
+    }
+
+    fn too_many(&self) -> MpiError {
+        MpiError::unsupported(
+            self.call,
+            format!("a datatype whose flattened type map has more than {MAX_BLOCKS} blocks or signature runs"),
+        )
+    }
+
+    fn add_block(&mut self, off: isize, len: usize) -> Result<()> {
+        push_merged(&mut self.blocks, off, len);
+        if self.blocks.len() > MAX_BLOCKS {
+            return Err(self.too_many());
+        }
+        Ok(())
+    }
+
+    fn add_sig(&mut self, p: Primitive, k: usize) -> Result<()> {
+        if k == 0 {
+            return Ok(());
+        }
+        if let Some(last) = self.sig.last_mut() {
+            if last.0 == p {
+                let call = self.call;
+                last.1 = last.1.checked_add(k).ok_or_else(|| overflow_err(call))?;
+                return Ok(());
+            }
+        }
+        self.sig.push((p, k));
+        if self.sig.len() > MAX_BLOCKS {
+            return Err(self.too_many());
+        }
+        Ok(())
+    }
+
+    /// Adds `n` copies of `c`, the first at byte displacement `disp`, the
+    /// following ones `c.extent()` bytes apart.
+    fn add(&mut self, disp: isize, n: usize, c: &Layout) -> Result<()> {
+        if n == 0 || (c.size == 0 && !c.sticky_lb && !c.sticky_ub) {
+            return Ok(());
+        }
+        let call = self.call;
+        let ovf = move || overflow_err(call);
+        let ext = c.extent();
+        let last = isize::try_from(n - 1)
+            .ok()
+            .and_then(|k| k.checked_mul(ext))
+            .ok_or_else(ovf)?;
+        let lo = disp.checked_add(last.min(0)).ok_or_else(ovf)?;
+        let hi = disp.checked_add(last.max(0)).ok_or_else(ovf)?;
+        let clb = lo.checked_add(c.lb).ok_or_else(ovf)?;
+        let cub = hi.checked_add(c.ub).ok_or_else(ovf)?;
+        self.any_lo = min_opt(self.any_lo, clb.min(cub));
+        self.any_hi = max_opt(self.any_hi, clb.max(cub));
+        if c.sticky_lb {
+            self.slb = min_opt(self.slb, clb);
+        } else if c.size > 0 {
+            self.lb = min_opt(self.lb, clb);
+        }
+        if c.sticky_ub {
+            self.sub = max_opt(self.sub, cub);
+        } else if c.size > 0 {
+            self.ub = max_opt(self.ub, cub);
+        }
+        if c.size == 0 {
+            return Ok(());
+        }
+        self.tlb = min_opt(self.tlb, lo.checked_add(c.true_lb).ok_or_else(ovf)?);
+        self.tub = max_opt(self.tub, hi.checked_add(c.true_ub).ok_or_else(ovf)?);
+        self.align = self.align.max(c.align);
+        let bytes = n.checked_mul(c.size).ok_or_else(ovf)?;
+        self.size = self.size.checked_add(bytes).ok_or_else(ovf)?;
+        if self.size > isize::MAX as usize {
+            return Err(ovf());
+        }
+        self.nbasic = n
+            .checked_mul(c.nbasic)
+            .and_then(|b| self.nbasic.checked_add(b))
+            .ok_or_else(ovf)?;
+
+        // Signature.
+        if c.sig.len() == 1 {
+            let (p, k) = c.sig[0];
+            self.add_sig(p, k.checked_mul(n).ok_or_else(ovf)?)?;
+        } else {
+            for _ in 0..n {
+                for &(p, k) in &c.sig {
+                    self.add_sig(p, k)?;
+                }
+            }
+        }
+
+        // Blocks (offsets are checked: the last copy's ends bound all others).
+        disp.checked_add(last).ok_or_else(ovf)?;
+        if c.dense() {
+            let off = c.blocks[0].0;
+            let start = disp.checked_add(off).ok_or_else(ovf)?;
+            return self.add_block(start, bytes);
+        }
+        for k in 0..n {
+            let base = disp + k as isize * ext;
+            for &(off, len) in &c.blocks {
+                let o = base.checked_add(off).ok_or_else(ovf)?;
+                self.add_block(o, len)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self, pad: bool) -> Result<Layout> {
+        let sticky_lb = self.slb.is_some();
+        let sticky_ub = self.sub.is_some();
+        let lb = self.slb.or(self.lb).or(self.any_lo).unwrap_or(0);
+        let mut ub = self.sub.or(self.ub).or(self.any_hi).unwrap_or(0);
+        if pad && !sticky_lb && !sticky_ub && self.size > 0 && self.align > 1 {
+            let r = ub.wrapping_sub(lb).rem_euclid(self.align as isize);
+            if r != 0 {
+                ub = ub
+                    .checked_add(self.align as isize - r)
+                    .ok_or_else(|| self.overflow())?;
+            }
+        }
+        ub.checked_sub(lb).ok_or_else(|| self.overflow())?;
+        Ok(Layout {
+            size: self.size,
+            lb,
+            ub,
+            sticky_lb,
+            sticky_ub,
+            true_lb: self.tlb.unwrap_or(0),
+            true_ub: self.tub.unwrap_or(0),
+            align: self.align,
+            prefix: prefix_sums(&self.blocks),
+            blocks: self.blocks,
+            sig: self.sig,
+            nbasic: self.nbasic,
+        })
+    }
+}
+
+fn check_count(call: &str, arg: &str, count: i64) -> Result<usize> {
+    if count < 0 {
+        return Err(MpiError::arg(
+            ErrorClass::Count,
+            call,
+            arg,
+            format!("{count} is negative"),
+        ));
+    }
+    usize::try_from(count).map_err(|_| {
+        MpiError::arg(
+            ErrorClass::Count,
+            call,
+            arg,
+            format!("{count} is too large"),
+        )
+    })
+}
+
+fn check_blocklen(call: &str, arg: &str, b: i64) -> Result<usize> {
+    if b < 0 {
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            call,
+            arg,
+            format!("{b} is negative"),
+        ));
+    }
+    usize::try_from(b)
+        .map_err(|_| MpiError::arg(ErrorClass::Arg, call, arg, format!("{b} is too large")))
+}
+
+fn check_len(call: &str, arg: &str, got: usize, want: usize) -> Result<()> {
+    if got != want {
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            call,
+            arg,
+            format!("has {got} entries, the count of blocks is {want}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Element-unit displacement `d` times `extent` bytes, checked.
+fn scale(call: &str, arg: &str, d: i64, extent: isize) -> Result<isize> {
+    isize::try_from(d)
+        .ok()
+        .and_then(|d| d.checked_mul(extent))
+        .ok_or_else(|| {
+            MpiError::arg(
+                ErrorClass::Arg,
+                call,
+                arg,
+                format!("{d} elements of extent {extent} overflow"),
+            )
+        })
+}
+
+impl Datatype {
+    fn make(
+        kind: Kind,
+        combiner: Combiner,
+        layout: Arc<Layout>,
+        (ints, addrs, types): Contents,
+        committed: bool,
+        name: String,
+    ) -> Datatype {
+        Datatype(Arc::new(Inner {
+            kind,
+            combiner,
+            ints,
+            addrs,
+            types,
+            committed: AtomicBool::new(committed),
+            name: Mutex::new(name),
+            layout,
+        }))
+    }
+
+    fn derived(
+        combiner: Combiner,
+        layout: Layout,
+        ints: Vec<i64>,
+        addrs: Vec<isize>,
+        types: Vec<Datatype>,
+    ) -> Datatype {
+        Datatype::make(
+            Kind::Derived,
+            combiner,
+            Arc::new(layout),
+            (ints, addrs, types),
+            false,
+            String::new(),
+        )
+    }
+
+    pub(crate) fn layout(&self) -> &Layout {
+        &self.0.layout
+    }
+
+    /// The predefined datatype for `p` (committed; cached, so this is cheap).
+    pub fn predefined(p: Primitive) -> Datatype {
+        static TABLE: OnceLock<Vec<Datatype>> = OnceLock::new();
+        let table = TABLE.get_or_init(|| {
+            Primitive::ALL
+                .iter()
+                .map(|&p| {
+                    let l = Arc::new(Layout::primitive(p));
+                    Datatype::make(
+                        Kind::Predefined(p),
+                        Combiner::Named,
+                        l,
+                        Default::default(),
+                        true,
+                        p.name().into(),
+                    )
+                })
+                .collect()
+        });
+        match table.get(p as usize) {
+            Some(d) if d.as_primitive() == Some(p) => d.clone(),
+            _ => table
+                .iter()
+                .find(|d| d.as_primitive() == Some(p))
+                .expect("every primitive is in the table")
+                .clone(),
+        }
+    }
+
+    fn marker(upper: bool) -> Datatype {
+        static LB: OnceLock<Datatype> = OnceLock::new();
+        static UB: OnceLock<Datatype> = OnceLock::new();
+        let cell = if upper { &UB } else { &LB };
+        cell.get_or_init(|| {
+            let name = if upper { "MPI_UB" } else { "MPI_LB" };
+            Datatype::make(
+                Kind::Marker,
+                Combiner::Named,
+                Arc::new(Layout::marker(upper)),
+                Default::default(),
+                true,
+                name.into(),
+            )
+        })
+        .clone()
+    }
+
+    /// The MPI-1 `MPI_LB` marker: size 0, extent 0; sets an explicit lower bound in a struct.
+    pub fn lb_marker() -> Datatype {
+        Datatype::marker(false)
+    }
+
+    /// The MPI-1 `MPI_UB` marker: size 0, extent 0; sets an explicit upper bound in a struct.
+    pub fn ub_marker() -> Datatype {
+        Datatype::marker(true)
+    }
+
+    /// The primitive of a predefined type (not of a dup of one, not of the markers).
+    pub fn as_primitive(&self) -> Option<Primitive> {
+        match self.0.kind {
+            Kind::Predefined(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// Whether two handles denote the same datatype object.
+    pub fn ptr_eq(&self, other: &Datatype) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// `MPI_Type_contiguous`.
+    pub fn contiguous(count: i64, old: &Datatype) -> Result<Datatype> {
+        const CALL: &str = "MPI_Type_contiguous";
+        let n = check_count(CALL, "count", count)?;
+        let mut acc = Acc::new(CALL);
+        acc.add(0, n, old.layout())?;
+        Ok(Datatype::derived(
+            Combiner::Contiguous,
+            acc.finish(false)?,
+            vec![count],
+            vec![],
+            vec![old.clone()],
+        ))
+    }
+
+    fn strided(
+        call: &'static str,
+        count: i64,
+        blocklen: i64,
+        stride_bytes: isize,
+        old: &Datatype,
+    ) -> Result<Layout> {
+        let n = check_count(call, "count", count)?;
+        let bl = check_blocklen(call, "blocklength", blocklen)?;
+        let c = old.layout();
+        let mut acc = Acc::new(call);
+        let block_bytes = (bl as isize).checked_mul(c.extent());
+        if c.dense() && n > 0 && block_bytes == Some(stride_bytes) {
+            // The blocks abut: the same type map as one contiguous run.
+            let total = n.checked_mul(bl).ok_or_else(|| acc.overflow())?;
+            acc.add(0, total, c)?;
+        } else if bl > 0 {
+            for i in 0..n {
+                let d = (i as isize)
+                    .checked_mul(stride_bytes)
+                    .ok_or_else(|| acc.overflow())?;
+                acc.add(d, bl, c)?;
+            }
+        }
+        acc.finish(false)
+    }
+
+    /// `MPI_Type_vector`: `stride` in elements of `old`'s extent.
+    pub fn vector(count: i64, blocklen: i64, stride: i64, old: &Datatype) -> Result<Datatype> {
+        const CALL: &str = "MPI_Type_vector";
+        let stride_bytes = scale(CALL, "stride", stride, old.extent())?;
+        let l = Datatype::strided(CALL, count, blocklen, stride_bytes, old)?;
+        Ok(Datatype::derived(
+            Combiner::Vector,
+            l,
+            vec![count, blocklen, stride],
+            vec![],
+            vec![old.clone()],
+        ))
+    }
+
+    /// `MPI_Type_create_hvector`: `stride_bytes` in bytes.
+    pub fn hvector(
+        count: i64,
+        blocklen: i64,
+        stride_bytes: isize,
+        old: &Datatype,
+    ) -> Result<Datatype> {
+        let l = Datatype::strided(
+            "MPI_Type_create_hvector",
+            count,
+            blocklen,
+            stride_bytes,
+            old,
+        )?;
+        Ok(Datatype::derived(
+            Combiner::Hvector,
+            l,
+            vec![count, blocklen],
+            vec![stride_bytes],
+            vec![old.clone()],
+        ))
+    }
+
+    /// `MPI_Type_indexed`: displacements in elements of `old`'s extent.
+    pub fn indexed(blocklens: &[i64], displs: &[i64], old: &Datatype) -> Result<Datatype> {
+        const CALL: &str = "MPI_Type_indexed";
+        check_len(
+            CALL,
+            "array_of_displacements",
+            displs.len(),
+            blocklens.len(),
+        )?;
+        let ext = old.extent();
+        let mut acc = Acc::new(CALL);
+        for (i, (&b, &d)) in blocklens.iter().zip(displs).enumerate() {
+            let bl = check_blocklen(CALL, &format!("array_of_blocklengths[{i}]"), b)?;
+            let disp = scale(CALL, &format!("array_of_displacements[{i}]"), d, ext)?;
+            acc.add(disp, bl, old.layout())?;
+        }
+        let mut ints = Vec::with_capacity(2 * blocklens.len() + 1);
+        ints.push(blocklens.len() as i64);
+        ints.extend_from_slice(blocklens);
+        ints.extend_from_slice(displs);
+        Ok(Datatype::derived(
+            Combiner::Indexed,
+            acc.finish(false)?,
+            ints,
+            vec![],
+            vec![old.clone()],
+        ))
+    }
+
+    /// `MPI_Type_create_hindexed`: displacements in bytes.
+    pub fn hindexed(blocklens: &[i64], displs_bytes: &[isize], old: &Datatype) -> Result<Datatype> {
+        const CALL: &str = "MPI_Type_create_hindexed";
+        check_len(
+            CALL,
+            "array_of_displacements",
+            displs_bytes.len(),
+            blocklens.len(),
+        )?;
+        let mut acc = Acc::new(CALL);
+        for (i, (&b, &d)) in blocklens.iter().zip(displs_bytes).enumerate() {
+            let bl = check_blocklen(CALL, &format!("array_of_blocklengths[{i}]"), b)?;
+            acc.add(d, bl, old.layout())?;
+        }
+        let mut ints = Vec::with_capacity(blocklens.len() + 1);
+        ints.push(blocklens.len() as i64);
+        ints.extend_from_slice(blocklens);
+        Ok(Datatype::derived(
+            Combiner::Hindexed,
+            acc.finish(false)?,
+            ints,
+            displs_bytes.to_vec(),
+            vec![old.clone()],
+        ))
+    }
+
+    /// `MPI_Type_create_indexed_block`: displacements in elements of `old`'s extent.
+    pub fn indexed_block(blocklen: i64, displs: &[i64], old: &Datatype) -> Result<Datatype> {
+        const CALL: &str = "MPI_Type_create_indexed_block";
+        let bl = check_blocklen(CALL, "blocklength", blocklen)?;
+        let ext = old.extent();
+        let mut acc = Acc::new(CALL);
+        for (i, &d) in displs.iter().enumerate() {
+            let disp = scale(CALL, &format!("array_of_displacements[{i}]"), d, ext)?;
+            acc.add(disp, bl, old.layout())?;
+        }
+        let mut ints = Vec::with_capacity(displs.len() + 2);
+        ints.push(displs.len() as i64);
+        ints.push(blocklen);
+        ints.extend_from_slice(displs);
+        Ok(Datatype::derived(
+            Combiner::IndexedBlock,
+            acc.finish(false)?,
+            ints,
+            vec![],
+            vec![old.clone()],
+        ))
+    }
+
+    /// `MPI_Type_create_hindexed_block`: displacements in bytes.
+    pub fn hindexed_block(
+        blocklen: i64,
+        displs_bytes: &[isize],
+        old: &Datatype,
+    ) -> Result<Datatype> {
+        const CALL: &str = "MPI_Type_create_hindexed_block";
+        let bl = check_blocklen(CALL, "blocklength", blocklen)?;
+        let mut acc = Acc::new(CALL);
+        for &d in displs_bytes {
+            acc.add(d, bl, old.layout())?;
+        }
+        let ints = vec![displs_bytes.len() as i64, blocklen];
+        Ok(Datatype::derived(
+            Combiner::HindexedBlock,
+            acc.finish(false)?,
+            ints,
+            displs_bytes.to_vec(),
+            vec![old.clone()],
+        ))
+    }
+
+    /// `MPI_Type_create_struct` (and MPI-1 `MPI_Type_struct`, with the
+    /// [`lb_marker`](Datatype::lb_marker)/[`ub_marker`](Datatype::ub_marker)
+    /// types). The extent is padded to the largest alignment of the
+    /// components unless a marker or a resized component sets a bound.
+    pub fn structure(
+        blocklens: &[i64],
+        displs_bytes: &[isize],
+        types: &[Datatype],
+    ) -> Result<Datatype> {
+        const CALL: &str = "MPI_Type_create_struct";
+        check_len(
+            CALL,
+            "array_of_displacements",
+            displs_bytes.len(),
+            blocklens.len(),
+        )?;
+        check_len(CALL, "array_of_types", types.len(), blocklens.len())?;
+        let mut acc = Acc::new(CALL);
+        for (i, ((&b, &d), t)) in blocklens.iter().zip(displs_bytes).zip(types).enumerate() {
+            let bl = check_blocklen(CALL, &format!("array_of_blocklengths[{i}]"), b)?;
+            acc.add(d, bl, t.layout())?;
+        }
+        let mut ints = Vec::with_capacity(blocklens.len() + 1);
+        ints.push(blocklens.len() as i64);
+        ints.extend_from_slice(blocklens);
+        Ok(Datatype::derived(
+            Combiner::Struct,
+            acc.finish(true)?,
+            ints,
+            displs_bytes.to_vec(),
+            types.to_vec(),
+        ))
+    }
+
+    /// `MPI_Type_create_resized`: explicit (sticky) lower bound and extent.
+    pub fn resized(old: &Datatype, lb: isize, extent: isize) -> Result<Datatype> {
+        const CALL: &str = "MPI_Type_create_resized";
+        let ub = lb.checked_add(extent).ok_or_else(|| {
+            MpiError::arg(
+                ErrorClass::Arg,
+                CALL,
+                "extent",
+                format!("lb {lb} + extent {extent} overflows"),
+            )
+        })?;
+        let mut l = (*old.0.layout).clone();
+        l.lb = lb;
+        l.ub = ub;
+        l.sticky_lb = true;
+        l.sticky_ub = true;
+        Ok(Datatype::derived(
+            Combiner::Resized,
+            l,
+            vec![],
+            vec![lb, extent],
+            vec![old.clone()],
+        ))
+    }
+
+    /// `MPI_Type_dup`: same type map and committed state.
+    pub fn dup(old: &Datatype) -> Datatype {
+        Datatype::make(
+            Kind::Derived,
+            Combiner::Dup,
+            old.0.layout.clone(),
+            (vec![], vec![], vec![old.clone()]),
+            old.is_committed(),
+            String::new(),
+        )
+    }
+
+    /// `MPI_Type_commit` (in place; idempotent).
+    pub fn commit(&self) {
+        self.0.committed.store(true, Ordering::Release);
+    }
+
+    pub fn is_committed(&self) -> bool {
+        self.0.committed.load(Ordering::Acquire)
+    }
+
+    /// `MPI_Type_size`: bytes of data in one element.
+    pub fn size(&self) -> usize {
+        self.0.layout.size
+    }
+
+    pub fn lb(&self) -> isize {
+        self.0.layout.lb
+    }
+
+    pub fn ub(&self) -> isize {
+        self.0.layout.ub
+    }
+
+    pub fn extent(&self) -> isize {
+        self.0.layout.extent()
+    }
+
+    pub fn true_lb(&self) -> isize {
+        self.0.layout.true_lb
+    }
+
+    pub fn true_extent(&self) -> isize {
+        self.0.layout.true_ub - self.0.layout.true_lb
+    }
+
+    /// `count` elements occupy exactly `[buf + true_lb, + count*size)`.
+    pub fn is_contiguous(&self) -> bool {
+        let l = &self.0.layout;
+        l.size == 0 || l.dense()
+    }
+
+    /// The flattened (byte offset, byte length) blocks of one element, in type-map order.
+    pub fn blocks(&self) -> &[(isize, usize)] {
+        &self.0.layout.blocks
+    }
+
+    /// The run-length type signature of one element.
+    pub fn signature(&self) -> &[(Primitive, usize)] {
+        &self.0.layout.sig
+    }
+
+    /// `Some(p)` when every basic element of the type is `p`.
+    pub fn single_primitive(&self) -> Option<Primitive> {
+        match self.0.layout.sig.as_slice() {
+            [(p, _)] => Some(*p),
+            _ => None,
+        }
+    }
+
+    pub fn combiner(&self) -> Combiner {
+        self.0.combiner
+    }
+
+    /// `MPI_Type_get_envelope`: (num_integers, num_addresses, num_datatypes, combiner).
+    pub fn envelope(&self) -> (usize, usize, usize, Combiner) {
+        (
+            self.0.ints.len(),
+            self.0.addrs.len(),
+            self.0.types.len(),
+            self.0.combiner,
+        )
+    }
+
+    /// `MPI_Type_get_contents` (empty for predefined types).
+    pub fn contents(&self) -> (Vec<i64>, Vec<isize>, Vec<Datatype>) {
+        (
+            self.0.ints.clone(),
+            self.0.addrs.clone(),
+            self.0.types.clone(),
+        )
+    }
+
+    pub fn name(&self) -> String {
+        self.0
+            .name
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub fn set_name(&self, name: &str) {
+        *self.0.name.lock().unwrap_or_else(|e| e.into_inner()) = name.to_owned();
+    }
+
+    /// Whether `n` elements of `self` and `m` elements of `other` have the
+    /// same type signature. A side made only of `MPI_BYTE`/`MPI_PACKED`
+    /// matches anything of the same byte length.
+    pub fn same_signature(&self, n: usize, other: &Datatype, m: usize) -> bool {
+        let raw = |d: &Datatype| {
+            d.signature()
+                .iter()
+                .all(|&(p, _)| matches!(p, Primitive::Byte | Primitive::Packed))
+        };
+        let (a, b) = (self.layout(), other.layout());
+        if raw(self) || raw(other) {
+            return a.size.checked_mul(n) == b.size.checked_mul(m);
+        }
+        if a.size.checked_mul(n) != b.size.checked_mul(m)
+            || a.nbasic.checked_mul(n) != b.nbasic.checked_mul(m)
+        {
+            return false;
+        }
+        let mut x = Runs::new(&a.sig, n);
+        let mut y = Runs::new(&b.sig, m);
+        loop {
+            match (x.next(), y.next()) {
+                (None, None) => return true,
+                (Some(r), Some(s)) if r == s => {}
+                _ => return false,
+            }
+        }
+    }
+
+    /// `MPI_Get_count`: whole elements in `bytes` packed bytes; `None` = `MPI_UNDEFINED`.
+    pub fn get_count(&self, bytes: usize) -> Option<usize> {
+        let size = self.size();
+        if size == 0 {
+            return if bytes == 0 { Some(0) } else { None };
+        }
+        (bytes.checked_rem(size) == Some(0)).then_some(bytes / size)
+    }
+
+    /// `MPI_Get_elements`: basic elements in `bytes` packed bytes (pair types
+    /// count as two: the value and the index); `None` when `bytes` ends inside
+    /// a basic element.
+    pub fn get_elements(&self, bytes: usize) -> Option<usize> {
+        let l = self.layout();
+        if l.size == 0 {
+            return if bytes == 0 { Some(0) } else { None };
+        }
+        let mut elems = (bytes / l.size).checked_mul(l.nbasic)?;
+        let mut rem = bytes % l.size;
+        for &(p, k) in &l.sig {
+            if rem == 0 {
+                break;
+            }
+            let ps = p.size();
+            let q = k.min(rem / ps);
+            elems += q * if let Repr::Pair { .. } = p.repr() {
+                2
+            } else {
+                1
+            };
+            rem -= q * ps;
+            if q < k {
+                if let Repr::Pair { value, .. } = p.repr() {
+                    if rem == pair_value_size(value) {
+                        elems += 1;
+                        rem = 0;
+                    }
+                }
+                break;
+            }
+        }
+        if rem == 0 {
+            Some(elems)
+        } else {
+            None
+        }
+    }
+}
+
+/// Maximal signature runs of `n` repetitions of `sig` (runs merged across repetitions).
+struct Runs<'a> {
+    sig: &'a [(Primitive, usize)],
+    n: usize,
+    rep: usize,
+    idx: usize,
+}
+
+impl<'a> Runs<'a> {
+    fn new(sig: &'a [(Primitive, usize)], n: usize) -> Runs<'a> {
+        Runs {
+            sig,
+            n,
+            rep: 0,
+            idx: 0,
+        }
+    }
+
+    fn raw(&mut self) -> Option<(Primitive, usize)> {
+        if self.sig.len() == 1 {
+            if self.rep < self.n {
+                self.rep = self.n;
+                let (p, k) = self.sig[0];
+                return Some((p, k.saturating_mul(self.n)));
+            }
+            return None;
+        }
+        if self.rep >= self.n || self.sig.is_empty() {
+            return None;
+        }
+        let r = self.sig[self.idx];
+        self.idx += 1;
+        if self.idx == self.sig.len() {
+            self.idx = 0;
+            self.rep += 1;
+        }
+        Some(r)
+    }
+
+    fn peek_prim(&self) -> Option<Primitive> {
+        if self.rep >= self.n || self.sig.is_empty() {
+            None
+        } else {
+            Some(self.sig[self.idx].0)
+        }
+    }
+}
+
+impl Iterator for Runs<'_> {
+    type Item = (Primitive, usize);
+    fn next(&mut self) -> Option<(Primitive, usize)> {
+        let (p, mut k) = self.raw()?;
+        while self.peek_prim() == Some(p) {
+            let (_, j) = self.raw()?;
+            k = k.saturating_add(j);
+        }
+        Some((p, k))
+    }
+}
