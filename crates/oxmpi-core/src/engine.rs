@@ -157,6 +157,23 @@ pub(crate) struct RecvReq {
     total: usize,
     received: usize,
     env: Option<Envelope>,
+    /// For a non-contiguous datatype: the bytes land in a temporary buffer and
+    /// are unpacked into the user's layout when the receive completes.
+    unpack: Option<Box<Unpack>>,
+}
+
+/// Where a receive through a temporary buffer finally goes.
+pub(crate) struct Unpack {
+    pub dt: crate::datatype::Datatype,
+    pub dst: usize,
+    pub count: usize,
+    pub temp: Box<[u8]>,
+}
+
+impl std::fmt::Debug for Unpack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Unpack({} x {:?} into {:#x})", self.count, self.dt.name(), self.dst)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -388,6 +405,23 @@ impl State {
         data: RawBuf,
         mode: SendMode,
     ) -> Result<Request> {
+        self.start_send_owning(peer, env, data, None, mode)
+    }
+
+    /// [`State::start_send`] of bytes the request owns (packed non-contiguous data).
+    pub(crate) fn start_send_packed(&mut self, peer: u32, env: Envelope, packed: Box<[u8]>, mode: SendMode) -> Result<Request> {
+        let raw = RawBuf::from_slice(&packed);
+        self.start_send_owning(peer, env, raw, Some(packed), mode)
+    }
+
+    fn start_send_owning(
+        &mut self,
+        peer: u32,
+        env: Envelope,
+        data: RawBuf,
+        already_owned: Option<Box<[u8]>>,
+        mode: SendMode,
+    ) -> Result<Request> {
         let (data, owned, charge) = if mode == SendMode::Buffered {
             let charge = data.len + BSEND_OVERHEAD;
             let Some((_, size)) = self.bsend.attached else {
@@ -407,11 +441,14 @@ impl State {
             }
             self.bsend.used += charge;
             // SAFETY: the caller's buffer is valid for this call (entry-point contract).
-            let copy: Box<[u8]> = unsafe { data.as_slice() }.into();
+            let copy: Box<[u8]> = match already_owned {
+                Some(b) => b,
+                None => unsafe { data.as_slice() }.into(),
+            };
             let raw = RawBuf::from_slice(&copy);
             (raw, Some(copy), charge)
         } else {
-            (data, None, 0)
+            (data, already_owned, 0)
         };
         let sync = mode == SendMode::Synchronous;
         let req = self.new_request(ReqKind::Send(SendReq {
@@ -610,12 +647,18 @@ impl State {
 
     /// Posts a receive into `buf` (valid until completion) for `pattern`.
     pub(crate) fn post_recv(&mut self, buf: RawBuf, pattern: Pattern) -> Request {
+        self.post_recv_unpacking(buf, pattern, None)
+    }
+
+    /// [`State::post_recv`] into a temporary buffer that is unpacked on completion.
+    pub(crate) fn post_recv_unpacking(&mut self, buf: RawBuf, pattern: Pattern, unpack: Option<Box<Unpack>>) -> Request {
         let req = self.new_request(ReqKind::Recv(RecvReq {
             buf,
             posted: false,
             total: 0,
             received: 0,
             env: None,
+            unpack,
         }));
         if let Some((_, id)) = self.matcher.match_posted(&pattern) {
             self.take_unexpected(req, id);
@@ -630,7 +673,12 @@ impl State {
 
     /// Receives message `id`, already removed from the matching queue (mprobe).
     pub(crate) fn recv_message(&mut self, buf: RawBuf, id: u64) -> Request {
-        let req = self.new_request(ReqKind::Recv(RecvReq { buf, posted: false, total: 0, received: 0, env: None }));
+        self.recv_message_unpacking(buf, id, None)
+    }
+
+    /// [`State::recv_message`] into a temporary buffer unpacked on completion.
+    pub(crate) fn recv_message_unpacking(&mut self, buf: RawBuf, id: u64, unpack: Option<Box<Unpack>>) -> Request {
+        let req = self.new_request(ReqKind::Recv(RecvReq { buf, posted: false, total: 0, received: 0, env: None, unpack }));
         self.take_unexpected(req, id);
         req
     }
@@ -695,8 +743,17 @@ impl State {
     }
 
     fn finish_recv(&mut self, req: Request, env: Envelope, total: usize) {
-        let cap = match self.reqs.get(req).map(|e| &e.kind) {
-            Some(ReqKind::Recv(r)) => r.buf.len,
+        let cap = match self.reqs.get_mut(req).map(|e| &mut e.kind) {
+            Some(ReqKind::Recv(r)) => {
+                if let Some(u) = r.unpack.take() {
+                    let got = total.min(u.temp.len());
+                    // SAFETY: the receive's creator promised `dst` holds `count`
+                    // elements of `dt` (entry-point contract); `got` bytes of the
+                    // temporary are the message, at most `count` elements' worth.
+                    unsafe { u.dt.unpack(&u.temp[..got], u.dst as *mut u8, u.count) };
+                }
+                r.buf.len
+            }
             _ => return,
         };
         let status = Status::ok(env.source, env.tag, total.min(cap));

@@ -127,3 +127,9 @@ fn barrier_holds_everybody_until_all_entered() {
         scenario(n, "barrier", &[]);
     }
 }
+
+#[test]
+fn derived_datatypes_on_either_side() {
+    scenario(2, "typed", &[]);
+    scenario(3, "typed", &[("OXMPI_NO_CMA", "1")]);
+}

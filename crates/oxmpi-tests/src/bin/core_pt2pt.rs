@@ -28,6 +28,7 @@ fn main() {
         "errors" => errors(&world),
         "selfsend" => selfsend(&world),
         "barrier" => barrier_order(&world),
+        "typed" => typed(&world),
         "abort" => {
             if rank == 1 {
                 std::thread::sleep(std::time::Duration::from_millis(100));
@@ -537,4 +538,78 @@ fn barrier_order(world: &Comm) {
     let mut r = oxmpi_core::coll::barrier::ibarrier(world).unwrap();
     while pt2pt::test(&mut r).unwrap().is_none() {}
     check!(rank, r.is_null(), "ibarrier request not consumed");
+}
+
+/// Derived datatypes on either side: a column of a 100x150 int matrix (vector)
+/// against a contiguous array, the MPI_UB struct that stretches one int to a
+/// row, and a large strided message (rendezvous path) - type maps differ,
+/// signatures match.
+fn typed(world: &Comm) {
+    use oxmpi_core::datatype::{Datatype, Primitive};
+    let rank = world.rank();
+    let int = Datatype::predefined(Primitive::Int);
+    let (rows, cols) = (100usize, 150usize);
+    let column = Datatype::vector(rows as i64, 1, cols as i64, &int).unwrap();
+    column.commit();
+    let matrix: Vec<i32> = (0..(rows * cols) as i32).collect();
+    if rank == 0 {
+        // Column 7 as one vector element, to a contiguous receive.
+        // SAFETY: `matrix` covers the vector's type map starting at column 7.
+        unsafe { pt2pt::send_typed(world, matrix[7..].as_ptr() as *const u8, 1, &column, 1, 1, SendMode::Standard) }.unwrap();
+        // 100 ints contiguous, to a column receive on the other side.
+        let v: Vec<i32> = (0..rows as i32).map(|i| -i).collect();
+        // SAFETY: `v` holds 100 ints.
+        unsafe { pt2pt::send_typed(world, v.as_ptr() as *const u8, rows, &int, 1, 2, SendMode::Standard) }.unwrap();
+        // A big strided message: every other double of 1M (rendezvous path).
+        let dbl = Datatype::predefined(Primitive::Double);
+        let strided = Datatype::vector(1 << 19, 1, 2, &dbl).unwrap();
+        strided.commit();
+        let big: Vec<f64> = (0..1 << 20).map(|i| i as f64).collect();
+        // SAFETY: `big` covers the whole vector.
+        unsafe { pt2pt::send_typed(world, big.as_ptr() as *const u8, 1, &strided, 1, 3, SendMode::Standard) }.unwrap();
+        // Uncommitted datatype: MPI_ERR_TYPE naming the call.
+        let raw = Datatype::contiguous(2, &int).unwrap();
+        // SAFETY: not reached past validation.
+        let err = unsafe { pt2pt::send_typed(world, v.as_ptr() as *const u8, 1, &raw, 1, 4, SendMode::Standard) }.unwrap_err();
+        check!(rank, err.class == ErrorClass::Type && err.message.contains("commit"), "{err}");
+    } else if rank == 1 {
+        let mut col = vec![0i32; rows];
+        // SAFETY: `col` holds 100 ints.
+        let st = unsafe { pt2pt::recv_typed(world, col.as_mut_ptr() as *mut u8, rows, &int, 0, 1) }.unwrap();
+        check!(rank, st.count_bytes == rows * 4 && int.get_count(st.count_bytes) == Some(rows), "count {st:?}");
+        for (i, v) in col.iter().enumerate() {
+            check!(rank, *v == (i * cols + 7) as i32, "column element {i} = {v}");
+        }
+        let mut m = vec![0i32; rows * cols];
+        // SAFETY: `m` covers the column type map at offset 3.
+        let st = unsafe { pt2pt::recv_typed(world, m[3..].as_mut_ptr() as *mut u8, 1, &column, 0, 2) }.unwrap();
+        check!(rank, column.get_count(st.count_bytes) == Some(1), "column count");
+        for r in 0..rows {
+            for c in 0..cols {
+                let want = if c == 3 { -(r as i32) } else { 0 };
+                check!(rank, m[r * cols + c] == want, "matrix[{r}][{c}] = {}", m[r * cols + c]);
+            }
+        }
+        let dbl = Datatype::predefined(Primitive::Double);
+        let mut half = vec![0f64; 1 << 19];
+        // SAFETY: `half` holds 2^19 doubles.
+        unsafe { pt2pt::recv_typed(world, half.as_mut_ptr() as *mut u8, 1 << 19, &dbl, 0, 3) }.unwrap();
+        check!(rank, half.iter().enumerate().all(|(i, v)| *v == (2 * i) as f64), "strided doubles");
+    }
+    // The seed's MPI_UB trick: one int stretched to a whole row, so consecutive
+    // elements step a row at a time: count=rows of them is a column.
+    let ub = Datatype::structure(&[1, 1], &[0, (cols * 4) as isize], &[int.clone(), Datatype::ub_marker()]).unwrap();
+    ub.commit();
+    check!(rank, ub.extent() == (cols * 4) as isize && ub.size() == 4, "MPI_UB struct extent {}", ub.extent());
+    if rank == 0 {
+        // SAFETY: rows elements of extent one row each stay inside `matrix` from column 5.
+        unsafe { pt2pt::send_typed(world, matrix[5..].as_ptr() as *const u8, rows, &ub, 1, 5, SendMode::Standard) }.unwrap();
+    } else if rank == 1 {
+        let mut col = vec![0i32; rows];
+        // SAFETY: `col` holds 100 ints.
+        unsafe { pt2pt::recv_typed(world, col.as_mut_ptr() as *mut u8, rows, &int, 0, 5) }.unwrap();
+        for (i, v) in col.iter().enumerate() {
+            check!(rank, *v == (i * cols + 5) as i32, "MPI_UB column element {i} = {v}");
+        }
+    }
 }
