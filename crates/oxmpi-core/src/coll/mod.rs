@@ -6,10 +6,20 @@
 //! message bytes, commutativity), and `OXMPI_<OPERATION>_ALGORITHM=name` overrides it.
 
 pub mod sched;
+pub mod util;
 
 pub mod barrier;
 // Operations added by their own modules (keep one line each):
 // COLL-MODULES-BEGIN
+pub mod bcast;
+pub mod gather;
+pub mod scatter;
+pub mod allgather;
+pub mod alltoall;
+pub mod reduce;
+pub mod allreduce;
+pub mod reduce_scatter;
+pub mod scan;
 // COLL-MODULES-END
 
 use crate::comm::Comm;

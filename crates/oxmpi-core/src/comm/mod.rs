@@ -1,8 +1,12 @@
 //! Communicators as the engine sees them: a context id, the caller's rank and the
-//! map from communicator rank to world rank.
+//! map from communicator rank to world rank; their construction (dup, split,
+//! create, split_type) in [`create`], context-id agreement in [`context`].
+
+pub mod context;
+pub mod create;
 
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Context ids of the predefined communicators. Every communicator owns two
 /// consecutive ids: `ctx` for point-to-point and `ctx + 1` for collectives, so a
@@ -27,6 +31,19 @@ pub struct CommInner {
     /// collectives in the same order (MPI requires it), so the count is the same
     /// everywhere and serves as the tag that keeps concurrent ones apart.
     pub coll_seq: AtomicU32,
+    /// Whether this communicator allocated `context` (and gives it back when
+    /// the last handle goes). The predefined ones did not.
+    pub owns_context: bool,
+    /// MPI_Comm_set_name.
+    pub name: Mutex<String>,
+}
+
+impl Drop for CommInner {
+    fn drop(&mut self) {
+        if self.owns_context {
+            context::release(self.context);
+        }
+    }
 }
 
 /// A communicator handle of the engine; cheap to clone.
@@ -37,7 +54,29 @@ impl Comm {
     /// Builds a communicator handle (used by the runtime for the predefined
     /// communicators and by communicator constructors once ids are agreed).
     pub fn from_parts(context: u32, rank: i32, group: Arc<[u32]>, remote_group: Option<Arc<[u32]>>) -> Comm {
-        Comm(Arc::new(CommInner { context, rank, group, remote_group, coll_seq: AtomicU32::new(0) }))
+        Comm::build(context, false, rank, group, remote_group, String::new())
+    }
+
+    pub(crate) fn build(context: u32, owns_context: bool, rank: i32, group: Arc<[u32]>, remote_group: Option<Arc<[u32]>>, name: String) -> Comm {
+        Comm(Arc::new(CommInner {
+            context,
+            rank,
+            group,
+            remote_group,
+            coll_seq: AtomicU32::new(0),
+            owns_context,
+            name: Mutex::new(name),
+        }))
+    }
+
+    /// MPI_Comm_get_name.
+    pub fn name(&self) -> String {
+        self.0.name.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// MPI_Comm_set_name.
+    pub fn set_name(&self, name: &str) {
+        *self.0.name.lock().unwrap_or_else(|p| p.into_inner()) = name.to_string();
     }
 
     pub fn rank(&self) -> i32 {

@@ -1,0 +1,219 @@
+//! MPI_Allgather / MPI_Iallgather and MPI_Allgatherv / MPI_Iallgatherv.
+//!
+//! Selection for allgather (MPICH's defaults, on total bytes = n * block):
+//! recursive doubling below 512 KiB on power-of-two sizes, Bruck below 80 KiB on
+//! other sizes, ring otherwise. `recursive_doubling` forced on a non-power-of-two
+//! size runs Bruck (it needs a power of two). Allgatherv uses the ring.
+//!
+//! MPI_IN_PLACE (`sendbuf == None`): every rank's contribution is already in
+//! `recvbuf` at its own block; `sendcount`/`sendtype` are ignored.
+mod bruck;
+mod recursive_doubling;
+mod ring;
+
+use super::gather::{check_v, size_mismatch};
+use super::sched::{Builder, Slice};
+use super::util;
+use crate::comm::Comm;
+use crate::datatype::Datatype;
+use crate::error::Result;
+use crate::request::Request;
+
+const ALGORITHMS: &[&str] = &["ring", "recursive_doubling", "bruck"];
+const V_ALGORITHMS: &[&str] = &["ring"];
+
+pub const LONG_MSG: usize = 512 * 1024;
+pub const SHORT_MSG: usize = 80 * 1024;
+
+fn select(n: i32, total: usize) -> Result<String> {
+    if let Some(a) = super::forced_algorithm("allgather", ALGORITHMS)? {
+        return Ok(a);
+    }
+    let pof2 = n & (n - 1) == 0;
+    Ok(if total < LONG_MSG && pof2 {
+        "recursive_doubling"
+    } else if total < SHORT_MSG {
+        "bruck"
+    } else {
+        "ring"
+    }
+    .to_string())
+}
+
+/// # Safety
+/// As [`allgather`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn schedule(
+    call: &str,
+    sendbuf: Option<*const u8>,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcount: usize,
+    recvtype: &Datatype,
+    comm: &Comm,
+) -> Result<Builder> {
+    super::require_intra(call, comm)?;
+    let (rank, n) = (comm.rank(), comm.size());
+    util::check_type(call, "recvtype", recvtype)?;
+    util::check_count(call, "recvcount", recvcount * n as usize, recvtype)?;
+    let blk = util::packed_len(recvcount, recvtype);
+    if sendbuf.is_some() {
+        util::check_type(call, "sendtype", sendtype)?;
+        util::check_count(call, "sendcount", sendcount, sendtype)?;
+        if util::packed_len(sendcount, sendtype) != blk {
+            return Err(size_mismatch(call, "own block", util::packed_len(sendcount, sendtype), blk));
+        }
+    }
+    let algo = select(n, blk * n as usize)?;
+    let mut b = Builder::new(comm);
+    let total = recvcount * n as usize;
+    let out = util::packed_output(&mut b, recvbuf, total, recvtype);
+    let own = out.sub(rank as usize * blk, blk);
+    match sendbuf {
+        Some(p) => util::pack_into(&mut b, p, sendcount, sendtype, own),
+        None if !recvtype.is_contiguous() => {
+            let at = util::elem_ptr(recvbuf, (rank as usize * recvcount) as isize, recvtype);
+            util::pack_into(&mut b, at, recvcount, recvtype, own);
+        }
+        None => {}
+    }
+    if n > 1 {
+        match algo.as_str() {
+            "ring" => {
+                let blocks: Vec<Slice> = (0..n as usize).map(|i| out.sub(i * blk, blk)).collect();
+                ring::build(&mut b, rank, n, &blocks);
+            }
+            "bruck" => bruck::build(&mut b, rank, n, out, blk),
+            _ => recursive_doubling::build(&mut b, rank, n, out, blk),
+        }
+    }
+    util::finish_output(&mut b, out, recvbuf, total, recvtype);
+    Ok(b)
+}
+
+/// MPI_Allgather. `sendbuf == None` is MPI_IN_PLACE.
+///
+/// # Safety
+/// The buffers hold the given counts of their datatypes (`recvbuf`: `n *
+/// recvcount` elements) and are valid for the call.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn allgather(
+    sendbuf: Option<*const u8>,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcount: usize,
+    recvtype: &Datatype,
+    comm: &Comm,
+) -> Result<()> {
+    super::run(schedule("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)?, "MPI_Allgather")
+}
+
+/// MPI_Iallgather.
+///
+/// # Safety
+/// As [`allgather`], with the buffers valid until the request completes.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn iallgather(
+    sendbuf: Option<*const u8>,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcount: usize,
+    recvtype: &Datatype,
+    comm: &Comm,
+) -> Result<Request> {
+    super::start(schedule("MPI_Iallgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)?)
+}
+
+/// # Safety
+/// As [`allgatherv`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn schedule_v(
+    call: &str,
+    sendbuf: Option<*const u8>,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    displs: &[isize],
+    recvtype: &Datatype,
+    comm: &Comm,
+) -> Result<Builder> {
+    super::require_intra(call, comm)?;
+    let _ = super::forced_algorithm("allgatherv", V_ALGORITHMS)?;
+    let (rank, n) = (comm.rank(), comm.size());
+    util::check_type(call, "recvtype", recvtype)?;
+    check_v(call, "recvcounts", recvcounts, "displs", displs, n, recvtype)?;
+    let r = rank as usize;
+    if sendbuf.is_some() {
+        util::check_type(call, "sendtype", sendtype)?;
+        util::check_count(call, "sendcount", sendcount, sendtype)?;
+        let (s, rl) = (util::packed_len(sendcount, sendtype), util::packed_len(recvcounts[r], recvtype));
+        if s != rl {
+            return Err(size_mismatch(call, "own block", s, rl));
+        }
+    }
+    let mut b = Builder::new(comm);
+    let ptr = |i: usize| util::elem_ptr_mut(recvbuf, displs[i], recvtype);
+    let mut blocks = Vec::with_capacity(n as usize);
+    for i in 0..n as usize {
+        if i == r && sendbuf.is_none() {
+            // In place: the own block is read where it is.
+            blocks.push(util::packed_input(&mut b, ptr(i), recvcounts[i], recvtype));
+        } else {
+            blocks.push(util::packed_output(&mut b, ptr(i), recvcounts[i], recvtype));
+        }
+    }
+    if let Some(p) = sendbuf {
+        util::pack_into(&mut b, p, sendcount, sendtype, blocks[r]);
+    }
+    if n > 1 {
+        ring::build(&mut b, rank, n, &blocks);
+    }
+    for (i, &o) in blocks.iter().enumerate() {
+        if i != r || sendbuf.is_some() {
+            util::finish_output(&mut b, o, ptr(i), recvcounts[i], recvtype);
+        }
+    }
+    Ok(b)
+}
+
+/// MPI_Allgatherv. `sendbuf == None` is MPI_IN_PLACE. `displs` count elements of
+/// `recvtype`'s extent.
+///
+/// # Safety
+/// The buffers hold the given counts of their datatypes at the given
+/// displacements and are valid for the call.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn allgatherv(
+    sendbuf: Option<*const u8>,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    displs: &[isize],
+    recvtype: &Datatype,
+    comm: &Comm,
+) -> Result<()> {
+    super::run(schedule_v("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)?, "MPI_Allgatherv")
+}
+
+/// MPI_Iallgatherv.
+///
+/// # Safety
+/// As [`allgatherv`], with the buffers valid until the request completes.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn iallgatherv(
+    sendbuf: Option<*const u8>,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    displs: &[isize],
+    recvtype: &Datatype,
+    comm: &Comm,
+) -> Result<Request> {
+    super::start(schedule_v("MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)?)
+}

@@ -1,0 +1,23 @@
+//! Recursive-doubling allgather for power-of-two sizes: log2 n steps; in step k
+//! every rank exchanges its aligned group of 2^k blocks with `rank ^ 2^k`.
+//! Non-power-of-two sizes run Bruck's algorithm instead (same step count, any n).
+use crate::coll::sched::{Builder, Slice};
+
+/// `out`: all n blocks of `blk` bytes in rank order; this rank's own block is filled.
+pub fn build(b: &mut Builder, rank: i32, n: i32, out: Slice, blk: usize) {
+    if n & (n - 1) != 0 {
+        super::bruck::build(b, rank, n, out, blk);
+        return;
+    }
+    let mut mask = 1;
+    while mask < n {
+        let partner = rank ^ mask;
+        let mine = (rank & !(mask - 1)) as usize;
+        let theirs = (partner & !(mask - 1)) as usize;
+        let len = mask as usize * blk;
+        b.send(out.sub(mine * blk, len), partner);
+        b.recv(out.sub(theirs * blk, len), partner);
+        b.fence();
+        mask <<= 1;
+    }
+}

@@ -1,0 +1,93 @@
+//! MPI_Allreduce / MPI_Iallreduce.
+//!
+//! Every rank gets a BIT-IDENTICAL result whatever the algorithm: either both
+//! partners of an exchange compute `lower op higher` with the same operands in
+//! the same roles (recursive doubling), or each result block is computed by one
+//! rank and copied to the others (ring, Rabenseifner, reduce + bcast).
+//!
+//! Algorithms:
+//! * `recursive_doubling`: log2 rounds of full exchanges, with MPICH's
+//!   non-power-of-two pre/post step. Rank-ordered, any op. Small messages.
+//! * `ring`: ring reduce-scatter + ring allgather (2(n-1) steps, ~2m bytes per
+//!   rank). Needs a commutative op (block sums accumulate around the ring); for a
+//!   non-commutative op it falls back to `recursive_doubling`. Large messages.
+//! * `rabenseifner`: recursive halving reduce-scatter + recursive doubling
+//!   allgather. Rank-ordered (see reduce/rabenseifner.rs), any op. Medium and large.
+//! * `reduce_bcast`: in-order binomial reduce to rank 0, then a binomial bcast.
+//!   Any op; chosen for non-commutative ops whose elements are too few to split
+//!   into blocks (count < pof2).
+mod rabenseifner;
+mod recursive_doubling;
+mod reduce_bcast;
+mod ring;
+
+use super::reduce::{check_args, pof2, Io, Red};
+use super::sched::Builder;
+use crate::comm::Comm;
+use crate::datatype::Datatype;
+use crate::error::Result;
+use crate::op::Op;
+use crate::request::Request;
+
+const ALGORITHMS: &[&str] = &["recursive_doubling", "ring", "rabenseifner", "reduce_bcast"];
+
+/// Up to this many bytes, recursive doubling (latency-bound).
+const SHORT_BYTES: usize = 2048;
+/// From this many bytes on (commutative ops), the ring.
+const RING_MIN_BYTES: usize = 1 << 20;
+
+fn select(n: i32, count: usize, red: &Red) -> Result<&'static str> {
+    let commutative = red.op.is_commutative();
+    let forced = super::forced_algorithm("allreduce", ALGORITHMS)?;
+    let bytes = count * red.dt.size();
+    let alg = match forced.as_deref() {
+        Some("ring") if !commutative => "recursive_doubling",
+        Some("ring") => "ring",
+        Some("recursive_doubling") => "recursive_doubling",
+        Some("rabenseifner") => "rabenseifner",
+        Some("reduce_bcast") => "reduce_bcast",
+        _ if n == 1 || bytes <= SHORT_BYTES => "recursive_doubling",
+        _ if count < pof2(n) as usize => {
+            if commutative {
+                "recursive_doubling"
+            } else {
+                "reduce_bcast"
+            }
+        }
+        _ if commutative && bytes >= RING_MIN_BYTES && count >= n as usize => "ring",
+        _ => "rabenseifner",
+    };
+    Ok(alg)
+}
+
+fn schedule(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<Builder> {
+    check_args(call, comm, count, dt, op)?;
+    let red = Red::new(dt, op);
+    let count = if dt.size() == 0 { 0 } else { count };
+    let io = Io::new(&red, sendbuf, recvbuf, count, true);
+    let mut b = Builder::new(comm);
+    let result = match select(comm.size(), count, &red)? {
+        "ring" => ring::build(&mut b, &red, &io),
+        "rabenseifner" => rabenseifner::build(&mut b, &red, &io),
+        "reduce_bcast" => reduce_bcast::build(&mut b, &red, &io),
+        _ => recursive_doubling::build(&mut b, &red, &io),
+    };
+    io.deliver(&mut b, &red, result);
+    Ok(b)
+}
+
+/// MPI_Allreduce. `sendbuf == None` is MPI_IN_PLACE (the input is in `recvbuf`).
+///
+/// # Safety
+/// The buffers hold `count` elements of `dt` and stay valid until the call returns.
+pub unsafe fn allreduce(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<()> {
+    super::run(schedule("MPI_Allreduce", sendbuf, recvbuf, count, dt, op, comm)?, "MPI_Allreduce")
+}
+
+/// MPI_Iallreduce.
+///
+/// # Safety
+/// As [`allreduce`], with the buffers valid until the request completes.
+pub unsafe fn iallreduce(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<Request> {
+    super::start(schedule("MPI_Iallreduce", sendbuf, recvbuf, count, dt, op, comm)?)
+}

@@ -1,0 +1,45 @@
+//! Ring allreduce (commutative ops; the selection falls back otherwise): the data
+//! is split into n blocks; a ring reduce-scatter (n-1 steps: send block
+//! (r - s) to r + 1, receive block (r - s - 1) from r - 1 and fold it in) leaves
+//! rank r with the final block (r + 1) mod n; a ring allgather (n-1 steps) then
+//! passes the final blocks around. Each final block is computed once and copied,
+//! so every rank holds the same bits. ~2m bytes sent per rank: large messages.
+use crate::coll::reduce::rabenseifner::split;
+use crate::coll::reduce::{Io, Red};
+use crate::coll::sched::{Builder, Slice};
+
+pub(super) fn build(b: &mut Builder, red: &Red, io: &Io) -> Slice {
+    let (rank, n) = (b.comm().rank(), b.comm().size());
+    let acc = io.acc(b, red);
+    if n == 1 {
+        return acc;
+    }
+    let nu = n as usize;
+    let disp = split(io.count, nu);
+    let blk = |i: i32| -> (usize, usize) {
+        let i = i.rem_euclid(n) as usize;
+        (disp[i], disp[i + 1] - disp[i])
+    };
+    let maxcnt = (0..n).map(|i| blk(i).1).max().unwrap_or(0);
+    let tmp = b.temp(red.len(maxcnt));
+    let (right, left) = ((rank + 1) % n, (rank - 1 + n) % n);
+    for s in 0..n - 1 {
+        let (sd, sc) = blk(rank - s);
+        let (rd, rc) = blk(rank - s - 1);
+        b.send(red.block(acc, sd, sc), right);
+        let t = tmp.sub(0, red.len(rc));
+        b.recv(t, left);
+        b.fence();
+        red.reduce(b, t, red.block(acc, rd, rc), rc);
+    }
+    // The local reduction of the last step must finish before the block is sent:
+    // local steps run in order, so the sends below see it.
+    for s in 0..n - 1 {
+        let (sd, sc) = blk(rank + 1 - s);
+        let (rd, rc) = blk(rank - s);
+        b.send(red.block(acc, sd, sc), right);
+        b.recv(red.block(acc, rd, rc), left);
+        b.fence();
+    }
+    acc
+}

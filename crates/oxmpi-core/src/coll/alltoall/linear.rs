@@ -1,0 +1,19 @@
+//! Linear alltoall (also alltoallv/w): every receive and every send is started
+//! at once (receives first, in an order staggered by rank so that not every
+//! rank targets rank 0 first), then one wait for all.
+use crate::coll::sched::{Builder, Slice};
+use crate::error::Result;
+
+/// `send[i]` / `recv[i]`: the packed blocks for / from rank i.
+pub fn build(b: &mut Builder, rank: i32, n: i32, send: &[Slice], recv: &[Slice]) -> Result<()> {
+    super::self_copy(b, rank, send, recv)?;
+    for i in 1..n {
+        let from = (rank - i + n) % n;
+        b.recv(recv[from as usize], from);
+    }
+    for i in 1..n {
+        let to = (rank + i) % n;
+        b.send(send[to as usize], to);
+    }
+    Ok(())
+}

@@ -1,0 +1,328 @@
+//! MPI_Alltoall / MPI_Ialltoall, MPI_Alltoallv / MPI_Ialltoallv and
+//! MPI_Alltoallw / MPI_Ialltoallw.
+//!
+//! Selection for alltoall (MPICH's defaults, on bytes per block): Bruck for
+//! blocks ≤ 256 B on 8 or more ranks; linear (every send and receive started at
+//! once) for blocks < 32 KiB on 8 or more ranks; pairwise exchange otherwise.
+//! Alltoallv/w: linear by default, pairwise on request.
+//!
+//! MPI_IN_PLACE (`sendbuf == None`): `recvbuf` holds the data to send, described
+//! by the receive arguments; it is first copied to a temporary.
+mod bruck;
+mod linear;
+mod pairwise;
+
+use super::gather::{check_v, size_mismatch};
+use super::sched::{Builder, Slice};
+use super::util;
+use crate::comm::Comm;
+use crate::datatype::Datatype;
+use crate::error::{ErrorClass, MpiError, Result};
+use crate::request::Request;
+
+const ALGORITHMS: &[&str] = &["pairwise", "bruck", "linear"];
+const V_ALGORITHMS: &[&str] = &["linear", "pairwise"];
+
+pub const BRUCK_MAX_BLOCK: usize = 256;
+pub const MEDIUM_MAX_BLOCK: usize = 32 * 1024;
+pub const MIN_PROCS: i32 = 8;
+
+fn select(n: i32, blk: usize) -> Result<String> {
+    if let Some(a) = super::forced_algorithm("alltoall", ALGORITHMS)? {
+        return Ok(a);
+    }
+    Ok(if blk <= BRUCK_MAX_BLOCK && n >= MIN_PROCS {
+        "bruck"
+    } else if blk < MEDIUM_MAX_BLOCK && n >= MIN_PROCS {
+        "linear"
+    } else {
+        "pairwise"
+    }
+    .to_string())
+}
+
+/// Copies this rank's block to itself, checking that the sizes agree.
+fn self_copy(b: &mut Builder, rank: i32, send: &[Slice], recv: &[Slice]) -> Result<()> {
+    let (s, r) = (send[rank as usize], recv[rank as usize]);
+    if s.len != r.len {
+        return Err(size_mismatch("alltoall", "the block a rank sends itself", s.len, r.len));
+    }
+    b.copy(s, r);
+    Ok(())
+}
+
+/// # Safety
+/// As [`alltoall`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn schedule(
+    call: &str,
+    sendbuf: Option<*const u8>,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcount: usize,
+    recvtype: &Datatype,
+    comm: &Comm,
+) -> Result<Builder> {
+    super::require_intra(call, comm)?;
+    let (rank, n) = (comm.rank(), comm.size());
+    let nu = n as usize;
+    util::check_type(call, "recvtype", recvtype)?;
+    util::check_count(call, "recvcount", recvcount * nu, recvtype)?;
+    let blk = util::packed_len(recvcount, recvtype);
+    if sendbuf.is_some() {
+        util::check_type(call, "sendtype", sendtype)?;
+        util::check_count(call, "sendcount", sendcount * nu, sendtype)?;
+        if util::packed_len(sendcount, sendtype) != blk {
+            return Err(size_mismatch(call, "blocks", util::packed_len(sendcount, sendtype), blk));
+        }
+    }
+    let algo = select(n, blk)?;
+    let mut b = Builder::new(comm);
+    let total = recvcount * nu;
+    let inp = match sendbuf {
+        Some(p) => util::packed_input(&mut b, p, sendcount * nu, sendtype),
+        None => {
+            let t = b.temp(nu * blk);
+            util::pack_into(&mut b, recvbuf, total, recvtype, t);
+            t
+        }
+    };
+    let out = util::packed_output(&mut b, recvbuf, total, recvtype);
+    let blocks = |s: Slice| -> Vec<Slice> { (0..nu).map(|i| s.sub(i * blk, blk)).collect() };
+    match algo.as_str() {
+        "bruck" => bruck::build(&mut b, rank, n, inp, out, blk),
+        "linear" => linear::build(&mut b, rank, n, &blocks(inp), &blocks(out))?,
+        _ => pairwise::build(&mut b, rank, n, &blocks(inp), &blocks(out))?,
+    }
+    util::finish_output(&mut b, out, recvbuf, total, recvtype);
+    Ok(b)
+}
+
+/// MPI_Alltoall. `sendbuf == None` is MPI_IN_PLACE.
+///
+/// # Safety
+/// The buffers hold `n` times the given counts of their datatypes and are valid
+/// for the call.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn alltoall(
+    sendbuf: Option<*const u8>,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcount: usize,
+    recvtype: &Datatype,
+    comm: &Comm,
+) -> Result<()> {
+    super::run(schedule("MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)?, "MPI_Alltoall")
+}
+
+/// MPI_Ialltoall.
+///
+/// # Safety
+/// As [`alltoall`], with the buffers valid until the request completes.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn ialltoall(
+    sendbuf: Option<*const u8>,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcount: usize,
+    recvtype: &Datatype,
+    comm: &Comm,
+) -> Result<Request> {
+    super::start(schedule("MPI_Ialltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)?)
+}
+
+/// One side (send or receive) of an alltoallv/w: per-peer counts, byte offsets
+/// and datatypes.
+struct Side<'a> {
+    counts: &'a [usize],
+    /// Byte offset of each peer's block from the buffer.
+    offsets: Vec<isize>,
+    types: Vec<&'a Datatype>,
+}
+
+fn check_w(call: &str, side: &str, counts: &[usize], displs: &[isize], types: &[Datatype], n: usize) -> Result<()> {
+    if types.len() < n {
+        return Err(MpiError::arg(ErrorClass::Arg, call, &format!("{side}types"), format!("has {} entries for {n} ranks", types.len())));
+    }
+    if counts.len() < n || displs.len() < n {
+        return Err(MpiError::arg(ErrorClass::Arg, call, &format!("{side}counts"), format!("{side}counts/{side}displs have fewer than {n} entries")));
+    }
+    for i in 0..n {
+        util::check_type(call, &format!("{side}types"), &types[i])?;
+        util::check_count(call, &format!("{side}counts"), counts[i], &types[i])?;
+    }
+    Ok(())
+}
+
+/// # Safety
+/// The buffers hold the described blocks and stay valid until completion.
+unsafe fn schedule_w(call: &str, sendbuf: Option<*const u8>, send: &Side<'_>, recvbuf: *mut u8, recv: &Side<'_>, comm: &Comm) -> Result<Builder> {
+    let algo = super::forced_algorithm(if call.ends_with('w') { "alltoallw" } else { "alltoallv" }, V_ALGORITHMS)?;
+    let (rank, n) = (comm.rank(), comm.size());
+    let nu = n as usize;
+    let mut b = Builder::new(comm);
+    let rptr = |i: usize| recvbuf.wrapping_offset(recv.offsets[i]);
+    let sends: Vec<Slice> = match sendbuf {
+        Some(p) => (0..nu).map(|i| util::packed_input(&mut b, p.wrapping_offset(send.offsets[i]), send.counts[i], send.types[i])).collect(),
+        None => (0..nu)
+            .map(|i| {
+                let t = b.temp(util::packed_len(recv.counts[i], recv.types[i]));
+                util::pack_into(&mut b, rptr(i), recv.counts[i], recv.types[i], t);
+                t
+            })
+            .collect(),
+    };
+    let recvs: Vec<Slice> = (0..nu).map(|i| util::packed_output(&mut b, rptr(i), recv.counts[i], recv.types[i])).collect();
+    let built = match algo.as_deref() {
+        Some("pairwise") => pairwise::build(&mut b, rank, n, &sends, &recvs),
+        _ => linear::build(&mut b, rank, n, &sends, &recvs),
+    };
+    built.map_err(|mut e| {
+        e.message = e.message.replacen("alltoall", call, 1);
+        e
+    })?;
+    for (i, &o) in recvs.iter().enumerate() {
+        util::finish_output(&mut b, o, rptr(i), recv.counts[i], recv.types[i]);
+    }
+    Ok(b)
+}
+
+/// # Safety
+/// As [`alltoallv`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn schedule_v(
+    call: &str,
+    sendbuf: Option<*const u8>,
+    sendcounts: &[usize],
+    sdispls: &[isize],
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    rdispls: &[isize],
+    recvtype: &Datatype,
+    comm: &Comm,
+) -> Result<Builder> {
+    super::require_intra(call, comm)?;
+    let n = comm.size();
+    let nu = n as usize;
+    util::check_type(call, "recvtype", recvtype)?;
+    check_v(call, "recvcounts", recvcounts, "rdispls", rdispls, n, recvtype)?;
+    let recv = Side { counts: recvcounts, offsets: rdispls[..nu].iter().map(|&d| d * recvtype.extent()).collect(), types: vec![recvtype; nu] };
+    let send = if sendbuf.is_some() {
+        util::check_type(call, "sendtype", sendtype)?;
+        check_v(call, "sendcounts", sendcounts, "sdispls", sdispls, n, sendtype)?;
+        Side { counts: sendcounts, offsets: sdispls[..nu].iter().map(|&d| d * sendtype.extent()).collect(), types: vec![sendtype; nu] }
+    } else {
+        Side { counts: recvcounts, offsets: Vec::new(), types: Vec::new() }
+    };
+    schedule_w(call, sendbuf, &send, recvbuf, &recv, comm)
+}
+
+/// MPI_Alltoallv. `sendbuf == None` is MPI_IN_PLACE. Displacements count
+/// elements of the respective type's extent.
+///
+/// # Safety
+/// The buffers hold the described blocks and are valid for the call.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn alltoallv(
+    sendbuf: Option<*const u8>,
+    sendcounts: &[usize],
+    sdispls: &[isize],
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    rdispls: &[isize],
+    recvtype: &Datatype,
+    comm: &Comm,
+) -> Result<()> {
+    super::run(schedule_v("MPI_Alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)?, "MPI_Alltoallv")
+}
+
+/// MPI_Ialltoallv.
+///
+/// # Safety
+/// As [`alltoallv`], with the buffers valid until the request completes.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn ialltoallv(
+    sendbuf: Option<*const u8>,
+    sendcounts: &[usize],
+    sdispls: &[isize],
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    rdispls: &[isize],
+    recvtype: &Datatype,
+    comm: &Comm,
+) -> Result<Request> {
+    super::start(schedule_v("MPI_Ialltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)?)
+}
+
+/// # Safety
+/// As [`alltoallw`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn schedule_w_args(
+    call: &str,
+    sendbuf: Option<*const u8>,
+    sendcounts: &[usize],
+    sdispls: &[isize],
+    sendtypes: &[Datatype],
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    rdispls: &[isize],
+    recvtypes: &[Datatype],
+    comm: &Comm,
+) -> Result<Builder> {
+    super::require_intra(call, comm)?;
+    let nu = comm.size() as usize;
+    check_w(call, "recv", recvcounts, rdispls, recvtypes, nu)?;
+    let recv = Side { counts: recvcounts, offsets: rdispls[..nu].to_vec(), types: recvtypes[..nu].iter().collect() };
+    let send = if sendbuf.is_some() {
+        check_w(call, "send", sendcounts, sdispls, sendtypes, nu)?;
+        Side { counts: sendcounts, offsets: sdispls[..nu].to_vec(), types: sendtypes[..nu].iter().collect() }
+    } else {
+        Side { counts: recvcounts, offsets: Vec::new(), types: Vec::new() }
+    };
+    schedule_w(call, sendbuf, &send, recvbuf, &recv, comm)
+}
+
+/// MPI_Alltoallw. `sendbuf == None` is MPI_IN_PLACE. Displacements are in bytes;
+/// every peer has its own datatype on each side.
+///
+/// # Safety
+/// The buffers hold the described blocks and are valid for the call.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn alltoallw(
+    sendbuf: Option<*const u8>,
+    sendcounts: &[usize],
+    sdispls: &[isize],
+    sendtypes: &[Datatype],
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    rdispls: &[isize],
+    recvtypes: &[Datatype],
+    comm: &Comm,
+) -> Result<()> {
+    super::run(schedule_w_args("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm)?, "MPI_Alltoallw")
+}
+
+/// MPI_Ialltoallw.
+///
+/// # Safety
+/// As [`alltoallw`], with the buffers valid until the request completes.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn ialltoallw(
+    sendbuf: Option<*const u8>,
+    sendcounts: &[usize],
+    sdispls: &[isize],
+    sendtypes: &[Datatype],
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    rdispls: &[isize],
+    recvtypes: &[Datatype],
+    comm: &Comm,
+) -> Result<Request> {
+    super::start(schedule_w_args("MPI_Ialltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm)?)
+}

@@ -1,0 +1,72 @@
+//! MPI_Bcast / MPI_Ibcast. Algorithms move the packed bytes of the message; the
+//! root packs with its datatype and every other rank unpacks with its own.
+//!
+//! Selection (MPICH's defaults): binomial tree below 12 KiB or on fewer than 8
+//! ranks; scatter + ring allgather (van de Geijn) above. `chain` (pipelined) is
+//! available through `OXMPI_BCAST_ALGORITHM=chain`.
+mod binomial;
+mod chain;
+mod scatter_ring;
+
+use super::sched::Builder;
+use super::util;
+use crate::comm::Comm;
+use crate::datatype::Datatype;
+use crate::error::Result;
+use crate::request::Request;
+
+const ALGORITHMS: &[&str] = &["binomial", "scatter_ring", "chain"];
+
+/// Messages below this many bytes use the binomial tree.
+pub const SHORT_MSG: usize = 12 * 1024;
+/// Communicators smaller than this use the binomial tree at any size.
+pub const MIN_PROCS: i32 = 8;
+
+fn select(n: i32, bytes: usize) -> Result<String> {
+    if let Some(a) = super::forced_algorithm("bcast", ALGORITHMS)? {
+        return Ok(a);
+    }
+    Ok(if bytes < SHORT_MSG || n < MIN_PROCS { "binomial" } else { "scatter_ring" }.to_string())
+}
+
+/// # Safety
+/// `buf` holds `count` elements of `dt` (read at the root, written elsewhere)
+/// and stays valid until the collective completes.
+unsafe fn schedule(call: &str, buf: *mut u8, count: usize, dt: &Datatype, root: i32, comm: &Comm) -> Result<Builder> {
+    super::require_intra(call, comm)?;
+    super::check_root(call, comm, root)?;
+    util::check_type(call, "datatype", dt)?;
+    util::check_count(call, "count", count, dt)?;
+    let (rank, n) = (comm.rank(), comm.size());
+    let algo = select(n, util::packed_len(count, dt))?;
+    let mut b = Builder::new(comm);
+    if n == 1 || util::packed_len(count, dt) == 0 {
+        return Ok(b);
+    }
+    let data = if rank == root { util::packed_input(&mut b, buf, count, dt) } else { util::packed_output(&mut b, buf, count, dt) };
+    match algo.as_str() {
+        "scatter_ring" => scatter_ring::build(&mut b, rank, n, root, data),
+        "chain" => chain::build(&mut b, rank, n, root, data),
+        _ => binomial::build(&mut b, rank, n, root, data),
+    }
+    if rank != root {
+        util::finish_output(&mut b, data, buf, count, dt);
+    }
+    Ok(b)
+}
+
+/// MPI_Bcast.
+///
+/// # Safety
+/// `buf` holds `count` elements of `dt` and is valid for the call.
+pub unsafe fn bcast(buf: *mut u8, count: usize, dt: &Datatype, root: i32, comm: &Comm) -> Result<()> {
+    super::run(schedule("MPI_Bcast", buf, count, dt, root, comm)?, "MPI_Bcast")
+}
+
+/// MPI_Ibcast.
+///
+/// # Safety
+/// `buf` holds `count` elements of `dt` and stays valid until the request completes.
+pub unsafe fn ibcast(buf: *mut u8, count: usize, dt: &Datatype, root: i32, comm: &Comm) -> Result<Request> {
+    super::start(schedule("MPI_Ibcast", buf, count, dt, root, comm)?)
+}

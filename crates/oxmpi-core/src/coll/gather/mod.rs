@@ -1,0 +1,262 @@
+//! MPI_Gather / MPI_Igather and MPI_Gatherv / MPI_Igatherv.
+//!
+//! Selection for gather: binomial tree (MPICH's default), except for large
+//! blocks (≥ 64 KiB) on small communicators (≤ 8 ranks), where the root's posting
+//! every receive at once (linear) avoids the tree's forwarding copies. Gatherv is linear (non-roots do not know the other
+//! ranks' counts, which a tree would need).
+//!
+//! MPI_IN_PLACE (`sendbuf == None`) is allowed only at the root: its block is
+//! already in `recvbuf` at its rank's position; `sendcount`/`sendtype` are ignored.
+mod binomial;
+mod linear;
+
+use super::sched::{Builder, Slice};
+use super::util;
+use crate::comm::Comm;
+use crate::datatype::Datatype;
+use crate::error::{ErrorClass, MpiError, Result};
+use crate::request::Request;
+
+const ALGORITHMS: &[&str] = &["binomial", "linear"];
+const V_ALGORITHMS: &[&str] = &["linear"];
+
+/// Blocks of at least this many bytes on communicators of at most
+/// [`LINEAR_MAX_PROCS`] ranks use the linear algorithm.
+pub const LINEAR_MIN_BLOCK: usize = 64 * 1024;
+pub const LINEAR_MAX_PROCS: i32 = 8;
+
+fn select(n: i32, blk: usize) -> Result<String> {
+    if let Some(a) = super::forced_algorithm("gather", ALGORITHMS)? {
+        return Ok(a);
+    }
+    Ok(if blk >= LINEAR_MIN_BLOCK && n <= LINEAR_MAX_PROCS { "linear" } else { "binomial" }.to_string())
+}
+
+pub(crate) fn in_place_not_at_root(call: &str) -> MpiError {
+    MpiError::arg(ErrorClass::Buffer, call, "sendbuf", "MPI_IN_PLACE is only valid at the root")
+}
+
+pub(crate) fn size_mismatch(call: &str, what: &str, sent: usize, recvd: usize) -> MpiError {
+    MpiError::new(ErrorClass::Truncate, format!("{call}: {what}: {sent} bytes sent but {recvd} bytes expected (type signatures differ)"))
+}
+
+/// # Safety
+/// As [`gather`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn schedule(
+    call: &str,
+    sendbuf: Option<*const u8>,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcount: usize,
+    recvtype: &Datatype,
+    root: i32,
+    comm: &Comm,
+) -> Result<Builder> {
+    super::require_intra(call, comm)?;
+    super::check_root(call, comm, root)?;
+    let (rank, n) = (comm.rank(), comm.size());
+    let is_root = rank == root;
+    if sendbuf.is_some() {
+        util::check_type(call, "sendtype", sendtype)?;
+        util::check_count(call, "sendcount", sendcount, sendtype)?;
+    } else if !is_root {
+        return Err(in_place_not_at_root(call));
+    }
+    if is_root {
+        util::check_type(call, "recvtype", recvtype)?;
+        util::check_count(call, "recvcount", recvcount * n as usize, recvtype)?;
+    }
+    let blk = if is_root { util::packed_len(recvcount, recvtype) } else { util::packed_len(sendcount, sendtype) };
+    if let (true, Some(_)) = (is_root, sendbuf) {
+        if util::packed_len(sendcount, sendtype) != blk {
+            return Err(size_mismatch(call, "the root's own block", util::packed_len(sendcount, sendtype), blk));
+        }
+    }
+    let algo = select(n, blk)?;
+    let mut b = Builder::new(comm);
+    let total = recvcount * n as usize;
+    let out = if is_root { Some(util::packed_output(&mut b, recvbuf, total, recvtype)) } else { None };
+    let inp = match sendbuf {
+        Some(p) => util::packed_input(&mut b, p, sendcount, sendtype),
+        None => {
+            // In place at the root: its block is in recvbuf; for non-contiguous
+            // types pack it into the packed output so the final unpack keeps it.
+            let o = out.expect("root has an output");
+            let own = o.sub(root as usize * blk, blk);
+            if !recvtype.is_contiguous() {
+                let at = util::elem_ptr(recvbuf, (root as usize * recvcount) as isize, recvtype);
+                util::pack_into(&mut b, at, recvcount, recvtype, own);
+            }
+            own
+        }
+    };
+    match algo.as_str() {
+        "linear" => {
+            let blocks: Vec<Slice> = match out {
+                Some(o) => (0..n as usize).map(|i| o.sub(i * blk, blk)).collect(),
+                None => Vec::new(),
+            };
+            linear::build(&mut b, rank, n, root, Some(inp), &blocks);
+        }
+        _ => binomial::build(&mut b, rank, n, root, inp, out, blk),
+    }
+    if let Some(o) = out {
+        util::finish_output(&mut b, o, recvbuf, total, recvtype);
+    }
+    Ok(b)
+}
+
+/// MPI_Gather. `sendbuf == None` is MPI_IN_PLACE (root only).
+///
+/// # Safety
+/// The buffers hold the given counts of their datatypes (`recvbuf`: `n *
+/// recvcount` elements, at the root only) and are valid for the call.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gather(
+    sendbuf: Option<*const u8>,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcount: usize,
+    recvtype: &Datatype,
+    root: i32,
+    comm: &Comm,
+) -> Result<()> {
+    super::run(schedule("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)?, "MPI_Gather")
+}
+
+/// MPI_Igather.
+///
+/// # Safety
+/// As [`gather`], with the buffers valid until the request completes.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn igather(
+    sendbuf: Option<*const u8>,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcount: usize,
+    recvtype: &Datatype,
+    root: i32,
+    comm: &Comm,
+) -> Result<Request> {
+    super::start(schedule("MPI_Igather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)?)
+}
+
+/// Checks the per-rank count and displacement arrays of a v-collective.
+pub(crate) fn check_v(call: &str, counts_arg: &str, counts: &[usize], displs_arg: &str, displs: &[isize], n: i32, dt: &Datatype) -> Result<()> {
+    let n = n as usize;
+    if counts.len() < n {
+        return Err(MpiError::arg(ErrorClass::Arg, call, counts_arg, format!("has {} entries for {n} ranks", counts.len())));
+    }
+    if displs.len() < n {
+        return Err(MpiError::arg(ErrorClass::Arg, call, displs_arg, format!("has {} entries for {n} ranks", displs.len())));
+    }
+    for &c in &counts[..n] {
+        util::check_count(call, counts_arg, c, dt)?;
+    }
+    Ok(())
+}
+
+/// # Safety
+/// As [`gatherv`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn schedule_v(
+    call: &str,
+    sendbuf: Option<*const u8>,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    displs: &[isize],
+    recvtype: &Datatype,
+    root: i32,
+    comm: &Comm,
+) -> Result<Builder> {
+    super::require_intra(call, comm)?;
+    super::check_root(call, comm, root)?;
+    let _ = super::forced_algorithm("gatherv", V_ALGORITHMS)?;
+    let (rank, n) = (comm.rank(), comm.size());
+    let is_root = rank == root;
+    if sendbuf.is_some() {
+        util::check_type(call, "sendtype", sendtype)?;
+        util::check_count(call, "sendcount", sendcount, sendtype)?;
+    } else if !is_root {
+        return Err(in_place_not_at_root(call));
+    }
+    if is_root {
+        util::check_type(call, "recvtype", recvtype)?;
+        check_v(call, "recvcounts", recvcounts, "displs", displs, n, recvtype)?;
+        if sendbuf.is_some() {
+            let (s, r) = (util::packed_len(sendcount, sendtype), util::packed_len(recvcounts[root as usize], recvtype));
+            if s != r {
+                return Err(size_mismatch(call, "the root's own block", s, r));
+            }
+        }
+    }
+    let mut b = Builder::new(comm);
+    let mut outs = Vec::new();
+    if is_root {
+        for i in 0..n as usize {
+            let at = util::elem_ptr_mut(recvbuf, displs[i], recvtype);
+            // In place: the root's block stays untouched (no output slice that
+            // a final unpack would write back).
+            let o = if i == root as usize && sendbuf.is_none() {
+                Slice::user_mut(at, 0)
+            } else {
+                util::packed_output(&mut b, at, recvcounts[i], recvtype)
+            };
+            outs.push(o);
+        }
+    }
+    let inp = sendbuf.map(|p| util::packed_input(&mut b, p, sendcount, sendtype));
+    linear::build(&mut b, rank, n, root, inp, &outs);
+    if is_root {
+        for (i, &o) in outs.iter().enumerate() {
+            util::finish_output(&mut b, o, util::elem_ptr_mut(recvbuf, displs[i], recvtype), recvcounts[i], recvtype);
+        }
+    }
+    Ok(b)
+}
+
+/// MPI_Gatherv. `sendbuf == None` is MPI_IN_PLACE (root only). `displs` count
+/// elements of `recvtype`'s extent.
+///
+/// # Safety
+/// The buffers hold the given counts of their datatypes at the given
+/// displacements (at the root for `recvbuf`) and are valid for the call.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gatherv(
+    sendbuf: Option<*const u8>,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    displs: &[isize],
+    recvtype: &Datatype,
+    root: i32,
+    comm: &Comm,
+) -> Result<()> {
+    super::run(schedule_v("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm)?, "MPI_Gatherv")
+}
+
+/// MPI_Igatherv.
+///
+/// # Safety
+/// As [`gatherv`], with the buffers valid until the request completes.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn igatherv(
+    sendbuf: Option<*const u8>,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    displs: &[isize],
+    recvtype: &Datatype,
+    root: i32,
+    comm: &Comm,
+) -> Result<Request> {
+    super::start(schedule_v("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm)?)
+}

@@ -1,0 +1,350 @@
+//! MPI_Reduce / MPI_Ireduce, MPI_Reduce_local, and the bookkeeping every
+//! reduction collective (reduce, allreduce, reduce_scatter, scan) shares.
+//!
+//! Reductions work on the *memory layout* of the datatype (the span of `count`
+//! elements from `buf + true_lb`, see [`util::span`]), because `Op::apply` does:
+//! partial results travel as spans and temporaries are spans. Results reach a
+//! non-contiguous receive buffer through a typed copy that writes only the
+//! elements' bytes, never the gaps.
+//!
+//! Operand order: `reduce_step(src, dst)` computes `dst = src op dst`, so every
+//! algorithm passes the partial result of the *lower* ranks as `src`. Algorithms
+//! that combine in rank order therefore work for non-commutative operations, and
+//! two ranks combining the same two partials get the same bits.
+//!
+//! Algorithms:
+//! * `binomial`: binomial tree rooted at `root` (relative ranks). Needs a
+//!   commutative op (subtrees wrap around rank n-1 -> 0); for a non-commutative op
+//!   it falls back to `in_order`.
+//! * `in_order`: binomial tree over absolute ranks rooted at 0, where every
+//!   subtree is a contiguous rank range, so the result is exactly
+//!   a0 op a1 op ... op a(n-1); rank 0 then sends it to `root`. Any op.
+//! * `rabenseifner`: reduce-scatter by recursive halving, then a binomial gather
+//!   of the blocks to the root (large messages). Combines in rank order, so it is
+//!   correct for non-commutative ops too (it is only *selected* for commutative ones).
+pub(crate) mod binomial;
+pub(crate) mod in_order;
+pub(crate) mod rabenseifner;
+
+use super::sched::{Builder, Slice};
+use super::util;
+use crate::comm::Comm;
+use crate::datatype::Datatype;
+use crate::error::{ErrorClass, MpiError, Result};
+use crate::op::Op;
+use crate::request::Request;
+
+const ALGORITHMS: &[&str] = &["binomial", "in_order", "rabenseifner"];
+
+/// Messages of at least this many bytes use Rabenseifner's algorithm.
+const RABENSEIFNER_MIN_BYTES: usize = 64 * 1024;
+
+/// The algorithm for one call: forced by `OXMPI_REDUCE_ALGORITHM`, or chosen from
+/// the message size and the op's commutativity.
+fn select(n: i32, count: usize, red: &Red) -> Result<&'static str> {
+    let forced = super::forced_algorithm("reduce", ALGORITHMS)?;
+    let commutative = red.op.is_commutative();
+    let alg = match forced.as_deref() {
+        Some("binomial") if !commutative => "in_order",
+        Some("binomial") => "binomial",
+        Some("in_order") => "in_order",
+        Some("rabenseifner") => "rabenseifner",
+        _ if !commutative => "in_order",
+        _ if count * red.dt.size() >= RABENSEIFNER_MIN_BYTES && count >= pof2(n) as usize => "rabenseifner",
+        _ => "binomial",
+    };
+    Ok(alg)
+}
+
+/// Validates the arguments shared by the reduction collectives.
+pub(crate) fn check_args(call: &str, comm: &Comm, count: usize, dt: &Datatype, op: &Op) -> Result<()> {
+    super::require_intra(call, comm)?;
+    util::check_type(call, "datatype", dt)?;
+    util::check_count(call, "count", count, dt)?;
+    op.check(dt, call)?;
+    check_layout(call, count, dt)
+}
+
+/// The algorithms address element `i` at `i * extent` inside a span; elements
+/// that overlap or run backwards (extent <= 0, or extent < true extent) are not
+/// supported for more than one element.
+pub(crate) fn check_layout(call: &str, count: usize, dt: &Datatype) -> Result<()> {
+    if count > 1 && dt.size() > 0 && (dt.extent() <= 0 || dt.extent() < dt.true_extent()) {
+        return Err(MpiError::unsupported(
+            call,
+            format!("a reduction over {} whose elements overlap or have a non-positive extent (extent {}, true extent {})", dt.name(), dt.extent(), dt.true_extent()),
+        ));
+    }
+    Ok(())
+}
+
+/// Largest power of two <= n (n >= 1).
+pub(crate) fn pof2(n: i32) -> i32 {
+    let mut p = 1;
+    while p * 2 <= n {
+        p *= 2;
+    }
+    p
+}
+
+/// Datatype and op of one reduction, with the span arithmetic on them.
+#[derive(Clone)]
+pub(crate) struct Red {
+    pub dt: Datatype,
+    pub op: Op,
+}
+
+impl Red {
+    pub fn new(dt: &Datatype, op: &Op) -> Red {
+        Red { dt: dt.clone(), op: op.clone() }
+    }
+
+    /// Span bytes of `count` elements.
+    pub fn len(&self, count: usize) -> usize {
+        if self.dt.size() == 0 {
+            return 0;
+        }
+        util::span_len(count, &self.dt)
+    }
+
+    /// The sub-span of elements `[disp, disp + cnt)` of the span `s`.
+    pub fn block(&self, s: Slice, disp: usize, cnt: usize) -> Slice {
+        let len = self.len(cnt);
+        if len == 0 {
+            return s.sub(0, 0);
+        }
+        s.sub(disp * self.dt.extent() as usize, len)
+    }
+
+    /// `dst = src op dst` over `count` elements (spans); `src` holds lower ranks.
+    pub fn reduce(&self, b: &mut Builder, src: Slice, dst: Slice, count: usize) {
+        if self.len(count) > 0 {
+            util::reduce_step(b, src, dst, count, &self.dt, &self.op);
+        }
+    }
+
+    /// Combines into `acc` the partial `tmp` (same elements) received from a peer:
+    /// `acc = tmp op acc` if `tmp` holds lower ranks, else `acc = acc op tmp`. For
+    /// commutative ops the operands are not reordered for the second case (it
+    /// saves a copy); only use this where no other rank computes the same value.
+    pub fn combine_into(&self, b: &mut Builder, acc: Slice, tmp: Slice, count: usize, tmp_is_lower: bool) {
+        if tmp_is_lower || self.op.is_commutative() {
+            self.reduce(b, tmp, acc, count);
+        } else {
+            self.reduce(b, acc, tmp, count);
+            b.copy(tmp, acc);
+        }
+    }
+
+    /// Copies `count` elements from the span `src` into the user buffer `buf`,
+    /// writing only the elements' bytes (a plain copy for contiguous types).
+    pub fn deliver(&self, b: &mut Builder, src: Slice, buf: *mut u8, count: usize) {
+        let len = self.len(count);
+        if len == 0 {
+            return;
+        }
+        b.fence();
+        let dst = util::span_mut(buf, count, &self.dt);
+        if self.dt.is_contiguous() {
+            b.copy(src, dst);
+            return;
+        }
+        if src == dst {
+            return;
+        }
+        let dt = self.dt.clone();
+        b.local(move |m| {
+            let (s, d) = (m.addr(src) as usize, m.addr(dst) as usize);
+            let ext = dt.extent() as usize;
+            let lb = dt.true_lb();
+            for i in 0..count {
+                for &(off, n) in dt.blocks() {
+                    let at = (i * ext) as isize + off - lb;
+                    // SAFETY: both spans cover `count` elements of `dt` (caller memory
+                    // by the collective's contract, temporaries sized by span_len), and
+                    // `at..at+n` is one block of element `i` inside them; the spans are
+                    // distinct buffers.
+                    unsafe { std::ptr::copy_nonoverlapping((s as isize + at) as *const u8, (d as isize + at) as *mut u8, n) };
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
+/// One rank's buffers in a reduction: its contribution (a span of user memory:
+/// the send buffer, or the receive buffer for MPI_IN_PLACE) and where its result
+/// goes (the receive buffer, if it gets one).
+#[derive(Clone, Copy)]
+pub(crate) struct Io {
+    pub input: Slice,
+    pub in_place: bool,
+    /// The receive buffer's address, at ranks that receive a result.
+    pub out: Option<usize>,
+    pub count: usize,
+}
+
+impl Io {
+    pub fn new(red: &Red, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, has_out: bool) -> Io {
+        let src = sendbuf.unwrap_or(recvbuf as *const u8);
+        let input = Slice::user(src.wrapping_offset(red.dt.true_lb()), red.len(count));
+        Io { input, in_place: sendbuf.is_none(), out: has_out.then_some(recvbuf as usize), count }
+    }
+
+    fn contiguous(red: &Red) -> bool {
+        red.dt.is_contiguous()
+    }
+
+    /// The receive buffer's span, when raw bytes may be written to it.
+    pub fn raw_out(&self, red: &Red) -> Option<Slice> {
+        match self.out {
+            Some(p) if Self::contiguous(red) => Some(util::span_mut(p as *mut u8, self.count, &red.dt)),
+            _ => None,
+        }
+    }
+
+    /// A running partial result starting as the input. With `out_scratch` the
+    /// receive buffer (contiguous types, not in place) may hold intermediate data.
+    pub fn partial(&self, red: &Red, out_scratch: bool) -> Partial {
+        let writable = self.in_place && Self::contiguous(red) && self.out.is_some();
+        let mut p = Partial { cur: self.input, writable, spare: Vec::new(), len: red.len(self.count), count: self.count };
+        if out_scratch && !self.in_place {
+            if let Some(o) = self.raw_out(red) {
+                p.spare.push(o);
+            }
+        }
+        p
+    }
+
+    /// A writable full span holding a copy of the input: the receive buffer
+    /// (contiguous types) or a temporary.
+    pub fn acc(&self, b: &mut Builder, red: &Red) -> Slice {
+        let s = self.slot(b, red);
+        b.copy(self.input, s);
+        s
+    }
+
+    /// A writable span of `count` elements for a result: the receive buffer
+    /// (contiguous types) or a temporary.
+    pub fn slot(&self, b: &mut Builder, red: &Red) -> Slice {
+        self.raw_out(red).unwrap_or_else(|| b.temp(red.len(self.count)))
+    }
+
+    /// Copies the result in `s` to the receive buffer (nothing if it is there).
+    pub fn deliver(&self, b: &mut Builder, red: &Red, s: Slice) {
+        if let Some(p) = self.out {
+            red.deliver(b, s, p as *mut u8, self.count);
+        }
+    }
+}
+
+/// Build-time bookkeeping of where a rank's running partial result lives, so
+/// that combining never copies: the result of `lower op higher` lands in the
+/// higher operand's buffer, which becomes the current one.
+pub(crate) struct Partial {
+    /// The buffer holding the current partial.
+    pub cur: Slice,
+    writable: bool,
+    /// Writable buffers holding nothing live.
+    spare: Vec<Slice>,
+    len: usize,
+    count: usize,
+}
+
+impl Partial {
+    /// A partial over `count` elements starting in the writable buffer `s`.
+    pub fn in_buffer(s: Slice, count: usize) -> Partial {
+        Partial { cur: s, writable: true, spare: Vec::new(), len: s.len, count }
+    }
+
+    /// A free writable buffer (the caller fences before reusing a sent one).
+    pub fn scratch(&mut self, b: &mut Builder) -> Slice {
+        self.spare.pop().unwrap_or_else(|| b.temp(self.len))
+    }
+
+    /// Gives back a buffer that holds nothing live anymore.
+    pub fn release(&mut self, s: Slice) {
+        if s != self.cur && !self.spare.contains(&s) && s.len == self.len && self.len > 0 {
+            self.spare.push(s);
+        }
+    }
+
+    /// `cur = t op cur`; `t` (a scratch buffer, received and fenced) holds lower ranks.
+    pub fn lower(&mut self, b: &mut Builder, red: &Red, t: Slice) {
+        if !self.writable {
+            let s = self.scratch(b);
+            b.copy(self.cur, s);
+            self.cur = s;
+            self.writable = true;
+        }
+        red.reduce(b, t, self.cur, self.count);
+        self.release(t);
+    }
+
+    /// `cur = cur op t`; `t` (a scratch buffer, received and fenced) holds higher ranks.
+    pub fn higher(&mut self, b: &mut Builder, red: &Red, t: Slice) {
+        red.reduce(b, self.cur, t, self.count);
+        let old = std::mem::replace(&mut self.cur, t);
+        if self.writable {
+            self.release(old);
+        }
+        self.writable = true;
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn schedule(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, root: i32, comm: &Comm) -> Result<Builder> {
+    check_args(call, comm, count, dt, op)?;
+    super::check_root(call, comm, root)?;
+    let is_root = comm.rank() == root;
+    if sendbuf.is_none() && !is_root {
+        return Err(MpiError::arg(ErrorClass::Buffer, call, "sendbuf", "MPI_IN_PLACE is only valid at the root"));
+    }
+    let red = Red::new(dt, op);
+    let count = if dt.size() == 0 { 0 } else { count };
+    let io = Io::new(&red, sendbuf, recvbuf, count, is_root);
+    let mut b = Builder::new(comm);
+    let n = comm.size();
+    let result = match select(n, count, &red)? {
+        "binomial" => binomial::build(&mut b, &red, &io, root),
+        "rabenseifner" => rabenseifner::reduce(&mut b, &red, &io, root),
+        _ => in_order::build(&mut b, &red, io.partial(&red, true), root),
+    };
+    if let Some(s) = result {
+        io.deliver(&mut b, &red, s);
+    }
+    Ok(b)
+}
+
+/// MPI_Reduce. `sendbuf == None` is MPI_IN_PLACE (at the root: the input is in `recvbuf`).
+///
+/// # Safety
+/// The buffers hold `count` elements of `dt` (recvbuf: at the root) and stay valid
+/// until the call returns.
+pub unsafe fn reduce(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, root: i32, comm: &Comm) -> Result<()> {
+    super::run(schedule("MPI_Reduce", sendbuf, recvbuf, count, dt, op, root, comm)?, "MPI_Reduce")
+}
+
+/// MPI_Ireduce.
+///
+/// # Safety
+/// As [`reduce`], with the buffers valid until the request completes.
+pub unsafe fn ireduce(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, root: i32, comm: &Comm) -> Result<Request> {
+    super::start(schedule("MPI_Ireduce", sendbuf, recvbuf, count, dt, op, root, comm)?)
+}
+
+/// MPI_Reduce_local: `inoutbuf[i] = inbuf[i] op inoutbuf[i]`.
+///
+/// # Safety
+/// Both buffers hold `count` elements of `dt` and do not overlap.
+pub unsafe fn reduce_local(inbuf: *const u8, inoutbuf: *mut u8, count: usize, dt: &Datatype, op: &Op) -> Result<()> {
+    const CALL: &str = "MPI_Reduce_local";
+    util::check_type(CALL, "datatype", dt)?;
+    util::check_count(CALL, "count", count, dt)?;
+    op.check(dt, CALL)?;
+    if count == 0 || dt.size() == 0 {
+        return Ok(());
+    }
+    // SAFETY: the caller guarantees both buffers cover `count` elements of `dt`.
+    unsafe { op.apply(inbuf, inoutbuf, count, dt) }
+}

@@ -1,0 +1,129 @@
+//! MPI_Reduce_scatter / MPI_Ireduce_scatter and MPI_Reduce_scatter_block /
+//! MPI_Ireduce_scatter_block (the same algorithms with equal counts).
+//!
+//! The input is `sum(recvcounts)` elements (in `sendbuf`, or in `recvbuf` for
+//! MPI_IN_PLACE); rank i receives block i (`recvcounts[i]` elements) of the
+//! reduction, at the start of `recvbuf`.
+//!
+//! Algorithms:
+//! * `recursive_halving`: MPICH's recursive halving with the non-power-of-two
+//!   pre/post step; log2 n rounds, ~m bytes per rank. Commutative ops only (the
+//!   halving with shrinking distance combines non-adjacent rank groups); falls
+//!   back to `reduce_scatterv` for non-commutative ops. Short and medium messages.
+//! * `pairwise`: n-1 steps; in step i rank r sends block r+i to rank r+i and folds
+//!   in its own block received from r-i. Commutative ops only (same fallback).
+//!   Long messages.
+//! * `reduce_scatterv`: in-order reduce of everything to rank 0, then rank 0
+//!   sends each rank its block. Any op: the choice for non-commutative ops.
+mod pairwise;
+mod recursive_halving;
+mod reduce_scatterv;
+
+use super::reduce::{check_args, Red};
+use super::sched::{Builder, Slice};
+use crate::comm::Comm;
+use crate::datatype::Datatype;
+use crate::error::{ErrorClass, MpiError, Result};
+use crate::op::Op;
+use crate::request::Request;
+
+const ALGORITHMS: &[&str] = &["recursive_halving", "pairwise", "reduce_scatterv"];
+
+/// Below this many bytes in total, recursive halving; pairwise from there on.
+const PAIRWISE_MIN_BYTES: usize = 512 * 1024;
+
+fn select(env: &str, total: usize, red: &Red) -> Result<&'static str> {
+    let forced = super::forced_algorithm(env, ALGORITHMS)?;
+    let commutative = red.op.is_commutative();
+    Ok(match forced.as_deref() {
+        Some("reduce_scatterv") => "reduce_scatterv",
+        _ if !commutative => "reduce_scatterv",
+        Some("recursive_halving") => "recursive_halving",
+        Some("pairwise") => "pairwise",
+        _ if total * red.dt.size() >= PAIRWISE_MIN_BYTES => "pairwise",
+        _ => "recursive_halving",
+    })
+}
+
+/// What the algorithms work on.
+pub(crate) struct Args<'a> {
+    /// The full input span (sum of counts elements).
+    pub input: Slice,
+    pub recvbuf: *mut u8,
+    pub counts: &'a [usize],
+    /// Element displacement of each block (n + 1 entries).
+    pub disp: Vec<usize>,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn schedule(call: &str, env: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, counts: &[usize], dt: &Datatype, op: &Op, comm: &Comm) -> Result<Builder> {
+    super::require_intra(call, comm)?;
+    if counts.len() != comm.size() as usize {
+        return Err(MpiError::arg(ErrorClass::Arg, call, "recvcounts", format!("has {} entries for {} ranks", counts.len(), comm.size())));
+    }
+    let total = counts.iter().try_fold(0usize, |a, &c| a.checked_add(c)).ok_or_else(|| MpiError::arg(ErrorClass::Count, call, "recvcounts", "the total overflows"))?;
+    check_args(call, comm, total, dt, op)?;
+    let red = Red::new(dt, op);
+    let zero;
+    let counts = if dt.size() == 0 {
+        zero = vec![0; counts.len()];
+        &zero[..]
+    } else {
+        counts
+    };
+    let mut disp = Vec::with_capacity(counts.len() + 1);
+    let mut at = 0;
+    for &c in counts {
+        disp.push(at);
+        at += c;
+    }
+    disp.push(at);
+    let src = sendbuf.unwrap_or(recvbuf as *const u8);
+    let input = Slice::user(src.wrapping_offset(dt.true_lb()), red.len(at));
+    let args = Args { input, recvbuf, counts, disp };
+    let mut b = Builder::new(comm);
+    match select(env, at, &red)? {
+        "pairwise" => pairwise::build(&mut b, &red, &args),
+        "recursive_halving" => recursive_halving::build(&mut b, &red, &args),
+        _ => reduce_scatterv::build(&mut b, &red, &args),
+    }
+    Ok(b)
+}
+
+/// MPI_Reduce_scatter. `sendbuf == None` is MPI_IN_PLACE (the input is in `recvbuf`).
+///
+/// # Safety
+/// `sendbuf` (or `recvbuf` in place) holds `sum(recvcounts)` elements of `dt`,
+/// `recvbuf` at least `recvcounts[rank]`; valid until the call returns.
+pub unsafe fn reduce_scatter(sendbuf: Option<*const u8>, recvbuf: *mut u8, recvcounts: &[usize], dt: &Datatype, op: &Op, comm: &Comm) -> Result<()> {
+    const CALL: &str = "MPI_Reduce_scatter";
+    super::run(schedule(CALL, "reduce_scatter", sendbuf, recvbuf, recvcounts, dt, op, comm)?, CALL)
+}
+
+/// MPI_Ireduce_scatter.
+///
+/// # Safety
+/// As [`reduce_scatter`], with the buffers valid until the request completes.
+pub unsafe fn ireduce_scatter(sendbuf: Option<*const u8>, recvbuf: *mut u8, recvcounts: &[usize], dt: &Datatype, op: &Op, comm: &Comm) -> Result<Request> {
+    super::start(schedule("MPI_Ireduce_scatter", "reduce_scatter", sendbuf, recvbuf, recvcounts, dt, op, comm)?)
+}
+
+/// MPI_Reduce_scatter_block: every rank receives `recvcount` elements.
+///
+/// # Safety
+/// `sendbuf` (or `recvbuf` in place) holds `n * recvcount` elements of `dt`,
+/// `recvbuf` at least `recvcount`; valid until the call returns.
+pub unsafe fn reduce_scatter_block(sendbuf: Option<*const u8>, recvbuf: *mut u8, recvcount: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<()> {
+    const CALL: &str = "MPI_Reduce_scatter_block";
+    let counts = vec![recvcount; comm.size().max(0) as usize];
+    super::run(schedule(CALL, "reduce_scatter_block", sendbuf, recvbuf, &counts, dt, op, comm)?, CALL)
+}
+
+/// MPI_Ireduce_scatter_block.
+///
+/// # Safety
+/// As [`reduce_scatter_block`], with the buffers valid until the request completes.
+pub unsafe fn ireduce_scatter_block(sendbuf: Option<*const u8>, recvbuf: *mut u8, recvcount: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<Request> {
+    let counts = vec![recvcount; comm.size().max(0) as usize];
+    super::start(schedule("MPI_Ireduce_scatter_block", "reduce_scatter_block", sendbuf, recvbuf, &counts, dt, op, comm)?)
+}

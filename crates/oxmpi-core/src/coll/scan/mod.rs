@@ -1,0 +1,84 @@
+//! MPI_Scan / MPI_Iscan and MPI_Exscan / MPI_Iexscan.
+//!
+//! Rank r receives a0 op ... op ar (scan) or a0 op ... op a(r-1) (exscan; rank
+//! 0's receive buffer is left untouched, its value is undefined by MPI). Partials
+//! from lower ranks are always the `in` operand, so non-commutative ops work.
+//!
+//! Algorithms (both rank-ordered, any op):
+//! * `recursive_doubling`: log2 n rounds of exchanges with rank ^ 2^k (MPICH).
+//! * `linear`: a chain 0 -> 1 -> ... -> n-1 (n-1 latencies; for n <= 2 the same
+//!   messages as recursive doubling, with less bookkeeping).
+mod linear;
+mod recursive_doubling;
+
+use super::reduce::{check_args, Io, Red};
+use super::sched::Builder;
+use crate::comm::Comm;
+use crate::datatype::Datatype;
+use crate::error::Result;
+use crate::op::Op;
+use crate::request::Request;
+
+const ALGORITHMS: &[&str] = &["recursive_doubling", "linear"];
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Inclusive,
+    Exclusive,
+}
+
+fn select(env: &str, n: i32) -> Result<&'static str> {
+    Ok(match super::forced_algorithm(env, ALGORITHMS)?.as_deref() {
+        Some("linear") => "linear",
+        Some(_) => "recursive_doubling",
+        None if n <= 2 => "linear",
+        None => "recursive_doubling",
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn schedule(call: &str, kind: Kind, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<Builder> {
+    check_args(call, comm, count, dt, op)?;
+    let red = Red::new(dt, op);
+    let count = if dt.size() == 0 { 0 } else { count };
+    let io = Io::new(&red, sendbuf, recvbuf, count, true);
+    let env = if kind == Kind::Inclusive { "scan" } else { "exscan" };
+    let mut b = Builder::new(comm);
+    match select(env, comm.size())? {
+        "linear" => linear::build(&mut b, &red, &io, kind),
+        _ => recursive_doubling::build(&mut b, &red, &io, kind),
+    }
+    Ok(b)
+}
+
+/// MPI_Scan. `sendbuf == None` is MPI_IN_PLACE (the input is in `recvbuf`).
+///
+/// # Safety
+/// The buffers hold `count` elements of `dt` and stay valid until the call returns.
+pub unsafe fn scan(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<()> {
+    super::run(schedule("MPI_Scan", Kind::Inclusive, sendbuf, recvbuf, count, dt, op, comm)?, "MPI_Scan")
+}
+
+/// MPI_Iscan.
+///
+/// # Safety
+/// As [`scan`], with the buffers valid until the request completes.
+pub unsafe fn iscan(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<Request> {
+    super::start(schedule("MPI_Iscan", Kind::Inclusive, sendbuf, recvbuf, count, dt, op, comm)?)
+}
+
+/// MPI_Exscan. `sendbuf == None` is MPI_IN_PLACE (the input is in `recvbuf`).
+///
+/// # Safety
+/// The buffers hold `count` elements of `dt` and stay valid until the call returns.
+pub unsafe fn exscan(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<()> {
+    super::run(schedule("MPI_Exscan", Kind::Exclusive, sendbuf, recvbuf, count, dt, op, comm)?, "MPI_Exscan")
+}
+
+/// MPI_Iexscan.
+///
+/// # Safety
+/// As [`exscan`], with the buffers valid until the request completes.
+pub unsafe fn iexscan(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<Request> {
+    super::start(schedule("MPI_Iexscan", Kind::Exclusive, sendbuf, recvbuf, count, dt, op, comm)?)
+}

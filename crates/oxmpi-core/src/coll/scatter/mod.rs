@@ -1,0 +1,222 @@
+//! MPI_Scatter / MPI_Iscatter and MPI_Scatterv / MPI_Iscatterv.
+//!
+//! Selection for scatter: binomial tree, except for large blocks (≥ 64 KiB) on
+//! small communicators (≤ 8 ranks), where the root's starting every send at once
+//! (linear) avoids the tree's forwarding copies. Scatterv is linear (non-roots
+//! do not know the other ranks' counts, which a tree would need).
+//!
+//! MPI_IN_PLACE (`recvbuf == None`) is allowed only at the root: its block stays
+//! in `sendbuf`; `recvcount`/`recvtype` are ignored there.
+mod binomial;
+mod linear;
+
+use super::gather::{check_v, size_mismatch};
+use super::sched::Builder;
+use super::util;
+use crate::comm::Comm;
+use crate::datatype::Datatype;
+use crate::error::{ErrorClass, MpiError, Result};
+use crate::request::Request;
+
+const ALGORITHMS: &[&str] = &["binomial", "linear"];
+const V_ALGORITHMS: &[&str] = &["linear"];
+
+pub const LINEAR_MIN_BLOCK: usize = 64 * 1024;
+pub const LINEAR_MAX_PROCS: i32 = 8;
+
+fn select(n: i32, blk: usize) -> Result<String> {
+    if let Some(a) = super::forced_algorithm("scatter", ALGORITHMS)? {
+        return Ok(a);
+    }
+    Ok(if blk >= LINEAR_MIN_BLOCK && n <= LINEAR_MAX_PROCS { "linear" } else { "binomial" }.to_string())
+}
+
+fn in_place_not_at_root(call: &str) -> MpiError {
+    MpiError::arg(ErrorClass::Buffer, call, "recvbuf", "MPI_IN_PLACE is only valid at the root")
+}
+
+/// # Safety
+/// As [`scatter`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn schedule(
+    call: &str,
+    sendbuf: *const u8,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: Option<*mut u8>,
+    recvcount: usize,
+    recvtype: &Datatype,
+    root: i32,
+    comm: &Comm,
+) -> Result<Builder> {
+    super::require_intra(call, comm)?;
+    super::check_root(call, comm, root)?;
+    let (rank, n) = (comm.rank(), comm.size());
+    let is_root = rank == root;
+    if recvbuf.is_some() {
+        util::check_type(call, "recvtype", recvtype)?;
+        util::check_count(call, "recvcount", recvcount, recvtype)?;
+    } else if !is_root {
+        return Err(in_place_not_at_root(call));
+    }
+    if is_root {
+        util::check_type(call, "sendtype", sendtype)?;
+        util::check_count(call, "sendcount", sendcount * n as usize, sendtype)?;
+    }
+    let blk = if is_root { util::packed_len(sendcount, sendtype) } else { util::packed_len(recvcount, recvtype) };
+    if let (true, Some(_)) = (is_root, recvbuf) {
+        if util::packed_len(recvcount, recvtype) != blk {
+            return Err(size_mismatch(call, "the root's own block", blk, util::packed_len(recvcount, recvtype)));
+        }
+    }
+    let algo = select(n, blk)?;
+    let mut b = Builder::new(comm);
+    let total = sendcount * n as usize;
+    let inp = if is_root { Some(util::packed_input(&mut b, sendbuf, total, sendtype)) } else { None };
+    let out = recvbuf.map(|p| util::packed_output(&mut b, p, recvcount, recvtype));
+    match algo.as_str() {
+        "linear" => {
+            let blocks: Vec<_> = match inp {
+                Some(i) => (0..n as usize).map(|k| i.sub(k * blk, blk)).collect(),
+                None => Vec::new(),
+            };
+            linear::build(&mut b, rank, n, root, &blocks, out);
+        }
+        _ => binomial::build(&mut b, rank, n, root, inp, out, blk),
+    }
+    if let (Some(o), Some(p)) = (out, recvbuf) {
+        util::finish_output(&mut b, o, p, recvcount, recvtype);
+    }
+    Ok(b)
+}
+
+/// MPI_Scatter. `recvbuf == None` is MPI_IN_PLACE (root only).
+///
+/// # Safety
+/// The buffers hold the given counts of their datatypes (`sendbuf`: `n *
+/// sendcount` elements, at the root only) and are valid for the call.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn scatter(
+    sendbuf: *const u8,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: Option<*mut u8>,
+    recvcount: usize,
+    recvtype: &Datatype,
+    root: i32,
+    comm: &Comm,
+) -> Result<()> {
+    super::run(schedule("MPI_Scatter", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)?, "MPI_Scatter")
+}
+
+/// MPI_Iscatter.
+///
+/// # Safety
+/// As [`scatter`], with the buffers valid until the request completes.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn iscatter(
+    sendbuf: *const u8,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: Option<*mut u8>,
+    recvcount: usize,
+    recvtype: &Datatype,
+    root: i32,
+    comm: &Comm,
+) -> Result<Request> {
+    super::start(schedule("MPI_Iscatter", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)?)
+}
+
+/// # Safety
+/// As [`scatterv`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn schedule_v(
+    call: &str,
+    sendbuf: *const u8,
+    sendcounts: &[usize],
+    displs: &[isize],
+    sendtype: &Datatype,
+    recvbuf: Option<*mut u8>,
+    recvcount: usize,
+    recvtype: &Datatype,
+    root: i32,
+    comm: &Comm,
+) -> Result<Builder> {
+    super::require_intra(call, comm)?;
+    super::check_root(call, comm, root)?;
+    let _ = super::forced_algorithm("scatterv", V_ALGORITHMS)?;
+    let (rank, n) = (comm.rank(), comm.size());
+    let is_root = rank == root;
+    if recvbuf.is_some() {
+        util::check_type(call, "recvtype", recvtype)?;
+        util::check_count(call, "recvcount", recvcount, recvtype)?;
+    } else if !is_root {
+        return Err(in_place_not_at_root(call));
+    }
+    if is_root {
+        util::check_type(call, "sendtype", sendtype)?;
+        check_v(call, "sendcounts", sendcounts, "displs", displs, n, sendtype)?;
+        if recvbuf.is_some() {
+            let (s, r) = (util::packed_len(sendcounts[root as usize], sendtype), util::packed_len(recvcount, recvtype));
+            if s != r {
+                return Err(size_mismatch(call, "the root's own block", s, r));
+            }
+        }
+    }
+    let mut b = Builder::new(comm);
+    let mut inps = Vec::new();
+    if is_root {
+        for i in 0..n as usize {
+            let at = util::elem_ptr(sendbuf, displs[i], sendtype);
+            // In place, the root's own block is never read.
+            let cnt = if i == root as usize && recvbuf.is_none() { 0 } else { sendcounts[i] };
+            inps.push(util::packed_input(&mut b, at, cnt, sendtype));
+        }
+    }
+    let out = recvbuf.map(|p| util::packed_output(&mut b, p, recvcount, recvtype));
+    linear::build(&mut b, rank, n, root, &inps, out);
+    if let (Some(o), Some(p)) = (out, recvbuf) {
+        util::finish_output(&mut b, o, p, recvcount, recvtype);
+    }
+    Ok(b)
+}
+
+/// MPI_Scatterv. `recvbuf == None` is MPI_IN_PLACE (root only). `displs` count
+/// elements of `sendtype`'s extent.
+///
+/// # Safety
+/// The buffers hold the given counts of their datatypes at the given
+/// displacements (at the root for `sendbuf`) and are valid for the call.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn scatterv(
+    sendbuf: *const u8,
+    sendcounts: &[usize],
+    displs: &[isize],
+    sendtype: &Datatype,
+    recvbuf: Option<*mut u8>,
+    recvcount: usize,
+    recvtype: &Datatype,
+    root: i32,
+    comm: &Comm,
+) -> Result<()> {
+    super::run(schedule_v("MPI_Scatterv", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm)?, "MPI_Scatterv")
+}
+
+/// MPI_Iscatterv.
+///
+/// # Safety
+/// As [`scatterv`], with the buffers valid until the request completes.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn iscatterv(
+    sendbuf: *const u8,
+    sendcounts: &[usize],
+    displs: &[isize],
+    sendtype: &Datatype,
+    recvbuf: Option<*mut u8>,
+    recvcount: usize,
+    recvtype: &Datatype,
+    root: i32,
+    comm: &Comm,
+) -> Result<Request> {
+    super::start(schedule_v("MPI_Iscatterv", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm)?)
+}

@@ -1,0 +1,149 @@
+//! Making communicators: MPI_Comm_dup, MPI_Comm_split, MPI_Comm_split_type,
+//! MPI_Comm_create, and comparing them (MPI_Comm_compare).
+//!
+//! Every constructor is collective over the parent: the ranks first agree on a
+//! context id (see [`super::context`]), then each builds its own handle. All
+//! constructors work on intracommunicators; intercommunicators come with their
+//! own constructors.
+
+use std::sync::Arc;
+
+use super::{context, Comm};
+use crate::datatype::{Datatype, Primitive};
+use crate::error::{ErrorClass, MpiError, Result};
+
+/// `MPI_UNDEFINED`: the colour of ranks that want no communicator from a split.
+pub const UNDEFINED: i32 = -32766;
+
+/// Result of [`compare`], with the MPI-5.0 ABI values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Comparison {
+    Ident = 201,
+    Congruent = 202,
+    Similar = 203,
+    Unequal = 204,
+}
+
+fn require_intra(call: &str, comm: &Comm) -> Result<()> {
+    if comm.is_inter() {
+        return Err(MpiError::unsupported(call, "this constructor on an intercommunicator"));
+    }
+    Ok(())
+}
+
+/// MPI_Comm_dup: same group, new context. (Attributes are copied by the layer
+/// that keeps them.)
+pub fn dup(comm: &Comm) -> Result<Comm> {
+    require_intra("MPI_Comm_dup", comm)?;
+    let ctx = context::agree(comm, "MPI_Comm_dup")?;
+    context::claim(ctx);
+    Ok(Comm::build(ctx, true, comm.rank(), comm.0.group.clone(), None, String::new()))
+}
+
+/// MPI_Comm_split: ranks with the same `color` form a communicator, ordered by
+/// `key` then by their rank in `comm`; `UNDEFINED` gets `None`.
+pub fn split(comm: &Comm, color: i32, key: i32) -> Result<Option<Comm>> {
+    split_named(comm, color, key, "MPI_Comm_split")
+}
+
+fn split_named(comm: &Comm, color: i32, key: i32, call: &str) -> Result<Option<Comm>> {
+    require_intra(call, comm)?;
+    if color < 0 && color != UNDEFINED {
+        return Err(MpiError::arg(ErrorClass::Arg, call, "color", format!("{color} is negative and not MPI_UNDEFINED")));
+    }
+    let n = comm.size() as usize;
+    let mine = [color, key];
+    let mut all = vec![0i32; 2 * n];
+    let int = Datatype::predefined(Primitive::Int);
+    // SAFETY: `mine` holds 2 ints, `all` 2 per rank; both outlive the blocking call.
+    unsafe {
+        crate::coll::allgather::allgather(Some(mine.as_ptr() as *const u8), 2, &int, all.as_mut_ptr() as *mut u8, 2, &int, comm)?;
+    }
+    let ctx = context::agree(comm, call)?;
+    if color == UNDEFINED {
+        return Ok(None);
+    }
+    let mut members: Vec<(i32, usize)> = (0..n).filter(|&r| all[2 * r] == color).map(|r| (all[2 * r + 1], r)).collect();
+    members.sort();
+    let group: Arc<[u32]> = members.iter().map(|&(_, r)| comm.0.group[r]).collect();
+    let rank = members.iter().position(|&(_, r)| r == comm.rank() as usize).unwrap() as i32;
+    context::claim(ctx);
+    Ok(Some(Comm::build(ctx, true, rank, group, None, String::new())))
+}
+
+/// `MPI_COMM_TYPE_SHARED` (the ABI value).
+pub const COMM_TYPE_SHARED: i32 = 221;
+
+/// MPI_Comm_split_type: `COMM_TYPE_SHARED` groups the ranks that share memory
+/// (one host); `UNDEFINED` gets `None`.
+pub fn split_type(comm: &Comm, split_type: i32, key: i32) -> Result<Option<Comm>> {
+    let call = "MPI_Comm_split_type";
+    let color = match split_type {
+        UNDEFINED => UNDEFINED,
+        COMM_TYPE_SHARED => {
+            let e = crate::runtime::engine()?;
+            e.host_of()[comm.0.group[comm.rank() as usize] as usize] as i32
+        }
+        other => {
+            return Err(MpiError::arg(ErrorClass::Arg, call, "split_type", format!("{other} is not MPI_COMM_TYPE_SHARED nor MPI_UNDEFINED")));
+        }
+    };
+    split_named(comm, color, key, call)
+}
+
+/// MPI_Comm_create: the ranks of `group` (world ranks, in the new rank order)
+/// get a communicator, the others `None`. Collective over all of `comm`.
+pub fn create(comm: &Comm, group: &[u32]) -> Result<Option<Comm>> {
+    let call = "MPI_Comm_create";
+    require_intra(call, comm)?;
+    for (i, w) in group.iter().enumerate() {
+        if !comm.0.group.contains(w) {
+            return Err(MpiError::arg(ErrorClass::Group, call, "group", format!("member {i} (world rank {w}) is not in the communicator")));
+        }
+        if group[..i].contains(w) {
+            return Err(MpiError::arg(ErrorClass::Group, call, "group", format!("world rank {w} appears twice")));
+        }
+    }
+    let ctx = context::agree(comm, call)?;
+    let me = comm.0.group[comm.rank() as usize];
+    let Some(rank) = group.iter().position(|&w| w == me) else {
+        return Ok(None);
+    };
+    context::claim(ctx);
+    Ok(Some(Comm::build(ctx, true, rank as i32, group.into(), None, String::new())))
+}
+
+/// MPI_Comm_compare.
+pub fn compare(a: &Comm, b: &Comm) -> Comparison {
+    if a.same(b) {
+        return Comparison::Ident;
+    }
+    if a.is_inter() != b.is_inter() {
+        return Comparison::Unequal;
+    }
+    let same_remote = match (&a.0.remote_group, &b.0.remote_group) {
+        (Some(x), Some(y)) => Some(x[..] == y[..]),
+        _ => None,
+    };
+    if a.0.group[..] == b.0.group[..] && same_remote.unwrap_or(true) {
+        return Comparison::Congruent;
+    }
+    let mut x = a.0.group.to_vec();
+    let mut y = b.0.group.to_vec();
+    x.sort_unstable();
+    y.sort_unstable();
+    let remote_similar = match (&a.0.remote_group, &b.0.remote_group) {
+        (Some(p), Some(q)) => {
+            let (mut p, mut q) = (p.to_vec(), q.to_vec());
+            p.sort_unstable();
+            q.sort_unstable();
+            p == q
+        }
+        _ => true,
+    };
+    if x == y && remote_similar {
+        Comparison::Similar
+    } else {
+        Comparison::Unequal
+    }
+}

@@ -1,0 +1,536 @@
+//! Rank program for the engine-level data-movement collectives (bcast, gather(v),
+//! scatter(v), allgather(v), alltoall(v/w)). The first argument names the
+//! operation group; the program loops over roots, counts (0, 1, odd, large),
+//! datatypes (contiguous MPI_INT runs vs a vector with gaps, on either side),
+//! MPI_IN_PLACE and blocking vs non-blocking, and checks every byte of every
+//! receive buffer, gaps included. Algorithms are forced by the launcher through
+//! `OXMPI_<OP>_ALGORITHM`.
+
+use oxmpi_core::coll::{allgather, alltoall, bcast, gather, scatter};
+use oxmpi_core::datatype::{Datatype, Primitive};
+use oxmpi_core::runtime::{self, ThreadLevel};
+use oxmpi_core::{pt2pt, Comm, Request, Result};
+use oxmpi_tests::{check, Rng};
+
+/// Packed bytes of one "unit": 6 MPI_INTs, or one vector element.
+const UNIT: usize = 24;
+const SENTINEL: u8 = 0xEE;
+
+/// A datatype and how many of its elements make one unit.
+#[derive(Clone)]
+struct Ty {
+    dt: Datatype,
+    per: usize,
+}
+
+impl Ty {
+    fn int() -> Ty {
+        Ty { dt: Datatype::predefined(Primitive::Int), per: 6 }
+    }
+    /// 2 blocks of 3 ints, stride 5 ints: 24 data bytes in a 32-byte extent.
+    fn vec() -> Ty {
+        let dt = Datatype::vector(2, 3, 5, &Datatype::predefined(Primitive::Int)).expect("vector");
+        dt.commit();
+        Ty { dt, per: 1 }
+    }
+    fn count(&self, units: usize) -> usize {
+        units * self.per
+    }
+    fn bytes(&self, units: usize) -> usize {
+        units * self.per * self.dt.extent() as usize
+    }
+    fn alloc(&self, units: usize) -> Vec<u8> {
+        vec![SENTINEL; self.bytes(units) + 8]
+    }
+    /// Writes `packed` (whole units) at unit offset `at` of `buf`.
+    fn place(&self, buf: &mut [u8], at: usize, packed: &[u8]) {
+        let units = packed.len() / UNIT;
+        assert!(self.bytes(at + units) <= buf.len());
+        // SAFETY: the buffer holds `at + units` units of this type (checked above).
+        unsafe { self.dt.unpack(packed, buf.as_mut_ptr().add(self.bytes(at)), self.count(units)) };
+    }
+}
+
+fn kinds() -> [Ty; 2] {
+    [Ty::int(), Ty::vec()]
+}
+
+fn data(seed: u64, units: usize) -> Vec<u8> {
+    let mut v = vec![0u8; units * UNIT];
+    Rng::fill(seed, &mut v);
+    v
+}
+
+fn seed(case: u64, a: i32, b: i32) -> u64 {
+    (case << 20) ^ ((a as u64) << 10) ^ b as u64 ^ 0x5eed
+}
+
+/// Runs a blocking call, or its non-blocking twin followed by a wait.
+fn finish(blocking: bool, b: impl FnOnce() -> Result<()>, nb: impl FnOnce() -> Result<Request>) {
+    if blocking {
+        b().expect("blocking collective");
+    } else {
+        let mut r = nb().expect("non-blocking collective");
+        pt2pt::wait(&mut r).expect("wait");
+    }
+}
+
+struct Ctx {
+    comm: Comm,
+    rank: i32,
+    n: i32,
+    case: u64,
+}
+
+impl Ctx {
+    fn next(&mut self) -> u64 {
+        self.case += 1;
+        self.case
+    }
+    fn expect(&self, what: &str, got: &[u8], want: &[u8]) {
+        if got != want {
+            let at = got.iter().zip(want).position(|(a, b)| a != b).unwrap_or(0);
+            check!(self.rank, false, "{what} (case {}, n {}): first difference at byte {at} of {}", self.case, self.n, got.len());
+        }
+    }
+    /// Unit counts: 0, 1, odd, and (sometimes) large enough for ≥ 1 MiB in total.
+    fn counts(&self, big: bool) -> Vec<usize> {
+        let mut c = vec![0, 1, 3];
+        if big {
+            c.push((1 << 20) / (UNIT * self.n as usize) + 1);
+        }
+        c
+    }
+}
+
+fn main() {
+    let group = std::env::args().nth(1).unwrap_or_default();
+    runtime::init(ThreadLevel::Single).expect("MPI_Init");
+    let world = runtime::engine().unwrap().world().clone();
+    let mut cx = Ctx { rank: world.rank(), n: world.size(), comm: world, case: 0 };
+    match group.as_str() {
+        "bcast" => run_bcast(&mut cx),
+        "gather" => {
+            run_gather(&mut cx);
+            run_gatherv(&mut cx);
+        }
+        "scatter" => {
+            run_scatter(&mut cx);
+            run_scatterv(&mut cx);
+        }
+        "allgather" => {
+            run_allgather(&mut cx);
+            run_allgatherv(&mut cx);
+        }
+        "alltoall" => {
+            run_alltoall(&mut cx);
+            run_alltoallv(&mut cx);
+            run_alltoallw(&mut cx);
+        }
+        other => {
+            eprintln!("unknown group {other:?}");
+            std::process::exit(2);
+        }
+    }
+    runtime::finalize().expect("MPI_Finalize");
+    if cx.rank == 0 {
+        println!("{group}: ok ({} cases)", cx.case);
+    }
+}
+
+fn run_bcast(cx: &mut Ctx) {
+    for root in 0..cx.n {
+        for (ki, kind) in kinds().iter().enumerate() {
+            // The root and the others use different type maps when ki says so.
+            let mine = if (cx.rank == root) == (ki == 0) { Ty::int() } else { kind.clone() };
+            for units in cx.counts(root == cx.n - 1 || root == 0) {
+                let case = cx.next();
+                let want = data(seed(case, root, 0), units);
+                let mut buf = mine.alloc(units);
+                if cx.rank == root {
+                    mine.place(&mut buf, 0, &want);
+                }
+                let mut refb = mine.alloc(units);
+                mine.place(&mut refb, 0, &want);
+                let (p, c, dt, comm) = (buf.as_mut_ptr(), mine.count(units), &mine.dt, &cx.comm);
+                // SAFETY: `buf` holds `c` elements of `dt` and outlives the call/wait.
+                finish(case % 2 == 0, || unsafe { bcast::bcast(p, c, dt, root, comm) }, || unsafe { bcast::ibcast(p, c, dt, root, comm) });
+                cx.expect("bcast", &buf, &refb);
+            }
+        }
+    }
+}
+
+fn run_gather(cx: &mut Ctx) {
+    let (rank, n) = (cx.rank, cx.n);
+    for root in 0..n {
+        for sk in kinds() {
+            for rk in kinds() {
+                for units in cx.counts(root == (sk.per as i32) % n && rk.per == 1) {
+                    for in_place in [false, true] {
+                        let case = cx.next();
+                        let mine = data(seed(case, rank, 0), units);
+                        let mut send = sk.alloc(units);
+                        sk.place(&mut send, 0, &mine);
+                        let mut recv = if rank == root { rk.alloc(units * n as usize) } else { Vec::new() };
+                        let mut refb = recv.clone();
+                        if rank == root {
+                            for i in 0..n {
+                                rk.place(&mut refb, i as usize * units, &data(seed(case, i, 0), units));
+                            }
+                            if in_place {
+                                rk.place(&mut recv, root as usize * units, &mine);
+                            }
+                        }
+                        let sb = if in_place && rank == root { None } else { Some(send.as_ptr()) };
+                        let (rp, comm) = (recv.as_mut_ptr(), &cx.comm);
+                        let (sc, rc) = (sk.count(units), rk.count(units));
+                        // SAFETY: the buffers hold the counts passed and outlive the call/wait.
+                        finish(
+                            case % 2 == 0,
+                            || unsafe { gather::gather(sb, sc, &sk.dt, rp, rc, &rk.dt, root, comm) },
+                            || unsafe { gather::igather(sb, sc, &sk.dt, rp, rc, &rk.dt, root, comm) },
+                        );
+                        cx.expect("gather", &recv, &refb);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Per-rank unit counts and unit displacements for the v-collectives: blocks in
+/// reverse rank order with a one-unit gap between them.
+fn v_layout(n: i32, k: usize, salt: i32) -> (Vec<usize>, Vec<usize>, usize) {
+    let counts: Vec<usize> = (0..n).map(|i| if k == 0 { (i + salt) as usize % 2 } else { k + ((i + salt) % 3) as usize }).collect();
+    let mut displs = vec![0; n as usize];
+    let mut at = 0;
+    for i in (0..n as usize).rev() {
+        displs[i] = at;
+        at += counts[i] + 1;
+    }
+    (counts, displs, at)
+}
+
+fn run_gatherv(cx: &mut Ctx) {
+    let (rank, n) = (cx.rank, cx.n);
+    for root in 0..n {
+        for (sk, rk) in [(Ty::int(), Ty::vec()), (Ty::vec(), Ty::int())] {
+            for k in cx.counts(root == 0) {
+                for in_place in [false, true] {
+                    let case = cx.next();
+                    let (counts, displs, total) = v_layout(n, k, root);
+                    let mine = data(seed(case, rank, 0), counts[rank as usize]);
+                    let mut send = sk.alloc(counts[rank as usize]);
+                    sk.place(&mut send, 0, &mine);
+                    let mut recv = if rank == root { rk.alloc(total) } else { Vec::new() };
+                    let mut refb = recv.clone();
+                    if rank == root {
+                        for i in 0..n as usize {
+                            rk.place(&mut refb, displs[i], &data(seed(case, i as i32, 0), counts[i]));
+                        }
+                        if in_place {
+                            rk.place(&mut recv, displs[root as usize], &mine);
+                        }
+                    }
+                    let rc: Vec<usize> = counts.iter().map(|&c| rk.count(c)).collect();
+                    let rd: Vec<isize> = displs.iter().map(|&d| rk.count(d) as isize).collect();
+                    let sb = if in_place && rank == root { None } else { Some(send.as_ptr()) };
+                    let (rp, comm, sc) = (recv.as_mut_ptr(), &cx.comm, sk.count(counts[rank as usize]));
+                    // SAFETY: the buffers hold the counts passed and outlive the call/wait.
+                    finish(
+                        case % 2 == 0,
+                        || unsafe { gather::gatherv(sb, sc, &sk.dt, rp, &rc, &rd, &rk.dt, root, comm) },
+                        || unsafe { gather::igatherv(sb, sc, &sk.dt, rp, &rc, &rd, &rk.dt, root, comm) },
+                    );
+                    cx.expect("gatherv", &recv, &refb);
+                }
+            }
+        }
+    }
+}
+
+fn run_scatter(cx: &mut Ctx) {
+    let (rank, n) = (cx.rank, cx.n);
+    for root in 0..n {
+        for sk in kinds() {
+            for rk in kinds() {
+                for units in cx.counts(root == (rk.per as i32) % n && sk.per == 1) {
+                    for in_place in [false, true] {
+                        let case = cx.next();
+                        let mut send = if rank == root { sk.alloc(units * n as usize) } else { Vec::new() };
+                        if rank == root {
+                            for i in 0..n {
+                                sk.place(&mut send, i as usize * units, &data(seed(case, i, 0), units));
+                            }
+                        }
+                        let send_ref = send.clone();
+                        let mut recv = rk.alloc(units);
+                        let mut refb = rk.alloc(units);
+                        rk.place(&mut refb, 0, &data(seed(case, rank, 0), units));
+                        let rb = if in_place && rank == root { None } else { Some(recv.as_mut_ptr()) };
+                        let (sp, comm, sc, rc) = (send.as_ptr(), &cx.comm, sk.count(units), rk.count(units));
+                        // SAFETY: the buffers hold the counts passed and outlive the call/wait.
+                        finish(
+                            case % 2 == 0,
+                            || unsafe { scatter::scatter(sp, sc, &sk.dt, rb, rc, &rk.dt, root, comm) },
+                            || unsafe { scatter::iscatter(sp, sc, &sk.dt, rb, rc, &rk.dt, root, comm) },
+                        );
+                        if rb.is_some() {
+                            cx.expect("scatter", &recv, &refb);
+                        }
+                        cx.expect("scatter send buffer untouched", &send, &send_ref);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn run_scatterv(cx: &mut Ctx) {
+    let (rank, n) = (cx.rank, cx.n);
+    for root in 0..n {
+        for (sk, rk) in [(Ty::int(), Ty::vec()), (Ty::vec(), Ty::int())] {
+            for k in cx.counts(root == n - 1) {
+                for in_place in [false, true] {
+                    let case = cx.next();
+                    let (counts, displs, total) = v_layout(n, k, root + 1);
+                    let mut send = if rank == root { sk.alloc(total) } else { Vec::new() };
+                    if rank == root {
+                        for i in 0..n as usize {
+                            sk.place(&mut send, displs[i], &data(seed(case, i as i32, 0), counts[i]));
+                        }
+                    }
+                    let mine = counts[rank as usize];
+                    let mut recv = rk.alloc(mine);
+                    let mut refb = rk.alloc(mine);
+                    rk.place(&mut refb, 0, &data(seed(case, rank, 0), mine));
+                    let sc: Vec<usize> = counts.iter().map(|&c| sk.count(c)).collect();
+                    let sd: Vec<isize> = displs.iter().map(|&d| sk.count(d) as isize).collect();
+                    let rb = if in_place && rank == root { None } else { Some(recv.as_mut_ptr()) };
+                    let (sp, comm, rc) = (send.as_ptr(), &cx.comm, rk.count(mine));
+                    // SAFETY: the buffers hold the counts passed and outlive the call/wait.
+                    finish(
+                        case % 2 == 0,
+                        || unsafe { scatter::scatterv(sp, &sc, &sd, &sk.dt, rb, rc, &rk.dt, root, comm) },
+                        || unsafe { scatter::iscatterv(sp, &sc, &sd, &sk.dt, rb, rc, &rk.dt, root, comm) },
+                    );
+                    if rb.is_some() {
+                        cx.expect("scatterv", &recv, &refb);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn run_allgather(cx: &mut Ctx) {
+    let (rank, n) = (cx.rank, cx.n);
+    for sk in kinds() {
+        for rk in kinds() {
+            for units in cx.counts(sk.per != rk.per) {
+                for in_place in [false, true] {
+                    let case = cx.next();
+                    let mine = data(seed(case, rank, 0), units);
+                    let mut send = sk.alloc(units);
+                    sk.place(&mut send, 0, &mine);
+                    let mut recv = rk.alloc(units * n as usize);
+                    let mut refb = recv.clone();
+                    for i in 0..n {
+                        rk.place(&mut refb, i as usize * units, &data(seed(case, i, 0), units));
+                    }
+                    if in_place {
+                        rk.place(&mut recv, rank as usize * units, &mine);
+                    }
+                    let sb = if in_place { None } else { Some(send.as_ptr()) };
+                    let (rp, comm, sc, rc) = (recv.as_mut_ptr(), &cx.comm, sk.count(units), rk.count(units));
+                    // SAFETY: the buffers hold the counts passed and outlive the call/wait.
+                    finish(
+                        case % 2 == 0,
+                        || unsafe { allgather::allgather(sb, sc, &sk.dt, rp, rc, &rk.dt, comm) },
+                        || unsafe { allgather::iallgather(sb, sc, &sk.dt, rp, rc, &rk.dt, comm) },
+                    );
+                    cx.expect("allgather", &recv, &refb);
+                }
+            }
+        }
+    }
+}
+
+fn run_allgatherv(cx: &mut Ctx) {
+    let (rank, n) = (cx.rank, cx.n);
+    for (sk, rk) in [(Ty::int(), Ty::vec()), (Ty::vec(), Ty::int()), (Ty::int(), Ty::int())] {
+        for k in cx.counts(sk.per == 1) {
+            for in_place in [false, true] {
+                let case = cx.next();
+                let (counts, displs, total) = v_layout(n, k, 2);
+                let mine = data(seed(case, rank, 0), counts[rank as usize]);
+                let mut send = sk.alloc(counts[rank as usize]);
+                sk.place(&mut send, 0, &mine);
+                let mut recv = rk.alloc(total);
+                let mut refb = recv.clone();
+                for i in 0..n as usize {
+                    rk.place(&mut refb, displs[i], &data(seed(case, i as i32, 0), counts[i]));
+                }
+                if in_place {
+                    rk.place(&mut recv, displs[rank as usize], &mine);
+                }
+                let rc: Vec<usize> = counts.iter().map(|&c| rk.count(c)).collect();
+                let rd: Vec<isize> = displs.iter().map(|&d| rk.count(d) as isize).collect();
+                let sb = if in_place { None } else { Some(send.as_ptr()) };
+                let (rp, comm, sc) = (recv.as_mut_ptr(), &cx.comm, sk.count(counts[rank as usize]));
+                // SAFETY: the buffers hold the counts passed and outlive the call/wait.
+                finish(
+                    case % 2 == 0,
+                    || unsafe { allgather::allgatherv(sb, sc, &sk.dt, rp, &rc, &rd, &rk.dt, comm) },
+                    || unsafe { allgather::iallgatherv(sb, sc, &sk.dt, rp, &rc, &rd, &rk.dt, comm) },
+                );
+                cx.expect("allgatherv", &recv, &refb);
+            }
+        }
+    }
+}
+
+fn run_alltoall(cx: &mut Ctx) {
+    let (rank, n) = (cx.rank, cx.n);
+    for sk in kinds() {
+        for rk in kinds() {
+            for units in cx.counts(sk.per != rk.per) {
+                for in_place in [false, true] {
+                    let case = cx.next();
+                    let mut send = sk.alloc(units * n as usize);
+                    let mut recv = rk.alloc(units * n as usize);
+                    let mut refb = recv.clone();
+                    for j in 0..n {
+                        let out = data(seed(case, rank, j), units);
+                        if in_place {
+                            rk.place(&mut recv, j as usize * units, &out);
+                        } else {
+                            sk.place(&mut send, j as usize * units, &out);
+                        }
+                        rk.place(&mut refb, j as usize * units, &data(seed(case, j, rank), units));
+                    }
+                    let sb = if in_place { None } else { Some(send.as_ptr()) };
+                    let (rp, comm, sc, rc) = (recv.as_mut_ptr(), &cx.comm, sk.count(units), rk.count(units));
+                    // SAFETY: the buffers hold the counts passed and outlive the call/wait.
+                    finish(
+                        case % 2 == 0,
+                        || unsafe { alltoall::alltoall(sb, sc, &sk.dt, rp, rc, &rk.dt, comm) },
+                        || unsafe { alltoall::ialltoall(sb, sc, &sk.dt, rp, rc, &rk.dt, comm) },
+                    );
+                    cx.expect("alltoall", &recv, &refb);
+                }
+            }
+        }
+    }
+}
+
+/// Units rank `i` sends rank `j` in the alltoallv/w cases (symmetric, as MPI_IN_PLACE needs).
+fn a2a_units(i: i32, j: i32, k: usize) -> usize {
+    if k == 0 {
+        ((i + j) % 2) as usize
+    } else {
+        k + ((i + j) % 3) as usize
+    }
+}
+
+/// Unit displacements of per-peer blocks: reverse order when `rev`, one-unit gaps.
+fn a2a_layout(counts: &[usize], rev: bool) -> (Vec<usize>, usize) {
+    let mut d = vec![0; counts.len()];
+    let mut at = 0;
+    let order: Vec<usize> = if rev { (0..counts.len()).rev().collect() } else { (0..counts.len()).collect() };
+    for i in order {
+        d[i] = at;
+        at += counts[i] + 1;
+    }
+    (d, at)
+}
+
+fn run_alltoallv(cx: &mut Ctx) {
+    let (rank, n) = (cx.rank, cx.n);
+    for (sk, rk) in [(Ty::int(), Ty::vec()), (Ty::vec(), Ty::int())] {
+        for k in cx.counts(sk.per == 1) {
+            for in_place in [false, true] {
+                let case = cx.next();
+                let sc: Vec<usize> = (0..n).map(|j| a2a_units(rank, j, k)).collect();
+                let rc: Vec<usize> = (0..n).map(|i| a2a_units(i, rank, k)).collect();
+                let (sd, stot) = a2a_layout(&sc, true);
+                let (rd, rtot) = a2a_layout(&rc, false);
+                let mut send = sk.alloc(stot);
+                let mut recv = rk.alloc(rtot);
+                let mut refb = recv.clone();
+                for j in 0..n as usize {
+                    let out = data(seed(case, rank, j as i32), sc[j]);
+                    if in_place {
+                        rk.place(&mut recv, rd[j], &out);
+                    } else {
+                        sk.place(&mut send, sd[j], &out);
+                    }
+                    rk.place(&mut refb, rd[j], &data(seed(case, j as i32, rank), rc[j]));
+                }
+                let scn: Vec<usize> = sc.iter().map(|&c| sk.count(c)).collect();
+                let sdn: Vec<isize> = sd.iter().map(|&d| sk.count(d) as isize).collect();
+                let rcn: Vec<usize> = rc.iter().map(|&c| rk.count(c)).collect();
+                let rdn: Vec<isize> = rd.iter().map(|&d| rk.count(d) as isize).collect();
+                let sb = if in_place { None } else { Some(send.as_ptr()) };
+                let (rp, comm) = (recv.as_mut_ptr(), &cx.comm);
+                // SAFETY: the buffers hold the counts passed and outlive the call/wait.
+                finish(
+                    case % 2 == 0,
+                    || unsafe { alltoall::alltoallv(sb, &scn, &sdn, &sk.dt, rp, &rcn, &rdn, &rk.dt, comm) },
+                    || unsafe { alltoall::ialltoallv(sb, &scn, &sdn, &sk.dt, rp, &rcn, &rdn, &rk.dt, comm) },
+                );
+                cx.expect("alltoallv", &recv, &refb);
+            }
+        }
+    }
+}
+
+fn run_alltoallw(cx: &mut Ctx) {
+    let (rank, n) = (cx.rank, cx.n);
+    // Every block of both buffers has the same extent per unit (32 bytes: the
+    // vector's extent, and 8 ints' worth of room for the int runs).
+    const SLOT: usize = 32;
+    for k in cx.counts(true) {
+        for in_place in [false, true] {
+            let case = cx.next();
+            let ty = |a: i32, b: i32| if (a + b + case as i32) % 2 == 0 { Ty::vec() } else { Ty::int() };
+            let sc: Vec<usize> = (0..n).map(|j| a2a_units(rank, j, k)).collect();
+            let rc: Vec<usize> = (0..n).map(|i| a2a_units(i, rank, k)).collect();
+            let (sd, stot) = a2a_layout(&sc, true);
+            let (rd, rtot) = a2a_layout(&rc, false);
+            let st: Vec<Ty> = (0..n).map(|j| ty(rank, j)).collect();
+            // In place, the receive types describe the data sent as well.
+            let rt: Vec<Ty> = (0..n).map(|i| if in_place { ty(rank, i) } else { ty(rank + 1, i) }).collect();
+            let mut send = vec![SENTINEL; stot * SLOT + 8];
+            let mut recv = vec![SENTINEL; rtot * SLOT + 8];
+            let mut refb = recv.clone();
+            // Places `units` units of `t` at byte offset `at` of `buf`.
+            let put = |t: &Ty, buf: &mut [u8], at: usize, p: &[u8]| t.place(&mut buf[at..], 0, p);
+            for j in 0..n as usize {
+                let out = data(seed(case, rank, j as i32), sc[j]);
+                if in_place {
+                    put(&rt[j], &mut recv, rd[j] * SLOT, &out);
+                } else {
+                    put(&st[j], &mut send, sd[j] * SLOT, &out);
+                }
+                put(&rt[j], &mut refb, rd[j] * SLOT, &data(seed(case, j as i32, rank), rc[j]));
+            }
+            let scn: Vec<usize> = (0..n as usize).map(|j| st[j].count(sc[j])).collect();
+            let sdb: Vec<isize> = sd.iter().map(|&d| (d * SLOT) as isize).collect();
+            let rcn: Vec<usize> = (0..n as usize).map(|i| rt[i].count(rc[i])).collect();
+            let rdb: Vec<isize> = rd.iter().map(|&d| (d * SLOT) as isize).collect();
+            let std: Vec<Datatype> = st.iter().map(|t| t.dt.clone()).collect();
+            let rtd: Vec<Datatype> = rt.iter().map(|t| t.dt.clone()).collect();
+            let sb = if in_place { None } else { Some(send.as_ptr()) };
+            let (rp, comm) = (recv.as_mut_ptr(), &cx.comm);
+            // SAFETY: the buffers hold the counts passed and outlive the call/wait.
+            finish(
+                case % 2 == 0,
+                || unsafe { alltoall::alltoallw(sb, &scn, &sdb, &std, rp, &rcn, &rdb, &rtd, comm) },
+                || unsafe { alltoall::ialltoallw(sb, &scn, &sdb, &std, rp, &rcn, &rdb, &rtd, comm) },
+            );
+            cx.expect("alltoallw", &recv, &refb);
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! Communicator constructors at the engine level: dup, split, split_type,
+//! create, compare, and creating/freeing hundreds of communicators.
+
+use oxmpi_core::comm::{context, create};
+use oxmpi_core::pt2pt::{self, SendMode};
+use oxmpi_core::runtime::{self, ThreadLevel};
+use oxmpi_core::{Comm, ANY_SOURCE, ANY_TAG};
+use oxmpi_tests::check;
+
+fn main() {
+    runtime::init(ThreadLevel::Single).expect("MPI_Init");
+    let world = runtime::engine().unwrap().world().clone();
+    let rank = world.rank();
+    let n = world.size();
+
+    // dup: same ranks, separate matching: a message on the dup never matches a
+    // wildcard receive on world.
+    let dup = create::dup(&world).unwrap();
+    check!(rank, dup.rank() == rank && dup.size() == n, "dup rank/size");
+    check!(rank, create::compare(&dup, &world) == create::Comparison::Congruent, "dup congruent");
+    check!(rank, create::compare(&world, &world) == create::Comparison::Ident, "ident");
+    let right = (rank + 1) % n;
+    let left = (rank + n - 1) % n;
+    pt2pt::send(&dup, &[1u8], right, 0, SendMode::Standard).unwrap();
+    pt2pt::send(&world, &[2u8], right, 0, SendMode::Standard).unwrap();
+    let mut b = [0u8];
+    pt2pt::recv(&world, &mut b, ANY_SOURCE, ANY_TAG).unwrap();
+    check!(rank, b[0] == 2, "world receive matched the dup's message");
+    pt2pt::recv(&dup, &mut b, left, 0).unwrap();
+    check!(rank, b[0] == 1, "dup message");
+
+    // split by parity, key reverses the order.
+    let sub = create::split(&world, rank % 2, -rank).unwrap().unwrap();
+    let members: Vec<i32> = (0..n).filter(|r| r % 2 == rank % 2).rev().collect();
+    check!(rank, sub.size() == members.len() as i32, "split size");
+    check!(rank, members[sub.rank() as usize] == rank, "split order");
+    check!(rank, create::compare(&sub, &world) == create::Comparison::Unequal || n == 1, "split unequal");
+    // A ring inside the sub-communicator.
+    let (sr, ss) = (sub.rank(), sub.size());
+    let mut got = [0u8; 4];
+    pt2pt::sendrecv(&sub, &sr.to_le_bytes(), (sr + 1) % ss, 5, &mut got, (sr + ss - 1) % ss, 5).unwrap();
+    check!(rank, i32::from_le_bytes(got) == (sr + ss - 1) % ss, "ring in split");
+    oxmpi_core::coll::barrier::barrier(&sub).unwrap();
+
+    // MPI_UNDEFINED colour.
+    let none = create::split(&world, if rank == 0 { create::UNDEFINED } else { 1 }, 0).unwrap();
+    check!(rank, none.is_none() == (rank == 0), "undefined colour");
+
+    // split_type shared: everyone is on this host.
+    let shared = create::split_type(&world, create::COMM_TYPE_SHARED, rank).unwrap().unwrap();
+    check!(rank, shared.size() == n && shared.rank() == rank, "split_type shared");
+
+    // create from a group: the even world ranks, reversed.
+    let grp: Vec<u32> = (0..n as u32).filter(|r| r % 2 == 0).rev().collect();
+    let c = create::create(&world, &grp).unwrap();
+    check!(rank, c.is_some() == (rank % 2 == 0), "create membership");
+    if let Some(c) = &c {
+        check!(rank, grp[c.rank() as usize] == rank as u32, "create order");
+        oxmpi_core::coll::barrier::barrier(c).unwrap();
+    }
+    let bad = create::create(&world, &[0, 0]).unwrap_err();
+    check!(rank, bad.class == oxmpi_core::ErrorClass::Group, "duplicate group member: {bad}");
+
+    // Hundreds of communicators created and freed: context ids are reused.
+    let before = context::in_use();
+    for i in 0..500 {
+        let d = create::dup(&world).unwrap();
+        if i % 50 == 0 {
+            oxmpi_core::coll::barrier::barrier(&d).unwrap();
+        }
+        drop(d);
+    }
+    check!(rank, context::in_use() == before, "context ids leaked: {} -> {}", before, context::in_use());
+    drop((dup, sub, shared, c, none));
+    check!(rank, context::in_use() == 0, "context ids still in use: {}", context::in_use());
+    let _ = Comm::clone(&world);
+    runtime::finalize().unwrap();
+    if rank == 0 {
+        println!("comm: ok");
+    }
+}

@@ -1,0 +1,60 @@
+//! Engine-level data-movement collectives (see src/bin/core_coll_move.rs):
+//! bcast, gather(v), scatter(v), allgather(v), alltoall(v/w) on 1, 2, 3, 4, 5, 7,
+//! 8 and 9 ranks, every algorithm forced through `OXMPI_<OP>_ALGORITHM` and the
+//! default selection. One launch per (ranks, algorithm); the rank program loops
+//! over roots, counts, datatypes, MPI_IN_PLACE and blocking/non-blocking.
+mod common;
+
+const PROG: &str = env!("CARGO_BIN_EXE_core_coll_move");
+const SIZES: &[usize] = &[1, 2, 3, 4, 5, 7, 8, 9];
+
+fn group(name: &str, var: &str, algorithms: &[&str], extra: &[(&str, &str)]) {
+    for &n in SIZES {
+        for &a in algorithms {
+            let mut env = vec![(var, a)];
+            env.extend_from_slice(extra);
+            let run = common::run_env(n, PROG, &[name], &env);
+            assert!(
+                run.code() == Some(0) && run.stdout().contains(&format!("{name}: ok")),
+                "{name} with {var}={a} on {n} ranks failed:\nstdout:\n{}\nstderr:\n{}",
+                run.stdout(),
+                run.stderr()
+            );
+        }
+    }
+}
+
+#[test]
+fn bcast_every_algorithm() {
+    group("bcast", "OXMPI_BCAST_ALGORITHM", &["binomial", "scatter_ring", "chain", "auto"], &[]);
+}
+
+#[test]
+fn gather_and_gatherv_every_algorithm() {
+    group("gather", "OXMPI_GATHER_ALGORITHM", &["binomial", "linear", "auto"], &[]);
+}
+
+#[test]
+fn scatter_and_scatterv_every_algorithm() {
+    group("scatter", "OXMPI_SCATTER_ALGORITHM", &["binomial", "linear", "auto"], &[]);
+}
+
+#[test]
+fn allgather_and_allgatherv_every_algorithm() {
+    group("allgather", "OXMPI_ALLGATHER_ALGORITHM", &["ring", "recursive_doubling", "bruck", "auto"], &[]);
+}
+
+#[test]
+fn alltoall_v_w_every_algorithm() {
+    group("alltoall", "OXMPI_ALLTOALL_ALGORITHM", &["bruck", "auto"], &[]);
+    for a in ["pairwise", "linear"] {
+        group("alltoall", "OXMPI_ALLTOALL_ALGORITHM", &[a], &[("OXMPI_ALLTOALLV_ALGORITHM", a), ("OXMPI_ALLTOALLW_ALGORITHM", a)]);
+    }
+}
+
+#[test]
+fn unknown_algorithm_name_is_an_error() {
+    let run = common::run_env(2, PROG, &["bcast"], &[("OXMPI_BCAST_ALGORITHM", "nosuch")]);
+    assert_ne!(run.code(), Some(0), "an unknown algorithm name must fail:\n{}", run.stdout());
+    assert!(run.stderr().contains("nosuch"), "{}", run.stderr());
+}
