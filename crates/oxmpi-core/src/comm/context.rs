@@ -48,6 +48,17 @@ pub fn agree(parent: &Comm, call: &str) -> Result<u32> {
     Ok(FIRST_DYNAMIC_CONTEXT + 2 * bit as u32)
 }
 
+/// This rank's free mask, as words (for agreement across two groups).
+pub fn free_words() -> Vec<u64> {
+    free_mask().to_vec()
+}
+
+/// The lowest context id free in an agreed mask.
+pub fn first_free_in(mask: &[u64]) -> Option<u32> {
+    let m: &[u64; WORDS] = mask.try_into().ok()?;
+    first_free(m).map(|b| FIRST_DYNAMIC_CONTEXT + 2 * b as u32)
+}
+
 fn first_free(mask: &[u64; WORDS]) -> Option<usize> {
     mask.iter().enumerate().find(|(_, w)| **w != 0).map(|(i, w)| i * 64 + w.trailing_zeros() as usize)
 }

@@ -4,6 +4,7 @@
 
 pub mod context;
 pub mod create;
+pub mod inter;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -27,6 +28,9 @@ pub struct CommInner {
     /// For an intercommunicator: world rank of each member of the remote group.
     /// Point-to-point destinations index this group.
     pub remote_group: Option<Arc<[u32]>>,
+    /// For an intercommunicator: an intracommunicator over the local group, for
+    /// the collective steps inside one group.
+    pub local_comm: Option<Comm>,
     /// Collectives started on this communicator so far. Every rank starts
     /// collectives in the same order (MPI requires it), so the count is the same
     /// everywhere and serves as the tag that keeps concurrent ones apart.
@@ -57,12 +61,26 @@ impl Comm {
         Comm::build(context, false, rank, group, remote_group, String::new())
     }
 
+    pub(crate) fn build_inter(context: u32, rank: i32, group: Arc<[u32]>, remote: Arc<[u32]>, local_comm: Comm) -> Comm {
+        Comm(Arc::new(CommInner {
+            context,
+            rank,
+            group,
+            remote_group: Some(remote),
+            local_comm: Some(local_comm),
+            coll_seq: AtomicU32::new(0),
+            owns_context: true,
+            name: Mutex::new(String::new()),
+        }))
+    }
+
     pub(crate) fn build(context: u32, owns_context: bool, rank: i32, group: Arc<[u32]>, remote_group: Option<Arc<[u32]>>, name: String) -> Comm {
         Comm(Arc::new(CommInner {
             context,
             rank,
             group,
             remote_group,
+            local_comm: None,
             coll_seq: AtomicU32::new(0),
             owns_context,
             name: Mutex::new(name),
