@@ -6,6 +6,7 @@
 //! is the device (protocol, request table, progress); [`transport`] moves
 //! packets. [`runtime`] boots the engine and owns the blocking-wait loop.
 
+pub mod attr;
 mod buf;
 pub mod coll;
 pub mod comm;

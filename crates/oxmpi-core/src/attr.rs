@@ -1,0 +1,267 @@
+//! Attribute caching: keyvals with copy and delete callbacks, attributes on
+//! communicators (and, through the same table, on datatypes), and the
+//! predefined attributes of MPI_COMM_WORLD.
+//!
+//! An attribute value is an address-sized integer (C's `void *`). Callbacks are
+//! closures, so the C layer can wrap a C function pointer and the Rust API a
+//! Rust closure in the same engine. Copy callbacks run on dup; delete callbacks
+//! run when an attribute is replaced or deleted and when its object is freed.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::error::{ErrorClass, MpiError, Result};
+
+/// `MPI_KEYVAL_INVALID`.
+pub const KEYVAL_INVALID: i32 = 0;
+/// Predefined attribute keys (ABI values).
+pub const TAG_UB: i32 = 501;
+pub const IO: i32 = 502;
+pub const HOST: i32 = 503;
+pub const WTIME_IS_GLOBAL: i32 = 504;
+pub const APPNUM: i32 = 505;
+pub const LASTUSEDCODE: i32 = 506;
+pub const UNIVERSE_SIZE: i32 = 507;
+const PREDEFINED: [i32; 7] = [TAG_UB, IO, HOST, WTIME_IS_GLOBAL, APPNUM, LASTUSEDCODE, UNIVERSE_SIZE];
+/// User keyvals start here, clear of the predefined keys.
+const FIRST_USER_KEYVAL: i32 = 1000;
+
+/// Which kind of object a keyval may be used on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ObjectKind {
+    Comm,
+    Datatype,
+}
+
+/// What a copy callback decides for one attribute on dup.
+pub type CopyFn = Arc<dyn Fn(i32, usize) -> Result<Option<usize>> + Send + Sync>;
+/// Called with (keyval, value) when an attribute goes away.
+pub type DeleteFn = Arc<dyn Fn(i32, usize) -> Result<()> + Send + Sync>;
+
+#[derive(Clone)]
+struct Keyval {
+    kind: ObjectKind,
+    copy: Option<CopyFn>,
+    delete: Option<DeleteFn>,
+    /// Freed by the user: no new attributes, existing ones still work.
+    freed: bool,
+    /// Attributes that still use this keyval (so the entry outlives MPI_*_free_keyval).
+    uses: usize,
+}
+
+static KEYVALS: Mutex<Option<(i32, HashMap<i32, Keyval>)>> = Mutex::new(None);
+
+fn keyvals() -> MutexGuard<'static, Option<(i32, HashMap<i32, Keyval>)>> {
+    KEYVALS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// MPI_Comm_create_keyval / MPI_Type_create_keyval. `copy: None` is
+/// MPI_*_NULL_COPY_FN (never copied); `delete: None` is MPI_*_NULL_DELETE_FN.
+pub fn create_keyval(kind: ObjectKind, copy: Option<CopyFn>, delete: Option<DeleteFn>) -> i32 {
+    let mut g = keyvals();
+    let (next, table) = g.get_or_insert_with(|| (FIRST_USER_KEYVAL, HashMap::new()));
+    let k = *next;
+    *next += 1;
+    table.insert(k, Keyval { kind, copy, delete, freed: false, uses: 0 });
+    k
+}
+
+/// MPI_Comm_free_keyval / MPI_Type_free_keyval.
+pub fn free_keyval(kind: ObjectKind, keyval: i32, call: &str) -> Result<()> {
+    let mut g = keyvals();
+    let entry = g.as_mut().and_then(|(_, t)| t.get_mut(&keyval));
+    match entry {
+        Some(k) if k.kind == kind && !k.freed => {
+            k.freed = true;
+            if k.uses == 0 {
+                g.as_mut().unwrap().1.remove(&keyval);
+            }
+            Ok(())
+        }
+        _ => Err(bad_keyval(call, keyval, kind)),
+    }
+}
+
+fn bad_keyval(call: &str, keyval: i32, kind: ObjectKind) -> MpiError {
+    let why = if PREDEFINED.contains(&keyval) {
+        "a predefined attribute key cannot be changed or freed".to_string()
+    } else {
+        format!("{keyval} is not a valid {kind:?} keyval (never created, already freed, or for another object kind)")
+    };
+    MpiError::arg(ErrorClass::Keyval, call, "keyval", why)
+}
+
+fn lookup(keyval: i32, kind: ObjectKind, call: &str, for_new: bool) -> Result<Keyval> {
+    let g = keyvals();
+    match g.as_ref().and_then(|(_, t)| t.get(&keyval)) {
+        Some(k) if k.kind == kind && !(for_new && k.freed) => Ok(k.clone()),
+        _ => Err(bad_keyval(call, keyval, kind)),
+    }
+}
+
+fn add_use(keyval: i32, delta: isize) {
+    let mut g = keyvals();
+    if let Some((_, t)) = g.as_mut() {
+        let remove = match t.get_mut(&keyval) {
+            Some(k) => {
+                k.uses = (k.uses as isize + delta).max(0) as usize;
+                k.freed && k.uses == 0
+            }
+            None => false,
+        };
+        if remove {
+            t.remove(&keyval);
+        }
+    }
+}
+
+/// The attributes cached on one object.
+#[derive(Default)]
+pub struct Attributes {
+    values: Mutex<BTreeMap<i32, usize>>,
+    kind_is_datatype: bool,
+}
+
+impl std::fmt::Debug for Attributes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Attributes({} set)", self.lock().len())
+    }
+}
+
+impl Attributes {
+    pub fn new(kind: ObjectKind) -> Attributes {
+        Attributes { values: Mutex::new(BTreeMap::new()), kind_is_datatype: kind == ObjectKind::Datatype }
+    }
+
+    fn kind(&self) -> ObjectKind {
+        if self.kind_is_datatype {
+            ObjectKind::Datatype
+        } else {
+            ObjectKind::Comm
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<i32, usize>> {
+        self.values.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// MPI_*_set_attr: replaces (deleting the old value first).
+    pub fn set(&self, keyval: i32, value: usize, call: &str) -> Result<()> {
+        let k = lookup(keyval, self.kind(), call, true)?;
+        let old = self.lock().get(&keyval).copied();
+        if let Some(old) = old {
+            if let Some(d) = &k.delete {
+                d(keyval, old)?;
+            }
+        } else {
+            add_use(keyval, 1);
+        }
+        self.lock().insert(keyval, value);
+        Ok(())
+    }
+
+    /// MPI_*_get_attr on a user keyval: `None` when not set.
+    pub fn get(&self, keyval: i32, call: &str) -> Result<Option<usize>> {
+        lookup(keyval, self.kind(), call, false)?;
+        Ok(self.lock().get(&keyval).copied())
+    }
+
+    /// MPI_*_delete_attr.
+    pub fn delete(&self, keyval: i32, call: &str) -> Result<()> {
+        let k = lookup(keyval, self.kind(), call, false)?;
+        let Some(old) = self.lock().get(&keyval).copied() else {
+            return Err(MpiError::arg(ErrorClass::Keyval, call, "keyval", format!("no attribute is set for keyval {keyval}")));
+        };
+        if let Some(d) = &k.delete {
+            d(keyval, old)?;
+        }
+        self.lock().remove(&keyval);
+        add_use(keyval, -1);
+        Ok(())
+    }
+
+    /// Runs the copy callbacks for a duplicate; returns the new object's attributes.
+    pub fn duplicate(&self, call: &str) -> Result<Attributes> {
+        let out = Attributes::new(self.kind());
+        let entries: Vec<(i32, usize)> = self.lock().iter().map(|(k, v)| (*k, *v)).collect();
+        for (keyval, value) in entries {
+            let k = lookup(keyval, self.kind(), call, false)?;
+            if let Some(copy) = &k.copy {
+                if let Some(new) = copy(keyval, value)? {
+                    out.lock().insert(keyval, new);
+                    add_use(keyval, 1);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Runs every delete callback (the object is being freed), in key order.
+    pub fn clear(&self, call: &str) -> Result<()> {
+        let entries: Vec<(i32, usize)> = self.lock().iter().map(|(k, v)| (*k, *v)).collect();
+        for (keyval, value) in entries {
+            if let Ok(k) = lookup(keyval, self.kind(), call, false) {
+                if let Some(d) = &k.delete {
+                    d(keyval, value)?;
+                }
+            }
+            self.lock().remove(&keyval);
+            add_use(keyval, -1);
+        }
+        Ok(())
+    }
+}
+
+/// Whether `keyval` is a predefined attribute key.
+pub fn is_predefined(keyval: i32) -> bool {
+    PREDEFINED.contains(&keyval)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn callbacks_run_on_dup_replace_delete_and_clear() {
+        static COPIES: AtomicUsize = AtomicUsize::new(0);
+        static DELETES: AtomicUsize = AtomicUsize::new(0);
+        let copy: CopyFn = Arc::new(|_, v| {
+            COPIES.fetch_add(1, Ordering::SeqCst);
+            Ok(Some(v + 1))
+        });
+        let delete: DeleteFn = Arc::new(|_, _| {
+            DELETES.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        });
+        let k = create_keyval(ObjectKind::Comm, Some(copy), Some(delete));
+        let a = Attributes::new(ObjectKind::Comm);
+        assert_eq!(a.get(k, "t").unwrap(), None);
+        a.set(k, 10, "t").unwrap();
+        a.set(k, 11, "t").unwrap(); // replaces: deletes 10
+        assert_eq!(DELETES.load(Ordering::SeqCst), 1);
+        let b = a.duplicate("t").unwrap();
+        assert_eq!(COPIES.load(Ordering::SeqCst), 1);
+        assert_eq!(b.get(k, "t").unwrap(), Some(12));
+        free_keyval(ObjectKind::Comm, k, "t").unwrap();
+        // Still usable on objects that have it.
+        assert_eq!(a.get(k, "t").unwrap(), Some(11));
+        assert_eq!(a.set(k, 1, "t").unwrap_err().class, ErrorClass::Keyval);
+        a.delete(k, "t").unwrap();
+        b.clear("t").unwrap();
+        assert_eq!(DELETES.load(Ordering::SeqCst), 3);
+        assert_eq!(a.get(k, "t").unwrap_err().class, ErrorClass::Keyval, "entry gone after last use");
+    }
+
+    #[test]
+    fn null_copy_does_not_copy_and_kinds_are_checked() {
+        let k = create_keyval(ObjectKind::Comm, None, None);
+        let a = Attributes::new(ObjectKind::Comm);
+        a.set(k, 5, "t").unwrap();
+        assert_eq!(a.duplicate("t").unwrap().get(k, "t").unwrap(), None);
+        let d = Attributes::new(ObjectKind::Datatype);
+        assert_eq!(d.set(k, 1, "MPI_Type_set_attr").unwrap_err().class, ErrorClass::Keyval);
+        assert_eq!(free_keyval(ObjectKind::Comm, TAG_UB, "t").unwrap_err().class, ErrorClass::Keyval);
+        assert_eq!(a.delete(12345, "t").unwrap_err().class, ErrorClass::Keyval);
+    }
+}

@@ -1,0 +1,402 @@
+//! Rank program for the reduction collectives of the engine (reduce, allreduce,
+//! reduce_scatter(_block), scan, exscan, reduce_local). Every rank regenerates
+//! every rank's input (deterministic), computes the expected result by folding
+//! the inputs in rank order with MPI_Reduce_local, and checks its own result
+//! (data bytes only; gap bytes of derived types must stay untouched).
+//! Algorithms are forced by the launcher through OXMPI_<OP>_ALGORITHM.
+//! Argument: "all" (default) or "quick" (no large counts).
+
+use std::sync::Arc;
+
+use oxmpi_core::coll::{allreduce, reduce, reduce_scatter, scan};
+use oxmpi_core::datatype::{Datatype, Primitive};
+use oxmpi_core::op::{Op, PredefinedOp, UserFunction};
+use oxmpi_core::pt2pt::{self, SendMode};
+use oxmpi_core::runtime;
+use oxmpi_core::{Comm, ErrorClass, Request};
+use oxmpi_tests::{check, Rng};
+
+const SENTINEL: u8 = 0xA5;
+const MODULUS: i64 = 1_000_003;
+
+/// 16-byte aligned byte buffer.
+struct Buf(Vec<u128>, usize);
+
+impl Buf {
+    fn new(len: usize, fill: u8) -> Buf {
+        let mut b = Buf(vec![0; len.div_ceil(16).max(1)], len);
+        b.bytes_mut().fill(fill);
+        b
+    }
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: the vector holds at least `self.1` initialized bytes.
+        unsafe { std::slice::from_raw_parts(self.0.as_ptr() as *const u8, self.1) }
+    }
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as above, uniquely borrowed.
+        unsafe { std::slice::from_raw_parts_mut(self.0.as_mut_ptr() as *mut u8, self.1) }
+    }
+    fn ptr(&self) -> *const u8 {
+        self.0.as_ptr() as *const u8
+    }
+    fn mut_ptr(&mut self) -> *mut u8 {
+        self.0.as_mut_ptr() as *mut u8
+    }
+}
+
+type Gen = fn(&mut Rng, usize, &mut [u8]);
+
+struct Case {
+    name: &'static str,
+    dt: Datatype,
+    op: Op,
+    /// Fills the data bytes of one element (offsets from dt.blocks()).
+    gen: Gen,
+    large: bool,
+}
+
+fn put<T: Copy>(e: &mut [u8], off: usize, v: T) {
+    let n = std::mem::size_of::<T>();
+    // SAFETY: T is a plain number; `off..off+n` is checked by the slice index.
+    let src = unsafe { std::slice::from_raw_parts(&v as *const T as *const u8, n) };
+    e[off..off + n].copy_from_slice(src);
+}
+
+/// Offsets of the basic elements of `unit` bytes in one element of `dt`.
+fn units(dt: &Datatype, unit: usize) -> Vec<usize> {
+    dt.blocks().iter().flat_map(|&(o, l)| (0..l / unit).map(move |k| o as usize + k * unit)).collect()
+}
+
+fn matrix_op() -> Op {
+    // inout = in * inout (2x2 matrices mod p; in is the lower ranks' product).
+    let f: Arc<UserFunction> = Arc::new(|inp: *const u8, io: *mut u8, count: usize, dt: &Datatype| {
+        let offs = units(dt, 8);
+        let ext = dt.extent() as usize;
+        for i in 0..count {
+            // SAFETY: the engine passes `count` elements of `dt` in memory layout.
+            unsafe {
+                let a: Vec<i64> = offs.iter().map(|&o| (inp.add(i * ext + o) as *const i64).read_unaligned()).collect();
+                let b: Vec<i64> = offs.iter().map(|&o| (io.add(i * ext + o) as *const i64).read_unaligned()).collect();
+                let c = [
+                    (a[0] * b[0] + a[1] * b[2]) % MODULUS,
+                    (a[0] * b[1] + a[1] * b[3]) % MODULUS,
+                    (a[2] * b[0] + a[3] * b[2]) % MODULUS,
+                    (a[2] * b[1] + a[3] * b[3]) % MODULUS,
+                ];
+                for (k, &o) in offs.iter().enumerate() {
+                    (io.add(i * ext + o) as *mut i64).write_unaligned(c[k]);
+                }
+            }
+        }
+    });
+    Op::user(f, false)
+}
+
+fn committed(d: Datatype) -> Datatype {
+    d.commit();
+    d
+}
+
+fn cases() -> Vec<Case> {
+    let p = |x| Datatype::predefined(x);
+    let o = |x| Op::predefined(x);
+    let dbl = p(Primitive::Double);
+    let i64t = p(Primitive::Int64);
+    vec![
+        Case { name: "int_sum", dt: p(Primitive::Int), op: o(PredefinedOp::Sum), gen: |r, _, e| put(e, 0, r.next_u64() as i32), large: true },
+        Case { name: "double_sum", dt: dbl.clone(), op: o(PredefinedOp::Sum), gen: |r, _, e| put(e, 0, r.below(2001) as f64 - 1000.0), large: true },
+        Case { name: "long_max", dt: p(Primitive::Long), op: o(PredefinedOp::Max), gen: |r, _, e| put(e, 0, r.next_u64() as i64), large: false },
+        Case { name: "float_min", dt: p(Primitive::Float), op: o(PredefinedOp::Min), gen: |r, _, e| put(e, 0, r.below(100) as f32 - 50.5), large: false },
+        Case { name: "double_prod", dt: dbl.clone(), op: o(PredefinedOp::Prod), gen: |r, _, e| put(e, 0, [1.0f64, -1.0, 2.0, 0.5][r.below(4) as usize]), large: false },
+        Case { name: "unsigned_band", dt: p(Primitive::Unsigned), op: o(PredefinedOp::Band), gen: |r, _, e| put(e, 0, (r.next_u64() | r.next_u64()) as u32), large: false },
+        Case { name: "int_lxor", dt: p(Primitive::Int), op: o(PredefinedOp::Lxor), gen: |r, _, e| put(e, 0, [0i32, 1, 5, -3][r.below(4) as usize]), large: false },
+        Case { name: "short_sum", dt: p(Primitive::Short), op: o(PredefinedOp::Sum), gen: |r, _, e| put(e, 0, r.next_u64() as i16), large: false },
+        Case { name: "double_int_maxloc", dt: p(Primitive::DoubleInt), op: o(PredefinedOp::Maxloc), gen: |r, rank, e| { put(e, 0, r.below(3) as f64); put(e, 8, rank as i32) }, large: false },
+        Case { name: "double_int_minloc", dt: p(Primitive::DoubleInt), op: o(PredefinedOp::Minloc), gen: |r, rank, e| { put(e, 0, r.below(3) as f64); put(e, 8, rank as i32) }, large: false },
+        Case { name: "2int_maxloc", dt: p(Primitive::TwoInt), op: o(PredefinedOp::Maxloc), gen: |r, rank, e| { put(e, 0, r.below(3) as i32); put(e, 4, rank as i32) }, large: false },
+        Case { name: "2int_minloc", dt: p(Primitive::TwoInt), op: o(PredefinedOp::Minloc), gen: |r, rank, e| { put(e, 0, r.below(3) as i32); put(e, 4, rank as i32) }, large: false },
+        Case {
+            name: "vector_double_sum",
+            dt: committed(Datatype::vector(2, 1, 2, &dbl).unwrap()),
+            op: o(PredefinedOp::Sum),
+            gen: |r, _, e| { put(e, 0, r.below(100) as f64); put(e, 16, r.below(100) as f64) },
+            large: false,
+        },
+        Case {
+            name: "matrix_noncommutative",
+            dt: committed(Datatype::contiguous(4, &i64t).unwrap()),
+            op: matrix_op(),
+            gen: |r, _, e| { for k in 0..4 { put(e, 8 * k, r.below(MODULUS as u64) as i64) } },
+            large: false,
+        },
+        Case {
+            name: "matrix_noncommutative_vector",
+            dt: committed(Datatype::vector(4, 1, 2, &i64t).unwrap()),
+            op: matrix_op(),
+            gen: |r, _, e| { for k in 0..4 { put(e, 16 * k, r.below(MODULUS as u64) as i64) } },
+            large: false,
+        },
+    ]
+}
+
+struct Ctx {
+    world: Comm,
+    rank: usize,
+    n: usize,
+    seq: u64,
+    checks: usize,
+}
+
+impl Ctx {
+    /// Rank `r`'s input of `count` elements for case `seed`, with gaps = SENTINEL.
+    fn input(&self, c: &Case, seed: u64, r: usize, count: usize) -> Buf {
+        let ext = c.dt.extent() as usize;
+        let mut b = Buf::new(count * ext, SENTINEL);
+        let mut rng = Rng::new(seed * 1000 + r as u64);
+        let mut elem = vec![SENTINEL; ext];
+        for i in 0..count {
+            (c.gen)(&mut rng, r, &mut elem);
+            b.bytes_mut()[i * ext..(i + 1) * ext].copy_from_slice(&elem);
+        }
+        b
+    }
+
+    /// Prefix reductions in rank order: `out[r]` = a0 op ... op ar.
+    fn prefixes(&self, c: &Case, seed: u64, count: usize) -> Vec<Buf> {
+        let mut out: Vec<Buf> = Vec::with_capacity(self.n);
+        for r in 0..self.n {
+            let mut cur = self.input(c, seed, r, count);
+            if let Some(prev) = out.last() {
+                // SAFETY: both buffers hold `count` elements of the case's datatype.
+                unsafe { reduce::reduce_local(prev.ptr(), cur.mut_ptr(), count, &c.dt, &c.op) }.expect("reduce_local");
+            }
+            out.push(cur);
+        }
+        out
+    }
+
+    /// Checks `got` against `want` on elements [from, from + count) of `want`,
+    /// `got` holding them from its start; bytes outside the data must be SENTINEL.
+    fn compare(&mut self, what: &str, c: &Case, got: &Buf, want: &Buf, from: usize, count: usize) {
+        self.checks += 1;
+        let ext = c.dt.extent() as usize;
+        let mut is_data = vec![false; got.1];
+        for i in 0..count {
+            for &(o, l) in c.dt.blocks() {
+                let at = i * ext + o as usize;
+                is_data[at..at + l].iter_mut().for_each(|x| *x = true);
+                let w = &want.bytes()[from * ext + at..from * ext + at + l];
+                let g = &got.bytes()[at..at + l];
+                check!(self.rank, g == w, "{what} [{}]: element {i} differs: got {g:?} want {w:?}", c.name);
+            }
+        }
+        for (k, &d) in is_data.iter().enumerate() {
+            check!(self.rank, d || got.bytes()[k] == SENTINEL, "{what} [{}]: byte {k} outside the data was written", c.name);
+        }
+    }
+
+    fn next_seed(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// Runs a blocking call or the non-blocking one + wait (alternating).
+    fn go(&mut self, blocking: impl FnOnce() -> oxmpi_core::Result<()>, nb: impl FnOnce() -> oxmpi_core::Result<Request>, what: &str) {
+        let r = if self.seq % 2 == 0 { blocking() } else { nb().and_then(|mut q| pt2pt::wait(&mut q).map(|_| ())) };
+        if let Err(e) = r {
+            check!(self.rank, false, "{what}: {e:?}");
+        }
+    }
+}
+
+fn run_case(x: &mut Ctx, c: &Case, count: usize) {
+    let (rank, n) = (x.rank, x.n);
+    let ext = c.dt.extent() as usize;
+    let comm = x.world.clone();
+    let (dt, op) = (&c.dt, &c.op);
+
+    // reduce: every root (roots beyond 3 only for small counts), in place and not.
+    let seed = x.next_seed();
+    let pre = x.prefixes(c, seed, count);
+    let total = &pre[n - 1];
+    let roots: Vec<usize> = if count > 10_000 { vec![0, n - 1] } else { (0..n).collect() };
+    for &root in &roots {
+        for in_place in [false, true] {
+            let input = x.input(c, seed, rank, count);
+            let mut out = if in_place && rank == root { x.input(c, seed, rank, count) } else { Buf::new(count * ext, SENTINEL) };
+            let sb = if in_place && rank == root { None } else { Some(input.ptr()) };
+            let rp = out.mut_ptr();
+            // SAFETY: buffers of `count` elements, alive until completion.
+            x.go(|| unsafe { reduce::reduce(sb, rp, count, dt, op, root as i32, &comm) }, || unsafe { reduce::ireduce(sb, rp, count, dt, op, root as i32, &comm) }, "reduce");
+            if rank == root {
+                x.compare(&format!("reduce root {root} in_place {in_place} count {count}"), c, &out, total, 0, count);
+            }
+        }
+    }
+
+    // allreduce
+    for in_place in [false, true] {
+        let input = x.input(c, seed, rank, count);
+        let mut out = if in_place { x.input(c, seed, rank, count) } else { Buf::new(count * ext, SENTINEL) };
+        let sb = if in_place { None } else { Some(input.ptr()) };
+        let rp = out.mut_ptr();
+        // SAFETY: as above.
+        x.go(|| unsafe { allreduce::allreduce(sb, rp, count, dt, op, &comm) }, || unsafe { allreduce::iallreduce(sb, rp, count, dt, op, &comm) }, "allreduce");
+        x.compare(&format!("allreduce in_place {in_place} count {count}"), c, &out, total, 0, count);
+    }
+
+    // scan / exscan
+    for exclusive in [false, true] {
+        for in_place in [false, true] {
+            let input = x.input(c, seed, rank, count);
+            let mut out = if in_place { x.input(c, seed, rank, count) } else { Buf::new(count * ext, SENTINEL) };
+            let sb = if in_place { None } else { Some(input.ptr()) };
+            let rp = out.mut_ptr();
+            // SAFETY: as above.
+            if exclusive {
+                x.go(|| unsafe { scan::exscan(sb, rp, count, dt, op, &comm) }, || unsafe { scan::iexscan(sb, rp, count, dt, op, &comm) }, "exscan");
+                if rank > 0 {
+                    x.compare(&format!("exscan in_place {in_place} count {count}"), c, &out, &pre[rank - 1], 0, count);
+                }
+            } else {
+                x.go(|| unsafe { scan::scan(sb, rp, count, dt, op, &comm) }, || unsafe { scan::iscan(sb, rp, count, dt, op, &comm) }, "scan");
+                x.compare(&format!("scan in_place {in_place} count {count}"), c, &out, &pre[rank], 0, count);
+            }
+        }
+    }
+
+    // reduce_scatter_block (recvcount = count / n rounded up) and reduce_scatter
+    // (varying counts, some zero).
+    let rcount = count.div_ceil(n);
+    let block_counts = vec![rcount; n];
+    let var_counts: Vec<usize> = (0..n).map(|i| if count == 0 { 0 } else { (count + 3 * i) % (2 * rcount + 2) }).collect();
+    for (block, counts) in [(true, block_counts), (false, var_counts)] {
+        let tot: usize = counts.iter().sum();
+        let seed = x.next_seed();
+        let pre = x.prefixes(c, seed, tot);
+        let want = &pre[n - 1];
+        let from: usize = counts[..rank].iter().sum();
+        for in_place in [false, true] {
+            let input = x.input(c, seed, rank, tot);
+            // In place the input is in recvbuf; the result lands at its start.
+            let mut out = if in_place { x.input(c, seed, rank, tot) } else { Buf::new(counts[rank] * ext, SENTINEL) };
+            let sb = if in_place { None } else { Some(input.ptr()) };
+            let rp = out.mut_ptr();
+            let what = format!("reduce_scatter block {block} in_place {in_place} counts {counts:?}");
+            // SAFETY: as above.
+            if block {
+                x.go(|| unsafe { reduce_scatter::reduce_scatter_block(sb, rp, rcount, dt, op, &comm) }, || unsafe { reduce_scatter::ireduce_scatter_block(sb, rp, rcount, dt, op, &comm) }, &what);
+            } else {
+                x.go(|| unsafe { reduce_scatter::reduce_scatter(sb, rp, &counts, dt, op, &comm) }, || unsafe { reduce_scatter::ireduce_scatter(sb, rp, &counts, dt, op, &comm) }, &what);
+            }
+            if in_place {
+                // Only the first counts[rank] elements are defined; compare those.
+                let mut head = Buf::new(counts[rank] * ext, SENTINEL);
+                let len = head.1;
+                head.bytes_mut().copy_from_slice(&out.bytes()[..len]);
+                // Gaps inside the head keep the input's gap bytes (SENTINEL too).
+                x.compare(&what, c, &head, want, from, counts[rank]);
+            } else {
+                x.compare(&what, c, &out, want, from, counts[rank]);
+            }
+        }
+    }
+}
+
+/// Allreduce of random doubles (inexact sums): every rank must hold the same bits.
+fn bit_identical(x: &mut Ctx, count: usize) {
+    let dt = Datatype::predefined(Primitive::Double);
+    let op = Op::predefined(PredefinedOp::Sum);
+    let mut rng = Rng::new(77 + x.rank as u64);
+    let input: Vec<f64> = (0..count).map(|_| (rng.next_u64() as f64 / u64::MAX as f64 - 0.5) * 1e3).collect();
+    let mut out = vec![0f64; count];
+    for nb in [false, true] {
+        x.seq = u64::from(nb);
+        let (sb, rp) = (input.as_ptr() as *const u8, out.as_mut_ptr() as *mut u8);
+        let comm = x.world.clone();
+        // SAFETY: buffers of `count` doubles, alive until completion.
+        x.go(|| unsafe { allreduce::allreduce(Some(sb), rp, count, &dt, &op, &comm) }, || unsafe { allreduce::iallreduce(Some(sb), rp, count, &dt, &op, &comm) }, "allreduce random");
+        // SAFETY: plain f64 values viewed as bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(out.as_ptr() as *const u8, count * 8) };
+        if x.rank == 0 {
+            let mut other = vec![0u8; count * 8];
+            for r in 1..x.n {
+                pt2pt::recv(&x.world, &mut other, r as i32, 99).expect("recv");
+                check!(0, other == bytes, "allreduce of {count} random doubles: rank {r}'s result differs from rank 0's");
+            }
+            // And close to a straightforward sum.
+            for i in (0..count).step_by(count / 16 + 1) {
+                let s: f64 = (0..x.n).map(|r| { let mut g = Rng::new(77 + r as u64); (0..=i).map(|_| g.next_u64()).last().map(|v| (v as f64 / u64::MAX as f64 - 0.5) * 1e3).unwrap() }).sum();
+                check!(0, (s - out[i]).abs() <= 1e-9 * (1.0 + s.abs()), "allreduce random: element {i} = {} want ~{s}", out[i]);
+            }
+        } else {
+            pt2pt::send(&x.world, bytes, 0, 99, SendMode::Standard).expect("send");
+        }
+        x.checks += 1;
+    }
+}
+
+fn errors(x: &mut Ctx) {
+    let dbl = Datatype::predefined(Primitive::Double);
+    let band = Op::predefined(PredefinedOp::Band);
+    let a = [1.0f64; 4];
+    let mut b = [0f64; 4];
+    let (sp, rp) = (a.as_ptr() as *const u8, b.as_mut_ptr() as *mut u8);
+    let comm = x.world.clone();
+    // SAFETY: 4 doubles each; the calls fail before touching them.
+    let results = unsafe {
+        [
+            allreduce::allreduce(Some(sp), rp, 4, &dbl, &band, &comm).err(),
+            reduce::reduce(Some(sp), rp, 4, &dbl, &band, 0, &comm).err(),
+            allreduce::iallreduce(Some(sp), rp, 4, &dbl, &band, &comm).err(),
+            scan::scan(Some(sp), rp, 4, &dbl, &band, &comm).err(),
+            scan::exscan(Some(sp), rp, 4, &dbl, &band, &comm).err(),
+            reduce_scatter::reduce_scatter_block(Some(sp), rp, 1, &dbl, &band, &comm).err(),
+            reduce::reduce_local(sp, rp, 4, &dbl, &band).err(),
+        ]
+    };
+    for (i, e) in results.iter().enumerate() {
+        check!(x.rank, e.as_ref().is_some_and(|e| e.class == ErrorClass::Op), "BAND on MPI_DOUBLE (call {i}): {e:?}");
+    }
+    // SAFETY: as above.
+    let e = unsafe { reduce::reduce(Some(sp), rp, 4, &dbl, &Op::predefined(PredefinedOp::Sum), x.n as i32, &comm) }.err();
+    check!(x.rank, e.as_ref().is_some_and(|e| e.class == ErrorClass::Root), "bad root: {e:?}");
+    let vec_t = Datatype::vector(2, 1, 2, &dbl).unwrap();
+    // SAFETY: as above (uncommitted type: rejected first).
+    let e = unsafe { allreduce::allreduce(Some(sp), rp, 1, &vec_t, &Op::predefined(PredefinedOp::Sum), &comm) }.err();
+    check!(x.rank, e.as_ref().is_some_and(|e| e.class == ErrorClass::Type), "uncommitted type: {e:?}");
+    // reduce_local computes inout = in op inout.
+    let (i1, mut io1) = ([3i32, -7, 5], [4i32, 2, 5]);
+    // SAFETY: 3 ints each.
+    unsafe { reduce::reduce_local(i1.as_ptr() as *const u8, io1.as_mut_ptr() as *mut u8, 3, &Datatype::predefined(Primitive::Int), &Op::predefined(PredefinedOp::Max)) }.unwrap();
+    check!(x.rank, io1 == [4, 2, 5], "reduce_local MAX: {io1:?}");
+    x.checks += 1;
+}
+
+fn main() {
+    let mode = std::env::args().nth(1).unwrap_or_else(|| "all".into());
+    runtime::init(runtime::ThreadLevel::Single).expect("MPI_Init");
+    let e = runtime::engine().unwrap();
+    let world = e.world().clone();
+    let (rank, n) = (world.rank() as usize, world.size() as usize);
+    let mut x = Ctx { world, rank, n, seq: 0, checks: 0 };
+    let t0 = std::time::Instant::now();
+    errors(&mut x);
+    for c in cases() {
+        let mut counts = vec![0, 1, 7, 300];
+        if c.large && mode == "all" {
+            counts.push((1 << 20) / c.dt.size()); // 1 MiB
+        }
+        for count in counts {
+            run_case(&mut x, &c, count);
+        }
+    }
+    bit_identical(&mut x, 1001);
+    if mode == "all" {
+        bit_identical(&mut x, 1 << 17);
+    }
+    runtime::finalize().expect("MPI_Finalize");
+    if rank == 0 {
+        println!("reductions: ok ({} checks on rank 0, {:?})", x.checks, t0.elapsed());
+    }
+}
