@@ -43,6 +43,20 @@ impl ThreadLevel {
     }
 }
 
+/// One level of [`Engine::cluster_info`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClusterLevel {
+    /// Which cluster of this level the rank belongs to.
+    pub cluster_id: i32,
+    /// The rank's index inside that cluster.
+    pub rank: i32,
+    /// Ranks in that cluster.
+    pub size: i32,
+}
+
+/// The deepest hierarchy [`Engine::cluster_info`] reports.
+pub const MAX_CLUSTER_LEVELS: usize = 8;
+
 /// The largest tag value (`MPI_TAG_UB`).
 pub const TAG_UB: i32 = i32::MAX;
 
@@ -60,6 +74,8 @@ pub struct Engine {
     /// Host index of every world rank (index of first appearance of its host).
     pub(crate) host_of: Vec<u32>,
     processor_name: String,
+    appnum: i32,
+    universe_size: i32,
     /// Threads asleep in `wait_until`, so completions by other threads wake them.
     waiters: AtomicUsize,
     spin: u32,
@@ -229,6 +245,8 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
     let yields = env_u32("OXMPI_YIELDS").unwrap_or(if oversubscribed { 50 } else { 10 });
 
     let world_group: Arc<[u32]> = (0..size).collect();
+    let appnum = pmi.as_ref().map(|p| p.appnum()).unwrap_or(0);
+    let universe_size = pmi.as_ref().map(|p| p.universe_size()).filter(|&u| u > 0).unwrap_or(size as i32);
     Ok(Engine {
         state: Mutex::new(State::new(rank, paths, shm)),
         bell,
@@ -241,6 +259,8 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
         main_thread: std::thread::current().id(),
         host_of,
         processor_name: hostname(),
+        appnum,
+        universe_size,
         waiters: AtomicUsize::new(0),
         spin,
         yields,
@@ -321,6 +341,32 @@ impl Engine {
     }
     pub fn is_main_thread(&self) -> bool {
         std::thread::current().id() == self.main_thread
+    }
+    /// The machine's hierarchy as seen from this rank (after MPICH's
+    /// `MPID_Topo_cluster_info`): one `(cluster id, rank in cluster)` per level.
+    /// Level 0 is the whole job; level 1, when ranks span several hosts, is the
+    /// host (cluster id = host index in order of first appearance). A single
+    /// shared-memory machine answers one level.
+    pub fn cluster_info(&self) -> Vec<ClusterLevel> {
+        let me = self.rank as usize;
+        let mut levels = vec![ClusterLevel { cluster_id: 0, rank: self.rank as i32, size: self.size as i32 }];
+        let nhosts = self.host_of.iter().max().map_or(1, |m| m + 1);
+        if nhosts > 1 {
+            let host = self.host_of[me];
+            let rank = self.host_of[..me].iter().filter(|&&h| h == host).count() as i32;
+            let size = self.host_of.iter().filter(|&&h| h == host).count() as i32;
+            levels.push(ClusterLevel { cluster_id: host as i32, rank, size });
+        }
+        levels
+    }
+
+    /// MPI_APPNUM: which command of an MPMD launch this process runs (0 here).
+    pub fn appnum(&self) -> i32 {
+        self.appnum
+    }
+    /// MPI_UNIVERSE_SIZE.
+    pub fn universe_size(&self) -> i32 {
+        self.universe_size
     }
     pub fn processor_name(&self) -> &str {
         &self.processor_name

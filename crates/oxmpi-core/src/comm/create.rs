@@ -36,8 +36,13 @@ fn require_intra(call: &str, comm: &Comm) -> Result<()> {
 pub fn dup(comm: &Comm) -> Result<Comm> {
     require_intra("MPI_Comm_dup", comm)?;
     let ctx = context::agree(comm, "MPI_Comm_dup")?;
+    let attrs = comm.0.attrs.duplicate("MPI_Comm_dup")?;
     context::claim(ctx);
-    Ok(Comm::build(ctx, true, comm.rank(), comm.0.group.clone(), None, String::new()))
+    let mut new = Comm::build(ctx, true, comm.rank(), comm.0.group.clone(), None, String::new());
+    if let Some(inner) = Arc::get_mut(&mut new.0) {
+        inner.attrs = attrs;
+    }
+    Ok(new)
 }
 
 /// MPI_Comm_split: ranks with the same `color` form a communicator, ordered by

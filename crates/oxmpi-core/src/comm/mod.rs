@@ -40,6 +40,14 @@ pub struct CommInner {
     pub owns_context: bool,
     /// MPI_Comm_set_name.
     pub name: Mutex<String>,
+    /// Cached attributes (MPI_Comm_set_attr).
+    pub attrs: crate::attr::Attributes,
+}
+
+/// MPI_Comm_free's attribute part: runs the delete callbacks. The context id is
+/// given back when the last handle is dropped.
+pub fn free_attributes(comm: &Comm) -> crate::error::Result<()> {
+    comm.0.attrs.clear("MPI_Comm_free")
 }
 
 impl Drop for CommInner {
@@ -71,6 +79,7 @@ impl Comm {
             coll_seq: AtomicU32::new(0),
             owns_context: true,
             name: Mutex::new(String::new()),
+            attrs: crate::attr::Attributes::new(crate::attr::ObjectKind::Comm),
         }))
     }
 
@@ -84,7 +93,30 @@ impl Comm {
             coll_seq: AtomicU32::new(0),
             owns_context,
             name: Mutex::new(name),
+            attrs: crate::attr::Attributes::new(crate::attr::ObjectKind::Comm),
         }))
+    }
+
+    pub fn attrs(&self) -> &crate::attr::Attributes {
+        &self.0.attrs
+    }
+
+    /// The value of a predefined attribute (MPI_TAG_UB, ...) as an integer; the
+    /// C layer hands out pointers to stable copies. `None` for user keyvals.
+    pub fn predefined_attr(&self, keyval: i32) -> Option<i64> {
+        use crate::attr;
+        let e = crate::runtime::engine().ok()?;
+        Some(match keyval {
+            attr::TAG_UB => crate::runtime::TAG_UB as i64,
+            // No rank is the "host" (MPI_PROC_NULL); every rank can do I/O.
+            attr::HOST => crate::request::PROC_NULL as i64,
+            attr::IO => crate::matching::ANY_SOURCE as i64,
+            // Clocks are per host (CLOCK_MONOTONIC): global only on one host.
+            attr::WTIME_IS_GLOBAL => e.host_of().iter().all(|&h| h == 0) as i64,
+            attr::APPNUM => e.appnum() as i64,
+            attr::UNIVERSE_SIZE => e.universe_size() as i64,
+            _ => return None,
+        })
     }
 
     /// MPI_Comm_get_name.
