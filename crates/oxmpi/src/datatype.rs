@@ -18,28 +18,53 @@
 //! assert_eq!(<[i32; 3]>::equivalent_datatype().name(), "MPI_INT32_T x 3");
 //! ```
 
+use std::borrow::Borrow;
 use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::{Mutex, OnceLock};
 
-use crate::error::{Error, ErrorClass, Result};
-use crate::Count;
+use oxmpi_core::datatype::{Datatype as CoreDatatype, Primitive};
+
+use crate::error::{Error, ErrorClass, OrFatal, Result};
+use crate::{Address, Count};
 
 /// The datatype traits, re-exported by [`crate::traits`].
 pub mod traits {
     pub use super::{
-        AsDatatype, Buffer, BufferMut, Collection, Datatype, Equivalence, Pointer, PointerMut,
+        AsDatatype, Buffer, BufferMut, Collection, Datatype, Equivalence, Partitioned,
+        PartitionedBuffer, PartitionedBufferMut, Pointer, PointerMut, UncommittedDatatype,
     };
 }
 
-/// A predefined (primitive) type: its MPI name, size, and which byte patterns are values.
+/// A predefined (primitive) type: its MPI name, size, engine type, and which byte
+/// patterns are values.
 pub(crate) struct Prim {
     name: &'static str,
     size: usize,
+    core: Primitive,
     /// For types where not every byte pattern is a value (`bool`, `char`): the check.
     valid: Option<fn(&[u8]) -> bool>,
     /// A valid value's bytes, written over an invalid element.
     fallback: &'static [u8],
+    /// The engine datatype (the predefined one, or a named dup of it).
+    dt: OnceLock<CoreDatatype>,
+}
+
+impl Prim {
+    fn core_dt(&'static self) -> &'static CoreDatatype {
+        self.dt.get_or_init(|| {
+            let p = CoreDatatype::predefined(self.core);
+            if p.name() == self.name {
+                p
+            } else {
+                let d = CoreDatatype::dup(&p);
+                d.set_name(self.name);
+                d.commit();
+                d
+            }
+        })
+    }
 }
 
 fn valid_bool(b: &[u8]) -> bool {
@@ -52,133 +77,121 @@ fn valid_char(b: &[u8]) -> bool {
 }
 
 macro_rules! prims {
-    ($($stat:ident = ($name:expr, $ty:ty, $valid:expr)),* $(,)?) => {
+    ($($stat:ident = ($name:expr, $ty:ty, $core:ident, $valid:expr)),* $(,)?) => {
         $(static $stat: Prim = Prim {
             name: $name,
             size: std::mem::size_of::<$ty>(),
+            core: Primitive::$core,
             valid: $valid,
             fallback: &[0; std::mem::size_of::<$ty>()],
+            dt: OnceLock::new(),
         };)*
     };
 }
 
 prims! {
-    P_BOOL = ("MPI_C_BOOL", bool, Some(valid_bool)),
-    P_CHAR = ("MPI_UINT32_T (char)", char, Some(valid_char)),
-    P_I8 = ("MPI_INT8_T", i8, None),
-    P_I16 = ("MPI_INT16_T", i16, None),
-    P_I32 = ("MPI_INT32_T", i32, None),
-    P_I64 = ("MPI_INT64_T", i64, None),
-    P_U8 = ("MPI_UINT8_T", u8, None),
-    P_U16 = ("MPI_UINT16_T", u16, None),
-    P_U32 = ("MPI_UINT32_T", u32, None),
-    P_U64 = ("MPI_UINT64_T", u64, None),
-    P_ISIZE = ("MPI_AINT (isize)", isize, None),
-    P_USIZE = ("MPI_AINT (usize)", usize, None),
-    P_F32 = ("MPI_FLOAT", f32, None),
-    P_F64 = ("MPI_DOUBLE", f64, None),
+    P_BOOL = ("MPI_C_BOOL", bool, CBool, Some(valid_bool)),
+    P_CHAR = ("MPI_UINT32_T (char)", char, Uint32, Some(valid_char)),
+    P_I8 = ("MPI_INT8_T", i8, Int8, None),
+    P_I16 = ("MPI_INT16_T", i16, Int16, None),
+    P_I32 = ("MPI_INT32_T", i32, Int32, None),
+    P_I64 = ("MPI_INT64_T", i64, Int64, None),
+    P_U8 = ("MPI_UINT8_T", u8, Uint8, None),
+    P_U16 = ("MPI_UINT16_T", u16, Uint16, None),
+    P_U32 = ("MPI_UINT32_T", u32, Uint32, None),
+    P_U64 = ("MPI_UINT64_T", u64, Uint64, None),
+    P_ISIZE = ("MPI_AINT (isize)", isize, Aint, None),
+    P_USIZE = ("MPI_AINT (usize)", usize, Uint64, None),
+    P_F32 = ("MPI_FLOAT", f32, Float, None),
+    P_F64 = ("MPI_DOUBLE", f64, Double, None),
 }
 
-/// How a datatype is laid out. Private so that derived datatypes can add variants.
-#[derive(Clone, Copy)]
-enum Repr {
-    /// `count` contiguous elements of a primitive type.
-    Contiguous { base: &'static Prim, count: usize },
+/// Engine datatypes of `count` copies of a base type, interned so that they are
+/// `'static` (the table keeps the base alive, so `ptr_eq` identifies it for good).
+fn intern_contiguous(count: usize, of: &CoreDatatype) -> &'static CoreDatatype {
+    type Table = Vec<(CoreDatatype, usize, &'static CoreDatatype)>;
+    static TABLE: Mutex<Table> = Mutex::new(Vec::new());
+    let mut g = TABLE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, _, d)) = g.iter().find(|(b, c, _)| *c == count && b.ptr_eq(of)) {
+        return d;
+    }
+    let d = CoreDatatype::contiguous(count as i64, of).expect("contiguous of a valid type");
+    d.set_name(&format!("{} x {count}", of.name()));
+    d.commit();
+    let d: &'static CoreDatatype = Box::leak(Box::new(d));
+    g.push((of.clone(), count, d));
+    d
 }
 
 /// A reference to a datatype: a copyable descriptor of the type of the elements of a
 /// message. `'a` is the lifetime of the datatype it refers to (`'static` for the
-/// predefined ones, see [`SystemDatatype`]).
+/// predefined ones, see [`SystemDatatype`], and for `#[derive(Equivalence)]` types).
 #[derive(Clone, Copy)]
 pub struct DatatypeRef<'a> {
-    repr: Repr,
-    _lt: PhantomData<&'a ()>,
+    core: &'a CoreDatatype,
+    /// Element check for runs of `bool`/`char` (only set for contiguous runs of one
+    /// primitive).
+    check: Option<&'static Prim>,
 }
 
 /// A predefined datatype (`MPI_INT32_T`, `MPI_DOUBLE`, ...).
 pub type SystemDatatype = DatatypeRef<'static>;
 
 impl<'a> DatatypeRef<'a> {
-    const fn prim(base: &'static Prim) -> SystemDatatype {
+    fn prim(base: &'static Prim) -> SystemDatatype {
         DatatypeRef {
-            repr: Repr::Contiguous { base, count: 1 },
-            _lt: PhantomData,
+            core: base.core_dt(),
+            check: base.valid.map(|_| base),
         }
     }
 
-    /// The datatype of `count` consecutive elements of `of` (`MPI_Type_contiguous`).
-    pub fn contiguous(count: usize, of: &DatatypeRef<'_>) -> DatatypeRef<'a> {
-        match of.repr {
-            Repr::Contiguous { base, count: c } => DatatypeRef {
-                repr: Repr::Contiguous {
-                    base,
-                    count: c * count,
-                },
-                _lt: PhantomData,
-            },
+    /// A descriptor of an engine datatype (which must be committed to be used).
+    pub fn from_core(dt: &'a CoreDatatype) -> DatatypeRef<'a> {
+        DatatypeRef {
+            core: dt,
+            check: None,
+        }
+    }
+
+    /// The engine datatype.
+    pub fn as_core(&self) -> &'a CoreDatatype {
+        self.core
+    }
+
+    /// The datatype of `count` consecutive elements of `of` (`MPI_Type_contiguous`),
+    /// for `'static` datatypes (the result is interned). For other datatypes see
+    /// [`UserDatatype::contiguous`].
+    pub fn contiguous(count: usize, of: &DatatypeRef<'_>) -> SystemDatatype {
+        DatatypeRef {
+            core: intern_contiguous(count, of.core),
+            check: of.check,
         }
     }
 
     /// Bytes of data in one element of this type (`MPI_Type_size`).
     pub fn size(&self) -> usize {
-        match self.repr {
-            Repr::Contiguous { base, count } => base.size * count,
-        }
+        self.core.size()
+    }
+
+    /// Bytes from one element to the next (`MPI_Type_get_extent`).
+    pub fn extent(&self) -> Address {
+        self.core.extent()
+    }
+
+    /// The lower bound (`MPI_Type_get_extent`).
+    pub fn lower_bound(&self) -> Address {
+        self.core.lb()
     }
 
     /// A readable name, e.g. `MPI_DOUBLE` or `MPI_INT32_T x 3`.
     pub fn name(&self) -> String {
-        match self.repr {
-            Repr::Contiguous { base, count: 1 } => base.name.to_string(),
-            Repr::Contiguous { base, count } => format!("{} x {count}", base.name),
-        }
+        self.core.name()
     }
 
-    /// Whether one element occupies exactly [`size`](Self::size) bytes with no gaps, so
-    /// the engine can move it as bytes. True of every datatype oxmpi has today.
+    /// Whether `count` elements occupy exactly `count * size` bytes with no gaps, so
+    /// the engine can move them as bytes.
     pub fn is_contiguous(&self) -> bool {
-        true
-    }
-
-    /// After a receive of `nbytes` into `ptr`: repairs elements whose bytes are not a
-    /// value of the type (a `bool` that is neither 0 nor 1, ...), and reports them.
-    ///
-    /// # Safety
-    /// `ptr..ptr+cap` must be valid for reads and writes.
-    pub(crate) unsafe fn check_received(
-        &self,
-        ptr: *mut u8,
-        cap: usize,
-        nbytes: usize,
-        call: &str,
-    ) -> Result<()> {
-        let Repr::Contiguous { base, .. } = self.repr;
-        let Some(valid) = base.valid else {
-            return Ok(());
-        };
-        let end = nbytes
-            .div_ceil(base.size)
-            .saturating_mul(base.size)
-            .min(cap);
-        let mut bad = 0usize;
-        let mut off = 0;
-        while off + base.size <= end {
-            // SAFETY: off + size <= cap, inside the buffer the caller vouches for.
-            let elem = unsafe { std::slice::from_raw_parts_mut(ptr.add(off), base.size) };
-            if !valid(elem) {
-                elem.copy_from_slice(base.fallback);
-                bad += 1;
-            }
-            off += base.size;
-        }
-        if bad == 0 {
-            Ok(())
-        } else {
-            Err(Error::new(
-                ErrorClass::Type,
-                format!("{call}: {bad} received element(s) are not valid values of {} (set to the zero value)", base.name),
-            ))
-        }
+        self.core.is_contiguous()
     }
 }
 
@@ -190,11 +203,7 @@ impl fmt::Debug for DatatypeRef<'_> {
 
 impl PartialEq for DatatypeRef<'_> {
     fn eq(&self, other: &Self) -> bool {
-        match (self.repr, other.repr) {
-            (Repr::Contiguous { base: a, count: n }, Repr::Contiguous { base: b, count: m }) => {
-                std::ptr::eq(a, b) && n == m
-            }
-        }
+        self.core.ptr_eq(other.core)
     }
 }
 
@@ -426,7 +435,7 @@ fn check_layout(dt: &DatatypeRef<'_>, call: &str) -> Result<()> {
     }
 }
 
-/// The bytes a send of `buf` reads.
+/// The bytes a send of `buf` reads (contiguous datatypes only).
 pub(crate) fn send_bytes<'b, B: Buffer + ?Sized>(buf: &'b B, call: &str) -> Result<&'b [u8]> {
     let dt = buf.as_datatype();
     let dt = dt.as_datatype_ref();
@@ -435,9 +444,78 @@ pub(crate) fn send_bytes<'b, B: Buffer + ?Sized>(buf: &'b B, call: &str) -> Resu
     if len == 0 {
         return Ok(&[]);
     }
-    // SAFETY: the Buffer contract: `pointer()` is readable for count * size bytes, for as
-    // long as `buf` is borrowed.
-    Ok(unsafe { std::slice::from_raw_parts(buf.pointer() as *const u8, len) })
+    // SAFETY: the Buffer contract: `count()` elements of the datatype are readable at
+    // `pointer()`; a contiguous type's data are the `len` bytes from its true lower
+    // bound, for as long as `buf` is borrowed.
+    Ok(unsafe {
+        std::slice::from_raw_parts(
+            (buf.pointer() as *const u8).wrapping_offset(dt.core.true_lb()),
+            len,
+        )
+    })
+}
+
+/// A send buffer as the engine's typed calls take it: base address, count, datatype.
+pub(crate) struct Typed {
+    pub(crate) ptr: *mut u8,
+    pub(crate) count: usize,
+    pub(crate) dt: CoreDatatype,
+    pub(crate) check: Checker,
+}
+
+/// What a send reads: bytes (contiguous) or a typed buffer.
+pub(crate) enum SendSpec<'b> {
+    Bytes(&'b [u8]),
+    Typed(Typed),
+}
+
+pub(crate) fn send_spec<'b, B: Buffer + ?Sized>(buf: &'b B, call: &str) -> Result<SendSpec<'b>> {
+    let dt = buf.as_datatype();
+    let d = dt.as_datatype_ref();
+    if d.is_contiguous() {
+        return send_bytes(buf, call).map(SendSpec::Bytes);
+    }
+    Ok(SendSpec::Typed(typed_in(buf)))
+}
+
+/// The engine's view of a send buffer.
+pub(crate) fn typed_in<B: Pointer + Collection + AsDatatype + ?Sized>(buf: &B) -> Typed {
+    let dt = buf.as_datatype();
+    let d = dt.as_datatype_ref();
+    Typed {
+        ptr: buf.pointer() as *mut u8,
+        count: buf.count().max(0) as usize,
+        dt: d.core.clone(),
+        check: Checker(d.check),
+    }
+}
+
+/// The engine's view of a receive buffer.
+pub(crate) fn typed_out<B: PointerMut + Collection + AsDatatype + ?Sized>(buf: &mut B) -> Typed {
+    let dt = buf.as_datatype();
+    let d = dt.as_datatype_ref();
+    let (core, check) = (d.core.clone(), Checker(d.check));
+    Typed {
+        ptr: buf.pointer_mut() as *mut u8,
+        count: buf.count().max(0) as usize,
+        dt: core,
+        check,
+    }
+}
+
+impl Typed {
+    /// The element check of the whole buffer, for completion of a collective.
+    pub(crate) fn target(&self) -> Option<RecvTarget> {
+        if self.check.0.is_none() || !self.dt.is_contiguous() {
+            return None;
+        }
+        Some(RecvTarget {
+            ptr: self.ptr.wrapping_offset(self.dt.true_lb()),
+            len: self.count * self.dt.size(),
+            check: self.check,
+            whole: true,
+        })
+    }
 }
 
 /// Where a receive into `buf` writes: address, capacity in bytes, and the datatype.
@@ -449,23 +527,33 @@ pub(crate) fn recv_target<B: BufferMut + ?Sized>(buf: &mut B, call: &str) -> Res
     let ptr = if len == 0 {
         std::ptr::NonNull::<u8>::dangling().as_ptr()
     } else {
-        buf.pointer_mut() as *mut u8
+        (buf.pointer_mut() as *mut u8).wrapping_offset(dt.core.true_lb())
     };
     Ok(RecvTarget {
         ptr,
         len,
-        check: strip(dt),
+        check: Checker(dt.check),
+        whole: false,
     })
 }
 
-/// A datatype descriptor with its lifetime erased, kept only to check received bytes
-/// (today every descriptor is `'static` data anyway).
-#[derive(Clone, Copy)]
-pub(crate) struct Checker(Repr);
-
-fn strip(dt: DatatypeRef<'_>) -> Checker {
-    Checker(dt.repr)
+/// What a receive writes: bytes (contiguous) or a typed buffer.
+pub(crate) enum RecvSpec {
+    Bytes(RecvTarget),
+    Typed(Typed),
 }
+
+pub(crate) fn recv_spec<B: BufferMut + ?Sized>(buf: &mut B, call: &str) -> Result<RecvSpec> {
+    let dt = buf.as_datatype();
+    if dt.as_datatype_ref().is_contiguous() {
+        return recv_target(buf, call).map(RecvSpec::Bytes);
+    }
+    Ok(RecvSpec::Typed(typed_out(buf)))
+}
+
+/// The element check of a datatype: `Some` for runs of `bool`/`char`.
+#[derive(Clone, Copy)]
+pub(crate) struct Checker(Option<&'static Prim>);
 
 impl Checker {
     /// # Safety
@@ -477,13 +565,34 @@ impl Checker {
         nbytes: usize,
         call: &str,
     ) -> Result<()> {
-        // SAFETY: forwarded contract.
-        unsafe {
-            DatatypeRef {
-                repr: self.0,
-                _lt: PhantomData,
+        let Some(base) = self.0 else {
+            return Ok(());
+        };
+        let Some(valid) = base.valid else {
+            return Ok(());
+        };
+        let end = nbytes
+            .div_ceil(base.size)
+            .saturating_mul(base.size)
+            .min(cap);
+        let mut bad = 0usize;
+        let mut off = 0;
+        while off + base.size <= end {
+            // SAFETY: off + size <= cap, inside the buffer the caller vouches for.
+            let elem = unsafe { std::slice::from_raw_parts_mut(ptr.add(off), base.size) };
+            if !valid(elem) {
+                elem.copy_from_slice(base.fallback);
+                bad += 1;
             }
-            .check_received(ptr, cap, nbytes, call)
+            off += base.size;
+        }
+        if bad == 0 {
+            Ok(())
+        } else {
+            Err(Error::new(
+                ErrorClass::Type,
+                format!("{call}: {bad} received element(s) are not valid values of {} (set to the zero value)", base.name),
+            ))
         }
     }
 }
@@ -494,6 +603,8 @@ pub(crate) struct RecvTarget {
     pub(crate) ptr: *mut u8,
     pub(crate) len: usize,
     pub(crate) check: Checker,
+    /// Check all `len` bytes on completion, whatever the status says (collectives).
+    pub(crate) whole: bool,
 }
 
 impl RecvTarget {
@@ -502,11 +613,9 @@ impl RecvTarget {
     /// # Safety
     /// The memory must still be valid and no longer written by the engine.
     pub(crate) unsafe fn after(&self, nbytes: usize, call: &str) -> Result<()> {
+        let n = if self.whole { self.len } else { nbytes.min(self.len) };
         // SAFETY: forwarded contract.
-        unsafe {
-            self.check
-                .check(self.ptr, self.len, nbytes.min(self.len), call)
-        }
+        unsafe { self.check.check(self.ptr, self.len, n, call) }
     }
 }
 
@@ -520,7 +629,7 @@ pub(crate) fn raw_target<T: Equivalence>(
     let dt = T::equivalent_datatype();
     let dt = dt.as_datatype_ref();
     check_layout(&dt, call)?;
-    if dt.size() != std::mem::size_of::<T>() {
+    if dt.size() != std::mem::size_of::<T>() || dt.core.true_lb() != 0 {
         return Err(Error::new(
             ErrorClass::Type,
             format!(
@@ -534,6 +643,534 @@ pub(crate) fn raw_target<T: Equivalence>(
     Ok(RecvTarget {
         ptr,
         len: elems * dt.size(),
-        check: strip(dt),
+        check: Checker(dt.check),
+        whole: false,
     })
+}
+
+// --- UserDatatype ----------------------------------------------------------------------
+
+/// A datatype built by the user (`MPI_Type_vector`, `MPI_Type_create_struct`, ...),
+/// committed on creation and freed when dropped.
+///
+/// The rsmpi-named constructors abort the job on an invalid argument; each has a
+/// `try_` twin returning [`Result`].
+///
+/// ```
+/// use oxmpi::datatype::UserDatatype;
+/// use oxmpi::traits::*;
+/// // Column of a 4x3 row-major i32 matrix: 4 blocks of 1, 3 elements apart.
+/// let column = UserDatatype::vector(4, 1, 3, &i32::equivalent_datatype());
+/// assert_eq!(column.size(), 16);
+/// assert_eq!(column.extent(), 40);
+/// ```
+pub struct UserDatatype(CoreDatatype);
+
+/// What rsmpi calls a datatype that is not yet committed; oxmpi commits every
+/// [`UserDatatype`] on creation, so this is the same type.
+pub type UncommittedUserDatatype = UserDatatype;
+/// A reference to a datatype usable to build others (rsmpi's name); see [`DatatypeRef`].
+pub type UncommittedDatatypeRef<'a> = DatatypeRef<'a>;
+
+fn count_arg(call: &str, arg: &str, v: Count) -> Result<i64> {
+    if v < 0 {
+        Err(Error::arg(ErrorClass::Count, call, arg, format!("{v} is negative")))
+    } else {
+        Ok(v as i64)
+    }
+}
+
+fn counts_arg(call: &str, arg: &str, v: &[Count]) -> Result<Vec<i64>> {
+    v.iter().map(|&c| count_arg(call, arg, c)).collect()
+}
+
+impl UserDatatype {
+    fn wrap(dt: Result<CoreDatatype>) -> Result<UserDatatype> {
+        let dt = dt?;
+        dt.commit();
+        Ok(UserDatatype(dt))
+    }
+
+    /// `count` consecutive copies of `oldtype` (`MPI_Type_contiguous`).
+    pub fn contiguous<D: UncommittedDatatype>(count: Count, oldtype: &D) -> UserDatatype {
+        Self::try_contiguous(count, oldtype).or_fatal()
+    }
+    /// [`contiguous`](Self::contiguous), reporting errors.
+    pub fn try_contiguous<D: UncommittedDatatype>(count: Count, oldtype: &D) -> Result<UserDatatype> {
+        let c = count_arg("MPI_Type_contiguous", "count", count)?;
+        Self::wrap(CoreDatatype::contiguous(c, oldtype.as_datatype_ref().core))
+    }
+
+    /// `count` blocks of `blocklength` elements, `stride` elements apart (`MPI_Type_vector`).
+    pub fn vector<D: UncommittedDatatype>(count: Count, blocklength: Count, stride: Count, oldtype: &D) -> UserDatatype {
+        Self::try_vector(count, blocklength, stride, oldtype).or_fatal()
+    }
+    /// [`vector`](Self::vector), reporting errors.
+    pub fn try_vector<D: UncommittedDatatype>(count: Count, blocklength: Count, stride: Count, oldtype: &D) -> Result<UserDatatype> {
+        const CALL: &str = "MPI_Type_vector";
+        let (c, b) = (count_arg(CALL, "count", count)?, count_arg(CALL, "blocklength", blocklength)?);
+        Self::wrap(CoreDatatype::vector(c, b, stride as i64, oldtype.as_datatype_ref().core))
+    }
+
+    /// Like [`vector`](Self::vector) with the stride in bytes (`MPI_Type_create_hvector`).
+    pub fn heterogeneous_vector<D: UncommittedDatatype>(count: Count, blocklength: Count, stride: Address, oldtype: &D) -> UserDatatype {
+        Self::try_heterogeneous_vector(count, blocklength, stride, oldtype).or_fatal()
+    }
+    /// [`heterogeneous_vector`](Self::heterogeneous_vector), reporting errors.
+    pub fn try_heterogeneous_vector<D: UncommittedDatatype>(count: Count, blocklength: Count, stride: Address, oldtype: &D) -> Result<UserDatatype> {
+        const CALL: &str = "MPI_Type_create_hvector";
+        let (c, b) = (count_arg(CALL, "count", count)?, count_arg(CALL, "blocklength", blocklength)?);
+        Self::wrap(CoreDatatype::hvector(c, b, stride, oldtype.as_datatype_ref().core))
+    }
+
+    /// Blocks of `blocklengths[i]` elements at `displacements[i]` elements (`MPI_Type_indexed`).
+    pub fn indexed<D: UncommittedDatatype>(blocklengths: &[Count], displacements: &[Count], oldtype: &D) -> UserDatatype {
+        Self::try_indexed(blocklengths, displacements, oldtype).or_fatal()
+    }
+    /// [`indexed`](Self::indexed), reporting errors.
+    pub fn try_indexed<D: UncommittedDatatype>(blocklengths: &[Count], displacements: &[Count], oldtype: &D) -> Result<UserDatatype> {
+        let b = counts_arg("MPI_Type_indexed", "blocklengths", blocklengths)?;
+        let d: Vec<i64> = displacements.iter().map(|&x| x as i64).collect();
+        Self::wrap(CoreDatatype::indexed(&b, &d, oldtype.as_datatype_ref().core))
+    }
+
+    /// Like [`indexed`](Self::indexed) with displacements in bytes (`MPI_Type_create_hindexed`).
+    pub fn heterogeneous_indexed<D: UncommittedDatatype>(blocklengths: &[Count], displacements: &[Address], oldtype: &D) -> UserDatatype {
+        Self::try_heterogeneous_indexed(blocklengths, displacements, oldtype).or_fatal()
+    }
+    /// [`heterogeneous_indexed`](Self::heterogeneous_indexed), reporting errors.
+    pub fn try_heterogeneous_indexed<D: UncommittedDatatype>(blocklengths: &[Count], displacements: &[Address], oldtype: &D) -> Result<UserDatatype> {
+        let b = counts_arg("MPI_Type_create_hindexed", "blocklengths", blocklengths)?;
+        Self::wrap(CoreDatatype::hindexed(&b, displacements, oldtype.as_datatype_ref().core))
+    }
+
+    /// Blocks of `blocklength` elements at `displacements[i]` elements
+    /// (`MPI_Type_create_indexed_block`).
+    pub fn indexed_blocks<D: UncommittedDatatype>(blocklength: Count, displacements: &[Count], oldtype: &D) -> UserDatatype {
+        Self::try_indexed_blocks(blocklength, displacements, oldtype).or_fatal()
+    }
+    /// [`indexed_blocks`](Self::indexed_blocks), reporting errors.
+    pub fn try_indexed_blocks<D: UncommittedDatatype>(blocklength: Count, displacements: &[Count], oldtype: &D) -> Result<UserDatatype> {
+        let b = count_arg("MPI_Type_create_indexed_block", "blocklength", blocklength)?;
+        let d: Vec<i64> = displacements.iter().map(|&x| x as i64).collect();
+        Self::wrap(CoreDatatype::indexed_block(b, &d, oldtype.as_datatype_ref().core))
+    }
+
+    /// Like [`indexed_blocks`](Self::indexed_blocks) with displacements in bytes
+    /// (`MPI_Type_create_hindexed_block`).
+    pub fn heterogeneous_indexed_blocks<D: UncommittedDatatype>(blocklength: Count, displacements: &[Address], oldtype: &D) -> UserDatatype {
+        Self::try_heterogeneous_indexed_blocks(blocklength, displacements, oldtype).or_fatal()
+    }
+    /// [`heterogeneous_indexed_blocks`](Self::heterogeneous_indexed_blocks), reporting errors.
+    pub fn try_heterogeneous_indexed_blocks<D: UncommittedDatatype>(blocklength: Count, displacements: &[Address], oldtype: &D) -> Result<UserDatatype> {
+        let b = count_arg("MPI_Type_create_hindexed_block", "blocklength", blocklength)?;
+        Self::wrap(CoreDatatype::hindexed_block(b, displacements, oldtype.as_datatype_ref().core))
+    }
+
+    /// Blocks of `blocklengths[i]` elements of `types[i]` at byte `displacements[i]`
+    /// (`MPI_Type_create_struct`).
+    pub fn structured<D: UncommittedDatatype>(blocklengths: &[Count], displacements: &[Address], types: &[D]) -> UserDatatype {
+        Self::try_structured(blocklengths, displacements, types).or_fatal()
+    }
+    /// [`structured`](Self::structured), reporting errors.
+    pub fn try_structured<D: UncommittedDatatype>(blocklengths: &[Count], displacements: &[Address], types: &[D]) -> Result<UserDatatype> {
+        let b = counts_arg("MPI_Type_create_struct", "blocklengths", blocklengths)?;
+        let t: Vec<CoreDatatype> = types.iter().map(|d| d.as_datatype_ref().core.clone()).collect();
+        Self::wrap(CoreDatatype::structure(&b, displacements, &t))
+    }
+
+    /// `oldtype` with lower bound `lb` and extent `extent` (`MPI_Type_create_resized`).
+    pub fn resized<D: UncommittedDatatype>(oldtype: &D, lb: Address, extent: Address) -> UserDatatype {
+        Self::try_resized(oldtype, lb, extent).or_fatal()
+    }
+    /// [`resized`](Self::resized), reporting errors.
+    pub fn try_resized<D: UncommittedDatatype>(oldtype: &D, lb: Address, extent: Address) -> Result<UserDatatype> {
+        Self::wrap(CoreDatatype::resized(oldtype.as_datatype_ref().core, lb, extent))
+    }
+
+    /// A copy of `oldtype` (`MPI_Type_dup`).
+    pub fn dup<D: Datatype>(oldtype: &D) -> UserDatatype {
+        let d = CoreDatatype::dup(oldtype.as_datatype_ref().core);
+        d.commit();
+        UserDatatype(d)
+    }
+
+    /// A descriptor referring to this datatype.
+    pub fn as_ref(&self) -> DatatypeRef<'_> {
+        DatatypeRef::from_core(&self.0)
+    }
+
+    /// Bytes of data in one element (`MPI_Type_size`).
+    pub fn size(&self) -> usize {
+        self.0.size()
+    }
+
+    /// Bytes from one element to the next (`MPI_Type_get_extent`).
+    pub fn extent(&self) -> Address {
+        self.0.extent()
+    }
+
+    /// The engine datatype.
+    pub fn as_core(&self) -> &CoreDatatype {
+        &self.0
+    }
+}
+
+impl Clone for UserDatatype {
+    fn clone(&self) -> UserDatatype {
+        UserDatatype::dup(self)
+    }
+}
+
+impl fmt::Debug for UserDatatype {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "UserDatatype({:?})", self.0)
+    }
+}
+
+// SAFETY: the descriptor refers to this datatype.
+unsafe impl Datatype for UserDatatype {
+    fn as_datatype_ref(&self) -> DatatypeRef<'_> {
+        self.as_ref()
+    }
+}
+
+/// A datatype usable to build other datatypes (rsmpi's bound on the constructors'
+/// arguments). Every [`Datatype`] is one in oxmpi.
+pub trait UncommittedDatatype: Datatype {}
+impl<D: Datatype + ?Sized> UncommittedDatatype for D {}
+
+// --- View / MutView ---------------------------------------------------------------------
+
+/// A buffer seen through an arbitrary datatype: `count` elements of `datatype` at the
+/// address of `buffer` (send side).
+pub struct View<'d, 'b, D, B: ?Sized>
+where
+    D: 'd + Datatype,
+    B: 'b + Pointer,
+{
+    datatype: &'d D,
+    count: Count,
+    buffer: &'b B,
+}
+
+impl<'d, 'b, D, B: ?Sized> View<'d, 'b, D, B>
+where
+    D: 'd + Datatype,
+    B: 'b + Pointer,
+{
+    /// A view of `count` elements of `datatype` at `buffer`.
+    ///
+    /// # Safety
+    /// `count` elements of `datatype`, laid out from the address of `buffer`, must lie
+    /// inside the memory `buffer` borrows.
+    pub unsafe fn with_count_and_datatype(buffer: &'b B, count: Count, datatype: &'d D) -> Self {
+        View { datatype, count, buffer }
+    }
+}
+
+impl<'d, D: 'd + Datatype, B: ?Sized + Pointer> AsDatatype for View<'d, '_, D, B> {
+    type Out = &'d D;
+    fn as_datatype(&self) -> Self::Out {
+        self.datatype
+    }
+}
+// SAFETY: the unsafe constructor vouches for the count.
+unsafe impl<'d, D: 'd + Datatype, B: ?Sized + Pointer> Collection for View<'d, '_, D, B> {
+    fn count(&self) -> Count {
+        self.count
+    }
+}
+// SAFETY: the address of the borrowed buffer.
+unsafe impl<'d, D: 'd + Datatype, B: ?Sized + Pointer> Pointer for View<'d, '_, D, B> {
+    fn pointer(&self) -> *const c_void {
+        self.buffer.pointer()
+    }
+}
+// SAFETY: the constructor's contract.
+unsafe impl<'d, D: 'd + Datatype, B: ?Sized + Pointer> Buffer for View<'d, '_, D, B> {}
+
+/// A mutable buffer seen through an arbitrary datatype (receive side).
+pub struct MutView<'d, 'b, D, B: ?Sized>
+where
+    D: 'd + Datatype,
+    B: 'b + PointerMut,
+{
+    datatype: &'d D,
+    count: Count,
+    buffer: &'b mut B,
+}
+
+impl<'d, 'b, D, B: ?Sized> MutView<'d, 'b, D, B>
+where
+    D: 'd + Datatype,
+    B: 'b + PointerMut,
+{
+    /// A view of `count` elements of `datatype` at `buffer`.
+    ///
+    /// # Safety
+    /// `count` elements of `datatype`, laid out from the address of `buffer`, must lie
+    /// inside the memory `buffer` borrows, and every value the datatype can carry must
+    /// be valid there.
+    pub unsafe fn with_count_and_datatype(buffer: &'b mut B, count: Count, datatype: &'d D) -> Self {
+        MutView { datatype, count, buffer }
+    }
+}
+
+impl<'d, D: 'd + Datatype, B: ?Sized + PointerMut> AsDatatype for MutView<'d, '_, D, B> {
+    type Out = &'d D;
+    fn as_datatype(&self) -> Self::Out {
+        self.datatype
+    }
+}
+// SAFETY: the unsafe constructor vouches for the count.
+unsafe impl<'d, D: 'd + Datatype, B: ?Sized + PointerMut> Collection for MutView<'d, '_, D, B> {
+    fn count(&self) -> Count {
+        self.count
+    }
+}
+// SAFETY: the address of the exclusively borrowed buffer.
+unsafe impl<'d, D: 'd + Datatype, B: ?Sized + PointerMut> PointerMut for MutView<'d, '_, D, B> {
+    fn pointer_mut(&mut self) -> *mut c_void {
+        self.buffer.pointer_mut()
+    }
+}
+// SAFETY: the constructor's contract.
+unsafe impl<'d, D: 'd + Datatype, B: ?Sized + PointerMut> BufferMut for MutView<'d, '_, D, B> {}
+
+// --- Partition / PartitionMut -----------------------------------------------------------
+
+/// A buffer split into per-process parts: `counts()[i]` elements at `displs()[i]`
+/// elements from the start (for the `*_varcount_*` collectives).
+pub trait Partitioned {
+    /// Elements of each part.
+    fn counts(&self) -> &[Count];
+    /// Where each part starts, in elements.
+    fn displs(&self) -> &[Count];
+}
+
+/// A partitioned buffer to send from. `count()` is the whole buffer's element count,
+/// which every part must fit in (checked by the collectives).
+///
+/// # Safety
+/// As [`Buffer`].
+pub unsafe trait PartitionedBuffer: Partitioned + Buffer {}
+
+/// A partitioned buffer to receive into; `count()` as for [`PartitionedBuffer`].
+///
+/// # Safety
+/// As [`BufferMut`].
+pub unsafe trait PartitionedBufferMut: Partitioned + BufferMut {}
+
+/// A buffer with counts and displacements, to send from.
+///
+/// ```
+/// use oxmpi::datatype::Partition;
+/// use oxmpi::traits::*;
+/// let data = [1, 2, 3, 4, 5, 6];
+/// let p = Partition::new(&data[..], vec![1, 2, 3], vec![0, 1, 3]);
+/// assert_eq!(p.counts(), &[1, 2, 3]);
+/// ```
+pub struct Partition<'b, B: 'b + ?Sized, C, D> {
+    buf: &'b B,
+    counts: C,
+    displs: D,
+}
+
+impl<'b, B, C, D> Partition<'b, B, C, D>
+where
+    B: 'b + Buffer + ?Sized,
+    C: Borrow<[Count]>,
+    D: Borrow<[Count]>,
+{
+    /// A partition of `buf` into `counts[i]` elements at displacements `displs[i]`.
+    pub fn new(buf: &'b B, counts: C, displs: D) -> Partition<'b, B, C, D> {
+        Partition { buf, counts, displs }
+    }
+}
+
+impl<B: ?Sized, C: Borrow<[Count]>, D: Borrow<[Count]>> Partitioned for Partition<'_, B, C, D> {
+    fn counts(&self) -> &[Count] {
+        self.counts.borrow()
+    }
+    fn displs(&self) -> &[Count] {
+        self.displs.borrow()
+    }
+}
+impl<B: Buffer + ?Sized, C, D> AsDatatype for Partition<'_, B, C, D> {
+    type Out = <B as AsDatatype>::Out;
+    fn as_datatype(&self) -> Self::Out {
+        self.buf.as_datatype()
+    }
+}
+// SAFETY: the whole buffer's count.
+unsafe impl<B: Buffer + ?Sized, C, D> Collection for Partition<'_, B, C, D> {
+    fn count(&self) -> Count {
+        self.buf.count()
+    }
+}
+// SAFETY: the buffer's address.
+unsafe impl<B: Buffer + ?Sized, C, D> Pointer for Partition<'_, B, C, D> {
+    fn pointer(&self) -> *const c_void {
+        self.buf.pointer()
+    }
+}
+// SAFETY: the pieces come from a Buffer.
+unsafe impl<B: Buffer + ?Sized, C, D> Buffer for Partition<'_, B, C, D> {}
+// SAFETY: as above.
+unsafe impl<B: Buffer + ?Sized, C: Borrow<[Count]>, D: Borrow<[Count]>> PartitionedBuffer
+    for Partition<'_, B, C, D>
+{
+}
+
+/// A buffer with counts and displacements, to receive into.
+pub struct PartitionMut<'b, B: 'b + ?Sized, C, D> {
+    buf: &'b mut B,
+    counts: C,
+    displs: D,
+}
+
+impl<'b, B, C, D> PartitionMut<'b, B, C, D>
+where
+    B: 'b + BufferMut + ?Sized,
+    C: Borrow<[Count]>,
+    D: Borrow<[Count]>,
+{
+    /// A partition of `buf` into `counts[i]` elements at displacements `displs[i]`.
+    pub fn new(buf: &'b mut B, counts: C, displs: D) -> PartitionMut<'b, B, C, D> {
+        PartitionMut { buf, counts, displs }
+    }
+}
+
+impl<B: ?Sized, C: Borrow<[Count]>, D: Borrow<[Count]>> Partitioned for PartitionMut<'_, B, C, D> {
+    fn counts(&self) -> &[Count] {
+        self.counts.borrow()
+    }
+    fn displs(&self) -> &[Count] {
+        self.displs.borrow()
+    }
+}
+impl<B: BufferMut + ?Sized, C, D> AsDatatype for PartitionMut<'_, B, C, D> {
+    type Out = <B as AsDatatype>::Out;
+    fn as_datatype(&self) -> Self::Out {
+        self.buf.as_datatype()
+    }
+}
+// SAFETY: the whole buffer's count.
+unsafe impl<B: BufferMut + ?Sized, C, D> Collection for PartitionMut<'_, B, C, D> {
+    fn count(&self) -> Count {
+        self.buf.count()
+    }
+}
+// SAFETY: the buffer's address.
+unsafe impl<B: BufferMut + ?Sized, C, D> PointerMut for PartitionMut<'_, B, C, D> {
+    fn pointer_mut(&mut self) -> *mut c_void {
+        self.buf.pointer_mut()
+    }
+}
+// SAFETY: the pieces come from a BufferMut.
+unsafe impl<B: BufferMut + ?Sized, C, D> BufferMut for PartitionMut<'_, B, C, D> {}
+// SAFETY: as above.
+unsafe impl<B: BufferMut + ?Sized, C: Borrow<[Count]>, D: Borrow<[Count]>> PartitionedBufferMut
+    for PartitionMut<'_, B, C, D>
+{
+}
+
+// --- DynBuffer ----------------------------------------------------------------------------
+
+/// A type-erased read-only buffer, what a [`UserOperation`](crate::collective::UserOperation)
+/// closure gets: `len()` elements of a datatype.
+#[derive(Clone, Copy)]
+pub struct DynBuffer<'a> {
+    ptr: *const u8,
+    len: usize,
+    datatype: DatatypeRef<'a>,
+    _b: PhantomData<&'a [u8]>,
+}
+
+impl<'a> DynBuffer<'a> {
+    /// # Safety
+    /// `len` elements of `datatype` are readable at `ptr` for `'a`.
+    pub(crate) unsafe fn from_raw(ptr: *const u8, len: usize, datatype: DatatypeRef<'a>) -> Self {
+        DynBuffer { ptr, len, datatype, _b: PhantomData }
+    }
+    /// The elements as `&[T]`, if the datatype is `T`'s.
+    pub fn downcast<T: Equivalence>(self) -> Option<&'a [T]> {
+        let t = T::equivalent_datatype();
+        if t.as_datatype_ref() != self.datatype {
+            return None;
+        }
+        if self.len == 0 {
+            return Some(&[]);
+        }
+        // SAFETY: the datatype is T's, whose elements are Ts (Equivalence), `len` of them.
+        Some(unsafe { std::slice::from_raw_parts(self.ptr as *const T, self.len) })
+    }
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// Whether there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// The address of the first element.
+    pub fn as_ptr(&self) -> *const c_void {
+        self.ptr as *const c_void
+    }
+    /// The elements' datatype.
+    pub fn as_datatype(&self) -> DatatypeRef<'a> {
+        self.datatype
+    }
+}
+
+/// A type-erased mutable buffer (the in-out operand of a user operation).
+pub struct DynBufferMut<'a> {
+    ptr: *mut u8,
+    len: usize,
+    datatype: DatatypeRef<'a>,
+    _b: PhantomData<&'a mut [u8]>,
+}
+
+impl<'a> DynBufferMut<'a> {
+    /// # Safety
+    /// `len` elements of `datatype` are writable at `ptr` for `'a`, and not aliased.
+    pub(crate) unsafe fn from_raw(ptr: *mut u8, len: usize, datatype: DatatypeRef<'a>) -> Self {
+        DynBufferMut { ptr, len, datatype, _b: PhantomData }
+    }
+    /// The elements as `&mut [T]`, if the datatype is `T`'s.
+    pub fn downcast<T: Equivalence>(self) -> Option<&'a mut [T]> {
+        let t = T::equivalent_datatype();
+        if t.as_datatype_ref() != self.datatype {
+            return None;
+        }
+        if self.len == 0 {
+            return Some(&mut []);
+        }
+        // SAFETY: as DynBuffer::downcast, exclusively.
+        Some(unsafe { std::slice::from_raw_parts_mut(self.ptr as *mut T, self.len) })
+    }
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// Whether there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// The address of the first element.
+    pub fn as_mut_ptr(&mut self) -> *mut c_void {
+        self.ptr as *mut c_void
+    }
+    /// The elements' datatype.
+    pub fn as_datatype(&self) -> DatatypeRef<'a> {
+        self.datatype
+    }
+}
+
+/// Support for `#[derive(Equivalence)]`; not a public API.
+#[doc(hidden)]
+pub mod derive_support {
+    pub use super::UserDatatype;
+    pub use std::sync::OnceLock;
 }

@@ -80,6 +80,7 @@
 
 #![warn(missing_docs)]
 
+pub mod collective;
 pub mod datatype;
 pub mod environment;
 pub mod error;
@@ -91,6 +92,10 @@ pub mod traits;
 pub use environment::{initialize, initialize_with_threading, Threading, Universe};
 pub use error::{Error, ErrorClass, Result};
 pub use topology::Rank;
+
+/// `#[derive(Equivalence)]` for structs whose fields are all `Equivalence`.
+#[cfg(feature = "derive")]
+pub use oxmpi_derive::Equivalence;
 
 /// Tags label messages (`0..=`[`TAG_UB`]); receives may use [`ANY_TAG`].
 pub type Tag = i32;

@@ -27,7 +27,8 @@ use oxmpi_core::pt2pt;
 use oxmpi_core::{Comm, SendMode, ANY_SOURCE};
 
 use crate::datatype::{
-    raw_target, recv_target, send_bytes, Buffer, BufferMut, Datatype, Equivalence, RecvTarget,
+    raw_target, recv_spec, recv_target, send_bytes, send_spec, Buffer, BufferMut, Datatype,
+    Equivalence, RecvSpec, RecvTarget, SendSpec,
 };
 use crate::error::{Error, ErrorClass, OrFatal, Result};
 use crate::request::{Request, Scope};
@@ -130,7 +131,12 @@ fn send_mode<B: Buffer + ?Sized>(
     mode: SendMode,
 ) -> Result<()> {
     let call = mode_name(mode);
-    pt2pt::send(comm, send_bytes(buf, call)?, dest, tag, mode)
+    match send_spec(buf, call)? {
+        SendSpec::Bytes(b) => pt2pt::send(comm, b, dest, tag, mode),
+        // SAFETY: `buf` holds `count` elements of the datatype (Buffer contract) and is
+        // borrowed for the whole call.
+        SendSpec::Typed(t) => unsafe { pt2pt::send_typed(comm, t.ptr, t.count, &t.dt, dest, tag, mode) },
+    }
 }
 
 fn isend_mode<'a, Sc, B>(
@@ -146,11 +152,13 @@ where
     Sc: Scope<'a>,
 {
     let call = imode_name(mode);
-    let bytes = send_bytes(buf, call)?;
     // SAFETY: `buf` is borrowed for 'a by the returned request, which the scope forbids
     // to outlive 'a, so the bytes stay valid and unmodified until completion.
     unsafe {
-        let raw = pt2pt::isend(comm, bytes.as_ptr(), bytes.len(), dest, tag, mode)?;
+        let raw = match send_spec(buf, call)? {
+            SendSpec::Bytes(bytes) => pt2pt::isend(comm, bytes.as_ptr(), bytes.len(), dest, tag, mode)?,
+            SendSpec::Typed(t) => pt2pt::isend_typed(comm, t.ptr, t.count, &t.dt, dest, tag, mode)?,
+        };
         Ok(Request::wrap(raw, buf as *const B, None, call, scope))
     }
 }
@@ -185,8 +193,14 @@ fn recv_into<B: BufferMut + ?Sized>(
     buf: &mut B,
     tag: Tag,
 ) -> Result<Status> {
-    let t = recv_target(buf, "MPI_Recv")?;
-    recv_into_target(t, "MPI_Recv", |b| pt2pt::recv(comm, b, src, tag))
+    match recv_spec(buf, "MPI_Recv")? {
+        RecvSpec::Bytes(t) => recv_into_target(t, "MPI_Recv", |b| pt2pt::recv(comm, b, src, tag)),
+        // SAFETY: `buf` holds `count` elements of the datatype (BufferMut contract) and
+        // is exclusively borrowed for the whole call.
+        RecvSpec::Typed(t) => unsafe {
+            pt2pt::recv_typed(comm, t.ptr, t.count, &t.dt, src, tag).map(Status)
+        },
+    }
 }
 
 /// Receives exactly one `Msg` through `f`, which receives into the given bytes.
@@ -397,8 +411,16 @@ pub trait Source: AsCommunicator {
         Buf: 'a + BufferMut + ?Sized,
         Sc: Scope<'a>,
     {
-        let t = recv_target(buf, "MPI_Irecv")?;
         let comm = self.as_communicator().core_comm();
+        let t = match recv_spec(buf, "MPI_Irecv")? {
+            RecvSpec::Bytes(t) => t,
+            RecvSpec::Typed(t) => {
+                // SAFETY: as below.
+                let raw = unsafe { pt2pt::irecv_typed(comm, t.ptr, t.count, &t.dt, self.source_rank(), tag)? };
+                // SAFETY: as below.
+                return Ok(unsafe { Request::wrap(raw, buf as *const Buf, None, "MPI_Irecv", scope) });
+            }
+        };
         // SAFETY: `buf` is exclusively borrowed for 'a by the request, which the scope
         // forbids to outlive 'a.
         unsafe {

@@ -6,7 +6,12 @@
 //! assert_eq!(dt.size(), 8);
 //! ```
 
+pub use crate::collective::traits::*;
 pub use crate::datatype::traits::*;
 pub use crate::point_to_point::traits::*;
 pub use crate::request::Scope;
 pub use crate::topology::traits::*;
+
+/// `#[derive(Equivalence)]`, next to the trait of the same name.
+#[cfg(feature = "derive")]
+pub use oxmpi_derive::Equivalence;

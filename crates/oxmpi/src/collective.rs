@@ -1,0 +1,1493 @@
+//! Collective communication: the [`CommunicatorCollectives`] trait (operations of a
+//! whole communicator), the [`Root`] trait (rooted operations, on the root's
+//! [`Process`]), and reduction operations ([`SystemOperation`], [`UserOperation`],
+//! [`UnsafeUserOperation`], the [`Operation`] trait).
+//!
+//! ```
+//! use oxmpi::traits::*;
+//! use oxmpi::collective::SystemOperation;
+//!
+//! let universe = oxmpi::initialize().unwrap();
+//! let world = universe.world();
+//! let mut sum = 0i32;
+//! world.all_reduce_into(&(world.rank() + 1), &mut sum, SystemOperation::sum());
+//! assert_eq!(sum, world.size() * (world.size() + 1) / 2);
+//! ```
+//!
+//! Every fallible method `foo` has a `try_foo` twin returning [`crate::Result`]: a bad
+//! root is [`ErrorClass::Root`](crate::ErrorClass::Root), an operation that does not
+//! apply to the datatype [`ErrorClass::Op`](crate::ErrorClass::Op), and so on.
+//!
+//! Receive counts are taken from the receive buffers as rsmpi does: e.g.
+//! `all_gather_into` receives `recvbuf.count() / size` elements from each process.
+//! The `*_varcount_*` operations take [`Partition`](crate::datatype::Partition)s whose
+//! parts are checked to lie inside the buffer.
+
+use std::ffi::{c_int, c_void};
+use std::fmt;
+
+use oxmpi_core::coll;
+use oxmpi_core::datatype::Datatype as CoreDatatype;
+use oxmpi_core::op::{Op as CoreOp, PredefinedOp};
+use oxmpi_core::Comm;
+use oxmpi_core::Request as RawRequest;
+
+use crate::datatype::{
+    typed_in, typed_out, Buffer, BufferMut, DatatypeRef, DynBuffer, DynBufferMut,
+    PartitionedBuffer, PartitionedBufferMut, Typed,
+};
+use crate::error::{Error, ErrorClass, OrFatal, Result};
+use crate::request::{Request, Scope, StaticScope};
+use crate::topology::{AsCommunicator, Communicator, Process, Rank};
+
+/// The collective traits, re-exported by [`crate::traits`].
+pub mod traits {
+    pub use super::{CommunicatorCollectives, Operation, Root};
+}
+
+// ----- operations ----------------------------------------------------------------------
+
+/// A reduction operation (`MPI_Op`).
+pub trait Operation {
+    /// The engine's operation.
+    #[doc(hidden)]
+    fn as_core_op(&self) -> CoreOp;
+    /// Whether the operands may be combined in any order.
+    fn is_commutative(&self) -> bool {
+        self.as_core_op().is_commutative()
+    }
+}
+
+impl<O: Operation + ?Sized> Operation for &O {
+    fn as_core_op(&self) -> CoreOp {
+        (**self).as_core_op()
+    }
+}
+
+/// A predefined operation (`MPI_SUM`, `MPI_MAX`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SystemOperation(PredefinedOp);
+
+macro_rules! sysops {
+    ($($(#[$m:meta])* $name:ident => $p:ident),* $(,)?) => {
+        impl SystemOperation {
+            $($(#[$m])* pub fn $name() -> SystemOperation { SystemOperation(PredefinedOp::$p) })*
+        }
+    };
+}
+
+sysops! {
+    /// `MPI_MAX`.
+    max => Max,
+    /// `MPI_MIN`.
+    min => Min,
+    /// `MPI_SUM`.
+    sum => Sum,
+    /// `MPI_PROD`.
+    product => Prod,
+    /// `MPI_LAND`.
+    logical_and => Land,
+    /// `MPI_BAND`.
+    bitwise_and => Band,
+    /// `MPI_LOR`.
+    logical_or => Lor,
+    /// `MPI_BOR`.
+    bitwise_or => Bor,
+    /// `MPI_LXOR`.
+    logical_xor => Lxor,
+    /// `MPI_BXOR`.
+    bitwise_xor => Bxor,
+}
+
+impl Operation for SystemOperation {
+    fn as_core_op(&self) -> CoreOp {
+        CoreOp::predefined(self.0)
+    }
+}
+
+type DynFn<'a> = dyn Fn(DynBuffer<'_>, DynBufferMut<'_>) + Sync + 'a;
+
+/// A raw pointer to the closure of a [`UserOperation`], which owns it.
+struct FnPtr(*const DynFn<'static>);
+// SAFETY: the closure is `Sync`, and only ever called through a shared reference.
+unsafe impl Send for FnPtr {}
+// SAFETY: as above.
+unsafe impl Sync for FnPtr {}
+
+impl FnPtr {
+    fn get(&self) -> *const DynFn<'static> {
+        self.0
+    }
+}
+
+/// An operation defined by a closure (`MPI_Op_create`). The closure gets the input
+/// and the in-out operands and must compute `inout[i] = in[i] op inout[i]`; with
+/// [`DynBuffer::downcast`] it sees them as slices.
+///
+/// ```
+/// use oxmpi::traits::*;
+/// use oxmpi::collective::UserOperation;
+/// let universe = oxmpi::initialize().unwrap();
+/// let world = universe.world();
+/// let op = UserOperation::commutative(|x, y| {
+///     let x: &[i32] = x.downcast().unwrap();
+///     let y: &mut [i32] = y.downcast().unwrap();
+///     for (a, b) in x.iter().zip(y) {
+///         *b += a;
+///     }
+/// });
+/// let mut sum = 0;
+/// world.all_reduce_into(&1i32, &mut sum, &op);
+/// assert_eq!(sum, world.size());
+/// ```
+pub struct UserOperation<'a> {
+    // Dropped before the closure it points to.
+    op: CoreOp,
+    _func: Box<DynFn<'a>>,
+}
+
+impl fmt::Debug for UserOperation<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "UserOperation({})", self.op.name())
+    }
+}
+
+impl<'a> UserOperation<'a> {
+    /// An associative (not necessarily commutative) operation: processes' values are
+    /// combined in rank order.
+    pub fn associative<F>(function: F) -> Self
+    where
+        F: Fn(DynBuffer<'_>, DynBufferMut<'_>) + Sync + 'a,
+    {
+        Self::new(false, function)
+    }
+
+    /// An associative and commutative operation.
+    pub fn commutative<F>(function: F) -> Self
+    where
+        F: Fn(DynBuffer<'_>, DynBufferMut<'_>) + Sync + 'a,
+    {
+        Self::new(true, function)
+    }
+
+    /// Same as [`associative`](Self::associative) (oxmpi's spelling of rsmpi's
+    /// non-commutative constructor).
+    pub fn non_commutative<F>(function: F) -> Self
+    where
+        F: Fn(DynBuffer<'_>, DynBufferMut<'_>) + Sync + 'a,
+    {
+        Self::new(false, function)
+    }
+
+    /// An operation from a closure; `commute` says whether it is commutative.
+    pub fn new<F>(commute: bool, function: F) -> Self
+    where
+        F: Fn(DynBuffer<'_>, DynBufferMut<'_>) + Sync + 'a,
+    {
+        let func: Box<DynFn<'a>> = Box::new(function);
+        let p: *const DynFn<'a> = &*func;
+        // SAFETY: only the lifetime bound is erased. The pointer is used by the engine
+        // operation only while an operation that borrows this `UserOperation` runs
+        // (the collectives borrow it for their whole duration, immediate ones for the
+        // scope of their request), and the box never moves.
+        let p = FnPtr(unsafe { std::mem::transmute::<*const DynFn<'a>, *const DynFn<'static>>(p) });
+        let op = CoreOp::user(
+            std::sync::Arc::new(move |inp: *const u8, io: *mut u8, n: usize, dt: &CoreDatatype| {
+                let dtr = DatatypeRef::from_core(dt);
+                // SAFETY: see above: the closure is alive while the engine calls it; the
+                // engine passes `n` elements of `dt` (readable `inp`, writable `io`).
+                unsafe {
+                    let f = &*p.get();
+                    f(DynBuffer::from_raw(inp, n, dtr), DynBufferMut::from_raw(io, n, dtr));
+                }
+            }),
+            commute,
+        );
+        UserOperation { op, _func: func }
+    }
+}
+
+impl Operation for UserOperation<'_> {
+    fn as_core_op(&self) -> CoreOp {
+        self.op.clone()
+    }
+}
+
+/// The engine handle of a datatype, as passed to an [`UnsafeUserFunction`]: it points
+/// to an `oxmpi_core::datatype::Datatype`.
+pub type RawDatatype = *const c_void;
+
+/// A C-style user function: `(invec, inoutvec, len, datatype)`.
+pub type UnsafeUserFunction =
+    unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut RawDatatype);
+
+/// An operation defined by an `extern "C"` function, as `MPI_Op_create` takes one.
+#[derive(Debug)]
+pub struct UnsafeUserOperation {
+    op: CoreOp,
+}
+
+impl UnsafeUserOperation {
+    /// An associative operation.
+    ///
+    /// # Safety
+    /// `function` must compute `inoutvec[i] = invec[i] op inoutvec[i]` for `*len`
+    /// elements of the datatype, touching nothing else.
+    pub unsafe fn associative(function: UnsafeUserFunction) -> Self {
+        // SAFETY: forwarded contract.
+        unsafe { Self::new(false, function) }
+    }
+
+    /// An associative and commutative operation.
+    ///
+    /// # Safety
+    /// As [`associative`](Self::associative).
+    pub unsafe fn commutative(function: UnsafeUserFunction) -> Self {
+        // SAFETY: forwarded contract.
+        unsafe { Self::new(true, function) }
+    }
+
+    unsafe fn new(commute: bool, function: UnsafeUserFunction) -> Self {
+        let op = CoreOp::user(
+            std::sync::Arc::new(move |inp: *const u8, io: *mut u8, n: usize, dt: &CoreDatatype| {
+                let mut len = n as c_int;
+                let mut h: RawDatatype = dt as *const CoreDatatype as *const c_void;
+                // SAFETY: the constructor's contract.
+                unsafe { function(inp as *mut c_void, io as *mut c_void, &mut len, &mut h) }
+            }),
+            commute,
+        );
+        UnsafeUserOperation { op }
+    }
+}
+
+impl Operation for UnsafeUserOperation {
+    fn as_core_op(&self) -> CoreOp {
+        self.op.clone()
+    }
+}
+
+/// `inoutbuf[i] = inbuf[i] op inoutbuf[i]` locally (`MPI_Reduce_local`).
+pub fn reduce_local_into<S, R, O>(inbuf: &S, inoutbuf: &mut R, op: O)
+where
+    S: Buffer + ?Sized,
+    R: BufferMut + ?Sized,
+    O: Operation,
+{
+    try_reduce_local_into(inbuf, inoutbuf, op).or_fatal()
+}
+
+/// [`reduce_local_into`], reporting errors.
+pub fn try_reduce_local_into<S, R, O>(inbuf: &S, inoutbuf: &mut R, op: O) -> Result<()>
+where
+    S: Buffer + ?Sized,
+    R: BufferMut + ?Sized,
+    O: Operation,
+{
+    const CALL: &str = "MPI_Reduce_local";
+    let (s, r) = (typed_in(inbuf), typed_out(inoutbuf));
+    check_same_reduce(CALL, &s, &r)?;
+    // SAFETY: both buffers hold `count` elements of their (same) datatype.
+    unsafe { coll::reduce::reduce_local(s.ptr, r.ptr, s.count, &s.dt, &op.as_core_op())? };
+    // SAFETY: complete; the buffer is borrowed.
+    unsafe { check_out(&r, CALL) }
+}
+
+// ----- helpers -----------------------------------------------------------------------------
+
+fn check_same_reduce(call: &str, s: &Typed, r: &Typed) -> Result<()> {
+    if r.count < s.count {
+        return Err(Error::new(
+            ErrorClass::Truncate,
+            format!("{call}: the receive buffer has {} elements, the send buffer {}", r.count, s.count),
+        ));
+    }
+    if !s.dt.same_signature(1, &r.dt, 1) || s.dt.extent() != r.dt.extent() {
+        return Err(Error::new(
+            ErrorClass::Type,
+            format!("{call}: the send datatype {} and the receive datatype {} differ", s.dt.name(), r.dt.name()),
+        ));
+    }
+    Ok(())
+}
+
+/// # Safety
+/// The operation that wrote `t` is complete and its buffer still borrowed.
+unsafe fn check_out(t: &Typed, call: &str) -> Result<()> {
+    match t.target() {
+        // SAFETY: forwarded contract.
+        Some(rt) => unsafe { rt.after(rt.len, call) },
+        None => Ok(()),
+    }
+}
+
+fn per_process(count: usize, n: Rank) -> usize {
+    if n <= 0 {
+        0
+    } else {
+        count / n as usize
+    }
+}
+
+/// Counts and displacements of a partition, checked against the communicator size and
+/// the buffer's element count.
+fn parts<P: crate::datatype::Partitioned + crate::datatype::Collection + ?Sized>(
+    p: &P,
+    n: Rank,
+    call: &str,
+    arg: &str,
+) -> Result<(Vec<usize>, Vec<isize>)> {
+    let (c, d) = (p.counts(), p.displs());
+    let n = n.max(0) as usize;
+    if c.len() != n || d.len() != n {
+        return Err(Error::arg(
+            ErrorClass::Arg,
+            call,
+            arg,
+            format!("{} counts and {} displacements for {n} processes", c.len(), d.len()),
+        ));
+    }
+    let total = p.count().max(0) as i64;
+    let mut out = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for i in 0..n {
+        let (ci, di) = (c[i] as i64, d[i] as i64);
+        if ci < 0 || di < 0 || di + ci > total {
+            return Err(Error::arg(
+                ErrorClass::Count,
+                call,
+                arg,
+                format!("part {i} ({ci} elements at {di}) is outside the buffer of {total} elements"),
+            ));
+        }
+        out.0.push(ci as usize);
+        out.1.push(di as isize);
+    }
+    Ok(out)
+}
+
+/// Checks that the parts of a receive partition do not overlap.
+fn disjoint(counts: &[usize], displs: &[isize], call: &str, arg: &str) -> Result<()> {
+    let mut v: Vec<(isize, usize)> = displs.iter().copied().zip(counts.iter().copied()).filter(|x| x.1 > 0).collect();
+    v.sort_unstable();
+    for w in v.windows(2) {
+        if w[0].0 + w[0].1 as isize > w[1].0 {
+            return Err(Error::arg(ErrorClass::Arg, call, arg, "receive parts overlap"));
+        }
+    }
+    Ok(())
+}
+
+fn not_root(call: &str, what: &str) -> Error {
+    Error::new(ErrorClass::Root, format!("{call}: {what}"))
+}
+
+fn dangling() -> *mut u8 {
+    std::ptr::NonNull::<u8>::dangling().as_ptr()
+}
+
+/// Runs a blocking collective or starts an immediate one.
+enum Mode {
+    Blocking,
+    Immediate,
+}
+
+fn go(
+    mode: Mode,
+    blocking: impl FnOnce() -> Result<()>,
+    immediate: impl FnOnce() -> Result<RawRequest>,
+) -> Result<Option<RawRequest>> {
+    match mode {
+        Mode::Blocking => blocking().map(|_| None),
+        Mode::Immediate => immediate().map(Some),
+    }
+}
+
+/// Wraps the engine request of an immediate collective.
+///
+/// # Safety
+/// As [`Request::wrap`]: the buffers stay borrowed for `'a`.
+unsafe fn wrap<'a, D: ?Sized, Sc: Scope<'a>>(
+    raw: Option<RawRequest>,
+    data: *const D,
+    out: Option<&Typed>,
+    call: &'static str,
+    scope: Sc,
+) -> Request<'a, D, Sc> {
+    let raw = raw.expect("immediate collectives return a request");
+    // SAFETY: forwarded contract.
+    unsafe { Request::wrap(raw, data, out.and_then(|t| t.target()), call, scope) }
+}
+
+// ----- engine calls shared by blocking and immediate forms -------------------------------
+
+fn do_bcast(comm: &Comm, root: Rank, b: &Typed, mode: Mode) -> Result<Option<RawRequest>> {
+    // SAFETY (both): the buffer is exclusively borrowed by the caller for the operation
+    // (blocking) or for the request's scope (immediate).
+    go(
+        mode,
+        || unsafe { coll::bcast::bcast(b.ptr, b.count, &b.dt, root, comm) },
+        || unsafe { coll::bcast::ibcast(b.ptr, b.count, &b.dt, root, comm) },
+    )
+}
+
+fn do_gather(comm: &Comm, root: Rank, s: &Typed, r: Option<&Typed>, mode: Mode) -> Result<Option<RawRequest>> {
+    let (rp, rc, rdt) = match r {
+        Some(r) => (r.ptr, per_process(r.count, comm.size()), r.dt.clone()),
+        None => (dangling(), 0, s.dt.clone()),
+    };
+    // SAFETY: buffers borrowed by the caller as in do_bcast; the root receives
+    // size * rc <= r.count elements.
+    go(
+        mode,
+        || unsafe { coll::gather::gather(Some(s.ptr), s.count, &s.dt, rp, rc, &rdt, root, comm) },
+        || unsafe { coll::gather::igather(Some(s.ptr), s.count, &s.dt, rp, rc, &rdt, root, comm) },
+    )
+}
+
+fn do_gatherv(comm: &Comm, root: Rank, s: &Typed, r: Option<(&Typed, &[usize], &[isize])>, mode: Mode) -> Result<Option<RawRequest>> {
+    let n = comm.size().max(0) as usize;
+    let zeros = (vec![0usize; n], vec![0isize; n]);
+    let (rp, rc, rd, rdt) = match r {
+        Some((r, c, d)) => (r.ptr, c, d, r.dt.clone()),
+        None => (dangling(), &zeros.0[..], &zeros.1[..], s.dt.clone()),
+    };
+    // SAFETY: as do_gather; the parts were checked to lie inside the buffer.
+    go(
+        mode,
+        || unsafe { coll::gather::gatherv(Some(s.ptr), s.count, &s.dt, rp, rc, rd, &rdt, root, comm) },
+        || unsafe { coll::gather::igatherv(Some(s.ptr), s.count, &s.dt, rp, rc, rd, &rdt, root, comm) },
+    )
+}
+
+fn do_scatter(comm: &Comm, root: Rank, s: Option<&Typed>, r: &Typed, mode: Mode) -> Result<Option<RawRequest>> {
+    let (sp, sc, sdt) = match s {
+        Some(s) => (s.ptr as *const u8, per_process(s.count, comm.size()), s.dt.clone()),
+        None => (dangling() as *const u8, 0, r.dt.clone()),
+    };
+    // SAFETY: as do_gather.
+    go(
+        mode,
+        || unsafe { coll::scatter::scatter(sp, sc, &sdt, Some(r.ptr), r.count, &r.dt, root, comm) },
+        || unsafe { coll::scatter::iscatter(sp, sc, &sdt, Some(r.ptr), r.count, &r.dt, root, comm) },
+    )
+}
+
+fn do_scatterv(comm: &Comm, root: Rank, s: Option<(&Typed, &[usize], &[isize])>, r: &Typed, mode: Mode) -> Result<Option<RawRequest>> {
+    let n = comm.size().max(0) as usize;
+    let zeros = (vec![0usize; n], vec![0isize; n]);
+    let (sp, sc, sd, sdt) = match s {
+        Some((s, c, d)) => (s.ptr as *const u8, c, d, s.dt.clone()),
+        None => (dangling() as *const u8, &zeros.0[..], &zeros.1[..], r.dt.clone()),
+    };
+    // SAFETY: as do_gatherv.
+    go(
+        mode,
+        || unsafe { coll::scatter::scatterv(sp, sc, sd, &sdt, Some(r.ptr), r.count, &r.dt, root, comm) },
+        || unsafe { coll::scatter::iscatterv(sp, sc, sd, &sdt, Some(r.ptr), r.count, &r.dt, root, comm) },
+    )
+}
+
+fn do_reduce(comm: &Comm, root: Rank, s: &Typed, r: Option<&Typed>, op: &CoreOp, mode: Mode) -> Result<Option<RawRequest>> {
+    const CALL: &str = "MPI_Reduce";
+    let rp = match r {
+        Some(r) => {
+            check_same_reduce(CALL, s, r)?;
+            r.ptr
+        }
+        None => dangling(),
+    };
+    // SAFETY: as do_gather; the root's buffer holds at least s.count elements.
+    go(
+        mode,
+        || unsafe { coll::reduce::reduce(Some(s.ptr), rp, s.count, &s.dt, op, root, comm) },
+        || unsafe { coll::reduce::ireduce(Some(s.ptr), rp, s.count, &s.dt, op, root, comm) },
+    )
+}
+
+// ----- CommunicatorCollectives ---------------------------------------------------------------
+
+/// Collective operations of a whole communicator.
+pub trait CommunicatorCollectives: Communicator {
+    /// Waits until every process of the communicator has entered (`MPI_Barrier`).
+    fn barrier(&self) {
+        self.try_barrier().or_fatal()
+    }
+    /// [`barrier`](Self::barrier), reporting errors.
+    fn try_barrier(&self) -> Result<()> {
+        coll::barrier::barrier(self.core_comm())
+    }
+
+    /// Gathers every process's `sendbuf` into `recvbuf` on every process, in rank order
+    /// (`MPI_Allgather`).
+    fn all_gather_into<S: ?Sized, R: ?Sized>(&self, sendbuf: &S, recvbuf: &mut R)
+    where
+        S: Buffer,
+        R: BufferMut,
+    {
+        self.try_all_gather_into(sendbuf, recvbuf).or_fatal()
+    }
+    /// [`all_gather_into`](Self::all_gather_into), reporting errors.
+    fn try_all_gather_into<S: ?Sized, R: ?Sized>(&self, sendbuf: &S, recvbuf: &mut R) -> Result<()>
+    where
+        S: Buffer,
+        R: BufferMut,
+    {
+        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
+        all_gather(self.core_comm(), &s, &r, Mode::Blocking)?;
+        // SAFETY: complete; recvbuf is still borrowed.
+        unsafe { check_out(&r, "MPI_Allgather") }
+    }
+
+    /// Gathers every process's `sendbuf` into the parts of `recvbuf` (`MPI_Allgatherv`).
+    fn all_gather_varcount_into<S: ?Sized, R: ?Sized>(&self, sendbuf: &S, recvbuf: &mut R)
+    where
+        S: Buffer,
+        R: PartitionedBufferMut,
+    {
+        self.try_all_gather_varcount_into(sendbuf, recvbuf).or_fatal()
+    }
+    /// [`all_gather_varcount_into`](Self::all_gather_varcount_into), reporting errors.
+    fn try_all_gather_varcount_into<S: ?Sized, R: ?Sized>(&self, sendbuf: &S, recvbuf: &mut R) -> Result<()>
+    where
+        S: Buffer,
+        R: PartitionedBufferMut,
+    {
+        const CALL: &str = "MPI_Allgatherv";
+        let comm = self.core_comm();
+        let (c, d) = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
+        disjoint(&c, &d, CALL, "recvbuf")?;
+        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
+        all_gatherv(comm, &s, &r, &c, &d, Mode::Blocking)?;
+        // SAFETY: complete; recvbuf is still borrowed.
+        unsafe { check_out(&r, CALL) }
+    }
+
+    /// Sends part `i` of `sendbuf` to process `i` and receives part `j` of `recvbuf`
+    /// from process `j`, parts of `count() / size` elements (`MPI_Alltoall`).
+    fn all_to_all_into<S: ?Sized, R: ?Sized>(&self, sendbuf: &S, recvbuf: &mut R)
+    where
+        S: Buffer,
+        R: BufferMut,
+    {
+        self.try_all_to_all_into(sendbuf, recvbuf).or_fatal()
+    }
+    /// [`all_to_all_into`](Self::all_to_all_into), reporting errors.
+    fn try_all_to_all_into<S: ?Sized, R: ?Sized>(&self, sendbuf: &S, recvbuf: &mut R) -> Result<()>
+    where
+        S: Buffer,
+        R: BufferMut,
+    {
+        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
+        all_to_all(self.core_comm(), &s, &r, Mode::Blocking)?;
+        // SAFETY: complete; recvbuf is still borrowed.
+        unsafe { check_out(&r, "MPI_Alltoall") }
+    }
+
+    /// All-to-all with per-process counts and displacements (`MPI_Alltoallv`).
+    fn all_to_all_varcount_into<S: ?Sized, R: ?Sized>(&self, sendbuf: &S, recvbuf: &mut R)
+    where
+        S: PartitionedBuffer,
+        R: PartitionedBufferMut,
+    {
+        self.try_all_to_all_varcount_into(sendbuf, recvbuf).or_fatal()
+    }
+    /// [`all_to_all_varcount_into`](Self::all_to_all_varcount_into), reporting errors.
+    fn try_all_to_all_varcount_into<S: ?Sized, R: ?Sized>(&self, sendbuf: &S, recvbuf: &mut R) -> Result<()>
+    where
+        S: PartitionedBuffer,
+        R: PartitionedBufferMut,
+    {
+        const CALL: &str = "MPI_Alltoallv";
+        let comm = self.core_comm();
+        let sp = parts(sendbuf, comm.size(), CALL, "sendbuf")?;
+        let rp = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
+        disjoint(&rp.0, &rp.1, CALL, "recvbuf")?;
+        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
+        all_to_allv(comm, &s, &sp, &r, &rp, Mode::Blocking)?;
+        // SAFETY: complete; recvbuf is still borrowed.
+        unsafe { check_out(&r, CALL) }
+    }
+
+    /// Reduces every process's `sendbuf` with `op` into `recvbuf` on every process
+    /// (`MPI_Allreduce`).
+    fn all_reduce_into<S: ?Sized, R: ?Sized, O>(&self, sendbuf: &S, recvbuf: &mut R, op: O)
+    where
+        S: Buffer,
+        R: BufferMut,
+        O: Operation,
+    {
+        self.try_all_reduce_into(sendbuf, recvbuf, op).or_fatal()
+    }
+    /// [`all_reduce_into`](Self::all_reduce_into), reporting errors.
+    fn try_all_reduce_into<S: ?Sized, R: ?Sized, O>(&self, sendbuf: &S, recvbuf: &mut R, op: O) -> Result<()>
+    where
+        S: Buffer,
+        R: BufferMut,
+        O: Operation,
+    {
+        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
+        reduce_like(Red::All, self.core_comm(), &s, &r, &op.as_core_op(), Mode::Blocking)?;
+        // SAFETY: complete; recvbuf is still borrowed.
+        unsafe { check_out(&r, "MPI_Allreduce") }
+    }
+
+    /// Reduces in place: `buf` holds this process's operand and receives the result
+    /// (`MPI_Allreduce` with `MPI_IN_PLACE`; an oxmpi extension).
+    fn all_reduce_in_place<B: ?Sized, O>(&self, buf: &mut B, op: O)
+    where
+        B: BufferMut,
+        O: Operation,
+    {
+        self.try_all_reduce_in_place(buf, op).or_fatal()
+    }
+    /// [`all_reduce_in_place`](Self::all_reduce_in_place), reporting errors.
+    fn try_all_reduce_in_place<B: ?Sized, O>(&self, buf: &mut B, op: O) -> Result<()>
+    where
+        B: BufferMut,
+        O: Operation,
+    {
+        let r = typed_out(buf);
+        // SAFETY: buf is exclusively borrowed for the call.
+        unsafe { coll::allreduce::allreduce(None, r.ptr, r.count, &r.dt, &op.as_core_op(), self.core_comm())? };
+        // SAFETY: complete; buf is still borrowed.
+        unsafe { check_out(&r, "MPI_Allreduce") }
+    }
+
+    /// Reduces `sendbuf` with `op` and scatters the result in blocks of
+    /// `recvbuf.count()` elements (`MPI_Reduce_scatter_block`).
+    fn reduce_scatter_block_into<S: ?Sized, R: ?Sized, O>(&self, sendbuf: &S, recvbuf: &mut R, op: O)
+    where
+        S: Buffer,
+        R: BufferMut,
+        O: Operation,
+    {
+        self.try_reduce_scatter_block_into(sendbuf, recvbuf, op).or_fatal()
+    }
+    /// [`reduce_scatter_block_into`](Self::reduce_scatter_block_into), reporting errors.
+    fn try_reduce_scatter_block_into<S: ?Sized, R: ?Sized, O>(&self, sendbuf: &S, recvbuf: &mut R, op: O) -> Result<()>
+    where
+        S: Buffer,
+        R: BufferMut,
+        O: Operation,
+    {
+        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
+        reduce_like(Red::ScatterBlock, self.core_comm(), &s, &r, &op.as_core_op(), Mode::Blocking)?;
+        // SAFETY: complete; recvbuf is still borrowed.
+        unsafe { check_out(&r, "MPI_Reduce_scatter_block") }
+    }
+
+    /// Inclusive prefix reduction: process `i` gets `sendbuf`s of `0..=i` combined
+    /// (`MPI_Scan`).
+    fn scan_into<S: ?Sized, R: ?Sized, O>(&self, sendbuf: &S, recvbuf: &mut R, op: O)
+    where
+        S: Buffer,
+        R: BufferMut,
+        O: Operation,
+    {
+        self.try_scan_into(sendbuf, recvbuf, op).or_fatal()
+    }
+    /// [`scan_into`](Self::scan_into), reporting errors.
+    fn try_scan_into<S: ?Sized, R: ?Sized, O>(&self, sendbuf: &S, recvbuf: &mut R, op: O) -> Result<()>
+    where
+        S: Buffer,
+        R: BufferMut,
+        O: Operation,
+    {
+        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
+        reduce_like(Red::Scan, self.core_comm(), &s, &r, &op.as_core_op(), Mode::Blocking)?;
+        // SAFETY: complete; recvbuf is still borrowed.
+        unsafe { check_out(&r, "MPI_Scan") }
+    }
+
+    /// Exclusive prefix reduction: process `i` gets `sendbuf`s of `0..i` combined;
+    /// `recvbuf` of process 0 is left unchanged (`MPI_Exscan`).
+    fn exclusive_scan_into<S: ?Sized, R: ?Sized, O>(&self, sendbuf: &S, recvbuf: &mut R, op: O)
+    where
+        S: Buffer,
+        R: BufferMut,
+        O: Operation,
+    {
+        self.try_exclusive_scan_into(sendbuf, recvbuf, op).or_fatal()
+    }
+    /// [`exclusive_scan_into`](Self::exclusive_scan_into), reporting errors.
+    fn try_exclusive_scan_into<S: ?Sized, R: ?Sized, O>(&self, sendbuf: &S, recvbuf: &mut R, op: O) -> Result<()>
+    where
+        S: Buffer,
+        R: BufferMut,
+        O: Operation,
+    {
+        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
+        reduce_like(Red::Exscan, self.core_comm(), &s, &r, &op.as_core_op(), Mode::Blocking)?;
+        // SAFETY: complete; recvbuf is still borrowed.
+        unsafe { check_out(&r, "MPI_Exscan") }
+    }
+
+    /// Starts a barrier (`MPI_Ibarrier`).
+    fn immediate_barrier(&self) -> Request<'static, ()> {
+        self.try_immediate_barrier().or_fatal()
+    }
+    /// [`immediate_barrier`](Self::immediate_barrier), reporting errors.
+    fn try_immediate_barrier(&self) -> Result<Request<'static, ()>> {
+        static UNIT: () = ();
+        let raw = coll::barrier::ibarrier(self.core_comm())?;
+        // SAFETY: a barrier uses no buffer.
+        Ok(unsafe { Request::wrap(raw, &UNIT as *const (), None, "MPI_Ibarrier", StaticScope) })
+    }
+
+    /// Starts an [`all_gather_into`](Self::all_gather_into) (`MPI_Iallgather`).
+    fn immediate_all_gather_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_immediate_all_gather_into(scope, sendbuf, recvbuf).or_fatal()
+    }
+    /// [`immediate_all_gather_into`](Self::immediate_all_gather_into), reporting errors.
+    fn try_immediate_all_gather_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc>>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
+        let raw = all_gather(self.core_comm(), &s, &r, Mode::Immediate)?;
+        // SAFETY: both buffers are borrowed for 'a, which the scope bounds.
+        Ok(unsafe { wrap(raw, recvbuf as *const R, Some(&r), "MPI_Iallgather", scope) })
+    }
+
+    /// Starts an [`all_gather_varcount_into`](Self::all_gather_varcount_into) (`MPI_Iallgatherv`).
+    fn immediate_all_gather_varcount_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc>
+    where
+        S: 'a + Buffer,
+        R: 'a + PartitionedBufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_immediate_all_gather_varcount_into(scope, sendbuf, recvbuf).or_fatal()
+    }
+    /// [`immediate_all_gather_varcount_into`](Self::immediate_all_gather_varcount_into), reporting errors.
+    fn try_immediate_all_gather_varcount_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc>>
+    where
+        S: 'a + Buffer,
+        R: 'a + PartitionedBufferMut,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Iallgatherv";
+        let comm = self.core_comm();
+        let (c, d) = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
+        disjoint(&c, &d, CALL, "recvbuf")?;
+        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
+        let raw = all_gatherv(comm, &s, &r, &c, &d, Mode::Immediate)?;
+        // SAFETY: both buffers are borrowed for 'a, which the scope bounds.
+        Ok(unsafe { wrap(raw, recvbuf as *const R, Some(&r), CALL, scope) })
+    }
+
+    /// Starts an [`all_to_all_into`](Self::all_to_all_into) (`MPI_Ialltoall`).
+    fn immediate_all_to_all_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_immediate_all_to_all_into(scope, sendbuf, recvbuf).or_fatal()
+    }
+    /// [`immediate_all_to_all_into`](Self::immediate_all_to_all_into), reporting errors.
+    fn try_immediate_all_to_all_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc>>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
+        let raw = all_to_all(self.core_comm(), &s, &r, Mode::Immediate)?;
+        // SAFETY: both buffers are borrowed for 'a, which the scope bounds.
+        Ok(unsafe { wrap(raw, recvbuf as *const R, Some(&r), "MPI_Ialltoall", scope) })
+    }
+
+    /// Starts an [`all_to_all_varcount_into`](Self::all_to_all_varcount_into) (`MPI_Ialltoallv`).
+    fn immediate_all_to_all_varcount_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc>
+    where
+        S: 'a + PartitionedBuffer,
+        R: 'a + PartitionedBufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_immediate_all_to_all_varcount_into(scope, sendbuf, recvbuf).or_fatal()
+    }
+    /// [`immediate_all_to_all_varcount_into`](Self::immediate_all_to_all_varcount_into), reporting errors.
+    fn try_immediate_all_to_all_varcount_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc>>
+    where
+        S: 'a + PartitionedBuffer,
+        R: 'a + PartitionedBufferMut,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Ialltoallv";
+        let comm = self.core_comm();
+        let sp = parts(sendbuf, comm.size(), CALL, "sendbuf")?;
+        let rp = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
+        disjoint(&rp.0, &rp.1, CALL, "recvbuf")?;
+        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
+        let raw = all_to_allv(comm, &s, &sp, &r, &rp, Mode::Immediate)?;
+        // SAFETY: both buffers are borrowed for 'a, which the scope bounds.
+        Ok(unsafe { wrap(raw, recvbuf as *const R, Some(&r), CALL, scope) })
+    }
+
+    /// Starts an [`all_reduce_into`](Self::all_reduce_into) (`MPI_Iallreduce`).
+    fn immediate_all_reduce_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Request<'a, R, Sc>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        self.try_immediate_all_reduce_into(scope, sendbuf, recvbuf, op).or_fatal()
+    }
+    /// [`immediate_all_reduce_into`](Self::immediate_all_reduce_into), reporting errors.
+    fn try_immediate_all_reduce_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<Request<'a, R, Sc>>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        imm_reduce_like(Red::All, self.core_comm(), scope, sendbuf, recvbuf, op, "MPI_Iallreduce")
+    }
+
+    /// Starts a [`reduce_scatter_block_into`](Self::reduce_scatter_block_into)
+    /// (`MPI_Ireduce_scatter_block`).
+    fn immediate_reduce_scatter_block_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Request<'a, R, Sc>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        self.try_immediate_reduce_scatter_block_into(scope, sendbuf, recvbuf, op).or_fatal()
+    }
+    /// [`immediate_reduce_scatter_block_into`](Self::immediate_reduce_scatter_block_into), reporting errors.
+    fn try_immediate_reduce_scatter_block_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<Request<'a, R, Sc>>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        imm_reduce_like(Red::ScatterBlock, self.core_comm(), scope, sendbuf, recvbuf, op, "MPI_Ireduce_scatter_block")
+    }
+
+    /// Starts a [`scan_into`](Self::scan_into) (`MPI_Iscan`).
+    fn immediate_scan_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Request<'a, R, Sc>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        self.try_immediate_scan_into(scope, sendbuf, recvbuf, op).or_fatal()
+    }
+    /// [`immediate_scan_into`](Self::immediate_scan_into), reporting errors.
+    fn try_immediate_scan_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<Request<'a, R, Sc>>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        imm_reduce_like(Red::Scan, self.core_comm(), scope, sendbuf, recvbuf, op, "MPI_Iscan")
+    }
+
+    /// Starts an [`exclusive_scan_into`](Self::exclusive_scan_into) (`MPI_Iexscan`).
+    fn immediate_exclusive_scan_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Request<'a, R, Sc>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        self.try_immediate_exclusive_scan_into(scope, sendbuf, recvbuf, op).or_fatal()
+    }
+    /// [`immediate_exclusive_scan_into`](Self::immediate_exclusive_scan_into), reporting errors.
+    fn try_immediate_exclusive_scan_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<Request<'a, R, Sc>>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        imm_reduce_like(Red::Exscan, self.core_comm(), scope, sendbuf, recvbuf, op, "MPI_Iexscan")
+    }
+}
+
+impl<C: Communicator + ?Sized> CommunicatorCollectives for C {}
+
+fn all_gather(comm: &Comm, s: &Typed, r: &Typed, mode: Mode) -> Result<Option<RawRequest>> {
+    let rc = per_process(r.count, comm.size());
+    // SAFETY: buffers borrowed by the caller for the operation or the request's scope;
+    // size * rc <= r.count elements are received.
+    go(
+        mode,
+        || unsafe { coll::allgather::allgather(Some(s.ptr), s.count, &s.dt, r.ptr, rc, &r.dt, comm) },
+        || unsafe { coll::allgather::iallgather(Some(s.ptr), s.count, &s.dt, r.ptr, rc, &r.dt, comm) },
+    )
+}
+
+fn all_gatherv(comm: &Comm, s: &Typed, r: &Typed, c: &[usize], d: &[isize], mode: Mode) -> Result<Option<RawRequest>> {
+    // SAFETY: as all_gather; the parts were checked to lie inside the buffer.
+    go(
+        mode,
+        || unsafe { coll::allgather::allgatherv(Some(s.ptr), s.count, &s.dt, r.ptr, c, d, &r.dt, comm) },
+        || unsafe { coll::allgather::iallgatherv(Some(s.ptr), s.count, &s.dt, r.ptr, c, d, &r.dt, comm) },
+    )
+}
+
+fn all_to_all(comm: &Comm, s: &Typed, r: &Typed, mode: Mode) -> Result<Option<RawRequest>> {
+    let sc = per_process(s.count, comm.size());
+    let rc = per_process(r.count, comm.size());
+    // SAFETY: as all_gather.
+    go(
+        mode,
+        || unsafe { coll::alltoall::alltoall(Some(s.ptr), sc, &s.dt, r.ptr, rc, &r.dt, comm) },
+        || unsafe { coll::alltoall::ialltoall(Some(s.ptr), sc, &s.dt, r.ptr, rc, &r.dt, comm) },
+    )
+}
+
+type Parts = (Vec<usize>, Vec<isize>);
+
+fn all_to_allv(comm: &Comm, s: &Typed, sp: &Parts, r: &Typed, rp: &Parts, mode: Mode) -> Result<Option<RawRequest>> {
+    // SAFETY: as all_gatherv.
+    go(
+        mode,
+        || unsafe { coll::alltoall::alltoallv(Some(s.ptr), &sp.0, &sp.1, &s.dt, r.ptr, &rp.0, &rp.1, &r.dt, comm) },
+        || unsafe { coll::alltoall::ialltoallv(Some(s.ptr), &sp.0, &sp.1, &s.dt, r.ptr, &rp.0, &rp.1, &r.dt, comm) },
+    )
+}
+
+#[derive(Clone, Copy)]
+enum Red {
+    All,
+    ScatterBlock,
+    Scan,
+    Exscan,
+}
+
+fn reduce_like(kind: Red, comm: &Comm, s: &Typed, r: &Typed, op: &CoreOp, mode: Mode) -> Result<Option<RawRequest>> {
+    use coll::{allreduce, reduce_scatter, scan};
+    let (sp, rp, n, dt) = (Some(s.ptr as *const u8), r.ptr, s.count, &s.dt);
+    match kind {
+        Red::ScatterBlock => {
+            let call = "MPI_Reduce_scatter_block";
+            let need = r.count.checked_mul(comm.size().max(0) as usize);
+            if need != Some(s.count) {
+                return Err(Error::new(
+                    ErrorClass::Count,
+                    format!("{call}: the send buffer has {} elements, not {} x {} processes", s.count, r.count, comm.size()),
+                ));
+            }
+            if !s.dt.same_signature(1, &r.dt, 1) || s.dt.extent() != r.dt.extent() {
+                return Err(Error::new(ErrorClass::Type, format!("{call}: the send and receive datatypes differ")));
+            }
+            let rc = r.count;
+            // SAFETY: buffers borrowed by the caller; sizes checked above.
+            go(
+                mode,
+                || unsafe { reduce_scatter::reduce_scatter_block(sp, rp, rc, dt, op, comm) },
+                || unsafe { reduce_scatter::ireduce_scatter_block(sp, rp, rc, dt, op, comm) },
+            )
+        }
+        Red::All => {
+            check_same_reduce("MPI_Allreduce", s, r)?;
+            // SAFETY: buffers borrowed by the caller; recvbuf holds >= n elements.
+            go(
+                mode,
+                || unsafe { allreduce::allreduce(sp, rp, n, dt, op, comm) },
+                || unsafe { allreduce::iallreduce(sp, rp, n, dt, op, comm) },
+            )
+        }
+        Red::Scan => {
+            check_same_reduce("MPI_Scan", s, r)?;
+            // SAFETY: as above.
+            go(mode, || unsafe { scan::scan(sp, rp, n, dt, op, comm) }, || unsafe { scan::iscan(sp, rp, n, dt, op, comm) })
+        }
+        Red::Exscan => {
+            check_same_reduce("MPI_Exscan", s, r)?;
+            // SAFETY: as above.
+            go(mode, || unsafe { scan::exscan(sp, rp, n, dt, op, comm) }, || unsafe { scan::iexscan(sp, rp, n, dt, op, comm) })
+        }
+    }
+}
+
+fn imm_reduce_like<'a, Sc, S, R, O>(kind: Red, comm: &Comm, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O, call: &'static str) -> Result<Request<'a, R, Sc>>
+where
+    S: 'a + Buffer + ?Sized,
+    R: 'a + BufferMut + ?Sized,
+    O: 'a + Operation,
+    Sc: Scope<'a>,
+{
+    let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
+    let raw = reduce_like(kind, comm, &s, &r, &op.as_core_op(), Mode::Immediate)?;
+    // SAFETY: both buffers (and the operation) are borrowed for 'a, which the scope bounds.
+    Ok(unsafe { wrap(raw, recvbuf as *const R, Some(&r), call, scope) })
+}
+
+// ----- Root ------------------------------------------------------------------------------------
+
+/// Rooted collective operations, called on the [`Process`] of the root: every process
+/// calls e.g. `world.process_at_rank(0).broadcast_into(&mut x)`. The `*_root` forms are
+/// for the root itself, the others for the other processes.
+pub trait Root: AsCommunicator {
+    /// The rank of the root.
+    fn root_rank(&self) -> Rank;
+
+    /// Sends the root's `buffer` into every process's `buffer` (`MPI_Bcast`).
+    fn broadcast_into<Buf: ?Sized + BufferMut>(&self, buffer: &mut Buf) {
+        self.try_broadcast_into(buffer).or_fatal()
+    }
+    /// [`broadcast_into`](Self::broadcast_into), reporting errors.
+    fn try_broadcast_into<Buf: ?Sized + BufferMut>(&self, buffer: &mut Buf) -> Result<()> {
+        let b = typed_out(buffer);
+        do_bcast(self.as_communicator().core_comm(), self.root_rank(), &b, Mode::Blocking)?;
+        // SAFETY: complete; the buffer is still borrowed.
+        unsafe { check_out(&b, "MPI_Bcast") }
+    }
+
+    /// Sends `sendbuf` to the root's gather (`MPI_Gather`, non-root side).
+    fn gather_into<S: ?Sized + Buffer>(&self, sendbuf: &S) {
+        self.try_gather_into(sendbuf).or_fatal()
+    }
+    /// [`gather_into`](Self::gather_into), reporting errors.
+    fn try_gather_into<S: ?Sized + Buffer>(&self, sendbuf: &S) -> Result<()> {
+        let comm = self.as_communicator().core_comm();
+        if comm.rank() == self.root_rank() {
+            return Err(not_root("MPI_Gather", "the root must call gather_into_root"));
+        }
+        do_gather(comm, self.root_rank(), &typed_in(sendbuf), None, Mode::Blocking).map(|_| ())
+    }
+
+    /// Gathers every process's `sendbuf` into `recvbuf` in rank order, parts of
+    /// `recvbuf.count() / size` elements (`MPI_Gather`, root side).
+    fn gather_into_root<S: ?Sized + Buffer, R: ?Sized + BufferMut>(&self, sendbuf: &S, recvbuf: &mut R) {
+        self.try_gather_into_root(sendbuf, recvbuf).or_fatal()
+    }
+    /// [`gather_into_root`](Self::gather_into_root), reporting errors.
+    fn try_gather_into_root<S: ?Sized + Buffer, R: ?Sized + BufferMut>(&self, sendbuf: &S, recvbuf: &mut R) -> Result<()> {
+        let comm = self.as_communicator().core_comm();
+        if comm.rank() != self.root_rank() {
+            return Err(not_root("MPI_Gather", "gather_into_root called by a process that is not the root"));
+        }
+        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
+        do_gather(comm, self.root_rank(), &s, Some(&r), Mode::Blocking)?;
+        // SAFETY: complete; recvbuf is still borrowed.
+        unsafe { check_out(&r, "MPI_Gather") }
+    }
+
+    /// Sends `sendbuf` to the root's varcount gather (`MPI_Gatherv`, non-root side).
+    fn gather_varcount_into<S: ?Sized + Buffer>(&self, sendbuf: &S) {
+        self.try_gather_varcount_into(sendbuf).or_fatal()
+    }
+    /// [`gather_varcount_into`](Self::gather_varcount_into), reporting errors.
+    fn try_gather_varcount_into<S: ?Sized + Buffer>(&self, sendbuf: &S) -> Result<()> {
+        let comm = self.as_communicator().core_comm();
+        if comm.rank() == self.root_rank() {
+            return Err(not_root("MPI_Gatherv", "the root must call gather_varcount_into_root"));
+        }
+        do_gatherv(comm, self.root_rank(), &typed_in(sendbuf), None, Mode::Blocking).map(|_| ())
+    }
+
+    /// Gathers every process's `sendbuf` into the parts of `recvbuf` (`MPI_Gatherv`,
+    /// root side).
+    fn gather_varcount_into_root<S: ?Sized + Buffer, R: ?Sized + PartitionedBufferMut>(&self, sendbuf: &S, recvbuf: &mut R) {
+        self.try_gather_varcount_into_root(sendbuf, recvbuf).or_fatal()
+    }
+    /// [`gather_varcount_into_root`](Self::gather_varcount_into_root), reporting errors.
+    fn try_gather_varcount_into_root<S: ?Sized + Buffer, R: ?Sized + PartitionedBufferMut>(&self, sendbuf: &S, recvbuf: &mut R) -> Result<()> {
+        const CALL: &str = "MPI_Gatherv";
+        let comm = self.as_communicator().core_comm();
+        if comm.rank() != self.root_rank() {
+            return Err(not_root(CALL, "gather_varcount_into_root called by a process that is not the root"));
+        }
+        let (c, d) = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
+        disjoint(&c, &d, CALL, "recvbuf")?;
+        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
+        do_gatherv(comm, self.root_rank(), &s, Some((&r, &c, &d)), Mode::Blocking)?;
+        // SAFETY: complete; recvbuf is still borrowed.
+        unsafe { check_out(&r, CALL) }
+    }
+
+    /// Receives this process's part of the root's scatter (`MPI_Scatter`, non-root side).
+    fn scatter_into<R: ?Sized + BufferMut>(&self, recvbuf: &mut R) {
+        self.try_scatter_into(recvbuf).or_fatal()
+    }
+    /// [`scatter_into`](Self::scatter_into), reporting errors.
+    fn try_scatter_into<R: ?Sized + BufferMut>(&self, recvbuf: &mut R) -> Result<()> {
+        let comm = self.as_communicator().core_comm();
+        if comm.rank() == self.root_rank() {
+            return Err(not_root("MPI_Scatter", "the root must call scatter_into_root"));
+        }
+        let r = typed_out(recvbuf);
+        do_scatter(comm, self.root_rank(), None, &r, Mode::Blocking)?;
+        // SAFETY: complete; recvbuf is still borrowed.
+        unsafe { check_out(&r, "MPI_Scatter") }
+    }
+
+    /// Sends part `i` of `sendbuf` (`sendbuf.count() / size` elements) to process `i`
+    /// (`MPI_Scatter`, root side).
+    fn scatter_into_root<S: ?Sized + Buffer, R: ?Sized + BufferMut>(&self, sendbuf: &S, recvbuf: &mut R) {
+        self.try_scatter_into_root(sendbuf, recvbuf).or_fatal()
+    }
+    /// [`scatter_into_root`](Self::scatter_into_root), reporting errors.
+    fn try_scatter_into_root<S: ?Sized + Buffer, R: ?Sized + BufferMut>(&self, sendbuf: &S, recvbuf: &mut R) -> Result<()> {
+        let comm = self.as_communicator().core_comm();
+        if comm.rank() != self.root_rank() {
+            return Err(not_root("MPI_Scatter", "scatter_into_root called by a process that is not the root"));
+        }
+        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
+        do_scatter(comm, self.root_rank(), Some(&s), &r, Mode::Blocking)?;
+        // SAFETY: complete; recvbuf is still borrowed.
+        unsafe { check_out(&r, "MPI_Scatter") }
+    }
+
+    /// Receives this process's part of the root's varcount scatter (`MPI_Scatterv`,
+    /// non-root side).
+    fn scatter_varcount_into<R: ?Sized + BufferMut>(&self, recvbuf: &mut R) {
+        self.try_scatter_varcount_into(recvbuf).or_fatal()
+    }
+    /// [`scatter_varcount_into`](Self::scatter_varcount_into), reporting errors.
+    fn try_scatter_varcount_into<R: ?Sized + BufferMut>(&self, recvbuf: &mut R) -> Result<()> {
+        let comm = self.as_communicator().core_comm();
+        if comm.rank() == self.root_rank() {
+            return Err(not_root("MPI_Scatterv", "the root must call scatter_varcount_into_root"));
+        }
+        let r = typed_out(recvbuf);
+        do_scatterv(comm, self.root_rank(), None, &r, Mode::Blocking)?;
+        // SAFETY: complete; recvbuf is still borrowed.
+        unsafe { check_out(&r, "MPI_Scatterv") }
+    }
+
+    /// Sends the parts of `sendbuf` to the processes (`MPI_Scatterv`, root side).
+    fn scatter_varcount_into_root<S: ?Sized + PartitionedBuffer, R: ?Sized + BufferMut>(&self, sendbuf: &S, recvbuf: &mut R) {
+        self.try_scatter_varcount_into_root(sendbuf, recvbuf).or_fatal()
+    }
+    /// [`scatter_varcount_into_root`](Self::scatter_varcount_into_root), reporting errors.
+    fn try_scatter_varcount_into_root<S: ?Sized + PartitionedBuffer, R: ?Sized + BufferMut>(&self, sendbuf: &S, recvbuf: &mut R) -> Result<()> {
+        const CALL: &str = "MPI_Scatterv";
+        let comm = self.as_communicator().core_comm();
+        if comm.rank() != self.root_rank() {
+            return Err(not_root(CALL, "scatter_varcount_into_root called by a process that is not the root"));
+        }
+        let (c, d) = parts(sendbuf, comm.size(), CALL, "sendbuf")?;
+        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
+        do_scatterv(comm, self.root_rank(), Some((&s, &c, &d)), &r, Mode::Blocking)?;
+        // SAFETY: complete; recvbuf is still borrowed.
+        unsafe { check_out(&r, CALL) }
+    }
+
+    /// Contributes `sendbuf` to the root's reduction (`MPI_Reduce`, non-root side).
+    fn reduce_into<S: ?Sized + Buffer, O: Operation>(&self, sendbuf: &S, op: O) {
+        self.try_reduce_into(sendbuf, op).or_fatal()
+    }
+    /// [`reduce_into`](Self::reduce_into), reporting errors.
+    fn try_reduce_into<S: ?Sized + Buffer, O: Operation>(&self, sendbuf: &S, op: O) -> Result<()> {
+        let comm = self.as_communicator().core_comm();
+        if comm.rank() == self.root_rank() {
+            return Err(not_root("MPI_Reduce", "the root must call reduce_into_root"));
+        }
+        do_reduce(comm, self.root_rank(), &typed_in(sendbuf), None, &op.as_core_op(), Mode::Blocking).map(|_| ())
+    }
+
+    /// Reduces every process's `sendbuf` with `op` into `recvbuf` (`MPI_Reduce`, root side).
+    fn reduce_into_root<S: ?Sized + Buffer, R: ?Sized + BufferMut, O: Operation>(&self, sendbuf: &S, recvbuf: &mut R, op: O) {
+        self.try_reduce_into_root(sendbuf, recvbuf, op).or_fatal()
+    }
+    /// [`reduce_into_root`](Self::reduce_into_root), reporting errors.
+    fn try_reduce_into_root<S: ?Sized + Buffer, R: ?Sized + BufferMut, O: Operation>(&self, sendbuf: &S, recvbuf: &mut R, op: O) -> Result<()> {
+        let comm = self.as_communicator().core_comm();
+        if comm.rank() != self.root_rank() {
+            return Err(not_root("MPI_Reduce", "reduce_into_root called by a process that is not the root"));
+        }
+        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
+        do_reduce(comm, self.root_rank(), &s, Some(&r), &op.as_core_op(), Mode::Blocking)?;
+        // SAFETY: complete; recvbuf is still borrowed.
+        unsafe { check_out(&r, "MPI_Reduce") }
+    }
+
+    /// Starts a [`broadcast_into`](Self::broadcast_into) (`MPI_Ibcast`).
+    fn immediate_broadcast_into<'a, Sc, Buf: ?Sized>(&self, scope: Sc, buf: &'a mut Buf) -> Request<'a, Buf, Sc>
+    where
+        Buf: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_immediate_broadcast_into(scope, buf).or_fatal()
+    }
+    /// [`immediate_broadcast_into`](Self::immediate_broadcast_into), reporting errors.
+    fn try_immediate_broadcast_into<'a, Sc, Buf: ?Sized>(&self, scope: Sc, buf: &'a mut Buf) -> Result<Request<'a, Buf, Sc>>
+    where
+        Buf: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        let b = typed_out(buf);
+        let raw = do_bcast(self.as_communicator().core_comm(), self.root_rank(), &b, Mode::Immediate)?;
+        // SAFETY: the buffer is borrowed for 'a, which the scope bounds.
+        Ok(unsafe { wrap(raw, buf as *const Buf, Some(&b), "MPI_Ibcast", scope) })
+    }
+
+    /// Starts a [`gather_into`](Self::gather_into) (`MPI_Igather`).
+    fn immediate_gather_into<'a, Sc, S: ?Sized>(&self, scope: Sc, sendbuf: &'a S) -> Request<'a, S, Sc>
+    where
+        S: 'a + Buffer,
+        Sc: Scope<'a>,
+    {
+        self.try_immediate_gather_into(scope, sendbuf).or_fatal()
+    }
+    /// [`immediate_gather_into`](Self::immediate_gather_into), reporting errors.
+    fn try_immediate_gather_into<'a, Sc, S: ?Sized>(&self, scope: Sc, sendbuf: &'a S) -> Result<Request<'a, S, Sc>>
+    where
+        S: 'a + Buffer,
+        Sc: Scope<'a>,
+    {
+        let comm = self.as_communicator().core_comm();
+        if comm.rank() == self.root_rank() {
+            return Err(not_root("MPI_Igather", "the root must call immediate_gather_into_root"));
+        }
+        let raw = do_gather(comm, self.root_rank(), &typed_in(sendbuf), None, Mode::Immediate)?;
+        // SAFETY: the buffer is borrowed for 'a, which the scope bounds.
+        Ok(unsafe { wrap(raw, sendbuf as *const S, None, "MPI_Igather", scope) })
+    }
+
+    /// Starts a [`gather_into_root`](Self::gather_into_root) (`MPI_Igather`).
+    fn immediate_gather_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_immediate_gather_into_root(scope, sendbuf, recvbuf).or_fatal()
+    }
+    /// [`immediate_gather_into_root`](Self::immediate_gather_into_root), reporting errors.
+    fn try_immediate_gather_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc>>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        let comm = self.as_communicator().core_comm();
+        if comm.rank() != self.root_rank() {
+            return Err(not_root("MPI_Igather", "immediate_gather_into_root called by a process that is not the root"));
+        }
+        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
+        let raw = do_gather(comm, self.root_rank(), &s, Some(&r), Mode::Immediate)?;
+        // SAFETY: both buffers are borrowed for 'a, which the scope bounds.
+        Ok(unsafe { wrap(raw, recvbuf as *const R, Some(&r), "MPI_Igather", scope) })
+    }
+
+    /// Starts a [`gather_varcount_into`](Self::gather_varcount_into) (`MPI_Igatherv`).
+    fn immediate_gather_varcount_into<'a, Sc, S: ?Sized>(&self, scope: Sc, sendbuf: &'a S) -> Request<'a, S, Sc>
+    where
+        S: 'a + Buffer,
+        Sc: Scope<'a>,
+    {
+        self.try_immediate_gather_varcount_into(scope, sendbuf).or_fatal()
+    }
+    /// [`immediate_gather_varcount_into`](Self::immediate_gather_varcount_into), reporting errors.
+    fn try_immediate_gather_varcount_into<'a, Sc, S: ?Sized>(&self, scope: Sc, sendbuf: &'a S) -> Result<Request<'a, S, Sc>>
+    where
+        S: 'a + Buffer,
+        Sc: Scope<'a>,
+    {
+        let comm = self.as_communicator().core_comm();
+        if comm.rank() == self.root_rank() {
+            return Err(not_root("MPI_Igatherv", "the root must call immediate_gather_varcount_into_root"));
+        }
+        let raw = do_gatherv(comm, self.root_rank(), &typed_in(sendbuf), None, Mode::Immediate)?;
+        // SAFETY: the buffer is borrowed for 'a, which the scope bounds.
+        Ok(unsafe { wrap(raw, sendbuf as *const S, None, "MPI_Igatherv", scope) })
+    }
+
+    /// Starts a [`gather_varcount_into_root`](Self::gather_varcount_into_root) (`MPI_Igatherv`).
+    fn immediate_gather_varcount_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc>
+    where
+        S: 'a + Buffer,
+        R: 'a + PartitionedBufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_immediate_gather_varcount_into_root(scope, sendbuf, recvbuf).or_fatal()
+    }
+    /// [`immediate_gather_varcount_into_root`](Self::immediate_gather_varcount_into_root), reporting errors.
+    fn try_immediate_gather_varcount_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc>>
+    where
+        S: 'a + Buffer,
+        R: 'a + PartitionedBufferMut,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Igatherv";
+        let comm = self.as_communicator().core_comm();
+        if comm.rank() != self.root_rank() {
+            return Err(not_root(CALL, "immediate_gather_varcount_into_root called by a process that is not the root"));
+        }
+        let (c, d) = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
+        disjoint(&c, &d, CALL, "recvbuf")?;
+        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
+        let raw = do_gatherv(comm, self.root_rank(), &s, Some((&r, &c, &d)), Mode::Immediate)?;
+        // SAFETY: both buffers are borrowed for 'a, which the scope bounds.
+        Ok(unsafe { wrap(raw, recvbuf as *const R, Some(&r), CALL, scope) })
+    }
+
+    /// Starts a [`scatter_into`](Self::scatter_into) (`MPI_Iscatter`).
+    fn immediate_scatter_into<'a, Sc, R: ?Sized>(&self, scope: Sc, recvbuf: &'a mut R) -> Request<'a, R, Sc>
+    where
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_immediate_scatter_into(scope, recvbuf).or_fatal()
+    }
+    /// [`immediate_scatter_into`](Self::immediate_scatter_into), reporting errors.
+    fn try_immediate_scatter_into<'a, Sc, R: ?Sized>(&self, scope: Sc, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc>>
+    where
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        let comm = self.as_communicator().core_comm();
+        if comm.rank() == self.root_rank() {
+            return Err(not_root("MPI_Iscatter", "the root must call immediate_scatter_into_root"));
+        }
+        let r = typed_out(recvbuf);
+        let raw = do_scatter(comm, self.root_rank(), None, &r, Mode::Immediate)?;
+        // SAFETY: the buffer is borrowed for 'a, which the scope bounds.
+        Ok(unsafe { wrap(raw, recvbuf as *const R, Some(&r), "MPI_Iscatter", scope) })
+    }
+
+    /// Starts a [`scatter_into_root`](Self::scatter_into_root) (`MPI_Iscatter`).
+    fn immediate_scatter_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_immediate_scatter_into_root(scope, sendbuf, recvbuf).or_fatal()
+    }
+    /// [`immediate_scatter_into_root`](Self::immediate_scatter_into_root), reporting errors.
+    fn try_immediate_scatter_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc>>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        let comm = self.as_communicator().core_comm();
+        if comm.rank() != self.root_rank() {
+            return Err(not_root("MPI_Iscatter", "immediate_scatter_into_root called by a process that is not the root"));
+        }
+        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
+        let raw = do_scatter(comm, self.root_rank(), Some(&s), &r, Mode::Immediate)?;
+        // SAFETY: both buffers are borrowed for 'a, which the scope bounds.
+        Ok(unsafe { wrap(raw, recvbuf as *const R, Some(&r), "MPI_Iscatter", scope) })
+    }
+
+    /// Starts a [`scatter_varcount_into`](Self::scatter_varcount_into) (`MPI_Iscatterv`).
+    fn immediate_scatter_varcount_into<'a, Sc, R: ?Sized>(&self, scope: Sc, recvbuf: &'a mut R) -> Request<'a, R, Sc>
+    where
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_immediate_scatter_varcount_into(scope, recvbuf).or_fatal()
+    }
+    /// [`immediate_scatter_varcount_into`](Self::immediate_scatter_varcount_into), reporting errors.
+    fn try_immediate_scatter_varcount_into<'a, Sc, R: ?Sized>(&self, scope: Sc, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc>>
+    where
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        let comm = self.as_communicator().core_comm();
+        if comm.rank() == self.root_rank() {
+            return Err(not_root("MPI_Iscatterv", "the root must call immediate_scatter_varcount_into_root"));
+        }
+        let r = typed_out(recvbuf);
+        let raw = do_scatterv(comm, self.root_rank(), None, &r, Mode::Immediate)?;
+        // SAFETY: the buffer is borrowed for 'a, which the scope bounds.
+        Ok(unsafe { wrap(raw, recvbuf as *const R, Some(&r), "MPI_Iscatterv", scope) })
+    }
+
+    /// Starts a [`scatter_varcount_into_root`](Self::scatter_varcount_into_root) (`MPI_Iscatterv`).
+    fn immediate_scatter_varcount_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc>
+    where
+        S: 'a + PartitionedBuffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_immediate_scatter_varcount_into_root(scope, sendbuf, recvbuf).or_fatal()
+    }
+    /// [`immediate_scatter_varcount_into_root`](Self::immediate_scatter_varcount_into_root), reporting errors.
+    fn try_immediate_scatter_varcount_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc>>
+    where
+        S: 'a + PartitionedBuffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Iscatterv";
+        let comm = self.as_communicator().core_comm();
+        if comm.rank() != self.root_rank() {
+            return Err(not_root(CALL, "immediate_scatter_varcount_into_root called by a process that is not the root"));
+        }
+        let (c, d) = parts(sendbuf, comm.size(), CALL, "sendbuf")?;
+        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
+        let raw = do_scatterv(comm, self.root_rank(), Some((&s, &c, &d)), &r, Mode::Immediate)?;
+        // SAFETY: both buffers are borrowed for 'a, which the scope bounds.
+        Ok(unsafe { wrap(raw, recvbuf as *const R, Some(&r), CALL, scope) })
+    }
+
+    /// Starts a [`reduce_into`](Self::reduce_into) (`MPI_Ireduce`).
+    fn immediate_reduce_into<'a, Sc, S: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, op: O) -> Request<'a, S, Sc>
+    where
+        S: 'a + Buffer,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        self.try_immediate_reduce_into(scope, sendbuf, op).or_fatal()
+    }
+    /// [`immediate_reduce_into`](Self::immediate_reduce_into), reporting errors.
+    fn try_immediate_reduce_into<'a, Sc, S: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, op: O) -> Result<Request<'a, S, Sc>>
+    where
+        S: 'a + Buffer,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        let comm = self.as_communicator().core_comm();
+        if comm.rank() == self.root_rank() {
+            return Err(not_root("MPI_Ireduce", "the root must call immediate_reduce_into_root"));
+        }
+        let raw = do_reduce(comm, self.root_rank(), &typed_in(sendbuf), None, &op.as_core_op(), Mode::Immediate)?;
+        // SAFETY: the buffer and the operation are borrowed for 'a, which the scope bounds.
+        Ok(unsafe { wrap(raw, sendbuf as *const S, None, "MPI_Ireduce", scope) })
+    }
+
+    /// Starts a [`reduce_into_root`](Self::reduce_into_root) (`MPI_Ireduce`).
+    fn immediate_reduce_into_root<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Request<'a, R, Sc>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        self.try_immediate_reduce_into_root(scope, sendbuf, recvbuf, op).or_fatal()
+    }
+    /// [`immediate_reduce_into_root`](Self::immediate_reduce_into_root), reporting errors.
+    fn try_immediate_reduce_into_root<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<Request<'a, R, Sc>>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        let comm = self.as_communicator().core_comm();
+        if comm.rank() != self.root_rank() {
+            return Err(not_root("MPI_Ireduce", "immediate_reduce_into_root called by a process that is not the root"));
+        }
+        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
+        let raw = do_reduce(comm, self.root_rank(), &s, Some(&r), &op.as_core_op(), Mode::Immediate)?;
+        // SAFETY: both buffers and the operation are borrowed for 'a, which the scope bounds.
+        Ok(unsafe { wrap(raw, recvbuf as *const R, Some(&r), "MPI_Ireduce", scope) })
+    }
+}
+
+impl Root for Process<'_> {
+    fn root_rank(&self) -> Rank {
+        self.rank()
+    }
+}
