@@ -13,11 +13,13 @@ pub mod comm;
 pub mod datatype;
 mod engine;
 pub mod error;
+pub mod group;
 pub mod matching;
 pub mod op;
 pub mod pt2pt;
 pub mod request;
 pub mod runtime;
+pub mod topo;
 pub mod transport;
 
 pub use comm::Comm;
