@@ -7,11 +7,17 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
 
+/// The generator of `mpi.h`, shared with oxmpi-capi's build script.
+#[path = "../../crates/oxmpi-capi/gen.rs"]
+mod gen;
+
 fn usage() -> ! {
     eprintln!(
         "usage: cargo xtask <task>\n\n\
          tasks:\n  \
-           dist [--prefix DIR] [--debug]   build (release) and lay out bin/ under target/oxmpi (or DIR)\n  \
+           dist [--prefix DIR] [--debug]   build (release) and lay out bin/ (mpiexec, mpirun, mpicc, mpicxx),\n  \
+                                           lib/ (libmpi.so, libmpi.a, pkgconfig) and include/mpi.h under\n  \
+                                           target/oxmpi (or DIR)\n  \
            demo [-n N]                     build, then run the ring and hello examples on N ranks (default 4)"
     );
     exit(2)
@@ -61,11 +67,14 @@ fn dist(args: &[String]) -> PathBuf {
             _ => usage(),
         }
     }
-    let mut build = vec!["build", "-p", "oxmpi-run", "--bin", "mpiexec"];
-    if release {
-        build.push("--release");
+    for what in [&["-p", "oxmpi-run", "--bin", "mpiexec"][..], &["-p", "oxmpi-capi", "--lib"][..]] {
+        let mut build = vec!["build"];
+        build.extend_from_slice(what);
+        if release {
+            build.push("--release");
+        }
+        cargo(&root, &build);
     }
-    cargo(&root, &build);
     let profile = if release { "release" } else { "debug" };
     let built = target_dir(&root).join(profile);
     let out = prefix.unwrap_or_else(|| target_dir(&root).join("oxmpi"));
@@ -74,10 +83,98 @@ fn dist(args: &[String]) -> PathBuf {
     copy_exe(&built.join("mpiexec"), &bin.join("mpiexec"));
     // `mpirun` is the same launcher under its other customary name.
     copy_exe(&built.join("mpiexec"), &bin.join("mpirun"));
+    let out = if out.is_absolute() { out } else { env::current_dir().unwrap().join(out) };
+    lay_out_c(&root, &built, &out);
     println!("oxmpi toolchain laid out in {}", out.display());
     println!("  {}", bin.join("mpiexec").display());
     println!("  {}", bin.join("mpirun").display());
+    println!("  {}", bin.join("mpicc").display());
+    println!("  {}", out.join("lib").join("libmpi.so").display());
     out
+}
+
+/// SONAME of libmpi.so (as set by crates/oxmpi-capi/build.rs).
+const SONAME: &str = "libmpi.so.0";
+
+fn write_file(path: &Path, text: &str, exec: bool) {
+    fs::write(path, text).unwrap_or_else(|e| {
+        eprintln!("xtask: writing {}: {e}", path.display());
+        exit(1)
+    });
+    if exec {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
+fn symlink(target: &str, link: &Path) {
+    let _ = fs::remove_file(link);
+    std::os::unix::fs::symlink(target, link).unwrap_or_else(|e| {
+        eprintln!("xtask: symlink {}: {e}", link.display());
+        exit(1)
+    });
+}
+
+/// The compiler wrapper: `mpicc` wraps `${OXMPI_CC:-cc}`, `mpicxx` `${OXMPI_CXX:-c++}`.
+fn wrapper(var: &str, default: &str) -> String {
+    format!(
+        r#"#!/bin/sh
+# oxmpi compiler wrapper: compiles and links C/C++ MPI programs against oxmpi.
+# -show prints the command instead of running it. The compiler is ${{{var}:-{default}}}.
+# Link flags (-L, -rpath, -lmpi) are added unless -c, -E, -S or -M/-MM is given.
+prefix=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
+compiler=${{{var}:-{default}}}
+show=0
+link=1
+for a do
+    shift
+    case $a in
+        -show|--show|-showme) show=1; continue ;;
+        -c|-E|-S|-M|-MM) link=0 ;;
+    esac
+    set -- "$@" "$a"
+done
+set -- $compiler -I"$prefix/include" "$@"
+if [ $link = 1 ]; then
+    set -- "$@" -L"$prefix/lib" -Wl,-rpath,"$prefix/lib" -lmpi
+fi
+if [ $show = 1 ]; then
+    echo "$@"
+    exit 0
+fi
+exec "$@"
+"#
+    )
+}
+
+fn pkgconfig(out: &Path, name: &str) -> String {
+    format!(
+        "prefix={}\nincludedir=${{prefix}}/include\nlibdir=${{prefix}}/lib\n\nName: {name}\nDescription: oxmpi, an MPI implementation in Rust (MPI-5.0 standard ABI)\nVersion: {}\nCflags: -I${{includedir}}\nLibs: -L${{libdir}} -Wl,-rpath,${{libdir}} -lmpi\nLibs.private: -lpthread -ldl -lm\n",
+        out.display(),
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// Lays out the C toolchain: include/mpi.h, lib/libmpi.{so,a}, bin/mpicc, pkg-config files.
+fn lay_out_c(root: &Path, built: &Path, out: &Path) {
+    let (bin, lib, inc) = (out.join("bin"), out.join("lib"), out.join("include"));
+    for d in [&bin, &lib, &inc, &lib.join("pkgconfig")] {
+        fs::create_dir_all(d).unwrap();
+    }
+    let desc = root.join("crates/oxmpi-capi/abi.txt");
+    let text = fs::read_to_string(&desc).unwrap_or_else(|e| {
+        eprintln!("xtask: reading {}: {e}", desc.display());
+        exit(1)
+    });
+    write_file(&inc.join("mpi.h"), &gen::header(&gen::parse(&text)), false);
+    copy_exe(&built.join("libmpi.so"), &lib.join(SONAME));
+    symlink(SONAME, &lib.join("libmpi.so"));
+    symlink(SONAME, &lib.join("libmpi_abi.so"));
+    copy_exe(&built.join("libmpi.a"), &lib.join("libmpi.a"));
+    write_file(&bin.join("mpicc"), &wrapper("OXMPI_CC", "cc"), true);
+    write_file(&bin.join("mpicxx"), &wrapper("OXMPI_CXX", "c++"), true);
+    write_file(&lib.join("pkgconfig/oxmpi.pc"), &pkgconfig(out, "oxmpi"), false);
+    write_file(&lib.join("pkgconfig/mpi.pc"), &pkgconfig(out, "mpi"), false);
 }
 
 fn demo(args: &[String]) {

@@ -20,6 +20,8 @@ pub mod reduce;
 pub mod allreduce;
 pub mod reduce_scatter;
 pub mod scan;
+pub mod inter;
+pub mod neighbor;
 // COLL-MODULES-END
 
 use crate::comm::Comm;

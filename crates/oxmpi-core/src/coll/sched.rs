@@ -19,6 +19,12 @@ use crate::error::{ErrorClass, MpiError, Result};
 use crate::matching::{Envelope, Pattern};
 use crate::request::Request;
 
+/// Bits of a schedule's tag taken by the communicator's collective sequence
+/// number; the bits above (up to the 30 a collective tag has) are sub-tags.
+pub const SEQ_BITS: u32 = 24;
+/// Sub-tags a schedule may use.
+pub const MAX_SUBTAGS: u8 = 64;
+
 /// Where a slice's bytes live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Base {
@@ -78,8 +84,8 @@ impl Memory<'_> {
 pub type LocalFn = Box<dyn FnOnce(&mut Memory<'_>) -> Result<()> + Send>;
 
 pub enum Step {
-    Send { buf: Slice, peer: i32 },
-    Recv { buf: Slice, peer: i32 },
+    Send { buf: Slice, peer: i32, sub: u8 },
+    Recv { buf: Slice, peer: i32, sub: u8 },
     Local(LocalFn),
     Fence,
 }
@@ -87,8 +93,8 @@ pub enum Step {
 impl std::fmt::Debug for Step {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Step::Send { buf, peer } => write!(f, "Send({} bytes to {peer})", buf.len),
-            Step::Recv { buf, peer } => write!(f, "Recv({} bytes from {peer})", buf.len),
+            Step::Send { buf, peer, sub } => write!(f, "Send({} bytes to {peer}, sub-tag {sub})", buf.len),
+            Step::Recv { buf, peer, sub } => write!(f, "Recv({} bytes from {peer}, sub-tag {sub})", buf.len),
             Step::Local(_) => f.write_str("Local"),
             Step::Fence => f.write_str("Fence"),
         }
@@ -118,11 +124,23 @@ impl Builder {
     }
 
     pub fn send(&mut self, buf: Slice, peer: i32) {
-        self.steps.push(Step::Send { buf, peer });
+        self.steps.push(Step::Send { buf, peer, sub: 0 });
     }
 
     pub fn recv(&mut self, buf: Slice, peer: i32) {
-        self.steps.push(Step::Recv { buf, peer });
+        self.steps.push(Step::Recv { buf, peer, sub: 0 });
+    }
+
+    /// A send on sub-tag `sub` (< [`MAX_SUBTAGS`]): messages between the same two
+    /// ranks in one schedule match by sub-tag, then in order.
+    pub fn send_tagged(&mut self, buf: Slice, peer: i32, sub: u8) {
+        assert!(sub < MAX_SUBTAGS, "sub-tag {sub} out of range");
+        self.steps.push(Step::Send { buf, peer, sub });
+    }
+
+    pub fn recv_tagged(&mut self, buf: Slice, peer: i32, sub: u8) {
+        assert!(sub < MAX_SUBTAGS, "sub-tag {sub} out of range");
+        self.steps.push(Step::Recv { buf, peer, sub });
     }
 
     /// Waits for every send and receive started so far.
@@ -214,16 +232,18 @@ impl Schedule {
                         return Ok(false);
                     }
                 }
-                Step::Send { buf, peer } => {
+                Step::Send { buf, peer, sub } => {
                     let world = self.peer_world(peer, "send")?;
-                    let env = Envelope { context: self.comm.coll_context(), source: self.comm.rank(), tag: self.tag };
+                    let tag = self.tag | ((sub as i32) << SEQ_BITS);
+                    let env = Envelope { context: self.comm.coll_context(), source: self.comm.rank(), tag };
                     let raw = self.raw(buf);
                     let r = st.start_send(world, env, raw, SendMode::Standard)?;
                     self.in_flight.push(r);
                 }
-                Step::Recv { buf, peer } => {
+                Step::Recv { buf, peer, sub } => {
                     self.peer_world(peer, "receive")?;
-                    let pat = Pattern { context: self.comm.coll_context(), source: peer, tag: self.tag };
+                    let tag = self.tag | ((sub as i32) << SEQ_BITS);
+                    let pat = Pattern { context: self.comm.coll_context(), source: peer, tag };
                     let raw = self.raw(buf);
                     let r = st.post_recv(raw, pat);
                     self.in_flight.push(r);

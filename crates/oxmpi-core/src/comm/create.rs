@@ -41,6 +41,7 @@ pub fn dup(comm: &Comm) -> Result<Comm> {
     let mut new = Comm::build(ctx, true, comm.rank(), comm.0.group.clone(), None, String::new());
     if let Some(inner) = Arc::get_mut(&mut new.0) {
         inner.attrs = attrs;
+        inner.topo = comm.0.topo.clone();
     }
     Ok(new)
 }

@@ -5,6 +5,7 @@
 pub mod context;
 pub mod create;
 pub mod inter;
+pub mod topology;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -42,6 +43,8 @@ pub struct CommInner {
     pub name: Mutex<String>,
     /// Cached attributes (MPI_Comm_set_attr).
     pub attrs: crate::attr::Attributes,
+    /// The process topology attached by MPI_Cart_create & co.
+    pub topo: Option<Arc<crate::topo::Topology>>,
 }
 
 /// MPI_Comm_free's attribute part: runs the delete callbacks. The context id is
@@ -80,6 +83,7 @@ impl Comm {
             owns_context: true,
             name: Mutex::new(String::new()),
             attrs: crate::attr::Attributes::new(crate::attr::ObjectKind::Comm),
+            topo: None,
         }))
     }
 
@@ -94,7 +98,13 @@ impl Comm {
             owns_context,
             name: Mutex::new(name),
             attrs: crate::attr::Attributes::new(crate::attr::ObjectKind::Comm),
+            topo: None,
         }))
+    }
+
+    /// The attached topology, if any (MPI_Topo_test).
+    pub fn topology(&self) -> Option<&crate::topo::Topology> {
+        self.0.topo.as_deref()
     }
 
     pub fn attrs(&self) -> &crate::attr::Attributes {
@@ -166,7 +176,7 @@ impl Comm {
 
     /// The tag of the next collective on this communicator.
     pub fn next_coll_tag(&self) -> i32 {
-        (self.0.coll_seq.fetch_add(1, Ordering::Relaxed) & 0x3fff_ffff) as i32
+        (self.0.coll_seq.fetch_add(1, Ordering::Relaxed) & ((1 << crate::coll::sched::SEQ_BITS) - 1)) as i32
     }
 
     /// Whether two handles name the same communicator object.

@@ -53,7 +53,9 @@ unsafe fn schedule(
     recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<Builder> {
-    super::require_intra(call, comm)?;
+    if comm.is_inter() {
+        return super::inter::allgather(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    }
     let (rank, n) = (comm.rank(), comm.size());
     util::check_type(call, "recvtype", recvtype)?;
     util::check_count(call, "recvcount", recvcount * n as usize, recvtype)?;
@@ -141,7 +143,9 @@ unsafe fn schedule_v(
     recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<Builder> {
-    super::require_intra(call, comm)?;
+    if comm.is_inter() {
+        return super::inter::allgatherv(call, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+    }
     let _ = super::forced_algorithm("allgatherv", V_ALGORITHMS)?;
     let (rank, n) = (comm.rank(), comm.size());
     util::check_type(call, "recvtype", recvtype)?;

@@ -61,6 +61,9 @@ fn select(n: i32, count: usize, red: &Red) -> Result<&'static str> {
 }
 
 fn schedule(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<Builder> {
+    if comm.is_inter() {
+        return super::inter::allreduce(call, sendbuf, recvbuf, count, dt, op, comm);
+    }
     check_args(call, comm, count, dt, op)?;
     let red = Red::new(dt, op);
     let count = if dt.size() == 0 { 0 } else { count };

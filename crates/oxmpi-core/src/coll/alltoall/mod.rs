@@ -64,7 +64,9 @@ unsafe fn schedule(
     recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<Builder> {
-    super::require_intra(call, comm)?;
+    if comm.is_inter() {
+        return super::inter::alltoall(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    }
     let (rank, n) = (comm.rank(), comm.size());
     let nu = n as usize;
     util::check_type(call, "recvtype", recvtype)?;
@@ -205,7 +207,9 @@ unsafe fn schedule_v(
     recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<Builder> {
-    super::require_intra(call, comm)?;
+    if comm.is_inter() {
+        return super::inter::alltoallv(call, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+    }
     let n = comm.size();
     let nu = n as usize;
     util::check_type(call, "recvtype", recvtype)?;

@@ -9,7 +9,9 @@ use crate::request::Request;
 const ALGORITHMS: &[&str] = &["dissemination"];
 
 fn schedule(comm: &Comm) -> Result<Builder> {
-    super::require_intra("MPI_Barrier", comm)?;
+    if comm.is_inter() {
+        return super::inter::barrier(comm);
+    }
     let _ = super::forced_algorithm("barrier", ALGORITHMS)?;
     let mut b = Builder::new(comm);
     dissemination::build(&mut b, comm.rank(), comm.size());

@@ -33,7 +33,9 @@ fn select(n: i32, bytes: usize) -> Result<String> {
 /// `buf` holds `count` elements of `dt` (read at the root, written elsewhere)
 /// and stays valid until the collective completes.
 unsafe fn schedule(call: &str, buf: *mut u8, count: usize, dt: &Datatype, root: i32, comm: &Comm) -> Result<Builder> {
-    super::require_intra(call, comm)?;
+    if comm.is_inter() {
+        return super::inter::bcast(call, buf, count, dt, root, comm);
+    }
     super::check_root(call, comm, root)?;
     util::check_type(call, "datatype", dt)?;
     util::check_count(call, "count", count, dt)?;

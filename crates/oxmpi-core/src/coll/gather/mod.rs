@@ -54,7 +54,9 @@ unsafe fn schedule(
     root: i32,
     comm: &Comm,
 ) -> Result<Builder> {
-    super::require_intra(call, comm)?;
+    if comm.is_inter() {
+        return super::inter::gather(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    }
     super::check_root(call, comm, root)?;
     let (rank, n) = (comm.rank(), comm.size());
     let is_root = rank == root;
@@ -175,7 +177,9 @@ unsafe fn schedule_v(
     root: i32,
     comm: &Comm,
 ) -> Result<Builder> {
-    super::require_intra(call, comm)?;
+    if comm.is_inter() {
+        return super::inter::gatherv(call, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+    }
     super::check_root(call, comm, root)?;
     let _ = super::forced_algorithm("gatherv", V_ALGORITHMS)?;
     let (rank, n) = (comm.rank(), comm.size());

@@ -294,6 +294,9 @@ impl Partial {
 
 #[allow(clippy::too_many_arguments)]
 fn schedule(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, root: i32, comm: &Comm) -> Result<Builder> {
+    if comm.is_inter() {
+        return super::inter::reduce(call, sendbuf, recvbuf, count, dt, op, root, comm);
+    }
     check_args(call, comm, count, dt, op)?;
     super::check_root(call, comm, root)?;
     let is_root = comm.rank() == root;

@@ -57,7 +57,9 @@ pub(crate) struct Args<'a> {
 
 #[allow(clippy::too_many_arguments)]
 fn schedule(call: &str, env: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, counts: &[usize], dt: &Datatype, op: &Op, comm: &Comm) -> Result<Builder> {
-    super::require_intra(call, comm)?;
+    if comm.is_inter() {
+        return super::inter::reduce_scatter(call, sendbuf, recvbuf, counts, dt, op, comm);
+    }
     if counts.len() != comm.size() as usize {
         return Err(MpiError::arg(ErrorClass::Arg, call, "recvcounts", format!("has {} entries for {} ranks", counts.len(), comm.size())));
     }

@@ -49,7 +49,9 @@ unsafe fn schedule(
     root: i32,
     comm: &Comm,
 ) -> Result<Builder> {
-    super::require_intra(call, comm)?;
+    if comm.is_inter() {
+        return super::inter::scatter(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    }
     super::check_root(call, comm, root)?;
     let (rank, n) = (comm.rank(), comm.size());
     let is_root = rank == root;
@@ -142,7 +144,9 @@ unsafe fn schedule_v(
     root: i32,
     comm: &Comm,
 ) -> Result<Builder> {
-    super::require_intra(call, comm)?;
+    if comm.is_inter() {
+        return super::inter::scatterv(call, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    }
     super::check_root(call, comm, root)?;
     let _ = super::forced_algorithm("scatterv", V_ALGORITHMS)?;
     let (rank, n) = (comm.rank(), comm.size());

@@ -1,0 +1,545 @@
+//! Datatypes: handles, constructors (with the MPI-1 names as extensions),
+//! queries, pack/unpack.
+
+use std::ffi::{c_char, c_int, c_void};
+
+use oxmpi_core::datatype::{pack_into, pack_size, unpack_from, Combiner, Datatype, Primitive};
+use oxmpi_core::error::ErrorClass;
+
+use crate::abi::*;
+use crate::env::{get_str, put_str};
+use crate::errors::{bad, ffi, out, R};
+use crate::handles::state;
+use crate::types::*;
+
+/// The engine datatype of a handle (committed or not).
+pub fn datatype(h: MPI_Datatype, call: &str, arg: &str) -> R<Datatype> {
+    if h == MPI_DATATYPE_NULL {
+        return Err(bad(ErrorClass::Type, call, arg, "MPI_DATATYPE_NULL"));
+    }
+    if h < 4096 {
+        if h == MPI_LB {
+            return Ok(Datatype::lb_marker());
+        }
+        if h == MPI_UB {
+            return Ok(Datatype::ub_marker());
+        }
+        return Primitive::from_abi_handle(h)
+            .map(Datatype::predefined)
+            .ok_or_else(|| bad(ErrorClass::Type, call, arg, format!("{h:#x} is not a predefined datatype oxmpi supports")));
+    }
+    state()
+        .datatypes
+        .get(h)
+        .cloned()
+        .ok_or_else(|| bad(ErrorClass::Type, call, arg, format!("{h:#x} is not a valid datatype handle (freed, or never created)")))
+}
+
+/// A committed datatype for communication, pack and reductions.
+pub fn committed(h: MPI_Datatype, call: &str, arg: &str) -> R<Datatype> {
+    let dt = datatype(h, call, arg)?;
+    if !dt.is_committed() {
+        return Err(bad(ErrorClass::Type, call, arg, "the datatype is not committed (call MPI_Type_commit)"));
+    }
+    Ok(dt)
+}
+
+/// A handle for an engine datatype handed back to C: the predefined value, or
+/// a new handle (the standard makes the caller free derived ones).
+pub fn new_handle(dt: &Datatype) -> MPI_Datatype {
+    if let Some(p) = dt.as_primitive() {
+        return p.abi_handle();
+    }
+    if dt.ptr_eq(&Datatype::lb_marker()) {
+        return MPI_LB;
+    }
+    if dt.ptr_eq(&Datatype::ub_marker()) {
+        return MPI_UB;
+    }
+    state().datatypes.insert(dt.clone())
+}
+
+/// A handle for an engine datatype, reusing a live one if there is (for user
+/// reduction functions, which must not leak handles).
+pub fn find_handle(dt: &Datatype) -> MPI_Datatype {
+    if let Some(p) = dt.as_primitive() {
+        return p.abi_handle();
+    }
+    let found = state().datatypes.iter().find(|(_, d)| d.ptr_eq(dt)).map(|(h, _)| h);
+    found.unwrap_or_else(|| new_handle(dt))
+}
+
+fn count_arg(call: &str, arg: &str, n: c_int) -> R<usize> {
+    if n < 0 {
+        return Err(bad(ErrorClass::Count, call, arg, format!("{n} is negative")));
+    }
+    Ok(n as usize)
+}
+
+unsafe fn array<'a, T>(call: &str, arg: &str, p: *const T, n: usize) -> R<&'a [T]> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(bad(ErrorClass::Arg, call, arg, "is NULL"));
+    }
+    // SAFETY: the C caller provides `n` elements.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+fn ints(v: &[c_int]) -> Vec<i64> {
+    v.iter().map(|&x| x as i64).collect()
+}
+
+fn make(call: &'static str, newtype: *mut MPI_Datatype, f: impl FnOnce() -> R<Datatype>) -> c_int {
+    ffi(call, MPI_COMM_SELF, || {
+        let o = out(call, "newtype", newtype)?;
+        let dt = f()?;
+        *o = state().datatypes.insert(dt);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_contiguous(count: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    const CALL: &str = "MPI_Type_contiguous";
+    make(CALL, newtype, || {
+        count_arg(CALL, "count", count)?;
+        let old = datatype(oldtype, CALL, "oldtype")?;
+        Ok(Datatype::contiguous(count as i64, &old)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_vector(count: c_int, blocklength: c_int, stride: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    const CALL: &str = "MPI_Type_vector";
+    make(CALL, newtype, || {
+        count_arg(CALL, "count", count)?;
+        let old = datatype(oldtype, CALL, "oldtype")?;
+        Ok(Datatype::vector(count as i64, blocklength as i64, stride as i64, &old)?)
+    })
+}
+
+unsafe fn hvector(call: &'static str, count: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    make(call, newtype, || {
+        count_arg(call, "count", count)?;
+        let old = datatype(oldtype, call, "oldtype")?;
+        Ok(Datatype::hvector(count as i64, blocklength as i64, stride, &old)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_hvector(count: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    unsafe { hvector("MPI_Type_create_hvector", count, blocklength, stride, oldtype, newtype) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_hvector(count: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    unsafe { hvector("MPI_Type_hvector", count, blocklength, stride, oldtype, newtype) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_indexed(count: c_int, blocklens: *const c_int, displs: *const c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    const CALL: &str = "MPI_Type_indexed";
+    make(CALL, newtype, || {
+        let n = count_arg(CALL, "count", count)?;
+        let b = unsafe { array(CALL, "array_of_blocklengths", blocklens, n)? };
+        let d = unsafe { array(CALL, "array_of_displacements", displs, n)? };
+        let old = datatype(oldtype, CALL, "oldtype")?;
+        Ok(Datatype::indexed(&ints(b), &ints(d), &old)?)
+    })
+}
+
+unsafe fn hindexed(call: &'static str, count: c_int, blocklens: *const c_int, displs: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    make(call, newtype, || {
+        let n = count_arg(call, "count", count)?;
+        let b = unsafe { array(call, "array_of_blocklengths", blocklens, n)? };
+        let d = unsafe { array(call, "array_of_displacements", displs, n)? };
+        let old = datatype(oldtype, call, "oldtype")?;
+        Ok(Datatype::hindexed(&ints(b), d, &old)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_hindexed(count: c_int, blocklens: *const c_int, displs: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    unsafe { hindexed("MPI_Type_create_hindexed", count, blocklens, displs, oldtype, newtype) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_hindexed(count: c_int, blocklens: *mut c_int, displs: *mut MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    unsafe { hindexed("MPI_Type_hindexed", count, blocklens, displs, oldtype, newtype) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_indexed_block(count: c_int, blocklength: c_int, displs: *const c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    const CALL: &str = "MPI_Type_create_indexed_block";
+    make(CALL, newtype, || {
+        let n = count_arg(CALL, "count", count)?;
+        let d = unsafe { array(CALL, "array_of_displacements", displs, n)? };
+        let old = datatype(oldtype, CALL, "oldtype")?;
+        Ok(Datatype::indexed_block(blocklength as i64, &ints(d), &old)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_hindexed_block(count: c_int, blocklength: c_int, displs: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    const CALL: &str = "MPI_Type_create_hindexed_block";
+    make(CALL, newtype, || {
+        let n = count_arg(CALL, "count", count)?;
+        let d = unsafe { array(CALL, "array_of_displacements", displs, n)? };
+        let old = datatype(oldtype, CALL, "oldtype")?;
+        Ok(Datatype::hindexed_block(blocklength as i64, d, &old)?)
+    })
+}
+
+unsafe fn structure(call: &'static str, count: c_int, blocklens: *const c_int, displs: *const MPI_Aint, types: *const MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    make(call, newtype, || {
+        let n = count_arg(call, "count", count)?;
+        let b = unsafe { array(call, "array_of_blocklengths", blocklens, n)? };
+        let d = unsafe { array(call, "array_of_displacements", displs, n)? };
+        let t = unsafe { array(call, "array_of_types", types, n)? };
+        let tys = t
+            .iter()
+            .enumerate()
+            .map(|(i, &h)| datatype(h, call, &format!("array_of_types[{i}]")))
+            .collect::<R<Vec<_>>>()?;
+        Ok(Datatype::structure(&ints(b), d, &tys)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_struct(count: c_int, blocklens: *const c_int, displs: *const MPI_Aint, types: *const MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    unsafe { structure("MPI_Type_create_struct", count, blocklens, displs, types, newtype) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_struct(count: c_int, blocklens: *mut c_int, displs: *mut MPI_Aint, types: *mut MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    unsafe { structure("MPI_Type_struct", count, blocklens, displs, types, newtype) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_resized(oldtype: MPI_Datatype, lb: MPI_Aint, extent: MPI_Aint, newtype: *mut MPI_Datatype) -> c_int {
+    const CALL: &str = "MPI_Type_create_resized";
+    make(CALL, newtype, || {
+        let old = datatype(oldtype, CALL, "oldtype")?;
+        Ok(Datatype::resized(&old, lb, extent)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_dup(oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    const CALL: &str = "MPI_Type_dup";
+    make(CALL, newtype, || Ok(Datatype::dup(&datatype(oldtype, CALL, "oldtype")?)))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_commit(dt: *mut MPI_Datatype) -> c_int {
+    const CALL: &str = "MPI_Type_commit";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let h = out(CALL, "datatype", dt)?;
+        datatype(*h, CALL, "datatype")?.commit();
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_free(dt: *mut MPI_Datatype) -> c_int {
+    const CALL: &str = "MPI_Type_free";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let h = out(CALL, "datatype", dt)?;
+        if *h < 4096 {
+            datatype(*h, CALL, "datatype")?;
+            return Err(bad(ErrorClass::Type, CALL, "datatype", "a predefined datatype cannot be freed"));
+        }
+        state()
+            .datatypes
+            .remove(*h)
+            .ok_or_else(|| bad(ErrorClass::Type, CALL, "datatype", format!("{:#x} is not a valid datatype handle (freed twice?)", *h)))?;
+        *h = MPI_DATATYPE_NULL;
+        Ok(())
+    })
+}
+
+fn query<T>(call: &'static str, h: MPI_Datatype, f: impl FnOnce(&Datatype) -> R<T>) -> R<T> {
+    let dt = datatype(h, call, "datatype")?;
+    f(&dt)
+}
+
+fn to_int(call: &str, arg: &str, v: i64) -> R<c_int> {
+    c_int::try_from(v).map_err(|_| bad(ErrorClass::ValueTooLarge, call, arg, format!("{v} does not fit in an int (use the _x / _c variant)")))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_size(h: MPI_Datatype, size: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Type_size";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let s = query(CALL, h, |d| Ok(d.size()))?;
+        *out(CALL, "size", size)? = match c_int::try_from(s) {
+            Ok(v) => v,
+            Err(_) => MPI_UNDEFINED,
+        };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_size_x(h: MPI_Datatype, size: *mut MPI_Count) -> c_int {
+    const CALL: &str = "MPI_Type_size_x";
+    ffi(CALL, MPI_COMM_SELF, || {
+        *out(CALL, "size", size)? = query(CALL, h, |d| Ok(d.size() as i64))?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_extent(h: MPI_Datatype, lb: *mut MPI_Aint, extent: *mut MPI_Aint) -> c_int {
+    const CALL: &str = "MPI_Type_get_extent";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let (l, e) = query(CALL, h, |d| Ok((d.lb(), d.extent())))?;
+        *out(CALL, "lb", lb)? = l;
+        *out(CALL, "extent", extent)? = e;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_extent_x(h: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
+    const CALL: &str = "MPI_Type_get_extent_x";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let (l, e) = query(CALL, h, |d| Ok((d.lb(), d.extent())))?;
+        *out(CALL, "lb", lb)? = l as i64;
+        *out(CALL, "extent", extent)? = e as i64;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_true_extent(h: MPI_Datatype, lb: *mut MPI_Aint, extent: *mut MPI_Aint) -> c_int {
+    const CALL: &str = "MPI_Type_get_true_extent";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let (l, e) = query(CALL, h, |d| Ok((d.true_lb(), d.true_extent())))?;
+        *out(CALL, "true_lb", lb)? = l;
+        *out(CALL, "true_extent", extent)? = e;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_true_extent_x(h: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
+    const CALL: &str = "MPI_Type_get_true_extent_x";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let (l, e) = query(CALL, h, |d| Ok((d.true_lb(), d.true_extent())))?;
+        *out(CALL, "true_lb", lb)? = l as i64;
+        *out(CALL, "true_extent", extent)? = e as i64;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_extent(h: MPI_Datatype, extent: *mut MPI_Aint) -> c_int {
+    const CALL: &str = "MPI_Type_extent";
+    ffi(CALL, MPI_COMM_SELF, || {
+        *out(CALL, "extent", extent)? = query(CALL, h, |d| Ok(d.extent()))?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_lb(h: MPI_Datatype, displacement: *mut MPI_Aint) -> c_int {
+    const CALL: &str = "MPI_Type_lb";
+    ffi(CALL, MPI_COMM_SELF, || {
+        *out(CALL, "displacement", displacement)? = query(CALL, h, |d| Ok(d.lb()))?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_ub(h: MPI_Datatype, displacement: *mut MPI_Aint) -> c_int {
+    const CALL: &str = "MPI_Type_ub";
+    ffi(CALL, MPI_COMM_SELF, || {
+        *out(CALL, "displacement", displacement)? = query(CALL, h, |d| Ok(d.ub()))?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_envelope(h: MPI_Datatype, ni: *mut c_int, na: *mut c_int, nd: *mut c_int, combiner: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Type_get_envelope";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let (i, a, d, c) = query(CALL, h, |d| Ok(d.envelope()))?;
+        *out(CALL, "num_integers", ni)? = i as c_int;
+        *out(CALL, "num_addresses", na)? = a as c_int;
+        *out(CALL, "num_datatypes", nd)? = d as c_int;
+        *out(CALL, "combiner", combiner)? = c.code();
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_contents(
+    h: MPI_Datatype,
+    max_integers: c_int,
+    max_addresses: c_int,
+    max_datatypes: c_int,
+    array_of_integers: *mut c_int,
+    array_of_addresses: *mut MPI_Aint,
+    array_of_datatypes: *mut MPI_Datatype,
+) -> c_int {
+    const CALL: &str = "MPI_Type_get_contents";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let dt = datatype(h, CALL, "datatype")?;
+        if dt.combiner() == Combiner::Named {
+            return Err(bad(ErrorClass::Type, CALL, "datatype", "a predefined datatype has no contents"));
+        }
+        let (is, as_, ts) = dt.contents();
+        for (have, max, arg) in [(is.len(), max_integers, "max_integers"), (as_.len(), max_addresses, "max_addresses"), (ts.len(), max_datatypes, "max_datatypes")] {
+            if (max as i64) < have as i64 {
+                return Err(bad(ErrorClass::Arg, CALL, arg, format!("{max} is less than the {have} entries the datatype has")));
+            }
+        }
+        for (k, v) in is.iter().enumerate() {
+            // SAFETY: max_integers >= is.len() entries by the C contract.
+            unsafe { *array_of_integers.add(k) = to_int(CALL, "array_of_integers", *v)? };
+        }
+        for (k, v) in as_.iter().enumerate() {
+            // SAFETY: as above.
+            unsafe { *array_of_addresses.add(k) = *v };
+        }
+        for (k, t) in ts.iter().enumerate() {
+            // SAFETY: as above.
+            unsafe { *array_of_datatypes.add(k) = new_handle(t) };
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_name(h: MPI_Datatype, name: *mut c_char, resultlen: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Type_get_name";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let dt = datatype(h, CALL, "datatype")?;
+        if name.is_null() {
+            return Err(bad(ErrorClass::Arg, CALL, "type_name", "is NULL"));
+        }
+        let len = out(CALL, "resultlen", resultlen)?;
+        // SAFETY: MPI_MAX_OBJECT_NAME bytes by the C contract.
+        *len = unsafe { put_str(name, &dt.name(), MPI_MAX_OBJECT_NAME as usize) };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_set_name(h: MPI_Datatype, name: *const c_char) -> c_int {
+    const CALL: &str = "MPI_Type_set_name";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let dt = datatype(h, CALL, "datatype")?;
+        // SAFETY: C string by contract.
+        let s = unsafe { get_str(CALL, "type_name", name)? };
+        dt.set_name(&s.chars().take(MPI_MAX_OBJECT_NAME as usize - 1).collect::<String>());
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_address(location: *const c_void, address: *mut MPI_Aint) -> c_int {
+    ffi("MPI_Get_address", MPI_COMM_SELF, || {
+        *out("MPI_Get_address", "address", address)? = location as MPI_Aint;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Address(location: *mut c_void, address: *mut MPI_Aint) -> c_int {
+    ffi("MPI_Address", MPI_COMM_SELF, || {
+        *out("MPI_Address", "address", address)? = location as MPI_Aint;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Aint_add(base: MPI_Aint, disp: MPI_Aint) -> MPI_Aint {
+    base.wrapping_add(disp)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Aint_diff(a: MPI_Aint, b: MPI_Aint) -> MPI_Aint {
+    a.wrapping_sub(b)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pack(
+    inbuf: *const c_void,
+    incount: c_int,
+    h: MPI_Datatype,
+    outbuf: *mut c_void,
+    outsize: c_int,
+    position: *mut c_int,
+    c: MPI_Comm,
+) -> c_int {
+    const CALL: &str = "MPI_Pack";
+    ffi(CALL, c, || {
+        crate::env::comm(c, CALL)?;
+        let n = count_arg(CALL, "incount", incount)?;
+        let dt = committed(h, CALL, "datatype")?;
+        let size = count_arg(CALL, "outsize", outsize)?;
+        let pos = out(CALL, "position", position)?;
+        if *pos < 0 {
+            return Err(bad(ErrorClass::Arg, CALL, "position", format!("{} is negative", *pos)));
+        }
+        crate::p2p::check_buf(CALL, "inbuf", inbuf, n, &dt)?;
+        if outbuf.is_null() && size > 0 {
+            return Err(bad(ErrorClass::Buffer, CALL, "outbuf", "is NULL"));
+        }
+        let outs: &mut [u8] = if size == 0 { &mut [] } else { unsafe { std::slice::from_raw_parts_mut(outbuf as *mut u8, size) } };
+        let mut p = *pos as usize;
+        // SAFETY: the C caller's buffer holds `n` elements of `dt`.
+        unsafe { pack_into(&dt, inbuf as *const u8, n, outs, &mut p)? };
+        *pos = p as c_int;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Unpack(
+    inbuf: *const c_void,
+    insize: c_int,
+    position: *mut c_int,
+    outbuf: *mut c_void,
+    outcount: c_int,
+    h: MPI_Datatype,
+    c: MPI_Comm,
+) -> c_int {
+    const CALL: &str = "MPI_Unpack";
+    ffi(CALL, c, || {
+        crate::env::comm(c, CALL)?;
+        let n = count_arg(CALL, "outcount", outcount)?;
+        let dt = committed(h, CALL, "datatype")?;
+        let size = count_arg(CALL, "insize", insize)?;
+        let pos = out(CALL, "position", position)?;
+        if *pos < 0 {
+            return Err(bad(ErrorClass::Arg, CALL, "position", format!("{} is negative", *pos)));
+        }
+        crate::p2p::check_buf(CALL, "outbuf", outbuf, n, &dt)?;
+        if inbuf.is_null() && size > 0 {
+            return Err(bad(ErrorClass::Buffer, CALL, "inbuf", "is NULL"));
+        }
+        let ins: &[u8] = if size == 0 { &[] } else { unsafe { std::slice::from_raw_parts(inbuf as *const u8, size) } };
+        let mut p = *pos as usize;
+        // SAFETY: the C caller's buffer holds `n` elements of `dt`.
+        unsafe { unpack_from(&dt, ins, &mut p, outbuf as *mut u8, n)? };
+        *pos = p as c_int;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pack_size(incount: c_int, h: MPI_Datatype, c: MPI_Comm, size: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Pack_size";
+    ffi(CALL, c, || {
+        crate::env::comm(c, CALL)?;
+        let n = count_arg(CALL, "incount", incount)?;
+        let dt = committed(h, CALL, "datatype")?;
+        *out(CALL, "size", size)? = to_int(CALL, "size", pack_size(&dt, n) as i64)?;
+        Ok(())
+    })
+}

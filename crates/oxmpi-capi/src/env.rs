@@ -1,0 +1,383 @@
+//! Environment: init/finalize, versions, clocks, the predefined communicators,
+//! barrier, Fortran handle conversion.
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+
+use oxmpi_core::error::{ErrorClass, MpiError};
+use oxmpi_core::runtime::{self, ThreadLevel};
+use oxmpi_core::Comm;
+
+use crate::abi::*;
+use crate::errors::{bad, ffi, out, R};
+use crate::handles::{c2f_predefined_or, f2c_predefined_or, state};
+use crate::types::*;
+
+/// The engine communicator of a handle.
+pub fn comm(h: MPI_Comm, call: &str) -> R<Comm> {
+    let e = runtime::engine()?;
+    match h {
+        MPI_COMM_WORLD => Ok(e.world().clone()),
+        MPI_COMM_SELF => Ok(e.self_comm().clone()),
+        MPI_COMM_NULL => Err(bad(ErrorClass::Comm, call, "comm", "MPI_COMM_NULL")),
+        _ => Err(bad(ErrorClass::Comm, call, "comm", format!("{h:#x} is not a valid communicator handle"))),
+    }
+}
+
+/// Copies `s` into a C buffer of `cap` bytes (including the NUL); returns the length written.
+pub unsafe fn put_str(dst: *mut c_char, s: &str, cap: usize) -> c_int {
+    let n = s.len().min(cap.saturating_sub(1));
+    // SAFETY: the C caller provides `cap` writable bytes.
+    unsafe {
+        std::ptr::copy_nonoverlapping(s.as_ptr(), dst as *mut u8, n);
+        *dst.add(n) = 0;
+    }
+    n as c_int
+}
+
+/// A C string argument.
+pub unsafe fn get_str<'a>(call: &str, arg: &str, p: *const c_char) -> R<&'a str> {
+    if p.is_null() {
+        return Err(bad(ErrorClass::Arg, call, arg, "is NULL"));
+    }
+    // SAFETY: non-null, NUL-terminated by the C contract.
+    unsafe { CStr::from_ptr(p) }.to_str().map_err(|_| bad(ErrorClass::Arg, call, arg, "is not UTF-8"))
+}
+
+fn init(call: &'static str, required: ThreadLevel) -> R<ThreadLevel> {
+    let provided = runtime::init(required).map_err(|e| MpiError::new(e.class, e.message.replace("MPI_Init:", &format!("{call}:"))))?;
+    Ok(provided)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> c_int {
+    ffi("MPI_Init", MPI_COMM_WORLD, || init("MPI_Init", ThreadLevel::Single).map(|_| ()))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Init_thread(_argc: *mut c_int, _argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Init_thread";
+    ffi(CALL, MPI_COMM_WORLD, || {
+        let level = ThreadLevel::from_code(required)
+            .ok_or_else(|| bad(ErrorClass::Arg, CALL, "required", format!("{required} is not an MPI_THREAD_* level")))?;
+        let p = out(CALL, "provided", provided)?;
+        *p = init(CALL, level)? as c_int;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Initialized(flag: *mut c_int) -> c_int {
+    ffi("MPI_Initialized", MPI_COMM_SELF, || {
+        *out("MPI_Initialized", "flag", flag)? = runtime::is_initialized() as c_int;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Finalized(flag: *mut c_int) -> c_int {
+    ffi("MPI_Finalized", MPI_COMM_SELF, || {
+        *out("MPI_Finalized", "flag", flag)? = runtime::is_finalized() as c_int;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Finalize() -> c_int {
+    ffi("MPI_Finalize", MPI_COMM_WORLD, || {
+        runtime::engine()?;
+        // MPI_COMM_SELF's attributes are deleted first, as the standard asks.
+        crate::misc::delete_all_attrs(MPI_COMM_SELF);
+        crate::misc::delete_all_attrs(MPI_COMM_WORLD);
+        runtime::finalize()?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Abort(comm: MPI_Comm, errorcode: c_int) -> c_int {
+    let _ = comm;
+    runtime::abort(errorcode, "")
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Query_thread(provided: *mut c_int) -> c_int {
+    ffi("MPI_Query_thread", MPI_COMM_SELF, || {
+        let e = runtime::engine()?;
+        *out("MPI_Query_thread", "provided", provided)? = e.thread_level() as c_int;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Is_thread_main(flag: *mut c_int) -> c_int {
+    ffi("MPI_Is_thread_main", MPI_COMM_SELF, || {
+        let e = runtime::engine()?;
+        *out("MPI_Is_thread_main", "flag", flag)? = e.is_main_thread() as c_int;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Wtime() -> f64 {
+    runtime::wtime()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Wtick() -> f64 {
+    runtime::wtick()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Get_processor_name";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let e = runtime::engine()?;
+        if name.is_null() {
+            return Err(bad(ErrorClass::Arg, CALL, "name", "is NULL"));
+        }
+        let len = out(CALL, "resultlen", resultlen)?;
+        // SAFETY: MPI_MAX_PROCESSOR_NAME bytes by the C contract.
+        *len = unsafe { put_str(name, e.processor_name(), MPI_MAX_PROCESSOR_NAME as usize) };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int {
+    ffi("MPI_Get_version", MPI_COMM_SELF, || {
+        *out("MPI_Get_version", "version", version)? = runtime::VERSION.0;
+        *out("MPI_Get_version", "subversion", subversion)? = runtime::VERSION.1;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_library_version(version: *mut c_char, resultlen: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Get_library_version";
+    ffi(CALL, MPI_COMM_SELF, || {
+        if version.is_null() {
+            return Err(bad(ErrorClass::Arg, CALL, "version", "is NULL"));
+        }
+        let len = out(CALL, "resultlen", resultlen)?;
+        let s = format!("{} (C ABI: MPI-5.0 standard ABI {}.{})", runtime::library_version(), MPI_ABI_VERSION, MPI_ABI_SUBVERSION);
+        // SAFETY: MPI_MAX_LIBRARY_VERSION_STRING bytes by the C contract.
+        *len = unsafe { put_str(version, &s, MPI_MAX_LIBRARY_VERSION_STRING as usize) };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Abi_get_version(abi_major: *mut c_int, abi_minor: *mut c_int) -> c_int {
+    ffi("MPI_Abi_get_version", MPI_COMM_SELF, || {
+        *out("MPI_Abi_get_version", "abi_major", abi_major)? = MPI_ABI_VERSION;
+        *out("MPI_Abi_get_version", "abi_minor", abi_minor)? = MPI_ABI_SUBVERSION;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Abi_get_info(info: *mut MPI_Info) -> c_int {
+    ffi("MPI_Abi_get_info", MPI_COMM_SELF, || {
+        let o = out("MPI_Abi_get_info", "info", info)?;
+        let keys = vec![
+            ("mpi_aint_size".to_string(), std::mem::size_of::<MPI_Aint>().to_string()),
+            ("mpi_count_size".to_string(), "8".to_string()),
+            ("mpi_offset_size".to_string(), "8".to_string()),
+        ];
+        *o = state().infos.insert(keys);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_size(c: MPI_Comm, size: *mut c_int) -> c_int {
+    ffi("MPI_Comm_size", c, || {
+        let cm = comm(c, "MPI_Comm_size")?;
+        *out("MPI_Comm_size", "size", size)? = cm.size();
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_rank(c: MPI_Comm, rank: *mut c_int) -> c_int {
+    ffi("MPI_Comm_rank", c, || {
+        let cm = comm(c, "MPI_Comm_rank")?;
+        *out("MPI_Comm_rank", "rank", rank)? = cm.rank();
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_compare(c1: MPI_Comm, c2: MPI_Comm, result: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Comm_compare";
+    ffi(CALL, c1, || {
+        let a = comm(c1, CALL)?;
+        let b = comm(c2, CALL).map_err(|_| bad(ErrorClass::Comm, CALL, "comm2", format!("{c2:#x} is not a valid communicator")))?;
+        *out(CALL, "result", result)? = if c1 == c2 {
+            MPI_IDENT
+        } else if a.group() == b.group() {
+            MPI_CONGRUENT
+        } else {
+            MPI_UNEQUAL
+        };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_test_inter(c: MPI_Comm, flag: *mut c_int) -> c_int {
+    ffi("MPI_Comm_test_inter", c, || {
+        let cm = comm(c, "MPI_Comm_test_inter")?;
+        *out("MPI_Comm_test_inter", "flag", flag)? = cm.is_inter() as c_int;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_get_name(c: MPI_Comm, name: *mut c_char, resultlen: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Comm_get_name";
+    ffi(CALL, c, || {
+        comm(c, CALL)?;
+        if name.is_null() {
+            return Err(bad(ErrorClass::Arg, CALL, "comm_name", "is NULL"));
+        }
+        let len = out(CALL, "resultlen", resultlen)?;
+        let n = state().comm_names.get(&c).cloned().unwrap_or_else(|| {
+            match c {
+                MPI_COMM_WORLD => "MPI_COMM_WORLD",
+                MPI_COMM_SELF => "MPI_COMM_SELF",
+                _ => "",
+            }
+            .to_string()
+        });
+        // SAFETY: MPI_MAX_OBJECT_NAME bytes by the C contract.
+        *len = unsafe { put_str(name, &n, MPI_MAX_OBJECT_NAME as usize) };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_set_name(c: MPI_Comm, name: *const c_char) -> c_int {
+    const CALL: &str = "MPI_Comm_set_name";
+    ffi(CALL, c, || {
+        comm(c, CALL)?;
+        // SAFETY: C string by contract.
+        let s = unsafe { get_str(CALL, "comm_name", name)? };
+        state().comm_names.insert(c, s.chars().take(MPI_MAX_OBJECT_NAME as usize - 1).collect());
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Barrier(c: MPI_Comm) -> c_int {
+    ffi("MPI_Barrier", c, || {
+        let cm = comm(c, "MPI_Barrier")?;
+        oxmpi_core::coll::barrier::barrier(&cm)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ibarrier(c: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    ffi("MPI_Ibarrier", c, || {
+        let cm = comm(c, "MPI_Ibarrier")?;
+        let o = out("MPI_Ibarrier", "request", request)?;
+        let r = oxmpi_core::coll::barrier::ibarrier(&cm)?;
+        *o = crate::p2p::new_request(r, c, None);
+        Ok(())
+    })
+}
+
+// ----- Fortran handles ------------------------------------------------------------
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_c2f(c: MPI_Comm) -> c_int {
+    if c < 4096 {
+        c as c_int
+    } else {
+        -1
+    }
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_f2c(f: c_int) -> MPI_Comm {
+    if (0..4096).contains(&f) {
+        f as usize
+    } else {
+        0
+    }
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_c2f(h: MPI_Datatype) -> c_int {
+    c2f_predefined_or(&state().datatypes, h)
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_f2c(f: c_int) -> MPI_Datatype {
+    f2c_predefined_or(&state().datatypes, f)
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Request_c2f(h: MPI_Request) -> c_int {
+    c2f_predefined_or(&state().requests, h)
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Request_f2c(f: c_int) -> MPI_Request {
+    f2c_predefined_or(&state().requests, f)
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Op_c2f(h: MPI_Op) -> c_int {
+    c2f_predefined_or(&state().ops, h)
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Op_f2c(f: c_int) -> MPI_Op {
+    f2c_predefined_or(&state().ops, f)
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Errhandler_c2f(h: MPI_Errhandler) -> c_int {
+    c2f_predefined_or(&state().errhandlers, h)
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Errhandler_f2c(f: c_int) -> MPI_Errhandler {
+    f2c_predefined_or(&state().errhandlers, f)
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_c2f(h: MPI_Info) -> c_int {
+    c2f_predefined_or(&state().infos, h)
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_f2c(f: c_int) -> MPI_Info {
+    f2c_predefined_or(&state().infos, f)
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Message_c2f(h: MPI_Message) -> c_int {
+    c2f_predefined_or(&state().messages, h)
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Message_f2c(f: c_int) -> MPI_Message {
+    f2c_predefined_or(&state().messages, f)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_c2f(c: *const MPI_Status, f: *mut c_int) -> c_int {
+    ffi("MPI_Status_c2f", MPI_COMM_SELF, || {
+        if c.is_null() || f.is_null() {
+            return Err(bad(ErrorClass::Arg, "MPI_Status_c2f", "status", "is NULL"));
+        }
+        // SAFETY: MPI_Status is MPI_F_STATUS_SIZE ints in both forms.
+        unsafe { std::ptr::copy_nonoverlapping(c as *const c_int, f, MPI_F_STATUS_SIZE as usize) };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_f2c(f: *const c_int, c: *mut MPI_Status) -> c_int {
+    ffi("MPI_Status_f2c", MPI_COMM_SELF, || {
+        if c.is_null() || f.is_null() {
+            return Err(bad(ErrorClass::Arg, "MPI_Status_f2c", "status", "is NULL"));
+        }
+        // SAFETY: as above.
+        unsafe { std::ptr::copy_nonoverlapping(f, c as *mut c_int, MPI_F_STATUS_SIZE as usize) };
+        Ok(())
+    })
+}
+
+#[allow(dead_code)]
+fn _unused(_: *mut c_void) {}

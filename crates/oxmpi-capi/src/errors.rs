@@ -1,0 +1,135 @@
+//! The one wrapper every `PMPI_x` body runs in, and error handlers.
+//!
+//! [`ffi`] catches panics, turns the body's error into an MPI error code and
+//! hands it to the error handler of the communicator the error belongs to: the
+//! call's communicator, the request's communicator for completion calls, and
+//! `MPI_COMM_SELF` for calls tied to no communicator (MPI-4.0 and later; MPI-1
+//! said `MPI_COMM_WORLD`). `MPI_ERRORS_ARE_FATAL` (the default) and
+//! `MPI_ERRORS_ABORT` print `oxmpi: rank R: <message> (MPI_ERR_X)` and end the
+//! job; `MPI_ERRORS_RETURN` returns the code; user handlers are called.
+
+use std::cell::Cell;
+use std::ffi::c_int;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use oxmpi_core::error::{ErrorClass, MpiError};
+use oxmpi_core::runtime;
+
+use crate::abi::*;
+use crate::handles::state;
+use crate::types::*;
+
+/// An error on its way to the error handler: an MPI error code and a message.
+#[derive(Debug)]
+pub struct Fail {
+    pub code: c_int,
+    pub message: String,
+}
+
+impl From<MpiError> for Fail {
+    fn from(e: MpiError) -> Fail {
+        Fail { code: e.class.code(), message: e.message }
+    }
+}
+
+pub type R<T> = Result<T, Fail>;
+
+/// An error about argument `arg` of `call`.
+pub fn bad(class: ErrorClass, call: &str, arg: &str, why: impl std::fmt::Display) -> Fail {
+    MpiError::arg(class, call, arg, why).into()
+}
+
+thread_local! {
+    /// The communicator whose error handler hears about the current call's error.
+    static ERR_COMM: Cell<MPI_Comm> = const { Cell::new(MPI_COMM_SELF) };
+}
+
+/// Routes the current call's errors to `comm`'s error handler.
+pub fn route_to(comm: MPI_Comm) {
+    ERR_COMM.with(|c| c.set(comm));
+}
+
+/// Runs a function body: catches panics, routes errors. `comm` is the
+/// communicator the call is about (`MPI_COMM_SELF` when none).
+pub fn ffi(call: &'static str, comm: MPI_Comm, body: impl FnOnce() -> R<()>) -> c_int {
+    route_to(comm);
+    let res = match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(r) => r,
+        Err(p) => {
+            let why = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "panic".into());
+            Err(MpiError::intern(call, why).into())
+        }
+    };
+    match res {
+        Ok(()) => MPI_SUCCESS,
+        Err(f) => {
+            let message = if f.message.starts_with(call) { f.message } else { format!("{call}: {}", f.message) };
+            raise(ERR_COMM.with(|c| c.get()), f.code, &message)
+        }
+    }
+}
+
+/// The name of an error code's class, e.g. `MPI_ERR_RANK`.
+pub fn code_name(code: c_int) -> String {
+    let class = class_of(code).unwrap_or(MPI_ERR_UNKNOWN);
+    let name = ERROR_CLASS_NAMES.iter().find(|(c, _)| *c == class).map(|(_, n)| n.to_string());
+    match (name, class == code) {
+        (Some(n), true) => n,
+        (Some(n), false) => format!("error code {code} of class {n}"),
+        (None, _) => format!("user error class {class}"),
+    }
+}
+
+/// The class of an error code, if it is a valid code.
+pub fn class_of(code: c_int) -> Option<c_int> {
+    if ERROR_CLASS_NAMES.iter().any(|(c, _)| *c == code) {
+        return Some(code);
+    }
+    state().user_codes.get(&code).copied()
+}
+
+fn fatal(code: c_int, message: &str) -> ! {
+    let rank = runtime::engine().map(|e| e.rank()).unwrap_or(0);
+    eprintln!("oxmpi: rank {rank}: {message} ({})", code_name(code));
+    runtime::abort(if code == 0 { 1 } else { code }, "the error handler is MPI_ERRORS_ARE_FATAL")
+}
+
+/// Calls `comm`'s error handler with `code`; returns the code to give the caller.
+pub fn raise(comm: MPI_Comm, code: c_int, message: &str) -> c_int {
+    let comm = if comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF { comm } else { MPI_COMM_SELF };
+    let errh = state().comm_errhandler.get(&comm).copied().unwrap_or(MPI_ERRORS_ARE_FATAL);
+    match errh {
+        MPI_ERRORS_RETURN => code,
+        MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT => fatal(code, message),
+        h => {
+            let func = state().errhandlers.get(h).map(|e| e.func);
+            match func {
+                Some(f) => {
+                    let (mut c, mut e) = (comm, code);
+                    // SAFETY: a C function the user registered with this signature.
+                    unsafe { f(&mut c, &mut e) };
+                    code
+                }
+                None => fatal(code, message),
+            }
+        }
+    }
+}
+
+/// A required output pointer.
+pub fn out<T>(call: &str, arg: &str, p: *mut T) -> R<&'static mut T> {
+    if p.is_null() {
+        return Err(bad(ErrorClass::Arg, call, arg, "is NULL"));
+    }
+    // SAFETY: non-null; the C caller promises it points to a writable T.
+    Ok(unsafe { &mut *p })
+}
+
+/// An error with a class the engine's `ErrorClass` does not list (info, ...).
+pub fn bad_code(code: c_int, call: &str, arg: &str, why: impl std::fmt::Display) -> Fail {
+    Fail { code, message: format!("{call}: invalid argument `{arg}`: {why}") }
+}

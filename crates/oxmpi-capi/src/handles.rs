@@ -1,0 +1,245 @@
+//! Handle tables and the C layer's global state.
+//!
+//! A run-time handle is `generation << 32 | kind << 24 | slot` (64-bit targets):
+//! never below 2^32, so never one of the ABI's predefined values (0..4095), and a
+//! handle of the wrong kind, to a freed slot (the generation moves on at every
+//! free) or made up entirely is found out by a table lookup, never dereferenced.
+//! Fortran integers (`MPI_x_c2f`) are `4096 + slot`.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+
+use oxmpi_core::datatype::Datatype;
+use oxmpi_core::op::Op;
+use oxmpi_core::pt2pt::Message;
+use oxmpi_core::{Request, SendMode};
+
+use crate::types::*;
+
+pub const KIND_DATATYPE: u64 = 1;
+pub const KIND_REQUEST: u64 = 2;
+pub const KIND_OP: u64 = 3;
+pub const KIND_ERRHANDLER: u64 = 4;
+pub const KIND_INFO: u64 = 5;
+pub const KIND_MESSAGE: u64 = 6;
+
+const SLOT_BITS: u32 = 24;
+const FINT_BASE: i32 = 4096;
+
+struct Slot<T> {
+    generation: u32,
+    value: Option<T>,
+}
+
+pub struct Table<T> {
+    kind: u64,
+    slots: Vec<Slot<T>>,
+    free: Vec<u32>,
+}
+
+impl<T> Table<T> {
+    pub const fn new(kind: u64) -> Table<T> {
+        Table { kind, slots: Vec::new(), free: Vec::new() }
+    }
+
+    fn encode(&self, slot: u32, generation: u32) -> usize {
+        (((generation as u64) << 32) | (self.kind << SLOT_BITS) | slot as u64) as usize
+    }
+
+    fn decode(&self, h: usize) -> Option<usize> {
+        let h = h as u64;
+        let generation = (h >> 32) as u32;
+        let kind = (h >> SLOT_BITS) & 0xff;
+        let slot = (h & ((1 << SLOT_BITS) - 1)) as usize;
+        if generation == 0 || kind != self.kind {
+            return None;
+        }
+        let s = self.slots.get(slot)?;
+        (s.generation == generation && s.value.is_some()).then_some(slot)
+    }
+
+    pub fn insert(&mut self, v: T) -> usize {
+        let slot = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                assert!(self.slots.len() < (1 << SLOT_BITS), "oxmpi: out of handles");
+                self.slots.push(Slot { generation: 1, value: None });
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let s = &mut self.slots[slot as usize];
+        s.value = Some(v);
+        let generation = s.generation;
+        self.encode(slot, generation)
+    }
+
+    pub fn get(&self, h: usize) -> Option<&T> {
+        self.decode(h).and_then(|i| self.slots[i].value.as_ref())
+    }
+
+    pub fn get_mut(&mut self, h: usize) -> Option<&mut T> {
+        self.decode(h).and_then(move |i| self.slots[i].value.as_mut())
+    }
+
+    pub fn remove(&mut self, h: usize) -> Option<T> {
+        let i = self.decode(h)?;
+        let s = &mut self.slots[i];
+        s.generation = s.generation.wrapping_add(1).max(1);
+        self.free.push(i as u32);
+        s.value.take()
+    }
+
+    /// The Fortran integer of a live handle.
+    pub fn c2f(&self, h: usize) -> Option<i32> {
+        self.decode(h).map(|i| FINT_BASE + i as i32)
+    }
+
+    /// The handle of a Fortran integer (0, never valid, when it names nothing).
+    pub fn f2c(&self, f: i32) -> usize {
+        let i = (f - FINT_BASE) as usize;
+        match self.slots.get(i) {
+            Some(s) if s.value.is_some() => self.encode(i as u32, s.generation),
+            _ => 0,
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (usize, &T)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.value.as_ref().map(|v| (self.encode(i as u32, s.generation), v)))
+    }
+}
+
+pub fn c2f_predefined_or<T>(t: &Table<T>, h: usize) -> i32 {
+    if h < 4096 {
+        h as i32
+    } else {
+        t.c2f(h).unwrap_or(-1)
+    }
+}
+
+pub fn f2c_predefined_or<T>(t: &Table<T>, f: i32) -> usize {
+    if (0..FINT_BASE).contains(&f) {
+        f as usize
+    } else if f < 0 {
+        0
+    } else {
+        t.f2c(f)
+    }
+}
+
+/// What a persistent request starts each time.
+#[derive(Clone)]
+pub enum PersistentOp {
+    Send { buf: usize, count: usize, dt: Datatype, dest: i32, tag: i32, mode: SendMode },
+    Recv { buf: usize, count: usize, dt: Datatype, source: i32, tag: i32 },
+}
+
+pub struct RequestEntry {
+    /// The engine's request (`Request::NULL` while a persistent request is inactive).
+    pub inner: Request,
+    /// The communicator whose error handler hears about this request's errors.
+    pub comm: MPI_Comm,
+    pub persistent: Option<PersistentOp>,
+}
+
+pub struct ErrhandlerEntry {
+    pub func: MPI_Comm_errhandler_function,
+    pub freed: bool,
+}
+
+pub struct MessageEntry {
+    pub msg: Message,
+    pub comm: MPI_Comm,
+}
+
+pub struct KeyvalEntry {
+    pub copy: usize,
+    pub delete: Option<MPI_Comm_delete_attr_function>,
+    pub extra: usize,
+}
+
+pub struct State {
+    pub datatypes: Table<Datatype>,
+    pub requests: Table<RequestEntry>,
+    pub ops: Table<Op>,
+    pub errhandlers: Table<ErrhandlerEntry>,
+    pub infos: Table<Vec<(String, String)>>,
+    pub messages: Table<MessageEntry>,
+    /// Error handler of each communicator (absent: MPI_ERRORS_ARE_FATAL).
+    pub comm_errhandler: HashMap<MPI_Comm, MPI_Errhandler>,
+    pub comm_names: HashMap<MPI_Comm, String>,
+    /// User error classes and codes: code -> class.
+    pub user_codes: HashMap<i32, i32>,
+    pub error_strings: HashMap<i32, String>,
+    pub last_code: i32,
+    pub keyvals: HashMap<i32, KeyvalEntry>,
+    pub next_keyval: i32,
+    pub attrs: HashMap<(MPI_Comm, i32), usize>,
+}
+
+static STATE: Mutex<Option<State>> = Mutex::new(None);
+
+pub struct Guard(MutexGuard<'static, Option<State>>);
+
+impl std::ops::Deref for Guard {
+    type Target = State;
+    fn deref(&self) -> &State {
+        self.0.as_ref().unwrap()
+    }
+}
+impl std::ops::DerefMut for Guard {
+    fn deref_mut(&mut self) -> &mut State {
+        self.0.as_mut().unwrap()
+    }
+}
+
+/// The C layer's state. Never call into the engine while holding it: the engine
+/// may call back (user reduction functions) and take it.
+pub fn state() -> Guard {
+    let mut g = STATE.lock().unwrap_or_else(|p| p.into_inner());
+    if g.is_none() {
+        *g = Some(State {
+            datatypes: Table::new(KIND_DATATYPE),
+            requests: Table::new(KIND_REQUEST),
+            ops: Table::new(KIND_OP),
+            errhandlers: Table::new(KIND_ERRHANDLER),
+            infos: Table::new(KIND_INFO),
+            messages: Table::new(KIND_MESSAGE),
+            comm_errhandler: HashMap::new(),
+            comm_names: HashMap::new(),
+            user_codes: HashMap::new(),
+            error_strings: HashMap::new(),
+            last_code: crate::abi::MPI_ERR_LASTCODE,
+            keyvals: HashMap::new(),
+            next_keyval: 100_000,
+            attrs: HashMap::new(),
+        });
+    }
+    Guard(g)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_and_foreign_handles_are_rejected() {
+        let mut t: Table<u32> = Table::new(KIND_OP);
+        let h = t.insert(7);
+        assert!(h >= 1 << 32);
+        assert_eq!(t.get(h), Some(&7));
+        assert_eq!(t.remove(h), Some(7));
+        assert_eq!(t.get(h), None);
+        let h2 = t.insert(8);
+        assert_ne!(h, h2, "a reused slot gets a new generation");
+        assert_eq!(t.get(h), None);
+        let other: Table<u32> = Table::new(KIND_DATATYPE);
+        assert_eq!(other.get(h2), None);
+        assert_eq!(t.get(0xdead_beef), None);
+        assert_eq!(t.get(0x101), None);
+        let f = t.c2f(h2).unwrap();
+        assert_eq!(t.f2c(f), h2);
+    }
+}

@@ -1,0 +1,582 @@
+//! Reduction operations, error handlers and codes, info objects, attributes.
+
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Arc;
+
+use oxmpi_core::error::ErrorClass;
+use oxmpi_core::op::{Op, PredefinedOp};
+use oxmpi_core::runtime;
+
+use crate::abi::*;
+use crate::dtype::{committed, find_handle};
+use crate::env::{comm, get_str, put_str};
+use crate::errors::{bad, class_of, ffi, out, raise, R};
+use crate::handles::{state, ErrhandlerEntry, KeyvalEntry};
+use crate::types::*;
+
+// ----- reduction operations ----------------------------------------------------------
+
+pub fn op(h: MPI_Op, call: &str) -> R<Op> {
+    if h == MPI_OP_NULL {
+        return Err(bad(ErrorClass::Op, call, "op", "MPI_OP_NULL"));
+    }
+    if h < 4096 {
+        return PredefinedOp::from_abi_handle(h)
+            .map(Op::predefined)
+            .ok_or_else(|| bad(ErrorClass::Op, call, "op", format!("{h:#x} is not a predefined operation")));
+    }
+    state().ops.get(h).cloned().ok_or_else(|| bad(ErrorClass::Op, call, "op", format!("{h:#x} is not a valid operation handle (freed, or never created)")))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Op_create(user_fn: Option<MPI_User_function>, commute: c_int, o: *mut MPI_Op) -> c_int {
+    const CALL: &str = "MPI_Op_create";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let f = user_fn.ok_or_else(|| bad(ErrorClass::Arg, CALL, "user_fn", "is NULL"))?;
+        let o = out(CALL, "op", o)?;
+        let func = move |inv: *const u8, inout: *mut u8, n: usize, dt: &oxmpi_core::datatype::Datatype| {
+            let mut len = n as c_int;
+            let mut h = find_handle(dt);
+            // SAFETY: the user's function, called with buffers the engine provides.
+            unsafe { f(inv as *mut c_void, inout as *mut c_void, &mut len, &mut h) };
+        };
+        *o = state().ops.insert(Op::user(Arc::new(func), commute != 0));
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Op_free(o: *mut MPI_Op) -> c_int {
+    const CALL: &str = "MPI_Op_free";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let h = out(CALL, "op", o)?;
+        if *h < 4096 {
+            op(*h, CALL)?;
+            return Err(bad(ErrorClass::Op, CALL, "op", "a predefined operation cannot be freed"));
+        }
+        state().ops.remove(*h).ok_or_else(|| bad(ErrorClass::Op, CALL, "op", format!("{:#x} is not a valid operation handle", *h)))?;
+        *h = MPI_OP_NULL;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Op_commutative(o: MPI_Op, commute: *mut c_int) -> c_int {
+    ffi("MPI_Op_commutative", MPI_COMM_SELF, || {
+        let x = op(o, "MPI_Op_commutative")?;
+        *out("MPI_Op_commutative", "commute", commute)? = x.is_commutative() as c_int;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: c_int, h: MPI_Datatype, o: MPI_Op) -> c_int {
+    const CALL: &str = "MPI_Reduce_local";
+    ffi(CALL, MPI_COMM_SELF, || {
+        if count < 0 {
+            return Err(bad(ErrorClass::Count, CALL, "count", format!("{count} is negative")));
+        }
+        let dt = committed(h, CALL, "datatype")?;
+        let x = op(o, CALL)?;
+        crate::p2p::check_buf(CALL, "inbuf", inbuf, count as usize, &dt)?;
+        crate::p2p::check_buf(CALL, "inoutbuf", inoutbuf, count as usize, &dt)?;
+        x.check(&dt, CALL)?;
+        // SAFETY: both C buffers hold `count` elements of the datatype.
+        unsafe { x.apply(inbuf as *const u8, inoutbuf as *mut u8, count as usize, &dt)? };
+        Ok(())
+    })
+}
+
+// ----- error handlers -----------------------------------------------------------------
+
+fn errhandler_ok(h: MPI_Errhandler, call: &str) -> R<()> {
+    match h {
+        MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT | MPI_ERRORS_RETURN => Ok(()),
+        MPI_ERRHANDLER_NULL => Err(bad(ErrorClass::Arg, call, "errhandler", "MPI_ERRHANDLER_NULL")),
+        _ => match state().errhandlers.get(h) {
+            Some(e) if !e.freed => Ok(()),
+            _ => Err(bad(ErrorClass::Arg, call, "errhandler", format!("{h:#x} is not a valid error handler (freed, or never created)"))),
+        },
+    }
+}
+
+fn create_errhandler(call: &'static str, f: Option<MPI_Comm_errhandler_function>, eh: *mut MPI_Errhandler) -> c_int {
+    ffi(call, MPI_COMM_SELF, || {
+        let f = f.ok_or_else(|| bad(ErrorClass::Arg, call, "function", "is NULL"))?;
+        let o = out(call, "errhandler", eh)?;
+        *o = state().errhandlers.insert(ErrhandlerEntry { func: f, freed: false });
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_create_errhandler(f: Option<MPI_Comm_errhandler_function>, eh: *mut MPI_Errhandler) -> c_int {
+    create_errhandler("MPI_Comm_create_errhandler", f, eh)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Errhandler_create(f: Option<MPI_Handler_function>, eh: *mut MPI_Errhandler) -> c_int {
+    create_errhandler("MPI_Errhandler_create", f, eh)
+}
+
+fn set_errhandler(call: &'static str, c: MPI_Comm, eh: MPI_Errhandler) -> c_int {
+    ffi(call, c, || {
+        comm(c, call)?;
+        errhandler_ok(eh, call)?;
+        state().comm_errhandler.insert(c, eh);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_set_errhandler(c: MPI_Comm, eh: MPI_Errhandler) -> c_int {
+    set_errhandler("MPI_Comm_set_errhandler", c, eh)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Errhandler_set(c: MPI_Comm, eh: MPI_Errhandler) -> c_int {
+    set_errhandler("MPI_Errhandler_set", c, eh)
+}
+
+fn get_errhandler(call: &'static str, c: MPI_Comm, eh: *mut MPI_Errhandler) -> c_int {
+    ffi(call, c, || {
+        comm(c, call)?;
+        let o = out(call, "errhandler", eh)?;
+        *o = state().comm_errhandler.get(&c).copied().unwrap_or(MPI_ERRORS_ARE_FATAL);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_get_errhandler(c: MPI_Comm, eh: *mut MPI_Errhandler) -> c_int {
+    get_errhandler("MPI_Comm_get_errhandler", c, eh)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Errhandler_get(c: MPI_Comm, eh: *mut MPI_Errhandler) -> c_int {
+    get_errhandler("MPI_Errhandler_get", c, eh)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Errhandler_free(eh: *mut MPI_Errhandler) -> c_int {
+    const CALL: &str = "MPI_Errhandler_free";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let h = out(CALL, "errhandler", eh)?;
+        if !matches!(*h, MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT | MPI_ERRORS_RETURN) {
+            errhandler_ok(*h, CALL)?;
+            let mut st = state();
+            let attached = st.comm_errhandler.values().any(|v| *v == *h);
+            if attached {
+                // Stays in force on the communicators it is attached to.
+                if let Some(e) = st.errhandlers.get_mut(*h) {
+                    e.freed = true;
+                }
+            } else {
+                st.errhandlers.remove(*h);
+            }
+        }
+        *h = MPI_ERRHANDLER_NULL;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_call_errhandler(c: MPI_Comm, errorcode: c_int) -> c_int {
+    const CALL: &str = "MPI_Comm_call_errhandler";
+    let valid = ffi(CALL, c, || comm(c, CALL).map(|_| ()));
+    if valid != MPI_SUCCESS {
+        return valid;
+    }
+    raise(c, errorcode, &format!("{CALL}: error code {errorcode} raised by the program"));
+    MPI_SUCCESS
+}
+
+// ----- error classes, codes and strings --------------------------------------------------
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Error_class(errorcode: c_int, errorclass: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Error_class";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let c = class_of(errorcode).ok_or_else(|| bad(ErrorClass::Arg, CALL, "errorcode", format!("{errorcode} is not a valid error code")))?;
+        *out(CALL, "errorclass", errorclass)? = c;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Error_string(errorcode: c_int, string: *mut c_char, resultlen: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Error_string";
+    ffi(CALL, MPI_COMM_SELF, || {
+        if string.is_null() {
+            return Err(bad(ErrorClass::Arg, CALL, "string", "is NULL"));
+        }
+        let len = out(CALL, "resultlen", resultlen)?;
+        let user = state().error_strings.get(&errorcode).cloned();
+        let text = match user {
+            Some(s) => s,
+            None => {
+                let class = class_of(errorcode).ok_or_else(|| bad(ErrorClass::Arg, CALL, "errorcode", format!("{errorcode} is not a valid error code")))?;
+                let name = crate::errors::code_name(class);
+                match ErrorClass::from_code(class) {
+                    Some(c) => format!("{name}: {}", c.description()),
+                    None => name,
+                }
+            }
+        };
+        // SAFETY: MPI_MAX_ERROR_STRING bytes by the C contract.
+        *len = unsafe { put_str(string, &text, MPI_MAX_ERROR_STRING as usize) };
+        Ok(())
+    })
+}
+
+/// The value of the MPI_LASTUSEDCODE attribute.
+static LASTUSEDCODE: AtomicI32 = AtomicI32::new(MPI_ERR_LASTCODE);
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Add_error_class(errorclass: *mut c_int) -> c_int {
+    ffi("MPI_Add_error_class", MPI_COMM_SELF, || {
+        let o = out("MPI_Add_error_class", "errorclass", errorclass)?;
+        let mut st = state();
+        st.last_code += 1;
+        let c = st.last_code;
+        st.user_codes.insert(c, c);
+        LASTUSEDCODE.store(c, Ordering::Relaxed);
+        *o = c;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Add_error_code(errorclass: c_int, errorcode: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Add_error_code";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let o = out(CALL, "errorcode", errorcode)?;
+        if class_of(errorclass) != Some(errorclass) {
+            return Err(bad(ErrorClass::Arg, CALL, "errorclass", format!("{errorclass} is not an error class")));
+        }
+        let mut st = state();
+        st.last_code += 1;
+        let c = st.last_code;
+        st.user_codes.insert(c, errorclass);
+        LASTUSEDCODE.store(c, Ordering::Relaxed);
+        *o = c;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Add_error_string(errorcode: c_int, string: *const c_char) -> c_int {
+    const CALL: &str = "MPI_Add_error_string";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let s = unsafe { get_str(CALL, "string", string)? }.to_string();
+        let mut st = state();
+        if !st.user_codes.contains_key(&errorcode) {
+            return Err(bad(ErrorClass::Arg, CALL, "errorcode", format!("{errorcode} is not a code added by MPI_Add_error_class/MPI_Add_error_code")));
+        }
+        st.error_strings.insert(errorcode, s);
+        Ok(())
+    })
+}
+
+// ----- info objects -----------------------------------------------------------------------
+
+fn with_info<T>(call: &str, h: MPI_Info, f: impl FnOnce(&mut Vec<(String, String)>) -> R<T>) -> R<T> {
+    let mut st = state();
+    let v = st
+        .infos
+        .get_mut(h)
+        .ok_or_else(|| crate::errors::bad_code(MPI_ERR_INFO, call, "info", format!("{h:#x} is not a valid info object")))?;
+    f(v)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_create(info: *mut MPI_Info) -> c_int {
+    ffi("MPI_Info_create", MPI_COMM_SELF, || {
+        *out("MPI_Info_create", "info", info)? = state().infos.insert(Vec::new());
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_set(info: MPI_Info, key: *const c_char, value: *const c_char) -> c_int {
+    const CALL: &str = "MPI_Info_set";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let k = unsafe { get_str(CALL, "key", key)? }.to_string();
+        let v = unsafe { get_str(CALL, "value", value)? }.to_string();
+        if k.is_empty() || k.len() >= MPI_MAX_INFO_KEY as usize {
+            return Err(crate::errors::bad_code(MPI_ERR_INFO_KEY, CALL, "key", "is empty or longer than MPI_MAX_INFO_KEY"));
+        }
+        with_info(CALL, info, |kv| {
+            match kv.iter_mut().find(|(a, _)| *a == k) {
+                Some(e) => e.1 = v,
+                None => kv.push((k, v)),
+            }
+            Ok(())
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_get_string(info: MPI_Info, key: *const c_char, buflen: *mut c_int, value: *mut c_char, flag: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Info_get_string";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let k = unsafe { get_str(CALL, "key", key)? }.to_string();
+        let bl = out(CALL, "buflen", buflen)?;
+        let f = out(CALL, "flag", flag)?;
+        let found = with_info(CALL, info, |kv| Ok(kv.iter().find(|(a, _)| *a == k).map(|(_, v)| v.clone())))?;
+        match found {
+            None => *f = 0,
+            Some(v) => {
+                *f = 1;
+                if *bl > 0 && !value.is_null() {
+                    // SAFETY: `*bl` bytes by the C contract.
+                    unsafe { put_str(value, &v, *bl as usize) };
+                }
+                *bl = v.len() as c_int + 1;
+            }
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_get_nkeys(info: MPI_Info, nkeys: *mut c_int) -> c_int {
+    ffi("MPI_Info_get_nkeys", MPI_COMM_SELF, || {
+        let o = out("MPI_Info_get_nkeys", "nkeys", nkeys)?;
+        *o = with_info("MPI_Info_get_nkeys", info, |kv| Ok(kv.len() as c_int))?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_get_nthkey(info: MPI_Info, n: c_int, key: *mut c_char) -> c_int {
+    const CALL: &str = "MPI_Info_get_nthkey";
+    ffi(CALL, MPI_COMM_SELF, || {
+        if key.is_null() {
+            return Err(bad(ErrorClass::Arg, CALL, "key", "is NULL"));
+        }
+        let k = with_info(CALL, info, |kv| {
+            usize::try_from(n)
+                .ok()
+                .and_then(|i| kv.get(i))
+                .map(|(k, _)| k.clone())
+                .ok_or_else(|| bad(ErrorClass::Arg, CALL, "n", format!("{n} is not in 0..{}", kv.len())))
+        })?;
+        // SAFETY: MPI_MAX_INFO_KEY bytes by the C contract.
+        unsafe { put_str(key, &k, MPI_MAX_INFO_KEY as usize) };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_delete(info: MPI_Info, key: *const c_char) -> c_int {
+    const CALL: &str = "MPI_Info_delete";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let k = unsafe { get_str(CALL, "key", key)? }.to_string();
+        with_info(CALL, info, |kv| {
+            let before = kv.len();
+            kv.retain(|(a, _)| *a != k);
+            if kv.len() == before {
+                return Err(crate::errors::bad_code(MPI_ERR_INFO_NOKEY, CALL, "key", format!("`{k}` is not in the info object")));
+            }
+            Ok(())
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_dup(info: MPI_Info, newinfo: *mut MPI_Info) -> c_int {
+    ffi("MPI_Info_dup", MPI_COMM_SELF, || {
+        let o = out("MPI_Info_dup", "newinfo", newinfo)?;
+        let kv = with_info("MPI_Info_dup", info, |kv| Ok(kv.clone()))?;
+        *o = state().infos.insert(kv);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_free(info: *mut MPI_Info) -> c_int {
+    const CALL: &str = "MPI_Info_free";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let h = out(CALL, "info", info)?;
+        state().infos.remove(*h).ok_or_else(|| crate::errors::bad_code(MPI_ERR_INFO, CALL, "info", format!("{:#x} is not a valid info object", *h)))?;
+        *h = MPI_INFO_NULL;
+        Ok(())
+    })
+}
+
+// ----- attributes --------------------------------------------------------------------------
+
+static TAG_UB: AtomicI32 = AtomicI32::new(oxmpi_core::TAG_UB);
+static HOST: AtomicI32 = AtomicI32::new(MPI_PROC_NULL);
+static IO: AtomicI32 = AtomicI32::new(MPI_ANY_SOURCE);
+static WTIME_IS_GLOBAL: AtomicI32 = AtomicI32::new(0);
+static UNIVERSE_SIZE: AtomicI32 = AtomicI32::new(0);
+static APPNUM: AtomicI32 = AtomicI32::new(0);
+
+fn create_keyval(call: &'static str, copy: usize, delete: Option<MPI_Comm_delete_attr_function>, keyval: *mut c_int, extra: *mut c_void) -> c_int {
+    ffi(call, MPI_COMM_SELF, || {
+        let o = out(call, "keyval", keyval)?;
+        let mut st = state();
+        let k = st.next_keyval;
+        st.next_keyval += 1;
+        st.keyvals.insert(k, KeyvalEntry { copy, delete, extra: extra as usize });
+        *o = k;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_create_keyval(
+    copy: Option<MPI_Comm_copy_attr_function>,
+    delete: Option<MPI_Comm_delete_attr_function>,
+    keyval: *mut c_int,
+    extra: *mut c_void,
+) -> c_int {
+    create_keyval("MPI_Comm_create_keyval", copy.map_or(0, |f| f as usize), delete, keyval, extra)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Keyval_create(copy: Option<MPI_Copy_function>, delete: Option<MPI_Delete_function>, keyval: *mut c_int, extra: *mut c_void) -> c_int {
+    create_keyval("MPI_Keyval_create", copy.map_or(0, |f| f as usize), delete, keyval, extra)
+}
+
+fn free_keyval(call: &'static str, keyval: *mut c_int) -> c_int {
+    ffi(call, MPI_COMM_SELF, || {
+        let k = out(call, "keyval", keyval)?;
+        state().keyvals.remove(k).ok_or_else(|| bad(ErrorClass::Keyval, call, "keyval", format!("{} is not a keyval of this program", *k)))?;
+        *k = MPI_KEYVAL_INVALID;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_free_keyval(keyval: *mut c_int) -> c_int {
+    free_keyval("MPI_Comm_free_keyval", keyval)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Keyval_free(keyval: *mut c_int) -> c_int {
+    free_keyval("MPI_Keyval_free", keyval)
+}
+
+fn get_attr(call: &'static str, c: MPI_Comm, keyval: c_int, val: *mut c_void, flag: *mut c_int) -> c_int {
+    ffi(call, c, || {
+        let cm = comm(c, call)?;
+        let f = out(call, "flag", flag)?;
+        let v = out(call, "attribute_val", val as *mut *mut c_void)?;
+        let predefined = match keyval {
+            MPI_TAG_UB => Some(&TAG_UB),
+            MPI_HOST => Some(&HOST),
+            MPI_IO => Some(&IO),
+            MPI_WTIME_IS_GLOBAL => Some(&WTIME_IS_GLOBAL),
+            MPI_UNIVERSE_SIZE => {
+                UNIVERSE_SIZE.store(runtime::engine()?.size() as i32, Ordering::Relaxed);
+                Some(&UNIVERSE_SIZE)
+            }
+            MPI_APPNUM => Some(&APPNUM),
+            MPI_LASTUSEDCODE => Some(&LASTUSEDCODE),
+            _ => None,
+        };
+        let _ = cm;
+        if let Some(a) = predefined {
+            *v = a.as_ptr() as *mut c_void;
+            *f = 1;
+            return Ok(());
+        }
+        let st = state();
+        if !st.keyvals.contains_key(&keyval) {
+            return Err(bad(ErrorClass::Keyval, call, "keyval", format!("{keyval} is not a keyval")));
+        }
+        match st.attrs.get(&(c, keyval)) {
+            Some(x) => {
+                *v = *x as *mut c_void;
+                *f = 1;
+            }
+            None => *f = 0,
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_get_attr(c: MPI_Comm, keyval: c_int, val: *mut c_void, flag: *mut c_int) -> c_int {
+    get_attr("MPI_Comm_get_attr", c, keyval, val, flag)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Attr_get(c: MPI_Comm, keyval: c_int, val: *mut c_void, flag: *mut c_int) -> c_int {
+    get_attr("MPI_Attr_get", c, keyval, val, flag)
+}
+
+/// Removes an attribute, calling its delete function (without the state lock).
+fn delete_attr_now(call: &str, c: MPI_Comm, keyval: c_int) -> R<bool> {
+    let (old, del, extra) = {
+        let mut st = state();
+        let Some(old) = st.attrs.remove(&(c, keyval)) else { return Ok(false) };
+        let (del, extra) = st.keyvals.get(&keyval).map(|k| (k.delete, k.extra)).unwrap_or((None, 0));
+        (old, del, extra)
+    };
+    if let Some(d) = del {
+        // SAFETY: the user's delete function with the arguments MPI defines.
+        let rc = unsafe { d(c, keyval, old as *mut c_void, extra as *mut c_void) };
+        if rc != MPI_SUCCESS {
+            return Err(crate::errors::Fail { code: rc, message: format!("{call}: the attribute's delete function returned {rc}") });
+        }
+    }
+    Ok(true)
+}
+
+/// Deletes every attribute of `c` (at MPI_Finalize).
+pub fn delete_all_attrs(c: MPI_Comm) {
+    let keys: Vec<c_int> = state().attrs.keys().filter(|(cc, _)| *cc == c).map(|(_, k)| *k).collect();
+    for k in keys {
+        let _ = delete_attr_now("MPI_Finalize", c, k);
+    }
+}
+
+fn set_attr(call: &'static str, c: MPI_Comm, keyval: c_int, val: *mut c_void) -> c_int {
+    ffi(call, c, || {
+        comm(c, call)?;
+        if !state().keyvals.contains_key(&keyval) {
+            return Err(bad(ErrorClass::Keyval, call, "keyval", format!("{keyval} is not a keyval made by MPI_Comm_create_keyval")));
+        }
+        delete_attr_now(call, c, keyval)?;
+        state().attrs.insert((c, keyval), val as usize);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_set_attr(c: MPI_Comm, keyval: c_int, val: *mut c_void) -> c_int {
+    set_attr("MPI_Comm_set_attr", c, keyval, val)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Attr_put(c: MPI_Comm, keyval: c_int, val: *mut c_void) -> c_int {
+    set_attr("MPI_Attr_put", c, keyval, val)
+}
+
+fn delete_attr(call: &'static str, c: MPI_Comm, keyval: c_int) -> c_int {
+    ffi(call, c, || {
+        comm(c, call)?;
+        if !state().keyvals.contains_key(&keyval) {
+            return Err(bad(ErrorClass::Keyval, call, "keyval", format!("{keyval} is not a keyval")));
+        }
+        if !delete_attr_now(call, c, keyval)? {
+            return Err(bad(ErrorClass::Keyval, call, "keyval", "no attribute is stored under this keyval"));
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_delete_attr(c: MPI_Comm, keyval: c_int) -> c_int {
+    delete_attr("MPI_Comm_delete_attr", c, keyval)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Attr_delete(c: MPI_Comm, keyval: c_int) -> c_int {
+    delete_attr("MPI_Attr_delete", c, keyval)
+}

@@ -1,0 +1,954 @@
+//! Point-to-point: sends, receives, probes, requests and their completion,
+//! persistent requests (kept in this layer, started as typed immediate
+//! operations, so every datatype works), statuses.
+
+use std::ffi::{c_int, c_void};
+
+use oxmpi_core::datatype::Datatype;
+use oxmpi_core::error::{ErrorClass, MpiError};
+use oxmpi_core::pt2pt::{self, Message};
+use oxmpi_core::{Request, SendMode, Status};
+
+use crate::abi::*;
+use crate::dtype::{committed, datatype};
+use crate::env::comm;
+use crate::errors::{bad, ffi, out, route_to, Fail, R};
+use crate::handles::{state, MessageEntry, PersistentOp, RequestEntry};
+use crate::types::*;
+
+// ----- statuses -------------------------------------------------------------------
+
+fn status_bytes(s: &MPI_Status) -> usize {
+    (s.MPI_internal[0] as u32 as u64 | ((s.MPI_internal[1] as u32 as u64) << 32)) as usize
+}
+
+fn fill(c: &mut MPI_Status, s: &Status) {
+    c.MPI_SOURCE = s.source;
+    c.MPI_TAG = s.tag;
+    let b = s.count_bytes as u64;
+    c.MPI_internal[0] = b as u32 as c_int;
+    c.MPI_internal[1] = (b >> 32) as u32 as c_int;
+    c.MPI_internal[2] = s.cancelled as c_int;
+}
+
+/// Writes a status unless the caller passed MPI_STATUS_IGNORE.
+unsafe fn put_status(p: *mut MPI_Status, s: &Status) {
+    if !p.is_null() {
+        // SAFETY: non-null status pointer from C.
+        fill(unsafe { &mut *p }, s);
+    }
+}
+
+unsafe fn put_status_err(p: *mut MPI_Status, s: &Status, err: c_int) {
+    if !p.is_null() {
+        // SAFETY: as above.
+        let c = unsafe { &mut *p };
+        fill(c, s);
+        c.MPI_ERROR = err;
+    }
+}
+
+// ----- argument checks ----------------------------------------------------------------
+
+fn count_arg(call: &str, n: c_int) -> R<usize> {
+    if n < 0 {
+        return Err(bad(ErrorClass::Count, call, "count", format!("{n} is negative")));
+    }
+    Ok(n as usize)
+}
+
+/// A NULL buffer is MPI_BOTTOM: fine for derived datatypes with absolute
+/// addresses, an error for data of a predefined type.
+pub fn check_buf(call: &str, arg: &str, buf: *const c_void, count: usize, dt: &Datatype) -> R<()> {
+    if buf.is_null() && count > 0 && dt.size() > 0 && dt.as_primitive().is_some() {
+        return Err(bad(ErrorClass::Buffer, call, arg, format!("is NULL with count {count}")));
+    }
+    Ok(())
+}
+
+struct Args {
+    comm: oxmpi_core::Comm,
+    dt: Datatype,
+    count: usize,
+}
+
+fn args(call: &str, c: MPI_Comm, buf: *const c_void, count: c_int, h: MPI_Datatype) -> R<Args> {
+    let cm = comm(c, call)?;
+    let n = count_arg(call, count)?;
+    let dt = committed(h, call, "datatype")?;
+    check_buf(call, "buf", buf, n, &dt)?;
+    Ok(Args { comm: cm, dt, count: n })
+}
+
+fn call_name(mode: SendMode, immediate: bool) -> &'static str {
+    match (mode, immediate) {
+        (SendMode::Standard, false) => "MPI_Send",
+        (SendMode::Synchronous, false) => "MPI_Ssend",
+        (SendMode::Ready, false) => "MPI_Rsend",
+        (SendMode::Buffered, false) => "MPI_Bsend",
+        (SendMode::Standard, true) => "MPI_Isend",
+        (SendMode::Synchronous, true) => "MPI_Issend",
+        (SendMode::Ready, true) => "MPI_Irsend",
+        (SendMode::Buffered, true) => "MPI_Ibsend",
+    }
+}
+
+// ----- request handles ---------------------------------------------------------------
+
+pub fn new_request(r: Request, c: MPI_Comm, persistent: Option<PersistentOp>) -> MPI_Request {
+    state().requests.insert(RequestEntry { inner: r, comm: c, persistent })
+}
+
+/// The engine requests of C handles (NULL for null and inactive ones), routing
+/// errors to the first request's communicator.
+unsafe fn engine_requests(call: &str, hs: &[MPI_Request]) -> R<Vec<Request>> {
+    let st = state();
+    let mut routed = false;
+    hs.iter()
+        .enumerate()
+        .map(|(i, &h)| {
+            if h == MPI_REQUEST_NULL {
+                return Ok(Request::NULL);
+            }
+            match st.requests.get(h) {
+                Some(e) => {
+                    if !routed {
+                        route_to(e.comm);
+                        routed = true;
+                    }
+                    Ok(e.inner)
+                }
+                None => Err(bad(ErrorClass::Request, call, &format!("array_of_requests[{i}]"), format!("{h:#x} is not a valid request (freed, completed, or never created)"))),
+            }
+        })
+        .collect()
+}
+
+/// After completion calls: frees the C handles whose engine request completed.
+fn settle(hs: &mut [MPI_Request], before: &[Request], after: &[Request]) {
+    let mut st = state();
+    for i in 0..hs.len() {
+        if hs[i] == MPI_REQUEST_NULL || before[i].is_null() || !after[i].is_null() {
+            continue;
+        }
+        let persistent = st.requests.get(hs[i]).is_some_and(|e| e.persistent.is_some());
+        if persistent {
+            if let Some(e) = st.requests.get_mut(hs[i]) {
+                e.inner = Request::NULL;
+            }
+        } else {
+            st.requests.remove(hs[i]);
+            hs[i] = MPI_REQUEST_NULL;
+        }
+    }
+}
+
+unsafe fn req_slice<'a>(call: &str, count: c_int, p: *mut MPI_Request) -> R<&'a mut [MPI_Request]> {
+    if count < 0 {
+        return Err(bad(ErrorClass::Count, call, "count", format!("{count} is negative")));
+    }
+    if count == 0 {
+        return Ok(&mut []);
+    }
+    if p.is_null() {
+        return Err(bad(ErrorClass::Arg, call, "array_of_requests", "is NULL"));
+    }
+    // SAFETY: `count` requests by the C contract.
+    Ok(unsafe { std::slice::from_raw_parts_mut(p, count as usize) })
+}
+
+// ----- blocking and immediate sends and receives -------------------------------------
+
+unsafe fn send(mode: SendMode, buf: *const c_void, count: c_int, h: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm) -> c_int {
+    let call = call_name(mode, false);
+    ffi(call, c, || {
+        let a = args(call, c, buf, count, h)?;
+        // SAFETY: the C caller's buffer holds `count` elements of the datatype.
+        unsafe { pt2pt::send_typed(&a.comm, buf as *const u8, a.count, &a.dt, dest, tag, mode)? };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Send(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm) -> c_int {
+    unsafe { send(SendMode::Standard, buf, count, dt, dest, tag, c) }
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ssend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm) -> c_int {
+    unsafe { send(SendMode::Synchronous, buf, count, dt, dest, tag, c) }
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Bsend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm) -> c_int {
+    unsafe { send(SendMode::Buffered, buf, count, dt, dest, tag, c) }
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rsend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm) -> c_int {
+    unsafe { send(SendMode::Ready, buf, count, dt, dest, tag, c) }
+}
+
+unsafe fn isend(mode: SendMode, buf: *const c_void, count: c_int, h: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    let call = call_name(mode, true);
+    ffi(call, c, || {
+        let a = args(call, c, buf, count, h)?;
+        let o = out(call, "request", request)?;
+        // SAFETY: the C caller keeps the buffer until the request completes.
+        let r = unsafe { pt2pt::isend_typed(&a.comm, buf as *const u8, a.count, &a.dt, dest, tag, mode)? };
+        *o = new_request(r, c, None);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Isend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    unsafe { isend(SendMode::Standard, buf, count, dt, dest, tag, c, r) }
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Issend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    unsafe { isend(SendMode::Synchronous, buf, count, dt, dest, tag, c, r) }
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ibsend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    unsafe { isend(SendMode::Buffered, buf, count, dt, dest, tag, c, r) }
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Irsend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    unsafe { isend(SendMode::Ready, buf, count, dt, dest, tag, c, r) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, count: c_int, h: MPI_Datatype, source: c_int, tag: c_int, c: MPI_Comm, status: *mut MPI_Status) -> c_int {
+    const CALL: &str = "MPI_Recv";
+    ffi(CALL, c, || {
+        let a = args(CALL, c, buf, count, h)?;
+        // SAFETY: the C caller's buffer holds `count` elements of the datatype.
+        let s = unsafe { pt2pt::recv_typed(&a.comm, buf as *mut u8, a.count, &a.dt, source, tag)? };
+        unsafe { put_status(status, &s) };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Irecv(buf: *mut c_void, count: c_int, h: MPI_Datatype, source: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    const CALL: &str = "MPI_Irecv";
+    ffi(CALL, c, || {
+        let a = args(CALL, c, buf, count, h)?;
+        let o = out(CALL, "request", request)?;
+        // SAFETY: the C caller keeps the buffer until the request completes.
+        let r = unsafe { pt2pt::irecv_typed(&a.comm, buf as *mut u8, a.count, &a.dt, source, tag)? };
+        *o = new_request(r, c, None);
+        Ok(())
+    })
+}
+
+fn rename(e: MpiError, from: &str, to: &str) -> MpiError {
+    MpiError::new(e.class, e.message.replacen(from, to, 1))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Sendrecv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    c: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    const CALL: &str = "MPI_Sendrecv";
+    ffi(CALL, c, || {
+        let s = args(CALL, c, sendbuf, sendcount, sendtype)?;
+        let r = args(CALL, c, recvbuf, recvcount, recvtype)?;
+        // SAFETY: both buffers stay valid until both requests completed below.
+        let mut rr = unsafe { pt2pt::irecv_typed(&r.comm, recvbuf as *mut u8, r.count, &r.dt, source, recvtag) }
+            .map_err(|e| rename(e, "MPI_Irecv", CALL))?;
+        let sent = unsafe { pt2pt::isend_typed(&s.comm, sendbuf as *const u8, s.count, &s.dt, dest, sendtag, SendMode::Standard) };
+        let mut sr = match sent {
+            Ok(x) => x,
+            Err(e) => {
+                let _ = pt2pt::cancel(&rr);
+                let _ = pt2pt::wait(&mut rr);
+                return Err(rename(e, "MPI_Isend", CALL).into());
+            }
+        };
+        let got = pt2pt::wait(&mut rr).map_err(|e| rename(e, "MPI_Wait", CALL));
+        pt2pt::wait(&mut sr).map_err(|e| rename(e, "MPI_Wait", CALL))?;
+        unsafe { put_status(status, &got?) };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Sendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    h: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    c: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    const CALL: &str = "MPI_Sendrecv_replace";
+    ffi(CALL, c, || {
+        let a = args(CALL, c, buf, count, h)?;
+        let mut packed = vec![0u8; a.dt.size() * a.count];
+        // SAFETY: the C buffer holds `count` elements of the datatype.
+        unsafe { a.dt.pack(buf as *const u8, a.count, &mut packed) };
+        let mut rr = unsafe { pt2pt::irecv_typed(&a.comm, buf as *mut u8, a.count, &a.dt, source, recvtag) }
+            .map_err(|e| rename(e, "MPI_Irecv", CALL))?;
+        let sent = unsafe { pt2pt::isend(&a.comm, packed.as_ptr(), packed.len(), dest, sendtag, SendMode::Standard) };
+        let mut sr = match sent {
+            Ok(x) => x,
+            Err(e) => {
+                let _ = pt2pt::cancel(&rr);
+                let _ = pt2pt::wait(&mut rr);
+                return Err(rename(e, "MPI_Isend", CALL).into());
+            }
+        };
+        let got = pt2pt::wait(&mut rr).map_err(|e| rename(e, "MPI_Wait", CALL));
+        pt2pt::wait(&mut sr).map_err(|e| rename(e, "MPI_Wait", CALL))?;
+        drop(packed);
+        unsafe { put_status(status, &got?) };
+        Ok(())
+    })
+}
+
+// ----- completion ------------------------------------------------------------------
+
+fn rename_call(e: MpiError, call: &str) -> Fail {
+    let generic = ["MPI_Wait:", "MPI_Test:", "MPI_Waitall:", "MPI_Testall:", "MPI_Waitany:", "MPI_Testany:", "MPI_Waitsome:", "MPI_Testsome:", "MPI_Recv:", "MPI_Mrecv:"];
+    let mut m = e.message.clone();
+    for g in generic {
+        if let Some(rest) = m.strip_prefix(g) {
+            m = format!("{call}:{rest}");
+            break;
+        }
+    }
+    if !m.starts_with(call) {
+        m = format!("{call}: {m}");
+    }
+    Fail { code: e.class.code(), message: m }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
+    const CALL: &str = "MPI_Wait";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let h = out(CALL, "request", request)?;
+        let hs = std::slice::from_mut(h);
+        let before = unsafe { engine_requests(CALL, hs)? };
+        let mut after = before.clone();
+        let res = pt2pt::wait(&mut after[0]);
+        let after = if res.is_err() { vec![Request::NULL] } else { after };
+        settle(hs, &before, &after);
+        let s = res.map_err(|e| rename_call(e, CALL))?;
+        unsafe { put_status(status, &s) };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+    const CALL: &str = "MPI_Test";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let h = out(CALL, "request", request)?;
+        let f = out(CALL, "flag", flag)?;
+        let hs = std::slice::from_mut(h);
+        let before = unsafe { engine_requests(CALL, hs)? };
+        let mut after = before.clone();
+        let res = pt2pt::test(&mut after[0]);
+        let after = if res.is_err() { vec![Request::NULL] } else { after };
+        settle(hs, &before, &after);
+        match res.map_err(|e| rename_call(e, CALL))? {
+            Some(s) => {
+                *f = 1;
+                unsafe { put_status(status, &s) };
+            }
+            None => *f = 0,
+        }
+        Ok(())
+    })
+}
+
+unsafe fn status_at(p: *mut MPI_Status, i: usize) -> *mut MPI_Status {
+    if p.is_null() {
+        p
+    } else {
+        // SAFETY: the C caller provides one status per request.
+        unsafe { p.add(i) }
+    }
+}
+
+unsafe fn all(call: &'static str, count: c_int, requests: *mut MPI_Request, flag: Option<*mut c_int>, statuses: *mut MPI_Status) -> c_int {
+    ffi(call, MPI_COMM_SELF, || {
+        let hs = unsafe { req_slice(call, count, requests)? };
+        let before = unsafe { engine_requests(call, hs)? };
+        let mut after = before.clone();
+        let mut stats = vec![Status::EMPTY; hs.len()];
+        let res = match flag {
+            None => pt2pt::waitall(&mut after, &mut stats).map(|()| true),
+            Some(_) => pt2pt::testall(&mut after, &mut stats),
+        };
+        // Failed requests are consumed by the engine too.
+        let failed: Vec<bool> = stats.iter().map(|s| s.error != 0).collect();
+        for (i, f) in failed.iter().enumerate() {
+            if *f {
+                after[i] = Request::NULL;
+            }
+        }
+        settle(hs, &before, &after);
+        let done = match &res {
+            Ok(d) => *d,
+            Err(_) => true,
+        };
+        if let Some(fl) = flag {
+            *out(call, "flag", fl)? = done as c_int;
+        }
+        if done {
+            for (i, s) in stats.iter().enumerate() {
+                unsafe { put_status_err(status_at(statuses, i), s, s.error) };
+            }
+        }
+        res.map(|_| ()).map_err(|e| rename_call(e, call))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Waitall(count: c_int, requests: *mut MPI_Request, statuses: *mut MPI_Status) -> c_int {
+    unsafe { all("MPI_Waitall", count, requests, None, statuses) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Testall(count: c_int, requests: *mut MPI_Request, flag: *mut c_int, statuses: *mut MPI_Status) -> c_int {
+    unsafe { all("MPI_Testall", count, requests, Some(flag), statuses) }
+}
+
+unsafe fn any(call: &'static str, count: c_int, requests: *mut MPI_Request, index: *mut c_int, flag: Option<*mut c_int>, status: *mut MPI_Status) -> c_int {
+    ffi(call, MPI_COMM_SELF, || {
+        let hs = unsafe { req_slice(call, count, requests)? };
+        let idx = out(call, "index", index)?;
+        let before = unsafe { engine_requests(call, hs)? };
+        let mut after = before.clone();
+        let res = match flag {
+            None => pt2pt::waitany(&mut after).map(Some),
+            Some(_) => pt2pt::testany(&mut after),
+        };
+        if res.is_err() {
+            // The failed request was consumed: it is the one that became NULL.
+            if let Some(i) = (0..hs.len()).find(|&i| !before[i].is_null() && after[i].is_null()) {
+                *idx = i as c_int;
+                let e = state().requests.get(hs[i]).map(|e| e.comm);
+                if let Some(c) = e {
+                    route_to(c);
+                }
+            }
+        }
+        settle(hs, &before, &after);
+        match res.map_err(|e| rename_call(e, call))? {
+            None => {
+                *idx = MPI_UNDEFINED;
+                if let Some(f) = flag {
+                    *out(call, "flag", f)? = 0;
+                }
+            }
+            Some(found) => {
+                if let Some(f) = flag {
+                    *out(call, "flag", f)? = 1;
+                }
+                match found {
+                    None => {
+                        *idx = MPI_UNDEFINED;
+                        unsafe { put_status(status, &Status::EMPTY) };
+                    }
+                    Some((i, s)) => {
+                        *idx = i as c_int;
+                        unsafe { put_status(status, &s) };
+                    }
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Waitany(count: c_int, requests: *mut MPI_Request, index: *mut c_int, status: *mut MPI_Status) -> c_int {
+    unsafe { any("MPI_Waitany", count, requests, index, None, status) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Testany(count: c_int, requests: *mut MPI_Request, index: *mut c_int, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+    unsafe { any("MPI_Testany", count, requests, index, Some(flag), status) }
+}
+
+unsafe fn some(call: &'static str, wait: bool, count: c_int, requests: *mut MPI_Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MPI_Status) -> c_int {
+    ffi(call, MPI_COMM_SELF, || {
+        let hs = unsafe { req_slice(call, count, requests)? };
+        let oc = out(call, "outcount", outcount)?;
+        let before = unsafe { engine_requests(call, hs)? };
+        let mut after = before.clone();
+        let res = if wait { pt2pt::waitsome(&mut after) } else { pt2pt::testsome(&mut after) };
+        let list = match res {
+            Err(e) => {
+                settle(hs, &before, &after);
+                return Err(rename_call(e, call));
+            }
+            Ok(l) => l,
+        };
+        for (i, r) in list.iter().flatten() {
+            if r.is_err() {
+                after[*i] = Request::NULL;
+            }
+        }
+        settle(hs, &before, &after);
+        let Some(list) = list else {
+            *oc = MPI_UNDEFINED;
+            return Ok(());
+        };
+        *oc = list.len() as c_int;
+        if !list.is_empty() && indices.is_null() {
+            return Err(bad(ErrorClass::Arg, call, "array_of_indices", "is NULL"));
+        }
+        let mut first_err = None;
+        for (k, (i, r)) in list.iter().enumerate() {
+            // SAFETY: `incount` entries by the C contract.
+            unsafe { *indices.add(k) = *i as c_int };
+            match r {
+                Ok(s) => unsafe { put_status_err(status_at(statuses, k), s, MPI_SUCCESS) },
+                Err(e) => {
+                    unsafe { put_status_err(status_at(statuses, k), &Status::EMPTY, e.class.code()) };
+                    first_err.get_or_insert(e.clone());
+                }
+            }
+        }
+        match first_err {
+            Some(e) => Err(Fail { code: MPI_ERR_IN_STATUS, message: format!("{call}: a request failed, see its status: {}", e.message) }),
+            None => Ok(()),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Waitsome(incount: c_int, requests: *mut MPI_Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MPI_Status) -> c_int {
+    unsafe { some("MPI_Waitsome", true, incount, requests, outcount, indices, statuses) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Testsome(incount: c_int, requests: *mut MPI_Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MPI_Status) -> c_int {
+    unsafe { some("MPI_Testsome", false, incount, requests, outcount, indices, statuses) }
+}
+
+fn one_request(call: &str, h: MPI_Request) -> R<(Request, MPI_Comm, bool)> {
+    if h == MPI_REQUEST_NULL {
+        return Err(bad(ErrorClass::Request, call, "request", "MPI_REQUEST_NULL"));
+    }
+    let st = state();
+    let e = st
+        .requests
+        .get(h)
+        .ok_or_else(|| bad(ErrorClass::Request, call, "request", format!("{h:#x} is not a valid request (freed, completed, or never created)")))?;
+    Ok((e.inner, e.comm, e.persistent.is_some()))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Cancel(request: *mut MPI_Request) -> c_int {
+    const CALL: &str = "MPI_Cancel";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let h = out(CALL, "request", request)?;
+        let (r, c, _) = one_request(CALL, *h)?;
+        route_to(c);
+        if !r.is_null() {
+            pt2pt::cancel(&r).map_err(|e| rename_call(e, CALL))?;
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
+    const CALL: &str = "MPI_Request_free";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let h = out(CALL, "request", request)?;
+        let (mut r, c, _) = one_request(CALL, *h)?;
+        route_to(c);
+        if !r.is_null() {
+            pt2pt::request_free(&mut r).map_err(|e| rename_call(e, CALL))?;
+        }
+        state().requests.remove(*h);
+        *h = MPI_REQUEST_NULL;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Request_get_status(request: MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+    const CALL: &str = "MPI_Request_get_status";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let f = out(CALL, "flag", flag)?;
+        if request == MPI_REQUEST_NULL {
+            *f = 1;
+            unsafe { put_status(status, &Status::EMPTY) };
+            return Ok(());
+        }
+        let (r, c, _) = one_request(CALL, request)?;
+        route_to(c);
+        match pt2pt::request_get_status(r).map_err(|e| rename_call(e, CALL))? {
+            Some(s) => {
+                *f = 1;
+                unsafe { put_status(status, &s) };
+            }
+            None => *f = 0,
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Test_cancelled(status: *const MPI_Status, flag: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Test_cancelled";
+    ffi(CALL, MPI_COMM_SELF, || {
+        if status.is_null() {
+            return Err(bad(ErrorClass::Arg, CALL, "status", "is NULL (MPI_STATUS_IGNORE)"));
+        }
+        *out(CALL, "flag", flag)? = (unsafe { &*status }.MPI_internal[2] != 0) as c_int;
+        Ok(())
+    })
+}
+
+// ----- probes and matched receives ---------------------------------------------------
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Probe(source: c_int, tag: c_int, c: MPI_Comm, status: *mut MPI_Status) -> c_int {
+    ffi("MPI_Probe", c, || {
+        let cm = comm(c, "MPI_Probe")?;
+        let s = pt2pt::probe(&cm, source, tag)?;
+        unsafe { put_status(status, &s) };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iprobe(source: c_int, tag: c_int, c: MPI_Comm, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+    ffi("MPI_Iprobe", c, || {
+        let cm = comm(c, "MPI_Iprobe")?;
+        let f = out("MPI_Iprobe", "flag", flag)?;
+        match pt2pt::iprobe(&cm, source, tag)? {
+            Some(s) => {
+                *f = 1;
+                unsafe { put_status(status, &s) };
+            }
+            None => *f = 0,
+        }
+        Ok(())
+    })
+}
+
+fn message_handle(m: Message, c: MPI_Comm) -> MPI_Message {
+    if m == Message::NO_PROC {
+        MPI_MESSAGE_NO_PROC
+    } else {
+        state().messages.insert(MessageEntry { msg: m, comm: c })
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Mprobe(source: c_int, tag: c_int, c: MPI_Comm, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
+    ffi("MPI_Mprobe", c, || {
+        let cm = comm(c, "MPI_Mprobe")?;
+        let o = out("MPI_Mprobe", "message", message)?;
+        let (m, s) = pt2pt::mprobe(&cm, source, tag)?;
+        *o = message_handle(m, c);
+        unsafe { put_status(status, &s) };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Improbe(source: c_int, tag: c_int, c: MPI_Comm, flag: *mut c_int, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
+    ffi("MPI_Improbe", c, || {
+        let cm = comm(c, "MPI_Improbe")?;
+        let f = out("MPI_Improbe", "flag", flag)?;
+        let o = out("MPI_Improbe", "message", message)?;
+        match pt2pt::improbe(&cm, source, tag)? {
+            Some((m, s)) => {
+                *f = 1;
+                *o = message_handle(m, c);
+                unsafe { put_status(status, &s) };
+            }
+            None => *f = 0,
+        }
+        Ok(())
+    })
+}
+
+/// Starts the receive of a matched message; returns the request and its communicator.
+unsafe fn imrecv(call: &str, buf: *mut c_void, count: c_int, h: MPI_Datatype, message: *mut MPI_Message) -> R<(Request, MPI_Comm)> {
+    let mh = out(call, "message", message)?;
+    let n = count_arg(call, count)?;
+    let dt = committed(h, call, "datatype")?;
+    check_buf(call, "buf", buf, n, &dt)?;
+    let (mut m, c) = if *mh == MPI_MESSAGE_NO_PROC {
+        (Message::NO_PROC, MPI_COMM_SELF)
+    } else {
+        let e = state()
+            .messages
+            .remove(*mh)
+            .ok_or_else(|| bad(ErrorClass::Request, call, "message", format!("{:#x} is not a message from MPI_Mprobe/MPI_Improbe (or was received already)", *mh)))?;
+        (e.msg, e.comm)
+    };
+    route_to(c);
+    *mh = MPI_MESSAGE_NULL;
+    // SAFETY: the C caller's buffer holds `count` elements and stays valid until completion.
+    let r = unsafe { pt2pt::imrecv_typed(buf as *mut u8, n, &dt, &mut m) }.map_err(|e| rename_call(e, call))?;
+    Ok((r, c))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Mrecv(buf: *mut c_void, count: c_int, h: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
+    const CALL: &str = "MPI_Mrecv";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let (mut r, _) = unsafe { imrecv(CALL, buf, count, h, message)? };
+        let s = pt2pt::wait(&mut r).map_err(|e| rename_call(e, CALL))?;
+        unsafe { put_status(status, &s) };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Imrecv(buf: *mut c_void, count: c_int, h: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request) -> c_int {
+    const CALL: &str = "MPI_Imrecv";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let o = out(CALL, "request", request)?;
+        let (r, c) = unsafe { imrecv(CALL, buf, count, h, message)? };
+        *o = new_request(r, c, None);
+        Ok(())
+    })
+}
+
+// ----- persistent requests ---------------------------------------------------------
+
+unsafe fn send_init(call: &'static str, mode: SendMode, buf: *const c_void, count: c_int, h: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    ffi(call, c, || {
+        let a = args(call, c, buf, count, h)?;
+        let o = out(call, "request", request)?;
+        let n = a.comm.size();
+        if dest != MPI_PROC_NULL && !(0..n).contains(&dest) {
+            return Err(bad(ErrorClass::Rank, call, "dest", format!("{dest} is not a rank of this communicator (0..{n}) nor MPI_PROC_NULL")));
+        }
+        if !(0..=oxmpi_core::TAG_UB).contains(&tag) {
+            return Err(bad(ErrorClass::Tag, call, "tag", format!("{tag} is outside 0..=MPI_TAG_UB")));
+        }
+        let spec = PersistentOp::Send { buf: buf as usize, count: a.count, dt: a.dt, dest, tag, mode };
+        *o = new_request(Request::NULL, c, Some(spec));
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Send_init(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    unsafe { send_init("MPI_Send_init", SendMode::Standard, buf, count, dt, dest, tag, c, r) }
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ssend_init(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    unsafe { send_init("MPI_Ssend_init", SendMode::Synchronous, buf, count, dt, dest, tag, c, r) }
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Bsend_init(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    unsafe { send_init("MPI_Bsend_init", SendMode::Buffered, buf, count, dt, dest, tag, c, r) }
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rsend_init(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    unsafe { send_init("MPI_Rsend_init", SendMode::Ready, buf, count, dt, dest, tag, c, r) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Recv_init(buf: *mut c_void, count: c_int, h: MPI_Datatype, source: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    const CALL: &str = "MPI_Recv_init";
+    ffi(CALL, c, || {
+        let a = args(CALL, c, buf, count, h)?;
+        let o = out(CALL, "request", request)?;
+        let n = a.comm.size();
+        if source != MPI_PROC_NULL && source != MPI_ANY_SOURCE && !(0..n).contains(&source) {
+            return Err(bad(ErrorClass::Rank, CALL, "source", format!("{source} is not a rank of this communicator (0..{n}), MPI_ANY_SOURCE nor MPI_PROC_NULL")));
+        }
+        if tag != MPI_ANY_TAG && !(0..=oxmpi_core::TAG_UB).contains(&tag) {
+            return Err(bad(ErrorClass::Tag, CALL, "tag", format!("{tag} is neither MPI_ANY_TAG nor in 0..=MPI_TAG_UB")));
+        }
+        let spec = PersistentOp::Recv { buf: buf as usize, count: a.count, dt: a.dt, source, tag };
+        *o = new_request(Request::NULL, c, Some(spec));
+        Ok(())
+    })
+}
+
+fn start_one(call: &str, h: MPI_Request, what: &str) -> R<()> {
+    if h == MPI_REQUEST_NULL {
+        return Err(bad(ErrorClass::Request, call, what, "MPI_REQUEST_NULL"));
+    }
+    let (spec, c, active) = {
+        let st = state();
+        let e = st.requests.get(h).ok_or_else(|| bad(ErrorClass::Request, call, what, format!("{h:#x} is not a valid request")))?;
+        (e.persistent.clone(), e.comm, !e.inner.is_null())
+    };
+    route_to(c);
+    let spec = spec.ok_or_else(|| bad(ErrorClass::Request, call, what, "not a persistent request"))?;
+    if active {
+        return Err(bad(ErrorClass::Request, call, what, "the persistent request is already active"));
+    }
+    let cm = comm(c, call)?;
+    // SAFETY: the persistent request's creator keeps the buffer valid while it exists.
+    let r = unsafe {
+        match spec {
+            PersistentOp::Send { buf, count, dt, dest, tag, mode } => pt2pt::isend_typed(&cm, buf as *const u8, count, &dt, dest, tag, mode),
+            PersistentOp::Recv { buf, count, dt, source, tag } => pt2pt::irecv_typed(&cm, buf as *mut u8, count, &dt, source, tag),
+        }
+    }
+    .map_err(|e| rename_call(e, call))?;
+    if let Some(e) = state().requests.get_mut(h) {
+        e.inner = r;
+    }
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Start(request: *mut MPI_Request) -> c_int {
+    ffi("MPI_Start", MPI_COMM_SELF, || start_one("MPI_Start", *out("MPI_Start", "request", request)?, "request"))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Startall(count: c_int, requests: *mut MPI_Request) -> c_int {
+    const CALL: &str = "MPI_Startall";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let hs = unsafe { req_slice(CALL, count, requests)? };
+        for (i, h) in hs.iter().enumerate() {
+            start_one(CALL, *h, &format!("array_of_requests[{i}]"))?;
+        }
+        Ok(())
+    })
+}
+
+// ----- buffered-send space ---------------------------------------------------------
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
+    const CALL: &str = "MPI_Buffer_attach";
+    ffi(CALL, MPI_COMM_SELF, || {
+        if buffer as usize == MPI_BUFFER_AUTOMATIC {
+            unsafe { pt2pt::buffer_attach(buffer as *mut u8, isize::MAX as usize)? };
+            return Ok(());
+        }
+        if size < 0 {
+            return Err(bad(ErrorClass::Arg, CALL, "size", format!("{size} is negative")));
+        }
+        if buffer.is_null() && size > 0 {
+            return Err(bad(ErrorClass::Buffer, CALL, "buffer", "is NULL"));
+        }
+        unsafe { pt2pt::buffer_attach(buffer as *mut u8, size as usize)? };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Buffer_detach";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let a = out(CALL, "buffer_addr", buffer_addr as *mut *mut c_void)?;
+        let s = out(CALL, "size", size)?;
+        let (p, n) = pt2pt::buffer_detach()?;
+        *a = p as *mut c_void;
+        *s = n.min(c_int::MAX as usize) as c_int;
+        Ok(())
+    })
+}
+
+// ----- status queries ---------------------------------------------------------------
+
+unsafe fn status_ref<'a>(call: &str, p: *const MPI_Status) -> R<&'a MPI_Status> {
+    if p.is_null() {
+        return Err(bad(ErrorClass::Arg, call, "status", "is NULL (MPI_STATUS_IGNORE)"));
+    }
+    // SAFETY: non-null status from C.
+    Ok(unsafe { &*p })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_count(status: *const MPI_Status, h: MPI_Datatype, count: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Get_count";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let s = unsafe { status_ref(CALL, status)? };
+        let dt = datatype(h, CALL, "datatype")?;
+        *out(CALL, "count", count)? = dt.get_count(status_bytes(s)).and_then(|n| c_int::try_from(n).ok()).unwrap_or(MPI_UNDEFINED);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_elements(status: *const MPI_Status, h: MPI_Datatype, count: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Get_elements";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let s = unsafe { status_ref(CALL, status)? };
+        let dt = datatype(h, CALL, "datatype")?;
+        *out(CALL, "count", count)? = dt.get_elements(status_bytes(s)).and_then(|n| c_int::try_from(n).ok()).unwrap_or(MPI_UNDEFINED);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_elements_x(status: *const MPI_Status, h: MPI_Datatype, count: *mut MPI_Count) -> c_int {
+    const CALL: &str = "MPI_Get_elements_x";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let s = unsafe { status_ref(CALL, status)? };
+        let dt = datatype(h, CALL, "datatype")?;
+        *out(CALL, "count", count)? = dt.get_elements(status_bytes(s)).map(|n| n as i64).unwrap_or(MPI_UNDEFINED as i64);
+        Ok(())
+    })
+}
+
+fn set_elements(call: &str, status: *mut MPI_Status, h: MPI_Datatype, count: i64) -> R<()> {
+    let s = out(call, "status", status)?;
+    let dt = datatype(h, call, "datatype")?;
+    if count < 0 {
+        return Err(bad(ErrorClass::Count, call, "count", format!("{count} is negative")));
+    }
+    // Bytes of `count` basic elements: whole elements of the type, then the
+    // leading basic elements of one more.
+    let basic_per = dt.get_elements(dt.size()).unwrap_or(1).max(1) as i64;
+    let whole = count / basic_per;
+    let mut rem = count % basic_per;
+    let mut bytes = whole * dt.size() as i64;
+    for &(p, k) in dt.signature() {
+        if rem == 0 {
+            break;
+        }
+        let per = if p.size() > 0 { dt.get_elements(p.size()).map(|_| 1).unwrap_or(1) } else { 1 };
+        let take = (k as i64).min(rem / per.max(1));
+        bytes += take * p.size() as i64;
+        rem -= take;
+    }
+    let fake = Status { source: s.MPI_SOURCE, tag: s.MPI_TAG, error: s.MPI_ERROR, count_bytes: bytes as usize, cancelled: s.MPI_internal[2] != 0 };
+    fill(s, &fake);
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_set_elements(status: *mut MPI_Status, h: MPI_Datatype, count: c_int) -> c_int {
+    ffi("MPI_Status_set_elements", MPI_COMM_SELF, || set_elements("MPI_Status_set_elements", status, h, count as i64))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_set_elements_x(status: *mut MPI_Status, h: MPI_Datatype, count: MPI_Count) -> c_int {
+    ffi("MPI_Status_set_elements_x", MPI_COMM_SELF, || set_elements("MPI_Status_set_elements_x", status, h, count))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_set_cancelled(status: *mut MPI_Status, flag: c_int) -> c_int {
+    ffi("MPI_Status_set_cancelled", MPI_COMM_SELF, || {
+        out("MPI_Status_set_cancelled", "status", status)?.MPI_internal[2] = (flag != 0) as c_int;
+        Ok(())
+    })
+}

@@ -1,0 +1,92 @@
+/* Bad arguments. With `return`: MPI_ERRORS_RETURN gives the right class for
+ * each. With `fatal <what>`: the default handler must end the job. With
+ * `handler`: a user error handler is called. */
+#include "check.h"
+static int calls = 0, last = 0;
+static void handler(MPI_Comm *comm, int *code, ...) { (void)comm; calls++; last = *code; }
+
+static int cls(int rc) { int c; if (rc == MPI_SUCCESS) return MPI_SUCCESS; OK(MPI_Error_class(rc, &c)); return c; }
+
+int main(int argc, char **argv) {
+    int rank, size, x[4] = {0};
+    OK(MPI_Init(&argc, &argv));
+    OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    const char *mode = argc > 1 ? argv[1] : "return";
+    if (strcmp(mode, "fatal") == 0) {
+        if (rank == 0) MPI_Send(x, 1, MPI_INT, size + 5, 0, MPI_COMM_WORLD);
+        else MPI_Barrier(MPI_COMM_WORLD);
+        return 0; /* not reached on rank 0 */
+    }
+    if (strcmp(mode, "fatal-type") == 0) {
+        MPI_Datatype t; OK(MPI_Type_contiguous(2, MPI_INT, &t)); /* never committed */
+        MPI_Send(x, 1, t, 0, 0, MPI_COMM_SELF);
+        return 0;
+    }
+    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+    MPI_Errhandler eh; OK(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &eh)); CHECK(eh == MPI_ERRORS_RETURN);
+    CHECK(cls(MPI_Send(x, 1, MPI_INT, size, 0, MPI_COMM_WORLD)) == MPI_ERR_RANK);
+    CHECK(cls(MPI_Send(x, 1, MPI_INT, -7, 0, MPI_COMM_WORLD)) == MPI_ERR_RANK);
+    CHECK(cls(MPI_Send(x, 1, MPI_INT, 0, -1, MPI_COMM_WORLD)) == MPI_ERR_TAG);
+    CHECK(cls(MPI_Send(x, -1, MPI_INT, 0, 0, MPI_COMM_WORLD)) == MPI_ERR_COUNT);
+    CHECK(cls(MPI_Send(NULL, 3, MPI_INT, 0, 0, MPI_COMM_WORLD)) == MPI_ERR_BUFFER);
+    CHECK(cls(MPI_Send(x, 1, MPI_DATATYPE_NULL, 0, 0, MPI_COMM_WORLD)) == MPI_ERR_TYPE);
+    CHECK(cls(MPI_Send(x, 1, (MPI_Datatype)(intptr_t)0x123456789, 0, 0, MPI_COMM_WORLD)) == MPI_ERR_TYPE);
+    CHECK(cls(MPI_Send(x, 1, MPI_INT, 0, 0, MPI_COMM_NULL)) == MPI_ERR_COMM);
+    CHECK(cls(MPI_Send(x, 1, MPI_INT, 0, 0, (MPI_Comm)(intptr_t)0xdeadbeef)) == MPI_ERR_COMM);
+    CHECK(cls(MPI_Recv(x, 1, MPI_INT, size + 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE)) == MPI_ERR_RANK);
+    CHECK(cls(MPI_Recv(x, 1, MPI_INT, 0, -5, MPI_COMM_WORLD, MPI_STATUS_IGNORE)) == MPI_ERR_TAG);
+    MPI_Datatype t, freed;
+    OK(MPI_Type_contiguous(2, MPI_INT, &t));
+    CHECK(cls(MPI_Send(x, 1, t, 0, 0, MPI_COMM_SELF)) == MPI_ERR_TYPE); /* uncommitted */
+    freed = t; OK(MPI_Type_free(&t));
+    CHECK(cls(MPI_Type_commit(&freed)) == MPI_ERR_TYPE);               /* freed */
+    CHECK(cls(MPI_Type_free(&freed)) == MPI_ERR_TYPE);                 /* double free */
+    MPI_Datatype pre = MPI_INT;
+    CHECK(cls(MPI_Type_free(&pre)) == MPI_ERR_TYPE);
+    CHECK(cls(MPI_Type_contiguous(-1, MPI_INT, &t)) == MPI_ERR_COUNT);
+    MPI_Request r = (MPI_Request)(intptr_t)0x7777777700000001;
+    CHECK(cls(MPI_Wait(&r, MPI_STATUS_IGNORE)) == MPI_ERR_REQUEST);
+    MPI_Request rq; OK(MPI_Isend(x, 1, MPI_INT, 0, 5, MPI_COMM_SELF, &rq));
+    MPI_Request stale = rq;
+    OK(MPI_Recv(x, 1, MPI_INT, 0, 5, MPI_COMM_SELF, MPI_STATUS_IGNORE));
+    OK(MPI_Wait(&rq, MPI_STATUS_IGNORE)); CHECK(rq == MPI_REQUEST_NULL);
+    CHECK(cls(MPI_Wait(&stale, MPI_STATUS_IGNORE)) == MPI_ERR_REQUEST);
+    CHECK(cls(MPI_Request_free(&rq)) == MPI_ERR_REQUEST);
+    MPI_Op op = MPI_SUM; CHECK(cls(MPI_Op_free(&op)) == MPI_ERR_OP);
+    CHECK(cls(MPI_Reduce_local(x, x + 1, 1, MPI_INT, MPI_OP_NULL)) == MPI_ERR_OP);
+    CHECK(cls(MPI_Reduce_local(x, x + 1, 1, MPI_INT, (MPI_Op)(intptr_t)0x99999999999)) == MPI_ERR_OP);
+    CHECK(cls(MPI_Comm_rank(MPI_COMM_WORLD, NULL)) == MPI_ERR_ARG);
+    /* user error classes, codes and strings */
+    int ec, ecode; char s[MPI_MAX_ERROR_STRING]; int len;
+    OK(MPI_Add_error_class(&ec)); OK(MPI_Add_error_code(ec, &ecode));
+    OK(MPI_Add_error_string(ecode, "my error"));
+    CHECK(cls(ecode) == ec);
+    OK(MPI_Error_string(ecode, s, &len)); CHECK(strcmp(s, "my error") == 0);
+    /* a user handler */
+    MPI_Errhandler mine;
+    OK(MPI_Comm_create_errhandler(handler, &mine));
+    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, mine));
+    int rc = MPI_Send(x, 1, MPI_INT, size, 0, MPI_COMM_WORLD);
+    CHECK(calls == 1 && cls(rc) == MPI_ERR_RANK && cls(last) == MPI_ERR_RANK);
+    OK(MPI_Comm_call_errhandler(MPI_COMM_WORLD, ecode)); CHECK(calls == 2 && last == ecode);
+    OK(MPI_Errhandler_free(&mine)); CHECK(mine == MPI_ERRHANDLER_NULL);
+    rc = MPI_Send(x, 1, MPI_INT, size, 0, MPI_COMM_WORLD); CHECK(calls == 3); /* still attached */
+    /* errors tied to no communicator go to MPI_COMM_SELF's handler */
+    OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+    CHECK(cls(MPI_Type_contiguous(1, MPI_DATATYPE_NULL, &t)) == MPI_ERR_TYPE && calls == 3);
+    OK(MPI_Errhandler_set(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    /* attributes */
+    int key, val = 17, *got, flag;
+    OK(MPI_Keyval_create(MPI_NULL_COPY_FN, MPI_NULL_DELETE_FN, &key, NULL));
+    OK(MPI_Attr_put(MPI_COMM_WORLD, key, &val));
+    OK(MPI_Attr_get(MPI_COMM_WORLD, key, &got, &flag)); CHECK(flag && *got == 17);
+    OK(MPI_Attr_delete(MPI_COMM_WORLD, key));
+    OK(MPI_Attr_get(MPI_COMM_WORLD, key, &got, &flag)); CHECK(!flag);
+    OK(MPI_Keyval_free(&key));
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) printf("badargs: all checks passed\n");
+    OK(MPI_Finalize());
+    return 0;
+}

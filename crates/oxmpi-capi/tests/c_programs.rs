@@ -1,0 +1,192 @@
+//! C programs under tests/c, compiled with our `mpicc` and run with our
+//! `mpiexec`. The test lays the toolchain out itself (`cargo xtask dist --debug
+//! --prefix target/oxmpi-capi-test`), once per test binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().parent().unwrap().to_path_buf()
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace().join("target"))
+}
+
+/// The laid-out toolchain (built once).
+fn prefix() -> &'static Path {
+    static P: OnceLock<PathBuf> = OnceLock::new();
+    P.get_or_init(|| {
+        let p = target_dir().join("oxmpi-capi-test");
+        let st = Command::new(env!("CARGO"))
+            .args(["run", "-q", "-p", "xtask", "--", "dist", "--debug", "--prefix"])
+            .arg(&p)
+            .current_dir(workspace())
+            .stdout(Stdio::null())
+            .status()
+            .expect("running cargo xtask dist");
+        assert!(st.success(), "cargo xtask dist --debug failed");
+        p
+    })
+}
+
+/// Compiles tests/c/<name>.c with mpicc (extra args appended); returns the executable.
+fn build(name: &str, extra: &[&str]) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c").join(format!("{name}.c"));
+    let exe = prefix().join("tests").join(name);
+    std::fs::create_dir_all(exe.parent().unwrap()).unwrap();
+    let out = Command::new(prefix().join("bin/mpicc"))
+        .args(["-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "mpicc {name}.c failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    exe
+}
+
+/// Runs on `n` ranks, one job at a time (2 cores), with a watchdog.
+fn run(n: usize, exe: &Path, args: &[&str]) -> Output {
+    static ONE: Mutex<()> = Mutex::new(());
+    let _turn = ONE.lock().unwrap_or_else(|p| p.into_inner());
+    let child = Command::new(prefix().join("bin/mpiexec"))
+        .arg("-n")
+        .arg(n.to_string())
+        .arg(exe)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let d2 = done.clone();
+    std::thread::spawn(move || {
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(120) {
+            if d2.load(std::sync::atomic::Ordering::Relaxed) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // SAFETY: kill(2) on the launcher we started.
+        unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    });
+    let out = child.wait_with_output().unwrap();
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    out
+}
+
+fn ok(n: usize, name: &str) -> String {
+    let exe = build(name, &[]);
+    let out = run(n, &exe, &[]);
+    let (so, se) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{name} on {n} ranks failed ({:?})\n--- stdout\n{so}\n--- stderr\n{se}", out.status);
+    so
+}
+
+#[test]
+fn hello_and_ring() {
+    let so = ok(4, "hello");
+    for r in 0..4 {
+        assert!(so.contains(&format!("hello from rank {r} of 4")), "{so}");
+    }
+    ok(1, "hello");
+}
+
+#[test]
+fn point_to_point_suite() {
+    assert!(ok(4, "p2p").contains("all checks passed on 4 ranks"));
+    ok(2, "p2p");
+    ok(1, "p2p");
+}
+
+#[test]
+fn datatypes_from_the_textbook_and_pack() {
+    assert!(ok(4, "dtype").contains("all checks passed"));
+    ok(1, "dtype");
+}
+
+#[test]
+fn bad_arguments_return_the_right_class() {
+    assert!(ok(3, "badargs").contains("all checks passed"));
+}
+
+#[test]
+fn default_error_handler_names_the_call_and_ends_the_job() {
+    let exe = build("badargs", &[]);
+    let out = run(2, &exe, &["fatal"]);
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{se}");
+    assert!(se.contains("oxmpi: rank 0: MPI_Send") && se.contains("`dest`") && se.contains("(MPI_ERR_RANK)"), "{se}");
+    let out = run(1, &exe, &["fatal-type"]);
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{se}");
+    assert!(se.contains("MPI_Send") && se.contains("not committed") && se.contains("(MPI_ERR_TYPE)"), "{se}");
+}
+
+#[test]
+fn pmpi_interposition() {
+    let so = ok(3, "pmpi");
+    assert!(so.contains("rank 0 intercepted 6 sends"), "{so}");
+    assert!(so.contains("rank 1 intercepted 0 sends"), "{so}");
+}
+
+#[test]
+fn static_library_links_too() {
+    let p = prefix();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/hello.c");
+    let exe = p.join("tests/hello_static");
+    let st = Command::new("cc")
+        .arg(format!("-I{}", p.join("include").display()))
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .arg(p.join("lib/libmpi.a"))
+        .args(["-lpthread", "-ldl", "-lm"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = run(2, &exe, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn header_and_library_agree() {
+    let p = prefix();
+    let header = std::fs::read_to_string(p.join("include/mpi.h")).unwrap();
+    assert_eq!(header, mpi::MPI_H, "the laid-out mpi.h differs from the one the library was built with");
+    let nm = Command::new("nm").args(["-D", "--defined-only"]).arg(p.join("lib/libmpi.so")).output().unwrap();
+    let syms = String::from_utf8_lossy(&nm.stdout);
+    for f in mpi::abi::FUNCTIONS {
+        for name in [f.to_string(), format!("P{f}")] {
+            assert!(syms.lines().any(|l| l.split_whitespace().last() == Some(name.as_str())), "{name} is declared but not exported");
+        }
+    }
+    // Every exported MPI_ function is declared.
+    for l in syms.lines() {
+        if let Some(name) = l.split_whitespace().last().filter(|n| n.starts_with("MPI_")) {
+            assert!(mpi::abi::FUNCTIONS.contains(&name), "{name} is exported but not declared in mpi.h");
+        }
+    }
+    let so = p.join("lib/libmpi.so");
+    let re = Command::new("readelf").arg("-d").arg(&so).output().unwrap();
+    assert!(String::from_utf8_lossy(&re.stdout).contains("SONAME") );
+    // mpicc -show prints, and adds no link flags with -c.
+    let show = Command::new(p.join("bin/mpicc")).args(["-show", "-c", "x.c"]).output().unwrap();
+    let s = String::from_utf8_lossy(&show.stdout);
+    assert!(s.contains("-I") && !s.contains("-lmpi"), "{s}");
+    let show = Command::new(p.join("bin/mpicc")).args(["-show", "x.c", "-o", "x"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&show.stdout).contains("-lmpi"));
+    // C++ compiles against the header.
+    if Command::new("c++").arg("--version").output().is_ok() {
+        let src = p.join("tests/cxx.cpp");
+        std::fs::write(&src, "#include <mpi.h>\nint main(int c, char **v) { MPI_Init(&c, &v); MPI_Finalize(); return 0; }\n").unwrap();
+        let st = Command::new(p.join("bin/mpicxx")).arg("-o").arg(p.join("tests/cxx")).arg(&src).status().unwrap();
+        assert!(st.success(), "mpicxx failed");
+    }
+}

@@ -1,0 +1,254 @@
+//! Neighbourhood collectives on communicators with a topology:
+//! MPI_Neighbor_allgather(v) and MPI_Neighbor_alltoall(v,w), blocking and not.
+//!
+//! Every rank receives block i from `sources[i]` and sends block j to
+//! `destinations[j]` (Cartesian: per dimension, the -1 then the +1 neighbour;
+//! MPI_PROC_NULL neighbours move nothing and leave their block untouched).
+//! When the same rank is a neighbour twice (a periodic dimension of size 1 or 2,
+//! a repeated graph edge), messages must still pair correctly: on a Cartesian
+//! grid a block sent toward -1 in dimension d arrives as the receiver's +1
+//! source of d, so it travels on that slot's sub-tag; on graphs, repeated edges
+//! pair in list order.
+
+use super::sched::{Builder, Slice};
+use super::util;
+use crate::comm::Comm;
+use crate::datatype::Datatype;
+use crate::error::{ErrorClass, MpiError, Result};
+use crate::request::{Request, PROC_NULL};
+use crate::topo::Topology;
+
+struct Neighborhood {
+    sources: Vec<i32>,
+    destinations: Vec<i32>,
+    cart: bool,
+}
+
+fn neighborhood(call: &str, comm: &Comm) -> Result<Neighborhood> {
+    let topo = comm.topology().ok_or_else(|| MpiError::arg(ErrorClass::Topology, call, "comm", "the communicator has no topology"))?;
+    let (sources, destinations) = topo.neighborhood(comm.rank())?;
+    Ok(Neighborhood { sources, destinations, cart: matches!(topo, Topology::Cart(_)) })
+}
+
+/// Sub-tags: the receive slot's index for Cartesian grids (a send toward slot j
+/// is received in slot j ^ 1), 0 on graphs.
+fn send_sub(nb: &Neighborhood, j: usize) -> u8 {
+    if nb.cart {
+        ((j ^ 1) % super::sched::MAX_SUBTAGS as usize) as u8
+    } else {
+        0
+    }
+}
+
+fn recv_sub(nb: &Neighborhood, i: usize) -> u8 {
+    if nb.cart {
+        (i % super::sched::MAX_SUBTAGS as usize) as u8
+    } else {
+        0
+    }
+}
+
+/// One block per neighbour on each side: (pointer, count, datatype) lists.
+struct Blocks<'a> {
+    send: Vec<(*const u8, usize, &'a Datatype)>,
+    recv: Vec<(*mut u8, usize, &'a Datatype)>,
+}
+
+fn build(comm: &Comm, nb: &Neighborhood, blocks: Blocks<'_>) -> Builder {
+    let mut b = Builder::new(comm);
+    let mut outputs = Vec::new();
+    for (i, &src) in nb.sources.iter().enumerate() {
+        let (buf, count, dt) = blocks.recv[i];
+        if src == PROC_NULL {
+            continue;
+        }
+        let out = util::packed_output(&mut b, buf, count, dt);
+        b.recv_tagged(out, src, recv_sub(nb, i));
+        outputs.push((out, buf, count, dt.clone()));
+    }
+    for (j, &dst) in nb.destinations.iter().enumerate() {
+        let (buf, count, dt) = blocks.send[j];
+        if dst == PROC_NULL {
+            continue;
+        }
+        let input: Slice = util::packed_input(&mut b, buf, count, dt);
+        b.send_tagged(input, dst, send_sub(nb, j));
+    }
+    b.fence();
+    for (out, buf, count, dt) in outputs {
+        util::finish_output(&mut b, out, buf, count, &dt);
+    }
+    b
+}
+
+fn check(call: &str, comm: &Comm, sendtype: &Datatype, recvtype: &Datatype) -> Result<Neighborhood> {
+    util::check_type(call, "sendtype", sendtype)?;
+    util::check_type(call, "recvtype", recvtype)?;
+    neighborhood(call, comm)
+}
+
+fn allgather_schedule(call: &str, sendbuf: *const u8, sendcount: usize, sendtype: &Datatype, recvbuf: *mut u8, recvcounts: &[usize], displs: &[isize], recvtype: &Datatype, comm: &Comm) -> Result<Builder> {
+    let nb = check(call, comm, sendtype, recvtype)?;
+    if recvcounts.len() < nb.sources.len() || displs.len() < nb.sources.len() {
+        return Err(MpiError::arg(ErrorClass::Arg, call, "recvcounts", format!("{} entries for {} neighbours", recvcounts.len().min(displs.len()), nb.sources.len())));
+    }
+    let blocks = Blocks {
+        send: nb.destinations.iter().map(|_| (sendbuf, sendcount, sendtype)).collect(),
+        recv: (0..nb.sources.len()).map(|i| (util::elem_ptr_mut(recvbuf, displs[i], recvtype), recvcounts[i], recvtype)).collect(),
+    };
+    Ok(build(comm, &nb, blocks))
+}
+
+fn regular(n: usize, count: usize) -> (Vec<usize>, Vec<isize>) {
+    ((0..n).map(|_| count).collect(), (0..n).map(|i| (i * count) as isize).collect())
+}
+
+/// MPI_Neighbor_allgather.
+///
+/// # Safety
+/// Buffers hold the counts given and stay valid until completion.
+pub unsafe fn neighbor_allgather(sendbuf: *const u8, sendcount: usize, sendtype: &Datatype, recvbuf: *mut u8, recvcount: usize, recvtype: &Datatype, comm: &Comm) -> Result<()> {
+    let n = neighborhood("MPI_Neighbor_allgather", comm)?.sources.len();
+    let (c, d) = regular(n, recvcount);
+    super::run(allgather_schedule("MPI_Neighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, &c, &d, recvtype, comm)?, "MPI_Neighbor_allgather")
+}
+
+/// MPI_Ineighbor_allgather.
+///
+/// # Safety
+/// As [`neighbor_allgather`].
+pub unsafe fn ineighbor_allgather(sendbuf: *const u8, sendcount: usize, sendtype: &Datatype, recvbuf: *mut u8, recvcount: usize, recvtype: &Datatype, comm: &Comm) -> Result<Request> {
+    let n = neighborhood("MPI_Ineighbor_allgather", comm)?.sources.len();
+    let (c, d) = regular(n, recvcount);
+    super::start(allgather_schedule("MPI_Ineighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, &c, &d, recvtype, comm)?)
+}
+
+/// MPI_Neighbor_allgatherv.
+///
+/// # Safety
+/// As [`neighbor_allgather`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn neighbor_allgatherv(sendbuf: *const u8, sendcount: usize, sendtype: &Datatype, recvbuf: *mut u8, recvcounts: &[usize], displs: &[isize], recvtype: &Datatype, comm: &Comm) -> Result<()> {
+    super::run(allgather_schedule("MPI_Neighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)?, "MPI_Neighbor_allgatherv")
+}
+
+/// MPI_Ineighbor_allgatherv.
+///
+/// # Safety
+/// As [`neighbor_allgather`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn ineighbor_allgatherv(sendbuf: *const u8, sendcount: usize, sendtype: &Datatype, recvbuf: *mut u8, recvcounts: &[usize], displs: &[isize], recvtype: &Datatype, comm: &Comm) -> Result<Request> {
+    super::start(allgather_schedule("MPI_Ineighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)?)
+}
+
+/// Per-neighbour blocks with byte displacements and one datatype each (the
+/// general form behind alltoall, alltoallv and alltoallw).
+#[allow(clippy::too_many_arguments)]
+fn alltoallw_schedule(
+    call: &str,
+    comm: &Comm,
+    sendbuf: *const u8,
+    sendcounts: &[usize],
+    sdispls_bytes: &[isize],
+    sendtypes: &[&Datatype],
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    rdispls_bytes: &[isize],
+    recvtypes: &[&Datatype],
+) -> Result<Builder> {
+    let nb = neighborhood(call, comm)?;
+    let (ns, nd) = (nb.sources.len(), nb.destinations.len());
+    if sendcounts.len() < nd || sdispls_bytes.len() < nd || sendtypes.len() < nd {
+        return Err(MpiError::arg(ErrorClass::Arg, call, "sendcounts", format!("fewer entries than the {nd} destinations")));
+    }
+    if recvcounts.len() < ns || rdispls_bytes.len() < ns || recvtypes.len() < ns {
+        return Err(MpiError::arg(ErrorClass::Arg, call, "recvcounts", format!("fewer entries than the {ns} sources")));
+    }
+    for t in sendtypes.iter().take(nd) {
+        util::check_type(call, "sendtype", t)?;
+    }
+    for t in recvtypes.iter().take(ns) {
+        util::check_type(call, "recvtype", t)?;
+    }
+    let blocks = Blocks {
+        send: (0..nd).map(|j| (sendbuf.wrapping_offset(sdispls_bytes[j]), sendcounts[j], sendtypes[j])).collect(),
+        recv: (0..ns).map(|i| (recvbuf.wrapping_offset(rdispls_bytes[i]), recvcounts[i], recvtypes[i])).collect(),
+    };
+    Ok(build(comm, &nb, blocks))
+}
+
+fn byte_displs(displs: &[isize], dt: &Datatype) -> Vec<isize> {
+    displs.iter().map(|d| d * dt.extent()).collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn alltoallv_schedule(call: &str, sendbuf: *const u8, sendcounts: &[usize], sdispls: &[isize], sendtype: &Datatype, recvbuf: *mut u8, recvcounts: &[usize], rdispls: &[isize], recvtype: &Datatype, comm: &Comm) -> Result<Builder> {
+    let nb = neighborhood(call, comm)?;
+    let st: Vec<&Datatype> = (0..nb.destinations.len()).map(|_| sendtype).collect();
+    let rt: Vec<&Datatype> = (0..nb.sources.len()).map(|_| recvtype).collect();
+    alltoallw_schedule(call, comm, sendbuf, sendcounts, &byte_displs(sdispls, sendtype), &st, recvbuf, recvcounts, &byte_displs(rdispls, recvtype), &rt)
+}
+
+/// MPI_Neighbor_alltoall.
+///
+/// # Safety
+/// As [`neighbor_allgather`].
+pub unsafe fn neighbor_alltoall(sendbuf: *const u8, sendcount: usize, sendtype: &Datatype, recvbuf: *mut u8, recvcount: usize, recvtype: &Datatype, comm: &Comm) -> Result<()> {
+    let call = "MPI_Neighbor_alltoall";
+    let nb = neighborhood(call, comm)?;
+    let (sc, sd) = regular(nb.destinations.len(), sendcount);
+    let (rc, rd) = regular(nb.sources.len(), recvcount);
+    super::run(alltoallv_schedule(call, sendbuf, &sc, &sd, sendtype, recvbuf, &rc, &rd, recvtype, comm)?, call)
+}
+
+/// MPI_Ineighbor_alltoall.
+///
+/// # Safety
+/// As [`neighbor_allgather`].
+pub unsafe fn ineighbor_alltoall(sendbuf: *const u8, sendcount: usize, sendtype: &Datatype, recvbuf: *mut u8, recvcount: usize, recvtype: &Datatype, comm: &Comm) -> Result<Request> {
+    let call = "MPI_Ineighbor_alltoall";
+    let nb = neighborhood(call, comm)?;
+    let (sc, sd) = regular(nb.destinations.len(), sendcount);
+    let (rc, rd) = regular(nb.sources.len(), recvcount);
+    super::start(alltoallv_schedule(call, sendbuf, &sc, &sd, sendtype, recvbuf, &rc, &rd, recvtype, comm)?)
+}
+
+/// MPI_Neighbor_alltoallv.
+///
+/// # Safety
+/// As [`neighbor_allgather`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn neighbor_alltoallv(sendbuf: *const u8, sendcounts: &[usize], sdispls: &[isize], sendtype: &Datatype, recvbuf: *mut u8, recvcounts: &[usize], rdispls: &[isize], recvtype: &Datatype, comm: &Comm) -> Result<()> {
+    let call = "MPI_Neighbor_alltoallv";
+    super::run(alltoallv_schedule(call, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)?, call)
+}
+
+/// MPI_Ineighbor_alltoallv.
+///
+/// # Safety
+/// As [`neighbor_allgather`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn ineighbor_alltoallv(sendbuf: *const u8, sendcounts: &[usize], sdispls: &[isize], sendtype: &Datatype, recvbuf: *mut u8, recvcounts: &[usize], rdispls: &[isize], recvtype: &Datatype, comm: &Comm) -> Result<Request> {
+    let call = "MPI_Ineighbor_alltoallv";
+    super::start(alltoallv_schedule(call, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)?)
+}
+
+/// MPI_Neighbor_alltoallw (displacements in bytes, a datatype per neighbour).
+///
+/// # Safety
+/// As [`neighbor_allgather`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn neighbor_alltoallw(sendbuf: *const u8, sendcounts: &[usize], sdispls: &[isize], sendtypes: &[&Datatype], recvbuf: *mut u8, recvcounts: &[usize], rdispls: &[isize], recvtypes: &[&Datatype], comm: &Comm) -> Result<()> {
+    let call = "MPI_Neighbor_alltoallw";
+    super::run(alltoallw_schedule(call, comm, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes)?, call)
+}
+
+/// MPI_Ineighbor_alltoallw.
+///
+/// # Safety
+/// As [`neighbor_allgather`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn ineighbor_alltoallw(sendbuf: *const u8, sendcounts: &[usize], sdispls: &[isize], sendtypes: &[&Datatype], recvbuf: *mut u8, recvcounts: &[usize], rdispls: &[isize], recvtypes: &[&Datatype], comm: &Comm) -> Result<Request> {
+    let call = "MPI_Ineighbor_alltoallw";
+    super::start(alltoallw_schedule(call, comm, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes)?)
+}
