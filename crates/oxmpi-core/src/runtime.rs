@@ -288,8 +288,14 @@ pub fn finalize() -> Result<()> {
 pub fn abort(code: i32, why: &str) -> ! {
     let rank = ENGINE.get().map(|e| e.rank).unwrap_or(0);
     eprintln!("oxmpi: rank {rank} called MPI_Abort with error code {code}{}{why}", if why.is_empty() { "" } else { ": " });
+    end_job(code, why)
+}
+
+/// Ends the whole job with `code` without printing anything (for layers that
+/// already reported the error, such as MPI_ERRORS_ARE_FATAL). Never returns.
+pub fn end_job(code: i32, why: &str) -> ! {
     if let Some(e) = ENGINE.get() {
-        // try_lock: abort may come from an error handler while another thread
+        // try_lock: this may run from an error handler while another thread
         // holds the lock; the launcher also ends the job when we just exit.
         if let Ok(mut g) = e.pmi.try_lock() {
             if let Some(p) = g.as_mut() {
