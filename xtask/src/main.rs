@@ -18,7 +18,7 @@ fn usage() -> ! {
            dist [--prefix DIR] [--debug]   build (release) and lay out bin/ (mpiexec, mpirun, mpicc, mpicxx),\n  \
                                            lib/ (libmpi.so, libmpi.a, pkgconfig) and include/mpi.h under\n  \
                                            target/oxmpi (or DIR)\n  \
-           demo [-n N]                     build, then run the ring and hello examples on N ranks (default 4)"
+           demo [-n N]                     build, then run the hello and Jacobi examples on N ranks (default 4)"
     );
     exit(2)
 }
@@ -185,13 +185,18 @@ fn demo(args: &[String]) {
     };
     let root = workspace_root();
     let out = dist(&[]);
-    cargo(&root, &["build", "--release", "-p", "oxmpi", "--example", "hello", "--example", "ring"]);
+    cargo(&root, &["build", "--release", "-p", "oxmpi", "--example", "hello", "--example", "jacobi"]);
     let examples = target_dir(&root).join("release").join("examples");
-    for ex in ["hello", "ring"] {
-        println!("\n$ mpiexec -n {n} {ex}");
+    // The seed's Jacobi exercise: a 12x12 grid split by rows, halo exchange,
+    // allreduce of the residual until it drops below 1e-2, gathered on rank 0
+    // and checked there against a serial computation.
+    let demos: [(&str, &[&str]); 2] = [("hello", &[]), ("jacobi", &["--max-iter", "1000"])];
+    for (ex, args) in demos {
+        println!("\n$ mpiexec -n {n} {ex} {}", args.join(" "));
         let status = Command::new(out.join("bin").join("mpiexec"))
             .args(["-n", &n])
             .arg(examples.join(ex))
+            .args(args)
             .status()
             .expect("running mpiexec");
         if !status.success() {
