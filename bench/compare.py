@@ -2,12 +2,19 @@
 """Turns the raw outputs of bench/compare.sh into markdown tables.
 
     compare.py RAW_DIR KEY=LABEL [KEY=LABEL ...]
+    compare.py --coll RAW_DIR KEY=LABEL [KEY=LABEL ...]     (bench/compare.sh coll)
 
 RAW_DIR holds <bench>.<key>.<run>.txt files in OSU format ('#' header lines, then
 "size value" rows). For each implementation the best value per size over the runs is
 kept: the lowest latency, the highest bandwidth. Columns follow the KEY=LABEL order.
 The ratio column compares oxmpi (Rust API) with MPICH, oriented so that > 1 means oxmpi
 is better: latency MPICH/oxmpi, bandwidth oxmpi/MPICH.
+
+--coll: RAW_DIR holds <coll>_np<N>.<key>.<run>.txt files (osu_coll output: "size avg min
+max iterations" rows). Per collective and rank count, the lowest average latency over the
+runs is kept; ratio = MPICH / oxmpi (> 1: oxmpi faster). Files of keys oxalg-<name>
+(oxmpi with OXMPI_<OP>_ALGORITHM=<name>) add a per-algorithm table. Also prints the
+run-to-run spread (noise) and the failed runs (*.failed, VALIDATION FAILED).
 """
 import glob
 import os
@@ -65,7 +72,134 @@ def fmt(v):
     return "—" if v is None else f"{v:.2f}"
 
 
+COLLS = ["bcast", "allreduce", "allgather", "alltoall", "barrier"]
+
+
+def coll_main(raw, impls):
+    import re
+    files = glob.glob(os.path.join(raw, "*_np*.*.*.txt*"))
+    pat = re.compile(r"^(\w+)_np(\d+)\.([\w-]+)\.(\d+)\.txt(\.failed)?$")
+    ok, failed = {}, []  # (coll, np, key) -> {size: [values]}
+    for path in files:
+        m = pat.match(os.path.basename(path))
+        if not m:
+            continue
+        coll, np_, key, run, bad = m.group(1), int(m.group(2)), m.group(3), int(m.group(4)), m.group(5)
+        if bad:
+            err = ""
+            if os.path.exists(path[:-len(".failed")] + ".err"):
+                with open(path[:-len(".failed")] + ".err") as f:
+                    lines = [l.strip() for l in f if "VALIDATION" in l or "error" in l.lower()
+                             or "fatal" in l.lower() or "abort" in l.lower()]
+                err = "; ".join(lines[:3])
+            failed.append((coll, np_, key, run, err or "non-zero exit or timeout"))
+            continue
+        d = ok.setdefault((coll, np_, key), {})
+        for size, v in parse(path).items():
+            d.setdefault(size, []).append(v)
+    colls = [c for c in COLLS if any(k[0] == c for k in ok)]
+    nps = sorted({k[1] for k in ok})
+    labels = dict(impls)
+    algs = {}
+    for (coll, _, key) in ok:
+        if key.startswith("oxalg-"):
+            algs.setdefault(coll, set()).add(key)
+    nruns = max([len(v) for d in ok.values() for v in d.values()] or [0])
+    print(f"Best (lowest) average latency in us over up to {nruns} run(s); "
+          "ratio = MPICH / oxmpi (> 1: oxmpi faster).\n")
+    summary = []
+    for coll in colls:
+        if coll == "barrier":
+            print("### barrier — latency (us), lower is better\n")
+            head = ["ranks"] + [l for _, l in impls] + ["MPICH/oxmpi"]
+            print("| " + " | ".join(head) + " |")
+            print("|" + "|".join(["---:"] * len(head)) + "|")
+            for n in nps:
+                vals = [min(ok[(coll, n, k)][0]) if 0 in ok.get((coll, n, k), {}) else None
+                        for k, _ in impls]
+                byk = dict(zip([k for k, _ in impls], vals))
+                ox, ref = byk.get("oxmpi"), byk.get("mpich")
+                r = ref / ox if ox and ref else None
+                summary.append((coll, n, [r] if r else []))
+                print("| " + " | ".join([str(n)] + [fmt(v) for v in vals] + [fmt(r)]) + " |")
+            print()
+            continue
+        for n in nps:
+            data = {k: {s: min(v) for s, v in ok.get((coll, n, k), {}).items()} for k, _ in impls}
+            sizes = sorted(set().union(*[set(d) for d in data.values()]))
+            if not sizes:
+                continue
+            print(f"### {coll}, {n} ranks — average latency (us), lower is better\n")
+            head = ["size"] + [l for _, l in impls] + ["MPICH/oxmpi"]
+            print("| " + " | ".join(head) + " |")
+            print("|" + "|".join(["---:"] * len(head)) + "|")
+            ratios = []
+            for s_ in sizes:
+                vals = [data[k].get(s_) for k, _ in impls]
+                ox, ref = data.get("oxmpi", {}).get(s_), data.get("mpich", {}).get(s_)
+                r = ref / ox if ox and ref else None
+                if r:
+                    ratios.append(r)
+                print("| " + " | ".join([human(s_)] + [fmt(v) for v in vals] + [fmt(r)]) + " |")
+            print()
+            summary.append((coll, n, ratios))
+            keys = sorted(algs.get(coll, ()))
+            if keys:
+                adata = {k: {s: min(v) for s, v in ok.get((coll, n, k), {}).items()} for k in keys}
+                print(f"oxmpi algorithms forced (OXMPI_{coll.upper()}_ALGORITHM), {n} ranks; "
+                      "**bold** = fastest of the forced ones; last column: default selection "
+                      "(column oxmpi above) / fastest forced.\n")
+                head = ["size", "oxmpi default"] + [k[len("oxalg-"):] for k in keys] + ["default/best"]
+                print("| " + " | ".join(head) + " |")
+                print("|" + "|".join(["---:"] * len(head)) + "|")
+                for s_ in sizes:
+                    av = [adata[k].get(s_) for k in keys]
+                    present = [v for v in av if v is not None]
+                    b = min(present) if present else None
+                    cells = [f"**{v:.2f}**" if v is not None and v == b else fmt(v) for v in av]
+                    d = data.get("oxmpi", {}).get(s_)
+                    print("| " + " | ".join([human(s_), fmt(d)] + cells +
+                                            [fmt(d / b if d and b else None)]) + " |")
+                print()
+    print("### Summary — MPICH/oxmpi over the sizes (> 1: oxmpi faster)\n")
+    print("| collective | ranks | geometric mean | min | max | sizes oxmpi faster |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for coll, n, rs in summary:
+        if not rs:
+            print(f"| {coll} | {n} | — | — | — | — |")
+            continue
+        g = statistics.geometric_mean(rs)
+        print(f"| {coll} | {n} | {g:.2f} | {min(rs):.2f} | {max(rs):.2f} | "
+              f"{sum(r > 1 for r in rs)}/{len(rs)} |")
+    print()
+    print("### Noise — run-to-run spread (slowest run / fastest run), median over sizes\n")
+    head = ["collective", "ranks"] + [l for _, l in impls]
+    print("| " + " | ".join(head) + " |")
+    print("|---|---:|" + "|".join(["---:"] * len(impls)) + "|")
+    for coll in colls:
+        for n in nps:
+            cells = []
+            for k, _ in impls:
+                d = ok.get((coll, n, k), {})
+                sp = [max(v) / min(v) for v in d.values() if len(v) > 1 and min(v) > 0]
+                cells.append(f"{statistics.median(sp):.2f} ({len(max(d.values(), key=len))} runs)"
+                             if sp else "—")
+            print("| " + " | ".join([coll, str(n)] + cells) + " |")
+    print()
+    print("### Failed runs\n")
+    if not failed:
+        print("None: every run exited 0 and passed its result check.\n")
+    for coll, n, key, run, err in sorted(failed):
+        print(f"- {coll}, {n} ranks, {labels.get(key, key)}, run {run}: {err}")
+    print()
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--coll":
+        if len(sys.argv) < 4:
+            sys.exit(__doc__)
+        coll_main(sys.argv[2], [a.split("=", 1) for a in sys.argv[3:]])
+        return
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     raw = sys.argv[1]
