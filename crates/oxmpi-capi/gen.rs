@@ -68,6 +68,8 @@ fn parse_fn(s: &str, ext: bool, line: usize) -> Func {
     if params_s != "void" && !params_s.is_empty() {
         for p in params_s.split(',') {
             let p = p.trim();
+            // `int ranges[][3]` (MPI_Group_range_incl) is a pointer at the ABI level.
+            let p = p.strip_suffix("[3]").unwrap_or(p);
             let (p, brackets) = match p.strip_suffix("[]") {
                 Some(q) => (q.trim(), 1),
                 None => (p, 0),
@@ -144,7 +146,7 @@ pub fn header(abi: &Abi) -> String {
     let mut in_ext = false;
     for c in &abi.consts {
         if c.ext && !in_ext {
-            h.push_str("\n/* oxmpi extensions: names MPI-3 removed, with values the standard table leaves unused. */\n");
+            h.push_str("\n/* oxmpi extensions: names MPI-3 removed and MPIX_ names, with values the standard table leaves unused. */\n");
             in_ext = true;
         }
         let v = &c.value;

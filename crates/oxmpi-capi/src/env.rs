@@ -19,8 +19,28 @@ pub fn comm(h: MPI_Comm, call: &str) -> R<Comm> {
         MPI_COMM_WORLD => Ok(e.world().clone()),
         MPI_COMM_SELF => Ok(e.self_comm().clone()),
         MPI_COMM_NULL => Err(bad(ErrorClass::Comm, call, "comm", "MPI_COMM_NULL")),
-        _ => Err(bad(ErrorClass::Comm, call, "comm", format!("{h:#x} is not a valid communicator handle"))),
+        _ => state()
+            .comms
+            .get(h)
+            .cloned()
+            .ok_or_else(|| bad(ErrorClass::Comm, call, "comm", format!("{h:#x} is not a valid communicator handle (freed, or never created)"))),
     }
+}
+
+/// A handle for a communicator made at run time; it starts with its parent's
+/// error handler (MPI: "the new communicator inherits the error handler").
+pub fn new_comm(c: Comm, parent: MPI_Comm) -> MPI_Comm {
+    let mut st = state();
+    let h = st.comms.insert(c);
+    if let Some(eh) = st.comm_errhandler.get(&parent).copied() {
+        st.comm_errhandler.insert(h, eh);
+    }
+    h
+}
+
+/// `new_comm` for constructors that give some ranks no communicator.
+pub fn new_comm_or_null(c: Option<Comm>, parent: MPI_Comm) -> MPI_Comm {
+    c.map_or(MPI_COMM_NULL, |c| new_comm(c, parent))
 }
 
 /// Copies `s` into a C buffer of `cap` bytes (including the NUL); returns the length written.
@@ -211,15 +231,9 @@ pub unsafe extern "C" fn PMPI_Comm_rank(c: MPI_Comm, rank: *mut c_int) -> c_int 
 pub unsafe extern "C" fn PMPI_Comm_compare(c1: MPI_Comm, c2: MPI_Comm, result: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Comm_compare";
     ffi(CALL, c1, || {
-        let a = comm(c1, CALL)?;
+        let a = comm(c1, CALL).map_err(|_| bad(ErrorClass::Comm, CALL, "comm1", format!("{c1:#x} is not a valid communicator")))?;
         let b = comm(c2, CALL).map_err(|_| bad(ErrorClass::Comm, CALL, "comm2", format!("{c2:#x} is not a valid communicator")))?;
-        *out(CALL, "result", result)? = if c1 == c2 {
-            MPI_IDENT
-        } else if a.group() == b.group() {
-            MPI_CONGRUENT
-        } else {
-            MPI_UNEQUAL
-        };
+        *out(CALL, "result", result)? = oxmpi_core::comm::create::compare(&a, &b) as c_int;
         Ok(())
     })
 }
@@ -237,19 +251,20 @@ pub unsafe extern "C" fn PMPI_Comm_test_inter(c: MPI_Comm, flag: *mut c_int) -> 
 pub unsafe extern "C" fn PMPI_Comm_get_name(c: MPI_Comm, name: *mut c_char, resultlen: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Comm_get_name";
     ffi(CALL, c, || {
-        comm(c, CALL)?;
+        let cm = comm(c, CALL)?;
         if name.is_null() {
             return Err(bad(ErrorClass::Arg, CALL, "comm_name", "is NULL"));
         }
         let len = out(CALL, "resultlen", resultlen)?;
-        let n = state().comm_names.get(&c).cloned().unwrap_or_else(|| {
-            match c {
+        let mut n = cm.name();
+        if n.is_empty() {
+            n = match c {
                 MPI_COMM_WORLD => "MPI_COMM_WORLD",
                 MPI_COMM_SELF => "MPI_COMM_SELF",
                 _ => "",
             }
-            .to_string()
-        });
+            .to_string();
+        }
         // SAFETY: MPI_MAX_OBJECT_NAME bytes by the C contract.
         *len = unsafe { put_str(name, &n, MPI_MAX_OBJECT_NAME as usize) };
         Ok(())
@@ -260,10 +275,11 @@ pub unsafe extern "C" fn PMPI_Comm_get_name(c: MPI_Comm, name: *mut c_char, resu
 pub unsafe extern "C" fn PMPI_Comm_set_name(c: MPI_Comm, name: *const c_char) -> c_int {
     const CALL: &str = "MPI_Comm_set_name";
     ffi(CALL, c, || {
-        comm(c, CALL)?;
+        let cm = comm(c, CALL)?;
         // SAFETY: C string by contract.
         let s = unsafe { get_str(CALL, "comm_name", name)? };
-        state().comm_names.insert(c, s.chars().take(MPI_MAX_OBJECT_NAME as usize - 1).collect());
+        let s: String = s.chars().take(MPI_MAX_OBJECT_NAME as usize - 1).collect();
+        cm.set_name(&s);
         Ok(())
     })
 }
@@ -292,19 +308,11 @@ pub unsafe extern "C" fn PMPI_Ibarrier(c: MPI_Comm, request: *mut MPI_Request) -
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_c2f(c: MPI_Comm) -> c_int {
-    if c < 4096 {
-        c as c_int
-    } else {
-        -1
-    }
+    c2f_predefined_or(&state().comms, c)
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_f2c(f: c_int) -> MPI_Comm {
-    if (0..4096).contains(&f) {
-        f as usize
-    } else {
-        0
-    }
+    f2c_predefined_or(&state().comms, f)
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_c2f(h: MPI_Datatype) -> c_int {

@@ -100,7 +100,8 @@ fn fatal(code: c_int, message: &str) -> ! {
 
 /// Calls `comm`'s error handler with `code`; returns the code to give the caller.
 pub fn raise(comm: MPI_Comm, code: c_int, message: &str) -> c_int {
-    let comm = if comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF { comm } else { MPI_COMM_SELF };
+    let live = comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF || state().comms.get(comm).is_some();
+    let comm = if live { comm } else { MPI_COMM_SELF };
     let errh = state().comm_errhandler.get(&comm).copied().unwrap_or(MPI_ERRORS_ARE_FATAL);
     match errh {
         MPI_ERRORS_RETURN => code,

@@ -10,6 +10,8 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
 use oxmpi_core::datatype::Datatype;
+use oxmpi_core::group::Group;
+use oxmpi_core::Comm;
 use oxmpi_core::op::Op;
 use oxmpi_core::pt2pt::Message;
 use oxmpi_core::{Request, SendMode};
@@ -22,6 +24,8 @@ pub const KIND_OP: u64 = 3;
 pub const KIND_ERRHANDLER: u64 = 4;
 pub const KIND_INFO: u64 = 5;
 pub const KIND_MESSAGE: u64 = 6;
+pub const KIND_COMM: u64 = 7;
+pub const KIND_GROUP: u64 = 8;
 
 const SLOT_BITS: u32 = 24;
 const FINT_BASE: i32 = 4096;
@@ -154,12 +158,6 @@ pub struct MessageEntry {
     pub comm: MPI_Comm,
 }
 
-pub struct KeyvalEntry {
-    pub copy: usize,
-    pub delete: Option<MPI_Comm_delete_attr_function>,
-    pub extra: usize,
-}
-
 pub struct State {
     pub datatypes: Table<Datatype>,
     pub requests: Table<RequestEntry>,
@@ -167,16 +165,15 @@ pub struct State {
     pub errhandlers: Table<ErrhandlerEntry>,
     pub infos: Table<Vec<(String, String)>>,
     pub messages: Table<MessageEntry>,
+    /// Communicators made at run time (the predefined ones live in the engine).
+    pub comms: Table<Comm>,
+    pub groups: Table<Group>,
     /// Error handler of each communicator (absent: MPI_ERRORS_ARE_FATAL).
     pub comm_errhandler: HashMap<MPI_Comm, MPI_Errhandler>,
-    pub comm_names: HashMap<MPI_Comm, String>,
     /// User error classes and codes: code -> class.
     pub user_codes: HashMap<i32, i32>,
     pub error_strings: HashMap<i32, String>,
     pub last_code: i32,
-    pub keyvals: HashMap<i32, KeyvalEntry>,
-    pub next_keyval: i32,
-    pub attrs: HashMap<(MPI_Comm, i32), usize>,
 }
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
@@ -207,14 +204,12 @@ pub fn state() -> Guard {
             errhandlers: Table::new(KIND_ERRHANDLER),
             infos: Table::new(KIND_INFO),
             messages: Table::new(KIND_MESSAGE),
+            comms: Table::new(KIND_COMM),
+            groups: Table::new(KIND_GROUP),
             comm_errhandler: HashMap::new(),
-            comm_names: HashMap::new(),
             user_codes: HashMap::new(),
             error_strings: HashMap::new(),
             last_code: crate::abi::MPI_ERR_LASTCODE,
-            keyvals: HashMap::new(),
-            next_keyval: 100_000,
-            attrs: HashMap::new(),
         });
     }
     Guard(g)

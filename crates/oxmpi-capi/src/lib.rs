@@ -12,7 +12,8 @@
 //!   detected without dereferencing anything.
 //! - [`errors`]: the one wrapper every function body runs in (panic
 //!   catching, error routing to the communicator's error handler).
-//! - [`env`], [`p2p`], [`dtype`], [`misc`]: the `PMPI_x` implementations.
+//! - [`env`], [`p2p`], [`dtype`], [`misc`], [`coll`] (collectives), [`comm`]
+//!   (communicators, groups, topologies): the `PMPI_x` implementations.
 #![allow(non_upper_case_globals, non_camel_case_types, non_snake_case, clippy::missing_safety_doc)]
 
 pub mod abi {
@@ -21,6 +22,8 @@ pub mod abi {
     include!(concat!(env!("OUT_DIR"), "/abi_consts.rs"));
 }
 
+pub mod coll;
+pub mod comm;
 pub mod dtype;
 pub mod env;
 pub mod errors;
@@ -66,6 +69,8 @@ pub mod types {
 
 /// All `PMPI_x` implementations, for the generated shims.
 pub mod pmpi {
+    pub use crate::coll::*;
+    pub use crate::comm::*;
     pub use crate::dtype::*;
     pub use crate::env::*;
     pub use crate::misc::*;

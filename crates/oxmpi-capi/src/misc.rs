@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use oxmpi_core::error::ErrorClass;
 use oxmpi_core::op::{Op, PredefinedOp};
-use oxmpi_core::runtime;
+use oxmpi_core::attr::{self, CopyFn, DeleteFn, ObjectKind};
 
 use crate::abi::*;
 use crate::dtype::{committed, find_handle};
 use crate::env::{comm, get_str, put_str};
 use crate::errors::{bad, class_of, ffi, out, raise, R};
-use crate::handles::{state, ErrhandlerEntry, KeyvalEntry};
+use crate::handles::{state, ErrhandlerEntry};
 use crate::types::*;
 
 // ----- reduction operations ----------------------------------------------------------
@@ -407,7 +407,38 @@ pub unsafe extern "C" fn PMPI_Info_free(info: *mut MPI_Info) -> c_int {
 }
 
 // ----- attributes --------------------------------------------------------------------------
+//
+// Attributes live in the engine's table (`Comm::attrs()`), so the engine's dup
+// runs the copy callbacks and MPI_Comm_free / MPI_Finalize the delete
+// callbacks. The engine's callbacks see (keyval, value); the C callbacks also
+// want the communicator handle, which the C layer puts in `CB_COMM` around
+// every engine call that may run callbacks.
 
+thread_local! {
+    /// The C handle of the communicator whose attributes callbacks run on.
+    static CB_COMM: std::cell::Cell<MPI_Comm> = const { std::cell::Cell::new(MPI_COMM_NULL) };
+}
+
+/// Runs `f` (an engine call that may run attribute callbacks) with `c` as the
+/// handle the C callbacks get.
+pub fn with_cb_comm<T>(c: MPI_Comm, f: impl FnOnce() -> T) -> T {
+    let prev = CB_COMM.with(|x| x.replace(c));
+    let r = f();
+    CB_COMM.with(|x| x.set(prev));
+    r
+}
+
+fn cb_comm() -> MPI_Comm {
+    CB_COMM.with(|x| x.get())
+}
+
+/// A user callback's non-success return, as an engine error.
+fn callback_error(what: &str, rc: c_int) -> oxmpi_core::MpiError {
+    let class = class_of(rc).and_then(ErrorClass::from_code).unwrap_or(ErrorClass::Other);
+    oxmpi_core::MpiError::new(class, format!("the attribute's {what} function returned {rc}"))
+}
+
+/// Predefined attribute values, at stable addresses (C gets pointers to them).
 static TAG_UB: AtomicI32 = AtomicI32::new(oxmpi_core::TAG_UB);
 static HOST: AtomicI32 = AtomicI32::new(MPI_PROC_NULL);
 static IO: AtomicI32 = AtomicI32::new(MPI_ANY_SOURCE);
@@ -418,11 +449,39 @@ static APPNUM: AtomicI32 = AtomicI32::new(0);
 fn create_keyval(call: &'static str, copy: usize, delete: Option<MPI_Comm_delete_attr_function>, keyval: *mut c_int, extra: *mut c_void) -> c_int {
     ffi(call, MPI_COMM_SELF, || {
         let o = out(call, "keyval", keyval)?;
-        let mut st = state();
-        let k = st.next_keyval;
-        st.next_keyval += 1;
-        st.keyvals.insert(k, KeyvalEntry { copy, delete, extra: extra as usize });
-        *o = k;
+        let extra = extra as usize;
+        // MPI_COMM_NULL_COPY_FN / MPI_NULL_COPY_FN are 0 (never copied),
+        // MPI_COMM_DUP_FN / MPI_DUP_FN are 1 (copied as is).
+        let copy_fn: Option<CopyFn> = match copy {
+            0 => None,
+            1 => Some(Arc::new(|_k: i32, v: usize| Ok(Some(v)))),
+            f => {
+                // SAFETY: a C function pointer of this type, given by the user.
+                let f: MPI_Comm_copy_attr_function = unsafe { std::mem::transmute::<usize, MPI_Comm_copy_attr_function>(f) };
+                Some(Arc::new(move |k: i32, v: usize| {
+                    let mut outv: *mut c_void = std::ptr::null_mut();
+                    let mut flag: c_int = 0;
+                    // SAFETY: the user's copy function with the arguments MPI defines.
+                    let rc = unsafe { f(cb_comm(), k, extra as *mut c_void, v as *mut c_void, &mut outv as *mut *mut c_void as *mut c_void, &mut flag) };
+                    if rc != MPI_SUCCESS {
+                        return Err(callback_error("copy", rc));
+                    }
+                    Ok((flag != 0).then_some(outv as usize))
+                }))
+            }
+        };
+        let delete_fn: Option<DeleteFn> = delete.map(|d| {
+            let d: DeleteFn = Arc::new(move |k: i32, v: usize| {
+                // SAFETY: the user's delete function with the arguments MPI defines.
+                let rc = unsafe { d(cb_comm(), k, v as *mut c_void, extra as *mut c_void) };
+                if rc != MPI_SUCCESS {
+                    return Err(callback_error("delete", rc));
+                }
+                Ok(())
+            });
+            d
+        });
+        *o = attr::create_keyval(ObjectKind::Comm, copy_fn, delete_fn);
         Ok(())
     })
 }
@@ -445,7 +504,7 @@ pub unsafe extern "C" fn PMPI_Keyval_create(copy: Option<MPI_Copy_function>, del
 fn free_keyval(call: &'static str, keyval: *mut c_int) -> c_int {
     ffi(call, MPI_COMM_SELF, || {
         let k = out(call, "keyval", keyval)?;
-        state().keyvals.remove(k).ok_or_else(|| bad(ErrorClass::Keyval, call, "keyval", format!("{} is not a keyval of this program", *k)))?;
+        attr::free_keyval(ObjectKind::Comm, *k, call)?;
         *k = MPI_KEYVAL_INVALID;
         Ok(())
     })
@@ -466,32 +525,28 @@ fn get_attr(call: &'static str, c: MPI_Comm, keyval: c_int, val: *mut c_void, fl
         let cm = comm(c, call)?;
         let f = out(call, "flag", flag)?;
         let v = out(call, "attribute_val", val as *mut *mut c_void)?;
-        let predefined = match keyval {
-            MPI_TAG_UB => Some(&TAG_UB),
-            MPI_HOST => Some(&HOST),
-            MPI_IO => Some(&IO),
-            MPI_WTIME_IS_GLOBAL => Some(&WTIME_IS_GLOBAL),
-            MPI_UNIVERSE_SIZE => {
-                UNIVERSE_SIZE.store(runtime::engine()?.size() as i32, Ordering::Relaxed);
-                Some(&UNIVERSE_SIZE)
+        if attr::is_predefined(keyval) {
+            let slot = match keyval {
+                MPI_TAG_UB => &TAG_UB,
+                MPI_HOST => &HOST,
+                MPI_IO => &IO,
+                MPI_WTIME_IS_GLOBAL => &WTIME_IS_GLOBAL,
+                MPI_UNIVERSE_SIZE => &UNIVERSE_SIZE,
+                MPI_APPNUM => &APPNUM,
+                _ => &LASTUSEDCODE,
+            };
+            if keyval != MPI_LASTUSEDCODE {
+                if let Some(x) = cm.predefined_attr(keyval) {
+                    slot.store(x as i32, Ordering::Relaxed);
+                }
             }
-            MPI_APPNUM => Some(&APPNUM),
-            MPI_LASTUSEDCODE => Some(&LASTUSEDCODE),
-            _ => None,
-        };
-        let _ = cm;
-        if let Some(a) = predefined {
-            *v = a.as_ptr() as *mut c_void;
+            *v = slot.as_ptr() as *mut c_void;
             *f = 1;
             return Ok(());
         }
-        let st = state();
-        if !st.keyvals.contains_key(&keyval) {
-            return Err(bad(ErrorClass::Keyval, call, "keyval", format!("{keyval} is not a keyval")));
-        }
-        match st.attrs.get(&(c, keyval)) {
+        match cm.attrs().get(keyval, call)? {
             Some(x) => {
-                *v = *x as *mut c_void;
+                *v = x as *mut c_void;
                 *f = 1;
             }
             None => *f = 0,
@@ -510,40 +565,17 @@ pub unsafe extern "C" fn PMPI_Attr_get(c: MPI_Comm, keyval: c_int, val: *mut c_v
     get_attr("MPI_Attr_get", c, keyval, val, flag)
 }
 
-/// Removes an attribute, calling its delete function (without the state lock).
-fn delete_attr_now(call: &str, c: MPI_Comm, keyval: c_int) -> R<bool> {
-    let (old, del, extra) = {
-        let mut st = state();
-        let Some(old) = st.attrs.remove(&(c, keyval)) else { return Ok(false) };
-        let (del, extra) = st.keyvals.get(&keyval).map(|k| (k.delete, k.extra)).unwrap_or((None, 0));
-        (old, del, extra)
-    };
-    if let Some(d) = del {
-        // SAFETY: the user's delete function with the arguments MPI defines.
-        let rc = unsafe { d(c, keyval, old as *mut c_void, extra as *mut c_void) };
-        if rc != MPI_SUCCESS {
-            return Err(crate::errors::Fail { code: rc, message: format!("{call}: the attribute's delete function returned {rc}") });
-        }
-    }
-    Ok(true)
-}
-
-/// Deletes every attribute of `c` (at MPI_Finalize).
+/// Deletes every attribute of a predefined communicator (at MPI_Finalize).
 pub fn delete_all_attrs(c: MPI_Comm) {
-    let keys: Vec<c_int> = state().attrs.keys().filter(|(cc, _)| *cc == c).map(|(_, k)| *k).collect();
-    for k in keys {
-        let _ = delete_attr_now("MPI_Finalize", c, k);
+    if let Ok(cm) = comm(c, "MPI_Finalize") {
+        let _ = with_cb_comm(c, || oxmpi_core::comm::free_attributes(&cm));
     }
 }
 
 fn set_attr(call: &'static str, c: MPI_Comm, keyval: c_int, val: *mut c_void) -> c_int {
     ffi(call, c, || {
-        comm(c, call)?;
-        if !state().keyvals.contains_key(&keyval) {
-            return Err(bad(ErrorClass::Keyval, call, "keyval", format!("{keyval} is not a keyval made by MPI_Comm_create_keyval")));
-        }
-        delete_attr_now(call, c, keyval)?;
-        state().attrs.insert((c, keyval), val as usize);
+        let cm = comm(c, call)?;
+        with_cb_comm(c, || cm.attrs().set(keyval, val as usize, call))?;
         Ok(())
     })
 }
@@ -560,13 +592,8 @@ pub unsafe extern "C" fn PMPI_Attr_put(c: MPI_Comm, keyval: c_int, val: *mut c_v
 
 fn delete_attr(call: &'static str, c: MPI_Comm, keyval: c_int) -> c_int {
     ffi(call, c, || {
-        comm(c, call)?;
-        if !state().keyvals.contains_key(&keyval) {
-            return Err(bad(ErrorClass::Keyval, call, "keyval", format!("{keyval} is not a keyval")));
-        }
-        if !delete_attr_now(call, c, keyval)? {
-            return Err(bad(ErrorClass::Keyval, call, "keyval", "no attribute is stored under this keyval"));
-        }
+        let cm = comm(c, call)?;
+        with_cb_comm(c, || cm.attrs().delete(keyval, call))?;
         Ok(())
     })
 }

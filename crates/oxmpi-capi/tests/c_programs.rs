@@ -117,6 +117,33 @@ fn bad_arguments_return_the_right_class() {
 }
 
 #[test]
+fn collectives_on_one_to_five_ranks() {
+    for n in 1..=5 {
+        assert!(ok(n, "coll").contains(&format!("all checks passed on {n} ranks")));
+    }
+}
+
+#[test]
+fn communicators_attributes_groups_intercommunicators() {
+    for n in [1, 2, 3, 4, 5] {
+        assert!(ok(n, "comm").contains(&format!("all checks passed on {n} ranks")));
+    }
+}
+
+#[test]
+fn topologies_cartesian_halo_and_shuffle_exchange_graph() {
+    assert!(ok(4, "topo").contains("all checks passed on 4 ranks"));
+    assert!(ok(8, "topo").contains("all checks passed on 8 ranks"));
+    ok(1, "topo");
+}
+
+#[test]
+fn bad_arguments_to_collectives_communicators_groups_topologies() {
+    assert!(ok(3, "badcomm").contains("all checks passed"));
+    ok(1, "badcomm");
+}
+
+#[test]
 fn default_error_handler_names_the_call_and_ends_the_job() {
     let exe = build("badargs", &[]);
     let out = run(2, &exe, &["fatal"]);

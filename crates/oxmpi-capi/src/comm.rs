@@ -1,0 +1,777 @@
+//! Communicators made at run time (dup, split, create, intercommunicators,
+//! free), groups, process topologies, and MPIX_Topo_cluster_info.
+//!
+//! Communicator handles made here live in `State::comms`; the engine's
+//! `Comm` carries the attributes (so the engine's dup runs copy callbacks), the
+//! name and the topology. A new communicator starts with its parent's error
+//! handler.
+
+use std::ffi::{c_int, c_void};
+
+use oxmpi_core::comm::{create, inter, topology};
+use oxmpi_core::error::ErrorClass;
+use oxmpi_core::group::Group;
+use oxmpi_core::runtime;
+use oxmpi_core::topo::{self, Cart, DistGraphEdges, Graph, Topology};
+use oxmpi_core::Comm;
+
+use crate::abi::*;
+use crate::env::{comm, new_comm, new_comm_or_null};
+use crate::errors::{bad, bad_code, ffi, out, route_to, R};
+use crate::handles::state;
+use crate::misc::with_cb_comm;
+use crate::types::*;
+
+// ----- helpers -------------------------------------------------------------------------
+
+unsafe fn ints<'a>(call: &str, arg: &str, p: *const c_int, n: usize) -> R<&'a [c_int]> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(bad(ErrorClass::Arg, call, arg, "is NULL"));
+    }
+    // SAFETY: the C caller provides `n` ints.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+unsafe fn ints_mut<'a>(call: &str, arg: &str, p: *mut c_int, n: usize) -> R<&'a mut [c_int]> {
+    if n == 0 {
+        return Ok(&mut []);
+    }
+    if p.is_null() {
+        return Err(bad(ErrorClass::Arg, call, arg, "is NULL"));
+    }
+    // SAFETY: the C caller provides `n` writable ints.
+    Ok(unsafe { std::slice::from_raw_parts_mut(p, n) })
+}
+
+fn nonneg(call: &str, arg: &str, n: c_int, class: ErrorClass) -> R<usize> {
+    if n < 0 {
+        return Err(bad(class, call, arg, format!("{n} is negative")));
+    }
+    Ok(n as usize)
+}
+
+/// An info argument: MPI_INFO_NULL or a live info object (its hints are ignored).
+fn info_arg(call: &str, info: MPI_Info) -> R<()> {
+    if info == MPI_INFO_NULL || info == MPI_INFO_ENV || state().infos.get(info).is_some() {
+        Ok(())
+    } else {
+        Err(bad_code(MPI_ERR_INFO, call, "info", format!("{info:#x} is not a valid info object")))
+    }
+}
+
+// ----- communicator constructors and destructor -----------------------------------------
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_dup(c: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
+    const CALL: &str = "MPI_Comm_dup";
+    ffi(CALL, c, || {
+        let cm = comm(c, CALL)?;
+        let o = out(CALL, "newcomm", newcomm)?;
+        let d = with_cb_comm(c, || create::dup(&cm))?;
+        *o = new_comm(d, c);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_dup_with_info(c: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) -> c_int {
+    const CALL: &str = "MPI_Comm_dup_with_info";
+    ffi(CALL, c, || {
+        let cm = comm(c, CALL)?;
+        info_arg(CALL, info)?;
+        let o = out(CALL, "newcomm", newcomm)?;
+        let d = with_cb_comm(c, || create::dup(&cm)).map_err(|e| oxmpi_core::MpiError::new(e.class, e.message.replacen("MPI_Comm_dup", CALL, 1)))?;
+        *o = new_comm(d, c);
+        Ok(())
+    })
+}
+
+/// MPI_Comm_idup: the duplicate is made at once (blocking); the request is a
+/// barrier on the new communicator, so it completes when every rank has it.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_idup(c: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
+    const CALL: &str = "MPI_Comm_idup";
+    ffi(CALL, c, || {
+        let cm = comm(c, CALL)?;
+        let o = out(CALL, "newcomm", newcomm)?;
+        let ro = out(CALL, "request", request)?;
+        let d = with_cb_comm(c, || create::dup(&cm)).map_err(|e| oxmpi_core::MpiError::new(e.class, e.message.replacen("MPI_Comm_dup", CALL, 1)))?;
+        let r = oxmpi_core::coll::barrier::ibarrier(&d)?;
+        let h = new_comm(d, c);
+        *o = h;
+        *ro = crate::p2p::new_request(r, h, None);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_split(c: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) -> c_int {
+    const CALL: &str = "MPI_Comm_split";
+    ffi(CALL, c, || {
+        let cm = comm(c, CALL)?;
+        let o = out(CALL, "newcomm", newcomm)?;
+        *o = new_comm_or_null(create::split(&cm, color, key)?, c);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_split_type(c: MPI_Comm, split_type: c_int, key: c_int, info: MPI_Info, newcomm: *mut MPI_Comm) -> c_int {
+    const CALL: &str = "MPI_Comm_split_type";
+    ffi(CALL, c, || {
+        let cm = comm(c, CALL)?;
+        info_arg(CALL, info)?;
+        let o = out(CALL, "newcomm", newcomm)?;
+        *o = new_comm_or_null(create::split_type(&cm, split_type, key)?, c);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_create(c: MPI_Comm, g: MPI_Group, newcomm: *mut MPI_Comm) -> c_int {
+    const CALL: &str = "MPI_Comm_create";
+    ffi(CALL, c, || {
+        let cm = comm(c, CALL)?;
+        let g = group(g, CALL, "group")?;
+        let o = out(CALL, "newcomm", newcomm)?;
+        *o = new_comm_or_null(create::create(&cm, g.world_ranks())?, c);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_create_group(c: MPI_Comm, g: MPI_Group, tag: c_int, newcomm: *mut MPI_Comm) -> c_int {
+    const CALL: &str = "MPI_Comm_create_group";
+    let _ = (g, tag, newcomm);
+    ffi(CALL, c, || {
+        comm(c, CALL)?;
+        Err(oxmpi_core::MpiError::unsupported(CALL, "creating a communicator collectively over only the group's members (the engine has no group-collective context agreement yet; use MPI_Comm_create)").into())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_free(c: *mut MPI_Comm) -> c_int {
+    const CALL: &str = "MPI_Comm_free";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let h = out(CALL, "comm", c)?;
+        route_to(*h);
+        if *h == MPI_COMM_WORLD || *h == MPI_COMM_SELF {
+            return Err(bad(ErrorClass::Comm, CALL, "comm", "a predefined communicator cannot be freed"));
+        }
+        let cm = comm(*h, CALL)?;
+        with_cb_comm(*h, || oxmpi_core::comm::free_attributes(&cm))?;
+        {
+            let mut st = state();
+            st.comms.remove(*h);
+            st.comm_errhandler.remove(h);
+        }
+        // The engine gives the context id back when the last clone goes.
+        drop(cm);
+        route_to(MPI_COMM_SELF);
+        *h = MPI_COMM_NULL;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_remote_size(c: MPI_Comm, size: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Comm_remote_size";
+    ffi(CALL, c, || {
+        let cm = require_inter(CALL, c)?;
+        *out(CALL, "size", size)? = cm.peer_group_size();
+        Ok(())
+    })
+}
+
+fn require_inter(call: &str, c: MPI_Comm) -> R<Comm> {
+    let cm = comm(c, call)?;
+    if !cm.is_inter() {
+        return Err(bad(ErrorClass::Comm, call, "comm", "not an intercommunicator"));
+    }
+    Ok(cm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_group(c: MPI_Comm, g: *mut MPI_Group) -> c_int {
+    const CALL: &str = "MPI_Comm_group";
+    ffi(CALL, c, || {
+        let cm = comm(c, CALL)?;
+        let o = out(CALL, "group", g)?;
+        *o = new_group(Group::from_world_ranks(cm.group().to_vec()));
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_remote_group(c: MPI_Comm, g: *mut MPI_Group) -> c_int {
+    const CALL: &str = "MPI_Comm_remote_group";
+    ffi(CALL, c, || {
+        let cm = require_inter(CALL, c)?;
+        let o = out(CALL, "group", g)?;
+        *o = new_group(Group::from_world_ranks(cm.peer_group().to_vec()));
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Intercomm_create(local: MPI_Comm, local_leader: c_int, peer: MPI_Comm, remote_leader: c_int, tag: c_int, newintercomm: *mut MPI_Comm) -> c_int {
+    const CALL: &str = "MPI_Intercomm_create";
+    ffi(CALL, local, || {
+        let lc = comm(local, CALL)?;
+        let o = out(CALL, "newintercomm", newintercomm)?;
+        // peer_comm is significant at the local leader only.
+        let pc = if lc.rank() == local_leader {
+            Some(comm(peer, CALL).map_err(|_| bad(ErrorClass::Comm, CALL, "peer_comm", format!("{peer:#x} is not a valid communicator at the local leader")))?)
+        } else {
+            comm(peer, CALL).ok()
+        };
+        let ic = inter::intercomm_create(&lc, local_leader, pc.as_ref(), remote_leader, tag)?;
+        *o = new_comm(ic, local);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Intercomm_merge(c: MPI_Comm, high: c_int, newintracomm: *mut MPI_Comm) -> c_int {
+    const CALL: &str = "MPI_Intercomm_merge";
+    ffi(CALL, c, || {
+        let cm = require_inter(CALL, c)?;
+        let o = out(CALL, "newintracomm", newintracomm)?;
+        *o = new_comm(inter::intercomm_merge(&cm, high != 0)?, c);
+        Ok(())
+    })
+}
+
+// ----- groups --------------------------------------------------------------------------------
+
+/// The engine group of a handle.
+pub fn group(h: MPI_Group, call: &str, arg: &str) -> R<Group> {
+    match h {
+        MPI_GROUP_EMPTY => Ok(Group::empty()),
+        MPI_GROUP_NULL => Err(bad(ErrorClass::Group, call, arg, "MPI_GROUP_NULL")),
+        _ => state()
+            .groups
+            .get(h)
+            .cloned()
+            .ok_or_else(|| bad(ErrorClass::Group, call, arg, format!("{h:#x} is not a valid group handle (freed, or never created)"))),
+    }
+}
+
+/// A handle for a group: MPI_GROUP_EMPTY when it has no members.
+fn new_group(g: Group) -> MPI_Group {
+    if g.is_empty() {
+        MPI_GROUP_EMPTY
+    } else {
+        state().groups.insert(g)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_size(g: MPI_Group, size: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Group_size";
+    ffi(CALL, MPI_COMM_SELF, || {
+        *out(CALL, "size", size)? = group(g, CALL, "group")?.size();
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_rank(g: MPI_Group, rank: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Group_rank";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let g = group(g, CALL, "group")?;
+        let me = runtime::engine()?.rank();
+        *out(CALL, "rank", rank)? = g.rank_of_world(me).unwrap_or(MPI_UNDEFINED);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_translate_ranks(g1: MPI_Group, n: c_int, ranks1: *const c_int, g2: MPI_Group, ranks2: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Group_translate_ranks";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let a = group(g1, CALL, "group1")?;
+        let b = group(g2, CALL, "group2")?;
+        let n = nonneg(CALL, "n", n, ErrorClass::Arg)?;
+        let r1 = unsafe { ints(CALL, "ranks1", ranks1, n)? };
+        let r2 = unsafe { ints_mut(CALL, "ranks2", ranks2, n)? };
+        r2.copy_from_slice(&a.translate_ranks(r1, &b)?);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_compare(g1: MPI_Group, g2: MPI_Group, result: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Group_compare";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let a = group(g1, CALL, "group1")?;
+        let b = group(g2, CALL, "group2")?;
+        *out(CALL, "result", result)? = a.compare(&b).code();
+        Ok(())
+    })
+}
+
+fn group_op(call: &'static str, g1: MPI_Group, g2: MPI_Group, newgroup: *mut MPI_Group, f: fn(&Group, &Group) -> Group) -> c_int {
+    ffi(call, MPI_COMM_SELF, || {
+        let a = group(g1, call, "group1")?;
+        let b = group(g2, call, "group2")?;
+        let o = out(call, "newgroup", newgroup)?;
+        *o = new_group(f(&a, &b));
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_union(g1: MPI_Group, g2: MPI_Group, newgroup: *mut MPI_Group) -> c_int {
+    group_op("MPI_Group_union", g1, g2, newgroup, Group::union)
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_intersection(g1: MPI_Group, g2: MPI_Group, newgroup: *mut MPI_Group) -> c_int {
+    group_op("MPI_Group_intersection", g1, g2, newgroup, Group::intersection)
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_difference(g1: MPI_Group, g2: MPI_Group, newgroup: *mut MPI_Group) -> c_int {
+    group_op("MPI_Group_difference", g1, g2, newgroup, Group::difference)
+}
+
+unsafe fn group_sel(call: &'static str, g: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group, excl: bool) -> c_int {
+    ffi(call, MPI_COMM_SELF, || {
+        let g = group(g, call, "group")?;
+        let n = nonneg(call, "n", n, ErrorClass::Arg)?;
+        let r = unsafe { ints(call, "ranks", ranks, n)? };
+        let o = out(call, "newgroup", newgroup)?;
+        *o = new_group(if excl { g.excl(r)? } else { g.incl(r)? });
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_incl(g: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group) -> c_int {
+    unsafe { group_sel("MPI_Group_incl", g, n, ranks, newgroup, false) }
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_excl(g: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group) -> c_int {
+    unsafe { group_sel("MPI_Group_excl", g, n, ranks, newgroup, true) }
+}
+
+unsafe fn group_range(call: &'static str, g: MPI_Group, n: c_int, ranges: *mut c_int, newgroup: *mut MPI_Group, excl: bool) -> c_int {
+    ffi(call, MPI_COMM_SELF, || {
+        let g = group(g, call, "group")?;
+        let n = nonneg(call, "n", n, ErrorClass::Arg)?;
+        let flat = unsafe { ints(call, "ranges", ranges, 3 * n)? };
+        let triplets: Vec<[i32; 3]> = flat.chunks_exact(3).map(|t| [t[0], t[1], t[2]]).collect();
+        let o = out(call, "newgroup", newgroup)?;
+        *o = new_group(if excl { g.range_excl(&triplets)? } else { g.range_incl(&triplets)? });
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_range_incl(g: MPI_Group, n: c_int, ranges: *mut c_int, newgroup: *mut MPI_Group) -> c_int {
+    unsafe { group_range("MPI_Group_range_incl", g, n, ranges, newgroup, false) }
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_range_excl(g: MPI_Group, n: c_int, ranges: *mut c_int, newgroup: *mut MPI_Group) -> c_int {
+    unsafe { group_range("MPI_Group_range_excl", g, n, ranges, newgroup, true) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_free(g: *mut MPI_Group) -> c_int {
+    const CALL: &str = "MPI_Group_free";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let h = out(CALL, "group", g)?;
+        // Group operations hand out MPI_GROUP_EMPTY for empty results, so
+        // freeing it is allowed (and does nothing).
+        if *h != MPI_GROUP_EMPTY {
+            group(*h, CALL, "group")?;
+            state().groups.remove(*h);
+        }
+        *h = MPI_GROUP_NULL;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_c2f(g: MPI_Group) -> c_int {
+    crate::handles::c2f_predefined_or(&state().groups, g)
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_f2c(f: c_int) -> MPI_Group {
+    crate::handles::f2c_predefined_or(&state().groups, f)
+}
+
+// ----- Cartesian topologies --------------------------------------------------------------------
+
+fn cart_of(call: &str, c: MPI_Comm) -> R<(Comm, Cart)> {
+    let cm = comm(c, call)?;
+    let cart = Topology::require_cart(cm.topology(), call)?.clone();
+    Ok((cm, cart))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Dims_create";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let n = nonneg(CALL, "ndims", ndims, ErrorClass::Dims)?;
+        let d = unsafe { ints_mut(CALL, "dims", dims, n)? };
+        topo::dims_create(nnodes, d)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Cart_create(c: MPI_Comm, ndims: c_int, dims: *const c_int, periods: *const c_int, reorder: c_int, comm_cart: *mut MPI_Comm) -> c_int {
+    const CALL: &str = "MPI_Cart_create";
+    ffi(CALL, c, || {
+        let cm = comm(c, CALL)?;
+        let n = nonneg(CALL, "ndims", ndims, ErrorClass::Dims)?;
+        let d = unsafe { ints(CALL, "dims", dims, n)? };
+        let p: Vec<bool> = unsafe { ints(CALL, "periods", periods, n)? }.iter().map(|&x| x != 0).collect();
+        let o = out(CALL, "comm_cart", comm_cart)?;
+        *o = new_comm_or_null(topology::cart_create(&cm, d, &p, reorder != 0)?, c);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Cartdim_get(c: MPI_Comm, ndims: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Cartdim_get";
+    ffi(CALL, c, || {
+        let (_, cart) = cart_of(CALL, c)?;
+        *out(CALL, "ndims", ndims)? = cart.ndims() as c_int;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Cart_get(c: MPI_Comm, maxdims: c_int, dims: *mut c_int, periods: *mut c_int, coords: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Cart_get";
+    ffi(CALL, c, || {
+        let (cm, cart) = cart_of(CALL, c)?;
+        let n = cart.ndims();
+        if (maxdims as i64) < n as i64 {
+            return Err(bad(ErrorClass::Arg, CALL, "maxdims", format!("{maxdims} is less than the {n} dimensions of the grid")));
+        }
+        let xs = cart.coords(cm.rank())?;
+        unsafe { ints_mut(CALL, "dims", dims, n)? }.copy_from_slice(&cart.dims);
+        for (p, &b) in unsafe { ints_mut(CALL, "periods", periods, n)? }.iter_mut().zip(&cart.periods) {
+            *p = b as c_int;
+        }
+        unsafe { ints_mut(CALL, "coords", coords, n)? }.copy_from_slice(&xs);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Cart_rank(c: MPI_Comm, coords: *const c_int, rank: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Cart_rank";
+    ffi(CALL, c, || {
+        let (_, cart) = cart_of(CALL, c)?;
+        let xs = unsafe { ints(CALL, "coords", coords, cart.ndims())? };
+        *out(CALL, "rank", rank)? = cart.rank(xs)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Cart_coords(c: MPI_Comm, rank: c_int, maxdims: c_int, coords: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Cart_coords";
+    ffi(CALL, c, || {
+        let (_, cart) = cart_of(CALL, c)?;
+        let n = cart.ndims();
+        if (maxdims as i64) < n as i64 {
+            return Err(bad(ErrorClass::Arg, CALL, "maxdims", format!("{maxdims} is less than the {n} dimensions of the grid")));
+        }
+        let xs = cart.coords(rank)?;
+        unsafe { ints_mut(CALL, "coords", coords, n)? }.copy_from_slice(&xs);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Cart_shift(c: MPI_Comm, direction: c_int, disp: c_int, source: *mut c_int, dest: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Cart_shift";
+    ffi(CALL, c, || {
+        let (cm, cart) = cart_of(CALL, c)?;
+        let s = out(CALL, "rank_source", source)?;
+        let d = out(CALL, "rank_dest", dest)?;
+        (*s, *d) = cart.shift(cm.rank(), direction, disp)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Cart_sub(c: MPI_Comm, remain: *const c_int, newcomm: *mut MPI_Comm) -> c_int {
+    const CALL: &str = "MPI_Cart_sub";
+    ffi(CALL, c, || {
+        let (cm, cart) = cart_of(CALL, c)?;
+        let r: Vec<bool> = unsafe { ints(CALL, "remain_dims", remain, cart.ndims())? }.iter().map(|&x| x != 0).collect();
+        let o = out(CALL, "newcomm", newcomm)?;
+        *o = new_comm(topology::cart_sub(&cm, &r)?, c);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Cart_map(c: MPI_Comm, ndims: c_int, dims: *const c_int, periods: *const c_int, newrank: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Cart_map";
+    ffi(CALL, c, || {
+        let cm = comm(c, CALL)?;
+        let n = nonneg(CALL, "ndims", ndims, ErrorClass::Dims)?;
+        let d = unsafe { ints(CALL, "dims", dims, n)? };
+        let p: Vec<bool> = unsafe { ints(CALL, "periods", periods, n)? }.iter().map(|&x| x != 0).collect();
+        *out(CALL, "newrank", newrank)? = Cart::map(d, &p, cm.rank(), cm.size())?;
+        Ok(())
+    })
+}
+
+// ----- graph topologies ----------------------------------------------------------------------------
+
+fn graph_of(call: &str, c: MPI_Comm) -> R<Graph> {
+    let cm = comm(c, call)?;
+    let g = Topology::require_graph(cm.topology(), call)?.clone();
+    Ok(g)
+}
+
+/// The `index` and `edges` arrays of a graph description.
+unsafe fn graph_arrays<'a>(call: &str, nnodes: c_int, index: *const c_int, edges: *const c_int) -> R<(&'a [c_int], &'a [c_int])> {
+    let n = nonneg(call, "nnodes", nnodes, ErrorClass::Arg)?;
+    let idx = unsafe { ints(call, "index", index, n)? };
+    let ne = Graph::edge_count(call, idx)?;
+    let e = unsafe { ints(call, "edges", edges, ne)? };
+    Ok((idx, e))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Graph_create(c: MPI_Comm, nnodes: c_int, index: *const c_int, edges: *const c_int, reorder: c_int, comm_graph: *mut MPI_Comm) -> c_int {
+    const CALL: &str = "MPI_Graph_create";
+    ffi(CALL, c, || {
+        let cm = comm(c, CALL)?;
+        let (idx, e) = unsafe { graph_arrays(CALL, nnodes, index, edges)? };
+        let o = out(CALL, "comm_graph", comm_graph)?;
+        *o = new_comm_or_null(topology::graph_create(&cm, nnodes, idx, e, reorder != 0)?, c);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Graphdims_get(c: MPI_Comm, nnodes: *mut c_int, nedges: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Graphdims_get";
+    ffi(CALL, c, || {
+        let g = graph_of(CALL, c)?;
+        *out(CALL, "nnodes", nnodes)? = g.nnodes();
+        *out(CALL, "nedges", nedges)? = g.nedges();
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Graph_get(c: MPI_Comm, maxindex: c_int, maxedges: c_int, index: *mut c_int, edges: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Graph_get";
+    ffi(CALL, c, || {
+        let g = graph_of(CALL, c)?;
+        let ni = g.index.len().min(maxindex.max(0) as usize);
+        let ne = g.edges.len().min(maxedges.max(0) as usize);
+        unsafe { ints_mut(CALL, "index", index, ni)? }.copy_from_slice(&g.index[..ni]);
+        unsafe { ints_mut(CALL, "edges", edges, ne)? }.copy_from_slice(&g.edges[..ne]);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Graph_neighbors_count(c: MPI_Comm, rank: c_int, nneighbors: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Graph_neighbors_count";
+    ffi(CALL, c, || {
+        let g = graph_of(CALL, c)?;
+        *out(CALL, "nneighbors", nneighbors)? = g.neighbors_count(rank)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Graph_neighbors(c: MPI_Comm, rank: c_int, maxneighbors: c_int, neighbors: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Graph_neighbors";
+    ffi(CALL, c, || {
+        let g = graph_of(CALL, c)?;
+        let nb = g.neighbors(rank)?;
+        let n = nb.len().min(maxneighbors.max(0) as usize);
+        unsafe { ints_mut(CALL, "neighbors", neighbors, n)? }.copy_from_slice(&nb[..n]);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Graph_map(c: MPI_Comm, nnodes: c_int, index: *const c_int, edges: *const c_int, newrank: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Graph_map";
+    ffi(CALL, c, || {
+        let cm = comm(c, CALL)?;
+        let (idx, e) = unsafe { graph_arrays(CALL, nnodes, index, edges)? };
+        *out(CALL, "newrank", newrank)? = Graph::map(nnodes, idx, e, cm.rank(), cm.size())?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Topo_test(c: MPI_Comm, status: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Topo_test";
+    ffi(CALL, c, || {
+        let cm = comm(c, CALL)?;
+        *out(CALL, "status", status)? = Topology::topo_test(cm.topology());
+        Ok(())
+    })
+}
+
+// ----- distributed graph topologies ----------------------------------------------------------------
+
+/// A weights argument for `n` edges: MPI_UNWEIGHTED is `None`, MPI_WEIGHTS_EMPTY
+/// an empty list.
+unsafe fn weights(call: &str, arg: &str, p: *const c_int, n: usize) -> R<Option<Vec<i32>>> {
+    if p as usize == MPI_UNWEIGHTED {
+        return Ok(None);
+    }
+    if p as usize == MPI_WEIGHTS_EMPTY {
+        if n > 0 {
+            return Err(bad(ErrorClass::Arg, call, arg, format!("MPI_WEIGHTS_EMPTY given for {n} edges")));
+        }
+        return Ok(Some(Vec::new()));
+    }
+    Ok(Some(unsafe { ints(call, arg, p, n)? }.to_vec()))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Dist_graph_create(
+    c: MPI_Comm,
+    n: c_int,
+    sources: *const c_int,
+    degrees: *const c_int,
+    destinations: *const c_int,
+    w: *const c_int,
+    info: MPI_Info,
+    reorder: c_int,
+    comm_dist_graph: *mut MPI_Comm,
+) -> c_int {
+    const CALL: &str = "MPI_Dist_graph_create";
+    ffi(CALL, c, || {
+        let cm = comm(c, CALL)?;
+        info_arg(CALL, info)?;
+        let n = nonneg(CALL, "n", n, ErrorClass::Arg)?;
+        let sources = unsafe { ints(CALL, "sources", sources, n)? }.to_vec();
+        let degrees = unsafe { ints(CALL, "degrees", degrees, n)? }.to_vec();
+        if let Some((i, &d)) = degrees.iter().enumerate().find(|(_, &d)| d < 0) {
+            return Err(bad(ErrorClass::Arg, CALL, "degrees", format!("degrees[{i}] = {d} is negative")));
+        }
+        let total: usize = degrees.iter().map(|&d| d as usize).sum();
+        let destinations = unsafe { ints(CALL, "destinations", destinations, total)? }.to_vec();
+        let weights = unsafe { weights(CALL, "weights", w, total)? };
+        let o = out(CALL, "comm_dist_graph", comm_dist_graph)?;
+        let edges = DistGraphEdges { sources, degrees, destinations, weights };
+        *o = new_comm(topology::dist_graph_create(&cm, &edges, reorder != 0)?, c);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Dist_graph_create_adjacent(
+    c: MPI_Comm,
+    indegree: c_int,
+    sources: *const c_int,
+    sourceweights: *const c_int,
+    outdegree: c_int,
+    destinations: *const c_int,
+    destweights: *const c_int,
+    info: MPI_Info,
+    reorder: c_int,
+    comm_dist_graph: *mut MPI_Comm,
+) -> c_int {
+    const CALL: &str = "MPI_Dist_graph_create_adjacent";
+    ffi(CALL, c, || {
+        let cm = comm(c, CALL)?;
+        info_arg(CALL, info)?;
+        let ni = nonneg(CALL, "indegree", indegree, ErrorClass::Arg)?;
+        let no = nonneg(CALL, "outdegree", outdegree, ErrorClass::Arg)?;
+        let s = unsafe { ints(CALL, "sources", sources, ni)? };
+        let sw = unsafe { weights(CALL, "sourceweights", sourceweights, ni)? };
+        let d = unsafe { ints(CALL, "destinations", destinations, no)? };
+        let dw = unsafe { weights(CALL, "destweights", destweights, no)? };
+        let o = out(CALL, "comm_dist_graph", comm_dist_graph)?;
+        *o = new_comm(topology::dist_graph_create_adjacent(&cm, s, sw.as_deref(), d, dw.as_deref(), reorder != 0)?, c);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Dist_graph_neighbors_count(c: MPI_Comm, indegree: *mut c_int, outdegree: *mut c_int, weighted: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Dist_graph_neighbors_count";
+    ffi(CALL, c, || {
+        let cm = comm(c, CALL)?;
+        let g = Topology::require_dist_graph(cm.topology(), CALL)?;
+        *out(CALL, "indegree", indegree)? = g.indegree();
+        *out(CALL, "outdegree", outdegree)? = g.outdegree();
+        *out(CALL, "weighted", weighted)? = g.is_weighted() as c_int;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Dist_graph_neighbors(
+    c: MPI_Comm,
+    maxindegree: c_int,
+    sources: *mut c_int,
+    sourceweights: *mut c_int,
+    maxoutdegree: c_int,
+    destinations: *mut c_int,
+    destweights: *mut c_int,
+) -> c_int {
+    const CALL: &str = "MPI_Dist_graph_neighbors";
+    ffi(CALL, c, || {
+        let cm = comm(c, CALL)?;
+        let g = Topology::require_dist_graph(cm.topology(), CALL)?.clone();
+        let ni = g.sources.len().min(maxindegree.max(0) as usize);
+        let no = g.destinations.len().min(maxoutdegree.max(0) as usize);
+        unsafe { ints_mut(CALL, "sources", sources, ni)? }.copy_from_slice(&g.sources[..ni]);
+        unsafe { ints_mut(CALL, "destinations", destinations, no)? }.copy_from_slice(&g.destinations[..no]);
+        let given = |p: *mut c_int| !p.is_null() && p as usize != MPI_UNWEIGHTED && p as usize != MPI_WEIGHTS_EMPTY;
+        if let Some(w) = &g.source_weights {
+            if given(sourceweights) {
+                unsafe { ints_mut(CALL, "sourceweights", sourceweights, ni)? }.copy_from_slice(&w[..ni]);
+            }
+        }
+        if let Some(w) = &g.dest_weights {
+            if given(destweights) {
+                unsafe { ints_mut(CALL, "destweights", destweights, no)? }.copy_from_slice(&w[..no]);
+            }
+        }
+        Ok(())
+    })
+}
+
+// ----- MPIX_Topo_cluster_info -------------------------------------------------------------------------
+
+/// MPIX_Topo_cluster_info: the hierarchy levels this rank sits in (level 0:
+/// the whole job; level 1 when the job spans hosts: the host), with the
+/// cluster id and the rank inside the cluster per level. The arrays hold
+/// MPIX_TOPO_CLUSTER_MAX_LEVELS entries.
+#[no_mangle]
+pub unsafe extern "C" fn PMPIX_Topo_cluster_info(c: MPI_Comm, levels: *mut c_int, my_cluster: *mut c_int, my_rank: *mut c_int) -> c_int {
+    const CALL: &str = "MPIX_Topo_cluster_info";
+    ffi(CALL, c, || {
+        comm(c, CALL)?;
+        let info = runtime::engine()?.cluster_info();
+        let n = info.len().min(MPIX_TOPO_CLUSTER_MAX_LEVELS as usize);
+        let l = out(CALL, "levels", levels)?;
+        let ids = unsafe { ints_mut(CALL, "my_cluster", my_cluster, n)? };
+        let ranks = unsafe { ints_mut(CALL, "my_rank", my_rank, n)? };
+        for (i, lv) in info.iter().take(n).enumerate() {
+            ids[i] = lv.cluster_id;
+            ranks[i] = lv.rank;
+        }
+        *l = n as c_int;
+        Ok(())
+    })
+}
+
+#[allow(dead_code)]
+fn _unused(_: *mut c_void) {}
