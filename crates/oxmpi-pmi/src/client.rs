@@ -22,6 +22,20 @@ const DEFAULT_VALLEN_MAX: usize = 1024;
 /// The key under which Hydra (and our launcher) publish the rank-to-node map.
 pub const PROCESS_MAPPING_KEY: &str = "PMI_process_mapping";
 
+/// Environment variable holding the job secret (hex) for ranks that our
+/// `mpiexec` started on its own machine.
+pub const JOB_SECRET_ENV: &str = "OXMPI_JOB_SECRET";
+
+/// KVS key under which our `mpiexec` publishes the job secret to every rank
+/// (readable right after `init`, no barrier needed). Ranks on other hosts
+/// get it only this way: their environment travels on a command line.
+pub const JOB_SECRET_KEY: &str = "oxmpi-job-secret";
+
+/// Environment variable holding the single-use credential a rank presents
+/// in `cmd=initack ... secret=TOKEN` when connecting over `PMI_PORT`.
+/// Our `mpiexec` requires it on TCP connections; Hydra ignores the key.
+pub const PMI_TOKEN_ENV: &str = "OXMPI_PMI_TOKEN";
+
 trait Transport: Read + Write + Send {}
 impl<T: Read + Write + Send> Transport for T {}
 
@@ -78,7 +92,11 @@ impl PmiClient {
                 })?,
             };
             let id: u32 = parse_env("PMI_ID", &id)?;
-            return PmiClient::connect_tcp(&port, id).map(Some);
+            let secret = match env_var(PMI_TOKEN_ENV)? {
+                Some(token) => Some(token),
+                None => env_var(JOB_SECRET_ENV)?,
+            };
+            return PmiClient::connect_tcp_with_secret(&port, id, secret.as_deref()).map(Some);
         }
         Ok(None)
     }
@@ -86,6 +104,17 @@ impl PmiClient {
     /// Connects to a PMI server listening at `addr` (`host:port`), performs
     /// the `initack` handshake identifying as `pmiid`, then `init`.
     pub fn connect_tcp(addr: &str, pmiid: u32) -> Result<PmiClient, PmiError> {
+        PmiClient::connect_tcp_with_secret(addr, pmiid, None)
+    }
+
+    /// [`PmiClient::connect_tcp`], adding `secret=SECRET` to the `initack`
+    /// when given (our `mpiexec` refuses TCP connections without the rank's
+    /// [`PMI_TOKEN_ENV`] credential; other servers ignore the extra key).
+    pub fn connect_tcp_with_secret(
+        addr: &str,
+        pmiid: u32,
+        secret: Option<&str>,
+    ) -> Result<PmiClient, PmiError> {
         let stream = TcpStream::connect(addr).map_err(|source| PmiError::Io {
             context: format!("connecting to the process manager at {addr}"),
             source,
@@ -93,10 +122,11 @@ impl PmiClient {
         // Requests are tiny and lock-step; Nagle would add a delay to each.
         let _ = stream.set_nodelay(true);
         let mut client = PmiClient::unconnected(Box::new(stream));
-        client.send(
-            &Message::new("initack").arg("pmiid", pmiid.to_string()),
-            "initack",
-        )?;
+        let mut initack = Message::new("initack").arg("pmiid", pmiid.to_string());
+        if let Some(secret) = secret {
+            initack.push("secret", secret);
+        }
+        client.send(&initack, "initack")?;
         client.expect_reply("initack")?;
         let (mut rank, mut size) = (None, None);
         // Hydra follows initack with size, rank and debug, each as cmd=set.
@@ -316,6 +346,19 @@ impl PmiClient {
     /// [`parse_process_mapping`]. An empty value means "unknown".
     pub fn process_mapping(&mut self) -> Result<Option<String>, PmiError> {
         Ok(self.get(PROCESS_MAPPING_KEY)?.filter(|v| !v.is_empty()))
+    }
+
+    /// The job secret our `mpiexec` generates for authenticating the ranks'
+    /// own connections to each other: `OXMPI_JOB_SECRET` from the
+    /// environment if set, else the [`JOB_SECRET_KEY`] KVS entry. `Ok(None)`
+    /// under a process manager that provides neither (Hydra).
+    pub fn job_secret(&mut self) -> Result<Option<String>, PmiError> {
+        if let Some(secret) = env_var(JOB_SECRET_ENV)? {
+            if !secret.is_empty() {
+                return Ok(Some(secret));
+            }
+        }
+        Ok(self.get(JOB_SECRET_KEY)?.filter(|v| !v.is_empty()))
     }
 
     /// Asks the process manager to end the whole job with `exit_code`.

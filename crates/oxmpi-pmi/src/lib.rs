@@ -11,10 +11,13 @@ pub mod codec;
 mod error;
 pub mod server;
 
-pub use client::{parse_process_mapping, PmiClient, PROCESS_MAPPING_KEY};
+pub use client::{
+    parse_process_mapping, PmiClient, JOB_SECRET_ENV, JOB_SECRET_KEY, PMI_TOKEN_ENV,
+    PROCESS_MAPPING_KEY,
+};
 pub use codec::{CodecError, LineDecoder, Message, MAX_LINE_LEN};
 pub use error::PmiError;
-pub use server::{single_node_mapping, Output, PmiServer, RankPhase, ServerEvent};
+pub use server::{nodes_mapping, single_node_mapping, Output, PmiServer, RankPhase, ServerEvent};
 
 /// Prefix of every `/dev/shm` entry belonging to the job whose KVS is
 /// `kvsname`.

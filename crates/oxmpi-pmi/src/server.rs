@@ -78,6 +78,8 @@ pub struct PmiServer {
     ranks: Vec<RankState>,
     in_barrier: u32,
     debug: bool,
+    /// Keys the launcher published; ranks cannot overwrite them.
+    reserved: std::collections::HashSet<String>,
 }
 
 impl PmiServer {
@@ -100,13 +102,21 @@ impl PmiServer {
             ],
             in_barrier: 0,
             debug: false,
+            reserved: std::collections::HashSet::new(),
         }
     }
 
     /// Publishes `PMI_process_mapping` (e.g. from [`single_node_mapping`]).
     pub fn set_process_mapping(&mut self, mapping: impl Into<String>) {
-        self.kvs
-            .insert(PROCESS_MAPPING_KEY.to_string(), mapping.into());
+        self.publish(PROCESS_MAPPING_KEY, mapping);
+    }
+
+    /// Stores a launcher-provided `key=value` in the KVS, visible to every
+    /// rank at once (no barrier needed) and protected from `put`s by ranks.
+    pub fn publish(&mut self, key: impl Into<String>, value: impl Into<String>) {
+        let key = key.into();
+        self.reserved.insert(key.clone());
+        self.kvs.insert(key, value.into());
     }
 
     /// Overrides the universe size reported to ranks (defaults to `size`).
@@ -316,6 +326,8 @@ impl PmiServer {
                     Err("key_too_long_or_empty".to_string())
                 } else if value.len() >= VALLEN_MAX {
                     Err("value_too_long".to_string())
+                } else if self.reserved.contains(key) {
+                    Err(format!("key_{key}_is_reserved_by_the_launcher"))
                 } else {
                     // Re-putting a key overwrites it, as in Hydra's PMI-1.
                     self.kvs.insert(key.to_string(), value.to_string());
@@ -388,6 +400,46 @@ impl PmiServer {
 /// The `PMI_process_mapping` value for `size` ranks all on one node.
 pub fn single_node_mapping(size: u32) -> String {
     format!("(vector,(0,1,{size}))")
+}
+
+/// The `PMI_process_mapping` value for ranks placed on nodes `nodes[rank]`,
+/// in Hydra's `(vector,(node,nnodes,ppn),...)` form, the inverse of
+/// [`crate::parse_process_mapping`]: runs of consecutive ranks on one node
+/// become `(node,1,count)` and successive runs of equal length on
+/// consecutive nodes merge, so block placement of 2 ranks on each of 2
+/// nodes is `(vector,(0,2,2))` and round-robin is `(vector,(0,2,1),(0,2,1))`
+/// (MPICH merges the latter only in its own, longer-lived encoder; both
+/// forms parse the same). An empty job maps to `""` ("unknown").
+pub fn nodes_mapping(nodes: &[u32]) -> String {
+    // (node, count) runs.
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for &n in nodes {
+        match runs.last_mut() {
+            Some((node, count)) if *node == n => *count += 1,
+            _ => runs.push((n, 1)),
+        }
+    }
+    // (start, nnodes, ppn) blocks.
+    let mut blocks: Vec<(u32, u32, u32)> = Vec::new();
+    for (node, count) in runs {
+        match blocks.last_mut() {
+            Some((start, nnodes, ppn))
+                if *ppn == count && start.checked_add(*nnodes) == Some(node) =>
+            {
+                *nnodes += 1
+            }
+            _ => blocks.push((node, 1, count)),
+        }
+    }
+    if blocks.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("(vector");
+    for (start, nnodes, ppn) in blocks {
+        out.push_str(&format!(",({start},{nnodes},{ppn})"));
+    }
+    out.push(')');
+    out
 }
 
 #[cfg(test)]
@@ -632,6 +684,51 @@ mod tests {
         let m = one_reply(s.handle_line(0, "cmd=lookup_name service=x"), 0);
         assert_eq!(m.name(), "lookup_result");
         assert_ne!(m.rc(), 0);
+    }
+
+    #[test]
+    fn nodes_mapping_round_trips() {
+        use crate::parse_process_mapping;
+        assert_eq!(nodes_mapping(&[0, 0, 0, 0]), "(vector,(0,1,4))");
+        assert_eq!(nodes_mapping(&[0, 0, 1, 1]), "(vector,(0,2,2))");
+        assert_eq!(nodes_mapping(&[0, 1, 0, 1]), "(vector,(0,2,1),(0,2,1))");
+        assert_eq!(nodes_mapping(&[0, 0, 0, 1]), "(vector,(0,1,3),(1,1,1))");
+        assert_eq!(nodes_mapping(&[]), "");
+        for nodes in [
+            vec![0, 0, 1, 1],
+            vec![0, 1, 2, 0, 1, 2, 0],
+            vec![0, 0, 0, 1, 1, 2, 2, 3],
+            vec![1, 1, 0, 0],
+            vec![0, 2, 2, 1],
+        ] {
+            assert_eq!(
+                parse_process_mapping(&nodes_mapping(&nodes)),
+                Some(nodes.clone())
+            );
+        }
+    }
+
+    #[test]
+    fn published_keys_are_visible_and_protected() {
+        let mut s = PmiServer::new("kvs_1_0", 2);
+        s.publish("oxmpi-job-secret", "abc");
+        s.set_process_mapping(single_node_mapping(2));
+        init_all(&mut s);
+        let m = one_reply(
+            s.handle_line(1, "cmd=put kvsname=kvs_1_0 key=oxmpi-job-secret value=x"),
+            1,
+        );
+        assert_ne!(m.rc(), 0);
+        let m = one_reply(
+            s.handle_line(0, "cmd=put kvsname=kvs_1_0 key=PMI_process_mapping value=x"),
+            0,
+        );
+        assert_ne!(m.rc(), 0);
+        let m = one_reply(
+            s.handle_line(0, "cmd=get kvsname=kvs_1_0 key=oxmpi-job-secret"),
+            0,
+        );
+        assert_eq!(m.get("value"), Some("abc"));
     }
 
     #[test]

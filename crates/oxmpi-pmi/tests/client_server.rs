@@ -202,3 +202,41 @@ fn initack_over_tcp() {
     c.finalize().unwrap();
     t.join().unwrap();
 }
+
+#[test]
+fn initack_carries_secret_and_job_secret_comes_from_kvs() {
+    use std::net::TcpListener;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let t = thread::spawn(move || {
+        let (sock, _) = listener.accept().unwrap();
+        let mut writer = sock.try_clone().unwrap();
+        let mut server = PmiServer::new("kvs_tcp_1", 1);
+        server.publish(oxmpi_pmi::JOB_SECRET_KEY, "00ff");
+        let mut first = None;
+        for line in BufReader::new(sock).lines() {
+            let Ok(line) = line else { break };
+            if first.is_none() {
+                first = Some(line.clone());
+            }
+            let out = server.handle_line(0, &line);
+            for (_, reply) in out.replies {
+                writer.write_all(reply.as_bytes()).unwrap();
+            }
+            if out.events.contains(&ServerEvent::Finalized { rank: 0 }) {
+                break;
+            }
+        }
+        first.unwrap()
+    });
+    let mut c = PmiClient::connect_tcp_with_secret(&addr, 0, Some("tok123")).unwrap();
+    // The test process has no OXMPI_JOB_SECRET, so the KVS answers.
+    if std::env::var_os(oxmpi_pmi::JOB_SECRET_ENV).is_none() {
+        assert_eq!(c.job_secret().unwrap().as_deref(), Some("00ff"));
+    }
+    c.finalize().unwrap();
+    let first = t.join().unwrap();
+    assert!(first.starts_with("cmd=initack "), "{first}");
+    assert!(first.contains(" pmiid=0"), "{first}");
+    assert!(first.contains(" secret=tok123"), "{first}");
+}

@@ -11,10 +11,28 @@ pub const MAX_PROCS: u32 = 1 << 16;
 pub const USAGE: &str = "\
 Usage: mpiexec [options] [--] PROGRAM [ARGS...]
 
-Starts PROGRAM as an MPI job on this machine and serves PMI-1 to it.
+Starts PROGRAM as an MPI job on this machine, or on several hosts, and
+serves PMI-1 to it.
 
 Options:
-  -n N, -np N          number of processes to start (default 1)
+  -n N, -np N          number of processes to start (default 1, or with
+                       hosts given, the sum of their slots / ppn)
+  -hosts H1,H2,...     hosts to run on, each HOST or HOST:SLOTS (slots
+                       default 1)
+  -f FILE, -hostfile FILE
+                       read hosts from FILE: one HOST[:SLOTS] per line,
+                       '#' starts a comment
+  -ppn K               K processes per host (overrides the slot counts)
+  -rr, --map-by node   round-robin placement: one rank per host in turn
+                       (default: block, filling each host's slots first)
+  --map-by slot        block placement (the default)
+  --launcher-exec CMD  start ranks on other hosts with 'CMD HOST env
+                       VAR=VALUE... PROGRAM ARGS' (default 'ssh'; CMD is
+                       split at spaces, e.g. 'ip netns exec'; for ssh/rsh
+                       the remote words are shell-quoted)
+  --pmi-bind ADDR      address of the TCP PMI server that remote ranks
+                       connect to (default 0.0.0.0, published as this
+                       host's name; only used when some host is remote)
   -l, -prepend-rank    prefix every output line with [RANK]
   -genv NAME VALUE     set NAME=VALUE in the environment of all processes
   -env NAME VALUE      same as -genv (there is a single executable)
@@ -22,7 +40,9 @@ Options:
   -h, --help           show this help and exit
   --version            show the version and exit
 
-Processes inherit mpiexec's environment. Standard input goes to rank 0;
+Hosts named localhost, 127.0.0.1 or this machine's name run locally.
+Processes inherit mpiexec's environment (remote ones get PMI variables and
+-genv values only). Standard input goes to rank 0;
 the other ranks read /dev/null. SIGINT and SIGTERM are forwarded to all
 ranks. The exit status is 0 if every rank exited 0, otherwise that of the
 first rank that failed (128+N for signal N), or the MPI_Abort code.";
@@ -38,12 +58,29 @@ pub enum Command {
 /// Everything needed to start a job.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
-    pub nprocs: u32,
+    /// `-n`, if given.
+    pub nprocs: Option<u32>,
+    pub hosts: Option<HostSource>,
+    pub ppn: Option<u32>,
+    /// Round-robin (`-rr`, `--map-by node`) rather than block placement.
+    pub round_robin: bool,
+    /// `--launcher-exec`, split into words.
+    pub launcher: Option<Vec<OsString>>,
+    pub pmi_bind: Option<String>,
     pub label: bool,
     /// Variables set in every rank, in command-line order (later wins).
     pub env: Vec<(OsString, OsString)>,
     pub program: OsString,
     pub args: Vec<OsString>,
+}
+
+/// Where the host list comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostSource {
+    /// `-hosts a,b:2`.
+    List(String),
+    /// `-f FILE`.
+    File(OsString),
 }
 
 /// A command line we cannot run.
@@ -65,6 +102,11 @@ where
     let mut nprocs: Option<u32> = None;
     let mut label = false;
     let mut env = Vec::new();
+    let mut hosts = None;
+    let mut ppn = None;
+    let mut round_robin = false;
+    let mut launcher = None;
+    let mut pmi_bind = None;
     let program = loop {
         let Some(arg) = args.next() else {
             return Err(UsageError("no program to run was given".into()));
@@ -87,6 +129,52 @@ where
                 nprocs = Some(parse_nprocs(opt, &value)?);
             }
             "-l" | "-prepend-rank" | "--prepend-rank" => label = true,
+            "-hosts" | "--hosts" | "-host" | "--host" | "-f" | "-hostfile" | "--hostfile" => {
+                if hosts.is_some() {
+                    return Err(UsageError(
+                        "give the hosts once, with either -hosts or -f".into(),
+                    ));
+                }
+                let value = take_value(&mut args, opt)?;
+                hosts = Some(if opt.contains('f') {
+                    HostSource::File(value)
+                } else {
+                    HostSource::List(utf8(opt, value)?)
+                });
+            }
+            "-ppn" | "--ppn" => {
+                let value = take_value(&mut args, opt)?;
+                ppn = Some(parse_nprocs(opt, &value)?);
+            }
+            "-rr" | "--rr" => round_robin = true,
+            "--map-by" | "-map-by" => {
+                let value = take_value(&mut args, opt)?;
+                round_robin = match value.to_str() {
+                    Some("node") => true,
+                    Some("slot" | "core") => false,
+                    _ => {
+                        return Err(UsageError(format!(
+                            "{opt} takes 'node' or 'slot', not '{}'",
+                            value.to_string_lossy()
+                        )))
+                    }
+                };
+            }
+            "--launcher-exec" | "-launcher-exec" => {
+                let value = utf8(opt, take_value(&mut args, opt)?)?;
+                let words: Vec<OsString> = value.split_whitespace().map(OsString::from).collect();
+                if words.is_empty() {
+                    return Err(UsageError(format!("{opt} needs a command")));
+                }
+                launcher = Some(words);
+            }
+            "--pmi-bind" | "-pmi-bind" => {
+                let value = utf8(opt, take_value(&mut args, opt)?)?;
+                if value.is_empty() {
+                    return Err(UsageError(format!("{opt} needs an address")));
+                }
+                pmi_bind = Some(value);
+            }
             "-genv" | "-env" => {
                 let name = take_value(&mut args, opt)?;
                 let value = take_value(&mut args, opt)?;
@@ -97,7 +185,12 @@ where
         }
     };
     Ok(Command::Run(Options {
-        nprocs: nprocs.unwrap_or(1),
+        nprocs,
+        hosts,
+        ppn,
+        round_robin,
+        launcher,
+        pmi_bind,
         label,
         env,
         program,
@@ -111,6 +204,15 @@ fn take_value(
 ) -> Result<OsString, UsageError> {
     args.next()
         .ok_or_else(|| UsageError(format!("option '{opt}' needs an argument")))
+}
+
+fn utf8(opt: &str, value: OsString) -> Result<String, UsageError> {
+    value.into_string().map_err(|v| {
+        UsageError(format!(
+            "{opt}: '{}' is not valid UTF-8",
+            v.to_string_lossy()
+        ))
+    })
 }
 
 fn parse_nprocs(opt: &str, value: &OsStr) -> Result<u32, UsageError> {
@@ -152,11 +254,12 @@ mod tests {
     #[test]
     fn basic() {
         let o = run(&["-n", "4", "./a.out", "x", "-n", "9"]);
-        assert_eq!(o.nprocs, 4);
+        assert_eq!(o.nprocs, Some(4));
         assert_eq!(o.program, "./a.out");
         assert_eq!(o.args, vec![OsString::from("x"), "-n".into(), "9".into()]);
         assert!(!o.label);
-        assert_eq!(run(&["prog"]).nprocs, 1);
+        assert_eq!(run(&["prog"]).nprocs, None);
+        assert_eq!(run(&["prog"]).hosts, None);
     }
 
     #[test]
@@ -164,13 +267,42 @@ mod tests {
         let o = run(&[
             "-np", "2", "-l", "-genv", "A", "1", "-env", "B", "x y", "--", "-prog",
         ]);
-        assert_eq!(o.nprocs, 2);
+        assert_eq!(o.nprocs, Some(2));
         assert!(o.label);
         assert_eq!(
             o.env,
             vec![("A".into(), "1".into()), ("B".into(), "x y".into())]
         );
         assert_eq!(o.program, "-prog");
+    }
+
+    #[test]
+    fn multi_host_options() {
+        let o = run(&[
+            "-hosts",
+            "a,b:2",
+            "-ppn",
+            "3",
+            "-rr",
+            "--launcher-exec",
+            "ip netns  exec",
+            "--pmi-bind",
+            "10.0.0.1",
+            "p",
+        ]);
+        assert_eq!(o.hosts, Some(HostSource::List("a,b:2".into())));
+        assert_eq!(o.ppn, Some(3));
+        assert!(o.round_robin);
+        assert_eq!(
+            o.launcher,
+            Some(vec!["ip".into(), "netns".into(), "exec".into()])
+        );
+        assert_eq!(o.pmi_bind.as_deref(), Some("10.0.0.1"));
+        let o = run(&["-f", "hf", "--map-by", "slot", "p"]);
+        assert_eq!(o.hosts, Some(HostSource::File("hf".into())));
+        assert!(!o.round_robin);
+        assert!(run(&["--map-by", "node", "p"]).round_robin);
+        assert_eq!(o.launcher, None);
     }
 
     #[test]
@@ -196,6 +328,11 @@ mod tests {
             &["-genv", "", "1", "p"],
             &["--"],
             &["-l"],
+            &["-hosts", "a", "-f", "x", "p"],
+            &["-ppn", "0", "p"],
+            &["--map-by", "socket", "p"],
+            &["--launcher-exec", " ", "p"],
+            &["--pmi-bind", "", "p"],
         ] {
             assert!(p(bad).is_err(), "{bad:?}");
         }

@@ -4,17 +4,37 @@
 //! A single thread keeps ordering simple and deterministic: a rank's last
 //! output and last PMI messages are always drained before its death is
 //! judged, and every decision happens in one place.
+//!
+//! Remote ranks (other hosts) are started through a launcher command
+//! (`ssh HOST ...`, `ip netns exec HOST ...`) that stays our child: its
+//! stdio and exit status are the rank's, so output, signals and the
+//! dead-rank rule work as for local ranks. They cannot inherit `PMI_FD` and
+//! connect to a TCP PMI server instead (`PMI_PORT`, `PMI_ID`).
+//!
+//! Secrets. The job secret (32 random bytes, hex) authenticates the ranks'
+//! own connections to each other. It never appears on a command line:
+//! local ranks get it as `OXMPI_JOB_SECRET` in their environment, and every
+//! rank can `get` it from the KVS key `oxmpi-job-secret` (published by the
+//! launcher, readable right after `init`, not overwritable by `put`).
+//! Because a remote rank's environment travels on the launch command line
+//! (visible in `ps`), the TCP PMI server is instead guarded by a per-rank,
+//! single-use credential, `OXMPI_PMI_TOKEN`: the first line of a TCP
+//! connection must be `cmd=initack pmiid=R secret=TOKEN` for a remote rank
+//! R that has not connected yet, else the connection is closed. If R's
+//! valid credential is presented again after R connected, whoever saw it
+//! may hold the job secret, so the job is ended.
 
+use std::ffi::OsString;
 use std::fs::File;
 use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
-use oxmpi_pmi::{single_node_mapping, LineDecoder, PmiServer, RankPhase, ServerEvent};
+use oxmpi_pmi::{LineDecoder, Message, PmiServer, RankPhase, ServerEvent};
 
 use crate::output::{LineForwarder, Sink};
-use crate::spawn::{spawn_local, LaunchSpec, RankIo};
+use crate::spawn::{spawn_local, spawn_remote, LaunchSpec, RankIo, RemoteLaunch};
 use crate::sys::{self, Exit};
 
 /// Grace period between SIGTERM and SIGKILL when a rank failed.
@@ -26,6 +46,12 @@ const SIGNAL_GRACE: Duration = Duration::from_secs(1);
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(300);
 /// Upper bound on a poll sleep, as a backstop to the SIGCHLD wakeup.
 const TICK: Duration = Duration::from_millis(500);
+/// How long a TCP PMI connection may take to send its `initack`.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Unauthenticated TCP PMI connections held at once; more are dropped.
+const MAX_PENDING: usize = 256;
+/// Random bytes in each remote rank's single-use PMI credential.
+const TOKEN_BYTES: usize = 16;
 
 /// How the job is configured.
 #[derive(Debug, Clone)]
@@ -33,10 +59,31 @@ pub struct JobConfig {
     pub spec: LaunchSpec,
     pub label: bool,
     pub kvsname: String,
+    /// For every rank: `None` to start it here, or the host to start it on
+    /// through `launcher`.
+    pub placement: Vec<Option<String>>,
+    /// `PMI_process_mapping` value.
+    pub mapping: String,
+    /// Remote launcher command words (`ssh`, `ip netns exec`).
+    pub launcher: Vec<OsString>,
+    /// Where the TCP PMI server listens (only if some rank is remote).
+    pub pmi_bind: Option<String>,
+    /// The job secret (hex): `OXMPI_JOB_SECRET` for local ranks, the
+    /// `oxmpi-job-secret` KVS entry for all.
+    pub secret: String,
+}
+
+/// An accepted TCP PMI connection that has not yet authenticated.
+struct Pending {
+    sock: TcpStream,
+    peer: SocketAddr,
+    decoder: LineDecoder,
+    deadline: Instant,
 }
 
 struct PmiConn {
-    sock: UnixStream,
+    /// The `PMI_FD` socket pair end, or an authenticated TCP connection.
+    sock: File,
     decoder: LineDecoder,
     outbox: Vec<u8>,
 }
@@ -48,6 +95,12 @@ struct OutStream {
 
 struct Rank {
     pid: libc::pid_t,
+    /// The host a remote rank runs on.
+    host: Option<String>,
+    /// A remote rank's PMI credential.
+    token: Option<String>,
+    /// A remote rank has authenticated once (the credential is spent).
+    tcp_connected: bool,
     exit: Option<Exit>,
     pmi: Option<PmiConn>,
     out: [OutStream; 2],
@@ -80,12 +133,16 @@ enum Slot {
     Rank0Stdin,
     Pmi(usize),
     Out(usize, usize),
+    Listener,
+    Pending(usize),
 }
 
 struct Job {
     ranks: Vec<Rank>,
     pgid: libc::pid_t,
     server: PmiServer,
+    listener: Option<TcpListener>,
+    pending: Vec<Option<Pending>>,
     stdin: StdinForward,
     signals: File,
     ending: Ending,
@@ -113,11 +170,35 @@ pub fn run(config: &JobConfig) -> i32 {
 
     let size = config.spec.size;
     let mut server = PmiServer::new(config.kvsname.clone(), size);
-    server.set_process_mapping(single_node_mapping(size));
+    server.set_process_mapping(config.mapping.clone());
+    server.publish(oxmpi_pmi::JOB_SECRET_KEY, config.secret.clone());
+    let (listener, remote) = if config.placement.iter().any(Option::is_some) {
+        match open_pmi_listener(config) {
+            Ok((listener, pmi_port)) => (
+                Some(listener),
+                Some(RemoteLaunch {
+                    launcher: config.launcher.clone(),
+                    pmi_port,
+                }),
+            ),
+            Err(e) => {
+                eprintln!("mpiexec: {e}");
+                return 1;
+            }
+        }
+    } else {
+        (None, None)
+    };
+    let local_env = [(
+        OsString::from(oxmpi_pmi::JOB_SECRET_ENV),
+        OsString::from(&config.secret),
+    )];
     let mut job = Job {
         ranks: Vec::with_capacity(size as usize),
         pgid: 0,
         server,
+        listener,
+        pending: Vec::new(),
         stdin: StdinForward {
             source_open: true,
             sink: None,
@@ -133,17 +214,31 @@ pub fn run(config: &JobConfig) -> i32 {
 
     for rank in 0..size {
         let pgid = (rank > 0).then_some(job.pgid);
-        match spawn_local(&config.spec, rank, pgid) {
-            Ok(io) => job.add_rank(io, config.label),
+        let host = config.placement[rank as usize].clone();
+        let started = match (&host, &remote) {
+            (Some(host), Some(remote)) => sys::random_hex(TOKEN_BYTES).and_then(|token| {
+                spawn_remote(&config.spec, rank, pgid, remote, host, &token)
+                    .map(|io| (io, Some(token)))
+            }),
+            _ => spawn_local(&config.spec, rank, pgid, &local_env).map(|io| (io, None)),
+        };
+        match started {
+            Ok((io, token)) => job.add_rank(io, config.label, host, token),
             Err(e) => {
                 let code = match e.kind() {
                     ErrorKind::NotFound | ErrorKind::PermissionDenied => 127,
                     _ => 1,
                 };
-                let what = format!(
-                    "cannot start rank {rank} ('{}'): {e}",
-                    config.spec.program.display()
-                );
+                let what = match &host {
+                    Some(host) => format!(
+                        "cannot start rank {rank} on {host} with '{}': {e}",
+                        config.launcher[0].to_string_lossy()
+                    ),
+                    None => format!(
+                        "cannot start rank {rank} ('{}'): {e}",
+                        config.spec.program.display()
+                    ),
+                };
                 if job.ranks.is_empty() {
                     eprintln!("mpiexec: {what}");
                     return code;
@@ -158,7 +253,7 @@ pub fn run(config: &JobConfig) -> i32 {
 }
 
 impl Job {
-    fn add_rank(&mut self, io: RankIo, label: bool) {
+    fn add_rank(&mut self, io: RankIo, label: bool, host: Option<String>, token: Option<String>) {
         let rank = self.ranks.len() as u32;
         if rank == 0 {
             self.pgid = io.pid;
@@ -166,15 +261,20 @@ impl Job {
         }
         // Without a usable PMI socket the rank simply cannot talk PMI; it
         // still runs, like a non-MPI program would.
-        let pmi = io.pmi.set_nonblocking(true).ok().map(|()| PmiConn {
-            sock: io.pmi,
-            decoder: LineDecoder::default(),
-            outbox: Vec::new(),
+        let pmi = io.pmi.and_then(|sock| {
+            sock.set_nonblocking(true).ok().map(|()| PmiConn {
+                sock: File::from(OwnedFd::from(sock)),
+                decoder: LineDecoder::default(),
+                outbox: Vec::new(),
+            })
         });
         let stdout = nonblocking_file(OwnedFd::from(io.stdout));
         let stderr = nonblocking_file(OwnedFd::from(io.stderr));
         self.ranks.push(Rank {
             pid: io.pid,
+            host,
+            token,
+            tcp_connected: false,
             exit: None,
             pmi,
             out: [
@@ -214,6 +314,9 @@ impl Job {
                     self.handle_ready(*slot, pfd.revents);
                 }
             }
+            let now = Instant::now();
+            self.pending
+                .retain(|p| p.as_ref().is_some_and(|p| now < p.deadline));
             self.reap();
             if let Some(at) = self.kill_at {
                 if Instant::now() >= at {
@@ -245,6 +348,14 @@ impl Job {
         };
         if all {
             add(self.signals.as_raw_fd(), libc::POLLIN, Slot::Signals);
+            if let Some(listener) = &self.listener {
+                add(listener.as_raw_fd(), libc::POLLIN, Slot::Listener);
+            }
+            for (i, p) in self.pending.iter().enumerate() {
+                if let Some(p) = p {
+                    add(p.sock.as_raw_fd(), libc::POLLIN, Slot::Pending(i));
+                }
+            }
             if let Some(sink) = &self.stdin.sink {
                 if self.stdin.sent < self.stdin.buf.len() {
                     add(sink.as_raw_fd(), libc::POLLOUT, Slot::Rank0Stdin);
@@ -285,6 +396,124 @@ impl Job {
                 }
             }
             Slot::Out(r, s) => self.read_output(r, s),
+            Slot::Listener => self.accept_pmi(),
+            Slot::Pending(i) => self.read_pending(i),
+        }
+    }
+
+    /// Accepts TCP PMI connections; they must authenticate before anything
+    /// else (see [`Job::authenticate`]).
+    fn accept_pmi(&mut self) {
+        let Some(listener) = &self.listener else {
+            return;
+        };
+        loop {
+            match listener.accept() {
+                Ok((sock, peer)) => {
+                    let live = self.pending.iter().filter(|p| p.is_some()).count();
+                    if live >= MAX_PENDING || sock.set_nonblocking(true).is_err() {
+                        continue; // dropped, i.e. closed
+                    }
+                    let _ = sock.set_nodelay(true);
+                    self.pending.push(Some(Pending {
+                        sock,
+                        peer,
+                        decoder: LineDecoder::default(),
+                        deadline: Instant::now() + HANDSHAKE_TIMEOUT,
+                    }));
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return, // WouldBlock, or a connection that went away
+            }
+        }
+    }
+
+    fn read_pending(&mut self, i: usize) {
+        let Some(p) = &mut self.pending[i] else {
+            return;
+        };
+        let mut closed = false;
+        loop {
+            match p.sock.read(&mut self.buf) {
+                Ok(0) => {
+                    closed = true;
+                    break;
+                }
+                Ok(n) => p.decoder.feed(&self.buf[..n]),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(_) => {
+                    closed = true;
+                    break;
+                }
+            }
+        }
+        match p.decoder.next_line() {
+            None if closed => self.pending[i] = None,
+            None => {}
+            Some(Err(e)) => {
+                let peer = p.peer;
+                self.pending[i] = None;
+                refuse(peer, &e.to_string());
+            }
+            Some(Ok(line)) => {
+                let p = self.pending[i].take().expect("checked above");
+                self.authenticate(p, &line);
+            }
+        }
+    }
+
+    /// Admits a TCP PMI connection whose first line is
+    /// `cmd=initack pmiid=R secret=TOKEN` for a remote rank R of this job
+    /// that has not connected yet, TOKEN being R's single-use credential.
+    /// Anything else is closed. A valid credential presented again after
+    /// R connected means someone else has it: the job is ended.
+    fn authenticate(&mut self, p: Pending, line: &str) {
+        let msg = match Message::parse(line) {
+            Ok(m) if m.name() == "initack" => m,
+            _ => return refuse(p.peer, "the first message was not cmd=initack"),
+        };
+        let Some(r) = msg
+            .get_int::<u32>("pmiid")
+            .map(|r| r as usize)
+            .filter(|&r| r < self.ranks.len())
+        else {
+            return refuse(p.peer, "pmiid is not a rank of this job");
+        };
+        let Some(token) = &self.ranks[r].token else {
+            return refuse(p.peer, &format!("rank {r} is not a remote rank"));
+        };
+        let offered = msg.get("secret").unwrap_or("");
+        if !sys::secrets_equal(offered.as_bytes(), token.as_bytes()) {
+            return refuse(p.peer, &format!("wrong or missing secret for rank {r}"));
+        }
+        if self.ranks[r].tcp_connected {
+            let what = format!(
+                "{} is already connected, but its PMI credential was presented \
+                 again from {}",
+                self.who(r),
+                p.peer
+            );
+            self.fail(&what, 1);
+            return;
+        }
+        self.ranks[r].tcp_connected = true;
+        self.ranks[r].pmi = Some(PmiConn {
+            sock: File::from(OwnedFd::from(p.sock)),
+            decoder: p.decoder,
+            outbox: Vec::new(),
+        });
+        self.handle_pmi_lines(r, vec![line.to_string()]);
+        // Anything sent after the initack is already in the decoder.
+        self.read_pmi(r);
+    }
+
+    /// `rank R (pid P)`, naming the host for remote ranks.
+    fn who(&self, r: usize) -> String {
+        let rank = &self.ranks[r];
+        match &rank.host {
+            Some(host) => format!("rank {r} on {host} (launch pid {})", rank.pid),
+            None => format!("rank {r} (pid {})", rank.pid),
         }
     }
 
@@ -423,6 +652,17 @@ impl Job {
                 }
             }
         }
+        self.handle_pmi_lines(r, lines);
+        if let Some(error) = bad {
+            let who = self.who(r);
+            self.fail(&format!("{who} broke the PMI protocol: {error}"), 1);
+        }
+        if closed {
+            self.ranks[r].pmi = None;
+        }
+    }
+
+    fn handle_pmi_lines(&mut self, r: usize, lines: Vec<String>) {
         for line in lines {
             let out = self.server.handle_line(r as u32, &line);
             for (to, reply) in out.replies {
@@ -434,16 +674,6 @@ impl Job {
             for event in out.events {
                 self.on_pmi_event(event);
             }
-        }
-        if let Some(error) = bad {
-            let pid = self.ranks[r].pid;
-            self.fail(
-                &format!("rank {r} (pid {pid}) broke the PMI protocol: {error}"),
-                1,
-            );
-        }
-        if closed {
-            self.ranks[r].pmi = None;
         }
     }
 
@@ -475,21 +705,20 @@ impl Job {
                 exit_code,
                 message,
             } => {
-                let pid = self.ranks[rank as usize].pid;
+                let who = self.who(rank as usize);
                 let detail = message.map(|m| format!(" ({m})")).unwrap_or_default();
                 self.fail(
-                    &format!(
-                        "rank {rank} (pid {pid}) called MPI_Abort with exit code {exit_code}{detail}"
-                    ),
+                    &format!("{who} called MPI_Abort with exit code {exit_code}{detail}"),
                     exit_code,
                 );
             }
             ServerEvent::ProtocolError { rank, error } => {
-                let pid = self.ranks.get(rank as usize).map_or(0, |r| r.pid);
-                self.fail(
-                    &format!("rank {rank} (pid {pid}) broke the PMI protocol: {error}"),
-                    1,
-                );
+                let who = if (rank as usize) < self.ranks.len() {
+                    self.who(rank as usize)
+                } else {
+                    format!("rank {rank}")
+                };
+                self.fail(&format!("{who} broke the PMI protocol: {error}"), 1);
             }
         }
     }
@@ -513,8 +742,9 @@ impl Job {
         }
     }
 
-    fn judge_exit(&mut self, r: usize, pid: libc::pid_t, exit: Exit) {
+    fn judge_exit(&mut self, r: usize, _pid: libc::pid_t, exit: Exit) {
         let phase = self.server.phase(r as u32);
+        let who = self.who(r);
         let failure = match (exit, phase) {
             (_, RankPhase::Aborted) => None,
             (Exit::Signal(sig), phase) => {
@@ -525,18 +755,18 @@ impl Job {
                 };
                 Some((
                     format!(
-                        "rank {r} (pid {pid}) was killed by signal {sig} ({}){when}",
+                        "{who} was killed by signal {sig} ({}){when}",
                         sys::signal_name(sig)
                     ),
                     exit.shell_code(),
                 ))
             }
             (Exit::Code(0), RankPhase::Initialized) => Some((
-                format!("rank {r} (pid {pid}) exited with status 0 without calling MPI_Finalize"),
+                format!("{who} exited with status 0 without calling MPI_Finalize"),
                 1,
             )),
             (Exit::Code(code), RankPhase::Initialized) => Some((
-                format!("rank {r} (pid {pid}) exited with status {code} before MPI_Finalize"),
+                format!("{who} exited with status {code} before MPI_Finalize"),
                 code,
             )),
             (Exit::Code(_), _) => None,
@@ -614,6 +844,37 @@ impl Job {
             Ending::Running | Ending::Interrupted => self.first_failure.unwrap_or(0),
         }
     }
+}
+
+fn refuse(peer: SocketAddr, why: &str) {
+    eprintln!("mpiexec: refused a PMI connection from {peer}: {why}");
+}
+
+/// Binds the TCP PMI server and returns it with the `PMI_PORT` value remote
+/// ranks get: the bound address, or this host's name when bound to the
+/// wildcard address.
+fn open_pmi_listener(config: &JobConfig) -> Result<(TcpListener, String), String> {
+    let bind = config.pmi_bind.as_deref().unwrap_or("0.0.0.0");
+    let host = bind
+        .strip_prefix('[')
+        .and_then(|b| b.strip_suffix(']'))
+        .unwrap_or(bind);
+    let listener = TcpListener::bind((host, 0))
+        .map_err(|e| format!("cannot open the PMI server on '{bind}': {e}"))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| format!("cannot set up the PMI server: {e}"))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("cannot set up the PMI server: {e}"))?;
+    let published = if addr.ip().is_unspecified() {
+        let name = sys::hostname()
+            .ok_or("cannot find this host's name for PMI_PORT; use --pmi-bind ADDR")?;
+        format!("{name}:{}", addr.port())
+    } else {
+        addr.to_string()
+    };
+    Ok((listener, published))
 }
 
 fn nonblocking_file(fd: OwnedFd) -> Option<File> {

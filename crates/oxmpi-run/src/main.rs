@@ -1,7 +1,8 @@
 //! `mpiexec`: starts the ranks of an oxmpi (or any PMI-1) job on this
-//! machine and serves PMI-1 to them.
+//! machine or on several hosts and serves PMI-1 to them.
 
 mod args;
+mod hosts;
 mod job;
 mod output;
 mod spawn;
@@ -9,7 +10,7 @@ mod sys;
 
 use std::path::Path;
 
-use args::Command;
+use args::{Command, HostSource};
 
 /// Exit status for command-line mistakes, as for most Unix tools.
 const EXIT_USAGE: i32 = 2;
@@ -49,6 +50,20 @@ fn real_main() -> i32 {
             return EXIT_NOT_RUNNABLE;
         }
     };
+    let layout = match layout(&options) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("mpiexec: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let secret = match sys::random_hex(32) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("mpiexec: cannot read /dev/urandom for the job secret: {e}");
+            return 1;
+        }
+    };
     let kvsname = format!("kvs_{}_0", sys::getpid());
     // Removes the job's shared-memory leftovers on every way out of here,
     // including a panic unwinding through the job loop.
@@ -61,12 +76,62 @@ fn real_main() -> i32 {
             argv0: options.program,
             args: options.args,
             env: options.env,
-            size: options.nprocs,
+            size: layout.size,
         },
         label: options.label,
         kvsname,
+        placement: layout.placement,
+        mapping: layout.mapping,
+        launcher: options
+            .launcher
+            .unwrap_or_else(|| vec![std::ffi::OsString::from("ssh")]),
+        pmi_bind: options.pmi_bind,
+        secret,
     };
     job::run(&config)
+}
+
+/// Where the ranks go.
+struct Layout {
+    size: u32,
+    /// Per rank: `None` (this machine) or the remote host.
+    placement: Vec<Option<String>>,
+    /// `PMI_process_mapping`.
+    mapping: String,
+}
+
+fn layout(options: &args::Options) -> Result<Layout, String> {
+    let Some(source) = &options.hosts else {
+        // Everything local, as without multi-host support; -ppn and -rr
+        // have nothing to spread over.
+        let size = options.nprocs.unwrap_or(1);
+        return Ok(Layout {
+            size,
+            placement: vec![None; size as usize],
+            mapping: oxmpi_pmi::single_node_mapping(size),
+        });
+    };
+    let hosts = match source {
+        HostSource::List(list) => hosts::parse_list(list)?,
+        HostSource::File(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                format!("cannot read host file '{}': {e}", Path::new(path).display())
+            })?;
+            hosts::parse_file(&text)
+                .map_err(|e| format!("host file '{}': {e}", Path::new(path).display()))?
+        }
+    };
+    let (size, nodes) = hosts::place(&hosts, options.ppn, options.nprocs, options.round_robin)?;
+    let local: Vec<bool> = hosts.iter().map(|h| hosts::is_local(&h.name)).collect();
+    let placement = nodes
+        .iter()
+        .map(|&n| (!local[n as usize]).then(|| hosts[n as usize].name.clone()))
+        .collect();
+    Ok(Layout {
+        size,
+        placement,
+        mapping: oxmpi_pmi::nodes_mapping(&nodes),
+    })
 }
 
 struct ShmCleanup {

@@ -56,7 +56,7 @@ pub fn set_nonblocking(fd: &impl AsRawFd) -> io::Result<()> {
 ///
 /// Makes the child die with the launcher, keeps its PMI descriptor across
 /// exec and gives it an empty signal mask.
-pub fn prepare_child(pmi_fd: RawFd, launcher_pid: libc::pid_t) -> io::Result<()> {
+pub fn prepare_child(pmi_fd: Option<RawFd>, launcher_pid: libc::pid_t) -> io::Result<()> {
     // SAFETY: prctl(PR_SET_PDEATHSIG) takes a signal number and affects only
     // the calling process.
     cvt(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) })?;
@@ -66,11 +66,13 @@ pub fn prepare_child(pmi_fd: RawFd, launcher_pid: libc::pid_t) -> io::Result<()>
         // never come, so do not start the rank at all.
         return Err(io::Error::from_raw_os_error(libc::ESRCH));
     }
-    // SAFETY: F_GETFD/F_SETFD on the inherited PMI descriptor, which the
-    // parent keeps open until after the spawn returns.
-    let flags = cvt(unsafe { libc::fcntl(pmi_fd, libc::F_GETFD) })?;
-    // SAFETY: as above.
-    cvt(unsafe { libc::fcntl(pmi_fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) })?;
+    if let Some(pmi_fd) = pmi_fd {
+        // SAFETY: F_GETFD/F_SETFD on the inherited PMI descriptor, which the
+        // parent keeps open until after the spawn returns.
+        let flags = cvt(unsafe { libc::fcntl(pmi_fd, libc::F_GETFD) })?;
+        // SAFETY: as above.
+        cvt(unsafe { libc::fcntl(pmi_fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) })?;
+    }
     // SAFETY: an all-zero sigset_t is a valid argument for sigemptyset, which
     // then initialises it; sigprocmask only reads it.
     unsafe {
@@ -259,4 +261,33 @@ pub fn read_fd(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
             return Err(err);
         }
     }
+}
+
+/// This machine's host name, as gethostname(2) reports it.
+pub fn hostname() -> Option<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: `buf` is valid for `buf.len()` bytes; the kernel writes a
+    // NUL-terminated name (truncated to fit).
+    if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } != 0 {
+        return None;
+    }
+    let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    let name = std::str::from_utf8(&buf[..len]).ok()?.to_string();
+    (!name.is_empty()).then_some(name)
+}
+
+/// `n` bytes from the kernel's CSPRNG, as lowercase hex.
+pub fn random_hex(n: usize) -> io::Result<String> {
+    use std::io::Read;
+    let mut bytes = vec![0u8; n];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Compares two secrets in time independent of where they differ.
+pub fn secrets_equal(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }

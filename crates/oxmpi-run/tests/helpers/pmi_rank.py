@@ -1,19 +1,39 @@
 """A minimal PMI-1 client used as an MPI rank by the mpiexec tests.
 
 Usage: pmi_rank.py MODE [ARG]; modes: exchange, abort CODE, nofinalize,
-shm, exit CODE.
+shm, exit CODE, multihost, sleep.
+
+Connects through PMI_FD or, when only PMI_PORT is set (remote ranks), over
+TCP with the initack handshake, presenting OXMPI_PMI_TOKEN as secret=.
 """
+import hashlib
 import os
 import re
 import socket
+import subprocess
 import sys
 import time
 
-fd = int(os.environ["PMI_FD"])
 rank = int(os.environ["PMI_RANK"])
 size = int(os.environ["PMI_SIZE"])
-sock = socket.socket(fileno=fd)
-rfile = sock.makefile("r")
+if "PMI_FD" in os.environ:
+    sock = socket.socket(fileno=int(os.environ["PMI_FD"]))
+    rfile = sock.makefile("r")
+else:
+    host, port = os.environ["PMI_PORT"].rsplit(":", 1)
+    sock = socket.create_connection((host, int(port)))
+    rfile = sock.makefile("r")
+    line = f"cmd=initack pmiid={os.environ['PMI_ID']}"
+    if "OXMPI_PMI_TOKEN" in os.environ:
+        line += f" secret={os.environ['OXMPI_PMI_TOKEN']}"
+    sock.sendall((line + "\n").encode())
+    got = {}
+    for expect in ["initack", "set", "set", "set"]:
+        reply = rfile.readline()
+        fields = dict(tok.split("=", 1) for tok in reply.split())
+        assert fields.get("cmd") == expect, (expect, reply)
+        got.update(fields)
+    assert got["rank"] == str(rank) and got["size"] == str(size), got
 
 
 def call(line, expect):
@@ -59,6 +79,43 @@ elif mode == "shm":
     print(path, flush=True)
     call("cmd=barrier_in", "barrier_out")
     call("cmd=finalize", "finalize_ack")
+elif mode == "multihost":
+    secret = os.environ.get("OXMPI_JOB_SECRET")
+    source = "env"
+    if secret is None:
+        source = "kvs"
+        secret = call(f"cmd=get kvsname={kvs} key=oxmpi-job-secret", "get_result")["value"]
+    assert re.fullmatch(r"[0-9a-f]{64}", secret), secret
+    digest = hashlib.sha256(secret.encode()).hexdigest()[:16]
+    call(f"cmd=put kvsname={kvs} key=k{rank} value={digest}", "put_result")
+    call("cmd=barrier_in", "barrier_out")
+    got = [call(f"cmd=get kvsname={kvs} key=k{p}", "get_result")["value"] for p in range(size)]
+    assert got == [digest] * size, got
+    mapping = call(f"cmd=get kvsname={kvs} key=PMI_process_mapping", "get_result")["value"]
+    ns = subprocess.run(["ip", "netns", "identify"], capture_output=True, text=True).stdout.strip()
+    print(f"rank {rank} of {size} in {ns or 'root'} secret from {source} agreed map {mapping}",
+          flush=True)
+    print(f"stderr from {rank}", file=sys.stderr, flush=True)
+    call("cmd=finalize", "finalize_ack")
+elif mode == "sleep":
+    print(os.getpid(), flush=True)
+    call("cmd=barrier_in", "barrier_out")
+    if rank == int(sys.argv[2]):
+        time.sleep(0.5)
+        os.kill(os.getpid(), 9)
+    time.sleep(60)
+elif mode == "rogue":
+    # Tries to join the job again: with a wrong secret (refused quietly),
+    # then with this rank's real credential (which must end the job).
+    host, port = os.environ["PMI_PORT"].rsplit(":", 1)
+    for secret in ["0" * 32, os.environ["OXMPI_PMI_TOKEN"]]:
+        s2 = socket.create_connection((host, int(port)))
+        s2.sendall(f"cmd=initack pmiid={rank} secret={secret}\n".encode())
+        s2.settimeout(5)
+        assert s2.recv(100) == b"", "rogue connection was answered"
+        s2.close()
+        print(f"closed after secret {secret[:4]}", flush=True)
+    time.sleep(30)
 elif mode == "exit":
     call("cmd=finalize", "finalize_ack")
     sys.exit(int(sys.argv[2]))
