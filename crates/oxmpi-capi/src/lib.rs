@@ -25,6 +25,7 @@ pub mod abi {
 pub mod coll;
 pub mod comm;
 pub mod dtype;
+pub mod dynamic;
 pub mod env;
 pub mod errors;
 pub mod handles;
@@ -44,6 +45,8 @@ pub mod types {
     pub type MPI_Message = usize;
     pub type MPI_Op = usize;
     pub type MPI_Request = usize;
+    pub type MPI_File = usize;
+    pub type MPI_Win = usize;
     pub type MPI_Aint = isize;
     pub type MPI_Count = i64;
 
@@ -72,6 +75,7 @@ pub mod pmpi {
     pub use crate::coll::*;
     pub use crate::comm::*;
     pub use crate::dtype::*;
+    pub use crate::dynamic::*;
     pub use crate::env::*;
     pub use crate::misc::*;
     pub use crate::p2p::*;

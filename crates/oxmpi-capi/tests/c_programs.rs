@@ -217,3 +217,13 @@ fn header_and_library_agree() {
         assert!(st.success(), "mpicxx failed");
     }
 }
+
+#[test]
+fn spawn_is_unsupported_no_parent_disconnect_frees() {
+    assert!(ok(2, "dynamic").contains("all checks passed"));
+    let exe = build("dynamic", &[]);
+    let out = run(2, &exe, &["fatal"]);
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{se}");
+    assert!(se.contains("MPI_Comm_spawn") && se.contains("(MPI_ERR_UNSUPPORTED_OPERATION)"), "{se}");
+}

@@ -34,12 +34,37 @@ use crate::pt2pt::wire::{Header, Kind, CONT_HEADER_LEN, FLAG_CANCELLED, FLAG_SYN
 use crate::request::{Request, Status, PROC_NULL};
 use crate::transport::cma;
 use crate::transport::shm::{ShmSegment, CELL_PAYLOAD};
+use crate::transport::tcp::{self, TcpTransport};
+
+/// Where one peer's packets go: a ring of the shared segment or a TCP connection.
+enum Link<'a> {
+    Shm(&'static ShmSegment, usize),
+    Tcp(&'a mut TcpTransport, u32),
+}
+
+impl Link<'_> {
+    fn max_packet(&self) -> usize {
+        match self {
+            Link::Shm(..) => CELL_PAYLOAD,
+            Link::Tcp(..) => tcp::MAX_PACKET,
+        }
+    }
+
+    fn push(&mut self, fill: impl FnOnce(&mut [u8]) -> usize) -> bool {
+        match self {
+            Link::Shm(s, local) => s.try_push(*local, fill),
+            Link::Tcp(t, peer) => t.try_push(*peer, fill),
+        }
+    }
+}
 
 /// How a peer is reached; chosen once, at start-up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Path {
     SelfLoop,
     Shm { local: usize },
+    /// On another host, through the TCP transport.
+    Tcp,
     /// On another host, and no network transport is available for it.
     Unreachable,
 }
@@ -275,10 +300,14 @@ pub(crate) struct State {
     shm_peers: Vec<(u32, usize)>,
     /// Collectives in progress, advanced by every progress call.
     active_colls: Vec<Request>,
+    /// Connections to ranks on other hosts.
+    tcp: Option<TcpTransport>,
+    /// Reused for packets taken off TCP connections.
+    tcp_scratch: Vec<u8>,
 }
 
 impl State {
-    pub(crate) fn new(me: u32, paths: Vec<(Path, i32)>, shm: Option<&'static ShmSegment>) -> State {
+    pub(crate) fn new(me: u32, paths: Vec<(Path, i32)>, shm: Option<&'static ShmSegment>, tcp: Option<TcpTransport>) -> State {
         let eager_limit = std::env::var("OXMPI_EAGER_LIMIT")
             .ok()
             .and_then(|v| v.parse().ok())
@@ -301,7 +330,8 @@ impl State {
                 credit_owed: 0,
                 outbox: VecDeque::new(),
                 rx: Rx::Idle,
-                cma_ok: cma_allowed,
+                // Another host's memory cannot be read: rendezvous data streams.
+                cma_ok: cma_allowed && path != Path::Tcp,
             })
             .collect();
         State {
@@ -318,6 +348,8 @@ impl State {
             pending_out: Vec::new(),
             shm_peers,
             active_colls: Vec::new(),
+            tcp,
+            tcp_scratch: Vec::new(),
         }
     }
 
@@ -480,7 +512,7 @@ impl State {
         };
         match self.peers[peer as usize].path {
             Path::SelfLoop => self.send_to_self(req, env, data, sync),
-            Path::Shm { .. } => {
+            Path::Shm { .. } | Path::Tcp => {
                 let p = &mut self.peers[peer as usize];
                 if data.len <= self.eager_limit && p.credit >= credit_cost(data.len) as i64 {
                     p.credit -= credit_cost(data.len) as i64;
@@ -577,16 +609,27 @@ impl State {
 
     /// Writes as much of `peer`'s outbox into its ring as fits.
     fn flush_peer(&mut self, peer: u32) {
-        let Some(shm) = self.shm else { return };
-        let Path::Shm { local } = self.peers[peer as usize].path else { return };
         loop {
+            let shm = self.shm;
             let p = &mut self.peers[peer as usize];
+            let mut link = match p.path {
+                Path::Shm { local } => match shm {
+                    Some(s) => Link::Shm(s, local),
+                    None => return,
+                },
+                Path::Tcp => match self.tcp.as_mut() {
+                    Some(t) => Link::Tcp(t, peer),
+                    None => return,
+                },
+                _ => return,
+            };
+            let cap = link.max_packet();
             let Some(item) = p.outbox.front_mut() else { return };
             let finished: Option<Request>;
             match item {
                 OutItem::Ctrl(h) => {
                     let h = *h;
-                    if !shm.try_push(local, |cell| h.encode(cell)) {
+                    if !link.push(|cell| h.encode(cell)) {
                         return;
                     }
                     p.outbox.pop_front();
@@ -596,14 +639,14 @@ impl State {
                     // SAFETY: the send request owning `data` is active until this item is done.
                     let src = unsafe { data.as_slice() };
                     while !*started || *sent < src.len() {
-                        let pushed = shm.try_push(local, |cell| {
+                        let pushed = link.push(|cell| {
                             let (hl, h) = if *started {
                                 (CONT_HEADER_LEN, Header { kind: Kind::EagerCont, ..*hdr })
                             } else {
                                 (HEADER_LEN, *hdr)
                             };
                             h.encode(cell);
-                            let n = (src.len() - *sent).min(CELL_PAYLOAD - hl);
+                            let n = (src.len() - *sent).min(cap - hl);
                             cell[hl..hl + n].copy_from_slice(&src[*sent..*sent + n]);
                             *sent += n;
                             hl + n
@@ -620,9 +663,9 @@ impl State {
                     let src = unsafe { data.as_slice() };
                     while *sent < src.len() {
                         let h = Header { kind: Kind::Data, flags: 0, context: 0, source: 0, tag: 0, len: 0, sreq: 0, rreq: *rreq };
-                        let pushed = shm.try_push(local, |cell| {
+                        let pushed = link.push(|cell| {
                             let hl = h.encode(cell);
-                            let n = (src.len() - *sent).min(CELL_PAYLOAD - hl);
+                            let n = (src.len() - *sent).min(cap - hl);
                             cell[hl..hl + n].copy_from_slice(&src[*sent..*sent + n]);
                             *sent += n;
                             hl + n
@@ -1029,6 +1072,9 @@ impl State {
                 }
             }
         }
+        if self.tcp.is_some() && self.progress_tcp() {
+            did = true;
+        }
         // After the packets, so data that just arrived moves schedules on at once.
         if !self.active_colls.is_empty() && self.advance_colls() {
             did = true;
@@ -1077,6 +1123,54 @@ impl State {
             }
         }
         finished
+    }
+
+    /// Network I/O, then the packets that arrived over it.
+    fn progress_tcp(&mut self) -> bool {
+        let Some(t) = self.tcp.as_mut() else { return false };
+        let mut did = t.poll();
+        if let Some((peer, why)) = t.failed_peer() {
+            eprintln!("oxmpi: rank {}: lost the connection to rank {peer}: {why}; ending the job", self.me);
+            crate::runtime::end_job(1, "lost a TCP connection");
+        }
+        let readable: Vec<u32> = t.readable_peers().collect();
+        for peer in readable {
+            for _ in 0..64 {
+                let mut pkt = std::mem::take(&mut self.tcp_scratch);
+                pkt.clear();
+                let got = self.tcp.as_mut().is_some_and(|t| t.try_pop(peer, |p| pkt.extend_from_slice(p)));
+                if got {
+                    self.handle_packet(peer, &pkt);
+                    did = true;
+                }
+                self.tcp_scratch = pkt;
+                if !got {
+                    break;
+                }
+            }
+        }
+        did
+    }
+
+    /// Whether every byte queued for other hosts has been written.
+    pub(crate) fn network_flushed(&self) -> bool {
+        match &self.tcp {
+            None => true,
+            Some(t) => self.peers.iter().enumerate().all(|(r, p)| p.path != Path::Tcp || t.is_flushed(r as u32)),
+        }
+    }
+
+    /// Says goodbye on every connection (MPI_Finalize, after the job's last
+    /// barrier) so no peer mistakes our exit for a death.
+    pub(crate) fn shutdown_network(&mut self) {
+        if let Some(t) = self.tcp.as_mut() {
+            t.shutdown(std::time::Duration::from_secs(10));
+        }
+    }
+
+    /// File descriptors a blocked rank waits on besides its doorbell.
+    pub(crate) fn tcp_fds(&self) -> Vec<std::os::fd::RawFd> {
+        self.tcp.as_ref().map(|t| t.fds()).unwrap_or_default()
     }
 
     /// Whether anything waits to be written out (for finalize).

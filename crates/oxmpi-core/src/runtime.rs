@@ -82,6 +82,8 @@ pub struct Engine {
     yields: u32,
     /// `OXMPI_HANG_REPORT=SECONDS`: describe what a blocked call waits for.
     hang_report: Option<Duration>,
+    /// Peers over TCP: a blocked rank also waits on sockets, not only its doorbell.
+    has_tcp: bool,
 }
 
 static ENGINE: OnceLock<Engine> = OnceLock::new();
@@ -162,15 +164,85 @@ pub fn init(required: ThreadLevel) -> Result<ThreadLevel> {
     }
 }
 
+/// The address this rank's TCP listener binds to and publishes: the one it
+/// reaches the process manager from (remote ranks, PMI over TCP), else
+/// `OXMPI_TCP_ADDR`, else this host's name, else loopback.
+fn tcp_bind_ip(single_host: bool) -> std::net::IpAddr {
+    use std::net::{IpAddr, Ipv4Addr, ToSocketAddrs, UdpSocket};
+    let loopback = IpAddr::V4(Ipv4Addr::LOCALHOST);
+    if let Some(ip) = std::env::var("OXMPI_TCP_ADDR").ok().and_then(|v| v.parse().ok()) {
+        return ip;
+    }
+    if single_host {
+        return loopback;
+    }
+    if let Ok(pmi) = std::env::var("PMI_PORT") {
+        // Connecting a UDP socket sends nothing; it only asks the kernel which
+        // local address routes toward the process manager.
+        if let Some(addr) = pmi.to_socket_addrs().ok().and_then(|mut a| a.next()) {
+            let any: std::net::SocketAddr = if addr.is_ipv4() { "0.0.0.0:0".parse().unwrap() } else { "[::]:0".parse().unwrap() };
+            if let Ok(u) = UdpSocket::bind(any) {
+                if u.connect(addr).is_ok() {
+                    if let Ok(local) = u.local_addr() {
+                        if !local.ip().is_unspecified() {
+                            return local.ip();
+                        }
+                    }
+                }
+            }
+        }
+    }
+    (hostname().as_str(), 0)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.find(|x| x.is_ipv4() && !x.ip().is_loopback()))
+        .map(|a| a.ip())
+        .unwrap_or(loopback)
+}
+
+fn random_hex(bytes: usize) -> Result<String> {
+    use std::io::Read;
+    let mut buf = vec![0u8; bytes];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut buf))
+        .map_err(|e| MpiError::new(ErrorClass::Other, format!("MPI_Init: reading /dev/urandom for the job secret: {e}")))?;
+    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
+}
+
 fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel) -> Result<Engine> {
     cma::allow_peer_reads();
-    let my_host = host_identity();
+    // OXMPI_TRANSPORT=tcp: every peer over TCP, even on this host (tests).
+    let force_tcp = std::env::var("OXMPI_TRANSPORT").is_ok_and(|v| v == "tcp");
+    let mut my_host = host_identity();
     let pid = std::process::id() as i32;
-    let mut hosts: Vec<String> = vec![my_host.clone(); size as usize];
     let mut pids: Vec<i32> = vec![pid; size as usize];
     let mut shm: Option<&'static ShmSegment> = None;
+    let mut tcp: Option<crate::transport::tcp::TcpTransport> = None;
 
     if let Some(p) = pmi.as_mut() {
+        // The process manager's node map tells hosts apart even where host name
+        // and boot id agree (network namespaces, containers on one kernel).
+        if let Some(node) = p
+            .process_mapping()
+            .ok()
+            .flatten()
+            .and_then(|m| oxmpi_pmi::parse_process_mapping(&m))
+            .and_then(|nodes| nodes.get(rank as usize).copied())
+        {
+            my_host = format!("node{node}/{my_host}");
+        }
+    }
+    let mut hosts: Vec<String> = vec![my_host.clone(); size as usize];
+
+    if let Some(p) = pmi.as_mut() {
+        // The job secret that TCP connections must prove: the launcher's, or,
+        // under a process manager that has none (Hydra), one rank 0 makes.
+        let mut secret = p.job_secret().map_err(|e| pmi_err("reading the job secret", e))?;
+        if secret.is_none() && rank == 0 {
+            let s = random_hex(32)?;
+            p.put("oxmpi-secret-r0", &s).map_err(|e| pmi_err("publishing the job secret", e))?;
+            secret = Some(s);
+        }
         p.put(&format!("oxmpi-ep-{rank}"), &format!("{}:{}", hex(&my_host), pid))
             .map_err(|e| pmi_err("publishing this rank's address", e))?;
         p.barrier().map_err(|e| pmi_err("PMI barrier", e))?;
@@ -195,16 +267,36 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
         let local: Vec<u32> = (0..size).filter(|&r| hosts[r as usize] == my_host).collect();
         let my_local = local.iter().position(|&r| r == rank).unwrap();
         let name = format!("{}{}", oxmpi_pmi::shm_segment_prefix(p.kvs_name()), local[0]);
+        let use_shm = local.len() > 1 && !force_tcp;
+        let single_host = local.len() == size as usize;
+        if size > 1 && (force_tcp || !single_host) {
+            if secret.is_none() {
+                secret = p.get("oxmpi-secret-r0").map_err(|e| pmi_err("reading the job secret", e))?;
+            }
+            let secret = secret.ok_or_else(|| pmi_err("setting up TCP", "no job secret was published"))?;
+            let t = crate::transport::tcp::TcpTransport::new(rank, size, secret.as_bytes(), tcp_bind_ip(single_host))?;
+            p.put(&format!("oxmpi-tcp-{rank}"), &t.endpoint()).map_err(|e| pmi_err("publishing the TCP endpoint", e))?;
+            tcp = Some(t);
+        }
         // Two barriers on every rank, whatever its host holds, so all agree.
-        if local.len() > 1 && my_local == 0 {
+        if use_shm && my_local == 0 {
             shm = Some(Box::leak(Box::new(ShmSegment::create(&name, local.len(), 0)?)));
         }
         p.barrier().map_err(|e| pmi_err("PMI barrier", e))?;
-        if local.len() > 1 && my_local != 0 {
+        if let Some(t) = tcp.as_mut() {
+            for r in (0..size).filter(|&r| r != rank && (force_tcp || hosts[r as usize] != my_host)) {
+                let ep = p
+                    .get(&format!("oxmpi-tcp-{r}"))
+                    .map_err(|e| pmi_err("reading a peer's TCP endpoint", e))?
+                    .ok_or_else(|| pmi_err("reading a peer's TCP endpoint", format!("rank {r} published none")))?;
+                t.set_endpoint(r, &ep)?;
+            }
+        }
+        if use_shm && my_local != 0 {
             shm = Some(Box::leak(Box::new(ShmSegment::open(&name, local.len(), my_local)?)));
         }
         p.barrier().map_err(|e| pmi_err("PMI barrier", e))?;
-        if local.len() > 1 && my_local == 0 {
+        if use_shm && my_local == 0 {
             ShmSegment::unlink(&name);
         }
     }
@@ -216,6 +308,8 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
                 Path::SelfLoop
             } else if let (Some(_), Some(l)) = (shm, local.iter().position(|&x| x == r)) {
                 Path::Shm { local: l }
+            } else if tcp.is_some() {
+                Path::Tcp
             } else {
                 Path::Unreachable
             };
@@ -248,7 +342,8 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
     let appnum = pmi.as_ref().map(|p| p.appnum()).unwrap_or(0);
     let universe_size = pmi.as_ref().map(|p| p.universe_size()).filter(|&u| u > 0).unwrap_or(size as i32);
     Ok(Engine {
-        state: Mutex::new(State::new(rank, paths, shm)),
+        has_tcp: tcp.is_some(),
+        state: Mutex::new(State::new(rank, paths, shm, tcp)),
         bell,
         rank,
         size,
@@ -268,16 +363,26 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
     })
 }
 
+/// Waits until one of `fds` is readable or `timeout` passes.
+fn poll_readable(fds: &[std::os::fd::RawFd], timeout: Duration) {
+    let mut pfds: Vec<libc::pollfd> = fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
+    // SAFETY: `pfds` is a valid array of pollfd of the length passed.
+    unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, timeout.as_millis().max(1) as libc::c_int) };
+}
+
 /// MPI_Finalize: completes outgoing protocol traffic, then leaves the job.
 pub fn finalize() -> Result<()> {
     let e = engine()?;
+    // Everything we owe peers must be on its way before we stop making progress
+    // in the process manager's barrier (a peer may wait on our handshake too).
     e.wait_until(|st| {
         st.drop_credit_packets();
-        (!st.outbox_busy()).then_some(())
+        (!st.outbox_busy() && st.network_flushed()).then_some(())
     });
     let mut pmi = e.pmi.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(mut p) = pmi.take() {
         p.barrier().map_err(|err| MpiError::new(ErrorClass::Other, format!("MPI_Finalize: PMI barrier: {err}")))?;
+        e.lock().shutdown_network();
         p.finalize().map_err(|err| MpiError::new(ErrorClass::Other, format!("MPI_Finalize: {err}")))?;
     }
     FINALIZED.store(true, Ordering::Release);
@@ -460,7 +565,15 @@ impl Engine {
                 reported = true;
                 eprint!("oxmpi: blocked for {:?}; this rank waits on:\n{}", started.elapsed(), self.lock().describe());
             }
-            self.bell.sleep(ticket, timeout);
+            if self.has_tcp {
+                // Sockets do not ring doorbells: wait on them, briefly, so shared
+                // memory peers are not kept waiting long either.
+                let fds = self.lock().tcp_fds();
+                poll_readable(&fds, timeout.min(Duration::from_millis(1)));
+                self.bell.cancel_sleep();
+            } else {
+                self.bell.sleep(ticket, timeout);
+            }
             self.waiters.fetch_sub(1, Ordering::SeqCst);
         }
     }

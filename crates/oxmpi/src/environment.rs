@@ -16,7 +16,7 @@ use std::string::FromUtf8Error;
 use oxmpi_core::runtime::{self, ThreadLevel};
 
 use crate::error::{fatal, OrFatal, Result};
-use crate::topology::SimpleCommunicator;
+use crate::topology::{ClusterLevel, SimpleCommunicator};
 
 /// Thread support levels (`MPI_THREAD_*`), ordered from least to most.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -106,6 +106,21 @@ impl Universe {
         runtime::engine().ok().map(|e| e.size() as usize)
     }
 
+    /// The number of the command of an MPMD launch this process runs (`MPI_APPNUM`):
+    /// `Some(0)` under oxmpi's `mpiexec`.
+    pub fn appnum(&self) -> Option<isize> {
+        runtime::engine().ok().map(|e| e.appnum() as isize)
+    }
+
+    /// The machine hierarchy as seen from this process: see [`cluster_info`].
+    pub fn cluster_info(&self) -> Vec<ClusterLevel> {
+        cluster_info()
+    }
+
+    /// Does nothing: oxmpi does not spawn processes, so there is no parent to
+    /// disconnect from (rsmpi compatibility).
+    pub fn disconnect_parent(&mut self) {}
+
     /// The size of the buffer attached for buffered sends (0 when none).
     pub fn buffer_size(&self) -> usize {
         self.buffer.as_ref().map_or(0, |b| b.len())
@@ -161,6 +176,26 @@ impl Drop for Universe {
         if let Err(e) = runtime::finalize() {
             fatal(e);
         }
+    }
+}
+
+/// The machine hierarchy as seen from this process (oxmpi extension, after MPICH's
+/// `MPID_Topo_cluster_info`): one [`ClusterLevel`] per level, outermost first. Level 0
+/// is the whole job (`cluster_id` 0, `rank` = world rank, `size` = world size); when
+/// the job spans several hosts, level 1 is this process's host (`cluster_id` = host
+/// index in order of first appearance, `rank` and `size` within the host). A job on one
+/// shared-memory machine has one level.
+///
+/// ```
+/// let universe = oxmpi::initialize().unwrap();
+/// let levels = oxmpi::environment::cluster_info();
+/// assert_eq!(levels[0].cluster_id, 0);
+/// assert_eq!(levels[0].size, universe.size().unwrap() as i32);
+/// ```
+pub fn cluster_info() -> Vec<ClusterLevel> {
+    match runtime::engine() {
+        Ok(e) => e.cluster_info(),
+        Err(e) => fatal(e),
     }
 }
 

@@ -33,8 +33,11 @@
 //!
 //! - [`environment`]: [`initialize`], [`Universe`], [`Threading`], clocks and names.
 //! - [`topology`]: [`SimpleCommunicator`](topology::SimpleCommunicator), the
-//!   [`Communicator`](topology::Communicator) trait, [`Process`](topology::Process),
+//!   [`Communicator`](topology::Communicator) trait (duplicate, split, names, topology
+//!   constructors), [`Group`](topology::Group)s, [`InterCommunicator`](topology::InterCommunicator),
+//!   [`CartesianCommunicator`](topology::CartesianCommunicator), [`Process`](topology::Process),
 //!   [`AnyProcess`](topology::AnyProcess).
+//! - [`attribute`]: caching values on communicators ([`CommAttribute`](attribute::CommAttribute)).
 //! - [`point_to_point`]: the [`Source`](point_to_point::Source) and
 //!   [`Destination`](point_to_point::Destination) traits, [`Status`](point_to_point::Status),
 //!   [`Message`](point_to_point::Message), `send_receive*`.
@@ -80,6 +83,7 @@
 
 #![warn(missing_docs)]
 
+pub mod attribute;
 pub mod collective;
 pub mod datatype;
 pub mod environment;
@@ -89,7 +93,9 @@ pub mod request;
 pub mod topology;
 pub mod traits;
 
-pub use environment::{initialize, initialize_with_threading, Threading, Universe};
+pub use environment::{
+    initialize, initialize_with_threading, is_finalized, is_initialized, time, time_resolution, Threading, Universe,
+};
 pub use error::{Error, ErrorClass, Result};
 pub use topology::Rank;
 

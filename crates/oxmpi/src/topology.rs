@@ -1,4 +1,11 @@
-//! Communicators and the processes in them.
+//! Communicators, groups, process topologies and the processes in them.
+//!
+//! As in rsmpi 0.8: [`SimpleCommunicator`] (world, self, and what `duplicate`,
+//! `split_by_color`, `split_shared`, `split_by_subgroup*` make), the [`Communicator`]
+//! trait, [`Group`]s ([`UserGroup`], [`SystemGroup`]), [`InterCommunicator`] and
+//! [`CartesianCommunicator`]. oxmpi adds intercommunicator creation
+//! ([`Communicator::create_intercommunicator`]), graph and distributed-graph topologies
+//! ([`GraphCommunicator`], [`DistributedGraphCommunicator`]) and `try_` twins.
 //!
 //! ```
 //! use oxmpi::traits::*;
@@ -9,17 +16,94 @@
 //! # let _ = next;
 //! ```
 
+use oxmpi_core::comm::{create as ccreate, inter as cinter, topology as ctopo};
+use oxmpi_core::topo::Topology as CoreTopology;
 use oxmpi_core::Comm;
 
-use crate::error::fatal;
+use crate::error::{fatal, OrFatal, Result};
+use crate::{Count, Tag};
+
+mod cartesian;
+mod graph;
+mod group;
+mod inter;
+
+pub use self::cartesian::{CartesianCommunicator, CartesianLayout};
+pub use self::graph::{DistributedGraphCommunicator, GraphCommunicator};
+pub use self::group::{Group, GroupRelation, SystemGroup, UserGroup};
+pub use self::inter::{InterCommunicator, MergeOrder};
+
+/// `MPI_COMM_TYPE_SHARED`, for [`Communicator::split_by_type_with_key`].
+pub const COMM_TYPE_SHARED: i32 = ccreate::COMM_TYPE_SHARED;
 
 /// Identifies a process within a communicator.
 pub type Rank = i32;
 
 /// The topology traits, re-exported by [`crate::traits`].
 pub mod traits {
-    pub use super::{AsCommunicator, Communicator};
+    pub use super::{AsCommunicator, Communicator, Group};
+    pub use crate::attribute::AnyCommunicator;
 }
+
+/// The colour of a split ([`Communicator::split_by_color`]): processes of the same
+/// colour end up in one communicator; [`Color::undefined`] gets none.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Color(i32);
+
+impl Color {
+    /// `MPI_UNDEFINED`: this process wants no communicator from the split.
+    pub fn undefined() -> Color {
+        Color(ccreate::UNDEFINED)
+    }
+
+    /// A colour. Panics if `value` is negative (as rsmpi).
+    pub fn with_value(value: i32) -> Color {
+        if value < 0 {
+            panic!("Value of color must be non-negative.")
+        }
+        Color(value)
+    }
+
+    /// The raw value (`MPI_UNDEFINED` for [`Color::undefined`]).
+    pub fn value(self) -> i32 {
+        self.0
+    }
+}
+
+/// Orders the processes of one colour in a split (ties go by the old rank).
+pub type Key = i32;
+
+/// The kind of topology attached to a communicator (`MPI_Topo_test`).
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Topology {
+    /// `MPI_GRAPH`.
+    Graph,
+    /// `MPI_CART`.
+    Cartesian,
+    /// `MPI_DIST_GRAPH`.
+    DistributedGraph,
+    /// No topology.
+    Undefined,
+}
+
+/// A communicator converted to the type of its topology ([`SimpleCommunicator::into_topology`]).
+#[derive(Debug)]
+pub enum IntoTopology {
+    /// A graph communicator.
+    Graph(GraphCommunicator),
+    /// A Cartesian communicator.
+    Cartesian(CartesianCommunicator),
+    /// A distributed graph communicator.
+    DistributedGraph(DistributedGraphCommunicator),
+    /// No topology.
+    Undefined(SimpleCommunicator),
+}
+
+/// One level of the machine hierarchy ([`crate::environment::cluster_info`]): which
+/// cluster of the level this process is in (`cluster_id`), its rank inside the cluster
+/// (`rank`) and the cluster's size (`size`). Level 0 is the whole job; the next level,
+/// when the job spans several hosts, is the host.
+pub use oxmpi_core::runtime::ClusterLevel;
 
 /// How two communicators relate (`MPI_Comm_compare`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,10 +118,22 @@ pub enum CommunicatorRelation {
     Unequal,
 }
 
-/// A communicator with no topology attached: `MPI_COMM_WORLD`, `MPI_COMM_SELF`, ...
+/// An intracommunicator: `MPI_COMM_WORLD`, `MPI_COMM_SELF`, and what `duplicate`,
+/// `split_*` make. (A topology the communicator carries shows in
+/// [`topology`](Self::topology); [`into_topology`](Self::into_topology) gives the typed
+/// communicator.)
+///
+/// Handles are cheap to clone; the communicator is freed when the last handle goes
+/// (running the delete callbacks of its attributes).
 #[derive(Clone)]
 #[repr(transparent)]
-pub struct SimpleCommunicator(Comm);
+pub struct SimpleCommunicator(pub(crate) Comm);
+
+impl Drop for SimpleCommunicator {
+    fn drop(&mut self) {
+        crate::attribute::free_if_last(&self.0);
+    }
+}
 
 impl std::fmt::Debug for SimpleCommunicator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -66,7 +162,29 @@ impl SimpleCommunicator {
         }
     }
 
-    fn from_core_ref(c: &Comm) -> &SimpleCommunicator {
+    /// Wraps an engine communicator (an intracommunicator).
+    pub fn from_core(c: Comm) -> SimpleCommunicator {
+        SimpleCommunicator(c)
+    }
+
+    /// The kind of topology attached (`MPI_Topo_test`).
+    pub fn topology(&self) -> Topology {
+        topology_of(&self.0)
+    }
+
+    /// This communicator as the type of its topology.
+    pub fn into_topology(self) -> IntoTopology {
+        match self.topology() {
+            Topology::Cartesian => IntoTopology::Cartesian(CartesianCommunicator(self)),
+            Topology::Graph => IntoTopology::Graph(GraphCommunicator(self)),
+            Topology::DistributedGraph => {
+                IntoTopology::DistributedGraph(DistributedGraphCommunicator(self))
+            }
+            Topology::Undefined => IntoTopology::Undefined(self),
+        }
+    }
+
+    pub(crate) fn from_core_ref(c: &Comm) -> &SimpleCommunicator {
         // SAFETY: SimpleCommunicator is #[repr(transparent)] over Comm, so the two
         // references have the same layout and validity.
         unsafe { &*(c as *const Comm as *const SimpleCommunicator) }
@@ -131,23 +249,310 @@ pub trait Communicator {
         self.process_at_rank(self.rank())
     }
 
+    /// The size of the group that point-to-point ranks name: [`size`](Self::size) for an
+    /// intracommunicator, the remote group's size for an intercommunicator.
+    fn target_size(&self) -> Rank {
+        self.core_comm().peer_group_size()
+    }
+
     /// Compares two communicators (`MPI_Comm_compare`).
     fn compare(&self, other: &dyn Communicator) -> CommunicatorRelation {
-        let (a, b) = (self.core_comm(), other.core_comm());
-        if a.same(b) {
-            CommunicatorRelation::Identical
-        } else if a.group() == b.group() {
-            CommunicatorRelation::Congruent
-        } else {
-            let (mut x, mut y) = (a.group().to_vec(), b.group().to_vec());
-            x.sort_unstable();
-            y.sort_unstable();
-            if x == y {
-                CommunicatorRelation::Similar
-            } else {
-                CommunicatorRelation::Unequal
+        match ccreate::compare(self.core_comm(), other.core_comm()) {
+            ccreate::Comparison::Ident => CommunicatorRelation::Identical,
+            ccreate::Comparison::Congruent => CommunicatorRelation::Congruent,
+            ccreate::Comparison::Similar => CommunicatorRelation::Similar,
+            ccreate::Comparison::Unequal => CommunicatorRelation::Unequal,
+        }
+    }
+
+    /// A new communicator with the same group and a new context (`MPI_Comm_dup`).
+    /// Attributes are copied as their types say ([`CommAttribute::CLONE_ON_DUP`](crate::attribute::CommAttribute::CLONE_ON_DUP)),
+    /// and the topology is kept (see [`SimpleCommunicator::into_topology`]).
+    /// Collective.
+    fn duplicate(&self) -> SimpleCommunicator {
+        self.try_duplicate().or_fatal()
+    }
+    /// [`duplicate`](Self::duplicate), reporting errors.
+    fn try_duplicate(&self) -> Result<SimpleCommunicator> {
+        ccreate::dup(self.core_comm()).map(SimpleCommunicator)
+    }
+
+    /// Splits the communicator by colour (`MPI_Comm_split` with key 0): processes that
+    /// pass the same colour form a communicator, in their old rank order;
+    /// [`Color::undefined`] gets `None`. Collective.
+    fn split_by_color(&self, color: Color) -> Option<SimpleCommunicator> {
+        self.split_by_color_with_key(color, Key::default())
+    }
+    /// [`split_by_color`](Self::split_by_color), reporting errors.
+    fn try_split_by_color(&self, color: Color) -> Result<Option<SimpleCommunicator>> {
+        self.try_split_by_color_with_key(color, Key::default())
+    }
+
+    /// Splits the communicator by colour, ordering each new communicator by `key`
+    /// (ties by the old rank) (`MPI_Comm_split`). Collective.
+    fn split_by_color_with_key(&self, color: Color, key: Key) -> Option<SimpleCommunicator> {
+        self.try_split_by_color_with_key(color, key).or_fatal()
+    }
+    /// [`split_by_color_with_key`](Self::split_by_color_with_key), reporting errors.
+    fn try_split_by_color_with_key(
+        &self,
+        color: Color,
+        key: Key,
+    ) -> Result<Option<SimpleCommunicator>> {
+        ccreate::split(self.core_comm(), color.0, key).map(simple)
+    }
+
+    /// The processes that share memory with this one (one host), ordered by `key` then
+    /// by old rank (`MPI_Comm_split_type` with `MPI_COMM_TYPE_SHARED`). Collective.
+    fn split_shared(&self, key: Key) -> SimpleCommunicator {
+        self.try_split_shared(key).or_fatal()
+    }
+    /// [`split_shared`](Self::split_shared), reporting errors.
+    fn try_split_shared(&self, key: Key) -> Result<SimpleCommunicator> {
+        ccreate::split_type(self.core_comm(), ccreate::COMM_TYPE_SHARED, key)?
+            .map(SimpleCommunicator)
+            .ok_or_else(|| {
+                crate::Error::new(
+                    crate::ErrorClass::Intern,
+                    "MPI_Comm_split_type: no communicator for MPI_COMM_TYPE_SHARED",
+                )
+            })
+    }
+
+    /// `MPI_Comm_split_type` with a raw split type (`MPI_COMM_TYPE_SHARED` is
+    /// [`COMM_TYPE_SHARED`], `MPI_UNDEFINED` gets `None`). Collective.
+    fn split_by_type_with_key(&self, split_type: i32, key: Key) -> Option<SimpleCommunicator> {
+        self.try_split_by_type_with_key(split_type, key).or_fatal()
+    }
+    /// [`split_by_type_with_key`](Self::split_by_type_with_key), reporting errors.
+    fn try_split_by_type_with_key(
+        &self,
+        split_type: i32,
+        key: Key,
+    ) -> Result<Option<SimpleCommunicator>> {
+        ccreate::split_type(self.core_comm(), split_type, key).map(simple)
+    }
+
+    /// The communicator of `group`, a subgroup of this communicator's group, in the
+    /// group's order (`MPI_Comm_create`). Collective over the whole communicator (every
+    /// process passes the same group, or — as MPI allows — the members a group with
+    /// themselves and the others a disjoint one); processes not in `group` get `None`.
+    fn split_by_subgroup_collective(&self, group: &dyn Group) -> Option<SimpleCommunicator> {
+        self.try_split_by_subgroup_collective(group).or_fatal()
+    }
+    /// [`split_by_subgroup_collective`](Self::split_by_subgroup_collective), reporting errors.
+    fn try_split_by_subgroup_collective(
+        &self,
+        group: &dyn Group,
+    ) -> Result<Option<SimpleCommunicator>> {
+        ccreate::create(self.core_comm(), group.core_group().world_ranks()).map(simple)
+    }
+
+    /// The communicator of `group`, a subgroup of this communicator's group
+    /// (`MPI_Comm_create_group` with tag 0). Collective over `group` only; a process not
+    /// in `group` gets `None` at once.
+    fn split_by_subgroup(&self, group: &dyn Group) -> Option<SimpleCommunicator> {
+        self.split_by_subgroup_with_tag(group, Tag::default())
+    }
+    /// [`split_by_subgroup`](Self::split_by_subgroup), reporting errors.
+    fn try_split_by_subgroup(&self, group: &dyn Group) -> Result<Option<SimpleCommunicator>> {
+        self.try_split_by_subgroup_with_tag(group, Tag::default())
+    }
+
+    /// [`split_by_subgroup`](Self::split_by_subgroup) with a tag that keeps concurrent
+    /// calls on the same communicator apart (`MPI_Comm_create_group`).
+    fn split_by_subgroup_with_tag(
+        &self,
+        group: &dyn Group,
+        tag: Tag,
+    ) -> Option<SimpleCommunicator> {
+        self.try_split_by_subgroup_with_tag(group, tag).or_fatal()
+    }
+    /// [`split_by_subgroup_with_tag`](Self::split_by_subgroup_with_tag), reporting errors.
+    fn try_split_by_subgroup_with_tag(
+        &self,
+        group: &dyn Group,
+        tag: Tag,
+    ) -> Result<Option<SimpleCommunicator>> {
+        group::create_group(self.core_comm(), group.core_group().world_ranks(), tag).map(simple)
+    }
+
+    /// The group of the communicator (`MPI_Comm_group`; the local group of an
+    /// intercommunicator).
+    fn group(&self) -> UserGroup {
+        UserGroup::from_world_ranks(self.core_comm().group().to_vec())
+    }
+
+    /// Whether this is an intercommunicator (`MPI_Comm_test_inter`).
+    fn test_inter(&self) -> bool {
+        self.core_comm().is_inter()
+    }
+
+    /// Names the communicator (`MPI_Comm_set_name`); a local operation.
+    fn set_name(&self, name: &str) {
+        self.core_comm().set_name(name)
+    }
+
+    /// The communicator's name (`MPI_Comm_get_name`): `MPI_COMM_WORLD` and
+    /// `MPI_COMM_SELF` for the predefined ones until renamed, otherwise what
+    /// [`set_name`](Self::set_name) set, or the empty string.
+    fn get_name(&self) -> String {
+        let c = self.core_comm();
+        let name = c.name();
+        if name.is_empty() && !c.0.owns_context {
+            match c.context() {
+                oxmpi_core::comm::WORLD_CONTEXT => return "MPI_COMM_WORLD".into(),
+                oxmpi_core::comm::SELF_CONTEXT => return "MPI_COMM_SELF".into(),
+                _ => {}
             }
         }
+        name
+    }
+
+    /// A communicator with a Cartesian grid of `dims` (periodic where `periods` says)
+    /// over the first `dims.iter().product()` processes (`MPI_Cart_create`); the
+    /// processes beyond the grid get `None`. `reorder` is accepted; ranks keep their
+    /// order. Collective.
+    fn create_cartesian_communicator(
+        &self,
+        dims: &[Count],
+        periods: &[bool],
+        reorder: bool,
+    ) -> Option<CartesianCommunicator> {
+        self.try_create_cartesian_communicator(dims, periods, reorder)
+            .or_fatal()
+    }
+    /// [`create_cartesian_communicator`](Self::create_cartesian_communicator), reporting errors.
+    fn try_create_cartesian_communicator(
+        &self,
+        dims: &[Count],
+        periods: &[bool],
+        reorder: bool,
+    ) -> Result<Option<CartesianCommunicator>> {
+        Ok(
+            ctopo::cart_create(self.core_comm(), dims, periods, reorder)?
+                .map(|c| CartesianCommunicator(SimpleCommunicator(c))),
+        )
+    }
+
+    /// The rank this process would get in a Cartesian grid of `dims`, `None` if it would
+    /// not be in it (`MPI_Cart_map`; oxmpi maps ranks to themselves). Local.
+    fn cartesian_map(&self, dims: &[Count], periods: &[bool]) -> Option<Rank> {
+        self.try_cartesian_map(dims, periods).or_fatal()
+    }
+    /// [`cartesian_map`](Self::cartesian_map), reporting errors.
+    fn try_cartesian_map(&self, dims: &[Count], periods: &[bool]) -> Result<Option<Rank>> {
+        let c = self.core_comm();
+        let r = oxmpi_core::topo::Cart::map(dims, periods, c.rank(), c.size())?;
+        Ok((r != ccreate::UNDEFINED).then_some(r))
+    }
+
+    /// A communicator with a graph topology in `MPI_Graph_create`'s encoding
+    /// (`index[i]` = number of neighbours of nodes `0..=i`, `edges` = the neighbours of
+    /// node 0, then of node 1, ...) over the first `index.len()` processes; the others
+    /// get `None`. Collective. (oxmpi extension: rsmpi 0.8 has no graph constructor.)
+    fn create_graph_communicator(
+        &self,
+        index: &[Count],
+        edges: &[Rank],
+        reorder: bool,
+    ) -> Option<GraphCommunicator> {
+        self.try_create_graph_communicator(index, edges, reorder)
+            .or_fatal()
+    }
+    /// [`create_graph_communicator`](Self::create_graph_communicator), reporting errors.
+    fn try_create_graph_communicator(
+        &self,
+        index: &[Count],
+        edges: &[Rank],
+        reorder: bool,
+    ) -> Result<Option<GraphCommunicator>> {
+        Ok(
+            ctopo::graph_create(self.core_comm(), index.len() as i32, index, edges, reorder)?
+                .map(|c| GraphCommunicator(SimpleCommunicator(c))),
+        )
+    }
+
+    /// A communicator with a distributed graph topology where each process names its
+    /// own neighbours: it receives from `sources` and sends to `destinations`, with
+    /// weights for both or for neither (`MPI_Dist_graph_create_adjacent`). Collective.
+    /// (oxmpi extension.)
+    fn create_distributed_graph_communicator_adjacent(
+        &self,
+        sources: &[Rank],
+        source_weights: Option<&[i32]>,
+        destinations: &[Rank],
+        destination_weights: Option<&[i32]>,
+        reorder: bool,
+    ) -> DistributedGraphCommunicator {
+        self.try_create_distributed_graph_communicator_adjacent(
+            sources,
+            source_weights,
+            destinations,
+            destination_weights,
+            reorder,
+        )
+        .or_fatal()
+    }
+    /// [`create_distributed_graph_communicator_adjacent`](Self::create_distributed_graph_communicator_adjacent),
+    /// reporting errors.
+    fn try_create_distributed_graph_communicator_adjacent(
+        &self,
+        sources: &[Rank],
+        source_weights: Option<&[i32]>,
+        destinations: &[Rank],
+        destination_weights: Option<&[i32]>,
+        reorder: bool,
+    ) -> Result<DistributedGraphCommunicator> {
+        ctopo::dist_graph_create_adjacent(
+            self.core_comm(),
+            sources,
+            source_weights,
+            destinations,
+            destination_weights,
+            reorder,
+        )
+        .map(|c| DistributedGraphCommunicator(SimpleCommunicator(c)))
+    }
+
+    /// An intercommunicator between this communicator's group and another, disjoint
+    /// one (`MPI_Intercomm_create`). Collective over this communicator;
+    /// `local_leader` is the rank here that talks to the other group's leader, which
+    /// has rank `remote_leader` in `peer` (only the local leader uses `peer`, e.g. the
+    /// world). Both leaders must pass the same `tag`. (oxmpi extension: rsmpi 0.8 makes
+    /// intercommunicators only by spawning.)
+    fn create_intercommunicator(
+        &self,
+        local_leader: Rank,
+        peer: &dyn Communicator,
+        remote_leader: Rank,
+        tag: Tag,
+    ) -> InterCommunicator {
+        self.try_create_intercommunicator(local_leader, peer, remote_leader, tag)
+            .or_fatal()
+    }
+    /// [`create_intercommunicator`](Self::create_intercommunicator), reporting errors.
+    fn try_create_intercommunicator(
+        &self,
+        local_leader: Rank,
+        peer: &dyn Communicator,
+        remote_leader: Rank,
+        tag: Tag,
+    ) -> Result<InterCommunicator> {
+        cinter::intercomm_create(
+            self.core_comm(),
+            local_leader,
+            Some(peer.core_comm()),
+            remote_leader,
+            tag,
+        )
+        .map(InterCommunicator)
+    }
+
+    /// The intercommunicator to the parent job (`MPI_Comm_get_parent`): always `None`,
+    /// oxmpi does not spawn processes.
+    fn parent(&self) -> Option<InterCommunicator> {
+        None
     }
 
     /// Ends the whole job with `errorcode` (`MPI_Abort`).
@@ -160,6 +565,19 @@ impl Communicator for SimpleCommunicator {
     fn core_comm(&self) -> &Comm {
         &self.0
     }
+}
+
+pub(crate) fn topology_of(c: &Comm) -> Topology {
+    match c.topology() {
+        None => Topology::Undefined,
+        Some(CoreTopology::Cart(_)) => Topology::Cartesian,
+        Some(CoreTopology::Graph(_)) => Topology::Graph,
+        Some(CoreTopology::DistGraph(_)) => Topology::DistributedGraph,
+    }
+}
+
+fn simple(c: Option<Comm>) -> Option<SimpleCommunicator> {
+    c.map(SimpleCommunicator)
 }
 
 impl AsCommunicator for SimpleCommunicator {

@@ -6,6 +6,7 @@
 //! assert_eq!(dt.size(), 8);
 //! ```
 
+pub use crate::attribute::traits::*;
 pub use crate::collective::traits::*;
 pub use crate::datatype::traits::*;
 pub use crate::point_to_point::traits::*;

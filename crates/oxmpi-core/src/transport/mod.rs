@@ -2,3 +2,4 @@
 pub mod cma;
 pub mod doorbell;
 pub mod shm;
+pub mod tcp;

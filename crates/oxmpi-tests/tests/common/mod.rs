@@ -111,7 +111,9 @@ pub fn run(n: usize, prog: &str, args: &[&str]) -> Run {
 pub fn processes_with(token: &str) -> Vec<u32> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
         if let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) {
             if String::from_utf8_lossy(&cmd).contains(token) && pid != std::process::id() {
                 found.push(pid);
@@ -124,13 +126,20 @@ pub fn processes_with(token: &str) -> Vec<u32> {
 /// A token unique to this test run, to find a job's processes by.
 pub fn unique_token(name: &str) -> String {
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    format!("tok-{name}-{}-{}", std::process::id(), N.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    format!(
+        "tok-{name}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    )
 }
 
 /// Shared-memory files left by the job our mpiexec `pid` ran.
 pub fn shm_leftovers_of(pid: u32) -> Vec<String> {
     let prefix = format!("oxmpi-kvs_{pid}_0-");
-    shm_leftovers().into_iter().filter(|n| n.starts_with(&prefix)).collect()
+    shm_leftovers()
+        .into_iter()
+        .filter(|n| n.starts_with(&prefix))
+        .collect()
 }
 
 /// Files in /dev/shm that belong to oxmpi.

@@ -1,0 +1,452 @@
+//! Unit tests of the TCP transport: transports in one process, on 127.0.0.1.
+
+use super::*;
+use std::net::Ipv4Addr;
+
+const SECRET: &[u8] = b"unit-test job secret";
+
+fn lo() -> IpAddr {
+    IpAddr::V4(Ipv4Addr::LOCALHOST)
+}
+
+/// `n` transports of one job, every endpoint known to every other.
+fn job(n: u32) -> Vec<TcpTransport> {
+    let mut ts: Vec<TcpTransport> = (0..n)
+        .map(|r| TcpTransport::new(r, n, SECRET, lo()).unwrap())
+        .collect();
+    let eps: Vec<String> = ts.iter().map(|t| t.endpoint()).collect();
+    for t in &mut ts {
+        for (r, ep) in eps.iter().enumerate() {
+            if r as u32 != t.me {
+                t.set_endpoint(r as u32, ep).unwrap();
+            }
+        }
+    }
+    ts
+}
+
+/// Polls every transport until `done` holds (panics after 30 s).
+fn pump(ts: &mut [TcpTransport], mut done: impl FnMut(&mut [TcpTransport]) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !done(ts) {
+        assert!(Instant::now() < deadline, "timed out");
+        for t in ts.iter_mut() {
+            t.poll();
+            assert_eq!(t.failed_peer(), None);
+        }
+    }
+}
+
+fn push_bytes(t: &mut TcpTransport, to: u32, data: &[u8]) -> bool {
+    t.try_push(to, |buf| {
+        buf[..data.len()].copy_from_slice(data);
+        data.len()
+    })
+}
+
+fn pop_vec(t: &mut TcpTransport, from: u32) -> Option<Vec<u8>> {
+    let mut out = None;
+    t.try_pop(from, |p| out = Some(p.to_vec()));
+    out
+}
+
+/// Deterministic xorshift.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// Packet `seq` from `from`: a size drawn from `seq`, bytes derived from both.
+fn packet(from: u32, seq: u64) -> Vec<u8> {
+    let mut rng = Rng(seq.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (from as u64 + 1));
+    let len = match rng.next() % 8 {
+        0 => MAX_PACKET,
+        1 | 2 => (rng.next() as usize) % (MAX_PACKET + 1),
+        3 => 0,
+        _ => (rng.next() as usize) % 200,
+    };
+    let mut v = vec![0u8; len];
+    for (i, b) in v.iter_mut().enumerate() {
+        *b = (i as u64 ^ seq ^ (from as u64) << 5) as u8;
+    }
+    if len >= 12 {
+        v[..8].copy_from_slice(&seq.to_le_bytes());
+        v[8..12].copy_from_slice(&from.to_le_bytes());
+    }
+    v
+}
+
+fn established(t: &TcpTransport) -> usize {
+    t.peers.iter().filter(|p| p.conn.is_some()).count()
+}
+
+#[test]
+fn transport_is_send() {
+    fn is_send<T: Send>() {}
+    is_send::<TcpTransport>();
+}
+
+#[test]
+fn new_validates_arguments() {
+    assert!(TcpTransport::new(2, 2, SECRET, lo()).is_err());
+    assert!(TcpTransport::new(0, 2, b"", lo()).is_err());
+    assert!(TcpTransport::new(0, 2, SECRET, IpAddr::V4(Ipv4Addr::UNSPECIFIED)).is_err());
+    let mut t = TcpTransport::new(0, 2, SECRET, lo()).unwrap();
+    assert!(t.endpoint().starts_with("127.0.0.1:"));
+    assert!(t.set_endpoint(0, "127.0.0.1:1").is_err());
+    assert!(t.set_endpoint(5, "127.0.0.1:1").is_err());
+    assert!(t.set_endpoint(1, "not an address").is_err());
+    assert!(t.set_endpoint(1, "127.0.0.1:1").is_ok());
+}
+
+#[test]
+fn two_ranks_exchange_both_ways() {
+    let mut ts = job(2);
+    // Only the higher rank sends first: it connects, the lower accepts.
+    assert!(push_bytes(&mut ts[1], 0, b"hello from 1"));
+    pump(&mut ts, |ts| ts[0].readable_peers().count() == 1);
+    assert_eq!(ts[0].readable_peers().collect::<Vec<_>>(), vec![1]);
+    assert_eq!(pop_vec(&mut ts[0], 1).unwrap(), b"hello from 1");
+    assert!(pop_vec(&mut ts[0], 1).is_none());
+    assert!(push_bytes(&mut ts[0], 1, b"reply from 0"));
+    pump(&mut ts, |ts| ts[1].readable_peers().count() == 1);
+    assert_eq!(pop_vec(&mut ts[1], 0).unwrap(), b"reply from 0");
+    assert_eq!((established(&ts[0]), established(&ts[1])), (1, 1));
+    assert!(
+        ts[0].peers[1].attempt.is_none(),
+        "the lower rank never connected"
+    );
+    assert!(ts[0].fds().len() >= 2);
+}
+
+#[test]
+fn simultaneous_connect_keeps_one_connection_and_order() {
+    for round in 0..5 {
+        let mut ts = job(2);
+        // Both sides push before anyone polls: both start connecting.
+        for seq in 0..50u64 {
+            assert!(push_bytes(&mut ts[0], 1, &packet(0, seq)));
+            assert!(push_bytes(&mut ts[1], 0, &packet(1, seq)));
+        }
+        assert!(ts[0].peers[1].attempt.is_some() && ts[1].peers[0].attempt.is_some());
+        let mut got = [0u64; 2];
+        pump(&mut ts, |ts| {
+            for me in 0..2u32 {
+                let from = 1 - me;
+                while let Some(p) = pop_vec(&mut ts[me as usize], from) {
+                    assert_eq!(
+                        p,
+                        packet(from, got[me as usize]),
+                        "round {round}: rank {me} packet {}",
+                        got[me as usize]
+                    );
+                    got[me as usize] += 1;
+                }
+            }
+            got == [50, 50]
+        });
+        pump(&mut ts, |ts| ts[1].peers[0].attempt.is_none());
+        assert_eq!((established(&ts[0]), established(&ts[1])), (1, 1));
+        // The higher rank's attempt lost the collision.
+        assert!(ts[1].peers[0].await_incoming, "round {round}");
+        // Its connection is the lower rank's: same socket pair seen from both sides.
+        let a = ts[0].peers[1].conn.as_ref().unwrap();
+        let b = ts[1].peers[0].conn.as_ref().unwrap();
+        assert_eq!(
+            a.stream.local_addr().unwrap(),
+            b.stream.peer_addr().unwrap()
+        );
+        assert_eq!(a.stream.peer_addr().unwrap().to_string(), ts[1].endpoint());
+        assert_eq!(
+            ts[0].rejected_connections(),
+            0,
+            "a collision is not a logged rejection"
+        );
+    }
+}
+
+#[test]
+#[allow(clippy::needless_range_loop)]
+fn three_ranks_all_to_all_in_order_with_back_pressure() {
+    let mut ts = job(3);
+    const N: u64 = 300;
+    let mut next_send = [[0u64; 3]; 3];
+    let mut next_recv = [[0u64; 3]; 3];
+    let mut refused = 0u64;
+    pump(&mut ts, |ts| {
+        for me in 0..3usize {
+            for to in 0..3usize {
+                if to == me {
+                    continue;
+                }
+                while next_send[me][to] < N {
+                    if !push_bytes(
+                        &mut ts[me],
+                        to as u32,
+                        &packet(me as u32, next_send[me][to]),
+                    ) {
+                        refused += 1;
+                        break;
+                    }
+                    next_send[me][to] += 1;
+                }
+            }
+            let readable: Vec<u32> = ts[me].readable_peers().collect();
+            for from in readable {
+                while let Some(p) = pop_vec(&mut ts[me], from) {
+                    let seq = next_recv[me][from as usize];
+                    assert_eq!(
+                        p.len(),
+                        packet(from, seq).len(),
+                        "rank {me} from {from} seq {seq}"
+                    );
+                    assert!(
+                        p == packet(from, seq),
+                        "rank {me} from {from} seq {seq}: wrong bytes"
+                    );
+                    next_recv[me][from as usize] += 1;
+                }
+            }
+        }
+        (0..3).all(|me| (0..3).all(|f| f == me || next_recv[me][f] == N))
+    });
+    // ~75 MB went each way: the per-peer bound must have pushed back.
+    assert!(refused > 0, "no back-pressure seen");
+    for t in &ts {
+        assert_eq!(established(t), 2);
+    }
+}
+
+#[test]
+fn back_pressure_then_drain() {
+    let mut ts = job(2);
+    assert!(push_bytes(&mut ts[0], 1, b"x"));
+    pump(&mut ts, |ts| pop_vec(&mut ts[1], 0).is_some());
+    // Rank 1 stops polling: rank 0 fills the socket buffers, then its queue.
+    let big = vec![7u8; MAX_PACKET];
+    let mut pushed = 0u64;
+    loop {
+        ts[0].poll();
+        if !push_bytes(&mut ts[0], 1, &big) {
+            break;
+        }
+        pushed += 1;
+        assert!(pushed < 2000, "never pushed back");
+    }
+    assert!(pushed as usize * MAX_PACKET >= SEND_BOUND);
+    assert!(ts[0].peers[1].queued() >= SEND_BOUND);
+    assert!(!push_bytes(&mut ts[0], 1, b"y"), "still full");
+    // Drain: everything arrives, then the queue accepts again.
+    let mut got = 0u64;
+    pump(&mut ts, |ts| {
+        while let Some(p) = pop_vec(&mut ts[1], 0) {
+            assert_eq!(p.len(), MAX_PACKET);
+            got += 1;
+        }
+        got == pushed
+    });
+    assert!(push_bytes(&mut ts[0], 1, b"again"));
+    pump(&mut ts, |ts| {
+        pop_vec(&mut ts[1], 0).is_some_and(|p| p == b"again")
+    });
+}
+
+#[test]
+fn receiver_bound_pauses_reading() {
+    let mut ts = job(2);
+    let big = vec![1u8; MAX_PACKET];
+    let mut pushed = 0u64;
+    // Keep pushing and polling both without popping: rank 1 must stop reading at the bound.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut idle = 0;
+    while Instant::now() < deadline && idle < 500 {
+        let mut did = push_bytes(&mut ts[0], 1, &big);
+        pushed += did as u64;
+        did |= ts[0].poll();
+        did |= ts[1].poll();
+        idle = if did { 0 } else { idle + 1 };
+    }
+    assert!(idle >= 500, "the sender never stalled");
+    assert!(pushed as usize * MAX_PACKET > RECV_BOUND + SEND_BOUND);
+    assert!(ts[1].peers[0].recv_bytes <= RECV_BOUND + MAX_PACKET + SCRATCH);
+    let mut got = 0u64;
+    pump(&mut ts, |ts| {
+        while pop_vec(&mut ts[1], 0).is_some() {
+            got += 1;
+        }
+        got == pushed
+    });
+}
+
+#[test]
+fn dead_peer_is_reported_and_clean_shutdown_is_not() {
+    // A peer that vanishes without a goodbye is a failed peer.
+    let mut ts = job(2);
+    assert!(push_bytes(&mut ts[0], 1, b"ping"));
+    pump(&mut ts, |ts| pop_vec(&mut ts[1], 0).is_some());
+    let t1 = ts.pop().unwrap();
+    drop(t1);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while ts[0].failed_peer().is_none() {
+        assert!(Instant::now() < deadline);
+        ts[0].poll();
+    }
+    let (r, why) = ts[0].failed_peer().unwrap();
+    assert_eq!(r, 1);
+    assert!(why.contains("closed"), "{why}");
+    assert!(!push_bytes(&mut ts[0], 1, b"to the dead"));
+
+    // Both sides shutting down: goodbyes, no failure, data queued before is delivered.
+    let mut ts = job(2);
+    assert!(push_bytes(&mut ts[0], 1, b"ping"));
+    pump(&mut ts, |ts| pop_vec(&mut ts[1], 0).is_some());
+    assert!(push_bytes(&mut ts[1], 0, b"last words"));
+    let mut t1 = ts.pop().unwrap();
+    let mut t0 = ts.pop().unwrap();
+    let h = std::thread::spawn(move || {
+        let clean = t1.shutdown(Duration::from_secs(10));
+        (clean, t1.failed_peer())
+    });
+    let clean0 = t0.shutdown(Duration::from_secs(10));
+    let (clean1, failed1) = h.join().unwrap();
+    assert!(clean0 && clean1);
+    assert_eq!((t0.failed_peer(), failed1), (None, None));
+    assert_eq!(pop_vec(&mut t0, 1).unwrap(), b"last words");
+    assert!(!push_bytes(&mut t0, 1, b"after shutdown"));
+}
+
+#[test]
+fn unreachable_peer_fails_after_the_deadline_only() {
+    // A port nobody listens on: attempts are retried (no failure yet right away).
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let ep = l.local_addr().unwrap().to_string();
+    drop(l);
+    let mut t = TcpTransport::new(0, 2, SECRET, lo()).unwrap();
+    t.set_endpoint(1, &ep).unwrap();
+    assert!(push_bytes(&mut t, 1, b"x"));
+    for _ in 0..100 {
+        t.poll();
+    }
+    assert_eq!(t.failed_peer(), None);
+    // Pretend the deadline passed.
+    t.peers[1].first_try = Some(Instant::now() - CONNECT_DEADLINE);
+    t.peers[1].next_try = None;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while t.failed_peer().is_none() {
+        assert!(Instant::now() < deadline);
+        t.poll();
+    }
+    assert!(t.failed_peer().unwrap().1.contains("cannot connect"));
+}
+
+#[test]
+fn frame_decoder_handles_any_chunking() {
+    let mut stream = Vec::new();
+    let pkts: Vec<Vec<u8>> = (0..40).map(|s| packet(3, s)).collect();
+    for p in &pkts {
+        stream.extend_from_slice(&wire::encode_frame_header(wire::KIND_DATA, p.len() as u32));
+        stream.extend_from_slice(p);
+    }
+    stream.extend_from_slice(&wire::encode_frame_header(wire::KIND_BYE, 0));
+    let mut rng = Rng(42);
+    for _ in 0..20 {
+        let mut d = wire::FrameDecoder::new();
+        let mut out = Vec::new();
+        let mut rest = &stream[..];
+        while !rest.is_empty() {
+            let n = ((rng.next() % 70_000) as usize + 1).min(rest.len());
+            // Sometimes go through the direct path.
+            if let Some(buf) = d.direct_buf(1) {
+                let k = buf.len().min(n);
+                buf[..k].copy_from_slice(&rest[..k]);
+                d.advance_direct(k, |f| out.push(f));
+                rest = &rest[k..];
+                continue;
+            }
+            d.feed(&rest[..n], |f| out.push(f)).unwrap();
+            rest = &rest[n..];
+        }
+        assert!(d.at_boundary() && d.saw_bye());
+        assert_eq!(out.len(), pkts.len() + 1);
+        for (f, p) in out.iter().zip(&pkts) {
+            assert_eq!(f, &wire::Frame::Packet(p.clone()));
+        }
+        assert_eq!(out.last(), Some(&wire::Frame::Bye));
+    }
+}
+
+#[test]
+fn frame_decoder_rejects_bad_headers() {
+    let bad: Vec<[u8; 8]> = vec![
+        wire::encode_frame_header(wire::KIND_DATA, MAX_PACKET as u32 + 1),
+        wire::encode_frame_header(wire::KIND_DATA, u32::MAX),
+        wire::encode_frame_header(0, 4),
+        wire::encode_frame_header(3, 4),
+        wire::encode_frame_header(wire::KIND_BYE, 1),
+        [1, 1, 0, 0, 4, 0, 0, 0],
+    ];
+    for h in bad {
+        let mut d = wire::FrameDecoder::new();
+        assert!(
+            d.feed(&h, |_| panic!("no frame expected")).is_err(),
+            "{h:?}"
+        );
+    }
+    let mut d = wire::FrameDecoder::new();
+    d.feed(&wire::encode_frame_header(wire::KIND_BYE, 0), |_| {})
+        .unwrap();
+    assert!(
+        d.feed(&wire::encode_frame_header(wire::KIND_DATA, 0), |_| {})
+            .is_err(),
+        "data after goodbye"
+    );
+    let mut d = wire::FrameDecoder::new();
+    d.feed(
+        &wire::encode_frame_header(wire::KIND_DATA, MAX_PACKET as u32),
+        |_| {},
+    )
+    .unwrap();
+    assert!(!d.at_boundary(), "a truncated frame is not at a boundary");
+}
+
+#[test]
+fn handshake_messages_round_trip_and_bind_their_inputs() {
+    let (sn, cn) = ([1u8; 32], [2u8; 32]);
+    let hello = wire::encode_server_hello(7, &sn);
+    assert_eq!(
+        wire::parse_server_hello(&hello).unwrap(),
+        wire::ServerHello { rank: 7, nonce: sn }
+    );
+    let m = wire::encode_client_msg(SECRET, 3, 7, &sn, &cn);
+    let msg = wire::parse_client_msg(&m).unwrap();
+    assert_eq!((msg.rank, msg.server_rank, msg.nonce), (3, 7, cn));
+    assert!(wire::verify_client_msg(SECRET, &msg, &sn));
+    assert!(!wire::verify_client_msg(b"other secret", &msg, &sn));
+    assert!(
+        !wire::verify_client_msg(SECRET, &msg, &[9u8; 32]),
+        "another server nonce (replay)"
+    );
+    let mut forged = msg;
+    forged.rank = 4;
+    assert!(
+        !wire::verify_client_msg(SECRET, &forged, &sn),
+        "the rank is authenticated"
+    );
+    for accept in [false, true] {
+        let v = wire::encode_verdict(SECRET, accept, 3, 7, &cn, &sn);
+        assert_eq!(wire::parse_verdict(SECRET, &v, 3, 7, &cn, &sn), Ok(accept));
+        assert!(wire::parse_verdict(SECRET, &v, 3, 7, &[0u8; 32], &sn).is_err());
+        assert!(wire::parse_verdict(b"x", &v, 3, 7, &cn, &sn).is_err());
+        let mut flipped = v;
+        flipped[0] ^= 1;
+        assert!(
+            wire::parse_verdict(SECRET, &flipped, 3, 7, &cn, &sn).is_err(),
+            "the verdict is authenticated"
+        );
+    }
+}
