@@ -46,9 +46,11 @@ fn main() {
     let none = create::split(&world, if rank == 0 { create::UNDEFINED } else { 1 }, 0).unwrap();
     check!(rank, none.is_none() == (rank == 0), "undefined colour");
 
-    // split_type shared: everyone is on this host.
+    // split_type shared: the ranks of this host (all of them on one host).
     let shared = create::split_type(&world, create::COMM_TYPE_SHARED, rank).unwrap().unwrap();
-    check!(rank, shared.size() == n && shared.rank() == rank, "split_type shared");
+    let levels = runtime::engine().unwrap().cluster_info();
+    let (host_size, host_rank) = levels.get(1).map_or((n, rank), |l| (l.size, l.rank));
+    check!(rank, shared.size() == host_size && shared.rank() == host_rank, "split_type shared: {}/{} vs host {host_rank}/{host_size}", shared.rank(), shared.size());
 
     // create from a group: the even world ranks, reversed.
     let grp: Vec<u32> = (0..n as u32).filter(|r| r % 2 == 0).rev().collect();

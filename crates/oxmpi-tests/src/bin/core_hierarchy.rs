@@ -17,6 +17,14 @@ fn main() {
     let (rank, size) = (e.rank() as i32, e.size() as i32);
     let levels = e.cluster_info();
     check!(rank, levels[0].cluster_id == 0 && levels[0].rank == rank && levels[0].size == size, "level 0 {:?}", levels[0]);
+    // Real hosts (network namespaces launched by mpiexec -hosts): two levels,
+    // host ids in 0..k.
+    if let Some(k) = std::env::var("EXPECT_HOSTS").ok().and_then(|v| v.parse::<i32>().ok()) {
+        check!(rank, levels.len() == 2 && (0..k).contains(&levels[1].cluster_id), "levels on {k} hosts: {levels:?}");
+        println!("hierarchy: rank {rank} {levels:?}");
+        runtime::finalize().unwrap();
+        return;
+    }
     match fake {
         Some(k) if k > 1 && size > 1 => {
             check!(rank, levels.len() == 2, "levels {levels:?}");

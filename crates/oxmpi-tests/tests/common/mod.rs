@@ -54,14 +54,20 @@ impl Run {
     }
 }
 
+static ONE_JOB_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Holds the turn of this test binary's one running job.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Runs `prog args` on `n` ranks with extra environment, and a hard timeout.
 ///
 /// Jobs of one test binary run one at a time: the machine has 2 cores, and
 /// several 8-rank jobs at once would turn the timing checks (a dead rank ends
 /// the job within a second) into tests of the scheduler.
 pub fn run_env(n: usize, prog: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
-    static ONE_JOB_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _turn = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _turn = serial();
     let mut c = Command::new(mpiexec());
     c.arg("-n").arg(n.to_string()).arg(prog).args(args);
     for (k, v) in env {

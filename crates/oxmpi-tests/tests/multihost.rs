@@ -1,0 +1,98 @@
+//! Jobs spanning several "hosts": network namespaces on this machine (made by
+//! tests/netns/setup.sh, addresses 10.213.0.0/24 on a private bridge), ranks
+//! started in them by our mpiexec through `ip netns exec`, talking TCP between
+//! hosts and shared memory within one. Skipped, with a notice, where namespaces
+//! cannot be made (not root); CI runs as root.
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+fn namespaces() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("NOTICE: not root; multi-host tests skipped");
+        return false;
+    }
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/netns/setup.sh");
+    let ok = Command::new("bash").arg(script).arg("3").stdout(Stdio::null()).status().is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("NOTICE: network namespaces unavailable; multi-host tests skipped");
+        assert!(std::env::var("CI").is_err(), "CI must be able to create network namespaces");
+    }
+    ok
+}
+
+/// Runs `prog args` on `hosts` (mpiexec -hosts syntax) with `n` ranks.
+fn run_hosts(hosts: &str, n: usize, prog: &str, args: &[&str], env: &[(&str, &str)]) -> (std::process::Output, f64) {
+    let mut c = Command::new(common::mpiexec());
+    c.args(["-n", &n.to_string(), "-hosts", hosts, "--launcher-exec", "ip netns exec", "--pmi-bind", "10.213.0.1"]);
+    for (k, v) in env {
+        c.args(["-genv", k, v]);
+    }
+    c.arg(prog).args(args).stdin(Stdio::null());
+    let t = Instant::now();
+    let out = c.output().expect("mpiexec");
+    (out, t.elapsed().as_secs_f64())
+}
+
+fn ok(out: &std::process::Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what} failed ({:?})\n--- stdout\n{}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn two_hosts_two_ranks_each() {
+    if !namespaces() {
+        return;
+    }
+    let _turn = common::serial();
+    let pt2pt = env!("CARGO_BIN_EXE_core_pt2pt");
+    for s in ["traffic", "typed", "cancel", "probe", "modes", "barrier"] {
+        let (out, _) = run_hosts("oxmpi-h1:2,oxmpi-h2:2", 4, pt2pt, &[s], &[]);
+        ok(&out, s);
+        assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("{s}: ok")));
+    }
+    let (out, _) = run_hosts("oxmpi-h1:2,oxmpi-h2:2", 4, env!("CARGO_BIN_EXE_core_hierarchy"), &[], &[("EXPECT_HOSTS", "2")]);
+    ok(&out, "hierarchy");
+    for group in ["bcast", "allgather", "alltoall", "gather"] {
+        let (out, _) = run_hosts("oxmpi-h1:2,oxmpi-h2:2", 4, env!("CARGO_BIN_EXE_core_coll_move"), &[group], &[]);
+        ok(&out, group);
+    }
+    let (out, _) = run_hosts("oxmpi-h1:2,oxmpi-h2:2", 4, env!("CARGO_BIN_EXE_core_coll_reduce"), &[], &[]);
+    ok(&out, "reductions");
+}
+
+#[test]
+fn three_hosts_with_one_to_three_ranks() {
+    if !namespaces() {
+        return;
+    }
+    let _turn = common::serial();
+    let hosts = "oxmpi-h1:1,oxmpi-h2:2,oxmpi-h3:3";
+    let (out, _) = run_hosts(hosts, 6, env!("CARGO_BIN_EXE_core_pt2pt"), &["traffic"], &[]);
+    ok(&out, "traffic on 3 hosts");
+    let (out, _) = run_hosts(hosts, 6, env!("CARGO_BIN_EXE_core_hierarchy"), &[], &[("EXPECT_HOSTS", "3")]);
+    ok(&out, "hierarchy on 3 hosts");
+    let (out, _) = run_hosts(hosts, 6, env!("CARGO_BIN_EXE_core_comm"), &[], &[]);
+    ok(&out, "communicators on 3 hosts");
+}
+
+#[test]
+fn a_rank_killed_on_one_host_ends_the_job_everywhere() {
+    if !namespaces() {
+        return;
+    }
+    let _turn = common::serial();
+    let token = common::unique_token("multihost-die");
+    let (out, secs) = run_hosts("oxmpi-h1:2,oxmpi-h2:2", 4, env!("CARGO_BIN_EXE_core_pt2pt"), &["die", &token], &[]);
+    assert_eq!(out.status.code(), Some(128 + 9), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(secs < 5.0, "the job took {secs} s to end");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(common::processes_with(&token).is_empty(), "survivors: {:?}", common::processes_with(&token));
+}
