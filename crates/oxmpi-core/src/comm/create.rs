@@ -119,6 +119,35 @@ pub fn create(comm: &Comm, group: &[u32]) -> Result<Option<Comm>> {
     Ok(Some(Comm::build(ctx, true, rank as i32, group.into(), None, String::new())))
 }
 
+/// MPI_Comm_create_group: like [`create`], but collective only over the
+/// members of `group` (world ranks, in the new rank order). Non-members get
+/// `None` without communicating.
+pub fn create_group(comm: &Comm, group: &[u32], _tag: i32) -> Result<Option<Comm>> {
+    let call = "MPI_Comm_create_group";
+    require_intra(call, comm)?;
+    for (i, w) in group.iter().enumerate() {
+        if !comm.0.group.contains(w) {
+            return Err(MpiError::arg(ErrorClass::Group, call, "group", format!("member {i} (world rank {w}) is not in the communicator")));
+        }
+        if group[..i].contains(w) {
+            return Err(MpiError::arg(ErrorClass::Group, call, "group", format!("world rank {w} appears twice")));
+        }
+    }
+    let me = comm.0.group[comm.rank() as usize];
+    let Some(rank) = group.iter().position(|&w| w == me) else {
+        return Ok(None);
+    };
+    // The members agree on a context id among themselves, over the parent's
+    // collective context with tags no parent collective uses (bit 30).
+    let mut temp = Comm::build(comm.context(), false, rank as i32, group.into(), None, String::new());
+    if let Some(inner) = Arc::get_mut(&mut temp.0) {
+        inner.tag_base = 1 << 30;
+    }
+    let ctx = context::agree(&temp, call)?;
+    context::claim(ctx);
+    Ok(Some(Comm::build(ctx, true, rank as i32, group.into(), None, String::new())))
+}
+
 /// MPI_Comm_compare.
 pub fn compare(a: &Comm, b: &Comm) -> Comparison {
     if a.same(b) {

@@ -36,6 +36,10 @@ pub struct CommInner {
     /// collectives in the same order (MPI requires it), so the count is the same
     /// everywhere and serves as the tag that keeps concurrent ones apart.
     pub coll_seq: AtomicU32,
+    /// Bits OR'ed into every collective tag: 0, except for the temporary
+    /// communicators of MPI_Comm_create_group, which borrow their parent's
+    /// collective context and keep apart from its collectives by bit 30.
+    pub tag_base: i32,
     /// Whether this communicator allocated `context` (and gives it back when
     /// the last handle goes). The predefined ones did not.
     pub owns_context: bool,
@@ -80,6 +84,7 @@ impl Comm {
             remote_group: Some(remote),
             local_comm: Some(local_comm),
             coll_seq: AtomicU32::new(0),
+            tag_base: 0,
             owns_context: true,
             name: Mutex::new(String::new()),
             attrs: crate::attr::Attributes::new(crate::attr::ObjectKind::Comm),
@@ -95,6 +100,7 @@ impl Comm {
             remote_group,
             local_comm: None,
             coll_seq: AtomicU32::new(0),
+            tag_base: 0,
             owns_context,
             name: Mutex::new(name),
             attrs: crate::attr::Attributes::new(crate::attr::ObjectKind::Comm),
@@ -176,7 +182,7 @@ impl Comm {
 
     /// The tag of the next collective on this communicator.
     pub fn next_coll_tag(&self) -> i32 {
-        (self.0.coll_seq.fetch_add(1, Ordering::Relaxed) & ((1 << crate::coll::sched::SEQ_BITS) - 1)) as i32
+        self.0.tag_base | (self.0.coll_seq.fetch_add(1, Ordering::Relaxed) & ((1 << crate::coll::sched::SEQ_BITS) - 1)) as i32
     }
 
     /// Whether two handles name the same communicator object.

@@ -246,6 +246,8 @@ struct Inner {
     committed: AtomicBool,
     name: Mutex<String>,
     layout: Arc<Layout>,
+    /// Cached attributes (MPI_Type_set_attr).
+    attrs: crate::attr::Attributes,
 }
 
 /// The constructor arguments kept for `MPI_Type_get_contents`.
@@ -541,6 +543,7 @@ impl Datatype {
             committed: AtomicBool::new(committed),
             name: Mutex::new(name),
             layout,
+            attrs: crate::attr::Attributes::new(crate::attr::ObjectKind::Datatype),
         }))
     }
 
@@ -873,7 +876,8 @@ impl Datatype {
         ))
     }
 
-    /// `MPI_Type_dup`: same type map and committed state.
+    /// `MPI_Type_dup`: same type map and committed state. (Attributes are
+    /// copied by [`Datatype::dup_with_attributes`].)
     pub fn dup(old: &Datatype) -> Datatype {
         Datatype::make(
             Kind::Derived,
@@ -883,6 +887,21 @@ impl Datatype {
             old.is_committed(),
             String::new(),
         )
+    }
+
+    /// `MPI_Type_dup` with the attributes' copy callbacks run.
+    pub fn dup_with_attributes(old: &Datatype) -> crate::error::Result<Datatype> {
+        let attrs = old.0.attrs.duplicate("MPI_Type_dup")?;
+        let mut new = Datatype::dup(old);
+        if let Some(inner) = Arc::get_mut(&mut new.0) {
+            inner.attrs = attrs;
+        }
+        Ok(new)
+    }
+
+    /// The attributes cached on this datatype (MPI_Type_set_attr & co).
+    pub fn attrs(&self) -> &crate::attr::Attributes {
+        &self.0.attrs
     }
 
     /// `MPI_Type_commit` (in place; idempotent).
