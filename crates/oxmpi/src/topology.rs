@@ -277,6 +277,80 @@ pub trait Communicator {
         ccreate::dup(self.core_comm()).map(SimpleCommunicator)
     }
 
+    /// Bytes that packing `incount` elements of `datatype` takes (`MPI_Pack_size`).
+    fn pack_size<Dt>(&self, incount: Count, datatype: &Dt) -> Count
+    where
+        Dt: crate::datatype::Datatype,
+        Self: Sized,
+    {
+        let dt = datatype.as_datatype_ref();
+        let n = oxmpi_core::datatype::pack_size(dt.as_core(), incount.max(0) as usize);
+        Count::try_from(n).unwrap_or(Count::MAX)
+    }
+
+    /// Packs `inbuf` into a new byte vector (`MPI_Pack`).
+    fn pack<Buf>(&self, inbuf: &Buf) -> Vec<u8>
+    where
+        Buf: ?Sized + crate::datatype::Buffer,
+        Self: Sized,
+    {
+        let dt = inbuf.as_datatype();
+        let mut out = vec![0u8; self.pack_size(inbuf.count(), &dt) as usize];
+        let end = self.pack_into(inbuf, &mut out, 0);
+        out.truncate(end as usize);
+        out
+    }
+
+    /// Packs `inbuf` into `outbuf` at byte `position`; returns the position after
+    /// it (`MPI_Pack`).
+    fn pack_into<Buf>(&self, inbuf: &Buf, outbuf: &mut [u8], position: Count) -> Count
+    where
+        Buf: ?Sized + crate::datatype::Buffer,
+        Self: Sized,
+    {
+        self.try_pack_into(inbuf, outbuf, position).or_fatal()
+    }
+
+    /// [`pack_into`](Self::pack_into), reporting errors (a buffer too small is
+    /// `ErrorClass::Arg`, nothing written).
+    fn try_pack_into<Buf>(&self, inbuf: &Buf, outbuf: &mut [u8], position: Count) -> Result<Count>
+    where
+        Buf: ?Sized + crate::datatype::Buffer,
+        Self: Sized,
+    {
+        let dt = inbuf.as_datatype();
+        let mut pos = position.max(0) as usize;
+        // SAFETY: `inbuf` is a Buffer: its pointer covers `count` elements of its
+        // own datatype, borrowed for this call.
+        unsafe {
+            oxmpi_core::datatype::pack_into(crate::datatype::Datatype::as_datatype_ref(&dt).as_core(), inbuf.pointer() as *const u8, inbuf.count().max(0) as usize, outbuf, &mut pos)?;
+        }
+        Ok(pos as Count)
+    }
+
+    /// Unpacks from `inbuf` at byte `position` into `outbuf`; returns the position
+    /// after what was read (`MPI_Unpack`).
+    ///
+    /// # Safety
+    /// The bytes read must be a packed image of `outbuf`'s element type (as
+    /// produced by [`pack`](Self::pack) of the same type), or `outbuf` may end
+    /// up holding invalid values of its Rust type.
+    unsafe fn unpack_into<Buf>(&self, inbuf: &[u8], outbuf: &mut Buf, position: Count) -> Count
+    where
+        Buf: ?Sized + crate::datatype::BufferMut,
+        Self: Sized,
+    {
+        let dt = outbuf.as_datatype();
+        let mut pos = position.max(0) as usize;
+        let count = outbuf.count().max(0) as usize;
+        // SAFETY: `outbuf` is a BufferMut: its pointer covers `count` elements of
+        // its datatype, exclusively borrowed; the caller vouches for the bytes.
+        unsafe {
+            oxmpi_core::datatype::unpack_from(crate::datatype::Datatype::as_datatype_ref(&dt).as_core(), inbuf, &mut pos, outbuf.pointer_mut() as *mut u8, count).or_fatal();
+        }
+        pos as Count
+    }
+
     /// Splits the communicator by colour (`MPI_Comm_split` with key 0): processes that
     /// pass the same colour form a communicator, in their old rank order;
     /// [`Color::undefined`] gets `None`. Collective.
