@@ -6,6 +6,12 @@
 //! Arguments that MPI calls "significant only at root" (or not significant
 //! with MPI_IN_PLACE) are not checked where they are not significant: programs
 //! may pass anything there (often MPI_DATATYPE_NULL, NULL arrays).
+//!
+//! Safety: the private `unsafe fn`s here take the C caller's arguments as given
+//! and require of them what the MPI standard requires of the C arguments of the
+//! function they implement: buffers holding their counts of their datatypes
+//! (for immediate forms, until the request completes), arrays of the length the
+//! standard gives, OUT arguments writable and aliasing no other argument.
 
 use std::ffi::{c_int, c_void};
 
@@ -18,7 +24,7 @@ use oxmpi_core::{Comm, Request};
 use crate::abi::*;
 use crate::dtype::committed;
 use crate::env::comm;
-use crate::errors::{bad, ffi, out, R};
+use crate::errors::{array, bad, ffi, out, R};
 use crate::misc::op;
 use crate::p2p::new_request;
 use crate::types::*;
@@ -63,50 +69,44 @@ fn dtype_if(h: MPI_Datatype, call: &str, arg: &str, significant: bool) -> R<Data
     }
 }
 
-unsafe fn ints<'a>(call: &str, arg: &str, p: *const c_int, n: usize) -> R<&'a [c_int]> {
-    if n == 0 {
-        return Ok(&[]);
-    }
-    if p.is_null() {
-        return Err(bad(ErrorClass::Arg, call, arg, "is NULL"));
-    }
-    // SAFETY: the C caller provides `n` ints.
-    Ok(unsafe { std::slice::from_raw_parts(p, n) })
-}
-
 /// A counts array of `n` entries; a negative entry is MPI_ERR_COUNT naming it.
+///
+/// # Safety
+/// As [`array`].
 unsafe fn counts(call: &str, arg: &str, p: *const c_int, n: usize) -> R<Vec<usize>> {
-    let v = unsafe { ints(call, arg, p, n)? };
+    // SAFETY: this function's contract is `array`'s.
+    let v = unsafe { array(call, arg, p, n)? };
     v.iter()
         .enumerate()
         .map(|(i, &c)| if c < 0 { Err(bad(ErrorClass::Count, call, arg, format!("{arg}[{i}] = {c} is negative"))) } else { Ok(c as usize) })
         .collect()
 }
 
+/// A displacements array of `n` ints.
+///
+/// # Safety
+/// As [`array`].
 unsafe fn displs(call: &str, arg: &str, p: *const c_int, n: usize) -> R<Vec<isize>> {
-    Ok(unsafe { ints(call, arg, p, n)? }.iter().map(|&d| d as isize).collect())
+    // SAFETY: this function's contract is `array`'s.
+    Ok(unsafe { array(call, arg, p, n)? }.iter().map(|&d| d as isize).collect())
 }
 
+/// A displacements array of `n` addresses.
+///
+/// # Safety
+/// As [`array`].
 unsafe fn aint_displs(call: &str, arg: &str, p: *const MPI_Aint, n: usize) -> R<Vec<isize>> {
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    if p.is_null() {
-        return Err(bad(ErrorClass::Arg, call, arg, "is NULL"));
-    }
-    // SAFETY: the C caller provides `n` addresses.
-    Ok(unsafe { std::slice::from_raw_parts(p, n) }.to_vec())
+    // SAFETY: this function's contract is `array`'s.
+    Ok(unsafe { array(call, arg, p, n)? }.to_vec())
 }
 
+/// An array of `n` datatype handles, each committed.
+///
+/// # Safety
+/// As [`array`].
 unsafe fn dtypes(call: &str, arg: &str, p: *const MPI_Datatype, n: usize) -> R<Vec<Datatype>> {
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    if p.is_null() {
-        return Err(bad(ErrorClass::Arg, call, arg, "is NULL"));
-    }
-    // SAFETY: the C caller provides `n` handles.
-    let hs = unsafe { std::slice::from_raw_parts(p, n) };
+    // SAFETY: this function's contract is `array`'s.
+    let hs = unsafe { array(call, arg, p, n)? };
     hs.iter().enumerate().map(|(i, &h)| committed(h, call, &format!("{arg}[{i}]"))).collect()
 }
 
@@ -127,11 +127,13 @@ fn is_leaf(cm: &Comm, root: c_int) -> bool {
 }
 
 /// Blocking (`request == None`) or immediate: runs the matching engine call.
-fn go(call: &str, c: MPI_Comm, request: Option<*mut MPI_Request>, blocking: impl FnOnce() -> CoreResult<()>, immediate: impl FnOnce() -> CoreResult<Request>) -> R<()> {
+/// `request` is the immediate form's `request` argument, already passed
+/// through [`out`]; its error, if any, is reported here, after the other checks.
+fn go(c: MPI_Comm, request: Option<R<&mut MPI_Request>>, blocking: impl FnOnce() -> CoreResult<()>, immediate: impl FnOnce() -> CoreResult<Request>) -> R<()> {
     match request {
         None => Ok(blocking()?),
-        Some(p) => {
-            let o = out(call, "request", p)?;
+        Some(o) => {
+            let o = o?;
             let r = immediate()?;
             *o = new_request(r, c, None);
             Ok(())
@@ -152,21 +154,33 @@ fn names(blocking: &'static str, immediate: &'static str, request: Option<*mut M
 unsafe fn bcast(buf: *mut c_void, n: c_int, dt: MPI_Datatype, root: c_int, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
     let call = names("MPI_Bcast", "MPI_Ibcast", request);
     ffi(call, c, || {
+        // SAFETY: `request` is `None` (blocking form) or the immediate form's
+        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { request.map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let sig = !cm.is_inter() || root == MPI_ROOT || is_leaf(&cm, root);
         let n = count_if(call, "count", n, sig)?;
         let dt = dtype_if(dt, call, "datatype", sig)?;
         let b = buf as *mut u8;
-        go(call, c, request, || unsafe { coll::bcast::bcast(b, n, &dt, root, &cm) }, || unsafe { coll::bcast::ibcast(b, n, &dt, root, &cm) })
+        go(
+            c,
+            req,
+            // SAFETY: `b` holds `n` elements of `dt` (read at the root, written elsewhere), as MPI_Bcast requires of its C caller, until this blocking call returns.
+            || unsafe { coll::bcast::bcast(b, n, &dt, root, &cm) },
+            // SAFETY: as above, and MPI_Ibcast's caller leaves the buffers alone until the request completes.
+            || unsafe { coll::bcast::ibcast(b, n, &dt, root, &cm) },
+        )
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Bcast(buf: *mut c_void, n: c_int, dt: MPI_Datatype, root: c_int, c: MPI_Comm) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `bcast` needs what MPI_Bcast demands of them.
     unsafe { bcast(buf, n, dt, root, c, None) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ibcast(buf: *mut c_void, n: c_int, dt: MPI_Datatype, root: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `bcast` needs what MPI_Ibcast demands of them.
     unsafe { bcast(buf, n, dt, root, c, Some(r)) }
 }
 
@@ -174,6 +188,9 @@ pub unsafe extern "C" fn PMPI_Ibcast(buf: *mut c_void, n: c_int, dt: MPI_Datatyp
 unsafe fn gather(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, root: c_int, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
     let call = names("MPI_Gather", "MPI_Igather", request);
     ffi(call, c, || {
+        // SAFETY: `request` is `None` (blocking form) or the immediate form's
+        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { request.map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let (is_root, leaf) = (at_root(&cm, root), is_leaf(&cm, root));
         let send_sig = leaf && !(is_root && is_in_place(sb));
@@ -183,16 +200,25 @@ unsafe fn gather(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void
         let rt = dtype_if(rt, call, "recvtype", is_root)?;
         let s = sendbuf(sb);
         let r = rb as *mut u8;
-        go(call, c, request, || unsafe { coll::gather::gather(s, sc, &st, r, rc, &rt, root, &cm) }, || unsafe { coll::gather::igather(s, sc, &st, r, rc, &rt, root, &cm) })
+        go(
+            c,
+            req,
+            // SAFETY: `s` (unless MPI_IN_PLACE) holds `sc` × `st`; `r` holds `rc` × `rt` per rank, at the root only, as MPI_Gather requires of its C caller, until this blocking call returns.
+            || unsafe { coll::gather::gather(s, sc, &st, r, rc, &rt, root, &cm) },
+            // SAFETY: as above, and MPI_Igather's caller leaves the buffers alone until the request completes.
+            || unsafe { coll::gather::igather(s, sc, &st, r, rc, &rt, root, &cm) },
+        )
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Gather(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, root: c_int, c: MPI_Comm) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `gather` needs what MPI_Gather demands of them.
     unsafe { gather(sb, sc, st, rb, rc, rt, root, c, None) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Igather(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `gather` needs what MPI_Igather demands of them.
     unsafe { gather(sb, sc, st, rb, rc, rt, root, c, Some(r)) }
 }
 
@@ -200,22 +226,26 @@ pub unsafe extern "C" fn PMPI_Igather(sb: *const c_void, sc: c_int, st: MPI_Data
 unsafe fn gatherv(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rcs: *const c_int, ds: *const c_int, rt: MPI_Datatype, root: c_int, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
     let call = names("MPI_Gatherv", "MPI_Igatherv", request);
     ffi(call, c, || {
+        // SAFETY: `request` is `None` (blocking form) or the immediate form's
+        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { request.map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let (is_root, leaf) = (at_root(&cm, root), is_leaf(&cm, root));
         let send_sig = leaf && !(is_root && is_in_place(sb));
         let sc = count_if(call, "sendcount", sc, send_sig)?;
         let st = dtype_if(st, call, "sendtype", send_sig)?;
         let n = if is_root { cm.peer_group_size() as usize } else { 0 };
-        let rcs = unsafe { counts(call, "recvcounts", rcs, n)? };
-        let ds = unsafe { displs(call, "displs", ds, n)? };
+        // SAFETY: at the root, MPI_Gatherv's `recvcounts` and `displs` have one entry per process of the (remote) group, `n`; elsewhere `n` is 0 and they are not read.
+        let (rcs, ds) = unsafe { (counts(call, "recvcounts", rcs, n)?, displs(call, "displs", ds, n)?) };
         let rt = dtype_if(rt, call, "recvtype", is_root)?;
         let s = sendbuf(sb);
         let r = rb as *mut u8;
         go(
-            call,
             c,
-            request,
+            req,
+            // SAFETY: `s` (unless MPI_IN_PLACE) holds `sc` × `st`; at the root `r` holds `rcs[i]` × `rt` at `ds[i]` per rank, as MPI_Gatherv requires of its C caller, until this blocking call returns.
             || unsafe { coll::gather::gatherv(s, sc, &st, r, &rcs, &ds, &rt, root, &cm) },
+            // SAFETY: as above, and MPI_Igatherv's caller leaves the buffers alone until the request completes.
             || unsafe { coll::gather::igatherv(s, sc, &st, r, &rcs, &ds, &rt, root, &cm) },
         )
     })
@@ -223,6 +253,7 @@ unsafe fn gatherv(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_voi
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Gatherv(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rcs: *const c_int, ds: *const c_int, rt: MPI_Datatype, root: c_int, c: MPI_Comm) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `gatherv` needs what MPI_Gatherv demands of them.
     unsafe { gatherv(sb, sc, st, rb, rcs, ds, rt, root, c, None) }
 }
 #[no_mangle]
@@ -238,6 +269,7 @@ pub unsafe extern "C" fn PMPI_Igatherv(
     c: MPI_Comm,
     r: *mut MPI_Request,
 ) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `gatherv` needs what MPI_Igatherv demands of them.
     unsafe { gatherv(sb, sc, st, rb, rcs, ds, rt, root, c, Some(r)) }
 }
 
@@ -245,6 +277,9 @@ pub unsafe extern "C" fn PMPI_Igatherv(
 unsafe fn scatter(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, root: c_int, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
     let call = names("MPI_Scatter", "MPI_Iscatter", request);
     ffi(call, c, || {
+        // SAFETY: `request` is `None` (blocking form) or the immediate form's
+        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { request.map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let (is_root, leaf) = (at_root(&cm, root), is_leaf(&cm, root));
         let recv_sig = leaf && !(is_root && is_in_place(rb));
@@ -254,16 +289,25 @@ unsafe fn scatter(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_voi
         let rt = dtype_if(rt, call, "recvtype", recv_sig)?;
         let s = sb as *const u8;
         let r = (!is_in_place(rb)).then_some(rb as *mut u8);
-        go(call, c, request, || unsafe { coll::scatter::scatter(s, sc, &st, r, rc, &rt, root, &cm) }, || unsafe { coll::scatter::iscatter(s, sc, &st, r, rc, &rt, root, &cm) })
+        go(
+            c,
+            req,
+            // SAFETY: at the root `s` holds `sc` × `st` per rank; `r` (unless MPI_IN_PLACE) holds `rc` × `rt`, as MPI_Scatter requires of its C caller, until this blocking call returns.
+            || unsafe { coll::scatter::scatter(s, sc, &st, r, rc, &rt, root, &cm) },
+            // SAFETY: as above, and MPI_Iscatter's caller leaves the buffers alone until the request completes.
+            || unsafe { coll::scatter::iscatter(s, sc, &st, r, rc, &rt, root, &cm) },
+        )
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Scatter(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, root: c_int, c: MPI_Comm) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `scatter` needs what MPI_Scatter demands of them.
     unsafe { scatter(sb, sc, st, rb, rc, rt, root, c, None) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iscatter(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `scatter` needs what MPI_Iscatter demands of them.
     unsafe { scatter(sb, sc, st, rb, rc, rt, root, c, Some(r)) }
 }
 
@@ -271,22 +315,26 @@ pub unsafe extern "C" fn PMPI_Iscatter(sb: *const c_void, sc: c_int, st: MPI_Dat
 unsafe fn scatterv(sb: *const c_void, scs: *const c_int, ds: *const c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, root: c_int, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
     let call = names("MPI_Scatterv", "MPI_Iscatterv", request);
     ffi(call, c, || {
+        // SAFETY: `request` is `None` (blocking form) or the immediate form's
+        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { request.map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let (is_root, leaf) = (at_root(&cm, root), is_leaf(&cm, root));
         let recv_sig = leaf && !(is_root && is_in_place(rb));
         let n = if is_root { cm.peer_group_size() as usize } else { 0 };
-        let scs = unsafe { counts(call, "sendcounts", scs, n)? };
-        let ds = unsafe { displs(call, "displs", ds, n)? };
+        // SAFETY: at the root, MPI_Scatterv's `sendcounts` and `displs` have one entry per process of the (remote) group, `n`; elsewhere `n` is 0 and they are not read.
+        let (scs, ds) = unsafe { (counts(call, "sendcounts", scs, n)?, displs(call, "displs", ds, n)?) };
         let st = dtype_if(st, call, "sendtype", is_root)?;
         let rc = count_if(call, "recvcount", rc, recv_sig)?;
         let rt = dtype_if(rt, call, "recvtype", recv_sig)?;
         let s = sb as *const u8;
         let r = (!is_in_place(rb)).then_some(rb as *mut u8);
         go(
-            call,
             c,
-            request,
+            req,
+            // SAFETY: at the root `s` holds `scs[i]` × `st` at `ds[i]` per rank; `r` (unless MPI_IN_PLACE) holds `rc` × `rt`, as MPI_Scatterv requires of its C caller, until this blocking call returns.
             || unsafe { coll::scatter::scatterv(s, &scs, &ds, &st, r, rc, &rt, root, &cm) },
+            // SAFETY: as above, and MPI_Iscatterv's caller leaves the buffers alone until the request completes.
             || unsafe { coll::scatter::iscatterv(s, &scs, &ds, &st, r, rc, &rt, root, &cm) },
         )
     })
@@ -294,6 +342,7 @@ unsafe fn scatterv(sb: *const c_void, scs: *const c_int, ds: *const c_int, st: M
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Scatterv(sb: *const c_void, scs: *const c_int, ds: *const c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, root: c_int, c: MPI_Comm) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `scatterv` needs what MPI_Scatterv demands of them.
     unsafe { scatterv(sb, scs, ds, st, rb, rc, rt, root, c, None) }
 }
 #[no_mangle]
@@ -309,6 +358,7 @@ pub unsafe extern "C" fn PMPI_Iscatterv(
     c: MPI_Comm,
     r: *mut MPI_Request,
 ) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `scatterv` needs what MPI_Iscatterv demands of them.
     unsafe { scatterv(sb, scs, ds, st, rb, rc, rt, root, c, Some(r)) }
 }
 
@@ -323,6 +373,9 @@ unsafe fn allgather(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_v
         (true, true) => "MPI_Ialltoall",
     };
     ffi(call, c, || {
+        // SAFETY: `request` is `None` (blocking form) or the immediate form's
+        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { request.map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let send_sig = !is_in_place(sb);
         let sc = count_if(call, "sendcount", sc, send_sig)?;
@@ -332,27 +385,45 @@ unsafe fn allgather(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_v
         let s = sendbuf(sb);
         let r = rb as *mut u8;
         if all_to_all {
-            go(call, c, request, || unsafe { coll::alltoall::alltoall(s, sc, &st, r, rc, &rt, &cm) }, || unsafe { coll::alltoall::ialltoall(s, sc, &st, r, rc, &rt, &cm) })
+            go(
+                c,
+                req,
+                // SAFETY: `s` (unless MPI_IN_PLACE) holds `sc` × `st` per rank; `r` holds `rc` × `rt` per rank, as MPI_Alltoall requires of its C caller, until this blocking call returns.
+                || unsafe { coll::alltoall::alltoall(s, sc, &st, r, rc, &rt, &cm) },
+                // SAFETY: as above, and MPI_Ialltoall's caller leaves the buffers alone until the request completes.
+                || unsafe { coll::alltoall::ialltoall(s, sc, &st, r, rc, &rt, &cm) },
+            )
         } else {
-            go(call, c, request, || unsafe { coll::allgather::allgather(s, sc, &st, r, rc, &rt, &cm) }, || unsafe { coll::allgather::iallgather(s, sc, &st, r, rc, &rt, &cm) })
+            go(
+                c,
+                req,
+                // SAFETY: `s` (unless MPI_IN_PLACE) holds `sc` × `st`; `r` holds `rc` × `rt` per rank, as MPI_Allgather requires of its C caller, until this blocking call returns.
+                || unsafe { coll::allgather::allgather(s, sc, &st, r, rc, &rt, &cm) },
+                // SAFETY: as above, and MPI_Iallgather's caller leaves the buffers alone until the request completes.
+                || unsafe { coll::allgather::iallgather(s, sc, &st, r, rc, &rt, &cm) },
+            )
         }
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allgather(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, c: MPI_Comm) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `allgather` needs what MPI_Allgather demands of them.
     unsafe { allgather(sb, sc, st, rb, rc, rt, c, None, false) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iallgather(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `allgather` needs what MPI_Iallgather demands of them.
     unsafe { allgather(sb, sc, st, rb, rc, rt, c, Some(r), false) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoall(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, c: MPI_Comm) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `allgather` needs what MPI_Alltoall demands of them.
     unsafe { allgather(sb, sc, st, rb, rc, rt, c, None, true) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ialltoall(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `allgather` needs what MPI_Ialltoall demands of them.
     unsafe { allgather(sb, sc, st, rb, rc, rt, c, Some(r), true) }
 }
 
@@ -360,21 +431,25 @@ pub unsafe extern "C" fn PMPI_Ialltoall(sb: *const c_void, sc: c_int, st: MPI_Da
 unsafe fn allgatherv(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rcs: *const c_int, ds: *const c_int, rt: MPI_Datatype, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
     let call = names("MPI_Allgatherv", "MPI_Iallgatherv", request);
     ffi(call, c, || {
+        // SAFETY: `request` is `None` (blocking form) or the immediate form's
+        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { request.map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let send_sig = !is_in_place(sb);
         let sc = count_if(call, "sendcount", sc, send_sig)?;
         let st = dtype_if(st, call, "sendtype", send_sig)?;
         let n = cm.peer_group_size() as usize;
-        let rcs = unsafe { counts(call, "recvcounts", rcs, n)? };
-        let ds = unsafe { displs(call, "displs", ds, n)? };
+        // SAFETY: MPI_Allgatherv's `recvcounts` and `displs` have one entry per process of the (remote) group, `n`.
+        let (rcs, ds) = unsafe { (counts(call, "recvcounts", rcs, n)?, displs(call, "displs", ds, n)?) };
         let rt = committed(rt, call, "recvtype")?;
         let s = sendbuf(sb);
         let r = rb as *mut u8;
         go(
-            call,
             c,
-            request,
+            req,
+            // SAFETY: `s` (unless MPI_IN_PLACE) holds `sc` × `st`; `r` holds `rcs[i]` × `rt` at `ds[i]` per rank, as MPI_Allgatherv requires of its C caller, until this blocking call returns.
             || unsafe { coll::allgather::allgatherv(s, sc, &st, r, &rcs, &ds, &rt, &cm) },
+            // SAFETY: as above, and MPI_Iallgatherv's caller leaves the buffers alone until the request completes.
             || unsafe { coll::allgather::iallgatherv(s, sc, &st, r, &rcs, &ds, &rt, &cm) },
         )
     })
@@ -382,10 +457,12 @@ unsafe fn allgatherv(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allgatherv(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rcs: *const c_int, ds: *const c_int, rt: MPI_Datatype, c: MPI_Comm) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `allgatherv` needs what MPI_Allgatherv demands of them.
     unsafe { allgatherv(sb, sc, st, rb, rcs, ds, rt, c, None) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iallgatherv(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rcs: *const c_int, ds: *const c_int, rt: MPI_Datatype, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `allgatherv` needs what MPI_Iallgatherv demands of them.
     unsafe { allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Some(r)) }
 }
 
@@ -404,23 +481,27 @@ unsafe fn alltoallv(
 ) -> c_int {
     let call = names("MPI_Alltoallv", "MPI_Ialltoallv", request);
     ffi(call, c, || {
+        // SAFETY: `request` is `None` (blocking form) or the immediate form's
+        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { request.map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let n = cm.peer_group_size() as usize;
         let send_sig = !is_in_place(sb);
         let ns = if send_sig { n } else { 0 };
-        let scs = unsafe { counts(call, "sendcounts", scs, ns)? };
-        let sds = unsafe { displs(call, "sdispls", sds, ns)? };
+        // SAFETY: MPI_Alltoallv's `sendcounts` and `sdispls` have one entry per process of the (remote) group; with MPI_IN_PLACE they are ignored and `ns` is 0.
+        let (scs, sds) = unsafe { (counts(call, "sendcounts", scs, ns)?, displs(call, "sdispls", sds, ns)?) };
         let st = dtype_if(st, call, "sendtype", send_sig)?;
-        let rcs = unsafe { counts(call, "recvcounts", rcs, n)? };
-        let rds = unsafe { displs(call, "rdispls", rds, n)? };
+        // SAFETY: MPI_Alltoallv's `recvcounts` and `rdispls` have one entry per process of the (remote) group, `n`.
+        let (rcs, rds) = unsafe { (counts(call, "recvcounts", rcs, n)?, displs(call, "rdispls", rds, n)?) };
         let rt = committed(rt, call, "recvtype")?;
         let s = sendbuf(sb);
         let r = rb as *mut u8;
         go(
-            call,
             c,
-            request,
+            req,
+            // SAFETY: `s` (unless MPI_IN_PLACE) and `r` hold the blocks `scs`/`sds` × `st` and `rcs`/`rds` × `rt` describe, as MPI_Alltoallv requires of its C caller, until this blocking call returns.
             || unsafe { coll::alltoall::alltoallv(s, &scs, &sds, &st, r, &rcs, &rds, &rt, &cm) },
+            // SAFETY: as above, and MPI_Ialltoallv's caller leaves the buffers alone until the request completes.
             || unsafe { coll::alltoall::ialltoallv(s, &scs, &sds, &st, r, &rcs, &rds, &rt, &cm) },
         )
     })
@@ -438,6 +519,7 @@ pub unsafe extern "C" fn PMPI_Alltoallv(
     rt: MPI_Datatype,
     c: MPI_Comm,
 ) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `alltoallv` needs what MPI_Alltoallv demands of them.
     unsafe { alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, None) }
 }
 #[no_mangle]
@@ -453,6 +535,7 @@ pub unsafe extern "C" fn PMPI_Ialltoallv(
     c: MPI_Comm,
     r: *mut MPI_Request,
 ) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `alltoallv` needs what MPI_Ialltoallv demands of them.
     unsafe { alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Some(r)) }
 }
 
@@ -471,22 +554,24 @@ unsafe fn alltoallw(
 ) -> c_int {
     let call = names("MPI_Alltoallw", "MPI_Ialltoallw", request);
     ffi(call, c, || {
+        // SAFETY: `request` is `None` (blocking form) or the immediate form's
+        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { request.map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let n = cm.peer_group_size() as usize;
         let ns = if is_in_place(sb) { 0 } else { n };
-        let scs = unsafe { counts(call, "sendcounts", scs, ns)? };
-        let sds = unsafe { displs(call, "sdispls", sds, ns)? };
-        let sts = unsafe { dtypes(call, "sendtypes", sts, ns)? };
-        let rcs = unsafe { counts(call, "recvcounts", rcs, n)? };
-        let rds = unsafe { displs(call, "rdispls", rds, n)? };
-        let rts = unsafe { dtypes(call, "recvtypes", rts, n)? };
+        // SAFETY: MPI_Alltoallw's send arrays have one entry per process of the (remote) group; with MPI_IN_PLACE they are ignored and `ns` is 0.
+        let (scs, sds, sts) = unsafe { (counts(call, "sendcounts", scs, ns)?, displs(call, "sdispls", sds, ns)?, dtypes(call, "sendtypes", sts, ns)?) };
+        // SAFETY: MPI_Alltoallw's receive arrays have one entry per process of the (remote) group, `n`.
+        let (rcs, rds, rts) = unsafe { (counts(call, "recvcounts", rcs, n)?, displs(call, "rdispls", rds, n)?, dtypes(call, "recvtypes", rts, n)?) };
         let s = sendbuf(sb);
         let r = rb as *mut u8;
         go(
-            call,
             c,
-            request,
+            req,
+            // SAFETY: `s` (unless MPI_IN_PLACE) and `r` hold the blocks `scs`/`sds`/`sts` and `rcs`/`rds`/`rts` describe, as MPI_Alltoallw requires of its C caller, until this blocking call returns.
             || unsafe { coll::alltoall::alltoallw(s, &scs, &sds, &sts, r, &rcs, &rds, &rts, &cm) },
+            // SAFETY: as above, and MPI_Ialltoallw's caller leaves the buffers alone until the request completes.
             || unsafe { coll::alltoall::ialltoallw(s, &scs, &sds, &sts, r, &rcs, &rds, &rts, &cm) },
         )
     })
@@ -504,6 +589,7 @@ pub unsafe extern "C" fn PMPI_Alltoallw(
     rts: *const MPI_Datatype,
     c: MPI_Comm,
 ) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `alltoallw` needs what MPI_Alltoallw demands of them.
     unsafe { alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, None) }
 }
 #[no_mangle]
@@ -519,6 +605,7 @@ pub unsafe extern "C" fn PMPI_Ialltoallw(
     c: MPI_Comm,
     r: *mut MPI_Request,
 ) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `alltoallw` needs what MPI_Ialltoallw demands of them.
     unsafe { alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Some(r)) }
 }
 
@@ -543,14 +630,18 @@ fn red_args(call: &str, c: MPI_Comm, n: c_int, dt: MPI_Datatype, o: MPI_Op) -> R
 unsafe fn reduce(sb: *const c_void, rb: *mut c_void, n: c_int, dt: MPI_Datatype, o: MPI_Op, root: c_int, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
     let call = names("MPI_Reduce", "MPI_Ireduce", request);
     ffi(call, c, || {
+        // SAFETY: `request` is `None` (blocking form) or the immediate form's
+        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { request.map(|p| out(call, "request", p)) };
         let a = red_args(call, c, n, dt, o)?;
         let s = sendbuf(sb);
         let r = rb as *mut u8;
         go(
-            call,
             c,
-            request,
+            req,
+            // SAFETY: `s` (unless MPI_IN_PLACE) holds `a.n` × `a.dt`, and so does `r` at the root, as MPI_Reduce requires of its C caller, until this blocking call returns.
             || unsafe { coll::reduce::reduce(s, r, a.n, &a.dt, &a.op, root, &a.comm) },
+            // SAFETY: as above, and MPI_Ireduce's caller leaves the buffers alone until the request completes.
             || unsafe { coll::reduce::ireduce(s, r, a.n, &a.dt, &a.op, root, &a.comm) },
         )
     })
@@ -558,10 +649,12 @@ unsafe fn reduce(sb: *const c_void, rb: *mut c_void, n: c_int, dt: MPI_Datatype,
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce(sb: *const c_void, rb: *mut c_void, n: c_int, dt: MPI_Datatype, o: MPI_Op, root: c_int, c: MPI_Comm) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `reduce` needs what MPI_Reduce demands of them.
     unsafe { reduce(sb, rb, n, dt, o, root, c, None) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ireduce(sb: *const c_void, rb: *mut c_void, n: c_int, dt: MPI_Datatype, o: MPI_Op, root: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `reduce` needs what MPI_Ireduce demands of them.
     unsafe { reduce(sb, rb, n, dt, o, root, c, Some(r)) }
 }
 
@@ -580,40 +673,70 @@ unsafe fn whole(kind: Whole, sb: *const c_void, rb: *mut c_void, n: c_int, dt: M
         Whole::Exscan => names("MPI_Exscan", "MPI_Iexscan", request),
     };
     ffi(call, c, || {
+        // SAFETY: `request` is `None` (blocking form) or the immediate form's
+        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { request.map(|p| out(call, "request", p)) };
         let a = red_args(call, c, n, dt, o)?;
         let s = sendbuf(sb);
         let r = rb as *mut u8;
         let (cm, n, dt, op) = (&a.comm, a.n, &a.dt, &a.op);
         match kind {
-            Whole::Allreduce => go(call, c, request, || unsafe { coll::allreduce::allreduce(s, r, n, dt, op, cm) }, || unsafe { coll::allreduce::iallreduce(s, r, n, dt, op, cm) }),
-            Whole::Scan => go(call, c, request, || unsafe { coll::scan::scan(s, r, n, dt, op, cm) }, || unsafe { coll::scan::iscan(s, r, n, dt, op, cm) }),
-            Whole::Exscan => go(call, c, request, || unsafe { coll::scan::exscan(s, r, n, dt, op, cm) }, || unsafe { coll::scan::iexscan(s, r, n, dt, op, cm) }),
+            Whole::Allreduce => go(
+                c,
+                req,
+                // SAFETY: `s` (unless MPI_IN_PLACE) and `r` hold `n` elements of `dt`, as MPI_Allreduce requires of its C caller, until this blocking call returns.
+                || unsafe { coll::allreduce::allreduce(s, r, n, dt, op, cm) },
+                // SAFETY: as above, and MPI_Iallreduce's caller leaves the buffers alone until the request completes.
+                || unsafe { coll::allreduce::iallreduce(s, r, n, dt, op, cm) },
+            ),
+            Whole::Scan => go(
+                c,
+                req,
+                // SAFETY: `s` (unless MPI_IN_PLACE) and `r` hold `n` elements of `dt`, as MPI_Scan requires of its C caller, until this blocking call returns.
+                || unsafe { coll::scan::scan(s, r, n, dt, op, cm) },
+                // SAFETY: as above, and MPI_Iscan's caller leaves the buffers alone until the request completes.
+                || unsafe { coll::scan::iscan(s, r, n, dt, op, cm) },
+            ),
+            Whole::Exscan => go(
+                c,
+                req,
+                // SAFETY: `s` (unless MPI_IN_PLACE) and `r` hold `n` elements of `dt`, as MPI_Exscan requires of its C caller, until this blocking call returns.
+                || unsafe { coll::scan::exscan(s, r, n, dt, op, cm) },
+                // SAFETY: as above, and MPI_Iexscan's caller leaves the buffers alone until the request completes.
+                || unsafe { coll::scan::iexscan(s, r, n, dt, op, cm) },
+            ),
         }
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allreduce(sb: *const c_void, rb: *mut c_void, n: c_int, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `whole` needs what MPI_Allreduce demands of them.
     unsafe { whole(Whole::Allreduce, sb, rb, n, dt, o, c, None) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iallreduce(sb: *const c_void, rb: *mut c_void, n: c_int, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `whole` needs what MPI_Iallreduce demands of them.
     unsafe { whole(Whole::Allreduce, sb, rb, n, dt, o, c, Some(r)) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Scan(sb: *const c_void, rb: *mut c_void, n: c_int, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `whole` needs what MPI_Scan demands of them.
     unsafe { whole(Whole::Scan, sb, rb, n, dt, o, c, None) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iscan(sb: *const c_void, rb: *mut c_void, n: c_int, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `whole` needs what MPI_Iscan demands of them.
     unsafe { whole(Whole::Scan, sb, rb, n, dt, o, c, Some(r)) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Exscan(sb: *const c_void, rb: *mut c_void, n: c_int, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `whole` needs what MPI_Exscan demands of them.
     unsafe { whole(Whole::Exscan, sb, rb, n, dt, o, c, None) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iexscan(sb: *const c_void, rb: *mut c_void, n: c_int, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `whole` needs what MPI_Iexscan demands of them.
     unsafe { whole(Whole::Exscan, sb, rb, n, dt, o, c, Some(r)) }
 }
 
@@ -621,15 +744,20 @@ pub unsafe extern "C" fn PMPI_Iexscan(sb: *const c_void, rb: *mut c_void, n: c_i
 unsafe fn reduce_scatter(sb: *const c_void, rb: *mut c_void, rcs: *const c_int, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
     let call = names("MPI_Reduce_scatter", "MPI_Ireduce_scatter", request);
     ffi(call, c, || {
+        // SAFETY: `request` is `None` (blocking form) or the immediate form's
+        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { request.map(|p| out(call, "request", p)) };
         let a = red_args(call, c, 0, dt, o)?;
+        // SAFETY: MPI_Reduce_scatter's `recvcounts` has one entry per process of the group.
         let rcs = unsafe { counts(call, "recvcounts", rcs, a.comm.size() as usize)? };
         let s = sendbuf(sb);
         let r = rb as *mut u8;
         go(
-            call,
             c,
-            request,
+            req,
+            // SAFETY: `s` (unless MPI_IN_PLACE) holds sum(`rcs`) × `a.dt`; `r` holds this rank's `rcs` entry × `a.dt`, as MPI_Reduce_scatter requires of its C caller, until this blocking call returns.
             || unsafe { coll::reduce_scatter::reduce_scatter(s, r, &rcs, &a.dt, &a.op, &a.comm) },
+            // SAFETY: as above, and MPI_Ireduce_scatter's caller leaves the buffers alone until the request completes.
             || unsafe { coll::reduce_scatter::ireduce_scatter(s, r, &rcs, &a.dt, &a.op, &a.comm) },
         )
     })
@@ -637,10 +765,12 @@ unsafe fn reduce_scatter(sb: *const c_void, rb: *mut c_void, rcs: *const c_int, 
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_scatter(sb: *const c_void, rb: *mut c_void, rcs: *const c_int, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `reduce_scatter` needs what MPI_Reduce_scatter demands of them.
     unsafe { reduce_scatter(sb, rb, rcs, dt, o, c, None) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ireduce_scatter(sb: *const c_void, rb: *mut c_void, rcs: *const c_int, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `reduce_scatter` needs what MPI_Ireduce_scatter demands of them.
     unsafe { reduce_scatter(sb, rb, rcs, dt, o, c, Some(r)) }
 }
 
@@ -648,6 +778,9 @@ pub unsafe extern "C" fn PMPI_Ireduce_scatter(sb: *const c_void, rb: *mut c_void
 unsafe fn reduce_scatter_block(sb: *const c_void, rb: *mut c_void, rc: c_int, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
     let call = names("MPI_Reduce_scatter_block", "MPI_Ireduce_scatter_block", request);
     ffi(call, c, || {
+        // SAFETY: `request` is `None` (blocking form) or the immediate form's
+        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { request.map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let rc = count(call, "recvcount", rc)?;
         let dt = committed(dt, call, "datatype")?;
@@ -655,10 +788,11 @@ unsafe fn reduce_scatter_block(sb: *const c_void, rb: *mut c_void, rc: c_int, dt
         let s = sendbuf(sb);
         let r = rb as *mut u8;
         go(
-            call,
             c,
-            request,
+            req,
+            // SAFETY: `s` (unless MPI_IN_PLACE) holds `rc` × `dt` per rank; `r` holds `rc` × `dt`, as MPI_Reduce_scatter_block requires of its C caller, until this blocking call returns.
             || unsafe { coll::reduce_scatter::reduce_scatter_block(s, r, rc, &dt, &op, &cm) },
+            // SAFETY: as above, and MPI_Ireduce_scatter_block's caller leaves the buffers alone until the request completes.
             || unsafe { coll::reduce_scatter::ireduce_scatter_block(s, r, rc, &dt, &op, &cm) },
         )
     })
@@ -666,10 +800,12 @@ unsafe fn reduce_scatter_block(sb: *const c_void, rb: *mut c_void, rc: c_int, dt
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_scatter_block(sb: *const c_void, rb: *mut c_void, rc: c_int, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `reduce_scatter_block` needs what MPI_Reduce_scatter_block demands of them.
     unsafe { reduce_scatter_block(sb, rb, rc, dt, o, c, None) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ireduce_scatter_block(sb: *const c_void, rb: *mut c_void, rc: c_int, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `reduce_scatter_block` needs what MPI_Ireduce_scatter_block demands of them.
     unsafe { reduce_scatter_block(sb, rb, rc, dt, o, c, Some(r)) }
 }
 
@@ -691,6 +827,9 @@ unsafe fn neighbor_allgather(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb:
         (true, true) => "MPI_Ineighbor_alltoall",
     };
     ffi(call, c, || {
+        // SAFETY: `request` is `None` (blocking form) or the immediate form's
+        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { request.map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         degrees(call, &cm)?;
         let sc = count(call, "sendcount", sc)?;
@@ -701,27 +840,45 @@ unsafe fn neighbor_allgather(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb:
         let r = rb as *mut u8;
         use coll::neighbor as nb;
         if all_to_all {
-            go(call, c, request, || unsafe { nb::neighbor_alltoall(s, sc, &st, r, rc, &rt, &cm) }, || unsafe { nb::ineighbor_alltoall(s, sc, &st, r, rc, &rt, &cm) })
+            go(
+                c,
+                req,
+                // SAFETY: `s` holds `sc` × `st` per destination, `r` `rc` × `rt` per source neighbour, as MPI_Neighbor_alltoall requires of its C caller, until this blocking call returns.
+                || unsafe { nb::neighbor_alltoall(s, sc, &st, r, rc, &rt, &cm) },
+                // SAFETY: as above, and MPI_Ineighbor_alltoall's caller leaves the buffers alone until the request completes.
+                || unsafe { nb::ineighbor_alltoall(s, sc, &st, r, rc, &rt, &cm) },
+            )
         } else {
-            go(call, c, request, || unsafe { nb::neighbor_allgather(s, sc, &st, r, rc, &rt, &cm) }, || unsafe { nb::ineighbor_allgather(s, sc, &st, r, rc, &rt, &cm) })
+            go(
+                c,
+                req,
+                // SAFETY: `s` holds `sc` × `st`; `r` holds `rc` × `rt` per source neighbour, as MPI_Neighbor_allgather requires of its C caller, until this blocking call returns.
+                || unsafe { nb::neighbor_allgather(s, sc, &st, r, rc, &rt, &cm) },
+                // SAFETY: as above, and MPI_Ineighbor_allgather's caller leaves the buffers alone until the request completes.
+                || unsafe { nb::ineighbor_allgather(s, sc, &st, r, rc, &rt, &cm) },
+            )
         }
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_allgather(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, c: MPI_Comm) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `neighbor_allgather` needs what MPI_Neighbor_allgather demands of them.
     unsafe { neighbor_allgather(sb, sc, st, rb, rc, rt, c, None, false) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ineighbor_allgather(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `neighbor_allgather` needs what MPI_Ineighbor_allgather demands of them.
     unsafe { neighbor_allgather(sb, sc, st, rb, rc, rt, c, Some(r), false) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_alltoall(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, c: MPI_Comm) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `neighbor_allgather` needs what MPI_Neighbor_alltoall demands of them.
     unsafe { neighbor_allgather(sb, sc, st, rb, rc, rt, c, None, true) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ineighbor_alltoall(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `neighbor_allgather` needs what MPI_Ineighbor_alltoall demands of them.
     unsafe { neighbor_allgather(sb, sc, st, rb, rc, rt, c, Some(r), true) }
 }
 
@@ -729,21 +886,25 @@ pub unsafe extern "C" fn PMPI_Ineighbor_alltoall(sb: *const c_void, sc: c_int, s
 unsafe fn neighbor_allgatherv(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rcs: *const c_int, ds: *const c_int, rt: MPI_Datatype, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
     let call = names("MPI_Neighbor_allgatherv", "MPI_Ineighbor_allgatherv", request);
     ffi(call, c, || {
+        // SAFETY: `request` is `None` (blocking form) or the immediate form's
+        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { request.map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let (indeg, _) = degrees(call, &cm)?;
         let sc = count(call, "sendcount", sc)?;
         let st = committed(st, call, "sendtype")?;
-        let rcs = unsafe { counts(call, "recvcounts", rcs, indeg)? };
-        let ds = unsafe { displs(call, "displs", ds, indeg)? };
+        // SAFETY: MPI_Neighbor_allgatherv's `recvcounts` and `displs` have one entry per source neighbour, `indeg`.
+        let (rcs, ds) = unsafe { (counts(call, "recvcounts", rcs, indeg)?, displs(call, "displs", ds, indeg)?) };
         let rt = committed(rt, call, "recvtype")?;
         let s = sb as *const u8;
         let r = rb as *mut u8;
         use coll::neighbor as nb;
         go(
-            call,
             c,
-            request,
+            req,
+            // SAFETY: `s` holds `sc` × `st`; `r` holds `rcs[i]` × `rt` at `ds[i]` per source neighbour, as MPI_Neighbor_allgatherv requires of its C caller, until this blocking call returns.
             || unsafe { nb::neighbor_allgatherv(s, sc, &st, r, &rcs, &ds, &rt, &cm) },
+            // SAFETY: as above, and MPI_Ineighbor_allgatherv's caller leaves the buffers alone until the request completes.
             || unsafe { nb::ineighbor_allgatherv(s, sc, &st, r, &rcs, &ds, &rt, &cm) },
         )
     })
@@ -751,6 +912,7 @@ unsafe fn neighbor_allgatherv(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_allgatherv(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rcs: *const c_int, ds: *const c_int, rt: MPI_Datatype, c: MPI_Comm) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `neighbor_allgatherv` needs what MPI_Neighbor_allgatherv demands of them.
     unsafe { neighbor_allgatherv(sb, sc, st, rb, rcs, ds, rt, c, None) }
 }
 #[no_mangle]
@@ -765,6 +927,7 @@ pub unsafe extern "C" fn PMPI_Ineighbor_allgatherv(
     c: MPI_Comm,
     r: *mut MPI_Request,
 ) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `neighbor_allgatherv` needs what MPI_Ineighbor_allgatherv demands of them.
     unsafe { neighbor_allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Some(r)) }
 }
 
@@ -783,22 +946,26 @@ unsafe fn neighbor_alltoallv(
 ) -> c_int {
     let call = names("MPI_Neighbor_alltoallv", "MPI_Ineighbor_alltoallv", request);
     ffi(call, c, || {
+        // SAFETY: `request` is `None` (blocking form) or the immediate form's
+        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { request.map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let (indeg, outdeg) = degrees(call, &cm)?;
-        let scs = unsafe { counts(call, "sendcounts", scs, outdeg)? };
-        let sds = unsafe { displs(call, "sdispls", sds, outdeg)? };
+        // SAFETY: MPI_Neighbor_alltoallv's `sendcounts` and `sdispls` have one entry per destination neighbour, `outdeg`.
+        let (scs, sds) = unsafe { (counts(call, "sendcounts", scs, outdeg)?, displs(call, "sdispls", sds, outdeg)?) };
         let st = committed(st, call, "sendtype")?;
-        let rcs = unsafe { counts(call, "recvcounts", rcs, indeg)? };
-        let rds = unsafe { displs(call, "rdispls", rds, indeg)? };
+        // SAFETY: MPI_Neighbor_alltoallv's `recvcounts` and `rdispls` have one entry per source neighbour, `indeg`.
+        let (rcs, rds) = unsafe { (counts(call, "recvcounts", rcs, indeg)?, displs(call, "rdispls", rds, indeg)?) };
         let rt = committed(rt, call, "recvtype")?;
         let s = sb as *const u8;
         let r = rb as *mut u8;
         use coll::neighbor as nb;
         go(
-            call,
             c,
-            request,
+            req,
+            // SAFETY: `s` and `r` hold the blocks `scs`/`sds` × `st` and `rcs`/`rds` × `rt` describe per neighbour, as MPI_Neighbor_alltoallv requires of its C caller, until this blocking call returns.
             || unsafe { nb::neighbor_alltoallv(s, &scs, &sds, &st, r, &rcs, &rds, &rt, &cm) },
+            // SAFETY: as above, and MPI_Ineighbor_alltoallv's caller leaves the buffers alone until the request completes.
             || unsafe { nb::ineighbor_alltoallv(s, &scs, &sds, &st, r, &rcs, &rds, &rt, &cm) },
         )
     })
@@ -816,6 +983,7 @@ pub unsafe extern "C" fn PMPI_Neighbor_alltoallv(
     rt: MPI_Datatype,
     c: MPI_Comm,
 ) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `neighbor_alltoallv` needs what MPI_Neighbor_alltoallv demands of them.
     unsafe { neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, None) }
 }
 #[no_mangle]
@@ -831,6 +999,7 @@ pub unsafe extern "C" fn PMPI_Ineighbor_alltoallv(
     c: MPI_Comm,
     r: *mut MPI_Request,
 ) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `neighbor_alltoallv` needs what MPI_Ineighbor_alltoallv demands of them.
     unsafe { neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Some(r)) }
 }
 
@@ -849,23 +1018,25 @@ unsafe fn neighbor_alltoallw(
 ) -> c_int {
     let call = names("MPI_Neighbor_alltoallw", "MPI_Ineighbor_alltoallw", request);
     ffi(call, c, || {
+        // SAFETY: `request` is `None` (blocking form) or the immediate form's
+        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { request.map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let (indeg, outdeg) = degrees(call, &cm)?;
-        let scs = unsafe { counts(call, "sendcounts", scs, outdeg)? };
-        let sds = unsafe { aint_displs(call, "sdispls", sds, outdeg)? };
-        let sts = unsafe { dtypes(call, "sendtypes", sts, outdeg)? };
-        let rcs = unsafe { counts(call, "recvcounts", rcs, indeg)? };
-        let rds = unsafe { aint_displs(call, "rdispls", rds, indeg)? };
-        let rts = unsafe { dtypes(call, "recvtypes", rts, indeg)? };
+        // SAFETY: MPI_Neighbor_alltoallw's send arrays have one entry per destination neighbour, `outdeg`.
+        let (scs, sds, sts) = unsafe { (counts(call, "sendcounts", scs, outdeg)?, aint_displs(call, "sdispls", sds, outdeg)?, dtypes(call, "sendtypes", sts, outdeg)?) };
+        // SAFETY: MPI_Neighbor_alltoallw's receive arrays have one entry per source neighbour, `indeg`.
+        let (rcs, rds, rts) = unsafe { (counts(call, "recvcounts", rcs, indeg)?, aint_displs(call, "rdispls", rds, indeg)?, dtypes(call, "recvtypes", rts, indeg)?) };
         let (sts, rts): (Vec<&Datatype>, Vec<&Datatype>) = (sts.iter().collect(), rts.iter().collect());
         let s = sb as *const u8;
         let r = rb as *mut u8;
         use coll::neighbor as nb;
         go(
-            call,
             c,
-            request,
+            req,
+            // SAFETY: `s` and `r` hold the blocks `scs`/`sds`/`sts` and `rcs`/`rds`/`rts` describe per neighbour, as MPI_Neighbor_alltoallw requires of its C caller, until this blocking call returns.
             || unsafe { nb::neighbor_alltoallw(s, &scs, &sds, &sts, r, &rcs, &rds, &rts, &cm) },
+            // SAFETY: as above, and MPI_Ineighbor_alltoallw's caller leaves the buffers alone until the request completes.
             || unsafe { nb::ineighbor_alltoallw(s, &scs, &sds, &sts, r, &rcs, &rds, &rts, &cm) },
         )
     })
@@ -883,6 +1054,7 @@ pub unsafe extern "C" fn PMPI_Neighbor_alltoallw(
     rts: *const MPI_Datatype,
     c: MPI_Comm,
 ) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `neighbor_alltoallw` needs what MPI_Neighbor_alltoallw demands of them.
     unsafe { neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, None) }
 }
 #[no_mangle]
@@ -898,5 +1070,6 @@ pub unsafe extern "C" fn PMPI_Ineighbor_alltoallw(
     c: MPI_Comm,
     r: *mut MPI_Request,
 ) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `neighbor_alltoallw` needs what MPI_Ineighbor_alltoallw demands of them.
     unsafe { neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Some(r)) }
 }

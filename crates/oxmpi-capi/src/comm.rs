@@ -5,6 +5,12 @@
 //! `Comm` carries the attributes (so the engine's dup runs copy callbacks), the
 //! name and the topology. A new communicator starts with its parent's error
 //! handler.
+//!
+//! Safety: the private `unsafe fn`s here take the C caller's arguments as given
+//! and require of them what the MPI standard requires of the C arguments of the
+//! function they implement: buffers holding their counts of their datatypes
+//! (for immediate forms, until the request completes), arrays of the length the
+//! standard gives, OUT arguments writable and aliasing no other argument.
 
 use std::ffi::{c_int, c_void};
 
@@ -17,34 +23,12 @@ use oxmpi_core::Comm;
 
 use crate::abi::*;
 use crate::env::{comm, new_comm, new_comm_or_null};
-use crate::errors::{bad, bad_code, ffi, out, route_to, R};
+use crate::errors::{array as ints, array_mut as ints_mut, bad, bad_code, ffi, out, route_to, R};
 use crate::handles::state;
 use crate::misc::with_cb_comm;
 use crate::types::*;
 
 // ----- helpers -------------------------------------------------------------------------
-
-unsafe fn ints<'a>(call: &str, arg: &str, p: *const c_int, n: usize) -> R<&'a [c_int]> {
-    if n == 0 {
-        return Ok(&[]);
-    }
-    if p.is_null() {
-        return Err(bad(ErrorClass::Arg, call, arg, "is NULL"));
-    }
-    // SAFETY: the C caller provides `n` ints.
-    Ok(unsafe { std::slice::from_raw_parts(p, n) })
-}
-
-unsafe fn ints_mut<'a>(call: &str, arg: &str, p: *mut c_int, n: usize) -> R<&'a mut [c_int]> {
-    if n == 0 {
-        return Ok(&mut []);
-    }
-    if p.is_null() {
-        return Err(bad(ErrorClass::Arg, call, arg, "is NULL"));
-    }
-    // SAFETY: the C caller provides `n` writable ints.
-    Ok(unsafe { std::slice::from_raw_parts_mut(p, n) })
-}
 
 fn nonneg(call: &str, arg: &str, n: c_int, class: ErrorClass) -> R<usize> {
     if n < 0 {
@@ -69,7 +53,8 @@ pub unsafe extern "C" fn PMPI_Comm_dup(c: MPI_Comm, newcomm: *mut MPI_Comm) -> c
     const CALL: &str = "MPI_Comm_dup";
     ffi(CALL, c, || {
         let cm = comm(c, CALL)?;
-        let o = out(CALL, "newcomm", newcomm)?;
+        // SAFETY: `newcomm` is MPI_Comm_dup's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "newcomm", newcomm)? };
         let d = with_cb_comm(c, || create::dup(&cm))?;
         *o = new_comm(d, c);
         Ok(())
@@ -82,7 +67,8 @@ pub unsafe extern "C" fn PMPI_Comm_dup_with_info(c: MPI_Comm, info: MPI_Info, ne
     ffi(CALL, c, || {
         let cm = comm(c, CALL)?;
         info_arg(CALL, info)?;
-        let o = out(CALL, "newcomm", newcomm)?;
+        // SAFETY: `newcomm` is MPI_Comm_dup_with_info's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "newcomm", newcomm)? };
         let d = with_cb_comm(c, || create::dup(&cm)).map_err(|e| oxmpi_core::MpiError::new(e.class, e.message.replacen("MPI_Comm_dup", CALL, 1)))?;
         *o = new_comm(d, c);
         Ok(())
@@ -96,8 +82,10 @@ pub unsafe extern "C" fn PMPI_Comm_idup(c: MPI_Comm, newcomm: *mut MPI_Comm, req
     const CALL: &str = "MPI_Comm_idup";
     ffi(CALL, c, || {
         let cm = comm(c, CALL)?;
-        let o = out(CALL, "newcomm", newcomm)?;
-        let ro = out(CALL, "request", request)?;
+        // SAFETY: `newcomm` is MPI_Comm_idup's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "newcomm", newcomm)? };
+        // SAFETY: `request` is MPI_Comm_idup's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let ro = unsafe { out(CALL, "request", request)? };
         let d = with_cb_comm(c, || create::dup(&cm)).map_err(|e| oxmpi_core::MpiError::new(e.class, e.message.replacen("MPI_Comm_dup", CALL, 1)))?;
         let r = oxmpi_core::coll::barrier::ibarrier(&d)?;
         let h = new_comm(d, c);
@@ -112,7 +100,8 @@ pub unsafe extern "C" fn PMPI_Comm_split(c: MPI_Comm, color: c_int, key: c_int, 
     const CALL: &str = "MPI_Comm_split";
     ffi(CALL, c, || {
         let cm = comm(c, CALL)?;
-        let o = out(CALL, "newcomm", newcomm)?;
+        // SAFETY: `newcomm` is MPI_Comm_split's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "newcomm", newcomm)? };
         *o = new_comm_or_null(create::split(&cm, color, key)?, c);
         Ok(())
     })
@@ -124,7 +113,8 @@ pub unsafe extern "C" fn PMPI_Comm_split_type(c: MPI_Comm, split_type: c_int, ke
     ffi(CALL, c, || {
         let cm = comm(c, CALL)?;
         info_arg(CALL, info)?;
-        let o = out(CALL, "newcomm", newcomm)?;
+        // SAFETY: `newcomm` is MPI_Comm_split_type's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "newcomm", newcomm)? };
         *o = new_comm_or_null(create::split_type(&cm, split_type, key)?, c);
         Ok(())
     })
@@ -136,7 +126,8 @@ pub unsafe extern "C" fn PMPI_Comm_create(c: MPI_Comm, g: MPI_Group, newcomm: *m
     ffi(CALL, c, || {
         let cm = comm(c, CALL)?;
         let g = group(g, CALL, "group")?;
-        let o = out(CALL, "newcomm", newcomm)?;
+        // SAFETY: `newcomm` is MPI_Comm_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "newcomm", newcomm)? };
         *o = new_comm_or_null(create::create(&cm, g.world_ranks())?, c);
         Ok(())
     })
@@ -156,7 +147,8 @@ pub unsafe extern "C" fn PMPI_Comm_create_group(c: MPI_Comm, g: MPI_Group, tag: 
 pub unsafe extern "C" fn PMPI_Comm_free(c: *mut MPI_Comm) -> c_int {
     const CALL: &str = "MPI_Comm_free";
     ffi(CALL, MPI_COMM_SELF, || {
-        let h = out(CALL, "comm", c)?;
+        // SAFETY: `comm` (`c`) is MPI_Comm_free's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let h = unsafe { out(CALL, "comm", c)? };
         route_to(*h);
         if *h == MPI_COMM_WORLD || *h == MPI_COMM_SELF {
             return Err(bad(ErrorClass::Comm, CALL, "comm", "a predefined communicator cannot be freed"));
@@ -181,7 +173,8 @@ pub unsafe extern "C" fn PMPI_Comm_remote_size(c: MPI_Comm, size: *mut c_int) ->
     const CALL: &str = "MPI_Comm_remote_size";
     ffi(CALL, c, || {
         let cm = require_inter(CALL, c)?;
-        *out(CALL, "size", size)? = cm.peer_group_size();
+        // SAFETY: `size` is MPI_Comm_remote_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "size", size)? } = cm.peer_group_size();
         Ok(())
     })
 }
@@ -199,7 +192,8 @@ pub unsafe extern "C" fn PMPI_Comm_group(c: MPI_Comm, g: *mut MPI_Group) -> c_in
     const CALL: &str = "MPI_Comm_group";
     ffi(CALL, c, || {
         let cm = comm(c, CALL)?;
-        let o = out(CALL, "group", g)?;
+        // SAFETY: `group` (`g`) is MPI_Comm_group's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "group", g)? };
         *o = new_group(Group::from_world_ranks(cm.group().to_vec()));
         Ok(())
     })
@@ -210,7 +204,8 @@ pub unsafe extern "C" fn PMPI_Comm_remote_group(c: MPI_Comm, g: *mut MPI_Group) 
     const CALL: &str = "MPI_Comm_remote_group";
     ffi(CALL, c, || {
         let cm = require_inter(CALL, c)?;
-        let o = out(CALL, "group", g)?;
+        // SAFETY: `group` (`g`) is MPI_Comm_remote_group's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "group", g)? };
         *o = new_group(Group::from_world_ranks(cm.peer_group().to_vec()));
         Ok(())
     })
@@ -221,7 +216,8 @@ pub unsafe extern "C" fn PMPI_Intercomm_create(local: MPI_Comm, local_leader: c_
     const CALL: &str = "MPI_Intercomm_create";
     ffi(CALL, local, || {
         let lc = comm(local, CALL)?;
-        let o = out(CALL, "newintercomm", newintercomm)?;
+        // SAFETY: `newintercomm` is MPI_Intercomm_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "newintercomm", newintercomm)? };
         // peer_comm is significant at the local leader only.
         let pc = if lc.rank() == local_leader {
             Some(comm(peer, CALL).map_err(|_| bad(ErrorClass::Comm, CALL, "peer_comm", format!("{peer:#x} is not a valid communicator at the local leader")))?)
@@ -239,7 +235,8 @@ pub unsafe extern "C" fn PMPI_Intercomm_merge(c: MPI_Comm, high: c_int, newintra
     const CALL: &str = "MPI_Intercomm_merge";
     ffi(CALL, c, || {
         let cm = require_inter(CALL, c)?;
-        let o = out(CALL, "newintracomm", newintracomm)?;
+        // SAFETY: `newintracomm` is MPI_Intercomm_merge's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "newintracomm", newintracomm)? };
         *o = new_comm(inter::intercomm_merge(&cm, high != 0)?, c);
         Ok(())
     })
@@ -273,7 +270,8 @@ fn new_group(g: Group) -> MPI_Group {
 pub unsafe extern "C" fn PMPI_Group_size(g: MPI_Group, size: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Group_size";
     ffi(CALL, MPI_COMM_SELF, || {
-        *out(CALL, "size", size)? = group(g, CALL, "group")?.size();
+        // SAFETY: `size` is MPI_Group_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "size", size)? } = group(g, CALL, "group")?.size();
         Ok(())
     })
 }
@@ -284,7 +282,8 @@ pub unsafe extern "C" fn PMPI_Group_rank(g: MPI_Group, rank: *mut c_int) -> c_in
     ffi(CALL, MPI_COMM_SELF, || {
         let g = group(g, CALL, "group")?;
         let me = runtime::engine()?.rank();
-        *out(CALL, "rank", rank)? = g.rank_of_world(me).unwrap_or(MPI_UNDEFINED);
+        // SAFETY: `rank` is MPI_Group_rank's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "rank", rank)? } = g.rank_of_world(me).unwrap_or(MPI_UNDEFINED);
         Ok(())
     })
 }
@@ -296,7 +295,9 @@ pub unsafe extern "C" fn PMPI_Group_translate_ranks(g1: MPI_Group, n: c_int, ran
         let a = group(g1, CALL, "group1")?;
         let b = group(g2, CALL, "group2")?;
         let n = nonneg(CALL, "n", n, ErrorClass::Arg)?;
+        // SAFETY: MPI_Group_translate_ranks's `ranks1` holds `n` ranks.
         let r1 = unsafe { ints(CALL, "ranks1", ranks1, n)? };
+        // SAFETY: MPI_Group_translate_ranks's `ranks2` is an OUT array of `n` ints, unaliased.
         let r2 = unsafe { ints_mut(CALL, "ranks2", ranks2, n)? };
         r2.copy_from_slice(&a.translate_ranks(r1, &b)?);
         Ok(())
@@ -309,16 +310,20 @@ pub unsafe extern "C" fn PMPI_Group_compare(g1: MPI_Group, g2: MPI_Group, result
     ffi(CALL, MPI_COMM_SELF, || {
         let a = group(g1, CALL, "group1")?;
         let b = group(g2, CALL, "group2")?;
-        *out(CALL, "result", result)? = a.compare(&b).code();
+        // SAFETY: `result` is MPI_Group_compare's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "result", result)? } = a.compare(&b).code();
         Ok(())
     })
 }
 
-fn group_op(call: &'static str, g1: MPI_Group, g2: MPI_Group, newgroup: *mut MPI_Group, f: fn(&Group, &Group) -> Group) -> c_int {
+/// # Safety
+/// `newgroup` is NULL or valid to write one `MPI_Group`, unaliased (the C caller's argument).
+unsafe fn group_op(call: &'static str, g1: MPI_Group, g2: MPI_Group, newgroup: *mut MPI_Group, f: fn(&Group, &Group) -> Group) -> c_int {
     ffi(call, MPI_COMM_SELF, || {
         let a = group(g1, call, "group1")?;
         let b = group(g2, call, "group2")?;
-        let o = out(call, "newgroup", newgroup)?;
+        // SAFETY: `newgroup` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(call, "newgroup", newgroup)? };
         *o = new_group(f(&a, &b));
         Ok(())
     })
@@ -326,23 +331,28 @@ fn group_op(call: &'static str, g1: MPI_Group, g2: MPI_Group, newgroup: *mut MPI
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_union(g1: MPI_Group, g2: MPI_Group, newgroup: *mut MPI_Group) -> c_int {
-    group_op("MPI_Group_union", g1, g2, newgroup, Group::union)
+    // SAFETY: `newgroup` is MPI_Group_union's OUT argument, as `group_op` requires.
+    unsafe { group_op("MPI_Group_union", g1, g2, newgroup, Group::union) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_intersection(g1: MPI_Group, g2: MPI_Group, newgroup: *mut MPI_Group) -> c_int {
-    group_op("MPI_Group_intersection", g1, g2, newgroup, Group::intersection)
+    // SAFETY: `newgroup` is MPI_Group_intersection's OUT argument, as `group_op` requires.
+    unsafe { group_op("MPI_Group_intersection", g1, g2, newgroup, Group::intersection) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_difference(g1: MPI_Group, g2: MPI_Group, newgroup: *mut MPI_Group) -> c_int {
-    group_op("MPI_Group_difference", g1, g2, newgroup, Group::difference)
+    // SAFETY: `newgroup` is MPI_Group_difference's OUT argument, as `group_op` requires.
+    unsafe { group_op("MPI_Group_difference", g1, g2, newgroup, Group::difference) }
 }
 
 unsafe fn group_sel(call: &'static str, g: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group, excl: bool) -> c_int {
     ffi(call, MPI_COMM_SELF, || {
         let g = group(g, call, "group")?;
         let n = nonneg(call, "n", n, ErrorClass::Arg)?;
+        // SAFETY: MPI_Group_incl/excl's `ranks` holds `n` ranks.
         let r = unsafe { ints(call, "ranks", ranks, n)? };
-        let o = out(call, "newgroup", newgroup)?;
+        // SAFETY: `newgroup` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(call, "newgroup", newgroup)? };
         *o = new_group(if excl { g.excl(r)? } else { g.incl(r)? });
         Ok(())
     })
@@ -350,10 +360,12 @@ unsafe fn group_sel(call: &'static str, g: MPI_Group, n: c_int, ranks: *const c_
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_incl(g: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `group_sel` needs what MPI_Group_incl demands of them.
     unsafe { group_sel("MPI_Group_incl", g, n, ranks, newgroup, false) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_excl(g: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `group_sel` needs what MPI_Group_excl demands of them.
     unsafe { group_sel("MPI_Group_excl", g, n, ranks, newgroup, true) }
 }
 
@@ -361,9 +373,11 @@ unsafe fn group_range(call: &'static str, g: MPI_Group, n: c_int, ranges: *mut c
     ffi(call, MPI_COMM_SELF, || {
         let g = group(g, call, "group")?;
         let n = nonneg(call, "n", n, ErrorClass::Arg)?;
+        // SAFETY: MPI_Group_range_incl/excl's `ranges` holds `n` triplets, `3 * n` ints.
         let flat = unsafe { ints(call, "ranges", ranges, 3 * n)? };
         let triplets: Vec<[i32; 3]> = flat.chunks_exact(3).map(|t| [t[0], t[1], t[2]]).collect();
-        let o = out(call, "newgroup", newgroup)?;
+        // SAFETY: `newgroup` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(call, "newgroup", newgroup)? };
         *o = new_group(if excl { g.range_excl(&triplets)? } else { g.range_incl(&triplets)? });
         Ok(())
     })
@@ -371,10 +385,12 @@ unsafe fn group_range(call: &'static str, g: MPI_Group, n: c_int, ranges: *mut c
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_range_incl(g: MPI_Group, n: c_int, ranges: *mut c_int, newgroup: *mut MPI_Group) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `group_range` needs what MPI_Group_range_incl demands of them.
     unsafe { group_range("MPI_Group_range_incl", g, n, ranges, newgroup, false) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_range_excl(g: MPI_Group, n: c_int, ranges: *mut c_int, newgroup: *mut MPI_Group) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `group_range` needs what MPI_Group_range_excl demands of them.
     unsafe { group_range("MPI_Group_range_excl", g, n, ranges, newgroup, true) }
 }
 
@@ -382,7 +398,8 @@ pub unsafe extern "C" fn PMPI_Group_range_excl(g: MPI_Group, n: c_int, ranges: *
 pub unsafe extern "C" fn PMPI_Group_free(g: *mut MPI_Group) -> c_int {
     const CALL: &str = "MPI_Group_free";
     ffi(CALL, MPI_COMM_SELF, || {
-        let h = out(CALL, "group", g)?;
+        // SAFETY: `group` (`g`) is MPI_Group_free's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let h = unsafe { out(CALL, "group", g)? };
         // Group operations hand out MPI_GROUP_EMPTY for empty results, so
         // freeing it is allowed (and does nothing).
         if *h != MPI_GROUP_EMPTY {
@@ -416,6 +433,7 @@ pub unsafe extern "C" fn PMPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mu
     const CALL: &str = "MPI_Dims_create";
     ffi(CALL, MPI_COMM_SELF, || {
         let n = nonneg(CALL, "ndims", ndims, ErrorClass::Dims)?;
+        // SAFETY: MPI_Dims_create's `dims` is an INOUT array of `ndims` = `n` ints.
         let d = unsafe { ints_mut(CALL, "dims", dims, n)? };
         topo::dims_create(nnodes, d)?;
         Ok(())
@@ -428,9 +446,12 @@ pub unsafe extern "C" fn PMPI_Cart_create(c: MPI_Comm, ndims: c_int, dims: *cons
     ffi(CALL, c, || {
         let cm = comm(c, CALL)?;
         let n = nonneg(CALL, "ndims", ndims, ErrorClass::Dims)?;
+        // SAFETY: MPI_Cart_create's `dims` holds `ndims` = `n` ints.
         let d = unsafe { ints(CALL, "dims", dims, n)? };
+        // SAFETY: MPI_Cart_create's `periods` holds `ndims` = `n` ints.
         let p: Vec<bool> = unsafe { ints(CALL, "periods", periods, n)? }.iter().map(|&x| x != 0).collect();
-        let o = out(CALL, "comm_cart", comm_cart)?;
+        // SAFETY: `comm_cart` is MPI_Cart_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "comm_cart", comm_cart)? };
         *o = new_comm_or_null(topology::cart_create(&cm, d, &p, reorder != 0)?, c);
         Ok(())
     })
@@ -441,7 +462,8 @@ pub unsafe extern "C" fn PMPI_Cartdim_get(c: MPI_Comm, ndims: *mut c_int) -> c_i
     const CALL: &str = "MPI_Cartdim_get";
     ffi(CALL, c, || {
         let (_, cart) = cart_of(CALL, c)?;
-        *out(CALL, "ndims", ndims)? = cart.ndims() as c_int;
+        // SAFETY: `ndims` is MPI_Cartdim_get's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "ndims", ndims)? } = cart.ndims() as c_int;
         Ok(())
     })
 }
@@ -456,10 +478,13 @@ pub unsafe extern "C" fn PMPI_Cart_get(c: MPI_Comm, maxdims: c_int, dims: *mut c
             return Err(bad(ErrorClass::Arg, CALL, "maxdims", format!("{maxdims} is less than the {n} dimensions of the grid")));
         }
         let xs = cart.coords(cm.rank())?;
+        // SAFETY: MPI_Cart_get's OUT arrays hold `maxdims` >= `n` ints (checked above), unaliased.
         unsafe { ints_mut(CALL, "dims", dims, n)? }.copy_from_slice(&cart.dims);
+        // SAFETY: as for `dims`.
         for (p, &b) in unsafe { ints_mut(CALL, "periods", periods, n)? }.iter_mut().zip(&cart.periods) {
             *p = b as c_int;
         }
+        // SAFETY: as for `dims`.
         unsafe { ints_mut(CALL, "coords", coords, n)? }.copy_from_slice(&xs);
         Ok(())
     })
@@ -470,8 +495,10 @@ pub unsafe extern "C" fn PMPI_Cart_rank(c: MPI_Comm, coords: *const c_int, rank:
     const CALL: &str = "MPI_Cart_rank";
     ffi(CALL, c, || {
         let (_, cart) = cart_of(CALL, c)?;
+        // SAFETY: MPI_Cart_rank's `coords` holds one int per dimension of the grid.
         let xs = unsafe { ints(CALL, "coords", coords, cart.ndims())? };
-        *out(CALL, "rank", rank)? = cart.rank(xs)?;
+        // SAFETY: `rank` is MPI_Cart_rank's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "rank", rank)? } = cart.rank(xs)?;
         Ok(())
     })
 }
@@ -486,6 +513,7 @@ pub unsafe extern "C" fn PMPI_Cart_coords(c: MPI_Comm, rank: c_int, maxdims: c_i
             return Err(bad(ErrorClass::Arg, CALL, "maxdims", format!("{maxdims} is less than the {n} dimensions of the grid")));
         }
         let xs = cart.coords(rank)?;
+        // SAFETY: MPI_Cart_coords's OUT `coords` holds `maxdims` >= `n` ints (checked above), unaliased.
         unsafe { ints_mut(CALL, "coords", coords, n)? }.copy_from_slice(&xs);
         Ok(())
     })
@@ -496,8 +524,10 @@ pub unsafe extern "C" fn PMPI_Cart_shift(c: MPI_Comm, direction: c_int, disp: c_
     const CALL: &str = "MPI_Cart_shift";
     ffi(CALL, c, || {
         let (cm, cart) = cart_of(CALL, c)?;
-        let s = out(CALL, "rank_source", source)?;
-        let d = out(CALL, "rank_dest", dest)?;
+        // SAFETY: `rank_source` (`source`) is MPI_Cart_shift's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let s = unsafe { out(CALL, "rank_source", source)? };
+        // SAFETY: `rank_dest` (`dest`) is MPI_Cart_shift's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let d = unsafe { out(CALL, "rank_dest", dest)? };
         (*s, *d) = cart.shift(cm.rank(), direction, disp)?;
         Ok(())
     })
@@ -508,8 +538,10 @@ pub unsafe extern "C" fn PMPI_Cart_sub(c: MPI_Comm, remain: *const c_int, newcom
     const CALL: &str = "MPI_Cart_sub";
     ffi(CALL, c, || {
         let (cm, cart) = cart_of(CALL, c)?;
+        // SAFETY: MPI_Cart_sub's `remain_dims` holds one int per dimension of the grid.
         let r: Vec<bool> = unsafe { ints(CALL, "remain_dims", remain, cart.ndims())? }.iter().map(|&x| x != 0).collect();
-        let o = out(CALL, "newcomm", newcomm)?;
+        // SAFETY: `newcomm` is MPI_Cart_sub's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "newcomm", newcomm)? };
         *o = new_comm(topology::cart_sub(&cm, &r)?, c);
         Ok(())
     })
@@ -521,9 +553,12 @@ pub unsafe extern "C" fn PMPI_Cart_map(c: MPI_Comm, ndims: c_int, dims: *const c
     ffi(CALL, c, || {
         let cm = comm(c, CALL)?;
         let n = nonneg(CALL, "ndims", ndims, ErrorClass::Dims)?;
+        // SAFETY: MPI_Cart_map's `dims` holds `ndims` = `n` ints.
         let d = unsafe { ints(CALL, "dims", dims, n)? };
+        // SAFETY: MPI_Cart_map's `periods` holds `ndims` = `n` ints.
         let p: Vec<bool> = unsafe { ints(CALL, "periods", periods, n)? }.iter().map(|&x| x != 0).collect();
-        *out(CALL, "newrank", newrank)? = Cart::map(d, &p, cm.rank(), cm.size())?;
+        // SAFETY: `newrank` is MPI_Cart_map's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "newrank", newrank)? } = Cart::map(d, &p, cm.rank(), cm.size())?;
         Ok(())
     })
 }
@@ -537,10 +572,16 @@ fn graph_of(call: &str, c: MPI_Comm) -> R<Graph> {
 }
 
 /// The `index` and `edges` arrays of a graph description.
+///
+/// # Safety
+/// `index` holds `nnodes` ints and `edges` `index[nnodes - 1]` ints (MPI's graph
+/// description), both valid and unwritten for `'a`; see [`ints`].
 unsafe fn graph_arrays<'a>(call: &str, nnodes: c_int, index: *const c_int, edges: *const c_int) -> R<(&'a [c_int], &'a [c_int])> {
     let n = nonneg(call, "nnodes", nnodes, ErrorClass::Arg)?;
+    // SAFETY: `index` holds `nnodes` = `n` ints, by this function's contract.
     let idx = unsafe { ints(call, "index", index, n)? };
     let ne = Graph::edge_count(call, idx)?;
+    // SAFETY: `edges` holds `index[nnodes - 1]` = `ne` ints, by this function's contract.
     let e = unsafe { ints(call, "edges", edges, ne)? };
     Ok((idx, e))
 }
@@ -550,8 +591,10 @@ pub unsafe extern "C" fn PMPI_Graph_create(c: MPI_Comm, nnodes: c_int, index: *c
     const CALL: &str = "MPI_Graph_create";
     ffi(CALL, c, || {
         let cm = comm(c, CALL)?;
+        // SAFETY: MPI_Graph_create's `index` and `edges` are the C caller's graph description arrays, as `graph_arrays` requires.
         let (idx, e) = unsafe { graph_arrays(CALL, nnodes, index, edges)? };
-        let o = out(CALL, "comm_graph", comm_graph)?;
+        // SAFETY: `comm_graph` is MPI_Graph_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "comm_graph", comm_graph)? };
         *o = new_comm_or_null(topology::graph_create(&cm, nnodes, idx, e, reorder != 0)?, c);
         Ok(())
     })
@@ -562,8 +605,10 @@ pub unsafe extern "C" fn PMPI_Graphdims_get(c: MPI_Comm, nnodes: *mut c_int, ned
     const CALL: &str = "MPI_Graphdims_get";
     ffi(CALL, c, || {
         let g = graph_of(CALL, c)?;
-        *out(CALL, "nnodes", nnodes)? = g.nnodes();
-        *out(CALL, "nedges", nedges)? = g.nedges();
+        // SAFETY: `nnodes` is MPI_Graphdims_get's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "nnodes", nnodes)? } = g.nnodes();
+        // SAFETY: `nedges` is MPI_Graphdims_get's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "nedges", nedges)? } = g.nedges();
         Ok(())
     })
 }
@@ -575,7 +620,9 @@ pub unsafe extern "C" fn PMPI_Graph_get(c: MPI_Comm, maxindex: c_int, maxedges: 
         let g = graph_of(CALL, c)?;
         let ni = g.index.len().min(maxindex.max(0) as usize);
         let ne = g.edges.len().min(maxedges.max(0) as usize);
+        // SAFETY: MPI_Graph_get's OUT `index` holds `maxindex` >= `ni` ints, unaliased.
         unsafe { ints_mut(CALL, "index", index, ni)? }.copy_from_slice(&g.index[..ni]);
+        // SAFETY: MPI_Graph_get's OUT `edges` holds `maxedges` >= `ne` ints, unaliased.
         unsafe { ints_mut(CALL, "edges", edges, ne)? }.copy_from_slice(&g.edges[..ne]);
         Ok(())
     })
@@ -586,7 +633,8 @@ pub unsafe extern "C" fn PMPI_Graph_neighbors_count(c: MPI_Comm, rank: c_int, nn
     const CALL: &str = "MPI_Graph_neighbors_count";
     ffi(CALL, c, || {
         let g = graph_of(CALL, c)?;
-        *out(CALL, "nneighbors", nneighbors)? = g.neighbors_count(rank)?;
+        // SAFETY: `nneighbors` is MPI_Graph_neighbors_count's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "nneighbors", nneighbors)? } = g.neighbors_count(rank)?;
         Ok(())
     })
 }
@@ -598,6 +646,7 @@ pub unsafe extern "C" fn PMPI_Graph_neighbors(c: MPI_Comm, rank: c_int, maxneigh
         let g = graph_of(CALL, c)?;
         let nb = g.neighbors(rank)?;
         let n = nb.len().min(maxneighbors.max(0) as usize);
+        // SAFETY: MPI_Graph_neighbors's OUT `neighbors` holds `maxneighbors` >= `n` ints, unaliased.
         unsafe { ints_mut(CALL, "neighbors", neighbors, n)? }.copy_from_slice(&nb[..n]);
         Ok(())
     })
@@ -608,8 +657,10 @@ pub unsafe extern "C" fn PMPI_Graph_map(c: MPI_Comm, nnodes: c_int, index: *cons
     const CALL: &str = "MPI_Graph_map";
     ffi(CALL, c, || {
         let cm = comm(c, CALL)?;
+        // SAFETY: MPI_Graph_map's `index` and `edges` are the C caller's graph description arrays, as `graph_arrays` requires.
         let (idx, e) = unsafe { graph_arrays(CALL, nnodes, index, edges)? };
-        *out(CALL, "newrank", newrank)? = Graph::map(nnodes, idx, e, cm.rank(), cm.size())?;
+        // SAFETY: `newrank` is MPI_Graph_map's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "newrank", newrank)? } = Graph::map(nnodes, idx, e, cm.rank(), cm.size())?;
         Ok(())
     })
 }
@@ -619,7 +670,8 @@ pub unsafe extern "C" fn PMPI_Topo_test(c: MPI_Comm, status: *mut c_int) -> c_in
     const CALL: &str = "MPI_Topo_test";
     ffi(CALL, c, || {
         let cm = comm(c, CALL)?;
-        *out(CALL, "status", status)? = Topology::topo_test(cm.topology());
+        // SAFETY: `status` is MPI_Topo_test's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "status", status)? } = Topology::topo_test(cm.topology());
         Ok(())
     })
 }
@@ -628,6 +680,9 @@ pub unsafe extern "C" fn PMPI_Topo_test(c: MPI_Comm, status: *mut c_int) -> c_in
 
 /// A weights argument for `n` edges: MPI_UNWEIGHTED is `None`, MPI_WEIGHTS_EMPTY
 /// an empty list.
+///
+/// # Safety
+/// Unless `p` is one of those two special values, as [`ints`] with `n` entries.
 unsafe fn weights(call: &str, arg: &str, p: *const c_int, n: usize) -> R<Option<Vec<i32>>> {
     if p as usize == MPI_UNWEIGHTED {
         return Ok(None);
@@ -638,6 +693,7 @@ unsafe fn weights(call: &str, arg: &str, p: *const c_int, n: usize) -> R<Option<
         }
         return Ok(Some(Vec::new()));
     }
+    // SAFETY: not a special value, so `p` holds `n` weights by this function's contract.
     Ok(Some(unsafe { ints(call, arg, p, n)? }.to_vec()))
 }
 
@@ -658,15 +714,20 @@ pub unsafe extern "C" fn PMPI_Dist_graph_create(
         let cm = comm(c, CALL)?;
         info_arg(CALL, info)?;
         let n = nonneg(CALL, "n", n, ErrorClass::Arg)?;
+        // SAFETY: MPI_Dist_graph_create's `sources` holds `n` ints.
         let sources = unsafe { ints(CALL, "sources", sources, n)? }.to_vec();
+        // SAFETY: MPI_Dist_graph_create's `degrees` holds `n` ints.
         let degrees = unsafe { ints(CALL, "degrees", degrees, n)? }.to_vec();
         if let Some((i, &d)) = degrees.iter().enumerate().find(|(_, &d)| d < 0) {
             return Err(bad(ErrorClass::Arg, CALL, "degrees", format!("degrees[{i}] = {d} is negative")));
         }
         let total: usize = degrees.iter().map(|&d| d as usize).sum();
+        // SAFETY: MPI_Dist_graph_create's `destinations` holds sum(`degrees`) = `total` ints.
         let destinations = unsafe { ints(CALL, "destinations", destinations, total)? }.to_vec();
+        // SAFETY: MPI_Dist_graph_create's `weights` is a special value or holds `total` ints, as `weights` requires.
         let weights = unsafe { weights(CALL, "weights", w, total)? };
-        let o = out(CALL, "comm_dist_graph", comm_dist_graph)?;
+        // SAFETY: `comm_dist_graph` is MPI_Dist_graph_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "comm_dist_graph", comm_dist_graph)? };
         let edges = DistGraphEdges { sources, degrees, destinations, weights };
         *o = new_comm(topology::dist_graph_create(&cm, &edges, reorder != 0)?, c);
         Ok(())
@@ -692,11 +753,16 @@ pub unsafe extern "C" fn PMPI_Dist_graph_create_adjacent(
         info_arg(CALL, info)?;
         let ni = nonneg(CALL, "indegree", indegree, ErrorClass::Arg)?;
         let no = nonneg(CALL, "outdegree", outdegree, ErrorClass::Arg)?;
+        // SAFETY: MPI_Dist_graph_create_adjacent's `sources` holds `indegree` = `ni` ints.
         let s = unsafe { ints(CALL, "sources", sources, ni)? };
+        // SAFETY: `sourceweights` is a special value or holds `indegree` = `ni` ints.
         let sw = unsafe { weights(CALL, "sourceweights", sourceweights, ni)? };
+        // SAFETY: `destinations` holds `outdegree` = `no` ints.
         let d = unsafe { ints(CALL, "destinations", destinations, no)? };
+        // SAFETY: `destweights` is a special value or holds `outdegree` = `no` ints.
         let dw = unsafe { weights(CALL, "destweights", destweights, no)? };
-        let o = out(CALL, "comm_dist_graph", comm_dist_graph)?;
+        // SAFETY: `comm_dist_graph` is MPI_Dist_graph_create_adjacent's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "comm_dist_graph", comm_dist_graph)? };
         *o = new_comm(topology::dist_graph_create_adjacent(&cm, s, sw.as_deref(), d, dw.as_deref(), reorder != 0)?, c);
         Ok(())
     })
@@ -708,9 +774,12 @@ pub unsafe extern "C" fn PMPI_Dist_graph_neighbors_count(c: MPI_Comm, indegree: 
     ffi(CALL, c, || {
         let cm = comm(c, CALL)?;
         let g = Topology::require_dist_graph(cm.topology(), CALL)?;
-        *out(CALL, "indegree", indegree)? = g.indegree();
-        *out(CALL, "outdegree", outdegree)? = g.outdegree();
-        *out(CALL, "weighted", weighted)? = g.is_weighted() as c_int;
+        // SAFETY: `indegree` is MPI_Dist_graph_neighbors_count's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "indegree", indegree)? } = g.indegree();
+        // SAFETY: `outdegree` is MPI_Dist_graph_neighbors_count's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "outdegree", outdegree)? } = g.outdegree();
+        // SAFETY: `weighted` is MPI_Dist_graph_neighbors_count's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "weighted", weighted)? } = g.is_weighted() as c_int;
         Ok(())
     })
 }
@@ -731,16 +800,20 @@ pub unsafe extern "C" fn PMPI_Dist_graph_neighbors(
         let g = Topology::require_dist_graph(cm.topology(), CALL)?.clone();
         let ni = g.sources.len().min(maxindegree.max(0) as usize);
         let no = g.destinations.len().min(maxoutdegree.max(0) as usize);
+        // SAFETY: MPI_Dist_graph_neighbors's OUT `sources` holds `maxindegree` >= `ni` ints, unaliased.
         unsafe { ints_mut(CALL, "sources", sources, ni)? }.copy_from_slice(&g.sources[..ni]);
+        // SAFETY: MPI_Dist_graph_neighbors's OUT `destinations` holds `maxoutdegree` >= `no` ints, unaliased.
         unsafe { ints_mut(CALL, "destinations", destinations, no)? }.copy_from_slice(&g.destinations[..no]);
         let given = |p: *mut c_int| !p.is_null() && p as usize != MPI_UNWEIGHTED && p as usize != MPI_WEIGHTS_EMPTY;
         if let Some(w) = &g.source_weights {
             if given(sourceweights) {
+                // SAFETY: OUT `sourceweights` (not MPI_UNWEIGHTED here) holds `maxindegree` >= `ni` ints, unaliased.
                 unsafe { ints_mut(CALL, "sourceweights", sourceweights, ni)? }.copy_from_slice(&w[..ni]);
             }
         }
         if let Some(w) = &g.dest_weights {
             if given(destweights) {
+                // SAFETY: OUT `destweights` (not MPI_UNWEIGHTED here) holds `maxoutdegree` >= `no` ints, unaliased.
                 unsafe { ints_mut(CALL, "destweights", destweights, no)? }.copy_from_slice(&w[..no]);
             }
         }
@@ -761,8 +834,11 @@ pub unsafe extern "C" fn PMPIX_Topo_cluster_info(c: MPI_Comm, levels: *mut c_int
         comm(c, CALL)?;
         let info = runtime::engine()?.cluster_info();
         let n = info.len().min(MPIX_TOPO_CLUSTER_MAX_LEVELS as usize);
-        let l = out(CALL, "levels", levels)?;
+        // SAFETY: `levels` is MPIX_Topo_cluster_info's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let l = unsafe { out(CALL, "levels", levels)? };
+        // SAFETY: MPIX_Topo_cluster_info's OUT arrays hold MPIX_TOPO_CLUSTER_MAX_LEVELS >= `n` ints, unaliased.
         let ids = unsafe { ints_mut(CALL, "my_cluster", my_cluster, n)? };
+        // SAFETY: as for `my_cluster`.
         let ranks = unsafe { ints_mut(CALL, "my_rank", my_rank, n)? };
         for (i, lv) in info.iter().take(n).enumerate() {
             ids[i] = lv.cluster_id;

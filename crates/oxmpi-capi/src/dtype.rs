@@ -1,5 +1,11 @@
 //! Datatypes: handles, constructors (with the MPI-1 names as extensions),
 //! queries, pack/unpack.
+//!
+//! Safety: the private `unsafe fn`s here take the C caller's arguments as given
+//! and require of them what the MPI standard requires of the C arguments of the
+//! function they implement: buffers holding their counts of their datatypes
+//! (for immediate forms, until the request completes), arrays of the length the
+//! standard gives, OUT arguments writable and aliasing no other argument.
 
 use std::ffi::{c_char, c_int, c_void};
 
@@ -8,7 +14,7 @@ use oxmpi_core::error::ErrorClass;
 
 use crate::abi::*;
 use crate::env::{get_str, put_str};
-use crate::errors::{bad, ffi, out, R};
+use crate::errors::{array, bad, ffi, out, R};
 use crate::handles::state;
 use crate::types::*;
 
@@ -76,24 +82,16 @@ fn count_arg(call: &str, arg: &str, n: c_int) -> R<usize> {
     Ok(n as usize)
 }
 
-unsafe fn array<'a, T>(call: &str, arg: &str, p: *const T, n: usize) -> R<&'a [T]> {
-    if n == 0 {
-        return Ok(&[]);
-    }
-    if p.is_null() {
-        return Err(bad(ErrorClass::Arg, call, arg, "is NULL"));
-    }
-    // SAFETY: the C caller provides `n` elements.
-    Ok(unsafe { std::slice::from_raw_parts(p, n) })
-}
-
 fn ints(v: &[c_int]) -> Vec<i64> {
     v.iter().map(|&x| x as i64).collect()
 }
 
-fn make(call: &'static str, newtype: *mut MPI_Datatype, f: impl FnOnce() -> R<Datatype>) -> c_int {
+/// # Safety
+/// `newtype` is NULL or valid to write one `MPI_Datatype`, unaliased (the C caller's argument).
+unsafe fn make(call: &'static str, newtype: *mut MPI_Datatype, f: impl FnOnce() -> R<Datatype>) -> c_int {
     ffi(call, MPI_COMM_SELF, || {
-        let o = out(call, "newtype", newtype)?;
+        // SAFETY: `newtype` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(call, "newtype", newtype)? };
         let dt = f()?;
         *o = state().datatypes.insert(dt);
         Ok(())
@@ -103,100 +101,127 @@ fn make(call: &'static str, newtype: *mut MPI_Datatype, f: impl FnOnce() -> R<Da
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_contiguous(count: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     const CALL: &str = "MPI_Type_contiguous";
-    make(CALL, newtype, || {
+    let f = || {
         count_arg(CALL, "count", count)?;
         let old = datatype(oldtype, CALL, "oldtype")?;
         Ok(Datatype::contiguous(count as i64, &old)?)
-    })
+    };
+    // SAFETY: `newtype` is MPI_Type_contiguous's OUT argument, as `make` requires.
+    unsafe { make(CALL, newtype, f) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_vector(count: c_int, blocklength: c_int, stride: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     const CALL: &str = "MPI_Type_vector";
-    make(CALL, newtype, || {
+    let f = || {
         count_arg(CALL, "count", count)?;
         let old = datatype(oldtype, CALL, "oldtype")?;
         Ok(Datatype::vector(count as i64, blocklength as i64, stride as i64, &old)?)
-    })
+    };
+    // SAFETY: `newtype` is MPI_Type_vector's OUT argument, as `make` requires.
+    unsafe { make(CALL, newtype, f) }
 }
 
 unsafe fn hvector(call: &'static str, count: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    make(call, newtype, || {
+    let f = || {
         count_arg(call, "count", count)?;
         let old = datatype(oldtype, call, "oldtype")?;
         Ok(Datatype::hvector(count as i64, blocklength as i64, stride, &old)?)
-    })
+    };
+    // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
+    unsafe { make(call, newtype, f) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_hvector(count: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `hvector` needs what MPI_Type_create_hvector demands of them.
     unsafe { hvector("MPI_Type_create_hvector", count, blocklength, stride, oldtype, newtype) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_hvector(count: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `hvector` needs what MPI_Type_hvector demands of them.
     unsafe { hvector("MPI_Type_hvector", count, blocklength, stride, oldtype, newtype) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_indexed(count: c_int, blocklens: *const c_int, displs: *const c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     const CALL: &str = "MPI_Type_indexed";
-    make(CALL, newtype, || {
+    let f = || {
         let n = count_arg(CALL, "count", count)?;
+        // SAFETY: MPI_Type_indexed's `array_of_blocklengths` holds `count` = `n` ints.
         let b = unsafe { array(CALL, "array_of_blocklengths", blocklens, n)? };
+        // SAFETY: MPI_Type_indexed's `array_of_displacements` holds `count` = `n` ints.
         let d = unsafe { array(CALL, "array_of_displacements", displs, n)? };
         let old = datatype(oldtype, CALL, "oldtype")?;
         Ok(Datatype::indexed(&ints(b), &ints(d), &old)?)
-    })
+    };
+    // SAFETY: `newtype` is MPI_Type_indexed's OUT argument, as `make` requires.
+    unsafe { make(CALL, newtype, f) }
 }
 
 unsafe fn hindexed(call: &'static str, count: c_int, blocklens: *const c_int, displs: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    make(call, newtype, || {
+    let f = || {
         let n = count_arg(call, "count", count)?;
+        // SAFETY: MPI_Type_(create_)hindexed's `array_of_blocklengths` holds `count` = `n` ints.
         let b = unsafe { array(call, "array_of_blocklengths", blocklens, n)? };
+        // SAFETY: its `array_of_displacements` holds `count` = `n` MPI_Aints.
         let d = unsafe { array(call, "array_of_displacements", displs, n)? };
         let old = datatype(oldtype, call, "oldtype")?;
         Ok(Datatype::hindexed(&ints(b), d, &old)?)
-    })
+    };
+    // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
+    unsafe { make(call, newtype, f) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_hindexed(count: c_int, blocklens: *const c_int, displs: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `hindexed` needs what MPI_Type_create_hindexed demands of them.
     unsafe { hindexed("MPI_Type_create_hindexed", count, blocklens, displs, oldtype, newtype) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_hindexed(count: c_int, blocklens: *mut c_int, displs: *mut MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `hindexed` needs what MPI_Type_hindexed demands of them.
     unsafe { hindexed("MPI_Type_hindexed", count, blocklens, displs, oldtype, newtype) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_indexed_block(count: c_int, blocklength: c_int, displs: *const c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     const CALL: &str = "MPI_Type_create_indexed_block";
-    make(CALL, newtype, || {
+    let f = || {
         let n = count_arg(CALL, "count", count)?;
+        // SAFETY: MPI_Type_create_indexed_block's `array_of_displacements` holds `count` = `n` ints.
         let d = unsafe { array(CALL, "array_of_displacements", displs, n)? };
         let old = datatype(oldtype, CALL, "oldtype")?;
         Ok(Datatype::indexed_block(blocklength as i64, &ints(d), &old)?)
-    })
+    };
+    // SAFETY: `newtype` is MPI_Type_create_indexed_block's OUT argument, as `make` requires.
+    unsafe { make(CALL, newtype, f) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_hindexed_block(count: c_int, blocklength: c_int, displs: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     const CALL: &str = "MPI_Type_create_hindexed_block";
-    make(CALL, newtype, || {
+    let f = || {
         let n = count_arg(CALL, "count", count)?;
+        // SAFETY: MPI_Type_create_hindexed_block's `array_of_displacements` holds `count` = `n` MPI_Aints.
         let d = unsafe { array(CALL, "array_of_displacements", displs, n)? };
         let old = datatype(oldtype, CALL, "oldtype")?;
         Ok(Datatype::hindexed_block(blocklength as i64, d, &old)?)
-    })
+    };
+    // SAFETY: `newtype` is MPI_Type_create_hindexed_block's OUT argument, as `make` requires.
+    unsafe { make(CALL, newtype, f) }
 }
 
 unsafe fn structure(call: &'static str, count: c_int, blocklens: *const c_int, displs: *const MPI_Aint, types: *const MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    make(call, newtype, || {
+    let f = || {
         let n = count_arg(call, "count", count)?;
+        // SAFETY: MPI_Type_(create_)struct's `array_of_blocklengths` holds `count` = `n` ints.
         let b = unsafe { array(call, "array_of_blocklengths", blocklens, n)? };
+        // SAFETY: its `array_of_displacements` holds `count` = `n` MPI_Aints.
         let d = unsafe { array(call, "array_of_displacements", displs, n)? };
+        // SAFETY: its `array_of_types` holds `count` = `n` handles.
         let t = unsafe { array(call, "array_of_types", types, n)? };
         let tys = t
             .iter()
@@ -204,39 +229,48 @@ unsafe fn structure(call: &'static str, count: c_int, blocklens: *const c_int, d
             .map(|(i, &h)| datatype(h, call, &format!("array_of_types[{i}]")))
             .collect::<R<Vec<_>>>()?;
         Ok(Datatype::structure(&ints(b), d, &tys)?)
-    })
+    };
+    // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
+    unsafe { make(call, newtype, f) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_struct(count: c_int, blocklens: *const c_int, displs: *const MPI_Aint, types: *const MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `structure` needs what MPI_Type_create_struct demands of them.
     unsafe { structure("MPI_Type_create_struct", count, blocklens, displs, types, newtype) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_struct(count: c_int, blocklens: *mut c_int, displs: *mut MPI_Aint, types: *mut MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `structure` needs what MPI_Type_struct demands of them.
     unsafe { structure("MPI_Type_struct", count, blocklens, displs, types, newtype) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_resized(oldtype: MPI_Datatype, lb: MPI_Aint, extent: MPI_Aint, newtype: *mut MPI_Datatype) -> c_int {
     const CALL: &str = "MPI_Type_create_resized";
-    make(CALL, newtype, || {
+    let f = || {
         let old = datatype(oldtype, CALL, "oldtype")?;
         Ok(Datatype::resized(&old, lb, extent)?)
-    })
+    };
+    // SAFETY: `newtype` is MPI_Type_create_resized's OUT argument, as `make` requires.
+    unsafe { make(CALL, newtype, f) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_dup(oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     const CALL: &str = "MPI_Type_dup";
-    make(CALL, newtype, || Ok(Datatype::dup(&datatype(oldtype, CALL, "oldtype")?)))
+    let f = || Ok(Datatype::dup(&datatype(oldtype, CALL, "oldtype")?));
+    // SAFETY: `newtype` is MPI_Type_dup's OUT argument, as `make` requires.
+    unsafe { make(CALL, newtype, f) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_commit(dt: *mut MPI_Datatype) -> c_int {
     const CALL: &str = "MPI_Type_commit";
     ffi(CALL, MPI_COMM_SELF, || {
-        let h = out(CALL, "datatype", dt)?;
+        // SAFETY: `datatype` (`dt`) is MPI_Type_commit's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let h = unsafe { out(CALL, "datatype", dt)? };
         datatype(*h, CALL, "datatype")?.commit();
         Ok(())
     })
@@ -246,7 +280,8 @@ pub unsafe extern "C" fn PMPI_Type_commit(dt: *mut MPI_Datatype) -> c_int {
 pub unsafe extern "C" fn PMPI_Type_free(dt: *mut MPI_Datatype) -> c_int {
     const CALL: &str = "MPI_Type_free";
     ffi(CALL, MPI_COMM_SELF, || {
-        let h = out(CALL, "datatype", dt)?;
+        // SAFETY: `datatype` (`dt`) is MPI_Type_free's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let h = unsafe { out(CALL, "datatype", dt)? };
         if *h < 4096 {
             datatype(*h, CALL, "datatype")?;
             return Err(bad(ErrorClass::Type, CALL, "datatype", "a predefined datatype cannot be freed"));
@@ -274,7 +309,8 @@ pub unsafe extern "C" fn PMPI_Type_size(h: MPI_Datatype, size: *mut c_int) -> c_
     const CALL: &str = "MPI_Type_size";
     ffi(CALL, MPI_COMM_SELF, || {
         let s = query(CALL, h, |d| Ok(d.size()))?;
-        *out(CALL, "size", size)? = match c_int::try_from(s) {
+        // SAFETY: `size` is MPI_Type_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "size", size)? } = match c_int::try_from(s) {
             Ok(v) => v,
             Err(_) => MPI_UNDEFINED,
         };
@@ -286,7 +322,8 @@ pub unsafe extern "C" fn PMPI_Type_size(h: MPI_Datatype, size: *mut c_int) -> c_
 pub unsafe extern "C" fn PMPI_Type_size_x(h: MPI_Datatype, size: *mut MPI_Count) -> c_int {
     const CALL: &str = "MPI_Type_size_x";
     ffi(CALL, MPI_COMM_SELF, || {
-        *out(CALL, "size", size)? = query(CALL, h, |d| Ok(d.size() as i64))?;
+        // SAFETY: `size` is MPI_Type_size_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "size", size)? } = query(CALL, h, |d| Ok(d.size() as i64))?;
         Ok(())
     })
 }
@@ -296,8 +333,10 @@ pub unsafe extern "C" fn PMPI_Type_get_extent(h: MPI_Datatype, lb: *mut MPI_Aint
     const CALL: &str = "MPI_Type_get_extent";
     ffi(CALL, MPI_COMM_SELF, || {
         let (l, e) = query(CALL, h, |d| Ok((d.lb(), d.extent())))?;
-        *out(CALL, "lb", lb)? = l;
-        *out(CALL, "extent", extent)? = e;
+        // SAFETY: `lb` is MPI_Type_get_extent's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "lb", lb)? } = l;
+        // SAFETY: `extent` is MPI_Type_get_extent's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "extent", extent)? } = e;
         Ok(())
     })
 }
@@ -307,8 +346,10 @@ pub unsafe extern "C" fn PMPI_Type_get_extent_x(h: MPI_Datatype, lb: *mut MPI_Co
     const CALL: &str = "MPI_Type_get_extent_x";
     ffi(CALL, MPI_COMM_SELF, || {
         let (l, e) = query(CALL, h, |d| Ok((d.lb(), d.extent())))?;
-        *out(CALL, "lb", lb)? = l as i64;
-        *out(CALL, "extent", extent)? = e as i64;
+        // SAFETY: `lb` is MPI_Type_get_extent_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "lb", lb)? } = l as i64;
+        // SAFETY: `extent` is MPI_Type_get_extent_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "extent", extent)? } = e as i64;
         Ok(())
     })
 }
@@ -318,8 +359,10 @@ pub unsafe extern "C" fn PMPI_Type_get_true_extent(h: MPI_Datatype, lb: *mut MPI
     const CALL: &str = "MPI_Type_get_true_extent";
     ffi(CALL, MPI_COMM_SELF, || {
         let (l, e) = query(CALL, h, |d| Ok((d.true_lb(), d.true_extent())))?;
-        *out(CALL, "true_lb", lb)? = l;
-        *out(CALL, "true_extent", extent)? = e;
+        // SAFETY: `true_lb` (`lb`) is MPI_Type_get_true_extent's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "true_lb", lb)? } = l;
+        // SAFETY: `true_extent` (`extent`) is MPI_Type_get_true_extent's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "true_extent", extent)? } = e;
         Ok(())
     })
 }
@@ -329,8 +372,10 @@ pub unsafe extern "C" fn PMPI_Type_get_true_extent_x(h: MPI_Datatype, lb: *mut M
     const CALL: &str = "MPI_Type_get_true_extent_x";
     ffi(CALL, MPI_COMM_SELF, || {
         let (l, e) = query(CALL, h, |d| Ok((d.true_lb(), d.true_extent())))?;
-        *out(CALL, "true_lb", lb)? = l as i64;
-        *out(CALL, "true_extent", extent)? = e as i64;
+        // SAFETY: `true_lb` (`lb`) is MPI_Type_get_true_extent_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "true_lb", lb)? } = l as i64;
+        // SAFETY: `true_extent` (`extent`) is MPI_Type_get_true_extent_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "true_extent", extent)? } = e as i64;
         Ok(())
     })
 }
@@ -339,7 +384,8 @@ pub unsafe extern "C" fn PMPI_Type_get_true_extent_x(h: MPI_Datatype, lb: *mut M
 pub unsafe extern "C" fn PMPI_Type_extent(h: MPI_Datatype, extent: *mut MPI_Aint) -> c_int {
     const CALL: &str = "MPI_Type_extent";
     ffi(CALL, MPI_COMM_SELF, || {
-        *out(CALL, "extent", extent)? = query(CALL, h, |d| Ok(d.extent()))?;
+        // SAFETY: `extent` is MPI_Type_extent's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "extent", extent)? } = query(CALL, h, |d| Ok(d.extent()))?;
         Ok(())
     })
 }
@@ -348,7 +394,8 @@ pub unsafe extern "C" fn PMPI_Type_extent(h: MPI_Datatype, extent: *mut MPI_Aint
 pub unsafe extern "C" fn PMPI_Type_lb(h: MPI_Datatype, displacement: *mut MPI_Aint) -> c_int {
     const CALL: &str = "MPI_Type_lb";
     ffi(CALL, MPI_COMM_SELF, || {
-        *out(CALL, "displacement", displacement)? = query(CALL, h, |d| Ok(d.lb()))?;
+        // SAFETY: `displacement` is MPI_Type_lb's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "displacement", displacement)? } = query(CALL, h, |d| Ok(d.lb()))?;
         Ok(())
     })
 }
@@ -357,7 +404,8 @@ pub unsafe extern "C" fn PMPI_Type_lb(h: MPI_Datatype, displacement: *mut MPI_Ai
 pub unsafe extern "C" fn PMPI_Type_ub(h: MPI_Datatype, displacement: *mut MPI_Aint) -> c_int {
     const CALL: &str = "MPI_Type_ub";
     ffi(CALL, MPI_COMM_SELF, || {
-        *out(CALL, "displacement", displacement)? = query(CALL, h, |d| Ok(d.ub()))?;
+        // SAFETY: `displacement` is MPI_Type_ub's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "displacement", displacement)? } = query(CALL, h, |d| Ok(d.ub()))?;
         Ok(())
     })
 }
@@ -367,10 +415,14 @@ pub unsafe extern "C" fn PMPI_Type_get_envelope(h: MPI_Datatype, ni: *mut c_int,
     const CALL: &str = "MPI_Type_get_envelope";
     ffi(CALL, MPI_COMM_SELF, || {
         let (i, a, d, c) = query(CALL, h, |d| Ok(d.envelope()))?;
-        *out(CALL, "num_integers", ni)? = i as c_int;
-        *out(CALL, "num_addresses", na)? = a as c_int;
-        *out(CALL, "num_datatypes", nd)? = d as c_int;
-        *out(CALL, "combiner", combiner)? = c.code();
+        // SAFETY: `num_integers` (`ni`) is MPI_Type_get_envelope's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "num_integers", ni)? } = i as c_int;
+        // SAFETY: `num_addresses` (`na`) is MPI_Type_get_envelope's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "num_addresses", na)? } = a as c_int;
+        // SAFETY: `num_datatypes` (`nd`) is MPI_Type_get_envelope's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "num_datatypes", nd)? } = d as c_int;
+        // SAFETY: `combiner` is MPI_Type_get_envelope's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "combiner", combiner)? } = c.code();
         Ok(())
     })
 }
@@ -421,7 +473,8 @@ pub unsafe extern "C" fn PMPI_Type_get_name(h: MPI_Datatype, name: *mut c_char, 
         if name.is_null() {
             return Err(bad(ErrorClass::Arg, CALL, "type_name", "is NULL"));
         }
-        let len = out(CALL, "resultlen", resultlen)?;
+        // SAFETY: `resultlen` is MPI_Type_get_name's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let len = unsafe { out(CALL, "resultlen", resultlen)? };
         // SAFETY: MPI_MAX_OBJECT_NAME bytes by the C contract.
         *len = unsafe { put_str(name, &dt.name(), MPI_MAX_OBJECT_NAME as usize) };
         Ok(())
@@ -443,7 +496,8 @@ pub unsafe extern "C" fn PMPI_Type_set_name(h: MPI_Datatype, name: *const c_char
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_address(location: *const c_void, address: *mut MPI_Aint) -> c_int {
     ffi("MPI_Get_address", MPI_COMM_SELF, || {
-        *out("MPI_Get_address", "address", address)? = location as MPI_Aint;
+        // SAFETY: `address` is MPI_Get_address's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out("MPI_Get_address", "address", address)? } = location as MPI_Aint;
         Ok(())
     })
 }
@@ -451,7 +505,8 @@ pub unsafe extern "C" fn PMPI_Get_address(location: *const c_void, address: *mut
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Address(location: *mut c_void, address: *mut MPI_Aint) -> c_int {
     ffi("MPI_Address", MPI_COMM_SELF, || {
-        *out("MPI_Address", "address", address)? = location as MPI_Aint;
+        // SAFETY: `address` is MPI_Address's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out("MPI_Address", "address", address)? } = location as MPI_Aint;
         Ok(())
     })
 }
@@ -482,7 +537,8 @@ pub unsafe extern "C" fn PMPI_Pack(
         let n = count_arg(CALL, "incount", incount)?;
         let dt = committed(h, CALL, "datatype")?;
         let size = count_arg(CALL, "outsize", outsize)?;
-        let pos = out(CALL, "position", position)?;
+        // SAFETY: `position` is MPI_Pack's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let pos = unsafe { out(CALL, "position", position)? };
         if *pos < 0 {
             return Err(bad(ErrorClass::Arg, CALL, "position", format!("{} is negative", *pos)));
         }
@@ -490,6 +546,7 @@ pub unsafe extern "C" fn PMPI_Pack(
         if outbuf.is_null() && size > 0 {
             return Err(bad(ErrorClass::Buffer, CALL, "outbuf", "is NULL"));
         }
+        // SAFETY: non-null with `size` > 0 (checked above): MPI_Pack's `outbuf` holds `outsize` = `size` bytes, aliasing no other argument.
         let outs: &mut [u8] = if size == 0 { &mut [] } else { unsafe { std::slice::from_raw_parts_mut(outbuf as *mut u8, size) } };
         let mut p = *pos as usize;
         // SAFETY: the C caller's buffer holds `n` elements of `dt`.
@@ -515,7 +572,8 @@ pub unsafe extern "C" fn PMPI_Unpack(
         let n = count_arg(CALL, "outcount", outcount)?;
         let dt = committed(h, CALL, "datatype")?;
         let size = count_arg(CALL, "insize", insize)?;
-        let pos = out(CALL, "position", position)?;
+        // SAFETY: `position` is MPI_Unpack's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let pos = unsafe { out(CALL, "position", position)? };
         if *pos < 0 {
             return Err(bad(ErrorClass::Arg, CALL, "position", format!("{} is negative", *pos)));
         }
@@ -523,6 +581,7 @@ pub unsafe extern "C" fn PMPI_Unpack(
         if inbuf.is_null() && size > 0 {
             return Err(bad(ErrorClass::Buffer, CALL, "inbuf", "is NULL"));
         }
+        // SAFETY: non-null with `size` > 0 (checked above): MPI_Unpack's `inbuf` holds `insize` = `size` bytes, not written during the call.
         let ins: &[u8] = if size == 0 { &[] } else { unsafe { std::slice::from_raw_parts(inbuf as *const u8, size) } };
         let mut p = *pos as usize;
         // SAFETY: the C caller's buffer holds `n` elements of `dt`.
@@ -539,7 +598,8 @@ pub unsafe extern "C" fn PMPI_Pack_size(incount: c_int, h: MPI_Datatype, c: MPI_
         crate::env::comm(c, CALL)?;
         let n = count_arg(CALL, "incount", incount)?;
         let dt = committed(h, CALL, "datatype")?;
-        *out(CALL, "size", size)? = to_int(CALL, "size", pack_size(&dt, n) as i64)?;
+        // SAFETY: `size` is MPI_Pack_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "size", size)? } = to_int(CALL, "size", pack_size(&dt, n) as i64)?;
         Ok(())
     })
 }

@@ -80,7 +80,8 @@ pub unsafe extern "C" fn PMPI_Comm_spawn_multiple(
 pub unsafe extern "C" fn PMPI_Comm_get_parent(parent: *mut MPI_Comm) -> c_int {
     const CALL: &str = "MPI_Comm_get_parent";
     ffi(CALL, MPI_COMM_SELF, || {
-        *out(CALL, "parent", parent)? = MPI_COMM_NULL;
+        // SAFETY: `parent` is MPI_Comm_get_parent's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "parent", parent)? } = MPI_COMM_NULL;
         Ok(())
     })
 }

@@ -55,6 +55,10 @@ pub unsafe fn put_str(dst: *mut c_char, s: &str, cap: usize) -> c_int {
 }
 
 /// A C string argument.
+///
+/// # Safety
+/// `p` is NULL or points to a NUL-terminated string that stays valid and
+/// unchanged for `'a`.
 pub unsafe fn get_str<'a>(call: &str, arg: &str, p: *const c_char) -> R<&'a str> {
     if p.is_null() {
         return Err(bad(ErrorClass::Arg, call, arg, "is NULL"));
@@ -79,7 +83,8 @@ pub unsafe extern "C" fn PMPI_Init_thread(_argc: *mut c_int, _argv: *mut *mut *m
     ffi(CALL, MPI_COMM_WORLD, || {
         let level = ThreadLevel::from_code(required)
             .ok_or_else(|| bad(ErrorClass::Arg, CALL, "required", format!("{required} is not an MPI_THREAD_* level")))?;
-        let p = out(CALL, "provided", provided)?;
+        // SAFETY: `provided` is MPI_Init_thread's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let p = unsafe { out(CALL, "provided", provided)? };
         *p = init(CALL, level)? as c_int;
         Ok(())
     })
@@ -88,7 +93,8 @@ pub unsafe extern "C" fn PMPI_Init_thread(_argc: *mut c_int, _argv: *mut *mut *m
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Initialized(flag: *mut c_int) -> c_int {
     ffi("MPI_Initialized", MPI_COMM_SELF, || {
-        *out("MPI_Initialized", "flag", flag)? = runtime::is_initialized() as c_int;
+        // SAFETY: `flag` is MPI_Initialized's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out("MPI_Initialized", "flag", flag)? } = runtime::is_initialized() as c_int;
         Ok(())
     })
 }
@@ -96,7 +102,8 @@ pub unsafe extern "C" fn PMPI_Initialized(flag: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Finalized(flag: *mut c_int) -> c_int {
     ffi("MPI_Finalized", MPI_COMM_SELF, || {
-        *out("MPI_Finalized", "flag", flag)? = runtime::is_finalized() as c_int;
+        // SAFETY: `flag` is MPI_Finalized's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out("MPI_Finalized", "flag", flag)? } = runtime::is_finalized() as c_int;
         Ok(())
     })
 }
@@ -123,7 +130,8 @@ pub unsafe extern "C" fn PMPI_Abort(comm: MPI_Comm, errorcode: c_int) -> c_int {
 pub unsafe extern "C" fn PMPI_Query_thread(provided: *mut c_int) -> c_int {
     ffi("MPI_Query_thread", MPI_COMM_SELF, || {
         let e = runtime::engine()?;
-        *out("MPI_Query_thread", "provided", provided)? = e.thread_level() as c_int;
+        // SAFETY: `provided` is MPI_Query_thread's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out("MPI_Query_thread", "provided", provided)? } = e.thread_level() as c_int;
         Ok(())
     })
 }
@@ -132,7 +140,8 @@ pub unsafe extern "C" fn PMPI_Query_thread(provided: *mut c_int) -> c_int {
 pub unsafe extern "C" fn PMPI_Is_thread_main(flag: *mut c_int) -> c_int {
     ffi("MPI_Is_thread_main", MPI_COMM_SELF, || {
         let e = runtime::engine()?;
-        *out("MPI_Is_thread_main", "flag", flag)? = e.is_main_thread() as c_int;
+        // SAFETY: `flag` is MPI_Is_thread_main's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out("MPI_Is_thread_main", "flag", flag)? } = e.is_main_thread() as c_int;
         Ok(())
     })
 }
@@ -155,7 +164,8 @@ pub unsafe extern "C" fn PMPI_Get_processor_name(name: *mut c_char, resultlen: *
         if name.is_null() {
             return Err(bad(ErrorClass::Arg, CALL, "name", "is NULL"));
         }
-        let len = out(CALL, "resultlen", resultlen)?;
+        // SAFETY: `resultlen` is MPI_Get_processor_name's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let len = unsafe { out(CALL, "resultlen", resultlen)? };
         // SAFETY: MPI_MAX_PROCESSOR_NAME bytes by the C contract.
         *len = unsafe { put_str(name, e.processor_name(), MPI_MAX_PROCESSOR_NAME as usize) };
         Ok(())
@@ -165,8 +175,10 @@ pub unsafe extern "C" fn PMPI_Get_processor_name(name: *mut c_char, resultlen: *
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int {
     ffi("MPI_Get_version", MPI_COMM_SELF, || {
-        *out("MPI_Get_version", "version", version)? = runtime::VERSION.0;
-        *out("MPI_Get_version", "subversion", subversion)? = runtime::VERSION.1;
+        // SAFETY: `version` is MPI_Get_version's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out("MPI_Get_version", "version", version)? } = runtime::VERSION.0;
+        // SAFETY: `subversion` is MPI_Get_version's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out("MPI_Get_version", "subversion", subversion)? } = runtime::VERSION.1;
         Ok(())
     })
 }
@@ -178,7 +190,8 @@ pub unsafe extern "C" fn PMPI_Get_library_version(version: *mut c_char, resultle
         if version.is_null() {
             return Err(bad(ErrorClass::Arg, CALL, "version", "is NULL"));
         }
-        let len = out(CALL, "resultlen", resultlen)?;
+        // SAFETY: `resultlen` is MPI_Get_library_version's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let len = unsafe { out(CALL, "resultlen", resultlen)? };
         let s = format!("{} (C ABI: MPI-5.0 standard ABI {}.{})", runtime::library_version(), MPI_ABI_VERSION, MPI_ABI_SUBVERSION);
         // SAFETY: MPI_MAX_LIBRARY_VERSION_STRING bytes by the C contract.
         *len = unsafe { put_str(version, &s, MPI_MAX_LIBRARY_VERSION_STRING as usize) };
@@ -189,8 +202,10 @@ pub unsafe extern "C" fn PMPI_Get_library_version(version: *mut c_char, resultle
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Abi_get_version(abi_major: *mut c_int, abi_minor: *mut c_int) -> c_int {
     ffi("MPI_Abi_get_version", MPI_COMM_SELF, || {
-        *out("MPI_Abi_get_version", "abi_major", abi_major)? = MPI_ABI_VERSION;
-        *out("MPI_Abi_get_version", "abi_minor", abi_minor)? = MPI_ABI_SUBVERSION;
+        // SAFETY: `abi_major` is MPI_Abi_get_version's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out("MPI_Abi_get_version", "abi_major", abi_major)? } = MPI_ABI_VERSION;
+        // SAFETY: `abi_minor` is MPI_Abi_get_version's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out("MPI_Abi_get_version", "abi_minor", abi_minor)? } = MPI_ABI_SUBVERSION;
         Ok(())
     })
 }
@@ -198,7 +213,8 @@ pub unsafe extern "C" fn PMPI_Abi_get_version(abi_major: *mut c_int, abi_minor: 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Abi_get_info(info: *mut MPI_Info) -> c_int {
     ffi("MPI_Abi_get_info", MPI_COMM_SELF, || {
-        let o = out("MPI_Abi_get_info", "info", info)?;
+        // SAFETY: `info` is MPI_Abi_get_info's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out("MPI_Abi_get_info", "info", info)? };
         let keys = vec![
             ("mpi_aint_size".to_string(), std::mem::size_of::<MPI_Aint>().to_string()),
             ("mpi_count_size".to_string(), "8".to_string()),
@@ -213,7 +229,8 @@ pub unsafe extern "C" fn PMPI_Abi_get_info(info: *mut MPI_Info) -> c_int {
 pub unsafe extern "C" fn PMPI_Comm_size(c: MPI_Comm, size: *mut c_int) -> c_int {
     ffi("MPI_Comm_size", c, || {
         let cm = comm(c, "MPI_Comm_size")?;
-        *out("MPI_Comm_size", "size", size)? = cm.size();
+        // SAFETY: `size` is MPI_Comm_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out("MPI_Comm_size", "size", size)? } = cm.size();
         Ok(())
     })
 }
@@ -222,7 +239,8 @@ pub unsafe extern "C" fn PMPI_Comm_size(c: MPI_Comm, size: *mut c_int) -> c_int 
 pub unsafe extern "C" fn PMPI_Comm_rank(c: MPI_Comm, rank: *mut c_int) -> c_int {
     ffi("MPI_Comm_rank", c, || {
         let cm = comm(c, "MPI_Comm_rank")?;
-        *out("MPI_Comm_rank", "rank", rank)? = cm.rank();
+        // SAFETY: `rank` is MPI_Comm_rank's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out("MPI_Comm_rank", "rank", rank)? } = cm.rank();
         Ok(())
     })
 }
@@ -233,7 +251,8 @@ pub unsafe extern "C" fn PMPI_Comm_compare(c1: MPI_Comm, c2: MPI_Comm, result: *
     ffi(CALL, c1, || {
         let a = comm(c1, CALL).map_err(|_| bad(ErrorClass::Comm, CALL, "comm1", format!("{c1:#x} is not a valid communicator")))?;
         let b = comm(c2, CALL).map_err(|_| bad(ErrorClass::Comm, CALL, "comm2", format!("{c2:#x} is not a valid communicator")))?;
-        *out(CALL, "result", result)? = oxmpi_core::comm::create::compare(&a, &b) as c_int;
+        // SAFETY: `result` is MPI_Comm_compare's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "result", result)? } = oxmpi_core::comm::create::compare(&a, &b) as c_int;
         Ok(())
     })
 }
@@ -242,7 +261,8 @@ pub unsafe extern "C" fn PMPI_Comm_compare(c1: MPI_Comm, c2: MPI_Comm, result: *
 pub unsafe extern "C" fn PMPI_Comm_test_inter(c: MPI_Comm, flag: *mut c_int) -> c_int {
     ffi("MPI_Comm_test_inter", c, || {
         let cm = comm(c, "MPI_Comm_test_inter")?;
-        *out("MPI_Comm_test_inter", "flag", flag)? = cm.is_inter() as c_int;
+        // SAFETY: `flag` is MPI_Comm_test_inter's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out("MPI_Comm_test_inter", "flag", flag)? } = cm.is_inter() as c_int;
         Ok(())
     })
 }
@@ -255,7 +275,8 @@ pub unsafe extern "C" fn PMPI_Comm_get_name(c: MPI_Comm, name: *mut c_char, resu
         if name.is_null() {
             return Err(bad(ErrorClass::Arg, CALL, "comm_name", "is NULL"));
         }
-        let len = out(CALL, "resultlen", resultlen)?;
+        // SAFETY: `resultlen` is MPI_Comm_get_name's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let len = unsafe { out(CALL, "resultlen", resultlen)? };
         let mut n = cm.name();
         if n.is_empty() {
             n = match c {
@@ -297,7 +318,8 @@ pub unsafe extern "C" fn PMPI_Barrier(c: MPI_Comm) -> c_int {
 pub unsafe extern "C" fn PMPI_Ibarrier(c: MPI_Comm, request: *mut MPI_Request) -> c_int {
     ffi("MPI_Ibarrier", c, || {
         let cm = comm(c, "MPI_Ibarrier")?;
-        let o = out("MPI_Ibarrier", "request", request)?;
+        // SAFETY: `request` is MPI_Ibarrier's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out("MPI_Ibarrier", "request", request)? };
         let r = oxmpi_core::coll::barrier::ibarrier(&cm)?;
         *o = crate::p2p::new_request(r, c, None);
         Ok(())

@@ -121,13 +121,58 @@ pub fn raise(comm: MPI_Comm, code: c_int, message: &str) -> c_int {
     }
 }
 
-/// A required output pointer.
-pub fn out<T>(call: &str, arg: &str, p: *mut T) -> R<&'static mut T> {
+/// A required output (or input-output) pointer argument: `MPI_ERR_ARG` naming
+/// `arg` when NULL, else a reference to the pointee.
+///
+/// # Safety
+/// `p` is NULL or points to an aligned `T`, valid for reads and writes and
+/// accessed through nothing else for `'a`. For the C caller's pointer
+/// arguments the MPI contract gives this: an OUT/INOUT argument points to
+/// storage of its type, and must not alias any other argument of the call.
+pub unsafe fn out<'a, T>(call: &str, arg: &str, p: *mut T) -> R<&'a mut T> {
     if p.is_null() {
         return Err(bad(ErrorClass::Arg, call, arg, "is NULL"));
     }
-    // SAFETY: non-null; the C caller promises it points to a writable T.
+    // SAFETY: `p` is non-null (checked above), and by this function's contract
+    // aligned, valid for reads and writes, and unaliased for `'a`.
     Ok(unsafe { &mut *p })
+}
+
+/// An array argument of `n` elements: `MPI_ERR_ARG` naming `arg` when `p` is
+/// NULL and `n > 0`; empty when `n == 0` (then `p` is not looked at).
+///
+/// # Safety
+/// If `n > 0`, `p` is NULL or points to `n` initialized, aligned `T`s that stay
+/// valid and unwritten for `'a` (for the C caller's IN arrays MPI gives this
+/// with `n` the length the standard defines for the argument).
+pub unsafe fn array<'a, T>(call: &str, arg: &str, p: *const T, n: usize) -> R<&'a [T]> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(bad(ErrorClass::Arg, call, arg, "is NULL"));
+    }
+    // SAFETY: `p` is non-null and `n > 0` (checked above); by this function's
+    // contract it points to `n` valid `T`s, unwritten for `'a`.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+/// An output array argument of `n` elements; as [`array`].
+///
+/// # Safety
+/// If `n > 0`, `p` is NULL or points to `n` initialized, aligned `T`s, valid
+/// for reads and writes and accessed through nothing else for `'a` (MPI forbids
+/// aliasing an OUT argument with any other argument).
+pub unsafe fn array_mut<'a, T>(call: &str, arg: &str, p: *mut T, n: usize) -> R<&'a mut [T]> {
+    if n == 0 {
+        return Ok(&mut []);
+    }
+    if p.is_null() {
+        return Err(bad(ErrorClass::Arg, call, arg, "is NULL"));
+    }
+    // SAFETY: `p` is non-null and `n > 0` (checked above); by this function's
+    // contract it points to `n` `T`s we may read and write, unaliased for `'a`.
+    Ok(unsafe { std::slice::from_raw_parts_mut(p, n) })
 }
 
 /// An error with a class the engine's `ErrorClass` does not list (info, ...).

@@ -34,7 +34,8 @@ pub unsafe extern "C" fn PMPI_Op_create(user_fn: Option<MPI_User_function>, comm
     const CALL: &str = "MPI_Op_create";
     ffi(CALL, MPI_COMM_SELF, || {
         let f = user_fn.ok_or_else(|| bad(ErrorClass::Arg, CALL, "user_fn", "is NULL"))?;
-        let o = out(CALL, "op", o)?;
+        // SAFETY: `op` (`o`) is MPI_Op_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "op", o)? };
         let func = move |inv: *const u8, inout: *mut u8, n: usize, dt: &oxmpi_core::datatype::Datatype| {
             let mut len = n as c_int;
             let mut h = find_handle(dt);
@@ -50,7 +51,8 @@ pub unsafe extern "C" fn PMPI_Op_create(user_fn: Option<MPI_User_function>, comm
 pub unsafe extern "C" fn PMPI_Op_free(o: *mut MPI_Op) -> c_int {
     const CALL: &str = "MPI_Op_free";
     ffi(CALL, MPI_COMM_SELF, || {
-        let h = out(CALL, "op", o)?;
+        // SAFETY: `op` (`o`) is MPI_Op_free's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let h = unsafe { out(CALL, "op", o)? };
         if *h < 4096 {
             op(*h, CALL)?;
             return Err(bad(ErrorClass::Op, CALL, "op", "a predefined operation cannot be freed"));
@@ -65,7 +67,8 @@ pub unsafe extern "C" fn PMPI_Op_free(o: *mut MPI_Op) -> c_int {
 pub unsafe extern "C" fn PMPI_Op_commutative(o: MPI_Op, commute: *mut c_int) -> c_int {
     ffi("MPI_Op_commutative", MPI_COMM_SELF, || {
         let x = op(o, "MPI_Op_commutative")?;
-        *out("MPI_Op_commutative", "commute", commute)? = x.is_commutative() as c_int;
+        // SAFETY: `commute` is MPI_Op_commutative's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out("MPI_Op_commutative", "commute", commute)? } = x.is_commutative() as c_int;
         Ok(())
     })
 }
@@ -101,10 +104,13 @@ fn errhandler_ok(h: MPI_Errhandler, call: &str) -> R<()> {
     }
 }
 
-fn create_errhandler(call: &'static str, f: Option<MPI_Comm_errhandler_function>, eh: *mut MPI_Errhandler) -> c_int {
+/// # Safety
+/// `eh` is NULL or valid to write one `MPI_Errhandler`, unaliased (the C caller's argument).
+unsafe fn create_errhandler(call: &'static str, f: Option<MPI_Comm_errhandler_function>, eh: *mut MPI_Errhandler) -> c_int {
     ffi(call, MPI_COMM_SELF, || {
         let f = f.ok_or_else(|| bad(ErrorClass::Arg, call, "function", "is NULL"))?;
-        let o = out(call, "errhandler", eh)?;
+        // SAFETY: `errhandler` (`eh`) is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(call, "errhandler", eh)? };
         *o = state().errhandlers.insert(ErrhandlerEntry { func: f, freed: false });
         Ok(())
     })
@@ -112,12 +118,14 @@ fn create_errhandler(call: &'static str, f: Option<MPI_Comm_errhandler_function>
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_create_errhandler(f: Option<MPI_Comm_errhandler_function>, eh: *mut MPI_Errhandler) -> c_int {
-    create_errhandler("MPI_Comm_create_errhandler", f, eh)
+    // SAFETY: `eh` is this C function's MPI_Comm_create_errhandler OUT argument, as `create_errhandler` requires.
+    unsafe { create_errhandler("MPI_Comm_create_errhandler", f, eh) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Errhandler_create(f: Option<MPI_Handler_function>, eh: *mut MPI_Errhandler) -> c_int {
-    create_errhandler("MPI_Errhandler_create", f, eh)
+    // SAFETY: `eh` is this C function's MPI_Errhandler_create OUT argument, as `create_errhandler` requires.
+    unsafe { create_errhandler("MPI_Errhandler_create", f, eh) }
 }
 
 fn set_errhandler(call: &'static str, c: MPI_Comm, eh: MPI_Errhandler) -> c_int {
@@ -139,10 +147,13 @@ pub unsafe extern "C" fn PMPI_Errhandler_set(c: MPI_Comm, eh: MPI_Errhandler) ->
     set_errhandler("MPI_Errhandler_set", c, eh)
 }
 
-fn get_errhandler(call: &'static str, c: MPI_Comm, eh: *mut MPI_Errhandler) -> c_int {
+/// # Safety
+/// `eh` is NULL or valid to write one `MPI_Errhandler`, unaliased (the C caller's argument).
+unsafe fn get_errhandler(call: &'static str, c: MPI_Comm, eh: *mut MPI_Errhandler) -> c_int {
     ffi(call, c, || {
         comm(c, call)?;
-        let o = out(call, "errhandler", eh)?;
+        // SAFETY: `errhandler` (`eh`) is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(call, "errhandler", eh)? };
         *o = state().comm_errhandler.get(&c).copied().unwrap_or(MPI_ERRORS_ARE_FATAL);
         Ok(())
     })
@@ -150,19 +161,22 @@ fn get_errhandler(call: &'static str, c: MPI_Comm, eh: *mut MPI_Errhandler) -> c
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_get_errhandler(c: MPI_Comm, eh: *mut MPI_Errhandler) -> c_int {
-    get_errhandler("MPI_Comm_get_errhandler", c, eh)
+    // SAFETY: `eh` is this C function's MPI_Comm_get_errhandler OUT argument, as `get_errhandler` requires.
+    unsafe { get_errhandler("MPI_Comm_get_errhandler", c, eh) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Errhandler_get(c: MPI_Comm, eh: *mut MPI_Errhandler) -> c_int {
-    get_errhandler("MPI_Errhandler_get", c, eh)
+    // SAFETY: `eh` is this C function's MPI_Errhandler_get OUT argument, as `get_errhandler` requires.
+    unsafe { get_errhandler("MPI_Errhandler_get", c, eh) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Errhandler_free(eh: *mut MPI_Errhandler) -> c_int {
     const CALL: &str = "MPI_Errhandler_free";
     ffi(CALL, MPI_COMM_SELF, || {
-        let h = out(CALL, "errhandler", eh)?;
+        // SAFETY: `errhandler` (`eh`) is MPI_Errhandler_free's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let h = unsafe { out(CALL, "errhandler", eh)? };
         if !matches!(*h, MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT | MPI_ERRORS_RETURN) {
             errhandler_ok(*h, CALL)?;
             let mut st = state();
@@ -199,7 +213,8 @@ pub unsafe extern "C" fn PMPI_Error_class(errorcode: c_int, errorclass: *mut c_i
     const CALL: &str = "MPI_Error_class";
     ffi(CALL, MPI_COMM_SELF, || {
         let c = class_of(errorcode).ok_or_else(|| bad(ErrorClass::Arg, CALL, "errorcode", format!("{errorcode} is not a valid error code")))?;
-        *out(CALL, "errorclass", errorclass)? = c;
+        // SAFETY: `errorclass` is MPI_Error_class's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "errorclass", errorclass)? } = c;
         Ok(())
     })
 }
@@ -211,7 +226,8 @@ pub unsafe extern "C" fn PMPI_Error_string(errorcode: c_int, string: *mut c_char
         if string.is_null() {
             return Err(bad(ErrorClass::Arg, CALL, "string", "is NULL"));
         }
-        let len = out(CALL, "resultlen", resultlen)?;
+        // SAFETY: `resultlen` is MPI_Error_string's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let len = unsafe { out(CALL, "resultlen", resultlen)? };
         let user = state().error_strings.get(&errorcode).cloned();
         let text = match user {
             Some(s) => s,
@@ -236,7 +252,8 @@ static LASTUSEDCODE: AtomicI32 = AtomicI32::new(MPI_ERR_LASTCODE);
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Add_error_class(errorclass: *mut c_int) -> c_int {
     ffi("MPI_Add_error_class", MPI_COMM_SELF, || {
-        let o = out("MPI_Add_error_class", "errorclass", errorclass)?;
+        // SAFETY: `errorclass` is MPI_Add_error_class's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out("MPI_Add_error_class", "errorclass", errorclass)? };
         let mut st = state();
         st.last_code += 1;
         let c = st.last_code;
@@ -251,7 +268,8 @@ pub unsafe extern "C" fn PMPI_Add_error_class(errorclass: *mut c_int) -> c_int {
 pub unsafe extern "C" fn PMPI_Add_error_code(errorclass: c_int, errorcode: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Add_error_code";
     ffi(CALL, MPI_COMM_SELF, || {
-        let o = out(CALL, "errorcode", errorcode)?;
+        // SAFETY: `errorcode` is MPI_Add_error_code's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "errorcode", errorcode)? };
         if class_of(errorclass) != Some(errorclass) {
             return Err(bad(ErrorClass::Arg, CALL, "errorclass", format!("{errorclass} is not an error class")));
         }
@@ -269,6 +287,7 @@ pub unsafe extern "C" fn PMPI_Add_error_code(errorclass: c_int, errorcode: *mut 
 pub unsafe extern "C" fn PMPI_Add_error_string(errorcode: c_int, string: *const c_char) -> c_int {
     const CALL: &str = "MPI_Add_error_string";
     ffi(CALL, MPI_COMM_SELF, || {
+        // SAFETY: MPI_Add_error_string's `string` is a NUL-terminated C string (or NULL, rejected).
         let s = unsafe { get_str(CALL, "string", string)? }.to_string();
         let mut st = state();
         if !st.user_codes.contains_key(&errorcode) {
@@ -293,7 +312,8 @@ fn with_info<T>(call: &str, h: MPI_Info, f: impl FnOnce(&mut Vec<(String, String
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_create(info: *mut MPI_Info) -> c_int {
     ffi("MPI_Info_create", MPI_COMM_SELF, || {
-        *out("MPI_Info_create", "info", info)? = state().infos.insert(Vec::new());
+        // SAFETY: `info` is MPI_Info_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out("MPI_Info_create", "info", info)? } = state().infos.insert(Vec::new());
         Ok(())
     })
 }
@@ -302,7 +322,9 @@ pub unsafe extern "C" fn PMPI_Info_create(info: *mut MPI_Info) -> c_int {
 pub unsafe extern "C" fn PMPI_Info_set(info: MPI_Info, key: *const c_char, value: *const c_char) -> c_int {
     const CALL: &str = "MPI_Info_set";
     ffi(CALL, MPI_COMM_SELF, || {
+        // SAFETY: MPI_Info_set's `key` is a NUL-terminated C string (or NULL, rejected).
         let k = unsafe { get_str(CALL, "key", key)? }.to_string();
+        // SAFETY: MPI_Info_set's `value` is a NUL-terminated C string (or NULL, rejected).
         let v = unsafe { get_str(CALL, "value", value)? }.to_string();
         if k.is_empty() || k.len() >= MPI_MAX_INFO_KEY as usize {
             return Err(crate::errors::bad_code(MPI_ERR_INFO_KEY, CALL, "key", "is empty or longer than MPI_MAX_INFO_KEY"));
@@ -321,9 +343,12 @@ pub unsafe extern "C" fn PMPI_Info_set(info: MPI_Info, key: *const c_char, value
 pub unsafe extern "C" fn PMPI_Info_get_string(info: MPI_Info, key: *const c_char, buflen: *mut c_int, value: *mut c_char, flag: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Info_get_string";
     ffi(CALL, MPI_COMM_SELF, || {
+        // SAFETY: MPI_Info_get_string's `key` is a NUL-terminated C string (or NULL, rejected).
         let k = unsafe { get_str(CALL, "key", key)? }.to_string();
-        let bl = out(CALL, "buflen", buflen)?;
-        let f = out(CALL, "flag", flag)?;
+        // SAFETY: `buflen` is MPI_Info_get_string's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let bl = unsafe { out(CALL, "buflen", buflen)? };
+        // SAFETY: `flag` is MPI_Info_get_string's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let f = unsafe { out(CALL, "flag", flag)? };
         let found = with_info(CALL, info, |kv| Ok(kv.iter().find(|(a, _)| *a == k).map(|(_, v)| v.clone())))?;
         match found {
             None => *f = 0,
@@ -343,7 +368,8 @@ pub unsafe extern "C" fn PMPI_Info_get_string(info: MPI_Info, key: *const c_char
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_get_nkeys(info: MPI_Info, nkeys: *mut c_int) -> c_int {
     ffi("MPI_Info_get_nkeys", MPI_COMM_SELF, || {
-        let o = out("MPI_Info_get_nkeys", "nkeys", nkeys)?;
+        // SAFETY: `nkeys` is MPI_Info_get_nkeys's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out("MPI_Info_get_nkeys", "nkeys", nkeys)? };
         *o = with_info("MPI_Info_get_nkeys", info, |kv| Ok(kv.len() as c_int))?;
         Ok(())
     })
@@ -373,6 +399,7 @@ pub unsafe extern "C" fn PMPI_Info_get_nthkey(info: MPI_Info, n: c_int, key: *mu
 pub unsafe extern "C" fn PMPI_Info_delete(info: MPI_Info, key: *const c_char) -> c_int {
     const CALL: &str = "MPI_Info_delete";
     ffi(CALL, MPI_COMM_SELF, || {
+        // SAFETY: MPI_Info_delete's `key` is a NUL-terminated C string (or NULL, rejected).
         let k = unsafe { get_str(CALL, "key", key)? }.to_string();
         with_info(CALL, info, |kv| {
             let before = kv.len();
@@ -388,7 +415,8 @@ pub unsafe extern "C" fn PMPI_Info_delete(info: MPI_Info, key: *const c_char) ->
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_dup(info: MPI_Info, newinfo: *mut MPI_Info) -> c_int {
     ffi("MPI_Info_dup", MPI_COMM_SELF, || {
-        let o = out("MPI_Info_dup", "newinfo", newinfo)?;
+        // SAFETY: `newinfo` is MPI_Info_dup's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out("MPI_Info_dup", "newinfo", newinfo)? };
         let kv = with_info("MPI_Info_dup", info, |kv| Ok(kv.clone()))?;
         *o = state().infos.insert(kv);
         Ok(())
@@ -399,7 +427,8 @@ pub unsafe extern "C" fn PMPI_Info_dup(info: MPI_Info, newinfo: *mut MPI_Info) -
 pub unsafe extern "C" fn PMPI_Info_free(info: *mut MPI_Info) -> c_int {
     const CALL: &str = "MPI_Info_free";
     ffi(CALL, MPI_COMM_SELF, || {
-        let h = out(CALL, "info", info)?;
+        // SAFETY: `info` is MPI_Info_free's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let h = unsafe { out(CALL, "info", info)? };
         state().infos.remove(*h).ok_or_else(|| crate::errors::bad_code(MPI_ERR_INFO, CALL, "info", format!("{:#x} is not a valid info object", *h)))?;
         *h = MPI_INFO_NULL;
         Ok(())
@@ -446,9 +475,13 @@ static WTIME_IS_GLOBAL: AtomicI32 = AtomicI32::new(0);
 static UNIVERSE_SIZE: AtomicI32 = AtomicI32::new(0);
 static APPNUM: AtomicI32 = AtomicI32::new(0);
 
-fn create_keyval(call: &'static str, copy: usize, delete: Option<MPI_Comm_delete_attr_function>, keyval: *mut c_int, extra: *mut c_void) -> c_int {
+/// # Safety
+/// `keyval` is NULL or valid to write one `int`, unaliased; `copy` is 0, 1 or the
+/// address of an `MPI_Comm_copy_attr_function` (the C caller's arguments).
+unsafe fn create_keyval(call: &'static str, copy: usize, delete: Option<MPI_Comm_delete_attr_function>, keyval: *mut c_int, extra: *mut c_void) -> c_int {
     ffi(call, MPI_COMM_SELF, || {
-        let o = out(call, "keyval", keyval)?;
+        // SAFETY: `keyval` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(call, "keyval", keyval)? };
         let extra = extra as usize;
         // MPI_COMM_NULL_COPY_FN / MPI_NULL_COPY_FN are 0 (never copied),
         // MPI_COMM_DUP_FN / MPI_DUP_FN are 1 (copied as is).
@@ -493,17 +526,22 @@ pub unsafe extern "C" fn PMPI_Comm_create_keyval(
     keyval: *mut c_int,
     extra: *mut c_void,
 ) -> c_int {
-    create_keyval("MPI_Comm_create_keyval", copy.map_or(0, |f| f as usize), delete, keyval, extra)
+    // SAFETY: `keyval` is the C caller's OUT argument and `copy` a function pointer of the copy type (or 0), as `create_keyval` requires.
+    unsafe { create_keyval("MPI_Comm_create_keyval", copy.map_or(0, |f| f as usize), delete, keyval, extra) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Keyval_create(copy: Option<MPI_Copy_function>, delete: Option<MPI_Delete_function>, keyval: *mut c_int, extra: *mut c_void) -> c_int {
-    create_keyval("MPI_Keyval_create", copy.map_or(0, |f| f as usize), delete, keyval, extra)
+    // SAFETY: `keyval` is the C caller's OUT argument and `copy` a function pointer of the copy type (or 0), as `create_keyval` requires.
+    unsafe { create_keyval("MPI_Keyval_create", copy.map_or(0, |f| f as usize), delete, keyval, extra) }
 }
 
-fn free_keyval(call: &'static str, keyval: *mut c_int) -> c_int {
+/// # Safety
+/// `keyval` is NULL or valid to read and write one `int`, unaliased (the C caller's argument).
+unsafe fn free_keyval(call: &'static str, keyval: *mut c_int) -> c_int {
     ffi(call, MPI_COMM_SELF, || {
-        let k = out(call, "keyval", keyval)?;
+        // SAFETY: `keyval` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let k = unsafe { out(call, "keyval", keyval)? };
         attr::free_keyval(ObjectKind::Comm, *k, call)?;
         *k = MPI_KEYVAL_INVALID;
         Ok(())
@@ -512,19 +550,26 @@ fn free_keyval(call: &'static str, keyval: *mut c_int) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_free_keyval(keyval: *mut c_int) -> c_int {
-    free_keyval("MPI_Comm_free_keyval", keyval)
+    // SAFETY: `keyval` is the C caller's INOUT argument, as `free_keyval` requires.
+    unsafe { free_keyval("MPI_Comm_free_keyval", keyval) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Keyval_free(keyval: *mut c_int) -> c_int {
-    free_keyval("MPI_Keyval_free", keyval)
+    // SAFETY: `keyval` is the C caller's INOUT argument, as `free_keyval` requires.
+    unsafe { free_keyval("MPI_Keyval_free", keyval) }
 }
 
-fn get_attr(call: &'static str, c: MPI_Comm, keyval: c_int, val: *mut c_void, flag: *mut c_int) -> c_int {
+/// # Safety
+/// `flag` is NULL or valid to write one `int`, `val` NULL or valid to write one
+/// `void *`, not aliasing each other (the C caller's arguments).
+unsafe fn get_attr(call: &'static str, c: MPI_Comm, keyval: c_int, val: *mut c_void, flag: *mut c_int) -> c_int {
     ffi(call, c, || {
         let cm = comm(c, call)?;
-        let f = out(call, "flag", flag)?;
-        let v = out(call, "attribute_val", val as *mut *mut c_void)?;
+        // SAFETY: `flag` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let f = unsafe { out(call, "flag", flag)? };
+        // SAFETY: `attribute_val` (`val`) is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let v = unsafe { out(call, "attribute_val", val as *mut *mut c_void)? };
         if attr::is_predefined(keyval) {
             let slot = match keyval {
                 MPI_TAG_UB => &TAG_UB,
@@ -557,12 +602,14 @@ fn get_attr(call: &'static str, c: MPI_Comm, keyval: c_int, val: *mut c_void, fl
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_get_attr(c: MPI_Comm, keyval: c_int, val: *mut c_void, flag: *mut c_int) -> c_int {
-    get_attr("MPI_Comm_get_attr", c, keyval, val, flag)
+    // SAFETY: `val` and `flag` are the C caller's OUT arguments (MPI forbids aliasing them), as `get_attr` requires.
+    unsafe { get_attr("MPI_Comm_get_attr", c, keyval, val, flag) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Attr_get(c: MPI_Comm, keyval: c_int, val: *mut c_void, flag: *mut c_int) -> c_int {
-    get_attr("MPI_Attr_get", c, keyval, val, flag)
+    // SAFETY: `val` and `flag` are the C caller's OUT arguments (MPI forbids aliasing them), as `get_attr` requires.
+    unsafe { get_attr("MPI_Attr_get", c, keyval, val, flag) }
 }
 
 /// Deletes every attribute of a predefined communicator (at MPI_Finalize).

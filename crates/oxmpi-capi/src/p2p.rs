@@ -1,6 +1,12 @@
 //! Point-to-point: sends, receives, probes, requests and their completion,
 //! persistent requests (kept in this layer, started as typed immediate
 //! operations, so every datatype works), statuses.
+//!
+//! Safety: the private `unsafe fn`s here take the C caller's arguments as given
+//! and require of them what the MPI standard requires of the C arguments of the
+//! function they implement: buffers holding their counts of their datatypes
+//! (for immediate forms, until the request completes), arrays of the length the
+//! standard gives, OUT arguments writable and aliasing no other argument.
 
 use std::ffi::{c_int, c_void};
 
@@ -32,16 +38,23 @@ fn fill(c: &mut MPI_Status, s: &Status) {
 }
 
 /// Writes a status unless the caller passed MPI_STATUS_IGNORE.
+///
+/// # Safety
+/// `p` is NULL or valid to write one `MPI_Status`, unaliased.
 unsafe fn put_status(p: *mut MPI_Status, s: &Status) {
     if !p.is_null() {
-        // SAFETY: non-null status pointer from C.
+        // SAFETY: non-null (checked), so writable and unaliased by this function's contract.
         fill(unsafe { &mut *p }, s);
     }
 }
 
+/// As [`put_status`], also setting `MPI_ERROR`.
+///
+/// # Safety
+/// As [`put_status`].
 unsafe fn put_status_err(p: *mut MPI_Status, s: &Status, err: c_int) {
     if !p.is_null() {
-        // SAFETY: as above.
+        // SAFETY: non-null (checked), so writable and unaliased by this function's contract.
         let c = unsafe { &mut *p };
         fill(c, s);
         c.MPI_ERROR = err;
@@ -101,7 +114,7 @@ pub fn new_request(r: Request, c: MPI_Comm, persistent: Option<PersistentOp>) ->
 
 /// The engine requests of C handles (NULL for null and inactive ones), routing
 /// errors to the first request's communicator.
-unsafe fn engine_requests(call: &str, hs: &[MPI_Request]) -> R<Vec<Request>> {
+fn engine_requests(call: &str, hs: &[MPI_Request]) -> R<Vec<Request>> {
     let st = state();
     let mut routed = false;
     hs.iter()
@@ -143,6 +156,11 @@ fn settle(hs: &mut [MPI_Request], before: &[Request], after: &[Request]) {
     }
 }
 
+/// The C caller's array of `count` request handles.
+///
+/// # Safety
+/// When `count > 0`, `p` is NULL or points to `count` handles, valid for
+/// reads and writes and unaliased for `'a`.
 unsafe fn req_slice<'a>(call: &str, count: c_int, p: *mut MPI_Request) -> R<&'a mut [MPI_Request]> {
     if count < 0 {
         return Err(bad(ErrorClass::Count, call, "count", format!("{count} is negative")));
@@ -153,7 +171,7 @@ unsafe fn req_slice<'a>(call: &str, count: c_int, p: *mut MPI_Request) -> R<&'a 
     if p.is_null() {
         return Err(bad(ErrorClass::Arg, call, "array_of_requests", "is NULL"));
     }
-    // SAFETY: `count` requests by the C contract.
+    // SAFETY: non-null with `count > 0` (checked above): `count` handles by this function's contract.
     Ok(unsafe { std::slice::from_raw_parts_mut(p, count as usize) })
 }
 
@@ -171,18 +189,22 @@ unsafe fn send(mode: SendMode, buf: *const c_void, count: c_int, h: MPI_Datatype
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Send(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `send` needs what MPI_Send demands of them.
     unsafe { send(SendMode::Standard, buf, count, dt, dest, tag, c) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ssend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `send` needs what MPI_Ssend demands of them.
     unsafe { send(SendMode::Synchronous, buf, count, dt, dest, tag, c) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Bsend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `send` needs what MPI_Bsend demands of them.
     unsafe { send(SendMode::Buffered, buf, count, dt, dest, tag, c) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Rsend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `send` needs what MPI_Rsend demands of them.
     unsafe { send(SendMode::Ready, buf, count, dt, dest, tag, c) }
 }
 
@@ -190,7 +212,8 @@ unsafe fn isend(mode: SendMode, buf: *const c_void, count: c_int, h: MPI_Datatyp
     let call = call_name(mode, true);
     ffi(call, c, || {
         let a = args(call, c, buf, count, h)?;
-        let o = out(call, "request", request)?;
+        // SAFETY: `request` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(call, "request", request)? };
         // SAFETY: the C caller keeps the buffer until the request completes.
         let r = unsafe { pt2pt::isend_typed(&a.comm, buf as *const u8, a.count, &a.dt, dest, tag, mode)? };
         *o = new_request(r, c, None);
@@ -200,18 +223,22 @@ unsafe fn isend(mode: SendMode, buf: *const c_void, count: c_int, h: MPI_Datatyp
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Isend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `isend` needs what MPI_Isend demands of them.
     unsafe { isend(SendMode::Standard, buf, count, dt, dest, tag, c, r) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Issend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `isend` needs what MPI_Issend demands of them.
     unsafe { isend(SendMode::Synchronous, buf, count, dt, dest, tag, c, r) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ibsend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `isend` needs what MPI_Ibsend demands of them.
     unsafe { isend(SendMode::Buffered, buf, count, dt, dest, tag, c, r) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Irsend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `isend` needs what MPI_Irsend demands of them.
     unsafe { isend(SendMode::Ready, buf, count, dt, dest, tag, c, r) }
 }
 
@@ -222,6 +249,7 @@ pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, count: c_int, h: MPI_Dataty
         let a = args(CALL, c, buf, count, h)?;
         // SAFETY: the C caller's buffer holds `count` elements of the datatype.
         let s = unsafe { pt2pt::recv_typed(&a.comm, buf as *mut u8, a.count, &a.dt, source, tag)? };
+        // SAFETY: `status` is MPI_Recv's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
         unsafe { put_status(status, &s) };
         Ok(())
     })
@@ -232,7 +260,8 @@ pub unsafe extern "C" fn PMPI_Irecv(buf: *mut c_void, count: c_int, h: MPI_Datat
     const CALL: &str = "MPI_Irecv";
     ffi(CALL, c, || {
         let a = args(CALL, c, buf, count, h)?;
-        let o = out(CALL, "request", request)?;
+        // SAFETY: `request` is MPI_Irecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "request", request)? };
         // SAFETY: the C caller keeps the buffer until the request completes.
         let r = unsafe { pt2pt::irecv_typed(&a.comm, buf as *mut u8, a.count, &a.dt, source, tag)? };
         *o = new_request(r, c, None);
@@ -266,6 +295,7 @@ pub unsafe extern "C" fn PMPI_Sendrecv(
         // SAFETY: both buffers stay valid until both requests completed below.
         let mut rr = unsafe { pt2pt::irecv_typed(&r.comm, recvbuf as *mut u8, r.count, &r.dt, source, recvtag) }
             .map_err(|e| rename(e, "MPI_Irecv", CALL))?;
+        // SAFETY: as above: `sendbuf` holds `sendcount` × `sendtype` and outlives the wait below.
         let sent = unsafe { pt2pt::isend_typed(&s.comm, sendbuf as *const u8, s.count, &s.dt, dest, sendtag, SendMode::Standard) };
         let mut sr = match sent {
             Ok(x) => x,
@@ -277,6 +307,7 @@ pub unsafe extern "C" fn PMPI_Sendrecv(
         };
         let got = pt2pt::wait(&mut rr).map_err(|e| rename(e, "MPI_Wait", CALL));
         pt2pt::wait(&mut sr).map_err(|e| rename(e, "MPI_Wait", CALL))?;
+        // SAFETY: `status` is MPI_Sendrecv's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
         unsafe { put_status(status, &got?) };
         Ok(())
     })
@@ -300,8 +331,10 @@ pub unsafe extern "C" fn PMPI_Sendrecv_replace(
         let mut packed = vec![0u8; a.dt.size() * a.count];
         // SAFETY: the C buffer holds `count` elements of the datatype.
         unsafe { a.dt.pack(buf as *const u8, a.count, &mut packed) };
+        // SAFETY: the C buffer holds `count` elements of the datatype and outlives the wait below.
         let mut rr = unsafe { pt2pt::irecv_typed(&a.comm, buf as *mut u8, a.count, &a.dt, source, recvtag) }
             .map_err(|e| rename(e, "MPI_Irecv", CALL))?;
+        // SAFETY: `packed` is our own buffer, dropped only after the send's wait below.
         let sent = unsafe { pt2pt::isend(&a.comm, packed.as_ptr(), packed.len(), dest, sendtag, SendMode::Standard) };
         let mut sr = match sent {
             Ok(x) => x,
@@ -314,6 +347,7 @@ pub unsafe extern "C" fn PMPI_Sendrecv_replace(
         let got = pt2pt::wait(&mut rr).map_err(|e| rename(e, "MPI_Wait", CALL));
         pt2pt::wait(&mut sr).map_err(|e| rename(e, "MPI_Wait", CALL))?;
         drop(packed);
+        // SAFETY: `status` is MPI_Sendrecv_replace's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
         unsafe { put_status(status, &got?) };
         Ok(())
     })
@@ -340,14 +374,16 @@ fn rename_call(e: MpiError, call: &str) -> Fail {
 pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
     const CALL: &str = "MPI_Wait";
     ffi(CALL, MPI_COMM_SELF, || {
-        let h = out(CALL, "request", request)?;
+        // SAFETY: `request` is MPI_Wait's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let h = unsafe { out(CALL, "request", request)? };
         let hs = std::slice::from_mut(h);
-        let before = unsafe { engine_requests(CALL, hs)? };
+        let before = engine_requests(CALL, hs)?;
         let mut after = before.clone();
         let res = pt2pt::wait(&mut after[0]);
         let after = if res.is_err() { vec![Request::NULL] } else { after };
         settle(hs, &before, &after);
         let s = res.map_err(|e| rename_call(e, CALL))?;
+        // SAFETY: `status` is MPI_Wait's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
         unsafe { put_status(status, &s) };
         Ok(())
     })
@@ -357,10 +393,12 @@ pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_S
 pub unsafe extern "C" fn PMPI_Test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
     const CALL: &str = "MPI_Test";
     ffi(CALL, MPI_COMM_SELF, || {
-        let h = out(CALL, "request", request)?;
-        let f = out(CALL, "flag", flag)?;
+        // SAFETY: `request` is MPI_Test's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let h = unsafe { out(CALL, "request", request)? };
+        // SAFETY: `flag` is MPI_Test's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let f = unsafe { out(CALL, "flag", flag)? };
         let hs = std::slice::from_mut(h);
-        let before = unsafe { engine_requests(CALL, hs)? };
+        let before = engine_requests(CALL, hs)?;
         let mut after = before.clone();
         let res = pt2pt::test(&mut after[0]);
         let after = if res.is_err() { vec![Request::NULL] } else { after };
@@ -368,6 +406,7 @@ pub unsafe extern "C" fn PMPI_Test(request: *mut MPI_Request, flag: *mut c_int, 
         match res.map_err(|e| rename_call(e, CALL))? {
             Some(s) => {
                 *f = 1;
+                // SAFETY: `status` is MPI_Test's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
                 unsafe { put_status(status, &s) };
             }
             None => *f = 0,
@@ -376,19 +415,24 @@ pub unsafe extern "C" fn PMPI_Test(request: *mut MPI_Request, flag: *mut c_int, 
     })
 }
 
+/// The `i`-th status of an array (NULL for MPI_STATUSES_IGNORE).
+///
+/// # Safety
+/// `p` is NULL or points to an array of more than `i` statuses.
 unsafe fn status_at(p: *mut MPI_Status, i: usize) -> *mut MPI_Status {
     if p.is_null() {
         p
     } else {
-        // SAFETY: the C caller provides one status per request.
+        // SAFETY: non-null, so an array of more than `i` statuses by this function's contract.
         unsafe { p.add(i) }
     }
 }
 
 unsafe fn all(call: &'static str, count: c_int, requests: *mut MPI_Request, flag: Option<*mut c_int>, statuses: *mut MPI_Status) -> c_int {
     ffi(call, MPI_COMM_SELF, || {
+        // SAFETY: `requests` is MPI_Waitall/Testall's INOUT array of `count` handles, unaliased.
         let hs = unsafe { req_slice(call, count, requests)? };
-        let before = unsafe { engine_requests(call, hs)? };
+        let before = engine_requests(call, hs)?;
         let mut after = before.clone();
         let mut stats = vec![Status::EMPTY; hs.len()];
         let res = match flag {
@@ -408,10 +452,12 @@ unsafe fn all(call: &'static str, count: c_int, requests: *mut MPI_Request, flag
             Err(_) => true,
         };
         if let Some(fl) = flag {
-            *out(call, "flag", fl)? = done as c_int;
+            // SAFETY: `flag` (`fl`) is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+            *unsafe { out(call, "flag", fl)? } = done as c_int;
         }
         if done {
             for (i, s) in stats.iter().enumerate() {
+                // SAFETY: `statuses` is MPI_STATUSES_IGNORE (NULL) or has one entry per request, more than the index, writable and unaliased (MPI_Waitall/Testall).
                 unsafe { put_status_err(status_at(statuses, i), s, s.error) };
             }
         }
@@ -421,19 +467,23 @@ unsafe fn all(call: &'static str, count: c_int, requests: *mut MPI_Request, flag
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Waitall(count: c_int, requests: *mut MPI_Request, statuses: *mut MPI_Status) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `all` needs what MPI_Waitall demands of them.
     unsafe { all("MPI_Waitall", count, requests, None, statuses) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Testall(count: c_int, requests: *mut MPI_Request, flag: *mut c_int, statuses: *mut MPI_Status) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `all` needs what MPI_Testall demands of them.
     unsafe { all("MPI_Testall", count, requests, Some(flag), statuses) }
 }
 
 unsafe fn any(call: &'static str, count: c_int, requests: *mut MPI_Request, index: *mut c_int, flag: Option<*mut c_int>, status: *mut MPI_Status) -> c_int {
     ffi(call, MPI_COMM_SELF, || {
+        // SAFETY: `requests` is MPI_Waitany/Testany's INOUT array of `count` handles, unaliased.
         let hs = unsafe { req_slice(call, count, requests)? };
-        let idx = out(call, "index", index)?;
-        let before = unsafe { engine_requests(call, hs)? };
+        // SAFETY: `index` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let idx = unsafe { out(call, "index", index)? };
+        let before = engine_requests(call, hs)?;
         let mut after = before.clone();
         let res = match flag {
             None => pt2pt::waitany(&mut after).map(Some),
@@ -454,20 +504,24 @@ unsafe fn any(call: &'static str, count: c_int, requests: *mut MPI_Request, inde
             None => {
                 *idx = MPI_UNDEFINED;
                 if let Some(f) = flag {
-                    *out(call, "flag", f)? = 0;
+                    // SAFETY: `flag` (`f`) is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+                    *unsafe { out(call, "flag", f)? } = 0;
                 }
             }
             Some(found) => {
                 if let Some(f) = flag {
-                    *out(call, "flag", f)? = 1;
+                    // SAFETY: `flag` (`f`) is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+                    *unsafe { out(call, "flag", f)? } = 1;
                 }
                 match found {
                     None => {
                         *idx = MPI_UNDEFINED;
+                        // SAFETY: `status` is MPI_Waitany/Testany's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
                         unsafe { put_status(status, &Status::EMPTY) };
                     }
                     Some((i, s)) => {
                         *idx = i as c_int;
+                        // SAFETY: `status` is MPI_Waitany/Testany's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
                         unsafe { put_status(status, &s) };
                     }
                 }
@@ -479,19 +533,23 @@ unsafe fn any(call: &'static str, count: c_int, requests: *mut MPI_Request, inde
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Waitany(count: c_int, requests: *mut MPI_Request, index: *mut c_int, status: *mut MPI_Status) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `any` needs what MPI_Waitany demands of them.
     unsafe { any("MPI_Waitany", count, requests, index, None, status) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Testany(count: c_int, requests: *mut MPI_Request, index: *mut c_int, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `any` needs what MPI_Testany demands of them.
     unsafe { any("MPI_Testany", count, requests, index, Some(flag), status) }
 }
 
 unsafe fn some(call: &'static str, wait: bool, count: c_int, requests: *mut MPI_Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MPI_Status) -> c_int {
     ffi(call, MPI_COMM_SELF, || {
+        // SAFETY: `requests` is MPI_Waitsome/Testsome's INOUT array of `count` handles, unaliased.
         let hs = unsafe { req_slice(call, count, requests)? };
-        let oc = out(call, "outcount", outcount)?;
-        let before = unsafe { engine_requests(call, hs)? };
+        // SAFETY: `outcount` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let oc = unsafe { out(call, "outcount", outcount)? };
+        let before = engine_requests(call, hs)?;
         let mut after = before.clone();
         let res = if wait { pt2pt::waitsome(&mut after) } else { pt2pt::testsome(&mut after) };
         let list = match res {
@@ -520,8 +578,10 @@ unsafe fn some(call: &'static str, wait: bool, count: c_int, requests: *mut MPI_
             // SAFETY: `incount` entries by the C contract.
             unsafe { *indices.add(k) = *i as c_int };
             match r {
+                // SAFETY: `statuses` is MPI_STATUSES_IGNORE (NULL) or has one entry per request, more than the index, writable and unaliased (MPI_Waitsome/Testsome).
                 Ok(s) => unsafe { put_status_err(status_at(statuses, k), s, MPI_SUCCESS) },
                 Err(e) => {
+                    // SAFETY: `statuses` is MPI_STATUSES_IGNORE (NULL) or has one entry per request, more than the index, writable and unaliased (MPI_Waitsome/Testsome).
                     unsafe { put_status_err(status_at(statuses, k), &Status::EMPTY, e.class.code()) };
                     first_err.get_or_insert(e.clone());
                 }
@@ -536,11 +596,13 @@ unsafe fn some(call: &'static str, wait: bool, count: c_int, requests: *mut MPI_
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Waitsome(incount: c_int, requests: *mut MPI_Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MPI_Status) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `some` needs what MPI_Waitsome demands of them.
     unsafe { some("MPI_Waitsome", true, incount, requests, outcount, indices, statuses) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Testsome(incount: c_int, requests: *mut MPI_Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MPI_Status) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `some` needs what MPI_Testsome demands of them.
     unsafe { some("MPI_Testsome", false, incount, requests, outcount, indices, statuses) }
 }
 
@@ -560,7 +622,8 @@ fn one_request(call: &str, h: MPI_Request) -> R<(Request, MPI_Comm, bool)> {
 pub unsafe extern "C" fn PMPI_Cancel(request: *mut MPI_Request) -> c_int {
     const CALL: &str = "MPI_Cancel";
     ffi(CALL, MPI_COMM_SELF, || {
-        let h = out(CALL, "request", request)?;
+        // SAFETY: `request` is MPI_Cancel's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let h = unsafe { out(CALL, "request", request)? };
         let (r, c, _) = one_request(CALL, *h)?;
         route_to(c);
         if !r.is_null() {
@@ -574,7 +637,8 @@ pub unsafe extern "C" fn PMPI_Cancel(request: *mut MPI_Request) -> c_int {
 pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
     const CALL: &str = "MPI_Request_free";
     ffi(CALL, MPI_COMM_SELF, || {
-        let h = out(CALL, "request", request)?;
+        // SAFETY: `request` is MPI_Request_free's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let h = unsafe { out(CALL, "request", request)? };
         let (mut r, c, _) = one_request(CALL, *h)?;
         route_to(c);
         if !r.is_null() {
@@ -590,9 +654,11 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
 pub unsafe extern "C" fn PMPI_Request_get_status(request: MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
     const CALL: &str = "MPI_Request_get_status";
     ffi(CALL, MPI_COMM_SELF, || {
-        let f = out(CALL, "flag", flag)?;
+        // SAFETY: `flag` is MPI_Request_get_status's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let f = unsafe { out(CALL, "flag", flag)? };
         if request == MPI_REQUEST_NULL {
             *f = 1;
+            // SAFETY: `status` is MPI_Request_get_status's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
             unsafe { put_status(status, &Status::EMPTY) };
             return Ok(());
         }
@@ -601,6 +667,7 @@ pub unsafe extern "C" fn PMPI_Request_get_status(request: MPI_Request, flag: *mu
         match pt2pt::request_get_status(r).map_err(|e| rename_call(e, CALL))? {
             Some(s) => {
                 *f = 1;
+                // SAFETY: `status` is MPI_Request_get_status's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
                 unsafe { put_status(status, &s) };
             }
             None => *f = 0,
@@ -613,10 +680,10 @@ pub unsafe extern "C" fn PMPI_Request_get_status(request: MPI_Request, flag: *mu
 pub unsafe extern "C" fn PMPI_Test_cancelled(status: *const MPI_Status, flag: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Test_cancelled";
     ffi(CALL, MPI_COMM_SELF, || {
-        if status.is_null() {
-            return Err(bad(ErrorClass::Arg, CALL, "status", "is NULL (MPI_STATUS_IGNORE)"));
-        }
-        *out(CALL, "flag", flag)? = (unsafe { &*status }.MPI_internal[2] != 0) as c_int;
+        // SAFETY: `status` is MPI_Test_cancelled's IN status: NULL (rejected) or readable.
+        let s = unsafe { status_ref(CALL, status)? };
+        // SAFETY: `flag` is MPI_Test_cancelled's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "flag", flag)? } = (s.MPI_internal[2] != 0) as c_int;
         Ok(())
     })
 }
@@ -628,6 +695,7 @@ pub unsafe extern "C" fn PMPI_Probe(source: c_int, tag: c_int, c: MPI_Comm, stat
     ffi("MPI_Probe", c, || {
         let cm = comm(c, "MPI_Probe")?;
         let s = pt2pt::probe(&cm, source, tag)?;
+        // SAFETY: `status` is MPI_Probe's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
         unsafe { put_status(status, &s) };
         Ok(())
     })
@@ -637,10 +705,12 @@ pub unsafe extern "C" fn PMPI_Probe(source: c_int, tag: c_int, c: MPI_Comm, stat
 pub unsafe extern "C" fn PMPI_Iprobe(source: c_int, tag: c_int, c: MPI_Comm, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
     ffi("MPI_Iprobe", c, || {
         let cm = comm(c, "MPI_Iprobe")?;
-        let f = out("MPI_Iprobe", "flag", flag)?;
+        // SAFETY: `flag` is MPI_Iprobe's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let f = unsafe { out("MPI_Iprobe", "flag", flag)? };
         match pt2pt::iprobe(&cm, source, tag)? {
             Some(s) => {
                 *f = 1;
+                // SAFETY: `status` is MPI_Iprobe's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
                 unsafe { put_status(status, &s) };
             }
             None => *f = 0,
@@ -661,9 +731,11 @@ fn message_handle(m: Message, c: MPI_Comm) -> MPI_Message {
 pub unsafe extern "C" fn PMPI_Mprobe(source: c_int, tag: c_int, c: MPI_Comm, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
     ffi("MPI_Mprobe", c, || {
         let cm = comm(c, "MPI_Mprobe")?;
-        let o = out("MPI_Mprobe", "message", message)?;
+        // SAFETY: `message` is MPI_Mprobe's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out("MPI_Mprobe", "message", message)? };
         let (m, s) = pt2pt::mprobe(&cm, source, tag)?;
         *o = message_handle(m, c);
+        // SAFETY: `status` is MPI_Mprobe's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
         unsafe { put_status(status, &s) };
         Ok(())
     })
@@ -673,12 +745,15 @@ pub unsafe extern "C" fn PMPI_Mprobe(source: c_int, tag: c_int, c: MPI_Comm, mes
 pub unsafe extern "C" fn PMPI_Improbe(source: c_int, tag: c_int, c: MPI_Comm, flag: *mut c_int, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
     ffi("MPI_Improbe", c, || {
         let cm = comm(c, "MPI_Improbe")?;
-        let f = out("MPI_Improbe", "flag", flag)?;
-        let o = out("MPI_Improbe", "message", message)?;
+        // SAFETY: `flag` is MPI_Improbe's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let f = unsafe { out("MPI_Improbe", "flag", flag)? };
+        // SAFETY: `message` is MPI_Improbe's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out("MPI_Improbe", "message", message)? };
         match pt2pt::improbe(&cm, source, tag)? {
             Some((m, s)) => {
                 *f = 1;
                 *o = message_handle(m, c);
+                // SAFETY: `status` is MPI_Improbe's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
                 unsafe { put_status(status, &s) };
             }
             None => *f = 0,
@@ -688,8 +763,14 @@ pub unsafe extern "C" fn PMPI_Improbe(source: c_int, tag: c_int, c: MPI_Comm, fl
 }
 
 /// Starts the receive of a matched message; returns the request and its communicator.
+///
+/// # Safety
+/// As MPI_Imrecv requires of its arguments: `buf` holds `count` elements of
+/// `h` and stays valid until the request completes; `message` is NULL or a
+/// writable, unaliased `MPI_Message`.
 unsafe fn imrecv(call: &str, buf: *mut c_void, count: c_int, h: MPI_Datatype, message: *mut MPI_Message) -> R<(Request, MPI_Comm)> {
-    let mh = out(call, "message", message)?;
+    // SAFETY: `message` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+    let mh = unsafe { out(call, "message", message)? };
     let n = count_arg(call, count)?;
     let dt = committed(h, call, "datatype")?;
     check_buf(call, "buf", buf, n, &dt)?;
@@ -713,8 +794,10 @@ unsafe fn imrecv(call: &str, buf: *mut c_void, count: c_int, h: MPI_Datatype, me
 pub unsafe extern "C" fn PMPI_Mrecv(buf: *mut c_void, count: c_int, h: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
     const CALL: &str = "MPI_Mrecv";
     ffi(CALL, MPI_COMM_SELF, || {
+        // SAFETY: the C caller's arguments, passed on: MPI_Mrecv's contract covers `imrecv`'s, as the buffer outlives the wait below.
         let (mut r, _) = unsafe { imrecv(CALL, buf, count, h, message)? };
         let s = pt2pt::wait(&mut r).map_err(|e| rename_call(e, CALL))?;
+        // SAFETY: `status` is MPI_Mrecv's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
         unsafe { put_status(status, &s) };
         Ok(())
     })
@@ -724,7 +807,9 @@ pub unsafe extern "C" fn PMPI_Mrecv(buf: *mut c_void, count: c_int, h: MPI_Datat
 pub unsafe extern "C" fn PMPI_Imrecv(buf: *mut c_void, count: c_int, h: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request) -> c_int {
     const CALL: &str = "MPI_Imrecv";
     ffi(CALL, MPI_COMM_SELF, || {
-        let o = out(CALL, "request", request)?;
+        // SAFETY: `request` is MPI_Imrecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "request", request)? };
+        // SAFETY: the C caller's arguments, passed on: MPI_Imrecv's contract is `imrecv`'s.
         let (r, c) = unsafe { imrecv(CALL, buf, count, h, message)? };
         *o = new_request(r, c, None);
         Ok(())
@@ -736,7 +821,8 @@ pub unsafe extern "C" fn PMPI_Imrecv(buf: *mut c_void, count: c_int, h: MPI_Data
 unsafe fn send_init(call: &'static str, mode: SendMode, buf: *const c_void, count: c_int, h: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
     ffi(call, c, || {
         let a = args(call, c, buf, count, h)?;
-        let o = out(call, "request", request)?;
+        // SAFETY: `request` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(call, "request", request)? };
         let n = a.comm.size();
         if dest != MPI_PROC_NULL && !(0..n).contains(&dest) {
             return Err(bad(ErrorClass::Rank, call, "dest", format!("{dest} is not a rank of this communicator (0..{n}) nor MPI_PROC_NULL")));
@@ -752,18 +838,22 @@ unsafe fn send_init(call: &'static str, mode: SendMode, buf: *const c_void, coun
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Send_init(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `send_init` needs what MPI_Send_init demands of them.
     unsafe { send_init("MPI_Send_init", SendMode::Standard, buf, count, dt, dest, tag, c, r) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ssend_init(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `send_init` needs what MPI_Ssend_init demands of them.
     unsafe { send_init("MPI_Ssend_init", SendMode::Synchronous, buf, count, dt, dest, tag, c, r) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Bsend_init(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `send_init` needs what MPI_Bsend_init demands of them.
     unsafe { send_init("MPI_Bsend_init", SendMode::Buffered, buf, count, dt, dest, tag, c, r) }
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Rsend_init(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `send_init` needs what MPI_Rsend_init demands of them.
     unsafe { send_init("MPI_Rsend_init", SendMode::Ready, buf, count, dt, dest, tag, c, r) }
 }
 
@@ -772,7 +862,8 @@ pub unsafe extern "C" fn PMPI_Recv_init(buf: *mut c_void, count: c_int, h: MPI_D
     const CALL: &str = "MPI_Recv_init";
     ffi(CALL, c, || {
         let a = args(CALL, c, buf, count, h)?;
-        let o = out(CALL, "request", request)?;
+        // SAFETY: `request` is MPI_Recv_init's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "request", request)? };
         let n = a.comm.size();
         if source != MPI_PROC_NULL && source != MPI_ANY_SOURCE && !(0..n).contains(&source) {
             return Err(bad(ErrorClass::Rank, CALL, "source", format!("{source} is not a rank of this communicator (0..{n}), MPI_ANY_SOURCE nor MPI_PROC_NULL")));
@@ -817,13 +908,18 @@ fn start_one(call: &str, h: MPI_Request, what: &str) -> R<()> {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Start(request: *mut MPI_Request) -> c_int {
-    ffi("MPI_Start", MPI_COMM_SELF, || start_one("MPI_Start", *out("MPI_Start", "request", request)?, "request"))
+    ffi("MPI_Start", MPI_COMM_SELF, || {
+        // SAFETY: `request` is MPI_Start's INOUT argument: NULL (rejected) or a readable handle.
+        let h = unsafe { out("MPI_Start", "request", request)? };
+        start_one("MPI_Start", *h, "request")
+    })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Startall(count: c_int, requests: *mut MPI_Request) -> c_int {
     const CALL: &str = "MPI_Startall";
     ffi(CALL, MPI_COMM_SELF, || {
+        // SAFETY: `requests` is MPI_Startall's INOUT array of `count` handles, unaliased.
         let hs = unsafe { req_slice(CALL, count, requests)? };
         for (i, h) in hs.iter().enumerate() {
             start_one(CALL, *h, &format!("array_of_requests[{i}]"))?;
@@ -839,6 +935,7 @@ pub unsafe extern "C" fn PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) ->
     const CALL: &str = "MPI_Buffer_attach";
     ffi(CALL, MPI_COMM_SELF, || {
         if buffer as usize == MPI_BUFFER_AUTOMATIC {
+            // SAFETY: MPI_BUFFER_AUTOMATIC is no memory, and oxmpi only accounts attached space (see `buffer_attach`).
             unsafe { pt2pt::buffer_attach(buffer as *mut u8, isize::MAX as usize)? };
             return Ok(());
         }
@@ -848,6 +945,7 @@ pub unsafe extern "C" fn PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) ->
         if buffer.is_null() && size > 0 {
             return Err(bad(ErrorClass::Buffer, CALL, "buffer", "is NULL"));
         }
+        // SAFETY: the C caller hands over `size` bytes at `buffer` as MPI_Buffer_attach defines; oxmpi only accounts them.
         unsafe { pt2pt::buffer_attach(buffer as *mut u8, size as usize)? };
         Ok(())
     })
@@ -857,8 +955,10 @@ pub unsafe extern "C" fn PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) ->
 pub unsafe extern "C" fn PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Buffer_detach";
     ffi(CALL, MPI_COMM_SELF, || {
-        let a = out(CALL, "buffer_addr", buffer_addr as *mut *mut c_void)?;
-        let s = out(CALL, "size", size)?;
+        // SAFETY: `buffer_addr` is MPI_Buffer_detach's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let a = unsafe { out(CALL, "buffer_addr", buffer_addr as *mut *mut c_void)? };
+        // SAFETY: `size` is MPI_Buffer_detach's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let s = unsafe { out(CALL, "size", size)? };
         let (p, n) = pt2pt::buffer_detach()?;
         *a = p as *mut c_void;
         *s = n.min(c_int::MAX as usize) as c_int;
@@ -868,11 +968,13 @@ pub unsafe extern "C" fn PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut
 
 // ----- status queries ---------------------------------------------------------------
 
+/// # Safety
+/// `p` is NULL or points to an `MPI_Status` that stays valid and unwritten for `'a`.
 unsafe fn status_ref<'a>(call: &str, p: *const MPI_Status) -> R<&'a MPI_Status> {
     if p.is_null() {
         return Err(bad(ErrorClass::Arg, call, "status", "is NULL (MPI_STATUS_IGNORE)"));
     }
-    // SAFETY: non-null status from C.
+    // SAFETY: non-null (checked), so readable for `'a` by this function's contract.
     Ok(unsafe { &*p })
 }
 
@@ -880,9 +982,11 @@ unsafe fn status_ref<'a>(call: &str, p: *const MPI_Status) -> R<&'a MPI_Status> 
 pub unsafe extern "C" fn PMPI_Get_count(status: *const MPI_Status, h: MPI_Datatype, count: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Get_count";
     ffi(CALL, MPI_COMM_SELF, || {
+        // SAFETY: `status` is MPI_Get_count's IN status: NULL (rejected) or readable.
         let s = unsafe { status_ref(CALL, status)? };
         let dt = datatype(h, CALL, "datatype")?;
-        *out(CALL, "count", count)? = dt.get_count(status_bytes(s)).and_then(|n| c_int::try_from(n).ok()).unwrap_or(MPI_UNDEFINED);
+        // SAFETY: `count` is MPI_Get_count's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "count", count)? } = dt.get_count(status_bytes(s)).and_then(|n| c_int::try_from(n).ok()).unwrap_or(MPI_UNDEFINED);
         Ok(())
     })
 }
@@ -891,9 +995,11 @@ pub unsafe extern "C" fn PMPI_Get_count(status: *const MPI_Status, h: MPI_Dataty
 pub unsafe extern "C" fn PMPI_Get_elements(status: *const MPI_Status, h: MPI_Datatype, count: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Get_elements";
     ffi(CALL, MPI_COMM_SELF, || {
+        // SAFETY: `status` is MPI_Get_elements's IN status: NULL (rejected) or readable.
         let s = unsafe { status_ref(CALL, status)? };
         let dt = datatype(h, CALL, "datatype")?;
-        *out(CALL, "count", count)? = dt.get_elements(status_bytes(s)).and_then(|n| c_int::try_from(n).ok()).unwrap_or(MPI_UNDEFINED);
+        // SAFETY: `count` is MPI_Get_elements's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "count", count)? } = dt.get_elements(status_bytes(s)).and_then(|n| c_int::try_from(n).ok()).unwrap_or(MPI_UNDEFINED);
         Ok(())
     })
 }
@@ -902,15 +1008,20 @@ pub unsafe extern "C" fn PMPI_Get_elements(status: *const MPI_Status, h: MPI_Dat
 pub unsafe extern "C" fn PMPI_Get_elements_x(status: *const MPI_Status, h: MPI_Datatype, count: *mut MPI_Count) -> c_int {
     const CALL: &str = "MPI_Get_elements_x";
     ffi(CALL, MPI_COMM_SELF, || {
+        // SAFETY: `status` is MPI_Get_elements_x's IN status: NULL (rejected) or readable.
         let s = unsafe { status_ref(CALL, status)? };
         let dt = datatype(h, CALL, "datatype")?;
-        *out(CALL, "count", count)? = dt.get_elements(status_bytes(s)).map(|n| n as i64).unwrap_or(MPI_UNDEFINED as i64);
+        // SAFETY: `count` is MPI_Get_elements_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "count", count)? } = dt.get_elements(status_bytes(s)).map(|n| n as i64).unwrap_or(MPI_UNDEFINED as i64);
         Ok(())
     })
 }
 
-fn set_elements(call: &str, status: *mut MPI_Status, h: MPI_Datatype, count: i64) -> R<()> {
-    let s = out(call, "status", status)?;
+/// # Safety
+/// `status` is NULL or valid to read and write one `MPI_Status`, unaliased (the C caller's argument).
+unsafe fn set_elements(call: &str, status: *mut MPI_Status, h: MPI_Datatype, count: i64) -> R<()> {
+    // SAFETY: `status` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+    let s = unsafe { out(call, "status", status)? };
     let dt = datatype(h, call, "datatype")?;
     if count < 0 {
         return Err(bad(ErrorClass::Count, call, "count", format!("{count} is negative")));
@@ -937,18 +1048,22 @@ fn set_elements(call: &str, status: *mut MPI_Status, h: MPI_Datatype, count: i64
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Status_set_elements(status: *mut MPI_Status, h: MPI_Datatype, count: c_int) -> c_int {
-    ffi("MPI_Status_set_elements", MPI_COMM_SELF, || set_elements("MPI_Status_set_elements", status, h, count as i64))
+    // SAFETY: `status` is MPI_Status_set_elements's INOUT argument, as `set_elements` requires.
+    ffi("MPI_Status_set_elements", MPI_COMM_SELF, || unsafe { set_elements("MPI_Status_set_elements", status, h, count as i64) })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Status_set_elements_x(status: *mut MPI_Status, h: MPI_Datatype, count: MPI_Count) -> c_int {
-    ffi("MPI_Status_set_elements_x", MPI_COMM_SELF, || set_elements("MPI_Status_set_elements_x", status, h, count))
+    // SAFETY: `status` is MPI_Status_set_elements_x's INOUT argument, as `set_elements` requires.
+    ffi("MPI_Status_set_elements_x", MPI_COMM_SELF, || unsafe { set_elements("MPI_Status_set_elements_x", status, h, count) })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Status_set_cancelled(status: *mut MPI_Status, flag: c_int) -> c_int {
     ffi("MPI_Status_set_cancelled", MPI_COMM_SELF, || {
-        out("MPI_Status_set_cancelled", "status", status)?.MPI_internal[2] = (flag != 0) as c_int;
+        // SAFETY: `status` is MPI_Status_set_cancelled's INOUT argument: NULL (rejected) or writable and unaliased.
+        let s = unsafe { out("MPI_Status_set_cancelled", "status", status)? };
+        s.MPI_internal[2] = (flag != 0) as c_int;
         Ok(())
     })
 }

@@ -472,9 +472,9 @@ impl State {
                 ));
             }
             self.bsend.used += charge;
-            // SAFETY: the caller's buffer is valid for this call (entry-point contract).
             let copy: Box<[u8]> = match already_owned {
                 Some(b) => b,
+                // SAFETY: the caller's buffer is valid for this call (entry-point contract).
                 None => unsafe { data.as_slice() }.into(),
             };
             let raw = RawBuf::from_slice(&copy);
@@ -790,9 +790,8 @@ impl State {
             Some(ReqKind::Recv(r)) => {
                 if let Some(u) = r.unpack.take() {
                     let got = total.min(u.temp.len());
-                    // SAFETY: the receive's creator promised `dst` holds `count`
-                    // elements of `dt` (entry-point contract); `got` bytes of the
-                    // temporary are the message, at most `count` elements' worth.
+                    // SAFETY: the receive's creator promised `dst` holds `count` elements of `dt` (entry-point contract);
+                    // `got` bytes of the temporary are the message, at most `count` elements' worth.
                     unsafe { u.dt.unpack(&u.temp[..got], u.dst as *mut u8, u.count) };
                 }
                 r.buf.len

@@ -177,9 +177,8 @@ extern "C" fn on_signal(sig: libc::c_int) {
         return;
     }
     let byte = sig as u8;
-    // SAFETY: errno is thread-local; saving and restoring it keeps the
-    // interrupted code's view intact. write(2) is async-signal-safe and the
-    // pipe is non-blocking, so a full pipe just drops a redundant wakeup.
+    // SAFETY: errno is thread-local; saving and restoring it keeps the interrupted code's view intact. write(2)
+    // is async-signal-safe and the pipe is non-blocking, so a full pipe just drops a redundant wakeup.
     unsafe {
         let errno = *libc::__errno_location();
         libc::write(fd, (&byte as *const u8).cast(), 1);

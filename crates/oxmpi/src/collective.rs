@@ -186,10 +186,8 @@ impl<'a> UserOperation<'a> {
     {
         let func: Box<DynFn<'a>> = Box::new(function);
         let p: *const DynFn<'a> = &*func;
-        // SAFETY: only the lifetime bound is erased. The pointer is used by the engine
-        // operation only while an operation that borrows this `UserOperation` runs
-        // (the collectives borrow it for their whole duration, immediate ones for the
-        // scope of their request), and the box never moves.
+        // SAFETY: only the lifetime bound is erased: the engine uses the pointer only while a collective borrowing this `UserOperation` runs (blocking:
+        // the call; immediate: the request's scope); the box never moves.
         let p = FnPtr(unsafe { std::mem::transmute::<*const DynFn<'a>, *const DynFn<'static>>(p) });
         let op = CoreOp::user(
             std::sync::Arc::new(move |inp: *const u8, io: *mut u8, n: usize, dt: &CoreDatatype| {
@@ -421,11 +419,11 @@ unsafe fn wrap<'a, D: ?Sized, Sc: Scope<'a>>(
 // ----- engine calls shared by blocking and immediate forms -------------------------------
 
 fn do_bcast(comm: &Comm, root: Rank, b: &Typed, mode: Mode) -> Result<Option<RawRequest>> {
-    // SAFETY (both): the buffer is exclusively borrowed by the caller for the operation
-    // (blocking) or for the request's scope (immediate).
     go(
         mode,
+        // SAFETY: the buffer is exclusively borrowed by the caller for the whole blocking operation.
         || unsafe { coll::bcast::bcast(b.ptr, b.count, &b.dt, root, comm) },
+        // SAFETY: as above; the immediate form's borrows last for the request's scope.
         || unsafe { coll::bcast::ibcast(b.ptr, b.count, &b.dt, root, comm) },
     )
 }
@@ -435,11 +433,11 @@ fn do_gather(comm: &Comm, root: Rank, s: &Typed, r: Option<&Typed>, mode: Mode) 
         Some(r) => (r.ptr, per_process(r.count, comm.size()), r.dt.clone()),
         None => (dangling(), 0, s.dt.clone()),
     };
-    // SAFETY: buffers borrowed by the caller as in do_bcast; the root receives
-    // size * rc <= r.count elements.
     go(
         mode,
+        // SAFETY: buffers borrowed by the caller as in do_bcast; the root receives size * rc <= r.count elements.
         || unsafe { coll::gather::gather(Some(s.ptr), s.count, &s.dt, rp, rc, &rdt, root, comm) },
+        // SAFETY: as above; the immediate form's borrows last for the request's scope.
         || unsafe { coll::gather::igather(Some(s.ptr), s.count, &s.dt, rp, rc, &rdt, root, comm) },
     )
 }
@@ -451,10 +449,11 @@ fn do_gatherv(comm: &Comm, root: Rank, s: &Typed, r: Option<(&Typed, &[usize], &
         Some((r, c, d)) => (r.ptr, c, d, r.dt.clone()),
         None => (dangling(), &zeros.0[..], &zeros.1[..], s.dt.clone()),
     };
-    // SAFETY: as do_gather; the parts were checked to lie inside the buffer.
     go(
         mode,
+        // SAFETY: as do_gather; the parts were checked to lie inside the buffer.
         || unsafe { coll::gather::gatherv(Some(s.ptr), s.count, &s.dt, rp, rc, rd, &rdt, root, comm) },
+        // SAFETY: as above; the immediate form's borrows last for the request's scope.
         || unsafe { coll::gather::igatherv(Some(s.ptr), s.count, &s.dt, rp, rc, rd, &rdt, root, comm) },
     )
 }
@@ -464,10 +463,11 @@ fn do_scatter(comm: &Comm, root: Rank, s: Option<&Typed>, r: &Typed, mode: Mode)
         Some(s) => (s.ptr as *const u8, per_process(s.count, comm.size()), s.dt.clone()),
         None => (dangling() as *const u8, 0, r.dt.clone()),
     };
-    // SAFETY: as do_gather.
     go(
         mode,
+        // SAFETY: as do_gather.
         || unsafe { coll::scatter::scatter(sp, sc, &sdt, Some(r.ptr), r.count, &r.dt, root, comm) },
+        // SAFETY: as above; the immediate form's borrows last for the request's scope.
         || unsafe { coll::scatter::iscatter(sp, sc, &sdt, Some(r.ptr), r.count, &r.dt, root, comm) },
     )
 }
@@ -479,10 +479,11 @@ fn do_scatterv(comm: &Comm, root: Rank, s: Option<(&Typed, &[usize], &[isize])>,
         Some((s, c, d)) => (s.ptr as *const u8, c, d, s.dt.clone()),
         None => (dangling() as *const u8, &zeros.0[..], &zeros.1[..], r.dt.clone()),
     };
-    // SAFETY: as do_gatherv.
     go(
         mode,
+        // SAFETY: as do_gatherv.
         || unsafe { coll::scatter::scatterv(sp, sc, sd, &sdt, Some(r.ptr), r.count, &r.dt, root, comm) },
+        // SAFETY: as above; the immediate form's borrows last for the request's scope.
         || unsafe { coll::scatter::iscatterv(sp, sc, sd, &sdt, Some(r.ptr), r.count, &r.dt, root, comm) },
     )
 }
@@ -496,10 +497,11 @@ fn do_reduce(comm: &Comm, root: Rank, s: &Typed, r: Option<&Typed>, op: &CoreOp,
         }
         None => dangling(),
     };
-    // SAFETY: as do_gather; the root's buffer holds at least s.count elements.
     go(
         mode,
+        // SAFETY: as do_gather; the root's buffer holds at least s.count elements.
         || unsafe { coll::reduce::reduce(Some(s.ptr), rp, s.count, &s.dt, op, root, comm) },
+        // SAFETY: as above; the immediate form's borrows last for the request's scope.
         || unsafe { coll::reduce::ireduce(Some(s.ptr), rp, s.count, &s.dt, op, root, comm) },
     )
 }
@@ -921,20 +923,21 @@ impl<C: Communicator + ?Sized> CommunicatorCollectives for C {}
 
 fn all_gather(comm: &Comm, s: &Typed, r: &Typed, mode: Mode) -> Result<Option<RawRequest>> {
     let rc = per_process(r.count, comm.size());
-    // SAFETY: buffers borrowed by the caller for the operation or the request's scope;
-    // size * rc <= r.count elements are received.
     go(
         mode,
+        // SAFETY: buffers borrowed by the caller for the operation or the request's scope; size * rc <= r.count elements are received.
         || unsafe { coll::allgather::allgather(Some(s.ptr), s.count, &s.dt, r.ptr, rc, &r.dt, comm) },
+        // SAFETY: as above; the immediate form's borrows last for the request's scope.
         || unsafe { coll::allgather::iallgather(Some(s.ptr), s.count, &s.dt, r.ptr, rc, &r.dt, comm) },
     )
 }
 
 fn all_gatherv(comm: &Comm, s: &Typed, r: &Typed, c: &[usize], d: &[isize], mode: Mode) -> Result<Option<RawRequest>> {
-    // SAFETY: as all_gather; the parts were checked to lie inside the buffer.
     go(
         mode,
+        // SAFETY: as all_gather; the parts were checked to lie inside the buffer.
         || unsafe { coll::allgather::allgatherv(Some(s.ptr), s.count, &s.dt, r.ptr, c, d, &r.dt, comm) },
+        // SAFETY: as above; the immediate form's borrows last for the request's scope.
         || unsafe { coll::allgather::iallgatherv(Some(s.ptr), s.count, &s.dt, r.ptr, c, d, &r.dt, comm) },
     )
 }
@@ -942,10 +945,11 @@ fn all_gatherv(comm: &Comm, s: &Typed, r: &Typed, c: &[usize], d: &[isize], mode
 fn all_to_all(comm: &Comm, s: &Typed, r: &Typed, mode: Mode) -> Result<Option<RawRequest>> {
     let sc = per_process(s.count, comm.size());
     let rc = per_process(r.count, comm.size());
-    // SAFETY: as all_gather.
     go(
         mode,
+        // SAFETY: as all_gather.
         || unsafe { coll::alltoall::alltoall(Some(s.ptr), sc, &s.dt, r.ptr, rc, &r.dt, comm) },
+        // SAFETY: as above; the immediate form's borrows last for the request's scope.
         || unsafe { coll::alltoall::ialltoall(Some(s.ptr), sc, &s.dt, r.ptr, rc, &r.dt, comm) },
     )
 }
@@ -953,10 +957,11 @@ fn all_to_all(comm: &Comm, s: &Typed, r: &Typed, mode: Mode) -> Result<Option<Ra
 type Parts = (Vec<usize>, Vec<isize>);
 
 fn all_to_allv(comm: &Comm, s: &Typed, sp: &Parts, r: &Typed, rp: &Parts, mode: Mode) -> Result<Option<RawRequest>> {
-    // SAFETY: as all_gatherv.
     go(
         mode,
+        // SAFETY: as all_gatherv.
         || unsafe { coll::alltoall::alltoallv(Some(s.ptr), &sp.0, &sp.1, &s.dt, r.ptr, &rp.0, &rp.1, &r.dt, comm) },
+        // SAFETY: as above; the immediate form's borrows last for the request's scope.
         || unsafe { coll::alltoall::ialltoallv(Some(s.ptr), &sp.0, &sp.1, &s.dt, r.ptr, &rp.0, &rp.1, &r.dt, comm) },
     )
 }
@@ -986,19 +991,21 @@ fn reduce_like(kind: Red, comm: &Comm, s: &Typed, r: &Typed, op: &CoreOp, mode: 
                 return Err(Error::new(ErrorClass::Type, format!("{call}: the send and receive datatypes differ")));
             }
             let rc = r.count;
-            // SAFETY: buffers borrowed by the caller; sizes checked above.
             go(
                 mode,
+                // SAFETY: buffers borrowed by the caller; sizes checked above.
                 || unsafe { reduce_scatter::reduce_scatter_block(sp, rp, rc, dt, op, comm) },
+                // SAFETY: as above; the immediate form's borrows last for the request's scope.
                 || unsafe { reduce_scatter::ireduce_scatter_block(sp, rp, rc, dt, op, comm) },
             )
         }
         Red::All => {
             check_same_reduce("MPI_Allreduce", s, r)?;
-            // SAFETY: buffers borrowed by the caller; recvbuf holds >= n elements.
             go(
                 mode,
+                // SAFETY: buffers borrowed by the caller; recvbuf holds >= n elements.
                 || unsafe { allreduce::allreduce(sp, rp, n, dt, op, comm) },
+                // SAFETY: as above; the immediate form's borrows last for the request's scope.
                 || unsafe { allreduce::iallreduce(sp, rp, n, dt, op, comm) },
             )
         }

@@ -444,15 +444,10 @@ pub(crate) fn send_bytes<'b, B: Buffer + ?Sized>(buf: &'b B, call: &str) -> Resu
     if len == 0 {
         return Ok(&[]);
     }
-    // SAFETY: the Buffer contract: `count()` elements of the datatype are readable at
-    // `pointer()`; a contiguous type's data are the `len` bytes from its true lower
-    // bound, for as long as `buf` is borrowed.
-    Ok(unsafe {
-        std::slice::from_raw_parts(
-            (buf.pointer() as *const u8).wrapping_offset(dt.core.true_lb()),
-            len,
-        )
-    })
+    let start = (buf.pointer() as *const u8).wrapping_offset(dt.core.true_lb());
+    // SAFETY: by the Buffer contract `count()` elements of the datatype are readable at `pointer()` while `buf` is borrowed;
+    // a contiguous type's data are the `len` bytes from its true lower bound, `start`.
+    Ok(unsafe { std::slice::from_raw_parts(start, len) })
 }
 
 /// A send buffer as the engine's typed calls take it: base address, count, datatype.

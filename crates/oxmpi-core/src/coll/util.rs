@@ -45,9 +45,8 @@ pub fn packed_input(b: &mut Builder, buf: *const u8, count: usize, dt: &Datatype
     let (src, dt) = (buf as usize, dt.clone());
     b.local(move |m| {
         let out = m.addr(tmp);
-        // SAFETY: `out` points at a live temporary of `tmp.len` bytes owned by the
-        // schedule; `src` holds `count` elements of `dt` by the collective's contract
-        // (valid until completion).
+        // SAFETY: `out` points at a live temporary of `tmp.len` bytes owned by the schedule;
+        // `src` holds `count` elements of `dt` by the collective's contract (valid until completion).
         unsafe {
             let out = std::slice::from_raw_parts_mut(out, tmp.len);
             dt.pack(src as *const u8, count, out);
@@ -180,9 +179,8 @@ pub fn reduce_step(b: &mut Builder, src: Slice, dst: Slice, count: usize, dt: &D
         let lb = dt.true_lb();
         let s = m.addr(src).wrapping_offset(-lb) as *const u8;
         let d = m.addr(dst).wrapping_offset(-lb);
-        // SAFETY: both spans cover `count` elements of `dt` once shifted back by
-        // `true_lb` (caller memory by the collective's contract, temporaries sized
-        // by `span_len`); `apply` only touches the elements' bytes.
+        // SAFETY: both spans cover `count` elements of `dt` once shifted back by `true_lb` (caller memory by the collective's contract, temporaries sized by `span_len`);
+        // `apply` only touches the elements' bytes.
         unsafe { op.apply(s, d, count, &dt) }
     });
 }

@@ -144,11 +144,11 @@ fn futex_wait(word: &AtomicU32, expected: u32, timeout: Duration) {
         tv_sec: libc::time_t::try_from(timeout.as_secs()).unwrap_or(libc::time_t::MAX),
         tv_nsec: libc::c_long::from(timeout.subsec_nanos() as i32),
     };
+    // `ts` is a valid relative timespec on our stack (tv_nsec < 1e9, tv_sec >= 0). The
+    // unused `uaddr2`/`val3` arguments are ignored by FUTEX_WAIT. Any error (EAGAIN when
+    // the word already changed, ETIMEDOUT, EINTR) is a permitted (spurious) return.
     // SAFETY: `word` is a live `AtomicU32` (4-byte aligned, as futex requires) for the
-    // whole call because we hold a reference to it; the kernel only reads it. `ts` is a
-    // valid relative timespec on our stack (tv_nsec < 1e9, tv_sec >= 0). The unused
-    // `uaddr2`/`val3` arguments are ignored by FUTEX_WAIT. Any error (EAGAIN when the
-    // word already changed, ETIMEDOUT, EINTR) is a permitted (spurious) return.
+    // whole call because we hold a reference to it; the kernel only reads it and `ts`.
     unsafe {
         libc::syscall(
             libc::SYS_futex,
@@ -164,10 +164,8 @@ fn futex_wait(word: &AtomicU32, expected: u32, timeout: Duration) {
 
 /// `FUTEX_WAKE` (shared) every waiter on `word`.
 fn futex_wake_all(word: &AtomicU32) {
-    // SAFETY: `word` is a live, aligned `AtomicU32`; FUTEX_WAKE does not access the
-    // memory at all, it only uses the address as a key. The remaining arguments are
-    // ignored by FUTEX_WAKE. Failure (impossible for a valid address) would only mean
-    // nobody was woken, and sleepers are bounded by their timeouts.
+    // SAFETY: `word` is a live, aligned `AtomicU32`; FUTEX_WAKE does not access the memory at all, it only uses the address as a key.
+    // The remaining arguments are ignored by FUTEX_WAKE. Failure (impossible for a valid address) would only mean nobody was woken, and sleepers are bounded by their timeouts.
     unsafe {
         libc::syscall(
             libc::SYS_futex,

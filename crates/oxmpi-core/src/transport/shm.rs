@@ -264,9 +264,8 @@ struct Mapping {
 
 impl Mapping {
     fn map(fd: &OwnedFd, len: usize, what: &str) -> Result<Mapping> {
-        // SAFETY: a fresh mapping at an address the kernel chooses, of a file descriptor
-        // we own, cannot overlap or invalidate any existing Rust object. `len > 0` is
-        // checked by the callers (a zero-length mmap would fail with EINVAL anyway).
+        // SAFETY: a fresh mapping at an address the kernel chooses, of a file descriptor we own, cannot overlap or invalidate any existing Rust object.
+        // `len > 0` is checked by the callers (a zero-length mmap would fail with EINVAL anyway).
         let p = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
@@ -296,8 +295,7 @@ impl Mapping {
 impl Drop for Mapping {
     fn drop(&mut self) {
         // SAFETY: `ptr`/`len` are exactly a mapping we created and have not unmapped;
-        // every reference into it borrows the owning `ShmSegment` (or this `Mapping`),
-        // so none outlives this drop.
+        // every reference into it borrows the owning `ShmSegment` (or this `Mapping`), so none outlives this drop.
         unsafe {
             libc::munmap(self.ptr.as_ptr().cast(), self.len);
         }
@@ -490,9 +488,8 @@ impl ShmSegment {
             )));
         }
         let map = Mapping::map(&fd, layout.total, &format!("/dev/shm/{name}"))?;
-        // SAFETY: the mapping is at least `size_of::<SegHeader>()` bytes, page aligned
-        // (so aligned for SegHeader), and lives as long as `map`; SegHeader is made of
-        // atomics, so a shared reference into memory others may touch is sound.
+        // SAFETY: the mapping is at least `size_of::<SegHeader>()` bytes, page aligned (so aligned for SegHeader), and lives as long as `map`;
+        // SegHeader is made of atomics, so a shared reference into memory others may touch is sound.
         let header = unsafe { &*(map.ptr.as_ptr() as *const SegHeader) };
         // SAFETY: getpid has no preconditions.
         let pid = unsafe { libc::getpid() } as u32;
@@ -703,10 +700,8 @@ impl ShmSegment {
             "shm: local rank {local} >= nlocal {}",
             self.layout.nlocal
         );
-        // SAFETY: slot `local` (< nlocal) lies at `slots + local * 128`, inside the
-        // mapping by construction of `Layout`, 128-aligned (the mapping is page aligned
-        // and `slots` a multiple of 128). RankSlot is all atomics, and the reference
-        // borrows `self`, which keeps the mapping alive.
+        // SAFETY: slot `local` (< nlocal) lies at `slots + local * 128`, inside the mapping by construction of `Layout`, 128-aligned (the mapping is page aligned and `slots` a multiple of 128).
+        // RankSlot is all atomics, and the reference borrows `self`, which keeps the mapping alive.
         unsafe {
             &*(self
                 .map
@@ -726,9 +721,8 @@ impl ShmSegment {
     #[inline]
     fn ctl(&self, ring: usize) -> &RingCtl {
         debug_assert!(ring < self.layout.nlocal * self.layout.nlocal);
-        // SAFETY: ring < nlocal², so the control block lies inside the mapping (see
-        // `Layout::new`), 256-aligned. RingCtl is all atomics; the reference borrows
-        // `self`, which keeps the mapping alive.
+        // SAFETY: ring < nlocal², so the control block lies inside the mapping (see `Layout::new`), 256-aligned.
+        // RingCtl is all atomics; the reference borrows `self`, which keeps the mapping alive.
         unsafe {
             &*(self
                 .map
@@ -754,10 +748,8 @@ impl ShmSegment {
     /// The state word at the start of a cell.
     #[inline]
     fn state(&self, cell: *mut u8) -> &AtomicU64 {
-        // SAFETY: `cell` comes from `Self::cell`, so it points at the start of a cell
-        // inside the mapping, page aligned (hence 8-aligned for AtomicU64). The first 8
-        // bytes of a cell are only ever accessed as this atomic (payload slices start
-        // after it), and the reference borrows `self`, which keeps the mapping alive.
+        // SAFETY: `cell` comes from `Self::cell`, so it points at the start of a cell inside the mapping, page aligned (hence 8-aligned for AtomicU64).
+        // The first 8 bytes of a cell are only ever accessed as this atomic (payload slices start after it), and the reference borrows `self`, which keeps the mapping alive.
         unsafe { &*(cell as *const AtomicU64) }
     }
 
@@ -796,14 +788,13 @@ impl ShmSegment {
         if (state.load(Ordering::Acquire) >> 32) as u32 != free_stamp(lap) {
             return false;
         }
+        // We have exclusive access to the payload: the cell is free for our lap, so the
+        // consumer has finished with it (Acquire above) and will not touch it until we
+        // publish; no other producer exists (our push lock in this process, the owner claim
+        // across processes). `fill` cannot keep the slice (FnOnce(&mut [u8]) is higher-ranked).
         // SAFETY: the payload is the CELL_PAYLOAD bytes after the state word, inside the
-        // cell (see `Self::cell`). We have exclusive access to it: the cell is free for
-        // our lap, so the consumer has finished with it (Acquire above) and will not
-        // touch it until we publish; no other producer exists (our push lock in this
-        // process, the owner claim across processes). The slice lives only during
-        // `fill` (which cannot keep it: FnOnce(&mut [u8]) is higher-ranked).
-        let payload =
-            unsafe { std::slice::from_raw_parts_mut(cell.add(CELL_HEADER), CELL_PAYLOAD) };
+        // cell (see `Self::cell`), exclusively ours while the slice lives (see above).
+        let payload = unsafe { std::slice::from_raw_parts_mut(cell.add(CELL_HEADER), CELL_PAYLOAD) };
         let len = fill(payload);
         assert!(
             len <= CELL_PAYLOAD,
@@ -853,11 +844,12 @@ impl ShmSegment {
             pos,
             lap,
         };
-        // SAFETY: `len <= CELL_PAYLOAD`, so the slice lies within the cell's payload.
-        // The cell is full for our lap: the producer published it with Release (we
-        // Acquired) and will not write it again until we store "free" in `_release`,
-        // which happens after `f` returns; no other consumer exists (our pop lock, the
-        // owner claim). `f` cannot retain the slice (higher-ranked FnOnce(&[u8])).
+        // The cell is full for our lap: the producer published it with Release (we Acquired)
+        // and will not write it again until we store "free" in `_release`, which happens
+        // after `f` returns; no other consumer exists (our pop lock, the owner claim). `f`
+        // cannot retain the slice (higher-ranked FnOnce(&[u8])).
+        // SAFETY: `len <= CELL_PAYLOAD`, so the slice lies within the cell's
+        // payload, which nobody writes while the slice lives (see above).
         let packet = unsafe { std::slice::from_raw_parts(cell.add(CELL_HEADER) as *const u8, len) };
         f(packet);
         true

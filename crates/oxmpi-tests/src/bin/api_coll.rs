@@ -171,6 +171,7 @@ fn main() {
             rp.reduce_into(&mat(me), &matop);
         }
     }
+    // SAFETY: `c_sum` adds `*len` i32s of `invec` into `inoutvec` and touches nothing else; it is used on i32 data only.
     let cop = unsafe { UnsafeUserOperation::commutative(c_sum) };
     world.all_reduce_into(&me, &mut x, &cop);
     check!(me, x == tri, "unsafe user op {x}");

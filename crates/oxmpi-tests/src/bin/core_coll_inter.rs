@@ -30,9 +30,11 @@ const P: i64 = 1_000_003;
 macro_rules! go {
     ($nb:expr, $blk:expr, $nblk:expr) => {
         if $nb {
+            // SAFETY: callers pass engine calls on this test's own buffers, sized for the call; the request is waited on right here, while they are alive.
             let mut r = unsafe { $nblk }.unwrap();
             pt2pt::wait(&mut r).unwrap();
         } else {
+            // SAFETY: as above; the buffers outlive the blocking call.
             unsafe { $blk }.unwrap();
         }
     };
@@ -162,6 +164,7 @@ fn test_bcast(c: &Ctx, t: i32) {
                 buf[vpos(k)] = val(t, rg, 0, k);
             }
         }
+        // SAFETY: 3 vec2 elements (extent 3 ints) span 9 ints, within `buf`'s 12.
         unsafe { bcast::bcast(ints_mut(&mut buf), 3, &c.vec2, root, &c.ic) }.unwrap();
         if rg != c.g {
             let mut want = vec![SENTINEL; 12];
@@ -309,6 +312,7 @@ fn test_allgather(c: &Ctx, t: i32) {
     {
         let send: Vec<i32> = (0..4).map(|k| val(t, c.g, c.me, k)).collect();
         let mut recv = vec![SENTINEL; 8 * c.m as usize];
+        // SAFETY: `send` has the 4 ints sent; 2 vec2 (6 ints' span) per remote rank fit in `recv`'s 8 per rank.
         unsafe { allgather::allgather(Some(ints(&send)), 4, &c.int, ints_mut(&mut recv), 2, &c.vec2, &c.ic) }.unwrap();
         // vec2 extent is 3 ints (0 and 2 used): element e at 3e.
         for j in 0..c.m as usize {
@@ -479,6 +483,7 @@ fn test_allreduce(c: &Ctx, t: i32) {
             send[3 * (k / 2) + 2 * (k % 2)] = val(t, c.g, c.me, k);
         }
         let mut recv = vec![SENTINEL; 6];
+        // SAFETY: 2 vec2 elements span 6 ints, the length of `send` and `recv`.
         unsafe { allreduce::allreduce(Some(ints(&send)), ints_mut(&mut recv), 2, &c.vec2, &c.sum, &c.ic) }.unwrap();
         for k in 0..4 {
             let got = recv[3 * (k / 2) + 2 * (k % 2)];
@@ -544,10 +549,13 @@ fn test_errors(c: &Ctx) {
     let mut buf = [0i32; 2];
     // A root outside the remote group, and MPI_IN_PLACE: rejected before any
     // communication, so no rank waits on the others.
+    // SAFETY: `buf` holds 2 ints, more than the 1 named (the call fails before any transfer).
     let e = unsafe { bcast::bcast(ints_mut(&mut buf), 1, &c.int, c.m, &c.ic) }.unwrap_err();
     check!(wr, e.class == ErrorClass::Root, "bcast bad root: {e}");
+    // SAFETY: as above.
     let e = unsafe { allreduce::allreduce(None, ints_mut(&mut buf), 1, &c.int, &c.sum, &c.ic) }.unwrap_err();
     check!(wr, e.class == ErrorClass::Buffer, "allreduce in place: {e}");
+    // SAFETY: one int in each buffer, as named.
     let e = unsafe { scan::scan(Some(ints(&[1])), ints_mut(&mut buf), 1, &c.int, &c.sum, &c.ic) }.unwrap_err();
     check!(wr, e.class == ErrorClass::UnsupportedOperation || e.class == ErrorClass::Comm, "scan on an intercommunicator: {e}");
 }
@@ -558,7 +566,9 @@ fn test_overlap(c: &Ctx, t: i32) {
     let send: Vec<i32> = (0..3).map(|k| val(t, c.g, c.me, k)).collect();
     let mut red = vec![SENTINEL; 3];
     let mut gat = vec![SENTINEL; c.m as usize];
+    // SAFETY: `send` and `red` hold 3 ints and outlive the request, waited on below.
     let mut r1 = unsafe { allreduce::iallreduce(Some(ints(&send)), ints_mut(&mut red), 3, &c.int, &c.sum, &c.ic) }.unwrap();
+    // SAFETY: 1 int sent; `gat` holds 1 int per remote rank (`c.m`); both outlive the request, waited on below.
     let mut r2 = unsafe { allgather::iallgather(Some(ints(&send)), 1, &c.int, ints_mut(&mut gat), 1, &c.int, &c.ic) }.unwrap();
     let mut r3 = barrier::ibarrier(&c.ic).unwrap();
     pt2pt::wait(&mut r3).unwrap();
@@ -620,6 +630,7 @@ fn main() {
     test_overlap(&c, 9);
     test_barrier(&c);
     // Intracommunicator collectives still work on the local group.
+    // SAFETY: a one-int temporary that lives until the blocking call returns.
     unsafe { bcast::bcast(ints_mut(&mut [0i32]), 1, &c.int, 0, &local) }.unwrap();
     drop(c);
     drop(local);

@@ -185,10 +185,11 @@ fn run_gather(cx: &mut Ctx) {
                         let sb = if in_place && rank == root { None } else { Some(send.as_ptr()) };
                         let (rp, comm) = (recv.as_mut_ptr(), &cx.comm);
                         let (sc, rc) = (sk.count(units), rk.count(units));
-                        // SAFETY: the buffers hold the counts passed and outlive the call/wait.
                         finish(
                             case % 2 == 0,
+                            // SAFETY: the buffers hold the counts passed and outlive the call/wait.
                             || unsafe { gather::gather(sb, sc, &sk.dt, rp, rc, &rk.dt, root, comm) },
+                            // SAFETY: as above.
                             || unsafe { gather::igather(sb, sc, &sk.dt, rp, rc, &rk.dt, root, comm) },
                         );
                         cx.expect("gather", &recv, &refb);
@@ -237,10 +238,11 @@ fn run_gatherv(cx: &mut Ctx) {
                     let rd: Vec<isize> = displs.iter().map(|&d| rk.count(d) as isize).collect();
                     let sb = if in_place && rank == root { None } else { Some(send.as_ptr()) };
                     let (rp, comm, sc) = (recv.as_mut_ptr(), &cx.comm, sk.count(counts[rank as usize]));
-                    // SAFETY: the buffers hold the counts passed and outlive the call/wait.
                     finish(
                         case % 2 == 0,
+                        // SAFETY: the buffers hold the counts passed and outlive the call/wait.
                         || unsafe { gather::gatherv(sb, sc, &sk.dt, rp, &rc, &rd, &rk.dt, root, comm) },
+                        // SAFETY: as above.
                         || unsafe { gather::igatherv(sb, sc, &sk.dt, rp, &rc, &rd, &rk.dt, root, comm) },
                     );
                     cx.expect("gatherv", &recv, &refb);
@@ -270,10 +272,11 @@ fn run_scatter(cx: &mut Ctx) {
                         rk.place(&mut refb, 0, &data(seed(case, rank, 0), units));
                         let rb = if in_place && rank == root { None } else { Some(recv.as_mut_ptr()) };
                         let (sp, comm, sc, rc) = (send.as_ptr(), &cx.comm, sk.count(units), rk.count(units));
-                        // SAFETY: the buffers hold the counts passed and outlive the call/wait.
                         finish(
                             case % 2 == 0,
+                            // SAFETY: the buffers hold the counts passed and outlive the call/wait.
                             || unsafe { scatter::scatter(sp, sc, &sk.dt, rb, rc, &rk.dt, root, comm) },
+                            // SAFETY: as above.
                             || unsafe { scatter::iscatter(sp, sc, &sk.dt, rb, rc, &rk.dt, root, comm) },
                         );
                         if rb.is_some() {
@@ -309,10 +312,11 @@ fn run_scatterv(cx: &mut Ctx) {
                     let sd: Vec<isize> = displs.iter().map(|&d| sk.count(d) as isize).collect();
                     let rb = if in_place && rank == root { None } else { Some(recv.as_mut_ptr()) };
                     let (sp, comm, rc) = (send.as_ptr(), &cx.comm, rk.count(mine));
-                    // SAFETY: the buffers hold the counts passed and outlive the call/wait.
                     finish(
                         case % 2 == 0,
+                        // SAFETY: the buffers hold the counts passed and outlive the call/wait.
                         || unsafe { scatter::scatterv(sp, &sc, &sd, &sk.dt, rb, rc, &rk.dt, root, comm) },
+                        // SAFETY: as above.
                         || unsafe { scatter::iscatterv(sp, &sc, &sd, &sk.dt, rb, rc, &rk.dt, root, comm) },
                     );
                     if rb.is_some() {
@@ -344,10 +348,11 @@ fn run_allgather(cx: &mut Ctx) {
                     }
                     let sb = if in_place { None } else { Some(send.as_ptr()) };
                     let (rp, comm, sc, rc) = (recv.as_mut_ptr(), &cx.comm, sk.count(units), rk.count(units));
-                    // SAFETY: the buffers hold the counts passed and outlive the call/wait.
                     finish(
                         case % 2 == 0,
+                        // SAFETY: the buffers hold the counts passed and outlive the call/wait.
                         || unsafe { allgather::allgather(sb, sc, &sk.dt, rp, rc, &rk.dt, comm) },
+                        // SAFETY: as above.
                         || unsafe { allgather::iallgather(sb, sc, &sk.dt, rp, rc, &rk.dt, comm) },
                     );
                     cx.expect("allgather", &recv, &refb);
@@ -379,10 +384,11 @@ fn run_allgatherv(cx: &mut Ctx) {
                 let rd: Vec<isize> = displs.iter().map(|&d| rk.count(d) as isize).collect();
                 let sb = if in_place { None } else { Some(send.as_ptr()) };
                 let (rp, comm, sc) = (recv.as_mut_ptr(), &cx.comm, sk.count(counts[rank as usize]));
-                // SAFETY: the buffers hold the counts passed and outlive the call/wait.
                 finish(
                     case % 2 == 0,
+                    // SAFETY: the buffers hold the counts passed and outlive the call/wait.
                     || unsafe { allgather::allgatherv(sb, sc, &sk.dt, rp, &rc, &rd, &rk.dt, comm) },
+                    // SAFETY: as above.
                     || unsafe { allgather::iallgatherv(sb, sc, &sk.dt, rp, &rc, &rd, &rk.dt, comm) },
                 );
                 cx.expect("allgatherv", &recv, &refb);
@@ -412,10 +418,11 @@ fn run_alltoall(cx: &mut Ctx) {
                     }
                     let sb = if in_place { None } else { Some(send.as_ptr()) };
                     let (rp, comm, sc, rc) = (recv.as_mut_ptr(), &cx.comm, sk.count(units), rk.count(units));
-                    // SAFETY: the buffers hold the counts passed and outlive the call/wait.
                     finish(
                         case % 2 == 0,
+                        // SAFETY: the buffers hold the counts passed and outlive the call/wait.
                         || unsafe { alltoall::alltoall(sb, sc, &sk.dt, rp, rc, &rk.dt, comm) },
+                        // SAFETY: as above.
                         || unsafe { alltoall::ialltoall(sb, sc, &sk.dt, rp, rc, &rk.dt, comm) },
                     );
                     cx.expect("alltoall", &recv, &refb);
@@ -474,10 +481,11 @@ fn run_alltoallv(cx: &mut Ctx) {
                 let rdn: Vec<isize> = rd.iter().map(|&d| rk.count(d) as isize).collect();
                 let sb = if in_place { None } else { Some(send.as_ptr()) };
                 let (rp, comm) = (recv.as_mut_ptr(), &cx.comm);
-                // SAFETY: the buffers hold the counts passed and outlive the call/wait.
                 finish(
                     case % 2 == 0,
+                    // SAFETY: the buffers hold the counts passed and outlive the call/wait.
                     || unsafe { alltoall::alltoallv(sb, &scn, &sdn, &sk.dt, rp, &rcn, &rdn, &rk.dt, comm) },
+                    // SAFETY: as above.
                     || unsafe { alltoall::ialltoallv(sb, &scn, &sdn, &sk.dt, rp, &rcn, &rdn, &rk.dt, comm) },
                 );
                 cx.expect("alltoallv", &recv, &refb);
@@ -524,10 +532,11 @@ fn run_alltoallw(cx: &mut Ctx) {
             let rtd: Vec<Datatype> = rt.iter().map(|t| t.dt.clone()).collect();
             let sb = if in_place { None } else { Some(send.as_ptr()) };
             let (rp, comm) = (recv.as_mut_ptr(), &cx.comm);
-            // SAFETY: the buffers hold the counts passed and outlive the call/wait.
             finish(
                 case % 2 == 0,
+                // SAFETY: the buffers hold the counts passed and outlive the call/wait.
                 || unsafe { alltoall::alltoallw(sb, &scn, &sdb, &std, rp, &rcn, &rdb, &rtd, comm) },
+                // SAFETY: as above.
                 || unsafe { alltoall::ialltoallw(sb, &scn, &sdb, &std, rp, &rcn, &rdb, &rtd, comm) },
             );
             cx.expect("alltoallw", &recv, &refb);

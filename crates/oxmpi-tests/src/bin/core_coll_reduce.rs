@@ -259,6 +259,7 @@ fn run_case(x: &mut Ctx, c: &Case, count: usize) {
                     x.compare(&format!("exscan in_place {in_place} count {count}"), c, &out, &pre[rank - 1], 0, count);
                 }
             } else {
+                // SAFETY: as above.
                 x.go(|| unsafe { scan::scan(sb, rp, count, dt, op, &comm) }, || unsafe { scan::iscan(sb, rp, count, dt, op, &comm) }, "scan");
                 x.compare(&format!("scan in_place {in_place} count {count}"), c, &out, &pre[rank], 0, count);
             }
@@ -287,6 +288,7 @@ fn run_case(x: &mut Ctx, c: &Case, count: usize) {
             if block {
                 x.go(|| unsafe { reduce_scatter::reduce_scatter_block(sb, rp, rcount, dt, op, &comm) }, || unsafe { reduce_scatter::ireduce_scatter_block(sb, rp, rcount, dt, op, &comm) }, &what);
             } else {
+                // SAFETY: as above.
                 x.go(|| unsafe { reduce_scatter::reduce_scatter(sb, rp, &counts, dt, op, &comm) }, || unsafe { reduce_scatter::ireduce_scatter(sb, rp, &counts, dt, op, &comm) }, &what);
             }
             if in_place {

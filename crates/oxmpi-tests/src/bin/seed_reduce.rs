@@ -204,9 +204,11 @@ fn main() {
     let double_int = oxmpi::core_engine::datatype::Datatype::predefined(oxmpi::core_engine::datatype::Primitive::DoubleInt);
     let di = DatatypeRef::from_core(&double_int);
     check!(me, di.extent() as usize == std::mem::size_of::<DoubleInt>(), "MPI_DOUBLE_INT extent {}", di.extent());
+    // SAFETY: MPI_DOUBLE_INT's extent is DoubleInt's size (checked above), so 30 elements are exactly `input`'s 30 values.
     let send = unsafe { View::with_count_and_datatype(&input[..], 30, &di) };
     let mut engine_out = vec![DoubleInt::default(); 30];
     {
+        // SAFETY: as above for `engine_out`; the type writes only the f64 and i32 fields, for which any bits are valid.
         let mut recv = unsafe { MutView::with_count_and_datatype(&mut engine_out[..], 30, &di) };
         world.all_reduce_into(&send, &mut recv, EngineMaxloc);
     }

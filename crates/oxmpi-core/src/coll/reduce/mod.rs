@@ -160,10 +160,8 @@ impl Red {
             for i in 0..count {
                 for &(off, n) in dt.blocks() {
                     let at = (i * ext) as isize + off - lb;
-                    // SAFETY: both spans cover `count` elements of `dt` (caller memory
-                    // by the collective's contract, temporaries sized by span_len), and
-                    // `at..at+n` is one block of element `i` inside them; the spans are
-                    // distinct buffers.
+                    // SAFETY: both spans cover `count` elements of `dt` (caller memory by the collective's contract, temporaries sized by
+                    // span_len), and `at..at+n` is one block of element `i` inside them; the spans are distinct buffers.
                     unsafe { std::ptr::copy_nonoverlapping((s as isize + at) as *const u8, (d as isize + at) as *mut u8, n) };
                 }
             }
