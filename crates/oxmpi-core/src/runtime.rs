@@ -227,7 +227,9 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
             .ok()
             .flatten()
             .and_then(|m| oxmpi_pmi::parse_process_mapping(&m))
-            .and_then(|nodes| nodes.get(rank as usize).copied())
+            // A mapping shorter than the job repeats (Hydra sends one block,
+            // e.g. `(vector,(0,1,1))`, for any number of ranks on one node).
+            .and_then(|nodes| (!nodes.is_empty()).then(|| nodes[rank as usize % nodes.len()]))
         {
             my_host = format!("node{node}/{my_host}");
         }

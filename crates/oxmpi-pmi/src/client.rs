@@ -1,5 +1,6 @@
-//! Blocking PMI-1 client, as used by an MPI process started by `mpiexec`
-//! (ours or MPICH Hydra).
+//! Blocking PMI client, as used by an MPI process started by `mpiexec`
+//! (ours or MPICH Hydra) or by Slurm's `srun`: [`PmiClient`] speaks PMI-1
+//! itself and PMI-2 through [`crate::client2`], chosen from the environment.
 //!
 //! The protocol is strictly request/response in lock-step, so the client
 //! owns its connection exclusively and every call blocks until the process
@@ -11,7 +12,9 @@ use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 
+use crate::client2::{Pmi2Client, PMI2_KEYLEN_MAX, PMI2_VALLEN_MAX};
 use crate::codec::{is_valid_key, is_valid_value, LineDecoder, Message};
+use crate::codec2::is_valid_pmi2_key;
 use crate::error::PmiError;
 
 /// Used when a server's `cmd=maxes` omits a field; these are Hydra's values.
@@ -36,31 +39,66 @@ pub const JOB_SECRET_KEY: &str = "oxmpi-job-secret";
 /// Our `mpiexec` requires it on TCP connections; Hydra ignores the key.
 pub const PMI_TOKEN_ENV: &str = "OXMPI_PMI_TOKEN";
 
-trait Transport: Read + Write + Send {}
-impl<T: Read + Write + Send> Transport for T {}
+use crate::client2::Transport;
 
-/// A connection to the process manager after a successful PMI-1 `init`.
+/// Environment variable choosing the PMI protocol: `1` or `2` force PMI-1 or
+/// PMI-2; unset, empty or `auto` detect it (see [`PmiClient::from_env`]).
+pub const PMI_PROTOCOL_ENV: &str = "OXMPI_PMI";
+
+/// The wire protocol a [`PmiClient`] speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PmiProtocol {
+    /// PMI-1 ("simple PMI"): newline-terminated `cmd=...` lines.
+    Pmi1,
+    /// PMI-2: length-prefixed `cmd=...;` frames.
+    Pmi2,
+}
+
+impl PmiProtocol {
+    /// Which protocol to speak over an inherited `PMI_FD`, given
+    /// `OXMPI_PMI` and `PMI_JOBID` as found in the environment.
+    ///
+    /// `OXMPI_PMI=1`/`2` decide. Otherwise PMI-2 exactly when `PMI_JOBID`
+    /// is set: Slurm's `mpi/pmi2` plugin (`srun --mpi=pmi2`) sets it along
+    /// with `PMI_FD`, `PMI_RANK` and `PMI_SIZE`, while Hydra and our
+    /// `mpiexec` set only the latter three and speak PMI-1 by default.
+    pub fn detect(forced: Option<&str>, pmi_jobid: Option<&str>) -> Result<PmiProtocol, PmiError> {
+        match forced.map(str::trim) {
+            Some("1") => Ok(PmiProtocol::Pmi1),
+            Some("2") => Ok(PmiProtocol::Pmi2),
+            None | Some("") | Some("auto") => Ok(if pmi_jobid.is_some() {
+                PmiProtocol::Pmi2
+            } else {
+                PmiProtocol::Pmi1
+            }),
+            Some(other) => Err(PmiError::Env {
+                var: PMI_PROTOCOL_ENV,
+                problem: format!("{other:?} is not 1, 2 or auto"),
+            }),
+        }
+    }
+}
+
+/// A connection to the process manager after a successful start-up, over
+/// PMI-1 or PMI-2; every method works the same over both.
 pub struct PmiClient {
-    conn: Box<dyn Transport>,
-    decoder: LineDecoder,
-    rank: u32,
-    size: u32,
-    appnum: i32,
-    universe_size: i32,
-    kvsname: String,
-    kvsname_max: usize,
-    keylen_max: usize,
-    vallen_max: usize,
+    inner: Inner,
+}
+
+enum Inner {
+    V1(Pmi1Client),
+    V2(Pmi2Client),
 }
 
 impl std::fmt::Debug for PmiClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PmiClient")
-            .field("rank", &self.rank)
-            .field("size", &self.size)
-            .field("appnum", &self.appnum)
-            .field("universe_size", &self.universe_size)
-            .field("kvsname", &self.kvsname)
+            .field("protocol", &self.protocol())
+            .field("rank", &self.rank())
+            .field("size", &self.size())
+            .field("appnum", &self.appnum())
+            .field("universe_size", &self.universe_size())
+            .field("kvsname", &self.kvs_name())
             .finish_non_exhaustive()
     }
 }
@@ -68,22 +106,44 @@ impl std::fmt::Debug for PmiClient {
 impl PmiClient {
     /// Connects to the process manager described by the environment.
     ///
-    /// * `PMI_FD` set: use that inherited descriptor; `PMI_RANK` and
-    ///   `PMI_SIZE` must be set too (Hydra and our `mpiexec` do so).
-    /// * else `PMI_PORT=host:port` set: connect over TCP and identify with
+    /// * `PMI_FD` set: use that inherited descriptor; `PMI_RANK` must be set
+    ///   too. The protocol is PMI-2 when `OXMPI_PMI=2`, or when `OXMPI_PMI`
+    ///   is unset/`auto` and `PMI_JOBID` is set (Slurm's `srun --mpi=pmi2`);
+    ///   otherwise PMI-1, which also needs `PMI_SIZE` (Hydra and our
+    ///   `mpiexec` set it; Slurm's `mpi/pmi2` serves PMI-1 too, with
+    ///   `OXMPI_PMI=1`).
+    /// * else `PMI_PORT=host:port` set: PMI-1 over TCP, identifying with
     ///   `PMI_ID` (falling back to `PMI_RANK`); the server tells us rank and
-    ///   size.
+    ///   size. (`OXMPI_PMI=2` is refused here.)
     /// * else `Ok(None)`: the process was started without a launcher and is
     ///   a singleton.
     pub fn from_env() -> Result<Option<PmiClient>, PmiError> {
+        let forced = env_var(PMI_PROTOCOL_ENV)?;
         if let Some(fd) = env_var("PMI_FD")? {
+            let jobid = env_var("PMI_JOBID")?;
+            let protocol = PmiProtocol::detect(forced.as_deref(), jobid.as_deref())?;
             let fd: RawFd = parse_env("PMI_FD", &fd)?;
             let rank = parse_env("PMI_RANK", &require_env("PMI_RANK")?)?;
-            let size = parse_env("PMI_SIZE", &require_env("PMI_SIZE")?)?;
-            let file = File::from(adopt_fd(fd)?);
-            return PmiClient::from_stream(file, rank, size).map(Some);
+            let client = match protocol {
+                PmiProtocol::Pmi1 => {
+                    let size = parse_env("PMI_SIZE", &require_env("PMI_SIZE")?)?;
+                    let file = File::from(adopt_fd(fd)?);
+                    PmiClient::from_stream(file, rank, size)?
+                }
+                PmiProtocol::Pmi2 => {
+                    let file = File::from(adopt_fd(fd)?);
+                    PmiClient::from_stream_pmi2(file, rank, jobid.as_deref())?
+                }
+            };
+            return Ok(Some(client));
         }
         if let Some(port) = env_var("PMI_PORT")? {
+            if PmiProtocol::detect(forced.as_deref(), None)? == PmiProtocol::Pmi2 {
+                return Err(PmiError::Env {
+                    var: PMI_PROTOCOL_ENV,
+                    problem: "PMI-2 is only supported over PMI_FD, not PMI_PORT".into(),
+                });
+            }
             let id = match env_var("PMI_ID")? {
                 Some(id) => id,
                 None => require_env("PMI_RANK").map_err(|_| PmiError::Env {
@@ -101,8 +161,8 @@ impl PmiClient {
         Ok(None)
     }
 
-    /// Connects to a PMI server listening at `addr` (`host:port`), performs
-    /// the `initack` handshake identifying as `pmiid`, then `init`.
+    /// Connects to a PMI-1 server listening at `addr` (`host:port`),
+    /// performs the `initack` handshake identifying as `pmiid`, then `init`.
     pub fn connect_tcp(addr: &str, pmiid: u32) -> Result<PmiClient, PmiError> {
         PmiClient::connect_tcp_with_secret(addr, pmiid, None)
     }
@@ -115,13 +175,291 @@ impl PmiClient {
         pmiid: u32,
         secret: Option<&str>,
     ) -> Result<PmiClient, PmiError> {
+        Pmi1Client::connect_tcp_with_secret(addr, pmiid, secret).map(|c| PmiClient {
+            inner: Inner::V1(c),
+        })
+    }
+
+    /// Runs the PMI-1 `init` exchange over an already connected stream for a
+    /// process whose rank and size the starter told it out of band.
+    pub fn from_stream<S>(stream: S, rank: u32, size: u32) -> Result<PmiClient, PmiError>
+    where
+        S: Read + Write + Send + 'static,
+    {
+        Pmi1Client::from_stream(stream, rank, size).map(|c| PmiClient {
+            inner: Inner::V1(c),
+        })
+    }
+
+    /// Runs the PMI-2 start-up (`init`, `fullinit`, `job-getid`) over an
+    /// already connected stream. `rank` is the id the starter gave this
+    /// process (`PMI_RANK`), `jobid` Slurm's `PMI_JOBID` if any; the server
+    /// answers with the rank and size.
+    pub fn from_stream_pmi2<S>(
+        stream: S,
+        rank: u32,
+        jobid: Option<&str>,
+    ) -> Result<PmiClient, PmiError>
+    where
+        S: Read + Write + Send + 'static,
+    {
+        Pmi2Client::init(Box::new(stream), rank, jobid).map(|c| PmiClient {
+            inner: Inner::V2(c),
+        })
+    }
+
+    /// The protocol this connection speaks.
+    pub fn protocol(&self) -> PmiProtocol {
+        match &self.inner {
+            Inner::V1(_) => PmiProtocol::Pmi1,
+            Inner::V2(_) => PmiProtocol::Pmi2,
+        }
+    }
+
+    /// This process's rank in the job.
+    pub fn rank(&self) -> u32 {
+        match &self.inner {
+            Inner::V1(c) => c.rank(),
+            Inner::V2(c) => c.rank,
+        }
+    }
+
+    /// Number of processes in the job.
+    pub fn size(&self) -> u32 {
+        match &self.inner {
+            Inner::V1(c) => c.size(),
+            Inner::V2(c) => c.size,
+        }
+    }
+
+    /// Which executable of an MPMD launch this process belongs to (0 when
+    /// the process manager does not say, as Slurm's `appnum=-1`).
+    pub fn appnum(&self) -> i32 {
+        match &self.inner {
+            Inner::V1(c) => c.appnum(),
+            Inner::V2(c) => c.appnum,
+        }
+    }
+
+    /// The process manager's `MPI_UNIVERSE_SIZE`.
+    pub fn universe_size(&self) -> i32 {
+        match &self.inner {
+            Inner::V1(c) => c.universe_size(),
+            Inner::V2(c) => c.universe_size,
+        }
+    }
+
+    /// Name of the job's key-value space (under PMI-2, the job id).
+    pub fn kvs_name(&self) -> &str {
+        match &self.inner {
+            Inner::V1(c) => c.kvs_name(),
+            Inner::V2(c) => &c.jobid,
+        }
+    }
+
+    /// Longest key the server accepts, in bytes, counting a C terminator
+    /// (so keys must be shorter).
+    pub fn key_len_max(&self) -> usize {
+        match &self.inner {
+            Inner::V1(c) => c.key_len_max(),
+            Inner::V2(_) => PMI2_KEYLEN_MAX,
+        }
+    }
+
+    /// Longest value the server accepts, in bytes, counting a C terminator.
+    pub fn value_len_max(&self) -> usize {
+        match &self.inner {
+            Inner::V1(c) => c.value_len_max(),
+            Inner::V2(_) => PMI2_VALLEN_MAX,
+        }
+    }
+
+    /// Stores `key=value` in the job's KVS; visible to other ranks after the
+    /// next [`PmiClient::barrier`].
+    ///
+    /// The same rules hold over both protocols: `value` must not contain
+    /// spaces, `;`, newlines or other control characters (callers should
+    /// pass hex- or base64-encoded data; `=` is fine). Keys must be printable
+    /// ASCII without spaces, `=` or `;`. Both are checked against the
+    /// server's maxima (which count a C terminator, hence the strict `<`).
+    pub fn put(&mut self, key: &str, value: &str) -> Result<(), PmiError> {
+        self.check_key(key)?;
+        if !is_valid_value(value) || value.contains(';') {
+            return Err(PmiError::InvalidValue {
+                key: key.to_string(),
+                reason: "values must not contain spaces, ';', newlines or control characters; \
+                         encode binary data as hex or base64"
+                    .into(),
+            });
+        }
+        let max = self.value_len_max();
+        if value.len() >= max {
+            return Err(PmiError::InvalidValue {
+                key: key.to_string(),
+                reason: format!(
+                    "value is {} bytes; the process manager accepts at most {}",
+                    value.len(),
+                    max - 1
+                ),
+            });
+        }
+        match &mut self.inner {
+            Inner::V1(c) => c.put(key, value),
+            Inner::V2(c) => c.put(key, value),
+        }
+    }
+
+    /// Blocks until every rank of the job has entered the barrier; it also
+    /// makes earlier `put`s visible to all ranks (PMI-2: `kvs-fence`).
+    pub fn barrier(&mut self) -> Result<(), PmiError> {
+        match &mut self.inner {
+            Inner::V1(c) => c.barrier(),
+            Inner::V2(c) => c.fence(),
+        }
+    }
+
+    /// Looks `key` up in this job's KVS; `Ok(None)` if nobody put it.
+    pub fn get(&mut self, key: &str) -> Result<Option<String>, PmiError> {
+        let kvsname = self.kvs_name().to_string();
+        self.get_from(&kvsname, key)
+    }
+
+    /// Looks `key` up in the KVS named `kvsname` (PMI-2: the job id);
+    /// `Ok(None)` if absent.
+    pub fn get_from(&mut self, kvsname: &str, key: &str) -> Result<Option<String>, PmiError> {
+        match &mut self.inner {
+            Inner::V1(c) => c.get_from(kvsname, key),
+            Inner::V2(_) => {
+                self.check_key(key)?;
+                if !is_valid_pmi2_key(kvsname) {
+                    return Err(PmiError::InvalidKey {
+                        key: kvsname.to_string(),
+                        reason: "not a valid PMI-2 job id (printable, no spaces, '=' or ';')"
+                            .into(),
+                    });
+                }
+                let Inner::V2(c) = &mut self.inner else {
+                    unreachable!("matched above")
+                };
+                c.get(kvsname, key)
+            }
+        }
+    }
+
+    /// The `PMI_process_mapping` value, if the process manager provides one
+    /// (Hydra, Slurm and our `mpiexec` do), e.g. `(vector,(0,1,4))`; parse it
+    /// with [`parse_process_mapping`]. An empty value means "unknown".
+    /// PMI-1 reads it from the KVS, PMI-2 as a job attribute.
+    pub fn process_mapping(&mut self) -> Result<Option<String>, PmiError> {
+        let value = match &mut self.inner {
+            Inner::V1(c) => c.get(PROCESS_MAPPING_KEY)?,
+            Inner::V2(c) => c.job_attr(PROCESS_MAPPING_KEY)?,
+        };
+        Ok(value.filter(|v| !v.is_empty()))
+    }
+
+    /// The job secret our `mpiexec` generates for authenticating the ranks'
+    /// own connections to each other: `OXMPI_JOB_SECRET` from the
+    /// environment if set, else the [`JOB_SECRET_KEY`] KVS entry. `Ok(None)`
+    /// under a process manager that provides neither (Hydra, Slurm).
+    pub fn job_secret(&mut self) -> Result<Option<String>, PmiError> {
+        if let Some(secret) = env_var(JOB_SECRET_ENV)? {
+            if !secret.is_empty() {
+                return Ok(Some(secret));
+            }
+        }
+        Ok(self.get(JOB_SECRET_KEY)?.filter(|v| !v.is_empty()))
+    }
+
+    /// Asks the process manager to end the whole job with `exit_code`.
+    ///
+    /// The server does not answer; it kills the job, this process included,
+    /// so the caller should exit with `exit_code` if this returns. `msg` is
+    /// passed along as text (PMI-1: `error_msg=`, Flux's convention, which
+    /// Hydra ignores; PMI-2: `msg=`, which Slurm logs), with control
+    /// characters (and, for PMI-2, `;`) turned into spaces.
+    pub fn abort(&mut self, exit_code: i32, msg: &str) -> Result<(), PmiError> {
+        match &mut self.inner {
+            Inner::V1(c) => c.abort(exit_code, msg),
+            Inner::V2(c) => {
+                let text: String = msg
+                    .chars()
+                    .map(|ch| {
+                        if ch.is_control() || ch == ';' {
+                            ' '
+                        } else {
+                            ch
+                        }
+                    })
+                    .collect();
+                c.abort(exit_code, text.trim())
+            }
+        }
+    }
+
+    /// Tells the process manager this process is done with PMI; after this
+    /// the process may exit without the job being considered failed.
+    pub fn finalize(self) -> Result<(), PmiError> {
+        match self.inner {
+            Inner::V1(c) => c.finalize(),
+            Inner::V2(mut c) => c.finalize(),
+        }
+    }
+
+    fn check_key(&self, key: &str) -> Result<(), PmiError> {
+        if !is_valid_key(key) || key.contains(';') {
+            return Err(PmiError::InvalidKey {
+                key: key.to_string(),
+                reason: "keys must be non-empty printable ASCII without spaces, '=', ';' \
+                         or newlines"
+                    .into(),
+            });
+        }
+        let max = self.key_len_max();
+        if key.len() >= max {
+            return Err(PmiError::InvalidKey {
+                key: key.to_string(),
+                reason: format!(
+                    "key is {} bytes; the process manager accepts at most {}",
+                    key.len(),
+                    max - 1
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A PMI-1 connection to the process manager after a successful `init`.
+pub(crate) struct Pmi1Client {
+    conn: Box<dyn Transport>,
+    decoder: LineDecoder,
+    rank: u32,
+    size: u32,
+    appnum: i32,
+    universe_size: i32,
+    kvsname: String,
+    kvsname_max: usize,
+    keylen_max: usize,
+    vallen_max: usize,
+}
+
+impl Pmi1Client {
+    /// [`PmiClient::connect_tcp`], adding `secret=SECRET` to the `initack`
+    /// when given (our `mpiexec` refuses TCP connections without the rank's
+    /// [`PMI_TOKEN_ENV`] credential; other servers ignore the extra key).
+    pub fn connect_tcp_with_secret(
+        addr: &str,
+        pmiid: u32,
+        secret: Option<&str>,
+    ) -> Result<Pmi1Client, PmiError> {
         let stream = TcpStream::connect(addr).map_err(|source| PmiError::Io {
             context: format!("connecting to the process manager at {addr}"),
             source,
         })?;
         // Requests are tiny and lock-step; Nagle would add a delay to each.
         let _ = stream.set_nodelay(true);
-        let mut client = PmiClient::unconnected(Box::new(stream));
+        let mut client = Pmi1Client::unconnected(Box::new(stream));
         let mut initack = Message::new("initack").arg("pmiid", pmiid.to_string());
         if let Some(secret) = secret {
             initack.push("secret", secret);
@@ -165,19 +503,19 @@ impl PmiClient {
 
     /// Runs the PMI-1 `init` exchange over an already connected stream for a
     /// process whose rank and size the starter told it out of band.
-    pub fn from_stream<S>(stream: S, rank: u32, size: u32) -> Result<PmiClient, PmiError>
+    pub fn from_stream<S>(stream: S, rank: u32, size: u32) -> Result<Pmi1Client, PmiError>
     where
         S: Read + Write + Send + 'static,
     {
-        let mut client = PmiClient::unconnected(Box::new(stream));
+        let mut client = Pmi1Client::unconnected(Box::new(stream));
         client.rank = rank;
         client.size = size;
         client.initialize()?;
         Ok(client)
     }
 
-    fn unconnected(conn: Box<dyn Transport>) -> PmiClient {
-        PmiClient {
+    fn unconnected(conn: Box<dyn Transport>) -> Pmi1Client {
+        Pmi1Client {
             conn,
             decoder: LineDecoder::default(),
             rank: 0,
@@ -217,7 +555,8 @@ impl PmiClient {
         self.vallen_max = maxes.get_int("vallen_max").unwrap_or(DEFAULT_VALLEN_MAX);
 
         let appnum = self.call(&Message::new("get_appnum"), "appnum")?;
-        self.appnum = appnum.get_int("appnum").unwrap_or(0);
+        // Slurm answers appnum=-1 ("unknown"): a plain launch is app 0.
+        self.appnum = appnum.get_int::<i32>("appnum").unwrap_or(0).max(0);
 
         let kvs = self.call(&Message::new("get_my_kvsname"), "my_kvsname")?;
         self.kvsname = match kvs.get("kvsname") {
@@ -339,26 +678,6 @@ impl PmiClient {
             return Ok(None);
         }
         Ok(Some(reply.get("value").unwrap_or("").to_string()))
-    }
-
-    /// The `PMI_process_mapping` value, if the process manager provides one
-    /// (Hydra and our `mpiexec` do), e.g. `(vector,(0,1,4))`; parse it with
-    /// [`parse_process_mapping`]. An empty value means "unknown".
-    pub fn process_mapping(&mut self) -> Result<Option<String>, PmiError> {
-        Ok(self.get(PROCESS_MAPPING_KEY)?.filter(|v| !v.is_empty()))
-    }
-
-    /// The job secret our `mpiexec` generates for authenticating the ranks'
-    /// own connections to each other: `OXMPI_JOB_SECRET` from the
-    /// environment if set, else the [`JOB_SECRET_KEY`] KVS entry. `Ok(None)`
-    /// under a process manager that provides neither (Hydra).
-    pub fn job_secret(&mut self) -> Result<Option<String>, PmiError> {
-        if let Some(secret) = env_var(JOB_SECRET_ENV)? {
-            if !secret.is_empty() {
-                return Ok(Some(secret));
-            }
-        }
-        Ok(self.get(JOB_SECRET_KEY)?.filter(|v| !v.is_empty()))
     }
 
     /// Asks the process manager to end the whole job with `exit_code`.
@@ -572,6 +891,23 @@ pub fn parse_process_mapping(s: &str) -> Option<Vec<u32>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn protocol_detection() {
+        use PmiProtocol::{Pmi1, Pmi2};
+        // Slurm's mpi/pmi2 sets PMI_JOBID; Hydra and our mpiexec do not.
+        assert_eq!(PmiProtocol::detect(None, Some("12.0")).unwrap(), Pmi2);
+        assert_eq!(PmiProtocol::detect(None, None).unwrap(), Pmi1);
+        assert_eq!(PmiProtocol::detect(Some(""), Some("12.0")).unwrap(), Pmi2);
+        assert_eq!(PmiProtocol::detect(Some("auto"), None).unwrap(), Pmi1);
+        // OXMPI_PMI forces either way.
+        assert_eq!(PmiProtocol::detect(Some("1"), Some("12.0")).unwrap(), Pmi1);
+        assert_eq!(PmiProtocol::detect(Some(" 2 "), None).unwrap(), Pmi2);
+        for bad in ["3", "pmi2", "x"] {
+            let e = PmiProtocol::detect(Some(bad), None).unwrap_err();
+            assert!(e.to_string().contains(PMI_PROTOCOL_ENV), "{e}");
+        }
+    }
 
     #[test]
     fn mapping_single_node() {

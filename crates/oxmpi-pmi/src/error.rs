@@ -4,8 +4,9 @@ use std::fmt;
 use std::io;
 
 use crate::codec::CodecError;
+use crate::codec2::Pmi2CodecError;
 
-/// Everything that can go wrong talking PMI-1 to a process manager.
+/// Everything that can go wrong talking PMI to a process manager.
 #[derive(Debug)]
 pub enum PmiError {
     /// A `PMI_*` environment variable set by the starter is missing or
@@ -17,6 +18,11 @@ pub enum PmiError {
     Closed { during: String },
     /// The process manager sent a line that is not valid PMI-1.
     Codec { during: String, source: CodecError },
+    /// The process manager sent a frame that is not valid PMI-2.
+    Pmi2Codec {
+        during: String,
+        source: Pmi2CodecError,
+    },
     /// The process manager answered with an unexpected command.
     Protocol { expected: String, got: String },
     /// The process manager answered with a nonzero `rc`.
@@ -52,6 +58,12 @@ impl fmt::Display for PmiError {
                     "malformed reply from the process manager to {during}: {source}"
                 )
             }
+            PmiError::Pmi2Codec { during, source } => {
+                write!(
+                    f,
+                    "malformed PMI-2 reply from the process manager to {during}: {source}"
+                )
+            }
             PmiError::Protocol { expected, got } => write!(
                 f,
                 "PMI protocol error: expected cmd={expected} from the process manager, got {got:?}"
@@ -76,6 +88,7 @@ impl std::error::Error for PmiError {
         match self {
             PmiError::Io { source, .. } => Some(source),
             PmiError::Codec { source, .. } => Some(source),
+            PmiError::Pmi2Codec { source, .. } => Some(source),
             _ => None,
         }
     }

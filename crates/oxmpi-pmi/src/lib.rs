@@ -1,21 +1,28 @@
-//! PMI-1 ("simple PMI") for oxmpi: the line protocol MPICH's Hydra speaks
-//! over `PMI_FD`/`PMI_PORT`.
+//! PMI for oxmpi: PMI-1 ("simple PMI"), the line protocol MPICH's Hydra and
+//! our `mpiexec` speak over `PMI_FD`/`PMI_PORT`, and PMI-2, the framed
+//! protocol of Slurm's `srun --mpi=pmi2`.
 //!
-//! * [`codec`]: sans-IO parsing/formatting of messages and a bounded line
-//!   decoder.
-//! * [`client`]: the blocking client an MPI process uses to bootstrap.
-//! * [`server`]: the sans-IO server state machine our `mpiexec` drives.
+//! * [`codec`]: sans-IO parsing/formatting of PMI-1 messages and a bounded
+//!   line decoder.
+//! * [`codec2`]: sans-IO parsing/formatting of PMI-2 messages and a bounded
+//!   frame decoder.
+//! * [`client`]: the blocking client an MPI process uses to bootstrap, over
+//!   either protocol.
+//! * [`server`]: the sans-IO PMI-1 server state machine our `mpiexec` drives.
 
 pub mod client;
+mod client2;
 pub mod codec;
+pub mod codec2;
 mod error;
 pub mod server;
 
 pub use client::{
-    parse_process_mapping, PmiClient, JOB_SECRET_ENV, JOB_SECRET_KEY, PMI_TOKEN_ENV,
-    PROCESS_MAPPING_KEY,
+    parse_process_mapping, PmiClient, PmiProtocol, JOB_SECRET_ENV, JOB_SECRET_KEY,
+    PMI_PROTOCOL_ENV, PMI_TOKEN_ENV, PROCESS_MAPPING_KEY,
 };
 pub use codec::{CodecError, LineDecoder, Message, MAX_LINE_LEN};
+pub use codec2::{FrameDecoder, Pmi2CodecError, Pmi2Message, PMI2_MAX_FRAME_LEN};
 pub use error::PmiError;
 pub use server::{nodes_mapping, single_node_mapping, Output, PmiServer, RankPhase, ServerEvent};
 
