@@ -35,3 +35,13 @@ fn hello_sizes_under_hydra() {
         assert!(s.contains(&format!("rank {r} of 4 ok")), "{s}");
     }
 }
+
+#[test]
+fn hydra_ranks_on_one_node_share_memory() {
+    let Some(h) = hydra() else { return };
+    // One host: the hierarchy query must answer one level (the rank program
+    // checks it), i.e. Hydra's process mapping put every rank on node 0.
+    let out = Command::new(h).args(["-n", "3", env!("CARGO_BIN_EXE_core_hierarchy")]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).matches("hierarchy: rank").count(), 3);
+}
