@@ -136,10 +136,17 @@ pub unsafe extern "C" fn PMPI_Comm_create(c: MPI_Comm, g: MPI_Group, newcomm: *m
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_create_group(c: MPI_Comm, g: MPI_Group, tag: c_int, newcomm: *mut MPI_Comm) -> c_int {
     const CALL: &str = "MPI_Comm_create_group";
-    let _ = (g, tag, newcomm);
     ffi(CALL, c, || {
-        comm(c, CALL)?;
-        Err(oxmpi_core::MpiError::unsupported(CALL, "creating a communicator collectively over only the group's members (the engine has no group-collective context agreement yet; use MPI_Comm_create)").into())
+        let cm = comm(c, CALL)?;
+        let g = group(g, CALL, "group")?;
+        if !(0..=oxmpi_core::TAG_UB).contains(&tag) {
+            return Err(bad(ErrorClass::Tag, CALL, "tag", format!("{tag} is not in 0..=MPI_TAG_UB")));
+        }
+        // SAFETY: `newcomm` is MPI_Comm_create_group's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "newcomm", newcomm)? };
+        // Collective over the group's members only; the others get MPI_COMM_NULL.
+        *o = new_comm_or_null(create::create_group(&cm, g.world_ranks(), tag)?, c);
+        Ok(())
     })
 }
 

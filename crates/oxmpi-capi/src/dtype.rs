@@ -16,6 +16,7 @@ use crate::abi::*;
 use crate::env::{get_str, put_str};
 use crate::errors::{array, bad, ffi, out, R};
 use crate::handles::state;
+use crate::misc::with_cb_type;
 use crate::types::*;
 
 /// The engine datatype of a handle (committed or not).
@@ -260,7 +261,11 @@ pub unsafe extern "C" fn PMPI_Type_create_resized(oldtype: MPI_Datatype, lb: MPI
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_dup(oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     const CALL: &str = "MPI_Type_dup";
-    let f = || Ok(Datatype::dup(&datatype(oldtype, CALL, "oldtype")?));
+    let f = || {
+        let old = datatype(oldtype, CALL, "oldtype")?;
+        // The attributes' copy callbacks get `oldtype`.
+        Ok(with_cb_type(oldtype, || Datatype::dup_with_attributes(&old))?)
+    };
     // SAFETY: `newtype` is MPI_Type_dup's OUT argument, as `make` requires.
     unsafe { make(CALL, newtype, f) }
 }
@@ -286,10 +291,19 @@ pub unsafe extern "C" fn PMPI_Type_free(dt: *mut MPI_Datatype) -> c_int {
             datatype(*h, CALL, "datatype")?;
             return Err(bad(ErrorClass::Type, CALL, "datatype", "a predefined datatype cannot be freed"));
         }
-        state()
+        let dt = state()
             .datatypes
-            .remove(*h)
+            .get(*h)
+            .cloned()
             .ok_or_else(|| bad(ErrorClass::Type, CALL, "datatype", format!("{:#x} is not a valid datatype handle (freed twice?)", *h)))?;
+        // The delete callbacks run when the last handle to the datatype goes
+        // (MPI_Type_get_contents hands out more handles to the same type).
+        // Like MPI_Comm_free, a failing callback leaves the handle valid.
+        let last = state().datatypes.iter().filter(|(_, d)| d.ptr_eq(&dt)).count() == 1;
+        if last {
+            with_cb_type(*h, || dt.attrs().clear(CALL))?;
+        }
+        state().datatypes.remove(*h);
         *h = MPI_DATATYPE_NULL;
         Ok(())
     })

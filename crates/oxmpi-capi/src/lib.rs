@@ -66,6 +66,10 @@ pub mod types {
     pub type MPI_Comm_copy_attr_function =
         unsafe extern "C" fn(MPI_Comm, c_int, *mut c_void, *mut c_void, *mut c_void, *mut c_int) -> c_int;
     pub type MPI_Comm_delete_attr_function = unsafe extern "C" fn(MPI_Comm, c_int, *mut c_void, *mut c_void) -> c_int;
+    /// Same C signature as the communicator callbacks, with an `MPI_Datatype` first.
+    pub type MPI_Type_copy_attr_function =
+        unsafe extern "C" fn(MPI_Datatype, c_int, *mut c_void, *mut c_void, *mut c_void, *mut c_int) -> c_int;
+    pub type MPI_Type_delete_attr_function = unsafe extern "C" fn(MPI_Datatype, c_int, *mut c_void, *mut c_void) -> c_int;
     pub type MPI_Copy_function = MPI_Comm_copy_attr_function;
     pub type MPI_Delete_function = MPI_Comm_delete_attr_function;
 }

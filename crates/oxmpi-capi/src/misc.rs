@@ -9,7 +9,7 @@ use oxmpi_core::op::{Op, PredefinedOp};
 use oxmpi_core::attr::{self, CopyFn, DeleteFn, ObjectKind};
 
 use crate::abi::*;
-use crate::dtype::{committed, find_handle};
+use crate::dtype::{committed, datatype, find_handle};
 use crate::env::{comm, get_str, put_str};
 use crate::errors::{bad, class_of, ffi, out, raise, R};
 use crate::handles::{state, ErrhandlerEntry};
@@ -437,15 +437,18 @@ pub unsafe extern "C" fn PMPI_Info_free(info: *mut MPI_Info) -> c_int {
 
 // ----- attributes --------------------------------------------------------------------------
 //
-// Attributes live in the engine's table (`Comm::attrs()`), so the engine's dup
-// runs the copy callbacks and MPI_Comm_free / MPI_Finalize the delete
-// callbacks. The engine's callbacks see (keyval, value); the C callbacks also
-// want the communicator handle, which the C layer puts in `CB_COMM` around
-// every engine call that may run callbacks.
+// Attributes live in the engine's table (`Comm::attrs()`, `Datatype::attrs()`),
+// so the engine's dup runs the copy callbacks and MPI_Comm_free /
+// MPI_Type_free / MPI_Finalize the delete callbacks. The engine's callbacks
+// see (keyval, value); the C callbacks also want the communicator (datatype)
+// handle, which the C layer puts in `CB_COMM` (`CB_TYPE`) around every engine
+// call that may run callbacks.
 
 thread_local! {
     /// The C handle of the communicator whose attributes callbacks run on.
     static CB_COMM: std::cell::Cell<MPI_Comm> = const { std::cell::Cell::new(MPI_COMM_NULL) };
+    /// The C handle of the datatype whose attributes callbacks run on.
+    static CB_TYPE: std::cell::Cell<MPI_Datatype> = const { std::cell::Cell::new(MPI_DATATYPE_NULL) };
 }
 
 /// Runs `f` (an engine call that may run attribute callbacks) with `c` as the
@@ -457,8 +460,21 @@ pub fn with_cb_comm<T>(c: MPI_Comm, f: impl FnOnce() -> T) -> T {
     r
 }
 
-fn cb_comm() -> MPI_Comm {
-    CB_COMM.with(|x| x.get())
+/// Runs `f` (an engine call that may run datatype attribute callbacks) with
+/// `t` as the handle the C callbacks get.
+pub fn with_cb_type<T>(t: MPI_Datatype, f: impl FnOnce() -> T) -> T {
+    let prev = CB_TYPE.with(|x| x.replace(t));
+    let r = f();
+    CB_TYPE.with(|x| x.set(prev));
+    r
+}
+
+/// The handle a C callback of a `kind` keyval gets.
+fn cb_handle(kind: ObjectKind) -> usize {
+    match kind {
+        ObjectKind::Comm => CB_COMM.with(|x| x.get()),
+        ObjectKind::Datatype => CB_TYPE.with(|x| x.get()),
+    }
 }
 
 /// A user callback's non-success return, as an engine error.
@@ -475,16 +491,29 @@ static WTIME_IS_GLOBAL: AtomicI32 = AtomicI32::new(0);
 static UNIVERSE_SIZE: AtomicI32 = AtomicI32::new(0);
 static APPNUM: AtomicI32 = AtomicI32::new(0);
 
+/// A keyval for `kind` objects. The C callbacks of both kinds have the same
+/// signature as Rust sees it (handles are `usize`); they get the handle from
+/// `CB_COMM` or `CB_TYPE`.
+///
 /// # Safety
 /// `keyval` is NULL or valid to write one `int`, unaliased; `copy` is 0, 1 or the
-/// address of an `MPI_Comm_copy_attr_function` (the C caller's arguments).
-unsafe fn create_keyval(call: &'static str, copy: usize, delete: Option<MPI_Comm_delete_attr_function>, keyval: *mut c_int, extra: *mut c_void) -> c_int {
+/// address of an `MPI_Comm_copy_attr_function` / `MPI_Type_copy_attr_function`
+/// (the C caller's arguments).
+unsafe fn create_keyval(
+    call: &'static str,
+    kind: ObjectKind,
+    copy: usize,
+    delete: Option<MPI_Comm_delete_attr_function>,
+    keyval: *mut c_int,
+    extra: *mut c_void,
+) -> c_int {
     ffi(call, MPI_COMM_SELF, || {
         // SAFETY: `keyval` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "keyval", keyval)? };
         let extra = extra as usize;
-        // MPI_COMM_NULL_COPY_FN / MPI_NULL_COPY_FN are 0 (never copied),
-        // MPI_COMM_DUP_FN / MPI_DUP_FN are 1 (copied as is).
+        // MPI_COMM_NULL_COPY_FN / MPI_TYPE_NULL_COPY_FN / MPI_NULL_COPY_FN are
+        // 0 (never copied), MPI_COMM_DUP_FN / MPI_TYPE_DUP_FN / MPI_DUP_FN are
+        // 1 (copied as is).
         let copy_fn: Option<CopyFn> = match copy {
             0 => None,
             1 => Some(Arc::new(|_k: i32, v: usize| Ok(Some(v)))),
@@ -495,7 +524,7 @@ unsafe fn create_keyval(call: &'static str, copy: usize, delete: Option<MPI_Comm
                     let mut outv: *mut c_void = std::ptr::null_mut();
                     let mut flag: c_int = 0;
                     // SAFETY: the user's copy function with the arguments MPI defines.
-                    let rc = unsafe { f(cb_comm(), k, extra as *mut c_void, v as *mut c_void, &mut outv as *mut *mut c_void as *mut c_void, &mut flag) };
+                    let rc = unsafe { f(cb_handle(kind), k, extra as *mut c_void, v as *mut c_void, &mut outv as *mut *mut c_void as *mut c_void, &mut flag) };
                     if rc != MPI_SUCCESS {
                         return Err(callback_error("copy", rc));
                     }
@@ -506,7 +535,7 @@ unsafe fn create_keyval(call: &'static str, copy: usize, delete: Option<MPI_Comm
         let delete_fn: Option<DeleteFn> = delete.map(|d| {
             let d: DeleteFn = Arc::new(move |k: i32, v: usize| {
                 // SAFETY: the user's delete function with the arguments MPI defines.
-                let rc = unsafe { d(cb_comm(), k, v as *mut c_void, extra as *mut c_void) };
+                let rc = unsafe { d(cb_handle(kind), k, v as *mut c_void, extra as *mut c_void) };
                 if rc != MPI_SUCCESS {
                     return Err(callback_error("delete", rc));
                 }
@@ -514,7 +543,7 @@ unsafe fn create_keyval(call: &'static str, copy: usize, delete: Option<MPI_Comm
             });
             d
         });
-        *o = attr::create_keyval(ObjectKind::Comm, copy_fn, delete_fn);
+        *o = attr::create_keyval(kind, copy_fn, delete_fn);
         Ok(())
     })
 }
@@ -527,22 +556,22 @@ pub unsafe extern "C" fn PMPI_Comm_create_keyval(
     extra: *mut c_void,
 ) -> c_int {
     // SAFETY: `keyval` is the C caller's OUT argument and `copy` a function pointer of the copy type (or 0), as `create_keyval` requires.
-    unsafe { create_keyval("MPI_Comm_create_keyval", copy.map_or(0, |f| f as usize), delete, keyval, extra) }
+    unsafe { create_keyval("MPI_Comm_create_keyval", ObjectKind::Comm, copy.map_or(0, |f| f as usize), delete, keyval, extra) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Keyval_create(copy: Option<MPI_Copy_function>, delete: Option<MPI_Delete_function>, keyval: *mut c_int, extra: *mut c_void) -> c_int {
     // SAFETY: `keyval` is the C caller's OUT argument and `copy` a function pointer of the copy type (or 0), as `create_keyval` requires.
-    unsafe { create_keyval("MPI_Keyval_create", copy.map_or(0, |f| f as usize), delete, keyval, extra) }
+    unsafe { create_keyval("MPI_Keyval_create", ObjectKind::Comm, copy.map_or(0, |f| f as usize), delete, keyval, extra) }
 }
 
 /// # Safety
 /// `keyval` is NULL or valid to read and write one `int`, unaliased (the C caller's argument).
-unsafe fn free_keyval(call: &'static str, keyval: *mut c_int) -> c_int {
+unsafe fn free_keyval(call: &'static str, kind: ObjectKind, keyval: *mut c_int) -> c_int {
     ffi(call, MPI_COMM_SELF, || {
         // SAFETY: `keyval` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let k = unsafe { out(call, "keyval", keyval)? };
-        attr::free_keyval(ObjectKind::Comm, *k, call)?;
+        attr::free_keyval(kind, *k, call)?;
         *k = MPI_KEYVAL_INVALID;
         Ok(())
     })
@@ -551,13 +580,13 @@ unsafe fn free_keyval(call: &'static str, keyval: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_free_keyval(keyval: *mut c_int) -> c_int {
     // SAFETY: `keyval` is the C caller's INOUT argument, as `free_keyval` requires.
-    unsafe { free_keyval("MPI_Comm_free_keyval", keyval) }
+    unsafe { free_keyval("MPI_Comm_free_keyval", ObjectKind::Comm, keyval) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Keyval_free(keyval: *mut c_int) -> c_int {
     // SAFETY: `keyval` is the C caller's INOUT argument, as `free_keyval` requires.
-    unsafe { free_keyval("MPI_Keyval_free", keyval) }
+    unsafe { free_keyval("MPI_Keyval_free", ObjectKind::Comm, keyval) }
 }
 
 /// # Safety
@@ -653,4 +682,67 @@ pub unsafe extern "C" fn PMPI_Comm_delete_attr(c: MPI_Comm, keyval: c_int) -> c_
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Attr_delete(c: MPI_Comm, keyval: c_int) -> c_int {
     delete_attr("MPI_Attr_delete", c, keyval)
+}
+
+// ----- datatype attributes ------------------------------------------------------------------
+//
+// The same engine table as communicators (`Datatype::attrs()`); errors go to
+// MPI_COMM_SELF's handler like every other datatype call. MPI_Type_dup and
+// MPI_Type_free (dtype.rs) run the copy and delete callbacks.
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_keyval(
+    copy: Option<MPI_Type_copy_attr_function>,
+    delete: Option<MPI_Type_delete_attr_function>,
+    keyval: *mut c_int,
+    extra: *mut c_void,
+) -> c_int {
+    // SAFETY: `keyval` is the C caller's OUT argument and `copy` a function pointer of the copy type (or 0 / 1), as `create_keyval` requires.
+    unsafe { create_keyval("MPI_Type_create_keyval", ObjectKind::Datatype, copy.map_or(0, |f| f as usize), delete, keyval, extra) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_free_keyval(keyval: *mut c_int) -> c_int {
+    // SAFETY: `keyval` is the C caller's INOUT argument, as `free_keyval` requires.
+    unsafe { free_keyval("MPI_Type_free_keyval", ObjectKind::Datatype, keyval) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_set_attr(t: MPI_Datatype, keyval: c_int, val: *mut c_void) -> c_int {
+    const CALL: &str = "MPI_Type_set_attr";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let dt = datatype(t, CALL, "datatype")?;
+        with_cb_type(t, || dt.attrs().set(keyval, val as usize, CALL))?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_attr(t: MPI_Datatype, keyval: c_int, val: *mut c_void, flag: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Type_get_attr";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let dt = datatype(t, CALL, "datatype")?;
+        // SAFETY: `flag` is MPI_Type_get_attr's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let f = unsafe { out(CALL, "flag", flag)? };
+        // SAFETY: `attribute_val` (`val`) is MPI_Type_get_attr's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let v = unsafe { out(CALL, "attribute_val", val as *mut *mut c_void)? };
+        match dt.attrs().get(keyval, CALL)? {
+            Some(x) => {
+                *v = x as *mut c_void;
+                *f = 1;
+            }
+            None => *f = 0,
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_delete_attr(t: MPI_Datatype, keyval: c_int) -> c_int {
+    const CALL: &str = "MPI_Type_delete_attr";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let dt = datatype(t, CALL, "datatype")?;
+        with_cb_type(t, || dt.attrs().delete(keyval, CALL))?;
+        Ok(())
+    })
 }

@@ -131,6 +131,19 @@ fn communicators_attributes_groups_intercommunicators() {
 }
 
 #[test]
+fn comm_create_group_evens_and_odds_concurrently() {
+    for n in 1..=5 {
+        assert!(ok(n, "create_group").contains(&format!("all checks passed on {n} ranks")));
+    }
+}
+
+#[test]
+fn datatype_attributes_copy_and_delete_callbacks() {
+    assert!(ok(2, "type_attr").contains("all checks passed on 2 ranks"));
+    ok(1, "type_attr");
+}
+
+#[test]
 fn topologies_cartesian_halo_and_shuffle_exchange_graph() {
     assert!(ok(4, "topo").contains("all checks passed on 4 ranks"));
     assert!(ok(8, "topo").contains("all checks passed on 8 ranks"));

@@ -41,7 +41,10 @@ int main(int argc, char **argv) {
     w = MPI_COMM_SELF; CHECK(cls(MPI_Comm_free(&w)) == MPI_ERR_COMM);
     CHECK(cls(MPI_Comm_dup(MPI_COMM_NULL, &d)) == MPI_ERR_COMM);
     CHECK(cls(MPI_Comm_remote_size(MPI_COMM_WORLD, x)) == MPI_ERR_COMM);
-    CHECK(cls(MPI_Comm_create_group(MPI_COMM_WORLD, MPI_GROUP_EMPTY, 0, &d)) == MPI_ERR_UNSUPPORTED_OPERATION);
+    d = MPI_COMM_WORLD; OK(MPI_Comm_create_group(MPI_COMM_WORLD, MPI_GROUP_EMPTY, 0, &d)); CHECK(d == MPI_COMM_NULL);
+    CHECK(cls(MPI_Comm_create_group(MPI_COMM_WORLD, MPI_GROUP_EMPTY, -1, &d)) == MPI_ERR_TAG);
+    CHECK(cls(MPI_Comm_create_group(MPI_COMM_WORLD, MPI_GROUP_NULL, 0, &d)) == MPI_ERR_GROUP);
+    CHECK(cls(MPI_Comm_create_group(MPI_COMM_NULL, MPI_GROUP_EMPTY, 0, &d)) == MPI_ERR_COMM);
     /* groups */
     MPI_Group g, gs;
     OK(MPI_Comm_group(MPI_COMM_WORLD, &g)); gs = g;
