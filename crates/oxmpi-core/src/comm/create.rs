@@ -122,7 +122,7 @@ pub fn create(comm: &Comm, group: &[u32]) -> Result<Option<Comm>> {
 /// MPI_Comm_create_group: like [`create`], but collective only over the
 /// members of `group` (world ranks, in the new rank order). Non-members get
 /// `None` without communicating.
-pub fn create_group(comm: &Comm, group: &[u32], _tag: i32) -> Result<Option<Comm>> {
+pub fn create_group(comm: &Comm, group: &[u32], tag: i32) -> Result<Option<Comm>> {
     let call = "MPI_Comm_create_group";
     require_intra(call, comm)?;
     for (i, w) in group.iter().enumerate() {
@@ -138,10 +138,13 @@ pub fn create_group(comm: &Comm, group: &[u32], _tag: i32) -> Result<Option<Comm
         return Ok(None);
     };
     // The members agree on a context id among themselves, over the parent's
-    // collective context with tags no parent collective uses (bit 30).
+    // collective context with tags no parent collective uses (bit 30); the
+    // caller's tag (modulo the 64 sub-tag values) keeps overlapping groups that
+    // create at the same time apart, as MPI asks of it. The agreement's
+    // allreduce uses no sub-tags of its own.
     let mut temp = Comm::build(comm.context(), false, rank as i32, group.into(), None, String::new());
     if let Some(inner) = Arc::get_mut(&mut temp.0) {
-        inner.tag_base = 1 << 30;
+        inner.tag_base = (1 << 30) | ((tag.rem_euclid(crate::coll::sched::MAX_SUBTAGS as i32)) << crate::coll::sched::SEQ_BITS);
     }
     let ctx = context::agree(&temp, call)?;
     context::claim(ctx);
