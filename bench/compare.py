@@ -3,6 +3,7 @@
 
     compare.py RAW_DIR KEY=LABEL [KEY=LABEL ...]
     compare.py --coll RAW_DIR KEY=LABEL [KEY=LABEL ...]     (bench/compare.sh coll)
+    compare.py --load LOAD_TXT RAW_DIR KEY=LABEL [...]      (bench/compare.sh tcp)
 
 RAW_DIR holds <bench>.<key>.<run>.txt files in OSU format ('#' header lines, then
 "size value" rows). For each implementation the best value per size over the runs is
@@ -15,6 +16,10 @@ max iterations" rows). Per collective and rank count, the lowest average latency
 runs is kept; ratio = MPICH / oxmpi (> 1: oxmpi faster). Files of keys oxalg-<name>
 (oxmpi with OXMPI_<OP>_ALGORITHM=<name>) add a per-algorithm table. Also prints the
 run-to-run spread (noise) and the failed runs (*.failed, VALIDATION FAILED).
+
+--load LOAD_TXT (point-to-point): also print the run-to-run spread per implementation, the
+1-minute load average at the program starts (LOAD_TXT lines: "run bench key load1 load5
+load15") and the failed runs.
 """
 import glob
 import os
@@ -194,7 +199,55 @@ def coll_main(raw, impls):
     print()
 
 
+def p2p_noise(raw, impls, load_txt):
+    print("### Noise — run-to-run spread (slowest run / fastest run), median and max over sizes\n")
+    head = ["benchmark"] + [label for _, label in impls]
+    print("| " + " | ".join(head) + " |")
+    print("|---|" + "|".join(["---:"] * len(impls)) + "|")
+    for bench, *_ in BENCHES:
+        cells = []
+        for key, _ in impls:
+            merged, n = all_runs(raw, bench, key)
+            sp = [max(v) / min(v) for v in merged.values() if len(v) > 1 and min(v) > 0]
+            cells.append(f"{statistics.median(sp):.2f} / {max(sp):.2f} ({n} runs)" if sp else "—")
+        print("| " + " | ".join([bench] + cells) + " |")
+    print()
+    if load_txt and os.path.exists(load_txt):
+        loads = []
+        with open(load_txt) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 4:
+                    try:
+                        loads.append(float(parts[3]))
+                    except ValueError:
+                        pass
+        if loads:
+            print(f"1-minute load average at the {len(loads)} program starts (2 vCPUs): "
+                  f"min {min(loads):.2f}, median {statistics.median(loads):.2f}, "
+                  f"max {max(loads):.2f}.\n")
+    failed = sorted(glob.glob(os.path.join(raw, "*.txt.failed")))
+    print("### Failed runs\n")
+    if not failed:
+        print("None: every run exited 0 within the time limit.\n")
+    for path in failed:
+        print(f"- {os.path.basename(path)[:-len('.txt.failed')]} (see {os.path.basename(path)[:-len('.failed')]}.err)")
+    print()
+    late = sorted(glob.glob(os.path.join(raw, "*.txt.exit")))
+    if late:
+        print("Runs that printed every size, then did not exit cleanly (data kept):\n")
+        for path in late:
+            with open(path) as f:
+                why = f.read().strip()
+            print(f"- {os.path.basename(path)[:-len('.txt.exit')]}: {why}")
+        print()
+
+
 def main():
+    load_txt = None
+    if len(sys.argv) > 2 and sys.argv[1] == "--load":
+        load_txt = sys.argv[2]
+        del sys.argv[1:3]
     if len(sys.argv) > 1 and sys.argv[1] == "--coll":
         if len(sys.argv) < 4:
             sys.exit(__doc__)
@@ -246,6 +299,8 @@ def main():
             print(f"  - medians: oxmpi {med['oxmpi']:.2f} {unit} vs MPICH {med['mpich']:.2f} {unit} "
                   f"(ratio {ratio(med['oxmpi'], med['mpich']):.2f})")
     print()
+    if load_txt is not None:
+        p2p_noise(raw, impls, load_txt)
 
 
 if __name__ == "__main__":

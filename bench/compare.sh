@@ -3,6 +3,8 @@
 #
 #   bench/compare.sh                 # point-to-point: full run, 1 B .. 4 MiB, best of 3 runs
 #   bench/compare.sh coll            # collectives (see "coll mode" below)
+#   bench/compare.sh tcp             # point-to-point over TCP between two network namespaces
+#                                    # (see "tcp mode" below; needs root)
 #   RUNS=5 MAX_BYTES=65536 bench/compare.sh
 #   OXMPI_TARGET=/elsewhere/target/release NO_BUILD=1 bench/compare.sh
 #                                    # use already built oxmpi binaries (mpiexec, examples/)
@@ -32,12 +34,39 @@
 #   ALGOS=1      also run oxmpi with every algorithm forced (OXMPI_<OP>_ALGORITHM) and add
 #                a per-algorithm table to each collective.
 # Raw outputs go to bench/build/raw-coll/, tables to bench/build/results-coll.md.
+#
+# tcp mode (`bench/compare.sh tcp`, as root): osu_latency and osu_bw with one rank on each of
+# two "hosts", the network namespaces oxmpi-h1 and oxmpi-h2 of tests/netns/setup.sh (run here
+# with N=2; it is idempotent and the namespaces are left in place, as the tests do), which
+# talk TCP over veth legs on the bridge oxmpi-br0 (10.213.0.0/24). Compared: oxmpi (Rust
+# examples; also "oxmpi (C)" when target/oxmpi/bin/mpicc exists, `cargo xtask dist`) and
+# MPICH. Open MPI is not run. Launchers:
+#   oxmpi: mpiexec -n 2 -hosts oxmpi-h1:1,oxmpi-h2:1 --launcher-exec "ip netns exec"
+#          --pmi-bind 10.213.0.1 PROG
+#   MPICH: mpiexec.mpich -launcher ssh -launcher-exec bench/tcp/netns-ssh -localhost 10.213.0.1
+#          -hosts oxmpi-h1,oxmpi-h2 -n 2 -genv UCX_TLS tcp -genv UCX_NET_DEVICES eth0 PROG
+#          (netns-ssh stands in for ssh: `ip netns exec HOST sh -c CMD`. -localhost makes the
+#          proxies call back to the bridge address instead of this host's name, which
+#          resolves to 127.0.0.1. UCX_TLS=tcp is needed: Debian's MPICH is ch4:ucx, and UCX
+#          takes the namespaces for one host (same host name and boot id, shared /dev/shm and
+#          PID space) and would otherwise use its shared-memory transports (sysv, posix, cma),
+#          not the network. MPICH_UCX_ENV="VAR=VALUE ..." replaces these two variables.)
+# Before the runs it checks and records in bench/build/raw-tcp/: that each launcher puts
+# rank 0 in oxmpi-h1 and rank 1 in oxmpi-h2 (placement.txt), the transport UCX picked
+# (mpich-ucx.txt, must be tcp on eth0 only) and oxmpi's TCP connection between the two
+# namespace addresses (oxmpi-sockets.txt). Binaries are copied to bench/build/tcp-snap/ first,
+# so that rebuilds by other people during the runs cannot change them. RUNS (default 5)
+# interleaved passes, TIMEOUT (default 300) s per program run; a run that printed every size
+# but then failed or timed out (MPICH sometimes hangs in MPI_Finalize here) keeps its data
+# and is listed. Tables with run-to-run noise go to bench/build/results-tcp.md.
+# Traffic only ever goes to the namespaces' addresses, the bridge address 10.213.0.1 (the
+# launchers' PMI / control ports) and loopback.
 set -euo pipefail
 
 MODE="${1:-p2p}"
 case "$MODE" in
-    p2p | coll) ;;
-    *) echo "usage: $0 [p2p|coll]" >&2; exit 2 ;;
+    p2p | coll | tcp) ;;
+    *) echo "usage: $0 [p2p|coll|tcp]" >&2; exit 2 ;;
 esac
 
 BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -45,9 +74,10 @@ ROOT="$(cd "$BENCH_DIR/.." && pwd)"
 BUILD="$BENCH_DIR/build"
 RAW="$BUILD/raw"
 [ "$MODE" = coll ] && RAW="$BUILD/raw-coll"
-RUNS="${RUNS:-3}"
+[ "$MODE" = tcp ] && RAW="$BUILD/raw-tcp"
+if [ "$MODE" = tcp ]; then RUNS="${RUNS:-5}"; else RUNS="${RUNS:-3}"; fi
 MAX_BYTES="${MAX_BYTES:-4194304}"
-TIMEOUT="${TIMEOUT:-600}"
+if [ "$MODE" = tcp ]; then TIMEOUT="${TIMEOUT:-300}"; else TIMEOUT="${TIMEOUT:-600}"; fi
 CFLAGS="${CFLAGS:--O2}"
 NP=2
 
@@ -64,6 +94,11 @@ if [ -z "${NO_BUILD:-}" ]; then
     log "building oxmpi (release)"
     # --bins too: with --examples alone cargo builds no binary, so no mpiexec on a fresh clone.
     cargo build --release -p oxmpi-run -p oxmpi --bins --examples >&2
+    if [ "$MODE" = tcp ]; then
+        # The C ABI and target/oxmpi/bin/mpicc, for the "oxmpi (C)" column.
+        log "cargo xtask dist (oxmpi C ABI)"
+        cargo xtask dist >&2 || log "warning: cargo xtask dist failed: no \"oxmpi (C)\" column unless an older one exists"
+    fi
 fi
 OXMPI_MPIEXEC="$OXMPI_TARGET/mpiexec"
 OXMPI_EXAMPLES="$OXMPI_TARGET/examples"
@@ -71,6 +106,27 @@ if [ "$MODE" = coll ]; then BENCHES=(osu_coll); else BENCHES=(osu_latency osu_bw
 for f in "$OXMPI_MPIEXEC" "${BENCHES[@]/#/$OXMPI_EXAMPLES/}"; do
     [ -x "$f" ] || { log "error: $f missing (build oxmpi first)"; exit 1; }
 done
+OXMPI_C_LDFLAGS=""
+OXMPI_MPICC="${OXMPI_MPICC:-$ROOT/target/oxmpi/bin/mpicc}"
+if [ "$MODE" = tcp ]; then
+    [ "$(id -u)" = 0 ] || { log "error: tcp mode needs root (network namespaces)"; exit 1; }
+    command -v ip >/dev/null || { log "error: tcp mode needs iproute2 (ip)"; exit 1; }
+    # Snapshot of the binaries under test: other people rebuild target/ concurrently.
+    SNAP="$BUILD/tcp-snap"
+    rm -rf "$SNAP"
+    mkdir -p "$SNAP/examples" "$SNAP/lib"
+    cp "$OXMPI_MPIEXEC" "$SNAP/mpiexec"
+    for b in "${BENCHES[@]}"; do cp "$OXMPI_EXAMPLES/$b" "$SNAP/examples/$b"; done
+    OXMPI_MPIEXEC="$SNAP/mpiexec"
+    OXMPI_EXAMPLES="$SNAP/examples"
+    oxlib="$(dirname "$OXMPI_MPICC")/../lib"
+    if [ -x "$OXMPI_MPICC" ] && [ -e "$oxlib/libmpi.so.0" ]; then
+        cp -L "$oxlib/libmpi.so.0" "$SNAP/lib/libmpi.so.0"
+        # The first run path wins: the C programs load the snapshot's libmpi.
+        OXMPI_C_LDFLAGS="-Wl,-rpath,$SNAP/lib"
+    fi
+    log "snapshot of the oxmpi binaries of $OXMPI_TARGET in $SNAP"
+fi
 
 # Implementations, in table column order: "key|label|launcher" (the launcher without
 # its "-n NP", added at run time). The binary of each benchmark is given by program() below.
@@ -81,12 +137,11 @@ IMPLS+=("oxmpi|oxmpi|$OXMPI_MPIEXEC")
 # When oxmpi ships its own C ABI and compiler wrapper (target/oxmpi/bin/mpicc), the very
 # same C sources are built with it and run under oxmpi's mpiexec, as column "oxmpi (C)".
 # Adjust OXMPI_MPICC / the launcher here if the layout ends up different.
-OXMPI_MPICC="${OXMPI_MPICC:-$ROOT/target/oxmpi/bin/mpicc}"
 if [ -x "$OXMPI_MPICC" ]; then
     log "compiling C benchmarks with $OXMPI_MPICC (oxmpi C ABI)"
     oxmpi_c_ok=1
     for b in "${BENCHES[@]}"; do
-        if ! "$OXMPI_MPICC" $CFLAGS -o "$BUILD/$b.oxmpi-c" "$BENCH_DIR/c/$b.c" \
+        if ! "$OXMPI_MPICC" $CFLAGS $OXMPI_C_LDFLAGS -o "$BUILD/$b.oxmpi-c" "$BENCH_DIR/c/$b.c" \
             >"$BUILD/$b.oxmpi-c.log" 2>&1; then
             log "warning: $b does not build with the oxmpi C ABI yet (see $BUILD/$b.oxmpi-c.log);" \
                 "no \"oxmpi (C)\" column"
@@ -107,7 +162,9 @@ for b in "${BENCHES[@]}"; do
 done
 IMPLS+=("mpich|MPICH|mpiexec.mpich")
 
-if command -v mpicc.openmpi >/dev/null && command -v mpiexec.openmpi >/dev/null; then
+if [ "$MODE" = tcp ]; then
+    log "tcp mode: Open MPI is not run"
+elif command -v mpicc.openmpi >/dev/null && command -v mpiexec.openmpi >/dev/null; then
     log "compiling C benchmarks with mpicc.openmpi"
     for b in "${BENCHES[@]}"; do
         mpicc.openmpi $CFLAGS -o "$BUILD/$b.openmpi" "$BENCH_DIR/c/$b.c"
@@ -130,6 +187,89 @@ for impl in "${IMPLS[@]}"; do
     IFS='|' read -r key label _ <<<"$impl"
     labels+=("$key=$label")
 done
+
+# ---- tcp mode: two network namespaces, run and report --------------------------------
+if [ "$MODE" = tcp ]; then
+    NS1=oxmpi-h1 NS2=oxmpi-h2 BRIDGE_IP=10.213.0.1 IP1=10.213.0.11 IP2=10.213.0.12
+    MPICH_UCX_ENV="${MPICH_UCX_ENV:-UCX_TLS=tcp UCX_NET_DEVICES=eth0}"
+    "$ROOT/tests/netns/setup.sh" 2 >&2
+    mpich_genv=()
+    for kv in $MPICH_UCX_ENV; do mpich_genv+=(-genv "${kv%%=*}" "${kv#*=}"); done
+    launch() { # key PROGRAM ARGS... : one rank in each namespace, at most $LT (default $TIMEOUT) s
+        local key=$1
+        shift
+        case "$key" in
+            oxmpi | oxmpi-c)
+                timeout "${LT:-$TIMEOUT}" "$OXMPI_MPIEXEC" -n 2 -hosts "$NS1:1,$NS2:1" --launcher-exec "ip netns exec" \
+                    --pmi-bind "$BRIDGE_IP" "$@" ;;
+            mpich)
+                timeout "${LT:-$TIMEOUT}" mpiexec.mpich -launcher ssh -launcher-exec "$BENCH_DIR/tcp/netns-ssh" \
+                    -localhost "$BRIDGE_IP" -hosts "$NS1,$NS2" -n 2 "${mpich_genv[@]}" "$@" ;;
+        esac
+    }
+    # Preflight 1: each launcher puts rank 0 in oxmpi-h1 and rank 1 in oxmpi-h2.
+    where='echo "rank ${PMI_RANK:-?} netns=$(ip netns identify) eth0=$(ip -4 -o addr show dev eth0 | awk "{print \$4}")"'
+    : >"$RAW/placement.txt"
+    for key in oxmpi mpich; do
+        got="$(LT=60 launch "$key" /bin/sh -c "$where" | sort)" || true
+        printf '%s:\n%s\n' "$key" "$got" >>"$RAW/placement.txt"
+        if [ "$got" != "rank 0 netns=$NS1 eth0=$IP1/24"$'\n'"rank 1 netns=$NS2 eth0=$IP2/24" ]; then
+            log "error: $key did not place one rank in each namespace:"$'\n'"$got"
+            exit 1
+        fi
+    done
+    log "placement ok: rank 0 in $NS1 ($IP1), rank 1 in $NS2 ($IP2), both launchers"
+    # Preflight 2: the transport UCX picked for MPICH (its INFO lines name the lanes).
+    LT=60 launch mpich -genv UCX_LOG_LEVEL info "$(program mpich osu_latency)" 8 >"$RAW/mpich-ucx.txt" 2>&1 || true
+    if ! grep -q 'ep_cfg.*tcp/eth0' "$RAW/mpich-ucx.txt"; then
+        log "warning: MPICH/UCX lanes are not tcp/eth0 (MPICH_UCX_ENV='$MPICH_UCX_ENV'):"
+        grep 'ep_cfg' "$RAW/mpich-ucx.txt" | sed 's/^.*ep_cfg/  ep_cfg/' | sort -u >&2 || true
+    elif grep 'ep_cfg' "$RAW/mpich-ucx.txt" | grep -qv 'tcp/eth0'; then
+        log "warning: MPICH/UCX also uses other lanes than tcp/eth0; see $RAW/mpich-ucx.txt"
+    else
+        log "MPICH/UCX transport: tcp/eth0 only"
+    fi
+    # Preflight 3: oxmpi's connection between the namespace addresses, seen from oxmpi-h1.
+    LT=120 launch oxmpi "$(program oxmpi osu_bw)" "$MAX_BYTES" >/dev/null 2>&1 &
+    pf=$!
+    : >"$RAW/oxmpi-sockets.txt"
+    for _ in $(seq 1 50); do
+        sleep 0.2
+        ip netns exec "$NS1" ss -tn state established >"$RAW/oxmpi-sockets.txt" 2>&1 || true
+        grep -q "$IP2:" "$RAW/oxmpi-sockets.txt" && break
+    done
+    wait "$pf" || log "warning: oxmpi preflight run failed"
+    if grep -q "$IP1:.*$IP2:\|$IP2:.*$IP1:" "$RAW/oxmpi-sockets.txt"; then
+        log "oxmpi: TCP connection $IP1 <-> $IP2 seen"
+    else
+        log "warning: no oxmpi TCP connection seen between $IP1 and $IP2 (see $RAW/oxmpi-sockets.txt)"
+    fi
+    : >"$RAW/load.txt"
+    for run in $(seq 1 "$RUNS"); do
+        for bench in osu_latency osu_bw; do
+            for impl in "${IMPLS[@]}"; do
+                IFS='|' read -r key label _ <<<"$impl"
+                [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $key "* ]] || continue
+                out="$RAW/$bench.$key.$run.txt"
+                log "run $run/$RUNS: $bench on $label over TCP ($(cut -d' ' -f1-3 /proc/loadavg))"
+                echo "$run $bench $key $(cut -d' ' -f1-3 /proc/loadavg)" >>"$RAW/load.txt"
+                rc=0
+                launch "$key" "$(program "$key" "$bench")" "$MAX_BYTES" >"$out" 2>"$out.err" || rc=$?
+                if [ "$rc" != 0 ] && grep -q "^$MAX_BYTES[[:space:]]" "$out"; then
+                    # Every size measured, then no clean exit (seen: MPICH hanging in
+                    # MPI_Finalize over UCX tcp). The numbers stand; the exit is reported.
+                    echo "exit status $rc after printing every size (124: killed after ${TIMEOUT} s)" >"$out.exit"
+                    log "warning: $bench on $label (run $run): all sizes done, then exit status $rc; data kept"
+                elif [ "$rc" != 0 ]; then
+                    log "warning: $bench on $label (run $run) failed or timed out; see $out.err"
+                    mv "$out" "$out.failed"
+                fi
+            done
+        done
+    done
+    python3 "$BENCH_DIR/compare.py" --load "$RAW/load.txt" "$RAW" "${labels[@]}" | tee "$BUILD/results-tcp.md"
+    exit 0
+fi
 
 # ---- coll mode: run and report -------------------------------------------------------
 if [ "$MODE" = coll ]; then
