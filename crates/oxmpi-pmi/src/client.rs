@@ -843,9 +843,9 @@ fn adopt_fd(fd: RawFd) -> Result<OwnedFd, PmiError> {
     }
     // SAFETY: F_SETFD on a descriptor just verified to be open.
     unsafe { libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC) };
-    // SAFETY: the descriptor is open and, per the PMI contract, was handed to
-    // this process for the PMI client's exclusive use, so nothing else in the
-    // process owns or closes it.
+    // The descriptor is open and, per the PMI contract, handed to this process for
+    // the PMI client's exclusive use: nothing else in the process owns or closes it.
+    // SAFETY: an open descriptor with a single owner (see above).
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
