@@ -110,6 +110,8 @@ pub(crate) struct UnexpMsg {
     pub from: u32,
     pub sreq: u64,
     pub sync: bool,
+    /// The sender's type signature (a primitive's ABI handle; 0 = unknown).
+    pub sig: u64,
     pub body: Body,
     /// A receive that took this message while eager fragments were still arriving.
     pub claimed_by: Option<Request>,
@@ -185,6 +187,10 @@ pub(crate) struct RecvReq {
     /// For a non-contiguous datatype: the bytes land in a temporary buffer and
     /// are unpacked into the user's layout when the receive completes.
     unpack: Option<Box<Unpack>>,
+    /// The primitive this receive expects (ABI handle; 0 = unknown / not checked).
+    sig: u64,
+    /// Set on a signature mismatch: the sender's primitive. No data is delivered.
+    bad_sig: u64,
 }
 
 /// Where a receive through a temporary buffer finally goes.
@@ -304,6 +310,9 @@ pub(crate) struct State {
     tcp: Option<TcpTransport>,
     /// Reused for packets taken off TCP connections.
     tcp_scratch: Vec<u8>,
+    /// `OXMPI_CHECK_SIGNATURES=1`: typed messages carry their primitive and a
+    /// receive expecting another one fails with MPI_ERR_TYPE.
+    pub(crate) check_sigs: bool,
 }
 
 impl State {
@@ -312,6 +321,7 @@ impl State {
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(64 * 1024);
+        let check_sigs = std::env::var("OXMPI_CHECK_SIGNATURES").is_ok_and(|v| v == "1");
         let cma_allowed = std::env::var("OXMPI_NO_CMA").is_err() && cma::probe_cma();
         let shm_peers = paths
             .iter()
@@ -350,6 +360,7 @@ impl State {
             active_colls: Vec::new(),
             tcp,
             tcp_scratch: Vec::new(),
+            check_sigs,
         }
     }
 
@@ -437,13 +448,45 @@ impl State {
         data: RawBuf,
         mode: SendMode,
     ) -> Result<Request> {
-        self.start_send_owning(peer, env, data, None, mode)
+        self.start_send_owning(peer, env, data, None, mode, 0)
+    }
+
+    /// [`State::start_send`] of a typed message; `sig` is from [`State::sig_of`].
+    pub(crate) fn start_send_sig(&mut self, peer: u32, env: Envelope, data: RawBuf, mode: SendMode, sig: u64) -> Result<Request> {
+        self.start_send_owning(peer, env, data, None, mode, sig)
     }
 
     /// [`State::start_send`] of bytes the request owns (packed non-contiguous data).
-    pub(crate) fn start_send_packed(&mut self, peer: u32, env: Envelope, packed: Box<[u8]>, mode: SendMode) -> Result<Request> {
+    pub(crate) fn start_send_packed(&mut self, peer: u32, env: Envelope, packed: Box<[u8]>, mode: SendMode, sig: u64) -> Result<Request> {
         let raw = RawBuf::from_slice(&packed);
-        self.start_send_owning(peer, env, raw, Some(packed), mode)
+        self.start_send_owning(peer, env, raw, Some(packed), mode, sig)
+    }
+
+    /// The type signature a message or receive of `dt` carries: the ABI handle
+    /// of its one primitive when checking is on, else 0 (MPI_BYTE and
+    /// MPI_PACKED match anything, so they are 0 too).
+    pub(crate) fn sig_of(&self, dt: &crate::datatype::Datatype) -> u64 {
+        if !self.check_sigs {
+            return 0;
+        }
+        use crate::datatype::Primitive;
+        match dt.single_primitive() {
+            Some(Primitive::Byte | Primitive::Packed) | None => 0,
+            Some(p) => p.abi_handle() as u64,
+        }
+    }
+
+    /// Compares a matched message's signature with receive `req`'s; on a
+    /// mismatch the receive is marked to fail without taking the data.
+    fn check_sig(&mut self, req: Request, sent: u64) {
+        if sent == 0 {
+            return;
+        }
+        if let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
+            if r.sig != 0 && r.sig != sent {
+                r.bad_sig = sent;
+            }
+        }
     }
 
     fn start_send_owning(
@@ -453,6 +496,7 @@ impl State {
         data: RawBuf,
         already_owned: Option<Box<[u8]>>,
         mode: SendMode,
+        sig: u64,
     ) -> Result<Request> {
         let (data, owned, charge) = if mode == SendMode::Buffered {
             let charge = data.len + BSEND_OVERHEAD;
@@ -509,9 +553,10 @@ impl State {
             len: data.len as u64,
             sreq: req.0,
             rreq: 0,
+            sig,
         };
         match self.peers[peer as usize].path {
-            Path::SelfLoop => self.send_to_self(req, env, data, sync),
+            Path::SelfLoop => self.send_to_self(req, env, data, sync, sig),
             Path::Shm { .. } | Path::Tcp => {
                 let p = &mut self.peers[peer as usize];
                 if data.len <= self.eager_limit && p.credit >= credit_cost(data.len) as i64 {
@@ -541,8 +586,9 @@ impl State {
         Ok(req)
     }
 
-    fn send_to_self(&mut self, req: Request, env: Envelope, data: RawBuf, sync: bool) {
+    fn send_to_self(&mut self, req: Request, env: Envelope, data: RawBuf, sync: bool, sig: u64) {
         if let Some(rreq) = self.matcher.match_arrival(&env) {
+            self.check_sig(rreq, sig);
             // SAFETY: both operations are active: source readable, target writable.
             let src = unsafe { data.as_slice() };
             self.deliver_whole(rreq, env, src);
@@ -556,7 +602,7 @@ impl State {
         } else {
             Body::Rts { addr: data.addr as u64, total: data.len }
         };
-        let id = self.add_unexpected(UnexpMsg { env, from: self.me, sreq: req.0, sync, body, claimed_by: None });
+        let id = self.add_unexpected(UnexpMsg { env, from: self.me, sreq: req.0, sync, sig, body, claimed_by: None });
         let _ = id;
         if small {
             self.mark_sent(req, false);
@@ -662,7 +708,7 @@ impl State {
                     // SAFETY: as above, the send owning `data` waits for this stream.
                     let src = unsafe { data.as_slice() };
                     while *sent < src.len() {
-                        let h = Header { kind: Kind::Data, flags: 0, context: 0, source: 0, tag: 0, len: 0, sreq: 0, rreq: *rreq };
+                        let h = Header { kind: Kind::Data, flags: 0, context: 0, source: 0, tag: 0, len: 0, sreq: 0, rreq: *rreq, sig: 0 };
                         let pushed = link.push(|cell| {
                             let hl = h.encode(cell);
                             let n = (src.len() - *sent).min(cap - hl);
@@ -690,11 +736,12 @@ impl State {
 
     /// Posts a receive into `buf` (valid until completion) for `pattern`.
     pub(crate) fn post_recv(&mut self, buf: RawBuf, pattern: Pattern) -> Request {
-        self.post_recv_unpacking(buf, pattern, None)
+        self.post_recv_unpacking(buf, pattern, None, 0)
     }
 
     /// [`State::post_recv`] into a temporary buffer that is unpacked on completion.
-    pub(crate) fn post_recv_unpacking(&mut self, buf: RawBuf, pattern: Pattern, unpack: Option<Box<Unpack>>) -> Request {
+    /// `sig` is the expected type signature ([`State::sig_of`]; 0 = unchecked).
+    pub(crate) fn post_recv_unpacking(&mut self, buf: RawBuf, pattern: Pattern, unpack: Option<Box<Unpack>>, sig: u64) -> Request {
         let req = self.new_request(ReqKind::Recv(RecvReq {
             buf,
             posted: false,
@@ -702,6 +749,8 @@ impl State {
             received: 0,
             env: None,
             unpack,
+            sig,
+            bad_sig: 0,
         }));
         if let Some((_, id)) = self.matcher.match_posted(&pattern) {
             self.take_unexpected(req, id);
@@ -714,20 +763,19 @@ impl State {
         req
     }
 
-    /// Receives message `id`, already removed from the matching queue (mprobe).
-    pub(crate) fn recv_message(&mut self, buf: RawBuf, id: u64) -> Request {
-        self.recv_message_unpacking(buf, id, None)
-    }
-
-    /// [`State::recv_message`] into a temporary buffer unpacked on completion.
-    pub(crate) fn recv_message_unpacking(&mut self, buf: RawBuf, id: u64, unpack: Option<Box<Unpack>>) -> Request {
-        let req = self.new_request(ReqKind::Recv(RecvReq { buf, posted: false, total: 0, received: 0, env: None, unpack }));
+    /// Receives message `id`, already removed from the matching queue (mprobe),
+    /// into `buf` or, with `unpack`, a temporary buffer unpacked on completion;
+    /// `sig` as for [`State::post_recv_unpacking`].
+    pub(crate) fn recv_message_unpacking(&mut self, buf: RawBuf, id: u64, unpack: Option<Box<Unpack>>, sig: u64) -> Request {
+        let req = self.new_request(ReqKind::Recv(RecvReq { buf, posted: false, total: 0, received: 0, env: None, unpack, sig, bad_sig: 0 }));
         self.take_unexpected(req, id);
         req
     }
 
     /// Hands unexpected message `id` (removed from the matcher) to receive `req`.
     fn take_unexpected(&mut self, req: Request, id: u64) {
+        let Some(sent) = self.unexp.get(&id).map(|m| m.sig) else { return };
+        self.check_sig(req, sent);
         let Some(msg) = self.unexp.get_mut(&id) else { return };
         match &msg.body {
             Body::Eager { data, total } if data.len() < *total => {
@@ -778,7 +826,7 @@ impl State {
     fn deliver_whole(&mut self, req: Request, env: Envelope, src: &[u8]) {
         let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) else { return };
         let buf = r.buf;
-        let n = src.len().min(buf.len);
+        let n = if r.bad_sig != 0 { 0 } else { src.len().min(buf.len) };
         // SAFETY: receive `req` is active, so its buffer is writable and unaliased.
         let dst = unsafe { buf.as_mut_slice() };
         dst[..n].copy_from_slice(&src[..n]);
@@ -787,6 +835,23 @@ impl State {
 
     fn finish_recv(&mut self, req: Request, env: Envelope, total: usize) {
         let cap = match self.reqs.get_mut(req).map(|e| &mut e.kind) {
+            Some(ReqKind::Recv(r)) if r.bad_sig != 0 => {
+                let (sent, want) = (r.bad_sig, r.sig);
+                r.unpack = None;
+                let name = |h: u64| crate::datatype::Primitive::from_abi_handle(h as usize).map_or("an unknown type", |p| p.name());
+                let err = MpiError::new(
+                    ErrorClass::Type,
+                    format!(
+                        "MPI_Recv: type signature mismatch: the message from rank {} (tag {}) holds {} but the receive expects {}",
+                        env.source,
+                        env.tag,
+                        name(sent),
+                        name(want)
+                    ),
+                );
+                self.complete(req, Status::ok(env.source, env.tag, 0), Some(err));
+                return;
+            }
             Some(ReqKind::Recv(r)) => {
                 if let Some(u) = r.unpack.take() {
                     let got = total.min(u.temp.len());
@@ -815,6 +880,16 @@ impl State {
         let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) else { return };
         let buf = r.buf;
         let n = total.min(buf.len);
+        if r.bad_sig != 0 {
+            // Mismatched signature: take nothing, but let the sender finish.
+            self.finish_recv(req, env, total);
+            if from == self.me {
+                self.mark_sent(Request(sreq), true);
+            } else {
+                self.ctrl(from, Header::control(Kind::Fin, sreq));
+            }
+            return;
+        }
         if from == self.me {
             // SAFETY: the self send at `addr` is active (it waits for this match);
             // the receive buffer is active; they may not overlap by MPI's rules.
@@ -862,10 +937,11 @@ impl State {
             Kind::Rts => {
                 let env = Envelope { context: h.context, source: h.source, tag: h.tag };
                 if let Some(req) = self.matcher.match_arrival(&env) {
+                    self.check_sig(req, h.sig);
                     self.start_rendezvous(req, env, from, h.sreq, h.rreq, h.len as usize);
                 } else {
                     let body = Body::Rts { addr: h.rreq, total: h.len as usize };
-                    self.add_unexpected(UnexpMsg { env, from, sreq: h.sreq, sync: false, body, claimed_by: None });
+                    self.add_unexpected(UnexpMsg { env, from, sreq: h.sreq, sync: false, sig: h.sig, body, claimed_by: None });
                 }
             }
             Kind::Data => self.on_data(&h, payload),
@@ -879,6 +955,7 @@ impl State {
         let sync = h.flags & FLAG_SYNC != 0;
         let first = &payload[..payload.len().min(total)];
         if let Some(req) = self.matcher.match_arrival(&env) {
+            self.check_sig(req, h.sig);
             if first.len() == total {
                 self.deliver_whole(req, env, first);
                 if sync {
@@ -907,6 +984,7 @@ impl State {
                 from,
                 sreq: h.sreq,
                 sync,
+                sig: h.sig,
                 body: Body::Eager { data, total },
                 claimed_by: None,
             });
@@ -917,7 +995,7 @@ impl State {
     fn write_recv_at(&mut self, req: Request, offset: usize, src: &[u8]) {
         let Some(ReqKind::Recv(r)) = self.reqs.get(req).map(|e| &e.kind) else { return };
         let buf = r.buf;
-        if offset >= buf.len {
+        if offset >= buf.len || r.bad_sig != 0 {
             return;
         }
         let n = src.len().min(buf.len - offset);

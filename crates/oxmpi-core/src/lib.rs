@@ -14,6 +14,7 @@ pub mod datatype;
 mod engine;
 pub mod error;
 pub mod group;
+mod hwtopo;
 pub mod matching;
 pub mod op;
 pub mod pt2pt;

@@ -73,6 +73,9 @@ pub struct Engine {
     main_thread: std::thread::ThreadId,
     /// Host index of every world rank (index of first appearance of its host).
     pub(crate) host_of: Vec<u32>,
+    /// Package and NUMA node of every world rank on its host, where hwloc
+    /// tells them ([`crate::hwtopo`]); `None` elsewhere.
+    package_numa_of: Vec<(Option<u32>, Option<u32>)>,
     processor_name: String,
     appnum: i32,
     universe_size: i32,
@@ -216,6 +219,9 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
     let mut my_host = host_identity();
     let pid = std::process::id() as i32;
     let mut pids: Vec<i32> = vec![pid; size as usize];
+    // A lone rank has no hierarchy below the job: spare it hwloc's discovery.
+    let my_place = if size > 1 { crate::hwtopo::my_package_numa() } else { (None, None) };
+    let mut package_numa_of = vec![my_place; size as usize];
     let mut shm: Option<&'static ShmSegment> = None;
     let mut tcp: Option<crate::transport::tcp::TcpTransport> = None;
 
@@ -245,7 +251,9 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
             p.put("oxmpi-secret-r0", &s).map_err(|e| pmi_err("publishing the job secret", e))?;
             secret = Some(s);
         }
-        p.put(&format!("oxmpi-ep-{rank}"), &format!("{}:{}", hex(&my_host), pid))
+        // `HOSTHEX:PID[:PACKAGE:NUMA]`; a value without the place still parses.
+        let place = crate::hwtopo::encode(my_place.0, my_place.1);
+        p.put(&format!("oxmpi-ep-{rank}"), &format!("{}:{}{place}", hex(&my_host), pid))
             .map_err(|e| pmi_err("publishing this rank's address", e))?;
         p.barrier().map_err(|e| pmi_err("PMI barrier", e))?;
         for r in 0..size {
@@ -264,7 +272,9 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
                 .chunks(2)
                 .map(|c| u8::from_str_radix(std::str::from_utf8(c).unwrap_or("3f"), 16).unwrap_or(b'?') as char)
                 .collect();
+            let (pid, place) = pid.split_once(':').unwrap_or((pid, ""));
             pids[r as usize] = pid.parse().unwrap_or(0);
+            package_numa_of[r as usize] = crate::hwtopo::decode(place);
         }
         let local: Vec<u32> = (0..size).filter(|&r| hosts[r as usize] == my_host).collect();
         let my_local = local.iter().position(|&r| r == rank).unwrap();
@@ -355,6 +365,7 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
         thread_level: required,
         main_thread: std::thread::current().id(),
         host_of,
+        package_numa_of,
         processor_name: hostname(),
         appnum,
         universe_size,
@@ -457,20 +468,20 @@ impl Engine {
     }
     /// The machine's hierarchy as seen from this rank (after MPICH's
     /// `MPID_Topo_cluster_info`): one `(cluster id, rank in cluster)` per level.
-    /// Level 0 is the whole job; level 1, when ranks span several hosts, is the
-    /// host (cluster id = host index in order of first appearance). A single
-    /// shared-memory machine answers one level.
+    /// Level 0 is the whole job; then, when ranks span several hosts, the host
+    /// (cluster id = host index in order of first appearance); then, where
+    /// hwloc places every rank of this host, the package and the NUMA node,
+    /// each only when it splits this host's ranks further than the level above
+    /// (cluster ids unique in the job; see `hwtopo::build_levels`). A
+    /// single shared-memory machine with unbound ranks answers one level.
     pub fn cluster_info(&self) -> Vec<ClusterLevel> {
-        let me = self.rank as usize;
-        let mut levels = vec![ClusterLevel { cluster_id: 0, rank: self.rank as i32, size: self.size as i32 }];
-        let nhosts = self.host_of.iter().max().map_or(1, |m| m + 1);
-        if nhosts > 1 {
-            let host = self.host_of[me];
-            let rank = self.host_of[..me].iter().filter(|&&h| h == host).count() as i32;
-            let size = self.host_of.iter().filter(|&&h| h == host).count() as i32;
-            levels.push(ClusterLevel { cluster_id: host as i32, rank, size });
-        }
-        levels
+        let places: Vec<crate::hwtopo::Place> = self
+            .host_of
+            .iter()
+            .zip(&self.package_numa_of)
+            .map(|(&host, &(package, numa))| crate::hwtopo::Place { host, package, numa })
+            .collect();
+        crate::hwtopo::build_levels(self.rank as usize, &places)
     }
 
     /// MPI_APPNUM: which command of an MPMD launch this process runs (0 here).

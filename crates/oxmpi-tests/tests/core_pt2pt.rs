@@ -133,3 +133,13 @@ fn derived_datatypes_on_either_side() {
     scenario(2, "typed", &[]);
     scenario(3, "typed", &[("OXMPI_NO_CMA", "1")]);
 }
+
+#[test]
+fn type_signature_mismatch_is_an_error_when_checking() {
+    scenario(2, "signature", &[("OXMPI_CHECK_SIGNATURES", "1")]);
+    scenario(2, "signature", &[("OXMPI_CHECK_SIGNATURES", "1"), ("OXMPI_NO_CMA", "1")]);
+    scenario(1, "signature", &[("OXMPI_CHECK_SIGNATURES", "1")]);
+    // Off (the default): the same program's mismatches go through as bytes.
+    scenario(2, "signature", &[]);
+    scenario(1, "signature", &[]);
+}

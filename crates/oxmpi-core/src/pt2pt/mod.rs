@@ -114,10 +114,11 @@ pub unsafe fn isend_on(
     mode: SendMode,
 ) -> Result<Request> {
     // SAFETY: forwarded contract.
-    unsafe { start_send_then(comm, context, call, buf, len, dest, tag, mode, |_, r| r) }
+    unsafe { start_send_then(comm, context, call, buf, len, dest, tag, mode, None, |_, r| r) }
 }
 
-/// Starts a send and runs `then` on the new request under the same lock.
+/// Starts a send and runs `then` on the new request under the same lock;
+/// `dt`, when the bytes are elements of a datatype, gives their type signature.
 ///
 /// # Safety
 /// As [`isend`].
@@ -131,6 +132,7 @@ unsafe fn start_send_then<T>(
     dest: i32,
     tag: i32,
     mode: SendMode,
+    dt: Option<&Datatype>,
     then: impl FnOnce(&mut crate::engine::State, Request) -> T,
 ) -> Result<T> {
     let e = engine()?;
@@ -140,7 +142,10 @@ unsafe fn start_send_then<T>(
     e.with_state(|st| {
         let r = match peer {
             None => st.done_request(Status::EMPTY),
-            Some(peer) => st.start_send(peer, env, RawBuf::from_ptr(buf, len), mode)?,
+            Some(peer) => {
+                let sig = dt.map_or(0, |dt| st.sig_of(dt));
+                st.start_send_sig(peer, env, RawBuf::from_ptr(buf, len), mode, sig)?
+            }
         };
         Ok(then(st, r))
     })
@@ -172,6 +177,16 @@ pub unsafe fn irecv(comm: &Comm, buf: *mut u8, len: usize, source: i32, tag: i32
 /// # Safety
 /// As [`irecv`].
 pub unsafe fn irecv_on(comm: &Comm, context: u32, call: &str, buf: *mut u8, len: usize, source: i32, tag: i32) -> Result<Request> {
+    // SAFETY: forwarded contract.
+    unsafe { irecv_sig(comm, context, call, buf, len, source, tag, None) }
+}
+
+/// [`irecv_on`] of elements of `dt` (for the type-signature check).
+///
+/// # Safety
+/// As [`irecv`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn irecv_sig(comm: &Comm, context: u32, call: &str, buf: *mut u8, len: usize, source: i32, tag: i32, dt: Option<&Datatype>) -> Result<Request> {
     let e = engine()?;
     check_source(call, comm, source)?;
     check_recv_tag(call, tag)?;
@@ -182,7 +197,8 @@ pub unsafe fn irecv_on(comm: &Comm, context: u32, call: &str, buf: *mut u8, len:
     // Post first, then poll: a message already in the ring then lands straight in
     // the receive buffer instead of taking the unexpected-queue detour.
     Ok(e.with_state(|st| {
-        let r = st.post_recv(RawBuf::from_ptr(buf, len), pat);
+        let sig = dt.map_or(0, |dt| st.sig_of(dt));
+        let r = st.post_recv_unpacking(RawBuf::from_ptr(buf, len), pat, None, sig);
         st.progress();
         r
     }))
@@ -195,7 +211,7 @@ pub fn send(comm: &Comm, buf: &[u8], dest: i32, tag: i32, mode: SendMode) -> Res
     // same lock instead of a second trip through the wait loop.
     // SAFETY: `buf` outlives this call, and we wait for completion before returning.
     let started = unsafe {
-        start_send_then(comm, comm.context(), call, buf.as_ptr(), buf.len(), dest, tag, mode, |st, mut r| {
+        start_send_then(comm, comm.context(), call, buf.as_ptr(), buf.len(), dest, tag, mode, None, |st, mut r| {
             match st.req(r) {
                 Some(x) if x.done => Err(finish(st, &mut r)),
                 _ => Ok(r),
@@ -599,6 +615,15 @@ pub fn mprobe(comm: &Comm, source: i32, tag: i32) -> Result<(Message, Status)> {
 /// # Safety
 /// As [`irecv`].
 pub unsafe fn imrecv(buf: *mut u8, len: usize, msg: &mut Message) -> Result<Request> {
+    // SAFETY: forwarded contract.
+    unsafe { imrecv_sig(buf, len, msg, None) }
+}
+
+/// [`imrecv`] of elements of `dt` (for the type-signature check).
+///
+/// # Safety
+/// As [`irecv`].
+unsafe fn imrecv_sig(buf: *mut u8, len: usize, msg: &mut Message, dt: Option<&Datatype>) -> Result<Request> {
     let e = engine()?;
     let m = *msg;
     if m == Message::NO_PROC {
@@ -610,7 +635,8 @@ pub unsafe fn imrecv(buf: *mut u8, len: usize, msg: &mut Message) -> Result<Requ
         return Err(MpiError::arg(ErrorClass::Request, "MPI_Mrecv", "message", "not a message returned by MPI_Mprobe/MPI_Improbe"));
     }
     *msg = Message::NULL;
-    Ok(st.recv_message(RawBuf::from_ptr(buf, len), m.0))
+    let sig = dt.map_or(0, |dt| st.sig_of(dt));
+    Ok(st.recv_message_unpacking(RawBuf::from_ptr(buf, len), m.0, None, sig))
 }
 
 /// MPI_Mrecv.
@@ -802,7 +828,7 @@ unsafe fn send_typed_then<T>(
     if dt.is_contiguous() || len == 0 {
         let start = buf.wrapping_offset(dt.true_lb());
         // SAFETY: for a contiguous type the covered memory is exactly start..start+len.
-        return unsafe { start_send_then(comm, comm.context(), call, start, len, dest, tag, mode, then) };
+        return unsafe { start_send_then(comm, comm.context(), call, start, len, dest, tag, mode, Some(dt), then) };
     }
     let e = engine()?;
     check_send_tag(call, tag)?;
@@ -814,7 +840,10 @@ unsafe fn send_typed_then<T>(
     e.with_state(|st| {
         let r = match peer {
             None => st.done_request(Status::EMPTY),
-            Some(peer) => st.start_send_packed(peer, env, packed, mode)?,
+            Some(peer) => {
+                let sig = st.sig_of(dt);
+                st.start_send_packed(peer, env, packed, mode, sig)?
+            }
         };
         Ok(then(st, r))
     })
@@ -859,7 +888,7 @@ unsafe fn irecv_typed_named(comm: &Comm, call: &str, buf: *mut u8, count: usize,
     if dt.is_contiguous() || len == 0 {
         let start = buf.wrapping_offset(dt.true_lb());
         // SAFETY: for a contiguous type the covered memory is exactly start..start+len.
-        return unsafe { irecv_on(comm, comm.context(), call, start, len, source, tag) };
+        return unsafe { irecv_sig(comm, comm.context(), call, start, len, source, tag, Some(dt)) };
     }
     let e = engine()?;
     check_source(call, comm, source)?;
@@ -872,7 +901,8 @@ unsafe fn irecv_typed_named(comm: &Comm, call: &str, buf: *mut u8, count: usize,
     let unpack = Box::new(Unpack { dt: dt.clone(), dst: buf as usize, count, temp });
     let pat = Pattern { context: comm.context(), source, tag };
     Ok(e.with_state(|st| {
-        let r = st.post_recv_unpacking(raw, pat, Some(unpack));
+        let sig = st.sig_of(dt);
+        let r = st.post_recv_unpacking(raw, pat, Some(unpack), sig);
         st.progress();
         r
     }))
@@ -897,7 +927,7 @@ pub unsafe fn imrecv_typed(buf: *mut u8, count: usize, dt: &Datatype, msg: &mut 
     let len = packed_len("MPI_Imrecv", count, dt)?;
     if dt.is_contiguous() || len == 0 {
         // SAFETY: contiguous: the covered memory is exactly start..start+len.
-        return unsafe { imrecv(buf.wrapping_offset(dt.true_lb()), len, msg) };
+        return unsafe { imrecv_sig(buf.wrapping_offset(dt.true_lb()), len, msg, Some(dt)) };
     }
     let e = engine()?;
     let m = *msg;
@@ -913,5 +943,6 @@ pub unsafe fn imrecv_typed(buf: *mut u8, count: usize, dt: &Datatype, msg: &mut 
     let temp = vec![0u8; len].into_boxed_slice();
     let raw = RawBuf::from_slice(&temp);
     let unpack = Box::new(Unpack { dt: dt.clone(), dst: buf as usize, count, temp });
-    Ok(st.recv_message_unpacking(raw, m.0, Some(unpack)))
+    let sig = st.sig_of(dt);
+    Ok(st.recv_message_unpacking(raw, m.0, Some(unpack), sig))
 }

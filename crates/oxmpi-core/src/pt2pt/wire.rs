@@ -71,11 +71,14 @@ pub struct Header {
     pub sreq: u64,
     /// The receiver's request id (CTS/Data), or the rendezvous address (RTS).
     pub rreq: u64,
+    /// Eager/Rts with signature checking on: the ABI handle of the one primitive
+    /// the message holds; 0 = unknown (bytes, mixed types, checking off).
+    pub sig: u64,
 }
 
 impl Header {
     pub fn control(kind: Kind, sreq: u64) -> Header {
-        Header { kind, flags: 0, context: 0, source: 0, tag: 0, len: 0, sreq, rreq: 0 }
+        Header { kind, flags: 0, context: 0, source: 0, tag: 0, len: 0, sreq, rreq: 0, sig: 0 }
     }
 
     /// Writes the header at the start of `buf` and returns the header length used.
@@ -97,7 +100,7 @@ impl Header {
                 buf[16..24].copy_from_slice(&self.len.to_le_bytes());
                 buf[24..32].copy_from_slice(&self.sreq.to_le_bytes());
                 buf[32..40].copy_from_slice(&self.rreq.to_le_bytes());
-                buf[40..48].fill(0);
+                buf[40..48].copy_from_slice(&self.sig.to_le_bytes());
                 HEADER_LEN
             }
         }
@@ -111,7 +114,7 @@ impl Header {
         match kind {
             Kind::EagerCont | Kind::Data => {
                 let rreq = u64_at(8)?;
-                let h = Header { kind, flags: 0, context: 0, source: 0, tag: 0, len: 0, sreq: 0, rreq };
+                let h = Header { kind, flags: 0, context: 0, source: 0, tag: 0, len: 0, sreq: 0, rreq, sig: 0 };
                 Some((h, pkt.get(CONT_HEADER_LEN..)?))
             }
             _ => {
@@ -124,6 +127,7 @@ impl Header {
                     len: u64_at(16)?,
                     sreq: u64_at(24)?,
                     rreq: u64_at(32)?,
+                    sig: u64_at(40)?,
                 };
                 Some((h, pkt.get(HEADER_LEN..)?))
             }
@@ -137,14 +141,14 @@ mod tests {
 
     #[test]
     fn headers_round_trip() {
-        let h = Header { kind: Kind::Eager, flags: FLAG_SYNC, context: 7, source: -3, tag: 1 << 30, len: 1 << 40, sreq: 99, rreq: u64::MAX };
+        let h = Header { kind: Kind::Eager, flags: FLAG_SYNC, context: 7, source: -3, tag: 1 << 30, len: 1 << 40, sreq: 99, rreq: u64::MAX, sig: 0x20b };
         let mut buf = [0u8; 64];
         let n = h.encode(&mut buf);
         buf[n..n + 3].copy_from_slice(b"abc");
         let (d, payload) = Header::decode(&buf[..n + 3]).unwrap();
         assert_eq!(d, h);
         assert_eq!(payload, b"abc");
-        let c = Header { kind: Kind::Data, flags: 0, context: 0, source: 0, tag: 0, len: 0, sreq: 0, rreq: 42 };
+        let c = Header { kind: Kind::Data, flags: 0, context: 0, source: 0, tag: 0, len: 0, sreq: 0, rreq: 42, sig: 0 };
         let n = c.encode(&mut buf);
         assert_eq!(n, CONT_HEADER_LEN);
         assert_eq!(Header::decode(&buf[..n]).unwrap().0.rreq, 42);

@@ -29,6 +29,7 @@ fn main() {
         "selfsend" => selfsend(&world),
         "barrier" => barrier_order(&world),
         "typed" => typed(&world),
+        "signature" => signature(&world),
         "abort" => {
             if rank == 1 {
                 std::thread::sleep(std::time::Duration::from_millis(100));
@@ -610,6 +611,123 @@ fn typed(world: &Comm) {
         unsafe { pt2pt::recv_typed(world, col.as_mut_ptr() as *mut u8, rows, &int, 0, 5) }.unwrap();
         for (i, v) in col.iter().enumerate() {
             check!(rank, *v == (i * cols + 5) as i32, "MPI_UB column element {i} = {v}");
+        }
+    }
+}
+
+/// Type-signature checking (`OXMPI_CHECK_SIGNATURES=1`): doubles received as
+/// ints fail with MPI_ERR_TYPE and deliver nothing; without checking they
+/// arrive as bytes. MPI_BYTE receives and matching types always work. Eager
+/// (one packet and fragmented) and rendezvous sizes; receives posted before
+/// the message and after it (unexpected); synchronous mode; sends to self.
+fn signature(world: &Comm) {
+    use oxmpi_core::datatype::{Datatype, Primitive};
+    let rank = world.rank();
+    let checking = std::env::var("OXMPI_CHECK_SIGNATURES").is_ok_and(|v| v == "1");
+    let int = Datatype::predefined(Primitive::Int);
+    let dbl = Datatype::predefined(Primitive::Double);
+    let byte = Datatype::predefined(Primitive::Byte);
+    const SENTINEL: i32 = 0x5A5A_5A5A;
+    let doubles = |n: usize, salt: usize| -> Vec<f64> { (0..n).map(|i| (i * 7 + salt) as f64 + 0.25).collect() };
+    let as_bytes = |v: &[f64]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    let ints_bytes = |v: &[i32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    // Checks a receive of doubles into ints: the error with checking, the bytes without.
+    let expect_mismatch = |res: oxmpi_core::Result<Status>, got: &[i32], sent: &[f64], src: i32, tag: i32, what: &str| {
+        if checking {
+            let err = match res {
+                Err(e) => e,
+                Ok(st) => {
+                    check!(rank, false, "{what}: mismatched receive succeeded with checking on: {st:?}");
+                    unreachable!()
+                }
+            };
+            check!(rank, err.class == ErrorClass::Type, "{what}: wanted MPI_ERR_TYPE, got {err}");
+            let want = format!("type signature mismatch: the message from rank {src} (tag {tag}) holds MPI_DOUBLE but the receive expects MPI_INT");
+            check!(rank, err.message.contains(&want), "{what}: message: {}", err.message);
+            check!(rank, got.iter().all(|&x| x == SENTINEL), "{what}: data delivered despite the mismatch");
+        } else {
+            let st = match res {
+                Ok(st) => st,
+                Err(e) => {
+                    check!(rank, false, "{what}: receive failed with checking off: {e}");
+                    unreachable!()
+                }
+            };
+            check!(rank, st.count_bytes == sent.len() * 8, "{what}: count {}", st.count_bytes);
+            check!(rank, ints_bytes(got) == as_bytes(sent), "{what}: bytes differ");
+        }
+    };
+    // 16 doubles: one packet; 4096: fragmented eager; 2^17: rendezvous.
+    for (k, &n) in [16usize, 4096, 1 << 17].iter().enumerate() {
+        let base = 10 * k as i32;
+        // Sends to self, both orders of send and receive.
+        {
+            let sent = doubles(n, k);
+            // SAFETY: `sent` holds n doubles and outlives the wait below.
+            let mut s = unsafe { pt2pt::isend_typed(world, sent.as_ptr() as *const u8, n, &dbl, rank, base + 9, SendMode::Standard) }.unwrap();
+            let mut got = vec![SENTINEL; 2 * n];
+            // SAFETY: `got` holds 2n ints.
+            let res = unsafe { pt2pt::recv_typed(world, got.as_mut_ptr() as *mut u8, 2 * n, &int, rank, base + 9) };
+            pt2pt::wait(&mut s).unwrap();
+            expect_mismatch(res, &got, &sent, rank, base + 9, &format!("self, {n} doubles"));
+            let mut got = vec![SENTINEL; 2 * n];
+            // SAFETY: `got` holds 2n ints and outlives the wait below.
+            let mut r = unsafe { pt2pt::irecv_typed(world, got.as_mut_ptr() as *mut u8, 2 * n, &int, rank, base + 8) }.unwrap();
+            // SAFETY: `sent` holds n doubles.
+            unsafe { pt2pt::send_typed(world, sent.as_ptr() as *const u8, n, &dbl, rank, base + 8, SendMode::Standard) }.unwrap();
+            let res = pt2pt::wait(&mut r);
+            expect_mismatch(res, &got, &sent, rank, base + 8, &format!("self posted, {n} doubles"));
+        }
+        if world.size() < 2 || rank > 1 {
+            barrier(world);
+            barrier(world);
+            continue;
+        }
+        if rank == 1 {
+            // Posted before the message arrives.
+            let mut got = vec![SENTINEL; 2 * n];
+            // SAFETY: `got` holds 2n ints and outlives the wait below.
+            let mut r = unsafe { pt2pt::irecv_typed(world, got.as_mut_ptr() as *mut u8, 2 * n, &int, 0, base + 1) }.unwrap();
+            barrier(world);
+            let res = pt2pt::wait(&mut r);
+            let sent = doubles(n, 1);
+            expect_mismatch(res, &got, &sent, 0, base + 1, &format!("posted, {n} doubles"));
+            // Unexpected: the messages are all there before the receives.
+            barrier(world);
+            let mut got = vec![SENTINEL; 2 * n];
+            // SAFETY: `got` holds 2n ints.
+            let res = unsafe { pt2pt::recv_typed(world, got.as_mut_ptr() as *mut u8, 2 * n, &int, 0, base + 2) };
+            expect_mismatch(res, &got, &doubles(n, 2), 0, base + 2, &format!("unexpected synchronous, {n} doubles"));
+            let mut got = vec![0u8; 8 * n];
+            // SAFETY: `got` holds 8n bytes.
+            let st = unsafe { pt2pt::recv_typed(world, got.as_mut_ptr(), 8 * n, &byte, 0, base + 3) }.unwrap();
+            check!(rank, st.count_bytes == 8 * n && got == as_bytes(&doubles(n, 3)), "MPI_BYTE receive of {n} doubles");
+            let mut got = vec![0f64; n];
+            // SAFETY: `got` holds n doubles.
+            unsafe { pt2pt::recv_typed(world, got.as_mut_ptr() as *mut u8, n, &dbl, 0, base + 4) }.unwrap();
+            check!(rank, got == doubles(n, 4), "MPI_DOUBLE receive of {n} doubles");
+            // Plain byte receive of a typed message: never checked.
+            let mut got = vec![0u8; 8 * n];
+            pt2pt::recv(world, &mut got, 0, base + 5).unwrap();
+            check!(rank, got == as_bytes(&doubles(n, 5)), "byte receive of {n} doubles");
+        } else {
+            barrier(world);
+            let sent = doubles(n, 1);
+            // SAFETY: `sent` holds n doubles.
+            unsafe { pt2pt::send_typed(world, sent.as_ptr() as *const u8, n, &dbl, 1, base + 1, SendMode::Standard) }.unwrap();
+            let bufs: Vec<Vec<f64>> = (2..=5).map(|i| doubles(n, i)).collect();
+            let mut reqs = Vec::new();
+            for (i, b) in bufs.iter().enumerate() {
+                let tag = base + 2 + i as i32;
+                let mode = if i == 0 { SendMode::Synchronous } else { SendMode::Standard };
+                // SAFETY: `bufs` outlives the waitall below.
+                reqs.push(unsafe { pt2pt::isend_typed(world, b.as_ptr() as *const u8, n, &dbl, 1, tag, mode) }.unwrap());
+            }
+            // Let the eager ones land in the unexpected queue first.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            barrier(world);
+            let mut statuses = vec![Status::EMPTY; reqs.len()];
+            pt2pt::waitall(&mut reqs, &mut statuses).unwrap();
         }
     }
 }
