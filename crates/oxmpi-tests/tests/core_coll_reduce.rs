@@ -71,3 +71,12 @@ fn unknown_algorithm_name_is_an_error() {
     assert!(!run.output.status.success(), "a bogus algorithm name was accepted:\n{}", run.stdout());
     assert!(run.stderr().contains("names no allreduce algorithm"), "{}", run.stderr());
 }
+
+#[test]
+fn two_level_allreduce_forced_on_one_host() {
+    // On one host the two-level algorithm is a reduce to the host leader and a
+    // broadcast; across hosts (tests/multihost.rs) it is chosen automatically.
+    for n in [1, 3, 5, 8] {
+        launch(n, "all", &[("OXMPI_ALLREDUCE_ALGORITHM", "hierarchical")]);
+    }
+}

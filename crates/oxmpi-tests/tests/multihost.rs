@@ -81,6 +81,9 @@ fn three_hosts_with_one_to_three_ranks() {
     ok(&out, "hierarchy on 3 hosts");
     let (out, _) = run_hosts(hosts, 6, env!("CARGO_BIN_EXE_core_comm"), &[], &[]);
     ok(&out, "communicators on 3 hosts");
+    // Reductions across uneven hosts: the two-level allreduce is selected.
+    let (out, _) = run_hosts(hosts, 6, env!("CARGO_BIN_EXE_core_coll_reduce"), &[], &[]);
+    ok(&out, "reductions on 3 hosts");
 }
 
 #[test]

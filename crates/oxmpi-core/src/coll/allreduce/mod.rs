@@ -13,9 +13,13 @@
 //!   non-commutative op it falls back to `recursive_doubling`. Large messages.
 //! * `rabenseifner`: recursive halving reduce-scatter + recursive doubling
 //!   allgather. Rank-ordered (see reduce/rabenseifner.rs), any op. Medium and large.
+//! * `hierarchical`: reduce inside each host, combine among host leaders,
+//!   broadcast inside each host (commutative ops; chosen when the communicator
+//!   spans several hosts and the message is below the ring's range).
 //! * `reduce_bcast`: in-order binomial reduce to rank 0, then a binomial bcast.
 //!   Any op; chosen for non-commutative ops whose elements are too few to split
 //!   into blocks (count < pof2).
+mod hierarchical;
 mod rabenseifner;
 mod recursive_doubling;
 mod reduce_bcast;
@@ -29,18 +33,21 @@ use crate::error::Result;
 use crate::op::Op;
 use crate::request::Request;
 
-const ALGORITHMS: &[&str] = &["recursive_doubling", "ring", "rabenseifner", "reduce_bcast"];
+const ALGORITHMS: &[&str] = &["recursive_doubling", "ring", "rabenseifner", "reduce_bcast", "hierarchical"];
 
 /// Up to this many bytes, recursive doubling (latency-bound).
 const SHORT_BYTES: usize = 2048;
 /// From this many bytes on (commutative ops), the ring.
 const RING_MIN_BYTES: usize = 1 << 20;
 
-fn select(n: i32, count: usize, red: &Red) -> Result<&'static str> {
+fn select(n: i32, count: usize, red: &Red, hosts: usize) -> Result<&'static str> {
     let commutative = red.op.is_commutative();
     let forced = super::forced_algorithm("allreduce", ALGORITHMS)?;
     let bytes = count * red.dt.size();
     let alg = match forced.as_deref() {
+        Some("hierarchical") if !commutative => "recursive_doubling",
+        Some("hierarchical") => "hierarchical",
+        _ if forced.is_none() && commutative && hosts > 1 && bytes < RING_MIN_BYTES => "hierarchical",
         Some("ring") if !commutative => "recursive_doubling",
         Some("ring") => "ring",
         Some("recursive_doubling") => "recursive_doubling",
@@ -69,7 +76,19 @@ fn schedule(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usi
     let count = if dt.size() == 0 { 0 } else { count };
     let io = Io::new(&red, sendbuf, recvbuf, count, true);
     let mut b = Builder::new(comm);
-    let result = match select(comm.size(), count, &red)? {
+    // The host of each rank, for the two-level algorithm.
+    let host_of: Vec<u32> = match crate::runtime::engine() {
+        Ok(e) => comm.group().iter().map(|&w| e.host_of()[w as usize]).collect(),
+        Err(_) => vec![0; comm.size() as usize],
+    };
+    let hosts = {
+        let mut h = host_of.clone();
+        h.sort_unstable();
+        h.dedup();
+        h.len()
+    };
+    let result = match select(comm.size(), count, &red, hosts)? {
+        "hierarchical" => hierarchical::build(&mut b, &red, &io, &host_of),
         "ring" => ring::build(&mut b, &red, &io),
         "rabenseifner" => rabenseifner::build(&mut b, &red, &io),
         "reduce_bcast" => reduce_bcast::build(&mut b, &red, &io),
