@@ -40,6 +40,42 @@ pub(crate) fn size_mismatch(call: &str, what: &str, sent: usize, recvd: usize) -
     MpiError::new(ErrorClass::Truncate, format!("{call}: {what}: {sent} bytes sent but {recvd} bytes expected (type signatures differ)"))
 }
 
+/// One side of a rooted collective's arguments: the buffer's presence (absent
+/// is MPI_IN_PLACE), its count and datatype, and their argument names.
+pub(crate) struct Side<'a> {
+    pub present: bool,
+    pub count: usize,
+    pub dt: &'a Datatype,
+    pub count_arg: &'static str,
+    pub type_arg: &'static str,
+}
+
+/// The checks gather and scatter share: `local` is every rank's own buffer
+/// (gather's send side, scatter's receive side), `at_root` the root's buffer of
+/// one block per rank. Returns the packed bytes of one block. `local_sends`
+/// orients the size-mismatch message (sent, expected).
+pub(crate) fn check_rooted(call: &str, comm: &Comm, root: i32, local: &Side<'_>, at_root: &Side<'_>, local_sends: bool) -> Result<usize> {
+    super::check_root(call, comm, root)?;
+    let is_root = comm.rank() == root;
+    if local.present {
+        util::check_type(call, local.type_arg, local.dt)?;
+        util::check_count(call, local.count_arg, local.count, local.dt)?;
+    } else if !is_root {
+        return Err(in_place_not_at_root(call));
+    }
+    if is_root {
+        util::check_type(call, at_root.type_arg, at_root.dt)?;
+        util::check_count(call, at_root.count_arg, at_root.count * comm.size() as usize, at_root.dt)?;
+    }
+    let own = util::packed_len(local.count, local.dt);
+    let blk = if is_root { util::packed_len(at_root.count, at_root.dt) } else { own };
+    if is_root && local.present && own != blk {
+        let (sent, expected) = if local_sends { (own, blk) } else { (blk, own) };
+        return Err(size_mismatch(call, "the root's own block", sent, expected));
+    }
+    Ok(blk)
+}
+
 /// # Safety
 /// As [`gather`].
 #[allow(clippy::too_many_arguments)]
@@ -57,25 +93,11 @@ unsafe fn schedule(
     if comm.is_inter() {
         return super::inter::gather(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
     }
-    super::check_root(call, comm, root)?;
+    let local = Side { present: sendbuf.is_some(), count: sendcount, dt: sendtype, count_arg: "sendcount", type_arg: "sendtype" };
+    let at_root = Side { present: true, count: recvcount, dt: recvtype, count_arg: "recvcount", type_arg: "recvtype" };
+    let blk = check_rooted(call, comm, root, &local, &at_root, true)?;
     let (rank, n) = (comm.rank(), comm.size());
     let is_root = rank == root;
-    if sendbuf.is_some() {
-        util::check_type(call, "sendtype", sendtype)?;
-        util::check_count(call, "sendcount", sendcount, sendtype)?;
-    } else if !is_root {
-        return Err(in_place_not_at_root(call));
-    }
-    if is_root {
-        util::check_type(call, "recvtype", recvtype)?;
-        util::check_count(call, "recvcount", recvcount * n as usize, recvtype)?;
-    }
-    let blk = if is_root { util::packed_len(recvcount, recvtype) } else { util::packed_len(sendcount, sendtype) };
-    if let (true, Some(_)) = (is_root, sendbuf) {
-        if util::packed_len(sendcount, sendtype) != blk {
-            return Err(size_mismatch(call, "the root's own block", util::packed_len(sendcount, sendtype), blk));
-        }
-    }
     let algo = select(n, blk)?;
     let mut b = Builder::new(comm);
     let total = recvcount * n as usize;

@@ -10,7 +10,7 @@
 mod binomial;
 mod linear;
 
-use super::gather::{check_v, size_mismatch};
+use super::gather::{check_rooted, check_v, size_mismatch, Side};
 use super::sched::Builder;
 use super::util;
 use crate::comm::Comm;
@@ -52,25 +52,11 @@ unsafe fn schedule(
     if comm.is_inter() {
         return super::inter::scatter(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
     }
-    super::check_root(call, comm, root)?;
+    let local = Side { present: recvbuf.is_some(), count: recvcount, dt: recvtype, count_arg: "recvcount", type_arg: "recvtype" };
+    let at_root = Side { present: true, count: sendcount, dt: sendtype, count_arg: "sendcount", type_arg: "sendtype" };
+    let blk = check_rooted(call, comm, root, &local, &at_root, false)?;
     let (rank, n) = (comm.rank(), comm.size());
     let is_root = rank == root;
-    if recvbuf.is_some() {
-        util::check_type(call, "recvtype", recvtype)?;
-        util::check_count(call, "recvcount", recvcount, recvtype)?;
-    } else if !is_root {
-        return Err(in_place_not_at_root(call));
-    }
-    if is_root {
-        util::check_type(call, "sendtype", sendtype)?;
-        util::check_count(call, "sendcount", sendcount * n as usize, sendtype)?;
-    }
-    let blk = if is_root { util::packed_len(sendcount, sendtype) } else { util::packed_len(recvcount, recvtype) };
-    if let (true, Some(_)) = (is_root, recvbuf) {
-        if util::packed_len(recvcount, recvtype) != blk {
-            return Err(size_mismatch(call, "the root's own block", blk, util::packed_len(recvcount, recvtype)));
-        }
-    }
     let algo = select(n, blk)?;
     let mut b = Builder::new(comm);
     let total = sendcount * n as usize;
