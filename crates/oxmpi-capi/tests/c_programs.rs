@@ -170,6 +170,22 @@ fn default_error_handler_names_the_call_and_ends_the_job() {
 }
 
 #[test]
+fn type_signature_checking_of_mixed_types() {
+    let exe = build("sigcheck", &[]);
+    for (n, args) in [(2, &["check"][..]), (1, &["check"]), (2, &[])] {
+        let out = run(n, &exe, args);
+        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && so.contains("all checks passed"), "sigcheck {args:?} on {n} ranks\n{so}\n{se}");
+    }
+    let out = run(2, &exe, &["fatal"]);
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{se}");
+    let want = "MPI_Recv: type signature mismatch: the message from rank 0 (tag 3) holds 1 x {MPI_INT, MPI_DOUBLE} \
+                but the receive expects 1 x {MPI_DOUBLE, MPI_INT}";
+    assert!(se.contains(want) && se.contains("(MPI_ERR_TYPE)"), "{se}");
+}
+
+#[test]
 fn pmpi_interposition() {
     let so = ok(3, "pmpi");
     assert!(so.contains("rank 0 intercepted 6 sends"), "{so}");

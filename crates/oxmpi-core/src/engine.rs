@@ -110,7 +110,7 @@ pub(crate) struct UnexpMsg {
     pub from: u32,
     pub sreq: u64,
     pub sync: bool,
-    /// The sender's type signature (a primitive's ABI handle; 0 = unknown).
+    /// The sender's type-signature fingerprint (`datatype::sigcheck`; 0 = unchecked).
     pub sig: u64,
     pub body: Body,
     /// A receive that took this message while eager fragments were still arriving.
@@ -187,9 +187,9 @@ pub(crate) struct RecvReq {
     /// For a non-contiguous datatype: the bytes land in a temporary buffer and
     /// are unpacked into the user's layout when the receive completes.
     unpack: Option<Box<Unpack>>,
-    /// The primitive this receive expects (ABI handle; 0 = unknown / not checked).
+    /// The signature fingerprint of this receive's datatype (`datatype::sigcheck`; 0 = not checked).
     sig: u64,
-    /// Set on a signature mismatch: the sender's primitive. No data is delivered.
+    /// Set on a signature mismatch: the sender's fingerprint. No data is delivered.
     bad_sig: u64,
 }
 
@@ -462,28 +462,26 @@ impl State {
         self.start_send_owning(peer, env, raw, Some(packed), mode, sig)
     }
 
-    /// The type signature a message or receive of `dt` carries: the ABI handle
-    /// of its one primitive when checking is on, else 0 (MPI_BYTE and
-    /// MPI_PACKED match anything, so they are 0 too).
+    /// The type signature a message or receive of `dt` carries: its
+    /// fingerprint (`datatype::sigcheck`, cached in the datatype) when checking
+    /// is on, else 0. Types holding MPI_BYTE or MPI_PACKED match anything: 0 too.
     pub(crate) fn sig_of(&self, dt: &crate::datatype::Datatype) -> u64 {
         if !self.check_sigs {
             return 0;
         }
-        use crate::datatype::Primitive;
-        match dt.single_primitive() {
-            Some(Primitive::Byte | Primitive::Packed) | None => 0,
-            Some(p) => p.abi_handle() as u64,
-        }
+        dt.sig_fingerprint()
     }
 
-    /// Compares a matched message's signature with receive `req`'s; on a
-    /// mismatch the receive is marked to fail without taking the data.
-    fn check_sig(&mut self, req: Request, sent: u64) {
+    /// Checks that a matched message of `len` bytes with signature `sent` may be
+    /// received by `req` (its signature is a prefix of the receive's); on a
+    /// mismatch the receive is marked to fail without taking the data. A message
+    /// longer than the receive is left to the truncation error.
+    fn check_sig(&mut self, req: Request, sent: u64, len: usize) {
         if sent == 0 {
             return;
         }
         if let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
-            if r.sig != 0 && r.sig != sent {
+            if r.sig != 0 && r.sig != sent && len <= r.buf.len && !crate::datatype::sigcheck::check(r.sig, len, sent) {
                 r.bad_sig = sent;
             }
         }
@@ -588,7 +586,7 @@ impl State {
 
     fn send_to_self(&mut self, req: Request, env: Envelope, data: RawBuf, sync: bool, sig: u64) {
         if let Some(rreq) = self.matcher.match_arrival(&env) {
-            self.check_sig(rreq, sig);
+            self.check_sig(rreq, sig, data.len);
             // SAFETY: both operations are active: source readable, target writable.
             let src = unsafe { data.as_slice() };
             self.deliver_whole(rreq, env, src);
@@ -774,8 +772,8 @@ impl State {
 
     /// Hands unexpected message `id` (removed from the matcher) to receive `req`.
     fn take_unexpected(&mut self, req: Request, id: u64) {
-        let Some(sent) = self.unexp.get(&id).map(|m| m.sig) else { return };
-        self.check_sig(req, sent);
+        let Some((sent, len)) = self.unexp.get(&id).map(|m| (m.sig, m.body.total())) else { return };
+        self.check_sig(req, sent, len);
         let Some(msg) = self.unexp.get_mut(&id) else { return };
         match &msg.body {
             Body::Eager { data, total } if data.len() < *total => {
@@ -836,17 +834,17 @@ impl State {
     fn finish_recv(&mut self, req: Request, env: Envelope, total: usize) {
         let cap = match self.reqs.get_mut(req).map(|e| &mut e.kind) {
             Some(ReqKind::Recv(r)) if r.bad_sig != 0 => {
-                let (sent, want) = (r.bad_sig, r.sig);
+                let (sent, want, cap) = (r.bad_sig, r.sig, r.buf.len);
                 r.unpack = None;
-                let name = |h: u64| crate::datatype::Primitive::from_abi_handle(h as usize).map_or("an unknown type", |p| p.name());
+                use crate::datatype::sigcheck::{describe_message, describe_receive};
                 let err = MpiError::new(
                     ErrorClass::Type,
                     format!(
                         "MPI_Recv: type signature mismatch: the message from rank {} (tag {}) holds {} but the receive expects {}",
                         env.source,
                         env.tag,
-                        name(sent),
-                        name(want)
+                        describe_message(sent, total),
+                        describe_receive(want, cap)
                     ),
                 );
                 self.complete(req, Status::ok(env.source, env.tag, 0), Some(err));
@@ -937,7 +935,7 @@ impl State {
             Kind::Rts => {
                 let env = Envelope { context: h.context, source: h.source, tag: h.tag };
                 if let Some(req) = self.matcher.match_arrival(&env) {
-                    self.check_sig(req, h.sig);
+                    self.check_sig(req, h.sig, h.len as usize);
                     self.start_rendezvous(req, env, from, h.sreq, h.rreq, h.len as usize);
                 } else {
                     let body = Body::Rts { addr: h.rreq, total: h.len as usize };
@@ -955,7 +953,7 @@ impl State {
         let sync = h.flags & FLAG_SYNC != 0;
         let first = &payload[..payload.len().min(total)];
         if let Some(req) = self.matcher.match_arrival(&env) {
-            self.check_sig(req, h.sig);
+            self.check_sig(req, h.sig, total);
             if first.len() == total {
                 self.deliver_whole(req, env, first);
                 if sync {

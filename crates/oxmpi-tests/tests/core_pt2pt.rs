@@ -143,3 +143,11 @@ fn type_signature_mismatch_is_an_error_when_checking() {
     scenario(2, "signature", &[]);
     scenario(1, "signature", &[]);
 }
+
+#[test]
+fn mixed_type_signatures_are_checked_as_prefixes() {
+    scenario(2, "signature_mixed", &[("OXMPI_CHECK_SIGNATURES", "1")]);
+    scenario(2, "signature_mixed", &[("OXMPI_CHECK_SIGNATURES", "1"), ("OXMPI_NO_CMA", "1")]);
+    scenario(1, "signature_mixed", &[("OXMPI_CHECK_SIGNATURES", "1")]);
+    scenario(2, "signature_mixed", &[]);
+}

@@ -11,12 +11,24 @@
 //! Every message of a schedule travels on the communicator's collective context
 //! with the schedule's tag (the communicator's collective sequence number), so
 //! concurrent non-blocking collectives on one communicator never mix.
+//!
+//! Fixed cost. A small collective is a handful of steps, so the bookkeeping
+//! around them matters: copies and reductions are steps of their own (no boxed
+//! closure), all temporaries of a schedule share one zeroed arena, and the
+//! step list, the in-flight list and small arenas are recycled through a
+//! per-thread pool when a schedule is dropped, so a blocking small collective
+//! allocates (almost) nothing in this module. Finished operations are reaped
+//! at fences and at the end, not before every step.
+
+use std::cell::RefCell;
 
 use crate::buf::RawBuf;
 use crate::comm::Comm;
+use crate::datatype::Datatype;
 use crate::engine::{SendMode, State};
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::matching::{Envelope, Pattern};
+use crate::op::Op;
 use crate::request::Request;
 
 /// Bits of a schedule's tag taken by the communicator's collective sequence
@@ -30,8 +42,9 @@ pub const MAX_SUBTAGS: u8 = 64;
 pub enum Base {
     /// Caller memory (the user's buffers), valid until the collective completes.
     Addr(usize),
-    /// A temporary buffer owned by the schedule.
-    Temp(u32),
+    /// A temporary buffer owned by the schedule: its byte offset in the
+    /// schedule's arena of temporaries.
+    Temp(usize),
 }
 
 /// A byte range of a buffer used by a schedule.
@@ -62,7 +75,7 @@ impl Slice {
 
 /// Resolves slices to memory while a local step runs.
 pub struct Memory<'a> {
-    temps: &'a mut [Box<[u8]>],
+    arena: &'a mut [u128],
 }
 
 impl Memory<'_> {
@@ -70,11 +83,11 @@ impl Memory<'_> {
     pub fn addr(&mut self, s: Slice) -> *mut u8 {
         match s.base {
             Base::Addr(a) => (a + s.offset) as *mut u8,
-            Base::Temp(i) => {
-                let t = &mut self.temps[i as usize];
-                assert!(s.offset + s.len <= t.len(), "slice outside temporary buffer");
-                // Non-null and in bounds: a pointer into a live boxed slice.
-                t[s.offset..].as_mut_ptr()
+            Base::Temp(at) => {
+                let start = at + s.offset;
+                assert!(start + s.len <= self.arena.len() * 16, "slice outside the temporary buffers");
+                // In bounds (checked above) of a live allocation.
+                self.arena.as_mut_ptr().cast::<u8>().wrapping_add(start)
             }
         }
     }
@@ -87,6 +100,11 @@ pub enum Step {
     Send { buf: Slice, peer: i32, sub: u8 },
     Recv { buf: Slice, peer: i32, sub: u8 },
     Local(LocalFn),
+    /// `dst = src` (same length; may overlap).
+    Copy { src: Slice, dst: Slice },
+    /// `dst = src op dst` over `count` elements of `dt`, both spans starting at
+    /// the type's `true_lb` (as `util::span` gives them).
+    Reduce { src: Slice, dst: Slice, count: usize, dt: Datatype, op: Op },
     Fence,
 }
 
@@ -96,21 +114,64 @@ impl std::fmt::Debug for Step {
             Step::Send { buf, peer, sub } => write!(f, "Send({} bytes to {peer}, sub-tag {sub})", buf.len),
             Step::Recv { buf, peer, sub } => write!(f, "Recv({} bytes from {peer}, sub-tag {sub})", buf.len),
             Step::Local(_) => f.write_str("Local"),
+            Step::Copy { src, .. } => write!(f, "Copy({} bytes)", src.len),
+            Step::Reduce { count, .. } => write!(f, "Reduce({count} elements)"),
             Step::Fence => f.write_str("Fence"),
         }
     }
 }
 
+/// The allocations of a schedule, recycled through a per-thread pool.
+struct Parts {
+    steps: Vec<Step>,
+    in_flight: Vec<Request>,
+    arena: Vec<u128>,
+}
+
+/// Schedules kept for reuse per thread, and the largest lists and arena kept.
+const POOL_SCHEDULES: usize = 8;
+const POOL_MAX_STEPS: usize = 1024;
+const POOL_MAX_ARENA: usize = 64 * 1024 / 16;
+
+thread_local! {
+    static POOL: RefCell<Vec<Parts>> = const { RefCell::new(Vec::new()) };
+}
+
+fn take_parts() -> Parts {
+    POOL.try_with(|p| p.borrow_mut().pop())
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| Parts { steps: Vec::with_capacity(16), in_flight: Vec::with_capacity(8), arena: Vec::new() })
+}
+
+fn give_parts(mut parts: Parts) {
+    if parts.steps.capacity() > POOL_MAX_STEPS || parts.in_flight.capacity() > POOL_MAX_STEPS {
+        return;
+    }
+    parts.steps.clear();
+    parts.in_flight.clear();
+    if parts.arena.capacity() > POOL_MAX_ARENA {
+        parts.arena = Vec::new();
+    }
+    let _ = POOL.try_with(|p| {
+        let mut p = p.borrow_mut();
+        if p.len() < POOL_SCHEDULES {
+            p.push(parts);
+        }
+    });
+}
+
 /// Builds a schedule. Algorithms only see this.
 pub struct Builder {
     comm: Comm,
-    temps: Vec<usize>,
-    steps: Vec<Step>,
+    /// Bytes of the arena of temporaries so far.
+    temp_bytes: usize,
+    parts: Parts,
 }
 
 impl Builder {
     pub fn new(comm: &Comm) -> Builder {
-        Builder { comm: comm.clone(), temps: Vec::new(), steps: Vec::new() }
+        Builder { comm: comm.clone(), temp_bytes: 0, parts: take_parts() }
     }
 
     pub fn comm(&self) -> &Comm {
@@ -119,40 +180,46 @@ impl Builder {
 
     /// A zeroed temporary buffer of `len` bytes, freed with the schedule.
     pub fn temp(&mut self, len: usize) -> Slice {
-        self.temps.push(len);
-        Slice { base: Base::Temp(self.temps.len() as u32 - 1), offset: 0, len }
+        // 16-byte aligned, as a buffer of its own would be.
+        let at = self.temp_bytes.next_multiple_of(16);
+        self.temp_bytes = at + len;
+        Slice { base: Base::Temp(at), offset: 0, len }
+    }
+
+    fn push(&mut self, step: Step) {
+        self.parts.steps.push(step);
     }
 
     pub fn send(&mut self, buf: Slice, peer: i32) {
-        self.steps.push(Step::Send { buf, peer, sub: 0 });
+        self.push(Step::Send { buf, peer, sub: 0 });
     }
 
     pub fn recv(&mut self, buf: Slice, peer: i32) {
-        self.steps.push(Step::Recv { buf, peer, sub: 0 });
+        self.push(Step::Recv { buf, peer, sub: 0 });
     }
 
     /// A send on sub-tag `sub` (< [`MAX_SUBTAGS`]): messages between the same two
     /// ranks in one schedule match by sub-tag, then in order.
     pub fn send_tagged(&mut self, buf: Slice, peer: i32, sub: u8) {
         assert!(sub < MAX_SUBTAGS, "sub-tag {sub} out of range");
-        self.steps.push(Step::Send { buf, peer, sub });
+        self.push(Step::Send { buf, peer, sub });
     }
 
     pub fn recv_tagged(&mut self, buf: Slice, peer: i32, sub: u8) {
         assert!(sub < MAX_SUBTAGS, "sub-tag {sub} out of range");
-        self.steps.push(Step::Recv { buf, peer, sub });
+        self.push(Step::Recv { buf, peer, sub });
     }
 
     /// Waits for every send and receive started so far.
     pub fn fence(&mut self) {
-        if !matches!(self.steps.last(), Some(Step::Fence) | None) {
-            self.steps.push(Step::Fence);
+        if !matches!(self.parts.steps.last(), Some(Step::Fence) | None) {
+            self.push(Step::Fence);
         }
     }
 
     /// Runs `f` when reached (after a fence if it reads received data).
     pub fn local(&mut self, f: impl FnOnce(&mut Memory<'_>) -> Result<()> + Send + 'static) {
-        self.steps.push(Step::Local(Box::new(f)));
+        self.push(Step::Local(Box::new(f)));
     }
 
     /// Copies `src` to `dst` (same length).
@@ -161,35 +228,54 @@ impl Builder {
         if src == dst || src.len == 0 {
             return;
         }
-        self.local(move |m| {
-            let (s, d) = (m.addr(src), m.addr(dst));
-            // SAFETY: both slices are valid for their length (caller memory by the
-            // collective's contract, temporaries by construction); `copy` allows overlap.
-            unsafe { std::ptr::copy(s, d, src.len) };
-            Ok(())
-        });
+        self.push(Step::Copy { src, dst });
+    }
+
+    /// `dst = src op dst` over `count` elements whose spans (as from
+    /// `util::span` / `util::temp_span`) are given; see `util::reduce_step`.
+    pub fn reduce(&mut self, src: Slice, dst: Slice, count: usize, dt: &Datatype, op: &Op) {
+        if count == 0 {
+            return;
+        }
+        self.push(Step::Reduce { src, dst, count, dt: dt.clone(), op: op.clone() });
     }
 
     pub fn build(mut self) -> Schedule {
         self.fence();
-        let temps = self.temps.iter().map(|&n| vec![0u8; n].into_boxed_slice()).collect();
-        Schedule { comm: self.comm, temps, steps: self.steps.into_iter().map(Some).collect(), pc: 0, in_flight: Vec::new(), tag: 0 }
+        let words = self.temp_bytes.div_ceil(16);
+        let mut parts = self.parts;
+        if words > POOL_MAX_ARENA {
+            // Large: a fresh zeroed allocation (calloc) rather than clearing a pooled one.
+            parts.arena = vec![0u128; words];
+        } else {
+            parts.arena.clear();
+            parts.arena.resize(words, 0);
+        }
+        Schedule { comm: self.comm, parts: Some(parts), pc: 0, tag: 0 }
     }
 }
 
 /// A built schedule, ready to run.
 pub struct Schedule {
     comm: Comm,
-    temps: Vec<Box<[u8]>>,
-    steps: Vec<Option<Step>>,
+    /// Always `Some` until dropped (then returned to the pool).
+    parts: Option<Parts>,
     pc: usize,
-    in_flight: Vec<Request>,
     tag: i32,
 }
 
 impl std::fmt::Debug for Schedule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Schedule(step {} of {}, {} in flight, tag {})", self.pc, self.steps.len(), self.in_flight.len(), self.tag)
+        let (steps, in_flight) = self.parts.as_ref().map_or((0, 0), |p| (p.steps.len(), p.in_flight.len()));
+        write!(f, "Schedule(step {} of {steps}, {in_flight} in flight, tag {})", self.pc, self.tag)
+    }
+}
+
+impl Drop for Schedule {
+    fn drop(&mut self) {
+        if let Some(parts) = self.parts.take() {
+            give_parts(parts);
+        }
     }
 }
 
@@ -198,68 +284,90 @@ impl Schedule {
         self.tag = tag;
     }
 
-    fn raw(&mut self, s: Slice) -> RawBuf {
-        let mut m = Memory { temps: &mut self.temps };
-        RawBuf { addr: m.addr(s) as usize, len: s.len }
+    /// Removes finished operations; the first error among them fails the schedule.
+    fn reap(in_flight: &mut Vec<Request>, st: &mut State) -> Result<()> {
+        let mut failed = None;
+        in_flight.retain(|&r| match st.req(r) {
+            Some(e) if e.done => {
+                if let Some(err) = &e.error {
+                    failed.get_or_insert_with(|| err.clone());
+                }
+                st.remove_request(r);
+                false
+            }
+            Some(_) => true,
+            None => false,
+        });
+        match failed {
+            Some(err) => Err(err),
+            None => Ok(()),
+        }
     }
 
     /// Runs as far as possible; `Ok(true)` once every step has completed.
     pub(crate) fn advance(&mut self, st: &mut State) -> Result<bool> {
+        let parts = self.parts.as_mut().expect("schedule without its parts");
+        let Parts { steps, in_flight, arena } = parts;
         loop {
-            // Reap finished operations.
-            let mut failed = None;
-            self.in_flight.retain(|&r| match st.req(r) {
-                Some(e) if e.done => {
-                    if let Some(err) = &e.error {
-                        failed.get_or_insert_with(|| err.clone());
-                    }
-                    st.remove_request(r);
-                    false
-                }
-                Some(_) => true,
-                None => false,
-            });
-            if let Some(err) = failed {
-                return Err(err);
+            if self.pc == steps.len() {
+                Self::reap(in_flight, st)?;
+                return Ok(in_flight.is_empty());
             }
-            if self.pc == self.steps.len() {
-                return Ok(self.in_flight.is_empty());
-            }
-            match self.steps[self.pc].take().expect("schedule step ran twice") {
-                Step::Fence => {
-                    if !self.in_flight.is_empty() {
-                        self.steps[self.pc] = Some(Step::Fence);
+            if let Step::Fence = steps[self.pc] {
+                if !in_flight.is_empty() {
+                    Self::reap(in_flight, st)?;
+                    if !in_flight.is_empty() {
                         return Ok(false);
                     }
                 }
+                self.pc += 1;
+                continue;
+            }
+            // A fence left in the slot: harmless if the step were ever reached again.
+            let step = std::mem::replace(&mut steps[self.pc], Step::Fence);
+            self.pc += 1;
+            let mut m = Memory { arena: arena.as_mut_slice() };
+            match step {
                 Step::Send { buf, peer, sub } => {
-                    let world = self.peer_world(peer, "send")?;
+                    let world = peer_world(&self.comm, peer, "send")?;
                     let tag = self.tag | ((sub as i32) << SEQ_BITS);
                     let env = Envelope { context: self.comm.coll_context(), source: self.comm.rank(), tag };
-                    let raw = self.raw(buf);
+                    let raw = RawBuf { addr: m.addr(buf) as usize, len: buf.len };
                     let r = st.start_send(world, env, raw, SendMode::Standard)?;
-                    self.in_flight.push(r);
+                    in_flight.push(r);
                 }
                 Step::Recv { buf, peer, sub } => {
-                    self.peer_world(peer, "receive")?;
+                    peer_world(&self.comm, peer, "receive")?;
                     let tag = self.tag | ((sub as i32) << SEQ_BITS);
                     let pat = Pattern { context: self.comm.coll_context(), source: peer, tag };
-                    let raw = self.raw(buf);
+                    let raw = RawBuf { addr: m.addr(buf) as usize, len: buf.len };
                     let r = st.post_recv(raw, pat);
-                    self.in_flight.push(r);
+                    in_flight.push(r);
                 }
-                Step::Local(f) => {
-                    let mut m = Memory { temps: &mut self.temps };
-                    f(&mut m)?;
+                Step::Local(f) => f(&mut m)?,
+                Step::Copy { src, dst } => {
+                    let (s, d) = (m.addr(src), m.addr(dst));
+                    // SAFETY: both slices are valid for their length (caller memory by the
+                    // collective's contract, temporaries by construction); `copy` allows overlap.
+                    unsafe { std::ptr::copy(s, d, src.len) };
                 }
+                Step::Reduce { src, dst, count, dt, op } => {
+                    let lb = dt.true_lb();
+                    let s = m.addr(src).wrapping_offset(-lb) as *const u8;
+                    let d = m.addr(dst).wrapping_offset(-lb);
+                    // SAFETY: both spans cover `count` elements of `dt` once shifted back by `true_lb`
+                    // (caller memory by the collective's contract, temporaries sized by `span_len`);
+                    // `apply` only touches the elements' bytes.
+                    unsafe { op.apply(s, d, count, &dt) }?;
+                }
+                Step::Fence => unreachable!("fences are handled above"),
             }
-            self.pc += 1;
         }
     }
+}
 
-    fn peer_world(&self, peer: i32, what: &str) -> Result<u32> {
-        self.comm.peer_group().get(peer as usize).copied().filter(|_| peer >= 0).ok_or_else(|| {
-            MpiError::new(ErrorClass::Intern, format!("collective schedule: {what} with rank {peer} outside the communicator"))
-        })
-    }
+fn peer_world(comm: &Comm, peer: i32, what: &str) -> Result<u32> {
+    comm.peer_group().get(peer as usize).copied().filter(|_| peer >= 0).ok_or_else(|| {
+        MpiError::new(ErrorClass::Intern, format!("collective schedule: {what} with rank {peer} outside the communicator"))
+    })
 }

@@ -171,18 +171,7 @@ pub fn temp_span(b: &mut Builder, count: usize, dt: &Datatype) -> Slice {
 /// (as from [`span`] / [`temp_span`]) are given; shifts by `true_lb` for `op.apply`.
 /// Put a fence before it if either operand was just received.
 pub fn reduce_step(b: &mut Builder, src: Slice, dst: Slice, count: usize, dt: &Datatype, op: &Op) {
-    if count == 0 {
-        return;
-    }
-    let (dt, op) = (dt.clone(), op.clone());
-    b.local(move |m| {
-        let lb = dt.true_lb();
-        let s = m.addr(src).wrapping_offset(-lb) as *const u8;
-        let d = m.addr(dst).wrapping_offset(-lb);
-        // SAFETY: both spans cover `count` elements of `dt` once shifted back by `true_lb` (caller memory by the collective's contract, temporaries sized by `span_len`);
-        // `apply` only touches the elements' bytes.
-        unsafe { op.apply(s, d, count, &dt) }
-    });
+    b.reduce(src, dst, count, dt, op);
 }
 
 /// Rejects an uncommitted datatype, naming the call and argument.

@@ -22,6 +22,7 @@
 
 pub mod pack;
 pub mod primitive;
+pub mod sigcheck;
 
 #[cfg(test)]
 mod tests;
@@ -248,6 +249,8 @@ struct Inner {
     layout: Arc<Layout>,
     /// Cached attributes (MPI_Type_set_attr).
     attrs: crate::attr::Attributes,
+    /// The signature fingerprint ([`sigcheck`]), computed on first use.
+    sig_fp: OnceLock<u64>,
 }
 
 /// The constructor arguments kept for `MPI_Type_get_contents`.
@@ -544,6 +547,7 @@ impl Datatype {
             name: Mutex::new(name),
             layout,
             attrs: crate::attr::Attributes::new(crate::attr::ObjectKind::Datatype),
+            sig_fp: OnceLock::new(),
         }))
     }
 
@@ -907,6 +911,10 @@ impl Datatype {
     /// `MPI_Type_commit` (in place; idempotent).
     pub fn commit(&self) {
         self.0.committed.store(true, Ordering::Release);
+        if sigcheck::enabled() {
+            // Register the type now, so that mismatch errors can name it.
+            self.sig_fingerprint();
+        }
     }
 
     pub fn is_committed(&self) -> bool {
@@ -952,6 +960,13 @@ impl Datatype {
     /// The run-length type signature of one element.
     pub fn signature(&self) -> &[(Primitive, usize)] {
         &self.0.layout.sig
+    }
+
+    /// The type-signature fingerprint messages of this type carry in the
+    /// checking mode ([`sigcheck`]; 0 = not checked: bytes, packed, empty).
+    /// Computed once per datatype object; registers the type's unit.
+    pub fn sig_fingerprint(&self) -> u64 {
+        *self.0.sig_fp.get_or_init(|| sigcheck::unit_of(&self.0.layout.sig).map_or(0, sigcheck::register))
     }
 
     /// `Some(p)` when every basic element of the type is `p`.

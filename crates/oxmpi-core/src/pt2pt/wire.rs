@@ -71,8 +71,8 @@ pub struct Header {
     pub sreq: u64,
     /// The receiver's request id (CTS/Data), or the rendezvous address (RTS).
     pub rreq: u64,
-    /// Eager/Rts with signature checking on: the ABI handle of the one primitive
-    /// the message holds; 0 = unknown (bytes, mixed types, checking off).
+    /// Eager/Rts with signature checking on: the fingerprint of the message's
+    /// type signature (`datatype::sigcheck`); 0 = unchecked (bytes, checking off).
     pub sig: u64,
 }
 

@@ -165,6 +165,27 @@ fn main() {
     });
     check!(me, dst.iter().enumerate().all(|(i, &v)| v == 2 * i as i32 + pr * 100), "strided {dst:?}");
 
+    // 2. With OXMPI_CHECK_SIGNATURES=1: derived structs are checked against the
+    // receive's type: fewer elements than the buffer pass, another struct is
+    // MPI_ERR_TYPE (nothing delivered), the sender completes either way.
+    if std::env::var("OXMPI_CHECK_SIGNATURES").is_ok_and(|v| v == "1") {
+        let two = [make(me, 1).inner, make(me, 2).inner];
+        let tuple = Tuple(9, 1.5, [3; 5]);
+        let mut five = [Inner::default(); 5];
+        let mut other = [Inner { flag: 0xEE, ..Inner::default() }; 1];
+        scope(|s| {
+            let a = next.immediate_send_with_tag(s, &two[..], 41);
+            let b = next.immediate_send_with_tag(s, &tuple, 42);
+            let st = prev.try_receive_into_with_tag(&mut five[..], 41).unwrap();
+            check!(me, st.count(Inner::equivalent_datatype()) == 2 && five[..2] == [make(pr, 1).inner, make(pr, 2).inner], "prefix receive {st:?}");
+            let e = prev.try_receive_into_with_tag(&mut other[..], 42).unwrap_err();
+            check!(me, e.class == oxmpi::ErrorClass::Type && e.message.contains("type signature mismatch"), "Tuple into Inner: {e}");
+            check!(me, other[0].flag == 0xEE, "data delivered despite the mismatch");
+            a.wait();
+            b.wait();
+        });
+    }
+
     world.barrier();
     println!("api_datatype: rank {me} of {size} ok");
 }

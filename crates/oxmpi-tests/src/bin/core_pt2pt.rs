@@ -30,6 +30,7 @@ fn main() {
         "barrier" => barrier_order(&world),
         "typed" => typed(&world),
         "signature" => signature(&world),
+        "signature_mixed" => signature_mixed(&world),
         "abort" => {
             if rank == 1 {
                 std::thread::sleep(std::time::Duration::from_millis(100));
@@ -642,7 +643,11 @@ fn signature(world: &Comm) {
                 }
             };
             check!(rank, err.class == ErrorClass::Type, "{what}: wanted MPI_ERR_TYPE, got {err}");
-            let want = format!("type signature mismatch: the message from rank {src} (tag {tag}) holds MPI_DOUBLE but the receive expects MPI_INT");
+            let want = format!(
+                "type signature mismatch: the message from rank {src} (tag {tag}) holds {} x MPI_DOUBLE but the receive expects {} x MPI_INT",
+                sent.len(),
+                got.len()
+            );
             check!(rank, err.message.contains(&want), "{what}: message: {}", err.message);
             check!(rank, got.iter().all(|&x| x == SENTINEL), "{what}: data delivered despite the mismatch");
         } else {
@@ -730,4 +735,110 @@ fn signature(world: &Comm) {
             pt2pt::waitall(&mut reqs, &mut statuses).unwrap();
         }
     }
+}
+
+/// Type-signature checking of mixed types (`OXMPI_CHECK_SIGNATURES=1`): structs
+/// against structs, a message shorter than the receive (a prefix), the same
+/// primitive stream grouped into different elements, and real mismatches
+/// (MPI_ERR_TYPE, nothing delivered, the sender completes), eager and
+/// rendezvous; a message longer than the receive stays a truncation. Rank 0
+/// sends to rank 1, or to itself on one rank. Without checking, every case
+/// that is not a truncation delivers the bytes.
+fn signature_mixed(world: &Comm) {
+    use oxmpi_core::datatype::{Datatype, Primitive};
+    let rank = world.rank();
+    let checking = std::env::var("OXMPI_CHECK_SIGNATURES").is_ok_and(|v| v == "1");
+    let (src, dst) = (0, if world.size() > 1 { 1 } else { 0 });
+    let int = Datatype::predefined(Primitive::Int);
+    let dbl = Datatype::predefined(Primitive::Double);
+    let commit = |d: Datatype| {
+        d.commit();
+        d
+    };
+    // {int, double} and {double, int}: 12 bytes of data, extent 16.
+    let id = commit(Datatype::structure(&[1, 1], &[0, 8], &[int.clone(), dbl.clone()]).unwrap());
+    let di = commit(Datatype::structure(&[1, 1], &[0, 8], &[dbl.clone(), int.clone()]).unwrap());
+    // Two {int, double} per element, laid out differently.
+    let id2 = commit(Datatype::structure(&[1, 1, 1, 1], &[0, 8, 16, 24], &[int.clone(), dbl.clone(), int.clone(), dbl.clone()]).unwrap());
+    let id_vec3 = commit(Datatype::vector(3, 1, 2, &id).unwrap());
+    let c4 = commit(Datatype::contiguous(4, &int).unwrap());
+    let byte = Datatype::predefined(Primitive::Byte);
+    #[derive(Clone, Copy, PartialEq, Debug)]
+    enum Want {
+        Fine,
+        Type,
+        Truncate,
+    }
+    use Want::*;
+    let big = 20_000; // 240 KB of {int, double}: rendezvous
+    #[rustfmt::skip]
+    let cases: Vec<(&Datatype, usize, &Datatype, usize, Want, &str)> = vec![
+        (&id, 2, &id, 2, Fine, ""),
+        (&id, 2, &id, 4, Fine, ""),                 // prefix: fewer elements than the buffer
+        (&c4, 1, &int, 4, Fine, ""),                // same stream, other grouping
+        (&int, 8, &c4, 3, Fine, ""),
+        (&id, 3, &id_vec3, 1, Fine, ""),
+        (&id_vec3, 1, &id, 3, Fine, ""),
+        (&id, 2, &id2, 1, Fine, ""),
+        (&id, 3, &id2, 2, Fine, ""),                // ends in the middle of a receive element
+        (&id2, 1, &id, 2, Fine, ""),
+        (&id, big, &id, big, Fine, ""),
+        (&id, big, &id2, big / 2 + 1, Fine, ""),
+        (&id, 1, &byte, 12, Fine, ""),              // MPI_BYTE matches anything
+        (&id, 1, &di, 1, Type, "holds 1 x {MPI_INT, MPI_DOUBLE} but the receive expects 1 x {MPI_DOUBLE, MPI_INT}"),
+        (&di, 2, &id, 4, Type, "holds 2 x {MPI_DOUBLE, MPI_INT} but the receive expects 4 x {MPI_INT, MPI_DOUBLE}"),
+        (&int, 3, &id, 2, Type, "holds 3 x MPI_INT but the receive expects 2 x {MPI_INT, MPI_DOUBLE}"),
+        (&dbl, 2, &c4, 1, Type, "holds 2 x MPI_DOUBLE but the receive expects 4 x MPI_INT"),
+        (&id, 2, &dbl, 3, Type, "holds 2 x {MPI_INT, MPI_DOUBLE} but the receive expects 3 x MPI_DOUBLE"),
+        (&id, big, &di, big, Type, "but the receive expects 20000 x {MPI_DOUBLE, MPI_INT}"),
+        (&int, 3, &int, 2, Truncate, ""),         // too long: truncation, not a type error
+        (&id, 3, &di, 2, Truncate, ""),
+    ];
+    const SENTINEL: u8 = 0x5A;
+    // Deterministic send buffer of a case: every byte of the type's span.
+    let send_buf = |dt: &Datatype, count: usize, case: usize| -> Vec<u8> {
+        let span = (count as isize - 1).max(0) * dt.extent() + dt.true_extent() + dt.true_lb();
+        (0..span.max(0) as usize).map(|i| (i * 7 + case * 31 + 1) as u8).collect()
+    };
+    let packed = |dt: &Datatype, count: usize, buf: &[u8]| -> Vec<u8> {
+        let mut out = vec![0u8; dt.size() * count];
+        // SAFETY: `buf` covers `count` elements of `dt` (built by `send_buf`'s rule).
+        unsafe { dt.pack(buf.as_ptr(), count, &mut out) };
+        out
+    };
+    let mut sends = Vec::new();
+    let bufs: Vec<Vec<u8>> = cases.iter().enumerate().map(|(i, &(s, c, ..))| send_buf(s, c, i)).collect();
+    for (i, &(sdt, scount, rdt, rcount, want, text)) in cases.iter().enumerate() {
+        let tag = 100 + i as i32;
+        let what = format!("case {i}: {scount} x {:?} into {rcount} x {:?}", sdt.signature(), rdt.signature());
+        if rank == src {
+            // SAFETY: `bufs[i]` covers the send and outlives the waits below.
+            sends.push(unsafe { pt2pt::isend_typed(world, bufs[i].as_ptr(), scount, sdt, dst, tag, SendMode::Standard) }.unwrap());
+        }
+        if rank != dst {
+            continue;
+        }
+        let mut got = vec![SENTINEL; send_buf(rdt, rcount, 0).len()];
+        // SAFETY: `got` covers `rcount` elements of `rdt`.
+        let res = unsafe { pt2pt::recv_typed(world, got.as_mut_ptr(), rcount, rdt, src, tag) };
+        let sent = packed(sdt, scount, &bufs[i]);
+        let want = if want == Type && !checking { Fine } else { want };
+        match (want, res) {
+            (Fine, Ok(st)) => {
+                check!(rank, st.count_bytes == sent.len(), "{what}: count {} of {}", st.count_bytes, sent.len());
+                check!(rank, packed(rdt, rcount, &got)[..sent.len()] == sent[..], "{what}: data differs");
+            }
+            (Type, Err(e)) => {
+                check!(rank, e.class == ErrorClass::Type, "{what}: wanted MPI_ERR_TYPE, got {e}");
+                let head = format!("MPI_Recv: type signature mismatch: the message from rank {src} (tag {tag}) ");
+                check!(rank, e.message.starts_with(&head) && e.message.contains(text), "{what}: message: {}", e.message);
+                check!(rank, got.iter().all(|&b| b == SENTINEL), "{what}: data delivered despite the mismatch");
+            }
+            (Truncate, Err(e)) => check!(rank, e.class == ErrorClass::Truncate, "{what}: wanted MPI_ERR_TRUNCATE, got {e}"),
+            (want, res) => check!(rank, false, "{what}: wanted {want:?}, got {res:?}"),
+        }
+    }
+    let mut statuses = vec![Status::EMPTY; sends.len()];
+    pt2pt::waitall(&mut sends, &mut statuses).unwrap();
+    barrier(world);
 }
