@@ -278,9 +278,10 @@ if [ "$MODE" = coll ]; then
     TIMEOUT="${COLL_TIMEOUT:-300}" # per program run
     algorithms() { # collective -> oxmpi algorithm names (crates/oxmpi-core/src/coll/<op>/mod.rs)
         case "$1" in
-            bcast) echo "binomial scatter_ring chain" ;;
-            allreduce) echo "recursive_doubling ring rabenseifner reduce_bcast" ;;
-            allgather) echo "ring recursive_doubling bruck" ;;
+            bcast) echo "binomial scatter_ring chain shm" ;;
+            allreduce) echo "recursive_doubling ring rabenseifner reduce_bcast shm" ;;
+            allgather) echo "ring recursive_doubling bruck shm" ;;
+            barrier) echo "dissemination shm" ;;
             alltoall) echo "pairwise bruck linear" ;;
         esac
     }

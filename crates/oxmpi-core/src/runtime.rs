@@ -87,6 +87,13 @@ pub struct Engine {
     hang_report: Option<Duration>,
     /// Peers over TCP: a blocked rank also waits on sockets, not only its doorbell.
     has_tcp: bool,
+    /// The host's shared-memory segment, for the doorbells of local ranks
+    /// (shared-memory collectives wake peers through them).
+    shm_seg: Option<&'static ShmSegment>,
+    /// Local index in `shm_seg` of every world rank that shares it (this rank too).
+    local_of: Vec<Option<u32>>,
+    /// More ranks on this host than processors.
+    pub(crate) oversubscribed: bool,
 }
 
 static ENGINE: OnceLock<Engine> = OnceLock::new();
@@ -353,7 +360,18 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
     let world_group: Arc<[u32]> = (0..size).collect();
     let appnum = pmi.as_ref().map(|p| p.appnum()).unwrap_or(0);
     let universe_size = pmi.as_ref().map(|p| p.universe_size()).filter(|&u| u > 0).unwrap_or(size as i32);
+    let local_of: Vec<Option<u32>> = paths
+        .iter()
+        .map(|(p, _)| match (p, shm) {
+            (Path::Shm { local }, Some(_)) => Some(*local as u32),
+            (Path::SelfLoop, Some(s)) => Some(s.my_local() as u32),
+            _ => None,
+        })
+        .collect();
     Ok(Engine {
+        shm_seg: shm,
+        local_of,
+        oversubscribed,
         has_tcp: tcp.is_some(),
         state: Mutex::new(State::new(rank, paths, shm, tcp)),
         bell,
@@ -386,6 +404,9 @@ fn poll_readable(fds: &[std::os::fd::RawFd], timeout: Duration) {
 /// MPI_Finalize: completes outgoing protocol traffic, then leaves the job.
 pub fn finalize() -> Result<()> {
     let e = engine()?;
+    // Shared-memory collective areas of the predefined communicators.
+    crate::coll::shm::release(&e.world);
+    crate::coll::shm::release(&e.self_comm);
     // Everything we owe peers must be on its way before we stop making progress
     // in the process manager's barrier (a peer may wait on our handshake too).
     e.wait_until(|st| {
@@ -587,6 +608,60 @@ impl Engine {
             } else {
                 self.bell.sleep(ticket, timeout);
             }
+            self.waiters.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// The doorbell of world rank `world` when it shares this rank's host
+    /// segment (itself included); `None` otherwise.
+    pub(crate) fn local_bell(&self, world: u32) -> Option<&'static Doorbell> {
+        let seg = self.shm_seg?;
+        let local = (*self.local_of.get(world as usize)?)?;
+        Some(seg.doorbell(local as usize))
+    }
+
+    /// Waits until `ready()` (a look at shared memory, no lock) holds, driving
+    /// the progress engine now and then: spins briefly (progress every 32 looks),
+    /// then yields (progress each time), then sleeps on this rank's doorbell for
+    /// at most `max_sleep` (peers ring it when they publish what `ready` looks
+    /// for). On an oversubscribed host the spin is short: a collective hands over
+    /// between ranks many times, and a spinning rank keeps the one it waits for
+    /// off the CPU.
+    pub(crate) fn wait_flag(&self, mut ready: impl FnMut() -> bool, max_sleep: Duration) {
+        let mut idle: u32 = 0;
+        let spin = if self.oversubscribed { self.spin.saturating_mul(8).min(256) } else { self.spin.saturating_mul(8) };
+        let yields = self.yields;
+        loop {
+            if ready() {
+                return;
+            }
+            idle = idle.saturating_add(1);
+            if idle < spin {
+                if idle.is_multiple_of(32) && self.poll(&mut |_| Some(())).1 {
+                    idle = 0;
+                }
+                std::hint::spin_loop();
+                continue;
+            }
+            if idle < spin + yields {
+                if self.poll(&mut |_| Some(())).1 {
+                    idle = 0;
+                }
+                std::thread::yield_now();
+                continue;
+            }
+            let ticket = self.bell.prepare_sleep();
+            self.waiters.fetch_add(1, Ordering::SeqCst);
+            let progressed = self.poll(&mut |_| Some(())).1;
+            if progressed || ready() {
+                self.waiters.fetch_sub(1, Ordering::SeqCst);
+                self.bell.cancel_sleep();
+                idle = 0;
+                continue;
+            }
+            let busy = self.lock().outbox_busy() || self.has_tcp;
+            let timeout = if busy { max_sleep.min(Duration::from_micros(200)) } else { max_sleep };
+            self.bell.sleep(ticket, timeout);
             self.waiters.fetch_sub(1, Ordering::SeqCst);
         }
     }

@@ -26,7 +26,7 @@ fn group(name: &str, var: &str, algorithms: &[&str], extra: &[(&str, &str)]) {
 
 #[test]
 fn bcast_every_algorithm() {
-    group("bcast", "OXMPI_BCAST_ALGORITHM", &["binomial", "scatter_ring", "chain", "auto"], &[]);
+    group("bcast", "OXMPI_BCAST_ALGORITHM", &["binomial", "scatter_ring", "chain", "shm", "auto"], &[]);
 }
 
 #[test]
@@ -41,7 +41,7 @@ fn scatter_and_scatterv_every_algorithm() {
 
 #[test]
 fn allgather_and_allgatherv_every_algorithm() {
-    group("allgather", "OXMPI_ALLGATHER_ALGORITHM", &["ring", "recursive_doubling", "bruck", "auto"], &[]);
+    group("allgather", "OXMPI_ALLGATHER_ALGORITHM", &["ring", "recursive_doubling", "bruck", "shm", "auto"], &[]);
 }
 
 #[test]

@@ -39,6 +39,7 @@ const PROFILES: &[&[(&str, &str)]] = &[
         ("OXMPI_REDUCE_SCATTER_BLOCK_ALGORITHM", "reduce_scatterv"),
     ],
     &[("OXMPI_ALLREDUCE_ALGORITHM", "reduce_bcast")],
+    &[("OXMPI_REDUCE_ALGORITHM", "shm"), ("OXMPI_ALLREDUCE_ALGORITHM", "shm")],
 ];
 
 #[test]
@@ -63,6 +64,7 @@ fn every_algorithm_forced() {
 fn every_algorithm_forced_with_large_counts() {
     launch(5, "all", PROFILES[1]);
     launch(3, "all", PROFILES[2]);
+    launch(4, "all", PROFILES[4]);
 }
 
 #[test]

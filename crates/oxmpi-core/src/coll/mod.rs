@@ -22,6 +22,7 @@ pub mod reduce_scatter;
 pub mod scan;
 pub mod inter;
 pub mod neighbor;
+pub mod shm;
 // COLL-MODULES-END
 
 use crate::comm::Comm;
@@ -33,9 +34,9 @@ use sched::Builder;
 /// Starts a built schedule as a request (non-blocking collectives).
 pub fn start(b: Builder) -> Result<Request> {
     let e = engine()?;
-    let comm = b.comm().clone();
+    let tag = b.comm().next_coll_tag();
     let mut s = b.build();
-    s.set_tag(comm.next_coll_tag());
+    s.set_tag(tag);
     Ok(e.with_progress(|st| st.start_schedule(s)))
 }
 
@@ -50,17 +51,50 @@ pub fn run(b: Builder, call: &str) -> Result<()> {
     })
 }
 
+/// Operations whose `OXMPI_<OP>_ALGORITHM` is read once per process (every
+/// caller of [`forced_algorithm`]); other names are read on every call.
+const FORCEABLE: &[&str] = &[
+    "barrier",
+    "bcast",
+    "gather",
+    "gatherv",
+    "scatter",
+    "scatterv",
+    "allgather",
+    "allgatherv",
+    "alltoall",
+    "alltoallv",
+    "alltoallw",
+    "reduce",
+    "allreduce",
+    "reduce_scatter",
+    "reduce_scatter_block",
+    "scan",
+    "exscan",
+];
+
 /// The algorithm forced by `OXMPI_<OP>_ALGORITHM`, if any. An unknown name is an
-/// error naming the choices, rather than a silent fallback.
+/// error naming the choices, rather than a silent fallback. The variable is
+/// read once per process (collectives are called in loops; formatting the name
+/// and searching the environment cost more than a small collective's schedule).
 pub fn forced_algorithm(op: &str, choices: &[&str]) -> Result<Option<String>> {
-    let var = format!("OXMPI_{}_ALGORITHM", op.to_ascii_uppercase());
-    match std::env::var(&var) {
-        Err(_) => Ok(None),
-        Ok(v) if v.is_empty() || v == "auto" => Ok(None),
-        Ok(v) if choices.contains(&v.as_str()) => Ok(Some(v)),
-        Ok(v) => Err(MpiError::new(
+    use std::sync::OnceLock;
+    static CACHE: [OnceLock<Option<String>>; FORCEABLE.len()] = [const { OnceLock::new() }; FORCEABLE.len()];
+    let read = || std::env::var(format!("OXMPI_{}_ALGORITHM", op.to_ascii_uppercase())).ok();
+    let uncached;
+    let value = match FORCEABLE.iter().position(|&k| k == op) {
+        Some(i) => CACHE[i].get_or_init(read),
+        None => {
+            uncached = read();
+            &uncached
+        }
+    };
+    match value.as_deref() {
+        None | Some("" | "auto") => Ok(None),
+        Some(v) if choices.contains(&v) => Ok(Some(v.to_owned())),
+        Some(v) => Err(MpiError::new(
             ErrorClass::Arg,
-            format!("{var}={v:?} names no {op} algorithm; choose one of {}", choices.join(", ")),
+            format!("OXMPI_{}_ALGORITHM={v:?} names no {op} algorithm; choose one of {}", op.to_ascii_uppercase(), choices.join(", ")),
         )),
     }
 }

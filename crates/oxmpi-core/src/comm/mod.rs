@@ -49,6 +49,9 @@ pub struct CommInner {
     pub attrs: crate::attr::Attributes,
     /// The process topology attached by MPI_Cart_create & co.
     pub topo: Option<Arc<crate::topo::Topology>>,
+    /// The shared-memory area of blocking collectives (made on first use,
+    /// unmapped when the communicator goes).
+    pub coll_shm: crate::coll::shm::CommShm,
 }
 
 /// MPI_Comm_free's attribute part: runs the delete callbacks. The context id is
@@ -89,6 +92,7 @@ impl Comm {
             name: Mutex::new(String::new()),
             attrs: crate::attr::Attributes::new(crate::attr::ObjectKind::Comm),
             topo: None,
+            coll_shm: Default::default(),
         }))
     }
 
@@ -105,6 +109,7 @@ impl Comm {
             name: Mutex::new(name),
             attrs: crate::attr::Attributes::new(crate::attr::ObjectKind::Comm),
             topo: None,
+            coll_shm: Default::default(),
         }))
     }
 

@@ -1,4 +1,8 @@
 //! MPI_Barrier / MPI_Ibarrier.
+//!
+//! Algorithms: `dissemination` (point-to-point), `shm` (blocking barrier on
+//! communicators within one host: flags in a shared area, see `coll/shm`; chosen
+//! there by default, the non-blocking barrier always disseminates).
 mod dissemination;
 
 use super::sched::Builder;
@@ -6,7 +10,8 @@ use crate::comm::Comm;
 use crate::error::Result;
 use crate::request::Request;
 
-const ALGORITHMS: &[&str] = &["dissemination"];
+const ALGORITHMS: &[&str] = &["dissemination", "shm"];
+static FORCED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
 
 fn schedule(comm: &Comm) -> Result<Builder> {
     if comm.is_inter() {
@@ -20,6 +25,13 @@ fn schedule(comm: &Comm) -> Result<Builder> {
 
 /// MPI_Barrier.
 pub fn barrier(comm: &Comm) -> Result<()> {
+    if !comm.is_inter() {
+        let forced = super::shm::forced_cached(&FORCED, "barrier", ALGORITHMS)?;
+        if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, true))? {
+            super::shm::barrier(sess);
+            return Ok(());
+        }
+    }
     super::run(schedule(comm)?, "MPI_Barrier")
 }
 

@@ -3,7 +3,9 @@
 //!
 //! Selection (MPICH's defaults): binomial tree below 12 KiB or on fewer than 8
 //! ranks; scatter + ring allgather (van de Geijn) above. `chain` (pipelined) is
-//! available through `OXMPI_BCAST_ALGORITHM=chain`.
+//! available through `OXMPI_BCAST_ALGORITHM=chain`. `shm` (blocking bcast on
+//! communicators within one host, through a shared area, see `coll/shm`) is
+//! chosen up to [`SHM_MAX`] bytes.
 mod binomial;
 mod chain;
 mod scatter_ring;
@@ -15,7 +17,14 @@ use crate::datatype::Datatype;
 use crate::error::Result;
 use crate::request::Request;
 
-const ALGORITHMS: &[&str] = &["binomial", "scatter_ring", "chain"];
+const ALGORITHMS: &[&str] = &["binomial", "scatter_ring", "chain", "shm"];
+static FORCED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+
+/// Blocking bcasts up to this many bytes take the shared-memory path where it
+/// exists ([`SHM_MAX_2`] on 2 ranks, where one single-copy message beats the
+/// chunked copies in and out); measured on 2, 4 and 8 ranks (bench/RESULTS.md).
+pub const SHM_MAX: usize = 512 * 1024;
+pub const SHM_MAX_2: usize = 32 * 1024;
 
 /// Messages below this many bytes use the binomial tree.
 pub const SHORT_MSG: usize = 12 * 1024;
@@ -23,7 +32,8 @@ pub const SHORT_MSG: usize = 12 * 1024;
 pub const MIN_PROCS: i32 = 8;
 
 fn select(n: i32, bytes: usize) -> Result<String> {
-    if let Some(a) = super::forced_algorithm("bcast", ALGORITHMS)? {
+    // `shm` serves blocking calls only; schedules then get the automatic choice.
+    if let Some(a) = super::forced_algorithm("bcast", ALGORITHMS)?.filter(|a| a != "shm") {
         return Ok(a);
     }
     Ok(if bytes < SHORT_MSG || n < MIN_PROCS { "binomial" } else { "scatter_ring" }.to_string())
@@ -62,6 +72,19 @@ unsafe fn schedule(call: &str, buf: *mut u8, count: usize, dt: &Datatype, root: 
 /// # Safety
 /// `buf` holds `count` elements of `dt` and is valid for the call.
 pub unsafe fn bcast(buf: *mut u8, count: usize, dt: &Datatype, root: i32, comm: &Comm) -> Result<()> {
+    let checked = !comm.is_inter()
+        && super::check_root("MPI_Bcast", comm, root).is_ok()
+        && util::check_type("MPI_Bcast", "datatype", dt).is_ok()
+        && util::check_count("MPI_Bcast", "count", count, dt).is_ok();
+    let bytes = if checked { util::packed_len(count, dt) } else { 0 };
+    if bytes > 0 {
+        let forced = super::shm::forced_cached(&FORCED, "bcast", ALGORITHMS)?;
+        if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, bytes <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX }))? {
+            // SAFETY: forwarded caller contract; the root was checked.
+            unsafe { super::shm::bcast(sess, buf, count, dt, root as usize) };
+            return Ok(());
+        }
+    }
     super::run(schedule("MPI_Bcast", buf, count, dt, root, comm)?, "MPI_Bcast")
 }
 

@@ -22,6 +22,9 @@
 //! * `rabenseifner`: reduce-scatter by recursive halving, then a binomial gather
 //!   of the blocks to the root (large messages). Combines in rank order, so it is
 //!   correct for non-commutative ops too (it is only *selected* for commutative ones).
+//! * `shm` (blocking reduce on communicators within one host): contributions in
+//!   a shared area, folded in rank order by the root (see `coll/shm`); any op.
+//!   Chosen up to [`SHM_MAX`] bytes.
 pub(crate) mod binomial;
 pub(crate) mod in_order;
 pub(crate) mod rabenseifner;
@@ -34,7 +37,14 @@ use crate::error::{ErrorClass, MpiError, Result};
 use crate::op::Op;
 use crate::request::Request;
 
-const ALGORITHMS: &[&str] = &["binomial", "in_order", "rabenseifner"];
+const ALGORITHMS: &[&str] = &["binomial", "in_order", "rabenseifner", "shm"];
+static FORCED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+
+/// Blocking reduces up to this many bytes (the message's span) take the
+/// shared-memory path where it exists ([`SHM_MAX_2`] on 2 ranks; the limits of
+/// allreduce, whose first half this is).
+pub const SHM_MAX: usize = 512 * 1024;
+pub const SHM_MAX_2: usize = 32 * 1024;
 
 /// Messages of at least this many bytes use Rabenseifner's algorithm.
 const RABENSEIFNER_MIN_BYTES: usize = 64 * 1024;
@@ -323,6 +333,20 @@ fn schedule(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usi
 /// The buffers hold `count` elements of `dt` (recvbuf: at the root) and stay valid
 /// until the call returns.
 pub unsafe fn reduce(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, root: i32, comm: &Comm) -> Result<()> {
+    const CALL: &str = "MPI_Reduce";
+    if !comm.is_inter()
+        && check_args(CALL, comm, count, dt, op).is_ok()
+        && super::check_root(CALL, comm, root).is_ok()
+        && (sendbuf.is_some() || comm.rank() == root)
+    {
+        if let Some(k) = super::shm::chunk_elems(count, dt) {
+            let forced = super::shm::forced_cached(&FORCED, "reduce", ALGORITHMS)?;
+            if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, util::span_len(count, dt) <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX }))? {
+                // SAFETY: forwarded caller contract; arguments checked above.
+                return unsafe { super::shm::reduce(sess, sendbuf, recvbuf, count, k, dt, op, root as usize) };
+            }
+        }
+    }
     super::run(schedule("MPI_Reduce", sendbuf, recvbuf, count, dt, op, root, comm)?, "MPI_Reduce")
 }
 

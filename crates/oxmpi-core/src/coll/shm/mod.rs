@@ -1,0 +1,527 @@
+//! Shared-memory collectives for intracommunicators whose members all share one
+//! host (after MPICH's ch4 "release/gather" and Open MPI's coll/sm): blocking
+//! barrier, bcast, reduce, allreduce and allgather move data through one memory
+//! area per communicator instead of point-to-point messages. Non-blocking
+//! collectives keep using schedules.
+//!
+//! # Life cycle
+//!
+//! The area is made lazily, collectively, on a communicator's
+//! [`LAZY_CALLS`]-th blocking collective that would use it (the first when
+//! `OXMPI_<OP>_ALGORITHM=shm` forces it), so the many communicators that
+//! programs create and never use collectively cost nothing. Rank 0 makes an
+//! anonymous `memfd` (nothing ever appears in `/dev/shm`, and the kernel frees it
+//! whatever way the job ends), tells the others its pid and descriptor over
+//! point-to-point on the communicator's collective context, every rank maps
+//! `/proc/<pid>/fd/<fd>`, and all agree on success: if any rank failed (or has
+//! [`MAX_AREAS`] areas already), every rank falls back to schedules for good on
+//! this communicator. Rank 0 then closes its descriptor; only mappings remain,
+//! unmapped when the communicator is dropped (MPI_Comm_free of the last handle)
+//! or at MPI_Finalize for the predefined ones.
+//!
+//! # Layout (offsets from the page-aligned start)
+//!
+//! | offset | contents |
+//! |---|---|
+//! | 0 | the release line: `release` (step of the last root publication) |
+//! | 128 | one 128-byte control line per rank: `flag`, `res`, `done` |
+//! | next page | the broadcast buffer: 2 × [`CHUNK`] (by step parity) |
+//! | then | one data slot per rank: 2 × [`CHUNK`] each (by step parity) |
+//!
+//! # Protocol
+//!
+//! Every rank counts *steps* (one per chunk of a collective, the same sequence
+//! on every rank since collectives are called in the same order). All counters
+//! only grow and are compared with `>=`:
+//! * `flag[i] = s` (Release): rank i arrived at step s and its slot holds its
+//!   data for s; it also means rank i completed step s - 1;
+//! * `res[i] = s`: rank i wrote its block of the step-s result (allreduce);
+//! * `release = s`: the root of step s published (bcast data or barrier release);
+//! * `done[i] = s`: rank i finished reading everything of step s.
+//!
+//! Buffers alternate by step parity, so a writer at step s only has to know that
+//! every rank is done with step s - 2 ([`Ctx::wait_free`]); most of the time it
+//! knows that already from the flags it saw ([`Ready::known`]).
+//!
+//! Waits spin, yield, then sleep on the rank's doorbell of the host segment,
+//! driving the point-to-point engine all along (other ranks may need our
+//! progress); publishers ring the doorbells of the ranks that wait for them.
+//!
+//! Reductions fold in rank order, `a0 op (a1 op (... op a(n-1)))`, with the
+//! same operands on every rank, so results are bit-identical everywhere and
+//! non-commutative (user) ops see their operands in rank order.
+//!
+//! # Trust
+//!
+//! Nothing read from the area is used as a length, offset or pointer: other
+//! ranks can only make us wait or read wrong data bytes.
+
+mod allgather;
+mod allreduce;
+mod barrier;
+mod bcast;
+mod reduce;
+
+pub(crate) use allgather::allgather;
+pub(crate) use allreduce::allreduce;
+pub(crate) use reduce::chunk_elems;
+pub(crate) use barrier::barrier;
+pub(crate) use bcast::bcast;
+pub(crate) use reduce::reduce;
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use super::sched::{Builder, Slice};
+use crate::comm::Comm;
+use crate::error::{ErrorClass, MpiError, Result};
+use crate::runtime::{engine, Engine};
+use crate::transport::doorbell::Doorbell;
+
+/// Bytes of one buffer half (the broadcast buffer and every rank's slot have two).
+pub const CHUNK: usize = 64 * 1024;
+/// Largest communicator served (the gathers are flat).
+pub const MAX_RANKS: usize = 64;
+/// Most areas a process keeps mapped; communicators beyond use schedules.
+pub const MAX_AREAS: usize = 128;
+/// A communicator gets its area on this many-th blocking collective that wants it.
+pub const LAZY_CALLS: u32 = 3;
+/// Longest sleep in a wait (a publication that rings nobody is seen by then).
+const MAX_SLEEP: Duration = Duration::from_millis(1);
+const LINE: usize = 128;
+const PAGE: usize = 4096;
+
+/// Areas mapped by this process.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether an operation wants the shared-memory path for one call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Want {
+    /// Another algorithm is forced, or the message is out of the path's range.
+    No,
+    /// Chosen by the selection: used once the area exists (made lazily).
+    Auto,
+    /// `OXMPI_<OP>_ALGORITHM=shm`: made at once.
+    Forced,
+}
+
+/// The choice for one call from the forced algorithm (if any) and whether the
+/// automatic selection would take the shared-memory path.
+pub(crate) fn want(forced: Option<&str>, auto: bool) -> Want {
+    match forced {
+        Some("shm") => Want::Forced,
+        Some(_) => Want::No,
+        None if auto => Want::Auto,
+        None => Want::No,
+    }
+}
+
+/// `forced_algorithm(op, choices)`, read once per process (the environment does
+/// not change during a job; a bad name is an error every time).
+pub(crate) fn forced_cached(cell: &'static OnceLock<Option<String>>, op: &str, choices: &[&str]) -> Result<Option<&'static str>> {
+    if let Some(v) = cell.get() {
+        return Ok(v.as_deref());
+    }
+    let v = super::forced_algorithm(op, choices)?;
+    Ok(cell.get_or_init(|| v).as_deref())
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Layout {
+    ctl: usize,
+    bbuf: usize,
+    slots: usize,
+    total: usize,
+}
+
+impl Layout {
+    fn new(n: usize) -> Layout {
+        let ctl = LINE;
+        let bbuf = (ctl + n * LINE).div_ceil(PAGE) * PAGE;
+        let slots = bbuf + 2 * CHUNK;
+        Layout { ctl, bbuf, slots, total: slots + n * 2 * CHUNK }
+    }
+}
+
+/// One communicator's mapped area.
+pub(crate) struct Area {
+    base: NonNull<u8>,
+    lay: Layout,
+    n: usize,
+}
+
+// SAFETY: the area is a shared mapping owned by this handle; everything other
+// threads or processes write in it is either an atomic counter or a data buffer
+// whose use is handed over by Release/Acquire on those counters (see the module
+// docs), and the per-communicator mutex serializes this process's users.
+unsafe impl Send for Area {}
+// SAFETY: as for `Send`: `&self` methods only hand out atomics and raw pointers.
+unsafe impl Sync for Area {}
+
+impl Drop for Area {
+    fn drop(&mut self) {
+        // SAFETY: `base`/`lay.total` are exactly a mapping this handle made and
+        // nobody else unmaps; every pointer into it is used only while the
+        // communicator's mutex (which owns this handle) is held.
+        unsafe { libc::munmap(self.base.as_ptr().cast(), self.lay.total) };
+        LIVE.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl Area {
+    /// Maps `len` bytes of `fd` (the caller checked the file is that large).
+    fn map(fd: &OwnedFd, n: usize) -> Result<Area> {
+        let lay = Layout::new(n);
+        // SAFETY: a fresh shared mapping at an address the kernel picks cannot
+        // overlap any Rust object; `fd` is open and sized to `lay.total` bytes.
+        let p = unsafe { libc::mmap(std::ptr::null_mut(), lay.total, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), 0) };
+        if p == libc::MAP_FAILED {
+            return Err(os_err("mmap"));
+        }
+        LIVE.fetch_add(1, Ordering::Relaxed);
+        Ok(Area { base: NonNull::new(p.cast()).expect("mmap returned NULL"), lay, n })
+    }
+
+    fn counter(&self, off: usize) -> &AtomicU64 {
+        assert!(off + 8 <= self.lay.bbuf && off.is_multiple_of(8));
+        // SAFETY: `off` is 8-aligned inside the control pages of the live mapping
+        // (page aligned base), which only ever holds AtomicU64s (zero = 0).
+        unsafe { &*(self.base.as_ptr().add(off) as *const AtomicU64) }
+    }
+
+    fn release(&self) -> &AtomicU64 {
+        self.counter(0)
+    }
+    fn flag(&self, r: usize) -> &AtomicU64 {
+        self.counter(self.lay.ctl + r * LINE)
+    }
+    fn res(&self, r: usize) -> &AtomicU64 {
+        self.counter(self.lay.ctl + r * LINE + 8)
+    }
+    fn done(&self, r: usize) -> &AtomicU64 {
+        self.counter(self.lay.ctl + r * LINE + 16)
+    }
+
+    /// The broadcast buffer of step parity `par` ([`CHUNK`] bytes).
+    fn bbuf(&self, par: u64) -> *mut u8 {
+        self.base.as_ptr().wrapping_add(self.lay.bbuf + (par as usize & 1) * CHUNK)
+    }
+
+    /// Rank `r`'s slot of step parity `par` ([`CHUNK`] bytes).
+    fn slot(&self, r: usize, par: u64) -> *mut u8 {
+        assert!(r < self.n);
+        self.base.as_ptr().wrapping_add(self.lay.slots + (r * 2 + (par as usize & 1)) * CHUNK)
+    }
+}
+
+fn os_err(what: &str) -> MpiError {
+    MpiError::new(ErrorClass::Other, format!("shared-memory collectives: {what}: {}", std::io::Error::last_os_error()))
+}
+
+/// A fresh memfd of `len` bytes.
+fn create_memfd(len: usize) -> Result<OwnedFd> {
+    // SAFETY: the name is a NUL-terminated literal; the flags are plain integers.
+    let fd = unsafe { libc::memfd_create(c"oxmpi-coll".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(os_err("memfd_create"));
+    }
+    // SAFETY: `fd` was just returned to us and is owned by nobody else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: `fd` is a valid memfd opened read-write.
+    if unsafe { libc::ftruncate(fd.as_raw_fd(), len as libc::off_t) } != 0 {
+        return Err(os_err("ftruncate"));
+    }
+    Ok(fd)
+}
+
+/// Opens another process's memfd through /proc and checks its size.
+fn open_peer(pid: u64, fd: u64, len: usize) -> Result<OwnedFd> {
+    let path = std::ffi::CString::new(format!("/proc/{pid}/fd/{fd}")).expect("no NUL in a number");
+    // SAFETY: `path` is NUL-terminated; no O_CREAT, so the mode is unused.
+    let raw = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+    if raw < 0 {
+        return Err(os_err("opening the creator's memfd"));
+    }
+    // SAFETY: `raw` was just returned by open and is owned by nobody else.
+    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+    // SAFETY: `stat` is plain old data (all-zero is valid) and `fd` is open.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `fd` is a valid descriptor and `st` a writable stat.
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 || st.st_size as u64 != len as u64 {
+        return Err(MpiError::new(ErrorClass::Other, "shared-memory collectives: the creator's memfd has the wrong size"));
+    }
+    Ok(fd)
+}
+
+/// A mapped area and this rank's view of the protocol.
+pub(crate) struct Ready {
+    area: Area,
+    /// Doorbell of every member (by communicator rank).
+    bells: Vec<&'static Doorbell>,
+    /// The last step this rank started.
+    step: u64,
+    /// A step every rank is known to have completed.
+    known: u64,
+    /// More ranks than processors on the host (rank 0's view, the same everywhere):
+    /// then fewer wake-ups beat parallel work.
+    oversubscribed: bool,
+}
+
+enum Status {
+    /// No area yet: blocking collectives that wanted one so far.
+    Unset { calls: u32 },
+    Ready(Box<Ready>),
+    /// Schedules only (ineligible communicator, failed set-up, or freed).
+    Off,
+}
+
+/// A communicator's shared-memory collective state ([`crate::comm::CommInner`]).
+pub struct CommShm(Mutex<Status>);
+
+impl Default for CommShm {
+    fn default() -> Self {
+        CommShm(Mutex::new(Status::Unset { calls: 0 }))
+    }
+}
+
+impl std::fmt::Debug for CommShm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = match self.0.try_lock().as_deref() {
+            Ok(Status::Unset { calls }) => format!("unset ({calls} calls)"),
+            Ok(Status::Ready(r)) => format!("ready (step {})", r.step),
+            Ok(Status::Off) => "off".into(),
+            Err(_) => "busy".into(),
+        };
+        write!(f, "CommShm({what})")
+    }
+}
+
+/// Unmaps `comm`'s area (MPI_Finalize for the predefined communicators); its
+/// collectives use schedules from then on.
+pub(crate) fn release(comm: &Comm) {
+    let mut g = comm.0.coll_shm.0.lock().unwrap_or_else(|p| p.into_inner());
+    *g = Status::Off;
+}
+
+/// Whether every member of `comm` shares this rank's host segment.
+fn eligible(comm: &Comm, e: &Engine) -> bool {
+    let n = comm.size() as usize;
+    !comm.is_inter() && (2..=MAX_RANKS).contains(&n) && comm.0.tag_base == 0 && comm.group().iter().all(|&w| e.local_bell(w).is_some())
+}
+
+/// An area locked for one collective.
+pub(crate) struct Session<'a> {
+    guard: MutexGuard<'a, Status>,
+    me: usize,
+    n: usize,
+    e: &'static Engine,
+}
+
+/// The shared-memory path for one blocking collective on `comm`, if it takes
+/// it: `None` means "use a schedule" (the same answer on every rank).
+pub(crate) fn acquire(comm: &Comm, want: Want) -> Result<Option<Session<'_>>> {
+    if want == Want::No || comm.is_inter() || comm.size() < 2 {
+        return Ok(None);
+    }
+    let e = engine()?;
+    let mut g = comm.0.coll_shm.0.lock().unwrap_or_else(|p| p.into_inner());
+    match &mut *g {
+        Status::Ready(_) => {}
+        Status::Off => return Ok(None),
+        Status::Unset { calls } => {
+            if !eligible(comm, e) {
+                *g = Status::Off;
+                return Ok(None);
+            }
+            *calls += 1;
+            if want != Want::Forced && *calls < LAZY_CALLS {
+                return Ok(None);
+            }
+            match setup(comm, e)? {
+                Some(r) => *g = Status::Ready(Box::new(r)),
+                None => {
+                    *g = Status::Off;
+                    return Ok(None);
+                }
+            }
+        }
+    }
+    Ok(Some(Session { guard: g, me: comm.rank() as usize, n: comm.size() as usize, e }))
+}
+
+impl Session<'_> {
+    pub(crate) fn ctx(&mut self) -> Ctx<'_> {
+        let Status::Ready(r) = &mut *self.guard else { unreachable!("a session holds a ready area") };
+        Ctx { r, me: self.me, n: self.n, e: self.e }
+    }
+}
+
+/// Rank 0 sends `words` to every other rank (set-up only).
+fn send_words(comm: &Comm, words: &mut [u64]) -> Result<()> {
+    let mut b = Builder::new(comm);
+    let len = words.len() * 8;
+    if comm.rank() == 0 {
+        for j in 1..comm.size() {
+            b.send(Slice::user(words.as_ptr() as *const u8, len), j);
+        }
+    } else {
+        b.recv(Slice::user_mut(words.as_mut_ptr() as *mut u8, len), 0);
+    }
+    super::run(b, "shared-memory collective set-up")
+}
+
+/// Whether `ok` holds on every rank (set-up only).
+fn all_agree(comm: &Comm, ok: bool) -> Result<bool> {
+    let n = comm.size() as usize;
+    let mut v = vec![0u64; n];
+    v[comm.rank() as usize] = ok as u64;
+    let mut b = Builder::new(comm);
+    if comm.rank() == 0 {
+        for (j, w) in v.iter_mut().enumerate().skip(1) {
+            b.recv(Slice::user_mut(w as *mut u64 as *mut u8, 8), j as i32);
+        }
+    } else {
+        b.send(Slice::user(&v[comm.rank() as usize] as *const u64 as *const u8, 8), 0);
+    }
+    super::run(b, "shared-memory collective set-up")?;
+    let mut all = [v.iter().all(|&x| x == 1) as u64];
+    send_words(comm, &mut all)?;
+    Ok(all[0] == 1)
+}
+
+/// Makes and maps the area collectively; `None` (on every rank) if any failed.
+fn setup(comm: &Comm, e: &'static Engine) -> Result<Option<Ready>> {
+    let n = comm.size() as usize;
+    let me = comm.rank() as usize;
+    let len = Layout::new(n).total;
+    // pid, fd, success, and rank 0's view of oversubscription (so that every
+    // rank picks the same algorithm variants).
+    let mut info = [0u64, 0, 0, e.oversubscribed as u64];
+    let mut mine: Option<OwnedFd> = None;
+    if me == 0 && LIVE.load(Ordering::Relaxed) < MAX_AREAS {
+        if let Ok(fd) = create_memfd(len) {
+            info[..3].copy_from_slice(&[std::process::id() as u64, fd.as_raw_fd() as u64, 1]);
+            mine = Some(fd);
+        }
+    }
+    send_words(comm, &mut info)?;
+    let area = match (&mine, info[2] == 1 && LIVE.load(Ordering::Relaxed) < MAX_AREAS) {
+        (Some(fd), _) => Area::map(fd, n).ok(),
+        (None, true) => open_peer(info[0], info[1], len).and_then(|fd| Area::map(&fd, n)).ok(),
+        (None, false) => None,
+    };
+    let ok = all_agree(comm, area.is_some())?;
+    drop(mine);
+    let bells: Option<Vec<_>> = comm.group().iter().map(|&w| e.local_bell(w)).collect();
+    match (area, bells) {
+        (Some(area), Some(bells)) if ok => Ok(Some(Ready { area, bells, step: 0, known: 0, oversubscribed: info[3] == 1 })),
+        _ => Ok(None),
+    }
+}
+
+/// Which per-rank counter a wait looks at.
+#[derive(Clone, Copy)]
+enum Counter {
+    Flag,
+    Res,
+    Done,
+}
+
+/// One collective's view of the area.
+pub(crate) struct Ctx<'a> {
+    r: &'a mut Ready,
+    me: usize,
+    n: usize,
+    e: &'static Engine,
+}
+
+impl Ctx<'_> {
+    fn area(&self) -> &Area {
+        &self.r.area
+    }
+
+    /// Starts the next step.
+    fn next(&mut self) -> u64 {
+        self.r.step += 1;
+        self.r.step
+    }
+
+    /// Every rank is known to have completed step `s`.
+    fn learn(&mut self, s: u64) {
+        self.r.known = self.r.known.max(s);
+    }
+
+    fn counter(&self, c: Counter, j: usize) -> &AtomicU64 {
+        match c {
+            Counter::Flag => self.area().flag(j),
+            Counter::Res => self.area().res(j),
+            Counter::Done => self.area().done(j),
+        }
+    }
+
+    fn set(&self, c: Counter, s: u64) {
+        self.counter(c, self.me).store(s, Ordering::Release);
+    }
+
+    fn ring(&self, j: usize) {
+        self.r.bells[j].ring();
+    }
+
+    fn ring_others(&self) {
+        for j in (0..self.n).filter(|&j| j != self.me) {
+            self.r.bells[j].ring();
+        }
+    }
+
+    /// Waits until `cond` holds (driving progress, see [`Engine::wait_flag`]).
+    fn wait(&self, cond: impl FnMut() -> bool) {
+        self.e.wait_flag(cond, MAX_SLEEP);
+    }
+
+    /// Waits until `release >= s`.
+    fn wait_release(&self, s: u64) {
+        let rel = self.area().release();
+        if rel.load(Ordering::Acquire) < s {
+            self.wait(|| rel.load(Ordering::Acquire) >= s);
+        }
+    }
+
+    /// Waits until counter `c` of every other rank is `>= s`.
+    fn wait_all(&self, c: Counter, s: u64) {
+        let mut j = 0;
+        self.wait(|| {
+            while j < self.n {
+                if j != self.me && self.counter(c, j).load(Ordering::Acquire) < s {
+                    return false;
+                }
+                j += 1;
+            }
+            true
+        });
+    }
+
+    /// Before writing a buffer at step `s`: every rank is done with step `s - 2`,
+    /// the last one that used buffers of the same parity.
+    fn wait_free(&mut self, s: u64) {
+        if s <= 2 || self.r.known >= s - 2 {
+            return;
+        }
+        self.wait_all(Counter::Done, s - 2);
+        let seen = (0..self.n).map(|j| self.counter(Counter::Done, j).load(Ordering::Acquire)).min().unwrap_or(0);
+        self.learn(seen.max(s - 2));
+    }
+}
+
+/// Copies `len` bytes between distinct buffers (user memory and the area).
+///
+/// # Safety
+/// `src` is readable and `dst` writable for `len` bytes, and they do not overlap.
+unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
+    if len > 0 {
+        // SAFETY: forwarded caller contract.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
+    }
+}

@@ -1,0 +1,296 @@
+//! Rank program for the shared-memory collectives (crates/oxmpi-core/src/coll/shm):
+//! run with `OXMPI_<OP>_ALGORITHM=shm` (tests/core_coll_shm.rs) or without.
+//! Modes (argv[1]):
+//! * `bitident`: allreduce of doubles whose sum depends on the order of the
+//!   additions; every rank must get the same bits (small, medium and multi-chunk
+//!   counts, in place and not).
+//! * `noncomm`: a non-commutative user op (2x2 matrix products mod p) through
+//!   reduce (every root) and allreduce, with counts spanning several chunks.
+//! * `barrier`: a barrier lets nobody out before the last rank came in.
+//! * `comms`: hundreds of communicators (dup, split) each with collectives, then
+//!   freed: no area, file descriptor or context id is leaked; more live
+//!   communicators with areas than the per-process cap still work.
+//! * `mixed`: non-blocking collectives and a rendezvous send outstanding while
+//!   blocking collectives run on the same communicator.
+//! * `uses_shm`: reports whether the world communicator got an area.
+//! * `die`: the last rank kills itself while the others wait in a barrier.
+
+use std::sync::Arc;
+
+use oxmpi_core::coll::{allgather, allreduce, barrier, bcast, reduce};
+use oxmpi_core::comm::{context, create};
+use oxmpi_core::datatype::{Datatype, Primitive};
+use oxmpi_core::op::{Op, PredefinedOp, UserFunction};
+use oxmpi_core::pt2pt::{self, SendMode};
+use oxmpi_core::{runtime, Comm};
+use oxmpi_tests::{check, Rng};
+
+const P: i64 = 1_000_003;
+
+fn dbl() -> Datatype {
+    Datatype::predefined(Primitive::Double)
+}
+
+fn u8t() -> Datatype {
+    Datatype::predefined(Primitive::Uint8)
+}
+
+/// Areas mapped by this process (the memfds show in our maps).
+fn areas() -> usize {
+    std::fs::read_to_string("/proc/self/maps").unwrap_or_default().lines().filter(|l| l.contains("oxmpi-coll")).count()
+}
+
+fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").map(|d| d.count()).unwrap_or(0)
+}
+
+fn allreduce_f64(comm: &Comm, input: Option<&[f64]>, out: &mut [f64]) {
+    let op = Op::predefined(PredefinedOp::Sum);
+    // SAFETY: both buffers hold out.len() doubles for the blocking call.
+    unsafe { allreduce::allreduce(input.map(|i| i.as_ptr() as *const u8), out.as_mut_ptr() as *mut u8, out.len(), &dbl(), &op, comm).unwrap() };
+}
+
+fn bcast_bytes(comm: &Comm, buf: &mut [u8], root: i32) {
+    // SAFETY: `buf` holds buf.len() bytes for the blocking call.
+    unsafe { bcast::bcast(buf.as_mut_ptr(), buf.len(), &u8t(), root, comm).unwrap() };
+}
+
+fn bitident(world: &Comm) {
+    let (rank, n) = (world.rank(), world.size() as usize);
+    for (case, &count) in [1usize, 3, 100, 600, 5000, 20_000].iter().enumerate() {
+        for in_place in [false, true] {
+            let mut r = Rng::new(77 + rank as u64 * 1000 + case as u64);
+            // Magnitudes from 1e-8 to 1e8: the sum's bits depend on the order.
+            let input: Vec<f64> = (0..count).map(|_| (r.below(2001) as f64 - 1000.0) * 10f64.powi(r.below(17) as i32 - 8)).collect();
+            let mut out = if in_place { input.clone() } else { vec![0.0; count] };
+            allreduce_f64(world, (!in_place).then_some(&input[..]), &mut out);
+            let mine: Vec<u8> = out.iter().flat_map(|x| x.to_bits().to_le_bytes()).collect();
+            let mut all = vec![0u8; mine.len() * n];
+            // SAFETY: `all` holds n blocks of mine.len() bytes.
+            unsafe { allgather::allgather(Some(mine.as_ptr()), mine.len(), &u8t(), all.as_mut_ptr(), mine.len(), &u8t(), world).unwrap() };
+            for j in 0..n {
+                check!(rank, all[j * mine.len()..(j + 1) * mine.len()] == mine[..], "count {count}: rank {j}'s allreduce result differs from ours");
+            }
+            // Close to the exact sum (any order).
+            let mut exact = vec![0.0f64; count];
+            for j in 0..n {
+                let mut r = Rng::new(77 + j as u64 * 1000 + case as u64);
+                for e in exact.iter_mut() {
+                    *e += (r.below(2001) as f64 - 1000.0) * 10f64.powi(r.below(17) as i32 - 8);
+                }
+            }
+            for (i, (a, b)) in out.iter().zip(&exact).enumerate() {
+                check!(rank, (a - b).abs() <= 1e-6 * b.abs().max(1.0), "count {count} element {i}: {a} vs {b}");
+            }
+        }
+    }
+    println!("bitident: ok");
+}
+
+fn matrix_op() -> Op {
+    // inout = in * inout (2x2 matrices mod P; contiguous 4 x i64 elements).
+    let f: Arc<UserFunction> = Arc::new(|inp: *const u8, io: *mut u8, count: usize, _dt: &Datatype| {
+        for i in 0..count {
+            // SAFETY: the engine passes `count` elements of 32 bytes.
+            unsafe {
+                let a = std::slice::from_raw_parts((inp as *const i64).add(4 * i), 4).to_vec();
+                let b = std::slice::from_raw_parts_mut((io as *mut i64).add(4 * i), 4);
+                let c = [(a[0] * b[0] + a[1] * b[2]) % P, (a[0] * b[1] + a[1] * b[3]) % P, (a[2] * b[0] + a[3] * b[2]) % P, (a[2] * b[1] + a[3] * b[3]) % P];
+                b.copy_from_slice(&c);
+            }
+        }
+    });
+    Op::user(f, false)
+}
+
+fn matrices(rank: usize, count: usize) -> Vec<i64> {
+    let mut r = Rng::new(5 + rank as u64);
+    (0..4 * count).map(|_| r.below(P as u64) as i64).collect()
+}
+
+fn mul(a: &[i64], b: &[i64]) -> [i64; 4] {
+    [(a[0] * b[0] + a[1] * b[2]) % P, (a[0] * b[1] + a[1] * b[3]) % P, (a[2] * b[0] + a[3] * b[2]) % P, (a[2] * b[1] + a[3] * b[3]) % P]
+}
+
+fn noncomm(world: &Comm) {
+    let (rank, n) = (world.rank(), world.size() as usize);
+    let dt = Datatype::contiguous(4, &Datatype::predefined(Primitive::Int64)).unwrap();
+    dt.commit();
+    let op = matrix_op();
+    for count in [1usize, 7, 2048, 2049, 5000] {
+        let input = matrices(rank as usize, count);
+        let mut expect = matrices(0, count);
+        for j in 1..n {
+            let m = matrices(j, count);
+            for e in 0..count {
+                let p = mul(&expect[4 * e..4 * e + 4], &m[4 * e..4 * e + 4]);
+                expect[4 * e..4 * e + 4].copy_from_slice(&p);
+            }
+        }
+        let mut out = vec![0i64; 4 * count];
+        // SAFETY: the buffers hold `count` elements of `dt`.
+        unsafe { allreduce::allreduce(Some(input.as_ptr() as *const u8), out.as_mut_ptr() as *mut u8, count, &dt, &op, world).unwrap() };
+        check!(rank, out == expect, "allreduce of {count} matrices is not the rank-order product");
+        for root in 0..n as i32 {
+            let mut out = if rank == root { input.clone() } else { vec![0i64; 4 * count] };
+            let send = if rank == root && count % 2 == 1 { None } else { Some(input.as_ptr() as *const u8) };
+            // SAFETY: as above (in place at the root for odd counts).
+            unsafe { reduce::reduce(send, out.as_mut_ptr() as *mut u8, count, &dt, &op, root, world).unwrap() };
+            if rank == root {
+                check!(rank, out == expect, "reduce of {count} matrices to {root} is not the rank-order product");
+            }
+        }
+    }
+    println!("noncomm: ok");
+}
+
+fn barrier_order(world: &Comm) {
+    let (rank, n) = (world.rank(), world.size());
+    for round in 0..(3 * n) {
+        let late = round % n;
+        if rank == late {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let entered = runtime::wtime();
+        barrier::barrier(world).unwrap();
+        let left = runtime::wtime();
+        let mut t = entered.to_bits().to_le_bytes();
+        bcast_bytes(world, &mut t, late);
+        let late_entered = f64::from_bits(u64::from_le_bytes(t));
+        check!(rank, left >= late_entered, "round {round}: left the barrier at {left} before rank {late} entered at {late_entered}");
+    }
+    println!("barrier: ok");
+}
+
+fn collectives_on(c: &Comm, salt: u64) {
+    let (rank, n) = (c.rank(), c.size() as usize);
+    barrier::barrier(c).unwrap();
+    let mut sum = [0.0f64];
+    allreduce_f64(c, Some(&[rank as f64 + salt as f64]), &mut sum);
+    let want = (0..n).map(|r| r as f64 + salt as f64).sum::<f64>();
+    check!(rank, sum[0] == want, "allreduce on a new communicator: {} vs {want}", sum[0]);
+    let mut b = [0u8; 100];
+    if rank == 0 {
+        Rng::fill(salt, &mut b);
+    }
+    bcast_bytes(c, &mut b, 0);
+    let mut want = [0u8; 100];
+    Rng::fill(salt, &mut want);
+    check!(rank, b == want, "bcast on a new communicator");
+}
+
+fn comms(world: &Comm) {
+    let rank = world.rank();
+    collectives_on(world, 1);
+    let (fds, maps, ctx) = (open_fds(), areas(), context::in_use());
+    for i in 0..300u64 {
+        let d = create::dup(world).unwrap();
+        collectives_on(&d, i);
+        drop(d);
+        let s = create::split(world, rank % 2, -rank).unwrap().unwrap();
+        collectives_on(&s, i + 1000);
+        drop(s);
+    }
+    check!(rank, open_fds() == fds, "file descriptors leaked: {fds} -> {}", open_fds());
+    check!(rank, areas() == maps, "areas leaked: {maps} -> {}", areas());
+    check!(rank, context::in_use() == ctx, "context ids leaked");
+    // More live communicators with collectives than the per-process cap.
+    let live: Vec<Comm> = (0..200).map(|_| create::dup(world).unwrap()).collect();
+    for (i, c) in live.iter().enumerate() {
+        collectives_on(c, i as u64);
+        collectives_on(c, i as u64 + 7);
+    }
+    check!(rank, areas() <= oxmpi_core::coll::shm::MAX_AREAS, "{} areas mapped", areas());
+    drop(live);
+    check!(rank, open_fds() == fds, "file descriptors leaked: {fds} -> {}", open_fds());
+    check!(rank, areas() == maps, "areas leaked: {maps} -> {}", areas());
+    println!("comms: ok");
+}
+
+fn mixed(world: &Comm) {
+    let (rank, n) = (world.rank(), world.size());
+    let next = (rank + 1) % n;
+    let prev = (rank + n - 1) % n;
+    for round in 0..20u64 {
+        // A rendezvous-sized message to the next rank, received only after the
+        // blocking collectives: they must keep the engine going.
+        let big: Vec<u8> = (0..1usize << 20).map(|i| (i as u64 * 7 + round + rank as u64) as u8).collect();
+        let mut got = vec![0u8; 1 << 20];
+        // SAFETY: `big` outlives the request (waited below).
+        let mut sreq = unsafe { pt2pt::isend(world, big.as_ptr(), big.len(), next, 9, SendMode::Standard).unwrap() };
+        let mut nb = vec![0u8; 4096];
+        if rank == 0 {
+            Rng::fill(round, &mut nb);
+        }
+        // SAFETY: `nb` outlives the request.
+        let mut breq = unsafe { bcast::ibcast(nb.as_mut_ptr(), nb.len(), &u8t(), 0, world).unwrap() };
+        let mut bar = barrier::ibarrier(world).unwrap();
+        let input = [rank as f64; 16];
+        let mut nsum = [0.0f64; 16];
+        let op = Op::predefined(PredefinedOp::Sum);
+        // SAFETY: the buffers outlive the request.
+        let mut areq = unsafe { allreduce::iallreduce(Some(input.as_ptr() as *const u8), nsum.as_mut_ptr() as *mut u8, 16, &dbl(), &op, world).unwrap() };
+        // Blocking collectives in between.
+        barrier::barrier(world).unwrap();
+        let mut sum = [0.0f64; 16];
+        allreduce_f64(world, Some(&input), &mut sum);
+        let mut b = vec![0u8; 1000];
+        if rank == n - 1 {
+            Rng::fill(round + 99, &mut b);
+        }
+        bcast_bytes(world, &mut b, n - 1);
+        pt2pt::recv(world, &mut got, prev, 9).unwrap();
+        pt2pt::wait(&mut sreq).unwrap();
+        pt2pt::wait(&mut breq).unwrap();
+        pt2pt::wait(&mut bar).unwrap();
+        pt2pt::wait(&mut areq).unwrap();
+        let tot = (0..n).map(|r| r as f64).sum::<f64>();
+        check!(rank, sum.iter().chain(nsum.iter()).all(|&x| x == tot), "allreduce sums");
+        let mut want = vec![0u8; 4096];
+        Rng::fill(round, &mut want);
+        check!(rank, nb == want, "ibcast data");
+        let mut want = vec![0u8; 1000];
+        Rng::fill(round + 99, &mut want);
+        check!(rank, b == want, "bcast data");
+        check!(rank, got.iter().enumerate().all(|(i, &x)| x == (i as u64 * 7 + round + prev as u64) as u8), "rendezvous data");
+    }
+    println!("mixed: ok");
+}
+
+fn main() {
+    let mode = std::env::args().nth(1).unwrap_or_default();
+    runtime::init(runtime::ThreadLevel::Single).expect("MPI_Init");
+    let world = runtime::engine().unwrap().world().clone();
+    let rank = world.rank();
+    match mode.as_str() {
+        "bitident" => bitident(&world),
+        "noncomm" => noncomm(&world),
+        "barrier" => barrier_order(&world),
+        "comms" => comms(&world),
+        "mixed" => mixed(&world),
+        "die" => {
+            // The last rank dies hard while the others wait in shared-memory collectives.
+            for _ in 0..4 {
+                barrier::barrier(&world).unwrap();
+            }
+            if rank == world.size() - 1 {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                // SAFETY: raising SIGKILL on ourselves; nothing to uphold.
+                unsafe { libc::raise(libc::SIGKILL) };
+            }
+            barrier::barrier(&world).unwrap();
+        }
+        "uses_shm" => {
+            for _ in 0..4 {
+                barrier::barrier(&world).unwrap();
+            }
+            println!("areas: {}", areas());
+        }
+        other => {
+            eprintln!("unknown mode {other:?}");
+            std::process::exit(2);
+        }
+    }
+    let _ = rank;
+    runtime::finalize().expect("MPI_Finalize");
+}
