@@ -52,7 +52,9 @@ impl Link<'_> {
 
     fn push(&mut self, fill: impl FnOnce(&mut [u8]) -> usize) -> bool {
         match self {
-            Link::Shm(s, local) => s.try_push(*local, fill),
+            // SAFETY: links exist only inside `State` methods, and the engine reaches
+            // `State` only through its mutex: one thread at a time touches our rings.
+            Link::Shm(s, local) => unsafe { s.try_push_exclusive(*local, fill) },
             Link::Tcp(t, peer) => t.try_push(*peer, fill),
         }
     }
@@ -487,6 +489,45 @@ impl State {
                 r.bad_sig = sent;
             }
         }
+    }
+
+    /// A blocking standard-mode send that fits one shared-memory cell, written
+    /// straight into the ring when nothing is queued before it: no request, no
+    /// outbox item. Returns `false` (having done nothing) when it cannot be done
+    /// that way; the caller then takes the general path.
+    ///
+    /// The header's `sreq` is 0: only a send request's owner can cancel it or wait
+    /// for a synchronous ack, and this send is complete when we return.
+    pub(crate) fn try_send_now(&mut self, peer: u32, env: Envelope, data: &[u8], sig: u64) -> bool {
+        let Some(shm) = self.shm else { return false };
+        let p = &mut self.peers[peer as usize];
+        let Path::Shm { local } = p.path else { return false };
+        let cost = credit_cost(data.len()) as i64;
+        if !p.outbox.is_empty() || data.len() > CELL_PAYLOAD - HEADER_LEN || data.len() > self.eager_limit || p.credit < cost {
+            return false;
+        }
+        let hdr = Header {
+            kind: Kind::Eager,
+            flags: 0,
+            context: env.context,
+            source: env.source,
+            tag: env.tag,
+            len: data.len() as u64,
+            sreq: 0,
+            rreq: 0,
+            sig,
+        };
+        // SAFETY: `State` is only reached through the engine's mutex, so no other
+        // thread of this process pushes to any ring while we do.
+        let pushed = unsafe { shm.try_push_exclusive(local, |cell| {
+            let hl = hdr.encode(cell);
+            cell[hl..hl + data.len()].copy_from_slice(data);
+            hl + data.len()
+        }) };
+        if pushed {
+            p.credit -= cost;
+        }
+        pushed
     }
 
     fn start_send_owning(
@@ -1143,7 +1184,9 @@ impl State {
             for i in 0..self.shm_peers.len() {
                 let (peer, local) = self.shm_peers[i];
                 let mut budget = 64;
-                while budget > 0 && shm.try_pop(local, |pkt| self.handle_packet(peer, pkt)) {
+                // SAFETY: `State` is only reached through the engine's mutex, so no
+                // other thread of this process pops from any ring while we do.
+                while budget > 0 && unsafe { shm.try_pop_exclusive(local, |pkt| self.handle_packet(peer, pkt)) } {
                     budget -= 1;
                     did = true;
                 }

@@ -777,6 +777,22 @@ impl ShmSegment {
         let Some(guard) = self.push_locks[to].try_lock() else {
             return false;
         };
+        // SAFETY: the push lock for `to` makes us the only pusher of this process.
+        let pushed = unsafe { self.try_push_exclusive(to, fill) };
+        drop(guard);
+        pushed
+    }
+
+    /// [`ShmSegment::try_push`] without the per-ring lock, for a caller that already
+    /// serializes all of its process's ring traffic (the engine does everything under
+    /// its own mutex, and the extra locked instruction per packet was measurable).
+    ///
+    /// # Safety
+    /// No other thread of this process pushes to `to` (through either method) while
+    /// this call runs.
+    #[inline]
+    pub unsafe fn try_push_exclusive(&self, to: usize, fill: impl FnOnce(&mut [u8]) -> usize) -> bool {
+        self.check_peer(to);
         let ring = self.ring_index(self.my_local, to);
         let tail = &self.ctl(ring).tail.pos;
         let pos = tail.load(Ordering::Relaxed);
@@ -790,8 +806,8 @@ impl ShmSegment {
         }
         // We have exclusive access to the payload: the cell is free for our lap, so the
         // consumer has finished with it (Acquire above) and will not touch it until we
-        // publish; no other producer exists (our push lock in this process, the owner claim
-        // across processes). `fill` cannot keep the slice (FnOnce(&mut [u8]) is higher-ranked).
+        // publish; no other producer exists (this function's contract in this process, the
+        // owner claim across processes). `fill` cannot keep the slice (FnOnce(&mut [u8]) is higher-ranked).
         // SAFETY: the payload is the CELL_PAYLOAD bytes after the state word, inside the
         // cell (see `Self::cell`), exclusively ours while the slice lives (see above).
         let payload = unsafe { std::slice::from_raw_parts_mut(cell.add(CELL_HEADER), CELL_PAYLOAD) };
@@ -806,7 +822,6 @@ impl ShmSegment {
             Ordering::Release,
         );
         tail.store(pos.wrapping_add(1), Ordering::Relaxed);
-        drop(guard);
         self.doorbell(to).ring();
         true
     }
@@ -824,6 +839,19 @@ impl ShmSegment {
         let Some(_guard) = self.pop_locks[from].try_lock() else {
             return false;
         };
+        // SAFETY: the pop lock for `from` makes us the only consumer of this process.
+        unsafe { self.try_pop_exclusive(from, f) }
+    }
+
+    /// [`ShmSegment::try_pop`] without the per-ring lock (see
+    /// [`ShmSegment::try_push_exclusive`]).
+    ///
+    /// # Safety
+    /// No other thread of this process pops from `from` (through either method)
+    /// while this call runs.
+    #[inline]
+    pub unsafe fn try_pop_exclusive(&self, from: usize, f: impl FnOnce(&[u8])) -> bool {
+        self.check_peer(from);
         let ring = self.ring_index(from, self.my_local);
         let head = &self.ctl(ring).head.pos;
         let pos = head.load(Ordering::Relaxed);
@@ -837,7 +865,7 @@ impl ShmSegment {
         }
         let len = (word as u32 as usize).min(CELL_PAYLOAD);
         // Declared before the slice borrow ends; its drop (after `f`, also on unwind)
-        // frees the cell and advances `head`. `_guard` is dropped after it.
+        // frees the cell and advances `head` (before a caller's lock is released).
         let _release = CellRelease {
             state,
             head,
@@ -846,7 +874,7 @@ impl ShmSegment {
         };
         // The cell is full for our lap: the producer published it with Release (we Acquired)
         // and will not write it again until we store "free" in `_release`, which happens
-        // after `f` returns; no other consumer exists (our pop lock, the owner claim). `f`
+        // after `f` returns; no other consumer exists (this function's contract, the owner claim). `f`
         // cannot retain the slice (higher-ranked FnOnce(&[u8])).
         // SAFETY: `len <= CELL_PAYLOAD`, so the slice lies within the cell's
         // payload, which nobody writes while the slice lives (see above).
