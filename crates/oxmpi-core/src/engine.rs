@@ -94,7 +94,30 @@ pub(crate) struct Peer {
     rx: Rx,
     /// Whether cross-memory reads from this peer work (cleared on first refusal).
     cma_ok: bool,
+    /// Id of the last shared copy of this peer's data into ours (ring `peer -> me`).
+    copy_id: u32,
+    /// That shared copy is still running: the ring's copy line is in use.
+    copy_busy: bool,
 }
+
+/// A rendezvous receive whose data the sender and we copy together; it completes
+/// when every chunk is in (see [`ShmSegment::copy_begin`]).
+#[derive(Debug, Clone, Copy)]
+struct SharedCopy {
+    req: Request,
+    from: u32,
+    local: usize,
+    sreq: u64,
+    env: Envelope,
+    total: usize,
+    chunks: u32,
+}
+
+/// Messages at least this large are copied by both sides at once (two cores, two
+/// copies in flight) when sender and receiver share a host.
+const SHARED_COPY_MIN: usize = 256 << 10;
+/// Bytes per chunk of a shared copy.
+const SHARED_COPY_CHUNK: usize = 256 << 10;
 
 #[derive(Debug, Clone, Copy)]
 enum Rx {
@@ -315,6 +338,11 @@ pub(crate) struct State {
     /// `OXMPI_CHECK_SIGNATURES=1`: typed messages carry their primitive and a
     /// receive expecting another one fails with MPI_ERR_TYPE.
     pub(crate) check_sigs: bool,
+    /// Whether we may write into local peers' memory to help them receive (CMA
+    /// works and `OXMPI_SHARED_COPY` is not `0`); also whether we ask for help.
+    shared_copy: bool,
+    /// Receives being copied together with their senders.
+    shared_copies: Vec<SharedCopy>,
 }
 
 impl State {
@@ -344,6 +372,8 @@ impl State {
                 rx: Rx::Idle,
                 // Another host's memory cannot be read: rendezvous data streams.
                 cma_ok: cma_allowed && path != Path::Tcp,
+                copy_id: 0,
+                copy_busy: false,
             })
             .collect();
         State {
@@ -363,6 +393,8 @@ impl State {
             tcp,
             tcp_scratch: Vec::new(),
             check_sigs,
+            shared_copy: cma_allowed && std::env::var("OXMPI_SHARED_COPY").map_or(true, |v| v != "0"),
+            shared_copies: Vec::new(),
         }
     }
 
@@ -499,11 +531,8 @@ impl State {
     /// The header's `sreq` is 0: only a send request's owner can cancel it or wait
     /// for a synchronous ack, and this send is complete when we return.
     pub(crate) fn try_send_now(&mut self, peer: u32, env: Envelope, data: &[u8], sig: u64) -> bool {
-        let Some(shm) = self.shm else { return false };
-        let p = &mut self.peers[peer as usize];
-        let Path::Shm { local } = p.path else { return false };
         let cost = credit_cost(data.len()) as i64;
-        if !p.outbox.is_empty() || data.len() > CELL_PAYLOAD - HEADER_LEN || data.len() > self.eager_limit || p.credit < cost {
+        if data.len() > self.eager_limit || self.peers[peer as usize].credit < cost {
             return false;
         }
         let hdr = Header {
@@ -517,17 +546,31 @@ impl State {
             rreq: 0,
             sig,
         };
-        // SAFETY: `State` is only reached through the engine's mutex, so no other
-        // thread of this process pushes to any ring while we do.
-        let pushed = unsafe { shm.try_push_exclusive(local, |cell| {
-            let hl = hdr.encode(cell);
-            cell[hl..hl + data.len()].copy_from_slice(data);
-            hl + data.len()
-        }) };
+        let pushed = self.push_whole_now(peer, &hdr, data);
         if pushed {
-            p.credit -= cost;
+            self.peers[peer as usize].credit -= cost;
         }
         pushed
+    }
+
+    /// Writes a whole eager message (header and data in one cell) into a shared-
+    /// memory peer's ring, if nothing is queued before it and it fits; `false` if not.
+    fn push_whole_now(&mut self, peer: u32, hdr: &Header, data: &[u8]) -> bool {
+        let Some(shm) = self.shm else { return false };
+        let p = &self.peers[peer as usize];
+        let Path::Shm { local } = p.path else { return false };
+        if !p.outbox.is_empty() || data.len() > CELL_PAYLOAD - HEADER_LEN {
+            return false;
+        }
+        // SAFETY: `State` is only reached through the engine's mutex, so no other
+        // thread of this process pushes to any ring while we do.
+        unsafe {
+            shm.try_push_exclusive(local, |cell| {
+                let hl = hdr.encode(cell);
+                cell[hl..hl + data.len()].copy_from_slice(data);
+                hl + data.len()
+            })
+        }
     }
 
     fn start_send_owning(
@@ -602,7 +645,12 @@ impl State {
                 let p = &mut self.peers[peer as usize];
                 if data.len <= self.eager_limit && p.credit >= credit_cost(data.len) as i64 {
                     p.credit -= credit_cost(data.len) as i64;
-                    self.enqueue(peer, OutItem::Eager { hdr: hdr_base, data, sent: 0, started: false, req });
+                    // SAFETY: the send is active, so its buffer is readable.
+                    if self.push_whole_now(peer, &hdr_base, unsafe { data.as_slice() }) {
+                        self.mark_sent(req, false);
+                    } else {
+                        self.enqueue(peer, OutItem::Eager { hdr: hdr_base, data, sent: 0, started: false, req });
+                    }
                 } else {
                     let hdr = Header { kind: Kind::Rts, rreq: data.addr as u64, ..hdr_base };
                     if let Some(ReqKind::Send(s)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
@@ -942,6 +990,9 @@ impl State {
             self.mark_sent(Request(sreq), true);
             return;
         }
+        if self.start_shared_copy(req, env, from, sreq, addr, total, n) {
+            return;
+        }
         let peer = &mut self.peers[from as usize];
         if peer.cma_ok || total == 0 {
             // SAFETY: receive `req` is active, so its buffer is writable.
@@ -963,6 +1014,111 @@ impl State {
         }
         let h = Header { rreq: req.0, ..Header::control(Kind::Cts, sreq) };
         self.ctrl(from, h);
+    }
+
+    /// Receives a large message from a local peer by copying it together with the
+    /// sender: we ask it for help, then both of us claim chunks from the ring's copy
+    /// line until none are left, so two cores copy at once. If the sender is busy
+    /// elsewhere we simply copy every chunk ourselves. Returns `false` (nothing done)
+    /// when this message does not qualify.
+    #[allow(clippy::too_many_arguments)]
+    fn start_shared_copy(&mut self, req: Request, env: Envelope, from: u32, sreq: u64, addr: u64, total: usize, n: usize) -> bool {
+        let Some(shm) = self.shm else { return false };
+        let peer = &mut self.peers[from as usize];
+        let Path::Shm { local } = peer.path else { return false };
+        if !self.shared_copy || !peer.cma_ok || peer.copy_busy || n < SHARED_COPY_MIN {
+            return false;
+        }
+        let Some(ReqKind::Recv(r)) = self.reqs.get(req).map(|e| &e.kind) else { return false };
+        let buf = r.buf;
+        let chunks = n.div_ceil(SHARED_COPY_CHUNK) as u32;
+        peer.copy_id = peer.copy_id.wrapping_add(1).max(1);
+        peer.copy_busy = true;
+        let (id, pid) = (peer.copy_id, peer.pid);
+        shm.copy_begin(local, id);
+        let help = Header {
+            kind: Kind::Help,
+            flags: 0,
+            context: chunks,
+            source: 0,
+            tag: id as i32,
+            len: n as u64,
+            sreq,
+            rreq: buf.addr as u64,
+            sig: SHARED_COPY_CHUNK as u64,
+        };
+        self.ctrl(from, help);
+        let me = shm.my_local();
+        // SAFETY: receive `req` is active, so its buffer is writable and unaliased;
+        // the sender writes only chunks it claimed, which we never touch.
+        let dst = unsafe { buf.as_mut_slice() };
+        while let Some(c) = shm.copy_claim(local, me, id, chunks) {
+            let off = c as usize * SHARED_COPY_CHUNK;
+            let len = SHARED_COPY_CHUNK.min(n - off);
+            let ok = cma::read_remote(pid, addr as usize + off, &mut dst[off..off + len]).is_ok();
+            shm.copy_done(local, me, ok);
+        }
+        self.shared_copies.push(SharedCopy { req, from, local, sreq, env, total, chunks });
+        self.finish_shared_copies();
+        true
+    }
+
+    /// Completes shared copies whose every chunk is in; returns whether any did.
+    fn finish_shared_copies(&mut self) -> bool {
+        let Some(shm) = self.shm else { return false };
+        let mut any = false;
+        let mut i = 0;
+        while i < self.shared_copies.len() {
+            let c = self.shared_copies[i];
+            let (done, failed) = shm.copy_progress(c.local);
+            if done < c.chunks {
+                i += 1;
+                continue;
+            }
+            self.shared_copies.swap_remove(i);
+            any = true;
+            let peer = &mut self.peers[c.from as usize];
+            peer.copy_busy = false;
+            if failed {
+                // A chunk could not be copied: have the sender stream the message.
+                peer.cma_ok = false;
+                if let Some(ReqKind::Recv(r)) = self.reqs.get_mut(c.req).map(|e| &mut e.kind) {
+                    r.total = c.total;
+                    r.received = 0;
+                    r.env = Some(c.env);
+                }
+                let h = Header { rreq: c.req.0, ..Header::control(Kind::Cts, c.sreq) };
+                self.ctrl(c.from, h);
+            } else {
+                self.ctrl(c.from, Header::control(Kind::Fin, c.sreq));
+                self.finish_recv(c.req, c.env, c.total);
+            }
+        }
+        any
+    }
+
+    /// Sender side of a shared copy: writes the chunks we can claim of our send
+    /// `h.sreq` into the receiver's buffer.
+    fn help_copy(&mut self, from: u32, h: &Header) {
+        let Some(shm) = self.shm.filter(|_| self.shared_copy) else { return };
+        let Path::Shm { local } = self.peers[from as usize].path else { return };
+        // Only data of a send to this very peer may go into its memory.
+        let data = match self.reqs.get(Request(h.sreq)).map(|e| &e.kind) {
+            Some(ReqKind::Send(s)) if s.peer == from => s.data,
+            _ => return,
+        };
+        let (id, chunks, chunk) = (h.tag as u32, h.context, h.sig as usize);
+        let n = (h.len as usize).min(data.len);
+        let pid = self.peers[from as usize].pid;
+        let me = shm.my_local();
+        // SAFETY: send `h.sreq` is active (it completes on the receiver's Fin, which
+        // comes only after every chunk is done), so its buffer is readable.
+        let src = unsafe { data.as_slice() };
+        while let Some(c) = shm.copy_claim(me, local, id, chunks) {
+            let off = (c as usize).saturating_mul(chunk);
+            let copied = off >= n || cma::write_remote(pid, h.rreq as usize + off, &src[off..off + chunk.min(n - off)]).is_ok();
+            shm.copy_done(me, local, copied);
+        }
     }
 
     // ----- incoming packets -----------------------------------------------------
@@ -1146,6 +1302,7 @@ impl State {
                 let ack = Header { flags, ..Header::control(Kind::CancelAck, sreq) };
                 self.ctrl(from, ack);
             }
+            Kind::Help => self.help_copy(from, h),
             Kind::CancelAck => {
                 let r = Request(h.sreq);
                 let cancelled = h.flags & FLAG_CANCELLED != 0;
@@ -1193,6 +1350,9 @@ impl State {
             }
         }
         if self.tcp.is_some() && self.progress_tcp() {
+            did = true;
+        }
+        if !self.shared_copies.is_empty() && self.finish_shared_copies() {
             did = true;
         }
         // After the packets, so data that just arrived moves schedules on at once.

@@ -3,7 +3,7 @@
 //! pair (sender, receiver) of the job's ranks on this host, and one [`Doorbell`] per
 //! local rank so that idle ranks can sleep.
 //!
-//! # Segment layout (format version 1)
+//! # Segment layout (format version 2)
 //!
 //! All offsets are from the start of the mapping, which is page aligned.
 //!
@@ -11,7 +11,7 @@
 //! |---|---|
 //! | 0 | [`SegHeader`] (128 B): magic, version, `nlocal`, cells per ring, cell size, total size |
 //! | 128 | `nlocal` × [`RankSlot`] (128 B each): the rank's [`Doorbell`] line, then its owner line |
-//! | next 256-multiple | `nlocal²` × [`RingCtl`] (256 B each): producer line, consumer line |
+//! | next 256-multiple | `nlocal²` × [`RingCtl`] (384 B each): producer line, consumer line, shared-copy line |
 //! | next page | `nlocal²` rings × `cells` cells × [`CELL_SIZE`] bytes |
 //!
 //! Ring `(from, to)` has index `from * nlocal + to`. Within a cell, the first 8 bytes are
@@ -102,7 +102,7 @@ pub const SEGMENT_BUDGET: usize = 64 << 20;
 pub const MAX_LOCAL: usize = 1024;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"OXMPISHM");
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const PAGE: usize = 4096;
 /// How long [`ShmSegment::open`] waits for a creator that has made the file but not yet
 /// sized or initialized it.
@@ -184,11 +184,31 @@ struct RingCtl {
     tail: SideLine,
     /// Consumer-owned: the next position to read.
     head: SideLine,
+    /// A large message of the producer's that both sides copy at once.
+    copy: CopyLine,
 }
+
+/// The chunk counters of one shared copy (see [`ShmSegment::copy_begin`]).
+///
+/// Invariants: `claim` is `(id << 32) | next_chunk`; only the consumer of the ring
+/// sets it (to `id << 32`, starting transfer `id`), and then both sides only advance
+/// `next_chunk` by compare-exchange while the id is theirs. `done` counts finished
+/// chunks in its low 32 bits, with [`COPY_FAILED`] set if any chunk could not be
+/// copied; the consumer resets it before publishing a new id and reuses the line
+/// only once every claimed chunk is done, so no increment of an old transfer can
+/// land in a new one.
+#[repr(C, align(128))]
+struct CopyLine {
+    claim: AtomicU64,
+    done: AtomicU64,
+}
+
+/// Set in [`CopyLine::done`] when a chunk of the transfer could not be copied.
+const COPY_FAILED: u64 = 1 << 32;
 
 const _: () = assert!(std::mem::size_of::<SegHeader>() == 128);
 const _: () = assert!(std::mem::size_of::<RankSlot>() == 128);
-const _: () = assert!(std::mem::size_of::<RingCtl>() == 256);
+const _: () = assert!(std::mem::size_of::<RingCtl>() == 384);
 
 /// High 32 bits of a cell's state when it is free for lap `lap`.
 #[inline]
@@ -721,7 +741,7 @@ impl ShmSegment {
     #[inline]
     fn ctl(&self, ring: usize) -> &RingCtl {
         debug_assert!(ring < self.layout.nlocal * self.layout.nlocal);
-        // SAFETY: ring < nlocal², so the control block lies inside the mapping (see `Layout::new`), 256-aligned.
+        // SAFETY: ring < nlocal², so the control block lies inside the mapping (see `Layout::new`), 128-aligned (a multiple of its 384-byte size from a 256-aligned start).
         // RingCtl is all atomics; the reference borrows `self`, which keeps the mapping alive.
         unsafe {
             &*(self
@@ -883,6 +903,58 @@ impl ShmSegment {
         true
     }
 
+    /// Consumer of ring `from -> my_local`: starts shared copy `id` (non-zero, not the
+    /// previous id) of the producer's large message. Call only when the previous copy
+    /// on this ring is finished ([`ShmSegment::copy_progress`] reported all its chunks).
+    pub fn copy_begin(&self, from: usize, id: u32) {
+        self.check_peer(from);
+        let line = &self.ctl(self.ring_index(from, self.my_local)).copy;
+        line.done.store(0, Ordering::Relaxed);
+        // Release: a claimer that sees the new id sees `done` reset.
+        line.claim.store(u64::from(id) << 32, Ordering::Release);
+    }
+
+    /// Either side of ring `from -> to`: claims the next of the `chunks` chunks of
+    /// shared copy `id`, or `None` when all are claimed (or the ring moved on to
+    /// another copy). Each claimed chunk must be reported with [`ShmSegment::copy_done`].
+    pub fn copy_claim(&self, from: usize, to: usize, id: u32, chunks: u32) -> Option<u32> {
+        self.check_peer(from);
+        self.check_peer(to);
+        let claim = &self.ctl(self.ring_index(from, to)).copy.claim;
+        let mut word = claim.load(Ordering::Acquire);
+        loop {
+            let next = word as u32;
+            if (word >> 32) as u32 != id || next >= chunks {
+                return None;
+            }
+            match claim.compare_exchange_weak(word, word + 1, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return Some(next),
+                Err(now) => word = now,
+            }
+        }
+    }
+
+    /// Reports a claimed chunk of ring `from -> to`'s shared copy as finished
+    /// (`copied == false`: it could not be copied, so the transfer must be redone).
+    pub fn copy_done(&self, from: usize, to: usize, copied: bool) {
+        self.check_peer(from);
+        self.check_peer(to);
+        let done = &self.ctl(self.ring_index(from, to)).copy.done;
+        if !copied {
+            done.fetch_or(COPY_FAILED, Ordering::Release);
+        }
+        // Release: our copy of the chunk happens before the consumer sees it counted.
+        done.fetch_add(1, Ordering::Release);
+    }
+
+    /// Consumer of ring `from -> my_local`: how many chunks of the current shared copy
+    /// are finished, and whether any failed.
+    pub fn copy_progress(&self, from: usize) -> (u32, bool) {
+        self.check_peer(from);
+        let d = self.ctl(self.ring_index(from, self.my_local)).copy.done.load(Ordering::Acquire);
+        (d as u32, d & COPY_FAILED != 0)
+    }
+
     /// Whether any ring into this rank (including the loopback ring) holds a packet.
     /// A hint: cheap (one load per peer, no locks) and exact only when no other thread
     /// of this process pops concurrently. Take the doorbell ticket first, then call
@@ -1008,7 +1080,7 @@ mod tests {
             assert_eq!(l.rings % PAGE, 0);
             assert_eq!(l.ctls % 256, 0);
             assert!(l.ctls >= l.slots + n * 128);
-            assert!(l.rings >= l.ctls + n * n * 256);
+            assert!(l.rings >= l.ctls + n * n * 384);
             assert_eq!(l.total, l.rings + n * n * c * CELL_SIZE);
         }
         assert!(Layout::new(0).is_err());
@@ -1251,6 +1323,45 @@ mod tests {
             t.join().unwrap();
         }
         assert!(!b.any_incoming());
+    }
+
+    #[test]
+    fn shared_copy_chunks_are_claimed_once_and_ids_fence_off_old_copies() {
+        let name = TestName::new("copy");
+        let sender = Arc::new(ShmSegment::create(&name.0, 2, 0).unwrap());
+        let receiver = ShmSegment::open(&name.0, 2, 1).unwrap();
+        const CHUNKS: u32 = 5000;
+        for id in 1..=3u32 {
+            receiver.copy_begin(0, id);
+            // A stale helper of the previous copy gets nothing of this one.
+            assert_eq!(sender.copy_claim(0, 1, id - 1, CHUNKS), None);
+            let helper = {
+                let sender = sender.clone();
+                std::thread::spawn(move || {
+                    let mut mine = Vec::new();
+                    while let Some(c) = sender.copy_claim(0, 1, id, CHUNKS) {
+                        mine.push(c);
+                        sender.copy_done(0, 1, true);
+                    }
+                    mine
+                })
+            };
+            let mut mine = Vec::new();
+            while let Some(c) = receiver.copy_claim(0, 1, id, CHUNKS) {
+                mine.push(c);
+                receiver.copy_done(0, 1, true);
+            }
+            mine.extend(helper.join().unwrap());
+            mine.sort_unstable();
+            assert_eq!(mine, (0..CHUNKS).collect::<Vec<_>>(), "every chunk exactly once");
+            assert_eq!(receiver.copy_progress(0), (CHUNKS, false));
+        }
+        // A failed chunk is reported.
+        receiver.copy_begin(0, 4);
+        let c = sender.copy_claim(0, 1, 4, 2).unwrap();
+        assert_eq!(c, 0);
+        sender.copy_done(0, 1, false);
+        assert_eq!(receiver.copy_progress(0), (1, true));
     }
 
     #[test]
