@@ -343,6 +343,8 @@ pub(crate) struct State {
     shared_copy: bool,
     /// Receives being copied together with their senders.
     shared_copies: Vec<SharedCopy>,
+    /// Index into `shm_peers` where the last progress call started polling.
+    poll_start: usize,
 }
 
 impl State {
@@ -395,6 +397,7 @@ impl State {
             check_sigs,
             shared_copy: cma_allowed && std::env::var("OXMPI_SHARED_COPY").map_or(true, |v| v != "0"),
             shared_copies: Vec::new(),
+            poll_start: 0,
         }
     }
 
@@ -1338,12 +1341,24 @@ impl State {
             }
         }
         if let Some(shm) = self.shm {
-            for i in 0..self.shm_peers.len() {
+            // Stop taking packets once one completed something: the caller may be
+            // about to post the receive for the next packet, which then lands in
+            // its buffer directly instead of taking the unexpected-queue detour.
+            // Start at a different peer each time, so a peer whose packets keep
+            // completing requests cannot starve the others.
+            let before = self.completions;
+            let n = self.shm_peers.len();
+            self.poll_start = if self.poll_start + 1 >= n { 0 } else { self.poll_start + 1 };
+            for k in 0..n {
+                if self.completions != before {
+                    break;
+                }
+                let i = if self.poll_start + k >= n { self.poll_start + k - n } else { self.poll_start + k };
                 let (peer, local) = self.shm_peers[i];
                 let mut budget = 64;
                 // SAFETY: `State` is only reached through the engine's mutex, so no
                 // other thread of this process pops from any ring while we do.
-                while budget > 0 && unsafe { shm.try_pop_exclusive(local, |pkt| self.handle_packet(peer, pkt)) } {
+                while budget > 0 && self.completions == before && unsafe { shm.try_pop_exclusive(local, |pkt| self.handle_packet(peer, pkt)) } {
                     budget -= 1;
                     did = true;
                 }
