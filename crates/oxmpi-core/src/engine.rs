@@ -33,7 +33,7 @@ use crate::matching::{Envelope, Matcher, Pattern};
 use crate::pt2pt::wire::{Header, Kind, CONT_HEADER_LEN, FLAG_CANCELLED, FLAG_SYNC, HEADER_LEN};
 use crate::request::{Request, Status, PROC_NULL};
 use crate::transport::cma;
-use crate::transport::shm::{ShmSegment, CELL_PAYLOAD};
+use crate::transport::shm::{ShmSegment, CELL_PAYLOAD, COPY_SLOTS};
 use crate::transport::tcp::{self, TcpTransport};
 
 /// Where one peer's packets go: a ring of the shared segment or a TCP connection.
@@ -96,8 +96,8 @@ pub(crate) struct Peer {
     cma_ok: bool,
     /// Id of the last shared copy of this peer's data into ours (ring `peer -> me`).
     copy_id: u32,
-    /// That shared copy is still running: the ring's copy line is in use.
-    copy_busy: bool,
+    /// Bit `i`: the ring's shared-copy slot `i` is in use.
+    copy_busy: u8,
 }
 
 /// A rendezvous receive whose data the sender and we copy together; it completes
@@ -107,6 +107,7 @@ struct SharedCopy {
     req: Request,
     from: u32,
     local: usize,
+    slot: usize,
     sreq: u64,
     env: Envelope,
     total: usize,
@@ -117,7 +118,7 @@ struct SharedCopy {
 /// copies in flight) when sender and receiver share a host.
 const SHARED_COPY_MIN: usize = 256 << 10;
 /// Bytes per chunk of a shared copy.
-const SHARED_COPY_CHUNK: usize = 256 << 10;
+const SHARED_COPY_CHUNK: usize = 128 << 10;
 
 #[derive(Debug, Clone, Copy)]
 enum Rx {
@@ -375,7 +376,7 @@ impl State {
                 // Another host's memory cannot be read: rendezvous data streams.
                 cma_ok: cma_allowed && path != Path::Tcp,
                 copy_id: 0,
-                copy_busy: false,
+                copy_busy: 0,
             })
             .collect();
         State {
@@ -1029,21 +1030,22 @@ impl State {
         let Some(shm) = self.shm else { return false };
         let peer = &mut self.peers[from as usize];
         let Path::Shm { local } = peer.path else { return false };
-        if !self.shared_copy || !peer.cma_ok || peer.copy_busy || n < SHARED_COPY_MIN {
+        let slot = peer.copy_busy.trailing_ones() as usize;
+        if !self.shared_copy || !peer.cma_ok || slot >= COPY_SLOTS || n < SHARED_COPY_MIN {
             return false;
         }
         let Some(ReqKind::Recv(r)) = self.reqs.get(req).map(|e| &e.kind) else { return false };
         let buf = r.buf;
         let chunks = n.div_ceil(SHARED_COPY_CHUNK) as u32;
         peer.copy_id = peer.copy_id.wrapping_add(1).max(1);
-        peer.copy_busy = true;
+        peer.copy_busy |= 1 << slot;
         let (id, pid) = (peer.copy_id, peer.pid);
-        shm.copy_begin(local, id);
+        shm.copy_begin(local, slot, id);
         let help = Header {
             kind: Kind::Help,
             flags: 0,
             context: chunks,
-            source: 0,
+            source: slot as i32,
             tag: id as i32,
             len: n as u64,
             sreq,
@@ -1052,16 +1054,17 @@ impl State {
         };
         self.ctrl(from, help);
         let me = shm.my_local();
-        // SAFETY: receive `req` is active, so its buffer is writable and unaliased;
-        // the sender writes only chunks it claimed, which we never touch.
-        let dst = unsafe { buf.as_mut_slice() };
-        while let Some(c) = shm.copy_claim(local, me, id, chunks) {
+        while let Some(c) = shm.copy_claim(local, me, slot, id, chunks) {
             let off = c as usize * SHARED_COPY_CHUNK;
             let len = SHARED_COPY_CHUNK.min(n - off);
-            let ok = cma::read_remote(pid, addr as usize + off, &mut dst[off..off + len]).is_ok();
-            shm.copy_done(local, me, ok);
+            // SAFETY: receive `req` is active, so its buffer (of at least `n` bytes)
+            // is writable and unaliased in this process; the sender writes only the
+            // chunks it claimed, never this one, and we borrow just this chunk.
+            let dst = unsafe { RawBuf { addr: buf.addr + off, len }.as_mut_slice() };
+            let ok = cma::read_remote(pid, addr as usize + off, dst).is_ok();
+            shm.copy_done(local, me, slot, ok);
         }
-        self.shared_copies.push(SharedCopy { req, from, local, sreq, env, total, chunks });
+        self.shared_copies.push(SharedCopy { req, from, local, slot, sreq, env, total, chunks });
         self.finish_shared_copies();
         true
     }
@@ -1073,7 +1076,7 @@ impl State {
         let mut i = 0;
         while i < self.shared_copies.len() {
             let c = self.shared_copies[i];
-            let (done, failed) = shm.copy_progress(c.local);
+            let (done, failed) = shm.copy_progress(c.local, c.slot);
             if done < c.chunks {
                 i += 1;
                 continue;
@@ -1081,7 +1084,7 @@ impl State {
             self.shared_copies.swap_remove(i);
             any = true;
             let peer = &mut self.peers[c.from as usize];
-            peer.copy_busy = false;
+            peer.copy_busy &= !(1 << c.slot);
             if failed {
                 // A chunk could not be copied: have the sender stream the message.
                 peer.cma_ok = false;
@@ -1110,17 +1113,17 @@ impl State {
             Some(ReqKind::Send(s)) if s.peer == from => s.data,
             _ => return,
         };
-        let (id, chunks, chunk) = (h.tag as u32, h.context, h.sig as usize);
+        let (slot, id, chunks, chunk) = (h.source as usize, h.tag as u32, h.context, h.sig as usize);
         let n = (h.len as usize).min(data.len);
         let pid = self.peers[from as usize].pid;
         let me = shm.my_local();
         // SAFETY: send `h.sreq` is active (it completes on the receiver's Fin, which
         // comes only after every chunk is done), so its buffer is readable.
         let src = unsafe { data.as_slice() };
-        while let Some(c) = shm.copy_claim(me, local, id, chunks) {
+        while let Some(c) = shm.copy_claim(me, local, slot, id, chunks) {
             let off = (c as usize).saturating_mul(chunk);
             let copied = off >= n || cma::write_remote(pid, h.rreq as usize + off, &src[off..off + chunk.min(n - off)]).is_ok();
-            shm.copy_done(me, local, copied);
+            shm.copy_done(me, local, slot, copied);
         }
     }
 

@@ -184,21 +184,29 @@ struct RingCtl {
     tail: SideLine,
     /// Consumer-owned: the next position to read.
     head: SideLine,
-    /// A large message of the producer's that both sides copy at once.
+    /// Large messages of the producer's that both sides copy at once.
     copy: CopyLine,
 }
 
-/// The chunk counters of one shared copy (see [`ShmSegment::copy_begin`]).
-///
+/// Shared copies that may run at once on one ring.
+pub const COPY_SLOTS: usize = 4;
+
+/// The chunk counters of the shared copies of one ring (see
+/// [`ShmSegment::copy_begin`]), one slot per copy in flight.
+#[repr(C, align(128))]
+struct CopyLine {
+    slots: [CopySlot; COPY_SLOTS],
+}
+
 /// Invariants: `claim` is `(id << 32) | next_chunk`; only the consumer of the ring
 /// sets it (to `id << 32`, starting transfer `id`), and then both sides only advance
 /// `next_chunk` by compare-exchange while the id is theirs. `done` counts finished
 /// chunks in its low 32 bits, with [`COPY_FAILED`] set if any chunk could not be
-/// copied; the consumer resets it before publishing a new id and reuses the line
+/// copied; the consumer resets it before publishing a new id and reuses the slot
 /// only once every claimed chunk is done, so no increment of an old transfer can
 /// land in a new one.
-#[repr(C, align(128))]
-struct CopyLine {
+#[repr(C)]
+struct CopySlot {
     claim: AtomicU64,
     done: AtomicU64,
 }
@@ -904,11 +912,12 @@ impl ShmSegment {
     }
 
     /// Consumer of ring `from -> my_local`: starts shared copy `id` (non-zero, not the
-    /// previous id) of the producer's large message. Call only when the previous copy
-    /// on this ring is finished ([`ShmSegment::copy_progress`] reported all its chunks).
-    pub fn copy_begin(&self, from: usize, id: u32) {
+    /// previous id) of the producer's large message in `slot` (< [`COPY_SLOTS`]). Call
+    /// only when the slot's previous copy is finished ([`ShmSegment::copy_progress`]
+    /// reported all its chunks).
+    pub fn copy_begin(&self, from: usize, slot: usize, id: u32) {
         self.check_peer(from);
-        let line = &self.ctl(self.ring_index(from, self.my_local)).copy;
+        let line = &self.ctl(self.ring_index(from, self.my_local)).copy.slots[slot];
         line.done.store(0, Ordering::Relaxed);
         // Release: a claimer that sees the new id sees `done` reset.
         line.claim.store(u64::from(id) << 32, Ordering::Release);
@@ -917,10 +926,10 @@ impl ShmSegment {
     /// Either side of ring `from -> to`: claims the next of the `chunks` chunks of
     /// shared copy `id`, or `None` when all are claimed (or the ring moved on to
     /// another copy). Each claimed chunk must be reported with [`ShmSegment::copy_done`].
-    pub fn copy_claim(&self, from: usize, to: usize, id: u32, chunks: u32) -> Option<u32> {
+    pub fn copy_claim(&self, from: usize, to: usize, slot: usize, id: u32, chunks: u32) -> Option<u32> {
         self.check_peer(from);
         self.check_peer(to);
-        let claim = &self.ctl(self.ring_index(from, to)).copy.claim;
+        let claim = &self.ctl(self.ring_index(from, to)).copy.slots.get(slot)?.claim;
         let mut word = claim.load(Ordering::Acquire);
         loop {
             let next = word as u32;
@@ -936,10 +945,10 @@ impl ShmSegment {
 
     /// Reports a claimed chunk of ring `from -> to`'s shared copy as finished
     /// (`copied == false`: it could not be copied, so the transfer must be redone).
-    pub fn copy_done(&self, from: usize, to: usize, copied: bool) {
+    pub fn copy_done(&self, from: usize, to: usize, slot: usize, copied: bool) {
         self.check_peer(from);
         self.check_peer(to);
-        let done = &self.ctl(self.ring_index(from, to)).copy.done;
+        let done = &self.ctl(self.ring_index(from, to)).copy.slots[slot].done;
         if !copied {
             done.fetch_or(COPY_FAILED, Ordering::Release);
         }
@@ -949,9 +958,9 @@ impl ShmSegment {
 
     /// Consumer of ring `from -> my_local`: how many chunks of the current shared copy
     /// are finished, and whether any failed.
-    pub fn copy_progress(&self, from: usize) -> (u32, bool) {
+    pub fn copy_progress(&self, from: usize, slot: usize) -> (u32, bool) {
         self.check_peer(from);
-        let d = self.ctl(self.ring_index(from, self.my_local)).copy.done.load(Ordering::Acquire);
+        let d = self.ctl(self.ring_index(from, self.my_local)).copy.slots[slot].done.load(Ordering::Acquire);
         (d as u32, d & COPY_FAILED != 0)
     }
 
@@ -1332,36 +1341,38 @@ mod tests {
         let receiver = ShmSegment::open(&name.0, 2, 1).unwrap();
         const CHUNKS: u32 = 5000;
         for id in 1..=3u32 {
-            receiver.copy_begin(0, id);
+            receiver.copy_begin(0, 2, id);
             // A stale helper of the previous copy gets nothing of this one.
-            assert_eq!(sender.copy_claim(0, 1, id - 1, CHUNKS), None);
+            assert_eq!(sender.copy_claim(0, 1, 2, id - 1, CHUNKS), None);
             let helper = {
                 let sender = sender.clone();
                 std::thread::spawn(move || {
                     let mut mine = Vec::new();
-                    while let Some(c) = sender.copy_claim(0, 1, id, CHUNKS) {
+                    while let Some(c) = sender.copy_claim(0, 1, 2, id, CHUNKS) {
                         mine.push(c);
-                        sender.copy_done(0, 1, true);
+                        sender.copy_done(0, 1, 2, true);
                     }
                     mine
                 })
             };
             let mut mine = Vec::new();
-            while let Some(c) = receiver.copy_claim(0, 1, id, CHUNKS) {
+            while let Some(c) = receiver.copy_claim(0, 1, 2, id, CHUNKS) {
                 mine.push(c);
-                receiver.copy_done(0, 1, true);
+                receiver.copy_done(0, 1, 2, true);
             }
             mine.extend(helper.join().unwrap());
             mine.sort_unstable();
             assert_eq!(mine, (0..CHUNKS).collect::<Vec<_>>(), "every chunk exactly once");
-            assert_eq!(receiver.copy_progress(0), (CHUNKS, false));
+            assert_eq!(receiver.copy_progress(0, 2), (CHUNKS, false));
+            assert_eq!(receiver.copy_progress(0, 1), (0, false), "other slots untouched");
         }
         // A failed chunk is reported.
-        receiver.copy_begin(0, 4);
-        let c = sender.copy_claim(0, 1, 4, 2).unwrap();
+        receiver.copy_begin(0, 3, 4);
+        let c = sender.copy_claim(0, 1, 3, 4, 2).unwrap();
         assert_eq!(c, 0);
-        sender.copy_done(0, 1, false);
-        assert_eq!(receiver.copy_progress(0), (1, true));
+        sender.copy_done(0, 1, 3, false);
+        assert_eq!(receiver.copy_progress(0, 3), (1, true));
+        assert_eq!(sender.copy_claim(0, 1, COPY_SLOTS, 4, 2), None, "no such slot");
     }
 
     #[test]
