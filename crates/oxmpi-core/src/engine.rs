@@ -33,7 +33,7 @@ use crate::matching::{Envelope, Matcher, Pattern};
 use crate::pt2pt::wire::{Header, Kind, CONT_HEADER_LEN, FLAG_CANCELLED, FLAG_SYNC, HEADER_LEN};
 use crate::request::{Request, Status, PROC_NULL};
 use crate::transport::cma;
-use crate::transport::shm::{ShmSegment, CELL_PAYLOAD};
+use crate::transport::shm::{ShmSegment, CELL_PAYLOAD, COPY_SLOTS};
 use crate::transport::tcp::{self, TcpTransport};
 
 /// Where one peer's packets go: a ring of the shared segment or a TCP connection.
@@ -52,7 +52,9 @@ impl Link<'_> {
 
     fn push(&mut self, fill: impl FnOnce(&mut [u8]) -> usize) -> bool {
         match self {
-            Link::Shm(s, local) => s.try_push(*local, fill),
+            // SAFETY: links exist only inside `State` methods, and the engine reaches
+            // `State` only through its mutex: one thread at a time touches our rings.
+            Link::Shm(s, local) => unsafe { s.try_push_exclusive(*local, fill) },
             Link::Tcp(t, peer) => t.try_push(*peer, fill),
         }
     }
@@ -92,7 +94,31 @@ pub(crate) struct Peer {
     rx: Rx,
     /// Whether cross-memory reads from this peer work (cleared on first refusal).
     cma_ok: bool,
+    /// Id of the last shared copy of this peer's data into ours (ring `peer -> me`).
+    copy_id: u32,
+    /// Bit `i`: the ring's shared-copy slot `i` is in use.
+    copy_busy: u8,
 }
+
+/// A rendezvous receive whose data the sender and we copy together; it completes
+/// when every chunk is in (see [`ShmSegment::copy_begin`]).
+#[derive(Debug, Clone, Copy)]
+struct SharedCopy {
+    req: Request,
+    from: u32,
+    local: usize,
+    slot: usize,
+    sreq: u64,
+    env: Envelope,
+    total: usize,
+    chunks: u32,
+}
+
+/// Messages at least this large are copied by both sides at once (two cores, two
+/// copies in flight) when sender and receiver share a host.
+const SHARED_COPY_MIN: usize = 256 << 10;
+/// Bytes per chunk of a shared copy.
+const SHARED_COPY_CHUNK: usize = 128 << 10;
 
 #[derive(Debug, Clone, Copy)]
 enum Rx {
@@ -313,6 +339,13 @@ pub(crate) struct State {
     /// `OXMPI_CHECK_SIGNATURES=1`: typed messages carry their primitive and a
     /// receive expecting another one fails with MPI_ERR_TYPE.
     pub(crate) check_sigs: bool,
+    /// Whether we may write into local peers' memory to help them receive (CMA
+    /// works and `OXMPI_SHARED_COPY` is not `0`); also whether we ask for help.
+    shared_copy: bool,
+    /// Receives being copied together with their senders.
+    shared_copies: Vec<SharedCopy>,
+    /// Index into `shm_peers` where the last progress call started polling.
+    poll_start: usize,
 }
 
 impl State {
@@ -342,6 +375,8 @@ impl State {
                 rx: Rx::Idle,
                 // Another host's memory cannot be read: rendezvous data streams.
                 cma_ok: cma_allowed && path != Path::Tcp,
+                copy_id: 0,
+                copy_busy: 0,
             })
             .collect();
         State {
@@ -361,6 +396,9 @@ impl State {
             tcp,
             tcp_scratch: Vec::new(),
             check_sigs,
+            shared_copy: cma_allowed && std::env::var("OXMPI_SHARED_COPY").map_or(true, |v| v != "0"),
+            shared_copies: Vec::new(),
+            poll_start: 0,
         }
     }
 
@@ -487,6 +525,56 @@ impl State {
         }
     }
 
+    /// A blocking standard-mode send that fits one shared-memory cell, written
+    /// straight into the ring when nothing is queued before it: no request, no
+    /// outbox item. Returns `false` (having done nothing) when it cannot be done
+    /// that way; the caller then takes the general path.
+    ///
+    /// The header's `sreq` is 0: only a send request's owner can cancel it or wait
+    /// for a synchronous ack, and this send is complete when we return.
+    pub(crate) fn try_send_now(&mut self, peer: u32, env: Envelope, data: &[u8], sig: u64) -> bool {
+        let cost = credit_cost(data.len()) as i64;
+        if data.len() > self.eager_limit || self.peers[peer as usize].credit < cost {
+            return false;
+        }
+        let hdr = Header {
+            kind: Kind::Eager,
+            flags: 0,
+            context: env.context,
+            source: env.source,
+            tag: env.tag,
+            len: data.len() as u64,
+            sreq: 0,
+            rreq: 0,
+            sig,
+        };
+        let pushed = self.push_whole_now(peer, &hdr, data);
+        if pushed {
+            self.peers[peer as usize].credit -= cost;
+        }
+        pushed
+    }
+
+    /// Writes a whole eager message (header and data in one cell) into a shared-
+    /// memory peer's ring, if nothing is queued before it and it fits; `false` if not.
+    fn push_whole_now(&mut self, peer: u32, hdr: &Header, data: &[u8]) -> bool {
+        let Some(shm) = self.shm else { return false };
+        let p = &self.peers[peer as usize];
+        let Path::Shm { local } = p.path else { return false };
+        if !p.outbox.is_empty() || data.len() > CELL_PAYLOAD - HEADER_LEN {
+            return false;
+        }
+        // SAFETY: `State` is only reached through the engine's mutex, so no other
+        // thread of this process pushes to any ring while we do.
+        unsafe {
+            shm.try_push_exclusive(local, |cell| {
+                let hl = hdr.encode(cell);
+                cell[hl..hl + data.len()].copy_from_slice(data);
+                hl + data.len()
+            })
+        }
+    }
+
     fn start_send_owning(
         &mut self,
         peer: u32,
@@ -559,7 +647,12 @@ impl State {
                 let p = &mut self.peers[peer as usize];
                 if data.len <= self.eager_limit && p.credit >= credit_cost(data.len) as i64 {
                     p.credit -= credit_cost(data.len) as i64;
-                    self.enqueue(peer, OutItem::Eager { hdr: hdr_base, data, sent: 0, started: false, req });
+                    // SAFETY: the send is active, so its buffer is readable.
+                    if self.push_whole_now(peer, &hdr_base, unsafe { data.as_slice() }) {
+                        self.mark_sent(req, false);
+                    } else {
+                        self.enqueue(peer, OutItem::Eager { hdr: hdr_base, data, sent: 0, started: false, req });
+                    }
                 } else {
                     let hdr = Header { kind: Kind::Rts, rreq: data.addr as u64, ..hdr_base };
                     if let Some(ReqKind::Send(s)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
@@ -899,6 +992,9 @@ impl State {
             self.mark_sent(Request(sreq), true);
             return;
         }
+        if self.start_shared_copy(req, env, from, sreq, addr, total, n) {
+            return;
+        }
         let peer = &mut self.peers[from as usize];
         if peer.cma_ok || total == 0 {
             // SAFETY: receive `req` is active, so its buffer is writable.
@@ -920,6 +1016,113 @@ impl State {
         }
         let h = Header { rreq: req.0, ..Header::control(Kind::Cts, sreq) };
         self.ctrl(from, h);
+    }
+
+    /// Receives a large message from a local peer by copying it together with the
+    /// sender: we ask it for help, then both of us claim chunks from the ring's copy
+    /// line until none are left, so two cores copy at once. If the sender is busy
+    /// elsewhere we simply copy every chunk ourselves. Returns `false` (nothing done)
+    /// when this message does not qualify.
+    #[allow(clippy::too_many_arguments)]
+    fn start_shared_copy(&mut self, req: Request, env: Envelope, from: u32, sreq: u64, addr: u64, total: usize, n: usize) -> bool {
+        let Some(shm) = self.shm else { return false };
+        let peer = &mut self.peers[from as usize];
+        let Path::Shm { local } = peer.path else { return false };
+        let slot = peer.copy_busy.trailing_ones() as usize;
+        if !self.shared_copy || !peer.cma_ok || slot >= COPY_SLOTS || n < SHARED_COPY_MIN {
+            return false;
+        }
+        let Some(ReqKind::Recv(r)) = self.reqs.get(req).map(|e| &e.kind) else { return false };
+        let buf = r.buf;
+        let chunks = n.div_ceil(SHARED_COPY_CHUNK) as u32;
+        peer.copy_id = peer.copy_id.wrapping_add(1).max(1);
+        peer.copy_busy |= 1 << slot;
+        let (id, pid) = (peer.copy_id, peer.pid);
+        shm.copy_begin(local, slot, id);
+        let help = Header {
+            kind: Kind::Help,
+            flags: 0,
+            context: chunks,
+            source: slot as i32,
+            tag: id as i32,
+            len: n as u64,
+            sreq,
+            rreq: buf.addr as u64,
+            sig: SHARED_COPY_CHUNK as u64,
+        };
+        self.ctrl(from, help);
+        let me = shm.my_local();
+        while let Some(c) = shm.copy_claim(local, me, slot, id, chunks) {
+            let off = c as usize * SHARED_COPY_CHUNK;
+            let len = SHARED_COPY_CHUNK.min(n - off);
+            // SAFETY: receive `req` is active, so its buffer (of at least `n` bytes)
+            // is writable and unaliased in this process; the sender writes only the
+            // chunks it claimed, never this one, and we borrow just this chunk.
+            let dst = unsafe { RawBuf { addr: buf.addr + off, len }.as_mut_slice() };
+            let ok = cma::read_remote(pid, addr as usize + off, dst).is_ok();
+            shm.copy_done(local, me, slot, ok);
+        }
+        self.shared_copies.push(SharedCopy { req, from, local, slot, sreq, env, total, chunks });
+        self.finish_shared_copies();
+        true
+    }
+
+    /// Completes shared copies whose every chunk is in; returns whether any did.
+    fn finish_shared_copies(&mut self) -> bool {
+        let Some(shm) = self.shm else { return false };
+        let mut any = false;
+        let mut i = 0;
+        while i < self.shared_copies.len() {
+            let c = self.shared_copies[i];
+            let (done, failed) = shm.copy_progress(c.local, c.slot);
+            if done < c.chunks {
+                i += 1;
+                continue;
+            }
+            self.shared_copies.swap_remove(i);
+            any = true;
+            let peer = &mut self.peers[c.from as usize];
+            peer.copy_busy &= !(1 << c.slot);
+            if failed {
+                // A chunk could not be copied: have the sender stream the message.
+                peer.cma_ok = false;
+                if let Some(ReqKind::Recv(r)) = self.reqs.get_mut(c.req).map(|e| &mut e.kind) {
+                    r.total = c.total;
+                    r.received = 0;
+                    r.env = Some(c.env);
+                }
+                let h = Header { rreq: c.req.0, ..Header::control(Kind::Cts, c.sreq) };
+                self.ctrl(c.from, h);
+            } else {
+                self.ctrl(c.from, Header::control(Kind::Fin, c.sreq));
+                self.finish_recv(c.req, c.env, c.total);
+            }
+        }
+        any
+    }
+
+    /// Sender side of a shared copy: writes the chunks we can claim of our send
+    /// `h.sreq` into the receiver's buffer.
+    fn help_copy(&mut self, from: u32, h: &Header) {
+        let Some(shm) = self.shm.filter(|_| self.shared_copy) else { return };
+        let Path::Shm { local } = self.peers[from as usize].path else { return };
+        // Only data of a send to this very peer may go into its memory.
+        let data = match self.reqs.get(Request(h.sreq)).map(|e| &e.kind) {
+            Some(ReqKind::Send(s)) if s.peer == from => s.data,
+            _ => return,
+        };
+        let (slot, id, chunks, chunk) = (h.source as usize, h.tag as u32, h.context, h.sig as usize);
+        let n = (h.len as usize).min(data.len);
+        let pid = self.peers[from as usize].pid;
+        let me = shm.my_local();
+        // SAFETY: send `h.sreq` is active (it completes on the receiver's Fin, which
+        // comes only after every chunk is done), so its buffer is readable.
+        let src = unsafe { data.as_slice() };
+        while let Some(c) = shm.copy_claim(me, local, slot, id, chunks) {
+            let off = (c as usize).saturating_mul(chunk);
+            let copied = off >= n || cma::write_remote(pid, h.rreq as usize + off, &src[off..off + chunk.min(n - off)]).is_ok();
+            shm.copy_done(me, local, slot, copied);
+        }
     }
 
     // ----- incoming packets -----------------------------------------------------
@@ -1103,6 +1306,7 @@ impl State {
                 let ack = Header { flags, ..Header::control(Kind::CancelAck, sreq) };
                 self.ctrl(from, ack);
             }
+            Kind::Help => self.help_copy(from, h),
             Kind::CancelAck => {
                 let r = Request(h.sreq);
                 let cancelled = h.flags & FLAG_CANCELLED != 0;
@@ -1138,16 +1342,33 @@ impl State {
             }
         }
         if let Some(shm) = self.shm {
-            for i in 0..self.shm_peers.len() {
+            // Stop taking packets once one completed something: the caller may be
+            // about to post the receive for the next packet, which then lands in
+            // its buffer directly instead of taking the unexpected-queue detour.
+            // Start at a different peer each time, so a peer whose packets keep
+            // completing requests cannot starve the others.
+            let before = self.completions;
+            let n = self.shm_peers.len();
+            self.poll_start = if self.poll_start + 1 >= n { 0 } else { self.poll_start + 1 };
+            for k in 0..n {
+                if self.completions != before {
+                    break;
+                }
+                let i = if self.poll_start + k >= n { self.poll_start + k - n } else { self.poll_start + k };
                 let (peer, local) = self.shm_peers[i];
                 let mut budget = 64;
-                while budget > 0 && shm.try_pop(local, |pkt| self.handle_packet(peer, pkt)) {
+                // SAFETY: `State` is only reached through the engine's mutex, so no
+                // other thread of this process pops from any ring while we do.
+                while budget > 0 && self.completions == before && unsafe { shm.try_pop_exclusive(local, |pkt| self.handle_packet(peer, pkt)) } {
                     budget -= 1;
                     did = true;
                 }
             }
         }
         if self.tcp.is_some() && self.progress_tcp() {
+            did = true;
+        }
+        if !self.shared_copies.is_empty() && self.finish_shared_copies() {
             did = true;
         }
         // After the packets, so data that just arrived moves schedules on at once.

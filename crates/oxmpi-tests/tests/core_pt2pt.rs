@@ -35,6 +35,13 @@ fn randomized_traffic_all_rendezvous_and_all_eager() {
 }
 
 #[test]
+fn large_messages_copied_by_sender_and_receiver_together() {
+    scenario(2, "shared_copy", &[]);
+    scenario(3, "shared_copy", &[("OXMPI_SHARED_COPY", "0")]);
+    scenario(2, "shared_copy", &[("OXMPI_NO_CMA", "1")]);
+}
+
+#[test]
 fn truncation_is_an_error_and_writes_nothing_past_the_buffer() {
     scenario(2, "truncate", &[]);
     scenario(2, "truncate", &[("OXMPI_NO_CMA", "1")]);

@@ -206,12 +206,38 @@ unsafe fn irecv_sig(comm: &Comm, context: u32, call: &str, buf: *mut u8, len: us
 
 /// A blocking send (MPI_Send / Ssend / Rsend / Bsend).
 pub fn send(comm: &Comm, buf: &[u8], dest: i32, tag: i32, mode: SendMode) -> Result<()> {
-    let call = mode_call(mode, false);
+    // SAFETY: `buf` is borrowed for the whole (blocking) call.
+    unsafe { send_blocking(comm, mode_call(mode, false), buf.as_ptr(), buf.len(), dest, tag, mode, None) }
+}
+
+/// A blocking send of `len` contiguous bytes at `buf` (elements of `dt`, if
+/// given, for the signature check).
+///
+/// # Safety
+/// `buf..buf+len` is readable for the duration of the call.
+#[allow(clippy::too_many_arguments)]
+unsafe fn send_blocking(comm: &Comm, call: &str, buf: *const u8, len: usize, dest: i32, tag: i32, mode: SendMode, dt: Option<&Datatype>) -> Result<()> {
+    // Small standard sends go straight into the peer's ring when nothing is queued
+    // before them: no request to create, wait on and free (the latency path).
+    if matches!(mode, SendMode::Standard | SendMode::Ready) && len <= crate::transport::shm::CELL_PAYLOAD {
+        let e = engine()?;
+        check_send_tag(call, tag)?;
+        let Some(peer) = check_dest(call, comm, dest)? else { return Ok(()) };
+        let env = Envelope { context: comm.context(), source: comm.rank(), tag };
+        // SAFETY: the caller guarantees `buf..buf+len` is readable during the call.
+        let data = unsafe { RawBuf::from_ptr(buf, len).as_slice() };
+        if e.with_state(|st| {
+            let sig = dt.map_or(0, |dt| st.sig_of(dt));
+            st.try_send_now(peer, env, data, sig)
+        }) {
+            return Ok(());
+        }
+    }
     // An eager send that fit in the ring is complete at once: finish it under the
     // same lock instead of a second trip through the wait loop.
-    // SAFETY: `buf` outlives this call, and we wait for completion before returning.
+    // SAFETY: the caller keeps `buf` readable, and we wait for completion before returning.
     let started = unsafe {
-        start_send_then(comm, comm.context(), call, buf.as_ptr(), buf.len(), dest, tag, mode, None, |st, mut r| {
+        start_send_then(comm, comm.context(), call, buf, len, dest, tag, mode, dt, |st, mut r| {
             match st.req(r) {
                 Some(x) if x.done => Err(finish(st, &mut r)),
                 _ => Ok(r),
@@ -352,27 +378,28 @@ pub fn waitall(reqs: &mut [Request], statuses: &mut [Status]) -> Result<()> {
     for s in statuses.iter_mut().take(reqs.len()) {
         *s = Status::EMPTY;
     }
-    let mut handled = vec![false; reqs.len()];
+    // Requests before `first_open` are all finished: each look starts at the first
+    // open one and stops at the first still running (requests mostly complete in
+    // order, so a wait over a window of n requests costs O(n), not O(n) per poll).
+    let mut first_open = 0;
     e.wait_until(|st| {
-        let mut all = true;
-        for (i, r) in reqs.iter_mut().enumerate() {
-            if handled[i] || r.is_null() {
-                continue;
-            }
-            match is_done(st, *r, "MPI_Waitall") {
-                Err(err) => {
-                    handled[i] = true;
-                    record(Err(err), &mut statuses[i], &mut first_err)
-                }
-                Ok(false) => all = false,
-                Ok(true) => {
-                    handled[i] = true;
-                    let res = finish(st, r);
-                    record(res, &mut statuses[i], &mut first_err);
+        while first_open < reqs.len() {
+            let i = first_open;
+            let r = &mut reqs[i];
+            if !r.is_null() {
+                match is_done(st, *r, "MPI_Waitall") {
+                    Err(err) => record(Err(err), &mut statuses[i], &mut first_err),
+                    Ok(false) => return None,
+                    Ok(true) => {
+                        // (A persistent request stays non-null, inactive: never looked at again.)
+                        let res = finish(st, r);
+                        record(res, &mut statuses[i], &mut first_err);
+                    }
                 }
             }
+            first_open += 1;
         }
-        all.then_some(())
+        Some(())
     });
     match first_err {
         Some(err) => Err(in_status_error("MPI_Waitall", err)),
@@ -856,6 +883,13 @@ unsafe fn send_typed_then<T>(
 /// The memory `dt` covers for `count` elements at `buf` is readable.
 pub unsafe fn send_typed(comm: &Comm, buf: *const u8, count: usize, dt: &Datatype, dest: i32, tag: i32, mode: SendMode) -> Result<()> {
     let call = mode_call(mode, false);
+    check_datatype(call, "datatype", dt)?;
+    let len = packed_len(call, count, dt)?;
+    if dt.is_contiguous() || len == 0 {
+        // SAFETY: for a contiguous type the covered memory is exactly start..start+len,
+        // readable by the caller's contract.
+        return unsafe { send_blocking(comm, call, buf.wrapping_offset(dt.true_lb()), len, dest, tag, mode, Some(dt)) };
+    }
     // SAFETY: forwarded contract; we wait for completion before returning.
     let started = unsafe {
         send_typed_then(comm, call, buf, count, dt, dest, tag, mode, |st, mut r| match st.req(r) {

@@ -28,6 +28,10 @@ pub enum Kind {
     CancelReq = 9,
     /// Receiver to sender: result of a cancel; `flags & FLAG_CANCELLED` tells.
     CancelAck = 10,
+    /// Receiver to sender (same host): help copy rendezvous message `sreq` into my
+    /// buffer at `rreq`: claim chunks of shared copy `tag` (`context` chunks of `sig`
+    /// bytes, `len` bytes in all) and write them with cross-memory writes.
+    Help = 11,
 }
 
 impl Kind {
@@ -43,6 +47,7 @@ impl Kind {
             8 => Kind::Credit,
             9 => Kind::CancelReq,
             10 => Kind::CancelAck,
+            11 => Kind::Help,
             _ => return None,
         })
     }

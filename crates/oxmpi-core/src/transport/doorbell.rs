@@ -86,6 +86,26 @@ impl std::fmt::Debug for Doorbell {
     }
 }
 
+/// A SeqCst fence, as cheap as the target allows.
+///
+/// On x86 `fence(SeqCst)` compiles to `mfence`, which also orders non-temporal
+/// and device accesses and costs several times more than a locked instruction on
+/// AMD cores; every push to a ring pays it. Any `lock`-prefixed instruction is a
+/// full barrier for ordinary memory on x86 (loads and stores are not reordered
+/// across it), which is all the Dekker argument above needs, so a locked RMW on
+/// a private stack word stands in for it there.
+#[inline(always)]
+pub fn full_fence() {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    {
+        let private = std::sync::atomic::AtomicUsize::new(0);
+        // The result is irrelevant: only the instruction's locking matters.
+        let _ = private.compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst);
+    }
+    #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+    std::sync::atomic::fence(Ordering::SeqCst);
+}
+
 impl Doorbell {
     /// An idle doorbell (all zero, the same as zero-filled shared memory).
     pub const fn new() -> Doorbell {
@@ -100,7 +120,7 @@ impl Doorbell {
     /// Wakes the sleepers, if any, after the caller published work.
     #[inline]
     pub fn ring(&self) {
-        std::sync::atomic::fence(Ordering::SeqCst);
+        full_fence();
         if self.sleepers.load(Ordering::SeqCst) > 0 {
             self.word.fetch_add(1, Ordering::SeqCst);
             futex_wake_all(&self.word);

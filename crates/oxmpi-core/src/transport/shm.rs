@@ -3,7 +3,7 @@
 //! pair (sender, receiver) of the job's ranks on this host, and one [`Doorbell`] per
 //! local rank so that idle ranks can sleep.
 //!
-//! # Segment layout (format version 1)
+//! # Segment layout (format version 2)
 //!
 //! All offsets are from the start of the mapping, which is page aligned.
 //!
@@ -11,7 +11,7 @@
 //! |---|---|
 //! | 0 | [`SegHeader`] (128 B): magic, version, `nlocal`, cells per ring, cell size, total size |
 //! | 128 | `nlocal` × [`RankSlot`] (128 B each): the rank's [`Doorbell`] line, then its owner line |
-//! | next 256-multiple | `nlocal²` × [`RingCtl`] (256 B each): producer line, consumer line |
+//! | next 256-multiple | `nlocal²` × [`RingCtl`] (384 B each): producer line, consumer line, shared-copy line |
 //! | next page | `nlocal²` rings × `cells` cells × [`CELL_SIZE`] bytes |
 //!
 //! Ring `(from, to)` has index `from * nlocal + to`. Within a cell, the first 8 bytes are
@@ -102,7 +102,7 @@ pub const SEGMENT_BUDGET: usize = 64 << 20;
 pub const MAX_LOCAL: usize = 1024;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"OXMPISHM");
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const PAGE: usize = 4096;
 /// How long [`ShmSegment::open`] waits for a creator that has made the file but not yet
 /// sized or initialized it.
@@ -184,11 +184,39 @@ struct RingCtl {
     tail: SideLine,
     /// Consumer-owned: the next position to read.
     head: SideLine,
+    /// Large messages of the producer's that both sides copy at once.
+    copy: CopyLine,
 }
+
+/// Shared copies that may run at once on one ring.
+pub const COPY_SLOTS: usize = 4;
+
+/// The chunk counters of the shared copies of one ring (see
+/// [`ShmSegment::copy_begin`]), one slot per copy in flight.
+#[repr(C, align(128))]
+struct CopyLine {
+    slots: [CopySlot; COPY_SLOTS],
+}
+
+/// Invariants: `claim` is `(id << 32) | next_chunk`; only the consumer of the ring
+/// sets it (to `id << 32`, starting transfer `id`), and then both sides only advance
+/// `next_chunk` by compare-exchange while the id is theirs. `done` counts finished
+/// chunks in its low 32 bits, with [`COPY_FAILED`] set if any chunk could not be
+/// copied; the consumer resets it before publishing a new id and reuses the slot
+/// only once every claimed chunk is done, so no increment of an old transfer can
+/// land in a new one.
+#[repr(C)]
+struct CopySlot {
+    claim: AtomicU64,
+    done: AtomicU64,
+}
+
+/// Set in [`CopyLine::done`] when a chunk of the transfer could not be copied.
+const COPY_FAILED: u64 = 1 << 32;
 
 const _: () = assert!(std::mem::size_of::<SegHeader>() == 128);
 const _: () = assert!(std::mem::size_of::<RankSlot>() == 128);
-const _: () = assert!(std::mem::size_of::<RingCtl>() == 256);
+const _: () = assert!(std::mem::size_of::<RingCtl>() == 384);
 
 /// High 32 bits of a cell's state when it is free for lap `lap`.
 #[inline]
@@ -721,7 +749,7 @@ impl ShmSegment {
     #[inline]
     fn ctl(&self, ring: usize) -> &RingCtl {
         debug_assert!(ring < self.layout.nlocal * self.layout.nlocal);
-        // SAFETY: ring < nlocal², so the control block lies inside the mapping (see `Layout::new`), 256-aligned.
+        // SAFETY: ring < nlocal², so the control block lies inside the mapping (see `Layout::new`), 128-aligned (a multiple of its 384-byte size from a 256-aligned start).
         // RingCtl is all atomics; the reference borrows `self`, which keeps the mapping alive.
         unsafe {
             &*(self
@@ -777,6 +805,22 @@ impl ShmSegment {
         let Some(guard) = self.push_locks[to].try_lock() else {
             return false;
         };
+        // SAFETY: the push lock for `to` makes us the only pusher of this process.
+        let pushed = unsafe { self.try_push_exclusive(to, fill) };
+        drop(guard);
+        pushed
+    }
+
+    /// [`ShmSegment::try_push`] without the per-ring lock, for a caller that already
+    /// serializes all of its process's ring traffic (the engine does everything under
+    /// its own mutex, and the extra locked instruction per packet was measurable).
+    ///
+    /// # Safety
+    /// No other thread of this process pushes to `to` (through either method) while
+    /// this call runs.
+    #[inline]
+    pub unsafe fn try_push_exclusive(&self, to: usize, fill: impl FnOnce(&mut [u8]) -> usize) -> bool {
+        self.check_peer(to);
         let ring = self.ring_index(self.my_local, to);
         let tail = &self.ctl(ring).tail.pos;
         let pos = tail.load(Ordering::Relaxed);
@@ -790,8 +834,8 @@ impl ShmSegment {
         }
         // We have exclusive access to the payload: the cell is free for our lap, so the
         // consumer has finished with it (Acquire above) and will not touch it until we
-        // publish; no other producer exists (our push lock in this process, the owner claim
-        // across processes). `fill` cannot keep the slice (FnOnce(&mut [u8]) is higher-ranked).
+        // publish; no other producer exists (this function's contract in this process, the
+        // owner claim across processes). `fill` cannot keep the slice (FnOnce(&mut [u8]) is higher-ranked).
         // SAFETY: the payload is the CELL_PAYLOAD bytes after the state word, inside the
         // cell (see `Self::cell`), exclusively ours while the slice lives (see above).
         let payload = unsafe { std::slice::from_raw_parts_mut(cell.add(CELL_HEADER), CELL_PAYLOAD) };
@@ -806,7 +850,6 @@ impl ShmSegment {
             Ordering::Release,
         );
         tail.store(pos.wrapping_add(1), Ordering::Relaxed);
-        drop(guard);
         self.doorbell(to).ring();
         true
     }
@@ -824,6 +867,19 @@ impl ShmSegment {
         let Some(_guard) = self.pop_locks[from].try_lock() else {
             return false;
         };
+        // SAFETY: the pop lock for `from` makes us the only consumer of this process.
+        unsafe { self.try_pop_exclusive(from, f) }
+    }
+
+    /// [`ShmSegment::try_pop`] without the per-ring lock (see
+    /// [`ShmSegment::try_push_exclusive`]).
+    ///
+    /// # Safety
+    /// No other thread of this process pops from `from` (through either method)
+    /// while this call runs.
+    #[inline]
+    pub unsafe fn try_pop_exclusive(&self, from: usize, f: impl FnOnce(&[u8])) -> bool {
+        self.check_peer(from);
         let ring = self.ring_index(from, self.my_local);
         let head = &self.ctl(ring).head.pos;
         let pos = head.load(Ordering::Relaxed);
@@ -837,7 +893,7 @@ impl ShmSegment {
         }
         let len = (word as u32 as usize).min(CELL_PAYLOAD);
         // Declared before the slice borrow ends; its drop (after `f`, also on unwind)
-        // frees the cell and advances `head`. `_guard` is dropped after it.
+        // frees the cell and advances `head` (before a caller's lock is released).
         let _release = CellRelease {
             state,
             head,
@@ -846,13 +902,66 @@ impl ShmSegment {
         };
         // The cell is full for our lap: the producer published it with Release (we Acquired)
         // and will not write it again until we store "free" in `_release`, which happens
-        // after `f` returns; no other consumer exists (our pop lock, the owner claim). `f`
+        // after `f` returns; no other consumer exists (this function's contract, the owner claim). `f`
         // cannot retain the slice (higher-ranked FnOnce(&[u8])).
         // SAFETY: `len <= CELL_PAYLOAD`, so the slice lies within the cell's
         // payload, which nobody writes while the slice lives (see above).
         let packet = unsafe { std::slice::from_raw_parts(cell.add(CELL_HEADER) as *const u8, len) };
         f(packet);
         true
+    }
+
+    /// Consumer of ring `from -> my_local`: starts shared copy `id` (non-zero, not the
+    /// previous id) of the producer's large message in `slot` (< [`COPY_SLOTS`]). Call
+    /// only when the slot's previous copy is finished ([`ShmSegment::copy_progress`]
+    /// reported all its chunks).
+    pub fn copy_begin(&self, from: usize, slot: usize, id: u32) {
+        self.check_peer(from);
+        let line = &self.ctl(self.ring_index(from, self.my_local)).copy.slots[slot];
+        line.done.store(0, Ordering::Relaxed);
+        // Release: a claimer that sees the new id sees `done` reset.
+        line.claim.store(u64::from(id) << 32, Ordering::Release);
+    }
+
+    /// Either side of ring `from -> to`: claims the next of the `chunks` chunks of
+    /// shared copy `id`, or `None` when all are claimed (or the ring moved on to
+    /// another copy). Each claimed chunk must be reported with [`ShmSegment::copy_done`].
+    pub fn copy_claim(&self, from: usize, to: usize, slot: usize, id: u32, chunks: u32) -> Option<u32> {
+        self.check_peer(from);
+        self.check_peer(to);
+        let claim = &self.ctl(self.ring_index(from, to)).copy.slots.get(slot)?.claim;
+        let mut word = claim.load(Ordering::Acquire);
+        loop {
+            let next = word as u32;
+            if (word >> 32) as u32 != id || next >= chunks {
+                return None;
+            }
+            match claim.compare_exchange_weak(word, word + 1, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return Some(next),
+                Err(now) => word = now,
+            }
+        }
+    }
+
+    /// Reports a claimed chunk of ring `from -> to`'s shared copy as finished
+    /// (`copied == false`: it could not be copied, so the transfer must be redone).
+    pub fn copy_done(&self, from: usize, to: usize, slot: usize, copied: bool) {
+        self.check_peer(from);
+        self.check_peer(to);
+        let done = &self.ctl(self.ring_index(from, to)).copy.slots[slot].done;
+        if !copied {
+            done.fetch_or(COPY_FAILED, Ordering::Release);
+        }
+        // Release: our copy of the chunk happens before the consumer sees it counted.
+        done.fetch_add(1, Ordering::Release);
+    }
+
+    /// Consumer of ring `from -> my_local`: how many chunks of the current shared copy
+    /// are finished, and whether any failed.
+    pub fn copy_progress(&self, from: usize, slot: usize) -> (u32, bool) {
+        self.check_peer(from);
+        let d = self.ctl(self.ring_index(from, self.my_local)).copy.slots[slot].done.load(Ordering::Acquire);
+        (d as u32, d & COPY_FAILED != 0)
     }
 
     /// Whether any ring into this rank (including the loopback ring) holds a packet.
@@ -980,7 +1089,7 @@ mod tests {
             assert_eq!(l.rings % PAGE, 0);
             assert_eq!(l.ctls % 256, 0);
             assert!(l.ctls >= l.slots + n * 128);
-            assert!(l.rings >= l.ctls + n * n * 256);
+            assert!(l.rings >= l.ctls + n * n * 384);
             assert_eq!(l.total, l.rings + n * n * c * CELL_SIZE);
         }
         assert!(Layout::new(0).is_err());
@@ -1223,6 +1332,47 @@ mod tests {
             t.join().unwrap();
         }
         assert!(!b.any_incoming());
+    }
+
+    #[test]
+    fn shared_copy_chunks_are_claimed_once_and_ids_fence_off_old_copies() {
+        let name = TestName::new("copy");
+        let sender = Arc::new(ShmSegment::create(&name.0, 2, 0).unwrap());
+        let receiver = ShmSegment::open(&name.0, 2, 1).unwrap();
+        const CHUNKS: u32 = 5000;
+        for id in 1..=3u32 {
+            receiver.copy_begin(0, 2, id);
+            // A stale helper of the previous copy gets nothing of this one.
+            assert_eq!(sender.copy_claim(0, 1, 2, id - 1, CHUNKS), None);
+            let helper = {
+                let sender = sender.clone();
+                std::thread::spawn(move || {
+                    let mut mine = Vec::new();
+                    while let Some(c) = sender.copy_claim(0, 1, 2, id, CHUNKS) {
+                        mine.push(c);
+                        sender.copy_done(0, 1, 2, true);
+                    }
+                    mine
+                })
+            };
+            let mut mine = Vec::new();
+            while let Some(c) = receiver.copy_claim(0, 1, 2, id, CHUNKS) {
+                mine.push(c);
+                receiver.copy_done(0, 1, 2, true);
+            }
+            mine.extend(helper.join().unwrap());
+            mine.sort_unstable();
+            assert_eq!(mine, (0..CHUNKS).collect::<Vec<_>>(), "every chunk exactly once");
+            assert_eq!(receiver.copy_progress(0, 2), (CHUNKS, false));
+            assert_eq!(receiver.copy_progress(0, 1), (0, false), "other slots untouched");
+        }
+        // A failed chunk is reported.
+        receiver.copy_begin(0, 3, 4);
+        let c = sender.copy_claim(0, 1, 3, 4, 2).unwrap();
+        assert_eq!(c, 0);
+        sender.copy_done(0, 1, 3, false);
+        assert_eq!(receiver.copy_progress(0, 3), (1, true));
+        assert_eq!(sender.copy_claim(0, 1, COPY_SLOTS, 4, 2), None, "no such slot");
     }
 
     #[test]
