@@ -116,9 +116,13 @@ struct SharedCopy {
 
 /// Messages at least this large are copied by both sides at once (two cores, two
 /// copies in flight) when sender and receiver share a host.
-const SHARED_COPY_MIN: usize = 256 << 10;
-/// Bytes per chunk of a shared copy.
-const SHARED_COPY_CHUNK: usize = 128 << 10;
+const SHARED_COPY_MIN: usize = 96 << 10;
+/// Bytes per chunk of a shared copy: half the message (so both copiers
+/// get work even when the message is just above the threshold), within bounds
+/// that keep the per-chunk system call cheap relative to its copy.
+fn shared_copy_chunk(n: usize) -> usize {
+    (n / 2).clamp(32 << 10, 128 << 10) & !4095
+}
 
 #[derive(Debug, Clone, Copy)]
 enum Rx {
@@ -1034,7 +1038,8 @@ impl State {
         }
         let Some(ReqKind::Recv(r)) = self.reqs.get(req).map(|e| &e.kind) else { return false };
         let buf = r.buf;
-        let chunks = n.div_ceil(SHARED_COPY_CHUNK) as u32;
+        let chunk = shared_copy_chunk(n);
+        let chunks = n.div_ceil(chunk) as u32;
         peer.copy_id = peer.copy_id.wrapping_add(1).max(1);
         peer.copy_busy |= 1 << slot;
         let (id, pid) = (peer.copy_id, peer.pid);
@@ -1048,13 +1053,13 @@ impl State {
             len: n as u64,
             sreq,
             rreq: buf.addr as u64,
-            sig: SHARED_COPY_CHUNK as u64,
+            sig: chunk as u64,
         };
         self.ctrl(from, help);
         let me = shm.my_local();
         while let Some(c) = shm.copy_claim(local, me, slot, id, chunks) {
-            let off = c as usize * SHARED_COPY_CHUNK;
-            let len = SHARED_COPY_CHUNK.min(n - off);
+            let off = c as usize * chunk;
+            let len = chunk.min(n - off);
             // SAFETY: receive `req` is active, so its buffer (of at least `n` bytes)
             // is writable and unaliased in this process; the sender writes only the
             // chunks it claimed, never this one, and we borrow just this chunk.
