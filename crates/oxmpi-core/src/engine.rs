@@ -1479,6 +1479,17 @@ impl State {
         !self.pending_out.is_empty()
     }
 
+    /// Before sleeping: asks every local peer whose ring we could not write into
+    /// to ring our doorbell when it frees a cell.
+    pub(crate) fn announce_blocked_pushes(&self) {
+        let Some(shm) = self.shm else { return };
+        for &peer in &self.pending_out {
+            if let Path::Shm { local } = self.peers[peer as usize].path {
+                shm.announce_blocked(local);
+            }
+        }
+    }
+
     /// Forgets credits still owed at finalize (nobody will use them).
     pub(crate) fn drop_credit_packets(&mut self) {
         for p in &mut self.peers {

@@ -581,6 +581,7 @@ impl Engine {
             // this look sees us in the doorbell's sleepers and wakes us.
             let ticket = self.bell.prepare_sleep();
             self.waiters.fetch_add(1, Ordering::SeqCst);
+            self.lock().announce_blocked_pushes();
             let (result, progressed) = self.poll(&mut f);
             if result.is_some() || progressed {
                 self.waiters.fetch_sub(1, Ordering::SeqCst);
@@ -591,8 +592,8 @@ impl Engine {
                 idle = 0;
                 continue;
             }
-            // Rings are not doorbells for the producer: a full ring drains without
-            // waking us, so poll often while our outbox is blocked.
+            // A consumer freeing a cell of a full ring rings us (announced above), but
+            // that hint can be missed in a narrow race: poll often while blocked.
             let busy = self.lock().outbox_busy();
             let timeout = if busy { Duration::from_micros(200) } else { Duration::from_millis(20) };
             if !reported && self.hang_report.is_some_and(|after| started.elapsed() > after) {

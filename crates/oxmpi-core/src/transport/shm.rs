@@ -3,7 +3,7 @@
 //! pair (sender, receiver) of the job's ranks on this host, and one [`Doorbell`] per
 //! local rank so that idle ranks can sleep.
 //!
-//! # Segment layout (format version 2)
+//! # Segment layout (format version 3)
 //!
 //! All offsets are from the start of the mapping, which is page aligned.
 //!
@@ -102,7 +102,7 @@ pub const SEGMENT_BUDGET: usize = 64 << 20;
 pub const MAX_LOCAL: usize = 1024;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"OXMPISHM");
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 const PAGE: usize = 4096;
 /// How long [`ShmSegment::open`] waits for a creator that has made the file but not yet
 /// sized or initialized it.
@@ -170,6 +170,10 @@ struct RankSlot {
 #[repr(C, align(128))]
 struct SideLine {
     pos: AtomicU64,
+    /// In the consumer's line only: non-zero when the producer found the ring full
+    /// and may go to sleep; the consumer clears it and rings the producer's doorbell
+    /// after freeing a cell. (The producer writes this line only when blocked.)
+    producer_blocked: AtomicU32,
 }
 
 /// Control block of ring `(from, to)`.
@@ -908,7 +912,24 @@ impl ShmSegment {
         // payload, which nobody writes while the slice lives (see above).
         let packet = unsafe { std::slice::from_raw_parts(cell.add(CELL_HEADER) as *const u8, len) };
         f(packet);
+        drop(_release);
+        // A producer that found the ring full may be asleep: the cell we just freed
+        // is what it waits for. (A hint read without a fence: if it is set just after
+        // this load, the producer's own re-check or its short sleep covers it.)
+        let blocked = &self.ctl(ring).head.producer_blocked;
+        if blocked.load(Ordering::Relaxed) != 0 {
+            blocked.store(0, Ordering::Relaxed);
+            self.doorbell(from).ring();
+        }
         true
+    }
+
+    /// Producer: announces that ring `my_local -> to` is full and we may sleep until
+    /// the consumer frees a cell (it then rings our doorbell). Announce after taking
+    /// the doorbell ticket and before the last look at the ring.
+    pub fn announce_blocked(&self, to: usize) {
+        self.check_peer(to);
+        self.ctl(self.ring_index(self.my_local, to)).head.producer_blocked.store(1, Ordering::SeqCst);
     }
 
     /// Consumer of ring `from -> my_local`: starts shared copy `id` (non-zero, not the
