@@ -240,3 +240,16 @@ fn spawn_is_unsupported_no_parent_disconnect_frees() {
     assert!(!out.status.success(), "{se}");
     assert!(se.contains("MPI_Comm_spawn") && se.contains("(MPI_ERR_UNSUPPORTED_OPERATION)"), "{se}");
 }
+
+/// A harness-style program: rank 0 prints " No Errors" when every rank's checks passed.
+fn no_errors(n: usize, name: &str) {
+    let so = ok(n, name);
+    assert!(so.contains(" No Errors"), "{name} on {n} ranks:\n{so}");
+}
+
+#[test]
+fn harness_communicators_intra_and_inter() {
+    for n in [1, 2, 3, 4, 5, 8] {
+        no_errors(n, "harness_comms");
+    }
+}
