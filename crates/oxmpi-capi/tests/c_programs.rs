@@ -253,3 +253,15 @@ fn harness_communicators_intra_and_inter() {
         no_errors(n, "harness_comms");
     }
 }
+
+#[test]
+fn info_hints_alloc_mem_status_conversion_and_unsupported_areas() {
+    for n in [1, 3] {
+        assert!(ok(n, "surface").contains(&format!("all checks passed on {n} ranks")));
+    }
+    let exe = build("surface", &[]);
+    let out = run(2, &exe, &["fatal"]);
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{se}");
+    assert!(se.contains("MPI_Win_fence") && se.contains("one-sided") && se.contains("(MPI_ERR_UNSUPPORTED_OPERATION)"), "{se}");
+}
