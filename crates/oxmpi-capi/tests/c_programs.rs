@@ -265,3 +265,10 @@ fn info_hints_alloc_mem_status_conversion_and_unsupported_areas() {
     assert!(!out.status.success(), "{se}");
     assert!(se.contains("MPI_Win_fence") && se.contains("one-sided") && se.contains("(MPI_ERR_UNSUPPORTED_OPERATION)"), "{se}");
 }
+
+#[test]
+fn harness_point_to_point_and_datatypes() {
+    for n in [1, 2, 4, 7] {
+        no_errors(n, "harness_p2p");
+    }
+}
