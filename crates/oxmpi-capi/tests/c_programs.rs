@@ -272,3 +272,10 @@ fn harness_point_to_point_and_datatypes() {
         no_errors(n, "harness_p2p");
     }
 }
+
+#[test]
+fn subarray_darray_match_size_and_external32() {
+    for n in [1, 2, 3, 4, 6] {
+        assert!(ok(n, "dtype2").contains(&format!("all checks passed on {n} ranks")));
+    }
+}
