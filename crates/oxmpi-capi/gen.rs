@@ -25,6 +25,9 @@ pub struct Func {
     pub params: Vec<Param>,
     pub proto_params: String,
     pub ext: bool,
+    /// For `unsup AREA PROTOTYPE` lines: the area oxmpi does not implement
+    /// (`rma`, `io`); the generated `PMPI_x` raises MPI_ERR_UNSUPPORTED_OPERATION.
+    pub unsup: Option<String>,
 }
 
 pub struct Abi {
@@ -50,6 +53,12 @@ pub fn parse(text: &str) -> Abi {
                 abi.consts.push(Const { name: f[0].into(), ctype: f[1].into(), value: f[2].into(), ext: kw == "ext" });
             }
             "fn" | "extfn" => abi.funcs.push(parse_fn(rest, kw == "extfn", no + 1)),
+            "unsup" => {
+                let (area, proto) = rest.split_once(char::is_whitespace).unwrap_or_else(|| panic!("abi.txt:{}: want AREA PROTOTYPE", no + 1));
+                let mut f = parse_fn(proto.trim(), false, no + 1);
+                f.unsup = Some(area.to_string());
+                abi.funcs.push(f);
+            }
             _ => panic!("abi.txt:{}: unknown line kind `{kw}`", no + 1),
         }
     }
@@ -85,7 +94,7 @@ fn parse_fn(s: &str, ext: bool, line: usize) -> Func {
             params.push(Param { name: pname, rust: rust_type(&base, stars, is_const), ctype });
         }
     }
-    Func { ret, name, params, proto_params: params_s.to_string(), ext }
+    Func { ret, name, params, proto_params: params_s.to_string(), ext, unsup: None }
 }
 
 fn rust_base(base: &str) -> String {
@@ -214,6 +223,41 @@ pub fn rust_shims(abi: &Abi) -> String {
             rust_ret(&f.ret),
             f.name,
             args.join(", ")
+        ));
+    }
+    r
+}
+
+/// What an `unsup` area is, for the error message.
+fn area_text(area: &str) -> &'static str {
+    match area {
+        "rma" => "one-sided communication (RMA windows)",
+        "io" => "MPI-IO (files)",
+        a => panic!("abi.txt: unknown unsupported area `{a}`"),
+    }
+}
+
+/// The `PMPI_x` bodies of the `unsup` functions: each raises
+/// MPI_ERR_UNSUPPORTED_OPERATION naming the call, through the error handler of
+/// its `comm` argument if it has one (else MPI_COMM_SELF's).
+pub fn rust_unsupported(abi: &Abi) -> String {
+    let mut r = String::from("// Generated from abi.txt by build.rs.\n");
+    for f in abi.funcs.iter().filter(|f| f.unsup.is_some()) {
+        let area = area_text(f.unsup.as_deref().unwrap());
+        let comm = f.params.iter().find(|p| p.ctype == "MPI_Comm" && p.name == "comm");
+        let params: Vec<String> = f
+            .params
+            .iter()
+            .map(|p| if comm.is_some_and(|c| c.name == p.name) { format!("{}: {}", p.name, p.rust) } else { format!("_{}: {}", p.name, p.rust) })
+            .collect();
+        assert_eq!(f.ret, "int", "abi.txt: unsupported function {} must return int", f.name);
+        r.push_str(&format!(
+            "#[no_mangle]\npub unsafe extern \"C\" fn P{}({}) -> c_int {{\n    crate::errors::unsupported(\"{}\", {}, \"{}\")\n}}\n",
+            f.name,
+            params.join(", "),
+            f.name,
+            if comm.is_some() { "comm" } else { "crate::abi::MPI_COMM_SELF" },
+            area
         ));
     }
     r

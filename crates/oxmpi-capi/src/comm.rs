@@ -57,6 +57,53 @@ pub unsafe extern "C" fn PMPI_Comm_dup(c: MPI_Comm, newcomm: *mut MPI_Comm) -> c
         let o = unsafe { out(CALL, "newcomm", newcomm)? };
         let d = with_cb_comm(c, || create::dup(&cm))?;
         *o = new_comm(d, c);
+        let hints = state().comm_info.get(&c).cloned();
+        if let Some(kv) = hints {
+            state().comm_info.insert(*o, kv);
+        }
+        Ok(())
+    })
+}
+
+/// The key/value pairs of an info argument (none for MPI_INFO_NULL).
+fn info_pairs(call: &str, info: MPI_Info) -> R<Vec<(String, String)>> {
+    if info == MPI_INFO_NULL {
+        return Ok(vec![]);
+    }
+    crate::misc::with_info(call, info, |kv| Ok(kv.clone()))
+}
+
+/// MPI_Comm_set_info: the hints are kept and handed back by MPI_Comm_get_info
+/// (oxmpi acts on none of them).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_set_info(c: MPI_Comm, info: MPI_Info) -> c_int {
+    const CALL: &str = "MPI_Comm_set_info";
+    ffi(CALL, c, || {
+        comm(c, CALL)?;
+        let kv = info_pairs(CALL, info)?;
+        let mut st = state();
+        let cur = st.comm_info.entry(c).or_default();
+        for (k, v) in kv {
+            match cur.iter_mut().find(|(a, _)| *a == k) {
+                Some(e) => e.1 = v,
+                None => cur.push((k, v)),
+            }
+        }
+        Ok(())
+    })
+}
+
+/// MPI_Comm_get_info: a new info object with the communicator's hints.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_get_info(c: MPI_Comm, info_used: *mut MPI_Info) -> c_int {
+    const CALL: &str = "MPI_Comm_get_info";
+    ffi(CALL, c, || {
+        comm(c, CALL)?;
+        // SAFETY: `info_used` is MPI_Comm_get_info's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "info_used", info_used)? };
+        let mut st = state();
+        let kv = st.comm_info.get(&c).cloned().unwrap_or_default();
+        *o = st.infos.insert(kv);
         Ok(())
     })
 }
@@ -69,8 +116,10 @@ pub unsafe extern "C" fn PMPI_Comm_dup_with_info(c: MPI_Comm, info: MPI_Info, ne
         info_arg(CALL, info)?;
         // SAFETY: `newcomm` is MPI_Comm_dup_with_info's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(CALL, "newcomm", newcomm)? };
+        let kv = info_pairs(CALL, info)?;
         let d = with_cb_comm(c, || create::dup(&cm)).map_err(|e| oxmpi_core::MpiError::new(e.class, e.message.replacen("MPI_Comm_dup", CALL, 1)))?;
         *o = new_comm(d, c);
+        state().comm_info.insert(*o, kv);
         Ok(())
     })
 }
@@ -79,16 +128,36 @@ pub unsafe extern "C" fn PMPI_Comm_dup_with_info(c: MPI_Comm, info: MPI_Info, ne
 /// barrier on the new communicator, so it completes when every rank has it.
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_idup(c: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
-    const CALL: &str = "MPI_Comm_idup";
-    ffi(CALL, c, || {
-        let cm = comm(c, CALL)?;
+    // SAFETY: the C caller's OUT arguments, passed on as given.
+    unsafe { idup("MPI_Comm_idup", c, None, newcomm, request) }
+}
+
+/// MPI_Comm_idup_with_info: as MPI_Comm_idup, with `info`'s hints on the new communicator.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_idup_with_info(c: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
+    // SAFETY: the C caller's OUT arguments, passed on as given.
+    unsafe { idup("MPI_Comm_idup_with_info", c, Some(info), newcomm, request) }
+}
+
+/// # Safety
+/// `newcomm` and `request` are NULL or writable and unaliased (the C caller's OUT arguments).
+unsafe fn idup(call: &'static str, c: MPI_Comm, info: Option<MPI_Info>, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
+    ffi(call, c, || {
+        let hints = match info {
+            Some(i) => Some(info_pairs(call, i)?),
+            None => state().comm_info.get(&c).cloned(),
+        };
+        let cm = comm(c, call)?;
         // SAFETY: `newcomm` is MPI_Comm_idup's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "newcomm", newcomm)? };
+        let o = unsafe { out(call, "newcomm", newcomm)? };
         // SAFETY: `request` is MPI_Comm_idup's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let ro = unsafe { out(CALL, "request", request)? };
-        let d = with_cb_comm(c, || create::dup(&cm)).map_err(|e| oxmpi_core::MpiError::new(e.class, e.message.replacen("MPI_Comm_dup", CALL, 1)))?;
+        let ro = unsafe { out(call, "request", request)? };
+        let d = with_cb_comm(c, || create::dup(&cm)).map_err(|e| oxmpi_core::MpiError::new(e.class, e.message.replacen("MPI_Comm_dup", call, 1)))?;
         let r = oxmpi_core::coll::barrier::ibarrier(&d)?;
         let h = new_comm(d, c);
+        if let Some(kv) = hints {
+            state().comm_info.insert(h, kv);
+        }
         *o = h;
         *ro = crate::p2p::new_request(r, h, None);
         Ok(())
@@ -166,6 +235,7 @@ pub unsafe extern "C" fn PMPI_Comm_free(c: *mut MPI_Comm) -> c_int {
             let mut st = state();
             st.comms.remove(*h);
             st.comm_errhandler.remove(h);
+            st.comm_info.remove(h);
         }
         // The engine gives the context id back when the last clone goes.
         drop(cm);

@@ -9,7 +9,7 @@
 
 use std::ffi::{c_char, c_int, c_void};
 
-use oxmpi_core::datatype::{pack_into, pack_size, unpack_from, Combiner, Datatype, Primitive};
+use oxmpi_core::datatype::{pack_into, pack_size, unpack_from, Combiner, Datatype, Primitive, Repr};
 use oxmpi_core::error::ErrorClass;
 
 use crate::abi::*;
@@ -614,6 +614,241 @@ pub unsafe extern "C" fn PMPI_Pack_size(incount: c_int, h: MPI_Datatype, c: MPI_
         let dt = committed(h, CALL, "datatype")?;
         // SAFETY: `size` is MPI_Pack_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out(CALL, "size", size)? } = to_int(CALL, "size", pack_size(&dt, n) as i64)?;
+        Ok(())
+    })
+}
+
+// ----- subarray, darray, size matching ----------------------------------------------
+
+fn order_arg(call: &str, order: c_int) -> R<bool> {
+    match order {
+        MPI_ORDER_C => Ok(false),
+        MPI_ORDER_FORTRAN => Ok(true),
+        o => Err(bad(ErrorClass::Arg, call, "order", format!("{o} is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN"))),
+    }
+}
+
+fn i64s(v: &[c_int]) -> Vec<i64> {
+    v.iter().map(|&x| x as i64).collect()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_subarray(
+    ndims: c_int,
+    sizes: *const c_int,
+    subsizes: *const c_int,
+    starts: *const c_int,
+    order: c_int,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
+    const CALL: &str = "MPI_Type_create_subarray";
+    let f = || {
+        let n = count_arg(CALL, "ndims", ndims)?;
+        // SAFETY: the three arrays hold `ndims` ints (MPI contract).
+        let (sz, sub, st) = unsafe { (array(CALL, "array_of_sizes", sizes, n)?, array(CALL, "array_of_subsizes", subsizes, n)?, array(CALL, "array_of_starts", starts, n)?) };
+        let fortran = order_arg(CALL, order)?;
+        let old = datatype(oldtype, CALL, "oldtype")?;
+        Ok(Datatype::subarray(&i64s(sz), &i64s(sub), &i64s(st), fortran, &old)?)
+    };
+    // SAFETY: `newtype` is MPI_Type_create_subarray's OUT argument, as `make` requires.
+    unsafe { make(CALL, newtype, f) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_darray(
+    size: c_int,
+    rank: c_int,
+    ndims: c_int,
+    gsizes: *const c_int,
+    distribs: *const c_int,
+    dargs: *const c_int,
+    psizes: *const c_int,
+    order: c_int,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
+    const CALL: &str = "MPI_Type_create_darray";
+    let f = || {
+        let n = count_arg(CALL, "ndims", ndims)?;
+        // SAFETY: the four arrays hold `ndims` ints (MPI contract).
+        let (g, d, a, p) = unsafe {
+            (
+                array(CALL, "array_of_gsizes", gsizes, n)?,
+                array(CALL, "array_of_distribs", distribs, n)?,
+                array(CALL, "array_of_dargs", dargs, n)?,
+                array(CALL, "array_of_psizes", psizes, n)?,
+            )
+        };
+        let fortran = order_arg(CALL, order)?;
+        let old = datatype(oldtype, CALL, "oldtype")?;
+        let kinds: Vec<i32> = d
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| match x {
+                MPI_DISTRIBUTE_NONE => Ok(0),
+                MPI_DISTRIBUTE_BLOCK => Ok(1),
+                MPI_DISTRIBUTE_CYCLIC => Ok(2),
+                o => Err(bad(ErrorClass::Arg, CALL, &format!("array_of_distribs[{i}]"), format!("{o} is not an MPI_DISTRIBUTE_* value"))),
+            })
+            .collect::<R<_>>()?;
+        let dargs: Vec<i64> = a.iter().map(|&x| if x == MPI_DISTRIBUTE_DFLT_DARG { -1 } else { x as i64 }).collect();
+        let mut ints = vec![size as i64, rank as i64, n as i64];
+        for v in [g, d, a, p] {
+            ints.extend(i64s(v));
+        }
+        ints.push(order as i64);
+        Ok(Datatype::darray(size as i64, rank as i64, &i64s(g), &kinds, &dargs, &i64s(p), fortran, &old, ints)?)
+    };
+    // SAFETY: `newtype` is MPI_Type_create_darray's OUT argument, as `make` requires.
+    unsafe { make(CALL, newtype, f) }
+}
+
+/// MPI_Type_match_size: the C type of the class with that size.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_match_size(typeclass: c_int, size: c_int, dt: *mut MPI_Datatype) -> c_int {
+    const CALL: &str = "MPI_Type_match_size";
+    ffi(CALL, MPI_COMM_SELF, || {
+        // SAFETY: `datatype` (`dt`) is MPI_Type_match_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "datatype", dt)? };
+        let candidates: &[MPI_Datatype] = match typeclass {
+            MPI_TYPECLASS_INTEGER => &[MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG_LONG],
+            MPI_TYPECLASS_REAL => &[MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE],
+            MPI_TYPECLASS_COMPLEX => &[MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX, MPI_C_LONG_DOUBLE_COMPLEX],
+            c => return Err(bad(ErrorClass::Arg, CALL, "typeclass", format!("{c} is not an MPI_TYPECLASS_* value"))),
+        };
+        let found = candidates.iter().copied().find(|&h| Primitive::from_abi_handle(h).is_some_and(|p| p.size() as c_int == size));
+        *o = found.ok_or_else(|| bad(ErrorClass::Arg, CALL, "size", format!("no type of this class has {size} bytes")))?;
+        Ok(())
+    })
+}
+
+// ----- external32 -------------------------------------------------------------------
+
+fn external32(call: &str, datarep: *const c_char) -> R<()> {
+    // SAFETY: `datarep` is a NUL-terminated C string (or NULL, rejected) by the MPI contract.
+    let rep = unsafe { get_str(call, "datarep", datarep)? };
+    if rep != "external32" {
+        return Err(crate::errors::bad_code(MPI_ERR_UNSUPPORTED_DATAREP, call, "datarep", format!("`{rep}` is not \"external32\"")));
+    }
+    Ok(())
+}
+
+/// Converts packed data of `count` elements of `dt` between native (little
+/// endian) and big-endian order, in place: each basic value is reversed
+/// (complex numbers part by part, pairs value and index apart). external32
+/// here keeps the native sizes of the basic types.
+fn swap_packed(buf: &mut [u8], dt: &Datatype, count: usize) {
+    if cfg!(target_endian = "big") {
+        return;
+    }
+    let mut at = 0;
+    for _ in 0..count {
+        for &(p, k) in dt.signature() {
+            let size = p.size();
+            let parts: [usize; 2] = match p.repr() {
+                Repr::Complex32 | Repr::Complex64 | Repr::Complex80 => [size / 2, size / 2],
+                Repr::Pair { .. } => [size - 4, 4],
+                _ => [size, 0],
+            };
+            for _ in 0..k {
+                let mut o = at;
+                for part in parts.into_iter().filter(|&n| n > 1) {
+                    buf[o..o + part].reverse();
+                    o += part;
+                }
+                at += size;
+            }
+        }
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pack_external_size(datarep: *const c_char, incount: c_int, h: MPI_Datatype, size: *mut MPI_Aint) -> c_int {
+    const CALL: &str = "MPI_Pack_external_size";
+    ffi(CALL, MPI_COMM_SELF, || {
+        external32(CALL, datarep)?;
+        let n = count_arg(CALL, "incount", incount)?;
+        let dt = committed(h, CALL, "datatype")?;
+        // SAFETY: `size` is MPI_Pack_external_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "size", size)? } = (dt.size() * n) as MPI_Aint;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pack_external(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    incount: c_int,
+    h: MPI_Datatype,
+    outbuf: *mut c_void,
+    outsize: MPI_Aint,
+    position: *mut MPI_Aint,
+) -> c_int {
+    const CALL: &str = "MPI_Pack_external";
+    ffi(CALL, MPI_COMM_SELF, || {
+        external32(CALL, datarep)?;
+        let n = count_arg(CALL, "incount", incount)?;
+        let dt = committed(h, CALL, "datatype")?;
+        // SAFETY: `position` is MPI_Pack_external's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let pos = unsafe { out(CALL, "position", position)? };
+        if *pos < 0 || outsize < 0 {
+            return Err(bad(ErrorClass::Arg, CALL, "position", format!("position {} or outsize {outsize} is negative", *pos)));
+        }
+        crate::p2p::check_buf(CALL, "inbuf", inbuf, n, &dt)?;
+        let need = dt.size() * n;
+        if (*pos as usize).checked_add(need).is_none_or(|end| end > outsize as usize) {
+            return Err(bad(ErrorClass::Truncate, CALL, "outsize", format!("{outsize} bytes cannot take {need} more bytes at position {}", *pos)));
+        }
+        if need == 0 {
+            return Ok(());
+        }
+        // SAFETY: non-null (need > 0 fits in outsize, checked above): `outbuf` holds `outsize` bytes, aliasing no other argument.
+        let outs: &mut [u8] = unsafe { std::slice::from_raw_parts_mut(outbuf as *mut u8, outsize as usize) };
+        let start = *pos as usize;
+        let mut p = start;
+        // SAFETY: the C caller's buffer holds `n` elements of `dt`.
+        unsafe { pack_into(&dt, inbuf as *const u8, n, outs, &mut p)? };
+        swap_packed(&mut outs[start..p], &dt, n);
+        *pos = p as MPI_Aint;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Unpack_external(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    insize: MPI_Aint,
+    position: *mut MPI_Aint,
+    outbuf: *mut c_void,
+    outcount: c_int,
+    h: MPI_Datatype,
+) -> c_int {
+    const CALL: &str = "MPI_Unpack_external";
+    ffi(CALL, MPI_COMM_SELF, || {
+        external32(CALL, datarep)?;
+        let n = count_arg(CALL, "outcount", outcount)?;
+        let dt = committed(h, CALL, "datatype")?;
+        // SAFETY: `position` is MPI_Unpack_external's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let pos = unsafe { out(CALL, "position", position)? };
+        let need = dt.size() * n;
+        if *pos < 0 || insize < 0 || (*pos as usize).checked_add(need).is_none_or(|end| end > insize as usize) {
+            return Err(bad(ErrorClass::Truncate, CALL, "insize", format!("{insize} bytes do not hold {need} bytes at position {}", *pos)));
+        }
+        crate::p2p::check_buf(CALL, "outbuf", outbuf, n, &dt)?;
+        if need == 0 {
+            return Ok(());
+        }
+        let start = *pos as usize;
+        // SAFETY: non-null (need > 0 bytes lie inside insize, checked above): `inbuf` holds `insize` bytes, not written during the call.
+        let mut tmp = unsafe { std::slice::from_raw_parts(inbuf as *const u8, insize as usize) }[start..start + need].to_vec();
+        swap_packed(&mut tmp, &dt, n);
+        let mut p = 0;
+        // SAFETY: the C caller's buffer holds `n` elements of `dt`.
+        unsafe { unpack_from(&dt, &tmp, &mut p, outbuf as *mut u8, n)? };
+        *pos = (start + p) as MPI_Aint;
         Ok(())
     })
 }

@@ -179,3 +179,9 @@ pub unsafe fn array_mut<'a, T>(call: &str, arg: &str, p: *mut T, n: usize) -> R<
 pub fn bad_code(code: c_int, call: &str, arg: &str, why: impl std::fmt::Display) -> Fail {
     Fail { code, message: format!("{call}: invalid argument `{arg}`: {why}") }
 }
+
+/// The body of a function of an area oxmpi does not implement: raises
+/// MPI_ERR_UNSUPPORTED_OPERATION naming the call through `comm`'s error handler.
+pub fn unsupported(call: &'static str, comm: MPI_Comm, area: &str) -> c_int {
+    ffi(call, comm, || Err(MpiError::unsupported(call, area).into()))
+}

@@ -170,6 +170,8 @@ pub struct State {
     pub groups: Table<Group>,
     /// Error handler of each communicator (absent: MPI_ERRORS_ARE_FATAL).
     pub comm_errhandler: HashMap<MPI_Comm, MPI_Errhandler>,
+    /// Info hints of each communicator (MPI_Comm_set_info, dup_with_info).
+    pub comm_info: HashMap<MPI_Comm, Vec<(String, String)>>,
     /// User error classes and codes: code -> class.
     pub user_codes: HashMap<i32, i32>,
     pub error_strings: HashMap<i32, String>,
@@ -207,6 +209,7 @@ pub fn state() -> Guard {
             comms: Table::new(KIND_COMM),
             groups: Table::new(KIND_GROUP),
             comm_errhandler: HashMap::new(),
+            comm_info: HashMap::new(),
             user_codes: HashMap::new(),
             error_strings: HashMap::new(),
             last_code: crate::abi::MPI_ERR_LASTCODE,

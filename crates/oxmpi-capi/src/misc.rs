@@ -300,7 +300,31 @@ pub unsafe extern "C" fn PMPI_Add_error_string(errorcode: c_int, string: *const 
 
 // ----- info objects -----------------------------------------------------------------------
 
-fn with_info<T>(call: &str, h: MPI_Info, f: impl FnOnce(&mut Vec<(String, String)>) -> R<T>) -> R<T> {
+/// The keys of MPI_INFO_ENV (the standard's reserved names this job can answer).
+fn env_info() -> Vec<(String, String)> {
+    let mut kv = vec![];
+    if let Some(cmd) = std::env::args().next() {
+        kv.push(("command".to_string(), cmd));
+    }
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if !argv.is_empty() {
+        kv.push(("argv".to_string(), argv.join(" ")));
+    }
+    if let Ok(e) = oxmpi_core::runtime::engine() {
+        kv.push(("maxprocs".to_string(), e.size().to_string()));
+    }
+    if let Ok(d) = std::env::current_dir() {
+        kv.push(("wdir".to_string(), d.display().to_string()));
+    }
+    kv.push(("thread_level".to_string(), "MPI_THREAD_SINGLE".to_string()));
+    kv
+}
+
+pub(crate) fn with_info<T>(call: &str, h: MPI_Info, f: impl FnOnce(&mut Vec<(String, String)>) -> R<T>) -> R<T> {
+    if h == MPI_INFO_ENV {
+        // Read-only: queries see the job's values; changes are not kept.
+        return f(&mut env_info());
+    }
     let mut st = state();
     let v = st
         .infos
@@ -431,6 +455,108 @@ pub unsafe extern "C" fn PMPI_Info_free(info: *mut MPI_Info) -> c_int {
         let h = unsafe { out(CALL, "info", info)? };
         state().infos.remove(*h).ok_or_else(|| crate::errors::bad_code(MPI_ERR_INFO, CALL, "info", format!("{:#x} is not a valid info object", *h)))?;
         *h = MPI_INFO_NULL;
+        Ok(())
+    })
+}
+
+fn info_key(call: &str, k: &str) -> R<String> {
+    let k = k.to_string();
+    if k.is_empty() || k.len() >= MPI_MAX_INFO_KEY as usize {
+        return Err(crate::errors::bad_code(MPI_ERR_INFO_KEY, call, "key", "is empty or longer than MPI_MAX_INFO_KEY"));
+    }
+    Ok(k)
+}
+
+/// MPI_Info_get (deprecated in MPI-4.0, still everywhere): at most `valuelen`
+/// characters of the value and a NUL (the buffer holds `valuelen + 1`).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_get(info: MPI_Info, key: *const c_char, valuelen: c_int, value: *mut c_char, flag: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Info_get";
+    ffi(CALL, MPI_COMM_SELF, || {
+        // SAFETY: MPI_Info_get's `key` is a NUL-terminated C string (or NULL, rejected).
+        let k = info_key(CALL, unsafe { get_str(CALL, "key", key)? })?;
+        if valuelen < 0 {
+            return Err(crate::errors::bad_code(MPI_ERR_INFO_VALUE, CALL, "valuelen", format!("{valuelen} is negative")));
+        }
+        // SAFETY: `flag` is MPI_Info_get's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let f = unsafe { out(CALL, "flag", flag)? };
+        let found = with_info(CALL, info, |kv| Ok(kv.iter().find(|(a, _)| *a == k).map(|(_, v)| v.clone())))?;
+        *f = found.is_some() as c_int;
+        if let Some(v) = found {
+            if value.is_null() {
+                return Err(bad(ErrorClass::Arg, CALL, "value", "is NULL"));
+            }
+            // SAFETY: the C caller provides `valuelen + 1` writable bytes.
+            unsafe { put_str(value, &v, valuelen as usize + 1) };
+        }
+        Ok(())
+    })
+}
+
+/// MPI_Info_get_valuelen: the value's length without the NUL.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_get_valuelen(info: MPI_Info, key: *const c_char, valuelen: *mut c_int, flag: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Info_get_valuelen";
+    ffi(CALL, MPI_COMM_SELF, || {
+        // SAFETY: MPI_Info_get_valuelen's `key` is a NUL-terminated C string (or NULL, rejected).
+        let k = info_key(CALL, unsafe { get_str(CALL, "key", key)? })?;
+        // SAFETY: `valuelen` is MPI_Info_get_valuelen's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let l = unsafe { out(CALL, "valuelen", valuelen)? };
+        // SAFETY: `flag` is MPI_Info_get_valuelen's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let f = unsafe { out(CALL, "flag", flag)? };
+        let found = with_info(CALL, info, |kv| Ok(kv.iter().find(|(a, _)| *a == k).map(|(_, v)| v.len())))?;
+        *f = found.is_some() as c_int;
+        if let Some(n) = found {
+            *l = n as c_int;
+        }
+        Ok(())
+    })
+}
+
+/// MPI_Info_create_env: a new info object with MPI_INFO_ENV's keys.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_create_env(_argc: c_int, _argv: *mut *mut c_char, info: *mut MPI_Info) -> c_int {
+    const CALL: &str = "MPI_Info_create_env";
+    ffi(CALL, MPI_COMM_SELF, || {
+        // SAFETY: `info` is MPI_Info_create_env's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "info", info)? };
+        *o = state().infos.insert(env_info());
+        Ok(())
+    })
+}
+
+// ----- memory --------------------------------------------------------------------------------
+
+/// MPI_Alloc_mem: memory from the C heap (any size, 16-byte aligned); the
+/// info hints are not used.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alloc_mem(size: MPI_Aint, info: MPI_Info, baseptr: *mut c_void) -> c_int {
+    const CALL: &str = "MPI_Alloc_mem";
+    ffi(CALL, MPI_COMM_SELF, || {
+        if size < 0 {
+            return Err(bad(ErrorClass::Arg, CALL, "size", format!("{size} is negative")));
+        }
+        if info != MPI_INFO_NULL {
+            with_info(CALL, info, |_| Ok(()))?;
+        }
+        // SAFETY: `baseptr` is MPI_Alloc_mem's OUT argument: the address of a pointer (NULL rejected), writable and unaliased.
+        let o = unsafe { out(CALL, "baseptr", baseptr as *mut *mut c_void)? };
+        // SAFETY: malloc with a positive size; NULL is checked below.
+        let p = unsafe { libc::malloc((size as usize).max(1)) };
+        if p.is_null() {
+            return Err(crate::errors::bad_code(MPI_ERR_NO_MEM, CALL, "size", format!("{size} bytes could not be allocated")));
+        }
+        *o = p;
+        Ok(())
+    })
+}
+
+/// MPI_Free_mem: gives back memory from MPI_Alloc_mem.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Free_mem(base: *mut c_void) -> c_int {
+    ffi("MPI_Free_mem", MPI_COMM_SELF, || {
+        // SAFETY: `base` came from MPI_Alloc_mem (malloc) and is freed once (MPI contract); free(NULL) is a no-op.
+        unsafe { libc::free(base) };
         Ok(())
     })
 }

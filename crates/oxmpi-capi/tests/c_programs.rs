@@ -256,3 +256,42 @@ fn spawn_is_unsupported_no_parent_disconnect_frees() {
     assert!(!out.status.success(), "{se}");
     assert!(se.contains("MPI_Comm_spawn") && se.contains("(MPI_ERR_UNSUPPORTED_OPERATION)"), "{se}");
 }
+
+/// A harness-style program: rank 0 prints " No Errors" when every rank's checks passed.
+fn no_errors(n: usize, name: &str) {
+    let so = ok(n, name);
+    assert!(so.contains(" No Errors"), "{name} on {n} ranks:\n{so}");
+}
+
+#[test]
+fn harness_communicators_intra_and_inter() {
+    for n in [1, 2, 3, 4, 5, 8] {
+        no_errors(n, "harness_comms");
+    }
+}
+
+#[test]
+fn info_hints_alloc_mem_status_conversion_and_unsupported_areas() {
+    for n in [1, 3] {
+        assert!(ok(n, "surface").contains(&format!("all checks passed on {n} ranks")));
+    }
+    let exe = build("surface", &[]);
+    let out = run(2, &exe, &["fatal"]);
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{se}");
+    assert!(se.contains("MPI_Win_fence") && se.contains("one-sided") && se.contains("(MPI_ERR_UNSUPPORTED_OPERATION)"), "{se}");
+}
+
+#[test]
+fn harness_point_to_point_and_datatypes() {
+    for n in [1, 2, 4, 7] {
+        no_errors(n, "harness_p2p");
+    }
+}
+
+#[test]
+fn subarray_darray_match_size_and_external32() {
+    for n in [1, 2, 3, 4, 6] {
+        assert!(ok(n, "dtype2").contains(&format!("all checks passed on {n} ranks")));
+    }
+}

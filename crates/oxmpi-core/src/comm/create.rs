@@ -34,7 +34,9 @@ fn require_intra(call: &str, comm: &Comm) -> Result<()> {
 /// MPI_Comm_dup: same group, new context. (Attributes are copied by the layer
 /// that keeps them.)
 pub fn dup(comm: &Comm) -> Result<Comm> {
-    require_intra("MPI_Comm_dup", comm)?;
+    if comm.is_inter() {
+        return super::inter::intercomm_dup(comm);
+    }
     let ctx = context::agree(comm, "MPI_Comm_dup")?;
     let attrs = comm.0.attrs.duplicate("MPI_Comm_dup")?;
     context::claim(ctx);
@@ -53,9 +55,11 @@ pub fn split(comm: &Comm, color: i32, key: i32) -> Result<Option<Comm>> {
 }
 
 fn split_named(comm: &Comm, color: i32, key: i32, call: &str) -> Result<Option<Comm>> {
-    require_intra(call, comm)?;
     if color < 0 && color != UNDEFINED {
         return Err(MpiError::arg(ErrorClass::Arg, call, "color", format!("{color} is negative and not MPI_UNDEFINED")));
+    }
+    if comm.is_inter() {
+        return super::inter::intercomm_split(comm, color, key, call);
     }
     let n = comm.size() as usize;
     let mine = [color, key];
@@ -101,7 +105,6 @@ pub fn split_type(comm: &Comm, split_type: i32, key: i32) -> Result<Option<Comm>
 /// get a communicator, the others `None`. Collective over all of `comm`.
 pub fn create(comm: &Comm, group: &[u32]) -> Result<Option<Comm>> {
     let call = "MPI_Comm_create";
-    require_intra(call, comm)?;
     for (i, w) in group.iter().enumerate() {
         if !comm.0.group.contains(w) {
             return Err(MpiError::arg(ErrorClass::Group, call, "group", format!("member {i} (world rank {w}) is not in the communicator")));
@@ -110,9 +113,19 @@ pub fn create(comm: &Comm, group: &[u32]) -> Result<Option<Comm>> {
             return Err(MpiError::arg(ErrorClass::Group, call, "group", format!("world rank {w} appears twice")));
         }
     }
-    let ctx = context::agree(comm, call)?;
     let me = comm.0.group[comm.rank() as usize];
-    let Some(rank) = group.iter().position(|&w| w == me) else {
+    let pos = group.iter().position(|&w| w == me);
+    if comm.is_inter() {
+        // Each side names a subgroup of its own local group; the result joins
+        // the two subgroups (a split with one colour, keyed by group order).
+        let (color, key) = match pos {
+            Some(i) => (0, i as i32),
+            None => (UNDEFINED, 0),
+        };
+        return super::inter::intercomm_split(comm, color, key, call);
+    }
+    let ctx = context::agree(comm, call)?;
+    let Some(rank) = pos else {
         return Ok(None);
     };
     context::claim(ctx);

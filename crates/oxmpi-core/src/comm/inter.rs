@@ -1,4 +1,5 @@
-//! Intercommunicators: MPI_Intercomm_create and MPI_Intercomm_merge.
+//! Intercommunicators: MPI_Intercomm_create, MPI_Intercomm_merge, and dup,
+//! split and create on an intercommunicator.
 //!
 //! An intercommunicator joins two disjoint groups. Point-to-point on it names
 //! the destination by its rank in the REMOTE group, and a receiver sees the
@@ -165,4 +166,74 @@ pub fn intercomm_merge(inter: &Comm, high: bool) -> Result<Comm> {
     let rank = group.iter().position(|&w| w == me).unwrap() as i32;
     context::claim(ctx);
     Ok(Comm::build(ctx, true, rank, group, None, String::new()))
+}
+
+/// A context id free on every rank of both groups (collective over `inter`):
+/// the AND of the local group's masks and, through an intercommunicator
+/// allreduce, of the remote group's.
+fn agree_inter(inter: &Comm, local: &Comm, call: &str) -> Result<u32> {
+    let mut mask = local_free_mask(local)?;
+    let mine = context::free_words();
+    let mut remote = vec![0u64; mine.len()];
+    let u64t = Datatype::predefined(Primitive::Uint64);
+    // SAFETY: both buffers hold mine.len() u64s and outlive the blocking call.
+    unsafe {
+        crate::coll::allreduce::allreduce(
+            Some(mine.as_ptr() as *const u8),
+            remote.as_mut_ptr() as *mut u8,
+            mine.len(),
+            &u64t,
+            &Op::predefined(PredefinedOp::Band),
+            inter,
+        )?;
+    }
+    for (m, r) in mask.iter_mut().zip(&remote) {
+        *m &= r;
+    }
+    context::first_free_in(&mask)
+        .ok_or_else(|| MpiError::new(ErrorClass::Other, format!("{call}: no communicator context id is free in both groups")))
+}
+
+/// MPI_Comm_split on an intercommunicator: ranks of each group with the same
+/// `color` form the local group of a new intercommunicator whose remote group
+/// is the remote ranks with that colour (ordered by key, then by rank). A
+/// colour with no remote member, and `UNDEFINED`, get `None`.
+pub fn intercomm_split(inter: &Comm, color: i32, key: i32, call: &str) -> Result<Option<Comm>> {
+    let Some(local) = inter.0.local_comm.as_ref() else {
+        return Err(MpiError::arg(ErrorClass::Comm, call, "comm", "not an intercommunicator"));
+    };
+    let mine = [color, key];
+    let rsize = inter.peer_group_size() as usize;
+    let mut theirs = vec![0i32; 2 * rsize];
+    let int = Datatype::predefined(Primitive::Int);
+    // SAFETY: `mine` holds 2 ints, `theirs` 2 per remote rank; both outlive the blocking call.
+    unsafe {
+        crate::coll::allgather::allgather(Some(mine.as_ptr() as *const u8), 2, &int, theirs.as_mut_ptr() as *mut u8, 2, &int, inter)?;
+    }
+    let new_local = super::create::split(local, color, key)?;
+    let ctx = agree_inter(inter, local, call)?;
+    let Some(new_local) = new_local else {
+        return Ok(None);
+    };
+    let mut members: Vec<(i32, usize)> = (0..rsize).filter(|&r| theirs[2 * r] == color).map(|r| (theirs[2 * r + 1], r)).collect();
+    if members.is_empty() {
+        return Ok(None);
+    }
+    members.sort();
+    let remote: Arc<[u32]> = members.iter().map(|&(_, r)| inter.peer_group()[r]).collect();
+    context::claim(ctx);
+    Ok(Some(Comm::build_inter(ctx, new_local.rank(), new_local.0.group.clone(), remote, new_local)))
+}
+
+/// MPI_Comm_dup on an intercommunicator: same groups and ranks, new context,
+/// attributes copied.
+pub fn intercomm_dup(inter: &Comm) -> Result<Comm> {
+    let call = "MPI_Comm_dup";
+    let attrs = inter.0.attrs.duplicate(call)?;
+    let mut new = intercomm_split(inter, 0, inter.rank(), call)?
+        .ok_or_else(|| MpiError::new(ErrorClass::Intern, format!("{call}: the duplicate has an empty group")))?;
+    if let Some(inner) = Arc::get_mut(&mut new.0) {
+        inner.attrs = attrs;
+    }
+    Ok(new)
 }
