@@ -116,6 +116,11 @@ const DIRECT_MIN: usize = 16 * 1024;
 const READS_PER_POLL: usize = 32;
 /// Most connections accepted in one `poll`.
 const ACCEPTS_PER_POLL: usize = 64;
+/// How often an idle `poll` looks for new incoming connections. An `accept` that
+/// finds nothing is a system call on every progress step, which a rank waiting for
+/// a message over an established connection makes millions of times; connections
+/// are made once per peer, so a short delay in noticing one costs little.
+const ACCEPT_INTERVAL: Duration = Duration::from_micros(100);
 
 /// The wire format: handshake messages and frames. Public for the tests and the fuzz
 /// target; the engine only uses [`TcpTransport`].
@@ -764,6 +769,8 @@ pub struct TcpTransport {
     packet: Box<[u8]>,
     scratch: Box<[u8]>,
     rejected: u64,
+    /// When `poll` next calls `accept` (see [`ACCEPT_INTERVAL`]).
+    next_accept: Instant,
 }
 
 impl std::fmt::Debug for TcpTransport {
@@ -830,6 +837,7 @@ impl TcpTransport {
             packet: vec![0u8; MAX_PACKET].into_boxed_slice(),
             scratch: vec![0u8; SCRATCH].into_boxed_slice(),
             rejected: 0,
+            next_accept: Instant::now(),
         })
     }
 
@@ -1031,7 +1039,13 @@ impl TcpTransport {
         // Pending connections first (those that closed leave room), then new ones,
         // whose hello goes out at once.
         self.advance_pending(now, &mut did);
-        self.accept_new(&mut did);
+        if now >= self.next_accept {
+            let mut accepted = false;
+            self.accept_new(&mut accepted);
+            // More may be queued behind a burst: look again at once.
+            self.next_accept = if accepted { now } else { now + ACCEPT_INTERVAL };
+            did |= accepted;
+        }
         self.advance_pending(now, &mut did);
         let mut i = 0;
         while i < self.active.len() {
