@@ -9,7 +9,7 @@
 //! * `blocks` (larger messages): each rank folds one block of the elements into
 //!   the broadcast buffer and raises `res`, then all copy the whole result out
 //!   (two synchronizations, each element computed once).
-use super::reduce::{deliver, fold};
+use super::reduce::{deliver, fold, fold_into};
 use super::{copy, Counter, Session};
 use crate::coll::util::span_len;
 use crate::datatype::Datatype;
@@ -87,19 +87,11 @@ pub(crate) unsafe fn allreduce(mut sess: Session<'_>, sendbuf: Option<*const u8>
         let area = cx.area();
         if full {
             let src = |j: usize| area.slot(j, s) as *const u8;
-            let acc = if temp.is_empty() { out.wrapping_add(off) } else { temp.as_mut_ptr() };
             // SAFETY: every slot half holds its rank's published span of `c` elements
-            // (Acquire in wait_all); `acc` is our receive buffer's span (contiguous
-            // type; our input is in our slot, so in place is fine) or the temporary.
-            let r = unsafe { fold(n, src, acc, c, dt, op) };
-            if r.is_err() && result.is_ok() {
-                result = r;
-            }
-            if !temp.is_empty() {
-                // SAFETY: `temp` holds the span of `c` elements; the receive buffer holds
-                // elements [e0, e0 + c) at `out + off`.
-                unsafe { deliver(temp.as_ptr(), out.wrapping_add(off), c, dt) };
-            }
+            // (Acquire in wait_all); the receive buffer's span at `out + off` (elements
+            // [e0, e0 + c)) is only written (our input is in our slot, so in place is
+            // fine); `temp` is empty or a span of `c` elements.
+            unsafe { fold_into(n, src, out.wrapping_add(off), &mut temp, c, dt, op, &mut result) };
         } else {
             // Our block of the chunk's elements.
             let (q, rem) = (c / n, c % n);

@@ -44,6 +44,30 @@ pub(super) unsafe fn fold(n: usize, src: impl Fn(usize) -> *const u8, acc: *mut 
     Ok(())
 }
 
+/// [`fold`] into the receive span at `out`, straight there for a contiguous type
+/// (`temp` empty) or through the span `temp` then [`deliver`]ed, so only element
+/// bytes of `out` are written; a fold error is kept in `result` unless one is there.
+///
+/// # Safety
+/// As [`fold`] for `src`; `out` is writable for the span of `c` elements and, when
+/// `temp` is empty, may be the accumulator (no overlap with the spans it folds
+/// other than its own input already copied to a slot); a non-empty `temp` holds a
+/// span of `c` elements.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn fold_into(n: usize, src: impl Fn(usize) -> *const u8, out: *mut u8, temp: &mut [u8], c: usize, dt: &Datatype, op: &Op, result: &mut Result<()>) {
+    let acc = if temp.is_empty() { out } else { temp.as_mut_ptr() };
+    // SAFETY: forwarded caller contract (`acc` is `out` or the temporary span).
+    let r = unsafe { fold(n, src, acc, c, dt, op) };
+    if r.is_err() && result.is_ok() {
+        *result = r;
+    }
+    if !temp.is_empty() {
+        // SAFETY: `temp` holds the folded span of `c` elements and `out` is writable
+        // for that span (caller contract); they are distinct buffers.
+        unsafe { deliver(temp.as_ptr(), out, c, dt) };
+    }
+}
+
 /// Copies `c` elements from the span at `src` to the span at `dst`, writing
 /// only the elements' bytes for non-contiguous types.
 ///
@@ -98,20 +122,11 @@ pub(crate) unsafe fn reduce(mut sess: Session<'_>, sendbuf: Option<*const u8>, r
             cx.learn(s - 1);
             let area = cx.area();
             let src = |j: usize| if j == me && !in_place { input.wrapping_add(off) } else { area.slot(j, s) as *const u8 };
-            let acc = if temp.is_empty() { out.wrapping_add(off) } else { temp.as_mut_ptr() };
             // SAFETY: every slot half holds its rank's published span of `c` elements
-            // (Acquire in wait_all), our input is readable, and `acc` is either our
-            // receive buffer's span (a contiguous type: no overlap with the input, which
-            // is then in our slot when in place) or the temporary of `len` bytes.
-            let r = unsafe { fold(n, src, acc, c, dt, op) };
-            if r.is_err() && result.is_ok() {
-                result = r;
-            }
-            if !temp.is_empty() {
-                // SAFETY: `temp` holds the span of `c` elements; the receive buffer holds
-                // elements [e0, e0 + c) at `out + off`.
-                unsafe { deliver(temp.as_ptr(), out.wrapping_add(off), c, dt) };
-            }
+            // (Acquire in wait_all), our input is readable, and the receive buffer's
+            // span at `out + off` (elements [e0, e0 + c)) does not overlap the input
+            // (in place, the input is in our slot); `temp` is empty or `len` bytes.
+            unsafe { fold_into(n, src, out.wrapping_add(off), &mut temp, c, dt, op, &mut result) };
         }
         cx.set(Counter::Done, s);
         e0 += c;
