@@ -744,6 +744,33 @@ pub fn startall(reqs: &mut [Request]) -> Result<()> {
     reqs.iter_mut().try_for_each(start)
 }
 
+// ----- generalized requests ---------------------------------------------------------
+
+/// MPI_Grequest_start: a request that completes only when [`grequest_complete`]
+/// is called. Its callbacks (query, free, cancel) belong to the layer above,
+/// which runs them outside the engine's lock; the engine only knows whether it
+/// is done. Its status, as the engine reports it, is empty.
+pub fn grequest_start() -> Result<Request> {
+    Ok(engine()?.with_state(|st| st.new_request(ReqKind::Generalized)))
+}
+
+/// MPI_Grequest_complete: marks a generalized request complete, waking any
+/// thread waiting on it; a request freed already (MPI_Request_free) is dropped.
+pub fn grequest_complete(r: Request) -> Result<()> {
+    if r.is_null() {
+        return Err(MpiError::arg(ErrorClass::Request, "MPI_Grequest_complete", "request", "MPI_REQUEST_NULL"));
+    }
+    engine()?.with_state(|st| st.complete_generalized(r))
+}
+
+/// Whether a live request is complete (without finishing it): for the layer
+/// above, e.g. the `complete` argument of a generalized request's cancel callback.
+pub fn is_complete(r: Request) -> Result<bool> {
+    let e = engine()?;
+    let st = e.lock();
+    is_done(&st, r, "MPI_Cancel")
+}
+
 // ----- buffered-send space -------------------------------------------------------------
 
 /// MPI_Buffer_attach. oxmpi copies buffered messages into memory of its own but
