@@ -138,6 +138,8 @@ pub fn f2c_predefined_or<T>(t: &Table<T>, f: i32) -> usize {
 pub enum PersistentOp {
     Send { buf: usize, count: usize, dt: Datatype, dest: i32, tag: i32, mode: SendMode },
     Recv { buf: usize, count: usize, dt: Datatype, source: i32, tag: i32 },
+    /// A persistent collective: starts its non-blocking form (see `pcoll`).
+    Coll(crate::pcoll::Starter),
 }
 
 pub struct RequestEntry {

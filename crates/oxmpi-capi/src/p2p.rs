@@ -1059,11 +1059,25 @@ fn start_one(call: &str, h: MPI_Request, what: &str) -> R<()> {
         return Err(bad(ErrorClass::Request, call, what, "the persistent request is already active"));
     }
     let cm = comm(c, call)?;
+    if let PersistentOp::Coll(start) = &spec {
+        let mut tmp = MPI_REQUEST_NULL;
+        let code = start(&mut tmp);
+        route_to(c);
+        if code != MPI_SUCCESS {
+            return Err(Fail { code, message: format!("{call}: starting the persistent collective failed") });
+        }
+        let r = crate::pcoll::engine_request_of(tmp);
+        if let Some(e) = state().requests.get_mut(h) {
+            e.inner = r;
+        }
+        return Ok(());
+    }
     // SAFETY: the persistent request's creator keeps the buffer valid while it exists.
     let r = unsafe {
         match spec {
             PersistentOp::Send { buf, count, dt, dest, tag, mode } => pt2pt::isend_typed(&cm, buf as *const u8, count, &dt, dest, tag, mode),
             PersistentOp::Recv { buf, count, dt, source, tag } => pt2pt::irecv_typed(&cm, buf as *mut u8, count, &dt, source, tag),
+            PersistentOp::Coll(_) => unreachable!("started above"),
         }
     }
     .map_err(|e| rename_call(e, call))?;

@@ -312,3 +312,10 @@ fn comm_idup_is_non_blocking() {
         assert!(ok(n, "idup").contains("idup: all checks passed"));
     }
 }
+
+#[test]
+fn persistent_collectives_started_again_and_again() {
+    for n in [1, 2, 3, 4] {
+        assert!(ok(n, "pcoll").contains("pcoll: all checks passed"));
+    }
+}
