@@ -426,6 +426,60 @@ pub unsafe extern "C" fn PMPI_Sendrecv_replace(
     })
 }
 
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Isendrecv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    c: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    const CALL: &str = "MPI_Isendrecv";
+    ffi(CALL, c, || {
+        let s = args(CALL, c, sendbuf, sendcount, sendtype)?;
+        let r = args(CALL, c, recvbuf, recvcount, recvtype)?;
+        // SAFETY: `request` is MPI_Isendrecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "request", request)? };
+        // SAFETY: the C caller's buffers hold their counts of their datatypes and stay valid until the request completes.
+        let q = unsafe {
+            pt2pt::isendrecv_typed(&s.comm, sendbuf as *const u8, s.count, &s.dt, dest, sendtag, recvbuf as *mut u8, r.count, &r.dt, source, recvtag)?
+        };
+        *o = new_request(q, c, None);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Isendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    h: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    c: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    const CALL: &str = "MPI_Isendrecv_replace";
+    ffi(CALL, c, || {
+        let a = args(CALL, c, buf, count, h)?;
+        // SAFETY: `request` is MPI_Isendrecv_replace's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "request", request)? };
+        // SAFETY: the C caller's buffer holds `count` elements and stays valid until the request completes.
+        let q = unsafe { pt2pt::isendrecv_replace_typed(&a.comm, buf as *mut u8, a.count, &a.dt, dest, sendtag, source, recvtag)? };
+        *o = new_request(q, c, None);
+        Ok(())
+    })
+}
+
 // ----- completion ------------------------------------------------------------------
 
 fn rename_call(e: MpiError, call: &str) -> Fail {

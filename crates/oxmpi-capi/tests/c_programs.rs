@@ -319,3 +319,10 @@ fn persistent_collectives_started_again_and_again() {
         assert!(ok(n, "pcoll").contains("pcoll: all checks passed"));
     }
 }
+
+#[test]
+fn isendrecv_and_isendrecv_replace() {
+    for n in [1, 2, 3, 5] {
+        assert!(ok(n, "isendrecv").contains("isendrecv: all checks passed"));
+    }
+}

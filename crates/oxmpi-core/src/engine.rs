@@ -192,6 +192,10 @@ pub(crate) enum ReqKind {
 /// completion (`Ok(true)`) or fails.
 pub(crate) trait Task: Send + std::fmt::Debug {
     fn advance(&mut self, st: &mut State) -> Result<bool>;
+    /// The status the request reports once `advance` returned `Ok(true)`.
+    fn status(&self) -> Status {
+        Status::EMPTY
+    }
 }
 
 #[derive(Debug)]
@@ -1435,7 +1439,7 @@ impl State {
             let outcome = match self.reqs.get_mut(r).map(|e| &mut e.kind) {
                 Some(ReqKind::Coll(s)) => match s.take() {
                     Some(mut sched) => {
-                        let outcome = sched.advance(self);
+                        let outcome = sched.advance(self).map(|done| done.then_some(Status::EMPTY));
                         if let Some(ReqKind::Coll(slot)) = self.reqs.get_mut(r).map(|e| &mut e.kind) {
                             *slot = Some(sched);
                         }
@@ -1445,7 +1449,7 @@ impl State {
                 },
                 Some(ReqKind::Task(t)) => match t.take() {
                     Some(mut task) => {
-                        let outcome = task.advance(self);
+                        let outcome = task.advance(self).map(|done| done.then(|| task.status()));
                         if let Some(ReqKind::Task(slot)) = self.reqs.get_mut(r).map(|e| &mut e.kind) {
                             *slot = Some(task);
                         }
@@ -1460,10 +1464,10 @@ impl State {
                 continue;
             };
             match outcome {
-                Ok(false) => i += 1,
-                Ok(true) => {
+                Ok(None) => i += 1,
+                Ok(Some(status)) => {
                     self.active_colls.swap_remove(i);
-                    self.complete(r, Status::EMPTY, None);
+                    self.complete(r, status, None);
                     finished = true;
                 }
                 Err(err) => {
