@@ -28,6 +28,9 @@ pub struct Func {
     /// For `unsup AREA PROTOTYPE` lines: the area oxmpi does not implement
     /// (`rma`, `io`); the generated `PMPI_x` raises MPI_ERR_UNSUPPORTED_OPERATION.
     pub unsup: Option<String>,
+    /// For `varfn` lines: the C prototype ends in `, ...`. The header declares it
+    /// so; the library defines it with the named parameters only (see abi.txt).
+    pub variadic: bool,
 }
 
 pub struct Abi {
@@ -53,6 +56,18 @@ pub fn parse(text: &str) -> Abi {
                 abi.consts.push(Const { name: f[0].into(), ctype: f[1].into(), value: f[2].into(), ext: kw == "ext" });
             }
             "fn" | "extfn" => abi.funcs.push(parse_fn(rest, kw == "extfn", no + 1)),
+            "varfn" => {
+                let proto = rest.trim_end_matches(';');
+                let named = proto
+                    .strip_suffix(')')
+                    .and_then(|p| p.trim_end().strip_suffix("..."))
+                    .and_then(|p| p.trim_end().strip_suffix(','))
+                    .unwrap_or_else(|| panic!("abi.txt:{}: a varfn prototype ends in `, ...)`", no + 1));
+                let mut f = parse_fn(&format!("{named})"), false, no + 1);
+                f.proto_params = proto[proto.find('(').unwrap() + 1..proto.len() - 1].trim().to_string();
+                f.variadic = true;
+                abi.funcs.push(f);
+            }
             "unsup" => {
                 let (area, proto) = rest.split_once(char::is_whitespace).unwrap_or_else(|| panic!("abi.txt:{}: want AREA PROTOTYPE", no + 1));
                 let mut f = parse_fn(proto.trim(), false, no + 1);
@@ -94,7 +109,7 @@ fn parse_fn(s: &str, ext: bool, line: usize) -> Func {
             params.push(Param { name: pname, rust: rust_type(&base, stars, is_const), ctype });
         }
     }
-    Func { ret, name, params, proto_params: params_s.to_string(), ext, unsup: None }
+    Func { ret, name, params, proto_params: params_s.to_string(), ext, unsup: None, variadic: false }
 }
 
 fn rust_base(base: &str) -> String {

@@ -124,8 +124,10 @@ pub unsafe extern "C" fn PMPI_Comm_dup_with_info(c: MPI_Comm, info: MPI_Info, ne
     })
 }
 
-/// MPI_Comm_idup: the duplicate is made at once (blocking); the request is a
-/// barrier on the new communicator, so it completes when every rank has it.
+/// MPI_Comm_idup: returns at once; the ranks agree on the new context while
+/// the progress engine runs (see oxmpi_core::comm::context), and `*newcomm`
+/// is written when the request completes (wait, test, their any/all/some
+/// forms, or MPI_Request_get_status), as MPI makes it valid only then.
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_idup(c: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
     // SAFETY: the C caller's OUT arguments, passed on as given.
@@ -139,27 +141,51 @@ pub unsafe extern "C" fn PMPI_Comm_idup_with_info(c: MPI_Comm, info: MPI_Info, n
     unsafe { idup("MPI_Comm_idup_with_info", c, Some(info), newcomm, request) }
 }
 
+/// An MPI_Comm_idup in flight: where its communicator goes at completion.
+pub struct PendingIdup {
+    pending: create::PendingComm,
+    parent: MPI_Comm,
+    hints: Option<Vec<(String, String)>>,
+    /// The caller's `newcomm` (MPI: valid storage until the request completes).
+    newcomm: usize,
+}
+
+/// At an idup's completion: the new communicator gets its handle (with the
+/// parent's error handler and the hints) and the caller's `newcomm` gets it.
+pub fn finish_idup(call: &str, p: PendingIdup) -> R<()> {
+    let d = p.pending.take().ok_or_else(|| oxmpi_core::MpiError::intern(call, "MPI_Comm_idup completed without a communicator"))?;
+    let h = new_comm(d, p.parent);
+    if let Some(kv) = p.hints {
+        state().comm_info.insert(h, kv);
+    }
+    // SAFETY: `newcomm` was MPI_Comm_idup's OUT argument, checked non-NULL
+    // there; MPI requires it to stay valid, and untouched by the caller, until
+    // the request completes, which is now.
+    unsafe { *(p.newcomm as *mut MPI_Comm) = h };
+    Ok(())
+}
+
 /// # Safety
-/// `newcomm` and `request` are NULL or writable and unaliased (the C caller's OUT arguments).
+/// `newcomm` and `request` are NULL or writable and unaliased (the C caller's
+/// OUT arguments); `newcomm` stays valid until the request completes.
 unsafe fn idup(call: &'static str, c: MPI_Comm, info: Option<MPI_Info>, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
     ffi(call, c, || {
         let hints = match info {
-            Some(i) => Some(info_pairs(call, i)?),
+            Some(i) => {
+                info_arg(call, i)?;
+                Some(info_pairs(call, i)?)
+            }
             None => state().comm_info.get(&c).cloned(),
         };
         let cm = comm(c, call)?;
-        // SAFETY: `newcomm` is MPI_Comm_idup's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(call, "newcomm", newcomm)? };
+        if newcomm.is_null() {
+            return Err(bad(ErrorClass::Arg, call, "newcomm", "is NULL"));
+        }
         // SAFETY: `request` is MPI_Comm_idup's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let ro = unsafe { out(call, "request", request)? };
-        let d = with_cb_comm(c, || create::dup(&cm)).map_err(|e| oxmpi_core::MpiError::new(e.class, e.message.replacen("MPI_Comm_dup", call, 1)))?;
-        let r = oxmpi_core::coll::barrier::ibarrier(&d)?;
-        let h = new_comm(d, c);
-        if let Some(kv) = hints {
-            state().comm_info.insert(h, kv);
-        }
-        *o = h;
-        *ro = crate::p2p::new_request(r, h, None);
+        let (r, pending) = with_cb_comm(c, || create::idup(&cm)).map_err(|e| oxmpi_core::MpiError::new(e.class, e.message.replacen("MPI_Comm_idup", call, 1)))?;
+        let hook = crate::handles::Hook::Idup(PendingIdup { pending, parent: c, hints, newcomm: newcomm as usize });
+        *ro = crate::p2p::new_hooked_request(r, c, hook);
         Ok(())
     })
 }

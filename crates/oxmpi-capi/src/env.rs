@@ -146,6 +146,17 @@ pub unsafe extern "C" fn PMPI_Is_thread_main(flag: *mut c_int) -> c_int {
     })
 }
 
+/// MPI_Pcontrol(level, ...): oxmpi has no profiling levels of its own, so, as
+/// in MPICH, the call does nothing and returns MPI_SUCCESS; a profiling tool
+/// defines its own MPI_Pcontrol and reaches this one as PMPI_Pcontrol. C
+/// declares it variadic; the variadic arguments are never read (abi.txt,
+/// `varfn`).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pcontrol(level: c_int) -> c_int {
+    let _ = level;
+    MPI_SUCCESS
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Wtime() -> f64 {
     runtime::wtime()

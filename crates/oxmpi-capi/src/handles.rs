@@ -138,6 +138,8 @@ pub fn f2c_predefined_or<T>(t: &Table<T>, f: i32) -> usize {
 pub enum PersistentOp {
     Send { buf: usize, count: usize, dt: Datatype, dest: i32, tag: i32, mode: SendMode },
     Recv { buf: usize, count: usize, dt: Datatype, source: i32, tag: i32 },
+    /// A persistent collective: starts its non-blocking form (see `pcoll`).
+    Coll(crate::pcoll::Starter),
 }
 
 pub struct RequestEntry {
@@ -146,6 +148,31 @@ pub struct RequestEntry {
     /// The communicator whose error handler hears about this request's errors.
     pub comm: MPI_Comm,
     pub persistent: Option<PersistentOp>,
+    /// What this layer owes the request when the engine reports it complete.
+    pub hook: Hook,
+}
+
+/// Work of the C layer at a request's completion (see `p2p::run_hook`).
+pub enum Hook {
+    None,
+    /// A generalized request: the user's callbacks.
+    Greq(Greq),
+    /// MPI_Comm_idup: the new communicator, handed out at completion.
+    Idup(crate::comm::PendingIdup),
+}
+
+/// A generalized request's callbacks and where it stands.
+#[derive(Clone, Copy)]
+pub struct Greq {
+    pub query: Option<MPI_Grequest_query_function>,
+    pub free: Option<MPI_Grequest_free_function>,
+    pub cancel: Option<MPI_Grequest_cancel_function>,
+    pub extra_state: usize,
+    /// MPI_Grequest_complete was called.
+    pub completed: bool,
+    /// MPI_Request_free was called before completion: the handle stays in the
+    /// table (for MPI_Grequest_complete) and free_fn runs at completion.
+    pub freed: bool,
 }
 
 pub struct ErrhandlerEntry {

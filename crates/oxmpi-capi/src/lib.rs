@@ -31,6 +31,7 @@ pub mod errors;
 pub mod handles;
 pub mod misc;
 pub mod p2p;
+pub mod pcoll;
 
 use std::ffi::{c_int, c_void};
 
@@ -91,6 +92,7 @@ pub mod pmpi {
     pub use crate::env::*;
     pub use crate::misc::*;
     pub use crate::p2p::*;
+    pub use crate::pcoll::*;
     pub use crate::unsupported::*;
 }
 

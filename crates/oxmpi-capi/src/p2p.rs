@@ -19,7 +19,7 @@ use crate::abi::*;
 use crate::dtype::{committed, datatype};
 use crate::env::comm;
 use crate::errors::{bad, ffi, out, route_to, Fail, R};
-use crate::handles::{state, MessageEntry, PersistentOp, RequestEntry};
+use crate::handles::{state, Greq, Hook, MessageEntry, PersistentOp, RequestEntry};
 use crate::types::*;
 
 // ----- statuses -------------------------------------------------------------------
@@ -109,7 +109,80 @@ fn call_name(mode: SendMode, immediate: bool) -> &'static str {
 // ----- request handles ---------------------------------------------------------------
 
 pub fn new_request(r: Request, c: MPI_Comm, persistent: Option<PersistentOp>) -> MPI_Request {
-    state().requests.insert(RequestEntry { inner: r, comm: c, persistent })
+    state().requests.insert(RequestEntry { inner: r, comm: c, persistent, hook: Hook::None })
+}
+
+/// A request handle with work for this layer at completion.
+pub fn new_hooked_request(r: Request, c: MPI_Comm, hook: Hook) -> MPI_Request {
+    state().requests.insert(RequestEntry { inner: r, comm: c, persistent: None, hook })
+}
+
+/// The engine's view of a status the user wrote (a generalized request's query_fn).
+fn from_c(c: &MPI_Status) -> Status {
+    Status { source: c.MPI_SOURCE, tag: c.MPI_TAG, error: c.MPI_ERROR, count_bytes: status_bytes(c), cancelled: c.MPI_internal[2] != 0 }
+}
+
+/// Calls a generalized request's query_fn: the status it reports, and the
+/// error code the callback returned. Called without any lock held (the
+/// callback may call MPI).
+fn greq_query(g: &Greq) -> (Status, c_int) {
+    let mut c = MPI_Status::default();
+    fill(&mut c, &Status::EMPTY);
+    let code = match g.query {
+        // SAFETY: a C function the user registered with MPI_Grequest_start with
+        // this signature; it gets its extra_state back and a status of ours.
+        Some(f) => unsafe { f(g.extra_state as *mut c_void, &mut c) },
+        None => MPI_SUCCESS,
+    };
+    (from_c(&c), code)
+}
+
+/// Calls a generalized request's free_fn (once: its handle is gone after this).
+fn greq_free(g: &Greq) -> c_int {
+    match g.free {
+        // SAFETY: a C function the user registered with MPI_Grequest_start with this signature.
+        Some(f) => unsafe { f(g.extra_state as *mut c_void) },
+        None => MPI_SUCCESS,
+    }
+}
+
+/// What the C layer owes request `h`, which the engine reported complete
+/// (`res`), before its handle is released: a generalized request's status
+/// comes from query_fn, then free_fn runs, and the error code is the last
+/// failing callback's; an idup hands out its communicator. Returns the result
+/// to report. Runs callbacks with no lock held.
+pub fn run_hook(call: &str, h: MPI_Request, res: Result<Status, Fail>) -> Result<Status, Fail> {
+    let hook = {
+        let mut st = state();
+        match st.requests.get_mut(h) {
+            Some(e) => std::mem::replace(&mut e.hook, Hook::None),
+            None => Hook::None,
+        }
+    };
+    match hook {
+        Hook::None => res,
+        Hook::Greq(g) => {
+            let (status, qcode) = greq_query(&g);
+            let fcode = greq_free(&g);
+            let code = if fcode != MPI_SUCCESS { fcode } else { qcode };
+            if code != MPI_SUCCESS {
+                let which = if fcode != MPI_SUCCESS { "free_fn" } else { "query_fn" };
+                return Err(Fail { code, message: format!("{call}: the generalized request's {which} returned error code {code}") });
+            }
+            res.map(|_| status)
+        }
+        Hook::Idup(p) => {
+            let r = res?;
+            crate::comm::finish_idup(call, p)?;
+            Ok(r)
+        }
+    }
+}
+
+/// Whether the handle at `i` was completed by a completion call (its engine
+/// request went from live to NULL).
+fn completed_at(before: &[Request], after: &[Request], i: usize) -> bool {
+    !before[i].is_null() && after[i].is_null()
 }
 
 /// The engine requests of C handles (NULL for null and inactive ones), routing
@@ -353,6 +426,60 @@ pub unsafe extern "C" fn PMPI_Sendrecv_replace(
     })
 }
 
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Isendrecv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    c: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    const CALL: &str = "MPI_Isendrecv";
+    ffi(CALL, c, || {
+        let s = args(CALL, c, sendbuf, sendcount, sendtype)?;
+        let r = args(CALL, c, recvbuf, recvcount, recvtype)?;
+        // SAFETY: `request` is MPI_Isendrecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "request", request)? };
+        // SAFETY: the C caller's buffers hold their counts of their datatypes and stay valid until the request completes.
+        let q = unsafe {
+            pt2pt::isendrecv_typed(&s.comm, sendbuf as *const u8, s.count, &s.dt, dest, sendtag, recvbuf as *mut u8, r.count, &r.dt, source, recvtag)?
+        };
+        *o = new_request(q, c, None);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Isendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    h: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    c: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    const CALL: &str = "MPI_Isendrecv_replace";
+    ffi(CALL, c, || {
+        let a = args(CALL, c, buf, count, h)?;
+        // SAFETY: `request` is MPI_Isendrecv_replace's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "request", request)? };
+        // SAFETY: the C caller's buffer holds `count` elements and stays valid until the request completes.
+        let q = unsafe { pt2pt::isendrecv_replace_typed(&a.comm, buf as *mut u8, a.count, &a.dt, dest, sendtag, source, recvtag)? };
+        *o = new_request(q, c, None);
+        Ok(())
+    })
+}
+
 // ----- completion ------------------------------------------------------------------
 
 fn rename_call(e: MpiError, call: &str) -> Fail {
@@ -381,8 +508,10 @@ pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_S
         let mut after = before.clone();
         let res = pt2pt::wait(&mut after[0]);
         let after = if res.is_err() { vec![Request::NULL] } else { after };
+        let res = res.map_err(|e| rename_call(e, CALL));
+        let res = if completed_at(&before, &after, 0) { run_hook(CALL, hs[0], res) } else { res };
         settle(hs, &before, &after);
-        let s = res.map_err(|e| rename_call(e, CALL))?;
+        let s = res?;
         // SAFETY: `status` is MPI_Wait's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
         unsafe { put_status(status, &s) };
         Ok(())
@@ -402,8 +531,14 @@ pub unsafe extern "C" fn PMPI_Test(request: *mut MPI_Request, flag: *mut c_int, 
         let mut after = before.clone();
         let res = pt2pt::test(&mut after[0]);
         let after = if res.is_err() { vec![Request::NULL] } else { after };
+        let res = res.map_err(|e| rename_call(e, CALL));
+        let res = match res {
+            Ok(Some(s)) if completed_at(&before, &after, 0) => run_hook(CALL, hs[0], Ok(s)).map(Some),
+            Err(e) if completed_at(&before, &after, 0) => run_hook(CALL, hs[0], Err(e)).map(Some),
+            other => other,
+        };
         settle(hs, &before, &after);
-        match res.map_err(|e| rename_call(e, CALL))? {
+        match res? {
             Some(s) => {
                 *f = 1;
                 // SAFETY: `status` is MPI_Test's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
@@ -444,6 +579,21 @@ unsafe fn all(call: &'static str, count: c_int, requests: *mut MPI_Request, flag
         for (i, f) in failed.iter().enumerate() {
             if *f {
                 after[i] = Request::NULL;
+            }
+        }
+        let mut res = res;
+        for i in 0..hs.len() {
+            if completed_at(&before, &after, i) {
+                let r = if stats[i].error != 0 { Err(Fail { code: stats[i].error, message: String::new() }) } else { Ok(stats[i]) };
+                match run_hook(call, hs[i], r) {
+                    Ok(s) => stats[i] = s,
+                    Err(f) => {
+                        stats[i].error = f.code;
+                        if res.is_ok() {
+                            res = Err(MpiError::new(ErrorClass::InStatus, format!("{call}: a request failed, see its status: {}", f.message)));
+                        }
+                    }
+                }
             }
         }
         settle(hs, &before, &after);
@@ -499,8 +649,23 @@ unsafe fn any(call: &'static str, count: c_int, requests: *mut MPI_Request, inde
                 }
             }
         }
+        let res = match res.map_err(|e| rename_call(e, call)) {
+            Ok(Some(Some((i, s)))) if completed_at(&before, &after, i) => {
+                *idx = i as c_int;
+                let e = state().requests.get(hs[i]).map(|e| e.comm);
+                if let Some(c) = e {
+                    route_to(c);
+                }
+                run_hook(call, hs[i], Ok(s)).map(|s| Some(Some((i, s))))
+            }
+            Err(f) => match (0..hs.len()).find(|&i| completed_at(&before, &after, i)) {
+                Some(i) => run_hook(call, hs[i], Err(f)).map(|s| Some(Some((i, s)))),
+                None => Err(f),
+            },
+            other => other,
+        };
         settle(hs, &before, &after);
-        match res.map_err(|e| rename_call(e, call))? {
+        match res? {
             None => {
                 *idx = MPI_UNDEFINED;
                 if let Some(f) = flag {
@@ -564,6 +729,14 @@ unsafe fn some(call: &'static str, wait: bool, count: c_int, requests: *mut MPI_
                 after[*i] = Request::NULL;
             }
         }
+        let list: Option<Vec<(usize, Result<Status, Fail>)>> = list.map(|l| {
+            l.into_iter()
+                .map(|(i, r)| {
+                    let r = r.map_err(|e| Fail { code: e.class.code(), message: e.message });
+                    (i, if completed_at(&before, &after, i) { run_hook(call, hs[i], r) } else { r })
+                })
+                .collect()
+        });
         settle(hs, &before, &after);
         let Some(list) = list else {
             *oc = MPI_UNDEFINED;
@@ -582,13 +755,13 @@ unsafe fn some(call: &'static str, wait: bool, count: c_int, requests: *mut MPI_
                 Ok(s) => unsafe { put_status_err(status_at(statuses, k), s, MPI_SUCCESS) },
                 Err(e) => {
                     // SAFETY: `statuses` is MPI_STATUSES_IGNORE (NULL) or has one entry per request, more than the index, writable and unaliased (MPI_Waitsome/Testsome).
-                    unsafe { put_status_err(status_at(statuses, k), &Status::EMPTY, e.class.code()) };
-                    first_err.get_or_insert(e.clone());
+                    unsafe { put_status_err(status_at(statuses, k), &Status::EMPTY, e.code) };
+                    first_err.get_or_insert(e.message.clone());
                 }
             }
         }
         match first_err {
-            Some(e) => Err(Fail { code: MPI_ERR_IN_STATUS, message: format!("{call}: a request failed, see its status: {}", e.message) }),
+            Some(m) => Err(Fail { code: MPI_ERR_IN_STATUS, message: format!("{call}: a request failed, see its status: {m}") }),
             None => Ok(()),
         }
     })
@@ -626,6 +799,18 @@ pub unsafe extern "C" fn PMPI_Cancel(request: *mut MPI_Request) -> c_int {
         let h = unsafe { out(CALL, "request", request)? };
         let (r, c, _) = one_request(CALL, *h)?;
         route_to(c);
+        if let Some(g) = greq_of(*h) {
+            // A generalized request: the user's cancel_fn decides, told whether
+            // MPI_Grequest_complete was called already.
+            if let Some(f) = g.cancel {
+                // SAFETY: a C function the user registered with MPI_Grequest_start with this signature.
+                let code = unsafe { f(g.extra_state as *mut c_void, g.completed as c_int) };
+                if code != MPI_SUCCESS {
+                    return Err(Fail { code, message: format!("{CALL}: the generalized request's cancel_fn returned error code {code}") });
+                }
+            }
+            return Ok(());
+        }
         if !r.is_null() {
             pt2pt::cancel(&r).map_err(|e| rename_call(e, CALL))?;
         }
@@ -641,6 +826,27 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
         let h = unsafe { out(CALL, "request", request)? };
         let (mut r, c, _) = one_request(CALL, *h)?;
         route_to(c);
+        if let Some(g) = greq_of(*h) {
+            if g.freed {
+                return Err(bad(ErrorClass::Request, CALL, "request", "the generalized request was freed already"));
+            }
+            pt2pt::request_free(&mut r).map_err(|e| rename_call(e, CALL))?;
+            if !g.completed {
+                // free_fn runs at MPI_Grequest_complete, which still needs the handle.
+                if let Some(Hook::Greq(x)) = state().requests.get_mut(*h).map(|e| &mut e.hook) {
+                    x.freed = true;
+                }
+                *h = MPI_REQUEST_NULL;
+                return Ok(());
+            }
+            state().requests.remove(*h);
+            *h = MPI_REQUEST_NULL;
+            let code = greq_free(&g);
+            if code != MPI_SUCCESS {
+                return Err(Fail { code, message: format!("{CALL}: the generalized request's free_fn returned error code {code}") });
+            }
+            return Ok(());
+        }
         if !r.is_null() {
             pt2pt::request_free(&mut r).map_err(|e| rename_call(e, CALL))?;
         }
@@ -665,8 +871,23 @@ pub unsafe extern "C" fn PMPI_Request_get_status(request: MPI_Request, flag: *mu
         let (r, c, _) = one_request(CALL, request)?;
         route_to(c);
         match pt2pt::request_get_status(r).map_err(|e| rename_call(e, CALL))? {
+            Some(_) if greq_of(request).is_some() => {
+                // The status of a complete generalized request is query_fn's.
+                let (s, code) = greq_query(&greq_of(request).unwrap());
+                *f = 1;
+                // SAFETY: `status` is MPI_Request_get_status's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
+                unsafe { put_status(status, &s) };
+                if code != MPI_SUCCESS {
+                    return Err(Fail { code, message: format!("{CALL}: the generalized request's query_fn returned error code {code}") });
+                }
+            }
             Some(s) => {
                 *f = 1;
+                // An idup's communicator is valid once its request is complete.
+                let idup = matches!(state().requests.get(request).map(|e| &e.hook), Some(Hook::Idup(_)));
+                if idup {
+                    run_hook(CALL, request, Ok(s))?;
+                }
                 // SAFETY: `status` is MPI_Request_get_status's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
                 unsafe { put_status(status, &s) };
             }
@@ -892,11 +1113,25 @@ fn start_one(call: &str, h: MPI_Request, what: &str) -> R<()> {
         return Err(bad(ErrorClass::Request, call, what, "the persistent request is already active"));
     }
     let cm = comm(c, call)?;
+    if let PersistentOp::Coll(start) = &spec {
+        let mut tmp = MPI_REQUEST_NULL;
+        let code = start(&mut tmp);
+        route_to(c);
+        if code != MPI_SUCCESS {
+            return Err(Fail { code, message: format!("{call}: starting the persistent collective failed") });
+        }
+        let r = crate::pcoll::engine_request_of(tmp);
+        if let Some(e) = state().requests.get_mut(h) {
+            e.inner = r;
+        }
+        return Ok(());
+    }
     // SAFETY: the persistent request's creator keeps the buffer valid while it exists.
     let r = unsafe {
         match spec {
             PersistentOp::Send { buf, count, dt, dest, tag, mode } => pt2pt::isend_typed(&cm, buf as *const u8, count, &dt, dest, tag, mode),
             PersistentOp::Recv { buf, count, dt, source, tag } => pt2pt::irecv_typed(&cm, buf as *mut u8, count, &dt, source, tag),
+            PersistentOp::Coll(_) => unreachable!("started above"),
         }
     }
     .map_err(|e| rename_call(e, call))?;
@@ -923,6 +1158,61 @@ pub unsafe extern "C" fn PMPI_Startall(count: c_int, requests: *mut MPI_Request)
         let hs = unsafe { req_slice(CALL, count, requests)? };
         for (i, h) in hs.iter().enumerate() {
             start_one(CALL, *h, &format!("array_of_requests[{i}]"))?;
+        }
+        Ok(())
+    })
+}
+
+// ----- generalized requests ----------------------------------------------------------
+
+/// The callbacks of a generalized request's handle (`None` for other requests).
+fn greq_of(h: MPI_Request) -> Option<Greq> {
+    match state().requests.get(h).map(|e| &e.hook) {
+        Some(Hook::Greq(g)) => Some(*g),
+        _ => None,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Grequest_start(
+    query_fn: Option<MPI_Grequest_query_function>,
+    free_fn: Option<MPI_Grequest_free_function>,
+    cancel_fn: Option<MPI_Grequest_cancel_function>,
+    extra_state: *mut c_void,
+    request: *mut MPI_Request,
+) -> c_int {
+    const CALL: &str = "MPI_Grequest_start";
+    ffi(CALL, MPI_COMM_SELF, || {
+        // SAFETY: `request` is MPI_Grequest_start's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "request", request)? };
+        let r = pt2pt::grequest_start()?;
+        let g = Greq { query: query_fn, free: free_fn, cancel: cancel_fn, extra_state: extra_state as usize, completed: false, freed: false };
+        *o = new_hooked_request(r, MPI_COMM_SELF, Hook::Greq(g));
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Grequest_complete(request: MPI_Request) -> c_int {
+    const CALL: &str = "MPI_Grequest_complete";
+    ffi(CALL, MPI_COMM_SELF, || {
+        let (r, c, _) = one_request(CALL, request)?;
+        route_to(c);
+        let g = greq_of(request).ok_or_else(|| bad(ErrorClass::Request, CALL, "request", "not a generalized request (MPI_Grequest_start)"))?;
+        if g.completed {
+            return Err(bad(ErrorClass::Request, CALL, "request", "the generalized request is complete already"));
+        }
+        pt2pt::grequest_complete(r).map_err(|e| rename_call(e, CALL))?;
+        if g.freed {
+            // Freed before completion: the engine dropped its request just now;
+            // the handle goes too, and free_fn runs (MPI: at the later of the two calls).
+            state().requests.remove(request);
+            let code = greq_free(&g);
+            if code != MPI_SUCCESS {
+                return Err(Fail { code, message: format!("{CALL}: the generalized request's free_fn returned error code {code}") });
+            }
+        } else if let Some(Hook::Greq(x)) = state().requests.get_mut(request).map(|e| &mut e.hook) {
+            x.completed = true;
         }
         Ok(())
     })

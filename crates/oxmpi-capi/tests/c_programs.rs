@@ -295,3 +295,34 @@ fn subarray_darray_match_size_and_external32() {
         assert!(ok(n, "dtype2").contains(&format!("all checks passed on {n} ranks")));
     }
 }
+
+#[test]
+fn generalized_requests_on_every_completion_path() {
+    for n in [1, 3] {
+        let exe = build("greq", &["-pthread"]);
+        let out = run(n, &exe, &[]);
+        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && so.contains("greq: all checks passed"), "greq on {n} ranks:\n{so}\n{se}");
+    }
+}
+
+#[test]
+fn comm_idup_is_non_blocking() {
+    for n in [1, 2, 4, 5] {
+        assert!(ok(n, "idup").contains("idup: all checks passed"));
+    }
+}
+
+#[test]
+fn persistent_collectives_started_again_and_again() {
+    for n in [1, 2, 3, 4] {
+        assert!(ok(n, "pcoll").contains("pcoll: all checks passed"));
+    }
+}
+
+#[test]
+fn isendrecv_and_isendrecv_replace() {
+    for n in [1, 2, 3, 5] {
+        assert!(ok(n, "isendrecv").contains("isendrecv: all checks passed"));
+    }
+}

@@ -180,6 +180,22 @@ pub(crate) enum ReqKind {
     Persistent { spec: PersistentSpec, active: Option<Request> },
     /// A collective in progress (taken out while it is being advanced).
     Coll(Option<Box<crate::coll::sched::Schedule>>),
+    /// A generalized request (MPI_Grequest_start): completed by user code
+    /// ([`State::complete_generalized`]), never by progress.
+    Generalized,
+    /// A multi-step operation (communicator duplication's context agreement)
+    /// advanced by progress, like a collective (taken out while advanced).
+    Task(Option<Box<dyn Task>>),
+}
+
+/// An operation the progress engine advances step by step until it reports
+/// completion (`Ok(true)`) or fails.
+pub(crate) trait Task: Send + std::fmt::Debug {
+    fn advance(&mut self, st: &mut State) -> Result<bool>;
+    /// The status the request reports once `advance` returned `Ok(true)`.
+    fn status(&self) -> Status {
+        Status::EMPTY
+    }
 }
 
 #[derive(Debug)]
@@ -454,6 +470,21 @@ impl State {
     fn release_request(&mut self, r: Request) {
         if let Some(ReqEntry { kind: ReqKind::Send(s), .. }) = self.reqs.remove(r) {
             self.bsend.used = self.bsend.used.saturating_sub(s.bsend_charge);
+        }
+    }
+
+    /// MPI_Grequest_complete: a generalized request is done (dropped at once if
+    /// already freed).
+    pub(crate) fn complete_generalized(&mut self, r: Request) -> Result<()> {
+        match self.reqs.get(r) {
+            Some(e) if matches!(e.kind, ReqKind::Generalized) && !e.done => {
+                self.complete(r, Status::EMPTY, None);
+                Ok(())
+            }
+            Some(e) if matches!(e.kind, ReqKind::Generalized) => {
+                Err(MpiError::arg(ErrorClass::Request, "MPI_Grequest_complete", "request", "the generalized request is complete already"))
+            }
+            _ => Err(MpiError::arg(ErrorClass::Request, "MPI_Grequest_complete", "request", "not a generalized request")),
         }
     }
 
@@ -1391,29 +1422,52 @@ impl State {
         r
     }
 
+    /// Registers a task as a request and runs it as far as it goes.
+    pub(crate) fn start_task(&mut self, task: Box<dyn Task>) -> Request {
+        let r = self.new_request(ReqKind::Task(Some(task)));
+        self.active_colls.push(r);
+        self.advance_colls();
+        r
+    }
+
     /// Advances every collective in progress; returns whether any finished.
     fn advance_colls(&mut self) -> bool {
         let mut finished = false;
         let mut i = 0;
         while i < self.active_colls.len() {
             let r = self.active_colls[i];
-            let sched = match self.reqs.get_mut(r).map(|e| &mut e.kind) {
-                Some(ReqKind::Coll(s)) => s.take(),
+            let outcome = match self.reqs.get_mut(r).map(|e| &mut e.kind) {
+                Some(ReqKind::Coll(s)) => match s.take() {
+                    Some(mut sched) => {
+                        let outcome = sched.advance(self).map(|done| done.then_some(Status::EMPTY));
+                        if let Some(ReqKind::Coll(slot)) = self.reqs.get_mut(r).map(|e| &mut e.kind) {
+                            *slot = Some(sched);
+                        }
+                        Some(outcome)
+                    }
+                    None => None,
+                },
+                Some(ReqKind::Task(t)) => match t.take() {
+                    Some(mut task) => {
+                        let outcome = task.advance(self).map(|done| done.then(|| task.status()));
+                        if let Some(ReqKind::Task(slot)) = self.reqs.get_mut(r).map(|e| &mut e.kind) {
+                            *slot = Some(task);
+                        }
+                        Some(outcome)
+                    }
+                    None => None,
+                },
                 _ => None,
             };
-            let Some(mut sched) = sched else {
+            let Some(outcome) = outcome else {
                 self.active_colls.swap_remove(i);
                 continue;
             };
-            let outcome = sched.advance(self);
-            if let Some(ReqKind::Coll(slot)) = self.reqs.get_mut(r).map(|e| &mut e.kind) {
-                *slot = Some(sched);
-            }
             match outcome {
-                Ok(false) => i += 1,
-                Ok(true) => {
+                Ok(None) => i += 1,
+                Ok(Some(status)) => {
                     self.active_colls.swap_remove(i);
-                    self.complete(r, Status::EMPTY, None);
+                    self.complete(r, status, None);
                     finished = true;
                 }
                 Err(err) => {

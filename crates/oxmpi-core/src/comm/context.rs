@@ -1,18 +1,47 @@
 //! Context ids for new communicators, agreed by the ranks that create them.
 //!
 //! Every rank keeps a mask of the ids it has free. A creating collective ANDs the
-//! masks of all participants (an allreduce with MPI_BAND) and takes the lowest id
-//! free everywhere. Only the members of the new communicator mark it used: a
+//! masks of all participants (an allreduce with MPI_BAND) and picks an id free
+//! everywhere. Only the members of the new communicator mark it used: a
 //! non-member may hand the same id to another communicator later, which is safe
 //! because any rank in both would have had the bit cleared in its own mask and so
 //! in the AND. Ids come in pairs: `id` for point-to-point, `id + 1` for collectives.
+//!
+//! ## Agreement as a state machine
+//! The agreement is a [`Task`] the progress engine advances, so MPI_Comm_idup
+//! returns at once and several agreements (on different communicators, or
+//! several idups on one) can be in flight on a rank together. Two of them may
+//! then pick the same id from masks taken before either finished, so a pick is
+//! confirmed before it is used:
+//!
+//! * round k: every rank contributes `free & !held` (its free ids minus those
+//!   other agreements of this rank hold) and, from round 1 on, a flag word
+//!   saying whether it could hold the previous round's candidate; one allreduce
+//!   (BAND) of `WORDS + 1` words.
+//! * if the previous candidate was held everywhere (the AND of the flags), it
+//!   is agreed: members claim it, the hold goes.
+//! * otherwise holds are dropped and a new candidate is picked from the AND of
+//!   the masks (the lowest id in round 0, then a choice spread by the
+//!   communicator, the tag and the round, so two agreements that collided do
+//!   not collide again); every rank holds it if it is still free and not held
+//!   locally, and says so in the next round.
+//!
+//! A held id is taken by nobody else, so a candidate held on every rank is
+//! free on every rank when claimed. Every decision depends only on allreduce
+//! results, so all ranks decide alike. All rounds of one agreement use the tag
+//! of the one collective it is (taken at the call, in call order on every rank):
+//! rounds run one after another on every rank and messages between two ranks do
+//! not overtake each other, so round k's messages only match round k's receives.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use super::{Comm, FIRST_DYNAMIC_CONTEXT};
+use crate::coll::sched::Schedule;
 use crate::datatype::{Datatype, Primitive};
+use crate::engine::{State, Task};
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::op::{Op, PredefinedOp};
+use crate::request::Request;
 
 /// Number of communicators that can exist at once per process (as MPICH's 2048).
 pub const MAX_CONTEXTS: usize = 2048;
@@ -20,37 +49,225 @@ const WORDS: usize = MAX_CONTEXTS / 64;
 
 /// Bit i set = context id `FIRST_DYNAMIC_CONTEXT + 2 i` is free here.
 static FREE: Mutex<[u64; WORDS]> = Mutex::new([u64::MAX; WORDS]);
+/// Bit i set = an agreement in flight on this rank holds id i as its candidate.
+static HELD: Mutex<[u64; WORDS]> = Mutex::new([0; WORDS]);
 
 fn free_mask() -> std::sync::MutexGuard<'static, [u64; WORDS]> {
     FREE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Agrees on an id free on every rank of `parent` (collective over `parent`).
-/// Members of the new communicator then call [`claim`].
-pub fn agree(parent: &Comm, call: &str) -> Result<u32> {
-    let mine = *free_mask();
-    let mut all = [0u64; WORDS];
-    let u64t = Datatype::predefined(Primitive::Uint64);
-    // SAFETY: both buffers hold WORDS u64s and outlive the blocking call.
-    unsafe {
-        crate::coll::allreduce::allreduce(
-            Some(mine.as_ptr() as *const u8),
-            all.as_mut_ptr() as *mut u8,
-            WORDS,
-            &u64t,
-            &Op::predefined(PredefinedOp::Band),
-            parent,
-        )?;
-    }
-    let bit = first_free(&all).ok_or_else(|| {
-        MpiError::new(ErrorClass::Other, format!("{call}: no communicator context id is free on every rank ({MAX_CONTEXTS} communicators exist; free some)"))
-    })?;
-    Ok(FIRST_DYNAMIC_CONTEXT + 2 * bit as u32)
+fn held_mask() -> std::sync::MutexGuard<'static, [u64; WORDS]> {
+    HELD.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// This rank's free mask, as words (for agreement across two groups).
+/// Ids this rank may offer: free and held by no agreement in flight.
+fn offer() -> [u64; WORDS] {
+    let free = *free_mask();
+    let held = *held_mask();
+    std::array::from_fn(|i| free[i] & !held[i])
+}
+
+/// Holds bit `b` for an agreement if it is free and not held; whether it did.
+fn hold(b: usize) -> bool {
+    let free = free_mask();
+    let mut held = held_mask();
+    let m = 1u64 << (b % 64);
+    if free[b / 64] & m != 0 && held[b / 64] & m == 0 {
+        held[b / 64] |= m;
+        true
+    } else {
+        false
+    }
+}
+
+fn unhold(b: usize) {
+    held_mask()[b / 64] &= !(1u64 << (b % 64));
+}
+
+/// Empty rounds (no id free on every rank) an agreement sits through, waiting
+/// for other agreements' holds to go, before it fails.
+const EMPTY_ROUNDS: u32 = 8;
+
+/// What an agreement does with its id once agreed (claimed already if this
+/// rank is a member).
+pub(crate) type OnAgreed = Box<dyn FnOnce(u32) + Send>;
+
+/// A context-id agreement over a communicator (see the module comment).
+struct Agreement {
+    comm: Comm,
+    call: &'static str,
+    tag: i32,
+    /// Whether this rank is a member of the new communicator (claims the id).
+    member: bool,
+    round: u32,
+    empty_rounds: u32,
+    /// The allreduce's buffer (in place): WORDS mask words, then the flag word.
+    buf: Box<[u64]>,
+    sched: Option<Schedule>,
+    /// This round's candidate bit, and whether this rank holds it.
+    candidate: Option<(usize, bool)>,
+    on_agreed: Option<OnAgreed>,
+}
+
+impl std::fmt::Debug for Agreement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "context agreement for {} (round {}, candidate {:?}, tag {:#x})", self.call, self.round, self.candidate, self.tag)
+    }
+}
+
+impl Agreement {
+    fn drop_hold(&mut self) {
+        if let Some((b, true)) = self.candidate {
+            unhold(b);
+        }
+        self.candidate = None;
+    }
+
+    fn start_round(&mut self) -> Result<()> {
+        let mine = offer();
+        self.buf[..WORDS].copy_from_slice(&mine);
+        self.buf[WORDS] = match self.candidate {
+            Some((_, true)) => u64::MAX,
+            _ => 0,
+        };
+        let u64t = Datatype::predefined(Primitive::Uint64);
+        let band = Op::predefined(PredefinedOp::Band);
+        // SAFETY: `buf` is a heap allocation of WORDS + 1 u64s, owned by this task and
+        // never reallocated; the schedule that points into it is owned by the task
+        // too and dropped before it (see `Drop`).
+        let b = unsafe { crate::coll::allreduce::build_schedule(self.call, None, self.buf.as_mut_ptr() as *mut u8, WORDS + 1, &u64t, &band, &self.comm)? };
+        let mut s = b.build();
+        s.set_tag(self.tag);
+        self.sched = Some(s);
+        Ok(())
+    }
+
+    /// The candidate bit of a round from the AND of the masks.
+    fn pick(&self, mask: &[u64]) -> Option<usize> {
+        let set: Vec<usize> = mask
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &w)| (0..64).filter(move |k| w >> k & 1 == 1).map(move |k| i * 64 + k))
+            .take(64)
+            .collect();
+        if set.is_empty() {
+            return None;
+        }
+        if self.round == 0 {
+            return Some(set[0]);
+        }
+        let h = (self.comm.context() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (self.tag as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f) ^ self.round as u64;
+        Some(set[(h.rotate_left(29) % set.len() as u64) as usize])
+    }
+
+    fn step(&mut self, st: &mut State) -> Result<bool> {
+        loop {
+            if self.sched.is_none() {
+                self.start_round()?;
+            }
+            let finished = self.sched.as_mut().unwrap().advance(st)?;
+            if !finished {
+                return Ok(false);
+            }
+            self.sched = None;
+            // The previous candidate, held on every rank: agreed.
+            if let Some((b, held)) = self.candidate {
+                if self.buf[WORDS] == u64::MAX {
+                    debug_assert!(held);
+                    let ctx = FIRST_DYNAMIC_CONTEXT + 2 * b as u32;
+                    unhold(b);
+                    self.candidate = None;
+                    if self.member {
+                        claim(ctx);
+                    }
+                    if let Some(f) = self.on_agreed.take() {
+                        f(ctx);
+                    }
+                    return Ok(true);
+                }
+                self.drop_hold();
+            }
+            match self.pick(&self.buf[..WORDS]) {
+                Some(b) => {
+                    self.candidate = Some((b, hold(b)));
+                }
+                None => {
+                    self.empty_rounds += 1;
+                    if self.empty_rounds > EMPTY_ROUNDS {
+                        return Err(MpiError::new(
+                            ErrorClass::Other,
+                            format!("{}: no communicator context id is free on every rank ({MAX_CONTEXTS} communicators exist; free some)", self.call),
+                        ));
+                    }
+                }
+            }
+            self.round += 1;
+        }
+    }
+}
+
+impl Task for Agreement {
+    fn advance(&mut self, st: &mut State) -> Result<bool> {
+        let r = self.step(st);
+        if r.is_err() {
+            self.drop_hold();
+        }
+        r
+    }
+}
+
+impl Drop for Agreement {
+    fn drop(&mut self) {
+        // The schedule points into `buf`: let it go first.
+        self.sched = None;
+        self.drop_hold();
+    }
+}
+
+/// Starts a context-id agreement over `parent` as a request the progress
+/// engine advances; `on_agreed` runs (under the engine's lock, so it must not
+/// call MPI) with the id once agreed, after members claimed it. The agreement
+/// is one collective on `parent`: every rank starts it in the same order
+/// relative to `parent`'s other collectives.
+pub(crate) fn start_agreement(parent: &Comm, call: &'static str, member: bool, on_agreed: OnAgreed) -> Result<Request> {
+    let e = crate::runtime::engine()?;
+    let tag = parent.next_coll_tag();
+    let task = Agreement {
+        comm: parent.clone(),
+        call,
+        tag,
+        member,
+        round: 0,
+        empty_rounds: 0,
+        buf: vec![0u64; WORDS + 1].into_boxed_slice(),
+        sched: None,
+        candidate: None,
+        on_agreed: Some(on_agreed),
+    };
+    Ok(e.with_progress(|st| st.start_task(Box::new(task))))
+}
+
+/// Agrees on an id free on every rank of `parent` (collective over `parent`,
+/// blocking); members of the new communicator have claimed it on return
+/// (`member`), so the caller must build a communicator that owns it.
+pub fn agree_for(parent: &Comm, call: &'static str, member: bool) -> Result<u32> {
+    let slot = Arc::new(Mutex::new(None));
+    let s2 = slot.clone();
+    let mut r = start_agreement(parent, call, member, Box::new(move |ctx| *s2.lock().unwrap_or_else(|p| p.into_inner()) = Some(ctx)))?;
+    crate::pt2pt::wait(&mut r).map_err(|mut err| {
+        if let Some(rest) = err.message.strip_prefix("MPI_Wait:") {
+            err.message = format!("{call}:{rest}");
+        }
+        err
+    })?;
+    let ctx = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+    ctx.ok_or_else(|| MpiError::intern(call, "the context agreement completed without an id"))
+}
+
+/// This rank's free mask, as words (for agreement across two groups), less
+/// the ids agreements in flight hold.
 pub fn free_words() -> Vec<u64> {
-    free_mask().to_vec()
+    offer().to_vec()
 }
 
 /// The lowest context id free in an agreed mask.

@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use super::{context, Comm};
+use crate::request::Request;
 use crate::datatype::{Datatype, Primitive};
 use crate::error::{ErrorClass, MpiError, Result};
 
@@ -37,9 +38,8 @@ pub fn dup(comm: &Comm) -> Result<Comm> {
     if comm.is_inter() {
         return super::inter::intercomm_dup(comm);
     }
-    let ctx = context::agree(comm, "MPI_Comm_dup")?;
     let attrs = comm.0.attrs.duplicate("MPI_Comm_dup")?;
-    context::claim(ctx);
+    let ctx = context::agree_for(comm, "MPI_Comm_dup", true)?;
     let mut new = Comm::build(ctx, true, comm.rank(), comm.0.group.clone(), None, String::new());
     if let Some(inner) = Arc::get_mut(&mut new.0) {
         inner.attrs = attrs;
@@ -48,13 +48,59 @@ pub fn dup(comm: &Comm) -> Result<Comm> {
     Ok(new)
 }
 
+/// The communicator of an [`idup`], there once its request has completed.
+#[derive(Clone, Debug, Default)]
+pub struct PendingComm(Arc<std::sync::Mutex<Option<Comm>>>);
+
+impl PendingComm {
+    /// The new communicator, once (`None` before the request completed, and
+    /// after it was taken).
+    pub fn take(&self) -> Option<Comm> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+}
+
+/// MPI_Comm_idup: starts duplicating `comm` and returns at once. The context
+/// id is agreed by a state machine the progress engine advances (see
+/// [`context`]), so ranks may communicate on `comm` and elsewhere before they
+/// wait; the duplicate is in the [`PendingComm`] when the request completes.
+/// Attributes are copied (copy callbacks run) at the call. On an
+/// intercommunicator the duplicate is made at once (blocking) and the request
+/// is complete.
+pub fn idup(comm: &Comm) -> Result<(Request, PendingComm)> {
+    let pending = PendingComm::default();
+    if comm.is_inter() {
+        let d = super::inter::intercomm_dup(comm)?;
+        *pending.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(d);
+        let r = crate::runtime::engine()?.with_state(|st| st.done_request(crate::request::Status::EMPTY));
+        return Ok((r, pending));
+    }
+    let attrs = comm.0.attrs.duplicate("MPI_Comm_idup")?;
+    let (rank, group, topo) = (comm.rank(), comm.0.group.clone(), comm.0.topo.clone());
+    let slot = pending.clone();
+    let r = context::start_agreement(
+        comm,
+        "MPI_Comm_idup",
+        true,
+        Box::new(move |ctx| {
+            let mut new = Comm::build(ctx, true, rank, group, None, String::new());
+            if let Some(inner) = Arc::get_mut(&mut new.0) {
+                inner.attrs = attrs;
+                inner.topo = topo;
+            }
+            *slot.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(new);
+        }),
+    )?;
+    Ok((r, pending))
+}
+
 /// MPI_Comm_split: ranks with the same `color` form a communicator, ordered by
 /// `key` then by their rank in `comm`; `UNDEFINED` gets `None`.
 pub fn split(comm: &Comm, color: i32, key: i32) -> Result<Option<Comm>> {
     split_named(comm, color, key, "MPI_Comm_split")
 }
 
-fn split_named(comm: &Comm, color: i32, key: i32, call: &str) -> Result<Option<Comm>> {
+fn split_named(comm: &Comm, color: i32, key: i32, call: &'static str) -> Result<Option<Comm>> {
     if color < 0 && color != UNDEFINED {
         return Err(MpiError::arg(ErrorClass::Arg, call, "color", format!("{color} is negative and not MPI_UNDEFINED")));
     }
@@ -69,7 +115,7 @@ fn split_named(comm: &Comm, color: i32, key: i32, call: &str) -> Result<Option<C
     unsafe {
         crate::coll::allgather::allgather(Some(mine.as_ptr() as *const u8), 2, &int, all.as_mut_ptr() as *mut u8, 2, &int, comm)?;
     }
-    let ctx = context::agree(comm, call)?;
+    let ctx = context::agree_for(comm, call, color != UNDEFINED)?;
     if color == UNDEFINED {
         return Ok(None);
     }
@@ -77,7 +123,6 @@ fn split_named(comm: &Comm, color: i32, key: i32, call: &str) -> Result<Option<C
     members.sort();
     let group: Arc<[u32]> = members.iter().map(|&(_, r)| comm.0.group[r]).collect();
     let rank = members.iter().position(|&(_, r)| r == comm.rank() as usize).unwrap() as i32;
-    context::claim(ctx);
     Ok(Some(Comm::build(ctx, true, rank, group, None, String::new())))
 }
 
@@ -124,11 +169,10 @@ pub fn create(comm: &Comm, group: &[u32]) -> Result<Option<Comm>> {
         };
         return super::inter::intercomm_split(comm, color, key, call);
     }
-    let ctx = context::agree(comm, call)?;
+    let ctx = context::agree_for(comm, call, pos.is_some())?;
     let Some(rank) = pos else {
         return Ok(None);
     };
-    context::claim(ctx);
     Ok(Some(Comm::build(ctx, true, rank as i32, group.into(), None, String::new())))
 }
 
@@ -159,8 +203,7 @@ pub fn create_group(comm: &Comm, group: &[u32], tag: i32) -> Result<Option<Comm>
     if let Some(inner) = Arc::get_mut(&mut temp.0) {
         inner.tag_base = (1 << 30) | ((tag.rem_euclid(crate::coll::sched::MAX_SUBTAGS as i32)) << crate::coll::sched::SEQ_BITS);
     }
-    let ctx = context::agree(&temp, call)?;
-    context::claim(ctx);
+    let ctx = context::agree_for(&temp, call, true)?;
     Ok(Some(Comm::build(ctx, true, rank as i32, group.into(), None, String::new())))
 }
 

@@ -290,6 +290,109 @@ pub fn sendrecv_replace(comm: &Comm, buf: &mut [u8], dest: i32, sendtag: i32, so
     sendrecv(comm, &out, dest, sendtag, buf, source, recvtag)
 }
 
+// ----- MPI_Isendrecv ------------------------------------------------------------------
+
+/// A send and a receive reported as one request: complete when both are,
+/// with the receive's status; the first error fails it.
+#[derive(Debug)]
+struct SendRecv {
+    recv: Request,
+    send: Request,
+    /// The packed copy an MPI_Isendrecv_replace sends from.
+    _packed: Option<Box<[u8]>>,
+    status: Status,
+}
+
+impl crate::engine::Task for SendRecv {
+    fn advance(&mut self, st: &mut crate::engine::State) -> Result<bool> {
+        let done = |r: Request| st.req(r).is_none_or(|e| e.done);
+        if !(done(self.recv) && done(self.send)) {
+            return Ok(false);
+        }
+        let recv = st.remove_request(self.recv);
+        let send = st.remove_request(self.send);
+        self.recv = Request::NULL;
+        self.send = Request::NULL;
+        if let Some(err) = recv.as_ref().and_then(|e| e.error.clone()).or_else(|| send.as_ref().and_then(|e| e.error.clone())) {
+            return Err(err);
+        }
+        self.status = recv.map_or(Status::EMPTY, |e| e.status);
+        Ok(true)
+    }
+
+    fn status(&self) -> Status {
+        self.status
+    }
+}
+
+/// Posts the receive, then starts the send; on a failed send the receive is
+/// withdrawn. Returns the one request of both.
+fn pair(call: &str, recv: Request, send: Result<Request>, packed: Option<Box<[u8]>>) -> Result<Request> {
+    let send = match send {
+        Ok(s) => s,
+        Err(err) => {
+            let mut rr = recv;
+            let _ = cancel(&rr);
+            let _ = wait(&mut rr);
+            return Err(rename(err, call));
+        }
+    };
+    let task = SendRecv { recv, send, _packed: packed, status: Status::EMPTY };
+    Ok(engine()?.with_progress(|st| st.start_task(Box::new(task))))
+}
+
+/// MPI_Isendrecv: `sendcount` elements of `sendtype` to `dest` and up to
+/// `recvcount` of `recvtype` from `source`, as one request whose status is the
+/// receive's.
+///
+/// # Safety
+/// Both buffers hold their counts of their datatypes and stay valid (the
+/// receive buffer untouched otherwise) until the request completes.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn isendrecv_typed(
+    comm: &Comm,
+    sendbuf: *const u8,
+    sendcount: usize,
+    sendtype: &Datatype,
+    dest: i32,
+    sendtag: i32,
+    recvbuf: *mut u8,
+    recvcount: usize,
+    recvtype: &Datatype,
+    source: i32,
+    recvtag: i32,
+) -> Result<Request> {
+    const CALL: &str = "MPI_Isendrecv";
+    // SAFETY: forwarded contract.
+    let recv = unsafe { irecv_typed_named(comm, CALL, recvbuf, recvcount, recvtype, source, recvtag)? };
+    // SAFETY: forwarded contract.
+    let send = unsafe { send_typed_then(comm, CALL, sendbuf, sendcount, sendtype, dest, sendtag, SendMode::Standard, |_, r| r) };
+    pair(CALL, recv, send, None)
+}
+
+/// MPI_Isendrecv_replace: sends `count` elements of `dt` from `buf` and
+/// receives as many into it, as one request. The outgoing data is packed at
+/// the call, so the receive may land at once.
+///
+/// # Safety
+/// `buf` holds `count` elements of `dt` and stays valid, and untouched
+/// otherwise, until the request completes.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn isendrecv_replace_typed(comm: &Comm, buf: *mut u8, count: usize, dt: &Datatype, dest: i32, sendtag: i32, source: i32, recvtag: i32) -> Result<Request> {
+    const CALL: &str = "MPI_Isendrecv_replace";
+    check_datatype(CALL, "datatype", dt)?;
+    let len = packed_len(CALL, count, dt)?;
+    let mut packed = vec![0u8; len].into_boxed_slice();
+    // SAFETY: the caller's buffer holds `count` elements of `dt`.
+    unsafe { dt.pack(buf, count, &mut packed) };
+    // SAFETY: forwarded contract.
+    let recv = unsafe { irecv_typed_named(comm, CALL, buf, count, dt, source, recvtag)? };
+    // SAFETY: `packed` moves into the task below, which keeps it until the send is done
+    // (a boxed slice's bytes do not move with the box).
+    let send = unsafe { start_send_then(comm, comm.context(), CALL, packed.as_ptr(), packed.len(), dest, sendtag, SendMode::Standard, None, |_, r| r) };
+    pair(CALL, recv, send, Some(packed))
+}
+
 // ----- completion ---------------------------------------------------------------
 
 /// What a finished request reports, consuming it unless it is persistent.
@@ -742,6 +845,33 @@ pub fn start(r: &mut Request) -> Result<()> {
 /// MPI_Startall.
 pub fn startall(reqs: &mut [Request]) -> Result<()> {
     reqs.iter_mut().try_for_each(start)
+}
+
+// ----- generalized requests ---------------------------------------------------------
+
+/// MPI_Grequest_start: a request that completes only when [`grequest_complete`]
+/// is called. Its callbacks (query, free, cancel) belong to the layer above,
+/// which runs them outside the engine's lock; the engine only knows whether it
+/// is done. Its status, as the engine reports it, is empty.
+pub fn grequest_start() -> Result<Request> {
+    Ok(engine()?.with_state(|st| st.new_request(ReqKind::Generalized)))
+}
+
+/// MPI_Grequest_complete: marks a generalized request complete, waking any
+/// thread waiting on it; a request freed already (MPI_Request_free) is dropped.
+pub fn grequest_complete(r: Request) -> Result<()> {
+    if r.is_null() {
+        return Err(MpiError::arg(ErrorClass::Request, "MPI_Grequest_complete", "request", "MPI_REQUEST_NULL"));
+    }
+    engine()?.with_state(|st| st.complete_generalized(r))
+}
+
+/// Whether a live request is complete (without finishing it): for the layer
+/// above, e.g. the `complete` argument of a generalized request's cancel callback.
+pub fn is_complete(r: Request) -> Result<bool> {
+    let e = engine()?;
+    let st = e.lock();
+    is_done(&st, r, "MPI_Cancel")
 }
 
 // ----- buffered-send space -------------------------------------------------------------

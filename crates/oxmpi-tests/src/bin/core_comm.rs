@@ -77,6 +77,40 @@ fn main() {
     let bad = create::create(&world, &[0, 0]).unwrap_err();
     check!(rank, bad.class == oxmpi_core::ErrorClass::Group, "duplicate group member: {bad}");
 
+    // idup returns at once: rank 0 sends (synchronously) between its idup and
+    // its wait while rank 1 receives before starting its own idup.
+    {
+        let mut v = [0u8];
+        let (mut r, pending) = if rank == 1 {
+            pt2pt::recv(&world, &mut v, 0, 9).unwrap();
+            create::idup(&world).unwrap()
+        } else {
+            let x = create::idup(&world).unwrap();
+            if rank == 0 && n > 1 {
+                pt2pt::send(&world, &[5u8], 1, 9, SendMode::Synchronous).unwrap();
+            }
+            x
+        };
+        check!(rank, rank != 1 || v[0] == 5, "message around the idup");
+        // Several more in flight at once, with a blocking dup among them.
+        let more: Vec<_> = (0..4).map(|_| create::idup(&dup).unwrap()).collect();
+        let blocking = create::dup(&world).unwrap();
+        pt2pt::wait(&mut r).unwrap();
+        let d = pending.take().expect("idup finished without a communicator");
+        check!(rank, create::compare(&d, &world) == create::Comparison::Congruent, "idup congruent");
+        let mut ctxs = vec![d.context(), blocking.context(), world.context(), dup.context()];
+        let mut keep = Vec::new();
+        for (mut q, p) in more {
+            pt2pt::wait(&mut q).unwrap();
+            keep.push(p.take().unwrap());
+        }
+        ctxs.extend(keep.iter().map(|c| c.context()));
+        ctxs.sort_unstable();
+        ctxs.dedup();
+        check!(rank, ctxs.len() == 8, "idup contexts collide: {ctxs:?}");
+        oxmpi_core::coll::barrier::barrier(&d).unwrap();
+    }
+
     // Hundreds of communicators created and freed: context ids are reused.
     let before = context::in_use();
     for i in 0..500 {

@@ -108,6 +108,15 @@ fn schedule(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usi
     Ok(b)
 }
 
+/// The point-to-point schedule of an allreduce, for operations built on one
+/// (context-id agreement); the caller sets its tag and runs it.
+///
+/// # Safety
+/// As [`iallreduce`].
+pub(crate) unsafe fn build_schedule(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<Builder> {
+    schedule(call, sendbuf, recvbuf, count, dt, op, comm)
+}
+
 /// MPI_Allreduce. `sendbuf == None` is MPI_IN_PLACE (the input is in `recvbuf`).
 ///
 /// # Safety
