@@ -105,7 +105,11 @@ int main(int argc, char **argv) {
         RC(MPI_Mprobe(MPI_PROC_NULL, 0, MPI_COMM_WORLD, &msg, &st)); EXPECT(msg == MPI_MESSAGE_NO_PROC);
         RC(MPI_Mrecv(&y, 1, MPI_INT, &msg, &st)); EXPECT(st.MPI_SOURCE == MPI_PROC_NULL);
     }
-    /* Sendrecv_replace with a strided type; vector of a struct; resized; addresses */
+    /* Sendrecv_replace with a strided type; vector of a struct; resized; addresses.
+       The barrier keeps the tag-3 ring below from racing rank 0's ANY_SOURCE tag-3
+       receives above (a rank whose Ssend matched early would otherwise send its
+       40-byte message into one of the 4-byte receives still posted). */
+    RC(MPI_Barrier(MPI_COMM_WORLD));
     {
         int a[20]; MPI_Datatype every2; MPI_Status st;
         for (int i = 0; i < 20; i++) a[i] = rank * 1000 + i;
