@@ -35,8 +35,8 @@ fn pair(tag: &str) -> (ShmSegment, ShmSegment) {
 }
 
 fn push_spin(seg: &ShmSegment, to: usize, data: &[u8]) {
-    while !seg.try_push(to, |buf| {
-        buf[..data.len()].copy_from_slice(data);
+    while !seg.try_push(to, data.len(), |buf: &mut [u8]| {
+        buf.copy_from_slice(data);
         data.len()
     }) {
         std::hint::spin_loop();

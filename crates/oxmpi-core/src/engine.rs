@@ -50,11 +50,12 @@ impl Link<'_> {
         }
     }
 
-    fn push(&mut self, fill: impl FnOnce(&mut [u8]) -> usize) -> bool {
+    /// Pushes a packet of at most `max_len` bytes (at most [`Link::max_packet`]).
+    fn push(&mut self, max_len: usize, fill: impl FnOnce(&mut [u8]) -> usize) -> bool {
         match self {
             // SAFETY: links exist only inside `State` methods, and the engine reaches
             // `State` only through its mutex: one thread at a time touches our rings.
-            Link::Shm(s, local) => unsafe { s.try_push_exclusive(*local, fill) },
+            Link::Shm(s, local) => unsafe { s.try_push_exclusive(*local, max_len, fill) },
             Link::Tcp(t, peer) => t.try_push(*peer, fill),
         }
     }
@@ -285,6 +286,13 @@ impl Slab {
         } else {
             self.slots.push((1, Some(e)));
             Request::new(self.slots.len() as u32 - 1, 1)
+        }
+    }
+    /// The handle the next [`Slab::insert`] will return.
+    fn peek_next(&self) -> Request {
+        match self.free.last() {
+            Some(&i) => Request::new(i, self.slots[i as usize].0.wrapping_add(1)),
+            None => Request::new(self.slots.len() as u32, 1),
         }
     }
     fn get(&self, r: Request) -> Option<&ReqEntry> {
@@ -602,7 +610,7 @@ impl State {
         // SAFETY: `State` is only reached through the engine's mutex, so no other
         // thread of this process pushes to any ring while we do.
         unsafe {
-            shm.try_push_exclusive(local, |cell| {
+            shm.try_push_exclusive(local, HEADER_LEN + data.len(), |cell| {
                 let hl = hdr.encode(cell);
                 cell[hl..hl + data.len()].copy_from_slice(data);
                 hl + data.len()
@@ -648,6 +656,54 @@ impl State {
             (data, already_owned, 0)
         };
         let sync = mode == SendMode::Synchronous;
+        let cost = credit_cost(data.len) as i64;
+        if !sync
+            && mode != SendMode::Buffered
+            && data.len <= self.eager_limit
+            && matches!(self.peers[peer as usize].path, Path::Shm { .. })
+            && self.peers[peer as usize].credit >= cost
+        {
+            // A whole small message into an idle ring: the send is complete as soon as
+            // it is written, so its request is made complete in one piece afterwards
+            // (filling it in field by field and reading it back stalled on the store
+            // buffer, which still holds the ring writes).
+            let req = self.reqs.peek_next();
+            let hdr = Header {
+                kind: Kind::Eager,
+                flags: 0,
+                context: env.context,
+                source: env.source,
+                tag: env.tag,
+                len: data.len as u64,
+                sreq: req.0,
+                rreq: 0,
+                sig,
+            };
+            // SAFETY: the send is active, so its buffer is readable.
+            if self.push_whole_now(peer, &hdr, unsafe { data.as_slice() }) {
+                self.peers[peer as usize].credit -= cost;
+                let entry = ReqEntry {
+                    kind: ReqKind::Send(SendReq {
+                        peer,
+                        data,
+                        _owned: owned,
+                        bsend_charge: 0,
+                        local_done: true,
+                        await_ack: false,
+                        cancel_pending: false,
+                        state: SendState::InFlight,
+                    }),
+                    done: true,
+                    status: Status::ok(PROC_NULL, env.tag, data.len),
+                    error: None,
+                    detached: false,
+                };
+                let got = self.reqs.insert(entry);
+                debug_assert_eq!(got, req, "Slab::peek_next disagrees with insert");
+                self.completions += 1;
+                return Ok(got);
+            }
+        }
         let req = self.new_request(ReqKind::Send(SendReq {
             peer,
             data,
@@ -680,8 +736,8 @@ impl State {
             Path::SelfLoop => self.send_to_self(req, env, data, sync, sig),
             Path::Shm { .. } | Path::Tcp => {
                 let p = &mut self.peers[peer as usize];
-                if data.len <= self.eager_limit && p.credit >= credit_cost(data.len) as i64 {
-                    p.credit -= credit_cost(data.len) as i64;
+                if data.len <= self.eager_limit && p.credit >= cost {
+                    p.credit -= cost;
                     // SAFETY: the send is active, so its buffer is readable.
                     if self.push_whole_now(peer, &hdr_base, unsafe { data.as_slice() }) {
                         self.mark_sent(req, false);
@@ -801,7 +857,7 @@ impl State {
             match item {
                 OutItem::Ctrl(h) => {
                     let h = *h;
-                    if !link.push(|cell| h.encode(cell)) {
+                    if !link.push(HEADER_LEN, |cell| h.encode(cell)) {
                         return;
                     }
                     p.outbox.pop_front();
@@ -811,14 +867,14 @@ impl State {
                     // SAFETY: the send request owning `data` is active until this item is done.
                     let src = unsafe { data.as_slice() };
                     while !*started || *sent < src.len() {
-                        let pushed = link.push(|cell| {
-                            let (hl, h) = if *started {
-                                (CONT_HEADER_LEN, Header { kind: Kind::EagerCont, ..*hdr })
-                            } else {
-                                (HEADER_LEN, *hdr)
-                            };
+                        let (hl, h) = if *started {
+                            (CONT_HEADER_LEN, Header { kind: Kind::EagerCont, ..*hdr })
+                        } else {
+                            (HEADER_LEN, *hdr)
+                        };
+                        let n = (src.len() - *sent).min(cap - hl);
+                        let pushed = link.push(hl + n, |cell| {
                             h.encode(cell);
-                            let n = (src.len() - *sent).min(cap - hl);
                             cell[hl..hl + n].copy_from_slice(&src[*sent..*sent + n]);
                             *sent += n;
                             hl + n
@@ -835,9 +891,9 @@ impl State {
                     let src = unsafe { data.as_slice() };
                     while *sent < src.len() {
                         let h = Header { kind: Kind::Data, flags: 0, context: 0, source: 0, tag: 0, len: 0, sreq: 0, rreq: *rreq, sig: 0 };
-                        let pushed = link.push(|cell| {
+                        let n = (src.len() - *sent).min(cap - CONT_HEADER_LEN);
+                        let pushed = link.push(CONT_HEADER_LEN + n, |cell| {
                             let hl = h.encode(cell);
-                            let n = (src.len() - *sent).min(cap - hl);
                             cell[hl..hl + n].copy_from_slice(&src[*sent..*sent + n]);
                             *sent += n;
                             hl + n

@@ -1,49 +1,52 @@
 //! The shared-memory transport: one POSIX shared-memory segment per host per job,
-//! holding a single-producer/single-consumer ring of fixed-size cells for every ordered
+//! holding a single-producer/single-consumer ring of 64-byte slots for every ordered
 //! pair (sender, receiver) of the job's ranks on this host, and one [`Doorbell`] per
 //! local rank so that idle ranks can sleep.
 //!
-//! # Segment layout (format version 3)
+//! # Segment layout (format version 4)
 //!
 //! All offsets are from the start of the mapping, which is page aligned.
 //!
 //! | offset | contents |
 //! |---|---|
-//! | 0 | [`SegHeader`] (128 B): magic, version, `nlocal`, cells per ring, cell size, total size |
+//! | 0 | [`SegHeader`] (128 B): magic, version, `nlocal`, ring size in [`CELL_SIZE`] units, [`CELL_SIZE`], total size |
 //! | 128 | `nlocal` × [`RankSlot`] (128 B each): the rank's [`Doorbell`] line, then its owner line |
 //! | next 256-multiple | `nlocal²` × [`RingCtl`] (384 B each): producer line, consumer line, shared-copy line |
-//! | next page | `nlocal²` rings × `cells` cells × [`CELL_SIZE`] bytes |
+//! | next page | `nlocal²` rings of `cells` × [`CELL_SIZE`] bytes, each `cells × 128` slots of 64 B |
 //!
-//! Ring `(from, to)` has index `from * nlocal + to`. Within a cell, the first 8 bytes are
-//! the cell's state word and the next [`CELL_PAYLOAD`] bytes are the packet.
+//! Ring `(from, to)` has index `from * nlocal + to`. A packet of `len` bytes (at most
+//! [`CELL_PAYLOAD`]) takes `ceil((8 + len) / 64)` consecutive slots: an 8-byte state
+//! word, then the packet. The engine's 48-byte header plus up to 8 bytes of data fit in
+//! one slot, one cache line; a stream of small messages fills consecutive lines.
 //!
 //! The segment is created by `ftruncate` on a fresh file, so every byte starts at zero,
 //! and zero is the valid initial state of every structure: idle doorbells, unowned
-//! ranks, ring positions 0, and every cell "free for lap 0". Creation therefore touches
+//! ranks, ring positions 0, and every state word "empty". Creation therefore touches
 //! only the header page; the kernel allocates ring pages lazily when a pair of ranks
 //! first talks, so rings between ranks that never communicate cost no memory.
 //!
 //! # Ring protocol
 //!
-//! Positions are `u64` counters that only grow (no ABA): the producer's `tail` (next
-//! position to fill) lives in the producer-owned line of [`RingCtl`], the consumer's
-//! `head` (next position to read) in the consumer-owned line. Each side reads and writes
-//! only its own line, so those lines never bounce between caches. Position `p` uses
-//! cell `p % cells` in lap `p / cells` (`cells` is a power of two).
+//! Positions count slots and only grow (no ABA): the producer's `tail` (next slot to
+//! fill) lives in the producer-owned line of [`RingCtl`], the consumer's `head` (next
+//! slot to read) in the consumer-owned line. Position `p` is slot `p % slots`. The
+//! producer may write positions `[tail, head + slots)`; it keeps a private copy of
+//! `head` and reads the consumer's line only when that copy says the ring is full.
 //!
-//! Publication goes through the cell's own state word instead of the other side's
-//! index: for lap `L`, the high 32 bits of the state are `2L` (free, the producer may
-//! fill it) or `2L + 1` (full, the low 32 bits hold the packet length), computed modulo
-//! 2^32. The producer fills a free cell, then stores "full" with `Release`; the consumer
-//! loads it with `Acquire`, reads the packet, then stores "free for lap `L + 1`"
-//! (`2L + 2`) with `Release`, which the producer `Acquire`s before it writes the cell
-//! again. A small packet (the engine's 48-byte header plus up to 8 bytes of data) thus
-//! travels in a single cache line, state word included; the consumer's poll reads the
-//! very line that carries the data.
+//! Publication goes through the packet's own state word, so the consumer's poll reads
+//! the very line that carries the data: `0` is empty; `PUBLISHED | len` is a packet;
+//! `PUBLISHED | SKIP` says the rest of the lap is unused (a packet never wraps around
+//! the end of the ring; it then starts at slot 0, and is published before the skip
+//! marker). The producer writes the payload, then the state word with `Release`; the
+//! consumer loads it with `Acquire`, reads the packet, clears the state word of every
+//! slot the packet took, then advances `head` with `Release`, which the producer
+//! `Acquire`s before it writes those slots again.
 //!
-//! The stamps are 32-bit, but the producer is never more than one lap ahead of the
-//! consumer on a cell (it cannot fill a cell the consumer has not freed), so a stamp can
-//! only be confused with one 2^31 laps away, which the protocol never lets coexist.
+//! Why a state word the consumer reads is never stale: the consumer only reads the
+//! slot at `head`, which is where the producer starts its next packet. Every slot's
+//! first word was zero at creation and is zeroed again by the consumer whenever a
+//! packet covering that slot is consumed (payload bytes of a long packet included), so
+//! until the producer publishes there it reads "empty".
 //!
 //! # Trust
 //!
@@ -82,15 +85,28 @@ use crate::error::{ErrorClass, MpiError, Result};
 /// streamed transfers over ~8 KB.
 pub const CELL_SIZE: usize = 8192;
 
-/// Bytes of the per-cell state word that precedes the payload.
-const CELL_HEADER: usize = 8;
+/// Bytes of the state word that precedes a packet's payload.
+const STATE_LEN: usize = 8;
+/// Ring space is handed out in slots of one cache line: a packet takes
+/// `ceil((8 + len) / 64)` consecutive slots, so small packets sit back to back.
+const SLOT: usize = 64;
+/// State word bit: the packet (or skip marker) is published.
+const PUBLISHED: u64 = 1 << 63;
+/// State word bit: nothing more in this lap; the next packet is at slot 0.
+const SKIP: u64 = 1 << 62;
+
+/// Slots taken by a packet of `len` bytes.
+#[inline]
+fn slots_for(len: usize) -> usize {
+    (STATE_LEN + len).div_ceil(SLOT)
+}
 
 /// Bytes of packet one cell carries: [`CELL_SIZE`] minus the 8-byte state word.
 ///
 /// The payload starts 8 bytes into the (64-byte aligned) cell, so it is 8-byte aligned
 /// and the first cache line carries the state plus 56 payload bytes: a 48-byte engine
 /// header with an 8-byte message moves in one cache-line transfer.
-pub const CELL_PAYLOAD: usize = CELL_SIZE - CELL_HEADER;
+pub const CELL_PAYLOAD: usize = CELL_SIZE - STATE_LEN;
 
 /// Most cells per ring (few local ranks).
 pub const MAX_CELLS_PER_RING: usize = 64;
@@ -102,7 +118,7 @@ pub const SEGMENT_BUDGET: usize = 64 << 20;
 pub const MAX_LOCAL: usize = 1024;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"OXMPISHM");
-const VERSION: u32 = 3;
+const VERSION: u32 = 4;
 const PAGE: usize = 4096;
 /// How long [`ShmSegment::open`] waits for a creator that has made the file but not yet
 /// sized or initialized it.
@@ -172,7 +188,7 @@ struct SideLine {
     pos: AtomicU64,
     /// In the consumer's line only: non-zero when the producer found the ring full
     /// and may go to sleep; the consumer clears it and rings the producer's doorbell
-    /// after freeing a cell. (The producer writes this line only when blocked.)
+    /// after freeing a packet's slots. (The producer writes this line only when blocked.)
     producer_blocked: AtomicU32,
 }
 
@@ -180,7 +196,7 @@ struct SideLine {
 ///
 /// Invariants: `tail` is written only by the producer (local rank `from`, under its
 /// push lock), `head` only by the consumer (local rank `to`, under its pop lock); each
-/// only grows by one per packet. `head <= tail <= head + cells` for well-behaved peers;
+/// only grows (by a packet's slots). `head <= tail <= head + slots` for well-behaved peers;
 /// neither side relies on it for memory safety.
 #[repr(C)]
 struct RingCtl {
@@ -221,18 +237,6 @@ const COPY_FAILED: u64 = 1 << 32;
 const _: () = assert!(std::mem::size_of::<SegHeader>() == 128);
 const _: () = assert!(std::mem::size_of::<RankSlot>() == 128);
 const _: () = assert!(std::mem::size_of::<RingCtl>() == 384);
-
-/// High 32 bits of a cell's state when it is free for lap `lap`.
-#[inline]
-fn free_stamp(lap: u64) -> u32 {
-    lap.wrapping_mul(2) as u32
-}
-
-/// High 32 bits of a cell's state when it is full in lap `lap`.
-#[inline]
-fn full_stamp(lap: u64) -> u32 {
-    lap.wrapping_mul(2).wrapping_add(1) as u32
-}
 
 /// Where everything lives in a segment for `nlocal` ranks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -359,22 +363,28 @@ impl Drop for SideGuard<'_> {
     }
 }
 
-/// Releases a consumed cell (also if the consumer's callback panics, so a packet is
-/// never delivered twice).
-struct CellRelease<'a> {
-    state: &'a AtomicU64,
+/// Frees a consumed packet's slots (also if the consumer's callback panics, so a
+/// packet is never delivered twice).
+struct SlotRelease<'a> {
+    seg: &'a ShmSegment,
+    ring: usize,
+    index: usize,
+    slots: usize,
     head: &'a AtomicU64,
-    pos: u64,
-    lap: u64,
+    to: u64,
 }
 
-impl Drop for CellRelease<'_> {
+impl Drop for SlotRelease<'_> {
     #[inline]
     fn drop(&mut self) {
-        // Release: our reads of the payload happen before the producer's next writes.
-        self.state
-            .store(u64::from(free_stamp(self.lap + 1)) << 32, Ordering::Release);
-        self.head.store(self.pos.wrapping_add(1), Ordering::Relaxed);
+        // Every slot of the packet reads "empty" again, so that whichever of them starts
+        // a packet in the next lap is not mistaken for published before it is.
+        for k in 0..self.slots {
+            self.seg.state(self.seg.slot_ptr(self.ring, self.index + k)).store(0, Ordering::Relaxed);
+        }
+        // Release: our reads of the payload and the clearing above happen before the
+        // producer's next writes (it Acquires `head` before reusing the slots).
+        self.head.store(self.to, Ordering::Release);
     }
 }
 
@@ -389,6 +399,10 @@ pub struct ShmSegment {
     push_locks: Box<[SideLock]>,
     /// `pop_locks[from]` guards the consumer side of ring `(from, my_local)`.
     pop_locks: Box<[SideLock]>,
+    /// `cached_head[to]`: the consumer position of ring `(my_local, to)` as the
+    /// producer last read it (a lower bound of the real one), so that a push reads
+    /// the consumer's line only when the ring looks full. Process-private.
+    cached_head: Box<[AtomicU64]>,
 }
 
 // SAFETY: the handle owns its mapping (a raw pointer, hence not auto Send/Sync). All
@@ -671,6 +685,7 @@ impl ShmSegment {
             pop_locks: (0..layout.nlocal)
                 .map(|_| SideLock(AtomicBool::new(false)))
                 .collect(),
+            cached_head: (0..layout.nlocal).map(|_| AtomicU64::new(0)).collect(),
         };
         let claim =
             seg.slot(my_local)
@@ -711,7 +726,8 @@ impl ShmSegment {
         self.my_local
     }
 
-    /// Cells per ring (packets a sender can have in flight to one receiver).
+    /// Ring size in units of [`CELL_SIZE`]: the number of maximal packets a sender can
+    /// have in flight to one receiver (small packets: 128 times as many).
     pub fn ring_capacity(&self) -> usize {
         self.layout.cells
     }
@@ -765,24 +781,34 @@ impl ShmSegment {
         }
     }
 
-    /// Pointer to the cell used by position `pos` of ring `ring` (`ring < nlocal²`).
+    /// Slots per ring.
     #[inline]
-    fn cell(&self, ring: usize, pos: u64) -> *mut u8 {
-        debug_assert!(ring < self.layout.nlocal * self.layout.nlocal);
-        let index = (pos as usize) & (self.layout.cells - 1);
-        let off = self.layout.rings + (ring * self.layout.cells + index) * CELL_SIZE;
-        // `off + CELL_SIZE <= total` by construction of `Layout`; the masking above keeps
-        // any (possibly corrupted) position in range. Plain pointer arithmetic; every
-        // dereference is justified where it happens.
+    fn slots(&self) -> usize {
+        self.layout.cells * (CELL_SIZE / SLOT)
+    }
+
+    /// Pointer to slot `index` (already reduced modulo [`Self::slots`]) of ring `ring`
+    /// (`ring < nlocal²`).
+    #[inline]
+    fn slot_ptr(&self, ring: usize, index: usize) -> *mut u8 {
+        debug_assert!(ring < self.layout.nlocal * self.layout.nlocal && index < self.slots());
+        let off = self.layout.rings + ring * self.layout.cells * CELL_SIZE + index * SLOT;
+        // `off + SLOT <= total` by construction of `Layout` (a ring is `cells * CELL_SIZE`
+        // bytes); callers reduce positions modulo the ring first. Plain pointer arithmetic;
+        // every dereference is justified where it happens.
         self.map.ptr.as_ptr().wrapping_add(off)
     }
 
-    /// The state word at the start of a cell.
+    /// The state word at the start of a slot.
     #[inline]
-    fn state(&self, cell: *mut u8) -> &AtomicU64 {
-        // SAFETY: `cell` comes from `Self::cell`, so it points at the start of a cell inside the mapping, page aligned (hence 8-aligned for AtomicU64).
-        // The first 8 bytes of a cell are only ever accessed as this atomic (payload slices start after it), and the reference borrows `self`, which keeps the mapping alive.
-        unsafe { &*(cell as *const AtomicU64) }
+    fn state(&self, slot: *mut u8) -> &AtomicU64 {
+        // SAFETY: `slot` comes from `Self::slot_ptr`, so it points at the start of a slot
+        // inside the mapping, 64-byte aligned (the rings start on a page). The first 8
+        // bytes of a slot that starts a packet are only ever accessed as this atomic
+        // (payload slices start after it, and a packet's later slots are never read as
+        // state words, see the ring protocol), and the reference borrows `self`, which
+        // keeps the mapping alive.
+        unsafe { &*(slot as *const AtomicU64) }
     }
 
     #[inline]
@@ -794,23 +820,23 @@ impl ShmSegment {
         );
     }
 
-    /// Producer: if ring `my_local -> to` has a free cell, call `fill` with the cell's
-    /// payload (`CELL_PAYLOAD` bytes), publish a packet of the length it returns, ring
-    /// `to`'s doorbell and return `true`. Otherwise return `false` without calling
-    /// `fill`: the ring is full, or another thread of this process is pushing to `to`
-    /// at this instant.
+    /// Producer: if ring `my_local -> to` has room for a packet of up to `max_len`
+    /// bytes (at most [`CELL_PAYLOAD`]), call `fill` with that many bytes of ring,
+    /// publish a packet of the length it returns, ring `to`'s doorbell and return
+    /// `true`. Otherwise return `false` without calling `fill`: the ring is full, or
+    /// another thread of this process is pushing to `to` at this instant.
     ///
-    /// `to == my_local` is supported (a loopback ring). Panics if `to >= nlocal`, or if
-    /// `fill` returns more than `CELL_PAYLOAD` (then nothing is published). If `fill`
-    /// panics, nothing is published and the cell stays free.
+    /// `to == my_local` is supported (a loopback ring). Panics if `to >= nlocal`, if
+    /// `max_len > CELL_PAYLOAD`, or if `fill` returns more than `max_len` (then
+    /// nothing is published). If `fill` panics, nothing is published.
     #[inline]
-    pub fn try_push(&self, to: usize, fill: impl FnOnce(&mut [u8]) -> usize) -> bool {
+    pub fn try_push(&self, to: usize, max_len: usize, fill: impl FnOnce(&mut [u8]) -> usize) -> bool {
         self.check_peer(to);
         let Some(guard) = self.push_locks[to].try_lock() else {
             return false;
         };
         // SAFETY: the push lock for `to` makes us the only pusher of this process.
-        let pushed = unsafe { self.try_push_exclusive(to, fill) };
+        let pushed = unsafe { self.try_push_exclusive(to, max_len, fill) };
         drop(guard);
         pushed
     }
@@ -823,48 +849,61 @@ impl ShmSegment {
     /// No other thread of this process pushes to `to` (through either method) while
     /// this call runs.
     #[inline]
-    pub unsafe fn try_push_exclusive(&self, to: usize, fill: impl FnOnce(&mut [u8]) -> usize) -> bool {
+    pub unsafe fn try_push_exclusive(&self, to: usize, max_len: usize, fill: impl FnOnce(&mut [u8]) -> usize) -> bool {
         self.check_peer(to);
+        assert!(max_len <= CELL_PAYLOAD, "shm: packet of {max_len} bytes exceeds CELL_PAYLOAD ({CELL_PAYLOAD})");
         let ring = self.ring_index(self.my_local, to);
-        let tail = &self.ctl(ring).tail.pos;
-        let pos = tail.load(Ordering::Relaxed);
-        let lap = pos >> self.layout.shift;
-        let cell = self.cell(ring, pos);
-        let state = self.state(cell);
-        // Acquire: the consumer's reads of this cell's previous packet happen before our
-        // writes below.
-        if (state.load(Ordering::Acquire) >> 32) as u32 != free_stamp(lap) {
-            return false;
+        let ctl = self.ctl(ring);
+        let slots = self.slots() as u64;
+        let tail = ctl.tail.pos.load(Ordering::Relaxed);
+        let index = (tail % slots) as usize;
+        // A packet never wraps: if it does not fit before the end, a skip marker
+        // fills the rest of the lap and the packet starts at slot 0.
+        let want = slots_for(max_len) as u64;
+        let skip = if index as u64 + want > slots { slots - index as u64 } else { 0 };
+        // Room for the skip and the packet.
+        let need = skip + want;
+        let cached = &self.cached_head[to];
+        if tail.wrapping_sub(cached.load(Ordering::Relaxed)).saturating_add(need) > slots {
+            // Acquire: the consumer's reads of the slots it freed happen before our writes.
+            let head = ctl.head.pos.load(Ordering::Acquire);
+            cached.store(head, Ordering::Relaxed);
+            if tail.wrapping_sub(head).saturating_add(need) > slots {
+                return false;
+            }
         }
-        // We have exclusive access to the payload: the cell is free for our lap, so the
-        // consumer has finished with it (Acquire above) and will not touch it until we
-        // publish; no other producer exists (this function's contract in this process, the
-        // owner claim across processes). `fill` cannot keep the slice (FnOnce(&mut [u8]) is higher-ranked).
-        // SAFETY: the payload is the CELL_PAYLOAD bytes after the state word, inside the
-        // cell (see `Self::cell`), exclusively ours while the slice lives (see above).
-        let payload = unsafe { std::slice::from_raw_parts_mut(cell.add(CELL_HEADER), CELL_PAYLOAD) };
+        let start = if skip > 0 { 0 } else { index };
+        let first = self.slot_ptr(ring, start);
+        // We have exclusive access to slots [start, start + want]: they lie between our
+        // tail and the consumer's head one lap on (checked above), so the consumer has
+        // finished with them and reads none until we publish; no other producer exists
+        // (this function's contract in this process, the owner claim across processes).
+        // `fill` cannot keep the slice (FnOnce(&mut [u8]) is higher-ranked).
+        // SAFETY: the `max_len` bytes after the state word lie within the `want` slots from
+        // `start`, inside the ring (`start + want <= slots`), exclusively ours (see above).
+        let payload = unsafe { std::slice::from_raw_parts_mut(first.add(STATE_LEN), max_len) };
         let len = fill(payload);
-        assert!(
-            len <= CELL_PAYLOAD,
-            "shm: packet of {len} bytes exceeds CELL_PAYLOAD ({CELL_PAYLOAD})"
-        );
-        // Release: the payload written by `fill` is visible to whoever Acquires "full".
-        state.store(
-            (u64::from(full_stamp(lap)) << 32) | len as u64,
-            Ordering::Release,
-        );
-        tail.store(pos.wrapping_add(1), Ordering::Relaxed);
+        assert!(len <= max_len, "shm: fill wrote {len} bytes into room for {max_len}");
+        let used = slots_for(len) as u64;
+        // Release: the payload is visible to whoever Acquires this state word.
+        self.state(first).store(PUBLISHED | len as u64, Ordering::Release);
+        if skip > 0 {
+            // Published after the packet at slot 0, so a consumer that follows the skip
+            // finds that packet's state word already set.
+            self.state(self.slot_ptr(ring, index)).store(PUBLISHED | SKIP, Ordering::Release);
+        }
+        ctl.tail.pos.store(tail.wrapping_add(skip + used), Ordering::Relaxed);
         self.doorbell(to).ring();
         true
     }
 
     /// Consumer: if ring `from -> my_local` holds a packet, call `f` with it (borrowed in
-    /// place), release the cell and return `true`; otherwise return `false` (the ring is
-    /// empty, or another thread of this process is popping from `from` right now).
+    /// place), release its slots and return `true`; otherwise return `false` (the ring
+    /// is empty, or another thread of this process is popping from `from` right now).
     ///
     /// A length word larger than `CELL_PAYLOAD` (a corrupted or hostile peer) is clamped
-    /// to `CELL_PAYLOAD`. If `f` panics the packet still counts as consumed. Panics if
-    /// `from >= nlocal`.
+    /// to `CELL_PAYLOAD`, and to the end of the ring. If `f` panics the packet still
+    /// counts as consumed. Panics if `from >= nlocal`.
     #[inline]
     pub fn try_pop(&self, from: usize, f: impl FnOnce(&[u8])) -> bool {
         self.check_peer(from);
@@ -886,35 +925,42 @@ impl ShmSegment {
         self.check_peer(from);
         let ring = self.ring_index(from, self.my_local);
         let head = &self.ctl(ring).head.pos;
-        let pos = head.load(Ordering::Relaxed);
-        let lap = pos >> self.layout.shift;
-        let cell = self.cell(ring, pos);
-        let state = self.state(cell);
+        let slots = self.slots() as u64;
+        let mut pos = head.load(Ordering::Relaxed);
+        let mut index = (pos % slots) as usize;
+        let mut slot = self.slot_ptr(ring, index);
         // Acquire: the producer's payload writes happen before our reads.
-        let word = state.load(Ordering::Acquire);
-        if (word >> 32) as u32 != full_stamp(lap) {
+        let mut word = self.state(slot).load(Ordering::Acquire);
+        if word & PUBLISHED == 0 {
             return false;
         }
-        let len = (word as u32 as usize).min(CELL_PAYLOAD);
+        if word & SKIP != 0 {
+            // The rest of the lap is unused: the packet is at slot 0.
+            self.state(slot).store(0, Ordering::Relaxed);
+            pos = pos.wrapping_add(slots - index as u64);
+            head.store(pos, Ordering::Release);
+            index = 0;
+            slot = self.slot_ptr(ring, 0);
+            word = self.state(slot).load(Ordering::Acquire);
+            if word & PUBLISHED == 0 || word & SKIP != 0 {
+                return false;
+            }
+        }
+        let len = (word as u32 as usize).min(CELL_PAYLOAD).min((self.slots() - index) * SLOT - STATE_LEN);
         // Declared before the slice borrow ends; its drop (after `f`, also on unwind)
-        // frees the cell and advances `head` (before a caller's lock is released).
-        let _release = CellRelease {
-            state,
-            head,
-            pos,
-            lap,
-        };
-        // The cell is full for our lap: the producer published it with Release (we Acquired)
-        // and will not write it again until we store "free" in `_release`, which happens
-        // after `f` returns; no other consumer exists (this function's contract, the owner claim). `f`
-        // cannot retain the slice (higher-ranked FnOnce(&[u8])).
-        // SAFETY: `len <= CELL_PAYLOAD`, so the slice lies within the cell's
-        // payload, which nobody writes while the slice lives (see above).
-        let packet = unsafe { std::slice::from_raw_parts(cell.add(CELL_HEADER) as *const u8, len) };
+        // frees the packet's slots by advancing `head`.
+        let release = SlotRelease { seg: self, ring, index, slots: slots_for(len), head, to: pos.wrapping_add(slots_for(len) as u64) };
+        // The packet is published (we Acquired its state word) and the producer will not
+        // write its slots again until `head` moves past them, which happens after `f`
+        // returns; no other consumer exists (this function's contract, the owner claim).
+        // `f` cannot retain the slice (higher-ranked FnOnce(&[u8])).
+        // SAFETY: `len` bytes after the state word lie within the ring (clamped above),
+        // and nobody writes them while the slice lives (see above).
+        let packet = unsafe { std::slice::from_raw_parts(slot.add(STATE_LEN) as *const u8, len) };
         f(packet);
-        drop(_release);
-        // A producer that found the ring full may be asleep: the cell we just freed
-        // is what it waits for. (A hint read without a fence: if it is set just after
+        drop(release);
+        // A producer that found the ring full may be asleep: the slots we just freed
+        // are what it waits for. (A hint read without a fence: if it is set just after
         // this load, the producer's own re-check or its short sleep covers it.)
         let blocked = &self.ctl(ring).head.producer_blocked;
         if blocked.load(Ordering::Relaxed) != 0 {
@@ -990,19 +1036,18 @@ impl ShmSegment {
     /// of this process pops concurrently. Take the doorbell ticket first, then call
     /// this, then sleep if it says `false`.
     pub fn any_incoming(&self) -> bool {
+        let slots = self.slots() as u64;
         (0..self.layout.nlocal).any(|from| {
             let ring = self.ring_index(from, self.my_local);
             let pos = self.ctl(ring).head.pos.load(Ordering::Relaxed);
-            let cell = self.cell(ring, pos);
-            (self.state(cell).load(Ordering::Acquire) >> 32) as u32
-                == full_stamp(pos >> self.layout.shift)
+            self.state(self.slot_ptr(ring, (pos % slots) as usize)).load(Ordering::Acquire) & PUBLISHED != 0
         })
     }
 
-    /// Test hook: the state word of the cell at position `pos` of ring `(from, to)`.
+    /// Test hook: the state word of slot `index` of ring `(from, to)`.
     #[cfg(test)]
-    fn raw_state(&self, from: usize, to: usize, pos: u64) -> &AtomicU64 {
-        self.state(self.cell(self.ring_index(from, to), pos))
+    fn raw_state(&self, from: usize, to: usize, index: usize) -> &AtomicU64 {
+        self.state(self.slot_ptr(self.ring_index(from, to), index % self.slots()))
     }
 }
 
@@ -1059,8 +1104,8 @@ mod tests {
     }
 
     fn push_bytes(seg: &ShmSegment, to: usize, data: &[u8]) -> bool {
-        seg.try_push(to, |buf| {
-            buf[..data.len()].copy_from_slice(data);
+        seg.try_push(to, data.len(), |buf: &mut [u8]| {
+            buf.copy_from_slice(data);
             data.len()
         })
     }
@@ -1159,32 +1204,44 @@ mod tests {
         let name = TestName::new("full");
         let a = ShmSegment::create(&name.0, 3, 0).unwrap();
         let c = ShmSegment::open(&name.0, 3, 2).unwrap();
-        let cap = a.ring_capacity() as u64;
-        // Several laps, so that the stamps are exercised beyond lap 0.
+        let ring_bytes = a.ring_capacity() as u64 * CELL_SIZE as u64;
+        // Many laps of mixed sizes, so that skips at the end of a lap and the cleared
+        // next state word are exercised.
         let mut next_in = 0u64;
         let mut next_out = 0u64;
-        for _round in 0..5 {
+        for _round in 0..40 {
+            let mut bytes_in_flight = 0u64;
             while push_bytes(&a, 2, &packet(next_in)) {
+                bytes_in_flight += slots_for(packet(next_in).len()) as u64 * SLOT as u64;
                 next_in += 1;
             }
-            assert_eq!(next_in - next_out, cap, "ring holds exactly its capacity");
+            assert!(bytes_in_flight <= ring_bytes, "more in flight than the ring holds");
             let mut called = false;
-            assert!(!a.try_push(2, |_| {
+            assert!(!a.try_push(2, CELL_PAYLOAD, |_| {
                 called = true;
                 0
             }));
             assert!(!called, "fill must not run when the ring is full");
             // Drain half, then refill.
-            for _ in 0..cap / 2 {
+            for _ in 0..(next_in - next_out).div_ceil(2) {
                 assert_eq!(pop_vec(&c, 0).unwrap(), packet(next_out));
                 next_out += 1;
             }
         }
+        // Small packets sit back to back: a ring holds many more of them than cells.
         while let Some(p) = pop_vec(&c, 0) {
             assert_eq!(p, packet(next_out));
             next_out += 1;
         }
         assert_eq!(next_in, next_out);
+        let mut small = 0u64;
+        while push_bytes(&a, 2, &[7u8; 8]) {
+            small += 1;
+        }
+        assert!(small >= ring_bytes / SLOT as u64 - 2, "only {small} 8-byte packets fit");
+        for _ in 0..small {
+            assert_eq!(pop_vec(&c, 0).unwrap(), [7u8; 8]);
+        }
         assert!(!c.any_incoming());
     }
 
@@ -1205,7 +1262,15 @@ mod tests {
     fn oversized_fill_panics() {
         let name = TestName::new("oversize");
         let a = ShmSegment::create(&name.0, 2, 0).unwrap();
-        a.try_push(1, |_| CELL_PAYLOAD + 1);
+        a.try_push(1, CELL_PAYLOAD + 1, |_| 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "into room for")]
+    fn fill_longer_than_announced_panics() {
+        let name = TestName::new("overfill");
+        let a = ShmSegment::create(&name.0, 2, 0).unwrap();
+        a.try_push(1, 8, |_| 9);
     }
 
     #[test]
@@ -1214,7 +1279,7 @@ mod tests {
         let a = ShmSegment::create(&name.0, 2, 0).unwrap();
         let b = ShmSegment::open(&name.0, 2, 1).unwrap();
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            a.try_push(1, |_| panic!("fill fails"));
+            a.try_push(1, 16, |_| panic!("fill fails"));
         }));
         assert!(r.is_err());
         assert!(!b.any_incoming(), "a failed fill publishes nothing");
@@ -1239,23 +1304,23 @@ mod tests {
         let a = ShmSegment::create(&name.0, 2, 0).unwrap();
         let b = ShmSegment::open(&name.0, 2, 1).unwrap();
         assert!(push_bytes(&a, 1, b"x"));
-        // A hostile peer rewrites the length word of the published cell.
+        // A hostile peer rewrites the length word of the published packet.
         let st = a.raw_state(0, 1, 0);
-        st.store(
-            (u64::from(full_stamp(0)) << 32) | u64::from(u32::MAX),
-            Ordering::Release,
-        );
+        st.store(PUBLISHED | u64::from(u32::MAX), Ordering::Release);
         let mut seen = None;
         assert!(b.try_pop(0, |p| seen = Some(p.len())));
         assert_eq!(seen, Some(CELL_PAYLOAD));
-        // A garbage stamp makes the ring look empty to the consumer, full to the producer.
+        // A garbage state word without the published bit makes the ring look empty.
         assert!(push_bytes(&a, 1, b"y"));
-        a.raw_state(0, 1, 1)
-            .store(0xdead_beef_0000_0001, Ordering::Release);
+        let at = (slots_for(CELL_PAYLOAD)) % a.slots();
+        a.raw_state(0, 1, at).store(0x0ead_beef_0000_0001, Ordering::Release);
         assert!(pop_vec(&b, 0).is_none());
         assert!(!b.any_incoming());
+        // A consumer position that says the ring is full stops the producer.
         let ctl = a.ctl(a.ring_index(0, 1));
-        ctl.tail.pos.store(1, Ordering::Relaxed);
+        let full = ctl.tail.pos.load(Ordering::Relaxed).wrapping_sub(a.slots() as u64);
+        ctl.head.pos.store(full, Ordering::Relaxed);
+        a.cached_head[1].store(full, Ordering::Relaxed);
         assert!(!push_bytes(&a, 1, b"z"));
         // Wildly corrupted positions still index inside the ring.
         ctl.tail.pos.store(u64::MAX - 3, Ordering::Relaxed);
