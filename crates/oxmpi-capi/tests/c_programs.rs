@@ -295,3 +295,10 @@ fn subarray_darray_match_size_and_external32() {
         assert!(ok(n, "dtype2").contains(&format!("all checks passed on {n} ranks")));
     }
 }
+
+#[test]
+fn reductions_on_every_predefined_type_user_ops_zero_and_large_counts() {
+    for n in [1, 2, 3, 5, 8] {
+        no_errors(n, "coll_ops");
+    }
+}
