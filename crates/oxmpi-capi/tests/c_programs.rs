@@ -302,3 +302,10 @@ fn reductions_on_every_predefined_type_user_ops_zero_and_large_counts() {
         no_errors(n, "coll_ops");
     }
 }
+
+#[test]
+fn nonblocking_collectives_overlapped_in_place_vw_and_intercommunicators() {
+    for n in [1, 2, 3, 4, 5, 8] {
+        no_errors(n, "nbc");
+    }
+}
