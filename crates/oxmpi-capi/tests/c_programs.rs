@@ -309,3 +309,10 @@ fn nonblocking_collectives_overlapped_in_place_vw_and_intercommunicators() {
         no_errors(n, "nbc");
     }
 }
+
+#[test]
+fn topology_corners_and_neighbourhood_collectives_on_every_kind() {
+    for n in [1, 2, 3, 4, 6, 8] {
+        no_errors(n, "topo2");
+    }
+}
