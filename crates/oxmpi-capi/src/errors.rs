@@ -5,8 +5,9 @@
 //! call's communicator, the request's communicator for completion calls. Calls
 //! tied to no communicator (and calls given an invalid one) route to [`NO_COMM`]:
 //! MPI-4.0 raises those on `MPI_COMM_SELF`, MPI-1..3 (and MPICH) on
-//! `MPI_COMM_WORLD`; oxmpi uses `MPI_COMM_SELF`'s handler once the program set
-//! one, else `MPI_COMM_WORLD`'s, so programs written to either rule work. `MPI_ERRORS_ARE_FATAL` (the default) and
+//! `MPI_COMM_WORLD`; oxmpi uses `MPI_COMM_SELF`'s handler when the program set
+//! it to something other than `MPI_ERRORS_ARE_FATAL`, else `MPI_COMM_WORLD`'s,
+//! so programs written to either rule work. `MPI_ERRORS_ARE_FATAL` (the default) and
 //! `MPI_ERRORS_ABORT` print `oxmpi: rank R: <message> (MPI_ERR_X)` and end the
 //! job; `MPI_ERRORS_RETURN` returns the code; user handlers are called.
 
@@ -109,7 +110,8 @@ pub fn raise(mut comm: MPI_Comm, code: c_int, message: &str) -> c_int {
         let st = state();
         let live = comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF || st.comms.get(comm).is_some();
         if !live {
-            comm = if st.comm_errhandler.contains_key(&MPI_COMM_SELF) { MPI_COMM_SELF } else { MPI_COMM_WORLD };
+            let self_set = st.comm_errhandler.get(&MPI_COMM_SELF).is_some_and(|h| *h != MPI_ERRORS_ARE_FATAL);
+            comm = if self_set { MPI_COMM_SELF } else { MPI_COMM_WORLD };
         }
         st.comm_errhandler.get(&comm).copied().unwrap_or(MPI_ERRORS_ARE_FATAL)
     };

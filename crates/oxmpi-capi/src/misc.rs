@@ -98,7 +98,7 @@ fn errhandler_ok(h: MPI_Errhandler, call: &str) -> R<()> {
         MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT | MPI_ERRORS_RETURN => Ok(()),
         MPI_ERRHANDLER_NULL => Err(bad(ErrorClass::Arg, call, "errhandler", "MPI_ERRHANDLER_NULL")),
         _ => match state().errhandlers.get(h) {
-            Some(e) if !e.freed => Ok(()),
+            Some(e) if e.refs > 0 => Ok(()),
             _ => Err(bad(ErrorClass::Arg, call, "errhandler", format!("{h:#x} is not a valid error handler (freed, or never created)"))),
         },
     }
@@ -111,7 +111,7 @@ unsafe fn create_errhandler(call: &'static str, f: Option<MPI_Comm_errhandler_fu
         let f = f.ok_or_else(|| bad(ErrorClass::Arg, call, "function", "is NULL"))?;
         // SAFETY: `errhandler` (`eh`) is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "errhandler", eh)? };
-        *o = state().errhandlers.insert(ErrhandlerEntry { func: f, freed: false });
+        *o = state().errhandlers.insert(ErrhandlerEntry { func: f, refs: 1 });
         Ok(())
     })
 }
@@ -154,7 +154,13 @@ unsafe fn get_errhandler(call: &'static str, c: MPI_Comm, eh: *mut MPI_Errhandle
         comm(c, call)?;
         // SAFETY: `errhandler` (`eh`) is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "errhandler", eh)? };
-        *o = state().comm_errhandler.get(&c).copied().unwrap_or(MPI_ERRORS_ARE_FATAL);
+        let mut st = state();
+        let h = st.comm_errhandler.get(&c).copied().unwrap_or(MPI_ERRORS_ARE_FATAL);
+        // The program must free the handle it gets (MPI_Errhandler_free).
+        if let Some(e) = st.errhandlers.get_mut(h) {
+            e.refs += 1;
+        }
+        *o = h;
         Ok(())
     })
 }
@@ -181,12 +187,12 @@ pub unsafe extern "C" fn PMPI_Errhandler_free(eh: *mut MPI_Errhandler) -> c_int 
             errhandler_ok(*h, CALL)?;
             let mut st = state();
             let attached = st.comm_errhandler.values().any(|v| *v == *h);
-            if attached {
-                // Stays in force on the communicators it is attached to.
-                if let Some(e) = st.errhandlers.get_mut(*h) {
-                    e.freed = true;
-                }
-            } else {
+            let left = st.errhandlers.get_mut(*h).map(|e| {
+                e.refs -= 1;
+                e.refs
+            });
+            // Stays in force on the communicators it is attached to.
+            if left == Some(0) && !attached {
                 st.errhandlers.remove(*h);
             }
         }
