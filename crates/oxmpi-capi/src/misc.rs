@@ -304,6 +304,48 @@ pub unsafe extern "C" fn PMPI_Add_error_string(errorcode: c_int, string: *const 
     })
 }
 
+/// MPI_Remove_error_class/_code (MPI-4.1): `class` tells which kind `code` must be.
+fn remove_error(call: &'static str, code: c_int, class: bool) -> c_int {
+    ffi(call, NO_COMM, || {
+        let mut st = state();
+        let what = if class { "class" } else { "code" };
+        let arg = if class { "errorclass" } else { "errorcode" };
+        match st.user_codes.get(&code) {
+            Some(&c) if (c == code) == class => {}
+            _ => return Err(bad(ErrorClass::Arg, call, arg, format!("{code} is not an error {what} added by MPI_Add_error_{what} (or was removed)"))),
+        }
+        if class && st.user_codes.iter().any(|(&k, &c)| c == code && k != code) {
+            return Err(bad(ErrorClass::Arg, call, arg, format!("error class {code} still has error codes (remove them first)")));
+        }
+        st.user_codes.remove(&code);
+        st.error_strings.remove(&code);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Remove_error_class(errorclass: c_int) -> c_int {
+    remove_error("MPI_Remove_error_class", errorclass, true)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Remove_error_code(errorcode: c_int) -> c_int {
+    remove_error("MPI_Remove_error_code", errorcode, false)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Remove_error_string(errorcode: c_int) -> c_int {
+    const CALL: &str = "MPI_Remove_error_string";
+    ffi(CALL, NO_COMM, || {
+        let mut st = state();
+        if !st.user_codes.contains_key(&errorcode) {
+            return Err(bad(ErrorClass::Arg, CALL, "errorcode", format!("{errorcode} is not a code added by MPI_Add_error_class/MPI_Add_error_code")));
+        }
+        st.error_strings.remove(&errorcode);
+        Ok(())
+    })
+}
+
 // ----- info objects -----------------------------------------------------------------------
 
 /// The keys of MPI_INFO_ENV (the standard's reserved names this job can answer).

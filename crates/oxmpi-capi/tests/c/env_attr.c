@@ -143,6 +143,15 @@ static void errhandlers(void) {
     OK(MPI_Add_error_string(cls, "my class")); OK(MPI_Error_string(cls, s, &len)); E(strcmp(s, "my class") == 0, "class string");
     int *last, flag; OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag)); E(flag && *last >= code2 && *last >= cls, "LASTUSEDCODE covers new codes");
     OK(MPI_Comm_call_errhandler(b, code)); E(handler_code == code, "user code through handler");
+    /* removal (MPI-4.1): strings, codes, then the class */
+    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    E(MPI_Remove_error_class(cls) != MPI_SUCCESS, "class with codes cannot go");
+    OK(MPI_Remove_error_string(code)); OK(MPI_Remove_error_code(code)); OK(MPI_Remove_error_code(code2));
+    E(MPI_Error_class(code, &c2) != MPI_SUCCESS, "removed code is invalid");
+    E(MPI_Remove_error_code(cls) != MPI_SUCCESS, "a class is not a code");
+    OK(MPI_Remove_error_class(cls));
+    E(MPI_Remove_error_class(MPI_ERR_ARG) != MPI_SUCCESS, "predefined class cannot go");
+    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
     /* a code in a predefined class */
     int oc; OK(MPI_Add_error_code(MPI_ERR_ARG, &oc)); OK(MPI_Error_class(oc, &c2)); E(c2 == MPI_ERR_ARG, "code in predefined class");
     /* every predefined class has a non-empty string and is its own class */
