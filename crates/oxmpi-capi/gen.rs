@@ -254,7 +254,7 @@ fn area_text(area: &str) -> &'static str {
 
 /// The `PMPI_x` bodies of the `unsup` functions: each raises
 /// MPI_ERR_UNSUPPORTED_OPERATION naming the call, through the error handler of
-/// its `comm` argument if it has one (else MPI_COMM_SELF's).
+/// its `comm` argument if it has one (else as a call tied to no communicator).
 pub fn rust_unsupported(abi: &Abi) -> String {
     let mut r = String::from("// Generated from abi.txt by build.rs.\n");
     for f in abi.funcs.iter().filter(|f| f.unsup.is_some()) {
@@ -271,7 +271,7 @@ pub fn rust_unsupported(abi: &Abi) -> String {
             f.name,
             params.join(", "),
             f.name,
-            if comm.is_some() { "comm" } else { "crate::abi::MPI_COMM_SELF" },
+            if comm.is_some() { "comm" } else { "crate::errors::NO_COMM" },
             area
         ));
     }

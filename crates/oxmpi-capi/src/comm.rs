@@ -23,7 +23,7 @@ use oxmpi_core::Comm;
 
 use crate::abi::*;
 use crate::env::{comm, new_comm, new_comm_or_null};
-use crate::errors::{array as ints, array_mut as ints_mut, bad, bad_code, ffi, out, route_to, R};
+use crate::errors::{NO_COMM, array as ints, array_mut as ints_mut, bad, bad_code, ffi, out, route_to, R};
 use crate::handles::state;
 use crate::misc::with_cb_comm;
 use crate::types::*;
@@ -248,7 +248,7 @@ pub unsafe extern "C" fn PMPI_Comm_create_group(c: MPI_Comm, g: MPI_Group, tag: 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_free(c: *mut MPI_Comm) -> c_int {
     const CALL: &str = "MPI_Comm_free";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `comm` (`c`) is MPI_Comm_free's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let h = unsafe { out(CALL, "comm", c)? };
         route_to(*h);
@@ -265,7 +265,7 @@ pub unsafe extern "C" fn PMPI_Comm_free(c: *mut MPI_Comm) -> c_int {
         }
         // The engine gives the context id back when the last clone goes.
         drop(cm);
-        route_to(MPI_COMM_SELF);
+        route_to(NO_COMM);
         *h = MPI_COMM_NULL;
         Ok(())
     })
@@ -372,7 +372,7 @@ fn new_group(g: Group) -> MPI_Group {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_size(g: MPI_Group, size: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Group_size";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `size` is MPI_Group_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out(CALL, "size", size)? } = group(g, CALL, "group")?.size();
         Ok(())
@@ -382,7 +382,7 @@ pub unsafe extern "C" fn PMPI_Group_size(g: MPI_Group, size: *mut c_int) -> c_in
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_rank(g: MPI_Group, rank: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Group_rank";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         let g = group(g, CALL, "group")?;
         let me = runtime::engine()?.rank();
         // SAFETY: `rank` is MPI_Group_rank's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -394,7 +394,7 @@ pub unsafe extern "C" fn PMPI_Group_rank(g: MPI_Group, rank: *mut c_int) -> c_in
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_translate_ranks(g1: MPI_Group, n: c_int, ranks1: *const c_int, g2: MPI_Group, ranks2: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Group_translate_ranks";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         let a = group(g1, CALL, "group1")?;
         let b = group(g2, CALL, "group2")?;
         let n = nonneg(CALL, "n", n, ErrorClass::Arg)?;
@@ -410,7 +410,7 @@ pub unsafe extern "C" fn PMPI_Group_translate_ranks(g1: MPI_Group, n: c_int, ran
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_compare(g1: MPI_Group, g2: MPI_Group, result: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Group_compare";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         let a = group(g1, CALL, "group1")?;
         let b = group(g2, CALL, "group2")?;
         // SAFETY: `result` is MPI_Group_compare's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -422,7 +422,7 @@ pub unsafe extern "C" fn PMPI_Group_compare(g1: MPI_Group, g2: MPI_Group, result
 /// # Safety
 /// `newgroup` is NULL or valid to write one `MPI_Group`, unaliased (the C caller's argument).
 unsafe fn group_op(call: &'static str, g1: MPI_Group, g2: MPI_Group, newgroup: *mut MPI_Group, f: fn(&Group, &Group) -> Group) -> c_int {
-    ffi(call, MPI_COMM_SELF, || {
+    ffi(call, NO_COMM, || {
         let a = group(g1, call, "group1")?;
         let b = group(g2, call, "group2")?;
         // SAFETY: `newgroup` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -449,7 +449,7 @@ pub unsafe extern "C" fn PMPI_Group_difference(g1: MPI_Group, g2: MPI_Group, new
 }
 
 unsafe fn group_sel(call: &'static str, g: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group, excl: bool) -> c_int {
-    ffi(call, MPI_COMM_SELF, || {
+    ffi(call, NO_COMM, || {
         let g = group(g, call, "group")?;
         let n = nonneg(call, "n", n, ErrorClass::Arg)?;
         // SAFETY: MPI_Group_incl/excl's `ranks` holds `n` ranks.
@@ -473,7 +473,7 @@ pub unsafe extern "C" fn PMPI_Group_excl(g: MPI_Group, n: c_int, ranks: *const c
 }
 
 unsafe fn group_range(call: &'static str, g: MPI_Group, n: c_int, ranges: *mut c_int, newgroup: *mut MPI_Group, excl: bool) -> c_int {
-    ffi(call, MPI_COMM_SELF, || {
+    ffi(call, NO_COMM, || {
         let g = group(g, call, "group")?;
         let n = nonneg(call, "n", n, ErrorClass::Arg)?;
         // SAFETY: MPI_Group_range_incl/excl's `ranges` holds `n` triplets, `3 * n` ints.
@@ -500,7 +500,7 @@ pub unsafe extern "C" fn PMPI_Group_range_excl(g: MPI_Group, n: c_int, ranges: *
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_free(g: *mut MPI_Group) -> c_int {
     const CALL: &str = "MPI_Group_free";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `group` (`g`) is MPI_Group_free's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let h = unsafe { out(CALL, "group", g)? };
         // Group operations hand out MPI_GROUP_EMPTY for empty results, so
@@ -534,7 +534,7 @@ fn cart_of(call: &str, c: MPI_Comm) -> R<(Comm, Cart)> {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Dims_create";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         let n = nonneg(CALL, "ndims", ndims, ErrorClass::Dims)?;
         // SAFETY: MPI_Dims_create's `dims` is an INOUT array of `ndims` = `n` ints.
         let d = unsafe { ints_mut(CALL, "dims", dims, n)? };

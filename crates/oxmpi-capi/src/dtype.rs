@@ -14,7 +14,7 @@ use oxmpi_core::error::ErrorClass;
 
 use crate::abi::*;
 use crate::env::{get_str, put_str};
-use crate::errors::{array, bad, ffi, out, R};
+use crate::errors::{NO_COMM, array, bad, ffi, out, R};
 use crate::handles::state;
 use crate::misc::with_cb_type;
 use crate::types::*;
@@ -90,7 +90,7 @@ fn ints(v: &[c_int]) -> Vec<i64> {
 /// # Safety
 /// `newtype` is NULL or valid to write one `MPI_Datatype`, unaliased (the C caller's argument).
 unsafe fn make(call: &'static str, newtype: *mut MPI_Datatype, f: impl FnOnce() -> R<Datatype>) -> c_int {
-    ffi(call, MPI_COMM_SELF, || {
+    ffi(call, NO_COMM, || {
         // SAFETY: `newtype` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "newtype", newtype)? };
         let dt = f()?;
@@ -273,7 +273,7 @@ pub unsafe extern "C" fn PMPI_Type_dup(oldtype: MPI_Datatype, newtype: *mut MPI_
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_commit(dt: *mut MPI_Datatype) -> c_int {
     const CALL: &str = "MPI_Type_commit";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `datatype` (`dt`) is MPI_Type_commit's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let h = unsafe { out(CALL, "datatype", dt)? };
         datatype(*h, CALL, "datatype")?.commit();
@@ -284,7 +284,7 @@ pub unsafe extern "C" fn PMPI_Type_commit(dt: *mut MPI_Datatype) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_free(dt: *mut MPI_Datatype) -> c_int {
     const CALL: &str = "MPI_Type_free";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `datatype` (`dt`) is MPI_Type_free's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let h = unsafe { out(CALL, "datatype", dt)? };
         if *h < 4096 {
@@ -321,7 +321,7 @@ fn to_int(call: &str, arg: &str, v: i64) -> R<c_int> {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_size(h: MPI_Datatype, size: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Type_size";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         let s = query(CALL, h, |d| Ok(d.size()))?;
         // SAFETY: `size` is MPI_Type_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out(CALL, "size", size)? } = match c_int::try_from(s) {
@@ -335,7 +335,7 @@ pub unsafe extern "C" fn PMPI_Type_size(h: MPI_Datatype, size: *mut c_int) -> c_
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_size_x(h: MPI_Datatype, size: *mut MPI_Count) -> c_int {
     const CALL: &str = "MPI_Type_size_x";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `size` is MPI_Type_size_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out(CALL, "size", size)? } = query(CALL, h, |d| Ok(d.size() as i64))?;
         Ok(())
@@ -345,7 +345,7 @@ pub unsafe extern "C" fn PMPI_Type_size_x(h: MPI_Datatype, size: *mut MPI_Count)
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_extent(h: MPI_Datatype, lb: *mut MPI_Aint, extent: *mut MPI_Aint) -> c_int {
     const CALL: &str = "MPI_Type_get_extent";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         let (l, e) = query(CALL, h, |d| Ok((d.lb(), d.extent())))?;
         // SAFETY: `lb` is MPI_Type_get_extent's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out(CALL, "lb", lb)? } = l;
@@ -358,7 +358,7 @@ pub unsafe extern "C" fn PMPI_Type_get_extent(h: MPI_Datatype, lb: *mut MPI_Aint
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_extent_x(h: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
     const CALL: &str = "MPI_Type_get_extent_x";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         let (l, e) = query(CALL, h, |d| Ok((d.lb(), d.extent())))?;
         // SAFETY: `lb` is MPI_Type_get_extent_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out(CALL, "lb", lb)? } = l as i64;
@@ -371,7 +371,7 @@ pub unsafe extern "C" fn PMPI_Type_get_extent_x(h: MPI_Datatype, lb: *mut MPI_Co
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_true_extent(h: MPI_Datatype, lb: *mut MPI_Aint, extent: *mut MPI_Aint) -> c_int {
     const CALL: &str = "MPI_Type_get_true_extent";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         let (l, e) = query(CALL, h, |d| Ok((d.true_lb(), d.true_extent())))?;
         // SAFETY: `true_lb` (`lb`) is MPI_Type_get_true_extent's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out(CALL, "true_lb", lb)? } = l;
@@ -384,7 +384,7 @@ pub unsafe extern "C" fn PMPI_Type_get_true_extent(h: MPI_Datatype, lb: *mut MPI
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_true_extent_x(h: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
     const CALL: &str = "MPI_Type_get_true_extent_x";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         let (l, e) = query(CALL, h, |d| Ok((d.true_lb(), d.true_extent())))?;
         // SAFETY: `true_lb` (`lb`) is MPI_Type_get_true_extent_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out(CALL, "true_lb", lb)? } = l as i64;
@@ -397,7 +397,7 @@ pub unsafe extern "C" fn PMPI_Type_get_true_extent_x(h: MPI_Datatype, lb: *mut M
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_extent(h: MPI_Datatype, extent: *mut MPI_Aint) -> c_int {
     const CALL: &str = "MPI_Type_extent";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `extent` is MPI_Type_extent's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out(CALL, "extent", extent)? } = query(CALL, h, |d| Ok(d.extent()))?;
         Ok(())
@@ -407,7 +407,7 @@ pub unsafe extern "C" fn PMPI_Type_extent(h: MPI_Datatype, extent: *mut MPI_Aint
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_lb(h: MPI_Datatype, displacement: *mut MPI_Aint) -> c_int {
     const CALL: &str = "MPI_Type_lb";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `displacement` is MPI_Type_lb's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out(CALL, "displacement", displacement)? } = query(CALL, h, |d| Ok(d.lb()))?;
         Ok(())
@@ -417,7 +417,7 @@ pub unsafe extern "C" fn PMPI_Type_lb(h: MPI_Datatype, displacement: *mut MPI_Ai
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_ub(h: MPI_Datatype, displacement: *mut MPI_Aint) -> c_int {
     const CALL: &str = "MPI_Type_ub";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `displacement` is MPI_Type_ub's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out(CALL, "displacement", displacement)? } = query(CALL, h, |d| Ok(d.ub()))?;
         Ok(())
@@ -427,7 +427,7 @@ pub unsafe extern "C" fn PMPI_Type_ub(h: MPI_Datatype, displacement: *mut MPI_Ai
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_envelope(h: MPI_Datatype, ni: *mut c_int, na: *mut c_int, nd: *mut c_int, combiner: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Type_get_envelope";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         let (i, a, d, c) = query(CALL, h, |d| Ok(d.envelope()))?;
         // SAFETY: `num_integers` (`ni`) is MPI_Type_get_envelope's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out(CALL, "num_integers", ni)? } = i as c_int;
@@ -452,7 +452,7 @@ pub unsafe extern "C" fn PMPI_Type_get_contents(
     array_of_datatypes: *mut MPI_Datatype,
 ) -> c_int {
     const CALL: &str = "MPI_Type_get_contents";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         let dt = datatype(h, CALL, "datatype")?;
         if dt.combiner() == Combiner::Named {
             return Err(bad(ErrorClass::Type, CALL, "datatype", "a predefined datatype has no contents"));
@@ -482,7 +482,7 @@ pub unsafe extern "C" fn PMPI_Type_get_contents(
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_name(h: MPI_Datatype, name: *mut c_char, resultlen: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Type_get_name";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         let dt = datatype(h, CALL, "datatype")?;
         if name.is_null() {
             return Err(bad(ErrorClass::Arg, CALL, "type_name", "is NULL"));
@@ -498,7 +498,7 @@ pub unsafe extern "C" fn PMPI_Type_get_name(h: MPI_Datatype, name: *mut c_char, 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_set_name(h: MPI_Datatype, name: *const c_char) -> c_int {
     const CALL: &str = "MPI_Type_set_name";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         let dt = datatype(h, CALL, "datatype")?;
         // SAFETY: C string by contract.
         let s = unsafe { get_str(CALL, "type_name", name)? };
@@ -509,7 +509,7 @@ pub unsafe extern "C" fn PMPI_Type_set_name(h: MPI_Datatype, name: *const c_char
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_address(location: *const c_void, address: *mut MPI_Aint) -> c_int {
-    ffi("MPI_Get_address", MPI_COMM_SELF, || {
+    ffi("MPI_Get_address", NO_COMM, || {
         // SAFETY: `address` is MPI_Get_address's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out("MPI_Get_address", "address", address)? } = location as MPI_Aint;
         Ok(())
@@ -518,7 +518,7 @@ pub unsafe extern "C" fn PMPI_Get_address(location: *const c_void, address: *mut
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Address(location: *mut c_void, address: *mut MPI_Aint) -> c_int {
-    ffi("MPI_Address", MPI_COMM_SELF, || {
+    ffi("MPI_Address", NO_COMM, || {
         // SAFETY: `address` is MPI_Address's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out("MPI_Address", "address", address)? } = location as MPI_Aint;
         Ok(())
@@ -708,7 +708,7 @@ pub unsafe extern "C" fn PMPI_Type_create_darray(
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_match_size(typeclass: c_int, size: c_int, dt: *mut MPI_Datatype) -> c_int {
     const CALL: &str = "MPI_Type_match_size";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `datatype` (`dt`) is MPI_Type_match_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(CALL, "datatype", dt)? };
         let candidates: &[MPI_Datatype] = match typeclass {
@@ -766,7 +766,7 @@ fn swap_packed(buf: &mut [u8], dt: &Datatype, count: usize) {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Pack_external_size(datarep: *const c_char, incount: c_int, h: MPI_Datatype, size: *mut MPI_Aint) -> c_int {
     const CALL: &str = "MPI_Pack_external_size";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         external32(CALL, datarep)?;
         let n = count_arg(CALL, "incount", incount)?;
         let dt = committed(h, CALL, "datatype")?;
@@ -787,7 +787,7 @@ pub unsafe extern "C" fn PMPI_Pack_external(
     position: *mut MPI_Aint,
 ) -> c_int {
     const CALL: &str = "MPI_Pack_external";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         external32(CALL, datarep)?;
         let n = count_arg(CALL, "incount", incount)?;
         let dt = committed(h, CALL, "datatype")?;
@@ -827,7 +827,7 @@ pub unsafe extern "C" fn PMPI_Unpack_external(
     h: MPI_Datatype,
 ) -> c_int {
     const CALL: &str = "MPI_Unpack_external";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         external32(CALL, datarep)?;
         let n = count_arg(CALL, "outcount", outcount)?;
         let dt = committed(h, CALL, "datatype")?;

@@ -13,7 +13,7 @@ use std::ffi::{c_char, c_int};
 use oxmpi_core::error::MpiError;
 
 use crate::abi::*;
-use crate::errors::{ffi, out};
+use crate::errors::{NO_COMM, ffi, out};
 use crate::types::*;
 
 /// Fills the error-code array (unless `MPI_ERRCODES_IGNORE`) and clears the intercommunicator.
@@ -79,7 +79,7 @@ pub unsafe extern "C" fn PMPI_Comm_spawn_multiple(
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_get_parent(parent: *mut MPI_Comm) -> c_int {
     const CALL: &str = "MPI_Comm_get_parent";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `parent` is MPI_Comm_get_parent's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out(CALL, "parent", parent)? } = MPI_COMM_NULL;
         Ok(())

@@ -8,7 +8,7 @@ use oxmpi_core::runtime::{self, ThreadLevel};
 use oxmpi_core::Comm;
 
 use crate::abi::*;
-use crate::errors::{bad, ffi, out, R};
+use crate::errors::{NO_COMM, bad, ffi, out, R};
 use crate::handles::{c2f_predefined_or, f2c_predefined_or, state};
 use crate::types::*;
 
@@ -92,7 +92,7 @@ pub unsafe extern "C" fn PMPI_Init_thread(_argc: *mut c_int, _argv: *mut *mut *m
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Initialized(flag: *mut c_int) -> c_int {
-    ffi("MPI_Initialized", MPI_COMM_SELF, || {
+    ffi("MPI_Initialized", NO_COMM, || {
         // SAFETY: `flag` is MPI_Initialized's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out("MPI_Initialized", "flag", flag)? } = runtime::is_initialized() as c_int;
         Ok(())
@@ -101,7 +101,7 @@ pub unsafe extern "C" fn PMPI_Initialized(flag: *mut c_int) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Finalized(flag: *mut c_int) -> c_int {
-    ffi("MPI_Finalized", MPI_COMM_SELF, || {
+    ffi("MPI_Finalized", NO_COMM, || {
         // SAFETY: `flag` is MPI_Finalized's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out("MPI_Finalized", "flag", flag)? } = runtime::is_finalized() as c_int;
         Ok(())
@@ -128,7 +128,7 @@ pub unsafe extern "C" fn PMPI_Abort(comm: MPI_Comm, errorcode: c_int) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Query_thread(provided: *mut c_int) -> c_int {
-    ffi("MPI_Query_thread", MPI_COMM_SELF, || {
+    ffi("MPI_Query_thread", NO_COMM, || {
         let e = runtime::engine()?;
         // SAFETY: `provided` is MPI_Query_thread's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out("MPI_Query_thread", "provided", provided)? } = e.thread_level() as c_int;
@@ -138,7 +138,7 @@ pub unsafe extern "C" fn PMPI_Query_thread(provided: *mut c_int) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Is_thread_main(flag: *mut c_int) -> c_int {
-    ffi("MPI_Is_thread_main", MPI_COMM_SELF, || {
+    ffi("MPI_Is_thread_main", NO_COMM, || {
         let e = runtime::engine()?;
         // SAFETY: `flag` is MPI_Is_thread_main's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out("MPI_Is_thread_main", "flag", flag)? } = e.is_main_thread() as c_int;
@@ -170,7 +170,7 @@ pub unsafe extern "C" fn PMPI_Wtick() -> f64 {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Get_processor_name";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         let e = runtime::engine()?;
         if name.is_null() {
             return Err(bad(ErrorClass::Arg, CALL, "name", "is NULL"));
@@ -185,7 +185,7 @@ pub unsafe extern "C" fn PMPI_Get_processor_name(name: *mut c_char, resultlen: *
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int {
-    ffi("MPI_Get_version", MPI_COMM_SELF, || {
+    ffi("MPI_Get_version", NO_COMM, || {
         // SAFETY: `version` is MPI_Get_version's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out("MPI_Get_version", "version", version)? } = runtime::VERSION.0;
         // SAFETY: `subversion` is MPI_Get_version's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -197,7 +197,7 @@ pub unsafe extern "C" fn PMPI_Get_version(version: *mut c_int, subversion: *mut 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_library_version(version: *mut c_char, resultlen: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Get_library_version";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         if version.is_null() {
             return Err(bad(ErrorClass::Arg, CALL, "version", "is NULL"));
         }
@@ -212,7 +212,7 @@ pub unsafe extern "C" fn PMPI_Get_library_version(version: *mut c_char, resultle
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Abi_get_version(abi_major: *mut c_int, abi_minor: *mut c_int) -> c_int {
-    ffi("MPI_Abi_get_version", MPI_COMM_SELF, || {
+    ffi("MPI_Abi_get_version", NO_COMM, || {
         // SAFETY: `abi_major` is MPI_Abi_get_version's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out("MPI_Abi_get_version", "abi_major", abi_major)? } = MPI_ABI_VERSION;
         // SAFETY: `abi_minor` is MPI_Abi_get_version's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -223,7 +223,7 @@ pub unsafe extern "C" fn PMPI_Abi_get_version(abi_major: *mut c_int, abi_minor: 
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Abi_get_info(info: *mut MPI_Info) -> c_int {
-    ffi("MPI_Abi_get_info", MPI_COMM_SELF, || {
+    ffi("MPI_Abi_get_info", NO_COMM, || {
         // SAFETY: `info` is MPI_Abi_get_info's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out("MPI_Abi_get_info", "info", info)? };
         let keys = vec![
@@ -398,7 +398,7 @@ pub unsafe extern "C" fn PMPI_Message_f2c(f: c_int) -> MPI_Message {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Status_c2f(c: *const MPI_Status, f: *mut c_int) -> c_int {
-    ffi("MPI_Status_c2f", MPI_COMM_SELF, || {
+    ffi("MPI_Status_c2f", NO_COMM, || {
         if c.is_null() || f.is_null() {
             return Err(bad(ErrorClass::Arg, "MPI_Status_c2f", "status", "is NULL"));
         }
@@ -410,7 +410,7 @@ pub unsafe extern "C" fn PMPI_Status_c2f(c: *const MPI_Status, f: *mut c_int) ->
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Status_f2c(f: *const c_int, c: *mut MPI_Status) -> c_int {
-    ffi("MPI_Status_f2c", MPI_COMM_SELF, || {
+    ffi("MPI_Status_f2c", NO_COMM, || {
         if c.is_null() || f.is_null() {
             return Err(bad(ErrorClass::Arg, "MPI_Status_f2c", "status", "is NULL"));
         }

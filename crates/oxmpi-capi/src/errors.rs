@@ -2,9 +2,12 @@
 //!
 //! [`ffi`] catches panics, turns the body's error into an MPI error code and
 //! hands it to the error handler of the communicator the error belongs to: the
-//! call's communicator, the request's communicator for completion calls, and
-//! `MPI_COMM_SELF` for calls tied to no communicator (MPI-4.0 and later; MPI-1
-//! said `MPI_COMM_WORLD`). `MPI_ERRORS_ARE_FATAL` (the default) and
+//! call's communicator, the request's communicator for completion calls. Calls
+//! tied to no communicator (and calls given an invalid one) route to [`NO_COMM`]:
+//! MPI-4.0 raises those on `MPI_COMM_SELF`, MPI-1..3 (and MPICH) on
+//! `MPI_COMM_WORLD`; oxmpi uses `MPI_COMM_SELF`'s handler when the program set
+//! it to something other than `MPI_ERRORS_ARE_FATAL`, else `MPI_COMM_WORLD`'s,
+//! so programs written to either rule work. `MPI_ERRORS_ARE_FATAL` (the default) and
 //! `MPI_ERRORS_ABORT` print `oxmpi: rank R: <message> (MPI_ERR_X)` and end the
 //! job; `MPI_ERRORS_RETURN` returns the code; user handlers are called.
 
@@ -39,9 +42,12 @@ pub fn bad(class: ErrorClass, call: &str, arg: &str, why: impl std::fmt::Display
     MpiError::arg(class, call, arg, why).into()
 }
 
+/// The routing target of calls tied to no communicator (see the module docs).
+pub const NO_COMM: MPI_Comm = MPI_COMM_NULL;
+
 thread_local! {
     /// The communicator whose error handler hears about the current call's error.
-    static ERR_COMM: Cell<MPI_Comm> = const { Cell::new(MPI_COMM_SELF) };
+    static ERR_COMM: Cell<MPI_Comm> = const { Cell::new(NO_COMM) };
 }
 
 /// Routes the current call's errors to `comm`'s error handler.
@@ -50,7 +56,7 @@ pub fn route_to(comm: MPI_Comm) {
 }
 
 /// Runs a function body: catches panics, routes errors. `comm` is the
-/// communicator the call is about (`MPI_COMM_SELF` when none).
+/// communicator the call is about ([`NO_COMM`] when none).
 pub fn ffi(call: &'static str, comm: MPI_Comm, body: impl FnOnce() -> R<()>) -> c_int {
     route_to(comm);
     let res = match catch_unwind(AssertUnwindSafe(body)) {
@@ -99,10 +105,16 @@ fn fatal(code: c_int, message: &str) -> ! {
 }
 
 /// Calls `comm`'s error handler with `code`; returns the code to give the caller.
-pub fn raise(comm: MPI_Comm, code: c_int, message: &str) -> c_int {
-    let live = comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF || state().comms.get(comm).is_some();
-    let comm = if live { comm } else { MPI_COMM_SELF };
-    let errh = state().comm_errhandler.get(&comm).copied().unwrap_or(MPI_ERRORS_ARE_FATAL);
+pub fn raise(mut comm: MPI_Comm, code: c_int, message: &str) -> c_int {
+    let errh = {
+        let st = state();
+        let live = comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF || st.comms.get(comm).is_some();
+        if !live {
+            let self_set = st.comm_errhandler.get(&MPI_COMM_SELF).is_some_and(|h| *h != MPI_ERRORS_ARE_FATAL);
+            comm = if self_set { MPI_COMM_SELF } else { MPI_COMM_WORLD };
+        }
+        st.comm_errhandler.get(&comm).copied().unwrap_or(MPI_ERRORS_ARE_FATAL)
+    };
     match errh {
         MPI_ERRORS_RETURN => code,
         MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT => fatal(code, message),

@@ -177,7 +177,10 @@ pub struct Greq {
 
 pub struct ErrhandlerEntry {
     pub func: MPI_Comm_errhandler_function,
-    pub freed: bool,
+    /// Handles the program holds: one from the create call, one more from every
+    /// MPI_Comm_get_errhandler that returned it; MPI_Errhandler_free drops one.
+    /// At 0 the handle is invalid, but communicators it is attached to keep it.
+    pub refs: u32,
 }
 
 pub struct MessageEntry {

@@ -11,7 +11,7 @@ use oxmpi_core::attr::{self, CopyFn, DeleteFn, ObjectKind};
 use crate::abi::*;
 use crate::dtype::{committed, datatype, find_handle};
 use crate::env::{comm, get_str, put_str};
-use crate::errors::{bad, class_of, ffi, out, raise, R};
+use crate::errors::{NO_COMM, bad, class_of, ffi, out, raise, R};
 use crate::handles::{state, ErrhandlerEntry};
 use crate::types::*;
 
@@ -32,7 +32,7 @@ pub fn op(h: MPI_Op, call: &str) -> R<Op> {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Op_create(user_fn: Option<MPI_User_function>, commute: c_int, o: *mut MPI_Op) -> c_int {
     const CALL: &str = "MPI_Op_create";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         let f = user_fn.ok_or_else(|| bad(ErrorClass::Arg, CALL, "user_fn", "is NULL"))?;
         // SAFETY: `op` (`o`) is MPI_Op_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(CALL, "op", o)? };
@@ -50,7 +50,7 @@ pub unsafe extern "C" fn PMPI_Op_create(user_fn: Option<MPI_User_function>, comm
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Op_free(o: *mut MPI_Op) -> c_int {
     const CALL: &str = "MPI_Op_free";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `op` (`o`) is MPI_Op_free's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let h = unsafe { out(CALL, "op", o)? };
         if *h < 4096 {
@@ -65,7 +65,7 @@ pub unsafe extern "C" fn PMPI_Op_free(o: *mut MPI_Op) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Op_commutative(o: MPI_Op, commute: *mut c_int) -> c_int {
-    ffi("MPI_Op_commutative", MPI_COMM_SELF, || {
+    ffi("MPI_Op_commutative", NO_COMM, || {
         let x = op(o, "MPI_Op_commutative")?;
         // SAFETY: `commute` is MPI_Op_commutative's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out("MPI_Op_commutative", "commute", commute)? } = x.is_commutative() as c_int;
@@ -76,7 +76,7 @@ pub unsafe extern "C" fn PMPI_Op_commutative(o: MPI_Op, commute: *mut c_int) -> 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: c_int, h: MPI_Datatype, o: MPI_Op) -> c_int {
     const CALL: &str = "MPI_Reduce_local";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         if count < 0 {
             return Err(bad(ErrorClass::Count, CALL, "count", format!("{count} is negative")));
         }
@@ -98,7 +98,7 @@ fn errhandler_ok(h: MPI_Errhandler, call: &str) -> R<()> {
         MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT | MPI_ERRORS_RETURN => Ok(()),
         MPI_ERRHANDLER_NULL => Err(bad(ErrorClass::Arg, call, "errhandler", "MPI_ERRHANDLER_NULL")),
         _ => match state().errhandlers.get(h) {
-            Some(e) if !e.freed => Ok(()),
+            Some(e) if e.refs > 0 => Ok(()),
             _ => Err(bad(ErrorClass::Arg, call, "errhandler", format!("{h:#x} is not a valid error handler (freed, or never created)"))),
         },
     }
@@ -107,11 +107,11 @@ fn errhandler_ok(h: MPI_Errhandler, call: &str) -> R<()> {
 /// # Safety
 /// `eh` is NULL or valid to write one `MPI_Errhandler`, unaliased (the C caller's argument).
 unsafe fn create_errhandler(call: &'static str, f: Option<MPI_Comm_errhandler_function>, eh: *mut MPI_Errhandler) -> c_int {
-    ffi(call, MPI_COMM_SELF, || {
+    ffi(call, NO_COMM, || {
         let f = f.ok_or_else(|| bad(ErrorClass::Arg, call, "function", "is NULL"))?;
         // SAFETY: `errhandler` (`eh`) is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "errhandler", eh)? };
-        *o = state().errhandlers.insert(ErrhandlerEntry { func: f, freed: false });
+        *o = state().errhandlers.insert(ErrhandlerEntry { func: f, refs: 1 });
         Ok(())
     })
 }
@@ -154,7 +154,13 @@ unsafe fn get_errhandler(call: &'static str, c: MPI_Comm, eh: *mut MPI_Errhandle
         comm(c, call)?;
         // SAFETY: `errhandler` (`eh`) is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "errhandler", eh)? };
-        *o = state().comm_errhandler.get(&c).copied().unwrap_or(MPI_ERRORS_ARE_FATAL);
+        let mut st = state();
+        let h = st.comm_errhandler.get(&c).copied().unwrap_or(MPI_ERRORS_ARE_FATAL);
+        // The program must free the handle it gets (MPI_Errhandler_free).
+        if let Some(e) = st.errhandlers.get_mut(h) {
+            e.refs += 1;
+        }
+        *o = h;
         Ok(())
     })
 }
@@ -174,19 +180,19 @@ pub unsafe extern "C" fn PMPI_Errhandler_get(c: MPI_Comm, eh: *mut MPI_Errhandle
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Errhandler_free(eh: *mut MPI_Errhandler) -> c_int {
     const CALL: &str = "MPI_Errhandler_free";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `errhandler` (`eh`) is MPI_Errhandler_free's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let h = unsafe { out(CALL, "errhandler", eh)? };
         if !matches!(*h, MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT | MPI_ERRORS_RETURN) {
             errhandler_ok(*h, CALL)?;
             let mut st = state();
             let attached = st.comm_errhandler.values().any(|v| *v == *h);
-            if attached {
-                // Stays in force on the communicators it is attached to.
-                if let Some(e) = st.errhandlers.get_mut(*h) {
-                    e.freed = true;
-                }
-            } else {
+            let left = st.errhandlers.get_mut(*h).map(|e| {
+                e.refs -= 1;
+                e.refs
+            });
+            // Stays in force on the communicators it is attached to.
+            if left == Some(0) && !attached {
                 st.errhandlers.remove(*h);
             }
         }
@@ -211,7 +217,7 @@ pub unsafe extern "C" fn PMPI_Comm_call_errhandler(c: MPI_Comm, errorcode: c_int
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Error_class(errorcode: c_int, errorclass: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Error_class";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         let c = class_of(errorcode).ok_or_else(|| bad(ErrorClass::Arg, CALL, "errorcode", format!("{errorcode} is not a valid error code")))?;
         // SAFETY: `errorclass` is MPI_Error_class's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out(CALL, "errorclass", errorclass)? } = c;
@@ -222,7 +228,7 @@ pub unsafe extern "C" fn PMPI_Error_class(errorcode: c_int, errorclass: *mut c_i
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Error_string(errorcode: c_int, string: *mut c_char, resultlen: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Error_string";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         if string.is_null() {
             return Err(bad(ErrorClass::Arg, CALL, "string", "is NULL"));
         }
@@ -251,7 +257,7 @@ static LASTUSEDCODE: AtomicI32 = AtomicI32::new(MPI_ERR_LASTCODE);
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Add_error_class(errorclass: *mut c_int) -> c_int {
-    ffi("MPI_Add_error_class", MPI_COMM_SELF, || {
+    ffi("MPI_Add_error_class", NO_COMM, || {
         // SAFETY: `errorclass` is MPI_Add_error_class's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out("MPI_Add_error_class", "errorclass", errorclass)? };
         let mut st = state();
@@ -267,7 +273,7 @@ pub unsafe extern "C" fn PMPI_Add_error_class(errorclass: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Add_error_code(errorclass: c_int, errorcode: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Add_error_code";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `errorcode` is MPI_Add_error_code's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(CALL, "errorcode", errorcode)? };
         if class_of(errorclass) != Some(errorclass) {
@@ -286,7 +292,7 @@ pub unsafe extern "C" fn PMPI_Add_error_code(errorclass: c_int, errorcode: *mut 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Add_error_string(errorcode: c_int, string: *const c_char) -> c_int {
     const CALL: &str = "MPI_Add_error_string";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: MPI_Add_error_string's `string` is a NUL-terminated C string (or NULL, rejected).
         let s = unsafe { get_str(CALL, "string", string)? }.to_string();
         let mut st = state();
@@ -294,6 +300,48 @@ pub unsafe extern "C" fn PMPI_Add_error_string(errorcode: c_int, string: *const 
             return Err(bad(ErrorClass::Arg, CALL, "errorcode", format!("{errorcode} is not a code added by MPI_Add_error_class/MPI_Add_error_code")));
         }
         st.error_strings.insert(errorcode, s);
+        Ok(())
+    })
+}
+
+/// MPI_Remove_error_class/_code (MPI-4.1): `class` tells which kind `code` must be.
+fn remove_error(call: &'static str, code: c_int, class: bool) -> c_int {
+    ffi(call, NO_COMM, || {
+        let mut st = state();
+        let what = if class { "class" } else { "code" };
+        let arg = if class { "errorclass" } else { "errorcode" };
+        match st.user_codes.get(&code) {
+            Some(&c) if (c == code) == class => {}
+            _ => return Err(bad(ErrorClass::Arg, call, arg, format!("{code} is not an error {what} added by MPI_Add_error_{what} (or was removed)"))),
+        }
+        if class && st.user_codes.iter().any(|(&k, &c)| c == code && k != code) {
+            return Err(bad(ErrorClass::Arg, call, arg, format!("error class {code} still has error codes (remove them first)")));
+        }
+        st.user_codes.remove(&code);
+        st.error_strings.remove(&code);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Remove_error_class(errorclass: c_int) -> c_int {
+    remove_error("MPI_Remove_error_class", errorclass, true)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Remove_error_code(errorcode: c_int) -> c_int {
+    remove_error("MPI_Remove_error_code", errorcode, false)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Remove_error_string(errorcode: c_int) -> c_int {
+    const CALL: &str = "MPI_Remove_error_string";
+    ffi(CALL, NO_COMM, || {
+        let mut st = state();
+        if !st.user_codes.contains_key(&errorcode) {
+            return Err(bad(ErrorClass::Arg, CALL, "errorcode", format!("{errorcode} is not a code added by MPI_Add_error_class/MPI_Add_error_code")));
+        }
+        st.error_strings.remove(&errorcode);
         Ok(())
     })
 }
@@ -335,7 +383,7 @@ pub(crate) fn with_info<T>(call: &str, h: MPI_Info, f: impl FnOnce(&mut Vec<(Str
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_create(info: *mut MPI_Info) -> c_int {
-    ffi("MPI_Info_create", MPI_COMM_SELF, || {
+    ffi("MPI_Info_create", NO_COMM, || {
         // SAFETY: `info` is MPI_Info_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out("MPI_Info_create", "info", info)? } = state().infos.insert(Vec::new());
         Ok(())
@@ -345,7 +393,7 @@ pub unsafe extern "C" fn PMPI_Info_create(info: *mut MPI_Info) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_set(info: MPI_Info, key: *const c_char, value: *const c_char) -> c_int {
     const CALL: &str = "MPI_Info_set";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: MPI_Info_set's `key` is a NUL-terminated C string (or NULL, rejected).
         let k = unsafe { get_str(CALL, "key", key)? }.to_string();
         // SAFETY: MPI_Info_set's `value` is a NUL-terminated C string (or NULL, rejected).
@@ -366,7 +414,7 @@ pub unsafe extern "C" fn PMPI_Info_set(info: MPI_Info, key: *const c_char, value
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_get_string(info: MPI_Info, key: *const c_char, buflen: *mut c_int, value: *mut c_char, flag: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Info_get_string";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: MPI_Info_get_string's `key` is a NUL-terminated C string (or NULL, rejected).
         let k = unsafe { get_str(CALL, "key", key)? }.to_string();
         // SAFETY: `buflen` is MPI_Info_get_string's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -391,7 +439,7 @@ pub unsafe extern "C" fn PMPI_Info_get_string(info: MPI_Info, key: *const c_char
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_get_nkeys(info: MPI_Info, nkeys: *mut c_int) -> c_int {
-    ffi("MPI_Info_get_nkeys", MPI_COMM_SELF, || {
+    ffi("MPI_Info_get_nkeys", NO_COMM, || {
         // SAFETY: `nkeys` is MPI_Info_get_nkeys's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out("MPI_Info_get_nkeys", "nkeys", nkeys)? };
         *o = with_info("MPI_Info_get_nkeys", info, |kv| Ok(kv.len() as c_int))?;
@@ -402,7 +450,7 @@ pub unsafe extern "C" fn PMPI_Info_get_nkeys(info: MPI_Info, nkeys: *mut c_int) 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_get_nthkey(info: MPI_Info, n: c_int, key: *mut c_char) -> c_int {
     const CALL: &str = "MPI_Info_get_nthkey";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         if key.is_null() {
             return Err(bad(ErrorClass::Arg, CALL, "key", "is NULL"));
         }
@@ -422,7 +470,7 @@ pub unsafe extern "C" fn PMPI_Info_get_nthkey(info: MPI_Info, n: c_int, key: *mu
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_delete(info: MPI_Info, key: *const c_char) -> c_int {
     const CALL: &str = "MPI_Info_delete";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: MPI_Info_delete's `key` is a NUL-terminated C string (or NULL, rejected).
         let k = unsafe { get_str(CALL, "key", key)? }.to_string();
         with_info(CALL, info, |kv| {
@@ -438,7 +486,7 @@ pub unsafe extern "C" fn PMPI_Info_delete(info: MPI_Info, key: *const c_char) ->
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_dup(info: MPI_Info, newinfo: *mut MPI_Info) -> c_int {
-    ffi("MPI_Info_dup", MPI_COMM_SELF, || {
+    ffi("MPI_Info_dup", NO_COMM, || {
         // SAFETY: `newinfo` is MPI_Info_dup's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out("MPI_Info_dup", "newinfo", newinfo)? };
         let kv = with_info("MPI_Info_dup", info, |kv| Ok(kv.clone()))?;
@@ -450,7 +498,7 @@ pub unsafe extern "C" fn PMPI_Info_dup(info: MPI_Info, newinfo: *mut MPI_Info) -
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_free(info: *mut MPI_Info) -> c_int {
     const CALL: &str = "MPI_Info_free";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `info` is MPI_Info_free's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let h = unsafe { out(CALL, "info", info)? };
         state().infos.remove(*h).ok_or_else(|| crate::errors::bad_code(MPI_ERR_INFO, CALL, "info", format!("{:#x} is not a valid info object", *h)))?;
@@ -472,7 +520,7 @@ fn info_key(call: &str, k: &str) -> R<String> {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_get(info: MPI_Info, key: *const c_char, valuelen: c_int, value: *mut c_char, flag: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Info_get";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: MPI_Info_get's `key` is a NUL-terminated C string (or NULL, rejected).
         let k = info_key(CALL, unsafe { get_str(CALL, "key", key)? })?;
         if valuelen < 0 {
@@ -497,7 +545,7 @@ pub unsafe extern "C" fn PMPI_Info_get(info: MPI_Info, key: *const c_char, value
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_get_valuelen(info: MPI_Info, key: *const c_char, valuelen: *mut c_int, flag: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Info_get_valuelen";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: MPI_Info_get_valuelen's `key` is a NUL-terminated C string (or NULL, rejected).
         let k = info_key(CALL, unsafe { get_str(CALL, "key", key)? })?;
         // SAFETY: `valuelen` is MPI_Info_get_valuelen's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -517,7 +565,7 @@ pub unsafe extern "C" fn PMPI_Info_get_valuelen(info: MPI_Info, key: *const c_ch
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_create_env(_argc: c_int, _argv: *mut *mut c_char, info: *mut MPI_Info) -> c_int {
     const CALL: &str = "MPI_Info_create_env";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `info` is MPI_Info_create_env's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(CALL, "info", info)? };
         *o = state().infos.insert(env_info());
@@ -532,7 +580,7 @@ pub unsafe extern "C" fn PMPI_Info_create_env(_argc: c_int, _argv: *mut *mut c_c
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alloc_mem(size: MPI_Aint, info: MPI_Info, baseptr: *mut c_void) -> c_int {
     const CALL: &str = "MPI_Alloc_mem";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         if size < 0 {
             return Err(bad(ErrorClass::Arg, CALL, "size", format!("{size} is negative")));
         }
@@ -554,7 +602,7 @@ pub unsafe extern "C" fn PMPI_Alloc_mem(size: MPI_Aint, info: MPI_Info, baseptr:
 /// MPI_Free_mem: gives back memory from MPI_Alloc_mem.
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Free_mem(base: *mut c_void) -> c_int {
-    ffi("MPI_Free_mem", MPI_COMM_SELF, || {
+    ffi("MPI_Free_mem", NO_COMM, || {
         // SAFETY: `base` came from MPI_Alloc_mem (malloc) and is freed once (MPI contract); free(NULL) is a no-op.
         unsafe { libc::free(base) };
         Ok(())
@@ -633,7 +681,7 @@ unsafe fn create_keyval(
     keyval: *mut c_int,
     extra: *mut c_void,
 ) -> c_int {
-    ffi(call, MPI_COMM_SELF, || {
+    ffi(call, NO_COMM, || {
         // SAFETY: `keyval` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "keyval", keyval)? };
         let extra = extra as usize;
@@ -694,7 +742,7 @@ pub unsafe extern "C" fn PMPI_Keyval_create(copy: Option<MPI_Copy_function>, del
 /// # Safety
 /// `keyval` is NULL or valid to read and write one `int`, unaliased (the C caller's argument).
 unsafe fn free_keyval(call: &'static str, kind: ObjectKind, keyval: *mut c_int) -> c_int {
-    ffi(call, MPI_COMM_SELF, || {
+    ffi(call, NO_COMM, || {
         // SAFETY: `keyval` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let k = unsafe { out(call, "keyval", keyval)? };
         attr::free_keyval(kind, *k, call)?;
@@ -836,7 +884,7 @@ pub unsafe extern "C" fn PMPI_Type_free_keyval(keyval: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_set_attr(t: MPI_Datatype, keyval: c_int, val: *mut c_void) -> c_int {
     const CALL: &str = "MPI_Type_set_attr";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         let dt = datatype(t, CALL, "datatype")?;
         with_cb_type(t, || dt.attrs().set(keyval, val as usize, CALL))?;
         Ok(())
@@ -846,7 +894,7 @@ pub unsafe extern "C" fn PMPI_Type_set_attr(t: MPI_Datatype, keyval: c_int, val:
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_attr(t: MPI_Datatype, keyval: c_int, val: *mut c_void, flag: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Type_get_attr";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         let dt = datatype(t, CALL, "datatype")?;
         // SAFETY: `flag` is MPI_Type_get_attr's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let f = unsafe { out(CALL, "flag", flag)? };
@@ -866,7 +914,7 @@ pub unsafe extern "C" fn PMPI_Type_get_attr(t: MPI_Datatype, keyval: c_int, val:
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_delete_attr(t: MPI_Datatype, keyval: c_int) -> c_int {
     const CALL: &str = "MPI_Type_delete_attr";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         let dt = datatype(t, CALL, "datatype")?;
         with_cb_type(t, || dt.attrs().delete(keyval, CALL))?;
         Ok(())

@@ -18,7 +18,7 @@ use oxmpi_core::{Request, SendMode, Status};
 use crate::abi::*;
 use crate::dtype::{committed, datatype};
 use crate::env::comm;
-use crate::errors::{bad, ffi, out, route_to, Fail, R};
+use crate::errors::{NO_COMM, bad, ffi, out, route_to, Fail, R};
 use crate::handles::{state, Greq, Hook, MessageEntry, PersistentOp, RequestEntry};
 use crate::types::*;
 
@@ -500,7 +500,7 @@ fn rename_call(e: MpiError, call: &str) -> Fail {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
     const CALL: &str = "MPI_Wait";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `request` is MPI_Wait's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let h = unsafe { out(CALL, "request", request)? };
         let hs = std::slice::from_mut(h);
@@ -521,7 +521,7 @@ pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_S
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
     const CALL: &str = "MPI_Test";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `request` is MPI_Test's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let h = unsafe { out(CALL, "request", request)? };
         // SAFETY: `flag` is MPI_Test's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -564,7 +564,7 @@ unsafe fn status_at(p: *mut MPI_Status, i: usize) -> *mut MPI_Status {
 }
 
 unsafe fn all(call: &'static str, count: c_int, requests: *mut MPI_Request, flag: Option<*mut c_int>, statuses: *mut MPI_Status) -> c_int {
-    ffi(call, MPI_COMM_SELF, || {
+    ffi(call, NO_COMM, || {
         // SAFETY: `requests` is MPI_Waitall/Testall's INOUT array of `count` handles, unaliased.
         let hs = unsafe { req_slice(call, count, requests)? };
         let before = engine_requests(call, hs)?;
@@ -628,7 +628,7 @@ pub unsafe extern "C" fn PMPI_Testall(count: c_int, requests: *mut MPI_Request, 
 }
 
 unsafe fn any(call: &'static str, count: c_int, requests: *mut MPI_Request, index: *mut c_int, flag: Option<*mut c_int>, status: *mut MPI_Status) -> c_int {
-    ffi(call, MPI_COMM_SELF, || {
+    ffi(call, NO_COMM, || {
         // SAFETY: `requests` is MPI_Waitany/Testany's INOUT array of `count` handles, unaliased.
         let hs = unsafe { req_slice(call, count, requests)? };
         // SAFETY: `index` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -709,7 +709,7 @@ pub unsafe extern "C" fn PMPI_Testany(count: c_int, requests: *mut MPI_Request, 
 }
 
 unsafe fn some(call: &'static str, wait: bool, count: c_int, requests: *mut MPI_Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MPI_Status) -> c_int {
-    ffi(call, MPI_COMM_SELF, || {
+    ffi(call, NO_COMM, || {
         // SAFETY: `requests` is MPI_Waitsome/Testsome's INOUT array of `count` handles, unaliased.
         let hs = unsafe { req_slice(call, count, requests)? };
         // SAFETY: `outcount` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -794,7 +794,7 @@ fn one_request(call: &str, h: MPI_Request) -> R<(Request, MPI_Comm, bool)> {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Cancel(request: *mut MPI_Request) -> c_int {
     const CALL: &str = "MPI_Cancel";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `request` is MPI_Cancel's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let h = unsafe { out(CALL, "request", request)? };
         let (r, c, _) = one_request(CALL, *h)?;
@@ -821,7 +821,7 @@ pub unsafe extern "C" fn PMPI_Cancel(request: *mut MPI_Request) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
     const CALL: &str = "MPI_Request_free";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `request` is MPI_Request_free's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let h = unsafe { out(CALL, "request", request)? };
         let (mut r, c, _) = one_request(CALL, *h)?;
@@ -859,7 +859,7 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Request_get_status(request: MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
     const CALL: &str = "MPI_Request_get_status";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `flag` is MPI_Request_get_status's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let f = unsafe { out(CALL, "flag", flag)? };
         if request == MPI_REQUEST_NULL {
@@ -900,7 +900,7 @@ pub unsafe extern "C" fn PMPI_Request_get_status(request: MPI_Request, flag: *mu
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Test_cancelled(status: *const MPI_Status, flag: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Test_cancelled";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `status` is MPI_Test_cancelled's IN status: NULL (rejected) or readable.
         let s = unsafe { status_ref(CALL, status)? };
         // SAFETY: `flag` is MPI_Test_cancelled's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -1014,7 +1014,7 @@ unsafe fn imrecv(call: &str, buf: *mut c_void, count: c_int, h: MPI_Datatype, me
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Mrecv(buf: *mut c_void, count: c_int, h: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
     const CALL: &str = "MPI_Mrecv";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: the C caller's arguments, passed on: MPI_Mrecv's contract covers `imrecv`'s, as the buffer outlives the wait below.
         let (mut r, _) = unsafe { imrecv(CALL, buf, count, h, message)? };
         let s = pt2pt::wait(&mut r).map_err(|e| rename_call(e, CALL))?;
@@ -1027,7 +1027,7 @@ pub unsafe extern "C" fn PMPI_Mrecv(buf: *mut c_void, count: c_int, h: MPI_Datat
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Imrecv(buf: *mut c_void, count: c_int, h: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request) -> c_int {
     const CALL: &str = "MPI_Imrecv";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `request` is MPI_Imrecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(CALL, "request", request)? };
         // SAFETY: the C caller's arguments, passed on: MPI_Imrecv's contract is `imrecv`'s.
@@ -1143,7 +1143,7 @@ fn start_one(call: &str, h: MPI_Request, what: &str) -> R<()> {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Start(request: *mut MPI_Request) -> c_int {
-    ffi("MPI_Start", MPI_COMM_SELF, || {
+    ffi("MPI_Start", NO_COMM, || {
         // SAFETY: `request` is MPI_Start's INOUT argument: NULL (rejected) or a readable handle.
         let h = unsafe { out("MPI_Start", "request", request)? };
         start_one("MPI_Start", *h, "request")
@@ -1153,7 +1153,7 @@ pub unsafe extern "C" fn PMPI_Start(request: *mut MPI_Request) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Startall(count: c_int, requests: *mut MPI_Request) -> c_int {
     const CALL: &str = "MPI_Startall";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `requests` is MPI_Startall's INOUT array of `count` handles, unaliased.
         let hs = unsafe { req_slice(CALL, count, requests)? };
         for (i, h) in hs.iter().enumerate() {
@@ -1182,7 +1182,7 @@ pub unsafe extern "C" fn PMPI_Grequest_start(
     request: *mut MPI_Request,
 ) -> c_int {
     const CALL: &str = "MPI_Grequest_start";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `request` is MPI_Grequest_start's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(CALL, "request", request)? };
         let r = pt2pt::grequest_start()?;
@@ -1195,7 +1195,7 @@ pub unsafe extern "C" fn PMPI_Grequest_start(
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Grequest_complete(request: MPI_Request) -> c_int {
     const CALL: &str = "MPI_Grequest_complete";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         let (r, c, _) = one_request(CALL, request)?;
         route_to(c);
         let g = greq_of(request).ok_or_else(|| bad(ErrorClass::Request, CALL, "request", "not a generalized request (MPI_Grequest_start)"))?;
@@ -1223,7 +1223,7 @@ pub unsafe extern "C" fn PMPI_Grequest_complete(request: MPI_Request) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
     const CALL: &str = "MPI_Buffer_attach";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         if buffer as usize == MPI_BUFFER_AUTOMATIC {
             // SAFETY: MPI_BUFFER_AUTOMATIC is no memory, and oxmpi only accounts attached space (see `buffer_attach`).
             unsafe { pt2pt::buffer_attach(buffer as *mut u8, isize::MAX as usize)? };
@@ -1244,7 +1244,7 @@ pub unsafe extern "C" fn PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) ->
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Buffer_detach";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `buffer_addr` is MPI_Buffer_detach's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let a = unsafe { out(CALL, "buffer_addr", buffer_addr as *mut *mut c_void)? };
         // SAFETY: `size` is MPI_Buffer_detach's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -1271,7 +1271,7 @@ unsafe fn status_ref<'a>(call: &str, p: *const MPI_Status) -> R<&'a MPI_Status> 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_count(status: *const MPI_Status, h: MPI_Datatype, count: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Get_count";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `status` is MPI_Get_count's IN status: NULL (rejected) or readable.
         let s = unsafe { status_ref(CALL, status)? };
         let dt = datatype(h, CALL, "datatype")?;
@@ -1284,7 +1284,7 @@ pub unsafe extern "C" fn PMPI_Get_count(status: *const MPI_Status, h: MPI_Dataty
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_elements(status: *const MPI_Status, h: MPI_Datatype, count: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Get_elements";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `status` is MPI_Get_elements's IN status: NULL (rejected) or readable.
         let s = unsafe { status_ref(CALL, status)? };
         let dt = datatype(h, CALL, "datatype")?;
@@ -1297,7 +1297,7 @@ pub unsafe extern "C" fn PMPI_Get_elements(status: *const MPI_Status, h: MPI_Dat
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_elements_x(status: *const MPI_Status, h: MPI_Datatype, count: *mut MPI_Count) -> c_int {
     const CALL: &str = "MPI_Get_elements_x";
-    ffi(CALL, MPI_COMM_SELF, || {
+    ffi(CALL, NO_COMM, || {
         // SAFETY: `status` is MPI_Get_elements_x's IN status: NULL (rejected) or readable.
         let s = unsafe { status_ref(CALL, status)? };
         let dt = datatype(h, CALL, "datatype")?;
@@ -1339,18 +1339,18 @@ unsafe fn set_elements(call: &str, status: *mut MPI_Status, h: MPI_Datatype, cou
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Status_set_elements(status: *mut MPI_Status, h: MPI_Datatype, count: c_int) -> c_int {
     // SAFETY: `status` is MPI_Status_set_elements's INOUT argument, as `set_elements` requires.
-    ffi("MPI_Status_set_elements", MPI_COMM_SELF, || unsafe { set_elements("MPI_Status_set_elements", status, h, count as i64) })
+    ffi("MPI_Status_set_elements", NO_COMM, || unsafe { set_elements("MPI_Status_set_elements", status, h, count as i64) })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Status_set_elements_x(status: *mut MPI_Status, h: MPI_Datatype, count: MPI_Count) -> c_int {
     // SAFETY: `status` is MPI_Status_set_elements_x's INOUT argument, as `set_elements` requires.
-    ffi("MPI_Status_set_elements_x", MPI_COMM_SELF, || unsafe { set_elements("MPI_Status_set_elements_x", status, h, count) })
+    ffi("MPI_Status_set_elements_x", NO_COMM, || unsafe { set_elements("MPI_Status_set_elements_x", status, h, count) })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Status_set_cancelled(status: *mut MPI_Status, flag: c_int) -> c_int {
-    ffi("MPI_Status_set_cancelled", MPI_COMM_SELF, || {
+    ffi("MPI_Status_set_cancelled", NO_COMM, || {
         // SAFETY: `status` is MPI_Status_set_cancelled's INOUT argument: NULL (rejected) or writable and unaliased.
         let s = unsafe { out("MPI_Status_set_cancelled", "status", status)? };
         s.MPI_internal[2] = (flag != 0) as c_int;

@@ -326,3 +326,39 @@ fn isendrecv_and_isendrecv_replace() {
         assert!(ok(n, "isendrecv").contains("isendrecv: all checks passed"));
     }
 }
+
+#[test]
+fn reductions_on_every_predefined_type_user_ops_zero_and_large_counts() {
+    for n in [1, 2, 3, 5, 8] {
+        no_errors(n, "coll_ops");
+    }
+}
+
+#[test]
+fn nonblocking_collectives_overlapped_in_place_vw_and_intercommunicators() {
+    for n in [1, 2, 3, 4, 5, 8] {
+        no_errors(n, "nbc");
+    }
+}
+
+#[test]
+fn topology_corners_and_neighbourhood_collectives_on_every_kind() {
+    for n in [1, 2, 3, 4, 6, 8] {
+        no_errors(n, "topo2");
+    }
+}
+
+#[test]
+fn attributes_error_handlers_groups_environment_and_exit_codes() {
+    for n in [1, 2, 3, 4] {
+        no_errors(n, "env_attr");
+    }
+    let exe = build("env_attr", &[]);
+    // A rank returning non-zero after MPI_Finalize is the job's exit status.
+    let out = run(3, &exe, &["exit"]);
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(" No Errors"));
+    // MPI_Abort's code is the job's exit status.
+    let out = run(3, &exe, &["abort"]);
+    assert_eq!(out.status.code(), Some(7), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -118,8 +118,16 @@ fn add_use(keyval: i32, delta: isize) {
 /// The attributes cached on one object.
 #[derive(Default)]
 pub struct Attributes {
-    values: Mutex<BTreeMap<i32, usize>>,
+    /// keyval -> (when it was first set, value).
+    values: Mutex<BTreeMap<i32, (u64, usize)>>,
     kind_is_datatype: bool,
+}
+
+/// Orders attribute settings, so an object's attributes are deleted in the
+/// reverse order they were set (MPI-2.2: MPI_COMM_SELF's at MPI_Finalize).
+fn next_seq() -> u64 {
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl std::fmt::Debug for Attributes {
@@ -141,7 +149,7 @@ impl Attributes {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, BTreeMap<i32, usize>> {
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<i32, (u64, usize)>> {
         self.values.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -149,27 +157,32 @@ impl Attributes {
     pub fn set(&self, keyval: i32, value: usize, call: &str) -> Result<()> {
         let k = lookup(keyval, self.kind(), call, true)?;
         let old = self.lock().get(&keyval).copied();
-        if let Some(old) = old {
-            if let Some(d) = &k.delete {
-                d(keyval, old)?;
+        let seq = match old {
+            Some((seq, old)) => {
+                if let Some(d) = &k.delete {
+                    d(keyval, old)?;
+                }
+                seq
             }
-        } else {
-            add_use(keyval, 1);
-        }
-        self.lock().insert(keyval, value);
+            None => {
+                add_use(keyval, 1);
+                next_seq()
+            }
+        };
+        self.lock().insert(keyval, (seq, value));
         Ok(())
     }
 
     /// MPI_*_get_attr on a user keyval: `None` when not set.
     pub fn get(&self, keyval: i32, call: &str) -> Result<Option<usize>> {
         lookup(keyval, self.kind(), call, false)?;
-        Ok(self.lock().get(&keyval).copied())
+        Ok(self.lock().get(&keyval).map(|e| e.1))
     }
 
     /// MPI_*_delete_attr.
     pub fn delete(&self, keyval: i32, call: &str) -> Result<()> {
         let k = lookup(keyval, self.kind(), call, false)?;
-        let Some(old) = self.lock().get(&keyval).copied() else {
+        let Some((_, old)) = self.lock().get(&keyval).copied() else {
             return Err(MpiError::arg(ErrorClass::Keyval, call, "keyval", format!("no attribute is set for keyval {keyval}")));
         };
         if let Some(d) = &k.delete {
@@ -183,12 +196,13 @@ impl Attributes {
     /// Runs the copy callbacks for a duplicate; returns the new object's attributes.
     pub fn duplicate(&self, call: &str) -> Result<Attributes> {
         let out = Attributes::new(self.kind());
-        let entries: Vec<(i32, usize)> = self.lock().iter().map(|(k, v)| (*k, *v)).collect();
-        for (keyval, value) in entries {
+        let mut entries: Vec<(i32, u64, usize)> = self.lock().iter().map(|(k, v)| (*k, v.0, v.1)).collect();
+        entries.sort_by_key(|e| e.1);
+        for (keyval, _, value) in entries {
             let k = lookup(keyval, self.kind(), call, false)?;
             if let Some(copy) = &k.copy {
                 if let Some(new) = copy(keyval, value)? {
-                    out.lock().insert(keyval, new);
+                    out.lock().insert(keyval, (next_seq(), new));
                     add_use(keyval, 1);
                 }
             }
@@ -196,10 +210,12 @@ impl Attributes {
         Ok(out)
     }
 
-    /// Runs every delete callback (the object is being freed), in key order.
+    /// Runs every delete callback (the object is being freed), the most
+    /// recently set attribute first.
     pub fn clear(&self, call: &str) -> Result<()> {
-        let entries: Vec<(i32, usize)> = self.lock().iter().map(|(k, v)| (*k, *v)).collect();
-        for (keyval, value) in entries {
+        let mut entries: Vec<(i32, u64, usize)> = self.lock().iter().map(|(k, v)| (*k, v.0, v.1)).collect();
+        entries.sort_by_key(|e| std::cmp::Reverse(e.1));
+        for (keyval, _, value) in entries {
             if let Ok(k) = lookup(keyval, self.kind(), call, false) {
                 if let Some(d) = &k.delete {
                     d(keyval, value)?;

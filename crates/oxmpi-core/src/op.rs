@@ -152,7 +152,9 @@ impl PredefinedOp {
         match self {
             Max | Min => matches!(class, C::CInteger | C::FortranInteger | C::Floating),
             Sum | Prod => matches!(class, C::CInteger | C::FortranInteger | C::Floating | C::Complex),
-            Land | Lor | Lxor => matches!(class, C::CInteger | C::Logical),
+            // Fortran integers are an extension (as in MPICH): the standard lists C
+            // integer and logical types only.
+            Land | Lor | Lxor => matches!(class, C::CInteger | C::FortranInteger | C::Logical),
             Band | Bor | Bxor => matches!(class, C::CInteger | C::FortranInteger | C::Byte),
             Maxloc | Minloc => class == C::Pair,
             Replace | NoOp => true,
@@ -165,7 +167,7 @@ impl PredefinedOp {
         match self {
             Max | Min => "C integer, Fortran integer and floating point types",
             Sum | Prod => "C integer, Fortran integer, floating point and complex types",
-            Land | Lor | Lxor => "C integer and logical types",
+            Land | Lor | Lxor => "C integer, Fortran integer and logical types",
             Band | Bor | Bxor => "C integer, Fortran integer and byte types",
             Maxloc | Minloc => "the value-index pair types (MPI_DOUBLE_INT, MPI_2INT, ...)",
             Replace | NoOp => "all types",
@@ -975,13 +977,14 @@ mod tests {
         assert_eq!(PredefinedOp::ALL.len(), 14);
     }
 
-    /// The standard's table, written out independently of `allows`.
+    /// The standard's table (plus logical operations on Fortran integers, an
+    /// extension), written out independently of `allows`.
     fn expected_allowed(op: PredefinedOp, c: TypeClass) -> bool {
         use TypeClass::*;
         let classes: &[TypeClass] = match op {
             P::Max | P::Min => &[CInteger, FortranInteger, Floating],
             P::Sum | P::Prod => &[CInteger, FortranInteger, Floating, Complex],
-            P::Land | P::Lor | P::Lxor => &[CInteger, Logical],
+            P::Land | P::Lor | P::Lxor => &[CInteger, FortranInteger, Logical],
             P::Band | P::Bor | P::Bxor => &[CInteger, FortranInteger, Byte],
             P::Maxloc | P::Minloc => &[Pair],
             P::Replace | P::NoOp => &[CInteger, FortranInteger, Floating, Logical, Complex, Byte, Pair, Other],

@@ -138,7 +138,9 @@ primitives! {
     TwoInteger = 0x232, "MPI_2INTEGER", 8, 8, 4, Pair, Pair { value: PairValue::I32I32, index_offset: 4 };
     CBool = 0x238, "MPI_C_BOOL", 1, 1, 1, Logical, Bool1;
     CxxBool = 0x239, "MPI_CXX_BOOL", 1, 1, 1, Logical, Bool1;
-    WChar = 0x23c, "MPI_WCHAR", 4, 4, 4, Other, Raw;
+    // wchar_t is a 32-bit signed integer on the supported targets; reductions treat it
+    // as a C integer (as MPICH does, and suites reduce MPI_WCHAR buffers).
+    WChar = 0x23c, "MPI_WCHAR", 4, 4, 4, CInteger, I32;
     Int8 = 0x240, "MPI_INT8_T", 1, 1, 1, CInteger, I8;
     Uint8 = 0x241, "MPI_UINT8_T", 1, 1, 1, CInteger, U8;
     Char = 0x243, "MPI_CHAR", 1, 1, 1, CInteger, I8;

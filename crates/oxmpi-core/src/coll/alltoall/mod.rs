@@ -279,9 +279,16 @@ unsafe fn schedule_w_args(
     recvtypes: &[Datatype],
     comm: &Comm,
 ) -> Result<Builder> {
-    super::require_intra(call, comm)?;
-    let nu = comm.size() as usize;
+    let nu = comm.peer_group_size() as usize;
     check_w(call, "recv", recvcounts, rdispls, recvtypes, nu)?;
+    if comm.is_inter() {
+        if sendbuf.is_none() {
+            return Err(super::inter::no_in_place(call, "sendbuf"));
+        }
+        check_w(call, "send", sendcounts, sdispls, sendtypes, nu)?;
+        let (st, rt): (Vec<&Datatype>, Vec<&Datatype>) = (sendtypes[..nu].iter().collect(), recvtypes[..nu].iter().collect());
+        return super::inter::alltoallw(call, sendbuf, sendcounts, sdispls, &st, recvbuf, recvcounts, rdispls, &rt, comm);
+    }
     let recv = Side { counts: recvcounts, offsets: rdispls[..nu].to_vec(), types: recvtypes[..nu].iter().collect() };
     let send = if sendbuf.is_some() {
         check_w(call, "send", sendcounts, sdispls, sendtypes, nu)?;

@@ -1,5 +1,5 @@
 //! Non-rooted data movement on intercommunicators: barrier, allgather(v),
-//! alltoall(v).
+//! alltoall(v/w).
 use super::no_in_place;
 use crate::coll::gather::{check_v, size_mismatch};
 use crate::coll::sched::{Builder, Slice};
@@ -205,6 +205,48 @@ pub(crate) unsafe fn alltoallv(
     }
     for (j, &o) in outs.iter().enumerate() {
         util::finish_output(&mut b, o, rptr(j), recvcounts[j], recvtype);
+    }
+    Ok(b)
+}
+
+/// Inter-alltoallw: one count, byte displacement and datatype per remote rank
+/// on each side (the caller checked the arrays).
+///
+/// # Safety
+/// As `coll::alltoall::alltoallw`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn alltoallw(
+    call: &str,
+    sendbuf: Option<*const u8>,
+    sendcounts: &[usize],
+    sdispls: &[isize],
+    sendtypes: &[&Datatype],
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    rdispls: &[isize],
+    recvtypes: &[&Datatype],
+    comm: &Comm,
+) -> Result<Builder> {
+    let p = sendbuf.ok_or_else(|| no_in_place(call, "sendbuf"))?;
+    let m = comm.peer_group_size() as usize;
+    let mut b = Builder::new(comm);
+    let rptr = |j: usize| recvbuf.wrapping_offset(rdispls[j]);
+    let mut outs = Vec::with_capacity(m);
+    for j in 0..m {
+        let o = util::packed_output(&mut b, rptr(j), recvcounts[j], recvtypes[j]);
+        if o.len > 0 {
+            b.recv(o, j as i32);
+        }
+        outs.push(o);
+    }
+    for j in 0..m {
+        let inp = util::packed_input(&mut b, p.wrapping_offset(sdispls[j]), sendcounts[j], sendtypes[j]);
+        if inp.len > 0 {
+            b.send(inp, j as i32);
+        }
+    }
+    for (j, &o) in outs.iter().enumerate() {
+        util::finish_output(&mut b, o, rptr(j), recvcounts[j], recvtypes[j]);
     }
     Ok(b)
 }

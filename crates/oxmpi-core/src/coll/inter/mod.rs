@@ -32,7 +32,7 @@ mod all;
 mod reduce;
 mod rooted;
 
-pub(crate) use all::{allgather, allgatherv, alltoall, alltoallv, barrier};
+pub(crate) use all::{allgather, allgatherv, alltoall, alltoallv, alltoallw, barrier};
 pub(crate) use reduce::{allreduce, reduce, reduce_scatter};
 pub(crate) use rooted::{bcast, gather, gatherv, scatter, scatterv};
 
