@@ -362,8 +362,6 @@ pub(crate) struct State {
     active_colls: Vec<Request>,
     /// Connections to ranks on other hosts.
     tcp: Option<TcpTransport>,
-    /// Reused for packets taken off TCP connections.
-    tcp_scratch: Vec<u8>,
     /// `OXMPI_CHECK_SIGNATURES=1`: typed messages carry their primitive and a
     /// receive expecting another one fails with MPI_ERR_TYPE.
     pub(crate) check_sigs: bool,
@@ -422,7 +420,6 @@ impl State {
             shm_peers,
             active_colls: Vec::new(),
             tcp,
-            tcp_scratch: Vec::new(),
             check_sigs,
             shared_copy: cma_allowed && std::env::var("OXMPI_SHARED_COPY").map_or(true, |v| v != "0"),
             shared_copies: Vec::new(),
@@ -1547,17 +1544,9 @@ impl State {
         let readable: Vec<u32> = t.readable_peers().collect();
         for peer in readable {
             for _ in 0..64 {
-                let mut pkt = std::mem::take(&mut self.tcp_scratch);
-                pkt.clear();
-                let got = self.tcp.as_mut().is_some_and(|t| t.try_pop(peer, |p| pkt.extend_from_slice(p)));
-                if got {
-                    self.handle_packet(peer, &pkt);
-                    did = true;
-                }
-                self.tcp_scratch = pkt;
-                if !got {
-                    break;
-                }
+                let Some(pkt) = self.tcp.as_mut().and_then(|t| t.pop_packet(peer)) else { break };
+                self.handle_packet(peer, &pkt);
+                did = true;
             }
         }
         did
@@ -1580,8 +1569,9 @@ impl State {
     }
 
     /// File descriptors a blocked rank waits on besides its doorbell.
-    pub(crate) fn tcp_fds(&self) -> Vec<std::os::fd::RawFd> {
-        self.tcp.as_ref().map(|t| t.fds()).unwrap_or_default()
+    /// Socket descriptors to wait on, and whether to wait for room to write too.
+    pub(crate) fn tcp_fds(&self) -> Vec<(std::os::fd::RawFd, bool)> {
+        self.tcp.as_ref().map(|t| t.poll_set()).unwrap_or_default()
     }
 
     /// Whether anything waits to be written out (for finalize).

@@ -394,9 +394,10 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
     })
 }
 
-/// Waits until one of `fds` is readable or `timeout` passes.
-fn poll_readable(fds: &[std::os::fd::RawFd], timeout: Duration) {
-    let mut pfds: Vec<libc::pollfd> = fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
+/// Waits until one of `fds` is readable (or writable, where asked) or `timeout` passes.
+fn poll_readable(fds: &[(std::os::fd::RawFd, bool)], timeout: Duration) {
+    let events = |write: bool| if write { libc::POLLIN | libc::POLLOUT } else { libc::POLLIN };
+    let mut pfds: Vec<libc::pollfd> = fds.iter().map(|&(fd, write)| libc::pollfd { fd, events: events(write), revents: 0 }).collect();
     // SAFETY: `pfds` is a valid array of pollfd of the length passed.
     unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, timeout.as_millis().max(1) as libc::c_int) };
 }

@@ -917,6 +917,16 @@ impl TcpTransport {
     }
 
     /// Hands the next complete packet received from `from` to `f`; false if none.
+    /// Takes the next packet from `from`, if any, as an owned buffer (no copy; the
+    /// engine handles it while it holds `&mut` to everything else).
+    pub fn pop_packet(&mut self, from: u32) -> Option<Vec<u8>> {
+        self.check_peer(from);
+        let p = &mut self.peers[from as usize];
+        let pkt = p.recvq.pop_front()?;
+        p.recv_bytes -= pkt.len();
+        Some(pkt)
+    }
+
     pub fn try_pop(&mut self, from: u32, f: impl FnOnce(&[u8])) -> bool {
         self.check_peer(from);
         let p = &mut self.peers[from as usize];
@@ -937,6 +947,20 @@ impl TcpTransport {
     }
 
     /// Raw fds to wait on (for a blocking wait with poll(2)/epoll): listener + connections.
+    /// The descriptors to wait on, each with whether we wait for room to write too
+    /// (a connection with bytes queued: a full socket buffer drains without telling
+    /// a sleeper that only waits for input).
+    pub fn poll_set(&self) -> Vec<(RawFd, bool)> {
+        let mut v = vec![(self.listener.as_raw_fd(), false)];
+        v.extend(self.pending.iter().map(|c| (c.stream.as_raw_fd(), c.out_sent < c.out.len())));
+        for &r in &self.active {
+            let p = &self.peers[r as usize];
+            v.extend(p.attempt.iter().map(|c| (c.stream.as_raw_fd(), true)));
+            v.extend(p.conn.iter().map(|c| (c.stream.as_raw_fd(), p.queued() > 0 || c.out_sent < c.out.len())));
+        }
+        v
+    }
+
     pub fn fds(&self) -> Vec<RawFd> {
         let mut v = vec![self.listener.as_raw_fd()];
         v.extend(self.pending.iter().map(|c| c.stream.as_raw_fd()));
