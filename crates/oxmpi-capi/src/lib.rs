@@ -29,6 +29,7 @@ pub mod dynamic;
 pub mod env;
 pub mod errors;
 pub mod handles;
+pub mod large;
 pub mod misc;
 pub mod p2p;
 pub mod pcoll;

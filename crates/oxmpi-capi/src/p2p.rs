@@ -20,6 +20,7 @@ use crate::dtype::{committed, datatype};
 use crate::env::comm;
 use crate::errors::{NO_COMM, bad, ffi, out, route_to, Fail, R};
 use crate::handles::{state, Greq, Hook, MessageEntry, PersistentOp, RequestEntry};
+use crate::large::{name, to_usize, undefined_or, Count};
 use crate::types::*;
 
 // ----- statuses -------------------------------------------------------------------
@@ -63,11 +64,8 @@ unsafe fn put_status_err(p: *mut MPI_Status, s: &Status, err: c_int) {
 
 // ----- argument checks ----------------------------------------------------------------
 
-fn count_arg(call: &str, n: c_int) -> R<usize> {
-    if n < 0 {
-        return Err(bad(ErrorClass::Count, call, "count", format!("{n} is negative")));
-    }
-    Ok(n as usize)
+fn count_arg<C: Count>(call: &str, n: C) -> R<usize> {
+    to_usize(call, "count", n)
 }
 
 /// A NULL buffer is MPI_BOTTOM: fine for derived datatypes with absolute
@@ -85,7 +83,7 @@ struct Args {
     count: usize,
 }
 
-fn args(call: &str, c: MPI_Comm, buf: *const c_void, count: c_int, h: MPI_Datatype) -> R<Args> {
+fn args<C: Count>(call: &str, c: MPI_Comm, buf: *const c_void, count: C, h: MPI_Datatype) -> R<Args> {
     let cm = comm(c, call)?;
     let n = count_arg(call, count)?;
     let dt = committed(h, call, "datatype")?;
@@ -250,8 +248,8 @@ unsafe fn req_slice<'a>(call: &str, count: c_int, p: *mut MPI_Request) -> R<&'a 
 
 // ----- blocking and immediate sends and receives -------------------------------------
 
-unsafe fn send(mode: SendMode, buf: *const c_void, count: c_int, h: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm) -> c_int {
-    let call = call_name(mode, false);
+unsafe fn send<C: Count>(mode: SendMode, buf: *const c_void, count: C, h: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm) -> c_int {
+    let call = name::<C>(call_name(mode, false));
     ffi(call, c, || {
         let a = args(call, c, buf, count, h)?;
         // SAFETY: the C caller's buffer holds `count` elements of the datatype.
@@ -260,29 +258,9 @@ unsafe fn send(mode: SendMode, buf: *const c_void, count: c_int, h: MPI_Datatype
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Send(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `send` needs what MPI_Send demands of them.
-    unsafe { send(SendMode::Standard, buf, count, dt, dest, tag, c) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ssend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `send` needs what MPI_Ssend demands of them.
-    unsafe { send(SendMode::Synchronous, buf, count, dt, dest, tag, c) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Bsend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `send` needs what MPI_Bsend demands of them.
-    unsafe { send(SendMode::Buffered, buf, count, dt, dest, tag, c) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Rsend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `send` needs what MPI_Rsend demands of them.
-    unsafe { send(SendMode::Ready, buf, count, dt, dest, tag, c) }
-}
 
-unsafe fn isend(mode: SendMode, buf: *const c_void, count: c_int, h: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    let call = call_name(mode, true);
+unsafe fn isend<C: Count>(mode: SendMode, buf: *const c_void, count: C, h: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    let call = name::<C>(call_name(mode, true));
     ffi(call, c, || {
         let a = args(call, c, buf, count, h)?;
         // SAFETY: `request` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -294,30 +272,9 @@ unsafe fn isend(mode: SendMode, buf: *const c_void, count: c_int, h: MPI_Datatyp
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Isend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `isend` needs what MPI_Isend demands of them.
-    unsafe { isend(SendMode::Standard, buf, count, dt, dest, tag, c, r) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Issend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `isend` needs what MPI_Issend demands of them.
-    unsafe { isend(SendMode::Synchronous, buf, count, dt, dest, tag, c, r) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ibsend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `isend` needs what MPI_Ibsend demands of them.
-    unsafe { isend(SendMode::Buffered, buf, count, dt, dest, tag, c, r) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Irsend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `isend` needs what MPI_Irsend demands of them.
-    unsafe { isend(SendMode::Ready, buf, count, dt, dest, tag, c, r) }
-}
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, count: c_int, h: MPI_Datatype, source: c_int, tag: c_int, c: MPI_Comm, status: *mut MPI_Status) -> c_int {
-    const CALL: &str = "MPI_Recv";
+unsafe fn recv<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, source: c_int, tag: c_int, c: MPI_Comm, status: *mut MPI_Status) -> c_int {
+    let CALL = name::<C>("MPI_Recv");
     ffi(CALL, c, || {
         let a = args(CALL, c, buf, count, h)?;
         // SAFETY: the C caller's buffer holds `count` elements of the datatype.
@@ -328,9 +285,8 @@ pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, count: c_int, h: MPI_Dataty
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Irecv(buf: *mut c_void, count: c_int, h: MPI_Datatype, source: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    const CALL: &str = "MPI_Irecv";
+unsafe fn irecv<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, source: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    let CALL = name::<C>("MPI_Irecv");
     ffi(CALL, c, || {
         let a = args(CALL, c, buf, count, h)?;
         // SAFETY: `request` is MPI_Irecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -346,22 +302,21 @@ fn rename(e: MpiError, from: &str, to: &str) -> MpiError {
     MpiError::new(e.class, e.message.replacen(from, to, 1))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Sendrecv(
+unsafe fn sendrecv<C: Count>(
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: C,
     sendtype: MPI_Datatype,
     dest: c_int,
     sendtag: c_int,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: C,
     recvtype: MPI_Datatype,
     source: c_int,
     recvtag: c_int,
     c: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    const CALL: &str = "MPI_Sendrecv";
+    let CALL = name::<C>("MPI_Sendrecv");
     ffi(CALL, c, || {
         let s = args(CALL, c, sendbuf, sendcount, sendtype)?;
         let r = args(CALL, c, recvbuf, recvcount, recvtype)?;
@@ -386,10 +341,9 @@ pub unsafe extern "C" fn PMPI_Sendrecv(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Sendrecv_replace(
+unsafe fn sendrecv_replace<C: Count>(
     buf: *mut c_void,
-    count: c_int,
+    count: C,
     h: MPI_Datatype,
     dest: c_int,
     sendtag: c_int,
@@ -398,7 +352,7 @@ pub unsafe extern "C" fn PMPI_Sendrecv_replace(
     c: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    const CALL: &str = "MPI_Sendrecv_replace";
+    let CALL = name::<C>("MPI_Sendrecv_replace");
     ffi(CALL, c, || {
         let a = args(CALL, c, buf, count, h)?;
         let mut packed = vec![0u8; a.dt.size() * a.count];
@@ -426,22 +380,21 @@ pub unsafe extern "C" fn PMPI_Sendrecv_replace(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Isendrecv(
+unsafe fn isendrecv<C: Count>(
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: C,
     sendtype: MPI_Datatype,
     dest: c_int,
     sendtag: c_int,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: C,
     recvtype: MPI_Datatype,
     source: c_int,
     recvtag: c_int,
     c: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    const CALL: &str = "MPI_Isendrecv";
+    let CALL = name::<C>("MPI_Isendrecv");
     ffi(CALL, c, || {
         let s = args(CALL, c, sendbuf, sendcount, sendtype)?;
         let r = args(CALL, c, recvbuf, recvcount, recvtype)?;
@@ -456,10 +409,9 @@ pub unsafe extern "C" fn PMPI_Isendrecv(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Isendrecv_replace(
+unsafe fn isendrecv_replace<C: Count>(
     buf: *mut c_void,
-    count: c_int,
+    count: C,
     h: MPI_Datatype,
     dest: c_int,
     sendtag: c_int,
@@ -468,7 +420,7 @@ pub unsafe extern "C" fn PMPI_Isendrecv_replace(
     c: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    const CALL: &str = "MPI_Isendrecv_replace";
+    let CALL = name::<C>("MPI_Isendrecv_replace");
     ffi(CALL, c, || {
         let a = args(CALL, c, buf, count, h)?;
         // SAFETY: `request` is MPI_Isendrecv_replace's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -989,7 +941,7 @@ pub unsafe extern "C" fn PMPI_Improbe(source: c_int, tag: c_int, c: MPI_Comm, fl
 /// As MPI_Imrecv requires of its arguments: `buf` holds `count` elements of
 /// `h` and stays valid until the request completes; `message` is NULL or a
 /// writable, unaliased `MPI_Message`.
-unsafe fn imrecv(call: &str, buf: *mut c_void, count: c_int, h: MPI_Datatype, message: *mut MPI_Message) -> R<(Request, MPI_Comm)> {
+unsafe fn imrecv<C: Count>(call: &str, buf: *mut c_void, count: C, h: MPI_Datatype, message: *mut MPI_Message) -> R<(Request, MPI_Comm)> {
     // SAFETY: `message` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
     let mh = unsafe { out(call, "message", message)? };
     let n = count_arg(call, count)?;
@@ -1011,9 +963,8 @@ unsafe fn imrecv(call: &str, buf: *mut c_void, count: c_int, h: MPI_Datatype, me
     Ok((r, c))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Mrecv(buf: *mut c_void, count: c_int, h: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
-    const CALL: &str = "MPI_Mrecv";
+unsafe fn mrecv<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
+    let CALL = name::<C>("MPI_Mrecv");
     ffi(CALL, NO_COMM, || {
         // SAFETY: the C caller's arguments, passed on: MPI_Mrecv's contract covers `imrecv`'s, as the buffer outlives the wait below.
         let (mut r, _) = unsafe { imrecv(CALL, buf, count, h, message)? };
@@ -1024,9 +975,8 @@ pub unsafe extern "C" fn PMPI_Mrecv(buf: *mut c_void, count: c_int, h: MPI_Datat
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Imrecv(buf: *mut c_void, count: c_int, h: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request) -> c_int {
-    const CALL: &str = "MPI_Imrecv";
+unsafe fn imrecv_entry<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request) -> c_int {
+    let CALL = name::<C>("MPI_Imrecv");
     ffi(CALL, NO_COMM, || {
         // SAFETY: `request` is MPI_Imrecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(CALL, "request", request)? };
@@ -1039,7 +989,8 @@ pub unsafe extern "C" fn PMPI_Imrecv(buf: *mut c_void, count: c_int, h: MPI_Data
 
 // ----- persistent requests ---------------------------------------------------------
 
-unsafe fn send_init(call: &'static str, mode: SendMode, buf: *const c_void, count: c_int, h: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
+unsafe fn send_init<C: Count>(call: &'static str, mode: SendMode, buf: *const c_void, count: C, h: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    let call = name::<C>(call);
     ffi(call, c, || {
         let a = args(call, c, buf, count, h)?;
         // SAFETY: `request` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -1057,30 +1008,9 @@ unsafe fn send_init(call: &'static str, mode: SendMode, buf: *const c_void, coun
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Send_init(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `send_init` needs what MPI_Send_init demands of them.
-    unsafe { send_init("MPI_Send_init", SendMode::Standard, buf, count, dt, dest, tag, c, r) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ssend_init(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `send_init` needs what MPI_Ssend_init demands of them.
-    unsafe { send_init("MPI_Ssend_init", SendMode::Synchronous, buf, count, dt, dest, tag, c, r) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Bsend_init(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `send_init` needs what MPI_Bsend_init demands of them.
-    unsafe { send_init("MPI_Bsend_init", SendMode::Buffered, buf, count, dt, dest, tag, c, r) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Rsend_init(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `send_init` needs what MPI_Rsend_init demands of them.
-    unsafe { send_init("MPI_Rsend_init", SendMode::Ready, buf, count, dt, dest, tag, c, r) }
-}
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Recv_init(buf: *mut c_void, count: c_int, h: MPI_Datatype, source: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    const CALL: &str = "MPI_Recv_init";
+unsafe fn recv_init<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, source: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    let CALL = name::<C>("MPI_Recv_init");
     ffi(CALL, c, || {
         let a = args(CALL, c, buf, count, h)?;
         // SAFETY: `request` is MPI_Recv_init's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -1220,9 +1150,9 @@ pub unsafe extern "C" fn PMPI_Grequest_complete(request: MPI_Request) -> c_int {
 
 // ----- buffered-send space ---------------------------------------------------------
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
-    const CALL: &str = "MPI_Buffer_attach";
+unsafe fn buffer_attach<C: Count>(buffer: *mut c_void, size: C) -> c_int {
+    let CALL = name::<C>("MPI_Buffer_attach");
+    let size = size.wide();
     ffi(CALL, NO_COMM, || {
         if buffer as usize == MPI_BUFFER_AUTOMATIC {
             // SAFETY: MPI_BUFFER_AUTOMATIC is no memory, and oxmpi only accounts attached space (see `buffer_attach`).
@@ -1241,9 +1171,8 @@ pub unsafe extern "C" fn PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) ->
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
-    const CALL: &str = "MPI_Buffer_detach";
+unsafe fn buffer_detach<C: Count>(buffer_addr: *mut c_void, size: *mut C) -> c_int {
+    let CALL = name::<C>("MPI_Buffer_detach");
     ffi(CALL, NO_COMM, || {
         // SAFETY: `buffer_addr` is MPI_Buffer_detach's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let a = unsafe { out(CALL, "buffer_addr", buffer_addr as *mut *mut c_void)? };
@@ -1251,7 +1180,7 @@ pub unsafe extern "C" fn PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut
         let s = unsafe { out(CALL, "size", size)? };
         let (p, n) = pt2pt::buffer_detach()?;
         *a = p as *mut c_void;
-        *s = n.min(c_int::MAX as usize) as c_int;
+        *s = C::saturating(n.min(i64::MAX as usize) as i64);
         Ok(())
     })
 }
@@ -1268,41 +1197,26 @@ unsafe fn status_ref<'a>(call: &str, p: *const MPI_Status) -> R<&'a MPI_Status> 
     Ok(unsafe { &*p })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_count(status: *const MPI_Status, h: MPI_Datatype, count: *mut c_int) -> c_int {
-    const CALL: &str = "MPI_Get_count";
+unsafe fn get_count<C: Count>(status: *const MPI_Status, h: MPI_Datatype, count: *mut C) -> c_int {
+    let CALL = name::<C>("MPI_Get_count");
     ffi(CALL, NO_COMM, || {
         // SAFETY: `status` is MPI_Get_count's IN status: NULL (rejected) or readable.
         let s = unsafe { status_ref(CALL, status)? };
         let dt = datatype(h, CALL, "datatype")?;
         // SAFETY: `count` is MPI_Get_count's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "count", count)? } = dt.get_count(status_bytes(s)).and_then(|n| c_int::try_from(n).ok()).unwrap_or(MPI_UNDEFINED);
+        *unsafe { out(CALL, "count", count)? } = undefined_or(dt.get_count(status_bytes(s)));
         Ok(())
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_elements(status: *const MPI_Status, h: MPI_Datatype, count: *mut c_int) -> c_int {
-    const CALL: &str = "MPI_Get_elements";
+unsafe fn get_elements<C: Count>(status: *const MPI_Status, h: MPI_Datatype, count: *mut C) -> c_int {
+    let CALL = name::<C>("MPI_Get_elements");
     ffi(CALL, NO_COMM, || {
         // SAFETY: `status` is MPI_Get_elements's IN status: NULL (rejected) or readable.
         let s = unsafe { status_ref(CALL, status)? };
         let dt = datatype(h, CALL, "datatype")?;
         // SAFETY: `count` is MPI_Get_elements's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "count", count)? } = dt.get_elements(status_bytes(s)).and_then(|n| c_int::try_from(n).ok()).unwrap_or(MPI_UNDEFINED);
-        Ok(())
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_elements_x(status: *const MPI_Status, h: MPI_Datatype, count: *mut MPI_Count) -> c_int {
-    const CALL: &str = "MPI_Get_elements_x";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: `status` is MPI_Get_elements_x's IN status: NULL (rejected) or readable.
-        let s = unsafe { status_ref(CALL, status)? };
-        let dt = datatype(h, CALL, "datatype")?;
-        // SAFETY: `count` is MPI_Get_elements_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "count", count)? } = dt.get_elements(status_bytes(s)).map(|n| n as i64).unwrap_or(MPI_UNDEFINED as i64);
+        *unsafe { out(CALL, "count", count)? } = undefined_or(dt.get_elements(status_bytes(s)));
         Ok(())
     })
 }
@@ -1343,6 +1257,12 @@ pub unsafe extern "C" fn PMPI_Status_set_elements(status: *mut MPI_Status, h: MP
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_set_elements_c(status: *mut MPI_Status, h: MPI_Datatype, count: MPI_Count) -> c_int {
+    // SAFETY: `status` is MPI_Status_set_elements_c's INOUT argument, as `set_elements` requires.
+    ffi("MPI_Status_set_elements_c", NO_COMM, || unsafe { set_elements("MPI_Status_set_elements_c", status, h, count) })
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Status_set_elements_x(status: *mut MPI_Status, h: MPI_Datatype, count: MPI_Count) -> c_int {
     // SAFETY: `status` is MPI_Status_set_elements_x's INOUT argument, as `set_elements` requires.
     ffi("MPI_Status_set_elements_x", NO_COMM, || unsafe { set_elements("MPI_Status_set_elements_x", status, h, count) })
@@ -1354,6 +1274,52 @@ pub unsafe extern "C" fn PMPI_Status_set_cancelled(status: *mut MPI_Status, flag
         // SAFETY: `status` is MPI_Status_set_cancelled's INOUT argument: NULL (rejected) or writable and unaliased.
         let s = unsafe { out("MPI_Status_set_cancelled", "status", status)? };
         s.MPI_internal[2] = (flag != 0) as c_int;
+        Ok(())
+    })
+}
+
+// ----- entry points of the int and large-count (`_c`) forms --------------------------
+
+
+// ----- entry points: the int forms and their large-count (`_c`) twins ---------------
+
+use crate::large::{entry, ptr::*};
+
+entry!(PMPI_Send, PMPI_Send_c, send, (SendMode::Standard,) (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm));
+entry!(PMPI_Ssend, PMPI_Ssend_c, send, (SendMode::Synchronous,) (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm));
+entry!(PMPI_Bsend, PMPI_Bsend_c, send, (SendMode::Buffered,) (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm));
+entry!(PMPI_Rsend, PMPI_Rsend_c, send, (SendMode::Ready,) (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm));
+entry!(PMPI_Isend, PMPI_Isend_c, isend, (SendMode::Standard,) (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq));
+entry!(PMPI_Issend, PMPI_Issend_c, isend, (SendMode::Synchronous,) (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq));
+entry!(PMPI_Ibsend, PMPI_Ibsend_c, isend, (SendMode::Buffered,) (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq));
+entry!(PMPI_Irsend, PMPI_Irsend_c, isend, (SendMode::Ready,) (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq));
+entry!(PMPI_Recv, PMPI_Recv_c, recv, () (buf: MVoid, count: CNT, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: PStatus));
+entry!(PMPI_Irecv, PMPI_Irecv_c, irecv, () (buf: MVoid, count: CNT, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: PReq));
+entry!(PMPI_Sendrecv, PMPI_Sendrecv_c, sendrecv, () (sendbuf: CVoid, sendcount: CNT, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: MVoid, recvcount: CNT, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, status: PStatus));
+entry!(PMPI_Sendrecv_replace, PMPI_Sendrecv_replace_c, sendrecv_replace, () (buf: MVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, status: PStatus));
+entry!(PMPI_Isendrecv, PMPI_Isendrecv_c, isendrecv, () (sendbuf: CVoid, sendcount: CNT, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: MVoid, recvcount: CNT, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, request: PReq));
+entry!(PMPI_Isendrecv_replace, PMPI_Isendrecv_replace_c, isendrecv_replace, () (buf: MVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, request: PReq));
+entry!(PMPI_Mrecv, PMPI_Mrecv_c, mrecv, () (buf: MVoid, count: CNT, datatype: MPI_Datatype, message: PMsg, status: PStatus));
+entry!(PMPI_Imrecv, PMPI_Imrecv_c, imrecv_entry, () (buf: MVoid, count: CNT, datatype: MPI_Datatype, message: PMsg, request: PReq));
+entry!(PMPI_Send_init, PMPI_Send_init_c, send_init, ("MPI_Send_init", SendMode::Standard,) (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq));
+entry!(PMPI_Ssend_init, PMPI_Ssend_init_c, send_init, ("MPI_Ssend_init", SendMode::Synchronous,) (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq));
+entry!(PMPI_Bsend_init, PMPI_Bsend_init_c, send_init, ("MPI_Bsend_init", SendMode::Buffered,) (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq));
+entry!(PMPI_Rsend_init, PMPI_Rsend_init_c, send_init, ("MPI_Rsend_init", SendMode::Ready,) (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq));
+entry!(PMPI_Recv_init, PMPI_Recv_init_c, recv_init, () (buf: MVoid, count: CNT, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: PReq));
+entry!(PMPI_Buffer_attach, PMPI_Buffer_attach_c, buffer_attach, () (buffer: MVoid, size: CNT));
+entry!(PMPI_Buffer_detach, PMPI_Buffer_detach_c, buffer_detach, () (buffer_addr: MVoid, size: PCNT));
+entry!(PMPI_Get_count, PMPI_Get_count_c, get_count, () (status: CStatus, datatype: MPI_Datatype, count: PCNT));
+entry!(PMPI_Get_elements, PMPI_Get_elements_c, get_elements, () (status: CStatus, datatype: MPI_Datatype, count: PCNT));
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_elements_x(status: *const MPI_Status, h: MPI_Datatype, count: *mut MPI_Count) -> c_int {
+    const CALL: &str = "MPI_Get_elements_x";
+    ffi(CALL, NO_COMM, || {
+        // SAFETY: `status` is MPI_Get_elements_x's IN status: NULL (rejected) or readable.
+        let s = unsafe { status_ref(CALL, status)? };
+        let dt = datatype(h, CALL, "datatype")?;
+        // SAFETY: `count` is MPI_Get_elements_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "count", count)? } = undefined_or(dt.get_elements(status_bytes(s)));
         Ok(())
     })
 }
