@@ -131,21 +131,22 @@ pub mod ptr {
 /// of one generic body, whose count and displacement types follow from the
 /// arguments:
 ///
-/// `entry!(PMPI_Send, PMPI_Send_c, send, (leading args,) (param: TYPE, ...));`
+/// `entry!(PMPI_Send, PMPI_Send_c, (buf: CVoid, count: CNT, ...) => send(SendMode::Standard, buf, count, ...));`
 ///
-/// A TYPE is one token: `CNT` (a count), `PCNT` (an OUT count), `ACNT` (an
-/// array of counts), `ADSP` (an array of displacements), or a type (see [`ptr`]).
+/// A parameter's type is one token: `CNT` (a count), `PCNT` (an OUT count),
+/// `ACNT` (an array of counts), `ADSP` (an array of displacements), or a type
+/// (see [`ptr`] for one-token pointer types).
 macro_rules! entry {
-    ($int:ident, $wide:ident, $body:path, ($($pre:expr,)*) ($($p:ident: $t:tt),* $(,)?)) => {
-        $crate::large::entry!(@one $int, c_int, c_int, $body, ($($pre,)*) ($($p: $t),*));
-        $crate::large::entry!(@one $wide, MPI_Count, MPI_Aint, $body, ($($pre,)*) ($($p: $t),*));
+    ($int:ident, $wide:ident, ($($p:ident: $t:tt),* $(,)?) => $body:ident($($arg:expr),* $(,)?)) => {
+        $crate::large::entry!(@one $int, std::ffi::c_int, std::ffi::c_int, ($($p: $t),*) => $body($($arg),*));
+        $crate::large::entry!(@one $wide, $crate::types::MPI_Count, $crate::types::MPI_Aint, ($($p: $t),*) => $body($($arg),*));
     };
-    (@one $f:ident, $cnt:ty, $dsp:ty, $body:path, ($($pre:expr,)*) ($($p:ident: $t:tt),*)) => {
+    (@one $f:ident, $cnt:ty, $dsp:ty, ($($p:ident: $t:tt),*) => $body:ident($($arg:expr),*)) => {
         #[no_mangle]
         pub unsafe extern "C" fn $f($($p: $crate::large::entry!(@ty $cnt, $dsp, $t)),*) -> std::ffi::c_int {
             // SAFETY: the C caller's arguments, passed on: the shared body needs
             // of them what this call's MPI contract demands.
-            unsafe { $body($($pre,)* $($p),*) }
+            unsafe { $body($($arg),*) }
         }
     };
     (@ty $cnt:ty, $dsp:ty, CNT) => { $cnt };

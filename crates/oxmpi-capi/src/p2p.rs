@@ -1285,31 +1285,31 @@ pub unsafe extern "C" fn PMPI_Status_set_cancelled(status: *mut MPI_Status, flag
 
 use crate::large::{entry, ptr::*};
 
-entry!(PMPI_Send, PMPI_Send_c, send, (SendMode::Standard,) (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm));
-entry!(PMPI_Ssend, PMPI_Ssend_c, send, (SendMode::Synchronous,) (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm));
-entry!(PMPI_Bsend, PMPI_Bsend_c, send, (SendMode::Buffered,) (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm));
-entry!(PMPI_Rsend, PMPI_Rsend_c, send, (SendMode::Ready,) (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm));
-entry!(PMPI_Isend, PMPI_Isend_c, isend, (SendMode::Standard,) (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq));
-entry!(PMPI_Issend, PMPI_Issend_c, isend, (SendMode::Synchronous,) (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq));
-entry!(PMPI_Ibsend, PMPI_Ibsend_c, isend, (SendMode::Buffered,) (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq));
-entry!(PMPI_Irsend, PMPI_Irsend_c, isend, (SendMode::Ready,) (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq));
-entry!(PMPI_Recv, PMPI_Recv_c, recv, () (buf: MVoid, count: CNT, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: PStatus));
-entry!(PMPI_Irecv, PMPI_Irecv_c, irecv, () (buf: MVoid, count: CNT, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: PReq));
-entry!(PMPI_Sendrecv, PMPI_Sendrecv_c, sendrecv, () (sendbuf: CVoid, sendcount: CNT, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: MVoid, recvcount: CNT, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, status: PStatus));
-entry!(PMPI_Sendrecv_replace, PMPI_Sendrecv_replace_c, sendrecv_replace, () (buf: MVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, status: PStatus));
-entry!(PMPI_Isendrecv, PMPI_Isendrecv_c, isendrecv, () (sendbuf: CVoid, sendcount: CNT, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: MVoid, recvcount: CNT, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, request: PReq));
-entry!(PMPI_Isendrecv_replace, PMPI_Isendrecv_replace_c, isendrecv_replace, () (buf: MVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, request: PReq));
-entry!(PMPI_Mrecv, PMPI_Mrecv_c, mrecv, () (buf: MVoid, count: CNT, datatype: MPI_Datatype, message: PMsg, status: PStatus));
-entry!(PMPI_Imrecv, PMPI_Imrecv_c, imrecv_entry, () (buf: MVoid, count: CNT, datatype: MPI_Datatype, message: PMsg, request: PReq));
-entry!(PMPI_Send_init, PMPI_Send_init_c, send_init, ("MPI_Send_init", SendMode::Standard,) (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq));
-entry!(PMPI_Ssend_init, PMPI_Ssend_init_c, send_init, ("MPI_Ssend_init", SendMode::Synchronous,) (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq));
-entry!(PMPI_Bsend_init, PMPI_Bsend_init_c, send_init, ("MPI_Bsend_init", SendMode::Buffered,) (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq));
-entry!(PMPI_Rsend_init, PMPI_Rsend_init_c, send_init, ("MPI_Rsend_init", SendMode::Ready,) (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq));
-entry!(PMPI_Recv_init, PMPI_Recv_init_c, recv_init, () (buf: MVoid, count: CNT, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: PReq));
-entry!(PMPI_Buffer_attach, PMPI_Buffer_attach_c, buffer_attach, () (buffer: MVoid, size: CNT));
-entry!(PMPI_Buffer_detach, PMPI_Buffer_detach_c, buffer_detach, () (buffer_addr: MVoid, size: PCNT));
-entry!(PMPI_Get_count, PMPI_Get_count_c, get_count, () (status: CStatus, datatype: MPI_Datatype, count: PCNT));
-entry!(PMPI_Get_elements, PMPI_Get_elements_c, get_elements, () (status: CStatus, datatype: MPI_Datatype, count: PCNT));
+entry!(PMPI_Send, PMPI_Send_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) => send(SendMode::Standard, buf, count, datatype, dest, tag, comm));
+entry!(PMPI_Ssend, PMPI_Ssend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) => send(SendMode::Synchronous, buf, count, datatype, dest, tag, comm));
+entry!(PMPI_Bsend, PMPI_Bsend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) => send(SendMode::Buffered, buf, count, datatype, dest, tag, comm));
+entry!(PMPI_Rsend, PMPI_Rsend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) => send(SendMode::Ready, buf, count, datatype, dest, tag, comm));
+entry!(PMPI_Isend, PMPI_Isend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => isend(SendMode::Standard, buf, count, datatype, dest, tag, comm, request));
+entry!(PMPI_Issend, PMPI_Issend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => isend(SendMode::Synchronous, buf, count, datatype, dest, tag, comm, request));
+entry!(PMPI_Ibsend, PMPI_Ibsend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => isend(SendMode::Buffered, buf, count, datatype, dest, tag, comm, request));
+entry!(PMPI_Irsend, PMPI_Irsend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => isend(SendMode::Ready, buf, count, datatype, dest, tag, comm, request));
+entry!(PMPI_Recv, PMPI_Recv_c, (buf: MVoid, count: CNT, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: PStatus) => recv(buf, count, datatype, source, tag, comm, status));
+entry!(PMPI_Irecv, PMPI_Irecv_c, (buf: MVoid, count: CNT, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => irecv(buf, count, datatype, source, tag, comm, request));
+entry!(PMPI_Sendrecv, PMPI_Sendrecv_c, (sendbuf: CVoid, sendcount: CNT, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: MVoid, recvcount: CNT, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, status: PStatus) => sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status));
+entry!(PMPI_Sendrecv_replace, PMPI_Sendrecv_replace_c, (buf: MVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, status: PStatus) => sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status));
+entry!(PMPI_Isendrecv, PMPI_Isendrecv_c, (sendbuf: CVoid, sendcount: CNT, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: MVoid, recvcount: CNT, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, request: PReq) => isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request));
+entry!(PMPI_Isendrecv_replace, PMPI_Isendrecv_replace_c, (buf: MVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, request: PReq) => isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request));
+entry!(PMPI_Mrecv, PMPI_Mrecv_c, (buf: MVoid, count: CNT, datatype: MPI_Datatype, message: PMsg, status: PStatus) => mrecv(buf, count, datatype, message, status));
+entry!(PMPI_Imrecv, PMPI_Imrecv_c, (buf: MVoid, count: CNT, datatype: MPI_Datatype, message: PMsg, request: PReq) => imrecv_entry(buf, count, datatype, message, request));
+entry!(PMPI_Send_init, PMPI_Send_init_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => send_init("MPI_Send_init", SendMode::Standard, buf, count, datatype, dest, tag, comm, request));
+entry!(PMPI_Ssend_init, PMPI_Ssend_init_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => send_init("MPI_Ssend_init", SendMode::Synchronous, buf, count, datatype, dest, tag, comm, request));
+entry!(PMPI_Bsend_init, PMPI_Bsend_init_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => send_init("MPI_Bsend_init", SendMode::Buffered, buf, count, datatype, dest, tag, comm, request));
+entry!(PMPI_Rsend_init, PMPI_Rsend_init_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => send_init("MPI_Rsend_init", SendMode::Ready, buf, count, datatype, dest, tag, comm, request));
+entry!(PMPI_Recv_init, PMPI_Recv_init_c, (buf: MVoid, count: CNT, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => recv_init(buf, count, datatype, source, tag, comm, request));
+entry!(PMPI_Buffer_attach, PMPI_Buffer_attach_c, (buffer: MVoid, size: CNT) => buffer_attach(buffer, size));
+entry!(PMPI_Buffer_detach, PMPI_Buffer_detach_c, (buffer_addr: MVoid, size: PCNT) => buffer_detach(buffer_addr, size));
+entry!(PMPI_Get_count, PMPI_Get_count_c, (status: CStatus, datatype: MPI_Datatype, count: PCNT) => get_count(status, datatype, count));
+entry!(PMPI_Get_elements, PMPI_Get_elements_c, (status: CStatus, datatype: MPI_Datatype, count: PCNT) => get_elements(status, datatype, count));
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_elements_x(status: *const MPI_Status, h: MPI_Datatype, count: *mut MPI_Count) -> c_int {
