@@ -54,18 +54,42 @@ impl Count for MPI_Count {
 
 /// A displacement argument: `int` (the classic forms' arrays) or `MPI_Aint`.
 pub trait Displ: Copy + 'static {
+    /// Whether this is the `_c` forms' `MPI_Count` (datatype constructors take
+    /// their byte displacements as `MPI_Count`).
+    const WIDE: bool;
     fn addr(self) -> isize;
+    /// `v` in this type, if it fits.
+    fn from_addr(v: isize) -> Option<Self>;
 }
 
 impl Displ for c_int {
+    const WIDE: bool = false;
     fn addr(self) -> isize {
         self as isize
+    }
+    fn from_addr(v: isize) -> Option<Self> {
+        c_int::try_from(v).ok()
     }
 }
 
 impl Displ for MPI_Aint {
+    const WIDE: bool = false;
     fn addr(self) -> isize {
         self
+    }
+    fn from_addr(v: isize) -> Option<Self> {
+        Some(v)
+    }
+}
+
+impl Displ for MPI_Count {
+    const WIDE: bool = true;
+    fn addr(self) -> isize {
+        // MPI_Count and MPI_Aint are both 64 bits wide on the targets oxmpi supports.
+        self as isize
+    }
+    fn from_addr(v: isize) -> Option<Self> {
+        Some(v as i64)
     }
 }
 
@@ -134,26 +158,31 @@ pub mod ptr {
 /// `entry!(PMPI_Send, PMPI_Send_c, (buf: CVoid, count: CNT, ...) => send(SendMode::Standard, buf, count, ...));`
 ///
 /// A parameter's type is one token: `CNT` (a count), `PCNT` (an OUT count),
-/// `ACNT` (an array of counts), `ADSP` (an array of displacements), or a type
-/// (see [`ptr`] for one-token pointer types).
+/// `ACNT` (an array of counts), `ADSP` (an array of displacements: `int` or
+/// `MPI_Aint`), `ADDR`/`PADDR`/`AADDR` (a byte displacement, size or position
+/// that is `MPI_Aint` in the int form and `MPI_Count` in the `_c` form: value,
+/// OUT pointer, array), or a type (see [`ptr`] for one-token pointer types).
 macro_rules! entry {
     ($int:ident, $wide:ident, ($($p:ident: $t:tt),* $(,)?) => $body:ident($($arg:expr),* $(,)?)) => {
-        $crate::large::entry!(@one $int, std::ffi::c_int, std::ffi::c_int, ($($p: $t),*) => $body($($arg),*));
-        $crate::large::entry!(@one $wide, $crate::types::MPI_Count, $crate::types::MPI_Aint, ($($p: $t),*) => $body($($arg),*));
+        $crate::large::entry!(@one $int, std::ffi::c_int, std::ffi::c_int, $crate::types::MPI_Aint, ($($p: $t),*) => $body($($arg),*));
+        $crate::large::entry!(@one $wide, $crate::types::MPI_Count, $crate::types::MPI_Aint, $crate::types::MPI_Count, ($($p: $t),*) => $body($($arg),*));
     };
-    (@one $f:ident, $cnt:ty, $dsp:ty, ($($p:ident: $t:tt),*) => $body:ident($($arg:expr),*)) => {
+    (@one $f:ident, $cnt:ty, $dsp:ty, $adr:ty, ($($p:ident: $t:tt),*) => $body:ident($($arg:expr),*)) => {
         #[no_mangle]
-        pub unsafe extern "C" fn $f($($p: $crate::large::entry!(@ty $cnt, $dsp, $t)),*) -> std::ffi::c_int {
+        pub unsafe extern "C" fn $f($($p: $crate::large::entry!(@ty $cnt, $dsp, $adr, $t)),*) -> std::ffi::c_int {
             // SAFETY: the C caller's arguments, passed on: the shared body needs
             // of them what this call's MPI contract demands.
             unsafe { $body($($arg),*) }
         }
     };
-    (@ty $cnt:ty, $dsp:ty, CNT) => { $cnt };
-    (@ty $cnt:ty, $dsp:ty, PCNT) => { *mut $cnt };
-    (@ty $cnt:ty, $dsp:ty, ACNT) => { *const $cnt };
-    (@ty $cnt:ty, $dsp:ty, ADSP) => { *const $dsp };
-    (@ty $cnt:ty, $dsp:ty, $t:ty) => { $t };
+    (@ty $cnt:ty, $dsp:ty, $adr:ty, CNT) => { $cnt };
+    (@ty $cnt:ty, $dsp:ty, $adr:ty, PCNT) => { *mut $cnt };
+    (@ty $cnt:ty, $dsp:ty, $adr:ty, ACNT) => { *const $cnt };
+    (@ty $cnt:ty, $dsp:ty, $adr:ty, ADSP) => { *const $dsp };
+    (@ty $cnt:ty, $dsp:ty, $adr:ty, ADDR) => { $adr };
+    (@ty $cnt:ty, $dsp:ty, $adr:ty, PADDR) => { *mut $adr };
+    (@ty $cnt:ty, $dsp:ty, $adr:ty, AADDR) => { *const $adr };
+    (@ty $cnt:ty, $dsp:ty, $adr:ty, $t:ty) => { $t };
 }
 pub(crate) use entry;
 
