@@ -374,3 +374,10 @@ fn large_count_c_functions() {
     assert!(!out.status.success(), "{se}");
     assert!(se.contains("oxmpi: rank 0: MPI_Send_c:") && se.contains("`count`") && se.contains("(MPI_ERR_COUNT)"), "{se}");
 }
+
+#[test]
+fn fortran_sized_and_optional_datatypes_and_logical_ops_on_floats() {
+    for n in [1, 3, 4] {
+        assert!(ok(n, "ftypes").contains("ftypes: all checks passed"));
+    }
+}
