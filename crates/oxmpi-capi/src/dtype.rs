@@ -328,10 +328,10 @@ pub unsafe extern "C" fn PMPI_Type_size(h: MPI_Datatype, size: *mut c_int) -> c_
     })
 }
 
-unsafe fn size_wide(CALL: &'static str, h: MPI_Datatype, size: *mut MPI_Count) -> c_int {
-    ffi(CALL, NO_COMM, || {
+unsafe fn size_wide(call: &'static str, h: MPI_Datatype, size: *mut MPI_Count) -> c_int {
+    ffi(call, NO_COMM, || {
         // SAFETY: `size` is MPI_Type_size_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "size", size)? } = query(CALL, h, |d| Ok(d.size() as i64))?;
+        *unsafe { out(call, "size", size)? } = query(call, h, |d| Ok(d.size() as i64))?;
         Ok(())
     })
 }
@@ -349,13 +349,13 @@ pub unsafe extern "C" fn PMPI_Type_get_extent(h: MPI_Datatype, lb: *mut MPI_Aint
     })
 }
 
-unsafe fn extent_wide(CALL: &'static str, h: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
-    ffi(CALL, NO_COMM, || {
-        let (l, e) = query(CALL, h, |d| Ok((d.lb(), d.extent())))?;
+unsafe fn extent_wide(call: &'static str, h: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
+    ffi(call, NO_COMM, || {
+        let (l, e) = query(call, h, |d| Ok((d.lb(), d.extent())))?;
         // SAFETY: `lb` is MPI_Type_get_extent_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "lb", lb)? } = l as i64;
+        *unsafe { out(call, "lb", lb)? } = l as i64;
         // SAFETY: `extent` is MPI_Type_get_extent_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "extent", extent)? } = e as i64;
+        *unsafe { out(call, "extent", extent)? } = e as i64;
         Ok(())
     })
 }
@@ -373,13 +373,13 @@ pub unsafe extern "C" fn PMPI_Type_get_true_extent(h: MPI_Datatype, lb: *mut MPI
     })
 }
 
-unsafe fn true_extent_wide(CALL: &'static str, h: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
-    ffi(CALL, NO_COMM, || {
-        let (l, e) = query(CALL, h, |d| Ok((d.true_lb(), d.true_extent())))?;
+unsafe fn true_extent_wide(call: &'static str, h: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
+    ffi(call, NO_COMM, || {
+        let (l, e) = query(call, h, |d| Ok((d.true_lb(), d.true_extent())))?;
         // SAFETY: `true_lb` (`lb`) is MPI_Type_get_true_extent_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "true_lb", lb)? } = l as i64;
+        *unsafe { out(call, "true_lb", lb)? } = l as i64;
         // SAFETY: `true_extent` (`extent`) is MPI_Type_get_true_extent_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "true_extent", extent)? } = e as i64;
+        *unsafe { out(call, "true_extent", extent)? } = e as i64;
         Ok(())
     })
 }
@@ -534,27 +534,27 @@ unsafe fn pack<C: Count>(
     position: *mut C,
     c: MPI_Comm,
 ) -> c_int {
-    let CALL = name::<C>("MPI_Pack");
-    ffi(CALL, c, || {
-        crate::env::comm(c, CALL)?;
-        let n = count_arg(CALL, "incount", incount)?;
-        let dt = committed(h, CALL, "datatype")?;
-        let size = count_arg(CALL, "outsize", outsize)?;
+    let call = name::<C>("MPI_Pack");
+    ffi(call, c, || {
+        crate::env::comm(c, call)?;
+        let n = count_arg(call, "incount", incount)?;
+        let dt = committed(h, call, "datatype")?;
+        let size = count_arg(call, "outsize", outsize)?;
         // SAFETY: `position` is MPI_Pack's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let pos = unsafe { out(CALL, "position", position)? };
+        let pos = unsafe { out(call, "position", position)? };
         if pos.wide() < 0 {
-            return Err(bad(ErrorClass::Arg, CALL, "position", format!("{} is negative", *pos)));
+            return Err(bad(ErrorClass::Arg, call, "position", format!("{} is negative", *pos)));
         }
-        crate::p2p::check_buf(CALL, "inbuf", inbuf, n, &dt)?;
+        crate::p2p::check_buf(call, "inbuf", inbuf, n, &dt)?;
         if outbuf.is_null() && size > 0 {
-            return Err(bad(ErrorClass::Buffer, CALL, "outbuf", "is NULL"));
+            return Err(bad(ErrorClass::Buffer, call, "outbuf", "is NULL"));
         }
         // SAFETY: non-null with `size` > 0 (checked above): MPI_Pack's `outbuf` holds `outsize` = `size` bytes, aliasing no other argument.
         let outs: &mut [u8] = if size == 0 { &mut [] } else { unsafe { std::slice::from_raw_parts_mut(outbuf as *mut u8, size) } };
         let mut p = pos.wide() as usize;
         // SAFETY: the C caller's buffer holds `n` elements of `dt`.
         unsafe { pack_into(&dt, inbuf as *const u8, n, outs, &mut p)? };
-        *pos = fit(CALL, "position", p as i64)?;
+        *pos = fit(call, "position", p as i64)?;
         Ok(())
     })
 }
@@ -568,39 +568,39 @@ unsafe fn unpack<C: Count>(
     h: MPI_Datatype,
     c: MPI_Comm,
 ) -> c_int {
-    let CALL = name::<C>("MPI_Unpack");
-    ffi(CALL, c, || {
-        crate::env::comm(c, CALL)?;
-        let n = count_arg(CALL, "outcount", outcount)?;
-        let dt = committed(h, CALL, "datatype")?;
-        let size = count_arg(CALL, "insize", insize)?;
+    let call = name::<C>("MPI_Unpack");
+    ffi(call, c, || {
+        crate::env::comm(c, call)?;
+        let n = count_arg(call, "outcount", outcount)?;
+        let dt = committed(h, call, "datatype")?;
+        let size = count_arg(call, "insize", insize)?;
         // SAFETY: `position` is MPI_Unpack's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let pos = unsafe { out(CALL, "position", position)? };
+        let pos = unsafe { out(call, "position", position)? };
         if pos.wide() < 0 {
-            return Err(bad(ErrorClass::Arg, CALL, "position", format!("{} is negative", *pos)));
+            return Err(bad(ErrorClass::Arg, call, "position", format!("{} is negative", *pos)));
         }
-        crate::p2p::check_buf(CALL, "outbuf", outbuf, n, &dt)?;
+        crate::p2p::check_buf(call, "outbuf", outbuf, n, &dt)?;
         if inbuf.is_null() && size > 0 {
-            return Err(bad(ErrorClass::Buffer, CALL, "inbuf", "is NULL"));
+            return Err(bad(ErrorClass::Buffer, call, "inbuf", "is NULL"));
         }
         // SAFETY: non-null with `size` > 0 (checked above): MPI_Unpack's `inbuf` holds `insize` = `size` bytes, not written during the call.
         let ins: &[u8] = if size == 0 { &[] } else { unsafe { std::slice::from_raw_parts(inbuf as *const u8, size) } };
         let mut p = pos.wide() as usize;
         // SAFETY: the C caller's buffer holds `n` elements of `dt`.
         unsafe { unpack_from(&dt, ins, &mut p, outbuf as *mut u8, n)? };
-        *pos = fit(CALL, "position", p as i64)?;
+        *pos = fit(call, "position", p as i64)?;
         Ok(())
     })
 }
 
 unsafe fn pack_size_of<C: Count>(incount: C, h: MPI_Datatype, c: MPI_Comm, size: *mut C) -> c_int {
-    let CALL = name::<C>("MPI_Pack_size");
-    ffi(CALL, c, || {
-        crate::env::comm(c, CALL)?;
-        let n = count_arg(CALL, "incount", incount)?;
-        let dt = committed(h, CALL, "datatype")?;
+    let call = name::<C>("MPI_Pack_size");
+    ffi(call, c, || {
+        crate::env::comm(c, call)?;
+        let n = count_arg(call, "incount", incount)?;
+        let dt = committed(h, call, "datatype")?;
         // SAFETY: `size` is MPI_Pack_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "size", size)? } = fit(CALL, "size", pack_size(&dt, n) as i64)?;
+        *unsafe { out(call, "size", size)? } = fit(call, "size", pack_size(&dt, n) as i64)?;
         Ok(())
     })
 }
@@ -620,17 +620,17 @@ fn i64s(v: &[c_int]) -> Vec<i64> {
 }
 
 unsafe fn subarray<C: Count>(ndims: c_int, sizes: *const C, subsizes: *const C, starts: *const C, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    let CALL = name::<C>("MPI_Type_create_subarray");
+    let call = name::<C>("MPI_Type_create_subarray");
     let f = || {
-        let n = count_arg(CALL, "ndims", ndims)?;
+        let n = count_arg(call, "ndims", ndims)?;
         // SAFETY: the three arrays hold `ndims` ints (MPI contract).
-        let (sz, sub, st) = unsafe { (array(CALL, "array_of_sizes", sizes, n)?, array(CALL, "array_of_subsizes", subsizes, n)?, array(CALL, "array_of_starts", starts, n)?) };
-        let fortran = order_arg(CALL, order)?;
-        let old = datatype(oldtype, CALL, "oldtype")?;
+        let (sz, sub, st) = unsafe { (array(call, "array_of_sizes", sizes, n)?, array(call, "array_of_subsizes", subsizes, n)?, array(call, "array_of_starts", starts, n)?) };
+        let fortran = order_arg(call, order)?;
+        let old = datatype(oldtype, call, "oldtype")?;
         Ok(Datatype::subarray(&ints(sz), &ints(sub), &ints(st), fortran, &old)?)
     };
     // SAFETY: `newtype` is MPI_Type_create_subarray(_c)'s OUT argument, as `make` requires.
-    unsafe { make(CALL, C::WIDE, newtype, f) }
+    unsafe { make(call, C::WIDE, newtype, f) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -646,20 +646,20 @@ unsafe fn darray<C: Count>(
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> c_int {
-    let CALL = name::<C>("MPI_Type_create_darray");
+    let call = name::<C>("MPI_Type_create_darray");
     let f = || {
-        let n = count_arg(CALL, "ndims", ndims)?;
+        let n = count_arg(call, "ndims", ndims)?;
         // SAFETY: the four arrays hold `ndims` ints (MPI contract).
         let (g, d, a, p) = unsafe {
             (
-                array(CALL, "array_of_gsizes", gsizes, n)?,
-                array(CALL, "array_of_distribs", distribs, n)?,
-                array(CALL, "array_of_dargs", dargs, n)?,
-                array(CALL, "array_of_psizes", psizes, n)?,
+                array(call, "array_of_gsizes", gsizes, n)?,
+                array(call, "array_of_distribs", distribs, n)?,
+                array(call, "array_of_dargs", dargs, n)?,
+                array(call, "array_of_psizes", psizes, n)?,
             )
         };
-        let fortran = order_arg(CALL, order)?;
-        let old = datatype(oldtype, CALL, "oldtype")?;
+        let fortran = order_arg(call, order)?;
+        let old = datatype(oldtype, call, "oldtype")?;
         let kinds: Vec<i32> = d
             .iter()
             .enumerate()
@@ -667,7 +667,7 @@ unsafe fn darray<C: Count>(
                 MPI_DISTRIBUTE_NONE => Ok(0),
                 MPI_DISTRIBUTE_BLOCK => Ok(1),
                 MPI_DISTRIBUTE_CYCLIC => Ok(2),
-                o => Err(bad(ErrorClass::Arg, CALL, &format!("array_of_distribs[{i}]"), format!("{o} is not an MPI_DISTRIBUTE_* value"))),
+                o => Err(bad(ErrorClass::Arg, call, &format!("array_of_distribs[{i}]"), format!("{o} is not an MPI_DISTRIBUTE_* value"))),
             })
             .collect::<R<_>>()?;
         let dargs: Vec<i64> = a.iter().map(|&x| if x == MPI_DISTRIBUTE_DFLT_DARG { -1 } else { x as i64 }).collect();
@@ -680,7 +680,7 @@ unsafe fn darray<C: Count>(
         Ok(Datatype::darray(size as i64, rank as i64, &crate::dtype::ints(g), &kinds, &dargs, &i64s(p), fortran, &old, ints)?)
     };
     // SAFETY: `newtype` is MPI_Type_create_darray(_c)'s OUT argument, as `make` requires.
-    unsafe { make(CALL, C::WIDE, newtype, f) }
+    unsafe { make(call, C::WIDE, newtype, f) }
 }
 
 entry!(PMPI_Type_create_subarray, PMPI_Type_create_subarray_c, (ndims: c_int, sizes: ACNT, subsizes: ACNT, starts: ACNT, order: c_int, oldtype: MPI_Datatype, newtype: PType) => subarray(ndims, sizes, subsizes, starts, order, oldtype, newtype));
@@ -746,13 +746,13 @@ fn swap_packed(buf: &mut [u8], dt: &Datatype, count: usize) {
 }
 
 unsafe fn pack_external_size<C: Count, A: Displ>(datarep: *const c_char, incount: C, h: MPI_Datatype, size: *mut A) -> c_int {
-    let CALL = name::<C>("MPI_Pack_external_size");
-    ffi(CALL, NO_COMM, || {
-        external32(CALL, datarep)?;
-        let n = count_arg(CALL, "incount", incount)?;
-        let dt = committed(h, CALL, "datatype")?;
+    let call = name::<C>("MPI_Pack_external_size");
+    ffi(call, NO_COMM, || {
+        external32(call, datarep)?;
+        let n = count_arg(call, "incount", incount)?;
+        let dt = committed(h, call, "datatype")?;
         // SAFETY: `size` is MPI_Pack_external_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "size", size)? } = fit_addr(CALL, "size", dt.size() * n)?;
+        *unsafe { out(call, "size", size)? } = fit_addr(call, "size", dt.size() * n)?;
         Ok(())
     })
 }
@@ -766,21 +766,21 @@ unsafe fn pack_external<C: Count, A: Displ>(
     outsize: A,
     position: *mut A,
 ) -> c_int {
-    let CALL = name::<C>("MPI_Pack_external");
+    let call = name::<C>("MPI_Pack_external");
     let outsize = outsize.addr();
-    ffi(CALL, NO_COMM, || {
-        external32(CALL, datarep)?;
-        let n = count_arg(CALL, "incount", incount)?;
-        let dt = committed(h, CALL, "datatype")?;
+    ffi(call, NO_COMM, || {
+        external32(call, datarep)?;
+        let n = count_arg(call, "incount", incount)?;
+        let dt = committed(h, call, "datatype")?;
         // SAFETY: `position` is MPI_Pack_external's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let pos = unsafe { out(CALL, "position", position)? };
+        let pos = unsafe { out(call, "position", position)? };
         if pos.addr() < 0 || outsize < 0 {
-            return Err(bad(ErrorClass::Arg, CALL, "position", format!("position {} or outsize {outsize} is negative", pos.addr())));
+            return Err(bad(ErrorClass::Arg, call, "position", format!("position {} or outsize {outsize} is negative", pos.addr())));
         }
-        crate::p2p::check_buf(CALL, "inbuf", inbuf, n, &dt)?;
+        crate::p2p::check_buf(call, "inbuf", inbuf, n, &dt)?;
         let need = dt.size() * n;
         if (pos.addr() as usize).checked_add(need).is_none_or(|end| end > outsize as usize) {
-            return Err(bad(ErrorClass::Truncate, CALL, "outsize", format!("{outsize} bytes cannot take {need} more bytes at position {}", pos.addr())));
+            return Err(bad(ErrorClass::Truncate, call, "outsize", format!("{outsize} bytes cannot take {need} more bytes at position {}", pos.addr())));
         }
         if need == 0 {
             return Ok(());
@@ -792,7 +792,7 @@ unsafe fn pack_external<C: Count, A: Displ>(
         // SAFETY: the C caller's buffer holds `n` elements of `dt`.
         unsafe { pack_into(&dt, inbuf as *const u8, n, outs, &mut p)? };
         swap_packed(&mut outs[start..p], &dt, n);
-        *pos = fit_addr(CALL, "position", p)?;
+        *pos = fit_addr(call, "position", p)?;
         Ok(())
     })
 }
@@ -806,19 +806,19 @@ unsafe fn unpack_external<C: Count, A: Displ>(
     outcount: C,
     h: MPI_Datatype,
 ) -> c_int {
-    let CALL = name::<C>("MPI_Unpack_external");
+    let call = name::<C>("MPI_Unpack_external");
     let insize = insize.addr();
-    ffi(CALL, NO_COMM, || {
-        external32(CALL, datarep)?;
-        let n = count_arg(CALL, "outcount", outcount)?;
-        let dt = committed(h, CALL, "datatype")?;
+    ffi(call, NO_COMM, || {
+        external32(call, datarep)?;
+        let n = count_arg(call, "outcount", outcount)?;
+        let dt = committed(h, call, "datatype")?;
         // SAFETY: `position` is MPI_Unpack_external's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let pos = unsafe { out(CALL, "position", position)? };
+        let pos = unsafe { out(call, "position", position)? };
         let need = dt.size() * n;
         if pos.addr() < 0 || insize < 0 || (pos.addr() as usize).checked_add(need).is_none_or(|end| end > insize as usize) {
-            return Err(bad(ErrorClass::Truncate, CALL, "insize", format!("{insize} bytes do not hold {need} bytes at position {}", pos.addr())));
+            return Err(bad(ErrorClass::Truncate, call, "insize", format!("{insize} bytes do not hold {need} bytes at position {}", pos.addr())));
         }
-        crate::p2p::check_buf(CALL, "outbuf", outbuf, n, &dt)?;
+        crate::p2p::check_buf(call, "outbuf", outbuf, n, &dt)?;
         if need == 0 {
             return Ok(());
         }
@@ -829,7 +829,7 @@ unsafe fn unpack_external<C: Count, A: Displ>(
         let mut p = 0;
         // SAFETY: the C caller's buffer holds `n` elements of `dt`.
         unsafe { unpack_from(&dt, &tmp, &mut p, outbuf as *mut u8, n)? };
-        *pos = fit_addr(CALL, "position", start + p)?;
+        *pos = fit_addr(call, "position", start + p)?;
         Ok(())
     })
 }

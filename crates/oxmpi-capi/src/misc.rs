@@ -110,14 +110,14 @@ pub unsafe extern "C" fn PMPI_Op_commutative(o: MPI_Op, commute: *mut c_int) -> 
 }
 
 unsafe fn reduce_local<C: Count>(inbuf: *const c_void, inoutbuf: *mut c_void, count: C, h: MPI_Datatype, o: MPI_Op) -> c_int {
-    let CALL = name::<C>("MPI_Reduce_local");
-    ffi(CALL, NO_COMM, || {
-        let count = to_usize(CALL, "count", count)?;
-        let dt = committed(h, CALL, "datatype")?;
-        let x = op(o, CALL)?;
-        crate::p2p::check_buf(CALL, "inbuf", inbuf, count, &dt)?;
-        crate::p2p::check_buf(CALL, "inoutbuf", inoutbuf, count, &dt)?;
-        x.check(&dt, CALL)?;
+    let call = name::<C>("MPI_Reduce_local");
+    ffi(call, NO_COMM, || {
+        let count = to_usize(call, "count", count)?;
+        let dt = committed(h, call, "datatype")?;
+        let x = op(o, call)?;
+        crate::p2p::check_buf(call, "inbuf", inbuf, count, &dt)?;
+        crate::p2p::check_buf(call, "inoutbuf", inoutbuf, count, &dt)?;
+        x.check(&dt, call)?;
         // SAFETY: both C buffers hold `count` elements of the datatype.
         unsafe { x.apply(inbuf as *const u8, inoutbuf as *mut u8, count, &dt)? };
         Ok(())

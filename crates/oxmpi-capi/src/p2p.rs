@@ -259,6 +259,7 @@ unsafe fn send<C: Count>(mode: SendMode, buf: *const c_void, count: C, h: MPI_Da
 }
 
 
+#[allow(clippy::too_many_arguments)]
 unsafe fn isend<C: Count>(mode: SendMode, buf: *const c_void, count: C, h: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
     let call = name::<C>(call_name(mode, true));
     ffi(call, c, || {
@@ -274,9 +275,9 @@ unsafe fn isend<C: Count>(mode: SendMode, buf: *const c_void, count: C, h: MPI_D
 
 
 unsafe fn recv<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, source: c_int, tag: c_int, c: MPI_Comm, status: *mut MPI_Status) -> c_int {
-    let CALL = name::<C>("MPI_Recv");
-    ffi(CALL, c, || {
-        let a = args(CALL, c, buf, count, h)?;
+    let call = name::<C>("MPI_Recv");
+    ffi(call, c, || {
+        let a = args(call, c, buf, count, h)?;
         // SAFETY: the C caller's buffer holds `count` elements of the datatype.
         let s = unsafe { pt2pt::recv_typed(&a.comm, buf as *mut u8, a.count, &a.dt, source, tag)? };
         // SAFETY: `status` is MPI_Recv's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
@@ -286,11 +287,11 @@ unsafe fn recv<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, source: c_
 }
 
 unsafe fn irecv<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, source: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    let CALL = name::<C>("MPI_Irecv");
-    ffi(CALL, c, || {
-        let a = args(CALL, c, buf, count, h)?;
+    let call = name::<C>("MPI_Irecv");
+    ffi(call, c, || {
+        let a = args(call, c, buf, count, h)?;
         // SAFETY: `request` is MPI_Irecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "request", request)? };
+        let o = unsafe { out(call, "request", request)? };
         // SAFETY: the C caller keeps the buffer until the request completes.
         let r = unsafe { pt2pt::irecv_typed(&a.comm, buf as *mut u8, a.count, &a.dt, source, tag)? };
         *o = new_request(r, c, None);
@@ -302,6 +303,7 @@ fn rename(e: MpiError, from: &str, to: &str) -> MpiError {
     MpiError::new(e.class, e.message.replacen(from, to, 1))
 }
 
+#[allow(clippy::too_many_arguments)]
 unsafe fn sendrecv<C: Count>(
     sendbuf: *const c_void,
     sendcount: C,
@@ -316,13 +318,13 @@ unsafe fn sendrecv<C: Count>(
     c: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    let CALL = name::<C>("MPI_Sendrecv");
-    ffi(CALL, c, || {
-        let s = args(CALL, c, sendbuf, sendcount, sendtype)?;
-        let r = args(CALL, c, recvbuf, recvcount, recvtype)?;
+    let call = name::<C>("MPI_Sendrecv");
+    ffi(call, c, || {
+        let s = args(call, c, sendbuf, sendcount, sendtype)?;
+        let r = args(call, c, recvbuf, recvcount, recvtype)?;
         // SAFETY: both buffers stay valid until both requests completed below.
         let mut rr = unsafe { pt2pt::irecv_typed(&r.comm, recvbuf as *mut u8, r.count, &r.dt, source, recvtag) }
-            .map_err(|e| rename(e, "MPI_Irecv", CALL))?;
+            .map_err(|e| rename(e, "MPI_Irecv", call))?;
         // SAFETY: as above: `sendbuf` holds `sendcount` × `sendtype` and outlives the wait below.
         let sent = unsafe { pt2pt::isend_typed(&s.comm, sendbuf as *const u8, s.count, &s.dt, dest, sendtag, SendMode::Standard) };
         let mut sr = match sent {
@@ -330,17 +332,18 @@ unsafe fn sendrecv<C: Count>(
             Err(e) => {
                 let _ = pt2pt::cancel(&rr);
                 let _ = pt2pt::wait(&mut rr);
-                return Err(rename(e, "MPI_Isend", CALL).into());
+                return Err(rename(e, "MPI_Isend", call).into());
             }
         };
-        let got = pt2pt::wait(&mut rr).map_err(|e| rename(e, "MPI_Wait", CALL));
-        pt2pt::wait(&mut sr).map_err(|e| rename(e, "MPI_Wait", CALL))?;
+        let got = pt2pt::wait(&mut rr).map_err(|e| rename(e, "MPI_Wait", call));
+        pt2pt::wait(&mut sr).map_err(|e| rename(e, "MPI_Wait", call))?;
         // SAFETY: `status` is MPI_Sendrecv's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
         unsafe { put_status(status, &got?) };
         Ok(())
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 unsafe fn sendrecv_replace<C: Count>(
     buf: *mut c_void,
     count: C,
@@ -352,15 +355,15 @@ unsafe fn sendrecv_replace<C: Count>(
     c: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    let CALL = name::<C>("MPI_Sendrecv_replace");
-    ffi(CALL, c, || {
-        let a = args(CALL, c, buf, count, h)?;
+    let call = name::<C>("MPI_Sendrecv_replace");
+    ffi(call, c, || {
+        let a = args(call, c, buf, count, h)?;
         let mut packed = vec![0u8; a.dt.size() * a.count];
         // SAFETY: the C buffer holds `count` elements of the datatype.
         unsafe { a.dt.pack(buf as *const u8, a.count, &mut packed) };
         // SAFETY: the C buffer holds `count` elements of the datatype and outlives the wait below.
         let mut rr = unsafe { pt2pt::irecv_typed(&a.comm, buf as *mut u8, a.count, &a.dt, source, recvtag) }
-            .map_err(|e| rename(e, "MPI_Irecv", CALL))?;
+            .map_err(|e| rename(e, "MPI_Irecv", call))?;
         // SAFETY: `packed` is our own buffer, dropped only after the send's wait below.
         let sent = unsafe { pt2pt::isend(&a.comm, packed.as_ptr(), packed.len(), dest, sendtag, SendMode::Standard) };
         let mut sr = match sent {
@@ -368,11 +371,11 @@ unsafe fn sendrecv_replace<C: Count>(
             Err(e) => {
                 let _ = pt2pt::cancel(&rr);
                 let _ = pt2pt::wait(&mut rr);
-                return Err(rename(e, "MPI_Isend", CALL).into());
+                return Err(rename(e, "MPI_Isend", call).into());
             }
         };
-        let got = pt2pt::wait(&mut rr).map_err(|e| rename(e, "MPI_Wait", CALL));
-        pt2pt::wait(&mut sr).map_err(|e| rename(e, "MPI_Wait", CALL))?;
+        let got = pt2pt::wait(&mut rr).map_err(|e| rename(e, "MPI_Wait", call));
+        pt2pt::wait(&mut sr).map_err(|e| rename(e, "MPI_Wait", call))?;
         drop(packed);
         // SAFETY: `status` is MPI_Sendrecv_replace's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
         unsafe { put_status(status, &got?) };
@@ -380,6 +383,7 @@ unsafe fn sendrecv_replace<C: Count>(
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 unsafe fn isendrecv<C: Count>(
     sendbuf: *const c_void,
     sendcount: C,
@@ -394,12 +398,12 @@ unsafe fn isendrecv<C: Count>(
     c: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let CALL = name::<C>("MPI_Isendrecv");
-    ffi(CALL, c, || {
-        let s = args(CALL, c, sendbuf, sendcount, sendtype)?;
-        let r = args(CALL, c, recvbuf, recvcount, recvtype)?;
+    let call = name::<C>("MPI_Isendrecv");
+    ffi(call, c, || {
+        let s = args(call, c, sendbuf, sendcount, sendtype)?;
+        let r = args(call, c, recvbuf, recvcount, recvtype)?;
         // SAFETY: `request` is MPI_Isendrecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "request", request)? };
+        let o = unsafe { out(call, "request", request)? };
         // SAFETY: the C caller's buffers hold their counts of their datatypes and stay valid until the request completes.
         let q = unsafe {
             pt2pt::isendrecv_typed(&s.comm, sendbuf as *const u8, s.count, &s.dt, dest, sendtag, recvbuf as *mut u8, r.count, &r.dt, source, recvtag)?
@@ -409,6 +413,7 @@ unsafe fn isendrecv<C: Count>(
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 unsafe fn isendrecv_replace<C: Count>(
     buf: *mut c_void,
     count: C,
@@ -420,11 +425,11 @@ unsafe fn isendrecv_replace<C: Count>(
     c: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let CALL = name::<C>("MPI_Isendrecv_replace");
-    ffi(CALL, c, || {
-        let a = args(CALL, c, buf, count, h)?;
+    let call = name::<C>("MPI_Isendrecv_replace");
+    ffi(call, c, || {
+        let a = args(call, c, buf, count, h)?;
         // SAFETY: `request` is MPI_Isendrecv_replace's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "request", request)? };
+        let o = unsafe { out(call, "request", request)? };
         // SAFETY: the C caller's buffer holds `count` elements and stays valid until the request completes.
         let q = unsafe { pt2pt::isendrecv_replace_typed(&a.comm, buf as *mut u8, a.count, &a.dt, dest, sendtag, source, recvtag)? };
         *o = new_request(q, c, None);
@@ -964,11 +969,11 @@ unsafe fn imrecv<C: Count>(call: &str, buf: *mut c_void, count: C, h: MPI_Dataty
 }
 
 unsafe fn mrecv<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
-    let CALL = name::<C>("MPI_Mrecv");
-    ffi(CALL, NO_COMM, || {
+    let call = name::<C>("MPI_Mrecv");
+    ffi(call, NO_COMM, || {
         // SAFETY: the C caller's arguments, passed on: MPI_Mrecv's contract covers `imrecv`'s, as the buffer outlives the wait below.
-        let (mut r, _) = unsafe { imrecv(CALL, buf, count, h, message)? };
-        let s = pt2pt::wait(&mut r).map_err(|e| rename_call(e, CALL))?;
+        let (mut r, _) = unsafe { imrecv(call, buf, count, h, message)? };
+        let s = pt2pt::wait(&mut r).map_err(|e| rename_call(e, call))?;
         // SAFETY: `status` is MPI_Mrecv's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
         unsafe { put_status(status, &s) };
         Ok(())
@@ -976,12 +981,12 @@ unsafe fn mrecv<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, message: 
 }
 
 unsafe fn imrecv_entry<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request) -> c_int {
-    let CALL = name::<C>("MPI_Imrecv");
-    ffi(CALL, NO_COMM, || {
+    let call = name::<C>("MPI_Imrecv");
+    ffi(call, NO_COMM, || {
         // SAFETY: `request` is MPI_Imrecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "request", request)? };
+        let o = unsafe { out(call, "request", request)? };
         // SAFETY: the C caller's arguments, passed on: MPI_Imrecv's contract is `imrecv`'s.
-        let (r, c) = unsafe { imrecv(CALL, buf, count, h, message)? };
+        let (r, c) = unsafe { imrecv(call, buf, count, h, message)? };
         *o = new_request(r, c, None);
         Ok(())
     })
@@ -989,6 +994,7 @@ unsafe fn imrecv_entry<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, me
 
 // ----- persistent requests ---------------------------------------------------------
 
+#[allow(clippy::too_many_arguments)]
 unsafe fn send_init<C: Count>(call: &'static str, mode: SendMode, buf: *const c_void, count: C, h: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
     let call = name::<C>(call);
     ffi(call, c, || {
@@ -1010,17 +1016,17 @@ unsafe fn send_init<C: Count>(call: &'static str, mode: SendMode, buf: *const c_
 
 
 unsafe fn recv_init<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, source: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    let CALL = name::<C>("MPI_Recv_init");
-    ffi(CALL, c, || {
-        let a = args(CALL, c, buf, count, h)?;
+    let call = name::<C>("MPI_Recv_init");
+    ffi(call, c, || {
+        let a = args(call, c, buf, count, h)?;
         // SAFETY: `request` is MPI_Recv_init's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "request", request)? };
+        let o = unsafe { out(call, "request", request)? };
         let n = a.comm.size();
         if source != MPI_PROC_NULL && source != MPI_ANY_SOURCE && !(0..n).contains(&source) {
-            return Err(bad(ErrorClass::Rank, CALL, "source", format!("{source} is not a rank of this communicator (0..{n}), MPI_ANY_SOURCE nor MPI_PROC_NULL")));
+            return Err(bad(ErrorClass::Rank, call, "source", format!("{source} is not a rank of this communicator (0..{n}), MPI_ANY_SOURCE nor MPI_PROC_NULL")));
         }
         if tag != MPI_ANY_TAG && !(0..=oxmpi_core::TAG_UB).contains(&tag) {
-            return Err(bad(ErrorClass::Tag, CALL, "tag", format!("{tag} is neither MPI_ANY_TAG nor in 0..=MPI_TAG_UB")));
+            return Err(bad(ErrorClass::Tag, call, "tag", format!("{tag} is neither MPI_ANY_TAG nor in 0..=MPI_TAG_UB")));
         }
         let spec = PersistentOp::Recv { buf: buf as usize, count: a.count, dt: a.dt, source, tag };
         *o = new_request(Request::NULL, c, Some(spec));
@@ -1151,19 +1157,19 @@ pub unsafe extern "C" fn PMPI_Grequest_complete(request: MPI_Request) -> c_int {
 // ----- buffered-send space ---------------------------------------------------------
 
 unsafe fn buffer_attach<C: Count>(buffer: *mut c_void, size: C) -> c_int {
-    let CALL = name::<C>("MPI_Buffer_attach");
+    let call = name::<C>("MPI_Buffer_attach");
     let size = size.wide();
-    ffi(CALL, NO_COMM, || {
+    ffi(call, NO_COMM, || {
         if buffer as usize == MPI_BUFFER_AUTOMATIC {
             // SAFETY: MPI_BUFFER_AUTOMATIC is no memory, and oxmpi only accounts attached space (see `buffer_attach`).
             unsafe { pt2pt::buffer_attach(buffer as *mut u8, isize::MAX as usize)? };
             return Ok(());
         }
         if size < 0 {
-            return Err(bad(ErrorClass::Arg, CALL, "size", format!("{size} is negative")));
+            return Err(bad(ErrorClass::Arg, call, "size", format!("{size} is negative")));
         }
         if buffer.is_null() && size > 0 {
-            return Err(bad(ErrorClass::Buffer, CALL, "buffer", "is NULL"));
+            return Err(bad(ErrorClass::Buffer, call, "buffer", "is NULL"));
         }
         // SAFETY: the C caller hands over `size` bytes at `buffer` as MPI_Buffer_attach defines; oxmpi only accounts them.
         unsafe { pt2pt::buffer_attach(buffer as *mut u8, size as usize)? };
@@ -1172,12 +1178,12 @@ unsafe fn buffer_attach<C: Count>(buffer: *mut c_void, size: C) -> c_int {
 }
 
 unsafe fn buffer_detach<C: Count>(buffer_addr: *mut c_void, size: *mut C) -> c_int {
-    let CALL = name::<C>("MPI_Buffer_detach");
-    ffi(CALL, NO_COMM, || {
+    let call = name::<C>("MPI_Buffer_detach");
+    ffi(call, NO_COMM, || {
         // SAFETY: `buffer_addr` is MPI_Buffer_detach's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let a = unsafe { out(CALL, "buffer_addr", buffer_addr as *mut *mut c_void)? };
+        let a = unsafe { out(call, "buffer_addr", buffer_addr as *mut *mut c_void)? };
         // SAFETY: `size` is MPI_Buffer_detach's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let s = unsafe { out(CALL, "size", size)? };
+        let s = unsafe { out(call, "size", size)? };
         let (p, n) = pt2pt::buffer_detach()?;
         *a = p as *mut c_void;
         *s = C::saturating(n.min(i64::MAX as usize) as i64);
@@ -1198,25 +1204,25 @@ unsafe fn status_ref<'a>(call: &str, p: *const MPI_Status) -> R<&'a MPI_Status> 
 }
 
 unsafe fn get_count<C: Count>(status: *const MPI_Status, h: MPI_Datatype, count: *mut C) -> c_int {
-    let CALL = name::<C>("MPI_Get_count");
-    ffi(CALL, NO_COMM, || {
+    let call = name::<C>("MPI_Get_count");
+    ffi(call, NO_COMM, || {
         // SAFETY: `status` is MPI_Get_count's IN status: NULL (rejected) or readable.
-        let s = unsafe { status_ref(CALL, status)? };
-        let dt = datatype(h, CALL, "datatype")?;
+        let s = unsafe { status_ref(call, status)? };
+        let dt = datatype(h, call, "datatype")?;
         // SAFETY: `count` is MPI_Get_count's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "count", count)? } = undefined_or(dt.get_count(status_bytes(s)));
+        *unsafe { out(call, "count", count)? } = undefined_or(dt.get_count(status_bytes(s)));
         Ok(())
     })
 }
 
 unsafe fn get_elements<C: Count>(status: *const MPI_Status, h: MPI_Datatype, count: *mut C) -> c_int {
-    let CALL = name::<C>("MPI_Get_elements");
-    ffi(CALL, NO_COMM, || {
+    let call = name::<C>("MPI_Get_elements");
+    ffi(call, NO_COMM, || {
         // SAFETY: `status` is MPI_Get_elements's IN status: NULL (rejected) or readable.
-        let s = unsafe { status_ref(CALL, status)? };
-        let dt = datatype(h, CALL, "datatype")?;
+        let s = unsafe { status_ref(call, status)? };
+        let dt = datatype(h, call, "datatype")?;
         // SAFETY: `count` is MPI_Get_elements's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "count", count)? } = undefined_or(dt.get_elements(status_bytes(s)));
+        *unsafe { out(call, "count", count)? } = undefined_or(dt.get_elements(status_bytes(s)));
         Ok(())
     })
 }
