@@ -126,8 +126,8 @@ fn rust_base(base: &str) -> String {
 }
 
 fn rust_type(base: &str, stars: usize, is_const: bool) -> String {
-    if base.ends_with("_function") {
-        assert!(stars == 1, "function pointer parameters must be `T_function *`");
+    if base.ends_with("_function") || base.ends_with("_function_c") {
+        assert!(stars == 1, "function pointer parameters must be `T_function *` (or `T_function_c *`)");
         return format!("Option<{base}>");
     }
     let mut t = rust_base(base);

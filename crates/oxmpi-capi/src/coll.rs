@@ -25,6 +25,7 @@ use crate::abi::*;
 use crate::dtype::committed;
 use crate::env::comm;
 use crate::errors::{array, bad, ffi, out, R};
+use crate::large::{entry, name, ptr::*, to_usize, Count, Displ};
 use crate::misc::op;
 use crate::p2p::new_request;
 use crate::types::*;
@@ -40,19 +41,16 @@ fn sendbuf(p: *const c_void) -> Option<*const u8> {
     (!is_in_place(p)).then_some(p as *const u8)
 }
 
-fn count(call: &str, arg: &str, n: c_int) -> R<usize> {
-    if n < 0 {
-        return Err(bad(ErrorClass::Count, call, arg, format!("{n} is negative")));
-    }
-    Ok(n as usize)
+fn count<C: Count>(call: &str, arg: &str, n: C) -> R<usize> {
+    to_usize(call, arg, n)
 }
 
 /// A count that only matters where `significant`.
-fn count_if(call: &str, arg: &str, n: c_int, significant: bool) -> R<usize> {
+fn count_if<C: Count>(call: &str, arg: &str, n: C, significant: bool) -> R<usize> {
     if significant {
         count(call, arg, n)
     } else {
-        Ok(n.max(0) as usize)
+        Ok(usize::try_from(n.wide()).unwrap_or(0))
     }
 }
 
@@ -73,31 +71,19 @@ fn dtype_if(h: MPI_Datatype, call: &str, arg: &str, significant: bool) -> R<Data
 ///
 /// # Safety
 /// As [`array`].
-unsafe fn counts(call: &str, arg: &str, p: *const c_int, n: usize) -> R<Vec<usize>> {
+unsafe fn counts<C: Count>(call: &str, arg: &str, p: *const C, n: usize) -> R<Vec<usize>> {
     // SAFETY: this function's contract is `array`'s.
     let v = unsafe { array(call, arg, p, n)? };
-    v.iter()
-        .enumerate()
-        .map(|(i, &c)| if c < 0 { Err(bad(ErrorClass::Count, call, arg, format!("{arg}[{i}] = {c} is negative"))) } else { Ok(c as usize) })
-        .collect()
+    v.iter().enumerate().map(|(i, &c)| to_usize(call, &format!("{arg}[{i}]"), c)).collect()
 }
 
-/// A displacements array of `n` ints.
+/// A displacements array of `n` ints or addresses.
 ///
 /// # Safety
 /// As [`array`].
-unsafe fn displs(call: &str, arg: &str, p: *const c_int, n: usize) -> R<Vec<isize>> {
+unsafe fn displs<D: Displ>(call: &str, arg: &str, p: *const D, n: usize) -> R<Vec<isize>> {
     // SAFETY: this function's contract is `array`'s.
-    Ok(unsafe { array(call, arg, p, n)? }.iter().map(|&d| d as isize).collect())
-}
-
-/// A displacements array of `n` addresses.
-///
-/// # Safety
-/// As [`array`].
-unsafe fn aint_displs(call: &str, arg: &str, p: *const MPI_Aint, n: usize) -> R<Vec<isize>> {
-    // SAFETY: this function's contract is `array`'s.
-    Ok(unsafe { array(call, arg, p, n)? }.to_vec())
+    Ok(unsafe { array(call, arg, p, n)? }.iter().map(|&d| d.addr()).collect())
 }
 
 /// An array of `n` datatype handles, each committed.
@@ -151,8 +137,9 @@ fn names(blocking: &'static str, immediate: &'static str, request: Option<*mut M
 
 // ----- broadcast, gather, scatter ------------------------------------------------------
 
-unsafe fn bcast(buf: *mut c_void, n: c_int, dt: MPI_Datatype, root: c_int, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
+unsafe fn bcast<C: Count>(buf: *mut c_void, n: C, dt: MPI_Datatype, root: c_int, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
     let call = names("MPI_Bcast", "MPI_Ibcast", request);
+    let call = name::<C>(call);
     ffi(call, c, || {
         // SAFETY: `request` is `None` (blocking form) or the immediate form's
         // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -173,20 +160,10 @@ unsafe fn bcast(buf: *mut c_void, n: c_int, dt: MPI_Datatype, root: c_int, c: MP
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Bcast(buf: *mut c_void, n: c_int, dt: MPI_Datatype, root: c_int, c: MPI_Comm) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `bcast` needs what MPI_Bcast demands of them.
-    unsafe { bcast(buf, n, dt, root, c, None) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ibcast(buf: *mut c_void, n: c_int, dt: MPI_Datatype, root: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `bcast` needs what MPI_Ibcast demands of them.
-    unsafe { bcast(buf, n, dt, root, c, Some(r)) }
-}
-
 #[allow(clippy::too_many_arguments)]
-unsafe fn gather(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, root: c_int, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
+unsafe fn gather<C: Count>(sb: *const c_void, sc: C, st: MPI_Datatype, rb: *mut c_void, rc: C, rt: MPI_Datatype, root: c_int, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
     let call = names("MPI_Gather", "MPI_Igather", request);
+    let call = name::<C>(call);
     ffi(call, c, || {
         // SAFETY: `request` is `None` (blocking form) or the immediate form's
         // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -211,20 +188,10 @@ unsafe fn gather(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Gather(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, root: c_int, c: MPI_Comm) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `gather` needs what MPI_Gather demands of them.
-    unsafe { gather(sb, sc, st, rb, rc, rt, root, c, None) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Igather(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `gather` needs what MPI_Igather demands of them.
-    unsafe { gather(sb, sc, st, rb, rc, rt, root, c, Some(r)) }
-}
-
 #[allow(clippy::too_many_arguments)]
-unsafe fn gatherv(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rcs: *const c_int, ds: *const c_int, rt: MPI_Datatype, root: c_int, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
+unsafe fn gatherv<C: Count, D: Displ>(sb: *const c_void, sc: C, st: MPI_Datatype, rb: *mut c_void, rcs: *const C, ds: *const D, rt: MPI_Datatype, root: c_int, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
     let call = names("MPI_Gatherv", "MPI_Igatherv", request);
+    let call = name::<C>(call);
     ffi(call, c, || {
         // SAFETY: `request` is `None` (blocking form) or the immediate form's
         // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -251,31 +218,10 @@ unsafe fn gatherv(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_voi
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Gatherv(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rcs: *const c_int, ds: *const c_int, rt: MPI_Datatype, root: c_int, c: MPI_Comm) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `gatherv` needs what MPI_Gatherv demands of them.
-    unsafe { gatherv(sb, sc, st, rb, rcs, ds, rt, root, c, None) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Igatherv(
-    sb: *const c_void,
-    sc: c_int,
-    st: MPI_Datatype,
-    rb: *mut c_void,
-    rcs: *const c_int,
-    ds: *const c_int,
-    rt: MPI_Datatype,
-    root: c_int,
-    c: MPI_Comm,
-    r: *mut MPI_Request,
-) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `gatherv` needs what MPI_Igatherv demands of them.
-    unsafe { gatherv(sb, sc, st, rb, rcs, ds, rt, root, c, Some(r)) }
-}
-
 #[allow(clippy::too_many_arguments)]
-unsafe fn scatter(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, root: c_int, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
+unsafe fn scatter<C: Count>(sb: *const c_void, sc: C, st: MPI_Datatype, rb: *mut c_void, rc: C, rt: MPI_Datatype, root: c_int, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
     let call = names("MPI_Scatter", "MPI_Iscatter", request);
+    let call = name::<C>(call);
     ffi(call, c, || {
         // SAFETY: `request` is `None` (blocking form) or the immediate form's
         // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -300,20 +246,10 @@ unsafe fn scatter(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_voi
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Scatter(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, root: c_int, c: MPI_Comm) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `scatter` needs what MPI_Scatter demands of them.
-    unsafe { scatter(sb, sc, st, rb, rc, rt, root, c, None) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iscatter(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `scatter` needs what MPI_Iscatter demands of them.
-    unsafe { scatter(sb, sc, st, rb, rc, rt, root, c, Some(r)) }
-}
-
 #[allow(clippy::too_many_arguments)]
-unsafe fn scatterv(sb: *const c_void, scs: *const c_int, ds: *const c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, root: c_int, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
+unsafe fn scatterv<C: Count, D: Displ>(sb: *const c_void, scs: *const C, ds: *const D, st: MPI_Datatype, rb: *mut c_void, rc: C, rt: MPI_Datatype, root: c_int, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
     let call = names("MPI_Scatterv", "MPI_Iscatterv", request);
+    let call = name::<C>(call);
     ffi(call, c, || {
         // SAFETY: `request` is `None` (blocking form) or the immediate form's
         // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -340,38 +276,17 @@ unsafe fn scatterv(sb: *const c_void, scs: *const c_int, ds: *const c_int, st: M
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Scatterv(sb: *const c_void, scs: *const c_int, ds: *const c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, root: c_int, c: MPI_Comm) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `scatterv` needs what MPI_Scatterv demands of them.
-    unsafe { scatterv(sb, scs, ds, st, rb, rc, rt, root, c, None) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iscatterv(
-    sb: *const c_void,
-    scs: *const c_int,
-    ds: *const c_int,
-    st: MPI_Datatype,
-    rb: *mut c_void,
-    rc: c_int,
-    rt: MPI_Datatype,
-    root: c_int,
-    c: MPI_Comm,
-    r: *mut MPI_Request,
-) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `scatterv` needs what MPI_Iscatterv demands of them.
-    unsafe { scatterv(sb, scs, ds, st, rb, rc, rt, root, c, Some(r)) }
-}
-
 // ----- allgather, alltoall -------------------------------------------------------------
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn allgather(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, c: MPI_Comm, request: Option<*mut MPI_Request>, all_to_all: bool) -> c_int {
+unsafe fn allgather<C: Count>(sb: *const c_void, sc: C, st: MPI_Datatype, rb: *mut c_void, rc: C, rt: MPI_Datatype, c: MPI_Comm, request: Option<*mut MPI_Request>, all_to_all: bool) -> c_int {
     let call = match (all_to_all, request.is_some()) {
         (false, false) => "MPI_Allgather",
         (false, true) => "MPI_Iallgather",
         (true, false) => "MPI_Alltoall",
         (true, true) => "MPI_Ialltoall",
     };
+    let call = name::<C>(call);
     ffi(call, c, || {
         // SAFETY: `request` is `None` (blocking form) or the immediate form's
         // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -406,30 +321,10 @@ unsafe fn allgather(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_v
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Allgather(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, c: MPI_Comm) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `allgather` needs what MPI_Allgather demands of them.
-    unsafe { allgather(sb, sc, st, rb, rc, rt, c, None, false) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iallgather(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `allgather` needs what MPI_Iallgather demands of them.
-    unsafe { allgather(sb, sc, st, rb, rc, rt, c, Some(r), false) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Alltoall(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, c: MPI_Comm) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `allgather` needs what MPI_Alltoall demands of them.
-    unsafe { allgather(sb, sc, st, rb, rc, rt, c, None, true) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ialltoall(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `allgather` needs what MPI_Ialltoall demands of them.
-    unsafe { allgather(sb, sc, st, rb, rc, rt, c, Some(r), true) }
-}
-
 #[allow(clippy::too_many_arguments)]
-unsafe fn allgatherv(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rcs: *const c_int, ds: *const c_int, rt: MPI_Datatype, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
+unsafe fn allgatherv<C: Count, D: Displ>(sb: *const c_void, sc: C, st: MPI_Datatype, rb: *mut c_void, rcs: *const C, ds: *const D, rt: MPI_Datatype, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
     let call = names("MPI_Allgatherv", "MPI_Iallgatherv", request);
+    let call = name::<C>(call);
     ffi(call, c, || {
         // SAFETY: `request` is `None` (blocking form) or the immediate form's
         // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -455,31 +350,21 @@ unsafe fn allgatherv(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Allgatherv(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rcs: *const c_int, ds: *const c_int, rt: MPI_Datatype, c: MPI_Comm) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `allgatherv` needs what MPI_Allgatherv demands of them.
-    unsafe { allgatherv(sb, sc, st, rb, rcs, ds, rt, c, None) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iallgatherv(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rcs: *const c_int, ds: *const c_int, rt: MPI_Datatype, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `allgatherv` needs what MPI_Iallgatherv demands of them.
-    unsafe { allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Some(r)) }
-}
-
 #[allow(clippy::too_many_arguments)]
-unsafe fn alltoallv(
+unsafe fn alltoallv<C: Count, D: Displ>(
     sb: *const c_void,
-    scs: *const c_int,
-    sds: *const c_int,
+    scs: *const C,
+    sds: *const D,
     st: MPI_Datatype,
     rb: *mut c_void,
-    rcs: *const c_int,
-    rds: *const c_int,
+    rcs: *const C,
+    rds: *const D,
     rt: MPI_Datatype,
     c: MPI_Comm,
     request: Option<*mut MPI_Request>,
 ) -> c_int {
     let call = names("MPI_Alltoallv", "MPI_Ialltoallv", request);
+    let call = name::<C>(call);
     ffi(call, c, || {
         // SAFETY: `request` is `None` (blocking form) or the immediate form's
         // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -507,52 +392,21 @@ unsafe fn alltoallv(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Alltoallv(
-    sb: *const c_void,
-    scs: *const c_int,
-    sds: *const c_int,
-    st: MPI_Datatype,
-    rb: *mut c_void,
-    rcs: *const c_int,
-    rds: *const c_int,
-    rt: MPI_Datatype,
-    c: MPI_Comm,
-) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `alltoallv` needs what MPI_Alltoallv demands of them.
-    unsafe { alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, None) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ialltoallv(
-    sb: *const c_void,
-    scs: *const c_int,
-    sds: *const c_int,
-    st: MPI_Datatype,
-    rb: *mut c_void,
-    rcs: *const c_int,
-    rds: *const c_int,
-    rt: MPI_Datatype,
-    c: MPI_Comm,
-    r: *mut MPI_Request,
-) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `alltoallv` needs what MPI_Ialltoallv demands of them.
-    unsafe { alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Some(r)) }
-}
-
 #[allow(clippy::too_many_arguments)]
-unsafe fn alltoallw(
+unsafe fn alltoallw<C: Count, D: Displ>(
     sb: *const c_void,
-    scs: *const c_int,
-    sds: *const c_int,
+    scs: *const C,
+    sds: *const D,
     sts: *const MPI_Datatype,
     rb: *mut c_void,
-    rcs: *const c_int,
-    rds: *const c_int,
+    rcs: *const C,
+    rds: *const D,
     rts: *const MPI_Datatype,
     c: MPI_Comm,
     request: Option<*mut MPI_Request>,
 ) -> c_int {
     let call = names("MPI_Alltoallw", "MPI_Ialltoallw", request);
+    let call = name::<C>(call);
     ffi(call, c, || {
         // SAFETY: `request` is `None` (blocking form) or the immediate form's
         // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -577,38 +431,6 @@ unsafe fn alltoallw(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Alltoallw(
-    sb: *const c_void,
-    scs: *const c_int,
-    sds: *const c_int,
-    sts: *const MPI_Datatype,
-    rb: *mut c_void,
-    rcs: *const c_int,
-    rds: *const c_int,
-    rts: *const MPI_Datatype,
-    c: MPI_Comm,
-) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `alltoallw` needs what MPI_Alltoallw demands of them.
-    unsafe { alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, None) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ialltoallw(
-    sb: *const c_void,
-    scs: *const c_int,
-    sds: *const c_int,
-    sts: *const MPI_Datatype,
-    rb: *mut c_void,
-    rcs: *const c_int,
-    rds: *const c_int,
-    rts: *const MPI_Datatype,
-    c: MPI_Comm,
-    r: *mut MPI_Request,
-) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `alltoallw` needs what MPI_Ialltoallw demands of them.
-    unsafe { alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Some(r)) }
-}
-
 // ----- reductions ----------------------------------------------------------------------
 
 struct RedArgs {
@@ -618,7 +440,7 @@ struct RedArgs {
     op: Op,
 }
 
-fn red_args(call: &str, c: MPI_Comm, n: c_int, dt: MPI_Datatype, o: MPI_Op) -> R<RedArgs> {
+fn red_args<C: Count>(call: &str, c: MPI_Comm, n: C, dt: MPI_Datatype, o: MPI_Op) -> R<RedArgs> {
     let cm = comm(c, call)?;
     let n = count(call, "count", n)?;
     let dt = committed(dt, call, "datatype")?;
@@ -627,8 +449,9 @@ fn red_args(call: &str, c: MPI_Comm, n: c_int, dt: MPI_Datatype, o: MPI_Op) -> R
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn reduce(sb: *const c_void, rb: *mut c_void, n: c_int, dt: MPI_Datatype, o: MPI_Op, root: c_int, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
+unsafe fn reduce<C: Count>(sb: *const c_void, rb: *mut c_void, n: C, dt: MPI_Datatype, o: MPI_Op, root: c_int, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
     let call = names("MPI_Reduce", "MPI_Ireduce", request);
+    let call = name::<C>(call);
     ffi(call, c, || {
         // SAFETY: `request` is `None` (blocking form) or the immediate form's
         // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -647,17 +470,6 @@ unsafe fn reduce(sb: *const c_void, rb: *mut c_void, n: c_int, dt: MPI_Datatype,
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce(sb: *const c_void, rb: *mut c_void, n: c_int, dt: MPI_Datatype, o: MPI_Op, root: c_int, c: MPI_Comm) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `reduce` needs what MPI_Reduce demands of them.
-    unsafe { reduce(sb, rb, n, dt, o, root, c, None) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ireduce(sb: *const c_void, rb: *mut c_void, n: c_int, dt: MPI_Datatype, o: MPI_Op, root: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `reduce` needs what MPI_Ireduce demands of them.
-    unsafe { reduce(sb, rb, n, dt, o, root, c, Some(r)) }
-}
-
 #[derive(Clone, Copy)]
 enum Whole {
     Allreduce,
@@ -666,12 +478,13 @@ enum Whole {
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn whole(kind: Whole, sb: *const c_void, rb: *mut c_void, n: c_int, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
+unsafe fn whole<C: Count>(kind: Whole, sb: *const c_void, rb: *mut c_void, n: C, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
     let call = match kind {
         Whole::Allreduce => names("MPI_Allreduce", "MPI_Iallreduce", request),
         Whole::Scan => names("MPI_Scan", "MPI_Iscan", request),
         Whole::Exscan => names("MPI_Exscan", "MPI_Iexscan", request),
     };
+    let call = name::<C>(call);
     ffi(call, c, || {
         // SAFETY: `request` is `None` (blocking form) or the immediate form's
         // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -709,40 +522,10 @@ unsafe fn whole(kind: Whole, sb: *const c_void, rb: *mut c_void, n: c_int, dt: M
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Allreduce(sb: *const c_void, rb: *mut c_void, n: c_int, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `whole` needs what MPI_Allreduce demands of them.
-    unsafe { whole(Whole::Allreduce, sb, rb, n, dt, o, c, None) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iallreduce(sb: *const c_void, rb: *mut c_void, n: c_int, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `whole` needs what MPI_Iallreduce demands of them.
-    unsafe { whole(Whole::Allreduce, sb, rb, n, dt, o, c, Some(r)) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Scan(sb: *const c_void, rb: *mut c_void, n: c_int, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `whole` needs what MPI_Scan demands of them.
-    unsafe { whole(Whole::Scan, sb, rb, n, dt, o, c, None) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iscan(sb: *const c_void, rb: *mut c_void, n: c_int, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `whole` needs what MPI_Iscan demands of them.
-    unsafe { whole(Whole::Scan, sb, rb, n, dt, o, c, Some(r)) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Exscan(sb: *const c_void, rb: *mut c_void, n: c_int, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `whole` needs what MPI_Exscan demands of them.
-    unsafe { whole(Whole::Exscan, sb, rb, n, dt, o, c, None) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iexscan(sb: *const c_void, rb: *mut c_void, n: c_int, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `whole` needs what MPI_Iexscan demands of them.
-    unsafe { whole(Whole::Exscan, sb, rb, n, dt, o, c, Some(r)) }
-}
-
 #[allow(clippy::too_many_arguments)]
-unsafe fn reduce_scatter(sb: *const c_void, rb: *mut c_void, rcs: *const c_int, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
+unsafe fn reduce_scatter<C: Count>(sb: *const c_void, rb: *mut c_void, rcs: *const C, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
     let call = names("MPI_Reduce_scatter", "MPI_Ireduce_scatter", request);
+    let call = name::<C>(call);
     ffi(call, c, || {
         // SAFETY: `request` is `None` (blocking form) or the immediate form's
         // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -763,20 +546,10 @@ unsafe fn reduce_scatter(sb: *const c_void, rb: *mut c_void, rcs: *const c_int, 
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce_scatter(sb: *const c_void, rb: *mut c_void, rcs: *const c_int, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `reduce_scatter` needs what MPI_Reduce_scatter demands of them.
-    unsafe { reduce_scatter(sb, rb, rcs, dt, o, c, None) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ireduce_scatter(sb: *const c_void, rb: *mut c_void, rcs: *const c_int, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `reduce_scatter` needs what MPI_Ireduce_scatter demands of them.
-    unsafe { reduce_scatter(sb, rb, rcs, dt, o, c, Some(r)) }
-}
-
 #[allow(clippy::too_many_arguments)]
-unsafe fn reduce_scatter_block(sb: *const c_void, rb: *mut c_void, rc: c_int, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
+unsafe fn reduce_scatter_block<C: Count>(sb: *const c_void, rb: *mut c_void, rc: C, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
     let call = names("MPI_Reduce_scatter_block", "MPI_Ireduce_scatter_block", request);
+    let call = name::<C>(call);
     ffi(call, c, || {
         // SAFETY: `request` is `None` (blocking form) or the immediate form's
         // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -798,17 +571,6 @@ unsafe fn reduce_scatter_block(sb: *const c_void, rb: *mut c_void, rc: c_int, dt
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce_scatter_block(sb: *const c_void, rb: *mut c_void, rc: c_int, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `reduce_scatter_block` needs what MPI_Reduce_scatter_block demands of them.
-    unsafe { reduce_scatter_block(sb, rb, rc, dt, o, c, None) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ireduce_scatter_block(sb: *const c_void, rb: *mut c_void, rc: c_int, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `reduce_scatter_block` needs what MPI_Ireduce_scatter_block demands of them.
-    unsafe { reduce_scatter_block(sb, rb, rc, dt, o, c, Some(r)) }
-}
-
 // ----- neighbourhood collectives --------------------------------------------------------
 
 /// (indegree, outdegree) of this rank, or MPI_ERR_TOPOLOGY.
@@ -819,13 +581,14 @@ fn degrees(call: &str, cm: &Comm) -> R<(usize, usize)> {
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn neighbor_allgather(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, c: MPI_Comm, request: Option<*mut MPI_Request>, all_to_all: bool) -> c_int {
+unsafe fn neighbor_allgather<C: Count>(sb: *const c_void, sc: C, st: MPI_Datatype, rb: *mut c_void, rc: C, rt: MPI_Datatype, c: MPI_Comm, request: Option<*mut MPI_Request>, all_to_all: bool) -> c_int {
     let call = match (all_to_all, request.is_some()) {
         (false, false) => "MPI_Neighbor_allgather",
         (false, true) => "MPI_Ineighbor_allgather",
         (true, false) => "MPI_Neighbor_alltoall",
         (true, true) => "MPI_Ineighbor_alltoall",
     };
+    let call = name::<C>(call);
     ffi(call, c, || {
         // SAFETY: `request` is `None` (blocking form) or the immediate form's
         // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -861,30 +624,10 @@ unsafe fn neighbor_allgather(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb:
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_allgather(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, c: MPI_Comm) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `neighbor_allgather` needs what MPI_Neighbor_allgather demands of them.
-    unsafe { neighbor_allgather(sb, sc, st, rb, rc, rt, c, None, false) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ineighbor_allgather(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `neighbor_allgather` needs what MPI_Ineighbor_allgather demands of them.
-    unsafe { neighbor_allgather(sb, sc, st, rb, rc, rt, c, Some(r), false) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_alltoall(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, c: MPI_Comm) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `neighbor_allgather` needs what MPI_Neighbor_alltoall demands of them.
-    unsafe { neighbor_allgather(sb, sc, st, rb, rc, rt, c, None, true) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ineighbor_alltoall(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rc: c_int, rt: MPI_Datatype, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `neighbor_allgather` needs what MPI_Ineighbor_alltoall demands of them.
-    unsafe { neighbor_allgather(sb, sc, st, rb, rc, rt, c, Some(r), true) }
-}
-
 #[allow(clippy::too_many_arguments)]
-unsafe fn neighbor_allgatherv(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rcs: *const c_int, ds: *const c_int, rt: MPI_Datatype, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
+unsafe fn neighbor_allgatherv<C: Count, D: Displ>(sb: *const c_void, sc: C, st: MPI_Datatype, rb: *mut c_void, rcs: *const C, ds: *const D, rt: MPI_Datatype, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
     let call = names("MPI_Neighbor_allgatherv", "MPI_Ineighbor_allgatherv", request);
+    let call = name::<C>(call);
     ffi(call, c, || {
         // SAFETY: `request` is `None` (blocking form) or the immediate form's
         // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -910,41 +653,21 @@ unsafe fn neighbor_allgatherv(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_allgatherv(sb: *const c_void, sc: c_int, st: MPI_Datatype, rb: *mut c_void, rcs: *const c_int, ds: *const c_int, rt: MPI_Datatype, c: MPI_Comm) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `neighbor_allgatherv` needs what MPI_Neighbor_allgatherv demands of them.
-    unsafe { neighbor_allgatherv(sb, sc, st, rb, rcs, ds, rt, c, None) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ineighbor_allgatherv(
-    sb: *const c_void,
-    sc: c_int,
-    st: MPI_Datatype,
-    rb: *mut c_void,
-    rcs: *const c_int,
-    ds: *const c_int,
-    rt: MPI_Datatype,
-    c: MPI_Comm,
-    r: *mut MPI_Request,
-) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `neighbor_allgatherv` needs what MPI_Ineighbor_allgatherv demands of them.
-    unsafe { neighbor_allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Some(r)) }
-}
-
 #[allow(clippy::too_many_arguments)]
-unsafe fn neighbor_alltoallv(
+unsafe fn neighbor_alltoallv<C: Count, D: Displ>(
     sb: *const c_void,
-    scs: *const c_int,
-    sds: *const c_int,
+    scs: *const C,
+    sds: *const D,
     st: MPI_Datatype,
     rb: *mut c_void,
-    rcs: *const c_int,
-    rds: *const c_int,
+    rcs: *const C,
+    rds: *const D,
     rt: MPI_Datatype,
     c: MPI_Comm,
     request: Option<*mut MPI_Request>,
 ) -> c_int {
     let call = names("MPI_Neighbor_alltoallv", "MPI_Ineighbor_alltoallv", request);
+    let call = name::<C>(call);
     ffi(call, c, || {
         // SAFETY: `request` is `None` (blocking form) or the immediate form's
         // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -971,52 +694,21 @@ unsafe fn neighbor_alltoallv(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_alltoallv(
-    sb: *const c_void,
-    scs: *const c_int,
-    sds: *const c_int,
-    st: MPI_Datatype,
-    rb: *mut c_void,
-    rcs: *const c_int,
-    rds: *const c_int,
-    rt: MPI_Datatype,
-    c: MPI_Comm,
-) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `neighbor_alltoallv` needs what MPI_Neighbor_alltoallv demands of them.
-    unsafe { neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, None) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ineighbor_alltoallv(
-    sb: *const c_void,
-    scs: *const c_int,
-    sds: *const c_int,
-    st: MPI_Datatype,
-    rb: *mut c_void,
-    rcs: *const c_int,
-    rds: *const c_int,
-    rt: MPI_Datatype,
-    c: MPI_Comm,
-    r: *mut MPI_Request,
-) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `neighbor_alltoallv` needs what MPI_Ineighbor_alltoallv demands of them.
-    unsafe { neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Some(r)) }
-}
-
 #[allow(clippy::too_many_arguments)]
-unsafe fn neighbor_alltoallw(
+unsafe fn neighbor_alltoallw<C: Count, D: Displ>(
     sb: *const c_void,
-    scs: *const c_int,
-    sds: *const MPI_Aint,
+    scs: *const C,
+    sds: *const D,
     sts: *const MPI_Datatype,
     rb: *mut c_void,
-    rcs: *const c_int,
-    rds: *const MPI_Aint,
+    rcs: *const C,
+    rds: *const D,
     rts: *const MPI_Datatype,
     c: MPI_Comm,
     request: Option<*mut MPI_Request>,
 ) -> c_int {
     let call = names("MPI_Neighbor_alltoallw", "MPI_Ineighbor_alltoallw", request);
+    let call = name::<C>(call);
     ffi(call, c, || {
         // SAFETY: `request` is `None` (blocking form) or the immediate form's
         // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -1024,9 +716,9 @@ unsafe fn neighbor_alltoallw(
         let cm = comm(c, call)?;
         let (indeg, outdeg) = degrees(call, &cm)?;
         // SAFETY: MPI_Neighbor_alltoallw's send arrays have one entry per destination neighbour, `outdeg`.
-        let (scs, sds, sts) = unsafe { (counts(call, "sendcounts", scs, outdeg)?, aint_displs(call, "sdispls", sds, outdeg)?, dtypes(call, "sendtypes", sts, outdeg)?) };
+        let (scs, sds, sts) = unsafe { (counts(call, "sendcounts", scs, outdeg)?, displs(call, "sdispls", sds, outdeg)?, dtypes(call, "sendtypes", sts, outdeg)?) };
         // SAFETY: MPI_Neighbor_alltoallw's receive arrays have one entry per source neighbour, `indeg`.
-        let (rcs, rds, rts) = unsafe { (counts(call, "recvcounts", rcs, indeg)?, aint_displs(call, "rdispls", rds, indeg)?, dtypes(call, "recvtypes", rts, indeg)?) };
+        let (rcs, rds, rts) = unsafe { (counts(call, "recvcounts", rcs, indeg)?, displs(call, "rdispls", rds, indeg)?, dtypes(call, "recvtypes", rts, indeg)?) };
         let (sts, rts): (Vec<&Datatype>, Vec<&Datatype>) = (sts.iter().collect(), rts.iter().collect());
         let s = sb as *const u8;
         let r = rb as *mut u8;
@@ -1042,34 +734,47 @@ unsafe fn neighbor_alltoallw(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_alltoallw(
-    sb: *const c_void,
-    scs: *const c_int,
-    sds: *const MPI_Aint,
-    sts: *const MPI_Datatype,
-    rb: *mut c_void,
-    rcs: *const c_int,
-    rds: *const MPI_Aint,
-    rts: *const MPI_Datatype,
-    c: MPI_Comm,
-) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `neighbor_alltoallw` needs what MPI_Neighbor_alltoallw demands of them.
-    unsafe { neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, None) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ineighbor_alltoallw(
-    sb: *const c_void,
-    scs: *const c_int,
-    sds: *const MPI_Aint,
-    sts: *const MPI_Datatype,
-    rb: *mut c_void,
-    rcs: *const c_int,
-    rds: *const MPI_Aint,
-    rts: *const MPI_Datatype,
-    c: MPI_Comm,
-    r: *mut MPI_Request,
-) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `neighbor_alltoallw` needs what MPI_Ineighbor_alltoallw demands of them.
-    unsafe { neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Some(r)) }
-}
+// ----- entry points: the int forms and their large-count (`_c`) twins ---------------
+
+entry!(PMPI_Bcast, PMPI_Bcast_c, (buf: MVoid, n: CNT, dt: MPI_Datatype, root: c_int, c: MPI_Comm) => bcast(buf, n, dt, root, c, None));
+entry!(PMPI_Ibcast, PMPI_Ibcast_c, (buf: MVoid, n: CNT, dt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => bcast(buf, n, dt, root, c, Some(r)));
+entry!(PMPI_Gather, PMPI_Gather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm) => gather(sb, sc, st, rb, rc, rt, root, c, None));
+entry!(PMPI_Igather, PMPI_Igather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => gather(sb, sc, st, rb, rc, rt, root, c, Some(r)));
+entry!(PMPI_Gatherv, PMPI_Gatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, root: c_int, c: MPI_Comm) => gatherv(sb, sc, st, rb, rcs, ds, rt, root, c, None));
+entry!(PMPI_Igatherv, PMPI_Igatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => gatherv(sb, sc, st, rb, rcs, ds, rt, root, c, Some(r)));
+entry!(PMPI_Scatter, PMPI_Scatter_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm) => scatter(sb, sc, st, rb, rc, rt, root, c, None));
+entry!(PMPI_Iscatter, PMPI_Iscatter_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => scatter(sb, sc, st, rb, rc, rt, root, c, Some(r)));
+entry!(PMPI_Scatterv, PMPI_Scatterv_c, (sb: CVoid, scs: ACNT, ds: ADSP, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm) => scatterv(sb, scs, ds, st, rb, rc, rt, root, c, None));
+entry!(PMPI_Iscatterv, PMPI_Iscatterv_c, (sb: CVoid, scs: ACNT, ds: ADSP, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => scatterv(sb, scs, ds, st, rb, rc, rt, root, c, Some(r)));
+entry!(PMPI_Allgather, PMPI_Allgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => allgather(sb, sc, st, rb, rc, rt, c, None, false));
+entry!(PMPI_Iallgather, PMPI_Iallgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => allgather(sb, sc, st, rb, rc, rt, c, Some(r), false));
+entry!(PMPI_Alltoall, PMPI_Alltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => allgather(sb, sc, st, rb, rc, rt, c, None, true));
+entry!(PMPI_Ialltoall, PMPI_Ialltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => allgather(sb, sc, st, rb, rc, rt, c, Some(r), true));
+entry!(PMPI_Allgatherv, PMPI_Allgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => allgatherv(sb, sc, st, rb, rcs, ds, rt, c, None));
+entry!(PMPI_Iallgatherv, PMPI_Iallgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Some(r)));
+entry!(PMPI_Alltoallv, PMPI_Alltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, None));
+entry!(PMPI_Ialltoallv, PMPI_Ialltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Some(r)));
+entry!(PMPI_Alltoallw, PMPI_Alltoallw_c, (sb: CVoid, scs: ACNT, sds: ADSP, sts: ATypes, rb: MVoid, rcs: ACNT, rds: ADSP, rts: ATypes, c: MPI_Comm) => alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, None));
+entry!(PMPI_Ialltoallw, PMPI_Ialltoallw_c, (sb: CVoid, scs: ACNT, sds: ADSP, sts: ATypes, rb: MVoid, rcs: ACNT, rds: ADSP, rts: ATypes, c: MPI_Comm, r: PReq) => alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Some(r)));
+entry!(PMPI_Reduce, PMPI_Reduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, root: c_int, c: MPI_Comm) => reduce(sb, rb, n, dt, o, root, c, None));
+entry!(PMPI_Ireduce, PMPI_Ireduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, root: c_int, c: MPI_Comm, r: PReq) => reduce(sb, rb, n, dt, o, root, c, Some(r)));
+entry!(PMPI_Allreduce, PMPI_Allreduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => whole(Whole::Allreduce, sb, rb, n, dt, o, c, None));
+entry!(PMPI_Iallreduce, PMPI_Iallreduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Allreduce, sb, rb, n, dt, o, c, Some(r)));
+entry!(PMPI_Scan, PMPI_Scan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => whole(Whole::Scan, sb, rb, n, dt, o, c, None));
+entry!(PMPI_Iscan, PMPI_Iscan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Scan, sb, rb, n, dt, o, c, Some(r)));
+entry!(PMPI_Exscan, PMPI_Exscan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => whole(Whole::Exscan, sb, rb, n, dt, o, c, None));
+entry!(PMPI_Iexscan, PMPI_Iexscan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Exscan, sb, rb, n, dt, o, c, Some(r)));
+entry!(PMPI_Reduce_scatter, PMPI_Reduce_scatter_c, (sb: CVoid, rb: MVoid, rcs: ACNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => reduce_scatter(sb, rb, rcs, dt, o, c, None));
+entry!(PMPI_Ireduce_scatter, PMPI_Ireduce_scatter_c, (sb: CVoid, rb: MVoid, rcs: ACNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => reduce_scatter(sb, rb, rcs, dt, o, c, Some(r)));
+entry!(PMPI_Reduce_scatter_block, PMPI_Reduce_scatter_block_c, (sb: CVoid, rb: MVoid, rc: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => reduce_scatter_block(sb, rb, rc, dt, o, c, None));
+entry!(PMPI_Ireduce_scatter_block, PMPI_Ireduce_scatter_block_c, (sb: CVoid, rb: MVoid, rc: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => reduce_scatter_block(sb, rb, rc, dt, o, c, Some(r)));
+entry!(PMPI_Neighbor_allgather, PMPI_Neighbor_allgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, None, false));
+entry!(PMPI_Ineighbor_allgather, PMPI_Ineighbor_allgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Some(r), false));
+entry!(PMPI_Neighbor_alltoall, PMPI_Neighbor_alltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, None, true));
+entry!(PMPI_Ineighbor_alltoall, PMPI_Ineighbor_alltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Some(r), true));
+entry!(PMPI_Neighbor_allgatherv, PMPI_Neighbor_allgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => neighbor_allgatherv(sb, sc, st, rb, rcs, ds, rt, c, None));
+entry!(PMPI_Ineighbor_allgatherv, PMPI_Ineighbor_allgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Some(r)));
+entry!(PMPI_Neighbor_alltoallv, PMPI_Neighbor_alltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, None));
+entry!(PMPI_Ineighbor_alltoallv, PMPI_Ineighbor_alltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Some(r)));
+entry!(PMPI_Neighbor_alltoallw, PMPI_Neighbor_alltoallw_c, (sb: CVoid, scs: ACNT, sds: AAint, sts: ATypes, rb: MVoid, rcs: ACNT, rds: AAint, rts: ATypes, c: MPI_Comm) => neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, None));
+entry!(PMPI_Ineighbor_alltoallw, PMPI_Ineighbor_alltoallw_c, (sb: CVoid, scs: ACNT, sds: AAint, sts: ATypes, rb: MVoid, rcs: ACNT, rds: AAint, rts: ATypes, c: MPI_Comm, r: PReq) => neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Some(r)));

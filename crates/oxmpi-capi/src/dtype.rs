@@ -17,6 +17,7 @@ use crate::env::{get_str, put_str};
 use crate::errors::{NO_COMM, array, bad, ffi, out, R};
 use crate::handles::state;
 use crate::misc::with_cb_type;
+use crate::large::{entry, name, ptr::*, to_usize, Count, Displ};
 use crate::types::*;
 
 /// The engine datatype of a handle (committed or not).
@@ -76,109 +77,169 @@ pub fn find_handle(dt: &Datatype) -> MPI_Datatype {
     found.unwrap_or_else(|| new_handle(dt))
 }
 
-fn count_arg(call: &str, arg: &str, n: c_int) -> R<usize> {
-    if n < 0 {
-        return Err(bad(ErrorClass::Count, call, arg, format!("{n} is negative")));
-    }
-    Ok(n as usize)
+fn count_arg<C: Count>(call: &str, arg: &str, n: C) -> R<usize> {
+    to_usize(call, arg, n)
 }
 
-fn ints(v: &[c_int]) -> Vec<i64> {
-    v.iter().map(|&x| x as i64).collect()
+fn ints<C: Count>(v: &[C]) -> Vec<i64> {
+    v.iter().map(|x| x.wide()).collect()
+}
+
+fn addrs<A: Displ>(v: &[A]) -> Vec<isize> {
+    v.iter().map(|x| x.addr()).collect()
 }
 
 /// # Safety
 /// `newtype` is NULL or valid to write one `MPI_Datatype`, unaliased (the C caller's argument).
-unsafe fn make(call: &'static str, newtype: *mut MPI_Datatype, f: impl FnOnce() -> R<Datatype>) -> c_int {
+/// `large`: made by a large-count (`_c`) constructor, whose contents
+/// MPI_Type_get_contents_c reports as large counts.
+unsafe fn make(call: &'static str, large: bool, newtype: *mut MPI_Datatype, f: impl FnOnce() -> R<Datatype>) -> c_int {
     ffi(call, NO_COMM, || {
         // SAFETY: `newtype` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "newtype", newtype)? };
         let dt = f()?;
+        if large {
+            dt.mark_large_count();
+        }
         *o = state().datatypes.insert(dt);
         Ok(())
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_contiguous(count: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    const CALL: &str = "MPI_Type_contiguous";
-    let f = || {
-        count_arg(CALL, "count", count)?;
-        let old = datatype(oldtype, CALL, "oldtype")?;
-        Ok(Datatype::contiguous(count as i64, &old)?)
-    };
-    // SAFETY: `newtype` is MPI_Type_contiguous's OUT argument, as `make` requires.
-    unsafe { make(CALL, newtype, f) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_vector(count: c_int, blocklength: c_int, stride: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    const CALL: &str = "MPI_Type_vector";
-    let f = || {
-        count_arg(CALL, "count", count)?;
-        let old = datatype(oldtype, CALL, "oldtype")?;
-        Ok(Datatype::vector(count as i64, blocklength as i64, stride as i64, &old)?)
-    };
-    // SAFETY: `newtype` is MPI_Type_vector's OUT argument, as `make` requires.
-    unsafe { make(CALL, newtype, f) }
-}
-
-unsafe fn hvector(call: &'static str, count: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+unsafe fn contiguous<C: Count>(count: C, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    let call = name::<C>("MPI_Type_contiguous");
     let f = || {
         count_arg(call, "count", count)?;
         let old = datatype(oldtype, call, "oldtype")?;
-        Ok(Datatype::hvector(count as i64, blocklength as i64, stride, &old)?)
+        Ok(Datatype::contiguous(count.wide(), &old)?)
     };
     // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
-    unsafe { make(call, newtype, f) }
+    unsafe { make(call, C::WIDE, newtype, f) }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_hvector(count: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `hvector` needs what MPI_Type_create_hvector demands of them.
-    unsafe { hvector("MPI_Type_create_hvector", count, blocklength, stride, oldtype, newtype) }
+unsafe fn vector<C: Count>(count: C, blocklength: C, stride: C, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    let call = name::<C>("MPI_Type_vector");
+    let f = || {
+        count_arg(call, "count", count)?;
+        let old = datatype(oldtype, call, "oldtype")?;
+        Ok(Datatype::vector(count.wide(), blocklength.wide(), stride.wide(), &old)?)
+    };
+    // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
+    unsafe { make(call, C::WIDE, newtype, f) }
 }
+
+unsafe fn hvector<C: Count, A: Displ>(call: &'static str, count: C, blocklength: C, stride: A, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    let call = name::<C>(call);
+    let f = || {
+        count_arg(call, "count", count)?;
+        let old = datatype(oldtype, call, "oldtype")?;
+        Ok(Datatype::hvector(count.wide(), blocklength.wide(), stride.addr(), &old)?)
+    };
+    // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
+    unsafe { make(call, C::WIDE, newtype, f) }
+}
+
+unsafe fn indexed<C: Count>(count: C, blocklens: *const C, displs: *const C, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    let call = name::<C>("MPI_Type_indexed");
+    let f = || {
+        let n = count_arg(call, "count", count)?;
+        // SAFETY: MPI_Type_indexed(_c)'s `array_of_blocklengths` holds `count` = `n` counts.
+        let b = unsafe { array(call, "array_of_blocklengths", blocklens, n)? };
+        // SAFETY: its `array_of_displacements` holds `count` = `n` counts.
+        let d = unsafe { array(call, "array_of_displacements", displs, n)? };
+        let old = datatype(oldtype, call, "oldtype")?;
+        Ok(Datatype::indexed(&ints(b), &ints(d), &old)?)
+    };
+    // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
+    unsafe { make(call, C::WIDE, newtype, f) }
+}
+
+unsafe fn hindexed<C: Count, A: Displ>(call: &'static str, count: C, blocklens: *const C, displs: *const A, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    let call = name::<C>(call);
+    let f = || {
+        let n = count_arg(call, "count", count)?;
+        // SAFETY: MPI_Type_(create_)hindexed(_c)'s `array_of_blocklengths` holds `count` = `n` counts.
+        let b = unsafe { array(call, "array_of_blocklengths", blocklens, n)? };
+        // SAFETY: its `array_of_displacements` holds `count` = `n` addresses.
+        let d = unsafe { array(call, "array_of_displacements", displs, n)? };
+        let old = datatype(oldtype, call, "oldtype")?;
+        Ok(Datatype::hindexed(&ints(b), &addrs(d), &old)?)
+    };
+    // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
+    unsafe { make(call, C::WIDE, newtype, f) }
+}
+
+unsafe fn indexed_block<C: Count>(count: C, blocklength: C, displs: *const C, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    let call = name::<C>("MPI_Type_create_indexed_block");
+    let f = || {
+        let n = count_arg(call, "count", count)?;
+        // SAFETY: MPI_Type_create_indexed_block(_c)'s `array_of_displacements` holds `count` = `n` counts.
+        let d = unsafe { array(call, "array_of_displacements", displs, n)? };
+        let old = datatype(oldtype, call, "oldtype")?;
+        Ok(Datatype::indexed_block(blocklength.wide(), &ints(d), &old)?)
+    };
+    // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
+    unsafe { make(call, C::WIDE, newtype, f) }
+}
+
+unsafe fn hindexed_block<C: Count, A: Displ>(count: C, blocklength: C, displs: *const A, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    let call = name::<C>("MPI_Type_create_hindexed_block");
+    let f = || {
+        let n = count_arg(call, "count", count)?;
+        // SAFETY: MPI_Type_create_hindexed_block(_c)'s `array_of_displacements` holds `count` = `n` addresses.
+        let d = unsafe { array(call, "array_of_displacements", displs, n)? };
+        let old = datatype(oldtype, call, "oldtype")?;
+        Ok(Datatype::hindexed_block(blocklength.wide(), &addrs(d), &old)?)
+    };
+    // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
+    unsafe { make(call, C::WIDE, newtype, f) }
+}
+
+unsafe fn structure<C: Count, A: Displ>(call: &'static str, count: C, blocklens: *const C, displs: *const A, types: *const MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    let call = name::<C>(call);
+    let f = || {
+        let n = count_arg(call, "count", count)?;
+        // SAFETY: MPI_Type_(create_)struct(_c)'s `array_of_blocklengths` holds `count` = `n` counts.
+        let b = unsafe { array(call, "array_of_blocklengths", blocklens, n)? };
+        // SAFETY: its `array_of_displacements` holds `count` = `n` addresses.
+        let d = unsafe { array(call, "array_of_displacements", displs, n)? };
+        // SAFETY: its `array_of_types` holds `count` = `n` handles.
+        let t = unsafe { array(call, "array_of_types", types, n)? };
+        let tys = t
+            .iter()
+            .enumerate()
+            .map(|(i, &h)| datatype(h, call, &format!("array_of_types[{i}]")))
+            .collect::<R<Vec<_>>>()?;
+        Ok(Datatype::structure(&ints(b), &addrs(d), &tys)?)
+    };
+    // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
+    unsafe { make(call, C::WIDE, newtype, f) }
+}
+
+unsafe fn resized<A: Displ>(oldtype: MPI_Datatype, lb: A, extent: A, newtype: *mut MPI_Datatype) -> c_int {
+    let call = if A::WIDE { name::<MPI_Count>("MPI_Type_create_resized") } else { "MPI_Type_create_resized" };
+    let f = || {
+        let old = datatype(oldtype, call, "oldtype")?;
+        Ok(Datatype::resized(&old, lb.addr(), extent.addr())?)
+    };
+    // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
+    unsafe { make(call, A::WIDE, newtype, f) }
+}
+
+entry!(PMPI_Type_contiguous, PMPI_Type_contiguous_c, (count: CNT, oldtype: MPI_Datatype, newtype: PType) => contiguous(count, oldtype, newtype));
+entry!(PMPI_Type_vector, PMPI_Type_vector_c, (count: CNT, blocklength: CNT, stride: CNT, oldtype: MPI_Datatype, newtype: PType) => vector(count, blocklength, stride, oldtype, newtype));
+entry!(PMPI_Type_create_hvector, PMPI_Type_create_hvector_c, (count: CNT, blocklength: CNT, stride: ADDR, oldtype: MPI_Datatype, newtype: PType) => hvector("MPI_Type_create_hvector", count, blocklength, stride, oldtype, newtype));
+entry!(PMPI_Type_indexed, PMPI_Type_indexed_c, (count: CNT, blocklens: ACNT, displs: ACNT, oldtype: MPI_Datatype, newtype: PType) => indexed(count, blocklens, displs, oldtype, newtype));
+entry!(PMPI_Type_create_hindexed, PMPI_Type_create_hindexed_c, (count: CNT, blocklens: ACNT, displs: AADDR, oldtype: MPI_Datatype, newtype: PType) => hindexed("MPI_Type_create_hindexed", count, blocklens, displs, oldtype, newtype));
+entry!(PMPI_Type_create_indexed_block, PMPI_Type_create_indexed_block_c, (count: CNT, blocklength: CNT, displs: ACNT, oldtype: MPI_Datatype, newtype: PType) => indexed_block(count, blocklength, displs, oldtype, newtype));
+entry!(PMPI_Type_create_hindexed_block, PMPI_Type_create_hindexed_block_c, (count: CNT, blocklength: CNT, displs: AADDR, oldtype: MPI_Datatype, newtype: PType) => hindexed_block(count, blocklength, displs, oldtype, newtype));
+entry!(PMPI_Type_create_struct, PMPI_Type_create_struct_c, (count: CNT, blocklens: ACNT, displs: AADDR, types: ATypes, newtype: PType) => structure("MPI_Type_create_struct", count, blocklens, displs, types, newtype));
+entry!(PMPI_Type_create_resized, PMPI_Type_create_resized_c, (oldtype: MPI_Datatype, lb: ADDR, extent: ADDR, newtype: PType) => resized(oldtype, lb, extent, newtype));
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_hvector(count: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     // SAFETY: the C caller's arguments, passed on: `hvector` needs what MPI_Type_hvector demands of them.
     unsafe { hvector("MPI_Type_hvector", count, blocklength, stride, oldtype, newtype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_indexed(count: c_int, blocklens: *const c_int, displs: *const c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    const CALL: &str = "MPI_Type_indexed";
-    let f = || {
-        let n = count_arg(CALL, "count", count)?;
-        // SAFETY: MPI_Type_indexed's `array_of_blocklengths` holds `count` = `n` ints.
-        let b = unsafe { array(CALL, "array_of_blocklengths", blocklens, n)? };
-        // SAFETY: MPI_Type_indexed's `array_of_displacements` holds `count` = `n` ints.
-        let d = unsafe { array(CALL, "array_of_displacements", displs, n)? };
-        let old = datatype(oldtype, CALL, "oldtype")?;
-        Ok(Datatype::indexed(&ints(b), &ints(d), &old)?)
-    };
-    // SAFETY: `newtype` is MPI_Type_indexed's OUT argument, as `make` requires.
-    unsafe { make(CALL, newtype, f) }
-}
-
-unsafe fn hindexed(call: &'static str, count: c_int, blocklens: *const c_int, displs: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    let f = || {
-        let n = count_arg(call, "count", count)?;
-        // SAFETY: MPI_Type_(create_)hindexed's `array_of_blocklengths` holds `count` = `n` ints.
-        let b = unsafe { array(call, "array_of_blocklengths", blocklens, n)? };
-        // SAFETY: its `array_of_displacements` holds `count` = `n` MPI_Aints.
-        let d = unsafe { array(call, "array_of_displacements", displs, n)? };
-        let old = datatype(oldtype, call, "oldtype")?;
-        Ok(Datatype::hindexed(&ints(b), d, &old)?)
-    };
-    // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
-    unsafe { make(call, newtype, f) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_hindexed(count: c_int, blocklens: *const c_int, displs: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `hindexed` needs what MPI_Type_create_hindexed demands of them.
-    unsafe { hindexed("MPI_Type_create_hindexed", count, blocklens, displs, oldtype, newtype) }
 }
 
 #[no_mangle]
@@ -188,74 +249,9 @@ pub unsafe extern "C" fn PMPI_Type_hindexed(count: c_int, blocklens: *mut c_int,
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_indexed_block(count: c_int, blocklength: c_int, displs: *const c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    const CALL: &str = "MPI_Type_create_indexed_block";
-    let f = || {
-        let n = count_arg(CALL, "count", count)?;
-        // SAFETY: MPI_Type_create_indexed_block's `array_of_displacements` holds `count` = `n` ints.
-        let d = unsafe { array(CALL, "array_of_displacements", displs, n)? };
-        let old = datatype(oldtype, CALL, "oldtype")?;
-        Ok(Datatype::indexed_block(blocklength as i64, &ints(d), &old)?)
-    };
-    // SAFETY: `newtype` is MPI_Type_create_indexed_block's OUT argument, as `make` requires.
-    unsafe { make(CALL, newtype, f) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_hindexed_block(count: c_int, blocklength: c_int, displs: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    const CALL: &str = "MPI_Type_create_hindexed_block";
-    let f = || {
-        let n = count_arg(CALL, "count", count)?;
-        // SAFETY: MPI_Type_create_hindexed_block's `array_of_displacements` holds `count` = `n` MPI_Aints.
-        let d = unsafe { array(CALL, "array_of_displacements", displs, n)? };
-        let old = datatype(oldtype, CALL, "oldtype")?;
-        Ok(Datatype::hindexed_block(blocklength as i64, d, &old)?)
-    };
-    // SAFETY: `newtype` is MPI_Type_create_hindexed_block's OUT argument, as `make` requires.
-    unsafe { make(CALL, newtype, f) }
-}
-
-unsafe fn structure(call: &'static str, count: c_int, blocklens: *const c_int, displs: *const MPI_Aint, types: *const MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    let f = || {
-        let n = count_arg(call, "count", count)?;
-        // SAFETY: MPI_Type_(create_)struct's `array_of_blocklengths` holds `count` = `n` ints.
-        let b = unsafe { array(call, "array_of_blocklengths", blocklens, n)? };
-        // SAFETY: its `array_of_displacements` holds `count` = `n` MPI_Aints.
-        let d = unsafe { array(call, "array_of_displacements", displs, n)? };
-        // SAFETY: its `array_of_types` holds `count` = `n` handles.
-        let t = unsafe { array(call, "array_of_types", types, n)? };
-        let tys = t
-            .iter()
-            .enumerate()
-            .map(|(i, &h)| datatype(h, call, &format!("array_of_types[{i}]")))
-            .collect::<R<Vec<_>>>()?;
-        Ok(Datatype::structure(&ints(b), d, &tys)?)
-    };
-    // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
-    unsafe { make(call, newtype, f) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_struct(count: c_int, blocklens: *const c_int, displs: *const MPI_Aint, types: *const MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `structure` needs what MPI_Type_create_struct demands of them.
-    unsafe { structure("MPI_Type_create_struct", count, blocklens, displs, types, newtype) }
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_struct(count: c_int, blocklens: *mut c_int, displs: *mut MPI_Aint, types: *mut MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     // SAFETY: the C caller's arguments, passed on: `structure` needs what MPI_Type_struct demands of them.
     unsafe { structure("MPI_Type_struct", count, blocklens, displs, types, newtype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_resized(oldtype: MPI_Datatype, lb: MPI_Aint, extent: MPI_Aint, newtype: *mut MPI_Datatype) -> c_int {
-    const CALL: &str = "MPI_Type_create_resized";
-    let f = || {
-        let old = datatype(oldtype, CALL, "oldtype")?;
-        Ok(Datatype::resized(&old, lb, extent)?)
-    };
-    // SAFETY: `newtype` is MPI_Type_create_resized's OUT argument, as `make` requires.
-    unsafe { make(CALL, newtype, f) }
 }
 
 #[no_mangle]
@@ -267,7 +263,7 @@ pub unsafe extern "C" fn PMPI_Type_dup(oldtype: MPI_Datatype, newtype: *mut MPI_
         Ok(with_cb_type(oldtype, || Datatype::dup_with_attributes(&old))?)
     };
     // SAFETY: `newtype` is MPI_Type_dup's OUT argument, as `make` requires.
-    unsafe { make(CALL, newtype, f) }
+    unsafe { make(CALL, false, newtype, f) }
 }
 
 #[no_mangle]
@@ -332,12 +328,10 @@ pub unsafe extern "C" fn PMPI_Type_size(h: MPI_Datatype, size: *mut c_int) -> c_
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_size_x(h: MPI_Datatype, size: *mut MPI_Count) -> c_int {
-    const CALL: &str = "MPI_Type_size_x";
-    ffi(CALL, NO_COMM, || {
+unsafe fn size_wide(call: &'static str, h: MPI_Datatype, size: *mut MPI_Count) -> c_int {
+    ffi(call, NO_COMM, || {
         // SAFETY: `size` is MPI_Type_size_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "size", size)? } = query(CALL, h, |d| Ok(d.size() as i64))?;
+        *unsafe { out(call, "size", size)? } = query(call, h, |d| Ok(d.size() as i64))?;
         Ok(())
     })
 }
@@ -355,15 +349,13 @@ pub unsafe extern "C" fn PMPI_Type_get_extent(h: MPI_Datatype, lb: *mut MPI_Aint
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_extent_x(h: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
-    const CALL: &str = "MPI_Type_get_extent_x";
-    ffi(CALL, NO_COMM, || {
-        let (l, e) = query(CALL, h, |d| Ok((d.lb(), d.extent())))?;
+unsafe fn extent_wide(call: &'static str, h: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
+    ffi(call, NO_COMM, || {
+        let (l, e) = query(call, h, |d| Ok((d.lb(), d.extent())))?;
         // SAFETY: `lb` is MPI_Type_get_extent_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "lb", lb)? } = l as i64;
+        *unsafe { out(call, "lb", lb)? } = l as i64;
         // SAFETY: `extent` is MPI_Type_get_extent_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "extent", extent)? } = e as i64;
+        *unsafe { out(call, "extent", extent)? } = e as i64;
         Ok(())
     })
 }
@@ -381,15 +373,13 @@ pub unsafe extern "C" fn PMPI_Type_get_true_extent(h: MPI_Datatype, lb: *mut MPI
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_true_extent_x(h: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
-    const CALL: &str = "MPI_Type_get_true_extent_x";
-    ffi(CALL, NO_COMM, || {
-        let (l, e) = query(CALL, h, |d| Ok((d.true_lb(), d.true_extent())))?;
+unsafe fn true_extent_wide(call: &'static str, h: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
+    ffi(call, NO_COMM, || {
+        let (l, e) = query(call, h, |d| Ok((d.true_lb(), d.true_extent())))?;
         // SAFETY: `true_lb` (`lb`) is MPI_Type_get_true_extent_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "true_lb", lb)? } = l as i64;
+        *unsafe { out(call, "true_lb", lb)? } = l as i64;
         // SAFETY: `true_extent` (`extent`) is MPI_Type_get_true_extent_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "true_extent", extent)? } = e as i64;
+        *unsafe { out(call, "true_extent", extent)? } = e as i64;
         Ok(())
     })
 }
@@ -535,85 +525,82 @@ pub unsafe extern "C" fn PMPI_Aint_diff(a: MPI_Aint, b: MPI_Aint) -> MPI_Aint {
     a.wrapping_sub(b)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Pack(
+unsafe fn pack<C: Count>(
     inbuf: *const c_void,
-    incount: c_int,
+    incount: C,
     h: MPI_Datatype,
     outbuf: *mut c_void,
-    outsize: c_int,
-    position: *mut c_int,
+    outsize: C,
+    position: *mut C,
     c: MPI_Comm,
 ) -> c_int {
-    const CALL: &str = "MPI_Pack";
-    ffi(CALL, c, || {
-        crate::env::comm(c, CALL)?;
-        let n = count_arg(CALL, "incount", incount)?;
-        let dt = committed(h, CALL, "datatype")?;
-        let size = count_arg(CALL, "outsize", outsize)?;
+    let call = name::<C>("MPI_Pack");
+    ffi(call, c, || {
+        crate::env::comm(c, call)?;
+        let n = count_arg(call, "incount", incount)?;
+        let dt = committed(h, call, "datatype")?;
+        let size = count_arg(call, "outsize", outsize)?;
         // SAFETY: `position` is MPI_Pack's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let pos = unsafe { out(CALL, "position", position)? };
-        if *pos < 0 {
-            return Err(bad(ErrorClass::Arg, CALL, "position", format!("{} is negative", *pos)));
+        let pos = unsafe { out(call, "position", position)? };
+        if pos.wide() < 0 {
+            return Err(bad(ErrorClass::Arg, call, "position", format!("{} is negative", *pos)));
         }
-        crate::p2p::check_buf(CALL, "inbuf", inbuf, n, &dt)?;
+        crate::p2p::check_buf(call, "inbuf", inbuf, n, &dt)?;
         if outbuf.is_null() && size > 0 {
-            return Err(bad(ErrorClass::Buffer, CALL, "outbuf", "is NULL"));
+            return Err(bad(ErrorClass::Buffer, call, "outbuf", "is NULL"));
         }
         // SAFETY: non-null with `size` > 0 (checked above): MPI_Pack's `outbuf` holds `outsize` = `size` bytes, aliasing no other argument.
         let outs: &mut [u8] = if size == 0 { &mut [] } else { unsafe { std::slice::from_raw_parts_mut(outbuf as *mut u8, size) } };
-        let mut p = *pos as usize;
+        let mut p = pos.wide() as usize;
         // SAFETY: the C caller's buffer holds `n` elements of `dt`.
         unsafe { pack_into(&dt, inbuf as *const u8, n, outs, &mut p)? };
-        *pos = p as c_int;
+        *pos = fit(call, "position", p as i64)?;
         Ok(())
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Unpack(
+unsafe fn unpack<C: Count>(
     inbuf: *const c_void,
-    insize: c_int,
-    position: *mut c_int,
+    insize: C,
+    position: *mut C,
     outbuf: *mut c_void,
-    outcount: c_int,
+    outcount: C,
     h: MPI_Datatype,
     c: MPI_Comm,
 ) -> c_int {
-    const CALL: &str = "MPI_Unpack";
-    ffi(CALL, c, || {
-        crate::env::comm(c, CALL)?;
-        let n = count_arg(CALL, "outcount", outcount)?;
-        let dt = committed(h, CALL, "datatype")?;
-        let size = count_arg(CALL, "insize", insize)?;
+    let call = name::<C>("MPI_Unpack");
+    ffi(call, c, || {
+        crate::env::comm(c, call)?;
+        let n = count_arg(call, "outcount", outcount)?;
+        let dt = committed(h, call, "datatype")?;
+        let size = count_arg(call, "insize", insize)?;
         // SAFETY: `position` is MPI_Unpack's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let pos = unsafe { out(CALL, "position", position)? };
-        if *pos < 0 {
-            return Err(bad(ErrorClass::Arg, CALL, "position", format!("{} is negative", *pos)));
+        let pos = unsafe { out(call, "position", position)? };
+        if pos.wide() < 0 {
+            return Err(bad(ErrorClass::Arg, call, "position", format!("{} is negative", *pos)));
         }
-        crate::p2p::check_buf(CALL, "outbuf", outbuf, n, &dt)?;
+        crate::p2p::check_buf(call, "outbuf", outbuf, n, &dt)?;
         if inbuf.is_null() && size > 0 {
-            return Err(bad(ErrorClass::Buffer, CALL, "inbuf", "is NULL"));
+            return Err(bad(ErrorClass::Buffer, call, "inbuf", "is NULL"));
         }
         // SAFETY: non-null with `size` > 0 (checked above): MPI_Unpack's `inbuf` holds `insize` = `size` bytes, not written during the call.
         let ins: &[u8] = if size == 0 { &[] } else { unsafe { std::slice::from_raw_parts(inbuf as *const u8, size) } };
-        let mut p = *pos as usize;
+        let mut p = pos.wide() as usize;
         // SAFETY: the C caller's buffer holds `n` elements of `dt`.
         unsafe { unpack_from(&dt, ins, &mut p, outbuf as *mut u8, n)? };
-        *pos = p as c_int;
+        *pos = fit(call, "position", p as i64)?;
         Ok(())
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Pack_size(incount: c_int, h: MPI_Datatype, c: MPI_Comm, size: *mut c_int) -> c_int {
-    const CALL: &str = "MPI_Pack_size";
-    ffi(CALL, c, || {
-        crate::env::comm(c, CALL)?;
-        let n = count_arg(CALL, "incount", incount)?;
-        let dt = committed(h, CALL, "datatype")?;
+unsafe fn pack_size_of<C: Count>(incount: C, h: MPI_Datatype, c: MPI_Comm, size: *mut C) -> c_int {
+    let call = name::<C>("MPI_Pack_size");
+    ffi(call, c, || {
+        crate::env::comm(c, call)?;
+        let n = count_arg(call, "incount", incount)?;
+        let dt = committed(h, call, "datatype")?;
         // SAFETY: `size` is MPI_Pack_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "size", size)? } = to_int(CALL, "size", pack_size(&dt, n) as i64)?;
+        *unsafe { out(call, "size", size)? } = fit(call, "size", pack_size(&dt, n) as i64)?;
         Ok(())
     })
 }
@@ -632,35 +619,26 @@ fn i64s(v: &[c_int]) -> Vec<i64> {
     v.iter().map(|&x| x as i64).collect()
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_subarray(
-    ndims: c_int,
-    sizes: *const c_int,
-    subsizes: *const c_int,
-    starts: *const c_int,
-    order: c_int,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    const CALL: &str = "MPI_Type_create_subarray";
+unsafe fn subarray<C: Count>(ndims: c_int, sizes: *const C, subsizes: *const C, starts: *const C, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    let call = name::<C>("MPI_Type_create_subarray");
     let f = || {
-        let n = count_arg(CALL, "ndims", ndims)?;
+        let n = count_arg(call, "ndims", ndims)?;
         // SAFETY: the three arrays hold `ndims` ints (MPI contract).
-        let (sz, sub, st) = unsafe { (array(CALL, "array_of_sizes", sizes, n)?, array(CALL, "array_of_subsizes", subsizes, n)?, array(CALL, "array_of_starts", starts, n)?) };
-        let fortran = order_arg(CALL, order)?;
-        let old = datatype(oldtype, CALL, "oldtype")?;
-        Ok(Datatype::subarray(&i64s(sz), &i64s(sub), &i64s(st), fortran, &old)?)
+        let (sz, sub, st) = unsafe { (array(call, "array_of_sizes", sizes, n)?, array(call, "array_of_subsizes", subsizes, n)?, array(call, "array_of_starts", starts, n)?) };
+        let fortran = order_arg(call, order)?;
+        let old = datatype(oldtype, call, "oldtype")?;
+        Ok(Datatype::subarray(&ints(sz), &ints(sub), &ints(st), fortran, &old)?)
     };
-    // SAFETY: `newtype` is MPI_Type_create_subarray's OUT argument, as `make` requires.
-    unsafe { make(CALL, newtype, f) }
+    // SAFETY: `newtype` is MPI_Type_create_subarray(_c)'s OUT argument, as `make` requires.
+    unsafe { make(call, C::WIDE, newtype, f) }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_darray(
+#[allow(clippy::too_many_arguments)]
+unsafe fn darray<C: Count>(
     size: c_int,
     rank: c_int,
     ndims: c_int,
-    gsizes: *const c_int,
+    gsizes: *const C,
     distribs: *const c_int,
     dargs: *const c_int,
     psizes: *const c_int,
@@ -668,20 +646,20 @@ pub unsafe extern "C" fn PMPI_Type_create_darray(
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> c_int {
-    const CALL: &str = "MPI_Type_create_darray";
+    let call = name::<C>("MPI_Type_create_darray");
     let f = || {
-        let n = count_arg(CALL, "ndims", ndims)?;
+        let n = count_arg(call, "ndims", ndims)?;
         // SAFETY: the four arrays hold `ndims` ints (MPI contract).
         let (g, d, a, p) = unsafe {
             (
-                array(CALL, "array_of_gsizes", gsizes, n)?,
-                array(CALL, "array_of_distribs", distribs, n)?,
-                array(CALL, "array_of_dargs", dargs, n)?,
-                array(CALL, "array_of_psizes", psizes, n)?,
+                array(call, "array_of_gsizes", gsizes, n)?,
+                array(call, "array_of_distribs", distribs, n)?,
+                array(call, "array_of_dargs", dargs, n)?,
+                array(call, "array_of_psizes", psizes, n)?,
             )
         };
-        let fortran = order_arg(CALL, order)?;
-        let old = datatype(oldtype, CALL, "oldtype")?;
+        let fortran = order_arg(call, order)?;
+        let old = datatype(oldtype, call, "oldtype")?;
         let kinds: Vec<i32> = d
             .iter()
             .enumerate()
@@ -689,20 +667,24 @@ pub unsafe extern "C" fn PMPI_Type_create_darray(
                 MPI_DISTRIBUTE_NONE => Ok(0),
                 MPI_DISTRIBUTE_BLOCK => Ok(1),
                 MPI_DISTRIBUTE_CYCLIC => Ok(2),
-                o => Err(bad(ErrorClass::Arg, CALL, &format!("array_of_distribs[{i}]"), format!("{o} is not an MPI_DISTRIBUTE_* value"))),
+                o => Err(bad(ErrorClass::Arg, call, &format!("array_of_distribs[{i}]"), format!("{o} is not an MPI_DISTRIBUTE_* value"))),
             })
             .collect::<R<_>>()?;
         let dargs: Vec<i64> = a.iter().map(|&x| if x == MPI_DISTRIBUTE_DFLT_DARG { -1 } else { x as i64 }).collect();
         let mut ints = vec![size as i64, rank as i64, n as i64];
-        for v in [g, d, a, p] {
+        ints.extend(crate::dtype::ints(g));
+        for v in [d, a, p] {
             ints.extend(i64s(v));
         }
         ints.push(order as i64);
-        Ok(Datatype::darray(size as i64, rank as i64, &i64s(g), &kinds, &dargs, &i64s(p), fortran, &old, ints)?)
+        Ok(Datatype::darray(size as i64, rank as i64, &crate::dtype::ints(g), &kinds, &dargs, &i64s(p), fortran, &old, ints)?)
     };
-    // SAFETY: `newtype` is MPI_Type_create_darray's OUT argument, as `make` requires.
-    unsafe { make(CALL, newtype, f) }
+    // SAFETY: `newtype` is MPI_Type_create_darray(_c)'s OUT argument, as `make` requires.
+    unsafe { make(call, C::WIDE, newtype, f) }
 }
+
+entry!(PMPI_Type_create_subarray, PMPI_Type_create_subarray_c, (ndims: c_int, sizes: ACNT, subsizes: ACNT, starts: ACNT, order: c_int, oldtype: MPI_Datatype, newtype: PType) => subarray(ndims, sizes, subsizes, starts, order, oldtype, newtype));
+entry!(PMPI_Type_create_darray, PMPI_Type_create_darray_c, (size: c_int, rank: c_int, ndims: c_int, gsizes: ACNT, distribs: AInt, dargs: AInt, psizes: AInt, order: c_int, oldtype: MPI_Datatype, newtype: PType) => darray(size, rank, ndims, gsizes, distribs, dargs, psizes, order, oldtype, newtype));
 
 /// MPI_Type_match_size: the C type of the class with that size.
 #[no_mangle]
@@ -763,92 +745,240 @@ fn swap_packed(buf: &mut [u8], dt: &Datatype, count: usize) {
     }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Pack_external_size(datarep: *const c_char, incount: c_int, h: MPI_Datatype, size: *mut MPI_Aint) -> c_int {
-    const CALL: &str = "MPI_Pack_external_size";
-    ffi(CALL, NO_COMM, || {
-        external32(CALL, datarep)?;
-        let n = count_arg(CALL, "incount", incount)?;
-        let dt = committed(h, CALL, "datatype")?;
+unsafe fn pack_external_size<C: Count, A: Displ>(datarep: *const c_char, incount: C, h: MPI_Datatype, size: *mut A) -> c_int {
+    let call = name::<C>("MPI_Pack_external_size");
+    ffi(call, NO_COMM, || {
+        external32(call, datarep)?;
+        let n = count_arg(call, "incount", incount)?;
+        let dt = committed(h, call, "datatype")?;
         // SAFETY: `size` is MPI_Pack_external_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "size", size)? } = (dt.size() * n) as MPI_Aint;
+        *unsafe { out(call, "size", size)? } = fit_addr(call, "size", dt.size() * n)?;
         Ok(())
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Pack_external(
+unsafe fn pack_external<C: Count, A: Displ>(
     datarep: *const c_char,
     inbuf: *const c_void,
-    incount: c_int,
+    incount: C,
     h: MPI_Datatype,
     outbuf: *mut c_void,
-    outsize: MPI_Aint,
-    position: *mut MPI_Aint,
+    outsize: A,
+    position: *mut A,
 ) -> c_int {
-    const CALL: &str = "MPI_Pack_external";
-    ffi(CALL, NO_COMM, || {
-        external32(CALL, datarep)?;
-        let n = count_arg(CALL, "incount", incount)?;
-        let dt = committed(h, CALL, "datatype")?;
+    let call = name::<C>("MPI_Pack_external");
+    let outsize = outsize.addr();
+    ffi(call, NO_COMM, || {
+        external32(call, datarep)?;
+        let n = count_arg(call, "incount", incount)?;
+        let dt = committed(h, call, "datatype")?;
         // SAFETY: `position` is MPI_Pack_external's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let pos = unsafe { out(CALL, "position", position)? };
-        if *pos < 0 || outsize < 0 {
-            return Err(bad(ErrorClass::Arg, CALL, "position", format!("position {} or outsize {outsize} is negative", *pos)));
+        let pos = unsafe { out(call, "position", position)? };
+        if pos.addr() < 0 || outsize < 0 {
+            return Err(bad(ErrorClass::Arg, call, "position", format!("position {} or outsize {outsize} is negative", pos.addr())));
         }
-        crate::p2p::check_buf(CALL, "inbuf", inbuf, n, &dt)?;
+        crate::p2p::check_buf(call, "inbuf", inbuf, n, &dt)?;
         let need = dt.size() * n;
-        if (*pos as usize).checked_add(need).is_none_or(|end| end > outsize as usize) {
-            return Err(bad(ErrorClass::Truncate, CALL, "outsize", format!("{outsize} bytes cannot take {need} more bytes at position {}", *pos)));
+        if (pos.addr() as usize).checked_add(need).is_none_or(|end| end > outsize as usize) {
+            return Err(bad(ErrorClass::Truncate, call, "outsize", format!("{outsize} bytes cannot take {need} more bytes at position {}", pos.addr())));
         }
         if need == 0 {
             return Ok(());
         }
         // SAFETY: non-null (need > 0 fits in outsize, checked above): `outbuf` holds `outsize` bytes, aliasing no other argument.
         let outs: &mut [u8] = unsafe { std::slice::from_raw_parts_mut(outbuf as *mut u8, outsize as usize) };
-        let start = *pos as usize;
+        let start = pos.addr() as usize;
         let mut p = start;
         // SAFETY: the C caller's buffer holds `n` elements of `dt`.
         unsafe { pack_into(&dt, inbuf as *const u8, n, outs, &mut p)? };
         swap_packed(&mut outs[start..p], &dt, n);
-        *pos = p as MPI_Aint;
+        *pos = fit_addr(call, "position", p)?;
         Ok(())
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Unpack_external(
+unsafe fn unpack_external<C: Count, A: Displ>(
     datarep: *const c_char,
     inbuf: *const c_void,
-    insize: MPI_Aint,
-    position: *mut MPI_Aint,
+    insize: A,
+    position: *mut A,
     outbuf: *mut c_void,
-    outcount: c_int,
+    outcount: C,
     h: MPI_Datatype,
 ) -> c_int {
-    const CALL: &str = "MPI_Unpack_external";
-    ffi(CALL, NO_COMM, || {
-        external32(CALL, datarep)?;
-        let n = count_arg(CALL, "outcount", outcount)?;
-        let dt = committed(h, CALL, "datatype")?;
+    let call = name::<C>("MPI_Unpack_external");
+    let insize = insize.addr();
+    ffi(call, NO_COMM, || {
+        external32(call, datarep)?;
+        let n = count_arg(call, "outcount", outcount)?;
+        let dt = committed(h, call, "datatype")?;
         // SAFETY: `position` is MPI_Unpack_external's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let pos = unsafe { out(CALL, "position", position)? };
+        let pos = unsafe { out(call, "position", position)? };
         let need = dt.size() * n;
-        if *pos < 0 || insize < 0 || (*pos as usize).checked_add(need).is_none_or(|end| end > insize as usize) {
-            return Err(bad(ErrorClass::Truncate, CALL, "insize", format!("{insize} bytes do not hold {need} bytes at position {}", *pos)));
+        if pos.addr() < 0 || insize < 0 || (pos.addr() as usize).checked_add(need).is_none_or(|end| end > insize as usize) {
+            return Err(bad(ErrorClass::Truncate, call, "insize", format!("{insize} bytes do not hold {need} bytes at position {}", pos.addr())));
         }
-        crate::p2p::check_buf(CALL, "outbuf", outbuf, n, &dt)?;
+        crate::p2p::check_buf(call, "outbuf", outbuf, n, &dt)?;
         if need == 0 {
             return Ok(());
         }
-        let start = *pos as usize;
+        let start = pos.addr() as usize;
         // SAFETY: non-null (need > 0 bytes lie inside insize, checked above): `inbuf` holds `insize` bytes, not written during the call.
         let mut tmp = unsafe { std::slice::from_raw_parts(inbuf as *const u8, insize as usize) }[start..start + need].to_vec();
         swap_packed(&mut tmp, &dt, n);
         let mut p = 0;
         // SAFETY: the C caller's buffer holds `n` elements of `dt`.
         unsafe { unpack_from(&dt, &tmp, &mut p, outbuf as *mut u8, n)? };
-        *pos = (start + p) as MPI_Aint;
+        *pos = fit_addr(call, "position", start + p)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_size_x(h: MPI_Datatype, size: *mut MPI_Count) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `size_wide` needs what MPI_Type_size_x demands of them.
+    unsafe { size_wide("MPI_Type_size_x", h, size) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_size_c(h: MPI_Datatype, size: *mut MPI_Count) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `size_wide` needs what MPI_Type_size_c demands of them.
+    unsafe { size_wide("MPI_Type_size_c", h, size) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_extent_x(h: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `extent_wide` needs what MPI_Type_get_extent_x demands of them.
+    unsafe { extent_wide("MPI_Type_get_extent_x", h, lb, extent) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_extent_c(h: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `extent_wide` needs what MPI_Type_get_extent_c demands of them.
+    unsafe { extent_wide("MPI_Type_get_extent_c", h, lb, extent) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_true_extent_x(h: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `true_extent_wide` needs what MPI_Type_get_true_extent_x demands of them.
+    unsafe { true_extent_wide("MPI_Type_get_true_extent_x", h, lb, extent) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_true_extent_c(h: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `true_extent_wide` needs what MPI_Type_get_true_extent_c demands of them.
+    unsafe { true_extent_wide("MPI_Type_get_true_extent_c", h, lb, extent) }
+}
+
+/// A count to hand back in the call's count type: MPI_ERR_VALUE_TOO_LARGE
+/// naming `arg` when it does not fit (an `int` form; the `_c` form takes it).
+fn fit<C: Count>(call: &str, arg: &str, v: i64) -> R<C> {
+    C::narrow(v).ok_or_else(|| bad(ErrorClass::ValueTooLarge, call, arg, format!("{v} does not fit in an int (use the _c variant)")))
+}
+
+/// A byte count or position to hand back as `MPI_Aint` or `MPI_Count`.
+fn fit_addr<A: Displ>(call: &str, arg: &str, v: usize) -> R<A> {
+    isize::try_from(v).ok().and_then(A::from_addr).ok_or_else(|| bad(ErrorClass::ValueTooLarge, call, arg, format!("{v} does not fit")))
+}
+
+entry!(PMPI_Pack, PMPI_Pack_c, (inbuf: CVoid, incount: CNT, datatype: MPI_Datatype, outbuf: MVoid, outsize: CNT, position: PCNT, comm: MPI_Comm) => pack(inbuf, incount, datatype, outbuf, outsize, position, comm));
+entry!(PMPI_Unpack, PMPI_Unpack_c, (inbuf: CVoid, insize: CNT, position: PCNT, outbuf: MVoid, outcount: CNT, datatype: MPI_Datatype, comm: MPI_Comm) => unpack(inbuf, insize, position, outbuf, outcount, datatype, comm));
+entry!(PMPI_Pack_size, PMPI_Pack_size_c, (incount: CNT, datatype: MPI_Datatype, comm: MPI_Comm, size: PCNT) => pack_size_of(incount, datatype, comm, size));
+entry!(PMPI_Pack_external_size, PMPI_Pack_external_size_c, (datarep: CStr, incount: CNT, datatype: MPI_Datatype, size: PADDR) => pack_external_size(datarep, incount, datatype, size));
+entry!(PMPI_Pack_external, PMPI_Pack_external_c, (datarep: CStr, inbuf: CVoid, incount: CNT, datatype: MPI_Datatype, outbuf: MVoid, outsize: ADDR, position: PADDR) => pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position));
+entry!(PMPI_Unpack_external, PMPI_Unpack_external_c, (datarep: CStr, inbuf: CVoid, insize: ADDR, position: PADDR, outbuf: MVoid, outcount: CNT, datatype: MPI_Datatype) => unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype));
+
+/// The contents of a datatype as the large-count queries see them: (integers,
+/// addresses, large counts, datatypes). A type made by a `_c` constructor
+/// reports its counts and displacements as large counts, in the order the
+/// standard gives for its combiner; others as MPI_Type_get_contents does.
+fn contents_c(dt: &Datatype) -> (Vec<i64>, Vec<isize>, Vec<i64>, Vec<Datatype>) {
+    let (is, as_, ts) = dt.contents();
+    if !dt.is_large_count() {
+        return (is, as_, vec![], ts);
+    }
+    match dt.combiner() {
+        // integers: ndims, order; large counts: sizes, subsizes, starts.
+        Combiner::Subarray if !is.is_empty() => (vec![is[0], is[is.len() - 1]], vec![], is[1..is.len() - 1].to_vec(), ts),
+        // integers: size, rank, ndims, distribs, dargs, psizes, order; large counts: gsizes.
+        Combiner::Darray if is.len() >= 4 => {
+            let n = is[2].max(0) as usize;
+            let mut ints = is[..3].to_vec();
+            ints.extend_from_slice(&is[3 + n..]);
+            (ints, vec![], is[3..3 + n].to_vec(), ts)
+        }
+        // Everything else: the counts, then the displacements, all as large counts.
+        _ => {
+            let mut large = is;
+            large.extend(as_.iter().map(|&a| a as i64));
+            (vec![], vec![], large, ts)
+        }
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_envelope_c(
+    h: MPI_Datatype,
+    ni: *mut MPI_Count,
+    na: *mut MPI_Count,
+    nl: *mut MPI_Count,
+    nd: *mut MPI_Count,
+    combiner: *mut c_int,
+) -> c_int {
+    const CALL: &str = "MPI_Type_get_envelope_c";
+    ffi(CALL, NO_COMM, || {
+        let dt = datatype(h, CALL, "datatype")?;
+        let (is, as_, ls, ts) = contents_c(&dt);
+        for (p, v, arg) in [(ni, is.len(), "num_integers"), (na, as_.len(), "num_addresses"), (nl, ls.len(), "num_large_counts"), (nd, ts.len(), "num_datatypes")] {
+            // SAFETY: each is MPI_Type_get_envelope_c's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+            *unsafe { out(CALL, arg, p)? } = v as MPI_Count;
+        }
+        // SAFETY: `combiner` is MPI_Type_get_envelope_c's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "combiner", combiner)? } = dt.combiner().code();
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_contents_c(
+    h: MPI_Datatype,
+    max_integers: MPI_Count,
+    max_addresses: MPI_Count,
+    max_large_counts: MPI_Count,
+    max_datatypes: MPI_Count,
+    array_of_integers: *mut c_int,
+    array_of_addresses: *mut MPI_Aint,
+    array_of_large_counts: *mut MPI_Count,
+    array_of_datatypes: *mut MPI_Datatype,
+) -> c_int {
+    const CALL: &str = "MPI_Type_get_contents_c";
+    ffi(CALL, NO_COMM, || {
+        let dt = datatype(h, CALL, "datatype")?;
+        if dt.combiner() == Combiner::Named {
+            return Err(bad(ErrorClass::Type, CALL, "datatype", "a predefined datatype has no contents"));
+        }
+        let (is, as_, ls, ts) = contents_c(&dt);
+        for (have, max, arg) in [(is.len(), max_integers, "max_integers"), (as_.len(), max_addresses, "max_addresses"), (ls.len(), max_large_counts, "max_large_counts"), (ts.len(), max_datatypes, "max_datatypes")] {
+            if max < have as i64 {
+                return Err(bad(ErrorClass::Arg, CALL, arg, format!("{max} is less than the {have} entries the datatype has")));
+            }
+        }
+        let ints = is.iter().map(|&v| to_int(CALL, "array_of_integers", v)).collect::<R<Vec<c_int>>>()?;
+        // SAFETY: MPI_Type_get_contents_c's OUT arrays hold at least max_* >= the lengths written (checked above); NULL only where nothing is written.
+        let (oi, oa, ol, od) = unsafe {
+            (
+                crate::errors::array_mut(CALL, "array_of_integers", array_of_integers, ints.len())?,
+                crate::errors::array_mut(CALL, "array_of_addresses", array_of_addresses, as_.len())?,
+                crate::errors::array_mut(CALL, "array_of_large_counts", array_of_large_counts, ls.len())?,
+                crate::errors::array_mut(CALL, "array_of_datatypes", array_of_datatypes, ts.len())?,
+            )
+        };
+        oi.copy_from_slice(&ints);
+        oa.copy_from_slice(&as_);
+        ol.copy_from_slice(&ls);
+        for (o, t) in od.iter_mut().zip(&ts) {
+            *o = new_handle(t);
+        }
         Ok(())
     })
 }

@@ -73,7 +73,13 @@ pub fn ffi(call: &'static str, comm: MPI_Comm, body: impl FnOnce() -> R<()>) -> 
     match res {
         Ok(()) => MPI_SUCCESS,
         Err(f) => {
-            let message = if f.message.starts_with(call) { f.message } else { format!("{call}: {}", f.message) };
+            // A `_c` form shares its body (and the engine's messages) with
+            // the `int` form: name the call the program made.
+            let message = match call.strip_suffix("_c").and_then(|base| f.message.strip_prefix(base)).filter(|rest| rest.starts_with(':')) {
+                Some(rest) => format!("{call}{rest}"),
+                None => f.message,
+            };
+            let message = if message.starts_with(call) { message } else { format!("{call}: {message}") };
             raise(ERR_COMM.with(|c| c.get()), f.code, &message)
         }
     }

@@ -29,6 +29,7 @@ pub mod dynamic;
 pub mod env;
 pub mod errors;
 pub mod handles;
+pub mod large;
 pub mod misc;
 pub mod p2p;
 pub mod pcoll;
@@ -62,6 +63,7 @@ pub mod types {
     }
 
     pub type MPI_User_function = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut MPI_Datatype);
+    pub type MPI_User_function_c = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut MPI_Count, *mut MPI_Datatype);
     pub type MPI_Comm_errhandler_function = unsafe extern "C" fn(*mut MPI_Comm, *mut c_int, ...);
     pub type MPI_Handler_function = MPI_Comm_errhandler_function;
     pub type MPI_Comm_copy_attr_function =

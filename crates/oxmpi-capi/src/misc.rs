@@ -13,6 +13,7 @@ use crate::dtype::{committed, datatype, find_handle};
 use crate::env::{comm, get_str, put_str};
 use crate::errors::{NO_COMM, bad, class_of, ffi, out, raise, R};
 use crate::handles::{state, ErrhandlerEntry};
+use crate::large::{entry, name, ptr::*, to_usize, Count};
 use crate::types::*;
 
 // ----- reduction operations ----------------------------------------------------------
@@ -29,22 +30,57 @@ pub fn op(h: MPI_Op, call: &str) -> R<Op> {
     state().ops.get(h).cloned().ok_or_else(|| bad(ErrorClass::Op, call, "op", format!("{h:#x} is not a valid operation handle (freed, or never created)")))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Op_create(user_fn: Option<MPI_User_function>, commute: c_int, o: *mut MPI_Op) -> c_int {
-    const CALL: &str = "MPI_Op_create";
-    ffi(CALL, NO_COMM, || {
-        let f = user_fn.ok_or_else(|| bad(ErrorClass::Arg, CALL, "user_fn", "is NULL"))?;
-        // SAFETY: `op` (`o`) is MPI_Op_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "op", o)? };
+/// The C user function of MPI_Op_create (`int` length) or MPI_Op_create_c
+/// (`MPI_Count` length).
+#[derive(Clone, Copy)]
+enum UserFn {
+    Int(MPI_User_function),
+    Large(MPI_User_function_c),
+}
+
+unsafe fn op_create(call: &'static str, f: Option<UserFn>, commute: c_int, o: *mut MPI_Op) -> c_int {
+    ffi(call, NO_COMM, || {
+        let f = f.ok_or_else(|| bad(ErrorClass::Arg, call, "user_fn", "is NULL"))?;
+        // SAFETY: `op` (`o`) is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(call, "op", o)? };
         let func = move |inv: *const u8, inout: *mut u8, n: usize, dt: &oxmpi_core::datatype::Datatype| {
-            let mut len = n as c_int;
             let mut h = find_handle(dt);
-            // SAFETY: the user's function, called with buffers the engine provides.
-            unsafe { f(inv as *mut c_void, inout as *mut c_void, &mut len, &mut h) };
+            match f {
+                UserFn::Large(f) => {
+                    let mut len = n as MPI_Count;
+                    // SAFETY: the user's function, called with buffers the engine provides.
+                    unsafe { f(inv as *mut c_void, inout as *mut c_void, &mut len, &mut h) };
+                }
+                UserFn::Int(f) => {
+                    // An `int` length: more than INT_MAX elements (a `_c`
+                    // reduction) go in pieces of at most INT_MAX elements.
+                    let ext = dt.extent().max(0) as usize;
+                    let mut done = 0;
+                    while done < n {
+                        let k = (n - done).min(c_int::MAX as usize);
+                        let mut len = k as c_int;
+                        // SAFETY: the user's function, called with the engine's buffers of `n` elements advanced by `done` whole elements.
+                        unsafe { f(inv.add(done * ext) as *mut c_void, inout.add(done * ext) as *mut c_void, &mut len, &mut h) };
+                        done += k;
+                    }
+                }
+            }
         };
         *o = state().ops.insert(Op::user(Arc::new(func), commute != 0));
         Ok(())
     })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Op_create(user_fn: Option<MPI_User_function>, commute: c_int, o: *mut MPI_Op) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `op_create` needs what MPI_Op_create demands of them.
+    unsafe { op_create("MPI_Op_create", user_fn.map(UserFn::Int), commute, o) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Op_create_c(user_fn: Option<MPI_User_function_c>, commute: c_int, o: *mut MPI_Op) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `op_create` needs what MPI_Op_create_c demands of them.
+    unsafe { op_create("MPI_Op_create_c", user_fn.map(UserFn::Large), commute, o) }
 }
 
 #[no_mangle]
@@ -73,23 +109,22 @@ pub unsafe extern "C" fn PMPI_Op_commutative(o: MPI_Op, commute: *mut c_int) -> 
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: c_int, h: MPI_Datatype, o: MPI_Op) -> c_int {
-    const CALL: &str = "MPI_Reduce_local";
-    ffi(CALL, NO_COMM, || {
-        if count < 0 {
-            return Err(bad(ErrorClass::Count, CALL, "count", format!("{count} is negative")));
-        }
-        let dt = committed(h, CALL, "datatype")?;
-        let x = op(o, CALL)?;
-        crate::p2p::check_buf(CALL, "inbuf", inbuf, count as usize, &dt)?;
-        crate::p2p::check_buf(CALL, "inoutbuf", inoutbuf, count as usize, &dt)?;
-        x.check(&dt, CALL)?;
+unsafe fn reduce_local<C: Count>(inbuf: *const c_void, inoutbuf: *mut c_void, count: C, h: MPI_Datatype, o: MPI_Op) -> c_int {
+    let call = name::<C>("MPI_Reduce_local");
+    ffi(call, NO_COMM, || {
+        let count = to_usize(call, "count", count)?;
+        let dt = committed(h, call, "datatype")?;
+        let x = op(o, call)?;
+        crate::p2p::check_buf(call, "inbuf", inbuf, count, &dt)?;
+        crate::p2p::check_buf(call, "inoutbuf", inoutbuf, count, &dt)?;
+        x.check(&dt, call)?;
         // SAFETY: both C buffers hold `count` elements of the datatype.
-        unsafe { x.apply(inbuf as *const u8, inoutbuf as *mut u8, count as usize, &dt)? };
+        unsafe { x.apply(inbuf as *const u8, inoutbuf as *mut u8, count, &dt)? };
         Ok(())
     })
 }
+
+entry!(PMPI_Reduce_local, PMPI_Reduce_local_c, (inbuf: CVoid, inoutbuf: MVoid, count: CNT, datatype: MPI_Datatype, op: MPI_Op) => reduce_local(inbuf, inoutbuf, count, datatype, op));
 
 // ----- error handlers -----------------------------------------------------------------
 

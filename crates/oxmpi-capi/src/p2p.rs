@@ -20,6 +20,7 @@ use crate::dtype::{committed, datatype};
 use crate::env::comm;
 use crate::errors::{NO_COMM, bad, ffi, out, route_to, Fail, R};
 use crate::handles::{state, Greq, Hook, MessageEntry, PersistentOp, RequestEntry};
+use crate::large::{name, to_usize, undefined_or, Count};
 use crate::types::*;
 
 // ----- statuses -------------------------------------------------------------------
@@ -63,11 +64,8 @@ unsafe fn put_status_err(p: *mut MPI_Status, s: &Status, err: c_int) {
 
 // ----- argument checks ----------------------------------------------------------------
 
-fn count_arg(call: &str, n: c_int) -> R<usize> {
-    if n < 0 {
-        return Err(bad(ErrorClass::Count, call, "count", format!("{n} is negative")));
-    }
-    Ok(n as usize)
+fn count_arg<C: Count>(call: &str, n: C) -> R<usize> {
+    to_usize(call, "count", n)
 }
 
 /// A NULL buffer is MPI_BOTTOM: fine for derived datatypes with absolute
@@ -85,7 +83,7 @@ struct Args {
     count: usize,
 }
 
-fn args(call: &str, c: MPI_Comm, buf: *const c_void, count: c_int, h: MPI_Datatype) -> R<Args> {
+fn args<C: Count>(call: &str, c: MPI_Comm, buf: *const c_void, count: C, h: MPI_Datatype) -> R<Args> {
     let cm = comm(c, call)?;
     let n = count_arg(call, count)?;
     let dt = committed(h, call, "datatype")?;
@@ -250,8 +248,8 @@ unsafe fn req_slice<'a>(call: &str, count: c_int, p: *mut MPI_Request) -> R<&'a 
 
 // ----- blocking and immediate sends and receives -------------------------------------
 
-unsafe fn send(mode: SendMode, buf: *const c_void, count: c_int, h: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm) -> c_int {
-    let call = call_name(mode, false);
+unsafe fn send<C: Count>(mode: SendMode, buf: *const c_void, count: C, h: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm) -> c_int {
+    let call = name::<C>(call_name(mode, false));
     ffi(call, c, || {
         let a = args(call, c, buf, count, h)?;
         // SAFETY: the C caller's buffer holds `count` elements of the datatype.
@@ -260,29 +258,10 @@ unsafe fn send(mode: SendMode, buf: *const c_void, count: c_int, h: MPI_Datatype
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Send(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `send` needs what MPI_Send demands of them.
-    unsafe { send(SendMode::Standard, buf, count, dt, dest, tag, c) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ssend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `send` needs what MPI_Ssend demands of them.
-    unsafe { send(SendMode::Synchronous, buf, count, dt, dest, tag, c) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Bsend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `send` needs what MPI_Bsend demands of them.
-    unsafe { send(SendMode::Buffered, buf, count, dt, dest, tag, c) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Rsend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `send` needs what MPI_Rsend demands of them.
-    unsafe { send(SendMode::Ready, buf, count, dt, dest, tag, c) }
-}
 
-unsafe fn isend(mode: SendMode, buf: *const c_void, count: c_int, h: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    let call = call_name(mode, true);
+#[allow(clippy::too_many_arguments)]
+unsafe fn isend<C: Count>(mode: SendMode, buf: *const c_void, count: C, h: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    let call = name::<C>(call_name(mode, true));
     ffi(call, c, || {
         let a = args(call, c, buf, count, h)?;
         // SAFETY: `request` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -294,32 +273,11 @@ unsafe fn isend(mode: SendMode, buf: *const c_void, count: c_int, h: MPI_Datatyp
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Isend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `isend` needs what MPI_Isend demands of them.
-    unsafe { isend(SendMode::Standard, buf, count, dt, dest, tag, c, r) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Issend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `isend` needs what MPI_Issend demands of them.
-    unsafe { isend(SendMode::Synchronous, buf, count, dt, dest, tag, c, r) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ibsend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `isend` needs what MPI_Ibsend demands of them.
-    unsafe { isend(SendMode::Buffered, buf, count, dt, dest, tag, c, r) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Irsend(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `isend` needs what MPI_Irsend demands of them.
-    unsafe { isend(SendMode::Ready, buf, count, dt, dest, tag, c, r) }
-}
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, count: c_int, h: MPI_Datatype, source: c_int, tag: c_int, c: MPI_Comm, status: *mut MPI_Status) -> c_int {
-    const CALL: &str = "MPI_Recv";
-    ffi(CALL, c, || {
-        let a = args(CALL, c, buf, count, h)?;
+unsafe fn recv<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, source: c_int, tag: c_int, c: MPI_Comm, status: *mut MPI_Status) -> c_int {
+    let call = name::<C>("MPI_Recv");
+    ffi(call, c, || {
+        let a = args(call, c, buf, count, h)?;
         // SAFETY: the C caller's buffer holds `count` elements of the datatype.
         let s = unsafe { pt2pt::recv_typed(&a.comm, buf as *mut u8, a.count, &a.dt, source, tag)? };
         // SAFETY: `status` is MPI_Recv's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
@@ -328,13 +286,12 @@ pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, count: c_int, h: MPI_Dataty
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Irecv(buf: *mut c_void, count: c_int, h: MPI_Datatype, source: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    const CALL: &str = "MPI_Irecv";
-    ffi(CALL, c, || {
-        let a = args(CALL, c, buf, count, h)?;
+unsafe fn irecv<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, source: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    let call = name::<C>("MPI_Irecv");
+    ffi(call, c, || {
+        let a = args(call, c, buf, count, h)?;
         // SAFETY: `request` is MPI_Irecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "request", request)? };
+        let o = unsafe { out(call, "request", request)? };
         // SAFETY: the C caller keeps the buffer until the request completes.
         let r = unsafe { pt2pt::irecv_typed(&a.comm, buf as *mut u8, a.count, &a.dt, source, tag)? };
         *o = new_request(r, c, None);
@@ -346,28 +303,28 @@ fn rename(e: MpiError, from: &str, to: &str) -> MpiError {
     MpiError::new(e.class, e.message.replacen(from, to, 1))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Sendrecv(
+#[allow(clippy::too_many_arguments)]
+unsafe fn sendrecv<C: Count>(
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: C,
     sendtype: MPI_Datatype,
     dest: c_int,
     sendtag: c_int,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: C,
     recvtype: MPI_Datatype,
     source: c_int,
     recvtag: c_int,
     c: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    const CALL: &str = "MPI_Sendrecv";
-    ffi(CALL, c, || {
-        let s = args(CALL, c, sendbuf, sendcount, sendtype)?;
-        let r = args(CALL, c, recvbuf, recvcount, recvtype)?;
+    let call = name::<C>("MPI_Sendrecv");
+    ffi(call, c, || {
+        let s = args(call, c, sendbuf, sendcount, sendtype)?;
+        let r = args(call, c, recvbuf, recvcount, recvtype)?;
         // SAFETY: both buffers stay valid until both requests completed below.
         let mut rr = unsafe { pt2pt::irecv_typed(&r.comm, recvbuf as *mut u8, r.count, &r.dt, source, recvtag) }
-            .map_err(|e| rename(e, "MPI_Irecv", CALL))?;
+            .map_err(|e| rename(e, "MPI_Irecv", call))?;
         // SAFETY: as above: `sendbuf` holds `sendcount` × `sendtype` and outlives the wait below.
         let sent = unsafe { pt2pt::isend_typed(&s.comm, sendbuf as *const u8, s.count, &s.dt, dest, sendtag, SendMode::Standard) };
         let mut sr = match sent {
@@ -375,21 +332,21 @@ pub unsafe extern "C" fn PMPI_Sendrecv(
             Err(e) => {
                 let _ = pt2pt::cancel(&rr);
                 let _ = pt2pt::wait(&mut rr);
-                return Err(rename(e, "MPI_Isend", CALL).into());
+                return Err(rename(e, "MPI_Isend", call).into());
             }
         };
-        let got = pt2pt::wait(&mut rr).map_err(|e| rename(e, "MPI_Wait", CALL));
-        pt2pt::wait(&mut sr).map_err(|e| rename(e, "MPI_Wait", CALL))?;
+        let got = pt2pt::wait(&mut rr).map_err(|e| rename(e, "MPI_Wait", call));
+        pt2pt::wait(&mut sr).map_err(|e| rename(e, "MPI_Wait", call))?;
         // SAFETY: `status` is MPI_Sendrecv's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
         unsafe { put_status(status, &got?) };
         Ok(())
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Sendrecv_replace(
+#[allow(clippy::too_many_arguments)]
+unsafe fn sendrecv_replace<C: Count>(
     buf: *mut c_void,
-    count: c_int,
+    count: C,
     h: MPI_Datatype,
     dest: c_int,
     sendtag: c_int,
@@ -398,15 +355,15 @@ pub unsafe extern "C" fn PMPI_Sendrecv_replace(
     c: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    const CALL: &str = "MPI_Sendrecv_replace";
-    ffi(CALL, c, || {
-        let a = args(CALL, c, buf, count, h)?;
+    let call = name::<C>("MPI_Sendrecv_replace");
+    ffi(call, c, || {
+        let a = args(call, c, buf, count, h)?;
         let mut packed = vec![0u8; a.dt.size() * a.count];
         // SAFETY: the C buffer holds `count` elements of the datatype.
         unsafe { a.dt.pack(buf as *const u8, a.count, &mut packed) };
         // SAFETY: the C buffer holds `count` elements of the datatype and outlives the wait below.
         let mut rr = unsafe { pt2pt::irecv_typed(&a.comm, buf as *mut u8, a.count, &a.dt, source, recvtag) }
-            .map_err(|e| rename(e, "MPI_Irecv", CALL))?;
+            .map_err(|e| rename(e, "MPI_Irecv", call))?;
         // SAFETY: `packed` is our own buffer, dropped only after the send's wait below.
         let sent = unsafe { pt2pt::isend(&a.comm, packed.as_ptr(), packed.len(), dest, sendtag, SendMode::Standard) };
         let mut sr = match sent {
@@ -414,11 +371,11 @@ pub unsafe extern "C" fn PMPI_Sendrecv_replace(
             Err(e) => {
                 let _ = pt2pt::cancel(&rr);
                 let _ = pt2pt::wait(&mut rr);
-                return Err(rename(e, "MPI_Isend", CALL).into());
+                return Err(rename(e, "MPI_Isend", call).into());
             }
         };
-        let got = pt2pt::wait(&mut rr).map_err(|e| rename(e, "MPI_Wait", CALL));
-        pt2pt::wait(&mut sr).map_err(|e| rename(e, "MPI_Wait", CALL))?;
+        let got = pt2pt::wait(&mut rr).map_err(|e| rename(e, "MPI_Wait", call));
+        pt2pt::wait(&mut sr).map_err(|e| rename(e, "MPI_Wait", call))?;
         drop(packed);
         // SAFETY: `status` is MPI_Sendrecv_replace's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
         unsafe { put_status(status, &got?) };
@@ -426,27 +383,27 @@ pub unsafe extern "C" fn PMPI_Sendrecv_replace(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Isendrecv(
+#[allow(clippy::too_many_arguments)]
+unsafe fn isendrecv<C: Count>(
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: C,
     sendtype: MPI_Datatype,
     dest: c_int,
     sendtag: c_int,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: C,
     recvtype: MPI_Datatype,
     source: c_int,
     recvtag: c_int,
     c: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    const CALL: &str = "MPI_Isendrecv";
-    ffi(CALL, c, || {
-        let s = args(CALL, c, sendbuf, sendcount, sendtype)?;
-        let r = args(CALL, c, recvbuf, recvcount, recvtype)?;
+    let call = name::<C>("MPI_Isendrecv");
+    ffi(call, c, || {
+        let s = args(call, c, sendbuf, sendcount, sendtype)?;
+        let r = args(call, c, recvbuf, recvcount, recvtype)?;
         // SAFETY: `request` is MPI_Isendrecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "request", request)? };
+        let o = unsafe { out(call, "request", request)? };
         // SAFETY: the C caller's buffers hold their counts of their datatypes and stay valid until the request completes.
         let q = unsafe {
             pt2pt::isendrecv_typed(&s.comm, sendbuf as *const u8, s.count, &s.dt, dest, sendtag, recvbuf as *mut u8, r.count, &r.dt, source, recvtag)?
@@ -456,10 +413,10 @@ pub unsafe extern "C" fn PMPI_Isendrecv(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Isendrecv_replace(
+#[allow(clippy::too_many_arguments)]
+unsafe fn isendrecv_replace<C: Count>(
     buf: *mut c_void,
-    count: c_int,
+    count: C,
     h: MPI_Datatype,
     dest: c_int,
     sendtag: c_int,
@@ -468,11 +425,11 @@ pub unsafe extern "C" fn PMPI_Isendrecv_replace(
     c: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    const CALL: &str = "MPI_Isendrecv_replace";
-    ffi(CALL, c, || {
-        let a = args(CALL, c, buf, count, h)?;
+    let call = name::<C>("MPI_Isendrecv_replace");
+    ffi(call, c, || {
+        let a = args(call, c, buf, count, h)?;
         // SAFETY: `request` is MPI_Isendrecv_replace's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "request", request)? };
+        let o = unsafe { out(call, "request", request)? };
         // SAFETY: the C caller's buffer holds `count` elements and stays valid until the request completes.
         let q = unsafe { pt2pt::isendrecv_replace_typed(&a.comm, buf as *mut u8, a.count, &a.dt, dest, sendtag, source, recvtag)? };
         *o = new_request(q, c, None);
@@ -989,7 +946,7 @@ pub unsafe extern "C" fn PMPI_Improbe(source: c_int, tag: c_int, c: MPI_Comm, fl
 /// As MPI_Imrecv requires of its arguments: `buf` holds `count` elements of
 /// `h` and stays valid until the request completes; `message` is NULL or a
 /// writable, unaliased `MPI_Message`.
-unsafe fn imrecv(call: &str, buf: *mut c_void, count: c_int, h: MPI_Datatype, message: *mut MPI_Message) -> R<(Request, MPI_Comm)> {
+unsafe fn imrecv<C: Count>(call: &str, buf: *mut c_void, count: C, h: MPI_Datatype, message: *mut MPI_Message) -> R<(Request, MPI_Comm)> {
     // SAFETY: `message` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
     let mh = unsafe { out(call, "message", message)? };
     let n = count_arg(call, count)?;
@@ -1011,27 +968,25 @@ unsafe fn imrecv(call: &str, buf: *mut c_void, count: c_int, h: MPI_Datatype, me
     Ok((r, c))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Mrecv(buf: *mut c_void, count: c_int, h: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
-    const CALL: &str = "MPI_Mrecv";
-    ffi(CALL, NO_COMM, || {
+unsafe fn mrecv<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
+    let call = name::<C>("MPI_Mrecv");
+    ffi(call, NO_COMM, || {
         // SAFETY: the C caller's arguments, passed on: MPI_Mrecv's contract covers `imrecv`'s, as the buffer outlives the wait below.
-        let (mut r, _) = unsafe { imrecv(CALL, buf, count, h, message)? };
-        let s = pt2pt::wait(&mut r).map_err(|e| rename_call(e, CALL))?;
+        let (mut r, _) = unsafe { imrecv(call, buf, count, h, message)? };
+        let s = pt2pt::wait(&mut r).map_err(|e| rename_call(e, call))?;
         // SAFETY: `status` is MPI_Mrecv's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
         unsafe { put_status(status, &s) };
         Ok(())
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Imrecv(buf: *mut c_void, count: c_int, h: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request) -> c_int {
-    const CALL: &str = "MPI_Imrecv";
-    ffi(CALL, NO_COMM, || {
+unsafe fn imrecv_entry<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request) -> c_int {
+    let call = name::<C>("MPI_Imrecv");
+    ffi(call, NO_COMM, || {
         // SAFETY: `request` is MPI_Imrecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "request", request)? };
+        let o = unsafe { out(call, "request", request)? };
         // SAFETY: the C caller's arguments, passed on: MPI_Imrecv's contract is `imrecv`'s.
-        let (r, c) = unsafe { imrecv(CALL, buf, count, h, message)? };
+        let (r, c) = unsafe { imrecv(call, buf, count, h, message)? };
         *o = new_request(r, c, None);
         Ok(())
     })
@@ -1039,7 +994,9 @@ pub unsafe extern "C" fn PMPI_Imrecv(buf: *mut c_void, count: c_int, h: MPI_Data
 
 // ----- persistent requests ---------------------------------------------------------
 
-unsafe fn send_init(call: &'static str, mode: SendMode, buf: *const c_void, count: c_int, h: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
+#[allow(clippy::too_many_arguments)]
+unsafe fn send_init<C: Count>(call: &'static str, mode: SendMode, buf: *const c_void, count: C, h: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    let call = name::<C>(call);
     ffi(call, c, || {
         let a = args(call, c, buf, count, h)?;
         // SAFETY: `request` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -1057,40 +1014,19 @@ unsafe fn send_init(call: &'static str, mode: SendMode, buf: *const c_void, coun
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Send_init(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `send_init` needs what MPI_Send_init demands of them.
-    unsafe { send_init("MPI_Send_init", SendMode::Standard, buf, count, dt, dest, tag, c, r) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ssend_init(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `send_init` needs what MPI_Ssend_init demands of them.
-    unsafe { send_init("MPI_Ssend_init", SendMode::Synchronous, buf, count, dt, dest, tag, c, r) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Bsend_init(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `send_init` needs what MPI_Bsend_init demands of them.
-    unsafe { send_init("MPI_Bsend_init", SendMode::Buffered, buf, count, dt, dest, tag, c, r) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Rsend_init(buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, r: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `send_init` needs what MPI_Rsend_init demands of them.
-    unsafe { send_init("MPI_Rsend_init", SendMode::Ready, buf, count, dt, dest, tag, c, r) }
-}
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Recv_init(buf: *mut c_void, count: c_int, h: MPI_Datatype, source: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    const CALL: &str = "MPI_Recv_init";
-    ffi(CALL, c, || {
-        let a = args(CALL, c, buf, count, h)?;
+unsafe fn recv_init<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, source: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    let call = name::<C>("MPI_Recv_init");
+    ffi(call, c, || {
+        let a = args(call, c, buf, count, h)?;
         // SAFETY: `request` is MPI_Recv_init's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "request", request)? };
+        let o = unsafe { out(call, "request", request)? };
         let n = a.comm.size();
         if source != MPI_PROC_NULL && source != MPI_ANY_SOURCE && !(0..n).contains(&source) {
-            return Err(bad(ErrorClass::Rank, CALL, "source", format!("{source} is not a rank of this communicator (0..{n}), MPI_ANY_SOURCE nor MPI_PROC_NULL")));
+            return Err(bad(ErrorClass::Rank, call, "source", format!("{source} is not a rank of this communicator (0..{n}), MPI_ANY_SOURCE nor MPI_PROC_NULL")));
         }
         if tag != MPI_ANY_TAG && !(0..=oxmpi_core::TAG_UB).contains(&tag) {
-            return Err(bad(ErrorClass::Tag, CALL, "tag", format!("{tag} is neither MPI_ANY_TAG nor in 0..=MPI_TAG_UB")));
+            return Err(bad(ErrorClass::Tag, call, "tag", format!("{tag} is neither MPI_ANY_TAG nor in 0..=MPI_TAG_UB")));
         }
         let spec = PersistentOp::Recv { buf: buf as usize, count: a.count, dt: a.dt, source, tag };
         *o = new_request(Request::NULL, c, Some(spec));
@@ -1220,20 +1156,20 @@ pub unsafe extern "C" fn PMPI_Grequest_complete(request: MPI_Request) -> c_int {
 
 // ----- buffered-send space ---------------------------------------------------------
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
-    const CALL: &str = "MPI_Buffer_attach";
-    ffi(CALL, NO_COMM, || {
+unsafe fn buffer_attach<C: Count>(buffer: *mut c_void, size: C) -> c_int {
+    let call = name::<C>("MPI_Buffer_attach");
+    let size = size.wide();
+    ffi(call, NO_COMM, || {
         if buffer as usize == MPI_BUFFER_AUTOMATIC {
             // SAFETY: MPI_BUFFER_AUTOMATIC is no memory, and oxmpi only accounts attached space (see `buffer_attach`).
             unsafe { pt2pt::buffer_attach(buffer as *mut u8, isize::MAX as usize)? };
             return Ok(());
         }
         if size < 0 {
-            return Err(bad(ErrorClass::Arg, CALL, "size", format!("{size} is negative")));
+            return Err(bad(ErrorClass::Arg, call, "size", format!("{size} is negative")));
         }
         if buffer.is_null() && size > 0 {
-            return Err(bad(ErrorClass::Buffer, CALL, "buffer", "is NULL"));
+            return Err(bad(ErrorClass::Buffer, call, "buffer", "is NULL"));
         }
         // SAFETY: the C caller hands over `size` bytes at `buffer` as MPI_Buffer_attach defines; oxmpi only accounts them.
         unsafe { pt2pt::buffer_attach(buffer as *mut u8, size as usize)? };
@@ -1241,17 +1177,16 @@ pub unsafe extern "C" fn PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) ->
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
-    const CALL: &str = "MPI_Buffer_detach";
-    ffi(CALL, NO_COMM, || {
+unsafe fn buffer_detach<C: Count>(buffer_addr: *mut c_void, size: *mut C) -> c_int {
+    let call = name::<C>("MPI_Buffer_detach");
+    ffi(call, NO_COMM, || {
         // SAFETY: `buffer_addr` is MPI_Buffer_detach's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let a = unsafe { out(CALL, "buffer_addr", buffer_addr as *mut *mut c_void)? };
+        let a = unsafe { out(call, "buffer_addr", buffer_addr as *mut *mut c_void)? };
         // SAFETY: `size` is MPI_Buffer_detach's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let s = unsafe { out(CALL, "size", size)? };
+        let s = unsafe { out(call, "size", size)? };
         let (p, n) = pt2pt::buffer_detach()?;
         *a = p as *mut c_void;
-        *s = n.min(c_int::MAX as usize) as c_int;
+        *s = C::saturating(n.min(i64::MAX as usize) as i64);
         Ok(())
     })
 }
@@ -1268,41 +1203,26 @@ unsafe fn status_ref<'a>(call: &str, p: *const MPI_Status) -> R<&'a MPI_Status> 
     Ok(unsafe { &*p })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_count(status: *const MPI_Status, h: MPI_Datatype, count: *mut c_int) -> c_int {
-    const CALL: &str = "MPI_Get_count";
-    ffi(CALL, NO_COMM, || {
+unsafe fn get_count<C: Count>(status: *const MPI_Status, h: MPI_Datatype, count: *mut C) -> c_int {
+    let call = name::<C>("MPI_Get_count");
+    ffi(call, NO_COMM, || {
         // SAFETY: `status` is MPI_Get_count's IN status: NULL (rejected) or readable.
-        let s = unsafe { status_ref(CALL, status)? };
-        let dt = datatype(h, CALL, "datatype")?;
+        let s = unsafe { status_ref(call, status)? };
+        let dt = datatype(h, call, "datatype")?;
         // SAFETY: `count` is MPI_Get_count's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "count", count)? } = dt.get_count(status_bytes(s)).and_then(|n| c_int::try_from(n).ok()).unwrap_or(MPI_UNDEFINED);
+        *unsafe { out(call, "count", count)? } = undefined_or(dt.get_count(status_bytes(s)));
         Ok(())
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_elements(status: *const MPI_Status, h: MPI_Datatype, count: *mut c_int) -> c_int {
-    const CALL: &str = "MPI_Get_elements";
-    ffi(CALL, NO_COMM, || {
+unsafe fn get_elements<C: Count>(status: *const MPI_Status, h: MPI_Datatype, count: *mut C) -> c_int {
+    let call = name::<C>("MPI_Get_elements");
+    ffi(call, NO_COMM, || {
         // SAFETY: `status` is MPI_Get_elements's IN status: NULL (rejected) or readable.
-        let s = unsafe { status_ref(CALL, status)? };
-        let dt = datatype(h, CALL, "datatype")?;
+        let s = unsafe { status_ref(call, status)? };
+        let dt = datatype(h, call, "datatype")?;
         // SAFETY: `count` is MPI_Get_elements's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "count", count)? } = dt.get_elements(status_bytes(s)).and_then(|n| c_int::try_from(n).ok()).unwrap_or(MPI_UNDEFINED);
-        Ok(())
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_elements_x(status: *const MPI_Status, h: MPI_Datatype, count: *mut MPI_Count) -> c_int {
-    const CALL: &str = "MPI_Get_elements_x";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: `status` is MPI_Get_elements_x's IN status: NULL (rejected) or readable.
-        let s = unsafe { status_ref(CALL, status)? };
-        let dt = datatype(h, CALL, "datatype")?;
-        // SAFETY: `count` is MPI_Get_elements_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "count", count)? } = dt.get_elements(status_bytes(s)).map(|n| n as i64).unwrap_or(MPI_UNDEFINED as i64);
+        *unsafe { out(call, "count", count)? } = undefined_or(dt.get_elements(status_bytes(s)));
         Ok(())
     })
 }
@@ -1343,6 +1263,12 @@ pub unsafe extern "C" fn PMPI_Status_set_elements(status: *mut MPI_Status, h: MP
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_set_elements_c(status: *mut MPI_Status, h: MPI_Datatype, count: MPI_Count) -> c_int {
+    // SAFETY: `status` is MPI_Status_set_elements_c's INOUT argument, as `set_elements` requires.
+    ffi("MPI_Status_set_elements_c", NO_COMM, || unsafe { set_elements("MPI_Status_set_elements_c", status, h, count) })
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Status_set_elements_x(status: *mut MPI_Status, h: MPI_Datatype, count: MPI_Count) -> c_int {
     // SAFETY: `status` is MPI_Status_set_elements_x's INOUT argument, as `set_elements` requires.
     ffi("MPI_Status_set_elements_x", NO_COMM, || unsafe { set_elements("MPI_Status_set_elements_x", status, h, count) })
@@ -1354,6 +1280,52 @@ pub unsafe extern "C" fn PMPI_Status_set_cancelled(status: *mut MPI_Status, flag
         // SAFETY: `status` is MPI_Status_set_cancelled's INOUT argument: NULL (rejected) or writable and unaliased.
         let s = unsafe { out("MPI_Status_set_cancelled", "status", status)? };
         s.MPI_internal[2] = (flag != 0) as c_int;
+        Ok(())
+    })
+}
+
+// ----- entry points of the int and large-count (`_c`) forms --------------------------
+
+
+// ----- entry points: the int forms and their large-count (`_c`) twins ---------------
+
+use crate::large::{entry, ptr::*};
+
+entry!(PMPI_Send, PMPI_Send_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) => send(SendMode::Standard, buf, count, datatype, dest, tag, comm));
+entry!(PMPI_Ssend, PMPI_Ssend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) => send(SendMode::Synchronous, buf, count, datatype, dest, tag, comm));
+entry!(PMPI_Bsend, PMPI_Bsend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) => send(SendMode::Buffered, buf, count, datatype, dest, tag, comm));
+entry!(PMPI_Rsend, PMPI_Rsend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) => send(SendMode::Ready, buf, count, datatype, dest, tag, comm));
+entry!(PMPI_Isend, PMPI_Isend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => isend(SendMode::Standard, buf, count, datatype, dest, tag, comm, request));
+entry!(PMPI_Issend, PMPI_Issend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => isend(SendMode::Synchronous, buf, count, datatype, dest, tag, comm, request));
+entry!(PMPI_Ibsend, PMPI_Ibsend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => isend(SendMode::Buffered, buf, count, datatype, dest, tag, comm, request));
+entry!(PMPI_Irsend, PMPI_Irsend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => isend(SendMode::Ready, buf, count, datatype, dest, tag, comm, request));
+entry!(PMPI_Recv, PMPI_Recv_c, (buf: MVoid, count: CNT, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: PStatus) => recv(buf, count, datatype, source, tag, comm, status));
+entry!(PMPI_Irecv, PMPI_Irecv_c, (buf: MVoid, count: CNT, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => irecv(buf, count, datatype, source, tag, comm, request));
+entry!(PMPI_Sendrecv, PMPI_Sendrecv_c, (sendbuf: CVoid, sendcount: CNT, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: MVoid, recvcount: CNT, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, status: PStatus) => sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status));
+entry!(PMPI_Sendrecv_replace, PMPI_Sendrecv_replace_c, (buf: MVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, status: PStatus) => sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status));
+entry!(PMPI_Isendrecv, PMPI_Isendrecv_c, (sendbuf: CVoid, sendcount: CNT, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: MVoid, recvcount: CNT, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, request: PReq) => isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request));
+entry!(PMPI_Isendrecv_replace, PMPI_Isendrecv_replace_c, (buf: MVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, request: PReq) => isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request));
+entry!(PMPI_Mrecv, PMPI_Mrecv_c, (buf: MVoid, count: CNT, datatype: MPI_Datatype, message: PMsg, status: PStatus) => mrecv(buf, count, datatype, message, status));
+entry!(PMPI_Imrecv, PMPI_Imrecv_c, (buf: MVoid, count: CNT, datatype: MPI_Datatype, message: PMsg, request: PReq) => imrecv_entry(buf, count, datatype, message, request));
+entry!(PMPI_Send_init, PMPI_Send_init_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => send_init("MPI_Send_init", SendMode::Standard, buf, count, datatype, dest, tag, comm, request));
+entry!(PMPI_Ssend_init, PMPI_Ssend_init_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => send_init("MPI_Ssend_init", SendMode::Synchronous, buf, count, datatype, dest, tag, comm, request));
+entry!(PMPI_Bsend_init, PMPI_Bsend_init_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => send_init("MPI_Bsend_init", SendMode::Buffered, buf, count, datatype, dest, tag, comm, request));
+entry!(PMPI_Rsend_init, PMPI_Rsend_init_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => send_init("MPI_Rsend_init", SendMode::Ready, buf, count, datatype, dest, tag, comm, request));
+entry!(PMPI_Recv_init, PMPI_Recv_init_c, (buf: MVoid, count: CNT, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => recv_init(buf, count, datatype, source, tag, comm, request));
+entry!(PMPI_Buffer_attach, PMPI_Buffer_attach_c, (buffer: MVoid, size: CNT) => buffer_attach(buffer, size));
+entry!(PMPI_Buffer_detach, PMPI_Buffer_detach_c, (buffer_addr: MVoid, size: PCNT) => buffer_detach(buffer_addr, size));
+entry!(PMPI_Get_count, PMPI_Get_count_c, (status: CStatus, datatype: MPI_Datatype, count: PCNT) => get_count(status, datatype, count));
+entry!(PMPI_Get_elements, PMPI_Get_elements_c, (status: CStatus, datatype: MPI_Datatype, count: PCNT) => get_elements(status, datatype, count));
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_elements_x(status: *const MPI_Status, h: MPI_Datatype, count: *mut MPI_Count) -> c_int {
+    const CALL: &str = "MPI_Get_elements_x";
+    ffi(CALL, NO_COMM, || {
+        // SAFETY: `status` is MPI_Get_elements_x's IN status: NULL (rejected) or readable.
+        let s = unsafe { status_ref(CALL, status)? };
+        let dt = datatype(h, CALL, "datatype")?;
+        // SAFETY: `count` is MPI_Get_elements_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "count", count)? } = undefined_or(dt.get_elements(status_bytes(s)));
         Ok(())
     })
 }

@@ -362,3 +362,22 @@ fn attributes_error_handlers_groups_environment_and_exit_codes() {
     let out = run(3, &exe, &["abort"]);
     assert_eq!(out.status.code(), Some(7), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn large_count_c_functions() {
+    for n in [1, 2, 3] {
+        assert!(ok(n, "bigcount").contains("bigcount: all checks passed"));
+    }
+    let exe = build("bigcount", &[]);
+    let out = run(2, &exe, &["fatal"]);
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{se}");
+    assert!(se.contains("oxmpi: rank 0: MPI_Send_c:") && se.contains("`count`") && se.contains("(MPI_ERR_COUNT)"), "{se}");
+}
+
+#[test]
+fn fortran_sized_and_optional_datatypes_and_logical_ops_on_floats() {
+    for n in [1, 3, 4] {
+        assert!(ok(n, "ftypes").contains("ftypes: all checks passed"));
+    }
+}

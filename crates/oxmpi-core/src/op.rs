@@ -11,7 +11,7 @@
 //! | --- | --- |
 //! | `MPI_MAX`, `MPI_MIN` | C integer, Fortran integer, floating point |
 //! | `MPI_SUM`, `MPI_PROD` | C integer, Fortran integer, floating point, complex |
-//! | `MPI_LAND`, `MPI_LOR`, `MPI_LXOR` | C integer, logical |
+//! | `MPI_LAND`, `MPI_LOR`, `MPI_LXOR` | C integer, logical (and, as MPICH, Fortran integer and floating point) |
 //! | `MPI_BAND`, `MPI_BOR`, `MPI_BXOR` | C integer, Fortran integer, byte |
 //! | `MPI_MAXLOC`, `MPI_MINLOC` | the value-index pair types |
 //! | `MPI_REPLACE`, `MPI_NO_OP` | any type |
@@ -26,7 +26,9 @@
 //!   C code of MPICH does in practice.
 //! * Logical operations take any non-zero value as true and store 0 or 1 of the
 //!   element's width (C `_Bool`, Fortran `LOGICAL`: true is 1). On C integer
-//!   types the same rule applies (`a && b` in C).
+//!   types the same rule applies (`a && b` in C). On floating point types (an
+//!   MPICH extension its own tests use) a value is true when it is not zero
+//!   (a NaN is true, as in C) and the result is 1.0 or 0.0.
 //! * `MPI_MAX`/`MPI_MIN` on floating point are C's `in > inout ? in : inout`
 //!   (`<` for MIN), as MPICH computes them: a NaN compares false, so a NaN in
 //!   `invec` never replaces the value in `inoutvec`, and a NaN already in
@@ -152,9 +154,10 @@ impl PredefinedOp {
         match self {
             Max | Min => matches!(class, C::CInteger | C::FortranInteger | C::Floating),
             Sum | Prod => matches!(class, C::CInteger | C::FortranInteger | C::Floating | C::Complex),
-            // Fortran integers are an extension (as in MPICH): the standard lists C
-            // integer and logical types only.
-            Land | Lor | Lxor => matches!(class, C::CInteger | C::FortranInteger | C::Logical),
+            // Fortran integers and floating point are extensions (as in MPICH): the
+            // standard lists C integer and logical types only. Complex, byte and
+            // pair types stay errors (MPICH rejects them too).
+            Land | Lor | Lxor => matches!(class, C::CInteger | C::FortranInteger | C::Logical | C::Floating),
             Band | Bor | Bxor => matches!(class, C::CInteger | C::FortranInteger | C::Byte),
             Maxloc | Minloc => class == C::Pair,
             Replace | NoOp => true,
@@ -167,7 +170,7 @@ impl PredefinedOp {
         match self {
             Max | Min => "C integer, Fortran integer and floating point types",
             Sum | Prod => "C integer, Fortran integer, floating point and complex types",
-            Land | Lor | Lxor => "C integer, Fortran integer and logical types",
+            Land | Lor | Lxor => "C integer, Fortran integer, logical and floating point types",
             Band | Bor | Bxor => "C integer, Fortran integer and byte types",
             Maxloc | Minloc => "the value-index pair types (MPI_DOUBLE_INT, MPI_2INT, ...)",
             Replace | NoOp => "all types",
@@ -622,6 +625,10 @@ macro_rules! float_kernel {
                     Min => map2::<$t>(inp, io, n, stride, |a, b| if a < b { a } else { b }),
                     Sum => map2::<$t>(inp, io, n, stride, |a, b| a + b),
                     Prod => map2::<$t>(inp, io, n, stride, |a, b| a * b),
+                    // Logical operations (an MPICH extension): non-zero is true; 1.0 or 0.0.
+                    Land => map2::<$t>(inp, io, n, stride, |a, b| ((a != 0.0) & (b != 0.0)) as u8 as $t),
+                    Lor => map2::<$t>(inp, io, n, stride, |a, b| ((a != 0.0) | (b != 0.0)) as u8 as $t),
+                    Lxor => map2::<$t>(inp, io, n, stride, |a, b| ((a != 0.0) ^ (b != 0.0)) as u8 as $t),
                     _ => {}
                 }
             }
@@ -678,6 +685,9 @@ unsafe fn k_f80(op: PredefinedOp, inp: *const u8, io: *mut u8, n: usize, stride:
             }),
             PredefinedOp::Sum => map2::<F80>(inp, io, n, stride, f80_add),
             PredefinedOp::Prod => map2::<F80>(inp, io, n, stride, f80_mul),
+            PredefinedOp::Land => map2::<F80>(inp, io, n, stride, |a, b| f80_bool(f80_true(a) & f80_true(b))),
+            PredefinedOp::Lor => map2::<F80>(inp, io, n, stride, |a, b| f80_bool(f80_true(a) | f80_true(b))),
+            PredefinedOp::Lxor => map2::<F80>(inp, io, n, stride, |a, b| f80_bool(f80_true(a) ^ f80_true(b))),
             _ => {}
         }
     }
@@ -819,6 +829,21 @@ fn f80_is_nan(x: F80) -> bool {
 
 /// Exact comparison of two x87 values (None if either is a NaN; the two zeros
 /// are equal).
+/// Whether an extended-precision value is non-zero (either sign of zero is
+/// false; NaNs, infinities and denormals are true, as in C).
+fn f80_true(x: F80) -> bool {
+    x[..8].iter().any(|&b| b != 0) || (u16::from_le_bytes([x[8], x[9]]) & 0x7fff) != 0
+}
+
+/// 1.0 or +0.0 in extended precision.
+fn f80_bool(v: bool) -> F80 {
+    if v {
+        f80_from_parts(false, 0x3fff, 1 << 63)
+    } else {
+        [0; 10]
+    }
+}
+
 fn f80_cmp(a: F80, b: F80) -> Option<Ordering> {
     if f80_is_nan(a) || f80_is_nan(b) {
         return None;
@@ -984,7 +1009,7 @@ mod tests {
         let classes: &[TypeClass] = match op {
             P::Max | P::Min => &[CInteger, FortranInteger, Floating],
             P::Sum | P::Prod => &[CInteger, FortranInteger, Floating, Complex],
-            P::Land | P::Lor | P::Lxor => &[CInteger, FortranInteger, Logical],
+            P::Land | P::Lor | P::Lxor => &[CInteger, FortranInteger, Logical, Floating],
             P::Band | P::Bor | P::Bxor => &[CInteger, FortranInteger, Byte],
             P::Maxloc | P::Minloc => &[Pair],
             P::Replace | P::NoOp => &[CInteger, FortranInteger, Floating, Logical, Complex, Byte, Pair, Other],
@@ -1533,5 +1558,44 @@ mod tests {
         // SAFETY: count 0 reads and writes nothing.
         unsafe { pre(P::Sum).apply(ptr::null(), b.as_mut_ptr() as *mut u8, 0, &dt(Primitive::Int)) }.unwrap();
         assert_eq!(b, [1]);
+    }
+
+    #[test]
+    fn logical_operations_on_floating_point() {
+        let f = Datatype::predefined(Primitive::Float);
+        let d = Datatype::predefined(Primitive::Double);
+        let inv = [0.0f32, 2.5, -0.0, f32::NAN, 0.0];
+        let io = [0.0f32, 0.0, 3.0, 1.0, -7.0];
+        assert_eq!(red(&pre(P::Land), &f, &inv, &io, 5), vec![0.0, 0.0, 0.0, 1.0, 0.0]);
+        assert_eq!(red(&pre(P::Lor), &f, &inv, &io, 5), vec![0.0, 1.0, 1.0, 1.0, 1.0]);
+        assert_eq!(red(&pre(P::Lxor), &f, &inv, &io, 5), vec![0.0, 1.0, 1.0, 0.0, 1.0]);
+        let inv = [1e-300f64, 0.0, -4.0];
+        let io = [2.0f64, 0.0, 0.0];
+        assert_eq!(red(&pre(P::Land), &d, &inv, &io, 3), vec![1.0, 0.0, 0.0]);
+        assert_eq!(red(&pre(P::Lor), &d, &inv, &io, 3), vec![1.0, 0.0, 1.0]);
+        assert_eq!(red(&pre(P::Lxor), &d, &inv, &io, 3), vec![0.0, 0.0, 1.0]);
+        // Fortran REAL and DOUBLE PRECISION, and long double.
+        for p in [Primitive::Real, Primitive::DoublePrecision, Primitive::Real4, Primitive::Real8] {
+            assert!(pre(P::Lor).check(&Datatype::predefined(p), "MPI_Allreduce").is_ok(), "{p:?}");
+        }
+        let ld = Datatype::predefined(Primitive::LongDouble);
+        let mut a = [0u8; 48];
+        let mut b = [0u8; 48];
+        a[..10].copy_from_slice(&f64_to_f80(2.0));
+        a[16..26].copy_from_slice(&f64_to_f80(0.0));
+        a[32..42].copy_from_slice(&f64_to_f80(-0.0));
+        b[..10].copy_from_slice(&f64_to_f80(3.0));
+        b[16..26].copy_from_slice(&f64_to_f80(5.0));
+        b[32..42].copy_from_slice(&f64_to_f80(0.0));
+        let land = red(&pre(P::Land), &ld, &a, &b, 3);
+        let lor = red(&pre(P::Lor), &ld, &a, &b, 3);
+        let at = |v: &[u8], i: usize| f80_to_f64(v[i * 16..i * 16 + 10].try_into().unwrap());
+        assert_eq!((at(&land, 0), at(&land, 1), at(&land, 2)), (1.0, 0.0, 0.0));
+        assert_eq!((at(&lor, 0), at(&lor, 1), at(&lor, 2)), (1.0, 1.0, 0.0));
+        // Combinations MPICH rejects stay MPI_ERR_OP: logical on complex, bitwise on floats.
+        let e = pre(P::Land).check(&Datatype::predefined(Primitive::CDoubleComplex), "MPI_Allreduce").unwrap_err();
+        assert_eq!(e.class, ErrorClass::Op);
+        assert_eq!(pre(P::Band).check(&f, "MPI_Allreduce").unwrap_err().class, ErrorClass::Op);
+        assert_eq!(pre(P::Lxor).check(&Datatype::predefined(Primitive::DoubleInt), "MPI_Allreduce").unwrap_err().class, ErrorClass::Op);
     }
 }

@@ -259,6 +259,9 @@ struct Inner {
     attrs: crate::attr::Attributes,
     /// The signature fingerprint ([`sigcheck`]), computed on first use.
     sig_fp: OnceLock<u64>,
+    /// Made by a large-count (`_c`) constructor of the C interface: its
+    /// contents are reported as large counts (MPI_Type_get_contents_c).
+    large_count: AtomicBool,
 }
 
 /// The constructor arguments kept for `MPI_Type_get_contents`.
@@ -556,6 +559,7 @@ impl Datatype {
             layout,
             attrs: crate::attr::Attributes::new(crate::attr::ObjectKind::Datatype),
             sig_fp: OnceLock::new(),
+            large_count: AtomicBool::new(false),
         }))
     }
 
@@ -1155,6 +1159,19 @@ impl Datatype {
             self.0.types.len(),
             self.0.combiner,
         )
+    }
+
+    /// Records that a large-count (`_c`) constructor made this type (derived
+    /// types only; predefined ones are shared and stay as they are).
+    pub fn mark_large_count(&self) {
+        if self.0.combiner != Combiner::Named {
+            self.0.large_count.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether a large-count constructor made this type.
+    pub fn is_large_count(&self) -> bool {
+        self.0.large_count.load(Ordering::Relaxed)
     }
 
     /// `MPI_Type_get_contents` (empty for predefined types).
