@@ -529,19 +529,24 @@ fn shared_copy(world: &Comm) {
                 b
             })
             .collect();
-        // SAFETY: `bufs` outlives the waitall below.
-        let mut reqs: Vec<Request> =
-            (0..K).map(|k| unsafe { pt2pt::isend(world, bufs[k].as_ptr(), n, 1, 50 + k as i32, SendMode::Standard) }.unwrap()).collect();
+        let mut reqs: Vec<Request> = (0..K)
+            .map(|k| {
+                // SAFETY: `bufs` outlives the waitall below.
+                unsafe { pt2pt::isend(world, bufs[k].as_ptr(), n, 1, 50 + k as i32, SendMode::Standard) }.unwrap()
+            })
+            .collect();
         let mut sts = vec![Status::EMPTY; K];
         pt2pt::waitall(&mut reqs, &mut sts).unwrap();
     } else if rank == 1 {
         let mut bufs = vec![vec![0u8; n]; K];
-        // SAFETY: `bufs` outlives the waitall below and is not touched until then.
         let mut reqs: Vec<Request> = bufs
             .iter_mut()
             .enumerate()
             .rev()
-            .map(|(k, b)| unsafe { pt2pt::irecv(world, b.as_mut_ptr(), n, 0, 50 + k as i32) }.unwrap())
+            .map(|(k, b)| {
+                // SAFETY: `bufs` outlives the waitall below and is not touched until then.
+                unsafe { pt2pt::irecv(world, b.as_mut_ptr(), n, 0, 50 + k as i32) }.unwrap()
+            })
             .collect();
         let mut sts = vec![Status::EMPTY; K];
         pt2pt::waitall(&mut reqs, &mut sts).unwrap();
