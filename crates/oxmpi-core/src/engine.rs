@@ -577,17 +577,9 @@ impl State {
         if data.len() > self.eager_limit || self.peers[peer as usize].credit < cost {
             return false;
         }
-        let hdr = Header {
-            kind: Kind::Eager,
-            flags: 0,
-            context: env.context,
-            source: env.source,
-            tag: env.tag,
-            len: data.len() as u64,
-            sreq: 0,
-            rreq: 0,
-            sig,
-        };
+        // sreq 0: only a send request's owner can cancel it or wait for a sync ack,
+        // and this send is complete when we return.
+        let hdr = Header::eager(&env, data.len(), 0, sig, 0);
         let pushed = self.push_whole_now(peer, &hdr, data);
         if pushed {
             self.peers[peer as usize].credit -= cost;
@@ -665,17 +657,7 @@ impl State {
             // (filling it in field by field and reading it back stalled on the store
             // buffer, which still holds the ring writes).
             let req = self.reqs.peek_next();
-            let hdr = Header {
-                kind: Kind::Eager,
-                flags: 0,
-                context: env.context,
-                source: env.source,
-                tag: env.tag,
-                len: data.len as u64,
-                sreq: req.0,
-                rreq: 0,
-                sig,
-            };
+            let hdr = Header::eager(&env, data.len, req.0, sig, 0);
             // SAFETY: the send is active, so its buffer is readable.
             if self.push_whole_now(peer, &hdr, unsafe { data.as_slice() }) {
                 self.peers[peer as usize].credit -= cost;
@@ -718,17 +700,7 @@ impl State {
                 e.detached = true;
             }
         }
-        let hdr_base = Header {
-            kind: Kind::Eager,
-            flags: if sync { FLAG_SYNC } else { 0 },
-            context: env.context,
-            source: env.source,
-            tag: env.tag,
-            len: data.len as u64,
-            sreq: req.0,
-            rreq: 0,
-            sig,
-        };
+        let hdr_base = Header::eager(&env, data.len, req.0, sig, if sync { FLAG_SYNC } else { 0 });
         match self.peers[peer as usize].path {
             Path::SelfLoop => self.send_to_self(req, env, data, sync, sig),
             Path::Shm { .. } | Path::Tcp => {

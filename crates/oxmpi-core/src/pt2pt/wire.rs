@@ -82,6 +82,11 @@ pub struct Header {
 }
 
 impl Header {
+    /// The header of an eager message (`len` bytes in all) of send request `sreq`.
+    pub fn eager(env: &crate::matching::Envelope, len: usize, sreq: u64, sig: u64, flags: u8) -> Header {
+        Header { kind: Kind::Eager, flags, context: env.context, source: env.source, tag: env.tag, len: len as u64, sreq, rreq: 0, sig }
+    }
+
     pub fn control(kind: Kind, sreq: u64) -> Header {
         Header { kind, flags: 0, context: 0, source: 0, tag: 0, len: 0, sreq, rreq: 0, sig: 0 }
     }
