@@ -158,9 +158,8 @@ pub fn finish_idup(call: &str, p: PendingIdup) -> R<()> {
     if let Some(kv) = p.hints {
         state().comm_info.insert(h, kv);
     }
-    // SAFETY: `newcomm` was MPI_Comm_idup's OUT argument, checked non-NULL
-    // there; MPI requires it to stay valid, and untouched by the caller, until
-    // the request completes, which is now.
+    // `newcomm` was MPI_Comm_idup's OUT argument, checked non-NULL there.
+    // SAFETY: MPI keeps it valid and untouched by the caller until the request completes (now).
     unsafe { *(p.newcomm as *mut MPI_Comm) = h };
     Ok(())
 }

@@ -69,9 +69,8 @@ macro_rules! coll_init {
                 let start: Starter = Arc::new(move |r: *mut MPI_Request| {
                     #[allow(unused_parens, clippy::unused_unit)]
                     let ($($p,)* c) = kept.get();
-                    // SAFETY: the arguments the caller gave the `_init` call, valid
-                    // until the request is freed (MPI's rule for persistent
-                    // collectives); `r` is a handle of ours.
+                    // The arguments are those the caller gave the `_init` call; `r` is ours.
+                    // SAFETY: MPI keeps them valid until the persistent request is freed.
                     unsafe { $icoll($($p,)* c, r) }
                 });
                 *o = crate::p2p::new_request(Request::NULL, comm_h, Some(PersistentOp::Coll(start)));

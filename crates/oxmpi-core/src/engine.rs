@@ -1116,9 +1116,8 @@ impl State {
         while let Some(c) = shm.copy_claim(local, me, slot, id, chunks) {
             let off = c as usize * chunk;
             let len = chunk.min(n - off);
-            // SAFETY: receive `req` is active, so its buffer (of at least `n` bytes)
-            // is writable and unaliased in this process; the sender writes only the
-            // chunks it claimed, never this one, and we borrow just this chunk.
+            // The sender writes only the chunks it claimed, never this one.
+            // SAFETY: receive `req` is active: its `n`+ bytes are ours; we borrow just this chunk.
             let dst = unsafe { RawBuf { addr: buf.addr + off, len }.as_mut_slice() };
             let ok = cma::read_remote(pid, addr as usize + off, dst).is_ok();
             shm.copy_done(local, me, slot, ok);

@@ -355,9 +355,8 @@ impl Schedule {
                     let lb = dt.true_lb();
                     let s = m.addr(src).wrapping_offset(-lb) as *const u8;
                     let d = m.addr(dst).wrapping_offset(-lb);
-                    // SAFETY: both spans cover `count` elements of `dt` once shifted back by `true_lb`
-                    // (caller memory by the collective's contract, temporaries sized by `span_len`);
-                    // `apply` only touches the elements' bytes.
+                    // Caller memory by the collective's contract, temporaries sized by `span_len`.
+                    // SAFETY: both spans cover `count` elements of `dt` shifted back by `true_lb`; `apply` touches only their bytes.
                     unsafe { op.apply(s, d, count, &dt) }?;
                 }
                 Step::Fence => unreachable!("fences are handled above"),

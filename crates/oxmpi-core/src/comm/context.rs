@@ -132,9 +132,8 @@ impl Agreement {
         };
         let u64t = Datatype::predefined(Primitive::Uint64);
         let band = Op::predefined(PredefinedOp::Band);
-        // SAFETY: `buf` is a heap allocation of WORDS + 1 u64s, owned by this task and
-        // never reallocated; the schedule that points into it is owned by the task
-        // too and dropped before it (see `Drop`).
+        // The schedule that points into `buf` is owned by this task and dropped before it (see `Drop`).
+        // SAFETY: `buf` is a heap allocation of WORDS + 1 u64s, owned by this task and never reallocated.
         let b = unsafe { crate::coll::allreduce::build_schedule(self.call, None, self.buf.as_mut_ptr() as *mut u8, WORDS + 1, &u64t, &band, &self.comm)? };
         let mut s = b.build();
         s.set_tag(self.tag);

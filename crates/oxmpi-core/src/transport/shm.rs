@@ -802,12 +802,11 @@ impl ShmSegment {
     /// The state word at the start of a slot.
     #[inline]
     fn state(&self, slot: *mut u8) -> &AtomicU64 {
-        // SAFETY: `slot` comes from `Self::slot_ptr`, so it points at the start of a slot
-        // inside the mapping, 64-byte aligned (the rings start on a page). The first 8
-        // bytes of a slot that starts a packet are only ever accessed as this atomic
-        // (payload slices start after it, and a packet's later slots are never read as
-        // state words, see the ring protocol), and the reference borrows `self`, which
-        // keeps the mapping alive.
+        // `slot` comes from `Self::slot_ptr`: the start of a slot inside the mapping, 64-byte
+        // aligned (rings start on a page). A packet's first 8 bytes are only accessed as this
+        // atomic (payload slices start after it; later slots are never read as state words
+        // while they carry payload, see the ring protocol).
+        // SAFETY: aligned, in bounds, atomic-only access; the reference borrows `self`, which keeps the mapping alive.
         unsafe { &*(slot as *const AtomicU64) }
     }
 

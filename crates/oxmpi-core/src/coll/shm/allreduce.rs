@@ -63,9 +63,8 @@ pub(crate) unsafe fn allreduce(mut sess: Session<'_>, sendbuf: Option<*const u8>
                 cx.wait_all(Counter::Flag, s);
                 let area = cx.area();
                 let src = |j: usize| area.slot(j, s) as *const u8;
-                // SAFETY: every slot half holds its rank's published span of `c`
-                // elements (Acquire in wait_all); the broadcast half (CHUNK >= len
-                // bytes) is free: everyone is done with step s - 2.
+                // Slots hold published spans of `c` elements (Acquire in wait_all).
+                // SAFETY: so they are readable; the broadcast half (CHUNK >= len) is free: all are done with step s - 2.
                 let r = unsafe { fold(n, src, area.bbuf(s), c, dt, op) };
                 if r.is_err() && result.is_ok() {
                     result = r;
@@ -87,10 +86,8 @@ pub(crate) unsafe fn allreduce(mut sess: Session<'_>, sendbuf: Option<*const u8>
         let area = cx.area();
         if full {
             let src = |j: usize| area.slot(j, s) as *const u8;
-            // SAFETY: every slot half holds its rank's published span of `c` elements
-            // (Acquire in wait_all); the receive buffer's span at `out + off` (elements
-            // [e0, e0 + c)) is only written (our input is in our slot, so in place is
-            // fine); `temp` is empty or a span of `c` elements.
+            // Slots hold published spans of `c` elements (Acquire in wait_all); our input is in our slot.
+            // SAFETY: so `out + off` (elements [e0, e0 + c)) is only written; `temp` is empty or `c` elements.
             unsafe { fold_into(n, src, out.wrapping_add(off), &mut temp, c, dt, op, &mut result) };
         } else {
             // Our block of the chunk's elements.
@@ -100,10 +97,8 @@ pub(crate) unsafe fn allreduce(mut sess: Session<'_>, sendbuf: Option<*const u8>
             if bc > 0 {
                 let at = b0 * ext;
                 let src = |j: usize| area.slot(j, s).wrapping_add(at) as *const u8;
-                // SAFETY: the slots hold the published spans of `c` elements, of which
-                // elements [b0, b0 + bc) start at `at`; the broadcast half (CHUNK bytes,
-                // free: everyone is done with step s - 2) receives them at the same
-                // offset; blocks of different ranks do not overlap (extent >= true extent).
+                // Elements [b0, b0 + bc) of the published spans start at `at`; ranks' blocks do not overlap.
+                // SAFETY: the broadcast half (CHUNK bytes, free after step s - 2) takes them at the same offset.
                 let r = unsafe { fold(n, src, area.bbuf(s).wrapping_add(at), bc, dt, op) };
                 if r.is_err() && result.is_ok() {
                     result = r;

@@ -163,9 +163,8 @@ unsafe impl Sync for Area {}
 
 impl Drop for Area {
     fn drop(&mut self) {
-        // SAFETY: `base`/`lay.total` are exactly a mapping this handle made and
-        // nobody else unmaps; every pointer into it is used only while the
-        // communicator's mutex (which owns this handle) is held.
+        // Pointers into the area are used only under the communicator's mutex, which owns this handle.
+        // SAFETY: `base`/`lay.total` are exactly a mapping this handle made and nobody else unmaps.
         unsafe { libc::munmap(self.base.as_ptr().cast(), self.lay.total) };
         LIVE.fetch_sub(1, Ordering::Relaxed);
     }

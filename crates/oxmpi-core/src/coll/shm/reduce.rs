@@ -122,10 +122,8 @@ pub(crate) unsafe fn reduce(mut sess: Session<'_>, sendbuf: Option<*const u8>, r
             cx.learn(s - 1);
             let area = cx.area();
             let src = |j: usize| if j == me && !in_place { input.wrapping_add(off) } else { area.slot(j, s) as *const u8 };
-            // SAFETY: every slot half holds its rank's published span of `c` elements
-            // (Acquire in wait_all), our input is readable, and the receive buffer's
-            // span at `out + off` (elements [e0, e0 + c)) does not overlap the input
-            // (in place, the input is in our slot); `temp` is empty or `len` bytes.
+            // Slots hold published spans of `c` elements (Acquire in wait_all); in place, our input is in our slot.
+            // SAFETY: so the spans are readable, `out + off` (elements [e0, e0 + c)) writable and apart; `temp` is empty or `len` bytes.
             unsafe { fold_into(n, src, out.wrapping_add(off), &mut temp, c, dt, op, &mut result) };
         }
         cx.set(Counter::Done, s);
