@@ -22,7 +22,6 @@ use crate::error::Result;
 use crate::request::Request;
 
 const ALGORITHMS: &[&str] = &["ring", "recursive_doubling", "bruck", "shm"];
-static FORCED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
 
 /// Blocking allgathers up to this many bytes per block take the shared-memory
 /// path where it exists ([`SHM_MAX_2`] on 2 ranks); measured on 2, 4 and 8 ranks.
@@ -129,7 +128,7 @@ pub unsafe fn allgather(
                 && util::packed_len(sendcount, sendtype) == util::packed_len(recvcount, recvtype)));
     let blk = if checked { util::packed_len(recvcount, recvtype) } else { 0 };
     if blk > 0 {
-        let forced = super::shm::forced_cached(&FORCED, "allgather", ALGORITHMS)?;
+        let forced = super::shm::forced("allgather", ALGORITHMS)?;
         if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, blk <= if n == 2 { SHM_MAX_2 } else { SHM_MAX }))? {
             // SAFETY: forwarded caller contract; arguments checked above.
             unsafe { super::shm::allgather(sess, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype) };

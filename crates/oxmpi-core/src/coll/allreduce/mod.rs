@@ -37,7 +37,6 @@ use crate::op::Op;
 use crate::request::Request;
 
 const ALGORITHMS: &[&str] = &["recursive_doubling", "ring", "rabenseifner", "reduce_bcast", "hierarchical", "shm"];
-static FORCED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
 
 /// Blocking allreduces up to this many bytes (the message's span) take the
 /// shared-memory path where it exists ([`SHM_MAX_2`] on 2 ranks); measured on
@@ -124,7 +123,7 @@ pub(crate) unsafe fn build_schedule(call: &str, sendbuf: Option<*const u8>, recv
 pub unsafe fn allreduce(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<()> {
     if !comm.is_inter() && check_args("MPI_Allreduce", comm, count, dt, op).is_ok() {
         if let Some(k) = super::shm::chunk_elems(count, dt) {
-            let forced = super::shm::forced_cached(&FORCED, "allreduce", ALGORITHMS)?;
+            let forced = super::shm::forced("allreduce", ALGORITHMS)?;
             if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, super::util::span_len(count, dt) <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX }))? {
                 // SAFETY: forwarded caller contract; arguments checked above.
                 return unsafe { super::shm::allreduce(sess, sendbuf, recvbuf, count, k, dt, op) };

@@ -11,7 +11,6 @@ use crate::error::Result;
 use crate::request::Request;
 
 const ALGORITHMS: &[&str] = &["dissemination", "shm"];
-static FORCED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
 
 fn schedule(comm: &Comm) -> Result<Builder> {
     if comm.is_inter() {
@@ -26,7 +25,7 @@ fn schedule(comm: &Comm) -> Result<Builder> {
 /// MPI_Barrier.
 pub fn barrier(comm: &Comm) -> Result<()> {
     if !comm.is_inter() {
-        let forced = super::shm::forced_cached(&FORCED, "barrier", ALGORITHMS)?;
+        let forced = super::shm::forced("barrier", ALGORITHMS)?;
         if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, true))? {
             super::shm::barrier(sess);
             return Ok(());

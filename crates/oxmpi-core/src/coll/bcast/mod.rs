@@ -18,7 +18,6 @@ use crate::error::Result;
 use crate::request::Request;
 
 const ALGORITHMS: &[&str] = &["binomial", "scatter_ring", "chain", "shm"];
-static FORCED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
 
 /// Blocking bcasts up to this many bytes take the shared-memory path where it
 /// exists ([`SHM_MAX_2`] on 2 ranks, where one single-copy message beats the
@@ -78,7 +77,7 @@ pub unsafe fn bcast(buf: *mut u8, count: usize, dt: &Datatype, root: i32, comm: 
         && util::check_count("MPI_Bcast", "count", count, dt).is_ok();
     let bytes = if checked { util::packed_len(count, dt) } else { 0 };
     if bytes > 0 {
-        let forced = super::shm::forced_cached(&FORCED, "bcast", ALGORITHMS)?;
+        let forced = super::shm::forced("bcast", ALGORITHMS)?;
         if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, bytes <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX }))? {
             // SAFETY: forwarded caller contract; the root was checked.
             unsafe { super::shm::bcast(sess, buf, count, dt, root as usize) };

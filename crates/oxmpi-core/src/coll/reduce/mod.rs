@@ -38,7 +38,6 @@ use crate::op::Op;
 use crate::request::Request;
 
 const ALGORITHMS: &[&str] = &["binomial", "in_order", "rabenseifner", "shm"];
-static FORCED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
 
 /// Blocking reduces up to this many bytes (the message's span) take the
 /// shared-memory path where it exists ([`SHM_MAX_2`] on 2 ranks; the limits of
@@ -340,7 +339,7 @@ pub unsafe fn reduce(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize,
         && (sendbuf.is_some() || comm.rank() == root)
     {
         if let Some(k) = super::shm::chunk_elems(count, dt) {
-            let forced = super::shm::forced_cached(&FORCED, "reduce", ALGORITHMS)?;
+            let forced = super::shm::forced("reduce", ALGORITHMS)?;
             if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, util::span_len(count, dt) <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX }))? {
                 // SAFETY: forwarded caller contract; arguments checked above.
                 return unsafe { super::shm::reduce(sess, sendbuf, recvbuf, count, k, dt, op, root as usize) };

@@ -72,7 +72,7 @@ pub(crate) use reduce::reduce;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use super::sched::{Builder, Slice};
@@ -119,14 +119,9 @@ pub(crate) fn want(forced: Option<&str>, auto: bool) -> Want {
     }
 }
 
-/// `forced_algorithm(op, choices)`, read once per process (the environment does
-/// not change during a job; a bad name is an error every time).
-pub(crate) fn forced_cached(cell: &'static OnceLock<Option<String>>, op: &str, choices: &[&str]) -> Result<Option<&'static str>> {
-    if let Some(v) = cell.get() {
-        return Ok(v.as_deref());
-    }
-    let v = super::forced_algorithm(op, choices)?;
-    Ok(cell.get_or_init(|| v).as_deref())
+/// [`super::forced_algorithm`] (which caches the environment) as one of `choices`.
+pub(crate) fn forced(op: &str, choices: &'static [&'static str]) -> Result<Option<&'static str>> {
+    Ok(super::forced_algorithm(op, choices)?.and_then(|v| choices.iter().copied().find(|c| *c == v)))
 }
 
 #[derive(Clone, Copy, Debug)]
