@@ -248,6 +248,9 @@ fn area_text(area: &str) -> &'static str {
     match area {
         "rma" => "one-sided communication (RMA windows)",
         "io" => "MPI-IO (files)",
+        "dynamic" => "dynamic process management (spawn, ports, connect/accept)",
+        "session" => "MPI-4 sessions",
+        "tools" => "the MPI tool information interface (MPI_T)",
         a => panic!("abi.txt: unknown unsupported area `{a}`"),
     }
 }
