@@ -381,3 +381,10 @@ fn fortran_sized_and_optional_datatypes_and_logical_ops_on_floats() {
         assert!(ok(n, "ftypes").contains("ftypes: all checks passed"));
     }
 }
+
+#[test]
+fn comm_create_group_random_overlapping_subgroups() {
+    for n in [4, 6, 8] {
+        assert!(ok(n, "cg_random").contains(&format!("cg_random: all checks passed on {n} ranks")));
+    }
+}

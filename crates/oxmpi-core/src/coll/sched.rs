@@ -331,7 +331,7 @@ impl Schedule {
                 Step::Send { buf, peer, sub } => {
                     let world = peer_world(&self.comm, peer, "send")?;
                     let tag = self.tag | ((sub as i32) << SEQ_BITS);
-                    let env = Envelope { context: self.comm.coll_context(), source: self.comm.rank(), tag };
+                    let env = Envelope { context: self.comm.coll_context(), source: self.comm.wire_rank(self.comm.rank()), tag };
                     let raw = RawBuf { addr: m.addr(buf) as usize, len: buf.len };
                     let r = st.start_send(world, env, raw, SendMode::Standard)?;
                     in_flight.push(r);
@@ -339,7 +339,7 @@ impl Schedule {
                 Step::Recv { buf, peer, sub } => {
                     peer_world(&self.comm, peer, "receive")?;
                     let tag = self.tag | ((sub as i32) << SEQ_BITS);
-                    let pat = Pattern { context: self.comm.coll_context(), source: peer, tag };
+                    let pat = Pattern { context: self.comm.coll_context(), source: self.comm.wire_rank(peer), tag };
                     let raw = RawBuf { addr: m.addr(buf) as usize, len: buf.len };
                     let r = st.post_recv(raw, pat);
                     in_flight.push(r);

@@ -202,6 +202,11 @@ pub fn create_group(comm: &Comm, group: &[u32], tag: i32) -> Result<Option<Comm>
     let mut temp = Comm::build(comm.context(), false, rank as i32, group.into(), None, String::new());
     if let Some(inner) = Arc::get_mut(&mut temp.0) {
         inner.tag_base = (1 << 30) | ((tag.rem_euclid(crate::coll::sched::MAX_SUBTAGS as i32)) << crate::coll::sched::SEQ_BITS);
+        // Members are told apart by their parent ranks on the wire: two
+        // overlapping groups number their members differently, and a message
+        // of one must never match a receive of the other.
+        let parent_rank = |w: &u32| comm.0.group.iter().position(|x| x == w).map_or(-1, |p| p as i32);
+        inner.wire_ranks = Some(group.iter().map(parent_rank).collect());
     }
     let ctx = context::agree_for(&temp, call, true)?;
     Ok(Some(Comm::build(ctx, true, rank as i32, group.into(), None, String::new())))

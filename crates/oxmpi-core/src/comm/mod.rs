@@ -40,6 +40,11 @@ pub struct CommInner {
     /// communicators of MPI_Comm_create_group, which borrow their parent's
     /// collective context and keep apart from its collectives by bit 30.
     pub tag_base: i32,
+    /// For the temporary communicators of MPI_Comm_create_group: the rank
+    /// each member has in the parent, used as the source of its collective
+    /// messages on the parent's context, so messages of two overlapping
+    /// groups (whose own rank numbers clash) never match each other.
+    pub wire_ranks: Option<Arc<[i32]>>,
     /// Whether this communicator allocated `context` (and gives it back when
     /// the last handle goes). The predefined ones did not.
     pub owns_context: bool,
@@ -88,6 +93,7 @@ impl Comm {
             local_comm: Some(local_comm),
             coll_seq: AtomicU32::new(0),
             tag_base: 0,
+            wire_ranks: None,
             owns_context: true,
             name: Mutex::new(String::new()),
             attrs: crate::attr::Attributes::new(crate::attr::ObjectKind::Comm),
@@ -105,6 +111,7 @@ impl Comm {
             local_comm: None,
             coll_seq: AtomicU32::new(0),
             tag_base: 0,
+            wire_ranks: None,
             owns_context,
             name: Mutex::new(name),
             attrs: crate::attr::Attributes::new(crate::attr::ObjectKind::Comm),
@@ -183,6 +190,15 @@ impl Comm {
 
     pub fn coll_context(&self) -> u32 {
         self.0.context + 1
+    }
+
+    /// The source rank a collective message from member `rank` carries (its
+    /// rank, or its parent's rank for create_group's temporary communicators).
+    pub fn wire_rank(&self, rank: i32) -> i32 {
+        match &self.0.wire_ranks {
+            Some(w) if rank >= 0 => w.get(rank as usize).copied().unwrap_or(rank),
+            _ => rank,
+        }
     }
 
     /// The tag of the next collective on this communicator.
