@@ -99,12 +99,209 @@ pub fn dims_create(nnodes: i32, dims: &mut [i32]) -> Result<()> {
         }
         return Ok(());
     }
-    let factors = balanced_factors((n / product) as u64, free);
+    let factors = if free <= MPICH_MAX_DIMS { mpich_factors((n / product) as i32, free) } else { balanced_factors((n / product) as u64, free) };
     let mut it = factors.into_iter();
     for d in dims.iter_mut().filter(|d| **d == 0) {
         *d = it.next().expect("one factor per free dimension") as i32;
     }
     Ok(())
+}
+
+/// The most free dimensions MPICH's algorithm handles (beyond, the exhaustive
+/// search below decides).
+const MPICH_MAX_DIMS: usize = 20;
+
+/// `n` split into `k` factors as MPICH's MPI_Dims_create splits it, so that
+/// users comparing decompositions across MPIs see the same grid. The method
+/// (after Träff and Lübbe, EuroMPI'15, as MPICH implements it): primes larger
+/// than the square root of what is left take their own dimension first; then a
+/// few shapes have a single answer (no more primes than dimensions, one prime
+/// left, every multiplicity divisible by the dimensions left); otherwise a
+/// search over the divisors, pruned by the best balance (largest minus
+/// smallest) found so far, where a later candidate of equal balance replaces
+/// an earlier one. Arithmetic wraps as MPICH's `int` arithmetic does.
+fn mpich_factors(n: i32, k: usize) -> Vec<u64> {
+    debug_assert!(n >= 1 && k >= 1);
+    if k == 1 {
+        return vec![n as u64];
+    }
+    // Prime factors with multiplicity, ascending.
+    let mut f: Vec<(i32, u32)> = Vec::new();
+    for p in prime_factors(n as u64) {
+        match f.last_mut() {
+            Some((v, c)) if *v as u64 == p => *c += 1,
+            _ => f.push((p as i32, 1)),
+        }
+    }
+    let mut nprimes: u32 = f.iter().map(|x| x.1).sum();
+    let mut nn = n;
+    let mut chosen: Vec<i32> = Vec::with_capacity(k);
+    // Large primes (those whose square exceeds what is left) first.
+    while f.len() > 1 && chosen.len() < k - 1 {
+        let (val, cnt) = *f.last().unwrap();
+        if cnt == 1 && val.wrapping_mul(val) > nn {
+            chosen.push(val);
+            f.pop();
+            nn /= val;
+            nprimes -= 1;
+        } else {
+            break;
+        }
+    }
+    let next = chosen.len();
+    let left = k - next;
+    let done = |mut v: Vec<i32>| -> Vec<u64> {
+        v.resize(k, 1);
+        v.into_iter().map(|x| x as u64).collect()
+    };
+    if nprimes as usize + next <= k {
+        // Every prime its own dimension, largest first.
+        for &(val, cnt) in f.iter().rev() {
+            chosen.extend(std::iter::repeat(val).take(cnt as usize));
+        }
+        return done(chosen);
+    }
+    if left == 1 {
+        chosen.push(nn);
+        return done(chosen);
+    }
+    if f.len() == 1 {
+        // Powers of one prime, dealt round robin.
+        let (val, cnt) = f[0];
+        let mut rest = vec![1i32; left];
+        for i in 0..cnt as usize {
+            rest[i % left] = rest[i % left].wrapping_mul(val);
+        }
+        chosen.extend(rest);
+        return done(chosen);
+    }
+    if f.iter().all(|&(_, c)| c as usize % left == 0) {
+        let mut val = 1i32;
+        for &(p, c) in &f {
+            for _ in 0..c as usize / left {
+                val = val.wrapping_mul(p);
+            }
+        }
+        chosen.extend(std::iter::repeat(val).take(left));
+        return done(chosen);
+    }
+    // Divisors other than 1 and nn, ascending.
+    let mut divs: Vec<i32> = vec![1];
+    for &(p, c) in &f {
+        let base = divs.clone();
+        let mut pk = 1i32;
+        for _ in 0..c {
+            pk = pk.wrapping_mul(p);
+            divs.extend(base.iter().map(|d| d.wrapping_mul(pk)));
+        }
+    }
+    divs.sort_unstable();
+    divs.retain(|&d| d != 1 && d != nn);
+    // First guess: the largest primes first, each to the last dimension it
+    // fits without passing the one before it.
+    let mut guess = vec![1i32; left];
+    let mut placed = 0;
+    for &(val, cnt) in f.iter().rev() {
+        for _ in 0..cnt {
+            if placed < left {
+                guess[placed] = val;
+                placed += 1;
+            } else {
+                let mut kk = left - 1;
+                while kk > 0 && guess[kk].wrapping_mul(val) > guess[kk - 1] {
+                    kk -= 1;
+                }
+                guess[kk] = guess[kk].wrapping_mul(val);
+            }
+        }
+    }
+    chosen.extend(guess);
+    // As MPICH: the balance starts from the first chosen value overall.
+    let mut curbal = chosen[0].wrapping_sub(chosen[k - 1]);
+    let mut trydims = vec![0i32; left];
+    trydims[left - 1] = divs.first().copied().unwrap_or(1);
+    let mut opt: Vec<i32> = chosen[next..].to_vec();
+    optbalance(nn, left - 1, left, &divs, &mut trydims, &mut curbal, &mut opt);
+    chosen.truncate(next);
+    chosen.extend(opt);
+    done(chosen)
+}
+
+/// MPICH's recursive balance search: places a divisor at `idx` (counting down
+/// to 0, the largest), keeping in `opt` the best decomposition (ties go to the
+/// later one).
+fn optbalance(n: i32, idx: usize, nd: usize, divs: &[i32], trydims: &mut [i32], curbal: &mut i32, opt: &mut [i32]) {
+    let min = trydims[nd - 1];
+    if idx > 1 {
+        for k in 0..divs.len() {
+            let f = divs[k];
+            if idx < nd - 1 && f.wrapping_sub(min) > *curbal {
+                break;
+            }
+            let q = n / f;
+            let mut newdivs: Vec<i32> = Vec::new();
+            let sf = if q % f == 0 {
+                newdivs.push(f);
+                f
+            } else if k + 1 < divs.len() {
+                divs[k + 1]
+            } else {
+                break;
+            };
+            if idx < nd - 1 && sf.wrapping_sub(min) > *curbal {
+                break;
+            }
+            let mut ff = sf.wrapping_mul(sf);
+            let mut ii = idx - 1;
+            while ii > 0 && ff <= q {
+                ff = ff.wrapping_mul(sf);
+                ii -= 1;
+            }
+            if ii > 0 {
+                break;
+            }
+            trydims[idx] = f;
+            for &g in &divs[k + 1..] {
+                if g.wrapping_mul(g) > q {
+                    break;
+                }
+                if q % g == 0 {
+                    newdivs.push(g);
+                }
+            }
+            if !newdivs.is_empty() {
+                optbalance(q, idx - 1, nd, &newdivs, trydims, curbal, opt);
+            }
+        }
+    } else if idx == 1 {
+        // Two left: the pair (q >= f) with the smallest q.
+        let mut qprev = -1;
+        let mut k = 1;
+        while k < divs.len() {
+            let q = n / divs[k];
+            if q < divs[k] {
+                break;
+            }
+            qprev = q;
+            k += 1;
+        }
+        let f = divs[k - 1];
+        let q = if qprev > 0 { qprev } else { n / f };
+        if q < f {
+            return;
+        }
+        let testbal = if nd == 2 { q - f } else { q.wrapping_sub(min) };
+        if testbal <= *curbal {
+            opt[2..nd].copy_from_slice(&trydims[2..nd]);
+            opt[0] = q;
+            opt[1] = f;
+            *curbal = q.wrapping_sub(min);
+        }
+    } else if n.wrapping_sub(min) <= *curbal {
+        opt[1..nd].copy_from_slice(&trydims[1..nd]);
+        opt[0] = n;
+        *curbal = n.wrapping_sub(min);
+    }
 }
 
 /// Prime factors of `n`, with multiplicity, ascending.
@@ -151,7 +348,8 @@ fn iroot(x: u64, m: usize) -> u64 {
 
 /// `n` as a product of `k` factors in non-increasing order minimising
 /// (largest - smallest); among equally balanced choices the lexicographically
-/// smallest one (i.e. the smallest largest factor).
+/// largest one, as MPICH picks (10x6x6 rather than 9x8x5 for 360: the
+/// largest smallest factor).
 fn balanced_factors(n: u64, k: usize) -> Vec<u64> {
     debug_assert!(n >= 1 && k >= 1);
     let primes = prime_factors(n);
@@ -204,7 +402,7 @@ fn balanced_factors(n: u64, k: usize) -> Vec<u64> {
                 }
                 self.cur.push(rem);
                 let diff = self.cur[0] - rem;
-                if diff < self.best_diff || (diff == self.best_diff && self.cur < self.best) {
+                if diff < self.best_diff || (diff == self.best_diff && self.cur > self.best) {
                     self.best_diff = diff;
                     self.best = self.cur.clone();
                 }
@@ -1098,6 +1296,18 @@ mod tests {
         let d = dc(735_134_400, &[0; 6]).unwrap();
         assert_eq!(d.iter().map(|&x| x as i64).product::<i64>(), 735_134_400);
         assert!(d.windows(2).all(|w| w[0] >= w[1]), "{d:?}");
+    }
+
+    #[test]
+    fn dims_create_breaks_ties_as_mpich() {
+        // MPICH 4's answers where several grids are equally balanced.
+        assert_eq!(dc(360, &[0, 0, 0]).unwrap(), vec![10, 6, 6]);
+        assert_eq!(dc(3696, &[0, 0, 0]).unwrap(), vec![22, 14, 12]);
+        assert_eq!(dc(2160, &[0; 4]).unwrap(), vec![10, 6, 6, 6]);
+        assert_eq!(dc(2520, &[0; 4]).unwrap(), vec![10, 7, 6, 6]);
+        assert_eq!(dc(2880, &[0; 4]).unwrap(), vec![10, 8, 6, 6]);
+        assert_eq!(dc(168, &[0; 4]).unwrap(), vec![7, 4, 3, 2]);
+        assert_eq!(dc(720, &[0, 2, 0, 0]).unwrap(), vec![10, 2, 6, 6]);
     }
 
     #[test]
