@@ -52,9 +52,11 @@ fn info_arg(call: &str, info: MPI_Info) -> R<()> {
 pub unsafe extern "C" fn PMPI_Comm_dup(c: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
     const CALL: &str = "MPI_Comm_dup";
     ffi(CALL, c, || {
-        let cm = comm(c, CALL)?;
         // SAFETY: `newcomm` is MPI_Comm_dup's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(CALL, "newcomm", newcomm)? };
+        // A failing constructor leaves the null handle (MPI-4.1).
+        *o = MPI_COMM_NULL;
+        let cm = comm(c, CALL)?;
         let d = with_cb_comm(c, || create::dup(&cm))?;
         *o = new_comm(d, c);
         let hints = state().comm_info.get(&c).cloned();
@@ -112,10 +114,12 @@ pub unsafe extern "C" fn PMPI_Comm_get_info(c: MPI_Comm, info_used: *mut MPI_Inf
 pub unsafe extern "C" fn PMPI_Comm_dup_with_info(c: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) -> c_int {
     const CALL: &str = "MPI_Comm_dup_with_info";
     ffi(CALL, c, || {
-        let cm = comm(c, CALL)?;
-        info_arg(CALL, info)?;
         // SAFETY: `newcomm` is MPI_Comm_dup_with_info's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(CALL, "newcomm", newcomm)? };
+        // A failing constructor leaves the null handle (MPI-4.1).
+        *o = MPI_COMM_NULL;
+        let cm = comm(c, CALL)?;
+        info_arg(CALL, info)?;
         let kv = info_pairs(CALL, info)?;
         let d = with_cb_comm(c, || create::dup(&cm)).map_err(|e| oxmpi_core::MpiError::new(e.class, e.message.replacen("MPI_Comm_dup", CALL, 1)))?;
         *o = new_comm(d, c);
@@ -193,9 +197,11 @@ unsafe fn idup(call: &'static str, c: MPI_Comm, info: Option<MPI_Info>, newcomm:
 pub unsafe extern "C" fn PMPI_Comm_split(c: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) -> c_int {
     const CALL: &str = "MPI_Comm_split";
     ffi(CALL, c, || {
-        let cm = comm(c, CALL)?;
         // SAFETY: `newcomm` is MPI_Comm_split's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(CALL, "newcomm", newcomm)? };
+        // A failing constructor leaves the null handle (MPI-4.1).
+        *o = MPI_COMM_NULL;
+        let cm = comm(c, CALL)?;
         *o = new_comm_or_null(create::split(&cm, color, key)?, c);
         Ok(())
     })
@@ -205,10 +211,12 @@ pub unsafe extern "C" fn PMPI_Comm_split(c: MPI_Comm, color: c_int, key: c_int, 
 pub unsafe extern "C" fn PMPI_Comm_split_type(c: MPI_Comm, split_type: c_int, key: c_int, info: MPI_Info, newcomm: *mut MPI_Comm) -> c_int {
     const CALL: &str = "MPI_Comm_split_type";
     ffi(CALL, c, || {
-        let cm = comm(c, CALL)?;
-        info_arg(CALL, info)?;
         // SAFETY: `newcomm` is MPI_Comm_split_type's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(CALL, "newcomm", newcomm)? };
+        // A failing constructor leaves the null handle (MPI-4.1).
+        *o = MPI_COMM_NULL;
+        let cm = comm(c, CALL)?;
+        info_arg(CALL, info)?;
         *o = new_comm_or_null(create::split_type(&cm, split_type, key)?, c);
         Ok(())
     })
@@ -218,10 +226,12 @@ pub unsafe extern "C" fn PMPI_Comm_split_type(c: MPI_Comm, split_type: c_int, ke
 pub unsafe extern "C" fn PMPI_Comm_create(c: MPI_Comm, g: MPI_Group, newcomm: *mut MPI_Comm) -> c_int {
     const CALL: &str = "MPI_Comm_create";
     ffi(CALL, c, || {
-        let cm = comm(c, CALL)?;
-        let g = group(g, CALL, "group")?;
         // SAFETY: `newcomm` is MPI_Comm_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(CALL, "newcomm", newcomm)? };
+        // A failing constructor leaves the null handle (MPI-4.1).
+        *o = MPI_COMM_NULL;
+        let cm = comm(c, CALL)?;
+        let g = group(g, CALL, "group")?;
         *o = new_comm_or_null(create::create(&cm, g.world_ranks())?, c);
         Ok(())
     })
@@ -231,13 +241,15 @@ pub unsafe extern "C" fn PMPI_Comm_create(c: MPI_Comm, g: MPI_Group, newcomm: *m
 pub unsafe extern "C" fn PMPI_Comm_create_group(c: MPI_Comm, g: MPI_Group, tag: c_int, newcomm: *mut MPI_Comm) -> c_int {
     const CALL: &str = "MPI_Comm_create_group";
     ffi(CALL, c, || {
+        // SAFETY: `newcomm` is MPI_Comm_create_group's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "newcomm", newcomm)? };
+        // A failing constructor leaves the null handle (MPI-4.1).
+        *o = MPI_COMM_NULL;
         let cm = comm(c, CALL)?;
         let g = group(g, CALL, "group")?;
         if !(0..=oxmpi_core::TAG_UB).contains(&tag) {
             return Err(bad(ErrorClass::Tag, CALL, "tag", format!("{tag} is not in 0..=MPI_TAG_UB")));
         }
-        // SAFETY: `newcomm` is MPI_Comm_create_group's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "newcomm", newcomm)? };
         // Collective over the group's members only; the others get MPI_COMM_NULL.
         *o = new_comm_or_null(create::create_group(&cm, g.world_ranks(), tag)?, c);
         Ok(())
@@ -317,9 +329,11 @@ pub unsafe extern "C" fn PMPI_Comm_remote_group(c: MPI_Comm, g: *mut MPI_Group) 
 pub unsafe extern "C" fn PMPI_Intercomm_create(local: MPI_Comm, local_leader: c_int, peer: MPI_Comm, remote_leader: c_int, tag: c_int, newintercomm: *mut MPI_Comm) -> c_int {
     const CALL: &str = "MPI_Intercomm_create";
     ffi(CALL, local, || {
-        let lc = comm(local, CALL)?;
         // SAFETY: `newintercomm` is MPI_Intercomm_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(CALL, "newintercomm", newintercomm)? };
+        // A failing constructor leaves the null handle (MPI-4.1).
+        *o = MPI_COMM_NULL;
+        let lc = comm(local, CALL)?;
         // peer_comm is significant at the local leader only.
         let pc = if lc.rank() == local_leader {
             Some(comm(peer, CALL).map_err(|_| bad(ErrorClass::Comm, CALL, "peer_comm", format!("{peer:#x} is not a valid communicator at the local leader")))?)
@@ -336,9 +350,11 @@ pub unsafe extern "C" fn PMPI_Intercomm_create(local: MPI_Comm, local_leader: c_
 pub unsafe extern "C" fn PMPI_Intercomm_merge(c: MPI_Comm, high: c_int, newintracomm: *mut MPI_Comm) -> c_int {
     const CALL: &str = "MPI_Intercomm_merge";
     ffi(CALL, c, || {
-        let cm = require_inter(CALL, c)?;
         // SAFETY: `newintracomm` is MPI_Intercomm_merge's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(CALL, "newintracomm", newintracomm)? };
+        // A failing constructor leaves the null handle (MPI-4.1).
+        *o = MPI_COMM_NULL;
+        let cm = require_inter(CALL, c)?;
         *o = new_comm(inter::intercomm_merge(&cm, high != 0)?, c);
         Ok(())
     })
@@ -422,10 +438,12 @@ pub unsafe extern "C" fn PMPI_Group_compare(g1: MPI_Group, g2: MPI_Group, result
 /// `newgroup` is NULL or valid to write one `MPI_Group`, unaliased (the C caller's argument).
 unsafe fn group_op(call: &'static str, g1: MPI_Group, g2: MPI_Group, newgroup: *mut MPI_Group, f: fn(&Group, &Group) -> Group) -> c_int {
     ffi(call, NO_COMM, || {
-        let a = group(g1, call, "group1")?;
-        let b = group(g2, call, "group2")?;
         // SAFETY: `newgroup` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "newgroup", newgroup)? };
+        // A failing constructor leaves the null handle (MPI-4.1).
+        *o = MPI_GROUP_NULL;
+        let a = group(g1, call, "group1")?;
+        let b = group(g2, call, "group2")?;
         *o = new_group(f(&a, &b));
         Ok(())
     })
@@ -449,12 +467,14 @@ pub unsafe extern "C" fn PMPI_Group_difference(g1: MPI_Group, g2: MPI_Group, new
 
 unsafe fn group_sel(call: &'static str, g: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group, excl: bool) -> c_int {
     ffi(call, NO_COMM, || {
+        // SAFETY: `newgroup` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(call, "newgroup", newgroup)? };
+        // A failing constructor leaves the null handle (MPI-4.1).
+        *o = MPI_GROUP_NULL;
         let g = group(g, call, "group")?;
         let n = nonneg(call, "n", n, ErrorClass::Arg)?;
         // SAFETY: MPI_Group_incl/excl's `ranks` holds `n` ranks.
         let r = unsafe { ints(call, "ranks", ranks, n)? };
-        // SAFETY: `newgroup` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(call, "newgroup", newgroup)? };
         *o = new_group(if excl { g.excl(r)? } else { g.incl(r)? });
         Ok(())
     })
@@ -473,13 +493,15 @@ pub unsafe extern "C" fn PMPI_Group_excl(g: MPI_Group, n: c_int, ranks: *const c
 
 unsafe fn group_range(call: &'static str, g: MPI_Group, n: c_int, ranges: *mut c_int, newgroup: *mut MPI_Group, excl: bool) -> c_int {
     ffi(call, NO_COMM, || {
+        // SAFETY: `newgroup` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(call, "newgroup", newgroup)? };
+        // A failing constructor leaves the null handle (MPI-4.1).
+        *o = MPI_GROUP_NULL;
         let g = group(g, call, "group")?;
         let n = nonneg(call, "n", n, ErrorClass::Arg)?;
         // SAFETY: MPI_Group_range_incl/excl's `ranges` holds `n` triplets, `3 * n` ints.
         let flat = unsafe { ints(call, "ranges", ranges, 3 * n)? };
         let triplets: Vec<[i32; 3]> = flat.chunks_exact(3).map(|t| [t[0], t[1], t[2]]).collect();
-        // SAFETY: `newgroup` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(call, "newgroup", newgroup)? };
         *o = new_group(if excl { g.range_excl(&triplets)? } else { g.range_incl(&triplets)? });
         Ok(())
     })
@@ -546,14 +568,16 @@ pub unsafe extern "C" fn PMPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mu
 pub unsafe extern "C" fn PMPI_Cart_create(c: MPI_Comm, ndims: c_int, dims: *const c_int, periods: *const c_int, reorder: c_int, comm_cart: *mut MPI_Comm) -> c_int {
     const CALL: &str = "MPI_Cart_create";
     ffi(CALL, c, || {
+        // SAFETY: `comm_cart` is MPI_Cart_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "comm_cart", comm_cart)? };
+        // A failing constructor leaves the null handle (MPI-4.1).
+        *o = MPI_COMM_NULL;
         let cm = comm(c, CALL)?;
         let n = nonneg(CALL, "ndims", ndims, ErrorClass::Dims)?;
         // SAFETY: MPI_Cart_create's `dims` holds `ndims` = `n` ints.
         let d = unsafe { ints(CALL, "dims", dims, n)? };
         // SAFETY: MPI_Cart_create's `periods` holds `ndims` = `n` ints.
         let p: Vec<bool> = unsafe { ints(CALL, "periods", periods, n)? }.iter().map(|&x| x != 0).collect();
-        // SAFETY: `comm_cart` is MPI_Cart_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "comm_cart", comm_cart)? };
         *o = new_comm_or_null(topology::cart_create(&cm, d, &p, reorder != 0)?, c);
         Ok(())
     })
@@ -639,11 +663,13 @@ pub unsafe extern "C" fn PMPI_Cart_shift(c: MPI_Comm, direction: c_int, disp: c_
 pub unsafe extern "C" fn PMPI_Cart_sub(c: MPI_Comm, remain: *const c_int, newcomm: *mut MPI_Comm) -> c_int {
     const CALL: &str = "MPI_Cart_sub";
     ffi(CALL, c, || {
+        // SAFETY: `newcomm` is MPI_Cart_sub's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "newcomm", newcomm)? };
+        // A failing constructor leaves the null handle (MPI-4.1).
+        *o = MPI_COMM_NULL;
         let (cm, cart) = cart_of(CALL, c)?;
         // SAFETY: MPI_Cart_sub's `remain_dims` holds one int per dimension of the grid.
         let r: Vec<bool> = unsafe { ints(CALL, "remain_dims", remain, cart.ndims())? }.iter().map(|&x| x != 0).collect();
-        // SAFETY: `newcomm` is MPI_Cart_sub's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "newcomm", newcomm)? };
         *o = new_comm(topology::cart_sub(&cm, &r)?, c);
         Ok(())
     })
@@ -692,11 +718,13 @@ unsafe fn graph_arrays<'a>(call: &str, nnodes: c_int, index: *const c_int, edges
 pub unsafe extern "C" fn PMPI_Graph_create(c: MPI_Comm, nnodes: c_int, index: *const c_int, edges: *const c_int, reorder: c_int, comm_graph: *mut MPI_Comm) -> c_int {
     const CALL: &str = "MPI_Graph_create";
     ffi(CALL, c, || {
+        // SAFETY: `comm_graph` is MPI_Graph_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "comm_graph", comm_graph)? };
+        // A failing constructor leaves the null handle (MPI-4.1).
+        *o = MPI_COMM_NULL;
         let cm = comm(c, CALL)?;
         // SAFETY: MPI_Graph_create's `index` and `edges` are the C caller's graph description arrays, as `graph_arrays` requires.
         let (idx, e) = unsafe { graph_arrays(CALL, nnodes, index, edges)? };
-        // SAFETY: `comm_graph` is MPI_Graph_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "comm_graph", comm_graph)? };
         *o = new_comm_or_null(topology::graph_create(&cm, nnodes, idx, e, reorder != 0)?, c);
         Ok(())
     })
@@ -813,6 +841,10 @@ pub unsafe extern "C" fn PMPI_Dist_graph_create(
 ) -> c_int {
     const CALL: &str = "MPI_Dist_graph_create";
     ffi(CALL, c, || {
+        // SAFETY: `comm_dist_graph` is MPI_Dist_graph_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "comm_dist_graph", comm_dist_graph)? };
+        // A failing constructor leaves the null handle (MPI-4.1).
+        *o = MPI_COMM_NULL;
         let cm = comm(c, CALL)?;
         info_arg(CALL, info)?;
         let n = nonneg(CALL, "n", n, ErrorClass::Arg)?;
@@ -828,8 +860,6 @@ pub unsafe extern "C" fn PMPI_Dist_graph_create(
         let destinations = unsafe { ints(CALL, "destinations", destinations, total)? }.to_vec();
         // SAFETY: MPI_Dist_graph_create's `weights` is a special value or holds `total` ints, as `weights` requires.
         let weights = unsafe { weights(CALL, "weights", w, total)? };
-        // SAFETY: `comm_dist_graph` is MPI_Dist_graph_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "comm_dist_graph", comm_dist_graph)? };
         let edges = DistGraphEdges { sources, degrees, destinations, weights };
         *o = new_comm(topology::dist_graph_create(&cm, &edges, reorder != 0)?, c);
         Ok(())
@@ -851,6 +881,10 @@ pub unsafe extern "C" fn PMPI_Dist_graph_create_adjacent(
 ) -> c_int {
     const CALL: &str = "MPI_Dist_graph_create_adjacent";
     ffi(CALL, c, || {
+        // SAFETY: `comm_dist_graph` is MPI_Dist_graph_create_adjacent's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(CALL, "comm_dist_graph", comm_dist_graph)? };
+        // A failing constructor leaves the null handle (MPI-4.1).
+        *o = MPI_COMM_NULL;
         let cm = comm(c, CALL)?;
         info_arg(CALL, info)?;
         let ni = nonneg(CALL, "indegree", indegree, ErrorClass::Arg)?;
@@ -863,8 +897,6 @@ pub unsafe extern "C" fn PMPI_Dist_graph_create_adjacent(
         let d = unsafe { ints(CALL, "destinations", destinations, no)? };
         // SAFETY: `destweights` is a special value or holds `outdegree` = `no` ints.
         let dw = unsafe { weights(CALL, "destweights", destweights, no)? };
-        // SAFETY: `comm_dist_graph` is MPI_Dist_graph_create_adjacent's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "comm_dist_graph", comm_dist_graph)? };
         *o = new_comm(topology::dist_graph_create_adjacent(&cm, s, sw.as_deref(), d, dw.as_deref(), reorder != 0)?, c);
         Ok(())
     })

@@ -9,7 +9,7 @@
 
 use std::ffi::{c_char, c_int, c_void};
 
-use oxmpi_core::datatype::{pack_into, pack_size, unpack_from, Combiner, Datatype, Primitive, Repr};
+use oxmpi_core::datatype::{pack_into, pack_size, unpack_from, Combiner, Datatype, Primitive};
 use oxmpi_core::error::ErrorClass;
 
 use crate::abi::*;
@@ -97,6 +97,8 @@ unsafe fn make(call: &'static str, large: bool, newtype: *mut MPI_Datatype, f: i
     ffi(call, NO_COMM, || {
         // SAFETY: `newtype` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "newtype", newtype)? };
+        // A failing constructor leaves the null handle (MPI-4.1).
+        *o = MPI_DATATYPE_NULL;
         let dt = f()?;
         if large {
             dt.mark_large_count();
@@ -473,12 +475,18 @@ pub unsafe extern "C" fn PMPI_Type_get_contents(
 pub unsafe extern "C" fn PMPI_Type_get_name(h: MPI_Datatype, name: *mut c_char, resultlen: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Type_get_name";
     ffi(CALL, NO_COMM, || {
-        let dt = datatype(h, CALL, "datatype")?;
         if name.is_null() {
             return Err(bad(ErrorClass::Arg, CALL, "type_name", "is NULL"));
         }
         // SAFETY: `resultlen` is MPI_Type_get_name's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let len = unsafe { out(CALL, "resultlen", resultlen)? };
+        if h == MPI_DATATYPE_NULL {
+            // MPI-4.1: the null handle has a name too.
+            // SAFETY: MPI_MAX_OBJECT_NAME bytes by the C contract.
+            *len = unsafe { put_str(name, "MPI_DATATYPE_NULL", MPI_MAX_OBJECT_NAME as usize) };
+            return Ok(());
+        }
+        let dt = datatype(h, CALL, "datatype")?;
         // SAFETY: MPI_MAX_OBJECT_NAME bytes by the C contract.
         *len = unsafe { put_str(name, &dt.name(), MPI_MAX_OBJECT_NAME as usize) };
         Ok(())
@@ -716,35 +724,6 @@ fn external32(call: &str, datarep: *const c_char) -> R<()> {
     Ok(())
 }
 
-/// Converts packed data of `count` elements of `dt` between native (little
-/// endian) and big-endian order, in place: each basic value is reversed
-/// (complex numbers part by part, pairs value and index apart). external32
-/// here keeps the native sizes of the basic types.
-fn swap_packed(buf: &mut [u8], dt: &Datatype, count: usize) {
-    if cfg!(target_endian = "big") {
-        return;
-    }
-    let mut at = 0;
-    for _ in 0..count {
-        for &(p, k) in dt.signature() {
-            let size = p.size();
-            let parts: [usize; 2] = match p.repr() {
-                Repr::Complex32 | Repr::Complex64 | Repr::Complex80 => [size / 2, size / 2],
-                Repr::Pair { .. } => [size - 4, 4],
-                _ => [size, 0],
-            };
-            for _ in 0..k {
-                let mut o = at;
-                for part in parts.into_iter().filter(|&n| n > 1) {
-                    buf[o..o + part].reverse();
-                    o += part;
-                }
-                at += size;
-            }
-        }
-    }
-}
-
 unsafe fn pack_external_size<C: Count, A: Displ>(datarep: *const c_char, incount: C, h: MPI_Datatype, size: *mut A) -> c_int {
     let call = name::<C>("MPI_Pack_external_size");
     ffi(call, NO_COMM, || {
@@ -752,7 +731,8 @@ unsafe fn pack_external_size<C: Count, A: Displ>(datarep: *const c_char, incount
         let n = count_arg(call, "incount", incount)?;
         let dt = committed(h, call, "datatype")?;
         // SAFETY: `size` is MPI_Pack_external_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(call, "size", size)? } = fit_addr(call, "size", dt.size() * n)?;
+        let ext = oxmpi_core::datatype::external32::size(&dt).checked_mul(n).ok_or_else(|| bad(ErrorClass::Count, call, "incount", format!("{n} elements overflow the address space")))?;
+        *unsafe { out(call, "size", size)? } = fit_addr(call, "size", ext)?;
         Ok(())
     })
 }
@@ -778,7 +758,7 @@ unsafe fn pack_external<C: Count, A: Displ>(
             return Err(bad(ErrorClass::Arg, call, "position", format!("position {} or outsize {outsize} is negative", pos.addr())));
         }
         crate::p2p::check_buf(call, "inbuf", inbuf, n, &dt)?;
-        let need = dt.size() * n;
+        let need = oxmpi_core::datatype::external32::size(&dt).checked_mul(n).ok_or_else(|| bad(ErrorClass::Count, call, "incount", format!("{n} elements overflow the address space")))?;
         if (pos.addr() as usize).checked_add(need).is_none_or(|end| end > outsize as usize) {
             return Err(bad(ErrorClass::Truncate, call, "outsize", format!("{outsize} bytes cannot take {need} more bytes at position {}", pos.addr())));
         }
@@ -788,11 +768,12 @@ unsafe fn pack_external<C: Count, A: Displ>(
         // SAFETY: non-null (need > 0 fits in outsize, checked above): `outbuf` holds `outsize` bytes, aliasing no other argument.
         let outs: &mut [u8] = unsafe { std::slice::from_raw_parts_mut(outbuf as *mut u8, outsize as usize) };
         let start = pos.addr() as usize;
-        let mut p = start;
+        let mut native = vec![0u8; dt.size() * n];
+        let mut p = 0;
         // SAFETY: the C caller's buffer holds `n` elements of `dt`.
-        unsafe { pack_into(&dt, inbuf as *const u8, n, outs, &mut p)? };
-        swap_packed(&mut outs[start..p], &dt, n);
-        *pos = fit_addr(call, "position", p)?;
+        unsafe { pack_into(&dt, inbuf as *const u8, n, &mut native, &mut p)? };
+        oxmpi_core::datatype::external32::encode(call, &dt, n, &native, &mut outs[start..start + need])?;
+        *pos = fit_addr(call, "position", start + need)?;
         Ok(())
     })
 }
@@ -814,7 +795,7 @@ unsafe fn unpack_external<C: Count, A: Displ>(
         let dt = committed(h, call, "datatype")?;
         // SAFETY: `position` is MPI_Unpack_external's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let pos = unsafe { out(call, "position", position)? };
-        let need = dt.size() * n;
+        let need = oxmpi_core::datatype::external32::size(&dt).checked_mul(n).ok_or_else(|| bad(ErrorClass::Count, call, "outcount", format!("{n} elements overflow the address space")))?;
         if pos.addr() < 0 || insize < 0 || (pos.addr() as usize).checked_add(need).is_none_or(|end| end > insize as usize) {
             return Err(bad(ErrorClass::Truncate, call, "insize", format!("{insize} bytes do not hold {need} bytes at position {}", pos.addr())));
         }
@@ -824,12 +805,13 @@ unsafe fn unpack_external<C: Count, A: Displ>(
         }
         let start = pos.addr() as usize;
         // SAFETY: non-null (need > 0 bytes lie inside insize, checked above): `inbuf` holds `insize` bytes, not written during the call.
-        let mut tmp = unsafe { std::slice::from_raw_parts(inbuf as *const u8, insize as usize) }[start..start + need].to_vec();
-        swap_packed(&mut tmp, &dt, n);
+        let ext = &unsafe { std::slice::from_raw_parts(inbuf as *const u8, insize as usize) }[start..start + need];
+        let mut tmp = vec![0u8; dt.size() * n];
+        oxmpi_core::datatype::external32::decode(call, &dt, n, ext, &mut tmp)?;
         let mut p = 0;
         // SAFETY: the C caller's buffer holds `n` elements of `dt`.
         unsafe { unpack_from(&dt, &tmp, &mut p, outbuf as *mut u8, n)? };
-        *pos = fit_addr(call, "position", start + p)?;
+        *pos = fit_addr(call, "position", start + need)?;
         Ok(())
     })
 }

@@ -282,12 +282,18 @@ pub unsafe extern "C" fn PMPI_Comm_test_inter(c: MPI_Comm, flag: *mut c_int) -> 
 pub unsafe extern "C" fn PMPI_Comm_get_name(c: MPI_Comm, name: *mut c_char, resultlen: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Comm_get_name";
     ffi(CALL, c, || {
-        let cm = comm(c, CALL)?;
         if name.is_null() {
             return Err(bad(ErrorClass::Arg, CALL, "comm_name", "is NULL"));
         }
         // SAFETY: `resultlen` is MPI_Comm_get_name's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let len = unsafe { out(CALL, "resultlen", resultlen)? };
+        if c == MPI_COMM_NULL {
+            // MPI-4.1: the null handle has a name too.
+            // SAFETY: MPI_MAX_OBJECT_NAME bytes by the C contract.
+            *len = unsafe { put_str(name, "MPI_COMM_NULL", MPI_MAX_OBJECT_NAME as usize) };
+            return Ok(());
+        }
+        let cm = comm(c, CALL)?;
         let mut n = cm.name();
         if n.is_empty() {
             n = match c {

@@ -299,6 +299,8 @@ pub unsafe extern "C" fn PMPI_Add_error_class(errorclass: *mut c_int) -> c_int {
         st.last_code += 1;
         let c = st.last_code;
         st.user_codes.insert(c, c);
+        // A new class has the empty string until MPI_Add_error_string.
+        st.error_strings.insert(c, String::new());
         LASTUSEDCODE.store(c, Ordering::Relaxed);
         *o = c;
         Ok(())
@@ -318,6 +320,7 @@ pub unsafe extern "C" fn PMPI_Add_error_code(errorclass: c_int, errorcode: *mut 
         st.last_code += 1;
         let c = st.last_code;
         st.user_codes.insert(c, errorclass);
+        st.error_strings.insert(c, String::new());
         LASTUSEDCODE.store(c, Ordering::Relaxed);
         *o = c;
         Ok(())

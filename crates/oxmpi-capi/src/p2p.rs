@@ -45,7 +45,13 @@ fn fill(c: &mut MPI_Status, s: &Status) {
 unsafe fn put_status(p: *mut MPI_Status, s: &Status) {
     if !p.is_null() {
         // SAFETY: non-null (checked), so writable and unaliased by this function's contract.
-        fill(unsafe { &mut *p }, s);
+        let c = unsafe { &mut *p };
+        fill(c, s);
+        if *s == Status::NULL {
+            // The empty status (MPI_REQUEST_NULL, inactive requests) is all of it
+            // defined, MPI_ERROR = MPI_SUCCESS included.
+            c.MPI_ERROR = MPI_SUCCESS;
+        }
     }
 }
 
@@ -526,7 +532,7 @@ unsafe fn all(call: &'static str, count: c_int, requests: *mut MPI_Request, flag
         let hs = unsafe { req_slice(call, count, requests)? };
         let before = engine_requests(call, hs)?;
         let mut after = before.clone();
-        let mut stats = vec![Status::EMPTY; hs.len()];
+        let mut stats = vec![Status::NULL; hs.len()];
         let res = match flag {
             None => pt2pt::waitall(&mut after, &mut stats).map(|()| true),
             Some(_) => pt2pt::testall(&mut after, &mut stats),
@@ -639,7 +645,7 @@ unsafe fn any(call: &'static str, count: c_int, requests: *mut MPI_Request, inde
                     None => {
                         *idx = MPI_UNDEFINED;
                         // SAFETY: `status` is MPI_Waitany/Testany's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
-                        unsafe { put_status(status, &Status::EMPTY) };
+                        unsafe { put_status(status, &Status::NULL) };
                     }
                     Some((i, s)) => {
                         *idx = i as c_int;
@@ -822,7 +828,7 @@ pub unsafe extern "C" fn PMPI_Request_get_status(request: MPI_Request, flag: *mu
         if request == MPI_REQUEST_NULL {
             *f = 1;
             // SAFETY: `status` is MPI_Request_get_status's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
-            unsafe { put_status(status, &Status::EMPTY) };
+            unsafe { put_status(status, &Status::NULL) };
             return Ok(());
         }
         let (r, c, _) = one_request(CALL, request)?;

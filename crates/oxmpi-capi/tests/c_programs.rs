@@ -388,3 +388,10 @@ fn comm_create_group_random_overlapping_subgroups() {
         assert!(ok(n, "cg_random").contains(&format!("cg_random: all checks passed on {n} ranks")));
     }
 }
+
+#[test]
+fn null_handle_names_empty_status_null_outputs_dims_as_mpich_external32_sizes() {
+    for n in [1, 3] {
+        assert!(ok(n, "defects").contains(&format!("defects: all checks passed on {n} ranks")));
+    }
+}

@@ -112,7 +112,9 @@ primitives! {
     UnsignedLong = 0x20e, "MPI_UNSIGNED_LONG", 8, 8, 8, CInteger, U64;
     UnsignedLongLong = 0x20f, "MPI_UNSIGNED_LONG_LONG", 8, 8, 8, CInteger, U64;
     Float = 0x210, "MPI_FLOAT", 4, 4, 4, Floating, F32;
-    CFloatComplex = 0x212, "MPI_C_FLOAT_COMPLEX", 8, 8, 4, Complex, Complex32;
+    // One handle for MPI_C_COMPLEX and MPI_C_FLOAT_COMPLEX (the standard ABI
+    // aliases them); named MPI_C_COMPLEX as MPICH names it.
+    CFloatComplex = 0x212, "MPI_C_COMPLEX", 8, 8, 4, Complex, Complex32;
     CxxFloatComplex = 0x213, "MPI_CXX_FLOAT_COMPLEX", 8, 8, 4, Complex, Complex32;
     Double = 0x214, "MPI_DOUBLE", 8, 8, 8, Floating, F64;
     CDoubleComplex = 0x216, "MPI_C_DOUBLE_COMPLEX", 16, 16, 8, Complex, Complex64;

@@ -403,7 +403,7 @@ fn finish(st: &mut crate::engine::State, r: &mut Request) -> Result<Status> {
         let inner = active.take();
         return match inner {
             Some(mut i) => finish(st, &mut i),
-            None => Ok(Status::EMPTY),
+            None => Ok(Status::NULL),
         };
     }
     let e = st.remove_request(*r).unwrap();
@@ -428,7 +428,7 @@ fn is_done(st: &crate::engine::State, r: Request, call: &str) -> Result<bool> {
 
 fn wait_named(r: &mut Request, call: &str) -> Result<Status> {
     if r.is_null() {
-        return Ok(Status::EMPTY);
+        return Ok(Status::NULL);
     }
     let e = engine()?;
     e.wait_until(|st| match is_done(st, *r, call) {
@@ -446,7 +446,7 @@ pub fn wait(r: &mut Request) -> Result<Status> {
 /// MPI_Test: `Some(status)` once complete.
 pub fn test(r: &mut Request) -> Result<Option<Status>> {
     if r.is_null() {
-        return Ok(Some(Status::EMPTY));
+        return Ok(Some(Status::NULL));
     }
     let e = engine()?;
     e.with_progress(|st| match is_done(st, *r, "MPI_Test")? {
@@ -479,7 +479,7 @@ pub fn waitall(reqs: &mut [Request], statuses: &mut [Status]) -> Result<()> {
     let e = engine()?;
     let mut first_err = None;
     for s in statuses.iter_mut().take(reqs.len()) {
-        *s = Status::EMPTY;
+        *s = Status::NULL;
     }
     // Requests before `first_open` are all finished: each look starts at the first
     // open one and stops at the first still running (requests mostly complete in
@@ -604,7 +604,7 @@ pub fn testsome(reqs: &mut [Request]) -> Result<Option<Vec<(usize, Result<Status
 /// MPI_Request_get_status: completion without freeing the request.
 pub fn request_get_status(r: Request) -> Result<Option<Status>> {
     if r.is_null() {
-        return Ok(Some(Status::EMPTY));
+        return Ok(Some(Status::NULL));
     }
     let e = engine()?;
     e.with_progress(|st| {
@@ -614,7 +614,7 @@ pub fn request_get_status(r: Request) -> Result<Option<Status>> {
         let entry = st.req(r).unwrap();
         Ok(Some(match &entry.kind {
             ReqKind::Persistent { active: Some(i), .. } => st.req(*i).map(|x| x.status).unwrap_or(Status::EMPTY),
-            ReqKind::Persistent { active: None, .. } => Status::EMPTY,
+            ReqKind::Persistent { active: None, .. } => Status::NULL,
             _ => entry.status,
         }))
     })
