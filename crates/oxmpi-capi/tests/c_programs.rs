@@ -395,3 +395,10 @@ fn null_handle_names_empty_status_null_outputs_dims_as_mpich_external32_sizes() 
         assert!(ok(n, "defects").contains(&format!("defects: all checks passed on {n} ranks")));
     }
 }
+
+#[test]
+fn intercomm_alltoall_one_way_each_direction_checked_on_its_own() {
+    for n in 2..=5 {
+        assert!(ok(n, "inter_a2a").contains(&format!("inter_a2a: all checks passed on {n} ranks")));
+    }
+}

@@ -1,7 +1,7 @@
 //! Non-rooted data movement on intercommunicators: barrier, allgather(v),
 //! alltoall(v/w).
 use super::no_in_place;
-use crate::coll::gather::{check_v, size_mismatch};
+use crate::coll::gather::check_v;
 use crate::coll::sched::{Builder, Slice};
 use crate::coll::util;
 use crate::comm::Comm;
@@ -144,11 +144,11 @@ pub(crate) unsafe fn alltoall(
     util::check_count(call, "sendcount", sendcount * m, sendtype)?;
     util::check_type(call, "recvtype", recvtype)?;
     util::check_count(call, "recvcount", recvcount * m, recvtype)?;
+    // Each direction has its own signature: this group's blocks must match
+    // what the remote group receives, not what this group receives (one group
+    // may send n and receive 0 while the other sends 0 and receives n). A
+    // mismatch shows at the receiver as a message of the wrong size.
     let (sblk, rblk) = (util::packed_len(sendcount, sendtype), util::packed_len(recvcount, recvtype));
-    if sblk != rblk {
-        // Both groups' blocks have one size (matching signatures everywhere).
-        return Err(size_mismatch(call, "blocks", sblk, rblk));
-    }
     let mut b = Builder::new(comm);
     let out = util::packed_output(&mut b, recvbuf, recvcount * m, recvtype);
     let inp = util::packed_input(&mut b, p, sendcount * m, sendtype);
@@ -156,6 +156,8 @@ pub(crate) unsafe fn alltoall(
         for j in 0..m {
             b.recv(out.sub(j * rblk, rblk), j as i32);
         }
+    }
+    if sblk > 0 {
         for j in 0..m {
             b.send(inp.sub(j * sblk, sblk), j as i32);
         }
