@@ -402,3 +402,10 @@ fn intercomm_alltoall_one_way_each_direction_checked_on_its_own() {
         assert!(ok(n, "inter_a2a").contains(&format!("inter_a2a: all checks passed on {n} ranks")));
     }
 }
+
+#[test]
+fn persistent_collectives_copy_arrays_at_init_match_in_init_order_and_reject_garbage_counts() {
+    for n in 1..=5 {
+        assert!(ok(n, "pcoll2").contains(&format!("pcoll2: all checks passed on {n} ranks")));
+    }
+}

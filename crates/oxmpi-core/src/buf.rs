@@ -44,3 +44,23 @@ impl RawBuf {
         unsafe { std::slice::from_raw_parts_mut(self.addr as *mut u8, self.len) }
     }
 }
+
+/// A zeroed vector of `n` 16-byte words, or `None` if the allocator refuses
+/// (counts from a caller's garbage must give an MPI error, not abort the
+/// process the way `vec![0; n]` does). Large requests get fresh zero pages
+/// from the allocator (calloc), not a pass writing zeros.
+pub(crate) fn try_zeroed_words(n: usize) -> Option<Vec<u128>> {
+    if n == 0 {
+        return Some(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u128>(n).ok()?;
+    // SAFETY: `layout` has a non-zero size (n > 0).
+    let p = unsafe { std::alloc::alloc_zeroed(layout) } as *mut u128;
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: `p` was allocated by the global allocator with the layout of
+    // `n` u128s (so capacity `n`), and all `n` are initialised (zero bits are a
+    // valid u128).
+    Some(unsafe { Vec::from_raw_parts(p, n, n) })
+}

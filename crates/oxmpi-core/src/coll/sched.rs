@@ -240,18 +240,23 @@ impl Builder {
         self.push(Step::Reduce { src, dst, count, dt: dt.clone(), op: op.clone() });
     }
 
-    pub fn build(mut self) -> Schedule {
+    /// The schedule, with its arena of temporaries allocated; an allocation
+    /// the system refuses (counts from garbage) is MPI_ERR_NO_MEM naming the
+    /// size, never an abort.
+    pub fn build(mut self) -> Result<Schedule> {
         self.fence();
         let words = self.temp_bytes.div_ceil(16);
         let mut parts = self.parts;
         if words > POOL_MAX_ARENA {
             // Large: a fresh zeroed allocation (calloc) rather than clearing a pooled one.
-            parts.arena = vec![0u128; words];
+            parts.arena = crate::buf::try_zeroed_words(words).ok_or_else(|| {
+                MpiError::new(ErrorClass::NoMem, format!("collective: the {} bytes of temporary buffers its counts need cannot be allocated", self.temp_bytes))
+            })?;
         } else {
             parts.arena.clear();
             parts.arena.resize(words, 0);
         }
-        Schedule { comm: self.comm, parts: Some(parts), pc: 0, tag: 0 }
+        Ok(Schedule { comm: self.comm, parts: Some(parts), pc: 0, tag: 0 })
     }
 }
 

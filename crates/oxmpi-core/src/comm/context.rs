@@ -135,7 +135,7 @@ impl Agreement {
         // The schedule that points into `buf` is owned by this task and dropped before it (see `Drop`).
         // SAFETY: `buf` is a heap allocation of WORDS + 1 u64s, owned by this task and never reallocated.
         let b = unsafe { crate::coll::allreduce::build_schedule(self.call, None, self.buf.as_mut_ptr() as *mut u8, WORDS + 1, &u64t, &band, &self.comm)? };
-        let mut s = b.build();
+        let mut s = b.build()?;
         s.set_tag(self.tag);
         self.sched = Some(s);
         Ok(())
