@@ -409,3 +409,10 @@ fn persistent_collectives_copy_arrays_at_init_match_in_init_order_and_reject_gar
         assert!(ok(n, "pcoll2").contains(&format!("pcoll2: all checks passed on {n} ranks")));
     }
 }
+
+#[test]
+fn intercomm_idup_returns_at_once_traffic_before_wait_and_threads() {
+    for n in [2, 3, 5] {
+        assert!(ok(n, "idup_inter").contains(&format!("idup_inter: all checks passed on {n} ranks")));
+    }
+}

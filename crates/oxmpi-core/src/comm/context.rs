@@ -231,7 +231,11 @@ impl Drop for Agreement {
 pub(crate) fn start_agreement(parent: &Comm, call: &'static str, member: bool, on_agreed: OnAgreed) -> Result<Request> {
     let e = crate::runtime::engine()?;
     let tag = parent.next_coll_tag();
-    let task = Agreement {
+    Ok(e.with_progress(|st| st.start_task(Box::new(agreement(parent, call, member, tag, on_agreed)))))
+}
+
+fn agreement(parent: &Comm, call: &'static str, member: bool, tag: i32, on_agreed: OnAgreed) -> Agreement {
+    Agreement {
         comm: parent.clone(),
         call,
         tag,
@@ -242,8 +246,68 @@ pub(crate) fn start_agreement(parent: &Comm, call: &'static str, member: bool, o
         sched: None,
         candidate: None,
         on_agreed: Some(on_agreed),
+    }
+}
+
+/// Two agreements one after the other over `parent` (every rank a member of
+/// both), as one request: the ids of an intercommunicator and of its local
+/// intracommunicator, agreed over the union of the two groups. The
+/// agreements use `tag` and `tag | 1 << SEQ_BITS` (sub-tags 0 and 1, so
+/// they never meet the next call's tags); `on_agreed` gets both ids.
+pub(crate) fn start_agreement_pair(parent: &Comm, call: &'static str, tag: i32, on_agreed: Box<dyn FnOnce(u32, u32) + Send>) -> Result<Request> {
+    let e = crate::runtime::engine()?;
+    let first = Arc::new(Mutex::new(None));
+    let f2 = first.clone();
+    let task = Pair {
+        parent: parent.clone(),
+        call,
+        tag,
+        first_id: first,
+        current: agreement(parent, call, true, tag, Box::new(move |id| *f2.lock().unwrap_or_else(|p| p.into_inner()) = Some(id))),
+        second_started: false,
+        on_agreed: Some(on_agreed),
     };
     Ok(e.with_progress(|st| st.start_task(Box::new(task))))
+}
+
+struct Pair {
+    parent: Comm,
+    call: &'static str,
+    tag: i32,
+    first_id: Arc<Mutex<Option<u32>>>,
+    current: Agreement,
+    second_started: bool,
+    on_agreed: Option<Box<dyn FnOnce(u32, u32) + Send>>,
+}
+
+impl std::fmt::Debug for Pair {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "pair of context agreements ({:?})", self.current)
+    }
+}
+
+impl Task for Pair {
+    fn advance(&mut self, st: &mut State) -> Result<bool> {
+        loop {
+            if !self.current.advance(st)? {
+                return Ok(false);
+            }
+            let first = self.first_id.lock().unwrap_or_else(|p| p.into_inner()).take();
+            if !self.second_started {
+                let a = first.ok_or_else(|| MpiError::intern(self.call, "the first context agreement completed without an id"))?;
+                let cb = self.on_agreed.take();
+                let tag = self.tag | (1 << crate::coll::sched::SEQ_BITS);
+                self.current = agreement(&self.parent, self.call, true, tag, Box::new(move |b| {
+                    if let Some(f) = cb {
+                        f(a, b)
+                    }
+                }));
+                self.second_started = true;
+                continue;
+            }
+            return Ok(true);
+        }
+    }
 }
 
 /// Agrees on an id free on every rank of `parent` (collective over `parent`,

@@ -65,14 +65,12 @@ impl PendingComm {
 /// [`context`]), so ranks may communicate on `comm` and elsewhere before they
 /// wait; the duplicate is in the [`PendingComm`] when the request completes.
 /// Attributes are copied (copy callbacks run) at the call. On an
-/// intercommunicator the duplicate is made at once (blocking) and the request
-/// is complete.
+/// intercommunicator the ids are agreed over both groups the same way (see
+/// [`super::inter::intercomm_idup`]).
 pub fn idup(comm: &Comm) -> Result<(Request, PendingComm)> {
     let pending = PendingComm::default();
     if comm.is_inter() {
-        let d = super::inter::intercomm_dup(comm)?;
-        *pending.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(d);
-        let r = crate::runtime::engine()?.with_state(|st| st.done_request(crate::request::Status::EMPTY));
+        let r = super::inter::intercomm_idup(comm, pending.0.clone())?;
         return Ok((r, pending));
     }
     let attrs = comm.0.attrs.duplicate("MPI_Comm_idup")?;

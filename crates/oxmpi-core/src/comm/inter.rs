@@ -225,6 +225,43 @@ pub fn intercomm_split(inter: &Comm, color: i32, key: i32, call: &str) -> Result
     Ok(Some(Comm::build_inter(ctx, new_local.rank(), new_local.0.group.clone(), remote, new_local)))
 }
 
+/// MPI_Comm_idup on an intercommunicator, non-blocking: the ranks of both
+/// groups agree on two ids (the new intercommunicator's and its local
+/// intracommunicator's; the two local groups are disjoint, so they may share
+/// one) with the progress engine's agreement task, run over a temporary
+/// intracommunicator of the union of the groups (ordered by world rank) on
+/// the intercommunicator's collective context, with tags of their own (bit 30,
+/// the call's collective sequence). The duplicate lands in `slot` when the
+/// request completes.
+pub fn intercomm_idup(inter: &Comm, slot: Arc<std::sync::Mutex<Option<Comm>>>) -> Result<crate::request::Request> {
+    let call = "MPI_Comm_idup";
+    let attrs = inter.0.attrs.duplicate(call)?;
+    let seq = inter.next_coll_tag();
+    let mut union: Vec<u32> = inter.group().iter().chain(inter.peer_group()).copied().collect();
+    union.sort_unstable();
+    let me = inter.group()[inter.rank() as usize];
+    let urank = union.iter().position(|&w| w == me).unwrap_or(0) as i32;
+    let mut temp = Comm::build(inter.context(), false, urank, union.into(), None, String::new());
+    if let Some(inner) = Arc::get_mut(&mut temp.0) {
+        inner.tag_base = 1 << 30;
+    }
+    let tag = (1 << 30) | seq;
+    let (rank, group, remote) = (inter.rank(), inter.0.group.clone(), inter.0.remote_group.clone().unwrap_or_else(|| Arc::from(Vec::new())));
+    context::start_agreement_pair(
+        &temp,
+        call,
+        tag,
+        Box::new(move |ictx, lctx| {
+            let local = Comm::build(lctx, true, rank, group.clone(), None, String::new());
+            let mut new = Comm::build_inter(ictx, rank, group, remote, local);
+            if let Some(inner) = Arc::get_mut(&mut new.0) {
+                inner.attrs = attrs;
+            }
+            *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(new);
+        }),
+    )
+}
+
 /// MPI_Comm_dup on an intercommunicator: same groups and ranks, new context,
 /// attributes copied.
 pub fn intercomm_dup(inter: &Comm) -> Result<Comm> {
