@@ -20,7 +20,7 @@ use oxmpi_core::{pt2pt, Comm};
 
 use crate::abi::*;
 use crate::comm::group;
-use crate::dtype::{datatype, new_handle};
+use crate::dtype::datatype;
 use crate::env::{comm, get_str, new_comm};
 use crate::errors::{bad, bad_code, ffi, out, Fail, NO_COMM, R};
 use crate::handles::state;
@@ -549,17 +549,10 @@ pub unsafe extern "C" fn PMPI_Type_get_value_index(value_type: MPI_Datatype, ind
             *o = p;
             return Ok(());
         }
-        // Otherwise a new pair type, for a value of a C arithmetic type and an
-        // index of a C integer type; any other combination has no pair type.
-        use oxmpi_core::datatype::TypeClass;
-        let class = |d: &Datatype| d.as_primitive().filter(|_| d.combiner() == Combiner::Named).map(|p| p.class());
-        let value_ok = matches!(class(&v), Some(TypeClass::CInteger | TypeClass::Floating));
-        let index_ok = matches!(class(&i), Some(TypeClass::CInteger));
-        if !(value_ok && index_ok) {
-            *o = MPI_DATATYPE_NULL;
-            return Ok(());
-        }
-        *o = new_handle(&Datatype::value_index(&v, &i)?);
+        // No predefined pair: MPI_DATATYPE_NULL (as MPICH answers; the
+        // reductions MPI_MINLOC/MPI_MAXLOC only know the predefined pairs).
+        let _ = (v, i);
+        *o = MPI_DATATYPE_NULL;
         Ok(())
     })
 }

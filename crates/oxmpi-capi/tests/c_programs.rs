@@ -381,3 +381,10 @@ fn fortran_sized_and_optional_datatypes_and_logical_ops_on_floats() {
         assert!(ok(n, "ftypes").contains("ftypes: all checks passed"));
     }
 }
+
+#[test]
+fn mpi41_status_get_status_buffers_groups_f90_value_index_infos_toint_hw_splits() {
+    for n in [1, 2, 4] {
+        assert!(ok(n, "mpi41").contains(&format!("mpi41: all checks passed on {n} ranks")));
+    }
+}

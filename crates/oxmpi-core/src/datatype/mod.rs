@@ -62,8 +62,6 @@ pub enum Combiner {
     F90Real,
     /// `MPI_Type_create_f90_complex`: named by precision and range.
     F90Complex,
-    /// `MPI_Type_get_value_index` when no predefined pair type matches.
-    ValueIndex,
 }
 
 impl Combiner {
@@ -86,7 +84,6 @@ impl Combiner {
             Combiner::F90Real => 113,
             Combiner::F90Complex => 114,
             Combiner::F90Integer => 115,
-            Combiner::ValueIndex => 117,
         }
     }
 
@@ -109,7 +106,6 @@ impl Combiner {
             F90Integer,
             F90Real,
             F90Complex,
-            ValueIndex,
         ]
         .into_iter()
         .find(|c| c.code() == code)
@@ -134,7 +130,6 @@ impl Combiner {
             Combiner::F90Integer => "MPI_COMBINER_F90_INTEGER",
             Combiner::F90Real => "MPI_COMBINER_F90_REAL",
             Combiner::F90Complex => "MPI_COMBINER_F90_COMPLEX",
-            Combiner::ValueIndex => "MPI_COMBINER_VALUE_INDEX",
         }
     }
 }
@@ -911,17 +906,6 @@ impl Datatype {
         );
         cache.push(((combiner, params.to_vec()), d.clone()));
         d
-    }
-
-    /// `MPI_Type_get_value_index` when no predefined pair type matches: the
-    /// C struct `{ value; index; }` (index at its alignment, the extent padded to
-    /// the larger alignment), committed, reporting `MPI_COMBINER_VALUE_INDEX`
-    /// with the two types as its contents.
-    pub fn value_index(value: &Datatype, index: &Datatype) -> Result<Datatype> {
-        let align = |d: &Datatype| d.as_primitive().map_or(1, |p| p.align()).max(1) as isize;
-        let off = (value.extent() + align(index) - 1) / align(index) * align(index);
-        let st = Datatype::structure(&[1, 1], &[0, off], &[value.clone(), index.clone()])?;
-        Ok(Datatype::make(Kind::Derived, Combiner::ValueIndex, st.0.layout.clone(), (vec![], vec![], vec![value.clone(), index.clone()]), true, String::new()))
     }
 
     /// `MPI_Type_create_resized`: explicit (sticky) lower bound and extent.
