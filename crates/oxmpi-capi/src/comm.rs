@@ -217,7 +217,18 @@ pub unsafe extern "C" fn PMPI_Comm_split_type(c: MPI_Comm, split_type: c_int, ke
         *o = MPI_COMM_NULL;
         let cm = comm(c, CALL)?;
         info_arg(CALL, info)?;
-        *o = new_comm_or_null(create::split_type(&cm, split_type, key)?, c);
+        // The guided splits name their resource in the info (MPI-4.0 `mpi_hw_resource_type`).
+        let resource = if info == MPI_INFO_NULL {
+            None
+        } else {
+            crate::misc::with_info(CALL, info, |kv| Ok(kv.iter().find(|(k, _)| k == "mpi_hw_resource_type").map(|(_, v)| v.clone())))?
+        };
+        let (new, chosen) = create::split_type_hw(&cm, split_type, key, resource.as_deref())?;
+        *o = new_comm_or_null(new, c);
+        if let Some(name) = chosen.filter(|_| *o != MPI_COMM_NULL) {
+            // The unguided split tells which resource type it split by.
+            state().comm_info.insert(*o, vec![("mpi_hw_resource_type".to_string(), name.to_string())]);
+        }
         Ok(())
     })
 }
@@ -268,6 +279,12 @@ pub unsafe extern "C" fn PMPI_Comm_free(c: *mut MPI_Comm) -> c_int {
         }
         let cm = comm(*h, CALL)?;
         with_cb_comm(*h, || oxmpi_core::comm::free_attributes(&cm))?;
+        // A buffer attached to the communicator (MPI_Comm_attach_buffer) is
+        // detached first: its buffered messages leave, and a later communicator
+        // reusing the context id does not inherit it.
+        if oxmpi_core::pt2pt::comm_buffer_attached(&cm)? {
+            oxmpi_core::pt2pt::comm_buffer_detach(&cm)?;
+        }
         {
             let mut st = state();
             st.comms.remove(*h);

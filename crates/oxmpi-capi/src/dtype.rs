@@ -294,6 +294,9 @@ pub unsafe extern "C" fn PMPI_Type_free(dt: *mut MPI_Datatype) -> c_int {
             .get(*h)
             .cloned()
             .ok_or_else(|| bad(ErrorClass::Type, CALL, "datatype", format!("{:#x} is not a valid datatype handle (freed twice?)", *h)))?;
+        if matches!(dt.combiner(), Combiner::F90Integer | Combiner::F90Real | Combiner::F90Complex) {
+            return Err(bad(ErrorClass::Type, CALL, "datatype", "a type of MPI_Type_create_f90_* is predefined and cannot be freed"));
+        }
         // The delete callbacks run when the last handle to the datatype goes
         // (MPI_Type_get_contents hands out more handles to the same type).
         // Like MPI_Comm_free, a failing callback leaves the handle valid.

@@ -31,6 +31,7 @@ pub mod errors;
 pub mod handles;
 pub mod large;
 pub mod misc;
+pub mod mpi4x;
 pub mod p2p;
 pub mod pcoll;
 
@@ -83,6 +84,28 @@ pub mod types {
     pub type MPI_Grequest_free_function = unsafe extern "C" fn(*mut c_void) -> c_int;
     pub type MPI_Grequest_cancel_function = unsafe extern "C" fn(*mut c_void, c_int) -> c_int;
     pub type MPI_Delete_function = MPI_Comm_delete_attr_function;
+    pub type MPI_Session = usize;
+    pub type MPI_Session_errhandler_function = unsafe extern "C" fn(*mut MPI_Session, *mut c_int, ...);
+    /// The C view of Fortran 2008's `TYPE(MPI_Status)`: the same eight integers as `MPI_Status`.
+    #[repr(C)]
+    #[derive(Clone, Copy, Debug, Default)]
+    pub struct MPI_F08_status {
+        pub MPI_SOURCE: c_int,
+        pub MPI_TAG: c_int,
+        pub MPI_ERROR: c_int,
+        pub MPI_internal: [c_int; 5],
+    }
+    pub type MPI_T_enum = usize;
+    pub type MPI_T_cvar_handle = usize;
+    pub type MPI_T_pvar_handle = usize;
+    pub type MPI_T_pvar_session = usize;
+    pub type MPI_T_event_registration = usize;
+    pub type MPI_T_event_instance = usize;
+    pub type MPI_T_cb_safety = c_int;
+    pub type MPI_T_source_order = c_int;
+    pub type MPI_T_event_cb_function = unsafe extern "C" fn(MPI_T_event_instance, MPI_T_event_registration, MPI_T_cb_safety, *mut c_void);
+    pub type MPI_T_event_free_cb_function = unsafe extern "C" fn(MPI_T_event_registration, MPI_T_cb_safety, *mut c_void);
+    pub type MPI_T_event_dropped_cb_function = unsafe extern "C" fn(MPI_Count, MPI_T_event_registration, c_int, MPI_T_cb_safety, *mut c_void);
 }
 
 /// All `PMPI_x` implementations, for the generated shims.
@@ -93,6 +116,7 @@ pub mod pmpi {
     pub use crate::dynamic::*;
     pub use crate::env::*;
     pub use crate::misc::*;
+    pub use crate::mpi4x::*;
     pub use crate::p2p::*;
     pub use crate::pcoll::*;
     pub use crate::unsupported::*;

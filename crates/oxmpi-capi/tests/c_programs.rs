@@ -416,3 +416,10 @@ fn intercomm_idup_returns_at_once_traffic_before_wait_and_threads() {
         assert!(ok(n, "idup_inter").contains(&format!("idup_inter: all checks passed on {n} ranks")));
     }
 }
+
+#[test]
+fn mpi41_status_get_status_buffers_groups_f90_value_index_infos_toint_hw_splits() {
+    for n in [1, 2, 4] {
+        assert!(ok(n, "mpi41").contains(&format!("mpi41: all checks passed on {n} ranks")));
+    }
+}

@@ -208,6 +208,9 @@ pub(crate) struct SendReq {
     _owned: Option<Box<[u8]>>,
     /// Bytes charged to the attached bsend buffer, released on completion.
     bsend_charge: usize,
+    /// Which buffer was charged: a communicator's (its context id, MPI-4.1
+    /// `MPI_Comm_attach_buffer`) or the process's (`None`).
+    bsend_pool: Option<u32>,
     /// The data has left (eager: all in the ring; rendezvous: FIN seen).
     local_done: bool,
     /// Waiting for a SyncAck.
@@ -351,6 +354,10 @@ pub(crate) struct State {
     next_msg: u64,
     pub eager_limit: usize,
     pub bsend: BsendPool,
+    /// Buffers attached to communicators (`MPI_Comm_attach_buffer`), by the
+    /// point-to-point context id; a communicator's buffer serves its buffered
+    /// sends before the process's.
+    pub comm_bsend: HashMap<u32, BsendPool>,
     shm: Option<&'static ShmSegment>,
     /// Bumped on every completion, so waiters in other threads can be woken.
     pub completions: u64,
@@ -414,6 +421,7 @@ impl State {
             next_msg: 1,
             eager_limit,
             bsend: BsendPool::default(),
+            comm_bsend: HashMap::new(),
             shm,
             completions: 0,
             pending_out: Vec::new(),
@@ -471,10 +479,21 @@ impl State {
         }
     }
 
+    /// The bsend buffer a key names: a communicator's (by context id) or the
+    /// process's. A communicator's pool outlives its detach while messages it
+    /// carried are in flight (detach waits for them), so the key always exists.
+    pub(crate) fn bsend_pool_mut(&mut self, key: Option<u32>) -> &mut BsendPool {
+        match key {
+            Some(ctx) => self.comm_bsend.entry(ctx).or_default(),
+            None => &mut self.bsend,
+        }
+    }
+
     /// Drops a finished request and whatever it held (bsend space).
     fn release_request(&mut self, r: Request) {
         if let Some(ReqEntry { kind: ReqKind::Send(s), .. }) = self.reqs.remove(r) {
-            self.bsend.used = self.bsend.used.saturating_sub(s.bsend_charge);
+            let pool = self.bsend_pool_mut(s.bsend_pool);
+            pool.used = pool.used.saturating_sub(s.bsend_charge);
         }
     }
 
@@ -616,24 +635,27 @@ impl State {
         mode: SendMode,
         sig: u64,
     ) -> Result<Request> {
+        let pool_key = (mode == SendMode::Buffered && self.comm_bsend.contains_key(&env.context)).then_some(env.context);
         let (data, owned, charge) = if mode == SendMode::Buffered {
             let charge = data.len + BSEND_OVERHEAD;
-            let Some((_, size)) = self.bsend.attached else {
+            let whose = if pool_key.is_some() { "the communicator's attached buffer" } else { "the attached buffer" };
+            let pool = self.bsend_pool_mut(pool_key);
+            let Some((_, size)) = pool.attached else {
                 return Err(MpiError::new(
                     ErrorClass::Buffer,
-                    "MPI_Bsend: no buffer is attached (call MPI_Buffer_attach first)",
+                    "MPI_Bsend: no buffer is attached (call MPI_Buffer_attach or MPI_Comm_attach_buffer first)",
                 ));
             };
-            if self.bsend.used + charge > size {
+            if pool.used + charge > size {
                 return Err(MpiError::new(
                     ErrorClass::Buffer,
                     format!(
-                        "MPI_Bsend: the attached buffer is too small: {} of {} bytes in use, this message needs {}",
-                        self.bsend.used, size, charge
+                        "MPI_Bsend: {whose} is too small: {} of {} bytes in use, this message needs {}",
+                        pool.used, size, charge
                     ),
                 ));
             }
-            self.bsend.used += charge;
+            pool.used += charge;
             let copy: Box<[u8]> = match already_owned {
                 Some(b) => b,
                 // SAFETY: the caller's buffer is valid for this call (entry-point contract).
@@ -667,6 +689,7 @@ impl State {
                         data,
                         _owned: owned,
                         bsend_charge: 0,
+                        bsend_pool: None,
                         local_done: true,
                         await_ack: false,
                         cancel_pending: false,
@@ -688,6 +711,7 @@ impl State {
             data,
             _owned: owned,
             bsend_charge: charge,
+            bsend_pool: pool_key,
             local_done: false,
             await_ack: sync,
             cancel_pending: false,
@@ -723,7 +747,7 @@ impl State {
             }
             Path::Unreachable => {
                 self.reqs.remove(req);
-                self.bsend.used -= charge;
+                self.bsend_pool_mut(pool_key).used -= charge;
                 return Err(MpiError::unsupported(
                     "MPI_Send",
                     format!("reaching world rank {peer} on another host (the TCP transport)"),

@@ -254,3 +254,63 @@ mod tests {
         assert_eq!(place_of_cpuset(&topology, &topology.cpuset()), (None, None));
     }
 }
+
+/// The hardware resource types `MPI_COMM_TYPE_HW_GUIDED` and
+/// `MPI_COMM_TYPE_RESOURCE_GUIDED` accept (the `mpi_hw_resource_type` info
+/// value), coarse to fine: `mpi_shared_memory` and `hwloc://Machine` (the
+/// host), `hwloc://Package` (or `Socket`), `hwloc://NUMANode` (or `NUMA`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Resource {
+    Machine,
+    Package,
+    Numa,
+}
+
+impl Resource {
+    /// Coarse to fine: the order `MPI_COMM_TYPE_HW_UNGUIDED` tries them in.
+    pub(crate) const ALL: [Resource; 3] = [Resource::Machine, Resource::Package, Resource::Numa];
+
+    pub(crate) fn parse(s: &str) -> Option<Resource> {
+        if s == "mpi_shared_memory" {
+            return Some(Resource::Machine);
+        }
+        let kind = s.strip_prefix("hwloc://")?.to_ascii_lowercase();
+        match kind.as_str() {
+            "machine" => Some(Resource::Machine),
+            "package" | "socket" => Some(Resource::Package),
+            "numanode" | "numa" => Some(Resource::Numa),
+            _ => None,
+        }
+    }
+
+    /// The name `MPI_COMM_TYPE_HW_UNGUIDED` reports in the new communicator's info.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Resource::Machine => "hwloc://Machine",
+            Resource::Package => "hwloc://Package",
+            Resource::Numa => "hwloc://NUMANode",
+        }
+    }
+
+    /// The split colour of a rank at `place`: equal exactly for ranks in the same
+    /// resource; `None` when the rank is not restricted to one resource of this
+    /// type (unbound, or bound across several).
+    pub(crate) fn color(self, place: &Place) -> Option<i32> {
+        let within = |idx: Option<u32>| idx.map(|i| ((place.host as i64) * 4096 + i as i64).min(i32::MAX as i64) as i32);
+        match self {
+            Resource::Machine => Some(place.host.min(i32::MAX as u32) as i32),
+            Resource::Package => within(place.package),
+            Resource::Numa => within(place.numa),
+        }
+    }
+}
+
+/// The first resource type, coarse to fine, that splits `members` (world
+/// ranks) into strict subsets: some member is inside a resource of the type,
+/// and not all members are in the same one. `None` when no type does.
+pub(crate) fn unguided_level(members: &[u32], places: &[Place]) -> Option<Resource> {
+    Resource::ALL.into_iter().find(|r| {
+        let colors: Vec<Option<i32>> = members.iter().map(|&w| r.color(&places[w as usize])).collect();
+        colors.iter().any(Option::is_some) && colors.iter().any(|c| *c != colors[0])
+    })
+}

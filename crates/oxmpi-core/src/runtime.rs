@@ -506,6 +506,28 @@ impl Engine {
         crate::hwtopo::build_levels(self.rank as usize, &places)
     }
 
+    /// Where world rank `w` runs (host, and package and NUMA node when known).
+    pub(crate) fn place_of(&self, w: usize) -> crate::hwtopo::Place {
+        let (package, numa) = self.package_numa_of[w];
+        crate::hwtopo::Place { host: self.host_of[w], package, numa }
+    }
+
+    /// MPI_Get_hw_resource_info: each hardware resource type
+    /// `MPI_COMM_TYPE_HW_GUIDED` accepts, with this process's resource of that
+    /// type (host, package or NUMA node index) when it is restricted to one.
+    pub fn hw_resource_info(&self) -> Vec<(String, String)> {
+        let place = self.place_of(self.rank as usize);
+        let mut kv = vec![("mpi_shared_memory".to_string(), place.host.to_string())];
+        kv.push(("hwloc://Machine".to_string(), place.host.to_string()));
+        if let Some(p) = place.package {
+            kv.push(("hwloc://Package".to_string(), p.to_string()));
+        }
+        if let Some(n) = place.numa {
+            kv.push(("hwloc://NUMANode".to_string(), n.to_string()));
+        }
+        kv
+    }
+
     /// MPI_APPNUM: which command of an MPMD launch this process runs (0 here).
     pub fn appnum(&self) -> i32 {
         self.appnum

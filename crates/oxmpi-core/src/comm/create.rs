@@ -144,6 +144,52 @@ pub fn split_type(comm: &Comm, split_type: i32, key: i32) -> Result<Option<Comm>
     split_named(comm, color, key, call)
 }
 
+/// `MPI_COMM_TYPE_HW_UNGUIDED`, `MPI_COMM_TYPE_HW_GUIDED` and
+/// `MPI_COMM_TYPE_RESOURCE_GUIDED` (the ABI values).
+pub const COMM_TYPE_HW_UNGUIDED: i32 = 222;
+pub const COMM_TYPE_HW_GUIDED: i32 = 223;
+pub const COMM_TYPE_RESOURCE_GUIDED: i32 = 224;
+
+/// MPI_Comm_split_type with every split type: `COMM_TYPE_SHARED`; the guided
+/// ones, by the hardware resource named in `resource` (the info value of
+/// `mpi_hw_resource_type`; ranks outside any resource of that type, or naming
+/// none or an unknown one, get `None`); `COMM_TYPE_HW_UNGUIDED`, by the first
+/// hardware level (host, package, NUMA node) that splits `comm` into strict
+/// subsets. Ranks may pass `UNDEFINED`. Returns the new communicator and, for
+/// the unguided split, the resource type chosen (for its info).
+pub fn split_type_hw(comm: &Comm, split_type: i32, key: i32, resource: Option<&str>) -> Result<(Option<Comm>, Option<&'static str>)> {
+    use crate::hwtopo::{unguided_level, Resource};
+    let call = "MPI_Comm_split_type";
+    require_intra(call, comm)?;
+    let e = crate::runtime::engine()?;
+    let me = comm.0.group[comm.rank() as usize] as usize;
+    let (color, chosen) = match split_type {
+        UNDEFINED => (UNDEFINED, None),
+        COMM_TYPE_SHARED => (e.host_of()[me] as i32, None),
+        COMM_TYPE_HW_GUIDED | COMM_TYPE_RESOURCE_GUIDED => {
+            let color = resource.and_then(Resource::parse).and_then(|r| r.color(&e.place_of(me)));
+            (color.unwrap_or(UNDEFINED), None)
+        }
+        COMM_TYPE_HW_UNGUIDED => {
+            let places: Vec<_> = (0..e.host_of().len()).map(|w| e.place_of(w)).collect();
+            match unguided_level(&comm.0.group, &places) {
+                Some(r) => (r.color(&places[me]).unwrap_or(UNDEFINED), Some(r.name())),
+                None => (UNDEFINED, None),
+            }
+        }
+        other => {
+            return Err(MpiError::arg(
+                ErrorClass::Arg,
+                call,
+                "split_type",
+                format!("{other} is not an MPI_COMM_TYPE_* value nor MPI_UNDEFINED"),
+            ));
+        }
+    };
+    let new = split_named(comm, color, key, call)?;
+    Ok((new.clone(), if new.is_some() { chosen } else { None }))
+}
+
 /// MPI_Comm_create: the ranks of `group` (world ranks, in the new rank order)
 /// get a communicator, the others `None`. Collective over all of `comm`.
 pub fn create(comm: &Comm, group: &[u32]) -> Result<Option<Comm>> {

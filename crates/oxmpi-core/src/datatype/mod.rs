@@ -57,6 +57,12 @@ pub enum Combiner {
     Subarray,
     Darray,
     Resized,
+    /// `MPI_Type_create_f90_integer`: a predefined type named by its range.
+    F90Integer,
+    /// `MPI_Type_create_f90_real`: named by precision and range.
+    F90Real,
+    /// `MPI_Type_create_f90_complex`: named by precision and range.
+    F90Complex,
 }
 
 impl Combiner {
@@ -76,6 +82,9 @@ impl Combiner {
             Combiner::Subarray => 111,
             Combiner::Darray => 112,
             Combiner::Resized => 116,
+            Combiner::F90Real => 113,
+            Combiner::F90Complex => 114,
+            Combiner::F90Integer => 115,
         }
     }
 
@@ -95,6 +104,9 @@ impl Combiner {
             Subarray,
             Darray,
             Resized,
+            F90Integer,
+            F90Real,
+            F90Complex,
         ]
         .into_iter()
         .find(|c| c.code() == code)
@@ -116,6 +128,9 @@ impl Combiner {
             Combiner::Subarray => "MPI_COMBINER_SUBARRAY",
             Combiner::Darray => "MPI_COMBINER_DARRAY",
             Combiner::Resized => "MPI_COMBINER_RESIZED",
+            Combiner::F90Integer => "MPI_COMBINER_F90_INTEGER",
+            Combiner::F90Real => "MPI_COMBINER_F90_REAL",
+            Combiner::F90Complex => "MPI_COMBINER_F90_COMPLEX",
         }
     }
 }
@@ -866,6 +881,32 @@ impl Datatype {
             displs_bytes.to_vec(),
             types.to_vec(),
         ))
+    }
+
+    /// `MPI_Type_create_f90_integer` / `_real` / `_complex`: the predefined
+    /// type `p` under the name Fortran 90's `SELECTED_*_KIND` parameters give it.
+    /// It behaves as `p` everywhere (reductions, packing, signatures) and is
+    /// predefined (committed, never freed); its envelope reports `combiner` with
+    /// the parameters (`r`, or `p, r`). Cached per (combiner, parameters), so
+    /// the same arguments give the same type, as MPI asks.
+    pub fn f90(combiner: Combiner, base: Primitive, params: &[i64]) -> Datatype {
+        type Key = (Combiner, Vec<i64>);
+        static CACHE: OnceLock<Mutex<Vec<(Key, Datatype)>>> = OnceLock::new();
+        let cache = CACHE.get_or_init(|| Mutex::new(Vec::new()));
+        let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, d)) = cache.iter().find(|((c, p), _)| *c == combiner && p.as_slice() == params) {
+            return d.clone();
+        }
+        let d = Datatype::make(
+            Kind::Predefined(base),
+            combiner,
+            Datatype::predefined(base).0.layout.clone(),
+            (params.to_vec(), vec![], vec![]),
+            true,
+            String::new(),
+        );
+        cache.push(((combiner, params.to_vec()), d.clone()));
+        d
     }
 
     /// `MPI_Type_create_resized`: explicit (sticky) lower bound and extent.
