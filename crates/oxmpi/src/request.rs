@@ -589,15 +589,16 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
         }
     }
 
-    /// Waits for at least one request to finish (`MPI_Waitsome`); fills
-    /// `result[..n]` with the completions and returns `n` (0 if all were complete).
-    /// `result` must have room for [`len`](Self::len) entries.
-    pub fn wait_some(&mut self, result: &mut [Option<Completion<'a, D>>]) -> usize {
+    /// Waits for at least one request to finish (`MPI_Waitsome`): `result` is cleared,
+    /// then gets the completions (none if every request was already complete), as in
+    /// rsmpi.
+    pub fn wait_some(&mut self, result: &mut Vec<Completion<'a, D>>) {
         self.try_wait_some(result).or_fatal()
     }
 
     /// [`wait_some`](Self::wait_some), reporting errors.
-    pub fn try_wait_some(&mut self, result: &mut [Option<Completion<'a, D>>]) -> Result<usize> {
+    pub fn try_wait_some(&mut self, result: &mut Vec<Completion<'a, D>>) -> Result<()> {
+        result.clear();
         let got = pt2pt::waitsome(&mut self.raws)?;
         self.fill(got.unwrap_or_default(), result)
     }
@@ -605,21 +606,13 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
     fn fill(
         &mut self,
         got: Vec<(usize, Result<oxmpi_core::Status>)>,
-        result: &mut [Option<Completion<'a, D>>],
-    ) -> Result<usize> {
-        assert!(
-            result.len() >= self.raws.len(),
-            "result must have room for every request of the collection"
-        );
-        result.iter_mut().for_each(|r| *r = None);
-        let mut n = 0;
+        result: &mut Vec<Completion<'a, D>>,
+    ) -> Result<()> {
         let mut first_err: Option<Error> = None;
+        result.reserve(got.len());
         for (i, st) in got {
             match self.complete(i, st) {
-                Ok(Some(c)) => {
-                    result[n] = Some(c);
-                    n += 1;
-                }
+                Ok(Some(c)) => result.push(c),
                 Ok(None) => {}
                 Err(e) => {
                     first_err.get_or_insert(e);
@@ -628,25 +621,23 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
         }
         match first_err {
             Some(e) => Err(e),
-            None => Ok(n),
+            None => Ok(()),
         }
     }
 
-    /// Waits for every request (`MPI_Waitall`); `result[i]` gets request `i`'s completion
-    /// (`None` for requests completed earlier).
-    pub fn wait_all(&mut self, result: &mut [Option<Completion<'a, D>>]) {
+    /// Waits for every request (`MPI_Waitall`): `result` is cleared, then gets the
+    /// completion of every request not completed earlier, in index order.
+    pub fn wait_all(&mut self, result: &mut Vec<Completion<'a, D>>) {
         self.try_wait_all(result).or_fatal()
     }
 
     /// [`wait_all`](Self::wait_all), reporting errors (every request is complete after it).
-    pub fn try_wait_all(&mut self, result: &mut [Option<Completion<'a, D>>]) -> Result<()> {
-        assert!(
-            result.len() >= self.raws.len(),
-            "result must have room for every request of the collection"
-        );
+    pub fn try_wait_all(&mut self, result: &mut Vec<Completion<'a, D>>) -> Result<()> {
+        result.clear();
         let mut statuses = vec![oxmpi_core::Status::EMPTY; self.raws.len()];
         let res = pt2pt::waitall(&mut self.raws, &mut statuses);
         let mut first_err = res.err();
+        result.reserve(self.incomplete());
         for (i, st) in statuses.into_iter().enumerate() {
             let st = if st.error != 0 {
                 let class =
@@ -658,13 +649,13 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
             } else {
                 Ok(st)
             };
-            result[i] = match self.complete(i, st) {
-                Ok(c) => c,
+            match self.complete(i, st) {
+                Ok(Some(c)) => result.push(c),
+                Ok(None) => {}
                 Err(e) => {
                     first_err.get_or_insert(e);
-                    None
                 }
-            };
+            }
         }
         match first_err {
             Some(e) => Err(e),
@@ -691,25 +682,27 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
     }
 
     /// Completes every finished request (`MPI_Testsome`), as [`wait_some`](Self::wait_some)
-    /// but without waiting: returns 0 when none has finished.
-    pub fn test_some(&mut self, result: &mut [Option<Completion<'a, D>>]) -> usize {
+    /// but without waiting: `result` is left empty when none has finished.
+    pub fn test_some(&mut self, result: &mut Vec<Completion<'a, D>>) {
         self.try_test_some(result).or_fatal()
     }
 
     /// [`test_some`](Self::test_some), reporting errors.
-    pub fn try_test_some(&mut self, result: &mut [Option<Completion<'a, D>>]) -> Result<usize> {
+    pub fn try_test_some(&mut self, result: &mut Vec<Completion<'a, D>>) -> Result<()> {
+        result.clear();
         let got = pt2pt::testsome(&mut self.raws)?;
         self.fill(got.unwrap_or_default(), result)
     }
 
     /// If every request has finished, completes them as [`wait_all`](Self::wait_all)
-    /// and returns `true` (`MPI_Testall`).
-    pub fn test_all(&mut self, result: &mut [Option<Completion<'a, D>>]) -> bool {
+    /// and returns `true` (`MPI_Testall`); otherwise clears `result` and returns `false`.
+    pub fn test_all(&mut self, result: &mut Vec<Completion<'a, D>>) -> bool {
         self.try_test_all(result).or_fatal()
     }
 
     /// [`test_all`](Self::test_all), reporting errors.
-    pub fn try_test_all(&mut self, result: &mut [Option<Completion<'a, D>>]) -> Result<bool> {
+    pub fn try_test_all(&mut self, result: &mut Vec<Completion<'a, D>>) -> Result<bool> {
+        result.clear();
         for r in &self.raws {
             if !r.is_null() && pt2pt::request_get_status(*r)?.is_none() {
                 return Ok(false);

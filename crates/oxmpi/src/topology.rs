@@ -510,13 +510,19 @@ pub trait Communicator {
     }
 
     /// The rank this process would get in a Cartesian grid of `dims`, `None` if it would
-    /// not be in it (`MPI_Cart_map`; oxmpi maps ranks to themselves). Local.
+    /// not be in it (`MPI_Cart_map`; oxmpi maps ranks to themselves). Local. As with
+    /// MPICH, a grid with a dimension of size 0 holds no process (`None` everywhere).
     fn cartesian_map(&self, dims: &[Count], periods: &[bool]) -> Option<Rank> {
         self.try_cartesian_map(dims, periods).or_fatal()
     }
     /// [`cartesian_map`](Self::cartesian_map), reporting errors.
     fn try_cartesian_map(&self, dims: &[Count], periods: &[bool]) -> Result<Option<Rank>> {
         let c = self.core_comm();
+        // A grid with a dimension of size 0 has no process: every rank is outside it
+        // (what MPICH answers; the C binding reports MPI_ERR_DIMS).
+        if dims.contains(&0) && dims.iter().all(|&d| d >= 0) && periods.len() == dims.len() {
+            return Ok(None);
+        }
         let r = oxmpi_core::topo::Cart::map(dims, periods, c.rank(), c.size())?;
         Ok((r != ccreate::UNDEFINED).then_some(r))
     }
