@@ -293,6 +293,13 @@ equivalence! {
 
 /// `num_complex::Complex<f32>` and `Complex<f64>` (feature `complex`, as rsmpi's) are
 /// `MPI_C_FLOAT_COMPLEX` and `MPI_C_DOUBLE_COMPLEX`.
+/// `num_complex::Complex<f32>` (feature `complex`).
+#[cfg(feature = "complex")]
+pub type Complex32 = num_complex::Complex<f32>;
+/// `num_complex::Complex<f64>` (feature `complex`).
+#[cfg(feature = "complex")]
+pub type Complex64 = num_complex::Complex<f64>;
+
 #[cfg(feature = "complex")]
 mod complex {
     use super::*;

@@ -294,11 +294,20 @@ pub trait Communicator {
         Buf: ?Sized + crate::datatype::Buffer,
         Self: Sized,
     {
+        self.try_pack(inbuf).or_fatal()
+    }
+
+    /// [`pack`](Self::pack), reporting errors.
+    fn try_pack<Buf>(&self, inbuf: &Buf) -> Result<Vec<u8>>
+    where
+        Buf: ?Sized + crate::datatype::Buffer,
+        Self: Sized,
+    {
         let dt = inbuf.as_datatype();
         let mut out = vec![0u8; self.pack_size(inbuf.count(), &dt) as usize];
-        let end = self.pack_into(inbuf, &mut out, 0);
+        let end = self.try_pack_into(inbuf, &mut out, 0)?;
         out.truncate(end as usize);
-        out
+        Ok(out)
     }
 
     /// Packs `inbuf` into `outbuf` at byte `position`; returns the position after
@@ -340,15 +349,29 @@ pub trait Communicator {
         Buf: ?Sized + crate::datatype::BufferMut,
         Self: Sized,
     {
+        // SAFETY: forwarded contract.
+        unsafe { self.try_unpack_into(inbuf, outbuf, position) }.or_fatal()
+    }
+
+    /// [`unpack_into`](Self::unpack_into), reporting errors (too few bytes is
+    /// `ErrorClass::Arg`, as for packing).
+    ///
+    /// # Safety
+    /// As [`unpack_into`](Self::unpack_into).
+    unsafe fn try_unpack_into<Buf>(&self, inbuf: &[u8], outbuf: &mut Buf, position: Count) -> Result<Count>
+    where
+        Buf: ?Sized + crate::datatype::BufferMut,
+        Self: Sized,
+    {
         let dt = outbuf.as_datatype();
         let mut pos = position.max(0) as usize;
         let count = outbuf.count().max(0) as usize;
         // SAFETY: `outbuf` is a BufferMut: its pointer covers `count` elements of
         // its datatype, exclusively borrowed; the caller vouches for the bytes.
         unsafe {
-            oxmpi_core::datatype::unpack_from(crate::datatype::Datatype::as_datatype_ref(&dt).as_core(), inbuf, &mut pos, outbuf.pointer_mut() as *mut u8, count).or_fatal();
+            oxmpi_core::datatype::unpack_from(crate::datatype::Datatype::as_datatype_ref(&dt).as_core(), inbuf, &mut pos, outbuf.pointer_mut() as *mut u8, count)?;
         }
-        pos as Count
+        Ok(pos as Count)
     }
 
     /// Splits the communicator by colour (`MPI_Comm_split` with key 0): processes that

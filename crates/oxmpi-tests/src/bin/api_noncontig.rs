@@ -438,6 +438,17 @@ fn main() {
         check!(me, u == S::val(prev.rank(), 1), "struct sendrecv {u:?}");
     });
     matrix_columns(&world);
+    // Tuples and complex numbers (feature `complex`) as Equivalence types.
+    let t = (me as u8, me as f64 * 0.5, [me as i16; 3]);
+    let mut ts = vec![(0u8, 0.0f64, [0i16; 3]); size as usize];
+    world.all_gather_into(&t, &mut ts[..]);
+    check!(me, ts.iter().enumerate().all(|(r, x)| *x == (r as u8, r as f64 * 0.5, [r as i16; 3])), "tuples {ts:?}");
+    type C64 = oxmpi::datatype::Complex64;
+    let c = C64::new(me as f64, 1.0);
+    let mut sum = C64::new(0.0, 0.0);
+    world.all_reduce_into(&c, &mut sum, SystemOperation::sum());
+    let want = C64::new((0..size).map(|r| r as f64).sum(), size as f64);
+    check!(me, sum == want, "complex sum {sum:?}, want {want:?}");
     world.barrier();
     println!("api_noncontig: rank {me} of {size} ok");
 }
