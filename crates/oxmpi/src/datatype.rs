@@ -1347,7 +1347,7 @@ impl<'a> DynBuffer<'a> {
         if !self.is::<T>() {
             return None;
         }
-        if self.len() == 0 {
+        if self.is_empty() {
             return Some(&[]);
         }
         // SAFETY: the datatype is T's, whose elements are Ts (Equivalence), `len` of them.
@@ -1435,7 +1435,7 @@ impl<'a> DynBufferMut<'a> {
         if !self.is::<T>() {
             return None;
         }
-        if self.len() == 0 {
+        if self.is_empty() {
             return Some(&mut []);
         }
         // SAFETY: as DynBuffer::downcast, exclusively.

@@ -286,6 +286,7 @@ fn value_received<Msg: Equivalence>(v: MaybeUninit<Msg>, st: Status, call: &str)
 ///
 /// # Safety
 /// `s` is readable and `r` writable (and exclusively borrowed) for the call.
+#[allow(clippy::too_many_arguments)]
 unsafe fn sendrecv_typed(
     call: &'static str,
     comm: &Comm,

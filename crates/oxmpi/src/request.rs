@@ -455,8 +455,10 @@ where
 ///     for (i, x) in out.iter().enumerate() {
 ///         me.send_with_tag(x, i as i32);
 ///     }
-///     let mut result = vec![None; coll.len()];
+///     let mut result = Vec::new();
 ///     coll.wait_all(&mut result);
+///     assert_eq!(result.len(), 3);
+///     assert!(result.iter().all(|(i, st, x)| st.tag() == *i as i32 && **x == out[*i]));
 /// });
 /// assert_eq!(inp, out);
 /// ```
