@@ -141,6 +141,33 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
         l.check(me, if sync { "ssend/recv" } else { "send/recv" }, &dst, 0, &want);
     }
 
+    // The other send modes: buffered (blocking and immediate), synchronous immediate,
+    // ready (the receive is posted before the barrier that precedes the send).
+    for mode in 0..4 {
+        let mut dst: Vec<T> = l.buf(N);
+        let v = view();
+        {
+            let mut mv = unsafe { MutView::with_count_and_datatype(&mut dst[..], N as i32, &l.dt) };
+            scope(|s| {
+                let r = prev.immediate_receive_into_with_tag(s, &mut mv, 9);
+                world.barrier();
+                match mode {
+                    0 => next.buffered_send_with_tag(&v, 9),
+                    1 => next.immediate_buffered_send_with_tag(s, &v, 9).wait_without_status(),
+                    2 => {
+                        let g = next.immediate_synchronous_send_with_tag(s, &v, 9);
+                        r.wait();
+                        g.wait();
+                        return;
+                    }
+                    _ => next.try_ready_send_with_tag(&v, 9).expect("ready send"),
+                }
+                r.wait();
+            });
+        }
+        l.check(me, ["bsend", "ibsend", "issend", "rsend"][mode], &dst, 0, &want);
+    }
+
     // Immediate send and receive.
     let mut dst: Vec<T> = l.buf(N);
     {
@@ -408,7 +435,8 @@ fn matrix_columns(world: &SimpleCommunicator) {
 }
 
 fn main() {
-    let universe = oxmpi::initialize().unwrap();
+    let mut universe = oxmpi::initialize().unwrap();
+    universe.set_buffer_size(1 << 16);
     let world = universe.world();
     let (me, size) = (world.rank(), world.size());
     for l in layouts_i32() {
