@@ -253,6 +253,35 @@ pub fn try_initialize_with_threading<R: RequestedThreading>(threading: R) -> Res
     Ok((universe, provided))
 }
 
+impl Universe<threading::Multithreaded> {
+    /// Runs `f` with a scope whose requests may be completed on other threads
+    /// ([`ThreadedScope`](crate::request::ThreadedScope)): this universe runs at
+    /// `Threading::Multiple`, so a request may move to the thread that waits for it.
+    ///
+    /// ```
+    /// use oxmpi::traits::*;
+    /// let (universe, _) = oxmpi::initialize_with_threading(oxmpi::Threading::Multiple).unwrap();
+    /// let world = universe.world();
+    /// let (x, mut y) = (7i32, 0i32);
+    /// universe.threaded_scope(|sc| {
+    ///     let me = world.this_process();
+    ///     let recv = me.immediate_receive_into(sc, &mut y);
+    ///     let send = me.immediate_send(sc, &x);
+    ///     std::thread::scope(|t| {
+    ///         t.spawn(move || recv.wait());
+    ///         t.spawn(move || send.wait());
+    ///     });
+    /// });
+    /// assert_eq!(y, 7);
+    /// ```
+    pub fn threaded_scope<'a, F, R>(&self, f: F) -> R
+    where
+        F: FnOnce(&crate::request::ThreadedScope<'a>) -> R,
+    {
+        crate::request::threaded_scope(f)
+    }
+}
+
 impl<S: ThreadSafety> Universe<S> {
     /// The world communicator (`MPI_COMM_WORLD`), with this universe's thread safety.
     pub fn world(&self) -> SimpleCommunicator<S> {

@@ -366,7 +366,7 @@ impl<'a, D: ?Sized, S: Scope<'a>> From<CancelGuard<'a, D, S>> for WaitGuard<'a, 
 ///
 /// # Safety
 /// Implementations must make sure no request registered with them outlives `'a`.
-/// Only [`StaticScope`] and `&LocalScope` implement it.
+/// Only [`StaticScope`], `&LocalScope` and `&ThreadedScope` implement it.
 pub unsafe trait Scope<'a> {
     /// Registers a request.
     fn register(&self);
@@ -426,6 +426,64 @@ unsafe impl<'a> Scope<'a> for &LocalScope<'a> {
         self.num_requests.set(n)
     }
 }
+
+/// A scope whose requests may move to and be completed on other threads (`Send + Sync`
+/// for buffers that are `Sync`): made only by
+/// [`Universe::threaded_scope`](crate::Universe::threaded_scope), for a universe at
+/// `Threading::Multiple`. Requests of a [`LocalScope`] stay on their thread.
+///
+/// # Aborts
+/// If requests are still registered when it ends, the process aborts.
+#[derive(Debug)]
+pub struct ThreadedScope<'a> {
+    num_requests: std::sync::atomic::AtomicUsize,
+    /// Invariant in 'a, like LocalScope's, but Send + Sync.
+    phantom: PhantomData<fn(&'a ()) -> &'a ()>,
+}
+
+impl Drop for ThreadedScope<'_> {
+    fn drop(&mut self) {
+        let n = *self.num_requests.get_mut();
+        if n != 0 {
+            // As LocalScope: the buffers are about to be freed.
+            oxmpi_core::runtime::abort(
+                1,
+                &format!("{n} request(s) were not completed before their scope ended (request was not completed)"),
+            );
+        }
+    }
+}
+
+// SAFETY: as LocalScope: a `&ThreadedScope<'a>` only exists inside `threaded_scope`, which
+// aborts if requests remain registered when it ends; the count is atomic, as requests may
+// complete on other threads.
+unsafe impl<'a> Scope<'a> for &ThreadedScope<'a> {
+    fn register(&self) {
+        self.num_requests.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    }
+    unsafe fn unregister(&self) {
+        let prev = self.num_requests.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+        assert!(prev > 0, "unregister without register");
+    }
+}
+
+/// Runs `f` with a [`ThreadedScope`] (see [`Universe::threaded_scope`](crate::Universe::threaded_scope)).
+pub(crate) fn threaded_scope<'a, F, R>(f: F) -> R
+where
+    F: FnOnce(&ThreadedScope<'a>) -> R,
+{
+    f(&ThreadedScope {
+        num_requests: std::sync::atomic::AtomicUsize::new(0),
+        phantom: PhantomData,
+    })
+}
+
+// SAFETY: a threaded scope exists only at MPI_THREAD_MULTIPLE, so any thread may complete
+// the request; the buffer is only handed out (`&'a D`) after completion, hence `D: Sync`;
+// the raw pointers in the request are that buffer's, valid for 'a wherever it is used.
+unsafe impl<'a, 'b, D: ?Sized + Sync> Send for Request<'a, D, &'b ThreadedScope<'a>> {}
+// SAFETY: as above; `&Request` only reads the engine handle and the call name.
+unsafe impl<'a, 'b, D: ?Sized + Sync> Sync for Request<'a, D, &'b ThreadedScope<'a>> {}
 
 /// Runs `f` with a [`LocalScope`] for requests on buffers declared outside the closure.
 pub fn scope<'a, F, R>(f: F) -> R
