@@ -213,7 +213,8 @@ impl Operation for UserOperation<'_> {
 
 /// A C-style user function: `(invec, inoutvec, len, datatype)`, as rsmpi's. The
 /// datatype is the standard ABI handle of the elements' type for predefined types (and
-/// their duplicates), `MPI_DATATYPE_NULL` (0) for derived ones (see [`crate::ffi`]).
+/// their duplicates); for derived ones a handle of the C interface with the feature
+/// `ffi`, `MPI_DATATYPE_NULL` without it (see [`crate::ffi`]).
 pub type UnsafeUserFunction =
     unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut crate::ffi::MPI_Datatype);
 

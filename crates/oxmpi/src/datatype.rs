@@ -132,7 +132,7 @@ fn intern_contiguous(count: usize, of: &CoreDatatype) -> &'static CoreDatatype {
 
 /// A `'static` reference to an engine datatype (kept alive by a table; `ptr_eq`
 /// finds one already there), for descriptors whose owner may be a temporary.
-fn intern(dt: &CoreDatatype) -> &'static CoreDatatype {
+pub(crate) fn intern(dt: &CoreDatatype) -> &'static CoreDatatype {
     static TABLE: Mutex<Vec<&'static CoreDatatype>> = Mutex::new(Vec::new());
     let mut g = TABLE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(d) = g.iter().find(|d| d.ptr_eq(dt)) {

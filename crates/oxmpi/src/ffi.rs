@@ -80,12 +80,20 @@ mod types {
     pub type MPI_User_function_c = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut MPI_Count, *mut MPI_Datatype);
 }
 
-/// The ABI handle of an engine datatype made of one primitive (predefined ones and
-/// their duplicates); `0` (`MPI_DATATYPE_NULL`) for a derived datatype, which has no
-/// handle outside the C interface.
+/// `MPI_DATATYPE_NULL` of the standard ABI.
+#[cfg(not(feature = "ffi"))]
+const DATATYPE_NULL: MPI_Datatype = 0x200;
+
+/// The ABI handle of an engine datatype, as a user function gets it: the predefined
+/// type's constant for predefined types and their duplicates; for derived types, with
+/// the feature `ffi`, a handle of the C interface (registered on first use), without it
+/// `MPI_DATATYPE_NULL`, as there is no C interface to name them.
 pub(crate) fn datatype_handle(dt: &oxmpi_core::datatype::Datatype) -> MPI_Datatype {
-    match dt.as_primitive().or_else(|| dt.single_primitive().filter(|p| p.size() == dt.size() && dt.extent() == dt.size() as isize)) {
-        Some(p) => p.abi_handle(),
-        None => 0,
+    if let Some(p) = dt.as_primitive().or_else(|| dt.single_primitive().filter(|p| p.size() == dt.size() && dt.extent() == dt.size() as isize)) {
+        return p.abi_handle();
     }
+    #[cfg(feature = "ffi")]
+    return crate::raw::datatype_handle(dt);
+    #[cfg(not(feature = "ffi"))]
+    DATATYPE_NULL
 }

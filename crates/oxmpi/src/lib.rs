@@ -92,6 +92,8 @@ pub mod environment;
 pub mod error;
 pub mod ffi;
 pub mod point_to_point;
+#[cfg(feature = "ffi")]
+pub mod raw;
 pub mod request;
 pub mod topology;
 pub mod traits;
