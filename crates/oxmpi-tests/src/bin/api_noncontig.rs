@@ -8,7 +8,7 @@
 use std::fmt::Debug;
 
 use oxmpi::collective::SystemOperation;
-use oxmpi::datatype::{MutView, UserDatatype, View};
+use oxmpi::datatype::{MutView, Partition, PartitionMut, UserDatatype, View};
 use oxmpi::request::{scope, WaitGuard};
 use oxmpi::topology::{Process, SimpleCommunicator};
 use oxmpi::traits::*;
@@ -371,6 +371,207 @@ fn collectives<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
     }
 }
 
+/// The varcount collectives: one element per rank, placed in reverse rank order.
+fn varcount<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
+    let (me, size) = (world.rank(), world.size());
+    let n = size as usize;
+    let k = l.picks.len();
+    let root = world.process_at_rank(0);
+    let ones = vec![1i32; n];
+    let rev: Vec<i32> = (0..size).map(|r| size - 1 - r).collect();
+    let fwd: Vec<i32> = (0..size).collect();
+    let src1: Vec<T> = l.source(me, 1);
+    let v1 = unsafe { View::with_count_and_datatype(&src1[..], 1, &l.dt) };
+
+    for imm in [false, true] {
+        // gather_varcount
+        if me == 0 {
+            let mut b: Vec<T> = l.buf(n);
+            {
+                let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], size, &l.dt) };
+                let mut p = PartitionMut::new(&mut mv, &ones[..], &rev[..]);
+                if imm {
+                    scope(|s| {
+                        root.immediate_gather_varcount_into_root(s, &v1, &mut p).wait();
+                    });
+                } else {
+                    root.gather_varcount_into_root(&v1, &mut p);
+                }
+            }
+            for r in 0..n {
+                l.check(me, "gather_varcount", &b, n - 1 - r, &l.sent::<T>(r as i32, 1));
+            }
+        } else if imm {
+            scope(|s| {
+                root.immediate_gather_varcount_into(s, &v1).wait();
+            });
+        } else {
+            root.gather_varcount_into(&v1);
+        }
+
+        // scatter_varcount: rank r gets element size-1-r of the root's buffer
+        let srcn: Vec<T> = l.source(0, n);
+        let mut b: Vec<T> = l.buf(1);
+        {
+            let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 1, &l.dt) };
+            if me == 0 {
+                let vn = unsafe { View::with_count_and_datatype(&srcn[..], size, &l.dt) };
+                let p = Partition::new(&vn, &ones[..], &rev[..]);
+                if imm {
+                    scope(|s| {
+                        root.immediate_scatter_varcount_into_root(s, &p, &mut mv).wait();
+                    });
+                } else {
+                    root.scatter_varcount_into_root(&p, &mut mv);
+                }
+            } else if imm {
+                scope(|s| {
+                    root.immediate_scatter_varcount_into(s, &mut mv).wait();
+                });
+            } else {
+                root.scatter_varcount_into(&mut mv);
+            }
+        }
+        let e = n - 1 - me as usize;
+        l.check(me, "scatter_varcount", &b, 0, &l.sent::<T>(0, n)[e * k..(e + 1) * k]);
+
+        // all_gather_varcount
+        let mut b: Vec<T> = l.buf(n);
+        {
+            let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], size, &l.dt) };
+            let mut p = PartitionMut::new(&mut mv, &ones[..], &rev[..]);
+            if imm {
+                scope(|s| {
+                    world.immediate_all_gather_varcount_into(s, &v1, &mut p).wait();
+                });
+            } else {
+                world.all_gather_varcount_into(&v1, &mut p);
+            }
+        }
+        for r in 0..n {
+            l.check(me, "all_gather_varcount", &b, n - 1 - r, &l.sent::<T>(r as i32, 1));
+        }
+
+        // all_to_all_varcount: element r to rank r; from rank r into element size-1-r
+        let srcn: Vec<T> = l.source(me, n);
+        let vn = unsafe { View::with_count_and_datatype(&srcn[..], size, &l.dt) };
+        let p = Partition::new(&vn, &ones[..], &fwd[..]);
+        let mut b: Vec<T> = l.buf(n);
+        {
+            let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], size, &l.dt) };
+            let mut q = PartitionMut::new(&mut mv, &ones[..], &rev[..]);
+            if imm {
+                scope(|s| {
+                    world.immediate_all_to_all_varcount_into(s, &p, &mut q).wait();
+                });
+            } else {
+                world.all_to_all_varcount_into(&p, &mut q);
+            }
+        }
+        let m = me as usize;
+        for r in 0..n {
+            l.check(me, "all_to_all_varcount", &b, n - 1 - r, &l.sent::<T>(r as i32, n)[m * k..(m + 1) * k]);
+        }
+    }
+}
+
+/// Scans, reduce_scatter_block and the immediate reductions through the datatype.
+fn more_reductions(world: &SimpleCommunicator, l: &Layout) {
+    let (me, size) = (world.rank(), world.size());
+    let n = size as usize;
+    let sum = SystemOperation::sum();
+    let src: Vec<i32> = l.source(me, 2);
+    let v = unsafe { View::with_count_and_datatype(&src[..], 2, &l.dt) };
+    let upto = |hi: i32| -> Vec<i32> { l.positions(2).into_iter().map(|j| (0..hi).map(|r| i32::val(r, j)).sum()).collect() };
+    for imm in [false, true] {
+        let mut b: Vec<i32> = l.buf(2);
+        {
+            let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 2, &l.dt) };
+            if imm {
+                scope(|s| {
+                    world.immediate_scan_into(s, &v, &mut mv, sum).wait();
+                });
+            } else {
+                world.scan_into(&v, &mut mv, sum);
+            }
+        }
+        l.check(me, "scan", &b, 0, &upto(me + 1));
+        let mut b: Vec<i32> = l.buf(2);
+        {
+            let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 2, &l.dt) };
+            if imm {
+                scope(|s| {
+                    world.immediate_exclusive_scan_into(s, &v, &mut mv, sum).wait();
+                });
+            } else {
+                world.exclusive_scan_into(&v, &mut mv, sum);
+            }
+        }
+        if me > 0 {
+            l.check(me, "exclusive_scan", &b, 0, &upto(me));
+        }
+        let mut b: Vec<i32> = l.buf(2);
+        {
+            let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 2, &l.dt) };
+            if imm {
+                scope(|s| {
+                    world.immediate_all_reduce_into(s, &v, &mut mv, sum).wait();
+                });
+            } else {
+                world.all_reduce_into(&v, &mut mv, sum);
+            }
+        }
+        l.check(me, "all_reduce", &b, 0, &upto(size));
+        // reduce_scatter_block: element `me` of the sum of everyone's `size` elements
+        let srcn: Vec<i32> = l.source(me, n);
+        let vn = unsafe { View::with_count_and_datatype(&srcn[..], size, &l.dt) };
+        let mut b: Vec<i32> = l.buf(1);
+        {
+            let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 1, &l.dt) };
+            if imm {
+                scope(|s| {
+                    world.immediate_reduce_scatter_block_into(s, &vn, &mut mv, sum).wait();
+                });
+            } else {
+                world.reduce_scatter_block_into(&vn, &mut mv, sum);
+            }
+        }
+        let k = l.picks.len();
+        let want: Vec<i32> = l.positions(n)[me as usize * k..(me as usize + 1) * k]
+            .iter()
+            .map(|&j| (0..size).map(|r| i32::val(r, j)).sum())
+            .collect();
+        l.check(me, "reduce_scatter_block", &b, 0, &want);
+        // immediate reduce to the last rank
+        let root = world.process_at_rank(size - 1);
+        let mut b: Vec<i32> = l.buf(2);
+        {
+            let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 2, &l.dt) };
+            scope(|s| {
+                if me == size - 1 {
+                    root.immediate_reduce_into_root(s, &v, &mut mv, sum).wait();
+                } else {
+                    root.immediate_reduce_into(s, &v, sum).wait();
+                }
+            });
+        }
+        if me == size - 1 {
+            l.check(me, "immediate reduce", &b, 0, &upto(size));
+        }
+    }
+    // all_reduce_in_place on the source values themselves
+    let mut inplace: Vec<i32> = l.source(me, 2);
+    {
+        let mut mv = unsafe { MutView::with_count_and_datatype(&mut inplace[..], 2, &l.dt) };
+        world.all_reduce_in_place(&mut mv, sum);
+    }
+    let pos = l.positions(2);
+    for (j, x) in inplace.iter().enumerate() {
+        let w = if pos.contains(&j) { (0..size).map(|r| i32::val(r, j)).sum() } else { i32::val(me, j) };
+        check!(me, *x == w, "{} all_reduce_in_place at {j}: {x}, want {w}", l.name);
+    }
+}
+
 fn reductions(world: &SimpleCommunicator, l: &Layout) {
     let (me, size) = (world.rank(), world.size());
     let src: Vec<i32> = l.source(me, 2);
@@ -442,11 +643,14 @@ fn main() {
     for l in layouts_i32() {
         point_to_point::<i32>(&world, &l);
         collectives::<i32>(&world, &l);
+        varcount::<i32>(&world, &l);
         reductions(&world, &l);
+        more_reductions(&world, &l);
     }
     let ls = layout_struct();
     point_to_point::<S>(&world, &ls);
     collectives::<S>(&world, &ls);
+    varcount::<S>(&world, &ls);
     // A derived struct (padding: non-contiguous) as a plain value and in a Vec.
     let next = world.process_at_rank((me + 1) % size);
     let prev = world.process_at_rank((me + size - 1) % size);
