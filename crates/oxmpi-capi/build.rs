@@ -7,8 +7,11 @@ mod gen;
 
 use std::path::PathBuf;
 
-/// The SONAME of libmpi.so; `cargo xtask dist` lays out the file under this name.
-const SONAME: &str = "libmpi.so.0";
+/// The SONAME of libmpi.so: the MPI-5.0 standard ABI's library name, so that programs
+/// built against any standard-ABI MPI load ours. `cargo xtask dist` lays out the file
+/// under this name, with `libmpi.so`, `libmpi_abi.so` and the former `libmpi.so.0` as
+/// aliases.
+const SONAME: &str = "libmpi_abi.so.1";
 
 fn main() {
     let dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap());

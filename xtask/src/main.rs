@@ -93,8 +93,10 @@ fn dist(args: &[String]) -> PathBuf {
     out
 }
 
-/// SONAME of libmpi.so (as set by crates/oxmpi-capi/build.rs).
-const SONAME: &str = "libmpi.so.0";
+/// SONAME of libmpi.so (as set by crates/oxmpi-capi/build.rs): the standard ABI's name.
+/// `mpiexec` looks for this file in `<prefix>/lib` to put that directory on the ranks'
+/// library path.
+const SONAME: &str = "libmpi_abi.so.1";
 
 fn write_file(path: &Path, text: &str, exec: bool) {
     fs::write(path, text).unwrap_or_else(|e| {
@@ -170,6 +172,8 @@ fn lay_out_c(root: &Path, built: &Path, out: &Path) {
     copy_exe(&built.join("libmpi.so"), &lib.join(SONAME));
     symlink(SONAME, &lib.join("libmpi.so"));
     symlink(SONAME, &lib.join("libmpi_abi.so"));
+    // The SONAME of earlier builds, for programs linked against them.
+    symlink(SONAME, &lib.join("libmpi.so.0"));
     copy_exe(&built.join("libmpi.a"), &lib.join("libmpi.a"));
     write_file(&bin.join("mpicc"), &wrapper("OXMPI_CC", "cc"), true);
     write_file(&bin.join("mpicxx"), &wrapper("OXMPI_CXX", "c++"), true);

@@ -133,7 +133,9 @@ pub mod unsupported {
     include!(concat!(env!("OUT_DIR"), "/mpi_unsupported.rs"));
 }
 
-mod shims {
+/// The exported `MPI_x` functions (each calls its `PMPI_x` twin); public so that
+/// `oxmpi::ffi` can offer them to Rust code.
+pub mod shims {
     #![allow(clippy::too_many_arguments)]
     use crate::types::*;
     use std::ffi::{c_char, c_int, c_void};

@@ -150,8 +150,9 @@ fn run(prefix: &Path, n: usize, exe: &Path) -> Output {
         .arg("-n")
         .arg(n.to_string())
         .arg(exe)
-        // build-probe-mpi passes -L and -l but not mpicc's -rpath: the binaries find libmpi here.
-        .env("LD_LIBRARY_PATH", prefix.join("lib"))
+        // build-probe-mpi passes -L and -l but not mpicc's -rpath; the binaries must still
+        // start with no environment of ours: mpiexec puts its lib/ on the ranks' path.
+        .env_remove("LD_LIBRARY_PATH")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -4,7 +4,8 @@
 //! The datatype is an `MPI_Type_create_struct` of the fields at their offsets
 //! (`core::mem::offset_of!`), resized to `size_of::<Self>()` so that padding and
 //! arrays of the struct are handled; it is built and committed once, on first use, and
-//! cached in a `static`. Fields may be primitives, arrays `[T; N]` of equivalent types,
+//! cached in a `static`. As rsmpi's, building it panics before MPI is initialized,
+//! after it is finalized, and off the main thread below `Threading::Multiple`. Fields may be primitives, arrays `[T; N]` of equivalent types,
 //! or other derived structs; named and tuple structs are supported, generic ones are not.
 //!
 //! The generated code names the `oxmpi` crate as `::oxmpi`, or by the name the
@@ -101,7 +102,8 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream2> {
                 static __DT: #krate::datatype::derive_support::OnceLock<#krate::datatype::UserDatatype> =
                     #krate::datatype::derive_support::OnceLock::new();
                 __DT.get_or_init(|| {
-                    #( let #vars = <#tys as #krate::datatype::Equivalence>::equivalent_datatype(); )*
+                    #krate::datatype::derive_support::check_datatype_creation(::core::stringify!(#name));
+                    #( let #vars = <#tys as #krate::datatype::derive_support::FieldDatatype>::field_datatype(); )*
                     let __types: [#krate::datatype::DatatypeRef<'_>; #n] =
                         [ #( #krate::datatype::Datatype::as_datatype_ref(&#vars) ),* ];
                     let __displs: [#krate::Address; #n] =

@@ -8,6 +8,7 @@ mod output;
 mod spawn;
 mod sys;
 
+use std::ffi::OsString;
 use std::path::Path;
 
 use args::{Command, HostSource};
@@ -75,7 +76,7 @@ fn real_main() -> i32 {
             program,
             argv0: options.program,
             args: options.args,
-            env: options.env,
+            env: with_library_path(options.env),
             size: layout.size,
         },
         label: options.label,
@@ -90,6 +91,39 @@ fn real_main() -> i32 {
     };
     job::run(&config)
 }
+
+/// The ranks' environment with our own library directory (`<prefix>/lib`, next to this
+/// launcher's `bin/`, when it holds oxmpi's libmpi) first on `LD_LIBRARY_PATH`, as
+/// Open MPI's launcher does with its prefix: a program linked against the library
+/// without an rpath (rsmpi's build probe keeps `-L`, not mpicc's `-rpath`) starts.
+/// A `LD_LIBRARY_PATH` given with `-x`/`-env` keeps its entries after ours.
+fn with_library_path(mut env: Vec<(OsString, OsString)>) -> Vec<(OsString, OsString)> {
+    let Some(lib) = std::env::current_exe()
+        .ok()
+        .and_then(|exe| std::fs::canonicalize(exe).ok())
+        .and_then(|exe| Some(exe.parent()?.parent()?.join("lib")))
+        .filter(|lib| lib.join(LIBMPI_SONAME).exists())
+    else {
+        return env;
+    };
+    const VAR: &str = "LD_LIBRARY_PATH";
+    let given = env.iter().position(|(k, _)| k == VAR);
+    let old = match given {
+        Some(i) => Some(env.remove(i).1),
+        None => std::env::var_os(VAR),
+    };
+    let mut paths = vec![lib.clone()];
+    if let Some(old) = old {
+        paths.extend(std::env::split_paths(&old).filter(|p| *p != lib && !p.as_os_str().is_empty()));
+    }
+    if let Ok(v) = std::env::join_paths(paths) {
+        env.push((VAR.into(), v));
+    }
+    env
+}
+
+/// The file name (and SONAME) of oxmpi's C library in `<prefix>/lib`.
+const LIBMPI_SONAME: &str = "libmpi_abi.so.1";
 
 /// Where the ranks go.
 struct Layout {

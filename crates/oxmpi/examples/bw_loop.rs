@@ -30,7 +30,7 @@ fn main() {
                 for _ in 0..WINDOW {
                     coll.add(peer.immediate_send_with_tag(scope, msg, 1));
                 }
-                let mut done = vec![None; WINDOW];
+                let mut done = Vec::with_capacity(WINDOW);
                 coll.wait_all(&mut done);
             });
             peer.receive_into_with_tag(&mut ack[..], 2);
@@ -39,7 +39,7 @@ fn main() {
                 for slot in r_buf.chunks_exact_mut(size.max(1)).take(WINDOW) {
                     coll.add(peer.immediate_receive_into_with_tag(scope, &mut slot[..size], 1));
                 }
-                let mut done = vec![None; WINDOW];
+                let mut done = Vec::with_capacity(WINDOW);
                 coll.wait_all(&mut done);
             });
             peer.send_with_tag(&ack[..], 2);

@@ -100,7 +100,7 @@ fn main() {
                     for _ in 0..WINDOW {
                         coll.add(peer.immediate_send_with_tag(scope, msg, TAG));
                     }
-                    let mut done = vec![None; WINDOW];
+                    let mut done = Vec::with_capacity(WINDOW);
                     coll.wait_all(&mut done);
                 });
                 peer.receive_into_with_tag(&mut ack[..], ACK_TAG);
@@ -109,7 +109,7 @@ fn main() {
                     for slot in r_buf.chunks_exact_mut(size).take(WINDOW) {
                         coll.add(peer.immediate_receive_into_with_tag(scope, slot, TAG));
                     }
-                    let mut done = vec![None; WINDOW];
+                    let mut done = Vec::with_capacity(WINDOW);
                     coll.wait_all(&mut done);
                 });
                 peer.send_with_tag(&ack[..], ACK_TAG);

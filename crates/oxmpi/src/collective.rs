@@ -196,7 +196,7 @@ impl<'a> UserOperation<'a> {
                 // engine passes `n` elements of `dt` (readable `inp`, writable `io`).
                 unsafe {
                     let f = &*p.get();
-                    f(DynBuffer::from_raw(inp, n, dtr), DynBufferMut::from_raw(io, n, dtr));
+                    f(DynBuffer::from_raw(inp, n as crate::Count, dtr), DynBufferMut::from_raw(io, n as crate::Count, dtr));
                 }
             }),
             commute,
@@ -211,13 +211,12 @@ impl Operation for UserOperation<'_> {
     }
 }
 
-/// The engine handle of a datatype, as passed to an [`UnsafeUserFunction`]: it points
-/// to an `oxmpi_core::datatype::Datatype`.
-pub type RawDatatype = *const c_void;
-
-/// A C-style user function: `(invec, inoutvec, len, datatype)`.
+/// A C-style user function: `(invec, inoutvec, len, datatype)`, as rsmpi's. The
+/// datatype is the standard ABI handle of the elements' type for predefined types (and
+/// their duplicates); for derived ones a handle of the C interface with the feature
+/// `ffi`, `MPI_DATATYPE_NULL` without it (see [`crate::ffi`]).
 pub type UnsafeUserFunction =
-    unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut RawDatatype);
+    unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut crate::ffi::MPI_Datatype);
 
 /// An operation defined by an `extern "C"` function, as `MPI_Op_create` takes one.
 #[derive(Debug)]
@@ -249,7 +248,7 @@ impl UnsafeUserOperation {
         let op = CoreOp::user(
             std::sync::Arc::new(move |inp: *const u8, io: *mut u8, n: usize, dt: &CoreDatatype| {
                 let mut len = n as c_int;
-                let mut h: RawDatatype = dt as *const CoreDatatype as *const c_void;
+                let mut h = crate::ffi::datatype_handle(dt);
                 // SAFETY: the constructor's contract.
                 unsafe { function(inp as *mut c_void, io as *mut c_void, &mut len, &mut h) }
             }),

@@ -1,10 +1,11 @@
 //! Datatypes: how Rust values map to MPI messages.
 //!
 //! [`Equivalence`] says that a Rust type has an MPI datatype. It is implemented for
-//! `bool`, `char`, `i8`..`i64`, `u8`..`u64`, `isize`, `usize`, `f32`, `f64` and for
-//! arrays `[T; N]` of equivalent types. [`Buffer`] (what a send reads) and [`BufferMut`]
-//! (what a receive writes) are implemented for any `T: Equivalence`, for `[T]` and for
-//! `Vec<T>`.
+//! `bool`, `char`, `i8`..`i64`, `u8`..`u64`, `isize`, `usize`, `f32`, `f64`, for tuples
+//! of up to 12 equivalent types (or arrays of them), and with the feature `complex` for
+//! `num_complex::Complex<f32 | f64>`. [`Buffer`] (what a send reads) and [`BufferMut`]
+//! (what a receive writes) are implemented for any `T: Equivalence`, for `[T]`, `[T; N]`
+//! (N elements of `T`, as in rsmpi) and for `Vec<T>`.
 //!
 //! A datatype is described by a [`DatatypeRef`] (a cheap, copyable descriptor; the
 //! predefined ones are [`SystemDatatype`]s). The descriptor is opaque so that derived
@@ -14,8 +15,8 @@
 //! ```
 //! use oxmpi::traits::*;
 //! assert_eq!(f64::equivalent_datatype().size(), 8);
-//! assert_eq!(<[i32; 3]>::equivalent_datatype().size(), 12);
-//! assert_eq!(<[i32; 3]>::equivalent_datatype().name(), "MPI_INT32_T x 3");
+//! assert_eq!(<(u8, f64)>::equivalent_datatype().size(), 9);
+//! assert_eq!([1i32, 2, 3].count(), 3);
 //! ```
 
 use std::borrow::Borrow;
@@ -106,6 +107,12 @@ prims! {
     P_F64 = ("MPI_DOUBLE", f64, Double, None),
 }
 
+#[cfg(feature = "complex")]
+prims! {
+    P_C32 = ("MPI_C_FLOAT_COMPLEX", [f32; 2], CFloatComplex, None),
+    P_C64 = ("MPI_C_DOUBLE_COMPLEX", [f64; 2], CDoubleComplex, None),
+}
+
 /// Engine datatypes of `count` copies of a base type, interned so that they are
 /// `'static` (the table keeps the base alive, so `ptr_eq` identifies it for good).
 fn intern_contiguous(count: usize, of: &CoreDatatype) -> &'static CoreDatatype {
@@ -120,6 +127,19 @@ fn intern_contiguous(count: usize, of: &CoreDatatype) -> &'static CoreDatatype {
     d.commit();
     let d: &'static CoreDatatype = Box::leak(Box::new(d));
     g.push((of.clone(), count, d));
+    d
+}
+
+/// A `'static` reference to an engine datatype (kept alive by a table; `ptr_eq`
+/// finds one already there), for descriptors whose owner may be a temporary.
+pub(crate) fn intern(dt: &CoreDatatype) -> &'static CoreDatatype {
+    static TABLE: Mutex<Vec<&'static CoreDatatype>> = Mutex::new(Vec::new());
+    let mut g = TABLE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(d) = g.iter().find(|d| d.ptr_eq(dt)) {
+        return d;
+    }
+    let d: &'static CoreDatatype = Box::leak(Box::new(dt.clone()));
+    g.push(d);
     d
 }
 
@@ -271,12 +291,116 @@ equivalence! {
     f32 => P_F32, f64 => P_F64,
 }
 
-// SAFETY: `[T; N]` is N `T`s with no padding between them; its datatype is N contiguous
-// copies of T's.
-unsafe impl<T: Equivalence, const N: usize> Equivalence for [T; N] {
+/// `num_complex::Complex<f32>` and `Complex<f64>` (feature `complex`, as rsmpi's) are
+/// `MPI_C_FLOAT_COMPLEX` and `MPI_C_DOUBLE_COMPLEX`.
+/// `num_complex::Complex<f32>` (feature `complex`).
+#[cfg(feature = "complex")]
+pub type Complex32 = num_complex::Complex<f32>;
+/// `num_complex::Complex<f64>` (feature `complex`).
+#[cfg(feature = "complex")]
+pub type Complex64 = num_complex::Complex<f64>;
+
+#[cfg(feature = "complex")]
+mod complex {
+    use super::*;
+    // SAFETY: `Complex<T>` is `#[repr(C)] { re: T, im: T }`, the C complex layout the
+    // predefined types describe; every bit pattern of two floats is a value.
+    unsafe impl Equivalence for num_complex::Complex<f32> {
+        type Out = SystemDatatype;
+        fn equivalent_datatype() -> SystemDatatype {
+            DatatypeRef::prim(&P_C32)
+        }
+    }
+    // SAFETY: as above.
+    unsafe impl Equivalence for num_complex::Complex<f64> {
+        type Out = SystemDatatype;
+        fn equivalent_datatype() -> SystemDatatype {
+            DatatypeRef::prim(&P_C64)
+        }
+    }
+}
+
+/// The datatype of a tuple type `T`, built once by `make` and kept for the process.
+fn tuple_datatype<T: 'static>(make: impl FnOnce() -> UserDatatype) -> DatatypeRef<'static> {
+    use std::any::TypeId;
+    type Table = Vec<(TypeId, &'static UserDatatype)>;
+    static TABLE: Mutex<Table> = Mutex::new(Vec::new());
+    let id = TypeId::of::<T>();
+    let find = |t: &Table| t.iter().find(|(i, _)| *i == id).map(|(_, d)| *d);
+    if let Some(d) = find(&TABLE.lock().unwrap_or_else(|e| e.into_inner())) {
+        return d.as_ref();
+    }
+    // Built without the lock: a tuple's elements may be tuples themselves.
+    let made = make();
+    let mut g = TABLE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(d) = find(&g) {
+        return d.as_ref();
+    }
+    let d: &'static UserDatatype = Box::leak(Box::new(made));
+    g.push((id, d));
+    d.as_ref()
+}
+
+macro_rules! tuple_equivalence {
+    ($( ($($T:ident $i:tt),+) )*) => {
+        $(
+            // SAFETY: the datatype lists every element at its offset in the tuple
+            // (`offset_of!`) with the element's own datatype, resized to the tuple's
+            // size, so it describes exactly the tuple's data bytes.
+            unsafe impl<$($T: FieldDatatype + 'static),+> Equivalence for ($($T,)+) {
+                type Out = SystemDatatype;
+                fn equivalent_datatype() -> SystemDatatype {
+                    tuple_datatype::<Self>(|| {
+                        let elems = ($($T::field_datatype(),)+);
+                        let types = [$(elems.$i.as_datatype_ref()),+];
+                        let displs = [$(std::mem::offset_of!(Self, $i) as Address),+];
+                        let blocks = [$({ let _ = $i; 1 as Count }),+];
+                        let st = UserDatatype::structured(&blocks, &displs, &types);
+                        UserDatatype::resized(&st, 0, std::mem::size_of::<Self>() as Address)
+                    })
+                }
+            }
+        )*
+    };
+}
+
+tuple_equivalence! {
+    (A 0)
+    (A 0, B 1)
+    (A 0, B 1, C 2)
+    (A 0, B 1, C 2, D 3)
+    (A 0, B 1, C 2, D 3, E 4)
+    (A 0, B 1, C 2, D 3, E 4, F 5)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11)
+}
+
+/// The datatype of a field or tuple element: an `Equivalence` type's own, or `N`
+/// contiguous copies of the element's for an array `[T; N]` (as rsmpi, arrays are not
+/// `Equivalence` themselves: as buffers they are `N` elements of `T`).
+#[doc(hidden)]
+pub trait FieldDatatype {
+    /// The descriptor's type.
+    type Out: Datatype;
+    /// The datatype.
+    fn field_datatype() -> Self::Out;
+}
+
+impl<T: Equivalence> FieldDatatype for T {
+    type Out = <T as Equivalence>::Out;
+    fn field_datatype() -> Self::Out {
+        T::equivalent_datatype()
+    }
+}
+
+impl<T: FieldDatatype, const N: usize> FieldDatatype for [T; N] {
     type Out = SystemDatatype;
-    fn equivalent_datatype() -> SystemDatatype {
-        let t = T::equivalent_datatype();
+    fn field_datatype() -> SystemDatatype {
+        let t = T::field_datatype();
         DatatypeRef::contiguous(N, &t.as_datatype_ref())
     }
 }
@@ -391,6 +515,38 @@ unsafe impl<T: Equivalence> Buffer for [T] {}
 // SAFETY: the pieces above agree.
 unsafe impl<T: Equivalence> BufferMut for [T] {}
 
+// --- [T; N] ------------------------------------------------------------------------
+// As in rsmpi: an array is a buffer of N elements of T.
+
+// SAFETY: an array is readable over its length.
+unsafe impl<T: Equivalence, const N: usize> Pointer for [T; N] {
+    fn pointer(&self) -> *const c_void {
+        self.as_ptr() as *const c_void
+    }
+}
+// SAFETY: a mutable array is writable over its length.
+unsafe impl<T: Equivalence, const N: usize> PointerMut for [T; N] {
+    fn pointer_mut(&mut self) -> *mut c_void {
+        self.as_mut_ptr() as *mut c_void
+    }
+}
+// SAFETY: the array's length, saturated.
+unsafe impl<T: Equivalence, const N: usize> Collection for [T; N] {
+    fn count(&self) -> Count {
+        N.min(Count::MAX as usize) as Count
+    }
+}
+impl<T: Equivalence, const N: usize> AsDatatype for [T; N] {
+    type Out = <T as Equivalence>::Out;
+    fn as_datatype(&self) -> Self::Out {
+        T::equivalent_datatype()
+    }
+}
+// SAFETY: the pieces above agree.
+unsafe impl<T: Equivalence, const N: usize> Buffer for [T; N] {}
+// SAFETY: the pieces above agree.
+unsafe impl<T: Equivalence, const N: usize> BufferMut for [T; N] {}
+
 // --- Vec<T> ------------------------------------------------------------------------
 
 // SAFETY: as the slice.
@@ -485,6 +641,18 @@ pub(crate) fn typed_in<B: Pointer + Collection + AsDatatype + ?Sized>(buf: &B) -
     }
 }
 
+/// The engine's view of `count` values of `T` at `ptr`.
+pub(crate) fn typed_value<T: Equivalence>(ptr: *mut u8, count: usize) -> Typed {
+    let dt = T::equivalent_datatype();
+    let d = dt.as_datatype_ref();
+    Typed {
+        ptr,
+        count,
+        dt: d.core.clone(),
+        check: Checker(d.check),
+    }
+}
+
 /// The engine's view of a receive buffer.
 pub(crate) fn typed_out<B: PointerMut + Collection + AsDatatype + ?Sized>(buf: &mut B) -> Typed {
     let dt = buf.as_datatype();
@@ -544,6 +712,52 @@ pub(crate) fn recv_spec<B: BufferMut + ?Sized>(buf: &mut B, call: &str) -> Resul
         return recv_target(buf, call).map(RecvSpec::Bytes);
     }
     Ok(RecvSpec::Typed(typed_out(buf)))
+}
+
+/// How a receive writes `elems` values of `T` into raw memory at `ptr`: as bytes when
+/// `T`'s datatype is its own bytes, typed (unpacked by the engine) when it has gaps
+/// (a derived struct with padding, an array of such structs).
+pub(crate) fn value_spec<T: Equivalence>(ptr: *mut u8, elems: usize, call: &str) -> Result<RecvSpec> {
+    let dt = T::equivalent_datatype();
+    let d = dt.as_datatype_ref();
+    if d.is_contiguous() && d.size() == std::mem::size_of::<T>() && d.core.true_lb() == 0 {
+        return raw_target::<T>(ptr, elems, call).map(RecvSpec::Bytes);
+    }
+    if d.extent() != std::mem::size_of::<T>() as Address || d.size() > std::mem::size_of::<T>() {
+        return Err(Error::new(
+            ErrorClass::Type,
+            format!(
+                "{call}: datatype {} has extent {} but the Rust type has {} bytes",
+                d.name(),
+                d.extent(),
+                std::mem::size_of::<T>()
+            ),
+        ));
+    }
+    Ok(RecvSpec::Typed(Typed {
+        ptr,
+        count: elems,
+        dt: d.core.clone(),
+        check: Checker(d.check),
+    }))
+}
+
+impl Typed {
+    /// Checks the `nbytes` a typed receive wrote, for the contiguous runs of
+    /// `bool`/`char` the element check covers (others need none).
+    ///
+    /// # Safety
+    /// The receive is complete and the buffer still borrowed.
+    pub(crate) unsafe fn after(&self, nbytes: usize, call: &str) -> Result<()> {
+        match self.target() {
+            Some(mut t) => {
+                t.whole = false;
+                // SAFETY: forwarded contract.
+                unsafe { t.after(nbytes, call) }
+            }
+            None => Ok(()),
+        }
+    }
 }
 
 /// The element check of a datatype: `Some` for runs of `bool`/`char`.
@@ -832,7 +1046,20 @@ unsafe impl Datatype for UserDatatype {
 
 /// A datatype usable to build other datatypes (rsmpi's bound on the constructors'
 /// arguments). Every [`Datatype`] is one in oxmpi.
-pub trait UncommittedDatatype: Datatype {}
+pub trait UncommittedDatatype: Datatype {
+    /// A new datatype, a copy of this one (`MPI_Type_dup`).
+    ///
+    /// ```
+    /// use oxmpi::traits::*;
+    /// let t = i32::equivalent_datatype().dup();
+    /// assert_eq!(t.size(), 4);
+    /// ```
+    fn dup(&self) -> UserDatatype {
+        let d = CoreDatatype::dup(self.as_datatype_ref().core);
+        d.commit();
+        UserDatatype(d)
+    }
+}
 impl<D: Datatype + ?Sized> UncommittedDatatype for D {}
 
 // --- View / MutView ---------------------------------------------------------------------
@@ -1073,99 +1300,230 @@ unsafe impl<B: BufferMut + ?Sized, C: Borrow<[Count]>, D: Borrow<[Count]>> Parti
 
 // --- DynBuffer ----------------------------------------------------------------------------
 
-/// A type-erased read-only buffer, what a [`UserOperation`](crate::collective::UserOperation)
-/// closure gets: `len()` elements of a datatype.
-#[derive(Clone, Copy)]
+/// A type-erased read-only buffer: `len` elements of a datatype at an address. What a
+/// [`UserOperation`](crate::collective::UserOperation) closure gets, and a [`Buffer`] of
+/// its own (to send through a datatype known only at run time).
+#[derive(Clone, Copy, Debug)]
 pub struct DynBuffer<'a> {
-    ptr: *const u8,
-    len: usize,
+    ptr: *const c_void,
+    len: Count,
     datatype: DatatypeRef<'a>,
     _b: PhantomData<&'a [u8]>,
 }
 
+// SAFETY: a shared view of memory, as `&[T]` for `T: Equivalence` (plain data).
+unsafe impl Send for DynBuffer<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for DynBuffer<'_> {}
+
 impl<'a> DynBuffer<'a> {
+    /// The elements of `buf`, with `T`'s datatype.
+    pub fn new<T: Equivalence>(buf: &'a [T]) -> Self {
+        let dt = T::equivalent_datatype();
+        let d = dt.as_datatype_ref();
+        DynBuffer {
+            ptr: buf.as_ptr() as *const c_void,
+            len: buf.count(),
+            datatype: DatatypeRef { core: intern(d.core), check: d.check },
+            _b: PhantomData,
+        }
+    }
+
+    /// `len` elements of `datatype` at `ptr`.
+    ///
     /// # Safety
     /// `len` elements of `datatype` are readable at `ptr` for `'a`.
-    pub(crate) unsafe fn from_raw(ptr: *const u8, len: usize, datatype: DatatypeRef<'a>) -> Self {
-        DynBuffer { ptr, len, datatype, _b: PhantomData }
+    pub unsafe fn from_raw<T>(ptr: *const T, len: Count, datatype: DatatypeRef<'a>) -> Self {
+        DynBuffer { ptr: ptr as *const c_void, len, datatype, _b: PhantomData }
     }
+
+    /// Whether the datatype is `T`'s.
+    pub fn is<T: Equivalence>(&self) -> bool {
+        T::equivalent_datatype().as_datatype_ref() == self.datatype
+    }
+
     /// The elements as `&[T]`, if the datatype is `T`'s.
     pub fn downcast<T: Equivalence>(self) -> Option<&'a [T]> {
-        let t = T::equivalent_datatype();
-        if t.as_datatype_ref() != self.datatype {
+        if !self.is::<T>() {
             return None;
         }
-        if self.len == 0 {
+        if self.is_empty() {
             return Some(&[]);
         }
         // SAFETY: the datatype is T's, whose elements are Ts (Equivalence), `len` of them.
-        Some(unsafe { std::slice::from_raw_parts(self.ptr as *const T, self.len) })
+        Some(unsafe { std::slice::from_raw_parts(self.ptr as *const T, self.len()) })
     }
     /// Number of elements.
     pub fn len(&self) -> usize {
-        self.len
+        self.len.max(0) as usize
     }
     /// Whether there are no elements.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
     /// The address of the first element.
     pub fn as_ptr(&self) -> *const c_void {
-        self.ptr as *const c_void
-    }
-    /// The elements' datatype.
-    pub fn as_datatype(&self) -> DatatypeRef<'a> {
-        self.datatype
+        self.ptr
     }
 }
 
-/// A type-erased mutable buffer (the in-out operand of a user operation).
+// SAFETY: the constructors' contracts: `len` elements readable at `ptr`.
+unsafe impl Pointer for DynBuffer<'_> {
+    fn pointer(&self) -> *const c_void {
+        self.ptr
+    }
+}
+// SAFETY: as above.
+unsafe impl Collection for DynBuffer<'_> {
+    fn count(&self) -> Count {
+        self.len
+    }
+}
+impl<'a> AsDatatype for DynBuffer<'a> {
+    type Out = DatatypeRef<'a>;
+    fn as_datatype(&self) -> DatatypeRef<'a> {
+        self.datatype
+    }
+}
+// SAFETY: the pieces above agree.
+unsafe impl Buffer for DynBuffer<'_> {}
+
+/// A type-erased mutable buffer (the in-out operand of a user operation; a
+/// [`BufferMut`] of its own).
+#[derive(Debug)]
 pub struct DynBufferMut<'a> {
-    ptr: *mut u8,
-    len: usize,
+    ptr: *mut c_void,
+    len: Count,
     datatype: DatatypeRef<'a>,
     _b: PhantomData<&'a mut [u8]>,
 }
 
+// SAFETY: an exclusive view of plain data, as `&mut [T]`.
+unsafe impl Send for DynBufferMut<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for DynBufferMut<'_> {}
+
 impl<'a> DynBufferMut<'a> {
-    /// # Safety
-    /// `len` elements of `datatype` are writable at `ptr` for `'a`, and not aliased.
-    pub(crate) unsafe fn from_raw(ptr: *mut u8, len: usize, datatype: DatatypeRef<'a>) -> Self {
-        DynBufferMut { ptr, len, datatype, _b: PhantomData }
+    /// The elements of `buf`, with `T`'s datatype.
+    pub fn new<T: Equivalence>(buf: &'a mut [T]) -> Self {
+        let dt = T::equivalent_datatype();
+        let d = dt.as_datatype_ref();
+        DynBufferMut {
+            len: buf.count(),
+            ptr: buf.as_mut_ptr() as *mut c_void,
+            datatype: DatatypeRef { core: intern(d.core), check: d.check },
+            _b: PhantomData,
+        }
     }
+
+    /// `len` elements of `datatype` at `ptr`.
+    ///
+    /// # Safety
+    /// `len` elements of `datatype` are writable at `ptr` for `'a`, not aliased, and
+    /// every value the datatype can carry is valid there.
+    pub unsafe fn from_raw<T>(ptr: *mut T, len: Count, datatype: DatatypeRef<'a>) -> Self {
+        DynBufferMut { ptr: ptr as *mut c_void, len, datatype, _b: PhantomData }
+    }
+
+    /// Whether the datatype is `T`'s.
+    pub fn is<T: Equivalence>(&self) -> bool {
+        T::equivalent_datatype().as_datatype_ref() == self.datatype
+    }
+
     /// The elements as `&mut [T]`, if the datatype is `T`'s.
     pub fn downcast<T: Equivalence>(self) -> Option<&'a mut [T]> {
-        let t = T::equivalent_datatype();
-        if t.as_datatype_ref() != self.datatype {
+        if !self.is::<T>() {
             return None;
         }
-        if self.len == 0 {
+        if self.is_empty() {
             return Some(&mut []);
         }
         // SAFETY: as DynBuffer::downcast, exclusively.
-        Some(unsafe { std::slice::from_raw_parts_mut(self.ptr as *mut T, self.len) })
+        Some(unsafe { std::slice::from_raw_parts_mut(self.ptr as *mut T, self.len()) })
     }
     /// Number of elements.
     pub fn len(&self) -> usize {
-        self.len
+        self.len.max(0) as usize
     }
     /// Whether there are no elements.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
     /// The address of the first element.
-    pub fn as_mut_ptr(&mut self) -> *mut c_void {
-        self.ptr as *mut c_void
+    pub fn as_ptr(&self) -> *const c_void {
+        self.ptr
     }
-    /// The elements' datatype.
-    pub fn as_datatype(&self) -> DatatypeRef<'a> {
+    /// The address of the first element, for writing.
+    pub fn as_mut_ptr(&mut self) -> *mut c_void {
+        self.ptr
+    }
+    /// A read-only view for the time of the borrow.
+    pub fn reborrow(&self) -> DynBuffer<'_> {
+        DynBuffer { ptr: self.ptr, len: self.len, datatype: self.datatype, _b: PhantomData }
+    }
+    /// A mutable view for the time of the borrow.
+    pub fn reborrow_mut(&mut self) -> DynBufferMut<'_> {
+        DynBufferMut { ptr: self.ptr, len: self.len, datatype: self.datatype, _b: PhantomData }
+    }
+    /// The read-only view, for the whole lifetime.
+    pub fn downgrade(self) -> DynBuffer<'a> {
+        DynBuffer { ptr: self.ptr, len: self.len, datatype: self.datatype, _b: PhantomData }
+    }
+}
+
+// SAFETY: the constructors' contracts.
+unsafe impl Pointer for DynBufferMut<'_> {
+    fn pointer(&self) -> *const c_void {
+        self.ptr
+    }
+}
+// SAFETY: as above, writable.
+unsafe impl PointerMut for DynBufferMut<'_> {
+    fn pointer_mut(&mut self) -> *mut c_void {
+        self.ptr
+    }
+}
+// SAFETY: as above.
+unsafe impl Collection for DynBufferMut<'_> {
+    fn count(&self) -> Count {
+        self.len
+    }
+}
+impl<'a> AsDatatype for DynBufferMut<'a> {
+    type Out = DatatypeRef<'a>;
+    fn as_datatype(&self) -> DatatypeRef<'a> {
         self.datatype
     }
 }
+// SAFETY: the pieces above agree.
+unsafe impl Buffer for DynBufferMut<'_> {}
+// SAFETY: the constructor's contract.
+unsafe impl BufferMut for DynBufferMut<'_> {}
 
 /// Support for `#[derive(Equivalence)]`; not a public API.
 #[doc(hidden)]
 pub mod derive_support {
-    pub use super::UserDatatype;
+    pub use super::{FieldDatatype, UserDatatype};
     pub use std::sync::OnceLock;
+
+    /// Panics where rsmpi's derived datatypes panic when first built: before MPI is
+    /// initialized, after it is finalized, and off the main thread below
+    /// `Threading::Multiple` (building a datatype is an MPI call).
+    #[track_caller]
+    pub fn check_datatype_creation(type_name: &str) {
+        use oxmpi_core::runtime;
+        if runtime::is_finalized() {
+            panic!("#[derive(Equivalence)] for {type_name}: cannot build the MPI datatype after MPI was finalized");
+        }
+        let engine = match runtime::engine() {
+            Ok(e) if runtime::is_initialized() => e,
+            _ => panic!("#[derive(Equivalence)] for {type_name}: cannot build the MPI datatype before MPI is initialized"),
+        };
+        if engine.thread_level() != oxmpi_core::ThreadLevel::Multiple && !engine.is_main_thread() {
+            panic!(
+                "#[derive(Equivalence)] for {type_name}: the MPI datatype must first be built on the main thread \
+                 (MPI was initialized below Threading::Multiple)"
+            );
+        }
+    }
 }

@@ -18,37 +18,159 @@ use oxmpi_core::runtime::{self, ThreadLevel};
 use crate::error::{fatal, OrFatal, Result};
 use crate::topology::{ClusterLevel, SimpleCommunicator};
 
-/// Thread support levels (`MPI_THREAD_*`), ordered from least to most.
+/// A thread support level (`MPI_THREAD_*`), ordered from least to most:
+/// `Threading::Single`, `Threading::Funneled`, `Threading::Serialized`,
+/// `Threading::Multiple`.
+///
+/// The level is part of the types: each `Threading::X` is a value of its own marker type
+/// ([`threading::Multiple`], ...), so that
+/// [`initialize_with_threading`]`(Threading::Multiple)` returns a
+/// [`Universe`]`<`[`Multithreaded`](threading::Multithreaded)`>` whose communicators are
+/// `Send + Sync`, while at the lower levels they stay on the thread that made them. What
+/// the library provided is a `Threading` value, comparable with the markers
+/// (`provided == Threading::Multiple`).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Threading(Level);
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Threading {
-    /// Only one thread will run.
+enum Level {
     Single,
-    /// Only the main thread makes MPI calls.
     Funneled,
-    /// Any thread makes MPI calls, one at a time.
     Serialized,
-    /// Any thread makes MPI calls at any time.
     Multiple,
+}
+
+impl std::fmt::Debug for Threading {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+/// The thread levels as types, and the markers of what may cross threads.
+pub mod threading {
+    use std::marker::PhantomData;
+
+    use super::{Level, Threading};
+
+    macro_rules! levels {
+        ($($(#[$doc:meta])* $name:ident => $safety:ident),*) => {
+            $(
+                $(#[$doc])*
+                #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+                pub struct $name;
+
+                impl From<$name> for Threading {
+                    fn from(_: $name) -> Threading {
+                        Threading(Level::$name)
+                    }
+                }
+                impl PartialEq<$name> for Threading {
+                    fn eq(&self, _: &$name) -> bool {
+                        self.0 == Level::$name
+                    }
+                }
+                impl PartialEq<Threading> for $name {
+                    fn eq(&self, t: &Threading) -> bool {
+                        t.0 == Level::$name
+                    }
+                }
+                impl PartialOrd<$name> for Threading {
+                    fn partial_cmp(&self, _: &$name) -> Option<std::cmp::Ordering> {
+                        Some(self.0.cmp(&Level::$name))
+                    }
+                }
+                impl RequestedThreading for $name {
+                    type Safety = $safety;
+                    fn level(&self) -> Threading {
+                        Threading(Level::$name)
+                    }
+                }
+            )*
+        };
+    }
+
+    levels! {
+        /// `MPI_THREAD_SINGLE`: only one thread runs.
+        Single => Unthreaded,
+        /// `MPI_THREAD_FUNNELED`: only the main thread makes MPI calls.
+        Funneled => Unthreaded,
+        /// `MPI_THREAD_SERIALIZED`: any thread makes MPI calls, one at a time.
+        Serialized => Unthreaded,
+        /// `MPI_THREAD_MULTIPLE`: any thread makes MPI calls at any time.
+        Multiple => Multithreaded
+    }
+
+    /// The marker of objects made below `Threading::Multiple`: neither `Send` nor `Sync`,
+    /// so a communicator stays on the thread that made it.
+    #[derive(Clone, Copy, Debug, Default)]
+    pub struct Unthreaded(PhantomData<*const ()>);
+
+    /// The marker of objects made under `Threading::Multiple`: `Send + Sync`.
+    #[derive(Clone, Copy, Debug, Default)]
+    pub struct Multithreaded;
+
+    /// [`Unthreaded`] or [`Multithreaded`].
+    pub trait ThreadSafety: sealed::Sealed + Clone + Copy + Default + 'static {}
+    impl ThreadSafety for Unthreaded {}
+    impl ThreadSafety for Multithreaded {}
+
+    mod sealed {
+        pub trait Sealed {}
+        impl Sealed for super::Unthreaded {}
+        impl Sealed for super::Multithreaded {}
+    }
+
+    /// What [`initialize_with_threading`](super::initialize_with_threading) takes: a
+    /// level marker (`Threading::Multiple`, ...), which fixes the thread safety of the
+    /// universe's objects, or a `Threading` value known only at run time (then
+    /// [`Unthreaded`], whatever is provided).
+    pub trait RequestedThreading {
+        /// The marker of the universe's objects.
+        type Safety: ThreadSafety;
+        /// The level requested.
+        fn level(&self) -> Threading;
+    }
+
+    impl RequestedThreading for Threading {
+        type Safety = Unthreaded;
+        fn level(&self) -> Threading {
+            *self
+        }
+    }
+}
+
+use threading::{RequestedThreading, ThreadSafety, Unthreaded};
+
+#[allow(non_upper_case_globals)]
+impl Threading {
+    /// `MPI_THREAD_SINGLE`.
+    pub const Single: threading::Single = threading::Single;
+    /// `MPI_THREAD_FUNNELED`.
+    pub const Funneled: threading::Funneled = threading::Funneled;
+    /// `MPI_THREAD_SERIALIZED`.
+    pub const Serialized: threading::Serialized = threading::Serialized;
+    /// `MPI_THREAD_MULTIPLE`.
+    pub const Multiple: threading::Multiple = threading::Multiple;
 }
 
 impl From<ThreadLevel> for Threading {
     fn from(l: ThreadLevel) -> Threading {
-        match l {
-            ThreadLevel::Single => Threading::Single,
-            ThreadLevel::Funneled => Threading::Funneled,
-            ThreadLevel::Serialized => Threading::Serialized,
-            ThreadLevel::Multiple => Threading::Multiple,
-        }
+        Threading(match l {
+            ThreadLevel::Single => Level::Single,
+            ThreadLevel::Funneled => Level::Funneled,
+            ThreadLevel::Serialized => Level::Serialized,
+            ThreadLevel::Multiple => Level::Multiple,
+        })
     }
 }
 
 impl From<Threading> for ThreadLevel {
     fn from(t: Threading) -> ThreadLevel {
-        match t {
-            Threading::Single => ThreadLevel::Single,
-            Threading::Funneled => ThreadLevel::Funneled,
-            Threading::Serialized => ThreadLevel::Serialized,
-            Threading::Multiple => ThreadLevel::Multiple,
+        match t.0 {
+            Level::Single => ThreadLevel::Single,
+            Level::Funneled => ThreadLevel::Funneled,
+            Level::Serialized => ThreadLevel::Serialized,
+            Level::Multiple => ThreadLevel::Multiple,
         }
     }
 }
@@ -56,10 +178,14 @@ impl From<Threading> for ThreadLevel {
 /// The MPI environment. There is at most one per process; dropping it finalizes MPI
 /// (after detaching the buffered-send buffer, if any).
 ///
+/// `S` says whether its communicators may cross threads: [`Unthreaded`] (the default,
+/// below `Threading::Multiple`) or [`Multithreaded`](threading::Multithreaded).
+///
 /// If the thread is panicking when the `Universe` is dropped, the whole job is aborted
 /// instead, so that the other ranks do not wait forever for this one.
-pub struct Universe {
+pub struct Universe<S: ThreadSafety = Unthreaded> {
     buffer: Option<Vec<u8>>,
+    _safety: S,
 }
 
 /// Starts MPI (`MPI_Init`). Returns `None` if MPI was already initialized.
@@ -77,7 +203,28 @@ pub fn initialize() -> Option<Universe> {
 
 /// Starts MPI with a thread support level (`MPI_Init_thread`). Returns the `Universe`
 /// and the level provided, or `None` if MPI was already initialized.
-pub fn initialize_with_threading(threading: Threading) -> Option<(Universe, Threading)> {
+///
+/// With `Threading::Multiple` the universe's communicators are `Send + Sync`:
+///
+/// ```
+/// use oxmpi::traits::*;
+/// use oxmpi::Threading;
+/// let (universe, provided) = oxmpi::initialize_with_threading(Threading::Multiple).unwrap();
+/// assert_eq!(provided, Threading::Multiple);
+/// let world = universe.world();
+/// let rank = std::thread::spawn(move || world.rank()).join().unwrap();
+/// assert_eq!(rank, universe.world().rank());
+/// ```
+///
+/// Below it they are neither (this does not compile):
+///
+/// ```compile_fail
+/// use oxmpi::traits::*;
+/// let (universe, _) = oxmpi::initialize_with_threading(oxmpi::Threading::Serialized).unwrap();
+/// let world = universe.world();
+/// std::thread::spawn(move || world.rank());
+/// ```
+pub fn initialize_with_threading<R: RequestedThreading>(threading: R) -> Option<(Universe<R::Safety>, Threading)> {
     if runtime::is_initialized() {
         return None;
     }
@@ -89,15 +236,56 @@ pub fn initialize_with_threading(threading: Threading) -> Option<(Universe, Thre
 
 /// [`initialize_with_threading`], reporting start-up errors (an error of class
 /// `MPI_ERR_OTHER` also when MPI was already initialized).
-pub fn try_initialize_with_threading(threading: Threading) -> Result<(Universe, Threading)> {
-    let provided = runtime::init(threading.into())?;
-    Ok((Universe { buffer: None }, provided.into()))
+///
+/// A universe of [`Multithreaded`](threading::Multithreaded) objects needs
+/// `MPI_THREAD_MULTIPLE` provided: anything less is an error of class `MPI_ERR_OTHER`
+/// (and MPI is finalized again).
+pub fn try_initialize_with_threading<R: RequestedThreading>(threading: R) -> Result<(Universe<R::Safety>, Threading)> {
+    let provided: Threading = runtime::init(threading.level().into())?.into();
+    let universe = Universe { buffer: None, _safety: R::Safety::default() };
+    if std::any::TypeId::of::<R::Safety>() == std::any::TypeId::of::<threading::Multithreaded>() && provided != Threading::Multiple {
+        drop(universe);
+        return Err(crate::Error::new(
+            crate::ErrorClass::Other,
+            format!("MPI_Init_thread: MPI_THREAD_MULTIPLE was requested, {provided:?} provided"),
+        ));
+    }
+    Ok((universe, provided))
 }
 
-impl Universe {
-    /// The world communicator (`MPI_COMM_WORLD`).
-    pub fn world(&self) -> SimpleCommunicator {
-        SimpleCommunicator::world()
+impl Universe<threading::Multithreaded> {
+    /// Runs `f` with a scope whose requests may be completed on other threads
+    /// ([`ThreadedScope`](crate::request::ThreadedScope)): this universe runs at
+    /// `Threading::Multiple`, so a request may move to the thread that waits for it.
+    ///
+    /// ```
+    /// use oxmpi::traits::*;
+    /// let (universe, _) = oxmpi::initialize_with_threading(oxmpi::Threading::Multiple).unwrap();
+    /// let world = universe.world();
+    /// let (x, mut y) = (7i32, 0i32);
+    /// universe.threaded_scope(|sc| {
+    ///     let me = world.this_process();
+    ///     let recv = me.immediate_receive_into(sc, &mut y);
+    ///     let send = me.immediate_send(sc, &x);
+    ///     std::thread::scope(|t| {
+    ///         t.spawn(move || recv.wait());
+    ///         t.spawn(move || send.wait());
+    ///     });
+    /// });
+    /// assert_eq!(y, 7);
+    /// ```
+    pub fn threaded_scope<'a, F, R>(&self, f: F) -> R
+    where
+        F: FnOnce(&crate::request::ThreadedScope<'a>) -> R,
+    {
+        crate::request::threaded_scope(f)
+    }
+}
+
+impl<S: ThreadSafety> Universe<S> {
+    /// The world communicator (`MPI_COMM_WORLD`), with this universe's thread safety.
+    pub fn world(&self) -> SimpleCommunicator<S> {
+        SimpleCommunicator::world().with_safety()
     }
 
     /// The universe size (`MPI_UNIVERSE_SIZE`): oxmpi does not spawn processes, so it is
@@ -165,7 +353,7 @@ impl Universe {
 /// Bytes of overhead per buffered message (`MPI_BSEND_OVERHEAD`).
 pub const BSEND_OVERHEAD: usize = oxmpi_core::pt2pt::BSEND_OVERHEAD;
 
-impl Drop for Universe {
+impl<S: ThreadSafety> Drop for Universe<S> {
     fn drop(&mut self) {
         if std::thread::panicking() {
             runtime::abort(1, "a rank panicked");

@@ -46,6 +46,8 @@
 //!   [`CancelGuard`](request::CancelGuard), [`RequestCollection`](request::RequestCollection).
 //! - [`datatype`]: [`Equivalence`](datatype::Equivalence), [`Buffer`](datatype::Buffer),
 //!   [`BufferMut`](datatype::BufferMut) and datatype descriptors.
+//! - [`ffi`]: the standard ABI's C types (and with feature `ffi` its constants and
+//!   functions), for code that drops to raw MPI calls.
 //! - [`traits`]: `use oxmpi::traits::*;` brings every trait in.
 //! - [`error`]: [`Error`], [`ErrorClass`], and the error policy below.
 //!
@@ -88,7 +90,10 @@ pub mod collective;
 pub mod datatype;
 pub mod environment;
 pub mod error;
+pub mod ffi;
 pub mod point_to_point;
+#[cfg(feature = "ffi")]
+pub mod raw;
 pub mod request;
 pub mod topology;
 pub mod traits;

@@ -27,8 +27,8 @@ use oxmpi_core::pt2pt;
 use oxmpi_core::{Comm, SendMode, ANY_SOURCE};
 
 use crate::datatype::{
-    raw_target, recv_spec, recv_target, send_bytes, send_spec, Buffer, BufferMut, Datatype,
-    Equivalence, RecvSpec, RecvTarget, SendSpec,
+    recv_spec, send_spec, typed_in, typed_out, value_spec, Buffer, BufferMut, Datatype,
+    Equivalence, RecvSpec, RecvTarget, SendSpec, Typed,
 };
 use crate::error::{Error, ErrorClass, OrFatal, Result};
 use crate::request::{Request, Scope};
@@ -187,42 +187,126 @@ fn recv_into_target(
     }
 }
 
+/// Where a receive operation writes, as its closure gets it.
+enum Into<'b> {
+    /// A contiguous datatype: its bytes.
+    Bytes(&'b mut [u8]),
+    /// Any other datatype: the engine unpacks `count` elements of `dt` at `ptr`
+    /// (memory exclusively borrowed for the whole call).
+    Typed(&'b Typed),
+}
+
+/// Runs a blocking receive `f` into `spec` and checks what it wrote.
+fn receive_spec(
+    spec: RecvSpec,
+    call: &str,
+    f: impl FnOnce(Into<'_>) -> Result<oxmpi_core::Status>,
+) -> Result<Status> {
+    match spec {
+        RecvSpec::Bytes(t) => recv_into_target(t, call, |b| f(Into::Bytes(b))),
+        RecvSpec::Typed(t) => {
+            let st = f(Into::Typed(&t))?;
+            // SAFETY: the receive is complete; the memory is still borrowed.
+            unsafe { t.after(st.count_bytes, call)? };
+            Ok(Status(st))
+        }
+    }
+}
+
+/// `MPI_Recv` into either form.
+fn recv_op(comm: &Comm, src: Rank, tag: Tag) -> impl FnOnce(Into<'_>) -> Result<oxmpi_core::Status> + '_ {
+    move |into| match into {
+        Into::Bytes(b) => pt2pt::recv(comm, b, src, tag),
+        // SAFETY: the typed target holds `count` elements of `dt`, exclusively borrowed
+        // for this blocking call.
+        Into::Typed(t) => unsafe { pt2pt::recv_typed(comm, t.ptr, t.count, &t.dt, src, tag) },
+    }
+}
+
+/// `MPI_Mrecv` into either form.
+fn mrecv_op(m: &mut oxmpi_core::Message) -> impl FnOnce(Into<'_>) -> Result<oxmpi_core::Status> + '_ {
+    move |into| match into {
+        Into::Bytes(b) => pt2pt::mrecv(b, m),
+        Into::Typed(t) => {
+            // SAFETY: as in `recv_op`; we wait for completion before returning.
+            let mut r = unsafe { pt2pt::imrecv_typed(t.ptr, t.count, &t.dt, m)? };
+            pt2pt::wait(&mut r).map_err(|e| renamed(e, "MPI_Imrecv", "MPI_Mrecv"))
+        }
+    }
+}
+
+/// The error of an engine call made on behalf of another one, named as the latter.
+fn renamed(mut e: Error, from: &str, to: &str) -> Error {
+    if let Some(rest) = e.message.strip_prefix(from) {
+        e.message = format!("{to}{rest}");
+    }
+    e
+}
+
 fn recv_into<B: BufferMut + ?Sized>(
     comm: &Comm,
     src: Rank,
     buf: &mut B,
     tag: Tag,
 ) -> Result<Status> {
-    match recv_spec(buf, "MPI_Recv")? {
-        RecvSpec::Bytes(t) => recv_into_target(t, "MPI_Recv", |b| pt2pt::recv(comm, b, src, tag)),
-        // SAFETY: `buf` holds `count` elements of the datatype (BufferMut contract) and
-        // is exclusively borrowed for the whole call.
-        RecvSpec::Typed(t) => unsafe {
-            pt2pt::recv_typed(comm, t.ptr, t.count, &t.dt, src, tag).map(Status)
-        },
-    }
+    let spec = recv_spec(buf, "MPI_Recv")?;
+    receive_spec(spec, "MPI_Recv", recv_op(comm, src, tag))
 }
 
-/// Receives exactly one `Msg` through `f`, which receives into the given bytes.
+/// Receives exactly one `Msg` through `f`.
 fn recv_value<Msg: Equivalence>(
     call: &str,
-    f: impl FnOnce(&mut [u8]) -> Result<oxmpi_core::Status>,
+    f: impl FnOnce(Into<'_>) -> Result<oxmpi_core::Status>,
 ) -> Result<(Msg, Status)> {
     let mut v = MaybeUninit::<Msg>::zeroed();
-    let t = raw_target::<Msg>(v.as_mut_ptr() as *mut u8, 1, call)?;
-    let st = recv_into_target(t, call, f)?;
-    if st.0.count_bytes != size_of::<Msg>() {
+    let spec = value_spec::<Msg>(v.as_mut_ptr() as *mut u8, 1, call)?;
+    let st = receive_spec(spec, call, f)?;
+    value_received::<Msg>(v, st, call)
+}
+
+/// The value a receive of one `Msg` wrote, if it wrote a whole one.
+fn value_received<Msg: Equivalence>(v: MaybeUninit<Msg>, st: Status, call: &str) -> Result<(Msg, Status)> {
+    let size = Msg::equivalent_datatype().as_datatype_ref().size();
+    if st.0.count_bytes != size {
         return Err(Error::new(
             ErrorClass::Count,
             format!(
-                "{call}: received {} bytes where one value of {} bytes was expected",
-                st.0.count_bytes,
-                size_of::<Msg>()
+                "{call}: received {} bytes where one value of {size} bytes was expected",
+                st.0.count_bytes
             ),
         ));
     }
-    // SAFETY: every byte was written by the receive and checked by the datatype.
+    // SAFETY: the zeroed value's every data byte was written by the receive (and
+    // checked by the datatype); the bytes the datatype skips are padding.
     Ok((unsafe { v.assume_init() }, st))
+}
+
+/// A blocking send-receive of typed buffers (any datatypes), through the engine's
+/// `MPI_Isendrecv`.
+///
+/// # Safety
+/// `s` is readable and `r` writable (and exclusively borrowed) for the call.
+#[allow(clippy::too_many_arguments)]
+unsafe fn sendrecv_typed(
+    call: &'static str,
+    comm: &Comm,
+    s: &Typed,
+    dest: Rank,
+    sendtag: Tag,
+    r: &Typed,
+    source: Rank,
+    recvtag: Tag,
+) -> Result<Status> {
+    let ren = |e| renamed(e, "MPI_Isendrecv", call);
+    // SAFETY: forwarded contract; we wait for completion before returning.
+    let mut req = unsafe {
+        pt2pt::isendrecv_typed(comm, s.ptr, s.count, &s.dt, dest, sendtag, r.ptr, r.count, &r.dt, source, recvtag)
+    }
+    .map_err(ren)?;
+    let st = pt2pt::wait(&mut req).map_err(ren)?;
+    // SAFETY: complete; still borrowed.
+    unsafe { r.after(st.count_bytes, call)? };
+    Ok(Status(st))
 }
 
 fn wrap_probe(p: (oxmpi_core::Message, oxmpi_core::Status)) -> (Message, Status) {
@@ -321,9 +405,7 @@ pub trait Source: AsCommunicator {
     /// [`receive_with_tag`](Self::receive_with_tag), reporting errors.
     fn try_receive_with_tag<Msg: Equivalence>(&self, tag: Tag) -> Result<(Msg, Status)> {
         let comm = self.as_communicator().core_comm();
-        recv_value("MPI_Recv", |b| {
-            pt2pt::recv(comm, b, self.source_rank(), tag)
-        })
+        recv_value("MPI_Recv", recv_op(comm, self.source_rank(), tag))
     }
     /// Receives one value of type `Msg` with any tag.
     ///
@@ -735,7 +817,7 @@ impl Message {
     /// [`matched_receive`](Self::matched_receive), reporting errors.
     pub fn try_matched_receive<Msg: Equivalence>(mut self) -> Result<(Msg, Status)> {
         let mut m = self.take();
-        recv_value("MPI_Mrecv", |b| pt2pt::mrecv(b, &mut m))
+        recv_value("MPI_Mrecv", mrecv_op(&mut m))
     }
 
     /// Receives the message into `buf` (`MPI_Mrecv`).
@@ -748,8 +830,8 @@ impl Message {
         buf: &mut Buf,
     ) -> Result<Status> {
         let mut m = self.take();
-        let t = recv_target(buf, "MPI_Mrecv")?;
-        recv_into_target(t, "MPI_Mrecv", |b| pt2pt::mrecv(b, &mut m))
+        let spec = recv_spec(buf, "MPI_Mrecv")?;
+        receive_spec(spec, "MPI_Mrecv", mrecv_op(&mut m))
     }
 
     /// Receives the message into a new `Vec` of the right length.
@@ -760,15 +842,32 @@ impl Message {
     /// is not a whole number of `Msg`s is an error of class [`ErrorClass::Type`].
     pub fn try_matched_receive_vec<Msg: Equivalence>(mut self) -> Result<(Vec<Msg>, Status)> {
         let mut m = self.take();
-        let size = size_of::<Msg>().max(1);
+        let size = Msg::equivalent_datatype().as_datatype_ref().size().max(1);
         let n = self.bytes.div_ceil(size);
         let mut v: Vec<Msg> = Vec::with_capacity(n);
-        let t = raw_target::<Msg>(v.as_mut_ptr() as *mut u8, n, "MPI_Mrecv")?;
-        // SAFETY: the Vec's spare capacity holds n elements; it is written only by the
-        // engine, through this raw pointer, until the wait below completes.
-        let st = unsafe {
-            let mut r = pt2pt::imrecv(t.ptr, t.len, &mut m)?;
-            pt2pt::wait(&mut r)?
+        let st = match value_spec::<Msg>(v.as_mut_ptr() as *mut u8, n, "MPI_Mrecv")? {
+            RecvSpec::Bytes(t) => {
+                // SAFETY: the Vec's spare capacity holds n elements; it is written only
+                // by the engine, through this raw pointer, until the wait below completes.
+                let st = unsafe {
+                    let mut r = pt2pt::imrecv(t.ptr, t.len, &mut m)?;
+                    pt2pt::wait(&mut r)?
+                };
+                if st.count_bytes % size == 0 {
+                    // SAFETY: complete; the received bytes lie in the spare capacity.
+                    unsafe { t.after(st.count_bytes, "MPI_Mrecv")? };
+                }
+                st
+            }
+            RecvSpec::Typed(t) => {
+                // SAFETY: zeroing the spare capacity (n elements) so that the bytes the
+                // datatype skips (padding) are initialized too.
+                unsafe { std::ptr::write_bytes(v.as_mut_ptr(), 0, n) };
+                // SAFETY: the capacity holds n elements of the datatype, written only
+                // by the engine until the wait completes.
+                let mut r = unsafe { pt2pt::imrecv_typed(t.ptr, t.count, &t.dt, &mut m)? };
+                pt2pt::wait(&mut r).map_err(|e| renamed(e, "MPI_Imrecv", "MPI_Mrecv"))?
+            }
         };
         if st.count_bytes % size != 0 {
             return Err(Error::new(
@@ -776,8 +875,6 @@ impl Message {
                 format!("MPI_Mrecv: the message has {} bytes, not a whole number of {size}-byte elements", st.count_bytes),
             ));
         }
-        // SAFETY: complete; the received bytes lie in the spare capacity.
-        unsafe { t.after(st.count_bytes, "MPI_Mrecv")? };
         // SAFETY: the first count_bytes / size elements were written and checked.
         unsafe { v.set_len(st.count_bytes / size) };
         Ok((v, Status(st)))
@@ -807,7 +904,15 @@ impl Message {
         Sc: Scope<'a>,
     {
         let mut m = self.take();
-        let t = recv_target(buf, "MPI_Imrecv")?;
+        let t = match recv_spec(buf, "MPI_Imrecv")? {
+            RecvSpec::Bytes(t) => t,
+            RecvSpec::Typed(t) => {
+                // SAFETY: `buf` is exclusively borrowed for 'a by the request.
+                let raw = unsafe { pt2pt::imrecv_typed(t.ptr, t.count, &t.dt, &mut m)? };
+                // SAFETY: as above.
+                return Ok(unsafe { Request::wrap(raw, buf as *const Buf, None, "MPI_Imrecv", scope) });
+            }
+        };
         // SAFETY: `buf` is exclusively borrowed for 'a by the request.
         unsafe {
             let raw = pt2pt::imrecv(t.ptr, t.len, &mut m)?;
@@ -890,19 +995,24 @@ where
     R: Equivalence,
     S: Source,
 {
-    let comm = same_comm(destination, source, "MPI_Sendrecv")?;
-    let out = send_bytes(msg, "MPI_Sendrecv")?;
-    recv_value("MPI_Sendrecv", |b| {
-        pt2pt::sendrecv(
-            comm,
-            out,
-            destination.destination_rank(),
-            sendtag,
-            b,
-            source.source_rank(),
-            receivetag,
-        )
-    })
+    const CALL: &str = "MPI_Sendrecv";
+    let comm = same_comm(destination, source, CALL)?;
+    let (dest, src) = (destination.destination_rank(), source.source_rank());
+    let mut v = MaybeUninit::<R>::zeroed();
+    let spec = value_spec::<R>(v.as_mut_ptr() as *mut u8, 1, CALL)?;
+    let st = match (send_spec(msg, CALL)?, spec) {
+        (SendSpec::Bytes(out), RecvSpec::Bytes(t)) => {
+            recv_into_target(t, CALL, |b| pt2pt::sendrecv(comm, out, dest, sendtag, b, src, receivetag))?
+        }
+        (_, RecvSpec::Bytes(_)) => {
+            let r = crate::datatype::typed_value::<R>(v.as_mut_ptr() as *mut u8, 1);
+            // SAFETY: `msg` is borrowed and `v` owned for the whole blocking call.
+            unsafe { sendrecv_typed(CALL, comm, &typed_in(msg), dest, sendtag, &r, src, receivetag)? }
+        }
+        // SAFETY: as above.
+        (_, RecvSpec::Typed(r)) => unsafe { sendrecv_typed(CALL, comm, &typed_in(msg), dest, sendtag, &r, src, receivetag)? },
+    };
+    value_received::<R>(v, st, CALL)
 }
 
 /// [`send_receive_with_tags`] with send tag 0 and any receive tag.
@@ -972,20 +1082,20 @@ where
     B: BufferMut + ?Sized,
     S: Source,
 {
-    let comm = same_comm(destination, source, "MPI_Sendrecv")?;
-    let out = send_bytes(msg, "MPI_Sendrecv")?;
-    let t = recv_target(buf, "MPI_Sendrecv")?;
-    recv_into_target(t, "MPI_Sendrecv", |b| {
-        pt2pt::sendrecv(
-            comm,
-            out,
-            destination.destination_rank(),
-            sendtag,
-            b,
-            source.source_rank(),
-            receivetag,
-        )
-    })
+    const CALL: &str = "MPI_Sendrecv";
+    let comm = same_comm(destination, source, CALL)?;
+    let (dest, src) = (destination.destination_rank(), source.source_rank());
+    match (send_spec(msg, CALL)?, recv_spec(buf, CALL)?) {
+        (SendSpec::Bytes(out), RecvSpec::Bytes(t)) => {
+            recv_into_target(t, CALL, |b| pt2pt::sendrecv(comm, out, dest, sendtag, b, src, receivetag))
+        }
+        _ => {
+            let (s, r) = (typed_in(msg), typed_out(buf));
+            // SAFETY: `msg` is borrowed and `buf` exclusively borrowed for the whole
+            // blocking call; each holds its count of its datatype.
+            unsafe { sendrecv_typed(CALL, comm, &s, dest, sendtag, &r, src, receivetag) }
+        }
+    }
 }
 
 /// [`send_receive_into_with_tags`] with send tag 0 and any receive tag.
@@ -1045,9 +1155,22 @@ where
     D: Destination,
     S: Source,
 {
-    let comm = same_comm(destination, source, "MPI_Sendrecv_replace")?;
-    let t = recv_target(buf, "MPI_Sendrecv_replace")?;
-    recv_into_target(t, "MPI_Sendrecv_replace", |b| {
+    const CALL: &str = "MPI_Sendrecv_replace";
+    let comm = same_comm(destination, source, CALL)?;
+    let t = match recv_spec(buf, CALL)? {
+        RecvSpec::Bytes(t) => t,
+        RecvSpec::Typed(t) => {
+            let ren = |e| renamed(e, "MPI_Isendrecv_replace", CALL);
+            // SAFETY: `buf` holds `count` elements of the datatype, exclusively borrowed
+            // for this blocking call.
+            let mut r = unsafe {
+                pt2pt::isendrecv_replace_typed(comm, t.ptr, t.count, &t.dt, destination.destination_rank(), sendtag, source.source_rank(), receivetag)
+            }
+            .map_err(ren)?;
+            return pt2pt::wait(&mut r).map(Status).map_err(ren);
+        }
+    };
+    recv_into_target(t, CALL, |b| {
         pt2pt::sendrecv_replace(
             comm,
             b,
@@ -1102,8 +1225,31 @@ impl<T> fmt::Debug for ReceiveFuture<T> {
 impl<T: Equivalence> ReceiveFuture<T> {
     fn start(comm: &Comm, source: Rank, tag: Tag) -> Result<Self> {
         let val = Box::into_raw(Box::new(MaybeUninit::<T>::zeroed()));
-        let t = match raw_target::<T>(val as *mut u8, 1, "MPI_Irecv") {
-            Ok(t) => t,
+        let t = match value_spec::<T>(val as *mut u8, 1, "MPI_Irecv") {
+            Ok(RecvSpec::Bytes(t)) => t,
+            Ok(RecvSpec::Typed(t)) => {
+                // SAFETY: as below (the engine unpacks into the heap block).
+                return match unsafe { pt2pt::irecv_typed(comm, t.ptr, 1, &t.dt, source, tag) } {
+                    // SAFETY: as below.
+                    Ok(raw) => Ok(ReceiveFuture {
+                        val,
+                        req: Some(unsafe {
+                            Request::wrap(
+                                raw,
+                                std::ptr::slice_from_raw_parts(val as *const u8, size_of::<T>()),
+                                None,
+                                "MPI_Irecv",
+                                crate::request::StaticScope,
+                            )
+                        }),
+                    }),
+                    Err(e) => {
+                        // SAFETY: `val` came from Box::into_raw just above and was not shared.
+                        drop(unsafe { Box::from_raw(val) });
+                        Err(e)
+                    }
+                };
+            }
             Err(e) => {
                 // SAFETY: `val` came from Box::into_raw just above and was not shared.
                 drop(unsafe { Box::from_raw(val) });
@@ -1133,13 +1279,13 @@ impl<T: Equivalence> ReceiveFuture<T> {
     }
 
     fn finish(mut self, st: Status) -> Result<(T, Status)> {
-        if st.0.count_bytes != size_of::<T>() {
+        let size = T::equivalent_datatype().as_datatype_ref().size();
+        if st.0.count_bytes != size {
             return Err(Error::new(
                 ErrorClass::Count,
                 format!(
-                    "MPI_Irecv: received {} bytes where one value of {} bytes was expected",
+                    "MPI_Irecv: received {} bytes where one value of {size} bytes was expected",
                     st.0.count_bytes,
-                    size_of::<T>()
                 ),
             ));
         }

@@ -366,7 +366,7 @@ impl<'a, D: ?Sized, S: Scope<'a>> From<CancelGuard<'a, D, S>> for WaitGuard<'a, 
 ///
 /// # Safety
 /// Implementations must make sure no request registered with them outlives `'a`.
-/// Only [`StaticScope`] and `&LocalScope` implement it.
+/// Only [`StaticScope`], `&LocalScope` and `&ThreadedScope` implement it.
 pub unsafe trait Scope<'a> {
     /// Registers a request.
     fn register(&self);
@@ -427,6 +427,64 @@ unsafe impl<'a> Scope<'a> for &LocalScope<'a> {
     }
 }
 
+/// A scope whose requests may move to and be completed on other threads (`Send + Sync`
+/// for buffers that are `Sync`): made only by
+/// [`Universe::threaded_scope`](crate::Universe::threaded_scope), for a universe at
+/// `Threading::Multiple`. Requests of a [`LocalScope`] stay on their thread.
+///
+/// # Aborts
+/// If requests are still registered when it ends, the process aborts.
+#[derive(Debug)]
+pub struct ThreadedScope<'a> {
+    num_requests: std::sync::atomic::AtomicUsize,
+    /// Invariant in 'a, like LocalScope's, but Send + Sync.
+    phantom: PhantomData<fn(&'a ()) -> &'a ()>,
+}
+
+impl Drop for ThreadedScope<'_> {
+    fn drop(&mut self) {
+        let n = *self.num_requests.get_mut();
+        if n != 0 {
+            // As LocalScope: the buffers are about to be freed.
+            oxmpi_core::runtime::abort(
+                1,
+                &format!("{n} request(s) were not completed before their scope ended (request was not completed)"),
+            );
+        }
+    }
+}
+
+// SAFETY: as LocalScope: a `&ThreadedScope<'a>` only exists inside `threaded_scope`, which
+// aborts if requests remain registered when it ends; the count is atomic, as requests may
+// complete on other threads.
+unsafe impl<'a> Scope<'a> for &ThreadedScope<'a> {
+    fn register(&self) {
+        self.num_requests.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    }
+    unsafe fn unregister(&self) {
+        let prev = self.num_requests.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+        assert!(prev > 0, "unregister without register");
+    }
+}
+
+/// Runs `f` with a [`ThreadedScope`] (see [`Universe::threaded_scope`](crate::Universe::threaded_scope)).
+pub(crate) fn threaded_scope<'a, F, R>(f: F) -> R
+where
+    F: FnOnce(&ThreadedScope<'a>) -> R,
+{
+    f(&ThreadedScope {
+        num_requests: std::sync::atomic::AtomicUsize::new(0),
+        phantom: PhantomData,
+    })
+}
+
+// SAFETY: a threaded scope exists only at MPI_THREAD_MULTIPLE, so any thread may complete
+// the request; the buffer is only handed out (`&'a D`) after completion, hence `D: Sync`;
+// the raw pointers in the request are that buffer's, valid for 'a wherever it is used.
+unsafe impl<'a, 'b, D: ?Sized + Sync> Send for Request<'a, D, &'b ThreadedScope<'a>> {}
+// SAFETY: as above; `&Request` only reads the engine handle and the call name.
+unsafe impl<'a, 'b, D: ?Sized + Sync> Sync for Request<'a, D, &'b ThreadedScope<'a>> {}
+
 /// Runs `f` with a [`LocalScope`] for requests on buffers declared outside the closure.
 pub fn scope<'a, F, R>(f: F) -> R
 where
@@ -455,8 +513,10 @@ where
 ///     for (i, x) in out.iter().enumerate() {
 ///         me.send_with_tag(x, i as i32);
 ///     }
-///     let mut result = vec![None; coll.len()];
+///     let mut result = Vec::new();
 ///     coll.wait_all(&mut result);
+///     assert_eq!(result.len(), 3);
+///     assert!(result.iter().all(|(i, st, x)| st.tag() == *i as i32 && **x == out[*i]));
 /// });
 /// assert_eq!(inp, out);
 /// ```
@@ -589,15 +649,16 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
         }
     }
 
-    /// Waits for at least one request to finish (`MPI_Waitsome`); fills
-    /// `result[..n]` with the completions and returns `n` (0 if all were complete).
-    /// `result` must have room for [`len`](Self::len) entries.
-    pub fn wait_some(&mut self, result: &mut [Option<Completion<'a, D>>]) -> usize {
+    /// Waits for at least one request to finish (`MPI_Waitsome`): `result` is cleared,
+    /// then gets the completions (none if every request was already complete), as in
+    /// rsmpi.
+    pub fn wait_some(&mut self, result: &mut Vec<Completion<'a, D>>) {
         self.try_wait_some(result).or_fatal()
     }
 
     /// [`wait_some`](Self::wait_some), reporting errors.
-    pub fn try_wait_some(&mut self, result: &mut [Option<Completion<'a, D>>]) -> Result<usize> {
+    pub fn try_wait_some(&mut self, result: &mut Vec<Completion<'a, D>>) -> Result<()> {
+        result.clear();
         let got = pt2pt::waitsome(&mut self.raws)?;
         self.fill(got.unwrap_or_default(), result)
     }
@@ -605,21 +666,13 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
     fn fill(
         &mut self,
         got: Vec<(usize, Result<oxmpi_core::Status>)>,
-        result: &mut [Option<Completion<'a, D>>],
-    ) -> Result<usize> {
-        assert!(
-            result.len() >= self.raws.len(),
-            "result must have room for every request of the collection"
-        );
-        result.iter_mut().for_each(|r| *r = None);
-        let mut n = 0;
+        result: &mut Vec<Completion<'a, D>>,
+    ) -> Result<()> {
         let mut first_err: Option<Error> = None;
+        result.reserve(got.len());
         for (i, st) in got {
             match self.complete(i, st) {
-                Ok(Some(c)) => {
-                    result[n] = Some(c);
-                    n += 1;
-                }
+                Ok(Some(c)) => result.push(c),
                 Ok(None) => {}
                 Err(e) => {
                     first_err.get_or_insert(e);
@@ -628,25 +681,23 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
         }
         match first_err {
             Some(e) => Err(e),
-            None => Ok(n),
+            None => Ok(()),
         }
     }
 
-    /// Waits for every request (`MPI_Waitall`); `result[i]` gets request `i`'s completion
-    /// (`None` for requests completed earlier).
-    pub fn wait_all(&mut self, result: &mut [Option<Completion<'a, D>>]) {
+    /// Waits for every request (`MPI_Waitall`): `result` is cleared, then gets the
+    /// completion of every request not completed earlier, in index order.
+    pub fn wait_all(&mut self, result: &mut Vec<Completion<'a, D>>) {
         self.try_wait_all(result).or_fatal()
     }
 
     /// [`wait_all`](Self::wait_all), reporting errors (every request is complete after it).
-    pub fn try_wait_all(&mut self, result: &mut [Option<Completion<'a, D>>]) -> Result<()> {
-        assert!(
-            result.len() >= self.raws.len(),
-            "result must have room for every request of the collection"
-        );
+    pub fn try_wait_all(&mut self, result: &mut Vec<Completion<'a, D>>) -> Result<()> {
+        result.clear();
         let mut statuses = vec![oxmpi_core::Status::EMPTY; self.raws.len()];
         let res = pt2pt::waitall(&mut self.raws, &mut statuses);
         let mut first_err = res.err();
+        result.reserve(self.incomplete());
         for (i, st) in statuses.into_iter().enumerate() {
             let st = if st.error != 0 {
                 let class =
@@ -658,13 +709,13 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
             } else {
                 Ok(st)
             };
-            result[i] = match self.complete(i, st) {
-                Ok(c) => c,
+            match self.complete(i, st) {
+                Ok(Some(c)) => result.push(c),
+                Ok(None) => {}
                 Err(e) => {
                     first_err.get_or_insert(e);
-                    None
                 }
-            };
+            }
         }
         match first_err {
             Some(e) => Err(e),
@@ -691,25 +742,27 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
     }
 
     /// Completes every finished request (`MPI_Testsome`), as [`wait_some`](Self::wait_some)
-    /// but without waiting: returns 0 when none has finished.
-    pub fn test_some(&mut self, result: &mut [Option<Completion<'a, D>>]) -> usize {
+    /// but without waiting: `result` is left empty when none has finished.
+    pub fn test_some(&mut self, result: &mut Vec<Completion<'a, D>>) {
         self.try_test_some(result).or_fatal()
     }
 
     /// [`test_some`](Self::test_some), reporting errors.
-    pub fn try_test_some(&mut self, result: &mut [Option<Completion<'a, D>>]) -> Result<usize> {
+    pub fn try_test_some(&mut self, result: &mut Vec<Completion<'a, D>>) -> Result<()> {
+        result.clear();
         let got = pt2pt::testsome(&mut self.raws)?;
         self.fill(got.unwrap_or_default(), result)
     }
 
     /// If every request has finished, completes them as [`wait_all`](Self::wait_all)
-    /// and returns `true` (`MPI_Testall`).
-    pub fn test_all(&mut self, result: &mut [Option<Completion<'a, D>>]) -> bool {
+    /// and returns `true` (`MPI_Testall`); otherwise clears `result` and returns `false`.
+    pub fn test_all(&mut self, result: &mut Vec<Completion<'a, D>>) -> bool {
         self.try_test_all(result).or_fatal()
     }
 
     /// [`test_all`](Self::test_all), reporting errors.
-    pub fn try_test_all(&mut self, result: &mut [Option<Completion<'a, D>>]) -> Result<bool> {
+    pub fn try_test_all(&mut self, result: &mut Vec<Completion<'a, D>>) -> Result<bool> {
+        result.clear();
         for r in &self.raws {
             if !r.is_null() && pt2pt::request_get_status(*r)?.is_none() {
                 return Ok(false);

@@ -16,6 +16,10 @@
 //! # let _ = next;
 //! ```
 
+use std::marker::PhantomData;
+
+use crate::environment::threading::{Multithreaded, Unthreaded};
+use crate::environment::Universe;
 use oxmpi_core::comm::{create as ccreate, inter as cinter, topology as ctopo};
 use oxmpi_core::topo::Topology as CoreTopology;
 use oxmpi_core::Comm;
@@ -125,17 +129,24 @@ pub enum CommunicatorRelation {
 ///
 /// Handles are cheap to clone; the communicator is freed when the last handle goes
 /// (running the delete callbacks of its attributes).
+///
+/// `S` is the thread safety: [`Unthreaded`] (the default) is neither `Send` nor `Sync`;
+/// the world of a universe initialized with `Threading::Multiple` is
+/// `SimpleCommunicator<Multithreaded>`, `Send + Sync` (see
+/// [`initialize_with_threading`](crate::initialize_with_threading)). Communicators made
+/// from it (`duplicate`, `split_*`) are [`Unthreaded`] until
+/// [`into_multithreaded`](Self::into_multithreaded) converts them.
 #[derive(Clone)]
 #[repr(transparent)]
-pub struct SimpleCommunicator(pub(crate) Comm);
+pub struct SimpleCommunicator<S = Unthreaded>(pub(crate) Comm, PhantomData<S>);
 
-impl Drop for SimpleCommunicator {
+impl<S> Drop for SimpleCommunicator<S> {
     fn drop(&mut self) {
         crate::attribute::free_if_last(&self.0);
     }
 }
 
-impl std::fmt::Debug for SimpleCommunicator {
+impl<S> std::fmt::Debug for SimpleCommunicator<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SimpleCommunicator")
             .field("context", &self.0.context())
@@ -149,7 +160,7 @@ impl SimpleCommunicator {
     /// The world communicator (`MPI_COMM_WORLD`). MPI must be initialized.
     pub fn world() -> SimpleCommunicator {
         match oxmpi_core::runtime::engine() {
-            Ok(e) => SimpleCommunicator(e.world().clone()),
+            Ok(e) => SimpleCommunicator::from_core(e.world().clone()),
             Err(e) => fatal(e),
         }
     }
@@ -157,14 +168,30 @@ impl SimpleCommunicator {
     /// The communicator of this process alone (`MPI_COMM_SELF`). MPI must be initialized.
     pub fn self_comm() -> SimpleCommunicator {
         match oxmpi_core::runtime::engine() {
-            Ok(e) => SimpleCommunicator(e.self_comm().clone()),
+            Ok(e) => SimpleCommunicator::from_core(e.self_comm().clone()),
             Err(e) => fatal(e),
         }
     }
 
     /// Wraps an engine communicator (an intracommunicator).
     pub fn from_core(c: Comm) -> SimpleCommunicator {
-        SimpleCommunicator(c)
+        SimpleCommunicator(c, PhantomData)
+    }
+
+    /// This communicator, `Send + Sync`, given the proof that MPI runs at
+    /// `Threading::Multiple`: a universe of [`Multithreaded`] objects.
+    pub fn into_multithreaded(self, _universe: &Universe<Multithreaded>) -> SimpleCommunicator<Multithreaded> {
+        self.with_safety()
+    }
+
+    /// The same communicator with another marker (for the universe's own, whose level
+    /// its type proves).
+    pub(crate) fn with_safety<S2>(self) -> SimpleCommunicator<S2> {
+        let c = self.0.clone();
+        // The handle moves: the clone above keeps the engine communicator, and the
+        // original's Drop (the attributes' "last handle" check) sees two handles.
+        drop(self);
+        SimpleCommunicator(c, PhantomData)
     }
 
     /// The kind of topology attached (`MPI_Topo_test`).
@@ -226,6 +253,7 @@ pub trait Communicator {
         Process {
             comm: self.core_comm(),
             rank: r,
+            _local: PhantomData,
         }
     }
 
@@ -234,6 +262,7 @@ pub trait Communicator {
         Process {
             comm: self.core_comm(),
             rank: oxmpi_core::PROC_NULL,
+            _local: PhantomData,
         }
     }
 
@@ -241,6 +270,7 @@ pub trait Communicator {
     fn any_process(&self) -> AnyProcess<'_> {
         AnyProcess {
             comm: self.core_comm(),
+            _local: PhantomData,
         }
     }
 
@@ -274,7 +304,7 @@ pub trait Communicator {
     }
     /// [`duplicate`](Self::duplicate), reporting errors.
     fn try_duplicate(&self) -> Result<SimpleCommunicator> {
-        ccreate::dup(self.core_comm()).map(SimpleCommunicator)
+        ccreate::dup(self.core_comm()).map(SimpleCommunicator::from_core)
     }
 
     /// Bytes that packing `incount` elements of `datatype` takes (`MPI_Pack_size`).
@@ -294,11 +324,20 @@ pub trait Communicator {
         Buf: ?Sized + crate::datatype::Buffer,
         Self: Sized,
     {
+        self.try_pack(inbuf).or_fatal()
+    }
+
+    /// [`pack`](Self::pack), reporting errors.
+    fn try_pack<Buf>(&self, inbuf: &Buf) -> Result<Vec<u8>>
+    where
+        Buf: ?Sized + crate::datatype::Buffer,
+        Self: Sized,
+    {
         let dt = inbuf.as_datatype();
         let mut out = vec![0u8; self.pack_size(inbuf.count(), &dt) as usize];
-        let end = self.pack_into(inbuf, &mut out, 0);
+        let end = self.try_pack_into(inbuf, &mut out, 0)?;
         out.truncate(end as usize);
-        out
+        Ok(out)
     }
 
     /// Packs `inbuf` into `outbuf` at byte `position`; returns the position after
@@ -340,15 +379,29 @@ pub trait Communicator {
         Buf: ?Sized + crate::datatype::BufferMut,
         Self: Sized,
     {
+        // SAFETY: forwarded contract.
+        unsafe { self.try_unpack_into(inbuf, outbuf, position) }.or_fatal()
+    }
+
+    /// [`unpack_into`](Self::unpack_into), reporting errors (too few bytes is
+    /// `ErrorClass::Arg`, as for packing).
+    ///
+    /// # Safety
+    /// As [`unpack_into`](Self::unpack_into).
+    unsafe fn try_unpack_into<Buf>(&self, inbuf: &[u8], outbuf: &mut Buf, position: Count) -> Result<Count>
+    where
+        Buf: ?Sized + crate::datatype::BufferMut,
+        Self: Sized,
+    {
         let dt = outbuf.as_datatype();
         let mut pos = position.max(0) as usize;
         let count = outbuf.count().max(0) as usize;
         // SAFETY: `outbuf` is a BufferMut: its pointer covers `count` elements of
         // its datatype, exclusively borrowed; the caller vouches for the bytes.
         unsafe {
-            oxmpi_core::datatype::unpack_from(crate::datatype::Datatype::as_datatype_ref(&dt).as_core(), inbuf, &mut pos, outbuf.pointer_mut() as *mut u8, count).or_fatal();
+            oxmpi_core::datatype::unpack_from(crate::datatype::Datatype::as_datatype_ref(&dt).as_core(), inbuf, &mut pos, outbuf.pointer_mut() as *mut u8, count)?;
         }
-        pos as Count
+        Ok(pos as Count)
     }
 
     /// Splits the communicator by colour (`MPI_Comm_split` with key 0): processes that
@@ -384,7 +437,7 @@ pub trait Communicator {
     /// [`split_shared`](Self::split_shared), reporting errors.
     fn try_split_shared(&self, key: Key) -> Result<SimpleCommunicator> {
         ccreate::split_type(self.core_comm(), ccreate::COMM_TYPE_SHARED, key)?
-            .map(SimpleCommunicator)
+            .map(SimpleCommunicator::from_core)
             .ok_or_else(|| {
                 crate::Error::new(
                     crate::ErrorClass::Intern,
@@ -505,18 +558,24 @@ pub trait Communicator {
     ) -> Result<Option<CartesianCommunicator>> {
         Ok(
             ctopo::cart_create(self.core_comm(), dims, periods, reorder)?
-                .map(|c| CartesianCommunicator(SimpleCommunicator(c))),
+                .map(|c| CartesianCommunicator(SimpleCommunicator::from_core(c))),
         )
     }
 
     /// The rank this process would get in a Cartesian grid of `dims`, `None` if it would
-    /// not be in it (`MPI_Cart_map`; oxmpi maps ranks to themselves). Local.
+    /// not be in it (`MPI_Cart_map`; oxmpi maps ranks to themselves). Local. As with
+    /// MPICH, a grid with a dimension of size 0 holds no process (`None` everywhere).
     fn cartesian_map(&self, dims: &[Count], periods: &[bool]) -> Option<Rank> {
         self.try_cartesian_map(dims, periods).or_fatal()
     }
     /// [`cartesian_map`](Self::cartesian_map), reporting errors.
     fn try_cartesian_map(&self, dims: &[Count], periods: &[bool]) -> Result<Option<Rank>> {
         let c = self.core_comm();
+        // A grid with a dimension of size 0 has no process: every rank is outside it
+        // (what MPICH answers; the C binding reports MPI_ERR_DIMS).
+        if dims.contains(&0) && dims.iter().all(|&d| d >= 0) && periods.len() == dims.len() {
+            return Ok(None);
+        }
         let r = oxmpi_core::topo::Cart::map(dims, periods, c.rank(), c.size())?;
         Ok((r != ccreate::UNDEFINED).then_some(r))
     }
@@ -543,7 +602,7 @@ pub trait Communicator {
     ) -> Result<Option<GraphCommunicator>> {
         Ok(
             ctopo::graph_create(self.core_comm(), index.len() as i32, index, edges, reorder)?
-                .map(|c| GraphCommunicator(SimpleCommunicator(c))),
+                .map(|c| GraphCommunicator(SimpleCommunicator::from_core(c))),
         )
     }
 
@@ -586,7 +645,7 @@ pub trait Communicator {
             destination_weights,
             reorder,
         )
-        .map(|c| DistributedGraphCommunicator(SimpleCommunicator(c)))
+        .map(|c| DistributedGraphCommunicator(SimpleCommunicator::from_core(c)))
     }
 
     /// An intercommunicator between this communicator's group and another, disjoint
@@ -635,7 +694,7 @@ pub trait Communicator {
     }
 }
 
-impl Communicator for SimpleCommunicator {
+impl<S> Communicator for SimpleCommunicator<S> {
     fn core_comm(&self) -> &Comm {
         &self.0
     }
@@ -651,12 +710,12 @@ pub(crate) fn topology_of(c: &Comm) -> Topology {
 }
 
 fn simple(c: Option<Comm>) -> Option<SimpleCommunicator> {
-    c.map(SimpleCommunicator)
+    c.map(SimpleCommunicator::from_core)
 }
 
-impl AsCommunicator for SimpleCommunicator {
-    type Out = SimpleCommunicator;
-    fn as_communicator(&self) -> &SimpleCommunicator {
+impl<S> AsCommunicator for SimpleCommunicator<S> {
+    type Out = SimpleCommunicator<S>;
+    fn as_communicator(&self) -> &SimpleCommunicator<S> {
         self
     }
 }
@@ -667,6 +726,9 @@ impl AsCommunicator for SimpleCommunicator {
 pub struct Process<'a> {
     pub(crate) comm: &'a Comm,
     pub(crate) rank: Rank,
+    /// Neither `Send` nor `Sync`: a process handle is used on the thread that made it
+    /// (a `Multithreaded` communicator moves; its processes are made where it is).
+    pub(crate) _local: PhantomData<*const ()>,
 }
 
 impl<'a> Process<'a> {
@@ -698,6 +760,8 @@ impl AsCommunicator for Process<'_> {
 #[derive(Clone, Copy)]
 pub struct AnyProcess<'a> {
     pub(crate) comm: &'a Comm,
+    /// As [`Process`]'s.
+    pub(crate) _local: PhantomData<*const ()>,
 }
 
 impl std::fmt::Debug for AnyProcess<'_> {

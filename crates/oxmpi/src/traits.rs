@@ -10,6 +10,8 @@ pub use crate::attribute::traits::*;
 pub use crate::collective::traits::*;
 pub use crate::datatype::traits::*;
 pub use crate::point_to_point::traits::*;
+#[cfg(feature = "ffi")]
+pub use crate::raw::traits::*;
 pub use crate::request::Scope;
 pub use crate::topology::traits::*;
 

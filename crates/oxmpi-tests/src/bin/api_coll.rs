@@ -27,7 +27,7 @@ fn mat(r: i32) -> Mat {
     Mat([1, r as i64 + 1, 2 * r as i64, 1])
 }
 
-unsafe extern "C" fn c_sum(inv: *mut std::ffi::c_void, io: *mut std::ffi::c_void, len: *mut std::ffi::c_int, _dt: *mut oxmpi::collective::RawDatatype) {
+unsafe extern "C" fn c_sum(inv: *mut std::ffi::c_void, io: *mut std::ffi::c_void, len: *mut std::ffi::c_int, _dt: *mut oxmpi::ffi::MPI_Datatype) {
     let n = *len as usize;
     let (a, b) = (inv as *const i32, io as *mut i32);
     for i in 0..n {

@@ -132,18 +132,27 @@ fn main() {
         for (i, o) in out.iter().enumerate() {
             next.send_with_tag(o, 20 + i as i32);
         }
-        let mut result = vec![None; coll.len()];
+        let mut result = Vec::new();
         let first = coll.wait_any().expect("one completes");
         check!(
             me,
             first.2[0] == prev.rank() as u16,
             "collection wait_any data"
         );
-        let n = coll.wait_some(&mut result);
+        coll.wait_some(&mut result);
+        let n = result.len();
         check!(me, n >= 1, "wait_some completed {n}");
+        check!(
+            me,
+            result.iter().all(|(i, st, d)| d[1] == *i as u16 && st.tag() == 20 + *i as i32),
+            "wait_some completions carry their index, status and buffer"
+        );
         let remaining = coll.incomplete();
         check!(me, remaining == 6 - 1 - n, "incomplete {remaining}");
-        while !coll.test_all(&mut result) {}
+        while !coll.test_all(&mut result) {
+            check!(me, result.is_empty(), "test_all clears the result when not all done");
+        }
+        check!(me, result.len() == 6 - 1 - n, "test_all completed the rest: {}", result.len());
         check!(me, coll.incomplete() == 0, "all complete");
         check!(
             me,
@@ -180,12 +189,12 @@ fn main() {
     check!(me, data == [-1, -2], "wait_for_data {data:?}");
 
     // 9. ReceiveFuture: get, try, and drop (cancels)
-    let fut = prev.immediate_receive_with_tag::<[f32; 2]>(50);
-    next.send_with_tag(&[me as f32, 0.5], 50);
+    let fut = prev.immediate_receive_with_tag::<(f32, u8, f32)>(50);
+    next.send_with_tag(&(me as f32, 7u8, 0.5f32), 50);
     let (v, st) = fut.get();
     check!(
         me,
-        v == [prev.rank() as f32, 0.5] && st.tag() == 50,
+        v == (prev.rank() as f32, 7, 0.5) && st.tag() == 50,
         "future get {v:?}"
     );
     let mut fut = prev.immediate_receive_with_tag::<u16>(51);

@@ -6,6 +6,7 @@ use std::fmt::Debug;
 
 use oxmpi::point_to_point as p2p;
 use oxmpi::topology::{Process, Rank};
+use oxmpi::datatype::DatatypeRef;
 use oxmpi::traits::*;
 use oxmpi_tests::check;
 
@@ -70,8 +71,8 @@ fn main() {
         echo(me, peer, root, usize::MAX - k as usize, 12);
         echo(me, peer, root, 1.5f32 * k as f32, 13);
         echo(me, peer, root, std::f64::consts::PI * k as f64, 14);
-        echo(me, peer, root, [k, k + 1, k + 2], 15);
-        echo(me, peer, root, [[1.0f64 * k as f64; 2]; 3], 16);
+        echo(me, peer, root, (k, k + 1, k + 2), 15);
+        echo(me, peer, root, ([1.0f64 * k as f64; 2], k as u8, [[-(k as i16); 2]; 3]), 16);
 
         // 2. vec and slices, receive_vec (probe-sized)
         let v: Vec<f64> = (0..(100 + k)).map(|i| i as f64 * 0.5 + k as f64).collect();
@@ -92,7 +93,7 @@ fn main() {
             );
             check!(
                 me,
-                st.count(<[u8; 4]>::equivalent_datatype()) == 2 * v.len() as i32,
+                st.count(DatatypeRef::contiguous(4, &u8::equivalent_datatype())) == 2 * v.len() as i32,
                 "{st:?}"
             );
             let want16 = if v.len() & 1 == 0 {
@@ -102,7 +103,7 @@ fn main() {
             };
             check!(
                 me,
-                st.count(<[u8; 16]>::equivalent_datatype()) == want16,
+                st.count(DatatypeRef::contiguous(16, &u8::equivalent_datatype())) == want16,
                 "{st:?}"
             );
         } else {
@@ -185,7 +186,8 @@ fn main() {
     if me == 0 {
         let mut seen = vec![0; size as usize];
         for _ in 0..size {
-            let (v, st) = world.any_process().receive_with_tag::<[Rank; 8]>(50);
+            let mut v = [-1 as Rank; 8];
+            let st = world.any_process().receive_into_with_tag(&mut v, 50);
             check!(
                 me,
                 v == [st.source_rank(); 8],

@@ -173,7 +173,7 @@ impl CartesianCommunicator {
     }
     /// [`subgroup`](Self::subgroup), reporting errors.
     pub fn try_subgroup(&self, retain: &[bool]) -> Result<CartesianCommunicator> {
-        ctopo::cart_sub(&self.0 .0, retain).map(|c| CartesianCommunicator(SimpleCommunicator(c)))
+        ctopo::cart_sub(&self.0 .0, retain).map(|c| CartesianCommunicator(SimpleCommunicator::from_core(c)))
     }
     /// [`subgroup`](Self::subgroup) (checked all the same).
     ///

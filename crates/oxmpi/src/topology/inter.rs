@@ -74,7 +74,7 @@ impl InterCommunicator {
 
     /// [`merge`](Self::merge), reporting errors.
     pub fn try_merge(&self, merge_order: MergeOrder) -> Result<SimpleCommunicator> {
-        cinter::intercomm_merge(&self.0, merge_order == MergeOrder::High).map(SimpleCommunicator)
+        cinter::intercomm_merge(&self.0, merge_order == MergeOrder::High).map(SimpleCommunicator::from_core)
     }
 }
 
