@@ -2,6 +2,7 @@
 //! machine or on several hosts and serves PMI-1 to them.
 
 mod args;
+mod hang;
 mod hosts;
 mod job;
 mod output;
@@ -87,6 +88,8 @@ fn real_main() -> i32 {
             .unwrap_or_else(|| vec![std::ffi::OsString::from("ssh")]),
         pmi_bind: options.pmi_bind,
         secret,
+        hang_check: options.hang_check,
+        hang_after: options.hang_after_ms as f64 / 1000.0,
     };
     job::run(&config)
 }

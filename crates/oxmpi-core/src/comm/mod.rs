@@ -36,6 +36,8 @@ pub struct CommInner {
     /// collectives in the same order (MPI requires it), so the count is the same
     /// everywhere and serves as the tag that keeps concurrent ones apart.
     pub coll_seq: AtomicU32,
+    /// Blocking collectives called on this communicator (diagnosis numbers them).
+    pub diag_seq: AtomicU32,
     /// Bits OR'ed into every collective tag: 0, except for the temporary
     /// communicators of MPI_Comm_create_group, which borrow their parent's
     /// collective context and keep apart from its collectives by bit 30.
@@ -80,37 +82,43 @@ impl Comm {
     }
 
     pub(crate) fn build_inter(context: u32, rank: i32, group: Arc<[u32]>, remote: Arc<[u32]>, local_comm: Comm) -> Comm {
-        Comm(Arc::new(CommInner {
+        let c = Comm(Arc::new(CommInner {
             context,
             rank,
             group,
             remote_group: Some(remote),
             local_comm: Some(local_comm),
             coll_seq: AtomicU32::new(0),
+            diag_seq: AtomicU32::new(0),
             tag_base: 0,
             owns_context: true,
             name: Mutex::new(String::new()),
             attrs: crate::attr::Attributes::new(crate::attr::ObjectKind::Comm),
             topo: None,
             coll_shm: Default::default(),
-        }))
+        }));
+        crate::diag::register(&c);
+        c
     }
 
     pub(crate) fn build(context: u32, owns_context: bool, rank: i32, group: Arc<[u32]>, remote_group: Option<Arc<[u32]>>, name: String) -> Comm {
-        Comm(Arc::new(CommInner {
+        let c = Comm(Arc::new(CommInner {
             context,
             rank,
             group,
             remote_group,
             local_comm: None,
             coll_seq: AtomicU32::new(0),
+            diag_seq: AtomicU32::new(0),
             tag_base: 0,
             owns_context,
             name: Mutex::new(name),
             attrs: crate::attr::Attributes::new(crate::attr::ObjectKind::Comm),
             topo: None,
             coll_shm: Default::default(),
-        }))
+        }));
+        crate::diag::register(&c);
+        c
     }
 
     /// The attached topology, if any (MPI_Topo_test).
