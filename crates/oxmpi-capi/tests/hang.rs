@@ -95,7 +95,11 @@ fn run(n: usize, name: &str) -> Run {
 /// The job deadlocked: status 86, the report within 5 s of the ranks going
 /// idle, and a verdict containing every one of `expect`.
 fn deadlock(n: usize, name: &str, expect: &[&str]) -> String {
-    let r = run(n, name);
+    deadlock_with(n, name, &[], &[], expect)
+}
+
+fn deadlock_with(n: usize, name: &str, opts: &[&str], args: &[&str], expect: &[&str]) -> String {
+    let r = run_with(n, name, opts, args, |_| {});
     assert_eq!(r.code, Some(EXIT_DEADLOCK), "{name} on {n}: expected the deadlock status\n{}", r.stderr);
     assert!(r.stderr.contains("mpiexec: DEADLOCK"), "{}", r.stderr);
     let verdict = r.stderr.lines().find(|l| l.starts_with("mpiexec: verdict: ")).unwrap_or_else(|| panic!("no verdict:\n{}", r.stderr));
@@ -213,4 +217,34 @@ fn report_mode_reports_and_off_mode_stays_silent() {
         unsafe { libc::kill(pid as i32, libc::SIGTERM) };
     });
     assert!(!r.stderr.contains("DEADLOCK"), "{}", r.stderr);
+}
+
+#[test]
+fn seed_4_22_with_small_messages_deadlocks_only_with_synchronizing_collectives() {
+    let r = run_with(2, "bcast_then_send", &[], &["small"], |_| {});
+    assert_eq!(r.code, Some(0), "buffered, example 4.22 completes:\n{}", r.stderr);
+    deadlock_with(2, "bcast_then_send", &["-genv", "OXMPI_SYNC_COLLECTIVES", "1"], &["small"], &["rank 0 waits in MPI_Bcast #1 (root 0) on MPI_COMM_WORLD for rank 1", "rank 1 waits in MPI_Recv for rank 0"]);
+}
+
+/// Checking mode: the mismatch is an MPI_ERR_NOT_SAME error naming the calls.
+fn mismatch(n: usize, what: &str, expect: &[&str]) {
+    let r = run_with(n, "mismatch", &["--check"], &[what], |_| {});
+    assert_ne!(r.code, Some(0), "{what} on {n}: the mismatch went unnoticed\n{}", r.stderr);
+    let line = r.stderr.lines().find(|l| l.contains("(MPI_ERR_NOT_SAME)")).unwrap_or_else(|| panic!("{what} on {n}: no MPI_ERR_NOT_SAME error:\n{}", r.stderr));
+    for e in expect {
+        assert!(line.contains(e), "{what} on {n}: {e:?} missing from\n{line}");
+    }
+}
+
+#[test]
+fn checking_mode_catches_root_op_signature_and_order_mismatches() {
+    let last = |n: usize| if n == 2 { "rank 1".to_string() } else { format!("rank {}", n - 1) };
+    mismatch(2, "root", &["MPI_Bcast: collective #2 on MPI_COMM_WORLD", "different roots", "rank 0 MPI_Bcast(root=0, count=1 MPI_INT)", &format!("{} MPI_Bcast(root=1, count=1 MPI_INT)", last(2))]);
+    mismatch(4, "op", &["different operations", "ranks 0,1,2 MPI_Allreduce(op=MPI_SUM, count=1 MPI_INT)", "rank 3 MPI_Allreduce(op=MPI_MAX, count=1 MPI_INT)"]);
+    mismatch(7, "count", &["different type signatures", "ranks 0,1,2,3,4,5 MPI_Reduce(root=0, op=MPI_SUM, count=1 MPI_INT)", "rank 6 MPI_Reduce(root=0, op=MPI_SUM, count=2 MPI_INT)"]);
+    mismatch(3, "order", &["different collectives", "ranks 0,1 MPI_Bcast(root=0, count=1 MPI_INT)", "rank 2 MPI_Allreduce(op=MPI_SUM, count=1 MPI_INT)"]);
+    // A correct program passes every check.
+    let r = run_with(7, "mismatch", &["--check"], &["ok"], |_| {});
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stdout.contains("done ok"), "{}", r.stdout);
 }

@@ -82,18 +82,37 @@ pub fn set_api(name: &'static str) {
 }
 
 /// Clears the call record when the blocking call returns.
-pub struct Scope(());
+pub struct Scope {
+    clear: bool,
+}
 
 impl Drop for Scope {
     #[inline]
     fn drop(&mut self) {
-        CALL.with(|c| c.set(None));
+        if self.clear {
+            CALL.with(|c| c.set(None));
+        }
     }
 }
 
 fn enter(call: Call) -> Scope {
     CALL.with(|c| c.set(Some(call)));
-    Scope(())
+    Scope { clear: true }
+}
+
+thread_local! {
+    /// Inside checking mode's own exchange (not numbered, not checked).
+    static IN_CHECK: Cell<bool> = const { Cell::new(false) };
+}
+
+/// `(check, sync)`: `OXMPI_CHECK=1`, `OXMPI_SYNC_COLLECTIVES=1`.
+static MODE: OnceLock<(bool, bool)> = OnceLock::new();
+
+fn mode() -> (bool, bool) {
+    *MODE.get_or_init(|| {
+        let on = |k: &str| std::env::var(k).is_ok_and(|v| !v.is_empty() && v != "0");
+        (on("OXMPI_CHECK"), on("OXMPI_SYNC_COLLECTIVES"))
+    })
 }
 
 fn world_of(comm: &Comm, peer: i32) -> i32 {
@@ -129,10 +148,27 @@ fn p2p_call(name: &'static str, comm: &Comm, peer: i32, tag: i32) -> Call {
     Call { name, kind: Kind::Recv, ctx: comm.0.context, peer, peer_world: world_of(comm, peer), tag, count: 0, bytes: 0, dtype: None, seq: 0, has_root: false }
 }
 
-/// A blocking collective: counts it on `comm` (its sequence number there).
+/// A blocking collective: counts it on `comm` (its sequence number there)
+/// and, in checking mode, compares the call across ranks first.
 #[inline]
-pub fn coll(name: &'static str, comm: &Comm, root: Option<i32>, count: usize, dt: Option<&Datatype>) -> Scope {
+pub fn coll(name: &'static str, comm: &Comm, root: Option<i32>, count: usize, dt: Option<&Datatype>, op: Option<&crate::op::Op>) -> crate::error::Result<Scope> {
+    if IN_CHECK.with(|c| c.get()) {
+        return Ok(Scope { clear: false });
+    }
     let seq = comm.0.diag_seq.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+    let (check, sync) = mode();
+    let scope = record_coll(name, comm, root, count, dt, seq);
+    if (check || sync) && !comm.is_inter() && comm.size() > 1 {
+        IN_CHECK.with(|c| c.set(true));
+        let cname = comm_name(comm.0.context, Some(comm));
+        let r = crate::coll::check::verify(name, comm, &cname, seq, root, count, dt, op, check);
+        IN_CHECK.with(|c| c.set(false));
+        r?;
+    }
+    Ok(scope)
+}
+
+fn record_coll(name: &'static str, comm: &Comm, root: Option<i32>, count: usize, dt: Option<&Datatype>, seq: u32) -> Scope {
     enter(Call {
         name,
         kind: Kind::Coll,

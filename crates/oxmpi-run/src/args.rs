@@ -40,6 +40,11 @@ Options:
                        flight; 'report' prints it and lets the job hang on;
                        'off' disables it (ranks on other hosts are not
                        watched)
+  --check              checking mode (OXMPI_CHECK=1): every collective first
+                       checks that all ranks called the same one, in the
+                       same order, with the same root, operation and type
+                       signature; a difference is an MPI_ERR_NOT_SAME error
+                       naming the ranks and calls
   --hang-after SECS    how long a rank must sit idle in one MPI call before
                        it counts as blocked (default 1)
   -genv NAME VALUE     set NAME=VALUE in the environment of all processes
@@ -87,6 +92,8 @@ pub struct Options {
     pub pmi_bind: Option<String>,
     pub label: bool,
     pub hang_check: HangCheck,
+    /// `--check`.
+    pub check: bool,
     /// `--hang-after`, in milliseconds.
     pub hang_after_ms: u64,
     /// Variables set in every rank, in command-line order (later wins).
@@ -129,6 +136,7 @@ where
     let mut launcher = None;
     let mut pmi_bind = None;
     let mut hang_check = HangCheck::Abort;
+    let mut check = false;
     let mut hang_after_ms = 1000;
     let program = loop {
         let Some(arg) = args.next() else {
@@ -198,6 +206,7 @@ where
                 }
                 pmi_bind = Some(value);
             }
+            "--check" | "-check" => check = true,
             "--hang-check" | "-hang-check" => {
                 let value = take_value(&mut args, opt)?;
                 hang_check = match value.to_str() {
@@ -242,6 +251,7 @@ where
         pmi_bind,
         label,
         hang_check,
+        check,
         hang_after_ms,
         env,
         program,

@@ -76,7 +76,14 @@ fn real_main() -> i32 {
             program,
             argv0: options.program,
             args: options.args,
-            env: options.env,
+            env: {
+                let mut env = options.env;
+                if options.check {
+                    // First, so an explicit -genv OXMPI_CHECK wins.
+                    env.insert(0, ("OXMPI_CHECK".into(), "1".into()));
+                }
+                env
+            },
             size: layout.size,
         },
         label: options.label,
