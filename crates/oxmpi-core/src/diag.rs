@@ -336,6 +336,7 @@ fn tag_text(tag: i32) -> String {
 fn count_text(c: &Call) -> String {
     match c.dtype {
         Some(t) => format!("count={} {t}", c.count),
+        None if c.count == c.bytes => format!("{} bytes", c.bytes),
         None if c.bytes > 0 => format!("count={} (derived datatype, {} bytes)", c.count, c.bytes),
         None => format!("count={}", c.count),
     }
@@ -440,9 +441,10 @@ pub(crate) struct Pending {
 fn caller() -> Option<String> {
     let bt = std::backtrace::Backtrace::force_capture().to_string();
     let frames = parse_backtrace(&bt);
-    // The outermost MPI entry point is the last library frame before user code.
-    let last_lib = frames.iter().rposition(|(name, _)| is_library_frame(name))?;
-    let (name, at) = frames.get(last_lib + 1)?;
+    // Past the library's frames (and the standard library's, which the
+    // library calls through), the first frame is the program's.
+    let first_lib = frames.iter().position(|(name, _)| is_library_frame(name))?;
+    let (name, at) = frames[first_lib..].iter().find(|(name, _)| !is_library_frame(name) && !is_std_frame(name))?;
     let name = strip_hash(name);
     Some(match at {
         Some(at) => format!("{name} at {at}"),
@@ -455,6 +457,10 @@ fn strip_hash(name: &str) -> &str {
         Some(i) if name.len() - i == 19 => &name[..i],
         _ => name,
     }
+}
+
+fn is_std_frame(name: &str) -> bool {
+    ["std::", "core::", "alloc::", "<std::", "<core::", "<alloc::", "__rust"].iter().any(|p| name.starts_with(p))
 }
 
 fn is_library_frame(name: &str) -> bool {
@@ -517,8 +523,9 @@ mod tests {
                   \x20  4: __libc_start_call_main\n";
         let f = parse_backtrace(bt);
         assert_eq!(f.len(), 5);
-        let last = f.iter().rposition(|(n, _)| is_library_frame(n)).unwrap();
-        assert_eq!(f[last + 1], ("main".to_string(), Some("/tmp/cycle.c:12".to_string())));
+        let first = f.iter().position(|(n, _)| is_library_frame(n)).unwrap();
+        let user = f[first..].iter().find(|(n, _)| !is_library_frame(n) && !is_std_frame(n)).unwrap();
+        assert_eq!(*user, ("main".to_string(), Some("/tmp/cycle.c:12".to_string())));
         assert_eq!(strip_hash("cycle::main::h0123456789abcdef"), "cycle::main");
     }
 }
