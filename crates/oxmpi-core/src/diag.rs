@@ -470,6 +470,8 @@ fn is_library_frame(name: &str) -> bool {
         || name.starts_with("mpi_")
         || name.starts_with("oxmpi_core::")
         || name.starts_with("oxmpi_capi::")
+        || name.starts_with("mpi::")
+        || name.starts_with("<mpi::")
         || name.starts_with("<oxmpi_core::")
         || name.starts_with("oxmpi::")
         || name.starts_with("<oxmpi::")
