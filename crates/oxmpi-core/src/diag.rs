@@ -24,7 +24,7 @@
 
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use oxmpi_pmi::status as layout;
@@ -186,39 +186,71 @@ fn record_coll(name: &'static str, comm: &Comm, root: Option<i32>, count: usize,
 
 // ----- communicators by context id ------------------------------------------------
 
-static COMMS: Mutex<Vec<(u32, Weak<CommInner>)>> = Mutex::new(Vec::new());
+/// What a blocked rank needs to know of a communicator: no reference to the
+/// communicator itself (that would change its reference counts).
+struct Known {
+    ctx: u32,
+    name: String,
+    members: Vec<u32>,
+}
+
+static COMMS: Mutex<Vec<Known>> = Mutex::new(Vec::new());
+
+fn known() -> std::sync::MutexGuard<'static, Vec<Known>> {
+    COMMS.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// Remembers a communicator so a blocked rank can name it and its members.
-pub(crate) fn register(comm: &Comm) {
-    let mut v = COMMS.lock().unwrap_or_else(|p| p.into_inner());
-    v.retain(|(_, w)| w.strong_count() > 0);
-    v.push((comm.0.context, Arc::downgrade(&comm.0)));
+pub(crate) fn register(comm: &CommInner) {
+    let mut members: Vec<u32> = comm.group.to_vec();
+    if let Some(r) = &comm.remote_group {
+        members.extend_from_slice(r);
+    }
+    let name = comm.name.lock().map(|n| n.clone()).unwrap_or_default();
+    let mut v = known();
+    v.retain(|k| k.ctx != comm.context);
+    v.push(Known { ctx: comm.context, name, members });
 }
 
-fn comm_of(ctx: u32) -> Option<Comm> {
-    let v = COMMS.lock().unwrap_or_else(|p| p.into_inner());
-    v.iter().rev().find(|(c, _)| *c == ctx || *c + 1 == ctx).and_then(|(_, w)| w.upgrade()).map(Comm)
+/// The communicator with context `ctx` is gone.
+pub(crate) fn unregister(ctx: u32) {
+    known().retain(|k| k.ctx != ctx);
 }
 
-fn comm_name(ctx: u32, comm: Option<&Comm>) -> String {
-    if let Some(c) = comm.filter(|c| c.0.context + 1 == ctx) {
-        return format!("{} (collective traffic)", comm_name(c.0.context, Some(c)));
-    }
-    let named = comm.map(|c| c.name()).filter(|n| !n.is_empty());
-    match (named, ctx) {
-        (Some(n), _) => n,
-        (None, WORLD_CONTEXT) => "MPI_COMM_WORLD".into(),
-        (None, SELF_CONTEXT) => "MPI_COMM_SELF".into(),
-        (None, c) => format!("communicator #{c}"),
+/// MPI_Comm_set_name.
+pub(crate) fn rename(ctx: u32, name: &str) {
+    if let Some(k) = known().iter_mut().find(|k| k.ctx == ctx) {
+        k.name = name.to_string();
     }
 }
 
-fn members(comm: &Comm) -> Vec<u32> {
-    let mut m: Vec<u32> = comm.0.group.to_vec();
-    if let Some(r) = &comm.0.remote_group {
-        m.extend_from_slice(r);
+/// Name and members of the communicator owning context `ctx` (its
+/// point-to-point context, or `ctx - 1` for its collective traffic).
+fn comm_info(ctx: u32) -> (String, Option<Vec<u32>>) {
+    let v = known();
+    let found = |c: u32| v.iter().find(|k| k.ctx == c);
+    let named = |k: &Known, c: u32| -> String {
+        if !k.name.is_empty() {
+            k.name.clone()
+        } else {
+            match c {
+                WORLD_CONTEXT => "MPI_COMM_WORLD".into(),
+                SELF_CONTEXT => "MPI_COMM_SELF".into(),
+                c => format!("communicator #{c}"),
+            }
+        }
+    };
+    if let Some(k) = found(ctx) {
+        return (named(k, ctx), Some(k.members.clone()));
     }
-    m
+    if let Some(k) = ctx.checked_sub(1).and_then(found) {
+        return (format!("{} (collective traffic)", named(k, ctx - 1)), Some(k.members.clone()));
+    }
+    (format!("communicator #{ctx}"), None)
+}
+
+fn comm_name(ctx: u32, _comm: Option<&Comm>) -> String {
+    comm_info(ctx).0
 }
 
 // ----- the status page ------------------------------------------------------------
@@ -354,8 +386,7 @@ fn describe(e: &Engine) -> String {
     match call {
         Some(c) => {
             let name = if api.is_empty() { c.name } else { api };
-            let comm = comm_of(c.ctx);
-            let cname = comm_name(c.ctx, comm.as_ref());
+            let (cname, comm) = comm_info(c.ctx);
             let _ = writeln!(out, "call={name}");
             match c.kind {
                 Kind::Send | Kind::Recv | Kind::Probe => {
@@ -371,7 +402,7 @@ fn describe(e: &Engine) -> String {
                         waits.push(c.peer_world.to_string());
                     } else if c.peer == -1 {
                         match &comm {
-                            Some(cm) => waits.extend(members(cm).into_iter().filter(|&w| w != me).map(|w| w.to_string())),
+                            Some(m) => waits.extend(m.iter().filter(|&&w| w != me).map(|w| w.to_string())),
                             None => waits.push("any".into()),
                         }
                     }
@@ -389,8 +420,7 @@ fn describe(e: &Engine) -> String {
                     let _ = writeln!(out, "comm={cname}");
                     let root = if c.has_root { c.peer.to_string() } else { "-".into() };
                     let _ = writeln!(out, "coll={} {} {} {}", c.ctx, c.seq, name, root);
-                    if let Some(cm) = &comm {
-                        let m = members(cm);
+                    if let Some(m) = comm {
                         let _ = writeln!(out, "members={}", m.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(","));
                         waits.extend(m.into_iter().filter(|&w| w != me).map(|w| w.to_string()));
                     }
@@ -405,8 +435,8 @@ fn describe(e: &Engine) -> String {
             for p in &pending {
                 match p.peer_world {
                     Some(w) => waits.push(w.to_string()),
-                    None => match p.ctx.and_then(comm_of) {
-                        Some(cm) => waits.extend(members(&cm).into_iter().filter(|&w| w != me).map(|w| w.to_string())),
+                    None => match p.ctx.and_then(|c| comm_info(c).1) {
+                        Some(m) => waits.extend(m.into_iter().filter(|&w| w != me).map(|w| w.to_string())),
                         None => waits.push("any".into()),
                     },
                 }
@@ -414,7 +444,7 @@ fn describe(e: &Engine) -> String {
         }
     }
     for p in pending.iter().take(16) {
-        let cname = p.ctx.map(|c| comm_name(c, comm_of(c).as_ref())).unwrap_or_default();
+        let cname = p.ctx.map(|c| comm_info(c).0).unwrap_or_default();
         let _ = writeln!(out, "req={}{}{}", p.what, if cname.is_empty() { "" } else { " on " }, cname);
     }
     if pending.len() > 16 {

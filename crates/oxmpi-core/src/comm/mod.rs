@@ -64,6 +64,7 @@ pub fn free_attributes(comm: &Comm) -> crate::error::Result<()> {
 
 impl Drop for CommInner {
     fn drop(&mut self) {
+        crate::diag::unregister(self.context);
         if self.owns_context {
             context::release(self.context);
         }
@@ -97,7 +98,7 @@ impl Comm {
             topo: None,
             coll_shm: Default::default(),
         }));
-        crate::diag::register(&c);
+        crate::diag::register(&c.0);
         c
     }
 
@@ -117,7 +118,7 @@ impl Comm {
             topo: None,
             coll_shm: Default::default(),
         }));
-        crate::diag::register(&c);
+        crate::diag::register(&c.0);
         c
     }
 
@@ -156,6 +157,7 @@ impl Comm {
     /// MPI_Comm_set_name.
     pub fn set_name(&self, name: &str) {
         *self.0.name.lock().unwrap_or_else(|p| p.into_inner()) = name.to_string();
+        crate::diag::rename(self.0.context, name);
     }
 
     pub fn rank(&self) -> i32 {
