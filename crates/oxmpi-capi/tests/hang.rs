@@ -248,3 +248,20 @@ fn checking_mode_catches_root_op_signature_and_order_mismatches() {
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert!(r.stdout.contains("done ok"), "{}", r.stdout);
 }
+
+#[test]
+fn checking_mode_reports_objects_never_freed_at_finalize() {
+    let r = run_with(2, "leaks", &["--check"], &[], |_| {});
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    for rank in 0..2 {
+        let line = r.stderr.lines().find(|l| l.starts_with(&format!("oxmpi: rank {rank}: MPI_Finalize (checking mode): objects never freed:"))).unwrap_or_else(|| panic!("no leak report from rank {rank}:\n{}", r.stderr));
+        for e in ["1 request", "1 communicator", "\"my dup\"", "1 datatype", "MPI_COMBINER_VECTOR", "1 group"] {
+            assert!(line.contains(e), "{e:?} missing from {line}");
+        }
+    }
+    let clean = run_with(2, "leaks", &["--check"], &["clean"], |_| {});
+    assert_eq!(clean.code, Some(0), "{}", clean.stderr);
+    assert!(!clean.stderr.contains("never freed"), "{}", clean.stderr);
+    let unchecked = run_with(2, "leaks", &[], &[], |_| {});
+    assert!(!unchecked.stderr.contains("never freed"), "{}", unchecked.stderr);
+}

@@ -108,6 +108,11 @@ thread_local! {
 /// `(check, sync)`: `OXMPI_CHECK=1`, `OXMPI_SYNC_COLLECTIVES=1`.
 static MODE: OnceLock<(bool, bool)> = OnceLock::new();
 
+/// Checking mode is on (`OXMPI_CHECK=1`, `mpiexec --check`).
+pub fn checking() -> bool {
+    mode().0
+}
+
 fn mode() -> (bool, bool) {
     *MODE.get_or_init(|| {
         let on = |k: &str| std::env::var(k).is_ok_and(|v| !v.is_empty() && v != "0");
