@@ -115,6 +115,9 @@ pub unsafe extern "C" fn PMPI_Finalize() -> c_int {
         // MPI_COMM_SELF's attributes are deleted first, as the standard asks.
         crate::misc::delete_all_attrs(MPI_COMM_SELF);
         crate::misc::delete_all_attrs(MPI_COMM_WORLD);
+        if oxmpi_core::diag::checking() {
+            report_leaks();
+        }
         runtime::finalize()?;
         Ok(())
     })
@@ -428,3 +431,34 @@ pub unsafe extern "C" fn PMPI_Status_f2c(f: *const c_int, c: *mut MPI_Status) ->
 
 #[allow(dead_code)]
 fn _unused(_: *mut c_void) {}
+
+/// Checking mode, at MPI_Finalize: the objects the program made and never
+/// freed (requests, communicators, datatypes, groups, operations, infos).
+fn report_leaks() {
+    let rank = runtime::engine().map(|e| e.rank()).unwrap_or(0);
+    let st = crate::handles::state();
+    let mut lines: Vec<String> = Vec::new();
+    let mut add = |what: &str, items: Vec<String>| {
+        if !items.is_empty() {
+            let shown: Vec<&str> = items.iter().take(8).map(|s| s.as_str()).collect();
+            let more = if items.len() > 8 { format!(" and {} more", items.len() - 8) } else { String::new() };
+            lines.push(format!("{} {what}{}: {}{more}", items.len(), if items.len() == 1 { "" } else { "s" }, shown.join(", ")));
+        }
+    };
+    add("request", st.requests.iter().map(|(h, _)| format!("{h:#x}")).collect());
+    add("communicator", st.comms.iter().map(|(h, c)| {
+        let name = c.name();
+        format!("{h:#x} (size {}{})", c.size(), if name.is_empty() { String::new() } else { format!(", \"{name}\"") })
+    }).collect());
+    add("datatype", st.datatypes.iter().map(|(h, d)| {
+        let name = d.name();
+        format!("{h:#x} ({})", if name.is_empty() { d.combiner().name().to_string() } else { name })
+    }).collect());
+    add("group", st.groups.iter().map(|(h, _)| format!("{h:#x}")).collect());
+    add("operation", st.ops.iter().map(|(h, _)| format!("{h:#x}")).collect());
+    add("info", st.infos.iter().map(|(h, _)| format!("{h:#x}")).collect());
+    drop(st);
+    if !lines.is_empty() {
+        eprintln!("oxmpi: rank {rank}: MPI_Finalize (checking mode): objects never freed: {}", lines.join("; "));
+    }
+}

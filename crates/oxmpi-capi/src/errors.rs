@@ -59,6 +59,8 @@ pub fn route_to(comm: MPI_Comm) {
 /// communicator the call is about ([`NO_COMM`] when none).
 pub fn ffi(call: &'static str, comm: MPI_Comm, body: impl FnOnce() -> R<()>) -> c_int {
     route_to(comm);
+    // The name a blocked call is reported under (as the program called it).
+    oxmpi_core::diag::set_api(call);
     let res = match catch_unwind(AssertUnwindSafe(body)) {
         Ok(r) => r,
         Err(p) => {

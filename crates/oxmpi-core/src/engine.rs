@@ -99,6 +99,10 @@ pub(crate) struct Peer {
     copy_id: u32,
     /// Bit `i`: the ring's shared-copy slot `i` is in use.
     copy_busy: u8,
+    /// Packets pushed to this peer and taken from it, for the launcher's
+    /// deadlock check ("no message in flight" is `sent == peer's recvd`).
+    pub(crate) sent: u64,
+    pub(crate) recvd: u64,
 }
 
 /// A rendezvous receive whose data the sender and we copy together; it completes
@@ -202,6 +206,8 @@ pub(crate) trait Task: Send + std::fmt::Debug {
 #[derive(Debug)]
 pub(crate) struct SendReq {
     peer: u32,
+    /// The communicator context it was sent on (for diagnosis).
+    context: u32,
     /// The bytes being sent (the user's buffer, or `owned`).
     data: RawBuf,
     /// Data we own (bsend copies) must outlive the transfer; keep it here.
@@ -410,6 +416,8 @@ impl State {
                 cma_ok: cma_allowed && path != Path::Tcp,
                 copy_id: 0,
                 copy_busy: 0,
+                sent: 0,
+                recvd: 0,
             })
             .collect();
         State {
@@ -617,13 +625,15 @@ impl State {
         }
         // SAFETY: `State` is only reached through the engine's mutex, so no other
         // thread of this process pushes to any ring while we do.
-        unsafe {
+        let pushed = unsafe {
             shm.try_push_exclusive(local, HEADER_LEN + data.len(), |cell| {
                 let hl = hdr.encode(cell);
                 cell[hl..hl + data.len()].copy_from_slice(data);
                 hl + data.len()
             })
-        }
+        };
+        self.peers[peer as usize].sent += pushed as u64;
+        pushed
     }
 
     fn start_send_owning(
@@ -686,6 +696,7 @@ impl State {
                 let entry = ReqEntry {
                     kind: ReqKind::Send(SendReq {
                         peer,
+                        context: env.context,
                         data,
                         _owned: owned,
                         bsend_charge: 0,
@@ -708,6 +719,7 @@ impl State {
         }
         let req = self.new_request(ReqKind::Send(SendReq {
             peer,
+            context: env.context,
             data,
             _owned: owned,
             bsend_charge: charge,
@@ -853,6 +865,7 @@ impl State {
                     if !link.push(HEADER_LEN, |cell| h.encode(cell)) {
                         return;
                     }
+                    p.sent += 1;
                     p.outbox.pop_front();
                     continue;
                 }
@@ -875,6 +888,7 @@ impl State {
                         if !pushed {
                             return;
                         }
+                        p.sent += 1;
                         *started = true;
                     }
                     finished = Some(*req);
@@ -894,6 +908,7 @@ impl State {
                         if !pushed {
                             return;
                         }
+                        p.sent += 1;
                     }
                     finished = Some(*req);
                 }
@@ -1212,6 +1227,7 @@ impl State {
     // ----- incoming packets -----------------------------------------------------
 
     fn handle_packet(&mut self, from: u32, pkt: &[u8]) {
+        self.peers[from as usize].recvd += 1;
         let Some((h, payload)) = Header::decode(pkt) else {
             eprintln!("oxmpi: rank {}: dropped a malformed packet from rank {from}", self.me);
             return;
@@ -1593,6 +1609,55 @@ impl State {
     }
 
     /// A human-readable account of what this rank waits for (hang reports).
+    /// Packets pushed to and taken from every world rank (diagnosis).
+    pub(crate) fn pair_counters(&self) -> (Vec<u64>, Vec<u64>) {
+        (self.peers.iter().map(|p| p.sent).collect(), self.peers.iter().map(|p| p.recvd).collect())
+    }
+
+    /// The requests not complete yet, described for a user (diagnosis).
+    pub(crate) fn pending_requests(&self) -> Vec<crate::diag::Pending> {
+        let mut posted: std::collections::HashMap<Request, Pattern> = std::collections::HashMap::new();
+        for (pat, r) in self.matcher.posted_iter() {
+            posted.insert(*r, *pat);
+        }
+        let mut out = Vec::new();
+        for (i, (g, e)) in self.reqs.slots.iter().enumerate() {
+            let Some(e) = e else { continue };
+            if e.done || e.detached {
+                continue;
+            }
+            let r = Request::new(i as u32, *g);
+            let p = match &e.kind {
+                ReqKind::Send(s) => crate::diag::Pending {
+                    what: format!("send to world rank {} (tag {}, {} bytes)", s.peer, e.status.tag, s.data.len),
+                    peer_world: Some(s.peer),
+                    ctx: Some(s.context),
+                },
+                ReqKind::Recv(_) => match posted.get(&r) {
+                    Some(pat) => crate::diag::Pending {
+                        what: format!(
+                            "receive from {} (tag {})",
+                            if pat.source == crate::matching::ANY_SOURCE { "MPI_ANY_SOURCE".to_string() } else { format!("rank {}", pat.source) },
+                            if pat.tag == crate::matching::ANY_TAG { "MPI_ANY_TAG".to_string() } else { pat.tag.to_string() }
+                        ),
+                        peer_world: None,
+                        ctx: Some(pat.context),
+                    },
+                    None => crate::diag::Pending { what: "receive (matched, data arriving)".into(), peer_world: None, ctx: None },
+                },
+                ReqKind::Coll(Some(s)) => crate::diag::Pending {
+                    what: format!("collective schedule (tag {})", s.seq()),
+                    peer_world: None,
+                    ctx: Some(s.comm().context()),
+                },
+                ReqKind::Generalized => crate::diag::Pending { what: "generalized request".into(), peer_world: None, ctx: None },
+                _ => continue,
+            };
+            out.push(p);
+        }
+        out
+    }
+
     pub(crate) fn describe(&self) -> String {
         use std::fmt::Write;
         let mut out = String::new();

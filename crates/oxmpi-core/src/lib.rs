@@ -11,6 +11,7 @@ mod buf;
 pub mod coll;
 pub mod comm;
 pub mod datatype;
+pub mod diag;
 mod engine;
 pub mod error;
 pub mod group;

@@ -128,6 +128,10 @@ impl<P, U> Matcher<P, U> {
         self.unexpected.len()
     }
 
+    pub fn posted_iter(&self) -> impl Iterator<Item = (&Pattern, &P)> {
+        self.posted.iter().map(|(p, r)| (p, r))
+    }
+
     pub fn unexpected_iter(&self) -> impl Iterator<Item = (&Envelope, &U)> {
         self.unexpected.iter().map(|(e, u)| (e, u))
     }

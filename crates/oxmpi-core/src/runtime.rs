@@ -368,6 +368,7 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
             _ => None,
         })
         .collect();
+    crate::diag::init(rank, size, required == ThreadLevel::Multiple);
     Ok(Engine {
         shm_seg: shm,
         local_of,
@@ -414,6 +415,7 @@ pub fn finalize() -> Result<()> {
         st.drop_credit_packets();
         (!st.outbox_busy() && st.network_flushed()).then_some(())
     });
+    crate::diag::finalizing(e);
     let mut pmi = e.pmi.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(mut p) = pmi.take() {
         p.barrier().map_err(|err| MpiError::new(ErrorClass::Other, format!("MPI_Finalize: PMI barrier: {err}")))?;
@@ -580,14 +582,18 @@ impl Engine {
     /// sleeps on the rank's doorbell, so idle ranks leave the CPU to busy ones.
     pub(crate) fn wait_until<T>(&self, mut f: impl FnMut(&mut State) -> Option<T>) -> T {
         let mut idle: u32 = 0;
-        let started = std::time::Instant::now();
         let mut reported = false;
+        let mut sleeping_since: Option<std::time::Instant> = None;
+        // Tells the launcher when this wait has been idle for long (slow path
+        // only; on return it costs one branch).
+        let mut watch = crate::diag::Watch::new();
         loop {
             let (result, progressed) = self.poll(&mut f);
             if let Some(v) = result {
                 return v;
             }
             if progressed {
+                watch.progressed();
                 idle = 0;
                 continue;
             }
@@ -612,6 +618,7 @@ impl Engine {
                 if let Some(v) = result {
                     return v;
                 }
+                watch.progressed();
                 idle = 0;
                 continue;
             }
@@ -619,9 +626,17 @@ impl Engine {
             // that hint can be missed in a narrow race: poll often while blocked.
             let busy = self.lock().outbox_busy();
             let timeout = if busy { Duration::from_micros(200) } else { Duration::from_millis(20) };
-            if !reported && self.hang_report.is_some_and(|after| started.elapsed() > after) {
-                reported = true;
-                eprint!("oxmpi: blocked for {:?}; this rank waits on:\n{}", started.elapsed(), self.lock().describe());
+            if !busy {
+                watch.idle(self);
+            }
+            if !reported {
+                if let Some(after) = self.hang_report {
+                    let started = *sleeping_since.get_or_insert_with(std::time::Instant::now);
+                    if started.elapsed() > after {
+                        reported = true;
+                        eprint!("oxmpi: blocked for {:?}; this rank waits on:\n{}", started.elapsed(), self.lock().describe());
+                    }
+                }
             }
             if self.has_tcp {
                 // Sockets do not ring doorbells: wait on them, briefly, so shared
@@ -655,6 +670,7 @@ impl Engine {
         let mut idle: u32 = 0;
         let spin = if self.oversubscribed { self.spin.saturating_mul(8).min(256) } else { self.spin.saturating_mul(8) };
         let yields = self.yields;
+        let mut watch = crate::diag::Watch::new();
         loop {
             if ready() {
                 return;
@@ -669,6 +685,7 @@ impl Engine {
             }
             if idle < spin + yields {
                 if self.poll(&mut |_| Some(())).1 {
+                    watch.progressed();
                     idle = 0;
                 }
                 std::thread::yield_now();
@@ -680,10 +697,15 @@ impl Engine {
             if progressed || ready() {
                 self.waiters.fetch_sub(1, Ordering::SeqCst);
                 self.bell.cancel_sleep();
+                watch.progressed();
                 idle = 0;
                 continue;
             }
-            let busy = self.lock().outbox_busy() || self.has_tcp;
+            let outbox = self.lock().outbox_busy();
+            let busy = outbox || self.has_tcp;
+            if !outbox {
+                watch.idle(self);
+            }
             let timeout = if busy { max_sleep.min(Duration::from_micros(200)) } else { max_sleep };
             self.bell.sleep(ticket, timeout);
             self.waiters.fetch_sub(1, Ordering::SeqCst);

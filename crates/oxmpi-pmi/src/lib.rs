@@ -16,6 +16,7 @@ pub mod codec;
 pub mod codec2;
 mod error;
 pub mod server;
+pub mod status;
 
 pub use client::{
     parse_process_mapping, PmiClient, PmiProtocol, JOB_SECRET_ENV, JOB_SECRET_KEY,

@@ -34,6 +34,19 @@ Options:
                        connect to (default 0.0.0.0, published as this
                        host's name; only used when some host is remote)
   -l, -prepend-rank    prefix every output line with [RANK]
+  --hang-check MODE    deadlock detection: 'abort' (default) prints what
+                       every rank waits for and ends the job with status 86
+                       once every rank is blocked in MPI with no message in
+                       flight; 'report' prints it and lets the job hang on;
+                       'off' disables it (ranks on other hosts are not
+                       watched)
+  --check              checking mode (OXMPI_CHECK=1): every collective first
+                       checks that all ranks called the same one, in the
+                       same order, with the same root, operation and type
+                       signature; a difference is an MPI_ERR_NOT_SAME error
+                       naming the ranks and calls
+  --hang-after SECS    how long a rank must sit idle in one MPI call before
+                       it counts as blocked (default 1)
   -genv NAME VALUE     set NAME=VALUE in the environment of all processes
   -env NAME VALUE      same as -genv (there is a single executable)
   --                   end of options; the next argument is PROGRAM
@@ -44,8 +57,18 @@ Hosts named localhost, 127.0.0.1 or this machine's name run locally.
 Processes inherit mpiexec's environment (remote ones get PMI variables and
 -genv values only). Standard input goes to rank 0;
 the other ranks read /dev/null. SIGINT and SIGTERM are forwarded to all
-ranks. The exit status is 0 if every rank exited 0, otherwise that of the
-first rank that failed (128+N for signal N), or the MPI_Abort code.";
+ranks; SIGUSR1 prints what every rank is blocked on without stopping the
+job. The exit status is 0 if every rank exited 0, otherwise that of the
+first rank that failed (128+N for signal N), or the MPI_Abort code, or 86
+when the job deadlocked.";
+
+/// What `--hang-check` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HangCheck {
+    Off,
+    Report,
+    Abort,
+}
 
 /// What the user asked for.
 #[derive(Debug, PartialEq, Eq)]
@@ -68,6 +91,11 @@ pub struct Options {
     pub launcher: Option<Vec<OsString>>,
     pub pmi_bind: Option<String>,
     pub label: bool,
+    pub hang_check: HangCheck,
+    /// `--check`.
+    pub check: bool,
+    /// `--hang-after`, in milliseconds.
+    pub hang_after_ms: u64,
     /// Variables set in every rank, in command-line order (later wins).
     pub env: Vec<(OsString, OsString)>,
     pub program: OsString,
@@ -107,6 +135,9 @@ where
     let mut round_robin = false;
     let mut launcher = None;
     let mut pmi_bind = None;
+    let mut hang_check = HangCheck::Abort;
+    let mut check = false;
+    let mut hang_after_ms = 1000;
     let program = loop {
         let Some(arg) = args.next() else {
             return Err(UsageError("no program to run was given".into()));
@@ -175,6 +206,33 @@ where
                 }
                 pmi_bind = Some(value);
             }
+            "--check" | "-check" => check = true,
+            "--hang-check" | "-hang-check" => {
+                let value = take_value(&mut args, opt)?;
+                hang_check = match value.to_str() {
+                    Some("off") => HangCheck::Off,
+                    Some("report") => HangCheck::Report,
+                    Some("abort") => HangCheck::Abort,
+                    _ => {
+                        return Err(UsageError(format!(
+                            "{opt} takes 'off', 'report' or 'abort', not '{}'",
+                            value.to_string_lossy()
+                        )))
+                    }
+                };
+            }
+            "--hang-after" | "-hang-after" => {
+                let value = take_value(&mut args, opt)?;
+                hang_after_ms = match value.to_str().and_then(|v| v.parse::<f64>().ok()) {
+                    Some(v) if v.is_finite() && (0.0..=86400.0).contains(&v) => (v * 1000.0).round() as u64,
+                    _ => {
+                        return Err(UsageError(format!(
+                            "{opt} takes a number of seconds (0 to 86400), not '{}'",
+                            value.to_string_lossy()
+                        )))
+                    }
+                };
+            }
             "-genv" | "-env" => {
                 let name = take_value(&mut args, opt)?;
                 let value = take_value(&mut args, opt)?;
@@ -192,6 +250,9 @@ where
         launcher,
         pmi_bind,
         label,
+        hang_check,
+        check,
+        hang_after_ms,
         env,
         program,
         args: args.collect(),

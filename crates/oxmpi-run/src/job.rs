@@ -33,6 +33,8 @@ use std::time::{Duration, Instant};
 
 use oxmpi_pmi::{LineDecoder, Message, PmiServer, RankPhase, ServerEvent};
 
+use crate::args::HangCheck;
+use crate::hang::{Checker, StatusFile};
 use crate::output::{LineForwarder, Sink};
 use crate::spawn::{spawn_local, spawn_remote, LaunchSpec, RankIo, RemoteLaunch};
 use crate::sys::{self, Exit};
@@ -46,6 +48,8 @@ const SIGNAL_GRACE: Duration = Duration::from_secs(1);
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(300);
 /// Upper bound on a poll sleep, as a backstop to the SIGCHLD wakeup.
 const TICK: Duration = Duration::from_millis(500);
+/// How often the status page is looked at for a deadlock.
+const HANG_TICK: Duration = Duration::from_millis(250);
 /// How long a TCP PMI connection may take to send its `initack`.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Unauthenticated TCP PMI connections held at once; more are dropped.
@@ -71,6 +75,9 @@ pub struct JobConfig {
     /// The job secret (hex): `OXMPI_JOB_SECRET` for local ranks, the
     /// `oxmpi-job-secret` KVS entry for all.
     pub secret: String,
+    /// `--hang-check` and `--hang-after` (seconds).
+    pub hang_check: HangCheck,
+    pub hang_after: f64,
 }
 
 /// An accepted TCP PMI connection that has not yet authenticated.
@@ -149,6 +156,11 @@ struct Job {
     kill_at: Option<Instant>,
     first_failure: Option<i32>,
     buf: Vec<u8>,
+    /// The job status page (deadlock detection), unless `--hang-check off`.
+    status: Option<StatusFile>,
+    hang_check: HangCheck,
+    checker: Checker,
+    next_check: Instant,
 }
 
 /// Runs the job to completion and returns the launcher's exit status.
@@ -160,7 +172,7 @@ pub fn run(config: &JobConfig) -> i32 {
             return 1;
         }
     };
-    let signals = [libc::SIGCHLD, libc::SIGINT, libc::SIGTERM];
+    let signals = [libc::SIGCHLD, libc::SIGINT, libc::SIGTERM, libc::SIGUSR1];
     if let Err(e) = sys::route_signals_to_pipe(signal_tx.as_raw_fd(), &signals) {
         eprintln!("mpiexec: cannot install signal handlers: {e}");
         return 1;
@@ -189,10 +201,24 @@ pub fn run(config: &JobConfig) -> i32 {
     } else {
         (None, None)
     };
-    let local_env = [(
+    let status = match config.hang_check {
+        HangCheck::Off => None,
+        _ => match StatusFile::create(size) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("mpiexec: deadlock detection is off: cannot create the status page: {e}");
+                None
+            }
+        },
+    };
+    let mut local_env = vec![(
         OsString::from(oxmpi_pmi::JOB_SECRET_ENV),
         OsString::from(&config.secret),
     )];
+    if let Some(s) = &status {
+        local_env.push((oxmpi_pmi::status::STATUS_FD_ENV.into(), s.fd().to_string().into()));
+        local_env.push((oxmpi_pmi::status::HANG_AFTER_ENV.into(), config.hang_after.to_string().into()));
+    }
     let mut job = Job {
         ranks: Vec::with_capacity(size as usize),
         pgid: 0,
@@ -210,6 +236,10 @@ pub fn run(config: &JobConfig) -> i32 {
         kill_at: None,
         first_failure: None,
         buf: vec![0; 64 * 1024],
+        status,
+        hang_check: config.hang_check,
+        checker: Checker::new(),
+        next_check: Instant::now(),
     };
 
     for rank in 0..size {
@@ -318,6 +348,7 @@ impl Job {
             self.pending
                 .retain(|p| p.as_ref().is_some_and(|p| now < p.deadline));
             self.reap();
+            self.check_hang();
             if let Some(at) = self.kill_at {
                 if Instant::now() >= at {
                     self.kill_at = None;
@@ -329,9 +360,10 @@ impl Job {
     }
 
     fn poll_timeout(&self) -> i32 {
+        let tick = if self.status.is_some() { HANG_TICK } else { TICK };
         let wait = match self.kill_at {
-            Some(at) => at.saturating_duration_since(Instant::now()).min(TICK),
-            None => TICK,
+            Some(at) => at.saturating_duration_since(Instant::now()).min(tick),
+            None => tick,
         };
         // Round up so we do not wake just before the deadline and spin.
         (wait.as_micros().div_ceil(1000)) as i32
@@ -528,11 +560,55 @@ impl Job {
                         if sig == libc::SIGINT || sig == libc::SIGTERM {
                             self.on_user_signal(sig);
                         }
+                        if sig == libc::SIGUSR1 {
+                            self.dump();
+                        }
                         // SIGCHLD only needs the wakeup; reap() follows.
                     }
                 }
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(_) => return,
+            }
+        }
+    }
+
+    /// How each rank ended, for the deadlock report (`None`: still running).
+    fn exits(&self) -> Vec<Option<String>> {
+        self.ranks
+            .iter()
+            .map(|r| {
+                r.exit.map(|e| match e {
+                    Exit::Code(c) => format!("exited with status {c}"),
+                    Exit::Signal(s) => format!("was killed by {}", sys::signal_name(s)),
+                })
+            })
+            .collect()
+    }
+
+    /// SIGUSR1: prints what every rank is blocked on; the job goes on.
+    fn dump(&mut self) {
+        let Some(page) = &self.status else {
+            eprintln!("mpiexec: no state to show: deadlock detection is off (--hang-check off)");
+            return;
+        };
+        let slots: Vec<_> = (0..self.ranks.len()).map(|r| page.read(r)).collect();
+        let views = crate::hang::views(&slots, &self.exits());
+        eprint!("{}", crate::hang::report(&views, false));
+    }
+
+    /// Looks for a certain deadlock (see `hang.rs`) every [`HANG_TICK`].
+    fn check_hang(&mut self) {
+        if self.ending != Ending::Running || self.checker.reported || Instant::now() < self.next_check {
+            return;
+        }
+        self.next_check = Instant::now() + HANG_TICK;
+        let exits = self.exits();
+        let Some(page) = &self.status else { return };
+        if let Some(report) = self.checker.check(page, &exits) {
+            self.checker.reported = true;
+            eprint!("{report}");
+            if self.hang_check == HangCheck::Abort {
+                self.fail("the job deadlocked (exit status 86)", crate::hang::EXIT_DEADLOCK);
             }
         }
     }

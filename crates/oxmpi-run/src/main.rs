@@ -2,6 +2,7 @@
 //! machine or on several hosts and serves PMI-1 to them.
 
 mod args;
+mod hang;
 mod hosts;
 mod job;
 mod output;
@@ -76,7 +77,14 @@ fn real_main() -> i32 {
             program,
             argv0: options.program,
             args: options.args,
-            env: with_library_path(options.env),
+            env: {
+                let mut env = options.env;
+                if options.check {
+                    // First, so an explicit -genv OXMPI_CHECK wins.
+                    env.insert(0, ("OXMPI_CHECK".into(), "1".into()));
+                }
+                with_library_path(env)
+            },
             size: layout.size,
         },
         label: options.label,
@@ -88,6 +96,8 @@ fn real_main() -> i32 {
             .unwrap_or_else(|| vec![std::ffi::OsString::from("ssh")]),
         pmi_bind: options.pmi_bind,
         secret,
+        hang_check: options.hang_check,
+        hang_after: options.hang_after_ms as f64 / 1000.0,
     };
     job::run(&config)
 }

@@ -290,3 +290,35 @@ pub fn secrets_equal(a: &[u8], b: &[u8]) -> bool {
     }
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
+
+/// An anonymous shared file of `bytes` bytes that children inherit (no
+/// close-on-exec), mapped read-only here as atomic words for the life of
+/// the process (the job status page, see `hang.rs`).
+pub fn inheritable_shared_words(bytes: usize) -> io::Result<(OwnedFd, &'static [std::sync::atomic::AtomicU64])> {
+    let name = c"oxmpi-status";
+    // SAFETY: memfd_create takes a NUL-terminated name and flags; it returns a
+    // new descriptor or -1. No MFD_CLOEXEC: the ranks inherit it.
+    let fd = cvt(unsafe { libc::memfd_create(name.as_ptr(), 0) })?;
+    // SAFETY: `fd` was just returned to us and is owned by nobody else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: ftruncate on our own descriptor.
+    cvt(unsafe { libc::ftruncate(fd.as_raw_fd(), bytes as libc::off_t) })?;
+    // SAFETY: a fresh shared read-only mapping of the whole file; failure is MAP_FAILED.
+    let base = unsafe { libc::mmap(std::ptr::null_mut(), bytes, libc::PROT_READ, libc::MAP_SHARED, fd.as_raw_fd(), 0) };
+    if base == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: page-aligned, `bytes` long, never unmapped (lives as long as the
+    // launcher), and only ever accessed through atomics here and in the ranks;
+    // AtomicU64 has the layout of u64.
+    let words = unsafe { std::slice::from_raw_parts(base as *const std::sync::atomic::AtomicU64, bytes / 8) };
+    Ok((fd, words))
+}
+
+/// `CLOCK_MONOTONIC` in milliseconds (the clock ranks stamp the status page with).
+pub fn monotonic_ms() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
+}

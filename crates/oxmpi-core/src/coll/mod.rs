@@ -9,6 +9,7 @@ pub mod sched;
 pub mod util;
 
 pub mod barrier;
+pub(crate) mod check;
 // Operations added by their own modules (keep one line each):
 // COLL-MODULES-BEGIN
 pub mod bcast;

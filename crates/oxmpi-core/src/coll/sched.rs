@@ -285,6 +285,15 @@ impl Drop for Schedule {
 }
 
 impl Schedule {
+    /// The collective's sequence number on its communicator (diagnosis).
+    pub(crate) fn seq(&self) -> u32 {
+        (self.tag & ((1 << SEQ_BITS) - 1)) as u32
+    }
+
+    pub(crate) fn comm(&self) -> &Comm {
+        &self.comm
+    }
+
     pub(crate) fn set_tag(&mut self, tag: i32) {
         self.tag = tag;
     }

@@ -36,6 +36,8 @@ pub struct CommInner {
     /// collectives in the same order (MPI requires it), so the count is the same
     /// everywhere and serves as the tag that keeps concurrent ones apart.
     pub coll_seq: AtomicU32,
+    /// Blocking collectives called on this communicator (diagnosis numbers them).
+    pub diag_seq: AtomicU32,
     /// Bits OR'ed into every collective tag: 0, except for the temporary
     /// communicators of MPI_Comm_create_group, which borrow their parent's
     /// collective context and keep apart from its collectives by bit 30.
@@ -67,6 +69,7 @@ pub fn free_attributes(comm: &Comm) -> crate::error::Result<()> {
 
 impl Drop for CommInner {
     fn drop(&mut self) {
+        crate::diag::unregister(self.context);
         if self.owns_context {
             context::release(self.context);
         }
@@ -85,13 +88,14 @@ impl Comm {
     }
 
     pub(crate) fn build_inter(context: u32, rank: i32, group: Arc<[u32]>, remote: Arc<[u32]>, local_comm: Comm) -> Comm {
-        Comm(Arc::new(CommInner {
+        let c = Comm(Arc::new(CommInner {
             context,
             rank,
             group,
             remote_group: Some(remote),
             local_comm: Some(local_comm),
             coll_seq: AtomicU32::new(0),
+            diag_seq: AtomicU32::new(0),
             tag_base: 0,
             wire_ranks: None,
             owns_context: true,
@@ -99,17 +103,20 @@ impl Comm {
             attrs: crate::attr::Attributes::new(crate::attr::ObjectKind::Comm),
             topo: None,
             coll_shm: Default::default(),
-        }))
+        }));
+        crate::diag::register(&c.0);
+        c
     }
 
     pub(crate) fn build(context: u32, owns_context: bool, rank: i32, group: Arc<[u32]>, remote_group: Option<Arc<[u32]>>, name: String) -> Comm {
-        Comm(Arc::new(CommInner {
+        let c = Comm(Arc::new(CommInner {
             context,
             rank,
             group,
             remote_group,
             local_comm: None,
             coll_seq: AtomicU32::new(0),
+            diag_seq: AtomicU32::new(0),
             tag_base: 0,
             wire_ranks: None,
             owns_context,
@@ -117,7 +124,9 @@ impl Comm {
             attrs: crate::attr::Attributes::new(crate::attr::ObjectKind::Comm),
             topo: None,
             coll_shm: Default::default(),
-        }))
+        }));
+        crate::diag::register(&c.0);
+        c
     }
 
     /// The attached topology, if any (MPI_Topo_test).
@@ -155,6 +164,7 @@ impl Comm {
     /// MPI_Comm_set_name.
     pub fn set_name(&self, name: &str) {
         *self.0.name.lock().unwrap_or_else(|p| p.into_inner()) = name.to_string();
+        crate::diag::rename(self.0.context, name);
     }
 
     pub fn rank(&self) -> i32 {

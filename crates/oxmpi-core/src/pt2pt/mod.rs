@@ -216,7 +216,7 @@ pub fn send(comm: &Comm, buf: &[u8], dest: i32, tag: i32, mode: SendMode) -> Res
 /// # Safety
 /// `buf..buf+len` is readable for the duration of the call.
 #[allow(clippy::too_many_arguments)]
-unsafe fn send_blocking(comm: &Comm, call: &str, buf: *const u8, len: usize, dest: i32, tag: i32, mode: SendMode, dt: Option<&Datatype>) -> Result<()> {
+unsafe fn send_blocking(comm: &Comm, call: &'static str, buf: *const u8, len: usize, dest: i32, tag: i32, mode: SendMode, dt: Option<&Datatype>) -> Result<()> {
     // Small standard sends go straight into the peer's ring when nothing is queued
     // before them: no request to create, wait on and free (the latency path).
     if matches!(mode, SendMode::Standard | SendMode::Ready) && len <= crate::transport::shm::CELL_PAYLOAD {
@@ -233,6 +233,7 @@ unsafe fn send_blocking(comm: &Comm, call: &str, buf: *const u8, len: usize, des
             return Ok(());
         }
     }
+    let _diag = crate::diag::p2p(call, true, comm, dest, tag, dt.map_or(len, |d| len.checked_div(d.size()).unwrap_or(0)), dt, len);
     // An eager send that fit in the ring is complete at once: finish it under the
     // same lock instead of a second trip through the wait loop.
     // SAFETY: the caller keeps `buf` readable, and we wait for completion before returning.
@@ -254,6 +255,7 @@ unsafe fn send_blocking(comm: &Comm, call: &str, buf: *const u8, len: usize, des
 pub fn recv(comm: &Comm, buf: &mut [u8], source: i32, tag: i32) -> Result<Status> {
     // SAFETY: `buf` is exclusively borrowed until we have waited for completion.
     let mut r = unsafe { irecv_on(comm, comm.context(), "MPI_Recv", buf.as_mut_ptr(), buf.len(), source, tag)? };
+    let _diag = crate::diag::p2p("MPI_Recv", false, comm, source, tag, buf.len(), None, buf.len());
     wait_named(&mut r, "MPI_Recv")
 }
 
@@ -711,6 +713,7 @@ pub fn probe(comm: &Comm, source: i32, tag: i32) -> Result<Status> {
         return Ok(Status::EMPTY);
     }
     let pat = pattern(comm, source, tag);
+    let _diag = crate::diag::probe("MPI_Probe", comm, source, tag);
     Ok(e.wait_until(|st| st.matcher.peek(&pat).map(|(_, id)| *id).map(|id| probe_status(st, id))))
 }
 
@@ -737,6 +740,7 @@ pub fn mprobe(comm: &Comm, source: i32, tag: i32) -> Result<(Message, Status)> {
         return Ok((Message::NO_PROC, Status::EMPTY));
     }
     let pat = pattern(comm, source, tag);
+    let _diag = crate::diag::probe("MPI_Mprobe", comm, source, tag);
     Ok(e.wait_until(|st| st.matcher.match_posted(&pat).map(|(_, id)| (Message(id), probe_status(st, id)))))
 }
 
@@ -1113,6 +1117,7 @@ pub unsafe fn send_typed(comm: &Comm, buf: *const u8, count: usize, dt: &Datatyp
             _ => Ok(r),
         })?
     };
+    let _diag = crate::diag::p2p(call, true, comm, dest, tag, count, Some(dt), len);
     match started {
         Err(done) => done.map(|_| ()),
         Ok(mut r) => wait_named(&mut r, call).map(|_| ()),
@@ -1165,6 +1170,7 @@ unsafe fn irecv_typed_named(comm: &Comm, call: &str, buf: *mut u8, count: usize,
 pub unsafe fn recv_typed(comm: &Comm, buf: *mut u8, count: usize, dt: &Datatype, source: i32, tag: i32) -> Result<Status> {
     // SAFETY: forwarded contract; we wait for completion before returning.
     let mut r = unsafe { irecv_typed_named(comm, "MPI_Recv", buf, count, dt, source, tag)? };
+    let _diag = crate::diag::p2p("MPI_Recv", false, comm, source, tag, count, Some(dt), count.saturating_mul(dt.size()));
     wait_named(&mut r, "MPI_Recv")
 }
 

@@ -2,4 +2,5 @@
 pub mod cma;
 pub mod doorbell;
 pub mod shm;
+pub mod status;
 pub mod tcp;

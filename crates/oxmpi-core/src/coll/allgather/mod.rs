@@ -117,6 +117,7 @@ pub unsafe fn allgather(
     recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<()> {
+    let _diag = crate::diag::coll("MPI_Allgather", comm, None, sendcount, Some(sendtype), None)?;
     const CALL: &str = "MPI_Allgather";
     let n = comm.size() as usize;
     let checked = !comm.is_inter()
@@ -227,6 +228,7 @@ pub unsafe fn allgatherv(
     recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<()> {
+    let _diag = crate::diag::coll("MPI_Allgatherv", comm, None, sendcount, Some(sendtype), None)?;
     super::run(schedule_v("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)?, "MPI_Allgatherv")
 }
 

@@ -121,6 +121,7 @@ pub(crate) unsafe fn build_schedule(call: &str, sendbuf: Option<*const u8>, recv
 /// # Safety
 /// The buffers hold `count` elements of `dt` and stay valid until the call returns.
 pub unsafe fn allreduce(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<()> {
+    let _diag = crate::diag::coll("MPI_Allreduce", comm, None, count, Some(dt), Some(op))?;
     if !comm.is_inter() && check_args("MPI_Allreduce", comm, count, dt, op).is_ok() {
         if let Some(k) = super::shm::chunk_elems(count, dt) {
             let forced = super::shm::forced("allreduce", ALGORITHMS)?;

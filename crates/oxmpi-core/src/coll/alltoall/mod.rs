@@ -116,6 +116,7 @@ pub unsafe fn alltoall(
     recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<()> {
+    let _diag = crate::diag::coll("MPI_Alltoall", comm, None, sendcount, Some(sendtype), None)?;
     super::run(schedule("MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)?, "MPI_Alltoall")
 }
 
@@ -242,6 +243,7 @@ pub unsafe fn alltoallv(
     recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<()> {
+    let _diag = crate::diag::coll("MPI_Alltoallv", comm, None, 0, None, None)?;
     super::run(schedule_v("MPI_Alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)?, "MPI_Alltoallv")
 }
 
@@ -316,6 +318,7 @@ pub unsafe fn alltoallw(
     recvtypes: &[Datatype],
     comm: &Comm,
 ) -> Result<()> {
+    let _diag = crate::diag::coll("MPI_Alltoallw", comm, None, 0, None, None)?;
     super::run(schedule_w_args("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm)?, "MPI_Alltoallw")
 }
 

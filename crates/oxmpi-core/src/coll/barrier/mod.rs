@@ -24,6 +24,7 @@ fn schedule(comm: &Comm) -> Result<Builder> {
 
 /// MPI_Barrier.
 pub fn barrier(comm: &Comm) -> Result<()> {
+    let _diag = crate::diag::coll("MPI_Barrier", comm, None, 0, None, None)?;
     if !comm.is_inter() {
         let forced = super::shm::forced("barrier", ALGORITHMS)?;
         if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, true))? {

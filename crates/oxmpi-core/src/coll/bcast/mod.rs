@@ -71,6 +71,7 @@ unsafe fn schedule(call: &str, buf: *mut u8, count: usize, dt: &Datatype, root: 
 /// # Safety
 /// `buf` holds `count` elements of `dt` and is valid for the call.
 pub unsafe fn bcast(buf: *mut u8, count: usize, dt: &Datatype, root: i32, comm: &Comm) -> Result<()> {
+    let _diag = crate::diag::coll("MPI_Bcast", comm, Some(root), count, Some(dt), None)?;
     let checked = !comm.is_inter()
         && super::check_root("MPI_Bcast", comm, root).is_ok()
         && util::check_type("MPI_Bcast", "datatype", dt).is_ok()

@@ -148,6 +148,7 @@ pub unsafe fn gather(
     root: i32,
     comm: &Comm,
 ) -> Result<()> {
+    let _diag = crate::diag::coll("MPI_Gather", comm, Some(root), sendcount, Some(sendtype), None)?;
     super::run(schedule("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)?, "MPI_Gather")
 }
 
@@ -265,6 +266,7 @@ pub unsafe fn gatherv(
     root: i32,
     comm: &Comm,
 ) -> Result<()> {
+    let _diag = crate::diag::coll("MPI_Gatherv", comm, Some(root), sendcount, Some(sendtype), None)?;
     super::run(schedule_v("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm)?, "MPI_Gatherv")
 }
 

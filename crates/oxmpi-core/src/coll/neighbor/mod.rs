@@ -108,6 +108,7 @@ fn regular(n: usize, count: usize) -> (Vec<usize>, Vec<isize>) {
 /// # Safety
 /// Buffers hold the counts given and stay valid until completion.
 pub unsafe fn neighbor_allgather(sendbuf: *const u8, sendcount: usize, sendtype: &Datatype, recvbuf: *mut u8, recvcount: usize, recvtype: &Datatype, comm: &Comm) -> Result<()> {
+    let _diag = crate::diag::coll("MPI_Neighbor_allgather", comm, None, sendcount, Some(sendtype), None)?;
     let n = neighborhood("MPI_Neighbor_allgather", comm)?.sources.len();
     let (c, d) = regular(n, recvcount);
     super::run(allgather_schedule("MPI_Neighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, &c, &d, recvtype, comm)?, "MPI_Neighbor_allgather")
@@ -129,6 +130,7 @@ pub unsafe fn ineighbor_allgather(sendbuf: *const u8, sendcount: usize, sendtype
 /// As [`neighbor_allgather`].
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn neighbor_allgatherv(sendbuf: *const u8, sendcount: usize, sendtype: &Datatype, recvbuf: *mut u8, recvcounts: &[usize], displs: &[isize], recvtype: &Datatype, comm: &Comm) -> Result<()> {
+    let _diag = crate::diag::coll("MPI_Neighbor_allgatherv", comm, None, sendcount, Some(sendtype), None)?;
     super::run(allgather_schedule("MPI_Neighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)?, "MPI_Neighbor_allgatherv")
 }
 
@@ -194,6 +196,7 @@ fn alltoallv_schedule(call: &str, sendbuf: *const u8, sendcounts: &[usize], sdis
 /// # Safety
 /// As [`neighbor_allgather`].
 pub unsafe fn neighbor_alltoall(sendbuf: *const u8, sendcount: usize, sendtype: &Datatype, recvbuf: *mut u8, recvcount: usize, recvtype: &Datatype, comm: &Comm) -> Result<()> {
+    let _diag = crate::diag::coll("MPI_Neighbor_alltoall", comm, None, sendcount, Some(sendtype), None)?;
     let call = "MPI_Neighbor_alltoall";
     let nb = neighborhood(call, comm)?;
     let (sc, sd) = regular(nb.destinations.len(), sendcount);
@@ -219,6 +222,7 @@ pub unsafe fn ineighbor_alltoall(sendbuf: *const u8, sendcount: usize, sendtype:
 /// As [`neighbor_allgather`].
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn neighbor_alltoallv(sendbuf: *const u8, sendcounts: &[usize], sdispls: &[isize], sendtype: &Datatype, recvbuf: *mut u8, recvcounts: &[usize], rdispls: &[isize], recvtype: &Datatype, comm: &Comm) -> Result<()> {
+    let _diag = crate::diag::coll("MPI_Neighbor_alltoallv", comm, None, 0, None, None)?;
     let call = "MPI_Neighbor_alltoallv";
     super::run(alltoallv_schedule(call, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)?, call)
 }
@@ -239,6 +243,7 @@ pub unsafe fn ineighbor_alltoallv(sendbuf: *const u8, sendcounts: &[usize], sdis
 /// As [`neighbor_allgather`].
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn neighbor_alltoallw(sendbuf: *const u8, sendcounts: &[usize], sdispls: &[isize], sendtypes: &[&Datatype], recvbuf: *mut u8, recvcounts: &[usize], rdispls: &[isize], recvtypes: &[&Datatype], comm: &Comm) -> Result<()> {
+    let _diag = crate::diag::coll("MPI_Neighbor_alltoallw", comm, None, 0, None, None)?;
     let call = "MPI_Neighbor_alltoallw";
     super::run(alltoallw_schedule(call, comm, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes)?, call)
 }

@@ -332,6 +332,7 @@ fn schedule(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usi
 /// The buffers hold `count` elements of `dt` (recvbuf: at the root) and stay valid
 /// until the call returns.
 pub unsafe fn reduce(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, root: i32, comm: &Comm) -> Result<()> {
+    let _diag = crate::diag::coll("MPI_Reduce", comm, Some(root), count, Some(dt), Some(op))?;
     const CALL: &str = "MPI_Reduce";
     if !comm.is_inter()
         && check_args(CALL, comm, count, dt, op).is_ok()

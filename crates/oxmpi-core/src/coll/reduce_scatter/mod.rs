@@ -98,6 +98,7 @@ fn schedule(call: &str, env: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8,
 /// `sendbuf` (or `recvbuf` in place) holds `sum(recvcounts)` elements of `dt`,
 /// `recvbuf` at least `recvcounts[rank]`; valid until the call returns.
 pub unsafe fn reduce_scatter(sendbuf: Option<*const u8>, recvbuf: *mut u8, recvcounts: &[usize], dt: &Datatype, op: &Op, comm: &Comm) -> Result<()> {
+    let _diag = crate::diag::coll("MPI_Reduce_scatter", comm, None, 0, Some(dt), Some(op))?;
     const CALL: &str = "MPI_Reduce_scatter";
     super::run(schedule(CALL, "reduce_scatter", sendbuf, recvbuf, recvcounts, dt, op, comm)?, CALL)
 }
@@ -116,6 +117,7 @@ pub unsafe fn ireduce_scatter(sendbuf: Option<*const u8>, recvbuf: *mut u8, recv
 /// `sendbuf` (or `recvbuf` in place) holds `n * recvcount` elements of `dt`,
 /// `recvbuf` at least `recvcount`; valid until the call returns.
 pub unsafe fn reduce_scatter_block(sendbuf: Option<*const u8>, recvbuf: *mut u8, recvcount: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<()> {
+    let _diag = crate::diag::coll("MPI_Reduce_scatter_block", comm, None, recvcount, Some(dt), Some(op))?;
     const CALL: &str = "MPI_Reduce_scatter_block";
     let counts = vec![recvcount; comm.size().max(0) as usize];
     super::run(schedule(CALL, "reduce_scatter_block", sendbuf, recvbuf, &counts, dt, op, comm)?, CALL)

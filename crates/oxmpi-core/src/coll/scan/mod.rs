@@ -56,6 +56,7 @@ fn schedule(call: &str, kind: Kind, sendbuf: Option<*const u8>, recvbuf: *mut u8
 /// # Safety
 /// The buffers hold `count` elements of `dt` and stay valid until the call returns.
 pub unsafe fn scan(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<()> {
+    let _diag = crate::diag::coll("MPI_Scan", comm, None, count, Some(dt), Some(op))?;
     super::run(schedule("MPI_Scan", Kind::Inclusive, sendbuf, recvbuf, count, dt, op, comm)?, "MPI_Scan")
 }
 
@@ -72,6 +73,7 @@ pub unsafe fn iscan(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, 
 /// # Safety
 /// The buffers hold `count` elements of `dt` and stay valid until the call returns.
 pub unsafe fn exscan(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<()> {
+    let _diag = crate::diag::coll("MPI_Exscan", comm, None, count, Some(dt), Some(op))?;
     super::run(schedule("MPI_Exscan", Kind::Exclusive, sendbuf, recvbuf, count, dt, op, comm)?, "MPI_Exscan")
 }
 

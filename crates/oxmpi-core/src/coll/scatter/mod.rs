@@ -94,6 +94,7 @@ pub unsafe fn scatter(
     root: i32,
     comm: &Comm,
 ) -> Result<()> {
+    let _diag = crate::diag::coll("MPI_Scatter", comm, Some(root), recvcount, Some(recvtype), None)?;
     super::run(schedule("MPI_Scatter", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)?, "MPI_Scatter")
 }
 
@@ -189,6 +190,7 @@ pub unsafe fn scatterv(
     root: i32,
     comm: &Comm,
 ) -> Result<()> {
+    let _diag = crate::diag::coll("MPI_Scatterv", comm, Some(root), recvcount, Some(recvtype), None)?;
     super::run(schedule_v("MPI_Scatterv", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm)?, "MPI_Scatterv")
 }
 

@@ -1,0 +1,267 @@
+//! Deadlock detection (issue 14): C programs under tests/c/hang, built with
+//! our `mpicc` and run with our `mpiexec`, whose default `--hang-check abort`
+//! must name the right ranks and calls, within 5 s of the deadlock forming,
+//! and end the job with status 86; and must never report a job that only
+//! computes, sleeps outside MPI, or has a message in flight.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+const EXIT_DEADLOCK: i32 = 86;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().parent().unwrap().to_path_buf()
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace().join("target"))
+}
+
+fn prefix() -> &'static Path {
+    static P: OnceLock<PathBuf> = OnceLock::new();
+    P.get_or_init(|| {
+        let p = target_dir().join("oxmpi-hang-test");
+        let st = Command::new(env!("CARGO"))
+            .args(["run", "-q", "-p", "xtask", "--", "dist", "--debug", "--prefix"])
+            .arg(&p)
+            .current_dir(workspace())
+            .stdout(Stdio::null())
+            .status()
+            .expect("running cargo xtask dist");
+        assert!(st.success(), "cargo xtask dist --debug failed");
+        p
+    })
+}
+
+fn build(name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/hang").join(format!("{name}.c"));
+    let exe = prefix().join("tests/hang").join(name);
+    std::fs::create_dir_all(exe.parent().unwrap()).unwrap();
+    let out = Command::new(prefix().join("bin/mpicc")).args(["-g", "-Wall", "-Werror", "-o"]).arg(&exe).arg(&src).output().unwrap();
+    assert!(out.status.success(), "mpicc {name}.c failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    exe
+}
+
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `name` on `n` ranks with extra mpiexec options, one job at a time,
+/// with a watchdog; `during` runs with the launcher's pid while the job runs.
+fn run_with(n: usize, name: &str, opts: &[&str], args: &[&str], during: impl FnOnce(u32)) -> Run {
+    static ONE: Mutex<()> = Mutex::new(());
+    // One job at a time, and never rebuild a program another test is running.
+    let _turn = ONE.lock().unwrap_or_else(|p| p.into_inner());
+    let exe = build(name);
+    let child = Command::new(prefix().join("bin/mpiexec"))
+        .args(opts)
+        .arg("-n")
+        .arg(n.to_string())
+        .arg(&exe)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let d2 = done.clone();
+    std::thread::spawn(move || {
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(60) {
+            if d2.load(std::sync::atomic::Ordering::Relaxed) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // SAFETY: kill(2) on the launcher we started.
+        unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    });
+    during(pid);
+    let out: Output = child.wait_with_output().unwrap();
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    Run { code: out.status.code(), stdout: String::from_utf8_lossy(&out.stdout).into_owned(), stderr: String::from_utf8_lossy(&out.stderr).into_owned() }
+}
+
+fn run(n: usize, name: &str) -> Run {
+    run_with(n, name, &[], &[], |_| {})
+}
+
+/// The job deadlocked: status 86, the report within 5 s of the ranks going
+/// idle, and a verdict containing every one of `expect`.
+fn deadlock(n: usize, name: &str, expect: &[&str]) -> String {
+    deadlock_with(n, name, &[], &[], expect)
+}
+
+fn deadlock_with(n: usize, name: &str, opts: &[&str], args: &[&str], expect: &[&str]) -> String {
+    let r = run_with(n, name, opts, args, |_| {});
+    assert_eq!(r.code, Some(EXIT_DEADLOCK), "{name} on {n}: expected the deadlock status\n{}", r.stderr);
+    assert!(r.stderr.contains("mpiexec: DEADLOCK"), "{}", r.stderr);
+    let verdict = r.stderr.lines().find(|l| l.starts_with("mpiexec: verdict: ")).unwrap_or_else(|| panic!("no verdict:\n{}", r.stderr));
+    for e in expect {
+        assert!(verdict.contains(e), "{name}: verdict lacks {e:?}:\n{}", r.stderr);
+    }
+    // Every rank line says how long it has been blocked: the deadlock formed
+    // at most that long before the report.
+    let mut blocked = 0;
+    for l in r.stderr.lines().filter(|l| l.contains(": blocked for ")) {
+        let secs: f64 = l.split(": blocked for ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+        assert!(secs < 5.0, "{name}: reported {secs} s after the deadlock formed:\n{}", r.stderr);
+        blocked += 1;
+    }
+    assert!(blocked > 0, "{}", r.stderr);
+    r.stderr
+}
+
+#[test]
+fn recv_recv_cycle_on_2_ranks() {
+    let out = deadlock(2, "recv_cycle", &["wait-for cycle: rank 0 waits in MPI_Recv for rank 1, rank 1 waits in MPI_Recv for rank 0"]);
+    // Arguments as the program wrote them, and where it called from.
+    assert!(out.contains("rank 0: blocked for"), "{out}");
+    assert!(out.contains("MPI_Recv(count=1 MPI_INT, source=1 (world rank 1), tag=7, comm=MPI_COMM_WORLD)"), "{out}");
+    assert!(out.contains("called from main at") && out.contains("recv_cycle.c:10"), "{out}");
+}
+
+#[test]
+fn recv_recv_cycle_on_5_ranks() {
+    deadlock(5, "recv_cycle", &["rank 0 waits in MPI_Recv for rank 1", "rank 3 waits in MPI_Recv for rank 4", "rank 4 waits in MPI_Recv for rank 0"]);
+}
+
+#[test]
+fn seed_4_20_broadcasts_in_opposite_orders() {
+    deadlock(2, "bcast_order", &["collective mismatch on MPI_COMM_WORLD", "rank 0 is in MPI_Bcast #1 (root 0)", "rank 1 is in MPI_Bcast #1 (root 1)"]);
+}
+
+#[test]
+fn seed_4_21_broadcasts_on_three_communicators_form_a_cycle() {
+    deadlock(3, "bcast_cycle", &["wait-for cycle", "rank 0 waits in MPI_Bcast #1 (root 0)", "for rank 1", "rank 1 waits in MPI_Bcast #1", "rank 2 waits in MPI_Bcast #1 (root 1)"]);
+}
+
+#[test]
+fn seed_4_22_broadcast_before_send_against_receive_before_broadcast() {
+    deadlock(2, "bcast_then_send", &["rank 0 waits in MPI_Bcast #1 (root 0) on MPI_COMM_WORLD for rank 1", "rank 1 waits in MPI_Recv for rank 0"]);
+}
+
+#[test]
+fn different_collectives_at_the_same_point() {
+    deadlock(3, "reduce_vs_bcast", &["collective mismatch on MPI_COMM_WORLD", "rank 0 is in MPI_Bcast #1", "rank 1 is in MPI_Reduce #1"]);
+}
+
+#[test]
+fn receive_from_a_rank_that_finished() {
+    deadlock(2, "recv_from_finished", &["rank 1 waits in MPI_Recv for rank 0, but rank 0 is in MPI_Finalize"]);
+}
+
+#[test]
+fn waitall_deadlock_lists_the_pending_requests() {
+    let out = deadlock(2, "waitall", &["rank 0 waits in MPI_Waitall for rank 1", "rank 1 waits in MPI_Waitall for rank 0"]);
+    assert!(out.contains("pending request: receive from rank 1 (tag 1)"), "{out}");
+    assert!(out.contains("pending request: send to world rank 1 (tag 2"), "{out}");
+}
+
+#[test]
+fn seed_4_23_nondeterministic_matching_runs_to_completion() {
+    let r = run(3, "nondeterministic");
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stdout.contains("matched 2 then 0") || r.stdout.contains("matched 0 then 2"), "{}", r.stdout);
+    assert!(!r.stderr.contains("DEADLOCK"), "{}", r.stderr);
+}
+
+#[test]
+fn a_rank_computing_and_sleeping_is_never_reported_and_sigusr1_dumps_the_state() {
+    // Rank 0 computes for 4 s then sleeps for 4 s outside MPI while the others
+    // wait in MPI_Barrier (blocked from the launcher's view all along); a
+    // short --hang-after makes any false positive show at once. Half way, a
+    // SIGUSR1 must print every rank's state and leave the job running.
+    let r = run_with(3, "compute_then_barrier", &["--hang-after", "0.2"], &["8"], |pid| {
+        std::thread::sleep(Duration::from_secs(3));
+        // SAFETY: kill(2) on the launcher we started.
+        unsafe { libc::kill(pid as i32, libc::SIGUSR1) };
+    });
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stdout.contains("all passed the barrier"), "{}", r.stdout);
+    assert!(!r.stderr.contains("DEADLOCK"), "{}", r.stderr);
+    assert!(r.stderr.contains("state of the job's ranks (SIGUSR1)"), "{}", r.stderr);
+    assert!(r.stderr.contains("rank 0: running"), "{}", r.stderr);
+    assert!(r.stderr.contains("rank 1: blocked for") && r.stderr.contains("in MPI_Barrier(comm=MPI_COMM_WORLD)"), "{}", r.stderr);
+}
+
+#[test]
+fn a_long_transfer_in_flight_is_never_reported() {
+    // 256 MiB over TCP between two ranks on this host (the receiver waits in
+    // MPI_Recv while the bytes stream), with a very short --hang-after.
+    let r = run_with(2, "long_transfer", &["--hang-after", "0.05", "-genv", "OXMPI_TRANSPORT", "tcp"], &[], |_| {});
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stdout.contains("received 268435456 bytes"), "{}", r.stdout);
+    assert!(!r.stderr.contains("DEADLOCK"), "{}", r.stderr);
+}
+
+#[test]
+fn report_mode_reports_and_off_mode_stays_silent() {
+    // report: prints the verdict and leaves the job to the user (here, SIGTERM).
+    let r = run_with(2, "recv_cycle", &["--hang-check", "report"], &[], |pid| {
+        std::thread::sleep(Duration::from_secs(4));
+        // SAFETY: kill(2) on the launcher we started.
+        unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    });
+    assert_ne!(r.code, Some(EXIT_DEADLOCK), "{}", r.stderr);
+    assert!(r.stderr.contains("verdict: wait-for cycle"), "{}", r.stderr);
+    let r = run_with(2, "recv_cycle", &["--hang-check", "off"], &[], |pid| {
+        std::thread::sleep(Duration::from_secs(3));
+        // SAFETY: kill(2) on the launcher we started.
+        unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    });
+    assert!(!r.stderr.contains("DEADLOCK"), "{}", r.stderr);
+}
+
+#[test]
+fn seed_4_22_with_small_messages_deadlocks_only_with_synchronizing_collectives() {
+    let r = run_with(2, "bcast_then_send", &[], &["small"], |_| {});
+    assert_eq!(r.code, Some(0), "buffered, example 4.22 completes:\n{}", r.stderr);
+    deadlock_with(2, "bcast_then_send", &["-genv", "OXMPI_SYNC_COLLECTIVES", "1"], &["small"], &["rank 0 waits in MPI_Bcast #1 (root 0) on MPI_COMM_WORLD for rank 1", "rank 1 waits in MPI_Recv for rank 0"]);
+}
+
+/// Checking mode: the mismatch is an MPI_ERR_NOT_SAME error naming the calls.
+fn mismatch(n: usize, what: &str, expect: &[&str]) {
+    let r = run_with(n, "mismatch", &["--check"], &[what], |_| {});
+    assert_ne!(r.code, Some(0), "{what} on {n}: the mismatch went unnoticed\n{}", r.stderr);
+    let line = r.stderr.lines().find(|l| l.contains("(MPI_ERR_NOT_SAME)")).unwrap_or_else(|| panic!("{what} on {n}: no MPI_ERR_NOT_SAME error:\n{}", r.stderr));
+    for e in expect {
+        assert!(line.contains(e), "{what} on {n}: {e:?} missing from\n{line}");
+    }
+}
+
+#[test]
+fn checking_mode_catches_root_op_signature_and_order_mismatches() {
+    let last = |n: usize| if n == 2 { "rank 1".to_string() } else { format!("rank {}", n - 1) };
+    mismatch(2, "root", &["MPI_Bcast: collective #2 on MPI_COMM_WORLD", "different roots", "rank 0 MPI_Bcast(root=0, count=1 MPI_INT)", &format!("{} MPI_Bcast(root=1, count=1 MPI_INT)", last(2))]);
+    mismatch(4, "op", &["different operations", "ranks 0,1,2 MPI_Allreduce(op=MPI_SUM, count=1 MPI_INT)", "rank 3 MPI_Allreduce(op=MPI_MAX, count=1 MPI_INT)"]);
+    mismatch(7, "count", &["different type signatures", "ranks 0,1,2,3,4,5 MPI_Reduce(root=0, op=MPI_SUM, count=1 MPI_INT)", "rank 6 MPI_Reduce(root=0, op=MPI_SUM, count=2 MPI_INT)"]);
+    mismatch(3, "order", &["different collectives", "ranks 0,1 MPI_Bcast(root=0, count=1 MPI_INT)", "rank 2 MPI_Allreduce(op=MPI_SUM, count=1 MPI_INT)"]);
+    // A correct program passes every check.
+    let r = run_with(7, "mismatch", &["--check"], &["ok"], |_| {});
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stdout.contains("done ok"), "{}", r.stdout);
+}
+
+#[test]
+fn checking_mode_reports_objects_never_freed_at_finalize() {
+    let r = run_with(2, "leaks", &["--check"], &[], |_| {});
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    for rank in 0..2 {
+        let line = r.stderr.lines().find(|l| l.starts_with(&format!("oxmpi: rank {rank}: MPI_Finalize (checking mode): objects never freed:"))).unwrap_or_else(|| panic!("no leak report from rank {rank}:\n{}", r.stderr));
+        for e in ["1 request", "1 communicator", "\"my dup\"", "1 datatype", "MPI_COMBINER_VECTOR", "1 group"] {
+            assert!(line.contains(e), "{e:?} missing from {line}");
+        }
+    }
+    let clean = run_with(2, "leaks", &["--check"], &["clean"], |_| {});
+    assert_eq!(clean.code, Some(0), "{}", clean.stderr);
+    assert!(!clean.stderr.contains("never freed"), "{}", clean.stderr);
+    let unchecked = run_with(2, "leaks", &[], &[], |_| {});
+    assert!(!unchecked.stderr.contains("never freed"), "{}", unchecked.stderr);
+}

@@ -1,0 +1,568 @@
+//! Diagnosis: what a rank blocked inside MPI waits for, told to the launcher.
+//!
+//! Our `mpiexec` gives every local rank a slot of a shared status page
+//! (`transport::status`). Nothing is written there while the program runs:
+//! a blocking call only records its arguments in a thread-local [`Call`]
+//! (a few stores, no allocation, no lock; immediate sends that complete at
+//! once skip even that), and the blocking-wait loops carry a [`Watch`] on
+//! their stack whose fast path is one predictable branch on return. Only
+//! when a wait has been idle (asleep, no progress) for `OXMPI_HANG_AFTER`
+//! seconds does the rank publish itself blocked: the call as the user made
+//! it, the world ranks it waits for, the collective and its sequence number,
+//! the caller's location (symbolized from a backtrace, file:line with debug
+//! info), and its per-peer packet counters. Any progress marks it running
+//! again. The launcher declares a deadlock only when every live rank is
+//! published blocked, no slot changed between two looks, and every pair's
+//! counters agree (nothing in flight): a fixed point no rank can leave.
+//!
+//! Text keys of a published slot (one `key=value` per line):
+//! `call` (the MPI function), `args` (its arguments, readable), `waits`
+//! (world ranks, comma separated, or `any`), `coll` (`CONTEXT SEQ NAME ROOT`,
+//! root `-` when none), `comm` (communicator name), `members` (world ranks
+//! of the collective's communicator), `req` (one pending request each),
+//! `at` (the caller).
+
+use std::cell::Cell;
+use std::sync::atomic::Ordering;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use oxmpi_pmi::status as layout;
+
+use crate::comm::{Comm, CommInner, SELF_CONTEXT, WORLD_CONTEXT};
+use crate::datatype::Datatype;
+use crate::runtime::Engine;
+use crate::transport::status::StatusPage;
+
+/// What kind of blocking call a [`Call`] records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A blocking send to one peer (`peer` in the communicator).
+    Send,
+    /// A blocking receive from one peer or any.
+    Recv,
+    /// A probe.
+    Probe,
+    /// A blocking collective.
+    Coll,
+}
+
+/// The arguments of the blocking call in progress on this thread.
+#[derive(Clone, Copy, Debug)]
+pub struct Call {
+    pub name: &'static str,
+    pub kind: Kind,
+    /// The communicator's point-to-point context id.
+    pub ctx: u32,
+    /// Peer or root, as a rank of the communicator (`ANY_SOURCE` = -1).
+    pub peer: i32,
+    /// The same peer as a world rank (-1 = any).
+    pub peer_world: i32,
+    pub tag: i32,
+    pub count: usize,
+    /// Bytes of the message (for derived datatypes, whose name is not kept).
+    pub bytes: usize,
+    pub dtype: Option<&'static str>,
+    /// The collective's sequence number on the communicator (from 1).
+    pub seq: u32,
+    /// Whether `peer` is a root (collectives).
+    pub has_root: bool,
+}
+
+thread_local! {
+    /// The C function the program called (set by the C interface); empty for Rust programs.
+    static API: Cell<&'static str> = const { Cell::new("") };
+    static CALL: Cell<Option<Call>> = const { Cell::new(None) };
+}
+
+/// Records the C name of the call being made (`MPI_Recv`, `MPI_Recv_c`, ...).
+#[inline]
+pub fn set_api(name: &'static str) {
+    API.with(|a| a.set(name));
+}
+
+/// Clears the call record when the blocking call returns.
+pub struct Scope {
+    clear: bool,
+}
+
+impl Drop for Scope {
+    #[inline]
+    fn drop(&mut self) {
+        if self.clear {
+            CALL.with(|c| c.set(None));
+        }
+    }
+}
+
+fn enter(call: Call) -> Scope {
+    CALL.with(|c| c.set(Some(call)));
+    Scope { clear: true }
+}
+
+thread_local! {
+    /// Inside checking mode's own exchange (not numbered, not checked).
+    static IN_CHECK: Cell<bool> = const { Cell::new(false) };
+}
+
+/// `(check, sync)`: `OXMPI_CHECK=1`, `OXMPI_SYNC_COLLECTIVES=1`.
+static MODE: OnceLock<(bool, bool)> = OnceLock::new();
+
+/// Checking mode is on (`OXMPI_CHECK=1`, `mpiexec --check`).
+pub fn checking() -> bool {
+    mode().0
+}
+
+fn mode() -> (bool, bool) {
+    *MODE.get_or_init(|| {
+        let on = |k: &str| std::env::var(k).is_ok_and(|v| !v.is_empty() && v != "0");
+        (on("OXMPI_CHECK"), on("OXMPI_SYNC_COLLECTIVES"))
+    })
+}
+
+fn world_of(comm: &Comm, peer: i32) -> i32 {
+    let group = comm.0.remote_group.as_deref().unwrap_or(&comm.0.group);
+    usize::try_from(peer).ok().and_then(|p| group.get(p)).map_or(-1, |&w| w as i32)
+}
+
+/// A blocking point-to-point call (`peer` in `comm`, `bytes` packed bytes).
+#[inline]
+pub fn p2p(name: &'static str, send: bool, comm: &Comm, peer: i32, tag: i32, count: usize, dt: Option<&Datatype>, bytes: usize) -> Scope {
+    enter(Call {
+        name,
+        kind: if send { Kind::Send } else { Kind::Recv },
+        ctx: comm.0.context,
+        peer,
+        peer_world: world_of(comm, peer),
+        tag,
+        count,
+        bytes,
+        dtype: dt.and_then(|d| d.as_primitive()).map(|p| p.name()),
+        seq: 0,
+        has_root: false,
+    })
+}
+
+/// A blocking probe.
+#[inline]
+pub fn probe(name: &'static str, comm: &Comm, peer: i32, tag: i32) -> Scope {
+    enter(Call { kind: Kind::Probe, ..p2p_call(name, comm, peer, tag) })
+}
+
+fn p2p_call(name: &'static str, comm: &Comm, peer: i32, tag: i32) -> Call {
+    Call { name, kind: Kind::Recv, ctx: comm.0.context, peer, peer_world: world_of(comm, peer), tag, count: 0, bytes: 0, dtype: None, seq: 0, has_root: false }
+}
+
+/// A blocking collective: counts it on `comm` (its sequence number there)
+/// and, in checking mode, compares the call across ranks first.
+#[inline]
+pub fn coll(name: &'static str, comm: &Comm, root: Option<i32>, count: usize, dt: Option<&Datatype>, op: Option<&crate::op::Op>) -> crate::error::Result<Scope> {
+    if IN_CHECK.with(|c| c.get()) {
+        return Ok(Scope { clear: false });
+    }
+    let seq = comm.0.diag_seq.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+    let (check, sync) = mode();
+    let scope = record_coll(name, comm, root, count, dt, seq);
+    if (check || sync) && !comm.is_inter() && comm.size() > 1 {
+        IN_CHECK.with(|c| c.set(true));
+        let cname = comm_name(comm.0.context, Some(comm));
+        let r = crate::coll::check::verify(name, comm, &cname, seq, root, count, dt, op, check);
+        IN_CHECK.with(|c| c.set(false));
+        r?;
+    }
+    Ok(scope)
+}
+
+fn record_coll(name: &'static str, comm: &Comm, root: Option<i32>, count: usize, dt: Option<&Datatype>, seq: u32) -> Scope {
+    enter(Call {
+        name,
+        kind: Kind::Coll,
+        ctx: comm.0.context,
+        peer: root.unwrap_or(-1),
+        peer_world: root.map_or(-1, |r| world_of(comm, r)),
+        tag: 0,
+        count,
+        bytes: 0,
+        dtype: dt.and_then(|d| d.as_primitive()).map(|p| p.name()),
+        seq,
+        has_root: root.is_some(),
+    })
+}
+
+// ----- communicators by context id ------------------------------------------------
+
+/// What a blocked rank needs to know of a communicator: no reference to the
+/// communicator itself (that would change its reference counts).
+struct Known {
+    ctx: u32,
+    name: String,
+    members: Vec<u32>,
+}
+
+static COMMS: Mutex<Vec<Known>> = Mutex::new(Vec::new());
+
+fn known() -> std::sync::MutexGuard<'static, Vec<Known>> {
+    COMMS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Remembers a communicator so a blocked rank can name it and its members.
+pub(crate) fn register(comm: &CommInner) {
+    let mut members: Vec<u32> = comm.group.to_vec();
+    if let Some(r) = &comm.remote_group {
+        members.extend_from_slice(r);
+    }
+    let name = comm.name.lock().map(|n| n.clone()).unwrap_or_default();
+    let mut v = known();
+    v.retain(|k| k.ctx != comm.context);
+    v.push(Known { ctx: comm.context, name, members });
+}
+
+/// The communicator with context `ctx` is gone.
+pub(crate) fn unregister(ctx: u32) {
+    known().retain(|k| k.ctx != ctx);
+}
+
+/// MPI_Comm_set_name.
+pub(crate) fn rename(ctx: u32, name: &str) {
+    if let Some(k) = known().iter_mut().find(|k| k.ctx == ctx) {
+        k.name = name.to_string();
+    }
+}
+
+/// Name and members of the communicator owning context `ctx` (its
+/// point-to-point context, or `ctx - 1` for its collective traffic).
+fn comm_info(ctx: u32) -> (String, Option<Vec<u32>>) {
+    let v = known();
+    let found = |c: u32| v.iter().find(|k| k.ctx == c);
+    let named = |k: &Known, c: u32| -> String {
+        if !k.name.is_empty() {
+            k.name.clone()
+        } else {
+            match c {
+                WORLD_CONTEXT => "MPI_COMM_WORLD".into(),
+                SELF_CONTEXT => "MPI_COMM_SELF".into(),
+                c => format!("communicator #{c}"),
+            }
+        }
+    };
+    if let Some(k) = found(ctx) {
+        return (named(k, ctx), Some(k.members.clone()));
+    }
+    if let Some(k) = ctx.checked_sub(1).and_then(found) {
+        return (format!("{} (collective traffic)", named(k, ctx - 1)), Some(k.members.clone()));
+    }
+    (format!("communicator #{ctx}"), None)
+}
+
+fn comm_name(ctx: u32, _comm: Option<&Comm>) -> String {
+    comm_info(ctx).0
+}
+
+// ----- the status page ------------------------------------------------------------
+
+struct Page {
+    page: StatusPage,
+    after: Duration,
+    multi: bool,
+}
+
+static PAGE: OnceLock<Page> = OnceLock::new();
+
+/// At start-up: maps this rank's status slot if the launcher made one.
+pub(crate) fn init(rank: u32, size: u32, multi: bool) {
+    let Some(page) = StatusPage::from_env(rank, size) else { return };
+    let after = std::env::var(layout::HANG_AFTER_ENV)
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map_or(Duration::from_secs(1), Duration::from_secs_f64);
+    let _ = PAGE.set(Page { page, after, multi });
+}
+
+fn monotonic_ms() -> u64 {
+    (crate::runtime::wtime() * 1000.0) as u64
+}
+
+/// MPI_Finalize, past its last packet: this rank will send nothing more.
+pub(crate) fn finalizing(e: &Engine) {
+    let Some(p) = PAGE.get() else { return };
+    let (sent, recvd) = e.lock().pair_counters();
+    let text = format!("call=MPI_Finalize\nargs=\nwaits=\nat={}\n", caller().unwrap_or_default());
+    p.page.publish(layout::STATE_FINALIZING, monotonic_ms(), &sent, &recvd, &text);
+}
+
+/// Lives on a blocking wait's stack: publishes the rank blocked once the wait
+/// has been idle long enough, and running again when it moves or returns.
+pub(crate) struct Watch {
+    idle_since: Option<Instant>,
+    published: bool,
+    text: Option<String>,
+}
+
+impl Watch {
+    #[inline]
+    pub(crate) fn new() -> Watch {
+        Watch { idle_since: None, published: false, text: None }
+    }
+
+    /// The wait is about to sleep with nothing done (slow path).
+    pub(crate) fn idle(&mut self, e: &Engine) {
+        let Some(p) = PAGE.get() else { return };
+        if self.published {
+            return;
+        }
+        let since = *self.idle_since.get_or_insert_with(Instant::now);
+        if since.elapsed() < p.after {
+            return;
+        }
+        // Counters first, under the lock, then the (slow) text: the counters
+        // are what the launcher compares; they stay valid while we stay idle.
+        let (sent, recvd) = e.lock().pair_counters();
+        let text = self.text.get_or_insert_with(|| describe(e));
+        let since_ms = monotonic_ms().saturating_sub(since.elapsed().as_millis() as u64);
+        let state = if p.multi { layout::STATE_BLOCKED_MT } else { layout::STATE_BLOCKED };
+        p.page.publish(state, since_ms, &sent, &recvd, text);
+        self.published = true;
+    }
+
+    /// The wait made progress: it is not blocked (yet again).
+    #[inline]
+    pub(crate) fn progressed(&mut self) {
+        self.idle_since = None;
+        if self.published {
+            self.unpublish();
+        }
+    }
+
+    #[cold]
+    fn unpublish(&mut self) {
+        self.published = false;
+        if let Some(p) = PAGE.get() {
+            p.page.set_running();
+        }
+    }
+}
+
+impl Drop for Watch {
+    #[inline]
+    fn drop(&mut self) {
+        if self.published {
+            self.unpublish();
+        }
+    }
+}
+
+// ----- the description -------------------------------------------------------------
+
+fn rank_text(peer: i32, world: i32, what: &str) -> String {
+    match peer {
+        -1 => format!("{what}=MPI_ANY_SOURCE"),
+        -3 => format!("{what}=MPI_PROC_NULL"),
+        p => format!("{what}={p} (world rank {world})"),
+    }
+}
+
+fn tag_text(tag: i32) -> String {
+    if tag == crate::matching::ANY_TAG {
+        "MPI_ANY_TAG".into()
+    } else {
+        tag.to_string()
+    }
+}
+
+fn count_text(c: &Call) -> String {
+    match c.dtype {
+        Some(t) => format!("count={} {t}", c.count),
+        None if c.count == c.bytes => format!("{} bytes", c.bytes),
+        None if c.bytes > 0 => format!("count={} (derived datatype, {} bytes)", c.count, c.bytes),
+        None => format!("count={}", c.count),
+    }
+}
+
+/// What this rank is blocked on, as the status page's text.
+fn describe(e: &Engine) -> String {
+    use std::fmt::Write;
+    let call = CALL.with(|c| c.get());
+    let api = API.with(|a| a.get());
+    let me = e.rank();
+    let mut out = String::new();
+    let mut waits: Vec<String> = Vec::new();
+    let pending = e.lock().pending_requests();
+    match call {
+        Some(c) => {
+            let name = if api.is_empty() { c.name } else { api };
+            let (cname, comm) = comm_info(c.ctx);
+            let _ = writeln!(out, "call={name}");
+            match c.kind {
+                Kind::Send | Kind::Recv | Kind::Probe => {
+                    let who = if c.kind == Kind::Send { "dest" } else { "source" };
+                    let mut args = vec![rank_text(c.peer, c.peer_world, who), format!("tag={}", tag_text(c.tag))];
+                    if c.kind != Kind::Probe {
+                        args.insert(0, count_text(&c));
+                    }
+                    args.push(format!("comm={cname}"));
+                    let _ = writeln!(out, "args={}", args.join(", "));
+                    let _ = writeln!(out, "comm={cname}");
+                    if c.peer_world >= 0 {
+                        waits.push(c.peer_world.to_string());
+                    } else if c.peer == -1 {
+                        match &comm {
+                            Some(m) => waits.extend(m.iter().filter(|&&w| w != me).map(|w| w.to_string())),
+                            None => waits.push("any".into()),
+                        }
+                    }
+                }
+                Kind::Coll => {
+                    let mut args = Vec::new();
+                    if c.count > 0 || c.dtype.is_some() {
+                        args.push(count_text(&c));
+                    }
+                    if c.has_root {
+                        args.push(rank_text(c.peer, c.peer_world, "root"));
+                    }
+                    args.push(format!("comm={cname}"));
+                    let _ = writeln!(out, "args={}", args.join(", "));
+                    let _ = writeln!(out, "comm={cname}");
+                    let root = if c.has_root { c.peer.to_string() } else { "-".into() };
+                    let _ = writeln!(out, "coll={} {} {} {}", c.ctx, c.seq, name, root);
+                    if let Some(m) = comm {
+                        let _ = writeln!(out, "members={}", m.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(","));
+                        waits.extend(m.into_iter().filter(|&w| w != me).map(|w| w.to_string()));
+                    }
+                }
+            }
+        }
+        None => {
+            // MPI_Wait & co.: what the pending requests wait for.
+            let name = if api.is_empty() { "MPI_Wait" } else { api };
+            let _ = writeln!(out, "call={name}");
+            let _ = writeln!(out, "args={} pending request(s)", pending.len());
+            for p in &pending {
+                match p.peer_world {
+                    Some(w) => waits.push(w.to_string()),
+                    None => match p.ctx.and_then(|c| comm_info(c).1) {
+                        Some(m) => waits.extend(m.into_iter().filter(|&w| w != me).map(|w| w.to_string())),
+                        None => waits.push("any".into()),
+                    },
+                }
+            }
+        }
+    }
+    for p in pending.iter().take(16) {
+        let cname = p.ctx.map(|c| comm_info(c).0).unwrap_or_default();
+        let _ = writeln!(out, "req={}{}{}", p.what, if cname.is_empty() { "" } else { " on " }, cname);
+    }
+    if pending.len() > 16 {
+        let _ = writeln!(out, "req=... and {} more", pending.len() - 16);
+    }
+    waits.sort();
+    waits.dedup();
+    let _ = writeln!(out, "waits={}", waits.join(","));
+    if let Some(at) = caller() {
+        let _ = writeln!(out, "at={at}");
+    }
+    out
+}
+
+/// One pending request of a blocked rank (from the engine's request table).
+pub(crate) struct Pending {
+    pub what: String,
+    /// The world rank it needs, if one.
+    pub peer_world: Option<u32>,
+    pub ctx: Option<u32>,
+}
+
+/// Where the program called MPI: the first frame past the MPI library's own.
+fn caller() -> Option<String> {
+    let bt = std::backtrace::Backtrace::force_capture().to_string();
+    let frames = parse_backtrace(&bt);
+    // Past the library's frames (and the standard library's, which the
+    // library calls through), the first frame is the program's.
+    let first_lib = frames.iter().position(|(name, _)| is_library_frame(name))?;
+    let (name, at) = frames[first_lib..].iter().find(|(name, _)| !is_library_frame(name) && !is_std_frame(name))?;
+    let name = strip_hash(name);
+    Some(match at {
+        Some(at) => format!("{name} at {at}"),
+        None => name.to_string(),
+    })
+}
+
+fn strip_hash(name: &str) -> &str {
+    match name.rfind("::h") {
+        Some(i) if name.len() - i == 19 => &name[..i],
+        _ => name,
+    }
+}
+
+fn is_std_frame(name: &str) -> bool {
+    ["std::", "core::", "alloc::", "<std::", "<core::", "<alloc::", "__rust"].iter().any(|p| name.starts_with(p))
+}
+
+fn is_library_frame(name: &str) -> bool {
+    name.starts_with("MPI_")
+        || name.starts_with("PMPI_")
+        || name.starts_with("MPIX_")
+        || name.starts_with("mpi_")
+        || name.starts_with("oxmpi_core::")
+        || name.starts_with("oxmpi_capi::")
+        || name.starts_with("mpi::")
+        || name.starts_with("<mpi::")
+        || name.starts_with("<oxmpi_core::")
+        || name.starts_with("oxmpi::")
+        || name.starts_with("<oxmpi::")
+        || name.starts_with("std::backtrace")
+        || name.starts_with("std::thread::local")
+        || name.starts_with("core::ops::function")
+        || name.starts_with("std::panicking")
+        || name.starts_with("std::panic::")
+        || name.starts_with("__rust")
+}
+
+/// `(symbol, Some("file:line"))` per frame of std's backtrace text.
+fn parse_backtrace(bt: &str) -> Vec<(String, Option<String>)> {
+    let mut frames: Vec<(String, Option<String>)> = Vec::new();
+    for line in bt.lines() {
+        let t = line.trim_start();
+        if let Some(rest) = t.strip_prefix("at ") {
+            if let Some(f) = frames.last_mut() {
+                if f.1.is_none() {
+                    // `file:line:col` -> `file:line`
+                    let rest = rest.trim();
+                    let cut = match rest.rsplit_once(':') {
+                        Some((a, b)) if b.chars().all(|c| c.is_ascii_digit()) && a.rsplit_once(':').is_some_and(|(_, l)| l.chars().all(|c| c.is_ascii_digit())) => a,
+                        _ => rest,
+                    };
+                    f.1 = Some(cut.to_string());
+                }
+            }
+        } else if let Some((num, name)) = t.split_once(": ") {
+            if num.chars().all(|c| c.is_ascii_digit()) {
+                frames.push((name.trim().to_string(), None));
+            }
+        }
+    }
+    frames
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_callers_frame() {
+        let bt = "   0: std::backtrace::Backtrace::force_capture\n\
+                  \x20            at /rustc/x/library/std/src/backtrace.rs:312:9\n\
+                  \x20  1: oxmpi_core::diag::caller\n\
+                  \x20  2: PMPI_Recv\n\
+                  \x20            at crates/oxmpi-capi/src/p2p.rs:1302:1\n\
+                  \x20  3: main\n\
+                  \x20            at /tmp/cycle.c:12:5\n\
+                  \x20  4: __libc_start_call_main\n";
+        let f = parse_backtrace(bt);
+        assert_eq!(f.len(), 5);
+        let first = f.iter().position(|(n, _)| is_library_frame(n)).unwrap();
+        let user = f[first..].iter().find(|(n, _)| !is_library_frame(n) && !is_std_frame(n)).unwrap();
+        assert_eq!(*user, ("main".to_string(), Some("/tmp/cycle.c:12".to_string())));
+        assert_eq!(strip_hash("cycle::main::h0123456789abcdef"), "cycle::main");
+    }
+}
