@@ -716,34 +716,7 @@ fn external32(call: &str, datarep: *const c_char) -> R<()> {
     Ok(())
 }
 
-/// Converts packed data of `count` elements of `dt` between native (little
-/// endian) and big-endian order, in place: each basic value is reversed
-/// (complex numbers part by part, pairs value and index apart). external32
-/// here keeps the native sizes of the basic types.
-fn swap_packed(buf: &mut [u8], dt: &Datatype, count: usize) {
-    if cfg!(target_endian = "big") {
-        return;
-    }
-    let mut at = 0;
-    for _ in 0..count {
-        for &(p, k) in dt.signature() {
-            let size = p.size();
-            let parts: [usize; 2] = match p.repr() {
-                Repr::Complex32 | Repr::Complex64 | Repr::Complex80 => [size / 2, size / 2],
-                Repr::Pair { .. } => [size - 4, 4],
-                _ => [size, 0],
-            };
-            for _ in 0..k {
-                let mut o = at;
-                for part in parts.into_iter().filter(|&n| n > 1) {
-                    buf[o..o + part].reverse();
-                    o += part;
-                }
-                at += size;
-            }
-        }
-    }
-}
+use oxmpi_core::datatype::external32::swap_packed;
 
 unsafe fn pack_external_size<C: Count, A: Displ>(datarep: *const c_char, incount: C, h: MPI_Datatype, size: *mut A) -> c_int {
     let call = name::<C>("MPI_Pack_external_size");

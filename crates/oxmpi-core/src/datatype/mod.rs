@@ -20,6 +20,7 @@
 //! bounds is sticky. Children without data and without markers (zero counts)
 //! contribute nothing.
 
+pub mod external32;
 pub mod pack;
 pub mod primitive;
 pub mod sigcheck;

@@ -1,0 +1,374 @@
+//! Two-phase collective I/O (the `_all` and ordered calls).
+//!
+//! The ranks agree on the byte range the whole collective touches and split
+//! it into one contiguous file domain per aggregator (one rank per host by
+//! default, `cb_nodes` otherwise; domains aligned to `striping_unit`, or to
+//! 1 MiB when large). Each aggregator then works through its domain in
+//! windows of `cb_buffer_size` bytes, one round per window:
+//!
+//! - write: every rank sends each aggregator the pieces of its view that fall
+//!   in the aggregator's window (a header of (offset, length) pairs, then the
+//!   data); the aggregator lays them into its window buffer and issues one
+//!   `pwrite` per maximal covered run — one per round when the ranks' data
+//!   tile the window, as a checkpoint's do; holes are never written.
+//! - read: every rank sends the (offset, length) pairs it wants; the
+//!   aggregator reads the span they cover with one `pread` and answers each
+//!   rank with its bytes (short at end of file).
+//!
+//! Message sizes are exchanged with an all-to-all per round, then the pieces
+//! travel point-to-point on the file's private communicator. Errors (an
+//! aggregator's failed `pwrite`) do not break the protocol: every rank learns
+//! the first one at the end.
+
+use crate::error::{ErrorClass, MpiError, Result};
+use crate::pt2pt;
+use crate::request::{Request, Status};
+use crate::SendMode;
+
+use super::{allgather_u64, alltoall_u64, sys, File, Hints, View};
+
+const TAG_DATA: i32 = 7;
+const TAG_REQ: i32 = 8;
+const TAG_REPLY: i32 = 9;
+
+struct Plan {
+    aggs: Vec<i32>,
+    gmin: u64,
+    gmax: u64,
+    per: u64,
+    bsize: u64,
+    rounds: u64,
+}
+
+impl Plan {
+    fn window(&self, agg: usize, round: u64) -> (u64, u64) {
+        let ds = self.gmin + agg as u64 * self.per;
+        let de = (ds + self.per).min(self.gmax);
+        let ws = ds + round * self.bsize;
+        if ws >= de {
+            return (ws, ws);
+        }
+        (ws, (ws + self.bsize).min(de))
+    }
+}
+
+/// My pieces: (file offset, length, stream offset).
+fn my_pieces(view: &View, start: u64, len: u64) -> Vec<(u64, u64, u64)> {
+    let mut v = Vec::new();
+    let mut s = 0;
+    view.pieces(start, len, |o, l| {
+        v.push((o, l, s));
+        s += l;
+    });
+    v
+}
+
+fn plan(f: &File, hints: &Hints, pieces: &[(u64, u64, u64)]) -> Result<Option<Plan>> {
+    let comm = &f.inner().comm;
+    let (lo, hi) = match (pieces.first(), pieces.last()) {
+        (Some(a), Some(b)) => (a.0, b.0 + b.1),
+        _ => (u64::MAX, 0),
+    };
+    let all = allgather_u64(comm, &[lo, hi])?;
+    let gmin = all.chunks(2).map(|c| c[0]).min().unwrap_or(u64::MAX);
+    let gmax = all.chunks(2).map(|c| c[1]).max().unwrap_or(0);
+    if gmin >= gmax {
+        return Ok(None);
+    }
+    let aggs = f.aggregators(hints);
+    let na = aggs.len() as u64;
+    let mut per = (gmax - gmin).div_ceil(na);
+    let align = if hints.striping_unit > 0 {
+        hints.striping_unit
+    } else if per >= 4 << 20 {
+        1 << 20
+    } else {
+        1
+    };
+    per = per.div_ceil(align) * align;
+    let bsize = hints.cb_buffer_size.max(1);
+    Ok(Some(Plan { aggs, gmin, gmax, per, bsize, rounds: per.div_ceil(bsize) }))
+}
+
+/// The segments of `pieces` inside `[ws, we)`: (offset, length, stream offset).
+/// `cur` is where the previous window's search ended (windows only move on).
+fn segments(pieces: &[(u64, u64, u64)], cur: &mut usize, ws: u64, we: u64) -> Vec<(u64, u64, u64)> {
+    let mut out = Vec::new();
+    if ws >= we {
+        return out;
+    }
+    while *cur < pieces.len() && pieces[*cur].0 + pieces[*cur].1 <= ws {
+        *cur += 1;
+    }
+    let mut i = *cur;
+    while i < pieces.len() && pieces[i].0 < we {
+        let (o, l, s) = pieces[i];
+        let a = o.max(ws);
+        let b = (o + l).min(we);
+        if a < b {
+            out.push((a, b - a, s + (a - o)));
+        }
+        if o + l > we {
+            break;
+        }
+        i += 1;
+    }
+    out
+}
+
+fn header(segs: &[(u64, u64, u64)], extra: usize) -> Vec<u8> {
+    let mut m = Vec::with_capacity(8 + 16 * segs.len() + extra);
+    m.extend_from_slice(&(segs.len() as u64).to_le_bytes());
+    for &(o, l, _) in segs {
+        m.extend_from_slice(&o.to_le_bytes());
+        m.extend_from_slice(&l.to_le_bytes());
+    }
+    m
+}
+
+fn parse_header(m: &[u8]) -> Option<(Vec<(u64, u64)>, usize)> {
+    let word = |i: usize| m.get(i * 8..i * 8 + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap()));
+    let n = word(0)? as usize;
+    let mut v = Vec::with_capacity(n.min(m.len() / 16));
+    for k in 0..n {
+        v.push((word(1 + 2 * k)?, word(2 + 2 * k)?));
+    }
+    Some((v, 8 + 16 * n))
+}
+
+fn waitall(reqs: &mut [Request]) -> Result<Vec<Status>> {
+    let mut st = vec![Status::EMPTY; reqs.len()];
+    pt2pt::waitall(reqs, &mut st)?;
+    Ok(st)
+}
+
+/// The first error any rank had (collective), or `Ok`.
+fn agree_errors(f: &File, call: &str, mine: Option<MpiError>) -> Result<()> {
+    let codes = allgather_u64(&f.inner().comm, &[mine.as_ref().map_or(0, |e| e.class.code() as u64)])?;
+    if let Some(e) = mine {
+        return Err(e);
+    }
+    match codes.iter().enumerate().find(|(_, &c)| c != 0) {
+        None => Ok(()),
+        Some((r, &c)) => {
+            let class = ErrorClass::from_code(c as i32).unwrap_or(ErrorClass::Io);
+            Err(MpiError::new(class, format!("{call}: rank {r}, aggregating for `{}`, failed ({})", f.path().display(), class.name())))
+        }
+    }
+}
+
+/// Collective write of the stream bytes `data` starting at stream offset `start`.
+pub(crate) fn write(f: &File, call: &str, view: &View, hints: &Hints, start: u64, data: &[u8]) -> Result<()> {
+    let comm = &f.inner().comm;
+    let n = comm.size() as usize;
+    let me = comm.rank();
+    let pieces = my_pieces(view, start, data.len() as u64);
+    let Some(p) = plan(f, hints, &pieces)? else { return Ok(()) };
+    let my_agg = p.aggs.iter().position(|&a| a == me);
+    let mut cur = vec![0usize; p.aggs.len()];
+    let mut wbuf: Vec<u8> = Vec::new();
+    let mut err: Option<MpiError> = None;
+    for round in 0..p.rounds {
+        // What I send to each aggregator this round.
+        let mut msgs: Vec<(i32, Vec<u8>)> = Vec::new();
+        let mut sizes = vec![0u64; n];
+        for (ai, &agg) in p.aggs.iter().enumerate() {
+            let (ws, we) = p.window(ai, round);
+            let segs = segments(&pieces, &mut cur[ai], ws, we);
+            if segs.is_empty() {
+                continue;
+            }
+            let bytes: u64 = segs.iter().map(|s| s.1).sum();
+            let mut m = header(&segs, bytes as usize);
+            for &(_, l, s) in &segs {
+                m.extend_from_slice(&data[s as usize..(s + l) as usize]);
+            }
+            sizes[agg as usize] = m.len() as u64;
+            msgs.push((agg, m));
+        }
+        let incoming = alltoall_u64(comm, &sizes)?;
+        let mut bufs: Vec<Vec<u8>> = Vec::new();
+        let mut reqs = Vec::new();
+        if my_agg.is_some() {
+            for (src, &sz) in incoming.iter().enumerate() {
+                if sz > 0 {
+                    bufs.push(vec![0u8; sz as usize]);
+                    let b = bufs.last_mut().unwrap();
+                    // SAFETY: `b` is a live Vec of `sz` bytes, kept (in `bufs`,
+                    // whose heap blocks do not move) until the waitall below.
+                    reqs.push(unsafe { pt2pt::irecv(comm, b.as_mut_ptr(), b.len(), src as i32, TAG_DATA)? });
+                }
+            }
+        }
+        for (agg, m) in &msgs {
+            // SAFETY: `m` lives in `msgs` until the waitall below.
+            reqs.push(unsafe { pt2pt::isend(comm, m.as_ptr(), m.len(), *agg, TAG_DATA, SendMode::Standard)? });
+        }
+        waitall(&mut reqs)?;
+        if let Some(ai) = my_agg {
+            if err.is_none() {
+                if let Err(e) = flush_window(f, call, p.window(ai, round), &bufs, &mut wbuf) {
+                    err = Some(e);
+                }
+            }
+        }
+    }
+    agree_errors(f, call, err)
+}
+
+/// Lays the received pieces into the window buffer and writes each covered run.
+fn flush_window(f: &File, call: &str, (ws, we): (u64, u64), bufs: &[Vec<u8>], wbuf: &mut Vec<u8>) -> Result<()> {
+    let mut segs: Vec<(u64, u64, usize, usize)> = Vec::new(); // off, len, which buffer, at
+    for (bi, b) in bufs.iter().enumerate() {
+        let (hdr, mut at) = parse_header(b).ok_or_else(|| MpiError::intern(call, "malformed two-phase message"))?;
+        for (o, l) in hdr {
+            if o < ws || o + l > we || at + l as usize > b.len() {
+                return Err(MpiError::intern(call, "two-phase piece outside its window"));
+            }
+            segs.push((o, l, bi, at));
+            at += l as usize;
+        }
+    }
+    if segs.is_empty() {
+        return Ok(());
+    }
+    segs.sort_unstable_by_key(|s| s.0);
+    if wbuf.len() < (we - ws) as usize {
+        wbuf.resize((we - ws) as usize, 0);
+    }
+    let mut run: Option<(u64, u64)> = None;
+    let mut runs = Vec::new();
+    for &(o, l, bi, at) in &segs {
+        let w = (o - ws) as usize;
+        wbuf[w..w + l as usize].copy_from_slice(&bufs[bi][at..at + l as usize]);
+        run = match run {
+            Some((s, e)) if o <= e => Some((s, e.max(o + l))),
+            Some(r) => {
+                runs.push(r);
+                Some((o, o + l))
+            }
+            None => Some((o, o + l)),
+        };
+    }
+    runs.extend(run);
+    for (s, e) in runs {
+        let w = (s - ws) as usize;
+        f.inner()
+            .file
+            .write_all_at(&wbuf[w..w + (e - s) as usize], s)
+            .map_err(|e| sys::os_error(call, f.path(), "cannot write", &e))?;
+    }
+    Ok(())
+}
+
+use std::os::unix::fs::FileExt;
+
+/// Collective read of stream bytes `[start, start + out.len())`; returns the
+/// bytes there were before end of file.
+pub(crate) fn read(f: &File, call: &str, view: &View, hints: &Hints, start: u64, out: &mut [u8]) -> Result<u64> {
+    let comm = &f.inner().comm;
+    let n = comm.size() as usize;
+    let me = comm.rank();
+    let pieces = my_pieces(view, start, out.len() as u64);
+    let Some(p) = plan(f, hints, &pieces)? else { return Ok(0) };
+    let my_agg = p.aggs.iter().position(|&a| a == me);
+    let mut cur = vec![0usize; p.aggs.len()];
+    let mut wbuf: Vec<u8> = Vec::new();
+    let mut err: Option<MpiError> = None;
+    let mut got_total = 0u64;
+    for round in 0..p.rounds {
+        let mut wants: Vec<(i32, Vec<(u64, u64, u64)>, Vec<u8>, Vec<u8>)> = Vec::new(); // agg, segs, request, reply
+        let mut sizes = vec![0u64; n];
+        for (ai, &agg) in p.aggs.iter().enumerate() {
+            let (ws, we) = p.window(ai, round);
+            let segs = segments(&pieces, &mut cur[ai], ws, we);
+            if segs.is_empty() {
+                continue;
+            }
+            let bytes: u64 = segs.iter().map(|s| s.1).sum();
+            let req = header(&segs, 0);
+            sizes[agg as usize] = req.len() as u64;
+            wants.push((agg, segs, req, vec![0u8; bytes as usize]));
+        }
+        let incoming = alltoall_u64(comm, &sizes)?;
+        let mut mine = Vec::new();
+        for (agg, _, req, reply) in wants.iter_mut() {
+            // SAFETY: `reply` and `req` live in `wants` (heap blocks that do not
+            // move) until the waitall at the end of the round.
+            unsafe {
+                mine.push(pt2pt::irecv(comm, reply.as_mut_ptr(), reply.len(), *agg, TAG_REPLY)?);
+                mine.push(pt2pt::isend(comm, req.as_ptr(), req.len(), *agg, TAG_REQ, SendMode::Standard)?);
+            }
+        }
+        let mut replies: Vec<Vec<u8>> = Vec::new();
+        let mut serve = Vec::new();
+        if let Some(ai) = my_agg {
+            let mut rq = Vec::new();
+            let mut srcs = Vec::new();
+            let mut bufs: Vec<Vec<u8>> = Vec::new();
+            for (src, &sz) in incoming.iter().enumerate() {
+                if sz > 0 {
+                    bufs.push(vec![0u8; sz as usize]);
+                    let b = bufs.last_mut().unwrap();
+                    // SAFETY: `b` lives in `bufs` until the waitall just below.
+                    rq.push(unsafe { pt2pt::irecv(comm, b.as_mut_ptr(), b.len(), src as i32, TAG_REQ)? });
+                    srcs.push(src as i32);
+                }
+            }
+            waitall(&mut rq)?;
+            let (ws, we) = p.window(ai, round);
+            let mut asked = Vec::new();
+            for b in &bufs {
+                let (h, _) = parse_header(b).ok_or_else(|| MpiError::intern(call, "malformed two-phase request"))?;
+                asked.push(h);
+            }
+            let lo = asked.iter().flatten().map(|s| s.0).min().unwrap_or(ws).max(ws);
+            let hi = asked.iter().flatten().map(|s| s.0 + s.1).max().unwrap_or(ws).min(we);
+            let mut valid_end = lo;
+            if hi > lo && err.is_none() {
+                if wbuf.len() < (hi - lo) as usize {
+                    wbuf.resize((hi - lo) as usize, 0);
+                }
+                match f.pread_full(&mut wbuf[..(hi - lo) as usize], lo) {
+                    Ok(g) => valid_end = lo + g as u64,
+                    Err(e) => err = Some(sys::os_error(call, f.path(), "cannot read", &e)),
+                }
+            }
+            for h in &asked {
+                let mut r = Vec::new();
+                for &(o, l) in h {
+                    if o >= valid_end {
+                        break;
+                    }
+                    let e = (o + l).min(valid_end);
+                    r.extend_from_slice(&wbuf[(o - lo) as usize..(e - lo) as usize]);
+                    if e < o + l {
+                        break;
+                    }
+                }
+                replies.push(r);
+            }
+            for (r, &src) in replies.iter().zip(&srcs) {
+                // SAFETY: `r` lives in `replies` until the waitall below.
+                serve.push(unsafe { pt2pt::isend(comm, r.as_ptr(), r.len(), src, TAG_REPLY, SendMode::Standard)? });
+            }
+        }
+        let st = waitall(&mut mine)?;
+        waitall(&mut serve)?;
+        for (k, (_, segs, _, reply)) in wants.iter().enumerate() {
+            let got = st[2 * k].count_bytes;
+            let mut at = 0usize;
+            for &(_, l, s) in segs {
+                if at >= got {
+                    break;
+                }
+                let take = (l as usize).min(got - at);
+                out[s as usize..s as usize + take].copy_from_slice(&reply[at..at + take]);
+                at += take;
+            }
+            got_total += got as u64;
+        }
+    }
+    agree_errors(f, call, err)?;
+    Ok(got_total)
+}
