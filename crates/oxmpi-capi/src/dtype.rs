@@ -9,7 +9,7 @@
 
 use std::ffi::{c_char, c_int, c_void};
 
-use oxmpi_core::datatype::{pack_into, pack_size, unpack_from, Combiner, Datatype, Primitive, Repr};
+use oxmpi_core::datatype::{pack_into, pack_size, unpack_from, Combiner, Datatype, Primitive};
 use oxmpi_core::error::ErrorClass;
 
 use crate::abi::*;

@@ -28,6 +28,7 @@ pub mod dtype;
 pub mod dynamic;
 pub mod env;
 pub mod errors;
+pub mod file;
 pub mod handles;
 pub mod large;
 pub mod misc;
@@ -83,6 +84,9 @@ pub mod types {
     pub type MPI_Grequest_free_function = unsafe extern "C" fn(*mut c_void) -> c_int;
     pub type MPI_Grequest_cancel_function = unsafe extern "C" fn(*mut c_void, c_int) -> c_int;
     pub type MPI_Delete_function = MPI_Comm_delete_attr_function;
+    pub type MPI_Datarep_conversion_function = unsafe extern "C" fn(*mut c_void, MPI_Datatype, c_int, *mut c_void, i64, *mut c_void) -> c_int;
+    pub type MPI_Datarep_conversion_function_c = unsafe extern "C" fn(*mut c_void, MPI_Datatype, MPI_Count, *mut c_void, i64, *mut c_void) -> c_int;
+    pub type MPI_Datarep_extent_function = unsafe extern "C" fn(MPI_Datatype, *mut MPI_Aint, *mut c_void) -> c_int;
 }
 
 /// All `PMPI_x` implementations, for the generated shims.
@@ -92,6 +96,7 @@ pub mod pmpi {
     pub use crate::dtype::*;
     pub use crate::dynamic::*;
     pub use crate::env::*;
+    pub use crate::file::*;
     pub use crate::misc::*;
     pub use crate::p2p::*;
     pub use crate::pcoll::*;

@@ -338,7 +338,7 @@ impl File {
         bcast_u64(&comm, &mut head)?;
         if head[0] != 0 {
             return Err(err.unwrap_or_else(|| {
-                MpiError::new(class_from(head[0]), format!("{call}: rank 0 could not open `{}` ({})", path.display(), class_from(head[0]).name()))
+                MpiError::new(class_from(head[0]), format!("{call}: rank 0 could not open `{}`", path.display()))
             }));
         }
         if me != 0 {
@@ -354,7 +354,7 @@ impl File {
                 let _ = std::fs::remove_file(path);
             }
             return Err(err.unwrap_or_else(|| {
-                MpiError::new(class_from(c), format!("{call}: rank {r} could not open `{}` ({}); the file is closed on every rank", path.display(), class_from(c).name()))
+                MpiError::new(class_from(c), format!("{call}: rank {r} could not open `{}`; the file is closed on every rank", path.display()))
             }));
         }
         let file = first.expect("opened");
