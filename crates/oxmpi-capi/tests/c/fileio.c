@@ -143,7 +143,10 @@ static void grid_views(int use_darray) {
     for (int i = 0; i < lsizes[0]; i++)
         for (int j = 0; j < lsizes[1]; j++) loc[i * lsizes[1] + j] = (starts[0] + i) * 1000.0 + (starts[1] + j);
     MPI_File fh;
-    OK(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+    MPI_Info winfo; OK(MPI_Info_create(&winfo));
+    if (use_darray) OK(MPI_Info_set(winfo, "cb_buffer_size", "4096"));   /* many two-phase rounds */
+    OK(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_CREATE | MPI_MODE_WRONLY, winfo, &fh));
+    OK(MPI_Info_free(&winfo));
     OK(MPI_File_set_view(fh, 0, MPI_DOUBLE, ft, "native", MPI_INFO_NULL));
     MPI_Offset d; MPI_Datatype et, ft2; char rep[MPI_MAX_DATAREP_STRING];
     OK(MPI_File_get_view(fh, &d, &et, &ft2, rep)); CHECK(d == 0 && et == MPI_DOUBLE && strcmp(rep, "native") == 0);

@@ -228,6 +228,10 @@ pub(crate) struct Inner {
     amode: i32,
     /// Comm ranks that aggregate in collective I/O, one per host by default.
     hosts_leaders: Vec<i32>,
+    /// Host index of each comm rank.
+    hosts: Vec<u32>,
+    /// Shared-memory windows of two-phase I/O on this host.
+    win: Mutex<twophase::WinCache>,
     shfp_path: PathBuf,
     shfp: Mutex<Option<std::fs::File>>,
     st: Mutex<St>,
@@ -361,6 +365,7 @@ impl File {
         let mut hints = Hints::default();
         hints.apply(info);
         let hosts_leaders = host_leaders(&comm);
+        let hosts = host_ids(&comm);
         let shfp_path = shfp_name(path, head[2]);
         let mut pos = 0;
         if amode & mode::APPEND != 0 {
@@ -372,6 +377,8 @@ impl File {
             path: path.to_path_buf(),
             amode,
             hosts_leaders,
+            hosts,
+            win: Mutex::new(twophase::WinCache::default()),
             shfp_path,
             shfp: Mutex::new(None),
             st: Mutex::new(St { view: View::bytes(), pos, atomic: false, hints, split: None, closed: false }),
@@ -434,6 +441,7 @@ impl File {
             }
         }
         *self.0.shfp.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *self.0.win.lock().unwrap_or_else(|p| p.into_inner()) = twophase::WinCache::default();
         barrier(&self.0.comm)?;
         res
     }
@@ -943,6 +951,13 @@ fn host_leaders(comm: &Comm) -> Vec<i32> {
         }
     }
     leaders
+}
+
+/// The host index of each rank of `comm`.
+fn host_ids(comm: &Comm) -> Vec<u32> {
+    let Ok(e) = crate::runtime::engine() else { return vec![0; comm.size() as usize] };
+    let hosts = e.host_of();
+    comm.group().iter().map(|&w| hosts.get(w as usize).copied().unwrap_or(0)).collect()
 }
 
 /// The file representation of `count` elements of `dt` at `buf`.

@@ -76,3 +76,82 @@ pub fn preallocate(f: &File, size: u64) -> io::Result<()> {
         Err(io::Error::from_raw_os_error(rc))
     }
 }
+
+/// A shared-memory window of collective I/O: an aggregator's `memfd`, mapped by
+/// the aggregator and by the ranks of its host (through `/proc/PID/fd/FD`), so
+/// that two-phase pieces move with one `memcpy` and no system call.
+pub struct ShmWindow {
+    ptr: *mut u8,
+    len: usize,
+    file: File,
+}
+
+// SAFETY: the mapping is plain shared memory owned by this value; access is
+// coordinated by the two-phase protocol (see `twophase`), not by the type.
+unsafe impl Send for ShmWindow {}
+// SAFETY: as above.
+unsafe impl Sync for ShmWindow {}
+
+impl ShmWindow {
+    /// A new window of `len` bytes (sparse until touched).
+    pub fn create(len: usize) -> io::Result<ShmWindow> {
+        // SAFETY: memfd_create with a NUL-terminated name; no other memory is passed.
+        let fd = unsafe { libc::memfd_create(c"oxmpi-io-window".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is a descriptor we just created and own.
+        let file = unsafe { <File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+        file.set_len(len as u64)?;
+        Self::map(file, len)
+    }
+
+    /// Maps the window `fd` of process `pid` (same host, same user).
+    pub fn open(pid: u32, fd: i32, len: usize) -> io::Result<ShmWindow> {
+        let file = std::fs::OpenOptions::new().read(true).write(true).open(format!("/proc/{pid}/fd/{fd}"))?;
+        if file.metadata()?.len() < len as u64 {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "window shorter than announced"));
+        }
+        Self::map(file, len)
+    }
+
+    fn map(file: File, len: usize) -> io::Result<ShmWindow> {
+        // SAFETY: a fresh shared mapping of `len` bytes of a file at least that long.
+        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, file.as_raw_fd(), 0) };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(ShmWindow { ptr: p.cast(), len, file })
+    }
+
+    pub fn fd(&self) -> i32 {
+        self.file.as_raw_fd()
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes `[off, off + n)` of the window.
+    ///
+    /// # Safety
+    /// No other process or thread writes these bytes while the slice lives
+    /// (the two-phase protocol's rounds guarantee it), and `off + n <= len`.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn slice(&self, off: usize, n: usize) -> &mut [u8] {
+        assert!(off.checked_add(n).is_some_and(|e| e <= self.len), "window access out of bounds");
+        // SAFETY: in bounds (checked); exclusivity is the caller's contract.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(off), n) }
+    }
+}
+
+impl Drop for ShmWindow {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping `map` made.
+        unsafe { libc::munmap(self.ptr.cast(), self.len) };
+    }
+}
