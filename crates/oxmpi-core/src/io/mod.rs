@@ -641,6 +641,7 @@ impl File {
                 .read(true)
                 .write(true)
                 .create(true)
+                .truncate(false)
                 .mode(0o600)
                 .open(&self.0.shfp_path)
                 .map_err(|e| sys::os_error(call, &self.0.shfp_path, "cannot open the shared file pointer's file", &e))?;

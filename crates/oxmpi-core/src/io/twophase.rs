@@ -56,6 +56,14 @@ impl WinCache {
     }
 }
 
+/// (file offset, length, stream offset) of a piece of this rank's access.
+type Seg = (u64, u64, u64);
+/// A parsed message header: (offset, length) pairs, data in the window, header bytes.
+type Header = (Vec<(u64, u64)>, bool, usize);
+/// A read request of one round: aggregator, window start, segments, request
+/// message, reply buffer, whether the data come through the shared window.
+type Want = (i32, u64, Vec<Seg>, Vec<u8>, Vec<u8>, bool);
+
 const TAG_DATA: i32 = 7;
 const TAG_REQ: i32 = 8;
 const TAG_REPLY: i32 = 9;
@@ -194,7 +202,7 @@ fn header(segs: &[(u64, u64, u64)], extra: usize, in_window: bool) -> Vec<u8> {
     m
 }
 
-fn parse_header(m: &[u8]) -> Option<(Vec<(u64, u64)>, bool, usize)> {
+fn parse_header(m: &[u8]) -> Option<Header> {
     let word = |i: usize| m.get(i * 8..i * 8 + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap()));
     let n = word(0)? as usize;
     let in_window = word(1)? != 0;
@@ -242,7 +250,7 @@ pub(crate) fn write(f: &File, call: &str, view: &View, hints: &Hints, start: u64
         // What I send to each aggregator this round (the data go into its
         // window when we share one).
         let mut msgs: Vec<(i32, Vec<u8>)> = Vec::new();
-        let mut fills: Vec<(i32, u64, Vec<(u64, u64, u64)>)> = Vec::new();
+        let mut fills: Vec<(i32, u64, Vec<Seg>)> = Vec::new();
         let mut sizes = vec![0u64; n];
         for (ai, &agg) in p.aggs.iter().enumerate() {
             let (ws, we) = p.window(ai, round);
@@ -380,8 +388,7 @@ pub(crate) fn read(f: &File, call: &str, view: &View, hints: &Hints, start: u64,
     let mut err: Option<MpiError> = None;
     let mut got_total = 0u64;
     for round in 0..p.rounds {
-        // agg, window start, segments, request, reply buffer, through the window?
-        let mut wants: Vec<(i32, u64, Vec<(u64, u64, u64)>, Vec<u8>, Vec<u8>, bool)> = Vec::new();
+        let mut wants: Vec<Want> = Vec::new();
         let mut sizes = vec![0u64; n];
         for (ai, &agg) in p.aggs.iter().enumerate() {
             let (ws, we) = p.window(ai, round);
