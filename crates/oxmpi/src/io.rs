@@ -300,6 +300,35 @@ impl File {
         /// Collective read at the shared pointer in rank order (`MPI_File_read_ordered`).
         read_ordered, try_read_ordered, "MPI_File_read_ordered", Pos::Ordered, true, read);
 
+    fn start_put<'a, B, Sc>(&self, call: &'static str, pos: Pos, coll: bool, scope: Sc, buf: &'a B) -> Result<Request<'a, B, Sc>>
+    where
+        B: 'a + Buffer + ?Sized,
+        Sc: Scope<'a>,
+    {
+        let t = typed_in(buf);
+        // SAFETY: `buf` is borrowed for 'a by the returned request (which its scope
+        // keeps within 'a); the engine reads it before the request completes.
+        unsafe {
+            let raw = self.inner.iaccess(call, pos, coll, Dir::Write, t.ptr, t.count, &t.dt)?;
+            Ok(Request::wrap(raw, buf as *const B, None, call, scope))
+        }
+    }
+
+    fn start_get<'a, B, Sc>(&self, call: &'static str, pos: Pos, coll: bool, scope: Sc, buf: &'a mut B) -> Result<Request<'a, B, Sc>>
+    where
+        B: 'a + BufferMut + ?Sized,
+        Sc: Scope<'a>,
+    {
+        let t = typed_out(buf);
+        let target = if t.dt.is_contiguous() { crate::datatype::recv_target(buf, call).ok() } else { None };
+        // SAFETY: `buf` is borrowed mutably for 'a by the returned request (which its
+        // scope keeps within 'a); the engine writes it before the request completes.
+        unsafe {
+            let raw = self.inner.iaccess(call, pos, coll, Dir::Read, t.ptr, t.count, &t.dt)?;
+            Ok(Request::wrap(raw, buf as *const B, target, call, scope))
+        }
+    }
+
     /// Starts a write at view offset `offset` (`MPI_File_iwrite_at`); `collective`
     /// selects `MPI_File_iwrite_at_all`.
     pub fn immediate_write_at<'a, B, Sc>(&self, scope: Sc, offset: u64, buf: &'a B, collective: bool) -> Request<'a, B, Sc>
@@ -317,13 +346,7 @@ impl File {
         Sc: Scope<'a>,
     {
         let call = if collective { "MPI_File_iwrite_at_all" } else { "MPI_File_iwrite_at" };
-        let t = typed_in(buf);
-        // SAFETY: `buf` is borrowed for 'a by the returned request (which its scope
-        // keeps within 'a); the engine reads it before the request completes.
-        unsafe {
-            let raw = self.inner.iaccess(call, Pos::At(offset), collective, Dir::Write, t.ptr, t.count, &t.dt)?;
-            Ok(Request::wrap(raw, buf as *const B, None, call, scope))
-        }
+        self.start_put(call, Pos::At(offset), collective, scope, buf)
     }
 
     /// Starts a read at view offset `offset` (`MPI_File_iread_at`); `collective`
@@ -343,14 +366,47 @@ impl File {
         Sc: Scope<'a>,
     {
         let call = if collective { "MPI_File_iread_at_all" } else { "MPI_File_iread_at" };
-        let t = typed_out(buf);
-        let target = if t.dt.is_contiguous() { crate::datatype::recv_target(buf, call).ok() } else { None };
-        // SAFETY: `buf` is borrowed mutably for 'a by the returned request (which its
-        // scope keeps within 'a); the engine writes it before the request completes.
-        unsafe {
-            let raw = self.inner.iaccess(call, Pos::At(offset), collective, Dir::Read, t.ptr, t.count, &t.dt)?;
-            Ok(Request::wrap(raw, buf as *const B, target, call, scope))
-        }
+        self.start_get(call, Pos::At(offset), collective, scope, buf)
+    }
+
+    /// Starts a write at the individual file pointer (`MPI_File_iwrite`); `collective`
+    /// selects `MPI_File_iwrite_all`.
+    pub fn try_immediate_write<'a, B, Sc>(&self, scope: Sc, buf: &'a B, collective: bool) -> Result<Request<'a, B, Sc>>
+    where
+        B: 'a + Buffer + ?Sized,
+        Sc: Scope<'a>,
+    {
+        let call = if collective { "MPI_File_iwrite_all" } else { "MPI_File_iwrite" };
+        self.start_put(call, Pos::Individual, collective, scope, buf)
+    }
+
+    /// Starts a read at the individual file pointer (`MPI_File_iread`); `collective`
+    /// selects `MPI_File_iread_all`.
+    pub fn try_immediate_read<'a, B, Sc>(&self, scope: Sc, buf: &'a mut B, collective: bool) -> Result<Request<'a, B, Sc>>
+    where
+        B: 'a + BufferMut + ?Sized,
+        Sc: Scope<'a>,
+    {
+        let call = if collective { "MPI_File_iread_all" } else { "MPI_File_iread" };
+        self.start_get(call, Pos::Individual, collective, scope, buf)
+    }
+
+    /// Starts a write at the shared file pointer (`MPI_File_iwrite_shared`).
+    pub fn try_immediate_write_shared<'a, B, Sc>(&self, scope: Sc, buf: &'a B) -> Result<Request<'a, B, Sc>>
+    where
+        B: 'a + Buffer + ?Sized,
+        Sc: Scope<'a>,
+    {
+        self.start_put("MPI_File_iwrite_shared", Pos::Shared, false, scope, buf)
+    }
+
+    /// Starts a read at the shared file pointer (`MPI_File_iread_shared`).
+    pub fn try_immediate_read_shared<'a, B, Sc>(&self, scope: Sc, buf: &'a mut B) -> Result<Request<'a, B, Sc>>
+    where
+        B: 'a + BufferMut + ?Sized,
+        Sc: Scope<'a>,
+    {
+        self.start_get("MPI_File_iread_shared", Pos::Shared, false, scope, buf)
     }
 }
 

@@ -45,6 +45,18 @@ fn main() {
         assert_eq!(st.count(i32::equivalent_datatype()), 8);
     });
     assert_eq!(back, doubled);
+    // Non-blocking at the individual pointer, collective, then independent.
+    f.try_seek((rank * 8) as i64, Whence::Set).unwrap();
+    oxmpi::request::scope(|scope| {
+        f.try_immediate_write(scope, &mine[..], true).unwrap().wait();
+    });
+    assert_eq!(f.try_position().unwrap(), rank * 8 + 8);
+    f.try_seek((rank * 8) as i64, Whence::Set).unwrap();
+    oxmpi::request::scope(|scope| {
+        let st = f.try_immediate_read(scope, &mut back[..], false).unwrap().wait();
+        assert_eq!(st.count(i32::equivalent_datatype()), 8);
+    });
+    assert_eq!(back, mine);
     // Ordered writes land in rank order at the shared pointer.
     f.try_seek_shared(0, Whence::Set).unwrap();
     let me = vec![rank as i32; rank as usize + 1];
