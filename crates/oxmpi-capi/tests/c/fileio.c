@@ -145,6 +145,7 @@ static void grid_views(int use_darray) {
     MPI_File fh;
     MPI_Info winfo; OK(MPI_Info_create(&winfo));
     if (use_darray) OK(MPI_Info_set(winfo, "cb_buffer_size", "4096"));   /* many two-phase rounds */
+    else { OK(MPI_Info_set(winfo, "oxmpi_cb_window", "disable")); OK(MPI_Info_set(winfo, "cb_nodes", "3")); OK(MPI_Info_set(winfo, "cb_buffer_size", "8192")); }
     OK(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_CREATE | MPI_MODE_WRONLY, winfo, &fh));
     OK(MPI_Info_free(&winfo));
     OK(MPI_File_set_view(fh, 0, MPI_DOUBLE, ft, "native", MPI_INFO_NULL));
@@ -164,8 +165,11 @@ static void grid_views(int use_darray) {
             for (int j = 0; j < NC; j++) CHECK(all[i * NC + j] == i * 1000.0 + j);
         free(all);
     }
-    /* read back collectively through the view, with a small cb buffer (many rounds) */
+    /* read back collectively through the view, with a small cb buffer (many rounds);
+     * the subarray case by messages (no shared-memory windows), both with two aggregators */
     MPI_Info info; OK(MPI_Info_create(&info)); OK(MPI_Info_set(info, "cb_buffer_size", "4096"));
+    if (!use_darray) { OK(MPI_Info_set(info, "oxmpi_cb_window", "disable")); OK(MPI_Info_set(info, "cb_nodes", "2")); }
+    else OK(MPI_Info_set(info, "cb_nodes", "2"));   /* two aggregators' windows on one host */
     OK(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDONLY, info, &fh));
     OK(MPI_File_set_view(fh, 0, MPI_DOUBLE, ft, "native", MPI_INFO_NULL));
     double *back = calloc(n, sizeof(double));

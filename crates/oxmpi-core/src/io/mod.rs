@@ -121,11 +121,14 @@ pub struct Hints {
     /// File domains of aggregators are aligned to this (0: 1 MiB when large).
     pub striping_unit: u64,
     pub striping_factor: Option<u64>,
+    /// `oxmpi_cb_window`: move two-phase pieces between ranks of one host
+    /// through the aggregator's shared-memory window (default) or by messages.
+    pub cb_window: bool,
 }
 
 impl Default for Hints {
     fn default() -> Hints {
-        Hints { cb_buffer_size: 16 << 20, cb_nodes: None, cb_read: CbMode::Automatic, cb_write: CbMode::Automatic, striping_unit: 0, striping_factor: None }
+        Hints { cb_buffer_size: 16 << 20, cb_nodes: None, cb_read: CbMode::Automatic, cb_write: CbMode::Automatic, striping_unit: 0, striping_factor: None, cb_window: true }
     }
 }
 
@@ -141,6 +144,7 @@ impl Hints {
                 "romio_cb_write" => self.cb_write = CbMode::parse(v).unwrap_or(self.cb_write),
                 "striping_unit" => self.striping_unit = num.unwrap_or(self.striping_unit),
                 "striping_factor" => self.striping_factor = num.or(self.striping_factor),
+                "oxmpi_cb_window" => self.cb_window = CbMode::parse(v).map_or(self.cb_window, |m| m != CbMode::Disable),
                 _ => {}
             }
         }
@@ -535,6 +539,7 @@ impl File {
         if let Some(f) = h.striping_factor {
             v.push(("striping_factor".to_string(), f.to_string()));
         }
+        v.push(("oxmpi_cb_window".to_string(), if h.cb_window { "enable" } else { "disable" }.to_string()));
         v
     }
 

@@ -110,9 +110,12 @@ fn plan(f: &File, hints: &Hints, pieces: &[(u64, u64, u64)], wc: &mut WinCache) 
     };
     let aggs = f.aggregators(hints);
     let bsize = hints.cb_buffer_size.max(1);
+    if !hints.cb_window {
+        *wc = WinCache::default();
+    }
     // An aggregator with other ranks on its host offers them a window.
     let host = inner.hosts[me as usize];
-    let shares = inner.hosts.iter().filter(|&&h| h == host).count() > 1;
+    let shares = hints.cb_window && inner.hosts.iter().filter(|&&h| h == host).count() > 1;
     let mut offer = [0u64; 3];
     if aggs.contains(&me) && shares {
         if wc.own.as_ref().is_none_or(|w| w.len() as u64 != bsize) {
@@ -131,7 +134,7 @@ fn plan(f: &File, hints: &Hints, pieces: &[(u64, u64, u64)], wc: &mut WinCache) 
     for &a in &aggs {
         let c = &all[a as usize * 5..a as usize * 5 + 5];
         let key = (c[2], c[3], c[4]);
-        if a == me || key.0 == 0 || inner.hosts[a as usize] != host {
+        if a == me || key.0 == 0 || inner.hosts[a as usize] != host || !hints.cb_window {
             continue;
         }
         if wc.peers.get(&a).is_none_or(|(k, _)| *k != key) {
