@@ -84,6 +84,11 @@ fn main() {
     let ft = oxmpi::datatype::UserDatatype::vector(nr, 2, nc, &f64::equivalent_datatype());
     let local: Vec<f64> = (0..nr * 2).map(|k| ((k / 2) * 1000 + rank as i32 * 2 + k % 2) as f64).collect();
     let f = File::open(&world, &p, Mode::CREATE | Mode::WRONLY);
+    if rank == 0 {
+        // One aggregator per host by default (the multi-host test checks this line).
+        let nodes = f.hints().into_iter().find(|(k, _)| k == "cb_nodes").map(|(_, v)| v).unwrap();
+        println!("api_io: cb_nodes {nodes}");
+    }
     f.set_view::<f64, _>(rank * 16, &ft);
     let st = f.write_all(&local[..]);
     assert_eq!(st.count(f64::equivalent_datatype()), nr * 2);
