@@ -66,6 +66,21 @@ int main(int argc, char **argv) {
     OK(MPI_Errhandler_free(&mine));
     EXPECT(MPI_File_delete(missing, MPI_INFO_NULL), MPI_ERR_NO_SUCH_FILE);
 
+    /* a collective open that fails on some ranks leaves no file behind: rank 0 can
+     * create `sub/half.dat` relative to its working directory, the others cannot */
+    if (size > 1) {
+        char a[700], b[700], sub[720], cwd[1024];
+        CHECK(getcwd(cwd, sizeof cwd) != NULL);
+        snprintf(a, sizeof a, "%s/a", argv[1]); snprintf(b, sizeof b, "%s/b", argv[1]); snprintf(sub, sizeof sub, "%s/sub", a);
+        if (rank == 0) { CHECK(mkdir(a, 0700) == 0 && mkdir(sub, 0700) == 0 && mkdir(b, 0700) == 0); }
+        OK(MPI_Barrier(MPI_COMM_WORLD));
+        CHECK(chdir(rank == 0 ? a : b) == 0);
+        EXPECT(MPI_File_open(MPI_COMM_WORLD, "sub/half.dat", MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh), MPI_ERR_NO_SUCH_FILE);
+        if (rank == 0) { struct stat sb; CHECK(stat("sub/half.dat", &sb) != 0); }
+        CHECK(chdir(cwd) == 0);
+        OK(MPI_Barrier(MPI_COMM_WORLD));
+        if (rank == 0) { CHECK(rmdir(sub) == 0 && rmdir(a) == 0 && rmdir(b) == 0); }
+    }
     /* a full device: MPI_ERR_NO_SPACE */
     if (access("/dev/full", W_OK) == 0) {
         OK(MPI_File_open(MPI_COMM_SELF, "/dev/full", MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
