@@ -81,6 +81,12 @@ int main(int argc, char **argv) {
         OK(MPI_Barrier(MPI_COMM_WORLD));
         if (rank == 0) { CHECK(rmdir(sub) == 0 && rmdir(a) == 0 && rmdir(b) == 0); }
     }
+    /* more opens than there are communicator context ids (each file has its own
+     * communicator): closing gives them back */
+    for (int i = 0; i < 2100; i++) {
+        OK(MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+        OK(MPI_File_close(&fh));
+    }
     /* a full device: MPI_ERR_NO_SPACE */
     if (access("/dev/full", W_OK) == 0) {
         OK(MPI_File_open(MPI_COMM_SELF, "/dev/full", MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
