@@ -13,7 +13,7 @@
 //! - [`errors`]: the one wrapper every function body runs in (panic
 //!   catching, error routing to the communicator's error handler).
 //! - [`env`], [`p2p`], [`dtype`], [`misc`], [`coll`] (collectives), [`comm`]
-//!   (communicators, groups, topologies): the `PMPI_x` implementations.
+//!   (communicators, groups, topologies), [`file`] (MPI-IO): the `PMPI_x` implementations.
 #![allow(non_upper_case_globals, non_camel_case_types, non_snake_case, clippy::missing_safety_doc)]
 
 pub mod abi {
@@ -103,8 +103,8 @@ pub mod pmpi {
     pub use crate::unsupported::*;
 }
 
-/// The `PMPI_x` of the areas oxmpi does not implement (one-sided windows,
-/// MPI-IO): generated from the `unsup` lines of `abi.txt`, each raises
+/// The `PMPI_x` of the areas oxmpi does not implement (those marked `unsup`
+/// in `abi.txt`): generated from the `unsup` lines of `abi.txt`, each raises
 /// MPI_ERR_UNSUPPORTED_OPERATION naming the call, so programs that merely
 /// mention them (test-suite utility libraries) link and run.
 pub mod unsupported {

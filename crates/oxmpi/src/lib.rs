@@ -44,6 +44,7 @@
 //! - [`request`]: non-blocking [`Request`](request::Request)s tied to a
 //!   [`scope`](request::scope), [`WaitGuard`](request::WaitGuard),
 //!   [`CancelGuard`](request::CancelGuard), [`RequestCollection`](request::RequestCollection).
+//! - [`io`]: parallel file I/O (MPI-IO), [`File`](io::File).
 //! - [`datatype`]: [`Equivalence`](datatype::Equivalence), [`Buffer`](datatype::Buffer),
 //!   [`BufferMut`](datatype::BufferMut) and datatype descriptors.
 //! - [`traits`]: `use oxmpi::traits::*;` brings every trait in.
