@@ -94,20 +94,6 @@ pub unsafe extern "C" fn PMPI_Comm_disconnect(comm: *mut MPI_Comm) -> c_int {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_File_c2f(file: MPI_File) -> c_int {
-    if file == MPI_FILE_NULL {
-        MPI_FILE_NULL as c_int
-    } else {
-        -1
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_f2c(_file: c_int) -> MPI_File {
-    MPI_FILE_NULL
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_c2f(win: MPI_Win) -> c_int {
     if win == MPI_WIN_NULL {
         MPI_WIN_NULL as c_int

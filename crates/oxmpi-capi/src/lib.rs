@@ -13,7 +13,7 @@
 //! - [`errors`]: the one wrapper every function body runs in (panic
 //!   catching, error routing to the communicator's error handler).
 //! - [`env`], [`p2p`], [`dtype`], [`misc`], [`coll`] (collectives), [`comm`]
-//!   (communicators, groups, topologies): the `PMPI_x` implementations.
+//!   (communicators, groups, topologies), [`file`] (MPI-IO): the `PMPI_x` implementations.
 #![allow(non_upper_case_globals, non_camel_case_types, non_snake_case, clippy::missing_safety_doc)]
 
 pub mod abi {
@@ -28,6 +28,7 @@ pub mod dtype;
 pub mod dynamic;
 pub mod env;
 pub mod errors;
+pub mod file;
 pub mod handles;
 pub mod large;
 pub mod misc;
@@ -106,6 +107,9 @@ pub mod types {
     pub type MPI_T_event_cb_function = unsafe extern "C" fn(MPI_T_event_instance, MPI_T_event_registration, MPI_T_cb_safety, *mut c_void);
     pub type MPI_T_event_free_cb_function = unsafe extern "C" fn(MPI_T_event_registration, MPI_T_cb_safety, *mut c_void);
     pub type MPI_T_event_dropped_cb_function = unsafe extern "C" fn(MPI_Count, MPI_T_event_registration, c_int, MPI_T_cb_safety, *mut c_void);
+    pub type MPI_Datarep_conversion_function = unsafe extern "C" fn(*mut c_void, MPI_Datatype, c_int, *mut c_void, i64, *mut c_void) -> c_int;
+    pub type MPI_Datarep_conversion_function_c = unsafe extern "C" fn(*mut c_void, MPI_Datatype, MPI_Count, *mut c_void, i64, *mut c_void) -> c_int;
+    pub type MPI_Datarep_extent_function = unsafe extern "C" fn(MPI_Datatype, *mut MPI_Aint, *mut c_void) -> c_int;
 }
 
 /// All `PMPI_x` implementations, for the generated shims.
@@ -115,6 +119,7 @@ pub mod pmpi {
     pub use crate::dtype::*;
     pub use crate::dynamic::*;
     pub use crate::env::*;
+    pub use crate::file::*;
     pub use crate::misc::*;
     pub use crate::mpi4x::*;
     pub use crate::p2p::*;
@@ -122,8 +127,8 @@ pub mod pmpi {
     pub use crate::unsupported::*;
 }
 
-/// The `PMPI_x` of the areas oxmpi does not implement (one-sided windows,
-/// MPI-IO): generated from the `unsup` lines of `abi.txt`, each raises
+/// The `PMPI_x` of the areas oxmpi does not implement (those marked `unsup`
+/// in `abi.txt`): generated from the `unsup` lines of `abi.txt`, each raises
 /// MPI_ERR_UNSUPPORTED_OPERATION naming the call, so programs that merely
 /// mention them (test-suite utility libraries) link and run.
 pub mod unsupported {

@@ -423,3 +423,49 @@ fn mpi41_status_get_status_buffers_groups_f90_value_index_infos_toint_hw_splits(
         assert!(ok(n, "mpi41").contains(&format!("mpi41: all checks passed on {n} ranks")));
     }
 }
+
+/// A fresh directory under target/ for a file test (removed by the test when it passes).
+fn io_dir(name: &str) -> PathBuf {
+    let d = target_dir().join("oxmpi-io-tests").join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn assert_empty(d: &Path) {
+    let left: Vec<_> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "files left behind in {}: {left:?}", d.display());
+}
+
+#[test]
+fn mpi_io_every_access_style_views_external32_shared_pointer_atomic_on_1_2_4_7_ranks() {
+    let exe = build("fileio", &[]);
+    for n in [1, 2, 4, 7] {
+        let d = io_dir(&format!("fileio{n}"));
+        let out = run(n, &exe, &[d.to_str().unwrap()]);
+        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && so.contains(&format!("all checks passed on {n} ranks")), "fileio on {n} ranks\n{so}\n{se}");
+        assert_empty(&d);
+        std::fs::remove_dir(&d).unwrap();
+    }
+}
+
+#[test]
+fn mpi_io_error_classes_and_file_error_handlers() {
+    let exe = build("fileerr", &[]);
+    for n in [1, 3] {
+        let d = io_dir(&format!("fileerr{n}"));
+        let out = run(n, &exe, &[d.to_str().unwrap()]);
+        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && so.contains(&format!("all checks passed on {n} ranks")), "fileerr on {n} ranks\n{so}\n{se}");
+        assert_empty(&d);
+        std::fs::remove_dir(&d).unwrap();
+    }
+    let d = io_dir("fileerr-fatal");
+    let out = run(2, &exe, &[d.to_str().unwrap(), "fatal"]);
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{se}");
+    // Whichever rank reports first ends the job; each names the call and the path.
+    assert!(se.contains(": MPI_File_open: ") && se.contains("no/such/file`") && se.contains("(MPI_ERR_NO_SUCH_FILE)"), "{se}");
+    std::fs::remove_dir_all(&d).unwrap();
+}

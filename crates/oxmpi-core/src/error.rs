@@ -40,6 +40,21 @@ pub enum ErrorClass {
     ProcAborted = 58,
     ValueTooLarge = 59,
     Errhandler = 61,
+    // MPI-IO classes
+    Access = 20,
+    Amode = 21,
+    BadFile = 23,
+    Conversion = 25,
+    DupDatarep = 27,
+    FileExists = 28,
+    FileInUse = 29,
+    File = 30,
+    Io = 35,
+    NoSpace = 41,
+    NoSuchFile = 42,
+    Quota = 44,
+    ReadOnly = 45,
+    UnsupportedDatarep = 54,
 }
 
 impl ErrorClass {
@@ -74,6 +89,20 @@ impl ErrorClass {
         ErrorClass::ProcAborted,
         ErrorClass::ValueTooLarge,
         ErrorClass::Errhandler,
+        ErrorClass::Access,
+        ErrorClass::Amode,
+        ErrorClass::BadFile,
+        ErrorClass::Conversion,
+        ErrorClass::DupDatarep,
+        ErrorClass::FileExists,
+        ErrorClass::FileInUse,
+        ErrorClass::File,
+        ErrorClass::Io,
+        ErrorClass::NoSpace,
+        ErrorClass::NoSuchFile,
+        ErrorClass::Quota,
+        ErrorClass::ReadOnly,
+        ErrorClass::UnsupportedDatarep,
     ];
 
     /// The raw class number (the C `MPI_ERR_*` value).
@@ -118,6 +147,20 @@ impl ErrorClass {
             ErrorClass::ProcAborted => "MPI_ERR_PROC_ABORTED",
             ErrorClass::ValueTooLarge => "MPI_ERR_VALUE_TOO_LARGE",
             ErrorClass::Errhandler => "MPI_ERR_ERRHANDLER",
+            ErrorClass::Access => "MPI_ERR_ACCESS",
+            ErrorClass::Amode => "MPI_ERR_AMODE",
+            ErrorClass::BadFile => "MPI_ERR_BAD_FILE",
+            ErrorClass::Conversion => "MPI_ERR_CONVERSION",
+            ErrorClass::DupDatarep => "MPI_ERR_DUP_DATAREP",
+            ErrorClass::FileExists => "MPI_ERR_FILE_EXISTS",
+            ErrorClass::FileInUse => "MPI_ERR_FILE_IN_USE",
+            ErrorClass::File => "MPI_ERR_FILE",
+            ErrorClass::Io => "MPI_ERR_IO",
+            ErrorClass::NoSpace => "MPI_ERR_NO_SPACE",
+            ErrorClass::NoSuchFile => "MPI_ERR_NO_SUCH_FILE",
+            ErrorClass::Quota => "MPI_ERR_QUOTA",
+            ErrorClass::ReadOnly => "MPI_ERR_READ_ONLY",
+            ErrorClass::UnsupportedDatarep => "MPI_ERR_UNSUPPORTED_DATAREP",
         }
     }
 
@@ -153,6 +196,20 @@ impl ErrorClass {
             ErrorClass::ProcAborted => "operation failed because a peer process aborted",
             ErrorClass::ValueTooLarge => "value too large to store",
             ErrorClass::Errhandler => "invalid error handler",
+            ErrorClass::Access => "permission denied",
+            ErrorClass::Amode => "invalid file access mode",
+            ErrorClass::BadFile => "invalid file name",
+            ErrorClass::Conversion => "data conversion failed",
+            ErrorClass::DupDatarep => "data representation already registered",
+            ErrorClass::FileExists => "file exists",
+            ErrorClass::FileInUse => "file in use",
+            ErrorClass::File => "invalid file handle",
+            ErrorClass::Io => "I/O error",
+            ErrorClass::NoSpace => "no space left on device",
+            ErrorClass::NoSuchFile => "no such file",
+            ErrorClass::Quota => "quota exceeded",
+            ErrorClass::ReadOnly => "read-only file or file system",
+            ErrorClass::UnsupportedDatarep => "unsupported data representation",
         }
     }
 }

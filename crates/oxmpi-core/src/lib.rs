@@ -16,6 +16,7 @@ mod engine;
 pub mod error;
 pub mod group;
 mod hwtopo;
+pub mod io;
 pub mod matching;
 pub mod op;
 pub mod pt2pt;

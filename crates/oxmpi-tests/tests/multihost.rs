@@ -99,3 +99,21 @@ fn a_rank_killed_on_one_host_ends_the_job_everywhere() {
     std::thread::sleep(std::time::Duration::from_millis(200));
     assert!(common::processes_with(&token).is_empty(), "survivors: {:?}", common::processes_with(&token));
 }
+
+#[test]
+fn mpi_io_across_two_hosts_one_aggregator_each() {
+    if !namespaces() {
+        return;
+    }
+    let _turn = common::serial();
+    // The "hosts" share this machine's file system, as nodes share a parallel one.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("oxmpi-mh-io-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (out, _) = run_hosts("oxmpi-h1:2,oxmpi-h2:2", 4, env!("CARGO_BIN_EXE_api_io"), &[dir.to_str().unwrap()], &[]);
+    ok(&out, "api_io on two hosts");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).matches("api_io: rank").count(), 4);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("api_io: cb_nodes 2"), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "files left behind");
+    std::fs::remove_dir(&dir).unwrap();
+}

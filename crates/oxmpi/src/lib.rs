@@ -44,6 +44,7 @@
 //! - [`request`]: non-blocking [`Request`](request::Request)s tied to a
 //!   [`scope`](request::scope), [`WaitGuard`](request::WaitGuard),
 //!   [`CancelGuard`](request::CancelGuard), [`RequestCollection`](request::RequestCollection).
+//! - [`io`]: parallel file I/O (MPI-IO), [`File`](io::File).
 //! - [`datatype`]: [`Equivalence`](datatype::Equivalence), [`Buffer`](datatype::Buffer),
 //!   [`BufferMut`](datatype::BufferMut) and datatype descriptors.
 //! - [`ffi`]: the standard ABI's C types (and with feature `ffi` its constants and
@@ -91,6 +92,7 @@ pub mod datatype;
 pub mod environment;
 pub mod error;
 pub mod ffi;
+pub mod io;
 pub mod point_to_point;
 #[cfg(feature = "ffi")]
 pub mod raw;
