@@ -5,8 +5,8 @@
 //! call (through the communicator's error handler), and no process has a
 //! parent (`MPI_Comm_get_parent` gives `MPI_COMM_NULL`, as the standard says
 //! for a process not started by spawn). `MPI_Comm_disconnect` frees the
-//! communicator. There are no files or windows, so `MPI_File_c2f` /
-//! `MPI_Win_c2f` and their inverses only translate the null handles.
+//! communicator. There are no files, so `MPI_File_c2f` and its inverse only
+//! translate the null handle (windows: `win.rs`).
 
 use std::ffi::{c_char, c_int};
 
@@ -105,18 +105,4 @@ pub unsafe extern "C" fn PMPI_File_c2f(file: MPI_File) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_f2c(_file: c_int) -> MPI_File {
     MPI_FILE_NULL
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_c2f(win: MPI_Win) -> c_int {
-    if win == MPI_WIN_NULL {
-        MPI_WIN_NULL as c_int
-    } else {
-        -1
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_f2c(_win: c_int) -> MPI_Win {
-    MPI_WIN_NULL
 }

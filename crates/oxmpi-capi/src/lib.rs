@@ -13,7 +13,8 @@
 //! - [`errors`]: the one wrapper every function body runs in (panic
 //!   catching, error routing to the communicator's error handler).
 //! - [`env`], [`p2p`], [`dtype`], [`misc`], [`coll`] (collectives), [`comm`]
-//!   (communicators, groups, topologies): the `PMPI_x` implementations.
+//!   (communicators, groups, topologies), [`win`] (one-sided windows): the
+//!   `PMPI_x` implementations.
 #![allow(non_upper_case_globals, non_camel_case_types, non_snake_case, clippy::missing_safety_doc)]
 
 pub mod abi {
@@ -33,6 +34,7 @@ pub mod large;
 pub mod misc;
 pub mod p2p;
 pub mod pcoll;
+pub mod win;
 
 use std::ffi::{c_int, c_void};
 
@@ -96,6 +98,7 @@ pub mod pmpi {
     pub use crate::p2p::*;
     pub use crate::pcoll::*;
     pub use crate::unsupported::*;
+    pub use crate::win::*;
 }
 
 /// The `PMPI_x` of the areas oxmpi does not implement (one-sided windows,

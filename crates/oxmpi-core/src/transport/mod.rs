@@ -3,3 +3,4 @@ pub mod cma;
 pub mod doorbell;
 pub mod shm;
 pub mod tcp;
+pub mod winmem;
