@@ -388,3 +388,22 @@ fn one_sided_every_flavor_operation_and_synchronization() {
         assert!(ok(n, "rma").contains(&format!("all checks passed on {n} ranks")));
     }
 }
+
+#[test]
+fn one_sided_passive_target_progresses_while_the_target_computes_outside_mpi() {
+    for n in [2, 4] {
+        assert!(ok(n, "rma_passive").contains(&format!("passive target progressed on {n} ranks")));
+    }
+}
+
+#[test]
+fn one_sided_errors_have_their_classes_and_fatal_names_the_call() {
+    for n in [1, 2, 3] {
+        assert!(ok(n, "rma_errors").contains(&format!("all checks passed on {n} ranks")));
+    }
+    let exe = build("rma_errors", &[]);
+    let out = run(2, &exe, &["fatal"]);
+    let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!out.status.success() && !so.contains("not reached"), "{so}{se}");
+    assert!(se.contains("MPI_Put") && se.contains("outside target rank") && se.contains("(MPI_ERR_RMA_RANGE)"), "{se}");
+}
