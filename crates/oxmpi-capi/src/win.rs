@@ -200,7 +200,7 @@ unsafe fn make(call: &str, c: MPI_Comm, flavor: Flavor, base: usize, size: i64, 
         disp_attr: Box::new(w.disp_unit() as c_int),
         flavor_attr: Box::new(flavor_code(flavor)),
         model_attr: Box::new(MPI_WIN_UNIFIED),
-        win: Arc::new(w),
+        win: w,
         errh: MPI_ERRORS_ARE_FATAL,
         errh_fn: None,
         info: kv,
@@ -234,6 +234,7 @@ unsafe fn win_create<D: Disp>(call: &'static str, base: *mut c_void, size: MPI_A
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 unsafe fn win_allocate<D: Disp>(call: &'static str, flavor: Flavor, size: MPI_Aint, disp_unit: D, info: MPI_Info, c: MPI_Comm, baseptr: *mut c_void, w: *mut MPI_Win) -> c_int {
     ffi(call, c, || {
         // SAFETY: OUT arguments of the C caller: NULL (rejected) or writable and unaliased.
@@ -525,10 +526,9 @@ pub unsafe extern "C" fn PMPI_Win_create_errhandler(f: Option<MPI_Win_errhandler
         let f = f.ok_or_else(|| bad(ErrorClass::Arg, CALL, "win_errhandler_fn", "is NULL"))?;
         // SAFETY: OUT argument of the C caller: NULL (rejected) or writable and unaliased.
         let o = unsafe { out(CALL, "errhandler", eh)? };
-        // SAFETY: both are `void (*)(handle *, int *, ...)` in C with pointer-sized handles;
-        // the table stores the communicator form, called with a window handle's address.
-        let func: MPI_Comm_errhandler_function = unsafe { std::mem::transmute::<MPI_Win_errhandler_function, MPI_Comm_errhandler_function>(f) };
-        *o = state().errhandlers.insert(ErrhandlerEntry { func, refs: 1 });
+        // Both C types are `void (*)(handle *, int *, ...)` with pointer-sized handles:
+        // the table's communicator form is called with a window handle's address.
+        *o = state().errhandlers.insert(ErrhandlerEntry { func: f, refs: 1 });
         Ok(())
     })
 }
@@ -610,7 +610,7 @@ fn side<C: Count>(call: &str, buf: *const c_void, count: C, h: MPI_Datatype, cna
 
 /// A target displacement (checked against the window by the engine).
 fn disp_arg(_call: &str, d: MPI_Aint) -> R<isize> {
-    Ok(d as isize)
+    Ok(d)
 }
 
 /// Hands out an already complete request (the operation finished in the call).
@@ -751,7 +751,7 @@ pub unsafe extern "C" fn PMPI_Fetch_and_op(origin: *const c_void, result: *mut c
             check_buf(CALL, "origin_addr", origin, 1, &d)?;
         }
         // SAFETY: MPI's contract: one element of `datatype` at origin (unless MPI_NO_OP) and result.
-        unsafe { wn.accumulate(CALL, origin.cast(), if noop { 0 } else { 1 }, &d, Some((result.cast(), 1, &d)), rank, disp as isize, 1, &d, &op)? };
+        unsafe { wn.accumulate(CALL, origin.cast(), if noop { 0 } else { 1 }, &d, Some((result.cast(), 1, &d)), rank, disp, 1, &d, &op)? };
         Ok(())
     })
 }
@@ -766,7 +766,7 @@ pub unsafe extern "C" fn PMPI_Compare_and_swap(origin: *const c_void, compare: *
         check_buf(CALL, "compare_addr", compare, 1, &d)?;
         check_buf(CALL, "result_addr", result, 1, &d)?;
         // SAFETY: MPI's contract: one element of `datatype` at each buffer.
-        unsafe { wn.compare_and_swap(CALL, origin.cast(), compare.cast(), result.cast(), &d, rank, disp as isize)? };
+        unsafe { wn.compare_and_swap(CALL, origin.cast(), compare.cast(), result.cast(), &d, rank, disp)? };
         Ok(())
     })
 }

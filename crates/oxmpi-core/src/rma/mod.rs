@@ -16,14 +16,18 @@
 //! Active target: fence is a barrier on the window's communicator; post/start/
 //! complete/wait are zero-byte messages on it. The epoch rules live in [`epoch`].
 //!
-//! Targets on other hosts (TCP peers) are not reachable yet: operations to them
-//! raise MPI_ERR_UNSUPPORTED_OPERATION naming the call (window creation, fences and
-//! PSCW work across hosts; locks and operations need the target's host).
+//! Targets on other hosts (TCP peers): every operation, lock and unlock is an
+//! active message on a second private communicator, applied by the target's
+//! progress engine (after every progress step of any MPI call there, see [`am`]),
+//! and answered; the origin waits for the answer, so operations complete in the
+//! call there too. Passive target across hosts therefore needs the target to
+//! enter MPI now and then (on one host it never does).
 
+mod am;
 pub mod epoch;
 
 use std::sync::atomic::Ordering;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::comm::Comm;
@@ -35,6 +39,8 @@ use crate::transport::winmem::{full_fence, Reach, Segment};
 use crate::{coll, pt2pt, runtime, SendMode};
 pub use epoch::LockKind;
 use epoch::Epochs;
+
+pub(crate) use am::{serve_all, AM_ACTIVE};
 
 /// How the window's memory came to be (`MPI_WIN_CREATE_FLAVOR`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,6 +69,17 @@ const PAGE: usize = 4096;
 
 fn align_up(x: usize, a: usize) -> usize {
     x.div_ceil(a) * a
+}
+
+/// A checked target: its rank, how it is reached, the byte runs to access.
+type Target = (usize, Tgt, Vec<(usize, usize)>);
+
+/// How an operation reaches its target.
+enum Tgt {
+    /// This host: the origin copies.
+    Local(Reach),
+    /// Another host: an active message.
+    Remote,
 }
 
 #[derive(Clone, Debug)]
@@ -94,6 +111,8 @@ pub struct Window {
     seg: Segment,
     my_local: usize,
     state: Mutex<State>,
+    /// Active messages to and from ranks on other hosts (`None` on one host).
+    am: Option<am::Am>,
 }
 
 fn rma_err(class: ErrorClass, call: &str, why: impl std::fmt::Display) -> MpiError {
@@ -177,7 +196,7 @@ impl Window {
     /// # Safety
     /// For `Create`, `base .. base + size` is memory of this process that stays valid
     /// until the window is freed (the MPI contract of `MPI_Win_create`).
-    pub unsafe fn new(comm: &Comm, flavor: Flavor, base: usize, size: usize, disp_unit: usize, noncontig: bool, call: &str) -> Result<Window> {
+    pub unsafe fn new(comm: &Comm, flavor: Flavor, base: usize, size: usize, disp_unit: usize, noncontig: bool, call: &str) -> Result<Arc<Window>> {
         if comm.is_inter() {
             return Err(MpiError::arg(ErrorClass::Comm, call, "comm", "is an intercommunicator; windows need an intracommunicator"));
         }
@@ -245,7 +264,14 @@ impl Window {
             peers.push(Peer { local, size: rsize, disp_unit: rdu.max(1), reach });
         }
         let my_base = if with_data { seg.addr() + data_off[my_local] } else { base };
-        Ok(Window { comm: wcomm, flavor, base: my_base, size, disp_unit, peers, seg, my_local, state: Mutex::new(State::default()) })
+        // Every rank sees the same hosts, so all take part in this dup or none.
+        let multi_host = (0..n).any(|r| host(r) != host(0));
+        let am = if multi_host { Some(am::Am::new(&wcomm)?) } else { None };
+        let w = Arc::new(Window { comm: wcomm, flavor, base: my_base, size, disp_unit, peers, seg, my_local, state: Mutex::new(State::default()), am });
+        if w.am.is_some() {
+            am::register(&w);
+        }
+        Ok(w)
     }
 
     fn st(&self) -> std::sync::MutexGuard<'_, State> {
@@ -317,27 +343,33 @@ impl Window {
 
     /// The target's reach and the byte runs (window offsets) `count` elements of
     /// `dt` at displacement `disp` cover, after the epoch, rank and range checks.
-    fn target(&self, call: &str, rank: i32, disp: isize, count: usize, dt: &Datatype) -> Result<Option<(usize, Reach, Vec<(usize, usize)>)>> {
+    fn target(&self, call: &str, rank: i32, disp: isize, count: usize, dt: &Datatype) -> Result<Option<Target>> {
         if rank == PROC_NULL {
             return Ok(None);
         }
         let r = self.check_rank(call, rank)?;
         self.st().epochs.check_access(call, rank)?;
         let p = &self.peers[r];
-        let reach = p.reach.ok_or_else(|| {
-            MpiError::unsupported(call, format!("target rank {rank} is on another host: one-sided operations between hosts"))
-        })?;
+        let reach = match p.reach {
+            Some(x) => Tgt::Local(x),
+            None => Tgt::Remote,
+        };
         let start = if self.flavor == Flavor::Dynamic { disp as i128 } else { disp as i128 * p.disp_unit as i128 };
         if self.flavor != Flavor::Dynamic && disp < 0 {
             return Err(MpiError::arg(ErrorClass::Disp, call, "target_disp", format!("{disp} is negative")));
         }
         let rs = runs(dt, count, start);
-        let regions = if self.flavor == Flavor::Dynamic { self.regions_of(p.local.expect("reachable targets are local")) } else { Vec::new() };
+        // Dynamic windows on another host: the target checks its regions itself.
+        let regions = match (self.flavor, p.local) {
+            (Flavor::Dynamic, Some(l)) => Some(self.regions_of(l)),
+            (Flavor::Dynamic, None) => None,
+            _ => Some(Vec::new()),
+        };
         let mut out = Vec::with_capacity(rs.len());
         for (o, l) in rs {
             let end = o + l as i128;
             let ok = if self.flavor == Flavor::Dynamic {
-                regions.iter().any(|&(b, len)| o >= b as i128 && end <= b as i128 + len as i128)
+                o >= 0 && regions.as_ref().is_none_or(|rg| rg.iter().any(|&(b, len)| o >= b as i128 && end <= b as i128 + len as i128))
             } else {
                 o >= 0 && end <= p.size as i128
             };
@@ -412,8 +444,13 @@ impl Window {
     /// `origin` holds `ocount` elements of `odt`.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn put(&self, call: &str, origin: *const u8, ocount: usize, odt: &Datatype, rank: i32, disp: isize, tcount: usize, tdt: &Datatype) -> Result<()> {
-        let Some((_, reach, rs)) = self.target(call, rank, disp, tcount, tdt)? else { return Ok(()) };
+        let Some((r, tgt, rs)) = self.target(call, rank, disp, tcount, tdt)? else { return Ok(()) };
         Self::check_sig(call, odt, ocount, tdt, tcount, "target")?;
+        let Tgt::Local(reach) = tgt else {
+            // SAFETY: forwarded contract.
+            let data = unsafe { Self::pack(origin, ocount, odt) };
+            return self.am_put(call, r, &rs, &data);
+        };
         if rs.len() == 1 && odt.is_contiguous() {
             // SAFETY: `origin` holds ocount elements of a contiguous type: size*count bytes from its true lb.
             let data = unsafe { std::slice::from_raw_parts(origin.wrapping_offset(odt.true_lb()), rs[0].1) };
@@ -430,8 +467,14 @@ impl Window {
     /// `origin` is writable for `ocount` elements of `odt`.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn get(&self, call: &str, origin: *mut u8, ocount: usize, odt: &Datatype, rank: i32, disp: isize, tcount: usize, tdt: &Datatype) -> Result<()> {
-        let Some((_, reach, rs)) = self.target(call, rank, disp, tcount, tdt)? else { return Ok(()) };
+        let Some((r, tgt, rs)) = self.target(call, rank, disp, tcount, tdt)? else { return Ok(()) };
         Self::check_sig(call, odt, ocount, tdt, tcount, "target")?;
+        let Tgt::Local(reach) = tgt else {
+            let data = self.am_get(call, r, &rs, tdt.size() * tcount)?;
+            // SAFETY: forwarded contract.
+            unsafe { odt.unpack(&data, origin, ocount) };
+            return Ok(());
+        };
         if rs.len() == 1 && odt.is_contiguous() {
             // SAFETY: `origin` is writable for ocount elements of a contiguous type.
             let out = unsafe { std::slice::from_raw_parts_mut(origin.wrapping_offset(odt.true_lb()), rs[0].1) };
@@ -503,7 +546,7 @@ impl Window {
         if let Some((_, rcount, rdt)) = result {
             Self::check_sig(call, rdt, rcount, tdt, tcount, "target").map_err(|e| MpiError::new(e.class, e.message.replace("origin datatype", "result datatype")))?;
         }
-        let Some((r, reach, rs)) = self.target(call, rank, disp, tcount, tdt)? else { return Ok(()) };
+        let Some((r, tgt, rs)) = self.target(call, rank, disp, tcount, tdt)? else { return Ok(()) };
         if !noop {
             Self::check_sig(call, odt, ocount, tdt, tcount, "target")?;
         }
@@ -511,6 +554,14 @@ impl Window {
         let nelem = if bt.size() == 0 { 0 } else { bytes / bt.size() };
         // SAFETY: forwarded contract (origin holds ocount elements of odt).
         let src = if noop { Vec::new() } else { unsafe { Self::pack(origin, ocount, odt) } };
+        let Tgt::Local(reach) = tgt else {
+            let old = self.am_acc(call, r, &rs, op, &bt, &src, result.is_some(), bytes)?;
+            if let Some((rbuf, rcount, rdt)) = result {
+                // SAFETY: the caller's contract: `rbuf` is writable for rcount elements of rdt.
+                unsafe { rdt.unpack(&old, rbuf, rcount) };
+            }
+            return Ok(());
+        };
         let mut cur = vec![0u8; bytes];
         self.with_acc_lock(r, || {
             if result.is_some() || !matches!(op.as_predefined(), Some(PredefinedOp::Replace | PredefinedOp::NoOp)) {
@@ -542,10 +593,15 @@ impl Window {
         if !matches!(prim.class(), TypeClass::CInteger | TypeClass::FortranInteger | TypeClass::Logical | TypeClass::Byte) {
             return Err(MpiError::arg(ErrorClass::Type, call, "datatype", format!("{} is not an integer, logical or byte type", prim.name())));
         }
-        let Some((r, reach, rs)) = self.target(call, rank, disp, 1, dt)? else { return Ok(()) };
+        let Some((r, tgt, rs)) = self.target(call, rank, disp, 1, dt)? else { return Ok(()) };
         let n = dt.size();
         // SAFETY: the caller's contract: one element each.
         let (new, cmp, res) = unsafe { (std::slice::from_raw_parts(origin, n), std::slice::from_raw_parts(compare, n), std::slice::from_raw_parts_mut(result, n)) };
+        let Tgt::Local(reach) = tgt else {
+            let old = self.am_cas(call, r, &rs, new, cmp)?;
+            res.copy_from_slice(&old);
+            return Ok(());
+        };
         let mut cur = vec![0u8; n];
         self.with_acc_lock(r, || {
             Self::read_runs(call, &reach, &rs, &mut cur)?;
@@ -625,8 +681,12 @@ impl Window {
             return Ok(());
         }
         let Some(local) = self.peers[r].local else {
-            self.st().epochs.unlock(rank)?;
-            return Err(MpiError::unsupported(C, format!("target rank {rank} is on another host: one-sided locks between hosts")));
+            if let Err(e) = self.am_lock(C, r, kind) {
+                self.st().epochs.unlock(rank)?;
+                return Err(e);
+            }
+            self.st().held.push((rank, kind));
+            return Ok(());
         };
         let w = self.ctl(local, CTL_LOCK);
         acquire(|| lock_kind_spin(w, kind))?;
@@ -634,11 +694,15 @@ impl Window {
         Ok(())
     }
 
-    fn release(&self, rank: i32) {
-        let mut st = self.st();
-        if let Some(i) = st.held.iter().position(|&(r, _)| r == rank) {
-            let (r, kind) = st.held.remove(i);
-            let local = self.peers[r as usize].local.expect("held locks are local");
+    fn release(&self, rank: i32) -> Result<()> {
+        let held = {
+            let mut st = self.st();
+            st.held.iter().position(|&(r, _)| r == rank).map(|i| st.held.remove(i))
+        };
+        if let Some((r, kind)) = held {
+            let Some(local) = self.peers[r as usize].local else {
+                return self.am_unlock("MPI_Win_unlock", r as usize, kind);
+            };
             let w = self.ctl(local, CTL_LOCK);
             full_fence();
             match kind {
@@ -646,6 +710,7 @@ impl Window {
                 LockKind::Exclusive => w.fetch_and(!WRITER, Ordering::Release),
             };
         }
+        Ok(())
     }
 
     /// `MPI_Win_unlock`.
@@ -655,8 +720,7 @@ impl Window {
         }
         self.check_rank("MPI_Win_unlock", rank)?;
         self.st().epochs.unlock(rank)?;
-        self.release(rank);
-        Ok(())
+        self.release(rank)
     }
 
     /// `MPI_Win_lock_all`: a shared lock on every target on this host.
@@ -666,11 +730,14 @@ impl Window {
             return Ok(());
         }
         for (r, p) in self.peers.iter().enumerate() {
-            if let Some(local) = p.local {
-                let w = self.ctl(local, CTL_LOCK);
-                acquire(|| lock_kind_spin(w, LockKind::Shared))?;
-                self.st().held.push((r as i32, LockKind::Shared));
+            match p.local {
+                Some(local) => {
+                    let w = self.ctl(local, CTL_LOCK);
+                    acquire(|| lock_kind_spin(w, LockKind::Shared))?;
+                }
+                None => self.am_lock("MPI_Win_lock_all", r, LockKind::Shared)?,
             }
+            self.st().held.push((r as i32, LockKind::Shared));
         }
         Ok(())
     }
@@ -680,7 +747,7 @@ impl Window {
         self.st().epochs.unlock_all()?;
         let held: Vec<i32> = self.st().held.iter().map(|&(r, _)| r).collect();
         for r in held {
-            self.release(r);
+            self.release(r)?;
         }
         Ok(())
     }
@@ -751,6 +818,9 @@ impl Window {
         self.st().epochs.check_free()?;
         full_fence();
         coll::barrier::barrier(&self.comm)?;
+        if self.am.is_some() {
+            am::unregister(self);
+        }
         Ok(())
     }
 
