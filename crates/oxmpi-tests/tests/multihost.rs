@@ -99,3 +99,19 @@ fn a_rank_killed_on_one_host_ends_the_job_everywhere() {
     std::thread::sleep(std::time::Duration::from_millis(200));
     assert!(common::processes_with(&token).is_empty(), "survivors: {:?}", common::processes_with(&token));
 }
+
+#[test]
+fn one_sided_operations_between_hosts() {
+    if !namespaces() {
+        return;
+    }
+    let _turn = common::serial();
+    let rma = env!("CARGO_BIN_EXE_api_rma");
+    for (hosts, n) in [("oxmpi-h1:1,oxmpi-h2:1", 2), ("oxmpi-h1:2,oxmpi-h2:2", 4), ("oxmpi-h1:1,oxmpi-h2:1,oxmpi-h3:1", 3)] {
+        let (out, _) = run_hosts(hosts, n, rma, &["multihost"], &[]);
+        ok(&out, hosts);
+        for r in 0..n {
+            assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("api_rma: rank {r} of {n} ok")));
+        }
+    }
+}

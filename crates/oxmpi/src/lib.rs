@@ -46,6 +46,8 @@
 //!   [`CancelGuard`](request::CancelGuard), [`RequestCollection`](request::RequestCollection).
 //! - [`datatype`]: [`Equivalence`](datatype::Equivalence), [`Buffer`](datatype::Buffer),
 //!   [`BufferMut`](datatype::BufferMut) and datatype descriptors.
+//! - [`window`]: one-sided communication: [`Window`](window::Window)s with scoped
+//!   fence and lock epochs, typed put/get/accumulate/fetch_and_op/compare_and_swap.
 //! - [`traits`]: `use oxmpi::traits::*;` brings every trait in.
 //! - [`error`]: [`Error`], [`ErrorClass`], and the error policy below.
 //!
@@ -92,6 +94,7 @@ pub mod point_to_point;
 pub mod request;
 pub mod topology;
 pub mod traits;
+pub mod window;
 
 pub use environment::{
     initialize, initialize_with_threading, is_finalized, is_initialized, time, time_resolution, Threading, Universe,
