@@ -252,11 +252,26 @@ static void attrs_and_handlers(MPI_Win win, void *base, MPI_Aint sz, int flavor)
 
 #define N 16
 
+static int comm_copies;
+static int count_copy(MPI_Comm c, int kv, void *extra, void *in, void *out, int *flag) {
+    (void)c; (void)kv; (void)extra; comm_copies++; *(void **)out = in; *flag = 1; return MPI_SUCCESS;
+}
+
 int main(int argc, char **argv) {
     OK(MPI_Init(&argc, &argv));
     OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
 
+    /* a window's private communicators do not copy the program's attributes */
+    {
+        int kv; static int v = 1; MPI_Win win; int *mem;
+        OK(MPI_Comm_create_keyval(count_copy, MPI_COMM_NULL_DELETE_FN, &kv, NULL));
+        OK(MPI_Comm_set_attr(MPI_COMM_WORLD, kv, &v));
+        OK(MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+        CHECK(comm_copies == 0);
+        OK(MPI_Win_free(&win));
+        OK(MPI_Comm_delete_attr(MPI_COMM_WORLD, kv)); OK(MPI_Comm_free_keyval(&kv));
+    }
     /* MPI_Win_allocate */
     {
         int *mem; MPI_Win win;

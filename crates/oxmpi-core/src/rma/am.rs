@@ -60,7 +60,7 @@ pub(super) struct Am {
 
 impl Am {
     pub(super) fn new(wcomm: &Comm) -> Result<Am> {
-        Ok(Am { comm: crate::comm::create::dup(wcomm)?, pending: Mutex::new(VecDeque::new()) })
+        Ok(Am { comm: super::private_dup(wcomm)?, pending: Mutex::new(VecDeque::new()) })
     }
 }
 

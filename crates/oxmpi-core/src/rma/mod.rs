@@ -123,6 +123,13 @@ fn io_err(call: &str, what: &str, e: std::io::Error) -> MpiError {
     rma_err(ErrorClass::Other, call, format!("{what}: {e}"))
 }
 
+/// A communicator with `comm`'s group and new context ids, without the user's
+/// attributes (`MPI_Comm_dup` would run their copy callbacks) or topology.
+fn private_dup(comm: &Comm) -> Result<Comm> {
+    let c = crate::comm::create::create(comm, comm.group())?;
+    c.ok_or_else(|| MpiError::intern("MPI_Win_create", "the window's communicator lost this rank"))
+}
+
 /// Allgathers `mine` (equal length on every rank) over `comm`.
 fn allgather_u64(comm: &Comm, mine: &[u64]) -> Result<Vec<u64>> {
     let n = comm.size() as usize;
@@ -205,7 +212,7 @@ impl Window {
         }
         let e = runtime::engine()?;
         crate::transport::cma::allow_peer_reads();
-        let wcomm = crate::comm::create::dup(comm)?;
+        let wcomm = private_dup(comm)?;
         let n = wcomm.size() as usize;
         let me = wcomm.rank() as usize;
         let host_of = e.host_of();

@@ -102,7 +102,10 @@ fn main() {
         drop(win);
         check!(me, mem[0] == 42, "created window is the program's memory");
     }
-    if std::env::args().nth(1).as_deref() != Some("multihost") {
+    if std::env::args().nth(1).as_deref() == Some("multihost") {
+        let e = Window::<i32>::try_allocate_shared(&world, 8).err().map(|e| e.class);
+        check!(me, e == Some(ErrorClass::RmaShared), "shared memory across hosts: {e:?}");
+    } else {
         let mut win = Window::<i32>::allocate_shared(&world, 8);
         win.local().fill(me);
         win.fence(|_| ());
