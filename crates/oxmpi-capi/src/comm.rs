@@ -393,7 +393,7 @@ pub fn group(h: MPI_Group, call: &str, arg: &str) -> R<Group> {
 }
 
 /// A handle for a group: MPI_GROUP_EMPTY when it has no members.
-fn new_group(g: Group) -> MPI_Group {
+pub(crate) fn new_group(g: Group) -> MPI_Group {
     if g.is_empty() {
         MPI_GROUP_EMPTY
     } else {

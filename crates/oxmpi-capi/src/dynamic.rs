@@ -5,8 +5,7 @@
 //! call (through the communicator's error handler), and no process has a
 //! parent (`MPI_Comm_get_parent` gives `MPI_COMM_NULL`, as the standard says
 //! for a process not started by spawn). `MPI_Comm_disconnect` frees the
-//! communicator. There are no files or windows, so `MPI_File_c2f` /
-//! `MPI_Win_c2f` and their inverses only translate the null handles.
+//! communicator. (Files and windows convert in `file.rs` and `win.rs`.)
 
 use std::ffi::{c_char, c_int};
 
@@ -91,18 +90,4 @@ pub unsafe extern "C" fn PMPI_Comm_disconnect(comm: *mut MPI_Comm) -> c_int {
     // SAFETY: same contract as MPI_Comm_free (no process is connected otherwise);
     // errors go to the communicator's handler there.
     unsafe { crate::comm::PMPI_Comm_free(comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_c2f(win: MPI_Win) -> c_int {
-    if win == MPI_WIN_NULL {
-        MPI_WIN_NULL as c_int
-    } else {
-        -1
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_f2c(_win: c_int) -> MPI_Win {
-    MPI_WIN_NULL
 }

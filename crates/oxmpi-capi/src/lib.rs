@@ -13,7 +13,8 @@
 //! - [`errors`]: the one wrapper every function body runs in (panic
 //!   catching, error routing to the communicator's error handler).
 //! - [`env`], [`p2p`], [`dtype`], [`misc`], [`coll`] (collectives), [`comm`]
-//!   (communicators, groups, topologies), [`file`] (MPI-IO): the `PMPI_x` implementations.
+//!   (communicators, groups, topologies), [`file`] (MPI-IO), [`win`] (one-sided
+//!   windows): the `PMPI_x` implementations.
 #![allow(non_upper_case_globals, non_camel_case_types, non_snake_case, clippy::missing_safety_doc)]
 
 pub mod abi {
@@ -35,6 +36,7 @@ pub mod misc;
 pub mod mpi4x;
 pub mod p2p;
 pub mod pcoll;
+pub mod win;
 
 use std::ffi::{c_int, c_void};
 
@@ -125,6 +127,7 @@ pub mod pmpi {
     pub use crate::p2p::*;
     pub use crate::pcoll::*;
     pub use crate::unsupported::*;
+    pub use crate::win::*;
 }
 
 /// The `PMPI_x` of the areas oxmpi does not implement (those marked `unsup`

@@ -686,6 +686,7 @@ fn cb_handle(kind: ObjectKind) -> usize {
     match kind {
         ObjectKind::Comm => CB_COMM.with(|x| x.get()),
         ObjectKind::Datatype => CB_TYPE.with(|x| x.get()),
+        ObjectKind::Win => crate::win::cb_handle(),
     }
 }
 
@@ -711,7 +712,7 @@ static APPNUM: AtomicI32 = AtomicI32::new(0);
 /// `keyval` is NULL or valid to write one `int`, unaliased; `copy` is 0, 1 or the
 /// address of an `MPI_Comm_copy_attr_function` / `MPI_Type_copy_attr_function`
 /// (the C caller's arguments).
-unsafe fn create_keyval(
+pub(crate) unsafe fn create_keyval(
     call: &'static str,
     kind: ObjectKind,
     copy: usize,
@@ -779,7 +780,7 @@ pub unsafe extern "C" fn PMPI_Keyval_create(copy: Option<MPI_Copy_function>, del
 
 /// # Safety
 /// `keyval` is NULL or valid to read and write one `int`, unaliased (the C caller's argument).
-unsafe fn free_keyval(call: &'static str, kind: ObjectKind, keyval: *mut c_int) -> c_int {
+pub(crate) unsafe fn free_keyval(call: &'static str, kind: ObjectKind, keyval: *mut c_int) -> c_int {
     ffi(call, NO_COMM, || {
         // SAFETY: `keyval` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let k = unsafe { out(call, "keyval", keyval)? };

@@ -279,7 +279,7 @@ fn info_hints_alloc_mem_status_conversion_and_unsupported_areas() {
     let out = run(2, &exe, &["fatal"]);
     let se = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{se}");
-    assert!(se.contains("MPI_Win_fence") && se.contains("one-sided") && se.contains("(MPI_ERR_UNSUPPORTED_OPERATION)"), "{se}");
+    assert!(se.contains("MPI_Win_fence") && se.contains("MPI_WIN_NULL") && se.contains("(MPI_ERR_WIN)"), "{se}");
 }
 
 #[test]
@@ -468,4 +468,30 @@ fn mpi_io_error_classes_and_file_error_handlers() {
     // Whichever rank reports first ends the job; each names the call and the path.
     assert!(se.contains(": MPI_File_open: ") && se.contains("no/such/file`") && se.contains("(MPI_ERR_NO_SUCH_FILE)"), "{se}");
     std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn one_sided_every_flavor_operation_and_synchronization() {
+    for n in [1, 2, 3, 4, 7] {
+        assert!(ok(n, "rma").contains(&format!("all checks passed on {n} ranks")));
+    }
+}
+
+#[test]
+fn one_sided_passive_target_progresses_while_the_target_computes_outside_mpi() {
+    for n in [2, 4] {
+        assert!(ok(n, "rma_passive").contains(&format!("passive target progressed on {n} ranks")));
+    }
+}
+
+#[test]
+fn one_sided_errors_have_their_classes_and_fatal_names_the_call() {
+    for n in [1, 2, 3] {
+        assert!(ok(n, "rma_errors").contains(&format!("all checks passed on {n} ranks")));
+    }
+    let exe = build("rma_errors", &[]);
+    let out = run(2, &exe, &["fatal"]);
+    let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!out.status.success() && !so.contains("not reached"), "{so}{se}");
+    assert!(se.contains("MPI_Put") && se.contains("outside target rank") && se.contains("(MPI_ERR_RMA_RANGE)"), "{se}");
 }

@@ -27,10 +27,13 @@ const PREDEFINED: [i32; 7] = [TAG_UB, IO, HOST, WTIME_IS_GLOBAL, APPNUM, LASTUSE
 const FIRST_USER_KEYVAL: i32 = 1000;
 
 /// Which kind of object a keyval may be used on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ObjectKind {
+    #[default]
     Comm,
     Datatype,
+    /// One-sided windows (`MPI_Win_create_keyval`).
+    Win,
 }
 
 /// What a copy callback decides for one attribute on dup.
@@ -120,7 +123,7 @@ fn add_use(keyval: i32, delta: isize) {
 pub struct Attributes {
     /// keyval -> (when it was first set, value).
     values: Mutex<BTreeMap<i32, (u64, usize)>>,
-    kind_is_datatype: bool,
+    kind: ObjectKind,
 }
 
 /// Orders attribute settings, so an object's attributes are deleted in the
@@ -138,15 +141,11 @@ impl std::fmt::Debug for Attributes {
 
 impl Attributes {
     pub fn new(kind: ObjectKind) -> Attributes {
-        Attributes { values: Mutex::new(BTreeMap::new()), kind_is_datatype: kind == ObjectKind::Datatype }
+        Attributes { values: Mutex::new(BTreeMap::new()), kind }
     }
 
     fn kind(&self) -> ObjectKind {
-        if self.kind_is_datatype {
-            ObjectKind::Datatype
-        } else {
-            ObjectKind::Comm
-        }
+        self.kind
     }
 
     fn lock(&self) -> MutexGuard<'_, BTreeMap<i32, (u64, usize)>> {

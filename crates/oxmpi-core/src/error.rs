@@ -55,6 +55,18 @@ pub enum ErrorClass {
     Quota = 44,
     ReadOnly = 45,
     UnsupportedDatarep = 54,
+    // one-sided communication
+    Assert = 22,
+    Base = 24,
+    Disp = 26,
+    Locktype = 37,
+    RmaAttach = 46,
+    RmaConflict = 47,
+    RmaRange = 48,
+    RmaShared = 49,
+    RmaSync = 50,
+    Win = 56,
+    RmaFlavor = 57,
 }
 
 impl ErrorClass {
@@ -103,6 +115,17 @@ impl ErrorClass {
         ErrorClass::Quota,
         ErrorClass::ReadOnly,
         ErrorClass::UnsupportedDatarep,
+        ErrorClass::Assert,
+        ErrorClass::Base,
+        ErrorClass::Disp,
+        ErrorClass::Locktype,
+        ErrorClass::RmaAttach,
+        ErrorClass::RmaConflict,
+        ErrorClass::RmaRange,
+        ErrorClass::RmaShared,
+        ErrorClass::RmaSync,
+        ErrorClass::Win,
+        ErrorClass::RmaFlavor,
     ];
 
     /// The raw class number (the C `MPI_ERR_*` value).
@@ -161,6 +184,17 @@ impl ErrorClass {
             ErrorClass::Quota => "MPI_ERR_QUOTA",
             ErrorClass::ReadOnly => "MPI_ERR_READ_ONLY",
             ErrorClass::UnsupportedDatarep => "MPI_ERR_UNSUPPORTED_DATAREP",
+            ErrorClass::Assert => "MPI_ERR_ASSERT",
+            ErrorClass::Base => "MPI_ERR_BASE",
+            ErrorClass::Disp => "MPI_ERR_DISP",
+            ErrorClass::Locktype => "MPI_ERR_LOCKTYPE",
+            ErrorClass::RmaAttach => "MPI_ERR_RMA_ATTACH",
+            ErrorClass::RmaConflict => "MPI_ERR_RMA_CONFLICT",
+            ErrorClass::RmaRange => "MPI_ERR_RMA_RANGE",
+            ErrorClass::RmaShared => "MPI_ERR_RMA_SHARED",
+            ErrorClass::RmaSync => "MPI_ERR_RMA_SYNC",
+            ErrorClass::Win => "MPI_ERR_WIN",
+            ErrorClass::RmaFlavor => "MPI_ERR_RMA_FLAVOR",
         }
     }
 
@@ -210,6 +244,17 @@ impl ErrorClass {
             ErrorClass::Quota => "quota exceeded",
             ErrorClass::ReadOnly => "read-only file or file system",
             ErrorClass::UnsupportedDatarep => "unsupported data representation",
+            ErrorClass::Assert => "invalid assert argument",
+            ErrorClass::Base => "invalid base address",
+            ErrorClass::Disp => "invalid displacement",
+            ErrorClass::Locktype => "invalid lock type",
+            ErrorClass::RmaAttach => "memory cannot be attached to the window",
+            ErrorClass::RmaConflict => "conflicting accesses to a window",
+            ErrorClass::RmaRange => "target memory is not part of the window",
+            ErrorClass::RmaShared => "memory cannot be shared",
+            ErrorClass::RmaSync => "wrong synchronization of RMA calls",
+            ErrorClass::Win => "invalid window",
+            ErrorClass::RmaFlavor => "wrong flavor of window for this call",
         }
     }
 }

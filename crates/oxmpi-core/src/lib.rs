@@ -21,6 +21,7 @@ pub mod matching;
 pub mod op;
 pub mod pt2pt;
 pub mod request;
+pub mod rma;
 pub mod runtime;
 pub mod topo;
 pub mod transport;

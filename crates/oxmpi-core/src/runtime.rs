@@ -561,6 +561,7 @@ impl Engine {
         if woke && self.waiters.load(Ordering::SeqCst) > 0 {
             self.bell.ring();
         }
+        serve_one_sided();
         v
     }
 
@@ -725,6 +726,16 @@ impl Engine {
         if woke && self.waiters.load(Ordering::SeqCst) > 0 {
             self.bell.ring();
         }
+        serve_one_sided();
         (r, progressed)
+    }
+}
+
+/// One-sided requests from other hosts are applied by the target's progress:
+/// after each progress step, outside the engine lock (see `rma::am`).
+#[inline]
+fn serve_one_sided() {
+    if crate::rma::AM_ACTIVE.load(Ordering::Acquire) {
+        crate::rma::serve_all();
     }
 }

@@ -117,3 +117,19 @@ fn mpi_io_across_two_hosts_one_aggregator_each() {
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "files left behind");
     std::fs::remove_dir(&dir).unwrap();
 }
+
+#[test]
+fn one_sided_operations_between_hosts() {
+    if !namespaces() {
+        return;
+    }
+    let _turn = common::serial();
+    let rma = env!("CARGO_BIN_EXE_api_rma");
+    for (hosts, n) in [("oxmpi-h1:1,oxmpi-h2:1", 2), ("oxmpi-h1:2,oxmpi-h2:2", 4), ("oxmpi-h1:1,oxmpi-h2:1,oxmpi-h3:1", 3)] {
+        let (out, _) = run_hosts(hosts, n, rma, &["multihost"], &[]);
+        ok(&out, hosts);
+        for r in 0..n {
+            assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("api_rma: rank {r} of {n} ok")));
+        }
+    }
+}

@@ -178,6 +178,12 @@ impl<'a> DatatypeRef<'a> {
         self.core
     }
 
+    /// Whether received values of this type are checked (bool, char): such types
+    /// cannot be window elements, which remote writes change unchecked.
+    pub(crate) fn has_element_check(&self) -> bool {
+        self.check.is_some()
+    }
+
     /// The datatype of `count` consecutive elements of `of` (`MPI_Type_contiguous`),
     /// for `'static` datatypes (the result is interned). For other datatypes see
     /// [`UserDatatype::contiguous`].

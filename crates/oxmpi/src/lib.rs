@@ -49,6 +49,8 @@
 //!   [`BufferMut`](datatype::BufferMut) and datatype descriptors.
 //! - [`ffi`]: the standard ABI's C types (and with feature `ffi` its constants and
 //!   functions), for code that drops to raw MPI calls.
+//! - [`window`]: one-sided communication: [`Window`](window::Window)s with scoped
+//!   fence and lock epochs, typed put/get/accumulate/fetch_and_op/compare_and_swap.
 //! - [`traits`]: `use oxmpi::traits::*;` brings every trait in.
 //! - [`error`]: [`Error`], [`ErrorClass`], and the error policy below.
 //!
@@ -99,6 +101,7 @@ pub mod raw;
 pub mod request;
 pub mod topology;
 pub mod traits;
+pub mod window;
 
 pub use environment::{
     initialize, initialize_with_threading, is_finalized, is_initialized, time, time_resolution, Threading, Universe,

@@ -4,3 +4,4 @@ pub mod doorbell;
 pub mod shm;
 pub mod status;
 pub mod tcp;
+pub mod winmem;

@@ -1,0 +1,195 @@
+//! Window memory for one-sided communication (the RMA "transport" on one host).
+//!
+//! Every window has, per host, one shared mapping ([`Segment`]): a `memfd` made by
+//! the host's lowest rank of the window and mapped by the others through
+//! `/proc/<pid>/fd/<fd>` (the same permission as cross-memory attach: same user,
+//! ptrace-readable). Nothing survives the job: a memfd has no name, and the last
+//! unmap frees it. The segment holds the control words of every local rank (the
+//! passive-target lock, the accumulate mutex, the attached regions of a dynamic
+//! window) and, for `MPI_Win_allocate`/`_allocate_shared`, the window memory itself.
+//!
+//! A target's memory is reached ([`Reach`]) either directly in this address space
+//! (the shared segment, or the origin's own memory) or with `process_vm_readv` /
+//! `process_vm_writev` ([`super::cma`]) for `MPI_Win_create` and dynamic windows
+//! over another local process's memory. The origin does every copy; the target
+//! takes no part (passive target progresses while it computes).
+
+use std::ffi::CString;
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// One shared mapping of a window's host segment.
+pub struct Segment {
+    ptr: *mut u8,
+    len: usize,
+    fd: i32,
+}
+
+// SAFETY: the mapping is process-wide memory that stays mapped for the Segment's
+// lifetime; it is accessed only through atomics and raw copies that tolerate
+// concurrent access by other processes, so sharing the handle between threads is sound.
+unsafe impl Send for Segment {}
+// SAFETY: as above; no method hands out a `&mut` into the mapping.
+unsafe impl Sync for Segment {}
+
+impl Segment {
+    /// A fresh, zero-filled shared mapping of `len` bytes backed by a memfd.
+    pub fn create(len: usize) -> io::Result<Segment> {
+        let name = c"oxmpi-win";
+        // SAFETY: memfd_create takes a valid NUL-terminated name and flags; it touches no memory of ours.
+        let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: ftruncate on the descriptor we just created.
+        if unsafe { libc::ftruncate(fd, len.max(1) as libc::off_t) } != 0 {
+            let e = io::Error::last_os_error();
+            // SAFETY: closing our own descriptor.
+            unsafe { libc::close(fd) };
+            return Err(e);
+        }
+        Self::map(fd, len)
+    }
+
+    /// Maps the segment another local process made (its pid and descriptor number).
+    pub fn open(pid: i32, fd: i32, len: usize) -> io::Result<Segment> {
+        let path = CString::new(format!("/proc/{pid}/fd/{fd}")).expect("no NUL in a path of numbers");
+        // SAFETY: open with a valid NUL-terminated path.
+        let my = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+        if my < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Self::map(my, len)
+    }
+
+    fn map(fd: i32, len: usize) -> io::Result<Segment> {
+        // SAFETY: a fresh shared mapping of a file we hold open; the kernel picks the address.
+        let p = unsafe {
+            libc::mmap(std::ptr::null_mut(), len.max(1), libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0)
+        };
+        if p == libc::MAP_FAILED {
+            let e = io::Error::last_os_error();
+            // SAFETY: closing our own descriptor.
+            unsafe { libc::close(fd) };
+            return Err(e);
+        }
+        Ok(Segment { ptr: p.cast(), len: len.max(1), fd })
+    }
+
+    /// The descriptor other local ranks open (valid until [`close_fd`](Self::close_fd)).
+    pub fn fd(&self) -> i32 {
+        self.fd
+    }
+
+    /// Closes the descriptor once every local rank mapped the segment (the mapping stays).
+    pub fn close_fd(&mut self) {
+        if self.fd >= 0 {
+            // SAFETY: closing a descriptor we own, once.
+            unsafe { libc::close(self.fd) };
+            self.fd = -1;
+        }
+    }
+
+    /// The address of the mapping in this process.
+    pub fn addr(&self) -> usize {
+        self.ptr as usize
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The 64-bit control word at byte offset `off` (8-aligned, inside the mapping).
+    pub fn word(&self, off: usize) -> &AtomicU64 {
+        assert!(off.is_multiple_of(8) && off + 8 <= self.len, "winmem: control word {off} outside the segment");
+        // SAFETY: in bounds and 8-aligned (checked; the mapping is page-aligned), the
+        // memory lives as long as `self`, and every access to control words is atomic.
+        unsafe { &*(self.ptr.add(off) as *const AtomicU64) }
+    }
+}
+
+impl Drop for Segment {
+    fn drop(&mut self) {
+        // SAFETY: unmapping the mapping this Segment made; no reference into it outlives `self`.
+        unsafe { libc::munmap(self.ptr.cast(), self.len) };
+        self.close_fd();
+    }
+}
+
+/// Where one target's window memory is reached from this process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// At this address in our own address space (the shared segment or our own memory).
+    Mapped { addr: usize },
+    /// At this address in process `pid`, by cross-memory attach.
+    Cma { pid: i32, addr: usize },
+}
+
+impl Reach {
+    /// Copies `out.len()` bytes of the target's window from byte `off`.
+    ///
+    /// # Safety
+    /// For `Mapped`, `[addr + off, + out.len())` is memory of this process that stays
+    /// valid during the call (window memory whose range the caller checked).
+    pub unsafe fn read(&self, off: usize, out: &mut [u8]) -> io::Result<()> {
+        match *self {
+            Reach::Mapped { addr } => {
+                if !out.is_empty() {
+                    // SAFETY: valid per this function's contract; `out` is a distinct Rust buffer.
+                    unsafe { std::ptr::copy_nonoverlapping(addr.wrapping_add(off) as *const u8, out.as_mut_ptr(), out.len()) };
+                }
+                Ok(())
+            }
+            Reach::Cma { pid, addr } => super::cma::read_remote(pid, addr.wrapping_add(off), out),
+        }
+    }
+
+    /// Copies `data` into the target's window at byte `off`.
+    ///
+    /// # Safety
+    /// As [`read`](Self::read), for writing.
+    pub unsafe fn write(&self, off: usize, data: &[u8]) -> io::Result<()> {
+        match *self {
+            Reach::Mapped { addr } => {
+                if !data.is_empty() {
+                    // SAFETY: valid for writes per this function's contract; `data` is a distinct buffer.
+                    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), addr.wrapping_add(off) as *mut u8, data.len()) };
+                }
+                Ok(())
+            }
+            Reach::Cma { pid, addr } => super::cma::write_remote(pid, addr.wrapping_add(off), data),
+        }
+    }
+}
+
+/// Memory ordering for the window's synchronization points (flush, sync, fence).
+pub fn full_fence() {
+    std::sync::atomic::fence(Ordering::SeqCst);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segment_is_shared_between_two_mappings() {
+        let a = Segment::create(8192).unwrap();
+        // SAFETY: getpid has no preconditions.
+        let pid = unsafe { libc::getpid() };
+        let b = Segment::open(pid, a.fd(), 8192).unwrap();
+        a.word(64).store(42, Ordering::SeqCst);
+        assert_eq!(b.word(64).load(Ordering::SeqCst), 42);
+        let ra = Reach::Mapped { addr: a.addr() };
+        let rb = Reach::Mapped { addr: b.addr() };
+        // SAFETY: inside both mappings of 8192 bytes.
+        unsafe { ra.write(1000, b"hello").unwrap() };
+        let mut out = [0u8; 5];
+        // SAFETY: as above.
+        unsafe { rb.read(1000, &mut out).unwrap() };
+        assert_eq!(&out, b"hello");
+    }
+}

@@ -1,0 +1,365 @@
+//! One-sided communication: [`Window`]s of typed memory that other processes read and
+//! write with [`put`](Access::put), [`get`](Access::get),
+//! [`accumulate`](Access::accumulate), [`fetch_and_op`](Access::fetch_and_op) and
+//! [`compare_and_swap`](Access::compare_and_swap) inside scoped epochs.
+//!
+//! An epoch is a closure: [`Window::fence`] (active target, collective) and
+//! [`Window::lock`] / [`Window::lock_all`] (passive target) open it, hand the closure an
+//! [`Access`], and close it when the closure returns, so an operation can never be
+//! issued outside an epoch. Both take the window by `&mut`, so the window's own memory
+//! ([`Window::local`]) cannot be borrowed while an epoch is open: local loads and stores
+//! and remote accesses never overlap, as MPI requires.
+//!
+//! rsmpi has no one-sided API; the vocabulary here follows MPI's names.
+//!
+//! ```
+//! use oxmpi::traits::*;
+//! use oxmpi::window::{LockType, Window};
+//! use oxmpi::collective::SystemOperation;
+//!
+//! let universe = oxmpi::initialize().unwrap();
+//! let world = universe.world();
+//! let (rank, size) = (world.rank(), world.size());
+//! let mut win = Window::<i64>::allocate(&world, 4);
+//! win.local().fill(0);
+//! let right = (rank + 1) % size;
+//! // active target: a fence epoch on every rank
+//! win.fence(|a| a.put(right, 0, &[rank as i64, 7]));
+//! assert_eq!(win.local()[..2], [((rank + size - 1) % size) as i64, 7]);
+//! // passive target: an atomic add on rank 0, then a read
+//! win.lock(0, LockType::Shared, |a| a.accumulate(0, 2, &[1], SystemOperation::sum()));
+//! world.barrier();
+//! let total = win.lock(0, LockType::Shared, |a| a.fetch_and_op(0, 2, 0, SystemOperation::sum()));
+//! assert_eq!(total, size as i64);
+//! ```
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use oxmpi_core::datatype::Datatype as CoreDatatype;
+use oxmpi_core::op::{Op as CoreOp, PredefinedOp};
+use oxmpi_core::rma::{self, Flavor, LockKind, Window as CoreWindow};
+
+use crate::collective::Operation;
+use crate::datatype::{Datatype, Equivalence};
+use crate::error::{Error, ErrorClass, OrFatal, Result};
+use crate::topology::{Communicator, Rank};
+
+/// The kind of a passive-target lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockType {
+    /// `MPI_LOCK_SHARED`: other shared locks may be held at the same time.
+    Shared,
+    /// `MPI_LOCK_EXCLUSIVE`: no other lock on the target meanwhile.
+    Exclusive,
+}
+
+/// A window of `T`s: this process's part of memory that the processes of a
+/// communicator access one-sidedly. Freed (collectively) when dropped: every process
+/// of the communicator must drop its window, in the same order as it made them.
+pub struct Window<'a, T: Equivalence + Copy> {
+    core: Arc<CoreWindow>,
+    len: usize,
+    /// Memory borrowed from the program ([`Window::create`]).
+    _mem: PhantomData<&'a mut [T]>,
+}
+
+fn dt<T: Equivalence>() -> CoreDatatype {
+    T::equivalent_datatype().as_datatype_ref().as_core().clone()
+}
+
+fn check_type<T: Equivalence>(call: &str) -> Result<()> {
+    let d = T::equivalent_datatype();
+    let r = d.as_datatype_ref();
+    if r.has_element_check() {
+        return Err(Error::new(
+            ErrorClass::Type,
+            format!("{call}: {} has values a remote write could make invalid (bool, char); use an integer type", r.name()),
+        ));
+    }
+    if r.size() != std::mem::size_of::<T>() || !r.is_contiguous() {
+        return Err(Error::new(ErrorClass::Type, format!("{call}: window elements must be plain contiguous values")));
+    }
+    Ok(())
+}
+
+impl<T: Equivalence + Copy> Window<'static, T> {
+    /// `MPI_Win_allocate`: `len` elements of window memory on this process (zeroed),
+    /// collective over `comm`.
+    #[track_caller]
+    pub fn allocate<C: Communicator>(comm: &C, len: usize) -> Window<'static, T> {
+        Self::try_allocate(comm, len).or_fatal()
+    }
+
+    /// [`allocate`](Self::allocate), returning errors.
+    pub fn try_allocate<C: Communicator>(comm: &C, len: usize) -> Result<Window<'static, T>> {
+        Self::alloc(comm, len, Flavor::Allocate, "MPI_Win_allocate")
+    }
+
+    /// `MPI_Win_allocate_shared`: as [`allocate`](Self::allocate), in memory every
+    /// process of `comm` (all on one host) can also load and store directly
+    /// ([`shared`](Window::shared)).
+    #[track_caller]
+    pub fn allocate_shared<C: Communicator>(comm: &C, len: usize) -> Window<'static, T> {
+        Self::try_allocate_shared(comm, len).or_fatal()
+    }
+
+    /// [`allocate_shared`](Self::allocate_shared), returning errors.
+    pub fn try_allocate_shared<C: Communicator>(comm: &C, len: usize) -> Result<Window<'static, T>> {
+        Self::alloc(comm, len, Flavor::Shared, "MPI_Win_allocate_shared")
+    }
+
+    fn alloc<C: Communicator>(comm: &C, len: usize, flavor: Flavor, call: &str) -> Result<Window<'static, T>> {
+        check_type::<T>(call)?;
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or_else(|| Error::new(ErrorClass::Size, format!("{call}: {len} elements overflow")))?;
+        // SAFETY: allocate flavors make their own memory; no base is given.
+        let core = unsafe { CoreWindow::new(comm.core_comm(), flavor, 0, bytes, std::mem::size_of::<T>(), false, call)? };
+        Ok(Window { core, len, _mem: PhantomData })
+    }
+}
+
+impl<'a, T: Equivalence + Copy> Window<'a, T> {
+    /// `MPI_Win_create`: a window over `mem`, which stays borrowed until the window is
+    /// dropped. Collective over `comm`.
+    #[track_caller]
+    pub fn create<C: Communicator>(comm: &C, mem: &'a mut [T]) -> Window<'a, T> {
+        Self::try_create(comm, mem).or_fatal()
+    }
+
+    /// [`create`](Self::create), returning errors.
+    pub fn try_create<C: Communicator>(comm: &C, mem: &'a mut [T]) -> Result<Window<'a, T>> {
+        const CALL: &str = "MPI_Win_create";
+        check_type::<T>(CALL)?;
+        let bytes = std::mem::size_of_val(mem);
+        // SAFETY: `mem` is borrowed mutably for 'a, which outlives the window, so the
+        // memory stays valid and is reached only through the window meanwhile.
+        let core = unsafe { CoreWindow::new(comm.core_comm(), Flavor::Create, mem.as_mut_ptr() as usize, bytes, std::mem::size_of::<T>(), false, CALL)? };
+        Ok(Window { core, len: mem.len(), _mem: PhantomData })
+    }
+
+    /// Elements of window memory on this process.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether this process's part of the window is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// This process's window memory, while this process has no epoch open (the `&mut`
+    /// borrow keeps them out). As MPI requires, the program keeps other processes'
+    /// accesses out too: look between fences, or after the others unlocked.
+    pub fn local(&mut self) -> &mut [T] {
+        if self.len == 0 {
+            return &mut [];
+        }
+        // SAFETY: the window memory holds `len` elements of T (allocated or borrowed
+        // for 'a) at `base`, suitably aligned (allocations are 64-byte aligned, borrowed
+        // memory was a `&mut [T]`); `&mut self` excludes every epoch of this process.
+        unsafe { std::slice::from_raw_parts_mut(self.core.base() as *mut T, self.len) }
+    }
+
+    /// Copies of the window memory of every process of a shared window (or of a window
+    /// made by [`allocate`](Window::allocate) whose processes share a host), read
+    /// directly from shared memory: `shared(r)` is process `r`'s part.
+    pub fn shared(&mut self, rank: Rank) -> Result<Vec<T>> {
+        let (size, _, addr) = self.core.shared_query(rank)?;
+        let n = size / std::mem::size_of::<T>();
+        let mut v = Vec::with_capacity(n);
+        for i in 0..n {
+            // SAFETY: `addr` maps `size` bytes of rank's window memory in this process;
+            // unaligned reads, since another process chose the layout.
+            v.push(unsafe { std::ptr::read_unaligned((addr as *const T).add(i)) });
+        }
+        Ok(v)
+    }
+
+    /// An active-target epoch: `MPI_Win_fence`, `f`, `MPI_Win_fence`. Collective over
+    /// the window's processes; the operations `f` issues are complete everywhere when it
+    /// returns.
+    #[track_caller]
+    pub fn fence<R>(&mut self, f: impl FnOnce(&Access<'_, T>) -> R) -> R {
+        self.try_fence(|a| Ok(f(a))).or_fatal()
+    }
+
+    /// [`fence`](Self::fence), for closures returning `Result` (errors of the
+    /// synchronization are returned too).
+    pub fn try_fence<R>(&mut self, f: impl FnOnce(&Access<'_, T>) -> Result<R>) -> Result<R> {
+        self.core.fence(0)?;
+        let r = f(&Access { win: &self.core, _t: PhantomData });
+        self.core.fence(rma::epoch::MODE_NOSUCCEED)?;
+        r
+    }
+
+    /// A passive-target epoch on `rank`: `MPI_Win_lock`, `f`, `MPI_Win_unlock`. Only
+    /// this process takes part; the target need not call MPI meanwhile.
+    #[track_caller]
+    pub fn lock<R>(&mut self, rank: Rank, kind: LockType, f: impl FnOnce(&Access<'_, T>) -> R) -> R {
+        self.try_lock(rank, kind, |a| Ok(f(a))).or_fatal()
+    }
+
+    /// [`lock`](Self::lock), returning errors.
+    pub fn try_lock<R>(&mut self, rank: Rank, kind: LockType, f: impl FnOnce(&Access<'_, T>) -> Result<R>) -> Result<R> {
+        let k = match kind {
+            LockType::Shared => LockKind::Shared,
+            LockType::Exclusive => LockKind::Exclusive,
+        };
+        self.core.lock(k, rank, 0)?;
+        let r = f(&Access { win: &self.core, _t: PhantomData });
+        self.core.unlock(rank)?;
+        r
+    }
+
+    /// A shared lock on every process: `MPI_Win_lock_all`, `f`, `MPI_Win_unlock_all`.
+    #[track_caller]
+    pub fn lock_all<R>(&mut self, f: impl FnOnce(&Access<'_, T>) -> R) -> R {
+        self.try_lock_all(|a| Ok(f(a))).or_fatal()
+    }
+
+    /// [`lock_all`](Self::lock_all), returning errors.
+    pub fn try_lock_all<R>(&mut self, f: impl FnOnce(&Access<'_, T>) -> Result<R>) -> Result<R> {
+        self.core.lock_all(0)?;
+        let r = f(&Access { win: &self.core, _t: PhantomData });
+        self.core.unlock_all()?;
+        r
+    }
+}
+
+impl<T: Equivalence + Copy> Drop for Window<'_, T> {
+    fn drop(&mut self) {
+        if let Err(e) = self.core.free() {
+            crate::error::fatal(e);
+        }
+    }
+}
+
+/// The operations of an open epoch. Displacements count elements of `T` from the
+/// start of the target's window memory. Each operation is complete at the target when
+/// it returns (oxmpi completes one-sided operations eagerly).
+pub struct Access<'w, T> {
+    win: &'w CoreWindow,
+    _t: PhantomData<fn(T) -> T>,
+}
+
+fn sys_op(call: &str, op: &impl Operation) -> Result<CoreOp> {
+    let o = op.as_core_op();
+    if o.as_predefined().is_none() {
+        return Err(Error::new(ErrorClass::Op, format!("{call}: one-sided accumulates take predefined operations only")));
+    }
+    Ok(o)
+}
+
+impl<T: Equivalence + Copy> Access<'_, T> {
+    /// `MPI_Put`: writes `data` at element `disp` of `rank`'s window.
+    #[track_caller]
+    pub fn put(&self, rank: Rank, disp: usize, data: &[T]) {
+        self.try_put(rank, disp, data).or_fatal()
+    }
+
+    /// [`put`](Self::put), returning errors.
+    pub fn try_put(&self, rank: Rank, disp: usize, data: &[T]) -> Result<()> {
+        let d = dt::<T>();
+        // SAFETY: `data` holds data.len() elements of T, whose datatype is `d`.
+        unsafe { self.win.put("MPI_Put", data.as_ptr().cast(), data.len(), &d, rank, disp as isize, data.len(), &d) }
+    }
+
+    /// `MPI_Get`: reads `out.len()` elements from element `disp` of `rank`'s window.
+    #[track_caller]
+    pub fn get(&self, rank: Rank, disp: usize, out: &mut [T]) {
+        self.try_get(rank, disp, out).or_fatal()
+    }
+
+    /// [`get`](Self::get), returning errors.
+    pub fn try_get(&self, rank: Rank, disp: usize, out: &mut [T]) -> Result<()> {
+        let d = dt::<T>();
+        // SAFETY: `out` is writable for out.len() elements of T; every byte pattern of
+        // T's datatype is a T (types with checked values are refused at creation).
+        unsafe { self.win.get("MPI_Get", out.as_mut_ptr().cast(), out.len(), &d, rank, disp as isize, out.len(), &d) }
+    }
+
+    /// `MPI_Accumulate`: `target[disp + i] = data[i] op target[disp + i]`, atomically per element.
+    #[track_caller]
+    pub fn accumulate(&self, rank: Rank, disp: usize, data: &[T], op: impl Operation) {
+        self.try_accumulate(rank, disp, data, op).or_fatal()
+    }
+
+    /// [`accumulate`](Self::accumulate), returning errors.
+    pub fn try_accumulate(&self, rank: Rank, disp: usize, data: &[T], op: impl Operation) -> Result<()> {
+        const CALL: &str = "MPI_Accumulate";
+        let d = dt::<T>();
+        let o = sys_op(CALL, &op)?;
+        // SAFETY: `data` holds data.len() elements of T.
+        unsafe { self.win.accumulate(CALL, data.as_ptr().cast(), data.len(), &d, None, rank, disp as isize, data.len(), &d, &o) }
+    }
+
+    /// `MPI_Fetch_and_op`: applies `op` with `value` to one element and returns the
+    /// element's previous value, atomically.
+    #[track_caller]
+    pub fn fetch_and_op(&self, rank: Rank, disp: usize, value: T, op: impl Operation) -> T {
+        self.try_fetch_and_op(rank, disp, value, op).or_fatal()
+    }
+
+    /// [`fetch_and_op`](Self::fetch_and_op), returning errors.
+    pub fn try_fetch_and_op(&self, rank: Rank, disp: usize, value: T, op: impl Operation) -> Result<T> {
+        const CALL: &str = "MPI_Fetch_and_op";
+        let d = dt::<T>();
+        let o = sys_op(CALL, &op)?;
+        let mut out = [value];
+        let v = [value];
+        let rd = (out.as_mut_ptr().cast::<u8>(), 1usize, &d);
+        // SAFETY: one T at `v` and one writable T at `out`, both of datatype `d`.
+        unsafe { self.win.accumulate(CALL, v.as_ptr().cast(), 1, &d, Some(rd), rank, disp as isize, 1, &d, &o)? };
+        Ok(out[0])
+    }
+
+    /// `MPI_Get_accumulate` with `MPI_NO_OP`: an atomic read of one element.
+    pub fn try_atomic_read(&self, rank: Rank, disp: usize) -> Result<T>
+    where
+        T: Default,
+    {
+        self.try_fetch_and_op(rank, disp, T::default(), NoOp)
+    }
+
+    /// `MPI_Compare_and_swap`: if the element equals `compare`, replaces it with
+    /// `value`; returns its previous value, atomically.
+    #[track_caller]
+    pub fn compare_and_swap(&self, rank: Rank, disp: usize, value: T, compare: T) -> T {
+        self.try_compare_and_swap(rank, disp, value, compare).or_fatal()
+    }
+
+    /// [`compare_and_swap`](Self::compare_and_swap), returning errors.
+    pub fn try_compare_and_swap(&self, rank: Rank, disp: usize, value: T, compare: T) -> Result<T> {
+        let d = dt::<T>();
+        let (v, c) = ([value], [compare]);
+        let mut out = [value];
+        // SAFETY: one T each at `v` and `c`, one writable T at `out`.
+        unsafe { self.win.compare_and_swap("MPI_Compare_and_swap", v.as_ptr().cast(), c.as_ptr().cast(), out.as_mut_ptr().cast(), &d, rank, disp as isize)? };
+        Ok(out[0])
+    }
+
+    /// `MPI_Win_flush`: operations to `rank` are complete at the target.
+    pub fn flush(&self, rank: Rank) -> Result<()> {
+        self.win.flush("MPI_Win_flush", Some(rank))
+    }
+}
+
+/// `MPI_NO_OP`, for atomic reads.
+struct NoOp;
+
+impl Operation for NoOp {
+    fn as_core_op(&self) -> CoreOp {
+        CoreOp::predefined(PredefinedOp::NoOp)
+    }
+}
+
+/// `MPI_REPLACE`: the operation of an atomic write with [`Access::accumulate`].
+pub struct Replace;
+
+impl Operation for Replace {
+    fn as_core_op(&self) -> CoreOp {
+        CoreOp::predefined(PredefinedOp::Replace)
+    }
+}
