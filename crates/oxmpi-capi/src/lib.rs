@@ -14,6 +14,8 @@
 //!   catching, error routing to the communicator's error handler).
 //! - [`env`], [`p2p`], [`dtype`], [`misc`], [`coll`] (collectives), [`comm`]
 //!   (communicators, groups, topologies): the `PMPI_x` implementations.
+//! - [`fortran`]: the `mpif.h` / `use mpi` procedures (`mpi_send_`, ...),
+//!   mostly generated from `abi.txt`, and the Fortran sentinels and callbacks.
 #![allow(non_upper_case_globals, non_camel_case_types, non_snake_case, clippy::missing_safety_doc)]
 
 pub mod abi {
@@ -28,6 +30,7 @@ pub mod dtype;
 pub mod dynamic;
 pub mod env;
 pub mod errors;
+pub mod fortran;
 pub mod handles;
 pub mod large;
 pub mod misc;
@@ -92,6 +95,7 @@ pub mod pmpi {
     pub use crate::dtype::*;
     pub use crate::dynamic::*;
     pub use crate::env::*;
+    pub use crate::fortran::{PMPI_Type_create_f90_complex, PMPI_Type_create_f90_integer, PMPI_Type_create_f90_real};
     pub use crate::misc::*;
     pub use crate::p2p::*;
     pub use crate::pcoll::*;
