@@ -511,6 +511,15 @@ pub fn rust_fortran(abi: &Abi) -> String {
             };
             args.push(arg);
         }
+        // Fortran counts request indices from 1 (MPI_WAITANY, MPI_TESTSOME, ...).
+        if f.params.iter().any(|p| p.name == "array_of_requests") {
+            if f.params.iter().any(|p| p.name == "index" && p.ctype == "int *") {
+                post.push_str("        if !index.is_null() && *(index as *const c_int) >= 0 { *(index as *mut c_int) += 1; }\n");
+            }
+            if f.params.iter().any(|p| p.name == "array_of_indices") && f.params.iter().any(|p| p.name == "outcount") {
+                post.push_str("        if !array_of_indices.is_null() && !outcount.is_null() { for i in 0..(*(outcount as *const c_int)).max(0) as usize { *(array_of_indices as *mut c_int).add(i) += 1; } }\n");
+            }
+        }
         // MPI_Info_get: `valuelen` may not exceed the Fortran string's length.
         if let Some(i) = f.params.iter().position(|p| p.name == "valuelen" && p.ctype == "int") {
             if f.params.iter().any(|p| p.name == "value") {
