@@ -142,3 +142,67 @@ fn point_to_point_from_use_mpi() {
         ok_exe(n, &exe);
     }
 }
+
+#[test]
+fn every_collective_from_mpif_h() {
+    if !have_fortran() {
+        return;
+    }
+    let exe = build("coll.f90", &[]);
+    for n in 1..=7 {
+        ok_exe(n, &exe);
+    }
+}
+
+#[test]
+fn communicators_groups_topologies_attributes_errhandlers() {
+    if !have_fortran() {
+        return;
+    }
+    let exe = build("comm.f90", &[]);
+    for n in 1..=7 {
+        ok_exe(n, &exe);
+    }
+}
+
+#[test]
+fn derived_datatypes_on_fortran_arrays() {
+    if !have_fortran() {
+        return;
+    }
+    let exe = build("dtype.f90", &[]);
+    for n in [1, 2, 5] {
+        ok_exe(n, &exe);
+    }
+}
+
+#[test]
+fn mixed_c_and_fortran_exchange_handles() {
+    if !have_fortran() {
+        return;
+    }
+    let obj = prefix().join("tests").join("mixed_c.o");
+    std::fs::create_dir_all(obj.parent().unwrap()).unwrap();
+    let out = Command::new(prefix().join("bin/mpicc")).args(["-Wall", "-Werror", "-c", "-o"]).arg(&obj).arg(src("mixed_c.c")).output().unwrap();
+    assert!(out.status.success(), "mpicc mixed_c.c failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let exe = build("mixed.f90", &[obj]);
+    for n in [1, 3, 4] {
+        ok_exe(n, &exe);
+    }
+}
+
+#[test]
+fn mpifort_shows_its_command_and_pkg_config_file_exists() {
+    if !have_fortran() {
+        return;
+    }
+    let out = Command::new(prefix().join("bin/mpifort")).args(["-show", "x.f90"]).output().unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && s.contains("-I") && s.contains("-lmpi") && s.contains("-rpath") && s.contains("x.f90"), "{s}");
+    let out = Command::new(prefix().join("bin/mpif77")).args(["-show", "-c", "x.f"]).output().unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && !s.contains("-lmpi"), "{s}");
+    let pc = std::fs::read_to_string(prefix().join("lib/pkgconfig/oxmpi-fort.pc")).unwrap();
+    assert!(pc.contains("-lmpi") && pc.contains("Cflags: -I"), "{pc}");
+    assert!(prefix().join("include/mpif.h").exists() && prefix().join("include/mpi.mod").exists());
+}
