@@ -843,3 +843,215 @@ pub fn fortran_module(abi: &Abi) -> String {
     m.push_str("end interface\nend module mpi\n");
     m
 }
+
+/// The handle types of `mpi_f08` (`TYPE(MPI_Comm)`, ...).
+const F08_HANDLES: &[&str] = &[
+    "MPI_Comm", "MPI_Datatype", "MPI_Errhandler", "MPI_File", "MPI_Group", "MPI_Info", "MPI_Message", "MPI_Op",
+    "MPI_Request", "MPI_Session", "MPI_Win",
+];
+
+fn f08_handle_of_stem(stem: &str) -> &'static str {
+    match stem {
+        "Type" => "MPI_Datatype",
+        s => F08_HANDLES.iter().find(|h| h[4..] == *s).copied().unwrap_or("MPI_Comm"),
+    }
+}
+
+/// The `mpi_f08` module's source: handle types, typed constants, and a module
+/// procedure for every mechanically bound function (optional IERROR, typed
+/// handles, `TYPE(*), DIMENSION(..)` buffers handed to `oxmpi_f08_buffer` so
+/// array sections work), each calling the `mpif.h` procedure of libmpi.
+pub fn fortran_f08_module(abi: &Abi) -> String {
+    let mut m = String::new();
+    m.push_str("! The `mpi_f08` module of oxmpi. Generated from crates/oxmpi-capi/abi.txt by\n! `cargo xtask dist`; do not edit.\n");
+    m.push_str("module mpi_f08\n  use, intrinsic :: iso_c_binding, only: c_int, c_intptr_t\n  implicit none\n");
+    for (n, v) in [("MPI_ADDRESS_KIND", "8"), ("MPI_OFFSET_KIND", "8"), ("MPI_COUNT_KIND", "8"), ("MPI_INTEGER_KIND", "4"), ("MPI_STATUS_SIZE", "8")] {
+        m.push_str(&format!("  integer, parameter :: {n} = {v}\n"));
+    }
+    m.push_str("  logical, parameter :: MPI_SUBARRAYS_SUPPORTED = .true.\n  logical, parameter :: MPI_ASYNC_PROTECTS_NONBLOCKING = .true.\n");
+    for h in F08_HANDLES {
+        m.push_str(&format!("  type, bind(C) :: {h}\n    integer :: MPI_VAL\n  end type\n"));
+    }
+    m.push_str("  type, bind(C) :: MPI_Status\n    integer :: MPI_SOURCE, MPI_TAG, MPI_ERROR\n    integer :: MPI_internal(5)\n  end type\n");
+    for c in &abi.consts {
+        if c.name.starts_with("MPI_F_") {
+            continue;
+        }
+        let d = const_value(abi, c);
+        let v = fortran_int(match d.ctype.as_str() {
+            "int" | "MPI_Offset" => &d.value,
+            t if is_handle_type(t) => &d.value,
+            _ => continue,
+        });
+        match d.ctype.as_str() {
+            "int" => m.push_str(&format!("  integer, parameter :: {} = {v}\n", c.name)),
+            "MPI_Offset" => m.push_str(&format!("  integer(kind=MPI_OFFSET_KIND), parameter :: {} = {v}\n", c.name)),
+            t => m.push_str(&format!("  type({t}), parameter :: {} = {t}({v})\n", c.name)),
+        }
+    }
+    for (n, dims, block) in FORTRAN_SENTINELS {
+        let ty = if n.starts_with("MPI_STATUS") { "type(MPI_Status)" } else { "integer" };
+        let dims = match *dims {
+            "(MPI_STATUS_SIZE)" => "",
+            "(MPI_STATUS_SIZE,1)" => "(1)",
+            d => d,
+        };
+        m.push_str(&format!("  {ty} :: {n}{dims}\n  common /{block}/ {n}\n"));
+    }
+    m.push_str("  character(len=1) :: MPI_ARGV_NULL(1)\n  common /MPI_FORTRAN_ARGV_NULL/ MPI_ARGV_NULL\n");
+    m.push_str("  external :: MPI_COMM_NULL_COPY_FN, MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN\n");
+    m.push_str("  external :: MPI_TYPE_NULL_COPY_FN, MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN\n");
+    m.push_str("  interface\n    subroutine oxmpi_f08_buffer(buf, count, datatype, addr, newcount, newtype, freetype, ierr) &\n        bind(C, name='oxmpi_f08_buffer')\n      import :: c_int, c_intptr_t\n      type(*), dimension(..) :: buf\n      integer(c_int) :: count, datatype, newcount, newtype, freetype, ierr\n      integer(c_intptr_t) :: addr\n    end subroutine\n  end interface\n");
+    m.push_str("  interface operator(==)\n");
+    for h in F08_HANDLES {
+        m.push_str(&format!("    module procedure oxmpi_eq_{}\n", &h[4..]));
+    }
+    m.push_str("  end interface\n  interface operator(/=)\n");
+    for h in F08_HANDLES {
+        m.push_str(&format!("    module procedure oxmpi_ne_{}\n", &h[4..]));
+    }
+    m.push_str("  end interface\n");
+    // Procedures.
+    let mut bodies = String::new();
+    let mut generics = String::new();
+    let mut emit = |generics: &mut String, bodies: &mut String, name: &str, body: String| {
+        generics.push_str(&format!("  interface {name}\n    module procedure {name}_f08\n  end interface\n"));
+        bodies.push_str(&body);
+    };
+    emit(&mut generics, &mut bodies, "MPI_Init", "  subroutine MPI_Init_f08(ierror)\n    integer, optional, intent(out) :: ierror\n    integer :: ierr0\n    call pmpi_init(ierr0)\n    if (present(ierror)) ierror = ierr0\n  end subroutine\n".into());
+    emit(&mut generics, &mut bodies, "MPI_Init_thread", "  subroutine MPI_Init_thread_f08(required, provided, ierror)\n    integer, intent(in) :: required\n    integer, intent(out) :: provided\n    integer, optional, intent(out) :: ierror\n    integer :: ierr0\n    call pmpi_init_thread(required, provided, ierr0)\n    if (present(ierror)) ierror = ierr0\n  end subroutine\n".into());
+    // Procedures with callbacks or attribute values: the same Fortran ABI as
+    // `mpif.h` (TYPE(MPI_x) is an INTEGER by reference), so they pass through.
+    for (name, dummies, call) in [
+        ("MPI_Op_create", "    external :: user_fn\n    logical, intent(in) :: commute\n    type(MPI_Op), intent(out) :: op\n", "user_fn, commute, op%MPI_VAL"),
+        ("MPI_Comm_create_errhandler", "    external :: comm_errhandler_fn\n    type(MPI_Errhandler), intent(out) :: errhandler\n", "comm_errhandler_fn, errhandler%MPI_VAL"),
+        ("MPI_Comm_create_keyval", "    external :: comm_copy_attr_fn, comm_delete_attr_fn\n    integer, intent(out) :: comm_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: extra_state\n", "comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state"),
+        ("MPI_Type_create_keyval", "    external :: type_copy_attr_fn, type_delete_attr_fn\n    integer, intent(out) :: type_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: extra_state\n", "type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state"),
+        ("MPI_Comm_set_attr", "    type(MPI_Comm), intent(in) :: comm\n    integer, intent(in) :: comm_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: attribute_val\n", "comm%MPI_VAL, comm_keyval, attribute_val"),
+        ("MPI_Comm_get_attr", "    type(MPI_Comm), intent(in) :: comm\n    integer, intent(in) :: comm_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(out) :: attribute_val\n    logical, intent(out) :: flag\n", "comm%MPI_VAL, comm_keyval, attribute_val, flag"),
+        ("MPI_Type_set_attr", "    type(MPI_Datatype), intent(in) :: datatype\n    integer, intent(in) :: type_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: attribute_val\n", "datatype%MPI_VAL, type_keyval, attribute_val"),
+        ("MPI_Type_get_attr", "    type(MPI_Datatype), intent(in) :: datatype\n    integer, intent(in) :: type_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(out) :: attribute_val\n    logical, intent(out) :: flag\n", "datatype%MPI_VAL, type_keyval, attribute_val, flag"),
+    ] {
+        let args: Vec<&str> = call.split(", ").map(|a| a.split('%').next().unwrap()).collect();
+        emit(
+            &mut generics,
+            &mut bodies,
+            name,
+            format!(
+                "  subroutine {name}_f08({}, ierror)\n{dummies}    integer, optional, intent(out) :: ierror\n    integer :: ierr0\n    call p{}({call}, ierr0)\n    if (present(ierror)) ierror = ierr0\n  end subroutine\n",
+                args.join(", "),
+                name.to_ascii_lowercase()
+            ),
+        );
+    }
+    for f in abi.funcs.iter().filter(|f| fortran_relevant(f)) {
+        if FORTRAN_BY_HAND.contains(&f.name.as_str()) {
+            continue;
+        }
+        let Ok(ff) = fortran_form(abi, f) else { continue };
+        // Arrays of handles other than the ones with a count, and the w-collectives' type arrays, keep INTEGER-compatible layout: fine.
+        let mut dummies = String::new();
+        let mut pre = String::new();
+        let mut post = String::new();
+        let mut args = vec![];
+        let mut locals = String::new();
+        let n_params = f.params.len();
+        let mut i = 0;
+        while i < n_params {
+            let p = &f.params[i];
+            let k = &ff.kinds[i];
+            let n = &p.name;
+            match k {
+                FKind::Buf => {
+                    let paired = i + 2 < n_params
+                        && ff.kinds[i + 1] == FKind::IntVal
+                        && f.params[i + 1].name.contains("count")
+                        && ff.kinds[i + 2] == FKind::HandleVal("Type".into());
+                    dummies.push_str(&format!("    type(*), dimension(..), asynchronous :: {n}\n"));
+                    locals.push_str(&format!("    integer(c_intptr_t) :: a_{n}\n    integer :: c_{n}, t_{n}, f_{n}\n"));
+                    if paired {
+                        let (cn, tn) = (&f.params[i + 1].name, &f.params[i + 2].name);
+                        dummies.push_str(&format!("    integer, intent(in) :: {cn}\n    type(MPI_Datatype), intent(in) :: {tn}\n"));
+                        pre.push_str(&format!("    call oxmpi_f08_buffer({n}, {cn}, {tn}%MPI_VAL, a_{n}, c_{n}, t_{n}, f_{n}, ierr0)\n    if (ierr0 /= 0) goto 9\n"));
+                        post.push_str(&format!("    if (f_{n} /= 0) call pmpi_type_free(t_{n}, ierr1)\n"));
+                        args.push(format!("%VAL(a_{n})"));
+                        args.push(format!("c_{n}"));
+                        args.push(format!("t_{n}"));
+                        i += 3;
+                        continue;
+                    }
+                    pre.push_str(&format!("    call oxmpi_f08_buffer({n}, -1, 0, a_{n}, c_{n}, t_{n}, f_{n}, ierr0)\n    if (ierr0 /= 0) goto 9\n"));
+                    args.push(format!("%VAL(a_{n})"));
+                }
+                FKind::HandleVal(stem) => {
+                    dummies.push_str(&format!("    type({}), intent(in) :: {n}\n", f08_handle_of_stem(stem)));
+                    args.push(format!("{n}%MPI_VAL"));
+                }
+                FKind::HandlePtr(stem) => {
+                    dummies.push_str(&format!("    type({}) :: {n}\n", f08_handle_of_stem(stem)));
+                    args.push(format!("{n}%MPI_VAL"));
+                }
+                FKind::HandleArr(stem, _) => {
+                    dummies.push_str(&format!("    type({}) :: {n}(*)\n", f08_handle_of_stem(stem)));
+                    args.push(n.clone());
+                }
+                FKind::Status => {
+                    dummies.push_str(&format!("    type(MPI_Status) :: {n}\n"));
+                    args.push(n.clone());
+                }
+                FKind::Statuses => {
+                    dummies.push_str(&format!("    type(MPI_Status) :: {n}(*)\n"));
+                    args.push(n.clone());
+                }
+                FKind::IntVal | FKind::WideVal(_) => {
+                    for d in fortran_dummy(p, k) {
+                        dummies.push_str(&format!("    {}\n", d.replace(" :: ", ", intent(in) :: ")));
+                    }
+                    args.push(n.clone());
+                }
+                _ => {
+                    for d in fortran_dummy(p, k) {
+                        dummies.push_str(&format!("    {d}\n"));
+                    }
+                    args.push(n.clone());
+                }
+            }
+            i += 1;
+        }
+        let names: Vec<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
+        let lower = f.name.to_ascii_lowercase();
+        let body = if f.ret == "int" && f.variadic {
+            format!("  subroutine {}_f08({})\n{dummies}    call p{lower}({})\n  end subroutine\n", f.name, names.join(", "), args.join(", "))
+        } else if f.ret == "int" {
+            let mut all = names.clone();
+            all.push("ierror");
+            args.push("ierr0".into());
+            format!(
+                "  subroutine {}_f08({})\n{dummies}    integer, optional, intent(out) :: ierror\n    integer :: ierr0, ierr1\n{locals}{pre}    call p{lower}({})\n{post}9   if (present(ierror)) ierror = ierr0\n  end subroutine\n",
+                f.name,
+                all.join(", &\n      "),
+                args.join(", &\n      ")
+            )
+        } else {
+            let ty = if f.ret == "double" { "double precision" } else { "integer(kind=MPI_ADDRESS_KIND)" };
+            format!(
+                "  function {}_f08({}) result(r)\n{dummies}    {ty} :: r\n    {ty}, external :: p{lower}\n    r = p{lower}({})\n  end function\n",
+                f.name,
+                names.join(", "),
+                args.join(", ")
+            )
+        };
+        emit(&mut generics, &mut bodies, &f.name, body);
+    }
+    m.push_str(&generics);
+    m.push_str("contains\n");
+    for h in F08_HANDLES {
+        let s = &h[4..];
+        m.push_str(&format!(
+            "  elemental logical function oxmpi_eq_{s}(a, b)\n    type({h}), intent(in) :: a, b\n    oxmpi_eq_{s} = a%MPI_VAL == b%MPI_VAL\n  end function\n  elemental logical function oxmpi_ne_{s}(a, b)\n    type({h}), intent(in) :: a, b\n    oxmpi_ne_{s} = a%MPI_VAL /= b%MPI_VAL\n  end function\n"
+        ));
+    }
+    m.push_str(&bodies);
+    m.push_str("end module mpi_f08\n");
+    m
+}

@@ -260,6 +260,7 @@ fn lay_out_fortran(root: &Path, out: &Path) -> Result<String, String> {
     let abi = gen::parse(&fs::read_to_string(&desc).unwrap());
     write_file(&inc.join("mpif.h"), &gen::fortran_header(&abi), false);
     write_file(&inc.join("mpi.f90"), &gen::fortran_module(&abi), false);
+    write_file(&inc.join("mpi_f08.f90"), &gen::fortran_f08_module(&abi), false);
     write_file(&bin.join("mpifort"), &fortran_wrapper(), true);
     symlink("mpifort", &bin.join("mpif90"));
     symlink("mpifort", &bin.join("mpif77"));
@@ -283,8 +284,18 @@ fn lay_out_fortran(root: &Path, out: &Path) -> Result<String, String> {
     };
     let build = out.join("build-fortran");
     fs::create_dir_all(&build).unwrap();
-    if let Err(e) = fortran_compile(&fc, &inc, &inc.join("mpi.f90"), &build.join("mpi.o")) {
-        eprintln!("xtask: {e}");
+    // mpi_f08's procedures call libmpi's `mpif.h` procedures through implicit
+    // interfaces (gfortran passes hidden string lengths, %VAL addresses).
+    for (src, obj, extra) in [("mpi.f90", "mpi.o", ""), ("mpi_f08.f90", "mpi_f08.o", " -fallow-argument-mismatch -ffree-line-length-none -w")] {
+        if let Err(e) = fortran_compile(&format!("{fc}{extra}"), &inc, &inc.join(src), &build.join(obj)) {
+            eprintln!("xtask: {e}");
+            exit(1)
+        }
+    }
+    let _ = fs::remove_file(lib.join("libmpi_f08.a"));
+    let ar = Command::new("ar").arg("rcs").arg(lib.join("libmpi_f08.a")).arg(build.join("mpi_f08.o")).status();
+    if !ar.is_ok_and(|s| s.success()) {
+        eprintln!("xtask: ar failed making libmpi_f08.a");
         exit(1)
     }
     Ok(fc)

@@ -705,3 +705,125 @@ pub mod generated {
     use std::ffi::{c_char, c_int, c_void};
     include!(concat!(env!("OUT_DIR"), "/mpi_fortran.rs"));
 }
+
+// ----- mpi_f08: choice buffers through the TS 29113 descriptor ----------------------------
+
+/// `CFI_cdesc_t` of gfortran's ISO_Fortran_binding.h (header; `dim[rank]` follows).
+#[repr(C)]
+struct CfiDesc {
+    base_addr: *mut c_void,
+    elem_len: usize,
+    version: c_int,
+    rank: i8,
+    attribute: i8,
+    type_: i16,
+}
+
+/// One dimension: lower bound, extent, byte stride ("sm").
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CfiDim {
+    lower_bound: isize,
+    extent: isize,
+    sm: isize,
+}
+
+/// What an `mpi_f08` procedure passes to the C function for a choice buffer
+/// given as `TYPE(*), DIMENSION(..)`: the address, and the count and datatype.
+/// A contiguous buffer (or a scalar, or a sentinel) is passed as is. A
+/// non-contiguous array section (`a(1:n:2)`) becomes a new datatype: the
+/// displacements of its elements, each holding `elem_len / extent(datatype)`
+/// elements of the datatype; the procedure frees it after the call
+/// (`*freetype` = 1), which MPI allows while a non-blocking operation uses it.
+/// `count < 0`: the procedure only needs the address (the buffer must then be
+/// contiguous; v/w collectives, MPI_BUFFER_ATTACH, ...).
+///
+/// # Safety
+/// `desc` is the descriptor gfortran passes for an assumed-rank dummy; the
+/// other pointers are the Fortran caller's INTEGERs.
+#[no_mangle]
+pub unsafe extern "C" fn oxmpi_f08_buffer(
+    desc: *const c_void,
+    count: *const c_int,
+    datatype: *const c_int,
+    addr: *mut isize,
+    newcount: *mut c_int,
+    newtype: *mut c_int,
+    freetype: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: see the function's contract; the descriptor's `rank` dims follow its header.
+    unsafe {
+        let d = &*(desc as *const CfiDesc);
+        let dims = std::slice::from_raw_parts((desc as *const u8).add(std::mem::size_of::<CfiDesc>()) as *const CfiDim, d.rank.max(0) as usize);
+        *freetype = 0;
+        *newcount = *count;
+        *newtype = *datatype;
+        *ierror = MPI_SUCCESS;
+        *addr = buf(d.base_addr) as isize;
+        let mut want = d.elem_len as isize;
+        let mut contiguous = true;
+        for dim in dims {
+            if dim.extent > 1 && dim.sm != want {
+                contiguous = false;
+            }
+            want *= dim.extent.max(0);
+        }
+        if contiguous {
+            return;
+        }
+        let fail = |ierror: *mut c_int, why: &str| {
+            let rc = crate::errors::ffi("mpi_f08 choice buffer", crate::errors::NO_COMM, || {
+                Err(crate::errors::bad(oxmpi_core::error::ErrorClass::Arg, "mpi_f08 choice buffer", "buf", why.to_string()))
+            });
+            *ierror = rc;
+        };
+        if *count < 0 {
+            return fail(ierror, "a non-contiguous array section is not supported by this procedure (pass a contiguous buffer)");
+        }
+        let dt = crate::pmpi::PMPI_Type_f2c(*datatype);
+        let (mut lb, mut ext): (MPI_Aint, MPI_Aint) = (0, 0);
+        let rc = crate::pmpi::PMPI_Type_get_extent(dt, &mut lb, &mut ext);
+        if rc != MPI_SUCCESS {
+            *ierror = rc;
+            return;
+        }
+        if ext <= 0 || d.elem_len as isize % ext != 0 {
+            return fail(ierror, "the datatype's extent does not divide the array element's size");
+        }
+        let per = (d.elem_len as isize / ext) as c_int;
+        if *count % per != 0 {
+            return fail(ierror, "the count is not a whole number of array elements of the section");
+        }
+        let k = (*count / per) as usize;
+        // Element offsets in array element order (first index fastest).
+        let total: usize = dims.iter().map(|x| x.extent.max(0) as usize).product();
+        if k > total {
+            return fail(ierror, "the count exceeds the array section");
+        }
+        let mut displs: Vec<MPI_Aint> = Vec::with_capacity(k);
+        let mut idx = vec![0isize; dims.len()];
+        for _ in 0..k {
+            displs.push(idx.iter().zip(dims).map(|(i, x)| i * x.sm).sum());
+            for (i, x) in idx.iter_mut().zip(dims) {
+                *i += 1;
+                if *i < x.extent {
+                    break;
+                }
+                *i = 0;
+            }
+        }
+        let mut t: MPI_Datatype = MPI_DATATYPE_NULL;
+        let mut rc = crate::pmpi::PMPI_Type_create_hindexed_block(k as c_int, per, displs.as_ptr(), dt, &mut t);
+        if rc == MPI_SUCCESS {
+            rc = crate::pmpi::PMPI_Type_commit(&mut t);
+        }
+        if rc != MPI_SUCCESS {
+            *ierror = rc;
+            return;
+        }
+        *newtype = crate::pmpi::PMPI_Type_c2f(t);
+        *newcount = 1;
+        *freetype = 1;
+    }
+}

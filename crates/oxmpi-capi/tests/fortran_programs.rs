@@ -206,3 +206,14 @@ fn mpifort_shows_its_command_and_pkg_config_file_exists() {
     assert!(pc.contains("-lmpi") && pc.contains("Cflags: -I"), "{pc}");
     assert!(prefix().join("include/mpif.h").exists() && prefix().join("include/mpi.mod").exists());
 }
+
+#[test]
+fn mpi_f08_strided_sections_typed_handles() {
+    if !have_fortran() {
+        return;
+    }
+    let exe = build("f08.f90", &[]);
+    for n in [1, 2, 3, 4] {
+        ok_exe(n, &exe);
+    }
+}
