@@ -901,7 +901,8 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
     m.push_str("  character(len=1) :: MPI_ARGV_NULL(1)\n  common /MPI_FORTRAN_ARGV_NULL/ MPI_ARGV_NULL\n");
     m.push_str("  external :: MPI_COMM_NULL_COPY_FN, MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN\n");
     m.push_str("  external :: MPI_TYPE_NULL_COPY_FN, MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN\n");
-    m.push_str("  interface\n    subroutine oxmpi_f08_buffer(buf, count, datatype, addr, newcount, newtype, freetype, ierr) &\n        bind(C, name='oxmpi_f08_buffer')\n      import :: c_int, c_intptr_t\n      type(*), dimension(..) :: buf\n      integer(c_int) :: count, datatype, newcount, newtype, freetype, ierr\n      integer(c_intptr_t) :: addr\n    end subroutine\n  end interface\n");
+    m.push_str("  interface\n    subroutine oxmpi_f08_buffer(buf, count, datatype, per_process, addr, newcount, newtype, freetype, ierr) &\n        bind(C, name='oxmpi_f08_buffer')\n      import :: c_int, c_intptr_t\n      type(*), dimension(..) :: buf\n      integer(c_int) :: count, datatype, per_process, newcount, newtype, freetype, ierr\n      integer(c_intptr_t) :: addr\n    end subroutine\n  end interface\n");
+    m.push_str("  interface\n    subroutine oxmpi_f08_copyin(buf, addr, tmp) bind(C, name='oxmpi_f08_copyin')\n      import :: c_intptr_t\n      type(*), dimension(..) :: buf\n      integer(c_intptr_t) :: addr, tmp\n    end subroutine\n    subroutine oxmpi_f08_copyout(buf, tmp) bind(C, name='oxmpi_f08_copyout')\n      import :: c_intptr_t\n      type(*), dimension(..) :: buf\n      integer(c_intptr_t) :: tmp\n    end subroutine\n  end interface\n");
     m.push_str("  interface operator(==)\n");
     for h in F08_HANDLES {
         m.push_str(&format!("    module procedure oxmpi_eq_{}\n", &h[4..]));
@@ -963,16 +964,36 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
             let n = &p.name;
             match k {
                 FKind::Buf => {
-                    let paired = i + 2 < n_params
+                    // (sendbuf, recvbuf, count, datatype): both buffers share one
+                    // count and datatype, so neither gets a datatype of its own.
+                    let paired = (i == 0 || ff.kinds[i - 1] != FKind::Buf)
+                        && i + 2 < n_params
                         && ff.kinds[i + 1] == FKind::IntVal
                         && f.params[i + 1].name.contains("count")
                         && ff.kinds[i + 2] == FKind::HandleVal("Type".into());
                     dummies.push_str(&format!("    type(*), dimension(..), asynchronous :: {n}\n"));
                     locals.push_str(&format!("    integer(c_intptr_t) :: a_{n}\n    integer :: c_{n}, t_{n}, f_{n}\n"));
+                    // Counts per process (gather, scatter, alltoall, neighbour
+                    // collectives) on the buffer of the side that has several.
+                    let lname = f.name.to_ascii_lowercase();
+                    let per_process = (lname.contains("gather") && n.starts_with("recv"))
+                        || (lname.contains("scatter") && !lname.contains("reduce") && n.starts_with("send"))
+                        || lname.contains("alltoall")
+                        || lname.contains("neighbor");
+                    let blocking = !f.params.iter().any(|q| q.name == "request");
+                    if paired && per_process && blocking {
+                        // Copied in and out: any section works.
+                        locals.push_str(&format!("    integer(c_intptr_t) :: x_{n}\n"));
+                        pre.push_str(&format!("    call oxmpi_f08_copyin({n}, a_{n}, x_{n})\n"));
+                        post.push_str(&format!("    call oxmpi_f08_copyout({n}, x_{n})\n"));
+                        args.push(format!("%VAL(a_{n})"));
+                        i += 1;
+                        continue;
+                    }
                     if paired {
                         let (cn, tn) = (&f.params[i + 1].name, &f.params[i + 2].name);
                         dummies.push_str(&format!("    integer, intent(in) :: {cn}\n    type(MPI_Datatype), intent(in) :: {tn}\n"));
-                        pre.push_str(&format!("    call oxmpi_f08_buffer({n}, {cn}, {tn}%MPI_VAL, a_{n}, c_{n}, t_{n}, f_{n}, ierr0)\n    if (ierr0 /= 0) goto 9\n"));
+                        pre.push_str(&format!("    call oxmpi_f08_buffer({n}, {cn}, {tn}%MPI_VAL, {}, a_{n}, c_{n}, t_{n}, f_{n}, ierr0)\n    if (ierr0 /= 0) goto 9\n", per_process as i32));
                         post.push_str(&format!("    if (f_{n} /= 0) call pmpi_type_free(t_{n}, ierr1)\n"));
                         args.push(format!("%VAL(a_{n})"));
                         args.push(format!("c_{n}"));
@@ -980,7 +1001,15 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
                         i += 3;
                         continue;
                     }
-                    pre.push_str(&format!("    call oxmpi_f08_buffer({n}, -1, 0, a_{n}, c_{n}, t_{n}, f_{n}, ierr0)\n    if (ierr0 /= 0) goto 9\n"));
+                    if f.params.iter().any(|q| q.name == "request") {
+                        // Non-blocking: the buffer must outlive the call, so a
+                        // section must be contiguous (MPI_ERR_ARG otherwise).
+                        pre.push_str(&format!("    call oxmpi_f08_buffer({n}, -1, 0, 0, a_{n}, c_{n}, t_{n}, f_{n}, ierr0)\n    if (ierr0 /= 0) goto 9\n"));
+                    } else {
+                        locals.push_str(&format!("    integer(c_intptr_t) :: x_{n}\n"));
+                        pre.push_str(&format!("    call oxmpi_f08_copyin({n}, a_{n}, x_{n})\n"));
+                        post.push_str(&format!("    call oxmpi_f08_copyout({n}, x_{n})\n"));
+                    }
                     args.push(format!("%VAL(a_{n})"));
                 }
                 FKind::HandleVal(stem) => {

@@ -217,3 +217,25 @@ fn mpi_f08_strided_sections_typed_handles() {
         ok_exe(n, &exe);
     }
 }
+
+#[test]
+fn mpi_f08_collectives_on_sections_and_user_op() {
+    if !have_fortran() {
+        return;
+    }
+    let exe = build("coll_f08.f90", &[]);
+    for n in 1..=7 {
+        ok_exe(n, &exe);
+    }
+}
+
+#[test]
+fn mpi_f08_communicators_topologies_callbacks() {
+    if !have_fortran() {
+        return;
+    }
+    let exe = build("comm_f08.f90", &[]);
+    for n in [1, 2, 4, 6] {
+        ok_exe(n, &exe);
+    }
+}
