@@ -536,7 +536,7 @@ pub fn rust_fortran(abi: &Abi) -> String {
         };
         let arg_names: Vec<String> = params.iter().map(|p| p.split(':').next().unwrap().to_string()).collect();
         r.push_str(&format!(
-            "#[no_mangle]\npub unsafe extern \"C\" fn p{sym}({}){ret} {{\n    // SAFETY: the Fortran caller passes every argument by reference as the standard's\n    // binding of {} declares it (strings with their hidden lengths); sentinels and\n    // handles are translated before the C function sees them.\n    unsafe {{\n{pre}{body_end}    }}\n}}\n",
+            "#[no_mangle]\npub unsafe extern \"C\" fn p{sym}({}){ret} {{\n    // SAFETY: the Fortran caller passes every argument by reference as the standard's\n    // binding of {} declares it (strings with their hidden lengths); sentinels and\n    // handles are translated before the C function sees them.\n    let _fortran = crate::errors::FortranCall::enter();\n    unsafe {{\n{pre}{body_end}    }}\n}}\n",
             params.join(", "),
             f.name
         ));
@@ -915,7 +915,7 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
     // Procedures.
     let mut bodies = String::new();
     let mut generics = String::new();
-    let mut emit = |generics: &mut String, bodies: &mut String, name: &str, body: String| {
+    let emit = |generics: &mut String, bodies: &mut String, name: &str, body: String| {
         generics.push_str(&format!("  interface {name}\n    module procedure {name}_f08\n  end interface\n"));
         bodies.push_str(&body);
     };

@@ -516,6 +516,7 @@ macro_rules! keyval_create {
     ($p:ident, $m:ident, $which:literal, $k:expr, $ex:ty, $mpi1:expr) => {
         #[no_mangle]
         pub unsafe extern "C" fn $p(copy: Option<FCopy>, delete: Option<FDelete>, keyval: *mut c_int, extra: *const $ex, ierror: *mut c_int) {
+            let _fortran = crate::errors::FortranCall::enter();
             // SAFETY: the Fortran caller's arguments.
             unsafe { create_keyval::<{ $k }>($which, copy, delete, keyval, *extra as isize, $mpi1, ierror) }
         }
@@ -554,6 +555,7 @@ macro_rules! attr_fns {
     ($kind:expr, $stem:ident, $set:ident, $get:ident, $pset:ident, $mset:ident, $pget:ident, $mget:ident, $val:ty) => {
         #[no_mangle]
         pub unsafe extern "C" fn $pset(obj: *const c_int, keyval: *const c_int, val: *const $val, ierror: *mut c_int) {
+            let _fortran = crate::errors::FortranCall::enter();
             // SAFETY: the Fortran caller's arguments; the value is stored as C's pointer value.
             unsafe {
                 let h = crate::pmpi::$stem(*obj);
@@ -567,6 +569,7 @@ macro_rules! attr_fns {
         }
         #[no_mangle]
         pub unsafe extern "C" fn $pget(obj: *const c_int, keyval: *const c_int, val: *mut $val, flag: *mut c_int, ierror: *mut c_int) {
+            let _fortran = crate::errors::FortranCall::enter();
             // SAFETY: the Fortran caller's arguments.
             unsafe {
                 let h = crate::pmpi::$stem(*obj);

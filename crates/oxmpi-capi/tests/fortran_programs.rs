@@ -239,3 +239,15 @@ fn mpi_f08_communicators_topologies_callbacks() {
         ok_exe(n, &exe);
     }
 }
+
+#[test]
+fn errors_name_the_fortran_call_and_bad_handles_do_not_crash() {
+    if !have_fortran() {
+        return;
+    }
+    let out = run(2, &build("errname.f90", &[]));
+    let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!out.status.success(), "a fatal error must end the job\n{so}\n{se}");
+    assert!(!so.contains("not reached") && !se.contains("STOP"), "{so}\n{se}");
+    assert!(se.contains("MPI_SEND") && se.contains("MPI_ERR_RANK"), "the message names MPI_SEND and the class:\n{se}");
+}
