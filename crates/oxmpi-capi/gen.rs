@@ -347,7 +347,8 @@ pub const FORTRAN_BY_HAND: &[&str] = &[
     "MPI_Init", "MPI_Init_thread", "MPI_Op_create", "MPI_Comm_create_errhandler", "MPI_Errhandler_create",
     "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Win_create_keyval", "MPI_Keyval_create",
     "MPI_Comm_set_attr", "MPI_Comm_get_attr", "MPI_Type_set_attr", "MPI_Type_get_attr", "MPI_Win_set_attr",
-    "MPI_Win_get_attr", "MPI_Attr_put", "MPI_Attr_get", "MPI_Info_get_string",
+    "MPI_Win_get_attr", "MPI_Attr_put", "MPI_Attr_get", "MPI_Info_get_string", "MPI_Grequest_start",
+    "MPI_Info_create_env", "MPI_Comm_spawn",
 ];
 
 /// Whether a C function has a Fortran binding at all: not the large-count `_c`
@@ -776,6 +777,18 @@ END SUBROUTINE
 SUBROUTINE MPI_ATTR_GET(comm, keyval, attribute_val, flag, ierror)
 INTEGER :: comm, keyval, attribute_val, ierror
 LOGICAL :: flag
+END SUBROUTINE
+SUBROUTINE MPI_GREQUEST_START(query_fn, free_fn, cancel_fn, extra_state, request, ierror)
+EXTERNAL :: query_fn, free_fn, cancel_fn
+INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state
+INTEGER :: request, ierror
+END SUBROUTINE
+SUBROUTINE MPI_INFO_CREATE_ENV(info, ierror)
+INTEGER :: info, ierror
+END SUBROUTINE
+SUBROUTINE MPI_COMM_SPAWN(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierror)
+CHARACTER(LEN=*) :: command, argv(*)
+INTEGER :: maxprocs, info, root, comm, intercomm, array_of_errcodes(*), ierror
 END SUBROUTINE
 SUBROUTINE MPI_INFO_GET_STRING(info, key, buflen, value, flag, ierror)
 INTEGER :: info, buflen, ierror

@@ -957,3 +957,184 @@ pub unsafe extern "C" fn oxmpi_f08_copyout(desc: *const c_void, tmp: *mut isize)
         }
     }
 }
+
+// ----- generalized requests ---------------------------------------------------------------
+
+/// Fortran query function: (EXTRA_STATE, STATUS, IERROR).
+type FQuery = unsafe extern "C" fn(*mut isize, *mut c_int, *mut c_int);
+/// Fortran free function: (EXTRA_STATE, IERROR).
+type FFree = unsafe extern "C" fn(*mut isize, *mut c_int);
+/// Fortran cancel function: (EXTRA_STATE, COMPLETE, IERROR).
+type FCancel = unsafe extern "C" fn(*mut isize, *mut c_int, *mut c_int);
+
+/// What a generalized request started from Fortran carries as C extra_state.
+struct FGreq {
+    query: Option<FQuery>,
+    free: Option<FFree>,
+    cancel: Option<FCancel>,
+    extra: isize,
+}
+
+unsafe extern "C" fn greq_query(extra: *mut c_void, status: *mut MPI_Status) -> c_int {
+    // SAFETY: `extra` is the FGreq of this request; the status is the library's
+    // (the Fortran status has the C layout).
+    unsafe {
+        let g = &mut *(extra as *mut FGreq);
+        let mut ierr = MPI_SUCCESS;
+        if let Some(q) = g.query {
+            q(&mut g.extra, status as *mut c_int, &mut ierr);
+        }
+        ierr
+    }
+}
+
+unsafe extern "C" fn greq_free(extra: *mut c_void) -> c_int {
+    // SAFETY: `extra` is the FGreq of this request, freed here: MPI calls free_fn once.
+    unsafe {
+        let mut g = Box::from_raw(extra as *mut FGreq);
+        let mut ierr = MPI_SUCCESS;
+        if let Some(f) = g.free {
+            f(&mut g.extra, &mut ierr);
+        }
+        ierr
+    }
+}
+
+unsafe extern "C" fn greq_cancel(extra: *mut c_void, complete: c_int) -> c_int {
+    // SAFETY: `extra` is the FGreq of this request.
+    unsafe {
+        let g = &mut *(extra as *mut FGreq);
+        let mut ierr = MPI_SUCCESS;
+        let mut c = (complete != 0) as c_int;
+        if let Some(f) = g.cancel {
+            f(&mut g.extra, &mut c, &mut ierr);
+        }
+        ierr
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pmpi_grequest_start_(
+    query: Option<FQuery>,
+    free: Option<FFree>,
+    cancel: Option<FCancel>,
+    extra: *const isize,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let _fortran = crate::errors::FortranCall::enter();
+    // SAFETY: the Fortran caller's arguments; the FGreq lives until greq_free.
+    unsafe {
+        let g = Box::into_raw(Box::new(FGreq { query, free, cancel, extra: *extra })) as *mut c_void;
+        let mut h: MPI_Request = MPI_REQUEST_NULL;
+        let rc = crate::pmpi::PMPI_Grequest_start(Some(greq_query), Some(greq_free), Some(greq_cancel), g, &mut h);
+        if rc == MPI_SUCCESS {
+            *request = crate::pmpi::PMPI_Request_c2f(h);
+        } else {
+            drop(Box::from_raw(g as *mut FGreq));
+        }
+        set_ierror(ierror, rc);
+    }
+}
+#[no_mangle]
+pub unsafe extern "C" fn mpi_grequest_start_(
+    query: Option<FQuery>,
+    free: Option<FFree>,
+    cancel: Option<FCancel>,
+    extra: *const isize,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: same contract.
+    unsafe { pmpi_grequest_start_(query, free, cancel, extra, request, ierror) }
+}
+
+// ----- MPI_INFO_CREATE_ENV, MPI_COMM_SPAWN ---------------------------------------------------
+
+#[no_mangle]
+pub unsafe extern "C" fn pmpi_info_create_env_(info: *mut c_int, ierror: *mut c_int) {
+    let _fortran = crate::errors::FortranCall::enter();
+    // SAFETY: the Fortran caller's INTEGERs; a Fortran program has no argv to pass.
+    unsafe {
+        let mut h: MPI_Info = MPI_INFO_NULL;
+        let rc = crate::pmpi::PMPI_Info_create_env(0, std::ptr::null_mut(), &mut h);
+        if rc == MPI_SUCCESS {
+            *info = crate::pmpi::PMPI_Info_c2f(h);
+        }
+        set_ierror(ierror, rc);
+    }
+}
+#[no_mangle]
+pub unsafe extern "C" fn mpi_info_create_env_(info: *mut c_int, ierror: *mut c_int) {
+    // SAFETY: same contract.
+    unsafe { pmpi_info_create_env_(info, ierror) }
+}
+
+/// MPI_COMM_SPAWN(COMMAND, ARGV, MAXPROCS, INFO, ROOT, COMM, INTERCOMM,
+/// ARRAY_OF_ERRCODES, IERROR): ARGV is a CHARACTER array ended by a blank
+/// element (or MPI_ARGV_NULL).
+#[no_mangle]
+pub unsafe extern "C" fn pmpi_comm_spawn_(
+    command: *mut c_void,
+    argv: *mut c_void,
+    maxprocs: *const c_int,
+    info: *const c_int,
+    root: *const c_int,
+    comm: *const c_int,
+    intercomm: *mut c_int,
+    errcodes_f: *mut c_void,
+    ierror: *mut c_int,
+    command_len: usize,
+    argv_len: usize,
+) {
+    let _fortran = crate::errors::FortranCall::enter();
+    // SAFETY: the Fortran caller's arguments, strings with their hidden lengths.
+    unsafe {
+        let cmd = str_in(command, command_len);
+        let argv_null = argv.is_null() || (&raw const mpi_fortran_argv_null_ as usize == argv as usize)
+            || libc::dlsym(libc::RTLD_DEFAULT, c"mpi_fortran_argv_null_".as_ptr()) as usize == argv as usize;
+        let mut args: Vec<Vec<c_char>> = vec![];
+        if !argv_null && argv_len > 0 {
+            loop {
+                let a = str_in((argv as *mut u8).add(args.len() * argv_len) as *mut c_void, argv_len);
+                if a.len() <= 1 || args.len() > 4096 {
+                    break;
+                }
+                args.push(a);
+            }
+        }
+        let mut ptrs: Vec<*mut c_char> = args.iter_mut().map(|a| a.as_mut_ptr()).collect();
+        ptrs.push(std::ptr::null_mut());
+        let c_argv = if argv_null { std::ptr::null_mut() } else { ptrs.as_mut_ptr() };
+        let mut h: MPI_Comm = MPI_COMM_NULL;
+        let rc = crate::pmpi::PMPI_Comm_spawn(
+            cmd.as_ptr(),
+            c_argv,
+            *maxprocs,
+            crate::pmpi::PMPI_Info_f2c(*info),
+            *root,
+            crate::pmpi::PMPI_Comm_f2c(*comm),
+            &mut h,
+            errcodes(errcodes_f) as *mut c_int,
+        );
+        *intercomm = crate::pmpi::PMPI_Comm_c2f(h);
+        set_ierror(ierror, rc);
+    }
+}
+#[no_mangle]
+pub unsafe extern "C" fn mpi_comm_spawn_(
+    command: *mut c_void,
+    argv: *mut c_void,
+    maxprocs: *const c_int,
+    info: *const c_int,
+    root: *const c_int,
+    comm: *const c_int,
+    intercomm: *mut c_int,
+    errcodes_f: *mut c_void,
+    ierror: *mut c_int,
+    command_len: usize,
+    argv_len: usize,
+) {
+    // SAFETY: same contract.
+    unsafe { pmpi_comm_spawn_(command, argv, maxprocs, info, root, comm, intercomm, errcodes_f, ierror, command_len, argv_len) }
+}

@@ -2,8 +2,38 @@
 ! `use mpi`, with callbacks written in Fortran.
 module counters
   implicit none
-  integer :: copies = 0, deletes = 0, errors = 0, last_code = 0
+  integer :: copies = 0, deletes = 0, errors = 0, last_code = 0, greq_frees = 0
 end module
+
+subroutine gq(extra, status, ierr)
+  use mpi
+  implicit none
+  integer(kind=MPI_ADDRESS_KIND) :: extra
+  integer :: status(MPI_STATUS_SIZE), ierr
+  status(MPI_SOURCE) = int(extra)
+  status(MPI_TAG) = 5
+  call MPI_STATUS_SET_CANCELLED(status, .false., ierr)
+  call MPI_STATUS_SET_ELEMENTS(status, MPI_INTEGER, 3, ierr)
+end subroutine
+
+subroutine gf(extra, ierr)
+  use counters
+  use mpi, only: MPI_ADDRESS_KIND
+  implicit none
+  integer(kind=MPI_ADDRESS_KIND) :: extra
+  integer :: ierr
+  if (extra == 123) greq_frees = greq_frees + 1
+  ierr = 0
+end subroutine
+
+subroutine gc(extra, complete, ierr)
+  use mpi, only: MPI_ADDRESS_KIND
+  implicit none
+  integer(kind=MPI_ADDRESS_KIND) :: extra
+  logical :: complete
+  integer :: ierr
+  ierr = 0
+end subroutine
 
 subroutine my_copy(oldcomm, keyval, extra, valin, valout, flag, ierr)
   use counters
@@ -40,7 +70,8 @@ program comm
   use mpi
   use counters
   implicit none
-  external :: my_copy, my_delete, my_handler
+  external :: my_copy, my_delete, my_handler, gq, gf, gc
+  integer :: greq, gst(MPI_STATUS_SIZE), envinfo
   integer :: ierr, rank, np, sub, dup, dup2, cart, cartsub, key, key2, eh, res, i, n
   integer :: wgrp, egrp, ogrp, ugrp, newcomm, srank, drank
   integer :: dims(2), coords(2), ranks(8), tr(8)
@@ -161,6 +192,18 @@ program comm
   call MPI_COMM_FREE(dup, ierr)
   call MPI_COMM_FREE(sub, ierr)
   call check(dup == MPI_COMM_NULL .and. sub == MPI_COMM_NULL, 'comm_free')
+
+  ! a generalized request with Fortran callbacks
+  call MPI_GREQUEST_START(gq, gf, gc, 123_MPI_ADDRESS_KIND, greq, ierr)
+  call MPI_GREQUEST_COMPLETE(greq, ierr)
+  call MPI_WAIT(greq, gst, ierr)
+  call MPI_GET_COUNT(gst, MPI_INTEGER, n, ierr)
+  call check(gst(MPI_SOURCE) == 123 .and. gst(MPI_TAG) == 5 .and. n == 3, 'grequest query status')
+  call check(greq == MPI_REQUEST_NULL .and. greq_frees == 1, 'grequest freed')
+  call MPI_INFO_CREATE_ENV(envinfo, ierr)
+  call MPI_INFO_GET_NKEYS(envinfo, n, ierr)
+  call check(ierr == MPI_SUCCESS .and. n >= 0, 'info_create_env')
+  call MPI_INFO_FREE(envinfo, ierr)
 
   call MPI_BARRIER(MPI_COMM_WORLD, ierr)
   if (rank == 0) print *, 'all checks passed on', np, 'ranks'
