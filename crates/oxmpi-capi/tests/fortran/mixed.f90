@@ -10,7 +10,15 @@ program mixed
       import :: c_int
       integer(c_int) :: fcomm, ftype, out(2), fdup
     end function
+    integer(c_int) function c_attrs(fcomm, keyval, c_addr) bind(C, name='c_attrs')
+      import :: c_int, c_intptr_t
+      integer(c_int) :: fcomm, keyval
+      integer(c_intptr_t) :: c_addr
+    end function
   end interface
+  integer :: key
+  integer(kind=MPI_ADDRESS_KIND) :: val, caddr
+  logical :: flag
   integer :: ierr, rank, np, sub, pairt, dup, out(2), n, cmp
   character(len=MPI_MAX_OBJECT_NAME) :: name
   call MPI_INIT(ierr)
@@ -29,6 +37,13 @@ program mixed
   call check(cmp == MPI_CONGRUENT, 'compare with the C duplicate')
   call MPI_ALLREDUCE(1, n, 1, MPI_INTEGER, MPI_SUM, dup, ierr)
   call check(n == np, 'collective on the C communicator')
+  ! attributes set in Fortran, read in C, set in C, read in Fortran
+  call MPI_COMM_CREATE_KEYVAL(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, key, 0_MPI_ADDRESS_KIND, ierr)
+  call MPI_COMM_SET_ATTR(dup, key, 4242_MPI_ADDRESS_KIND, ierr)
+  call check(c_attrs(dup, key, caddr) == MPI_SUCCESS, 'C reads the Fortran attribute')
+  call MPI_COMM_GET_ATTR(dup, key, val, flag, ierr)
+  call check(flag .and. val == caddr, 'Fortran reads the C attribute as its address')
+  call MPI_COMM_FREE_KEYVAL(key, ierr)
   call MPI_COMM_FREE(dup, ierr)
   call MPI_COMM_FREE(sub, ierr)
   call MPI_TYPE_FREE(pairt, ierr)
