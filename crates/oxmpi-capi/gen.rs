@@ -357,6 +357,31 @@ fn fortran_relevant(f: &Func) -> bool {
     !(f.name.ends_with("_c") || f.name.ends_with("_c2f") || f.name.ends_with("_f2c") || f.name.starts_with("MPI_Status_c2f") || f.name.starts_with("MPI_Status_f2c"))
 }
 
+/// An MPI-4 large-count form (`MPI_Send_c`): bound in `mpi_f08` only, as an
+/// overload of the `int` form's generic name.
+fn is_large_count(f: &Func) -> bool {
+    f.name.ends_with("_c") && !f.name.ends_with("_f2c")
+}
+
+/// The kinds of INTEGER a procedure's parameters take, position by position
+/// (4: default INTEGER, 8: MPI_ADDRESS_KIND/MPI_COUNT_KIND, 0: other): two forms
+/// are distinguishable in a generic when some position differs.
+fn integer_kinds(f: &Func, ff: &FFunc) -> Vec<u8> {
+    f.params
+        .iter()
+        .zip(&ff.kinds)
+        .map(|(p, k)| match k {
+            FKind::IntVal => 4,
+            FKind::WideVal(_) => 8,
+            FKind::Ptr => match p.ctype.trim_start_matches("const ").replace('*', "").trim() {
+                "int" => 4,
+                _ => 8,
+            },
+            _ => 0,
+        })
+        .collect()
+}
+
 /// The mechanical Fortran form of `f`, or why there is none.
 pub fn fortran_form<'a>(abi: &Abi, f: &'a Func) -> Result<FFunc<'a>, String> {
     let has = |n: &str| abi.funcs.iter().any(|g| g.name == n);
@@ -438,7 +463,7 @@ pub fn fortran_symbol(name: &str) -> String {
 pub fn rust_fortran(abi: &Abi) -> String {
     let mut r = String::from("// Generated from abi.txt by build.rs (gen.rs `rust_fortran`).\n");
     let mut skipped = vec![];
-    for f in abi.funcs.iter().filter(|f| fortran_relevant(f)) {
+    for f in abi.funcs.iter().filter(|f| fortran_relevant(f) || is_large_count(f)) {
         if FORTRAN_BY_HAND.contains(&f.name.as_str()) {
             continue;
         }
@@ -929,7 +954,9 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
     let mut bodies = String::new();
     let mut generics = String::new();
     let emit = |generics: &mut String, bodies: &mut String, name: &str, body: String| {
-        generics.push_str(&format!("  interface {name}\n    module procedure {name}_f08\n  end interface\n"));
+        // `MPI_Send_c` overloads the generic `MPI_Send`.
+        let generic = name.strip_suffix("_c").unwrap_or(name);
+        generics.push_str(&format!("  interface {generic}\n    module procedure {name}_f08\n  end interface\n"));
         bodies.push_str(&body);
     };
     emit(&mut generics, &mut bodies, "MPI_Init", "  subroutine MPI_Init_f08(ierror)\n    integer, optional, intent(out) :: ierror\n    integer :: ierr0\n    call pmpi_init(ierr0)\n    if (present(ierror)) ierror = ierr0\n  end subroutine\n".into());
@@ -958,12 +985,21 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
             ),
         );
     }
-    for f in abi.funcs.iter().filter(|f| fortran_relevant(f)) {
+    for f in abi.funcs.iter().filter(|f| fortran_relevant(f) || is_large_count(f)) {
         if FORTRAN_BY_HAND.contains(&f.name.as_str()) {
             continue;
         }
         let Ok(ff) = fortran_form(abi, f) else { continue };
-        // Arrays of handles other than the ones with a count, and the w-collectives' type arrays, keep INTEGER-compatible layout: fine.
+        if is_large_count(f) {
+            // Only where the generic can tell it from the `int` form (not, e.g.,
+            // MPI_Type_get_extent_c: MPI_Count and MPI_Aint are both 8 bytes).
+            let base = &f.name[..f.name.len() - 2];
+            let Some(b) = abi.funcs.iter().find(|g| g.name == base) else { continue };
+            let Ok(bf) = fortran_form(abi, b) else { continue };
+            if FORTRAN_BY_HAND.contains(&base) || integer_kinds(f, &ff) == integer_kinds(b, &bf) {
+                continue;
+            }
+        }
         let mut dummies = String::new();
         let mut pre = String::new();
         let mut post = String::new();

@@ -14,6 +14,7 @@ program f08
   type(MPI_Request) :: req
   integer(kind=MPI_ADDRESS_KIND) :: val
   logical :: flag
+  integer(kind=MPI_COUNT_KIND) :: bigcnt
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
   call MPI_Comm_size(MPI_COMM_WORLD, np, ierr)
@@ -46,6 +47,13 @@ program f08
     end if
     call check(all(b(1:4) == [(left * 100.0 + i, i = n, 1, -3)]), 'reversed section')
   end if
+
+  ! the large-count overloads (INTEGER(KIND=MPI_COUNT_KIND) counts)
+  b = -1.0
+  call MPI_Sendrecv(a(2:n:2), int(n / 2, MPI_COUNT_KIND), MPI_REAL, right, 9, b(1:n / 2), int(n / 2, MPI_COUNT_KIND), &
+                    MPI_REAL, left, 9, MPI_COMM_WORLD, st)
+  call MPI_Get_count(st, MPI_REAL, bigcnt)
+  call check(bigcnt == n / 2 .and. all(b(1:n / 2) == [(left * 100.0 + i, i = 2, n, 2)]), 'large-count sendrecv')
 
   ! a 2-D section into a non-blocking receive
   m = reshape([(rank * 1000d0 + i, i = 1, 20)], [4, 5])
