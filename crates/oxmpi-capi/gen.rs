@@ -595,10 +595,12 @@ fn const_value<'a>(abi: &'a Abi, c: &'a Const) -> &'a Const {
     c
 }
 
-fn fortran_int(v: &str) -> i64 {
+/// An integer constant's value (None for a value Fortran cannot take as an
+/// INTEGER: the constant is then left out of the Fortran bindings).
+fn fortran_int(v: &str) -> Option<i64> {
     match v.strip_prefix("0x") {
-        Some(h) => i64::from_str_radix(h, 16).expect("hex constant"),
-        None => v.parse().expect("integer constant"),
+        Some(h) => i64::from_str_radix(h, 16).ok(),
+        None => v.parse().ok(),
     }
 }
 
@@ -652,10 +654,11 @@ pub fn fortran_decls(abi: &Abi, module: bool) -> String {
         }
         let d = const_value(abi, c);
         let ty = d.ctype.as_str();
+        let Some(v) = fortran_int(&d.value) else { continue };
         if ty == "int" || is_handle_type(ty) {
-            param(&mut h, "INTEGER", &c.name, &fortran_int(&d.value).to_string());
+            param(&mut h, "INTEGER", &c.name, &v.to_string());
         } else if ty == "MPI_Offset" {
-            param(&mut h, "INTEGER(KIND=MPI_OFFSET_KIND)", &c.name, &fortran_int(&d.value).to_string());
+            param(&mut h, "INTEGER(KIND=MPI_OFFSET_KIND)", &c.name, &v.to_string());
         }
     }
     h.push_str("! sentinels: variables the library recognizes by address\n");
@@ -916,11 +919,13 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
             continue;
         }
         let d = const_value(abi, c);
-        let v = fortran_int(match d.ctype.as_str() {
+        let Some(v) = fortran_int(match d.ctype.as_str() {
             "int" | "MPI_Offset" => &d.value,
             t if is_handle_type(t) => &d.value,
             _ => continue,
-        });
+        }) else {
+            continue;
+        };
         match d.ctype.as_str() {
             "int" => m.push_str(&format!("  integer, parameter :: {} = {v}\n", c.name)),
             "MPI_Offset" => m.push_str(&format!("  integer(kind=MPI_OFFSET_KIND), parameter :: {} = {v}\n", c.name)),

@@ -1138,3 +1138,41 @@ pub unsafe extern "C" fn mpi_comm_spawn_(
     // SAFETY: same contract.
     unsafe { pmpi_comm_spawn_(command, argv, maxprocs, info, root, comm, intercomm, errcodes_f, ierror, command_len, argv_len) }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fortran_strings_trim_and_pad() {
+        let mut f = *b"  a name   ";
+        // SAFETY: a local buffer of the given length.
+        let c = unsafe { str_in(f.as_mut_ptr() as *mut c_void, f.len()) };
+        let s: Vec<u8> = c.iter().map(|&x| x as u8).collect();
+        assert_eq!(s, b"a name\0");
+        let out: Vec<c_char> = b"xyz\0junk".iter().map(|&b| b as c_char).collect();
+        // SAFETY: as above.
+        unsafe { str_out(f.as_mut_ptr() as *mut c_void, f.len(), &out) };
+        assert_eq!(&f, b"xyz        ");
+        // Longer than the Fortran variable: cut.
+        let mut g = *b"ab";
+        // SAFETY: as above.
+        unsafe { str_out(g.as_mut_ptr() as *mut c_void, g.len(), &out) };
+        assert_eq!(&g, b"xy");
+    }
+
+    #[test]
+    fn sentinels_map_to_the_c_values_and_nothing_else() {
+        let bottom = &raw mut mpi_fortran_bottom_ as *mut c_void;
+        let in_place = &raw mut mpi_fortran_in_place_ as *mut c_void;
+        let st = &raw mut mpi_fortran_status_ignore_ as *mut c_void;
+        assert_eq!(buf(bottom) as usize, MPI_BOTTOM);
+        assert_eq!(buf(in_place) as usize, MPI_IN_PLACE);
+        assert!(status(st).is_null());
+        let mut x = 0i32;
+        let p = &mut x as *mut i32 as *mut c_void;
+        assert_eq!(buf(p), p);
+        assert_eq!(status(p), p);
+        assert_eq!(weights(p), p);
+    }
+}
