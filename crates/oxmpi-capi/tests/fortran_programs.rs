@@ -52,11 +52,19 @@ fn src(name: &str) -> PathBuf {
 /// Compiles tests/fortran/<file> (plus `extra` sources or objects) with
 /// mpifort; returns the executable.
 fn build(file: &str, extra: &[PathBuf]) -> PathBuf {
-    let exe = prefix().join("tests").join(file.split('.').next().unwrap());
+    build_as(file, file.split('.').next().unwrap(), &[], extra)
+}
+
+/// Compiles tests/fortran/<file> into the executable `name` with extra flags
+/// (`-D...` selects a program's binding).
+fn build_as(file: &str, name: &str, flags: &[&str], extra: &[PathBuf]) -> PathBuf {
+    let exe = prefix().join("tests").join(name);
     let dir = exe.parent().unwrap().to_path_buf();
     std::fs::create_dir_all(&dir).unwrap();
     let out = Command::new(prefix().join("bin/mpifort"))
-        .args(["-Wall", "-g", "-fcheck=bounds", "-o"])
+        .args(["-Wall", "-g", "-fcheck=bounds"])
+        .args(flags)
+        .arg("-o")
         .arg(&exe)
         .arg(src(file))
         .args(extra)
@@ -133,23 +141,31 @@ fn par_blas1_and_par_blas2_give_the_serial_result() {
 }
 
 #[test]
-fn point_to_point_from_use_mpi() {
+fn point_to_point_from_use_mpi_and_mpif_h() {
     if !have_fortran() {
         return;
     }
-    let exe = build("p2p.f90", &[]);
+    let exe = build("p2p.F90", &[]);
     for n in [1, 2, 3, 7] {
+        ok_exe(n, &exe);
+    }
+    let exe = build_as("p2p.F90", "p2p_mpif", &["-DOXMPI_MPIF_H"], &[]);
+    for n in [1, 4] {
         ok_exe(n, &exe);
     }
 }
 
 #[test]
-fn every_collective_from_mpif_h() {
+fn every_collective_from_mpif_h_and_use_mpi() {
     if !have_fortran() {
         return;
     }
-    let exe = build("coll.f90", &[]);
+    let exe = build("coll.F90", &[]);
     for n in 1..=7 {
+        ok_exe(n, &exe);
+    }
+    let exe = build_as("coll.F90", "coll_use_mpi", &["-DOXMPI_USE_MPI"], &[]);
+    for n in [1, 3, 6] {
         ok_exe(n, &exe);
     }
 }
@@ -170,8 +186,12 @@ fn derived_datatypes_on_fortran_arrays() {
     if !have_fortran() {
         return;
     }
-    let exe = build("dtype.f90", &[]);
+    let exe = build("dtype.F90", &[]);
     for n in [1, 2, 5] {
+        ok_exe(n, &exe);
+    }
+    let exe = build_as("dtype.F90", "dtype_mpif", &["-DOXMPI_MPIF_H"], &[]);
+    for n in [1, 3] {
         ok_exe(n, &exe);
     }
 }

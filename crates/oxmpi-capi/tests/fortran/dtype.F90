@@ -1,9 +1,14 @@
-! Derived datatypes from `use mpi` on Fortran arrays (column-major): a row of
+! Derived datatypes (built with `use mpi` and with INCLUDE 'mpif.h') on Fortran arrays (column-major): a row of
 ! a matrix as a vector, a subarray in MPI_ORDER_FORTRAN, a struct built with
 ! MPI_GET_ADDRESS and sent from MPI_BOTTOM, indexed types, pack/unpack, names.
 program dtype
+#ifndef OXMPI_MPIF_H
   use mpi
+#endif
   implicit none
+#ifdef OXMPI_MPIF_H
+  include 'mpif.h'
+#endif
   integer, parameter :: n = 6
   integer :: ierr, rank, np, right, left, rowt, subt, st, idxt, i, j, sz, pos
   integer :: m(n, n), r(n, n), blens(3), types(3), sub(2, 2)

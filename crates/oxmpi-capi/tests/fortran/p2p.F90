@@ -1,9 +1,14 @@
-! Point-to-point from `use mpi`: blocking, synchronous, non-blocking with
+! Point-to-point, built twice: with `use mpi` and with INCLUDE 'mpif.h' (-DOXMPI_MPIF_H): blocking, synchronous, non-blocking with
 ! request arrays and status arrays, MPI_STATUSES_IGNORE, probes and counts,
 ! persistent requests, MPI_PROC_NULL, LOGICAL flags, a ring of DOUBLE PRECISION.
 program p2p
+#ifndef OXMPI_MPIF_H
   use mpi
+#endif
   implicit none
+#ifdef OXMPI_MPIF_H
+  include 'mpif.h'
+#endif
   integer :: ierr, rank, np, left, right, i, cnt, idx
   integer :: st(MPI_STATUS_SIZE), sts(MPI_STATUS_SIZE, 4), reqs(4), preq(2)
   integer :: ibuf(10), rbuf(10)

@@ -1,10 +1,15 @@
-! Every collective from INCLUDE 'mpif.h', with Fortran datatypes: MPI_IN_PLACE,
+! Every collective, built with INCLUDE 'mpif.h' and with `use mpi` (-DOXMPI_USE_MPI), with Fortran datatypes: MPI_IN_PLACE,
 ! the v/w variants, MAXLOC on MPI_2INTEGER and MPI_2DOUBLE_PRECISION, LOGICAL
 ! reductions, COMPLEX sums, non-blocking collectives and a user operation
 ! written in Fortran.
 subroutine cmul(a, b, n, t)
+#ifdef OXMPI_USE_MPI
+  use mpi
+#endif
   implicit none
+#ifndef OXMPI_USE_MPI
   include 'mpif.h'
+#endif
   integer :: n, t, i
   integer :: a(n), b(n)
   ! b = a + b + 1 : commutative but not predefined
@@ -15,8 +20,13 @@ subroutine cmul(a, b, n, t)
 end subroutine
 
 program coll
+#ifdef OXMPI_USE_MPI
+  use mpi
+#endif
   implicit none
+#ifndef OXMPI_USE_MPI
   include 'mpif.h'
+#endif
   external :: cmul
   integer :: ierr, rank, np, i, j, root, op, req, t2
   integer :: sc(0:63), sd(0:63), rc(0:63), rd(0:63), types(0:63)
