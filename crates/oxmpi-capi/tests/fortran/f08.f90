@@ -15,6 +15,10 @@ program f08
   integer(kind=MPI_ADDRESS_KIND) :: val
   logical :: flag
   integer(kind=MPI_COUNT_KIND) :: bigcnt
+  type(MPI_Datatype) :: rowt, st1, st2
+  integer(kind=MPI_ADDRESS_KIND) :: disp(2)
+  integer :: si, ri, j
+  double precision :: sd, rd
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
   call MPI_Comm_size(MPI_COMM_WORLD, np, ierr)
@@ -80,6 +84,29 @@ program f08
   call check(all(ov(1:2 * n:2) == [(i, i = 1, n)]) .and. all(ov(2:2 * n:2) == 0), 'bcast into a section')
   call MPI_Allreduce(MPI_IN_PLACE, iv, 2 * n, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD)
   call check(all(iv == [(np - 1 + i, i = 1, 2 * n)]), 'MPI_IN_PLACE')
+
+  ! derived datatypes with typed handles: a matrix row, and a struct from MPI_BOTTOM
+  call MPI_Type_vector(5, 1, 4, MPI_DOUBLE_PRECISION, rowt)
+  call MPI_Type_commit(rowt)
+  r = 0
+  call MPI_Sendrecv(m(2, 1), 1, rowt, right, 3, r(4, 1), 1, rowt, left, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+  call check(all(r(4, :) == [(left * 1000d0 + 2 + 4 * (j - 1), j = 1, 5)]) .and. all(r(1:3, :) == 0), 'vector type row')
+  call MPI_Type_free(rowt)
+  call check(rowt == MPI_DATATYPE_NULL, 'type_free')
+  si = rank
+  sd = rank * 0.5d0
+  call MPI_Get_address(si, disp(1))
+  call MPI_Get_address(sd, disp(2))
+  call MPI_Type_create_struct(2, [1, 1], disp, [MPI_INTEGER, MPI_DOUBLE_PRECISION], st1)
+  call MPI_Type_commit(st1)
+  call MPI_Get_address(ri, disp(1))
+  call MPI_Get_address(rd, disp(2))
+  call MPI_Type_create_struct(2, [1, 1], disp, [MPI_INTEGER, MPI_DOUBLE_PRECISION], st2)
+  call MPI_Type_commit(st2)
+  call MPI_Sendrecv(MPI_BOTTOM, 1, st1, right, 4, MPI_BOTTOM, 1, st2, left, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+  call check(ri == left .and. rd == left * 0.5d0, 'struct from MPI_BOTTOM')
+  call MPI_Type_free(st1)
+  call MPI_Type_free(st2)
 
   ! communicators and attributes with typed handles
   call MPI_Comm_dup(MPI_COMM_WORLD, dup)
