@@ -825,6 +825,51 @@ LOGICAL :: flag
 END SUBROUTINE
 ";
 
+
+/// MPI_SIZEOF (a generic over the intrinsic types, as module procedures) and
+/// MPI_F_SYNC_REG: `(generic declarations, procedure bodies)`. `f08`: ierror
+/// optional and buffers assumed-rank.
+fn fortran_sizeof(f08: bool) -> (String, String) {
+    let kinds: &[(&str, &str)] = &[
+        ("integer(kind=1)", "i1"), ("integer(kind=2)", "i2"), ("integer(kind=4)", "i4"), ("integer(kind=8)", "i8"),
+        ("real(kind=4)", "r4"), ("real(kind=8)", "r8"), ("complex(kind=4)", "c4"), ("complex(kind=8)", "c8"),
+        ("logical(kind=1)", "l1"), ("logical(kind=2)", "l2"), ("logical(kind=4)", "l4"), ("logical(kind=8)", "l8"),
+        ("character(len=*)", "ch"),
+    ];
+    let (dim, ierr, set) = if f08 {
+        ("dimension(..)", "integer, optional, intent(out) :: ierror", "if (present(ierror)) ierror = MPI_SUCCESS")
+    } else {
+        ("dimension(*)", "integer, intent(out) :: ierror", "ierror = MPI_SUCCESS")
+    };
+    let mut g = String::from("  interface MPI_Sizeof\n");
+    let mut b = String::new();
+    for (ty, tag) in kinds {
+        // Scalars and arrays (assumed-rank covers both in mpi_f08; `mpi` has a scalar and an array form).
+        let forms: &[(&str, &str)] = if f08 { &[("", dim)] } else { &[("", ""), ("a", dim)] };
+        for (suffix, d) in forms {
+            let name = format!("oxmpi_sizeof_{tag}{suffix}");
+            g.push_str(&format!("    module procedure {name}\n"));
+            let decl = if d.is_empty() { format!("    {ty}, intent(in) :: x\n") } else { format!("    {ty}, {d}, intent(in) :: x\n") };
+            b.push_str(&format!(
+                "  subroutine {name}(x, size, ierror)\n{decl}    integer, intent(out) :: size\n    {ierr}\n    size = {}\n    {set}\n  end subroutine\n",
+                if *tag == "ch" { "1" } else { "int(storage_size(x) / 8)" }
+            ));
+        }
+    }
+    g.push_str("  end interface\n");
+    g.push_str(&format!(
+        "  interface\n    subroutine oxmpi_f_sync_reg(buf) bind(C, name='oxmpi_f_sync_reg_')\n      type(*), {} :: buf\n    end subroutine\n  end interface\n",
+        if f08 { "dimension(..)" } else { "dimension(*)" }
+    ));
+    // MPI_F_SYNC_REG: a call the compiler cannot see through, so it keeps the
+    // buffer in memory around non-blocking operations.
+    b.push_str(&format!(
+        "  subroutine MPI_F_sync_reg(buf)\n    {}\n    call oxmpi_f_sync_reg(buf)\n  end subroutine\n",
+        if f08 { "type(*), dimension(..), asynchronous :: buf" } else { "!GCC$ ATTRIBUTES NO_ARG_CHECK :: buf\n    type(*), dimension(*) :: buf" }
+    ));
+    (g, b)
+}
+
 /// The `mpi` module's source: the declarations of `mpif.h` plus an explicit
 /// interface for every procedure (choice buffers accept any type and rank).
 pub fn fortran_module(abi: &Abi) -> String {
@@ -881,7 +926,12 @@ pub fn fortran_module(abi: &Abi) -> String {
         }
         m.push_str("END SUBROUTINE\n");
     }
-    m.push_str("end interface\nend module mpi\n");
+    m.push_str("end interface\n");
+    let (g, b) = fortran_sizeof(false);
+    m.push_str(&g);
+    m.push_str("contains\n");
+    m.push_str(&b);
+    m.push_str("end module mpi\n");
     m
 }
 
@@ -1127,6 +1177,7 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
         emit(&mut generics, &mut bodies, &f.name, body);
     }
     m.push_str(&generics);
+    m.push_str(&fortran_sizeof(true).0);
     m.push_str("contains\n");
     for h in F08_HANDLES {
         let s = &h[4..];
@@ -1135,6 +1186,7 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
         ));
     }
     m.push_str(&bodies);
+    m.push_str(&fortran_sizeof(true).1);
     m.push_str("end module mpi_f08\n");
     m
 }

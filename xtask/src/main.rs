@@ -293,7 +293,8 @@ fn lay_out_fortran(root: &Path, out: &Path) -> Result<String, String> {
         }
     }
     let _ = fs::remove_file(lib.join("libmpi_f08.a"));
-    let ar = Command::new("ar").arg("rcs").arg(lib.join("libmpi_f08.a")).arg(build.join("mpi_f08.o")).status();
+    // The modules' procedures (mpi_f08's wrappers, MPI_SIZEOF of both modules).
+    let ar = Command::new("ar").arg("rcs").arg(lib.join("libmpi_f08.a")).arg(build.join("mpi_f08.o")).arg(build.join("mpi.o")).status();
     if !ar.is_ok_and(|s| s.success()) {
         eprintln!("xtask: ar failed making libmpi_f08.a");
         exit(1)

@@ -1139,6 +1139,13 @@ pub unsafe extern "C" fn mpi_comm_spawn_(
     unsafe { pmpi_comm_spawn_(command, argv, maxprocs, info, root, comm, intercomm, errcodes_f, ierror, command_len, argv_len) }
 }
 
+/// The opaque call behind MPI_F_SYNC_REG: the compiler must assume it reads
+/// and writes the buffer, so it keeps the buffer in memory around it.
+#[no_mangle]
+pub extern "C" fn oxmpi_f_sync_reg_(_buf: *mut c_void) {
+    std::hint::black_box(_buf);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -117,6 +117,9 @@ program f08
   call check(flag .and. val == 42, 'attributes')
   call MPI_Comm_free(dup)
   call check(dup == MPI_COMM_NULL, 'comm_free')
+  call MPI_Sizeof(m, i)
+  call check(i == 8, 'MPI_Sizeof of a DOUBLE PRECISION array')
+  call MPI_F_sync_reg(b)
   call MPI_Barrier(MPI_COMM_WORLD)
   if (rank == 0) print *, 'all checks passed on', np, 'ranks'
   call MPI_Finalize()

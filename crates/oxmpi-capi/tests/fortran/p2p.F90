@@ -96,6 +96,14 @@ program p2p
   call MPI_ERROR_CLASS(ierr, cnt, i)
   call check(cnt == MPI_ERR_TYPE, 'a garbage datatype handle is MPI_ERR_TYPE')
 
+#ifndef OXMPI_MPIF_H
+  ! MPI_SIZEOF (a generic of the module)
+  call MPI_SIZEOF(d, cnt, ierr)
+  call check(cnt == 8 .and. ierr == MPI_SUCCESS, 'MPI_SIZEOF of DOUBLE PRECISION')
+  call MPI_SIZEOF(ibuf, cnt, ierr)
+  call check(cnt == 4, 'MPI_SIZEOF of an INTEGER array')
+#endif
+
   call MPI_BARRIER(MPI_COMM_WORLD, ierr)
   if (rank == 0) print *, 'all checks passed on', np, 'ranks'
   call MPI_FINALIZE(ierr)
