@@ -703,7 +703,8 @@ pub unsafe extern "C" fn PMPI_Type_create_f90_complex(p: c_int, r: c_int, newtyp
 
 /// The generated procedures (gen.rs `rust_fortran`).
 pub mod generated {
-    #![allow(clippy::too_many_arguments, unused_mut, unused_unsafe)]
+    // Generated casts are written for every parameter alike; some are no-ops.
+    #![allow(clippy::too_many_arguments, clippy::unnecessary_cast, unused_mut, unused_unsafe)]
     use crate::types::*;
     use std::ffi::{c_char, c_int, c_void};
     include!(concat!(env!("OUT_DIR"), "/mpi_fortran.rs"));
@@ -1091,8 +1092,10 @@ pub unsafe extern "C" fn pmpi_comm_spawn_(
     // SAFETY: the Fortran caller's arguments, strings with their hidden lengths.
     unsafe {
         let cmd = str_in(command, command_len);
-        let argv_null = argv.is_null() || (&raw const mpi_fortran_argv_null_ as usize == argv as usize)
-            || libc::dlsym(libc::RTLD_DEFAULT, c"mpi_fortran_argv_null_".as_ptr()) as usize == argv as usize;
+        let a = argv as usize;
+        let argv_null = a == 0
+            || a == &raw const mpi_fortran_argv_null_ as usize
+            || a == libc::dlsym(libc::RTLD_DEFAULT, c"mpi_fortran_argv_null_".as_ptr()) as usize;
         let mut args: Vec<Vec<c_char>> = vec![];
         if !argv_null && argv_len > 0 {
             loop {
