@@ -259,8 +259,14 @@ fn lay_out_fortran(root: &Path, out: &Path) -> Result<String, String> {
     let desc = root.join("crates/oxmpi-capi/abi.txt");
     let abi = gen::parse(&fs::read_to_string(&desc).unwrap());
     write_file(&inc.join("mpif.h"), &gen::fortran_header(&abi), false);
-    write_file(&inc.join("mpi.f90"), &gen::fortran_module(&abi), false);
-    write_file(&inc.join("mpi_f08.f90"), &gen::fortran_f08_module(&abi), false);
+    // A module whose source did not change is not compiled again.
+    let mut changed = vec![];
+    for (name, text) in [("mpi.f90", gen::fortran_module(&abi)), ("mpi_f08.f90", gen::fortran_f08_module(&abi))] {
+        if fs::read_to_string(inc.join(name)).ok().as_deref() != Some(text.as_str()) {
+            write_file(&inc.join(name), &text, false);
+            changed.push(name);
+        }
+    }
     write_file(&bin.join("mpifort"), &fortran_wrapper(), true);
     symlink("mpifort", &bin.join("mpif90"));
     symlink("mpifort", &bin.join("mpif77"));
@@ -284,9 +290,22 @@ fn lay_out_fortran(root: &Path, out: &Path) -> Result<String, String> {
     };
     let build = out.join("build-fortran");
     fs::create_dir_all(&build).unwrap();
+    // Modules are specific to the compiler that made them: another compiler
+    // (or version) compiles both again.
+    let mut words = fc.split_whitespace();
+    let version = Command::new(words.next().unwrap()).args(words).arg("--version").output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+    let stamp = format!("{fc}\n{version}");
+    if fs::read_to_string(build.join("compiler")).ok().as_deref() != Some(stamp.as_str()) {
+        changed = vec!["mpi.f90", "mpi_f08.f90"];
+        write_file(&build.join("compiler"), &stamp, false);
+    }
     // mpi_f08's procedures call libmpi's `mpif.h` procedures through implicit
     // interfaces (gfortran passes hidden string lengths, %VAL addresses).
     for (src, obj, extra) in [("mpi.f90", "mpi.o", ""), ("mpi_f08.f90", "mpi_f08.o", " -fallow-argument-mismatch -ffree-line-length-none -w")] {
+        let module = inc.join(src.replace(".f90", ".mod"));
+        if !changed.contains(&src) && module.exists() && build.join(obj).exists() {
+            continue;
+        }
         if let Err(e) = fortran_compile(&format!("{fc}{extra}"), &inc, &inc.join(src), &build.join(obj)) {
             eprintln!("xtask: {e}");
             exit(1)
