@@ -354,13 +354,22 @@ pub const FORTRAN_BY_HAND: &[&str] = &[
 /// Whether a C function has a Fortran binding at all: not the large-count `_c`
 /// forms (Fortran's `mpif.h`/`mpi` have none), not the C-only handle conversions.
 fn fortran_relevant(f: &Func) -> bool {
-    !(f.name.ends_with("_c") || f.name.ends_with("_c2f") || f.name.ends_with("_f2c") || f.name.starts_with("MPI_Status_c2f") || f.name.starts_with("MPI_Status_f2c"))
+    !(f.name.ends_with("_c") || c_only(f))
+}
+
+/// C-only functions: handle conversions (`_c2f`, `_f2c`, the ABI's `_toint` /
+/// `_fromint`), the status conversions and the tool interface (MPI_T has no
+/// Fortran binding).
+fn c_only(f: &Func) -> bool {
+    let n = f.name.as_str();
+    n.ends_with("_c2f") || n.ends_with("_f2c") || n.ends_with("_toint") || n.ends_with("_fromint") || n.starts_with("MPI_Status_c2f")
+        || n.starts_with("MPI_Status_f2c") || n.contains("f08") || n.starts_with("MPI_T_")
 }
 
 /// An MPI-4 large-count form (`MPI_Send_c`): bound in `mpi_f08` only, as an
 /// overload of the `int` form's generic name.
 fn is_large_count(f: &Func) -> bool {
-    f.name.ends_with("_c") && !f.name.ends_with("_f2c")
+    f.name.ends_with("_c") && !c_only(f)
 }
 
 /// The kinds of INTEGER a procedure's parameters take, position by position
@@ -389,7 +398,9 @@ pub fn fortran_form<'a>(abi: &Abi, f: &'a Func) -> Result<FFunc<'a>, String> {
         return Err(format!("returns {}", f.ret));
     }
     let int_param = |names: &[&str]| {
-        f.params.iter().find(|p| names.contains(&p.name.as_str()) && p.ctype == "int").map(|p| format!("*({} as *const c_int)", p.name))
+        f.params.iter().find(|p| names.contains(&p.name.as_str()) && matches!(p.ctype.as_str(), "int" | "MPI_Count")).map(|p| {
+            format!("*({} as *const {})", p.name, if p.ctype == "int" { "c_int" } else { "i64" })
+        })
     };
     let mut kinds = vec![];
     for p in &f.params {

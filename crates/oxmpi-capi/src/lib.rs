@@ -6,6 +6,8 @@
 //!   exported `MPI_x` functions, each a thin shim calling `PMPI_x`, so that tools
 //!   can interpose `MPI_x` and call `PMPI_x`. `cargo xtask dist` turns it into
 //!   `include/mpi.h`.
+//! - [`fortran`]: the `mpif.h` / `use mpi` procedures (`mpi_send_`, ...),
+//!   mostly generated from `abi.txt`, and the Fortran sentinels and callbacks.
 //! - [`handles`]: handle tables. Predefined handles are the ABI's small
 //!   integers; handles made at run time encode kind, slot and generation in
 //!   the pointer value (always >= 2^32), so stale and garbage handles are
@@ -14,8 +16,6 @@
 //!   catching, error routing to the communicator's error handler).
 //! - [`env`], [`p2p`], [`dtype`], [`misc`], [`coll`] (collectives), [`comm`]
 //!   (communicators, groups, topologies): the `PMPI_x` implementations.
-//! - [`fortran`]: the `mpif.h` / `use mpi` procedures (`mpi_send_`, ...),
-//!   mostly generated from `abi.txt`, and the Fortran sentinels and callbacks.
 #![allow(non_upper_case_globals, non_camel_case_types, non_snake_case, clippy::missing_safety_doc)]
 
 pub mod abi {
