@@ -348,7 +348,7 @@ pub const FORTRAN_BY_HAND: &[&str] = &[
     "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Win_create_keyval", "MPI_Keyval_create",
     "MPI_Comm_set_attr", "MPI_Comm_get_attr", "MPI_Type_set_attr", "MPI_Type_get_attr", "MPI_Win_set_attr",
     "MPI_Win_get_attr", "MPI_Attr_put", "MPI_Attr_get", "MPI_Info_get_string", "MPI_Grequest_start",
-    "MPI_Info_create_env", "MPI_Comm_spawn",
+    "MPI_Info_create_env", "MPI_Comm_spawn", "MPI_Win_create_errhandler", "MPI_File_create_errhandler",
 ];
 
 /// Whether a C function has a Fortran binding at all: not the large-count `_c`
@@ -817,6 +817,14 @@ SUBROUTINE MPI_ATTR_GET(comm, keyval, attribute_val, flag, ierror)
 INTEGER :: comm, keyval, attribute_val, ierror
 LOGICAL :: flag
 END SUBROUTINE
+SUBROUTINE MPI_WIN_CREATE_ERRHANDLER(win_errhandler_fn, errhandler, ierror)
+EXTERNAL :: win_errhandler_fn
+INTEGER :: errhandler, ierror
+END SUBROUTINE
+SUBROUTINE MPI_FILE_CREATE_ERRHANDLER(file_errhandler_fn, errhandler, ierror)
+EXTERNAL :: file_errhandler_fn
+INTEGER :: errhandler, ierror
+END SUBROUTINE
 SUBROUTINE MPI_GREQUEST_START(query_fn, free_fn, cancel_fn, extra_state, request, ierror)
 EXTERNAL :: query_fn, free_fn, cancel_fn
 INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state
@@ -1005,6 +1013,7 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
     m.push_str("  character(len=1) :: MPI_ARGV_NULL(1)\n  common /MPI_FORTRAN_ARGV_NULL/ MPI_ARGV_NULL\n");
     m.push_str("  external :: MPI_COMM_NULL_COPY_FN, MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN\n");
     m.push_str("  external :: MPI_TYPE_NULL_COPY_FN, MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN\n");
+    m.push_str("  external :: MPI_WIN_NULL_COPY_FN, MPI_WIN_DUP_FN, MPI_WIN_NULL_DELETE_FN\n");
     m.push_str("  interface\n    subroutine oxmpi_f08_buffer(buf, count, datatype, per_process, addr, newcount, newtype, freetype, ierr) &\n        bind(C, name='oxmpi_f08_buffer')\n      import :: c_int, c_intptr_t\n      type(*), dimension(..) :: buf\n      integer(c_int) :: count, datatype, per_process, newcount, newtype, freetype, ierr\n      integer(c_intptr_t) :: addr\n    end subroutine\n  end interface\n");
     m.push_str("  interface\n    subroutine oxmpi_f08_copyin(buf, addr, tmp) bind(C, name='oxmpi_f08_copyin')\n      import :: c_intptr_t\n      type(*), dimension(..) :: buf\n      integer(c_intptr_t) :: addr, tmp\n    end subroutine\n    subroutine oxmpi_f08_copyout(buf, tmp) bind(C, name='oxmpi_f08_copyout')\n      import :: c_intptr_t\n      type(*), dimension(..) :: buf\n      integer(c_intptr_t) :: tmp\n    end subroutine\n  end interface\n");
     m.push_str("  interface operator(==)\n");
@@ -1032,8 +1041,13 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
     for (name, dummies, call) in [
         ("MPI_Op_create", "    external :: user_fn\n    logical, intent(in) :: commute\n    type(MPI_Op), intent(out) :: op\n", "user_fn, commute, op%MPI_VAL"),
         ("MPI_Comm_create_errhandler", "    external :: comm_errhandler_fn\n    type(MPI_Errhandler), intent(out) :: errhandler\n", "comm_errhandler_fn, errhandler%MPI_VAL"),
+        ("MPI_Win_create_errhandler", "    external :: win_errhandler_fn\n    type(MPI_Errhandler), intent(out) :: errhandler\n", "win_errhandler_fn, errhandler%MPI_VAL"),
+        ("MPI_File_create_errhandler", "    external :: file_errhandler_fn\n    type(MPI_Errhandler), intent(out) :: errhandler\n", "file_errhandler_fn, errhandler%MPI_VAL"),
         ("MPI_Comm_create_keyval", "    external :: comm_copy_attr_fn, comm_delete_attr_fn\n    integer, intent(out) :: comm_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: extra_state\n", "comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state"),
         ("MPI_Type_create_keyval", "    external :: type_copy_attr_fn, type_delete_attr_fn\n    integer, intent(out) :: type_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: extra_state\n", "type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state"),
+        ("MPI_Win_create_keyval", "    external :: win_copy_attr_fn, win_delete_attr_fn\n    integer, intent(out) :: win_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: extra_state\n", "win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state"),
+        ("MPI_Win_set_attr", "    type(MPI_Win), intent(in) :: win\n    integer, intent(in) :: win_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: attribute_val\n", "win%MPI_VAL, win_keyval, attribute_val"),
+        ("MPI_Win_get_attr", "    type(MPI_Win), intent(in) :: win\n    integer, intent(in) :: win_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(out) :: attribute_val\n    logical, intent(out) :: flag\n", "win%MPI_VAL, win_keyval, attribute_val, flag"),
         ("MPI_Comm_set_attr", "    type(MPI_Comm), intent(in) :: comm\n    integer, intent(in) :: comm_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: attribute_val\n", "comm%MPI_VAL, comm_keyval, attribute_val"),
         ("MPI_Comm_get_attr", "    type(MPI_Comm), intent(in) :: comm\n    integer, intent(in) :: comm_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(out) :: attribute_val\n    logical, intent(out) :: flag\n", "comm%MPI_VAL, comm_keyval, attribute_val, flag"),
         ("MPI_Type_set_attr", "    type(MPI_Datatype), intent(in) :: datatype\n    integer, intent(in) :: type_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: attribute_val\n", "datatype%MPI_VAL, type_keyval, attribute_val"),

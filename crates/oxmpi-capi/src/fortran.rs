@@ -395,6 +395,76 @@ pub unsafe extern "C" fn mpi_errhandler_create_(f: Option<FortranErrhandler>, eh
     unsafe { create_errhandler(true, f, eh, ierror) }
 }
 
+// Window and file error handlers: the trampoline finds the handler through the
+// standard MPI_Win_get_errhandler / MPI_File_get_errhandler, so it needs nothing
+// of how those areas keep their handlers.
+
+/// # Safety
+/// The library calls error handlers with pointers to its own locals.
+unsafe extern "C" fn win_errhandler_trampoline(win: *mut MPI_Win, code: *mut c_int) {
+    // SAFETY: see above; the get/free pair leaves the handler's count as it was.
+    unsafe {
+        let mut h: MPI_Errhandler = MPI_ERRHANDLER_NULL;
+        if crate::pmpi::PMPI_Win_get_errhandler(*win, &mut h) != MPI_SUCCESS {
+            return;
+        }
+        let f = FORTRAN_EH.lock().unwrap_or_else(|p| p.into_inner()).as_ref().and_then(|m| m.get(&h).copied());
+        crate::pmpi::PMPI_Errhandler_free(&mut h);
+        if let Some(f) = f {
+            let mut fw = crate::pmpi::PMPI_Win_c2f(*win);
+            f(&mut fw, code);
+        }
+    }
+}
+
+/// # Safety
+/// As `win_errhandler_trampoline`.
+unsafe extern "C" fn file_errhandler_trampoline(file: *mut MPI_File, code: *mut c_int) {
+    // SAFETY: as `win_errhandler_trampoline`.
+    unsafe {
+        let mut h: MPI_Errhandler = MPI_ERRHANDLER_NULL;
+        if crate::pmpi::PMPI_File_get_errhandler(*file, &mut h) != MPI_SUCCESS {
+            return;
+        }
+        let f = FORTRAN_EH.lock().unwrap_or_else(|p| p.into_inner()).as_ref().and_then(|m| m.get(&h).copied());
+        crate::pmpi::PMPI_Errhandler_free(&mut h);
+        if let Some(f) = f {
+            let mut ff = crate::pmpi::PMPI_File_c2f(*file);
+            f(&mut ff, code);
+        }
+    }
+}
+
+macro_rules! object_errhandler {
+    ($p:ident, $m:ident, $create:ident, $tramp:ident, $ty:ty, $fnty:ty) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $p(f: Option<FortranErrhandler>, eh: *mut c_int, ierror: *mut c_int) {
+            let _fortran = crate::errors::FortranCall::enter();
+            // SAFETY: a function defined without the trailing `...`, called through
+            // the variadic type (see `create_errhandler`); the Fortran caller's INTEGERs.
+            unsafe {
+                let tramp = std::mem::transmute::<unsafe extern "C" fn(*mut $ty, *mut c_int), $fnty>($tramp);
+                let mut h: MPI_Errhandler = MPI_ERRHANDLER_NULL;
+                let rc = crate::pmpi::$create(f.map(|_| tramp), &mut h);
+                if rc == MPI_SUCCESS {
+                    if let Some(f) = f {
+                        FORTRAN_EH.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(HashMap::new).insert(h, f);
+                    }
+                    *eh = crate::pmpi::PMPI_Errhandler_c2f(h);
+                }
+                set_ierror(ierror, rc);
+            }
+        }
+        #[no_mangle]
+        pub unsafe extern "C" fn $m(f: Option<FortranErrhandler>, eh: *mut c_int, ierror: *mut c_int) {
+            // SAFETY: same contract.
+            unsafe { $p(f, eh, ierror) }
+        }
+    };
+}
+object_errhandler!(pmpi_win_create_errhandler_, mpi_win_create_errhandler_, PMPI_Win_create_errhandler, win_errhandler_trampoline, MPI_Win, MPI_Win_errhandler_function);
+object_errhandler!(pmpi_file_create_errhandler_, mpi_file_create_errhandler_, PMPI_File_create_errhandler, file_errhandler_trampoline, MPI_File, MPI_File_errhandler_function);
+
 // ----- attributes ----------------------------------------------------------------------------
 //
 // A Fortran attribute is an INTEGER(KIND=MPI_ADDRESS_KIND) stored as the C
