@@ -26,11 +26,12 @@ pub mod abi {
 
 pub mod coll;
 pub mod comm;
+// (`fortran` here, off the lines other areas add theirs at.)
+pub mod fortran;
 pub mod dtype;
 pub mod dynamic;
 pub mod env;
 pub mod errors;
-pub mod fortran;
 pub mod handles;
 pub mod large;
 pub mod misc;
@@ -92,10 +93,10 @@ pub mod types {
 pub mod pmpi {
     pub use crate::coll::*;
     pub use crate::comm::*;
+    pub use crate::fortran::{PMPI_Type_create_f90_complex, PMPI_Type_create_f90_integer, PMPI_Type_create_f90_real};
     pub use crate::dtype::*;
     pub use crate::dynamic::*;
     pub use crate::env::*;
-    pub use crate::fortran::{PMPI_Type_create_f90_complex, PMPI_Type_create_f90_integer, PMPI_Type_create_f90_real};
     pub use crate::misc::*;
     pub use crate::p2p::*;
     pub use crate::pcoll::*;
