@@ -17,6 +17,8 @@ pub struct Param {
     pub name: String,
     pub ctype: String,
     pub rust: String,
+    /// Declared as an array (`int x[]`, `int ranges[][3]`: 3), not as a pointer.
+    pub array: usize,
 }
 
 pub struct Func {
@@ -93,6 +95,7 @@ fn parse_fn(s: &str, ext: bool, line: usize) -> Func {
         for p in params_s.split(',') {
             let p = p.trim();
             // `int ranges[][3]` (MPI_Group_range_incl) is a pointer at the ABI level.
+            let triple = p.ends_with("[3]");
             let p = p.strip_suffix("[3]").unwrap_or(p);
             let (p, brackets) = match p.strip_suffix("[]") {
                 Some(q) => (q.trim(), 1),
@@ -106,7 +109,7 @@ fn parse_fn(s: &str, ext: bool, line: usize) -> Func {
             let is_const = ty.starts_with("const ");
             let base = ty.trim_start_matches("const ").replace('*', "").trim().to_string();
             let ctype = format!("{ty}{}", if brackets == 1 { " *" } else { "" });
-            params.push(Param { name: pname, rust: rust_type(&base, stars, is_const), ctype });
+            params.push(Param { name: pname, rust: rust_type(&base, stars, is_const), ctype, array: if triple { 3 } else { brackets } });
         }
     }
     Func { ret, name, params, proto_params: params_s.to_string(), ext, unsup: None, variadic: false }
@@ -279,4 +282,936 @@ pub fn rust_unsupported(abi: &Abi) -> String {
         ));
     }
     r
+}
+
+// ===================================================================================
+// Fortran: the `mpif.h` / `use mpi` procedures (Rust, compiled into libmpi) and the
+// Fortran text of `mpif.h` and of the `mpi` module (laid out by `cargo xtask dist`).
+// A C function of abi.txt gets a Fortran binding mechanically when each parameter
+// has a mechanical Fortran form; the others are written by hand in
+// `src/fortran.rs` (callbacks, attributes, MPI_Init) or listed as skipped.
+// ===================================================================================
+
+/// The Fortran form of one C parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FKind {
+    /// `int x` (also a LOGICAL in Fortran: gfortran's .TRUE. is 1, as C's).
+    IntVal,
+    /// `MPI_Aint x` / `MPI_Count x` / `MPI_Offset x` (Rust type).
+    WideVal(&'static str),
+    /// A pointer passed on as is (`int *`, `int []`, `MPI_Aint *`, ...).
+    Ptr,
+    /// `int *weights`: MPI_UNWEIGHTED / MPI_WEIGHTS_EMPTY are Fortran sentinels.
+    Weights,
+    /// `int array_of_errcodes[]`: MPI_ERRCODES_IGNORE is a Fortran sentinel.
+    Errcodes,
+    /// A choice buffer: MPI_BOTTOM / MPI_IN_PLACE / MPI_BUFFER_AUTOMATIC are sentinels.
+    Buf,
+    StrIn,
+    StrOut,
+    /// A handle by value: Fortran INTEGER, `MPI_x_f2c`. (The stem: `Comm`, `Type`, ...)
+    HandleVal(String),
+    /// A handle by pointer (IN/OUT/INOUT): converted both ways.
+    HandlePtr(String),
+    /// An array of handles; the Rust expression of its length.
+    HandleArr(String, String),
+    Status,
+    Statuses,
+}
+
+pub struct FFunc<'a> {
+    pub f: &'a Func,
+    pub kinds: Vec<FKind>,
+}
+
+/// The stem of a handle type's conversion functions (`MPI_Comm_c2f` -> `Comm`).
+fn handle_stem(t: &str) -> Option<&'static str> {
+    Some(match t {
+        "MPI_Comm" => "Comm",
+        "MPI_Datatype" => "Type",
+        "MPI_Group" => "Group",
+        "MPI_Request" => "Request",
+        "MPI_Op" => "Op",
+        "MPI_Errhandler" => "Errhandler",
+        "MPI_Info" => "Info",
+        "MPI_Message" => "Message",
+        "MPI_File" => "File",
+        "MPI_Win" => "Win",
+        "MPI_Session" => "Session",
+        _ => return None,
+    })
+}
+
+/// Functions whose Fortran binding `src/fortran.rs` writes by hand.
+pub const FORTRAN_BY_HAND: &[&str] = &[
+    "MPI_Init", "MPI_Init_thread", "MPI_Op_create", "MPI_Comm_create_errhandler", "MPI_Errhandler_create",
+    "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Win_create_keyval", "MPI_Keyval_create",
+    "MPI_Comm_set_attr", "MPI_Comm_get_attr", "MPI_Type_set_attr", "MPI_Type_get_attr", "MPI_Win_set_attr",
+    "MPI_Win_get_attr", "MPI_Attr_put", "MPI_Attr_get", "MPI_Info_get_string", "MPI_Grequest_start",
+    "MPI_Info_create_env", "MPI_Comm_spawn", "MPI_Win_create_errhandler", "MPI_File_create_errhandler",
+];
+
+/// Whether a C function has a Fortran binding at all: not the large-count `_c`
+/// forms (Fortran's `mpif.h`/`mpi` have none), not the C-only handle conversions.
+fn fortran_relevant(f: &Func) -> bool {
+    !(f.name.ends_with("_c") || c_only(f))
+}
+
+/// C-only functions: handle conversions (`_c2f`, `_f2c`, the ABI's `_toint` /
+/// `_fromint`), the status conversions and the tool interface (MPI_T has no
+/// Fortran binding).
+fn c_only(f: &Func) -> bool {
+    let n = f.name.as_str();
+    n.ends_with("_c2f") || n.ends_with("_f2c") || n.ends_with("_toint") || n.ends_with("_fromint") || n.starts_with("MPI_Status_c2f")
+        || n.starts_with("MPI_Status_f2c") || n.contains("f08") || n.starts_with("MPI_T_")
+}
+
+/// An MPI-4 large-count form (`MPI_Send_c`): bound in `mpi_f08` only, as an
+/// overload of the `int` form's generic name.
+fn is_large_count(f: &Func) -> bool {
+    f.name.ends_with("_c") && !c_only(f)
+}
+
+/// The kinds of INTEGER a procedure's parameters take, position by position
+/// (4: default INTEGER, 8: MPI_ADDRESS_KIND/MPI_COUNT_KIND, 0: other): two forms
+/// are distinguishable in a generic when some position differs.
+fn integer_kinds(f: &Func, ff: &FFunc) -> Vec<u8> {
+    f.params
+        .iter()
+        .zip(&ff.kinds)
+        .map(|(p, k)| match k {
+            FKind::IntVal => 4,
+            FKind::WideVal(_) => 8,
+            FKind::Ptr => match p.ctype.trim_start_matches("const ").replace('*', "").trim() {
+                "int" => 4,
+                _ => 8,
+            },
+            _ => 0,
+        })
+        .collect()
+}
+
+/// The mechanical Fortran form of `f`, or why there is none.
+pub fn fortran_form<'a>(abi: &Abi, f: &'a Func) -> Result<FFunc<'a>, String> {
+    let has = |n: &str| abi.funcs.iter().any(|g| g.name == n);
+    if !matches!(f.ret.as_str(), "int" | "double" | "MPI_Aint") {
+        return Err(format!("returns {}", f.ret));
+    }
+    let int_param = |names: &[&str]| {
+        f.params.iter().find(|p| names.contains(&p.name.as_str()) && matches!(p.ctype.as_str(), "int" | "MPI_Count")).map(|p| {
+            format!("*({} as *const {})", p.name, if p.ctype == "int" { "c_int" } else { "i64" })
+        })
+    };
+    let mut kinds = vec![];
+    for p in &f.params {
+        let ty = p.ctype.trim_start_matches("const ").trim();
+        let base = ty.replace('*', "").trim().to_string();
+        let stars = ty.matches('*').count();
+        let k = if base.ends_with("_function") || base.ends_with("_function_c") {
+            return Err(format!("callback parameter {}", p.name));
+        } else if base == "MPI_Fint" || base.contains("char") && stars > 1 || p.ctype.contains("char *") && p.name.starts_with("argv") {
+            return Err(format!("parameter {} has no mechanical Fortran form", p.name));
+        } else if base == "char" {
+            if stars != 1 {
+                return Err(format!("string array {}", p.name));
+            }
+            if p.ctype.starts_with("const") { FKind::StrIn } else { FKind::StrOut }
+        } else if base == "void" {
+            if stars != 1 || p.name == "attribute_val" || p.name == "extra_state" {
+                return Err(format!("untyped parameter {}", p.name));
+            }
+            FKind::Buf
+        } else if base == "MPI_Status" {
+            if p.name.contains("statuses") { FKind::Statuses } else { FKind::Status }
+        } else if let Some(stem) = handle_stem(&base) {
+            if !has(&format!("MPI_{stem}_f2c")) || !has(&format!("MPI_{stem}_c2f")) {
+                return Err(format!("no MPI_{stem}_f2c in abi.txt"));
+            }
+            match stars {
+                0 => FKind::HandleVal(stem.into()),
+                1 if !p.rust.contains("*const") && !p.name.starts_with("array_of") && !p.name.ends_with("types") => FKind::HandlePtr(stem.into()),
+                1 => {
+                    let len = match p.name.as_str() {
+                        "array_of_requests" => int_param(&["count", "incount"]),
+                        "array_of_types" | "array_of_info" => int_param(&["count"]),
+                        "array_of_datatypes" => int_param(&["max_datatypes"]),
+                        "sendtypes" | "recvtypes" if f.params.iter().any(|q| q.name == "comm") => Some(format!(
+                            "crate::fortran::typevec_len(\"{}\", a_comm, {})",
+                            f.name,
+                            p.name == "sendtypes"
+                        )),
+                        _ => None,
+                    };
+                    FKind::HandleArr(stem.into(), len.ok_or_else(|| format!("no length known for handle array {}", p.name))?)
+                }
+                _ => return Err(format!("parameter {}", p.name)),
+            }
+        } else if matches!(base.as_str(), "int" | "MPI_Aint" | "MPI_Count" | "MPI_Offset") {
+            match (stars, base.as_str()) {
+                (0, "int") => FKind::IntVal,
+                (0, "MPI_Aint") => FKind::WideVal("MPI_Aint"),
+                (0, _) => FKind::WideVal("i64"),
+                (1, "int") if p.name.contains("weights") => FKind::Weights,
+                (1, "int") if p.name.contains("errcodes") => FKind::Errcodes,
+                (1, _) => FKind::Ptr,
+                _ => return Err(format!("parameter {}", p.name)),
+            }
+        } else {
+            return Err(format!("parameter {} of type {}", p.name, p.ctype));
+        };
+        kinds.push(k);
+    }
+    Ok(FFunc { f, kinds })
+}
+
+/// The Fortran symbol gfortran calls for `MPI_Xyz`: `mpi_xyz_`.
+pub fn fortran_symbol(name: &str) -> String {
+    format!("{}_", name.to_ascii_lowercase())
+}
+
+/// Rust: `mpi_x_` / `pmpi_x_` for every mechanically bound function, and the
+/// list of functions with no Fortran binding.
+pub fn rust_fortran(abi: &Abi) -> String {
+    let mut r = String::from("// Generated from abi.txt by build.rs (gen.rs `rust_fortran`).\n");
+    let mut skipped = vec![];
+    for f in abi.funcs.iter().filter(|f| fortran_relevant(f) || is_large_count(f)) {
+        if FORTRAN_BY_HAND.contains(&f.name.as_str()) {
+            continue;
+        }
+        let ff = match fortran_form(abi, f) {
+            Ok(ff) => ff,
+            Err(why) => {
+                skipped.push((f.name.clone(), why));
+                continue;
+            }
+        };
+        let sym = fortran_symbol(&f.name);
+        let mut params: Vec<String> = f.params.iter().map(|p| format!("{}: *mut c_void", p.name)).collect();
+        // MPI_PCONTROL(LEVEL) has no IERROR (the C function is variadic).
+        let procedure = f.ret == "int" && !f.variadic;
+        if procedure {
+            params.push("ierror: *mut c_int".into());
+        }
+        for (p, k) in f.params.iter().zip(&ff.kinds) {
+            if matches!(k, FKind::StrIn | FKind::StrOut) {
+                params.push(format!("{}_len: usize", p.name));
+            }
+        }
+        let mut pre = String::new();
+        let mut post = String::new();
+        let mut args = vec![];
+        // Handles by value first: array lengths may need the communicator.
+        for (p, k) in f.params.iter().zip(&ff.kinds) {
+            if let FKind::HandleVal(stem) = k {
+                pre.push_str(&format!("        let a_{n} = crate::pmpi::PMPI_{stem}_f2c(*({n} as *const c_int));\n", n = p.name));
+            }
+        }
+        for (p, k) in f.params.iter().zip(&ff.kinds) {
+            let n = &p.name;
+            let arg = match k {
+                FKind::IntVal => format!("*({n} as *const c_int)"),
+                FKind::WideVal(t) => format!("*({n} as *const {t})"),
+                FKind::Ptr => format!("{n} as {}", p.rust),
+                FKind::Weights => format!("crate::fortran::weights({n}) as {}", p.rust),
+                FKind::Errcodes => format!("crate::fortran::errcodes({n}) as {}", p.rust),
+                FKind::Buf => format!("crate::fortran::buf({n}) as {}", p.rust),
+                FKind::Status => format!("crate::fortran::status({n}) as {}", p.rust),
+                FKind::Statuses => format!("crate::fortran::status({n}) as {}", p.rust),
+                FKind::StrIn => {
+                    pre.push_str(&format!("        let s_{n} = crate::fortran::str_in({n}, {n}_len);\n"));
+                    format!("s_{n}.as_ptr() as {}", p.rust)
+                }
+                FKind::StrOut => {
+                    pre.push_str(&format!("        let mut s_{n} = crate::fortran::str_buf({n}_len);\n"));
+                    post.push_str(&format!("        crate::fortran::str_out({n}, {n}_len, &s_{n});\n"));
+                    format!("s_{n}.as_mut_ptr() as {}", p.rust)
+                }
+                FKind::HandleVal(_) => format!("a_{n}"),
+                FKind::HandlePtr(stem) => {
+                    pre.push_str(&format!(
+                        "        let mut h_{n}: usize = if {n}.is_null() {{ 0 }} else {{ crate::pmpi::PMPI_{stem}_f2c(*({n} as *const c_int)) }};\n        let h0_{n} = h_{n};\n"
+                    ));
+                    post.push_str(&format!(
+                        "        if !{n}.is_null() && h_{n} != h0_{n} {{ *({n} as *mut c_int) = crate::pmpi::PMPI_{stem}_c2f(h_{n}); }}\n"
+                    ));
+                    format!("if {n}.is_null() {{ std::ptr::null_mut() }} else {{ &mut h_{n} as *mut usize }} as {}", p.rust)
+                }
+                FKind::HandleArr(stem, len) => {
+                    pre.push_str(&format!(
+                        "        let l_{n} = if {n}.is_null() {{ 0 }} else {{ (({len}) as i64).clamp(0, 1 << 24) as usize }};\n        let mut h_{n}: Vec<usize> = (0..l_{n}).map(|i| crate::pmpi::PMPI_{stem}_f2c(*({n} as *const c_int).add(i))).collect();\n        let h0_{n} = h_{n}.clone();\n"
+                    ));
+                    post.push_str(&format!(
+                        "        for i in 0..l_{n} {{ if h_{n}[i] != h0_{n}[i] {{ *({n} as *mut c_int).add(i) = crate::pmpi::PMPI_{stem}_c2f(h_{n}[i]); }} }}\n"
+                    ));
+                    format!("if {n}.is_null() {{ std::ptr::null_mut() }} else {{ h_{n}.as_mut_ptr() }} as {}", p.rust)
+                }
+            };
+            args.push(arg);
+        }
+        // Fortran counts request indices from 1 (MPI_WAITANY, MPI_TESTSOME, ...).
+        if f.params.iter().any(|p| p.name == "array_of_requests") {
+            if f.params.iter().any(|p| p.name == "index" && p.ctype == "int *") {
+                post.push_str("        if !index.is_null() && *(index as *const c_int) >= 0 { *(index as *mut c_int) += 1; }\n");
+            }
+            if f.params.iter().any(|p| p.name == "array_of_indices") && f.params.iter().any(|p| p.name == "outcount") {
+                post.push_str("        if !array_of_indices.is_null() && !outcount.is_null() { for i in 0..(*(outcount as *const c_int)).max(0) as usize { *(array_of_indices as *mut c_int).add(i) += 1; } }\n");
+            }
+        }
+        // MPI_Info_get: `valuelen` may not exceed the Fortran string's length.
+        if let Some(i) = f.params.iter().position(|p| p.name == "valuelen" && p.ctype == "int") {
+            if f.params.iter().any(|p| p.name == "value") {
+                args[i] = "(*(valuelen as *const c_int)).min(value_len.min(c_int::MAX as usize) as c_int)".into();
+            }
+        }
+        let call = format!("crate::pmpi::P{}({})", f.name, args.join(", "));
+        let (ret, body_end) = if f.variadic {
+            (String::new(), format!("        {call};\n"))
+        } else if procedure {
+            (String::new(), format!("        let rc = {call};\n{post}        crate::fortran::set_ierror(ierror, rc);\n"))
+        } else {
+            (format!(" -> {}", rust_ret(&f.ret)), format!("        {call}\n"))
+        };
+        let arg_names: Vec<String> = params.iter().map(|p| p.split(':').next().unwrap().to_string()).collect();
+        r.push_str(&format!(
+            "#[no_mangle]\npub unsafe extern \"C\" fn p{sym}({}){ret} {{\n    // SAFETY: the Fortran caller passes every argument by reference as the standard's\n    // binding of {} declares it (strings with their hidden lengths); sentinels and\n    // handles are translated before the C function sees them.\n    let _fortran = crate::errors::FortranCall::enter();\n    unsafe {{\n{pre}{body_end}    }}\n}}\n",
+            params.join(", "),
+            f.name
+        ));
+        r.push_str(&format!(
+            "#[no_mangle]\npub unsafe extern \"C\" fn {sym}({}){ret} {{\n    // SAFETY: the same contract as the PMPI twin.\n    unsafe {{ p{sym}({}) }}\n}}\n",
+            params.join(", "),
+            arg_names.join(", ")
+        ));
+    }
+    r.push_str("/// C functions with no Fortran binding, and why.\npub const FORTRAN_SKIPPED: &[(&str, &str)] = &[\n");
+    for (n, why) in &skipped {
+        r.push_str(&format!("    (\"{n}\", \"{why}\"),\n"));
+    }
+    r.push_str("];\n");
+    r
+}
+
+/// The value of a constant, aliases followed.
+fn const_value<'a>(abi: &'a Abi, c: &'a Const) -> &'a Const {
+    let mut c = c;
+    for _ in 0..8 {
+        if c.ctype != "alias" {
+            break;
+        }
+        match abi.consts.iter().find(|d| d.name == c.value) {
+            Some(d) => c = d,
+            None => break,
+        }
+    }
+    c
+}
+
+/// An integer constant's value (None for a value Fortran cannot take as an
+/// INTEGER: the constant is then left out of the Fortran bindings).
+fn fortran_int(v: &str) -> Option<i64> {
+    match v.strip_prefix("0x") {
+        Some(h) => i64::from_str_radix(h, 16).ok(),
+        None => v.parse().ok(),
+    }
+}
+
+/// Fortran callback procedures the library defines (`MPI_COMM_DUP_FN`, ...).
+pub const FORTRAN_PREDEFINED_PROCS: &[&str] = &[
+    "MPI_COMM_NULL_COPY_FN", "MPI_COMM_DUP_FN", "MPI_COMM_NULL_DELETE_FN", "MPI_TYPE_NULL_COPY_FN", "MPI_TYPE_DUP_FN",
+    "MPI_TYPE_NULL_DELETE_FN", "MPI_WIN_NULL_COPY_FN", "MPI_WIN_DUP_FN", "MPI_WIN_NULL_DELETE_FN", "MPI_NULL_COPY_FN",
+    "MPI_DUP_FN", "MPI_NULL_DELETE_FN",
+];
+
+/// The sentinels: (name, declaration suffix, common block).
+const FORTRAN_SENTINELS: &[(&str, &str, &str)] = &[
+    ("MPI_BOTTOM", "", "MPI_FORTRAN_BOTTOM"),
+    ("MPI_IN_PLACE", "", "MPI_FORTRAN_IN_PLACE"),
+    ("MPI_BUFFER_AUTOMATIC", "", "MPI_FORTRAN_BUFFER_AUTOMATIC"),
+    ("MPI_STATUS_IGNORE", "(MPI_STATUS_SIZE)", "MPI_FORTRAN_STATUS_IGNORE"),
+    ("MPI_STATUSES_IGNORE", "(MPI_STATUS_SIZE,1)", "MPI_FORTRAN_STATUSES_IGNORE"),
+    ("MPI_ERRCODES_IGNORE", "(1)", "MPI_FORTRAN_ERRCODES_IGNORE"),
+    ("MPI_UNWEIGHTED", "", "MPI_FORTRAN_UNWEIGHTED"),
+    ("MPI_WEIGHTS_EMPTY", "", "MPI_FORTRAN_WEIGHTS_EMPTY"),
+];
+
+/// The declarations shared by `mpif.h` and the `mpi` module, in a form both
+/// fixed and free source form accept (statements from column 7, at most 72
+/// columns, `!` comments in column 1). `module`: the module declares the
+/// functions through interfaces instead of EXTERNAL statements.
+pub fn fortran_decls(abi: &Abi, module: bool) -> String {
+    let mut h = String::new();
+    let param = |h: &mut String, ty: &str, name: &str, v: &str| {
+        h.push_str(&format!("      {ty} {name}\n      PARAMETER ({name}={v})\n"));
+    };
+    h.push_str("! kinds and the status layout\n");
+    for (n, v) in [
+        ("MPI_ADDRESS_KIND", "8"),
+        ("MPI_OFFSET_KIND", "8"),
+        ("MPI_COUNT_KIND", "8"),
+        ("MPI_INTEGER_KIND", "4"),
+        ("MPI_STATUS_SIZE", "8"),
+        ("MPI_SOURCE", "1"),
+        ("MPI_TAG", "2"),
+        ("MPI_ERROR", "3"),
+    ] {
+        param(&mut h, "INTEGER", n, v);
+    }
+    param(&mut h, "LOGICAL", "MPI_SUBARRAYS_SUPPORTED", ".FALSE.");
+    param(&mut h, "LOGICAL", "MPI_ASYNC_PROTECTS_NONBLOCKING", ".FALSE.");
+    h.push_str("! constants of abi.txt (handles are their Fortran integers)\n");
+    for c in &abi.consts {
+        if c.name.starts_with("MPI_F_") {
+            continue;
+        }
+        let d = const_value(abi, c);
+        let ty = d.ctype.as_str();
+        let Some(v) = fortran_int(&d.value) else { continue };
+        if ty == "int" || is_handle_type(ty) {
+            param(&mut h, "INTEGER", &c.name, &v.to_string());
+        } else if ty == "MPI_Offset" {
+            param(&mut h, "INTEGER(KIND=MPI_OFFSET_KIND)", &c.name, &v.to_string());
+        }
+    }
+    h.push_str("! sentinels: variables the library recognizes by address\n");
+    for (n, dims, block) in FORTRAN_SENTINELS {
+        h.push_str(&format!("      INTEGER {n}{dims}\n      COMMON /{block}/ {n}\n"));
+    }
+    h.push_str("      CHARACTER*1 MPI_ARGV_NULL(1)\n      COMMON /MPI_FORTRAN_ARGV_NULL/ MPI_ARGV_NULL\n");
+    h.push_str("! predefined attribute copy and delete procedures\n");
+    for p in FORTRAN_PREDEFINED_PROCS {
+        h.push_str(&format!("      EXTERNAL {p}\n"));
+    }
+    if !module {
+        h.push_str("! functions\n");
+        for (n, ty) in [
+            ("MPI_WTIME", "DOUBLE PRECISION"),
+            ("MPI_WTICK", "DOUBLE PRECISION"),
+            ("PMPI_WTIME", "DOUBLE PRECISION"),
+            ("PMPI_WTICK", "DOUBLE PRECISION"),
+            ("MPI_AINT_ADD", "INTEGER(KIND=MPI_ADDRESS_KIND)"),
+            ("MPI_AINT_DIFF", "INTEGER(KIND=MPI_ADDRESS_KIND)"),
+        ] {
+            h.push_str(&format!("      {ty} {n}\n      EXTERNAL {n}\n"));
+        }
+    }
+    h
+}
+
+/// `mpif.h`.
+pub fn fortran_header(abi: &Abi) -> String {
+    let mut h = String::new();
+    h.push_str("! mpif.h for oxmpi: the MPI Fortran binding of INCLUDE 'mpif.h'.\n");
+    h.push_str("! Generated from crates/oxmpi-capi/abi.txt by `cargo xtask dist`.\n");
+    h.push_str("! Fixed and free source form alike. Do not edit.\n");
+    h.push_str(&fortran_decls(abi, false));
+    h
+}
+
+/// Names whose Fortran dummy is LOGICAL (C `int`).
+fn fortran_logical(name: &str) -> bool {
+    matches!(name, "flag" | "reorder" | "periods" | "commute" | "high" | "remain_dims" | "weighted")
+}
+
+/// The Fortran declaration of a dummy of the standard's binding.
+fn fortran_dummy(p: &Param, k: &FKind) -> Vec<String> {
+    let n = &p.name;
+    let arr = match p.array {
+        3 => "(3,*)",
+        1 => "(*)",
+        _ => "",
+    };
+    let scalar = |t: &str| vec![format!("{t} :: {n}{arr}")];
+    match k {
+        FKind::IntVal => scalar(if fortran_logical(n) { "LOGICAL" } else { "INTEGER" }),
+        FKind::WideVal("MPI_Aint") => scalar("INTEGER(KIND=MPI_ADDRESS_KIND)"),
+        FKind::WideVal(_) => scalar("INTEGER(KIND=MPI_COUNT_KIND)"),
+        FKind::Ptr => {
+            let base = p.ctype.trim_start_matches("const ").replace('*', "").trim().to_string();
+            match base.as_str() {
+                "MPI_Aint" => scalar("INTEGER(KIND=MPI_ADDRESS_KIND)"),
+                "MPI_Count" | "MPI_Offset" => scalar("INTEGER(KIND=MPI_COUNT_KIND)"),
+                _ => scalar(if fortran_logical(n) { "LOGICAL" } else { "INTEGER" }),
+            }
+        }
+        FKind::Weights | FKind::Errcodes => vec![format!("INTEGER :: {n}(*)")],
+        FKind::Buf => vec![format!("!GCC$ ATTRIBUTES NO_ARG_CHECK :: {n}"), format!("TYPE(*), DIMENSION(*) :: {n}")],
+        FKind::StrIn | FKind::StrOut => vec![format!("CHARACTER(LEN=*) :: {n}")],
+        FKind::HandleVal(_) | FKind::HandlePtr(_) => vec![format!("INTEGER :: {n}")],
+        FKind::HandleArr(..) => vec![format!("INTEGER :: {n}(*)")],
+        FKind::Status => vec![format!("INTEGER :: {n}(MPI_STATUS_SIZE)")],
+        FKind::Statuses => vec![format!("INTEGER :: {n}(MPI_STATUS_SIZE,*)")],
+    }
+}
+
+/// Interfaces of the procedures `src/fortran.rs` writes by hand.
+const FORTRAN_BY_HAND_INTERFACES: &str = "
+SUBROUTINE MPI_INIT(ierror)
+INTEGER :: ierror
+END SUBROUTINE
+SUBROUTINE MPI_INIT_THREAD(required, provided, ierror)
+INTEGER :: required, provided, ierror
+END SUBROUTINE
+SUBROUTINE MPI_OP_CREATE(user_fn, commute, op, ierror)
+EXTERNAL :: user_fn
+LOGICAL :: commute
+INTEGER :: op, ierror
+END SUBROUTINE
+SUBROUTINE MPI_COMM_CREATE_ERRHANDLER(comm_errhandler_fn, errhandler, ierror)
+EXTERNAL :: comm_errhandler_fn
+INTEGER :: errhandler, ierror
+END SUBROUTINE
+SUBROUTINE MPI_ERRHANDLER_CREATE(function, errhandler, ierror)
+EXTERNAL :: function
+INTEGER :: errhandler, ierror
+END SUBROUTINE
+SUBROUTINE MPI_COMM_CREATE_KEYVAL(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state, ierror)
+EXTERNAL :: comm_copy_attr_fn, comm_delete_attr_fn
+INTEGER :: comm_keyval, ierror
+INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state
+END SUBROUTINE
+SUBROUTINE MPI_TYPE_CREATE_KEYVAL(type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state, ierror)
+EXTERNAL :: type_copy_attr_fn, type_delete_attr_fn
+INTEGER :: type_keyval, ierror
+INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state
+END SUBROUTINE
+SUBROUTINE MPI_WIN_CREATE_KEYVAL(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state, ierror)
+EXTERNAL :: win_copy_attr_fn, win_delete_attr_fn
+INTEGER :: win_keyval, ierror
+INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state
+END SUBROUTINE
+SUBROUTINE MPI_KEYVAL_CREATE(copy_fn, delete_fn, keyval, extra_state, ierror)
+EXTERNAL :: copy_fn, delete_fn
+INTEGER :: keyval, extra_state, ierror
+END SUBROUTINE
+SUBROUTINE MPI_COMM_SET_ATTR(comm, comm_keyval, attribute_val, ierror)
+INTEGER :: comm, comm_keyval, ierror
+INTEGER(KIND=MPI_ADDRESS_KIND) :: attribute_val
+END SUBROUTINE
+SUBROUTINE MPI_COMM_GET_ATTR(comm, comm_keyval, attribute_val, flag, ierror)
+INTEGER :: comm, comm_keyval, ierror
+INTEGER(KIND=MPI_ADDRESS_KIND) :: attribute_val
+LOGICAL :: flag
+END SUBROUTINE
+SUBROUTINE MPI_TYPE_SET_ATTR(datatype, type_keyval, attribute_val, ierror)
+INTEGER :: datatype, type_keyval, ierror
+INTEGER(KIND=MPI_ADDRESS_KIND) :: attribute_val
+END SUBROUTINE
+SUBROUTINE MPI_TYPE_GET_ATTR(datatype, type_keyval, attribute_val, flag, ierror)
+INTEGER :: datatype, type_keyval, ierror
+INTEGER(KIND=MPI_ADDRESS_KIND) :: attribute_val
+LOGICAL :: flag
+END SUBROUTINE
+SUBROUTINE MPI_WIN_SET_ATTR(win, win_keyval, attribute_val, ierror)
+INTEGER :: win, win_keyval, ierror
+INTEGER(KIND=MPI_ADDRESS_KIND) :: attribute_val
+END SUBROUTINE
+SUBROUTINE MPI_WIN_GET_ATTR(win, win_keyval, attribute_val, flag, ierror)
+INTEGER :: win, win_keyval, ierror
+INTEGER(KIND=MPI_ADDRESS_KIND) :: attribute_val
+LOGICAL :: flag
+END SUBROUTINE
+SUBROUTINE MPI_ATTR_PUT(comm, keyval, attribute_val, ierror)
+INTEGER :: comm, keyval, attribute_val, ierror
+END SUBROUTINE
+SUBROUTINE MPI_ATTR_GET(comm, keyval, attribute_val, flag, ierror)
+INTEGER :: comm, keyval, attribute_val, ierror
+LOGICAL :: flag
+END SUBROUTINE
+SUBROUTINE MPI_WIN_CREATE_ERRHANDLER(win_errhandler_fn, errhandler, ierror)
+EXTERNAL :: win_errhandler_fn
+INTEGER :: errhandler, ierror
+END SUBROUTINE
+SUBROUTINE MPI_FILE_CREATE_ERRHANDLER(file_errhandler_fn, errhandler, ierror)
+EXTERNAL :: file_errhandler_fn
+INTEGER :: errhandler, ierror
+END SUBROUTINE
+SUBROUTINE MPI_GREQUEST_START(query_fn, free_fn, cancel_fn, extra_state, request, ierror)
+EXTERNAL :: query_fn, free_fn, cancel_fn
+INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state
+INTEGER :: request, ierror
+END SUBROUTINE
+SUBROUTINE MPI_INFO_CREATE_ENV(info, ierror)
+INTEGER :: info, ierror
+END SUBROUTINE
+SUBROUTINE MPI_COMM_SPAWN(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierror)
+CHARACTER(LEN=*) :: command, argv(*)
+INTEGER :: maxprocs, info, root, comm, intercomm, array_of_errcodes(*), ierror
+END SUBROUTINE
+SUBROUTINE MPI_INFO_GET_STRING(info, key, buflen, value, flag, ierror)
+INTEGER :: info, buflen, ierror
+CHARACTER(LEN=*) :: key, value
+LOGICAL :: flag
+END SUBROUTINE
+";
+
+
+/// MPI_SIZEOF (a generic over the intrinsic types, as module procedures) and
+/// MPI_F_SYNC_REG: `(generic declarations, procedure bodies)`. `f08`: ierror
+/// optional and buffers assumed-rank.
+fn fortran_sizeof(f08: bool) -> (String, String) {
+    let kinds: &[(&str, &str)] = &[
+        ("integer(kind=1)", "i1"), ("integer(kind=2)", "i2"), ("integer(kind=4)", "i4"), ("integer(kind=8)", "i8"),
+        ("real(kind=4)", "r4"), ("real(kind=8)", "r8"), ("complex(kind=4)", "c4"), ("complex(kind=8)", "c8"),
+        ("logical(kind=1)", "l1"), ("logical(kind=2)", "l2"), ("logical(kind=4)", "l4"), ("logical(kind=8)", "l8"),
+        ("character(len=*)", "ch"),
+    ];
+    let (dim, ierr, set) = if f08 {
+        ("dimension(..)", "integer, optional, intent(out) :: ierror", "if (present(ierror)) ierror = MPI_SUCCESS")
+    } else {
+        ("dimension(*)", "integer, intent(out) :: ierror", "ierror = MPI_SUCCESS")
+    };
+    let mut g = String::from("  interface MPI_Sizeof\n");
+    let mut b = String::new();
+    for (ty, tag) in kinds {
+        // Scalars and arrays (assumed-rank covers both in mpi_f08; `mpi` has a scalar and an array form).
+        let forms: &[(&str, &str)] = if f08 { &[("", dim)] } else { &[("", ""), ("a", dim)] };
+        for (suffix, d) in forms {
+            let name = format!("oxmpi_sizeof_{tag}{suffix}");
+            g.push_str(&format!("    module procedure {name}\n"));
+            let decl = if d.is_empty() { format!("    {ty}, intent(in) :: x\n") } else { format!("    {ty}, {d}, intent(in) :: x\n") };
+            b.push_str(&format!(
+                "  subroutine {name}(x, size, ierror)\n{decl}    integer, intent(out) :: size\n    {ierr}\n    size = {}\n    {set}\n  end subroutine\n",
+                if *tag == "ch" { "1" } else { "int(storage_size(x) / 8)" }
+            ));
+        }
+    }
+    g.push_str("  end interface\n");
+    g.push_str(&format!(
+        "  interface\n    subroutine oxmpi_f_sync_reg(buf) bind(C, name='oxmpi_f_sync_reg_')\n      type(*), {} :: buf\n    end subroutine\n  end interface\n",
+        if f08 { "dimension(..)" } else { "dimension(*)" }
+    ));
+    // MPI_F_SYNC_REG: a call the compiler cannot see through, so it keeps the
+    // buffer in memory around non-blocking operations.
+    b.push_str(&format!(
+        "  subroutine MPI_F_sync_reg(buf)\n    {}\n    call oxmpi_f_sync_reg(buf)\n  end subroutine\n",
+        if f08 { "type(*), dimension(..), asynchronous :: buf" } else { "!GCC$ ATTRIBUTES NO_ARG_CHECK :: buf\n    type(*), dimension(*) :: buf" }
+    ));
+    (g, b)
+}
+
+/// The `mpi` module's source: the declarations of `mpif.h` plus an explicit
+/// interface for every procedure (choice buffers accept any type and rank).
+pub fn fortran_module(abi: &Abi) -> String {
+    let mut m = String::new();
+    m.push_str("! The `mpi` module of oxmpi. Generated from crates/oxmpi-capi/abi.txt by\n! `cargo xtask dist`; do not edit.\n");
+    m.push_str("module mpi\n      implicit none\n");
+    m.push_str(&fortran_decls(abi, true));
+    m.push_str("\ninterface\n");
+    for f in abi.funcs.iter().filter(|f| fortran_relevant(f)) {
+        if FORTRAN_BY_HAND.contains(&f.name.as_str()) {
+            continue;
+        }
+        let Ok(ff) = fortran_form(abi, f) else { continue };
+        let up = f.name.to_ascii_uppercase();
+        let mut names: Vec<String> = f.params.iter().map(|p| p.name.clone()).collect();
+        if f.ret == "int" {
+            if !f.variadic {
+                names.push("ierror".into());
+            }
+            m.push_str(&format!("SUBROUTINE {up}({})\n", names.join(", &\n    ")));
+        } else {
+            m.push_str(&format!("FUNCTION {up}({})\n", names.join(", &\n    ")));
+        }
+        m.push_str("IMPORT\n");
+        for (p, k) in f.params.iter().zip(&ff.kinds) {
+            for d in fortran_dummy(p, k) {
+                m.push_str(&d);
+                m.push('\n');
+            }
+        }
+        match f.ret.as_str() {
+            "int" if f.variadic => m.push_str("END SUBROUTINE\n"),
+            "int" => m.push_str("INTEGER :: ierror\nEND SUBROUTINE\n"),
+            "double" => m.push_str(&format!("DOUBLE PRECISION :: {up}\nEND FUNCTION\n")),
+            _ => m.push_str(&format!("INTEGER(KIND=MPI_ADDRESS_KIND) :: {up}\nEND FUNCTION\n")),
+        }
+    }
+    for block in FORTRAN_BY_HAND_INTERFACES.trim().split("END SUBROUTINE") {
+        let block = block.trim();
+        if block.is_empty() {
+            continue;
+        }
+        let mut lines = block.lines();
+        let head = lines.next().unwrap();
+        let fname = head.trim_start_matches("SUBROUTINE ").split('(').next().unwrap();
+        if !abi.funcs.iter().any(|f| f.name.eq_ignore_ascii_case(fname)) {
+            continue;
+        }
+        m.push_str(head);
+        m.push_str("\nIMPORT\n");
+        for l in lines {
+            m.push_str(l);
+            m.push('\n');
+        }
+        m.push_str("END SUBROUTINE\n");
+    }
+    m.push_str("end interface\n");
+    let (g, b) = fortran_sizeof(false);
+    m.push_str(&g);
+    m.push_str("contains\n");
+    m.push_str(&b);
+    m.push_str("end module mpi\n");
+    m
+}
+
+/// The handle types of `mpi_f08` (`TYPE(MPI_Comm)`, ...).
+const F08_HANDLES: &[&str] = &[
+    "MPI_Comm", "MPI_Datatype", "MPI_Errhandler", "MPI_File", "MPI_Group", "MPI_Info", "MPI_Message", "MPI_Op",
+    "MPI_Request", "MPI_Session", "MPI_Win",
+];
+
+fn f08_handle_of_stem(stem: &str) -> &'static str {
+    match stem {
+        "Type" => "MPI_Datatype",
+        s => F08_HANDLES.iter().find(|h| h[4..] == *s).copied().unwrap_or("MPI_Comm"),
+    }
+}
+
+/// The `mpi_f08` module's source: handle types, typed constants, and a module
+/// procedure for every mechanically bound function (optional IERROR, typed
+/// handles, `TYPE(*), DIMENSION(..)` buffers handed to `oxmpi_f08_buffer` so
+/// array sections work), each calling the `mpif.h` procedure of libmpi.
+pub fn fortran_f08_module(abi: &Abi) -> String {
+    let mut m = String::new();
+    m.push_str("! The `mpi_f08` module of oxmpi. Generated from crates/oxmpi-capi/abi.txt by\n! `cargo xtask dist`; do not edit.\n");
+    m.push_str("module mpi_f08\n  use, intrinsic :: iso_c_binding, only: c_int, c_intptr_t\n  implicit none\n");
+    for (n, v) in [("MPI_ADDRESS_KIND", "8"), ("MPI_OFFSET_KIND", "8"), ("MPI_COUNT_KIND", "8"), ("MPI_INTEGER_KIND", "4"), ("MPI_STATUS_SIZE", "8")] {
+        m.push_str(&format!("  integer, parameter :: {n} = {v}\n"));
+    }
+    m.push_str("  logical, parameter :: MPI_SUBARRAYS_SUPPORTED = .true.\n  logical, parameter :: MPI_ASYNC_PROTECTS_NONBLOCKING = .true.\n");
+    for h in F08_HANDLES {
+        m.push_str(&format!("  type, bind(C) :: {h}\n    integer :: MPI_VAL\n  end type\n"));
+    }
+    m.push_str("  type, bind(C) :: MPI_Status\n    integer :: MPI_SOURCE, MPI_TAG, MPI_ERROR\n    integer :: MPI_internal(5)\n  end type\n");
+    for c in &abi.consts {
+        if c.name.starts_with("MPI_F_") {
+            continue;
+        }
+        let d = const_value(abi, c);
+        let Some(v) = fortran_int(match d.ctype.as_str() {
+            "int" | "MPI_Offset" => &d.value,
+            t if is_handle_type(t) => &d.value,
+            _ => continue,
+        }) else {
+            continue;
+        };
+        match d.ctype.as_str() {
+            "int" => m.push_str(&format!("  integer, parameter :: {} = {v}\n", c.name)),
+            "MPI_Offset" => m.push_str(&format!("  integer(kind=MPI_OFFSET_KIND), parameter :: {} = {v}\n", c.name)),
+            t => m.push_str(&format!("  type({t}), parameter :: {} = {t}({v})\n", c.name)),
+        }
+    }
+    for (n, dims, block) in FORTRAN_SENTINELS {
+        let ty = if n.starts_with("MPI_STATUS") { "type(MPI_Status)" } else { "integer" };
+        let dims = match *dims {
+            "(MPI_STATUS_SIZE)" => "",
+            "(MPI_STATUS_SIZE,1)" => "(1)",
+            d => d,
+        };
+        m.push_str(&format!("  {ty} :: {n}{dims}\n  common /{block}/ {n}\n"));
+    }
+    m.push_str("  character(len=1) :: MPI_ARGV_NULL(1)\n  common /MPI_FORTRAN_ARGV_NULL/ MPI_ARGV_NULL\n");
+    m.push_str("  external :: MPI_COMM_NULL_COPY_FN, MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN\n");
+    m.push_str("  external :: MPI_TYPE_NULL_COPY_FN, MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN\n");
+    m.push_str("  external :: MPI_WIN_NULL_COPY_FN, MPI_WIN_DUP_FN, MPI_WIN_NULL_DELETE_FN\n");
+    m.push_str("  interface\n    subroutine oxmpi_f08_buffer(buf, count, datatype, per_process, addr, newcount, newtype, freetype, ierr) &\n        bind(C, name='oxmpi_f08_buffer')\n      import :: c_int, c_intptr_t\n      type(*), dimension(..) :: buf\n      integer(c_int) :: count, datatype, per_process, newcount, newtype, freetype, ierr\n      integer(c_intptr_t) :: addr\n    end subroutine\n  end interface\n");
+    m.push_str("  interface\n    subroutine oxmpi_f08_copyin(buf, addr, tmp) bind(C, name='oxmpi_f08_copyin')\n      import :: c_intptr_t\n      type(*), dimension(..) :: buf\n      integer(c_intptr_t) :: addr, tmp\n    end subroutine\n    subroutine oxmpi_f08_copyout(buf, tmp) bind(C, name='oxmpi_f08_copyout')\n      import :: c_intptr_t\n      type(*), dimension(..) :: buf\n      integer(c_intptr_t) :: tmp\n    end subroutine\n  end interface\n");
+    m.push_str("  interface operator(==)\n");
+    for h in F08_HANDLES {
+        m.push_str(&format!("    module procedure oxmpi_eq_{}\n", &h[4..]));
+    }
+    m.push_str("  end interface\n  interface operator(/=)\n");
+    for h in F08_HANDLES {
+        m.push_str(&format!("    module procedure oxmpi_ne_{}\n", &h[4..]));
+    }
+    m.push_str("  end interface\n");
+    // Procedures.
+    let mut bodies = String::new();
+    let mut generics = String::new();
+    let emit = |generics: &mut String, bodies: &mut String, name: &str, body: String| {
+        // `MPI_Send_c` overloads the generic `MPI_Send`.
+        let generic = name.strip_suffix("_c").unwrap_or(name);
+        generics.push_str(&format!("  interface {generic}\n    module procedure {name}_f08\n  end interface\n"));
+        bodies.push_str(&body);
+    };
+    emit(&mut generics, &mut bodies, "MPI_Init", "  subroutine MPI_Init_f08(ierror)\n    integer, optional, intent(out) :: ierror\n    integer :: ierr0\n    call pmpi_init(ierr0)\n    if (present(ierror)) ierror = ierr0\n  end subroutine\n".into());
+    emit(&mut generics, &mut bodies, "MPI_Init_thread", "  subroutine MPI_Init_thread_f08(required, provided, ierror)\n    integer, intent(in) :: required\n    integer, intent(out) :: provided\n    integer, optional, intent(out) :: ierror\n    integer :: ierr0\n    call pmpi_init_thread(required, provided, ierr0)\n    if (present(ierror)) ierror = ierr0\n  end subroutine\n".into());
+    // Procedures with callbacks or attribute values: the same Fortran ABI as
+    // `mpif.h` (TYPE(MPI_x) is an INTEGER by reference), so they pass through.
+    for (name, dummies, call) in [
+        ("MPI_Op_create", "    external :: user_fn\n    logical, intent(in) :: commute\n    type(MPI_Op), intent(out) :: op\n", "user_fn, commute, op%MPI_VAL"),
+        ("MPI_Comm_create_errhandler", "    external :: comm_errhandler_fn\n    type(MPI_Errhandler), intent(out) :: errhandler\n", "comm_errhandler_fn, errhandler%MPI_VAL"),
+        ("MPI_Win_create_errhandler", "    external :: win_errhandler_fn\n    type(MPI_Errhandler), intent(out) :: errhandler\n", "win_errhandler_fn, errhandler%MPI_VAL"),
+        ("MPI_File_create_errhandler", "    external :: file_errhandler_fn\n    type(MPI_Errhandler), intent(out) :: errhandler\n", "file_errhandler_fn, errhandler%MPI_VAL"),
+        ("MPI_Comm_create_keyval", "    external :: comm_copy_attr_fn, comm_delete_attr_fn\n    integer, intent(out) :: comm_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: extra_state\n", "comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state"),
+        ("MPI_Type_create_keyval", "    external :: type_copy_attr_fn, type_delete_attr_fn\n    integer, intent(out) :: type_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: extra_state\n", "type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state"),
+        ("MPI_Win_create_keyval", "    external :: win_copy_attr_fn, win_delete_attr_fn\n    integer, intent(out) :: win_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: extra_state\n", "win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state"),
+        ("MPI_Win_set_attr", "    type(MPI_Win), intent(in) :: win\n    integer, intent(in) :: win_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: attribute_val\n", "win%MPI_VAL, win_keyval, attribute_val"),
+        ("MPI_Win_get_attr", "    type(MPI_Win), intent(in) :: win\n    integer, intent(in) :: win_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(out) :: attribute_val\n    logical, intent(out) :: flag\n", "win%MPI_VAL, win_keyval, attribute_val, flag"),
+        ("MPI_Comm_set_attr", "    type(MPI_Comm), intent(in) :: comm\n    integer, intent(in) :: comm_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: attribute_val\n", "comm%MPI_VAL, comm_keyval, attribute_val"),
+        ("MPI_Comm_get_attr", "    type(MPI_Comm), intent(in) :: comm\n    integer, intent(in) :: comm_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(out) :: attribute_val\n    logical, intent(out) :: flag\n", "comm%MPI_VAL, comm_keyval, attribute_val, flag"),
+        ("MPI_Type_set_attr", "    type(MPI_Datatype), intent(in) :: datatype\n    integer, intent(in) :: type_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: attribute_val\n", "datatype%MPI_VAL, type_keyval, attribute_val"),
+        ("MPI_Type_get_attr", "    type(MPI_Datatype), intent(in) :: datatype\n    integer, intent(in) :: type_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(out) :: attribute_val\n    logical, intent(out) :: flag\n", "datatype%MPI_VAL, type_keyval, attribute_val, flag"),
+    ] {
+        let args: Vec<&str> = call.split(", ").map(|a| a.split('%').next().unwrap()).collect();
+        emit(
+            &mut generics,
+            &mut bodies,
+            name,
+            format!(
+                "  subroutine {name}_f08({}, ierror)\n{dummies}    integer, optional, intent(out) :: ierror\n    integer :: ierr0\n    call p{}({call}, ierr0)\n    if (present(ierror)) ierror = ierr0\n  end subroutine\n",
+                args.join(", "),
+                name.to_ascii_lowercase()
+            ),
+        );
+    }
+    for f in abi.funcs.iter().filter(|f| fortran_relevant(f) || is_large_count(f)) {
+        if FORTRAN_BY_HAND.contains(&f.name.as_str()) {
+            continue;
+        }
+        let Ok(ff) = fortran_form(abi, f) else { continue };
+        if is_large_count(f) {
+            // Only where the generic can tell it from the `int` form (not, e.g.,
+            // MPI_Type_get_extent_c: MPI_Count and MPI_Aint are both 8 bytes).
+            let base = &f.name[..f.name.len() - 2];
+            let Some(b) = abi.funcs.iter().find(|g| g.name == base) else { continue };
+            let Ok(bf) = fortran_form(abi, b) else { continue };
+            if FORTRAN_BY_HAND.contains(&base) || integer_kinds(f, &ff) == integer_kinds(b, &bf) {
+                continue;
+            }
+        }
+        let mut dummies = String::new();
+        let mut pre = String::new();
+        let mut post = String::new();
+        let mut args = vec![];
+        let mut locals = String::new();
+        let n_params = f.params.len();
+        let mut i = 0;
+        while i < n_params {
+            let p = &f.params[i];
+            let k = &ff.kinds[i];
+            let n = &p.name;
+            match k {
+                FKind::Buf => {
+                    // (sendbuf, recvbuf, count, datatype): both buffers share one
+                    // count and datatype, so neither gets a datatype of its own.
+                    let paired = (i == 0 || ff.kinds[i - 1] != FKind::Buf)
+                        && i + 2 < n_params
+                        && ff.kinds[i + 1] == FKind::IntVal
+                        && f.params[i + 1].name.contains("count")
+                        && ff.kinds[i + 2] == FKind::HandleVal("Type".into());
+                    dummies.push_str(&format!("    type(*), dimension(..), asynchronous :: {n}\n"));
+                    locals.push_str(&format!("    integer(c_intptr_t) :: a_{n}\n    integer :: c_{n}, t_{n}, f_{n}\n"));
+                    // Counts per process (gather, scatter, alltoall, neighbour
+                    // collectives) on the buffer of the side that has several.
+                    let lname = f.name.to_ascii_lowercase();
+                    let per_process = (lname.contains("gather") && n.starts_with("recv"))
+                        || (lname.contains("scatter") && !lname.contains("reduce") && n.starts_with("send"))
+                        || lname.contains("alltoall")
+                        || lname.contains("neighbor");
+                    let blocking = !f.params.iter().any(|q| q.name == "request");
+                    if paired && per_process && blocking {
+                        // Copied in and out: any section works.
+                        locals.push_str(&format!("    integer(c_intptr_t) :: x_{n}\n"));
+                        pre.push_str(&format!("    call oxmpi_f08_copyin({n}, a_{n}, x_{n})\n"));
+                        post.push_str(&format!("    call oxmpi_f08_copyout({n}, x_{n})\n"));
+                        args.push(format!("%VAL(a_{n})"));
+                        i += 1;
+                        continue;
+                    }
+                    if paired {
+                        let (cn, tn) = (&f.params[i + 1].name, &f.params[i + 2].name);
+                        dummies.push_str(&format!("    integer, intent(in) :: {cn}\n    type(MPI_Datatype), intent(in) :: {tn}\n"));
+                        pre.push_str(&format!("    call oxmpi_f08_buffer({n}, {cn}, {tn}%MPI_VAL, {}, a_{n}, c_{n}, t_{n}, f_{n}, ierr0)\n    if (ierr0 /= 0) goto 9\n", per_process as i32));
+                        post.push_str(&format!("    if (f_{n} /= 0) call pmpi_type_free(t_{n}, ierr1)\n"));
+                        args.push(format!("%VAL(a_{n})"));
+                        args.push(format!("c_{n}"));
+                        args.push(format!("t_{n}"));
+                        i += 3;
+                        continue;
+                    }
+                    if f.params.iter().any(|q| q.name == "request") {
+                        // Non-blocking: the buffer must outlive the call, so a
+                        // section must be contiguous (MPI_ERR_ARG otherwise).
+                        pre.push_str(&format!("    call oxmpi_f08_buffer({n}, -1, 0, 0, a_{n}, c_{n}, t_{n}, f_{n}, ierr0)\n    if (ierr0 /= 0) goto 9\n"));
+                    } else {
+                        locals.push_str(&format!("    integer(c_intptr_t) :: x_{n}\n"));
+                        pre.push_str(&format!("    call oxmpi_f08_copyin({n}, a_{n}, x_{n})\n"));
+                        post.push_str(&format!("    call oxmpi_f08_copyout({n}, x_{n})\n"));
+                    }
+                    args.push(format!("%VAL(a_{n})"));
+                }
+                FKind::HandleVal(stem) => {
+                    dummies.push_str(&format!("    type({}), intent(in) :: {n}\n", f08_handle_of_stem(stem)));
+                    args.push(format!("{n}%MPI_VAL"));
+                }
+                FKind::HandlePtr(stem) => {
+                    dummies.push_str(&format!("    type({}) :: {n}\n", f08_handle_of_stem(stem)));
+                    args.push(format!("{n}%MPI_VAL"));
+                }
+                FKind::HandleArr(stem, _) => {
+                    dummies.push_str(&format!("    type({}) :: {n}(*)\n", f08_handle_of_stem(stem)));
+                    args.push(n.clone());
+                }
+                FKind::Status => {
+                    dummies.push_str(&format!("    type(MPI_Status) :: {n}\n"));
+                    args.push(n.clone());
+                }
+                FKind::Statuses => {
+                    dummies.push_str(&format!("    type(MPI_Status) :: {n}(*)\n"));
+                    args.push(n.clone());
+                }
+                FKind::IntVal | FKind::WideVal(_) => {
+                    for d in fortran_dummy(p, k) {
+                        dummies.push_str(&format!("    {}\n", d.replace(" :: ", ", intent(in) :: ")));
+                    }
+                    args.push(n.clone());
+                }
+                _ => {
+                    for d in fortran_dummy(p, k) {
+                        dummies.push_str(&format!("    {d}\n"));
+                    }
+                    args.push(n.clone());
+                }
+            }
+            i += 1;
+        }
+        let names: Vec<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
+        let lower = f.name.to_ascii_lowercase();
+        let body = if f.ret == "int" && f.variadic {
+            format!("  subroutine {}_f08({})\n{dummies}    call p{lower}({})\n  end subroutine\n", f.name, names.join(", "), args.join(", "))
+        } else if f.ret == "int" {
+            let mut all = names.clone();
+            all.push("ierror");
+            args.push("ierr0".into());
+            format!(
+                "  subroutine {}_f08({})\n{dummies}    integer, optional, intent(out) :: ierror\n    integer :: ierr0, ierr1\n{locals}{pre}    call p{lower}({})\n{post}9   if (present(ierror)) ierror = ierr0\n  end subroutine\n",
+                f.name,
+                all.join(", &\n      "),
+                args.join(", &\n      ")
+            )
+        } else {
+            let ty = if f.ret == "double" { "double precision" } else { "integer(kind=MPI_ADDRESS_KIND)" };
+            format!(
+                "  function {}_f08({}) result(r)\n{dummies}    {ty} :: r\n    {ty}, external :: p{lower}\n    r = p{lower}({})\n  end function\n",
+                f.name,
+                names.join(", "),
+                args.join(", ")
+            )
+        };
+        emit(&mut generics, &mut bodies, &f.name, body);
+    }
+    m.push_str(&generics);
+    m.push_str(&fortran_sizeof(true).0);
+    m.push_str("contains\n");
+    for h in F08_HANDLES {
+        let s = &h[4..];
+        m.push_str(&format!(
+            "  elemental logical function oxmpi_eq_{s}(a, b)\n    type({h}), intent(in) :: a, b\n    oxmpi_eq_{s} = a%MPI_VAL == b%MPI_VAL\n  end function\n  elemental logical function oxmpi_ne_{s}(a, b)\n    type({h}), intent(in) :: a, b\n    oxmpi_ne_{s} = a%MPI_VAL /= b%MPI_VAL\n  end function\n"
+        ));
+    }
+    m.push_str(&bodies);
+    m.push_str(&fortran_sizeof(true).1);
+    m.push_str("end module mpi_f08\n");
+    m
 }

@@ -85,11 +85,16 @@ fn dist(args: &[String]) -> PathBuf {
     copy_exe(&built.join("mpiexec"), &bin.join("mpirun"));
     let out = if out.is_absolute() { out } else { env::current_dir().unwrap().join(out) };
     lay_out_c(&root, &built, &out);
+    let fortran = lay_out_fortran(&root, &out);
     println!("oxmpi toolchain laid out in {}", out.display());
     println!("  {}", bin.join("mpiexec").display());
     println!("  {}", bin.join("mpirun").display());
     println!("  {}", bin.join("mpicc").display());
     println!("  {}", out.join("lib").join("libmpi.so").display());
+    match fortran {
+        Ok(fc) => println!("  {} (Fortran: mpif.h, the mpi and mpi_f08 modules, built with {fc})", bin.join("mpifort").display()),
+        Err(why) => println!("  Fortran: {why}"),
+    }
     out
 }
 
@@ -179,6 +184,145 @@ fn lay_out_c(root: &Path, built: &Path, out: &Path) {
     write_file(&bin.join("mpicxx"), &wrapper("OXMPI_CXX", "c++"), true);
     write_file(&lib.join("pkgconfig/oxmpi.pc"), &pkgconfig(out, "oxmpi"), false);
     write_file(&lib.join("pkgconfig/mpi.pc"), &pkgconfig(out, "mpi"), false);
+}
+
+/// The Fortran compiler wrapper: `mpifort` (and `mpif90`, `mpif77`) wraps
+/// `${OXMPI_FC:-gfortran}`.
+fn fortran_wrapper() -> String {
+    r#"#!/bin/sh
+# oxmpi Fortran compiler wrapper: compiles and links Fortran MPI programs
+# (INCLUDE 'mpif.h', USE mpi, USE mpi_f08) against oxmpi.
+# -show prints the command instead of running it. The compiler is ${OXMPI_FC:-gfortran}.
+# Link flags (-L, -rpath, -lmpi_f08, -lmpi) are added unless -c, -E, -S or -M is given.
+prefix=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
+compiler=${OXMPI_FC:-gfortran}
+if ! command -v "${compiler%% *}" >/dev/null 2>&1; then
+    echo "mpifort: no Fortran compiler: ${compiler%% *} not found (install gfortran or set OXMPI_FC)" >&2
+    exit 127
+fi
+show=0
+link=1
+for a do
+    shift
+    case $a in
+        -show|--show|-showme) show=1; continue ;;
+        -c|-E|-S|-M) link=0 ;;
+    esac
+    set -- "$@" "$a"
+done
+extra=
+# gfortran 10 and later reject, within one file, calls of an implicitly declared
+# procedure with different argument types: exactly what INCLUDE 'mpif.h'
+# programs do with choice buffers (MPI_SEND of REAL, then of INTEGER data).
+case $($compiler -dumpversion 2>/dev/null) in
+    [1-9][0-9]*) case $($compiler --version 2>/dev/null) in *GNU*) extra=-fallow-argument-mismatch ;; esac ;;
+esac
+set -- $compiler $extra -I"$prefix/include" "$@"
+if [ $link = 1 ]; then
+    if [ -e "$prefix/lib/libmpi_f08.a" ]; then
+        set -- "$@" -L"$prefix/lib" -Wl,-rpath,"$prefix/lib" -lmpi_f08 -lmpi
+    else
+        set -- "$@" -L"$prefix/lib" -Wl,-rpath,"$prefix/lib" -lmpi
+    fi
+fi
+if [ $show = 1 ]; then
+    echo "$@"
+    exit 0
+fi
+exec "$@"
+"#
+    .to_string()
+}
+
+/// The Fortran compiler `cargo xtask dist` builds the modules with, if any.
+fn fortran_compiler() -> Option<String> {
+    let fc = env::var("OXMPI_FC").unwrap_or_else(|_| "gfortran".into());
+    let ok = Command::new(fc.split_whitespace().next()?).arg("--version").output().is_ok_and(|o| o.status.success());
+    ok.then_some(fc)
+}
+
+/// Runs the Fortran compiler on `src`, modules going to `inc`.
+fn fortran_compile(fc: &str, inc: &Path, src: &Path, obj: &Path) -> Result<(), String> {
+    let mut words = fc.split_whitespace();
+    let mut c = Command::new(words.next().unwrap());
+    c.args(words).args(["-O2", "-fPIC", "-c", "-J"]).arg(inc).arg("-I").arg(inc).arg("-o").arg(obj).arg(src);
+    let o = c.output().map_err(|e| format!("running {fc}: {e}"))?;
+    if !o.status.success() {
+        return Err(format!("{fc} failed on {}:\n{}", src.display(), String::from_utf8_lossy(&o.stderr)));
+    }
+    Ok(())
+}
+
+/// Lays out the Fortran bindings: include/mpif.h (text, always), bin/mpifort,
+/// lib/pkgconfig/oxmpi-fort.pc, and, where a Fortran compiler exists, the
+/// compiled modules (include/mpi.mod, include/mpi_f08.mod, lib/libmpi_f08.a).
+/// The C and Rust toolchains never need a Fortran compiler: without one this
+/// says so and lays out the rest.
+fn lay_out_fortran(root: &Path, out: &Path) -> Result<String, String> {
+    let (bin, lib, inc) = (out.join("bin"), out.join("lib"), out.join("include"));
+    let desc = root.join("crates/oxmpi-capi/abi.txt");
+    let abi = gen::parse(&fs::read_to_string(&desc).unwrap());
+    write_file(&inc.join("mpif.h"), &gen::fortran_header(&abi), false);
+    // A module whose source did not change is not compiled again.
+    let mut changed = vec![];
+    for (name, text) in [("mpi.f90", gen::fortran_module(&abi)), ("mpi_f08.f90", gen::fortran_f08_module(&abi))] {
+        if fs::read_to_string(inc.join(name)).ok().as_deref() != Some(text.as_str()) {
+            write_file(&inc.join(name), &text, false);
+            changed.push(name);
+        }
+    }
+    write_file(&bin.join("mpifort"), &fortran_wrapper(), true);
+    symlink("mpifort", &bin.join("mpif90"));
+    symlink("mpifort", &bin.join("mpif77"));
+    write_file(
+        &lib.join("pkgconfig/oxmpi-fort.pc"),
+        &format!(
+            "prefix={}\nincludedir=${{prefix}}/include\nlibdir=${{prefix}}/lib\n\nName: oxmpi-fort\nDescription: oxmpi's Fortran bindings (mpif.h, use mpi, use mpi_f08)\nVersion: {}\nCflags: -I${{includedir}}\nLibs: -L${{libdir}} -Wl,-rpath,${{libdir}} -lmpi_f08 -lmpi\n",
+            out.display(),
+            env!("CARGO_PKG_VERSION")
+        ),
+        false,
+    );
+    let Some(fc) = fortran_compiler() else {
+        for stale in ["mpi.mod", "mpi_f08.mod"] {
+            let _ = fs::remove_file(inc.join(stale));
+        }
+        let _ = fs::remove_file(lib.join("libmpi_f08.a"));
+        return Err("no Fortran compiler (gfortran, or OXMPI_FC) found: mpif.h and mpifort are laid out, \
+                    the mpi and mpi_f08 modules are NOT built (install gfortran and run `cargo xtask dist` again)"
+            .into());
+    };
+    let build = out.join("build-fortran");
+    fs::create_dir_all(&build).unwrap();
+    // Modules are specific to the compiler that made them: another compiler
+    // (or version) compiles both again.
+    let mut words = fc.split_whitespace();
+    let version = Command::new(words.next().unwrap()).args(words).arg("--version").output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+    let stamp = format!("{fc}\n{version}");
+    if fs::read_to_string(build.join("compiler")).ok().as_deref() != Some(stamp.as_str()) {
+        changed = vec!["mpi.f90", "mpi_f08.f90"];
+        write_file(&build.join("compiler"), &stamp, false);
+    }
+    // mpi_f08's procedures call libmpi's `mpif.h` procedures through implicit
+    // interfaces (gfortran passes hidden string lengths, %VAL addresses).
+    for (src, obj, extra) in [("mpi.f90", "mpi.o", ""), ("mpi_f08.f90", "mpi_f08.o", " -fallow-argument-mismatch -ffree-line-length-none -w")] {
+        let module = inc.join(src.replace(".f90", ".mod"));
+        if !changed.contains(&src) && module.exists() && build.join(obj).exists() {
+            continue;
+        }
+        if let Err(e) = fortran_compile(&format!("{fc}{extra}"), &inc, &inc.join(src), &build.join(obj)) {
+            eprintln!("xtask: {e}");
+            exit(1)
+        }
+    }
+    let _ = fs::remove_file(lib.join("libmpi_f08.a"));
+    // The modules' procedures (mpi_f08's wrappers, MPI_SIZEOF of both modules).
+    let ar = Command::new("ar").arg("rcs").arg(lib.join("libmpi_f08.a")).arg(build.join("mpi_f08.o")).arg(build.join("mpi.o")).status();
+    if !ar.is_ok_and(|s| s.success()) {
+        eprintln!("xtask: ar failed making libmpi_f08.a");
+        exit(1)
+    }
+    Ok(fc)
 }
 
 fn demo(args: &[String]) {

@@ -50,6 +50,27 @@ thread_local! {
     static ERR_COMM: Cell<MPI_Comm> = const { Cell::new(NO_COMM) };
 }
 
+thread_local! {
+    /// Set while a Fortran binding's procedure runs (`FortranCall`).
+    static FORTRAN_CALL: Cell<bool> = const { Cell::new(false) };
+}
+
+/// While alive, errors name the call in its Fortran form (`MPI_SEND`).
+pub struct FortranCall(bool);
+
+impl FortranCall {
+    pub fn enter() -> FortranCall {
+        FortranCall(FORTRAN_CALL.with(|f| f.replace(true)))
+    }
+}
+
+impl Drop for FortranCall {
+    fn drop(&mut self) {
+        let was = self.0;
+        FORTRAN_CALL.with(|f| f.set(was));
+    }
+}
+
 /// Routes the current call's errors to `comm`'s error handler.
 pub fn route_to(comm: MPI_Comm) {
     ERR_COMM.with(|c| c.set(comm));
@@ -82,6 +103,11 @@ pub fn ffi(call: &'static str, comm: MPI_Comm, body: impl FnOnce() -> R<()>) -> 
                 None => f.message,
             };
             let message = if message.starts_with(call) { message } else { format!("{call}: {message}") };
+            // A call from Fortran is named as the Fortran program wrote it.
+            let message = match FORTRAN_CALL.with(|f| f.get()) {
+                true => format!("{}{}", call.to_ascii_uppercase(), &message[call.len()..]),
+                false => message,
+            };
             raise(ERR_COMM.with(|c| c.get()), f.code, &message)
         }
     }

@@ -6,6 +6,8 @@
 //!   exported `MPI_x` functions, each a thin shim calling `PMPI_x`, so that tools
 //!   can interpose `MPI_x` and call `PMPI_x`. `cargo xtask dist` turns it into
 //!   `include/mpi.h`.
+//! - [`fortran`]: the `mpif.h` / `use mpi` procedures (`mpi_send_`, ...),
+//!   mostly generated from `abi.txt`, and the Fortran sentinels and callbacks.
 //! - [`handles`]: handle tables. Predefined handles are the ABI's small
 //!   integers; handles made at run time encode kind, slot and generation in
 //!   the pointer value (always >= 2^32), so stale and garbage handles are
@@ -25,6 +27,8 @@ pub mod abi {
 
 pub mod coll;
 pub mod comm;
+// (`fortran` here, off the lines other areas add theirs at.)
+pub mod fortran;
 pub mod dtype;
 pub mod dynamic;
 pub mod env;
@@ -118,6 +122,7 @@ pub mod types {
 pub mod pmpi {
     pub use crate::coll::*;
     pub use crate::comm::*;
+    pub use crate::fortran::{PMPI_Type_create_f90_complex, PMPI_Type_create_f90_integer, PMPI_Type_create_f90_real};
     pub use crate::dtype::*;
     pub use crate::dynamic::*;
     pub use crate::env::*;

@@ -36,6 +36,8 @@ pub fn op(h: MPI_Op, call: &str) -> R<Op> {
 enum UserFn {
     Int(MPI_User_function),
     Large(MPI_User_function_c),
+    /// A Fortran user function (`fortran.rs`): the datatype is a Fortran INTEGER.
+    Fortran(crate::fortran::FortranUserFn),
 }
 
 unsafe fn op_create(call: &'static str, f: Option<UserFn>, commute: c_int, o: *mut MPI_Op) -> c_int {
@@ -46,6 +48,19 @@ unsafe fn op_create(call: &'static str, f: Option<UserFn>, commute: c_int, o: *m
         let func = move |inv: *const u8, inout: *mut u8, n: usize, dt: &oxmpi_core::datatype::Datatype| {
             let mut h = find_handle(dt);
             match f {
+                UserFn::Fortran(f) => {
+                    // SAFETY: the conversion takes any handle value.
+                    let mut fh = unsafe { crate::env::PMPI_Type_c2f(h) };
+                    let ext = dt.extent().max(0) as usize;
+                    let mut done = 0;
+                    while done < n {
+                        let k = (n - done).min(c_int::MAX as usize);
+                        let mut len = k as c_int;
+                        // SAFETY: the user's Fortran function (arguments by reference), called with the engine's buffers as for `Int`.
+                        unsafe { f(inv.add(done * ext) as *mut c_void, inout.add(done * ext) as *mut c_void, &mut len, &mut fh) };
+                        done += k;
+                    }
+                }
                 UserFn::Large(f) => {
                     let mut len = n as MPI_Count;
                     // SAFETY: the user's function, called with buffers the engine provides.
@@ -75,6 +90,15 @@ unsafe fn op_create(call: &'static str, f: Option<UserFn>, commute: c_int, o: *m
 pub unsafe extern "C" fn PMPI_Op_create(user_fn: Option<MPI_User_function>, commute: c_int, o: *mut MPI_Op) -> c_int {
     // SAFETY: the C caller's arguments, passed on: `op_create` needs what MPI_Op_create demands of them.
     unsafe { op_create("MPI_Op_create", user_fn.map(UserFn::Int), commute, o) }
+}
+
+/// MPI_OP_CREATE from Fortran (`fortran.rs`).
+///
+/// # Safety
+/// `o` is NULL or valid to write one `MPI_Op`.
+pub unsafe fn op_create_fortran(f: Option<crate::fortran::FortranUserFn>, commute: c_int, o: *mut MPI_Op) -> c_int {
+    // SAFETY: as for MPI_Op_create.
+    unsafe { op_create("MPI_OP_CREATE", f.map(UserFn::Fortran), commute, o) }
 }
 
 #[no_mangle]
