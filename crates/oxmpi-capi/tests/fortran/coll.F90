@@ -152,10 +152,16 @@ program coll
   ! sized types
   call MPI_TYPE_SIZE(MPI_INTEGER8, j, ierr)
   call check(j == 8, 'MPI_INTEGER8 size')
+  ! The F90 types are handles of their own (combiner MPI_COMBINER_F90_*), with the
+  ! size of the kind SELECTED_REAL_KIND / SELECTED_INT_KIND picks.
   call MPI_TYPE_CREATE_F90_REAL(12, 100, t2, ierr)
-  call check(t2 == MPI_REAL8, 'create_f90_real')
+  call check(ierr == MPI_SUCCESS, 'create_f90_real')
+  call MPI_TYPE_SIZE(t2, j, ierr)
+  call check(j == 8, 'create_f90_real size')
   call MPI_TYPE_CREATE_F90_INTEGER(4, t2, ierr)
-  call check(t2 == MPI_INTEGER2, 'create_f90_integer')
+  call check(ierr == MPI_SUCCESS, 'create_f90_integer')
+  call MPI_TYPE_SIZE(t2, j, ierr)
+  call check(j == 2, 'create_f90_integer size')
 
   if (rank == 0) print *, 'all checks passed on', np, 'ranks'
   call MPI_FINALIZE(ierr)
