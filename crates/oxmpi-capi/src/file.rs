@@ -160,10 +160,12 @@ pub unsafe extern "C" fn PMPI_File_open(c: MPI_Comm, filename: *const c_char, am
     })
 }
 
-/// ROMIO accepts a file-system prefix (`ufs:`, `nfs:`...) before the path.
+/// ROMIO accepts a file-system prefix (`ufs:`, `nfs:`, `lustre:`...) before the
+/// path; other names with a colon are paths as given.
 fn strip_prefix(name: &str) -> &str {
+    const ROMIO_FS: &[&str] = &["ufs", "nfs", "lustre", "gpfs", "pvfs2", "xfs", "panfs", "daos", "quobyte", "testfs"];
     match name.split_once(':') {
-        Some((fs, rest)) if fs.len() >= 2 && fs.chars().all(|c| c.is_ascii_alphanumeric()) => rest,
+        Some((fs, rest)) if ROMIO_FS.contains(&fs) => rest,
         _ => name,
     }
 }

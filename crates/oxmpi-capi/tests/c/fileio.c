@@ -25,9 +25,9 @@ static long slurp(const char *p, unsigned char *buf, long cap) {
 }
 
 static void basic_access(void) {
-    char p[600]; path(p, "basic.dat");
+    char p[600], up[620]; path(p, "basic.dat"); snprintf(up, sizeof up, "ufs:%s", p);
     MPI_File fh; MPI_Status st; int cnt;
-    OK(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    OK(MPI_File_open(MPI_COMM_WORLD, up, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));   /* ROMIO's prefix */
     int amode; OK(MPI_File_get_amode(fh, &amode)); CHECK(amode == (MPI_MODE_CREATE | MPI_MODE_RDWR));
     /* explicit offsets: each rank writes 10 ints at rank*10 */
     int v[10], w[10];
