@@ -537,7 +537,6 @@ impl Engine {
         if woke && self.waiters.load(Ordering::SeqCst) > 0 {
             self.bell.ring();
         }
-        serve_one_sided();
         v
     }
 
@@ -552,6 +551,7 @@ impl Engine {
         if woke && self.waiters.load(Ordering::SeqCst) > 0 {
             self.bell.ring();
         }
+        serve_one_sided();
         v
     }
 
