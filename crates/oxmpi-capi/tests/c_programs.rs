@@ -495,3 +495,40 @@ fn one_sided_errors_have_their_classes_and_fatal_names_the_call() {
     assert!(!out.status.success() && !so.contains("not reached"), "{so}{se}");
     assert!(se.contains("MPI_Put") && se.contains("outside target rank") && se.contains("(MPI_ERR_RMA_RANGE)"), "{se}");
 }
+
+/// tests/netns "hosts" (network namespaces; needs root): whether they are usable.
+fn netns_hosts() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("NOTICE: not root; multi-host C tests skipped");
+        return false;
+    }
+    let script = workspace().join("tests/netns/setup.sh");
+    let ok = Command::new("bash").arg(script).arg("2").stdout(Stdio::null()).status().is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("NOTICE: network namespaces unavailable; multi-host C tests skipped");
+        assert!(std::env::var("CI").is_err(), "CI must be able to create network namespaces");
+    }
+    ok
+}
+
+#[test]
+fn one_sided_across_two_hosts_as_active_messages() {
+    if !netns_hosts() {
+        return;
+    }
+    for name in ["rma", "rma_errors"] {
+        let exe = build(name, &[]);
+        // A watchdog: a hang fails the test instead of stalling the suite.
+        let out = Command::new("timeout")
+            .arg("180")
+            .arg(prefix().join("bin/mpiexec"))
+            .args(["-n", "4", "-hosts", "oxmpi-h1:2,oxmpi-h2:2", "--launcher-exec", "ip netns exec", "--pmi-bind", "10.213.0.1"])
+            .arg(&exe)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && so.contains("all checks passed on 4 ranks"), "{name} across hosts:\n{so}\n{se}");
+    }
+}

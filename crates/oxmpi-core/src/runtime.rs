@@ -561,7 +561,6 @@ impl Engine {
         if woke && self.waiters.load(Ordering::SeqCst) > 0 {
             self.bell.ring();
         }
-        serve_one_sided();
         v
     }
 
@@ -576,6 +575,7 @@ impl Engine {
         if woke && self.waiters.load(Ordering::SeqCst) > 0 {
             self.bell.ring();
         }
+        serve_one_sided();
         v
     }
 

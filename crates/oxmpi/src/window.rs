@@ -152,6 +152,19 @@ impl<'a, T: Equivalence + Copy> Window<'a, T> {
     /// This process's window memory, while this process has no epoch open (the `&mut`
     /// borrow keeps them out). As MPI requires, the program keeps other processes'
     /// accesses out too: look between fences, or after the others unlocked.
+    ///
+    /// Local access inside an epoch does not compile:
+    ///
+    /// ```compile_fail,E0499
+    /// use oxmpi::window::Window;
+    /// let universe = oxmpi::initialize().unwrap();
+    /// let world = universe.world();
+    /// let mut win = Window::<i32>::allocate(&world, 4);
+    /// win.fence(|a| {
+    ///     a.put(0, 0, &[1]);
+    ///     win.local()[0] = 2; // error: `win` is borrowed by the epoch
+    /// });
+    /// ```
     pub fn local(&mut self) -> &mut [T] {
         if self.len == 0 {
             return &mut [];

@@ -298,8 +298,12 @@ int main(int argc, char **argv) {
         attrs_and_handlers(win, mem, sizeof mem, MPI_WIN_FLAVOR_CREATE);
         OK(MPI_Win_free(&win));
     }
-    /* MPI_Win_allocate_shared + MPI_Win_shared_query: direct load/store */
-    {
+    /* MPI_Win_allocate_shared + MPI_Win_shared_query: direct load/store (one host only) */
+    MPI_Comm node; int nodesize;
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    OK(MPI_Comm_size(node, &nodesize));
+    OK(MPI_Comm_free(&node));
+    if (nodesize == size) {
         int *mem; MPI_Win win;
         OK(MPI_Win_allocate_shared(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
         MPI_Aint qs; int qd; int *q0;
