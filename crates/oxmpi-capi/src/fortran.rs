@@ -715,62 +715,6 @@ predefined_delete!(mpi_type_null_delete_fn_, isize);
 predefined_delete!(mpi_win_null_delete_fn_, isize);
 predefined_delete!(mpi_null_delete_fn_, c_int);
 
-// ----- Fortran 90 parameterized types (C functions of the standard) --------------------------
-
-/// MPI_Type_create_f90_integer: the smallest INTEGER kind with `r` decimal digits.
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_f90_integer(r: c_int, newtype: *mut MPI_Datatype) -> c_int {
-    const CALL: &str = "MPI_Type_create_f90_integer";
-    crate::errors::ffi(CALL, crate::errors::NO_COMM, || {
-        // SAFETY: the C caller's out-argument: NULL (rejected) or writable.
-        let o = unsafe { crate::errors::out(CALL, "newtype", newtype)? };
-        *o = match r {
-            i32::MIN..=2 => MPI_INTEGER1,
-            3..=4 => MPI_INTEGER2,
-            5..=9 => MPI_INTEGER4,
-            10..=18 => MPI_INTEGER8,
-            _ => return Err(crate::errors::bad(oxmpi_core::error::ErrorClass::Arg, CALL, "r", format!("{r}: no integer kind has that many decimal digits"))),
-        };
-        Ok(())
-    })
-}
-
-fn real_kind(call: &str, p: c_int, r: c_int, complex: bool) -> crate::errors::R<MPI_Datatype> {
-    let (single, double) = if complex { (MPI_COMPLEX8, MPI_COMPLEX16) } else { (MPI_REAL4, MPI_REAL8) };
-    // MPI_UNDEFINED leaves p or r free.
-    let p = if p == MPI_UNDEFINED { 0 } else { p };
-    let r = if r == MPI_UNDEFINED { 0 } else { r };
-    if p <= 6 && r <= 37 {
-        Ok(single)
-    } else if p <= 15 && r <= 307 {
-        Ok(double)
-    } else {
-        Err(crate::errors::bad(oxmpi_core::error::ErrorClass::Arg, call, "p, r", format!("precision {p}, range {r}: no real kind (quadruple precision is not supported)")))
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_f90_real(p: c_int, r: c_int, newtype: *mut MPI_Datatype) -> c_int {
-    const CALL: &str = "MPI_Type_create_f90_real";
-    crate::errors::ffi(CALL, crate::errors::NO_COMM, || {
-        // SAFETY: the C caller's out-argument: NULL (rejected) or writable.
-        let o = unsafe { crate::errors::out(CALL, "newtype", newtype)? };
-        *o = real_kind(CALL, p, r, false)?;
-        Ok(())
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_f90_complex(p: c_int, r: c_int, newtype: *mut MPI_Datatype) -> c_int {
-    const CALL: &str = "MPI_Type_create_f90_complex";
-    crate::errors::ffi(CALL, crate::errors::NO_COMM, || {
-        // SAFETY: the C caller's out-argument: NULL (rejected) or writable.
-        let o = unsafe { crate::errors::out(CALL, "newtype", newtype)? };
-        *o = real_kind(CALL, p, r, true)?;
-        Ok(())
-    })
-}
-
 /// The generated procedures (gen.rs `rust_fortran`).
 pub mod generated {
     // Generated casts are written for every parameter alike; some are no-ops.

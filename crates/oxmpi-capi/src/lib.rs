@@ -93,7 +93,6 @@ pub mod types {
 pub mod pmpi {
     pub use crate::coll::*;
     pub use crate::comm::*;
-    pub use crate::fortran::{PMPI_Type_create_f90_complex, PMPI_Type_create_f90_integer, PMPI_Type_create_f90_real};
     pub use crate::dtype::*;
     pub use crate::dynamic::*;
     pub use crate::env::*;
