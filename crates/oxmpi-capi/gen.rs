@@ -630,8 +630,9 @@ const FORTRAN_SENTINELS: &[(&str, &str, &str)] = &[
     ("MPI_STATUS_IGNORE", "(MPI_STATUS_SIZE)", "MPI_FORTRAN_STATUS_IGNORE"),
     ("MPI_STATUSES_IGNORE", "(MPI_STATUS_SIZE,1)", "MPI_FORTRAN_STATUSES_IGNORE"),
     ("MPI_ERRCODES_IGNORE", "(1)", "MPI_FORTRAN_ERRCODES_IGNORE"),
-    ("MPI_UNWEIGHTED", "", "MPI_FORTRAN_UNWEIGHTED"),
-    ("MPI_WEIGHTS_EMPTY", "", "MPI_FORTRAN_WEIGHTS_EMPTY"),
+    // Arrays of one, as the weight arguments they stand for are arrays.
+    ("MPI_UNWEIGHTED", "(1)", "MPI_FORTRAN_UNWEIGHTED"),
+    ("MPI_WEIGHTS_EMPTY", "(1)", "MPI_FORTRAN_WEIGHTS_EMPTY"),
 ];
 
 /// The declarations shared by `mpif.h` and the `mpi` module, in a form both
