@@ -1049,11 +1049,17 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
         ("MPI_Win_create_keyval", "    external :: win_copy_attr_fn, win_delete_attr_fn\n    integer, intent(out) :: win_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: extra_state\n", "win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state"),
         ("MPI_Win_set_attr", "    type(MPI_Win), intent(in) :: win\n    integer, intent(in) :: win_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: attribute_val\n", "win%MPI_VAL, win_keyval, attribute_val"),
         ("MPI_Win_get_attr", "    type(MPI_Win), intent(in) :: win\n    integer, intent(in) :: win_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(out) :: attribute_val\n    logical, intent(out) :: flag\n", "win%MPI_VAL, win_keyval, attribute_val, flag"),
+        ("MPI_Grequest_start", "    external :: query_fn, free_fn, cancel_fn\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: extra_state\n    type(MPI_Request), intent(out) :: request\n", "query_fn, free_fn, cancel_fn, extra_state, request%MPI_VAL"),
+        ("MPI_Info_create_env", "    type(MPI_Info), intent(out) :: info\n", "info%MPI_VAL"),
+        ("MPI_Comm_spawn", "    character(len=*), intent(in) :: command, argv(*)\n    integer, intent(in) :: maxprocs, root\n    type(MPI_Info), intent(in) :: info\n    type(MPI_Comm), intent(in) :: comm\n    type(MPI_Comm), intent(out) :: intercomm\n    integer :: array_of_errcodes(*)\n", "command, argv, maxprocs, info%MPI_VAL, root, comm%MPI_VAL, intercomm%MPI_VAL, array_of_errcodes"),
         ("MPI_Comm_set_attr", "    type(MPI_Comm), intent(in) :: comm\n    integer, intent(in) :: comm_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: attribute_val\n", "comm%MPI_VAL, comm_keyval, attribute_val"),
         ("MPI_Comm_get_attr", "    type(MPI_Comm), intent(in) :: comm\n    integer, intent(in) :: comm_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(out) :: attribute_val\n    logical, intent(out) :: flag\n", "comm%MPI_VAL, comm_keyval, attribute_val, flag"),
         ("MPI_Type_set_attr", "    type(MPI_Datatype), intent(in) :: datatype\n    integer, intent(in) :: type_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: attribute_val\n", "datatype%MPI_VAL, type_keyval, attribute_val"),
         ("MPI_Type_get_attr", "    type(MPI_Datatype), intent(in) :: datatype\n    integer, intent(in) :: type_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(out) :: attribute_val\n    logical, intent(out) :: flag\n", "datatype%MPI_VAL, type_keyval, attribute_val, flag"),
     ] {
+        if !abi.funcs.iter().any(|f| f.name == name) {
+            continue;
+        }
         let args: Vec<&str> = call.split(", ").map(|a| a.split('%').next().unwrap()).collect();
         emit(
             &mut generics,
