@@ -573,7 +573,7 @@ pub fn rust_fortran(abi: &Abi) -> String {
         };
         let arg_names: Vec<String> = params.iter().map(|p| p.split(':').next().unwrap().to_string()).collect();
         r.push_str(&format!(
-            "#[no_mangle]\npub unsafe extern \"C\" fn p{sym}({}){ret} {{\n    // SAFETY: the Fortran caller passes every argument by reference as the standard's\n    // binding of {} declares it (strings with their hidden lengths); sentinels and\n    // handles are translated before the C function sees them.\n    let _fortran = crate::errors::FortranCall::enter();\n    unsafe {{\n{pre}{body_end}    }}\n}}\n",
+            "#[no_mangle]\npub unsafe extern \"C\" fn p{sym}({}){ret} {{\n    let _fortran = crate::errors::FortranCall::enter();\n    // SAFETY: the Fortran caller passes every argument by reference as the standard's\n    // binding of {} declares it (strings with their hidden lengths); sentinels and\n    // handles are translated before the C function sees them.\n    unsafe {{\n{pre}{body_end}    }}\n}}\n",
             params.join(", "),
             f.name
         ));
