@@ -573,7 +573,7 @@ pub fn rust_fortran(abi: &Abi) -> String {
         };
         let arg_names: Vec<String> = params.iter().map(|p| p.split(':').next().unwrap().to_string()).collect();
         r.push_str(&format!(
-            "#[no_mangle]\npub unsafe extern \"C\" fn p{sym}({}){ret} {{\n    // SAFETY: the Fortran caller passes every argument by reference as the standard's\n    // binding of {} declares it (strings with their hidden lengths); sentinels and\n    // handles are translated before the C function sees them.\n    let _fortran = crate::errors::FortranCall::enter();\n    unsafe {{\n{pre}{body_end}    }}\n}}\n",
+            "#[no_mangle]\npub unsafe extern \"C\" fn p{sym}({}){ret} {{\n    let _fortran = crate::errors::FortranCall::enter();\n    // SAFETY: the Fortran caller passes every argument by reference as the standard's\n    // binding of {} declares it (strings with their hidden lengths); sentinels and\n    // handles are translated before the C function sees them.\n    unsafe {{\n{pre}{body_end}    }}\n}}\n",
             params.join(", "),
             f.name
         ));
@@ -630,8 +630,9 @@ const FORTRAN_SENTINELS: &[(&str, &str, &str)] = &[
     ("MPI_STATUS_IGNORE", "(MPI_STATUS_SIZE)", "MPI_FORTRAN_STATUS_IGNORE"),
     ("MPI_STATUSES_IGNORE", "(MPI_STATUS_SIZE,1)", "MPI_FORTRAN_STATUSES_IGNORE"),
     ("MPI_ERRCODES_IGNORE", "(1)", "MPI_FORTRAN_ERRCODES_IGNORE"),
-    ("MPI_UNWEIGHTED", "", "MPI_FORTRAN_UNWEIGHTED"),
-    ("MPI_WEIGHTS_EMPTY", "", "MPI_FORTRAN_WEIGHTS_EMPTY"),
+    // Arrays of one, as the weight arguments they stand for are arrays.
+    ("MPI_UNWEIGHTED", "(1)", "MPI_FORTRAN_UNWEIGHTED"),
+    ("MPI_WEIGHTS_EMPTY", "(1)", "MPI_FORTRAN_WEIGHTS_EMPTY"),
 ];
 
 /// The declarations shared by `mpif.h` and the `mpi` module, in a form both
@@ -1048,11 +1049,17 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
         ("MPI_Win_create_keyval", "    external :: win_copy_attr_fn, win_delete_attr_fn\n    integer, intent(out) :: win_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: extra_state\n", "win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state"),
         ("MPI_Win_set_attr", "    type(MPI_Win), intent(in) :: win\n    integer, intent(in) :: win_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: attribute_val\n", "win%MPI_VAL, win_keyval, attribute_val"),
         ("MPI_Win_get_attr", "    type(MPI_Win), intent(in) :: win\n    integer, intent(in) :: win_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(out) :: attribute_val\n    logical, intent(out) :: flag\n", "win%MPI_VAL, win_keyval, attribute_val, flag"),
+        ("MPI_Grequest_start", "    external :: query_fn, free_fn, cancel_fn\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: extra_state\n    type(MPI_Request), intent(out) :: request\n", "query_fn, free_fn, cancel_fn, extra_state, request%MPI_VAL"),
+        ("MPI_Info_create_env", "    type(MPI_Info), intent(out) :: info\n", "info%MPI_VAL"),
+        ("MPI_Comm_spawn", "    character(len=*), intent(in) :: command, argv(*)\n    integer, intent(in) :: maxprocs, root\n    type(MPI_Info), intent(in) :: info\n    type(MPI_Comm), intent(in) :: comm\n    type(MPI_Comm), intent(out) :: intercomm\n    integer :: array_of_errcodes(*)\n", "command, argv, maxprocs, info%MPI_VAL, root, comm%MPI_VAL, intercomm%MPI_VAL, array_of_errcodes"),
         ("MPI_Comm_set_attr", "    type(MPI_Comm), intent(in) :: comm\n    integer, intent(in) :: comm_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: attribute_val\n", "comm%MPI_VAL, comm_keyval, attribute_val"),
         ("MPI_Comm_get_attr", "    type(MPI_Comm), intent(in) :: comm\n    integer, intent(in) :: comm_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(out) :: attribute_val\n    logical, intent(out) :: flag\n", "comm%MPI_VAL, comm_keyval, attribute_val, flag"),
         ("MPI_Type_set_attr", "    type(MPI_Datatype), intent(in) :: datatype\n    integer, intent(in) :: type_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: attribute_val\n", "datatype%MPI_VAL, type_keyval, attribute_val"),
         ("MPI_Type_get_attr", "    type(MPI_Datatype), intent(in) :: datatype\n    integer, intent(in) :: type_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(out) :: attribute_val\n    logical, intent(out) :: flag\n", "datatype%MPI_VAL, type_keyval, attribute_val, flag"),
     ] {
+        if !abi.funcs.iter().any(|f| f.name == name) {
+            continue;
+        }
         let args: Vec<&str> = call.split(", ").map(|a| a.split('%').next().unwrap()).collect();
         emit(
             &mut generics,

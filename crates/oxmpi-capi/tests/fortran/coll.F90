@@ -162,6 +162,10 @@ program coll
   call check(ierr == MPI_SUCCESS, 'create_f90_integer')
   call MPI_TYPE_SIZE(t2, j, ierr)
   call check(j == 2, 'create_f90_integer size')
+  call MPI_TYPE_MATCH_SIZE(MPI_TYPECLASS_REAL, 8, t2, ierr)
+  call check(t2 == MPI_REAL8 .or. t2 == MPI_DOUBLE_PRECISION .or. t2 == MPI_DOUBLE, 'type_match_size real 8')
+  call MPI_TYPE_SIZE(t2, j, ierr)
+  call check(j == 8, 'matched type has 8 bytes')
 
   if (rank == 0) print *, 'all checks passed on', np, 'ranks'
   call MPI_FINALIZE(ierr)

@@ -148,6 +148,15 @@ program comm
   call check(i == MPI_CART, 'topo_test')
   call MPI_COMM_FREE(cart, ierr)
 
+  ! a distributed graph ring, MPI_UNWEIGHTED, a neighbourhood collective
+  call MPI_DIST_GRAPH_CREATE_ADJACENT(MPI_COMM_WORLD, 1, [mod(rank - 1 + np, np)], MPI_UNWEIGHTED, &
+       1, [mod(rank + 1, np)], MPI_UNWEIGHTED, MPI_INFO_NULL, .false., cart, ierr)
+  call MPI_DIST_GRAPH_NEIGHBORS_COUNT(cart, srank, drank, flag, ierr)
+  call check(srank == 1 .and. drank == 1 .and. .not. flag, 'dist graph counts, unweighted')
+  call MPI_NEIGHBOR_ALLGATHER(rank, 1, MPI_INTEGER, i, 1, MPI_INTEGER, cart, ierr)
+  call check(i == mod(rank - 1 + np, np), 'neighbor_allgather on the ring')
+  call MPI_COMM_FREE(cart, ierr)
+
   ! attributes: a Fortran copy callback adds extra_state, MPI_COMM_NULL_COPY_FN drops
   call MPI_COMM_CREATE_KEYVAL(my_copy, my_delete, key, 5_MPI_ADDRESS_KIND, ierr)
   call MPI_COMM_CREATE_KEYVAL(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, key2, 0_MPI_ADDRESS_KIND, ierr)

@@ -15,6 +15,25 @@ contains
     flag = .true.
     ierror = MPI_SUCCESS
   end subroutine
+  subroutine gq(extra, status, ierror)
+    integer(kind=MPI_ADDRESS_KIND) :: extra
+    type(MPI_Status) :: status
+    integer :: ierror
+    status%MPI_SOURCE = int(extra)
+    status%MPI_TAG = 11
+    ierror = MPI_SUCCESS
+  end subroutine
+  subroutine gf(extra, ierror)
+    integer(kind=MPI_ADDRESS_KIND) :: extra
+    integer :: ierror
+    ierror = MPI_SUCCESS
+  end subroutine
+  subroutine gc(extra, complete, ierror)
+    integer(kind=MPI_ADDRESS_KIND) :: extra
+    logical :: complete
+    integer :: ierror
+    ierror = MPI_SUCCESS
+  end subroutine
   subroutine handler(comm, code)
     type(MPI_Comm) :: comm
     integer :: code
@@ -30,6 +49,9 @@ program comm_f08
   type(MPI_Comm) :: half, cart, dup
   type(MPI_Group) :: world, evens
   type(MPI_Errhandler) :: eh
+  type(MPI_Request) :: greq
+  type(MPI_Status) :: gst
+  type(MPI_Info) :: envinfo
   integer :: dims(2), coords(2)
   logical :: periods(2), flag
   integer(kind=MPI_ADDRESS_KIND) :: val
@@ -76,6 +98,13 @@ program comm_f08
   call MPI_Error_class(ierr, cls)
   call check(errors == 1 .and. cls == MPI_ERR_RANK, 'errhandler')
   call MPI_Errhandler_free(eh)
+  ! a generalized request with mpi_f08 callbacks
+  call MPI_Grequest_start(gq, gf, gc, 77_MPI_ADDRESS_KIND, greq)
+  call MPI_Grequest_complete(greq)
+  call MPI_Wait(greq, gst)
+  call check(gst%MPI_SOURCE == 77 .and. gst%MPI_TAG == 11 .and. greq == MPI_REQUEST_NULL, 'grequest')
+  call MPI_Info_create_env(envinfo)
+  call MPI_Info_free(envinfo)
   call MPI_Comm_free(dup)
   call MPI_Comm_free(half)
   if (rank == 0) print *, 'all checks passed on', np, 'ranks'

@@ -15,6 +15,9 @@ program f08
   integer(kind=MPI_ADDRESS_KIND) :: val
   logical :: flag
   integer(kind=MPI_COUNT_KIND) :: bigcnt
+  type(MPI_Request) :: reqs(4)
+  type(MPI_Status) :: sts(2)
+  double precision :: t0
   type(MPI_Datatype) :: rowt, st1, st2
   integer(kind=MPI_ADDRESS_KIND) :: disp(2)
   integer :: si, ri, j
@@ -51,6 +54,20 @@ program f08
     end if
     call check(all(b(1:4) == [(left * 100.0 + i, i = n, 1, -3)]), 'reversed section')
   end if
+
+  ! request arrays, status arrays, MPI_STATUSES_IGNORE, MPI_Wtime
+  t0 = MPI_Wtime()
+  b = -1.0
+  call MPI_Irecv(b(1:5), 5, MPI_REAL, left, 8, MPI_COMM_WORLD, reqs(1))
+  call MPI_Irecv(b(6:10), 5, MPI_REAL, left, 9, MPI_COMM_WORLD, reqs(2))
+  call MPI_Isend(a(1:5), 5, MPI_REAL, right, 8, MPI_COMM_WORLD, reqs(3))
+  call MPI_Isend(a(6:10), 5, MPI_REAL, right, 9, MPI_COMM_WORLD, reqs(4))
+  call MPI_Waitall(2, reqs(3:4), MPI_STATUSES_IGNORE)
+  call MPI_Waitall(2, reqs(1:2), sts)
+  call check(all(reqs == MPI_REQUEST_NULL), 'waitall frees the requests')
+  call check(sts(1)%MPI_TAG == 8 .and. sts(2)%MPI_TAG == 9 .and. sts(2)%MPI_SOURCE == left, 'status array')
+  call check(all(b == [(left * 100.0 + i, i = 1, n)]), 'waitall data')
+  call check(MPI_Wtime() >= t0, 'MPI_Wtime')
 
   ! the large-count overloads (INTEGER(KIND=MPI_COUNT_KIND) counts)
   b = -1.0
