@@ -32,6 +32,7 @@ pub mod handles;
 pub mod large;
 pub mod misc;
 pub mod p2p;
+pub mod part;
 pub mod pcoll;
 
 use std::ffi::{c_int, c_void};
@@ -94,6 +95,7 @@ pub mod pmpi {
     pub use crate::env::*;
     pub use crate::misc::*;
     pub use crate::p2p::*;
+    pub use crate::part::*;
     pub use crate::pcoll::*;
     pub use crate::unsupported::*;
 }

@@ -416,3 +416,19 @@ fn intercomm_idup_returns_at_once_traffic_before_wait_and_threads() {
         assert!(ok(n, "idup_inter").contains(&format!("idup_inter: all checks passed on {n} ranks")));
     }
 }
+
+#[test]
+fn partitioned_send_and_receive_out_of_order_threads_different_partitionings() {
+    for n in [2, 3, 4] {
+        assert!(ok(n, "part").contains(&format!("part: all checks passed on {n} ranks")));
+    }
+}
+
+#[test]
+fn comm_split_free_loop_recycles_context_ids() {
+    // More splits than there are context ids (2048): they must be recycled.
+    let exe = build("split_loop", &[]);
+    let out = run(3, &exe, &["5000"]);
+    let so = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && so.contains("split_loop: 5000 splits"), "{so}\n{}", String::from_utf8_lossy(&out.stderr));
+}
