@@ -88,6 +88,7 @@ pub mod collective;
 pub mod datatype;
 pub mod environment;
 pub mod error;
+pub mod partitioned;
 pub mod point_to_point;
 pub mod request;
 pub mod topology;
