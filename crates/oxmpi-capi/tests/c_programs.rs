@@ -432,3 +432,10 @@ fn comm_split_free_loop_recycles_context_ids() {
     let so = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && so.contains("split_loop: 5000 splits"), "{so}\n{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn error_codes_carry_their_message_and_map_back_to_their_class() {
+    for n in [1, 2] {
+        assert!(ok(n, "errcodes").contains(&format!("errcodes: all checks passed on {n} ranks")));
+    }
+}
