@@ -439,3 +439,30 @@ fn error_codes_carry_their_message_and_map_back_to_their_class() {
         assert!(ok(n, "errcodes").contains(&format!("errcodes: all checks passed on {n} ranks")));
     }
 }
+
+/// The C programs again under valgrind's memcheck: no invalid read or write,
+/// no use of uninitialised memory, in libmpi or the program. Skipped where
+/// valgrind is missing, except in CI (`.ci/run` installs it).
+#[test]
+fn c_programs_under_valgrind_memcheck() {
+    if Command::new("valgrind").arg("--version").output().is_err() {
+        assert!(std::env::var_os("CI").is_none(), "valgrind is missing in CI");
+        eprintln!("valgrind not installed: skipped");
+        return;
+    }
+    for (name, n) in [("hello", 2), ("p2p", 2), ("coll", 3), ("dtype", 2), ("defects", 2), ("pcoll2", 3), ("inter_a2a", 3), ("part", 2), ("errcodes", 2), ("cg_random", 4)] {
+        let exe = build(name, &[]);
+        let vg = prefix().join("tests").join(format!("{name}.vg.sh"));
+        std::fs::write(
+            &vg,
+            format!("#!/bin/sh\nexec valgrind -q --error-exitcode=97 --track-origins=no {} {}\n", exe.display(), if name == "cg_random" { "60" } else { "" }),
+        )
+        .unwrap();
+        let mut perm = std::fs::metadata(&vg).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+        std::fs::set_permissions(&vg, perm).unwrap();
+        let out = run(n, &vg, &[]);
+        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && !se.contains("Invalid read") && !se.contains("Invalid write"), "{name} under valgrind on {n} ranks ({:?})\n--- stdout\n{so}\n--- stderr\n{se}", out.status);
+    }
+}
