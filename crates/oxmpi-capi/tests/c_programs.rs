@@ -466,3 +466,13 @@ fn c_programs_under_valgrind_memcheck() {
         assert!(out.status.success() && !se.contains("Invalid read") && !se.contains("Invalid write"), "{name} under valgrind on {n} ranks ({:?})\n--- stdout\n{so}\n--- stderr\n{se}", out.status);
     }
 }
+
+#[test]
+fn fuzzing_the_c_api_with_random_arguments_finds_no_crash() {
+    let exe = build("fuzz", &[]);
+    for seed in ["1", "2", "3", "4", "5", "6", "7", "8"] {
+        let out = run(1, &exe, &["4000", seed]);
+        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && so.contains("no crash"), "fuzz seed {seed} ({:?})\n--- stdout\n{so}\n--- stderr\n{se}", out.status);
+    }
+}
