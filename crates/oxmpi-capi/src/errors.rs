@@ -31,8 +31,65 @@ pub struct Fail {
 
 impl From<MpiError> for Fail {
     fn from(e: MpiError) -> Fail {
-        Fail { code: e.class.code(), message: e.message }
+        let code = message_code(e.class.code(), &e.message);
+        Fail { code, message: e.message }
     }
+}
+
+/// Error codes that carry their message, as MPICH's do: an error the library
+/// detects is returned as a code of its own, `MESSAGE_BIT | serial << 7 |
+/// class`, so MPI_Error_class maps it back to its class (even once its text is
+/// forgotten) and MPI_Error_string gives the full message ("MPI_Recv: message
+/// truncated: ..."). The last `KEPT_MESSAGES` texts are kept. MPI_SUCCESS,
+/// MPI_ERR_IN_STATUS and MPI_ERR_PENDING stay themselves (programs compare
+/// with them), as do the codes a program passes in (error handlers called by
+/// MPI_Comm_call_errhandler, generalized requests' callbacks).
+const MESSAGE_BIT: c_int = 0x4000_0000;
+const KEPT_MESSAGES: usize = 4096;
+
+struct Messages {
+    serial: u32,
+    order: std::collections::VecDeque<c_int>,
+    text: std::collections::HashMap<c_int, String>,
+}
+
+static MESSAGES: std::sync::Mutex<Option<Messages>> = std::sync::Mutex::new(None);
+
+fn message_code(class: c_int, message: &str) -> c_int {
+    if !(1..128).contains(&class) || class == MPI_ERR_IN_STATUS || class == MPI_ERR_PENDING {
+        return class;
+    }
+    let mut g = MESSAGES.lock().unwrap_or_else(|p| p.into_inner());
+    let m = g.get_or_insert_with(|| Messages { serial: 0, order: Default::default(), text: Default::default() });
+    m.serial = (m.serial + 1) % (1 << 23);
+    let code = MESSAGE_BIT | ((m.serial as c_int) << 7) | class;
+    if m.order.len() == KEPT_MESSAGES {
+        if let Some(old) = m.order.pop_front() {
+            m.text.remove(&old);
+        }
+    }
+    m.order.push_back(code);
+    m.text.insert(code, message.to_string());
+    code
+}
+
+/// Replaces the text of a message code (the final wording of the call's message).
+fn set_message(code: c_int, message: &str) {
+    if code & MESSAGE_BIT != 0 {
+        if let Some(m) = MESSAGES.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            if let Some(t) = m.text.get_mut(&code) {
+                *t = message.to_string();
+            }
+        }
+    }
+}
+
+/// The message a code carries, if it is a message code still remembered.
+pub fn message_of(code: c_int) -> Option<String> {
+    if code & MESSAGE_BIT == 0 {
+        return None;
+    }
+    MESSAGES.lock().unwrap_or_else(|p| p.into_inner()).as_ref().and_then(|m| m.text.get(&code).cloned())
 }
 
 pub type R<T> = Result<T, Fail>;
@@ -108,6 +165,7 @@ pub fn ffi(call: &'static str, comm: MPI_Comm, body: impl FnOnce() -> R<()>) -> 
                 true => format!("{}{}", call.to_ascii_uppercase(), &message[call.len()..]),
                 false => message,
             };
+            set_message(f.code, &message);
             raise(ERR_COMM.with(|c| c.get()), f.code, &message)
         }
     }
@@ -117,7 +175,7 @@ pub fn ffi(call: &'static str, comm: MPI_Comm, body: impl FnOnce() -> R<()>) -> 
 pub fn code_name(code: c_int) -> String {
     let class = class_of(code).unwrap_or(MPI_ERR_UNKNOWN);
     let name = ERROR_CLASS_NAMES.iter().find(|(c, _)| *c == class).map(|(_, n)| n.to_string());
-    match (name, class == code) {
+    match (name, class == code || code & MESSAGE_BIT != 0) {
         (Some(n), true) => n,
         (Some(n), false) => format!("error code {code} of class {n}"),
         (None, _) => format!("user error class {class}"),
@@ -128,6 +186,10 @@ pub fn code_name(code: c_int) -> String {
 pub fn class_of(code: c_int) -> Option<c_int> {
     if ERROR_CLASS_NAMES.iter().any(|(c, _)| *c == code) {
         return Some(code);
+    }
+    if code > 0 && code & MESSAGE_BIT != 0 {
+        let class = code & 0x7f;
+        return ERROR_CLASS_NAMES.iter().any(|(c, _)| *c == class).then_some(class);
     }
     state().user_codes.get(&code).copied()
 }

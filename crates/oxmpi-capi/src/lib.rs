@@ -39,6 +39,7 @@ pub mod large;
 pub mod misc;
 pub mod mpi4x;
 pub mod p2p;
+pub mod part;
 pub mod pcoll;
 pub mod win;
 
@@ -129,6 +130,7 @@ pub mod pmpi {
     pub use crate::misc::*;
     pub use crate::mpi4x::*;
     pub use crate::p2p::*;
+    pub use crate::part::*;
     pub use crate::pcoll::*;
     pub use crate::unsupported::*;
     pub use crate::win::*;

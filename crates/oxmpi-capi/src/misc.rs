@@ -293,7 +293,9 @@ pub unsafe extern "C" fn PMPI_Error_string(errorcode: c_int, string: *mut c_char
         }
         // SAFETY: `resultlen` is MPI_Error_string's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let len = unsafe { out(CALL, "resultlen", resultlen)? };
-        let user = state().error_strings.get(&errorcode).cloned();
+        // A code that carries its message: the message and the class's name.
+        let carried = crate::errors::message_of(errorcode).map(|m| format!("{m} ({})", crate::errors::code_name(errorcode)));
+        let user = state().error_strings.get(&errorcode).cloned().or(carried);
         let text = match user {
             Some(s) => s,
             None => {

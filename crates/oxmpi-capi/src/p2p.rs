@@ -80,6 +80,11 @@ pub fn check_buf(call: &str, arg: &str, buf: *const c_void, count: usize, dt: &D
     if buf.is_null() && count > 0 && dt.size() > 0 && dt.as_primitive().is_some() {
         return Err(bad(ErrorClass::Buffer, call, arg, format!("is NULL with count {count}")));
     }
+    // A derived type's data starting in the null page: NULL with relative
+    // displacements (MPI_BOTTOM with absolute addresses lands elsewhere).
+    if count > 0 && dt.size() > 0 && (buf as usize).wrapping_add(dt.true_lb() as usize) < 4096 {
+        return Err(bad(ErrorClass::Buffer, call, arg, format!("is NULL (or near it) with count {count} of a datatype whose data start at {}", dt.true_lb())));
+    }
     Ok(())
 }
 

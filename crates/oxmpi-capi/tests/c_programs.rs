@@ -532,3 +532,63 @@ fn one_sided_across_two_hosts_as_active_messages() {
         assert!(out.status.success() && so.contains("all checks passed on 4 ranks"), "{name} across hosts:\n{so}\n{se}");
     }
 }
+
+#[test]
+fn partitioned_send_and_receive_out_of_order_threads_different_partitionings() {
+    for n in [2, 3, 4] {
+        assert!(ok(n, "part").contains(&format!("part: all checks passed on {n} ranks")));
+    }
+}
+
+#[test]
+fn comm_split_free_loop_recycles_context_ids() {
+    // More splits than there are context ids (2048): they must be recycled.
+    let exe = build("split_loop", &[]);
+    let out = run(3, &exe, &["5000"]);
+    let so = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && so.contains("split_loop: 5000 splits"), "{so}\n{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn error_codes_carry_their_message_and_map_back_to_their_class() {
+    for n in [1, 2] {
+        assert!(ok(n, "errcodes").contains(&format!("errcodes: all checks passed on {n} ranks")));
+    }
+}
+
+/// The C programs again under valgrind's memcheck: no invalid read or write,
+/// no use of uninitialised memory, in libmpi or the program. Skipped where
+/// valgrind is missing, except in CI (`.ci/run` installs it).
+#[test]
+fn c_programs_under_valgrind_memcheck() {
+    if Command::new("valgrind").arg("--version").output().is_err() {
+        assert!(std::env::var_os("CI").is_none(), "valgrind is missing in CI");
+        eprintln!("valgrind not installed: skipped");
+        return;
+    }
+    for (name, n) in [("hello", 2), ("p2p", 2), ("coll", 3), ("dtype", 2), ("defects", 2), ("pcoll2", 3), ("inter_a2a", 3), ("part", 2), ("errcodes", 2), ("cg_random", 4)] {
+        let exe = build(name, &[]);
+        let vg = prefix().join("tests").join(format!("{name}.vg.sh"));
+        std::fs::write(
+            &vg,
+            format!("#!/bin/sh\nexec valgrind -q --error-exitcode=97 --track-origins=no {} {}\n", exe.display(), if name == "cg_random" { "60" } else { "" }),
+        )
+        .unwrap();
+        let mut perm = std::fs::metadata(&vg).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+        std::fs::set_permissions(&vg, perm).unwrap();
+        let out = run(n, &vg, &[]);
+        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && !se.contains("Invalid read") && !se.contains("Invalid write"), "{name} under valgrind on {n} ranks ({:?})\n--- stdout\n{so}\n--- stderr\n{se}", out.status);
+    }
+}
+
+#[test]
+fn fuzzing_the_c_api_with_random_arguments_finds_no_crash() {
+    let exe = build("fuzz", &[]);
+    for seed in ["1", "2", "3", "4", "5", "6", "7", "8"] {
+        let out = run(1, &exe, &["4000", seed]);
+        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && so.contains("no crash"), "fuzz seed {seed} ({:?})\n--- stdout\n{so}\n--- stderr\n{se}", out.status);
+    }
+}

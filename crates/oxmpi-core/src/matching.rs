@@ -38,7 +38,8 @@ impl Pattern {
     pub fn matches(&self, env: &Envelope) -> bool {
         self.context == env.context
             && (self.source == ANY_SOURCE || self.source == env.source)
-            && (self.tag == ANY_TAG || self.tag == env.tag)
+            // Negative tags are internal (partitioned traffic): only an exact tag matches them.
+            && ((self.tag == ANY_TAG && env.tag >= 0) || self.tag == env.tag)
     }
 }
 

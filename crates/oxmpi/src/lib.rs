@@ -95,6 +95,7 @@ pub mod environment;
 pub mod error;
 pub mod ffi;
 pub mod io;
+pub mod partitioned;
 pub mod point_to_point;
 #[cfg(feature = "ffi")]
 pub mod raw;

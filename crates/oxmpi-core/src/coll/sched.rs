@@ -344,6 +344,7 @@ impl Schedule {
             match step {
                 Step::Send { buf, peer, sub } => {
                     let world = peer_world(&self.comm, peer, "send")?;
+                    non_null(m.addr(buf), buf.len)?;
                     let tag = self.tag | ((sub as i32) << SEQ_BITS);
                     let env = Envelope { context: self.comm.coll_context(), source: self.comm.wire_rank(self.comm.rank()), tag };
                     let raw = RawBuf { addr: m.addr(buf) as usize, len: buf.len };
@@ -352,6 +353,7 @@ impl Schedule {
                 }
                 Step::Recv { buf, peer, sub } => {
                     peer_world(&self.comm, peer, "receive")?;
+                    non_null(m.addr(buf), buf.len)?;
                     let tag = self.tag | ((sub as i32) << SEQ_BITS);
                     let pat = Pattern { context: self.comm.coll_context(), source: self.comm.wire_rank(peer), tag };
                     let raw = RawBuf { addr: m.addr(buf) as usize, len: buf.len };
@@ -361,11 +363,15 @@ impl Schedule {
                 Step::Local(f) => f(&mut m)?,
                 Step::Copy { src, dst } => {
                     let (s, d) = (m.addr(src), m.addr(dst));
+                    non_null(s, src.len)?;
+                    non_null(d, dst.len)?;
                     // SAFETY: both slices are valid for their length (caller memory by the
                     // collective's contract, temporaries by construction); `copy` allows overlap.
                     unsafe { std::ptr::copy(s, d, src.len) };
                 }
                 Step::Reduce { src, dst, count, dt, op } => {
+                    non_null(m.addr(src), src.len)?;
+                    non_null(m.addr(dst), dst.len)?;
                     let lb = dt.true_lb();
                     let s = m.addr(src).wrapping_offset(-lb) as *const u8;
                     let d = m.addr(dst).wrapping_offset(-lb);
@@ -377,6 +383,15 @@ impl Schedule {
             }
         }
     }
+}
+
+/// A user buffer of `len > 0` bytes in the null page (a NULL buffer passed
+/// with a count, perhaps plus an offset): MPI_ERR_BUFFER, never a dereference.
+fn non_null(p: *const u8, len: usize) -> Result<()> {
+    if len > 0 && (p as usize) < 4096 {
+        return Err(MpiError::new(ErrorClass::Buffer, format!("collective: a buffer is NULL but {len} bytes go through it")));
+    }
+    Ok(())
 }
 
 fn peer_world(comm: &Comm, peer: i32, what: &str) -> Result<u32> {

@@ -29,6 +29,16 @@ pub fn elem_ptr_mut(buf: *mut u8, index: isize, dt: &Datatype) -> *mut u8 {
     buf.wrapping_offset(index * dt.extent())
 }
 
+/// A non-contiguous user buffer whose data would start in the null page (NULL
+/// passed with a count; MPI_BOTTOM with absolute addresses is fine):
+/// MPI_ERR_BUFFER instead of a dereference.
+fn user_mem(base: usize, dt: &Datatype) -> Result<()> {
+    if (base as isize).wrapping_add(dt.true_lb()) < 4096 {
+        return Err(MpiError::new(ErrorClass::Buffer, "collective: a buffer is NULL but data go through it".to_string()));
+    }
+    Ok(())
+}
+
 /// Where the bytes of `count` elements of `dt` at `buf` are for the algorithms:
 /// the user memory itself for contiguous types (a slice from `buf + true_lb` of
 /// `count * size` bytes), or a packed temporary filled by a local pack step added
@@ -44,6 +54,7 @@ pub fn packed_input(b: &mut Builder, buf: *const u8, count: usize, dt: &Datatype
     let tmp = b.temp(len);
     let (src, dt) = (buf as usize, dt.clone());
     b.local(move |m| {
+        user_mem(src, &dt)?;
         let out = m.addr(tmp);
         // SAFETY: `out` points at a live temporary of `tmp.len` bytes owned by the schedule;
         // `src` holds `count` elements of `dt` by the collective's contract (valid until completion).
@@ -79,6 +90,7 @@ pub fn finish_output(b: &mut Builder, out: Slice, buf: *mut u8, count: usize, dt
     b.fence();
     let (dst, dt) = (buf as usize, dt.clone());
     b.local(move |m| {
+        user_mem(dst, &dt)?;
         let src = m.addr(out);
         // SAFETY: `src` points at `out.len` live bytes of the schedule's temporary;
         // `dst` can hold `count` elements of `dt` by the collective's contract.
@@ -105,6 +117,7 @@ pub fn pack_into(b: &mut Builder, buf: *const u8, count: usize, dt: &Datatype, d
     }
     let (src, dt) = (buf as usize, dt.clone());
     b.local(move |m| {
+        user_mem(src, &dt)?;
         let out = m.addr(dst);
         // SAFETY: `out` is valid for `dst.len` bytes (temporary or caller memory);
         // `src` holds `count` elements of `dt` by the collective's contract.
@@ -131,6 +144,7 @@ pub fn unpack_from(b: &mut Builder, src: Slice, buf: *mut u8, count: usize, dt: 
     }
     let (dst, dt) = (buf as usize, dt.clone());
     b.local(move |m| {
+        user_mem(dst, &dt)?;
         let p = m.addr(src);
         // SAFETY: `p` is valid for `src.len` bytes; `dst` can hold `count` elements
         // of `dt` by the collective's contract.

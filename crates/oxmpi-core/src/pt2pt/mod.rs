@@ -7,6 +7,7 @@
 //! completes — the same promise an MPI C program makes. Blocking calls take
 //! slices and are safe.
 
+pub mod partitioned;
 pub mod wire;
 
 use crate::buf::RawBuf;

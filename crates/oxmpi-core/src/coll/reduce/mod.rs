@@ -164,6 +164,9 @@ impl Red {
         let dt = self.dt.clone();
         b.local(move |m| {
             let (s, d) = (m.addr(src) as usize, m.addr(dst) as usize);
+            if s < 4096 || d < 4096 {
+                return Err(crate::error::MpiError::new(crate::error::ErrorClass::Buffer, "collective: a buffer is NULL but data go through it".to_string()));
+            }
             let ext = dt.extent() as usize;
             let lb = dt.true_lb();
             for i in 0..count {

@@ -1,0 +1,198 @@
+//! MPI-4 partitioned point-to-point: MPI_Psend_init, MPI_Precv_init,
+//! MPI_Pready (+ `_range`, `_list`), MPI_Parrived. The requests are
+//! persistent requests of the usual kind (started by MPI_Start/MPI_Startall,
+//! completed by the wait/test family, freed by MPI_Request_free) whose start
+//! is the core's partitioned operation (`oxmpi_core::pt2pt::partitioned`);
+//! MPI_Pready and MPI_Parrived find the operation behind a request handle in
+//! a table of weak references (a freed request's entry is dead).
+
+use std::collections::HashMap;
+use std::ffi::{c_int, c_void};
+use std::sync::{Arc, Mutex, Weak};
+
+use oxmpi_core::error::ErrorClass;
+use oxmpi_core::pt2pt::partitioned::{PartitionedReceive, PartitionedSend};
+use oxmpi_core::Request;
+
+use crate::abi::*;
+use crate::dtype::committed;
+use crate::env::comm;
+use crate::errors::{bad, ffi, out, route_to, R, NO_COMM};
+use crate::handles::{state, PersistentOp};
+use crate::large::to_usize;
+use crate::types::*;
+
+enum Part {
+    Send(Weak<PartitionedSend>),
+    Recv(Weak<PartitionedReceive>),
+}
+
+static PARTS: Mutex<Option<HashMap<MPI_Request, Part>>> = Mutex::new(None);
+
+fn parts() -> std::sync::MutexGuard<'static, Option<HashMap<MPI_Request, Part>>> {
+    PARTS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn info_ok(call: &str, info: MPI_Info) -> R<()> {
+    if info == MPI_INFO_NULL || info == MPI_INFO_ENV || state().infos.get(info).is_some() {
+        Ok(())
+    } else {
+        Err(crate::errors::bad_code(MPI_ERR_INFO, call, "info", format!("{info:#x} is not a valid info object")))
+    }
+}
+
+/// Makes the persistent request whose start runs `start` and records `part`.
+fn new_part_request(c: MPI_Comm, part: Part, start: impl Fn() -> oxmpi_core::error::Result<Request> + Send + Sync + 'static) -> MPI_Request {
+    let starter: crate::pcoll::Starter = Arc::new(move |r: *mut MPI_Request| {
+        match start() {
+            Ok(q) => {
+                // SAFETY: `r` is start_one's own local handle slot, writable.
+                unsafe { *r = crate::p2p::new_request(q, c, None) };
+                MPI_SUCCESS
+            }
+            Err(e) => e.class.code(),
+        }
+    });
+    let h = crate::p2p::new_request(Request::NULL, c, Some(PersistentOp::Coll(starter)));
+    parts().get_or_insert_with(HashMap::new).insert(h, part);
+    h
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Psend_init(
+    buf: *const c_void,
+    partitions: c_int,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    c: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    const CALL: &str = "MPI_Psend_init";
+    ffi(CALL, c, || {
+        // SAFETY: `request` is MPI_Psend_init's OUT argument: NULL (rejected) or writable and unaliased.
+        let o = unsafe { out(CALL, "request", request)? };
+        *o = MPI_REQUEST_NULL;
+        let cm = comm(c, CALL)?;
+        info_ok(CALL, info)?;
+        let n = to_usize(CALL, "partitions", partitions)?;
+        let count = to_usize(CALL, "count", count)?;
+        let dt = committed(datatype, CALL, "datatype")?;
+        crate::p2p::check_buf(CALL, "buf", buf, n.saturating_mul(count), &dt)?;
+        // SAFETY: MPI's contract for partitioned sends: the buffer stays valid while the request exists.
+        let p = unsafe { PartitionedSend::init(&cm, buf as *const u8, n, count, &dt, dest, tag)? };
+        let w = Arc::downgrade(&p);
+        *o = new_part_request(c, Part::Send(w), move || p.start());
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Precv_init(
+    buf: *mut c_void,
+    partitions: c_int,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    c: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    const CALL: &str = "MPI_Precv_init";
+    ffi(CALL, c, || {
+        // SAFETY: `request` is MPI_Precv_init's OUT argument: NULL (rejected) or writable and unaliased.
+        let o = unsafe { out(CALL, "request", request)? };
+        *o = MPI_REQUEST_NULL;
+        let cm = comm(c, CALL)?;
+        info_ok(CALL, info)?;
+        let n = to_usize(CALL, "partitions", partitions)?;
+        let count = to_usize(CALL, "count", count)?;
+        let dt = committed(datatype, CALL, "datatype")?;
+        crate::p2p::check_buf(CALL, "buf", buf, n.saturating_mul(count), &dt)?;
+        // SAFETY: MPI's contract for partitioned receives: the buffer stays valid while the request exists.
+        let p = unsafe { PartitionedReceive::init(&cm, buf as *mut u8, n, count, &dt, source, tag)? };
+        let w = Arc::downgrade(&p);
+        *o = new_part_request(c, Part::Recv(w), move || p.start());
+        Ok(())
+    })
+}
+
+/// The partitioned send behind `h`, which must be active.
+fn active_send(call: &str, h: MPI_Request) -> R<Arc<PartitionedSend>> {
+    let (active, c) = {
+        let st = state();
+        let e = st.requests.get(h).ok_or_else(|| bad(ErrorClass::Request, call, "request", format!("{h:#x} is not a valid request")))?;
+        (!e.inner.is_null(), e.comm)
+    };
+    route_to(c);
+    let p = match parts().as_ref().and_then(|m| m.get(&h)) {
+        Some(Part::Send(w)) => w.upgrade(),
+        _ => None,
+    }
+    .ok_or_else(|| bad(ErrorClass::Request, call, "request", "not a partitioned send request (MPI_Psend_init)"))?;
+    if !active {
+        return Err(bad(ErrorClass::Request, call, "request", "the partitioned send is not active (MPI_Start it first)"));
+    }
+    Ok(p)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pready(partition: c_int, request: MPI_Request) -> c_int {
+    const CALL: &str = "MPI_Pready";
+    ffi(CALL, NO_COMM, || Ok(active_send(CALL, request)?.pready(CALL, [partition as i64])?))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pready_range(lo: c_int, hi: c_int, request: MPI_Request) -> c_int {
+    const CALL: &str = "MPI_Pready_range";
+    ffi(CALL, NO_COMM, || {
+        let p = active_send(CALL, request)?;
+        if lo > hi {
+            return Err(bad(ErrorClass::Arg, CALL, "partition_low", format!("{lo} is above partition_high {hi}")));
+        }
+        Ok(p.pready(CALL, lo as i64..=hi as i64)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pready_list(length: c_int, partitions: *const c_int, request: MPI_Request) -> c_int {
+    const CALL: &str = "MPI_Pready_list";
+    ffi(CALL, NO_COMM, || {
+        let p = active_send(CALL, request)?;
+        let n = to_usize(CALL, "length", length)?;
+        if n == 0 {
+            return Ok(());
+        }
+        if partitions.is_null() {
+            return Err(bad(ErrorClass::Arg, CALL, "array_of_partitions", "is NULL"));
+        }
+        // SAFETY: MPI_Pready_list's array holds `length` ints (checked non-null).
+        let list = unsafe { std::slice::from_raw_parts(partitions, n) };
+        Ok(p.pready(CALL, list.iter().map(|&x| x as i64))?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Parrived(request: MPI_Request, partition: c_int, flag: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Parrived";
+    ffi(CALL, NO_COMM, || {
+        // SAFETY: `flag` is MPI_Parrived's OUT argument: NULL (rejected) or writable and unaliased.
+        let f = unsafe { out(CALL, "flag", flag)? };
+        let (inner, c) = {
+            let st = state();
+            let e = st.requests.get(request).ok_or_else(|| bad(ErrorClass::Request, CALL, "request", format!("{request:#x} is not a valid request")))?;
+            (e.inner, e.comm)
+        };
+        route_to(c);
+        let p = match parts().as_ref().and_then(|m| m.get(&request)) {
+            Some(Part::Recv(w)) => w.upgrade(),
+            _ => None,
+        }
+        .ok_or_else(|| bad(ErrorClass::Request, CALL, "request", "not a partitioned receive request (MPI_Precv_init)"))?;
+        *f = p.parrived(inner, partition as i64)? as c_int;
+        Ok(())
+    })
+}

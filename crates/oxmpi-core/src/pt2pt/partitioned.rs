@@ -1,0 +1,252 @@
+//! Partitioned point-to-point communication (MPI-4 chapter 4):
+//! MPI_Psend_init / MPI_Precv_init make persistent requests whose buffer is
+//! divided into partitions; after MPI_Start the sender marks partitions ready
+//! (MPI_Pready, `_range`, `_list`, in any order and from any thread) and the
+//! receiver may ask whether a partition arrived (MPI_Parrived).
+//!
+//! The data travels as one message once every partition is ready, so sender
+//! and receiver may divide the buffer differently (equal total size). The
+//! send is a task of the progress engine: it waits for the last partition,
+//! then sends. Partitioned messages carry negative tags (`-16 - tag`) on the
+//! communicator's point-to-point context: MPI_ANY_TAG receives and probes
+//! never see them, so they only match partitioned receives. A partition has
+//! arrived when the whole message has (MPI allows reporting it no earlier).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::buf::RawBuf;
+use crate::comm::Comm;
+use crate::datatype::Datatype;
+use crate::engine::{SendMode, State, Task, Unpack};
+use crate::error::{ErrorClass, MpiError, Result};
+use crate::matching::{Envelope, Pattern};
+use crate::request::{Request, Status, PROC_NULL};
+use crate::runtime::{engine, TAG_UB};
+
+/// The wire tag of partitioned traffic with user tag `tag`.
+fn wire_tag(tag: i32) -> i32 {
+    -16 - tag
+}
+
+fn check_common(call: &str, comm: &Comm, partitions: usize, count: usize, dt: &Datatype, tag: i32) -> Result<usize> {
+    if !dt.is_committed() {
+        return Err(MpiError::arg(ErrorClass::Type, call, "datatype", "datatype is not committed"));
+    }
+    if partitions == 0 {
+        return Err(MpiError::arg(ErrorClass::Arg, call, "partitions", "must be at least 1"));
+    }
+    if !(0..=TAG_UB).contains(&tag) {
+        return Err(MpiError::arg(ErrorClass::Tag, call, "tag", format!("{tag} is outside 0..=MPI_TAG_UB ({TAG_UB}); partitioned operations take no MPI_ANY_TAG")));
+    }
+    let _ = comm;
+    partitions
+        .checked_mul(count)
+        .and_then(|n| n.checked_mul(dt.size()))
+        .filter(|&n| n <= isize::MAX as usize)
+        .ok_or_else(|| MpiError::arg(ErrorClass::Count, call, "count", format!("{partitions} partitions of {count} elements of {} bytes overflow the address space", dt.size())))
+}
+
+fn peer_of(call: &str, arg: &str, comm: &Comm, rank: i32) -> Result<Option<u32>> {
+    if rank == PROC_NULL {
+        return Ok(None);
+    }
+    let n = comm.peer_group_size();
+    if rank < 0 || rank >= n {
+        return Err(MpiError::arg(ErrorClass::Rank, call, arg, format!("{rank} is not a rank of this communicator (0..{n}) nor MPI_PROC_NULL")));
+    }
+    Ok(Some(comm.peer_group()[rank as usize]))
+}
+
+/// The sending side of a partitioned operation (shared by its request and
+/// the threads marking partitions ready).
+#[derive(Debug)]
+pub struct PartitionedSend {
+    comm: Comm,
+    buf: usize,
+    partitions: usize,
+    count: usize,
+    dt: Datatype,
+    peer: Option<u32>,
+    tag: i32,
+    /// Partitions marked ready since the last start.
+    ready: Mutex<Vec<bool>>,
+    nready: AtomicUsize,
+}
+
+impl PartitionedSend {
+    /// MPI_Psend_init: `partitions` partitions of `count` elements of `dt` at
+    /// `buf`, to `dest` with `tag`.
+    ///
+    /// # Safety
+    /// The memory `dt` covers for `partitions * count` elements at `buf` stays
+    /// readable while the operation exists, and each partition is left
+    /// unchanged from its MPI_Pready until the request completes.
+    pub unsafe fn init(comm: &Comm, buf: *const u8, partitions: usize, count: usize, dt: &Datatype, dest: i32, tag: i32) -> Result<Arc<PartitionedSend>> {
+        let call = "MPI_Psend_init";
+        check_common(call, comm, partitions, count, dt, tag)?;
+        let peer = peer_of(call, "dest", comm, dest)?;
+        Ok(Arc::new(PartitionedSend {
+            comm: comm.clone(),
+            buf: buf as usize,
+            partitions,
+            count,
+            dt: dt.clone(),
+            peer,
+            tag,
+            ready: Mutex::new(vec![false; partitions]),
+            nready: AtomicUsize::new(0),
+        }))
+    }
+
+    pub fn partitions(&self) -> usize {
+        self.partitions
+    }
+
+    /// MPI_Start: no partition is ready; the message leaves once all are.
+    pub fn start(self: &Arc<Self>) -> Result<Request> {
+        self.ready.lock().unwrap_or_else(|p| p.into_inner()).iter_mut().for_each(|r| *r = false);
+        self.nready.store(0, Ordering::SeqCst);
+        let e = engine()?;
+        let task = SendTask { p: self.clone(), inner: None };
+        Ok(e.with_progress(|st| st.start_task(Box::new(task))))
+    }
+
+    /// MPI_Pready / _range / _list: marks `parts` ready (each once per start).
+    pub fn pready(&self, call: &str, parts: impl IntoIterator<Item = i64>) -> Result<()> {
+        {
+            let mut ready = self.ready.lock().unwrap_or_else(|p| p.into_inner());
+            for p in parts {
+                if p < 0 || p as usize >= self.partitions {
+                    return Err(MpiError::arg(ErrorClass::Arg, call, "partition", format!("{p} is not a partition (0..{})", self.partitions)));
+                }
+                if ready[p as usize] {
+                    return Err(MpiError::arg(ErrorClass::Arg, call, "partition", format!("partition {p} was already marked ready since MPI_Start")));
+                }
+                ready[p as usize] = true;
+                self.nready.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        // The last partition starts the send: let progress see it now.
+        engine()?.with_progress(|_| ());
+        Ok(())
+    }
+}
+
+#[derive(Debug)]
+struct SendTask {
+    p: Arc<PartitionedSend>,
+    inner: Option<Request>,
+}
+
+impl Task for SendTask {
+    fn advance(&mut self, st: &mut State) -> Result<bool> {
+        let p = &self.p;
+        if self.inner.is_none() {
+            if p.nready.load(Ordering::SeqCst) < p.partitions {
+                return Ok(false);
+            }
+            let Some(peer) = p.peer else {
+                return Ok(true);
+            };
+            let env = Envelope { context: p.comm.context(), source: p.comm.rank(), tag: wire_tag(p.tag) };
+            let n = p.partitions * p.count;
+            let len = n * p.dt.size();
+            let sig = st.sig_of(&p.dt);
+            let r = if p.dt.is_contiguous() || len == 0 {
+                let start = (p.buf as *const u8).wrapping_offset(p.dt.true_lb());
+                st.start_send_sig(peer, env, RawBuf::from_ptr(start, len), SendMode::Standard, sig)?
+            } else {
+                let mut packed = vec![0u8; len].into_boxed_slice();
+                // SAFETY: `init`'s contract: the type map's memory at `buf` is readable
+                // while the operation exists, and every partition is ready.
+                unsafe { p.dt.pack(p.buf as *const u8, n, &mut packed) };
+                st.start_send_packed(peer, env, packed, SendMode::Standard, sig)?
+            };
+            self.inner = Some(r);
+        }
+        let r = self.inner.unwrap();
+        match st.req(r) {
+            Some(e) if e.done => {
+                let err = e.error.clone();
+                st.remove_request(r);
+                self.inner = None;
+                match err {
+                    Some(err) => Err(err),
+                    None => Ok(true),
+                }
+            }
+            Some(_) => Ok(false),
+            None => Ok(true),
+        }
+    }
+}
+
+/// The receiving side of a partitioned operation.
+#[derive(Debug)]
+pub struct PartitionedReceive {
+    comm: Comm,
+    buf: usize,
+    partitions: usize,
+    count: usize,
+    dt: Datatype,
+    source: i32,
+    tag: i32,
+}
+
+impl PartitionedReceive {
+    /// MPI_Precv_init: `partitions` partitions of `count` elements of `dt` at
+    /// `buf`, from `source` with `tag` (no wildcards).
+    ///
+    /// # Safety
+    /// The memory `dt` covers for `partitions * count` elements at `buf` stays
+    /// writable, and untouched by the caller while a receive is active.
+    pub unsafe fn init(comm: &Comm, buf: *mut u8, partitions: usize, count: usize, dt: &Datatype, source: i32, tag: i32) -> Result<Arc<PartitionedReceive>> {
+        let call = "MPI_Precv_init";
+        check_common(call, comm, partitions, count, dt, tag)?;
+        peer_of(call, "source", comm, source)?;
+        Ok(Arc::new(PartitionedReceive { comm: comm.clone(), buf: buf as usize, partitions, count, dt: dt.clone(), source, tag }))
+    }
+
+    pub fn partitions(&self) -> usize {
+        self.partitions
+    }
+
+    /// MPI_Start: posts the receive of the whole message.
+    pub fn start(&self) -> Result<Request> {
+        let e = engine()?;
+        if self.source == PROC_NULL {
+            return Ok(e.lock().done_request(Status::EMPTY));
+        }
+        let n = self.partitions * self.count;
+        let len = n * self.dt.size();
+        let pat = Pattern { context: self.comm.context(), source: self.source, tag: wire_tag(self.tag) };
+        Ok(e.with_state(|st| {
+            let sig = st.sig_of(&self.dt);
+            let r = if self.dt.is_contiguous() || len == 0 {
+                let start = (self.buf as *mut u8).wrapping_offset(self.dt.true_lb());
+                st.post_recv_unpacking(RawBuf::from_ptr(start, len), pat, None, sig)
+            } else {
+                let temp = vec![0u8; len].into_boxed_slice();
+                let raw = RawBuf::from_slice(&temp);
+                let unpack = Box::new(Unpack { dt: self.dt.clone(), dst: self.buf, count: n, temp });
+                st.post_recv_unpacking(raw, pat, Some(unpack), sig)
+            };
+            st.progress();
+            r
+        }))
+    }
+
+    /// MPI_Parrived: whether `partition` has arrived for the active receive
+    /// `active` (`Request::NULL` when inactive: true).
+    pub fn parrived(&self, active: Request, partition: i64) -> Result<bool> {
+        let call = "MPI_Parrived";
+        if partition < 0 || partition as usize >= self.partitions {
+            return Err(MpiError::arg(ErrorClass::Arg, call, "partition", format!("{partition} is not a partition (0..{})", self.partitions)));
+        }
+        if active.is_null() {
+            return Ok(true);
+        }
+        Ok(super::request_get_status(active)?.is_some())
+    }
+}

@@ -1,0 +1,219 @@
+//! Partitioned point-to-point communication (MPI-4): a persistent send whose
+//! buffer is divided into partitions that threads mark ready one by one, and
+//! the matching persistent receive, which can tell when a partition arrived.
+//!
+//! The buffer is borrowed for the whole life of the operation (shared by the
+//! send, exclusively by the receive), so it cannot change under a transfer;
+//! dropping an active operation waits for it to complete.
+//!
+//! ```no_run
+//! use oxmpi::partitioned::{PartitionedReceive, PartitionedSend};
+//! use oxmpi::traits::*;
+//!
+//! let universe = oxmpi::initialize().unwrap();
+//! let world = universe.world();
+//! if world.rank() == 0 {
+//!     let data: Vec<f64> = (0..1024).map(|i| i as f64).collect();
+//!     // 8 partitions of 128 values each.
+//!     let mut send = PartitionedSend::new(&world, &data, 8, 1, 0).unwrap();
+//!     send.start().unwrap();
+//!     std::thread::scope(|s| {
+//!         for t in 0..2 {
+//!             let send = &send;
+//!             // Each thread readies its half, in any order.
+//!             s.spawn(move || (t * 4..t * 4 + 4).rev().for_each(|p| send.ready(p).unwrap()));
+//!         }
+//!     });
+//!     send.wait().unwrap();
+//! } else if world.rank() == 1 {
+//!     let mut data = vec![0.0f64; 1024];
+//!     // The receiver may partition differently: 4 partitions of 256 values.
+//!     let mut recv = PartitionedReceive::new(&world, &mut data, 4, 0, 0).unwrap();
+//!     recv.start().unwrap();
+//!     while !recv.arrived(3).unwrap() {}
+//!     recv.wait().unwrap();
+//!     assert_eq!(recv.buffer().unwrap()[1023], 1023.0);
+//! }
+//! ```
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use oxmpi_core::pt2pt::partitioned as core;
+use oxmpi_core::pt2pt;
+
+use crate::datatype::{typed_in, typed_out, Equivalence};
+use crate::error::{Error, ErrorClass, Result};
+use crate::point_to_point::Status;
+use crate::topology::Communicator;
+use crate::{Rank, Tag};
+
+fn partition_count(call: &str, len: usize, partitions: usize) -> Result<usize> {
+    if partitions == 0 || len % partitions != 0 {
+        return Err(Error::arg(ErrorClass::Arg, call, "partitions", format!("{partitions} partitions do not divide a buffer of {len} elements")));
+    }
+    Ok(len / partitions)
+}
+
+/// The sending side (`MPI_Psend_init`): `ready` may be called from several
+/// threads at once (`&self`).
+#[derive(Debug)]
+pub struct PartitionedSend<'a, T: Equivalence> {
+    op: Arc<core::PartitionedSend>,
+    active: oxmpi_core::Request,
+    _buf: PhantomData<&'a [T]>,
+}
+
+impl<'a, T: Equivalence> PartitionedSend<'a, T> {
+    /// Divides `buf` into `partitions` equal partitions, for `dest` with `tag`.
+    pub fn new<C: Communicator + ?Sized>(comm: &C, buf: &'a [T], partitions: usize, dest: Rank, tag: Tag) -> Result<Self> {
+        let count = partition_count("MPI_Psend_init", buf.len(), partitions)?;
+        let t = typed_in(buf);
+        // SAFETY: `buf` is borrowed (shared) for 'a, which this value cannot outlive,
+        // and `Drop` waits for an active transfer: the memory stays readable and unchanged.
+        let op = unsafe { core::PartitionedSend::init(comm.core_comm(), t.ptr, partitions, count * t.count / buf.len().max(1), &t.dt, dest, tag)? };
+        Ok(PartitionedSend { op, active: oxmpi_core::Request::NULL, _buf: PhantomData })
+    }
+
+    /// `MPI_Start`: a new transfer; no partition is ready yet.
+    pub fn start(&mut self) -> Result<()> {
+        if !self.active.is_null() {
+            return Err(Error::arg(ErrorClass::Request, "MPI_Start", "request", "the partitioned send is already active"));
+        }
+        self.active = self.op.start()?;
+        Ok(())
+    }
+
+    /// `MPI_Pready`: partition `p` may leave (each partition once per start).
+    pub fn ready(&self, p: usize) -> Result<()> {
+        self.check_active("MPI_Pready")?;
+        self.op.pready("MPI_Pready", [p as i64])
+    }
+
+    /// `MPI_Pready_range`: partitions `lo..=hi`.
+    pub fn ready_range(&self, lo: usize, hi: usize) -> Result<()> {
+        self.check_active("MPI_Pready_range")?;
+        self.op.pready("MPI_Pready_range", lo as i64..=hi as i64)
+    }
+
+    /// `MPI_Pready_list`.
+    pub fn ready_list(&self, parts: &[usize]) -> Result<()> {
+        self.check_active("MPI_Pready_list")?;
+        self.op.pready("MPI_Pready_list", parts.iter().map(|&p| p as i64))
+    }
+
+    fn check_active(&self, call: &str) -> Result<()> {
+        if self.active.is_null() {
+            return Err(Error::arg(ErrorClass::Request, call, "request", "the partitioned send is not active (start it first)"));
+        }
+        Ok(())
+    }
+
+    /// Waits for the transfer (every partition must be, or become, ready).
+    pub fn wait(&mut self) -> Result<Status> {
+        if self.active.is_null() {
+            return Ok(Status::from_core(oxmpi_core::Status::NULL));
+        }
+        let r = pt2pt::wait(&mut self.active);
+        self.active = oxmpi_core::Request::NULL;
+        r.map(Status::from_core)
+    }
+
+    /// Number of partitions.
+    pub fn partitions(&self) -> usize {
+        self.op.partitions()
+    }
+}
+
+impl<T: Equivalence> Drop for PartitionedSend<'_, T> {
+    fn drop(&mut self) {
+        if !self.active.is_null() {
+            let _ = self.wait();
+        }
+    }
+}
+
+/// The receiving side (`MPI_Precv_init`).
+pub struct PartitionedReceive<'a, T: Equivalence> {
+    op: Arc<core::PartitionedReceive>,
+    active: oxmpi_core::Request,
+    target: Option<crate::datatype::RecvTarget>,
+    buf: *mut T,
+    len: usize,
+    _buf: PhantomData<&'a mut [T]>,
+}
+
+impl<T: Equivalence> std::fmt::Debug for PartitionedReceive<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PartitionedReceive").field("op", &self.op).field("active", &self.active).field("len", &self.len).finish()
+    }
+}
+
+// SAFETY: the raw pointer is the exclusively borrowed `&'a mut [T]`; moving the
+// value to another thread moves that borrow, as for `&mut [T]` (T: Send).
+unsafe impl<T: Equivalence + Send> Send for PartitionedReceive<'_, T> {}
+
+impl<'a, T: Equivalence> PartitionedReceive<'a, T> {
+    /// Divides `buf` into `partitions` equal partitions, from `source` with `tag`.
+    pub fn new<C: Communicator + ?Sized>(comm: &C, buf: &'a mut [T], partitions: usize, source: Rank, tag: Tag) -> Result<Self> {
+        let count = partition_count("MPI_Precv_init", buf.len(), partitions)?;
+        let len = buf.len();
+        let t = typed_out(buf);
+        let target = t.target();
+        // SAFETY: `buf` is borrowed exclusively for 'a, which this value cannot outlive,
+        // and `Drop` waits for an active transfer: nobody else touches the memory.
+        let op = unsafe { core::PartitionedReceive::init(comm.core_comm(), t.ptr, partitions, count * t.count / len.max(1), &t.dt, source, tag)? };
+        Ok(PartitionedReceive { op, active: oxmpi_core::Request::NULL, target, buf: t.ptr as *mut T, len, _buf: PhantomData })
+    }
+
+    /// `MPI_Start`: posts the receive.
+    pub fn start(&mut self) -> Result<()> {
+        if !self.active.is_null() {
+            return Err(Error::arg(ErrorClass::Request, "MPI_Start", "request", "the partitioned receive is already active"));
+        }
+        self.active = self.op.start()?;
+        Ok(())
+    }
+
+    /// `MPI_Parrived`: whether partition `p` has arrived (true when inactive).
+    pub fn arrived(&self, p: usize) -> Result<bool> {
+        self.op.parrived(self.active, p as i64)
+    }
+
+    /// Waits for the transfer.
+    pub fn wait(&mut self) -> Result<Status> {
+        if self.active.is_null() {
+            return Ok(Status::from_core(oxmpi_core::Status::NULL));
+        }
+        let r = pt2pt::wait(&mut self.active);
+        self.active = oxmpi_core::Request::NULL;
+        let st = r?;
+        if let Some(t) = &self.target {
+            // SAFETY: the receive is complete and the buffer still borrowed by this value.
+            unsafe { t.after(st.count_bytes, "MPI_Wait")? };
+        }
+        Ok(Status::from_core(st))
+    }
+
+    /// The buffer, while no transfer is active.
+    pub fn buffer(&self) -> Option<&[T]> {
+        if !self.active.is_null() {
+            return None;
+        }
+        // SAFETY: the exclusively borrowed buffer of `len` elements; no transfer writes it now.
+        Some(unsafe { std::slice::from_raw_parts(self.buf, self.len) })
+    }
+
+    /// Number of partitions.
+    pub fn partitions(&self) -> usize {
+        self.op.partitions()
+    }
+}
+
+impl<T: Equivalence> Drop for PartitionedReceive<'_, T> {
+    fn drop(&mut self) {
+        if !self.active.is_null() {
+            let _ = self.wait();
+        }
+    }
+}
