@@ -369,6 +369,7 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
         })
         .collect();
     crate::diag::init(rank, size, required == ThreadLevel::Multiple);
+    crate::diag::init_trace(rank);
     Ok(Engine {
         shm_seg: shm,
         local_of,
@@ -415,7 +416,8 @@ pub fn finalize() -> Result<()> {
         st.drop_credit_packets();
         (!st.outbox_busy() && st.network_flushed()).then_some(())
     });
-    crate::diag::finalizing(e);
+crate::diag::finish_trace();
+        crate::diag::finalizing(e);
     let mut pmi = e.pmi.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(mut p) = pmi.take() {
         p.barrier().map_err(|err| MpiError::new(ErrorClass::Other, format!("MPI_Finalize: PMI barrier: {err}")))?;
