@@ -78,8 +78,6 @@ fn traced(call: &'static str, comm: MPI_Comm, body: impl FnOnce() -> R<()>) -> c
 
 fn ffi_untraced(call: &'static str, comm: MPI_Comm, body: impl FnOnce() -> R<()>) -> c_int {
     route_to(comm);
-    // The name a blocked call is reported under (as the program called it).
-    oxmpi_core::diag::set_api(call);
     let res = match catch_unwind(AssertUnwindSafe(body)) {
         Ok(r) => r,
         Err(p) => {

@@ -70,15 +70,7 @@ pub struct Call {
 }
 
 thread_local! {
-    /// The C function the program called (set by the C interface); empty for Rust programs.
-    static API: Cell<&'static str> = const { Cell::new("") };
     static CALL: Cell<Option<Call>> = const { Cell::new(None) };
-}
-
-/// Records the C name of the call being made (`MPI_Recv`, `MPI_Recv_c`, ...).
-#[inline]
-pub fn set_api(name: &'static str) {
-    API.with(|a| a.set(name));
 }
 
 /// Clears the call record when the blocking call returns.
@@ -125,10 +117,11 @@ fn world_of(comm: &Comm, peer: i32) -> i32 {
     usize::try_from(peer).ok().and_then(|p| group.get(p)).map_or(-1, |&w| w as i32)
 }
 
-/// A blocking point-to-point call (`peer` in `comm`, `bytes` packed bytes).
-#[inline]
-pub fn p2p(name: &'static str, send: bool, comm: &Comm, peer: i32, tag: i32, count: usize, dt: Option<&Datatype>, bytes: usize) -> Scope {
-    enter(Call {
+/// A blocking point-to-point call (`peer` in `comm`, `bytes` packed bytes),
+/// described when its wait has been idle for long (never on the fast path).
+#[allow(clippy::too_many_arguments)]
+pub fn p2p(name: &'static str, send: bool, comm: &Comm, peer: i32, tag: i32, count: usize, dt: Option<&Datatype>, bytes: usize) -> Option<Call> {
+    Some(Call {
         name,
         kind: if send { Kind::Send } else { Kind::Recv },
         ctx: comm.0.context,
@@ -143,10 +136,9 @@ pub fn p2p(name: &'static str, send: bool, comm: &Comm, peer: i32, tag: i32, cou
     })
 }
 
-/// A blocking probe.
-#[inline]
-pub fn probe(name: &'static str, comm: &Comm, peer: i32, tag: i32) -> Scope {
-    enter(Call { kind: Kind::Probe, ..p2p_call(name, comm, peer, tag) })
+/// A blocking probe (described as [`p2p`]).
+pub fn probe(name: &'static str, comm: &Comm, peer: i32, tag: i32) -> Option<Call> {
+    Some(Call { kind: Kind::Probe, ..p2p_call(name, comm, peer, tag) })
 }
 
 fn p2p_call(name: &'static str, comm: &Comm, peer: i32, tag: i32) -> Call {
@@ -287,7 +279,7 @@ fn monotonic_ms() -> u64 {
 pub(crate) fn finalizing(e: &Engine) {
     let Some(p) = PAGE.get() else { return };
     let (sent, recvd) = e.lock().pair_counters();
-    let text = format!("call=MPI_Finalize\nargs=\nwaits=\nat={}\n", caller().unwrap_or_default());
+    let text = format!("call=MPI_Finalize\nargs=\nwaits=\nat={}\n", stack().1.unwrap_or_default());
     p.page.publish(layout::STATE_FINALIZING, monotonic_ms(), &sent, &recvd, &text);
 }
 
@@ -306,7 +298,7 @@ impl Watch {
     }
 
     /// The wait is about to sleep with nothing done (slow path).
-    pub(crate) fn idle(&mut self, e: &Engine) {
+    pub(crate) fn idle(&mut self, e: &Engine, desc: &dyn Fn() -> Option<Call>) {
         let Some(p) = PAGE.get() else { return };
         if self.published {
             return;
@@ -318,7 +310,7 @@ impl Watch {
         // Counters first, under the lock, then the (slow) text: the counters
         // are what the launcher compares; they stay valid while we stay idle.
         let (sent, recvd) = e.lock().pair_counters();
-        let text = self.text.get_or_insert_with(|| describe(e));
+        let text = self.text.get_or_insert_with(|| describe(e, desc()));
         let since_ms = monotonic_ms().saturating_sub(since.elapsed().as_millis() as u64);
         let state = if p.multi { layout::STATE_BLOCKED_MT } else { layout::STATE_BLOCKED };
         p.page.publish(state, since_ms, &sent, &recvd, text);
@@ -380,10 +372,13 @@ fn count_text(c: &Call) -> String {
 }
 
 /// What this rank is blocked on, as the status page's text.
-fn describe(e: &Engine) -> String {
+fn describe(e: &Engine, call: Option<Call>) -> String {
     use std::fmt::Write;
-    let call = CALL.with(|c| c.get());
-    let api = API.with(|a| a.get());
+    let call = call.or_else(|| CALL.with(|c| c.get()));
+    // The C function the program called, from the stack (`MPI_Recv_c`,
+    // `PMPI_Send`, ...); empty for Rust programs.
+    let (api, at) = stack();
+    let api = api.as_str();
     let me = e.rank();
     let mut out = String::new();
     let mut waits: Vec<String> = Vec::new();
@@ -458,7 +453,7 @@ fn describe(e: &Engine) -> String {
     waits.sort();
     waits.dedup();
     let _ = writeln!(out, "waits={}", waits.join(","));
-    if let Some(at) = caller() {
+    if let Some(at) = at {
         let _ = writeln!(out, "at={at}");
     }
     out
@@ -472,10 +467,27 @@ pub(crate) struct Pending {
     pub ctx: Option<u32>,
 }
 
-/// Where the program called MPI: the first frame past the MPI library's own.
-fn caller() -> Option<String> {
+/// The MPI function the program called (the C entry point nearest to the
+/// program's frame, empty if none) and where it called it from: the first
+/// frame past the MPI library's own.
+fn stack() -> (String, Option<String>) {
     let bt = std::backtrace::Backtrace::force_capture().to_string();
     let frames = parse_backtrace(&bt);
+    let Some(first_lib) = frames.iter().position(|(name, _)| is_library_frame(name)) else { return (String::new(), None) };
+    let user = frames[first_lib..].iter().position(|(name, _)| !is_library_frame(name) && !is_std_frame(name)).map(|i| i + first_lib);
+    let upto = user.unwrap_or(frames.len());
+    let api = frames[..upto]
+        .iter()
+        .rev()
+        .map(|(n, _)| strip_hash(n))
+        .find(|n| (n.starts_with("MPI_") || n.starts_with("PMPI_") || n.starts_with("MPIX_")) && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+        .unwrap_or_default();
+    // `MPI_x` usually tail-calls `PMPI_x`, leaving only the latter on the stack.
+    let api = api.strip_prefix('P').filter(|a| a.starts_with("MPI_")).unwrap_or(api).to_string();
+    (api, user.and_then(|_| caller_of(&frames)))
+}
+
+fn caller_of(frames: &[(String, Option<String>)]) -> Option<String> {
     // Past the library's frames (and the standard library's, which the
     // library calls through), the first frame is the program's.
     let first_lib = frames.iter().position(|(name, _)| is_library_frame(name))?;

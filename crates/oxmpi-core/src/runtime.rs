@@ -560,7 +560,13 @@ impl Engine {
 
     /// Makes progress until `f` returns `Some`: spins briefly, then yields, then
     /// sleeps on the rank's doorbell, so idle ranks leave the CPU to busy ones.
-    pub(crate) fn wait_until<T>(&self, mut f: impl FnMut(&mut State) -> Option<T>) -> T {
+    pub(crate) fn wait_until<T>(&self, f: impl FnMut(&mut State) -> Option<T>) -> T {
+        self.wait_until_described(&|| None, f)
+    }
+
+    /// [`Engine::wait_until`] for a call that can describe itself should it
+    /// block for long (`desc` runs only then; see `crate::diag`).
+    pub(crate) fn wait_until_described<T>(&self, desc: &dyn Fn() -> Option<crate::diag::Call>, mut f: impl FnMut(&mut State) -> Option<T>) -> T {
         let mut idle: u32 = 0;
         let mut reported = false;
         let mut sleeping_since: Option<std::time::Instant> = None;
@@ -607,7 +613,7 @@ impl Engine {
             let busy = self.lock().outbox_busy();
             let timeout = if busy { Duration::from_micros(200) } else { Duration::from_millis(20) };
             if !busy {
-                watch.idle(self);
+                watch.idle(self, desc);
             }
             if !reported {
                 if let Some(after) = self.hang_report {
@@ -684,7 +690,7 @@ impl Engine {
             let outbox = self.lock().outbox_busy();
             let busy = outbox || self.has_tcp;
             if !outbox {
-                watch.idle(self);
+                watch.idle(self, &|| None);
             }
             let timeout = if busy { max_sleep.min(Duration::from_micros(200)) } else { max_sleep };
             self.bell.sleep(ticket, timeout);
