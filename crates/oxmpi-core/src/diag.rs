@@ -556,29 +556,6 @@ fn parse_backtrace(bt: &str) -> Vec<(String, Option<String>)> {
     frames
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn finds_the_callers_frame() {
-        let bt = "   0: std::backtrace::Backtrace::force_capture\n\
-                  \x20            at /rustc/x/library/std/src/backtrace.rs:312:9\n\
-                  \x20  1: oxmpi_core::diag::caller\n\
-                  \x20  2: PMPI_Recv\n\
-                  \x20            at crates/oxmpi-capi/src/p2p.rs:1302:1\n\
-                  \x20  3: main\n\
-                  \x20            at /tmp/cycle.c:12:5\n\
-                  \x20  4: __libc_start_call_main\n";
-        let f = parse_backtrace(bt);
-        assert_eq!(f.len(), 5);
-        let first = f.iter().position(|(n, _)| is_library_frame(n)).unwrap();
-        let user = f[first..].iter().find(|(n, _)| !is_library_frame(n) && !is_std_frame(n)).unwrap();
-        assert_eq!(*user, ("main".to_string(), Some("/tmp/cycle.c:12".to_string())));
-        assert_eq!(strip_hash("cycle::main::h0123456789abcdef"), "cycle::main");
-    }
-}
-
 // ----- the timeline (mpiexec --trace) -----------------------------------------------
 //
 // With `OXMPI_TRACE_DIR` set (by `mpiexec --trace FILE`), every C call is a
@@ -690,4 +667,27 @@ pub(crate) fn finish_trace() {
         }
         t.events.clear();
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_callers_frame() {
+        let bt = "   0: std::backtrace::Backtrace::force_capture\n\
+                  \x20            at /rustc/x/library/std/src/backtrace.rs:312:9\n\
+                  \x20  1: oxmpi_core::diag::caller\n\
+                  \x20  2: PMPI_Recv\n\
+                  \x20            at crates/oxmpi-capi/src/p2p.rs:1302:1\n\
+                  \x20  3: main\n\
+                  \x20            at /tmp/cycle.c:12:5\n\
+                  \x20  4: __libc_start_call_main\n";
+        let f = parse_backtrace(bt);
+        assert_eq!(f.len(), 5);
+        let first = f.iter().position(|(n, _)| is_library_frame(n)).unwrap();
+        let user = f[first..].iter().find(|(n, _)| !is_library_frame(n) && !is_std_frame(n)).unwrap();
+        assert_eq!(*user, ("main".to_string(), Some("/tmp/cycle.c:12".to_string())));
+        assert_eq!(strip_hash("cycle::main::h0123456789abcdef"), "cycle::main");
+    }
 }

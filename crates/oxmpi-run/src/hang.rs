@@ -262,7 +262,9 @@ fn call_of(v: &View) -> String {
 pub fn verdict(views: &[View]) -> String {
     let n = views.len();
     // 1. Collective mismatch: ranks of one communicator in different collectives.
-    let mut by_comm: BTreeMap<u64, Vec<(usize, u64, String, String, String)>> = BTreeMap::new();
+    // Per communicator context: (rank, sequence number, call, root, communicator name).
+    type InColl = (usize, u64, String, String, String);
+    let mut by_comm: BTreeMap<u64, Vec<InColl>> = BTreeMap::new();
     for (r, v) in views.iter().enumerate() {
         if let View::Blocked { info, .. } = v {
             if let Some((ctx, seq, name, root)) = &info.coll {
