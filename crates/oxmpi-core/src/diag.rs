@@ -205,6 +205,11 @@ pub(crate) fn register(comm: &CommInner) {
     }
     let name = comm.name.lock().map(|n| n.clone()).unwrap_or_default();
     let mut v = known();
+    // A communicator borrowing another's context (MPI_Comm_create_group's
+    // temporaries) does not replace it.
+    if !comm.owns_context && v.iter().any(|k| k.ctx == comm.context) {
+        return;
+    }
     v.retain(|k| k.ctx != comm.context);
     v.push(Known { ctx: comm.context, name, members });
 }
