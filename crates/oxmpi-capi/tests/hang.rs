@@ -138,6 +138,14 @@ fn seed_4_20_broadcasts_in_opposite_orders() {
 }
 
 #[test]
+fn seed_4_20_as_written_on_3_ranks_with_small_messages() {
+    // Rank 2 calls no broadcast and goes to MPI_Finalize; what 0 and 1 sent it
+    // can never be received, which must not pass for a message in flight.
+    let out = deadlock_with(3, "bcast_order", &[], &["small"], &["collective mismatch on MPI_COMM_WORLD", "rank 0 is in MPI_Bcast #2 (root 1)", "rank 1 is in MPI_Bcast #2 (root 0)"]);
+    assert!(out.contains("rank 2: finished (is in MPI_Finalize)"), "{out}");
+}
+
+#[test]
 fn seed_4_21_broadcasts_on_three_communicators_form_a_cycle() {
     deadlock(3, "bcast_cycle", &["wait-for cycle", "rank 0 waits in MPI_Bcast #1 (root 0)", "for rank 1", "rank 1 waits in MPI_Bcast #1", "rank 2 waits in MPI_Bcast #1 (root 1)"]);
 }
