@@ -2,10 +2,13 @@
 //!
 //! Our `mpiexec` gives every local rank a slot of a shared status page
 //! (`transport::status`). Nothing is written there while the program runs:
-//! a blocking call only records its arguments in a thread-local [`Call`]
-//! (a few stores, no allocation, no lock; immediate sends that complete at
-//! once skip even that), and the blocking-wait loops carry a [`Watch`] on
-//! their stack whose fast path is one predictable branch on return. Only
+//! a blocking send, receive or probe hands its wait a closure that builds its
+//! [`Call`] (run only if the wait turns idle: nothing is recorded on the fast
+//! path); a blocking collective numbers itself on its communicator (one
+//! relaxed atomic add) and keeps its [`Call`] in a thread-local; the C name
+//! the program used is read from the stack at publication. The blocking-wait
+//! loops carry a [`Watch`] on their stack whose fast path is one predictable
+//! branch on return. Only
 //! when a wait has been idle (asleep, no progress) for `OXMPI_HANG_AFTER`
 //! seconds does the rank publish itself blocked: the call as the user made
 //! it, the world ranks it waits for, the collective and its sequence number,
@@ -13,7 +16,8 @@
 //! info), and its per-peer packet counters. Any progress marks it running
 //! again. The launcher declares a deadlock only when every live rank is
 //! published blocked, no slot changed between two looks, and every pair's
-//! counters agree (nothing in flight): a fixed point no rank can leave.
+//! counters agree (nothing in flight, packets to finished ranks aside): a
+//! fixed point no rank can leave.
 //!
 //! Text keys of a published slot (one `key=value` per line):
 //! `call` (the MPI function), `args` (its arguments, readable), `waits`
