@@ -136,9 +136,26 @@ pub fn route_to(comm: MPI_Comm) {
 /// Runs a function body: catches panics, routes errors. `comm` is the
 /// communicator the call is about ([`NO_COMM`] when none).
 pub fn ffi(call: &'static str, comm: MPI_Comm, body: impl FnOnce() -> R<()>) -> c_int {
+    if oxmpi_core::diag::tracing() {
+        return traced(call, comm, body);
+    }
+    ffi_untraced(call, comm, body)
+}
+
+/// `mpiexec --trace`: the call as one event of the timeline.
+#[cold]
+fn traced(call: &'static str, comm: MPI_Comm, body: impl FnOnce() -> R<()>) -> c_int {
+    if !oxmpi_core::diag::trace_wants(call) {
+        return ffi_untraced(call, comm, body);
+    }
+    let t0 = oxmpi_core::diag::trace_now();
+    let rc = ffi_untraced(call, comm, body);
+    oxmpi_core::diag::trace_call(call, t0, oxmpi_core::diag::trace_now());
+    rc
+}
+
+fn ffi_untraced(call: &'static str, comm: MPI_Comm, body: impl FnOnce() -> R<()>) -> c_int {
     route_to(comm);
-    // The name a blocked call is reported under (as the program called it).
-    oxmpi_core::diag::set_api(call);
     let res = match catch_unwind(AssertUnwindSafe(body)) {
         Ok(r) => r,
         Err(p) => {

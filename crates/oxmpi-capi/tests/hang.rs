@@ -138,6 +138,14 @@ fn seed_4_20_broadcasts_in_opposite_orders() {
 }
 
 #[test]
+fn seed_4_20_as_written_on_3_ranks_with_small_messages() {
+    // Rank 2 calls no broadcast and goes to MPI_Finalize; what 0 and 1 sent it
+    // can never be received, which must not pass for a message in flight.
+    let out = deadlock_with(3, "bcast_order", &[], &["small"], &["collective mismatch on MPI_COMM_WORLD", "rank 0 is in MPI_Bcast #2 (root 1)", "rank 1 is in MPI_Bcast #2 (root 0)"]);
+    assert!(out.contains("rank 2: finished (is in MPI_Finalize)"), "{out}");
+}
+
+#[test]
 fn seed_4_21_broadcasts_on_three_communicators_form_a_cycle() {
     deadlock(3, "bcast_cycle", &["wait-for cycle", "rank 0 waits in MPI_Bcast #1 (root 0)", "for rank 1", "rank 1 waits in MPI_Bcast #1", "rank 2 waits in MPI_Bcast #1 (root 1)"]);
 }
@@ -264,4 +272,191 @@ fn checking_mode_reports_objects_never_freed_at_finalize() {
     assert!(!clean.stderr.contains("never freed"), "{}", clean.stderr);
     let unchecked = run_with(2, "leaks", &[], &[], |_| {});
     assert!(!unchecked.stderr.contains("never freed"), "{}", unchecked.stderr);
+}
+
+/// A JSON value (the trace test parses mpiexec's file with no dependency).
+#[derive(Debug, Clone, PartialEq)]
+enum Json {
+    Null,
+    Bool(bool),
+    Num(f64),
+    Str(String),
+    Arr(Vec<Json>),
+    Obj(Vec<(String, Json)>),
+}
+
+impl Json {
+    fn get(&self, k: &str) -> Option<&Json> {
+        match self {
+            Json::Obj(v) => v.iter().find(|(key, _)| key == k).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+    fn str(&self, k: &str) -> Option<&str> {
+        match self.get(k)? {
+            Json::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+    fn num(&self, k: &str) -> Option<f64> {
+        match self.get(k)? {
+            Json::Num(n) => Some(*n),
+            _ => None,
+        }
+    }
+}
+
+fn parse_json(text: &str) -> Result<Json, String> {
+    fn ws(b: &[u8], i: &mut usize) {
+        while *i < b.len() && b[*i].is_ascii_whitespace() {
+            *i += 1;
+        }
+    }
+    fn value(b: &[u8], i: &mut usize) -> Result<Json, String> {
+        ws(b, i);
+        let c = *b.get(*i).ok_or("unexpected end")?;
+        match c {
+            b'{' => {
+                *i += 1;
+                let mut v = Vec::new();
+                ws(b, i);
+                if b.get(*i) == Some(&b'}') {
+                    *i += 1;
+                    return Ok(Json::Obj(v));
+                }
+                loop {
+                    ws(b, i);
+                    let Json::Str(k) = value(b, i)? else { return Err(format!("key expected at {i}")) };
+                    ws(b, i);
+                    if b.get(*i) != Some(&b':') {
+                        return Err(format!("':' expected at {i}"));
+                    }
+                    *i += 1;
+                    v.push((k, value(b, i)?));
+                    ws(b, i);
+                    match b.get(*i) {
+                        Some(b',') => *i += 1,
+                        Some(b'}') => {
+                            *i += 1;
+                            return Ok(Json::Obj(v));
+                        }
+                        _ => return Err(format!("',' or '}}' expected at {i}")),
+                    }
+                }
+            }
+            b'[' => {
+                *i += 1;
+                let mut v = Vec::new();
+                ws(b, i);
+                if b.get(*i) == Some(&b']') {
+                    *i += 1;
+                    return Ok(Json::Arr(v));
+                }
+                loop {
+                    v.push(value(b, i)?);
+                    ws(b, i);
+                    match b.get(*i) {
+                        Some(b',') => *i += 1,
+                        Some(b']') => {
+                            *i += 1;
+                            return Ok(Json::Arr(v));
+                        }
+                        _ => return Err(format!("',' or ']' expected at {i}")),
+                    }
+                }
+            }
+            b'"' => {
+                *i += 1;
+                let start = *i;
+                while *i < b.len() && b[*i] != b'"' {
+                    if b[*i] == b'\\' {
+                        *i += 1;
+                    }
+                    *i += 1;
+                }
+                let s = String::from_utf8_lossy(&b[start..*i]).into_owned();
+                *i += 1;
+                Ok(Json::Str(s))
+            }
+            b't' if b[*i..].starts_with(b"true") => {
+                *i += 4;
+                Ok(Json::Bool(true))
+            }
+            b'f' if b[*i..].starts_with(b"false") => {
+                *i += 5;
+                Ok(Json::Bool(false))
+            }
+            b'n' if b[*i..].starts_with(b"null") => {
+                *i += 4;
+                Ok(Json::Null)
+            }
+            _ => {
+                let start = *i;
+                while *i < b.len() && (b[*i].is_ascii_digit() || b"+-.eE".contains(&b[*i])) {
+                    *i += 1;
+                }
+                std::str::from_utf8(&b[start..*i]).ok().and_then(|s| s.parse().ok()).map(Json::Num).ok_or(format!("bad value at {start}"))
+            }
+        }
+    }
+    let b = text.as_bytes();
+    let mut i = 0;
+    let v = value(b, &mut i)?;
+    ws(b, &mut i);
+    if i != b.len() {
+        return Err(format!("trailing bytes at {i}"));
+    }
+    Ok(v)
+}
+
+fn trace_events(path: &Path) -> Vec<Json> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let doc = parse_json(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()));
+    match doc.get("traceEvents") {
+        Some(Json::Arr(v)) => v.clone(),
+        other => panic!("no traceEvents array: {other:?}"),
+    }
+}
+
+#[test]
+fn trace_is_a_chrome_timeline_of_calls_and_message_flows() {
+    let file = prefix().join("tests/hang/trace.json");
+    let _ = std::fs::remove_file(&file);
+    let r = run_with(4, "traced", &["--trace", file.to_str().unwrap()], &[], |_| {});
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stdout.contains("sum 6"), "{}", r.stdout);
+    let ev = trace_events(&file);
+    let calls = |rank: f64, name: &str| ev.iter().filter(|e| e.str("ph") == Some("X") && e.num("pid") == Some(rank) && e.str("name") == Some(name)).count();
+    for rank in 0..4 {
+        let rank = rank as f64;
+        for name in ["MPI_Sendrecv", "MPI_Bcast", "MPI_Allreduce", "MPI_Comm_rank"] {
+            assert_eq!(calls(rank, name), 1, "rank {rank}: {name} events");
+        }
+        assert!(ev.iter().any(|e| e.str("ph") == Some("M") && e.num("pid") == Some(rank)), "rank {rank} has no name");
+    }
+    assert_eq!(calls(0.0, "MPI_Send"), 1);
+    assert_eq!(calls(1.0, "MPI_Recv"), 1);
+    for e in ev.iter().filter(|e| e.str("ph") == Some("X")) {
+        assert!(e.num("ts").is_some() && e.num("dur").is_some_and(|d| d >= 0.0), "{e:?}");
+    }
+    // Every message is an arrow: a start on the sender, its end on the receiver.
+    let starts: Vec<&Json> = ev.iter().filter(|e| e.str("ph") == Some("s")).collect();
+    let ends: Vec<&Json> = ev.iter().filter(|e| e.str("ph") == Some("f")).collect();
+    assert!(starts.len() >= 5, "{} flows", starts.len());
+    assert_eq!(starts.len(), ends.len());
+    for s in &starts {
+        let id = s.str("id").unwrap();
+        let f = ends.iter().find(|f| f.str("id") == Some(id)).unwrap_or_else(|| panic!("flow {id} never received"));
+        assert_eq!(s.get("args").and_then(|a| a.num("to")), f.num("pid"), "flow {id} ends on the wrong rank");
+        assert!(f.num("ts").unwrap() >= s.num("ts").unwrap() - 1.0, "flow {id} ends before it starts");
+    }
+    // The ring's tag-1 message from rank 3 to rank 0.
+    assert!(starts.iter().any(|s| s.str("id").is_some_and(|id| id.starts_with("3-0-") && id.contains("-1-1"))), "{starts:?}");
+
+    // --trace-filter keeps only the calls asked for.
+    let r = run_with(4, "traced", &["--trace", file.to_str().unwrap(), "--trace-filter", "Bcast"], &[], |_| {});
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let ev = trace_events(&file);
+    let names: std::collections::BTreeSet<&str> = ev.iter().filter(|e| e.str("ph") == Some("X")).filter_map(|e| e.str("name")).collect();
+    assert_eq!(names.into_iter().collect::<Vec<_>>(), vec!["MPI_Bcast"]);
 }

@@ -2,10 +2,13 @@
 //!
 //! Our `mpiexec` gives every local rank a slot of a shared status page
 //! (`transport::status`). Nothing is written there while the program runs:
-//! a blocking call only records its arguments in a thread-local [`Call`]
-//! (a few stores, no allocation, no lock; immediate sends that complete at
-//! once skip even that), and the blocking-wait loops carry a [`Watch`] on
-//! their stack whose fast path is one predictable branch on return. Only
+//! a blocking send, receive or probe hands its wait a closure that builds its
+//! [`Call`] (run only if the wait turns idle: nothing is recorded on the fast
+//! path); a blocking collective numbers itself on its communicator (one
+//! relaxed atomic add) and keeps its [`Call`] in a thread-local; the C name
+//! the program used is read from the stack at publication. The blocking-wait
+//! loops carry a [`Watch`] on their stack whose fast path is one predictable
+//! branch on return. Only
 //! when a wait has been idle (asleep, no progress) for `OXMPI_HANG_AFTER`
 //! seconds does the rank publish itself blocked: the call as the user made
 //! it, the world ranks it waits for, the collective and its sequence number,
@@ -13,7 +16,8 @@
 //! info), and its per-peer packet counters. Any progress marks it running
 //! again. The launcher declares a deadlock only when every live rank is
 //! published blocked, no slot changed between two looks, and every pair's
-//! counters agree (nothing in flight): a fixed point no rank can leave.
+//! counters agree (nothing in flight, packets to finished ranks aside): a
+//! fixed point no rank can leave.
 //!
 //! Text keys of a published slot (one `key=value` per line):
 //! `call` (the MPI function), `args` (its arguments, readable), `waits`
@@ -70,15 +74,7 @@ pub struct Call {
 }
 
 thread_local! {
-    /// The C function the program called (set by the C interface); empty for Rust programs.
-    static API: Cell<&'static str> = const { Cell::new("") };
     static CALL: Cell<Option<Call>> = const { Cell::new(None) };
-}
-
-/// Records the C name of the call being made (`MPI_Recv`, `MPI_Recv_c`, ...).
-#[inline]
-pub fn set_api(name: &'static str) {
-    API.with(|a| a.set(name));
 }
 
 /// Clears the call record when the blocking call returns.
@@ -125,10 +121,11 @@ fn world_of(comm: &Comm, peer: i32) -> i32 {
     usize::try_from(peer).ok().and_then(|p| group.get(p)).map_or(-1, |&w| w as i32)
 }
 
-/// A blocking point-to-point call (`peer` in `comm`, `bytes` packed bytes).
-#[inline]
-pub fn p2p(name: &'static str, send: bool, comm: &Comm, peer: i32, tag: i32, count: usize, dt: Option<&Datatype>, bytes: usize) -> Scope {
-    enter(Call {
+/// A blocking point-to-point call (`peer` in `comm`, `bytes` packed bytes),
+/// described when its wait has been idle for long (never on the fast path).
+#[allow(clippy::too_many_arguments)]
+pub fn p2p(name: &'static str, send: bool, comm: &Comm, peer: i32, tag: i32, count: usize, dt: Option<&Datatype>, bytes: usize) -> Option<Call> {
+    Some(Call {
         name,
         kind: if send { Kind::Send } else { Kind::Recv },
         ctx: comm.0.context,
@@ -143,10 +140,9 @@ pub fn p2p(name: &'static str, send: bool, comm: &Comm, peer: i32, tag: i32, cou
     })
 }
 
-/// A blocking probe.
-#[inline]
-pub fn probe(name: &'static str, comm: &Comm, peer: i32, tag: i32) -> Scope {
-    enter(Call { kind: Kind::Probe, ..p2p_call(name, comm, peer, tag) })
+/// A blocking probe (described as [`p2p`]).
+pub fn probe(name: &'static str, comm: &Comm, peer: i32, tag: i32) -> Option<Call> {
+    Some(Call { kind: Kind::Probe, ..p2p_call(name, comm, peer, tag) })
 }
 
 fn p2p_call(name: &'static str, comm: &Comm, peer: i32, tag: i32) -> Call {
@@ -213,6 +209,11 @@ pub(crate) fn register(comm: &CommInner) {
     }
     let name = comm.name.lock().map(|n| n.clone()).unwrap_or_default();
     let mut v = known();
+    // A communicator borrowing another's context (MPI_Comm_create_group's
+    // temporaries) does not replace it.
+    if !comm.owns_context && v.iter().any(|k| k.ctx == comm.context) {
+        return;
+    }
     v.retain(|k| k.ctx != comm.context);
     v.push(Known { ctx: comm.context, name, members });
 }
@@ -287,7 +288,7 @@ fn monotonic_ms() -> u64 {
 pub(crate) fn finalizing(e: &Engine) {
     let Some(p) = PAGE.get() else { return };
     let (sent, recvd) = e.lock().pair_counters();
-    let text = format!("call=MPI_Finalize\nargs=\nwaits=\nat={}\n", caller().unwrap_or_default());
+    let text = format!("call=MPI_Finalize\nargs=\nwaits=\nat={}\n", stack().1.unwrap_or_default());
     p.page.publish(layout::STATE_FINALIZING, monotonic_ms(), &sent, &recvd, &text);
 }
 
@@ -306,7 +307,7 @@ impl Watch {
     }
 
     /// The wait is about to sleep with nothing done (slow path).
-    pub(crate) fn idle(&mut self, e: &Engine) {
+    pub(crate) fn idle(&mut self, e: &Engine, desc: &dyn Fn() -> Option<Call>) {
         let Some(p) = PAGE.get() else { return };
         if self.published {
             return;
@@ -318,7 +319,7 @@ impl Watch {
         // Counters first, under the lock, then the (slow) text: the counters
         // are what the launcher compares; they stay valid while we stay idle.
         let (sent, recvd) = e.lock().pair_counters();
-        let text = self.text.get_or_insert_with(|| describe(e));
+        let text = self.text.get_or_insert_with(|| describe(e, desc()));
         let since_ms = monotonic_ms().saturating_sub(since.elapsed().as_millis() as u64);
         let state = if p.multi { layout::STATE_BLOCKED_MT } else { layout::STATE_BLOCKED };
         p.page.publish(state, since_ms, &sent, &recvd, text);
@@ -380,10 +381,13 @@ fn count_text(c: &Call) -> String {
 }
 
 /// What this rank is blocked on, as the status page's text.
-fn describe(e: &Engine) -> String {
+fn describe(e: &Engine, call: Option<Call>) -> String {
     use std::fmt::Write;
-    let call = CALL.with(|c| c.get());
-    let api = API.with(|a| a.get());
+    let call = call.or_else(|| CALL.with(|c| c.get()));
+    // The C function the program called, from the stack (`MPI_Recv_c`,
+    // `PMPI_Send`, ...); empty for Rust programs.
+    let (api, at) = stack();
+    let api = api.as_str();
     let me = e.rank();
     let mut out = String::new();
     let mut waits: Vec<String> = Vec::new();
@@ -458,7 +462,7 @@ fn describe(e: &Engine) -> String {
     waits.sort();
     waits.dedup();
     let _ = writeln!(out, "waits={}", waits.join(","));
-    if let Some(at) = caller() {
+    if let Some(at) = at {
         let _ = writeln!(out, "at={at}");
     }
     out
@@ -472,10 +476,27 @@ pub(crate) struct Pending {
     pub ctx: Option<u32>,
 }
 
-/// Where the program called MPI: the first frame past the MPI library's own.
-fn caller() -> Option<String> {
+/// The MPI function the program called (the C entry point nearest to the
+/// program's frame, empty if none) and where it called it from: the first
+/// frame past the MPI library's own.
+fn stack() -> (String, Option<String>) {
     let bt = std::backtrace::Backtrace::force_capture().to_string();
     let frames = parse_backtrace(&bt);
+    let Some(first_lib) = frames.iter().position(|(name, _)| is_library_frame(name)) else { return (String::new(), None) };
+    let user = frames[first_lib..].iter().position(|(name, _)| !is_library_frame(name) && !is_std_frame(name)).map(|i| i + first_lib);
+    let upto = user.unwrap_or(frames.len());
+    let api = frames[..upto]
+        .iter()
+        .rev()
+        .map(|(n, _)| strip_hash(n))
+        .find(|n| (n.starts_with("MPI_") || n.starts_with("PMPI_") || n.starts_with("MPIX_")) && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+        .unwrap_or_default();
+    // `MPI_x` usually tail-calls `PMPI_x`, leaving only the latter on the stack.
+    let api = api.strip_prefix('P').filter(|a| a.starts_with("MPI_")).unwrap_or(api).to_string();
+    (api, user.and_then(|_| caller_of(&frames)))
+}
+
+fn caller_of(frames: &[(String, Option<String>)]) -> Option<String> {
     // Past the library's frames (and the standard library's, which the
     // library calls through), the first frame is the program's.
     let first_lib = frames.iter().position(|(name, _)| is_library_frame(name))?;
@@ -542,6 +563,119 @@ fn parse_backtrace(bt: &str) -> Vec<(String, Option<String>)> {
         }
     }
     frames
+}
+
+// ----- the timeline (mpiexec --trace) -----------------------------------------------
+//
+// With `OXMPI_TRACE_DIR` set (by `mpiexec --trace FILE`), every C call is a
+// complete event (`ph: X`, enter and duration) and every message a flow from
+// the send (`ph: s`) to the completion of the receive that matched it
+// (`ph: f`), in the Chrome trace event format; each rank writes its events to
+// `DIR/rank-R.json` at MPI_Finalize and mpiexec merges them. A flow's id is
+// (sender, receiver, context, tag, k) for the k-th such message: messages
+// between two ranks with one context and tag are not overtaking, so the k-th
+// send is the k-th receive. Off, it costs one predictable branch per call.
+
+use std::sync::atomic::AtomicBool;
+
+static TRACING: AtomicBool = AtomicBool::new(false);
+
+struct Trace {
+    dir: std::path::PathBuf,
+    filter: Option<String>,
+    rank: u32,
+    events: Vec<String>,
+    sends: std::collections::HashMap<(u32, u32, u32, i32), u64>,
+    recvs: std::collections::HashMap<(u32, u32, u32, i32), u64>,
+}
+
+static TRACE: Mutex<Option<Trace>> = Mutex::new(None);
+
+/// Whether calls and messages are being traced (one relaxed load).
+#[inline]
+pub fn tracing() -> bool {
+    TRACING.load(Ordering::Relaxed)
+}
+
+pub(crate) fn init_trace(rank: u32) {
+    let Some(dir) = std::env::var_os("OXMPI_TRACE_DIR") else { return };
+    let filter = std::env::var("OXMPI_TRACE_FILTER").ok().filter(|f| !f.is_empty());
+    *TRACE.lock().unwrap_or_else(|p| p.into_inner()) =
+        Some(Trace { dir: dir.into(), filter, rank, events: Vec::new(), sends: Default::default(), recvs: Default::default() });
+    TRACING.store(true, Ordering::Relaxed);
+}
+
+/// Microseconds on the monotonic clock every local rank shares.
+pub fn trace_now() -> f64 {
+    crate::runtime::wtime() * 1e6
+}
+
+fn with_trace(f: impl FnOnce(&mut Trace)) {
+    if let Some(t) = TRACE.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+        f(t);
+    }
+}
+
+/// Whether `call` passes `--trace-filter` (a substring of the call name).
+pub fn trace_wants(call: &str) -> bool {
+    let mut yes = true;
+    with_trace(|t| yes = t.filter.as_deref().is_none_or(|f| call.contains(f)));
+    yes
+}
+
+/// One call, from `t0` to `t1` (µs).
+pub fn trace_call(name: &str, t0: f64, t1: f64) {
+    with_trace(|t| {
+        let ev = format!(r#"{{"name":"{name}","cat":"mpi","ph":"X","ts":{t0:.3},"dur":{:.3},"pid":{},"tid":0}}"#, (t1 - t0).max(0.0), t.rank);
+        t.events.push(ev);
+    });
+}
+
+fn flow_id(from: u32, to: u32, ctx: u32, tag: i32, k: u64) -> String {
+    format!("{from}-{to}-{ctx}-{tag}-{k}")
+}
+
+pub(crate) fn trace_send(me: u32, to: u32, ctx: u32, tag: i32) {
+    let ts = trace_now();
+    with_trace(|t| {
+        let k = t.sends.entry((me, to, ctx, tag)).or_insert(0);
+        *k += 1;
+        let id = flow_id(me, to, ctx, tag, *k);
+        t.events.push(format!(r#"{{"name":"message","cat":"msg","ph":"s","id":"{id}","ts":{ts:.3},"pid":{me},"tid":0,"args":{{"to":{to},"tag":{tag}}}}}"#));
+    });
+}
+
+pub(crate) fn trace_recv(me: u32, ctx: u32, source: i32, tag: i32) {
+    let ts = trace_now();
+    let Some(from) = comm_info(ctx).1.and_then(|m| usize::try_from(source).ok().and_then(|s| m.get(s).copied())) else { return };
+    if from == me {
+        return;
+    }
+    with_trace(|t| {
+        let k = t.recvs.entry((from, me, ctx, tag)).or_insert(0);
+        *k += 1;
+        let id = flow_id(from, me, ctx, tag, *k);
+        t.events.push(format!(r#"{{"name":"message","cat":"msg","ph":"f","bp":"e","id":"{id}","ts":{ts:.3},"pid":{me},"tid":0}}"#));
+    });
+}
+
+/// MPI_Finalize: writes this rank's events for mpiexec to merge.
+pub(crate) fn finish_trace() {
+    if !tracing() {
+        return;
+    }
+    with_trace(|t| {
+        let mut out = format!(r#"{{"name":"process_name","ph":"M","pid":{},"args":{{"name":"rank {}"}}}}"#, t.rank, t.rank);
+        for e in &t.events {
+            out.push_str(",\n");
+            out.push_str(e);
+        }
+        let path = t.dir.join(format!("rank-{}.json", t.rank));
+        if let Err(e) = std::fs::write(&path, out) {
+            eprintln!("oxmpi: rank {}: cannot write the trace to {}: {e}", t.rank, path.display());
+        }
+        t.events.clear();
+    });
 }
 
 #[cfg(test)]

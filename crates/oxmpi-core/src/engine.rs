@@ -247,6 +247,8 @@ pub(crate) struct RecvReq {
     sig: u64,
     /// Set on a signature mismatch: the sender's fingerprint. No data is delivered.
     bad_sig: u64,
+    /// The communicator context it receives on (timeline flows; 0 for mrecv).
+    context: u32,
 }
 
 /// Where a receive through a temporary buffer finally goes.
@@ -466,7 +468,16 @@ impl State {
     }
 
     pub(crate) fn remove_request(&mut self, r: Request) -> Option<ReqEntry> {
-        self.reqs.remove(r)
+        let e = self.reqs.remove(r);
+        if crate::diag::tracing() {
+            if let Some(ReqEntry { kind: ReqKind::Recv(rr), status, .. }) = &e {
+                let context = rr.env.map_or(rr.context, |env| env.context);
+                if !status.cancelled && status.source >= 0 {
+                    crate::diag::trace_recv(self.me, context, status.source, status.tag);
+                }
+            }
+        }
+        e
     }
 
     pub(crate) fn live_requests(&self) -> usize {
@@ -608,6 +619,9 @@ impl State {
         // and this send is complete when we return.
         let hdr = Header::eager(&env, data.len(), 0, sig, 0);
         let pushed = self.push_whole_now(peer, &hdr, data);
+        if pushed && crate::diag::tracing() {
+            crate::diag::trace_send(self.me, peer, env.context, env.tag);
+        }
         if pushed {
             self.peers[peer as usize].credit -= cost;
         }
@@ -646,6 +660,9 @@ impl State {
         sig: u64,
     ) -> Result<Request> {
         let pool_key = (mode == SendMode::Buffered && self.comm_bsend.contains_key(&env.context)).then_some(env.context);
+        if crate::diag::tracing() && peer != self.me {
+            crate::diag::trace_send(self.me, peer, env.context, env.tag);
+        }
         let (data, owned, charge) = if mode == SendMode::Buffered {
             let charge = data.len + BSEND_OVERHEAD;
             let whose = if pool_key.is_some() { "the communicator's attached buffer" } else { "the attached buffer" };
@@ -941,6 +958,7 @@ impl State {
             unpack,
             sig,
             bad_sig: 0,
+            context: pattern.context,
         }));
         if let Some((_, id)) = self.matcher.match_posted(&pattern) {
             self.take_unexpected(req, id);
@@ -957,7 +975,7 @@ impl State {
     /// into `buf` or, with `unpack`, a temporary buffer unpacked on completion;
     /// `sig` as for [`State::post_recv_unpacking`].
     pub(crate) fn recv_message_unpacking(&mut self, buf: RawBuf, id: u64, unpack: Option<Box<Unpack>>, sig: u64) -> Request {
-        let req = self.new_request(ReqKind::Recv(RecvReq { buf, posted: false, total: 0, received: 0, env: None, unpack, sig, bad_sig: 0 }));
+        let req = self.new_request(ReqKind::Recv(RecvReq { buf, posted: false, total: 0, received: 0, env: None, unpack, sig, bad_sig: 0, context: 0 }));
         self.take_unexpected(req, id);
         req
     }

@@ -369,6 +369,7 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
         })
         .collect();
     crate::diag::init(rank, size, required == ThreadLevel::Multiple);
+    crate::diag::init_trace(rank);
     Ok(Engine {
         shm_seg: shm,
         local_of,
@@ -415,7 +416,8 @@ pub fn finalize() -> Result<()> {
         st.drop_credit_packets();
         (!st.outbox_busy() && st.network_flushed()).then_some(())
     });
-    crate::diag::finalizing(e);
+crate::diag::finish_trace();
+        crate::diag::finalizing(e);
     let mut pmi = e.pmi.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(mut p) = pmi.take() {
         p.barrier().map_err(|err| MpiError::new(ErrorClass::Other, format!("MPI_Finalize: PMI barrier: {err}")))?;
@@ -581,7 +583,13 @@ impl Engine {
 
     /// Makes progress until `f` returns `Some`: spins briefly, then yields, then
     /// sleeps on the rank's doorbell, so idle ranks leave the CPU to busy ones.
-    pub(crate) fn wait_until<T>(&self, mut f: impl FnMut(&mut State) -> Option<T>) -> T {
+    pub(crate) fn wait_until<T>(&self, f: impl FnMut(&mut State) -> Option<T>) -> T {
+        self.wait_until_described(&|| None, f)
+    }
+
+    /// [`Engine::wait_until`] for a call that can describe itself should it
+    /// block for long (`desc` runs only then; see `crate::diag`).
+    pub(crate) fn wait_until_described<T>(&self, desc: &dyn Fn() -> Option<crate::diag::Call>, mut f: impl FnMut(&mut State) -> Option<T>) -> T {
         let mut idle: u32 = 0;
         let mut reported = false;
         let mut sleeping_since: Option<std::time::Instant> = None;
@@ -628,7 +636,7 @@ impl Engine {
             let busy = self.lock().outbox_busy();
             let timeout = if busy { Duration::from_micros(200) } else { Duration::from_millis(20) };
             if !busy {
-                watch.idle(self);
+                watch.idle(self, desc);
             }
             if !reported {
                 if let Some(after) = self.hang_report {
@@ -705,7 +713,7 @@ impl Engine {
             let outbox = self.lock().outbox_busy();
             let busy = outbox || self.has_tcp;
             if !outbox {
-                watch.idle(self);
+                watch.idle(self, &|| None);
             }
             let timeout = if busy { max_sleep.min(Duration::from_micros(200)) } else { max_sleep };
             self.bell.sleep(ticket, timeout);

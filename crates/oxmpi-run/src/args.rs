@@ -45,6 +45,12 @@ Options:
                        same order, with the same root, operation and type
                        signature; a difference is an MPI_ERR_NOT_SAME error
                        naming the ranks and calls
+  --trace FILE         write a timeline of the job to FILE in the Chrome
+                       trace event format (open it in ui.perfetto.dev or
+                       chrome://tracing): every MPI call of every local
+                       rank as a slice, every message as an arrow from the
+                       send to the receive
+  --trace-filter TEXT  trace only the calls whose name contains TEXT
   --hang-after SECS    how long a rank must sit idle in one MPI call before
                        it counts as blocked (default 1)
   -genv NAME VALUE     set NAME=VALUE in the environment of all processes
@@ -70,8 +76,9 @@ pub enum HangCheck {
     Abort,
 }
 
-/// What the user asked for.
+/// What the user asked for (parsed once: the size of `Run` does not matter).
 #[derive(Debug, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)]
 pub enum Command {
     Run(Options),
     Help,
@@ -94,6 +101,9 @@ pub struct Options {
     pub hang_check: HangCheck,
     /// `--check`.
     pub check: bool,
+    /// `--trace FILE`, `--trace-filter TEXT`.
+    pub trace: Option<OsString>,
+    pub trace_filter: Option<String>,
     /// `--hang-after`, in milliseconds.
     pub hang_after_ms: u64,
     /// Variables set in every rank, in command-line order (later wins).
@@ -137,6 +147,8 @@ where
     let mut pmi_bind = None;
     let mut hang_check = HangCheck::Abort;
     let mut check = false;
+    let mut trace = None;
+    let mut trace_filter = None;
     let mut hang_after_ms = 1000;
     let program = loop {
         let Some(arg) = args.next() else {
@@ -207,6 +219,8 @@ where
                 pmi_bind = Some(value);
             }
             "--check" | "-check" => check = true,
+            "--trace" | "-trace" => trace = Some(take_value(&mut args, opt)?),
+            "--trace-filter" | "-trace-filter" => trace_filter = Some(utf8(opt, take_value(&mut args, opt)?)?),
             "--hang-check" | "-hang-check" => {
                 let value = take_value(&mut args, opt)?;
                 hang_check = match value.to_str() {
@@ -252,6 +266,8 @@ where
         label,
         hang_check,
         check,
+        trace,
+        trace_filter,
         hang_after_ms,
         env,
         program,

@@ -172,10 +172,14 @@ impl Checker {
         if !any_blocked {
             return None;
         }
+        // Nothing in flight: what i pushed to j, j took. Packets to a rank that
+        // has finished (exited, or in MPI_Finalize, which takes no more) can
+        // never be taken: they are not in flight, they are lost.
         let n = slots.len();
+        let finished: Vec<bool> = (0..n).map(|r| exited[r].is_some() || slots[r].state == layout::STATE_FINALIZING).collect();
         for i in 0..n {
             for j in 0..n {
-                if i != j && slots[i].sent.get(j) != slots[j].recvd.get(i) {
+                if i != j && !finished[j] && slots[i].sent.get(j) != slots[j].recvd.get(i) {
                     return None;
                 }
             }
@@ -262,7 +266,9 @@ fn call_of(v: &View) -> String {
 pub fn verdict(views: &[View]) -> String {
     let n = views.len();
     // 1. Collective mismatch: ranks of one communicator in different collectives.
-    let mut by_comm: BTreeMap<u64, Vec<(usize, u64, String, String, String)>> = BTreeMap::new();
+    // Per communicator context: (rank, sequence number, call, root, communicator name).
+    type InColl = (usize, u64, String, String, String);
+    let mut by_comm: BTreeMap<u64, Vec<InColl>> = BTreeMap::new();
     for (r, v) in views.iter().enumerate() {
         if let View::Blocked { info, .. } = v {
             if let Some((ctx, seq, name, root)) = &info.coll {

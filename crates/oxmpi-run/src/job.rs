@@ -78,6 +78,9 @@ pub struct JobConfig {
     /// `--hang-check` and `--hang-after` (seconds).
     pub hang_check: HangCheck,
     pub hang_after: f64,
+    /// `--trace FILE` and `--trace-filter TEXT`.
+    pub trace: Option<std::path::PathBuf>,
+    pub trace_filter: Option<String>,
 }
 
 /// An accepted TCP PMI connection that has not yet authenticated.
@@ -215,6 +218,17 @@ pub fn run(config: &JobConfig) -> i32 {
         OsString::from(oxmpi_pmi::JOB_SECRET_ENV),
         OsString::from(&config.secret),
     )];
+    let trace_dir = config.trace.as_ref().map(|_| std::env::temp_dir().join(format!("oxmpi-trace-{}", sys::getpid())));
+    if let Some(dir) = &trace_dir {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!("mpiexec: cannot make the trace directory {}: {e}", dir.display());
+            return 1;
+        }
+        local_env.push(("OXMPI_TRACE_DIR".into(), dir.into()));
+        if let Some(f) = &config.trace_filter {
+            local_env.push(("OXMPI_TRACE_FILTER".into(), f.into()));
+        }
+    }
     if let Some(s) = &status {
         local_env.push((oxmpi_pmi::status::STATUS_FD_ENV.into(), s.fd().to_string().into()));
         local_env.push((oxmpi_pmi::status::HANG_AFTER_ENV.into(), config.hang_after.to_string().into()));
@@ -279,7 +293,28 @@ pub fn run(config: &JobConfig) -> i32 {
         }
     }
     job.run_loop();
+    if let (Some(dir), Some(file)) = (&trace_dir, &config.trace) {
+        merge_trace(dir, file, size);
+    }
     job.exit_code()
+}
+
+/// Joins the ranks' trace fragments into one Chrome trace file.
+fn merge_trace(dir: &std::path::Path, file: &std::path::Path, size: u32) {
+    let mut parts = Vec::new();
+    for r in 0..size {
+        if let Ok(p) = std::fs::read_to_string(dir.join(format!("rank-{r}.json"))) {
+            if !p.trim().is_empty() {
+                parts.push(p);
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    let text = format!("{{\"traceEvents\":[\n{}\n],\"displayTimeUnit\":\"ns\"}}\n", parts.join(",\n"));
+    match std::fs::write(file, text) {
+        Ok(()) => eprintln!("mpiexec: trace of {} of {size} ranks written to {}", parts.len(), file.display()),
+        Err(e) => eprintln!("mpiexec: cannot write the trace to {}: {e}", file.display()),
+    }
 }
 
 impl Job {

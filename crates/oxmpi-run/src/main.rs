@@ -97,6 +97,8 @@ fn real_main() -> i32 {
         pmi_bind: options.pmi_bind,
         secret,
         hang_check: options.hang_check,
+        trace: options.trace.map(std::path::PathBuf::from),
+        trace_filter: options.trace_filter,
         hang_after: options.hang_after_ms as f64 / 1000.0,
     };
     job::run(&config)

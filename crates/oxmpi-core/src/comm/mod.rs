@@ -69,7 +69,9 @@ pub fn free_attributes(comm: &Comm) -> crate::error::Result<()> {
 
 impl Drop for CommInner {
     fn drop(&mut self) {
-        crate::diag::unregister(self.context);
+        if self.owns_context {
+            crate::diag::unregister(self.context);
+        }
         if self.owns_context {
             context::release(self.context);
         }

@@ -234,7 +234,7 @@ unsafe fn send_blocking(comm: &Comm, call: &'static str, buf: *const u8, len: us
             return Ok(());
         }
     }
-    let _diag = crate::diag::p2p(call, true, comm, dest, tag, dt.map_or(len, |d| len.checked_div(d.size()).unwrap_or(0)), dt, len);
+    let desc = || crate::diag::p2p(call, true, comm, dest, tag, dt.map_or(len, |d| len.checked_div(d.size()).unwrap_or(0)), dt, len);
     // An eager send that fit in the ring is complete at once: finish it under the
     // same lock instead of a second trip through the wait loop.
     // SAFETY: the caller keeps `buf` readable, and we wait for completion before returning.
@@ -248,7 +248,7 @@ unsafe fn send_blocking(comm: &Comm, call: &'static str, buf: *const u8, len: us
     };
     match started {
         Err(done) => done.map(|_| ()),
-        Ok(mut r) => wait_named(&mut r, call).map(|_| ()),
+        Ok(mut r) => wait_described(&mut r, call, &desc).map(|_| ()),
     }
 }
 
@@ -256,8 +256,8 @@ unsafe fn send_blocking(comm: &Comm, call: &'static str, buf: *const u8, len: us
 pub fn recv(comm: &Comm, buf: &mut [u8], source: i32, tag: i32) -> Result<Status> {
     // SAFETY: `buf` is exclusively borrowed until we have waited for completion.
     let mut r = unsafe { irecv_on(comm, comm.context(), "MPI_Recv", buf.as_mut_ptr(), buf.len(), source, tag)? };
-    let _diag = crate::diag::p2p("MPI_Recv", false, comm, source, tag, buf.len(), None, buf.len());
-    wait_named(&mut r, "MPI_Recv")
+    let len = buf.len();
+    wait_described(&mut r, "MPI_Recv", &|| crate::diag::p2p("MPI_Recv", false, comm, source, tag, len, None, len))
 }
 
 /// MPI_Sendrecv.
@@ -430,11 +430,17 @@ fn is_done(st: &crate::engine::State, r: Request, call: &str) -> Result<bool> {
 }
 
 fn wait_named(r: &mut Request, call: &str) -> Result<Status> {
+    wait_described(r, call, &|| None)
+}
+
+/// [`wait_named`] for a blocking call that can say what it is, should it
+/// block for long (`desc` runs only then: nothing is recorded on the way).
+fn wait_described(r: &mut Request, call: &str, desc: &dyn Fn() -> Option<crate::diag::Call>) -> Result<Status> {
     if r.is_null() {
         return Ok(Status::NULL);
     }
     let e = engine()?;
-    e.wait_until(|st| match is_done(st, *r, call) {
+    e.wait_until_described(desc, |st| match is_done(st, *r, call) {
         Err(err) => Some(Err(err)),
         Ok(false) => None,
         Ok(true) => Some(finish(st, r)),
@@ -714,8 +720,7 @@ pub fn probe(comm: &Comm, source: i32, tag: i32) -> Result<Status> {
         return Ok(Status::EMPTY);
     }
     let pat = pattern(comm, source, tag);
-    let _diag = crate::diag::probe("MPI_Probe", comm, source, tag);
-    Ok(e.wait_until(|st| st.matcher.peek(&pat).map(|(_, id)| *id).map(|id| probe_status(st, id))))
+    Ok(e.wait_until_described(&|| crate::diag::probe("MPI_Probe", comm, source, tag), |st| st.matcher.peek(&pat).map(|(_, id)| *id).map(|id| probe_status(st, id))))
 }
 
 /// MPI_Improbe: takes a matching message out of matching.
@@ -741,8 +746,7 @@ pub fn mprobe(comm: &Comm, source: i32, tag: i32) -> Result<(Message, Status)> {
         return Ok((Message::NO_PROC, Status::EMPTY));
     }
     let pat = pattern(comm, source, tag);
-    let _diag = crate::diag::probe("MPI_Mprobe", comm, source, tag);
-    Ok(e.wait_until(|st| st.matcher.match_posted(&pat).map(|(_, id)| (Message(id), probe_status(st, id)))))
+    Ok(e.wait_until_described(&|| crate::diag::probe("MPI_Mprobe", comm, source, tag), |st| st.matcher.match_posted(&pat).map(|(_, id)| (Message(id), probe_status(st, id)))))
 }
 
 /// MPI_Imrecv: receives a message from [`mprobe`]; `msg` becomes NULL.
@@ -1118,10 +1122,9 @@ pub unsafe fn send_typed(comm: &Comm, buf: *const u8, count: usize, dt: &Datatyp
             _ => Ok(r),
         })?
     };
-    let _diag = crate::diag::p2p(call, true, comm, dest, tag, count, Some(dt), len);
     match started {
         Err(done) => done.map(|_| ()),
-        Ok(mut r) => wait_named(&mut r, call).map(|_| ()),
+        Ok(mut r) => wait_described(&mut r, call, &|| crate::diag::p2p(call, true, comm, dest, tag, count, Some(dt), len)).map(|_| ()),
     }
 }
 
@@ -1171,8 +1174,7 @@ unsafe fn irecv_typed_named(comm: &Comm, call: &str, buf: *mut u8, count: usize,
 pub unsafe fn recv_typed(comm: &Comm, buf: *mut u8, count: usize, dt: &Datatype, source: i32, tag: i32) -> Result<Status> {
     // SAFETY: forwarded contract; we wait for completion before returning.
     let mut r = unsafe { irecv_typed_named(comm, "MPI_Recv", buf, count, dt, source, tag)? };
-    let _diag = crate::diag::p2p("MPI_Recv", false, comm, source, tag, count, Some(dt), count.saturating_mul(dt.size()));
-    wait_named(&mut r, "MPI_Recv")
+    wait_described(&mut r, "MPI_Recv", &|| crate::diag::p2p("MPI_Recv", false, comm, source, tag, count, Some(dt), count.saturating_mul(dt.size())))
 }
 
 /// Receives a message taken by [`mprobe`] into `count` elements of `dt`.
