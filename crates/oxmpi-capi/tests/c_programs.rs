@@ -388,3 +388,10 @@ fn mpi41_status_get_status_buffers_groups_f90_value_index_infos_toint_hw_splits(
         assert!(ok(n, "mpi41").contains(&format!("mpi41: all checks passed on {n} ranks")));
     }
 }
+
+#[test]
+fn blocking_collective_while_a_nonblocking_one_is_pending_elsewhere() {
+    for n in [1, 2, 5] {
+        assert!(ok(n, "nb_then_blocking").contains(&format!("nb_then_blocking: all checks passed on {n} ranks")));
+    }
+}
