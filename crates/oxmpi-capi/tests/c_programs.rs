@@ -592,3 +592,10 @@ fn fuzzing_the_c_api_with_random_arguments_finds_no_crash() {
         assert!(out.status.success() && so.contains("no crash"), "fuzz seed {seed} ({:?})\n--- stdout\n{so}\n--- stderr\n{se}", out.status);
     }
 }
+
+#[test]
+fn blocking_collective_while_a_nonblocking_one_is_pending_elsewhere() {
+    for n in [1, 2, 5] {
+        assert!(ok(n, "nb_then_blocking").contains(&format!("nb_then_blocking: all checks passed on {n} ranks")));
+    }
+}

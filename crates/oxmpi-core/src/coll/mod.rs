@@ -68,16 +68,22 @@ fn reserved_or_next_tag(comm: &Comm) -> i32 {
 
 /// Starts a built schedule as a request (non-blocking collectives).
 pub fn start(b: Builder) -> Result<Request> {
-    let e = engine()?;
     let tag = reserved_or_next_tag(b.comm());
+    start_tagged(b, tag)
+}
+
+fn start_tagged(b: Builder, tag: i32) -> Result<Request> {
+    let e = engine()?;
     let mut s = b.build()?;
     s.set_tag(tag);
     Ok(e.with_progress(|st| st.start_schedule(s)))
 }
 
-/// Runs a built schedule to completion (blocking collectives); errors name `call`.
+/// Runs a built schedule to completion (blocking collectives, which count
+/// apart from the non-blocking ones: [`Comm::next_blocking_coll_tag`]); errors name `call`.
 pub fn run(b: Builder, call: &str) -> Result<()> {
-    let mut r = start(b)?;
+    let tag = b.comm().next_blocking_coll_tag();
+    let mut r = start_tagged(b, tag)?;
     crate::pt2pt::wait(&mut r).map(|_| ()).map_err(|mut err| {
         if let Some(rest) = err.message.strip_prefix("MPI_Wait:") {
             err.message = format!("{call}:{rest}");

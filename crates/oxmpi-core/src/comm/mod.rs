@@ -38,6 +38,9 @@ pub struct CommInner {
     pub coll_seq: AtomicU32,
     /// Blocking collectives called on this communicator (diagnosis numbers them).
     pub diag_seq: AtomicU32,
+    /// The sequence of blocking collectives, counted apart from `coll_seq`
+    /// (see [`Comm::next_blocking_coll_tag`]).
+    pub blocking_seq: AtomicU32,
     /// Bits OR'ed into every collective tag: 0, except for the temporary
     /// communicators of MPI_Comm_create_group, which borrow their parent's
     /// collective context and keep apart from its collectives by bit 30.
@@ -98,6 +101,7 @@ impl Comm {
             local_comm: Some(local_comm),
             coll_seq: AtomicU32::new(0),
             diag_seq: AtomicU32::new(0),
+            blocking_seq: AtomicU32::new(0),
             tag_base: 0,
             wire_ranks: None,
             owns_context: true,
@@ -119,6 +123,7 @@ impl Comm {
             local_comm: None,
             coll_seq: AtomicU32::new(0),
             diag_seq: AtomicU32::new(0),
+            blocking_seq: AtomicU32::new(0),
             tag_base: 0,
             wire_ranks: None,
             owns_context,
@@ -213,9 +218,22 @@ impl Comm {
         }
     }
 
-    /// The tag of the next collective on this communicator.
+    /// The tag of the next non-blocking (or persistent) collective on this
+    /// communicator, or of a context agreement.
     pub fn next_coll_tag(&self) -> i32 {
-        self.0.tag_base | (self.0.coll_seq.fetch_add(1, Ordering::Relaxed) & ((1 << crate::coll::sched::SEQ_BITS) - 1)) as i32
+        const HALF: u32 = 1 << (crate::coll::sched::SEQ_BITS - 1);
+        self.0.tag_base | (self.0.coll_seq.fetch_add(1, Ordering::Relaxed) & (HALF - 1)) as i32
+    }
+
+    /// The tag of the next blocking collective. Blocking and non-blocking
+    /// collectives are counted apart (the sequence's top bit tells them apart),
+    /// so a rank that enters a blocking collective while its non-blocking one is
+    /// pending meets the other ranks' blocking call even when they start that
+    /// non-blocking collective only afterwards (MPICH and Open MPI keep them
+    /// apart too, and programs rely on it: mpi4py's `Iagree` test does).
+    pub fn next_blocking_coll_tag(&self) -> i32 {
+        const HALF: u32 = 1 << (crate::coll::sched::SEQ_BITS - 1);
+        self.0.tag_base | (HALF | (self.0.blocking_seq.fetch_add(1, Ordering::Relaxed) & (HALF - 1))) as i32
     }
 
     /// Whether two handles name the same communicator object.
