@@ -146,10 +146,12 @@ static void errhandlers(void) {
     /* removal (MPI-4.1): strings, codes, then the class */
     OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     E(MPI_Remove_error_class(cls) != MPI_SUCCESS, "class with codes cannot go");
+    E(MPI_Remove_error_code(code) != MPI_SUCCESS, "code with a string cannot go");
     OK(MPI_Remove_error_string(code)); OK(MPI_Remove_error_code(code)); OK(MPI_Remove_error_code(code2));
     E(MPI_Error_class(code, &c2) != MPI_SUCCESS, "removed code is invalid");
     E(MPI_Remove_error_code(cls) != MPI_SUCCESS, "a class is not a code");
-    OK(MPI_Remove_error_class(cls));
+    E(MPI_Remove_error_class(cls) != MPI_SUCCESS, "class with a string cannot go");
+    OK(MPI_Remove_error_string(cls)); OK(MPI_Remove_error_class(cls));
     E(MPI_Remove_error_class(MPI_ERR_ARG) != MPI_SUCCESS, "predefined class cannot go");
     OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
     /* a code in a predefined class */
