@@ -314,3 +314,44 @@ pub(crate) fn unguided_level(members: &[u32], places: &[Place]) -> Option<Resour
         colors.iter().any(Option::is_some) && colors.iter().any(|c| *c != colors[0])
     })
 }
+
+#[cfg(test)]
+mod resource_tests {
+    use super::*;
+
+    fn p(host: u32, package: Option<u32>, numa: Option<u32>) -> Place {
+        Place { host, package, numa }
+    }
+
+    #[test]
+    fn resource_names_parse_and_colour_by_place() {
+        assert_eq!(Resource::parse("mpi_shared_memory"), Some(Resource::Machine));
+        assert_eq!(Resource::parse("hwloc://Socket"), Some(Resource::Package));
+        assert_eq!(Resource::parse("hwloc://numanode"), Some(Resource::Numa));
+        assert_eq!(Resource::parse("hwloc://L3Cache"), None);
+        assert_eq!(Resource::parse("@dont-thread-on-me@"), None);
+        let a = p(0, Some(1), Some(1));
+        let b = p(1, Some(1), Some(1));
+        assert_ne!(Resource::Package.color(&a), Resource::Package.color(&b), "same package index on two hosts");
+        assert_eq!(Resource::Machine.color(&a), Some(0));
+        assert_eq!(Resource::Numa.color(&p(0, None, None)), None, "an unbound rank is in no NUMA node");
+    }
+
+    #[test]
+    fn unguided_takes_the_first_level_that_splits() {
+        // Two hosts: the host level splits.
+        let two_hosts = [p(0, None, None), p(1, None, None)];
+        assert_eq!(unguided_level(&[0, 1], &two_hosts), Some(Resource::Machine));
+        // One host, two packages.
+        let packages = [p(0, Some(0), Some(0)), p(0, Some(1), Some(1))];
+        assert_eq!(unguided_level(&[0, 1], &packages), Some(Resource::Package));
+        // One package, two NUMA nodes.
+        let numas = [p(0, Some(0), Some(0)), p(0, Some(0), Some(1))];
+        assert_eq!(unguided_level(&[0, 1], &numas), Some(Resource::Numa));
+        // Unbound ranks on one host: nothing splits them into strict subsets.
+        let unbound = [p(0, None, None), p(0, None, None)];
+        assert_eq!(unguided_level(&[0, 1], &unbound), None);
+        // A member-only view: ranks outside the communicator do not count.
+        assert_eq!(unguided_level(&[0], &two_hosts), None);
+    }
+}

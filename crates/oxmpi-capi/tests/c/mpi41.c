@@ -345,6 +345,25 @@ static void hw_splits(void) {
         OK(MPI_Comm_free(&c));
     }
     OK(MPI_Comm_free(&shared));
+    /* On an intercommunicator each side splits its local group. */
+    if (size > 1) {
+        MPI_Comm half, ic, s;
+        int lsize;
+        OK(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half));
+        OK(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, rank % 2 ? 0 : 1, 77, &ic));
+        OK(MPI_Comm_size(half, &lsize));
+        OK(MPI_Comm_split_type(ic, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &s));
+        CHECK(s != MPI_COMM_NULL);
+        OK(MPI_Comm_free(&s));
+        OK(MPI_Info_create(&info));
+        OK(MPI_Info_set(info, "mpi_hw_resource_type", "mpi_shared_memory"));
+        OK(MPI_Comm_split_type(ic, MPI_COMM_TYPE_HW_GUIDED, rank, info, &s));
+        CHECK(s != MPI_COMM_NULL);
+        OK(MPI_Comm_free(&s));
+        OK(MPI_Info_free(&info));
+        OK(MPI_Comm_free(&ic));
+        OK(MPI_Comm_free(&half));
+    }
 }
 
 int main(int argc, char **argv) {

@@ -160,7 +160,7 @@ pub const COMM_TYPE_RESOURCE_GUIDED: i32 = 224;
 pub fn split_type_hw(comm: &Comm, split_type: i32, key: i32, resource: Option<&str>) -> Result<(Option<Comm>, Option<&'static str>)> {
     use crate::hwtopo::{unguided_level, Resource};
     let call = "MPI_Comm_split_type";
-    require_intra(call, comm)?;
+    // On an intercommunicator each side splits its local group (as MPI_Comm_split).
     let e = crate::runtime::engine()?;
     let me = comm.0.group[comm.rank() as usize] as usize;
     let (color, chosen) = match split_type {
