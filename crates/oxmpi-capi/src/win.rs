@@ -429,7 +429,8 @@ pub unsafe extern "C" fn PMPI_Win_set_name(w: MPI_Win, win_name: *const c_char) 
 pub unsafe extern "C" fn PMPI_Win_get_name(w: MPI_Win, win_name: *mut c_char, resultlen: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Win_get_name";
     wffi(CALL, w, || {
-        let n = wins().get(w).map(|e| e.name.clone()).ok_or_else(|| bad_win(CALL, w))?;
+        // MPI-4.1: the null handle has its name too.
+        let n = if w == MPI_WIN_NULL { "MPI_WIN_NULL".to_string() } else { wins().get(w).map(|e| e.name.clone()).ok_or_else(|| bad_win(CALL, w))? };
         if win_name.is_null() {
             return Err(bad(ErrorClass::Arg, CALL, "win_name", "is NULL"));
         }

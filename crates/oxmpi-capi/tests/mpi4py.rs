@@ -10,8 +10,8 @@
 //! and the built mpi4py (rebuilt when the laid-out `mpi.h` changes).
 //!
 //! Excluded, each for the reason given in [`EXCLUDED_MODULES`] and
-//! [`EXCLUDED_TESTS`]: only the tests of chapters other issues add (one-sided,
-//! MPI-IO, dynamic processes, sessions, partitioned). `OXMPI_MPI4PY_EXCLUDE`
+//! [`EXCLUDED_TESTS`]: only the tests of chapters other issues add
+//! dynamic processes, sessions). `OXMPI_MPI4PY_EXCLUDE`
 //! (comma-separated `-x` patterns) adds exclusions for local debugging; CI
 //! never sets it.
 //!
@@ -29,27 +29,17 @@ const MPI4PY: &str = "mpi4py>=4.1,<4.2";
 
 /// Test modules (file names under `test/`) that need a chapter another issue adds.
 const EXCLUDED_MODULES: &[(&str, &str)] = &[
-    ("test_rma", "one-sided communication (MPI_Win_*)"),
-    ("test_rma_nb", "one-sided communication (request-based RMA)"),
-    ("test_win", "one-sided communication (windows)"),
-    ("test_util_sync", "mpi4py.util.sync is built on RMA windows (MPI_Win_allocate)"),
-    ("test_io", "MPI-IO"),
-    ("test_file", "MPI-IO (MPI_File_*)"),
-    ("test_subclass", "opens an MPI_File when the module is imported (MPI-IO)"),
     ("test_dynproc", "dynamic processes (ports, connect/accept, join)"),
     ("test_spawn", "dynamic processes (MPI_Comm_spawn)"),
     ("test_util_pool", "mpi4py.util.pool spawns its workers (MPI_Comm_spawn)"),
     ("test_session", "MPI-4 sessions"),
     ("test_exceptions", "calls MPI_Session_init when the module is imported (sessions)"),
-    ("test_p2p_buf_part", "partitioned communication (MPI_Psend_init & co.)"),
 ];
 
 /// Single tests (`-x` patterns on the full test id) that need such a chapter.
 const EXCLUDED_TESTS: &[(&str, &str)] = &[
-    ("*TestErrhandlerFile*", "file error handlers (MPI-IO)"),
     ("*TestErrhandlerSession*", "session error handlers (sessions)"),
-    ("*TestMessageRMA*", "message specifications of RMA calls (one-sided)"),
-    ("*testSafeFreeCreated*", "creates an MPI_File, a window and a session"),
+    ("*testSafeFreeCreated*", "creates a session (and a file and a window)"),
 ];
 
 fn workspace() -> PathBuf {

@@ -311,7 +311,13 @@ impl Window {
     pub fn shared_query(&self, rank: i32) -> Result<(usize, usize, usize)> {
         const C: &str = "MPI_Win_shared_query";
         if !matches!(self.flavor, Flavor::Shared | Flavor::Allocate) {
-            return Err(rma_err(ErrorClass::RmaFlavor, C, "the window was not made by MPI_Win_allocate_shared or MPI_Win_allocate"));
+            // MPI-4.1: windows of the other flavors may be queried too; their
+            // memory is not in a shared mapping, so it is reported as absent
+            // (size 0, a null base), as MPICH does.
+            if rank != PROC_NULL {
+                self.check_rank(C, rank)?;
+            }
+            return Ok((0, self.disp_unit, 0));
         }
         let r = if rank == PROC_NULL {
             match self.peers.iter().position(|p| p.size > 0) {
@@ -549,6 +555,12 @@ impl Window {
         op: &Op,
     ) -> Result<()> {
         let noop = op.as_predefined() == Some(PredefinedOp::NoOp);
+        // Nothing moves when both sides are empty: any op then does nothing (as in
+        // MPICH, which programs probing for get_accumulate rely on).
+        if tcount == 0 && (noop || ocount == 0) && result.is_none_or(|(_, rcount, _)| rcount == 0) {
+            self.target(call, rank, disp, tcount, tdt)?;
+            return Ok(());
+        }
         let bt = Self::acc_type(call, op, (!noop).then_some(odt), tdt)?;
         if let Some((_, rcount, rdt)) = result {
             Self::check_sig(call, rdt, rcount, tdt, tcount, "target").map_err(|e| MpiError::new(e.class, e.message.replace("origin datatype", "result datatype")))?;
