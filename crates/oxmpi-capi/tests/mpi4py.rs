@@ -11,7 +11,7 @@
 //!
 //! Excluded, each for the reason given in [`EXCLUDED_MODULES`] and
 //! [`EXCLUDED_TESTS`]: only the tests of chapters other issues add
-//! dynamic processes, sessions). `OXMPI_MPI4PY_EXCLUDE`
+//! (dynamic processes, sessions). `OXMPI_MPI4PY_EXCLUDE`
 //! (comma-separated `-x` patterns) adds exclusions for local debugging; CI
 //! never sets it.
 //!
