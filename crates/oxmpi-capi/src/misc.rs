@@ -411,7 +411,8 @@ pub unsafe extern "C" fn PMPI_Remove_error_string(errorcode: c_int) -> c_int {
         if !st.user_codes.contains_key(&errorcode) {
             return Err(bad(ErrorClass::Arg, CALL, "errorcode", format!("{errorcode} is not a code added by MPI_Add_error_class/MPI_Add_error_code")));
         }
-        st.error_strings.remove(&errorcode);
+        // Back to the empty string a new class or code has (MPI_Error_string gives "").
+        st.error_strings.insert(errorcode, String::new());
         Ok(())
     })
 }

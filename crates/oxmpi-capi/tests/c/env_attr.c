@@ -147,7 +147,9 @@ static void errhandlers(void) {
     OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     E(MPI_Remove_error_class(cls) != MPI_SUCCESS, "class with codes cannot go");
     E(MPI_Remove_error_code(code) != MPI_SUCCESS, "code with a string cannot go");
-    OK(MPI_Remove_error_string(code)); OK(MPI_Remove_error_code(code)); OK(MPI_Remove_error_code(code2));
+    OK(MPI_Remove_error_string(code));
+    OK(MPI_Error_string(code, s, &len)); E(len == 0 && s[0] == 0, "a removed string reads as empty");
+    OK(MPI_Remove_error_code(code)); OK(MPI_Remove_error_code(code2));
     E(MPI_Error_class(code, &c2) != MPI_SUCCESS, "removed code is invalid");
     E(MPI_Remove_error_code(cls) != MPI_SUCCESS, "a class is not a code");
     E(MPI_Remove_error_class(cls) != MPI_SUCCESS, "class with a string cannot go");
