@@ -1139,7 +1139,7 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
                     }
                     if f.params.iter().any(|q| q.name == "request") {
                         // Non-blocking: the buffer must outlive the call, so a
-                        // section must be contiguous (MPI_ERR_ARG otherwise).
+                        // section must be contiguous (MPI_ERR_UNSUPPORTED_OPERATION otherwise).
                         pre.push_str(&format!("    call oxmpi_f08_buffer({n}, -1, 0, 0, a_{n}, c_{n}, t_{n}, f_{n}, ierr0)\n    if (ierr0 /= 0) goto 9\n"));
                     } else {
                         locals.push_str(&format!("    integer(c_intptr_t) :: x_{n}\n"));

@@ -792,8 +792,15 @@ pub unsafe extern "C" fn oxmpi_f08_buffer(
             return;
         }
         let fail = |ierror: *mut c_int, why: &str| {
+            // What oxmpi cannot do yet is MPI_ERR_UNSUPPORTED_OPERATION; a wrong
+            // argument is MPI_ERR_ARG.
+            let class = if why.contains("not supported") {
+                oxmpi_core::error::ErrorClass::UnsupportedOperation
+            } else {
+                oxmpi_core::error::ErrorClass::Arg
+            };
             let rc = crate::errors::ffi("mpi_f08 choice buffer", crate::errors::NO_COMM, || {
-                Err(crate::errors::bad(oxmpi_core::error::ErrorClass::Arg, "mpi_f08 choice buffer", "buf", why.to_string()))
+                Err(crate::errors::bad(class, "mpi_f08 choice buffer", "buf", why.to_string()))
             });
             *ierror = rc;
         };
