@@ -184,6 +184,8 @@ pub fn header(abi: &Abi) -> String {
             "MPI_Offset" => format!("((MPI_Offset){v})"),
             t if t.ends_with('*') => format!("(({t})(intptr_t){v})"),
             t if is_handle_type(t) => format!("(({t})(intptr_t){v})"),
+            // The tool interface's handles (MPI_T_enum, ...): pointers like the others.
+            t if t.starts_with("MPI_T_") => format!("(({t})(intptr_t){v})"),
             t => panic!("abi.txt: constant {} has unknown type {t}", c.name),
         };
         h.push_str(&format!("#define {} {}\n", c.name, def));

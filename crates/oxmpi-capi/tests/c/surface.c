@@ -93,6 +93,10 @@ int main(int argc, char **argv) {
         MPI_Status back; OK(MPI_Status_f2c(f, &back));
         int cnt; OK(MPI_Get_count(&back, MPI_INT, &cnt)); CHECK(cnt == 1 && back.MPI_TAG == 5);
         CHECK(MPI_F_STATUS_IGNORE == NULL && MPI_F_STATUSES_IGNORE == NULL);
+        /* the tool interface's constants exist with the standard ABI's values */
+        CHECK(MPI_T_ENUM_NULL == (MPI_T_enum)0 && MPI_T_PVAR_ALL_HANDLES == (MPI_T_pvar_handle)1);
+        CHECK(MPI_T_ERR_INVALID == 1006 && MPI_T_VERBOSITY_USER_BASIC == 0x09 && MPI_T_PVAR_CLASS_GENERIC == 10);
+        CHECK(MPI_T_BIND_MPI_SESSION == 12 && MPI_T_SCOPE_ALL_EQ == 7 && MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE == 0x3F);
         CHECK(MPI_Comm_f2c(MPI_Comm_c2f(MPI_COMM_WORLD)) == MPI_COMM_WORLD);
     }
     /* one-sided: present (tests/c/rma.c covers it); files: a missing one is MPI_ERR_NO_SUCH_FILE */
