@@ -347,9 +347,10 @@ unsafe extern "C" fn errhandler_trampoline(comm: *mut MPI_Comm, code: *mut c_int
 }
 
 unsafe fn create_errhandler(mpi1: bool, f: Option<FortranErrhandler>, eh: *mut c_int, ierror: *mut c_int) {
-    // SAFETY: a function defined without the trailing `...` called through a
-    // variadic pointer type: on the supported targets (x86-64 System V, AArch64
-    // Linux) named arguments travel the same way and the callee reads no others.
+    // A function defined without the trailing `...` is called through a variadic
+    // pointer type: on the supported targets (x86-64 System V, AArch64 Linux) named
+    // arguments travel the same way.
+    // SAFETY: same argument passing as above, and the callee reads no other arguments.
     let tramp = unsafe {
         std::mem::transmute::<unsafe extern "C" fn(*mut MPI_Comm, *mut c_int), MPI_Comm_errhandler_function>(errhandler_trampoline)
     };

@@ -308,9 +308,9 @@ pub fn inheritable_shared_words(bytes: usize) -> io::Result<(OwnedFd, &'static [
     if base == libc::MAP_FAILED {
         return Err(io::Error::last_os_error());
     }
-    // SAFETY: page-aligned, `bytes` long, never unmapped (lives as long as the
-    // launcher), and only ever accessed through atomics here and in the ranks;
-    // AtomicU64 has the layout of u64.
+    // The mapping is page-aligned, `bytes` long, never unmapped (it lives as long
+    // as the launcher), and only ever accessed through atomics here and in the ranks.
+    // SAFETY: valid for the program's lifetime, and AtomicU64 has the layout of u64.
     let words = unsafe { std::slice::from_raw_parts(base as *const std::sync::atomic::AtomicU64, bytes / 8) };
     Ok((fd, words))
 }

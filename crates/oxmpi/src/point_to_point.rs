@@ -1230,9 +1230,9 @@ impl<T: Equivalence> ReceiveFuture<T> {
             Ok(RecvSpec::Typed(t)) => {
                 // SAFETY: as below (the engine unpacks into the heap block).
                 return match unsafe { pt2pt::irecv_typed(comm, t.ptr, 1, &t.dt, source, tag) } {
-                    // SAFETY: as below.
                     Ok(raw) => Ok(ReceiveFuture {
                         val,
+                        // SAFETY: as below (the request reads into the heap block `val`).
                         req: Some(unsafe {
                             Request::wrap(
                                 raw,

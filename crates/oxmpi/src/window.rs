@@ -169,9 +169,10 @@ impl<'a, T: Equivalence + Copy> Window<'a, T> {
         if self.len == 0 {
             return &mut [];
         }
-        // SAFETY: the window memory holds `len` elements of T (allocated or borrowed
-        // for 'a) at `base`, suitably aligned (allocations are 64-byte aligned, borrowed
-        // memory was a `&mut [T]`); `&mut self` excludes every epoch of this process.
+        // The window memory holds `len` elements of T (allocated or borrowed for 'a)
+        // at `base`, suitably aligned (allocations are 64-byte aligned, borrowed memory
+        // was a `&mut [T]`).
+        // SAFETY: valid and aligned as above; `&mut self` excludes every epoch of this process.
         unsafe { std::slice::from_raw_parts_mut(self.core.base() as *mut T, self.len) }
     }
 

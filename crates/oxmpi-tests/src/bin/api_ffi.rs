@@ -119,6 +119,7 @@ fn main() {
     }
     let mut dst = [-7i32; 5];
     {
+        // SAFETY: one `column` (3 ints, stride 2) spans 5 ints, exactly `dst`.
         let mut mv = unsafe { MutView::with_count_and_datatype(&mut dst[..], 1, &column) };
         dup.process_at_rank(prev).receive_into_with_tag(&mut mv, 6);
     }
@@ -134,7 +135,9 @@ fn main() {
     // SAFETY: `add_pairs` reads and writes `*len` pairs of i32, as used here.
     let op = unsafe { UnsafeUserOperation::commutative(add_pairs) };
     {
+        // SAFETY: one `pair` is two i32, exactly `pv`.
         let v = unsafe { View::with_count_and_datatype(&pv[..], 1, &pair) };
+        // SAFETY: one `pair` is two i32, exactly `sum`.
         let mut mv = unsafe { MutView::with_count_and_datatype(&mut sum[..], 1, &pair) };
         world.all_reduce_into(&v, &mut mv, &op);
     }

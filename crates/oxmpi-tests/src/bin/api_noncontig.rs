@@ -116,6 +116,7 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
     const N: usize = 3;
     let src: Vec<T> = l.source(me, N);
     let want: Vec<T> = l.sent(pr, N);
+    // SAFETY: `l.source` sizes `src` to hold N elements of the layout's datatype.
     let view = || unsafe { View::with_count_and_datatype(&src[..], N as i32, &l.dt) };
 
     // Blocking standard and synchronous sends into typed receives (rank 0 receives
