@@ -10,13 +10,8 @@ use std::process::{Command, Output, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().parent().unwrap().to_path_buf()
-}
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace().join("target"))
-}
+mod common;
+use common::lay_out;
 
 /// Whether a Fortran compiler is here; under CI its absence is a failure.
 fn have_fortran() -> bool {
@@ -32,17 +27,7 @@ fn have_fortran() -> bool {
 /// The laid-out toolchain (built once).
 fn prefix() -> &'static Path {
     static P: OnceLock<PathBuf> = OnceLock::new();
-    P.get_or_init(|| {
-        let p = target_dir().join("oxmpi-fortran-test");
-        let out = Command::new(env!("CARGO"))
-            .args(["run", "-q", "-p", "xtask", "--", "dist", "--debug", "--prefix"])
-            .arg(&p)
-            .current_dir(workspace())
-            .output()
-            .expect("running cargo xtask dist");
-        assert!(out.status.success(), "cargo xtask dist --debug failed:\n{}", String::from_utf8_lossy(&out.stderr));
-        p
-    })
+    P.get_or_init(|| lay_out("oxmpi-fortran-test"))
 }
 
 fn src(name: &str) -> PathBuf {

@@ -9,30 +9,14 @@ use std::process::{Command, Output, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::lay_out;
+
 const EXIT_DEADLOCK: i32 = 86;
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().parent().unwrap().to_path_buf()
-}
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace().join("target"))
-}
 
 fn prefix() -> &'static Path {
     static P: OnceLock<PathBuf> = OnceLock::new();
-    P.get_or_init(|| {
-        let p = target_dir().join("oxmpi-hang-test");
-        let st = Command::new(env!("CARGO"))
-            .args(["run", "-q", "-p", "xtask", "--", "dist", "--debug", "--prefix"])
-            .arg(&p)
-            .current_dir(workspace())
-            .stdout(Stdio::null())
-            .status()
-            .expect("running cargo xtask dist");
-        assert!(st.success(), "cargo xtask dist --debug failed");
-        p
-    })
+    P.get_or_init(|| lay_out("oxmpi-hang-test"))
 }
 
 fn build(name: &str) -> PathBuf {
