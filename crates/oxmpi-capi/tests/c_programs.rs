@@ -17,9 +17,17 @@ fn prefix() -> &'static Path {
 }
 
 /// Compiles tests/c/<name>.c with mpicc (extra args appended); returns the executable.
+///
+/// Each program is compiled once per test binary: tests run on parallel threads, and
+/// rewriting an executable another test is starting fails that start (ETXTBSY).
 fn build(name: &str, extra: &[&str]) -> PathBuf {
+    static BUILT: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|p| p.into_inner());
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c").join(format!("{name}.c"));
     let exe = prefix().join("tests").join(name);
+    if built.iter().any(|b| b == name) {
+        return exe;
+    }
     std::fs::create_dir_all(exe.parent().unwrap()).unwrap();
     let out = Command::new(prefix().join("bin/mpicc"))
         .args(["-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter", "-o"])
@@ -29,6 +37,7 @@ fn build(name: &str, extra: &[&str]) -> PathBuf {
         .output()
         .unwrap();
     assert!(out.status.success(), "mpicc {name}.c failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    built.push(name.to_string());
     exe
 }
 
