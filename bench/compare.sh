@@ -17,7 +17,9 @@
 # used here for comparison; oxmpi never depends on them.
 #
 # Artifacts and raw outputs go to bench/build/ (git-ignored); the tables also go to
-# bench/build/results.md.
+# bench/build/results.md. Every mode ends by drawing PNG plots (one line per MPI) into
+# bench/plots/ and rewriting README's plots block with their date, machine and commit
+# (see plots() below; NO_PLOTS=1 skips them, PLOT_README=0 leaves README alone).
 #
 # coll mode (`bench/compare.sh coll`): OSU-style bcast, allreduce, allgather, alltoall and
 # barrier (crates/oxmpi/examples/osu_coll.rs, bench/c/osu_coll.c) on NPS ranks, sizes
@@ -87,6 +89,26 @@ rm -rf "$RAW"
 mkdir -p "$RAW"
 
 log() { echo "compare.sh: $*" >&2; }
+
+# PNG plots (bench/plot.py) into bench/plots/, and README's plots block rewritten with
+# their date, machine and commit. matplotlib comes from pip into a virtual environment
+# under bench/build/ (never a dependency of the build); without it the plots are skipped.
+# NO_PLOTS=1 skips them; PLOT_README=0 leaves README alone.
+plots() { # mode
+    [ -z "${NO_PLOTS:-}" ] || return 0
+    local venv="$BUILD/venv"
+    if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import matplotlib' 2>/dev/null; then
+        log "installing matplotlib into $venv (pip) for the plots"
+        if ! { python3 -m venv "$venv" && "$venv/bin/pip" install -q matplotlib; } >&2; then
+            log "warning: no matplotlib (python3 -m venv / pip failed): no plots"
+            return 0
+        fi
+    fi
+    local readme=()
+    [ "${PLOT_README:-1}" = 0 ] || readme=(--readme "$ROOT/README.md")
+    "$venv/bin/python" "$BENCH_DIR/plot.py" "${readme[@]}" "$1" "$RAW" "$BENCH_DIR/plots" "${labels[@]}" >&2 ||
+        log "warning: plot.py failed: no plots"
+}
 
 # ---- build -------------------------------------------------------------------------
 OXMPI_TARGET="${OXMPI_TARGET:-$ROOT/target/release}"
@@ -267,6 +289,7 @@ if [ "$MODE" = tcp ]; then
         done
     done
     python3 "$BENCH_DIR/compare.py" --load "$RAW/load.txt" "$RAW" "${labels[@]}" | tee "$BUILD/results-tcp.md"
+    plots tcp
     exit 0
 fi
 
@@ -316,6 +339,7 @@ if [ "$MODE" = coll ]; then
         done
     done
     python3 "$BENCH_DIR/compare.py" --coll "$RAW" "${labels[@]}" | tee "$BUILD/results-coll.md"
+    plots coll
     exit 0
 fi
 
@@ -338,3 +362,4 @@ done
 
 # ---- report ------------------------------------------------------------------------
 python3 "$BENCH_DIR/compare.py" "$RAW" "${labels[@]}" | tee "$BUILD/results.md"
+plots p2p

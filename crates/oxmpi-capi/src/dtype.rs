@@ -43,6 +43,17 @@ pub fn datatype(h: MPI_Datatype, call: &str, arg: &str) -> R<Datatype> {
         .ok_or_else(|| bad(ErrorClass::Type, call, arg, format!("{h:#x} is not a valid datatype handle (freed, or never created)")))
 }
 
+/// [`committed`] without a reference count taken for predefined datatypes
+/// (the hot path of point-to-point calls).
+pub fn committed_ref(h: MPI_Datatype, call: &str, arg: &str) -> R<std::borrow::Cow<'static, Datatype>> {
+    if h != MPI_DATATYPE_NULL && h < 4096 && h != MPI_LB && h != MPI_UB {
+        if let Some(p) = Primitive::from_abi_handle(h) {
+            return Ok(std::borrow::Cow::Borrowed(Datatype::predefined_ref(p)));
+        }
+    }
+    committed(h, call, arg).map(std::borrow::Cow::Owned)
+}
+
 /// A committed datatype for communication, pack and reductions.
 pub fn committed(h: MPI_Datatype, call: &str, arg: &str) -> R<Datatype> {
     let dt = datatype(h, call, arg)?;

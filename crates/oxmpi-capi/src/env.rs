@@ -13,6 +13,17 @@ use crate::handles::{c2f_predefined_or, f2c_predefined_or, state};
 use crate::types::*;
 
 /// The engine communicator of a handle.
+/// [`comm`] without a reference count taken for the predefined communicators
+/// (the hot path of point-to-point calls).
+pub fn comm_ref(h: MPI_Comm, call: &str) -> R<std::borrow::Cow<'static, Comm>> {
+    let e = runtime::engine()?;
+    match h {
+        MPI_COMM_WORLD => Ok(std::borrow::Cow::Borrowed(e.world())),
+        MPI_COMM_SELF => Ok(std::borrow::Cow::Borrowed(e.self_comm())),
+        _ => comm(h, call).map(std::borrow::Cow::Owned),
+    }
+}
+
 pub fn comm(h: MPI_Comm, call: &str) -> R<Comm> {
     let e = runtime::engine()?;
     match h {

@@ -16,8 +16,8 @@ use oxmpi_core::pt2pt::{self, Message};
 use oxmpi_core::{Request, SendMode, Status};
 
 use crate::abi::*;
-use crate::dtype::{committed, datatype};
-use crate::env::comm;
+use crate::dtype::{committed, committed_ref, datatype};
+use crate::env::{comm, comm_ref};
 use crate::errors::{NO_COMM, bad, ffi, out, route_to, Fail, R};
 use crate::handles::{state, Greq, Hook, MessageEntry, PersistentOp, RequestEntry};
 use crate::large::{name, to_usize, undefined_or, Count};
@@ -88,16 +88,18 @@ pub fn check_buf(call: &str, arg: &str, buf: *const c_void, count: usize, dt: &D
     Ok(())
 }
 
+/// A call's communicator and datatype, borrowed when predefined (no
+/// reference counts taken on the hot path).
 struct Args {
-    comm: oxmpi_core::Comm,
-    dt: Datatype,
+    comm: std::borrow::Cow<'static, oxmpi_core::Comm>,
+    dt: std::borrow::Cow<'static, Datatype>,
     count: usize,
 }
 
 fn args<C: Count>(call: &str, c: MPI_Comm, buf: *const c_void, count: C, h: MPI_Datatype) -> R<Args> {
-    let cm = comm(c, call)?;
+    let cm = comm_ref(c, call)?;
     let n = count_arg(call, count)?;
-    let dt = committed(h, call, "datatype")?;
+    let dt = committed_ref(h, call, "datatype")?;
     check_buf(call, "buf", buf, n, &dt)?;
     Ok(Args { comm: cm, dt, count: n })
 }
@@ -197,6 +199,13 @@ fn completed_at(before: &[Request], after: &[Request], i: usize) -> bool {
 /// The engine requests of C handles (NULL for null and inactive ones), routing
 /// errors to the first request's communicator.
 fn engine_requests(call: &str, hs: &[MPI_Request]) -> R<Vec<Request>> {
+    engine_requests_hooked(call, hs, &mut false)
+}
+
+/// [`engine_requests`], also telling (in `hooked`) whether any of them has
+/// work for this layer at completion ([`run_hook`]); when none has, a
+/// completion call skips the per-request look (one lock each).
+fn engine_requests_hooked(call: &str, hs: &[MPI_Request], hooked: &mut bool) -> R<Vec<Request>> {
     let st = state();
     let mut routed = false;
     hs.iter()
@@ -210,6 +219,9 @@ fn engine_requests(call: &str, hs: &[MPI_Request]) -> R<Vec<Request>> {
                     if !routed {
                         route_to(e.comm);
                         routed = true;
+                    }
+                    if !matches!(e.hook, Hook::None) {
+                        *hooked = true;
                     }
                     Ok(e.inner)
                 }
@@ -535,7 +547,8 @@ unsafe fn all(call: &'static str, count: c_int, requests: *mut MPI_Request, flag
     ffi(call, NO_COMM, || {
         // SAFETY: `requests` is MPI_Waitall/Testall's INOUT array of `count` handles, unaliased.
         let hs = unsafe { req_slice(call, count, requests)? };
-        let before = engine_requests(call, hs)?;
+        let mut hooked = false;
+        let before = engine_requests_hooked(call, hs, &mut hooked)?;
         let mut after = before.clone();
         let mut stats = vec![Status::NULL; hs.len()];
         let res = match flag {
@@ -543,15 +556,14 @@ unsafe fn all(call: &'static str, count: c_int, requests: *mut MPI_Request, flag
             Some(_) => pt2pt::testall(&mut after, &mut stats),
         };
         // Failed requests are consumed by the engine too.
-        let failed: Vec<bool> = stats.iter().map(|s| s.error != 0).collect();
-        for (i, f) in failed.iter().enumerate() {
-            if *f {
+        for (i, s) in stats.iter().enumerate() {
+            if s.error != 0 {
                 after[i] = Request::NULL;
             }
         }
         let mut res = res;
         for i in 0..hs.len() {
-            if completed_at(&before, &after, i) {
+            if completed_at(&before, &after, i) && (hooked || stats[i].error != 0) {
                 let r = if stats[i].error != 0 { Err(Fail { code: stats[i].error, message: String::new() }) } else { Ok(stats[i]) };
                 match run_hook(call, hs[i], r) {
                     Ok(s) => stats[i] = s,
@@ -1019,7 +1031,7 @@ unsafe fn send_init<C: Count>(call: &'static str, mode: SendMode, buf: *const c_
         if !(0..=oxmpi_core::TAG_UB).contains(&tag) {
             return Err(bad(ErrorClass::Tag, call, "tag", format!("{tag} is outside 0..=MPI_TAG_UB")));
         }
-        let spec = PersistentOp::Send { buf: buf as usize, count: a.count, dt: a.dt, dest, tag, mode };
+        let spec = PersistentOp::Send { buf: buf as usize, count: a.count, dt: a.dt.into_owned(), dest, tag, mode };
         *o = new_request(Request::NULL, c, Some(spec));
         Ok(())
     })
@@ -1039,7 +1051,7 @@ unsafe fn recv_init<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, sourc
         if tag != MPI_ANY_TAG && !(0..=oxmpi_core::TAG_UB).contains(&tag) {
             return Err(bad(ErrorClass::Tag, call, "tag", format!("{tag} is neither MPI_ANY_TAG nor in 0..=MPI_TAG_UB")));
         }
-        let spec = PersistentOp::Recv { buf: buf as usize, count: a.count, dt: a.dt, source, tag };
+        let spec = PersistentOp::Recv { buf: buf as usize, count: a.count, dt: a.dt.into_owned(), source, tag };
         *o = new_request(Request::NULL, c, Some(spec));
         Ok(())
     })

@@ -592,3 +592,11 @@ fn blocking_collective_while_a_nonblocking_one_is_pending_elsewhere() {
         assert!(ok(n, "nb_then_blocking").contains(&format!("nb_then_blocking: all checks passed on {n} ranks")));
     }
 }
+
+#[test]
+fn zero_byte_collectives_do_not_synchronize() {
+    // The ranks enter one after another (a token chain): a zero-byte collective that
+    // waited for the others would deadlock.
+    assert!(ok(3, "zero_coll").contains("all checks passed on 3 ranks"));
+    ok(1, "zero_coll");
+}

@@ -288,8 +288,11 @@ fn monotonic_ms() -> u64 {
 pub(crate) fn finalizing(e: &Engine) {
     let Some(p) = PAGE.get() else { return };
     let (sent, recvd) = e.lock().pair_counters();
-    let text = format!("call=MPI_Finalize\nargs=\nwaits=\nat={}\n", stack().1.unwrap_or_default());
-    p.page.publish(layout::STATE_FINALIZING, monotonic_ms(), &sent, &recvd, &text);
+    // No `at=` (the caller's location): the launcher reports a finalizing rank
+    // as "is in MPI_Finalize" without reading its text, and symbolizing a
+    // backtrace costs every rank 0.2-1 s of CPU at exit (it decompresses the
+    // library's debug info; bench/PROFILE.md).
+    p.page.publish(layout::STATE_FINALIZING, monotonic_ms(), &sent, &recvd, "call=MPI_Finalize\nargs=\nwaits=\n");
 }
 
 /// Lives on a blocking wait's stack: publishes the rank blocked once the wait

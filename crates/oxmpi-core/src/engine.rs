@@ -332,6 +332,40 @@ impl Slab {
     }
 }
 
+/// Hashing for maps keyed by ids this process hands out itself (unexpected
+/// message numbers): a multiply, not SipHash. The keys are not chosen by
+/// anyone else, so there is no flooding to defend against, and SipHash's
+/// ~100 instructions per look-up were a visible part of every unexpected
+/// message (bench/PROFILE.md).
+#[derive(Clone, Copy, Default, Debug)]
+pub(crate) struct IdHash;
+
+impl std::hash::BuildHasher for IdHash {
+    type Hasher = IdHasher;
+    fn build_hasher(&self) -> IdHasher {
+        IdHasher(0)
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        // Fibonacci hashing: spreads consecutive ids over the high bits the
+        // table uses.
+        self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8)) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+}
+
 /// Eager bytes a sender may have outstanding at one receiver.
 const CREDIT_PER_PEER: i64 = 4 << 20;
 /// Every eager message costs at least this much credit, so floods of empty
@@ -358,7 +392,7 @@ pub(crate) struct State {
     pub peers: Vec<Peer>,
     reqs: Slab,
     pub(crate) matcher: Matcher<Request, u64>,
-    pub(crate) unexp: HashMap<u64, UnexpMsg>,
+    pub(crate) unexp: HashMap<u64, UnexpMsg, IdHash>,
     next_msg: u64,
     pub eager_limit: usize,
     pub bsend: BsendPool,
@@ -427,7 +461,7 @@ impl State {
             peers,
             reqs: Slab::default(),
             matcher: Matcher::new(),
-            unexp: HashMap::new(),
+            unexp: HashMap::default(),
             next_msg: 1,
             eager_limit,
             bsend: BsendPool::default(),
@@ -1448,6 +1482,18 @@ impl State {
 
     /// Moves packets in and out; returns whether anything happened.
     pub(crate) fn progress(&mut self) -> bool {
+        self.progress_inner(false)
+    }
+
+    /// [`State::progress`] for a caller that waits on receives it has all
+    /// posted already (MPI_Waitall): packets keep being taken after one
+    /// completed a request, as long as each lands in a posted receive; the
+    /// first that would go to the unexpected queue ends the step.
+    pub(crate) fn progress_draining(&mut self) -> bool {
+        self.progress_inner(true)
+    }
+
+    fn progress_inner(&mut self, drain: bool) -> bool {
         let mut did = false;
         if !self.pending_out.is_empty() {
             let pending = std::mem::take(&mut self.pending_out);
@@ -1466,10 +1512,12 @@ impl State {
             // Start at a different peer each time, so a peer whose packets keep
             // completing requests cannot starve the others.
             let before = self.completions;
+            let unexpected_before = self.next_msg;
+            let stop = |st: &State| if drain { st.next_msg != unexpected_before } else { st.completions != before };
             let n = self.shm_peers.len();
             self.poll_start = if self.poll_start + 1 >= n { 0 } else { self.poll_start + 1 };
             for k in 0..n {
-                if self.completions != before {
+                if stop(self) {
                     break;
                 }
                 let i = if self.poll_start + k >= n { self.poll_start + k - n } else { self.poll_start + k };
@@ -1477,7 +1525,7 @@ impl State {
                 let mut budget = 64;
                 // SAFETY: `State` is only reached through the engine's mutex, so no
                 // other thread of this process pops from any ring while we do.
-                while budget > 0 && self.completions == before && unsafe { shm.try_pop_exclusive(local, |pkt| self.handle_packet(peer, pkt)) } {
+                while budget > 0 && !stop(self) && unsafe { shm.try_pop_exclusive(local, |pkt| self.handle_packet(peer, pkt)) } {
                     budget -= 1;
                     did = true;
                 }

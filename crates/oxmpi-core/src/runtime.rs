@@ -589,7 +589,20 @@ impl Engine {
 
     /// [`Engine::wait_until`] for a call that can describe itself should it
     /// block for long (`desc` runs only then; see `crate::diag`).
-    pub(crate) fn wait_until_described<T>(&self, desc: &dyn Fn() -> Option<crate::diag::Call>, mut f: impl FnMut(&mut State) -> Option<T>) -> T {
+    pub(crate) fn wait_until_described<T>(&self, desc: &dyn Fn() -> Option<crate::diag::Call>, f: impl FnMut(&mut State) -> Option<T>) -> T {
+        self.wait_inner(false, desc, f)
+    }
+
+    /// [`Engine::wait_until`] for a wait on many requests already posted
+    /// (MPI_Waitall): each progress step takes every packet that lands in a
+    /// posted receive, instead of stopping at the first completion (see
+    /// [`State::progress_draining`]); a window of 64 messages then costs one
+    /// poll, not 64.
+    pub(crate) fn wait_until_draining<T>(&self, f: impl FnMut(&mut State) -> Option<T>) -> T {
+        self.wait_inner(true, &|| None, f)
+    }
+
+    fn wait_inner<T>(&self, drain: bool, desc: &dyn Fn() -> Option<crate::diag::Call>, mut f: impl FnMut(&mut State) -> Option<T>) -> T {
         let mut idle: u32 = 0;
         let mut reported = false;
         let mut sleeping_since: Option<std::time::Instant> = None;
@@ -597,7 +610,7 @@ impl Engine {
         // only; on return it costs one branch).
         let mut watch = crate::diag::Watch::new();
         loop {
-            let (result, progressed) = self.poll(&mut f);
+            let (result, progressed) = self.poll_with(&mut f, drain);
             if let Some(v) = result {
                 return v;
             }
@@ -608,7 +621,18 @@ impl Engine {
             }
             idle = idle.saturating_add(1);
             if idle < self.spin {
-                std::hint::spin_loop();
+                // Between full polls (the lock, a progress step, the caller's
+                // check: ~300 instructions), look at the rings without the lock
+                // and poll as soon as a packet is there: the poll loop's period is
+                // what a message that lands mid-loop waits (the latency path).
+                // Other work (outboxes, shared copies, schedules) is polled at
+                // least every 16th spin.
+                let mut k = 0;
+                while k < 15 && !self.quick_incoming() {
+                    std::hint::spin_loop();
+                    k += 1;
+                }
+                idle = idle.saturating_add(k / 4);
                 continue;
             }
             if idle < self.spin + self.yields {
@@ -620,7 +644,7 @@ impl Engine {
             let ticket = self.bell.prepare_sleep();
             self.waiters.fetch_add(1, Ordering::SeqCst);
             self.lock().announce_blocked_pushes();
-            let (result, progressed) = self.poll(&mut f);
+            let (result, progressed) = self.poll_with(&mut f, drain);
             if result.is_some() || progressed {
                 self.waiters.fetch_sub(1, Ordering::SeqCst);
                 self.bell.cancel_sleep();
@@ -657,6 +681,16 @@ impl Engine {
                 self.bell.sleep(ticket, timeout);
             }
             self.waiters.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Whether a look without the lock suggests polling now: a packet waits in a
+    /// ring into this rank, or there are sockets (which only a poll reads).
+    #[inline]
+    fn quick_incoming(&self) -> bool {
+        match self.shm_seg {
+            Some(seg) if !self.has_tcp => seg.any_incoming(),
+            _ => true,
         }
     }
 
@@ -723,9 +757,13 @@ impl Engine {
 
     /// One progress step and one look at the condition, under the lock.
     fn poll<T>(&self, f: &mut impl FnMut(&mut State) -> Option<T>) -> (Option<T>, bool) {
+        self.poll_with(f, false)
+    }
+
+    fn poll_with<T>(&self, f: &mut impl FnMut(&mut State) -> Option<T>, drain: bool) -> (Option<T>, bool) {
         let mut st = self.lock();
         let before = st.completions;
-        let progressed = st.progress();
+        let progressed = if drain { st.progress_draining() } else { st.progress() };
         let r = f(&mut st);
         let woke = st.completions != before;
         drop(st);

@@ -82,7 +82,14 @@ fn start_tagged(b: Builder, tag: i32) -> Result<Request> {
 /// Runs a built schedule to completion (blocking collectives, which count
 /// apart from the non-blocking ones: [`Comm::next_blocking_coll_tag`]); errors name `call`.
 pub fn run(b: Builder, call: &str) -> Result<()> {
+    // The tag first, so that the sequence stays in step on every rank.
     let tag = b.comm().next_blocking_coll_tag();
+    if b.is_empty() {
+        // Nothing to send, receive or compute here (a zero-byte collective, or
+        // one rank): done, without a request or a trip through the engine.
+        b.discard();
+        return Ok(());
+    }
     let mut r = start_tagged(b, tag)?;
     crate::pt2pt::wait(&mut r).map(|_| ()).map_err(|mut err| {
         if let Some(rest) = err.message.strip_prefix("MPI_Wait:") {

@@ -178,6 +178,16 @@ impl Builder {
         &self.comm
     }
 
+    /// Whether no step was added (a collective with nothing to move).
+    pub fn is_empty(&self) -> bool {
+        self.parts.steps.is_empty()
+    }
+
+    /// Drops a builder that will not run, its vectors going back to the pool.
+    pub fn discard(self) {
+        give_parts(self.parts);
+    }
+
     /// A zeroed temporary buffer of `len` bytes, freed with the schedule.
     pub fn temp(&mut self, len: usize) -> Slice {
         // 16-byte aligned, as a buffer of its own would be.

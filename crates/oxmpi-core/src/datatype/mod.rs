@@ -602,6 +602,12 @@ impl Datatype {
 
     /// The predefined datatype for `p` (committed; cached, so this is cheap).
     pub fn predefined(p: Primitive) -> Datatype {
+        Datatype::predefined_ref(p).clone()
+    }
+
+    /// [`Datatype::predefined`] without a reference count taken: the hot path
+    /// of the C ABI borrows the process-wide table's entry.
+    pub fn predefined_ref(p: Primitive) -> &'static Datatype {
         static TABLE: OnceLock<Vec<Datatype>> = OnceLock::new();
         let table = TABLE.get_or_init(|| {
             Primitive::ALL
@@ -620,12 +626,8 @@ impl Datatype {
                 .collect()
         });
         match table.get(p as usize) {
-            Some(d) if d.as_primitive() == Some(p) => d.clone(),
-            _ => table
-                .iter()
-                .find(|d| d.as_primitive() == Some(p))
-                .expect("every primitive is in the table")
-                .clone(),
+            Some(d) if d.as_primitive() == Some(p) => d,
+            _ => table.iter().find(|d| d.as_primitive() == Some(p)).expect("every primitive is in the table"),
         }
     }
 

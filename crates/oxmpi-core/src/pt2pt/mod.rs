@@ -188,11 +188,33 @@ pub unsafe fn irecv_on(comm: &Comm, context: u32, call: &str, buf: *mut u8, len:
 /// As [`irecv`].
 #[allow(clippy::too_many_arguments)]
 unsafe fn irecv_sig(comm: &Comm, context: u32, call: &str, buf: *mut u8, len: usize, source: i32, tag: i32, dt: Option<&Datatype>) -> Result<Request> {
+    // SAFETY: forwarded contract.
+    unsafe { irecv_sig_then(comm, context, call, buf, len, source, tag, dt, |_, r| r) }
+}
+
+/// [`irecv_sig`], running `then` on the new request under the same lock.
+///
+/// # Safety
+/// As [`irecv`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn irecv_sig_then<T>(
+    comm: &Comm,
+    context: u32,
+    call: &str,
+    buf: *mut u8,
+    len: usize,
+    source: i32,
+    tag: i32,
+    dt: Option<&Datatype>,
+    then: impl FnOnce(&mut crate::engine::State, Request) -> T,
+) -> Result<T> {
     let e = engine()?;
     check_source(call, comm, source)?;
     check_recv_tag(call, tag)?;
     if source == PROC_NULL {
-        return Ok(e.lock().done_request(Status::EMPTY));
+        let mut st = e.lock();
+        let r = st.done_request(Status::EMPTY);
+        return Ok(then(&mut st, r));
     }
     let pat = Pattern { context, source, tag };
     // Post first, then poll: a message already in the ring then lands straight in
@@ -201,7 +223,7 @@ unsafe fn irecv_sig(comm: &Comm, context: u32, call: &str, buf: *mut u8, len: us
         let sig = dt.map_or(0, |dt| st.sig_of(dt));
         let r = st.post_recv_unpacking(RawBuf::from_ptr(buf, len), pat, None, sig);
         st.progress();
-        r
+        then(st, r)
     }))
 }
 
@@ -494,7 +516,7 @@ pub fn waitall(reqs: &mut [Request], statuses: &mut [Status]) -> Result<()> {
     // open one and stops at the first still running (requests mostly complete in
     // order, so a wait over a window of n requests costs O(n), not O(n) per poll).
     let mut first_open = 0;
-    e.wait_until(|st| {
+    e.wait_until_draining(|st| {
         while first_open < reqs.len() {
             let i = first_open;
             let r = &mut reqs[i];
@@ -590,7 +612,7 @@ fn take_some(st: &mut crate::engine::State, reqs: &mut [Request], call: &str, ou
 /// (at least one), or `None` when no request is active.
 pub fn waitsome(reqs: &mut [Request]) -> Result<Option<Vec<(usize, Result<Status>)>>> {
     let e = engine()?;
-    e.wait_until(|st| {
+    e.wait_until_draining(|st| {
         let mut out = Vec::new();
         match take_some(st, reqs, "MPI_Waitsome", &mut out) {
             Err(err) => Some(Err(err)),
@@ -1172,6 +1194,27 @@ unsafe fn irecv_typed_named(comm: &Comm, call: &str, buf: *mut u8, count: usize,
 /// # Safety
 /// The memory `dt` covers for `count` elements at `buf` is writable and unaliased.
 pub unsafe fn recv_typed(comm: &Comm, buf: *mut u8, count: usize, dt: &Datatype, source: i32, tag: i32) -> Result<Status> {
+    check_datatype("MPI_Recv", "datatype", dt)?;
+    let len = packed_len("MPI_Recv", count, dt)?;
+    if dt.is_contiguous() || len == 0 {
+        // A message already here completes the receive as it is posted: finish it
+        // under the same lock instead of a second trip through the wait loop.
+        let start = buf.wrapping_offset(dt.true_lb());
+        // SAFETY: for a contiguous type the covered memory is exactly start..start+len,
+        // writable by the caller's contract; we wait for completion before returning.
+        let started = unsafe {
+            irecv_sig_then(comm, comm.context(), "MPI_Recv", start, len, source, tag, Some(dt), |st, mut r| match st.req(r) {
+                Some(x) if x.done => Err(finish(st, &mut r)),
+                _ => Ok(r),
+            })?
+        };
+        return match started {
+            Err(done) => done,
+            Ok(mut r) => wait_described(&mut r, "MPI_Recv", &|| {
+                crate::diag::p2p("MPI_Recv", false, comm, source, tag, count, Some(dt), count.saturating_mul(dt.size()))
+            }),
+        };
+    }
     // SAFETY: forwarded contract; we wait for completion before returning.
     let mut r = unsafe { irecv_typed_named(comm, "MPI_Recv", buf, count, dt, source, tag)? };
     wait_described(&mut r, "MPI_Recv", &|| crate::diag::p2p("MPI_Recv", false, comm, source, tag, count, Some(dt), count.saturating_mul(dt.size())))

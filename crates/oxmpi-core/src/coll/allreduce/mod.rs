@@ -83,6 +83,11 @@ fn schedule(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usi
     check_args(call, comm, count, dt, op)?;
     let red = Red::new(dt, op);
     let count = if dt.size() == 0 { 0 } else { count };
+    if count == 0 {
+        // Nothing to reduce: collectives other than barrier need not
+        // synchronize, so every rank returns without communicating.
+        return Ok(Builder::new(comm));
+    }
     let io = Io::new(&red, sendbuf, recvbuf, count, true);
     let mut b = Builder::new(comm);
     // The host of each rank, for the two-level algorithm.

@@ -315,6 +315,10 @@ fn schedule(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usi
     }
     let red = Red::new(dt, op);
     let count = if dt.size() == 0 { 0 } else { count };
+    if count == 0 {
+        // Nothing to reduce: no communication (see allreduce).
+        return Ok(Builder::new(comm));
+    }
     let io = Io::new(&red, sendbuf, recvbuf, count, is_root);
     let mut b = Builder::new(comm);
     let n = comm.size();

@@ -41,6 +41,10 @@ fn schedule(call: &str, kind: Kind, sendbuf: Option<*const u8>, recvbuf: *mut u8
     check_args(call, comm, count, dt, op)?;
     let red = Red::new(dt, op);
     let count = if dt.size() == 0 { 0 } else { count };
+    if count == 0 {
+        // Nothing to combine: no communication (see allreduce).
+        return Ok(Builder::new(comm));
+    }
     let io = Io::new(&red, sendbuf, recvbuf, count, true);
     let env = if kind == Kind::Inclusive { "scan" } else { "exscan" };
     let mut b = Builder::new(comm);
