@@ -421,7 +421,16 @@ pub(crate) struct State {
     shared_copies: Vec<SharedCopy>,
     /// Index into `shm_peers` where the last progress call started polling.
     poll_start: usize,
+    /// Buffers of delivered small unexpected messages, for the next ones
+    /// (at most [`SPARE_EAGER_MAX`] of [`SPARE_EAGER_CAP`] bytes).
+    spare_eager: Vec<Vec<u8>>,
 }
+
+/// Unexpected eager messages up to this size get a recycled buffer of exactly
+/// this capacity.
+const SPARE_EAGER_CAP: usize = 256;
+/// Recycled buffers kept at most (16 KiB).
+const SPARE_EAGER_MAX: usize = 64;
 
 impl State {
     pub(crate) fn new(me: u32, paths: Vec<(Path, i32)>, shm: Option<&'static ShmSegment>, tcp: Option<TcpTransport>) -> State {
@@ -476,6 +485,7 @@ impl State {
             shared_copy: cma_allowed && std::env::var("OXMPI_SHARED_COPY").map_or(true, |v| v != "0"),
             shared_copies: Vec::new(),
             poll_start: 0,
+            spare_eager: Vec::new(),
         }
     }
 
@@ -1029,11 +1039,22 @@ impl State {
                 let Body::Eager { data, .. } = &msg.body else { unreachable!() };
                 self.deliver_whole(req, msg.env, data);
                 self.after_eager_delivered(&msg);
+                self.recycle_eager(msg.body);
             }
             Body::Rts { addr, total } => {
                 let (addr, total) = (*addr, *total);
                 let msg = self.unexp.remove(&id).unwrap();
                 self.start_rendezvous(req, msg.env, msg.from, msg.sreq, addr, total);
+            }
+        }
+    }
+
+    /// Keeps the buffer of a delivered small unexpected message for the next one.
+    fn recycle_eager(&mut self, body: Body) {
+        if let Body::Eager { mut data, .. } = body {
+            if data.capacity() == SPARE_EAGER_CAP && self.spare_eager.len() < SPARE_EAGER_MAX {
+                data.clear();
+                self.spare_eager.push(data);
             }
         }
     }
@@ -1329,7 +1350,13 @@ impl State {
                 }
             }
         } else {
-            let mut data = Vec::with_capacity(total);
+            // Small messages reuse the buffers of delivered ones: no allocation
+            // (and no free at delivery) per unexpected message.
+            let mut data = if total <= SPARE_EAGER_CAP {
+                self.spare_eager.pop().unwrap_or_else(|| Vec::with_capacity(SPARE_EAGER_CAP))
+            } else {
+                Vec::with_capacity(total)
+            };
             data.extend_from_slice(first);
             let complete = data.len() == total;
             let id = self.add_unexpected(UnexpMsg {
@@ -1394,6 +1421,7 @@ impl State {
                     let Body::Eager { data, .. } = &msg.body else { unreachable!() };
                     self.deliver_whole(req, msg.env, data);
                     self.after_eager_delivered(&msg);
+                    self.recycle_eager(msg.body);
                 }
             }
         }
@@ -1494,6 +1522,15 @@ impl State {
     }
 
     fn progress_inner(&mut self, drain: bool) -> bool {
+        // The common empty step (a spinning wait, an MPI_Irecv's look) in a few
+        // loads: nothing queued out, no sockets, copies or schedules, and no ring
+        // into this rank holding a packet.
+        if self.pending_out.is_empty() && self.tcp.is_none() && self.shared_copies.is_empty() && self.active_colls.is_empty() {
+            match self.shm {
+                Some(shm) if shm.any_incoming() => {}
+                _ => return false,
+            }
+        }
         let mut did = false;
         if !self.pending_out.is_empty() {
             let pending = std::mem::take(&mut self.pending_out);
