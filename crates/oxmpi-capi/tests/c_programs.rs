@@ -471,6 +471,13 @@ fn one_sided_every_flavor_operation_and_synchronization() {
 }
 
 #[test]
+fn one_sided_atomics_from_every_rank_lose_nothing() {
+    for n in [1, 2, 4, 7] {
+        assert!(ok(n, "rma_atomics").contains(&format!("rma_atomics: all checks passed on {n} ranks")));
+    }
+}
+
+#[test]
 fn one_sided_passive_target_progresses_while_the_target_computes_outside_mpi() {
     for n in [2, 4] {
         assert!(ok(n, "rma_passive").contains(&format!("passive target progressed on {n} ranks")));
@@ -510,7 +517,7 @@ fn one_sided_across_two_hosts_as_active_messages() {
     if !netns_hosts() {
         return;
     }
-    for name in ["rma", "rma_errors"] {
+    for name in ["rma", "rma_errors", "rma_atomics"] {
         let exe = build(name, &[]);
         // A watchdog: a hang fails the test instead of stalling the suite.
         let out = Command::new("timeout")

@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
-use super::{lock_kind_spin, LockKind, Window, CTL_ACC, CTL_LOCK, WRITER};
+use super::{lock_kind_spin, LockKind, Window, CTL_LOCK, WRITER};
 use crate::comm::Comm;
 use crate::datatype::{Datatype, Primitive};
 use crate::error::{ErrorClass, MpiError, Result};
@@ -300,14 +300,7 @@ impl Window {
                     return Err(MpiError::intern(C, "compare-and-swap data has the wrong length"));
                 }
                 let (new, cmp) = req.data.split_at(total);
-                let mut cur = vec![0u8; total];
-                self.with_own_acc_lock(|| {
-                    Self::read_runs(C, &reach, &req.runs, &mut cur)?;
-                    if cur == cmp {
-                        Self::write_runs(C, &reach, &req.runs, new)?;
-                    }
-                    Ok(())
-                })?;
+                let cur = self.cas_apply(C, self.my_local, &reach, &req.runs, new, cmp)?;
                 Ok(Some(ok_reply(&cur)))
             }
             _ => {
@@ -319,31 +312,10 @@ impl Window {
                     return Err(MpiError::intern(C, "accumulate data and runs differ"));
                 }
                 let op = Op::predefined(op);
-                let mut cur = vec![0u8; total];
-                let mut old = Vec::new();
-                self.with_own_acc_lock(|| {
-                    Self::read_runs(C, &reach, &req.runs, &mut cur)?;
-                    if req.kind == K_GETACC {
-                        old = cur.clone();
-                    }
-                    if noop {
-                        return Ok(());
-                    }
-                    // SAFETY: both buffers hold `total / size` packed elements of `bt` (checked above).
-                    unsafe { op.apply(req.data.as_ptr(), cur.as_mut_ptr(), total / bt.size(), &bt)? };
-                    Self::write_runs(C, &reach, &req.runs, &cur)
-                })?;
+                let old = self.acc_apply(C, self.my_local, &reach, &req.runs, &op, &bt, if noop { &[] } else { req.data }, req.kind == K_GETACC)?;
                 Ok(Some(ok_reply(&old)))
             }
         }
-    }
-
-    fn with_own_acc_lock<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
-        let m = self.ctl(self.my_local, CTL_ACC);
-        super::acquire(|| m.compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed).is_ok())?;
-        let res = f();
-        m.store(0, Ordering::Release);
-        res
     }
 }
 

@@ -35,6 +35,7 @@ use crate::datatype::{Datatype, Primitive};
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::op::{Op, PredefinedOp};
 use crate::request::PROC_NULL;
+use crate::transport::winatomic;
 use crate::transport::winmem::{full_fence, Reach, Segment};
 use crate::{coll, pt2pt, runtime, SendMode};
 pub use epoch::LockKind;
@@ -525,9 +526,8 @@ impl Window {
         Ok(bt)
     }
 
-    /// Runs `f` on the target's accumulate mutex.
-    fn with_acc_lock<T>(&self, r: usize, f: impl FnOnce() -> Result<T>) -> Result<T> {
-        let local = self.peers[r].local.expect("reachable targets are local");
+    /// Runs `f` on the accumulate mutex of the target with host index `local`.
+    fn with_acc_lock<T>(&self, local: usize, f: impl FnOnce() -> Result<T>) -> Result<T> {
         let m = self.ctl(local, CTL_ACC);
         acquire(|| m.compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed).is_ok())?;
         let res = f();
@@ -570,7 +570,6 @@ impl Window {
             Self::check_sig(call, odt, ocount, tdt, tcount, "target")?;
         }
         let bytes = tdt.size() * tcount;
-        let nelem = if bt.size() == 0 { 0 } else { bytes / bt.size() };
         // SAFETY: forwarded contract (origin holds ocount elements of odt).
         let src = if noop { Vec::new() } else { unsafe { Self::pack(origin, ocount, odt) } };
         let Tgt::Local(reach) = tgt else {
@@ -581,22 +580,121 @@ impl Window {
             }
             return Ok(());
         };
-        let mut cur = vec![0u8; bytes];
-        self.with_acc_lock(r, || {
-            if result.is_some() || !matches!(op.as_predefined(), Some(PredefinedOp::Replace | PredefinedOp::NoOp)) {
-                Self::read_runs(call, &reach, &rs, &mut cur)?;
+        let local = self.peers[r].local.expect("reachable targets are local");
+        let old = self.acc_apply(call, local, &reach, &rs, op, &bt, &src, result.is_some())?;
+        if let Some((rbuf, rcount, rdt)) = result {
+            // SAFETY: the caller's contract: `rbuf` is writable for rcount elements of rdt.
+            unsafe { rdt.unpack(&old, rbuf, rcount) };
+        }
+        Ok(())
+    }
+
+    /// Whether accumulates to this window may use CPU atomics: its memory is in the
+    /// host segment, which every local origin and the target's own active-message
+    /// server reach mapped (windows over user memory are reached by cross-memory
+    /// attach from other processes, so they serialize on the accumulate mutex).
+    fn atomic_memory(&self) -> bool {
+        matches!(self.flavor, Flavor::Allocate | Flavor::Shared)
+    }
+
+    /// Applies an accumulate (`src`: packed elements of the basic type `bt`, empty
+    /// for `MPI_NO_OP`) to the runs `rs` of the target with host index `local`;
+    /// returns the previous contents when `want_old`. Elements that CPU atomics can
+    /// update in place (see [`crate::transport::winatomic`]) are updated so, one
+    /// atomic step each, without the mutex; the others (wide or padded types,
+    /// unaligned addresses, memory reached by cross-memory attach) under the
+    /// target's accumulate mutex. The choice depends on the location and type only,
+    /// so concurrent accumulates to one element always take the same way.
+    #[allow(clippy::too_many_arguments)]
+    fn acc_apply(&self, call: &str, local: usize, reach: &Reach, rs: &[(usize, usize)], op: &Op, bt: &Datatype, src: &[u8], want_old: bool) -> Result<Vec<u8>> {
+        let total: usize = rs.iter().map(|r| r.1).sum();
+        let noop = op.as_predefined() == Some(PredefinedOp::NoOp);
+        let width = if self.atomic_memory() { bt.as_primitive().and_then(winatomic::atomic_width) } else { None };
+        if let (Some(w), Reach::Mapped { addr }) = (width, *reach) {
+            if rs.iter().all(|&(_, l)| l.is_multiple_of(w)) {
+                let mut old = vec![0u8; total];
+                // Elements at unaligned addresses: (window offset, packed offset).
+                let mut slow = Vec::new();
+                let mut at = 0;
+                for &(o, l) in rs {
+                    for k in (0..l).step_by(w) {
+                        let a = addr + o + k;
+                        if winatomic::aligned(a, w) {
+                            let s = if noop { &[][..] } else { &src[at..at + w] };
+                            // SAFETY: `a` is inside the target's window (the runs were
+                            // checked), in the shared segment, aligned to `w`; every
+                            // concurrent accumulate to it takes this atomic way too.
+                            unsafe { winatomic::fetch_op(a, bt, op, s, &mut old[at..at + w])? };
+                        } else {
+                            slow.push((o + k, at));
+                        }
+                        at += w;
+                    }
+                }
+                if !slow.is_empty() {
+                    self.with_acc_lock(local, || {
+                        for &(o, at) in &slow {
+                            let run = [(o, w)];
+                            Self::read_runs(call, reach, &run, &mut old[at..at + w])?;
+                            if !noop {
+                                let mut cur = old[at..at + w].to_vec();
+                                // SAFETY: both hold one packed element of `bt`.
+                                unsafe { op.apply(src[at..].as_ptr(), cur.as_mut_ptr(), 1, bt)? };
+                                Self::write_runs(call, reach, &run, &cur)?;
+                            }
+                        }
+                        Ok(())
+                    })?;
+                }
+                if !want_old {
+                    old.clear();
+                }
+                return Ok(old);
             }
-            if let Some((rbuf, rcount, rdt)) = result {
-                // SAFETY: the caller's contract: `rbuf` is writable for rcount elements of rdt.
-                unsafe { rdt.unpack(&cur, rbuf, rcount) };
+        }
+        let mut cur = vec![0u8; total];
+        let mut old = Vec::new();
+        let nelem = if bt.size() == 0 { 0 } else { total / bt.size() };
+        self.with_acc_lock(local, || {
+            if want_old || !matches!(op.as_predefined(), Some(PredefinedOp::Replace | PredefinedOp::NoOp)) {
+                Self::read_runs(call, reach, rs, &mut cur)?;
+            }
+            if want_old {
+                old = cur.clone();
             }
             if noop {
                 return Ok(());
             }
             // SAFETY: both buffers hold `nelem` packed elements of the basic type `bt`.
-            unsafe { op.apply(src.as_ptr(), cur.as_mut_ptr(), nelem, &bt)? };
-            Self::write_runs(call, &reach, &rs, &cur)
-        })
+            unsafe { op.apply(src.as_ptr(), cur.as_mut_ptr(), nelem, bt)? };
+            Self::write_runs(call, reach, rs, &cur)
+        })?;
+        Ok(old)
+    }
+
+    /// Compare-and-swap of one element (runs `rs`, `new.len()` bytes) at the target
+    /// with host index `local`: its previous value. A CPU compare-exchange where
+    /// [`Self::acc_apply`] would use CPU atomics, the accumulate mutex elsewhere.
+    fn cas_apply(&self, call: &str, local: usize, reach: &Reach, rs: &[(usize, usize)], new: &[u8], cmp: &[u8]) -> Result<Vec<u8>> {
+        let n = new.len();
+        let mut cur = vec![0u8; n];
+        if let (true, Reach::Mapped { addr }, [(o, l)]) = (self.atomic_memory(), *reach, rs) {
+            let a = addr + o;
+            if *l == n && matches!(n, 1 | 2 | 4 | 8) && winatomic::aligned(a, n) {
+                // SAFETY: one checked element of the window in the shared segment,
+                // aligned to its width; concurrent accumulates to it are atomic too.
+                unsafe { winatomic::compare_swap(a, new, cmp, &mut cur) };
+                return Ok(cur);
+            }
+        }
+        self.with_acc_lock(local, || {
+            Self::read_runs(call, reach, rs, &mut cur)?;
+            if cur == cmp {
+                Self::write_runs(call, reach, rs, new)?;
+            }
+            Ok(())
+        })?;
+        Ok(cur)
     }
 
     /// `MPI_Compare_and_swap`.
@@ -621,15 +719,10 @@ impl Window {
             res.copy_from_slice(&old);
             return Ok(());
         };
-        let mut cur = vec![0u8; n];
-        self.with_acc_lock(r, || {
-            Self::read_runs(call, &reach, &rs, &mut cur)?;
-            res.copy_from_slice(&cur);
-            if cur == cmp {
-                Self::write_runs(call, &reach, &rs, new)?;
-            }
-            Ok(())
-        })
+        let local = self.peers[r].local.expect("reachable targets are local");
+        let old = self.cas_apply(call, local, &reach, &rs, new, cmp)?;
+        res.copy_from_slice(&old);
+        Ok(())
     }
 
     // ----- synchronization ------------------------------------------------------
