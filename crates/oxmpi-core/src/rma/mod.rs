@@ -8,10 +8,14 @@
 //! (`MPI_Win_create`, dynamic windows), see [`crate::transport::winmem`]. Operations
 //! therefore complete when the call returns (flushes are memory fences).
 //!
-//! Atomicity: accumulates to one target serialize on that target's accumulate mutex
-//! in the segment, so every accumulate, get_accumulate, fetch_and_op and
-//! compare_and_swap is atomic per element (and per call), and accumulates from one
-//! origin are ordered. Passive target: a reader/writer lock word per target in the
+//! Atomicity: on windows whose memory is in the segment (`MPI_Win_allocate`,
+//! `_allocate_shared`), every aligned element of 1, 2, 4 or 8 bytes is updated by a
+//! CPU atomic ([`crate::transport::winatomic`]): accumulate, get_accumulate,
+//! fetch_and_op and compare_and_swap take no lock. Other elements (long double,
+//! padded pairs, unaligned addresses) and windows over user memory (reached by
+//! cross-memory attach) serialize on the target's accumulate mutex in the segment.
+//! Either way every accumulate is atomic per element, and accumulates from one
+//! origin are ordered (they complete in the call). Passive target: a reader/writer lock word per target in the
 //! segment; the target never takes part, so it may compute outside MPI meanwhile.
 //! Active target: fence is a barrier on the window's communicator; post/start/
 //! complete/wait are zero-byte messages on it. The epoch rules live in [`epoch`].
