@@ -24,8 +24,9 @@
 //! active message on a second private communicator, applied by the target's
 //! progress engine (after every progress step of any MPI call there, see [`am`]),
 //! and answered; the origin waits for the answer, so operations complete in the
-//! call there too. Passive target across hosts therefore needs the target to
-//! enter MPI now and then (on one host it never does).
+//! call there too. A target that stays out of MPI (computing, or blocked outside
+//! MPI) is served by a progress thread that steps in when the program makes no
+//! progress of its own (see [`am`]).
 
 mod am;
 pub mod epoch;
@@ -45,7 +46,7 @@ use crate::{coll, pt2pt, runtime, SendMode};
 pub use epoch::LockKind;
 use epoch::Epochs;
 
-pub(crate) use am::{serve_all, AM_ACTIVE};
+pub(crate) use am::{serve_all, stop_progress_thread, AM_ACTIVE};
 
 /// How the window's memory came to be (`MPI_WIN_CREATE_FLAVOR`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
