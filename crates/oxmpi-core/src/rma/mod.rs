@@ -662,42 +662,42 @@ impl Window {
         let width = if self.atomic_memory() { bt.as_primitive().and_then(winatomic::atomic_width) } else { None };
         if let (Some(w), Reach::Mapped { addr }) = (width, *reach) {
             if rs.iter().all(|&(_, l)| l.is_multiple_of(w)) {
-                let mut old = vec![0u8; total];
-                // Elements at unaligned addresses: (window offset, packed offset).
+                let mut old = vec![0u8; if want_old { total } else { 0 }];
+                // Runs at unaligned addresses: (window offset, packed offset, length).
+                // Elements of a run are `w` apart, so all or none of them are aligned.
                 let mut slow = Vec::new();
                 let mut at = 0;
                 for &(o, l) in rs {
-                    for k in (0..l).step_by(w) {
-                        let a = addr + o + k;
-                        if winatomic::aligned(a, w) {
-                            let s = if noop { &[][..] } else { &src[at..at + w] };
-                            // SAFETY: `a` is inside the target's window (the runs were
-                            // checked), in the shared segment, aligned to `w`; every
-                            // concurrent accumulate to it takes this atomic way too.
-                            unsafe { winatomic::fetch_op(a, bt, op, s, &mut old[at..at + w])? };
-                        } else {
-                            slow.push((o + k, at));
-                        }
-                        at += w;
+                    let a = addr + o;
+                    if winatomic::aligned(a, w) {
+                        let s = if noop { &[][..] } else { &src[at..at + l] };
+                        let out = if want_old { Some(&mut old[at..at + l]) } else { None };
+                        // SAFETY: the run is inside the target's window (checked), in the
+                        // shared segment, aligned to `w`; every concurrent accumulate to
+                        // these elements takes this atomic way too.
+                        unsafe { winatomic::fetch_op_run(a, l / w, bt, op, s, out)? };
+                    } else {
+                        slow.push((o, at, l));
                     }
+                    at += l;
                 }
                 if !slow.is_empty() {
                     self.with_acc_lock(local, || {
-                        for &(o, at) in &slow {
-                            let run = [(o, w)];
-                            Self::read_runs(call, reach, &run, &mut old[at..at + w])?;
+                        for &(o, at, l) in &slow {
+                            let run = [(o, l)];
+                            let mut cur = vec![0u8; l];
+                            Self::read_runs(call, reach, &run, &mut cur)?;
+                            if want_old {
+                                old[at..at + l].copy_from_slice(&cur);
+                            }
                             if !noop {
-                                let mut cur = old[at..at + w].to_vec();
-                                // SAFETY: both hold one packed element of `bt`.
-                                unsafe { op.apply(src[at..].as_ptr(), cur.as_mut_ptr(), 1, bt)? };
+                                // SAFETY: both hold `l / w` packed elements of `bt`.
+                                unsafe { op.apply(src[at..].as_ptr(), cur.as_mut_ptr(), l / w, bt)? };
                                 Self::write_runs(call, reach, &run, &cur)?;
                             }
                         }
                         Ok(())
                     })?;
-                }
-                if !want_old {
-                    old.clear();
                 }
                 return Ok(old);
             }

@@ -35,34 +35,39 @@ pub fn aligned(addr: usize, w: usize) -> bool {
 macro_rules! rmw {
     ($name:ident, $atomic:ident, $t:ty) => {
         /// # Safety
-        /// As [`fetch_op`], for an element of this width.
-        unsafe fn $name(addr: usize, op: PredefinedOp, direct: bool, src: &[u8], old: &mut [u8], kernel: &dyn Fn(&[u8], &mut [u8]) -> Result<()>) -> Result<()> {
-            // SAFETY: the caller guarantees `addr` is valid, aligned for this width and
-            // only accessed atomically while the reference lives (the call).
-            let a = unsafe { &*(addr as *const $atomic) };
-            let s = |src: &[u8]| <$t>::from_ne_bytes(src.try_into().expect("one element of this width"));
-            let prev: $t = match op {
-                PredefinedOp::NoOp => a.load(Ordering::Acquire),
-                PredefinedOp::Replace => a.swap(s(src), Ordering::AcqRel),
-                PredefinedOp::Sum if direct => a.fetch_add(s(src), Ordering::AcqRel),
-                PredefinedOp::Band if direct => a.fetch_and(s(src), Ordering::AcqRel),
-                PredefinedOp::Bor if direct => a.fetch_or(s(src), Ordering::AcqRel),
-                PredefinedOp::Bxor if direct => a.fetch_xor(s(src), Ordering::AcqRel),
-                PredefinedOp::Max if direct => a.fetch_max(s(src), Ordering::AcqRel),
-                PredefinedOp::Min if direct => a.fetch_min(s(src), Ordering::AcqRel),
-                _ => {
-                    let mut cur = a.load(Ordering::Acquire);
-                    loop {
-                        let mut next = cur.to_ne_bytes();
-                        kernel(src, &mut next)?;
-                        match a.compare_exchange_weak(cur, <$t>::from_ne_bytes(next), Ordering::AcqRel, Ordering::Acquire) {
-                            Ok(_) => break cur,
-                            Err(now) => cur = now,
+        /// As [`fetch_op_run`], for elements of this width.
+        unsafe fn $name(addr: usize, n: usize, op: PredefinedOp, direct: bool, src: &[u8], mut old: Option<&mut [u8]>, kernel: &dyn Fn(&[u8], &mut [u8]) -> Result<()>) -> Result<()> {
+            const W: usize = std::mem::size_of::<$t>();
+            let s = |i: usize| <$t>::from_ne_bytes(src[i * W..i * W + W].try_into().expect("one element of this width"));
+            for i in 0..n {
+                // SAFETY: the caller guarantees `n` elements from `addr` are valid,
+                // aligned for this width and only accessed atomically meanwhile.
+                let a = unsafe { &*((addr + i * W) as *const $atomic) };
+                let prev: $t = match op {
+                    PredefinedOp::NoOp => a.load(Ordering::Acquire),
+                    PredefinedOp::Replace => a.swap(s(i), Ordering::AcqRel),
+                    PredefinedOp::Sum if direct => a.fetch_add(s(i), Ordering::AcqRel),
+                    PredefinedOp::Band if direct => a.fetch_and(s(i), Ordering::AcqRel),
+                    PredefinedOp::Bor if direct => a.fetch_or(s(i), Ordering::AcqRel),
+                    PredefinedOp::Bxor if direct => a.fetch_xor(s(i), Ordering::AcqRel),
+                    PredefinedOp::Max if direct => a.fetch_max(s(i), Ordering::AcqRel),
+                    PredefinedOp::Min if direct => a.fetch_min(s(i), Ordering::AcqRel),
+                    _ => {
+                        let mut cur = a.load(Ordering::Acquire);
+                        loop {
+                            let mut next = cur.to_ne_bytes();
+                            kernel(&src[i * W..i * W + W], &mut next)?;
+                            match a.compare_exchange_weak(cur, <$t>::from_ne_bytes(next), Ordering::AcqRel, Ordering::Acquire) {
+                                Ok(_) => break cur,
+                                Err(now) => cur = now,
+                            }
                         }
                     }
+                };
+                if let Some(o) = old.as_deref_mut() {
+                    o[i * W..i * W + W].copy_from_slice(&prev.to_ne_bytes());
                 }
-            };
-            old.copy_from_slice(&prev.to_ne_bytes());
+            }
             Ok(())
         }
     };
@@ -77,14 +82,16 @@ rmw!(rmw_u32, AtomicU32, u32);
 rmw!(rmw_i64, AtomicI64, i64);
 rmw!(rmw_u64, AtomicU64, u64);
 
-/// `*addr = src op *addr` as one atomic step; the previous value goes to `old`.
-/// `src` is one packed element of `bt` (empty for `MPI_NO_OP`); `op` was checked
-/// against `bt` by the caller.
+/// `*addr = src op *addr` as one atomic step for each of `n` consecutive elements of
+/// the basic type `bt` from `addr`; the previous values go to `old` when given.
+/// `src` holds `n` packed elements (empty for `MPI_NO_OP`); `op` was checked against
+/// `bt` by the caller.
 ///
 /// # Safety
-/// `addr` is valid for reads and writes of `atomic_width(prim)` bytes, aligned to that
-/// width, and every concurrent access to those bytes (from any process) is atomic.
-pub unsafe fn fetch_op(addr: usize, bt: &Datatype, op: &Op, src: &[u8], old: &mut [u8]) -> Result<()> {
+/// `addr .. addr + n * atomic_width(bt)` is valid for reads and writes, `addr` is aligned
+/// to that width, and every concurrent access to those bytes (from any process) is
+/// atomic.
+pub unsafe fn fetch_op_run(addr: usize, n: usize, bt: &Datatype, op: &Op, src: &[u8], old: Option<&mut [u8]>) -> Result<()> {
     let prim = bt.as_primitive().expect("a basic type");
     let p = op.as_predefined().expect("checked: predefined");
     let kernel = |src: &[u8], inout: &mut [u8]| -> Result<()> {
@@ -96,15 +103,15 @@ pub unsafe fn fetch_op(addr: usize, bt: &Datatype, op: &Op, src: &[u8], old: &mu
     // SAFETY (every arm): forwarded contract; the width matches the element's size.
     unsafe {
         match (prim.size(), r) {
-            (1, Repr::I8) => rmw_i8(addr, p, direct, src, old, &kernel),
-            (1, _) => rmw_u8(addr, p, direct, src, old, &kernel),
-            (2, Repr::I16) => rmw_i16(addr, p, direct, src, old, &kernel),
-            (2, _) => rmw_u16(addr, p, direct, src, old, &kernel),
-            (4, Repr::I32) => rmw_i32(addr, p, direct, src, old, &kernel),
-            (4, _) => rmw_u32(addr, p, direct, src, old, &kernel),
-            (8, Repr::I64) => rmw_i64(addr, p, direct, src, old, &kernel),
-            (8, _) => rmw_u64(addr, p, direct, src, old, &kernel),
-            (n, _) => unreachable!("winatomic: no atomic of {n} bytes"),
+            (1, Repr::I8) => rmw_i8(addr, n, p, direct, src, old, &kernel),
+            (1, _) => rmw_u8(addr, n, p, direct, src, old, &kernel),
+            (2, Repr::I16) => rmw_i16(addr, n, p, direct, src, old, &kernel),
+            (2, _) => rmw_u16(addr, n, p, direct, src, old, &kernel),
+            (4, Repr::I32) => rmw_i32(addr, n, p, direct, src, old, &kernel),
+            (4, _) => rmw_u32(addr, n, p, direct, src, old, &kernel),
+            (8, Repr::I64) => rmw_i64(addr, n, p, direct, src, old, &kernel),
+            (8, _) => rmw_u64(addr, n, p, direct, src, old, &kernel),
+            (w, _) => unreachable!("winatomic: no atomic of {w} bytes"),
         }
     }
 }
@@ -113,7 +120,7 @@ pub unsafe fn fetch_op(addr: usize, bt: &Datatype, op: &Op, src: &[u8], old: &mu
 /// previous value goes to `old`, and `new` is stored when it equaled `cmp`.
 ///
 /// # Safety
-/// As [`fetch_op`].
+/// As [`fetch_op_run`], for one element.
 pub unsafe fn compare_swap(addr: usize, new: &[u8], cmp: &[u8], old: &mut [u8]) {
     macro_rules! cas {
         ($atomic:ident, $t:ty) => {{
@@ -148,7 +155,7 @@ mod tests {
         let mut old = vec![0u8; bytes];
         let bt = Datatype::predefined(prim);
         // SAFETY: an aligned local u64, accessed by this thread only.
-        unsafe { fetch_op(cell.as_mut_ptr() as usize, &bt, &Op::predefined(op), src, &mut old).unwrap() };
+        unsafe { fetch_op_run(cell.as_mut_ptr() as usize, 1, &bt, &Op::predefined(op), src, Some(&mut old)).unwrap() };
         // SAFETY: reading back the same bytes.
         let now = unsafe { std::slice::from_raw_parts(cell.as_ptr().cast::<u8>(), bytes) }.to_vec();
         (old, now)
@@ -191,11 +198,11 @@ mod tests {
                     let mut old = [0u8; 8];
                     for _ in 0..2000 {
                         // SAFETY: aligned atomics that live for the scope.
-                        unsafe { fetch_op(a0, &bt, &sum, &1i64.to_ne_bytes(), &mut old).unwrap() };
+                        unsafe { fetch_op_run(a0, 1, &bt, &sum, &1i64.to_ne_bytes(), Some(&mut old)).unwrap() };
                         loop {
                             let mut cur = [0u8; 8];
                             // SAFETY: as above.
-                            unsafe { fetch_op(a1, &bt, &Op::predefined(PredefinedOp::NoOp), &[], &mut cur).unwrap() };
+                            unsafe { fetch_op_run(a1, 1, &bt, &Op::predefined(PredefinedOp::NoOp), &[], Some(&mut cur)).unwrap() };
                             let next = (i64::from_ne_bytes(cur) + 1).to_ne_bytes();
                             // SAFETY: as above.
                             unsafe { compare_swap(a1, &next, &cur, &mut old) };
