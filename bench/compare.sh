@@ -3,6 +3,7 @@
 #
 #   bench/compare.sh                 # point-to-point: full run, 1 B .. 4 MiB, best of 3 runs
 #   bench/compare.sh coll            # collectives (see "coll mode" below)
+#   bench/compare.sh rma             # one-sided: bench/rma.sh (oxmpi, MPICH, Open MPI columns)
 #   bench/compare.sh tcp             # point-to-point over TCP between two network namespaces
 #                                    # (see "tcp mode" below; needs root)
 #   RUNS=5 MAX_BYTES=65536 bench/compare.sh
@@ -68,7 +69,8 @@ set -euo pipefail
 MODE="${1:-p2p}"
 case "$MODE" in
     p2p | coll | tcp) ;;
-    *) echo "usage: $0 [p2p|coll|tcp]" >&2; exit 2 ;;
+    rma) exec "$(dirname "${BASH_SOURCE[0]}")/rma.sh" ;;
+    *) echo "usage: $0 [p2p|coll|rma|tcp]" >&2; exit 2 ;;
 esac
 
 BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

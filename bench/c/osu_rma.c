@@ -2,7 +2,8 @@
  * which waits in MPI_Barrier meanwhile), after OSU's osu_put_latency, osu_get_latency,
  * osu_put_bw, osu_acc_latency, osu_fop_latency, osu_cas_latency with the
  * MPI_Win_allocate window and lock_all/flush synchronization (OSU's `-w allocate -s
- * flush`), plus put latency with fence synchronization (`-s fence`, both ranks).
+ * flush`), osu_get_acc_latency, plus put latency with fence synchronization (`-s fence`,
+ * both ranks) and with post/start/complete/wait (`-s pscw`: rank 1 posts and waits).
  * Output: "# test" then "size value" lines (latency in us, bandwidth in MB/s). */
 #include <mpi.h>
 #include <stdio.h>
@@ -35,12 +36,13 @@ static void lat(const char *name, int max, int which) {
                 case 2: MPI_Accumulate(obuf, n, MPI_INT, 1, 0, n, MPI_INT, MPI_SUM, win); break;
                 case 3: MPI_Fetch_and_op(&one, &res, MPI_LONG_LONG, 1, 0, MPI_SUM, win); break;
                 case 4: MPI_Compare_and_swap(&one, &cmp, &res, MPI_LONG_LONG, 1, 0, win); break;
+                case 5: MPI_Get_accumulate(obuf, n, MPI_INT, obuf + MAX / 2, n, MPI_INT, 1, 0, n, MPI_INT, MPI_SUM, win); break;
                 }
                 MPI_Win_flush(1, win);
             }
             double t = MPI_Wtime() - t0;
             MPI_Win_unlock_all(win);
-            printf("%d %.2f\n", which == 2 ? n * 4 : size, t * 1e6 / loop);
+            printf("%d %.2f\n", (which == 2 || which == 5) ? n * 4 : size, t * 1e6 / loop);
             fflush(stdout);
         }
         MPI_Barrier(MPI_COMM_WORLD);
@@ -89,6 +91,34 @@ static void fence_lat(void) {
     }
 }
 
+static void pscw_lat(void) {
+    if (rank == 0) printf("# put_pscw_latency\n");
+    MPI_Group world, peer;
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    int other = 1 - rank;
+    MPI_Group_incl(world, 1, &other, &peer);
+    for (int size = 1; size <= 65536; size *= 2) {
+        int loop = iters(size, 2000, 200), skip = loop / 10;
+        double t0 = 0;
+        for (int i = 0; i < loop + skip; i++) {
+            if (i == skip) t0 = MPI_Wtime();
+            if (rank == 0) {
+                MPI_Win_start(peer, 0, win);
+                MPI_Put(obuf, size, MPI_CHAR, 1, 0, size, MPI_CHAR, win);
+                MPI_Win_complete(win);
+            } else {
+                MPI_Win_post(peer, 0, win);
+                MPI_Win_wait(win);
+            }
+        }
+        double t = MPI_Wtime() - t0;
+        if (rank == 0) { printf("%d %.2f\n", size, t * 1e6 / loop); fflush(stdout); }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_Group_free(&peer);
+    MPI_Group_free(&world);
+}
+
 int main(int argc, char **argv) {
     int size;
     MPI_Init(&argc, &argv);
@@ -109,8 +139,10 @@ int main(int argc, char **argv) {
     if (!*only || !strcmp(only, "acc")) lat("acc_latency", 65536, 2);
     if (!*only || !strcmp(only, "fop")) lat("fop_latency", 8, 3);
     if (!*only || !strcmp(only, "cas")) lat("cas_latency", 8, 4);
+    if (!*only || !strcmp(only, "getacc")) lat("get_acc_latency", 65536, 5);
     if (!*only || !strcmp(only, "bw")) bw();
     if (!*only || !strcmp(only, "fence")) fence_lat();
+    if (!*only || !strcmp(only, "pscw")) pscw_lat();
     MPI_Win_free(&win);
     free(obuf);
     MPI_Finalize();

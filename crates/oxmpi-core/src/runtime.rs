@@ -407,6 +407,8 @@ fn poll_readable(fds: &[(std::os::fd::RawFd, bool)], timeout: Duration) {
 /// MPI_Finalize: completes outgoing protocol traffic, then leaves the job.
 pub fn finalize() -> Result<()> {
     let e = engine()?;
+    // No one-sided serving from the progress thread once finalizing starts.
+    crate::rma::stop_progress_thread();
     // Shared-memory collective areas of the predefined communicators.
     crate::coll::shm::release(&e.world);
     crate::coll::shm::release(&e.self_comm);
@@ -753,6 +755,12 @@ impl Engine {
             self.bell.sleep(ticket, timeout);
             self.waiters.fetch_sub(1, Ordering::SeqCst);
         }
+    }
+
+    /// One progress step (then one-sided serving): whether it moved anything. For
+    /// the one-sided progress thread, when the program is not in MPI.
+    pub(crate) fn progress_step(&self) -> bool {
+        self.poll(&mut |_| Some(())).1
     }
 
     /// One progress step and one look at the condition, under the lock.

@@ -10,7 +10,30 @@
 //! ([`Window::local`]) cannot be borrowed while an epoch is open: local loads and stores
 //! and remote accesses never overlap, as MPI requires.
 //!
+//! Post/start/complete/wait take groups: [`Window::post`] exposes this process's
+//! window to a group of origins until they all completed, and [`Window::start`] (or
+//! [`Exposure::start`] inside a post) accesses a group of targets. A
+//! [`DynamicWindow`] has no memory of its own: processes attach slices of theirs and
+//! hand out their [`Address`]es.
+//!
 //! rsmpi has no one-sided API; the vocabulary here follows MPI's names.
+//!
+//! ```
+//! use oxmpi::traits::*;
+//! use oxmpi::window::Window;
+//!
+//! let universe = oxmpi::initialize().unwrap();
+//! let world = universe.world();
+//! let (rank, size) = (world.rank(), world.size());
+//! let (left, right) = ((rank + size - 1) % size, (rank + 1) % size);
+//! let mut win = Window::<i32>::allocate(&world, 1);
+//! let group = world.group();
+//! // expose to the left neighbour while writing into the right one's window
+//! win.post(&group.include(&[left]), |exposure| {
+//!     exposure.start(&group.include(&[right]), |a| a.put(right, 0, &[rank]));
+//! });
+//! assert_eq!(win.local()[0], left);
+//! ```
 //!
 //! ```
 //! use oxmpi::traits::*;
@@ -33,6 +56,7 @@
 //! assert_eq!(total, size as i64);
 //! ```
 
+use std::cell::Cell;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -43,7 +67,7 @@ use oxmpi_core::rma::{self, Flavor, LockKind, Window as CoreWindow};
 use crate::collective::Operation;
 use crate::datatype::{Datatype, Equivalence};
 use crate::error::{Error, ErrorClass, OrFatal, Result};
-use crate::topology::{Communicator, Rank};
+use crate::topology::{Communicator, Group, Rank};
 
 /// The kind of a passive-target lock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,54 +215,275 @@ impl<'a, T: Equivalence + Copy> Window<'a, T> {
         Ok(v)
     }
 
-    /// An active-target epoch: `MPI_Win_fence`, `f`, `MPI_Win_fence`. Collective over
-    /// the window's processes; the operations `f` issues are complete everywhere when it
-    /// returns.
+}
+
+/// The synchronization calls both kinds of window share: each opens an epoch, hands
+/// the closure what it may do in it, and closes the epoch when the closure returns.
+macro_rules! epochs {
+    ($doc_disp:literal) => {
+        /// An active-target epoch: `MPI_Win_fence`, `f`, `MPI_Win_fence`. Collective over
+        /// the window's processes; the operations `f` issues are complete everywhere when it
+        /// returns.
+        #[doc = $doc_disp]
+        #[track_caller]
+        pub fn fence<R>(&mut self, f: impl FnOnce(&Access<'_, T>) -> R) -> R {
+            self.try_fence(|a| Ok(f(a))).or_fatal()
+        }
+
+        /// [`fence`](Self::fence), for closures returning `Result` (errors of the
+        /// synchronization are returned too).
+        pub fn try_fence<R>(&mut self, f: impl FnOnce(&Access<'_, T>) -> Result<R>) -> Result<R> {
+            self.core.fence(0)?;
+            let r = f(&Access { win: &self.core, _t: PhantomData });
+            self.core.fence(rma::epoch::MODE_NOSUCCEED)?;
+            r
+        }
+
+        /// A passive-target epoch on `rank`: `MPI_Win_lock`, `f`, `MPI_Win_unlock`. Only
+        /// this process takes part; the target need not call MPI meanwhile.
+        #[track_caller]
+        pub fn lock<R>(&mut self, rank: Rank, kind: LockType, f: impl FnOnce(&Access<'_, T>) -> R) -> R {
+            self.try_lock(rank, kind, |a| Ok(f(a))).or_fatal()
+        }
+
+        /// [`lock`](Self::lock), returning errors.
+        pub fn try_lock<R>(&mut self, rank: Rank, kind: LockType, f: impl FnOnce(&Access<'_, T>) -> Result<R>) -> Result<R> {
+            let k = match kind {
+                LockType::Shared => LockKind::Shared,
+                LockType::Exclusive => LockKind::Exclusive,
+            };
+            self.core.lock(k, rank, 0)?;
+            let r = f(&Access { win: &self.core, _t: PhantomData });
+            self.core.unlock(rank)?;
+            r
+        }
+
+        /// A shared lock on every process: `MPI_Win_lock_all`, `f`, `MPI_Win_unlock_all`.
+        #[track_caller]
+        pub fn lock_all<R>(&mut self, f: impl FnOnce(&Access<'_, T>) -> R) -> R {
+            self.try_lock_all(|a| Ok(f(a))).or_fatal()
+        }
+
+        /// [`lock_all`](Self::lock_all), returning errors.
+        pub fn try_lock_all<R>(&mut self, f: impl FnOnce(&Access<'_, T>) -> Result<R>) -> Result<R> {
+            self.core.lock_all(0)?;
+            let r = f(&Access { win: &self.core, _t: PhantomData });
+            self.core.unlock_all()?;
+            r
+        }
+
+        /// An access epoch to the processes of `targets` (a group of the window's
+        /// processes): `MPI_Win_start`, `f`, `MPI_Win_complete`. Waits until each target
+        /// exposed its window to this process ([`post`](Self::post)); `f` may access
+        /// those targets only. Nested inside [`post`](Self::post), use
+        /// [`Exposure::start`].
+        #[track_caller]
+        pub fn start<R>(&mut self, targets: &impl Group, f: impl FnOnce(&Access<'_, T>) -> R) -> R {
+            self.try_start(targets, |a| Ok(f(a))).or_fatal()
+        }
+
+        /// [`start`](Self::start), returning errors.
+        pub fn try_start<R>(&mut self, targets: &impl Group, f: impl FnOnce(&Access<'_, T>) -> Result<R>) -> Result<R> {
+            start_epoch(&self.core, targets, f)
+        }
+
+        /// An exposure epoch to the processes of `origins`: `MPI_Win_post`, `f`,
+        /// `MPI_Win_wait`. The origins access this window between their
+        /// [`start`](Self::start) and its end; `f` runs meanwhile and may open an access
+        /// epoch of its own ([`Exposure::start`]) or poll ([`Exposure::test`]). When
+        /// `post` returns, every origin completed its accesses.
+        #[track_caller]
+        pub fn post<R>(&mut self, origins: &impl Group, f: impl FnOnce(&Exposure<'_, T>) -> R) -> R {
+            self.try_post(origins, |e| Ok(f(e))).or_fatal()
+        }
+
+        /// [`post`](Self::post), returning errors.
+        pub fn try_post<R>(&mut self, origins: &impl Group, f: impl FnOnce(&Exposure<'_, T>) -> Result<R>) -> Result<R> {
+            let ranks = self.core.ranks_of("MPI_Win_post", origins.core_group().world_ranks())?;
+            self.core.post(ranks, 0)?;
+            let e = Exposure { win: &self.core, done: Cell::new(false), _t: PhantomData };
+            let r = f(&e);
+            if !e.done.get() {
+                self.core.wait(true)?;
+            }
+            r
+        }
+    };
+}
+
+fn start_epoch<T: Equivalence + Copy, R>(core: &CoreWindow, targets: &impl Group, f: impl FnOnce(&Access<'_, T>) -> Result<R>) -> Result<R> {
+    let ranks = core.ranks_of("MPI_Win_start", targets.core_group().world_ranks())?;
+    core.start(ranks, 0)?;
+    let r = f(&Access { win: core, _t: PhantomData });
+    core.complete()?;
+    r
+}
+
+impl<T: Equivalence + Copy> Window<'_, T> {
+    epochs!("Displacements count elements of `T` from the start of the target's window memory.");
+}
+
+/// An open exposure epoch ([`Window::post`]): this process's window is exposed to
+/// the origins of the post until the epoch ends.
+pub struct Exposure<'w, T> {
+    win: &'w CoreWindow,
+    done: Cell<bool>,
+    _t: PhantomData<fn(T) -> T>,
+}
+
+impl<T: Equivalence + Copy> Exposure<'_, T> {
+    /// An access epoch inside the exposure (`MPI_Win_start`, `f`, `MPI_Win_complete`),
+    /// as [`Window::start`]: the usual pattern where processes expose their windows to
+    /// each other and access each other's at once.
     #[track_caller]
-    pub fn fence<R>(&mut self, f: impl FnOnce(&Access<'_, T>) -> R) -> R {
-        self.try_fence(|a| Ok(f(a))).or_fatal()
+    pub fn start<R>(&self, targets: &impl Group, f: impl FnOnce(&Access<'_, T>) -> R) -> R {
+        self.try_start(targets, |a| Ok(f(a))).or_fatal()
     }
 
-    /// [`fence`](Self::fence), for closures returning `Result` (errors of the
-    /// synchronization are returned too).
-    pub fn try_fence<R>(&mut self, f: impl FnOnce(&Access<'_, T>) -> Result<R>) -> Result<R> {
-        self.core.fence(0)?;
-        let r = f(&Access { win: &self.core, _t: PhantomData });
-        self.core.fence(rma::epoch::MODE_NOSUCCEED)?;
-        r
+    /// [`start`](Self::start), returning errors.
+    pub fn try_start<R>(&self, targets: &impl Group, f: impl FnOnce(&Access<'_, T>) -> Result<R>) -> Result<R> {
+        start_epoch(self.win, targets, f)
     }
 
-    /// A passive-target epoch on `rank`: `MPI_Win_lock`, `f`, `MPI_Win_unlock`. Only
-    /// this process takes part; the target need not call MPI meanwhile.
+    /// `MPI_Win_test`: whether every origin completed its access epoch (then the
+    /// exposure epoch is over, and later calls answer `true` too).
+    pub fn test(&self) -> Result<bool> {
+        if self.done.get() {
+            return Ok(true);
+        }
+        let d = self.win.wait(false)?;
+        self.done.set(d);
+        Ok(d)
+    }
+}
+
+/// An address in a [`DynamicWindow`]: where memory attached on some process starts, to
+/// hand to the processes that access it (as a `u64` through any message). The
+/// displacement of element `i` there is [`at(i)`](Address::at).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Address<T> {
+    addr: u64,
+    _t: PhantomData<fn(T) -> T>,
+}
+
+impl<T> Address<T> {
+    /// The address as a number, to send to other processes.
+    pub fn to_raw(self) -> u64 {
+        self.addr
+    }
+
+    /// An address received from another process. A wrong one cannot do harm: the
+    /// target checks every access against the memory it attached
+    /// (`MPI_ERR_RMA_RANGE`).
+    pub fn from_raw(addr: u64) -> Address<T> {
+        Address { addr, _t: PhantomData }
+    }
+
+    /// The displacement of element `i` from this address, for [`Access`] calls on a
+    /// dynamic window.
+    pub fn at(self, i: usize) -> usize {
+        (self.addr as usize).wrapping_add(i.wrapping_mul(std::mem::size_of::<T>()))
+    }
+}
+
+/// A window without memory of its own (`MPI_Win_create_dynamic`): each process
+/// attaches slices of its memory ([`attach`](Self::attach)) and detaches them
+/// ([`detach`](Self::detach)) whenever it likes; the others reach them by their
+/// [`Address`]. An attached slice stays borrowed by the window until detached (then
+/// it is handed back) or until the window is dropped.
+///
+/// ```
+/// use oxmpi::traits::*;
+/// use oxmpi::window::{Address, DynamicWindow, LockType};
+///
+/// let universe = oxmpi::initialize().unwrap();
+/// let world = universe.world();
+/// let (rank, size) = (world.rank(), world.size());
+/// let mut mine = vec![0u32; 4];
+/// let mut win = DynamicWindow::<u32>::create(&world);
+/// let addr = win.attach(&mut mine);
+/// // everyone learns where rank 0's memory is
+/// let mut raw = addr.to_raw();
+/// world.process_at_rank(0).broadcast_into(&mut raw);
+/// let at0 = Address::<u32>::from_raw(raw);
+/// win.lock(0, LockType::Shared, |a| a.accumulate(0, at0.at(1), &[rank as u32 + 1], oxmpi::collective::SystemOperation::sum()));
+/// world.barrier();
+/// if rank == 0 {
+///     let total: u32 = (1..=size as u32).sum();
+///     assert_eq!(win.local(addr).unwrap()[1], total);
+/// }
+/// world.barrier();
+/// let back = win.detach(addr).unwrap();
+/// assert_eq!(back.len(), 4);
+/// ```
+pub struct DynamicWindow<'a, T: Equivalence + Copy> {
+    core: Arc<CoreWindow>,
+    attached: Vec<&'a mut [T]>,
+}
+
+impl<'a, T: Equivalence + Copy> DynamicWindow<'a, T> {
+    /// `MPI_Win_create_dynamic`, collective over `comm`.
     #[track_caller]
-    pub fn lock<R>(&mut self, rank: Rank, kind: LockType, f: impl FnOnce(&Access<'_, T>) -> R) -> R {
-        self.try_lock(rank, kind, |a| Ok(f(a))).or_fatal()
+    pub fn create<C: Communicator>(comm: &C) -> DynamicWindow<'a, T> {
+        Self::try_create(comm).or_fatal()
     }
 
-    /// [`lock`](Self::lock), returning errors.
-    pub fn try_lock<R>(&mut self, rank: Rank, kind: LockType, f: impl FnOnce(&Access<'_, T>) -> Result<R>) -> Result<R> {
-        let k = match kind {
-            LockType::Shared => LockKind::Shared,
-            LockType::Exclusive => LockKind::Exclusive,
-        };
-        self.core.lock(k, rank, 0)?;
-        let r = f(&Access { win: &self.core, _t: PhantomData });
-        self.core.unlock(rank)?;
-        r
+    /// [`create`](Self::create), returning errors.
+    pub fn try_create<C: Communicator>(comm: &C) -> Result<DynamicWindow<'a, T>> {
+        const CALL: &str = "MPI_Win_create_dynamic";
+        check_type::<T>(CALL)?;
+        // SAFETY: a dynamic window has no memory at creation (base and size 0).
+        let core = unsafe { CoreWindow::new(comm.core_comm(), Flavor::Dynamic, 0, 0, 1, false, CALL)? };
+        Ok(DynamicWindow { core, attached: Vec::new() })
     }
 
-    /// A shared lock on every process: `MPI_Win_lock_all`, `f`, `MPI_Win_unlock_all`.
+    /// `MPI_Win_attach`: makes `mem` reachable by the window's processes (local, not
+    /// collective) until [`detach`](Self::detach); its address for them.
     #[track_caller]
-    pub fn lock_all<R>(&mut self, f: impl FnOnce(&Access<'_, T>) -> R) -> R {
-        self.try_lock_all(|a| Ok(f(a))).or_fatal()
+    pub fn attach(&mut self, mem: &'a mut [T]) -> Address<T> {
+        self.try_attach(mem).or_fatal()
     }
 
-    /// [`lock_all`](Self::lock_all), returning errors.
-    pub fn try_lock_all<R>(&mut self, f: impl FnOnce(&Access<'_, T>) -> Result<R>) -> Result<R> {
-        self.core.lock_all(0)?;
-        let r = f(&Access { win: &self.core, _t: PhantomData });
-        self.core.unlock_all()?;
-        r
+    /// [`attach`](Self::attach), returning errors (`MPI_ERR_RMA_ATTACH` when the
+    /// window has as many regions attached as it can hold).
+    pub fn try_attach(&mut self, mem: &'a mut [T]) -> Result<Address<T>> {
+        let base = mem.as_mut_ptr() as usize;
+        self.core.attach(base, std::mem::size_of_val(mem))?;
+        self.attached.push(mem);
+        Ok(Address::from_raw(base as u64))
+    }
+
+    /// `MPI_Win_detach`: the slice attached at `addr` is no longer reachable and is
+    /// handed back; `MPI_ERR_RMA_ATTACH` when nothing of this process starts there.
+    pub fn detach(&mut self, addr: Address<T>) -> Result<&'a mut [T]> {
+        let i = self.position(addr).ok_or_else(|| {
+            Error::new(ErrorClass::RmaAttach, format!("MPI_Win_detach: {:#x} is not the address of a slice this process attached", addr.addr))
+        })?;
+        if !self.attached[i].is_empty() {
+            self.core.detach(addr.addr as usize)?;
+        }
+        Ok(self.attached.swap_remove(i))
+    }
+
+    fn position(&self, addr: Address<T>) -> Option<usize> {
+        self.attached.iter().position(|m| m.as_ptr() as usize == addr.addr as usize)
+    }
+
+    /// The slice this process attached at `addr`, while this process has no epoch
+    /// open (as [`Window::local`]).
+    pub fn local(&mut self, addr: Address<T>) -> Option<&mut [T]> {
+        let i = self.position(addr)?;
+        Some(&mut *self.attached[i])
+    }
+
+    epochs!("Displacements are addresses: [`Address::at`] of memory attached on the target.");
+}
+
+impl<T: Equivalence + Copy> Drop for DynamicWindow<'_, T> {
+    fn drop(&mut self) {
+        if let Err(e) = self.core.free() {
+            crate::error::fatal(e);
+        }
     }
 }
 

@@ -9,6 +9,14 @@ static int cls_of(int rc) {
     return c;
 }
 #define EXPECT(call, cls) do { int rc_ = (call); CHECK(rc_ != MPI_SUCCESS); CHECK(cls_of(rc_) == (cls)); } while (0)
+/* ... and the message names the call and the argument */
+#define EXPECT_MSG(call, cls, name, arg) do { \
+        int rc_ = (call), len_; char msg_[MPI_MAX_ERROR_STRING]; \
+        CHECK(rc_ != MPI_SUCCESS); CHECK(cls_of(rc_) == (cls)); \
+        OK(MPI_Error_string(rc_, msg_, &len_)); \
+        if (!strstr(msg_, name) || !strstr(msg_, arg)) fprintf(stderr, "message: %s\n", msg_); \
+        CHECK(strstr(msg_, name) && strstr(msg_, arg)); \
+    } while (0)
 
 static void user_fn(void *in, void *inout, int *len, MPI_Datatype *dt) { (void)in; (void)inout; (void)len; (void)dt; }
 
@@ -83,6 +91,74 @@ int main(int argc, char **argv) {
     /* nothing was written around or into the windows by the failed calls */
     OK(MPI_Barrier(MPI_COMM_WORLD));
     for (int i = 0; i < 12; i++) CHECK(block[i] == 1000 + i);
+
+    /* MPI_ERR_ASSERT: bits a synchronization call does not know */
+    EXPECT_MSG(MPI_Win_fence(MPI_MODE_NOCHECK, win), MPI_ERR_ASSERT, "MPI_Win_fence", "assert");
+    EXPECT_MSG(MPI_Win_lock(MPI_LOCK_SHARED, right, MPI_MODE_NOPUT, win), MPI_ERR_ASSERT, "MPI_Win_lock", "assert");
+    EXPECT(MPI_Win_lock_all(1, win), MPI_ERR_ASSERT);
+    /* a fence asserting MPI_MODE_NOPRECEDE after this process made RMA calls: MPI_ERR_RMA_SYNC */
+    OK(MPI_Win_fence(0, win));
+    OK(MPI_Get(y, 1, MPI_INT, right, 0, 1, MPI_INT, win));
+    EXPECT_MSG(MPI_Win_fence(MPI_MODE_NOPRECEDE, win), MPI_ERR_RMA_SYNC, "MPI_Win_fence", "MPI_MODE_NOPRECEDE");
+    OK(MPI_Win_fence(0, win));
+    /* MPI_ERR_RMA_CONFLICT: an update of a window whose owner asserted MPI_MODE_NOPUT for the
+     * epoch (partner: the other rank of a pair, on one host also in the two-host run) */
+    int partner = (rank ^ 1) < size ? (rank ^ 1) : rank;
+    OK(MPI_Win_fence(MPI_MODE_NOPUT, win));
+    EXPECT_MSG(MPI_Put(x, 1, MPI_INT, partner, 0, 1, MPI_INT, win), MPI_ERR_RMA_CONFLICT, "MPI_Put", "target_rank");
+    EXPECT(MPI_Accumulate(x, 1, MPI_INT, partner, 0, 1, MPI_INT, MPI_SUM, win), MPI_ERR_RMA_CONFLICT);
+    OK(MPI_Get(y, 1, MPI_INT, partner, 0, 1, MPI_INT, win)); /* reading is fine */
+    OK(MPI_Win_fence(0, win));
+    /* the next epoch's assertion: a target that moved on already flags nothing, so wait */
+    OK(MPI_Win_fence(MPI_MODE_NOPUT, win));
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    EXPECT(MPI_Put(x, 1, MPI_INT, partner, 0, 1, MPI_INT, win), MPI_ERR_RMA_CONFLICT);
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_Win_fence(0, win));
+    OK(MPI_Put(x, 1, MPI_INT, partner, 0, 1, MPI_INT, win)); /* this epoch allows updates */
+    OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+    { /* the same for a post asserting MPI_MODE_NOPUT */
+        MPI_Group wg, pg;
+        OK(MPI_Win_get_group(win, &wg));
+        OK(MPI_Group_incl(wg, 1, &partner, &pg));
+        OK(MPI_Win_post(pg, MPI_MODE_NOPUT, win));
+        OK(MPI_Win_start(pg, 0, win));
+        EXPECT_MSG(MPI_Accumulate(x, 1, MPI_INT, partner, 0, 1, MPI_INT, MPI_SUM, win), MPI_ERR_RMA_CONFLICT, "MPI_Accumulate", "MPI_MODE_NOPUT");
+        OK(MPI_Get(y, 1, MPI_INT, partner, 0, 1, MPI_INT, win));
+        OK(MPI_Win_complete(win));
+        OK(MPI_Win_wait(win));
+        EXPECT(MPI_Win_post(pg, MPI_MODE_NOPRECEDE, win), MPI_ERR_ASSERT);
+        OK(MPI_Group_free(&pg));
+        OK(MPI_Group_free(&wg));
+    }
+    /* MPI_ERR_RMA_CONFLICT: locks that conflict with a lock taken with MPI_MODE_NOCHECK,
+     * between ranks 0 and 1 (one host) */
+    if (size >= 2 && rank < 2) {
+        int other = 1 - rank;
+        if (rank == 1) OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+        OK(MPI_Barrier(MPI_COMM_WORLD));
+        if (rank == 0) EXPECT_MSG(MPI_Win_lock(MPI_LOCK_SHARED, 0, MPI_MODE_NOCHECK, win), MPI_ERR_RMA_CONFLICT, "MPI_Win_lock", "target_rank 0");
+        OK(MPI_Barrier(MPI_COMM_WORLD));
+        if (rank == 1) OK(MPI_Win_unlock(0, win));
+        if (rank == 1) OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, MPI_MODE_NOCHECK, win));
+        OK(MPI_Barrier(MPI_COMM_WORLD));
+        if (rank == 0) {
+            EXPECT_MSG(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win), MPI_ERR_RMA_CONFLICT, "MPI_Win_lock", "MPI_MODE_NOCHECK");
+            OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win)); /* shared with shared: fine */
+            OK(MPI_Put(x, 1, MPI_INT, 0, 1, 1, MPI_INT, win));
+            OK(MPI_Win_unlock(0, win));
+        }
+        OK(MPI_Barrier(MPI_COMM_WORLD));
+        if (rank == 1) OK(MPI_Win_unlock(0, win));
+        OK(MPI_Barrier(MPI_COMM_WORLD));
+        /* released: now the exclusive lock is granted */
+        if (rank == 0) { OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, MPI_MODE_NOCHECK, win)); OK(MPI_Win_unlock(0, win)); }
+        (void)other;
+    } else {
+        for (int i = 0; i < 5; i++) OK(MPI_Barrier(MPI_COMM_WORLD)); /* as many as ranks 0 and 1 make */
+    }
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK(block[0] == 1000 && block[1] == 1001 && block[10] == 1010 && block[11] == 1011);
     OK(MPI_Win_free(&win));
     /* MPI_ERR_RMA_ATTACH: overlapping regions, detach of what was never attached */
     OK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));

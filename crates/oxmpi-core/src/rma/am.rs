@@ -11,6 +11,14 @@
 //! respect to each other), and answers. A lock request that cannot be granted now
 //! waits in a queue, retried at every later progress step.
 //!
+//! A target that does not enter MPI for a while (computing, or blocked outside MPI)
+//! is served by a progress thread ([`ensure_progress_thread`], started with the
+//! first window that has remote peers, stopped by `MPI_Finalize`): it sleeps, and
+//! when the process made no progress step of its own since its last look, it makes
+//! one and serves the requests; while the program is in MPI calls it only looks.
+//! One server at a time: the thread and the program's own calls never serve
+//! concurrently (a global flag, which also stops re-entry).
+//!
 //! Requests are untrusted input: decoded with bounds checks, runs checked
 //! against the window (or the attached regions), answered with an error class
 //! and message instead of applied when anything is off.
@@ -20,10 +28,11 @@
 //! on error, a UTF-8 message.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 
-use super::{lock_kind_spin, LockKind, Window, CTL_ACC, CTL_LOCK, WRITER};
+use super::{lock_kind_spin, LockKind, Window, CTL_LOCK, WRITER};
 use crate::comm::Comm;
 use crate::datatype::{Datatype, Primitive};
 use crate::error::{ErrorClass, MpiError, Result};
@@ -48,8 +57,60 @@ pub(crate) static AM_ACTIVE: AtomicBool = AtomicBool::new(false);
 
 static WINDOWS: Mutex<Vec<Weak<Window>>> = Mutex::new(Vec::new());
 
-thread_local! {
-    static SERVING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+/// Someone (a thread of this process) is serving requests now.
+static SERVING: AtomicBool = AtomicBool::new(false);
+/// Serving rounds so far (the progress thread's sign that the program serves itself).
+static ROUNDS: AtomicU64 = AtomicU64::new(0);
+static THREAD: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
+static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Starts the progress thread once (see the module doc).
+fn ensure_progress_thread() {
+    let mut t = THREAD.lock().unwrap_or_else(|p| p.into_inner());
+    if t.is_some() || STOP.load(Ordering::Acquire) {
+        return;
+    }
+    let h = std::thread::Builder::new().name("oxmpi-rma-progress".into()).spawn(progress_thread);
+    match h {
+        Ok(h) => *t = Some(h),
+        Err(e) => eprintln!("oxmpi: no one-sided progress thread ({e}); targets on other hosts are served in MPI calls only"),
+    }
+}
+
+fn progress_thread() {
+    const MIN: Duration = Duration::from_micros(50);
+    const MAX: Duration = Duration::from_millis(2);
+    let mut pause = MIN;
+    let mut seen = ROUNDS.load(Ordering::Acquire);
+    while !STOP.load(Ordering::Acquire) {
+        std::thread::sleep(pause);
+        if !AM_ACTIVE.load(Ordering::Acquire) {
+            pause = MAX;
+            continue;
+        }
+        let now = ROUNDS.load(Ordering::Acquire);
+        if now != seen {
+            // The program is in MPI and serves by itself.
+            seen = now;
+            pause = MIN;
+            continue;
+        }
+        let Ok(e) = crate::runtime::engine() else { return };
+        // One progress step (it serves after it, through the runtime).
+        let moved = e.progress_step();
+        let served = serve_round();
+        seen = ROUNDS.load(Ordering::Acquire);
+        pause = if moved || served { MIN } else { (pause * 2).min(MAX) };
+    }
+}
+
+/// Stops the progress thread (MPI_Finalize; windows are freed by then).
+pub(crate) fn stop_progress_thread() {
+    STOP.store(true, Ordering::Release);
+    let h = THREAD.lock().unwrap_or_else(|p| p.into_inner()).take();
+    if let Some(h) = h {
+        let _ = h.join();
+    }
 }
 
 pub(super) struct Am {
@@ -68,6 +129,8 @@ pub(super) fn register(w: &Arc<Window>) {
     let mut ws = WINDOWS.lock().unwrap_or_else(|p| p.into_inner());
     ws.push(Arc::downgrade(w));
     AM_ACTIVE.store(true, Ordering::Release);
+    drop(ws);
+    ensure_progress_thread();
 }
 
 pub(super) fn unregister(w: &Window) {
@@ -80,19 +143,28 @@ pub(super) fn unregister(w: &Window) {
 /// runtime after progress steps, never while the engine lock is held; re-entry
 /// (from the sends and receives serving does) and a second thread are skipped.
 pub(crate) fn serve_all() {
-    if SERVING.with(|s| s.replace(true)) {
-        return;
+    serve_round();
+}
+
+/// One serving round; whether any request was served.
+fn serve_round() -> bool {
+    if SERVING.swap(true, Ordering::Acquire) {
+        return false;
     }
+    ROUNDS.fetch_add(1, Ordering::Release);
     let ws: Vec<Arc<Window>> = match WINDOWS.try_lock() {
         Ok(g) => g.iter().filter_map(Weak::upgrade).collect(),
         Err(_) => Vec::new(),
     };
+    let mut any = false;
     for w in ws {
-        if let Err(e) = w.serve() {
-            eprintln!("oxmpi: serving one-sided requests: {e}");
+        match w.serve() {
+            Ok(n) => any |= n > 0,
+            Err(e) => eprintln!("oxmpi: serving one-sided requests: {e}"),
         }
     }
-    SERVING.with(|s| s.set(false));
+    SERVING.store(false, Ordering::Release);
+    any
 }
 
 fn words(v: &mut Vec<u8>, ws: &[u64]) {
@@ -201,9 +273,11 @@ impl Window {
 
     /// Applies every request waiting for this process, answers them, and grants
     /// queued locks that became free.
-    fn serve(&self) -> Result<()> {
+    fn serve(&self) -> Result<usize> {
         let am = self.am();
+        let mut n = 0;
         while let Some(st) = pt2pt::iprobe(&am.comm, ANY_SOURCE, TAG_REQ)? {
+            n += 1;
             let mut buf = vec![0u8; st.count_bytes];
             pt2pt::recv(&am.comm, &mut buf, st.source, TAG_REQ)?;
             let reply = match decode(&buf) {
@@ -223,8 +297,9 @@ impl Window {
             }
             am.pending.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
             pt2pt::send(&am.comm, &ok_reply(&[]), origin, TAG_REPLY, SendMode::Standard)?;
+            n += 1;
         }
-        Ok(())
+        Ok(n)
     }
 
     /// Checks a request's runs against this process's window memory.
@@ -300,14 +375,7 @@ impl Window {
                     return Err(MpiError::intern(C, "compare-and-swap data has the wrong length"));
                 }
                 let (new, cmp) = req.data.split_at(total);
-                let mut cur = vec![0u8; total];
-                self.with_own_acc_lock(|| {
-                    Self::read_runs(C, &reach, &req.runs, &mut cur)?;
-                    if cur == cmp {
-                        Self::write_runs(C, &reach, &req.runs, new)?;
-                    }
-                    Ok(())
-                })?;
+                let cur = self.cas_apply(C, self.my_local, &reach, &req.runs, new, cmp)?;
                 Ok(Some(ok_reply(&cur)))
             }
             _ => {
@@ -319,31 +387,10 @@ impl Window {
                     return Err(MpiError::intern(C, "accumulate data and runs differ"));
                 }
                 let op = Op::predefined(op);
-                let mut cur = vec![0u8; total];
-                let mut old = Vec::new();
-                self.with_own_acc_lock(|| {
-                    Self::read_runs(C, &reach, &req.runs, &mut cur)?;
-                    if req.kind == K_GETACC {
-                        old = cur.clone();
-                    }
-                    if noop {
-                        return Ok(());
-                    }
-                    // SAFETY: both buffers hold `total / size` packed elements of `bt` (checked above).
-                    unsafe { op.apply(req.data.as_ptr(), cur.as_mut_ptr(), total / bt.size(), &bt)? };
-                    Self::write_runs(C, &reach, &req.runs, &cur)
-                })?;
+                let old = self.acc_apply(C, self.my_local, &reach, &req.runs, &op, &bt, if noop { &[] } else { req.data }, req.kind == K_GETACC)?;
                 Ok(Some(ok_reply(&old)))
             }
         }
-    }
-
-    fn with_own_acc_lock<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
-        let m = self.ctl(self.my_local, CTL_ACC);
-        super::acquire(|| m.compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed).is_ok())?;
-        let res = f();
-        m.store(0, Ordering::Release);
-        res
     }
 }
 

@@ -20,6 +20,8 @@ use crate::error::{ErrorClass, MpiError, Result};
 
 /// `MPI_MODE_NOSUCCEED`.
 pub const MODE_NOSUCCEED: i32 = 16384;
+/// `MPI_MODE_NOPRECEDE`.
+const MODE_NOPRECEDE: i32 = 2048;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LockKind {
@@ -27,8 +29,18 @@ pub enum LockKind {
     Exclusive,
 }
 
+/// The kind of access epoch an operation is made in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Passive,
+    Fence,
+    Start,
+}
+
 #[derive(Default, Debug)]
 pub struct Epochs {
+    /// Fences made on the window so far (collective: the same count on every rank).
+    pub fences: u64,
     /// A fence opened an epoch; `true` once an operation was made in it.
     fence: Option<bool>,
     /// PSCW access epoch: the targets of MPI_Win_start.
@@ -68,7 +80,11 @@ impl Epochs {
         if self.passive() {
             return Err(sync(C, "a passive-target (lock) epoch is open"));
         }
+        if assert & MODE_NOPRECEDE != 0 && self.fence == Some(true) {
+            return Err(sync(C, "assert has MPI_MODE_NOPRECEDE, but this process made RMA calls in the epoch the fence ends"));
+        }
         self.fence = if assert & MODE_NOSUCCEED != 0 { None } else { Some(false) };
+        self.fences += 1;
         Ok(())
     }
 
@@ -185,22 +201,23 @@ impl Epochs {
     }
 
     /// An RMA operation to `target`: allowed in a lock, lock_all, start (with
-    /// `target` in its group) or fence epoch.
-    pub fn check_access(&mut self, call: &str, target: i32) -> Result<()> {
+    /// `target` in its group) or fence epoch; which kind it is: active-target
+    /// (fence or start) epoch, or passive-target.
+    pub fn check_access(&mut self, call: &str, target: i32) -> Result<Access> {
         if self.lock_all || self.locks.contains_key(&target) {
-            return Ok(());
+            return Ok(Access::Passive);
         }
         if let Some(g) = &self.start {
             if g.contains(&target) {
-                return Ok(());
+                return Ok(Access::Start);
             }
-            return Err(sync(call, format!("target rank {target} is not in the group of MPI_Win_start")));
+            return Err(sync(call, format!("target_rank {target} is not in the group of MPI_Win_start")));
         }
         if let Some(used) = self.fence.as_mut() {
             *used = true;
-            return Ok(());
+            return Ok(Access::Fence);
         }
-        Err(sync(call, format!("no access epoch to target rank {target} is open (call MPI_Win_fence, MPI_Win_start or MPI_Win_lock first)")))
+        Err(sync(call, format!("no access epoch to target_rank {target} is open (call MPI_Win_fence, MPI_Win_start or MPI_Win_lock first)")))
     }
 
     /// MPI_Win_free: no epoch may be open but a fence epoch.
@@ -246,6 +263,7 @@ mod tests {
         e.unlock(1).unwrap();
         e.fence(0).unwrap();
         e.check_access("MPI_Get", 0).unwrap();
+        assert!(is_sync(e.fence(MODE_NOPRECEDE)), "operations precede this fence");
         assert!(is_sync(e.lock(0, LockKind::Exclusive)));
         assert!(is_sync(e.start(vec![0])));
         e.fence(MODE_NOSUCCEED).unwrap();

@@ -8,10 +8,14 @@
 //! (`MPI_Win_create`, dynamic windows), see [`crate::transport::winmem`]. Operations
 //! therefore complete when the call returns (flushes are memory fences).
 //!
-//! Atomicity: accumulates to one target serialize on that target's accumulate mutex
-//! in the segment, so every accumulate, get_accumulate, fetch_and_op and
-//! compare_and_swap is atomic per element (and per call), and accumulates from one
-//! origin are ordered. Passive target: a reader/writer lock word per target in the
+//! Atomicity: on windows whose memory is in the segment (`MPI_Win_allocate`,
+//! `_allocate_shared`), every aligned element of 1, 2, 4 or 8 bytes is updated by a
+//! CPU atomic ([`crate::transport::winatomic`]): accumulate, get_accumulate,
+//! fetch_and_op and compare_and_swap take no lock. Other elements (long double,
+//! padded pairs, unaligned addresses) and windows over user memory (reached by
+//! cross-memory attach) serialize on the target's accumulate mutex in the segment.
+//! Either way every accumulate is atomic per element, and accumulates from one
+//! origin are ordered (they complete in the call). Passive target: a reader/writer lock word per target in the
 //! segment; the target never takes part, so it may compute outside MPI meanwhile.
 //! Active target: fence is a barrier on the window's communicator; post/start/
 //! complete/wait are zero-byte messages on it. The epoch rules live in [`epoch`].
@@ -20,8 +24,9 @@
 //! active message on a second private communicator, applied by the target's
 //! progress engine (after every progress step of any MPI call there, see [`am`]),
 //! and answered; the origin waits for the answer, so operations complete in the
-//! call there too. Passive target across hosts therefore needs the target to
-//! enter MPI now and then (on one host it never does).
+//! call there too. A target that stays out of MPI (computing, or blocked outside
+//! MPI) is served by a progress thread that steps in when the program makes no
+//! progress of its own (see [`am`]).
 
 mod am;
 pub mod epoch;
@@ -35,12 +40,13 @@ use crate::datatype::{Datatype, Primitive};
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::op::{Op, PredefinedOp};
 use crate::request::PROC_NULL;
+use crate::transport::winatomic;
 use crate::transport::winmem::{full_fence, Reach, Segment};
 use crate::{coll, pt2pt, runtime, SendMode};
 pub use epoch::LockKind;
 use epoch::Epochs;
 
-pub(crate) use am::{serve_all, AM_ACTIVE};
+pub(crate) use am::{serve_all, stop_progress_thread, AM_ACTIVE};
 
 /// How the window's memory came to be (`MPI_WIN_CREATE_FLAVOR`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,12 +59,34 @@ pub enum Flavor {
 
 /// `MPI_MODE_NOCHECK`.
 pub const MODE_NOCHECK: i32 = 1024;
+/// `MPI_MODE_NOPRECEDE`.
+pub const MODE_NOPRECEDE: i32 = 2048;
+/// `MPI_MODE_NOPUT`.
+pub const MODE_NOPUT: i32 = 4096;
+/// `MPI_MODE_NOSTORE`.
+pub const MODE_NOSTORE: i32 = 8192;
+use epoch::MODE_NOSUCCEED;
+
+/// Rejects assert bits the call does not know (`MPI_ERR_ASSERT`).
+fn check_assert(call: &str, assert: i32, allowed: i32, names: &str) -> Result<()> {
+    if assert & !allowed != 0 {
+        return Err(MpiError::arg(ErrorClass::Assert, call, "assert", format!("{assert:#x} has bits other than {names}")));
+    }
+    Ok(())
+}
 
 const TAG_POST: i32 = 1;
 const TAG_COMPLETE: i32 = 2;
 
-// Per local rank, in the host segment: lock word, accumulate mutex, attached regions.
+// Per local rank, in the host segment: lock word, the locks taken with
+// MPI_MODE_NOCHECK (same encoding, to detect conflicts with them), the
+// MPI_MODE_NOPUT marks (the number of the fence epoch it was asserted for; 1 while a
+// post asserting it is exposed), accumulate mutex,
+// attached regions.
 const CTL_LOCK: usize = 0;
+const CTL_NOCHECK: usize = 8;
+const CTL_NOPUT: usize = 16;
+const CTL_NOPUT_POST: usize = 24;
 const CTL_ACC: usize = 64;
 const CTL_REGIONS: usize = 128;
 /// Regions a dynamic window may have attached at once per process.
@@ -96,6 +124,8 @@ struct State {
     epochs: Epochs,
     /// Lock words this process holds (target rank, kind), to release at unlock.
     held: Vec<(i32, LockKind)>,
+    /// Locks taken with MPI_MODE_NOCHECK on targets of this host (target, kind).
+    nocheck: Vec<(i32, LockKind)>,
     /// Regions this process attached (dynamic windows): slot, base, len.
     attached: Vec<(usize, usize, usize)>,
 }
@@ -356,13 +386,34 @@ impl Window {
 
     /// The target's reach and the byte runs (window offsets) `count` elements of
     /// `dt` at displacement `disp` cover, after the epoch, rank and range checks.
-    fn target(&self, call: &str, rank: i32, disp: isize, count: usize, dt: &Datatype) -> Result<Option<Target>> {
+    /// `writes`: the operation updates the target (put, accumulate, compare-and-swap).
+    #[allow(clippy::too_many_arguments)]
+    fn target(&self, call: &str, rank: i32, disp: isize, count: usize, dt: &Datatype, writes: bool) -> Result<Option<Target>> {
         if rank == PROC_NULL {
             return Ok(None);
         }
         let r = self.check_rank(call, rank)?;
-        self.st().epochs.check_access(call, rank)?;
+        let (access, fences) = {
+            let mut st = self.st();
+            (st.epochs.check_access(call, rank)?, st.epochs.fences)
+        };
         let p = &self.peers[r];
+        if let (true, Some(l)) = (writes, p.local) {
+            // A fence epoch is numbered by the fences made so far (the same on every
+            // rank): a target that moved on to the next epoch already is not flagged.
+            let noput = match access {
+                epoch::Access::Fence => self.ctl(l, CTL_NOPUT).load(Ordering::SeqCst) == fences,
+                epoch::Access::Start => self.ctl(l, CTL_NOPUT_POST).load(Ordering::SeqCst) != 0,
+                epoch::Access::Passive => false,
+            };
+            if noput {
+                return Err(rma_err(
+                    ErrorClass::RmaConflict,
+                    call,
+                    format!("target_rank {rank} asserted MPI_MODE_NOPUT for this epoch: its window is not to be updated by put or accumulate calls"),
+                ));
+            }
+        }
         let reach = match p.reach {
             Some(x) => Tgt::Local(x),
             None => Tgt::Remote,
@@ -457,7 +508,7 @@ impl Window {
     /// `origin` holds `ocount` elements of `odt`.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn put(&self, call: &str, origin: *const u8, ocount: usize, odt: &Datatype, rank: i32, disp: isize, tcount: usize, tdt: &Datatype) -> Result<()> {
-        let Some((r, tgt, rs)) = self.target(call, rank, disp, tcount, tdt)? else { return Ok(()) };
+        let Some((r, tgt, rs)) = self.target(call, rank, disp, tcount, tdt, true)? else { return Ok(()) };
         Self::check_sig(call, odt, ocount, tdt, tcount, "target")?;
         let Tgt::Local(reach) = tgt else {
             // SAFETY: forwarded contract.
@@ -480,7 +531,7 @@ impl Window {
     /// `origin` is writable for `ocount` elements of `odt`.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn get(&self, call: &str, origin: *mut u8, ocount: usize, odt: &Datatype, rank: i32, disp: isize, tcount: usize, tdt: &Datatype) -> Result<()> {
-        let Some((r, tgt, rs)) = self.target(call, rank, disp, tcount, tdt)? else { return Ok(()) };
+        let Some((r, tgt, rs)) = self.target(call, rank, disp, tcount, tdt, false)? else { return Ok(()) };
         Self::check_sig(call, odt, ocount, tdt, tcount, "target")?;
         let Tgt::Local(reach) = tgt else {
             let data = self.am_get(call, r, &rs, tdt.size() * tcount)?;
@@ -525,9 +576,8 @@ impl Window {
         Ok(bt)
     }
 
-    /// Runs `f` on the target's accumulate mutex.
-    fn with_acc_lock<T>(&self, r: usize, f: impl FnOnce() -> Result<T>) -> Result<T> {
-        let local = self.peers[r].local.expect("reachable targets are local");
+    /// Runs `f` on the accumulate mutex of the target with host index `local`.
+    fn with_acc_lock<T>(&self, local: usize, f: impl FnOnce() -> Result<T>) -> Result<T> {
         let m = self.ctl(local, CTL_ACC);
         acquire(|| m.compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed).is_ok())?;
         let res = f();
@@ -558,19 +608,18 @@ impl Window {
         // Nothing moves when both sides are empty: any op then does nothing (as in
         // MPICH, which programs probing for get_accumulate rely on).
         if tcount == 0 && (noop || ocount == 0) && result.is_none_or(|(_, rcount, _)| rcount == 0) {
-            self.target(call, rank, disp, tcount, tdt)?;
+            self.target(call, rank, disp, tcount, tdt, false)?;
             return Ok(());
         }
         let bt = Self::acc_type(call, op, (!noop).then_some(odt), tdt)?;
         if let Some((_, rcount, rdt)) = result {
             Self::check_sig(call, rdt, rcount, tdt, tcount, "target").map_err(|e| MpiError::new(e.class, e.message.replace("origin datatype", "result datatype")))?;
         }
-        let Some((r, tgt, rs)) = self.target(call, rank, disp, tcount, tdt)? else { return Ok(()) };
+        let Some((r, tgt, rs)) = self.target(call, rank, disp, tcount, tdt, !noop)? else { return Ok(()) };
         if !noop {
             Self::check_sig(call, odt, ocount, tdt, tcount, "target")?;
         }
         let bytes = tdt.size() * tcount;
-        let nelem = if bt.size() == 0 { 0 } else { bytes / bt.size() };
         // SAFETY: forwarded contract (origin holds ocount elements of odt).
         let src = if noop { Vec::new() } else { unsafe { Self::pack(origin, ocount, odt) } };
         let Tgt::Local(reach) = tgt else {
@@ -581,22 +630,121 @@ impl Window {
             }
             return Ok(());
         };
-        let mut cur = vec![0u8; bytes];
-        self.with_acc_lock(r, || {
-            if result.is_some() || !matches!(op.as_predefined(), Some(PredefinedOp::Replace | PredefinedOp::NoOp)) {
-                Self::read_runs(call, &reach, &rs, &mut cur)?;
+        let local = self.peers[r].local.expect("reachable targets are local");
+        let old = self.acc_apply(call, local, &reach, &rs, op, &bt, &src, result.is_some())?;
+        if let Some((rbuf, rcount, rdt)) = result {
+            // SAFETY: the caller's contract: `rbuf` is writable for rcount elements of rdt.
+            unsafe { rdt.unpack(&old, rbuf, rcount) };
+        }
+        Ok(())
+    }
+
+    /// Whether accumulates to this window may use CPU atomics: its memory is in the
+    /// host segment, which every local origin and the target's own active-message
+    /// server reach mapped (windows over user memory are reached by cross-memory
+    /// attach from other processes, so they serialize on the accumulate mutex).
+    fn atomic_memory(&self) -> bool {
+        matches!(self.flavor, Flavor::Allocate | Flavor::Shared)
+    }
+
+    /// Applies an accumulate (`src`: packed elements of the basic type `bt`, empty
+    /// for `MPI_NO_OP`) to the runs `rs` of the target with host index `local`;
+    /// returns the previous contents when `want_old`. Elements that CPU atomics can
+    /// update in place (see [`crate::transport::winatomic`]) are updated so, one
+    /// atomic step each, without the mutex; the others (wide or padded types,
+    /// unaligned addresses, memory reached by cross-memory attach) under the
+    /// target's accumulate mutex. The choice depends on the location and type only,
+    /// so concurrent accumulates to one element always take the same way.
+    #[allow(clippy::too_many_arguments)]
+    fn acc_apply(&self, call: &str, local: usize, reach: &Reach, rs: &[(usize, usize)], op: &Op, bt: &Datatype, src: &[u8], want_old: bool) -> Result<Vec<u8>> {
+        let total: usize = rs.iter().map(|r| r.1).sum();
+        let noop = op.as_predefined() == Some(PredefinedOp::NoOp);
+        let width = if self.atomic_memory() { bt.as_primitive().and_then(winatomic::atomic_width) } else { None };
+        if let (Some(w), Reach::Mapped { addr }) = (width, *reach) {
+            if rs.iter().all(|&(_, l)| l.is_multiple_of(w)) {
+                let mut old = vec![0u8; if want_old { total } else { 0 }];
+                // Runs at unaligned addresses: (window offset, packed offset, length).
+                // Elements of a run are `w` apart, so all or none of them are aligned.
+                let mut slow = Vec::new();
+                let mut at = 0;
+                for &(o, l) in rs {
+                    let a = addr + o;
+                    if winatomic::aligned(a, w) {
+                        let s = if noop { &[][..] } else { &src[at..at + l] };
+                        let out = if want_old { Some(&mut old[at..at + l]) } else { None };
+                        // SAFETY: the run is inside the target's window (checked), in the
+                        // shared segment, aligned to `w`; every concurrent accumulate to
+                        // these elements takes this atomic way too.
+                        unsafe { winatomic::fetch_op_run(a, l / w, bt, op, s, out)? };
+                    } else {
+                        slow.push((o, at, l));
+                    }
+                    at += l;
+                }
+                if !slow.is_empty() {
+                    self.with_acc_lock(local, || {
+                        for &(o, at, l) in &slow {
+                            let run = [(o, l)];
+                            let mut cur = vec![0u8; l];
+                            Self::read_runs(call, reach, &run, &mut cur)?;
+                            if want_old {
+                                old[at..at + l].copy_from_slice(&cur);
+                            }
+                            if !noop {
+                                // SAFETY: both hold `l / w` packed elements of `bt`.
+                                unsafe { op.apply(src[at..].as_ptr(), cur.as_mut_ptr(), l / w, bt)? };
+                                Self::write_runs(call, reach, &run, &cur)?;
+                            }
+                        }
+                        Ok(())
+                    })?;
+                }
+                return Ok(old);
             }
-            if let Some((rbuf, rcount, rdt)) = result {
-                // SAFETY: the caller's contract: `rbuf` is writable for rcount elements of rdt.
-                unsafe { rdt.unpack(&cur, rbuf, rcount) };
+        }
+        let mut cur = vec![0u8; total];
+        let mut old = Vec::new();
+        let nelem = if bt.size() == 0 { 0 } else { total / bt.size() };
+        self.with_acc_lock(local, || {
+            if want_old || !matches!(op.as_predefined(), Some(PredefinedOp::Replace | PredefinedOp::NoOp)) {
+                Self::read_runs(call, reach, rs, &mut cur)?;
+            }
+            if want_old {
+                old = cur.clone();
             }
             if noop {
                 return Ok(());
             }
             // SAFETY: both buffers hold `nelem` packed elements of the basic type `bt`.
-            unsafe { op.apply(src.as_ptr(), cur.as_mut_ptr(), nelem, &bt)? };
-            Self::write_runs(call, &reach, &rs, &cur)
-        })
+            unsafe { op.apply(src.as_ptr(), cur.as_mut_ptr(), nelem, bt)? };
+            Self::write_runs(call, reach, rs, &cur)
+        })?;
+        Ok(old)
+    }
+
+    /// Compare-and-swap of one element (runs `rs`, `new.len()` bytes) at the target
+    /// with host index `local`: its previous value. A CPU compare-exchange where
+    /// [`Self::acc_apply`] would use CPU atomics, the accumulate mutex elsewhere.
+    fn cas_apply(&self, call: &str, local: usize, reach: &Reach, rs: &[(usize, usize)], new: &[u8], cmp: &[u8]) -> Result<Vec<u8>> {
+        let n = new.len();
+        let mut cur = vec![0u8; n];
+        if let (true, Reach::Mapped { addr }, [(o, l)]) = (self.atomic_memory(), *reach, rs) {
+            let a = addr + o;
+            if *l == n && matches!(n, 1 | 2 | 4 | 8) && winatomic::aligned(a, n) {
+                // SAFETY: one checked element of the window in the shared segment,
+                // aligned to its width; concurrent accumulates to it are atomic too.
+                unsafe { winatomic::compare_swap(a, new, cmp, &mut cur) };
+                return Ok(cur);
+            }
+        }
+        self.with_acc_lock(local, || {
+            Self::read_runs(call, reach, rs, &mut cur)?;
+            if cur == cmp {
+                Self::write_runs(call, reach, rs, new)?;
+            }
+            Ok(())
+        })?;
+        Ok(cur)
     }
 
     /// `MPI_Compare_and_swap`.
@@ -612,7 +760,7 @@ impl Window {
         if !matches!(prim.class(), TypeClass::CInteger | TypeClass::FortranInteger | TypeClass::Logical | TypeClass::Byte) {
             return Err(MpiError::arg(ErrorClass::Type, call, "datatype", format!("{} is not an integer, logical or byte type", prim.name())));
         }
-        let Some((r, tgt, rs)) = self.target(call, rank, disp, 1, dt)? else { return Ok(()) };
+        let Some((r, tgt, rs)) = self.target(call, rank, disp, 1, dt, true)? else { return Ok(()) };
         let n = dt.size();
         // SAFETY: the caller's contract: one element each.
         let (new, cmp, res) = unsafe { (std::slice::from_raw_parts(origin, n), std::slice::from_raw_parts(compare, n), std::slice::from_raw_parts_mut(result, n)) };
@@ -621,22 +769,26 @@ impl Window {
             res.copy_from_slice(&old);
             return Ok(());
         };
-        let mut cur = vec![0u8; n];
-        self.with_acc_lock(r, || {
-            Self::read_runs(call, &reach, &rs, &mut cur)?;
-            res.copy_from_slice(&cur);
-            if cur == cmp {
-                Self::write_runs(call, &reach, &rs, new)?;
-            }
-            Ok(())
-        })
+        let local = self.peers[r].local.expect("reachable targets are local");
+        let old = self.cas_apply(call, local, &reach, &rs, new, cmp)?;
+        res.copy_from_slice(&old);
+        Ok(())
     }
 
     // ----- synchronization ------------------------------------------------------
 
     /// `MPI_Win_fence`.
     pub fn fence(&self, assert: i32) -> Result<()> {
-        self.st().epochs.fence(assert)?;
+        check_assert("MPI_Win_fence", assert, MODE_NOSTORE | MODE_NOPUT | MODE_NOPRECEDE | MODE_NOSUCCEED, "MPI_MODE_NOSTORE, _NOPUT, _NOPRECEDE and _NOSUCCEED")?;
+        let seq = {
+            let mut st = self.st();
+            st.epochs.fence(assert)?;
+            st.epochs.fences
+        };
+        // Before the barrier: no origin is in the epoch before this process marked it.
+        if assert & MODE_NOPUT != 0 && assert & MODE_NOSUCCEED == 0 {
+            self.ctl(self.my_local, CTL_NOPUT).store(seq, Ordering::SeqCst);
+        }
         full_fence();
         coll::barrier::barrier(&self.comm)?;
         full_fence();
@@ -644,8 +796,11 @@ impl Window {
     }
 
     /// `MPI_Win_post`: exposes this window to `origins` (ranks of the window).
-    pub fn post(&self, origins: Vec<i32>, _assert: i32) -> Result<()> {
+    pub fn post(&self, origins: Vec<i32>, assert: i32) -> Result<()> {
+        check_assert("MPI_Win_post", assert, MODE_NOCHECK | MODE_NOSTORE | MODE_NOPUT, "MPI_MODE_NOCHECK, _NOSTORE and _NOPUT")?;
         self.st().epochs.post(origins.clone())?;
+        // Before the post notices: origins access only after they got one.
+        self.set_post_noput(assert & MODE_NOPUT != 0);
         full_fence();
         for r in origins {
             pt2pt::send(&self.comm, &[], r, TAG_POST, SendMode::Standard)?;
@@ -654,7 +809,8 @@ impl Window {
     }
 
     /// `MPI_Win_start`: waits for the targets' posts.
-    pub fn start(&self, targets: Vec<i32>, _assert: i32) -> Result<()> {
+    pub fn start(&self, targets: Vec<i32>, assert: i32) -> Result<()> {
+        check_assert("MPI_Win_start", assert, MODE_NOCHECK, "MPI_MODE_NOCHECK")?;
         self.st().epochs.start(targets.clone())?;
         for r in targets {
             pt2pt::recv(&self.comm, &mut [], r, TAG_POST)?;
@@ -684,6 +840,10 @@ impl Window {
             }
         }
         let done = self.st().epochs.finish_post();
+        if done {
+            // Every origin completed (its operations are done): none is flagged wrongly.
+            self.set_post_noput(false);
+        }
         full_fence();
         Ok(done)
     }
@@ -694,9 +854,17 @@ impl Window {
         if rank == PROC_NULL {
             return Ok(());
         }
+        check_assert(C, assert, MODE_NOCHECK, "MPI_MODE_NOCHECK")?;
         let r = self.check_rank(C, rank)?;
         self.st().epochs.lock(rank, kind)?;
         if assert & MODE_NOCHECK != 0 {
+            if let Some(local) = self.peers[r].local {
+                if let Err(e) = self.nocheck_enter(C, rank, local, kind) {
+                    self.st().epochs.unlock(rank)?;
+                    return Err(e);
+                }
+                self.st().nocheck.push((rank, kind));
+            }
             return Ok(());
         }
         let Some(local) = self.peers[r].local else {
@@ -709,25 +877,113 @@ impl Window {
         };
         let w = self.ctl(local, CTL_LOCK);
         acquire(|| lock_kind_spin(w, kind))?;
+        if let Err(e) = self.nocheck_conflict(C, rank, local, kind) {
+            Self::unlock_word(w, kind);
+            self.st().epochs.unlock(rank)?;
+            return Err(e);
+        }
         self.st().held.push((rank, kind));
         Ok(())
     }
 
-    fn release(&self, rank: i32) -> Result<()> {
-        let held = {
-            let mut st = self.st();
-            st.held.iter().position(|&(r, _)| r == rank).map(|i| st.held.remove(i))
+    /// Sets (or clears) this process's MPI_MODE_NOPUT flag for the exposure epoch
+    /// a post opens; origins of this host check it before updates.
+    fn set_post_noput(&self, on: bool) {
+        self.ctl(self.my_local, CTL_NOPUT_POST).store(on as u64, Ordering::SeqCst);
+    }
+
+    fn lock_name(kind: LockKind) -> &'static str {
+        match kind {
+            LockKind::Shared => "a shared",
+            LockKind::Exclusive => "an exclusive",
+        }
+    }
+
+    /// After taking the lock word of `rank` (host index `local`) normally: whether
+    /// another process holds a lock it took with MPI_MODE_NOCHECK that conflicts
+    /// (that process promised no conflicting lock would be requested meanwhile).
+    fn nocheck_conflict(&self, call: &str, rank: i32, local: usize, kind: LockKind) -> Result<()> {
+        let nc = self.ctl(local, CTL_NOCHECK).load(Ordering::SeqCst);
+        let held = if nc & WRITER != 0 { Some(LockKind::Exclusive) } else if nc != 0 { Some(LockKind::Shared) } else { None };
+        match (held, kind) {
+            (Some(h), LockKind::Exclusive) | (Some(h @ LockKind::Exclusive), LockKind::Shared) => Err(rma_err(
+                ErrorClass::RmaConflict,
+                call,
+                format!("another process holds {} lock on target_rank {rank} taken with MPI_MODE_NOCHECK, which conflicts with {} lock (lock_type)", Self::lock_name(h), Self::lock_name(kind)),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Records a lock taken with MPI_MODE_NOCHECK on `rank` (host index `local`),
+    /// or fails with MPI_ERR_RMA_CONFLICT when a conflicting lock is held (normally
+    /// or with MPI_MODE_NOCHECK) by another process.
+    fn nocheck_enter(&self, call: &str, rank: i32, local: usize, kind: LockKind) -> Result<()> {
+        let nc = self.ctl(local, CTL_NOCHECK);
+        let w = self.ctl(local, CTL_LOCK);
+        let conflict = |held: LockKind| {
+            rma_err(
+                ErrorClass::RmaConflict,
+                call,
+                format!("assert MPI_MODE_NOCHECK promises no conflicting lock, but another process holds {} lock on target_rank {rank} (lock_type: {} lock)", Self::lock_name(held), Self::lock_name(kind)),
+            )
         };
+        // Registered first, checked second (and the normal lock path the other way
+        // round, all sequentially consistent): of two racing conflicting lockers, at
+        // least one sees the other.
+        match kind {
+            LockKind::Shared => {
+                let prev = nc.fetch_add(1, Ordering::SeqCst);
+                if prev & WRITER != 0 || w.load(Ordering::SeqCst) & WRITER != 0 {
+                    nc.fetch_sub(1, Ordering::SeqCst);
+                    return Err(conflict(LockKind::Exclusive));
+                }
+            }
+            LockKind::Exclusive => {
+                if let Err(v) = nc.compare_exchange(0, WRITER, Ordering::SeqCst, Ordering::SeqCst) {
+                    return Err(conflict(if v & WRITER != 0 { LockKind::Exclusive } else { LockKind::Shared }));
+                }
+                let v = w.load(Ordering::SeqCst);
+                if v != 0 {
+                    nc.store(0, Ordering::SeqCst);
+                    return Err(conflict(if v & WRITER != 0 { LockKind::Exclusive } else { LockKind::Shared }));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn unlock_word(w: &std::sync::atomic::AtomicU64, kind: LockKind) {
+        match kind {
+            LockKind::Shared => w.fetch_sub(1, Ordering::Release),
+            LockKind::Exclusive => w.fetch_and(!WRITER, Ordering::Release),
+        };
+    }
+
+    fn release(&self, rank: i32) -> Result<()> {
+        let (held, nocheck) = {
+            let mut st = self.st();
+            let h = st.held.iter().position(|&(r, _)| r == rank).map(|i| st.held.remove(i));
+            let n = st.nocheck.iter().position(|&(r, _)| r == rank).map(|i| st.nocheck.remove(i));
+            (h, n)
+        };
+        if let Some((r, kind)) = nocheck {
+            if let Some(local) = self.peers[r as usize].local {
+                full_fence();
+                let nc = self.ctl(local, CTL_NOCHECK);
+                match kind {
+                    LockKind::Shared => nc.fetch_sub(1, Ordering::SeqCst),
+                    LockKind::Exclusive => nc.fetch_and(!WRITER, Ordering::SeqCst),
+                };
+            }
+        }
         if let Some((r, kind)) = held {
             let Some(local) = self.peers[r as usize].local else {
                 return self.am_unlock("MPI_Win_unlock", r as usize, kind);
             };
             let w = self.ctl(local, CTL_LOCK);
             full_fence();
-            match kind {
-                LockKind::Shared => w.fetch_sub(1, Ordering::Release),
-                LockKind::Exclusive => w.fetch_and(!WRITER, Ordering::Release),
-            };
+            Self::unlock_word(w, kind);
         }
         Ok(())
     }
@@ -744,19 +1000,41 @@ impl Window {
 
     /// `MPI_Win_lock_all`: a shared lock on every target on this host.
     pub fn lock_all(&self, assert: i32) -> Result<()> {
+        const C: &str = "MPI_Win_lock_all";
+        check_assert(C, assert, MODE_NOCHECK, "MPI_MODE_NOCHECK")?;
         self.st().epochs.lock_all()?;
-        if assert & MODE_NOCHECK != 0 {
-            return Ok(());
+        let res = self.lock_all_targets(assert);
+        if res.is_err() {
+            // Give back what was taken: the epoch did not open.
+            let _ = self.unlock_all();
         }
+        res
+    }
+
+    fn lock_all_targets(&self, assert: i32) -> Result<()> {
+        const C: &str = "MPI_Win_lock_all";
         for (r, p) in self.peers.iter().enumerate() {
+            let rank = r as i32;
             match p.local {
+                Some(local) if assert & MODE_NOCHECK != 0 => {
+                    self.nocheck_enter(C, rank, local, LockKind::Shared)?;
+                    self.st().nocheck.push((rank, LockKind::Shared));
+                }
+                None if assert & MODE_NOCHECK != 0 => {}
                 Some(local) => {
                     let w = self.ctl(local, CTL_LOCK);
                     acquire(|| lock_kind_spin(w, LockKind::Shared))?;
+                    if let Err(e) = self.nocheck_conflict(C, rank, local, LockKind::Shared) {
+                        Self::unlock_word(w, LockKind::Shared);
+                        return Err(e);
+                    }
+                    self.st().held.push((rank, LockKind::Shared));
                 }
-                None => self.am_lock("MPI_Win_lock_all", r, LockKind::Shared)?,
+                None => {
+                    self.am_lock(C, r, LockKind::Shared)?;
+                    self.st().held.push((rank, LockKind::Shared));
+                }
             }
-            self.st().held.push((r as i32, LockKind::Shared));
         }
         Ok(())
     }
@@ -764,7 +1042,12 @@ impl Window {
     /// `MPI_Win_unlock_all`.
     pub fn unlock_all(&self) -> Result<()> {
         self.st().epochs.unlock_all()?;
-        let held: Vec<i32> = self.st().held.iter().map(|&(r, _)| r).collect();
+        let held: Vec<i32> = {
+            let st = self.st();
+            let mut v: Vec<i32> = st.held.iter().chain(st.nocheck.iter()).map(|&(r, _)| r).collect();
+            v.dedup();
+            v
+        };
         for r in held {
             self.release(r)?;
         }

@@ -4,4 +4,5 @@ pub mod doorbell;
 pub mod shm;
 pub mod status;
 pub mod tcp;
+pub mod winatomic;
 pub mod winmem;

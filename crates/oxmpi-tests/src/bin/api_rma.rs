@@ -1,11 +1,13 @@
 //! One-sided communication through the `oxmpi` API, on any number of ranks and hosts:
 //! fence epochs (put, get), passive-target locks (exclusive read-modify-write,
 //! shared atomic adds, compare-and-swap tickets), allocated and created windows, and
-//! `try_*` errors. Prints `api_rma: rank R of N ok`.
+//! `try_*` errors, post/start/complete/wait with groups (a ring, and a star with
+//! `test` polling), dynamic windows (attach, exchange addresses, detach). Prints
+//! `api_rma: rank R of N ok`.
 
 use oxmpi::collective::SystemOperation;
 use oxmpi::traits::*;
-use oxmpi::window::{LockType, Replace, Window};
+use oxmpi::window::{Address, DynamicWindow, LockType, Replace, Window};
 use oxmpi::ErrorClass;
 use oxmpi_tests::check;
 
@@ -85,6 +87,80 @@ fn exercise(me: i32, size: i32, win: &mut Window<'_, i64>, world: &impl Communic
     world.barrier();
 }
 
+/// Post/start/complete/wait: each rank exposes its window to its left neighbour and
+/// accesses its right one at once; then a star where rank 0 exposes to all and polls.
+fn pscw(me: i32, size: i32, world: &impl CommunicatorCollectives) {
+    let (right, left) = ((me + 1) % size, (me + size - 1) % size);
+    let mut win = Window::<i32>::allocate(world, 4);
+    let g = world.group();
+    for round in 0..3 {
+        win.post(&g.include(&[left]), |e| {
+            e.start(&g.include(&[right]), |a| a.put(right, 1, &[me * 10 + round]));
+        });
+        let got = win.local()[1];
+        check!(me, got == left * 10 + round, "pscw ring round {round}: {got}");
+    }
+    // access outside the start group is an epoch error
+    if size >= 3 {
+        let e = win.post(&g.include(&[left]), |e| e.try_start(&g.include(&[right]), |a| a.try_put(left, 0, &[1])).unwrap_err());
+        check!(me, e.class == ErrorClass::RmaSync, "target outside the start group: {e}");
+    }
+    world.barrier();
+    if me == 0 {
+        let others: Vec<i32> = (1..size).collect();
+        win.local()[0] = 0;
+        win.post(&g.include(&others), |e| {
+            let mut polls = 0u64;
+            while !e.test().unwrap() {
+                polls += 1;
+                std::thread::sleep(std::time::Duration::from_micros(50));
+            }
+            check!(me, e.test().unwrap(), "test after the end: {polls}");
+        });
+        let v = win.local()[0];
+        check!(me, v == (1..size).sum::<i32>(), "star sum {v}");
+    } else {
+        win.start(&g.include(&[0]), |a| a.accumulate(0, 0, &[me], SystemOperation::sum()));
+    }
+    world.barrier();
+}
+
+/// A dynamic window: every rank attaches two slices, publishes their addresses, and
+/// the others write into them; a detached slice comes back, and is out of reach after.
+fn dynamic(me: i32, size: i32, world: &impl CommunicatorCollectives) {
+    let (right, left) = ((me + 1) % size, (me + size - 1) % size);
+    let mut a_mem = vec![-1i64; 8];
+    let mut b_mem = vec![-1i64; 3];
+    let mut win = DynamicWindow::<i64>::create(world);
+    let a = win.attach(&mut a_mem);
+    let b = win.attach(&mut b_mem);
+    let mine = [a.to_raw(), b.to_raw()];
+    let mut all = vec![0u64; 2 * size as usize];
+    world.all_gather_into(&mine[..], &mut all[..]);
+    let ra = Address::<i64>::from_raw(all[2 * right as usize]);
+    let rb = Address::<i64>::from_raw(all[2 * right as usize + 1]);
+    win.fence(|acc| {
+        acc.put(right, ra.at(2), &[me as i64, me as i64 + 1]);
+        acc.accumulate(right, rb.at(0), &[5], SystemOperation::sum());
+    });
+    let av = win.local(a).unwrap().to_vec();
+    check!(me, av[1] == -1 && av[2] == left as i64 && av[3] == left as i64 + 1 && av[4] == -1, "dynamic put: {av:?}");
+    check!(me, win.local(b).unwrap()[0] == 4, "dynamic accumulate");
+    // past the end of an attached slice: a range error, nothing written
+    let e = win.lock(right, LockType::Shared, |acc| acc.try_put(right, rb.at(2), &[7, 7]).unwrap_err());
+    check!(me, e.class == ErrorClass::RmaRange, "past an attached slice: {e}");
+    world.barrier();
+    let back = win.detach(b).unwrap();
+    check!(me, back.len() == 3 && back[1] == -1, "detached slice");
+    check!(me, win.detach(b).unwrap_err().class == ErrorClass::RmaAttach, "detach twice");
+    world.barrier();
+    let e = win.lock(right, LockType::Shared, |acc| acc.try_put(right, rb.at(0), &[9]).unwrap_err());
+    check!(me, e.class == ErrorClass::RmaRange, "detached memory is out of reach: {e}");
+    world.barrier();
+    drop(win);
+    check!(me, b_mem[1] == -1 && a_mem[2] == left as i64, "memory handed back");
+}
+
 fn main() {
     let universe = oxmpi::initialize().unwrap();
     let world = universe.world();
@@ -115,5 +191,7 @@ fn main() {
         }
         win.fence(|_| ());
     }
+    pscw(me, size, &world);
+    dynamic(me, size, &world);
     println!("api_rma: rank {me} of {size} ok");
 }
