@@ -186,7 +186,7 @@ pub use self::group::{Group, GroupRelation, SystemGroup, UserGroup};
 pub use self::inter::{InterCommunicator, MergeOrder};
 
 /// `MPI_COMM_TYPE_SHARED`, for [`Communicator::split_by_type_with_key`].
-pub const COMM_TYPE_SHARED: i32 = ccreate::COMM_TYPE_SHARED;
+pub const COMM_TYPE_SHARED: i32 = crate::abi::MPI_COMM_TYPE_SHARED;
 
 /// Identifies a process within a communicator.
 pub type Rank = i32;
@@ -205,7 +205,7 @@ pub struct Color(i32);
 impl Color {
     /// `MPI_UNDEFINED`: this process wants no communicator from the split.
     pub fn undefined() -> Color {
-        Color(ccreate::UNDEFINED)
+        Color(crate::abi::MPI_UNDEFINED)
     }
 
     /// A colour. Panics if `value` is negative (as rsmpi).
@@ -674,7 +674,7 @@ pub trait Communicator {
         color: Color,
         key: Key,
     ) -> Result<Option<SimpleCommunicator>> {
-        ccreate::split(self.core_comm(), color.0, key).map(simple)
+        ccreate::split(self.core_comm(), (color.0 != crate::abi::MPI_UNDEFINED).then_some(color.0), key).map(simple)
     }
 
     /// The processes that share memory with this one (one host), ordered by `key` then
@@ -684,7 +684,7 @@ pub trait Communicator {
     }
     /// [`split_shared`](Self::split_shared), reporting errors.
     fn try_split_shared(&self, key: Key) -> Result<SimpleCommunicator> {
-        ccreate::split_type(self.core_comm(), ccreate::COMM_TYPE_SHARED, key)?
+        ccreate::split_type(self.core_comm(), Some(ccreate::SplitType::Shared), key)?
             .map(SimpleCommunicator::from_core)
             .ok_or_else(|| {
                 crate::Error::new(
@@ -705,6 +705,12 @@ pub trait Communicator {
         split_type: i32,
         key: Key,
     ) -> Result<Option<SimpleCommunicator>> {
+        let split_type = match split_type {
+            crate::abi::MPI_UNDEFINED => None,
+            t => Some(crate::abi::split_type_from_value(t).ok_or_else(|| {
+                crate::Error::arg(crate::ErrorClass::Arg, "MPI_Comm_split_type", "split_type", format!("{t} is not MPI_COMM_TYPE_SHARED nor MPI_UNDEFINED"))
+            })?),
+        };
         ccreate::split_type(self.core_comm(), split_type, key).map(simple)
     }
 
@@ -824,8 +830,7 @@ pub trait Communicator {
         if dims.contains(&0) && dims.iter().all(|&d| d >= 0) && periods.len() == dims.len() {
             return Ok(None);
         }
-        let r = oxmpi_core::topo::Cart::map(dims, periods, c.rank(), c.size())?;
-        Ok((r != ccreate::UNDEFINED).then_some(r))
+        oxmpi_core::topo::Cart::map(dims, periods, c.rank(), c.size())
     }
 
     /// A communicator with a graph topology in `MPI_Graph_create`'s encoding
