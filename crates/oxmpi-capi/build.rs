@@ -21,6 +21,7 @@ fn main() {
     let text = std::fs::read_to_string(dir.join("abi.txt")).expect("reading abi.txt");
     let abi = gen::parse(&text);
     std::fs::write(out.join("abi_consts.rs"), gen::rust_consts(&abi)).unwrap();
+    std::fs::write(out.join("abi_map.rs"), gen::rust_abi_map(&abi)).unwrap();
     std::fs::write(out.join("mpi_shims.rs"), gen::rust_shims(&abi)).unwrap();
     std::fs::write(out.join("mpi_unsupported.rs"), gen::rust_unsupported(&abi)).unwrap();
     std::fs::write(out.join("mpi.h"), gen::header(&abi)).unwrap();

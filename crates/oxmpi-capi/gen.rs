@@ -229,6 +229,106 @@ pub fn rust_consts(abi: &Abi) -> String {
     r
 }
 
+/// The standard ABI's values of the engine's own enums (`Primitive`, `PredefinedOp`),
+/// matched by C name at compile time: the engine numbers nothing the ABI numbers, and
+/// abi.txt stays the one place the values are written. Used by the C library and by the
+/// safe crate (its `ffi` types and rsmpi's raw constants), each generating it from the
+/// same abi.txt with this function. A name the engine has and abi.txt lacks is a
+/// compile error (the `const` tables panic during evaluation).
+pub fn rust_abi_map(abi: &Abi) -> String {
+    let mut r = String::from(
+        "// Generated from abi.txt by gen::rust_abi_map.\n\
+         const fn abi_value(table: &[(&str, usize)], name: &str) -> usize {\n\
+         \x20   let mut i = 0;\n\
+         \x20   while i < table.len() {\n        if oxmpi_core::const_str_eq(table[i].0, name) {\n            return table[i].1;\n        }\n        i += 1;\n    }\n\
+         \x20   panic!(\"the engine names a constant abi.txt does not have\")\n}\n",
+    );
+    // (table name, C handle type, engine enum path, forward fn, backward fn, what)
+    let kinds = [
+        ("ABI_DATATYPES", "MPI_Datatype", "oxmpi_core::datatype::Primitive", "primitive_handle", "primitive_from_handle", "predefined datatype"),
+        ("ABI_OPS", "MPI_Op", "oxmpi_core::op::PredefinedOp", "op_handle", "op_from_handle", "predefined reduction operation"),
+    ];
+    for (table, ctype, ty, fwd, back, what) in kinds {
+        let entries: Vec<&Const> = abi.consts.iter().filter(|c| c.ctype == ctype).collect();
+        // Aliases of these handles (`MPI_C_COMPLEX` for `MPI_C_FLOAT_COMPLEX`): the
+        // engine may know a type by either name.
+        let aliases = |target: &str| -> Vec<&str> {
+            abi.consts.iter().filter(|a| a.ctype == "alias" && a.value == target).map(|a| a.name.as_str()).collect()
+        };
+        r.push_str(&format!("/// (C name, handle) of every {what} handle of abi.txt, aliases included.\nconst {table}: &[(&str, usize)] = &[\n"));
+        for c in &entries {
+            r.push_str(&format!("    (\"{}\", {}),\n", c.name, c.value));
+            for a in aliases(&c.name) {
+                r.push_str(&format!("    (\"{a}\", {}),\n", c.value));
+            }
+        }
+        r.push_str("];\n");
+        r.push_str(&format!(
+            "/// The standard ABI's handle of a {what}.\n\
+             pub fn {fwd}(x: {ty}) -> usize {{\n\
+             \x20   const T: [usize; {ty}::ALL.len()] = {{\n\
+             \x20       let mut t = [0usize; {ty}::ALL.len()];\n\
+             \x20       let mut i = 0;\n\
+             \x20       while i < t.len() {{\n\
+             \x20           t[{ty}::ALL[i] as usize] = abi_value({table}, {ty}::ALL[i].name());\n\
+             \x20           i += 1;\n\
+             \x20       }}\n\
+             \x20       t\n\
+             \x20   }};\n\
+             \x20   T[x as usize]\n}}\n"
+        ));
+        r.push_str(&format!("/// The {what} of a standard-ABI handle (None for other values).\npub fn {back}(h: usize) -> Option<{ty}> {{\n    match h {{\n"));
+        for c in &entries {
+            let mut names = vec![c.name.as_str()];
+            names.extend(aliases(&c.name));
+            // The first of the names the engine knows.
+            let mut e = String::from("None");
+            for n in names.iter().rev() {
+                e = format!("match {ty}::from_name(\"{n}\") {{ Some(x) => Some(x), None => {e} }}");
+            }
+            r.push_str(&format!("        {} => const {{ {e} }},\n", c.value));
+        }
+        r.push_str("        _ => None,\n    }\n}\n");
+    }
+    // Integer-valued enums (many int constants share values, so the way back is a
+    // search of the enum's few values).
+    r.push_str("/// (C name, value as its 32 bits) of every integer constant of abi.txt.\nconst ABI_INTS: &[(&str, usize)] = &[\n");
+    for c in abi.consts.iter().filter(|c| c.ctype == "int") {
+        if let Ok(v) = c.value.parse::<i64>() {
+            r.push_str(&format!("    (\"{}\", {}),\n", c.name, v as i32 as u32));
+        }
+    }
+    r.push_str("];\n");
+    let int_kinds = [
+        ("oxmpi_core::group::Comparison", "comparison_value", "comparison_from_value", "result of MPI_Group_compare / MPI_Comm_compare"),
+        ("oxmpi_core::topo::TopologyKind", "topology_kind_value", "topology_kind_from_value", "topology kind of MPI_Topo_test"),
+        ("oxmpi_core::comm::create::SplitType", "split_type_value", "split_type_from_value", "split type of MPI_Comm_split_type"),
+        ("oxmpi_core::datatype::Combiner", "combiner_value", "combiner_from_value", "datatype combiner (MPI_Type_get_envelope)"),
+        ("oxmpi_core::runtime::ThreadLevel", "thread_level_value", "thread_level_from_value", "thread support level"),
+        ("oxmpi_core::error::ErrorClass", "error_class_value", "error_class_from_value", "error class (`MPI_SUCCESS`, `MPI_ERR_*`)"),
+    ];
+    for (ty, fwd, back, what) in int_kinds {
+        r.push_str(&format!(
+            "/// The standard ABI's value of a {what}.\n\
+             pub fn {fwd}(x: {ty}) -> std::ffi::c_int {{\n\
+             \x20   const T: [std::ffi::c_int; {ty}::ALL.len()] = {{\n\
+             \x20       let mut t = [0; {ty}::ALL.len()];\n\
+             \x20       let mut i = 0;\n\
+             \x20       while i < t.len() {{\n\
+             \x20           t[{ty}::ALL[i] as usize] = abi_value(ABI_INTS, {ty}::ALL[i].name()) as u32 as std::ffi::c_int;\n\
+             \x20           i += 1;\n\
+             \x20       }}\n\
+             \x20       t\n\
+             \x20   }};\n\
+             \x20   T[x as usize]\n}}\n\
+             /// The {what} of a standard-ABI value.\n\
+             pub fn {back}(v: std::ffi::c_int) -> Option<{ty}> {{\n\
+             \x20   {ty}::ALL.iter().copied().find(|&x| {fwd}(x) == v)\n}}\n"
+        ));
+    }
+    r
+}
+
 /// `MPI_x` shims calling the hand-written `PMPI_x` (so a tool's own `MPI_x` can
 /// call `PMPI_x`).
 pub fn rust_shims(abi: &Abi) -> String {

@@ -202,7 +202,7 @@ pub unsafe extern "C" fn PMPI_Comm_split(c: MPI_Comm, color: c_int, key: c_int, 
         // A failing constructor leaves the null handle (MPI-4.1).
         *o = MPI_COMM_NULL;
         let cm = comm(c, CALL)?;
-        *o = new_comm_or_null(create::split(&cm, color, key)?, c);
+        *o = new_comm_or_null(create::split(&cm, (color != MPI_UNDEFINED).then_some(color), key)?, c);
         Ok(())
     })
 }
@@ -216,6 +216,10 @@ pub unsafe extern "C" fn PMPI_Comm_split_type(c: MPI_Comm, split_type: c_int, ke
         // A failing constructor leaves the null handle (MPI-4.1).
         *o = MPI_COMM_NULL;
         let cm = comm(c, CALL)?;
+        let split_type = match split_type {
+            MPI_UNDEFINED => None,
+            t => Some(crate::abi::split_type_from_value(t).ok_or_else(|| bad(ErrorClass::Arg, CALL, "split_type", format!("{t} is not an MPI_COMM_TYPE_* value nor MPI_UNDEFINED")))?),
+        };
         info_arg(CALL, info)?;
         // The guided splits name their resource in the info (MPI-4.0 `mpi_hw_resource_type`).
         let resource = if info == MPI_INFO_NULL {
@@ -434,7 +438,9 @@ pub unsafe extern "C" fn PMPI_Group_translate_ranks(g1: MPI_Group, n: c_int, ran
         let r1 = unsafe { ints(CALL, "ranks1", ranks1, n)? };
         // SAFETY: MPI_Group_translate_ranks's `ranks2` is an OUT array of `n` ints, unaliased.
         let r2 = unsafe { ints_mut(CALL, "ranks2", ranks2, n)? };
-        r2.copy_from_slice(&a.translate_ranks(r1, &b)?);
+        for (o, r) in r2.iter_mut().zip(a.translate_ranks(r1, &b)?) {
+            *o = r.unwrap_or(MPI_UNDEFINED);
+        }
         Ok(())
     })
 }
@@ -446,7 +452,7 @@ pub unsafe extern "C" fn PMPI_Group_compare(g1: MPI_Group, g2: MPI_Group, result
         let a = group(g1, CALL, "group1")?;
         let b = group(g2, CALL, "group2")?;
         // SAFETY: `result` is MPI_Group_compare's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "result", result)? } = a.compare(&b).code();
+        *unsafe { out(CALL, "result", result)? } = crate::abi::comparison_value(a.compare(&b));
         Ok(())
     })
 }
@@ -703,7 +709,7 @@ pub unsafe extern "C" fn PMPI_Cart_map(c: MPI_Comm, ndims: c_int, dims: *const c
         // SAFETY: MPI_Cart_map's `periods` holds `ndims` = `n` ints.
         let p: Vec<bool> = unsafe { ints(CALL, "periods", periods, n)? }.iter().map(|&x| x != 0).collect();
         // SAFETY: `newrank` is MPI_Cart_map's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "newrank", newrank)? } = Cart::map(d, &p, cm.rank(), cm.size())?;
+        *unsafe { out(CALL, "newrank", newrank)? } = Cart::map(d, &p, cm.rank(), cm.size())?.unwrap_or(MPI_UNDEFINED);
         Ok(())
     })
 }
@@ -807,7 +813,7 @@ pub unsafe extern "C" fn PMPI_Graph_map(c: MPI_Comm, nnodes: c_int, index: *cons
         // SAFETY: MPI_Graph_map's `index` and `edges` are the C caller's graph description arrays, as `graph_arrays` requires.
         let (idx, e) = unsafe { graph_arrays(CALL, nnodes, index, edges)? };
         // SAFETY: `newrank` is MPI_Graph_map's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "newrank", newrank)? } = Graph::map(nnodes, idx, e, cm.rank(), cm.size())?;
+        *unsafe { out(CALL, "newrank", newrank)? } = Graph::map(nnodes, idx, e, cm.rank(), cm.size())?.unwrap_or(MPI_UNDEFINED);
         Ok(())
     })
 }
@@ -818,7 +824,7 @@ pub unsafe extern "C" fn PMPI_Topo_test(c: MPI_Comm, status: *mut c_int) -> c_in
     ffi(CALL, c, || {
         let cm = comm(c, CALL)?;
         // SAFETY: `status` is MPI_Topo_test's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "status", status)? } = Topology::topo_test(cm.topology());
+        *unsafe { out(CALL, "status", status)? } = Topology::topo_test(cm.topology()).map_or(MPI_UNDEFINED, crate::abi::topology_kind_value);
         Ok(())
     })
 }

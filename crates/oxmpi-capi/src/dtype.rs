@@ -9,7 +9,7 @@
 
 use std::ffi::{c_char, c_int, c_void};
 
-use oxmpi_core::datatype::{pack_into, pack_size, unpack_from, Combiner, Datatype, Primitive};
+use oxmpi_core::datatype::{pack_into, pack_size, unpack_from, Combiner, Datatype};
 use oxmpi_core::error::ErrorClass;
 
 use crate::abi::*;
@@ -32,7 +32,7 @@ pub fn datatype(h: MPI_Datatype, call: &str, arg: &str) -> R<Datatype> {
         if h == MPI_UB {
             return Ok(Datatype::ub_marker());
         }
-        return Primitive::from_abi_handle(h)
+        return crate::abi::primitive_from_handle(h)
             .map(Datatype::predefined)
             .ok_or_else(|| bad(ErrorClass::Type, call, arg, format!("{h:#x} is not a predefined datatype oxmpi supports")));
     }
@@ -67,7 +67,7 @@ pub fn committed(h: MPI_Datatype, call: &str, arg: &str) -> R<Datatype> {
 /// a new handle (the standard makes the caller free derived ones).
 pub fn new_handle(dt: &Datatype) -> MPI_Datatype {
     if let Some(p) = dt.as_primitive() {
-        return p.abi_handle();
+        return crate::abi::primitive_handle(p);
     }
     if dt.ptr_eq(&Datatype::lb_marker()) {
         return MPI_LB;
@@ -82,7 +82,7 @@ pub fn new_handle(dt: &Datatype) -> MPI_Datatype {
 /// reduction functions, which must not leak handles).
 pub fn find_handle(dt: &Datatype) -> MPI_Datatype {
     if let Some(p) = dt.as_primitive() {
-        return p.abi_handle();
+        return crate::abi::primitive_handle(p);
     }
     let found = state().datatypes.iter().find(|(_, d)| d.ptr_eq(dt)).map(|(h, _)| h);
     found.unwrap_or_else(|| new_handle(dt))
@@ -442,7 +442,7 @@ pub unsafe extern "C" fn PMPI_Type_get_envelope(h: MPI_Datatype, ni: *mut c_int,
         // SAFETY: `num_datatypes` (`nd`) is MPI_Type_get_envelope's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out(CALL, "num_datatypes", nd)? } = d as c_int;
         // SAFETY: `combiner` is MPI_Type_get_envelope's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "combiner", combiner)? } = c.code();
+        *unsafe { out(CALL, "combiner", combiner)? } = crate::abi::combiner_value(c);
         Ok(())
     })
 }
@@ -721,7 +721,7 @@ pub unsafe extern "C" fn PMPI_Type_match_size(typeclass: c_int, size: c_int, dt:
             MPI_TYPECLASS_COMPLEX => &[MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX, MPI_C_LONG_DOUBLE_COMPLEX],
             c => return Err(bad(ErrorClass::Arg, CALL, "typeclass", format!("{c} is not an MPI_TYPECLASS_* value"))),
         };
-        let found = candidates.iter().copied().find(|&h| Primitive::from_abi_handle(h).is_some_and(|p| p.size() as c_int == size));
+        let found = candidates.iter().copied().find(|&h| crate::abi::primitive_from_handle(h).is_some_and(|p| p.size() as c_int == size));
         *o = found.ok_or_else(|| bad(ErrorClass::Arg, CALL, "size", format!("no type of this class has {size} bytes")))?;
         Ok(())
     })
@@ -930,7 +930,7 @@ pub unsafe extern "C" fn PMPI_Type_get_envelope_c(
             *unsafe { out(CALL, arg, p)? } = v as MPI_Count;
         }
         // SAFETY: `combiner` is MPI_Type_get_envelope_c's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "combiner", combiner)? } = dt.combiner().code();
+        *unsafe { out(CALL, "combiner", combiner)? } = crate::abi::combiner_value(dt.combiner());
         Ok(())
     })
 }

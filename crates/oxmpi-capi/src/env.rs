@@ -92,11 +92,11 @@ pub unsafe extern "C" fn PMPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_ch
 pub unsafe extern "C" fn PMPI_Init_thread(_argc: *mut c_int, _argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int) -> c_int {
     const CALL: &str = "MPI_Init_thread";
     ffi(CALL, MPI_COMM_WORLD, || {
-        let level = ThreadLevel::from_code(required)
+        let level = crate::abi::thread_level_from_value(required)
             .ok_or_else(|| bad(ErrorClass::Arg, CALL, "required", format!("{required} is not an MPI_THREAD_* level")))?;
         // SAFETY: `provided` is MPI_Init_thread's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let p = unsafe { out(CALL, "provided", provided)? };
-        *p = init(CALL, level)? as c_int;
+        *p = crate::abi::thread_level_value(init(CALL, level)?);
         Ok(())
     })
 }
@@ -145,7 +145,7 @@ pub unsafe extern "C" fn PMPI_Query_thread(provided: *mut c_int) -> c_int {
     ffi("MPI_Query_thread", NO_COMM, || {
         let e = runtime::engine()?;
         // SAFETY: `provided` is MPI_Query_thread's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Query_thread", "provided", provided)? } = e.thread_level() as c_int;
+        *unsafe { out("MPI_Query_thread", "provided", provided)? } = crate::abi::thread_level_value(e.thread_level());
         Ok(())
     })
 }
@@ -277,7 +277,7 @@ pub unsafe extern "C" fn PMPI_Comm_compare(c1: MPI_Comm, c2: MPI_Comm, result: *
         let a = comm(c1, CALL).map_err(|_| bad(ErrorClass::Comm, CALL, "comm1", format!("{c1:#x} is not a valid communicator")))?;
         let b = comm(c2, CALL).map_err(|_| bad(ErrorClass::Comm, CALL, "comm2", format!("{c2:#x} is not a valid communicator")))?;
         // SAFETY: `result` is MPI_Comm_compare's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "result", result)? } = oxmpi_core::comm::create::compare(&a, &b) as c_int;
+        *unsafe { out(CALL, "result", result)? } = crate::abi::comparison_value(oxmpi_core::comm::create::compare(&a, &b));
         Ok(())
     })
 }

@@ -190,7 +190,7 @@ pub unsafe extern "C" fn PMPI_File_close(fh: *mut MPI_File) -> c_int {
     *o = MPI_FILE_NULL;
     match r {
         Ok(()) => MPI_SUCCESS,
-        Err(e) => raise_with(errh, MPI_FILE_NULL, e.class.code(), &e.message),
+        Err(e) => raise_with(errh, MPI_FILE_NULL, crate::abi::error_class_value(e.class), &e.message),
     }
 }
 

@@ -20,9 +20,11 @@
 #![allow(non_upper_case_globals, non_camel_case_types, non_snake_case, clippy::missing_safety_doc)]
 
 pub mod abi {
-    //! Constants generated from `abi.txt`.
+    //! Constants generated from `abi.txt`, and the standard ABI's values of the
+    //! engine's enums (`primitive_handle`, `op_handle` and back), generated from it too.
     use std::ffi::c_int;
     include!(concat!(env!("OUT_DIR"), "/abi_consts.rs"));
+    include!(concat!(env!("OUT_DIR"), "/abi_map.rs"));
 }
 
 pub mod coll;

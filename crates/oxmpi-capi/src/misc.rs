@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 
 use oxmpi_core::error::ErrorClass;
-use oxmpi_core::op::{Op, PredefinedOp};
+use oxmpi_core::op::Op;
 use oxmpi_core::attr::{self, CopyFn, DeleteFn, ObjectKind};
 
 use crate::abi::*;
@@ -23,7 +23,7 @@ pub fn op(h: MPI_Op, call: &str) -> R<Op> {
         return Err(bad(ErrorClass::Op, call, "op", "MPI_OP_NULL"));
     }
     if h < 4096 {
-        return PredefinedOp::from_abi_handle(h)
+        return crate::abi::op_from_handle(h)
             .map(Op::predefined)
             .ok_or_else(|| bad(ErrorClass::Op, call, "op", format!("{h:#x} is not a predefined operation")));
     }
@@ -301,7 +301,7 @@ pub unsafe extern "C" fn PMPI_Error_string(errorcode: c_int, string: *mut c_char
             None => {
                 let class = class_of(errorcode).ok_or_else(|| bad(ErrorClass::Arg, CALL, "errorcode", format!("{errorcode} is not a valid error code")))?;
                 let name = crate::errors::code_name(class);
-                match ErrorClass::from_code(class) {
+                match crate::abi::error_class_from_value(class) {
                     Some(c) => format!("{name}: {}", c.description()),
                     None => name,
                 }
@@ -725,7 +725,7 @@ fn cb_handle(kind: ObjectKind) -> usize {
 
 /// A user callback's non-success return, as an engine error.
 fn callback_error(what: &str, rc: c_int) -> oxmpi_core::MpiError {
-    let class = class_of(rc).and_then(ErrorClass::from_code).unwrap_or(ErrorClass::Other);
+    let class = class_of(rc).and_then(crate::abi::error_class_from_value).unwrap_or(ErrorClass::Other);
     oxmpi_core::MpiError::new(class, format!("the attribute's {what} function returned {rc}"))
 }
 

@@ -474,7 +474,7 @@ fn rename_call(e: MpiError, call: &str) -> Fail {
     if !m.starts_with(call) {
         m = format!("{call}: {m}");
     }
-    Fail { code: e.class.code(), message: m }
+    Fail { code: crate::abi::error_class_value(e.class), message: m }
 }
 
 #[no_mangle]
@@ -555,6 +555,11 @@ unsafe fn all(call: &'static str, count: c_int, requests: *mut MPI_Request, flag
             None => pt2pt::waitall(&mut after, &mut stats).map(|()| true),
             Some(_) => pt2pt::testall(&mut after, &mut stats),
         };
+        // The engine's statuses carry its own class numbers: the C caller sees the
+        // standard ABI's.
+        for s in stats.iter_mut().filter(|s| s.error != 0) {
+            s.error = crate::abi::error_class_value(ErrorClass::from_code(s.error).unwrap_or(ErrorClass::Other));
+        }
         // Failed requests are consumed by the engine too.
         for (i, s) in stats.iter().enumerate() {
             if s.error != 0 {
@@ -712,7 +717,7 @@ unsafe fn some(call: &'static str, wait: bool, count: c_int, requests: *mut MPI_
         let list: Option<Vec<(usize, Result<Status, Fail>)>> = list.map(|l| {
             l.into_iter()
                 .map(|(i, r)| {
-                    let r = r.map_err(|e| Fail { code: e.class.code(), message: e.message });
+                    let r = r.map_err(|e| Fail { code: crate::abi::error_class_value(e.class), message: e.message });
                     (i, if completed_at(&before, &after, i) { run_hook(call, hs[i], r) } else { r })
                 })
                 .collect()

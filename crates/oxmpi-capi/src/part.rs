@@ -50,7 +50,7 @@ fn new_part_request(c: MPI_Comm, part: Part, start: impl Fn() -> oxmpi_core::err
                 unsafe { *r = crate::p2p::new_request(q, c, None) };
                 MPI_SUCCESS
             }
-            Err(e) => e.class.code(),
+            Err(e) => crate::abi::error_class_value(e.class),
         }
     });
     let h = crate::p2p::new_request(Request::NULL, c, Some(PersistentOp::Coll(starter)));

@@ -22,8 +22,6 @@ use std::sync::Arc;
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::request::PROC_NULL;
 
-/// `MPI_UNDEFINED` (MPI-5.0 ABI value).
-pub const UNDEFINED: i32 = -32766;
 
 /// The result of `MPI_Group_compare` / `MPI_Comm_compare`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -41,30 +39,12 @@ pub enum Comparison {
 }
 
 impl Comparison {
-    /// The C value, from the MPI-5.0 ABI table (`MPI_IDENT` = 201 ... `MPI_UNEQUAL` = 204).
-    pub fn code(self) -> i32 {
-        match self {
-            Comparison::Ident => 201,
-            Comparison::Congruent => 202,
-            Comparison::Similar => 203,
-            Comparison::Unequal => 204,
-        }
-    }
+    /// Every comparison result.
+    pub const ALL: &'static [Comparison] = &[Comparison::Ident, Comparison::Congruent, Comparison::Similar, Comparison::Unequal];
 
-    /// The comparison with this C value, if it is one.
-    pub fn from_code(code: i32) -> Option<Comparison> {
-        [
-            Comparison::Ident,
-            Comparison::Congruent,
-            Comparison::Similar,
-            Comparison::Unequal,
-        ]
-        .into_iter()
-        .find(|c| c.code() == code)
-    }
-
-    /// The C name, e.g. `MPI_SIMILAR`.
-    pub fn name(self) -> &'static str {
+    /// The C name, e.g. `MPI_SIMILAR` (the C library gives the standard ABI's value
+    /// by this name, from abi.txt).
+    pub const fn name(self) -> &'static str {
         match self {
             Comparison::Ident => "MPI_IDENT",
             Comparison::Congruent => "MPI_CONGRUENT",
@@ -147,8 +127,9 @@ impl Group {
 
     /// `MPI_Group_translate_ranks`: the rank in `other` of each process named by its
     /// rank in `self`; `MPI_PROC_NULL` translates to `MPI_PROC_NULL`, a process that is
-    /// not in `other` to [`UNDEFINED`]. A rank outside `0..size` is `MPI_ERR_RANK`.
-    pub fn translate_ranks(&self, ranks: &[i32], other: &Group) -> Result<Vec<i32>> {
+    /// not in `other` to `None` (C: `MPI_UNDEFINED`). A rank outside `0..size` is
+    /// `MPI_ERR_RANK`.
+    pub fn translate_ranks(&self, ranks: &[i32], other: &Group) -> Result<Vec<Option<i32>>> {
         const CALL: &str = "MPI_Group_translate_ranks";
         // A linear scan of `other` per rank is fine for a handful of ranks; build a
         // table when the product gets large.
@@ -158,7 +139,7 @@ impl Group {
             .enumerate()
             .map(|(i, &r)| {
                 if r == PROC_NULL {
-                    return Ok(PROC_NULL);
+                    return Ok(Some(PROC_NULL));
                 }
                 let w = self.world_rank_of(r).ok_or_else(|| {
                     MpiError::arg(
@@ -175,7 +156,7 @@ impl Group {
                     Some(t) => t.get(&w).copied(),
                     None => other.rank_of_world(w),
                 };
-                Ok(t.unwrap_or(UNDEFINED))
+                Ok(t)
             })
             .collect()
     }
@@ -376,22 +357,11 @@ mod tests {
     }
 
     #[test]
-    fn comparison_codes_are_the_abi_values() {
-        assert_eq!(Comparison::Ident.code(), 201);
-        assert_eq!(Comparison::Congruent.code(), 202);
-        assert_eq!(Comparison::Similar.code(), 203);
-        assert_eq!(Comparison::Unequal.code(), 204);
-        for c in [
-            Comparison::Ident,
-            Comparison::Congruent,
-            Comparison::Similar,
-            Comparison::Unequal,
-        ] {
-            assert_eq!(Comparison::from_code(c.code()), Some(c));
+    fn comparison_names() {
+        for c in Comparison::ALL {
+            assert!(c.name().starts_with("MPI_"));
         }
-        assert_eq!(Comparison::from_code(0), None);
         assert_eq!(Comparison::Similar.name(), "MPI_SIMILAR");
-        assert_eq!(UNDEFINED, -32766);
     }
 
     #[test]
@@ -416,13 +386,13 @@ mod tests {
         let b = g(&[4, 2, 7]);
         assert_eq!(
             a.translate_ranks(&[0, 2, 4, PROC_NULL, 1], &b).unwrap(),
-            vec![UNDEFINED, 1, 0, PROC_NULL, UNDEFINED]
+            vec![None, Some(1), Some(0), Some(PROC_NULL), None]
         );
-        assert_eq!(b.translate_ranks(&[], &a).unwrap(), Vec::<i32>::new());
-        assert_eq!(b.translate_ranks(&[2], &a).unwrap(), vec![UNDEFINED]);
+        assert_eq!(b.translate_ranks(&[], &a).unwrap(), Vec::<Option<i32>>::new());
+        assert_eq!(b.translate_ranks(&[2], &a).unwrap(), vec![None]);
         assert_eq!(class(a.translate_ranks(&[5], &b)), ErrorClass::Rank);
         assert_eq!(class(a.translate_ranks(&[-1], &b)), ErrorClass::Rank);
-        assert_eq!(class(a.translate_ranks(&[UNDEFINED], &b)), ErrorClass::Rank);
+        assert_eq!(class(a.translate_ranks(&[i32::MIN], &b)), ErrorClass::Rank);
         let e = a.translate_ranks(&[0, 9], &b).unwrap_err();
         assert!(
             e.message.contains("MPI_Group_translate_ranks") && e.message.contains("ranks1"),
@@ -433,7 +403,7 @@ mod tests {
         let ranks: Vec<i32> = (0..5).collect();
         assert_eq!(
             a.translate_ranks(&ranks, &big).unwrap(),
-            vec![99, 98, 97, 96, 95]
+            vec![Some(99), Some(98), Some(97), Some(96), Some(95)]
         );
     }
 

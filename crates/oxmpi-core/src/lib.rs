@@ -32,3 +32,20 @@ pub use matching::{ANY_SOURCE, ANY_TAG};
 pub use pt2pt::{Message, SendMode};
 pub use request::{Request, Status, PROC_NULL};
 pub use runtime::{ThreadLevel, TAG_UB};
+
+/// `a == b` in a `const fn` (the C names of the engine's enums are looked up at compile
+/// time, e.g. by the C library's generated map to the standard ABI's values).
+pub const fn const_str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}

@@ -104,7 +104,7 @@ impl PredefinedOp {
     ];
 
     /// The C name, e.g. `MPI_MAX`.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             PredefinedOp::Max => "MPI_MAX",
             PredefinedOp::Min => "MPI_MIN",
@@ -123,28 +123,27 @@ impl PredefinedOp {
         }
     }
 
-    /// The handle value in the MPI-5.0 standard ABI.
-    pub fn abi_handle(self) -> usize {
-        match self {
-            PredefinedOp::Sum => 0x21,
-            PredefinedOp::Min => 0x22,
-            PredefinedOp::Max => 0x23,
-            PredefinedOp::Prod => 0x24,
-            PredefinedOp::Band => 0x28,
-            PredefinedOp::Bor => 0x29,
-            PredefinedOp::Bxor => 0x2a,
-            PredefinedOp::Land => 0x30,
-            PredefinedOp::Lor => 0x31,
-            PredefinedOp::Lxor => 0x32,
-            PredefinedOp::Minloc => 0x38,
-            PredefinedOp::Maxloc => 0x39,
-            PredefinedOp::Replace => 0x3c,
-            PredefinedOp::NoOp => 0x3d,
+    /// The operation of this C name (`MPI_SUM`), if it is a predefined one.
+    pub const fn from_name(name: &str) -> Option<PredefinedOp> {
+        let mut i = 0;
+        while i < Self::ALL.len() {
+            if crate::const_str_eq(Self::ALL[i].name(), name) {
+                return Some(Self::ALL[i]);
+            }
+            i += 1;
         }
+        None
     }
 
-    pub fn from_abi_handle(h: usize) -> Option<PredefinedOp> {
-        Self::ALL.iter().copied().find(|p| p.abi_handle() == h)
+    /// The engine's own number of the operation (1-based, never 0), for its wire
+    /// formats: not the standard ABI's handle, which only the C library knows.
+    pub fn code(self) -> u8 {
+        self as u8 + 1
+    }
+
+    /// The operation of an engine number ([`code`](Self::code)).
+    pub fn from_code(c: u8) -> Option<PredefinedOp> {
+        Self::ALL.iter().copied().find(|p| p.code() == c)
     }
 
     /// Whether the operation is defined on elements of this type class.
@@ -988,7 +987,8 @@ mod tests {
     #[test]
     fn handles_names_and_cache() {
         for &p in PredefinedOp::ALL {
-            assert_eq!(PredefinedOp::from_abi_handle(p.abi_handle()), Some(p));
+            assert_eq!(PredefinedOp::from_code(p.code()), Some(p));
+            assert_eq!(PredefinedOp::from_name(p.name()), Some(p));
             assert!(p.name().starts_with("MPI_"));
             let op = Op::predefined(p);
             assert_eq!(op.as_predefined(), Some(p));
@@ -996,9 +996,8 @@ mod tests {
             assert_eq!(op.name(), p.name());
             assert!(Arc::ptr_eq(&op.0, &Op::predefined(p).0), "cached");
         }
-        assert_eq!(P::Sum.abi_handle(), 0x21);
-        assert_eq!(P::Maxloc.abi_handle(), 0x39);
-        assert_eq!(PredefinedOp::from_abi_handle(0x25), None);
+        assert_eq!(PredefinedOp::from_code(0), None);
+        assert_eq!(PredefinedOp::from_name("MPI_OP_NULL"), None);
         assert_eq!(PredefinedOp::ALL.len(), 14);
     }
 

@@ -21,25 +21,28 @@ use crate::transport::cma;
 use crate::transport::doorbell::Doorbell;
 use crate::transport::shm::ShmSegment;
 
-/// Thread support levels, with the MPI-5.0 ABI values of `MPI_THREAD_*`.
-#[repr(i32)]
+/// Thread support levels (`MPI_THREAD_*`), ordered from least to most (the C library
+/// gives the standard ABI's values by [`name`](ThreadLevel::name), from abi.txt).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ThreadLevel {
-    Single = 0,
-    Funneled = 1024,
-    Serialized = 2048,
-    Multiple = 4096,
+    Single,
+    Funneled,
+    Serialized,
+    Multiple,
 }
 
 impl ThreadLevel {
-    pub fn from_code(code: i32) -> Option<ThreadLevel> {
-        Some(match code {
-            0 => ThreadLevel::Single,
-            1024 => ThreadLevel::Funneled,
-            2048 => ThreadLevel::Serialized,
-            4096 => ThreadLevel::Multiple,
-            _ => return None,
-        })
+    /// Every level, from least to most.
+    pub const ALL: &'static [ThreadLevel] = &[ThreadLevel::Single, ThreadLevel::Funneled, ThreadLevel::Serialized, ThreadLevel::Multiple];
+
+    /// The C name, e.g. `MPI_THREAD_MULTIPLE`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ThreadLevel::Single => "MPI_THREAD_SINGLE",
+            ThreadLevel::Funneled => "MPI_THREAD_FUNNELED",
+            ThreadLevel::Serialized => "MPI_THREAD_SERIALIZED",
+            ThreadLevel::Multiple => "MPI_THREAD_MULTIPLE",
+        }
     }
 }
 

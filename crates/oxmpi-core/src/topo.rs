@@ -25,15 +25,33 @@
 #![allow(clippy::manual_is_multiple_of)]
 
 use crate::error::{ErrorClass, MpiError, Result};
-use crate::group::UNDEFINED;
 use crate::request::PROC_NULL;
 
-/// `MPI_CART` (MPI-5.0 ABI value), as `MPI_Topo_test` reports it.
-pub const CART: i32 = 211;
-/// `MPI_GRAPH` (MPI-5.0 ABI value).
-pub const GRAPH: i32 = 212;
-/// `MPI_DIST_GRAPH` (MPI-5.0 ABI value).
-pub const DIST_GRAPH: i32 = 213;
+/// The kind of a topology, as `MPI_Topo_test` reports it (the C library gives the
+/// standard ABI's value by [`name`](TopologyKind::name), from abi.txt).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TopologyKind {
+    /// `MPI_CART`.
+    Cart,
+    /// `MPI_GRAPH`.
+    Graph,
+    /// `MPI_DIST_GRAPH`.
+    DistGraph,
+}
+
+impl TopologyKind {
+    /// Every kind.
+    pub const ALL: &'static [TopologyKind] = &[TopologyKind::Cart, TopologyKind::Graph, TopologyKind::DistGraph];
+
+    /// The C name, e.g. `MPI_CART`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            TopologyKind::Cart => "MPI_CART",
+            TopologyKind::Graph => "MPI_GRAPH",
+            TopologyKind::DistGraph => "MPI_DIST_GRAPH",
+        }
+    }
+}
 
 // ---------------------------------------------------------------------------------
 // MPI_Dims_create
@@ -702,10 +720,10 @@ impl Cart {
     /// key is the process's rank in its sub-grid (row-major over the kept
     /// coordinates), so the split yields the sub-grid ranks directly. `remain` must
     /// have one entry per dimension (see [`Cart::sub`]); for a `rank` outside the grid
-    /// (or a `remain` of the wrong length) the colour is `MPI_UNDEFINED`.
-    pub fn sub_color_key(&self, rank: i32, remain: &[bool]) -> (i32, i32) {
+    /// (or a `remain` of the wrong length) there is no colour (`MPI_UNDEFINED`).
+    pub fn sub_color_key(&self, rank: i32, remain: &[bool]) -> (Option<i32>, i32) {
         if remain.len() != self.ndims() || !(0..self.size()).contains(&rank) {
-            return (UNDEFINED, 0);
+            return (None, 0);
         }
         let coords = self.coords_unchecked(rank);
         let (mut color, mut key) = (0i32, 0i32);
@@ -716,14 +734,14 @@ impl Cart {
                 color = color * d + c;
             }
         }
-        (color, key)
+        (Some(color), key)
     }
 
     /// `MPI_Cart_map` with the identity mapping: the new rank of the process with
     /// rank `rank` in a communicator of `comm_size` processes — itself if it fits in
-    /// the grid, `MPI_UNDEFINED` otherwise. A grid larger than the communicator is
-    /// `MPI_ERR_DIMS` (as MPICH).
-    pub fn map(dims: &[i32], periods: &[bool], rank: i32, comm_size: i32) -> Result<i32> {
+    /// the grid, `None` (`MPI_UNDEFINED`) otherwise. A grid larger than the
+    /// communicator is `MPI_ERR_DIMS` (as MPICH).
+    pub fn map(dims: &[i32], periods: &[bool], rank: i32, comm_size: i32) -> Result<Option<i32>> {
         const CALL: &str = "MPI_Cart_map";
         let size = Cart::validate(CALL, dims, periods, comm_size)?;
         if size > comm_size {
@@ -735,7 +753,7 @@ impl Cart {
             ));
         }
         check_comm_rank(CALL, rank, comm_size)?;
-        Ok(if rank < size { rank } else { UNDEFINED })
+        Ok((rank < size).then_some(rank))
     }
 
     /// The neighbourhood of `rank` for neighbourhood collectives: for each dimension
@@ -922,11 +940,11 @@ impl Graph {
         edges: &[i32],
         rank: i32,
         comm_size: i32,
-    ) -> Result<i32> {
+    ) -> Result<Option<i32>> {
         const CALL: &str = "MPI_Graph_map";
         Graph::validate(CALL, nnodes, index, edges, comm_size)?;
         check_comm_rank(CALL, rank, comm_size)?;
-        Ok(if rank < nnodes { rank } else { UNDEFINED })
+        Ok((rank < nnodes).then_some(rank))
     }
 }
 
@@ -1187,18 +1205,18 @@ pub enum Topology {
 
 impl Topology {
     /// `MPI_CART`, `MPI_GRAPH` or `MPI_DIST_GRAPH`.
-    pub fn code(&self) -> i32 {
+    pub fn kind(&self) -> TopologyKind {
         match self {
-            Topology::Cart(_) => CART,
-            Topology::Graph(_) => GRAPH,
-            Topology::DistGraph(_) => DIST_GRAPH,
+            Topology::Cart(_) => TopologyKind::Cart,
+            Topology::Graph(_) => TopologyKind::Graph,
+            Topology::DistGraph(_) => TopologyKind::DistGraph,
         }
     }
 
-    /// `MPI_Topo_test`: the kind of the communicator's topology, `MPI_UNDEFINED` if
-    /// it has none.
-    pub fn topo_test(topo: Option<&Topology>) -> i32 {
-        topo.map_or(UNDEFINED, Topology::code)
+    /// `MPI_Topo_test`: the kind of the communicator's topology, `None` (C:
+    /// `MPI_UNDEFINED`) if it has none.
+    pub fn topo_test(topo: Option<&Topology>) -> Option<TopologyKind> {
+        topo.map(Topology::kind)
     }
 
     /// The Cartesian topology, or `MPI_ERR_TOPOLOGY` naming `call`.
@@ -1482,28 +1500,28 @@ mod tests {
         for r in 0..24 {
             let co = c.coords(r).unwrap();
             let (color, key) = c.sub_color_key(r, &remain);
-            assert_eq!(color, co[0] * 4 + co[2]);
+            assert_eq!(color, Some(co[0] * 4 + co[2]));
             assert_eq!(key, co[1]);
             assert_eq!(sub.coords(key).unwrap(), vec![co[1]]);
         }
         // Keeping everything: one colour, key = rank. Keeping nothing: key 0.
         for r in 0..24 {
-            assert_eq!(c.sub_color_key(r, &[true, true, true]), (0, r));
-            assert_eq!(c.sub_color_key(r, &[false, false, false]), (r, 0));
+            assert_eq!(c.sub_color_key(r, &[true, true, true]), (Some(0), r));
+            assert_eq!(c.sub_color_key(r, &[false, false, false]), (Some(r), 0));
         }
-        assert_eq!(c.sub_color_key(24, &remain), (UNDEFINED, 0));
-        assert_eq!(c.sub_color_key(0, &[true]), (UNDEFINED, 0));
+        assert_eq!(c.sub_color_key(24, &remain), (None, 0));
+        assert_eq!(c.sub_color_key(0, &[true]), (None, 0));
     }
 
     #[test]
     fn cart_map_is_the_identity() {
-        assert_eq!(Cart::map(&[2, 3], &[false, false], 5, 8).unwrap(), 5);
+        assert_eq!(Cart::map(&[2, 3], &[false, false], 5, 8).unwrap(), Some(5));
         assert_eq!(
             Cart::map(&[2, 3], &[false, false], 6, 8).unwrap(),
-            UNDEFINED
+            None
         );
-        assert_eq!(Cart::map(&[], &[], 0, 3).unwrap(), 0);
-        assert_eq!(Cart::map(&[], &[], 1, 3).unwrap(), UNDEFINED);
+        assert_eq!(Cart::map(&[], &[], 0, 3).unwrap(), Some(0));
+        assert_eq!(Cart::map(&[], &[], 1, 3).unwrap(), None);
         assert_eq!(
             class(Cart::map(&[3, 3], &[false, false], 0, 8)),
             ErrorClass::Dims
@@ -1594,11 +1612,11 @@ mod tests {
 
         assert_eq!(
             Graph::map(4, &[2, 3, 4, 6], &[1, 3, 0, 3, 0, 2], 3, 6).unwrap(),
-            3
+            Some(3)
         );
         assert_eq!(
             Graph::map(4, &[2, 3, 4, 6], &[1, 3, 0, 3, 0, 2], 4, 6).unwrap(),
-            UNDEFINED
+            None
         );
         assert_eq!(
             class(Graph::map(4, &[2, 3, 4, 6], &[1, 3, 0, 3, 0, 2], 6, 6)),
@@ -1771,14 +1789,13 @@ mod tests {
 
     #[test]
     fn topology_codes_and_kind_checks() {
-        assert_eq!((CART, GRAPH, DIST_GRAPH), (211, 212, 213));
         let c = Topology::Cart(Cart::new(&[2], &[false], 2).unwrap());
         let g = Topology::Graph(Graph::new(1, &[0], &[], 1).unwrap());
         let d = Topology::DistGraph(DistGraph::adjacent(&[], None, &[], None, 1).unwrap());
-        assert_eq!(Topology::topo_test(Some(&c)), CART);
-        assert_eq!(Topology::topo_test(Some(&g)), GRAPH);
-        assert_eq!(Topology::topo_test(Some(&d)), DIST_GRAPH);
-        assert_eq!(Topology::topo_test(None), UNDEFINED);
+        assert_eq!(Topology::topo_test(Some(&c)), Some(TopologyKind::Cart));
+        assert_eq!(Topology::topo_test(Some(&g)), Some(TopologyKind::Graph));
+        assert_eq!(Topology::topo_test(Some(&d)), Some(TopologyKind::DistGraph));
+        assert_eq!(Topology::topo_test(None), None);
         assert!(Topology::require_cart(Some(&c), "MPI_Cart_get").is_ok());
         assert_eq!(
             class(Topology::require_cart(Some(&g), "MPI_Cart_get")),

@@ -1,4 +1,4 @@
-//! The `oxmpi` crate's examples (hello, ring, pingpong) through our mpiexec.
+//! The `oxmpi` crate's examples (hello, ring, pingpong, threads) through our mpiexec.
 mod common;
 
 use std::path::PathBuf;
@@ -74,4 +74,19 @@ fn api_pingpong_prints_a_table() {
         .map(|s: u32| s.to_string())
         .collect();
     assert_eq!(sizes, want, "{out}");
+}
+
+#[test]
+fn api_threads_share_communicators_and_requests_under_multiple() {
+    let threads = example("threads");
+    for n in [2, 4] {
+        let run = common::run(n, &threads, &[]);
+        run.assert_ok();
+        let out = run.stdout();
+        for r in 0..n {
+            let (l, rt) = ((r + n - 1) % n, (r + 1) % n);
+            let want = format!("rank {r}: left {l} right {rt} sum {}", n * (n - 1) / 2);
+            assert!(out.lines().any(|line| line == want), "missing {want:?} in\n{out}");
+        }
+    }
 }

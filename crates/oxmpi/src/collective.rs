@@ -37,6 +37,7 @@ use crate::datatype::{
     PartitionedBuffer, PartitionedBufferMut, Typed,
 };
 use crate::error::{Error, ErrorClass, OrFatal, Result};
+use crate::environment::threading::{CommunicatorSafety, SafetyOf, ThreadSafety};
 use crate::request::{Request, Scope, StaticScope};
 use crate::topology::{AsCommunicator, Communicator, Process, Rank};
 
@@ -403,13 +404,13 @@ fn go(
 ///
 /// # Safety
 /// As [`Request::wrap`]: the buffers stay borrowed for `'a`.
-unsafe fn wrap<'a, D: ?Sized, Sc: Scope<'a>>(
+unsafe fn wrap<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
     raw: Option<RawRequest>,
     data: *const D,
     out: Option<&Typed>,
     call: &'static str,
     scope: Sc,
-) -> Request<'a, D, Sc> {
+) -> Request<'a, D, Sc, T> {
     let raw = raw.expect("immediate collectives return a request");
     // SAFETY: forwarded contract.
     unsafe { Request::wrap(raw, data, out.and_then(|t| t.target()), call, scope) }
@@ -724,11 +725,17 @@ pub trait CommunicatorCollectives: Communicator {
     }
 
     /// Starts a barrier (`MPI_Ibarrier`).
-    fn immediate_barrier(&self) -> Request<'static, ()> {
+    fn immediate_barrier(&self) -> Request<'static, (), StaticScope, SafetyOf<Self>>
+    where
+        Self: CommunicatorSafety,
+    {
         self.try_immediate_barrier().or_fatal()
     }
     /// [`immediate_barrier`](Self::immediate_barrier), reporting errors.
-    fn try_immediate_barrier(&self) -> Result<Request<'static, ()>> {
+    fn try_immediate_barrier(&self) -> Result<Request<'static, (), StaticScope, SafetyOf<Self>>>
+    where
+        Self: CommunicatorSafety,
+    {
         static UNIT: () = ();
         let raw = coll::barrier::ibarrier(self.core_comm())?;
         // SAFETY: a barrier uses no buffer.
@@ -736,8 +743,9 @@ pub trait CommunicatorCollectives: Communicator {
     }
 
     /// Starts an [`all_gather_into`](Self::all_gather_into) (`MPI_Iallgather`).
-    fn immediate_all_gather_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc>
+    fn immediate_all_gather_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc, SafetyOf<Self>>
     where
+        Self: CommunicatorSafety,
         S: 'a + Buffer,
         R: 'a + BufferMut,
         Sc: Scope<'a>,
@@ -745,8 +753,9 @@ pub trait CommunicatorCollectives: Communicator {
         self.try_immediate_all_gather_into(scope, sendbuf, recvbuf).or_fatal()
     }
     /// [`immediate_all_gather_into`](Self::immediate_all_gather_into), reporting errors.
-    fn try_immediate_all_gather_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc>>
+    fn try_immediate_all_gather_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
     where
+        Self: CommunicatorSafety,
         S: 'a + Buffer,
         R: 'a + BufferMut,
         Sc: Scope<'a>,
@@ -758,8 +767,9 @@ pub trait CommunicatorCollectives: Communicator {
     }
 
     /// Starts an [`all_gather_varcount_into`](Self::all_gather_varcount_into) (`MPI_Iallgatherv`).
-    fn immediate_all_gather_varcount_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc>
+    fn immediate_all_gather_varcount_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc, SafetyOf<Self>>
     where
+        Self: CommunicatorSafety,
         S: 'a + Buffer,
         R: 'a + PartitionedBufferMut,
         Sc: Scope<'a>,
@@ -767,8 +777,9 @@ pub trait CommunicatorCollectives: Communicator {
         self.try_immediate_all_gather_varcount_into(scope, sendbuf, recvbuf).or_fatal()
     }
     /// [`immediate_all_gather_varcount_into`](Self::immediate_all_gather_varcount_into), reporting errors.
-    fn try_immediate_all_gather_varcount_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc>>
+    fn try_immediate_all_gather_varcount_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
     where
+        Self: CommunicatorSafety,
         S: 'a + Buffer,
         R: 'a + PartitionedBufferMut,
         Sc: Scope<'a>,
@@ -784,8 +795,9 @@ pub trait CommunicatorCollectives: Communicator {
     }
 
     /// Starts an [`all_to_all_into`](Self::all_to_all_into) (`MPI_Ialltoall`).
-    fn immediate_all_to_all_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc>
+    fn immediate_all_to_all_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc, SafetyOf<Self>>
     where
+        Self: CommunicatorSafety,
         S: 'a + Buffer,
         R: 'a + BufferMut,
         Sc: Scope<'a>,
@@ -793,8 +805,9 @@ pub trait CommunicatorCollectives: Communicator {
         self.try_immediate_all_to_all_into(scope, sendbuf, recvbuf).or_fatal()
     }
     /// [`immediate_all_to_all_into`](Self::immediate_all_to_all_into), reporting errors.
-    fn try_immediate_all_to_all_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc>>
+    fn try_immediate_all_to_all_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
     where
+        Self: CommunicatorSafety,
         S: 'a + Buffer,
         R: 'a + BufferMut,
         Sc: Scope<'a>,
@@ -806,8 +819,9 @@ pub trait CommunicatorCollectives: Communicator {
     }
 
     /// Starts an [`all_to_all_varcount_into`](Self::all_to_all_varcount_into) (`MPI_Ialltoallv`).
-    fn immediate_all_to_all_varcount_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc>
+    fn immediate_all_to_all_varcount_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc, SafetyOf<Self>>
     where
+        Self: CommunicatorSafety,
         S: 'a + PartitionedBuffer,
         R: 'a + PartitionedBufferMut,
         Sc: Scope<'a>,
@@ -815,8 +829,9 @@ pub trait CommunicatorCollectives: Communicator {
         self.try_immediate_all_to_all_varcount_into(scope, sendbuf, recvbuf).or_fatal()
     }
     /// [`immediate_all_to_all_varcount_into`](Self::immediate_all_to_all_varcount_into), reporting errors.
-    fn try_immediate_all_to_all_varcount_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc>>
+    fn try_immediate_all_to_all_varcount_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
     where
+        Self: CommunicatorSafety,
         S: 'a + PartitionedBuffer,
         R: 'a + PartitionedBufferMut,
         Sc: Scope<'a>,
@@ -833,8 +848,9 @@ pub trait CommunicatorCollectives: Communicator {
     }
 
     /// Starts an [`all_reduce_into`](Self::all_reduce_into) (`MPI_Iallreduce`).
-    fn immediate_all_reduce_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Request<'a, R, Sc>
+    fn immediate_all_reduce_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Request<'a, R, Sc, SafetyOf<Self>>
     where
+        Self: CommunicatorSafety,
         S: 'a + Buffer,
         R: 'a + BufferMut,
         O: 'a + Operation,
@@ -843,8 +859,9 @@ pub trait CommunicatorCollectives: Communicator {
         self.try_immediate_all_reduce_into(scope, sendbuf, recvbuf, op).or_fatal()
     }
     /// [`immediate_all_reduce_into`](Self::immediate_all_reduce_into), reporting errors.
-    fn try_immediate_all_reduce_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<Request<'a, R, Sc>>
+    fn try_immediate_all_reduce_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
     where
+        Self: CommunicatorSafety,
         S: 'a + Buffer,
         R: 'a + BufferMut,
         O: 'a + Operation,
@@ -855,8 +872,9 @@ pub trait CommunicatorCollectives: Communicator {
 
     /// Starts a [`reduce_scatter_block_into`](Self::reduce_scatter_block_into)
     /// (`MPI_Ireduce_scatter_block`).
-    fn immediate_reduce_scatter_block_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Request<'a, R, Sc>
+    fn immediate_reduce_scatter_block_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Request<'a, R, Sc, SafetyOf<Self>>
     where
+        Self: CommunicatorSafety,
         S: 'a + Buffer,
         R: 'a + BufferMut,
         O: 'a + Operation,
@@ -865,8 +883,9 @@ pub trait CommunicatorCollectives: Communicator {
         self.try_immediate_reduce_scatter_block_into(scope, sendbuf, recvbuf, op).or_fatal()
     }
     /// [`immediate_reduce_scatter_block_into`](Self::immediate_reduce_scatter_block_into), reporting errors.
-    fn try_immediate_reduce_scatter_block_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<Request<'a, R, Sc>>
+    fn try_immediate_reduce_scatter_block_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
     where
+        Self: CommunicatorSafety,
         S: 'a + Buffer,
         R: 'a + BufferMut,
         O: 'a + Operation,
@@ -876,8 +895,9 @@ pub trait CommunicatorCollectives: Communicator {
     }
 
     /// Starts a [`scan_into`](Self::scan_into) (`MPI_Iscan`).
-    fn immediate_scan_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Request<'a, R, Sc>
+    fn immediate_scan_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Request<'a, R, Sc, SafetyOf<Self>>
     where
+        Self: CommunicatorSafety,
         S: 'a + Buffer,
         R: 'a + BufferMut,
         O: 'a + Operation,
@@ -886,8 +906,9 @@ pub trait CommunicatorCollectives: Communicator {
         self.try_immediate_scan_into(scope, sendbuf, recvbuf, op).or_fatal()
     }
     /// [`immediate_scan_into`](Self::immediate_scan_into), reporting errors.
-    fn try_immediate_scan_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<Request<'a, R, Sc>>
+    fn try_immediate_scan_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
     where
+        Self: CommunicatorSafety,
         S: 'a + Buffer,
         R: 'a + BufferMut,
         O: 'a + Operation,
@@ -897,8 +918,9 @@ pub trait CommunicatorCollectives: Communicator {
     }
 
     /// Starts an [`exclusive_scan_into`](Self::exclusive_scan_into) (`MPI_Iexscan`).
-    fn immediate_exclusive_scan_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Request<'a, R, Sc>
+    fn immediate_exclusive_scan_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Request<'a, R, Sc, SafetyOf<Self>>
     where
+        Self: CommunicatorSafety,
         S: 'a + Buffer,
         R: 'a + BufferMut,
         O: 'a + Operation,
@@ -907,8 +929,9 @@ pub trait CommunicatorCollectives: Communicator {
         self.try_immediate_exclusive_scan_into(scope, sendbuf, recvbuf, op).or_fatal()
     }
     /// [`immediate_exclusive_scan_into`](Self::immediate_exclusive_scan_into), reporting errors.
-    fn try_immediate_exclusive_scan_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<Request<'a, R, Sc>>
+    fn try_immediate_exclusive_scan_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
     where
+        Self: CommunicatorSafety,
         S: 'a + Buffer,
         R: 'a + BufferMut,
         O: 'a + Operation,
@@ -1021,7 +1044,7 @@ fn reduce_like(kind: Red, comm: &Comm, s: &Typed, r: &Typed, op: &CoreOp, mode: 
     }
 }
 
-fn imm_reduce_like<'a, Sc, S, R, O>(kind: Red, comm: &Comm, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O, call: &'static str) -> Result<Request<'a, R, Sc>>
+fn imm_reduce_like<'a, Sc, S, R, O, T: ThreadSafety>(kind: Red, comm: &Comm, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O, call: &'static str) -> Result<Request<'a, R, Sc, T>>
 where
     S: 'a + Buffer + ?Sized,
     R: 'a + BufferMut + ?Sized,
@@ -1216,7 +1239,7 @@ pub trait Root: AsCommunicator {
     }
 
     /// Starts a [`broadcast_into`](Self::broadcast_into) (`MPI_Ibcast`).
-    fn immediate_broadcast_into<'a, Sc, Buf: ?Sized>(&self, scope: Sc, buf: &'a mut Buf) -> Request<'a, Buf, Sc>
+    fn immediate_broadcast_into<'a, Sc, Buf: ?Sized>(&self, scope: Sc, buf: &'a mut Buf) -> Request<'a, Buf, Sc, SafetyOf<Self::Out>>
     where
         Buf: 'a + BufferMut,
         Sc: Scope<'a>,
@@ -1224,7 +1247,7 @@ pub trait Root: AsCommunicator {
         self.try_immediate_broadcast_into(scope, buf).or_fatal()
     }
     /// [`immediate_broadcast_into`](Self::immediate_broadcast_into), reporting errors.
-    fn try_immediate_broadcast_into<'a, Sc, Buf: ?Sized>(&self, scope: Sc, buf: &'a mut Buf) -> Result<Request<'a, Buf, Sc>>
+    fn try_immediate_broadcast_into<'a, Sc, Buf: ?Sized>(&self, scope: Sc, buf: &'a mut Buf) -> Result<Request<'a, Buf, Sc, SafetyOf<Self::Out>>>
     where
         Buf: 'a + BufferMut,
         Sc: Scope<'a>,
@@ -1236,7 +1259,7 @@ pub trait Root: AsCommunicator {
     }
 
     /// Starts a [`gather_into`](Self::gather_into) (`MPI_Igather`).
-    fn immediate_gather_into<'a, Sc, S: ?Sized>(&self, scope: Sc, sendbuf: &'a S) -> Request<'a, S, Sc>
+    fn immediate_gather_into<'a, Sc, S: ?Sized>(&self, scope: Sc, sendbuf: &'a S) -> Request<'a, S, Sc, SafetyOf<Self::Out>>
     where
         S: 'a + Buffer,
         Sc: Scope<'a>,
@@ -1244,7 +1267,7 @@ pub trait Root: AsCommunicator {
         self.try_immediate_gather_into(scope, sendbuf).or_fatal()
     }
     /// [`immediate_gather_into`](Self::immediate_gather_into), reporting errors.
-    fn try_immediate_gather_into<'a, Sc, S: ?Sized>(&self, scope: Sc, sendbuf: &'a S) -> Result<Request<'a, S, Sc>>
+    fn try_immediate_gather_into<'a, Sc, S: ?Sized>(&self, scope: Sc, sendbuf: &'a S) -> Result<Request<'a, S, Sc, SafetyOf<Self::Out>>>
     where
         S: 'a + Buffer,
         Sc: Scope<'a>,
@@ -1259,7 +1282,7 @@ pub trait Root: AsCommunicator {
     }
 
     /// Starts a [`gather_into_root`](Self::gather_into_root) (`MPI_Igather`).
-    fn immediate_gather_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc>
+    fn immediate_gather_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc, SafetyOf<Self::Out>>
     where
         S: 'a + Buffer,
         R: 'a + BufferMut,
@@ -1268,7 +1291,7 @@ pub trait Root: AsCommunicator {
         self.try_immediate_gather_into_root(scope, sendbuf, recvbuf).or_fatal()
     }
     /// [`immediate_gather_into_root`](Self::immediate_gather_into_root), reporting errors.
-    fn try_immediate_gather_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc>>
+    fn try_immediate_gather_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc, SafetyOf<Self::Out>>>
     where
         S: 'a + Buffer,
         R: 'a + BufferMut,
@@ -1285,7 +1308,7 @@ pub trait Root: AsCommunicator {
     }
 
     /// Starts a [`gather_varcount_into`](Self::gather_varcount_into) (`MPI_Igatherv`).
-    fn immediate_gather_varcount_into<'a, Sc, S: ?Sized>(&self, scope: Sc, sendbuf: &'a S) -> Request<'a, S, Sc>
+    fn immediate_gather_varcount_into<'a, Sc, S: ?Sized>(&self, scope: Sc, sendbuf: &'a S) -> Request<'a, S, Sc, SafetyOf<Self::Out>>
     where
         S: 'a + Buffer,
         Sc: Scope<'a>,
@@ -1293,7 +1316,7 @@ pub trait Root: AsCommunicator {
         self.try_immediate_gather_varcount_into(scope, sendbuf).or_fatal()
     }
     /// [`immediate_gather_varcount_into`](Self::immediate_gather_varcount_into), reporting errors.
-    fn try_immediate_gather_varcount_into<'a, Sc, S: ?Sized>(&self, scope: Sc, sendbuf: &'a S) -> Result<Request<'a, S, Sc>>
+    fn try_immediate_gather_varcount_into<'a, Sc, S: ?Sized>(&self, scope: Sc, sendbuf: &'a S) -> Result<Request<'a, S, Sc, SafetyOf<Self::Out>>>
     where
         S: 'a + Buffer,
         Sc: Scope<'a>,
@@ -1308,7 +1331,7 @@ pub trait Root: AsCommunicator {
     }
 
     /// Starts a [`gather_varcount_into_root`](Self::gather_varcount_into_root) (`MPI_Igatherv`).
-    fn immediate_gather_varcount_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc>
+    fn immediate_gather_varcount_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc, SafetyOf<Self::Out>>
     where
         S: 'a + Buffer,
         R: 'a + PartitionedBufferMut,
@@ -1317,7 +1340,7 @@ pub trait Root: AsCommunicator {
         self.try_immediate_gather_varcount_into_root(scope, sendbuf, recvbuf).or_fatal()
     }
     /// [`immediate_gather_varcount_into_root`](Self::immediate_gather_varcount_into_root), reporting errors.
-    fn try_immediate_gather_varcount_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc>>
+    fn try_immediate_gather_varcount_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc, SafetyOf<Self::Out>>>
     where
         S: 'a + Buffer,
         R: 'a + PartitionedBufferMut,
@@ -1337,7 +1360,7 @@ pub trait Root: AsCommunicator {
     }
 
     /// Starts a [`scatter_into`](Self::scatter_into) (`MPI_Iscatter`).
-    fn immediate_scatter_into<'a, Sc, R: ?Sized>(&self, scope: Sc, recvbuf: &'a mut R) -> Request<'a, R, Sc>
+    fn immediate_scatter_into<'a, Sc, R: ?Sized>(&self, scope: Sc, recvbuf: &'a mut R) -> Request<'a, R, Sc, SafetyOf<Self::Out>>
     where
         R: 'a + BufferMut,
         Sc: Scope<'a>,
@@ -1345,7 +1368,7 @@ pub trait Root: AsCommunicator {
         self.try_immediate_scatter_into(scope, recvbuf).or_fatal()
     }
     /// [`immediate_scatter_into`](Self::immediate_scatter_into), reporting errors.
-    fn try_immediate_scatter_into<'a, Sc, R: ?Sized>(&self, scope: Sc, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc>>
+    fn try_immediate_scatter_into<'a, Sc, R: ?Sized>(&self, scope: Sc, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc, SafetyOf<Self::Out>>>
     where
         R: 'a + BufferMut,
         Sc: Scope<'a>,
@@ -1361,7 +1384,7 @@ pub trait Root: AsCommunicator {
     }
 
     /// Starts a [`scatter_into_root`](Self::scatter_into_root) (`MPI_Iscatter`).
-    fn immediate_scatter_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc>
+    fn immediate_scatter_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc, SafetyOf<Self::Out>>
     where
         S: 'a + Buffer,
         R: 'a + BufferMut,
@@ -1370,7 +1393,7 @@ pub trait Root: AsCommunicator {
         self.try_immediate_scatter_into_root(scope, sendbuf, recvbuf).or_fatal()
     }
     /// [`immediate_scatter_into_root`](Self::immediate_scatter_into_root), reporting errors.
-    fn try_immediate_scatter_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc>>
+    fn try_immediate_scatter_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc, SafetyOf<Self::Out>>>
     where
         S: 'a + Buffer,
         R: 'a + BufferMut,
@@ -1387,7 +1410,7 @@ pub trait Root: AsCommunicator {
     }
 
     /// Starts a [`scatter_varcount_into`](Self::scatter_varcount_into) (`MPI_Iscatterv`).
-    fn immediate_scatter_varcount_into<'a, Sc, R: ?Sized>(&self, scope: Sc, recvbuf: &'a mut R) -> Request<'a, R, Sc>
+    fn immediate_scatter_varcount_into<'a, Sc, R: ?Sized>(&self, scope: Sc, recvbuf: &'a mut R) -> Request<'a, R, Sc, SafetyOf<Self::Out>>
     where
         R: 'a + BufferMut,
         Sc: Scope<'a>,
@@ -1395,7 +1418,7 @@ pub trait Root: AsCommunicator {
         self.try_immediate_scatter_varcount_into(scope, recvbuf).or_fatal()
     }
     /// [`immediate_scatter_varcount_into`](Self::immediate_scatter_varcount_into), reporting errors.
-    fn try_immediate_scatter_varcount_into<'a, Sc, R: ?Sized>(&self, scope: Sc, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc>>
+    fn try_immediate_scatter_varcount_into<'a, Sc, R: ?Sized>(&self, scope: Sc, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc, SafetyOf<Self::Out>>>
     where
         R: 'a + BufferMut,
         Sc: Scope<'a>,
@@ -1411,7 +1434,7 @@ pub trait Root: AsCommunicator {
     }
 
     /// Starts a [`scatter_varcount_into_root`](Self::scatter_varcount_into_root) (`MPI_Iscatterv`).
-    fn immediate_scatter_varcount_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc>
+    fn immediate_scatter_varcount_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc, SafetyOf<Self::Out>>
     where
         S: 'a + PartitionedBuffer,
         R: 'a + BufferMut,
@@ -1420,7 +1443,7 @@ pub trait Root: AsCommunicator {
         self.try_immediate_scatter_varcount_into_root(scope, sendbuf, recvbuf).or_fatal()
     }
     /// [`immediate_scatter_varcount_into_root`](Self::immediate_scatter_varcount_into_root), reporting errors.
-    fn try_immediate_scatter_varcount_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc>>
+    fn try_immediate_scatter_varcount_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc, SafetyOf<Self::Out>>>
     where
         S: 'a + PartitionedBuffer,
         R: 'a + BufferMut,
@@ -1439,7 +1462,7 @@ pub trait Root: AsCommunicator {
     }
 
     /// Starts a [`reduce_into`](Self::reduce_into) (`MPI_Ireduce`).
-    fn immediate_reduce_into<'a, Sc, S: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, op: O) -> Request<'a, S, Sc>
+    fn immediate_reduce_into<'a, Sc, S: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, op: O) -> Request<'a, S, Sc, SafetyOf<Self::Out>>
     where
         S: 'a + Buffer,
         O: 'a + Operation,
@@ -1448,7 +1471,7 @@ pub trait Root: AsCommunicator {
         self.try_immediate_reduce_into(scope, sendbuf, op).or_fatal()
     }
     /// [`immediate_reduce_into`](Self::immediate_reduce_into), reporting errors.
-    fn try_immediate_reduce_into<'a, Sc, S: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, op: O) -> Result<Request<'a, S, Sc>>
+    fn try_immediate_reduce_into<'a, Sc, S: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, op: O) -> Result<Request<'a, S, Sc, SafetyOf<Self::Out>>>
     where
         S: 'a + Buffer,
         O: 'a + Operation,
@@ -1464,7 +1487,7 @@ pub trait Root: AsCommunicator {
     }
 
     /// Starts a [`reduce_into_root`](Self::reduce_into_root) (`MPI_Ireduce`).
-    fn immediate_reduce_into_root<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Request<'a, R, Sc>
+    fn immediate_reduce_into_root<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Request<'a, R, Sc, SafetyOf<Self::Out>>
     where
         S: 'a + Buffer,
         R: 'a + BufferMut,
@@ -1474,7 +1497,7 @@ pub trait Root: AsCommunicator {
         self.try_immediate_reduce_into_root(scope, sendbuf, recvbuf, op).or_fatal()
     }
     /// [`immediate_reduce_into_root`](Self::immediate_reduce_into_root), reporting errors.
-    fn try_immediate_reduce_into_root<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<Request<'a, R, Sc>>
+    fn try_immediate_reduce_into_root<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<Request<'a, R, Sc, SafetyOf<Self::Out>>>
     where
         S: 'a + Buffer,
         R: 'a + BufferMut,
@@ -1492,7 +1515,7 @@ pub trait Root: AsCommunicator {
     }
 }
 
-impl Root for Process<'_> {
+impl<S: ThreadSafety> Root for Process<'_, S> {
     fn root_rank(&self) -> Rank {
         self.rank()
     }

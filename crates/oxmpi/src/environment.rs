@@ -131,6 +131,36 @@ pub mod threading {
         fn level(&self) -> Threading;
     }
 
+    /// The thread safety of a communicator type, as seen by calls that work on any
+    /// communicator (the immediate collectives): a communicator's own
+    /// [`Communicator::Safety`](crate::topology::Communicator::Safety), and
+    /// [`Unthreaded`] behind `dyn Communicator`, whose level the type does not say.
+    ///
+    /// ```
+    /// use oxmpi::traits::*;
+    /// let (universe, _) = oxmpi::initialize_with_threading(oxmpi::Threading::Multiple).unwrap();
+    /// let world = universe.world();
+    /// // The barrier's request is as thread-safe as the world: any thread may complete it.
+    /// let req = world.immediate_barrier();
+    /// std::thread::spawn(move || req.wait()).join().unwrap();
+    /// ```
+    pub trait CommunicatorSafety {
+        /// [`Unthreaded`] or [`Multithreaded`].
+        type Safety: ThreadSafety;
+    }
+
+    impl<C: crate::topology::Communicator> CommunicatorSafety for C {
+        type Safety = <C as crate::topology::Communicator>::Safety;
+    }
+
+    impl CommunicatorSafety for dyn crate::topology::Communicator + '_ {
+        type Safety = Unthreaded;
+    }
+
+    /// The thread safety of communicator type `C` (see [`CommunicatorSafety`]): the last
+    /// parameter of the requests its immediate operations return.
+    pub type SafetyOf<C> = <C as CommunicatorSafety>::Safety;
+
     impl RequestedThreading for Threading {
         type Safety = Unthreaded;
         fn level(&self) -> Threading {

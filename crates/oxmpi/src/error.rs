@@ -4,11 +4,23 @@
 //! Every fallible rsmpi-named method `foo` aborts the job on an MPI error (MPI's default
 //! `MPI_ERRORS_ARE_FATAL`, which rsmpi keeps). Its twin `try_foo` takes the same
 //! arguments and returns `Result<_, Error>` instead. An [`Error`] carries the MPI
-//! [`ErrorClass`] (`class.code()` is the standard `MPI_ERR_*` value) and a message that
+//! [`ErrorClass`] ([`class_value`] gives its standard `MPI_ERR_*` value) and a message that
 //! names the MPI call and the offending argument.
 
-/// MPI error classes, numbered as in the MPI-5.0 standard ABI.
+/// MPI error classes (their standard `MPI_ERR_*` values: [`class_value`]).
 pub use oxmpi_core::error::ErrorClass;
+
+/// The standard ABI's `MPI_ERR_*` value of an error class (generated from
+/// `oxmpi-capi/abi.txt`).
+///
+/// ```
+/// use oxmpi::ErrorClass;
+/// assert_eq!(oxmpi::error::class_value(ErrorClass::Success), 0);
+/// assert_ne!(oxmpi::error::class_value(ErrorClass::Truncate), oxmpi::error::class_value(ErrorClass::Other));
+/// ```
+pub fn class_value(class: ErrorClass) -> i32 {
+    crate::abi::error_class_value(class)
+}
 /// An MPI error: its [`ErrorClass`] and a message naming the call and the argument.
 ///
 /// ```
@@ -35,7 +47,7 @@ pub(crate) fn fatal(err: Error) -> ! {
         loc.file(),
         loc.line()
     );
-    let code = err.class.code();
+    let code = class_value(err.class);
     oxmpi_core::runtime::abort(if code == 0 { 1 } else { code }, &err.message)
 }
 

@@ -80,9 +80,6 @@ mod types {
     pub type MPI_User_function_c = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut MPI_Count, *mut MPI_Datatype);
 }
 
-/// `MPI_DATATYPE_NULL` of the standard ABI.
-#[cfg(not(feature = "ffi"))]
-const DATATYPE_NULL: MPI_Datatype = 0x200;
 
 /// The ABI handle of an engine datatype, as a user function gets it: the predefined
 /// type's constant for predefined types and their duplicates; for derived types, with
@@ -90,10 +87,10 @@ const DATATYPE_NULL: MPI_Datatype = 0x200;
 /// `MPI_DATATYPE_NULL`, as there is no C interface to name them.
 pub(crate) fn datatype_handle(dt: &oxmpi_core::datatype::Datatype) -> MPI_Datatype {
     if let Some(p) = dt.as_primitive().or_else(|| dt.single_primitive().filter(|p| p.size() == dt.size() && dt.extent() == dt.size() as isize)) {
-        return p.abi_handle();
+        return crate::abi::primitive_handle(p);
     }
     #[cfg(feature = "ffi")]
     return crate::raw::datatype_handle(dt);
     #[cfg(not(feature = "ffi"))]
-    DATATYPE_NULL
+    crate::abi::MPI_DATATYPE_NULL
 }

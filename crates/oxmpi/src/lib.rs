@@ -127,7 +127,16 @@ pub const TAG_UB: Tag = oxmpi_core::TAG_UB;
 pub const ANY_TAG: Tag = oxmpi_core::ANY_TAG;
 /// `MPI_UNDEFINED`: what [`Status::count`](point_to_point::Status::count) returns when the
 /// message is not a whole number of elements.
-pub const UNDEFINED: Count = -32766;
+pub const UNDEFINED: Count = abi::MPI_UNDEFINED;
+
+/// The standard ABI's numbers this crate hands out, generated from
+/// `oxmpi-capi/abi.txt` (see `build.rs`).
+#[allow(dead_code, non_upper_case_globals)]
+pub(crate) mod abi {
+    use std::ffi::c_int;
+    include!(concat!(env!("OUT_DIR"), "/abi_consts.rs"));
+    include!(concat!(env!("OUT_DIR"), "/abi_map.rs"));
+}
 
 /// The raw engine, for code that needs what this crate does not wrap yet.
 pub use oxmpi_core as core_engine;

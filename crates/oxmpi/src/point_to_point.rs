@@ -31,6 +31,7 @@ use crate::datatype::{
     Equivalence, RecvSpec, RecvTarget, SendSpec, Typed,
 };
 use crate::error::{Error, ErrorClass, OrFatal, Result};
+use crate::environment::threading::{SafetyOf, ThreadSafety};
 use crate::request::{Request, Scope};
 use crate::topology::{AnyProcess, AsCommunicator, Communicator, Process, Rank};
 use crate::{Count, Tag, ANY_TAG, UNDEFINED};
@@ -139,14 +140,14 @@ fn send_mode<B: Buffer + ?Sized>(
     }
 }
 
-fn isend_mode<'a, Sc, B>(
+fn isend_mode<'a, Sc, B, T: ThreadSafety>(
     comm: &Comm,
     dest: Rank,
     scope: Sc,
     buf: &'a B,
     tag: Tag,
     mode: SendMode,
-) -> Result<Request<'a, B, Sc>>
+) -> Result<Request<'a, B, Sc, T>>
 where
     B: 'a + Buffer + ?Sized,
     Sc: Scope<'a>,
@@ -474,7 +475,7 @@ pub trait Source: AsCommunicator {
         scope: Sc,
         buf: &'a mut Buf,
         tag: Tag,
-    ) -> Request<'a, Buf, Sc>
+    ) -> Request<'a, Buf, Sc, SafetyOf<Self::Out>>
     where
         Buf: 'a + BufferMut + ?Sized,
         Sc: Scope<'a>,
@@ -488,7 +489,7 @@ pub trait Source: AsCommunicator {
         scope: Sc,
         buf: &'a mut Buf,
         tag: Tag,
-    ) -> Result<Request<'a, Buf, Sc>>
+    ) -> Result<Request<'a, Buf, Sc, SafetyOf<Self::Out>>>
     where
         Buf: 'a + BufferMut + ?Sized,
         Sc: Scope<'a>,
@@ -521,7 +522,7 @@ pub trait Source: AsCommunicator {
         &self,
         scope: Sc,
         buf: &'a mut Buf,
-    ) -> Request<'a, Buf, Sc>
+    ) -> Request<'a, Buf, Sc, SafetyOf<Self::Out>>
     where
         Buf: 'a + BufferMut + ?Sized,
         Sc: Scope<'a>,
@@ -533,7 +534,7 @@ pub trait Source: AsCommunicator {
         &self,
         scope: Sc,
         buf: &'a mut Buf,
-    ) -> Result<Request<'a, Buf, Sc>>
+    ) -> Result<Request<'a, Buf, Sc, SafetyOf<Self::Out>>>
     where
         Buf: 'a + BufferMut + ?Sized,
         Sc: Scope<'a>,
@@ -562,13 +563,13 @@ pub trait Source: AsCommunicator {
     }
 }
 
-impl Source for Process<'_> {
+impl<S: ThreadSafety> Source for Process<'_, S> {
     fn source_rank(&self) -> Rank {
         self.rank
     }
 }
 
-impl Source for AnyProcess<'_> {
+impl<S: ThreadSafety> Source for AnyProcess<'_, S> {
     fn source_rank(&self) -> Rank {
         ANY_SOURCE
     }
@@ -600,7 +601,7 @@ macro_rules! blocking_send {
 macro_rules! immediate_send {
     ($(#[$doc:meta])* $name:ident, $name_tag:ident, $try_name:ident, $try_name_tag:ident, $mode:expr) => {
         $(#[$doc])*
-        fn $name_tag<'a, Sc, Buf>(&self, scope: Sc, buf: &'a Buf, tag: Tag) -> Request<'a, Buf, Sc>
+        fn $name_tag<'a, Sc, Buf>(&self, scope: Sc, buf: &'a Buf, tag: Tag) -> Request<'a, Buf, Sc, SafetyOf<Self::Out>>
         where
             Buf: 'a + Buffer + ?Sized,
             Sc: Scope<'a>,
@@ -608,7 +609,7 @@ macro_rules! immediate_send {
             self.$try_name_tag(scope, buf, tag).or_fatal()
         }
         #[doc = concat!("[`", stringify!($name_tag), "`](Self::", stringify!($name_tag), "), reporting errors.")]
-        fn $try_name_tag<'a, Sc, Buf>(&self, scope: Sc, buf: &'a Buf, tag: Tag) -> Result<Request<'a, Buf, Sc>>
+        fn $try_name_tag<'a, Sc, Buf>(&self, scope: Sc, buf: &'a Buf, tag: Tag) -> Result<Request<'a, Buf, Sc, SafetyOf<Self::Out>>>
         where
             Buf: 'a + Buffer + ?Sized,
             Sc: Scope<'a>,
@@ -616,7 +617,7 @@ macro_rules! immediate_send {
             isend_mode(self.as_communicator().core_comm(), self.destination_rank(), scope, buf, tag, $mode)
         }
         #[doc = concat!("[`", stringify!($name_tag), "`](Self::", stringify!($name_tag), ") with tag 0.")]
-        fn $name<'a, Sc, Buf>(&self, scope: Sc, buf: &'a Buf) -> Request<'a, Buf, Sc>
+        fn $name<'a, Sc, Buf>(&self, scope: Sc, buf: &'a Buf) -> Request<'a, Buf, Sc, SafetyOf<Self::Out>>
         where
             Buf: 'a + Buffer + ?Sized,
             Sc: Scope<'a>,
@@ -624,7 +625,7 @@ macro_rules! immediate_send {
             self.$name_tag(scope, buf, 0)
         }
         #[doc = concat!("[`", stringify!($name), "`](Self::", stringify!($name), "), reporting errors.")]
-        fn $try_name<'a, Sc, Buf>(&self, scope: Sc, buf: &'a Buf) -> Result<Request<'a, Buf, Sc>>
+        fn $try_name<'a, Sc, Buf>(&self, scope: Sc, buf: &'a Buf) -> Result<Request<'a, Buf, Sc, SafetyOf<Self::Out>>>
         where
             Buf: 'a + Buffer + ?Sized,
             Sc: Scope<'a>,
@@ -713,7 +714,7 @@ pub trait Destination: AsCommunicator {
         scope: Sc,
         buf: &'a Buf,
         tag: Tag,
-    ) -> Request<'a, Buf, Sc>
+    ) -> Request<'a, Buf, Sc, SafetyOf<Self::Out>>
     where
         Buf: 'a + Buffer + ?Sized,
         Sc: Scope<'a>,
@@ -727,7 +728,7 @@ pub trait Destination: AsCommunicator {
         scope: Sc,
         buf: &'a Buf,
         tag: Tag,
-    ) -> Result<Request<'a, Buf, Sc>>
+    ) -> Result<Request<'a, Buf, Sc, SafetyOf<Self::Out>>>
     where
         Buf: 'a + Buffer + ?Sized,
         Sc: Scope<'a>,
@@ -749,7 +750,7 @@ pub trait Destination: AsCommunicator {
         &self,
         scope: Sc,
         buf: &'a Buf,
-    ) -> Request<'a, Buf, Sc>
+    ) -> Request<'a, Buf, Sc, SafetyOf<Self::Out>>
     where
         Buf: 'a + Buffer + ?Sized,
         Sc: Scope<'a>,
@@ -759,7 +760,7 @@ pub trait Destination: AsCommunicator {
     }
 }
 
-impl Destination for Process<'_> {
+impl<S: ThreadSafety> Destination for Process<'_, S> {
     fn destination_rank(&self) -> Rank {
         self.rank
     }

@@ -79,7 +79,7 @@ pub(crate) fn comm_handle(c: &Comm) -> MPI_Comm {
 /// The handle of an engine datatype (registered on first use, unless predefined).
 pub(crate) fn datatype_handle(dt: &CoreDatatype) -> MPI_Datatype {
     if let Some(p) = dt.as_primitive() {
-        return p.abi_handle();
+        return crate::abi::primitive_handle(p);
     }
     let mut st = capi::handles::state();
     if let Some((h, _)) = st.datatypes.iter().find(|(_, x)| x.ptr_eq(dt)) {
@@ -137,7 +137,7 @@ impl FromRaw for DatatypeRef<'static> {
         if handle == MPI_DATATYPE_NULL {
             panic!("DatatypeRef::from_raw: MPI_DATATYPE_NULL");
         }
-        let dt = match oxmpi_core::datatype::Primitive::from_abi_handle(handle) {
+        let dt = match crate::abi::primitive_from_handle(handle) {
             Some(p) => CoreDatatype::predefined(p),
             None => capi::handles::state()
                 .datatypes

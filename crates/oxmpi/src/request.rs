@@ -39,26 +39,50 @@ use oxmpi_core::pt2pt;
 use oxmpi_core::Request as Raw;
 
 use crate::datatype::RecvTarget;
+use crate::environment::threading::{Multithreaded, ThreadSafety, Unthreaded};
 use crate::error::{Error, OrFatal, Result};
 use crate::point_to_point::Status;
 
 /// A request for a non-blocking operation, registered with a [`Scope`] of lifetime `'a`.
-/// `D` is the type of the buffer it borrows.
+/// `D` is the type of the buffer it borrows; `T` the thread safety of the communicator
+/// it came from ([`Unthreaded`] or [`Multithreaded`]).
+///
+/// A request is `Send + Sync` (for buffers that are `Send + Sync`) when MPI runs at
+/// `Threading::Multiple` and its type says so: the request of a [`Multithreaded`]
+/// communicator in any scope, or any request of a [`ThreadedScope`]. Otherwise it
+/// stays on its thread.
+///
+/// ```
+/// use oxmpi::traits::*;
+/// use oxmpi::request::scope;
+/// let (universe, _) = oxmpi::initialize_with_threading(oxmpi::Threading::Multiple).unwrap();
+/// let world = universe.world();
+/// let (x, mut y) = (3u8, 0u8);
+/// scope(|s| {
+///     let recv = world.this_process().immediate_receive_into(s, &mut y);
+///     let send = world.this_process().immediate_send(s, &x);
+///     std::thread::scope(|t| {
+///         t.spawn(move || recv.wait());
+///     });
+///     send.wait();
+/// });
+/// assert_eq!(y, 3);
+/// ```
 ///
 /// # Panics
 /// Dropping a request that was not completed (`wait`, `wait_without_status`, `test`)
 /// panics; wrap it in a [`WaitGuard`] or [`CancelGuard`] to complete it on drop instead.
 #[must_use = "a request must be completed (wait/test) or guarded; dropping it panics"]
-pub struct Request<'a, D: ?Sized, S: Scope<'a> = StaticScope> {
+pub struct Request<'a, D: ?Sized, S: Scope<'a> = StaticScope, T: ThreadSafety = Unthreaded> {
     raw: Raw,
     data: *const D,
     recv: Option<RecvTarget>,
     call: &'static str,
     scope: S,
-    phantom: PhantomData<(Cell<&'a ()>, &'a D)>,
+    phantom: PhantomData<(Cell<&'a ()>, &'a D, T)>,
 }
 
-impl<'a, D: ?Sized, S: Scope<'a>> fmt::Debug for Request<'a, D, S> {
+impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> fmt::Debug for Request<'a, D, S, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Request")
             .field("raw", &self.raw)
@@ -67,7 +91,7 @@ impl<'a, D: ?Sized, S: Scope<'a>> fmt::Debug for Request<'a, D, S> {
     }
 }
 
-impl<'a, D: ?Sized, S: Scope<'a>> Drop for Request<'a, D, S> {
+impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Drop for Request<'a, D, S, T> {
     fn drop(&mut self) {
         if !std::thread::panicking() {
             panic!("request was dropped without being completed");
@@ -76,7 +100,7 @@ impl<'a, D: ?Sized, S: Scope<'a>> Drop for Request<'a, D, S> {
     }
 }
 
-impl<'a, D: ?Sized, S: Scope<'a>> Request<'a, D, S> {
+impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
     /// Wraps an engine request and registers it with `scope`.
     ///
     /// # Safety
@@ -233,7 +257,7 @@ impl<'a, D: ?Sized, S: Scope<'a>> Request<'a, D, S> {
     }
 
     /// Moves the request to a shorter scope.
-    pub fn shrink_scope_to<'b, S2>(self, scope: S2) -> Request<'b, D, S2>
+    pub fn shrink_scope_to<'b, S2>(self, scope: S2) -> Request<'b, D, S2, T>
     where
         'a: 'b,
         S2: Scope<'b>,
@@ -258,15 +282,15 @@ unsafe fn finish(recv: Option<RecvTarget>, st: &oxmpi_core::Status, call: &str) 
 
 /// Waits for one of `requests` to finish (`MPI_Waitany`), removes it from the vector and
 /// returns its index (before removal) and status; `None` if the vector is empty.
-pub fn wait_any<'a, D: ?Sized, S: Scope<'a>>(
-    requests: &mut Vec<Request<'a, D, S>>,
+pub fn wait_any<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety>(
+    requests: &mut Vec<Request<'a, D, S, T>>,
 ) -> Option<(usize, Status)> {
     try_wait_any(requests).or_fatal()
 }
 
 /// [`wait_any`], reporting errors.
-pub fn try_wait_any<'a, D: ?Sized, S: Scope<'a>>(
-    requests: &mut Vec<Request<'a, D, S>>,
+pub fn try_wait_any<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety>(
+    requests: &mut Vec<Request<'a, D, S, T>>,
 ) -> Result<Option<(usize, Status)>> {
     let mut raws: Vec<Raw> = requests.iter().map(|r| r.raw).collect();
     let res = pt2pt::waitany(&mut raws);
@@ -301,9 +325,9 @@ pub fn try_wait_any<'a, D: ?Sized, S: Scope<'a>>(
 /// }); // the send completes here, at the latest
 /// ```
 #[derive(Debug)]
-pub struct WaitGuard<'a, D: ?Sized, S: Scope<'a> = StaticScope>(Option<Request<'a, D, S>>);
+pub struct WaitGuard<'a, D: ?Sized, S: Scope<'a> = StaticScope, T: ThreadSafety = Unthreaded>(Option<Request<'a, D, S, T>>);
 
-impl<'a, D: ?Sized, S: Scope<'a>> Drop for WaitGuard<'a, D, S> {
+impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Drop for WaitGuard<'a, D, S, T> {
     fn drop(&mut self) {
         if let Some(r) = self.0.take() {
             r.wait();
@@ -311,19 +335,19 @@ impl<'a, D: ?Sized, S: Scope<'a>> Drop for WaitGuard<'a, D, S> {
     }
 }
 
-impl<'a, D: ?Sized, S: Scope<'a>> From<Request<'a, D, S>> for WaitGuard<'a, D, S> {
-    fn from(req: Request<'a, D, S>) -> Self {
+impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> From<Request<'a, D, S, T>> for WaitGuard<'a, D, S, T> {
+    fn from(req: Request<'a, D, S, T>) -> Self {
         WaitGuard(Some(req))
     }
 }
 
-impl<'a, D: ?Sized, S: Scope<'a>> From<WaitGuard<'a, D, S>> for Request<'a, D, S> {
-    fn from(mut guard: WaitGuard<'a, D, S>) -> Self {
+impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> From<WaitGuard<'a, D, S, T>> for Request<'a, D, S, T> {
+    fn from(mut guard: WaitGuard<'a, D, S, T>) -> Self {
         guard.0.take().expect("invalid WaitGuard")
     }
 }
 
-impl<'a, D: ?Sized, S: Scope<'a>> WaitGuard<'a, D, S> {
+impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> WaitGuard<'a, D, S, T> {
     fn cancel(&self) {
         if let Some(r) = &self.0 {
             // A request that already finished cannot be cancelled; that is fine here.
@@ -334,29 +358,29 @@ impl<'a, D: ?Sized, S: Scope<'a>> WaitGuard<'a, D, S> {
 
 /// Completes a request when dropped, by cancelling it and then waiting for it.
 #[derive(Debug)]
-pub struct CancelGuard<'a, D: ?Sized, S: Scope<'a> = StaticScope>(WaitGuard<'a, D, S>);
+pub struct CancelGuard<'a, D: ?Sized, S: Scope<'a> = StaticScope, T: ThreadSafety = Unthreaded>(WaitGuard<'a, D, S, T>);
 
-impl<'a, D: ?Sized, S: Scope<'a>> Drop for CancelGuard<'a, D, S> {
+impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Drop for CancelGuard<'a, D, S, T> {
     fn drop(&mut self) {
         self.0.cancel();
         // The inner WaitGuard then waits.
     }
 }
 
-impl<'a, D: ?Sized, S: Scope<'a>> From<Request<'a, D, S>> for CancelGuard<'a, D, S> {
-    fn from(req: Request<'a, D, S>) -> Self {
+impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> From<Request<'a, D, S, T>> for CancelGuard<'a, D, S, T> {
+    fn from(req: Request<'a, D, S, T>) -> Self {
         CancelGuard(WaitGuard::from(req))
     }
 }
 
-impl<'a, D: ?Sized, S: Scope<'a>> From<WaitGuard<'a, D, S>> for CancelGuard<'a, D, S> {
-    fn from(g: WaitGuard<'a, D, S>) -> Self {
+impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> From<WaitGuard<'a, D, S, T>> for CancelGuard<'a, D, S, T> {
+    fn from(g: WaitGuard<'a, D, S, T>) -> Self {
         CancelGuard(g)
     }
 }
 
-impl<'a, D: ?Sized, S: Scope<'a>> From<CancelGuard<'a, D, S>> for WaitGuard<'a, D, S> {
-    fn from(mut g: CancelGuard<'a, D, S>) -> Self {
+impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> From<CancelGuard<'a, D, S, T>> for WaitGuard<'a, D, S, T> {
+    fn from(mut g: CancelGuard<'a, D, S, T>) -> Self {
         // Leave an empty WaitGuard behind so that dropping `g` does nothing.
         WaitGuard(g.0 .0.take())
     }
@@ -393,13 +417,15 @@ unsafe impl Scope<'static> for StaticScope {
 /// If requests are still registered when it ends, the process aborts.
 #[derive(Debug)]
 pub struct LocalScope<'a> {
-    num_requests: Cell<usize>,
+    /// Atomic: the requests of a [`Multithreaded`] communicator may complete (and
+    /// unregister) on other threads.
+    num_requests: std::sync::atomic::AtomicUsize,
     phantom: PhantomData<Cell<&'a ()>>,
 }
 
 impl Drop for LocalScope<'_> {
     fn drop(&mut self) {
-        let n = self.num_requests.get();
+        let n = *self.num_requests.get_mut();
         if n != 0 {
             // The engine may still use the buffers of these requests, which are about
             // to be freed: the only safe way out is to end the process.
@@ -415,15 +441,11 @@ impl Drop for LocalScope<'_> {
 // the process if requests remain registered when it ends, so none outlives 'a.
 unsafe impl<'a> Scope<'a> for &LocalScope<'a> {
     fn register(&self) {
-        self.num_requests.set(self.num_requests.get() + 1)
+        self.num_requests.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     }
     unsafe fn unregister(&self) {
-        let n = self
-            .num_requests
-            .get()
-            .checked_sub(1)
-            .expect("unregister without register");
-        self.num_requests.set(n)
+        let prev = self.num_requests.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+        assert!(prev > 0, "unregister without register");
     }
 }
 
@@ -478,12 +500,43 @@ where
     })
 }
 
-// SAFETY: a threaded scope exists only at MPI_THREAD_MULTIPLE, so any thread may complete
-// the request; the buffer is only handed out (`&'a D`) after completion, hence `D: Sync`;
-// the raw pointers in the request are that buffer's, valid for 'a wherever it is used.
-unsafe impl<'a, 'b, D: ?Sized + Sync> Send for Request<'a, D, &'b ThreadedScope<'a>> {}
-// SAFETY: as above; `&Request` only reads the engine handle and the call name.
-unsafe impl<'a, 'b, D: ?Sized + Sync> Sync for Request<'a, D, &'b ThreadedScope<'a>> {}
+mod sealed {
+    /// The scopes whose requests of thread safety `T` may cross threads.
+    pub trait CrossThreads<T> {}
+}
+use sealed::CrossThreads;
+
+// A threaded scope exists only under a universe at MPI_THREAD_MULTIPLE: its requests
+// cross threads whatever their communicator's type.
+impl<T> CrossThreads<T> for &ThreadedScope<'_> {}
+// The request of a Multithreaded communicator (which only a universe at
+// MPI_THREAD_MULTIPLE makes): the scope's count is atomic.
+impl CrossThreads<Multithreaded> for &LocalScope<'_> {}
+impl CrossThreads<Multithreaded> for StaticScope {}
+
+// SAFETY: `S: CrossThreads<T>` holds only when MPI runs at MPI_THREAD_MULTIPLE (a
+// ThreadedScope, or a Multithreaded communicator, each made only by a universe that
+// checked the level provided), so any thread may complete the request; the scopes'
+// request counts are atomic (StaticScope has none). The request stands for the
+// exclusive borrow of its buffer, which the completing thread uses (checks received
+// bytes, then hands out `&'a D`): hence `D: Send + Sync`. The raw pointers in the
+// request are that buffer's, valid for 'a wherever it is used.
+unsafe impl<'a, D, S, T> Send for Request<'a, D, S, T>
+where
+    D: ?Sized + Send + Sync,
+    S: Scope<'a> + CrossThreads<T>,
+    T: ThreadSafety,
+{
+}
+// SAFETY: as above; `&Request` only reads the engine handle and the call name (cancel,
+// get_status), which the engine serialises.
+unsafe impl<'a, D, S, T> Sync for Request<'a, D, S, T>
+where
+    D: ?Sized + Send + Sync,
+    S: Scope<'a> + CrossThreads<T>,
+    T: ThreadSafety,
+{
+}
 
 /// Runs `f` with a [`LocalScope`] for requests on buffers declared outside the closure.
 pub fn scope<'a, F, R>(f: F) -> R
@@ -491,7 +544,7 @@ where
     F: FnOnce(&LocalScope<'a>) -> R,
 {
     f(&LocalScope {
-        num_requests: Cell::new(0),
+        num_requests: std::sync::atomic::AtomicUsize::new(0),
         phantom: PhantomData,
     })
 }
@@ -526,7 +579,7 @@ where
     F: FnOnce(&LocalScope<'a>, &mut RequestCollection<'a, D>) -> R,
 {
     let scope = LocalScope {
-        num_requests: Cell::new(0),
+        num_requests: std::sync::atomic::AtomicUsize::new(0),
         phantom: PhantomData,
     };
     let mut coll = RequestCollection::new(reserve);
@@ -597,7 +650,7 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
     }
 
     /// Adds a request (taking it out of its scope); returns its index.
-    pub fn add<S: Scope<'a>>(&mut self, req: Request<'a, D, S>) -> usize {
+    pub fn add<S: Scope<'a>, T: ThreadSafety>(&mut self, req: Request<'a, D, S, T>) -> usize {
         let (raw, data, recv, call, _) = req.into_parts();
         self.raws.push(raw);
         self.data.push(Some(data));

@@ -18,7 +18,7 @@
 
 use std::marker::PhantomData;
 
-use crate::environment::threading::{Multithreaded, Unthreaded};
+use crate::environment::threading::{Multithreaded, ThreadSafety, Unthreaded};
 use crate::environment::Universe;
 use oxmpi_core::comm::{create as ccreate, inter as cinter, topology as ctopo};
 use oxmpi_core::topo::Topology as CoreTopology;
@@ -26,6 +26,154 @@ use oxmpi_core::Comm;
 
 use crate::error::{fatal, OrFatal, Result};
 use crate::{Count, Tag};
+
+/// The inherent constructors of a communicator type `$T<S>` that keep its thread safety
+/// `S` (they shadow the [`Communicator`] methods of the same names for callers that know
+/// the type; through a generic `C: Communicator` or a `dyn Communicator` the trait's
+/// give [`Unthreaded`] results, which is always sound).
+macro_rules! thread_level_constructors {
+    ($(#[$doc:meta])* $T:ident) => {
+        $(#[$doc])*
+        impl<S: ThreadSafety> $T<S> {
+            /// This communicator, `Send + Sync`, given the proof that MPI runs at
+            /// `Threading::Multiple`: a universe of [`Multithreaded`] objects.
+            pub fn into_multithreaded(self, _universe: &Universe<Multithreaded>) -> $T<Multithreaded> {
+                self.with_safety()
+            }
+
+            /// [`Communicator::process_at_rank`], of this communicator's thread safety.
+            pub fn process_at_rank(&self, r: Rank) -> Process<'_, S> {
+                Process { comm: self.core_comm(), rank: r, _local: PhantomData }
+            }
+            /// [`Communicator::null_process`], of this communicator's thread safety.
+            pub fn null_process(&self) -> Process<'_, S> {
+                self.process_at_rank(oxmpi_core::PROC_NULL)
+            }
+            /// [`Communicator::any_process`], of this communicator's thread safety.
+            pub fn any_process(&self) -> AnyProcess<'_, S> {
+                AnyProcess { comm: self.core_comm(), _local: PhantomData }
+            }
+            /// [`Communicator::this_process`], of this communicator's thread safety.
+            pub fn this_process(&self) -> Process<'_, S> {
+                self.process_at_rank(Communicator::rank(self))
+            }
+
+            /// [`Communicator::duplicate`], of this communicator's thread safety.
+            pub fn duplicate(&self) -> SimpleCommunicator<S> {
+                Communicator::duplicate(self).with_safety()
+            }
+            /// [`Communicator::try_duplicate`], of this communicator's thread safety.
+            pub fn try_duplicate(&self) -> Result<SimpleCommunicator<S>> {
+                Communicator::try_duplicate(self).map(SimpleCommunicator::with_safety)
+            }
+            /// [`Communicator::split_by_color`], of this communicator's thread safety.
+            pub fn split_by_color(&self, color: Color) -> Option<SimpleCommunicator<S>> {
+                Communicator::split_by_color(self, color).map(SimpleCommunicator::with_safety)
+            }
+            /// [`Communicator::try_split_by_color`], of this communicator's thread safety.
+            pub fn try_split_by_color(&self, color: Color) -> Result<Option<SimpleCommunicator<S>>> {
+                Communicator::try_split_by_color(self, color).map(|c| c.map(SimpleCommunicator::with_safety))
+            }
+            /// [`Communicator::split_by_color_with_key`], of this communicator's thread safety.
+            pub fn split_by_color_with_key(&self, color: Color, key: Key) -> Option<SimpleCommunicator<S>> {
+                Communicator::split_by_color_with_key(self, color, key).map(SimpleCommunicator::with_safety)
+            }
+            /// [`Communicator::try_split_by_color_with_key`], of this communicator's thread safety.
+            pub fn try_split_by_color_with_key(&self, color: Color, key: Key) -> Result<Option<SimpleCommunicator<S>>> {
+                Communicator::try_split_by_color_with_key(self, color, key).map(|c| c.map(SimpleCommunicator::with_safety))
+            }
+            /// [`Communicator::split_shared`], of this communicator's thread safety.
+            pub fn split_shared(&self, key: Key) -> SimpleCommunicator<S> {
+                Communicator::split_shared(self, key).with_safety()
+            }
+            /// [`Communicator::try_split_shared`], of this communicator's thread safety.
+            pub fn try_split_shared(&self, key: Key) -> Result<SimpleCommunicator<S>> {
+                Communicator::try_split_shared(self, key).map(SimpleCommunicator::with_safety)
+            }
+            /// [`Communicator::split_by_type_with_key`], of this communicator's thread safety.
+            pub fn split_by_type_with_key(&self, split_type: i32, key: Key) -> Option<SimpleCommunicator<S>> {
+                Communicator::split_by_type_with_key(self, split_type, key).map(SimpleCommunicator::with_safety)
+            }
+            /// [`Communicator::try_split_by_type_with_key`], of this communicator's thread safety.
+            pub fn try_split_by_type_with_key(&self, split_type: i32, key: Key) -> Result<Option<SimpleCommunicator<S>>> {
+                Communicator::try_split_by_type_with_key(self, split_type, key).map(|c| c.map(SimpleCommunicator::with_safety))
+            }
+            /// [`Communicator::split_by_subgroup_collective`], of this communicator's thread safety.
+            pub fn split_by_subgroup_collective(&self, group: &dyn Group) -> Option<SimpleCommunicator<S>> {
+                Communicator::split_by_subgroup_collective(self, group).map(SimpleCommunicator::with_safety)
+            }
+            /// [`Communicator::try_split_by_subgroup_collective`], of this communicator's thread safety.
+            pub fn try_split_by_subgroup_collective(&self, group: &dyn Group) -> Result<Option<SimpleCommunicator<S>>> {
+                Communicator::try_split_by_subgroup_collective(self, group).map(|c| c.map(SimpleCommunicator::with_safety))
+            }
+            /// [`Communicator::split_by_subgroup`], of this communicator's thread safety.
+            pub fn split_by_subgroup(&self, group: &dyn Group) -> Option<SimpleCommunicator<S>> {
+                Communicator::split_by_subgroup(self, group).map(SimpleCommunicator::with_safety)
+            }
+            /// [`Communicator::try_split_by_subgroup`], of this communicator's thread safety.
+            pub fn try_split_by_subgroup(&self, group: &dyn Group) -> Result<Option<SimpleCommunicator<S>>> {
+                Communicator::try_split_by_subgroup(self, group).map(|c| c.map(SimpleCommunicator::with_safety))
+            }
+            /// [`Communicator::split_by_subgroup_with_tag`], of this communicator's thread safety.
+            pub fn split_by_subgroup_with_tag(&self, group: &dyn Group, tag: Tag) -> Option<SimpleCommunicator<S>> {
+                Communicator::split_by_subgroup_with_tag(self, group, tag).map(SimpleCommunicator::with_safety)
+            }
+            /// [`Communicator::try_split_by_subgroup_with_tag`], of this communicator's thread safety.
+            pub fn try_split_by_subgroup_with_tag(&self, group: &dyn Group, tag: Tag) -> Result<Option<SimpleCommunicator<S>>> {
+                Communicator::try_split_by_subgroup_with_tag(self, group, tag).map(|c| c.map(SimpleCommunicator::with_safety))
+            }
+            /// [`Communicator::create_cartesian_communicator`], of this communicator's thread safety.
+            pub fn create_cartesian_communicator(&self, dims: &[Count], periods: &[bool], reorder: bool) -> Option<CartesianCommunicator<S>> {
+                Communicator::create_cartesian_communicator(self, dims, periods, reorder).map(CartesianCommunicator::with_safety)
+            }
+            /// [`Communicator::try_create_cartesian_communicator`], of this communicator's thread safety.
+            pub fn try_create_cartesian_communicator(&self, dims: &[Count], periods: &[bool], reorder: bool) -> Result<Option<CartesianCommunicator<S>>> {
+                Communicator::try_create_cartesian_communicator(self, dims, periods, reorder).map(|c| c.map(CartesianCommunicator::with_safety))
+            }
+            /// [`Communicator::create_graph_communicator`], of this communicator's thread safety.
+            pub fn create_graph_communicator(&self, index: &[Count], edges: &[Rank], reorder: bool) -> Option<GraphCommunicator<S>> {
+                Communicator::create_graph_communicator(self, index, edges, reorder).map(GraphCommunicator::with_safety)
+            }
+            /// [`Communicator::try_create_graph_communicator`], of this communicator's thread safety.
+            pub fn try_create_graph_communicator(&self, index: &[Count], edges: &[Rank], reorder: bool) -> Result<Option<GraphCommunicator<S>>> {
+                Communicator::try_create_graph_communicator(self, index, edges, reorder).map(|c| c.map(GraphCommunicator::with_safety))
+            }
+            /// [`Communicator::create_distributed_graph_communicator_adjacent`], of this
+            /// communicator's thread safety.
+            pub fn create_distributed_graph_communicator_adjacent(
+                &self,
+                sources: &[Rank],
+                source_weights: Option<&[i32]>,
+                destinations: &[Rank],
+                destination_weights: Option<&[i32]>,
+                reorder: bool,
+            ) -> DistributedGraphCommunicator<S> {
+                Communicator::create_distributed_graph_communicator_adjacent(self, sources, source_weights, destinations, destination_weights, reorder).with_safety()
+            }
+            /// [`Communicator::try_create_distributed_graph_communicator_adjacent`], of this
+            /// communicator's thread safety.
+            pub fn try_create_distributed_graph_communicator_adjacent(
+                &self,
+                sources: &[Rank],
+                source_weights: Option<&[i32]>,
+                destinations: &[Rank],
+                destination_weights: Option<&[i32]>,
+                reorder: bool,
+            ) -> Result<DistributedGraphCommunicator<S>> {
+                Communicator::try_create_distributed_graph_communicator_adjacent(self, sources, source_weights, destinations, destination_weights, reorder)
+                    .map(DistributedGraphCommunicator::with_safety)
+            }
+            /// [`Communicator::create_intercommunicator`], of this communicator's thread safety.
+            pub fn create_intercommunicator(&self, local_leader: Rank, peer: &dyn Communicator, remote_leader: Rank, tag: Tag) -> InterCommunicator<S> {
+                Communicator::create_intercommunicator(self, local_leader, peer, remote_leader, tag).with_safety()
+            }
+            /// [`Communicator::try_create_intercommunicator`], of this communicator's thread safety.
+            pub fn try_create_intercommunicator(&self, local_leader: Rank, peer: &dyn Communicator, remote_leader: Rank, tag: Tag) -> Result<InterCommunicator<S>> {
+                Communicator::try_create_intercommunicator(self, local_leader, peer, remote_leader, tag).map(InterCommunicator::with_safety)
+            }
+        }
+    };
+}
 
 mod cartesian;
 mod graph;
@@ -38,7 +186,7 @@ pub use self::group::{Group, GroupRelation, SystemGroup, UserGroup};
 pub use self::inter::{InterCommunicator, MergeOrder};
 
 /// `MPI_COMM_TYPE_SHARED`, for [`Communicator::split_by_type_with_key`].
-pub const COMM_TYPE_SHARED: i32 = ccreate::COMM_TYPE_SHARED;
+pub const COMM_TYPE_SHARED: i32 = crate::abi::MPI_COMM_TYPE_SHARED;
 
 /// Identifies a process within a communicator.
 pub type Rank = i32;
@@ -57,7 +205,7 @@ pub struct Color(i32);
 impl Color {
     /// `MPI_UNDEFINED`: this process wants no communicator from the split.
     pub fn undefined() -> Color {
-        Color(ccreate::UNDEFINED)
+        Color(crate::abi::MPI_UNDEFINED)
     }
 
     /// A colour. Panics if `value` is negative (as rsmpi).
@@ -92,15 +240,15 @@ pub enum Topology {
 
 /// A communicator converted to the type of its topology ([`SimpleCommunicator::into_topology`]).
 #[derive(Debug)]
-pub enum IntoTopology {
+pub enum IntoTopology<S: ThreadSafety = Unthreaded> {
     /// A graph communicator.
-    Graph(GraphCommunicator),
+    Graph(GraphCommunicator<S>),
     /// A Cartesian communicator.
-    Cartesian(CartesianCommunicator),
+    Cartesian(CartesianCommunicator<S>),
     /// A distributed graph communicator.
-    DistributedGraph(DistributedGraphCommunicator),
+    DistributedGraph(DistributedGraphCommunicator<S>),
     /// No topology.
-    Undefined(SimpleCommunicator),
+    Undefined(SimpleCommunicator<S>),
 }
 
 /// One level of the machine hierarchy ([`crate::environment::cluster_info`]): which
@@ -133,9 +281,13 @@ pub enum CommunicatorRelation {
 /// `S` is the thread safety: [`Unthreaded`] (the default) is neither `Send` nor `Sync`;
 /// the world of a universe initialized with `Threading::Multiple` is
 /// `SimpleCommunicator<Multithreaded>`, `Send + Sync` (see
-/// [`initialize_with_threading`](crate::initialize_with_threading)). Communicators made
-/// from it (`duplicate`, `split_*`) are [`Unthreaded`] until
-/// [`into_multithreaded`](Self::into_multithreaded) converts them.
+/// [`initialize_with_threading`](crate::initialize_with_threading)). What is made from
+/// a communicator (`duplicate`, `split_*`, the Cartesian, graph and intercommunicators,
+/// the processes and through them the requests) has its thread safety;
+/// [`into_multithreaded`](Self::into_multithreaded) converts the others (e.g.
+/// [`SimpleCommunicator::self_comm`]) given the proof that MPI runs at
+/// `Threading::Multiple`. Called through a generic `C: Communicator` or a `dyn
+/// Communicator`, the constructors give [`Unthreaded`] communicators.
 #[derive(Clone)]
 #[repr(transparent)]
 pub struct SimpleCommunicator<S = Unthreaded>(pub(crate) Comm, PhantomData<S>);
@@ -178,14 +330,11 @@ impl SimpleCommunicator {
         SimpleCommunicator(c, PhantomData)
     }
 
-    /// This communicator, `Send + Sync`, given the proof that MPI runs at
-    /// `Threading::Multiple`: a universe of [`Multithreaded`] objects.
-    pub fn into_multithreaded(self, _universe: &Universe<Multithreaded>) -> SimpleCommunicator<Multithreaded> {
-        self.with_safety()
-    }
+}
 
+impl<S: ThreadSafety> SimpleCommunicator<S> {
     /// The same communicator with another marker (for the universe's own, whose level
-    /// its type proves).
+    /// its type proves, and for what is made from a communicator, which has its level).
     pub(crate) fn with_safety<S2>(self) -> SimpleCommunicator<S2> {
         let c = self.0.clone();
         // The handle moves: the clone above keeps the engine communicator, and the
@@ -199,8 +348,8 @@ impl SimpleCommunicator {
         topology_of(&self.0)
     }
 
-    /// This communicator as the type of its topology.
-    pub fn into_topology(self) -> IntoTopology {
+    /// This communicator as the type of its topology (of the same thread safety).
+    pub fn into_topology(self) -> IntoTopology<S> {
         match self.topology() {
             Topology::Cartesian => IntoTopology::Cartesian(CartesianCommunicator(self)),
             Topology::Graph => IntoTopology::Graph(GraphCommunicator(self)),
@@ -211,16 +360,109 @@ impl SimpleCommunicator {
         }
     }
 
-    pub(crate) fn from_core_ref(c: &Comm) -> &SimpleCommunicator {
-        // SAFETY: SimpleCommunicator is #[repr(transparent)] over Comm, so the two
-        // references have the same layout and validity.
-        unsafe { &*(c as *const Comm as *const SimpleCommunicator) }
+    pub(crate) fn from_core_ref(c: &Comm) -> &SimpleCommunicator<S> {
+        // SAFETY: SimpleCommunicator is #[repr(transparent)] over Comm (its other field
+        // is a zero-sized PhantomData), so the two references have the same layout and
+        // validity.
+        unsafe { &*(c as *const Comm as *const SimpleCommunicator<S>) }
     }
 
     /// The engine's communicator.
     pub fn as_core(&self) -> &Comm {
         &self.0
     }
+}
+
+thread_level_constructors! {
+    /// What makes communicators and processes, keeping this communicator's thread
+    /// safety `S` (these shadow the [`Communicator`] methods of the same names, which
+    /// give [`Unthreaded`] results when called through a generic `C: Communicator` or a
+    /// `dyn Communicator`).
+    ///
+    /// ```
+    /// use oxmpi::traits::*;
+    /// use oxmpi::topology::Color;
+    /// let (universe, _) = oxmpi::initialize_with_threading(oxmpi::Threading::Multiple).unwrap();
+    /// let world = universe.world();
+    /// let dup = world.duplicate();
+    /// let half = world.split_by_color(Color::with_value(world.rank() % 2)).unwrap();
+    /// let cart = world.create_cartesian_communicator(&[world.size()], &[true], false).unwrap();
+    /// // All of them are `Send + Sync`, as the world is.
+    /// std::thread::spawn(move || {
+    ///     assert!(half.size() <= dup.size());
+    ///     assert_eq!(cart.rank(), dup.rank());
+    /// }).join().unwrap();
+    /// ```
+    SimpleCommunicator
+}
+
+thread_level_constructors! {
+    /// What makes communicators and processes, keeping this communicator's thread
+    /// safety `S` (see [`SimpleCommunicator`]'s).
+    ///
+    /// ```
+    /// use oxmpi::traits::*;
+    /// let (universe, _) = oxmpi::initialize_with_threading(oxmpi::Threading::Multiple).unwrap();
+    /// let world = universe.world();
+    /// let ring = world.create_cartesian_communicator(&[world.size()], &[true], false).unwrap();
+    /// let sub = ring.subgroup(&[true]);
+    /// let dup = ring.duplicate();
+    /// std::thread::spawn(move || assert_eq!(sub.size(), dup.size())).join().unwrap();
+    /// ```
+    CartesianCommunicator
+}
+
+thread_level_constructors! {
+    /// What makes communicators and processes, keeping this communicator's thread
+    /// safety `S` (see [`SimpleCommunicator`]'s).
+    ///
+    /// ```
+    /// use oxmpi::traits::*;
+    /// let (universe, _) = oxmpi::initialize_with_threading(oxmpi::Threading::Multiple).unwrap();
+    /// let world = universe.world();
+    /// let n = world.size();
+    /// // A ring: node i is joined to i-1 and i+1.
+    /// let index: Vec<i32> = (1..=n).map(|i| 2 * i).collect();
+    /// let edges: Vec<i32> = (0..n).flat_map(|i| [(i + n - 1) % n, (i + 1) % n]).collect();
+    /// let graph = world.create_graph_communicator(&index, &edges, false).unwrap();
+    /// std::thread::spawn(move || assert_eq!(graph.neighbors_count(0), 2)).join().unwrap();
+    /// ```
+    GraphCommunicator
+}
+
+thread_level_constructors! {
+    /// What makes communicators and processes, keeping this communicator's thread
+    /// safety `S` (see [`SimpleCommunicator`]'s).
+    ///
+    /// ```
+    /// use oxmpi::traits::*;
+    /// let (universe, _) = oxmpi::initialize_with_threading(oxmpi::Threading::Multiple).unwrap();
+    /// let world = universe.world();
+    /// let (n, r) = (world.size(), world.rank());
+    /// let ring = world.create_distributed_graph_communicator_adjacent(
+    ///     &[(r + n - 1) % n], None, &[(r + 1) % n], None, false);
+    /// std::thread::spawn(move || assert_eq!(ring.sources().len(), 1)).join().unwrap();
+    /// ```
+    DistributedGraphCommunicator
+}
+
+thread_level_constructors! {
+    /// What makes communicators and processes, keeping this communicator's thread
+    /// safety `S` (see [`SimpleCommunicator`]'s).
+    ///
+    /// ```no_run
+    /// use oxmpi::traits::*;
+    /// use oxmpi::topology::{Color, MergeOrder};
+    /// let (universe, _) = oxmpi::initialize_with_threading(oxmpi::Threading::Multiple).unwrap();
+    /// let world = universe.world();
+    /// let half = world.rank() % 2;
+    /// let local = world.split_by_color(Color::with_value(half)).unwrap();
+    /// let inter = local.create_intercommunicator(0, &world, 1 - half, 7);
+    /// // The intercommunicator and its merge are `Send + Sync`, as the world is.
+    /// let merged = std::thread::spawn(move || inter.merge(MergeOrder::Low)).join().unwrap();
+    /// assert_eq!(merged.size(), world.size());
+    /// ```
+    InterCommunicator
 }
 
 /// Something that has a communicator (processes have theirs).
@@ -284,6 +526,12 @@ pub trait Communicator {
     fn target_size(&self) -> Rank {
         self.core_comm().peer_group_size()
     }
+
+    /// The thread safety of this communicator and of what is made from it:
+    /// [`Unthreaded`] or [`Multithreaded`] (see [`SimpleCommunicator`]).
+    type Safety: ThreadSafety
+    where
+        Self: Sized;
 
     /// Compares two communicators (`MPI_Comm_compare`).
     fn compare(&self, other: &dyn Communicator) -> CommunicatorRelation {
@@ -426,7 +674,7 @@ pub trait Communicator {
         color: Color,
         key: Key,
     ) -> Result<Option<SimpleCommunicator>> {
-        ccreate::split(self.core_comm(), color.0, key).map(simple)
+        ccreate::split(self.core_comm(), (color.0 != crate::abi::MPI_UNDEFINED).then_some(color.0), key).map(simple)
     }
 
     /// The processes that share memory with this one (one host), ordered by `key` then
@@ -436,7 +684,7 @@ pub trait Communicator {
     }
     /// [`split_shared`](Self::split_shared), reporting errors.
     fn try_split_shared(&self, key: Key) -> Result<SimpleCommunicator> {
-        ccreate::split_type(self.core_comm(), ccreate::COMM_TYPE_SHARED, key)?
+        ccreate::split_type(self.core_comm(), Some(ccreate::SplitType::Shared), key)?
             .map(SimpleCommunicator::from_core)
             .ok_or_else(|| {
                 crate::Error::new(
@@ -457,6 +705,12 @@ pub trait Communicator {
         split_type: i32,
         key: Key,
     ) -> Result<Option<SimpleCommunicator>> {
+        let split_type = match split_type {
+            crate::abi::MPI_UNDEFINED => None,
+            t => Some(crate::abi::split_type_from_value(t).ok_or_else(|| {
+                crate::Error::arg(crate::ErrorClass::Arg, "MPI_Comm_split_type", "split_type", format!("{t} is not MPI_COMM_TYPE_SHARED nor MPI_UNDEFINED"))
+            })?),
+        };
         ccreate::split_type(self.core_comm(), split_type, key).map(simple)
     }
 
@@ -576,8 +830,7 @@ pub trait Communicator {
         if dims.contains(&0) && dims.iter().all(|&d| d >= 0) && periods.len() == dims.len() {
             return Ok(None);
         }
-        let r = oxmpi_core::topo::Cart::map(dims, periods, c.rank(), c.size())?;
-        Ok((r != ccreate::UNDEFINED).then_some(r))
+        oxmpi_core::topo::Cart::map(dims, periods, c.rank(), c.size())
     }
 
     /// A communicator with a graph topology in `MPI_Graph_create`'s encoding
@@ -679,7 +932,7 @@ pub trait Communicator {
             remote_leader,
             tag,
         )
-        .map(InterCommunicator)
+        .map(InterCommunicator::from_core)
     }
 
     /// The intercommunicator to the parent job (`MPI_Comm_get_parent`): always `None`,
@@ -694,7 +947,8 @@ pub trait Communicator {
     }
 }
 
-impl<S> Communicator for SimpleCommunicator<S> {
+impl<S: ThreadSafety> Communicator for SimpleCommunicator<S> {
+    type Safety = S;
     fn core_comm(&self) -> &Comm {
         &self.0
     }
@@ -713,7 +967,7 @@ fn simple(c: Option<Comm>) -> Option<SimpleCommunicator> {
     c.map(SimpleCommunicator::from_core)
 }
 
-impl<S> AsCommunicator for SimpleCommunicator<S> {
+impl<S: ThreadSafety> AsCommunicator for SimpleCommunicator<S> {
     type Out = SimpleCommunicator<S>;
     fn as_communicator(&self) -> &SimpleCommunicator<S> {
         self
@@ -722,16 +976,25 @@ impl<S> AsCommunicator for SimpleCommunicator<S> {
 
 /// A process identified by its rank in a communicator: a [`Source`](crate::point_to_point::Source)
 /// and a [`Destination`](crate::point_to_point::Destination).
-#[derive(Clone, Copy)]
-pub struct Process<'a> {
+///
+/// `S` is the thread safety of its communicator, which the requests of its immediate
+/// operations carry.
+pub struct Process<'a, S = Unthreaded> {
     pub(crate) comm: &'a Comm,
     pub(crate) rank: Rank,
     /// Neither `Send` nor `Sync`: a process handle is used on the thread that made it
     /// (a `Multithreaded` communicator moves; its processes are made where it is).
-    pub(crate) _local: PhantomData<*const ()>,
+    pub(crate) _local: PhantomData<(*const (), S)>,
 }
 
-impl<'a> Process<'a> {
+impl<S> Clone for Process<'_, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<S> Copy for Process<'_, S> {}
+
+impl<'a, S> Process<'a, S> {
     /// The process's rank in its communicator.
     pub fn rank(&self) -> Rank {
         self.rank
@@ -743,36 +1006,43 @@ impl<'a> Process<'a> {
     }
 }
 
-impl std::fmt::Debug for Process<'_> {
+impl<S> std::fmt::Debug for Process<'_, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Process").field("rank", &self.rank).finish()
     }
 }
 
-impl AsCommunicator for Process<'_> {
-    type Out = SimpleCommunicator;
-    fn as_communicator(&self) -> &SimpleCommunicator {
+impl<S: ThreadSafety> AsCommunicator for Process<'_, S> {
+    type Out = SimpleCommunicator<S>;
+    fn as_communicator(&self) -> &SimpleCommunicator<S> {
         SimpleCommunicator::from_core_ref(self.comm)
     }
 }
 
-/// Any process of a communicator, as the source of a receive (`MPI_ANY_SOURCE`).
-#[derive(Clone, Copy)]
-pub struct AnyProcess<'a> {
+/// Any process of a communicator, as the source of a receive (`MPI_ANY_SOURCE`); `S` as
+/// [`Process`]'s.
+pub struct AnyProcess<'a, S = Unthreaded> {
     pub(crate) comm: &'a Comm,
     /// As [`Process`]'s.
-    pub(crate) _local: PhantomData<*const ()>,
+    pub(crate) _local: PhantomData<(*const (), S)>,
 }
 
-impl std::fmt::Debug for AnyProcess<'_> {
+impl<S> Clone for AnyProcess<'_, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<S> Copy for AnyProcess<'_, S> {}
+
+impl<S> std::fmt::Debug for AnyProcess<'_, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("AnyProcess")
     }
 }
 
-impl AsCommunicator for AnyProcess<'_> {
-    type Out = SimpleCommunicator;
-    fn as_communicator(&self) -> &SimpleCommunicator {
+impl<S: ThreadSafety> AsCommunicator for AnyProcess<'_, S> {
+    type Out = SimpleCommunicator<S>;
+    fn as_communicator(&self) -> &SimpleCommunicator<S> {
         SimpleCommunicator::from_core_ref(self.comm)
     }
 }

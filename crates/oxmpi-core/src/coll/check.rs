@@ -82,7 +82,7 @@ impl Record {
         if !self.op.is_empty() {
             args.push(format!("op={}", self.op));
         }
-        if let Some(p) = (self.prim != 0).then(|| Primitive::from_abi_handle(self.prim as usize)).flatten() {
+        if let Some(p) = u16::try_from(self.prim).ok().and_then(Primitive::from_code) {
             args.push(format!("count={} {}", self.bytes / p.size().max(1) as u64, p.name()));
         }
         format!("{}({})", self.name, args.join(", "))
@@ -98,7 +98,7 @@ fn same_signature_everywhere(name: &str) -> bool {
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn verify(name: &str, comm: &Comm, comm_name: &str, seq: u32, root: Option<i32>, count: usize, dt: Option<&Datatype>, op: Option<&Op>, check: bool) -> Result<()> {
     let (prim, bytes) = match dt.and_then(|d| d.single_primitive().map(|p| (p, d.size()))) {
-        Some((p, size)) if same_signature_everywhere(name) => (p.abi_handle() as u64, (size as u64).saturating_mul(count as u64)),
+        Some((p, size)) if same_signature_everywhere(name) => (u64::from(p.code()), (size as u64).saturating_mul(count as u64)),
         _ => (0, 0),
     };
     let mine = Record { name: name.to_string(), op: op.map(|o| o.name()).unwrap_or_default(), root: root.map_or(-1, i64::from), prim, bytes };

@@ -13,17 +13,14 @@ use crate::request::Request;
 use crate::datatype::{Datatype, Primitive};
 use crate::error::{ErrorClass, MpiError, Result};
 
-/// `MPI_UNDEFINED`: the colour of ranks that want no communicator from a split.
-pub const UNDEFINED: i32 = -32766;
+/// The colour the ranks of a split exchange for "no communicator" (the C
+/// library's `MPI_UNDEFINED`, which the engine takes as `None`): never a colour,
+/// colours are non-negative. The engine's own value, not the ABI's.
+pub(crate) const NO_COLOR: i32 = -1;
 
-/// Result of [`compare`], with the MPI-5.0 ABI values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Comparison {
-    Ident = 201,
-    Congruent = 202,
-    Similar = 203,
-    Unequal = 204,
-}
+/// Result of [`compare`] (`MPI_Comm_compare`): the groups' comparison, with
+/// `Congruent` for the same group in another context.
+pub use crate::group::Comparison;
 
 fn require_intra(call: &str, comm: &Comm) -> Result<()> {
     if comm.is_inter() {
@@ -93,30 +90,30 @@ pub fn idup(comm: &Comm) -> Result<(Request, PendingComm)> {
 }
 
 /// MPI_Comm_split: ranks with the same `color` form a communicator, ordered by
-/// `key` then by their rank in `comm`; `UNDEFINED` gets `None`.
-pub fn split(comm: &Comm, color: i32, key: i32) -> Result<Option<Comm>> {
+/// `key` then by their rank in `comm`; no colour (`MPI_UNDEFINED`) gets `None`.
+pub fn split(comm: &Comm, color: Option<i32>, key: i32) -> Result<Option<Comm>> {
     split_named(comm, color, key, "MPI_Comm_split")
 }
 
-fn split_named(comm: &Comm, color: i32, key: i32, call: &'static str) -> Result<Option<Comm>> {
-    if color < 0 && color != UNDEFINED {
-        return Err(MpiError::arg(ErrorClass::Arg, call, "color", format!("{color} is negative and not MPI_UNDEFINED")));
+fn split_named(comm: &Comm, color: Option<i32>, key: i32, call: &'static str) -> Result<Option<Comm>> {
+    if let Some(c) = color.filter(|&c| c < 0) {
+        return Err(MpiError::arg(ErrorClass::Arg, call, "color", format!("{c} is negative and not MPI_UNDEFINED")));
     }
     if comm.is_inter() {
         return super::inter::intercomm_split(comm, color, key, call);
     }
     let n = comm.size() as usize;
-    let mine = [color, key];
+    let mine = [color.unwrap_or(NO_COLOR), key];
     let mut all = vec![0i32; 2 * n];
     let int = Datatype::predefined(Primitive::Int);
     // SAFETY: `mine` holds 2 ints, `all` 2 per rank; both outlive the blocking call.
     unsafe {
         crate::coll::allgather::allgather(Some(mine.as_ptr() as *const u8), 2, &int, all.as_mut_ptr() as *mut u8, 2, &int, comm)?;
     }
-    let ctx = context::agree_for(comm, call, color != UNDEFINED)?;
-    if color == UNDEFINED {
+    let ctx = context::agree_for(comm, call, color.is_some())?;
+    let Some(color) = color else {
         return Ok(None);
-    }
+    };
     let mut members: Vec<(i32, usize)> = (0..n).filter(|&r| all[2 * r] == color).map(|r| (all[2 * r + 1], r)).collect();
     members.sort();
     let group: Arc<[u32]> = members.iter().map(|&(_, r)| comm.0.group[r]).collect();
@@ -124,66 +121,78 @@ fn split_named(comm: &Comm, color: i32, key: i32, call: &'static str) -> Result<
     Ok(Some(Comm::build(ctx, true, rank, group, None, String::new())))
 }
 
-/// `MPI_COMM_TYPE_SHARED` (the ABI value).
-pub const COMM_TYPE_SHARED: i32 = 221;
+/// The split types of `MPI_Comm_split_type` (the C library gives the standard ABI's
+/// values by [`name`](SplitType::name), from abi.txt; `MPI_UNDEFINED` is `None`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SplitType {
+    /// `MPI_COMM_TYPE_SHARED`: the ranks that share memory (one host).
+    Shared,
+    /// `MPI_COMM_TYPE_HW_UNGUIDED`.
+    HwUnguided,
+    /// `MPI_COMM_TYPE_HW_GUIDED`.
+    HwGuided,
+    /// `MPI_COMM_TYPE_RESOURCE_GUIDED`.
+    ResourceGuided,
+}
 
-/// MPI_Comm_split_type: `COMM_TYPE_SHARED` groups the ranks that share memory
-/// (one host); `UNDEFINED` gets `None`.
-pub fn split_type(comm: &Comm, split_type: i32, key: i32) -> Result<Option<Comm>> {
+impl SplitType {
+    /// Every split type.
+    pub const ALL: &'static [SplitType] = &[SplitType::Shared, SplitType::HwUnguided, SplitType::HwGuided, SplitType::ResourceGuided];
+
+    /// The C name, e.g. `MPI_COMM_TYPE_SHARED`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            SplitType::Shared => "MPI_COMM_TYPE_SHARED",
+            SplitType::HwUnguided => "MPI_COMM_TYPE_HW_UNGUIDED",
+            SplitType::HwGuided => "MPI_COMM_TYPE_HW_GUIDED",
+            SplitType::ResourceGuided => "MPI_COMM_TYPE_RESOURCE_GUIDED",
+        }
+    }
+}
+
+/// MPI_Comm_split_type: [`SplitType::Shared`] groups the ranks that share memory
+/// (one host); `None` (`MPI_UNDEFINED`) gets `None`.
+pub fn split_type(comm: &Comm, split_type: Option<SplitType>, key: i32) -> Result<Option<Comm>> {
     let call = "MPI_Comm_split_type";
     let color = match split_type {
-        UNDEFINED => UNDEFINED,
-        COMM_TYPE_SHARED => {
+        None => None,
+        Some(SplitType::Shared) => {
             let e = crate::runtime::engine()?;
-            e.host_of()[comm.0.group[comm.rank() as usize] as usize] as i32
+            Some(e.host_of()[comm.0.group[comm.rank() as usize] as usize] as i32)
         }
-        other => {
-            return Err(MpiError::arg(ErrorClass::Arg, call, "split_type", format!("{other} is not MPI_COMM_TYPE_SHARED nor MPI_UNDEFINED")));
+        Some(other) => {
+            return Err(MpiError::arg(ErrorClass::Arg, call, "split_type", format!("{} is not MPI_COMM_TYPE_SHARED nor MPI_UNDEFINED", other.name())));
         }
     };
     split_named(comm, color, key, call)
 }
-
-/// `MPI_COMM_TYPE_HW_UNGUIDED`, `MPI_COMM_TYPE_HW_GUIDED` and
-/// `MPI_COMM_TYPE_RESOURCE_GUIDED` (the ABI values).
-pub const COMM_TYPE_HW_UNGUIDED: i32 = 222;
-pub const COMM_TYPE_HW_GUIDED: i32 = 223;
-pub const COMM_TYPE_RESOURCE_GUIDED: i32 = 224;
 
 /// MPI_Comm_split_type with every split type: `COMM_TYPE_SHARED`; the guided
 /// ones, by the hardware resource named in `resource` (the info value of
 /// `mpi_hw_resource_type`; ranks outside any resource of that type, or naming
 /// none or an unknown one, get `None`); `COMM_TYPE_HW_UNGUIDED`, by the first
 /// hardware level (host, package, NUMA node) that splits `comm` into strict
-/// subsets. Ranks may pass `UNDEFINED`. Returns the new communicator and, for
-/// the unguided split, the resource type chosen (for its info).
-pub fn split_type_hw(comm: &Comm, split_type: i32, key: i32, resource: Option<&str>) -> Result<(Option<Comm>, Option<&'static str>)> {
+/// subsets. Ranks may pass `None` (`MPI_UNDEFINED`). Returns the new communicator
+/// and, for the unguided split, the resource type chosen (for its info).
+pub fn split_type_hw(comm: &Comm, split_type: Option<SplitType>, key: i32, resource: Option<&str>) -> Result<(Option<Comm>, Option<&'static str>)> {
     use crate::hwtopo::{unguided_level, Resource};
     let call = "MPI_Comm_split_type";
     // On an intercommunicator each side splits its local group (as MPI_Comm_split).
     let e = crate::runtime::engine()?;
     let me = comm.0.group[comm.rank() as usize] as usize;
     let (color, chosen) = match split_type {
-        UNDEFINED => (UNDEFINED, None),
-        COMM_TYPE_SHARED => (e.host_of()[me] as i32, None),
-        COMM_TYPE_HW_GUIDED | COMM_TYPE_RESOURCE_GUIDED => {
+        None => (None, None),
+        Some(SplitType::Shared) => (Some(e.host_of()[me] as i32), None),
+        Some(SplitType::HwGuided | SplitType::ResourceGuided) => {
             let color = resource.and_then(Resource::parse).and_then(|r| r.color(&e.place_of(me)));
-            (color.unwrap_or(UNDEFINED), None)
+            (color, None)
         }
-        COMM_TYPE_HW_UNGUIDED => {
+        Some(SplitType::HwUnguided) => {
             let places: Vec<_> = (0..e.host_of().len()).map(|w| e.place_of(w)).collect();
             match unguided_level(&comm.0.group, &places) {
-                Some(r) => (r.color(&places[me]).unwrap_or(UNDEFINED), Some(r.name())),
-                None => (UNDEFINED, None),
+                Some(r) => (r.color(&places[me]), Some(r.name())),
+                None => (None, None),
             }
-        }
-        other => {
-            return Err(MpiError::arg(
-                ErrorClass::Arg,
-                call,
-                "split_type",
-                format!("{other} is not an MPI_COMM_TYPE_* value nor MPI_UNDEFINED"),
-            ));
         }
     };
     let new = split_named(comm, color, key, call)?;
@@ -208,8 +217,8 @@ pub fn create(comm: &Comm, group: &[u32]) -> Result<Option<Comm>> {
         // Each side names a subgroup of its own local group; the result joins
         // the two subgroups (a split with one colour, keyed by group order).
         let (color, key) = match pos {
-            Some(i) => (0, i as i32),
-            None => (UNDEFINED, 0),
+            Some(i) => (Some(0), i as i32),
+            None => (None, 0),
         };
         return super::inter::intercomm_split(comm, color, key, call);
     }

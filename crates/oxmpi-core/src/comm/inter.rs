@@ -197,12 +197,12 @@ fn agree_inter(inter: &Comm, local: &Comm, call: &str) -> Result<u32> {
 /// MPI_Comm_split on an intercommunicator: ranks of each group with the same
 /// `color` form the local group of a new intercommunicator whose remote group
 /// is the remote ranks with that colour (ordered by key, then by rank). A
-/// colour with no remote member, and `UNDEFINED`, get `None`.
-pub fn intercomm_split(inter: &Comm, color: i32, key: i32, call: &str) -> Result<Option<Comm>> {
+/// colour with no remote member, and no colour (`MPI_UNDEFINED`), get `None`.
+pub fn intercomm_split(inter: &Comm, color: Option<i32>, key: i32, call: &str) -> Result<Option<Comm>> {
     let Some(local) = inter.0.local_comm.as_ref() else {
         return Err(MpiError::arg(ErrorClass::Comm, call, "comm", "not an intercommunicator"));
     };
-    let mine = [color, key];
+    let mine = [color.unwrap_or(super::create::NO_COLOR), key];
     let rsize = inter.peer_group_size() as usize;
     let mut theirs = vec![0i32; 2 * rsize];
     let int = Datatype::predefined(Primitive::Int);
@@ -212,7 +212,7 @@ pub fn intercomm_split(inter: &Comm, color: i32, key: i32, call: &str) -> Result
     }
     let new_local = super::create::split(local, color, key)?;
     let ctx = agree_inter(inter, local, call)?;
-    let Some(new_local) = new_local else {
+    let (Some(new_local), Some(color)) = (new_local, color) else {
         return Ok(None);
     };
     let mut members: Vec<(i32, usize)> = (0..rsize).filter(|&r| theirs[2 * r] == color).map(|r| (theirs[2 * r + 1], r)).collect();
@@ -267,7 +267,7 @@ pub fn intercomm_idup(inter: &Comm, slot: Arc<std::sync::Mutex<Option<Comm>>>) -
 pub fn intercomm_dup(inter: &Comm) -> Result<Comm> {
     let call = "MPI_Comm_dup";
     let attrs = inter.0.attrs.duplicate(call)?;
-    let mut new = intercomm_split(inter, 0, inter.rank(), call)?
+    let mut new = intercomm_split(inter, Some(0), inter.rank(), call)?
         .ok_or_else(|| MpiError::new(ErrorClass::Intern, format!("{call}: the duplicate has an empty group")))?;
     if let Some(inner) = Arc::get_mut(&mut new.0) {
         inner.attrs = attrs;

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use super::create::{self, UNDEFINED};
+use super::create;
 use super::Comm;
 use crate::datatype::{Datatype, Primitive};
 use crate::error::{ErrorClass, MpiError, Result};
@@ -34,7 +34,7 @@ pub fn cart_create(comm: &Comm, dims: &[i32], periods: &[bool], _reorder: bool) 
     require_intra(call, comm)?;
     let cart = Cart::new(dims, periods, comm.size())?;
     let member = comm.rank() < cart.size();
-    let c = create::split(comm, if member { 0 } else { UNDEFINED }, comm.rank())?;
+    let c = create::split(comm, member.then_some(0), comm.rank())?;
     Ok(attach(c, Topology::Cart(cart)))
 }
 
@@ -57,7 +57,7 @@ pub fn graph_create(comm: &Comm, nnodes: i32, index: &[i32], edges: &[i32], _reo
     require_intra(call, comm)?;
     let graph = Graph::new(nnodes, index, edges, comm.size())?;
     let member = comm.rank() < nnodes;
-    let c = create::split(comm, if member { 0 } else { UNDEFINED }, comm.rank())?;
+    let c = create::split(comm, member.then_some(0), comm.rank())?;
     Ok(attach(c, Topology::Graph(graph)))
 }
 
@@ -73,7 +73,7 @@ pub fn dist_graph_create_adjacent(
     let call = "MPI_Dist_graph_create_adjacent";
     require_intra(call, comm)?;
     let g = DistGraph::adjacent(sources, source_weights, destinations, dest_weights, comm.size())?;
-    let c = create::split(comm, 0, comm.rank())?;
+    let c = create::split(comm, Some(0), comm.rank())?;
     attach(c, Topology::DistGraph(g)).ok_or_else(|| MpiError::intern(call, "split returned no communicator"))
 }
 
@@ -123,6 +123,6 @@ pub fn dist_graph_create(comm: &Comm, edges: &DistGraphEdges, _reorder: bool) ->
     }
     let mut views = DistGraph::from_edges(comm.size(), &contributions)?;
     let mine = views.swap_remove(comm.rank() as usize);
-    let c = create::split(comm, 0, comm.rank())?;
+    let c = create::split(comm, Some(0), comm.rank())?;
     attach(c, Topology::DistGraph(mine)).ok_or_else(|| MpiError::intern(call, "split returned no communicator"))
 }

@@ -66,54 +66,29 @@ pub enum Combiner {
 }
 
 impl Combiner {
-    /// The `MPI_COMBINER_*` value of the MPI-5.0 standard ABI.
-    pub fn code(self) -> i32 {
-        match self {
-            Combiner::Named => 101,
-            Combiner::Dup => 102,
-            Combiner::Contiguous => 103,
-            Combiner::Vector => 104,
-            Combiner::Hvector => 105,
-            Combiner::Indexed => 106,
-            Combiner::Hindexed => 107,
-            Combiner::IndexedBlock => 108,
-            Combiner::HindexedBlock => 109,
-            Combiner::Struct => 110,
-            Combiner::Subarray => 111,
-            Combiner::Darray => 112,
-            Combiner::Resized => 116,
-            Combiner::F90Real => 113,
-            Combiner::F90Complex => 114,
-            Combiner::F90Integer => 115,
-        }
-    }
+    /// Every combiner.
+    pub const ALL: &'static [Combiner] = &[
+        Combiner::Named,
+        Combiner::Dup,
+        Combiner::Contiguous,
+        Combiner::Vector,
+        Combiner::Hvector,
+        Combiner::Indexed,
+        Combiner::Hindexed,
+        Combiner::IndexedBlock,
+        Combiner::HindexedBlock,
+        Combiner::Struct,
+        Combiner::Subarray,
+        Combiner::Darray,
+        Combiner::Resized,
+        Combiner::F90Integer,
+        Combiner::F90Real,
+        Combiner::F90Complex,
+    ];
 
-    pub fn from_code(code: i32) -> Option<Combiner> {
-        use Combiner::*;
-        [
-            Named,
-            Dup,
-            Contiguous,
-            Vector,
-            Hvector,
-            Indexed,
-            Hindexed,
-            IndexedBlock,
-            HindexedBlock,
-            Struct,
-            Subarray,
-            Darray,
-            Resized,
-            F90Integer,
-            F90Real,
-            F90Complex,
-        ]
-        .into_iter()
-        .find(|c| c.code() == code)
-    }
-
-    /// The C name, e.g. `MPI_COMBINER_VECTOR`.
-    pub fn name(self) -> &'static str {
+    /// The C name, e.g. `MPI_COMBINER_VECTOR` (the C library gives the standard ABI's
+    /// value by this name, from abi.txt).
+    pub const fn name(self) -> &'static str {
         match self {
             Combiner::Named => "MPI_COMBINER_NAMED",
             Combiner::Dup => "MPI_COMBINER_DUP",

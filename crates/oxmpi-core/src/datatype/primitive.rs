@@ -1,6 +1,8 @@
 //! The predefined element types of MPI, as the engine knows them: size,
 //! alignment, the type class that decides which reduction operations apply,
-//! and the handle value of the MPI-5.0 standard ABI.
+//! and the C name. The engine numbers them itself ([`Primitive::code`], for its own
+//! wire formats); the standard ABI's handle values live only in the C library's
+//! `abi.txt`, from which `oxmpi-capi` generates the mapping (matched by C name).
 //!
 //! The MINLOC/MAXLOC pair types (`MPI_FLOAT_INT`, ...) are predefined too: they
 //! are elements of their own to the reduction engine, laid out like the C
@@ -68,7 +70,7 @@ pub enum PairValue {
 }
 
 macro_rules! primitives {
-    ($( $variant:ident = $abi:literal, $name:literal, $size:literal, $extent:literal, $align:literal, $class:ident, $repr:expr; )*) => {
+    ($( $variant:ident, $name:literal, $size:literal, $extent:literal, $align:literal, $class:ident, $repr:expr; )*) => {
         /// A predefined MPI datatype.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum Primitive { $( $variant, )* }
@@ -77,7 +79,12 @@ macro_rules! primitives {
             pub const ALL: &'static [Primitive] = &[ $( Primitive::$variant, )* ];
 
             /// The C name, e.g. `MPI_DOUBLE`.
-            pub fn name(self) -> &'static str { match self { $( Primitive::$variant => $name, )* } }
+            pub const fn name(self) -> &'static str { match self { $( Primitive::$variant => $name, )* } }
+            /// The type of this C name (`MPI_DOUBLE`), if the engine has it.
+            pub const fn from_name(name: &str) -> Option<Primitive> {
+                $( if crate::const_str_eq(name, $name) { return Some(Primitive::$variant); } )*
+                None
+            }
             /// Bytes of data in one element (`MPI_Type_size`); for the pair
             /// types the value and the index without padding.
             pub fn size(self) -> usize { match self { $( Primitive::$variant => $size, )* } }
@@ -87,10 +94,12 @@ macro_rules! primitives {
             pub fn align(self) -> usize { match self { $( Primitive::$variant => $align, )* } }
             pub fn class(self) -> TypeClass { match self { $( Primitive::$variant => TypeClass::$class, )* } }
             pub fn repr(self) -> Repr { match self { $( Primitive::$variant => $repr, )* } }
-            /// The handle value in the MPI-5.0 standard ABI (extensions: 0x1000+).
-            pub fn abi_handle(self) -> usize { match self { $( Primitive::$variant => $abi, )* } }
-            pub fn from_abi_handle(h: usize) -> Option<Primitive> {
-                match h { $( $abi => Some(Primitive::$variant), )* _ => None }
+            /// The engine's own number of the type (1-based, never 0), for its wire
+            /// formats and hashes: not the standard ABI's handle.
+            pub fn code(self) -> u16 { self as u16 + 1 }
+            /// The type of an engine number ([`code`](Self::code)).
+            pub fn from_code(c: u16) -> Option<Primitive> {
+                Self::ALL.get(usize::from(c).checked_sub(1)?).copied()
             }
         }
     };
@@ -99,74 +108,74 @@ macro_rules! primitives {
 use Repr::*;
 
 primitives! {
-    Aint = 0x201, "MPI_AINT", 8, 8, 8, CInteger, I64;
-    Count = 0x202, "MPI_COUNT", 8, 8, 8, CInteger, I64;
-    Offset = 0x203, "MPI_OFFSET", 8, 8, 8, CInteger, I64;
-    Packed = 0x207, "MPI_PACKED", 1, 1, 1, Other, Raw;
-    Short = 0x208, "MPI_SHORT", 2, 2, 2, CInteger, I16;
-    Int = 0x209, "MPI_INT", 4, 4, 4, CInteger, I32;
-    Long = 0x20a, "MPI_LONG", 8, 8, 8, CInteger, I64;
-    LongLong = 0x20b, "MPI_LONG_LONG", 8, 8, 8, CInteger, I64;
-    UnsignedShort = 0x20c, "MPI_UNSIGNED_SHORT", 2, 2, 2, CInteger, U16;
-    Unsigned = 0x20d, "MPI_UNSIGNED", 4, 4, 4, CInteger, U32;
-    UnsignedLong = 0x20e, "MPI_UNSIGNED_LONG", 8, 8, 8, CInteger, U64;
-    UnsignedLongLong = 0x20f, "MPI_UNSIGNED_LONG_LONG", 8, 8, 8, CInteger, U64;
-    Float = 0x210, "MPI_FLOAT", 4, 4, 4, Floating, F32;
-    // One handle for MPI_C_COMPLEX and MPI_C_FLOAT_COMPLEX (the standard ABI
-    // aliases them); named MPI_C_COMPLEX as MPICH names it.
-    CFloatComplex = 0x212, "MPI_C_COMPLEX", 8, 8, 4, Complex, Complex32;
-    CxxFloatComplex = 0x213, "MPI_CXX_FLOAT_COMPLEX", 8, 8, 4, Complex, Complex32;
-    Double = 0x214, "MPI_DOUBLE", 8, 8, 8, Floating, F64;
-    CDoubleComplex = 0x216, "MPI_C_DOUBLE_COMPLEX", 16, 16, 8, Complex, Complex64;
-    CxxDoubleComplex = 0x217, "MPI_CXX_DOUBLE_COMPLEX", 16, 16, 8, Complex, Complex64;
-    Logical = 0x218, "MPI_LOGICAL", 4, 4, 4, Logical, Logical(4);
-    Integer = 0x219, "MPI_INTEGER", 4, 4, 4, FortranInteger, I32;
-    Real = 0x21a, "MPI_REAL", 4, 4, 4, Floating, F32;
-    Complex = 0x21b, "MPI_COMPLEX", 8, 8, 4, Complex, Complex32;
-    DoublePrecision = 0x21c, "MPI_DOUBLE_PRECISION", 8, 8, 8, Floating, F64;
-    DoubleComplex = 0x21d, "MPI_DOUBLE_COMPLEX", 16, 16, 8, Complex, Complex64;
-    Character = 0x21e, "MPI_CHARACTER", 1, 1, 1, Other, Raw;
-    LongDouble = 0x220, "MPI_LONG_DOUBLE", 16, 16, 16, Floating, F80;
-    CLongDoubleComplex = 0x224, "MPI_C_LONG_DOUBLE_COMPLEX", 32, 32, 16, Complex, Complex80;
-    CxxLongDoubleComplex = 0x225, "MPI_CXX_LONG_DOUBLE_COMPLEX", 32, 32, 16, Complex, Complex80;
-    FloatInt = 0x228, "MPI_FLOAT_INT", 8, 8, 4, Pair, Pair { value: PairValue::F32, index_offset: 4 };
-    DoubleInt = 0x229, "MPI_DOUBLE_INT", 12, 16, 8, Pair, Pair { value: PairValue::F64, index_offset: 8 };
-    LongInt = 0x22a, "MPI_LONG_INT", 12, 16, 8, Pair, Pair { value: PairValue::I64, index_offset: 8 };
-    TwoInt = 0x22b, "MPI_2INT", 8, 8, 4, Pair, Pair { value: PairValue::I32, index_offset: 4 };
-    ShortInt = 0x22c, "MPI_SHORT_INT", 6, 8, 4, Pair, Pair { value: PairValue::I16, index_offset: 4 };
-    LongDoubleInt = 0x22d, "MPI_LONG_DOUBLE_INT", 20, 32, 16, Pair, Pair { value: PairValue::F80, index_offset: 16 };
-    TwoReal = 0x230, "MPI_2REAL", 8, 8, 4, Pair, Pair { value: PairValue::F32F32, index_offset: 4 };
-    TwoDoublePrecision = 0x231, "MPI_2DOUBLE_PRECISION", 16, 16, 8, Pair, Pair { value: PairValue::F64F64, index_offset: 8 };
-    TwoInteger = 0x232, "MPI_2INTEGER", 8, 8, 4, Pair, Pair { value: PairValue::I32I32, index_offset: 4 };
-    CBool = 0x238, "MPI_C_BOOL", 1, 1, 1, Logical, Bool1;
-    CxxBool = 0x239, "MPI_CXX_BOOL", 1, 1, 1, Logical, Bool1;
+    Aint, "MPI_AINT", 8, 8, 8, CInteger, I64;
+    Count, "MPI_COUNT", 8, 8, 8, CInteger, I64;
+    Offset, "MPI_OFFSET", 8, 8, 8, CInteger, I64;
+    Packed, "MPI_PACKED", 1, 1, 1, Other, Raw;
+    Short, "MPI_SHORT", 2, 2, 2, CInteger, I16;
+    Int, "MPI_INT", 4, 4, 4, CInteger, I32;
+    Long, "MPI_LONG", 8, 8, 8, CInteger, I64;
+    LongLong, "MPI_LONG_LONG", 8, 8, 8, CInteger, I64;
+    UnsignedShort, "MPI_UNSIGNED_SHORT", 2, 2, 2, CInteger, U16;
+    Unsigned, "MPI_UNSIGNED", 4, 4, 4, CInteger, U32;
+    UnsignedLong, "MPI_UNSIGNED_LONG", 8, 8, 8, CInteger, U64;
+    UnsignedLongLong, "MPI_UNSIGNED_LONG_LONG", 8, 8, 8, CInteger, U64;
+    Float, "MPI_FLOAT", 4, 4, 4, Floating, F32;
+    // One type for MPI_C_COMPLEX and MPI_C_FLOAT_COMPLEX (the standard ABI aliases
+    // them); named MPI_C_COMPLEX as MPICH names it.
+    CFloatComplex, "MPI_C_COMPLEX", 8, 8, 4, Complex, Complex32;
+    CxxFloatComplex, "MPI_CXX_FLOAT_COMPLEX", 8, 8, 4, Complex, Complex32;
+    Double, "MPI_DOUBLE", 8, 8, 8, Floating, F64;
+    CDoubleComplex, "MPI_C_DOUBLE_COMPLEX", 16, 16, 8, Complex, Complex64;
+    CxxDoubleComplex, "MPI_CXX_DOUBLE_COMPLEX", 16, 16, 8, Complex, Complex64;
+    Logical, "MPI_LOGICAL", 4, 4, 4, Logical, Logical(4);
+    Integer, "MPI_INTEGER", 4, 4, 4, FortranInteger, I32;
+    Real, "MPI_REAL", 4, 4, 4, Floating, F32;
+    Complex, "MPI_COMPLEX", 8, 8, 4, Complex, Complex32;
+    DoublePrecision, "MPI_DOUBLE_PRECISION", 8, 8, 8, Floating, F64;
+    DoubleComplex, "MPI_DOUBLE_COMPLEX", 16, 16, 8, Complex, Complex64;
+    Character, "MPI_CHARACTER", 1, 1, 1, Other, Raw;
+    LongDouble, "MPI_LONG_DOUBLE", 16, 16, 16, Floating, F80;
+    CLongDoubleComplex, "MPI_C_LONG_DOUBLE_COMPLEX", 32, 32, 16, Complex, Complex80;
+    CxxLongDoubleComplex, "MPI_CXX_LONG_DOUBLE_COMPLEX", 32, 32, 16, Complex, Complex80;
+    FloatInt, "MPI_FLOAT_INT", 8, 8, 4, Pair, Pair { value: PairValue::F32, index_offset: 4 };
+    DoubleInt, "MPI_DOUBLE_INT", 12, 16, 8, Pair, Pair { value: PairValue::F64, index_offset: 8 };
+    LongInt, "MPI_LONG_INT", 12, 16, 8, Pair, Pair { value: PairValue::I64, index_offset: 8 };
+    TwoInt, "MPI_2INT", 8, 8, 4, Pair, Pair { value: PairValue::I32, index_offset: 4 };
+    ShortInt, "MPI_SHORT_INT", 6, 8, 4, Pair, Pair { value: PairValue::I16, index_offset: 4 };
+    LongDoubleInt, "MPI_LONG_DOUBLE_INT", 20, 32, 16, Pair, Pair { value: PairValue::F80, index_offset: 16 };
+    TwoReal, "MPI_2REAL", 8, 8, 4, Pair, Pair { value: PairValue::F32F32, index_offset: 4 };
+    TwoDoublePrecision, "MPI_2DOUBLE_PRECISION", 16, 16, 8, Pair, Pair { value: PairValue::F64F64, index_offset: 8 };
+    TwoInteger, "MPI_2INTEGER", 8, 8, 4, Pair, Pair { value: PairValue::I32I32, index_offset: 4 };
+    CBool, "MPI_C_BOOL", 1, 1, 1, Logical, Bool1;
+    CxxBool, "MPI_CXX_BOOL", 1, 1, 1, Logical, Bool1;
     // wchar_t is a 32-bit signed integer on the supported targets; reductions treat it
     // as a C integer (as MPICH does, and suites reduce MPI_WCHAR buffers).
-    WChar = 0x23c, "MPI_WCHAR", 4, 4, 4, CInteger, I32;
-    Int8 = 0x240, "MPI_INT8_T", 1, 1, 1, CInteger, I8;
-    Uint8 = 0x241, "MPI_UINT8_T", 1, 1, 1, CInteger, U8;
-    Char = 0x243, "MPI_CHAR", 1, 1, 1, CInteger, I8;
-    SignedChar = 0x244, "MPI_SIGNED_CHAR", 1, 1, 1, CInteger, I8;
-    UnsignedChar = 0x245, "MPI_UNSIGNED_CHAR", 1, 1, 1, CInteger, U8;
-    Byte = 0x247, "MPI_BYTE", 1, 1, 1, Byte, U8;
-    Int16 = 0x248, "MPI_INT16_T", 2, 2, 2, CInteger, I16;
-    Uint16 = 0x249, "MPI_UINT16_T", 2, 2, 2, CInteger, U16;
-    Int32 = 0x250, "MPI_INT32_T", 4, 4, 4, CInteger, I32;
-    Uint32 = 0x251, "MPI_UINT32_T", 4, 4, 4, CInteger, U32;
-    Int64 = 0x258, "MPI_INT64_T", 8, 8, 8, CInteger, I64;
-    Uint64 = 0x259, "MPI_UINT64_T", 8, 8, 8, CInteger, U64;
-    Logical1 = 0x2c0, "MPI_LOGICAL1", 1, 1, 1, Logical, Logical(1);
-    Integer1 = 0x2c1, "MPI_INTEGER1", 1, 1, 1, FortranInteger, I8;
-    Logical2 = 0x2c8, "MPI_LOGICAL2", 2, 2, 2, Logical, Logical(2);
-    Integer2 = 0x2c9, "MPI_INTEGER2", 2, 2, 2, FortranInteger, I16;
-    Logical4 = 0x2d0, "MPI_LOGICAL4", 4, 4, 4, Logical, Logical(4);
-    Integer4 = 0x2d1, "MPI_INTEGER4", 4, 4, 4, FortranInteger, I32;
-    Real4 = 0x2d2, "MPI_REAL4", 4, 4, 4, Floating, F32;
-    Complex8 = 0x2db, "MPI_COMPLEX8", 8, 8, 4, Complex, Complex32;
-    Logical8 = 0x2d8, "MPI_LOGICAL8", 8, 8, 8, Logical, Logical(8);
-    Integer8 = 0x2d9, "MPI_INTEGER8", 8, 8, 8, FortranInteger, I64;
-    Real8 = 0x2da, "MPI_REAL8", 8, 8, 8, Floating, F64;
-    Complex16 = 0x2e3, "MPI_COMPLEX16", 16, 16, 8, Complex, Complex64;
+    WChar, "MPI_WCHAR", 4, 4, 4, CInteger, I32;
+    Int8, "MPI_INT8_T", 1, 1, 1, CInteger, I8;
+    Uint8, "MPI_UINT8_T", 1, 1, 1, CInteger, U8;
+    Char, "MPI_CHAR", 1, 1, 1, CInteger, I8;
+    SignedChar, "MPI_SIGNED_CHAR", 1, 1, 1, CInteger, I8;
+    UnsignedChar, "MPI_UNSIGNED_CHAR", 1, 1, 1, CInteger, U8;
+    Byte, "MPI_BYTE", 1, 1, 1, Byte, U8;
+    Int16, "MPI_INT16_T", 2, 2, 2, CInteger, I16;
+    Uint16, "MPI_UINT16_T", 2, 2, 2, CInteger, U16;
+    Int32, "MPI_INT32_T", 4, 4, 4, CInteger, I32;
+    Uint32, "MPI_UINT32_T", 4, 4, 4, CInteger, U32;
+    Int64, "MPI_INT64_T", 8, 8, 8, CInteger, I64;
+    Uint64, "MPI_UINT64_T", 8, 8, 8, CInteger, U64;
+    Logical1, "MPI_LOGICAL1", 1, 1, 1, Logical, Logical(1);
+    Integer1, "MPI_INTEGER1", 1, 1, 1, FortranInteger, I8;
+    Logical2, "MPI_LOGICAL2", 2, 2, 2, Logical, Logical(2);
+    Integer2, "MPI_INTEGER2", 2, 2, 2, FortranInteger, I16;
+    Logical4, "MPI_LOGICAL4", 4, 4, 4, Logical, Logical(4);
+    Integer4, "MPI_INTEGER4", 4, 4, 4, FortranInteger, I32;
+    Real4, "MPI_REAL4", 4, 4, 4, Floating, F32;
+    Complex8, "MPI_COMPLEX8", 8, 8, 4, Complex, Complex32;
+    Logical8, "MPI_LOGICAL8", 8, 8, 8, Logical, Logical(8);
+    Integer8, "MPI_INTEGER8", 8, 8, 8, FortranInteger, I64;
+    Real8, "MPI_REAL8", 8, 8, 8, Floating, F64;
+    Complex16, "MPI_COMPLEX16", 16, 16, 8, Complex, Complex64;
 }
 
 #[cfg(test)]
@@ -174,9 +183,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn abi_handles_are_unique_and_round_trip() {
+    fn codes_and_names_round_trip() {
         for p in Primitive::ALL {
-            assert_eq!(Primitive::from_abi_handle(p.abi_handle()), Some(*p), "{}", p.name());
+            assert_eq!(Primitive::from_code(p.code()), Some(*p), "{}", p.name());
+            assert_eq!(Primitive::from_name(p.name()), Some(*p));
             assert!(p.size() > 0 && p.align().is_power_of_two() && p.extent() >= p.size());
             assert_eq!(p.extent() % p.align(), 0, "{}", p.name());
         }

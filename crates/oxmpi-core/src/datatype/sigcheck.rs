@@ -93,9 +93,9 @@ fn pow_geom(x: u64, k: u64) -> (u64, u64) {
     (pw, g)
 }
 
-/// The value a primitive contributes to the hash: a mix of its ABI handle, in 1..P.
+/// The value a primitive contributes to the hash: a mix of its engine number, in 1..P.
 fn value(p: Primitive) -> u64 {
-    let mut z = (p.abi_handle() as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = u64::from(p.code()).wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^= z >> 31;

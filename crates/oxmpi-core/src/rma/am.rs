@@ -251,8 +251,8 @@ impl Window {
 
     #[allow(clippy::too_many_arguments)]
     pub(super) fn am_acc(&self, call: &str, r: usize, runs: &[(usize, usize)], op: &Op, bt: &Datatype, src: &[u8], fetch: bool, len: usize) -> Result<Vec<u8>> {
-        let oph = op.as_predefined().expect("checked: predefined").abi_handle() as u64;
-        let prim = bt.as_primitive().expect("a basic type").abi_handle() as u64;
+        let oph = u64::from(op.as_predefined().expect("checked: predefined").code());
+        let prim = u64::from(bt.as_primitive().expect("a basic type").code());
         let kind = if fetch { K_GETACC } else { K_ACC };
         self.am_call(call, r, [kind, oph, prim], runs, src, if fetch { len } else { 0 })
     }
@@ -379,8 +379,8 @@ impl Window {
                 Ok(Some(ok_reply(&cur)))
             }
             _ => {
-                let op = PredefinedOp::from_abi_handle(req.op as usize).ok_or_else(|| MpiError::new(ErrorClass::Op, "unknown operation"))?;
-                let prim = Primitive::from_abi_handle(req.prim as usize).ok_or_else(|| MpiError::new(ErrorClass::Type, "unknown datatype"))?;
+                let op = u8::try_from(req.op).ok().and_then(PredefinedOp::from_code).ok_or_else(|| MpiError::new(ErrorClass::Op, "unknown operation"))?;
+                let prim = u16::try_from(req.prim).ok().and_then(Primitive::from_code).ok_or_else(|| MpiError::new(ErrorClass::Type, "unknown datatype"))?;
                 let bt = Datatype::predefined(prim);
                 let noop = op == PredefinedOp::NoOp;
                 if (!noop && req.data.len() != total) || bt.size() == 0 || !total.is_multiple_of(bt.size()) {

@@ -595,7 +595,7 @@ fn main() {
     };
     check!(rank, (0..size).any(|r| color_of(r) == 0) && (0..size).any(|r| color_of(r) == 1), "split {split} leaves a group empty on {size} ranks");
     let g = color_of(rank);
-    let local = create::split(&world, g, rank).unwrap().unwrap();
+    let local = create::split(&world, Some(g), rank).unwrap().unwrap();
     let remote_leader = (0..size).find(|&r| color_of(r) != g).unwrap();
     let ic = inter::intercomm_create(&local, 0, Some(&world), remote_leader, 42).unwrap();
     let int = Datatype::predefined(Primitive::Int);

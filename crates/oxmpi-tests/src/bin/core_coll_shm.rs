@@ -187,7 +187,7 @@ fn comms(world: &Comm) {
         let d = create::dup(world).unwrap();
         collectives_on(&d, i);
         drop(d);
-        let s = create::split(world, rank % 2, -rank).unwrap().unwrap();
+        let s = create::split(world, Some(rank % 2), -rank).unwrap().unwrap();
         collectives_on(&s, i + 1000);
         drop(s);
     }

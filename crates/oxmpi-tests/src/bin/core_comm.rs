@@ -30,7 +30,7 @@ fn main() {
     check!(rank, b[0] == 1, "dup message");
 
     // split by parity, key reverses the order.
-    let sub = create::split(&world, rank % 2, -rank).unwrap().unwrap();
+    let sub = create::split(&world, Some(rank % 2), -rank).unwrap().unwrap();
     let members: Vec<i32> = (0..n).filter(|r| r % 2 == rank % 2).rev().collect();
     check!(rank, sub.size() == members.len() as i32, "split size");
     check!(rank, members[sub.rank() as usize] == rank, "split order");
@@ -43,11 +43,11 @@ fn main() {
     oxmpi_core::coll::barrier::barrier(&sub).unwrap();
 
     // MPI_UNDEFINED colour.
-    let none = create::split(&world, if rank == 0 { create::UNDEFINED } else { 1 }, 0).unwrap();
+    let none = create::split(&world, if rank == 0 { None } else { Some(1) }, 0).unwrap();
     check!(rank, none.is_none() == (rank == 0), "undefined colour");
 
     // split_type shared: the ranks of this host (all of them on one host).
-    let shared = create::split_type(&world, create::COMM_TYPE_SHARED, rank).unwrap().unwrap();
+    let shared = create::split_type(&world, Some(create::SplitType::Shared), rank).unwrap().unwrap();
     let levels = runtime::engine().unwrap().cluster_info();
     let (host_size, host_rank) = levels.get(1).map_or((n, rank), |l| (l.size, l.rank));
     check!(rank, shared.size() == host_size && shared.rank() == host_rank, "split_type shared: {}/{} vs host {host_rank}/{host_size}", shared.rank(), shared.size());

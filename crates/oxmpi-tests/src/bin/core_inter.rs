@@ -13,7 +13,7 @@ fn main() {
     let rank = world.rank();
     let n = world.size();
     let color = rank % 2;
-    let local = create::split(&world, color, rank).unwrap().unwrap();
+    let local = create::split(&world, Some(color), rank).unwrap().unwrap();
     // Leaders: world rank 0 (evens) and 1 (odds); each names the other in world.
     let remote_leader = 1 - color;
     let ic = inter::intercomm_create(&local, 0, Some(&world), remote_leader, 99).unwrap();

@@ -5,6 +5,7 @@ use oxmpi_core::topo::{Cart, Topology as CoreTopology};
 use oxmpi_core::Comm;
 
 use super::{AsCommunicator, Communicator, Rank, SimpleCommunicator};
+use crate::environment::threading::{ThreadSafety, Unthreaded};
 use crate::error::{OrFatal, Result};
 use crate::Count;
 
@@ -22,7 +23,8 @@ pub struct CartesianLayout {
 
 /// A communicator whose processes form a Cartesian grid, in row-major order (the last
 /// axis varies fastest). Made by
-/// [`Communicator::create_cartesian_communicator`].
+/// [`Communicator::create_cartesian_communicator`]; `S` is its thread safety, as
+/// [`SimpleCommunicator`]'s.
 ///
 /// ```
 /// use oxmpi::traits::*;
@@ -35,9 +37,14 @@ pub struct CartesianLayout {
 /// assert_eq!(ring.rank_to_coordinates(ring.rank()), vec![ring.rank()]);
 /// ```
 #[derive(Clone, Debug)]
-pub struct CartesianCommunicator(pub(crate) SimpleCommunicator);
+pub struct CartesianCommunicator<S: ThreadSafety = Unthreaded>(pub(crate) SimpleCommunicator<S>);
 
-impl CartesianCommunicator {
+impl<S: ThreadSafety> CartesianCommunicator<S> {
+    /// The same communicator with another thread-safety marker.
+    pub(crate) fn with_safety<S2: ThreadSafety>(self) -> CartesianCommunicator<S2> {
+        CartesianCommunicator(self.0.with_safety())
+    }
+
     fn cart(&self) -> &Cart {
         match self.0 .0.topology() {
             Some(CoreTopology::Cart(c)) => c,
@@ -159,7 +166,7 @@ impl CartesianCommunicator {
     /// The process of rank `r`, or the null process (`MPI_PROC_NULL`: sends to it and
     /// receives from it do nothing) for `None` — what [`shift`](Self::shift) gives at a
     /// non-periodic edge (oxmpi extension).
-    pub fn process_or_null(&self, r: Option<Rank>) -> super::Process<'_> {
+    pub fn process_or_null(&self, r: Option<Rank>) -> super::Process<'_, S> {
         match r {
             Some(r) => self.process_at_rank(r),
             None => self.null_process(),
@@ -168,36 +175,37 @@ impl CartesianCommunicator {
 
     /// The sub-grids that keep the axes where `retain` is true (`MPI_Cart_sub`); each
     /// process gets the one it is in. Collective.
-    pub fn subgroup(&self, retain: &[bool]) -> CartesianCommunicator {
+    pub fn subgroup(&self, retain: &[bool]) -> CartesianCommunicator<S> {
         self.try_subgroup(retain).or_fatal()
     }
     /// [`subgroup`](Self::subgroup), reporting errors.
-    pub fn try_subgroup(&self, retain: &[bool]) -> Result<CartesianCommunicator> {
-        ctopo::cart_sub(&self.0 .0, retain).map(|c| CartesianCommunicator(SimpleCommunicator::from_core(c)))
+    pub fn try_subgroup(&self, retain: &[bool]) -> Result<CartesianCommunicator<S>> {
+        ctopo::cart_sub(&self.0 .0, retain).map(|c| CartesianCommunicator(SimpleCommunicator::from_core(c)).with_safety())
     }
     /// [`subgroup`](Self::subgroup) (checked all the same).
     ///
     /// # Safety
     /// None needed: the length is checked.
-    pub unsafe fn subgroup_unchecked(&self, retain: &[bool]) -> CartesianCommunicator {
+    pub unsafe fn subgroup_unchecked(&self, retain: &[bool]) -> CartesianCommunicator<S> {
         self.subgroup(retain)
     }
 
     /// The communicator as a [`SimpleCommunicator`] (which still carries the topology).
-    pub fn into_simple(self) -> SimpleCommunicator {
+    pub fn into_simple(self) -> SimpleCommunicator<S> {
         self.0
     }
 }
 
-impl Communicator for CartesianCommunicator {
+impl<S: ThreadSafety> Communicator for CartesianCommunicator<S> {
+    type Safety = S;
     fn core_comm(&self) -> &Comm {
         &self.0 .0
     }
 }
 
-impl AsCommunicator for CartesianCommunicator {
-    type Out = CartesianCommunicator;
-    fn as_communicator(&self) -> &CartesianCommunicator {
+impl<S: ThreadSafety> AsCommunicator for CartesianCommunicator<S> {
+    type Out = CartesianCommunicator<S>;
+    fn as_communicator(&self) -> &CartesianCommunicator<S> {
         self
     }
 }

@@ -5,14 +5,22 @@ use oxmpi_core::topo::Topology as CoreTopology;
 use oxmpi_core::Comm;
 
 use super::{AsCommunicator, Communicator, Rank, SimpleCommunicator};
+use crate::environment::threading::{ThreadSafety, Unthreaded};
 use crate::error::{OrFatal, Result};
 
 /// A communicator with a general graph topology (`MPI_Graph_create`), made by
 /// [`Communicator::create_graph_communicator`].
+///
+/// `S` is its thread safety, as [`SimpleCommunicator`]'s.
 #[derive(Clone, Debug)]
-pub struct GraphCommunicator(pub(crate) SimpleCommunicator);
+pub struct GraphCommunicator<S: ThreadSafety = Unthreaded>(pub(crate) SimpleCommunicator<S>);
 
-impl GraphCommunicator {
+impl<S: ThreadSafety> GraphCommunicator<S> {
+    /// The same communicator with another thread-safety marker.
+    pub(crate) fn with_safety<S2: ThreadSafety>(self) -> GraphCommunicator<S2> {
+        GraphCommunicator(self.0.with_safety())
+    }
+
     fn graph(&self) -> &oxmpi_core::topo::Graph {
         match self.0 .0.topology() {
             Some(CoreTopology::Graph(g)) => g,
@@ -45,30 +53,38 @@ impl GraphCommunicator {
     }
 
     /// The communicator as a [`SimpleCommunicator`] (which still carries the topology).
-    pub fn into_simple(self) -> SimpleCommunicator {
+    pub fn into_simple(self) -> SimpleCommunicator<S> {
         self.0
     }
 }
 
-impl Communicator for GraphCommunicator {
+impl<S: ThreadSafety> Communicator for GraphCommunicator<S> {
+    type Safety = S;
     fn core_comm(&self) -> &Comm {
         &self.0 .0
     }
 }
 
-impl AsCommunicator for GraphCommunicator {
-    type Out = GraphCommunicator;
-    fn as_communicator(&self) -> &GraphCommunicator {
+impl<S: ThreadSafety> AsCommunicator for GraphCommunicator<S> {
+    type Out = GraphCommunicator<S>;
+    fn as_communicator(&self) -> &GraphCommunicator<S> {
         self
     }
 }
 
 /// A communicator with a distributed graph topology, made by
 /// [`Communicator::create_distributed_graph_communicator_adjacent`].
+///
+/// `S` is its thread safety, as [`SimpleCommunicator`]'s.
 #[derive(Clone, Debug)]
-pub struct DistributedGraphCommunicator(pub(crate) SimpleCommunicator);
+pub struct DistributedGraphCommunicator<S: ThreadSafety = Unthreaded>(pub(crate) SimpleCommunicator<S>);
 
-impl DistributedGraphCommunicator {
+impl<S: ThreadSafety> DistributedGraphCommunicator<S> {
+    /// The same communicator with another thread-safety marker.
+    pub(crate) fn with_safety<S2: ThreadSafety>(self) -> DistributedGraphCommunicator<S2> {
+        DistributedGraphCommunicator(self.0.with_safety())
+    }
+
     fn dist(&self) -> &oxmpi_core::topo::DistGraph {
         match self.0 .0.topology() {
             Some(CoreTopology::DistGraph(g)) => g,
@@ -95,20 +111,21 @@ impl DistributedGraphCommunicator {
     }
 
     /// The communicator as a [`SimpleCommunicator`] (which still carries the topology).
-    pub fn into_simple(self) -> SimpleCommunicator {
+    pub fn into_simple(self) -> SimpleCommunicator<S> {
         self.0
     }
 }
 
-impl Communicator for DistributedGraphCommunicator {
+impl<S: ThreadSafety> Communicator for DistributedGraphCommunicator<S> {
+    type Safety = S;
     fn core_comm(&self) -> &Comm {
         &self.0 .0
     }
 }
 
-impl AsCommunicator for DistributedGraphCommunicator {
-    type Out = DistributedGraphCommunicator;
-    fn as_communicator(&self) -> &DistributedGraphCommunicator {
+impl<S: ThreadSafety> AsCommunicator for DistributedGraphCommunicator<S> {
+    type Out = DistributedGraphCommunicator<S>;
+    fn as_communicator(&self) -> &DistributedGraphCommunicator<S> {
         self
     }
 }

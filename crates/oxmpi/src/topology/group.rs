@@ -176,12 +176,7 @@ pub trait Group {
         G: Group,
         Self: Sized,
     {
-        let t = self
-            .core_group()
-            .translate_ranks(ranks, other.core_group())?;
-        Ok(t.into_iter()
-            .map(|r| (r != ccreate::UNDEFINED).then_some(r))
-            .collect())
+        self.core_group().translate_ranks(ranks, other.core_group())
     }
 
     /// Compares two groups (`MPI_Group_compare`).

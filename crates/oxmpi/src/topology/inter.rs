@@ -3,14 +3,18 @@
 use oxmpi_core::comm::inter as cinter;
 use oxmpi_core::Comm;
 
+use std::marker::PhantomData;
+
 use super::{AsCommunicator, Communicator, Rank, SimpleCommunicator, UserGroup};
+use crate::environment::threading::{ThreadSafety, Unthreaded};
 use crate::error::{OrFatal, Result};
 
 /// An intercommunicator: a local and a remote group. Point-to-point operations name
 /// processes of the remote group ([`Communicator::process_at_rank`] takes a remote
 /// rank, and a receive reports the sender's rank in the remote group); `size`, `rank`
 /// and `group` describe the local group. Made by
-/// [`Communicator::create_intercommunicator`].
+/// [`Communicator::create_intercommunicator`]. `S` is its thread safety, as
+/// [`SimpleCommunicator`]'s.
 ///
 /// ```no_run
 /// use oxmpi::traits::*;
@@ -26,9 +30,9 @@ use crate::error::{OrFatal, Result};
 /// assert_eq!(merged.size(), world.size());
 /// ```
 #[derive(Clone)]
-pub struct InterCommunicator(pub(crate) Comm);
+pub struct InterCommunicator<S: ThreadSafety = Unthreaded>(pub(crate) Comm, PhantomData<S>);
 
-impl std::fmt::Debug for InterCommunicator {
+impl<S: ThreadSafety> std::fmt::Debug for InterCommunicator<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("InterCommunicator")
             .field("context", &self.0.context())
@@ -39,7 +43,7 @@ impl std::fmt::Debug for InterCommunicator {
     }
 }
 
-impl Drop for InterCommunicator {
+impl<S: ThreadSafety> Drop for InterCommunicator<S> {
     fn drop(&mut self) {
         crate::attribute::free_if_last(&self.0);
     }
@@ -56,6 +60,21 @@ pub enum MergeOrder {
 }
 
 impl InterCommunicator {
+    /// Wraps an engine intercommunicator.
+    pub(crate) fn from_core(c: Comm) -> InterCommunicator {
+        InterCommunicator(c, PhantomData)
+    }
+}
+
+impl<S: ThreadSafety> InterCommunicator<S> {
+    /// The same communicator with another thread-safety marker (the handle moves, as
+    /// [`SimpleCommunicator`]'s).
+    pub(crate) fn with_safety<S2: ThreadSafety>(self) -> InterCommunicator<S2> {
+        let c = self.0.clone();
+        drop(self);
+        InterCommunicator(c, PhantomData)
+    }
+
     /// The number of processes in the remote group (`MPI_Comm_remote_size`).
     pub fn remote_size(&self) -> Rank {
         self.0.peer_group_size()
@@ -68,25 +87,26 @@ impl InterCommunicator {
 
     /// One intracommunicator over both groups (`MPI_Intercomm_merge`). Collective over
     /// both groups; all processes of one group pass the same order.
-    pub fn merge(&self, merge_order: MergeOrder) -> SimpleCommunicator {
+    pub fn merge(&self, merge_order: MergeOrder) -> SimpleCommunicator<S> {
         self.try_merge(merge_order).or_fatal()
     }
 
     /// [`merge`](Self::merge), reporting errors.
-    pub fn try_merge(&self, merge_order: MergeOrder) -> Result<SimpleCommunicator> {
-        cinter::intercomm_merge(&self.0, merge_order == MergeOrder::High).map(SimpleCommunicator::from_core)
+    pub fn try_merge(&self, merge_order: MergeOrder) -> Result<SimpleCommunicator<S>> {
+        cinter::intercomm_merge(&self.0, merge_order == MergeOrder::High).map(|c| SimpleCommunicator::from_core(c).with_safety())
     }
 }
 
-impl Communicator for InterCommunicator {
+impl<S: ThreadSafety> Communicator for InterCommunicator<S> {
+    type Safety = S;
     fn core_comm(&self) -> &Comm {
         &self.0
     }
 }
 
-impl AsCommunicator for InterCommunicator {
-    type Out = InterCommunicator;
-    fn as_communicator(&self) -> &InterCommunicator {
+impl<S: ThreadSafety> AsCommunicator for InterCommunicator<S> {
+    type Out = InterCommunicator<S>;
+    fn as_communicator(&self) -> &InterCommunicator<S> {
         self
     }
 }

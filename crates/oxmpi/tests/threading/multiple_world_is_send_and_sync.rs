@@ -11,8 +11,11 @@ fn main() {
             s.spawn(|| world.this_process().rank());
         }
     });
-    // A duplicate, converted with the universe as proof, moves to another thread (Send).
-    let dup = world.duplicate().into_multithreaded(&universe);
+    // A duplicate of the world has the world's thread safety: it moves (Send).
+    let dup = world.duplicate();
     let size = std::thread::spawn(move || dup.size()).join().unwrap();
     assert_eq!(size, world.size());
+    // MPI_COMM_SELF from the free function is Unthreaded; the universe converts it.
+    let me = oxmpi::topology::SimpleCommunicator::self_comm().into_multithreaded(&universe);
+    assert_eq!(std::thread::spawn(move || me.size()).join().unwrap(), 1);
 }

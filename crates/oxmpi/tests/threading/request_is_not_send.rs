@@ -2,7 +2,7 @@ use oxmpi::traits::*;
 use oxmpi::Threading;
 
 fn main() {
-    let (universe, _) = oxmpi::initialize_with_threading(Threading::Multiple).unwrap();
+    let (universe, _) = oxmpi::initialize_with_threading(Threading::Serialized).unwrap();
     let world = universe.world();
     let x = 1i32;
     oxmpi::request::scope(|sc| {
