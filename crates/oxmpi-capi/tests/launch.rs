@@ -196,3 +196,26 @@ fn unknown_options_and_bad_blocks_are_usage_errors() {
         assert_eq!(o.status.code(), Some(2), "{bad:?}: {o:?}");
     }
 }
+
+// ----- MPI-4 sessions -----------------------------------------------------------------
+
+#[test]
+fn sessions_before_beside_and_after_the_world_model() {
+    let exe = build("sessions");
+    for n in ["1", "3"] {
+        let o = mpiexec(&os!["-n", n, exe]);
+        assert!(o.status.success(), "on {n} ranks: {}\n{}", text(&o.stdout), text(&o.stderr));
+        assert!(text(&o.stdout).contains(&format!("sessions: all checks passed on {n} ranks")), "{}", text(&o.stdout));
+    }
+}
+
+#[test]
+fn sessions_without_mpi_init_and_before_it() {
+    let exe = build("sessions_only");
+    for mode in ["only", "then-init"] {
+        let o = mpiexec(&os!["-n", "3", exe, mode]);
+        assert!(o.status.success(), "{mode}: {}\n{}", text(&o.stdout), text(&o.stderr));
+        assert_eq!(text(&o.stdout).matches(&format!("{mode}: done on 3 ranks")).count(), 3, "{}", text(&o.stdout));
+        assert!(o.stderr.is_empty(), "{mode}: {}", text(&o.stderr));
+    }
+}
