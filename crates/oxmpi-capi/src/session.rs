@@ -38,7 +38,7 @@ use crate::types::*;
 const KIND_SESSION: u64 = 0x53;
 
 /// The process sets every session offers.
-const PSETS: [&str; 2] = ["mpi://WORLD", "mpi://SELF"];
+const PSETS: [&str; 2] = runtime::PSET_NAMES;
 
 struct SessionEntry {
     /// Never reused: names the session's buffer in the engine.
@@ -270,13 +270,9 @@ fn parse_level(call: &str, v: &str) -> R<ThreadLevel> {
 
 /// The process set `name` names: the world ranks of its members.
 fn pset(call: &str, name: &str) -> R<Vec<u32>> {
-    let e = runtime::engine()?;
-    if name.eq_ignore_ascii_case(PSETS[0]) {
-        Ok((0..e.size()).collect())
-    } else if name.eq_ignore_ascii_case(PSETS[1]) {
-        Ok(vec![e.rank()])
-    } else {
-        Err(bad(ErrorClass::Arg, call, "pset_name", format!("'{name}' is not a process set of this session (there are {})", PSETS.join(", "))))
+    match runtime::pset_members(name)? {
+        Some(m) => Ok(m),
+        None => Err(bad(ErrorClass::Arg, call, "pset_name", format!("'{name}' is not a process set of this session (there are {})", PSETS.join(", ")))),
     }
 }
 

@@ -211,6 +211,22 @@ pub fn session_finalize() -> Result<()> {
     }
 }
 
+/// The process sets every session offers (MPI-4 `MPI_Session_get_nth_pset`).
+pub const PSET_NAMES: [&str; 2] = ["mpi://WORLD", "mpi://SELF"];
+
+/// The members of process set `name` (compared without regard to case), as
+/// world ranks in rank order; `None` for a name that is not a process set.
+pub fn pset_members(name: &str) -> Result<Option<Vec<u32>>> {
+    let e = engine()?;
+    Ok(if name.eq_ignore_ascii_case(PSET_NAMES[0]) {
+        Some((0..e.size()).collect())
+    } else if name.eq_ignore_ascii_case(PSET_NAMES[1]) {
+        Some(vec![e.rank()])
+    } else {
+        None
+    })
+}
+
 /// Leaves the job at exit when sessions alone used MPI and every one was
 /// finalized (a process still in the World model, or with a session open,
 /// exits as if it never finalized: the launcher says so).
