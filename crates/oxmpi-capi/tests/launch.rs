@@ -219,3 +219,67 @@ fn sessions_without_mpi_init_and_before_it() {
         assert!(o.stderr.is_empty(), "{mode}: {}", text(&o.stderr));
     }
 }
+
+// ----- PMIx start-up ------------------------------------------------------------------
+
+/// Open MPI's launcher (Debian's `openmpi-bin`: `mpirun.openmpi`, whose
+/// daemons serve PMIx), or why the PMIx test cannot run. Without it the test
+/// is skipped, except under CI (where `.ci/run` installs openmpi-bin and
+/// libpmix-dev): then it fails.
+fn open_mpi_mpirun() -> Option<&'static str> {
+    for cand in ["mpirun.openmpi", "orterun", "prterun"] {
+        if Command::new(cand).arg("--version").output().is_ok_and(|o| o.status.success()) {
+            return Some(cand);
+        }
+    }
+    assert!(std::env::var_os("CI").is_none(), "CI: Open MPI's mpirun (openmpi-bin) is not installed");
+    eprintln!("SKIP: Open MPI's mpirun (openmpi-bin) is not installed");
+    None
+}
+
+/// `mpirun ARGS` from Open MPI, as root if need be, oversubscribing the cores.
+fn open_mpi_run(mpirun: &str, args: &[&std::ffi::OsStr]) -> Output {
+    static ONE: Mutex<()> = Mutex::new(());
+    let _turn = ONE.lock().unwrap_or_else(|p| p.into_inner());
+    Command::new("timeout")
+        .arg("120")
+        .arg(mpirun)
+        .arg("--oversubscribe")
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        // Ours would win over the PMIx server's variables otherwise.
+        .env_remove("PMI_FD")
+        .env_remove("PMI_PORT")
+        .env_remove("OXMPI_PMI")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn ranks_start_under_open_mpi_mpirun_through_pmix() {
+    let Some(mpirun) = open_mpi_mpirun() else { return };
+    // Collectives and point-to-point on 4 ranks started by Open MPI's daemons.
+    let coll = build("coll");
+    let o = open_mpi_run(mpirun, &os!["-n", "4", coll]);
+    assert!(o.status.success(), "{}\n{}", text(&o.stdout), text(&o.stderr));
+    assert!(text(&o.stdout).contains("all checks passed on 4 ranks"), "{}", text(&o.stdout));
+    let p2p = build("p2p");
+    let o = open_mpi_run(mpirun, &os!["-n", "3", p2p]);
+    assert!(o.status.success(), "{}\n{}", text(&o.stdout), text(&o.stderr));
+    assert!(text(&o.stdout).contains("all checks passed on 3 ranks"), "{}", text(&o.stdout));
+    // MPMD: MPI_APPNUM comes from PMIx (pmix.appnum), the blocks share one world.
+    let exe = build("mpmd");
+    let o = open_mpi_run(mpirun, &os!["-n", "1", exe, "a", ":", "-n", "2", exe, "b"]);
+    assert!(o.status.success(), "{}\n{}", text(&o.stdout), text(&o.stderr));
+    let lines = sorted(&text(&o.stdout));
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(lines[0].starts_with("rank 0 of 3 appnum 0 sum 2 arg a "), "{lines:?}");
+    assert!(lines[1].starts_with("rank 1 of 3 appnum 1 sum 2 arg b "), "{lines:?}");
+    assert!(lines[2].starts_with("rank 2 of 3 appnum 1 sum 2 arg b "), "{lines:?}");
+    // MPI_Abort reaches the PMIx server (PMIx_Abort), which ends the job with its code.
+    let ea = build("env_attr");
+    let o = open_mpi_run(mpirun, &os!["-n", "3", ea, "abort"]);
+    assert_eq!(o.status.code(), Some(7), "{}\n{}", text(&o.stdout), text(&o.stderr));
+}

@@ -381,7 +381,7 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
                 continue;
             }
             let v = p
-                .get(&format!("oxmpi-ep-{r}"))
+                .get_of(r, &format!("oxmpi-ep-{r}"))
                 .map_err(|e| pmi_err("reading the address of a peer", e))?
                 .ok_or_else(|| pmi_err("reading the address of a peer", format!("rank {r} published none")))?;
             let (h, pid) = v
@@ -403,7 +403,7 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
         let single_host = local.len() == size as usize;
         if size > 1 && (force_tcp || !single_host) {
             if secret.is_none() {
-                secret = p.get("oxmpi-secret-r0").map_err(|e| pmi_err("reading the job secret", e))?;
+                secret = p.get_of(0, "oxmpi-secret-r0").map_err(|e| pmi_err("reading the job secret", e))?;
             }
             let secret = secret.ok_or_else(|| pmi_err("setting up TCP", "no job secret was published"))?;
             let t = crate::transport::tcp::TcpTransport::new(rank, size, secret.as_bytes(), tcp_bind_ip(single_host))?;
@@ -418,7 +418,7 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
         if let Some(t) = tcp.as_mut() {
             for r in (0..size).filter(|&r| r != rank && (force_tcp || hosts[r as usize] != my_host)) {
                 let ep = p
-                    .get(&format!("oxmpi-tcp-{r}"))
+                    .get_of(r, &format!("oxmpi-tcp-{r}"))
                     .map_err(|e| pmi_err("reading a peer's TCP endpoint", e))?
                     .ok_or_else(|| pmi_err("reading a peer's TCP endpoint", format!("rank {r} published none")))?;
                 t.set_endpoint(r, &ep)?;
