@@ -90,7 +90,7 @@ pub struct PmiClient {
 enum Inner {
     V1(Pmi1Client),
     V2(Pmi2Client),
-    X(crate::pmix::PmixClient),
+    X(Box<crate::pmix::PmixClient>),
 }
 
 impl std::fmt::Debug for PmiClient {
@@ -129,7 +129,7 @@ impl PmiClient {
         let pmi_fd_or_port = env_var("PMI_FD")?.is_some() || env_var("PMI_PORT")?.is_some();
         let auto = matches!(forced.as_deref().map(str::trim), None | Some("") | Some("auto"));
         if forced.as_deref().map(str::trim) == Some("pmix") || (auto && !pmi_fd_or_port && crate::pmix::detected()) {
-            return crate::pmix::PmixClient::init().map(|c| Some(PmiClient { inner: Inner::X(c) }));
+            return crate::pmix::PmixClient::init().map(|c| Some(PmiClient { inner: Inner::X(Box::new(c)) }));
         }
         if let Some(fd) = env_var("PMI_FD")? {
             let jobid = env_var("PMI_JOBID")?;
@@ -446,7 +446,7 @@ impl PmiClient {
         match self.inner {
             Inner::V1(c) => c.finalize(),
             Inner::V2(mut c) => c.finalize(),
-            Inner::X(c) => c.finalize(),
+            Inner::X(c) => (*c).finalize(),
         }
     }
 
