@@ -295,6 +295,7 @@ pub unsafe extern "C" fn PMPI_Comm_free(c: *mut MPI_Comm) -> c_int {
             st.comm_errhandler.remove(h);
             st.comm_info.remove(h);
         }
+        crate::session::forget_comm(*h, &cm);
         // The engine gives the context id back when the last clone goes.
         drop(cm);
         route_to(NO_COMM);
@@ -330,6 +331,7 @@ pub unsafe extern "C" fn PMPI_Comm_group(c: MPI_Comm, g: *mut MPI_Group) -> c_in
         // SAFETY: `group` (`g`) is MPI_Comm_group's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(CALL, "group", g)? };
         *o = new_group(Group::from_world_ranks(cm.group().to_vec()));
+        crate::session::tag_group(*o, crate::session::comm_session(c));
         Ok(())
     })
 }
@@ -467,7 +469,9 @@ unsafe fn group_op(call: &'static str, g1: MPI_Group, g2: MPI_Group, newgroup: *
         *o = MPI_GROUP_NULL;
         let a = group(g1, call, "group1")?;
         let b = group(g2, call, "group2")?;
+        let session = crate::session::common_session(call, &[("group1", g1), ("group2", g2)])?;
         *o = new_group(f(&a, &b));
+        crate::session::tag_group(*o, session);
         Ok(())
     })
 }
@@ -489,6 +493,7 @@ pub unsafe extern "C" fn PMPI_Group_difference(g1: MPI_Group, g2: MPI_Group, new
 }
 
 unsafe fn group_sel(call: &'static str, g: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group, excl: bool) -> c_int {
+    let h = g;
     ffi(call, NO_COMM, || {
         // SAFETY: `newgroup` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "newgroup", newgroup)? };
@@ -499,6 +504,7 @@ unsafe fn group_sel(call: &'static str, g: MPI_Group, n: c_int, ranks: *const c_
         // SAFETY: MPI_Group_incl/excl's `ranks` holds `n` ranks.
         let r = unsafe { ints(call, "ranks", ranks, n)? };
         *o = new_group(if excl { g.excl(r)? } else { g.incl(r)? });
+        crate::session::tag_group(*o, crate::session::group_session(h));
         Ok(())
     })
 }
@@ -515,6 +521,7 @@ pub unsafe extern "C" fn PMPI_Group_excl(g: MPI_Group, n: c_int, ranks: *const c
 }
 
 unsafe fn group_range(call: &'static str, g: MPI_Group, n: c_int, ranges: *mut c_int, newgroup: *mut MPI_Group, excl: bool) -> c_int {
+    let h = g;
     ffi(call, NO_COMM, || {
         // SAFETY: `newgroup` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "newgroup", newgroup)? };
@@ -526,6 +533,7 @@ unsafe fn group_range(call: &'static str, g: MPI_Group, n: c_int, ranges: *mut c
         let flat = unsafe { ints(call, "ranges", ranges, 3 * n)? };
         let triplets: Vec<[i32; 3]> = flat.chunks_exact(3).map(|t| [t[0], t[1], t[2]]).collect();
         *o = new_group(if excl { g.range_excl(&triplets)? } else { g.range_incl(&triplets)? });
+        crate::session::tag_group(*o, crate::session::group_session(h));
         Ok(())
     })
 }
@@ -552,6 +560,7 @@ pub unsafe extern "C" fn PMPI_Group_free(g: *mut MPI_Group) -> c_int {
         if *h != MPI_GROUP_EMPTY {
             group(*h, CALL, "group")?;
             state().groups.remove(*h);
+            crate::session::forget_group(*h);
         }
         *h = MPI_GROUP_NULL;
         Ok(())

@@ -27,6 +27,16 @@ pub fn comm_ref(h: MPI_Comm, call: &str) -> R<std::borrow::Cow<'static, Comm>> {
 pub fn comm(h: MPI_Comm, call: &str) -> R<Comm> {
     let e = runtime::engine()?;
     match h {
+        MPI_COMM_WORLD | MPI_COMM_SELF if !runtime::world_active() => Err(bad(
+            ErrorClass::Comm,
+            call,
+            "comm",
+            format!(
+                "{} exists only between MPI_Init and MPI_Finalize; with sessions, make communicators \
+                 with MPI_Group_from_session_pset and MPI_Comm_create_from_group",
+                if h == MPI_COMM_WORLD { "MPI_COMM_WORLD" } else { "MPI_COMM_SELF" }
+            ),
+        )),
         MPI_COMM_WORLD => Ok(e.world().clone()),
         MPI_COMM_SELF => Ok(e.self_comm().clone()),
         MPI_COMM_NULL => Err(bad(ErrorClass::Comm, call, "comm", "MPI_COMM_NULL")),
@@ -40,12 +50,17 @@ pub fn comm(h: MPI_Comm, call: &str) -> R<Comm> {
 
 /// A handle for a communicator made at run time; it starts with its parent's
 /// error handler (MPI: "the new communicator inherits the error handler").
+/// A communicator derived from one of a session's belongs to that session.
 pub fn new_comm(c: Comm, parent: MPI_Comm) -> MPI_Comm {
-    let mut st = state();
-    let h = st.comms.insert(c);
-    if let Some(eh) = st.comm_errhandler.get(&parent).copied() {
-        st.comm_errhandler.insert(h, eh);
-    }
+    let h = {
+        let mut st = state();
+        let h = st.comms.insert(c.clone());
+        if let Some(eh) = st.comm_errhandler.get(&parent).copied() {
+            st.comm_errhandler.insert(h, eh);
+        }
+        h
+    };
+    crate::session::tag_comm(h, &c, crate::session::comm_session(parent));
     h
 }
 

@@ -16,7 +16,7 @@
 //!   catching, error routing to the communicator's error handler).
 //! - [`env`], [`p2p`], [`dtype`], [`misc`], [`coll`] (collectives), [`comm`]
 //!   (communicators, groups, topologies), [`file`] (MPI-IO), [`win`] (one-sided
-//!   windows): the `PMPI_x` implementations.
+//!   windows), [`session`] (MPI-4 sessions): the `PMPI_x` implementations.
 #![allow(non_upper_case_globals, non_camel_case_types, non_snake_case, clippy::missing_safety_doc)]
 
 pub mod abi {
@@ -43,6 +43,7 @@ pub mod mpi4x;
 pub mod p2p;
 pub mod part;
 pub mod pcoll;
+pub mod session;
 pub mod win;
 
 use std::ffi::{c_int, c_void};
@@ -134,6 +135,7 @@ pub mod pmpi {
     pub use crate::p2p::*;
     pub use crate::part::*;
     pub use crate::pcoll::*;
+    pub use crate::session::*;
     pub use crate::unsupported::*;
     pub use crate::win::*;
 }

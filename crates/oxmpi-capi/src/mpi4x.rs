@@ -373,10 +373,12 @@ fn handle_with_errhandler(call: &str, cm: Comm, eh: MPI_Errhandler) -> R<MPI_Com
     Ok(h)
 }
 
-/// The World-model base every group-made communicator comes from: every group
-/// names world ranks, so MPI_COMM_WORLD's processes are the universe.
-fn world(call: &str) -> R<Comm> {
-    comm(MPI_COMM_WORLD, call)
+/// The base every group-made communicator comes from: every group names
+/// world ranks, so the job's processes are the universe. It is the engine's
+/// world communicator, whether or not the World model is active (groups of
+/// sessions make communicators before MPI_Init and after MPI_Finalize).
+fn world(_call: &str) -> R<Comm> {
+    Ok(oxmpi_core::runtime::engine()?.world().clone())
 }
 
 #[no_mangle]
@@ -384,6 +386,7 @@ pub unsafe extern "C" fn PMPI_Comm_create_from_group(g: MPI_Group, tag: *const c
     const CALL: &str = "MPI_Comm_create_from_group";
     ffi(CALL, NO_COMM, || {
         let grp = group(g, CALL, "group")?;
+        let session = crate::session::common_session(CALL, &[("group", g)])?;
         // SAFETY: the C caller's string tag: NUL-terminated, or NULL (rejected).
         let t = unsafe { stringtag(CALL, tag)? };
         info_arg(CALL, info)?;
@@ -399,7 +402,9 @@ pub unsafe extern "C" fn PMPI_Comm_create_from_group(g: MPI_Group, tag: *const c
         let cm = oxmpi_core::comm::create::create_group(&w, grp.world_ranks(), tag_of(&t))
             .map_err(|e| rename(e, CALL))?
             .ok_or_else(|| bad(ErrorClass::Group, CALL, "group", "the calling process is not a member of the group"))?;
-        *o = handle_with_errhandler(CALL, cm, eh)?;
+        let h = handle_with_errhandler(CALL, cm.clone(), eh)?;
+        crate::session::tag_comm(h, &cm, session);
+        *o = h;
         Ok(())
     })
 }
@@ -419,6 +424,7 @@ pub unsafe extern "C" fn PMPI_Intercomm_create_from_groups(
     ffi(CALL, NO_COMM, || {
         let lg = group(local_group, CALL, "local_group")?;
         let rg = group(remote_group, CALL, "remote_group")?;
+        let session = crate::session::common_session(CALL, &[("local_group", local_group), ("remote_group", remote_group)])?;
         // SAFETY: the C caller's string tag: NUL-terminated, or NULL (rejected).
         let t = unsafe { stringtag(CALL, tag)? };
         info_arg(CALL, info)?;
@@ -447,7 +453,9 @@ pub unsafe extern "C" fn PMPI_Intercomm_create_from_groups(
         let ic = oxmpi_core::comm::inter::intercomm_create(&local, local_leader, Some(&w), remote_world as i32, tg)
             .map_err(|e| rename(e, CALL))?;
         drop(local);
-        *o = handle_with_errhandler(CALL, ic, eh)?;
+        let h = handle_with_errhandler(CALL, ic.clone(), eh)?;
+        crate::session::tag_comm(h, &ic, session);
+        *o = h;
         Ok(())
     })
 }
@@ -652,20 +660,6 @@ pub unsafe extern "C" fn PMPI_Status_f082f(f08: *const MPI_F08_status, f: *mut c
 
 // ----- handle <-> int conversions of the standard ABI ---------------------------------------------
 
-/// No session can exist (sessions are not implemented), so only the null handle converts.
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_c2f(session: MPI_Session) -> c_int {
-    if session == MPI_SESSION_NULL {
-        MPI_SESSION_NULL as c_int
-    } else {
-        -1
-    }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_f2c(_session: c_int) -> MPI_Session {
-    MPI_SESSION_NULL
-}
-
 macro_rules! toint {
     ($($to:ident, $from:ident, $c2f:path, $f2c:path, $ty:ty;)*) => {$(
         /// The standard ABI's integer for a handle: the same integer the Fortran conversion gives.
@@ -692,7 +686,7 @@ toint! {
     PMPI_Message_toint, PMPI_Message_fromint, crate::env::PMPI_Message_c2f, crate::env::PMPI_Message_f2c, MPI_Message;
     PMPI_Op_toint, PMPI_Op_fromint, crate::env::PMPI_Op_c2f, crate::env::PMPI_Op_f2c, MPI_Op;
     PMPI_Request_toint, PMPI_Request_fromint, crate::env::PMPI_Request_c2f, crate::env::PMPI_Request_f2c, MPI_Request;
-    PMPI_Session_toint, PMPI_Session_fromint, PMPI_Session_c2f, PMPI_Session_f2c, MPI_Session;
+    PMPI_Session_toint, PMPI_Session_fromint, crate::session::PMPI_Session_c2f, crate::session::PMPI_Session_f2c, MPI_Session;
     PMPI_Type_toint, PMPI_Type_fromint, crate::env::PMPI_Type_c2f, crate::env::PMPI_Type_f2c, MPI_Datatype;
     PMPI_Win_toint, PMPI_Win_fromint, crate::pmpi::PMPI_Win_c2f, crate::pmpi::PMPI_Win_f2c, MPI_Win;
 }

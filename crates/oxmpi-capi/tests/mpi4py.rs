@@ -11,7 +11,7 @@
 //!
 //! Excluded, each for the reason given in [`EXCLUDED_MODULES`] and
 //! [`EXCLUDED_TESTS`]: only the tests of chapters other issues add
-//! (dynamic processes, sessions). `OXMPI_MPI4PY_EXCLUDE`
+//! (dynamic processes). `OXMPI_MPI4PY_EXCLUDE`
 //! (comma-separated `-x` patterns) adds exclusions for local debugging; CI
 //! never sets it.
 //!
@@ -32,15 +32,10 @@ const EXCLUDED_MODULES: &[(&str, &str)] = &[
     ("test_dynproc", "dynamic processes (ports, connect/accept, join)"),
     ("test_spawn", "dynamic processes (MPI_Comm_spawn)"),
     ("test_util_pool", "mpi4py.util.pool spawns its workers (MPI_Comm_spawn)"),
-    ("test_session", "MPI-4 sessions"),
-    ("test_exceptions", "calls MPI_Session_init when the module is imported (sessions)"),
 ];
 
 /// Single tests (`-x` patterns on the full test id) that need such a chapter.
-const EXCLUDED_TESTS: &[(&str, &str)] = &[
-    ("*TestErrhandlerSession*", "session error handlers (sessions)"),
-    ("*testSafeFreeCreated*", "creates a session (and a file and a window)"),
-];
+const EXCLUDED_TESTS: &[(&str, &str)] = &[];
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().parent().unwrap().to_path_buf()

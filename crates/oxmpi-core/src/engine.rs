@@ -400,6 +400,10 @@ pub(crate) struct State {
     /// point-to-point context id; a communicator's buffer serves its buffered
     /// sends before the process's.
     pub comm_bsend: HashMap<u32, BsendPool>,
+    /// Communicators made from a session's groups, by context id, to the key
+    /// of their session's buffer in `comm_bsend` (`MPI_Session_attach_buffer`):
+    /// used when the communicator has no buffer of its own.
+    pub bsend_alias: HashMap<u32, u32>,
     shm: Option<&'static ShmSegment>,
     /// Bumped on every completion, so waiters in other threads can be woken.
     pub completions: u64,
@@ -475,6 +479,7 @@ impl State {
             eager_limit,
             bsend: BsendPool::default(),
             comm_bsend: HashMap::new(),
+            bsend_alias: HashMap::new(),
             shm,
             completions: 0,
             pending_out: Vec::new(),
@@ -703,13 +708,23 @@ impl State {
         mode: SendMode,
         sig: u64,
     ) -> Result<Request> {
-        let pool_key = (mode == SendMode::Buffered && self.comm_bsend.contains_key(&env.context)).then_some(env.context);
+        let pool_key = if mode != SendMode::Buffered {
+            None
+        } else if self.comm_bsend.contains_key(&env.context) {
+            Some(env.context)
+        } else {
+            self.bsend_alias.get(&env.context).copied().filter(|k| self.comm_bsend.contains_key(k))
+        };
         if crate::diag::tracing() && peer != self.me {
             crate::diag::trace_send(self.me, peer, env.context, env.tag);
         }
         let (data, owned, charge) = if mode == SendMode::Buffered {
             let charge = data.len + BSEND_OVERHEAD;
-            let whose = if pool_key.is_some() { "the communicator's attached buffer" } else { "the attached buffer" };
+            let whose = match pool_key {
+                Some(k) if k == env.context => "the communicator's attached buffer",
+                Some(_) => "the session's attached buffer",
+                None => "the attached buffer",
+            };
             let pool = self.bsend_pool_mut(pool_key);
             let Some((_, size)) = pool.attached else {
                 return Err(MpiError::new(

@@ -42,6 +42,8 @@ pub enum ErrorClass {
     ProcAborted,
     ValueTooLarge,
     Errhandler,
+    /// Objects of different sessions mixed, or a session handle not valid.
+    Session,
     // MPI-IO classes
     Access,
     Amode,
@@ -103,6 +105,7 @@ impl ErrorClass {
         ErrorClass::ProcAborted,
         ErrorClass::ValueTooLarge,
         ErrorClass::Errhandler,
+        ErrorClass::Session,
         ErrorClass::Access,
         ErrorClass::Amode,
         ErrorClass::BadFile,
@@ -174,6 +177,7 @@ impl ErrorClass {
             ErrorClass::ProcAborted => "MPI_ERR_PROC_ABORTED",
             ErrorClass::ValueTooLarge => "MPI_ERR_VALUE_TOO_LARGE",
             ErrorClass::Errhandler => "MPI_ERR_ERRHANDLER",
+            ErrorClass::Session => "MPI_ERR_SESSION",
             ErrorClass::Access => "MPI_ERR_ACCESS",
             ErrorClass::Amode => "MPI_ERR_AMODE",
             ErrorClass::BadFile => "MPI_ERR_BAD_FILE",
@@ -234,6 +238,7 @@ impl ErrorClass {
             ErrorClass::ProcAborted => "operation failed because a peer process aborted",
             ErrorClass::ValueTooLarge => "value too large to store",
             ErrorClass::Errhandler => "invalid error handler",
+            ErrorClass::Session => "invalid session, or objects of different sessions mixed",
             ErrorClass::Access => "permission denied",
             ErrorClass::Amode => "invalid file access mode",
             ErrorClass::BadFile => "invalid file name",

@@ -8,7 +8,7 @@
 //! host creates (mode 0600) and unlinks as soon as every local rank has mapped
 //! it, so no file outlives the job even when it ends badly.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
@@ -72,7 +72,9 @@ pub struct Engine {
     world: Comm,
     self_comm: Comm,
     pmi: Mutex<Option<PmiClient>>,
-    thread_level: ThreadLevel,
+    /// The highest thread level asked for so far (MPI_Init_thread and every
+    /// MPI_Session_init share the engine), as its `MPI_THREAD_*` code.
+    thread_level: std::sync::atomic::AtomicI32,
     main_thread: std::thread::ThreadId,
     /// Host index of every world rank (index of first appearance of its host).
     pub(crate) host_of: Vec<u32>,
@@ -100,25 +102,147 @@ pub struct Engine {
 }
 
 static ENGINE: OnceLock<Engine> = OnceLock::new();
-static INIT_STARTED: AtomicBool = AtomicBool::new(false);
-static FINALIZED: AtomicBool = AtomicBool::new(false);
+/// The World model: 0 before MPI_Init, 1 between MPI_Init and MPI_Finalize, 2 after.
+static WORLD: AtomicU8 = AtomicU8::new(WORLD_NONE);
+const WORLD_NONE: u8 = 0;
+const WORLD_ACTIVE: u8 = 1;
+const WORLD_DONE: u8 = 2;
+/// Sessions (MPI_Session_init) not yet finalized.
+static SESSIONS: AtomicUsize = AtomicUsize::new(0);
+/// The engine left the job (its last user, World model or session, is done).
+static DOWN: AtomicBool = AtomicBool::new(false);
+/// Serializes start-up and shutdown between the World model and sessions.
+static LIFECYCLE: Mutex<()> = Mutex::new(());
+
+fn lifecycle() -> MutexGuard<'static, ()> {
+    LIFECYCLE.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// The engine, or the error a call made before init / after finalize deserves.
+/// The engine serves the World model and every session: it is there from the
+/// first MPI_Init or MPI_Session_init until the last of them is finalized.
 pub fn engine() -> Result<&'static Engine> {
-    if FINALIZED.load(Ordering::Acquire) {
+    if DOWN.load(Ordering::Acquire) {
         return Err(MpiError::new(ErrorClass::Other, "MPI call made after MPI_Finalize"));
     }
-    ENGINE
-        .get()
-        .ok_or_else(|| MpiError::new(ErrorClass::Other, "MPI call made before MPI_Init"))
+    ENGINE.get().ok_or_else(|| {
+        MpiError::new(ErrorClass::Other, "MPI call made before MPI_Init (or MPI_Session_init)")
+    })
 }
 
+/// MPI_Initialized: MPI_Init has been called (sessions do not count).
 pub fn is_initialized() -> bool {
-    ENGINE.get().is_some() || FINALIZED.load(Ordering::Acquire)
+    WORLD.load(Ordering::Acquire) != WORLD_NONE
 }
 
+/// MPI_Finalized: MPI_Finalize has been called.
 pub fn is_finalized() -> bool {
-    FINALIZED.load(Ordering::Acquire)
+    WORLD.load(Ordering::Acquire) == WORLD_DONE
+}
+
+/// Whether the World model is active (between MPI_Init and MPI_Finalize), so
+/// that MPI_COMM_WORLD and MPI_COMM_SELF may be used.
+pub fn world_active() -> bool {
+    WORLD.load(Ordering::Acquire) == WORLD_ACTIVE
+}
+
+/// Starts the engine if neither MPI_Init nor a session has: the one boot of
+/// this process through the process manager.
+fn boot_once(call: &str, required: ThreadLevel) -> Result<&'static Engine> {
+    if DOWN.load(Ordering::Acquire) {
+        return Err(MpiError::new(
+            ErrorClass::Other,
+            format!(
+                "{call}: MPI cannot start again in this process: MPI_Finalize or the \
+                 last MPI_Session_finalize already ended its part in the job"
+            ),
+        ));
+    }
+    if let Some(e) = ENGINE.get() {
+        e.thread_level.fetch_max(required as i32, Ordering::AcqRel);
+        return Ok(e);
+    }
+    let mut pmi = PmiClient::from_env().map_err(|e| pmi_err("cannot reach the process manager", e))?;
+    let (rank, size) = match &pmi {
+        Some(p) => (p.rank(), p.size()),
+        None => (0, 1),
+    };
+    match boot(&mut pmi, rank, size, required) {
+        Ok(engine) => {
+            let _ = ENGINE.set(engine);
+            Ok(ENGINE.get().expect("just set"))
+        }
+        Err(e) => {
+            if let Some(p) = pmi.as_mut() {
+                // Peers are blocked in PMI barriers; the job cannot go on.
+                let _ = p.abort(1, &e.message);
+            }
+            Err(MpiError::new(e.class, e.message.replace("MPI_Init:", &format!("{call}:"))))
+        }
+    }
+}
+
+/// MPI_Session_init's part in the engine: starts it if needed and counts
+/// the session. Returns the thread level provided.
+pub fn session_init(required: ThreadLevel) -> Result<ThreadLevel> {
+    let _g = lifecycle();
+    boot_once("MPI_Session_init", required)?;
+    SESSIONS.fetch_add(1, Ordering::AcqRel);
+    Ok(required)
+}
+
+/// MPI_Session_finalize's part: the last user of the engine takes it out of
+/// the job. When no MPI_Init came (yet), that happens when the process
+/// exits, so that MPI_Init or another session may still follow.
+pub fn session_finalize() -> Result<()> {
+    let _g = lifecycle();
+    let left = SESSIONS.fetch_sub(1, Ordering::AcqRel).saturating_sub(1);
+    if left > 0 {
+        return Ok(());
+    }
+    match WORLD.load(Ordering::Acquire) {
+        WORLD_DONE => shutdown("MPI_Session_finalize"),
+        WORLD_NONE => {
+            static AT_EXIT: std::sync::Once = std::sync::Once::new();
+            AT_EXIT.call_once(|| {
+                // SAFETY: registers a plain `extern "C" fn()` with the C library.
+                unsafe { libc::atexit(shutdown_at_exit) };
+            });
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The process sets every session offers (MPI-4 `MPI_Session_get_nth_pset`).
+pub const PSET_NAMES: [&str; 2] = ["mpi://WORLD", "mpi://SELF"];
+
+/// The members of process set `name` (compared without regard to case), as
+/// world ranks in rank order; `None` for a name that is not a process set.
+pub fn pset_members(name: &str) -> Result<Option<Vec<u32>>> {
+    let e = engine()?;
+    Ok(if name.eq_ignore_ascii_case(PSET_NAMES[0]) {
+        Some((0..e.size()).collect())
+    } else if name.eq_ignore_ascii_case(PSET_NAMES[1]) {
+        Some(vec![e.rank()])
+    } else {
+        None
+    })
+}
+
+/// Leaves the job at exit when sessions alone used MPI and every one was
+/// finalized (a process still in the World model, or with a session open,
+/// exits as if it never finalized: the launcher says so).
+extern "C" fn shutdown_at_exit() {
+    let _g = lifecycle();
+    if DOWN.load(Ordering::Acquire) || ENGINE.get().is_none() {
+        return;
+    }
+    if WORLD.load(Ordering::Acquire) != WORLD_ACTIVE && SESSIONS.load(Ordering::Acquire) == 0 {
+        if let Err(e) = shutdown("MPI_Session_finalize") {
+            eprintln!("oxmpi: leaving the job at exit: {}", e.message);
+        }
+    }
 }
 
 fn pmi_err(what: &str, e: impl std::fmt::Display) -> MpiError {
@@ -153,28 +277,17 @@ fn host_identity() -> String {
 
 /// MPI_Init / MPI_Init_thread. Returns the thread level provided.
 pub fn init(required: ThreadLevel) -> Result<ThreadLevel> {
-    if INIT_STARTED.swap(true, Ordering::AcqRel) {
-        let what = if is_finalized() { "after MPI_Finalize" } else { "twice" };
-        return Err(MpiError::new(ErrorClass::Other, format!("MPI_Init: MPI was initialized {what}")));
-    }
-    let mut pmi = PmiClient::from_env().map_err(|e| pmi_err("cannot reach the process manager", e))?;
-    let (rank, size) = match &pmi {
-        Some(p) => (p.rank(), p.size()),
-        None => (0, 1),
-    };
-    match boot(&mut pmi, rank, size, required) {
-        Ok(engine) => {
-            let _ = ENGINE.set(engine);
-            Ok(required)
-        }
-        Err(e) => {
-            if let Some(p) = pmi.as_mut() {
-                // Peers are blocked in PMI barriers; the job cannot go on.
-                let _ = p.abort(1, &e.message);
-            }
-            Err(e)
+    let _g = lifecycle();
+    match WORLD.load(Ordering::Acquire) {
+        WORLD_NONE => {}
+        w => {
+            let what = if w == WORLD_DONE { "after MPI_Finalize" } else { "twice" };
+            return Err(MpiError::new(ErrorClass::Other, format!("MPI_Init: MPI was initialized {what}")));
         }
     }
+    boot_once("MPI_Init", required)?;
+    WORLD.store(WORLD_ACTIVE, Ordering::Release);
+    Ok(required)
 }
 
 /// The address this rank's TCP listener binds to and publishes: the one it
@@ -271,7 +384,7 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
                 continue;
             }
             let v = p
-                .get(&format!("oxmpi-ep-{r}"))
+                .get_of(r, &format!("oxmpi-ep-{r}"))
                 .map_err(|e| pmi_err("reading the address of a peer", e))?
                 .ok_or_else(|| pmi_err("reading the address of a peer", format!("rank {r} published none")))?;
             let (h, pid) = v
@@ -293,7 +406,7 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
         let single_host = local.len() == size as usize;
         if size > 1 && (force_tcp || !single_host) {
             if secret.is_none() {
-                secret = p.get("oxmpi-secret-r0").map_err(|e| pmi_err("reading the job secret", e))?;
+                secret = p.get_of(0, "oxmpi-secret-r0").map_err(|e| pmi_err("reading the job secret", e))?;
             }
             let secret = secret.ok_or_else(|| pmi_err("setting up TCP", "no job secret was published"))?;
             let t = crate::transport::tcp::TcpTransport::new(rank, size, secret.as_bytes(), tcp_bind_ip(single_host))?;
@@ -308,7 +421,7 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
         if let Some(t) = tcp.as_mut() {
             for r in (0..size).filter(|&r| r != rank && (force_tcp || hosts[r as usize] != my_host)) {
                 let ep = p
-                    .get(&format!("oxmpi-tcp-{r}"))
+                    .get_of(r, &format!("oxmpi-tcp-{r}"))
                     .map_err(|e| pmi_err("reading a peer's TCP endpoint", e))?
                     .ok_or_else(|| pmi_err("reading a peer's TCP endpoint", format!("rank {r} published none")))?;
                 t.set_endpoint(r, &ep)?;
@@ -385,7 +498,7 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
         world: Comm::from_parts(WORLD_CONTEXT, rank as i32, world_group, None),
         self_comm: Comm::from_parts(SELF_CONTEXT, 0, Arc::from(vec![rank]), None),
         pmi: Mutex::new(pmi.take()),
-        thread_level: required,
+        thread_level: std::sync::atomic::AtomicI32::new(required as i32),
         main_thread: std::thread::current().id(),
         host_of,
         package_numa_of,
@@ -407,8 +520,24 @@ fn poll_readable(fds: &[(std::os::fd::RawFd, bool)], timeout: Duration) {
     unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, timeout.as_millis().max(1) as libc::c_int) };
 }
 
-/// MPI_Finalize: completes outgoing protocol traffic, then leaves the job.
+/// MPI_Finalize: ends the World model; the engine leaves the job now, or, while
+/// sessions are open, when the last of them is finalized.
 pub fn finalize() -> Result<()> {
+    let _g = lifecycle();
+    engine()?;
+    if WORLD.load(Ordering::Acquire) != WORLD_ACTIVE {
+        return Err(MpiError::new(ErrorClass::Other, "MPI_Finalize: MPI_Init was not called, or MPI_Finalize was called already"));
+    }
+    WORLD.store(WORLD_DONE, Ordering::Release);
+    if SESSIONS.load(Ordering::Acquire) > 0 {
+        return Ok(());
+    }
+    shutdown("MPI_Finalize")
+}
+
+/// Completes outgoing protocol traffic, then leaves the job (PMI barrier and
+/// finalize). Called once, under the lifecycle lock.
+fn shutdown(call: &str) -> Result<()> {
     let e = engine()?;
     // No one-sided serving from the progress thread once finalizing starts.
     crate::rma::stop_progress_thread();
@@ -421,15 +550,15 @@ pub fn finalize() -> Result<()> {
         st.drop_credit_packets();
         (!st.outbox_busy() && st.network_flushed()).then_some(())
     });
-crate::diag::finish_trace();
-        crate::diag::finalizing(e);
+    crate::diag::finish_trace();
+    crate::diag::finalizing(e);
     let mut pmi = e.pmi.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(mut p) = pmi.take() {
-        p.barrier().map_err(|err| MpiError::new(ErrorClass::Other, format!("MPI_Finalize: PMI barrier: {err}")))?;
+        p.barrier().map_err(|err| MpiError::new(ErrorClass::Other, format!("{call}: PMI barrier: {err}")))?;
         e.lock().shutdown_network();
-        p.finalize().map_err(|err| MpiError::new(ErrorClass::Other, format!("MPI_Finalize: {err}")))?;
+        p.finalize().map_err(|err| MpiError::new(ErrorClass::Other, format!("{call}: {err}")))?;
     }
-    FINALIZED.store(true, Ordering::Release);
+    DOWN.store(true, Ordering::Release);
     Ok(())
 }
 
@@ -492,7 +621,7 @@ impl Engine {
         self.size
     }
     pub fn thread_level(&self) -> ThreadLevel {
-        self.thread_level
+        ThreadLevel::from_code(self.thread_level.load(Ordering::Acquire)).unwrap_or(ThreadLevel::Single)
     }
     pub fn is_main_thread(&self) -> bool {
         std::thread::current().id() == self.main_thread

@@ -52,6 +52,8 @@ pub enum PmiProtocol {
     Pmi1,
     /// PMI-2: length-prefixed `cmd=...;` frames.
     Pmi2,
+    /// PMIx, through the system's PMIx client library ([`crate::pmix`]).
+    Pmix,
 }
 
 impl PmiProtocol {
@@ -73,7 +75,7 @@ impl PmiProtocol {
             }),
             Some(other) => Err(PmiError::Env {
                 var: PMI_PROTOCOL_ENV,
-                problem: format!("{other:?} is not 1, 2 or auto"),
+                problem: format!("{other:?} is not 1, 2, pmix or auto"),
             }),
         }
     }
@@ -88,6 +90,7 @@ pub struct PmiClient {
 enum Inner {
     V1(Pmi1Client),
     V2(Pmi2Client),
+    X(Box<crate::pmix::PmixClient>),
 }
 
 impl std::fmt::Debug for PmiClient {
@@ -115,10 +118,19 @@ impl PmiClient {
     /// * else `PMI_PORT=host:port` set: PMI-1 over TCP, identifying with
     ///   `PMI_ID` (falling back to `PMI_RANK`); the server tells us rank and
     ///   size. (`OXMPI_PMI=2` is refused here.)
+    /// * else `PMIX_RANK` and `PMIX_NAMESPACE` set (a PMIx server started the
+    ///   process: Open MPI's `mpirun`, PRRTE, `srun --mpi=pmix`), or
+    ///   `OXMPI_PMI=pmix`: PMIx through the system's client library, loaded
+    ///   at run time (module `pmix`).
     /// * else `Ok(None)`: the process was started without a launcher and is
     ///   a singleton.
     pub fn from_env() -> Result<Option<PmiClient>, PmiError> {
         let forced = env_var(PMI_PROTOCOL_ENV)?;
+        let pmi_fd_or_port = env_var("PMI_FD")?.is_some() || env_var("PMI_PORT")?.is_some();
+        let auto = matches!(forced.as_deref().map(str::trim), None | Some("") | Some("auto"));
+        if forced.as_deref().map(str::trim) == Some("pmix") || (auto && !pmi_fd_or_port && crate::pmix::detected()) {
+            return crate::pmix::PmixClient::init().map(|c| Some(PmiClient { inner: Inner::X(Box::new(c)) }));
+        }
         if let Some(fd) = env_var("PMI_FD")? {
             let jobid = env_var("PMI_JOBID")?;
             let protocol = PmiProtocol::detect(forced.as_deref(), jobid.as_deref())?;
@@ -134,6 +146,7 @@ impl PmiClient {
                     let file = File::from(adopt_fd(fd)?);
                     PmiClient::from_stream_pmi2(file, rank, jobid.as_deref())?
                 }
+                PmiProtocol::Pmix => unreachable!("detect() never answers PMIx"),
             };
             return Ok(Some(client));
         }
@@ -213,6 +226,7 @@ impl PmiClient {
         match &self.inner {
             Inner::V1(_) => PmiProtocol::Pmi1,
             Inner::V2(_) => PmiProtocol::Pmi2,
+            Inner::X(_) => PmiProtocol::Pmix,
         }
     }
 
@@ -221,6 +235,7 @@ impl PmiClient {
         match &self.inner {
             Inner::V1(c) => c.rank(),
             Inner::V2(c) => c.rank,
+            Inner::X(c) => c.rank,
         }
     }
 
@@ -229,6 +244,7 @@ impl PmiClient {
         match &self.inner {
             Inner::V1(c) => c.size(),
             Inner::V2(c) => c.size,
+            Inner::X(c) => c.size,
         }
     }
 
@@ -238,6 +254,7 @@ impl PmiClient {
         match &self.inner {
             Inner::V1(c) => c.appnum(),
             Inner::V2(c) => c.appnum,
+            Inner::X(c) => c.appnum,
         }
     }
 
@@ -246,6 +263,7 @@ impl PmiClient {
         match &self.inner {
             Inner::V1(c) => c.universe_size(),
             Inner::V2(c) => c.universe_size,
+            Inner::X(c) => c.universe_size,
         }
     }
 
@@ -254,6 +272,7 @@ impl PmiClient {
         match &self.inner {
             Inner::V1(c) => c.kvs_name(),
             Inner::V2(c) => &c.jobid,
+            Inner::X(c) => &c.nspace,
         }
     }
 
@@ -263,6 +282,7 @@ impl PmiClient {
         match &self.inner {
             Inner::V1(c) => c.key_len_max(),
             Inner::V2(_) => PMI2_KEYLEN_MAX,
+            Inner::X(_) => 512,
         }
     }
 
@@ -271,6 +291,7 @@ impl PmiClient {
         match &self.inner {
             Inner::V1(c) => c.value_len_max(),
             Inner::V2(_) => PMI2_VALLEN_MAX,
+            Inner::X(_) => 1 << 20,
         }
     }
 
@@ -306,6 +327,7 @@ impl PmiClient {
         match &mut self.inner {
             Inner::V1(c) => c.put(key, value),
             Inner::V2(c) => c.put(key, value),
+            Inner::X(c) => c.put(key, value),
         }
     }
 
@@ -315,6 +337,7 @@ impl PmiClient {
         match &mut self.inner {
             Inner::V1(c) => c.barrier(),
             Inner::V2(c) => c.fence(),
+            Inner::X(c) => c.fence(),
         }
     }
 
@@ -329,6 +352,10 @@ impl PmiClient {
     pub fn get_from(&mut self, kvsname: &str, key: &str) -> Result<Option<String>, PmiError> {
         match &mut self.inner {
             Inner::V1(c) => c.get_from(kvsname, key),
+            Inner::X(_) => Err(PmiError::InvalidKey {
+                key: key.to_string(),
+                reason: "under PMIx a value belongs to the process that put it: use get_of(rank, key)".into(),
+            }),
             Inner::V2(_) => {
                 self.check_key(key)?;
                 if !is_valid_pmi2_key(kvsname) {
@@ -346,6 +373,16 @@ impl PmiClient {
         }
     }
 
+    /// The value `rank` stored under `key` with [`PmiClient::put`] (after a
+    /// [`PmiClient::barrier`]); `Ok(None)` if absent. PMI-1 and PMI-2 have one
+    /// key space for the job, PMIx one per process.
+    pub fn get_of(&mut self, rank: u32, key: &str) -> Result<Option<String>, PmiError> {
+        match &mut self.inner {
+            Inner::X(c) => c.get_of(rank, key),
+            _ => self.get(key),
+        }
+    }
+
     /// The `PMI_process_mapping` value, if the process manager provides one
     /// (Hydra, Slurm and our `mpiexec` do), e.g. `(vector,(0,1,4))`; parse it
     /// with [`parse_process_mapping`]. An empty value means "unknown".
@@ -354,6 +391,7 @@ impl PmiClient {
         let value = match &mut self.inner {
             Inner::V1(c) => c.get(PROCESS_MAPPING_KEY)?,
             Inner::V2(c) => c.job_attr(PROCESS_MAPPING_KEY)?,
+            Inner::X(c) => c.process_mapping()?,
         };
         Ok(value.filter(|v| !v.is_empty()))
     }
@@ -367,6 +405,10 @@ impl PmiClient {
             if !secret.is_empty() {
                 return Ok(Some(secret));
             }
+        }
+        if let Inner::X(_) = self.inner {
+            // A PMIx server is not our launcher: nobody published one.
+            return Ok(None);
         }
         Ok(self.get(JOB_SECRET_KEY)?.filter(|v| !v.is_empty()))
     }
@@ -394,6 +436,7 @@ impl PmiClient {
                     .collect();
                 c.abort(exit_code, text.trim())
             }
+            Inner::X(c) => c.abort(exit_code, msg),
         }
     }
 
@@ -403,6 +446,7 @@ impl PmiClient {
         match self.inner {
             Inner::V1(c) => c.finalize(),
             Inner::V2(mut c) => c.finalize(),
+            Inner::X(c) => (*c).finalize(),
         }
     }
 

@@ -9,12 +9,15 @@
 //! * [`client`]: the blocking client an MPI process uses to bootstrap, over
 //!   either protocol.
 //! * [`server`]: the sans-IO PMI-1 server state machine our `mpiexec` drives.
+//! * `pmix`: PMIx start-up through the system's PMIx client library, loaded
+//!   at run time (so nothing here links against it).
 
 pub mod client;
 mod client2;
 pub mod codec;
 pub mod codec2;
 mod error;
+mod pmix;
 pub mod server;
 pub mod status;
 

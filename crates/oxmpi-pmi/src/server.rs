@@ -73,7 +73,8 @@ pub struct PmiServer {
     kvsname: String,
     size: u32,
     universe_size: u32,
-    appnum: u32,
+    /// Per rank, the executable block it runs (`MPI_APPNUM`); empty: all 0.
+    appnums: Vec<u32>,
     kvs: HashMap<String, String>,
     ranks: Vec<RankState>,
     in_barrier: u32,
@@ -90,7 +91,7 @@ impl PmiServer {
             kvsname: kvsname.into(),
             size,
             universe_size: size,
-            appnum: 0,
+            appnums: Vec::new(),
             kvs: HashMap::new(),
             ranks: vec![
                 RankState {
@@ -117,6 +118,12 @@ impl PmiServer {
         let key = key.into();
         self.reserved.insert(key.clone());
         self.kvs.insert(key, value.into());
+    }
+
+    /// Sets every rank's application number (an MPMD launch's block index,
+    /// answered to `get_appnum`); ranks past the end of `appnums` get 0.
+    pub fn set_appnums(&mut self, appnums: Vec<u32>) {
+        self.appnums = appnums;
     }
 
     /// Overrides the universe size reported to ranks (defaults to `size`).
@@ -258,7 +265,7 @@ impl PmiServer {
                 rank,
                 Message::new("appnum")
                     .arg("rc", "0")
-                    .arg("appnum", self.appnum.to_string()),
+                    .arg("appnum", self.appnums.get(rank as usize).copied().unwrap_or(0).to_string()),
             ),
             "get_my_kvsname" => self.reply(
                 out,
@@ -471,6 +478,17 @@ mod tests {
             let m = one_reply(out, r);
             assert_eq!(m.name(), "response_to_init");
             assert_eq!(m.rc(), 0);
+        }
+    }
+
+    #[test]
+    fn appnum_per_rank() {
+        let mut s = PmiServer::new("kvs_42_0", 3);
+        s.set_appnums(vec![0, 1, 1]);
+        init_all(&mut s);
+        for (r, want) in [(0, "0"), (1, "1"), (2, "1")] {
+            let m = one_reply(s.handle_line(r, "cmd=get_appnum"), r);
+            assert_eq!(m.get("appnum"), Some(want));
         }
     }
 

@@ -54,13 +54,17 @@ const HANG_TICK: Duration = Duration::from_millis(250);
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Unauthenticated TCP PMI connections held at once; more are dropped.
 const MAX_PENDING: usize = 256;
+/// Exit status of a job ended by `--timeout` (as coreutils' `timeout`).
+pub const EXIT_TIMEOUT: i32 = 124;
 /// Random bytes in each remote rank's single-use PMI credential.
 const TOKEN_BYTES: usize = 16;
 
 /// How the job is configured.
 #[derive(Debug, Clone)]
 pub struct JobConfig {
-    pub spec: LaunchSpec,
+    /// The executable blocks in rank order, each with its number of ranks
+    /// (the block's index is its ranks' `MPI_APPNUM`).
+    pub apps: Vec<(LaunchSpec, u32)>,
     pub label: bool,
     pub kvsname: String,
     /// For every rank: `None` to start it here, or the host to start it on
@@ -81,6 +85,26 @@ pub struct JobConfig {
     /// `--trace FILE` and `--trace-filter TEXT`.
     pub trace: Option<std::path::PathBuf>,
     pub trace_filter: Option<String>,
+    /// `--timeout`: the job is ended after this long.
+    pub timeout: Option<Duration>,
+    /// `--bind-to core`: the CPUs local ranks are bound to, in turn.
+    pub bind_cpus: Option<Vec<usize>>,
+    /// Per-rank output files instead of forwarding.
+    pub output: crate::args::OutputFiles,
+}
+
+impl JobConfig {
+    /// The job's size, over all blocks.
+    pub fn size(&self) -> u32 {
+        self.apps.iter().map(|a| a.1).sum()
+    }
+
+    /// Every rank's block index (`MPI_APPNUM`), in rank order.
+    pub fn appnums(&self) -> Vec<u32> {
+        (0..self.apps.len() as u32)
+            .flat_map(|i| std::iter::repeat_n(i, self.apps[i as usize].1 as usize))
+            .collect()
+    }
 }
 
 /// An accepted TCP PMI connection that has not yet authenticated.
@@ -164,6 +188,8 @@ struct Job {
     hang_check: HangCheck,
     checker: Checker,
     next_check: Instant,
+    /// `--timeout`: when the job is ended, and the limit as given.
+    deadline: Option<(Instant, Duration)>,
 }
 
 /// Runs the job to completion and returns the launcher's exit status.
@@ -183,8 +209,12 @@ pub fn run(config: &JobConfig) -> i32 {
     // The handler writes to this descriptor until the process exits.
     std::mem::forget(signal_tx);
 
-    let size = config.spec.size;
+    let size = config.size();
+    let appnums = config.appnums();
     let mut server = PmiServer::new(config.kvsname.clone(), size);
+    if config.apps.len() > 1 {
+        server.set_appnums(appnums.clone());
+    }
     server.set_process_mapping(config.mapping.clone());
     server.publish(oxmpi_pmi::JOB_SECRET_KEY, config.secret.clone());
     let (listener, remote) = if config.placement.iter().any(Option::is_some) {
@@ -254,20 +284,43 @@ pub fn run(config: &JobConfig) -> i32 {
         hang_check: config.hang_check,
         checker: Checker::new(),
         next_check: Instant::now(),
+        deadline: None,
     };
 
+    job.deadline = config.timeout.map(|t| (Instant::now() + t, t));
+    let mut local_index = 0;
+    let mut opened = std::collections::HashMap::new();
     for rank in 0..size {
         let pgid = (rank > 0).then_some(job.pgid);
         let host = config.placement[rank as usize].clone();
+        let spec = &config.apps[appnums[rank as usize] as usize].0;
+        let sinks = match output_sinks(&config.output, rank, host.as_deref(), config.label, &mut opened) {
+            Ok(s) => s,
+            Err(e) => {
+                if job.ranks.is_empty() {
+                    eprintln!("mpiexec: {e}");
+                    return 1;
+                }
+                job.fail(&e, 1);
+                break;
+            }
+        };
         let started = match (&host, &remote) {
             (Some(host), Some(remote)) => sys::random_hex(TOKEN_BYTES).and_then(|token| {
-                spawn_remote(&config.spec, rank, pgid, remote, host, &token)
+                spawn_remote(spec, rank, pgid, remote, host, &token)
                     .map(|io| (io, Some(token)))
             }),
-            _ => spawn_local(&config.spec, rank, pgid, &local_env).map(|io| (io, None)),
+            _ => {
+                let mut spec = spec.clone();
+                if let Some(cpus) = &config.bind_cpus {
+                    spec.cpu = Some(cpus[local_index % cpus.len()]);
+                }
+                local_index += 1;
+                spawn_local(&spec, rank, pgid, &local_env).map(|io| (io, None))
+            }
         };
         match started {
-            Ok((io, token)) => job.add_rank(io, config.label, host, token),
+            Ok((io, token)) => job.add_rank(io, sinks, host, token),
             Err(e) => {
                 let code = match e.kind() {
                     ErrorKind::NotFound | ErrorKind::PermissionDenied => 127,
@@ -280,7 +333,7 @@ pub fn run(config: &JobConfig) -> i32 {
                     ),
                     None => format!(
                         "cannot start rank {rank} ('{}'): {e}",
-                        config.spec.program.display()
+                        spec.program.display()
                     ),
                 };
                 if job.ranks.is_empty() {
@@ -297,6 +350,53 @@ pub fn run(config: &JobConfig) -> i32 {
         merge_trace(dir, file, size);
     }
     job.exit_code()
+}
+
+/// Where rank `rank`'s stdout and stderr go: mpiexec's own streams (with
+/// `[rank]` labels under `-l`), or the files `-outfile-pattern`,
+/// `-errfile-pattern` or `--output-filename` name (created, with their
+/// directories, and truncated).
+fn output_sinks(
+    files: &crate::args::OutputFiles,
+    rank: u32,
+    host: Option<&str>,
+    label: bool,
+    opened: &mut std::collections::HashMap<std::path::PathBuf, std::rc::Rc<File>>,
+) -> Result<[LineForwarder; 2], String> {
+    let host = host.map(str::to_string).or_else(sys::hostname).unwrap_or_else(|| "localhost".into());
+    let paths: [Option<std::path::PathBuf>; 2] = match &files.dir {
+        Some(dir) => {
+            let d = std::path::Path::new(dir).join("1").join(format!("rank.{rank}"));
+            [Some(d.join("stdout")), Some(d.join("stderr"))]
+        }
+        None => [&files.out_pattern, &files.err_pattern]
+            .map(|p| p.as_ref().map(|p| crate::args::expand_pattern(p, rank, &host).into())),
+    };
+    let mut out = Vec::with_capacity(2);
+    for (i, path) in paths.into_iter().enumerate() {
+        let sink = match path {
+            None if i == 0 => Sink::Stdout,
+            None => Sink::Stderr,
+            Some(path) if opened.contains_key(&path) => Sink::File(opened[&path].clone()),
+            Some(path) => {
+                if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(parent).map_err(|e| {
+                        format!("cannot make the directory {} for rank {rank}'s output: {e}", parent.display())
+                    })?;
+                }
+                let f = File::create(&path)
+                    .map_err(|e| format!("cannot create {} for rank {rank}'s output: {e}", path.display()))?;
+                let f = std::rc::Rc::new(f);
+                opened.insert(path, f.clone());
+                Sink::File(f)
+            }
+        };
+        let labelled = label && matches!(sink, Sink::Stdout | Sink::Stderr);
+        out.push(LineForwarder::new(sink, rank, labelled));
+    }
+    let err = out.pop().expect("two sinks");
+    let o = out.pop().expect("two sinks");
+    Ok([o, err])
 }
 
 /// Joins the ranks' trace fragments into one Chrome trace file.
@@ -318,7 +418,7 @@ fn merge_trace(dir: &std::path::Path, file: &std::path::Path, size: u32) {
 }
 
 impl Job {
-    fn add_rank(&mut self, io: RankIo, label: bool, host: Option<String>, token: Option<String>) {
+    fn add_rank(&mut self, io: RankIo, sinks: [LineForwarder; 2], host: Option<String>, token: Option<String>) {
         let rank = self.ranks.len() as u32;
         if rank == 0 {
             self.pgid = io.pid;
@@ -342,16 +442,10 @@ impl Job {
             tcp_connected: false,
             exit: None,
             pmi,
-            out: [
-                OutStream {
-                    pipe: stdout,
-                    fwd: LineForwarder::new(Sink::Stdout, rank, label),
-                },
-                OutStream {
-                    pipe: stderr,
-                    fwd: LineForwarder::new(Sink::Stderr, rank, label),
-                },
-            ],
+            out: {
+                let [out, err] = sinks;
+                [OutStream { pipe: stdout, fwd: out }, OutStream { pipe: stderr, fwd: err }]
+            },
         });
     }
 
@@ -384,6 +478,15 @@ impl Job {
                 .retain(|p| p.as_ref().is_some_and(|p| now < p.deadline));
             self.reap();
             self.check_hang();
+            if let Some((at, limit)) = self.deadline {
+                if Instant::now() >= at {
+                    self.deadline = None;
+                    self.fail(
+                        &format!("the job ran out of time (timeout {} s)", limit.as_secs_f64()),
+                        EXIT_TIMEOUT,
+                    );
+                }
+            }
             if let Some(at) = self.kill_at {
                 if Instant::now() >= at {
                     self.kill_at = None;
@@ -396,10 +499,13 @@ impl Job {
 
     fn poll_timeout(&self) -> i32 {
         let tick = if self.status.is_some() { HANG_TICK } else { TICK };
-        let wait = match self.kill_at {
+        let mut wait = match self.kill_at {
             Some(at) => at.saturating_duration_since(Instant::now()).min(tick),
             None => tick,
         };
+        if let Some((at, _)) = self.deadline {
+            wait = wait.min(at.saturating_duration_since(Instant::now()));
+        }
         // Round up so we do not wake just before the deadline and spin.
         (wait.as_micros().div_ceil(1000)) as i32
     }

@@ -45,13 +45,6 @@ fn real_main() -> i32 {
             return EXIT_USAGE;
         }
     };
-    let program = match spawn::resolve_program(&options.program) {
-        Ok(p) => p,
-        Err(spawn::NotRunnable(why)) => {
-            eprintln!("mpiexec: {why}");
-            return EXIT_NOT_RUNNABLE;
-        }
-    };
     let layout = match layout(&options) {
         Ok(l) => l,
         Err(e) => {
@@ -59,6 +52,86 @@ fn real_main() -> i32 {
             return EXIT_USAGE;
         }
     };
+    let timeout = match options.timeout_ms {
+        Some(ms) => Some(std::time::Duration::from_millis(ms)),
+        None => match std::env::var("MPIEXEC_TIMEOUT") {
+            Ok(v) if !v.trim().is_empty() => match v.trim().parse::<f64>() {
+                Ok(s) if s.is_finite() && s > 0.0 && s <= 86400.0 => Some(std::time::Duration::from_secs_f64(s)),
+                _ => {
+                    eprintln!("mpiexec: MPIEXEC_TIMEOUT must be a number of seconds (more than 0, at most 86400), not '{v}'");
+                    return EXIT_USAGE;
+                }
+            },
+            _ => None,
+        },
+    };
+    let bind_cpus = match options.bind {
+        args::Bind::None => None,
+        args::Bind::Core => match sys::allowed_cpus() {
+            Ok(c) => Some(c),
+            Err(e) => {
+                eprintln!("mpiexec: --bind-to core: cannot read this process's CPU set: {e}");
+                return 1;
+            }
+        },
+    };
+    // The environment every block starts from: -genvnone/-genvlist clear
+    // the inherited one and pass the listed variables explicitly (so
+    // remote ranks get them too), then -genv, then the block's -env.
+    let mut genv: Vec<(OsString, OsString)> = Vec::new();
+    if let args::EnvProp::List(names) = &options.env_prop {
+        for n in names {
+            if let Some(v) = std::env::var_os(n) {
+                genv.push((n.into(), v));
+            }
+        }
+    }
+    if options.check {
+        // Before -genv, so an explicit -genv OXMPI_CHECK wins.
+        genv.push(("OXMPI_CHECK".into(), "1".into()));
+    }
+    genv.extend(options.env.iter().cloned());
+    let env_clear = options.env_prop != args::EnvProp::All;
+    let mut apps = Vec::with_capacity(options.apps.len());
+    for (app, &count) in options.apps.iter().zip(&layout.counts) {
+        let program = match spawn::resolve_program(&app.program) {
+            Ok(p) => p,
+            Err(spawn::NotRunnable(why)) => {
+                eprintln!("mpiexec: {why}");
+                return EXIT_NOT_RUNNABLE;
+            }
+        };
+        // Absolute, so that a block's -wdir does not change which file runs.
+        let program = if program.is_relative() {
+            std::env::current_dir().map(|d| d.join(&program)).unwrap_or(program)
+        } else {
+            program
+        };
+        let wdir = app.wdir.as_ref().or(options.wdir.as_ref()).map(std::path::PathBuf::from);
+        if let Some(dir) = &wdir {
+            // Checked here only for a job on this machine: a remote host's
+            // directories are its own.
+            if layout.placement.iter().all(Option::is_none) && !dir.is_dir() {
+                eprintln!("mpiexec: -wdir '{}': no such directory", dir.display());
+                return EXIT_USAGE;
+            }
+        }
+        let mut env = genv.clone();
+        env.extend(app.env.iter().cloned());
+        apps.push((
+            spawn::LaunchSpec {
+                program,
+                argv0: app.program.clone(),
+                args: app.args.clone(),
+                env: with_library_path(env, env_clear),
+                size: layout.size,
+                wdir,
+                env_clear,
+                cpu: None,
+            },
+            count,
+        ));
+    }
     let secret = match sys::random_hex(32) {
         Ok(s) => s,
         Err(e) => {
@@ -73,20 +146,7 @@ fn real_main() -> i32 {
         prefix: oxmpi_pmi::shm_segment_prefix(&kvsname),
     };
     let config = job::JobConfig {
-        spec: spawn::LaunchSpec {
-            program,
-            argv0: options.program,
-            args: options.args,
-            env: {
-                let mut env = options.env;
-                if options.check {
-                    // First, so an explicit -genv OXMPI_CHECK wins.
-                    env.insert(0, ("OXMPI_CHECK".into(), "1".into()));
-                }
-                with_library_path(env)
-            },
-            size: layout.size,
-        },
+        apps,
         label: options.label,
         kvsname,
         placement: layout.placement,
@@ -100,6 +160,9 @@ fn real_main() -> i32 {
         trace: options.trace.map(std::path::PathBuf::from),
         trace_filter: options.trace_filter,
         hang_after: options.hang_after_ms as f64 / 1000.0,
+        timeout,
+        bind_cpus,
+        output: options.output,
     };
     job::run(&config)
 }
@@ -109,7 +172,8 @@ fn real_main() -> i32 {
 /// Open MPI's launcher does with its prefix: a program linked against the library
 /// without an rpath (rsmpi's build probe keeps `-L`, not mpicc's `-rpath`) starts.
 /// A `LD_LIBRARY_PATH` given with `-x`/`-env` keeps its entries after ours.
-fn with_library_path(mut env: Vec<(OsString, OsString)>) -> Vec<(OsString, OsString)> {
+/// With `clear` (`-genvnone`, `-genvlist`) mpiexec's own value is not kept.
+fn with_library_path(mut env: Vec<(OsString, OsString)>, clear: bool) -> Vec<(OsString, OsString)> {
     let Some(lib) = std::env::current_exe()
         .ok()
         .and_then(|exe| std::fs::canonicalize(exe).ok())
@@ -122,6 +186,7 @@ fn with_library_path(mut env: Vec<(OsString, OsString)>) -> Vec<(OsString, OsStr
     let given = env.iter().position(|(k, _)| k == VAR);
     let old = match given {
         Some(i) => Some(env.remove(i).1),
+        None if clear => None,
         None => std::env::var_os(VAR),
     };
     let mut paths = vec![lib.clone()];
@@ -140,6 +205,8 @@ const LIBMPI_SONAME: &str = "libmpi_abi.so.1";
 /// Where the ranks go.
 struct Layout {
     size: u32,
+    /// Ranks per executable block.
+    counts: Vec<u32>,
     /// Per rank: `None` (this machine) or the remote host.
     placement: Vec<Option<String>>,
     /// `PMI_process_mapping`.
@@ -147,12 +214,22 @@ struct Layout {
 }
 
 fn layout(options: &args::Options) -> Result<Layout, String> {
+    // One block without -n takes the hosts' slots; in an MPMD launch a
+    // block without -n has one rank.
+    let single = options.apps.len() == 1;
+    let mut counts: Vec<u32> = options.apps.iter().map(|a| a.nprocs.unwrap_or(1)).collect();
+    let total: u64 = counts.iter().map(|&c| c as u64).sum();
+    if total > args::MAX_PROCS as u64 {
+        return Err(format!("the blocks ask for {total} processes, more than {}", args::MAX_PROCS));
+    }
+    let nprocs = if single { options.apps[0].nprocs } else { Some(total as u32) };
     let Some(source) = &options.hosts else {
         // Everything local, as without multi-host support; -ppn and -rr
         // have nothing to spread over.
-        let size = options.nprocs.unwrap_or(1);
+        let size = nprocs.unwrap_or(1);
         return Ok(Layout {
             size,
+            counts,
             placement: vec![None; size as usize],
             mapping: oxmpi_pmi::single_node_mapping(size),
         });
@@ -167,7 +244,10 @@ fn layout(options: &args::Options) -> Result<Layout, String> {
                 .map_err(|e| format!("host file '{}': {e}", Path::new(path).display()))?
         }
     };
-    let (size, nodes) = hosts::place(&hosts, options.ppn, options.nprocs, options.round_robin)?;
+    let (size, nodes) = hosts::place(&hosts, options.ppn, nprocs, options.round_robin)?;
+    if single {
+        counts[0] = size;
+    }
     let local: Vec<bool> = hosts.iter().map(|h| hosts::is_local(&h.name)).collect();
     let placement = nodes
         .iter()
@@ -175,6 +255,7 @@ fn layout(options: &args::Options) -> Result<Layout, String> {
         .collect();
     Ok(Layout {
         size,
+        counts,
         placement,
         mapping: oxmpi_pmi::nodes_mapping(&nodes),
     })

@@ -7,15 +7,18 @@ use std::io::{self, Write};
 /// without bound (a rank printing a progress bar without newlines, say).
 const MAX_HELD: usize = 64 * 1024;
 
-/// Which of the launcher's streams a rank stream goes to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which of the launcher's streams, or which file, a rank stream goes to.
+#[derive(Debug, Clone)]
 pub enum Sink {
     Stdout,
     Stderr,
+    /// A per-rank output file (`-outfile-pattern`, `--output-filename`);
+    /// shared when a pattern names the same file for several ranks.
+    File(std::rc::Rc<std::fs::File>),
 }
 
 impl Sink {
-    fn write(self, bytes: &[u8]) {
+    fn write(&self, bytes: &[u8]) {
         // A closed terminal or pipe (`mpiexec ... | head`) must not stop the
         // job; the output is simply dropped, as a shell would.
         let _ = match self {
@@ -24,6 +27,7 @@ impl Sink {
                 out.write_all(bytes).and_then(|()| out.flush())
             }
             Sink::Stderr => io::stderr().lock().write_all(bytes),
+            Sink::File(f) => (&**f).write_all(bytes),
         };
     }
 }

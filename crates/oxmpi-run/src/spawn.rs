@@ -13,8 +13,8 @@ use std::process::{ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
 
 use crate::sys;
 
-/// What every rank of the job runs.
-#[derive(Debug, Clone)]
+/// What the ranks of one executable block run.
+#[derive(Debug, Clone, Default)]
 pub struct LaunchSpec {
     /// Resolved path of the executable.
     pub program: PathBuf,
@@ -23,7 +23,15 @@ pub struct LaunchSpec {
     pub args: Vec<OsString>,
     /// Extra environment (`-genv`), applied over the inherited one.
     pub env: Vec<(OsString, OsString)>,
+    /// The job's size (`MPI_COMM_WORLD`'s, over all blocks).
     pub size: u32,
+    /// Working directory (`-wdir`); `None` keeps mpiexec's.
+    pub wdir: Option<PathBuf>,
+    /// Start from an empty environment (`-genvnone`, `-genvlist`: the
+    /// variables to keep are then in `env`).
+    pub env_clear: bool,
+    /// The CPU a local rank is bound to (`--bind-to core`), set per rank.
+    pub cpu: Option<usize>,
 }
 
 /// The launcher's handles on a started rank.
@@ -107,6 +115,12 @@ pub fn spawn_local(
     let launcher_pid = sys::getpid();
 
     let mut cmd = Command::new(&spec.program);
+    if spec.env_clear {
+        cmd.env_clear();
+    }
+    if let Some(dir) = &spec.wdir {
+        cmd.current_dir(dir);
+    }
     cmd.arg0(&spec.argv0)
         .args(&spec.args)
         // A launcher started inside another PMI job must not leak that
@@ -128,10 +142,18 @@ pub fn spawn_local(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(pgid.unwrap_or(0));
+    let cpu = spec.cpu;
     // SAFETY: the closure runs between fork and exec and calls only
-    // async-signal-safe functions (prctl, getppid, fcntl, sigprocmask).
+    // async-signal-safe functions (prctl, getppid, fcntl, sigprocmask,
+    // sched_setaffinity).
     unsafe {
-        cmd.pre_exec(move || sys::prepare_child(Some(child_fd), launcher_pid));
+        cmd.pre_exec(move || {
+            sys::prepare_child(Some(child_fd), launcher_pid)?;
+            match cpu {
+                Some(cpu) => sys::bind_to_cpu(cpu),
+                None => Ok(()),
+            }
+        });
     }
     let mut child = cmd.spawn()?;
     drop(theirs);
@@ -185,6 +207,13 @@ impl RemoteLaunch {
         token: &str,
     ) -> Vec<OsString> {
         let mut remote: Vec<OsString> = vec!["env".into()];
+        if spec.env_clear {
+            remote.push("-i".into());
+        }
+        if let Some(dir) = &spec.wdir {
+            remote.push("-C".into());
+            remote.push(dir.clone().into_os_string());
+        }
         let mut assign = |k: &OsStr, v: &OsStr| {
             let mut a = k.to_os_string();
             a.push("=");
@@ -305,6 +334,7 @@ mod tests {
             args: vec!["a b".into(), "it's".into()],
             env: vec![("X".into(), "1 2".into())],
             size: 4,
+            ..Default::default()
         }
     }
 

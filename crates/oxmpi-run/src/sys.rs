@@ -322,3 +322,35 @@ pub fn monotonic_ms() -> u64 {
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
 }
+
+/// The CPUs this process may run on (its affinity mask), in increasing
+/// order: the cores `--bind-to core` hands out to local ranks in turn.
+pub fn allowed_cpus() -> io::Result<Vec<usize>> {
+    // SAFETY: an all-zero cpu_set_t is the empty set; sched_getaffinity
+    // writes at most size_of::<cpu_set_t>() bytes into it.
+    let set = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        cvt(libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set))?;
+        set
+    };
+    // SAFETY: CPU_ISSET only reads the set, for indexes below CPU_SETSIZE.
+    let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect();
+    if cpus.is_empty() {
+        return Err(io::Error::other("the affinity mask is empty"));
+    }
+    Ok(cpus)
+}
+
+/// Binds the calling process to `cpu`. Called between fork and exec:
+/// sched_setaffinity is a plain system call, async-signal-safe.
+pub fn bind_to_cpu(cpu: usize) -> io::Result<()> {
+    // SAFETY: an all-zero cpu_set_t is the empty set; CPU_SET writes one bit
+    // of it (cpu < CPU_SETSIZE, checked by allowed_cpus' range); the kernel
+    // only reads the set.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        cvt(libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set))?;
+    }
+    Ok(())
+}

@@ -9,6 +9,9 @@
 //! set (as `.ci/run` does after starting the cluster), where that is a
 //! failure.
 //!
+//! Through Slurm's `mpi/pmix` plugin (`srun --mpi=pmix`) they boot over PMIx,
+//! through the system's PMIx client library.
+//!
 //! Also here: PMI-2 forced (`OXMPI_PMI=2`) under MPICH's Hydra, the other
 //! real PMI-2 server at hand.
 mod common;
@@ -112,10 +115,15 @@ fn have_slurm() -> bool {
 
 /// `srun --mpi=pmi2 -n N prog args` with `env` added; one job at a time.
 fn srun(n: usize, prog: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
+    srun_with("pmi2", n, prog, args, env)
+}
+
+/// `srun --mpi=MPI -n N prog args` with `env` added; one job at a time.
+fn srun_with(mpi: &str, n: usize, prog: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
     let _turn = common::serial();
     let mut c = Command::new("srun");
+    c.arg(format!("--mpi={mpi}"));
     c.args([
-        "--mpi=pmi2",
         "-n",
         &n.to_string(),
         // 2 CPUs, 4 ranks.
@@ -171,6 +179,35 @@ fn comm_under_srun_pmi2() {
         return;
     }
     let o = srun(4, env!("CARGO_BIN_EXE_core_comm"), &[], &[]);
+    assert_ok_with(&o, "comm: ok");
+}
+
+/// Whether this Slurm offers the `mpi/pmix` plugin (`srun --mpi=list`); Debian's
+/// slurm-wlm-basic-plugins ships it, so under CI its absence is a failure.
+fn have_srun_pmix() -> bool {
+    let mut c = Command::new("srun");
+    c.arg("--mpi=list");
+    let listed = run_with_limit(c, Duration::from_secs(20))
+        .map(|o| format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
+        .unwrap_or_default();
+    let found = listed.lines().any(|l| l.trim().trim_start_matches("MPI plugin types are...").trim().starts_with("pmix"));
+    if !found {
+        assert!(std::env::var_os("CI").is_none(), "CI: srun --mpi=list offers no pmix plugin:\n{listed}");
+        eprintln!("SKIP: this Slurm has no mpi/pmix plugin:\n{listed}");
+    }
+    found
+}
+
+#[test]
+fn traffic_and_comm_under_srun_pmix() {
+    if !have_slurm() || !have_srun_pmix() {
+        return;
+    }
+    // PMI_FD is not set: the ranks find PMIX_RANK/PMIX_NAMESPACE and boot
+    // through libpmix.
+    let o = srun_with("pmix", 4, env!("CARGO_BIN_EXE_core_pt2pt"), &["traffic"], &[]);
+    assert_ok_with(&o, "traffic: ok");
+    let o = srun_with("pmix", 3, env!("CARGO_BIN_EXE_core_comm"), &[], &[]);
     assert_ok_with(&o, "comm: ok");
 }
 

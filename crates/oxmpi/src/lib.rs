@@ -51,6 +51,8 @@
 //!   functions), for code that drops to raw MPI calls.
 //! - [`window`]: one-sided communication: [`Window`](window::Window)s with scoped
 //!   fence and lock epochs, typed put/get/accumulate/fetch_and_op/compare_and_swap.
+//! - [`session`]: MPI-4 [`Session`](session::Session)s, process sets and communicators
+//!   from their groups, with or without [`initialize`].
 //! - [`traits`]: `use oxmpi::traits::*;` brings every trait in.
 //! - [`error`]: [`Error`], [`ErrorClass`], and the error policy below.
 //!
@@ -100,6 +102,7 @@ pub mod point_to_point;
 #[cfg(feature = "ffi")]
 pub mod raw;
 pub mod request;
+pub mod session;
 pub mod topology;
 pub mod traits;
 pub mod window;

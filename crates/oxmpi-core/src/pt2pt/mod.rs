@@ -968,6 +968,78 @@ pub fn comm_buffer_detach(comm: &Comm) -> Result<(*mut u8, usize)> {
     Ok((addr as *mut u8, size))
 }
 
+/// The buffer key of session number `session` (`MPI_Session_attach_buffer`):
+/// kept in the same table as communicators' buffers, at keys far above any
+/// context id.
+fn session_key(session: u32) -> u32 {
+    u32::MAX - session
+}
+
+/// MPI_Session_attach_buffer (MPI-4.1): a buffer for the buffered sends on
+/// every communicator made from session `session`'s groups that has none of
+/// its own (see [`session_comm`]). Accounted like [`buffer_attach`]'s.
+///
+/// # Safety
+/// As [`buffer_attach`]: oxmpi only accounts the memory.
+pub unsafe fn session_buffer_attach(session: u32, buf: *mut u8, size: usize) -> Result<()> {
+    let e = engine()?;
+    let mut st = e.lock();
+    let pool = st.comm_bsend.entry(session_key(session)).or_default();
+    if pool.attached.is_some() {
+        return Err(MpiError::new(ErrorClass::Buffer, "MPI_Session_attach_buffer: a buffer is already attached to this session"));
+    }
+    pool.attached = Some((buf as usize, size));
+    Ok(())
+}
+
+/// MPI_Session_detach_buffer: waits until the session's buffered messages
+/// have left, then returns its buffer's address and size.
+pub fn session_buffer_detach(session: u32) -> Result<(*mut u8, usize)> {
+    let e = engine()?;
+    let key = session_key(session);
+    if e.lock().comm_bsend.get(&key).and_then(|p| p.attached).is_none() {
+        return Err(MpiError::new(ErrorClass::Buffer, "MPI_Session_detach_buffer: no buffer is attached to this session"));
+    }
+    e.wait_until(|st| (st.comm_bsend.get(&key).map_or(0, |p| p.used) == 0).then_some(()));
+    let mut st = e.lock();
+    let pool = st.comm_bsend.remove(&key).unwrap_or_default();
+    let (addr, size) = pool.attached.unwrap_or((0, 0));
+    Ok((addr as *mut u8, size))
+}
+
+/// Whether session `session` has a buffer attached.
+pub fn session_buffer_attached(session: u32) -> Result<bool> {
+    Ok(engine()?.lock().comm_bsend.get(&session_key(session)).is_some_and(|p| p.attached.is_some()))
+}
+
+/// MPI_Session_flush_buffer: waits until the session's buffer is empty.
+pub fn session_buffer_flush(session: u32) -> Result<()> {
+    let e = engine()?;
+    let key = Some(session_key(session));
+    e.wait_until(|st| (pool_used(st, key) == 0).then_some(()));
+    Ok(())
+}
+
+/// MPI_Session_iflush_buffer.
+pub fn session_buffer_iflush(session: u32) -> Result<Request> {
+    let e = engine()?;
+    let key = Some(session_key(session));
+    Ok(e.with_progress(|st| st.start_task(Box::new(FlushTask { key }))))
+}
+
+/// Records that `comm` belongs to session `session` (its buffered sends may
+/// use the session's buffer), or, with `None`, that it is gone (a recycled
+/// context id must not inherit the session's buffer).
+pub fn session_comm(comm: &Comm, session: Option<u32>) -> Result<()> {
+    let e = engine()?;
+    let mut st = e.lock();
+    match session {
+        Some(s) => st.bsend_alias.insert(comm.context(), session_key(s)),
+        None => st.bsend_alias.remove(&comm.context()),
+    };
+    Ok(())
+}
+
 /// Whether a communicator has a buffer of its own attached (so that freeing it
 /// can detach it first, and a recycled context id never inherits it).
 pub fn comm_buffer_attached(comm: &Comm) -> Result<bool> {

@@ -1,0 +1,597 @@
+//! MPI-4 sessions: `MPI_Session_init`/`_finalize`, process sets, groups from
+//! process sets, session error handlers and session buffers.
+//!
+//! A session is a second way into the one engine of the process
+//! (`oxmpi_core::runtime::session_init`): the engine starts with the first of
+//! MPI_Init and MPI_Session_init and leaves the job when the last of them is
+//! finalized, so sessions work before MPI_Init, beside it and after
+//! MPI_Finalize, several at once.
+//!
+//! Process sets: `mpi://WORLD` (every process of the job) and `mpi://SELF`.
+//! A group made from a session's process set is tagged with that session;
+//! groups made from it (union, incl, ...) and communicators made from them
+//! (`MPI_Comm_create_from_group`, and every communicator derived from those)
+//! carry the tag, and objects of different sessions (or of a session and the
+//! World model) are never combined: that is an `MPI_ERR_SESSION` error.
+//!
+//! Session handles live in their own table (kind `KIND_SESSION`); error
+//! handlers are the shared ones of `handles::State::errhandlers`.
+
+use std::collections::HashMap;
+use std::ffi::{c_char, c_int, c_void};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use oxmpi_core::error::{ErrorClass, MpiError};
+use oxmpi_core::group::Group;
+use oxmpi_core::runtime::{self, ThreadLevel};
+use oxmpi_core::{pt2pt, Comm};
+
+use crate::abi::*;
+use crate::env::{get_str, put_str};
+use crate::errors::{bad, bad_code, code_name, out, raise, Fail, NO_COMM, R};
+use crate::handles::{c2f_predefined_or, f2c_predefined_or, state, ErrhandlerEntry, Table};
+use crate::types::*;
+
+/// Handle kind of sessions (distinct from the kinds in `handles`, files, windows).
+const KIND_SESSION: u64 = 0x53;
+
+/// The process sets every session offers.
+const PSETS: [&str; 2] = runtime::PSET_NAMES;
+
+struct SessionEntry {
+    /// Never reused: names the session's buffer in the engine.
+    id: u32,
+    errh: MPI_Errhandler,
+    thread_level: ThreadLevel,
+}
+
+static SESSIONS: Mutex<Table<SessionEntry>> = Mutex::new(Table::new(KIND_SESSION));
+static NEXT_ID: AtomicU32 = AtomicU32::new(1);
+
+/// Which session a group or communicator came from (absent: the World model).
+#[derive(Default)]
+struct Tags {
+    groups: HashMap<MPI_Group, MPI_Session>,
+    comms: HashMap<MPI_Comm, MPI_Session>,
+}
+
+static TAGS: Mutex<Option<Tags>> = Mutex::new(None);
+
+fn sessions() -> MutexGuard<'static, Table<SessionEntry>> {
+    SESSIONS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn with_tags<T>(f: impl FnOnce(&mut Tags) -> T) -> T {
+    let mut g = TAGS.lock().unwrap_or_else(|p| p.into_inner());
+    f(g.get_or_insert_with(Tags::default))
+}
+
+fn session_error(call: &str, arg: &str, why: impl std::fmt::Display) -> Fail {
+    bad(ErrorClass::Session, call, arg, why)
+}
+
+/// The session a handle names (its id), or an `MPI_ERR_SESSION` error.
+fn session_id(call: &str, s: MPI_Session) -> R<u32> {
+    if s == MPI_SESSION_NULL {
+        return Err(session_error(call, "session", "MPI_SESSION_NULL"));
+    }
+    sessions()
+        .get(s)
+        .map(|e| e.id)
+        .ok_or_else(|| session_error(call, "session", format!("{s:#x} is not a valid session (finalized, or never initialized)")))
+}
+
+/// The session a group was made from, if any.
+pub(crate) fn group_session(g: MPI_Group) -> Option<MPI_Session> {
+    with_tags(|t| t.groups.get(&g).copied())
+}
+
+/// The session a communicator was made from, if any.
+pub(crate) fn comm_session(c: MPI_Comm) -> Option<MPI_Session> {
+    with_tags(|t| t.comms.get(&c).copied())
+}
+
+/// Records that group `g` belongs to session `s` (nothing for the World model).
+pub(crate) fn tag_group(g: MPI_Group, s: Option<MPI_Session>) {
+    if let Some(s) = s {
+        if g != MPI_GROUP_EMPTY && g != MPI_GROUP_NULL {
+            with_tags(|t| t.groups.insert(g, s));
+        }
+    }
+}
+
+/// Group `g` was freed.
+pub(crate) fn forget_group(g: MPI_Group) {
+    with_tags(|t| t.groups.remove(&g));
+}
+
+/// Records that communicator `c` (engine communicator `cm`) belongs to session
+/// `s`: its buffered sends may use the session's buffer.
+pub(crate) fn tag_comm(c: MPI_Comm, cm: &Comm, s: Option<MPI_Session>) {
+    let Some(s) = s else { return };
+    with_tags(|t| t.comms.insert(c, s));
+    if let Some(id) = sessions().get(s).map(|e| e.id) {
+        let _ = pt2pt::session_comm(cm, Some(id));
+    }
+}
+
+/// Communicator `c` (engine communicator `cm`) is being freed.
+pub(crate) fn forget_comm(c: MPI_Comm, cm: &Comm) {
+    if with_tags(|t| t.comms.remove(&c)).is_some() {
+        let _ = pt2pt::session_comm(cm, None);
+    }
+}
+
+/// The one session (or the World model, `None`) that all `groups` come from;
+/// objects of different sessions are never combined (`MPI_ERR_SESSION`), nor
+/// are those of a finalized session used.
+pub(crate) fn common_session(call: &str, groups: &[(&str, MPI_Group)]) -> R<Option<MPI_Session>> {
+    let mut first: Option<(&str, Option<MPI_Session>)> = None;
+    for &(arg, g) in groups {
+        if g == MPI_GROUP_EMPTY {
+            continue;
+        }
+        let s = group_session(g);
+        if let Some(s) = s {
+            if sessions().get(s).is_none() {
+                return Err(session_error(call, arg, "the group's session was finalized"));
+            }
+        }
+        match first {
+            None => first = Some((arg, s)),
+            Some((a0, s0)) if s0 != s => {
+                let name = |s: Option<MPI_Session>| match s {
+                    Some(s) => format!("session {s:#x}"),
+                    None => "the World model (MPI_Init)".to_string(),
+                };
+                return Err(session_error(
+                    call,
+                    arg,
+                    format!("comes from {}, but `{a0}` from {}: objects of different sessions cannot be combined", name(s), name(s0)),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(first.and_then(|(_, s)| s))
+}
+
+// ----- error routing ---------------------------------------------------------------------
+
+/// Calls error handler `errh` for session `s` with `code`; returns the code.
+fn raise_with(errh: MPI_Errhandler, s: MPI_Session, code: c_int, message: &str) -> c_int {
+    match errh {
+        MPI_ERRORS_RETURN => code,
+        MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT => fatal(code, message),
+        h => {
+            let func = state().errhandlers.get(h).map(|e| e.func);
+            match func {
+                Some(f) => {
+                    let (mut x, mut c) = (s, code);
+                    // SAFETY: a C function the user registered with MPI_Session_create_errhandler.
+                    unsafe { f(&mut x, &mut c) };
+                    code
+                }
+                None => fatal(code, message),
+            }
+        }
+    }
+}
+
+fn fatal(code: c_int, message: &str) -> ! {
+    let rank = runtime::engine().map(|e| e.rank()).unwrap_or(0);
+    eprintln!("oxmpi: rank {rank}: {message} ({})", code_name(code));
+    runtime::abort(if code == 0 { 1 } else { code }, "the session's error handler is MPI_ERRORS_ARE_FATAL")
+}
+
+/// Runs a session call's body: catches panics and routes errors to the
+/// session's error handler (to the process's, `NO_COMM`, when `s` is not a
+/// live session), or to `errh` when given (MPI_Session_init).
+fn ffi_session(call: &'static str, s: MPI_Session, errh: Option<MPI_Errhandler>, body: impl FnOnce() -> R<()>) -> c_int {
+    let res = match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(r) => r,
+        Err(p) => {
+            let why = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_else(|| "panic".into());
+            Err(MpiError::intern(call, why).into())
+        }
+    };
+    match res {
+        Ok(()) => MPI_SUCCESS,
+        Err(f) => {
+            let message = match call.strip_suffix("_c").and_then(|base| f.message.strip_prefix(base)).filter(|rest| rest.starts_with(':')) {
+                Some(rest) => format!("{call}{rest}"),
+                None => f.message,
+            };
+            let message = if message.starts_with(call) { message } else { format!("{call}: {message}") };
+            if let Some(errh) = errh {
+                return raise_with(errh, MPI_SESSION_NULL, f.code, &message);
+            }
+            let errh = sessions().get(s).map(|e| e.errh);
+            match errh {
+                Some(errh) => raise_with(errh, s, f.code, &message),
+                None => raise(NO_COMM, f.code, &message),
+            }
+        }
+    }
+}
+
+fn errhandler_ok(call: &str, h: MPI_Errhandler) -> R<()> {
+    match h {
+        MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT | MPI_ERRORS_RETURN => Ok(()),
+        MPI_ERRHANDLER_NULL => Err(bad(ErrorClass::Arg, call, "errhandler", "MPI_ERRHANDLER_NULL")),
+        _ => match state().errhandlers.get(h) {
+            Some(e) if e.refs > 0 => Ok(()),
+            _ => Err(bad(ErrorClass::Arg, call, "errhandler", format!("{h:#x} is not a valid error handler (freed, or never created)"))),
+        },
+    }
+}
+
+fn info_pairs(call: &str, info: MPI_Info) -> R<Vec<(String, String)>> {
+    if info == MPI_INFO_NULL {
+        return Ok(Vec::new());
+    }
+    crate::misc::with_info(call, info, |v| Ok(v.clone()))
+}
+
+fn level_name(l: ThreadLevel) -> &'static str {
+    match l {
+        ThreadLevel::Single => "MPI_THREAD_SINGLE",
+        ThreadLevel::Funneled => "MPI_THREAD_FUNNELED",
+        ThreadLevel::Serialized => "MPI_THREAD_SERIALIZED",
+        ThreadLevel::Multiple => "MPI_THREAD_MULTIPLE",
+    }
+}
+
+/// The `thread_level` info value (`MPI_THREAD_MULTIPLE`, ...), as MPI-4 names it.
+fn parse_level(call: &str, v: &str) -> R<ThreadLevel> {
+    let v = v.trim();
+    let name = v.to_ascii_uppercase();
+    let name = name.strip_prefix("MPI_THREAD_").unwrap_or(&name);
+    Ok(match name {
+        "SINGLE" => ThreadLevel::Single,
+        "FUNNELED" => ThreadLevel::Funneled,
+        "SERIALIZED" => ThreadLevel::Serialized,
+        "MULTIPLE" => ThreadLevel::Multiple,
+        _ => match v.parse::<i32>().ok().and_then(ThreadLevel::from_code) {
+            Some(l) => l,
+            None => {
+                return Err(bad_code(
+                    MPI_ERR_INFO_VALUE,
+                    call,
+                    "info",
+                    format!("thread_level '{v}' is not one of MPI_THREAD_SINGLE, _FUNNELED, _SERIALIZED, _MULTIPLE"),
+                ))
+            }
+        },
+    })
+}
+
+/// The process set `name` names: the world ranks of its members.
+fn pset(call: &str, name: &str) -> R<Vec<u32>> {
+    match runtime::pset_members(name)? {
+        Some(m) => Ok(m),
+        None => Err(bad(ErrorClass::Arg, call, "pset_name", format!("'{name}' is not a process set of this session (there are {})", PSETS.join(", ")))),
+    }
+}
+
+// ----- init, finalize, info, process sets --------------------------------------------------
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_init(info: MPI_Info, errhandler: MPI_Errhandler, session: *mut MPI_Session) -> c_int {
+    const CALL: &str = "MPI_Session_init";
+    // Errors of this call go to the handler it is given (MPI_ERRHANDLER_NULL: the default, fatal).
+    let eh = if errhandler == MPI_ERRHANDLER_NULL { MPI_ERRORS_ARE_FATAL } else { errhandler };
+    let eh_valid = errhandler_ok(CALL, eh).is_ok();
+    ffi_session(CALL, MPI_SESSION_NULL, Some(if eh_valid { eh } else { MPI_ERRORS_ARE_FATAL }), || {
+        errhandler_ok(CALL, eh)?;
+        // SAFETY: `session` is the OUT argument: NULL (rejected) or writable and unaliased.
+        let o = unsafe { out(CALL, "session", session)? };
+        *o = MPI_SESSION_NULL;
+        if info != MPI_INFO_NULL && info != MPI_INFO_ENV && state().infos.get(info).is_none() {
+            return Err(bad_code(MPI_ERR_INFO, CALL, "info", format!("{info:#x} is not a valid info object")));
+        }
+        let kv = if info == MPI_INFO_ENV { Vec::new() } else { info_pairs(CALL, info)? };
+        let level = match kv.iter().rev().find(|(k, _)| k == "thread_level" || k == "mpi_thread_support_level") {
+            Some((_, v)) => parse_level(CALL, v)?,
+            None => ThreadLevel::Single,
+        };
+        let provided = runtime::session_init(level).map_err(Fail::from)?;
+        if let Some(e) = state().errhandlers.get_mut(eh) {
+            e.refs += 1;
+        }
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        *o = sessions().insert(SessionEntry { id, errh: eh, thread_level: provided });
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_finalize(session: *mut MPI_Session) -> c_int {
+    const CALL: &str = "MPI_Session_finalize";
+    let s = if session.is_null() { MPI_SESSION_NULL } else {
+        // SAFETY: non-null INOUT handle (MPI contract: readable).
+        unsafe { *session }
+    };
+    ffi_session(CALL, s, None, || {
+        // SAFETY: `session` is the INOUT argument: NULL (rejected) or writable and unaliased.
+        let o = unsafe { out(CALL, "session", session)? };
+        let id = session_id(CALL, s)?;
+        let live: Vec<MPI_Comm> = with_tags(|t| t.comms.iter().filter(|(_, &x)| x == s).map(|(&c, _)| c).collect());
+        if !live.is_empty() {
+            return Err(session_error(
+                CALL,
+                "session",
+                format!("{} communicator(s) made from this session are not freed yet (free or disconnect them first)", live.len()),
+            ));
+        }
+        // The session's buffer: its messages leave first, as MPI_Comm_free does for a communicator's.
+        if pt2pt::session_buffer_attached(id)? {
+            pt2pt::session_buffer_detach(id)?;
+        }
+        let entry = sessions().remove(s);
+        if let Some(e) = entry {
+            if let Some(h) = state().errhandlers.get_mut(e.errh) {
+                h.refs = h.refs.saturating_sub(1);
+            }
+        }
+        with_tags(|t| t.groups.retain(|_, x| *x != s));
+        *o = MPI_SESSION_NULL;
+        runtime::session_finalize()?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_get_num_psets(session: MPI_Session, info: MPI_Info, npset_names: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Session_get_num_psets";
+    ffi_session(CALL, session, None, || {
+        session_id(CALL, session)?;
+        info_pairs(CALL, info)?;
+        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
+        *unsafe { out(CALL, "npset_names", npset_names)? } = PSETS.len() as c_int;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_get_nth_pset(session: MPI_Session, info: MPI_Info, n: c_int, pset_len: *mut c_int, pset_name: *mut c_char) -> c_int {
+    const CALL: &str = "MPI_Session_get_nth_pset";
+    ffi_session(CALL, session, None, || {
+        session_id(CALL, session)?;
+        info_pairs(CALL, info)?;
+        let name = usize::try_from(n)
+            .ok()
+            .and_then(|i| PSETS.get(i))
+            .ok_or_else(|| bad(ErrorClass::Arg, CALL, "n", format!("{n} is not in 0..{} (MPI_Session_get_num_psets)", PSETS.len())))?;
+        // SAFETY: INOUT argument: NULL (rejected) or writable and unaliased.
+        let len = unsafe { out(CALL, "pset_len", pset_len)? };
+        // A length of 0 asks for the length needed, NUL included.
+        if *len <= 0 {
+            *len = name.len() as c_int + 1;
+            return Ok(());
+        }
+        if pset_name.is_null() {
+            return Err(bad(ErrorClass::Arg, CALL, "pset_name", "is NULL"));
+        }
+        // SAFETY: the caller provides `*len` writable bytes at `pset_name`.
+        unsafe { put_str(pset_name, name, *len as usize) };
+        *len = name.len() as c_int + 1;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_get_pset_info(session: MPI_Session, pset_name: *const c_char, info: *mut MPI_Info) -> c_int {
+    const CALL: &str = "MPI_Session_get_pset_info";
+    ffi_session(CALL, session, None, || {
+        session_id(CALL, session)?;
+        // SAFETY: the C caller's NUL-terminated string (or NULL, rejected).
+        let name = unsafe { get_str(CALL, "pset_name", pset_name)? };
+        let members = pset(CALL, name)?;
+        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
+        let o = unsafe { out(CALL, "info", info)? };
+        *o = state().infos.insert(vec![("mpi_size".to_string(), members.len().to_string())]);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_get_info(session: MPI_Session, info_used: *mut MPI_Info) -> c_int {
+    const CALL: &str = "MPI_Session_get_info";
+    ffi_session(CALL, session, None, || {
+        session_id(CALL, session)?;
+        let level = sessions().get(session).map(|e| e.thread_level).unwrap_or(ThreadLevel::Single);
+        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
+        let o = unsafe { out(CALL, "info_used", info_used)? };
+        *o = state().infos.insert(vec![("thread_level".to_string(), level_name(level).to_string())]);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_from_session_pset(session: MPI_Session, pset_name: *const c_char, newgroup: *mut MPI_Group) -> c_int {
+    const CALL: &str = "MPI_Group_from_session_pset";
+    ffi_session(CALL, session, None, || {
+        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
+        let o = unsafe { out(CALL, "newgroup", newgroup)? };
+        *o = MPI_GROUP_NULL;
+        session_id(CALL, session)?;
+        // SAFETY: the C caller's NUL-terminated string (or NULL, rejected).
+        let name = unsafe { get_str(CALL, "pset_name", pset_name)? };
+        let members = pset(CALL, name)?;
+        let g = crate::comm::new_group(Group::from_world_ranks(members));
+        tag_group(g, Some(session));
+        *o = g;
+        Ok(())
+    })
+}
+
+// ----- error handlers --------------------------------------------------------------------
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_create_errhandler(f: Option<MPI_Session_errhandler_function>, eh: *mut MPI_Errhandler) -> c_int {
+    const CALL: &str = "MPI_Session_create_errhandler";
+    ffi_session(CALL, MPI_SESSION_NULL, None, || {
+        let f = f.ok_or_else(|| bad(ErrorClass::Arg, CALL, "session_errhandler_fn", "is NULL"))?;
+        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
+        let o = unsafe { out(CALL, "errhandler", eh)? };
+        *o = state().errhandlers.insert(ErrhandlerEntry { func: f, refs: 1 });
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_set_errhandler(session: MPI_Session, eh: MPI_Errhandler) -> c_int {
+    const CALL: &str = "MPI_Session_set_errhandler";
+    ffi_session(CALL, session, None, || {
+        session_id(CALL, session)?;
+        errhandler_ok(CALL, eh)?;
+        let old = {
+            let mut t = sessions();
+            let e = t.get_mut(session).ok_or_else(|| session_error(CALL, "session", "not a valid session"))?;
+            std::mem::replace(&mut e.errh, eh)
+        };
+        let mut st = state();
+        if let Some(h) = st.errhandlers.get_mut(eh) {
+            h.refs += 1;
+        }
+        if let Some(h) = st.errhandlers.get_mut(old) {
+            h.refs = h.refs.saturating_sub(1);
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_get_errhandler(session: MPI_Session, eh: *mut MPI_Errhandler) -> c_int {
+    const CALL: &str = "MPI_Session_get_errhandler";
+    ffi_session(CALL, session, None, || {
+        session_id(CALL, session)?;
+        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
+        let o = unsafe { out(CALL, "errhandler", eh)? };
+        let h = sessions().get(session).map(|e| e.errh).unwrap_or(MPI_ERRORS_ARE_FATAL);
+        if let Some(e) = state().errhandlers.get_mut(h) {
+            e.refs += 1;
+        }
+        *o = h;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_call_errhandler(session: MPI_Session, errorcode: c_int) -> c_int {
+    const CALL: &str = "MPI_Session_call_errhandler";
+    let errh = sessions().get(session).map(|e| e.errh);
+    match errh {
+        None => ffi_session(CALL, MPI_SESSION_NULL, None, || Err(session_error(CALL, "session", format!("{session:#x} is not a valid session")))),
+        Some(errh) => {
+            raise_with(errh, session, errorcode, &format!("{CALL}: error code {errorcode} raised by the program"));
+            MPI_SUCCESS
+        }
+    }
+}
+
+// ----- buffered-send buffers (MPI-4.1) ---------------------------------------------------
+
+fn attach(call: &'static str, session: MPI_Session, buffer: *mut c_void, size: i64) -> c_int {
+    ffi_session(call, session, None, || {
+        let id = session_id(call, session)?;
+        let size = if buffer as usize == MPI_BUFFER_AUTOMATIC {
+            isize::MAX as usize
+        } else {
+            if size < 0 {
+                return Err(bad(ErrorClass::Arg, call, "size", format!("{size} is negative")));
+            }
+            if buffer.is_null() && size > 0 {
+                return Err(bad(ErrorClass::Buffer, call, "buffer", "is NULL"));
+            }
+            size as usize
+        };
+        // SAFETY: the C caller hands over `size` bytes at `buffer` (or MPI_BUFFER_AUTOMATIC); oxmpi only accounts them.
+        unsafe { pt2pt::session_buffer_attach(id, buffer as *mut u8, size)? };
+        Ok(())
+    })
+}
+
+/// # Safety
+/// `buffer_addr` is NULL or writable and unaliased.
+unsafe fn detach(call: &'static str, session: MPI_Session, buffer_addr: *mut c_void, size: &mut dyn FnMut(usize) -> R<()>) -> c_int {
+    ffi_session(call, session, None, || {
+        let id = session_id(call, session)?;
+        // SAFETY: `buffer_addr` is the C caller's `void *` pointing at a `void *` to fill.
+        let a = unsafe { out(call, "buffer_addr", buffer_addr as *mut *mut c_void)? };
+        let (p, n) = pt2pt::session_buffer_detach(id).map_err(|e| MpiError::new(e.class, e.message.replace("MPI_Session_detach_buffer", call)))?;
+        *a = p as *mut c_void;
+        size(n)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_attach_buffer(session: MPI_Session, buffer: *mut c_void, size: c_int) -> c_int {
+    attach("MPI_Session_attach_buffer", session, buffer, size as i64)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_attach_buffer_c(session: MPI_Session, buffer: *mut c_void, size: MPI_Count) -> c_int {
+    attach("MPI_Session_attach_buffer_c", session, buffer, size)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_detach_buffer(session: MPI_Session, buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Session_detach_buffer";
+    let mut put = |n: usize| {
+        // SAFETY: the C caller's OUT argument: NULL (rejected) or writable and unaliased.
+        *unsafe { out(CALL, "size", size)? } = n.min(c_int::MAX as usize) as c_int;
+        Ok(())
+    };
+    // SAFETY: the C caller's arguments, as MPI_Session_detach_buffer defines them.
+    unsafe { detach(CALL, session, buffer_addr, &mut put) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_detach_buffer_c(session: MPI_Session, buffer_addr: *mut c_void, size: *mut MPI_Count) -> c_int {
+    const CALL: &str = "MPI_Session_detach_buffer_c";
+    let mut put = |n: usize| {
+        // SAFETY: the C caller's OUT argument: NULL (rejected) or writable and unaliased.
+        *unsafe { out(CALL, "size", size)? } = n.min(i64::MAX as usize) as MPI_Count;
+        Ok(())
+    };
+    // SAFETY: the C caller's arguments, as MPI_Session_detach_buffer_c defines them.
+    unsafe { detach(CALL, session, buffer_addr, &mut put) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_flush_buffer(session: MPI_Session) -> c_int {
+    const CALL: &str = "MPI_Session_flush_buffer";
+    ffi_session(CALL, session, None, || {
+        let id = session_id(CALL, session)?;
+        Ok(pt2pt::session_buffer_flush(id)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_iflush_buffer(session: MPI_Session, request: *mut MPI_Request) -> c_int {
+    const CALL: &str = "MPI_Session_iflush_buffer";
+    ffi_session(CALL, session, None, || {
+        let id = session_id(CALL, session)?;
+        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
+        let o = unsafe { out(CALL, "request", request)? };
+        let r = pt2pt::session_buffer_iflush(id)?;
+        *o = crate::p2p::new_request(r, NO_COMM, None);
+        Ok(())
+    })
+}
+
+// ----- Fortran and standard-ABI integers ---------------------------------------------------
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_c2f(session: MPI_Session) -> c_int {
+    c2f_predefined_or(&sessions(), session)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_f2c(session: c_int) -> MPI_Session {
+    f2c_predefined_or(&sessions(), session)
+}

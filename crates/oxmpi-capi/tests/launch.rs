@@ -1,0 +1,285 @@
+//! Start-up paths of C programs built with our `mpicc`: MPMD command lines
+//! and options of our `mpiexec` (blocks, `MPI_APPNUM`, per-block environment
+//! and working directory, timeouts, output files).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, OnceLock};
+
+mod common;
+use common::lay_out;
+
+/// The laid-out toolchain (the same prefix as the C program tests, so the
+/// disk holds one copy).
+fn prefix() -> &'static Path {
+    static P: OnceLock<PathBuf> = OnceLock::new();
+    P.get_or_init(|| lay_out("oxmpi-capi-test"))
+}
+
+/// Compiles tests/c/<name>.c once per test binary, under a lock.
+fn build(name: &str) -> PathBuf {
+    static BUILT: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|p| p.into_inner());
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c").join(format!("{name}.c"));
+    let exe = prefix().join("tests").join(format!("launch_{name}"));
+    if built.iter().any(|b| b == name) {
+        return exe;
+    }
+    std::fs::create_dir_all(exe.parent().unwrap()).unwrap();
+    let out = Command::new(prefix().join("bin/mpicc"))
+        .args(["-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "mpicc {name}.c failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    built.push(name.to_string());
+    exe
+}
+
+/// Runs `mpiexec ARGS` (one job at a time: 2 cores) under a 120 s watchdog.
+fn mpiexec(args: &[&std::ffi::OsStr]) -> Output {
+    static ONE: Mutex<()> = Mutex::new(());
+    let _turn = ONE.lock().unwrap_or_else(|p| p.into_inner());
+    Command::new("timeout")
+        .arg("120")
+        .arg(prefix().join("bin/mpiexec"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn sorted(s: &str) -> Vec<String> {
+    let mut v: Vec<String> = s.lines().map(str::to_string).collect();
+    v.sort();
+    v
+}
+
+macro_rules! os {
+    ($($a:expr),* $(,)?) => { [$(std::ffi::OsStr::new(&$a)),*] };
+}
+
+#[test]
+fn mpmd_blocks_share_one_world_in_block_order() {
+    let exe = build("mpmd");
+    let tmp = std::env::temp_dir();
+    let tmp = std::fs::canonicalize(tmp).unwrap();
+    let here = std::env::current_dir().unwrap();
+    let o = mpiexec(&os![
+        "-n", "1", "-env", "BLOCK_VAR", "ocean", exe, "a", ":",
+        "-n", "3", "-wdir", tmp, "-env", "BLOCK_VAR", "atm", exe, "b", ":",
+        exe, "c"
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    let want: Vec<String> = [
+        (0, 0, "a", "ocean", &here),
+        (1, 1, "b", "atm", &tmp),
+        (2, 1, "b", "atm", &tmp),
+        (3, 1, "b", "atm", &tmp),
+        (4, 2, "c", "-", &here),
+    ]
+    .iter()
+    .map(|(r, app, arg, var, dir)| {
+        format!("rank {r} of 5 appnum {app} sum 5 arg {arg} var {var} cwd {}", dir.display())
+    })
+    .collect();
+    assert_eq!(sorted(&text(&o.stdout)), want, "{}", text(&o.stderr));
+}
+
+#[test]
+fn config_file_blocks_and_genv() {
+    let exe = build("mpmd");
+    let cfg = std::env::temp_dir().join(format!("oxmpi-launch-{}.cfg", std::process::id()));
+    std::fs::write(
+        &cfg,
+        format!("# two blocks\n-n 2 {} 'x y'\n-n 1 -env BLOCK_VAR own {} z\n", exe.display(), exe.display()),
+    )
+    .unwrap();
+    let o = mpiexec(&os!["-genv", "BLOCK_VAR", "all", "-configfile", cfg]);
+    std::fs::remove_file(&cfg).unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let lines = sorted(&text(&o.stdout));
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(lines[0].starts_with("rank 0 of 3 appnum 0 sum 1 arg x y var all "), "{lines:?}");
+    assert!(lines[1].starts_with("rank 1 of 3 appnum 0 sum 1 arg x y var all "), "{lines:?}");
+    assert!(lines[2].starts_with("rank 2 of 3 appnum 1 sum 1 arg z var own "), "{lines:?}");
+}
+
+#[test]
+fn a_single_block_is_appnum_zero_and_genvnone_clears_the_environment() {
+    let exe = build("mpmd");
+    let o = Command::new(prefix().join("bin/mpiexec"))
+        .args(["-genvnone", "-n", "2"])
+        .arg(&exe)
+        .env("BLOCK_VAR", "inherited")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    for line in text(&o.stdout).lines() {
+        assert!(line.contains("appnum 0 sum 0 arg - var - "), "{line}");
+    }
+    let o = Command::new(prefix().join("bin/mpiexec"))
+        .args(["-genvlist", "BLOCK_VAR", "-n", "1"])
+        .arg(&exe)
+        .env("BLOCK_VAR", "listed")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(text(&o.stdout).contains("var listed "), "{o:?}");
+}
+
+#[test]
+fn timeout_ends_the_job_with_status_124() {
+    let start = std::time::Instant::now();
+    let o = mpiexec(&os!["--timeout", "1", "-n", "2", "sleep", "30"]);
+    assert_eq!(o.status.code(), Some(124), "{o:?}");
+    assert!(text(&o.stderr).contains("ran out of time"), "{}", text(&o.stderr));
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    let o = Command::new(prefix().join("bin/mpiexec"))
+        .args(["-n", "1", "sleep", "30"])
+        .env("MPIEXEC_TIMEOUT", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(124), "{o:?}");
+}
+
+#[test]
+fn output_files_per_rank() {
+    let exe = build("mpmd");
+    let dir = std::env::temp_dir().join(format!("oxmpi-launch-out-{}", std::process::id()));
+    let pattern = dir.join("out.%r");
+    let o = mpiexec(&os!["-outfile-pattern", pattern, "-n", "2", exe, "p"]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(o.stdout.is_empty(), "{}", text(&o.stdout));
+    for r in 0..2 {
+        let got = std::fs::read_to_string(dir.join(format!("out.{r}"))).unwrap();
+        assert!(got.starts_with(&format!("rank {r} of 2 appnum 0")), "{got}");
+    }
+    let o = mpiexec(&os!["--output-filename", dir, "-n", "2", "sh", "-c", "echo o$PMI_RANK; echo e$PMI_RANK >&2"]);
+    assert!(o.status.success() && o.stdout.is_empty() && o.stderr.is_empty(), "{o:?}");
+    for r in 0..2 {
+        let d = dir.join(format!("1/rank.{r}"));
+        assert_eq!(std::fs::read_to_string(d.join("stdout")).unwrap(), format!("o{r}\n"));
+        assert_eq!(std::fs::read_to_string(d.join("stderr")).unwrap(), format!("e{r}\n"));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bind_to_core_pins_each_local_rank() {
+    let o = mpiexec(&os!["--bind-to", "core", "-n", "2", "sh", "-c", "grep Cpus_allowed_list /proc/self/status"]);
+    assert!(o.status.success(), "{o:?}");
+    let ncpu = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    for line in text(&o.stdout).lines() {
+        let list = line.split_whitespace().last().unwrap();
+        // One CPU each: no range, no list.
+        assert!(!list.contains('-') && !list.contains(','), "{line}");
+    }
+    if ncpu >= 2 {
+        let cpus: std::collections::BTreeSet<String> =
+            text(&o.stdout).lines().map(|l| l.split_whitespace().last().unwrap().to_string()).collect();
+        assert_eq!(cpus.len(), 2, "{}", text(&o.stdout));
+    }
+}
+
+#[test]
+fn unknown_options_and_bad_blocks_are_usage_errors() {
+    for bad in [&["--frobnicate", "true"][..], &["-n", "1", "true", ":"], &["--bind-to", "socket", "true"]] {
+        let o = mpiexec(&bad.iter().map(std::ffi::OsStr::new).collect::<Vec<_>>());
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {o:?}");
+    }
+}
+
+// ----- MPI-4 sessions -----------------------------------------------------------------
+
+#[test]
+fn sessions_before_beside_and_after_the_world_model() {
+    let exe = build("sessions");
+    for n in ["1", "3"] {
+        let o = mpiexec(&os!["-n", n, exe]);
+        assert!(o.status.success(), "on {n} ranks: {}\n{}", text(&o.stdout), text(&o.stderr));
+        assert!(text(&o.stdout).contains(&format!("sessions: all checks passed on {n} ranks")), "{}", text(&o.stdout));
+    }
+}
+
+#[test]
+fn sessions_without_mpi_init_and_before_it() {
+    let exe = build("sessions_only");
+    for mode in ["only", "then-init"] {
+        let o = mpiexec(&os!["-n", "3", exe, mode]);
+        assert!(o.status.success(), "{mode}: {}\n{}", text(&o.stdout), text(&o.stderr));
+        assert_eq!(text(&o.stdout).matches(&format!("{mode}: done on 3 ranks")).count(), 3, "{}", text(&o.stdout));
+        assert!(o.stderr.is_empty(), "{mode}: {}", text(&o.stderr));
+    }
+}
+
+// ----- PMIx start-up ------------------------------------------------------------------
+
+/// Open MPI's launcher (Debian's `openmpi-bin`: `mpirun.openmpi`, whose
+/// daemons serve PMIx), or why the PMIx test cannot run. Without it the test
+/// is skipped, except under CI (where `.ci/run` installs openmpi-bin and
+/// libpmix-dev): then it fails.
+fn open_mpi_mpirun() -> Option<&'static str> {
+    for cand in ["mpirun.openmpi", "orterun", "prterun"] {
+        if Command::new(cand).arg("--version").output().is_ok_and(|o| o.status.success()) {
+            return Some(cand);
+        }
+    }
+    assert!(std::env::var_os("CI").is_none(), "CI: Open MPI's mpirun (openmpi-bin) is not installed");
+    eprintln!("SKIP: Open MPI's mpirun (openmpi-bin) is not installed");
+    None
+}
+
+/// `mpirun ARGS` from Open MPI, as root if need be, oversubscribing the cores.
+fn open_mpi_run(mpirun: &str, args: &[&std::ffi::OsStr]) -> Output {
+    static ONE: Mutex<()> = Mutex::new(());
+    let _turn = ONE.lock().unwrap_or_else(|p| p.into_inner());
+    Command::new("timeout")
+        .arg("120")
+        .arg(mpirun)
+        .arg("--oversubscribe")
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        // Ours would win over the PMIx server's variables otherwise.
+        .env_remove("PMI_FD")
+        .env_remove("PMI_PORT")
+        .env_remove("OXMPI_PMI")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn ranks_start_under_open_mpi_mpirun_through_pmix() {
+    let Some(mpirun) = open_mpi_mpirun() else { return };
+    // Collectives and point-to-point on 4 ranks started by Open MPI's daemons.
+    let coll = build("coll");
+    let o = open_mpi_run(mpirun, &os!["-n", "4", coll]);
+    assert!(o.status.success(), "{}\n{}", text(&o.stdout), text(&o.stderr));
+    assert!(text(&o.stdout).contains("all checks passed on 4 ranks"), "{}", text(&o.stdout));
+    let p2p = build("p2p");
+    let o = open_mpi_run(mpirun, &os!["-n", "3", p2p]);
+    assert!(o.status.success(), "{}\n{}", text(&o.stdout), text(&o.stderr));
+    assert!(text(&o.stdout).contains("all checks passed on 3 ranks"), "{}", text(&o.stdout));
+    // MPMD: MPI_APPNUM comes from PMIx (pmix.appnum), the blocks share one world.
+    let exe = build("mpmd");
+    let o = open_mpi_run(mpirun, &os!["-n", "1", exe, "a", ":", "-n", "2", exe, "b"]);
+    assert!(o.status.success(), "{}\n{}", text(&o.stdout), text(&o.stderr));
+    let lines = sorted(&text(&o.stdout));
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(lines[0].starts_with("rank 0 of 3 appnum 0 sum 2 arg a "), "{lines:?}");
+    assert!(lines[1].starts_with("rank 1 of 3 appnum 1 sum 2 arg b "), "{lines:?}");
+    assert!(lines[2].starts_with("rank 2 of 3 appnum 1 sum 2 arg b "), "{lines:?}");
+    // MPI_Abort reaches the PMIx server (PMIx_Abort), which ends the job with its code.
+    let ea = build("env_attr");
+    let o = open_mpi_run(mpirun, &os!["-n", "3", ea, "abort"]);
+    assert_eq!(o.status.code(), Some(7), "{}\n{}", text(&o.stdout), text(&o.stderr));
+}

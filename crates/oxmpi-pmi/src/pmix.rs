@@ -1,0 +1,380 @@
+//! PMIx start-up: ranks started by a PMIx server (Open MPI's `mpirun`, whose
+//! daemons serve PMIx; PRRTE's `prterun`; Slurm's `srun --mpi=pmix`) talk to
+//! it through the system's PMIx client library, `libpmix.so.2` (Debian's
+//! `libpmix2`), loaded at run time with `dlopen`: oxmpi builds, links and runs
+//! without it, and only a process started under PMIx loads it.
+//!
+//! What the rest of oxmpi needs maps onto a handful of calls: `PMIx_Init`
+//! (rank, namespace), `PMIx_Get` of job information (`pmix.job.size`,
+//! `pmix.appnum`, `pmix.univ.size`, every rank's `pmix.nodeid` for the node
+//! map), `PMIx_Put` + `PMIx_Commit` + `PMIx_Fence` with data collection (the
+//! exchange of addresses and a barrier), `PMIx_Get` of a peer's keys,
+//! `PMIx_Abort` and `PMIx_Finalize`.
+//!
+//! The C structures are declared here with the layout of PMIx's
+//! `pmix_common.h` (v3 to v5 agree on it): `pmix_proc_t` (a 256-byte
+//! namespace and a `uint32_t` rank), `pmix_value_t` (a `uint16_t` type and an
+//! 8-byte-aligned 24-byte union), `pmix_info_t` (a 512-byte key, `uint32_t`
+//! flags, a value).
+
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+
+use crate::error::PmiError;
+
+/// `PMIX_MAX_NSLEN + 1`.
+const NSLEN: usize = 256;
+/// `PMIX_MAX_KEYLEN + 1`.
+const KEYLEN: usize = 512;
+const PMIX_SUCCESS: c_int = 0;
+const PMIX_RANK_WILDCARD: u32 = u32::MAX - 1;
+const PMIX_GLOBAL: u8 = 3;
+// Data types (pmix_common.h).
+const PMIX_BOOL: u16 = 1;
+const PMIX_STRING: u16 = 3;
+const PMIX_SIZE: u16 = 4;
+const PMIX_INT: u16 = 6;
+const PMIX_INT32: u16 = 9;
+const PMIX_UINT: u16 = 11;
+const PMIX_UINT16: u16 = 13;
+const PMIX_UINT32: u16 = 14;
+const PMIX_UINT64: u16 = 15;
+const PMIX_PROC_RANK: u16 = 40;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Proc {
+    nspace: [u8; NSLEN],
+    rank: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Value {
+    ty: u16,
+    /// The union: `bool`, integers, `char *`, ... at its start.
+    data: [u64; 3],
+}
+
+#[repr(C)]
+struct Info {
+    key: [u8; KEYLEN],
+    flags: u32,
+    value: Value,
+}
+
+type InitFn = unsafe extern "C" fn(*mut Proc, *mut Info, usize) -> c_int;
+type FinalizeFn = unsafe extern "C" fn(*const Info, usize) -> c_int;
+type AbortFn = unsafe extern "C" fn(c_int, *const c_char, *mut Proc, usize) -> c_int;
+type PutFn = unsafe extern "C" fn(u8, *const c_char, *mut Value) -> c_int;
+type CommitFn = unsafe extern "C" fn() -> c_int;
+type FenceFn = unsafe extern "C" fn(*const Proc, usize, *const Info, usize) -> c_int;
+type GetFn = unsafe extern "C" fn(*const Proc, *const c_char, *const Info, usize, *mut *mut Value) -> c_int;
+type ValueDestructFn = unsafe extern "C" fn(*mut Value);
+type ErrorStringFn = unsafe extern "C" fn(c_int) -> *const c_char;
+
+/// The library's entry points.
+struct Api {
+    init: InitFn,
+    finalize: FinalizeFn,
+    abort: AbortFn,
+    put: PutFn,
+    commit: CommitFn,
+    fence: FenceFn,
+    get: GetFn,
+    value_destruct: ValueDestructFn,
+    error_string: ErrorStringFn,
+}
+
+/// Whether the environment says a PMIx server started this process.
+pub fn detected() -> bool {
+    std::env::var_os("PMIX_RANK").is_some() && std::env::var_os("PMIX_NAMESPACE").is_some()
+}
+
+/// The library names tried, in order (`OXMPI_PMIX_LIBRARY` first when set).
+fn library_names() -> Vec<String> {
+    let mut v = Vec::new();
+    if let Ok(p) = std::env::var("OXMPI_PMIX_LIBRARY") {
+        if !p.is_empty() {
+            v.push(p);
+        }
+    }
+    v.extend(["libpmix.so.2", "libpmix.so"].map(String::from));
+    v
+}
+
+fn dlerror() -> String {
+    // SAFETY: dlerror returns NULL or a NUL-terminated string valid until the
+    // next dl* call on this thread; it is copied at once.
+    unsafe {
+        let e = libc::dlerror();
+        if e.is_null() {
+            "unknown error".into()
+        } else {
+            CStr::from_ptr(e).to_string_lossy().into_owned()
+        }
+    }
+}
+
+fn load() -> Result<Api, PmiError> {
+    let mut tried = Vec::new();
+    let mut handle = std::ptr::null_mut();
+    for name in library_names() {
+        let c = CString::new(name.clone()).map_err(|_| PmiError::Env {
+            var: "OXMPI_PMIX_LIBRARY",
+            problem: "contains a NUL byte".into(),
+        })?;
+        // SAFETY: dlopen with a NUL-terminated name; loading libpmix runs its
+        // constructors, which only initialise the library itself.
+        handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
+        if !handle.is_null() {
+            break;
+        }
+        tried.push(format!("{name}: {}", dlerror()));
+    }
+    if handle.is_null() {
+        return Err(PmiError::Env {
+            var: "PMIX_RANK",
+            problem: format!(
+                "this process was started by a PMIx server, but the PMIx client library \
+                 cannot be loaded (install libpmix2, or name the library in OXMPI_PMIX_LIBRARY): {}",
+                tried.join("; ")
+            ),
+        });
+    }
+    let sym = |name: &str| -> Result<*mut c_void, PmiError> {
+        let c = CString::new(name).expect("symbol names have no NUL");
+        // SAFETY: dlsym on the handle just opened, with a NUL-terminated name.
+        let p = unsafe { libc::dlsym(handle, c.as_ptr()) };
+        if p.is_null() {
+            Err(PmiError::Env { var: "PMIX_RANK", problem: format!("the PMIx library has no {name}: {}", dlerror()) })
+        } else {
+            Ok(p)
+        }
+    };
+    // SAFETY: each symbol is the PMIx function of that name, whose C
+    // prototype (pmix.h) the function pointer type repeats.
+    unsafe {
+        Ok(Api {
+            init: std::mem::transmute::<*mut c_void, InitFn>(sym("PMIx_Init")?),
+            finalize: std::mem::transmute::<*mut c_void, FinalizeFn>(sym("PMIx_Finalize")?),
+            abort: std::mem::transmute::<*mut c_void, AbortFn>(sym("PMIx_Abort")?),
+            put: std::mem::transmute::<*mut c_void, PutFn>(sym("PMIx_Put")?),
+            commit: std::mem::transmute::<*mut c_void, CommitFn>(sym("PMIx_Commit")?),
+            fence: std::mem::transmute::<*mut c_void, FenceFn>(sym("PMIx_Fence")?),
+            get: std::mem::transmute::<*mut c_void, GetFn>(sym("PMIx_Get")?),
+            value_destruct: std::mem::transmute::<*mut c_void, ValueDestructFn>(sym("PMIx_Value_destruct")?),
+            error_string: std::mem::transmute::<*mut c_void, ErrorStringFn>(sym("PMIx_Error_string")?),
+        })
+    }
+}
+
+/// A value `PMIx_Get` returned, decoded.
+enum Got {
+    Str(String),
+    Int(i64),
+    /// A type oxmpi does not read.
+    Other,
+}
+
+/// A process's connection to its PMIx server.
+pub(crate) struct PmixClient {
+    api: Api,
+    me: Proc,
+    pub(crate) rank: u32,
+    pub(crate) size: u32,
+    pub(crate) appnum: i32,
+    pub(crate) universe_size: i32,
+    pub(crate) nspace: String,
+}
+
+fn key(name: &str) -> Result<CString, PmiError> {
+    if name.is_empty() || name.len() >= KEYLEN {
+        return Err(PmiError::InvalidKey { key: name.into(), reason: format!("PMIx keys have 1 to {} bytes", KEYLEN - 1) });
+    }
+    CString::new(name).map_err(|_| PmiError::InvalidKey { key: name.into(), reason: "contains a NUL byte".into() })
+}
+
+impl PmixClient {
+    /// `PMIx_Init`, then the job's size, this process's application number and
+    /// the universe size.
+    pub(crate) fn init() -> Result<PmixClient, PmiError> {
+        let api = load()?;
+        let mut me = Proc { nspace: [0; NSLEN], rank: 0 };
+        // SAFETY: `me` is a writable pmix_proc_t; no info array.
+        let rc = unsafe { (api.init)(&mut me, std::ptr::null_mut(), 0) };
+        let nspace = String::from_utf8_lossy(&me.nspace[..me.nspace.iter().position(|&b| b == 0).unwrap_or(NSLEN)]).into_owned();
+        let mut c = PmixClient { api, me, rank: me.rank, size: 0, appnum: 0, universe_size: 0, nspace };
+        c.check(rc, "PMIx_Init")?;
+        let size = match c.get_job("pmix.job.size")? {
+            Got::Int(n) if n > 0 => n as u32,
+            _ => return Err(PmiError::Protocol { expected: "pmix.job.size, a positive integer".into(), got: "something else".into() }),
+        };
+        c.size = size;
+        let me_rank = c.rank;
+        c.appnum = match c.get_proc(me_rank, "pmix.appnum", true)? {
+            Some(Got::Int(n)) if n >= 0 => n as i32,
+            _ => 0,
+        };
+        c.universe_size = match c.get_job("pmix.univ.size") {
+            Ok(Got::Int(n)) if n > 0 => n as i32,
+            _ => size as i32,
+        };
+        Ok(c)
+    }
+
+    fn error_text(&self, rc: c_int) -> String {
+        // SAFETY: PMIx_Error_string returns a static NUL-terminated string.
+        unsafe {
+            let p = (self.api.error_string)(rc);
+            if p.is_null() {
+                format!("status {rc}")
+            } else {
+                CStr::from_ptr(p).to_string_lossy().into_owned()
+            }
+        }
+    }
+
+    fn check(&self, rc: c_int, what: &str) -> Result<(), PmiError> {
+        if rc == PMIX_SUCCESS {
+            Ok(())
+        } else {
+            Err(PmiError::Server { cmd: what.into(), rc: rc as i64, msg: Some(self.error_text(rc)) })
+        }
+    }
+
+    fn proc_of(&self, rank: u32) -> Proc {
+        Proc { nspace: self.me.nspace, rank }
+    }
+
+    /// `PMIx_Get` of `key` from `rank`; `optional`: only what the server
+    /// already holds (no wait), `None` when absent.
+    fn get_raw(&self, rank: u32, name: &str, optional: bool) -> Result<Option<Got>, PmiError> {
+        let k = key(name)?;
+        let p = self.proc_of(rank);
+        let mut info = Info { key: [0; KEYLEN], flags: 0, value: Value { ty: PMIX_BOOL, data: [1, 0, 0] } };
+        info.key[..13].copy_from_slice(b"pmix.optional");
+        let (infos, ninfo): (*const Info, usize) = if optional { (&info, 1) } else { (std::ptr::null(), 0) };
+        let mut out: *mut Value = std::ptr::null_mut();
+        // SAFETY: a valid proc, a NUL-terminated key, `ninfo` infos, and a
+        // place for the returned pointer.
+        let rc = unsafe { (self.api.get)(&p, k.as_ptr(), infos, ninfo, &mut out) };
+        if rc != PMIX_SUCCESS || out.is_null() {
+            if optional {
+                return Ok(None);
+            }
+            self.check(if rc == PMIX_SUCCESS { -1 } else { rc }, &format!("PMIx_Get {name} of rank {rank}"))?;
+        }
+        // SAFETY: PMIx returned a valid, initialised pmix_value_t that we own.
+        let v = unsafe { *out };
+        let got = match v.ty {
+            PMIX_STRING => {
+                let s = v.data[0] as *const c_char;
+                if s.is_null() {
+                    Got::Str(String::new())
+                } else {
+                    // SAFETY: a PMIX_STRING value holds a NUL-terminated string owned by the value.
+                    Got::Str(unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned())
+                }
+            }
+            PMIX_UINT16 => Got::Int((v.data[0] & 0xffff) as i64),
+            PMIX_UINT32 | PMIX_PROC_RANK | PMIX_UINT => Got::Int((v.data[0] & 0xffff_ffff) as i64),
+            PMIX_INT | PMIX_INT32 => Got::Int((v.data[0] as u32) as i32 as i64),
+            PMIX_UINT64 | PMIX_SIZE => Got::Int(v.data[0] as i64),
+            _ => Got::Other,
+        };
+        // SAFETY: PMIX_VALUE_RELEASE: destruct the value PMIx allocated, then free it.
+        unsafe {
+            (self.api.value_destruct)(out);
+            libc::free(out as *mut c_void);
+        }
+        Ok(Some(got))
+    }
+
+    fn get_job(&self, name: &str) -> Result<Got, PmiError> {
+        Ok(self.get_raw(PMIX_RANK_WILDCARD, name, false)?.expect("a value or an error"))
+    }
+
+    fn get_proc(&self, rank: u32, name: &str, optional: bool) -> Result<Option<Got>, PmiError> {
+        self.get_raw(rank, name, optional)
+    }
+
+    /// `PMIx_Put` of a string, shared with every process of the job.
+    pub(crate) fn put(&mut self, name: &str, value: &str) -> Result<(), PmiError> {
+        let k = key(name)?;
+        let v = CString::new(value).map_err(|_| PmiError::InvalidValue { key: name.into(), reason: "contains a NUL byte".into() })?;
+        let mut val = Value { ty: PMIX_STRING, data: [v.as_ptr() as u64, 0, 0] };
+        // SAFETY: a NUL-terminated key and a PMIX_STRING value whose string
+        // outlives the call (PMIx copies it).
+        let rc = unsafe { (self.api.put)(PMIX_GLOBAL, k.as_ptr(), &mut val) };
+        self.check(rc, &format!("PMIx_Put {name}"))
+    }
+
+    /// `PMIx_Commit`, then `PMIx_Fence` over the whole job collecting the
+    /// data: a barrier after which every `put` is readable by every process.
+    pub(crate) fn fence(&mut self) -> Result<(), PmiError> {
+        // SAFETY: no arguments.
+        let rc = unsafe { (self.api.commit)() };
+        self.check(rc, "PMIx_Commit")?;
+        let all = self.proc_of(PMIX_RANK_WILDCARD);
+        let mut info = Info { key: [0; KEYLEN], flags: 0, value: Value { ty: PMIX_BOOL, data: [1, 0, 0] } };
+        info.key[..12].copy_from_slice(b"pmix.collect");
+        // SAFETY: one proc (the whole namespace) and one info, both valid.
+        let rc = unsafe { (self.api.fence)(&all, 1, &info, 1) };
+        self.check(rc, "PMIx_Fence")
+    }
+
+    /// The string `rank` put under `name`; `None` when it put nothing (or a
+    /// value of another type).
+    pub(crate) fn get_of(&mut self, rank: u32, name: &str) -> Result<Option<String>, PmiError> {
+        if rank >= self.size {
+            return Ok(None);
+        }
+        Ok(match self.get_proc(rank, name, false)? {
+            Some(Got::Str(s)) => Some(s),
+            _ => None,
+        })
+    }
+
+    /// The node of every rank (`pmix.nodeid`), as a `PMI_process_mapping`
+    /// vector (`(vector,(node,count,1)...)`), or `None` when the server does not say.
+    pub(crate) fn process_mapping(&mut self) -> Result<Option<String>, PmiError> {
+        let mut nodes = Vec::with_capacity(self.size as usize);
+        for r in 0..self.size {
+            match self.get_proc(r, "pmix.nodeid", false) {
+                Ok(Some(Got::Int(n))) => nodes.push(n as u32),
+                _ => return Ok(None),
+            }
+        }
+        Ok(Some(crate::server::nodes_mapping(&nodes)))
+    }
+
+    /// `PMIx_Abort` of the whole job.
+    pub(crate) fn abort(&mut self, code: i32, msg: &str) -> Result<(), PmiError> {
+        let m = CString::new(msg.replace('\0', " ")).unwrap_or_default();
+        // SAFETY: a NUL-terminated message; no procs means the whole job.
+        let rc = unsafe { (self.api.abort)(code, m.as_ptr(), std::ptr::null_mut(), 0) };
+        self.check(rc, "PMIx_Abort")
+    }
+
+    /// `PMIx_Finalize`.
+    pub(crate) fn finalize(self) -> Result<(), PmiError> {
+        // SAFETY: no info array.
+        let rc = unsafe { (self.api.finalize)(std::ptr::null(), 0) };
+        self.check(rc, "PMIx_Finalize")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_match_pmix_common_h() {
+        assert_eq!(std::mem::size_of::<Proc>(), 260);
+        assert_eq!(std::mem::size_of::<Value>(), 32);
+        assert_eq!(std::mem::offset_of!(Value, data), 8);
+        assert_eq!(std::mem::size_of::<Info>(), 552);
+        assert_eq!(std::mem::offset_of!(Info, flags), 512);
+        assert_eq!(std::mem::offset_of!(Info, value), 520);
+    }
+}
