@@ -470,8 +470,9 @@ unsafe fn access<C: Count>(base: &'static str, fh: MPI_File, offset: Option<MPI_
                 fill_status(s, &st);
             }
             Out::Request(r) => {
-                // SAFETY: as above; the buffer stays valid until the request completes,
-                // which it does before this call returns.
+                // SAFETY: as above; the buffer stays valid until the request
+                // completes (MPI contract), which a collective access does in the
+                // background, on the file's I/O worker.
                 let req = unsafe { f.iaccess(call, pos, coll, dir, buf as *mut u8, n, &dt)? };
                 let h = crate::p2p::new_request(req, crate::errors::NO_COMM, None);
                 // SAFETY: non-null (checked above), the OUT request (MPI contract).
@@ -526,7 +527,7 @@ rw!(PMPI_File_iwrite_shared, PMPI_File_iwrite_shared_c, "MPI_File_iwrite_shared"
 rw!(PMPI_File_read_ordered, PMPI_File_read_ordered_c, "MPI_File_read_ordered", MVoid, nooff, ORD, true, RD, status: PStatus => Out::Status(status));
 rw!(PMPI_File_write_ordered, PMPI_File_write_ordered_c, "MPI_File_write_ordered", CVoid, nooff, ORD, true, WR, status: PStatus => Out::Status(status));
 
-// Split collectives: `_begin` runs the access, `_end` reports its status.
+// Split collectives: `_begin` starts the access in the background, `_end` waits for it.
 macro_rules! begin {
     ($int:ident, $wide:ident, $base:literal, $buf:ident, off, $pos:expr, $dir:expr) => {
         entry!($int, $wide, (fh: MPI_File, offset: MPI_Offset, buf: $buf, count: CNT, datatype: MPI_Datatype) =>

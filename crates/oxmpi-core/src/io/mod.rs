@@ -17,15 +17,21 @@
 //! - Collective calls use two-phase I/O ([`twophase`]) unless the hints
 //!   disable it or atomic mode is on.
 //! - Atomic mode takes an `fcntl` byte-range lock over each access.
-//! - Non-blocking and split-collective calls run the operation when they are
-//!   started and hand back a completed request (or keep the status for the
-//!   `_end` call), which MPI permits: the data are in place when the request
-//!   completes.
+//! - Non-blocking collective and split-collective calls return at once: the
+//!   access is queued to the file's I/O worker ([`worker`]), a thread that runs
+//!   the file's collective accesses in the order they were started (the order
+//!   every rank starts them in), so ranks may communicate between the start
+//!   and the wait. The request is an engine task that completes when the
+//!   worker hands its outcome over. Other collective calls on the file wait
+//!   until the worker's queue is empty first. Independent non-blocking calls
+//!   need no other rank: they run when started and hand back a completed
+//!   request, which MPI permits.
 //! - Errors come from errno with the path in the message ([`sys::class_of`]).
 
 pub mod sys;
 pub mod twophase;
 pub mod view;
+pub mod worker;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -212,7 +218,8 @@ pub fn delete(call: &str, path: &Path) -> Result<()> {
 pub struct Split {
     pub pos_kind: u8,
     pub dir: Dir,
-    pub status: Status,
+    /// The access, running on the file's I/O worker.
+    pub req: Request,
 }
 
 struct St {
@@ -239,6 +246,8 @@ pub(crate) struct Inner {
     shfp_path: PathBuf,
     shfp: Mutex<Option<std::fs::File>>,
     st: Mutex<St>,
+    /// The thread running this file's non-blocking collective accesses.
+    worker: worker::Slot,
 }
 
 /// An open file.
@@ -386,6 +395,7 @@ impl File {
             shfp_path,
             shfp: Mutex::new(None),
             st: Mutex::new(St { view: View::bytes(), pos, atomic: false, hints, split: None, closed: false }),
+            worker: worker::Slot::default(),
         }));
         if amode & mode::APPEND != 0 && me == 0 {
             // A directory we cannot write in fails here and again, reported,
@@ -436,6 +446,7 @@ impl File {
             }
             st.closed = true;
         }
+        self.0.worker.stop();
         barrier(&self.0.comm)?;
         let mut res = Ok(());
         if self.0.comm.rank() == 0 {
@@ -467,6 +478,7 @@ impl File {
     pub fn set_size(&self, call: &str, size: u64) -> Result<()> {
         drop(self.live(call)?);
         self.writable(call)?;
+        self.0.worker.quiesce();
         let all = allgather_u64(&self.0.comm, &[size])?;
         if all.iter().any(|&s| s != size) {
             return Err(MpiError::arg(ErrorClass::NotSame, call, "size", "differs between the ranks"));
@@ -490,6 +502,7 @@ impl File {
     pub fn preallocate(&self, call: &str, size: u64) -> Result<()> {
         drop(self.live(call)?);
         self.writable(call)?;
+        self.0.worker.quiesce();
         let r = if self.0.comm.rank() == 0 { sys::preallocate(&self.0.file, size).map_err(|e| sys::os_error(call, &self.0.path, "cannot preallocate", &e)) } else { Ok(()) };
         self.agree(call, r)
     }
@@ -497,6 +510,7 @@ impl File {
     /// `MPI_File_sync` (collective).
     pub fn sync(&self, call: &str) -> Result<()> {
         drop(self.live(call)?);
+        self.0.worker.quiesce();
         let r = if self.0.amode & mode::RDONLY == 0 { self.0.file.sync_data().map_err(|e| sys::os_error(call, &self.0.path, "cannot sync", &e)) } else { Ok(()) };
         barrier(&self.0.comm)?;
         r
@@ -505,6 +519,7 @@ impl File {
     /// `MPI_File_set_atomicity` (collective).
     pub fn set_atomicity(&self, call: &str, on: bool) -> Result<()> {
         drop(self.live(call)?);
+        self.0.worker.quiesce();
         let all = allgather_u64(&self.0.comm, &[on as u64])?;
         if all.iter().any(|&a| a != on as u64) {
             return Err(MpiError::arg(ErrorClass::NotSame, call, "flag", "differs between the ranks"));
@@ -568,6 +583,7 @@ impl File {
                 return Err(MpiError::new(ErrorClass::Other, format!("{call}: a split collective is pending")));
             }
         }
+        self.0.worker.quiesce();
         let disp = match disp {
             Some(d) => d,
             None => {
@@ -691,6 +707,7 @@ impl File {
     /// `MPI_File_seek_shared` (collective).
     pub fn seek_shared(&self, call: &str, off: i64, whence: Whence) -> Result<()> {
         let view = self.live(call)?.view.clone();
+        self.0.worker.quiesce();
         let all = allgather_u64(&self.0.comm, &[off as u64, whence as u64])?;
         if all.chunks(2).any(|c| c[0] != off as u64 || c[1] != whence as u64) {
             return Err(MpiError::arg(ErrorClass::NotSame, call, "offset", "offset and whence differ between the ranks"));
@@ -725,6 +742,17 @@ impl File {
     /// `buf` holds `count` elements of `dt`: readable for writes, writable for reads.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn access(&self, call: &str, pos: Pos, collective: bool, dir: Dir, buf: *mut u8, count: usize, dt: &Datatype) -> Result<Status> {
+        let snap = self.check_access(call, pos, dir, count, dt)?;
+        if collective || pos == Pos::Ordered {
+            // The file's communicator carries one collective at a time, in start order.
+            self.0.worker.quiesce();
+        }
+        // SAFETY: forwarded caller contract.
+        unsafe { self.perform(call, &snap, pos, collective, dir, buf, count, dt, true) }
+    }
+
+    /// Checks an access and takes what it needs of the file's state.
+    fn check_access(&self, call: &str, pos: Pos, dir: Dir, count: usize, dt: &Datatype) -> Result<Snap> {
         let (view, atomic, hints, ipos) = {
             let st = self.live(call)?;
             (st.view.clone(), st.atomic, st.hints.clone(), st.pos)
@@ -755,6 +783,20 @@ impl File {
                 }
             }
         }
+        Ok(Snap { view, atomic, hints, ipos, bytes })
+    }
+
+    /// Runs an access checked by [`check_access`](File::check_access);
+    /// `track`: advance the individual pointer by what was moved (blocking
+    /// calls; non-blocking ones advanced it when they started).
+    ///
+    /// # Safety
+    /// As [`access`](File::access).
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn perform(&self, call: &str, snap: &Snap, pos: Pos, collective: bool, dir: Dir, buf: *mut u8, count: usize, dt: &Datatype, track: bool) -> Result<Status> {
+        let Snap { view, atomic, hints, ipos, bytes } = snap;
+        let (atomic, ipos, bytes) = (*atomic, *ipos, *bytes);
+        let es = view.etype_size();
         let netypes = bytes.checked_div(es).unwrap_or(0);
         let start = match pos {
             Pos::At(o) => o * es,
@@ -779,9 +821,9 @@ impl File {
                 // SAFETY: forwarded caller contract (readable buffer).
                 let data = unsafe { to_file_stream(call, &view.datarep, buf, count, dt)? };
                 if use_2p(hints.cb_write) {
-                    twophase::write(self, call, &view, &hints, start, &data)?;
+                    twophase::write(self, call, view, hints, start, &data)?;
                 } else {
-                    self.write_indep(call, &view, atomic, start, &data)?;
+                    self.write_indep(call, view, atomic, start, &data)?;
                     if collective {
                         barrier(&self.0.comm)?;
                     }
@@ -801,9 +843,9 @@ impl File {
                     &mut tmp
                 };
                 let got = if use_2p(hints.cb_read) {
-                    twophase::read(self, call, &view, &hints, start, out)?
+                    twophase::read(self, call, view, hints, start, out)?
                 } else {
-                    let g = self.read_indep(call, &view, atomic, start, out)?;
+                    let g = self.read_indep(call, view, atomic, start, out)?;
                     if collective {
                         barrier(&self.0.comm)?;
                     }
@@ -816,48 +858,89 @@ impl File {
                 got
             }
         };
-        if pos == Pos::Individual {
+        if pos == Pos::Individual && track {
             self.st().pos = ipos + moved.checked_div(es).unwrap_or(0);
         }
         Ok(Status { source: crate::request::PROC_NULL, tag: crate::matching::ANY_TAG, error: 0, count_bytes: moved as usize, cancelled: false })
     }
 
-    /// [`access`](File::access), handing back a completed request.
+    /// A non-blocking access. Collective ones run on the file's I/O worker
+    /// (see [`worker`]) and the call returns at once; independent ones run
+    /// now and hand back a completed request.
     ///
     /// # Safety
-    /// As [`access`](File::access).
+    /// As [`access`](File::access), and the buffer stays valid (and, for
+    /// writes, unmodified; for reads, untouched) until the request completes.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn iaccess(&self, call: &str, pos: Pos, collective: bool, dir: Dir, buf: *mut u8, count: usize, dt: &Datatype) -> Result<Request> {
+        if !(collective || pos == Pos::Ordered) {
+            // SAFETY: forwarded caller contract.
+            let s = unsafe { self.access(call, pos, collective, dir, buf, count, dt)? };
+            return Ok(crate::runtime::engine()?.with_state(|st| st.done_request(s)));
+        }
         // SAFETY: forwarded caller contract.
-        let s = unsafe { self.access(call, pos, collective, dir, buf, count, dt)? };
-        Ok(crate::runtime::engine()?.with_state(|st| st.done_request(s)))
+        unsafe { self.start_background(call, pos, dir, buf, count, dt) }
     }
 
-    /// A split collective's `_begin`: runs the access, keeps its status.
+    /// Queues a collective access on the worker. The individual pointer moves
+    /// now, by the amount requested (MPI-4.1 §14.4.3: it is updated when a
+    /// non-blocking access starts).
     ///
     /// # Safety
-    /// As [`access`](File::access).
+    /// As [`iaccess`](File::iaccess).
+    unsafe fn start_background(&self, call: &str, pos: Pos, dir: Dir, buf: *mut u8, count: usize, dt: &Datatype) -> Result<Request> {
+        let snap = self.check_access(call, pos, dir, count, dt)?;
+        let pos = match pos {
+            Pos::Individual => {
+                let es = snap.view.etype_size();
+                let mut st = self.st();
+                let p = st.pos;
+                st.pos = p + snap.bytes.checked_div(es).unwrap_or(0);
+                Pos::At(p)
+            }
+            p => p,
+        };
+        let me = self.clone();
+        let call_s = call.to_string();
+        let dt = dt.clone();
+        let buf = UserBuf(buf);
+        self.0.worker.submit(call, move || {
+            let buf = buf;
+            // SAFETY: the caller keeps the buffer valid and otherwise unused
+            // until the request completes, which is after this returns.
+            unsafe { me.perform(&call_s, &snap, pos, true, dir, buf.0, count, &dt, false) }
+        })
+    }
+
+    /// A split collective's `_begin`: starts the access on the file's I/O
+    /// worker and returns; `_end` waits for it.
+    ///
+    /// # Safety
+    /// As [`iaccess`](File::iaccess), until the matching `_end` returns.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn split_begin(&self, call: &str, pos: Pos, dir: Dir, buf: *mut u8, count: usize, dt: &Datatype) -> Result<()> {
         if self.live(call)?.split.is_some() {
             return Err(MpiError::new(ErrorClass::Other, format!("{call}: another split collective is pending on this file (one at a time per file handle)")));
         }
         // SAFETY: forwarded caller contract.
-        let status = unsafe { self.access(call, pos, true, dir, buf, count, dt)? };
-        self.st().split = Some(Split { pos_kind: pos_kind(pos), dir, status });
+        let req = unsafe { self.start_background(call, pos, dir, buf, count, dt)? };
+        self.st().split = Some(Split { pos_kind: pos_kind(pos), dir, req });
         Ok(())
     }
 
-    /// A split collective's `_end`: the status of the matching `_begin`.
+    /// A split collective's `_end`: waits for the matching `_begin`'s access.
     pub fn split_end(&self, call: &str, pos: Pos, dir: Dir) -> Result<Status> {
-        let mut st = self.live(call)?;
-        match st.split {
-            Some(s) if s.dir == dir && s.pos_kind == pos_kind(pos) => {
-                st.split = None;
-                Ok(s.status)
+        let mut req = {
+            let mut st = self.live(call)?;
+            match st.split {
+                Some(s) if s.dir == dir && s.pos_kind == pos_kind(pos) => {
+                    st.split = None;
+                    s.req
+                }
+                _ => return Err(MpiError::new(ErrorClass::Other, format!("{call}: no matching _begin call is pending on this file"))),
             }
-            _ => Err(MpiError::new(ErrorClass::Other, format!("{call}: no matching _begin call is pending on this file"))),
-        }
+        };
+        crate::pt2pt::wait(&mut req)
     }
 
     fn lock_span(&self, call: &str, pieces: &[(u64, u64)], write: bool) -> Result<Option<(u64, u64)>> {
@@ -959,6 +1042,25 @@ impl File {
         &self.0
     }
 }
+
+/// What an access takes of the file's state when it starts.
+struct Snap {
+    view: View,
+    atomic: bool,
+    hints: Hints,
+    /// The individual pointer, in etypes.
+    ipos: u64,
+    /// Bytes of the datatype's packed stream.
+    bytes: u64,
+}
+
+/// The user's buffer of a background access.
+struct UserBuf(*mut u8);
+
+// SAFETY: the pointer is only dereferenced by the worker's access, which the
+// caller of `iaccess`/`split_begin` allows until the request completes; the
+// starting thread does not touch the buffer meanwhile (MPI contract).
+unsafe impl Send for UserBuf {}
 
 fn pos_kind(p: Pos) -> u8 {
     match p {
