@@ -769,21 +769,30 @@ impl File {
             self.no_seq(call)?;
         }
         let bytes = dt.size().checked_mul(count).ok_or_else(|| MpiError::arg(ErrorClass::Count, call, "count", "count times the datatype's size overflows"))? as u64;
+        // The access's data stream is in the file's representation.
+        let fbytes = view.datarep.file_bytes(dt, count)?;
         let es = view.etype_size();
-        if es > 0 && bytes % es != 0 {
-            return Err(MpiError::arg(ErrorClass::Type, call, "datatype", format!("{bytes} bytes are not a whole number of etypes of {es} bytes")));
+        if es > 0 && fbytes % es != 0 {
+            return Err(MpiError::arg(ErrorClass::Type, call, "datatype", format!("{fbytes} bytes in the file are not a whole number of etypes of {es} bytes")));
         }
-        if es == 0 && bytes > 0 {
+        if es == 0 && fbytes > 0 {
             return Err(MpiError::arg(ErrorClass::Type, call, "fh", "the view's etype has size 0"));
         }
-        if let Datarep::User(_, conv) = &view.datarep {
-            for &(p, _) in dt.signature() {
-                if conv.file_extent(&Datatype::predefined(p))? != p.size() {
-                    return Err(MpiError::arg(ErrorClass::UnsupportedDatarep, call, "datatype", "a file extent differs from the native size"));
-                }
+        if let Datarep::User(name, conv) = &view.datarep {
+            let converts = match dir {
+                Dir::Write => conv.converts_writes(),
+                Dir::Read => conv.converts_reads(),
+            };
+            if !converts && !view.datarep.same_sizes(dt)? {
+                return Err(MpiError::arg(
+                    ErrorClass::Conversion,
+                    call,
+                    "datatype",
+                    format!("data representation \"{name}\" gives these types other sizes in the file but has no {} conversion function", if dir == Dir::Write { "write" } else { "read" }),
+                ));
             }
         }
-        Ok(Snap { view, atomic, hints, ipos, bytes })
+        Ok(Snap { view, atomic, hints, ipos, bytes, fbytes })
     }
 
     /// Runs an access checked by [`check_access`](File::check_access);
@@ -794,10 +803,10 @@ impl File {
     /// As [`access`](File::access).
     #[allow(clippy::too_many_arguments)]
     unsafe fn perform(&self, call: &str, snap: &Snap, pos: Pos, collective: bool, dir: Dir, buf: *mut u8, count: usize, dt: &Datatype, track: bool) -> Result<Status> {
-        let Snap { view, atomic, hints, ipos, bytes } = snap;
-        let (atomic, ipos, bytes) = (*atomic, *ipos, *bytes);
+        let Snap { view, atomic, hints, ipos, bytes, fbytes } = snap;
+        let (atomic, ipos, bytes, fbytes) = (*atomic, *ipos, *bytes, *fbytes);
         let es = view.etype_size();
-        let netypes = bytes.checked_div(es).unwrap_or(0);
+        let netypes = fbytes.checked_div(es).unwrap_or(0);
         let start = match pos {
             Pos::At(o) => o * es,
             Pos::Individual => ipos * es,
@@ -819,7 +828,7 @@ impl File {
         let moved = match dir {
             Dir::Write => {
                 // SAFETY: forwarded caller contract (readable buffer).
-                let data = unsafe { to_file_stream(call, &view.datarep, buf, count, dt)? };
+                let data = unsafe { to_file_stream(call, &view.datarep, buf, count, dt, fbytes)? };
                 if use_2p(hints.cb_write) {
                     twophase::write(self, call, view, hints, start, &data)?;
                 } else {
@@ -828,7 +837,7 @@ impl File {
                         barrier(&self.0.comm)?;
                     }
                 }
-                bytes
+                (fbytes, bytes)
             }
             Dir::Read => {
                 let direct = matches!(view.datarep, Datarep::Native | Datarep::Internal) && dt.is_contiguous();
@@ -839,7 +848,7 @@ impl File {
                     // caller's contract and not aliased during the call.
                     unsafe { std::slice::from_raw_parts_mut(buf.wrapping_offset(dt.true_lb()), bytes as usize) }
                 } else {
-                    tmp = vec![0u8; bytes as usize];
+                    tmp = vec![0u8; fbytes as usize];
                     &mut tmp
                 };
                 let got = if use_2p(hints.cb_read) {
@@ -851,17 +860,21 @@ impl File {
                     }
                     g
                 };
-                if !direct {
+                let native = if direct {
+                    got
+                } else {
                     // SAFETY: forwarded caller contract (writable buffer).
-                    unsafe { from_file_stream(call, &view.datarep, &mut out[..got as usize], buf, count, dt)? };
-                }
-                got
+                    unsafe { from_file_stream(call, &view.datarep, &mut out[..got as usize], buf, count, dt)? }
+                };
+                (got, native)
             }
         };
+        // `moved`: bytes of the file's stream; `native`: bytes of memory data.
+        let (moved, native) = moved;
         if pos == Pos::Individual && track {
             self.st().pos = ipos + moved.checked_div(es).unwrap_or(0);
         }
-        Ok(Status { source: crate::request::PROC_NULL, tag: crate::matching::ANY_TAG, error: 0, count_bytes: moved as usize, cancelled: false })
+        Ok(Status { source: crate::request::PROC_NULL, tag: crate::matching::ANY_TAG, error: 0, count_bytes: native as usize, cancelled: false })
     }
 
     /// A non-blocking access. Collective ones run on the file's I/O worker
@@ -895,7 +908,7 @@ impl File {
                 let es = snap.view.etype_size();
                 let mut st = self.st();
                 let p = st.pos;
-                st.pos = p + snap.bytes.checked_div(es).unwrap_or(0);
+                st.pos = p + snap.fbytes.checked_div(es).unwrap_or(0);
                 Pos::At(p)
             }
             p => p,
@@ -1050,8 +1063,10 @@ struct Snap {
     hints: Hints,
     /// The individual pointer, in etypes.
     ipos: u64,
-    /// Bytes of the datatype's packed stream.
+    /// Bytes of the datatype's packed stream in memory.
     bytes: u64,
+    /// Bytes of the access in the file's representation.
+    fbytes: u64,
 }
 
 /// The user's buffer of a background access.
@@ -1094,13 +1109,24 @@ fn host_ids(comm: &Comm) -> Vec<u32> {
     comm.group().iter().map(|&w| hosts.get(w as usize).copied().unwrap_or(0)).collect()
 }
 
-/// The file representation of `count` elements of `dt` at `buf`.
+/// User conversion functions convert at most this many file bytes per call
+/// (whole elements of the memory datatype, at least one), with the position
+/// of the first element, as MPI-4.1 §14.5.3 allows.
+pub const CONV_CHUNK: usize = 64 << 10;
+
+/// Elements of `dt` per conversion call, and the file bytes of one.
+fn conv_chunk(rep: &Datarep, dt: &Datatype) -> Result<(usize, usize)> {
+    let one = rep.file_bytes(dt, 1)?.max(1) as usize;
+    Ok(((CONV_CHUNK / one).max(1), one))
+}
+
+/// The file representation (`fbytes` bytes) of `count` elements of `dt` at `buf`.
 ///
 /// # Safety
 /// `buf` holds `count` elements of `dt`, readable.
-unsafe fn to_file_stream<'a>(call: &str, rep: &Datarep, buf: *const u8, count: usize, dt: &Datatype) -> Result<Cow<'a, [u8]>> {
+unsafe fn to_file_stream<'a>(call: &str, rep: &Datarep, buf: *const u8, count: usize, dt: &Datatype, fbytes: u64) -> Result<Cow<'a, [u8]>> {
     let bytes = dt.size() * count;
-    if bytes == 0 {
+    if bytes == 0 || fbytes == 0 {
         return Ok(Cow::Owned(Vec::new()));
     }
     let native = match rep {
@@ -1113,38 +1139,30 @@ unsafe fn to_file_stream<'a>(call: &str, rep: &Datarep, buf: *const u8, count: u
         // bytes from its true lower bound, readable by the caller's contract.
         return Ok(Cow::Borrowed(unsafe { std::slice::from_raw_parts(buf.wrapping_offset(dt.true_lb()), bytes) }));
     }
-    let mut v = vec![0u8; bytes];
+    let mut v = vec![0u8; fbytes as usize];
     match rep {
         Datarep::User(name, c) if c.converts_writes() => {
+            let (per, one) = conv_chunk(rep, dt)?;
+            let mut at = 0;
+            while at < count {
+                let n = per.min(count - at);
+                // SAFETY: forwarded caller contract; elements `at..at + n` exist.
+                unsafe { c.write(buf, dt, n, at, &mut v[at * one..(at + n) * one]) }.map_err(|e| conv_err(call, name, e))?;
+                at += n;
+            }
+        }
+        Datarep::External32 => {
+            let mut packed = vec![0u8; bytes];
             // SAFETY: forwarded caller contract.
-            unsafe { c.write(buf, dt, count, &mut v) }.map_err(|e| conv_err(call, name, e))?;
+            unsafe { dt.pack(buf, count, &mut packed) };
+            external32::encode(call, dt, count, &packed, &mut v)?;
         }
         _ => {
             // SAFETY: forwarded caller contract.
             unsafe { dt.pack(buf, count, &mut v) };
-            if let Datarep::External32 = rep {
-                external32_same_size(call, dt)?;
-                let mut ext = vec![0u8; bytes];
-                external32::encode(call, dt, count, &v, &mut ext)?;
-                v = ext;
-            }
         }
     }
     Ok(Cow::Owned(v))
-}
-
-/// File views in external32 map the packed stream one-to-one onto the file, so
-/// they take the types whose external32 size is their native size (every type
-/// but `MPI_LONG`/`MPI_UNSIGNED_LONG`, `MPI_LONG_INT` and `long double` ones).
-fn external32_same_size(call: &str, dt: &Datatype) -> Result<()> {
-    if external32::size(dt) == dt.size() {
-        Ok(())
-    } else {
-        Err(MpiError::new(
-            ErrorClass::UnsupportedDatarep,
-            format!("{call}: the \"external32\" representation of this datatype is {} bytes per element, its native one {}; oxmpi's external32 file views take only types of equal sizes (not MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_INT or long double)", external32::size(dt), dt.size()),
-        ))
-    }
 }
 
 fn conv_err(call: &str, name: &str, e: MpiError) -> MpiError {
@@ -1155,51 +1173,56 @@ fn conv_err(call: &str, name: &str, e: MpiError) -> MpiError {
     }
 }
 
-/// Moves `data` (the file representation of the first `data.len()` bytes of
-/// the stream of `count` elements of `dt`) into memory at `buf`.
+/// Moves `data` (the first `data.len()` bytes of the file representation of
+/// `count` elements of `dt`) into memory at `buf`; returns the bytes of
+/// memory data delivered. When the file sizes differ from the native ones
+/// only whole elements of `dt` convert (a short read's partial element is
+/// not delivered).
 ///
 /// # Safety
 /// `buf` holds `count` elements of `dt`, writable.
-unsafe fn from_file_stream(call: &str, rep: &Datarep, data: &mut [u8], buf: *mut u8, count: usize, dt: &Datatype) -> Result<()> {
+unsafe fn from_file_stream(call: &str, rep: &Datarep, data: &mut [u8], buf: *mut u8, count: usize, dt: &Datatype) -> Result<u64> {
     if data.is_empty() {
-        return Ok(());
+        return Ok(0);
     }
+    let one = rep.file_bytes(dt, 1)?.max(1) as usize;
+    let whole = (data.len() / one).min(count);
+    let same = rep.same_sizes(dt)?;
     match rep {
         Datarep::User(name, c) if c.converts_reads() => {
-            let whole = data.len() / dt.size().max(1);
-            // SAFETY: forwarded caller contract; `whole <= count`.
-            unsafe { c.read(buf, dt, whole.min(count), &data[..whole * dt.size()]) }.map_err(|e| conv_err(call, name, e))?;
+            let (per, _) = conv_chunk(rep, dt)?;
+            let mut at = 0;
+            while at < whole {
+                let n = per.min(whole - at);
+                // SAFETY: forwarded caller contract; elements `at..at + n` exist.
+                unsafe { c.read(buf, dt, n, at, &data[at * one..(at + n) * one]) }.map_err(|e| conv_err(call, name, e))?;
+                at += n;
+            }
+            Ok((whole * dt.size()) as u64)
+        }
+        Datarep::External32 if !same => {
+            let mut native = vec![0u8; whole * dt.size()];
+            external32::decode(call, dt, whole, &data[..whole * one], &mut native)?;
+            // SAFETY: forwarded caller contract.
+            unsafe { dt.unpack_range(&native, buf, count, 0) };
+            Ok(native.len() as u64)
         }
         _ => {
             if let Datarep::External32 = rep {
-                external32_same_size(call, dt)?;
                 // Whole elements convert; a short read's partial tail is left as read.
-                let whole = (data.len() / dt.size().max(1)).min(count);
-                let n = whole * dt.size();
+                let n = whole * one;
                 let mut native = vec![0u8; n];
                 external32::decode(call, dt, whole, &data[..n], &mut native)?;
                 data[..n].copy_from_slice(&native);
             }
             // SAFETY: forwarded caller contract.
             unsafe { dt.unpack_range(data, buf, count, 0) };
+            Ok(data.len() as u64)
         }
     }
-    Ok(())
 }
 
 /// `MPI_File_get_type_extent`: the extent of `dt` in the file under `rep`.
-pub fn type_extent(dt: &Datatype, rep: &Datarep) -> Result<u64> {
-    match rep {
-        Datarep::User(_, c) => {
-            // Scale the extent by the file/native ratio of a homogeneous type.
-            if let Some(p) = dt.single_primitive() {
-                let fe = c.file_extent(&Datatype::predefined(p))? as u64;
-                let per = p.size().max(1) as u64;
-                Ok(dt.extent().max(0) as u64 / per * fe)
-            } else {
-                Ok(dt.extent().max(0) as u64)
-            }
-        }
-        _ => Ok(dt.extent().max(0) as u64),
-    }
+pub fn type_extent(call: &str, dt: &Datatype, rep: &Datarep) -> Result<u64> {
+    Ok(view::file_type(call, dt, rep)?.extent().max(0) as u64)
 }
