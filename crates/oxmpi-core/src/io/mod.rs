@@ -824,7 +824,9 @@ impl File {
         };
         let collective = collective || pos == Pos::Ordered;
         let n = self.0.comm.size();
-        let use_2p = |m: CbMode| collective && n > 1 && !atomic && m != CbMode::Disable;
+        // Two-phase I/O needs the pieces in file order.
+        let in_order = view.in_order(start, fbytes);
+        let use_2p = |m: CbMode| collective && n > 1 && !atomic && m != CbMode::Disable && in_order;
         let moved = match dir {
             Dir::Write => {
                 // SAFETY: forwarded caller contract (readable buffer).
@@ -957,8 +959,8 @@ impl File {
     }
 
     fn lock_span(&self, call: &str, pieces: &[(u64, u64)], write: bool) -> Result<Option<(u64, u64)>> {
-        let (Some(f), Some(l)) = (pieces.first(), pieces.last()) else { return Ok(None) };
-        let span = (f.0, l.0 + l.1 - f.0);
+        let (Some(lo), Some(hi)) = (pieces.iter().map(|p| p.0).min(), pieces.iter().map(|p| p.0 + p.1).max()) else { return Ok(None) };
+        let span = (lo, hi - lo);
         sys::lock(&self.0.file, span.0, span.1, write).map_err(|e| sys::os_error(call, &self.0.path, "cannot lock a byte range of", &e))?;
         Ok(Some(span))
     }
@@ -992,7 +994,8 @@ impl File {
         // `pread` of their span (at most 4 MiB, at least half of it wanted).
         if let (Some(first), Some(last)) = (pieces.first(), pieces.last()) {
             let (lo, hi) = (first.0, last.0 + last.1);
-            if pieces.len() > 1 && hi - lo <= 4 << 20 && (hi - lo) <= 2 * out.len() as u64 {
+            let sorted = pieces.windows(2).all(|w| w[0].0 + w[0].1 <= w[1].0);
+            if sorted && pieces.len() > 1 && hi - lo <= 4 << 20 && (hi - lo) <= 2 * out.len() as u64 {
                 let mut sieve = vec![0u8; (hi - lo) as usize];
                 let r = self.pread_full(&mut sieve, lo);
                 if let Some((s, l)) = span {

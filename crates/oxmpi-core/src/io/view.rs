@@ -182,6 +182,8 @@ pub struct View {
     tile_extent: u64,
     /// Bytes of one etype in the file.
     file_es: u64,
+    /// Whether a tile's data reach into the next tile.
+    overlapping: bool,
 }
 
 impl View {
@@ -237,16 +239,10 @@ impl View {
         if tile_size > 0 && ext <= 0 {
             return Err(MpiError::arg(ErrorClass::Type, call, "filetype", format!("has data but extent {ext}: its tiles cannot advance")));
         }
-        if let Some(&(first, _)) = runs.first() {
-            if last_end > first as i64 + ext as i64 {
-                return Err(MpiError::arg(
-                    ErrorClass::Type,
-                    call,
-                    "filetype",
-                    format!("its data span bytes {first}..{last_end}, more than its extent {ext}: tiles would overlap"),
-                ));
-            }
-        }
+        // Data reaching past the extent make consecutive tiles overlap (HDF5
+        // sets such views for one-tile accesses); accesses that span tiles of
+        // them are not in file order ([`View::in_order`]).
+        let overlapping = runs.first().is_some_and(|&(first, _)| last_end > first as i64 + ext as i64);
         let mut prefix = Vec::with_capacity(runs.len());
         let mut acc = 0;
         for r in &runs {
@@ -263,12 +259,19 @@ impl View {
             tile_size,
             tile_extent: ext.max(0) as u64,
             file_es: es as u64,
+            overlapping,
         })
     }
 
     /// Bytes of one etype in the file: the unit of offsets and pointers.
     pub fn etype_size(&self) -> u64 {
         self.file_es
+    }
+
+    /// Whether the file pieces of stream bytes `[start, start + len)` come in
+    /// increasing file order (always, unless the access spans tiles that overlap).
+    pub fn in_order(&self, start: u64, len: u64) -> bool {
+        !self.overlapping || len == 0 || self.tile_size == 0 || start / self.tile_size == (start + len - 1) / self.tile_size
     }
 
     /// Whether the view's data are one contiguous byte range from `disp`.
