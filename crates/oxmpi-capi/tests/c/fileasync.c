@@ -1,6 +1,7 @@
 /* Non-blocking collective and split-collective I/O progress in the background.
  * Ranks communicate between starting a collective access and waiting for it,
- * in orders that deadlock if the start call waits for the other ranks to join:
+ * in orders that deadlock if the start call waits for the other ranks to join
+ * (or that the launcher's deadlock detection must not mistake for one):
  * a chain of synchronous sends where rank r starts only after rank r-1 started
  * (forwards and backwards), a barrier on another communicator that half the
  * ranks enter before starting and half after, several accesses outstanding at
@@ -72,6 +73,15 @@ int main(int argc, char **argv) {
     tell_next();
     OK(MPI_Wait(&r[0], &st));
     OK(MPI_Get_count(&st, MPI_INT, &cnt)); CHECK(cnt == N);
+
+    /* A2: as A, but each rank computes (sleeps) after starting, outside MPI,
+     * before it tells the next: the background access waits meanwhile for
+     * ranks that wait for this one, which is no deadlock. */
+    wait_prev();
+    OK(MPI_File_iwrite_at_all(fh, region(0, rank), v, N, MPI_INT, &r[0]));
+    if (rank == 0) usleep(2500000);
+    tell_next();
+    OK(MPI_Wait(&r[0], MPI_STATUS_IGNORE));
 
     /* B: iwrite_all at the individual pointer, backward chain; the pointer
      * moves when the access starts. */

@@ -13,6 +13,10 @@
 //! waits sleep on the doorbell), so the main thread is free to send, receive
 //! or compute meanwhile.
 //!
+//! The worker's waits are not published to the launcher's deadlock
+//! detection (`diag::background_thread`): while it waits for other ranks, the
+//! program's own thread may be computing before it sends what they wait for.
+//!
 //! The user's request is an engine task ([`Handoff`]) whose step looks at the
 //! access's outcome: when the worker stores it, it takes one progress step,
 //! which completes the request and wakes any thread waiting on it.
@@ -91,6 +95,7 @@ impl Slot {
             let h = std::thread::Builder::new()
                 .name("oxmpi-io".into())
                 .spawn(move || {
+                    crate::diag::background_thread();
                     for job in rx {
                         job();
                         pending.fetch_sub(1, Ordering::AcqRel);
