@@ -353,7 +353,7 @@ unsafe fn type_extent<A: Copy + TryFrom<u64>>(call: &'static str, fh: MPI_File, 
         let dt = datatype(h, call, "datatype")?;
         // SAFETY: `extent` is the OUT argument: NULL (rejected) or writable and unaliased.
         let o = unsafe { out(call, "extent", extent)? };
-        let x = io::type_extent(&dt, &f.view().datarep)?;
+        let x = io::type_extent(call, &dt, &f.view().datarep)?;
         *o = A::try_from(x).map_err(|_| bad(ErrorClass::ValueTooLarge, call, "extent", format!("{x} does not fit")))?;
         Ok(())
     })
@@ -470,8 +470,9 @@ unsafe fn access<C: Count>(base: &'static str, fh: MPI_File, offset: Option<MPI_
                 fill_status(s, &st);
             }
             Out::Request(r) => {
-                // SAFETY: as above; the buffer stays valid until the request completes,
-                // which it does before this call returns.
+                // SAFETY: as above; the buffer stays valid until the request
+                // completes (MPI contract), which a collective access does in the
+                // background, on the file's I/O worker.
                 let req = unsafe { f.iaccess(call, pos, coll, dir, buf as *mut u8, n, &dt)? };
                 let h = crate::p2p::new_request(req, crate::errors::NO_COMM, None);
                 // SAFETY: non-null (checked above), the OUT request (MPI contract).
@@ -526,7 +527,7 @@ rw!(PMPI_File_iwrite_shared, PMPI_File_iwrite_shared_c, "MPI_File_iwrite_shared"
 rw!(PMPI_File_read_ordered, PMPI_File_read_ordered_c, "MPI_File_read_ordered", MVoid, nooff, ORD, true, RD, status: PStatus => Out::Status(status));
 rw!(PMPI_File_write_ordered, PMPI_File_write_ordered_c, "MPI_File_write_ordered", CVoid, nooff, ORD, true, WR, status: PStatus => Out::Status(status));
 
-// Split collectives: `_begin` runs the access, `_end` reports its status.
+// Split collectives: `_begin` starts the access in the background, `_end` waits for it.
 macro_rules! begin {
     ($int:ident, $wide:ident, $base:literal, $buf:ident, off, $pos:expr, $dir:expr) => {
         entry!($int, $wide, (fh: MPI_File, offset: MPI_Offset, buf: $buf, count: CNT, datatype: MPI_Datatype) =>
@@ -664,19 +665,20 @@ struct CDatarep {
 }
 
 impl CDatarep {
-    fn convert(&self, f: usize, user: *mut u8, dt: &Datatype, count: usize, file: *mut u8, what: &str) -> oxmpi_core::Result<()> {
+    #[allow(clippy::too_many_arguments)]
+    fn convert(&self, f: usize, user: *mut u8, dt: &Datatype, count: usize, position: usize, file: *mut u8, what: &str) -> oxmpi_core::Result<()> {
         let h = find_handle(dt);
         let rc = if self.wide {
             // SAFETY: `f` was registered as an MPI_Datarep_conversion_function_c pointer.
             let g: MPI_Datarep_conversion_function_c = unsafe { std::mem::transmute::<usize, MPI_Datarep_conversion_function_c>(f) };
             // SAFETY: a C function of the user's with this signature; buffers sized by the engine.
-            unsafe { g(user.cast(), h, count as MPI_Count, file.cast(), 0, self.extra as *mut c_void) }
+            unsafe { g(user.cast(), h, count as MPI_Count, file.cast(), position as MPI_Offset, self.extra as *mut c_void) }
         } else {
             let n = c_int::try_from(count).map_err(|_| MpiError::new(ErrorClass::Count, format!("{count} elements are too many for an int conversion function (register with MPI_Register_datarep_c)")))?;
             // SAFETY: `f` was registered as an MPI_Datarep_conversion_function pointer.
             let g: MPI_Datarep_conversion_function = unsafe { std::mem::transmute::<usize, MPI_Datarep_conversion_function>(f) };
             // SAFETY: a C function of the user's with this signature; buffers sized by the engine.
-            unsafe { g(user.cast(), h, n, file.cast(), 0, self.extra as *mut c_void) }
+            unsafe { g(user.cast(), h, n, file.cast(), position as MPI_Offset, self.extra as *mut c_void) }
         };
         if rc != MPI_SUCCESS {
             return Err(MpiError::new(ErrorClass::Conversion, format!("the {what} conversion function returned error code {rc}")));
@@ -702,11 +704,11 @@ impl UserDatarep for CDatarep {
     fn converts_writes(&self) -> bool {
         self.write.is_some()
     }
-    unsafe fn read(&self, user: *mut u8, dt: &Datatype, count: usize, file: &[u8]) -> oxmpi_core::Result<()> {
-        self.convert(self.read.expect("converts_reads"), user, dt, count, file.as_ptr() as *mut u8, "read")
+    unsafe fn read(&self, user: *mut u8, dt: &Datatype, count: usize, position: usize, file: &[u8]) -> oxmpi_core::Result<()> {
+        self.convert(self.read.expect("converts_reads"), user, dt, count, position, file.as_ptr() as *mut u8, "read")
     }
-    unsafe fn write(&self, user: *const u8, dt: &Datatype, count: usize, file: &mut [u8]) -> oxmpi_core::Result<()> {
-        self.convert(self.write.expect("converts_writes"), user as *mut u8, dt, count, file.as_mut_ptr(), "write")
+    unsafe fn write(&self, user: *const u8, dt: &Datatype, count: usize, position: usize, file: &mut [u8]) -> oxmpi_core::Result<()> {
+        self.convert(self.write.expect("converts_writes"), user as *mut u8, dt, count, position, file.as_mut_ptr(), "write")
     }
 }
 

@@ -444,6 +444,32 @@ fn mpi_io_every_access_style_views_external32_shared_pointer_atomic_on_1_2_4_7_r
 }
 
 #[test]
+fn mpi_io_nonblocking_collectives_progress_while_ranks_communicate_on_1_2_4_7_ranks() {
+    let exe = build("fileasync", &[]);
+    for n in [1, 2, 4, 7] {
+        let d = io_dir(&format!("fileasync{n}"));
+        let out = run(n, &exe, &[d.to_str().unwrap()]);
+        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && so.contains(&format!("all checks passed on {n} ranks")), "fileasync on {n} ranks\n{so}\n{se}");
+        assert_empty(&d);
+        std::fs::remove_dir(&d).unwrap();
+    }
+}
+
+#[test]
+fn mpi_io_external32_long_and_user_datarep_with_other_file_sizes_on_1_2_4_7_ranks() {
+    let exe = build("filerep", &[]);
+    for n in [1, 2, 4, 7] {
+        let d = io_dir(&format!("filerep{n}"));
+        let out = run(n, &exe, &[d.to_str().unwrap()]);
+        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && so.contains(&format!("all checks passed on {n} ranks")), "filerep on {n} ranks\n{so}\n{se}");
+        assert_empty(&d);
+        std::fs::remove_dir(&d).unwrap();
+    }
+}
+
+#[test]
 fn mpi_io_error_classes_and_file_error_handlers() {
     let exe = build("fileerr", &[]);
     for n in [1, 3] {

@@ -295,6 +295,20 @@ pub(crate) fn finalizing(e: &Engine) {
     p.page.publish(layout::STATE_FINALIZING, monotonic_ms(), &sent, &recvd, "call=MPI_Finalize\nargs=\nwaits=\n");
 }
 
+thread_local! {
+    /// Set on oxmpi's own background threads (the MPI-IO worker).
+    static BACKGROUND: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Marks the calling thread as one of oxmpi's own background threads (the
+/// MPI-IO worker): its waits are never published as the rank's, since the
+/// program's threads may still be computing or about to call MPI; a rank is
+/// blocked when a thread of the program is (waiting on the background
+/// operation's request, for instance).
+pub(crate) fn background_thread() {
+    BACKGROUND.with(|b| b.set(true));
+}
+
 /// Lives on a blocking wait's stack: publishes the rank blocked once the wait
 /// has been idle long enough, and running again when it moves or returns.
 pub(crate) struct Watch {
@@ -312,6 +326,9 @@ impl Watch {
     /// The wait is about to sleep with nothing done (slow path).
     pub(crate) fn idle(&mut self, e: &Engine, desc: &dyn Fn() -> Option<Call>) {
         let Some(p) = PAGE.get() else { return };
+        if BACKGROUND.with(|b| b.get()) {
+            return;
+        }
         if self.published {
             return;
         }

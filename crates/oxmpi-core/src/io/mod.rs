@@ -17,15 +17,21 @@
 //! - Collective calls use two-phase I/O ([`twophase`]) unless the hints
 //!   disable it or atomic mode is on.
 //! - Atomic mode takes an `fcntl` byte-range lock over each access.
-//! - Non-blocking and split-collective calls run the operation when they are
-//!   started and hand back a completed request (or keep the status for the
-//!   `_end` call), which MPI permits: the data are in place when the request
-//!   completes.
+//! - Non-blocking collective and split-collective calls return at once: the
+//!   access is queued to the file's I/O worker ([`worker`]), a thread that runs
+//!   the file's collective accesses in the order they were started (the order
+//!   every rank starts them in), so ranks may communicate between the start
+//!   and the wait. The request is an engine task that completes when the
+//!   worker hands its outcome over. Other collective calls on the file wait
+//!   until the worker's queue is empty first. Independent non-blocking calls
+//!   need no other rank: they run when started and hand back a completed
+//!   request, which MPI permits.
 //! - Errors come from errno with the path in the message ([`sys::class_of`]).
 
 pub mod sys;
 pub mod twophase;
 pub mod view;
+pub mod worker;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -212,7 +218,8 @@ pub fn delete(call: &str, path: &Path) -> Result<()> {
 pub struct Split {
     pub pos_kind: u8,
     pub dir: Dir,
-    pub status: Status,
+    /// The access, running on the file's I/O worker.
+    pub req: Request,
 }
 
 struct St {
@@ -239,6 +246,8 @@ pub(crate) struct Inner {
     shfp_path: PathBuf,
     shfp: Mutex<Option<std::fs::File>>,
     st: Mutex<St>,
+    /// The thread running this file's non-blocking collective accesses.
+    worker: worker::Slot,
 }
 
 /// An open file.
@@ -386,6 +395,7 @@ impl File {
             shfp_path,
             shfp: Mutex::new(None),
             st: Mutex::new(St { view: View::bytes(), pos, atomic: false, hints, split: None, closed: false }),
+            worker: worker::Slot::default(),
         }));
         if amode & mode::APPEND != 0 && me == 0 {
             // A directory we cannot write in fails here and again, reported,
@@ -436,6 +446,7 @@ impl File {
             }
             st.closed = true;
         }
+        self.0.worker.stop();
         barrier(&self.0.comm)?;
         let mut res = Ok(());
         if self.0.comm.rank() == 0 {
@@ -467,6 +478,7 @@ impl File {
     pub fn set_size(&self, call: &str, size: u64) -> Result<()> {
         drop(self.live(call)?);
         self.writable(call)?;
+        self.0.worker.quiesce();
         let all = allgather_u64(&self.0.comm, &[size])?;
         if all.iter().any(|&s| s != size) {
             return Err(MpiError::arg(ErrorClass::NotSame, call, "size", "differs between the ranks"));
@@ -490,6 +502,7 @@ impl File {
     pub fn preallocate(&self, call: &str, size: u64) -> Result<()> {
         drop(self.live(call)?);
         self.writable(call)?;
+        self.0.worker.quiesce();
         let r = if self.0.comm.rank() == 0 { sys::preallocate(&self.0.file, size).map_err(|e| sys::os_error(call, &self.0.path, "cannot preallocate", &e)) } else { Ok(()) };
         self.agree(call, r)
     }
@@ -497,6 +510,7 @@ impl File {
     /// `MPI_File_sync` (collective).
     pub fn sync(&self, call: &str) -> Result<()> {
         drop(self.live(call)?);
+        self.0.worker.quiesce();
         let r = if self.0.amode & mode::RDONLY == 0 { self.0.file.sync_data().map_err(|e| sys::os_error(call, &self.0.path, "cannot sync", &e)) } else { Ok(()) };
         barrier(&self.0.comm)?;
         r
@@ -505,6 +519,7 @@ impl File {
     /// `MPI_File_set_atomicity` (collective).
     pub fn set_atomicity(&self, call: &str, on: bool) -> Result<()> {
         drop(self.live(call)?);
+        self.0.worker.quiesce();
         let all = allgather_u64(&self.0.comm, &[on as u64])?;
         if all.iter().any(|&a| a != on as u64) {
             return Err(MpiError::arg(ErrorClass::NotSame, call, "flag", "differs between the ranks"));
@@ -568,6 +583,7 @@ impl File {
                 return Err(MpiError::new(ErrorClass::Other, format!("{call}: a split collective is pending")));
             }
         }
+        self.0.worker.quiesce();
         let disp = match disp {
             Some(d) => d,
             None => {
@@ -691,6 +707,7 @@ impl File {
     /// `MPI_File_seek_shared` (collective).
     pub fn seek_shared(&self, call: &str, off: i64, whence: Whence) -> Result<()> {
         let view = self.live(call)?.view.clone();
+        self.0.worker.quiesce();
         let all = allgather_u64(&self.0.comm, &[off as u64, whence as u64])?;
         if all.chunks(2).any(|c| c[0] != off as u64 || c[1] != whence as u64) {
             return Err(MpiError::arg(ErrorClass::NotSame, call, "offset", "offset and whence differ between the ranks"));
@@ -725,6 +742,17 @@ impl File {
     /// `buf` holds `count` elements of `dt`: readable for writes, writable for reads.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn access(&self, call: &str, pos: Pos, collective: bool, dir: Dir, buf: *mut u8, count: usize, dt: &Datatype) -> Result<Status> {
+        let snap = self.check_access(call, pos, dir, count, dt)?;
+        if collective || pos == Pos::Ordered {
+            // The file's communicator carries one collective at a time, in start order.
+            self.0.worker.quiesce();
+        }
+        // SAFETY: forwarded caller contract.
+        unsafe { self.perform(call, &snap, pos, collective, dir, buf, count, dt, true) }
+    }
+
+    /// Checks an access and takes what it needs of the file's state.
+    fn check_access(&self, call: &str, pos: Pos, dir: Dir, count: usize, dt: &Datatype) -> Result<Snap> {
         let (view, atomic, hints, ipos) = {
             let st = self.live(call)?;
             (st.view.clone(), st.atomic, st.hints.clone(), st.pos)
@@ -741,21 +769,44 @@ impl File {
             self.no_seq(call)?;
         }
         let bytes = dt.size().checked_mul(count).ok_or_else(|| MpiError::arg(ErrorClass::Count, call, "count", "count times the datatype's size overflows"))? as u64;
+        // The access's data stream is in the file's representation.
+        let fbytes = view.datarep.file_bytes(dt, count)?;
         let es = view.etype_size();
-        if es > 0 && bytes % es != 0 {
-            return Err(MpiError::arg(ErrorClass::Type, call, "datatype", format!("{bytes} bytes are not a whole number of etypes of {es} bytes")));
+        if es > 0 && fbytes % es != 0 {
+            return Err(MpiError::arg(ErrorClass::Type, call, "datatype", format!("{fbytes} bytes in the file are not a whole number of etypes of {es} bytes")));
         }
-        if es == 0 && bytes > 0 {
+        if es == 0 && fbytes > 0 {
             return Err(MpiError::arg(ErrorClass::Type, call, "fh", "the view's etype has size 0"));
         }
-        if let Datarep::User(_, conv) = &view.datarep {
-            for &(p, _) in dt.signature() {
-                if conv.file_extent(&Datatype::predefined(p))? != p.size() {
-                    return Err(MpiError::arg(ErrorClass::UnsupportedDatarep, call, "datatype", "a file extent differs from the native size"));
-                }
+        if let Datarep::User(name, conv) = &view.datarep {
+            let converts = match dir {
+                Dir::Write => conv.converts_writes(),
+                Dir::Read => conv.converts_reads(),
+            };
+            if !converts && !view.datarep.same_sizes(dt)? {
+                return Err(MpiError::arg(
+                    ErrorClass::Conversion,
+                    call,
+                    "datatype",
+                    format!("data representation \"{name}\" gives these types other sizes in the file but has no {} conversion function", if dir == Dir::Write { "write" } else { "read" }),
+                ));
             }
         }
-        let netypes = bytes.checked_div(es).unwrap_or(0);
+        Ok(Snap { view, atomic, hints, ipos, bytes, fbytes })
+    }
+
+    /// Runs an access checked by [`check_access`](File::check_access);
+    /// `track`: advance the individual pointer by what was moved (blocking
+    /// calls; non-blocking ones advanced it when they started).
+    ///
+    /// # Safety
+    /// As [`access`](File::access).
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn perform(&self, call: &str, snap: &Snap, pos: Pos, collective: bool, dir: Dir, buf: *mut u8, count: usize, dt: &Datatype, track: bool) -> Result<Status> {
+        let Snap { view, atomic, hints, ipos, bytes, fbytes } = snap;
+        let (atomic, ipos, bytes, fbytes) = (*atomic, *ipos, *bytes, *fbytes);
+        let es = view.etype_size();
+        let netypes = fbytes.checked_div(es).unwrap_or(0);
         let start = match pos {
             Pos::At(o) => o * es,
             Pos::Individual => ipos * es,
@@ -773,20 +824,22 @@ impl File {
         };
         let collective = collective || pos == Pos::Ordered;
         let n = self.0.comm.size();
-        let use_2p = |m: CbMode| collective && n > 1 && !atomic && m != CbMode::Disable;
+        // Two-phase I/O needs the pieces in file order.
+        let in_order = view.in_order(start, fbytes);
+        let use_2p = |m: CbMode| collective && n > 1 && !atomic && m != CbMode::Disable && in_order;
         let moved = match dir {
             Dir::Write => {
                 // SAFETY: forwarded caller contract (readable buffer).
-                let data = unsafe { to_file_stream(call, &view.datarep, buf, count, dt)? };
+                let data = unsafe { to_file_stream(call, &view.datarep, buf, count, dt, fbytes)? };
                 if use_2p(hints.cb_write) {
-                    twophase::write(self, call, &view, &hints, start, &data)?;
+                    twophase::write(self, call, view, hints, start, &data)?;
                 } else {
-                    self.write_indep(call, &view, atomic, start, &data)?;
+                    self.write_indep(call, view, atomic, start, &data)?;
                     if collective {
                         barrier(&self.0.comm)?;
                     }
                 }
-                bytes
+                (fbytes, bytes)
             }
             Dir::Read => {
                 let direct = matches!(view.datarep, Datarep::Native | Datarep::Internal) && dt.is_contiguous();
@@ -797,72 +850,117 @@ impl File {
                     // caller's contract and not aliased during the call.
                     unsafe { std::slice::from_raw_parts_mut(buf.wrapping_offset(dt.true_lb()), bytes as usize) }
                 } else {
-                    tmp = vec![0u8; bytes as usize];
+                    tmp = vec![0u8; fbytes as usize];
                     &mut tmp
                 };
                 let got = if use_2p(hints.cb_read) {
-                    twophase::read(self, call, &view, &hints, start, out)?
+                    twophase::read(self, call, view, hints, start, out)?
                 } else {
-                    let g = self.read_indep(call, &view, atomic, start, out)?;
+                    let g = self.read_indep(call, view, atomic, start, out)?;
                     if collective {
                         barrier(&self.0.comm)?;
                     }
                     g
                 };
-                if !direct {
+                let native = if direct {
+                    got
+                } else {
                     // SAFETY: forwarded caller contract (writable buffer).
-                    unsafe { from_file_stream(call, &view.datarep, &mut out[..got as usize], buf, count, dt)? };
-                }
-                got
+                    unsafe { from_file_stream(call, &view.datarep, &mut out[..got as usize], buf, count, dt)? }
+                };
+                (got, native)
             }
         };
-        if pos == Pos::Individual {
+        // `moved`: bytes of the file's stream; `native`: bytes of memory data.
+        let (moved, native) = moved;
+        if pos == Pos::Individual && track {
             self.st().pos = ipos + moved.checked_div(es).unwrap_or(0);
         }
-        Ok(Status { source: crate::request::PROC_NULL, tag: crate::matching::ANY_TAG, error: 0, count_bytes: moved as usize, cancelled: false })
+        Ok(Status { source: crate::request::PROC_NULL, tag: crate::matching::ANY_TAG, error: 0, count_bytes: native as usize, cancelled: false })
     }
 
-    /// [`access`](File::access), handing back a completed request.
+    /// A non-blocking access. Collective ones run on the file's I/O worker
+    /// (see [`worker`]) and the call returns at once; independent ones run
+    /// now and hand back a completed request.
     ///
     /// # Safety
-    /// As [`access`](File::access).
+    /// As [`access`](File::access), and the buffer stays valid (and, for
+    /// writes, unmodified; for reads, untouched) until the request completes.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn iaccess(&self, call: &str, pos: Pos, collective: bool, dir: Dir, buf: *mut u8, count: usize, dt: &Datatype) -> Result<Request> {
+        if !(collective || pos == Pos::Ordered) {
+            // SAFETY: forwarded caller contract.
+            let s = unsafe { self.access(call, pos, collective, dir, buf, count, dt)? };
+            return Ok(crate::runtime::engine()?.with_state(|st| st.done_request(s)));
+        }
         // SAFETY: forwarded caller contract.
-        let s = unsafe { self.access(call, pos, collective, dir, buf, count, dt)? };
-        Ok(crate::runtime::engine()?.with_state(|st| st.done_request(s)))
+        unsafe { self.start_background(call, pos, dir, buf, count, dt) }
     }
 
-    /// A split collective's `_begin`: runs the access, keeps its status.
+    /// Queues a collective access on the worker. The individual pointer moves
+    /// now, by the amount requested (MPI-4.1 §14.4.3: it is updated when a
+    /// non-blocking access starts).
     ///
     /// # Safety
-    /// As [`access`](File::access).
+    /// As [`iaccess`](File::iaccess).
+    unsafe fn start_background(&self, call: &str, pos: Pos, dir: Dir, buf: *mut u8, count: usize, dt: &Datatype) -> Result<Request> {
+        let snap = self.check_access(call, pos, dir, count, dt)?;
+        let pos = match pos {
+            Pos::Individual => {
+                let es = snap.view.etype_size();
+                let mut st = self.st();
+                let p = st.pos;
+                st.pos = p + snap.fbytes.checked_div(es).unwrap_or(0);
+                Pos::At(p)
+            }
+            p => p,
+        };
+        let me = self.clone();
+        let call_s = call.to_string();
+        let dt = dt.clone();
+        let buf = UserBuf(buf);
+        self.0.worker.submit(call, move || {
+            let buf = buf;
+            // SAFETY: the caller keeps the buffer valid and otherwise unused
+            // until the request completes, which is after this returns.
+            unsafe { me.perform(&call_s, &snap, pos, true, dir, buf.0, count, &dt, false) }
+        })
+    }
+
+    /// A split collective's `_begin`: starts the access on the file's I/O
+    /// worker and returns; `_end` waits for it.
+    ///
+    /// # Safety
+    /// As [`iaccess`](File::iaccess), until the matching `_end` returns.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn split_begin(&self, call: &str, pos: Pos, dir: Dir, buf: *mut u8, count: usize, dt: &Datatype) -> Result<()> {
         if self.live(call)?.split.is_some() {
             return Err(MpiError::new(ErrorClass::Other, format!("{call}: another split collective is pending on this file (one at a time per file handle)")));
         }
         // SAFETY: forwarded caller contract.
-        let status = unsafe { self.access(call, pos, true, dir, buf, count, dt)? };
-        self.st().split = Some(Split { pos_kind: pos_kind(pos), dir, status });
+        let req = unsafe { self.start_background(call, pos, dir, buf, count, dt)? };
+        self.st().split = Some(Split { pos_kind: pos_kind(pos), dir, req });
         Ok(())
     }
 
-    /// A split collective's `_end`: the status of the matching `_begin`.
+    /// A split collective's `_end`: waits for the matching `_begin`'s access.
     pub fn split_end(&self, call: &str, pos: Pos, dir: Dir) -> Result<Status> {
-        let mut st = self.live(call)?;
-        match st.split {
-            Some(s) if s.dir == dir && s.pos_kind == pos_kind(pos) => {
-                st.split = None;
-                Ok(s.status)
+        let mut req = {
+            let mut st = self.live(call)?;
+            match st.split {
+                Some(s) if s.dir == dir && s.pos_kind == pos_kind(pos) => {
+                    st.split = None;
+                    s.req
+                }
+                _ => return Err(MpiError::new(ErrorClass::Other, format!("{call}: no matching _begin call is pending on this file"))),
             }
-            _ => Err(MpiError::new(ErrorClass::Other, format!("{call}: no matching _begin call is pending on this file"))),
-        }
+        };
+        crate::pt2pt::wait(&mut req)
     }
 
     fn lock_span(&self, call: &str, pieces: &[(u64, u64)], write: bool) -> Result<Option<(u64, u64)>> {
-        let (Some(f), Some(l)) = (pieces.first(), pieces.last()) else { return Ok(None) };
-        let span = (f.0, l.0 + l.1 - f.0);
+        let (Some(lo), Some(hi)) = (pieces.iter().map(|p| p.0).min(), pieces.iter().map(|p| p.0 + p.1).max()) else { return Ok(None) };
+        let span = (lo, hi - lo);
         sys::lock(&self.0.file, span.0, span.1, write).map_err(|e| sys::os_error(call, &self.0.path, "cannot lock a byte range of", &e))?;
         Ok(Some(span))
     }
@@ -896,7 +994,8 @@ impl File {
         // `pread` of their span (at most 4 MiB, at least half of it wanted).
         if let (Some(first), Some(last)) = (pieces.first(), pieces.last()) {
             let (lo, hi) = (first.0, last.0 + last.1);
-            if pieces.len() > 1 && hi - lo <= 4 << 20 && (hi - lo) <= 2 * out.len() as u64 {
+            let sorted = pieces.windows(2).all(|w| w[0].0 + w[0].1 <= w[1].0);
+            if sorted && pieces.len() > 1 && hi - lo <= 4 << 20 && (hi - lo) <= 2 * out.len() as u64 {
                 let mut sieve = vec![0u8; (hi - lo) as usize];
                 let r = self.pread_full(&mut sieve, lo);
                 if let Some((s, l)) = span {
@@ -960,6 +1059,27 @@ impl File {
     }
 }
 
+/// What an access takes of the file's state when it starts.
+struct Snap {
+    view: View,
+    atomic: bool,
+    hints: Hints,
+    /// The individual pointer, in etypes.
+    ipos: u64,
+    /// Bytes of the datatype's packed stream in memory.
+    bytes: u64,
+    /// Bytes of the access in the file's representation.
+    fbytes: u64,
+}
+
+/// The user's buffer of a background access.
+struct UserBuf(*mut u8);
+
+// SAFETY: the pointer is only dereferenced by the worker's access, which the
+// caller of `iaccess`/`split_begin` allows until the request completes; the
+// starting thread does not touch the buffer meanwhile (MPI contract).
+unsafe impl Send for UserBuf {}
+
 fn pos_kind(p: Pos) -> u8 {
     match p {
         Pos::At(_) => 0,
@@ -992,13 +1112,24 @@ fn host_ids(comm: &Comm) -> Vec<u32> {
     comm.group().iter().map(|&w| hosts.get(w as usize).copied().unwrap_or(0)).collect()
 }
 
-/// The file representation of `count` elements of `dt` at `buf`.
+/// User conversion functions convert at most this many file bytes per call
+/// (whole elements of the memory datatype, at least one), with the position
+/// of the first element, as MPI-4.1 §14.5.3 allows.
+pub const CONV_CHUNK: usize = 64 << 10;
+
+/// Elements of `dt` per conversion call, and the file bytes of one.
+fn conv_chunk(rep: &Datarep, dt: &Datatype) -> Result<(usize, usize)> {
+    let one = rep.file_bytes(dt, 1)?.max(1) as usize;
+    Ok(((CONV_CHUNK / one).max(1), one))
+}
+
+/// The file representation (`fbytes` bytes) of `count` elements of `dt` at `buf`.
 ///
 /// # Safety
 /// `buf` holds `count` elements of `dt`, readable.
-unsafe fn to_file_stream<'a>(call: &str, rep: &Datarep, buf: *const u8, count: usize, dt: &Datatype) -> Result<Cow<'a, [u8]>> {
+unsafe fn to_file_stream<'a>(call: &str, rep: &Datarep, buf: *const u8, count: usize, dt: &Datatype, fbytes: u64) -> Result<Cow<'a, [u8]>> {
     let bytes = dt.size() * count;
-    if bytes == 0 {
+    if bytes == 0 || fbytes == 0 {
         return Ok(Cow::Owned(Vec::new()));
     }
     let native = match rep {
@@ -1011,38 +1142,30 @@ unsafe fn to_file_stream<'a>(call: &str, rep: &Datarep, buf: *const u8, count: u
         // bytes from its true lower bound, readable by the caller's contract.
         return Ok(Cow::Borrowed(unsafe { std::slice::from_raw_parts(buf.wrapping_offset(dt.true_lb()), bytes) }));
     }
-    let mut v = vec![0u8; bytes];
+    let mut v = vec![0u8; fbytes as usize];
     match rep {
         Datarep::User(name, c) if c.converts_writes() => {
+            let (per, one) = conv_chunk(rep, dt)?;
+            let mut at = 0;
+            while at < count {
+                let n = per.min(count - at);
+                // SAFETY: forwarded caller contract; elements `at..at + n` exist.
+                unsafe { c.write(buf, dt, n, at, &mut v[at * one..(at + n) * one]) }.map_err(|e| conv_err(call, name, e))?;
+                at += n;
+            }
+        }
+        Datarep::External32 => {
+            let mut packed = vec![0u8; bytes];
             // SAFETY: forwarded caller contract.
-            unsafe { c.write(buf, dt, count, &mut v) }.map_err(|e| conv_err(call, name, e))?;
+            unsafe { dt.pack(buf, count, &mut packed) };
+            external32::encode(call, dt, count, &packed, &mut v)?;
         }
         _ => {
             // SAFETY: forwarded caller contract.
             unsafe { dt.pack(buf, count, &mut v) };
-            if let Datarep::External32 = rep {
-                external32_same_size(call, dt)?;
-                let mut ext = vec![0u8; bytes];
-                external32::encode(call, dt, count, &v, &mut ext)?;
-                v = ext;
-            }
         }
     }
     Ok(Cow::Owned(v))
-}
-
-/// File views in external32 map the packed stream one-to-one onto the file, so
-/// they take the types whose external32 size is their native size (every type
-/// but `MPI_LONG`/`MPI_UNSIGNED_LONG`, `MPI_LONG_INT` and `long double` ones).
-fn external32_same_size(call: &str, dt: &Datatype) -> Result<()> {
-    if external32::size(dt) == dt.size() {
-        Ok(())
-    } else {
-        Err(MpiError::new(
-            ErrorClass::UnsupportedDatarep,
-            format!("{call}: the \"external32\" representation of this datatype is {} bytes per element, its native one {}; oxmpi's external32 file views take only types of equal sizes (not MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_INT or long double)", external32::size(dt), dt.size()),
-        ))
-    }
 }
 
 fn conv_err(call: &str, name: &str, e: MpiError) -> MpiError {
@@ -1053,51 +1176,56 @@ fn conv_err(call: &str, name: &str, e: MpiError) -> MpiError {
     }
 }
 
-/// Moves `data` (the file representation of the first `data.len()` bytes of
-/// the stream of `count` elements of `dt`) into memory at `buf`.
+/// Moves `data` (the first `data.len()` bytes of the file representation of
+/// `count` elements of `dt`) into memory at `buf`; returns the bytes of
+/// memory data delivered. When the file sizes differ from the native ones
+/// only whole elements of `dt` convert (a short read's partial element is
+/// not delivered).
 ///
 /// # Safety
 /// `buf` holds `count` elements of `dt`, writable.
-unsafe fn from_file_stream(call: &str, rep: &Datarep, data: &mut [u8], buf: *mut u8, count: usize, dt: &Datatype) -> Result<()> {
+unsafe fn from_file_stream(call: &str, rep: &Datarep, data: &mut [u8], buf: *mut u8, count: usize, dt: &Datatype) -> Result<u64> {
     if data.is_empty() {
-        return Ok(());
+        return Ok(0);
     }
+    let one = rep.file_bytes(dt, 1)?.max(1) as usize;
+    let whole = (data.len() / one).min(count);
+    let same = rep.same_sizes(dt)?;
     match rep {
         Datarep::User(name, c) if c.converts_reads() => {
-            let whole = data.len() / dt.size().max(1);
-            // SAFETY: forwarded caller contract; `whole <= count`.
-            unsafe { c.read(buf, dt, whole.min(count), &data[..whole * dt.size()]) }.map_err(|e| conv_err(call, name, e))?;
+            let (per, _) = conv_chunk(rep, dt)?;
+            let mut at = 0;
+            while at < whole {
+                let n = per.min(whole - at);
+                // SAFETY: forwarded caller contract; elements `at..at + n` exist.
+                unsafe { c.read(buf, dt, n, at, &data[at * one..(at + n) * one]) }.map_err(|e| conv_err(call, name, e))?;
+                at += n;
+            }
+            Ok((whole * dt.size()) as u64)
+        }
+        Datarep::External32 if !same => {
+            let mut native = vec![0u8; whole * dt.size()];
+            external32::decode(call, dt, whole, &data[..whole * one], &mut native)?;
+            // SAFETY: forwarded caller contract.
+            unsafe { dt.unpack_range(&native, buf, count, 0) };
+            Ok(native.len() as u64)
         }
         _ => {
             if let Datarep::External32 = rep {
-                external32_same_size(call, dt)?;
                 // Whole elements convert; a short read's partial tail is left as read.
-                let whole = (data.len() / dt.size().max(1)).min(count);
-                let n = whole * dt.size();
+                let n = whole * one;
                 let mut native = vec![0u8; n];
                 external32::decode(call, dt, whole, &data[..n], &mut native)?;
                 data[..n].copy_from_slice(&native);
             }
             // SAFETY: forwarded caller contract.
             unsafe { dt.unpack_range(data, buf, count, 0) };
+            Ok(data.len() as u64)
         }
     }
-    Ok(())
 }
 
 /// `MPI_File_get_type_extent`: the extent of `dt` in the file under `rep`.
-pub fn type_extent(dt: &Datatype, rep: &Datarep) -> Result<u64> {
-    match rep {
-        Datarep::User(_, c) => {
-            // Scale the extent by the file/native ratio of a homogeneous type.
-            if let Some(p) = dt.single_primitive() {
-                let fe = c.file_extent(&Datatype::predefined(p))? as u64;
-                let per = p.size().max(1) as u64;
-                Ok(dt.extent().max(0) as u64 / per * fe)
-            } else {
-                Ok(dt.extent().max(0) as u64)
-            }
-        }
-        _ => Ok(dt.extent().max(0) as u64),
-    }
+pub fn type_extent(call: &str, dt: &Datatype, rep: &Datarep) -> Result<u64> {
+    Ok(view::file_type(call, dt, rep)?.extent().max(0) as u64)
 }

@@ -6,10 +6,19 @@
 //! exposes, in order — maps to file offsets by tile arithmetic and a binary
 //! search of the runs' prefix sums. Every access, independent or collective,
 //! goes through [`View::pieces`], so nothing is ever written outside the view.
+//!
+//! The data stream is in the file's representation. When the representation
+//! gives a predefined type a size in the file other than its native size
+//! (`MPI_LONG` is 4 bytes in external32; a user representation's extent
+//! function may say anything), the etype and filetype are laid out as MPI-4.1
+//! §14.5.1 says ([`file_type`]): constructors that count in elements (portable
+//! datatypes: contiguous, vector, indexed, indexed_block, subarray, darray,
+//! dup) are scaled to the file sizes, byte displacements (hvector, hindexed,
+//! struct, resized) are taken as they are.
 
 use std::sync::Arc;
 
-use crate::datatype::Datatype;
+use crate::datatype::{external32, Combiner, Datatype, Primitive};
 use crate::error::{ErrorClass, MpiError, Result};
 
 /// User conversion functions of a data representation registered with
@@ -22,16 +31,18 @@ pub trait UserDatarep: Send + Sync {
     /// Whether data needs converting when written (false: written as is).
     fn converts_writes(&self) -> bool;
     /// Converts `count` elements of `dt` from the file representation in
-    /// `file` to the memory layout at `user`.
+    /// `file` to elements `position..position + count` of the memory layout
+    /// at `user` (which is where the access's buffer starts).
     ///
     /// # Safety
-    /// `user` holds `count` elements of `dt`, writable.
-    unsafe fn read(&self, user: *mut u8, dt: &Datatype, count: usize, file: &[u8]) -> Result<()>;
-    /// Converts `count` elements of `dt` at `user` to the file representation in `file`.
+    /// `user` holds `position + count` elements of `dt`, writable.
+    unsafe fn read(&self, user: *mut u8, dt: &Datatype, count: usize, position: usize, file: &[u8]) -> Result<()>;
+    /// Converts elements `position..position + count` of `dt` at `user` to
+    /// the file representation in `file`.
     ///
     /// # Safety
-    /// `user` holds `count` elements of `dt`, readable.
-    unsafe fn write(&self, user: *const u8, dt: &Datatype, count: usize, file: &mut [u8]) -> Result<()>;
+    /// `user` holds `position + count` elements of `dt`, readable.
+    unsafe fn write(&self, user: *const u8, dt: &Datatype, count: usize, position: usize, file: &mut [u8]) -> Result<()>;
 }
 
 /// A data representation.
@@ -58,6 +69,102 @@ impl Datarep {
             Datarep::User(n, _) => n,
         }
     }
+
+    /// Bytes of one element of predefined `p` in the file.
+    pub fn file_size(&self, p: Primitive) -> Result<usize> {
+        match self {
+            Datarep::Native | Datarep::Internal => Ok(p.size()),
+            Datarep::External32 => Ok(external32::primitive_size(p)),
+            Datarep::User(_, c) => c.file_extent(&Datatype::predefined(p)),
+        }
+    }
+
+    /// Bytes of `count` elements of `dt` in the file.
+    pub fn file_bytes(&self, dt: &Datatype, count: usize) -> Result<u64> {
+        if matches!(self, Datarep::Native | Datarep::Internal) {
+            return Ok((dt.size() as u64).saturating_mul(count as u64));
+        }
+        let mut one = 0u64;
+        for &(p, k) in dt.signature() {
+            one = one.saturating_add((self.file_size(p)? as u64).saturating_mul(k as u64));
+        }
+        Ok(one.saturating_mul(count as u64))
+    }
+
+    /// Whether every predefined type of `dt` has its native size in the file.
+    pub fn same_sizes(&self, dt: &Datatype) -> Result<bool> {
+        if matches!(self, Datarep::Native | Datarep::Internal) {
+            return Ok(true);
+        }
+        for &(p, _) in dt.signature() {
+            if self.file_size(p)? != p.size() {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// `dt` as it lies in a file of representation `rep` (MPI-4.1 §14.5.1): each
+/// predefined type takes its file size; constructors that count in elements
+/// of their old type scale with it, byte displacements and bounds stay.
+pub fn file_type(call: &str, dt: &Datatype, rep: &Datarep) -> Result<Datatype> {
+    if rep.same_sizes(dt)? {
+        return Ok(dt.clone());
+    }
+    let bytes = || Datatype::predefined(Primitive::Byte);
+    if let Some(p) = dt.as_primitive() {
+        let n = rep.file_size(p)?;
+        return Datatype::contiguous(n as i64, &bytes());
+    }
+    let (ints, addrs, types) = dt.contents();
+    let old = |i: usize| -> Result<Datatype> { file_type(call, &types[i], rep) };
+    let n = || ints.first().copied().unwrap_or(0).max(0) as usize;
+    let t = match dt.combiner() {
+        Combiner::Dup => old(0)?,
+        Combiner::Contiguous => Datatype::contiguous(ints[0], &old(0)?)?,
+        Combiner::Vector => Datatype::vector(ints[0], ints[1], ints[2], &old(0)?)?,
+        Combiner::Hvector => Datatype::hvector(ints[0], ints[1], addrs[0], &old(0)?)?,
+        Combiner::Indexed => Datatype::indexed(&ints[1..1 + n()], &ints[1 + n()..1 + 2 * n()], &old(0)?)?,
+        Combiner::Hindexed => Datatype::hindexed(&ints[1..1 + n()], &addrs, &old(0)?)?,
+        Combiner::IndexedBlock => Datatype::indexed_block(ints[1], &ints[2..], &old(0)?)?,
+        Combiner::HindexedBlock => Datatype::hindexed_block(ints[1], &addrs, &old(0)?)?,
+        Combiner::Struct => {
+            let ts = (0..types.len()).map(old).collect::<Result<Vec<_>>>()?;
+            Datatype::structure(&ints[1..1 + n()], &addrs, &ts)?
+        }
+        Combiner::Resized => Datatype::resized(&old(0)?, addrs[0], addrs[1])?,
+        Combiner::Subarray => {
+            let k = n();
+            let fortran = ints[1 + 3 * k] == 15;
+            Datatype::subarray(&ints[1..1 + k], &ints[1 + k..1 + 2 * k], &ints[1 + 2 * k..1 + 3 * k], fortran, &old(0)?)?
+        }
+        Combiner::Darray => match types[0].as_primitive() {
+            // Every displacement and bound of a darray of a predefined type is
+            // a whole number of elements: scale them.
+            Some(p) => {
+                let (ns, fs) = (p.size() as isize, rep.file_size(p)? as isize);
+                let scale = |x: isize| x / ns.max(1) * fs;
+                let blocks = dt.blocks();
+                let lens: Vec<i64> = blocks.iter().map(|&(_, l)| scale(l as isize) as i64).collect();
+                let offs: Vec<isize> = blocks.iter().map(|&(o, _)| scale(o)).collect();
+                let h = Datatype::hindexed(&lens, &offs, &bytes())?;
+                Datatype::resized(&h, scale(dt.lb()), scale(dt.extent()))?
+            }
+            None => {
+                return Err(MpiError::arg(
+                    ErrorClass::UnsupportedDatarep,
+                    call,
+                    "filetype",
+                    format!("a darray of a derived type in data representation \"{}\", whose sizes differ from the native ones", rep.name()),
+                ))
+            }
+        },
+        c => {
+            return Err(MpiError::arg(ErrorClass::UnsupportedDatarep, call, "filetype", format!("{} in data representation \"{}\"", c.name(), rep.name())));
+        }
+    };
+    Ok(t)
 }
 
 /// A view of a file.
@@ -73,6 +180,10 @@ pub struct View {
     prefix: Arc<Vec<u64>>,
     tile_size: u64,
     tile_extent: u64,
+    /// Bytes of one etype in the file.
+    file_es: u64,
+    /// Whether a tile's data reach into the next tile.
+    overlapping: bool,
 }
 
 impl View {
@@ -83,36 +194,23 @@ impl View {
     }
 
     pub fn new(disp: u64, etype: Datatype, filetype: Datatype, datarep: Datarep, call: &str) -> Result<View> {
-        let es = etype.size();
         if etype.extent() < 0 || etype.true_lb() < 0 {
             return Err(MpiError::arg(ErrorClass::Type, call, "etype", "has a negative displacement"));
         }
-        if es > 0 && filetype.size() % es != 0 {
+        // The layouts in the file (the user's types when sizes are native).
+        let fetype = file_type(call, &etype, &datarep)?;
+        let ftype = file_type(call, &filetype, &datarep)?;
+        let es = fetype.size();
+        if es > 0 && ftype.size() % es != 0 {
             return Err(MpiError::arg(
                 ErrorClass::Type,
                 call,
                 "filetype",
-                format!("its size {} is not a multiple of the etype's size {es}", filetype.size()),
+                format!("its size {} in the file is not a multiple of the etype's size {es} in the file", ftype.size()),
             ));
         }
-        if let Datarep::User(name, conv) = &datarep {
-            for t in [&etype, &filetype] {
-                for &(p, _) in t.signature() {
-                    let fe = conv.file_extent(&Datatype::predefined(p))?;
-                    if fe != p.size() {
-                        return Err(MpiError::arg(
-                            ErrorClass::UnsupportedDatarep,
-                            call,
-                            "datarep",
-                            format!(
-                                "\"{name}\" gives {} a file extent of {fe} bytes; oxmpi supports user data representations whose file extents equal the native sizes",
-                                p.name()
-                            ),
-                        ));
-                    }
-                }
-            }
-        }
+        let filetype_user = filetype;
+        let filetype = ftype;
         let mut runs: Vec<(u64, u64)> = Vec::with_capacity(filetype.blocks().len());
         let mut last_end: i64 = i64::MIN;
         for &(off, len) in filetype.blocks() {
@@ -141,16 +239,10 @@ impl View {
         if tile_size > 0 && ext <= 0 {
             return Err(MpiError::arg(ErrorClass::Type, call, "filetype", format!("has data but extent {ext}: its tiles cannot advance")));
         }
-        if let Some(&(first, _)) = runs.first() {
-            if last_end > first as i64 + ext as i64 {
-                return Err(MpiError::arg(
-                    ErrorClass::Type,
-                    call,
-                    "filetype",
-                    format!("its data span bytes {first}..{last_end}, more than its extent {ext}: tiles would overlap"),
-                ));
-            }
-        }
+        // Data reaching past the extent make consecutive tiles overlap (HDF5
+        // sets such views for one-tile accesses); accesses that span tiles of
+        // them are not in file order ([`View::in_order`]).
+        let overlapping = runs.first().is_some_and(|&(first, _)| last_end > first as i64 + ext as i64);
         let mut prefix = Vec::with_capacity(runs.len());
         let mut acc = 0;
         for r in &runs {
@@ -160,17 +252,26 @@ impl View {
         Ok(View {
             disp,
             etype,
-            filetype,
+            filetype: filetype_user,
             datarep,
             runs: Arc::new(runs),
             prefix: Arc::new(prefix),
             tile_size,
             tile_extent: ext.max(0) as u64,
+            file_es: es as u64,
+            overlapping,
         })
     }
 
+    /// Bytes of one etype in the file: the unit of offsets and pointers.
     pub fn etype_size(&self) -> u64 {
-        self.etype.size() as u64
+        self.file_es
+    }
+
+    /// Whether the file pieces of stream bytes `[start, start + len)` come in
+    /// increasing file order (always, unless the access spans tiles that overlap).
+    pub fn in_order(&self, start: u64, len: u64) -> bool {
+        !self.overlapping || len == 0 || self.tile_size == 0 || start / self.tile_size == (start + len - 1) / self.tile_size
     }
 
     /// Whether the view's data are one contiguous byte range from `disp`.

@@ -35,8 +35,17 @@ fn main() {
     assert_eq!(two[1], (rank * 100 + 1) as i32);
     // Non-blocking, in a scope.
     let doubled: Vec<i32> = mine.iter().map(|v| v * 2).collect();
+    // The collective write progresses in the background: rank r starts only
+    // after rank r-1 started and told it so with a synchronous send.
     oxmpi::request::scope(|scope| {
+        if rank > 0 {
+            let (t, _) = world.process_at_rank(rank as i32 - 1).receive::<u64>();
+            assert_eq!(t, rank - 1);
+        }
         let r = f.immediate_write_at(scope, rank * 8, &doubled[..], true);
+        if rank + 1 < size {
+            world.process_at_rank(rank as i32 + 1).synchronous_send(&rank);
+        }
         r.wait();
     });
     let mut back = vec![0i32; 8];
