@@ -16,7 +16,8 @@
 //!   catching, error routing to the communicator's error handler).
 //! - [`env`], [`p2p`], [`dtype`], [`misc`], [`coll`] (collectives), [`comm`]
 //!   (communicators, groups, topologies), [`file`] (MPI-IO), [`win`] (one-sided
-//!   windows): the `PMPI_x` implementations.
+//!   windows), [`tools`] (the MPI_T tool information interface): the `PMPI_x`
+//!   implementations.
 #![allow(non_upper_case_globals, non_camel_case_types, non_snake_case, clippy::missing_safety_doc)]
 
 pub mod abi {
@@ -41,6 +42,7 @@ pub mod mpi4x;
 pub mod p2p;
 pub mod part;
 pub mod pcoll;
+pub mod tools;
 pub mod win;
 
 use std::ffi::{c_int, c_void};
@@ -132,6 +134,7 @@ pub mod pmpi {
     pub use crate::p2p::*;
     pub use crate::part::*;
     pub use crate::pcoll::*;
+    pub use crate::tools::*;
     pub use crate::unsupported::*;
     pub use crate::win::*;
 }

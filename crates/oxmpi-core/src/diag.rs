@@ -280,6 +280,19 @@ pub(crate) fn init(rank: u32, size: u32, multi: bool) {
     let _ = PAGE.set(Page { page, after, multi });
 }
 
+/// How long a wait stays idle before it publishes itself to the launcher
+/// (`OXMPI_HANG_AFTER`; 1 s when mpiexec does not set it).
+pub fn hang_after() -> Duration {
+    match PAGE.get() {
+        Some(p) => p.after,
+        None => std::env::var(layout::HANG_AFTER_ENV)
+            .ok()
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map_or(Duration::from_secs(1), Duration::from_secs_f64),
+    }
+}
+
 fn monotonic_ms() -> u64 {
     (crate::runtime::wtime() * 1000.0) as u64
 }

@@ -72,6 +72,19 @@ pub(crate) enum Path {
     Unreachable,
 }
 
+impl Path {
+    /// How the MPI_T traffic counters file this peer's messages.
+    #[inline]
+    fn via(&self) -> Option<crate::tools::Via> {
+        match self {
+            Path::SelfLoop => Some(crate::tools::Via::SelfLoop),
+            Path::Shm { .. } => Some(crate::tools::Via::Shm),
+            Path::Tcp => Some(crate::tools::Via::Tcp),
+            Path::Unreachable => None,
+        }
+    }
+}
+
 /// Something waiting to be written into a peer's ring, in order.
 #[derive(Debug)]
 enum OutItem {
@@ -387,14 +400,13 @@ pub(crate) struct State {
     shared_copies: Vec<SharedCopy>,
     /// Index into `shm_peers` where the last progress call started polling.
     poll_start: usize,
+    /// Traffic counters behind the MPI_T performance variables.
+    pub(crate) stats: crate::tools::Stats,
 }
 
 impl State {
     pub(crate) fn new(me: u32, paths: Vec<(Path, i32)>, shm: Option<&'static ShmSegment>, tcp: Option<TcpTransport>) -> State {
-        let eager_limit = std::env::var("OXMPI_EAGER_LIMIT")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(64 * 1024);
+        let eager_limit = crate::tools::initial_eager_limit();
         let check_sigs = std::env::var("OXMPI_CHECK_SIGNATURES").is_ok_and(|v| v == "1");
         let cma_allowed = std::env::var("OXMPI_NO_CMA").is_err() && cma::probe_cma();
         let shm_peers = paths
@@ -442,6 +454,7 @@ impl State {
             shared_copy: cma_allowed && std::env::var("OXMPI_SHARED_COPY").map_or(true, |v| v != "0"),
             shared_copies: Vec::new(),
             poll_start: 0,
+            stats: crate::tools::Stats::default(),
         }
     }
 
@@ -624,6 +637,7 @@ impl State {
         }
         if pushed {
             self.peers[peer as usize].credit -= cost;
+            self.stats.sent(crate::tools::Via::Shm, data.len());
         }
         pushed
     }
@@ -694,6 +708,9 @@ impl State {
             (data, already_owned, 0)
         };
         let sync = mode == SendMode::Synchronous;
+        if let Some(via) = self.peers[peer as usize].path.via() {
+            self.stats.sent(via, data.len);
+        }
         let cost = credit_cost(data.len) as i64;
         if !sync
             && mode != SendMode::Buffered
@@ -768,6 +785,7 @@ impl State {
                     }
                 } else {
                     let hdr = Header { kind: Kind::Rts, rreq: data.addr as u64, ..hdr_base };
+                    self.stats.rendezvous += 1;
                     if let Some(ReqKind::Send(s)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
                         s.state = SendState::InFlight;
                     }
@@ -791,6 +809,7 @@ impl State {
     }
 
     fn send_to_self(&mut self, req: Request, env: Envelope, data: RawBuf, sync: bool, sig: u64) {
+        self.stats.received(crate::tools::Via::SelfLoop, data.len);
         if let Some(rreq) = self.matcher.match_arrival(&env) {
             self.check_sig(rreq, sig, data.len);
             // SAFETY: both operations are active: source readable, target writable.
@@ -833,6 +852,7 @@ impl State {
         let env = msg.env;
         self.unexp.insert(id, msg);
         self.matcher.push_unexpected(env, id);
+        self.stats.unexpected_queued(self.matcher.unexpected_len());
         id
     }
 
@@ -967,6 +987,7 @@ impl State {
                 r.posted = true;
             }
             self.matcher.push_posted(pattern, req);
+            self.stats.posted_queued(self.matcher.posted_len());
         }
         req
     }
@@ -1250,6 +1271,11 @@ impl State {
             eprintln!("oxmpi: rank {}: dropped a malformed packet from rank {from}", self.me);
             return;
         };
+        if matches!(h.kind, Kind::Eager | Kind::Rts) {
+            if let Some(via) = self.peers[from as usize].path.via() {
+                self.stats.received(via, h.len as usize);
+            }
+        }
         match h.kind {
             Kind::Eager => self.on_eager(from, &h, payload),
             Kind::EagerCont => self.on_eager_cont(from, payload),

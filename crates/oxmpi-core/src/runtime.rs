@@ -81,8 +81,8 @@ pub struct Engine {
     universe_size: i32,
     /// Threads asleep in `wait_until`, so completions by other threads wake them.
     waiters: AtomicUsize,
-    spin: u32,
-    yields: u32,
+    pub(crate) spin: u32,
+    pub(crate) yields: u32,
     /// `OXMPI_HANG_REPORT=SECONDS`: describe what a blocked call waits for.
     hang_report: Option<Duration>,
     /// Peers over TCP: a blocked rank also waits on sockets, not only its doorbell.
@@ -108,6 +108,12 @@ pub fn engine() -> Result<&'static Engine> {
     ENGINE
         .get()
         .ok_or_else(|| MpiError::new(ErrorClass::Other, "MPI call made before MPI_Init"))
+}
+
+/// The engine once `MPI_Init` made it, even after `MPI_Finalize` (the tool
+/// interface reads its counters before and after the MPI calls may run).
+pub(crate) fn engine_any() -> Option<&'static Engine> {
+    ENGINE.get()
 }
 
 pub fn is_initialized() -> bool {
@@ -596,6 +602,8 @@ impl Engine {
         // Tells the launcher when this wait has been idle for long (slow path
         // only; on return it costs one branch).
         let mut watch = crate::diag::Watch::new();
+        // The time-blocked pvar: started when the first look finds the call incomplete.
+        let mut blocked: Option<crate::tools::BlockedTimer> = None;
         loop {
             let (result, progressed) = self.poll(&mut f);
             if let Some(v) = result {
@@ -605,6 +613,9 @@ impl Engine {
                 watch.progressed();
                 idle = 0;
                 continue;
+            }
+            if blocked.is_none() {
+                blocked = Some(crate::tools::BlockedTimer::start());
             }
             idle = idle.saturating_add(1);
             if idle < self.spin {
