@@ -796,6 +796,23 @@ pub enum PvarValue {
     Double(f64),
 }
 
+impl PvarValue {
+    /// The value as an integer (timers: whole nanoseconds).
+    pub fn as_u64(self) -> u64 {
+        match self {
+            PvarValue::U64(n) => n,
+            PvarValue::Double(s) => (s * 1e9) as u64,
+        }
+    }
+    /// The value as a float (timers: seconds).
+    pub fn as_f64(self) -> f64 {
+        match self {
+            PvarValue::U64(n) => n as f64,
+            PvarValue::Double(s) => s,
+        }
+    }
+}
+
 /// One handle of a performance variable (one per session and bound object).
 #[derive(Debug)]
 pub struct PvarHandle {

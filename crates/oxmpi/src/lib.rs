@@ -51,6 +51,8 @@
 //!   functions), for code that drops to raw MPI calls.
 //! - [`window`]: one-sided communication: [`Window`](window::Window)s with scoped
 //!   fence and lock epochs, typed put/get/accumulate/fetch_and_op/compare_and_swap.
+//! - [`tools`]: the MPI tool information interface: oxmpi's settings (control
+//!   variables) and counters (performance variables), [`Tools`](tools::Tools).
 //! - [`traits`]: `use oxmpi::traits::*;` brings every trait in.
 //! - [`error`]: [`Error`], [`ErrorClass`], and the error policy below.
 //!
@@ -100,6 +102,7 @@ pub mod point_to_point;
 #[cfg(feature = "ffi")]
 pub mod raw;
 pub mod request;
+pub mod tools;
 pub mod topology;
 pub mod traits;
 pub mod window;
