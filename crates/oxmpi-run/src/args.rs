@@ -64,7 +64,9 @@ Processes inherit mpiexec's environment (remote ones get PMI variables and
 -genv values only). Standard input goes to rank 0;
 the other ranks read /dev/null. SIGINT and SIGTERM are forwarded to all
 ranks; SIGUSR1 prints what every rank is blocked on without stopping the
-job. The exit status is 0 if every rank exited 0, otherwise that of the
+job, as does 'mpiexec --dump JOBID' from another terminal (JOBID: the
+process id of the job's mpiexec; without it, the user's only running job).
+The exit status is 0 if every rank exited 0, otherwise that of the
 first rank that failed (128+N for signal N), or the MPI_Abort code, or 86
 when the job deadlocked.";
 
@@ -81,6 +83,8 @@ pub enum HangCheck {
 #[allow(clippy::large_enum_variant)]
 pub enum Command {
     Run(Options),
+    /// `--dump [JOBID]`: print a running job's state.
+    Dump(Option<String>),
     Help,
     Version,
 }
@@ -163,6 +167,13 @@ where
                 None => return Err(UsageError("no program given after '--'".into())),
             },
             "-h" | "-help" | "--help" => return Ok(Command::Help),
+            "--dump" | "-dump" => {
+                let id = args.next().map(|v| utf8(opt, v)).transpose()?;
+                if args.next().is_some() {
+                    return Err(UsageError("--dump takes one job id and nothing after it".into()));
+                }
+                return Ok(Command::Dump(id));
+            }
             "--version" | "-version" => return Ok(Command::Version),
             "-n" | "-np" => {
                 if nprocs.is_some() {

@@ -215,12 +215,17 @@ fn list(ranks: &[usize]) -> String {
 
 /// The per-rank lines, then (for a deadlock) the verdict.
 pub fn report(views: &[View], deadlock: bool) -> String {
+    report_titled(views, deadlock, "mpiexec: state of the job's ranks (SIGUSR1):")
+}
+
+/// [`report`] with `title` as the first line of a state dump.
+pub fn report_titled(views: &[View], deadlock: bool, title: &str) -> String {
     let mut out = String::new();
     let now = now_ms();
     if deadlock {
         let _ = writeln!(out, "mpiexec: DEADLOCK: every rank is blocked in MPI and no message is in flight; this job can never finish.");
     } else {
-        let _ = writeln!(out, "mpiexec: state of the job's ranks (SIGUSR1):");
+        let _ = writeln!(out, "{title}");
     }
     for (r, v) in views.iter().enumerate() {
         match v {

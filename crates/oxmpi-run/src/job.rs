@@ -145,6 +145,7 @@ enum Slot {
     Out(usize, usize),
     Listener,
     Pending(usize),
+    Dump,
 }
 
 struct Job {
@@ -164,6 +165,9 @@ struct Job {
     hang_check: HangCheck,
     checker: Checker,
     next_check: Instant,
+    /// `mpiexec --dump`'s socket, and what it names the job.
+    dump: Option<crate::dump::DumpSocket>,
+    title: String,
 }
 
 /// Runs the job to completion and returns the launcher's exit status.
@@ -254,6 +258,19 @@ pub fn run(config: &JobConfig) -> i32 {
         hang_check: config.hang_check,
         checker: Checker::new(),
         next_check: Instant::now(),
+        dump: match crate::dump::DumpSocket::open(sys::getpid() as u32) {
+            Ok(d) => Some(d),
+            Err(e) => {
+                eprintln!("mpiexec: 'mpiexec --dump' will not reach this job: {e}");
+                None
+            }
+        },
+        title: format!(
+            "mpiexec: job {} ({} on {size} rank{}): state of its ranks:",
+            sys::getpid(),
+            config.spec.program.display(),
+            if size == 1 { "" } else { "s" }
+        ),
     };
 
     for rank in 0..size {
@@ -418,6 +435,9 @@ impl Job {
             if let Some(listener) = &self.listener {
                 add(listener.as_raw_fd(), libc::POLLIN, Slot::Listener);
             }
+            if let Some(d) = &self.dump {
+                add(d.listener().as_raw_fd(), libc::POLLIN, Slot::Dump);
+            }
             for (i, p) in self.pending.iter().enumerate() {
                 if let Some(p) = p {
                     add(p.sock.as_raw_fd(), libc::POLLIN, Slot::Pending(i));
@@ -465,6 +485,11 @@ impl Job {
             Slot::Out(r, s) => self.read_output(r, s),
             Slot::Listener => self.accept_pmi(),
             Slot::Pending(i) => self.read_pending(i),
+            Slot::Dump => {
+                if let Some(d) = &self.dump {
+                    d.serve(|| self.state_text());
+                }
+            }
         }
     }
 
@@ -629,6 +654,27 @@ impl Job {
         let slots: Vec<_> = (0..self.ranks.len()).map(|r| page.read(r)).collect();
         let views = crate::hang::views(&slots, &self.exits());
         eprint!("{}", crate::hang::report(&views, false));
+    }
+
+    /// The report `mpiexec --dump JOBID` prints (the SIGUSR1 dump with the job named).
+    fn state_text(&self) -> String {
+        let exits = self.exits();
+        match &self.status {
+            Some(page) => {
+                let slots: Vec<_> = (0..self.ranks.len()).map(|r| page.read(r)).collect();
+                crate::hang::report_titled(&crate::hang::views(&slots, &exits), false, &self.title)
+            }
+            None => {
+                let mut t = format!("{}
+  (deadlock detection is off (--hang-check off): only whether each rank runs)
+", self.title);
+                for (r, e) in exits.iter().enumerate() {
+                    t.push_str(&format!("  rank {r}: {}
+", e.as_deref().map_or("running".to_string(), |e| format!("finished ({e})"))));
+                }
+                t
+            }
+        }
     }
 
     /// Looks for a certain deadlock (see `hang.rs`) every [`HANG_TICK`].
