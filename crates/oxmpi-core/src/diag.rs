@@ -262,16 +262,55 @@ fn comm_name(ctx: u32, _comm: Option<&Comm>) -> String {
 // ----- the status page ------------------------------------------------------------
 
 struct Page {
-    page: StatusPage,
+    page: Sink,
     after: Duration,
     multi: bool,
+}
+
+/// Where this rank's slot is written: the launcher's page mapped here (a rank
+/// on the launcher's host), or reports over the PMI connection (a rank on
+/// another host; see `oxmpi_pmi::status::STATUS_PMI_ENV`).
+enum Sink {
+    Page(StatusPage),
+    Pmi,
+}
+
+impl Page {
+    /// Publishes a state; `false` if it could not be sent now (try again later).
+    fn publish(&self, state: u64, idle: Duration, sent: &[u64], recvd: &[u64], text: &str) -> bool {
+        match &self.page {
+            Sink::Page(page) => {
+                page.publish(state, monotonic_ms().saturating_sub(idle.as_millis() as u64), sent, recvd, text);
+                true
+            }
+            Sink::Pmi => {
+                let report = layout::Report { state, idle_ms: idle.as_millis() as u64, sent: sent.to_vec(), recvd: recvd.to_vec(), text: text.to_string() };
+                // A rank going back to running must be heard (a stale "blocked" could
+                // count as evidence): it waits for the connection; blocked reports do not.
+                crate::runtime::engine_any().is_some_and(|e| e.pmi_notify(&layout::encode_report(&report), state == layout::STATE_RUNNING))
+            }
+        }
+    }
+
+    fn set_running(&self) {
+        match &self.page {
+            Sink::Page(page) => page.set_running(),
+            Sink::Pmi => {
+                let _ = self.publish(layout::STATE_RUNNING, Duration::ZERO, &[], &[], "");
+            }
+        }
+    }
 }
 
 static PAGE: OnceLock<Page> = OnceLock::new();
 
 /// At start-up: maps this rank's status slot if the launcher made one.
 pub(crate) fn init(rank: u32, size: u32, multi: bool) {
-    let Some(page) = StatusPage::from_env(rank, size) else { return };
+    let page = match StatusPage::from_env(rank, size) {
+        Some(p) => Sink::Page(p),
+        None if std::env::var_os(layout::STATUS_PMI_ENV).is_some() => Sink::Pmi,
+        None => return,
+    };
     let after = std::env::var(layout::HANG_AFTER_ENV)
         .ok()
         .and_then(|v| v.parse::<f64>().ok())
@@ -302,7 +341,7 @@ pub(crate) fn finalizing(e: &Engine) {
     let Some(p) = PAGE.get() else { return };
     let (sent, recvd) = e.lock().pair_counters();
     let text = format!("call=MPI_Finalize\nargs=\nwaits=\nat={}\n", stack().1.unwrap_or_default());
-    p.page.publish(layout::STATE_FINALIZING, monotonic_ms(), &sent, &recvd, &text);
+    p.publish(layout::STATE_FINALIZING, Duration::ZERO, &sent, &recvd, &text);
 }
 
 /// Lives on a blocking wait's stack: publishes the rank blocked once the wait
@@ -333,10 +372,9 @@ impl Watch {
         // are what the launcher compares; they stay valid while we stay idle.
         let (sent, recvd) = e.lock().pair_counters();
         let text = self.text.get_or_insert_with(|| describe(e, desc()));
-        let since_ms = monotonic_ms().saturating_sub(since.elapsed().as_millis() as u64);
         let state = if p.multi { layout::STATE_BLOCKED_MT } else { layout::STATE_BLOCKED };
-        p.page.publish(state, since_ms, &sent, &recvd, text);
-        self.published = true;
+        // (Over PMI, a busy connection means: try again at the next idle look.)
+        self.published = p.publish(state, since.elapsed(), &sent, &recvd, text);
     }
 
     /// The wait made progress: it is not blocked (yet again).
@@ -352,7 +390,7 @@ impl Watch {
     fn unpublish(&mut self) {
         self.published = false;
         if let Some(p) = PAGE.get() {
-            p.page.set_running();
+            p.set_running();
         }
     }
 }
@@ -495,8 +533,8 @@ pub(crate) struct Pending {
 fn stack() -> (String, Option<String>) {
     let bt = std::backtrace::Backtrace::force_capture().to_string();
     let frames = parse_backtrace(&bt);
-    let Some(first_lib) = frames.iter().position(|(name, _)| is_library_frame(name)) else { return (String::new(), None) };
-    let user = frames[first_lib..].iter().position(|(name, _)| !is_library_frame(name) && !is_std_frame(name)).map(|i| i + first_lib);
+    let Some(first_lib) = frames.iter().position(lib_frame) else { return (String::new(), None) };
+    let user = frames[first_lib..].iter().position(|f| !lib_frame(f) && !std_frame(f)).map(|i| i + first_lib);
     let upto = user.unwrap_or(frames.len());
     let api = frames[..upto]
         .iter()
@@ -512,8 +550,8 @@ fn stack() -> (String, Option<String>) {
 fn caller_of(frames: &[(String, Option<String>)]) -> Option<String> {
     // Past the library's frames (and the standard library's, which the
     // library calls through), the first frame is the program's.
-    let first_lib = frames.iter().position(|(name, _)| is_library_frame(name))?;
-    let (name, at) = frames[first_lib..].iter().find(|(name, _)| !is_library_frame(name) && !is_std_frame(name))?;
+    let first_lib = frames.iter().position(lib_frame)?;
+    let (name, at) = frames[first_lib..].iter().find(|f| !lib_frame(f) && !std_frame(f))?;
     let name = strip_hash(name);
     Some(match at {
         Some(at) => format!("{name} at {at}"),
@@ -526,6 +564,19 @@ fn strip_hash(name: &str) -> &str {
         Some(i) if name.len() - i == 19 => &name[..i],
         _ => name,
     }
+}
+
+/// A frame of oxmpi's own code. With line tables only (the dev profile), a
+/// function inlined into another is named without its module path
+/// (`describe`): its file tells then.
+fn lib_frame(f: &(String, Option<String>)) -> bool {
+    is_library_frame(&f.0)
+        || f.1.as_deref().is_some_and(|at| ["oxmpi-core", "oxmpi-capi", "/oxmpi/src/", "crates/oxmpi/src/", "/oxmpi-0."].iter().any(|p| at.contains(p)))
+}
+
+/// A frame of the standard library (by name, or by its file when inlined).
+fn std_frame(f: &(String, Option<String>)) -> bool {
+    is_std_frame(&f.0) || f.1.as_deref().is_some_and(|at| at.contains("/rustc/") || at.starts_with("library/"))
 }
 
 fn is_std_frame(name: &str) -> bool {

@@ -554,6 +554,14 @@ impl Engine {
         &self.host_of
     }
 
+    /// Sends a line the process manager does not answer (a status report of
+    /// deadlock detection); `false` if the PMI connection is busy or absent.
+    /// With `wait`, waits for a connection another thread uses.
+    pub(crate) fn pmi_notify(&self, line: &str, wait: bool) -> bool {
+        let g = if wait { Some(self.pmi.lock().unwrap_or_else(|p| p.into_inner())) } else { self.pmi.try_lock().ok() };
+        g.is_some_and(|mut g| g.as_mut().is_some_and(|p| p.notify(line).is_ok()))
+    }
+
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -38,8 +38,8 @@ Options:
                        every rank waits for and ends the job with status 86
                        once every rank is blocked in MPI with no message in
                        flight; 'report' prints it and lets the job hang on;
-                       'off' disables it (ranks on other hosts are not
-                       watched)
+                       'off' disables it (ranks on other hosts report over
+                       their PMI connection and are watched too)
   --check              checking mode (OXMPI_CHECK=1): every collective first
                        checks that all ranks called the same one, in the
                        same order, with the same root, operation and type

@@ -56,6 +56,33 @@ impl StatusFile {
         self.fd.as_raw_fd()
     }
 
+    /// Writes slot `r` for a rank that cannot (one on another host, which
+    /// reports over PMI): the same seqlock write a local rank makes.
+    pub fn write(&self, r: usize, rep: &layout::Report) {
+        let w = &self.words[r * self.slot_words..(r + 1) * self.slot_words];
+        let n = self.size as usize;
+        let seq = w[layout::W_SEQ].load(Ordering::Relaxed);
+        w[layout::W_SEQ].store(seq | 1, Ordering::Relaxed);
+        fence(Ordering::Release);
+        if rep.state != layout::STATE_RUNNING {
+            let base = layout::HEADER_WORDS;
+            for i in 0..n {
+                w[base + i].store(rep.sent.get(i).copied().unwrap_or(0), Ordering::Relaxed);
+                w[base + n + i].store(rep.recvd.get(i).copied().unwrap_or(0), Ordering::Relaxed);
+            }
+            let (words, len) = layout::encode_text(&rep.text);
+            let t = layout::text_start(self.size);
+            for (i, x) in words.iter().enumerate() {
+                w[t + i].store(*x, Ordering::Relaxed);
+            }
+            w[layout::W_TEXT_LEN].store(len as u64, Ordering::Relaxed);
+            w[layout::W_SINCE_MS].store(now_ms().saturating_sub(rep.idle_ms), Ordering::Relaxed);
+        }
+        w[layout::W_STATE].store(rep.state, Ordering::Relaxed);
+        w[layout::W_GEN].fetch_add(1, Ordering::Relaxed);
+        w[layout::W_SEQ].store((seq | 1) + 1, Ordering::Release);
+    }
+
     /// Reads slot `r` (seqlock: retries while the rank writes it).
     pub fn read(&self, r: usize) -> Slot {
         let w = &self.words[r * self.slot_words..(r + 1) * self.slot_words];

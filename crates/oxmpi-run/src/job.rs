@@ -170,6 +170,9 @@ struct Job {
     title: String,
 }
 
+/// How a status report line of a remote rank starts.
+const STATUS_LINE: &str = "cmd=oxmpi_status ";
+
 /// Runs the job to completion and returns the launcher's exit status.
 pub fn run(config: &JobConfig) -> i32 {
     let (signal_rx, signal_tx) = match sys::nonblocking_pipe() {
@@ -237,6 +240,13 @@ pub fn run(config: &JobConfig) -> i32 {
         local_env.push((oxmpi_pmi::status::STATUS_FD_ENV.into(), s.fd().to_string().into()));
         local_env.push((oxmpi_pmi::status::HANG_AFTER_ENV.into(), config.hang_after.to_string().into()));
     }
+    // Ranks on other hosts cannot map the status page: they report over
+    // their PMI connection instead (`handle_pmi_lines`), so they are watched too.
+    let mut remote_spec = config.spec.clone();
+    if status.is_some() {
+        remote_spec.env.push((oxmpi_pmi::status::STATUS_PMI_ENV.into(), "1".into()));
+        remote_spec.env.push((oxmpi_pmi::status::HANG_AFTER_ENV.into(), config.hang_after.to_string().into()));
+    }
     let mut job = Job {
         ranks: Vec::with_capacity(size as usize),
         pgid: 0,
@@ -278,7 +288,7 @@ pub fn run(config: &JobConfig) -> i32 {
         let host = config.placement[rank as usize].clone();
         let started = match (&host, &remote) {
             (Some(host), Some(remote)) => sys::random_hex(TOKEN_BYTES).and_then(|token| {
-                spawn_remote(&config.spec, rank, pgid, remote, host, &token)
+                spawn_remote(&remote_spec, rank, pgid, remote, host, &token)
                     .map(|io| (io, Some(token)))
             }),
             _ => spawn_local(&config.spec, rank, pgid, &local_env).map(|io| (io, None)),
@@ -821,6 +831,10 @@ impl Job {
 
     fn handle_pmi_lines(&mut self, r: usize, lines: Vec<String>) {
         for line in lines {
+            if line.starts_with(STATUS_LINE) {
+                self.status_report(r, &line);
+                continue;
+            }
             let out = self.server.handle_line(r as u32, &line);
             for (to, reply) in out.replies {
                 if let Some(conn) = &mut self.ranks[to as usize].pmi {
@@ -831,6 +845,19 @@ impl Job {
             for event in out.events {
                 self.on_pmi_event(event);
             }
+        }
+    }
+
+    /// A status report of a rank on another host (never answered): written into
+    /// its slot of the status page, as a local rank would have.
+    fn status_report(&mut self, r: usize, line: &str) {
+        let Some(page) = &self.status else { return };
+        let report = oxmpi_pmi::Message::parse(&format!("{line}\n"))
+            .ok()
+            .and_then(|m| oxmpi_pmi::status::decode_report(&m, self.ranks.len()));
+        match report {
+            Some(rep) => page.write(r, &rep),
+            None => eprintln!("mpiexec: ignored a malformed status report from {}", self.who(r)),
         }
     }
 
