@@ -610,7 +610,10 @@ impl Engine {
         // Tells the launcher when this wait has been idle for long (slow path
         // only; on return it costs one branch).
         let mut watch = crate::diag::Watch::new();
-        // The time-blocked pvar: started when the first look finds the call incomplete.
+        // The time-blocked pvar: started once the wait has polled in vain
+        // `TIMED_AFTER` times, so waits that end within a few microseconds (the
+        // latency-bound fast path) read no clock.
+        const TIMED_AFTER: u32 = 64;
         let mut blocked: Option<crate::tools::BlockedTimer> = None;
         loop {
             let (result, progressed) = self.poll(&mut f);
@@ -622,10 +625,10 @@ impl Engine {
                 idle = 0;
                 continue;
             }
-            if blocked.is_none() {
+            idle = idle.saturating_add(1);
+            if idle == TIMED_AFTER && blocked.is_none() {
                 blocked = Some(crate::tools::BlockedTimer::start());
             }
-            idle = idle.saturating_add(1);
             if idle < self.spin {
                 std::hint::spin_loop();
                 continue;

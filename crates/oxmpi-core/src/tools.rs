@@ -17,7 +17,8 @@
 //! Performance variables read counters the engine keeps under its own lock
 //! ([`Stats`], plain integers: counting costs an add on paths that already
 //! hold the engine), queue lengths of the matching engine, the time blocking
-//! waits spend blocked (measured only once a wait fails its first poll), and,
+//! waits spend blocked (timed only once a wait has polled in vain 64 times, so
+//! short waits read no clock), and,
 //! per communicator, the collectives called on it. A [`PvarHandle`] turns a
 //! raw counter into the MPI_T view: stopped handles do not count, `reset`
 //! zeroes the handle's own view, never the counter other handles see.
@@ -84,8 +85,8 @@ impl Stats {
 static BLOCKED_NS: AtomicU64 = AtomicU64::new(0);
 static BLOCKED_WAITS: AtomicU64 = AtomicU64::new(0);
 
-/// Lives on a blocking wait's stack once its first poll failed: adds the
-/// time until the wait returns to the time-blocked pvar.
+/// Lives on a blocking wait's stack once it has polled in vain for a while:
+/// adds the time until the wait returns to the time-blocked pvar.
 pub(crate) struct BlockedTimer(Instant);
 
 impl BlockedTimer {
@@ -532,8 +533,8 @@ fn build() -> Registry {
     pvar(&mut cat_p2p, "oxmpi_unexpected_queue_hwm".into(), "Longest the unexpected queue has been".into(), PvarClass::HighWatermark, u64t, Bind::NoObject, true, true, Source::UnexpectedHwm);
     pvar(&mut cat_p2p, "oxmpi_posted_queue_length".into(), "Receives posted and not yet matched now".into(), PvarClass::Level, u64t, Bind::NoObject, true, true, Source::PostedLen);
     pvar(&mut cat_p2p, "oxmpi_posted_queue_hwm".into(), "Longest the posted-receive queue has been".into(), PvarClass::HighWatermark, u64t, Bind::NoObject, true, true, Source::PostedHwm);
-    pvar(&mut cat_progress, "oxmpi_time_blocked".into(), "Seconds blocking calls spent waiting after their first look found them incomplete".into(), PvarClass::Timer, VarType::Double, Bind::NoObject, false, false, Source::BlockedTime);
-    pvar(&mut cat_progress, "oxmpi_blocking_waits".into(), "Blocking waits that did not complete at their first look".into(), PvarClass::Counter, u64t, Bind::NoObject, false, false, Source::BlockedWaits);
+    pvar(&mut cat_progress, "oxmpi_time_blocked".into(), "Seconds blocking calls spent waiting (waits that end within their first 64 polls, a few microseconds, are not timed)".into(), PvarClass::Timer, VarType::Double, Bind::NoObject, false, false, Source::BlockedTime);
+    pvar(&mut cat_progress, "oxmpi_blocking_waits".into(), "Blocking waits that polled 64 times in vain (the waits oxmpi_time_blocked times)".into(), PvarClass::Counter, u64t, Bind::NoObject, false, false, Source::BlockedWaits);
     pvar(&mut cat_coll, "oxmpi_coll_blocking".into(), "Blocking collective calls on the communicator".into(), PvarClass::Counter, u64t, Bind::Comm, false, false, Source::CollBlocking);
     pvar(&mut cat_coll, "oxmpi_coll_nonblocking".into(), "Nonblocking collectives and persistent collective starts on the communicator, and the agreements communicator creation runs on it".into(), PvarClass::Counter, u64t, Bind::Comm, false, false, Source::CollNonblocking);
 
