@@ -533,8 +533,10 @@ pub(crate) struct Pending {
 fn stack() -> (String, Option<String>) {
     let bt = std::backtrace::Backtrace::force_capture().to_string();
     let frames = parse_backtrace(&bt);
-    let Some(first_lib) = frames.iter().position(lib_frame) else { return (String::new(), None) };
-    let user = frames[first_lib..].iter().position(|f| !lib_frame(f) && !std_frame(f)).map(|i| i + first_lib);
+    if !frames.iter().any(lib_frame) {
+        return (String::new(), None);
+    }
+    let user = user_frame(&frames);
     let upto = user.unwrap_or(frames.len());
     let api = frames[..upto]
         .iter()
@@ -544,14 +546,25 @@ fn stack() -> (String, Option<String>) {
         .unwrap_or_default();
     // `MPI_x` usually tail-calls `PMPI_x`, leaving only the latter on the stack.
     let api = api.strip_prefix('P').filter(|a| a.starts_with("MPI_")).unwrap_or(api).to_string();
-    (api, user.and_then(|_| caller_of(&frames)))
+    (api, user.and_then(|u| caller_of(&frames[u])))
 }
 
-fn caller_of(frames: &[(String, Option<String>)]) -> Option<String> {
-    // Past the library's frames (and the standard library's, which the
-    // library calls through), the first frame is the program's.
+/// The program's frame: past the library's frames (and the standard
+/// library's, which the library calls through), the first one. A C entry
+/// point (`MPI_x`, `PMPI_x`, Fortran's `mpi_x_`) bounds the library: the
+/// program's frame lies past the outermost one, whatever the frames in between
+/// are named (with line tables only, inlined functions lose their paths).
+fn user_frame(frames: &[(String, Option<String>)]) -> Option<usize> {
     let first_lib = frames.iter().position(lib_frame)?;
-    let (name, at) = frames[first_lib..].iter().find(|f| !lib_frame(f) && !std_frame(f))?;
+    let start = frames.iter().rposition(|(n, _)| is_c_entry(strip_hash(n))).map_or(first_lib, |i| i.max(first_lib));
+    frames[start..].iter().position(|f| !lib_frame(f) && !std_frame(f)).map(|i| i + start)
+}
+
+fn is_c_entry(name: &str) -> bool {
+    ["MPI_", "PMPI_", "MPIX_", "mpi_"].iter().any(|p| name.starts_with(p)) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+fn caller_of((name, at): &(String, Option<String>)) -> Option<String> {
     let name = strip_hash(name);
     Some(match at {
         Some(at) => format!("{name} at {at}"),
