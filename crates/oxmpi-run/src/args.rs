@@ -53,6 +53,9 @@ Options:
   --trace-filter TEXT  trace only the calls whose name contains TEXT
   --hang-after SECS    how long a rank must sit idle in one MPI call before
                        it counts as blocked (default 1)
+  --dump [JOBID]       (instead of a program) print what every rank of a
+                       running job is doing, from another terminal; JOBID
+                       is the job's mpiexec pid (default: the only job)
   -genv NAME VALUE     set NAME=VALUE in the environment of all processes
   -env NAME VALUE      same as -genv (there is a single executable)
   --                   end of options; the next argument is PROGRAM
@@ -398,6 +401,9 @@ mod tests {
         assert_eq!(p(&["--help"]), Ok(Command::Help));
         assert_eq!(p(&["-n", "2", "-h"]), Ok(Command::Help));
         assert_eq!(p(&["--version"]), Ok(Command::Version));
+        assert_eq!(p(&["--dump"]), Ok(Command::Dump(None)));
+        assert_eq!(p(&["--dump", "1234"]), Ok(Command::Dump(Some("1234".into()))));
+        assert!(p(&["--dump", "1", "2"]).is_err());
     }
 
     #[test]
