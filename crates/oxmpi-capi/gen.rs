@@ -216,7 +216,7 @@ pub fn rust_consts(abi: &Abi) -> String {
     }
     r.push_str("pub const ERROR_CLASS_NAMES: &[(c_int, &str)] = &[\n");
     for c in &abi.consts {
-        if c.ctype == "int" && (c.name.starts_with("MPI_ERR_") || c.name == "MPI_SUCCESS") && c.name != "MPI_ERR_LASTCODE" {
+        if c.ctype == "int" && (c.name.starts_with("MPI_ERR_") || c.name.starts_with("MPI_T_ERR_") || c.name == "MPI_SUCCESS") && c.name != "MPI_ERR_LASTCODE" {
             r.push_str(&format!("    ({}, \"{}\"),\n", c.value, c.name));
         }
     }

@@ -16,7 +16,8 @@
 //!   catching, error routing to the communicator's error handler).
 //! - [`env`], [`p2p`], [`dtype`], [`misc`], [`coll`] (collectives), [`comm`]
 //!   (communicators, groups, topologies), [`file`] (MPI-IO), [`win`] (one-sided
-//!   windows), [`session`] (MPI-4 sessions): the `PMPI_x` implementations.
+//!   windows), [`session`] (MPI-4 sessions), [`tools`] (the MPI_T tool information
+//!   interface): the `PMPI_x` implementations.
 #![allow(non_upper_case_globals, non_camel_case_types, non_snake_case, clippy::missing_safety_doc)]
 
 pub mod abi {
@@ -44,6 +45,7 @@ pub mod p2p;
 pub mod part;
 pub mod pcoll;
 pub mod session;
+pub mod tools;
 pub mod win;
 
 use std::ffi::{c_int, c_void};
@@ -136,6 +138,7 @@ pub mod pmpi {
     pub use crate::part::*;
     pub use crate::pcoll::*;
     pub use crate::session::*;
+    pub use crate::tools::*;
     pub use crate::unsupported::*;
     pub use crate::win::*;
 }

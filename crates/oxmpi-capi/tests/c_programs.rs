@@ -43,9 +43,15 @@ fn build(name: &str, extra: &[&str]) -> PathBuf {
 
 /// Runs on `n` ranks, one job at a time (2 cores), with a watchdog.
 fn run(n: usize, exe: &Path, args: &[&str]) -> Output {
+    run_env(n, exe, args, &[])
+}
+
+/// [`run`] with environment variables set for the job.
+fn run_env(n: usize, exe: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {
     static ONE: Mutex<()> = Mutex::new(());
     let _turn = ONE.lock().unwrap_or_else(|p| p.into_inner());
     let child = Command::new(prefix().join("bin/mpiexec"))
+        .envs(envs.iter().copied())
         .arg("-n")
         .arg(n.to_string())
         .arg(exe)
@@ -639,4 +645,21 @@ fn zero_byte_collectives_do_not_synchronize() {
     // waited for the others would deadlock.
     assert!(ok(3, "zero_coll").contains("all checks passed on 3 ranks"));
     ok(1, "zero_coll");
+}
+
+/// MPI_T: every variable and category listed and read, writes that change the
+/// eager limit and the allreduce algorithm, counters that follow real traffic
+/// through shared memory and (with `OXMPI_TRANSPORT=tcp`) TCP.
+#[test]
+fn tool_interface_lists_reads_writes_and_counts() {
+    let so = ok(2, "tools");
+    assert!(so.contains("tools: all checks passed on 2 ranks (auto)"), "{so}");
+    for v in ["cvar OXMPI_EAGER_LIMIT = 65536", "cvar OXMPI_ALLREDUCE_ALGORITHM = 0 (auto)", "pvar oxmpi_msgs_sent_shm", "category oxmpi_p2p"] {
+        assert!(so.contains(v), "{v} missing:\n{so}");
+    }
+    assert!(ok(3, "tools").contains("tools: all checks passed on 3 ranks (auto)"));
+    let exe = build("tools", &[]);
+    let out = run_env(2, &exe, &[], &[("OXMPI_TRANSPORT", "tcp")]);
+    let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && so.contains("all checks passed on 2 ranks (tcp)"), "{so}\n{se}");
 }

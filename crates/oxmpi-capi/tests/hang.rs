@@ -37,11 +37,17 @@ struct Run {
 /// Runs `name` on `n` ranks with extra mpiexec options, one job at a time,
 /// with a watchdog; `during` runs with the launcher's pid while the job runs.
 fn run_with(n: usize, name: &str, opts: &[&str], args: &[&str], during: impl FnOnce(u32)) -> Run {
+    run_with_env(n, name, opts, args, &[], during)
+}
+
+/// [`run_with`] with variables set in mpiexec's environment.
+fn run_with_env(n: usize, name: &str, opts: &[&str], args: &[&str], envs: &[(&str, &std::ffi::OsStr)], during: impl FnOnce(u32)) -> Run {
     static ONE: Mutex<()> = Mutex::new(());
     // One job at a time, and never rebuild a program another test is running.
     let _turn = ONE.lock().unwrap_or_else(|p| p.into_inner());
     let exe = build(name);
     let child = Command::new(prefix().join("bin/mpiexec"))
+        .envs(envs.iter().copied())
         .args(opts)
         .arg("-n")
         .arg(n.to_string())
@@ -443,4 +449,44 @@ fn trace_is_a_chrome_timeline_of_calls_and_message_flows() {
     let ev = trace_events(&file);
     let names: std::collections::BTreeSet<&str> = ev.iter().filter(|e| e.str("ph") == Some("X")).filter_map(|e| e.str("name")).collect();
     assert_eq!(names.into_iter().collect::<Vec<_>>(), vec!["MPI_Bcast"]);
+}
+
+#[test]
+fn mpiexec_dump_jobid_from_another_terminal() {
+    // A private socket directory, so other jobs of this user do not answer.
+    let dir = std::env::temp_dir().join(format!("oxmpi-dump-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let dump = |id: Option<u32>| {
+        let mut c = Command::new(prefix().join("bin/mpiexec"));
+        c.env("XDG_RUNTIME_DIR", &dir).arg("--dump");
+        if let Some(id) = id {
+            c.arg(id.to_string());
+        }
+        let out = c.output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let mut seen = Vec::new();
+    let mut job = 0;
+    let r = run_with_env(3, "compute_then_barrier", &["--hang-after", "0.2"], &["6"], &[("XDG_RUNTIME_DIR", dir.as_os_str())], |pid| {
+        job = pid;
+        std::thread::sleep(Duration::from_secs(3));
+        seen.push(dump(Some(pid)));
+        seen.push(dump(None));
+    });
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(!r.stderr.contains("state of"), "the dump goes to the asking terminal, not the job's:\n{}", r.stderr);
+    for (code, out, err) in &seen {
+        assert_eq!(*code, Some(0), "{out}\n{err}");
+        assert!(out.contains(&format!("mpiexec: job {job} (")) && out.contains("on 3 ranks): state of its ranks:"), "{out}");
+        assert!(out.contains("rank 0: running"), "{out}");
+        assert!(out.contains("rank 1: blocked for") && out.contains("in MPI_Barrier(comm=MPI_COMM_WORLD)"), "{out}");
+    }
+    // The job is over: its socket is gone and asking for it says so.
+    let (code, _, err) = dump(Some(job));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains(&format!("no running job {job}")), "{err}");
+    let (code, _, err) = dump(None);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("no running job of this user"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

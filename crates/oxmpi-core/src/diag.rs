@@ -262,22 +262,74 @@ fn comm_name(ctx: u32, _comm: Option<&Comm>) -> String {
 // ----- the status page ------------------------------------------------------------
 
 struct Page {
-    page: StatusPage,
+    page: Sink,
     after: Duration,
     multi: bool,
+}
+
+/// Where this rank's slot is written: the launcher's page mapped here (a rank
+/// on the launcher's host), or reports over the PMI connection (a rank on
+/// another host; see `oxmpi_pmi::status::STATUS_PMI_ENV`).
+enum Sink {
+    Page(StatusPage),
+    Pmi,
+}
+
+impl Page {
+    /// Publishes a state; `false` if it could not be sent now (try again later).
+    fn publish(&self, state: u64, idle: Duration, sent: &[u64], recvd: &[u64], text: &str) -> bool {
+        match &self.page {
+            Sink::Page(page) => {
+                page.publish(state, monotonic_ms().saturating_sub(idle.as_millis() as u64), sent, recvd, text);
+                true
+            }
+            Sink::Pmi => {
+                let report = layout::Report { state, idle_ms: idle.as_millis() as u64, sent: sent.to_vec(), recvd: recvd.to_vec(), text: text.to_string() };
+                // A rank going back to running must be heard (a stale "blocked" could
+                // count as evidence): it waits for the connection; blocked reports do not.
+                crate::runtime::engine_any().is_some_and(|e| e.pmi_notify(&layout::encode_report(&report), state == layout::STATE_RUNNING))
+            }
+        }
+    }
+
+    fn set_running(&self) {
+        match &self.page {
+            Sink::Page(page) => page.set_running(),
+            Sink::Pmi => {
+                let _ = self.publish(layout::STATE_RUNNING, Duration::ZERO, &[], &[], "");
+            }
+        }
+    }
 }
 
 static PAGE: OnceLock<Page> = OnceLock::new();
 
 /// At start-up: maps this rank's status slot if the launcher made one.
 pub(crate) fn init(rank: u32, size: u32, multi: bool) {
-    let Some(page) = StatusPage::from_env(rank, size) else { return };
+    let page = match StatusPage::from_env(rank, size) {
+        Some(p) => Sink::Page(p),
+        None if std::env::var_os(layout::STATUS_PMI_ENV).is_some() => Sink::Pmi,
+        None => return,
+    };
     let after = std::env::var(layout::HANG_AFTER_ENV)
         .ok()
         .and_then(|v| v.parse::<f64>().ok())
         .filter(|s| s.is_finite() && *s >= 0.0)
         .map_or(Duration::from_secs(1), Duration::from_secs_f64);
     let _ = PAGE.set(Page { page, after, multi });
+}
+
+/// How long a wait stays idle before it publishes itself to the launcher
+/// (`OXMPI_HANG_AFTER`; 1 s when mpiexec does not set it).
+pub fn hang_after() -> Duration {
+    match PAGE.get() {
+        Some(p) => p.after,
+        None => std::env::var(layout::HANG_AFTER_ENV)
+            .ok()
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map_or(Duration::from_secs(1), Duration::from_secs_f64),
+    }
 }
 
 fn monotonic_ms() -> u64 {
@@ -292,7 +344,7 @@ pub(crate) fn finalizing(e: &Engine) {
     // as "is in MPI_Finalize" without reading its text, and symbolizing a
     // backtrace costs every rank 0.2-1 s of CPU at exit (it decompresses the
     // library's debug info; bench/PROFILE.md).
-    p.page.publish(layout::STATE_FINALIZING, monotonic_ms(), &sent, &recvd, "call=MPI_Finalize\nargs=\nwaits=\n");
+    p.publish(layout::STATE_FINALIZING, Duration::ZERO, &sent, &recvd, "call=MPI_Finalize\nargs=\nwaits=\n");
 }
 
 thread_local! {
@@ -340,10 +392,9 @@ impl Watch {
         // are what the launcher compares; they stay valid while we stay idle.
         let (sent, recvd) = e.lock().pair_counters();
         let text = self.text.get_or_insert_with(|| describe(e, desc()));
-        let since_ms = monotonic_ms().saturating_sub(since.elapsed().as_millis() as u64);
         let state = if p.multi { layout::STATE_BLOCKED_MT } else { layout::STATE_BLOCKED };
-        p.page.publish(state, since_ms, &sent, &recvd, text);
-        self.published = true;
+        // (Over PMI, a busy connection means: try again at the next idle look.)
+        self.published = p.publish(state, since.elapsed(), &sent, &recvd, text);
     }
 
     /// The wait made progress: it is not blocked (yet again).
@@ -359,7 +410,7 @@ impl Watch {
     fn unpublish(&mut self) {
         self.published = false;
         if let Some(p) = PAGE.get() {
-            p.page.set_running();
+            p.set_running();
         }
     }
 }
@@ -502,8 +553,10 @@ pub(crate) struct Pending {
 fn stack() -> (String, Option<String>) {
     let bt = std::backtrace::Backtrace::force_capture().to_string();
     let frames = parse_backtrace(&bt);
-    let Some(first_lib) = frames.iter().position(|(name, _)| is_library_frame(name)) else { return (String::new(), None) };
-    let user = frames[first_lib..].iter().position(|(name, _)| !is_library_frame(name) && !is_std_frame(name)).map(|i| i + first_lib);
+    if !frames.iter().any(lib_frame) {
+        return (String::new(), None);
+    }
+    let user = user_frame(&frames);
     let upto = user.unwrap_or(frames.len());
     let api = frames[..upto]
         .iter()
@@ -513,14 +566,25 @@ fn stack() -> (String, Option<String>) {
         .unwrap_or_default();
     // `MPI_x` usually tail-calls `PMPI_x`, leaving only the latter on the stack.
     let api = api.strip_prefix('P').filter(|a| a.starts_with("MPI_")).unwrap_or(api).to_string();
-    (api, user.and_then(|_| caller_of(&frames)))
+    (api, user.and_then(|u| caller_of(&frames[u])))
 }
 
-fn caller_of(frames: &[(String, Option<String>)]) -> Option<String> {
-    // Past the library's frames (and the standard library's, which the
-    // library calls through), the first frame is the program's.
-    let first_lib = frames.iter().position(|(name, _)| is_library_frame(name))?;
-    let (name, at) = frames[first_lib..].iter().find(|(name, _)| !is_library_frame(name) && !is_std_frame(name))?;
+/// The program's frame: past the library's frames (and the standard
+/// library's, which the library calls through), the first one. A C entry
+/// point (`MPI_x`, `PMPI_x`, Fortran's `mpi_x_`) bounds the library: the
+/// program's frame lies past the outermost one, whatever the frames in between
+/// are named (with line tables only, inlined functions lose their paths).
+fn user_frame(frames: &[(String, Option<String>)]) -> Option<usize> {
+    let first_lib = frames.iter().position(lib_frame)?;
+    let start = frames.iter().rposition(|(n, _)| is_c_entry(strip_hash(n))).map_or(first_lib, |i| i.max(first_lib));
+    frames[start..].iter().position(|f| !lib_frame(f) && !std_frame(f)).map(|i| i + start)
+}
+
+fn is_c_entry(name: &str) -> bool {
+    ["MPI_", "PMPI_", "MPIX_", "mpi_"].iter().any(|p| name.starts_with(p)) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+fn caller_of((name, at): &(String, Option<String>)) -> Option<String> {
     let name = strip_hash(name);
     Some(match at {
         Some(at) => format!("{name} at {at}"),
@@ -533,6 +597,19 @@ fn strip_hash(name: &str) -> &str {
         Some(i) if name.len() - i == 19 => &name[..i],
         _ => name,
     }
+}
+
+/// A frame of oxmpi's own code. With line tables only (the dev profile), a
+/// function inlined into another is named without its module path
+/// (`describe`): its file tells then.
+fn lib_frame(f: &(String, Option<String>)) -> bool {
+    is_library_frame(&f.0)
+        || f.1.as_deref().is_some_and(|at| ["oxmpi-core", "oxmpi-capi", "/oxmpi/src/", "crates/oxmpi/src/", "/oxmpi-0."].iter().any(|p| at.contains(p)))
+}
+
+/// A frame of the standard library (by name, or by its file when inlined).
+fn std_frame(f: &(String, Option<String>)) -> bool {
+    is_std_frame(&f.0) || f.1.as_deref().is_some_and(|at| at.contains("/rustc/") || at.starts_with("library/"))
 }
 
 fn is_std_frame(name: &str) -> bool {

@@ -72,6 +72,19 @@ pub(crate) enum Path {
     Unreachable,
 }
 
+impl Path {
+    /// How the MPI_T traffic counters file this peer's messages.
+    #[inline]
+    fn via(&self) -> Option<crate::tools::Via> {
+        match self {
+            Path::SelfLoop => Some(crate::tools::Via::SelfLoop),
+            Path::Shm { .. } => Some(crate::tools::Via::Shm),
+            Path::Tcp => Some(crate::tools::Via::Tcp),
+            Path::Unreachable => None,
+        }
+    }
+}
+
 /// Something waiting to be written into a peer's ring, in order.
 #[derive(Debug)]
 enum OutItem {
@@ -428,6 +441,8 @@ pub(crate) struct State {
     /// Buffers of delivered small unexpected messages, for the next ones
     /// (at most [`SPARE_EAGER_MAX`] of [`SPARE_EAGER_CAP`] bytes).
     spare_eager: Vec<Vec<u8>>,
+    /// Traffic counters behind the MPI_T performance variables.
+    pub(crate) stats: crate::tools::Stats,
 }
 
 /// Unexpected eager messages up to this size get a recycled buffer of exactly
@@ -438,10 +453,7 @@ const SPARE_EAGER_MAX: usize = 64;
 
 impl State {
     pub(crate) fn new(me: u32, paths: Vec<(Path, i32)>, shm: Option<&'static ShmSegment>, tcp: Option<TcpTransport>) -> State {
-        let eager_limit = std::env::var("OXMPI_EAGER_LIMIT")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(64 * 1024);
+        let eager_limit = crate::tools::initial_eager_limit();
         let check_sigs = std::env::var("OXMPI_CHECK_SIGNATURES").is_ok_and(|v| v == "1");
         let cma_allowed = std::env::var("OXMPI_NO_CMA").is_err() && cma::probe_cma();
         let shm_peers = paths
@@ -491,6 +503,7 @@ impl State {
             shared_copies: Vec::new(),
             poll_start: 0,
             spare_eager: Vec::new(),
+            stats: crate::tools::Stats::default(),
         }
     }
 
@@ -673,6 +686,7 @@ impl State {
         }
         if pushed {
             self.peers[peer as usize].credit -= cost;
+            self.stats.sent(crate::tools::Via::Shm, data.len());
         }
         pushed
     }
@@ -753,6 +767,9 @@ impl State {
             (data, already_owned, 0)
         };
         let sync = mode == SendMode::Synchronous;
+        if let Some(via) = self.peers[peer as usize].path.via() {
+            self.stats.sent(via, data.len);
+        }
         let cost = credit_cost(data.len) as i64;
         if !sync
             && mode != SendMode::Buffered
@@ -827,6 +844,7 @@ impl State {
                     }
                 } else {
                     let hdr = Header { kind: Kind::Rts, rreq: data.addr as u64, ..hdr_base };
+                    self.stats.rendezvous += 1;
                     if let Some(ReqKind::Send(s)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
                         s.state = SendState::InFlight;
                     }
@@ -850,6 +868,7 @@ impl State {
     }
 
     fn send_to_self(&mut self, req: Request, env: Envelope, data: RawBuf, sync: bool, sig: u64) {
+        self.stats.received(crate::tools::Via::SelfLoop, data.len);
         if let Some(rreq) = self.matcher.match_arrival(&env) {
             self.check_sig(rreq, sig, data.len);
             // SAFETY: both operations are active: source readable, target writable.
@@ -892,6 +911,7 @@ impl State {
         let env = msg.env;
         self.unexp.insert(id, msg);
         self.matcher.push_unexpected(env, id);
+        self.stats.unexpected_queued(self.matcher.unexpected_len());
         id
     }
 
@@ -1026,6 +1046,7 @@ impl State {
                 r.posted = true;
             }
             self.matcher.push_posted(pattern, req);
+            self.stats.posted_queued(self.matcher.posted_len());
         }
         req
     }
@@ -1320,6 +1341,11 @@ impl State {
             eprintln!("oxmpi: rank {}: dropped a malformed packet from rank {from}", self.me);
             return;
         };
+        if matches!(h.kind, Kind::Eager | Kind::Rts) {
+            if let Some(via) = self.peers[from as usize].path.via() {
+                self.stats.received(via, h.len as usize);
+            }
+        }
         match h.kind {
             Kind::Eager => self.on_eager(from, &h, payload),
             Kind::EagerCont => self.on_eager_cont(from, payload),

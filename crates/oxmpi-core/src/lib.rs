@@ -23,6 +23,7 @@ pub mod pt2pt;
 pub mod request;
 pub mod rma;
 pub mod runtime;
+pub mod tools;
 pub mod topo;
 pub mod transport;
 

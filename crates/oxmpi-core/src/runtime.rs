@@ -86,8 +86,8 @@ pub struct Engine {
     universe_size: i32,
     /// Threads asleep in `wait_until`, so completions by other threads wake them.
     waiters: AtomicUsize,
-    spin: u32,
-    yields: u32,
+    pub(crate) spin: u32,
+    pub(crate) yields: u32,
     /// `OXMPI_HANG_REPORT=SECONDS`: describe what a blocked call waits for.
     hang_report: Option<Duration>,
     /// Peers over TCP: a blocked rank also waits on sockets, not only its doorbell.
@@ -128,6 +128,12 @@ pub fn engine() -> Result<&'static Engine> {
     ENGINE.get().ok_or_else(|| {
         MpiError::new(ErrorClass::Other, "MPI call made before MPI_Init (or MPI_Session_init)")
     })
+}
+
+/// The engine once `MPI_Init` made it, even after `MPI_Finalize` (the tool
+/// interface reads its counters before and after the MPI calls may run).
+pub(crate) fn engine_any() -> Option<&'static Engine> {
+    ENGINE.get()
 }
 
 /// MPI_Initialized: MPI_Init has been called (sessions do not count).
@@ -682,6 +688,14 @@ impl Engine {
         &self.host_of
     }
 
+    /// Sends a line the process manager does not answer (a status report of
+    /// deadlock detection); `false` if the PMI connection is busy or absent.
+    /// With `wait`, waits for a connection another thread uses.
+    pub(crate) fn pmi_notify(&self, line: &str, wait: bool) -> bool {
+        let g = if wait { Some(self.pmi.lock().unwrap_or_else(|p| p.into_inner())) } else { self.pmi.try_lock().ok() };
+        g.is_some_and(|mut g| g.as_mut().is_some_and(|p| p.notify(line).is_ok()))
+    }
+
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -743,6 +757,11 @@ impl Engine {
         // Tells the launcher when this wait has been idle for long (slow path
         // only; on return it costs one branch).
         let mut watch = crate::diag::Watch::new();
+        // The time-blocked pvar: started once the wait has polled in vain
+        // `TIMED_AFTER` times, so waits that end within a few microseconds (the
+        // latency-bound fast path) read no clock.
+        const TIMED_AFTER: u32 = 64;
+        let mut blocked: Option<crate::tools::BlockedTimer> = None;
         loop {
             let (result, progressed) = self.poll_with(&mut f, drain);
             if let Some(v) = result {
@@ -754,6 +773,9 @@ impl Engine {
                 continue;
             }
             idle = idle.saturating_add(1);
+            if idle == TIMED_AFTER && blocked.is_none() {
+                blocked = Some(crate::tools::BlockedTimer::start());
+            }
             if idle < self.spin {
                 // Between full polls (the lock, a progress step, the caller's
                 // check: ~300 instructions), look at the rings without the lock

@@ -440,6 +440,24 @@ impl PmiClient {
         }
     }
 
+    /// Sends one PMI-1 line the server does not answer (oxmpi's `mpiexec`
+    /// extensions, e.g. [`crate::status::STATUS_CMD`]); `line` has no newline.
+    /// Refused on PMI-2 connections.
+    pub fn notify(&mut self, line: &str) -> Result<(), PmiError> {
+        match &mut self.inner {
+            Inner::V1(c) => {
+                let mut l = String::with_capacity(line.len() + 1);
+                l.push_str(line);
+                l.push('\n');
+                c.conn
+                    .write_all(l.as_bytes())
+                    .and_then(|()| c.conn.flush())
+                    .map_err(|source| io_error(source, "sending a status report".into()))
+            }
+            Inner::V2(_) => Err(PmiError::Protocol { expected: "a PMI-1 connection".into(), got: "PMI-2".into() }),
+        }
+    }
+
     /// Tells the process manager this process is done with PMI; after this
     /// the process may exit without the job being considered failed.
     pub fn finalize(self) -> Result<(), PmiError> {

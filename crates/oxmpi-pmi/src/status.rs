@@ -84,9 +84,132 @@ pub fn decode_text(words: &[u64], len: usize) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
+// ----- ranks on other hosts --------------------------------------------------------
+// A rank on another host cannot map the launcher's page. When the launcher
+// sets [`STATUS_PMI_ENV`] in its environment, it sends each publication as a
+// PMI-1 line on its (authenticated) PMI connection instead, which the server
+// never answers: `cmd=oxmpi_status state=S idle=MS sent=P:N,.. recvd=P:N,..
+// text=HEX` (counters only where nonzero; `idle` is how long ago the rank went
+// idle, since clocks of two hosts do not compare). The launcher writes it into
+// the rank's slot, so remote ranks are judged like local ones.
+
+/// Set (to `1`) in the environment of ranks that report over PMI.
+pub const STATUS_PMI_ENV: &str = "OXMPI_STATUS_PMI";
+/// The PMI-1 command of a status report.
+pub const STATUS_CMD: &str = "oxmpi_status";
+
+/// One publication of a rank's slot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    pub state: u64,
+    pub idle_ms: u64,
+    pub sent: Vec<u64>,
+    pub recvd: Vec<u64>,
+    pub text: String,
+}
+
+fn sparse(v: &[u64]) -> String {
+    let parts: Vec<String> = v.iter().enumerate().filter(|(_, n)| **n != 0).map(|(i, n)| format!("{i}:{n}")).collect();
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join(",")
+    }
+}
+
+fn dense(s: &str, size: usize) -> Option<Vec<u64>> {
+    let mut v = vec![0; size];
+    if s == "-" {
+        return Some(v);
+    }
+    for part in s.split(',') {
+        let (i, n) = part.split_once(':')?;
+        *v.get_mut(i.parse::<usize>().ok()?)? = n.parse().ok()?;
+    }
+    Some(v)
+}
+
+/// The PMI line of `r` (without its newline), within the PMI line limit: the
+/// text is shortened first; if the counters alone do not fit, the report is
+/// sent as [`STATE_BLOCKED_MT`] without them (shown, never evidence).
+pub fn encode_report(r: &Report) -> String {
+    let hex = |t: &str| t.bytes().map(|b| format!("{b:02x}")).collect::<String>();
+    let line = |state: u64, sent: &str, recvd: &str, text: &str| {
+        format!("cmd={STATUS_CMD} state={state} idle={} sent={sent} recvd={recvd} text={}", r.idle_ms, if text.is_empty() { "-".to_string() } else { hex(text) })
+    };
+    let (sent, recvd) = (sparse(&r.sent), sparse(&r.recvd));
+    let limit = crate::codec::MAX_LINE_LEN - 1;
+    let mut text: &str = &r.text;
+    loop {
+        let l = line(r.state, &sent, &recvd, text);
+        if l.len() <= limit {
+            return l;
+        }
+        if text.is_empty() {
+            break;
+        }
+        let mut end = text.len().saturating_sub((l.len() - limit).div_ceil(2).max(16)).min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text = &text[..end];
+    }
+    let state = if r.state == STATE_RUNNING { STATE_RUNNING } else { STATE_BLOCKED_MT };
+    let mut t = r.text.as_str();
+    loop {
+        let l = line(state, "-", "-", t);
+        if l.len() <= limit || t.is_empty() {
+            return l;
+        }
+        let mut end = t.len() / 2;
+        while !t.is_char_boundary(end) {
+            end -= 1;
+        }
+        t = &t[..end];
+    }
+}
+
+/// The report in a `cmd=oxmpi_status` message of a job of `size` ranks.
+pub fn decode_report(m: &crate::codec::Message, size: usize) -> Option<Report> {
+    let text = m.get("text")?;
+    let text = if text == "-" {
+        String::new()
+    } else {
+        let bytes: Option<Vec<u8>> = (0..text.len() / 2).map(|i| u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()).collect();
+        String::from_utf8_lossy(&bytes?).into_owned()
+    };
+    Some(Report {
+        state: m.get("state")?.parse().ok()?,
+        idle_ms: m.get("idle")?.parse().ok()?,
+        sent: dense(m.get("sent")?, size)?,
+        recvd: dense(m.get("recvd")?, size)?,
+        text,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reports_round_trip_within_the_line_limit() {
+        let r = Report { state: STATE_BLOCKED, idle_ms: 1500, sent: vec![0, 3, 0, 7], recvd: vec![2, 0, 0, 0], text: "call=MPI_Recv\nargs=count=1 MPI_INT\n".into() };
+        let line = encode_report(&r);
+        assert!(line.len() < crate::codec::MAX_LINE_LEN);
+        let m = crate::codec::Message::parse(&(line + "\n")).unwrap();
+        assert_eq!(m.name(), STATUS_CMD);
+        assert_eq!(decode_report(&m, 4), Some(r.clone()));
+        // A long text is shortened; counters always arrive.
+        let long = Report { text: "x".repeat(5000), ..r.clone() };
+        let m = crate::codec::Message::parse(&(encode_report(&long) + "\n")).unwrap();
+        let back = decode_report(&m, 4).unwrap();
+        assert_eq!((back.sent, back.recvd, back.state), (r.sent.clone(), r.recvd.clone(), STATE_BLOCKED));
+        assert!(back.text.len() < 2100 && back.text.len() > 1000);
+        // Counters that cannot fit: shown, never evidence.
+        let many = Report { sent: (1..3000).collect(), ..r };
+        let m = crate::codec::Message::parse(&(encode_report(&many) + "\n")).unwrap();
+        assert_eq!(decode_report(&m, 3000).unwrap().state, STATE_BLOCKED_MT);
+    }
 
     #[test]
     fn text_round_trips_and_truncates_on_a_char_boundary() {

@@ -64,8 +64,8 @@ Options of the whole job:
                        every rank waits for and ends the job with status 86
                        once every rank is blocked in MPI with no message in
                        flight; 'report' prints it and lets the job hang on;
-                       'off' disables it (ranks on other hosts are not
-                       watched)
+                       'off' disables it (ranks on other hosts report over
+                       their PMI connection and are watched too)
   --check              checking mode (OXMPI_CHECK=1): every collective first
                        checks that all ranks called the same one, in the
                        same order, with the same root, operation and type
@@ -79,6 +79,9 @@ Options of the whole job:
   --trace-filter TEXT  trace only the calls whose name contains TEXT
   --hang-after SECS    how long a rank must sit idle in one MPI call before
                        it counts as blocked (default 1)
+  --dump [JOBID]       (instead of a program) print what every rank of a
+                       running job is doing, from another terminal; JOBID
+                       is the job's mpiexec pid (default: the only job)
   --                   end of options; the next argument is PROGRAM
   -h, --help           show this help and exit
   --version            show the version and exit
@@ -88,7 +91,9 @@ Processes inherit mpiexec's environment (remote ones get PMI variables and
 -genv values only). Standard input goes to rank 0;
 the other ranks read /dev/null. SIGINT and SIGTERM are forwarded to all
 ranks; SIGUSR1 prints what every rank is blocked on without stopping the
-job. The exit status is 0 if every rank exited 0, otherwise that of the
+job, as does 'mpiexec --dump JOBID' from another terminal (JOBID: the
+process id of the job's mpiexec; without it, the user's only running job).
+The exit status is 0 if every rank exited 0, otherwise that of the
 first rank that failed (128+N for signal N), or the MPI_Abort code, or 86
 when the job deadlocked, or 124 when it ran out of time.";
 
@@ -105,6 +110,8 @@ pub enum HangCheck {
 #[allow(clippy::large_enum_variant)]
 pub enum Command {
     Run(Options),
+    /// `--dump [JOBID]`: print a running job's state.
+    Dump(Option<String>),
     Help,
     Version,
 }
@@ -288,6 +295,13 @@ where
                 _ => return Err(UsageError("no program given after '--'".into())),
             },
             "-h" | "-help" | "--help" => return Ok(Command::Help),
+            "--dump" | "-dump" => {
+                let id = args.next().map(|v| utf8(opt, v)).transpose()?;
+                if args.next().is_some() {
+                    return Err(UsageError("--dump takes one job id and nothing after it".into()));
+                }
+                return Ok(Command::Dump(id));
+            }
             "--version" | "-version" => return Ok(Command::Version),
             "-n" | "-np" => {
                 if block.nprocs.is_some() {
@@ -800,6 +814,9 @@ mod tests {
         assert_eq!(p(&["--help"]), Ok(Command::Help));
         assert_eq!(p(&["-n", "2", "-h"]), Ok(Command::Help));
         assert_eq!(p(&["--version"]), Ok(Command::Version));
+        assert_eq!(p(&["--dump"]), Ok(Command::Dump(None)));
+        assert_eq!(p(&["--dump", "1234"]), Ok(Command::Dump(Some("1234".into()))));
+        assert!(p(&["--dump", "1", "2"]).is_err());
     }
 
     #[test]

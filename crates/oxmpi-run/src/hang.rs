@@ -56,6 +56,33 @@ impl StatusFile {
         self.fd.as_raw_fd()
     }
 
+    /// Writes slot `r` for a rank that cannot (one on another host, which
+    /// reports over PMI): the same seqlock write a local rank makes.
+    pub fn write(&self, r: usize, rep: &layout::Report) {
+        let w = &self.words[r * self.slot_words..(r + 1) * self.slot_words];
+        let n = self.size as usize;
+        let seq = w[layout::W_SEQ].load(Ordering::Relaxed);
+        w[layout::W_SEQ].store(seq | 1, Ordering::Relaxed);
+        fence(Ordering::Release);
+        if rep.state != layout::STATE_RUNNING {
+            let base = layout::HEADER_WORDS;
+            for i in 0..n {
+                w[base + i].store(rep.sent.get(i).copied().unwrap_or(0), Ordering::Relaxed);
+                w[base + n + i].store(rep.recvd.get(i).copied().unwrap_or(0), Ordering::Relaxed);
+            }
+            let (words, len) = layout::encode_text(&rep.text);
+            let t = layout::text_start(self.size);
+            for (i, x) in words.iter().enumerate() {
+                w[t + i].store(*x, Ordering::Relaxed);
+            }
+            w[layout::W_TEXT_LEN].store(len as u64, Ordering::Relaxed);
+            w[layout::W_SINCE_MS].store(now_ms().saturating_sub(rep.idle_ms), Ordering::Relaxed);
+        }
+        w[layout::W_STATE].store(rep.state, Ordering::Relaxed);
+        w[layout::W_GEN].fetch_add(1, Ordering::Relaxed);
+        w[layout::W_SEQ].store((seq | 1) + 1, Ordering::Release);
+    }
+
     /// Reads slot `r` (seqlock: retries while the rank writes it).
     pub fn read(&self, r: usize) -> Slot {
         let w = &self.words[r * self.slot_words..(r + 1) * self.slot_words];
@@ -215,12 +242,17 @@ fn list(ranks: &[usize]) -> String {
 
 /// The per-rank lines, then (for a deadlock) the verdict.
 pub fn report(views: &[View], deadlock: bool) -> String {
+    report_titled(views, deadlock, "mpiexec: state of the job's ranks (SIGUSR1):")
+}
+
+/// [`report`] with `title` as the first line of a state dump.
+pub fn report_titled(views: &[View], deadlock: bool, title: &str) -> String {
     let mut out = String::new();
     let now = now_ms();
     if deadlock {
         let _ = writeln!(out, "mpiexec: DEADLOCK: every rank is blocked in MPI and no message is in flight; this job can never finish.");
     } else {
-        let _ = writeln!(out, "mpiexec: state of the job's ranks (SIGUSR1):");
+        let _ = writeln!(out, "{title}");
     }
     for (r, v) in views.iter().enumerate() {
         match v {

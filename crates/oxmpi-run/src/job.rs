@@ -169,6 +169,7 @@ enum Slot {
     Out(usize, usize),
     Listener,
     Pending(usize),
+    Dump,
 }
 
 struct Job {
@@ -190,7 +191,13 @@ struct Job {
     next_check: Instant,
     /// `--timeout`: when the job is ended, and the limit as given.
     deadline: Option<(Instant, Duration)>,
+    /// `mpiexec --dump`'s socket, and what it names the job.
+    dump: Option<crate::dump::DumpSocket>,
+    title: String,
 }
+
+/// How a status report line of a remote rank starts.
+const STATUS_LINE: &str = "cmd=oxmpi_status ";
 
 /// Runs the job to completion and returns the launcher's exit status.
 pub fn run(config: &JobConfig) -> i32 {
@@ -285,6 +292,19 @@ pub fn run(config: &JobConfig) -> i32 {
         checker: Checker::new(),
         next_check: Instant::now(),
         deadline: None,
+        dump: match crate::dump::DumpSocket::open(sys::getpid() as u32) {
+            Ok(d) => Some(d),
+            Err(e) => {
+                eprintln!("mpiexec: 'mpiexec --dump' will not reach this job: {e}");
+                None
+            }
+        },
+        title: format!(
+            "mpiexec: job {} ({} on {size} rank{}): state of its ranks:",
+            sys::getpid(),
+            config.apps[0].0.program.display(),
+            if size == 1 { "" } else { "s" }
+        ),
     };
 
     job.deadline = config.timeout.map(|t| (Instant::now() + t, t));
@@ -307,7 +327,14 @@ pub fn run(config: &JobConfig) -> i32 {
         };
         let started = match (&host, &remote) {
             (Some(host), Some(remote)) => sys::random_hex(TOKEN_BYTES).and_then(|token| {
-                spawn_remote(spec, rank, pgid, remote, host, &token)
+                // Ranks on other hosts cannot map the status page: they report over
+                // their PMI connection instead (`handle_pmi_lines`), so they are watched too.
+                let mut spec = spec.clone();
+                if status.is_some() {
+                    spec.env.push((oxmpi_pmi::status::STATUS_PMI_ENV.into(), "1".into()));
+                    spec.env.push((oxmpi_pmi::status::HANG_AFTER_ENV.into(), config.hang_after.to_string().into()));
+                }
+                spawn_remote(&spec, rank, pgid, remote, host, &token)
                     .map(|io| (io, Some(token)))
             }),
             _ => {
@@ -524,6 +551,9 @@ impl Job {
             if let Some(listener) = &self.listener {
                 add(listener.as_raw_fd(), libc::POLLIN, Slot::Listener);
             }
+            if let Some(d) = &self.dump {
+                add(d.listener().as_raw_fd(), libc::POLLIN, Slot::Dump);
+            }
             for (i, p) in self.pending.iter().enumerate() {
                 if let Some(p) = p {
                     add(p.sock.as_raw_fd(), libc::POLLIN, Slot::Pending(i));
@@ -571,6 +601,11 @@ impl Job {
             Slot::Out(r, s) => self.read_output(r, s),
             Slot::Listener => self.accept_pmi(),
             Slot::Pending(i) => self.read_pending(i),
+            Slot::Dump => {
+                if let Some(d) = &self.dump {
+                    d.serve(|| self.state_text());
+                }
+            }
         }
     }
 
@@ -737,6 +772,27 @@ impl Job {
         eprint!("{}", crate::hang::report(&views, false));
     }
 
+    /// The report `mpiexec --dump JOBID` prints (the SIGUSR1 dump with the job named).
+    fn state_text(&self) -> String {
+        let exits = self.exits();
+        match &self.status {
+            Some(page) => {
+                let slots: Vec<_> = (0..self.ranks.len()).map(|r| page.read(r)).collect();
+                crate::hang::report_titled(&crate::hang::views(&slots, &exits), false, &self.title)
+            }
+            None => {
+                let mut t = format!("{}
+  (deadlock detection is off (--hang-check off): only whether each rank runs)
+", self.title);
+                for (r, e) in exits.iter().enumerate() {
+                    t.push_str(&format!("  rank {r}: {}
+", e.as_deref().map_or("running".to_string(), |e| format!("finished ({e})"))));
+                }
+                t
+            }
+        }
+    }
+
     /// Looks for a certain deadlock (see `hang.rs`) every [`HANG_TICK`].
     fn check_hang(&mut self) {
         if self.ending != Ending::Running || self.checker.reported || Instant::now() < self.next_check {
@@ -881,6 +937,10 @@ impl Job {
 
     fn handle_pmi_lines(&mut self, r: usize, lines: Vec<String>) {
         for line in lines {
+            if line.starts_with(STATUS_LINE) {
+                self.status_report(r, &line);
+                continue;
+            }
             let out = self.server.handle_line(r as u32, &line);
             for (to, reply) in out.replies {
                 if let Some(conn) = &mut self.ranks[to as usize].pmi {
@@ -891,6 +951,19 @@ impl Job {
             for event in out.events {
                 self.on_pmi_event(event);
             }
+        }
+    }
+
+    /// A status report of a rank on another host (never answered): written into
+    /// its slot of the status page, as a local rank would have.
+    fn status_report(&mut self, r: usize, line: &str) {
+        let Some(page) = &self.status else { return };
+        let report = oxmpi_pmi::Message::parse(&format!("{line}\n"))
+            .ok()
+            .and_then(|m| oxmpi_pmi::status::decode_report(&m, self.ranks.len()));
+        match report {
+            Some(rep) => page.write(r, &rep),
+            None => eprintln!("mpiexec: ignored a malformed status report from {}", self.who(r)),
         }
     }
 

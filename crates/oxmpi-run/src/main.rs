@@ -2,6 +2,7 @@
 //! machine or on several hosts and serves PMI-1 to them.
 
 mod args;
+mod dump;
 mod hang;
 mod hosts;
 mod job;
@@ -29,6 +30,7 @@ fn main() {
 fn real_main() -> i32 {
     let options = match args::parse(std::env::args_os().skip(1)) {
         Ok(Command::Run(options)) => options,
+        Ok(Command::Dump(id)) => return dump::client(id.as_deref()),
         Ok(Command::Help) => {
             println!("{}", args::USAGE);
             return 0;

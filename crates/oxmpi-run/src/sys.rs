@@ -292,8 +292,9 @@ pub fn secrets_equal(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// An anonymous shared file of `bytes` bytes that children inherit (no
-/// close-on-exec), mapped read-only here as atomic words for the life of
-/// the process (the job status page, see `hang.rs`).
+/// close-on-exec), mapped here as atomic words for the life of the process
+/// (the job status page, see `hang.rs`: the launcher reads every slot and
+/// writes only those of ranks on other hosts, which cannot map it).
 pub fn inheritable_shared_words(bytes: usize) -> io::Result<(OwnedFd, &'static [std::sync::atomic::AtomicU64])> {
     let name = c"oxmpi-status";
     // SAFETY: memfd_create takes a NUL-terminated name and flags; it returns a
@@ -303,8 +304,8 @@ pub fn inheritable_shared_words(bytes: usize) -> io::Result<(OwnedFd, &'static [
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
     // SAFETY: ftruncate on our own descriptor.
     cvt(unsafe { libc::ftruncate(fd.as_raw_fd(), bytes as libc::off_t) })?;
-    // SAFETY: a fresh shared read-only mapping of the whole file; failure is MAP_FAILED.
-    let base = unsafe { libc::mmap(std::ptr::null_mut(), bytes, libc::PROT_READ, libc::MAP_SHARED, fd.as_raw_fd(), 0) };
+    // SAFETY: a fresh shared mapping of the whole file; failure is MAP_FAILED.
+    let base = unsafe { libc::mmap(std::ptr::null_mut(), bytes, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), 0) };
     if base == libc::MAP_FAILED {
         return Err(io::Error::last_os_error());
     }

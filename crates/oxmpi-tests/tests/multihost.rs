@@ -133,3 +133,42 @@ fn one_sided_operations_between_hosts() {
         }
     }
 }
+
+#[test]
+fn ranks_on_other_hosts_are_watched_by_deadlock_detection() {
+    // Every rank here is on another host than mpiexec: they report over PMI.
+    if !namespaces() {
+        return;
+    }
+    let _turn = common::serial();
+    let prog = env!("CARGO_BIN_EXE_hang_rust");
+    for (hosts, n) in [("oxmpi-h1:1,oxmpi-h2:1", 2), ("oxmpi-h1:2,oxmpi-h2:1,oxmpi-h3:2", 5)] {
+        let (out, secs) = run_hosts(hosts, n, prog, &["cycle"], &[]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(86), "{hosts}: {err}");
+        assert!(err.contains("DEADLOCK") && err.contains("verdict: wait-for cycle"), "{hosts}: {err}");
+        assert!(err.contains("rank 0 waits in MPI_Recv for rank 1"), "{hosts}: {err}");
+        assert!(secs < 8.0, "{hosts}: the verdict took {secs} s");
+    }
+}
+
+#[test]
+fn ranks_on_other_hosts_computing_or_streaming_are_never_reported() {
+    if !namespaces() {
+        return;
+    }
+    let _turn = common::serial();
+    let prog = env!("CARGO_BIN_EXE_hang_rust");
+    let mut c = Command::new(common::mpiexec());
+    c.args(["--hang-after", "0.05", "-n", "2", "-hosts", "oxmpi-h1:1,oxmpi-h2:1", "--launcher-exec", "ip netns exec", "--pmi-bind", "10.213.0.1"]);
+    let out = c.arg(prog).args(["transfer", "256"]).stdin(Stdio::null()).output().unwrap();
+    let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && so.contains("received 268435456 bytes"), "{so}\n{se}");
+    assert!(!se.contains("DEADLOCK"), "{se}");
+    let mut c = Command::new(common::mpiexec());
+    c.args(["--hang-after", "0.2", "-n", "3", "-hosts", "oxmpi-h1:1,oxmpi-h2:2", "--launcher-exec", "ip netns exec", "--pmi-bind", "10.213.0.1"]);
+    let out = c.arg(prog).arg("compute").stdin(Stdio::null()).output().unwrap();
+    let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && so.contains("all passed the barrier"), "{so}\n{se}");
+    assert!(!se.contains("DEADLOCK"), "{se}");
+}

@@ -53,6 +53,8 @@
 //!   fence and lock epochs, typed put/get/accumulate/fetch_and_op/compare_and_swap.
 //! - [`session`]: MPI-4 [`Session`](session::Session)s, process sets and communicators
 //!   from their groups, with or without [`initialize`].
+//! - [`tools`]: the MPI tool information interface: oxmpi's settings (control
+//!   variables) and counters (performance variables), [`Tools`](tools::Tools).
 //! - [`traits`]: `use oxmpi::traits::*;` brings every trait in.
 //! - [`error`]: [`Error`], [`ErrorClass`], and the error policy below.
 //!
@@ -103,6 +105,7 @@ pub mod point_to_point;
 pub mod raw;
 pub mod request;
 pub mod session;
+pub mod tools;
 pub mod topology;
 pub mod traits;
 pub mod window;

@@ -101,7 +101,7 @@ pub fn run(b: Builder, call: &str) -> Result<()> {
 
 /// Operations whose `OXMPI_<OP>_ALGORITHM` is read once per process (every
 /// caller of [`forced_algorithm`]); other names are read on every call.
-const FORCEABLE: &[&str] = &[
+pub(crate) const FORCEABLE: &[&str] = &[
     "barrier",
     "bcast",
     "gather",
@@ -130,6 +130,10 @@ pub fn forced_algorithm(op: &str, choices: &[&str]) -> Result<Option<String>> {
     static CACHE: [OnceLock<Option<String>>; FORCEABLE.len()] = [const { OnceLock::new() }; FORCEABLE.len()];
     let read = || std::env::var(format!("OXMPI_{}_ALGORITHM", op.to_ascii_uppercase())).ok();
     let uncached;
+    // A choice made through MPI_T (`OXMPI_<OP>_ALGORITHM` as a control variable).
+    if let Some(o) = crate::tools::algorithm_override(op) {
+        return Ok(o.filter(|v| choices.contains(v)).map(str::to_owned));
+    }
     let value = match FORCEABLE.iter().position(|&k| k == op) {
         Some(i) => CACHE[i].get_or_init(read),
         None => {
@@ -145,6 +149,33 @@ pub fn forced_algorithm(op: &str, choices: &[&str]) -> Result<Option<String>> {
             format!("OXMPI_{}_ALGORITHM={v:?} names no {op} algorithm; choose one of {}", op.to_ascii_uppercase(), choices.join(", ")),
         )),
     }
+}
+
+/// The algorithms `OXMPI_<OP>_ALGORITHM` may name for collective `op` of
+/// [`FORCEABLE`] (the MPI_T enumeration of that control variable).
+pub(crate) fn algorithm_choices(op: &str) -> &'static [&'static str] {
+    match op {
+        "barrier" => barrier::ALGORITHMS,
+        "bcast" => bcast::ALGORITHMS,
+        "gather" => gather::ALGORITHMS,
+        "gatherv" => gather::V_ALGORITHMS,
+        "scatter" => scatter::ALGORITHMS,
+        "scatterv" => scatter::V_ALGORITHMS,
+        "allgather" => allgather::ALGORITHMS,
+        "allgatherv" => allgather::V_ALGORITHMS,
+        "alltoall" => alltoall::ALGORITHMS,
+        "alltoallv" | "alltoallw" => alltoall::V_ALGORITHMS,
+        "reduce" => reduce::ALGORITHMS,
+        "allreduce" => allreduce::ALGORITHMS,
+        "reduce_scatter" | "reduce_scatter_block" => reduce_scatter::ALGORITHMS,
+        "scan" | "exscan" => scan::ALGORITHMS,
+        _ => &[],
+    }
+}
+
+/// `OXMPI_<OP>_ALGORITHM` as the environment sets it (`None`: unset or "auto").
+pub(crate) fn env_algorithm(op: &str) -> Option<String> {
+    std::env::var(format!("OXMPI_{}_ALGORITHM", op.to_ascii_uppercase())).ok().filter(|v| !v.is_empty() && v != "auto")
 }
 
 /// Checks a root argument of a rooted collective on an intracommunicator.

@@ -21,13 +21,13 @@ use crate::datatype::Datatype;
 use crate::error::Result;
 use crate::request::Request;
 
-const ALGORITHMS: &[&str] = &["ring", "recursive_doubling", "bruck", "shm"];
+pub(super) const ALGORITHMS: &[&str] = &["ring", "recursive_doubling", "bruck", "shm"];
 
 /// Blocking allgathers up to this many bytes per block take the shared-memory
 /// path where it exists ([`SHM_MAX_2`] on 2 ranks); measured on 2, 4 and 8 ranks.
 pub const SHM_MAX: usize = 64 * 1024;
 pub const SHM_MAX_2: usize = 2 * 1024;
-const V_ALGORITHMS: &[&str] = &["ring"];
+pub(super) const V_ALGORITHMS: &[&str] = &["ring"];
 
 pub const LONG_MSG: usize = 512 * 1024;
 pub const SHORT_MSG: usize = 80 * 1024;

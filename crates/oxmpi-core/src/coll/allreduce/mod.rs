@@ -36,7 +36,7 @@ use crate::error::Result;
 use crate::op::Op;
 use crate::request::Request;
 
-const ALGORITHMS: &[&str] = &["recursive_doubling", "ring", "rabenseifner", "reduce_bcast", "hierarchical", "shm"];
+pub(super) const ALGORITHMS: &[&str] = &["recursive_doubling", "ring", "rabenseifner", "reduce_bcast", "hierarchical", "shm"];
 
 /// Blocking allreduces up to this many bytes (the message's span) take the
 /// shared-memory path where it exists ([`SHM_MAX_2`] on 2 ranks); measured on

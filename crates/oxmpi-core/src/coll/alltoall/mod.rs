@@ -20,8 +20,8 @@ use crate::datatype::Datatype;
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::request::Request;
 
-const ALGORITHMS: &[&str] = &["pairwise", "bruck", "linear"];
-const V_ALGORITHMS: &[&str] = &["linear", "pairwise"];
+pub(super) const ALGORITHMS: &[&str] = &["pairwise", "bruck", "linear"];
+pub(super) const V_ALGORITHMS: &[&str] = &["linear", "pairwise"];
 
 pub const BRUCK_MAX_BLOCK: usize = 256;
 pub const MEDIUM_MAX_BLOCK: usize = 32 * 1024;

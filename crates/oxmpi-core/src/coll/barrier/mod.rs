@@ -10,7 +10,7 @@ use crate::comm::Comm;
 use crate::error::Result;
 use crate::request::Request;
 
-const ALGORITHMS: &[&str] = &["dissemination", "shm"];
+pub(super) const ALGORITHMS: &[&str] = &["dissemination", "shm"];
 
 fn schedule(comm: &Comm) -> Result<Builder> {
     if comm.is_inter() {

@@ -17,7 +17,7 @@ use crate::datatype::Datatype;
 use crate::error::Result;
 use crate::request::Request;
 
-const ALGORITHMS: &[&str] = &["binomial", "scatter_ring", "chain", "shm"];
+pub(super) const ALGORITHMS: &[&str] = &["binomial", "scatter_ring", "chain", "shm"];
 
 /// Blocking bcasts up to this many bytes take the shared-memory path where it
 /// exists ([`SHM_MAX_2`] on 2 ranks, where one single-copy message beats the

@@ -17,8 +17,8 @@ use crate::datatype::Datatype;
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::request::Request;
 
-const ALGORITHMS: &[&str] = &["binomial", "linear"];
-const V_ALGORITHMS: &[&str] = &["linear"];
+pub(super) const ALGORITHMS: &[&str] = &["binomial", "linear"];
+pub(super) const V_ALGORITHMS: &[&str] = &["linear"];
 
 /// Blocks of at least this many bytes on communicators of at most
 /// [`LINEAR_MAX_PROCS`] ranks use the linear algorithm.

@@ -37,7 +37,7 @@ use crate::error::{ErrorClass, MpiError, Result};
 use crate::op::Op;
 use crate::request::Request;
 
-const ALGORITHMS: &[&str] = &["binomial", "in_order", "rabenseifner", "shm"];
+pub(super) const ALGORITHMS: &[&str] = &["binomial", "in_order", "rabenseifner", "shm"];
 
 /// Blocking reduces up to this many bytes (the message's span) take the
 /// shared-memory path where it exists ([`SHM_MAX_2`] on 2 ranks; the limits of

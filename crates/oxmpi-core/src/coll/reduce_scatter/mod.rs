@@ -27,7 +27,7 @@ use crate::error::{ErrorClass, MpiError, Result};
 use crate::op::Op;
 use crate::request::Request;
 
-const ALGORITHMS: &[&str] = &["recursive_halving", "pairwise", "reduce_scatterv"];
+pub(super) const ALGORITHMS: &[&str] = &["recursive_halving", "pairwise", "reduce_scatterv"];
 
 /// Below this many bytes in total, recursive halving; pairwise from there on.
 const PAIRWISE_MIN_BYTES: usize = 512 * 1024;

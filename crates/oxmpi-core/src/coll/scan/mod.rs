@@ -19,7 +19,7 @@ use crate::error::Result;
 use crate::op::Op;
 use crate::request::Request;
 
-const ALGORITHMS: &[&str] = &["recursive_doubling", "linear"];
+pub(super) const ALGORITHMS: &[&str] = &["recursive_doubling", "linear"];
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {

@@ -18,8 +18,8 @@ use crate::datatype::Datatype;
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::request::Request;
 
-const ALGORITHMS: &[&str] = &["binomial", "linear"];
-const V_ALGORITHMS: &[&str] = &["linear"];
+pub(super) const ALGORITHMS: &[&str] = &["binomial", "linear"];
+pub(super) const V_ALGORITHMS: &[&str] = &["linear"];
 
 pub const LINEAR_MIN_BLOCK: usize = 64 * 1024;
 pub const LINEAR_MAX_PROCS: i32 = 8;
