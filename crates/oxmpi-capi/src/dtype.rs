@@ -47,7 +47,7 @@ pub fn datatype(h: MPI_Datatype, call: &str, arg: &str) -> R<Datatype> {
 /// (the hot path of point-to-point calls).
 pub fn committed_ref(h: MPI_Datatype, call: &str, arg: &str) -> R<std::borrow::Cow<'static, Datatype>> {
     if h != MPI_DATATYPE_NULL && h < 4096 && h != MPI_LB && h != MPI_UB {
-        if let Some(p) = Primitive::from_abi_handle(h) {
+        if let Some(p) = crate::abi::primitive_from_handle(h as usize) {
             return Ok(std::borrow::Cow::Borrowed(Datatype::predefined_ref(p)));
         }
     }

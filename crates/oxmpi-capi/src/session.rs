@@ -254,7 +254,7 @@ fn parse_level(call: &str, v: &str) -> R<ThreadLevel> {
         "FUNNELED" => ThreadLevel::Funneled,
         "SERIALIZED" => ThreadLevel::Serialized,
         "MULTIPLE" => ThreadLevel::Multiple,
-        _ => match v.parse::<i32>().ok().and_then(ThreadLevel::from_code) {
+        _ => match v.parse::<i32>().ok().and_then(crate::abi::thread_level_from_value) {
             Some(l) => l,
             None => {
                 return Err(bad_code(

@@ -145,7 +145,7 @@ fn fnv(b: &[u8]) -> u64 {
 
 /// Runs `exe` on `n` ranks in `cwd`, killed after `limit`.
 fn run(n: usize, exe: &Path, args: &[&str], cwd: &Path, limit: Duration) -> (Output, String) {
-    let mut child = Command::new(prefix().join("bin/mpiexec"))
+    let child = Command::new(prefix().join("bin/mpiexec"))
         .arg("-n")
         .arg(n.to_string())
         .arg(exe)

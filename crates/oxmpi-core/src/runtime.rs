@@ -627,7 +627,7 @@ impl Engine {
         self.size
     }
     pub fn thread_level(&self) -> ThreadLevel {
-        ThreadLevel::from_code(self.thread_level.load(Ordering::Acquire)).unwrap_or(ThreadLevel::Single)
+        ThreadLevel::ALL.get(self.thread_level.load(Ordering::Acquire) as usize).copied().unwrap_or(ThreadLevel::Single)
     }
     pub fn is_main_thread(&self) -> bool {
         std::thread::current().id() == self.main_thread

@@ -455,6 +455,7 @@ impl PmiClient {
                     .map_err(|source| io_error(source, "sending a status report".into()))
             }
             Inner::V2(_) => Err(PmiError::Protocol { expected: "a PMI-1 connection".into(), got: "PMI-2".into() }),
+            Inner::X(_) => Err(PmiError::Protocol { expected: "a PMI-1 connection".into(), got: "PMIx".into() }),
         }
     }
 

@@ -296,8 +296,8 @@ where
             },
             "-h" | "-help" | "--help" => return Ok(Command::Help),
             "--dump" | "-dump" => {
-                let id = args.next().map(|v| utf8(opt, v)).transpose()?;
-                if args.next().is_some() {
+                let id = args.pop_front().map(|v| utf8(opt, v)).transpose()?;
+                if args.pop_front().is_some() {
                     return Err(UsageError("--dump takes one job id and nothing after it".into()));
                 }
                 return Ok(Command::Dump(id));

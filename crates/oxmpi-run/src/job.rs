@@ -270,6 +270,7 @@ pub fn run(config: &JobConfig) -> i32 {
         local_env.push((oxmpi_pmi::status::STATUS_FD_ENV.into(), s.fd().to_string().into()));
         local_env.push((oxmpi_pmi::status::HANG_AFTER_ENV.into(), config.hang_after.to_string().into()));
     }
+    let watched = status.is_some();
     let mut job = Job {
         ranks: Vec::with_capacity(size as usize),
         pgid: 0,
@@ -330,7 +331,7 @@ pub fn run(config: &JobConfig) -> i32 {
                 // Ranks on other hosts cannot map the status page: they report over
                 // their PMI connection instead (`handle_pmi_lines`), so they are watched too.
                 let mut spec = spec.clone();
-                if status.is_some() {
+                if watched {
                     spec.env.push((oxmpi_pmi::status::STATUS_PMI_ENV.into(), "1".into()));
                     spec.env.push((oxmpi_pmi::status::HANG_AFTER_ENV.into(), config.hang_after.to_string().into()));
                 }
