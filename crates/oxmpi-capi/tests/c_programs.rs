@@ -410,6 +410,24 @@ fn intercomm_idup_returns_at_once_traffic_before_wait_and_threads() {
     }
 }
 
+/// Intercommunicator dup, idup, merge, split and create mixed, from several
+/// threads: each new communicator's allreduce gives its own values (a blocking
+/// intercommunicator constructor once took an id an idup in flight had picked).
+#[test]
+fn intercomm_dups_idups_merges_splits_from_threads_get_ids_of_their_own() {
+    for (n, split) in [(3, "1"), (3, "2"), (3, "1"), (3, "2"), (2, "1"), (5, "2")] {
+        let exe = build("inter_dup_mix", &[]);
+        let out = run(n, &exe, &[split]);
+        let so = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && so.contains(&format!("inter_dup_mix: all checks passed on {n} ranks")),
+            "inter_dup_mix on {n} ranks (split {split}) failed ({}):\n{so}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 #[test]
 fn mpi41_status_get_status_buffers_groups_f90_value_index_infos_toint_hw_splits() {
     for n in [1, 2, 4] {
