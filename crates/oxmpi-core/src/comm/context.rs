@@ -33,6 +33,7 @@
 //! rounds run one after another on every rank and messages between two ranks do
 //! not overtake each other, so round k's messages only match round k's receives.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::{Comm, FIRST_DYNAMIC_CONTEXT};
@@ -51,6 +52,13 @@ const WORDS: usize = MAX_CONTEXTS / 64;
 static FREE: Mutex<[u64; WORDS]> = Mutex::new([u64::MAX; WORDS]);
 /// Bit i set = an agreement in flight on this rank holds id i as its candidate.
 static HELD: Mutex<[u64; WORDS]> = Mutex::new([0; WORDS]);
+/// Agreements in flight on this rank (tasks and blocking ones).
+static INFLIGHT: AtomicUsize = AtomicUsize::new(0);
+
+/// The flag word's bits: this rank holds the previous round's candidate; this
+/// rank had no other agreement in flight when it contributed round 0.
+const HOLDS: u64 = 1;
+const QUIET: u64 = 2;
 
 fn free_mask() -> std::sync::MutexGuard<'static, [u64; WORDS]> {
     FREE.lock().unwrap_or_else(|p| p.into_inner())
@@ -106,11 +114,16 @@ struct Rounds {
     empty_rounds: u32,
     /// This round's candidate bit, and whether this rank holds it.
     candidate: Option<(usize, bool)>,
+    /// A blocking agreement of a process below MPI_THREAD_MULTIPLE: no
+    /// other agreement can start on this rank until it ends.
+    may_be_quiet: bool,
 }
 
 impl Rounds {
-    fn new(call: &'static str, seed: u64, member: bool) -> Rounds {
-        Rounds { call, seed, member, round: 0, empty_rounds: 0, candidate: None }
+    fn new(call: &'static str, seed: u64, member: bool, blocking: bool) -> Rounds {
+        INFLIGHT.fetch_add(1, Ordering::SeqCst);
+        let single = crate::runtime::engine().is_ok_and(|e| e.thread_level() < crate::runtime::ThreadLevel::Multiple);
+        Rounds { call, seed, member, round: 0, empty_rounds: 0, candidate: None, may_be_quiet: blocking && single }
     }
 
     fn drop_hold(&mut self) {
@@ -121,12 +134,21 @@ impl Rounds {
     }
 
     /// This rank's contribution to the round's AND (`WORDS + 1` words).
-    fn fill(&self, buf: &mut [u64]) {
+    ///
+    /// Round 0 also says whether this rank is quiet: a blocking agreement,
+    /// no other in flight here, and no other can start before this one ends
+    /// (the process is below MPI_THREAD_MULTIPLE, and its one MPI thread is
+    /// in this call). When every rank is, nothing can hold or claim an id
+    /// meanwhile, so the lowest id of the AND is agreed at once, without a
+    /// hold and a confirming round: one allreduce, the common case of a
+    /// program creating communicators one at a time.
+    fn fill(&mut self, buf: &mut [u64]) {
+        let quiet = self.round == 0 && self.may_be_quiet && INFLIGHT.load(Ordering::SeqCst) == 1;
         buf[..WORDS].copy_from_slice(&offer());
         buf[WORDS] = match self.candidate {
-            Some((_, true)) => u64::MAX,
+            Some((_, true)) => HOLDS,
             _ => 0,
-        };
+        } | if quiet { QUIET } else { 0 };
     }
 
     /// The candidate bit of a round from the AND of the masks.
@@ -150,9 +172,18 @@ impl Rounds {
     /// Takes a round's AND: the agreed id (claimed if this rank is a member),
     /// or `None` for another round.
     fn decide(&mut self, and: &[u64]) -> Result<Option<u32>> {
+        if self.round == 0 && and[WORDS] & QUIET != 0 {
+            if let Some(b) = first_free(and[..WORDS].try_into().expect("WORDS mask words")) {
+                let ctx = FIRST_DYNAMIC_CONTEXT + 2 * b as u32;
+                if self.member {
+                    claim(ctx);
+                }
+                return Ok(Some(ctx));
+            }
+        }
         // The previous candidate, held on every rank: agreed.
         if let Some((b, held)) = self.candidate {
-            if and[WORDS] == u64::MAX {
+            if and[WORDS] & HOLDS != 0 {
                 debug_assert!(held);
                 let ctx = FIRST_DYNAMIC_CONTEXT + 2 * b as u32;
                 unhold(b);
@@ -186,6 +217,7 @@ impl Rounds {
 impl Drop for Rounds {
     fn drop(&mut self) {
         self.drop_hold();
+        INFLIGHT.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -202,7 +234,7 @@ fn seed(context: u32, tag: i32) -> u64 {
 /// or an agreement in flight on this rank (an idup's, another thread's) could
 /// pick the same id.
 pub fn agree_with(call: &'static str, member: bool, seed_words: (u32, i32), mut and: impl FnMut(&mut [u64]) -> Result<()>) -> Result<u32> {
-    let mut rounds = Rounds::new(call, seed(seed_words.0, seed_words.1), member);
+    let mut rounds = Rounds::new(call, seed(seed_words.0, seed_words.1), member, true);
     let mut buf = vec![0u64; WORDS + 1];
     loop {
         rounds.fill(&mut buf);
@@ -288,16 +320,21 @@ impl Drop for Agreement {
 /// is one collective on `parent`: every rank starts it in the same order
 /// relative to `parent`'s other collectives.
 pub(crate) fn start_agreement(parent: &Comm, call: &'static str, member: bool, on_agreed: OnAgreed) -> Result<Request> {
-    let e = crate::runtime::engine()?;
-    let tag = parent.next_coll_tag();
-    Ok(e.with_progress(|st| st.start_task(Box::new(agreement(parent, call, member, tag, on_agreed)))))
+    start_with(parent, call, member, false, on_agreed)
 }
 
-fn agreement(parent: &Comm, call: &'static str, member: bool, tag: i32, on_agreed: OnAgreed) -> Agreement {
+/// [`start_agreement`], saying whether the caller waits for it at once.
+fn start_with(parent: &Comm, call: &'static str, member: bool, blocking: bool, on_agreed: OnAgreed) -> Result<Request> {
+    let e = crate::runtime::engine()?;
+    let tag = parent.next_coll_tag();
+    Ok(e.with_progress(|st| st.start_task(Box::new(agreement(parent, call, member, tag, blocking, on_agreed)))))
+}
+
+fn agreement(parent: &Comm, call: &'static str, member: bool, tag: i32, blocking: bool, on_agreed: OnAgreed) -> Agreement {
     Agreement {
         comm: parent.clone(),
         tag,
-        rounds: Rounds::new(call, seed(parent.context(), tag), member),
+        rounds: Rounds::new(call, seed(parent.context(), tag), member, blocking),
         buf: vec![0u64; WORDS + 1].into_boxed_slice(),
         sched: None,
         on_agreed: Some(on_agreed),
@@ -318,7 +355,7 @@ pub(crate) fn start_agreement_pair(parent: &Comm, call: &'static str, tag: i32, 
         call,
         tag,
         first_id: first,
-        current: agreement(parent, call, true, tag, Box::new(move |id| *f2.lock().unwrap_or_else(|p| p.into_inner()) = Some(id))),
+        current: agreement(parent, call, true, tag, false, Box::new(move |id| *f2.lock().unwrap_or_else(|p| p.into_inner()) = Some(id))),
         second_started: false,
         on_agreed: Some(on_agreed),
     };
@@ -352,7 +389,7 @@ impl Task for Pair {
                 let a = first.ok_or_else(|| MpiError::intern(self.call, "the first context agreement completed without an id"))?;
                 let cb = self.on_agreed.take();
                 let tag = self.tag | (1 << crate::coll::sched::SEQ_BITS);
-                self.current = agreement(&self.parent, self.call, true, tag, Box::new(move |b| {
+                self.current = agreement(&self.parent, self.call, true, tag, false, Box::new(move |b| {
                     if let Some(f) = cb {
                         f(a, b)
                     }
@@ -371,7 +408,7 @@ impl Task for Pair {
 pub fn agree_for(parent: &Comm, call: &'static str, member: bool) -> Result<u32> {
     let slot = Arc::new(Mutex::new(None));
     let s2 = slot.clone();
-    let mut r = start_agreement(parent, call, member, Box::new(move |ctx| *s2.lock().unwrap_or_else(|p| p.into_inner()) = Some(ctx)))?;
+    let mut r = start_with(parent, call, member, true, Box::new(move |ctx| *s2.lock().unwrap_or_else(|p| p.into_inner()) = Some(ctx)))?;
     crate::pt2pt::wait(&mut r).map_err(|mut err| {
         if let Some(rest) = err.message.strip_prefix("MPI_Wait:") {
             err.message = format!("{call}:{rest}");
