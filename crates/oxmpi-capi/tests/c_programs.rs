@@ -416,6 +416,35 @@ fn intercomm_idup_returns_at_once_traffic_before_wait_and_threads() {
     }
 }
 
+/// Datatypes of more blocks than the old limit of 4,194,304: a vector of 2^31
+/// one-byte elements and large-count types on it are made and queried; a vector
+/// of 8M+1 blocks goes through send/recv, pack/unpack, bcast and gather, a
+/// vector of 2M+1 ints through allreduce.
+#[test]
+fn datatypes_of_billions_of_blocks_are_kept_by_structure() {
+    for n in [1, 2, 3] {
+        assert!(ok(n, "dtype_many_blocks").contains(&format!("dtype_many_blocks: all checks passed on {n} ranks")));
+    }
+}
+
+/// Intercommunicator dup, idup, merge, split and create mixed, from several
+/// threads: each new communicator's allreduce gives its own values (a blocking
+/// intercommunicator constructor once took an id an idup in flight had picked).
+#[test]
+fn intercomm_dups_idups_merges_splits_from_threads_get_ids_of_their_own() {
+    for (n, split) in [(3, "1"), (3, "2"), (3, "1"), (3, "2"), (2, "1"), (5, "2")] {
+        let exe = build("inter_dup_mix", &[]);
+        let out = run(n, &exe, &[split]);
+        let so = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && so.contains(&format!("inter_dup_mix: all checks passed on {n} ranks")),
+            "inter_dup_mix on {n} ranks (split {split}) failed ({}):\n{so}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 #[test]
 fn mpi41_status_get_status_buffers_groups_f90_value_index_infos_toint_hw_splits() {
     for n in [1, 2, 4] {

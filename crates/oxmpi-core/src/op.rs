@@ -292,16 +292,50 @@ impl Op {
                 }
                 match (*p, prim) {
                     (PredefinedOp::NoOp, _) => Ok(()),
+                    (PredefinedOp::Replace, _) if dt.block_count() > STREAM_BLOCKS => {
+                        let ext = dt.extent();
+                        for i in 0..count as isize {
+                            dt.for_each_block(i.wrapping_mul(ext), |off, len| {
+                                // SAFETY: each block of each element is inside both buffers.
+                                unsafe { ptr::copy(invec.wrapping_offset(off), inoutvec.wrapping_offset(off), len) };
+                            });
+                        }
+                        Ok(())
+                    }
                     (PredefinedOp::Replace, _) => {
                         // SAFETY: the caller's contract covers `count` elements of `dt`.
-                        unsafe { replace(invec, inoutvec, count, dt.blocks(), dt.extent()) };
+                        unsafe { replace(invec, inoutvec, count, &dt.blocks_cow(), dt.extent()) };
+                        Ok(())
+                    }
+                    (_, Some(prim)) if dt.as_primitive() != Some(prim) && dt.block_count() > STREAM_BLOCKS => {
+                        // Too many blocks for a plan: block by block, each a
+                        // whole number of elements (as every regular type's are).
+                        let esz = prim.size();
+                        let mut whole = data_span(prim) == esz;
+                        dt.for_each_block(0, |_, len| whole &= len % esz == 0);
+                        if !whole {
+                            return Err(op_error(format!(
+                                "MPI_Reduce_local: {} cannot be applied to {}: its blocks split elements of {}",
+                                p.name(),
+                                dt_label(dt),
+                                prim.name()
+                            )));
+                        }
+                        let ext = dt.extent();
+                        for i in 0..count as isize {
+                            dt.for_each_block(i.wrapping_mul(ext), |off, len| {
+                                // SAFETY: the caller's contract covers `count` elements of `dt`;
+                                // this block of element i holds len / esz packed elements.
+                                unsafe { reduce_run(*p, prim, invec.wrapping_offset(off), inoutvec.wrapping_offset(off), len / esz, esz) };
+                            });
+                        }
                         Ok(())
                     }
                     (_, Some(prim)) => {
                         let layout = if dt.as_primitive() == Some(prim) {
                             Layout::Predefined
                         } else {
-                            Layout::Derived(plan(prim, dt.blocks(), dt.extent()).map_err(|why| {
+                            Layout::Derived(plan(prim, &dt.blocks_cow(), dt.extent()).map_err(|why| {
                                 op_error(format!(
                                     "MPI_Reduce_local: {} cannot be applied to {}: {why}",
                                     p.name(),
@@ -378,6 +412,10 @@ enum Layout {
     Predefined,
     Derived(Plan),
 }
+
+/// Datatypes with more blocks than this are reduced block by block, without
+/// a plan (whose list would be as long as the blocks).
+const STREAM_BLOCKS: usize = 1 << 20;
 
 /// Runs `(offset, n)`: `n` primitive elements packed `prim.size()` bytes apart
 /// from `offset` (relative to the start of the datatype's element).

@@ -33,6 +33,7 @@
 //! rounds run one after another on every rank and messages between two ranks do
 //! not overtake each other, so round k's messages only match round k's receives.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::{Comm, FIRST_DYNAMIC_CONTEXT};
@@ -51,6 +52,13 @@ const WORDS: usize = MAX_CONTEXTS / 64;
 static FREE: Mutex<[u64; WORDS]> = Mutex::new([u64::MAX; WORDS]);
 /// Bit i set = an agreement in flight on this rank holds id i as its candidate.
 static HELD: Mutex<[u64; WORDS]> = Mutex::new([0; WORDS]);
+/// Agreements in flight on this rank (tasks and blocking ones).
+static INFLIGHT: AtomicUsize = AtomicUsize::new(0);
+
+/// The flag word's bits: this rank holds the previous round's candidate; this
+/// rank had no other agreement in flight when it contributed round 0.
+const HOLDS: u64 = 1;
+const QUIET: u64 = 2;
 
 fn free_mask() -> std::sync::MutexGuard<'static, [u64; WORDS]> {
     FREE.lock().unwrap_or_else(|p| p.into_inner())
@@ -92,30 +100,32 @@ const EMPTY_ROUNDS: u32 = 8;
 /// rank is a member).
 pub(crate) type OnAgreed = Box<dyn FnOnce(u32) + Send>;
 
-/// A context-id agreement over a communicator (see the module comment).
-struct Agreement {
-    comm: Comm,
+/// The decisions of one agreement, whatever computes its AND: the task below
+/// (one allreduce schedule per round) or a blocking caller's own collectives
+/// ([`agree_with`], for intercommunicators whose two groups share no
+/// intracommunicator). Dropping it lets go of its hold.
+struct Rounds {
     call: &'static str,
-    tag: i32,
+    /// Spreads the picks after a collision (differs between agreements).
+    seed: u64,
     /// Whether this rank is a member of the new communicator (claims the id).
     member: bool,
     round: u32,
     empty_rounds: u32,
-    /// The allreduce's buffer (in place): WORDS mask words, then the flag word.
-    buf: Box<[u64]>,
-    sched: Option<Schedule>,
     /// This round's candidate bit, and whether this rank holds it.
     candidate: Option<(usize, bool)>,
-    on_agreed: Option<OnAgreed>,
+    /// A blocking agreement of a process below MPI_THREAD_MULTIPLE: no
+    /// other agreement can start on this rank until it ends.
+    may_be_quiet: bool,
 }
 
-impl std::fmt::Debug for Agreement {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "context agreement for {} (round {}, candidate {:?}, tag {:#x})", self.call, self.round, self.candidate, self.tag)
+impl Rounds {
+    fn new(call: &'static str, seed: u64, member: bool, blocking: bool) -> Rounds {
+        INFLIGHT.fetch_add(1, Ordering::SeqCst);
+        let single = crate::runtime::engine().is_ok_and(|e| e.thread_level() < crate::runtime::ThreadLevel::Multiple);
+        Rounds { call, seed, member, round: 0, empty_rounds: 0, candidate: None, may_be_quiet: blocking && single }
     }
-}
 
-impl Agreement {
     fn drop_hold(&mut self) {
         if let Some((b, true)) = self.candidate {
             unhold(b);
@@ -123,22 +133,22 @@ impl Agreement {
         self.candidate = None;
     }
 
-    fn start_round(&mut self) -> Result<()> {
-        let mine = offer();
-        self.buf[..WORDS].copy_from_slice(&mine);
-        self.buf[WORDS] = match self.candidate {
-            Some((_, true)) => u64::MAX,
+    /// This rank's contribution to the round's AND (`WORDS + 1` words).
+    ///
+    /// Round 0 also says whether this rank is quiet: a blocking agreement,
+    /// no other in flight here, and no other can start before this one ends
+    /// (the process is below MPI_THREAD_MULTIPLE, and its one MPI thread is
+    /// in this call). When every rank is, nothing can hold or claim an id
+    /// meanwhile, so the lowest id of the AND is agreed at once, without a
+    /// hold and a confirming round: one allreduce, the common case of a
+    /// program creating communicators one at a time.
+    fn fill(&mut self, buf: &mut [u64]) {
+        let quiet = self.round == 0 && self.may_be_quiet && INFLIGHT.load(Ordering::SeqCst) == 1;
+        buf[..WORDS].copy_from_slice(&offer());
+        buf[WORDS] = match self.candidate {
+            Some((_, true)) => HOLDS,
             _ => 0,
-        };
-        let u64t = Datatype::predefined(Primitive::Uint64);
-        let band = Op::predefined(PredefinedOp::Band);
-        // The schedule that points into `buf` is owned by this task and dropped before it (see `Drop`).
-        // SAFETY: `buf` is a heap allocation of WORDS + 1 u64s, owned by this task and never reallocated.
-        let b = unsafe { crate::coll::allreduce::build_schedule(self.call, None, self.buf.as_mut_ptr() as *mut u8, WORDS + 1, &u64t, &band, &self.comm)? };
-        let mut s = b.build()?;
-        s.set_tag(self.tag);
-        self.sched = Some(s);
-        Ok(())
+        } | if quiet { QUIET } else { 0 };
     }
 
     /// The candidate bit of a round from the AND of the masks.
@@ -155,8 +165,115 @@ impl Agreement {
         if self.round == 0 {
             return Some(set[0]);
         }
-        let h = (self.comm.context() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (self.tag as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f) ^ self.round as u64;
+        let h = self.seed ^ self.round as u64;
         Some(set[(h.rotate_left(29) % set.len() as u64) as usize])
+    }
+
+    /// Takes a round's AND: the agreed id (claimed if this rank is a member),
+    /// or `None` for another round.
+    fn decide(&mut self, and: &[u64]) -> Result<Option<u32>> {
+        if self.round == 0 && and[WORDS] & QUIET != 0 {
+            if let Some(b) = first_free(and[..WORDS].try_into().expect("WORDS mask words")) {
+                let ctx = FIRST_DYNAMIC_CONTEXT + 2 * b as u32;
+                if self.member {
+                    claim(ctx);
+                }
+                return Ok(Some(ctx));
+            }
+        }
+        // The previous candidate, held on every rank: agreed.
+        if let Some((b, held)) = self.candidate {
+            if and[WORDS] & HOLDS != 0 {
+                debug_assert!(held);
+                let ctx = FIRST_DYNAMIC_CONTEXT + 2 * b as u32;
+                unhold(b);
+                self.candidate = None;
+                if self.member {
+                    claim(ctx);
+                }
+                return Ok(Some(ctx));
+            }
+            self.drop_hold();
+        }
+        match self.pick(&and[..WORDS]) {
+            Some(b) => {
+                self.candidate = Some((b, hold(b)));
+            }
+            None => {
+                self.empty_rounds += 1;
+                if self.empty_rounds > EMPTY_ROUNDS {
+                    return Err(MpiError::new(
+                        ErrorClass::Other,
+                        format!("{}: no communicator context id is free on every rank ({MAX_CONTEXTS} communicators exist; free some)", self.call),
+                    ));
+                }
+            }
+        }
+        self.round += 1;
+        Ok(None)
+    }
+}
+
+impl Drop for Rounds {
+    fn drop(&mut self) {
+        self.drop_hold();
+        INFLIGHT.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+fn seed(context: u32, tag: i32) -> u64 {
+    (context as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (tag as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f)
+}
+
+/// Agrees on a context id with the same rounds as the agreement task, where
+/// `and` computes, in place, the bitwise AND of every participant's `WORDS + 1`
+/// words (collective over all participants, blocking). Members claim the id.
+/// For constructors whose participants share no intracommunicator (the two
+/// groups of MPI_Intercomm_create, MPI_Intercomm_merge and the intercommunicator
+/// splits): their ids must be held and confirmed like every other agreement's,
+/// or an agreement in flight on this rank (an idup's, another thread's) could
+/// pick the same id.
+pub fn agree_with(call: &'static str, member: bool, seed_words: (u32, i32), mut and: impl FnMut(&mut [u64]) -> Result<()>) -> Result<u32> {
+    let mut rounds = Rounds::new(call, seed(seed_words.0, seed_words.1), member, true);
+    let mut buf = vec![0u64; WORDS + 1];
+    loop {
+        rounds.fill(&mut buf);
+        and(&mut buf)?;
+        if let Some(ctx) = rounds.decide(&buf)? {
+            return Ok(ctx);
+        }
+    }
+}
+
+/// A context-id agreement over a communicator (see the module comment).
+struct Agreement {
+    comm: Comm,
+    tag: i32,
+    rounds: Rounds,
+    /// The allreduce's buffer (in place): WORDS mask words, then the flag word.
+    buf: Box<[u64]>,
+    sched: Option<Schedule>,
+    on_agreed: Option<OnAgreed>,
+}
+
+impl std::fmt::Debug for Agreement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "context agreement for {} (round {}, candidate {:?}, tag {:#x})", self.rounds.call, self.rounds.round, self.rounds.candidate, self.tag)
+    }
+}
+
+impl Agreement {
+    fn start_round(&mut self) -> Result<()> {
+        self.rounds.fill(&mut self.buf);
+        let u64t = Datatype::predefined(Primitive::Uint64);
+        let band = Op::predefined(PredefinedOp::Band);
+        // The schedule that points into `buf` is owned by this task and dropped before it (see `Drop`).
+        // SAFETY: `buf` is a heap allocation of WORDS + 1 u64s, owned by this task and never reallocated.
+        let b = unsafe { crate::coll::allreduce::build_schedule(self.rounds.call, None, self.buf.as_mut_ptr() as *mut u8, WORDS + 1, &u64t, &band, &self.comm)? };
+        let mut s = b.build()?;
+        s.set_tag(self.tag);
+        self.sched = Some(s);
+        Ok(())
     }
 
     fn step(&mut self, st: &mut State) -> Result<bool> {
@@ -169,38 +286,12 @@ impl Agreement {
                 return Ok(false);
             }
             self.sched = None;
-            // The previous candidate, held on every rank: agreed.
-            if let Some((b, held)) = self.candidate {
-                if self.buf[WORDS] == u64::MAX {
-                    debug_assert!(held);
-                    let ctx = FIRST_DYNAMIC_CONTEXT + 2 * b as u32;
-                    unhold(b);
-                    self.candidate = None;
-                    if self.member {
-                        claim(ctx);
-                    }
-                    if let Some(f) = self.on_agreed.take() {
-                        f(ctx);
-                    }
-                    return Ok(true);
+            if let Some(ctx) = self.rounds.decide(&self.buf)? {
+                if let Some(f) = self.on_agreed.take() {
+                    f(ctx);
                 }
-                self.drop_hold();
+                return Ok(true);
             }
-            match self.pick(&self.buf[..WORDS]) {
-                Some(b) => {
-                    self.candidate = Some((b, hold(b)));
-                }
-                None => {
-                    self.empty_rounds += 1;
-                    if self.empty_rounds > EMPTY_ROUNDS {
-                        return Err(MpiError::new(
-                            ErrorClass::Other,
-                            format!("{}: no communicator context id is free on every rank ({MAX_CONTEXTS} communicators exist; free some)", self.call),
-                        ));
-                    }
-                }
-            }
-            self.round += 1;
         }
     }
 }
@@ -209,7 +300,7 @@ impl Task for Agreement {
     fn advance(&mut self, st: &mut State) -> Result<bool> {
         let r = self.step(st);
         if r.is_err() {
-            self.drop_hold();
+            self.rounds.drop_hold();
         }
         r
     }
@@ -219,7 +310,7 @@ impl Drop for Agreement {
     fn drop(&mut self) {
         // The schedule points into `buf`: let it go first.
         self.sched = None;
-        self.drop_hold();
+        self.rounds.drop_hold();
     }
 }
 
@@ -229,22 +320,23 @@ impl Drop for Agreement {
 /// is one collective on `parent`: every rank starts it in the same order
 /// relative to `parent`'s other collectives.
 pub(crate) fn start_agreement(parent: &Comm, call: &'static str, member: bool, on_agreed: OnAgreed) -> Result<Request> {
-    let e = crate::runtime::engine()?;
-    let tag = parent.next_coll_tag();
-    Ok(e.with_progress(|st| st.start_task(Box::new(agreement(parent, call, member, tag, on_agreed)))))
+    start_with(parent, call, member, false, on_agreed)
 }
 
-fn agreement(parent: &Comm, call: &'static str, member: bool, tag: i32, on_agreed: OnAgreed) -> Agreement {
+/// [`start_agreement`], saying whether the caller waits for it at once.
+fn start_with(parent: &Comm, call: &'static str, member: bool, blocking: bool, on_agreed: OnAgreed) -> Result<Request> {
+    let e = crate::runtime::engine()?;
+    let tag = parent.next_coll_tag();
+    Ok(e.with_progress(|st| st.start_task(Box::new(agreement(parent, call, member, tag, blocking, on_agreed)))))
+}
+
+fn agreement(parent: &Comm, call: &'static str, member: bool, tag: i32, blocking: bool, on_agreed: OnAgreed) -> Agreement {
     Agreement {
         comm: parent.clone(),
-        call,
         tag,
-        member,
-        round: 0,
-        empty_rounds: 0,
+        rounds: Rounds::new(call, seed(parent.context(), tag), member, blocking),
         buf: vec![0u64; WORDS + 1].into_boxed_slice(),
         sched: None,
-        candidate: None,
         on_agreed: Some(on_agreed),
     }
 }
@@ -263,7 +355,7 @@ pub(crate) fn start_agreement_pair(parent: &Comm, call: &'static str, tag: i32, 
         call,
         tag,
         first_id: first,
-        current: agreement(parent, call, true, tag, Box::new(move |id| *f2.lock().unwrap_or_else(|p| p.into_inner()) = Some(id))),
+        current: agreement(parent, call, true, tag, false, Box::new(move |id| *f2.lock().unwrap_or_else(|p| p.into_inner()) = Some(id))),
         second_started: false,
         on_agreed: Some(on_agreed),
     };
@@ -297,7 +389,7 @@ impl Task for Pair {
                 let a = first.ok_or_else(|| MpiError::intern(self.call, "the first context agreement completed without an id"))?;
                 let cb = self.on_agreed.take();
                 let tag = self.tag | (1 << crate::coll::sched::SEQ_BITS);
-                self.current = agreement(&self.parent, self.call, true, tag, Box::new(move |b| {
+                self.current = agreement(&self.parent, self.call, true, tag, false, Box::new(move |b| {
                     if let Some(f) = cb {
                         f(a, b)
                     }
@@ -316,7 +408,7 @@ impl Task for Pair {
 pub fn agree_for(parent: &Comm, call: &'static str, member: bool) -> Result<u32> {
     let slot = Arc::new(Mutex::new(None));
     let s2 = slot.clone();
-    let mut r = start_agreement(parent, call, member, Box::new(move |ctx| *s2.lock().unwrap_or_else(|p| p.into_inner()) = Some(ctx)))?;
+    let mut r = start_with(parent, call, member, true, Box::new(move |ctx| *s2.lock().unwrap_or_else(|p| p.into_inner()) = Some(ctx)))?;
     crate::pt2pt::wait(&mut r).map_err(|mut err| {
         if let Some(rest) = err.message.strip_prefix("MPI_Wait:") {
             err.message = format!("{call}:{rest}");

@@ -36,23 +36,11 @@ fn bcast_bytes(comm: &Comm, root: i32, data: &mut Vec<u8>) -> Result<()> {
     unsafe { crate::coll::bcast::bcast(data.as_mut_ptr(), data.len(), &byte, root, comm) }
 }
 
-/// The AND of every local rank's free-context mask (collective over `comm`).
-fn local_free_mask(comm: &Comm) -> Result<Vec<u64>> {
-    let mine = context::free_words();
-    let mut all = vec![0u64; mine.len()];
+/// ANDs `words` in place over every rank of `comm` (blocking allreduce).
+fn and_over(comm: &Comm, words: &mut [u64]) -> Result<()> {
     let u64t = Datatype::predefined(Primitive::Uint64);
-    // SAFETY: both buffers hold mine.len() u64s and outlive the blocking call.
-    unsafe {
-        crate::coll::allreduce::allreduce(
-            Some(mine.as_ptr() as *const u8),
-            all.as_mut_ptr() as *mut u8,
-            mine.len(),
-            &u64t,
-            &Op::predefined(PredefinedOp::Band),
-            comm,
-        )?;
-    }
-    Ok(all)
+    // SAFETY: `words` holds words.len() u64s and outlives the blocking call (in place).
+    unsafe { crate::coll::allreduce::allreduce(None, words.as_mut_ptr() as *mut u8, words.len(), &u64t, &Op::predefined(PredefinedOp::Band), comm) }
 }
 
 /// Leaders swap `mine` for the other side's bytes over `peer` (point-to-point).
@@ -72,46 +60,52 @@ pub fn intercomm_create(local: &Comm, local_leader: i32, peer: Option<&Comm>, re
         return Err(MpiError::arg(ErrorClass::Comm, call, "local_comm", "an intercommunicator; an intracommunicator is required"));
     }
     crate::coll::check_root(call, local, local_leader).map_err(|e| MpiError::arg(ErrorClass::Rank, call, "local_leader", e.message))?;
-    // The local half: an intracommunicator of our own, and the free ids we share.
+    // The local half: an intracommunicator of our own.
     let local_copy = super::create::dup(local)?;
-    let mut mask = local_free_mask(local)?;
-    let mut info: Vec<u8> = Vec::new();
-    if local.rank() == local_leader {
+    let peer = if local.rank() == local_leader {
         let peer = peer.ok_or_else(|| MpiError::arg(ErrorClass::Comm, call, "peer_comm", "MPI_COMM_NULL at the local leader"))?;
         if remote_leader < 0 || remote_leader >= peer.size() {
             return Err(MpiError::arg(ErrorClass::Rank, call, "remote_leader", format!("{remote_leader} is not a rank of peer_comm (0..{})", peer.size())));
         }
-        // Ours: group size, world ranks, free mask.
-        let mut mine = Vec::new();
-        mine.extend_from_slice(&(local.size() as u64).to_le_bytes());
-        mine.extend(local.group().iter().flat_map(|w| (*w as u64).to_le_bytes()));
-        mine.extend(u64s_as_bytes(&mask));
-        let theirs = leader_swap(peer, remote_leader, tag, &mine)?;
-        let words = bytes_as_u64s(&theirs);
-        let n = words.first().copied().unwrap_or(0) as usize;
-        if words.len() != 1 + n + mask.len() {
+        Some(peer)
+    } else {
+        None
+    };
+    // The leaders swap their groups (world ranks) and tell their groups.
+    let mut info: Vec<u8> = Vec::new();
+    if let Some(peer) = peer {
+        let mine: Vec<u64> = local.group().iter().map(|w| *w as u64).collect();
+        let remote = bytes_as_u64s(&leader_swap(peer, remote_leader, tag, &u64s_as_bytes(&mine))?);
+        if remote.is_empty() {
             return Err(MpiError::new(ErrorClass::Intern, format!("{call}: malformed reply from the remote leader")));
         }
-        let remote: Vec<u64> = words[1..1 + n].to_vec();
-        if remote.iter().any(|w| local.group().contains(&(*w as u32))) {
-            return Err(MpiError::arg(ErrorClass::Arg, call, "remote_leader", "the two groups overlap; they must be disjoint"));
-        }
-        for (m, t) in mask.iter_mut().zip(&words[1 + n..]) {
-            *m &= t;
-        }
-        info.extend(u64s_as_bytes(&[n as u64]));
-        info.extend(u64s_as_bytes(&remote));
-        info.extend(u64s_as_bytes(&mask));
+        // Both leaders must decide alike: an overlap is an error on both sides.
+        info = u64s_as_bytes(&remote);
     }
-    bcast_bytes(local, local_leader, &mut info)?;
-    let words = bytes_as_u64s(&info);
-    let n = words[0] as usize;
-    let remote: Arc<[u32]> = words[1..1 + n].iter().map(|w| *w as u32).collect();
-    mask.copy_from_slice(&words[1 + n..]);
-    let ctx = context::first_free_in(&mask).ok_or_else(|| {
-        MpiError::new(ErrorClass::Other, format!("{call}: no communicator context id is free in both groups"))
+    bcast_bytes(&local_copy, local_leader, &mut info)?;
+    let remote: Arc<[u32]> = bytes_as_u64s(&info).iter().map(|w| *w as u32).collect();
+    if remote.iter().any(|w| local.group().contains(w)) {
+        return Err(MpiError::arg(ErrorClass::Arg, call, "remote_leader", "the two groups overlap; they must be disjoint"));
+    }
+    // The context id, agreed by both groups: each round's AND over the local
+    // group, swapped between the leaders, and told to the group.
+    let ctx = context::agree_with(call, true, (local.group()[0].min(remote[0]), tag), |words| {
+        and_over(&local_copy, words)?;
+        let mut mine = u64s_as_bytes(words);
+        if let Some(peer) = peer {
+            let theirs = bytes_as_u64s(&leader_swap(peer, remote_leader, tag, &mine)?);
+            if theirs.len() != words.len() {
+                return Err(MpiError::new(ErrorClass::Intern, format!("{call}: malformed reply from the remote leader")));
+            }
+            for (m, t) in words.iter_mut().zip(&theirs) {
+                *m &= t;
+            }
+            mine = u64s_as_bytes(words);
+        }
+        bcast_bytes(&local_copy, local_leader, &mut mine)?;
+        words.copy_from_slice(&bytes_as_u64s(&mine));
+        Ok(())
     })?;
-    context::claim(ctx);
     Ok(Comm::build_inter(ctx, local.rank(), local.0.group.clone(), remote, local_copy))
 }
 
@@ -123,38 +117,17 @@ pub fn intercomm_merge(inter: &Comm, high: bool) -> Result<Comm> {
     let Some(local) = inter.0.local_comm.as_ref() else {
         return Err(MpiError::arg(ErrorClass::Comm, call, "intercomm", "not an intercommunicator"));
     };
-    let mut mask = local_free_mask(local)?;
-    let mut info: Vec<u8> = Vec::new();
+    // The leaders (rank 0 of each group) swap their high flags over the
+    // intercommunicator's collective context; then both groups agree on an id.
+    let mut flag = [high as u64];
     if local.rank() == 0 {
-        // Leaders (rank 0 of each group) swap their high flag and free mask
-        // over the intercommunicator's collective context.
-        let mut mine = vec![high as u64];
-        mine.extend(&mask);
-        let bytes = u64s_as_bytes(&mine);
-        let mut theirs = vec![0u8; bytes.len()];
-        let ctx = inter.coll_context();
-        // SAFETY: buffers outlive the waits below.
-        let (mut s, mut r) = unsafe {
-            (
-                pt2pt::isend_on(inter, ctx, call, bytes.as_ptr(), bytes.len(), 0, 0x3fff_fff0, SendMode::Standard)?,
-                pt2pt::irecv_on(inter, ctx, call, theirs.as_mut_ptr(), theirs.len(), 0, 0x3fff_fff0)?,
-            )
-        };
-        pt2pt::wait(&mut s)?;
-        pt2pt::wait(&mut r)?;
-        let t = bytes_as_u64s(&theirs);
-        for (m, x) in mask.iter_mut().zip(&t[1..]) {
-            *m &= x;
-        }
-        info.extend(u64s_as_bytes(&[t[0]]));
-        info.extend(u64s_as_bytes(&mask));
+        let mine = flag;
+        leaders_swap_words(inter, call, &mine, &mut flag)?;
     }
-    bcast_bytes(local, 0, &mut info)?;
-    let words = bytes_as_u64s(&info);
-    let remote_high = words[0] != 0;
-    mask.copy_from_slice(&words[1..]);
-    let ctx = context::first_free_in(&mask)
-        .ok_or_else(|| MpiError::new(ErrorClass::Other, format!("{call}: no communicator context id is free in both groups")))?;
+    let mut b = u64s_as_bytes(&flag);
+    bcast_bytes(local, 0, &mut b)?;
+    let remote_high = bytes_as_u64s(&b).first().copied().unwrap_or(0) != 0;
+    let ctx = agree_inter(inter, local, call, true)?;
     let remote = inter.0.remote_group.clone().unwrap();
     let we_first = if high != remote_high { !high } else { inter.group()[0] < remote[0] };
     let group: Arc<[u32]> = if we_first {
@@ -164,41 +137,60 @@ pub fn intercomm_merge(inter: &Comm, high: bool) -> Result<Comm> {
     };
     let me = inter.group()[inter.rank() as usize];
     let rank = group.iter().position(|&w| w == me).unwrap() as i32;
-    context::claim(ctx);
     Ok(Comm::build(ctx, true, rank, group, None, String::new()))
 }
 
-/// A context id free on every rank of both groups (collective over `inter`):
-/// the AND of the local group's masks and, through an intercommunicator
-/// allreduce, of the remote group's.
-fn agree_inter(inter: &Comm, local: &Comm, call: &str) -> Result<u32> {
-    let mut mask = local_free_mask(local)?;
-    let mine = context::free_words();
-    let mut remote = vec![0u64; mine.len()];
-    let u64t = Datatype::predefined(Primitive::Uint64);
-    // SAFETY: both buffers hold mine.len() u64s and outlive the blocking call.
-    unsafe {
-        crate::coll::allreduce::allreduce(
-            Some(mine.as_ptr() as *const u8),
-            remote.as_mut_ptr() as *mut u8,
-            mine.len(),
-            &u64t,
-            &Op::predefined(PredefinedOp::Band),
-            inter,
-        )?;
-    }
-    for (m, r) in mask.iter_mut().zip(&remote) {
-        *m &= r;
-    }
-    context::first_free_in(&mask)
-        .ok_or_else(|| MpiError::new(ErrorClass::Other, format!("{call}: no communicator context id is free in both groups")))
+/// The leaders of an intercommunicator's two groups swap `mine` for the
+/// other's words (the same length) over its collective context.
+fn leaders_swap_words(inter: &Comm, call: &'static str, mine: &[u64], theirs: &mut [u64]) -> Result<()> {
+    let bytes = u64s_as_bytes(mine);
+    let mut got = vec![0u8; bytes.len()];
+    let ctx = inter.coll_context();
+    // SAFETY: both buffers outlive the waits below.
+    let (mut s, mut r) = unsafe {
+        (
+            pt2pt::isend_on(inter, ctx, call, bytes.as_ptr(), bytes.len(), 0, 0x3fff_fff0, SendMode::Standard)?,
+            pt2pt::irecv_on(inter, ctx, call, got.as_mut_ptr(), got.len(), 0, 0x3fff_fff0)?,
+        )
+    };
+    pt2pt::wait(&mut s)?;
+    pt2pt::wait(&mut r)?;
+    theirs.copy_from_slice(&bytes_as_u64s(&got));
+    Ok(())
+}
+
+/// A context id free on every rank of both groups (collective over `inter`),
+/// claimed by the members: each round's AND over the local group, then
+/// through an intercommunicator allreduce the remote group's AND.
+fn agree_inter(inter: &Comm, local: &Comm, call: &'static str, member: bool) -> Result<u32> {
+    let seed = (inter.context(), inter.group()[0].min(inter.peer_group()[0]) as i32);
+    context::agree_with(call, member, seed, |words| {
+        and_over(local, words)?;
+        let mut remote = vec![0u64; words.len()];
+        let u64t = Datatype::predefined(Primitive::Uint64);
+        // SAFETY: both buffers hold words.len() u64s and outlive the blocking call.
+        unsafe {
+            crate::coll::allreduce::allreduce(
+                Some(words.as_ptr() as *const u8),
+                remote.as_mut_ptr() as *mut u8,
+                words.len(),
+                &u64t,
+                &Op::predefined(PredefinedOp::Band),
+                inter,
+            )?;
+        }
+        for (m, r) in words.iter_mut().zip(&remote) {
+            *m &= r;
+        }
+        Ok(())
+    })
 }
 
 /// MPI_Comm_split on an intercommunicator: ranks of each group with the same
 /// `color` form the local group of a new intercommunicator whose remote group
 /// is the remote ranks with that colour (ordered by key, then by rank). A
 /// colour with no remote member, and no colour (`MPI_UNDEFINED`), get `None`.
-pub fn intercomm_split(inter: &Comm, color: Option<i32>, key: i32, call: &str) -> Result<Option<Comm>> {
+pub fn intercomm_split(inter: &Comm, color: Option<i32>, key: i32, call: &'static str) -> Result<Option<Comm>> {
     let Some(local) = inter.0.local_comm.as_ref() else {
         return Err(MpiError::arg(ErrorClass::Comm, call, "comm", "not an intercommunicator"));
     };
@@ -211,17 +203,17 @@ pub fn intercomm_split(inter: &Comm, color: Option<i32>, key: i32, call: &str) -
         crate::coll::allgather::allgather(Some(mine.as_ptr() as *const u8), 2, &int, theirs.as_mut_ptr() as *mut u8, 2, &int, inter)?;
     }
     let new_local = super::create::split(local, color, key)?;
-    let ctx = agree_inter(inter, local, call)?;
-    let (Some(new_local), Some(color)) = (new_local, color) else {
+    let mut members: Vec<(i32, usize)> = match color {
+        Some(c) => (0..rsize).filter(|&r| theirs[2 * r] == c).map(|r| (theirs[2 * r + 1], r)).collect(),
+        None => Vec::new(),
+    };
+    let member = new_local.is_some() && !members.is_empty();
+    let ctx = agree_inter(inter, local, call, member)?;
+    let Some(new_local) = new_local.filter(|_| member) else {
         return Ok(None);
     };
-    let mut members: Vec<(i32, usize)> = (0..rsize).filter(|&r| theirs[2 * r] == color).map(|r| (theirs[2 * r + 1], r)).collect();
-    if members.is_empty() {
-        return Ok(None);
-    }
     members.sort();
     let remote: Arc<[u32]> = members.iter().map(|&(_, r)| inter.peer_group()[r]).collect();
-    context::claim(ctx);
     Ok(Some(Comm::build_inter(ctx, new_local.rank(), new_local.0.group.clone(), remote, new_local)))
 }
 

@@ -5,8 +5,13 @@
 //! construction time into:
 //!
 //! - `blocks`: the (byte offset, byte length) runs of data of one element, in
-//!   type-map order, adjacent runs merged, with prefix sums of the lengths so
-//!   that a packed-stream position can be located by binary search;
+//!   type-map order, as a [`Blocks`] tree: a flat list (adjacent runs merged,
+//!   with prefix sums of the lengths so that a packed-stream position can be
+//!   located by binary search) where that is small, and, for a regular
+//!   repetition of many blocks (a vector of 2^31 elements, a large-count
+//!   contiguous of a strided type), the repetition itself (count, stride,
+//!   child), so no constructor materialises more blocks than its arguments
+//!   name;
 //! - `signature`: the run-length type signature of one element;
 //! - the bounds: `lb`/`ub` (with "sticky" flags for bounds set explicitly by
 //!   `MPI_LB`/`MPI_UB` markers or `MPI_Type_create_resized`), the true bounds
@@ -37,9 +42,134 @@ use crate::error::{ErrorClass, MpiError, Result};
 pub use pack::{pack_into, pack_size, unpack_from};
 pub use primitive::{PairValue, Primitive, Repr, TypeClass};
 
-/// Upper limit on the number of flattened blocks (and signature runs) of one
-/// element of a derived datatype.
+/// Upper limit on the number of signature runs of one element of a derived
+/// datatype (the blocks have no limit: regular repetitions are kept by
+/// structure, see [`Blocks`]).
 pub const MAX_BLOCKS: usize = 1 << 22;
+
+/// A repetition of a child's blocks is flattened into its parent's list when
+/// it yields at most this many blocks; beyond, it is kept as a [`Blocks::Rep`].
+const FLAT_LIMIT: usize = 4096;
+
+/// The data blocks of one element (byte offset from the element's origin,
+/// byte length), in type-map order, as a tree.
+#[derive(Debug)]
+pub(crate) enum Blocks {
+    /// Blocks one after another; `prefix[i]` = sum of the lengths of `list[..i]`.
+    Flat { list: Vec<(isize, usize)>, prefix: Vec<usize> },
+    /// `count` copies of `child` (whose one copy holds `child_size` bytes),
+    /// copy k shifted by `disp + k * stride` bytes.
+    Rep { disp: isize, count: usize, stride: isize, child_size: usize, child: Arc<Blocks> },
+    /// Parts one after another; `prefix[i]` = bytes in `parts[..i]`.
+    Seq { parts: Vec<Blocks>, prefix: Vec<usize> },
+}
+
+impl Blocks {
+    fn flat(list: Vec<(isize, usize)>) -> Blocks {
+        let prefix = prefix_sums(&list);
+        Blocks::Flat { list, prefix }
+    }
+
+    /// Bytes of data in one copy.
+    pub(crate) fn size(&self) -> usize {
+        match self {
+            Blocks::Flat { prefix, .. } | Blocks::Seq { prefix, .. } => *prefix.last().unwrap_or(&0),
+            Blocks::Rep { count, child_size, .. } => count * child_size,
+        }
+    }
+
+    /// Number of blocks (saturating).
+    pub(crate) fn count(&self) -> usize {
+        match self {
+            Blocks::Flat { list, .. } => list.len(),
+            Blocks::Rep { count, child, .. } => count.saturating_mul(child.count()),
+            Blocks::Seq { parts, .. } => parts.iter().fold(0usize, |a, p| a.saturating_add(p.count())),
+        }
+    }
+
+    /// The one block, if there is exactly one.
+    fn single(&self) -> Option<(isize, usize)> {
+        match self {
+            Blocks::Flat { list, .. } if list.len() == 1 => Some(list[0]),
+            _ => None,
+        }
+    }
+
+    /// Calls `f(offset, len)` for every block, in order, shifted by `base`
+    /// (wrapping: a caller adds absolute addresses).
+    pub(crate) fn for_each(&self, base: isize, f: &mut dyn FnMut(isize, usize)) {
+        match self {
+            Blocks::Flat { list, .. } => {
+                for &(o, l) in list {
+                    f(base.wrapping_add(o), l);
+                }
+            }
+            Blocks::Rep { disp, count, stride, child, .. } => {
+                let b = base.wrapping_add(*disp);
+                for k in 0..*count {
+                    child.for_each(b.wrapping_add((k as isize).wrapping_mul(*stride)), f);
+                }
+            }
+            Blocks::Seq { parts, .. } => {
+                for p in parts {
+                    p.for_each(base, f);
+                }
+            }
+        }
+    }
+
+    /// Calls `f(memory offset, at, len)` for the pieces of the bytes
+    /// `[r, r + n)` of one copy's packed stream (`r + n <= size()`), the copy
+    /// shifted by `base`; `at` counts the bytes emitted so far.
+    fn walk(&self, base: isize, r: usize, n: usize, at: &mut usize, f: &mut dyn FnMut(isize, usize, usize)) {
+        let mut left = n;
+        match self {
+            Blocks::Flat { list, prefix } => {
+                let mut bi = prefix.partition_point(|&p| p <= r) - 1;
+                let mut within = r - prefix[bi];
+                while left > 0 {
+                    let (off, len) = list[bi];
+                    let take = (len - within).min(left);
+                    f(base.wrapping_add(off).wrapping_add(within as isize), *at, take);
+                    *at += take;
+                    left -= take;
+                    within = 0;
+                    bi += 1;
+                }
+            }
+            Blocks::Rep { disp, stride, child_size, child, .. } => {
+                let cs = *child_size;
+                let (mut k, mut within) = (r / cs, r % cs);
+                let b = base.wrapping_add(*disp);
+                while left > 0 {
+                    let take = (cs - within).min(left);
+                    child.walk(b.wrapping_add((k as isize).wrapping_mul(*stride)), within, take, at, f);
+                    left -= take;
+                    within = 0;
+                    k += 1;
+                }
+            }
+            Blocks::Seq { parts, prefix } => {
+                let mut pi = prefix.partition_point(|&p| p <= r) - 1;
+                let mut within = r - prefix[pi];
+                while left > 0 {
+                    let take = (prefix[pi + 1] - prefix[pi] - within).min(left);
+                    parts[pi].walk(base, within, take, at, f);
+                    left -= take;
+                    within = 0;
+                    pi += 1;
+                }
+            }
+        }
+    }
+
+    /// The blocks as one list (adjacent blocks merged).
+    fn to_vec(&self) -> Vec<(isize, usize)> {
+        let mut v = Vec::new();
+        self.for_each(0, &mut |o, l| push_merged(&mut v, o, l));
+        v
+    }
+}
 
 /// How a datatype was constructed (`MPI_COMBINER_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -121,9 +251,7 @@ pub(crate) struct Layout {
     pub(crate) true_lb: isize,
     pub(crate) true_ub: isize,
     pub(crate) align: usize,
-    pub(crate) blocks: Vec<(isize, usize)>,
-    /// `prefix[i]` = sum of the lengths of `blocks[..i]`.
-    pub(crate) prefix: Vec<usize>,
+    pub(crate) blocks: Arc<Blocks>,
     pub(crate) sig: Vec<(Primitive, usize)>,
     /// Basic elements in one element (a pair type counts as two).
     pub(crate) nbasic: usize,
@@ -136,7 +264,7 @@ impl Layout {
 
     /// True when consecutive copies of this element form one gapless run.
     fn dense(&self) -> bool {
-        self.blocks.len() == 1 && self.extent() == self.blocks[0].1 as isize
+        self.blocks.single().is_some_and(|b| self.extent() == b.1 as isize)
     }
 
     fn primitive(p: Primitive) -> Layout {
@@ -171,8 +299,7 @@ impl Layout {
             true_lb: 0,
             true_ub,
             align: p.align(),
-            prefix: prefix_sums(&blocks),
-            blocks,
+            blocks: Arc::new(Blocks::flat(blocks)),
             sig: vec![(p, 1)],
             nbasic,
         }
@@ -188,8 +315,7 @@ impl Layout {
             true_lb: 0,
             true_ub: 0,
             align: 1,
-            blocks: Vec::new(),
-            prefix: vec![0],
+            blocks: Arc::new(Blocks::flat(Vec::new())),
             sig: Vec::new(),
             nbasic: 0,
         }
@@ -272,7 +398,7 @@ impl fmt::Debug for Datatype {
             .field("size", &l.size)
             .field("lb", &l.lb)
             .field("extent", &l.extent())
-            .field("blocks", &l.blocks.len())
+            .field("blocks", &l.blocks.count())
             .finish()
     }
 }
@@ -280,7 +406,9 @@ impl fmt::Debug for Datatype {
 /// Accumulates the layout of a new type from replicated children.
 struct Acc {
     call: &'static str,
+    /// The blocks since the last part (a repetition kept by structure).
     blocks: Vec<(isize, usize)>,
+    parts: Vec<Blocks>,
     sig: Vec<(Primitive, usize)>,
     size: usize,
     nbasic: usize,
@@ -314,6 +442,7 @@ impl Acc {
         Acc {
             call,
             blocks: Vec::new(),
+            parts: Vec::new(),
             sig: Vec::new(),
             size: 0,
             nbasic: 0,
@@ -336,16 +465,19 @@ impl Acc {
     fn too_many(&self) -> MpiError {
         MpiError::unsupported(
             self.call,
-            format!("a datatype whose flattened type map has more than {MAX_BLOCKS} blocks or signature runs"),
+            format!("a datatype whose type signature has more than {MAX_BLOCKS} runs of different basic types"),
         )
     }
 
-    fn add_block(&mut self, off: isize, len: usize) -> Result<()> {
+    fn add_block(&mut self, off: isize, len: usize) {
         push_merged(&mut self.blocks, off, len);
-        if self.blocks.len() > MAX_BLOCKS {
-            return Err(self.too_many());
+    }
+
+    /// Ends the current flat part (before a repetition kept by structure).
+    fn flush(&mut self) {
+        if !self.blocks.is_empty() {
+            self.parts.push(Blocks::flat(std::mem::take(&mut self.blocks)));
         }
-        Ok(())
     }
 
     fn add_sig(&mut self, p: Primitive, k: usize) -> Result<()> {
@@ -369,12 +501,17 @@ impl Acc {
     /// Adds `n` copies of `c`, the first at byte displacement `disp`, the
     /// following ones `c.extent()` bytes apart.
     fn add(&mut self, disp: isize, n: usize, c: &Layout) -> Result<()> {
+        self.add_strided(disp, n, c.extent(), c)
+    }
+
+    /// Adds `n` copies of `c`, the first at byte displacement `disp`, the
+    /// following ones `ext` bytes apart.
+    fn add_strided(&mut self, disp: isize, n: usize, ext: isize, c: &Layout) -> Result<()> {
         if n == 0 || (c.size == 0 && !c.sticky_lb && !c.sticky_ub) {
             return Ok(());
         }
         let call = self.call;
         let ovf = move || overflow_err(call);
-        let ext = c.extent();
         let last = isize::try_from(n - 1)
             .ok()
             .and_then(|k| k.checked_mul(ext))
@@ -425,22 +562,27 @@ impl Acc {
 
         // Blocks (offsets are checked: the last copy's ends bound all others).
         disp.checked_add(last).ok_or_else(ovf)?;
-        if c.dense() {
-            let off = c.blocks[0].0;
+        if c.dense() && (n == 1 || ext == c.size as isize) {
+            let off = c.blocks.single().map_or(0, |b| b.0);
             let start = disp.checked_add(off).ok_or_else(ovf)?;
-            return self.add_block(start, bytes);
+            self.add_block(start, bytes);
+            return Ok(());
         }
-        for k in 0..n {
-            let base = disp + k as isize * ext;
-            for &(off, len) in &c.blocks {
-                let o = base.checked_add(off).ok_or_else(ovf)?;
-                self.add_block(o, len)?;
+        let cb = c.blocks.count();
+        if n.saturating_mul(cb) <= FLAT_LIMIT {
+            for k in 0..n {
+                let base = disp + k as isize * ext;
+                c.blocks.for_each(base, &mut |o, l| push_merged(&mut self.blocks, o, l));
             }
+            return Ok(());
         }
+        // Many blocks: keep the repetition by structure.
+        self.flush();
+        self.parts.push(Blocks::Rep { disp, count: n, stride: ext, child_size: c.size, child: c.blocks.clone() });
         Ok(())
     }
 
-    fn finish(self, pad: bool) -> Result<Layout> {
+    fn finish(mut self, pad: bool) -> Result<Layout> {
         let sticky_lb = self.slb.is_some();
         let sticky_ub = self.sub.is_some();
         let lb = self.slb.or(self.lb).or(self.any_lo).unwrap_or(0);
@@ -454,19 +596,34 @@ impl Acc {
             }
         }
         ub.checked_sub(lb).ok_or_else(|| self.overflow())?;
+        let acc = &mut self;
+        let blocks = if acc.parts.is_empty() {
+            Blocks::flat(std::mem::take(&mut acc.blocks))
+        } else {
+            acc.flush();
+            if acc.parts.len() == 1 {
+                acc.parts.pop().unwrap()
+            } else {
+                let mut prefix = Vec::with_capacity(acc.parts.len() + 1);
+                prefix.push(0usize);
+                for p in &acc.parts {
+                    prefix.push(prefix.last().unwrap() + p.size());
+                }
+                Blocks::Seq { parts: std::mem::take(&mut acc.parts), prefix }
+            }
+        };
         Ok(Layout {
-            size: self.size,
+            size: acc.size,
             lb,
             ub,
             sticky_lb,
             sticky_ub,
-            true_lb: self.tlb.unwrap_or(0),
-            true_ub: self.tub.unwrap_or(0),
-            align: self.align,
-            prefix: prefix_sums(&self.blocks),
-            blocks: self.blocks,
-            sig: self.sig,
-            nbasic: self.nbasic,
+            true_lb: acc.tlb.unwrap_or(0),
+            true_ub: acc.tub.unwrap_or(0),
+            align: acc.align,
+            blocks: Arc::new(blocks),
+            sig: std::mem::take(&mut acc.sig),
+            nbasic: acc.nbasic,
         })
     }
 }
@@ -678,13 +835,12 @@ impl Datatype {
             // The blocks abut: the same type map as one contiguous run.
             let total = n.checked_mul(bl).ok_or_else(|| acc.overflow())?;
             acc.add(0, total, c)?;
-        } else if bl > 0 {
-            for i in 0..n {
-                let d = (i as isize)
-                    .checked_mul(stride_bytes)
-                    .ok_or_else(|| acc.overflow())?;
-                acc.add(d, bl, c)?;
-            }
+        } else if bl > 0 && n > 0 {
+            // One block (bl copies of old), repeated n times stride_bytes apart.
+            let mut blk = Acc::new(call);
+            blk.add(0, bl, c)?;
+            let blk = blk.finish(false)?;
+            acc.add_strided(0, n, stride_bytes, &blk)?;
         }
         acc.finish(false)
     }
@@ -1141,9 +1297,31 @@ impl Datatype {
         l.size == 0 || l.dense()
     }
 
-    /// The flattened (byte offset, byte length) blocks of one element, in type-map order.
-    pub fn blocks(&self) -> &[(isize, usize)] {
-        &self.0.layout.blocks
+    /// The flattened (byte offset, byte length) blocks of one element, in
+    /// type-map order, as a list (made for the call: a type with a regular
+    /// repetition of many blocks keeps it by structure; walk those with
+    /// [`for_each_block`](Datatype::for_each_block)).
+    pub fn blocks(&self) -> Vec<(isize, usize)> {
+        self.0.layout.blocks.to_vec()
+    }
+
+    /// The blocks as a list, borrowed when the type keeps one.
+    pub(crate) fn blocks_cow(&self) -> std::borrow::Cow<'_, [(isize, usize)]> {
+        match &*self.0.layout.blocks {
+            Blocks::Flat { list, .. } => std::borrow::Cow::Borrowed(list),
+            b => std::borrow::Cow::Owned(b.to_vec()),
+        }
+    }
+
+    /// Number of blocks of one element (saturating).
+    pub fn block_count(&self) -> usize {
+        self.0.layout.blocks.count()
+    }
+
+    /// Calls `f(byte offset, byte length)` for the blocks of one element, in
+    /// type-map order, without making a list (offsets shifted by `base`).
+    pub fn for_each_block(&self, base: isize, mut f: impl FnMut(isize, usize)) {
+        self.0.layout.blocks.for_each(base, &mut f)
     }
 
     /// The run-length type signature of one element.

@@ -55,12 +55,26 @@ impl Datatype {
         let ext = l.ub.wrapping_sub(l.lb);
         let mut elem = from / l.size;
         let r = from % l.size;
+        let super::Blocks::Flat { list, prefix } = &*l.blocks else {
+            // A tree: element by element.
+            let (mut within, mut done) = (r, 0);
+            while done < n {
+                let take = (l.size - within).min(n - done);
+                let base = (elem as isize).wrapping_mul(ext);
+                let mut at = done;
+                l.blocks.walk(base, within, take, &mut at, &mut f);
+                done += take;
+                within = 0;
+                elem += 1;
+            }
+            return;
+        };
         // The block containing stream offset r of an element.
-        let mut bi = l.prefix.partition_point(|&p| p <= r) - 1;
-        let mut within = r - l.prefix[bi];
+        let mut bi = prefix.partition_point(|&p| p <= r) - 1;
+        let mut within = r - prefix[bi];
         let mut done = 0;
         while done < n {
-            let (off, len) = l.blocks[bi];
+            let (off, len) = list[bi];
             let take = (len - within).min(n - done);
             let base = (elem as isize).wrapping_mul(ext);
             f(
@@ -73,7 +87,7 @@ impl Datatype {
             if within == len {
                 within = 0;
                 bi += 1;
-                if bi == l.blocks.len() {
+                if bi == list.len() {
                     bi = 0;
                     elem += 1;
                 }

@@ -413,8 +413,51 @@ fn absurd_sizes_are_errors_not_panics() {
     assert!(Datatype::contiguous(1 << 30, &big).is_err());
     assert!(Datatype::hvector(2, 1, isize::MAX, &int()).is_err());
     assert!(Datatype::resized(&int(), isize::MAX, 1).is_err());
-    let e = Datatype::vector(1 << 23, 1, 2, &int()).unwrap_err();
-    assert_eq!(e.class, ErrorClass::UnsupportedOperation);
+}
+
+#[test]
+fn many_blocks_are_kept_by_structure_and_pack_like_a_flat_list() {
+    let byte = Datatype::predefined(Primitive::Byte);
+    // 2^31 one-byte blocks: made at once, no list of blocks.
+    let huge = Datatype::vector(1 << 31, 1, 2, &byte).unwrap();
+    assert_eq!((huge.size(), huge.extent(), huge.block_count()), (1 << 31, (1 << 32) - 1, 1 << 31));
+    let huger = Datatype::contiguous(1 << 20, &huge).unwrap();
+    assert_eq!((huger.size(), huger.block_count()), (1 << 51, 1 << 51));
+    // 8M blocks (twice the old limit), packed and unpacked, whole and in pieces.
+    let n = 1usize << 23;
+    let v = Datatype::vector(n as i64, 1, 2, &byte).unwrap();
+    let two = Datatype::structure(&[1, 1], &[0, 2 * n as isize + 3], &[v.clone(), int()]).unwrap();
+    assert_eq!(two.block_count(), n + 1);
+    let src: Vec<u8> = (0..2 * n + 8).map(|i| (i * 7 + i / 251) as u8).collect();
+    let mut packed = vec![0u8; two.size()];
+    // SAFETY: `src` covers the type map of one element of `two`.
+    unsafe { two.pack(src.as_ptr(), 1, &mut packed) };
+    let want: Vec<u8> = (0..n).map(|i| src[2 * i]).chain(src[2 * n + 3..2 * n + 7].iter().copied()).collect();
+    assert!(packed == want, "packed stream differs");
+    let mut piece = vec![0u8; 1001];
+    for from in [0, 1, n - 500, n - 1, n, n + 3] {
+        // SAFETY: as above.
+        let got = unsafe { two.pack_range(src.as_ptr(), 1, from, &mut piece) };
+        assert_eq!(&piece[..got], &want[from..(from + 1001).min(want.len())], "piece from {from}");
+    }
+    let mut dst = vec![0u8; src.len()];
+    for (a, b) in [(0, 3), (3, n - 1), (n - 1, n + 2), (n + 2, n + 4)] {
+        // SAFETY: `dst` covers the type map of one element of `two`.
+        unsafe { two.unpack_range(&packed[a..b], dst.as_mut_ptr(), 1, a) };
+    }
+    let mut expect = vec![0u8; src.len()];
+    for i in 0..n {
+        expect[2 * i] = src[2 * i];
+    }
+    expect[2 * n + 3..2 * n + 7].copy_from_slice(&src[2 * n + 3..2 * n + 7]);
+    assert!(dst == expect, "unpacked layout differs");
+    // Bounds and blocks agree with the flat description of a smaller copy.
+    let small = Datatype::vector(5000, 1, 2, &byte).unwrap();
+    let mut listed = Vec::new();
+    small.for_each_block(0, |o, l| listed.push((o, l)));
+    assert_eq!(listed.len(), 5000);
+    assert_eq!(listed[4999], (9998, 1));
+    assert_eq!(small.blocks(), listed);
 }
 
 #[test]

@@ -211,9 +211,9 @@ impl View {
         }
         let filetype_user = filetype;
         let filetype = ftype;
-        let mut runs: Vec<(u64, u64)> = Vec::with_capacity(filetype.blocks().len());
+        let mut runs: Vec<(u64, u64)> = Vec::with_capacity(filetype.block_count().min(1 << 20));
         let mut last_end: i64 = i64::MIN;
-        for &(off, len) in filetype.blocks() {
+        for (off, len) in filetype.blocks() {
             if len == 0 {
                 continue;
             }

@@ -214,13 +214,13 @@ fn runs(dt: &Datatype, count: usize, start: i128) -> Vec<(i128, usize)> {
     }
     let ext = dt.extent() as i128;
     for i in 0..count as i128 {
-        for &(off, len) in dt.blocks() {
+        dt.for_each_block(0, |off, len| {
             let o = start + i * ext + off as i128;
             match v.last_mut() {
                 Some((lo, l)) if *lo + *l as i128 == o => *l += len,
                 _ => v.push((o, len)),
             }
-        }
+        });
     }
     v
 }

@@ -182,7 +182,7 @@ impl Ctx {
         let ext = c.dt.extent() as usize;
         let mut is_data = vec![false; got.1];
         for i in 0..count {
-            for &(o, l) in c.dt.blocks() {
+            for (o, l) in c.dt.blocks() {
                 let at = i * ext + o as usize;
                 is_data[at..at + l].iter_mut().for_each(|x| *x = true);
                 let w = &want.bytes()[from * ext + at..from * ext + at + l];

@@ -2,10 +2,9 @@
 
 use std::sync::OnceLock;
 
-use oxmpi_core::comm::{context, create as ccreate, Comm};
+use oxmpi_core::comm::{create as ccreate, Comm};
 use oxmpi_core::error::{ErrorClass, MpiError};
 use oxmpi_core::group::{Comparison, Group as CoreGroup};
-use oxmpi_core::pt2pt::{self, SendMode};
 
 use super::Rank;
 use crate::error::{OrFatal, Result};
@@ -216,58 +215,10 @@ impl Group for SystemGroup {
 
 // ----- MPI_Comm_create_group -----------------------------------------------------------------
 
-/// Tags of `MPI_Comm_create_group`'s agreement, on the parent's collective context:
-/// bit 30 set, which the collectives' tags (sequence | sub-tag << 24, sub-tag < 64)
-/// never have.
-const CREATE_GROUP_TAG: i32 = 0x4000_0000;
-
-fn blocking(
-    comm: &Comm,
-    ctx: u32,
-    send: Option<(&[u64], i32)>,
-    recv: Option<(&mut [u64], i32)>,
-    tag: i32,
-) -> Result<()> {
-    const CALL: &str = "MPI_Comm_create_group";
-    if let Some((buf, dest)) = send {
-        // SAFETY: `buf` outlives the wait below.
-        let mut r = unsafe {
-            pt2pt::isend_on(
-                comm,
-                ctx,
-                CALL,
-                buf.as_ptr() as *const u8,
-                buf.len() * 8,
-                dest,
-                tag,
-                SendMode::Standard,
-            )?
-        };
-        pt2pt::wait(&mut r)?;
-    }
-    if let Some((buf, source)) = recv {
-        // SAFETY: `buf` outlives the wait below and is not touched meanwhile.
-        let mut r = unsafe {
-            pt2pt::irecv_on(
-                comm,
-                ctx,
-                CALL,
-                buf.as_mut_ptr() as *mut u8,
-                buf.len() * 8,
-                source,
-                tag,
-            )?
-        };
-        pt2pt::wait(&mut r)?;
-    }
-    Ok(())
-}
-
 /// `MPI_Comm_create_group` on the engine: collective over the members of `members`
-/// (world ranks, a subgroup of `comm`) only. The members agree on a free context id by
-/// point-to-point messages over `comm`'s collective context (through the group's first
-/// member), build a provisional communicator on it and duplicate that; the provisional
-/// id is given back.
+/// (world ranks, a subgroup of `comm`) only. The engine's constructor agrees on the
+/// context id among the members, held and confirmed like every other agreement (so a
+/// constructor running on another thread never picks the same id).
 pub(crate) fn create_group(comm: &Comm, members: &[u32], tag: Tag) -> Result<Option<Comm>> {
     const CALL: &str = "MPI_Comm_create_group";
     if comm.is_inter() {
@@ -286,59 +237,5 @@ pub(crate) fn create_group(comm: &Comm, members: &[u32], tag: Tag) -> Result<Opt
             format!("{tag} is negative"),
         ));
     }
-    let mut parent_ranks = Vec::with_capacity(members.len());
-    for (i, w) in members.iter().enumerate() {
-        match comm.group().iter().position(|x| x == w) {
-            Some(r) => parent_ranks.push(r as i32),
-            None => {
-                return Err(MpiError::arg(
-                    ErrorClass::Group,
-                    CALL,
-                    "group",
-                    format!("member {i} (world rank {w}) is not in the communicator"),
-                ))
-            }
-        }
-    }
-    let me = comm.group()[comm.rank() as usize];
-    let Some(my_index) = members.iter().position(|&w| w == me) else {
-        return Ok(None);
-    };
-    let ctx = comm.coll_context();
-    let tag = CREATE_GROUP_TAG | (tag & 0x3fff_ffff);
-    let mut mask = context::free_words();
-    if my_index == 0 {
-        let mut theirs = vec![0u64; mask.len()];
-        for &r in &parent_ranks[1..] {
-            blocking(comm, ctx, None, Some((&mut theirs, r)), tag)?;
-            for (m, t) in mask.iter_mut().zip(&theirs) {
-                *m &= t;
-            }
-        }
-        for &r in &parent_ranks[1..] {
-            blocking(comm, ctx, Some((&mask, r)), None, tag)?;
-        }
-    } else {
-        let mut agreed = vec![0u64; mask.len()];
-        blocking(
-            comm,
-            ctx,
-            Some((&mask, parent_ranks[0])),
-            Some((&mut agreed, parent_ranks[0])),
-            tag,
-        )?;
-        mask = agreed;
-    }
-    let id = context::first_free_in(&mask).ok_or_else(|| {
-        MpiError::new(
-            ErrorClass::Other,
-            format!("{CALL}: no communicator context id is free on every member"),
-        )
-    })?;
-    context::claim(id);
-    let provisional = Comm::from_parts(id, my_index as i32, members.into(), None);
-    let out = ccreate::dup(&provisional);
-    drop(provisional);
-    context::release(id);
-    out.map(Some)
+    Ok(ccreate::create_group(comm, members, tag)?)
 }

@@ -81,11 +81,10 @@ pub(super) unsafe fn deliver(src: *const u8, dst: *mut u8, c: usize, dt: &Dataty
     }
     let (ext, lb) = (dt.extent(), dt.true_lb());
     for i in 0..c as isize {
-        for &(off, len) in dt.blocks() {
-            let at = i * ext + off - lb;
+        dt.for_each_block(i * ext - lb, |at, len| {
             // SAFETY: `at..at + len` is one block of element `i`, inside both spans.
             unsafe { copy(src.wrapping_offset(at), dst.wrapping_offset(at), len) };
-        }
+        });
     }
 }
 
