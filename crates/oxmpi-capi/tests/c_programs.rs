@@ -592,3 +592,64 @@ fn blocking_collective_while_a_nonblocking_one_is_pending_elsewhere() {
         assert!(ok(n, "nb_then_blocking").contains(&format!("nb_then_blocking: all checks passed on {n} ranks")));
     }
 }
+
+/// Starts `mpiexec ARGS` in the background (a watchdog `timeout` ends it).
+fn start_job(pre: &[&str], n: usize, exe: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Child {
+    let mut c = Command::new("timeout");
+    c.arg("120").args(pre).arg(prefix().join("bin/mpiexec")).arg("-n").arg(n.to_string()).arg(exe).args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+}
+
+fn finish(what: &str, child: std::process::Child) -> String {
+    let out = child.wait_with_output().unwrap();
+    let (so, se) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
+    assert!(out.status.success(), "{what} failed ({:?}):\n{so}\n{se}", out.status);
+    so + &se
+}
+
+/// Server job (2 ranks) accepts; a job with a forged port name is refused; a
+/// client job (3 ranks) connects; both exercise the intercommunicator and
+/// disconnect. `pre` runs each job inside a "host" (network namespace).
+fn connect_accept_between_jobs(tag: &str, server_pre: &[&str], client_pre: &[&str], server_env: &[(&str, &str)], client_env: &[(&str, &str)]) {
+    let exe = build("connect_accept", &[]);
+    let dir = io_dir(&format!("connect_accept_{tag}"));
+    let file = dir.join("port");
+    let file = file.to_str().unwrap();
+    let server = start_job(server_pre, 2, &exe, &["server", file], server_env);
+    let forged = finish("forged client", start_job(client_pre, 1, &exe, &["forged", file], client_env));
+    assert!(forged.contains("forged port refused") && forged.contains("MPI_ERR_PORT"), "{forged}");
+    let client = start_job(client_pre, 3, &exe, &["client", file], client_env);
+    let so = finish("client", client);
+    assert!(so.contains("all checks passed (client)"), "{so}");
+    let so = finish("server", server);
+    assert!(so.contains("all checks passed (server)"), "{so}");
+    // The server said why it turned the forged connection away.
+    assert!(so.contains("refused a connection") && so.contains("forged or stale port name"), "{so}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn connect_accept_between_two_jobs_forged_port_refused_and_join() {
+    connect_accept_between_jobs("local", &[], &[], &[], &[]);
+    let exe = build("connect_accept", &[]);
+    let out = run(3, &exe, &["join"]);
+    let so = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && so.contains("all checks passed (join)"), "{so}{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn connect_accept_across_two_hosts_forged_port_refused() {
+    if !netns_hosts() {
+        return;
+    }
+    connect_accept_between_jobs(
+        "netns",
+        &["ip", "netns", "exec", "oxmpi-h1"],
+        &["ip", "netns", "exec", "oxmpi-h2"],
+        &[("OXMPI_TCP_ADDR", "10.213.0.11")],
+        &[("OXMPI_TCP_ADDR", "10.213.0.12")],
+    );
+}

@@ -86,7 +86,7 @@ pub struct Engine {
     /// `OXMPI_HANG_REPORT=SECONDS`: describe what a blocked call waits for.
     hang_report: Option<Duration>,
     /// Peers over TCP: a blocked rank also waits on sockets, not only its doorbell.
-    has_tcp: bool,
+    has_tcp: AtomicBool,
     /// The host's shared-memory segment, for the doorbells of local ranks
     /// (shared-memory collectives wake peers through them).
     shm_seg: Option<&'static ShmSegment>,
@@ -177,7 +177,7 @@ pub fn init(required: ThreadLevel) -> Result<ThreadLevel> {
 /// The address this rank's TCP listener binds to and publishes: the one it
 /// reaches the process manager from (remote ranks, PMI over TCP), else
 /// `OXMPI_TCP_ADDR`, else this host's name, else loopback.
-fn tcp_bind_ip(single_host: bool) -> std::net::IpAddr {
+pub(crate) fn tcp_bind_ip(single_host: bool) -> std::net::IpAddr {
     use std::net::{IpAddr, Ipv4Addr, ToSocketAddrs, UdpSocket};
     let loopback = IpAddr::V4(Ipv4Addr::LOCALHOST);
     if let Some(ip) = std::env::var("OXMPI_TCP_ADDR").ok().and_then(|v| v.parse().ok()) {
@@ -210,7 +210,7 @@ fn tcp_bind_ip(single_host: bool) -> std::net::IpAddr {
         .unwrap_or(loopback)
 }
 
-fn random_hex(bytes: usize) -> Result<String> {
+pub(crate) fn random_hex(bytes: usize) -> Result<String> {
     use std::io::Read;
     let mut buf = vec![0u8; bytes];
     std::fs::File::open("/dev/urandom")
@@ -374,7 +374,7 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
         shm_seg: shm,
         local_of,
         oversubscribed,
-        has_tcp: tcp.is_some(),
+        has_tcp: AtomicBool::new(tcp.is_some()),
         state: Mutex::new(State::new(rank, paths, shm, tcp)),
         bell,
         rank,
@@ -548,6 +548,24 @@ impl Engine {
         &self.host_of
     }
 
+    /// Host index of peer `w`: a world rank's host, or, for a process of another
+    /// job (connect/accept), a host of its own (it shares no memory segment with us).
+    pub fn host_index(&self, w: u32) -> u32 {
+        self.host_of.get(w as usize).copied().unwrap_or_else(|| u32::MAX - w.saturating_sub(self.size))
+    }
+
+    /// Gives this process a TCP transport if it has none (a job on one host
+    /// connecting to another job), so that processes of other jobs can be added.
+    pub(crate) fn ensure_tcp(&self) -> Result<()> {
+        let rank = self.rank;
+        self.lock().ensure_tcp(|n| {
+            let secret = random_hex(32)?;
+            crate::transport::tcp::TcpTransport::new(rank, n, secret.as_bytes(), tcp_bind_ip(false))
+        })?;
+        self.has_tcp.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -647,7 +665,7 @@ impl Engine {
                     }
                 }
             }
-            if self.has_tcp {
+            if self.has_tcp.load(Ordering::Relaxed) {
                 // Sockets do not ring doorbells: wait on them, briefly, so shared
                 // memory peers are not kept waiting long either.
                 let fds = self.lock().tcp_fds();
@@ -711,7 +729,7 @@ impl Engine {
                 continue;
             }
             let outbox = self.lock().outbox_busy();
-            let busy = outbox || self.has_tcp;
+            let busy = outbox || self.has_tcp.load(Ordering::Relaxed);
             if !outbox {
                 watch.idle(self, &|| None);
             }
@@ -719,6 +737,12 @@ impl Engine {
             self.bell.sleep(ticket, timeout);
             self.waiters.fetch_sub(1, Ordering::SeqCst);
         }
+    }
+
+    /// One progress step (a call that waits on something outside the engine,
+    /// such as a port, keeps the engine going with it).
+    pub(crate) fn progress_once(&self) {
+        self.poll(&mut |_| Some(()));
     }
 
     /// One progress step and one look at the condition, under the lock.

@@ -37,7 +37,7 @@ fn bcast_bytes(comm: &Comm, root: i32, data: &mut Vec<u8>) -> Result<()> {
 }
 
 /// The AND of every local rank's free-context mask (collective over `comm`).
-fn local_free_mask(comm: &Comm) -> Result<Vec<u64>> {
+pub(crate) fn local_free_mask(comm: &Comm) -> Result<Vec<u64>> {
     let mine = context::free_words();
     let mut all = vec![0u64; mine.len()];
     let u64t = Datatype::predefined(Primitive::Uint64);
