@@ -241,13 +241,55 @@ fn header_and_library_agree() {
 }
 
 #[test]
-fn spawn_is_unsupported_no_parent_disconnect_frees() {
+fn spawn_of_a_missing_program_fails_no_parent_disconnect_frees() {
     assert!(ok(2, "dynamic").contains("all checks passed"));
     let exe = build("dynamic", &[]);
     let out = run(2, &exe, &["fatal"]);
     let se = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{se}");
-    assert!(se.contains("MPI_Comm_spawn") && se.contains("(MPI_ERR_UNSUPPORTED_OPERATION)"), "{se}");
+    assert!(se.contains("MPI_Comm_spawn") && se.contains("(MPI_ERR_SPAWN)") && se.contains("/nonexistent/oxmpi-test"), "{se}");
+}
+
+/// Runs `mpiexec -n N spawn ARGS` (with `pre` options) and returns (success, stdout+stderr).
+fn run_spawn(n: usize, pre: &[&str], args: &[&str]) -> (bool, String) {
+    let exe = build("spawn", &[]);
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg(prefix().join("bin/mpiexec"))
+        .args(pre)
+        .arg("-n")
+        .arg(n.to_string())
+        .arg(&exe)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+#[test]
+fn spawn_one_and_three_children_from_one_and_two_parents_argv_info_p2p_collectives_disconnect() {
+    for (parents, children) in [(1, 1), (1, 3), (2, 1), (2, 3)] {
+        let (ok, out) = run_spawn(parents, &[], &["parent", &children.to_string()]);
+        assert!(ok, "{parents} parents, {children} children:\n{out}");
+        assert!(out.contains(&format!("parent checks passed ({parents} parents, {children} children)")), "{out}");
+        assert!(out.contains(&format!("child checks passed on {children} children")), "{out}");
+    }
+}
+
+#[test]
+fn spawn_multiple_of_two_commands_appnum_and_errcodes() {
+    let (ok, out) = run_spawn(2, &["-usize", "8"], &["multiple"]);
+    assert!(ok && out.contains("spawn_multiple parent passed") && out.contains("spawn_multiple children passed"), "{out}");
+}
+
+#[test]
+fn a_spawned_child_that_dies_ends_the_job_and_is_named() {
+    let (ok, out) = run_spawn(2, &[], &["dies"]);
+    assert!(!ok && !out.contains("not reached"), "{out}");
+    assert!(out.contains("spawned process 0 of spawned job 1") && out.contains("status 3"), "{out}");
+    let (ok, out) = run_spawn(1, &[], &["missing"]);
+    assert!(ok && out.contains("missing program refused") && out.contains("MPI_ERR_SPAWN"), "{out}");
 }
 
 /// A harness-style program: rank 0 prints " No Errors" when every rank's checks passed.

@@ -162,6 +162,8 @@ pub fn init(required: ThreadLevel) -> Result<ThreadLevel> {
     match boot(&mut pmi, rank, size, required) {
         Ok(engine) => {
             let _ = ENGINE.set(engine);
+            // A spawned job joins its parents before MPI_Init returns.
+            crate::comm::dynamic::connect_to_parent()?;
             Ok(required)
         }
         Err(e) => {
@@ -552,6 +554,31 @@ impl Engine {
     /// job (connect/accept), a host of its own (it shares no memory segment with us).
     pub fn host_index(&self, w: u32) -> u32 {
         self.host_of.get(w as usize).copied().unwrap_or_else(|| u32::MAX - w.saturating_sub(self.size))
+    }
+
+    /// Looks `key` up in this job's KVS (the process manager's).
+    pub(crate) fn pmi_get(&self, key: &str) -> Result<Option<String>> {
+        let mut pmi = self.pmi.lock().unwrap_or_else(|p| p.into_inner());
+        match pmi.as_mut() {
+            Some(p) => p.get(key).map_err(|e| MpiError::new(ErrorClass::Other, format!("PMI get of {key}: {e}"))),
+            None => Ok(None),
+        }
+    }
+
+    /// Asks the process manager to start `commands` with `preput` in their KVS;
+    /// one error code per process asked for.
+    pub(crate) fn pmi_spawn(&self, call: &str, commands: &[oxmpi_pmi::SpawnCommand], preput: &[(String, String)]) -> Result<Vec<i32>> {
+        let mut pmi = self.pmi.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(p) = pmi.as_mut() else {
+            return Err(MpiError::new(ErrorClass::UnsupportedOperation, format!("{call}: a process started without mpiexec (a singleton) cannot start processes; run it under mpiexec")));
+        };
+        match p.spawn(commands, preput) {
+            Ok(codes) => Ok(codes),
+            Err(oxmpi_pmi::PmiError::Server { msg, .. }) if p.protocol() == oxmpi_pmi::client::PmiProtocol::Pmi2 => {
+                Err(MpiError::new(ErrorClass::UnsupportedOperation, format!("{call}: {}", msg.unwrap_or_default())))
+            }
+            Err(e) => Err(MpiError::new(ErrorClass::Spawn, format!("{call}: the process manager could not start the processes: {e}"))),
+        }
     }
 
     /// Gives this process a TCP transport if it has none (a job on one host

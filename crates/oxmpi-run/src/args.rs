@@ -23,6 +23,8 @@ Options:
                        read hosts from FILE: one HOST[:SLOTS] per line,
                        '#' starts a comment
   -ppn K               K processes per host (overrides the slot counts)
+  -usize N             MPI_UNIVERSE_SIZE: processes the job may have in all,
+                       spawned ones included (default: the host slots, or -n)
   -rr, --map-by node   round-robin placement: one rank per host in turn
                        (default: block, filling each host's slots first)
   --map-by slot        block placement (the default)
@@ -108,6 +110,8 @@ pub struct Options {
     pub hang_after_ms: u64,
     /// Variables set in every rank, in command-line order (later wins).
     pub env: Vec<(OsString, OsString)>,
+    /// `-usize N` (MPI_UNIVERSE_SIZE).
+    pub universe_size: Option<u32>,
     pub program: OsString,
     pub args: Vec<OsString>,
 }
@@ -142,6 +146,7 @@ where
     let mut env = Vec::new();
     let mut hosts = None;
     let mut ppn = None;
+    let mut universe_size = None;
     let mut round_robin = false;
     let mut launcher = None;
     let mut pmi_bind = None;
@@ -188,6 +193,10 @@ where
             "-ppn" | "--ppn" => {
                 let value = take_value(&mut args, opt)?;
                 ppn = Some(parse_nprocs(opt, &value)?);
+            }
+            "-usize" | "--usize" | "-universe_size" => {
+                let value = take_value(&mut args, opt)?;
+                universe_size = Some(parse_nprocs(opt, &value)?);
             }
             "-rr" | "--rr" => round_robin = true,
             "--map-by" | "-map-by" => {
@@ -270,6 +279,7 @@ where
         trace_filter,
         hang_after_ms,
         env,
+        universe_size,
         program,
         args: args.collect(),
     }))

@@ -86,6 +86,7 @@ fn real_main() -> i32 {
                 with_library_path(env)
             },
             size: layout.size,
+            wdir: None,
         },
         label: options.label,
         kvsname,
@@ -100,6 +101,7 @@ fn real_main() -> i32 {
         trace: options.trace.map(std::path::PathBuf::from),
         trace_filter: options.trace_filter,
         hang_after: options.hang_after_ms as f64 / 1000.0,
+        universe_size: options.universe_size.unwrap_or(layout.universe),
     };
     job::run(&config)
 }
@@ -140,6 +142,8 @@ const LIBMPI_SONAME: &str = "libmpi_abi.so.1";
 /// Where the ranks go.
 struct Layout {
     size: u32,
+    /// MPI_UNIVERSE_SIZE unless `-usize` says.
+    universe: u32,
     /// Per rank: `None` (this machine) or the remote host.
     placement: Vec<Option<String>>,
     /// `PMI_process_mapping`.
@@ -153,6 +157,7 @@ fn layout(options: &args::Options) -> Result<Layout, String> {
         let size = options.nprocs.unwrap_or(1);
         return Ok(Layout {
             size,
+            universe: size,
             placement: vec![None; size as usize],
             mapping: oxmpi_pmi::single_node_mapping(size),
         });
@@ -175,6 +180,8 @@ fn layout(options: &args::Options) -> Result<Layout, String> {
         .collect();
     Ok(Layout {
         size,
+        // The host slots (at least the job itself).
+        universe: hosts.iter().map(|h| h.slots.unwrap_or(1)).sum::<u32>().max(size),
         placement,
         mapping: oxmpi_pmi::nodes_mapping(&nodes),
     })

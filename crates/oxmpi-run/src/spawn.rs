@@ -24,6 +24,8 @@ pub struct LaunchSpec {
     /// Extra environment (`-genv`), applied over the inherited one.
     pub env: Vec<(OsString, OsString)>,
     pub size: u32,
+    /// Working directory (a spawned command's `wdir` info key); `None`: ours.
+    pub wdir: Option<PathBuf>,
 }
 
 /// The launcher's handles on a started rank.
@@ -128,6 +130,9 @@ pub fn spawn_local(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(pgid.unwrap_or(0));
+    if let Some(dir) = &spec.wdir {
+        cmd.current_dir(dir);
+    }
     // SAFETY: the closure runs between fork and exec and calls only
     // async-signal-safe functions (prctl, getppid, fcntl, sigprocmask).
     unsafe {
@@ -305,6 +310,7 @@ mod tests {
             args: vec!["a b".into(), "it's".into()],
             env: vec![("X".into(), "1 2".into())],
             size: 4,
+            wdir: None,
         }
     }
 
