@@ -13,6 +13,8 @@
 //! processes connect back to a port the root opened (`comm::dynamic::spawn`);
 //! `MPI_Comm_get_parent` gives the children that intercommunicator. Over
 //! PMI-2 (srun) spawn raises `MPI_ERR_UNSUPPORTED_OPERATION`.
+//! `MPI_Publish_name`/`Unpublish_name`/`Lookup_name` use the process
+//! manager's name service (PMI-1 `publish_name` & co.).
 
 use std::ffi::{c_char, c_int};
 
@@ -310,4 +312,52 @@ pub unsafe extern "C" fn PMPI_Comm_join(fd: c_int, intercomm: *mut MPI_Comm) -> 
         *o = new_comm(ic, MPI_COMM_SELF);
         Ok(())
     })
+}
+
+/// Shared body of the three name-service calls.
+unsafe fn name_call(call: &'static str, op: oxmpi_core::comm::dynamic::NameOp, service_name: *const c_char, port_in: *const c_char, port_out: *mut c_char) -> c_int {
+    ffi(call, NO_COMM, || {
+        // SAFETY: a NUL-terminated string by the C contract (NULL rejected).
+        let service = unsafe { get_str(call, "service_name", service_name)? };
+        let port = if port_in.is_null() {
+            ""
+        } else {
+            // SAFETY: as above.
+            unsafe { get_str(call, "port_name", port_in)? }
+        };
+        if !port_out.is_null() {
+            // An empty answer unless the lookup succeeds.
+            // SAFETY: MPI_Lookup_name's port_name holds MPI_MAX_PORT_NAME bytes.
+            unsafe { *port_out = 0 };
+        } else if op == oxmpi_core::comm::dynamic::NameOp::Lookup {
+            return Err(bad(ErrorClass::Arg, call, "port_name", "is NULL"));
+        }
+        let r = oxmpi_core::comm::dynamic::name_service(call, op, service, port)?;
+        if let (Some(p), false) = (r, port_out.is_null()) {
+            // SAFETY: as above.
+            unsafe { put_str(port_out, &p, MPI_MAX_PORT_NAME as usize) };
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Publish_name(service_name: *const c_char, _info: MPI_Info, port_name: *const c_char) -> c_int {
+    if port_name.is_null() {
+        return ffi("MPI_Publish_name", NO_COMM, || Err(bad(ErrorClass::Arg, "MPI_Publish_name", "port_name", "is NULL")));
+    }
+    // SAFETY: the caller's strings, checked in the shared body.
+    unsafe { name_call("MPI_Publish_name", oxmpi_core::comm::dynamic::NameOp::Publish, service_name, port_name, std::ptr::null_mut()) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Unpublish_name(service_name: *const c_char, _info: MPI_Info, port_name: *const c_char) -> c_int {
+    // SAFETY: the caller's strings, checked in the shared body.
+    unsafe { name_call("MPI_Unpublish_name", oxmpi_core::comm::dynamic::NameOp::Unpublish, service_name, port_name, std::ptr::null_mut()) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Lookup_name(service_name: *const c_char, _info: MPI_Info, port_name: *mut c_char) -> c_int {
+    // SAFETY: the caller's strings, checked in the shared body.
+    unsafe { name_call("MPI_Lookup_name", oxmpi_core::comm::dynamic::NameOp::Lookup, service_name, std::ptr::null(), port_name) }
 }

@@ -683,6 +683,24 @@ fn connect_accept_between_two_jobs_forged_port_refused_and_join() {
 }
 
 #[test]
+fn publish_and_lookup_name_between_two_jobs() {
+    let exe = build("connect_accept", &[]);
+    let dir = io_dir("names");
+    // The name service wants a private directory.
+    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let names = dir.to_str().unwrap();
+    let service = format!("oxmpi-test-{}", std::process::id());
+    let env = [("OXMPI_NAMESERVER_DIR", names)];
+    let server = start_job(&[], 2, &exe, &["publish", &service], &env);
+    let so = finish("lookup client", start_job(&[], 2, &exe, &["lookup", &service], &env));
+    assert!(so.contains("all checks passed (lookup)"), "{so}");
+    let so = finish("publishing server", server);
+    assert!(so.contains("all checks passed (publish)"), "{so}");
+    assert_empty(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn connect_accept_across_two_hosts_forged_port_refused() {
     if !netns_hosts() {
         return;

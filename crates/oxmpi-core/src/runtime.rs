@@ -581,6 +581,23 @@ impl Engine {
         }
     }
 
+    /// The process manager's name service (MPI_Publish_name & co.).
+    pub(crate) fn pmi_name(&self, call: &str, op: oxmpi_pmi::NameOp, service: &str, port: &str) -> Result<Option<String>> {
+        let mut pmi = self.pmi.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(p) = pmi.as_mut() else {
+            return Err(MpiError::new(ErrorClass::UnsupportedOperation, format!("{call}: a process started without mpiexec (a singleton) has no name service; run it under mpiexec")));
+        };
+        let pmi2 = p.protocol() == oxmpi_pmi::client::PmiProtocol::Pmi2;
+        p.name_service(op, service, port).map_err(|e| match e {
+            oxmpi_pmi::PmiError::Server { msg, .. } if pmi2 => MpiError::new(ErrorClass::UnsupportedOperation, format!("{call}: {}", msg.unwrap_or_default())),
+            oxmpi_pmi::PmiError::Server { msg, .. } => {
+                let class = if op == oxmpi_pmi::NameOp::Lookup { ErrorClass::Name } else { ErrorClass::Service };
+                MpiError::new(class, format!("{call}: {}", msg.unwrap_or_else(|| "the process manager refused".into()).replace('_', " ")))
+            }
+            other => MpiError::new(ErrorClass::Other, format!("{call}: {other}")),
+        })
+    }
+
     /// Gives this process a TCP transport if it has none (a job on one host
     /// connecting to another job), so that processes of other jobs can be added.
     pub(crate) fn ensure_tcp(&self) -> Result<()> {

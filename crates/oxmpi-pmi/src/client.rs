@@ -334,6 +334,20 @@ impl PmiClient {
         }
     }
 
+    /// The process manager's name service (MPI_Publish_name & co.): `Publish`
+    /// and `Unpublish` return `Ok(None)`, `Lookup` the port. PMI-1 only; over
+    /// PMI-2 an error of kind `PmiError::Server` says it is not offered.
+    pub fn name_service(&mut self, op: crate::server::NameOp, service: &str, port: &str) -> Result<Option<String>, PmiError> {
+        match &mut self.inner {
+            Inner::V1(c) => c.name_service(op, service, port),
+            Inner::V2(_) => Err(PmiError::Server {
+                cmd: "name service".into(),
+                rc: -1,
+                msg: Some("the name service is not offered over PMI-2 by oxmpi (srun --mpi=pmi2)".into()),
+            }),
+        }
+    }
+
     /// Looks `key` up in this job's KVS; `Ok(None)` if nobody put it.
     pub fn get(&mut self, key: &str) -> Result<Option<String>, PmiError> {
         let kvsname = self.kvs_name().to_string();
@@ -694,6 +708,22 @@ impl Pmi1Client {
             return Ok(None);
         }
         Ok(Some(reply.get("value").unwrap_or("").to_string()))
+    }
+
+    /// `cmd=publish_name|unpublish_name|lookup_name service=S [port=P]`.
+    pub fn name_service(&mut self, op: crate::server::NameOp, service: &str, port: &str) -> Result<Option<String>, PmiError> {
+        use crate::server::NameOp;
+        let (cmd, reply) = match op {
+            NameOp::Publish => ("publish_name", "publish_result"),
+            NameOp::Unpublish => ("unpublish_name", "unpublish_result"),
+            NameOp::Lookup => ("lookup_name", "lookup_result"),
+        };
+        let mut m = Message::new(cmd).arg("service", service);
+        if op == NameOp::Publish {
+            m = m.arg("port", port);
+        }
+        let r = self.call(&m, reply)?;
+        Ok(r.get("port").map(str::to_string))
     }
 
     /// `mcmd=spawn` blocks (MPICH's simple PMI format, which Hydra serves), one

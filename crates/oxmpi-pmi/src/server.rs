@@ -58,6 +58,17 @@ pub enum ServerEvent {
         /// Key-value pairs to put into the new job's KVS before it starts.
         preput: Vec<(String, String)>,
     },
+    /// `rank` used the name service (`cmd=publish_name`, `unpublish_name`,
+    /// `lookup_name`); the launcher answers with [`PmiServer::name_result`].
+    Name { rank: u32, op: NameOp, service: String, port: String },
+}
+
+/// A name-service request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameOp {
+    Publish,
+    Unpublish,
+    Lookup,
 }
 
 /// One command of a spawn request.
@@ -195,6 +206,24 @@ impl PmiServer {
         if !msg.is_empty() {
             m = m.arg("msg", msg.replace(['\n', '\r'], " "));
         }
+        self.reply(&mut out, rank, m);
+        out
+    }
+
+    /// The answer to a [`ServerEvent::Name`]: for a lookup the port found, else
+    /// `Ok(None)`; `Err(why)` when the request failed.
+    pub fn name_result(&self, rank: u32, op: NameOp, result: Result<Option<String>, String>) -> Output {
+        let mut out = Output::default();
+        let name = match op {
+            NameOp::Publish => "publish_result",
+            NameOp::Unpublish => "unpublish_result",
+            NameOp::Lookup => "lookup_result",
+        };
+        let m = match result {
+            Ok(Some(port)) => Message::new(name).arg("rc", "0").arg("port", port),
+            Ok(None) => Message::new(name).arg("rc", "0"),
+            Err(why) => Message::new(name).arg("rc", "-1").arg("msg", why.replace(['\n', '\r'], " ")),
+        };
         self.reply(&mut out, rank, m);
         out
     }
@@ -420,14 +449,23 @@ impl PmiServer {
                 });
             }
             "publish_name" | "unpublish_name" | "lookup_name" => {
-                let reply = msg.name().replace("_name", "_result");
-                self.reply(
-                    out,
-                    rank,
-                    Message::new(reply)
-                        .arg("rc", "-1")
-                        .arg("msg", "name publishing is not supported by oxmpi mpiexec"),
-                );
+                let op = match msg.name() {
+                    "publish_name" => NameOp::Publish,
+                    "unpublish_name" => NameOp::Unpublish,
+                    _ => NameOp::Lookup,
+                };
+                match msg.get("service").filter(|s| !s.is_empty()) {
+                    Some(service) => out.events.push(ServerEvent::Name {
+                        rank,
+                        op,
+                        service: service.to_string(),
+                        port: msg.get("port").unwrap_or("").to_string(),
+                    }),
+                    None => {
+                        let reply = msg.name().replace("_name", "_result");
+                        self.reply(out, rank, Message::new(reply).arg("rc", "-1").arg("msg", "no service name given"));
+                    }
+                }
             }
             other => out.events.push(ServerEvent::ProtocolError {
                 rank,
@@ -808,10 +846,14 @@ mod tests {
     }
 
     #[test]
-    fn name_service_is_refused_politely() {
+    fn name_service_requests_become_events() {
         let mut s = PmiServer::new("kvs_1_0", 1);
         init_all(&mut s);
-        let m = one_reply(s.handle_line(0, "cmd=lookup_name service=x"), 0);
+        let out = s.handle_line(0, "cmd=publish_name service=x port=oxmpi-port://ab@1.2.3.4:5");
+        assert_eq!(out.events, vec![ServerEvent::Name { rank: 0, op: NameOp::Publish, service: "x".into(), port: "oxmpi-port://ab@1.2.3.4:5".into() }]);
+        let m = one_reply(s.name_result(0, NameOp::Lookup, Ok(Some("p".into()))), 0);
+        assert_eq!((m.name(), m.rc(), m.get("port")), ("lookup_result", 0, Some("p")));
+        let m = one_reply(s.handle_line(0, "cmd=lookup_name"), 0);
         assert_eq!(m.name(), "lookup_result");
         assert_ne!(m.rc(), 0);
     }

@@ -161,6 +161,8 @@ struct Job {
     /// and the slot in `ranks` of each job's rank 0.
     servers: Vec<PmiServer>,
     first_slot: Vec<usize>,
+    /// Name-service entries this launcher's jobs published (removed at the end).
+    published: Vec<std::path::PathBuf>,
     /// What spawned processes need: environment, output labels, the job
     /// secret, the universe size, the kvs name stem.
     spawn: SpawnSetup,
@@ -260,6 +262,7 @@ pub fn run(config: &JobConfig) -> i32 {
         pgid: 0,
         servers: vec![server],
         first_slot: vec![0],
+        published: Vec::new(),
         spawn: spawn_setup,
         listener,
         pending: Vec::new(),
@@ -317,6 +320,10 @@ pub fn run(config: &JobConfig) -> i32 {
         }
     }
     job.run_loop();
+    // Names this launcher's jobs published and left: gone with the job.
+    for f in std::mem::take(&mut job.published) {
+        let _ = std::fs::remove_file(f);
+    }
     if let (Some(dir), Some(file)) = (&trace_dir, &config.trace) {
         merge_trace(dir, file, size);
     }
@@ -851,6 +858,11 @@ impl Job {
         let slot = |rank: u32| self.first_slot[j] + rank as usize;
         match event {
             ServerEvent::Initialized { .. } | ServerEvent::Finalized { .. } => {}
+            ServerEvent::Name { rank, op, service, port } => {
+                let result = self.name_service(op, &service, &port);
+                let out = self.servers[j].name_result(rank, op, result);
+                self.deliver(j, out);
+            }
             ServerEvent::Spawn { rank, commands, preput } => {
                 let (rc, msg, codes) = match self.spawn_job(&commands, &preput) {
                     Ok(codes) => (0, String::new(), codes),
@@ -1224,5 +1236,81 @@ impl Job {
                 OutStream { pipe: nonblocking_file(OwnedFd::from(io.stderr)), fwd: LineForwarder::new(Sink::Stderr, slot, label) },
             ],
         });
+    }
+}
+
+/// The directory of the name service (MPI_Publish_name), shared by every
+/// mpiexec of the user so that separately launched jobs find each other's
+/// ports: `OXMPI_NAMESERVER_DIR`, else `$XDG_RUNTIME_DIR/oxmpi-names`, else
+/// `/tmp/oxmpi-names-UID`. Mode 0700, and it must be ours (not a symlink).
+pub fn names_dir() -> Result<std::path::PathBuf, String> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let dir = match std::env::var_os("OXMPI_NAMESERVER_DIR") {
+        Some(d) => std::path::PathBuf::from(d),
+        None => match std::env::var_os("XDG_RUNTIME_DIR").map(std::path::PathBuf::from).filter(|d| d.is_dir()) {
+            Some(d) => d.join("oxmpi-names"),
+            // SAFETY: getuid has no preconditions.
+            None => std::env::temp_dir().join(format!("oxmpi-names-{}", unsafe { libc::getuid() })),
+        },
+    };
+    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(format!("name service directory {}: {e}", dir.display())),
+    }
+    let md = std::fs::symlink_metadata(&dir).map_err(|e| format!("name service directory {}: {e}", dir.display()))?;
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    if !md.is_dir() || md.uid() != uid || md.mode() & 0o077 != 0 {
+        return Err(format!("name service directory {} is not a private directory of this user", dir.display()));
+    }
+    Ok(dir)
+}
+
+impl Job {
+    /// Serves the name service from [`names_dir`]: one file per service name
+    /// (hex-encoded), holding the port and the publishing launcher's pid (an
+    /// entry whose launcher is gone is stale and ignored).
+    fn name_service(&mut self, op: oxmpi_pmi::NameOp, service: &str, port: &str) -> Result<Option<String>, String> {
+        use oxmpi_pmi::NameOp;
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = names_dir()?;
+        let file = dir.join(service.bytes().map(|b| format!("{b:02x}")).collect::<String>());
+        let read = |f: &std::path::Path| -> Option<String> {
+            let text = std::fs::read_to_string(f).ok()?;
+            let (port, pid) = text.trim_end().split_once('\n')?;
+            let pid: libc::pid_t = pid.trim().parse().ok()?;
+            // SAFETY: kill with signal 0 only checks that the process exists.
+            let alive = unsafe { libc::kill(pid, 0) } == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+            alive.then(|| port.to_string())
+        };
+        match op {
+            NameOp::Publish => {
+                if file.exists() && read(&file).is_none() {
+                    let _ = std::fs::remove_file(&file);
+                }
+                let mut f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(&file)
+                    .map_err(|e| match e.kind() {
+                        ErrorKind::AlreadyExists => format!("service {service:?} is already published"),
+                        _ => format!("publishing {service:?}: {e}"),
+                    })?;
+                f.write_all(format!("{port}\n{}\n", sys::getpid()).as_bytes()).map_err(|e| format!("publishing {service:?}: {e}"))?;
+                self.published.push(file);
+                Ok(None)
+            }
+            NameOp::Unpublish => {
+                if read(&file).is_none() {
+                    return Err(format!("service {service:?} is not published"));
+                }
+                std::fs::remove_file(&file).map_err(|e| format!("unpublishing {service:?}: {e}"))?;
+                self.published.retain(|p| p != &file);
+                Ok(None)
+            }
+            NameOp::Lookup => read(&file).map(Some).ok_or_else(|| format!("service {service:?} is not published")),
+        }
     }
 }

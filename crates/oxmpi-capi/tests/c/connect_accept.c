@@ -5,6 +5,10 @@
  *   connect_accept forged FILE   connects with the secret of FILE's port name
  *                                altered: must fail with MPI_ERR_PORT, not hang
  *   connect_accept join          ranks 0 and 1 join over a socket pair of theirs
+ *   connect_accept publish NAME  as server, but the port goes out through
+ *                                MPI_Publish_name under NAME (the launcher's
+ *                                name service, shared by separate mpiexecs)
+ *   connect_accept lookup NAME   as client, finding the port by MPI_Lookup_name
  * Server and client check the intercommunicator: sizes, point-to-point both
  * ways, rooted and all-to-all collectives across, a merge and an allreduce on
  * it, then MPI_Comm_disconnect. */
@@ -145,6 +149,45 @@ int main(int argc, char **argv) {
         rc = MPI_Comm_connect("tcp://127.0.0.1:1", MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
         OK(MPI_Error_class(rc, &cls));
         CHECK(cls == MPI_ERR_PORT && inter == MPI_COMM_NULL);
+    } else if (strcmp(mode, "publish") == 0) {
+        OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+        int cls, rc;
+        if (rank == 0) {
+            OK(MPI_Open_port(MPI_INFO_NULL, port));
+            OK(MPI_Publish_name(argv[2], MPI_INFO_NULL, port));
+            rc = MPI_Publish_name(argv[2], MPI_INFO_NULL, port);
+            OK(MPI_Error_class(rc, &cls));
+            CHECK(cls == MPI_ERR_SERVICE);
+        }
+        OK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));
+        exercise(inter, 1);
+        OK(MPI_Comm_disconnect(&inter));
+        if (rank == 0) {
+            OK(MPI_Unpublish_name(argv[2], MPI_INFO_NULL, port));
+            rc = MPI_Unpublish_name(argv[2], MPI_INFO_NULL, port);
+            OK(MPI_Error_class(rc, &cls));
+            CHECK(cls == MPI_ERR_SERVICE);
+            char again[MPI_MAX_PORT_NAME];
+            rc = MPI_Lookup_name(argv[2], MPI_INFO_NULL, again);
+            OK(MPI_Error_class(rc, &cls));
+            CHECK(cls == MPI_ERR_NAME);
+            OK(MPI_Close_port(port));
+        }
+    } else if (strcmp(mode, "lookup") == 0) {
+        OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+        if (rank == 0) {
+            int cls, rc = MPI_Lookup_name("oxmpi-no-such-service", MPI_INFO_NULL, port);
+            OK(MPI_Error_class(rc, &cls));
+            CHECK(cls == MPI_ERR_NAME && port[0] == 0);
+            for (int i = 0; i < 6000; i++) {
+                if (MPI_Lookup_name(argv[2], MPI_INFO_NULL, port) == MPI_SUCCESS) break;
+                usleep(10000);
+            }
+            CHECK(strncmp(port, "oxmpi-port://", 13) == 0);
+        }
+        OK(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));
+        exercise(inter, 0);
+        OK(MPI_Comm_disconnect(&inter));
     } else if (strcmp(mode, "join") == 0) {
         /* Rank 0 listens on loopback, rank 1 connects; both join. */
         int fd = -1;

@@ -626,3 +626,28 @@ pub fn spawn(call: &'static str, commands: Result<Vec<SpawnCommand>>, root: i32,
     }
     Ok((inter?, codes))
 }
+
+/// A name-service request (MPI_Publish_name, MPI_Unpublish_name, MPI_Lookup_name).
+pub use oxmpi_pmi::NameOp;
+
+/// MPI_Publish_name / MPI_Unpublish_name / MPI_Lookup_name through the process
+/// manager's name service (our mpiexec's is shared by every job of the user on
+/// the host; Hydra's needs its name server). A lookup returns the port.
+pub fn name_service(call: &str, op: NameOp, service: &str, port: &str) -> Result<Option<String>> {
+    let e = crate::runtime::engine()?;
+    let bad = |arg: &str, why: &str| MpiError::arg(ErrorClass::Arg, call, arg, why);
+    if service.is_empty() {
+        return Err(bad("service_name", "is empty"));
+    }
+    if service.len() > 255 || service.chars().any(|c| c.is_whitespace() || c.is_control() || c == '=' || c == ';') {
+        return Err(MpiError::arg(ErrorClass::Service, call, "service_name", format!("{service:?}: a service name has at most 255 characters, none of them spaces, '=' or ';'")));
+    }
+    if op == NameOp::Publish && (port.is_empty() || port.chars().any(|c| c.is_whitespace() || c.is_control() || c == ';')) {
+        return Err(MpiError::arg(ErrorClass::Port, call, "port_name", format!("{port:?} is not a port name")));
+    }
+    let r = e.pmi_name(call, op, service, port)?;
+    if op == NameOp::Lookup && r.as_deref().is_none_or(str::is_empty) {
+        return Err(MpiError::new(ErrorClass::Name, format!("{call}: service {service:?} is not published")));
+    }
+    Ok(r)
+}
