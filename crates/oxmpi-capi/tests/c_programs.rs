@@ -713,3 +713,19 @@ fn connect_accept_across_two_hosts_forged_port_refused() {
         &[("OXMPI_TCP_ADDR", "10.213.0.12")],
     );
 }
+
+/// Under MPICH's Hydra (PMI-1 `mcmd=spawn` served by Hydra): spawn and spawn_multiple.
+#[test]
+fn spawn_under_hydra() {
+    let Some(h) = ["mpiexec.mpich", "mpiexec.hydra"].into_iter().find(|c| Command::new("which").arg(c).output().is_ok_and(|o| o.status.success())) else {
+        eprintln!("SKIP: MPICH's mpiexec is not installed");
+        assert!(std::env::var("CI").is_err(), "CI must install mpich for this test");
+        return;
+    };
+    let exe = build("spawn", &[]);
+    for (args, want) in [(&["parent", "2"][..], "parent checks passed (2 parents, 2 children)"), (&["multiple"][..], "spawn_multiple children passed")] {
+        let out = Command::new("timeout").arg("120").arg(h).args(["-n", "2"]).arg(&exe).args(args).stdin(Stdio::null()).output().unwrap();
+        let so = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && so.contains(want), "{args:?} under {h}:\n{so}");
+    }
+}

@@ -590,6 +590,8 @@ pub fn spawn(call: &'static str, commands: Result<Vec<SpawnCommand>>, root: i32,
         let started = commands.and_then(|commands| open_port().map(|p| (p, commands))).and_then(|(p, commands)| {
             let preput = vec![(PARENT_PORT_KEY.to_string(), p.clone())];
             match e.pmi_spawn(call, &commands, &preput) {
+                // Hydra sends no per-process codes: success means all started.
+                Ok(codes) if codes.is_empty() => Ok((p, vec![0; commands.iter().map(|c| c.nprocs as usize).sum()])),
                 Ok(codes) => Ok((p, codes)),
                 Err(err) => {
                     let _ = close_port(&p);
