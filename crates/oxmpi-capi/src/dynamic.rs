@@ -308,7 +308,17 @@ pub unsafe extern "C" fn PMPI_Comm_join(fd: c_int, intercomm: *mut MPI_Comm) -> 
         // SAFETY: `intercomm` is MPI_Comm_join's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(CALL, "intercomm", intercomm)? };
         *o = MPI_COMM_NULL;
-        let ic = oxmpi_core::comm::dynamic::join(fd)?;
+        if fd < 0 {
+            return Err(bad(ErrorClass::Arg, CALL, "fd", format!("{fd} is not a file descriptor")));
+        }
+        // SAFETY: dup(2) of the descriptor number the caller passed; nothing is owned on failure.
+        let mine = unsafe { libc::dup(fd) };
+        if mine < 0 {
+            return Err(bad(ErrorClass::Arg, CALL, "fd", format!("{fd}: {}", std::io::Error::last_os_error())));
+        }
+        // SAFETY: `mine` is a fresh descriptor that nothing else owns (dup above).
+        let stream = unsafe { <std::net::TcpStream as std::os::fd::FromRawFd>::from_raw_fd(mine) };
+        let ic = oxmpi_core::comm::dynamic::join(stream)?;
         *o = new_comm(ic, MPI_COMM_SELF);
         Ok(())
     })

@@ -44,7 +44,7 @@
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::fd::AsRawFd;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -480,20 +480,11 @@ pub fn connect(port_name: &str, root: i32, comm: &Comm, timeout: Duration) -> Re
     connect_groups("MPI_Comm_connect", comm, root, how)
 }
 
-/// MPI_Comm_join over a connected stream socket `fd` (not closed; the user owns it).
-pub fn join(fd: i32) -> Result<Comm> {
+/// MPI_Comm_join over a connected stream socket (a duplicate of the user's,
+/// which stays open).
+pub fn join(mut s: TcpStream) -> Result<Comm> {
     const CALL: &str = "MPI_Comm_join";
     let e = crate::runtime::engine()?;
-    if fd < 0 {
-        return Err(MpiError::arg(ErrorClass::Arg, CALL, "fd", format!("{fd} is not a file descriptor")));
-    }
-    // SAFETY: dup of a descriptor number the caller passed; on failure nothing is owned.
-    let mine = unsafe { libc::dup(fd) };
-    if mine < 0 {
-        return Err(MpiError::arg(ErrorClass::Arg, CALL, "fd", format!("{fd}: {}", std::io::Error::last_os_error())));
-    }
-    // SAFETY: `mine` is a fresh descriptor we own (dup above).
-    let mut s = unsafe { TcpStream::from_raw_fd(mine) };
     let _ = s.set_nonblocking(false);
     let _ = s.set_read_timeout(Some(EXCHANGE_TIMEOUT));
     let _ = s.set_write_timeout(Some(EXCHANGE_TIMEOUT));
