@@ -1155,12 +1155,17 @@ impl Job {
             };
             let n = match get("soft") {
                 Some(v) => {
-                    let allowed = soft_counts(&v)?;
+                    // The most processes the universe has room for; when even the
+                    // fewest allowed do not fit, the fewest (the universe size is
+                    // advice: Hydra ignores `soft`, and oversubscribing beats failing).
+                    let allowed: Vec<u32> = soft_counts(&v)?.into_iter().filter(|&k| k > 0 && k <= c.nprocs).collect();
                     allowed
-                        .into_iter()
-                        .filter(|&k| k <= c.nprocs && k <= room)
+                        .iter()
+                        .copied()
+                        .filter(|&k| k <= room)
                         .max()
-                        .ok_or_else(|| format!("info soft={v:?}: no allowed count fits the {room} free slot(s) of the universe"))?
+                        .or_else(|| allowed.iter().copied().min())
+                        .ok_or_else(|| format!("info soft={v:?} allows no count between 1 and maxprocs={}", c.nprocs))?
                 }
                 None => c.nprocs,
             };
