@@ -247,13 +247,55 @@ fn header_and_library_agree() {
 }
 
 #[test]
-fn spawn_is_unsupported_no_parent_disconnect_frees() {
+fn spawn_of_a_missing_program_fails_no_parent_disconnect_frees() {
     assert!(ok(2, "dynamic").contains("all checks passed"));
     let exe = build("dynamic", &[]);
     let out = run(2, &exe, &["fatal"]);
     let se = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{se}");
-    assert!(se.contains("MPI_Comm_spawn") && se.contains("(MPI_ERR_UNSUPPORTED_OPERATION)"), "{se}");
+    assert!(se.contains("MPI_Comm_spawn") && se.contains("(MPI_ERR_SPAWN)") && se.contains("/nonexistent/oxmpi-test"), "{se}");
+}
+
+/// Runs `mpiexec -n N spawn ARGS` (with `pre` options) and returns (success, stdout+stderr).
+fn run_spawn(n: usize, pre: &[&str], args: &[&str]) -> (bool, String) {
+    let exe = build("spawn", &[]);
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg(prefix().join("bin/mpiexec"))
+        .args(pre)
+        .arg("-n")
+        .arg(n.to_string())
+        .arg(&exe)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+#[test]
+fn spawn_one_and_three_children_from_one_and_two_parents_argv_info_p2p_collectives_disconnect() {
+    for (parents, children) in [(1, 1), (1, 3), (2, 1), (2, 3)] {
+        let (ok, out) = run_spawn(parents, &[], &["parent", &children.to_string()]);
+        assert!(ok, "{parents} parents, {children} children:\n{out}");
+        assert!(out.contains(&format!("parent checks passed ({parents} parents, {children} children)")), "{out}");
+        assert!(out.contains(&format!("child checks passed on {children} children")), "{out}");
+    }
+}
+
+#[test]
+fn spawn_multiple_of_two_commands_appnum_and_errcodes() {
+    let (ok, out) = run_spawn(2, &["-usize", "8"], &["multiple"]);
+    assert!(ok && out.contains("spawn_multiple parent passed") && out.contains("spawn_multiple children passed"), "{out}");
+}
+
+#[test]
+fn a_spawned_child_that_dies_ends_the_job_and_is_named() {
+    let (ok, out) = run_spawn(2, &[], &["dies"]);
+    assert!(!ok && !out.contains("not reached"), "{out}");
+    assert!(out.contains("spawned process 0 of spawned job 1") && out.contains("status 3"), "{out}");
+    let (ok, out) = run_spawn(1, &[], &["missing"]);
+    assert!(ok && out.contains("missing program refused") && out.contains("MPI_ERR_SPAWN"), "{out}");
 }
 
 /// A harness-style program: rank 0 prints " No Errors" when every rank's checks passed.
@@ -691,4 +733,99 @@ fn tool_interface_lists_reads_writes_and_counts() {
     let out = run_env(2, &exe, &[], &[("OXMPI_TRANSPORT", "tcp")]);
     let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success() && so.contains("all checks passed on 2 ranks (tcp)"), "{so}\n{se}");
+}
+
+/// Starts `mpiexec ARGS` in the background (a watchdog `timeout` ends it).
+fn start_job(pre: &[&str], n: usize, exe: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Child {
+    let mut c = Command::new("timeout");
+    c.arg("120").args(pre).arg(prefix().join("bin/mpiexec")).arg("-n").arg(n.to_string()).arg(exe).args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+}
+
+fn finish(what: &str, child: std::process::Child) -> String {
+    let out = child.wait_with_output().unwrap();
+    let (so, se) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
+    assert!(out.status.success(), "{what} failed ({:?}):\n{so}\n{se}", out.status);
+    so + &se
+}
+
+/// Server job (2 ranks) accepts; a job with a forged port name is refused; a
+/// client job (3 ranks) connects; both exercise the intercommunicator and
+/// disconnect. `pre` runs each job inside a "host" (network namespace).
+fn connect_accept_between_jobs(tag: &str, server_pre: &[&str], client_pre: &[&str], server_env: &[(&str, &str)], client_env: &[(&str, &str)]) {
+    let exe = build("connect_accept", &[]);
+    let dir = io_dir(&format!("connect_accept_{tag}"));
+    let file = dir.join("port");
+    let file = file.to_str().unwrap();
+    let server = start_job(server_pre, 2, &exe, &["server", file], server_env);
+    let forged = finish("forged client", start_job(client_pre, 1, &exe, &["forged", file], client_env));
+    assert!(forged.contains("forged port refused") && forged.contains("MPI_ERR_PORT"), "{forged}");
+    let client = start_job(client_pre, 3, &exe, &["client", file], client_env);
+    let so = finish("client", client);
+    assert!(so.contains("all checks passed (client)"), "{so}");
+    let so = finish("server", server);
+    assert!(so.contains("all checks passed (server)"), "{so}");
+    // The server said why it turned the forged connection away.
+    assert!(so.contains("refused a connection") && so.contains("forged or stale port name"), "{so}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn connect_accept_between_two_jobs_forged_port_refused_and_join() {
+    connect_accept_between_jobs("local", &[], &[], &[], &[]);
+    let exe = build("connect_accept", &[]);
+    let out = run(3, &exe, &["join"]);
+    let so = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && so.contains("all checks passed (join)"), "{so}{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn publish_and_lookup_name_between_two_jobs() {
+    let exe = build("connect_accept", &[]);
+    let dir = io_dir("names");
+    // The name service wants a private directory.
+    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let names = dir.to_str().unwrap();
+    let service = format!("oxmpi-test-{}", std::process::id());
+    let env = [("OXMPI_NAMESERVER_DIR", names)];
+    let server = start_job(&[], 2, &exe, &["publish", &service], &env);
+    let so = finish("lookup client", start_job(&[], 2, &exe, &["lookup", &service], &env));
+    assert!(so.contains("all checks passed (lookup)"), "{so}");
+    let so = finish("publishing server", server);
+    assert!(so.contains("all checks passed (publish)"), "{so}");
+    assert_empty(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn connect_accept_across_two_hosts_forged_port_refused() {
+    if !netns_hosts() {
+        return;
+    }
+    connect_accept_between_jobs(
+        "netns",
+        &["ip", "netns", "exec", "oxmpi-h1"],
+        &["ip", "netns", "exec", "oxmpi-h2"],
+        &[("OXMPI_TCP_ADDR", "10.213.0.11")],
+        &[("OXMPI_TCP_ADDR", "10.213.0.12")],
+    );
+}
+
+/// Under MPICH's Hydra (PMI-1 `mcmd=spawn` served by Hydra): spawn and spawn_multiple.
+#[test]
+fn spawn_under_hydra() {
+    let Some(h) = ["mpiexec.mpich", "mpiexec.hydra"].into_iter().find(|c| Command::new("which").arg(c).output().is_ok_and(|o| o.status.success())) else {
+        eprintln!("SKIP: MPICH's mpiexec is not installed");
+        assert!(std::env::var("CI").is_err(), "CI must install mpich for this test");
+        return;
+    };
+    let exe = build("spawn", &[]);
+    for (args, want) in [(&["parent", "2"][..], "parent checks passed (2 parents, 2 children)"), (&["multiple"][..], "spawn_multiple children passed")] {
+        let out = Command::new("timeout").arg("120").arg(h).args(["-n", "2"]).arg(&exe).args(args).stdin(Stdio::null()).output().unwrap();
+        let so = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && so.contains(want), "{args:?} under {h}:\n{so}");
+    }
 }

@@ -11,7 +11,7 @@
 //!
 //! Excluded, each for the reason given in [`EXCLUDED_MODULES`] and
 //! [`EXCLUDED_TESTS`]: only the tests of chapters other issues add
-//! (dynamic processes). `OXMPI_MPI4PY_EXCLUDE`
+//! (none today). `OXMPI_MPI4PY_EXCLUDE`
 //! (comma-separated `-x` patterns) adds exclusions for local debugging; CI
 //! never sets it.
 //!
@@ -29,9 +29,6 @@ const MPI4PY: &str = "mpi4py>=4.1,<4.2";
 
 /// Test modules (file names under `test/`) that need a chapter another issue adds.
 const EXCLUDED_MODULES: &[(&str, &str)] = &[
-    ("test_dynproc", "dynamic processes (ports, connect/accept, join)"),
-    ("test_spawn", "dynamic processes (MPI_Comm_spawn)"),
-    ("test_util_pool", "mpi4py.util.pool spawns its workers (MPI_Comm_spawn)"),
 ];
 
 /// Single tests (`-x` patterns on the full test id) that need such a chapter.

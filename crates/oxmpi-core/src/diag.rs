@@ -388,6 +388,12 @@ impl Watch {
         if since.elapsed() < p.after {
             return;
         }
+        // A process connected to another job (MPI_Comm_connect/accept/join) may
+        // wait for that job's processes, which this launcher does not watch: it
+        // cannot prove a deadlock, so it is not told of one.
+        if crate::comm::dynamic::connected_to_other_jobs() {
+            return;
+        }
         // Counters first, under the lock, then the (slow) text: the counters
         // are what the launcher compares; they stay valid while we stay idle.
         let (sent, recvd) = e.lock().pair_counters();

@@ -507,6 +507,86 @@ impl State {
         }
     }
 
+    // ----- processes of other jobs (connect/accept, join) -----------------------
+
+    /// Makes sure a TCP transport exists (a job on one host has none until it
+    /// connects to another job); `make` builds one for `peers.len()` peers.
+    pub(crate) fn ensure_tcp(&mut self, make: impl FnOnce(u32) -> crate::error::Result<TcpTransport>) -> crate::error::Result<()> {
+        if self.tcp.is_none() {
+            self.tcp = Some(make(self.peers.len() as u32)?);
+        }
+        Ok(())
+    }
+
+    /// "ip:port" of this process's TCP listener, once [`State::ensure_tcp`] ran.
+    pub(crate) fn tcp_endpoint(&self) -> Option<String> {
+        self.tcp.as_ref().map(|t| t.endpoint())
+    }
+
+    /// The index the next added peer gets (the engine's and the transport's
+    /// tables grow together).
+    pub(crate) fn next_peer_index(&self) -> u32 {
+        self.peers.len() as u32
+    }
+
+    /// Adds a process of another job, reached over TCP (see
+    /// [`TcpTransport::add_dynamic_peer`]); returns its peer index.
+    pub(crate) fn add_dynamic_peer(&mut self, endpoint: &str, remote_me: u32, my_index_there: u32, secret: &[u8], dial: bool) -> crate::error::Result<u32> {
+        let t = self.tcp.as_mut().ok_or_else(|| crate::error::MpiError::new(crate::error::ErrorClass::Intern, "add_dynamic_peer: no TCP transport"))?;
+        debug_assert_eq!(t.peer_count() as usize, self.peers.len());
+        let r = t.add_dynamic_peer(endpoint, remote_me, my_index_there, secret, dial)?;
+        self.peers.push(Peer {
+            path: Path::Tcp,
+            pid: 0,
+            credit: CREDIT_PER_PEER,
+            credit_owed: 0,
+            outbox: VecDeque::new(),
+            rx: Rx::Idle,
+            cma_ok: false,
+            copy_id: 0,
+            copy_busy: 0,
+            sent: 0,
+            recvd: 0,
+        });
+        Ok(r)
+    }
+
+    /// Whether the connection to `peer` is established; an error if it failed.
+    pub(crate) fn peer_connected(&self, peer: u32) -> std::result::Result<bool, String> {
+        let Some(t) = self.tcp.as_ref() else { return Ok(false) };
+        if let Some(why) = t.peer_failed(peer) {
+            return Err(why);
+        }
+        Ok(t.is_connected(peer))
+    }
+
+    /// Whether nothing waits to go to `peer`: no queued item in its outbox and
+    /// every byte written to its socket.
+    pub(crate) fn peer_drained(&self, peer: u32) -> bool {
+        let p = &self.peers[peer as usize];
+        p.outbox.is_empty() && self.tcp.as_ref().is_none_or(|t| t.is_flushed(peer))
+    }
+
+    /// Starts the goodbye with `peer` (MPI_Comm_disconnect).
+    pub(crate) fn say_goodbye(&mut self, peer: u32) {
+        if let Some(t) = self.tcp.as_mut() {
+            t.say_goodbye(peer);
+        }
+    }
+
+    /// Whether both goodbyes with `peer` happened.
+    pub(crate) fn goodbye_done(&self, peer: u32) -> bool {
+        self.tcp.as_ref().is_none_or(|t| t.goodbye_done(peer))
+    }
+
+    /// Closes the connection to `peer`; it is unreachable from now on.
+    pub(crate) fn close_peer(&mut self, peer: u32) {
+        if let Some(t) = self.tcp.as_mut() {
+            t.close_peer(peer);
+        }
+        self.peers[peer as usize].path = Path::Unreachable;
+    }
+
     // ----- requests -------------------------------------------------------------
 
     pub(crate) fn new_request(&mut self, kind: ReqKind) -> Request {

@@ -91,7 +91,7 @@ pub struct Engine {
     /// `OXMPI_HANG_REPORT=SECONDS`: describe what a blocked call waits for.
     hang_report: Option<Duration>,
     /// Peers over TCP: a blocked rank also waits on sockets, not only its doorbell.
-    has_tcp: bool,
+    has_tcp: AtomicBool,
     /// The host's shared-memory segment, for the doorbells of local ranks
     /// (shared-memory collectives wake peers through them).
     shm_seg: Option<&'static ShmSegment>,
@@ -176,6 +176,9 @@ fn boot_once(call: &str, required: ThreadLevel) -> Result<&'static Engine> {
     match boot(&mut pmi, rank, size, required) {
         Ok(engine) => {
             let _ = ENGINE.set(engine);
+            // A spawned job joins its parents before MPI_Init (or the first
+            // MPI_Session_init) returns.
+            crate::comm::dynamic::connect_to_parent()?;
             Ok(ENGINE.get().expect("just set"))
         }
         Err(e) => {
@@ -299,7 +302,7 @@ pub fn init(required: ThreadLevel) -> Result<ThreadLevel> {
 /// The address this rank's TCP listener binds to and publishes: the one it
 /// reaches the process manager from (remote ranks, PMI over TCP), else
 /// `OXMPI_TCP_ADDR`, else this host's name, else loopback.
-fn tcp_bind_ip(single_host: bool) -> std::net::IpAddr {
+pub(crate) fn tcp_bind_ip(single_host: bool) -> std::net::IpAddr {
     use std::net::{IpAddr, Ipv4Addr, ToSocketAddrs, UdpSocket};
     let loopback = IpAddr::V4(Ipv4Addr::LOCALHOST);
     if let Some(ip) = std::env::var("OXMPI_TCP_ADDR").ok().and_then(|v| v.parse().ok()) {
@@ -332,7 +335,7 @@ fn tcp_bind_ip(single_host: bool) -> std::net::IpAddr {
         .unwrap_or(loopback)
 }
 
-fn random_hex(bytes: usize) -> Result<String> {
+pub(crate) fn random_hex(bytes: usize) -> Result<String> {
     use std::io::Read;
     let mut buf = vec![0u8; bytes];
     std::fs::File::open("/dev/urandom")
@@ -496,7 +499,7 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
         shm_seg: shm,
         local_of,
         oversubscribed,
-        has_tcp: tcp.is_some(),
+        has_tcp: AtomicBool::new(tcp.is_some()),
         state: Mutex::new(State::new(rank, paths, shm, tcp)),
         bell,
         rank,
@@ -696,6 +699,66 @@ impl Engine {
         g.is_some_and(|mut g| g.as_mut().is_some_and(|p| p.notify(line).is_ok()))
     }
 
+    /// Host index of peer `w`: a world rank's host, or, for a process of another
+    /// job (connect/accept), a host of its own (it shares no memory segment with us).
+    pub fn host_index(&self, w: u32) -> u32 {
+        self.host_of.get(w as usize).copied().unwrap_or_else(|| u32::MAX - w.saturating_sub(self.size))
+    }
+
+    /// Looks `key` up in this job's KVS (the process manager's).
+    pub(crate) fn pmi_get(&self, key: &str) -> Result<Option<String>> {
+        let mut pmi = self.pmi.lock().unwrap_or_else(|p| p.into_inner());
+        match pmi.as_mut() {
+            Some(p) => p.get(key).map_err(|e| MpiError::new(ErrorClass::Other, format!("PMI get of {key}: {e}"))),
+            None => Ok(None),
+        }
+    }
+
+    /// Asks the process manager to start `commands` with `preput` in their KVS;
+    /// one error code per process asked for.
+    pub(crate) fn pmi_spawn(&self, call: &str, commands: &[oxmpi_pmi::SpawnCommand], preput: &[(String, String)]) -> Result<Vec<i32>> {
+        let mut pmi = self.pmi.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(p) = pmi.as_mut() else {
+            return Err(MpiError::new(ErrorClass::UnsupportedOperation, format!("{call}: a process started without mpiexec (a singleton) cannot start processes; run it under mpiexec")));
+        };
+        match p.spawn(commands, preput) {
+            Ok(codes) => Ok(codes),
+            Err(oxmpi_pmi::PmiError::Server { msg, .. }) if p.protocol() != oxmpi_pmi::client::PmiProtocol::Pmi1 => {
+                Err(MpiError::new(ErrorClass::UnsupportedOperation, format!("{call}: {}", msg.unwrap_or_default())))
+            }
+            Err(e) => Err(MpiError::new(ErrorClass::Spawn, format!("{call}: the process manager could not start the processes: {e}"))),
+        }
+    }
+
+    /// The process manager's name service (MPI_Publish_name & co.).
+    pub(crate) fn pmi_name(&self, call: &str, op: oxmpi_pmi::NameOp, service: &str, port: &str) -> Result<Option<String>> {
+        let mut pmi = self.pmi.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(p) = pmi.as_mut() else {
+            return Err(MpiError::new(ErrorClass::UnsupportedOperation, format!("{call}: a process started without mpiexec (a singleton) has no name service; run it under mpiexec")));
+        };
+        let pmi2 = p.protocol() != oxmpi_pmi::client::PmiProtocol::Pmi1;
+        p.name_service(op, service, port).map_err(|e| match e {
+            oxmpi_pmi::PmiError::Server { msg, .. } if pmi2 => MpiError::new(ErrorClass::UnsupportedOperation, format!("{call}: {}", msg.unwrap_or_default())),
+            oxmpi_pmi::PmiError::Server { msg, .. } => {
+                let class = if op == oxmpi_pmi::NameOp::Lookup { ErrorClass::Name } else { ErrorClass::Service };
+                MpiError::new(class, format!("{call}: {}", msg.unwrap_or_else(|| "the process manager refused".into()).replace('_', " ")))
+            }
+            other => MpiError::new(ErrorClass::Other, format!("{call}: {other}")),
+        })
+    }
+
+    /// Gives this process a TCP transport if it has none (a job on one host
+    /// connecting to another job), so that processes of other jobs can be added.
+    pub(crate) fn ensure_tcp(&self) -> Result<()> {
+        let rank = self.rank;
+        self.lock().ensure_tcp(|n| {
+            let secret = random_hex(32)?;
+            crate::transport::tcp::TcpTransport::new(rank, n, secret.as_bytes(), tcp_bind_ip(false))
+        })?;
+        self.has_tcp.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -827,7 +890,7 @@ impl Engine {
                     }
                 }
             }
-            if self.has_tcp {
+            if self.has_tcp.load(Ordering::Relaxed) {
                 // Sockets do not ring doorbells: wait on them, briefly, so shared
                 // memory peers are not kept waiting long either.
                 let fds = self.lock().tcp_fds();
@@ -845,7 +908,7 @@ impl Engine {
     #[inline]
     fn quick_incoming(&self) -> bool {
         match self.shm_seg {
-            Some(seg) if !self.has_tcp => seg.any_incoming(),
+            Some(seg) if !self.has_tcp.load(Ordering::Relaxed) => seg.any_incoming(),
             _ => true,
         }
     }
@@ -901,7 +964,7 @@ impl Engine {
                 continue;
             }
             let outbox = self.lock().outbox_busy();
-            let busy = outbox || self.has_tcp;
+            let busy = outbox || self.has_tcp.load(Ordering::Relaxed);
             if !outbox {
                 watch.idle(self, &|| None);
             }
@@ -915,6 +978,12 @@ impl Engine {
     /// the one-sided progress thread, when the program is not in MPI.
     pub(crate) fn progress_step(&self) -> bool {
         self.poll(&mut |_| Some(())).1
+    }
+
+    /// One progress step (a call that waits on something outside the engine,
+    /// such as a port, keeps the engine going with it).
+    pub(crate) fn progress_once(&self) {
+        self.poll(&mut |_| Some(()));
     }
 
     /// One progress step and one look at the condition, under the lock.

@@ -341,6 +341,46 @@ impl PmiClient {
         }
     }
 
+    /// Asks the process manager to start `commands` as one new job (MPI_Comm_spawn
+    /// and _multiple), with `preput` in the new job's KVS. Returns one error code
+    /// per process requested (0 = started) when the process manager sends them.
+    /// PMI-1 only (our `mpiexec`, Hydra); over PMI-2 an error of kind
+    /// `PmiError::Server` with `cmd` `spawn` says it is not offered here.
+    pub fn spawn(&mut self, commands: &[crate::server::SpawnCommand], preput: &[(String, String)]) -> Result<Vec<i32>, PmiError> {
+        match &mut self.inner {
+            Inner::V1(c) => c.spawn(commands, preput),
+            Inner::V2(_) => Err(PmiError::Server {
+                cmd: "spawn".into(),
+                rc: -1,
+                msg: Some("starting processes is not offered over PMI-2 by oxmpi (srun --mpi=pmi2); use mpiexec".into()),
+            }),
+            Inner::X(_) => Err(PmiError::Server {
+                cmd: "spawn".into(),
+                rc: -1,
+                msg: Some("starting processes is not offered over PMIx by oxmpi yet; use oxmpi's mpiexec".into()),
+            }),
+        }
+    }
+
+    /// The process manager's name service (MPI_Publish_name & co.): `Publish`
+    /// and `Unpublish` return `Ok(None)`, `Lookup` the port. PMI-1 only; over
+    /// PMI-2 an error of kind `PmiError::Server` says it is not offered.
+    pub fn name_service(&mut self, op: crate::server::NameOp, service: &str, port: &str) -> Result<Option<String>, PmiError> {
+        match &mut self.inner {
+            Inner::V1(c) => c.name_service(op, service, port),
+            Inner::V2(_) => Err(PmiError::Server {
+                cmd: "name service".into(),
+                rc: -1,
+                msg: Some("the name service is not offered over PMI-2 by oxmpi (srun --mpi=pmi2)".into()),
+            }),
+            Inner::X(_) => Err(PmiError::Server {
+                cmd: "name service".into(),
+                rc: -1,
+                msg: Some("the name service is not offered over PMIx by oxmpi yet; use oxmpi's mpiexec".into()),
+            }),
+        }
+    }
+
     /// Looks `key` up in this job's KVS; `Ok(None)` if nobody put it.
     pub fn get(&mut self, key: &str) -> Result<Option<String>, PmiError> {
         let kvsname = self.kvs_name().to_string();
@@ -741,6 +781,71 @@ impl Pmi1Client {
             return Ok(None);
         }
         Ok(Some(reply.get("value").unwrap_or("").to_string()))
+    }
+
+    /// `cmd=publish_name|unpublish_name|lookup_name service=S [port=P]`.
+    pub fn name_service(&mut self, op: crate::server::NameOp, service: &str, port: &str) -> Result<Option<String>, PmiError> {
+        use crate::server::NameOp;
+        let (cmd, reply) = match op {
+            NameOp::Publish => ("publish_name", "publish_result"),
+            NameOp::Unpublish => ("unpublish_name", "unpublish_result"),
+            NameOp::Lookup => ("lookup_name", "lookup_result"),
+        };
+        let mut m = Message::new(cmd).arg("service", service);
+        if op == NameOp::Publish {
+            m = m.arg("port", port);
+        }
+        let r = self.call(&m, reply)?;
+        Ok(r.get("port").map(str::to_string))
+    }
+
+    /// `mcmd=spawn` blocks (MPICH's simple PMI format, which Hydra serves), one
+    /// per command, then one `spawn_result`.
+    pub fn spawn(&mut self, commands: &[crate::server::SpawnCommand], preput: &[(String, String)]) -> Result<Vec<i32>, PmiError> {
+        let mut text = String::new();
+        for (i, c) in commands.iter().enumerate() {
+            let mut lines = vec![
+                "mcmd=spawn".to_string(),
+                format!("nprocs={}", c.nprocs),
+                format!("execname={}", c.execname),
+                format!("totspawns={}", commands.len()),
+                format!("spawnssofar={}", i + 1),
+                format!("argcnt={}", c.args.len()),
+            ];
+            for (j, a) in c.args.iter().enumerate() {
+                lines.push(format!("arg{}={a}", j + 1));
+            }
+            lines.push(format!("preput_num={}", preput.len()));
+            for (j, (k, v)) in preput.iter().enumerate() {
+                lines.push(format!("preput_key_{j}={k}"));
+                lines.push(format!("preput_val_{j}={v}"));
+            }
+            lines.push(format!("info_num={}", c.info.len()));
+            for (j, (k, v)) in c.info.iter().enumerate() {
+                lines.push(format!("info_key_{j}={k}"));
+                lines.push(format!("info_val_{j}={v}"));
+            }
+            lines.push("endcmd".into());
+            for l in lines {
+                if l.contains(['\n', '\r']) {
+                    return Err(PmiError::InvalidValue { key: "spawn".into(), reason: format!("{l:?} contains a newline") });
+                }
+                text.push_str(&l);
+                text.push('\n');
+            }
+        }
+        self.conn
+            .write_all(text.as_bytes())
+            .and_then(|()| self.conn.flush())
+            .map_err(|source| io_error(source, "sending mcmd=spawn".into()))?;
+        let reply = self.expect_reply("spawn_result")?;
+        if reply.rc() != 0 {
+            return Err(PmiError::Server { cmd: "spawn".into(), rc: reply.rc(), msg: reply.get("msg").map(str::to_string) });
+        }
+        Ok(reply
+            .get("errcodes")
+            .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+            .unwrap_or_default())
     }
 
     /// Asks the process manager to end the whole job with `exit_code`.

@@ -28,7 +28,7 @@ pub use client::{
 pub use codec::{CodecError, LineDecoder, Message, MAX_LINE_LEN};
 pub use codec2::{FrameDecoder, Pmi2CodecError, Pmi2Message, PMI2_MAX_FRAME_LEN};
 pub use error::PmiError;
-pub use server::{nodes_mapping, single_node_mapping, Output, PmiServer, RankPhase, ServerEvent};
+pub use server::{nodes_mapping, single_node_mapping, Output, PmiServer, RankPhase, ServerEvent, SpawnCommand, NameOp};
 
 /// Prefix of every `/dev/shm` entry belonging to the job whose KVS is
 /// `kvsname`.

@@ -49,6 +49,77 @@ pub enum ServerEvent {
     /// `rank` sent something that is not valid PMI-1 for this server; per
     /// the protocol the job should be ended.
     ProtocolError { rank: u32, error: String },
+    /// `rank` asked for new processes (`mcmd=spawn`, one block per command of
+    /// MPI_Comm_spawn_multiple). The launcher starts them (or not) and answers
+    /// with [`PmiServer::spawn_result`].
+    Spawn {
+        rank: u32,
+        commands: Vec<SpawnCommand>,
+        /// Key-value pairs to put into the new job's KVS before it starts.
+        preput: Vec<(String, String)>,
+    },
+    /// `rank` used the name service (`cmd=publish_name`, `unpublish_name`,
+    /// `lookup_name`); the launcher answers with [`PmiServer::name_result`].
+    Name { rank: u32, op: NameOp, service: String, port: String },
+}
+
+/// A name-service request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameOp {
+    Publish,
+    Unpublish,
+    Lookup,
+}
+
+/// One command of a spawn request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpawnCommand {
+    pub execname: String,
+    pub args: Vec<String>,
+    pub nprocs: u32,
+    /// The MPI_Info keys and values given for this command.
+    pub info: Vec<(String, String)>,
+}
+
+impl SpawnCommand {
+    /// Parses the `key=value` body of one `mcmd=spawn` block (MPICH's simple
+    /// PMI and Hydra: `nprocs`, `execname`, `argcnt`, `arg1..`, `preput_num`,
+    /// `preput_key_i`/`preput_val_i`, `info_num`, `info_key_i`/`info_val_i`,
+    /// `totspawns`, `spawnssofar`). Returns the command, its preput pairs and
+    /// `(spawnssofar, totspawns)`.
+    pub fn parse(body: &[(String, String)]) -> Result<(SpawnCommand, Vec<(String, String)>, (u32, u32)), String> {
+        let get = |k: &str| body.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+        let num = |k: &str| -> Result<u32, String> {
+            match get(k) {
+                None => Ok(0),
+                Some(v) => v.trim().parse::<u32>().map_err(|_| format!("{k}={v:?} is not a number")),
+            }
+        };
+        let execname = get("execname").ok_or("spawn without execname")?.to_string();
+        let nprocs = num("nprocs")?;
+        if nprocs == 0 {
+            return Err("spawn of 0 processes (nprocs)".into());
+        }
+        let argcnt = num("argcnt")?;
+        let mut args = Vec::new();
+        for i in 1..=argcnt {
+            args.push(get(&format!("arg{i}")).ok_or_else(|| format!("arg{i} missing (argcnt={argcnt})"))?.to_string());
+        }
+        let pairs = |n: &str, k: &str, v: &str| -> Result<Vec<(String, String)>, String> {
+            let mut out = Vec::new();
+            for i in 0..num(n)? {
+                let key = get(&format!("{k}{i}")).ok_or_else(|| format!("{k}{i} missing"))?;
+                let val = get(&format!("{v}{i}")).unwrap_or("");
+                out.push((key.to_string(), val.to_string()));
+            }
+            Ok(out)
+        };
+        let preput = pairs("preput_num", "preput_key_", "preput_val_")?;
+        let info = pairs("info_num", "info_key_", "info_val_")?;
+        let tot = num("totspawns")?.max(1);
+        let sofar = num("spawnssofar")?.max(1);
+        Ok((SpawnCommand { execname, args, nprocs, info }, preput, (sofar, tot)))
+    }
 }
 
 /// The result of handling one line.
@@ -63,8 +134,13 @@ pub struct Output {
 struct RankState {
     phase: RankPhase,
     in_barrier: bool,
-    /// Skipping the body of an unsupported multi-line command.
+    /// Inside the body of a multi-line command (`mcmd=spawn`).
     in_multiline: bool,
+    /// The body's `key=value` lines so far.
+    body: Vec<(String, String)>,
+    /// The blocks of a spawn_multiple received so far.
+    spawns: Vec<SpawnCommand>,
+    preput: Vec<(String, String)>,
 }
 
 /// PMI-1 server state for a single job: one KVS, `size` ranks.
@@ -73,7 +149,8 @@ pub struct PmiServer {
     kvsname: String,
     size: u32,
     universe_size: u32,
-    /// Per rank, the executable block it runs (`MPI_APPNUM`); empty: all 0.
+    /// Per rank, the executable block it runs, or a spawn_multiple's command
+    /// index (`MPI_APPNUM`); empty: all `appnum`.
     appnums: Vec<u32>,
     kvs: HashMap<String, String>,
     ranks: Vec<RankState>,
@@ -81,6 +158,8 @@ pub struct PmiServer {
     debug: bool,
     /// Keys the launcher published; ranks cannot overwrite them.
     reserved: std::collections::HashSet<String>,
+    /// `MPI_APPNUM` of ranks past the end of `appnums`.
+    appnum: u32,
 }
 
 impl PmiServer {
@@ -98,13 +177,62 @@ impl PmiServer {
                     phase: RankPhase::NotInitialized,
                     in_barrier: false,
                     in_multiline: false,
+                    body: Vec::new(),
+                    spawns: Vec::new(),
+                    preput: Vec::new(),
                 };
                 size as usize
             ],
             in_barrier: 0,
             debug: false,
             reserved: std::collections::HashSet::new(),
+            appnum: 0,
         }
+    }
+
+    /// Sets `MPI_APPNUM` rank by rank (one entry per rank).
+    pub fn set_rank_appnums(&mut self, appnums: Vec<u32>) {
+        self.appnums = appnums;
+    }
+
+    /// The answer to a [`ServerEvent::Spawn`] of `rank`: `rc` 0 when the
+    /// processes were started, else `msg` says why not; `errcodes` has one
+    /// entry per process requested (0 = started).
+    pub fn spawn_result(&self, rank: u32, rc: i32, msg: &str, errcodes: &[i32]) -> Output {
+        let mut out = Output::default();
+        let codes: Vec<String> = errcodes.iter().map(|c| c.to_string()).collect();
+        let mut m = Message::new("spawn_result").arg("rc", rc.to_string());
+        if !codes.is_empty() {
+            m = m.arg("errcodes", codes.join(","));
+        }
+        if !msg.is_empty() {
+            m = m.arg("msg", msg.replace(['\n', '\r'], " "));
+        }
+        self.reply(&mut out, rank, m);
+        out
+    }
+
+    /// The answer to a [`ServerEvent::Name`]: for a lookup the port found, else
+    /// `Ok(None)`; `Err(why)` when the request failed.
+    pub fn name_result(&self, rank: u32, op: NameOp, result: Result<Option<String>, String>) -> Output {
+        let mut out = Output::default();
+        let name = match op {
+            NameOp::Publish => "publish_result",
+            NameOp::Unpublish => "unpublish_result",
+            NameOp::Lookup => "lookup_result",
+        };
+        let m = match result {
+            Ok(Some(port)) => Message::new(name).arg("rc", "0").arg("port", port),
+            Ok(None) => Message::new(name).arg("rc", "0"),
+            Err(why) => Message::new(name).arg("rc", "-1").arg("msg", why.replace(['\n', '\r'], " ")),
+        };
+        self.reply(&mut out, rank, m);
+        out
+    }
+
+    /// Sets `MPI_APPNUM` for the job's ranks.
+    pub fn set_appnum(&mut self, appnum: u32) {
+        self.appnum = appnum;
     }
 
     /// Publishes `PMI_process_mapping` (e.g. from [`single_node_mapping`]).
@@ -168,14 +296,34 @@ impl PmiServer {
         };
         if state.in_multiline {
             // The body of `mcmd=spawn` is bare key=value lines ending in
-            // `endcmd`; answer once, at the end, so the client's lock-step
-            // read gets exactly one reply.
-            if line.trim() == "endcmd" {
-                self.ranks[rank as usize].in_multiline = false;
-                self.reply(&mut out, rank, Message::new("spawn_result").arg("rc", "-1").arg(
-                    "msg",
-                    "dynamic process creation (MPI_Comm_spawn) is not supported by oxmpi mpiexec",
-                ));
+            // `endcmd`; a spawn_multiple sends one block per command and
+            // gets one answer after the last (`spawnssofar == totspawns`).
+            let line = line.trim();
+            if line != "endcmd" {
+                let (k, v) = line.split_once('=').unwrap_or((line, ""));
+                self.ranks[rank as usize].body.push((k.to_string(), v.to_string()));
+                return out;
+            }
+            let st = &mut self.ranks[rank as usize];
+            st.in_multiline = false;
+            let body = std::mem::take(&mut st.body);
+            match SpawnCommand::parse(&body) {
+                Ok((cmd, preput, (sofar, tot))) => {
+                    st.spawns.push(cmd);
+                    if st.preput.is_empty() {
+                        st.preput = preput;
+                    }
+                    if sofar >= tot {
+                        let commands = std::mem::take(&mut st.spawns);
+                        let preput = std::mem::take(&mut st.preput);
+                        out.events.push(ServerEvent::Spawn { rank, commands, preput });
+                    }
+                }
+                Err(e) => {
+                    st.spawns.clear();
+                    st.preput.clear();
+                    self.reply(&mut out, rank, Message::new("spawn_result").arg("rc", "-1").arg("msg", e));
+                }
             }
             return out;
         }
@@ -265,7 +413,7 @@ impl PmiServer {
                 rank,
                 Message::new("appnum")
                     .arg("rc", "0")
-                    .arg("appnum", self.appnums.get(rank as usize).copied().unwrap_or(0).to_string()),
+                    .arg("appnum", self.appnums.get(rank as usize).copied().unwrap_or(self.appnum).to_string()),
             ),
             "get_my_kvsname" => self.reply(
                 out,
@@ -309,14 +457,23 @@ impl PmiServer {
                 });
             }
             "publish_name" | "unpublish_name" | "lookup_name" => {
-                let reply = msg.name().replace("_name", "_result");
-                self.reply(
-                    out,
-                    rank,
-                    Message::new(reply)
-                        .arg("rc", "-1")
-                        .arg("msg", "name publishing is not supported by oxmpi mpiexec"),
-                );
+                let op = match msg.name() {
+                    "publish_name" => NameOp::Publish,
+                    "unpublish_name" => NameOp::Unpublish,
+                    _ => NameOp::Lookup,
+                };
+                match msg.get("service").filter(|s| !s.is_empty()) {
+                    Some(service) => out.events.push(ServerEvent::Name {
+                        rank,
+                        op,
+                        service: service.to_string(),
+                        port: msg.get("port").unwrap_or("").to_string(),
+                    }),
+                    None => {
+                        let reply = msg.name().replace("_name", "_result");
+                        self.reply(out, rank, Message::new(reply).arg("rc", "-1").arg("msg", "no service name given"));
+                    }
+                }
             }
             other => out.events.push(ServerEvent::ProtocolError {
                 rank,
@@ -678,14 +835,26 @@ mod tests {
     }
 
     #[test]
-    fn spawn_is_skipped_and_refused() {
+    fn spawn_blocks_become_one_event() {
         let mut s = PmiServer::new("kvs_1_0", 1);
         init_all(&mut s);
-        for line in ["mcmd=spawn", "nprocs=2", "execname=a.out", "argcnt=0"] {
+        for line in ["mcmd=spawn", "nprocs=2", "execname=a.out", "totspawns=2", "spawnssofar=1", "argcnt=1", "arg1=x y", "preput_num=1", "preput_key_0=PARENT_ROOT_PORT_NAME", "preput_val_0=p", "info_num=1", "info_key_0=wdir", "info_val_0=/tmp", "endcmd"] {
             let out = s.handle_line(0, line);
             assert_eq!(out, Output::default(), "{line:?}");
         }
-        let m = one_reply(s.handle_line(0, "endcmd"), 0);
+        for line in ["mcmd=spawn", "nprocs=1", "execname=b", "totspawns=2", "spawnssofar=2", "argcnt=0"] {
+            assert_eq!(s.handle_line(0, line), Output::default());
+        }
+        let out = s.handle_line(0, "endcmd");
+        assert!(out.replies.is_empty());
+        let ServerEvent::Spawn { rank, commands, preput } = &out.events[0] else { panic!("{out:?}") };
+        assert_eq!(*rank, 0);
+        assert_eq!(commands.len(), 2);
+        assert_eq!(commands[0].args, vec!["x y".to_string()]);
+        assert_eq!(commands[0].info, vec![("wdir".to_string(), "/tmp".to_string())]);
+        assert_eq!(commands[1].nprocs, 1);
+        assert_eq!(preput, &vec![("PARENT_ROOT_PORT_NAME".to_string(), "p".to_string())]);
+        let m = one_reply(s.spawn_result(0, -1, "no", &[]), 0);
         assert_eq!(m.name(), "spawn_result");
         assert_ne!(m.rc(), 0);
         // Back to normal afterwards.
@@ -696,10 +865,14 @@ mod tests {
     }
 
     #[test]
-    fn name_service_is_refused_politely() {
+    fn name_service_requests_become_events() {
         let mut s = PmiServer::new("kvs_1_0", 1);
         init_all(&mut s);
-        let m = one_reply(s.handle_line(0, "cmd=lookup_name service=x"), 0);
+        let out = s.handle_line(0, "cmd=publish_name service=x port=oxmpi-port://ab@1.2.3.4:5");
+        assert_eq!(out.events, vec![ServerEvent::Name { rank: 0, op: NameOp::Publish, service: "x".into(), port: "oxmpi-port://ab@1.2.3.4:5".into() }]);
+        let m = one_reply(s.name_result(0, NameOp::Lookup, Ok(Some("p".into()))), 0);
+        assert_eq!((m.name(), m.rc(), m.get("port")), ("lookup_result", 0, Some("p")));
+        let m = one_reply(s.handle_line(0, "cmd=lookup_name"), 0);
         assert_eq!(m.name(), "lookup_result");
         assert_ne!(m.rc(), 0);
     }

@@ -49,6 +49,8 @@ Options of the whole job:
                        read hosts from FILE: one HOST[:SLOTS] per line,
                        '#' starts a comment
   -ppn K               K processes per host (overrides the slot counts)
+  -usize N             MPI_UNIVERSE_SIZE: processes the job may have in all,
+                       spawned ones included (default: the host slots, or -n)
   -rr, --map-by node   round-robin placement: one rank per host in turn
                        (default: block, filling each host's slots first)
   --map-by slot        block placement (the default)
@@ -191,6 +193,8 @@ pub struct Options {
     pub output: OutputFiles,
     /// The executable blocks, in rank order (at least one).
     pub apps: Vec<App>,
+    /// `-usize N` (MPI_UNIVERSE_SIZE).
+    pub universe_size: Option<u32>,
 }
 
 /// Where the host list comes from.
@@ -237,6 +241,7 @@ where
     let mut gwdir = None;
     let mut hosts = None;
     let mut ppn = None;
+    let mut universe_size = None;
     let mut round_robin = false;
     let mut launcher = None;
     let mut pmi_bind = None;
@@ -327,6 +332,10 @@ where
             "-ppn" | "--ppn" => {
                 let value = take_value(args, opt)?;
                 ppn = Some(parse_nprocs(opt, &value)?);
+            }
+            "-usize" | "--usize" | "-universe_size" => {
+                let value = take_value(args, opt)?;
+                universe_size = Some(parse_nprocs(opt, &value)?);
             }
             "-rr" | "--rr" => round_robin = true,
             "--map-by" | "-map-by" => {
@@ -519,6 +528,7 @@ where
         bind,
         output,
         apps,
+        universe_size,
     }))
 }
 

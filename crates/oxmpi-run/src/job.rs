@@ -91,6 +91,9 @@ pub struct JobConfig {
     pub bind_cpus: Option<Vec<usize>>,
     /// Per-rank output files instead of forwarding.
     pub output: crate::args::OutputFiles,
+    /// MPI_UNIVERSE_SIZE (`-usize`, else the host slots): spawns beyond it
+    /// are refused where the `soft` info key allows fewer processes.
+    pub universe_size: u32,
 }
 
 impl JobConfig {
@@ -138,6 +141,10 @@ struct Rank {
     exit: Option<Exit>,
     pmi: Option<PmiConn>,
     out: [OutStream; 2],
+    /// Which job the process belongs to (0: the one mpiexec started; then one
+    /// per MPI_Comm_spawn), and its rank there.
+    job: usize,
+    jrank: u32,
 }
 
 /// Launcher stdin to rank 0's stdin.
@@ -175,7 +182,15 @@ enum Slot {
 struct Job {
     ranks: Vec<Rank>,
     pgid: libc::pid_t,
-    server: PmiServer,
+    /// The PMI server of each job (index 0: the first; then spawned ones),
+    /// and the slot in `ranks` of each job's rank 0.
+    servers: Vec<PmiServer>,
+    first_slot: Vec<usize>,
+    /// Name-service entries this launcher's jobs published (removed at the end).
+    published: Vec<std::path::PathBuf>,
+    /// What spawned processes need: environment, output labels, the job
+    /// secret, the universe size, the kvs name stem.
+    spawn: SpawnSetup,
     listener: Option<TcpListener>,
     pending: Vec<Option<Pending>>,
     stdin: StdinForward,
@@ -271,10 +286,22 @@ pub fn run(config: &JobConfig) -> i32 {
         local_env.push((oxmpi_pmi::status::HANG_AFTER_ENV.into(), config.hang_after.to_string().into()));
     }
     let watched = status.is_some();
+    let spawn_setup = SpawnSetup {
+        env: config.apps[0].0.env.clone(),
+        extra_env: vec![(OsString::from(oxmpi_pmi::JOB_SECRET_ENV), OsString::from(&config.secret))],
+        label: config.label,
+        secret: config.secret.clone(),
+        universe: config.universe_size.max(size),
+        kvs_stem: config.kvsname.trim_end_matches("_0").to_string(),
+    };
+    server.set_universe_size(spawn_setup.universe);
     let mut job = Job {
         ranks: Vec::with_capacity(size as usize),
         pgid: 0,
-        server,
+        servers: vec![server],
+        first_slot: vec![0],
+        published: Vec::new(),
+        spawn: spawn_setup,
         listener,
         pending: Vec::new(),
         stdin: StdinForward {
@@ -374,6 +401,10 @@ pub fn run(config: &JobConfig) -> i32 {
         }
     }
     job.run_loop();
+    // Names this launcher's jobs published and left: gone with the job.
+    for f in std::mem::take(&mut job.published) {
+        let _ = std::fs::remove_file(f);
+    }
     if let (Some(dir), Some(file)) = (&trace_dir, &config.trace) {
         merge_trace(dir, file, size);
     }
@@ -464,6 +495,8 @@ impl Job {
         let stdout = nonblocking_file(OwnedFd::from(io.stdout));
         let stderr = nonblocking_file(OwnedFd::from(io.stderr));
         self.ranks.push(Rank {
+            job: 0,
+            jrank: rank,
             pid: io.pid,
             host,
             token,
@@ -720,6 +753,9 @@ impl Job {
     /// `rank R (pid P)`, naming the host for remote ranks.
     fn who(&self, r: usize) -> String {
         let rank = &self.ranks[r];
+        if rank.job > 0 {
+            return format!("spawned process {} of spawned job {} (pid {})", rank.jrank, rank.job, rank.pid);
+        }
         match &rank.host {
             Some(host) => format!("rank {r} on {host} (launch pid {})", rank.pid),
             None => format!("rank {r} (pid {})", rank.pid),
@@ -751,7 +787,9 @@ impl Job {
 
     /// How each rank ended, for the deadlock report (`None`: still running).
     fn exits(&self) -> Vec<Option<String>> {
-        self.ranks
+        // The status page covers the first job only.
+        let n = self.first_slot.get(1).copied().unwrap_or(self.ranks.len());
+        self.ranks[..n.min(self.ranks.len())]
             .iter()
             .map(|r| {
                 r.exit.map(|e| match e {
@@ -768,7 +806,8 @@ impl Job {
             eprintln!("mpiexec: no state to show: deadlock detection is off (--hang-check off)");
             return;
         };
-        let slots: Vec<_> = (0..self.ranks.len()).map(|r| page.read(r)).collect();
+        let n = self.servers[0].size() as usize;
+        let slots: Vec<_> = (0..n.min(self.ranks.len())).map(|r| page.read(r)).collect();
         let views = crate::hang::views(&slots, &self.exits());
         eprint!("{}", crate::hang::report(&views, false));
     }
@@ -937,21 +976,31 @@ impl Job {
     }
 
     fn handle_pmi_lines(&mut self, r: usize, lines: Vec<String>) {
+        let (j, jr) = (self.ranks[r].job, self.ranks[r].jrank);
         for line in lines {
             if line.starts_with(STATUS_LINE) {
-                self.status_report(r, &line);
+                // The status page has a slot per rank of the first job only.
+                if j == 0 {
+                    self.status_report(r, &line);
+                }
                 continue;
             }
-            let out = self.server.handle_line(r as u32, &line);
-            for (to, reply) in out.replies {
-                if let Some(conn) = &mut self.ranks[to as usize].pmi {
-                    conn.outbox.extend_from_slice(reply.as_bytes());
-                    self.flush_pmi(to as usize);
-                }
+            let out = self.servers[j].handle_line(jr, &line);
+            self.deliver(j, out);
+        }
+    }
+
+    /// Sends a server's replies to the processes of job `j` and acts on its events.
+    fn deliver(&mut self, j: usize, out: oxmpi_pmi::Output) {
+        for (to, reply) in out.replies {
+            let slot = self.first_slot[j] + to as usize;
+            if let Some(conn) = self.ranks.get_mut(slot).and_then(|r| r.pmi.as_mut()) {
+                conn.outbox.extend_from_slice(reply.as_bytes());
+                self.flush_pmi(slot);
             }
-            for event in out.events {
-                self.on_pmi_event(event);
-            }
+        }
+        for event in out.events {
+            self.on_pmi_event(j, event);
         }
     }
 
@@ -988,15 +1037,29 @@ impl Job {
         }
     }
 
-    fn on_pmi_event(&mut self, event: ServerEvent) {
+    fn on_pmi_event(&mut self, j: usize, event: ServerEvent) {
+        let slot = |rank: u32| self.first_slot[j] + rank as usize;
         match event {
             ServerEvent::Initialized { .. } | ServerEvent::Finalized { .. } => {}
+            ServerEvent::Name { rank, op, service, port } => {
+                let result = self.name_service(op, &service, &port);
+                let out = self.servers[j].name_result(rank, op, result);
+                self.deliver(j, out);
+            }
+            ServerEvent::Spawn { rank, commands, preput } => {
+                let (rc, msg, codes) = match self.spawn_job(&commands, &preput) {
+                    Ok(codes) => (0, String::new(), codes),
+                    Err(why) => (-1, why, Vec::new()),
+                };
+                let out = self.servers[j].spawn_result(rank, rc, &msg, &codes);
+                self.deliver(j, out);
+            }
             ServerEvent::Abort {
                 rank,
                 exit_code,
                 message,
             } => {
-                let who = self.who(rank as usize);
+                let who = self.who(slot(rank));
                 let detail = message.map(|m| format!(" ({m})")).unwrap_or_default();
                 self.fail(
                     &format!("{who} called MPI_Abort with exit code {exit_code}{detail}"),
@@ -1004,8 +1067,8 @@ impl Job {
                 );
             }
             ServerEvent::ProtocolError { rank, error } => {
-                let who = if (rank as usize) < self.ranks.len() {
-                    self.who(rank as usize)
+                let who = if slot(rank) < self.ranks.len() {
+                    self.who(slot(rank))
                 } else {
                     format!("rank {rank}")
                 };
@@ -1034,7 +1097,7 @@ impl Job {
     }
 
     fn judge_exit(&mut self, r: usize, _pid: libc::pid_t, exit: Exit) {
-        let phase = self.server.phase(r as u32);
+        let phase = self.servers[self.ranks[r].job].phase(self.ranks[r].jrank);
         let who = self.who(r);
         let failure = match (exit, phase) {
             (_, RankPhase::Aborted) => None,
@@ -1171,4 +1234,271 @@ fn open_pmi_listener(config: &JobConfig) -> Result<(TcpListener, String), String
 fn nonblocking_file(fd: OwnedFd) -> Option<File> {
     sys::set_nonblocking(&fd).ok()?;
     Some(File::from(fd))
+}
+
+/// What a spawned job inherits from the first one.
+struct SpawnSetup {
+    /// `-genv` & co. (with the library path), applied to every spawned process.
+    env: Vec<(OsString, OsString)>,
+    /// The job secret's variable.
+    extra_env: Vec<(OsString, OsString)>,
+    label: bool,
+    secret: String,
+    universe: u32,
+    /// `kvs_PID`: spawned job J gets the KVS `kvs_PID_J`.
+    kvs_stem: String,
+}
+
+/// One command of a spawn, resolved.
+struct SpawnPlan {
+    program: std::path::PathBuf,
+    argv0: OsString,
+    args: Vec<OsString>,
+    wdir: Option<std::path::PathBuf>,
+    /// Processes started, and asked for.
+    n: u32,
+    asked: u32,
+}
+
+/// The `soft` info key: `a:b:s` triplets, `a:b` ranges and single numbers,
+/// comma-separated (MPI-4.1 §11.8.4); the counts it allows.
+fn soft_counts(v: &str) -> Result<Vec<u32>, String> {
+    let mut out = Vec::new();
+    for part in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let nums: Vec<u32> = part
+            .split(':')
+            .map(|x| x.trim().parse::<u32>().map_err(|_| format!("soft={v:?}: {x:?} is not a number")))
+            .collect::<Result<_, _>>()?;
+        match nums.as_slice() {
+            [a] => out.push(*a),
+            [a, b] => out.extend(*a..=*b),
+            [a, b, s] if *s > 0 => out.extend((*a..=*b).step_by(*s as usize)),
+            _ => return Err(format!("soft={v:?}: {part:?} is not a, a:b or a:b:s")),
+        }
+        if out.len() > 1 << 20 {
+            return Err(format!("soft={v:?} lists too many counts"));
+        }
+    }
+    Ok(out)
+}
+
+impl Job {
+    /// Starts a spawn request's commands as one new job served by its own PMI
+    /// server; returns one error code per process asked for (0: started,
+    /// MPI_ERR_SPAWN: left out under `soft`). Supervised like the first job:
+    /// output forwarded, a death ends everything.
+    fn spawn_job(&mut self, commands: &[oxmpi_pmi::SpawnCommand], preput: &[(String, String)]) -> Result<Vec<i32>, String> {
+        const MPI_ERR_SPAWN: i32 = 53;
+        if self.ending != Ending::Running {
+            return Err("the job is ending".into());
+        }
+        let alive = self.ranks.iter().filter(|r| r.exit.is_none()).count() as u32;
+        let mut room = self.spawn.universe.saturating_sub(alive);
+        let mut plans = Vec::new();
+        for c in commands {
+            let mut info = c.info.clone();
+            if let Some((_, file)) = info.iter().find(|(k, _)| k == "file").cloned() {
+                let text = std::fs::read_to_string(&file).map_err(|e| format!("info file={file:?}: {e}"))?;
+                for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+                    let (k, v) = line.split_once('=').ok_or_else(|| format!("info file={file:?}: {line:?} is not key=value"))?;
+                    info.push((k.trim().to_string(), v.trim().to_string()));
+                }
+            }
+            let get = |k: &str| info.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.clone());
+            if let Some(host) = get("host") {
+                if !crate::hosts::is_local(&host) {
+                    return Err(format!("info host={host:?}: oxmpi's mpiexec starts spawned processes on its own host only"));
+                }
+            }
+            let wdir = get("wdir").map(std::path::PathBuf::from);
+            if let Some(d) = &wdir {
+                if !d.is_dir() {
+                    return Err(format!("info wdir={:?} is not a directory", d.display()));
+                }
+            }
+            let mut program = None;
+            if let Some(path) = get("path").filter(|_| !c.execname.contains('/')) {
+                for dir in path.split(':').filter(|d| !d.is_empty()) {
+                    let p = std::path::Path::new(dir).join(&c.execname);
+                    if p.is_file() {
+                        program = Some(p);
+                        break;
+                    }
+                }
+            }
+            let program = match program {
+                Some(p) => p,
+                None => {
+                    let name = match &wdir {
+                        Some(d) if c.execname.contains('/') && !c.execname.starts_with('/') => d.join(&c.execname).into_os_string(),
+                        _ => OsString::from(&c.execname),
+                    };
+                    crate::spawn::resolve_program(&name).map_err(|e| e.0)?
+                }
+            };
+            let n = match get("soft") {
+                Some(v) => {
+                    // The most processes the universe has room for; when even the
+                    // fewest allowed do not fit, the fewest (the universe size is
+                    // advice: Hydra ignores `soft`, and oversubscribing beats failing).
+                    let allowed: Vec<u32> = soft_counts(&v)?.into_iter().filter(|&k| k > 0 && k <= c.nprocs).collect();
+                    allowed
+                        .iter()
+                        .copied()
+                        .filter(|&k| k <= room)
+                        .max()
+                        .or_else(|| allowed.iter().copied().min())
+                        .ok_or_else(|| format!("info soft={v:?} allows no count between 1 and maxprocs={}", c.nprocs))?
+                }
+                None => c.nprocs,
+            };
+            room = room.saturating_sub(n);
+            plans.push(SpawnPlan {
+                program,
+                argv0: OsString::from(&c.execname),
+                args: c.args.iter().map(OsString::from).collect(),
+                wdir,
+                n,
+                asked: c.nprocs,
+            });
+        }
+        let total: u32 = plans.iter().map(|p| p.n).sum();
+        if total == 0 {
+            return Err("no process to start (soft allows none)".into());
+        }
+        let j = self.servers.len();
+        let mut server = PmiServer::new(format!("{}_{j}", self.spawn.kvs_stem), total);
+        server.set_process_mapping(oxmpi_pmi::single_node_mapping(total));
+        server.publish(oxmpi_pmi::JOB_SECRET_KEY, self.spawn.secret.clone());
+        server.set_universe_size(self.spawn.universe);
+        for (k, v) in preput {
+            server.publish(k.clone(), v.clone());
+        }
+        server.set_rank_appnums(plans.iter().enumerate().flat_map(|(i, p)| std::iter::repeat_n(i as u32, p.n as usize)).collect());
+        self.servers.push(server);
+        self.first_slot.push(self.ranks.len());
+        let mut codes = Vec::new();
+        let mut jrank = 0u32;
+        for p in &plans {
+            let mut env = self.spawn.env.clone();
+            env.push(("PMI_SPAWNED".into(), "1".into()));
+            let spec = LaunchSpec { program: p.program.clone(), argv0: p.argv0.clone(), args: p.args.clone(), env, size: total, wdir: p.wdir.clone(), ..Default::default() };
+            for _ in 0..p.n {
+                match spawn_local(&spec, jrank, Some(self.pgid), &self.spawn.extra_env) {
+                    Ok(io) => self.add_spawned(io, j, jrank),
+                    Err(e) => {
+                        let what = format!("cannot start spawned process {jrank} of spawned job {j} ('{}'): {e}", p.program.display());
+                        self.fail(&what, 1);
+                        return Err(what);
+                    }
+                }
+                jrank += 1;
+            }
+            codes.extend(std::iter::repeat_n(0, p.n as usize));
+            codes.extend(std::iter::repeat_n(MPI_ERR_SPAWN, (p.asked - p.n) as usize));
+        }
+        Ok(codes)
+    }
+
+    fn add_spawned(&mut self, io: RankIo, j: usize, jrank: u32) {
+        let slot = self.ranks.len() as u32;
+        let pmi = io.pmi.and_then(|sock| {
+            sock.set_nonblocking(true).ok().map(|()| PmiConn {
+                sock: File::from(OwnedFd::from(sock)),
+                decoder: LineDecoder::default(),
+                outbox: Vec::new(),
+            })
+        });
+        let label = self.spawn.label;
+        self.ranks.push(Rank {
+            job: j,
+            jrank,
+            pid: io.pid,
+            host: None,
+            token: None,
+            tcp_connected: false,
+            exit: None,
+            pmi,
+            out: [
+                OutStream { pipe: nonblocking_file(OwnedFd::from(io.stdout)), fwd: LineForwarder::new(Sink::Stdout, slot, label) },
+                OutStream { pipe: nonblocking_file(OwnedFd::from(io.stderr)), fwd: LineForwarder::new(Sink::Stderr, slot, label) },
+            ],
+        });
+    }
+}
+
+/// The directory of the name service (MPI_Publish_name), shared by every
+/// mpiexec of the user so that separately launched jobs find each other's
+/// ports: `OXMPI_NAMESERVER_DIR`, else `$XDG_RUNTIME_DIR/oxmpi-names`, else
+/// `/tmp/oxmpi-names-UID`. Mode 0700, and it must be ours (not a symlink).
+pub fn names_dir() -> Result<std::path::PathBuf, String> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let dir = match std::env::var_os("OXMPI_NAMESERVER_DIR") {
+        Some(d) => std::path::PathBuf::from(d),
+        None => match std::env::var_os("XDG_RUNTIME_DIR").map(std::path::PathBuf::from).filter(|d| d.is_dir()) {
+            Some(d) => d.join("oxmpi-names"),
+            // SAFETY: getuid has no preconditions.
+            None => std::env::temp_dir().join(format!("oxmpi-names-{}", unsafe { libc::getuid() })),
+        },
+    };
+    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(format!("name service directory {}: {e}", dir.display())),
+    }
+    let md = std::fs::symlink_metadata(&dir).map_err(|e| format!("name service directory {}: {e}", dir.display()))?;
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    if !md.is_dir() || md.uid() != uid || md.mode() & 0o077 != 0 {
+        return Err(format!("name service directory {} is not a private directory of this user", dir.display()));
+    }
+    Ok(dir)
+}
+
+impl Job {
+    /// Serves the name service from [`names_dir`]: one file per service name
+    /// (hex-encoded), holding the port and the publishing launcher's pid (an
+    /// entry whose launcher is gone is stale and ignored).
+    fn name_service(&mut self, op: oxmpi_pmi::NameOp, service: &str, port: &str) -> Result<Option<String>, String> {
+        use oxmpi_pmi::NameOp;
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = names_dir()?;
+        let file = dir.join(service.bytes().map(|b| format!("{b:02x}")).collect::<String>());
+        let read = |f: &std::path::Path| -> Option<String> {
+            let text = std::fs::read_to_string(f).ok()?;
+            let (port, pid) = text.trim_end().split_once('\n')?;
+            let pid: libc::pid_t = pid.trim().parse().ok()?;
+            // SAFETY: kill with signal 0 only checks that the process exists.
+            let alive = unsafe { libc::kill(pid, 0) } == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+            alive.then(|| port.to_string())
+        };
+        match op {
+            NameOp::Publish => {
+                if file.exists() && read(&file).is_none() {
+                    let _ = std::fs::remove_file(&file);
+                }
+                let mut f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(&file)
+                    .map_err(|e| match e.kind() {
+                        ErrorKind::AlreadyExists => format!("service {service:?} is already published"),
+                        _ => format!("publishing {service:?}: {e}"),
+                    })?;
+                f.write_all(format!("{port}\n{}\n", sys::getpid()).as_bytes()).map_err(|e| format!("publishing {service:?}: {e}"))?;
+                self.published.push(file);
+                Ok(None)
+            }
+            NameOp::Unpublish => {
+                if read(&file).is_none() {
+                    return Err(format!("service {service:?} is not published"));
+                }
+                std::fs::remove_file(&file).map_err(|e| format!("unpublishing {service:?}: {e}"))?;
+                self.published.retain(|p| p != &file);
+                Ok(None)
+            }
+            NameOp::Lookup => read(&file).map(Some).ok_or_else(|| format!("service {service:?} is not published")),
+        }
+    }
 }

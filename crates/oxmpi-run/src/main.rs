@@ -165,6 +165,7 @@ fn real_main() -> i32 {
         timeout,
         bind_cpus,
         output: options.output,
+        universe_size: options.universe_size.unwrap_or(layout.universe),
     };
     job::run(&config)
 }
@@ -209,6 +210,8 @@ struct Layout {
     size: u32,
     /// Ranks per executable block.
     counts: Vec<u32>,
+    /// MPI_UNIVERSE_SIZE unless `-usize` says.
+    universe: u32,
     /// Per rank: `None` (this machine) or the remote host.
     placement: Vec<Option<String>>,
     /// `PMI_process_mapping`.
@@ -232,6 +235,7 @@ fn layout(options: &args::Options) -> Result<Layout, String> {
         return Ok(Layout {
             size,
             counts,
+            universe: size,
             placement: vec![None; size as usize],
             mapping: oxmpi_pmi::single_node_mapping(size),
         });
@@ -258,6 +262,8 @@ fn layout(options: &args::Options) -> Result<Layout, String> {
     Ok(Layout {
         size,
         counts,
+        // The host slots (at least the job itself).
+        universe: hosts.iter().map(|h| h.slots.unwrap_or(1)).sum::<u32>().max(size),
         placement,
         mapping: oxmpi_pmi::nodes_mapping(&nodes),
     })

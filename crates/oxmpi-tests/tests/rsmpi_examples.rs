@@ -74,6 +74,8 @@ const EXPECTED_TO_PASS: &[&str] = &[
     "scatter_varcount",
     "send_receive",
     "simple",
+    "spawn",
+    "spawn_multiple",
     "split",
     "struct",
     "structured",
@@ -86,8 +88,6 @@ const EXPECTED_TO_PASS: &[&str] = &[
 /// test (so that this list cannot go stale): move it to `EXPECTED_TO_PASS`.
 const KNOWN_FAILURES: &[(&str, &str)] = &[
     ("dyn_communicator", "example bug: scans a usize into an i32 (`let mut target = 0`); rsmpi passes one datatype for both buffers, so over MPICH the scan writes 8 bytes into 4; oxmpi reports the type mismatch"),
-    ("spawn", "does not build: needs dynamic processes (MPI_Comm_spawn, `mpi::MpiError`), not built yet"),
-    ("spawn_multiple", "does not build: needs dynamic processes (MPI_Comm_spawn_multiple), not built yet"),
 ];
 
 const SIZES: [usize; 3] = [2, 3, 4];

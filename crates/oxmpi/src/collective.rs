@@ -1066,6 +1066,22 @@ pub trait Root: AsCommunicator {
     /// The rank of the root.
     fn root_rank(&self) -> Rank;
 
+    /// Starts `maxprocs` processes of `command` (program, arguments, working
+    /// directory) as a new job and returns the intercommunicator to it
+    /// (`MPI_Comm_spawn`; collective over the communicator, `command` matters at the
+    /// root). Fewer processes than asked for is `Err(MpiError::Spawn(failed, asked))`.
+    fn spawn(&self, command: &std::process::Command, maxprocs: Rank) -> std::result::Result<crate::topology::InterCommunicator, crate::MpiError> {
+        crate::dynamic::spawn(self.as_communicator(), self.root_rank(), &[(command, maxprocs)])
+    }
+
+    /// [`spawn`](Root::spawn) of several commands as one job
+    /// (`MPI_Comm_spawn_multiple`); `MPI_APPNUM` is each command's index.
+    fn spawn_multiple(&self, commands: &[std::process::Command], maxprocs: &[Rank]) -> std::result::Result<crate::topology::InterCommunicator, crate::MpiError> {
+        assert_eq!(commands.len(), maxprocs.len(), "spawn_multiple: one maxprocs per command");
+        let pairs: Vec<(&std::process::Command, Rank)> = commands.iter().zip(maxprocs.iter().copied()).collect();
+        crate::dynamic::spawn(self.as_communicator(), self.root_rank(), &pairs)
+    }
+
     /// Sends the root's `buffer` into every process's `buffer` (`MPI_Bcast`).
     fn broadcast_into<Buf: ?Sized + BufferMut>(&self, buffer: &mut Buf) {
         self.try_broadcast_into(buffer).or_fatal()

@@ -318,10 +318,10 @@ impl<S: ThreadSafety> Universe<S> {
         SimpleCommunicator::world().with_safety()
     }
 
-    /// The universe size (`MPI_UNIVERSE_SIZE`): oxmpi does not spawn processes, so it is
-    /// the size of the world.
+    /// The universe size (`MPI_UNIVERSE_SIZE`): how many processes the job may have
+    /// in all, spawned ones included (`mpiexec -usize N`, else the host slots).
     pub fn size(&self) -> Option<usize> {
-        runtime::engine().ok().map(|e| e.size() as usize)
+        runtime::engine().ok().map(|e| e.universe_size() as usize)
     }
 
     /// The number of the command of an MPMD launch this process runs (`MPI_APPNUM`):

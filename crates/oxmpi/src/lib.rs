@@ -95,6 +95,7 @@
 pub mod attribute;
 pub mod collective;
 pub mod datatype;
+pub mod dynamic;
 pub mod environment;
 pub mod error;
 pub mod ffi;
@@ -113,6 +114,7 @@ pub mod window;
 pub use environment::{
     initialize, initialize_with_threading, is_finalized, is_initialized, time, time_resolution, Threading, Universe,
 };
+pub use dynamic::MpiError;
 pub use error::{Error, ErrorClass, Result};
 pub use topology::Rank;
 

@@ -935,10 +935,11 @@ pub trait Communicator {
         .map(InterCommunicator::from_core)
     }
 
-    /// The intercommunicator to the parent job (`MPI_Comm_get_parent`): always `None`,
-    /// oxmpi does not spawn processes.
+    /// The intercommunicator to the parent job (`MPI_Comm_get_parent`): `Some` in a
+    /// process started by [`Root::spawn`](crate::traits::Root::spawn) (or any
+    /// MPI's spawn), until it is disconnected.
     fn parent(&self) -> Option<InterCommunicator> {
-        None
+        crate::dynamic::parent()
     }
 
     /// Ends the whole job with `errorcode` (`MPI_Abort`).

@@ -1,8 +1,8 @@
-/* Dynamic processes (which oxmpi does not start) and the handle kinds it has
- * no objects of: MPI_Comm_spawn(_multiple) fail with
- * MPI_ERR_UNSUPPORTED_OPERATION, no process has a parent, MPI_Comm_disconnect
- * frees, File/Win handle conversion keeps the null handles. With argument
- * `fatal`, spawn under the default error handler ends the job. */
+/* Dynamic processes' error paths and the handle kinds: MPI_Comm_spawn(_multiple)
+ * of a program that does not exist fail with MPI_ERR_SPAWN, a process mpiexec
+ * started has no parent, MPI_Comm_disconnect frees, File/Win handle conversion
+ * keeps the null handles. With argument `fatal`, the failing spawn under the
+ * default error handler ends the job. */
 #include "check.h"
 
 int main(int argc, char **argv) {
@@ -11,22 +11,25 @@ int main(int argc, char **argv) {
     int errs[3] = {0, 0, 0}, cls, rc;
     MPI_Comm inter = MPI_COMM_WORLD;
     if (argc > 1 && strcmp(argv[1], "fatal") == 0)
-        MPI_Comm_spawn("true", args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errs);
+        MPI_Comm_spawn("/nonexistent/oxmpi-test", args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errs);
     MPI_Comm parent = MPI_COMM_WORLD;
     OK(MPI_Comm_get_parent(&parent));
     CHECK(parent == MPI_COMM_NULL);
     OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-    rc = MPI_Comm_spawn("true", args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errs);
+    rc = MPI_Comm_spawn("/nonexistent/oxmpi-test", args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errs);
     OK(MPI_Error_class(rc, &cls));
-    CHECK(cls == MPI_ERR_UNSUPPORTED_OPERATION);
-    CHECK(inter == MPI_COMM_NULL && errs[0] == MPI_ERR_UNSUPPORTED_OPERATION && errs[1] == MPI_ERR_UNSUPPORTED_OPERATION && errs[2] == 0);
-    char *cmds[2] = {"a", "b"};
+    CHECK(cls == MPI_ERR_SPAWN);
+    CHECK(inter == MPI_COMM_NULL);
+    rc = MPI_Comm_spawn("/nonexistent/oxmpi-test", args, 0, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errs);
+    OK(MPI_Error_class(rc, &cls));
+    CHECK(cls == MPI_ERR_ARG && inter == MPI_COMM_NULL);
+    char *cmds[2] = {"/nonexistent/a", "/nonexistent/b"};
     int maxprocs[2] = {1, 2};
     MPI_Info infos[2] = {MPI_INFO_NULL, MPI_INFO_NULL};
     inter = MPI_COMM_WORLD;
     rc = MPI_Comm_spawn_multiple(2, cmds, MPI_ARGVS_NULL, maxprocs, infos, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE);
     OK(MPI_Error_class(rc, &cls));
-    CHECK(cls == MPI_ERR_UNSUPPORTED_OPERATION && inter == MPI_COMM_NULL);
+    CHECK(cls == MPI_ERR_SPAWN && inter == MPI_COMM_NULL);
     MPI_Comm d;
     OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
     OK(MPI_Comm_disconnect(&d));

@@ -4,6 +4,7 @@
 
 pub mod context;
 pub mod create;
+pub mod dynamic;
 pub mod inter;
 pub mod topology;
 

@@ -245,9 +245,8 @@ impl Window {
         let wcomm = private_dup(comm)?;
         let n = wcomm.size() as usize;
         let me = wcomm.rank() as usize;
-        let host_of = e.host_of();
         let world = wcomm.group().to_vec();
-        let host = |r: usize| host_of[world[r] as usize];
+        let host = |r: usize| e.host_index(world[r]);
         // SAFETY: getpid has no preconditions.
         let pid = unsafe { libc::getpid() } as u64;
         let mine = [pid, size as u64, disp_unit as u64, base as u64];

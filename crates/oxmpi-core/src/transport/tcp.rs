@@ -744,6 +744,22 @@ struct Peer {
     recv_bytes: usize,
     failed: bool,
     active: bool,
+    /// A process outside this job, added at run time ([`TcpTransport::add_dynamic_peer`]).
+    dynamic: Option<DynPeer>,
+    /// Said goodbye and closed by [`TcpTransport::close_peer`] (MPI_Comm_disconnect).
+    closed: bool,
+}
+
+/// How a process of another job is reached and proves itself.
+struct DynPeer {
+    /// Its own rank number (what its server hello carries).
+    remote_me: u32,
+    /// The index it gave us in its table (what we claim as our rank when we dial).
+    my_index_there: u32,
+    /// The secret both sides agreed for this connection (not the job secret).
+    secret: Vec<u8>,
+    /// Whether we open the connection (exactly one side does, so no collision).
+    dial: bool,
 }
 
 impl Peer {
@@ -846,6 +862,104 @@ impl TcpTransport {
         self.endpoint.clone()
     }
 
+    /// Peers in the table: the job's ranks, then the processes added at run time.
+    pub fn peer_count(&self) -> u32 {
+        self.peers.len() as u32
+    }
+
+    /// Adds a process of another job (spawned, connected or joined) as peer
+    /// `peer_count()`, returned. `remote_me` is its rank number in its own transport,
+    /// `my_index_there` the peer index it gave us, `secret` the key both sides
+    /// authenticate this connection with. Exactly one side dials (`dial`); the other
+    /// waits for the connection, so the collision rule of the job's ranks is not
+    /// needed. A dialing side starts connecting at once.
+    pub fn add_dynamic_peer(&mut self, endpoint: &str, remote_me: u32, my_index_there: u32, secret: &[u8], dial: bool) -> Result<u32> {
+        const CALL: &str = "TcpTransport::add_dynamic_peer";
+        let addr: SocketAddr = endpoint
+            .parse()
+            .map_err(|e| MpiError::arg(ErrorClass::Arg, CALL, "endpoint", format!("{endpoint:?}: {e}")))?;
+        if secret.is_empty() {
+            return Err(MpiError::arg(ErrorClass::Arg, CALL, "secret", "the connection secret is empty"));
+        }
+        let r = self.peers.len() as u32;
+        let mut p = Peer {
+            endpoint: Some(addr),
+            dynamic: Some(DynPeer { remote_me, my_index_there, secret: secret.to_vec(), dial }),
+            await_incoming: !dial,
+            ..Peer::default()
+        };
+        p.active = true;
+        self.peers.push(p);
+        self.active.push(r);
+        if dial {
+            self.start_attempt(r, Instant::now());
+        }
+        Ok(r)
+    }
+
+    /// Whether `r` has an established connection.
+    pub fn is_connected(&self, r: u32) -> bool {
+        self.peers.get(r as usize).is_some_and(|p| p.conn.as_ref().is_some_and(|c| matches!(c.state, State::Established)))
+    }
+
+    /// Whether `r` failed (with the reason, if so).
+    pub fn peer_failed(&self, r: u32) -> Option<String> {
+        let p = self.peers.get(r as usize)?;
+        if !p.failed {
+            return None;
+        }
+        Some(self.failed.iter().find(|(x, _)| *x == r).map(|(_, w)| w.clone()).unwrap_or_default())
+    }
+
+    /// Queues a goodbye to `r` (nothing may be sent to it afterwards).
+    pub fn say_goodbye(&mut self, r: u32) {
+        let p = &mut self.peers[r as usize];
+        if p.conn.is_some() && !p.bye_queued {
+            p.bye_queued = true;
+            p.sendbuf.extend_from_slice(&wire::encode_frame_header(wire::KIND_BYE, 0));
+        }
+        p.bye_queued = true;
+    }
+
+    /// Whether our goodbye to `r` is written and theirs arrived (or there is no
+    /// connection to wait for).
+    pub fn goodbye_done(&self, r: u32) -> bool {
+        let p = &self.peers[r as usize];
+        match &p.conn {
+            None => true,
+            Some(c) => p.queued() == 0 && (c.dec.saw_bye() || c.eof),
+        }
+    }
+
+    /// Closes the connection to `r` after the goodbyes (MPI_Comm_disconnect): the
+    /// peer is no longer polled, and its end of stream is not a failure.
+    pub fn close_peer(&mut self, r: u32) {
+        let p = &mut self.peers[r as usize];
+        p.conn = None;
+        p.attempt = None;
+        p.bye_queued = true;
+        p.closed = true;
+        p.recvq.clear();
+        p.recv_bytes = 0;
+        self.active.retain(|&x| x != r);
+        let p = &mut self.peers[r as usize];
+        p.active = false;
+    }
+
+    /// Whether any peer is a process of another job (so blocked waits watch sockets).
+    pub fn has_dynamic_peers(&self) -> bool {
+        self.peers.iter().any(|p| p.dynamic.is_some() && !p.closed)
+    }
+
+    /// The secret, our rank as the peer knows it, and the peer's own rank, for the
+    /// handshake with `r`.
+    fn ids(&self, r: u32) -> (&[u8], u32, u32) {
+        match &self.peers[r as usize].dynamic {
+            Some(d) => (&d.secret, d.my_index_there, d.remote_me),
+            None => (&self.secret, self.me, r),
+        }
+    }
+
     /// Records a peer's published endpoint (only off-host peers get one).
     pub fn set_endpoint(&mut self, rank: u32, endpoint: &str) -> Result<()> {
         const CALL: &str = "TcpTransport::set_endpoint";
@@ -871,7 +985,7 @@ impl TcpTransport {
 
     fn check_peer(&self, r: u32) {
         assert!(
-            r < self.nranks && r != self.me,
+            (r as usize) < self.peers.len() && r != self.me,
             "tcp: rank {r} is not a peer of rank {}",
             self.me
         );
@@ -1020,12 +1134,22 @@ impl TcpTransport {
     /// progress, and the rules allow.
     fn maybe_connect(&mut self, r: u32, now: Instant) {
         let p = &mut self.peers[r as usize];
+        let dial_now = p.dynamic.as_ref().is_some_and(|d| d.dial);
         if p.failed
+            || p.closed
             || p.conn.is_some()
             || p.attempt.is_some()
             || p.await_incoming
-            || p.queued() == 0
+            || (p.queued() == 0 && !dial_now)
         {
+            return;
+        }
+        self.start_attempt(r, now);
+    }
+
+    fn start_attempt(&mut self, r: u32, now: Instant) {
+        let p = &mut self.peers[r as usize];
+        if p.failed || p.closed || p.conn.is_some() || p.attempt.is_some() {
             return;
         }
         let Some(addr) = p.endpoint else { return };
@@ -1131,8 +1255,12 @@ impl TcpTransport {
                 Ok(Some(accept)) => {
                     let mut c = self.pending.swap_remove(i);
                     let r = c.rank;
+                    let secret: &[u8] = match &self.peers[r as usize].dynamic {
+                        Some(d) => &d.secret,
+                        None => &self.secret,
+                    };
                     let v = wire::encode_verdict(
-                        &self.secret,
+                        secret,
                         accept,
                         r,
                         self.me,
@@ -1177,8 +1305,23 @@ impl TcpTransport {
             return Ok(None);
         }
         let msg = wire::parse_client_msg(&c.inbuf)?;
-        if !wire::verify_client_msg(&self.secret, &msg, &c.my_nonce) {
+        // A process of another job may dial before we added it (its group learnt
+        // of us first): such a claim waits, until the handshake's deadline, for
+        // the index to exist.
+        if msg.rank as usize >= self.peers.len() && crate::comm::dynamic::joining() {
+            return Ok(None);
+        }
+        // A process of another job claims the index we gave it, and proves the
+        // secret of that connection, not the job's.
+        let dynamic = self.peers.get(msg.rank as usize).and_then(|p| p.dynamic.as_ref());
+        let secret: &[u8] = dynamic.map_or(&self.secret, |d| &d.secret);
+        if !wire::verify_client_msg(secret, &msg, &c.my_nonce) {
             return Err("the client failed to prove knowledge of the job secret".into());
+        }
+        if let Some(d) = dynamic {
+            if d.dial || msg.server_rank != self.me {
+                return Err(format!("the process of another job claiming index {} may not connect", msg.rank));
+            }
         }
         if msg.server_rank != self.me {
             return Err(format!(
@@ -1186,7 +1329,7 @@ impl TcpTransport {
                 msg.server_rank
             ));
         }
-        if msg.rank >= self.nranks || msg.rank == self.me {
+        if msg.rank as usize >= self.peers.len() || msg.rank == self.me {
             return Err(format!(
                 "the client claims to be rank {}, not a peer",
                 msg.rank
@@ -1195,13 +1338,16 @@ impl TcpTransport {
         c.rank = msg.rank;
         c.their_nonce = msg.nonce;
         let p = &self.peers[msg.rank as usize];
-        if p.failed {
-            return Err(format!("rank {} has already failed", msg.rank));
+        if p.failed || p.closed {
+            return Err(format!("rank {} has already failed or disconnected", msg.rank));
         }
         if p.conn.is_some() {
             return Err(format!("rank {} is already connected", msg.rank));
         }
         // The collision rule: the lower rank's own attempt wins.
+        if p.dynamic.is_some() {
+            return Ok(Some(true));
+        }
         Ok(Some(!(self.me < msg.rank && p.attempt.is_some())))
     }
 
@@ -1228,7 +1374,7 @@ impl TcpTransport {
             }
             Ok(Some(false)) => {
                 *did = true;
-                if self.me < r {
+                if self.me < r || self.peers[r as usize].dynamic.is_some() {
                     self.fail_peer(
                         r,
                         format!("rank {r} rejected our connection (protocol violation)"),
@@ -1277,19 +1423,20 @@ impl TcpTransport {
                     }
                     let hello =
                         wire::parse_server_hello(&c.inbuf).map_err(|e| (true, e.to_string()))?;
-                    if hello.rank != c.rank {
+                    let (secret, me, them) = self.ids(c.rank);
+                    if hello.rank != them {
                         return Err((
                             true,
-                            format!("the server is rank {}, not rank {}", hello.rank, c.rank),
+                            format!("the server is rank {}, not rank {}", hello.rank, them),
                         ));
                     }
                     c.their_nonce = hello.nonce;
                     c.my_nonce = random_nonce().map_err(net)?;
                     c.inbuf.clear();
                     let msg = wire::encode_client_msg(
-                        &self.secret,
-                        self.me,
-                        c.rank,
+                        secret,
+                        me,
+                        them,
                         &c.their_nonce,
                         &c.my_nonce,
                     );
@@ -1303,11 +1450,12 @@ impl TcpTransport {
                     {
                         return Ok(None);
                     }
+                    let (secret, me, them) = self.ids(c.rank);
                     let v = wire::parse_verdict(
-                        &self.secret,
+                        secret,
                         &c.inbuf,
-                        self.me,
-                        c.rank,
+                        me,
+                        them,
                         &c.my_nonce,
                         &c.their_nonce,
                     )

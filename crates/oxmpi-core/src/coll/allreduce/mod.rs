@@ -91,9 +91,12 @@ fn schedule(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usi
     let io = Io::new(&red, sendbuf, recvbuf, count, true);
     let mut b = Builder::new(comm);
     // The host of each rank, for the two-level algorithm.
+    // Processes of two jobs (connect/accept) do not know each other's hosts
+    // alike, and every member must choose the same algorithm: such a
+    // communicator is treated as one host.
     let host_of: Vec<u32> = match crate::runtime::engine() {
-        Ok(e) => comm.group().iter().map(|&w| e.host_of()[w as usize]).collect(),
-        Err(_) => vec![0; comm.size() as usize],
+        Ok(e) if comm.group().iter().all(|&w| w < e.size()) => comm.group().iter().map(|&w| e.host_index(w)).collect(),
+        _ => vec![0; comm.size() as usize],
     };
     let hosts = {
         let mut h = host_of.clone();
