@@ -836,7 +836,8 @@ impl Engine {
                 continue;
             }
             idle = idle.saturating_add(1);
-            if idle == TIMED_AFTER && blocked.is_none() {
+            // `>=`: the lock-free spin below advances `idle` by several at a time.
+            if idle >= TIMED_AFTER && blocked.is_none() {
                 blocked = Some(crate::tools::BlockedTimer::start());
             }
             if idle < self.spin {
