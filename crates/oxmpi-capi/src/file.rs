@@ -470,9 +470,8 @@ unsafe fn access<C: Count>(base: &'static str, fh: MPI_File, offset: Option<MPI_
                 fill_status(s, &st);
             }
             Out::Request(r) => {
-                // SAFETY: as above; the buffer stays valid until the request
-                // completes (MPI contract), which a collective access does in the
-                // background, on the file's I/O worker.
+                // A collective access completes in the background, on the file's I/O worker.
+                // SAFETY: as above; the buffer stays valid until the request completes (MPI contract).
                 let req = unsafe { f.iaccess(call, pos, coll, dir, buf as *mut u8, n, &dt)? };
                 let h = crate::p2p::new_request(req, crate::errors::NO_COMM, None);
                 // SAFETY: non-null (checked above), the OUT request (MPI contract).

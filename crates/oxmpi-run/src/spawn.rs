@@ -143,9 +143,9 @@ pub fn spawn_local(
         .stderr(Stdio::piped())
         .process_group(pgid.unwrap_or(0));
     let cpu = spec.cpu;
-    // SAFETY: the closure runs between fork and exec and calls only
-    // async-signal-safe functions (prctl, getppid, fcntl, sigprocmask,
-    // sched_setaffinity).
+    // The closure runs between fork and exec (prctl, getppid, fcntl,
+    // sigprocmask, sched_setaffinity).
+    // SAFETY: every call the closure makes is async-signal-safe.
     unsafe {
         cmd.pre_exec(move || {
             sys::prepare_child(Some(child_fd), launcher_pid)?;

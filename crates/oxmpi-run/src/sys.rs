@@ -345,9 +345,8 @@ pub fn allowed_cpus() -> io::Result<Vec<usize>> {
 /// Binds the calling process to `cpu`. Called between fork and exec:
 /// sched_setaffinity is a plain system call, async-signal-safe.
 pub fn bind_to_cpu(cpu: usize) -> io::Result<()> {
-    // SAFETY: an all-zero cpu_set_t is the empty set; CPU_SET writes one bit
-    // of it (cpu < CPU_SETSIZE, checked by allowed_cpus' range); the kernel
-    // only reads the set.
+    // An all-zero cpu_set_t is the empty set; the kernel only reads the set.
+    // SAFETY: CPU_SET writes one bit of our set (cpu < CPU_SETSIZE: allowed_cpus' range).
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut set);

@@ -361,9 +361,8 @@ impl<S: ThreadSafety> SimpleCommunicator<S> {
     }
 
     pub(crate) fn from_core_ref(c: &Comm) -> &SimpleCommunicator<S> {
-        // SAFETY: SimpleCommunicator is #[repr(transparent)] over Comm (its other field
-        // is a zero-sized PhantomData), so the two references have the same layout and
-        // validity.
+        // SimpleCommunicator's other field is a zero-sized PhantomData.
+        // SAFETY: #[repr(transparent)] over Comm: same layout and validity.
         unsafe { &*(c as *const Comm as *const SimpleCommunicator<S>) }
     }
 

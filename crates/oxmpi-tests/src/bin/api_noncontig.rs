@@ -127,6 +127,7 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
         }
         let mut dst: Vec<T> = l.buf(N);
         let recv = |dst: &mut Vec<T>| {
+            // SAFETY: `dst` (l.buf(N)) spans N periods of the layout `l.dt` describes.
             let mut mv = unsafe { MutView::with_count_and_datatype(&mut dst[..], N as i32, &l.dt) };
             let st = prev.receive_into_with_tag(&mut mv, 1);
             check!(me, st.source_rank() == pr && st.count(&l.dt) == N as i32, "{} status {st:?}", l.name);
@@ -148,6 +149,7 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
         let mut dst: Vec<T> = l.buf(N);
         let v = view();
         {
+            // SAFETY: `dst` (l.buf(N)) spans N periods of the layout `l.dt` describes.
             let mut mv = unsafe { MutView::with_count_and_datatype(&mut dst[..], N as i32, &l.dt) };
             scope(|s| {
                 let r = prev.immediate_receive_into_with_tag(s, &mut mv, 9);
@@ -173,6 +175,7 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
     let mut dst: Vec<T> = l.buf(N);
     {
         let v = view();
+        // SAFETY: `dst` (l.buf(N)) spans N periods of the layout `l.dt` describes.
         let mut mv = unsafe { MutView::with_count_and_datatype(&mut dst[..], N as i32, &l.dt) };
         scope(|s| {
         let r = prev.immediate_receive_into_with_tag(s, &mut mv, 2);
@@ -196,6 +199,7 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
         let packed = l.sent::<T>(me, N);
         scope(|s| {
             let _g = WaitGuard::from(next.immediate_send_with_tag(s, &packed[..], 4));
+            // SAFETY: `dst` (l.buf(N)) spans N periods of the layout `l.dt` describes.
             let mut mv = unsafe { MutView::with_count_and_datatype(&mut dst[..], N as i32, &l.dt) };
             prev.receive_into_with_tag(&mut mv, 4);
         });
@@ -206,6 +210,7 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
     let mut dst: Vec<T> = l.buf(N);
     {
         let v = view();
+        // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
         let mut mv = unsafe { MutView::with_count_and_datatype(&mut dst[..], N as i32, &l.dt) };
         let st = oxmpi::point_to_point::send_receive_into_with_tags(&v, &next, 5, &mut mv, &prev, 5);
         check!(me, st.source_rank() == pr, "{} sendrecv status {st:?}", l.name);
@@ -215,6 +220,7 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
     // send_receive_replace_into: the gaps keep their own values.
     let mut rep: Vec<T> = l.source(me, N);
     {
+        // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
         let mut mv = unsafe { MutView::with_count_and_datatype(&mut rep[..], N as i32, &l.dt) };
         oxmpi::point_to_point::send_receive_replace_into_with_tags(&mut mv, &next, 6, &prev, 6);
     }
@@ -231,12 +237,14 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
         let _g = WaitGuard::from(next.immediate_send_with_tag(s, &v, 7));
         let (msg, st) = prev.matched_probe_with_tag(7);
         check!(me, st.count(&l.dt) == N as i32, "{} mprobe count {st:?}", l.name);
+        // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
         let mut mv = unsafe { MutView::with_count_and_datatype(&mut dst[..], N as i32, &l.dt) };
         msg.matched_receive_into(&mut mv);
     });
     l.check(me, "mprobe/mrecv", &dst, 0, &want);
     let mut dst: Vec<T> = l.buf(N);
     {
+        // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
         let mut mv = unsafe { MutView::with_count_and_datatype(&mut dst[..], N as i32, &l.dt) };
         scope(|s| {
             let _g = WaitGuard::from(next.immediate_send_with_tag(s, &v, 8));
@@ -262,6 +270,7 @@ fn collectives<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
     for imm in [false, true] {
         let mut b: Vec<T> = if is_root { l.source(0, 2) } else { l.buf(2) };
         {
+            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
             let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 2, &l.dt) };
             if imm {
                 scope(|s| {
@@ -279,10 +288,12 @@ fn collectives<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
     // gather: one element from each rank into element r of the root's buffer
     for imm in [false, true] {
         let src: Vec<T> = l.source(me, 1);
+        // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
         let v = unsafe { View::with_count_and_datatype(&src[..], 1, &l.dt) };
         if is_root {
             let mut b: Vec<T> = l.buf(n);
             {
+                // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
                 let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], size, &l.dt) };
                 if imm {
                     scope(|s| {
@@ -309,8 +320,10 @@ fn collectives<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
         let src: Vec<T> = l.source(0, n);
         let mut b: Vec<T> = l.buf(1);
         {
+            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
             let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 1, &l.dt) };
             if is_root {
+                // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
                 let v = unsafe { View::with_count_and_datatype(&src[..], size, &l.dt) };
                 if imm {
                     scope(|s| {
@@ -334,9 +347,11 @@ fn collectives<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
     // all_gather and all_to_all (blocking and immediate)
     for imm in [false, true] {
         let src: Vec<T> = l.source(me, 1);
+        // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
         let v = unsafe { View::with_count_and_datatype(&src[..], 1, &l.dt) };
         let mut b: Vec<T> = l.buf(n);
         {
+            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
             let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], size, &l.dt) };
             if imm {
                 scope(|s| {
@@ -351,9 +366,11 @@ fn collectives<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
         }
 
         let src: Vec<T> = l.source(me, n);
+        // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
         let v = unsafe { View::with_count_and_datatype(&src[..], size, &l.dt) };
         let mut b: Vec<T> = l.buf(n);
         {
+            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
             let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], size, &l.dt) };
             if imm {
                 scope(|s| {
@@ -382,6 +399,7 @@ fn varcount<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
     let rev: Vec<i32> = (0..size).map(|r| size - 1 - r).collect();
     let fwd: Vec<i32> = (0..size).collect();
     let src1: Vec<T> = l.source(me, 1);
+    // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
     let v1 = unsafe { View::with_count_and_datatype(&src1[..], 1, &l.dt) };
 
     for imm in [false, true] {
@@ -389,6 +407,7 @@ fn varcount<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
         if me == 0 {
             let mut b: Vec<T> = l.buf(n);
             {
+                // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
                 let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], size, &l.dt) };
                 let mut p = PartitionMut::new(&mut mv, &ones[..], &rev[..]);
                 if imm {
@@ -414,8 +433,10 @@ fn varcount<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
         let srcn: Vec<T> = l.source(0, n);
         let mut b: Vec<T> = l.buf(1);
         {
+            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
             let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 1, &l.dt) };
             if me == 0 {
+                // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
                 let vn = unsafe { View::with_count_and_datatype(&srcn[..], size, &l.dt) };
                 let p = Partition::new(&vn, &ones[..], &rev[..]);
                 if imm {
@@ -439,6 +460,7 @@ fn varcount<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
         // all_gather_varcount
         let mut b: Vec<T> = l.buf(n);
         {
+            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
             let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], size, &l.dt) };
             let mut p = PartitionMut::new(&mut mv, &ones[..], &rev[..]);
             if imm {
@@ -455,10 +477,12 @@ fn varcount<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
 
         // all_to_all_varcount: element r to rank r; from rank r into element size-1-r
         let srcn: Vec<T> = l.source(me, n);
+        // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
         let vn = unsafe { View::with_count_and_datatype(&srcn[..], size, &l.dt) };
         let p = Partition::new(&vn, &ones[..], &fwd[..]);
         let mut b: Vec<T> = l.buf(n);
         {
+            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
             let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], size, &l.dt) };
             let mut q = PartitionMut::new(&mut mv, &ones[..], &rev[..]);
             if imm {
@@ -482,11 +506,13 @@ fn more_reductions(world: &SimpleCommunicator, l: &Layout) {
     let n = size as usize;
     let sum = SystemOperation::sum();
     let src: Vec<i32> = l.source(me, 2);
+    // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
     let v = unsafe { View::with_count_and_datatype(&src[..], 2, &l.dt) };
     let upto = |hi: i32| -> Vec<i32> { l.positions(2).into_iter().map(|j| (0..hi).map(|r| i32::val(r, j)).sum()).collect() };
     for imm in [false, true] {
         let mut b: Vec<i32> = l.buf(2);
         {
+            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
             let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 2, &l.dt) };
             if imm {
                 scope(|s| {
@@ -499,6 +525,7 @@ fn more_reductions(world: &SimpleCommunicator, l: &Layout) {
         l.check(me, "scan", &b, 0, &upto(me + 1));
         let mut b: Vec<i32> = l.buf(2);
         {
+            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
             let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 2, &l.dt) };
             if imm {
                 scope(|s| {
@@ -513,6 +540,7 @@ fn more_reductions(world: &SimpleCommunicator, l: &Layout) {
         }
         let mut b: Vec<i32> = l.buf(2);
         {
+            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
             let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 2, &l.dt) };
             if imm {
                 scope(|s| {
@@ -525,9 +553,11 @@ fn more_reductions(world: &SimpleCommunicator, l: &Layout) {
         l.check(me, "all_reduce", &b, 0, &upto(size));
         // reduce_scatter_block: element `me` of the sum of everyone's `size` elements
         let srcn: Vec<i32> = l.source(me, n);
+        // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
         let vn = unsafe { View::with_count_and_datatype(&srcn[..], size, &l.dt) };
         let mut b: Vec<i32> = l.buf(1);
         {
+            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
             let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 1, &l.dt) };
             if imm {
                 scope(|s| {
@@ -547,6 +577,7 @@ fn more_reductions(world: &SimpleCommunicator, l: &Layout) {
         let root = world.process_at_rank(size - 1);
         let mut b: Vec<i32> = l.buf(2);
         {
+            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
             let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 2, &l.dt) };
             scope(|s| {
                 if me == size - 1 {
@@ -563,6 +594,7 @@ fn more_reductions(world: &SimpleCommunicator, l: &Layout) {
     // all_reduce_in_place on the source values themselves
     let mut inplace: Vec<i32> = l.source(me, 2);
     {
+        // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
         let mut mv = unsafe { MutView::with_count_and_datatype(&mut inplace[..], 2, &l.dt) };
         world.all_reduce_in_place(&mut mv, sum);
     }
@@ -576,10 +608,12 @@ fn more_reductions(world: &SimpleCommunicator, l: &Layout) {
 fn reductions(world: &SimpleCommunicator, l: &Layout) {
     let (me, size) = (world.rank(), world.size());
     let src: Vec<i32> = l.source(me, 2);
+    // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
     let v = unsafe { View::with_count_and_datatype(&src[..], 2, &l.dt) };
     let want: Vec<i32> = l.positions(2).into_iter().map(|j| (0..size).map(|r| i32::val(r, j)).sum()).collect();
     let mut b: Vec<i32> = l.buf(2);
     {
+        // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
         let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 2, &l.dt) };
         world.all_reduce_into(&v, &mut mv, SystemOperation::sum());
     }
@@ -588,6 +622,7 @@ fn reductions(world: &SimpleCommunicator, l: &Layout) {
     {
         let root = world.process_at_rank(size - 1);
         if me == size - 1 {
+            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
             let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 2, &l.dt) };
             root.reduce_into_root(&v, &mut mv, SystemOperation::sum());
         } else {
@@ -613,6 +648,7 @@ fn matrix_columns(world: &SimpleCommunicator) {
     if me == 0 {
         let mut matrix = vec![-1.0f64; ROWS * n];
         {
+            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
             let mut mv = unsafe { MutView::with_count_and_datatype(&mut matrix[..], size, &column) };
             root.gather_into_root(&mine[..], &mut mv);
         }
@@ -625,6 +661,7 @@ fn matrix_columns(world: &SimpleCommunicator) {
             *x += 0.5;
         }
         let mut back = vec![0.0f64; ROWS];
+        // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
         let v = unsafe { View::with_count_and_datatype(&matrix[..], size, &column) };
         root.scatter_into_root(&v, &mut back[..]);
         check!(me, back.iter().enumerate().all(|(i, x)| *x == i as f64 + 0.5), "column 0 back {back:?}");
