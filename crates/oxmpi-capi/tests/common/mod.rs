@@ -28,3 +28,27 @@ pub fn lay_out(dir: &str) -> PathBuf {
     assert!(out.status.success(), "cargo xtask dist --debug failed:\n{}", String::from_utf8_lossy(&out.stderr));
     p
 }
+
+/// Waits for a started job, sending its launcher SIGTERM if it runs past
+/// `limit` (a hung test then fails with the job's output instead of hanging).
+#[allow(dead_code)] // not every test binary starts jobs this way
+pub fn wait_with_watchdog(child: std::process::Child, limit: std::time::Duration) -> std::process::Output {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let pid = child.id();
+    let done = std::sync::Arc::new(AtomicBool::new(false));
+    let d2 = done.clone();
+    std::thread::spawn(move || {
+        let t = std::time::Instant::now();
+        while t.elapsed() < limit {
+            if d2.load(Ordering::Relaxed) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        // SAFETY: kill(2) on the launcher we started.
+        unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    });
+    let out = child.wait_with_output().unwrap();
+    done.store(true, Ordering::Relaxed);
+    out
+}
