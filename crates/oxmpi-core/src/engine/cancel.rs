@@ -1,0 +1,75 @@
+//! MPI_Cancel. A posted receive is removed from the matcher and completes
+//! cancelled; a send still in our outbox is taken out (returning its credit);
+//! otherwise a `CancelReq` asks the receiver to drop the message if it is
+//! still unexpected and unclaimed, and the send completes on the `CancelAck`.
+//!
+//! Invariant: a cancelled eager message returns its credit exactly once (by the
+//! sender if it never left, by the receiver if it drops it).
+
+use super::*;
+
+impl State {
+    // ----- cancel -----------------------------------------------------------------
+
+    /// MPI_Cancel.
+    pub(crate) fn cancel(&mut self, r: Request) -> Result<()> {
+        let Some(e) = self.reqs.get(r) else {
+            return Err(MpiError::arg(ErrorClass::Request, "MPI_Cancel", "request", "not an active request"));
+        };
+        if e.done {
+            // Sends complete locally before they are matched (eager); a cancel
+            // must still reach the receiver then, so only receives stop here.
+            if !matches!(e.kind, ReqKind::Send(_)) {
+                return Ok(());
+            }
+        }
+        match &e.kind {
+            ReqKind::Recv(rr) => {
+                if rr.posted && self.matcher.remove_posted(|p| *p == r).is_some() {
+                    let e = self.reqs.get_mut(r).unwrap();
+                    let mut st = Status::EMPTY;
+                    st.cancelled = true;
+                    e.status = st;
+                    self.complete(r, st, None);
+                }
+                Ok(())
+            }
+            ReqKind::Send(s) => {
+                let peer = s.peer;
+                if s.cancel_pending || e.status.cancelled {
+                    return Ok(());
+                }
+                // Still in our outbox and not started: just take it out.
+                let pos = self.peers[peer as usize].outbox.iter().position(|i| match i {
+                    OutItem::Eager { req, started, .. } => *req == r && !*started,
+                    OutItem::Ctrl(h) => h.kind == Kind::Rts && h.sreq == r.0,
+                    _ => false,
+                });
+                if let Some(pos) = pos {
+                    let item = self.peers[peer as usize].outbox.remove(pos).unwrap();
+                    if let OutItem::Eager { data, .. } = item {
+                        self.peers[peer as usize].credit += credit_cost(data.len) as i64;
+                    }
+                    if let Some(e) = self.reqs.get_mut(r) {
+                        e.status.cancelled = true;
+                        if let ReqKind::Send(s) = &mut e.kind {
+                            s.local_done = true;
+                            s.await_ack = false;
+                        }
+                    }
+                    self.send_progressed(r);
+                    return Ok(());
+                }
+                if let Some(e) = self.reqs.get_mut(r) {
+                    e.done = false;
+                    if let ReqKind::Send(s) = &mut e.kind {
+                        s.cancel_pending = true;
+                    }
+                }
+                self.ctrl(peer, Header::control(Kind::CancelReq, r.0));
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+}

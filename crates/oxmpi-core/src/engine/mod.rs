@@ -1,0 +1,393 @@
+//! The device: per-peer paths, the request table, the point-to-point protocol
+//! (eager, rendezvous, synchronous acks, credits, cancel) and the progress engine.
+//!
+//! All state lives in [`State`] behind one mutex (see [`crate::runtime`]); every
+//! MPI call that communicates takes the lock, makes progress, and releases it, so
+//! MPI_THREAD_MULTIPLE is safe. Blocking calls release the lock between polls and
+//! sleep on the rank's doorbell when nothing happens.
+//!
+//! ## Protocol, per message
+//! * `len <= eager_limit` and the receiver has granted enough credit: the data is
+//!   copied into the peer's ring (`Eager`, then `EagerCont` fragments). The send
+//!   completes once the last fragment is in the ring (synchronous mode: when the
+//!   receiver's `SyncAck` arrives).
+//! * otherwise, rendezvous: an `Rts` carries the sender's buffer address. When the
+//!   receive matches, the receiver copies the data once, straight from the sender's
+//!   memory (`process_vm_readv`), and answers `Fin`. Where the kernel refuses
+//!   cross-memory reads, the receiver answers `Cts` and the sender streams the data
+//!   through the ring (`Data` packets).
+//!
+//! ## Flow control
+//! Each sender holds `credit` eager bytes per receiver. Eager data that sits in the
+//! receiver's unexpected queue is paid for by that credit; the receiver returns it
+//! (`Credit`) once the data is delivered. A sender without credit falls back to
+//! rendezvous, whose unexpected footprint is a header, and whose send completes
+//! only when matched: a flooding sender ends up waiting instead of the receiver's
+//! memory growing without bound.
+//!
+//! ## Files (by protocol phase; each opens with what it owns and its invariants)
+//! * `mod.rs`: the types (peers, requests, unexpected messages) and [`State`].
+//! * `requests.rs`: the request table, completion, release, detach.
+//! * `send.rs`: eager/rendezvous choice, bsend, sends to self, per-peer outboxes.
+//! * `recv.rs`: posting receives, unexpected messages, eager and streamed data.
+//! * `rendezvous.rs`: the receiver's single copy (CMA, shared copy) or `Cts`.
+//! * `credit.rs`: eager flow control.
+//! * `cancel.rs`: MPI_Cancel of receives and sends.
+//! * `progress.rs`: packet dispatch, control packets, the progress step, tasks.
+//! * `net.rs`: links to rings and sockets, TCP peers of other jobs.
+//! * `describe.rs`: diagnosis (pending requests, state dumps).
+
+use std::collections::{HashMap, VecDeque};
+
+use crate::buf::RawBuf;
+use crate::error::{ErrorClass, MpiError, Result};
+use crate::matching::{Envelope, Matcher, Pattern};
+use crate::pt2pt::wire::{Header, Kind, CONT_HEADER_LEN, FLAG_CANCELLED, FLAG_SYNC, HEADER_LEN};
+use crate::request::{Request, Status, PROC_NULL};
+use crate::transport::cma;
+use crate::transport::shm::{ShmSegment, CELL_PAYLOAD, COPY_SLOTS};
+use crate::transport::tcp::{self, TcpTransport};
+
+mod cancel;
+mod credit;
+mod describe;
+mod net;
+mod progress;
+mod recv;
+mod rendezvous;
+mod requests;
+mod send;
+
+use credit::{credit_cost, CREDIT_PER_PEER};
+use net::Link;
+use rendezvous::SharedCopy;
+use requests::IdHash;
+use requests::Slab;
+
+/// How a peer is reached; chosen once, at start-up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Path {
+    SelfLoop,
+    Shm { local: usize },
+    /// On another host, through the TCP transport.
+    Tcp,
+    /// On another host, and no network transport is available for it.
+    Unreachable,
+}
+
+impl Path {
+    /// How the MPI_T traffic counters file this peer's messages.
+    #[inline]
+    fn via(&self) -> Option<crate::tools::Via> {
+        match self {
+            Path::SelfLoop => Some(crate::tools::Via::SelfLoop),
+            Path::Shm { .. } => Some(crate::tools::Via::Shm),
+            Path::Tcp => Some(crate::tools::Via::Tcp),
+            Path::Unreachable => None,
+        }
+    }
+}
+
+/// Something waiting to be written into a peer's ring, in order.
+#[derive(Debug)]
+enum OutItem {
+    Ctrl(Header),
+    /// An eager message: header first, then continuation fragments.
+    Eager { hdr: Header, data: RawBuf, sent: usize, started: bool, req: Request },
+    /// Rendezvous data streamed after a `Cts` (fallback when CMA is refused).
+    Stream { rreq: u64, data: RawBuf, sent: usize, req: Request },
+}
+
+#[derive(Debug)]
+pub(crate) struct Peer {
+    pub path: Path,
+    pub pid: i32,
+    /// Eager bytes we may still send to this peer without it having matched them.
+    credit: i64,
+    /// Eager bytes of this peer's we delivered and have not yet told it about.
+    credit_owed: u64,
+    outbox: VecDeque<OutItem>,
+    /// An eager message from this peer whose continuation fragments are due.
+    rx: Rx,
+    /// Whether cross-memory reads from this peer work (cleared on first refusal).
+    cma_ok: bool,
+    /// Id of the last shared copy of this peer's data into ours (ring `peer -> me`).
+    copy_id: u32,
+    /// Bit `i`: the ring's shared-copy slot `i` is in use.
+    copy_busy: u8,
+    /// Packets pushed to this peer and taken from it, for the launcher's
+    /// deadlock check ("no message in flight" is `sent == peer's recvd`).
+    pub(crate) sent: u64,
+    pub(crate) recvd: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Rx {
+    Idle,
+    /// Fragments go straight into a matched receive.
+    Direct { req: Request, offset: usize, total: usize },
+    /// Fragments go into an unexpected message.
+    Unexpected { msg: u64 },
+}
+
+/// A message that arrived before its receive was posted.
+#[derive(Debug)]
+pub(crate) struct UnexpMsg {
+    pub env: Envelope,
+    pub from: u32,
+    pub sreq: u64,
+    pub sync: bool,
+    /// The sender's type-signature fingerprint (`datatype::sigcheck`; 0 = unchecked).
+    pub sig: u64,
+    pub body: Body,
+    /// A receive that took this message while eager fragments were still arriving.
+    pub claimed_by: Option<Request>,
+}
+
+#[derive(Debug)]
+pub(crate) enum Body {
+    Eager { data: Vec<u8>, total: usize },
+    /// The data is in the sender's memory at `addr` (or, for a self message, ours).
+    Rts { addr: u64, total: usize },
+}
+
+impl Body {
+    pub fn total(&self) -> usize {
+        match self {
+            Body::Eager { total, .. } | Body::Rts { total, .. } => *total,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendMode {
+    Standard,
+    Synchronous,
+    Ready,
+    Buffered,
+}
+
+#[derive(Debug)]
+pub(crate) enum ReqKind {
+    Send(SendReq),
+    Recv(RecvReq),
+    /// Already complete when created (PROC_NULL, bsend's user-visible half, ...).
+    Done,
+    /// A persistent request: what to start, and the operation currently running.
+    Persistent { spec: PersistentSpec, active: Option<Request> },
+    /// A collective in progress (taken out while it is being advanced).
+    Coll(Option<Box<crate::coll::sched::Schedule>>),
+    /// A generalized request (MPI_Grequest_start): completed by user code
+    /// ([`State::complete_generalized`]), never by progress.
+    Generalized,
+    /// A multi-step operation (communicator duplication's context agreement)
+    /// advanced by progress, like a collective (taken out while advanced).
+    Task(Option<Box<dyn Task>>),
+}
+
+/// An operation the progress engine advances step by step until it reports
+/// completion (`Ok(true)`) or fails.
+pub(crate) trait Task: Send + std::fmt::Debug {
+    fn advance(&mut self, st: &mut State) -> Result<bool>;
+    /// The status the request reports once `advance` returned `Ok(true)`.
+    fn status(&self) -> Status {
+        Status::EMPTY
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct SendReq {
+    peer: u32,
+    /// The communicator context it was sent on (for diagnosis).
+    context: u32,
+    /// The bytes being sent (the user's buffer, or `owned`).
+    data: RawBuf,
+    /// Data we own (bsend copies) must outlive the transfer; keep it here.
+    _owned: Option<Box<[u8]>>,
+    /// Bytes charged to the attached bsend buffer, released on completion.
+    bsend_charge: usize,
+    /// Which buffer was charged: a communicator's (its context id, MPI-4.1
+    /// `MPI_Comm_attach_buffer`) or the process's (`None`).
+    bsend_pool: Option<u32>,
+    /// The data has left (eager: all in the ring; rendezvous: FIN seen).
+    local_done: bool,
+    /// Waiting for a SyncAck.
+    await_ack: bool,
+    cancel_pending: bool,
+    /// Whether the message is still in our outbox or our own unexpected queue.
+    state: SendState,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SendState {
+    Queued,
+    InFlight,
+}
+
+#[derive(Debug)]
+pub(crate) struct RecvReq {
+    buf: RawBuf,
+    posted: bool,
+    /// Streamed rendezvous: bytes expected and received so far.
+    total: usize,
+    received: usize,
+    env: Option<Envelope>,
+    /// For a non-contiguous datatype: the bytes land in a temporary buffer and
+    /// are unpacked into the user's layout when the receive completes.
+    unpack: Option<Box<Unpack>>,
+    /// The signature fingerprint of this receive's datatype (`datatype::sigcheck`; 0 = not checked).
+    sig: u64,
+    /// Set on a signature mismatch: the sender's fingerprint. No data is delivered.
+    bad_sig: u64,
+    /// The communicator context it receives on (timeline flows; 0 for mrecv).
+    context: u32,
+}
+
+/// Where a receive through a temporary buffer finally goes.
+pub(crate) struct Unpack {
+    pub dt: crate::datatype::Datatype,
+    pub dst: usize,
+    pub count: usize,
+    pub temp: Box<[u8]>,
+}
+
+impl std::fmt::Debug for Unpack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Unpack({} x {:?} into {:#x})", self.count, self.dt.name(), self.dst)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum PersistentSpec {
+    Send { comm: crate::comm::Comm, buf: RawBuf, dest: i32, tag: i32, mode: SendMode },
+    Recv { comm: crate::comm::Comm, buf: RawBuf, source: i32, tag: i32 },
+}
+
+#[derive(Debug)]
+pub(crate) struct ReqEntry {
+    pub kind: ReqKind,
+    pub done: bool,
+    pub status: Status,
+    pub error: Option<MpiError>,
+    /// Freed by the user (MPI_Request_free) or internal: drop on completion.
+    pub detached: bool,
+}
+
+/// The attached MPI_Buffer_attach space, tracked by bytes in use.
+#[derive(Debug, Default)]
+pub(crate) struct BsendPool {
+    pub attached: Option<(usize, usize)>,
+    pub used: usize,
+}
+
+/// Bytes of bookkeeping each buffered send charges on top of its data
+/// (`MPI_BSEND_OVERHEAD`).
+pub const BSEND_OVERHEAD: usize = 96;
+
+pub(crate) struct State {
+    pub me: u32,
+    pub peers: Vec<Peer>,
+    reqs: Slab,
+    pub(crate) matcher: Matcher<Request, u64>,
+    pub(crate) unexp: HashMap<u64, UnexpMsg, IdHash>,
+    next_msg: u64,
+    pub eager_limit: usize,
+    pub bsend: BsendPool,
+    /// Buffers attached to communicators (`MPI_Comm_attach_buffer`), by the
+    /// point-to-point context id; a communicator's buffer serves its buffered
+    /// sends before the process's.
+    pub comm_bsend: HashMap<u32, BsendPool>,
+    /// Communicators made from a session's groups, by context id, to the key
+    /// of their session's buffer in `comm_bsend` (`MPI_Session_attach_buffer`):
+    /// used when the communicator has no buffer of its own.
+    pub bsend_alias: HashMap<u32, u32>,
+    shm: Option<&'static ShmSegment>,
+    /// Bumped on every completion, so waiters in other threads can be woken.
+    pub completions: u64,
+    /// Peers with something in their outbox.
+    pending_out: Vec<u32>,
+    /// Shared-memory peers (world ranks), polled by progress.
+    shm_peers: Vec<(u32, usize)>,
+    /// Collectives in progress, advanced by every progress call.
+    active_colls: Vec<Request>,
+    /// Connections to ranks on other hosts.
+    tcp: Option<TcpTransport>,
+    /// `OXMPI_CHECK_SIGNATURES=1`: typed messages carry their primitive and a
+    /// receive expecting another one fails with MPI_ERR_TYPE.
+    pub(crate) check_sigs: bool,
+    /// Whether we may write into local peers' memory to help them receive (CMA
+    /// works and `OXMPI_SHARED_COPY` is not `0`); also whether we ask for help.
+    shared_copy: bool,
+    /// Receives being copied together with their senders.
+    shared_copies: Vec<SharedCopy>,
+    /// Index into `shm_peers` where the last progress call started polling.
+    poll_start: usize,
+    /// Buffers of delivered small unexpected messages, for the next ones
+    /// (at most [`SPARE_EAGER_MAX`] of [`SPARE_EAGER_CAP`] bytes).
+    spare_eager: Vec<Vec<u8>>,
+    /// Traffic counters behind the MPI_T performance variables.
+    pub(crate) stats: crate::tools::Stats,
+}
+
+/// Unexpected eager messages up to this size get a recycled buffer of exactly
+/// this capacity.
+const SPARE_EAGER_CAP: usize = 256;
+/// Recycled buffers kept at most (16 KiB).
+const SPARE_EAGER_MAX: usize = 64;
+
+impl State {
+    pub(crate) fn new(me: u32, paths: Vec<(Path, i32)>, shm: Option<&'static ShmSegment>, tcp: Option<TcpTransport>) -> State {
+        let eager_limit = crate::tools::initial_eager_limit();
+        let check_sigs = std::env::var("OXMPI_CHECK_SIGNATURES").is_ok_and(|v| v == "1");
+        let cma_allowed = std::env::var("OXMPI_NO_CMA").is_err() && cma::probe_cma();
+        let shm_peers = paths
+            .iter()
+            .enumerate()
+            .filter_map(|(r, (p, _))| match p {
+                Path::Shm { local } => Some((r as u32, *local)),
+                _ => None,
+            })
+            .collect();
+        let peers = paths
+            .into_iter()
+            .map(|(path, pid)| Peer {
+                path,
+                pid,
+                credit: CREDIT_PER_PEER,
+                credit_owed: 0,
+                outbox: VecDeque::new(),
+                rx: Rx::Idle,
+                // Another host's memory cannot be read: rendezvous data streams.
+                cma_ok: cma_allowed && path != Path::Tcp,
+                copy_id: 0,
+                copy_busy: 0,
+                sent: 0,
+                recvd: 0,
+            })
+            .collect();
+        State {
+            me,
+            peers,
+            reqs: Slab::default(),
+            matcher: Matcher::new(),
+            unexp: HashMap::default(),
+            next_msg: 1,
+            eager_limit,
+            bsend: BsendPool::default(),
+            comm_bsend: HashMap::new(),
+            bsend_alias: HashMap::new(),
+            shm,
+            completions: 0,
+            pending_out: Vec::new(),
+            shm_peers,
+            active_colls: Vec::new(),
+            tcp,
+            check_sigs,
+            shared_copy: cma_allowed && std::env::var("OXMPI_SHARED_COPY").map_or(true, |v| v != "0"),
+            shared_copies: Vec::new(),
+            poll_start: 0,
+            spare_eager: Vec::new(),
+            stats: crate::tools::Stats::default(),
+        }
+    }
+}

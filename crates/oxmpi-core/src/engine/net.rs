@@ -1,0 +1,158 @@
+//! The engine's network glue: [`Link`] (where one peer's packets go: a shared-
+//! memory ring or a TCP connection), processes of other jobs reached over TCP
+//! (connect/accept, join, spawn), and the TCP side of progress and shutdown.
+//!
+//! Invariants: a peer's path is `Tcp` only while `State::tcp` exists; the
+//! transport's peer table and `State::peers` grow together (same indices).
+//! Packets to one peer leave in outbox order on exactly one connection, so they
+//! cannot reorder.
+
+use super::*;
+
+/// Where one peer's packets go: a ring of the shared segment or a TCP connection.
+pub(super) enum Link<'a> {
+    Shm(&'static ShmSegment, usize),
+    Tcp(&'a mut TcpTransport, u32),
+}
+
+impl Link<'_> {
+    pub(super) fn max_packet(&self) -> usize {
+        match self {
+            Link::Shm(..) => CELL_PAYLOAD,
+            Link::Tcp(..) => tcp::MAX_PACKET,
+        }
+    }
+
+    /// Pushes a packet of at most `max_len` bytes (at most [`Link::max_packet`]).
+    pub(super) fn push(&mut self, max_len: usize, fill: impl FnOnce(&mut [u8]) -> usize) -> bool {
+        match self {
+            // SAFETY: links exist only inside `State` methods, and the engine reaches
+            // `State` only through its mutex: one thread at a time touches our rings.
+            Link::Shm(s, local) => unsafe { s.try_push_exclusive(*local, max_len, fill) },
+            Link::Tcp(t, peer) => t.try_push(*peer, fill),
+        }
+    }
+}
+
+impl State {
+    // ----- processes of other jobs (connect/accept, join) -----------------------
+
+    /// Makes sure a TCP transport exists (a job on one host has none until it
+    /// connects to another job); `make` builds one for `peers.len()` peers.
+    pub(crate) fn ensure_tcp(&mut self, make: impl FnOnce(u32) -> crate::error::Result<TcpTransport>) -> crate::error::Result<()> {
+        if self.tcp.is_none() {
+            self.tcp = Some(make(self.peers.len() as u32)?);
+        }
+        Ok(())
+    }
+
+    /// "ip:port" of this process's TCP listener, once [`State::ensure_tcp`] ran.
+    pub(crate) fn tcp_endpoint(&self) -> Option<String> {
+        self.tcp.as_ref().map(|t| t.endpoint())
+    }
+
+    /// The index the next added peer gets (the engine's and the transport's
+    /// tables grow together).
+    pub(crate) fn next_peer_index(&self) -> u32 {
+        self.peers.len() as u32
+    }
+
+    /// Adds a process of another job, reached over TCP (see
+    /// [`TcpTransport::add_dynamic_peer`]); returns its peer index.
+    pub(crate) fn add_dynamic_peer(&mut self, endpoint: &str, remote_me: u32, my_index_there: u32, secret: &[u8], dial: bool) -> crate::error::Result<u32> {
+        let t = self.tcp.as_mut().ok_or_else(|| crate::error::MpiError::new(crate::error::ErrorClass::Intern, "add_dynamic_peer: no TCP transport"))?;
+        debug_assert_eq!(t.peer_count() as usize, self.peers.len());
+        let r = t.add_dynamic_peer(endpoint, remote_me, my_index_there, secret, dial)?;
+        self.peers.push(Peer {
+            path: Path::Tcp,
+            pid: 0,
+            credit: CREDIT_PER_PEER,
+            credit_owed: 0,
+            outbox: VecDeque::new(),
+            rx: Rx::Idle,
+            cma_ok: false,
+            copy_id: 0,
+            copy_busy: 0,
+            sent: 0,
+            recvd: 0,
+        });
+        Ok(r)
+    }
+
+    /// Whether the connection to `peer` is established; an error if it failed.
+    pub(crate) fn peer_connected(&self, peer: u32) -> std::result::Result<bool, String> {
+        let Some(t) = self.tcp.as_ref() else { return Ok(false) };
+        if let Some(why) = t.peer_failed(peer) {
+            return Err(why);
+        }
+        Ok(t.is_connected(peer))
+    }
+
+    /// Whether nothing waits to go to `peer`: no queued item in its outbox and
+    /// every byte written to its socket.
+    pub(crate) fn peer_drained(&self, peer: u32) -> bool {
+        let p = &self.peers[peer as usize];
+        p.outbox.is_empty() && self.tcp.as_ref().is_none_or(|t| t.is_flushed(peer))
+    }
+
+    /// Starts the goodbye with `peer` (MPI_Comm_disconnect).
+    pub(crate) fn say_goodbye(&mut self, peer: u32) {
+        if let Some(t) = self.tcp.as_mut() {
+            t.say_goodbye(peer);
+        }
+    }
+
+    /// Whether both goodbyes with `peer` happened.
+    pub(crate) fn goodbye_done(&self, peer: u32) -> bool {
+        self.tcp.as_ref().is_none_or(|t| t.goodbye_done(peer))
+    }
+
+    /// Closes the connection to `peer`; it is unreachable from now on.
+    pub(crate) fn close_peer(&mut self, peer: u32) {
+        if let Some(t) = self.tcp.as_mut() {
+            t.close_peer(peer);
+        }
+        self.peers[peer as usize].path = Path::Unreachable;
+    }
+
+    /// Network I/O, then the packets that arrived over it.
+    pub(super) fn progress_tcp(&mut self) -> bool {
+        let Some(t) = self.tcp.as_mut() else { return false };
+        let mut did = t.poll();
+        if let Some((peer, why)) = t.failed_peer() {
+            eprintln!("oxmpi: rank {}: lost the connection to rank {peer}: {why}; ending the job", self.me);
+            crate::runtime::end_job(1, "lost a TCP connection");
+        }
+        let readable: Vec<u32> = t.readable_peers().collect();
+        for peer in readable {
+            for _ in 0..64 {
+                let Some(pkt) = self.tcp.as_mut().and_then(|t| t.pop_packet(peer)) else { break };
+                self.handle_packet(peer, &pkt);
+                did = true;
+            }
+        }
+        did
+    }
+
+    /// Whether every byte queued for other hosts has been written.
+    pub(crate) fn network_flushed(&self) -> bool {
+        match &self.tcp {
+            None => true,
+            Some(t) => self.peers.iter().enumerate().all(|(r, p)| p.path != Path::Tcp || t.is_flushed(r as u32)),
+        }
+    }
+
+    /// Says goodbye on every connection (MPI_Finalize, after the job's last
+    /// barrier) so no peer mistakes our exit for a death.
+    pub(crate) fn shutdown_network(&mut self) {
+        if let Some(t) = self.tcp.as_mut() {
+            t.shutdown(std::time::Duration::from_secs(10));
+        }
+    }
+
+    /// File descriptors a blocked rank waits on besides its doorbell.
+    /// Socket descriptors to wait on, and whether to wait for room to write too.
+    pub(crate) fn tcp_fds(&self) -> Vec<(std::os::fd::RawFd, bool)> {
+        self.tcp.as_ref().map(|t| t.poll_set()).unwrap_or_default()
+    }
+}

@@ -1,0 +1,282 @@
+//! Receiving: posting receives (matched against the unexpected queue first),
+//! taking unexpected messages, delivering eager data (whole or in
+//! continuation fragments), streamed rendezvous `Data`, completion with
+//! truncation and type-signature errors.
+//!
+//! Invariants: matching is FIFO on both queues (`matching.rs`), and each peer's
+//! packets are handled in arrival order, so messages do not overtake; a peer has
+//! at most one eager message whose fragments are due (`Peer::rx`); delivered
+//! eager data returns its credit and answers a synchronous sender's `SyncAck`.
+
+use super::*;
+
+impl State {
+    // ----- receiving ------------------------------------------------------------
+
+    /// Posts a receive into `buf` (valid until completion) for `pattern`.
+    pub(crate) fn post_recv(&mut self, buf: RawBuf, pattern: Pattern) -> Request {
+        self.post_recv_unpacking(buf, pattern, None, 0)
+    }
+
+    /// [`State::post_recv`] into a temporary buffer that is unpacked on completion.
+    /// `sig` is the expected type signature ([`State::sig_of`]; 0 = unchecked).
+    pub(crate) fn post_recv_unpacking(&mut self, buf: RawBuf, pattern: Pattern, unpack: Option<Box<Unpack>>, sig: u64) -> Request {
+        let req = self.new_request(ReqKind::Recv(RecvReq {
+            buf,
+            posted: false,
+            total: 0,
+            received: 0,
+            env: None,
+            unpack,
+            sig,
+            bad_sig: 0,
+            context: pattern.context,
+        }));
+        if let Some((_, id)) = self.matcher.match_posted(&pattern) {
+            self.take_unexpected(req, id);
+        } else {
+            if let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
+                r.posted = true;
+            }
+            self.matcher.push_posted(pattern, req);
+            self.stats.posted_queued(self.matcher.posted_len());
+        }
+        req
+    }
+
+    /// Receives message `id`, already removed from the matching queue (mprobe),
+    /// into `buf` or, with `unpack`, a temporary buffer unpacked on completion;
+    /// `sig` as for [`State::post_recv_unpacking`].
+    pub(crate) fn recv_message_unpacking(&mut self, buf: RawBuf, id: u64, unpack: Option<Box<Unpack>>, sig: u64) -> Request {
+        let req = self.new_request(ReqKind::Recv(RecvReq { buf, posted: false, total: 0, received: 0, env: None, unpack, sig, bad_sig: 0, context: 0 }));
+        self.take_unexpected(req, id);
+        req
+    }
+
+    /// Hands unexpected message `id` (removed from the matcher) to receive `req`.
+    pub(super) fn take_unexpected(&mut self, req: Request, id: u64) {
+        let Some((sent, len)) = self.unexp.get(&id).map(|m| (m.sig, m.body.total())) else { return };
+        self.check_sig(req, sent, len);
+        let Some(msg) = self.unexp.get_mut(&id) else { return };
+        match &msg.body {
+            Body::Eager { data, total } if data.len() < *total => {
+                // Fragments still arriving: finish when the last one comes in.
+                msg.claimed_by = Some(req);
+            }
+            Body::Eager { .. } => {
+                let msg = self.unexp.remove(&id).unwrap();
+                let Body::Eager { data, .. } = &msg.body else { unreachable!() };
+                self.deliver_whole(req, msg.env, data);
+                self.after_eager_delivered(&msg);
+                self.recycle_eager(msg.body);
+            }
+            Body::Rts { addr, total } => {
+                let (addr, total) = (*addr, *total);
+                let msg = self.unexp.remove(&id).unwrap();
+                self.start_rendezvous(req, msg.env, msg.from, msg.sreq, addr, total);
+            }
+        }
+    }
+
+    /// Keeps the buffer of a delivered small unexpected message for the next one.
+    pub(super) fn recycle_eager(&mut self, body: Body) {
+        if let Body::Eager { mut data, .. } = body {
+            if data.capacity() == SPARE_EAGER_CAP && self.spare_eager.len() < SPARE_EAGER_MAX {
+                data.clear();
+                self.spare_eager.push(data);
+            }
+        }
+    }
+
+    /// Sync ack and credit return once an eager message reached its receive.
+    pub(super) fn after_eager_delivered(&mut self, msg: &UnexpMsg) {
+        if msg.from == self.me {
+            // Our own message: the sender half is local.
+            let sreq = Request(msg.sreq);
+            if msg.sync {
+                self.mark_sent(sreq, true);
+            }
+            return;
+        }
+        if msg.sync {
+            self.ctrl(msg.from, Header::control(Kind::SyncAck, msg.sreq));
+        }
+        self.return_credit(msg.from, credit_cost(msg.body.total()));
+    }
+
+    /// Copies a whole message into receive `req` and completes it.
+    pub(super) fn deliver_whole(&mut self, req: Request, env: Envelope, src: &[u8]) {
+        let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) else { return };
+        let buf = r.buf;
+        let n = if r.bad_sig != 0 { 0 } else { src.len().min(buf.len) };
+        // SAFETY: receive `req` is active, so its buffer is writable and unaliased.
+        let dst = unsafe { buf.as_mut_slice() };
+        dst[..n].copy_from_slice(&src[..n]);
+        self.finish_recv(req, env, src.len());
+    }
+
+    pub(super) fn finish_recv(&mut self, req: Request, env: Envelope, total: usize) {
+        let cap = match self.reqs.get_mut(req).map(|e| &mut e.kind) {
+            Some(ReqKind::Recv(r)) if r.bad_sig != 0 => {
+                let (sent, want, cap) = (r.bad_sig, r.sig, r.buf.len);
+                r.unpack = None;
+                use crate::datatype::sigcheck::{describe_message, describe_receive};
+                let err = MpiError::new(
+                    ErrorClass::Type,
+                    format!(
+                        "MPI_Recv: type signature mismatch: the message from rank {} (tag {}) holds {} but the receive expects {}",
+                        env.source,
+                        env.tag,
+                        describe_message(sent, total),
+                        describe_receive(want, cap)
+                    ),
+                );
+                self.complete(req, Status::ok(env.source, env.tag, 0), Some(err));
+                return;
+            }
+            Some(ReqKind::Recv(r)) => {
+                if let Some(u) = r.unpack.take() {
+                    let got = total.min(u.temp.len());
+                    // SAFETY: the receive's creator promised `dst` holds `count` elements of `dt` (entry-point contract);
+                    // `got` bytes of the temporary are the message, at most `count` elements' worth.
+                    unsafe { u.dt.unpack(&u.temp[..got], u.dst as *mut u8, u.count) };
+                }
+                r.buf.len
+            }
+            _ => return,
+        };
+        let status = Status::ok(env.source, env.tag, total.min(cap));
+        let err = (total > cap).then(|| {
+            MpiError::new(
+                ErrorClass::Truncate,
+                format!(
+                    "MPI_Recv: message truncated: {total} bytes arrived from rank {} with tag {} but the receive buffer holds {cap}",
+                    env.source, env.tag
+                ),
+            )
+        });
+        self.complete(req, status, err);
+    }
+
+    pub(super) fn on_eager(&mut self, from: u32, h: &Header, payload: &[u8]) {
+        let env = Envelope { context: h.context, source: h.source, tag: h.tag };
+        let total = h.len as usize;
+        let sync = h.flags & FLAG_SYNC != 0;
+        let first = &payload[..payload.len().min(total)];
+        if let Some(req) = self.matcher.match_arrival(&env) {
+            self.check_sig(req, h.sig, total);
+            if first.len() == total {
+                self.deliver_whole(req, env, first);
+                if sync {
+                    self.ctrl(from, Header::control(Kind::SyncAck, h.sreq));
+                }
+                self.return_credit(from, credit_cost(total));
+            } else {
+                self.write_recv_at(req, 0, first);
+                if let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
+                    r.env = Some(env);
+                    r.total = total;
+                    r.received = 0;
+                }
+                // Remember the sender for the ack when the last fragment lands.
+                self.peers[from as usize].rx = Rx::Direct { req, offset: first.len(), total };
+                if sync {
+                    self.ctrl(from, Header::control(Kind::SyncAck, h.sreq));
+                }
+            }
+        } else {
+            // Small messages reuse the buffers of delivered ones: no allocation
+            // (and no free at delivery) per unexpected message.
+            let mut data = if total <= SPARE_EAGER_CAP {
+                self.spare_eager.pop().unwrap_or_else(|| Vec::with_capacity(SPARE_EAGER_CAP))
+            } else {
+                Vec::with_capacity(total)
+            };
+            data.extend_from_slice(first);
+            let complete = data.len() == total;
+            let id = self.add_unexpected(UnexpMsg {
+                env,
+                from,
+                sreq: h.sreq,
+                sync,
+                sig: h.sig,
+                body: Body::Eager { data, total },
+                claimed_by: None,
+            });
+            self.peers[from as usize].rx = if complete { Rx::Idle } else { Rx::Unexpected { msg: id } };
+        }
+    }
+
+    pub(super) fn write_recv_at(&mut self, req: Request, offset: usize, src: &[u8]) {
+        let Some(ReqKind::Recv(r)) = self.reqs.get(req).map(|e| &e.kind) else { return };
+        let buf = r.buf;
+        if offset >= buf.len || r.bad_sig != 0 {
+            return;
+        }
+        let n = src.len().min(buf.len - offset);
+        // SAFETY: receive `req` is active, so its buffer is writable and unaliased.
+        let dst = unsafe { buf.as_mut_slice() };
+        dst[offset..offset + n].copy_from_slice(&src[..n]);
+    }
+
+    pub(super) fn on_eager_cont(&mut self, from: u32, payload: &[u8]) {
+        match self.peers[from as usize].rx {
+            Rx::Idle => {
+                eprintln!("oxmpi: rank {}: stray continuation fragment from rank {from} dropped", self.me);
+            }
+            Rx::Direct { req, offset, total } => {
+                let n = payload.len().min(total - offset);
+                self.write_recv_at(req, offset, &payload[..n]);
+                let offset = offset + n;
+                if offset >= total {
+                    self.peers[from as usize].rx = Rx::Idle;
+                    let env = match self.reqs.get(req).map(|e| &e.kind) {
+                        Some(ReqKind::Recv(r)) => r.env,
+                        _ => None,
+                    };
+                    if let Some(env) = env {
+                        self.finish_recv(req, env, total);
+                    }
+                    self.return_credit(from, credit_cost(total));
+                } else {
+                    self.peers[from as usize].rx = Rx::Direct { req, offset, total };
+                }
+            }
+            Rx::Unexpected { msg: id } => {
+                let Some(msg) = self.unexp.get_mut(&id) else { return };
+                let Body::Eager { data, total } = &mut msg.body else { return };
+                let n = payload.len().min(*total - data.len());
+                data.extend_from_slice(&payload[..n]);
+                if data.len() < *total {
+                    return;
+                }
+                self.peers[from as usize].rx = Rx::Idle;
+                if let Some(req) = msg.claimed_by {
+                    let msg = self.unexp.remove(&id).unwrap();
+                    let Body::Eager { data, .. } = &msg.body else { unreachable!() };
+                    self.deliver_whole(req, msg.env, data);
+                    self.after_eager_delivered(&msg);
+                    self.recycle_eager(msg.body);
+                }
+            }
+        }
+    }
+
+    pub(super) fn on_data(&mut self, h: &Header, payload: &[u8]) {
+        let req = Request(h.rreq);
+        let (offset, total, env) = match self.reqs.get(req).map(|e| &e.kind) {
+            Some(ReqKind::Recv(r)) => (r.received, r.total, r.env),
+            _ => return,
+        };
+        self.write_recv_at(req, offset, payload);
+        let received = offset + payload.len();
+        if let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
+            r.received = received;
+        }
+        if received >= total {
+            if let Some(env) = env {
+                self.finish_recv(req, env, total);
+            }
+        }
+    }
+}

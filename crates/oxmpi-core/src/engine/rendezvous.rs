@@ -1,0 +1,195 @@
+//! Rendezvous, receiver side: once an `Rts` matches, the receiver copies the data
+//! straight from the sender's memory (`process_vm_readv`) and answers `Fin`;
+//! from `SHARED_COPY_MIN` the sender helps (`Help`, chunks claimed from the
+//! ring's copy line); where cross-memory reads are refused it answers `Cts` and
+//! the sender streams `Data` packets.
+//!
+//! Invariants: a send waiting for rendezvous completes only on `Fin` (or a
+//! stream's last packet), so its buffer stays valid while anyone copies from
+//! it; at most `COPY_SLOTS` shared copies per peer are in flight.
+
+use super::*;
+
+/// A rendezvous receive whose data the sender and we copy together; it completes
+/// when every chunk is in (see [`ShmSegment::copy_begin`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SharedCopy {
+    req: Request,
+    from: u32,
+    local: usize,
+    slot: usize,
+    sreq: u64,
+    env: Envelope,
+    total: usize,
+    chunks: u32,
+}
+
+/// Messages at least this large are copied by both sides at once (two cores, two
+/// copies in flight) when sender and receiver share a host.
+pub(super) const SHARED_COPY_MIN: usize = 96 << 10;
+/// Bytes per chunk of a shared copy: half the message (so both copiers
+/// get work even when the message is just above the threshold), within bounds
+/// that keep the per-chunk system call cheap relative to its copy.
+pub(super) fn shared_copy_chunk(n: usize) -> usize {
+    (n / 2).clamp(32 << 10, 128 << 10) & !4095
+}
+
+impl State {
+    pub(super) fn start_rendezvous(&mut self, req: Request, env: Envelope, from: u32, sreq: u64, addr: u64, total: usize) {
+        let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) else { return };
+        let buf = r.buf;
+        let n = total.min(buf.len);
+        if r.bad_sig != 0 {
+            // Mismatched signature: take nothing, but let the sender finish.
+            self.finish_recv(req, env, total);
+            if from == self.me {
+                self.mark_sent(Request(sreq), true);
+            } else {
+                self.ctrl(from, Header::control(Kind::Fin, sreq));
+            }
+            return;
+        }
+        if from == self.me {
+            // SAFETY: the self send at `addr` is active (it waits for this match);
+            // the receive buffer is active; they may not overlap by MPI's rules.
+            let src = unsafe { RawBuf { addr: addr as usize, len: n }.as_slice() };
+            // SAFETY: receive `req` is active, so its buffer is writable and unaliased.
+            let dst = unsafe { buf.as_mut_slice() };
+            dst[..n].copy_from_slice(src);
+            self.finish_recv(req, env, total);
+            self.mark_sent(Request(sreq), true);
+            return;
+        }
+        if self.start_shared_copy(req, env, from, sreq, addr, total, n) {
+            return;
+        }
+        let peer = &mut self.peers[from as usize];
+        if peer.cma_ok || total == 0 {
+            // SAFETY: receive `req` is active, so its buffer is writable.
+            let dst = unsafe { buf.as_mut_slice() };
+            match cma::read_remote(peer.pid, addr as usize, &mut dst[..n]) {
+                Ok(()) => {
+                    self.ctrl(from, Header::control(Kind::Fin, sreq));
+                    self.finish_recv(req, env, total);
+                    return;
+                }
+                Err(_) => peer.cma_ok = false,
+            }
+        }
+        // Two-copy fallback: ask the sender to stream the data.
+        if let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
+            r.total = total;
+            r.received = 0;
+            r.env = Some(env);
+        }
+        let h = Header { rreq: req.0, ..Header::control(Kind::Cts, sreq) };
+        self.ctrl(from, h);
+    }
+
+    /// Receives a large message from a local peer by copying it together with the
+    /// sender: we ask it for help, then both of us claim chunks from the ring's copy
+    /// line until none are left, so two cores copy at once. If the sender is busy
+    /// elsewhere we simply copy every chunk ourselves. Returns `false` (nothing done)
+    /// when this message does not qualify.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn start_shared_copy(&mut self, req: Request, env: Envelope, from: u32, sreq: u64, addr: u64, total: usize, n: usize) -> bool {
+        let Some(shm) = self.shm else { return false };
+        let peer = &mut self.peers[from as usize];
+        let Path::Shm { local } = peer.path else { return false };
+        let slot = peer.copy_busy.trailing_ones() as usize;
+        if !self.shared_copy || !peer.cma_ok || slot >= COPY_SLOTS || n < SHARED_COPY_MIN {
+            return false;
+        }
+        let Some(ReqKind::Recv(r)) = self.reqs.get(req).map(|e| &e.kind) else { return false };
+        let buf = r.buf;
+        let chunk = shared_copy_chunk(n);
+        let chunks = n.div_ceil(chunk) as u32;
+        peer.copy_id = peer.copy_id.wrapping_add(1).max(1);
+        peer.copy_busy |= 1 << slot;
+        let (id, pid) = (peer.copy_id, peer.pid);
+        shm.copy_begin(local, slot, id);
+        let help = Header {
+            kind: Kind::Help,
+            flags: 0,
+            context: chunks,
+            source: slot as i32,
+            tag: id as i32,
+            len: n as u64,
+            sreq,
+            rreq: buf.addr as u64,
+            sig: chunk as u64,
+        };
+        self.ctrl(from, help);
+        let me = shm.my_local();
+        while let Some(c) = shm.copy_claim(local, me, slot, id, chunks) {
+            let off = c as usize * chunk;
+            let len = chunk.min(n - off);
+            // The sender writes only the chunks it claimed, never this one.
+            // SAFETY: receive `req` is active: its `n`+ bytes are ours; we borrow just this chunk.
+            let dst = unsafe { RawBuf { addr: buf.addr + off, len }.as_mut_slice() };
+            let ok = cma::read_remote(pid, addr as usize + off, dst).is_ok();
+            shm.copy_done(local, me, slot, ok);
+        }
+        self.shared_copies.push(SharedCopy { req, from, local, slot, sreq, env, total, chunks });
+        self.finish_shared_copies();
+        true
+    }
+
+    /// Completes shared copies whose every chunk is in; returns whether any did.
+    pub(super) fn finish_shared_copies(&mut self) -> bool {
+        let Some(shm) = self.shm else { return false };
+        let mut any = false;
+        let mut i = 0;
+        while i < self.shared_copies.len() {
+            let c = self.shared_copies[i];
+            let (done, failed) = shm.copy_progress(c.local, c.slot);
+            if done < c.chunks {
+                i += 1;
+                continue;
+            }
+            self.shared_copies.swap_remove(i);
+            any = true;
+            let peer = &mut self.peers[c.from as usize];
+            peer.copy_busy &= !(1 << c.slot);
+            if failed {
+                // A chunk could not be copied: have the sender stream the message.
+                peer.cma_ok = false;
+                if let Some(ReqKind::Recv(r)) = self.reqs.get_mut(c.req).map(|e| &mut e.kind) {
+                    r.total = c.total;
+                    r.received = 0;
+                    r.env = Some(c.env);
+                }
+                let h = Header { rreq: c.req.0, ..Header::control(Kind::Cts, c.sreq) };
+                self.ctrl(c.from, h);
+            } else {
+                self.ctrl(c.from, Header::control(Kind::Fin, c.sreq));
+                self.finish_recv(c.req, c.env, c.total);
+            }
+        }
+        any
+    }
+
+    /// Sender side of a shared copy: writes the chunks we can claim of our send
+    /// `h.sreq` into the receiver's buffer.
+    pub(super) fn help_copy(&mut self, from: u32, h: &Header) {
+        let Some(shm) = self.shm.filter(|_| self.shared_copy) else { return };
+        let Path::Shm { local } = self.peers[from as usize].path else { return };
+        // Only data of a send to this very peer may go into its memory.
+        let data = match self.reqs.get(Request(h.sreq)).map(|e| &e.kind) {
+            Some(ReqKind::Send(s)) if s.peer == from => s.data,
+            _ => return,
+        };
+        let (slot, id, chunks, chunk) = (h.source as usize, h.tag as u32, h.context, h.sig as usize);
+        let n = (h.len as usize).min(data.len);
+        let pid = self.peers[from as usize].pid;
+        let me = shm.my_local();
+        // SAFETY: send `h.sreq` is active (it completes on the receiver's Fin, which
+        // comes only after every chunk is done), so its buffer is readable.
+        let src = unsafe { data.as_slice() };
+        while let Some(c) = shm.copy_claim(me, local, slot, id, chunks) {
+            let off = (c as usize).saturating_mul(chunk);
+            let copied = off >= n || cma::write_remote(pid, h.rreq as usize + off, &src[off..off + chunk.min(n - off)]).is_ok();
+            shm.copy_done(me, local, slot, copied);
+        }
+    }
+}

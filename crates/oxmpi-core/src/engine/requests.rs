@@ -1,0 +1,208 @@
+//! The request table: a generational slab of [`ReqEntry`]s, completion,
+//! release (with the bsend space a buffered send held), detach
+//! (MPI_Request_free) and generalized requests.
+//!
+//! Invariants: a [`Request`] names a slot and its generation, so a stale handle
+//! finds nothing instead of another operation; `complete` bumps
+//! `State::completions` (waiters in other threads watch it) and drops detached
+//! requests at once; a send completes only when its data left, its sync ack
+//! arrived (if any) and no cancel is pending (`send_progressed`).
+
+use super::*;
+
+#[derive(Default, Debug)]
+pub(super) struct Slab {
+    pub(super) slots: Vec<(u32, Option<ReqEntry>)>,
+    pub(super) free: Vec<u32>,
+}
+
+impl Slab {
+    pub(super) fn insert(&mut self, e: ReqEntry) -> Request {
+        if let Some(i) = self.free.pop() {
+            let slot = &mut self.slots[i as usize];
+            slot.0 = slot.0.wrapping_add(1);
+            slot.1 = Some(e);
+            Request::new(i, slot.0)
+        } else {
+            self.slots.push((1, Some(e)));
+            Request::new(self.slots.len() as u32 - 1, 1)
+        }
+    }
+    /// The handle the next [`Slab::insert`] will return.
+    pub(super) fn peek_next(&self) -> Request {
+        match self.free.last() {
+            Some(&i) => Request::new(i, self.slots[i as usize].0.wrapping_add(1)),
+            None => Request::new(self.slots.len() as u32, 1),
+        }
+    }
+    pub(super) fn get(&self, r: Request) -> Option<&ReqEntry> {
+        match self.slots.get(r.slot() as usize) {
+            Some((g, Some(e))) if *g == r.generation() => Some(e),
+            _ => None,
+        }
+    }
+    pub(super) fn get_mut(&mut self, r: Request) -> Option<&mut ReqEntry> {
+        match self.slots.get_mut(r.slot() as usize) {
+            Some((g, Some(e))) if *g == r.generation() => Some(e),
+            _ => None,
+        }
+    }
+    pub(super) fn remove(&mut self, r: Request) -> Option<ReqEntry> {
+        match self.slots.get_mut(r.slot() as usize) {
+            Some((g, e @ Some(_))) if *g == r.generation() => {
+                self.free.push(r.slot());
+                e.take()
+            }
+            _ => None,
+        }
+    }
+    pub(super) fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}
+
+/// Hashing for maps keyed by ids this process hands out itself (unexpected
+/// message numbers): a multiply, not SipHash. The keys are not chosen by
+/// anyone else, so there is no flooding to defend against, and SipHash's
+/// ~100 instructions per look-up were a visible part of every unexpected
+/// message (bench/PROFILE.md).
+#[derive(Clone, Copy, Default, Debug)]
+pub(crate) struct IdHash;
+
+impl std::hash::BuildHasher for IdHash {
+    type Hasher = IdHasher;
+    fn build_hasher(&self) -> IdHasher {
+        IdHasher(0)
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        // Fibonacci hashing: spreads consecutive ids over the high bits the
+        // table uses.
+        self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8)) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+}
+
+
+impl State {
+    // ----- requests -------------------------------------------------------------
+
+    pub(crate) fn new_request(&mut self, kind: ReqKind) -> Request {
+        self.reqs.insert(ReqEntry { kind, done: false, status: Status::EMPTY, error: None, detached: false })
+    }
+
+    pub(crate) fn done_request(&mut self, status: Status) -> Request {
+        let r = self.new_request(ReqKind::Done);
+        let e = self.reqs.get_mut(r).unwrap();
+        e.done = true;
+        e.status = status;
+        r
+    }
+
+    pub(crate) fn req(&self, r: Request) -> Option<&ReqEntry> {
+        self.reqs.get(r)
+    }
+
+    pub(crate) fn req_mut(&mut self, r: Request) -> Option<&mut ReqEntry> {
+        self.reqs.get_mut(r)
+    }
+
+    pub(crate) fn remove_request(&mut self, r: Request) -> Option<ReqEntry> {
+        let e = self.reqs.remove(r);
+        if crate::diag::tracing() {
+            if let Some(ReqEntry { kind: ReqKind::Recv(rr), status, .. }) = &e {
+                let context = rr.env.map_or(rr.context, |env| env.context);
+                if !status.cancelled && status.source >= 0 {
+                    crate::diag::trace_recv(self.me, context, status.source, status.tag);
+                }
+            }
+        }
+        e
+    }
+
+    pub(crate) fn live_requests(&self) -> usize {
+        self.reqs.live()
+    }
+
+    pub(super) fn complete(&mut self, r: Request, status: Status, error: Option<MpiError>) {
+        self.completions += 1;
+        let Some(e) = self.reqs.get_mut(r) else { return };
+        e.done = true;
+        e.status = status;
+        if let Some(err) = error {
+            e.status.error = err.class.code();
+            e.error = Some(err);
+        }
+        if e.detached {
+            self.release_request(r);
+        }
+    }
+
+    /// The bsend buffer a key names: a communicator's (by context id) or the
+    /// process's. A communicator's pool outlives its detach while messages it
+    /// carried are in flight (detach waits for them), so the key always exists.
+    pub(crate) fn bsend_pool_mut(&mut self, key: Option<u32>) -> &mut BsendPool {
+        match key {
+            Some(ctx) => self.comm_bsend.entry(ctx).or_default(),
+            None => &mut self.bsend,
+        }
+    }
+
+    /// Drops a finished request and whatever it held (bsend space).
+    pub(super) fn release_request(&mut self, r: Request) {
+        if let Some(ReqEntry { kind: ReqKind::Send(s), .. }) = self.reqs.remove(r) {
+            let pool = self.bsend_pool_mut(s.bsend_pool);
+            pool.used = pool.used.saturating_sub(s.bsend_charge);
+        }
+    }
+
+    /// MPI_Grequest_complete: a generalized request is done (dropped at once if
+    /// already freed).
+    pub(crate) fn complete_generalized(&mut self, r: Request) -> Result<()> {
+        match self.reqs.get(r) {
+            Some(e) if matches!(e.kind, ReqKind::Generalized) && !e.done => {
+                self.complete(r, Status::EMPTY, None);
+                Ok(())
+            }
+            Some(e) if matches!(e.kind, ReqKind::Generalized) => {
+                Err(MpiError::arg(ErrorClass::Request, "MPI_Grequest_complete", "request", "the generalized request is complete already"))
+            }
+            _ => Err(MpiError::arg(ErrorClass::Request, "MPI_Grequest_complete", "request", "not a generalized request")),
+        }
+    }
+
+    /// Marks a detached request (MPI_Request_free): it is dropped when it completes.
+    pub(crate) fn detach(&mut self, r: Request) {
+        let done = match self.reqs.get_mut(r) {
+            Some(e) => {
+                e.detached = true;
+                e.done
+            }
+            None => return,
+        };
+        if done {
+            self.release_request(r);
+        }
+    }
+
+    pub(super) fn send_progressed(&mut self, r: Request) {
+        let Some(e) = self.reqs.get_mut(r) else { return };
+        let ReqKind::Send(s) = &e.kind else { return };
+        if s.local_done && !s.await_ack && !s.cancel_pending && !e.done {
+            let status = e.status;
+            self.complete(r, status, None);
+        }
+    }
+}

@@ -1,0 +1,414 @@
+//! Sending: the request-free fast path (`try_send_now`), the choice between
+//! eager and rendezvous, buffered sends (bsend pools), sends to self, and the
+//! per-peer outbox that writes packets into rings and sockets in order.
+//!
+//! Invariants: a packet to a peer is written directly only when that peer's
+//! outbox is empty (otherwise it would overtake queued ones); an eager send is
+//! charged `credit_cost(len)` before it leaves; `pending_out` lists every peer
+//! with a non-empty outbox.
+
+use super::*;
+
+impl State {
+    // ----- sending --------------------------------------------------------------
+
+    /// Starts a send of `data` (which must stay valid until the request completes).
+    pub(crate) fn start_send(
+        &mut self,
+        peer: u32,
+        env: Envelope,
+        data: RawBuf,
+        mode: SendMode,
+    ) -> Result<Request> {
+        self.start_send_owning(peer, env, data, None, mode, 0)
+    }
+
+    /// [`State::start_send`] of a typed message; `sig` is from [`State::sig_of`].
+    pub(crate) fn start_send_sig(&mut self, peer: u32, env: Envelope, data: RawBuf, mode: SendMode, sig: u64) -> Result<Request> {
+        self.start_send_owning(peer, env, data, None, mode, sig)
+    }
+
+    /// [`State::start_send`] of bytes the request owns (packed non-contiguous data).
+    pub(crate) fn start_send_packed(&mut self, peer: u32, env: Envelope, packed: Box<[u8]>, mode: SendMode, sig: u64) -> Result<Request> {
+        let raw = RawBuf::from_slice(&packed);
+        self.start_send_owning(peer, env, raw, Some(packed), mode, sig)
+    }
+
+    /// The type signature a message or receive of `dt` carries: its
+    /// fingerprint (`datatype::sigcheck`, cached in the datatype) when checking
+    /// is on, else 0. Types holding MPI_BYTE or MPI_PACKED match anything: 0 too.
+    pub(crate) fn sig_of(&self, dt: &crate::datatype::Datatype) -> u64 {
+        if !self.check_sigs {
+            return 0;
+        }
+        dt.sig_fingerprint()
+    }
+
+    /// Checks that a matched message of `len` bytes with signature `sent` may be
+    /// received by `req` (its signature is a prefix of the receive's); on a
+    /// mismatch the receive is marked to fail without taking the data. A message
+    /// longer than the receive is left to the truncation error.
+    pub(super) fn check_sig(&mut self, req: Request, sent: u64, len: usize) {
+        if sent == 0 {
+            return;
+        }
+        if let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
+            if r.sig != 0 && r.sig != sent && len <= r.buf.len && !crate::datatype::sigcheck::check(r.sig, len, sent) {
+                r.bad_sig = sent;
+            }
+        }
+    }
+
+    /// A blocking standard-mode send that fits one shared-memory cell, written
+    /// straight into the ring when nothing is queued before it: no request, no
+    /// outbox item. Returns `false` (having done nothing) when it cannot be done
+    /// that way; the caller then takes the general path.
+    ///
+    /// The header's `sreq` is 0: only a send request's owner can cancel it or wait
+    /// for a synchronous ack, and this send is complete when we return.
+    pub(crate) fn try_send_now(&mut self, peer: u32, env: Envelope, data: &[u8], sig: u64) -> bool {
+        let cost = credit_cost(data.len()) as i64;
+        if data.len() > self.eager_limit || self.peers[peer as usize].credit < cost {
+            return false;
+        }
+        // sreq 0: only a send request's owner can cancel it or wait for a sync ack,
+        // and this send is complete when we return.
+        let hdr = Header::eager(&env, data.len(), 0, sig, 0);
+        let pushed = self.push_whole_now(peer, &hdr, data);
+        if pushed && crate::diag::tracing() {
+            crate::diag::trace_send(self.me, peer, env.context, env.tag);
+        }
+        if pushed {
+            self.peers[peer as usize].credit -= cost;
+            self.stats.sent(crate::tools::Via::Shm, data.len());
+        }
+        pushed
+    }
+
+    /// Writes a whole eager message (header and data in one cell) into a shared-
+    /// memory peer's ring, if nothing is queued before it and it fits; `false` if not.
+    pub(super) fn push_whole_now(&mut self, peer: u32, hdr: &Header, data: &[u8]) -> bool {
+        let Some(shm) = self.shm else { return false };
+        let p = &self.peers[peer as usize];
+        let Path::Shm { local } = p.path else { return false };
+        if !p.outbox.is_empty() || data.len() > CELL_PAYLOAD - HEADER_LEN {
+            return false;
+        }
+        // SAFETY: `State` is only reached through the engine's mutex, so no other
+        // thread of this process pushes to any ring while we do.
+        let pushed = unsafe {
+            shm.try_push_exclusive(local, HEADER_LEN + data.len(), |cell| {
+                let hl = hdr.encode(cell);
+                cell[hl..hl + data.len()].copy_from_slice(data);
+                hl + data.len()
+            })
+        };
+        self.peers[peer as usize].sent += pushed as u64;
+        pushed
+    }
+
+    pub(super) fn start_send_owning(
+        &mut self,
+        peer: u32,
+        env: Envelope,
+        data: RawBuf,
+        already_owned: Option<Box<[u8]>>,
+        mode: SendMode,
+        sig: u64,
+    ) -> Result<Request> {
+        let pool_key = if mode != SendMode::Buffered {
+            None
+        } else if self.comm_bsend.contains_key(&env.context) {
+            Some(env.context)
+        } else {
+            self.bsend_alias.get(&env.context).copied().filter(|k| self.comm_bsend.contains_key(k))
+        };
+        if crate::diag::tracing() && peer != self.me {
+            crate::diag::trace_send(self.me, peer, env.context, env.tag);
+        }
+        let (data, owned, charge) = if mode == SendMode::Buffered {
+            let charge = data.len + BSEND_OVERHEAD;
+            let whose = match pool_key {
+                Some(k) if k == env.context => "the communicator's attached buffer",
+                Some(_) => "the session's attached buffer",
+                None => "the attached buffer",
+            };
+            let pool = self.bsend_pool_mut(pool_key);
+            let Some((_, size)) = pool.attached else {
+                return Err(MpiError::new(
+                    ErrorClass::Buffer,
+                    "MPI_Bsend: no buffer is attached (call MPI_Buffer_attach or MPI_Comm_attach_buffer first)",
+                ));
+            };
+            if pool.used + charge > size {
+                return Err(MpiError::new(
+                    ErrorClass::Buffer,
+                    format!(
+                        "MPI_Bsend: {whose} is too small: {} of {} bytes in use, this message needs {}",
+                        pool.used, size, charge
+                    ),
+                ));
+            }
+            pool.used += charge;
+            let copy: Box<[u8]> = match already_owned {
+                Some(b) => b,
+                // SAFETY: the caller's buffer is valid for this call (entry-point contract).
+                None => unsafe { data.as_slice() }.into(),
+            };
+            let raw = RawBuf::from_slice(&copy);
+            (raw, Some(copy), charge)
+        } else {
+            (data, already_owned, 0)
+        };
+        let sync = mode == SendMode::Synchronous;
+        if let Some(via) = self.peers[peer as usize].path.via() {
+            self.stats.sent(via, data.len);
+        }
+        let cost = credit_cost(data.len) as i64;
+        if !sync
+            && mode != SendMode::Buffered
+            && data.len <= self.eager_limit
+            && matches!(self.peers[peer as usize].path, Path::Shm { .. })
+            && self.peers[peer as usize].credit >= cost
+        {
+            // A whole small message into an idle ring: the send is complete as soon as
+            // it is written, so its request is made complete in one piece afterwards
+            // (filling it in field by field and reading it back stalled on the store
+            // buffer, which still holds the ring writes).
+            let req = self.reqs.peek_next();
+            let hdr = Header::eager(&env, data.len, req.0, sig, 0);
+            // SAFETY: the send is active, so its buffer is readable.
+            if self.push_whole_now(peer, &hdr, unsafe { data.as_slice() }) {
+                self.peers[peer as usize].credit -= cost;
+                let entry = ReqEntry {
+                    kind: ReqKind::Send(SendReq {
+                        peer,
+                        context: env.context,
+                        data,
+                        _owned: owned,
+                        bsend_charge: 0,
+                        bsend_pool: None,
+                        local_done: true,
+                        await_ack: false,
+                        cancel_pending: false,
+                        state: SendState::InFlight,
+                    }),
+                    done: true,
+                    status: Status::ok(PROC_NULL, env.tag, data.len),
+                    error: None,
+                    detached: false,
+                };
+                let got = self.reqs.insert(entry);
+                debug_assert_eq!(got, req, "Slab::peek_next disagrees with insert");
+                self.completions += 1;
+                return Ok(got);
+            }
+        }
+        let req = self.new_request(ReqKind::Send(SendReq {
+            peer,
+            context: env.context,
+            data,
+            _owned: owned,
+            bsend_charge: charge,
+            bsend_pool: pool_key,
+            local_done: false,
+            await_ack: sync,
+            cancel_pending: false,
+            state: SendState::Queued,
+        }));
+        {
+            let e = self.reqs.get_mut(req).unwrap();
+            e.status = Status::ok(PROC_NULL, env.tag, data.len);
+            if mode == SendMode::Buffered {
+                e.detached = true;
+            }
+        }
+        let hdr_base = Header::eager(&env, data.len, req.0, sig, if sync { FLAG_SYNC } else { 0 });
+        match self.peers[peer as usize].path {
+            Path::SelfLoop => self.send_to_self(req, env, data, sync, sig),
+            Path::Shm { .. } | Path::Tcp => {
+                let p = &mut self.peers[peer as usize];
+                if data.len <= self.eager_limit && p.credit >= cost {
+                    p.credit -= cost;
+                    // SAFETY: the send is active, so its buffer is readable.
+                    if self.push_whole_now(peer, &hdr_base, unsafe { data.as_slice() }) {
+                        self.mark_sent(req, false);
+                    } else {
+                        self.enqueue(peer, OutItem::Eager { hdr: hdr_base, data, sent: 0, started: false, req });
+                    }
+                } else {
+                    let hdr = Header { kind: Kind::Rts, rreq: data.addr as u64, ..hdr_base };
+                    self.stats.rendezvous += 1;
+                    if let Some(ReqKind::Send(s)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
+                        s.state = SendState::InFlight;
+                    }
+                    self.enqueue(peer, OutItem::Ctrl(hdr));
+                }
+            }
+            Path::Unreachable => {
+                self.reqs.remove(req);
+                self.bsend_pool_mut(pool_key).used -= charge;
+                return Err(MpiError::unsupported(
+                    "MPI_Send",
+                    format!("reaching world rank {peer} on another host (the TCP transport)"),
+                ));
+            }
+        }
+        if mode == SendMode::Buffered {
+            // The user's half of a buffered send is complete at once.
+            return Ok(self.done_request(Status::ok(PROC_NULL, env.tag, data.len)));
+        }
+        Ok(req)
+    }
+
+    pub(super) fn send_to_self(&mut self, req: Request, env: Envelope, data: RawBuf, sync: bool, sig: u64) {
+        self.stats.received(crate::tools::Via::SelfLoop, data.len);
+        if let Some(rreq) = self.matcher.match_arrival(&env) {
+            self.check_sig(rreq, sig, data.len);
+            // SAFETY: both operations are active: source readable, target writable.
+            let src = unsafe { data.as_slice() };
+            self.deliver_whole(rreq, env, src);
+            self.mark_sent(req, true);
+            return;
+        }
+        let small = data.len <= self.eager_limit && !sync;
+        let body = if small {
+            // SAFETY: the send is active, so its buffer is readable.
+            Body::Eager { data: unsafe { data.as_slice() }.to_vec(), total: data.len }
+        } else {
+            Body::Rts { addr: data.addr as u64, total: data.len }
+        };
+        let id = self.add_unexpected(UnexpMsg { env, from: self.me, sreq: req.0, sync, sig, body, claimed_by: None });
+        let _ = id;
+        if small {
+            self.mark_sent(req, false);
+        } else if let Some(ReqKind::Send(s)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
+            s.state = SendState::InFlight;
+        }
+    }
+
+    /// The data of send `req` has left; `acked` also clears a pending sync ack.
+    pub(super) fn mark_sent(&mut self, req: Request, acked: bool) {
+        if let Some(ReqKind::Send(s)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
+            s.local_done = true;
+            s.state = SendState::InFlight;
+            if acked {
+                s.await_ack = false;
+            }
+        }
+        self.send_progressed(req);
+    }
+
+    pub(super) fn add_unexpected(&mut self, msg: UnexpMsg) -> u64 {
+        let id = self.next_msg;
+        self.next_msg += 1;
+        let env = msg.env;
+        self.unexp.insert(id, msg);
+        self.matcher.push_unexpected(env, id);
+        self.stats.unexpected_queued(self.matcher.unexpected_len());
+        id
+    }
+
+    pub(super) fn enqueue(&mut self, peer: u32, item: OutItem) {
+        let p = &mut self.peers[peer as usize];
+        let was_empty = p.outbox.is_empty();
+        p.outbox.push_back(item);
+        if was_empty {
+            self.flush_peer(peer);
+            if !self.peers[peer as usize].outbox.is_empty() {
+                self.pending_out.push(peer);
+            }
+        }
+    }
+
+    /// A control packet to `peer`.
+    pub(super) fn ctrl(&mut self, peer: u32, hdr: Header) {
+        if self.peers[peer as usize].path == Path::SelfLoop {
+            self.handle_control(peer, &hdr);
+        } else {
+            self.enqueue(peer, OutItem::Ctrl(hdr));
+        }
+    }
+
+    /// Writes as much of `peer`'s outbox into its ring as fits.
+    pub(super) fn flush_peer(&mut self, peer: u32) {
+        loop {
+            let shm = self.shm;
+            let p = &mut self.peers[peer as usize];
+            let mut link = match p.path {
+                Path::Shm { local } => match shm {
+                    Some(s) => Link::Shm(s, local),
+                    None => return,
+                },
+                Path::Tcp => match self.tcp.as_mut() {
+                    Some(t) => Link::Tcp(t, peer),
+                    None => return,
+                },
+                _ => return,
+            };
+            let cap = link.max_packet();
+            let Some(item) = p.outbox.front_mut() else { return };
+            let finished: Option<Request>;
+            match item {
+                OutItem::Ctrl(h) => {
+                    let h = *h;
+                    if !link.push(HEADER_LEN, |cell| h.encode(cell)) {
+                        return;
+                    }
+                    p.sent += 1;
+                    p.outbox.pop_front();
+                    continue;
+                }
+                OutItem::Eager { hdr, data, sent, started, req } => {
+                    // SAFETY: the send request owning `data` is active until this item is done.
+                    let src = unsafe { data.as_slice() };
+                    while !*started || *sent < src.len() {
+                        let (hl, h) = if *started {
+                            (CONT_HEADER_LEN, Header { kind: Kind::EagerCont, ..*hdr })
+                        } else {
+                            (HEADER_LEN, *hdr)
+                        };
+                        let n = (src.len() - *sent).min(cap - hl);
+                        let pushed = link.push(hl + n, |cell| {
+                            h.encode(cell);
+                            cell[hl..hl + n].copy_from_slice(&src[*sent..*sent + n]);
+                            *sent += n;
+                            hl + n
+                        });
+                        if !pushed {
+                            return;
+                        }
+                        p.sent += 1;
+                        *started = true;
+                    }
+                    finished = Some(*req);
+                }
+                OutItem::Stream { rreq, data, sent, req } => {
+                    // SAFETY: as above, the send owning `data` waits for this stream.
+                    let src = unsafe { data.as_slice() };
+                    while *sent < src.len() {
+                        let h = Header { kind: Kind::Data, flags: 0, context: 0, source: 0, tag: 0, len: 0, sreq: 0, rreq: *rreq, sig: 0 };
+                        let n = (src.len() - *sent).min(cap - CONT_HEADER_LEN);
+                        let pushed = link.push(CONT_HEADER_LEN + n, |cell| {
+                            let hl = h.encode(cell);
+                            cell[hl..hl + n].copy_from_slice(&src[*sent..*sent + n]);
+                            *sent += n;
+                            hl + n
+                        });
+                        if !pushed {
+                            return;
+                        }
+                        p.sent += 1;
+                    }
+                    finished = Some(*req);
+                }
+            }
+            let was_stream = matches!(p.outbox.pop_front(), Some(OutItem::Stream { .. }));
+            if let Some(r) = finished {
+                // A stream follows a CTS, so the receive has matched: that is
+                // also the acknowledgement a synchronous send waits for.
+                self.mark_sent(r, was_stream);
+            }
+        }
+    }
+}
