@@ -76,7 +76,7 @@ fn start_tagged(b: Builder, tag: i32) -> Result<Request> {
     let e = engine()?;
     let mut s = b.build()?;
     s.set_tag(tag);
-    Ok(e.with_progress(|st| st.start_schedule(s)))
+    Ok(e.with_progress(|st| st.start_task(Box::new(s))))
 }
 
 /// Runs a built schedule to completion (blocking collectives, which count

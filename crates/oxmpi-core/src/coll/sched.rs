@@ -294,6 +294,21 @@ impl Drop for Schedule {
     }
 }
 
+/// A schedule is an ordinary engine task: progress advances it like any other,
+/// and the engine knows nothing of collectives.
+impl crate::engine::Task for Schedule {
+    fn advance(&mut self, st: &mut State) -> Result<bool> {
+        Schedule::advance(self, st)
+    }
+    fn pending(&self) -> Option<crate::diag::Pending> {
+        Some(crate::diag::Pending {
+            what: format!("collective schedule (tag {})", self.seq()),
+            peer_world: None,
+            ctx: Some(self.comm().context()),
+        })
+    }
+}
+
 impl Schedule {
     /// The collective's sequence number on its communicator (diagnosis).
     pub(crate) fn seq(&self) -> u32 {

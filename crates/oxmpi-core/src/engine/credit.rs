@@ -25,7 +25,7 @@ impl State {
     pub(super) fn return_credit(&mut self, peer: u32, bytes: usize) {
         let p = &mut self.peers[peer as usize];
         p.credit_owed += bytes as u64;
-        if p.credit_owed as i64 >= CREDIT_PER_PEER / 4 {
+        if p.credit_owed >= self.credit_batch {
             let h = Header { len: p.credit_owed, ..Header::control(Kind::Credit, 0) };
             p.credit_owed = 0;
             self.ctrl(peer, h);

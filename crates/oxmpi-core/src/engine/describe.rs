@@ -41,10 +41,9 @@ impl State {
                     },
                     None => crate::diag::Pending { what: "receive (matched, data arriving)".into(), peer_world: None, ctx: None },
                 },
-                ReqKind::Coll(Some(s)) => crate::diag::Pending {
-                    what: format!("collective schedule (tag {})", s.seq()),
-                    peer_world: None,
-                    ctx: Some(s.comm().context()),
+                ReqKind::Task(Some(t)) => match t.pending() {
+                    Some(p) => p,
+                    None => continue,
                 },
                 ReqKind::Generalized => crate::diag::Pending { what: "generalized request".into(), peer_world: None, ctx: None },
                 _ => continue,

@@ -57,6 +57,8 @@ mod recv;
 mod rendezvous;
 mod requests;
 mod send;
+#[cfg(test)]
+mod sim;
 
 use credit::{credit_cost, CREDIT_PER_PEER};
 use net::Link;
@@ -73,6 +75,12 @@ pub(crate) enum Path {
     Tcp,
     /// On another host, and no network transport is available for it.
     Unreachable,
+    /// No I/O: packets for this peer wait in `State::queued` until the embedder
+    /// takes them ([`State::take_packet`]) and hands them to the peer's
+    /// `handle_packet`. The deterministic protocol tests (`engine/sim.rs`) run
+    /// ranks as plain values in one process this way.
+    #[cfg_attr(not(test), allow(dead_code))]
+    Queue,
 }
 
 impl Path {
@@ -83,7 +91,7 @@ impl Path {
             Path::SelfLoop => Some(crate::tools::Via::SelfLoop),
             Path::Shm { .. } => Some(crate::tools::Via::Shm),
             Path::Tcp => Some(crate::tools::Via::Tcp),
-            Path::Unreachable => None,
+            Path::Unreachable | Path::Queue => None,
         }
     }
 }
@@ -175,13 +183,12 @@ pub(crate) enum ReqKind {
     Done,
     /// A persistent request: what to start, and the operation currently running.
     Persistent { spec: PersistentSpec, active: Option<Request> },
-    /// A collective in progress (taken out while it is being advanced).
-    Coll(Option<Box<crate::coll::sched::Schedule>>),
     /// A generalized request (MPI_Grequest_start): completed by user code
     /// ([`State::complete_generalized`]), never by progress.
     Generalized,
-    /// A multi-step operation (communicator duplication's context agreement)
-    /// advanced by progress, like a collective (taken out while advanced).
+    /// A multi-step operation advanced by progress: a collective schedule,
+    /// communicator duplication's context agreement, ... (taken out while it
+    /// is being advanced).
     Task(Option<Box<dyn Task>>),
 }
 
@@ -192,6 +199,11 @@ pub(crate) trait Task: Send + std::fmt::Debug {
     /// The status the request reports once `advance` returned `Ok(true)`.
     fn status(&self) -> Status {
         Status::EMPTY
+    }
+    /// What a rank blocked on this task waits for (hang reports); `None`
+    /// leaves it out of them.
+    fn pending(&self) -> Option<crate::diag::Pending> {
+        None
     }
 }
 
@@ -327,6 +339,32 @@ pub(crate) struct State {
     spare_eager: Vec<Vec<u8>>,
     /// Traffic counters behind the MPI_T performance variables.
     pub(crate) stats: crate::tools::Stats,
+    /// Eager bytes a sender may have outstanding here ([`EngineConfig::credit_per_peer`]),
+    /// and the owed amount from which credit goes back (a quarter of it).
+    credit_per_peer: i64,
+    credit_batch: u64,
+    /// Packets for [`Path::Queue`] peers, per peer, oldest first; at most
+    /// `queue_cap` each, of at most `queue_packet` bytes.
+    queued: Vec<VecDeque<Vec<u8>>>,
+    queue_cap: usize,
+    queue_packet: usize,
+}
+
+/// The engine's protocol parameters. [`State::new`] reads them from the
+/// environment; the deterministic tests choose them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EngineConfig {
+    pub eager_limit: usize,
+    pub check_sigs: bool,
+    /// Whether cross-memory reads may be tried (rendezvous by a single copy).
+    pub cma_allowed: bool,
+    /// Whether sender and receiver copy large local messages together.
+    pub shared_copy: bool,
+    pub credit_per_peer: i64,
+    /// Packets a [`Path::Queue`] peer's queue holds before pushes fail (as a
+    /// full ring's do), and the largest packet.
+    pub queue_cap: usize,
+    pub queue_packet: usize,
 }
 
 /// Unexpected eager messages up to this size get a recycled buffer of exactly
@@ -337,9 +375,29 @@ const SPARE_EAGER_MAX: usize = 64;
 
 impl State {
     pub(crate) fn new(me: u32, paths: Vec<(Path, i32)>, shm: Option<&'static ShmSegment>, tcp: Option<TcpTransport>) -> State {
-        let eager_limit = crate::tools::initial_eager_limit();
-        let check_sigs = std::env::var("OXMPI_CHECK_SIGNATURES").is_ok_and(|v| v == "1");
         let cma_allowed = std::env::var("OXMPI_NO_CMA").is_err() && cma::probe_cma();
+        let config = EngineConfig {
+            eager_limit: crate::tools::initial_eager_limit(),
+            check_sigs: std::env::var("OXMPI_CHECK_SIGNATURES").is_ok_and(|v| v == "1"),
+            cma_allowed,
+            shared_copy: cma_allowed && std::env::var("OXMPI_SHARED_COPY").map_or(true, |v| v != "0"),
+            credit_per_peer: CREDIT_PER_PEER,
+            queue_cap: 0,
+            queue_packet: CELL_PAYLOAD,
+        };
+        State::with_config(me, paths, shm, tcp, config)
+    }
+
+    /// A rank's engine with the given parameters (no environment read).
+    pub(crate) fn with_config(
+        me: u32,
+        paths: Vec<(Path, i32)>,
+        shm: Option<&'static ShmSegment>,
+        tcp: Option<TcpTransport>,
+        config: EngineConfig,
+    ) -> State {
+        let EngineConfig { eager_limit, check_sigs, cma_allowed, .. } = config;
+        let queued = if paths.iter().any(|(p, _)| *p == Path::Queue) { paths.iter().map(|_| VecDeque::new()).collect() } else { Vec::new() };
         let shm_peers = paths
             .iter()
             .enumerate()
@@ -353,7 +411,7 @@ impl State {
             .map(|(path, pid)| Peer {
                 path,
                 pid,
-                credit: CREDIT_PER_PEER,
+                credit: config.credit_per_peer,
                 credit_owed: 0,
                 outbox: VecDeque::new(),
                 rx: Rx::Idle,
@@ -383,11 +441,16 @@ impl State {
             active_colls: Vec::new(),
             tcp,
             check_sigs,
-            shared_copy: cma_allowed && std::env::var("OXMPI_SHARED_COPY").map_or(true, |v| v != "0"),
+            shared_copy: config.shared_copy,
             shared_copies: Vec::new(),
             poll_start: 0,
             spare_eager: Vec::new(),
             stats: crate::tools::Stats::default(),
+            credit_per_peer: config.credit_per_peer,
+            credit_batch: (config.credit_per_peer / 4) as u64,
+            queued,
+            queue_cap: config.queue_cap,
+            queue_packet: config.queue_packet,
         }
     }
 }

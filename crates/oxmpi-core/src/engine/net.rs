@@ -13,6 +13,8 @@ use super::*;
 pub(super) enum Link<'a> {
     Shm(&'static ShmSegment, usize),
     Tcp(&'a mut TcpTransport, u32),
+    /// A [`Path::Queue`] peer's packet queue, its capacity and largest packet.
+    Queue(&'a mut VecDeque<Vec<u8>>, usize, usize),
 }
 
 impl Link<'_> {
@@ -20,6 +22,7 @@ impl Link<'_> {
         match self {
             Link::Shm(..) => CELL_PAYLOAD,
             Link::Tcp(..) => tcp::MAX_PACKET,
+            Link::Queue(_, _, max) => *max,
         }
     }
 
@@ -30,6 +33,16 @@ impl Link<'_> {
             // `State` only through its mutex: one thread at a time touches our rings.
             Link::Shm(s, local) => unsafe { s.try_push_exclusive(*local, max_len, fill) },
             Link::Tcp(t, peer) => t.try_push(*peer, fill),
+            Link::Queue(q, cap, _) => {
+                if q.len() >= *cap {
+                    return false;
+                }
+                let mut pkt = vec![0; max_len];
+                let n = fill(&mut pkt);
+                pkt.truncate(n);
+                q.push_back(pkt);
+                true
+            }
         }
     }
 }
@@ -66,7 +79,7 @@ impl State {
         self.peers.push(Peer {
             path: Path::Tcp,
             pid: 0,
-            credit: CREDIT_PER_PEER,
+            credit: self.credit_per_peer,
             credit_owed: 0,
             outbox: VecDeque::new(),
             rx: Rx::Idle,
@@ -154,5 +167,14 @@ impl State {
     /// Socket descriptors to wait on, and whether to wait for room to write too.
     pub(crate) fn tcp_fds(&self) -> Vec<(std::os::fd::RawFd, bool)> {
         self.tcp.as_ref().map(|t| t.poll_set()).unwrap_or_default()
+    }
+}
+
+impl State {
+    /// The oldest packet waiting for [`Path::Queue`] peer `to`: the embedder
+    /// carries it to that peer's `handle_packet` (the engine does no I/O itself).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn take_packet(&mut self, to: u32) -> Option<Vec<u8>> {
+        self.queued.get_mut(to as usize)?.pop_front()
     }
 }

@@ -178,14 +178,6 @@ impl State {
         did
     }
 
-    /// Registers a collective schedule as a request and runs it as far as it goes.
-    pub(crate) fn start_schedule(&mut self, sched: crate::coll::sched::Schedule) -> Request {
-        let r = self.new_request(ReqKind::Coll(Some(Box::new(sched))));
-        self.active_colls.push(r);
-        self.advance_colls();
-        r
-    }
-
     /// Registers a task as a request and runs it as far as it goes.
     pub(crate) fn start_task(&mut self, task: Box<dyn Task>) -> Request {
         let r = self.new_request(ReqKind::Task(Some(task)));
@@ -194,23 +186,14 @@ impl State {
         r
     }
 
-    /// Advances every collective in progress; returns whether any finished.
+    /// Advances every task in progress (collective schedules among them);
+    /// returns whether any finished.
     pub(super) fn advance_colls(&mut self) -> bool {
         let mut finished = false;
         let mut i = 0;
         while i < self.active_colls.len() {
             let r = self.active_colls[i];
             let outcome = match self.reqs.get_mut(r).map(|e| &mut e.kind) {
-                Some(ReqKind::Coll(s)) => match s.take() {
-                    Some(mut sched) => {
-                        let outcome = sched.advance(self).map(|done| done.then_some(Status::EMPTY));
-                        if let Some(ReqKind::Coll(slot)) = self.reqs.get_mut(r).map(|e| &mut e.kind) {
-                            *slot = Some(sched);
-                        }
-                        Some(outcome)
-                    }
-                    None => None,
-                },
                 Some(ReqKind::Task(t)) => match t.take() {
                     Some(mut task) => {
                         let outcome = task.advance(self).map(|done| done.then(|| task.status()));

@@ -226,7 +226,7 @@ impl State {
         let hdr_base = Header::eager(&env, data.len, req.0, sig, if sync { FLAG_SYNC } else { 0 });
         match self.peers[peer as usize].path {
             Path::SelfLoop => self.send_to_self(req, env, data, sync, sig),
-            Path::Shm { .. } | Path::Tcp => {
+            Path::Shm { .. } | Path::Tcp | Path::Queue => {
                 let p = &mut self.peers[peer as usize];
                 if data.len <= self.eager_limit && p.credit >= cost {
                     p.credit -= cost;
@@ -344,6 +344,7 @@ impl State {
                     Some(t) => Link::Tcp(t, peer),
                     None => return,
                 },
+                Path::Queue => Link::Queue(&mut self.queued[peer as usize], self.queue_cap, self.queue_packet),
                 _ => return,
             };
             let cap = link.max_packet();
