@@ -744,8 +744,8 @@ unsafe fn pack_external_size<C: Count, A: Displ>(datarep: *const c_char, incount
         external32(call, datarep)?;
         let n = count_arg(call, "incount", incount)?;
         let dt = committed(h, call, "datatype")?;
-        // SAFETY: `size` is MPI_Pack_external_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let ext = oxmpi_core::datatype::external32::size(&dt).checked_mul(n).ok_or_else(|| bad(ErrorClass::Count, call, "incount", format!("{n} elements overflow the address space")))?;
+        // SAFETY: `size` is MPI_Pack_external_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out(call, "size", size)? } = fit_addr(call, "size", ext)?;
         Ok(())
     })

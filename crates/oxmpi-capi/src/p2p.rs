@@ -104,19 +104,6 @@ fn args<C: Count>(call: &str, c: MPI_Comm, buf: *const c_void, count: C, h: MPI_
     Ok(Args { comm: cm, dt, count: n })
 }
 
-fn call_name(mode: SendMode, immediate: bool) -> &'static str {
-    match (mode, immediate) {
-        (SendMode::Standard, false) => "MPI_Send",
-        (SendMode::Synchronous, false) => "MPI_Ssend",
-        (SendMode::Ready, false) => "MPI_Rsend",
-        (SendMode::Buffered, false) => "MPI_Bsend",
-        (SendMode::Standard, true) => "MPI_Isend",
-        (SendMode::Synchronous, true) => "MPI_Issend",
-        (SendMode::Ready, true) => "MPI_Irsend",
-        (SendMode::Buffered, true) => "MPI_Ibsend",
-    }
-}
-
 // ----- request handles ---------------------------------------------------------------
 
 pub fn new_request(r: Request, c: MPI_Comm, persistent: Option<PersistentOp>) -> MPI_Request {
@@ -272,7 +259,7 @@ unsafe fn req_slice<'a>(call: &str, count: c_int, p: *mut MPI_Request) -> R<&'a 
 // ----- blocking and immediate sends and receives -------------------------------------
 
 unsafe fn send<C: Count>(mode: SendMode, buf: *const c_void, count: C, h: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm) -> c_int {
-    let call = name::<C>(call_name(mode, false));
+    let call = name::<C>(oxmpi_core::pt2pt::send_call_name(mode, false));
     ffi(call, c, || {
         let a = args(call, c, buf, count, h)?;
         // SAFETY: the C caller's buffer holds `count` elements of the datatype.
@@ -284,7 +271,7 @@ unsafe fn send<C: Count>(mode: SendMode, buf: *const c_void, count: C, h: MPI_Da
 
 #[allow(clippy::too_many_arguments)]
 unsafe fn isend<C: Count>(mode: SendMode, buf: *const c_void, count: C, h: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    let call = name::<C>(call_name(mode, true));
+    let call = name::<C>(oxmpi_core::pt2pt::send_call_name(mode, true));
     ffi(call, c, || {
         let a = args(call, c, buf, count, h)?;
         // SAFETY: `request` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).

@@ -511,8 +511,14 @@ unsafe fn apply_layout(
     extent: isize,
 ) {
     match layout {
-        // SAFETY (all calls): offsets stay inside the caller-guaranteed elements.
+        // SAFETY: a predefined type's element is one `prim` (size = extent), so
+        // the `count` values `prim.extent()` apart are exactly the `count`
+        // elements the caller guarantees readable at `inp`, writable at `io`,
+        // not overlapping.
         Layout::Predefined => unsafe { reduce_run(op, prim, inp, io, count, prim.extent()) },
+        // SAFETY: `dense` is set only when the element is `n` packed values of
+        // `prim` filling the whole extent (see `plan`), so the `count` elements
+        // the caller guarantees are `count * n` packed values of `prim`.
         Layout::Derived(Plan { dense: Some(n), .. }) => unsafe {
             reduce_run(op, prim, inp, io, count * n, prim.size())
         },
@@ -619,7 +625,9 @@ macro_rules! int_kernel {
         /// As [`map2`].
         unsafe fn $name(op: PredefinedOp, inp: *const u8, io: *mut u8, n: usize, stride: usize) {
             use PredefinedOp::*;
-            // SAFETY (every arm): the caller's guarantee is map2's.
+            // SAFETY: every arm calls map2 with `T = $t`, whose size is the
+            // primitive's that selected this kernel, and the caller's `n`,
+            // `stride` and buffers: the caller's guarantee is map2's contract.
             unsafe {
                 match op {
                     Max => map2::<$t>(inp, io, n, stride, |a, b| if a > b { a } else { b }),
@@ -654,7 +662,9 @@ macro_rules! float_kernel {
         /// As [`map2`].
         unsafe fn $name(op: PredefinedOp, inp: *const u8, io: *mut u8, n: usize, stride: usize) {
             use PredefinedOp::*;
-            // SAFETY (every arm): the caller's guarantee is map2's.
+            // SAFETY: every arm calls map2 with `T = $t`, whose size is the
+            // primitive's that selected this kernel, and the caller's `n`,
+            // `stride` and buffers: the caller's guarantee is map2's contract.
             unsafe {
                 match op {
                     // C's `a > b ? a : b` with a = invec, b = inoutvec (see the module doc on NaN).
@@ -676,7 +686,9 @@ macro_rules! float_kernel {
         /// # Safety
         /// As [`map2`].
         unsafe fn $cname(op: PredefinedOp, inp: *const u8, io: *mut u8, n: usize, stride: usize) {
-            // SAFETY (every arm): the caller's guarantee is map2's.
+            // SAFETY: every arm calls map2 with `T = $t`, whose size is the
+            // primitive's that selected this kernel, and the caller's `n`,
+            // `stride` and buffers: the caller's guarantee is map2's contract.
             unsafe {
                 match op {
                     PredefinedOp::Sum => {
@@ -702,8 +714,9 @@ type F80 = [u8; 10];
 /// # Safety
 /// As [`map2`] with 10-byte values.
 unsafe fn k_f80(op: PredefinedOp, inp: *const u8, io: *mut u8, n: usize, stride: usize) {
-    // SAFETY (every arm): the caller's guarantee is map2's; only 10 bytes per
-    // element are read and written.
+    // SAFETY: every arm calls map2 with `T = [u8; 10]`, the 10 value bytes
+    // the caller guarantees per element (no alignment needed: byte arrays),
+    // with the caller's `n`, `stride` and buffers: its contract is map2's.
     unsafe {
         match op {
             PredefinedOp::Max => map2::<F80>(inp, io, n, stride, |a, b| {
@@ -806,7 +819,9 @@ unsafe fn reduce_run(op: PredefinedOp, prim: Primitive, inp: *const u8, io: *mut
     fn pcmp<T: PartialOrd>(a: T, b: T) -> Option<Ordering> {
         a.partial_cmp(&b)
     }
-    // SAFETY (all calls): the caller's guarantee, passed on.
+    // SAFETY: each arm runs the kernel of `prim`'s representation, whose value
+    // type has `prim`'s size, on the caller's `n` values `stride` apart, which
+    // the caller guarantees readable at `inp` and writable at `io`, disjoint.
     unsafe {
         match prim.repr() {
             Repr::I8 => k_i8(op, inp, io, n, stride),

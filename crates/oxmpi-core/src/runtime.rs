@@ -345,6 +345,8 @@ pub(crate) fn random_hex(bytes: usize) -> Result<String> {
 }
 
 fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel) -> Result<Engine> {
+    // Every OXMPI_<OP>_ALGORITHM names a collective and one of its algorithms.
+    crate::coll::select::check_environment().map_err(|e| MpiError::new(e.class, format!("MPI_Init: {}", e.message)))?;
     cma::allow_peer_reads();
     // OXMPI_TRANSPORT=tcp: every peer over TCP, even on this host (tests).
     let force_tcp = std::env::var("OXMPI_TRANSPORT").is_ok_and(|v| v == "tcp");

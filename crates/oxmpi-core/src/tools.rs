@@ -311,7 +311,7 @@ pub fn registry() -> &'static Registry {
 }
 
 /// The algorithms each collective of `coll::FORCEABLE` can be forced to.
-fn algorithm_choices(op: &str) -> &'static [&'static str] {
+fn algorithm_choices(op: &str) -> Vec<&'static str> {
     crate::coll::algorithm_choices(op)
 }
 

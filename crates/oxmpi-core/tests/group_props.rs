@@ -2,40 +2,15 @@
 //! (deterministic seeds) checked against naive models written independently of the
 //! engine.
 
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
+
 use oxmpi_core::group::{Comparison, Group};
 use oxmpi_core::topo::{dims_create, Cart};
 use oxmpi_core::{ErrorClass, PROC_NULL};
 
 /// xorshift64* — deterministic, no dependencies.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + self.below((hi - lo + 1) as u64) as i64
-    }
-    fn chance(&mut self, pct: u64) -> bool {
-        self.below(100) < pct
-    }
-    fn shuffle<T>(&mut self, v: &mut [T]) {
-        for i in (1..v.len()).rev() {
-            let j = self.below(i as u64 + 1) as usize;
-            v.swap(i, j);
-        }
-    }
-}
-
 const CASES: u64 = 2000;
 
 /// A random group: distinct world ranks from 0..universe, random order.

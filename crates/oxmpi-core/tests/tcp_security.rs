@@ -13,6 +13,10 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
+
 use oxmpi_core::transport::tcp::{wire, TcpTransport, MAX_PACKET};
 
 const SECRET: &[u8] = b"the job secret for tcp_security";
@@ -23,31 +27,15 @@ fn lo() -> IpAddr {
 }
 
 /// Deterministic xorshift.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-}
-
 /// Legitimate packet `seq` from `from`: mixed sizes, content derived from both.
 fn packet(from: u32, seq: u64) -> Vec<u8> {
-    let mut rng = Rng(seq.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (from as u64 + 7));
+    let mut rng = Rng::new(seq.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (from as u64 + 7));
     // Mostly small, sometimes large (cheap enough for a debug build on two cores, so
     // that the victim keeps polling promptly).
-    let len = match rng.below(64) {
+    let len = match rng.index(64) {
         0 => MAX_PACKET,
-        1..=4 => rng.below(16 * 1024),
-        _ => rng.below(100),
+        1..=4 => rng.index(16 * 1024),
+        _ => rng.index(100),
     };
     let mut v: Vec<u8> = (0..len)
         .map(|i| (i as u64 ^ seq ^ ((from as u64) << 4)) as u8)
@@ -201,7 +189,7 @@ fn hostile_clients_and_frames_leave_the_job_unharmed() {
         let stop = stop.clone();
         thread::spawn(move || drive(t0, t1, stop))
     };
-    let mut rng = Rng(0x5eed);
+    let mut rng = Rng::new(0x5eed);
     let mut expected_rejections = 0u64;
 
     // 1. No secret: junk before the hello, junk instead of the client message, a
@@ -348,9 +336,9 @@ fn hostile_clients_and_frames_leave_the_job_unharmed() {
         if i % 2 == 0 {
             read_hello(&mut s);
         }
-        let n = [1, 7, 43, 79, 80, 81, 200, 5000][rng.below(8)];
+        let n = [1, 7, 43, 79, 80, 81, 200, 5000][rng.index(8)];
         let mut bytes = rng.bytes(n);
-        if rng.below(4) == 0 && n >= 8 {
+        if rng.index(4) == 0 && n >= 8 {
             bytes[..8].copy_from_slice(&wire::MAGIC);
         }
         let _ = s.write_all(&bytes);
@@ -391,32 +379,32 @@ fn hostile_clients_and_frames_leave_the_job_unharmed() {
 /// over-allocation, and nothing but genuine messages verify.
 #[test]
 fn bounded_random_inputs_to_decoder_and_parsers() {
-    let mut rng = Rng(0xdecaf);
+    let mut rng = Rng::new(0xdecaf);
     let (sn, cn) = ([5u8; 32], [6u8; 32]);
     let valid_client = wire::encode_client_msg(SECRET, 2, 0, &sn, &cn);
     let valid_verdict = wire::encode_verdict(SECRET, true, 2, 0, &cn, &sn);
     let mut packets = 0usize;
     let mut errors = 0usize;
     for i in 0..10_000 {
-        let n = match rng.below(4) {
-            0 => rng.below(16),
-            1 => rng.below(100),
-            2 => rng.below(2000),
-            _ => rng.below(20_000),
+        let n = match rng.index(4) {
+            0 => rng.index(16),
+            1 => rng.index(100),
+            2 => rng.index(2000),
+            _ => rng.index(20_000),
         };
         let mut input = rng.bytes(n);
         // Bias towards plausible headers so payload paths are exercised too.
         if i % 3 == 0 && n >= 8 {
-            input[0] = 1 + (rng.below(2) as u8);
+            input[0] = 1 + (rng.index(2) as u8);
             input[1..4].fill(0);
-            let len = rng.below(n.max(1) * 2) as u32;
+            let len = rng.index(n.max(1) * 2) as u32;
             input[4..8].copy_from_slice(&len.to_le_bytes());
         }
         let mut dec = wire::FrameDecoder::new();
         let mut rest = &input[..];
         let mut result = Ok(());
         while !rest.is_empty() && result.is_ok() {
-            let k = (rng.below(3000) + 1).min(rest.len());
+            let k = (rng.index(3000) + 1).min(rest.len());
             result = dec.feed(&rest[..k], |f| {
                 if let wire::Frame::Packet(p) = f {
                     assert!(p.len() <= MAX_PACKET);
@@ -427,7 +415,7 @@ fn bounded_random_inputs_to_decoder_and_parsers() {
         }
         errors += result.is_err() as usize;
 
-        let _ = wire::parse_server_hello(&input[..n.min(wire::SERVER_HELLO_LEN + rng.below(2))]);
+        let _ = wire::parse_server_hello(&input[..n.min(wire::SERVER_HELLO_LEN + rng.index(2))]);
         if let Ok(m) = wire::parse_client_msg(&input[..n.min(wire::CLIENT_MSG_LEN)]) {
             assert!(!wire::verify_client_msg(SECRET, &m, &sn));
         }
@@ -438,8 +426,8 @@ fn bounded_random_inputs_to_decoder_and_parsers() {
 
         // Mutations of genuine messages never verify.
         let mut c = valid_client;
-        let at = rng.below(c.len());
-        c[at] ^= 1 << rng.below(8);
+        let at = rng.index(c.len());
+        c[at] ^= 1 << rng.index(8);
         match wire::parse_client_msg(&c) {
             Ok(m) => assert!(
                 !wire::verify_client_msg(SECRET, &m, &sn),
@@ -448,8 +436,8 @@ fn bounded_random_inputs_to_decoder_and_parsers() {
             Err(_) => assert!(at < 8),
         }
         let mut v = valid_verdict;
-        let at = rng.below(v.len());
-        v[at] ^= 1 << rng.below(8);
+        let at = rng.index(v.len());
+        v[at] ^= 1 << rng.index(8);
         assert!(
             wire::parse_verdict(SECRET, &v, 2, 0, &cn, &sn).is_err(),
             "mutated verdict byte {at} verified"

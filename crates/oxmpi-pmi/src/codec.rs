@@ -16,6 +16,7 @@
 //! supported; it is recognised so that a server can skip its body and answer
 //! with an error instead of mis-parsing each body line.
 
+use crate::pairs::{Pairs, Pmi1};
 use std::fmt;
 
 /// Longest line (without its newline) the decoder accepts by default.
@@ -103,62 +104,10 @@ impl fmt::Display for CodecError {
 impl std::error::Error for CodecError {}
 
 /// One PMI-1 command or response: the `cmd` name plus the remaining
-/// key/value pairs in wire order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Message {
-    name: String,
-    args: Vec<(String, String)>,
-}
+/// key/value pairs in wire order (the accessors are [`Pairs`]'s).
+pub type Message = Pairs<Pmi1>;
 
 impl Message {
-    /// A message `cmd=name` with no arguments yet.
-    pub fn new(name: impl Into<String>) -> Message {
-        Message {
-            name: name.into(),
-            args: Vec::new(),
-        }
-    }
-
-    /// Builder form of [`Message::push`].
-    pub fn arg(mut self, key: impl Into<String>, value: impl Into<String>) -> Message {
-        self.push(key, value);
-        self
-    }
-
-    /// Appends a key/value pair (validated only when encoding).
-    pub fn push(&mut self, key: impl Into<String>, value: impl Into<String>) {
-        self.args.push((key.into(), value.into()));
-    }
-
-    /// The value of the `cmd` token.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The key/value pairs after `cmd`, in wire order.
-    pub fn args(&self) -> &[(String, String)] {
-        &self.args
-    }
-
-    /// The value of the first occurrence of `key` (Hydra also resolves
-    /// duplicates to the first one).
-    pub fn get(&self, key: &str) -> Option<&str> {
-        self.args
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// `key` parsed as an integer; `None` if absent or not a number.
-    pub fn get_int<T: std::str::FromStr>(&self, key: &str) -> Option<T> {
-        self.get(key).and_then(|v| v.trim().parse().ok())
-    }
-
-    /// The `rc` field; responses that omit it signal success.
-    pub fn rc(&self) -> i64 {
-        self.get("rc").map_or(0, |v| v.trim().parse().unwrap_or(-1))
-    }
-
     /// Parses one line; a trailing `\n` is allowed and ignored.
     pub fn parse(line: &str) -> Result<Message, CodecError> {
         let line = line.strip_suffix('\n').unwrap_or(line);
@@ -212,10 +161,7 @@ impl Message {
             args.push((key.to_string(), value.to_string()));
             rest = rest[end..].trim_start_matches(is_sep);
         }
-        Ok(Message {
-            name: name.expect("loop runs at least once on a non-empty line"),
-            args,
-        })
+        Ok(Message::from_parts(name.expect("loop runs at least once on a non-empty line"), args))
     }
 
     /// The wire form, including the trailing newline.

@@ -27,6 +27,7 @@
 //! [`FrameDecoder::next_line`] reads that one line out of the same buffer so
 //! that no byte is lost when the stream switches to frames.
 
+use crate::pairs::{Pairs, Pmi2};
 use std::fmt;
 
 /// Width of the length field that precedes every frame.
@@ -116,75 +117,10 @@ impl fmt::Display for Pmi2CodecError {
 impl std::error::Error for Pmi2CodecError {}
 
 /// One PMI-2 command or response: the `cmd` name plus the other pairs in
-/// wire order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pmi2Message {
-    name: String,
-    args: Vec<(String, String)>,
-}
+/// wire order (the accessors are [`Pairs`]'s).
+pub type Pmi2Message = Pairs<Pmi2>;
 
 impl Pmi2Message {
-    /// A message `cmd=name;` with no other pairs yet.
-    pub fn new(name: impl Into<String>) -> Pmi2Message {
-        Pmi2Message {
-            name: name.into(),
-            args: Vec::new(),
-        }
-    }
-
-    /// Builder form of [`Pmi2Message::push`].
-    pub fn arg(mut self, key: impl Into<String>, value: impl Into<String>) -> Pmi2Message {
-        self.push(key, value);
-        self
-    }
-
-    /// Appends a pair (validated only when encoding).
-    pub fn push(&mut self, key: impl Into<String>, value: impl Into<String>) {
-        self.args.push((key.into(), value.into()));
-    }
-
-    /// The value of `cmd`.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The pairs after `cmd`, in wire order.
-    pub fn args(&self) -> &[(String, String)] {
-        &self.args
-    }
-
-    /// The value of the first occurrence of `key`.
-    pub fn get(&self, key: &str) -> Option<&str> {
-        self.args
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// `key` parsed as an integer; `None` if absent or not a number.
-    pub fn get_int<T: std::str::FromStr>(&self, key: &str) -> Option<T> {
-        self.get(key).and_then(|v| v.trim().parse().ok())
-    }
-
-    /// `key` as a PMI-2 boolean (`TRUE`/`FALSE`, any case); `None` if absent
-    /// or neither.
-    pub fn get_bool(&self, key: &str) -> Option<bool> {
-        let v = self.get(key)?.trim();
-        if v.eq_ignore_ascii_case("true") {
-            Some(true)
-        } else if v.eq_ignore_ascii_case("false") {
-            Some(false)
-        } else {
-            None
-        }
-    }
-
-    /// The `rc` field; a response without one signals success, an
-    /// unparsable one failure.
-    pub fn rc(&self) -> i64 {
-        self.get("rc").map_or(0, |v| v.trim().parse().unwrap_or(-1))
-    }
-
     /// Parses a frame body (without its length field).
     pub fn parse_body(body: &str) -> Result<Pmi2Message, Pmi2CodecError> {
         if let Some(b) = body.bytes().find(|&b| b.is_ascii_control() && b != b'\t') {
@@ -244,7 +180,7 @@ impl Pmi2Message {
             }
         }
         match name {
-            Some(name) => Ok(Pmi2Message { name, args }),
+            Some(name) => Ok(Pmi2Message::from_parts(name, args)),
             None => Err(Pmi2CodecError::Empty),
         }
     }

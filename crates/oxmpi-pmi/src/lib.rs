@@ -6,6 +6,8 @@
 //!   line decoder.
 //! * [`codec2`]: sans-IO parsing/formatting of PMI-2 messages and a bounded
 //!   frame decoder.
+//! * [`pairs`]: the message type both protocols share (`cmd` plus pairs),
+//!   [`Message`] for PMI-1 and [`Pmi2Message`] for PMI-2.
 //! * [`client`]: the blocking client an MPI process uses to bootstrap, over
 //!   either protocol.
 //! * [`server`]: the sans-IO PMI-1 server state machine our `mpiexec` drives.
@@ -17,6 +19,7 @@ mod client2;
 pub mod codec;
 pub mod codec2;
 mod error;
+pub mod pairs;
 mod pmix;
 pub mod server;
 pub mod status;
@@ -28,6 +31,7 @@ pub use client::{
 pub use codec::{CodecError, LineDecoder, Message, MAX_LINE_LEN};
 pub use codec2::{FrameDecoder, Pmi2CodecError, Pmi2Message, PMI2_MAX_FRAME_LEN};
 pub use error::PmiError;
+pub use pairs::Pairs;
 pub use server::{nodes_mapping, single_node_mapping, Output, PmiServer, RankPhase, ServerEvent, SpawnCommand, NameOp};
 
 /// Prefix of every `/dev/shm` entry belonging to the job whose KVS is

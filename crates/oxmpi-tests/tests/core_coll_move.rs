@@ -58,3 +58,21 @@ fn unknown_algorithm_name_is_an_error() {
     assert_ne!(run.code(), Some(0), "an unknown algorithm name must fail:\n{}", run.stdout());
     assert!(run.stderr().contains("nosuch"), "{}", run.stderr());
 }
+
+#[test]
+fn bad_algorithm_variables_fail_at_start_up() {
+    // The program only broadcasts: gatherv never runs, yet the value is refused
+    // when the engine starts, naming the variable, the value and the choices.
+    let run = common::run_env(2, PROG, &["bcast"], &[("OXMPI_GATHERV_ALGORITHM", "binomial")]);
+    assert_ne!(run.code(), Some(0), "a gatherv algorithm that does not exist was accepted:\n{}", run.stdout());
+    assert!(!run.stdout().contains("bcast: ok"), "the program ran past MPI_Init:\n{}", run.stdout());
+    assert!(
+        run.stderr().contains("OXMPI_GATHERV_ALGORITHM=\"binomial\" names no gatherv algorithm") && run.stderr().contains("choose one of linear"),
+        "{}",
+        run.stderr()
+    );
+    // A variable naming no collective (a typo) is refused too, not ignored.
+    let run = common::run_env(2, PROG, &["bcast"], &[("OXMPI_BCST_ALGORITHM", "binomial")]);
+    assert_ne!(run.code(), Some(0), "a misspelt variable was ignored:\n{}", run.stdout());
+    assert!(run.stderr().contains("OXMPI_BCST_ALGORITHM names no collective"), "{}", run.stderr());
+}

@@ -106,24 +106,6 @@ impl fmt::Debug for Status {
 
 // ----- helpers -----------------------------------------------------------------------
 
-fn mode_name(mode: SendMode) -> &'static str {
-    match mode {
-        SendMode::Standard => "MPI_Send",
-        SendMode::Synchronous => "MPI_Ssend",
-        SendMode::Ready => "MPI_Rsend",
-        SendMode::Buffered => "MPI_Bsend",
-    }
-}
-
-fn imode_name(mode: SendMode) -> &'static str {
-    match mode {
-        SendMode::Standard => "MPI_Isend",
-        SendMode::Synchronous => "MPI_Issend",
-        SendMode::Ready => "MPI_Irsend",
-        SendMode::Buffered => "MPI_Ibsend",
-    }
-}
-
 fn send_mode<B: Buffer + ?Sized>(
     comm: &Comm,
     dest: Rank,
@@ -131,7 +113,7 @@ fn send_mode<B: Buffer + ?Sized>(
     tag: Tag,
     mode: SendMode,
 ) -> Result<()> {
-    let call = mode_name(mode);
+    let call = pt2pt::send_call_name(mode, false);
     match send_spec(buf, call)? {
         SendSpec::Bytes(b) => pt2pt::send(comm, b, dest, tag, mode),
         // SAFETY: `buf` holds `count` elements of the datatype (Buffer contract) and is
@@ -152,7 +134,7 @@ where
     B: 'a + Buffer + ?Sized,
     Sc: Scope<'a>,
 {
-    let call = imode_name(mode);
+    let call = pt2pt::send_call_name(mode, true);
     // SAFETY: `buf` is borrowed for 'a by the returned request, which the scope forbids
     // to outlive 'a, so the bytes stay valid and unmodified until completion.
     unsafe {

@@ -3,9 +3,11 @@
 //! steps and fences. The same schedule runs a blocking collective to completion or
 //! becomes the request of a non-blocking one. Which algorithm runs is decided in
 //! one place per operation (`<operation>/mod.rs`), from data (communicator size,
-//! message bytes, commutativity), and `OXMPI_<OPERATION>_ALGORITHM=name` overrides it.
+//! message bytes, commutativity) in the operation's algorithm table (see
+//! [`select`]), and `OXMPI_<OPERATION>_ALGORITHM=name` overrides it.
 
 pub mod sched;
+pub(crate) mod select;
 pub mod util;
 
 pub mod barrier;
@@ -99,78 +101,12 @@ pub fn run(b: Builder, call: &str) -> Result<()> {
     })
 }
 
-/// Operations whose `OXMPI_<OP>_ALGORITHM` is read once per process (every
-/// caller of [`forced_algorithm`]); other names are read on every call.
-pub(crate) const FORCEABLE: &[&str] = &[
-    "barrier",
-    "bcast",
-    "gather",
-    "gatherv",
-    "scatter",
-    "scatterv",
-    "allgather",
-    "allgatherv",
-    "alltoall",
-    "alltoallv",
-    "alltoallw",
-    "reduce",
-    "allreduce",
-    "reduce_scatter",
-    "reduce_scatter_block",
-    "scan",
-    "exscan",
-];
-
-/// The algorithm forced by `OXMPI_<OP>_ALGORITHM`, if any. An unknown name is an
-/// error naming the choices, rather than a silent fallback. The variable is
-/// read once per process (collectives are called in loops; formatting the name
-/// and searching the environment cost more than a small collective's schedule).
-pub fn forced_algorithm(op: &str, choices: &[&str]) -> Result<Option<String>> {
-    use std::sync::OnceLock;
-    static CACHE: [OnceLock<Option<String>>; FORCEABLE.len()] = [const { OnceLock::new() }; FORCEABLE.len()];
-    let read = || std::env::var(format!("OXMPI_{}_ALGORITHM", op.to_ascii_uppercase())).ok();
-    let uncached;
-    // A choice made through MPI_T (`OXMPI_<OP>_ALGORITHM` as a control variable).
-    if let Some(o) = crate::tools::algorithm_override(op) {
-        return Ok(o.filter(|v| choices.contains(v)).map(str::to_owned));
-    }
-    let value = match FORCEABLE.iter().position(|&k| k == op) {
-        Some(i) => CACHE[i].get_or_init(read),
-        None => {
-            uncached = read();
-            &uncached
-        }
-    };
-    match value.as_deref() {
-        None | Some("" | "auto") => Ok(None),
-        Some(v) if choices.contains(&v) => Ok(Some(v.to_owned())),
-        Some(v) => Err(MpiError::new(
-            ErrorClass::Arg,
-            format!("OXMPI_{}_ALGORITHM={v:?} names no {op} algorithm; choose one of {}", op.to_ascii_uppercase(), choices.join(", ")),
-        )),
-    }
-}
+pub(crate) use select::FORCEABLE;
 
 /// The algorithms `OXMPI_<OP>_ALGORITHM` may name for collective `op` of
 /// [`FORCEABLE`] (the MPI_T enumeration of that control variable).
-pub(crate) fn algorithm_choices(op: &str) -> &'static [&'static str] {
-    match op {
-        "barrier" => barrier::ALGORITHMS,
-        "bcast" => bcast::ALGORITHMS,
-        "gather" => gather::ALGORITHMS,
-        "gatherv" => gather::V_ALGORITHMS,
-        "scatter" => scatter::ALGORITHMS,
-        "scatterv" => scatter::V_ALGORITHMS,
-        "allgather" => allgather::ALGORITHMS,
-        "allgatherv" => allgather::V_ALGORITHMS,
-        "alltoall" => alltoall::ALGORITHMS,
-        "alltoallv" | "alltoallw" => alltoall::V_ALGORITHMS,
-        "reduce" => reduce::ALGORITHMS,
-        "allreduce" => allreduce::ALGORITHMS,
-        "reduce_scatter" | "reduce_scatter_block" => reduce_scatter::ALGORITHMS,
-        "scan" | "exscan" => scan::ALGORITHMS,
-        _ => &[],
-    }
+pub(crate) fn algorithm_choices(op: &str) -> Vec<&'static str> {
+    select::choices(op)
 }
 
 /// `OXMPI_<OP>_ALGORITHM` as the environment sets it (`None`: unset or "auto").

@@ -28,7 +28,9 @@ impl Request {
     }
 }
 
-fn mode_call(mode: SendMode, immediate: bool) -> &'static str {
+/// The MPI call a send of `mode` is (`immediate`: its non-blocking form), for
+/// error messages; the one table of these names (the C layer and the safe API use it).
+pub fn send_call_name(mode: SendMode, immediate: bool) -> &'static str {
     match (mode, immediate) {
         (SendMode::Standard, false) => "MPI_Send",
         (SendMode::Synchronous, false) => "MPI_Ssend",
@@ -96,7 +98,7 @@ fn pattern(comm: &Comm, source: i32, tag: i32) -> Pattern {
 /// `buf..buf+len` must stay valid for reads until the request completes.
 pub unsafe fn isend(comm: &Comm, buf: *const u8, len: usize, dest: i32, tag: i32, mode: SendMode) -> Result<Request> {
     // SAFETY: forwarded contract.
-    unsafe { isend_on(comm, comm.context(), mode_call(mode, true), buf, len, dest, tag, mode) }
+    unsafe { isend_on(comm, comm.context(), send_call_name(mode, true), buf, len, dest, tag, mode) }
 }
 
 /// [`isend`] on an explicit context (collectives use `comm.coll_context()`).
@@ -230,7 +232,7 @@ unsafe fn irecv_sig_then<T>(
 /// A blocking send (MPI_Send / Ssend / Rsend / Bsend).
 pub fn send(comm: &Comm, buf: &[u8], dest: i32, tag: i32, mode: SendMode) -> Result<()> {
     // SAFETY: `buf` is borrowed for the whole (blocking) call.
-    unsafe { send_blocking(comm, mode_call(mode, false), buf.as_ptr(), buf.len(), dest, tag, mode, None) }
+    unsafe { send_blocking(comm, send_call_name(mode, false), buf.as_ptr(), buf.len(), dest, tag, mode, None) }
 }
 
 /// A blocking send of `len` contiguous bytes at `buf` (elements of `dt`, if
@@ -295,6 +297,9 @@ pub fn sendrecv(
 ) -> Result<Status> {
     // SAFETY: both buffers are borrowed until both requests completed below.
     let mut rr = unsafe { irecv_on(comm, comm.context(), "MPI_Sendrecv", recvbuf.as_mut_ptr(), recvbuf.len(), source, recvtag)? };
+    // SAFETY: `sendbuf` is a shared borrow of `sendbuf.len()` bytes that
+    // outlives the send request: it is waited for (or, if starting it failed,
+    // never started) before this function returns.
     let sent = unsafe { isend_on(comm, comm.context(), "MPI_Sendrecv", sendbuf.as_ptr(), sendbuf.len(), dest, sendtag, SendMode::Standard) };
     let mut sr = match sent {
         Ok(r) => r,
@@ -1150,7 +1155,7 @@ fn packed_len(call: &str, count: usize, dt: &Datatype) -> Result<usize> {
 /// The memory `dt`'s type map covers for `count` elements at `buf` stays valid
 /// and unmodified until the request completes.
 pub unsafe fn isend_typed(comm: &Comm, buf: *const u8, count: usize, dt: &Datatype, dest: i32, tag: i32, mode: SendMode) -> Result<Request> {
-    let call = mode_call(mode, true);
+    let call = send_call_name(mode, true);
     // SAFETY: forwarded contract.
     unsafe { send_typed_then(comm, call, buf, count, dt, dest, tag, mode, |_, r| r) }
 }
@@ -1201,7 +1206,7 @@ unsafe fn send_typed_then<T>(
 /// # Safety
 /// The memory `dt` covers for `count` elements at `buf` is readable.
 pub unsafe fn send_typed(comm: &Comm, buf: *const u8, count: usize, dt: &Datatype, dest: i32, tag: i32, mode: SendMode) -> Result<()> {
-    let call = mode_call(mode, false);
+    let call = send_call_name(mode, false);
     check_datatype(call, "datatype", dt)?;
     let len = packed_len(call, count, dt)?;
     if dt.is_contiguous() || len == 0 {

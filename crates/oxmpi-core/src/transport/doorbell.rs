@@ -20,7 +20,7 @@
 //!
 //! Consumer (the side that wants to sleep until there is work):
 //!
-//! 1. `let t = bell.prepare_sleep();` (`sleepers += 1`, then read `word`);
+//! 1. `let t = bell.prepare_sleep();` (`sleepers += 1`, a SeqCst fence, then read `word`);
 //! 2. check every source of work; if there is some, [`Doorbell::cancel_sleep`] and
 //!    handle it;
 //! 3. otherwise `bell.sleep(t, timeout)` (futex-wait while `word == t`, then
@@ -28,10 +28,10 @@
 //!
 //! # Why no wakeup is lost
 //!
-//! Take a ring whose work the consumer's check (step 2) did not see. In the single
-//! SeqCst order, the producer's fence-then-load of `sleepers` and the consumer's
-//! `sleepers += 1`-then-check form the store-buffer (Dekker) pattern: they cannot
-//! both miss each other. The consumer's check missed the work, so the producer's
+//! Take a ring whose work the consumer's check (step 2) did not see. The producer's
+//! publish-fence-load of `sleepers` and the consumer's `sleepers += 1`-fence-check
+//! form the store-buffer (Dekker) pattern with a SeqCst fence on each side: in the
+//! single order of the two fences, they cannot both miss each other. The consumer's check missed the work, so the producer's
 //! load of `sleepers` comes after the consumer's increment and sees it: the producer
 //! increments `word` and wakes. That increment comes after the consumer read its
 //! ticket (which preceded the check), so either the kernel's comparison already sees
@@ -43,6 +43,16 @@
 //! sleep is bounded by its timeout. Spurious returns (signals, wakes meant for others)
 //! are allowed: callers loop.
 
+//! # Checked under loom
+//!
+//! `crates/oxmpi-loom` compiles this file with `cfg(loom)`: loom's atomics and
+//! `fence`, and a futex modelled by a mutex and a condition variable (the kernel
+//! compares the word and queues the waiter atomically with respect to wakes).
+//! Sleeps there have no timeout, so a lost wakeup is a deadlock loom reports.
+
+#[cfg(loom)]
+use loom::sync::atomic::{AtomicU32, Ordering};
+#[cfg(not(loom))]
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
@@ -62,13 +72,18 @@ pub struct Doorbell {
     word: AtomicU32,
     /// How many threads are (about to be) blocked in `futex_wait` on `word`.
     sleepers: AtomicU32,
+    /// The modelled futex's queue (loom builds only).
+    #[cfg(loom)]
+    futex: (loom::sync::Mutex<()>, loom::sync::Condvar),
     // The remaining 56 bytes of the line are padding implied by `align(64)`, so that
     // nothing else shares this line (false sharing with a hot ring index would cost
     // every push a cache-line transfer).
 }
 
 // The layout is part of the shared-memory format.
+#[cfg(not(loom))]
 const _: () = assert!(std::mem::size_of::<Doorbell>() == 64);
+#[cfg(not(loom))]
 const _: () = assert!(std::mem::align_of::<Doorbell>() == 64);
 
 impl Default for Doorbell {
@@ -96,23 +111,33 @@ impl std::fmt::Debug for Doorbell {
 /// a private stack word stands in for it there.
 #[inline(always)]
 pub fn full_fence() {
-    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    // loom models the fence the argument relies on, not x86's locked instructions.
+    #[cfg(loom)]
+    loom::sync::atomic::fence(Ordering::SeqCst);
+    #[cfg(all(not(loom), any(target_arch = "x86", target_arch = "x86_64")))]
     {
         let private = std::sync::atomic::AtomicUsize::new(0);
         // The result is irrelevant: only the instruction's locking matters.
         let _ = private.compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst);
     }
-    #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+    #[cfg(all(not(loom), not(any(target_arch = "x86", target_arch = "x86_64"))))]
     std::sync::atomic::fence(Ordering::SeqCst);
 }
 
 impl Doorbell {
     /// An idle doorbell (all zero, the same as zero-filled shared memory).
+    #[cfg(not(loom))]
     pub const fn new() -> Doorbell {
         Doorbell {
             word: AtomicU32::new(0),
             sleepers: AtomicU32::new(0),
         }
+    }
+
+    /// An idle doorbell (loom's atomics have no `const` constructor).
+    #[cfg(loom)]
+    pub fn new() -> Doorbell {
+        Doorbell { word: AtomicU32::new(0), sleepers: AtomicU32::new(0), futex: (loom::sync::Mutex::new(()), loom::sync::Condvar::new()) }
     }
 
     /// Signal that work has been published: bump the word, and wake every sleeper if
@@ -123,7 +148,7 @@ impl Doorbell {
         full_fence();
         if self.sleepers.load(Ordering::SeqCst) > 0 {
             self.word.fetch_add(1, Ordering::SeqCst);
-            futex_wake_all(&self.word);
+            self.wake_all();
         }
     }
 
@@ -133,6 +158,11 @@ impl Doorbell {
     #[inline]
     pub fn prepare_sleep(&self) -> u32 {
         self.sleepers.fetch_add(1, Ordering::SeqCst);
+        // The consumer's half of the Dekker pattern (see "Why no wakeup is lost"):
+        // the caller's check for work comes after this fence. A SeqCst RMW alone
+        // does not order the later Acquire loads of the rings in the language's
+        // model (x86's locked RMW happens to; loom found the lost wakeup without it).
+        full_fence();
         self.word.load(Ordering::SeqCst)
     }
 
@@ -146,9 +176,37 @@ impl Doorbell {
     /// a spurious wakeup), then withdraws from the sleepers.
     pub fn sleep(&self, ticket: u32, timeout: Duration) {
         if self.word.load(Ordering::SeqCst) == ticket && !timeout.is_zero() {
-            futex_wait(&self.word, ticket, timeout);
+            self.wait(ticket, timeout);
         }
         self.sleepers.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    #[cfg(not(loom))]
+    fn wait(&self, ticket: u32, timeout: Duration) {
+        futex_wait(&self.word, ticket, timeout);
+    }
+
+    #[cfg(not(loom))]
+    fn wake_all(&self) {
+        futex_wake_all(&self.word);
+    }
+
+    /// The modelled `FUTEX_WAIT`: compares and queues under the lock that
+    /// wakes take, as the kernel does under its hash-bucket lock. No timeout:
+    /// a lost wakeup then shows as a deadlock.
+    #[cfg(loom)]
+    fn wait(&self, ticket: u32, _timeout: Duration) {
+        let queue = self.futex.0.lock().unwrap();
+        if self.word.load(Ordering::SeqCst) == ticket {
+            drop(self.futex.1.wait(queue).unwrap());
+        }
+    }
+
+    /// The modelled `FUTEX_WAKE` of every waiter.
+    #[cfg(loom)]
+    fn wake_all(&self) {
+        let _queue = self.futex.0.lock().unwrap();
+        self.futex.1.notify_all();
     }
 
     /// The current generation (diagnostics and tests).
@@ -158,6 +216,7 @@ impl Doorbell {
 }
 
 /// `FUTEX_WAIT` (shared, not private) on `word` while it equals `expected`.
+#[cfg(not(loom))]
 fn futex_wait(word: &AtomicU32, expected: u32, timeout: Duration) {
     let ts = libc::timespec {
         // Saturate absurdly long timeouts instead of wrapping to a negative time.
@@ -183,6 +242,7 @@ fn futex_wait(word: &AtomicU32, expected: u32, timeout: Duration) {
 }
 
 /// `FUTEX_WAKE` (shared) every waiter on `word`.
+#[cfg(not(loom))]
 fn futex_wake_all(word: &AtomicU32) {
     // SAFETY: `word` is a live, aligned `AtomicU32`; FUTEX_WAKE does not access the memory at all, it only uses the address as a key.
     // The remaining arguments are ignored by FUTEX_WAKE. Failure (impossible for a valid address) would only mean nobody was woken, and sleepers are bounded by their timeouts.
@@ -201,10 +261,12 @@ fn futex_wake_all(word: &AtomicU32) {
 
 // Linux futex operations (linux/futex.h). Deliberately *not* FUTEX_PRIVATE_FLAG: the
 // word may live in a mapping shared between processes.
+#[cfg(not(loom))]
 const FUTEX_WAIT: libc::c_int = 0;
+#[cfg(not(loom))]
 const FUTEX_WAKE: libc::c_int = 1;
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use std::sync::Arc;

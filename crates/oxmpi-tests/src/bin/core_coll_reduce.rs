@@ -252,8 +252,10 @@ fn run_case(x: &mut Ctx, c: &Case, count: usize) {
             let mut out = if in_place { x.input(c, seed, rank, count) } else { Buf::new(count * ext, SENTINEL) };
             let sb = if in_place { None } else { Some(input.ptr()) };
             let rp = out.mut_ptr();
-            // SAFETY: as above.
             if exclusive {
+                // SAFETY: `input` and `out` each hold `count` elements of `dt`
+                // (Buf of count x extent bytes) and live past `go`, which
+                // returns only once the blocking call or the request's wait is done.
                 x.go(|| unsafe { scan::exscan(sb, rp, count, dt, op, &comm) }, || unsafe { scan::iexscan(sb, rp, count, dt, op, &comm) }, "exscan");
                 if rank > 0 {
                     x.compare(&format!("exscan in_place {in_place} count {count}"), c, &out, &pre[rank - 1], 0, count);
@@ -284,11 +286,15 @@ fn run_case(x: &mut Ctx, c: &Case, count: usize) {
             let sb = if in_place { None } else { Some(input.ptr()) };
             let rp = out.mut_ptr();
             let what = format!("reduce_scatter block {block} in_place {in_place} counts {counts:?}");
-            // SAFETY: as above.
             if block {
+                // SAFETY: `input` holds `tot` elements of `dt` (rcount x n with
+                // these counts), `out` `counts[rank]` (in place: `tot`), both alive
+                // past `go`, which returns once the call or its wait completed.
                 x.go(|| unsafe { reduce_scatter::reduce_scatter_block(sb, rp, rcount, dt, op, &comm) }, || unsafe { reduce_scatter::ireduce_scatter_block(sb, rp, rcount, dt, op, &comm) }, &what);
             } else {
-                // SAFETY: as above.
+                // SAFETY: as for the block form: `input` holds the `tot` =
+                // sum(counts) elements, `out` this rank's block (in place: all
+                // `tot`), both alive until `go` has waited for completion.
                 x.go(|| unsafe { reduce_scatter::reduce_scatter(sb, rp, &counts, dt, op, &comm) }, || unsafe { reduce_scatter::ireduce_scatter(sb, rp, &counts, dt, op, &comm) }, &what);
             }
             if in_place {

@@ -21,31 +21,46 @@ use crate::datatype::Datatype;
 use crate::error::Result;
 use crate::request::Request;
 
-pub(super) const ALGORITHMS: &[&str] = &["ring", "recursive_doubling", "bruck", "shm"];
+use super::select::{always, never, Algorithm, Shape, Table};
+
+/// Allgather's algorithms (see [`super::select`]); `bytes`: the total over all ranks.
+pub(crate) static TABLE: Table = Table {
+    op: "allgather",
+    algorithms: &[
+        Algorithm { name: "ring", applies: "any size", runs: always, instead: None },
+        Algorithm { name: "recursive_doubling", applies: "power-of-two sizes", runs: |s| s.ranks & (s.ranks - 1) == 0, instead: Some("bruck") },
+        Algorithm { name: "bruck", applies: "any size", runs: always, instead: None },
+        Algorithm { name: "shm", applies: "blocking allgather within one host", runs: never, instead: None },
+    ],
+    default: |s| {
+        let pof2 = s.ranks & (s.ranks - 1) == 0;
+        if s.bytes < LONG_MSG && pof2 {
+            "recursive_doubling"
+        } else if s.bytes < SHORT_MSG {
+            "bruck"
+        } else {
+            "ring"
+        }
+    },
+};
 
 /// Blocking allgathers up to this many bytes per block take the shared-memory
 /// path where it exists ([`SHM_MAX_2`] on 2 ranks); measured on 2, 4 and 8 ranks.
 pub const SHM_MAX: usize = 64 * 1024;
 pub const SHM_MAX_2: usize = 2 * 1024;
-pub(super) const V_ALGORITHMS: &[&str] = &["ring"];
+/// Allgatherv's algorithms.
+pub(crate) static V_TABLE: Table = Table {
+    op: "allgatherv",
+    algorithms: &[Algorithm { name: "ring", applies: "any counts", runs: always, instead: None }],
+    default: |_| "ring",
+};
 
 pub const LONG_MSG: usize = 512 * 1024;
 pub const SHORT_MSG: usize = 80 * 1024;
 
-fn select(n: i32, total: usize) -> Result<String> {
+fn select(n: i32, total: usize) -> Result<&'static str> {
     // `shm` serves blocking calls only; schedules then get the automatic choice.
-    if let Some(a) = super::forced_algorithm("allgather", ALGORITHMS)?.filter(|a| a != "shm") {
-        return Ok(a);
-    }
-    let pof2 = n & (n - 1) == 0;
-    Ok(if total < LONG_MSG && pof2 {
-        "recursive_doubling"
-    } else if total < SHORT_MSG {
-        "bruck"
-    } else {
-        "ring"
-    }
-    .to_string())
+    super::select::choose("allgather", &TABLE, &Shape::new(n, total))
 }
 
 /// # Safety
@@ -93,7 +108,7 @@ unsafe fn schedule(
         None => {}
     }
     if n > 1 {
-        match algo.as_str() {
+        match algo {
             "ring" => {
                 let blocks: Vec<Slice> = (0..n as usize).map(|i| out.sub(i * blk, blk)).collect();
                 ring::build(&mut b, rank, n, &blocks);
@@ -133,7 +148,7 @@ pub unsafe fn allgather(
                 && util::packed_len(sendcount, sendtype) == util::packed_len(recvcount, recvtype)));
     let blk = if checked { util::packed_len(recvcount, recvtype) } else { 0 };
     if blk > 0 {
-        let forced = super::shm::forced("allgather", ALGORITHMS)?;
+        let forced = super::select::forced("allgather")?;
         if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, blk <= if n == 2 { SHM_MAX_2 } else { SHM_MAX }))? {
             // SAFETY: forwarded caller contract; arguments checked above.
             unsafe { super::shm::allgather(sess, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype) };
@@ -177,7 +192,7 @@ unsafe fn schedule_v(
     if comm.is_inter() {
         return super::inter::allgatherv(call, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
     }
-    let _ = super::forced_algorithm("allgatherv", V_ALGORITHMS)?;
+    let _ = super::select::forced("allgatherv")?;
     let (rank, n) = (comm.rank(), comm.size());
     util::check_type(call, "recvtype", recvtype)?;
     check_v(call, "recvcounts", recvcounts, "displs", displs, n, recvtype)?;

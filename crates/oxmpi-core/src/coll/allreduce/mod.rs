@@ -36,7 +36,38 @@ use crate::error::Result;
 use crate::op::Op;
 use crate::request::Request;
 
-pub(super) const ALGORITHMS: &[&str] = &["recursive_doubling", "ring", "rabenseifner", "reduce_bcast", "hierarchical", "shm"];
+use super::select::{always, commutative, never, Algorithm, Shape, Table};
+
+/// Allreduce's algorithms (see [`super::select`]); `bytes`: the message (count
+/// x the datatype's size).
+pub(crate) static TABLE: Table = Table {
+    op: "allreduce",
+    algorithms: &[
+        Algorithm { name: "recursive_doubling", applies: "any op", runs: always, instead: None },
+        Algorithm { name: "ring", applies: "commutative ops", runs: commutative, instead: Some("recursive_doubling") },
+        Algorithm { name: "rabenseifner", applies: "any op", runs: always, instead: None },
+        Algorithm { name: "reduce_bcast", applies: "any op", runs: always, instead: None },
+        Algorithm { name: "hierarchical", applies: "commutative ops (communicators over several hosts)", runs: commutative, instead: Some("recursive_doubling") },
+        Algorithm { name: "shm", applies: "blocking allreduce within one host", runs: never, instead: None },
+    ],
+    default: |s| {
+        if s.commutative && s.hosts > 1 && s.bytes < RING_MIN_BYTES {
+            "hierarchical"
+        } else if s.ranks == 1 || s.bytes <= SHORT_BYTES {
+            "recursive_doubling"
+        } else if s.count < pof2(s.ranks) as usize {
+            if s.commutative {
+                "recursive_doubling"
+            } else {
+                "reduce_bcast"
+            }
+        } else if s.commutative && s.bytes >= RING_MIN_BYTES && s.count >= s.ranks as usize {
+            "ring"
+        } else {
+            "rabenseifner"
+        }
+    },
+};
 
 /// Blocking allreduces up to this many bytes (the message's span) take the
 /// shared-memory path where it exists ([`SHM_MAX_2`] on 2 ranks); measured on
@@ -50,30 +81,8 @@ const SHORT_BYTES: usize = 2048;
 const RING_MIN_BYTES: usize = 1 << 20;
 
 fn select(n: i32, count: usize, red: &Red, hosts: usize) -> Result<&'static str> {
-    let commutative = red.op.is_commutative();
-    let forced = super::forced_algorithm("allreduce", ALGORITHMS)?;
-    let bytes = count * red.dt.size();
-    let alg = match forced.as_deref() {
-        Some("hierarchical") if !commutative => "recursive_doubling",
-        Some("hierarchical") => "hierarchical",
-        _ if forced.is_none() && commutative && hosts > 1 && bytes < RING_MIN_BYTES => "hierarchical",
-        Some("ring") if !commutative => "recursive_doubling",
-        Some("ring") => "ring",
-        Some("recursive_doubling") => "recursive_doubling",
-        Some("rabenseifner") => "rabenseifner",
-        Some("reduce_bcast") => "reduce_bcast",
-        _ if n == 1 || bytes <= SHORT_BYTES => "recursive_doubling",
-        _ if count < pof2(n) as usize => {
-            if commutative {
-                "recursive_doubling"
-            } else {
-                "reduce_bcast"
-            }
-        }
-        _ if commutative && bytes >= RING_MIN_BYTES && count >= n as usize => "ring",
-        _ => "rabenseifner",
-    };
-    Ok(alg)
+    let shape = Shape { ranks: n, bytes: count * red.dt.size(), count, commutative: red.op.is_commutative(), hosts };
+    super::select::choose("allreduce", &TABLE, &shape)
 }
 
 fn schedule(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<Builder> {
@@ -132,7 +141,7 @@ pub unsafe fn allreduce(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usi
     let _diag = crate::diag::coll("MPI_Allreduce", comm, None, count, Some(dt), Some(op))?;
     if !comm.is_inter() && check_args("MPI_Allreduce", comm, count, dt, op).is_ok() {
         if let Some(k) = super::shm::chunk_elems(count, dt) {
-            let forced = super::shm::forced("allreduce", ALGORITHMS)?;
+            let forced = super::select::forced("allreduce")?;
             if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, super::util::span_len(count, dt) <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX }))? {
                 // SAFETY: forwarded caller contract; arguments checked above.
                 return unsafe { super::shm::allreduce(sess, sendbuf, recvbuf, count, k, dt, op) };

@@ -20,25 +20,43 @@ use crate::datatype::Datatype;
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::request::Request;
 
-pub(super) const ALGORITHMS: &[&str] = &["pairwise", "bruck", "linear"];
-pub(super) const V_ALGORITHMS: &[&str] = &["linear", "pairwise"];
+use super::select::{always, Algorithm, Shape, Table};
+
+/// Alltoall's algorithms (see [`super::select`]); `bytes`: one block.
+pub(crate) static TABLE: Table = Table {
+    op: "alltoall",
+    algorithms: &[
+        Algorithm { name: "pairwise", applies: "any size", runs: always, instead: None },
+        Algorithm { name: "bruck", applies: "any size (small blocks on 8 or more ranks)", runs: always, instead: None },
+        Algorithm { name: "linear", applies: "any size (medium blocks on 8 or more ranks)", runs: always, instead: None },
+    ],
+    default: |s| {
+        if s.bytes <= BRUCK_MAX_BLOCK && s.ranks >= MIN_PROCS {
+            "bruck"
+        } else if s.bytes < MEDIUM_MAX_BLOCK && s.ranks >= MIN_PROCS {
+            "linear"
+        } else {
+            "pairwise"
+        }
+    },
+};
+
+/// Alltoallv's and alltoallw's algorithms.
+pub(crate) static V_TABLE: Table = Table {
+    op: "alltoallv",
+    algorithms: &[
+        Algorithm { name: "linear", applies: "any counts", runs: always, instead: None },
+        Algorithm { name: "pairwise", applies: "any counts", runs: always, instead: None },
+    ],
+    default: |_| "linear",
+};
 
 pub const BRUCK_MAX_BLOCK: usize = 256;
 pub const MEDIUM_MAX_BLOCK: usize = 32 * 1024;
 pub const MIN_PROCS: i32 = 8;
 
-fn select(n: i32, blk: usize) -> Result<String> {
-    if let Some(a) = super::forced_algorithm("alltoall", ALGORITHMS)? {
-        return Ok(a);
-    }
-    Ok(if blk <= BRUCK_MAX_BLOCK && n >= MIN_PROCS {
-        "bruck"
-    } else if blk < MEDIUM_MAX_BLOCK && n >= MIN_PROCS {
-        "linear"
-    } else {
-        "pairwise"
-    }
-    .to_string())
+fn select(n: i32, blk: usize) -> Result<&'static str> {
+    super::select::choose("alltoall", &TABLE, &Shape::new(n, blk))
 }
 
 /// Copies this rank's block to itself, checking that the sizes agree.
@@ -97,7 +115,7 @@ unsafe fn schedule(
     };
     let out = util::packed_output(&mut b, recvbuf, total, recvtype);
     let blocks = |s: Slice| -> Vec<Slice> { (0..nu).map(|i| s.sub(i * blk, blk)).collect() };
-    match algo.as_str() {
+    match algo {
         "bruck" => bruck::build(&mut b, rank, n, inp, out, blk),
         "linear" => linear::build(&mut b, rank, n, &blocks(inp), &blocks(out))?,
         _ => pairwise::build(&mut b, rank, n, &blocks(inp), &blocks(out))?,
@@ -168,7 +186,8 @@ fn check_w(call: &str, side: &str, counts: &[usize], displs: &[isize], types: &[
 /// # Safety
 /// The buffers hold the described blocks and stay valid until completion.
 unsafe fn schedule_w(call: &str, sendbuf: Option<*const u8>, send: &Side<'_>, recvbuf: *mut u8, recv: &Side<'_>, comm: &Comm) -> Result<Builder> {
-    let algo = super::forced_algorithm(if call.ends_with('w') { "alltoallw" } else { "alltoallv" }, V_ALGORITHMS)?;
+    let op = if call.ends_with('w') { "alltoallw" } else { "alltoallv" };
+    let algo = super::select::choose(op, &V_TABLE, &super::select::Shape::new(comm.size(), 0))?;
     let (rank, n) = (comm.rank(), comm.size());
     let nu = n as usize;
     let mut b = Builder::new(comm);
@@ -184,8 +203,8 @@ unsafe fn schedule_w(call: &str, sendbuf: Option<*const u8>, send: &Side<'_>, re
             .collect(),
     };
     let recvs: Vec<Slice> = (0..nu).map(|i| util::packed_output(&mut b, rptr(i), recv.counts[i], recv.types[i])).collect();
-    let built = match algo.as_deref() {
-        Some("pairwise") => pairwise::build(&mut b, rank, n, &sends, &recvs),
+    let built = match algo {
+        "pairwise" => pairwise::build(&mut b, rank, n, &sends, &recvs),
         _ => linear::build(&mut b, rank, n, &sends, &recvs),
     };
     built.map_err(|mut e| {

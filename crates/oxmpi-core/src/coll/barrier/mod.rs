@@ -10,13 +10,23 @@ use crate::comm::Comm;
 use crate::error::Result;
 use crate::request::Request;
 
-pub(super) const ALGORITHMS: &[&str] = &["dissemination", "shm"];
+use super::select::{always, never, Algorithm, Table};
+
+/// Barrier's algorithms (see [`super::select`]).
+pub(crate) static TABLE: Table = Table {
+    op: "barrier",
+    algorithms: &[
+        Algorithm { name: "dissemination", applies: "any communicator", runs: always, instead: None },
+        Algorithm { name: "shm", applies: "blocking barrier within one host", runs: never, instead: None },
+    ],
+    default: |_| "dissemination",
+};
 
 fn schedule(comm: &Comm) -> Result<Builder> {
     if comm.is_inter() {
         return super::inter::barrier(comm);
     }
-    let _ = super::forced_algorithm("barrier", ALGORITHMS)?;
+    let _ = super::select::forced("barrier")?;
     let mut b = Builder::new(comm);
     dissemination::build(&mut b, comm.rank(), comm.size());
     Ok(b)
@@ -26,7 +36,7 @@ fn schedule(comm: &Comm) -> Result<Builder> {
 pub fn barrier(comm: &Comm) -> Result<()> {
     let _diag = crate::diag::coll("MPI_Barrier", comm, None, 0, None, None)?;
     if !comm.is_inter() {
-        let forced = super::shm::forced("barrier", ALGORITHMS)?;
+        let forced = super::select::forced("barrier")?;
         if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, true))? {
             super::shm::barrier(sess);
             return Ok(());

@@ -17,7 +17,19 @@ use crate::datatype::Datatype;
 use crate::error::Result;
 use crate::request::Request;
 
-pub(super) const ALGORITHMS: &[&str] = &["binomial", "scatter_ring", "chain", "shm"];
+use super::select::{always, never, Algorithm, Shape, Table};
+
+/// Bcast's algorithms (see [`super::select`]); `bytes`: the packed message.
+pub(crate) static TABLE: Table = Table {
+    op: "bcast",
+    algorithms: &[
+        Algorithm { name: "binomial", applies: "any size", runs: always, instead: None },
+        Algorithm { name: "scatter_ring", applies: "any size (large messages on 8 or more ranks)", runs: always, instead: None },
+        Algorithm { name: "chain", applies: "any size (pipelined; forced only)", runs: always, instead: None },
+        Algorithm { name: "shm", applies: "blocking bcast within one host", runs: never, instead: None },
+    ],
+    default: |s| if s.bytes < SHORT_MSG || s.ranks < MIN_PROCS { "binomial" } else { "scatter_ring" },
+};
 
 /// Blocking bcasts up to this many bytes take the shared-memory path where it
 /// exists ([`SHM_MAX_2`] on 2 ranks, where one single-copy message beats the
@@ -30,12 +42,9 @@ pub const SHORT_MSG: usize = 12 * 1024;
 /// Communicators smaller than this use the binomial tree at any size.
 pub const MIN_PROCS: i32 = 8;
 
-fn select(n: i32, bytes: usize) -> Result<String> {
+fn select(n: i32, bytes: usize) -> Result<&'static str> {
     // `shm` serves blocking calls only; schedules then get the automatic choice.
-    if let Some(a) = super::forced_algorithm("bcast", ALGORITHMS)?.filter(|a| a != "shm") {
-        return Ok(a);
-    }
-    Ok(if bytes < SHORT_MSG || n < MIN_PROCS { "binomial" } else { "scatter_ring" }.to_string())
+    super::select::choose("bcast", &TABLE, &Shape::new(n, bytes))
 }
 
 /// # Safety
@@ -55,7 +64,7 @@ unsafe fn schedule(call: &str, buf: *mut u8, count: usize, dt: &Datatype, root: 
         return Ok(b);
     }
     let data = if rank == root { util::packed_input(&mut b, buf, count, dt) } else { util::packed_output(&mut b, buf, count, dt) };
-    match algo.as_str() {
+    match algo {
         "scatter_ring" => scatter_ring::build(&mut b, rank, n, root, data),
         "chain" => chain::build(&mut b, rank, n, root, data),
         _ => binomial::build(&mut b, rank, n, root, data),
@@ -78,7 +87,7 @@ pub unsafe fn bcast(buf: *mut u8, count: usize, dt: &Datatype, root: i32, comm: 
         && util::check_count("MPI_Bcast", "count", count, dt).is_ok();
     let bytes = if checked { util::packed_len(count, dt) } else { 0 };
     if bytes > 0 {
-        let forced = super::shm::forced("bcast", ALGORITHMS)?;
+        let forced = super::select::forced("bcast")?;
         if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, bytes <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX }))? {
             // SAFETY: forwarded caller contract; the root was checked.
             unsafe { super::shm::bcast(sess, buf, count, dt, root as usize) };

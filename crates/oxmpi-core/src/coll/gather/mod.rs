@@ -17,19 +17,32 @@ use crate::datatype::Datatype;
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::request::Request;
 
-pub(super) const ALGORITHMS: &[&str] = &["binomial", "linear"];
-pub(super) const V_ALGORITHMS: &[&str] = &["linear"];
+use super::select::{always, Algorithm, Shape, Table};
+
+/// Gather's algorithms (see [`super::select`]); `bytes`: one rank's block.
+pub(crate) static TABLE: Table = Table {
+    op: "gather",
+    algorithms: &[
+        Algorithm { name: "binomial", applies: "any size", runs: always, instead: None },
+        Algorithm { name: "linear", applies: "any size (large blocks on small communicators)", runs: always, instead: None },
+    ],
+    default: |s| if s.bytes >= LINEAR_MIN_BLOCK && s.ranks <= LINEAR_MAX_PROCS { "linear" } else { "binomial" },
+};
+
+/// Gatherv's: only the root knows every count, so no tree.
+pub(crate) static V_TABLE: Table = Table {
+    op: "gatherv",
+    algorithms: &[Algorithm { name: "linear", applies: "any counts", runs: always, instead: None }],
+    default: |_| "linear",
+};
 
 /// Blocks of at least this many bytes on communicators of at most
 /// [`LINEAR_MAX_PROCS`] ranks use the linear algorithm.
 pub const LINEAR_MIN_BLOCK: usize = 64 * 1024;
 pub const LINEAR_MAX_PROCS: i32 = 8;
 
-fn select(n: i32, blk: usize) -> Result<String> {
-    if let Some(a) = super::forced_algorithm("gather", ALGORITHMS)? {
-        return Ok(a);
-    }
-    Ok(if blk >= LINEAR_MIN_BLOCK && n <= LINEAR_MAX_PROCS { "linear" } else { "binomial" }.to_string())
+fn select(n: i32, blk: usize) -> Result<&'static str> {
+    super::select::choose("gather", &TABLE, &Shape::new(n, blk))
 }
 
 pub(crate) fn in_place_not_at_root(call: &str) -> MpiError {
@@ -120,7 +133,7 @@ unsafe fn schedule(
             own
         }
     };
-    match algo.as_str() {
+    match algo {
         "linear" => {
             let blocks: Vec<Slice> = match out {
                 Some(o) => (0..n as usize).map(|i| o.sub(i * blk, blk)).collect(),
@@ -208,7 +221,7 @@ unsafe fn schedule_v(
         return super::inter::gatherv(call, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
     }
     super::check_root(call, comm, root)?;
-    let _ = super::forced_algorithm("gatherv", V_ALGORITHMS)?;
+    let _ = super::select::forced("gatherv")?;
     let (rank, n) = (comm.rank(), comm.size());
     let is_root = rank == root;
     if sendbuf.is_some() {

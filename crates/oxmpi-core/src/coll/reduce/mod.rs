@@ -37,7 +37,28 @@ use crate::error::{ErrorClass, MpiError, Result};
 use crate::op::Op;
 use crate::request::Request;
 
-pub(super) const ALGORITHMS: &[&str] = &["binomial", "in_order", "rabenseifner", "shm"];
+use super::select::{always, commutative, never, Algorithm, Shape, Table};
+
+/// Reduce's algorithms (see [`super::select`]); `bytes`: the message (count x
+/// the datatype's size).
+pub(crate) static TABLE: Table = Table {
+    op: "reduce",
+    algorithms: &[
+        Algorithm { name: "binomial", applies: "commutative ops", runs: commutative, instead: Some("in_order") },
+        Algorithm { name: "in_order", applies: "any op", runs: always, instead: None },
+        Algorithm { name: "rabenseifner", applies: "any op (large messages, commutative ops)", runs: always, instead: None },
+        Algorithm { name: "shm", applies: "blocking reduce within one host", runs: never, instead: None },
+    ],
+    default: |s| {
+        if !s.commutative {
+            "in_order"
+        } else if s.bytes >= RABENSEIFNER_MIN_BYTES && s.count >= pof2(s.ranks) as usize {
+            "rabenseifner"
+        } else {
+            "binomial"
+        }
+    },
+};
 
 /// Blocking reduces up to this many bytes (the message's span) take the
 /// shared-memory path where it exists ([`SHM_MAX_2`] on 2 ranks; the limits of
@@ -51,18 +72,8 @@ const RABENSEIFNER_MIN_BYTES: usize = 64 * 1024;
 /// The algorithm for one call: forced by `OXMPI_REDUCE_ALGORITHM`, or chosen from
 /// the message size and the op's commutativity.
 fn select(n: i32, count: usize, red: &Red) -> Result<&'static str> {
-    let forced = super::forced_algorithm("reduce", ALGORITHMS)?;
-    let commutative = red.op.is_commutative();
-    let alg = match forced.as_deref() {
-        Some("binomial") if !commutative => "in_order",
-        Some("binomial") => "binomial",
-        Some("in_order") => "in_order",
-        Some("rabenseifner") => "rabenseifner",
-        _ if !commutative => "in_order",
-        _ if count * red.dt.size() >= RABENSEIFNER_MIN_BYTES && count >= pof2(n) as usize => "rabenseifner",
-        _ => "binomial",
-    };
-    Ok(alg)
+    let shape = Shape { ranks: n, bytes: count * red.dt.size(), count, commutative: red.op.is_commutative(), hosts: 1 };
+    super::select::choose("reduce", &TABLE, &shape)
 }
 
 /// Validates the arguments shared by the reduction collectives.
@@ -346,7 +357,7 @@ pub unsafe fn reduce(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize,
         && (sendbuf.is_some() || comm.rank() == root)
     {
         if let Some(k) = super::shm::chunk_elems(count, dt) {
-            let forced = super::shm::forced("reduce", ALGORITHMS)?;
+            let forced = super::select::forced("reduce")?;
             if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, util::span_len(count, dt) <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX }))? {
                 // SAFETY: forwarded caller contract; arguments checked above.
                 return unsafe { super::shm::reduce(sess, sendbuf, recvbuf, count, k, dt, op, root as usize) };

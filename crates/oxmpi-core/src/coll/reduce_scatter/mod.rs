@@ -27,22 +27,34 @@ use crate::error::{ErrorClass, MpiError, Result};
 use crate::op::Op;
 use crate::request::Request;
 
-pub(super) const ALGORITHMS: &[&str] = &["recursive_halving", "pairwise", "reduce_scatterv"];
+use super::select::{always, commutative, Algorithm, Shape, Table};
+
+/// Reduce_scatter's and reduce_scatter_block's algorithms (see
+/// [`super::select`]); `bytes`: the whole input (sum of counts x the datatype's size).
+pub(crate) static TABLE: Table = Table {
+    op: "reduce_scatter",
+    algorithms: &[
+        Algorithm { name: "recursive_halving", applies: "commutative ops", runs: commutative, instead: Some("reduce_scatterv") },
+        Algorithm { name: "pairwise", applies: "commutative ops", runs: commutative, instead: Some("reduce_scatterv") },
+        Algorithm { name: "reduce_scatterv", applies: "any op", runs: always, instead: None },
+    ],
+    default: |s| {
+        if !s.commutative {
+            "reduce_scatterv"
+        } else if s.bytes >= PAIRWISE_MIN_BYTES {
+            "pairwise"
+        } else {
+            "recursive_halving"
+        }
+    },
+};
 
 /// Below this many bytes in total, recursive halving; pairwise from there on.
 const PAIRWISE_MIN_BYTES: usize = 512 * 1024;
 
-fn select(env: &str, total: usize, red: &Red) -> Result<&'static str> {
-    let forced = super::forced_algorithm(env, ALGORITHMS)?;
-    let commutative = red.op.is_commutative();
-    Ok(match forced.as_deref() {
-        Some("reduce_scatterv") => "reduce_scatterv",
-        _ if !commutative => "reduce_scatterv",
-        Some("recursive_halving") => "recursive_halving",
-        Some("pairwise") => "pairwise",
-        _ if total * red.dt.size() >= PAIRWISE_MIN_BYTES => "pairwise",
-        _ => "recursive_halving",
-    })
+fn select(env: &str, n: i32, total: usize, red: &Red) -> Result<&'static str> {
+    let shape = Shape { ranks: n, bytes: total * red.dt.size(), count: total, commutative: red.op.is_commutative(), hosts: 1 };
+    super::select::choose(env, &TABLE, &shape)
 }
 
 /// What the algorithms work on.
@@ -89,7 +101,7 @@ fn schedule(call: &str, env: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8,
     let input = Slice::user(src.wrapping_offset(dt.true_lb()), red.len(at));
     let args = Args { input, recvbuf, counts, disp };
     let mut b = Builder::new(comm);
-    match select(env, at, &red)? {
+    match select(env, comm.size(), at, &red)? {
         "pairwise" => pairwise::build(&mut b, &red, &args),
         "recursive_halving" => recursive_halving::build(&mut b, &red, &args),
         _ => reduce_scatterv::build(&mut b, &red, &args),

@@ -19,7 +19,17 @@ use crate::error::Result;
 use crate::op::Op;
 use crate::request::Request;
 
-pub(super) const ALGORITHMS: &[&str] = &["recursive_doubling", "linear"];
+use super::select::{always, Algorithm, Shape, Table};
+
+/// Scan's and exscan's algorithms (see [`super::select`]).
+pub(crate) static TABLE: Table = Table {
+    op: "scan",
+    algorithms: &[
+        Algorithm { name: "recursive_doubling", applies: "any op", runs: always, instead: None },
+        Algorithm { name: "linear", applies: "any op (2 ranks or fewer)", runs: always, instead: None },
+    ],
+    default: |s| if s.ranks <= 2 { "linear" } else { "recursive_doubling" },
+};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -28,12 +38,7 @@ pub(crate) enum Kind {
 }
 
 fn select(env: &str, n: i32) -> Result<&'static str> {
-    Ok(match super::forced_algorithm(env, ALGORITHMS)?.as_deref() {
-        Some("linear") => "linear",
-        Some(_) => "recursive_doubling",
-        None if n <= 2 => "linear",
-        None => "recursive_doubling",
-    })
+    super::select::choose(env, &TABLE, &Shape::new(n, 0))
 }
 
 #[allow(clippy::too_many_arguments)]

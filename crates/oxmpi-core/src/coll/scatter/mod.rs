@@ -18,17 +18,30 @@ use crate::datatype::Datatype;
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::request::Request;
 
-pub(super) const ALGORITHMS: &[&str] = &["binomial", "linear"];
-pub(super) const V_ALGORITHMS: &[&str] = &["linear"];
+use super::select::{always, Algorithm, Shape, Table};
+
+/// Scatter's algorithms (see [`super::select`]); `bytes`: one rank's block.
+pub(crate) static TABLE: Table = Table {
+    op: "scatter",
+    algorithms: &[
+        Algorithm { name: "binomial", applies: "any size", runs: always, instead: None },
+        Algorithm { name: "linear", applies: "any size (large blocks on small communicators)", runs: always, instead: None },
+    ],
+    default: |s| if s.bytes >= LINEAR_MIN_BLOCK && s.ranks <= LINEAR_MAX_PROCS { "linear" } else { "binomial" },
+};
+
+/// Scatterv's: only the root knows every count, so no tree.
+pub(crate) static V_TABLE: Table = Table {
+    op: "scatterv",
+    algorithms: &[Algorithm { name: "linear", applies: "any counts", runs: always, instead: None }],
+    default: |_| "linear",
+};
 
 pub const LINEAR_MIN_BLOCK: usize = 64 * 1024;
 pub const LINEAR_MAX_PROCS: i32 = 8;
 
-fn select(n: i32, blk: usize) -> Result<String> {
-    if let Some(a) = super::forced_algorithm("scatter", ALGORITHMS)? {
-        return Ok(a);
-    }
-    Ok(if blk >= LINEAR_MIN_BLOCK && n <= LINEAR_MAX_PROCS { "linear" } else { "binomial" }.to_string())
+fn select(n: i32, blk: usize) -> Result<&'static str> {
+    super::select::choose("scatter", &TABLE, &Shape::new(n, blk))
 }
 
 fn in_place_not_at_root(call: &str) -> MpiError {
@@ -66,7 +79,7 @@ unsafe fn schedule(
     let total = sendcount * n as usize;
     let inp = if is_root { Some(util::packed_input(&mut b, sendbuf, total, sendtype)) } else { None };
     let out = recvbuf.map(|p| util::packed_output(&mut b, p, recvcount, recvtype));
-    match algo.as_str() {
+    match algo {
         "linear" => {
             let blocks: Vec<_> = match inp {
                 Some(i) => (0..n as usize).map(|k| i.sub(k * blk, blk)).collect(),
@@ -139,7 +152,7 @@ unsafe fn schedule_v(
         return super::inter::scatterv(call, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
     }
     super::check_root(call, comm, root)?;
-    let _ = super::forced_algorithm("scatterv", V_ALGORITHMS)?;
+    let _ = super::select::forced("scatterv")?;
     let (rank, n) = (comm.rank(), comm.size());
     let is_root = rank == root;
     if recvbuf.is_some() {

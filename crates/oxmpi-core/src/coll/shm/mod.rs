@@ -119,11 +119,6 @@ pub(crate) fn want(forced: Option<&str>, auto: bool) -> Want {
     }
 }
 
-/// [`super::forced_algorithm`] (which caches the environment) as one of `choices`.
-pub(crate) fn forced(op: &str, choices: &'static [&'static str]) -> Result<Option<&'static str>> {
-    Ok(super::forced_algorithm(op, choices)?.and_then(|v| choices.iter().copied().find(|c| *c == v)))
-}
-
 #[derive(Clone, Copy, Debug)]
 struct Layout {
     ctl: usize,

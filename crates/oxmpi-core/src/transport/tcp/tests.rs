@@ -3,6 +3,10 @@
 use super::*;
 use std::net::Ipv4Addr;
 
+#[path = "../../../tests/common/rng.rs"]
+mod rng;
+use rng::Rng;
+
 const SECRET: &[u8] = b"unit-test job secret";
 
 fn lo() -> IpAddr {
@@ -51,24 +55,14 @@ fn pop_vec(t: &mut TcpTransport, from: u32) -> Option<Vec<u8>> {
 }
 
 /// Deterministic xorshift.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 /// Packet `seq` from `from`: a size drawn from `seq`, bytes derived from both.
 fn packet(from: u32, seq: u64) -> Vec<u8> {
-    let mut rng = Rng(seq.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (from as u64 + 1));
-    let len = match rng.next() % 8 {
+    let mut rng = Rng::new(seq.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (from as u64 + 1));
+    let len = match rng.next_u64() % 8 {
         0 => MAX_PACKET,
-        1 | 2 => (rng.next() as usize) % (MAX_PACKET + 1),
+        1 | 2 => (rng.next_u64() as usize) % (MAX_PACKET + 1),
         3 => 0,
-        _ => (rng.next() as usize) % 200,
+        _ => (rng.next_u64() as usize) % 200,
     };
     let mut v = vec![0u8; len];
     for (i, b) in v.iter_mut().enumerate() {
@@ -353,13 +347,13 @@ fn frame_decoder_handles_any_chunking() {
         stream.extend_from_slice(p);
     }
     stream.extend_from_slice(&wire::encode_frame_header(wire::KIND_BYE, 0));
-    let mut rng = Rng(42);
+    let mut rng = Rng::new(42);
     for _ in 0..20 {
         let mut d = wire::FrameDecoder::new();
         let mut out = Vec::new();
         let mut rest = &stream[..];
         while !rest.is_empty() {
-            let n = ((rng.next() % 70_000) as usize + 1).min(rest.len());
+            let n = ((rng.next_u64() % 70_000) as usize + 1).min(rest.len());
             // Sometimes go through the direct path.
             if let Some(buf) = d.direct_buf(1) {
                 let k = buf.len().min(n);

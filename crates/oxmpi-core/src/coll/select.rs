@@ -1,0 +1,361 @@
+//! Algorithm selection as data. Each collective lists its algorithms in one
+//! [`Table`] (in `coll/<operation>/mod.rs`): every algorithm's name, the shapes
+//! of call it can run (and what runs instead where it cannot), and the default
+//! choice by message size, communicator size and commutativity. One function,
+//! [`choose`], applies a table to a call; [`check_environment`] validates every
+//! `OXMPI_<OP>_ALGORITHM` variable when the engine starts, so an unknown name, a
+//! name of another collective's algorithm, or a variable naming no collective is
+//! an error at MPI_Init (naming the variable, the value and the valid names)
+//! rather than a silent fallback.
+//!
+//! `shm` entries are the shared-memory path of blocking calls on one host
+//! (`coll/shm` decides it, before any schedule is built): in a schedule (every
+//! non-blocking call, and blocking ones the path does not serve) they never run,
+//! and the default choice is taken instead.
+
+use crate::error::{ErrorClass, MpiError, Result};
+
+/// What a schedule's choice of algorithm depends on. Which byte count `bytes`
+/// is (the whole message, one block, the total over all ranks) is said by each
+/// operation's table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Shape {
+    /// Ranks in the communicator.
+    pub ranks: i32,
+    /// The bytes the operation's rules are written on.
+    pub bytes: usize,
+    /// Elements (reductions: their power-of-two rules split elements).
+    pub count: usize,
+    /// Whether the reduction's op is commutative (true where no op is involved).
+    pub commutative: bool,
+    /// Hosts the communicator spans.
+    pub hosts: usize,
+}
+
+impl Shape {
+    /// A call on `ranks` ranks moving `bytes` (no op, one host).
+    pub(crate) fn new(ranks: i32, bytes: usize) -> Shape {
+        Shape { ranks, bytes, count: bytes, commutative: true, hosts: 1 }
+    }
+}
+
+/// One algorithm of a collective.
+pub(crate) struct Algorithm {
+    /// The name `OXMPI_<OP>_ALGORITHM` gives it.
+    pub name: &'static str,
+    /// Where it applies, in words (for the reader and the docs).
+    pub applies: &'static str,
+    /// Whether a schedule can run it for this shape.
+    pub runs: fn(&Shape) -> bool,
+    /// What runs where `runs` says no: another algorithm of the table, or
+    /// (`None`) the default choice.
+    pub instead: Option<&'static str>,
+}
+
+/// The algorithms of one collective and its default choice.
+pub(crate) struct Table {
+    /// The operation (as in `OXMPI_<OP>_ALGORITHM`, lower case).
+    pub op: &'static str,
+    pub algorithms: &'static [Algorithm],
+    /// The choice when none is forced.
+    pub default: fn(&Shape) -> &'static str,
+}
+
+/// For [`Algorithm::runs`]: every shape.
+pub(crate) fn always(_: &Shape) -> bool {
+    true
+}
+
+/// For [`Algorithm::runs`] of `shm` entries: never in a schedule.
+pub(crate) fn never(_: &Shape) -> bool {
+    false
+}
+
+/// For [`Algorithm::runs`]: commutative ops only.
+pub(crate) fn commutative(s: &Shape) -> bool {
+    s.commutative
+}
+
+impl Table {
+    pub(crate) fn get(&'static self, name: &str) -> Option<&'static Algorithm> {
+        self.algorithms.iter().find(|a| a.name == name)
+    }
+
+    pub(crate) fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.algorithms.iter().map(|a| a.name)
+    }
+
+    /// The algorithm that runs for `shape` when `forced` (a name of this table)
+    /// is forced: itself where it can run, else its replacement.
+    pub(crate) fn resolve(&'static self, forced: &str, shape: &Shape) -> &'static str {
+        match self.get(forced) {
+            Some(a) if (a.runs)(shape) => a.name,
+            Some(Algorithm { instead: Some(other), .. }) => self.resolve(other, shape),
+            _ => (self.default)(shape),
+        }
+    }
+
+    /// Checks the table itself (run by the unit tests and, in debug builds, at
+    /// start-up): names unique and non-empty, every replacement a name of the
+    /// table that does not lead back to itself.
+    pub(crate) fn validate(&'static self) -> std::result::Result<(), String> {
+        if self.algorithms.is_empty() {
+            return Err(format!("{}: no algorithms", self.op));
+        }
+        for (i, a) in self.algorithms.iter().enumerate() {
+            if a.name.is_empty() || a.name == "auto" || !a.name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') {
+                return Err(format!("{}: bad algorithm name {:?}", self.op, a.name));
+            }
+            if self.algorithms[..i].iter().any(|b| b.name == a.name) {
+                return Err(format!("{}: {} listed twice", self.op, a.name));
+            }
+            let mut seen = vec![a.name];
+            let mut at = a;
+            while let Some(next) = at.instead {
+                at = self.get(next).ok_or_else(|| format!("{}: {} falls back to {next}, not in the table", self.op, a.name))?;
+                if seen.contains(&at.name) {
+                    return Err(format!("{}: the fallbacks of {} go round in a circle", self.op, a.name));
+                }
+                seen.push(at.name);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Every collective with an `OXMPI_<OP>_ALGORITHM` variable, and its table
+/// (reduce_scatter_block and exscan share their sibling's algorithms, the
+/// alltoallw those of alltoallv).
+pub(crate) const FORCEABLE: &[&str] = &[
+    "barrier",
+    "bcast",
+    "gather",
+    "gatherv",
+    "scatter",
+    "scatterv",
+    "allgather",
+    "allgatherv",
+    "alltoall",
+    "alltoallv",
+    "alltoallw",
+    "reduce",
+    "allreduce",
+    "reduce_scatter",
+    "reduce_scatter_block",
+    "scan",
+    "exscan",
+];
+
+/// The table of collective `op` of [`FORCEABLE`].
+pub(crate) fn table(op: &str) -> Option<&'static Table> {
+    use super::*;
+    Some(match op {
+        "barrier" => &barrier::TABLE,
+        "bcast" => &bcast::TABLE,
+        "gather" => &gather::TABLE,
+        "gatherv" => &gather::V_TABLE,
+        "scatter" => &scatter::TABLE,
+        "scatterv" => &scatter::V_TABLE,
+        "allgather" => &allgather::TABLE,
+        "allgatherv" => &allgather::V_TABLE,
+        "alltoall" => &alltoall::TABLE,
+        "alltoallv" | "alltoallw" => &alltoall::V_TABLE,
+        "reduce" => &reduce::TABLE,
+        "allreduce" => &allreduce::TABLE,
+        "reduce_scatter" | "reduce_scatter_block" => &reduce_scatter::TABLE,
+        "scan" | "exscan" => &scan::TABLE,
+        _ => return None,
+    })
+}
+
+fn var(op: &str) -> String {
+    format!("OXMPI_{}_ALGORITHM", op.to_ascii_uppercase())
+}
+
+/// `OXMPI_<OP>_ALGORITHM` as the environment sets it, read once per process
+/// (collectives are called in loops; formatting the name and searching the
+/// environment cost more than a small collective's schedule).
+fn env_value(op: &str) -> Option<&'static str> {
+    use std::sync::OnceLock;
+    static CACHE: [OnceLock<Option<String>>; FORCEABLE.len()] = [const { OnceLock::new() }; FORCEABLE.len()];
+    let i = FORCEABLE.iter().position(|&k| k == op)?;
+    CACHE[i].get_or_init(|| std::env::var(var(op)).ok()).as_deref()
+}
+
+/// Checks `value` of `OXMPI_<OP>_ALGORITHM` against `op`'s table: `None` for
+/// the automatic choice (unset, empty or `auto`), the algorithm's name, or an
+/// error naming the variable, the value and the valid names.
+pub(crate) fn check_value(op: &str, value: Option<&str>) -> Result<Option<&'static str>> {
+    let Some(t) = table(op) else {
+        return Err(MpiError::new(ErrorClass::Arg, format!("{} names no collective with algorithms; those are {}", var(op), FORCEABLE.join(", "))));
+    };
+    match value {
+        None | Some("" | "auto") => Ok(None),
+        Some(v) => match t.get(v) {
+            Some(a) => Ok(Some(a.name)),
+            None => {
+                let names: Vec<String> = t.algorithms.iter().map(|a| format!("{} ({})", a.name, a.applies)).collect();
+                let elsewhere: Vec<&str> = FORCEABLE.iter().copied().filter(|&o| table(o).is_some_and(|o| o.get(v).is_some())).collect();
+                let note = match elsewhere.is_empty() {
+                    false => format!(" ({v} is an algorithm of {}, not applicable to {op})", elsewhere.join(", ")),
+                    true => String::new(),
+                };
+                Err(MpiError::new(
+                    ErrorClass::Arg,
+                    format!("{}={v:?} names no {op} algorithm{note}; choose one of {}, or auto", var(op), names.join(", ")),
+                ))
+            }
+        },
+    }
+}
+
+/// The algorithm forced for `op` (a name of [`FORCEABLE`]), if any: by MPI_T
+/// (`OXMPI_<OP>_ALGORITHM` as a control variable), else by the environment.
+pub(crate) fn forced(op: &str) -> Result<Option<&'static str>> {
+    if let Some(o) = crate::tools::algorithm_override(op) {
+        return Ok(o.and_then(|v| table(op).and_then(|t| t.get(v)).map(|a| a.name)));
+    }
+    check_value(op, env_value(op))
+}
+
+/// The algorithm of one call of `op` with `table` for `shape`: the forced
+/// one (or what replaces it where it cannot run), else the default choice.
+pub(crate) fn choose(op: &str, table: &'static Table, shape: &Shape) -> Result<&'static str> {
+    Ok(match forced(op)? {
+        Some(name) => table.resolve(name, shape),
+        None => (table.default)(shape),
+    })
+}
+
+/// Validates every `OXMPI_*_ALGORITHM` variable of the environment, when the
+/// engine starts: each must name a collective of [`FORCEABLE`] and one of its
+/// algorithms (or `auto`).
+pub(crate) fn check_environment() -> Result<()> {
+    #[cfg(debug_assertions)]
+    for op in FORCEABLE {
+        if let Some(Err(e)) = table(op).map(Table::validate) {
+            return Err(MpiError::new(ErrorClass::Intern, format!("collective algorithm table: {e}")));
+        }
+    }
+    for (key, _) in std::env::vars_os() {
+        let Some(key) = key.to_str() else { continue };
+        let Some(op) = key.strip_prefix("OXMPI_").and_then(|k| k.strip_suffix("_ALGORITHM")) else { continue };
+        let op = op.to_ascii_lowercase();
+        if !FORCEABLE.contains(&op.as_str()) {
+            return Err(MpiError::new(
+                ErrorClass::Arg,
+                format!("{key} names no collective with algorithms; the variables are OXMPI_<OP>_ALGORITHM for OP one of {}", FORCEABLE.join(", ")),
+            ));
+        }
+        check_value(&op, env_value(&op))?;
+    }
+    Ok(())
+}
+
+/// The algorithms `OXMPI_<OP>_ALGORITHM` may name (the MPI_T enumeration of
+/// that control variable, in table order).
+pub(crate) fn choices(op: &str) -> Vec<&'static str> {
+    table(op).map(|t| t.names().collect()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shapes() -> Vec<Shape> {
+        let mut v = Vec::new();
+        for ranks in [1, 2, 3, 4, 5, 7, 8, 9, 16, 33, 64] {
+            for bytes in [0, 1, 8, 255, 256, 2048, 2049, 12 * 1024, 32 * 1024, 64 * 1024, 80 * 1024, 512 * 1024, 1 << 20, 16 << 20] {
+                for commutative in [true, false] {
+                    for hosts in [1, 2] {
+                        for count in [1, bytes / 8, bytes] {
+                            v.push(Shape { ranks, bytes, count, commutative, hosts });
+                        }
+                    }
+                }
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn every_table_is_consistent() {
+        for op in FORCEABLE {
+            let t = table(op).unwrap_or_else(|| panic!("{op} has no table"));
+            t.validate().unwrap();
+        }
+        assert!(table("neighbor_allgather").is_none());
+    }
+
+    #[test]
+    fn defaults_and_forced_choices_name_algorithms_that_run() {
+        for op in FORCEABLE {
+            let t = table(op).unwrap();
+            for s in shapes() {
+                let d = (t.default)(&s);
+                let a = t.get(d).unwrap_or_else(|| panic!("{op}: default {d} is not in the table"));
+                assert!((a.runs)(&s), "{op}: default {d} cannot run {s:?}");
+                for forced in t.names() {
+                    let r = t.resolve(forced, &s);
+                    let a = t.get(r).unwrap_or_else(|| panic!("{op}: {forced} resolves to {r}, not in the table"));
+                    assert!((a.runs)(&s), "{op}: {forced} forced resolves to {r}, which cannot run {s:?}");
+                    if (t.get(forced).unwrap().runs)(&s) {
+                        assert_eq!(r, forced, "{op}: {forced} can run {s:?} but was replaced");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn defaults_follow_the_documented_rules() {
+        let b = &crate::coll::bcast::TABLE;
+        assert_eq!((b.default)(&Shape::new(16, 1024)), "binomial");
+        assert_eq!((b.default)(&Shape::new(4, 1 << 20)), "binomial");
+        assert_eq!((b.default)(&Shape::new(16, 1 << 20)), "scatter_ring");
+        let ag = &crate::coll::allgather::TABLE;
+        assert_eq!((ag.default)(&Shape::new(8, 1024)), "recursive_doubling");
+        assert_eq!((ag.default)(&Shape::new(7, 1024)), "bruck");
+        assert_eq!((ag.default)(&Shape::new(7, 1 << 20)), "ring");
+        assert_eq!(ag.resolve("recursive_doubling", &Shape::new(6, 1024)), "bruck");
+        let a2a = &crate::coll::alltoall::TABLE;
+        assert_eq!((a2a.default)(&Shape::new(8, 100)), "bruck");
+        assert_eq!((a2a.default)(&Shape::new(8, 1000)), "linear");
+        assert_eq!((a2a.default)(&Shape::new(4, 100)), "pairwise");
+        let noncomm = Shape { commutative: false, ..Shape::new(4, 1 << 20) };
+        assert_eq!(crate::coll::reduce::TABLE.resolve("binomial", &noncomm), "in_order");
+        assert_eq!(crate::coll::allreduce::TABLE.resolve("ring", &noncomm), "recursive_doubling");
+        assert_eq!(crate::coll::reduce_scatter::TABLE.resolve("pairwise", &noncomm), "reduce_scatterv");
+        let two_hosts = Shape { hosts: 2, ..Shape::new(8, 4096) };
+        assert_eq!((crate::coll::allreduce::TABLE.default)(&two_hosts), "hierarchical");
+        assert_eq!((crate::coll::scan::TABLE.default)(&Shape::new(2, 8)), "linear");
+        assert_eq!((crate::coll::scan::TABLE.default)(&Shape::new(3, 8)), "recursive_doubling");
+        // shm never runs in a schedule: the default choice does.
+        assert_eq!(b.resolve("shm", &Shape::new(16, 1 << 20)), "scatter_ring");
+    }
+
+    #[test]
+    fn values_are_checked_with_messages_naming_the_choices() {
+        assert_eq!(check_value("bcast", None).unwrap(), None);
+        assert_eq!(check_value("bcast", Some("auto")).unwrap(), None);
+        assert_eq!(check_value("bcast", Some("")).unwrap(), None);
+        assert_eq!(check_value("bcast", Some("chain")).unwrap(), Some("chain"));
+        let e = check_value("bcast", Some("nosuch")).unwrap_err();
+        assert_eq!(e.class, ErrorClass::Arg);
+        assert!(e.message.contains("OXMPI_BCAST_ALGORITHM=\"nosuch\" names no bcast algorithm"), "{}", e.message);
+        assert!(e.message.contains("choose one of binomial (any size), scatter_ring ("), "{}", e.message);
+        assert!(e.message.contains("shm (blocking bcast within one host), or auto"), "{}", e.message);
+        let e = check_value("gatherv", Some("binomial")).unwrap_err();
+        assert!(e.message.contains("binomial is an algorithm of bcast, gather, scatter, reduce, not applicable to gatherv"), "{}", e.message);
+        assert!(e.message.contains("choose one of linear (any counts), or auto"), "{}", e.message);
+        let e = check_value("allreduc", Some("ring")).unwrap_err();
+        assert!(e.message.contains("OXMPI_ALLREDUC_ALGORITHM names no collective"), "{}", e.message);
+    }
+
+    #[test]
+    fn choices_are_the_table_in_order() {
+        assert_eq!(choices("alltoallw"), ["linear", "pairwise"]);
+        assert_eq!(choices("exscan"), ["recursive_doubling", "linear"]);
+        assert!(choices("nosuch").is_empty());
+    }
+}
