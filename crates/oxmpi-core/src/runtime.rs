@@ -63,6 +63,10 @@ pub const MAX_CLUSTER_LEVELS: usize = 8;
 /// The largest tag value (`MPI_TAG_UB`).
 pub const TAG_UB: i32 = i32::MAX;
 
+/// Spinning waits call sched_yield once per this many spin rounds (a round
+/// of `wait_inner` is a poll and up to 15 looks at the rings, about 1-2 µs).
+const SPINS_PER_YIELD: u32 = 8;
+
 /// The process-wide engine, created once by [`init`].
 pub struct Engine {
     state: Mutex<State>,
@@ -825,6 +829,7 @@ impl Engine {
         // latency-bound fast path) read no clock.
         const TIMED_AFTER: u32 = 64;
         let mut blocked: Option<crate::tools::BlockedTimer> = None;
+        let mut spins: u32 = 0;
         loop {
             let (result, progressed) = self.poll_with(&mut f, drain);
             if let Some(v) = result {
@@ -853,6 +858,15 @@ impl Engine {
                     k += 1;
                 }
                 idle = idle.saturating_add(k / 4);
+                // Give the core away now and then (every few tens of µs of
+                // spinning): when the peer waits for a CPU (this one, or both
+                // taken by other programs), a spin that never yields burns
+                // the whole time slice (milliseconds) before the peer runs.
+                // On an idle core sched_yield returns at once.
+                spins = spins.wrapping_add(1);
+                if spins.is_multiple_of(SPINS_PER_YIELD) {
+                    std::thread::yield_now();
+                }
                 continue;
             }
             if idle < self.spin + self.yields {
@@ -940,6 +954,10 @@ impl Engine {
             }
             idle = idle.saturating_add(1);
             if idle < spin {
+                // As in `wait_inner`: let a peer waiting for this core run.
+                if idle.is_multiple_of(32 * SPINS_PER_YIELD) {
+                    std::thread::yield_now();
+                }
                 if idle.is_multiple_of(32) && self.poll(&mut |_| Some(())).1 {
                     idle = 0;
                 }
