@@ -1257,7 +1257,7 @@ unsafe fn set_elements(call: &str, status: *mut MPI_Status, h: MPI_Datatype, cou
     let whole = count / basic_per;
     let mut rem = count % basic_per;
     let mut bytes = whole * dt.size() as i64;
-    for &(p, k) in dt.signature() {
+    for (p, k) in dt.signature_runs(1) {
         if rem == 0 {
             break;
         }

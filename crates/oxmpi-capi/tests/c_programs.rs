@@ -453,6 +453,17 @@ fn datatypes_of_billions_of_blocks_are_kept_by_structure() {
     }
 }
 
+/// Struct types whose signature has more runs than the old limit of 4,194,304
+/// (a contiguous of 2M+3 int/double structs; a vector of 2^31 of them): made,
+/// queried, sent and received as another description of the same structs,
+/// received as bytes, packed and unpacked.
+#[test]
+fn struct_types_of_millions_of_signature_runs_work() {
+    for n in [2, 3] {
+        assert!(ok(n, "dtype_big_struct").contains(&format!("dtype_big_struct: all checks passed on {n} ranks")));
+    }
+}
+
 /// Intercommunicator dup, idup, merge, split and create mixed, from several
 /// threads: each new communicator's allreduce gives its own values (a blocking
 /// intercommunicator constructor once took an id an idup in flight had picked).

@@ -63,6 +63,10 @@ pub const MAX_CLUSTER_LEVELS: usize = 8;
 /// The largest tag value (`MPI_TAG_UB`).
 pub const TAG_UB: i32 = i32::MAX;
 
+/// Spinning waits call sched_yield once per this many spin rounds (a round
+/// of `wait_inner` is a poll and up to 15 looks at the rings, about 1-2 µs).
+const SPINS_PER_YIELD: u32 = 8;
+
 /// The process-wide engine, created once by [`init`].
 pub struct Engine {
     state: Mutex<State>,
@@ -481,8 +485,13 @@ fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let oversubscribed = local.len() > cpus;
     let env_u32 = |k: &str| std::env::var(k).ok().and_then(|v| v.parse().ok());
-    let spin = env_u32("OXMPI_SPIN").unwrap_or(if oversubscribed { 20 } else { 20_000 });
-    let yields = env_u32("OXMPI_YIELDS").unwrap_or(if oversubscribed { 50 } else { 10 });
+    // Oversubscribed, a wait looks at its rings once and sleeps on its
+    // doorbell: a rank that yields stays runnable and competes with the
+    // ranks it waits for (50 yields a wait made Ialltoallv and Allreduce on
+    // 5 ranks on 2 cores 2-7x slower than sleeping at once; the peer's ring
+    // wakes the sleeper, no timer).
+    let spin = env_u32("OXMPI_SPIN").unwrap_or(if oversubscribed { 4 } else { 20_000 });
+    let yields = env_u32("OXMPI_YIELDS").unwrap_or(if oversubscribed { 0 } else { 10 });
 
     let world_group: Arc<[u32]> = (0..size).collect();
     let appnum = pmi.as_ref().map(|p| p.appnum()).unwrap_or(0);
@@ -827,6 +836,7 @@ impl Engine {
         // latency-bound fast path) read no clock.
         const TIMED_AFTER: u32 = 64;
         let mut blocked: Option<crate::tools::BlockedTimer> = None;
+        let mut spins: u32 = 0;
         loop {
             let (result, progressed) = self.poll_with(&mut f, drain);
             if let Some(v) = result {
@@ -855,6 +865,15 @@ impl Engine {
                     k += 1;
                 }
                 idle = idle.saturating_add(k / 4);
+                // Give the core away now and then (every few tens of µs of
+                // spinning): when the peer waits for a CPU (this one, or both
+                // taken by other programs), a spin that never yields burns
+                // the whole time slice (milliseconds) before the peer runs.
+                // On an idle core sched_yield returns at once.
+                spins = spins.wrapping_add(1);
+                if spins.is_multiple_of(SPINS_PER_YIELD) {
+                    std::thread::yield_now();
+                }
                 continue;
             }
             if idle < self.spin + self.yields {
@@ -942,6 +961,10 @@ impl Engine {
             }
             idle = idle.saturating_add(1);
             if idle < spin {
+                // As in `wait_inner`: let a peer waiting for this core run.
+                if idle.is_multiple_of(32 * SPINS_PER_YIELD) {
+                    std::thread::yield_now();
+                }
                 if idle.is_multiple_of(32) && self.poll(&mut |_| Some(())).1 {
                     idle = 0;
                 }

@@ -76,13 +76,13 @@ pub fn primitive_size(p: Primitive) -> usize {
 
 /// Bytes of one element of `dt` in external32 (MPI_Pack_external_size / count).
 pub fn size(dt: &Datatype) -> usize {
-    dt.signature().iter().map(|&(p, k)| primitive_size(p) * k).sum()
+    dt.signature_runs(1).map(|(p, k)| primitive_size(p) * k).sum()
 }
 
 /// One element of `dt` as a list of (conversion, repetitions), runs merged.
 fn plan(dt: &Datatype) -> Vec<(Conv, usize)> {
     let mut out: Vec<(Conv, usize)> = Vec::new();
-    for &(p, k) in dt.signature() {
+    for (p, k) in dt.signature_runs(1) {
         let ps = parts(p);
         if ps.len() == 1 {
             match out.last_mut() {

@@ -12,7 +12,9 @@
 //!   contiguous of a strided type), the repetition itself (count, stride,
 //!   child), so no constructor materialises more blocks than its arguments
 //!   name;
-//! - `signature`: the run-length type signature of one element;
+//! - `signature`: the run-length type signature of one element, long
+//!   repetitions of a mixed signature kept by structure as the blocks are
+//!   (see [`signature`]);
 //! - the bounds: `lb`/`ub` (with "sticky" flags for bounds set explicitly by
 //!   `MPI_LB`/`MPI_UB` markers or `MPI_Type_create_resized`), the true bounds
 //!   of the data, and the alignment used for the struct "epsilon" padding.
@@ -29,6 +31,7 @@ pub mod external32;
 pub mod pack;
 pub mod primitive;
 pub mod sigcheck;
+mod signature;
 
 #[cfg(test)]
 mod tests;
@@ -42,10 +45,10 @@ use crate::error::{ErrorClass, MpiError, Result};
 pub use pack::{pack_into, pack_size, unpack_from};
 pub use primitive::{PairValue, Primitive, Repr, TypeClass};
 
-/// Upper limit on the number of signature runs of one element of a derived
-/// datatype (the blocks have no limit: regular repetitions are kept by
-/// structure, see [`Blocks`]).
-pub const MAX_BLOCKS: usize = 1 << 22;
+/// Signatures with more runs than this (kept by structure, see
+/// [`signature`]) are not fingerprinted for the signature check
+/// ([`sigcheck`]): finding the period would list every run.
+const MAX_CHECKED_RUNS: usize = 1 << 22;
 
 /// A repetition of a child's blocks is flattened into its parent's list when
 /// it yields at most this many blocks; beyond, it is kept as a [`Blocks::Rep`].
@@ -252,7 +255,7 @@ pub(crate) struct Layout {
     pub(crate) true_ub: isize,
     pub(crate) align: usize,
     pub(crate) blocks: Arc<Blocks>,
-    pub(crate) sig: Vec<(Primitive, usize)>,
+    pub(crate) sig: Arc<signature::Sig>,
     /// Basic elements in one element (a pair type counts as two).
     pub(crate) nbasic: usize,
 }
@@ -300,7 +303,7 @@ impl Layout {
             true_ub,
             align: p.align(),
             blocks: Arc::new(Blocks::flat(blocks)),
-            sig: vec![(p, 1)],
+            sig: Arc::new(signature::Sig::one(p)),
             nbasic,
         }
     }
@@ -316,7 +319,7 @@ impl Layout {
             true_ub: 0,
             align: 1,
             blocks: Arc::new(Blocks::flat(Vec::new())),
-            sig: Vec::new(),
+            sig: Default::default(),
             nbasic: 0,
         }
     }
@@ -409,7 +412,7 @@ struct Acc {
     /// The blocks since the last part (a repetition kept by structure).
     blocks: Vec<(isize, usize)>,
     parts: Vec<Blocks>,
-    sig: Vec<(Primitive, usize)>,
+    sig: signature::Sig,
     size: usize,
     nbasic: usize,
     lb: Option<isize>,
@@ -443,7 +446,7 @@ impl Acc {
             call,
             blocks: Vec::new(),
             parts: Vec::new(),
-            sig: Vec::new(),
+            sig: signature::Sig::default(),
             size: 0,
             nbasic: 0,
             lb: None,
@@ -462,13 +465,6 @@ impl Acc {
         overflow_err(self.call)
     }
 
-    fn too_many(&self) -> MpiError {
-        MpiError::unsupported(
-            self.call,
-            format!("a datatype whose type signature has more than {MAX_BLOCKS} runs of different basic types"),
-        )
-    }
-
     fn add_block(&mut self, off: isize, len: usize) {
         push_merged(&mut self.blocks, off, len);
     }
@@ -480,23 +476,6 @@ impl Acc {
         }
     }
 
-    fn add_sig(&mut self, p: Primitive, k: usize) -> Result<()> {
-        if k == 0 {
-            return Ok(());
-        }
-        if let Some(last) = self.sig.last_mut() {
-            if last.0 == p {
-                let call = self.call;
-                last.1 = last.1.checked_add(k).ok_or_else(|| overflow_err(call))?;
-                return Ok(());
-            }
-        }
-        self.sig.push((p, k));
-        if self.sig.len() > MAX_BLOCKS {
-            return Err(self.too_many());
-        }
-        Ok(())
-    }
 
     /// Adds `n` copies of `c`, the first at byte displacement `disp`, the
     /// following ones `c.extent()` bytes apart.
@@ -548,17 +527,8 @@ impl Acc {
             .and_then(|b| self.nbasic.checked_add(b))
             .ok_or_else(ovf)?;
 
-        // Signature.
-        if c.sig.len() == 1 {
-            let (p, k) = c.sig[0];
-            self.add_sig(p, k.checked_mul(n).ok_or_else(ovf)?)?;
-        } else {
-            for _ in 0..n {
-                for &(p, k) in &c.sig {
-                    self.add_sig(p, k)?;
-                }
-            }
-        }
+        // Signature (a long repetition kept by structure).
+        self.sig.push_rep(n, &c.sig).ok_or_else(ovf)?;
 
         // Blocks (offsets are checked: the last copy's ends bound all others).
         disp.checked_add(last).ok_or_else(ovf)?;
@@ -622,7 +592,7 @@ impl Acc {
             true_ub: acc.tub.unwrap_or(0),
             align: acc.align,
             blocks: Arc::new(blocks),
-            sig: std::mem::take(&mut acc.sig),
+            sig: Arc::new(std::mem::take(&mut acc.sig)),
             nbasic: acc.nbasic,
         })
     }
@@ -1324,24 +1294,35 @@ impl Datatype {
         self.0.layout.blocks.for_each(base, &mut f)
     }
 
-    /// The run-length type signature of one element.
-    pub fn signature(&self) -> &[(Primitive, usize)] {
-        &self.0.layout.sig
+    /// The run-length type signature of one element, as a list (one entry
+    /// per run: millions for a long repetition of a mixed struct; walk
+    /// [`Datatype::signature_runs`] instead where that matters).
+    pub fn signature(&self) -> Vec<(Primitive, usize)> {
+        self.0.layout.sig.to_vec()
+    }
+
+    /// The maximal runs (primitive, count) of the type signature of `n`
+    /// elements, in order, without making a list (counts saturate).
+    pub fn signature_runs(&self, n: usize) -> impl Iterator<Item = (Primitive, usize)> + '_ {
+        self.0.layout.sig.runs(n)
     }
 
     /// The type-signature fingerprint messages of this type carry in the
     /// checking mode ([`sigcheck`]; 0 = not checked: bytes, packed, empty).
     /// Computed once per datatype object; registers the type's unit.
     pub fn sig_fingerprint(&self) -> u64 {
-        *self.0.sig_fp.get_or_init(|| sigcheck::unit_of(&self.0.layout.sig).map_or(0, sigcheck::register))
+        *self.0.sig_fp.get_or_init(|| {
+            let sig = &self.0.layout.sig;
+            if sig.flat_runs() > MAX_CHECKED_RUNS {
+                return 0;
+            }
+            sigcheck::unit_of(&sig.to_vec()).map_or(0, sigcheck::register)
+        })
     }
 
     /// `Some(p)` when every basic element of the type is `p`.
     pub fn single_primitive(&self) -> Option<Primitive> {
-        match self.0.layout.sig.as_slice() {
-            [(p, _)] => Some(*p),
-            _ => None,
-        }
+        self.0.layout.sig.single_run().map(|(p, _)| p)
     }
 
     pub fn combiner(&self) -> Combiner {
@@ -1397,9 +1378,8 @@ impl Datatype {
     /// matches anything of the same byte length.
     pub fn same_signature(&self, n: usize, other: &Datatype, m: usize) -> bool {
         let raw = |d: &Datatype| {
-            d.signature()
-                .iter()
-                .all(|&(p, _)| matches!(p, Primitive::Byte | Primitive::Packed))
+            d.signature_runs(1)
+                .all(|(p, _)| matches!(p, Primitive::Byte | Primitive::Packed))
         };
         let (a, b) = (self.layout(), other.layout());
         if raw(self) || raw(other) {
@@ -1410,8 +1390,8 @@ impl Datatype {
         {
             return false;
         }
-        let mut x = Runs::new(&a.sig, n);
-        let mut y = Runs::new(&b.sig, m);
+        let mut x = a.sig.runs(n);
+        let mut y = b.sig.runs(m);
         loop {
             match (x.next(), y.next()) {
                 (None, None) => return true,
@@ -1440,7 +1420,7 @@ impl Datatype {
         }
         let mut elems = (bytes / l.size).checked_mul(l.nbasic)?;
         let mut rem = bytes % l.size;
-        for &(p, k) in &l.sig {
+        for (p, k) in l.sig.runs(1) {
             if rem == 0 {
                 break;
             }
@@ -1467,65 +1447,5 @@ impl Datatype {
         } else {
             None
         }
-    }
-}
-
-/// Maximal signature runs of `n` repetitions of `sig` (runs merged across repetitions).
-struct Runs<'a> {
-    sig: &'a [(Primitive, usize)],
-    n: usize,
-    rep: usize,
-    idx: usize,
-}
-
-impl<'a> Runs<'a> {
-    fn new(sig: &'a [(Primitive, usize)], n: usize) -> Runs<'a> {
-        Runs {
-            sig,
-            n,
-            rep: 0,
-            idx: 0,
-        }
-    }
-
-    fn raw(&mut self) -> Option<(Primitive, usize)> {
-        if self.sig.len() == 1 {
-            if self.rep < self.n {
-                self.rep = self.n;
-                let (p, k) = self.sig[0];
-                return Some((p, k.saturating_mul(self.n)));
-            }
-            return None;
-        }
-        if self.rep >= self.n || self.sig.is_empty() {
-            return None;
-        }
-        let r = self.sig[self.idx];
-        self.idx += 1;
-        if self.idx == self.sig.len() {
-            self.idx = 0;
-            self.rep += 1;
-        }
-        Some(r)
-    }
-
-    fn peek_prim(&self) -> Option<Primitive> {
-        if self.rep >= self.n || self.sig.is_empty() {
-            None
-        } else {
-            Some(self.sig[self.idx].0)
-        }
-    }
-}
-
-impl Iterator for Runs<'_> {
-    type Item = (Primitive, usize);
-    fn next(&mut self) -> Option<(Primitive, usize)> {
-        let (p, mut k) = self.raw()?;
-        while self.peek_prim() == Some(p) {
-            let (_, j) = self.raw()?;
-            k = k.saturating_add(j);
-        }
-        Some((p, k))
     }
 }

@@ -85,7 +85,7 @@ impl Datarep {
             return Ok((dt.size() as u64).saturating_mul(count as u64));
         }
         let mut one = 0u64;
-        for &(p, k) in dt.signature() {
+        for (p, k) in dt.signature_runs(1) {
             one = one.saturating_add((self.file_size(p)? as u64).saturating_mul(k as u64));
         }
         Ok(one.saturating_mul(count as u64))
@@ -96,7 +96,7 @@ impl Datarep {
         if matches!(self, Datarep::Native | Datarep::Internal) {
             return Ok(true);
         }
-        for &(p, _) in dt.signature() {
+        for (p, _) in dt.signature_runs(1) {
             if self.file_size(p)? != p.size() {
                 return Ok(false);
             }
