@@ -813,3 +813,21 @@ fn spawn_under_hydra() {
         assert!(out.status.success() && so.contains(want), "{args:?} under {h}:\n{so}");
     }
 }
+
+/// What MPICH's own suite (attr, info, io, errors) caught: keyvals freed from their own
+/// delete callback and again by the program, MPI_Info_create_env stable across
+/// MPI_Init/MPI_Finalize, a freed-but-attached file error handler still called,
+/// truncated receives reporting source and tag, a copy callback's user-defined error
+/// code returned by MPI_Comm_dup, aliased MPI_Reduce_local buffers refused.
+#[test]
+fn keyval_double_free_env_info_file_handler_truncated_status_callback_codes() {
+    let exe = build("mts_misc", &[]);
+    for n in [1, 2, 3] {
+        let d = io_dir(&format!("mts_misc{n}"));
+        let out = run(n, &exe, &[d.to_str().unwrap()]);
+        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && so.contains(&format!("all checks passed on {n} ranks")), "mts_misc on {n} ranks\n{so}\n{se}");
+        assert_empty(&d);
+        std::fs::remove_dir(&d).unwrap();
+    }
+}
