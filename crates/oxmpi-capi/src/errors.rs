@@ -31,7 +31,10 @@ pub struct Fail {
 
 impl From<MpiError> for Fail {
     fn from(e: MpiError) -> Fail {
-        let code = message_code(crate::abi::error_class_value(e.class), &e.message);
+        let code = match e.code {
+            Some(c) => c,
+            None => message_code(crate::abi::error_class_value(e.class), &e.message),
+        };
         Fail { code, message: e.message }
     }
 }

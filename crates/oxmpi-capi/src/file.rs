@@ -49,6 +49,12 @@ fn files() -> MutexGuard<'static, Table<FileEntry>> {
     FILES.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Whether user error handler `h` is attached to an open file or to MPI_FILE_NULL
+/// (MPI_Errhandler_free then keeps it in force there).
+pub(crate) fn errhandler_attached(h: MPI_Errhandler) -> bool {
+    *NULL_ERRH.lock().unwrap_or_else(|p| p.into_inner()) == h || files().iter().any(|(_, e)| e.errh == h)
+}
+
 fn errh_of(fh: MPI_File) -> MPI_Errhandler {
     let h = files().get(fh).map(|e| e.errh);
     h.unwrap_or_else(|| *NULL_ERRH.lock().unwrap_or_else(|p| p.into_inner()))
@@ -73,7 +79,9 @@ fn raise_with(errh: MPI_Errhandler, fh: MPI_File, code: c_int, message: &str) ->
                     let (mut x, mut c) = (fh, code);
                     // SAFETY: a C function the user registered with MPI_File_create_errhandler.
                     unsafe { f(&mut x, &mut c) };
-                    code
+                    // The handler gets the code by reference: what it leaves there is what
+                    // the call returns (MPI_SUCCESS if it dealt with the error).
+                    c
                 }
                 None => fatal(code, message),
             }

@@ -141,6 +141,11 @@ unsafe fn reduce_local<C: Count>(inbuf: *const c_void, inoutbuf: *mut c_void, co
         let x = op(o, call)?;
         crate::p2p::check_buf(call, "inbuf", inbuf, count, &dt)?;
         crate::p2p::check_buf(call, "inoutbuf", inoutbuf, count, &dt)?;
+        // MPI forbids aliased buffer arguments; with the same address the reduction
+        // would read what it just wrote.
+        if count > 0 && dt.size() > 0 && inbuf as usize == inoutbuf as usize {
+            return Err(bad(ErrorClass::Buffer, call, "inoutbuf", "is the same buffer as `inbuf` (MPI forbids aliased arguments)"));
+        }
         x.check(&dt, call)?;
         // SAFETY: both C buffers hold `count` elements of the datatype.
         unsafe { x.apply(inbuf as *const u8, inoutbuf as *mut u8, count, &dt)? };
@@ -244,8 +249,11 @@ pub unsafe extern "C" fn PMPI_Errhandler_free(eh: *mut MPI_Errhandler) -> c_int 
         let h = unsafe { out(CALL, "errhandler", eh)? };
         if !matches!(*h, MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT | MPI_ERRORS_RETURN) {
             errhandler_ok(*h, CALL)?;
+            // Files and windows it is attached to keep it too (looked up before the
+            // state lock: their tables are never locked while holding it).
+            let on_file_or_win = crate::file::errhandler_attached(*h) || crate::win::errhandler_attached(*h);
             let mut st = state();
-            let attached = st.comm_errhandler.values().any(|v| *v == *h);
+            let attached = on_file_or_win || st.comm_errhandler.values().any(|v| *v == *h);
             let left = st.errhandlers.get_mut(*h).map(|e| {
                 e.refs -= 1;
                 e.refs
@@ -429,9 +437,13 @@ fn env_info() -> Vec<(String, String)> {
     if !argv.is_empty() {
         kv.push(("argv".to_string(), argv.join(" ")));
     }
-    if let Ok(e) = oxmpi_core::runtime::engine() {
-        kv.push(("maxprocs".to_string(), e.size().to_string()));
-    }
+    // The same answer before MPI_Init, while MPI runs and after MPI_Finalize: the
+    // launcher's job size (PMI_SIZE), the running world's size, or 1 for a singleton.
+    let maxprocs = match oxmpi_core::runtime::engine() {
+        Ok(e) => e.size().to_string(),
+        Err(_) => std::env::var("PMI_SIZE").ok().filter(|s| s.parse::<u32>().is_ok()).unwrap_or_else(|| "1".to_string()),
+    };
+    kv.push(("maxprocs".to_string(), maxprocs));
     if let Ok(d) = std::env::current_dir() {
         kv.push(("wdir".to_string(), d.display().to_string()));
     }
@@ -725,8 +737,15 @@ fn cb_handle(kind: ObjectKind) -> usize {
 
 /// A user callback's non-success return, as an engine error.
 fn callback_error(what: &str, rc: c_int) -> oxmpi_core::MpiError {
-    let class = class_of(rc).and_then(crate::abi::error_class_from_value).unwrap_or(ErrorClass::Other);
-    oxmpi_core::MpiError::new(class, format!("the attribute's {what} function returned {rc}"))
+    let known = class_of(rc);
+    let class = known.and_then(crate::abi::error_class_from_value).unwrap_or(ErrorClass::Other);
+    let mut e = oxmpi_core::MpiError::new(class, format!("the attribute's {what} function returned {rc}"));
+    // A valid code (predefined or from MPI_Add_error_code/class) goes back to the
+    // caller unchanged, so the program sees the class and code its callback chose.
+    if known.is_some() {
+        e.code = Some(rc);
+    }
+    e
 }
 
 /// Predefined attribute values, at stable addresses (C gets pointers to them).

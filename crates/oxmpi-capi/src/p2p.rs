@@ -289,9 +289,14 @@ unsafe fn recv<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, source: c_
     ffi(call, c, || {
         let a = args(call, c, buf, count, h)?;
         // SAFETY: the C caller's buffer holds `count` elements of the datatype.
-        let s = unsafe { pt2pt::recv_typed(&a.comm, buf as *mut u8, a.count, &a.dt, source, tag)? };
-        // SAFETY: `status` is MPI_Recv's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
-        unsafe { put_status(status, &s) };
+        let res = unsafe { pt2pt::recv_typed(&a.comm, buf as *mut u8, a.count, &a.dt, source, tag) };
+        // A failed receive that matched a message (truncation) still reports it.
+        let s = res.as_ref().map_or_else(|e| e.status, |s| Some(*s));
+        if let Some(s) = s {
+            // SAFETY: `status` is MPI_Recv's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
+            unsafe { put_status(status, &s) };
+        }
+        res?;
         Ok(())
     })
 }
@@ -475,9 +480,15 @@ pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_S
         let mut after = before.clone();
         let res = pt2pt::wait(&mut after[0]);
         let after = if res.is_err() { vec![Request::NULL] } else { after };
+        let failed_status = res.as_ref().err().and_then(|e| e.status);
         let res = res.map_err(|e| rename_call(e, CALL));
         let res = if completed_at(&before, &after, 0) { run_hook(CALL, hs[0], res) } else { res };
         settle(hs, &before, &after);
+        if let (Err(_), Some(s)) = (&res, failed_status) {
+            // A failed receive that matched a message (truncation) still reports it.
+            // SAFETY: `status` is MPI_Wait's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
+            unsafe { put_status(status, &s) };
+        }
         let s = res?;
         // SAFETY: `status` is MPI_Wait's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
         unsafe { put_status(status, &s) };
@@ -498,6 +509,7 @@ pub unsafe extern "C" fn PMPI_Test(request: *mut MPI_Request, flag: *mut c_int, 
         let mut after = before.clone();
         let res = pt2pt::test(&mut after[0]);
         let after = if res.is_err() { vec![Request::NULL] } else { after };
+        let failed_status = res.as_ref().err().and_then(|e| e.status);
         let res = res.map_err(|e| rename_call(e, CALL));
         let res = match res {
             Ok(Some(s)) if completed_at(&before, &after, 0) => run_hook(CALL, hs[0], Ok(s)).map(Some),
@@ -505,6 +517,11 @@ pub unsafe extern "C" fn PMPI_Test(request: *mut MPI_Request, flag: *mut c_int, 
             other => other,
         };
         settle(hs, &before, &after);
+        if let (Err(_), Some(s)) = (&res, failed_status) {
+            *f = 1;
+            // SAFETY: `status` is MPI_Test's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
+            unsafe { put_status(status, &s) };
+        }
         match res? {
             Some(s) => {
                 *f = 1;
@@ -611,10 +628,15 @@ unsafe fn any(call: &'static str, count: c_int, requests: *mut MPI_Request, inde
             None => pt2pt::waitany(&mut after).map(Some),
             Some(_) => pt2pt::testany(&mut after),
         };
-        if res.is_err() {
+        if let Err(e) = &res {
             // The failed request was consumed: it is the one that became NULL.
             if let Some(i) = (0..hs.len()).find(|&i| !before[i].is_null() && after[i].is_null()) {
                 *idx = i as c_int;
+                if let Some(s) = e.status {
+                    // A failed receive that matched a message (truncation) still reports it.
+                    // SAFETY: `status` is MPI_Waitany/Testany's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
+                    unsafe { put_status(status, &s) };
+                }
                 let e = state().requests.get(hs[i]).map(|e| e.comm);
                 if let Some(c) = e {
                     route_to(c);
@@ -701,11 +723,14 @@ unsafe fn some(call: &'static str, wait: bool, count: c_int, requests: *mut MPI_
                 after[*i] = Request::NULL;
             }
         }
-        let list: Option<Vec<(usize, Result<Status, Fail>)>> = list.map(|l| {
+        // Per completed request: its outcome, and for a failed receive that matched a
+        // message (truncation) that message's status.
+        let list: Option<Vec<(usize, Result<Status, Fail>, Option<Status>)>> = list.map(|l| {
             l.into_iter()
                 .map(|(i, r)| {
+                    let failed_status = r.as_ref().err().and_then(|e| e.status);
                     let r = r.map_err(|e| Fail { code: crate::abi::error_class_value(e.class), message: e.message });
-                    (i, if completed_at(&before, &after, i) { run_hook(call, hs[i], r) } else { r })
+                    (i, if completed_at(&before, &after, i) { run_hook(call, hs[i], r) } else { r }, failed_status)
                 })
                 .collect()
         });
@@ -719,7 +744,7 @@ unsafe fn some(call: &'static str, wait: bool, count: c_int, requests: *mut MPI_
             return Err(bad(ErrorClass::Arg, call, "array_of_indices", "is NULL"));
         }
         let mut first_err = None;
-        for (k, (i, r)) in list.iter().enumerate() {
+        for (k, (i, r, failed_status)) in list.iter().enumerate() {
             // SAFETY: `incount` entries by the C contract.
             unsafe { *indices.add(k) = *i as c_int };
             match r {
@@ -727,7 +752,7 @@ unsafe fn some(call: &'static str, wait: bool, count: c_int, requests: *mut MPI_
                 Ok(s) => unsafe { put_status_err(status_at(statuses, k), s, MPI_SUCCESS) },
                 Err(e) => {
                     // SAFETY: `statuses` is MPI_STATUSES_IGNORE (NULL) or has one entry per request, more than the index, writable and unaliased (MPI_Waitsome/Testsome).
-                    unsafe { put_status_err(status_at(statuses, k), &Status::EMPTY, e.code) };
+                    unsafe { put_status_err(status_at(statuses, k), &failed_status.unwrap_or(Status::EMPTY), e.code) };
                     first_err.get_or_insert(e.message.clone());
                 }
             }

@@ -60,6 +60,12 @@ fn wins() -> MutexGuard<'static, Table<WinEntry>> {
     WINS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Whether user error handler `h` is attached to a window (MPI_Errhandler_free
+/// then keeps it valid for MPI_Win_get_errhandler).
+pub(crate) fn errhandler_attached(h: MPI_Errhandler) -> bool {
+    wins().iter().any(|(_, e)| e.errh == h)
+}
+
 thread_local! {
     /// The window whose attribute callbacks run.
     static CB_WIN: Cell<MPI_Win> = const { Cell::new(MPI_WIN_NULL) };

@@ -824,3 +824,48 @@ fn spawn_under_hydra() {
         assert!(out.status.success() && so.contains(want), "{args:?} under {h}:\n{so}");
     }
 }
+
+/// What MPICH's own suite (attr, info, io, errors) caught: keyvals freed from their own
+/// delete callback and again by the program, MPI_Info_create_env stable across
+/// MPI_Init/MPI_Finalize, a freed-but-attached file error handler still called,
+/// truncated receives reporting source and tag, a copy callback's user-defined error
+/// code returned by MPI_Comm_dup, aliased MPI_Reduce_local buffers refused.
+#[test]
+fn keyval_double_free_env_info_file_handler_truncated_status_callback_codes() {
+    let exe = build("mts_misc", &[]);
+    for n in [1, 2, 3] {
+        let d = io_dir(&format!("mts_misc{n}"));
+        let out = run(n, &exe, &[d.to_str().unwrap()]);
+        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && so.contains(&format!("all checks passed on {n} ranks")), "mts_misc on {n} ranks\n{so}\n{se}");
+        assert_empty(&d);
+        std::fs::remove_dir(&d).unwrap();
+    }
+}
+
+/// A wait for a non-blocking collective file access whose I/O thread is busy writing
+/// is not a deadlock, even with a tiny `--hang-after` (MPICH's io/i_bigtype was ended
+/// as deadlocked on a slow disk).
+#[test]
+fn waiting_for_a_busy_file_write_is_not_a_deadlock() {
+    let exe = build("file_iwrite_busy", &[]);
+    for n in [1, 2] {
+        let d = io_dir(&format!("iwrite_busy{n}"));
+        static ONE: Mutex<()> = Mutex::new(());
+        let _turn = ONE.lock().unwrap_or_else(|p| p.into_inner());
+        let child = Command::new(prefix().join("bin/mpiexec"))
+            .args(["--hang-after", "0.01", "-n", &n.to_string()])
+            .arg(&exe)
+            .arg(&d)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = common::wait_with_watchdog(child, Duration::from_secs(120));
+        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && so.contains("no false deadlock"), "file_iwrite_busy on {n} ranks\n{so}\n{se}");
+        assert_empty(&d);
+        std::fs::remove_dir(&d).unwrap();
+    }
+}

@@ -81,6 +81,11 @@ pub fn free_keyval(kind: ObjectKind, keyval: i32, call: &str) -> Result<()> {
             }
             Ok(())
         }
+        // Already freed by the user but kept alive by attributes that still use it
+        // (typically freed again from inside its own delete callback, then by the
+        // caller holding a copy of the handle): the object is still extant, so this
+        // free has nothing left to do. The key goes away with its last attribute.
+        Some(k) if k.kind == kind => Ok(()),
         _ => Err(bad_keyval(call, keyval, kind)),
     }
 }

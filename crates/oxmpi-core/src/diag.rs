@@ -27,7 +27,7 @@
 //! `at` (the caller).
 
 use std::cell::Cell;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -361,24 +361,58 @@ pub(crate) fn background_thread() {
     BACKGROUND.with(|b| b.set(true));
 }
 
+/// Background jobs (MPI-IO accesses) running now, and background threads idle in
+/// an MPI wait now. While a job runs outside MPI waits (writing to the file,
+/// packing), a program thread waiting for its request is not blocked: the job
+/// is working for it, so the rank is not published blocked.
+static BG_RUNNING: AtomicUsize = AtomicUsize::new(0);
+static BG_WAITING: AtomicUsize = AtomicUsize::new(0);
+
+/// Brackets one background job (the MPI-IO worker's access).
+pub(crate) struct BackgroundJob(());
+
+impl BackgroundJob {
+    pub(crate) fn start() -> BackgroundJob {
+        BG_RUNNING.fetch_add(1, Ordering::AcqRel);
+        BackgroundJob(())
+    }
+}
+
+impl Drop for BackgroundJob {
+    fn drop(&mut self) {
+        BG_RUNNING.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Whether a background job is working outside an MPI wait.
+fn background_working() -> bool {
+    BG_RUNNING.load(Ordering::Acquire) > BG_WAITING.load(Ordering::Acquire)
+}
+
 /// Lives on a blocking wait's stack: publishes the rank blocked once the wait
 /// has been idle long enough, and running again when it moves or returns.
 pub(crate) struct Watch {
     idle_since: Option<Instant>,
     published: bool,
     text: Option<String>,
+    /// A background thread's wait counted in `BG_WAITING`.
+    bg_waiting: bool,
 }
 
 impl Watch {
     #[inline]
     pub(crate) fn new() -> Watch {
-        Watch { idle_since: None, published: false, text: None }
+        Watch { idle_since: None, published: false, text: None, bg_waiting: false }
     }
 
     /// The wait is about to sleep with nothing done (slow path).
     pub(crate) fn idle(&mut self, e: &Engine, desc: &dyn Fn() -> Option<Call>) {
         let Some(p) = PAGE.get() else { return };
         if BACKGROUND.with(|b| b.get()) {
+            if !self.bg_waiting {
+                self.bg_waiting = true;
+                BG_WAITING.fetch_add(1, Ordering::AcqRel);
+            }
             return;
         }
         if self.published {
@@ -386,6 +420,10 @@ impl Watch {
         }
         let since = *self.idle_since.get_or_insert_with(Instant::now);
         if since.elapsed() < p.after {
+            return;
+        }
+        // A background job working for this rank (file I/O) is not a wait.
+        if background_working() {
             return;
         }
         // A process connected to another job (MPI_Comm_connect/accept/join) may
@@ -410,6 +448,15 @@ impl Watch {
         if self.published {
             self.unpublish();
         }
+        if self.bg_waiting {
+            self.bg_done();
+        }
+    }
+
+    #[cold]
+    fn bg_done(&mut self) {
+        self.bg_waiting = false;
+        BG_WAITING.fetch_sub(1, Ordering::AcqRel);
     }
 
     #[cold]
@@ -426,6 +473,9 @@ impl Drop for Watch {
     fn drop(&mut self) {
         if self.published {
             self.unpublish();
+        }
+        if self.bg_waiting {
+            self.bg_done();
         }
     }
 }

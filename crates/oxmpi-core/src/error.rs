@@ -292,6 +292,14 @@ impl fmt::Display for ErrorClass {
 pub struct MpiError {
     pub class: ErrorClass,
     pub message: String,
+    /// For a failed receive that matched a message (MPI_ERR_TRUNCATE, a type
+    /// signature mismatch): the status of that message, which MPI still reports
+    /// (source, tag, count) alongside the error.
+    pub status: Option<crate::request::Status>,
+    /// The exact error code the C caller gets, when it is not one made from
+    /// `class`: a code a user callback returned (possibly a user-defined one from
+    /// MPI_Add_error_code), passed through unchanged.
+    pub code: Option<i32>,
 }
 
 impl MpiError {
@@ -299,7 +307,15 @@ impl MpiError {
         MpiError {
             class,
             message: message.into(),
+            status: None,
+            code: None,
         }
+    }
+
+    /// The same error, carrying the status of the operation that failed.
+    pub fn with_status(mut self, status: crate::request::Status) -> MpiError {
+        self.status = Some(status);
+        self
     }
 
     /// Shorthand for an error about one argument of one call:

@@ -97,6 +97,7 @@ impl Slot {
                 .spawn(move || {
                     crate::diag::background_thread();
                     for job in rx {
+                        let _working = crate::diag::BackgroundJob::start();
                         job();
                         pending.fetch_sub(1, Ordering::AcqRel);
                     }

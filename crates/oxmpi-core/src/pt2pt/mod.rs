@@ -439,6 +439,8 @@ fn finish(st: &mut crate::engine::State, r: &mut Request) -> Result<Status> {
     let e = st.remove_request(*r).unwrap();
     *r = Request::NULL;
     match e.error {
+        // A receive that matched a message keeps reporting it (source, tag, count).
+        Some(err) if e.status.source >= 0 && err.status.is_none() => Err(err.with_status(e.status)),
         Some(err) => Err(err),
         None => Ok(e.status),
     }
@@ -496,6 +498,9 @@ fn record(res: Result<Status>, status: &mut Status, first_err: &mut Option<MpiEr
     match res {
         Ok(s) => *status = s,
         Err(err) => {
+            if let Some(s) = err.status {
+                *status = s;
+            }
             status.error = err.class.code();
             if first_err.is_none() {
                 *first_err = Some(err);
