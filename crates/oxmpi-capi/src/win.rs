@@ -389,8 +389,9 @@ pub unsafe extern "C" fn PMPI_Win_set_info(w: MPI_Win, info: MPI_Info) -> c_int 
         let mut t = wins();
         let e = t.get_mut(w).ok_or_else(|| bad_win(CALL, w))?;
         for (k, v) in kv {
-            // Only the keys a window knows are kept (and reported by MPI_Win_get_info).
-            if INFO_DEFAULTS.iter().any(|(d, _)| *d == k) {
+            // Only the keys a window knows are kept (and reported by MPI_Win_get_info):
+            // the defaults, and those it was made with (alloc_shared_noncontig).
+            if INFO_DEFAULTS.iter().any(|(d, _)| *d == k) || e.info.iter().any(|(x, _)| *x == k) {
                 match e.info.iter_mut().find(|(x, _)| *x == k) {
                     Some(slot) => slot.1 = v,
                     None => e.info.push((k, v)),
