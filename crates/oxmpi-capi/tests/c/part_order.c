@@ -4,7 +4,10 @@
  * three receives and starts them 0, 1, 2 (then, in a second round, the other way
  * round); each receive must get the data of the send initialized in the same
  * position. Then only the third pair of a fresh set is started (the first two never
- * are): it still meets its own partner. Status carries the user's tag. */
+ * are): it still meets its own partner. Status carries the user's tag. Last,
+ * MPI_Pready does not wait for the receiver: the sender marks its partition ready
+ * and then sends a zero-byte notice (count 0 of MPI_DATATYPE_NULL, which an empty
+ * message may name) that the receiver waits for before it starts its receive. */
 #include "check.h"
 
 enum { P = 4, C = 8, T = P * C };
@@ -65,6 +68,24 @@ int main(int argc, char **argv) {
         OK(MPI_Wait(&r[2], MPI_STATUS_IGNORE));
         for (int j = 0; j < T; j++) CHECK(bufs[2][j] == 300);
         for (int i = 0; i < 3; i++) OK(MPI_Request_free(&r[i]));
+    }
+    int a = 0;
+    MPI_Request q;
+    if (size > 1 && rank == 0) {
+        a = 42;
+        OK(MPI_Psend_init(&a, 1, 1, MPI_INT, dest, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &q));
+        OK(MPI_Start(&q));
+        OK(MPI_Pready(0, q));
+        OK(MPI_Send(NULL, 0, MPI_DATATYPE_NULL, dest, 0, MPI_COMM_WORLD));
+        OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+        OK(MPI_Request_free(&q));
+    } else if (size > 1 && rank == dest) {
+        OK(MPI_Precv_init(&a, 1, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &q));
+        OK(MPI_Recv(NULL, 0, MPI_DATATYPE_NULL, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        OK(MPI_Start(&q));
+        OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+        CHECK(a == 42);
+        OK(MPI_Request_free(&q));
     }
     OK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) printf("part_order: all checks passed on %d ranks\n", size);
