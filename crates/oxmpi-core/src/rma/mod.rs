@@ -109,7 +109,24 @@ fn align_up(x: usize, a: usize) -> usize {
 }
 
 /// A checked target: its rank, how it is reached, the byte runs to access.
-type Target = (usize, Tgt, Vec<(usize, usize)>);
+type Target = (usize, Tgt, RunList);
+
+/// The byte runs `(window offset, len)` of an access: one, inline (contiguous
+/// types, the common case of small operations: no allocation), or many.
+enum RunList {
+    One([(usize, usize); 1]),
+    Many(Vec<(usize, usize)>),
+}
+
+impl std::ops::Deref for RunList {
+    type Target = [(usize, usize)];
+    fn deref(&self) -> &[(usize, usize)] {
+        match self {
+            RunList::One(a) => a,
+            RunList::Many(v) => v,
+        }
+    }
+}
 
 /// How an operation reaches its target.
 enum Tgt {
@@ -466,15 +483,13 @@ impl Window {
         if self.flavor != Flavor::Dynamic && disp < 0 {
             return Err(MpiError::arg(ErrorClass::Disp, call, "target_disp", format!("{disp} is negative")));
         }
-        let rs = runs(dt, count, start);
         // Dynamic windows on another host: the target checks its regions itself.
         let regions = match (self.flavor, p.local) {
             (Flavor::Dynamic, Some(l)) => Some(self.regions_of(call, l)?),
             (Flavor::Dynamic, None) => None,
             _ => Some(Vec::new()),
         };
-        let mut out = Vec::with_capacity(rs.len());
-        for (o, l) in rs {
+        let check = |o: i128, l: usize| -> Result<(usize, usize)> {
             let end = o + l as i128;
             let ok = if self.flavor == Flavor::Dynamic {
                 o >= 0 && regions.as_ref().is_none_or(|rg| covered(rg, o, end))
@@ -492,9 +507,18 @@ impl Window {
                     },
                 ));
             }
-            out.push((o as usize, l));
+            Ok((o as usize, l))
+        };
+        if dt.is_contiguous() && count > 0 && dt.size() > 0 {
+            let one = check(start + dt.true_lb() as i128, dt.size() * count)?;
+            return Ok(Some((r, reach, RunList::One([one]))));
         }
-        Ok(Some((r, reach, out)))
+        let rs = runs(dt, count, start);
+        let mut out = Vec::with_capacity(rs.len());
+        for (o, l) in rs {
+            out.push(check(o, l)?);
+        }
+        Ok(Some((r, reach, RunList::Many(out))))
     }
 
     /// The regions (base, len) the process with host index `local` has attached to
@@ -562,7 +586,12 @@ impl Window {
     }
 
     fn check_sig(call: &str, a: &Datatype, n: usize, b: &Datatype, m: usize, what: &str) -> Result<()> {
-        if !a.same_signature(n, b, m) {
+        // The same predefined type on both sides (the common case) matches by count.
+        let same = match (a.as_primitive(), b.as_primitive()) {
+            (Some(x), Some(y)) if x == y => n == m,
+            _ => a.same_signature(n, b, m),
+        };
+        if !same {
             return Err(MpiError::new(
                 ErrorClass::Type,
                 format!("{call}: type signature mismatch: {n} elements of the origin datatype against {m} of the {what} datatype ({} and {} bytes)", a.size() * n, b.size() * m),
@@ -719,8 +748,16 @@ impl Window {
             Self::check_sig(call, odt, ocount, tdt, tcount, "target")?;
         }
         let bytes = tdt.size() * tcount;
-        // SAFETY: forwarded contract (origin holds ocount elements of odt).
-        let src = if noop { Vec::new() } else { unsafe { Self::pack(origin, ocount, odt) } };
+        let src: std::borrow::Cow<'_, [u8]> = if noop {
+            std::borrow::Cow::Borrowed(&[])
+        } else if odt.is_contiguous() {
+            // SAFETY: forwarded contract: origin holds ocount elements of a contiguous
+            // type, size * count bytes from its true lb (read in place, not copied).
+            std::borrow::Cow::Borrowed(unsafe { std::slice::from_raw_parts(origin.wrapping_offset(odt.true_lb()), odt.size() * ocount) })
+        } else {
+            // SAFETY: forwarded contract (origin holds ocount elements of odt).
+            std::borrow::Cow::Owned(unsafe { Self::pack(origin, ocount, odt) })
+        };
         let Tgt::Local(reach) = tgt else {
             let old = self.am_acc(call, r, &rs, op, &bt, &src, result.is_some(), bytes)?;
             if let Some((rbuf, rcount, rdt)) = result {
