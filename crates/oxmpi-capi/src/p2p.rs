@@ -99,6 +99,11 @@ struct Args {
 fn args<C: Count>(call: &str, c: MPI_Comm, buf: *const c_void, count: C, h: MPI_Datatype) -> R<Args> {
     let cm = comm_ref(c, call)?;
     let n = count_arg(call, count)?;
+    // An empty message ignores its datatype: MPI_DATATYPE_NULL with count 0 is
+    // accepted (as MPICH does; programs send zero-byte notices so).
+    if n == 0 && h == MPI_DATATYPE_NULL {
+        return Ok(Args { comm: cm, dt: std::borrow::Cow::Borrowed(Datatype::predefined_ref(oxmpi_core::datatype::Primitive::Byte)), count: 0 });
+    }
     let dt = committed_ref(h, call, "datatype")?;
     check_buf(call, "buf", buf, n, &dt)?;
     Ok(Args { comm: cm, dt, count: n })

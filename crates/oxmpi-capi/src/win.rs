@@ -395,8 +395,9 @@ pub unsafe extern "C" fn PMPI_Win_set_info(w: MPI_Win, info: MPI_Info) -> c_int 
         let mut t = wins();
         let e = t.get_mut(w).ok_or_else(|| bad_win(CALL, w))?;
         for (k, v) in kv {
-            // Only the keys a window knows are kept (and reported by MPI_Win_get_info).
-            if INFO_DEFAULTS.iter().any(|(d, _)| *d == k) {
+            // Only the keys a window knows are kept (and reported by MPI_Win_get_info):
+            // the defaults, and those it was made with (alloc_shared_noncontig).
+            if INFO_DEFAULTS.iter().any(|(d, _)| *d == k) || e.info.iter().any(|(x, _)| *x == k) {
                 match e.info.iter_mut().find(|(x, _)| *x == k) {
                     Some(slot) => slot.1 = v,
                     None => e.info.push((k, v)),
@@ -603,12 +604,13 @@ pub unsafe extern "C" fn PMPI_Win_f2c(f: c_int) -> MPI_Win {
 
 struct Side {
     count: usize,
-    dt: Datatype,
+    /// Borrowed for predefined types (no reference count on the hot path).
+    dt: std::borrow::Cow<'static, Datatype>,
 }
 
 fn side<C: Count>(call: &str, buf: *const c_void, count: C, h: MPI_Datatype, cname: &str, dname: &str, bname: &str) -> R<Side> {
     let count = to_usize(call, cname, count)?;
-    let dt = committed(h, call, dname)?;
+    let dt = crate::dtype::committed_ref(h, call, dname)?;
     if !bname.is_empty() {
         check_buf(call, bname, buf, count, &dt)?;
     }
@@ -688,7 +690,7 @@ unsafe fn accumulate<C: Count>(
         let noop = op.as_predefined() == Some(oxmpi_core::op::PredefinedOp::NoOp);
         // MPI_Get_accumulate with MPI_NO_OP ignores the origin arguments.
         let o = if noop && result.is_some() {
-            Side { count: 0, dt: committed(MPI_BYTE, call, "origin_datatype")? }
+            Side { count: 0, dt: crate::dtype::committed_ref(MPI_BYTE, call, "origin_datatype")? }
         } else {
             side(call, origin, ocount, odt, "origin_count", "origin_datatype", "origin_addr")?
         };
@@ -700,7 +702,7 @@ unsafe fn accumulate<C: Count>(
             }
             None => None,
         };
-        let res_ref = res.as_ref().map(|(p, n, d)| (*p, *n, d));
+        let res_ref = res.as_ref().map(|(p, n, d)| (*p, *n, &**d));
         // SAFETY: MPI's contract: the origin buffer holds, and the result buffer is writable for, their counts of their datatypes.
         unsafe { wn.accumulate(call, origin.cast(), o.count, &o.dt, res_ref, rank, disp_arg(call, disp)?, t.count, &t.dt, &op)? };
         if let Some(r) = request {

@@ -619,6 +619,7 @@ fn one_sided_across_two_hosts_as_active_messages() {
         ("rma", "all checks passed on 4 ranks"),
         ("rma_errors", "all checks passed on 4 ranks"),
         ("rma_atomics", "all checks passed on 4 ranks"),
+        ("rma_mts", "rma_mts: all checks passed on 4 ranks"),
         // rank 0 computes outside MPI, then blocks in MPI_Recv, while ranks 2 and 3
         // (the other host) lock, put, get, accumulate and unlock its windows
         ("rma_passive", "passive target progressed on 4 ranks"),
@@ -642,6 +643,20 @@ fn one_sided_across_two_hosts_as_active_messages() {
 fn partitioned_send_and_receive_out_of_order_threads_different_partitionings() {
     for n in [2, 3, 4] {
         assert!(ok(n, "part").contains(&format!("part: all checks passed on {n} ranks")));
+    }
+}
+
+#[test]
+fn partitioned_operations_match_in_init_order_not_start_order() {
+    for n in [2, 3] {
+        assert!(ok(n, "part_order").contains(&format!("part_order: all checks passed on {n} ranks")));
+    }
+}
+
+#[test]
+fn one_sided_padded_pairs_zero_sizes_many_attached_regions_and_shared_queries() {
+    for n in [1, 2, 4] {
+        assert!(ok(n, "rma_mts").contains(&format!("rma_mts: all checks passed on {n} ranks")));
     }
 }
 

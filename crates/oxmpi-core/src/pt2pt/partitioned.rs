@@ -4,15 +4,23 @@
 //! (MPI_Pready, `_range`, `_list`, in any order and from any thread) and the
 //! receiver may ask whether a partition arrived (MPI_Parrived).
 //!
-//! The data travels as one message once every partition is ready, so sender
-//! and receiver may divide the buffer differently (equal total size). The
-//! send is a task of the progress engine: it waits for the last partition,
-//! then sends. Partitioned messages carry negative tags (`-16 - tag`) on the
-//! communicator's point-to-point context: MPI_ANY_TAG receives and probes
-//! never see them, so they only match partitioned receives. A partition has
+//! Matching happens once, at initialization, in the order of the
+//! initialization calls (MPI-4.0 section 4.2): MPI_Psend_init sends a 4-byte
+//! *init message* carrying a per-process id of the send, with a negative tag
+//! (`-16 - tag`) on the communicator's point-to-point context (MPI_ANY_TAG
+//! receives and probes never see it), and MPI_Precv_init posts the receive
+//! for it; messages of one pair do not overtake each other, so the k-th init
+//! of a (communicator, peer, tag) meets the k-th on the other side, whatever
+//! order the requests are later started in. Each round's data then travels
+//! as one message, once every partition is ready, on the partitioned context
+//! (`context | PART_CONTEXT`, used by nothing else) with the send's id as tag,
+//! so it reaches exactly its matched receive; sender and receiver may divide
+//! the buffer differently (equal total size). Both sides are tasks of the
+//! progress engine: the send waits for the last partition, the receive for
+//! the init message, before posting the data transfer. A partition has
 //! arrived when the whole message has (MPI allows reporting it no earlier).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::buf::RawBuf;
@@ -24,10 +32,16 @@ use crate::matching::{Envelope, Pattern};
 use crate::request::{Request, Status, PROC_NULL};
 use crate::runtime::{engine, TAG_UB};
 
-/// The wire tag of partitioned traffic with user tag `tag`.
+/// The wire tag of the init message of partitioned operations with user tag `tag`.
 fn wire_tag(tag: i32) -> i32 {
-    -16 - tag
+    (-16i32).wrapping_sub(tag).min(-16)
 }
+
+/// Set in the context id of partitioned data (ids of communicators stay far below).
+const PART_CONTEXT: u32 = 1 << 31;
+
+/// Ids of this process's partitioned sends (the tags of their data).
+static NEXT_SEND_ID: AtomicU32 = AtomicU32::new(0);
 
 fn check_common(call: &str, comm: &Comm, partitions: usize, count: usize, dt: &Datatype, tag: i32) -> Result<usize> {
     if !dt.is_committed() {
@@ -68,7 +82,8 @@ pub struct PartitionedSend {
     count: usize,
     dt: Datatype,
     peer: Option<u32>,
-    tag: i32,
+    /// This send's id: the tag of its data messages.
+    id: i32,
     /// Partitions marked ready since the last start.
     ready: Mutex<Vec<bool>>,
     nready: AtomicUsize,
@@ -86,6 +101,17 @@ impl PartitionedSend {
         let call = "MPI_Psend_init";
         check_common(call, comm, partitions, count, dt, tag)?;
         let peer = peer_of(call, "dest", comm, dest)?;
+        let id = (NEXT_SEND_ID.fetch_add(1, Ordering::Relaxed) & i32::MAX as u32) as i32;
+        if let Some(peer) = peer {
+            // The init message: matched, in init order, by the peer's MPI_Precv_init.
+            let env = Envelope { context: comm.context(), source: comm.rank(), tag: wire_tag(tag) };
+            let msg: Box<[u8]> = Box::new(id.to_le_bytes());
+            engine()?.with_state(|st| -> Result<()> {
+                let r = st.start_send_packed(peer, env, msg, SendMode::Standard, 0)?;
+                st.detach(r);
+                Ok(())
+            })?;
+        }
         Ok(Arc::new(PartitionedSend {
             comm: comm.clone(),
             buf: buf as usize,
@@ -93,7 +119,7 @@ impl PartitionedSend {
             count,
             dt: dt.clone(),
             peer,
-            tag,
+            id,
             ready: Mutex::new(vec![false; partitions]),
             nready: AtomicUsize::new(0),
         }))
@@ -149,7 +175,7 @@ impl Task for SendTask {
             let Some(peer) = p.peer else {
                 return Ok(true);
             };
-            let env = Envelope { context: p.comm.context(), source: p.comm.rank(), tag: wire_tag(p.tag) };
+            let env = Envelope { context: p.comm.context() | PART_CONTEXT, source: p.comm.rank(), tag: p.id };
             let n = p.partitions * p.count;
             let len = n * p.dt.size();
             let sig = st.sig_of(&p.dt);
@@ -192,6 +218,57 @@ pub struct PartitionedReceive {
     dt: Datatype,
     source: i32,
     tag: i32,
+    matching: Mutex<Matching>,
+}
+
+/// How far the receive got in meeting its send.
+#[derive(Debug)]
+struct Matching {
+    /// The receive of the init message, while it is pending.
+    init_req: Option<Request>,
+    /// Where the init message lands (the sender's id, little endian).
+    id_buf: Box<[u8; 4]>,
+    /// The matched send's id (the tag of its data), once known.
+    sender: Option<i32>,
+}
+
+impl Matching {
+    /// The sender's id if the init message arrived (`st` locked).
+    fn sender(&mut self, st: &mut State) -> Result<Option<i32>> {
+        if self.sender.is_none() {
+            if let Some(r) = self.init_req {
+                match st.req(r) {
+                    Some(e) if e.done => {
+                        let err = e.error.clone();
+                        st.remove_request(r);
+                        self.init_req = None;
+                        if let Some(err) = err {
+                            return Err(err);
+                        }
+                        self.sender = Some(i32::from_le_bytes(*self.id_buf));
+                    }
+                    Some(_) => {}
+                    None => return Err(MpiError::intern("MPI_Start", "the partitioned receive lost its init message")),
+                }
+            }
+        }
+        Ok(self.sender)
+    }
+}
+
+impl Drop for PartitionedReceive {
+    fn drop(&mut self) {
+        let m = self.matching.get_mut().unwrap_or_else(|p| p.into_inner());
+        if let Some(r) = m.init_req.take() {
+            // Freed before its send's init message came: the pending receive
+            // still takes that message, into memory that must stay valid.
+            let buf = std::mem::replace(&mut m.id_buf, Box::new([0; 4]));
+            Box::leak(buf);
+            if let Ok(e) = engine() {
+                e.with_state(|st| st.detach(r));
+            }
+        }
+    }
 }
 
 impl PartitionedReceive {
@@ -205,38 +282,45 @@ impl PartitionedReceive {
         let call = "MPI_Precv_init";
         check_common(call, comm, partitions, count, dt, tag)?;
         peer_of(call, "source", comm, source)?;
-        Ok(Arc::new(PartitionedReceive { comm: comm.clone(), buf: buf as usize, partitions, count, dt: dt.clone(), source, tag }))
+        let mut m = Matching { init_req: None, id_buf: Box::new([0; 4]), sender: None };
+        if source != PROC_NULL {
+            let pat = Pattern { context: comm.context(), source, tag: wire_tag(tag) };
+            let raw = RawBuf::from_slice(&m.id_buf[..]);
+            m.init_req = Some(engine()?.with_state(|st| st.post_recv_unpacking(raw, pat, None, 0)));
+        }
+        Ok(Arc::new(PartitionedReceive { comm: comm.clone(), buf: buf as usize, partitions, count, dt: dt.clone(), source, tag, matching: Mutex::new(m) }))
     }
 
     pub fn partitions(&self) -> usize {
         self.partitions
     }
 
-    /// MPI_Start: posts the receive of the whole message.
-    pub fn start(&self) -> Result<Request> {
+    /// MPI_Start: receives the round's message once the init message matched.
+    pub fn start(self: &Arc<Self>) -> Result<Request> {
         let e = engine()?;
         if self.source == PROC_NULL {
             return Ok(e.lock().done_request(Status::EMPTY));
         }
-        let n = self.partitions * self.count;
-        let len = n * self.dt.size();
-        let pat = Pattern { context: self.comm.context(), source: self.source, tag: wire_tag(self.tag) };
-        Ok(e.with_state(|st| {
-            let sig = st.sig_of(&self.dt);
-            let r = if self.dt.is_contiguous() || len == 0 {
-                let start = (self.buf as *mut u8).wrapping_offset(self.dt.true_lb());
-                st.post_recv_unpacking(RawBuf::from_ptr(start, len), pat, None, sig)
-            } else {
-                let temp = vec![0u8; len].into_boxed_slice();
-                let raw = RawBuf::from_slice(&temp);
-                let unpack = Box::new(Unpack { dt: self.dt.clone(), dst: self.buf, count: n, temp });
-                st.post_recv_unpacking(raw, pat, Some(unpack), sig)
-            };
-            st.progress();
-            r
-        }))
+        let task = RecvTask { p: self.clone(), inner: None, status: Status::EMPTY };
+        Ok(e.with_progress(|st| st.start_task(Box::new(task))))
     }
 
+    /// Posts the receive of one round's data from the send with id `sender`.
+    fn post_data(&self, st: &mut State, sender: i32) -> Request {
+        let n = self.partitions * self.count;
+        let len = n * self.dt.size();
+        let pat = Pattern { context: self.comm.context() | PART_CONTEXT, source: self.source, tag: sender };
+        let sig = st.sig_of(&self.dt);
+        if self.dt.is_contiguous() || len == 0 {
+            let start = (self.buf as *mut u8).wrapping_offset(self.dt.true_lb());
+            st.post_recv_unpacking(RawBuf::from_ptr(start, len), pat, None, sig)
+        } else {
+            let temp = vec![0u8; len].into_boxed_slice();
+            let raw = RawBuf::from_slice(&temp);
+            let unpack = Box::new(Unpack { dt: self.dt.clone(), dst: self.buf, count: n, temp });
+            st.post_recv_unpacking(raw, pat, Some(unpack), sig)
+        }
+    }
     /// MPI_Parrived: whether `partition` has arrived for the active receive
     /// `active` (`Request::NULL` when inactive: true).
     pub fn parrived(&self, active: Request, partition: i64) -> Result<bool> {
@@ -248,5 +332,42 @@ impl PartitionedReceive {
             return Ok(true);
         }
         Ok(super::request_get_status(active)?.is_some())
+    }
+}
+
+#[derive(Debug)]
+struct RecvTask {
+    p: Arc<PartitionedReceive>,
+    inner: Option<Request>,
+    status: Status,
+}
+
+impl Task for RecvTask {
+    fn advance(&mut self, st: &mut State) -> Result<bool> {
+        let p = &self.p;
+        if self.inner.is_none() {
+            let sender = p.matching.lock().unwrap_or_else(|e| e.into_inner()).sender(st)?;
+            let Some(sender) = sender else { return Ok(false) };
+            self.inner = Some(p.post_data(st, sender));
+        }
+        let r = self.inner.unwrap();
+        match st.req(r) {
+            Some(e) if e.done => {
+                let (err, status) = (e.error.clone(), e.status);
+                st.remove_request(r);
+                self.inner = None;
+                self.status = Status { tag: p.tag, ..status };
+                match err {
+                    Some(err) => Err(err),
+                    None => Ok(true),
+                }
+            }
+            Some(_) => Ok(false),
+            None => Ok(true),
+        }
+    }
+
+    fn status(&self) -> Status {
+        self.status
     }
 }

@@ -304,11 +304,11 @@ impl Window {
 
     /// Checks a request's runs against this process's window memory.
     fn check_runs(&self, runs: &[(usize, usize)]) -> Result<()> {
-        let regions = if self.flavor == super::Flavor::Dynamic { self.regions_of(self.my_local) } else { Vec::new() };
+        let regions = if self.flavor == super::Flavor::Dynamic { self.regions_of("MPI_Win (target side)", self.my_local)? } else { Vec::new() };
         for &(o, l) in runs {
             let end = o.checked_add(l).ok_or_else(|| MpiError::new(ErrorClass::RmaRange, "range overflows"))?;
             let ok = if self.flavor == super::Flavor::Dynamic {
-                regions.iter().any(|&(b, len)| o >= b && end <= b + len)
+                super::covered(&regions, o as i128, end as i128)
             } else {
                 end <= self.size
             };

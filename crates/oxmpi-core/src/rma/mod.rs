@@ -87,10 +87,19 @@ const CTL_LOCK: usize = 0;
 const CTL_NOCHECK: usize = 8;
 const CTL_NOPUT: usize = 16;
 const CTL_NOPUT_POST: usize = 24;
+// Regions attached beyond the MAX_REGIONS slots: a table of (base, len) pairs in the
+// owner's heap, read by cross-memory attach: its address, its pair count, and a
+// sequence number that is odd while the owner rewrites them (a seqlock).
+const CTL_OVF_SEQ: usize = 32;
+const CTL_OVF_PTR: usize = 40;
+const CTL_OVF_LEN: usize = 48;
 const CTL_ACC: usize = 64;
 const CTL_REGIONS: usize = 128;
-/// Regions a dynamic window may have attached at once per process.
+/// Regions of a dynamic window published in the host segment per process; more
+/// are kept in a table in the owner's memory (see `CTL_OVF_*`), without limit.
 pub const MAX_REGIONS: usize = 64;
+/// The slot of a region kept in the overflow table.
+const OVF_SLOT: usize = usize::MAX;
 const CTL_STRIDE: usize = CTL_REGIONS + MAX_REGIONS * 16;
 const WRITER: u64 = 1 << 63;
 const PAGE: usize = 4096;
@@ -100,7 +109,24 @@ fn align_up(x: usize, a: usize) -> usize {
 }
 
 /// A checked target: its rank, how it is reached, the byte runs to access.
-type Target = (usize, Tgt, Vec<(usize, usize)>);
+type Target = (usize, Tgt, RunList);
+
+/// The byte runs `(window offset, len)` of an access: one, inline (contiguous
+/// types, the common case of small operations: no allocation), or many.
+enum RunList {
+    One([(usize, usize); 1]),
+    Many(Vec<(usize, usize)>),
+}
+
+impl std::ops::Deref for RunList {
+    type Target = [(usize, usize)];
+    fn deref(&self) -> &[(usize, usize)] {
+        match self {
+            RunList::One(a) => a,
+            RunList::Many(v) => v,
+        }
+    }
+}
 
 /// How an operation reaches its target.
 enum Tgt {
@@ -126,8 +152,17 @@ struct State {
     held: Vec<(i32, LockKind)>,
     /// Locks taken with MPI_MODE_NOCHECK on targets of this host (target, kind).
     nocheck: Vec<(i32, LockKind)>,
-    /// Regions this process attached (dynamic windows): slot, base, len.
-    attached: Vec<(usize, usize, usize)>,
+}
+
+/// The memory this process attached to a dynamic window (its own mutex, never
+/// held across progress, so the active-message server may read it any time).
+#[derive(Default)]
+struct Attached {
+    /// Regions: slot, base, len.
+    list: Vec<(usize, usize, usize)>,
+    /// The overflow table other processes read (base, len pairs of the regions
+    /// whose slot is `OVF_SLOT`), published at `CTL_OVF_PTR`.
+    overflow: Vec<[u64; 2]>,
 }
 
 /// A one-sided communication window (one process's view of it).
@@ -141,6 +176,7 @@ pub struct Window {
     seg: Segment,
     my_local: usize,
     state: Mutex<State>,
+    attached: Mutex<Attached>,
     /// Active messages to and from ranks on other hosts (`None` on one host).
     am: Option<am::Am>,
 }
@@ -200,6 +236,26 @@ fn acquire(mut try_take: impl FnMut() -> bool) -> Result<()> {
         Duration::from_micros(200),
     );
     Ok(())
+}
+
+/// Whether bytes `[o, end)` lie in attached memory: `regions` (base, len), sorted
+/// by base; adjacent regions together cover the run (MPI allows an access to span
+/// regions attached back to back).
+fn covered(regions: &[(usize, usize)], o: i128, end: i128) -> bool {
+    let mut at = o;
+    for &(b, l) in regions {
+        let (b, e) = (b as i128, b as i128 + l as i128);
+        if b > at {
+            break;
+        }
+        if e > at {
+            at = e;
+            if at >= end {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// Byte runs `(offset, len)` of `count` elements of `dt` laid out from `start`.
@@ -303,7 +359,7 @@ impl Window {
         // Every rank sees the same hosts, so all take part in this dup or none.
         let multi_host = (0..n).any(|r| host(r) != host(0));
         let am = if multi_host { Some(am::Am::new(&wcomm)?) } else { None };
-        let w = Arc::new(Window { comm: wcomm, flavor, base: my_base, size, disp_unit, peers, seg, my_local, state: Mutex::new(State::default()), am });
+        let w = Arc::new(Window { comm: wcomm, flavor, base: my_base, size, disp_unit, peers, seg, my_local, state: Mutex::new(State::default()), attached: Mutex::default(), am });
         if w.am.is_some() {
             am::register(&w);
         }
@@ -312,6 +368,10 @@ impl Window {
 
     fn st(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn att(&self) -> std::sync::MutexGuard<'_, Attached> {
+        self.attached.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn comm(&self) -> &Comm {
@@ -358,7 +418,9 @@ impl Window {
         };
         let p = &self.peers[r];
         match p.reach {
-            Some(Reach::Mapped { addr }) => Ok((p.size, p.disp_unit, addr)),
+            // A rank that allocated no memory has none to share: a null base (as
+            // in MPICH; programs check it), not an address inside another's memory.
+            Some(Reach::Mapped { addr }) => Ok((p.size, p.disp_unit, if p.size == 0 { 0 } else { addr })),
             _ => Err(rma_err(ErrorClass::RmaShared, C, format!("rank {rank}'s memory is on another host"))),
         }
     }
@@ -421,18 +483,16 @@ impl Window {
         if self.flavor != Flavor::Dynamic && disp < 0 {
             return Err(MpiError::arg(ErrorClass::Disp, call, "target_disp", format!("{disp} is negative")));
         }
-        let rs = runs(dt, count, start);
         // Dynamic windows on another host: the target checks its regions itself.
         let regions = match (self.flavor, p.local) {
-            (Flavor::Dynamic, Some(l)) => Some(self.regions_of(l)),
+            (Flavor::Dynamic, Some(l)) => Some(self.regions_of(call, l)?),
             (Flavor::Dynamic, None) => None,
             _ => Some(Vec::new()),
         };
-        let mut out = Vec::with_capacity(rs.len());
-        for (o, l) in rs {
+        let check = |o: i128, l: usize| -> Result<(usize, usize)> {
             let end = o + l as i128;
             let ok = if self.flavor == Flavor::Dynamic {
-                o >= 0 && regions.as_ref().is_none_or(|rg| rg.iter().any(|&(b, len)| o >= b as i128 && end <= b as i128 + len as i128))
+                o >= 0 && regions.as_ref().is_none_or(|rg| covered(rg, o, end))
             } else {
                 o >= 0 && end <= p.size as i128
             };
@@ -447,23 +507,91 @@ impl Window {
                     },
                 ));
             }
-            out.push((o as usize, l));
+            Ok((o as usize, l))
+        };
+        if dt.is_contiguous() && count > 0 && dt.size() > 0 {
+            let one = check(start + dt.true_lb() as i128, dt.size() * count)?;
+            return Ok(Some((r, reach, RunList::One([one]))));
         }
-        Ok(Some((r, reach, out)))
+        let rs = runs(dt, count, start);
+        let mut out = Vec::with_capacity(rs.len());
+        for (o, l) in rs {
+            out.push(check(o, l)?);
+        }
+        Ok(Some((r, reach, RunList::Many(out))))
     }
 
-    fn regions_of(&self, local: usize) -> Vec<(usize, usize)> {
-        (0..MAX_REGIONS)
+    /// The regions (base, len) the process with host index `local` has attached to
+    /// this dynamic window, sorted by base.
+    fn regions_of(&self, call: &str, local: usize) -> Result<Vec<(usize, usize)>> {
+        if local == self.my_local {
+            let mut v: Vec<(usize, usize)> = self.att().list.iter().map(|&(_, b, l)| (b, l)).collect();
+            v.sort_unstable();
+            return Ok(v);
+        }
+        let mut v: Vec<(usize, usize)> = (0..MAX_REGIONS)
             .filter_map(|i| {
                 let len = self.ctl(local, CTL_REGIONS + i * 16 + 8).load(Ordering::Acquire) as usize;
                 let base = self.ctl(local, CTL_REGIONS + i * 16).load(Ordering::Acquire) as usize;
                 (len > 0).then_some((base, len))
             })
-            .collect()
+            .collect();
+        let pid = match self.peers.iter().find(|p| p.local == Some(local)).and_then(|p| p.reach) {
+            Some(Reach::Cma { pid, .. }) => pid,
+            _ => return Err(MpiError::intern(call, "a dynamic window's local peer is not reached by cross-memory attach")),
+        };
+        let (seq, ptr, len) = (self.ctl(local, CTL_OVF_SEQ), self.ctl(local, CTL_OVF_PTR), self.ctl(local, CTL_OVF_LEN));
+        let mut tries = 0u32;
+        loop {
+            let s1 = seq.load(Ordering::Acquire);
+            if s1 & 1 == 0 {
+                let (p, n) = (ptr.load(Ordering::Acquire) as usize, len.load(Ordering::Acquire) as usize);
+                if n == 0 {
+                    break;
+                }
+                let mut raw = vec![0u8; n * 16];
+                let read = crate::transport::cma::read_remote(pid, p, &mut raw);
+                std::sync::atomic::fence(Ordering::Acquire);
+                if seq.load(Ordering::Acquire) == s1 {
+                    read.map_err(|e| io_err(call, "reading the target's table of attached memory", e))?;
+                    for c in raw.chunks_exact(16) {
+                        let b = u64::from_ne_bytes(c[..8].try_into().expect("8 bytes")) as usize;
+                        let l = u64::from_ne_bytes(c[8..].try_into().expect("8 bytes")) as usize;
+                        v.push((b, l));
+                    }
+                    break;
+                }
+            }
+            // The owner is attaching or detaching right now: look again shortly.
+            tries += 1;
+            if tries < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::sleep(Duration::from_micros(50));
+            }
+        }
+        v.sort_unstable();
+        Ok(v)
+    }
+
+    /// Republishes this process's overflow table (with `st` locked, so one writer).
+    fn publish_overflow(&self, st: &mut Attached) {
+        let (seq, ptr, len) = (self.ctl(self.my_local, CTL_OVF_SEQ), self.ctl(self.my_local, CTL_OVF_PTR), self.ctl(self.my_local, CTL_OVF_LEN));
+        seq.fetch_add(1, Ordering::AcqRel);
+        std::sync::atomic::fence(Ordering::Release);
+        st.overflow = st.list.iter().filter(|a| a.0 == OVF_SLOT).map(|&(_, b, l)| [b as u64, l as u64]).collect();
+        ptr.store(st.overflow.as_ptr() as u64, Ordering::Release);
+        len.store(st.overflow.len() as u64, Ordering::Release);
+        seq.fetch_add(1, Ordering::AcqRel);
     }
 
     fn check_sig(call: &str, a: &Datatype, n: usize, b: &Datatype, m: usize, what: &str) -> Result<()> {
-        if !a.same_signature(n, b, m) {
+        // The same predefined type on both sides (the common case) matches by count.
+        let same = match (a.as_primitive(), b.as_primitive()) {
+            (Some(x), Some(y)) if x == y => n == m,
+            _ => a.same_signature(n, b, m),
+        };
+        if !same {
             return Err(MpiError::new(
                 ErrorClass::Type,
                 format!("{call}: type signature mismatch: {n} elements of the origin datatype against {m} of the {what} datatype ({} and {} bytes)", a.size() * n, b.size() * m),
@@ -604,9 +732,10 @@ impl Window {
         op: &Op,
     ) -> Result<()> {
         let noop = op.as_predefined() == Some(PredefinedOp::NoOp);
-        // Nothing moves when both sides are empty: any op then does nothing (as in
-        // MPICH, which programs probing for get_accumulate rely on).
-        if tcount == 0 && (noop || ocount == 0) && result.is_none_or(|(_, rcount, _)| rcount == 0) {
+        // Nothing moves when every side is empty (zero counts or zero-size
+        // datatypes): any op then does nothing (as in MPICH, which programs probing
+        // for get_accumulate rely on).
+        if tdt.size() * tcount == 0 && (noop || odt.size() * ocount == 0) && result.is_none_or(|(_, rcount, rdt)| rdt.size() * rcount == 0) {
             self.target(call, rank, disp, tcount, tdt, false)?;
             return Ok(());
         }
@@ -619,8 +748,16 @@ impl Window {
             Self::check_sig(call, odt, ocount, tdt, tcount, "target")?;
         }
         let bytes = tdt.size() * tcount;
-        // SAFETY: forwarded contract (origin holds ocount elements of odt).
-        let src = if noop { Vec::new() } else { unsafe { Self::pack(origin, ocount, odt) } };
+        let src: std::borrow::Cow<'_, [u8]> = if noop {
+            std::borrow::Cow::Borrowed(&[])
+        } else if odt.is_contiguous() {
+            // SAFETY: forwarded contract: origin holds ocount elements of a contiguous
+            // type, size * count bytes from its true lb (read in place, not copied).
+            std::borrow::Cow::Borrowed(unsafe { std::slice::from_raw_parts(origin.wrapping_offset(odt.true_lb()), odt.size() * ocount) })
+        } else {
+            // SAFETY: forwarded contract (origin holds ocount elements of odt).
+            std::borrow::Cow::Owned(unsafe { Self::pack(origin, ocount, odt) })
+        };
         let Tgt::Local(reach) = tgt else {
             let old = self.am_acc(call, r, &rs, op, &bt, &src, result.is_some(), bytes)?;
             if let Some((rbuf, rcount, rdt)) = result {
@@ -714,11 +851,37 @@ impl Window {
             if noop {
                 return Ok(());
             }
-            // SAFETY: both buffers hold `nelem` packed elements of the basic type `bt`.
-            unsafe { op.apply(src.as_ptr(), cur.as_mut_ptr(), nelem, bt)? };
+            Self::apply_packed(op, src, &mut cur, nelem, bt)?;
             Self::write_runs(call, reach, rs, &cur)
         })?;
         Ok(old)
+    }
+
+    /// `cur[i] = src[i] op cur[i]` for `nelem` packed elements of the basic type
+    /// `bt`. `Op::apply` works on elements in memory layout (`extent` apart); a pair
+    /// type with padding (`MPI_SHORT_INT`, `MPI_DOUBLE_INT`, ...) is packed tighter
+    /// than that, so it is laid out, combined, and packed again.
+    fn apply_packed(op: &Op, src: &[u8], cur: &mut [u8], nelem: usize, bt: &Datatype) -> Result<()> {
+        let size = bt.size();
+        debug_assert!(src.len() >= size * nelem && cur.len() >= size * nelem);
+        if bt.extent() == size as isize && bt.true_lb() == 0 {
+            // SAFETY: both buffers hold `nelem` packed elements of `bt`, which are
+            // dense (extent = size), so packed and memory layout agree.
+            return unsafe { op.apply(src.as_ptr(), cur.as_mut_ptr(), nelem, bt) };
+        }
+        let ext = bt.extent().max(0) as usize;
+        let mut a = vec![0u8; ext * nelem];
+        let mut b = vec![0u8; ext * nelem];
+        // SAFETY: `a` and `b` hold `nelem` elements of `bt` in memory layout (extent
+        // apart, lb 0 for the predefined pair types); the packed buffers hold
+        // `nelem` packed elements; `a` and `b` do not overlap.
+        unsafe {
+            bt.unpack(&src[..size * nelem], a.as_mut_ptr(), nelem);
+            bt.unpack(&cur[..size * nelem], b.as_mut_ptr(), nelem);
+            op.apply(a.as_ptr(), b.as_mut_ptr(), nelem, bt)?;
+            bt.pack(b.as_ptr(), nelem, &mut cur[..size * nelem]);
+        }
+        Ok(())
     }
 
     /// Compare-and-swap of one element (runs `rs`, `new.len()` bytes) at the target
@@ -1083,17 +1246,25 @@ impl Window {
         if size == 0 {
             return Ok(());
         }
-        let mut st = self.st();
-        if st.attached.iter().any(|&(_, b, l)| base < b + l && b < base + size) {
+        let mut st = self.att();
+        if st.list.iter().any(|&(_, b, l)| base < b + l && b < base + size) {
             return Err(rma_err(ErrorClass::RmaAttach, C, format!("[{base:#x}, +{size}) overlaps memory attached already")));
         }
-        let used: Vec<usize> = st.attached.iter().map(|a| a.0).collect();
-        let Some(slot) = (0..MAX_REGIONS).find(|s| !used.contains(s)) else {
-            return Err(rma_err(ErrorClass::RmaAttach, C, format!("at most {MAX_REGIONS} regions can be attached at once")));
-        };
-        self.ctl(self.my_local, CTL_REGIONS + slot * 16).store(base as u64, Ordering::Release);
-        self.ctl(self.my_local, CTL_REGIONS + slot * 16 + 8).store(size as u64, Ordering::Release);
-        st.attached.push((slot, base, size));
+        if base.checked_add(size).is_none() {
+            return Err(MpiError::arg(ErrorClass::Size, C, "size", format!("{size} bytes from {base:#x} pass the end of the address space")));
+        }
+        let used: Vec<usize> = st.list.iter().map(|a| a.0).collect();
+        match (0..MAX_REGIONS).find(|s| !used.contains(s)) {
+            Some(slot) => {
+                self.ctl(self.my_local, CTL_REGIONS + slot * 16).store(base as u64, Ordering::Release);
+                self.ctl(self.my_local, CTL_REGIONS + slot * 16 + 8).store(size as u64, Ordering::Release);
+                st.list.push((slot, base, size));
+            }
+            None => {
+                st.list.push((OVF_SLOT, base, size));
+                self.publish_overflow(&mut st);
+            }
+        }
         Ok(())
     }
 
@@ -1103,13 +1274,17 @@ impl Window {
         if self.flavor != Flavor::Dynamic {
             return Err(rma_err(ErrorClass::RmaFlavor, C, "the window was not made by MPI_Win_create_dynamic"));
         }
-        let mut st = self.st();
-        let Some(i) = st.attached.iter().position(|&(_, b, _)| b == base) else {
+        let mut st = self.att();
+        let Some(i) = st.list.iter().position(|&(_, b, _)| b == base) else {
             return Err(rma_err(ErrorClass::RmaAttach, C, format!("{base:#x} is not the base of memory attached to the window")));
         };
-        let (slot, _, _) = st.attached.remove(i);
-        self.ctl(self.my_local, CTL_REGIONS + slot * 16 + 8).store(0, Ordering::Release);
-        self.ctl(self.my_local, CTL_REGIONS + slot * 16).store(0, Ordering::Release);
+        let (slot, _, _) = st.list.remove(i);
+        if slot == OVF_SLOT {
+            self.publish_overflow(&mut st);
+        } else {
+            self.ctl(self.my_local, CTL_REGIONS + slot * 16 + 8).store(0, Ordering::Release);
+            self.ctl(self.my_local, CTL_REGIONS + slot * 16).store(0, Ordering::Release);
+        }
         Ok(())
     }
 
