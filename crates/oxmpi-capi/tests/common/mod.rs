@@ -59,14 +59,17 @@ pub fn in_ci() -> bool {
     std::env::var_os("CI").is_some_and(|v| !v.is_empty())
 }
 
-/// Runs `cmd` with stdin closed, writes its stdout and stderr to `log`, and
-/// says whether it succeeded.
+/// Runs `cmd` with stdin closed and its stdout and stderr going to `log` as
+/// they come (a long build can be watched), and says whether it succeeded.
 pub fn sh_logged(cmd: &mut Command, what: &str, log: &Path) -> bool {
-    let out = cmd.stdin(std::process::Stdio::null()).output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    let mut text = out.stdout.clone();
-    text.extend_from_slice(&out.stderr);
-    std::fs::write(log, &text).unwrap();
-    out.status.success()
+    let f = std::fs::File::create(log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
+    let status = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(f.try_clone().unwrap())
+        .stderr(f)
+        .status()
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    status.success()
 }
 
 /// The upstream tarball (`<package>_<version>.orig.tar.<ext>`) of Debian
