@@ -295,8 +295,9 @@ fn not_applicable() -> BTreeMap<String, NotApplicable> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let mut f = line.splitn(3, char::is_whitespace);
-        let (name, kind, reason) = (f.next().unwrap(), f.next().unwrap_or(""), f.next().unwrap_or("").trim());
+        let (name, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        let (kind, reason) = rest.trim_start().split_once(char::is_whitespace).unwrap_or((rest.trim_start(), ""));
+        let reason = reason.trim();
         let kind = Kind::parse(kind).unwrap_or_else(|| panic!("{}:{}: unknown kind `{kind}` (handle-switch, mpix, qmpi)", file.display(), i + 1));
         assert!(!reason.is_empty(), "{}:{}: `{name}` needs a reason", file.display(), i + 1);
         m.insert(name.to_string(), NotApplicable { kind, reason: reason.to_string() });
@@ -360,6 +361,7 @@ fn run_dir(dir: &str) {
         eprintln!("mpich suite {dir}: not selected by OXMPI_MPICH_SUITE_DIRS");
         return;
     }
+    let na = not_applicable();
     let tree = match setup() {
         Setup::Ready(t) => t,
         Setup::Unavailable(why) => {
@@ -369,7 +371,6 @@ fn run_dir(dir: &str) {
         }
         Setup::Broken(e) => panic!("{e}"),
     };
-    let na = not_applicable();
     let out_dir = root().join("summary");
     std::fs::create_dir_all(&out_dir).unwrap();
     let tap_file = out_dir.join(format!("{dir}.tap"));
