@@ -32,10 +32,10 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Condvar, Mutex, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 mod common;
-use common::{debian_orig_tarball, fnv, in_ci, lay_out, sh_logged, target_dir};
+use common::{debian_orig_tarball, fnv, in_ci, lay_out, sh_logged, target_dir, wait_with_watchdog};
 
 /// The suite directories, each run by its own test below.
 const DIRS: &[&str] = &[
@@ -379,20 +379,25 @@ fn run_dir(dir: &str) {
     let timeout = std::env::var("MPITEST_TIMEOUT").unwrap_or_else(|_| "90".to_string());
     let slot = take_slot();
     let t = Instant::now();
-    sh_logged(
-        Command::new("perl")
-            .arg(tree.join("runtests"))
-            .arg("-srcdir=.")
-            .arg("-tests=testlist")
-            .arg(format!("-mpiexec={}", prefix().join("bin/mpiexec").display()))
-            .arg(format!("-tapfile={}", tap_file.display()))
-            .arg("-xmlfile=/dev/null")
-            .current_dir(tree.join(dir))
-            .env("PATH", path_env())
-            .env("MPITEST_TIMEOUT", &timeout),
-        "runtests",
-        &log,
-    );
+    // Each program has its time limit (mpiexec enforces MPITEST_TIMEOUT);
+    // the watchdog only guards against runtests itself never ending.
+    let f = std::fs::File::create(&log).unwrap();
+    let child = Command::new("perl")
+        .arg(tree.join("runtests"))
+        .arg("-srcdir=.")
+        .arg("-tests=testlist")
+        .arg(format!("-mpiexec={}", prefix().join("bin/mpiexec").display()))
+        .arg(format!("-tapfile={}", tap_file.display()))
+        .arg("-xmlfile=/dev/null")
+        .current_dir(tree.join(dir))
+        .env("PATH", path_env())
+        .env("MPITEST_TIMEOUT", &timeout)
+        .stdin(Stdio::null())
+        .stdout(f.try_clone().unwrap())
+        .stderr(f)
+        .spawn()
+        .expect("starting the suite's runtests with perl");
+    wait_with_watchdog(child, Duration::from_secs(3600));
     let secs = t.elapsed().as_secs_f64();
     drop(slot);
     let tap = std::fs::read_to_string(&tap_file).unwrap_or_default();
@@ -493,4 +498,18 @@ suite_dirs! {
     f77 => "f77",
     f90 => "f90",
     f08 => "f08",
+}
+
+#[test]
+fn tap_lines_and_build_errors_are_read() {
+    let tap = "TAP version 13\nok  - ./attrt 2 # time=0.1\nnot ok  - ./sub/prog 4 # TODO ticket1 # time=0.2\n  ---\n  File: prog\n  ...\n## Test output (expected 'No Errors'):\n## Found 1 errors\nok  - ./skipped 2  # SKIP needs MPI 5\nnot ok  - ./sub/bad  # time=\n## Failed to build bad;   CC       bad.o\n## bad.c:3:9: error: pointers are not permitted as case values\n## collect2: error: ld returned 1 exit status\n1..4\n";
+    let v = parse_tap("d", tap);
+    assert_eq!(v.len(), 4);
+    assert!(v[0].ok && v[0].name == "d/attrt" && v[0].np == "2");
+    assert!(!v[1].ok && v[1].name == "d/sub/prog" && v[1].todo.as_deref() == Some("ticket1") && v[1].output == ["Found 1 errors"]);
+    assert!(v[2].skip);
+    assert!(!v[3].ok && v[3].np.is_empty() && v[3].output.len() == 3);
+    let errs = build_errors(&v[3].output);
+    assert_eq!(errs.len(), 1);
+    assert!(Kind::HandleSwitch.explains(errs[0]) && !Kind::Mpix.explains(errs[0]));
 }
