@@ -20,7 +20,10 @@
 //!
 //! Environment: `OXMPI_MPICH_SUITE_DIRS` (comma-separated) limits the
 //! directories built and run (the others' tests pass with a note);
-//! `MPITEST_TIMEOUT` (default 90 s) is each program's time limit;
+//! `MPITEST_TIMEOUT` (default 90 s) is each program's time limit (some
+//! testlist lines set their own); `OXMPI_MPICH_SUITE_LISTS` (default
+//! `testlist`; MPICH's `make testing` uses `testlist,testlist.dtp,testlist.cvar`)
+//! the list files read in each directory;
 //! `OXMPI_MPICH_SUITE_JOBS` (default 1) how many directories run at once.
 //! Each directory's summary is printed and written to
 //! `target/mpich-suite/summary/<dir>.txt`; the TAP files are beside it.
@@ -377,6 +380,9 @@ fn run_dir(dir: &str) {
     let _ = std::fs::remove_file(&tap_file);
     let log = out_dir.join(format!("{dir}.runtests.log"));
     let timeout = std::env::var("MPITEST_TIMEOUT").unwrap_or_else(|_| "90".to_string());
+    // MPICH's `make testing` also reads testlist.dtp (more datatypes for the
+    // same programs) and testlist.cvar (MPICH's algorithm switches).
+    let lists = std::env::var("OXMPI_MPICH_SUITE_LISTS").unwrap_or_else(|_| "testlist".to_string());
     let slot = take_slot();
     let t = Instant::now();
     // Each program has its time limit (mpiexec enforces MPITEST_TIMEOUT);
@@ -385,7 +391,7 @@ fn run_dir(dir: &str) {
     let child = Command::new("perl")
         .arg(tree.join("runtests"))
         .arg("-srcdir=.")
-        .arg("-tests=testlist")
+        .arg(format!("-tests={lists}"))
         .arg(format!("-mpiexec={}", prefix().join("bin/mpiexec").display()))
         .arg(format!("-tapfile={}", tap_file.display()))
         .arg("-xmlfile=/dev/null")
@@ -406,6 +412,13 @@ fn run_dir(dir: &str) {
         "mpich suite {dir}: runtests ended without its TAP plan line (see {} and {})",
         log.display(),
         tap_file.display()
+    );
+    let ran = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        !ran.contains("Terminating test"),
+        "mpich suite {dir}: runtests stopped early ({}), see {}",
+        ran.lines().find(|l| l.contains("Terminating test")).unwrap_or(""),
+        log.display()
     );
     let outcomes = parse_tap(dir, &tap);
 
