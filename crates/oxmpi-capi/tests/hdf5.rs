@@ -17,15 +17,11 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{lay_out, target_dir};
+use common::{debian_orig_tarball, fnv, in_ci, lay_out, sh_logged as sh, target_dir};
 
 fn prefix() -> &'static Path {
     static P: OnceLock<PathBuf> = OnceLock::new();
     P.get_or_init(|| lay_out("oxmpi-capi-test"))
-}
-
-fn in_ci() -> bool {
-    std::env::var_os("CI").is_some_and(|v| !v.is_empty())
 }
 
 /// Skips (outside CI) or fails (in CI).
@@ -34,58 +30,12 @@ fn unavailable(why: &str) {
     eprintln!("skipping the parallel HDF5 test: {why}");
 }
 
-fn sh(cmd: &mut Command, what: &str, log: &Path) -> bool {
-    let out = cmd.stdin(Stdio::null()).output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    let mut text = out.stdout.clone();
-    text.extend_from_slice(&out.stderr);
-    std::fs::write(log, &text).unwrap();
-    out.status.success()
-}
-
 /// The HDF5 source tarball: `OXMPI_HDF5_TARBALL`, or Debian's via apt.
 fn tarball(root: &Path) -> Result<PathBuf, String> {
     if let Some(t) = std::env::var_os("OXMPI_HDF5_TARBALL") {
         return Ok(PathBuf::from(t));
     }
-    let apt = root.join("apt");
-    let src = root.join("src");
-    if let Some(t) = find_orig(&src) {
-        return Ok(t);
-    }
-    for d in ["lists/partial", "cache/archives/partial"] {
-        std::fs::create_dir_all(apt.join(d)).unwrap();
-    }
-    std::fs::create_dir_all(&src).unwrap();
-    let list = apt.join("sources.list");
-    std::fs::write(&list, "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm main\n").unwrap();
-    let opts = |c: &mut Command| {
-        c.arg("-q")
-            .arg(format!("-o=Dir::Etc::SourceList={}", list.display()))
-            .arg("-o=Dir::Etc::SourceParts=/dev/null")
-            .arg(format!("-o=Dir::State::Lists={}", apt.join("lists").display()))
-            .arg(format!("-o=Dir::Cache={}", apt.join("cache").display()))
-            .arg("-o=APT::Sandbox::User=root");
-    };
-    let mut up = Command::new("apt-get");
-    opts(&mut up);
-    up.arg("update");
-    if !sh(&mut up, "apt-get update", &root.join("apt-update.log")) {
-        return Err(format!("apt-get update of Debian's source index failed (see {})", root.join("apt-update.log").display()));
-    }
-    let mut get = Command::new("apt-get");
-    opts(&mut get);
-    get.args(["source", "--download-only", "hdf5"]).current_dir(&src);
-    if !sh(&mut get, "apt-get source", &root.join("apt-source.log")) {
-        return Err(format!("apt-get source hdf5 failed (see {})", root.join("apt-source.log").display()));
-    }
-    find_orig(&src).ok_or_else(|| "apt-get source hdf5 left no .orig.tar.gz".to_string())
-}
-
-fn find_orig(dir: &Path) -> Option<PathBuf> {
-    std::fs::read_dir(dir).ok()?.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| {
-        let n = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        n.starts_with("hdf5_") && n.ends_with(".orig.tar.gz")
-    })
+    debian_orig_tarball(root, "hdf5")
 }
 
 /// The testpar programs this test runs.
@@ -137,10 +87,6 @@ fn build(root: &Path, tar: &Path) -> PathBuf {
     assert!(ok, "building ph5example failed: see {}", log("ph5example").display());
     std::fs::write(&stamp, stamp_want).unwrap();
     t
-}
-
-fn fnv(b: &[u8]) -> u64 {
-    b.iter().fold(0xcbf29ce484222325u64, |h, &x| (h ^ x as u64).wrapping_mul(0x100000001b3))
 }
 
 /// Runs `exe` on `n` ranks in `cwd`, killed after `limit`.
