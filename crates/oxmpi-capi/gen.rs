@@ -451,6 +451,9 @@ pub const FORTRAN_BY_HAND: &[&str] = &[
     "MPI_Comm_set_attr", "MPI_Comm_get_attr", "MPI_Type_set_attr", "MPI_Type_get_attr", "MPI_Win_set_attr",
     "MPI_Win_get_attr", "MPI_Attr_put", "MPI_Attr_get", "MPI_Info_get_string", "MPI_Grequest_start",
     "MPI_Info_create_env", "MPI_Comm_spawn", "MPI_Win_create_errhandler", "MPI_File_create_errhandler",
+    // MPI-1 forms whose Fortran addresses are default INTEGERs.
+    "MPI_Type_hvector", "MPI_Type_hindexed", "MPI_Type_struct", "MPI_Address", "MPI_Type_extent", "MPI_Type_lb",
+    "MPI_Type_ub",
 ];
 
 /// Whether a C function has a Fortran binding at all: not the large-count `_c`
@@ -625,7 +628,10 @@ pub fn rust_fortran(abi: &Abi) -> String {
                 }
                 FKind::StrOut => {
                     pre.push_str(&format!("        let mut s_{n} = crate::fortran::str_buf({n}_len);\n"));
-                    post.push_str(&format!("        crate::fortran::str_out({n}, {n}_len, &s_{n});\n"));
+                    // Untouched when the call fails or finds nothing (MPI_INFO_GET
+                    // with FLAG = .FALSE. leaves VALUE as it was).
+                    let found = if f.params.iter().any(|q| q.name == "flag" && q.ctype == "int *") { " && *(flag as *const c_int) != 0" } else { "" };
+                    post.push_str(&format!("        if rc == crate::abi::MPI_SUCCESS{found} {{ crate::fortran::str_out({n}, {n}_len, &s_{n}); }}\n"));
                     format!("s_{n}.as_mut_ptr() as {}", p.rust)
                 }
                 FKind::HandleVal(_) => format!("a_{n}"),
@@ -939,6 +945,29 @@ END SUBROUTINE
 SUBROUTINE MPI_COMM_SPAWN(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierror)
 CHARACTER(LEN=*) :: command, argv(*)
 INTEGER :: maxprocs, info, root, comm, intercomm, array_of_errcodes(*), ierror
+END SUBROUTINE
+SUBROUTINE MPI_TYPE_HVECTOR(count, blocklength, stride, oldtype, newtype, ierror)
+INTEGER :: count, blocklength, stride, oldtype, newtype, ierror
+END SUBROUTINE
+SUBROUTINE MPI_TYPE_HINDEXED(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror)
+INTEGER :: count, array_of_blocklengths(*), array_of_displacements(*), oldtype, newtype, ierror
+END SUBROUTINE
+SUBROUTINE MPI_TYPE_STRUCT(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype, ierror)
+INTEGER :: count, array_of_blocklengths(*), array_of_displacements(*), array_of_types(*), newtype, ierror
+END SUBROUTINE
+SUBROUTINE MPI_ADDRESS(location, address, ierror)
+!GCC$ ATTRIBUTES NO_ARG_CHECK :: location
+TYPE(*), DIMENSION(*) :: location
+INTEGER :: address, ierror
+END SUBROUTINE
+SUBROUTINE MPI_TYPE_EXTENT(datatype, extent, ierror)
+INTEGER :: datatype, extent, ierror
+END SUBROUTINE
+SUBROUTINE MPI_TYPE_LB(datatype, displacement, ierror)
+INTEGER :: datatype, displacement, ierror
+END SUBROUTINE
+SUBROUTINE MPI_TYPE_UB(datatype, displacement, ierror)
+INTEGER :: datatype, displacement, ierror
 END SUBROUTINE
 SUBROUTINE MPI_INFO_GET_STRING(info, key, buflen, value, flag, ierror)
 INTEGER :: info, buflen, ierror

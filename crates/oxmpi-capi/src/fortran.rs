@@ -277,7 +277,10 @@ pub unsafe extern "C" fn pmpi_info_get_string_(
         let mut n = cap + 1;
         let rc = crate::pmpi::PMPI_Info_get_string(crate::pmpi::PMPI_Info_f2c(*info), k.as_ptr(), &mut n, v.as_mut_ptr(), flag);
         if rc == MPI_SUCCESS && *flag != 0 {
-            str_out(value, value_len, &v);
+            // BUFLEN = 0 asks only for the length: VALUE is left as it was.
+            if cap > 0 {
+                str_out(value, value_len, &v);
+            }
             *buflen = (n - 1).max(0);
         }
         set_ierror(ierror, rc);
@@ -991,11 +994,14 @@ type FFree = unsafe extern "C" fn(*mut isize, *mut c_int);
 type FCancel = unsafe extern "C" fn(*mut isize, *mut c_int, *mut c_int);
 
 /// What a generalized request started from Fortran carries as C extra_state.
+/// `extra` is the address of the caller's EXTRA_STATE variable, which the
+/// callbacks receive by reference (as MPICH and Open MPI do): a free function
+/// that updates its EXTRA_STATE updates the program's variable.
 struct FGreq {
     query: Option<FQuery>,
     free: Option<FFree>,
     cancel: Option<FCancel>,
-    extra: isize,
+    extra: *mut isize,
 }
 
 unsafe extern "C" fn greq_query(extra: *mut c_void, status: *mut MPI_Status) -> c_int {
@@ -1005,7 +1011,7 @@ unsafe extern "C" fn greq_query(extra: *mut c_void, status: *mut MPI_Status) -> 
         let g = &mut *(extra as *mut FGreq);
         let mut ierr = MPI_SUCCESS;
         if let Some(q) = g.query {
-            q(&mut g.extra, status as *mut c_int, &mut ierr);
+            q(g.extra, status as *mut c_int, &mut ierr);
         }
         ierr
     }
@@ -1014,10 +1020,10 @@ unsafe extern "C" fn greq_query(extra: *mut c_void, status: *mut MPI_Status) -> 
 unsafe extern "C" fn greq_free(extra: *mut c_void) -> c_int {
     // SAFETY: `extra` is the FGreq of this request, freed here: MPI calls free_fn once.
     unsafe {
-        let mut g = Box::from_raw(extra as *mut FGreq);
+        let g = Box::from_raw(extra as *mut FGreq);
         let mut ierr = MPI_SUCCESS;
         if let Some(f) = g.free {
-            f(&mut g.extra, &mut ierr);
+            f(g.extra, &mut ierr);
         }
         ierr
     }
@@ -1030,7 +1036,7 @@ unsafe extern "C" fn greq_cancel(extra: *mut c_void, complete: c_int) -> c_int {
         let mut ierr = MPI_SUCCESS;
         let mut c = (complete != 0) as c_int;
         if let Some(f) = g.cancel {
-            f(&mut g.extra, &mut c, &mut ierr);
+            f(g.extra, &mut c, &mut ierr);
         }
         ierr
     }
@@ -1048,7 +1054,7 @@ pub unsafe extern "C" fn pmpi_grequest_start_(
     let _fortran = crate::errors::FortranCall::enter();
     // SAFETY: the Fortran caller's arguments; the FGreq lives until greq_free.
     unsafe {
-        let g = Box::into_raw(Box::new(FGreq { query, free, cancel, extra: *extra })) as *mut c_void;
+        let g = Box::into_raw(Box::new(FGreq { query, free, cancel, extra: extra as *mut isize })) as *mut c_void;
         let mut h: MPI_Request = MPI_REQUEST_NULL;
         let rc = crate::pmpi::PMPI_Grequest_start(Some(greq_query), Some(greq_free), Some(greq_cancel), g, &mut h);
         if rc == MPI_SUCCESS {
@@ -1169,6 +1175,206 @@ pub unsafe extern "C" fn mpi_comm_spawn_(
 #[no_mangle]
 pub extern "C" fn oxmpi_f_sync_reg_(_buf: *mut c_void) {
     std::hint::black_box(_buf);
+}
+
+// ----- MPI-1 procedures with INTEGER addresses -------------------------------------------
+//
+// MPI-1's Fortran binding of MPI_TYPE_HVECTOR, MPI_TYPE_HINDEXED, MPI_TYPE_STRUCT,
+// MPI_ADDRESS, MPI_TYPE_EXTENT, MPI_TYPE_LB and MPI_TYPE_UB takes and returns
+// addresses as default INTEGERs (MPI-2 added the INTEGER(KIND=MPI_ADDRESS_KIND)
+// successors MPI_TYPE_CREATE_HVECTOR & co.): they are widened on the way in, and
+// a result that does not fit an INTEGER is an error naming the successor.
+
+/// Widens `n` Fortran INTEGER displacements (none when `n` is negative or the
+/// array is absent: the C call then reports the bad count).
+///
+/// # Safety
+/// `p` is NULL or points to `n` INTEGERs.
+unsafe fn widen(p: *const c_int, n: c_int) -> Vec<MPI_Aint> {
+    if p.is_null() || n <= 0 {
+        return vec![];
+    }
+    // SAFETY: the caller's array of `n` INTEGERs (see above).
+    unsafe { std::slice::from_raw_parts(p, n as usize) }.iter().map(|&d| d as MPI_Aint).collect()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pmpi_type_hvector_(
+    count: *const c_int,
+    blocklength: *const c_int,
+    stride: *const c_int,
+    oldtype: *const c_int,
+    newtype: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let _fortran = crate::errors::FortranCall::enter();
+    // SAFETY: the Fortran caller's INTEGERs.
+    unsafe {
+        let mut h: MPI_Datatype = MPI_DATATYPE_NULL;
+        let rc = crate::pmpi::PMPI_Type_hvector(*count, *blocklength, *stride as MPI_Aint, crate::pmpi::PMPI_Type_f2c(*oldtype), &mut h);
+        if rc == MPI_SUCCESS {
+            *newtype = crate::pmpi::PMPI_Type_c2f(h);
+        }
+        set_ierror(ierror, rc);
+    }
+}
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_hvector_(
+    count: *const c_int,
+    blocklength: *const c_int,
+    stride: *const c_int,
+    oldtype: *const c_int,
+    newtype: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: same contract.
+    unsafe { pmpi_type_hvector_(count, blocklength, stride, oldtype, newtype, ierror) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pmpi_type_hindexed_(
+    count: *const c_int,
+    blocklens: *mut c_int,
+    displs: *const c_int,
+    oldtype: *const c_int,
+    newtype: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let _fortran = crate::errors::FortranCall::enter();
+    // SAFETY: the Fortran caller's INTEGERs and arrays of COUNT INTEGERs.
+    unsafe {
+        let mut d = widen(displs, *count);
+        let dp = if displs.is_null() { std::ptr::null_mut() } else { d.as_mut_ptr() };
+        let mut h: MPI_Datatype = MPI_DATATYPE_NULL;
+        let rc = crate::pmpi::PMPI_Type_hindexed(*count, blocklens, dp, crate::pmpi::PMPI_Type_f2c(*oldtype), &mut h);
+        if rc == MPI_SUCCESS {
+            *newtype = crate::pmpi::PMPI_Type_c2f(h);
+        }
+        set_ierror(ierror, rc);
+    }
+}
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_hindexed_(
+    count: *const c_int,
+    blocklens: *mut c_int,
+    displs: *const c_int,
+    oldtype: *const c_int,
+    newtype: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: same contract.
+    unsafe { pmpi_type_hindexed_(count, blocklens, displs, oldtype, newtype, ierror) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pmpi_type_struct_(
+    count: *const c_int,
+    blocklens: *mut c_int,
+    displs: *const c_int,
+    types: *const c_int,
+    newtype: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let _fortran = crate::errors::FortranCall::enter();
+    // SAFETY: the Fortran caller's INTEGERs and arrays of COUNT INTEGERs.
+    unsafe {
+        let mut d = widen(displs, *count);
+        let dp = if displs.is_null() { std::ptr::null_mut() } else { d.as_mut_ptr() };
+        let mut t: Vec<MPI_Datatype> = if types.is_null() || *count <= 0 {
+            vec![]
+        } else {
+            std::slice::from_raw_parts(types, *count as usize).iter().map(|&f| crate::pmpi::PMPI_Type_f2c(f)).collect()
+        };
+        let tp = if types.is_null() { std::ptr::null_mut() } else { t.as_mut_ptr() };
+        let mut h: MPI_Datatype = MPI_DATATYPE_NULL;
+        let rc = crate::pmpi::PMPI_Type_struct(*count, blocklens, dp, tp, &mut h);
+        if rc == MPI_SUCCESS {
+            *newtype = crate::pmpi::PMPI_Type_c2f(h);
+        }
+        set_ierror(ierror, rc);
+    }
+}
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_struct_(
+    count: *const c_int,
+    blocklens: *mut c_int,
+    displs: *const c_int,
+    types: *const c_int,
+    newtype: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: same contract.
+    unsafe { pmpi_type_struct_(count, blocklens, displs, types, newtype, ierror) }
+}
+
+/// Narrows an address-sized result to the caller's INTEGER, or fails naming
+/// `call`'s ADDRESS_KIND successor.
+///
+/// # Safety
+/// `out` is NULL or the caller's INTEGER.
+unsafe fn narrow(call: &'static str, arg: &'static str, successor: &str, v: MPI_Aint, out: *mut c_int) -> c_int {
+    match c_int::try_from(v) {
+        Ok(n) => {
+            if !out.is_null() {
+                // SAFETY: the caller's INTEGER (checked non-NULL).
+                unsafe { *out = n };
+            }
+            MPI_SUCCESS
+        }
+        Err(_) => crate::errors::ffi(call, crate::errors::NO_COMM, || {
+            Err(crate::errors::bad(
+                oxmpi_core::error::ErrorClass::Arg,
+                call,
+                arg,
+                format!("the value {v} does not fit a default INTEGER: use {successor}, whose argument is INTEGER(KIND=MPI_ADDRESS_KIND)"),
+            ))
+        }),
+    }
+}
+
+macro_rules! fortran_int_query {
+    ($p:ident, $m:ident, $c:ident, $call:literal, $arg:literal, $succ:literal) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $p(datatype: *const c_int, out: *mut c_int, ierror: *mut c_int) {
+            let _fortran = crate::errors::FortranCall::enter();
+            // SAFETY: the Fortran caller's INTEGERs.
+            unsafe {
+                let mut v: MPI_Aint = 0;
+                let mut rc = crate::pmpi::$c(crate::pmpi::PMPI_Type_f2c(*datatype), &mut v);
+                if rc == MPI_SUCCESS {
+                    rc = narrow($call, $arg, $succ, v, out);
+                }
+                set_ierror(ierror, rc);
+            }
+        }
+        #[no_mangle]
+        pub unsafe extern "C" fn $m(datatype: *const c_int, out: *mut c_int, ierror: *mut c_int) {
+            // SAFETY: same contract.
+            unsafe { $p(datatype, out, ierror) }
+        }
+    };
+}
+fortran_int_query!(pmpi_type_extent_, mpi_type_extent_, PMPI_Type_extent, "MPI_Type_extent", "extent", "MPI_TYPE_GET_EXTENT");
+fortran_int_query!(pmpi_type_lb_, mpi_type_lb_, PMPI_Type_lb, "MPI_Type_lb", "displacement", "MPI_TYPE_GET_EXTENT");
+fortran_int_query!(pmpi_type_ub_, mpi_type_ub_, PMPI_Type_ub, "MPI_Type_ub", "displacement", "MPI_TYPE_GET_EXTENT");
+
+#[no_mangle]
+pub unsafe extern "C" fn pmpi_address_(location: *mut c_void, address: *mut c_int, ierror: *mut c_int) {
+    let _fortran = crate::errors::FortranCall::enter();
+    // SAFETY: the Fortran caller's arguments; only the location's address is used.
+    unsafe {
+        let mut v: MPI_Aint = 0;
+        let mut rc = crate::pmpi::PMPI_Address(buf(location), &mut v);
+        if rc == MPI_SUCCESS {
+            rc = narrow("MPI_Address", "address", "MPI_GET_ADDRESS", v, address);
+        }
+        set_ierror(ierror, rc);
+    }
+}
+#[no_mangle]
+pub unsafe extern "C" fn mpi_address_(location: *mut c_void, address: *mut c_int, ierror: *mut c_int) {
+    // SAFETY: same contract.
+    unsafe { pmpi_address_(location, address, ierror) }
 }
 
 #[cfg(test)]

@@ -429,9 +429,13 @@ fn env_info() -> Vec<(String, String)> {
     if !argv.is_empty() {
         kv.push(("argv".to_string(), argv.join(" ")));
     }
-    if let Ok(e) = oxmpi_core::runtime::engine() {
-        kv.push(("maxprocs".to_string(), e.size().to_string()));
-    }
+    // The same before MPI_Init and after MPI_Finalize as in between: the
+    // launcher's PMI_SIZE when the engine is not running (1 for a singleton).
+    let maxprocs = match oxmpi_core::runtime::engine() {
+        Ok(e) => e.size().to_string(),
+        Err(_) => std::env::var("PMI_SIZE").ok().filter(|s| s.parse::<u32>().is_ok()).unwrap_or_else(|| "1".into()),
+    };
+    kv.push(("maxprocs".to_string(), maxprocs));
     if let Ok(d) = std::env::current_dir() {
         kv.push(("wdir".to_string(), d.display().to_string()));
     }
