@@ -49,6 +49,12 @@ fn files() -> MutexGuard<'static, Table<FileEntry>> {
     FILES.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Whether error handler `eh` is attached to a file or to MPI_FILE_NULL
+/// (MPI_Errhandler_free keeps such a handler in force).
+pub(crate) fn errhandler_in_use(eh: MPI_Errhandler) -> bool {
+    files().iter().any(|(_, e)| e.errh == eh) || *NULL_ERRH.lock().unwrap_or_else(|p| p.into_inner()) == eh
+}
+
 fn errh_of(fh: MPI_File) -> MPI_Errhandler {
     let h = files().get(fh).map(|e| e.errh);
     h.unwrap_or_else(|| *NULL_ERRH.lock().unwrap_or_else(|p| p.into_inner()))

@@ -1177,6 +1177,102 @@ pub extern "C" fn oxmpi_f_sync_reg_(_buf: *mut c_void) {
     std::hint::black_box(_buf);
 }
 
+#[no_mangle]
+pub static mut mpi_fortran_argvs_null_: c_char = 0;
+
+/// MPI_COMM_SPAWN_MULTIPLE(COUNT, ARRAY_OF_COMMANDS, ARRAY_OF_ARGV,
+/// ARRAY_OF_MAXPROCS, ARRAY_OF_INFO, ROOT, COMM, INTERCOMM, ARRAY_OF_ERRCODES,
+/// IERROR): ARRAY_OF_ARGV is CHARACTER(COUNT, *), command i's arguments
+/// along row i (element (i, j) at column-major offset (j-1)*COUNT + i-1),
+/// each row ended by a blank element; or MPI_ARGVS_NULL.
+#[no_mangle]
+pub unsafe extern "C" fn pmpi_comm_spawn_multiple_(
+    count: *const c_int,
+    commands: *mut c_void,
+    argvs: *mut c_void,
+    maxprocs: *const c_int,
+    infos: *const c_int,
+    root: *const c_int,
+    comm: *const c_int,
+    intercomm: *mut c_int,
+    errcodes_f: *mut c_void,
+    ierror: *mut c_int,
+    commands_len: usize,
+    argvs_len: usize,
+) {
+    let _fortran = crate::errors::FortranCall::enter();
+    // SAFETY: the Fortran caller's arguments: COUNT commands, maxprocs and
+    // infos, an argument table of COUNT rows, strings with their hidden lengths.
+    unsafe {
+        let n = (*count).clamp(0, 4096) as usize;
+        let a = argvs as usize;
+        let argvs_null = a == 0
+            || a == &raw const mpi_fortran_argvs_null_ as usize
+            || a == libc::dlsym(libc::RTLD_DEFAULT, c"mpi_fortran_argvs_null_".as_ptr()) as usize;
+        let mut cmds: Vec<Vec<c_char>> =
+            (0..n).map(|i| str_in((commands as *mut u8).add(i * commands_len) as *mut c_void, commands_len)).collect();
+        let mut args: Vec<Vec<Vec<c_char>>> = vec![vec![]; n];
+        if !argvs_null && argvs_len > 0 {
+            for (i, row) in args.iter_mut().enumerate() {
+                loop {
+                    let at = (row.len() * n + i) * argvs_len;
+                    let s = str_in((argvs as *mut u8).add(at) as *mut c_void, argvs_len);
+                    if s.len() <= 1 || row.len() > 4096 {
+                        break;
+                    }
+                    row.push(s);
+                }
+            }
+        }
+        let mut cmd_ptrs: Vec<*mut c_char> = cmds.iter_mut().map(|c| c.as_mut_ptr()).collect();
+        let mut arg_ptrs: Vec<Vec<*mut c_char>> = args
+            .iter_mut()
+            .map(|row| {
+                let mut p: Vec<*mut c_char> = row.iter_mut().map(|s| s.as_mut_ptr()).collect();
+                p.push(std::ptr::null_mut());
+                p
+            })
+            .collect();
+        let mut argv_tab: Vec<*mut *mut c_char> = arg_ptrs.iter_mut().map(|p| p.as_mut_ptr()).collect();
+        let c_infos: Vec<MPI_Info> =
+            if infos.is_null() { vec![] } else { (0..n).map(|i| crate::pmpi::PMPI_Info_f2c(*infos.add(i))).collect() };
+        let mut h: MPI_Comm = MPI_COMM_NULL;
+        let rc = crate::pmpi::PMPI_Comm_spawn_multiple(
+            *count,
+            if commands.is_null() { std::ptr::null_mut() } else { cmd_ptrs.as_mut_ptr() },
+            if argvs_null { std::ptr::null_mut() } else { argv_tab.as_mut_ptr() },
+            maxprocs,
+            if infos.is_null() { std::ptr::null() } else { c_infos.as_ptr() },
+            *root,
+            crate::pmpi::PMPI_Comm_f2c(*comm),
+            &mut h,
+            errcodes(errcodes_f) as *mut c_int,
+        );
+        *intercomm = crate::pmpi::PMPI_Comm_c2f(h);
+        set_ierror(ierror, rc);
+    }
+}
+#[no_mangle]
+pub unsafe extern "C" fn mpi_comm_spawn_multiple_(
+    count: *const c_int,
+    commands: *mut c_void,
+    argvs: *mut c_void,
+    maxprocs: *const c_int,
+    infos: *const c_int,
+    root: *const c_int,
+    comm: *const c_int,
+    intercomm: *mut c_int,
+    errcodes_f: *mut c_void,
+    ierror: *mut c_int,
+    commands_len: usize,
+    argvs_len: usize,
+) {
+    // SAFETY: same contract.
+    unsafe {
+        pmpi_comm_spawn_multiple_(count, commands, argvs, maxprocs, infos, root, comm, intercomm, errcodes_f, ierror, commands_len, argvs_len)
+    }
+}
+
 // ----- MPI-1 procedures with INTEGER addresses -------------------------------------------
 //
 // MPI-1's Fortran binding of MPI_TYPE_HVECTOR, MPI_TYPE_HINDEXED, MPI_TYPE_STRUCT,

@@ -244,8 +244,10 @@ pub unsafe extern "C" fn PMPI_Errhandler_free(eh: *mut MPI_Errhandler) -> c_int 
         let h = unsafe { out(CALL, "errhandler", eh)? };
         if !matches!(*h, MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT | MPI_ERRORS_RETURN) {
             errhandler_ok(*h, CALL)?;
+            // Windows' and files' tables first (their locks are never taken inside state()'s).
+            let on_object = crate::win::errhandler_in_use(*h) || crate::file::errhandler_in_use(*h);
             let mut st = state();
-            let attached = st.comm_errhandler.values().any(|v| *v == *h);
+            let attached = on_object || st.comm_errhandler.values().any(|v| *v == *h);
             let left = st.errhandlers.get_mut(*h).map(|e| {
                 e.refs -= 1;
                 e.refs

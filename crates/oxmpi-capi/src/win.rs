@@ -60,6 +60,12 @@ fn wins() -> MutexGuard<'static, Table<WinEntry>> {
     WINS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Whether error handler `eh` is attached to a window (MPI_Errhandler_free
+/// keeps such a handler in force).
+pub(crate) fn errhandler_in_use(eh: MPI_Errhandler) -> bool {
+    wins().iter().any(|(_, e)| e.errh == eh)
+}
+
 thread_local! {
     /// The window whose attribute callbacks run.
     static CB_WIN: Cell<MPI_Win> = const { Cell::new(MPI_WIN_NULL) };
