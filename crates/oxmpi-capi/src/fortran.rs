@@ -471,10 +471,41 @@ object_errhandler!(pmpi_file_create_errhandler_, mpi_file_create_errhandler_, PM
 
 // ----- attributes ----------------------------------------------------------------------------
 //
-// A Fortran attribute is an INTEGER(KIND=MPI_ADDRESS_KIND) stored as the C
-// `void *` value itself (MPI-1's MPI_ATTR_PUT: a default INTEGER, sign-extended),
-// so C sees what Fortran stored and the other way round. Predefined attributes
-// reach Fortran as their values, not as C's pointers to them.
+// As the standard's interlanguage rules have it (MPI-4.1 19.3.7, the example
+// of attributes set in Fortran and read in C): an attribute Fortran sets is
+// stored as a pointer to a library-owned copy of its INTEGER(KIND=
+// MPI_ADDRESS_KIND) value (MPI-1's MPI_ATTR_PUT: a default INTEGER, sign-
+// extended, so its low word comes first), which C's get returns; Fortran's get
+// of such an attribute returns the value, and of an attribute C set, the
+// pointer's address. The copies ("boxes") are registered, so a get can tell
+// them from C's pointers; the delete trampoline of a Fortran keyval frees them.
+// Predefined attributes reach Fortran as their values, not as C's pointers to them.
+
+/// The addresses of the live boxes.
+static FBOXES: Mutex<Option<std::collections::HashSet<usize>>> = Mutex::new(None);
+
+/// A new box holding `v`: the C attribute value of a Fortran-set attribute.
+fn box_value(v: isize) -> *mut c_void {
+    let p = Box::into_raw(Box::new(v));
+    FBOXES.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(Default::default).insert(p as usize);
+    p as *mut c_void
+}
+
+/// The value in `p` when it is a live box.
+fn unbox(p: *mut c_void) -> Option<isize> {
+    let live = FBOXES.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|s| s.contains(&(p as usize)));
+    // SAFETY: a registered box is a live Box<isize> made by `box_value`.
+    live.then(|| unsafe { *(p as *const isize) })
+}
+
+/// Frees `p` when it is a live box (an attribute being deleted).
+fn free_box(p: *mut c_void) {
+    let was = FBOXES.lock().unwrap_or_else(|p| p.into_inner()).as_mut().is_some_and(|s| s.remove(&(p as usize)));
+    if was {
+        // SAFETY: registered by `box_value` and unregistered just now, so freed once.
+        drop(unsafe { Box::from_raw(p as *mut isize) });
+    }
+}
 
 /// Fortran copy function: (OLD, KEYVAL, EXTRA_STATE, VAL_IN, VAL_OUT, FLAG, IERROR).
 type FCopy = unsafe extern "C" fn(*mut c_int, *mut c_int, *mut c_void, *mut c_void, *mut c_void, *mut c_int, *mut c_int);
@@ -525,14 +556,19 @@ unsafe extern "C" fn copy_trampoline<const K: u8>(
         let mut kv = keyval;
         let mut ierr: c_int = MPI_SUCCESS;
         let mut fl: c_int = 0;
-        if k.mpi1 {
-            let (mut ex, mut vin, mut vout) = (k.extra as c_int, val_in as isize as c_int, 0 as c_int);
+        // The Fortran function sees the value (a C-set attribute: its address).
+        let v_in = unbox(val_in).unwrap_or(val_in as isize);
+        let out = if k.mpi1 {
+            let (mut ex, mut vin, mut vout) = (k.extra as c_int, v_in as c_int, 0 as c_int);
             f(&mut fo, &mut kv, &mut ex as *mut c_int as *mut c_void, &mut vin as *mut c_int as *mut c_void, &mut vout as *mut c_int as *mut c_void, &mut fl, &mut ierr);
-            *(val_out as *mut isize) = vout as isize;
+            vout as isize
         } else {
-            let (mut ex, mut vin, mut vout) = (k.extra, val_in as isize, 0isize);
+            let (mut ex, mut vin, mut vout) = (k.extra, v_in, 0isize);
             f(&mut fo, &mut kv, &mut ex as *mut isize as *mut c_void, &mut vin as *mut isize as *mut c_void, &mut vout as *mut isize as *mut c_void, &mut fl, &mut ierr);
-            *(val_out as *mut isize) = vout;
+            vout
+        };
+        if fl != 0 && ierr == MPI_SUCCESS {
+            *(val_out as *mut *mut c_void) = box_value(out);
         }
         *flag = (fl != 0) as c_int;
         ierr
@@ -543,16 +579,24 @@ unsafe extern "C" fn delete_trampoline<const K: u8>(obj: usize, keyval: c_int, v
     // SAFETY: `extra` is the FKeyval this file leaked for the keyval.
     unsafe {
         let k = &*(extra as *const FKeyval);
-        let Some(f) = k.delete else { return MPI_SUCCESS };
+        let Some(f) = k.delete else {
+            free_box(val);
+            return MPI_SUCCESS;
+        };
         let mut fo = handle_c2f(K, obj);
         let mut kv = keyval;
         let mut ierr: c_int = MPI_SUCCESS;
+        let value = unbox(val).unwrap_or(val as isize);
         if k.mpi1 {
-            let (mut v, mut ex) = (val as isize as c_int, k.extra as c_int);
+            let (mut v, mut ex) = (value as c_int, k.extra as c_int);
             f(&mut fo, &mut kv, &mut v as *mut c_int as *mut c_void, &mut ex as *mut c_int as *mut c_void, &mut ierr);
         } else {
-            let (mut v, mut ex) = (val as isize, k.extra);
+            let (mut v, mut ex) = (value, k.extra);
             f(&mut fo, &mut kv, &mut v as *mut isize as *mut c_void, &mut ex as *mut isize as *mut c_void, &mut ierr);
+        }
+        // A failing delete function leaves the attribute in place (MPI_ERR from the call).
+        if ierr == MPI_SUCCESS {
+            free_box(val);
         }
         ierr
     }
@@ -615,13 +659,13 @@ unsafe fn attr_value(kind: u8, keyval: c_int, v: *mut c_void) -> isize {
                 MPI_WIN_BASE => v as isize,
                 MPI_WIN_SIZE => *(v as *const isize),
                 MPI_WIN_DISP_UNIT | MPI_WIN_CREATE_FLAVOR | MPI_WIN_MODEL => *(v as *const c_int) as isize,
-                _ => v as isize,
+                _ => unbox(v).unwrap_or(v as isize),
             };
         }
         if kind == K_COMM && oxmpi_core::attr::is_predefined(keyval) {
             return *(v as *const c_int) as isize;
         }
-        v as isize
+        unbox(v).unwrap_or(v as isize)
     }
 }
 
@@ -630,10 +674,16 @@ macro_rules! attr_fns {
         #[no_mangle]
         pub unsafe extern "C" fn $pset(obj: *const c_int, keyval: *const c_int, val: *const $val, ierror: *mut c_int) {
             let _fortran = crate::errors::FortranCall::enter();
-            // SAFETY: the Fortran caller's arguments; the value is stored as C's pointer value.
+            // SAFETY: the Fortran caller's arguments; the value is stored in a box
+            // whose address is the C attribute value.
             unsafe {
                 let h = crate::pmpi::$stem(*obj);
-                set_ierror(ierror, crate::pmpi::$set(h, *keyval, *val as isize as *mut c_void));
+                let b = box_value(*val as isize);
+                let rc = crate::pmpi::$set(h, *keyval, b);
+                if rc != MPI_SUCCESS {
+                    free_box(b);
+                }
+                set_ierror(ierror, rc);
             }
         }
         #[no_mangle]
