@@ -451,6 +451,9 @@ pub const FORTRAN_BY_HAND: &[&str] = &[
     "MPI_Comm_set_attr", "MPI_Comm_get_attr", "MPI_Type_set_attr", "MPI_Type_get_attr", "MPI_Win_set_attr",
     "MPI_Win_get_attr", "MPI_Attr_put", "MPI_Attr_get", "MPI_Info_get_string", "MPI_Grequest_start",
     "MPI_Info_create_env", "MPI_Comm_spawn", "MPI_Win_create_errhandler", "MPI_File_create_errhandler",
+    // MPI-1 forms whose Fortran addresses are default INTEGERs.
+    "MPI_Type_hvector", "MPI_Type_hindexed", "MPI_Type_struct", "MPI_Address", "MPI_Type_extent", "MPI_Type_lb",
+    "MPI_Type_ub", "MPI_Comm_spawn_multiple",
 ];
 
 /// Whether a C function has a Fortran binding at all: not the large-count `_c`
@@ -625,7 +628,10 @@ pub fn rust_fortran(abi: &Abi) -> String {
                 }
                 FKind::StrOut => {
                     pre.push_str(&format!("        let mut s_{n} = crate::fortran::str_buf({n}_len);\n"));
-                    post.push_str(&format!("        crate::fortran::str_out({n}, {n}_len, &s_{n});\n"));
+                    // Untouched when the call fails or finds nothing (MPI_INFO_GET
+                    // with FLAG = .FALSE. leaves VALUE as it was).
+                    let found = if f.params.iter().any(|q| q.name == "flag" && q.ctype == "int *") { " && *(flag as *const c_int) != 0" } else { "" };
+                    post.push_str(&format!("        if rc == crate::abi::MPI_SUCCESS{found} {{ crate::fortran::str_out({n}, {n}_len, &s_{n}); }}\n"));
                     format!("s_{n}.as_mut_ptr() as {}", p.rust)
                 }
                 FKind::HandleVal(_) => format!("a_{n}"),
@@ -780,6 +786,7 @@ pub fn fortran_decls(abi: &Abi, module: bool) -> String {
         h.push_str(&format!("      INTEGER {n}{dims}\n      COMMON /{block}/ {n}\n"));
     }
     h.push_str("      CHARACTER*1 MPI_ARGV_NULL(1)\n      COMMON /MPI_FORTRAN_ARGV_NULL/ MPI_ARGV_NULL\n");
+    h.push_str("      CHARACTER*1 MPI_ARGVS_NULL(1,1)\n      COMMON /MPI_FORTRAN_ARGVS_NULL/ MPI_ARGVS_NULL\n");
     h.push_str("! predefined attribute copy and delete procedures\n");
     for p in FORTRAN_PREDEFINED_PROCS {
         h.push_str(&format!("      EXTERNAL {p}\n"));
@@ -940,6 +947,36 @@ SUBROUTINE MPI_COMM_SPAWN(command, argv, maxprocs, info, root, comm, intercomm, 
 CHARACTER(LEN=*) :: command, argv(*)
 INTEGER :: maxprocs, info, root, comm, intercomm, array_of_errcodes(*), ierror
 END SUBROUTINE
+SUBROUTINE MPI_TYPE_HVECTOR(count, blocklength, stride, oldtype, newtype, ierror)
+INTEGER :: count, blocklength, stride, oldtype, newtype, ierror
+END SUBROUTINE
+SUBROUTINE MPI_TYPE_HINDEXED(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror)
+INTEGER :: count, array_of_blocklengths(*), array_of_displacements(*), oldtype, newtype, ierror
+END SUBROUTINE
+SUBROUTINE MPI_TYPE_STRUCT(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype, ierror)
+INTEGER :: count, array_of_blocklengths(*), array_of_displacements(*), array_of_types(*), newtype, ierror
+END SUBROUTINE
+SUBROUTINE MPI_ADDRESS(location, address, ierror)
+!GCC$ ATTRIBUTES NO_ARG_CHECK :: location
+TYPE(*), DIMENSION(*) :: location
+INTEGER :: address, ierror
+END SUBROUTINE
+SUBROUTINE MPI_TYPE_EXTENT(datatype, extent, ierror)
+INTEGER :: datatype, extent, ierror
+END SUBROUTINE
+SUBROUTINE MPI_TYPE_LB(datatype, displacement, ierror)
+INTEGER :: datatype, displacement, ierror
+END SUBROUTINE
+SUBROUTINE MPI_TYPE_UB(datatype, displacement, ierror)
+INTEGER :: datatype, displacement, ierror
+END SUBROUTINE
+SUBROUTINE MPI_COMM_SPAWN_MULTIPLE(count, array_of_commands, array_of_argv, &
+    array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierror)
+INTEGER :: count
+CHARACTER(LEN=*) :: array_of_commands(*), array_of_argv(count, *)
+INTEGER :: array_of_maxprocs(*), array_of_info(*), root, comm, intercomm
+INTEGER :: array_of_errcodes(*), ierror
+END SUBROUTINE
 SUBROUTINE MPI_INFO_GET_STRING(info, key, buflen, value, flag, ierror)
 INTEGER :: info, buflen, ierror
 CHARACTER(LEN=*) :: key, value
@@ -992,6 +1029,17 @@ fn fortran_sizeof(f08: bool) -> (String, String) {
     (g, b)
 }
 
+/// Arguments of the `mpi` module's all-to-all-v/w interfaces checked for
+/// neither type nor rank, as with `mpif.h`: with MPI_IN_PLACE the send counts,
+/// displacements and types are ignored and programs pass scalars (`0`,
+/// `MPI_DATATYPE_NULL`) for them; some pass per-process type arrays to the
+/// `v` forms. The C side reads them as before.
+fn lax_arg(func: &str, param: &str) -> bool {
+    let f = func.to_ascii_lowercase();
+    (f.contains("alltoallv") || f.contains("alltoallw"))
+        && matches!(param, "sendcounts" | "sdispls" | "sendtype" | "sendtypes" | "recvtype" | "recvtypes")
+}
+
 /// The `mpi` module's source: the declarations of `mpif.h` plus an explicit
 /// interface for every procedure (choice buffers accept any type and rank).
 pub fn fortran_module(abi: &Abi) -> String {
@@ -1017,6 +1065,9 @@ pub fn fortran_module(abi: &Abi) -> String {
         }
         m.push_str("IMPORT\n");
         for (p, k) in f.params.iter().zip(&ff.kinds) {
+            if lax_arg(&f.name, &p.name) {
+                m.push_str(&format!("!GCC$ ATTRIBUTES NO_ARG_CHECK :: {}\n", p.name));
+            }
             for d in fortran_dummy(p, k) {
                 m.push_str(&d);
                 m.push('\n');
@@ -1041,12 +1092,24 @@ pub fn fortran_module(abi: &Abi) -> String {
             continue;
         }
         m.push_str(head);
+        // A heading continued over several lines (`&`) ends before IMPORT.
+        let mut continued = head.trim_end().ends_with('&');
+        while continued {
+            let Some(l) = lines.next() else { break };
+            m.push('\n');
+            m.push_str(l);
+            continued = l.trim_end().ends_with('&');
+        }
         m.push_str("\nIMPORT\n");
         for l in lines {
             m.push_str(l);
             m.push('\n');
         }
         m.push_str("END SUBROUTINE\n");
+    }
+    // The profiling names of the two functions (`mpif.h` declares them too).
+    for n in ["PMPI_WTIME", "PMPI_WTICK"] {
+        m.push_str(&format!("FUNCTION {n}()\nDOUBLE PRECISION :: {n}\nEND FUNCTION\n"));
     }
     m.push_str("end interface\n");
     let (g, b) = fortran_sizeof(false);
@@ -1077,7 +1140,7 @@ fn f08_handle_of_stem(stem: &str) -> &'static str {
 pub fn fortran_f08_module(abi: &Abi) -> String {
     let mut m = String::new();
     m.push_str("! The `mpi_f08` module of oxmpi. Generated from crates/oxmpi-capi/abi.txt by\n! `cargo xtask dist`; do not edit.\n");
-    m.push_str("module mpi_f08\n  use, intrinsic :: iso_c_binding, only: c_int, c_intptr_t\n  implicit none\n");
+    m.push_str("module mpi_f08\n  use, intrinsic :: iso_c_binding, only: c_int, c_intptr_t, c_ptr\n  implicit none\n");
     for (n, v) in [("MPI_ADDRESS_KIND", "8"), ("MPI_OFFSET_KIND", "8"), ("MPI_COUNT_KIND", "8"), ("MPI_INTEGER_KIND", "4"), ("MPI_STATUS_SIZE", "8")] {
         m.push_str(&format!("  integer, parameter :: {n} = {v}\n"));
     }
@@ -1114,11 +1177,18 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
         m.push_str(&format!("  {ty} :: {n}{dims}\n  common /{block}/ {n}\n"));
     }
     m.push_str("  character(len=1) :: MPI_ARGV_NULL(1)\n  common /MPI_FORTRAN_ARGV_NULL/ MPI_ARGV_NULL\n");
+    m.push_str("  character(len=1) :: MPI_ARGVS_NULL(1,1)\n  common /MPI_FORTRAN_ARGVS_NULL/ MPI_ARGVS_NULL\n");
     m.push_str("  external :: MPI_COMM_NULL_COPY_FN, MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN\n");
     m.push_str("  external :: MPI_TYPE_NULL_COPY_FN, MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN\n");
     m.push_str("  external :: MPI_WIN_NULL_COPY_FN, MPI_WIN_DUP_FN, MPI_WIN_NULL_DELETE_FN\n");
     m.push_str("  interface\n    subroutine oxmpi_f08_buffer(buf, count, datatype, per_process, addr, newcount, newtype, freetype, ierr) &\n        bind(C, name='oxmpi_f08_buffer')\n      import :: c_int, c_intptr_t\n      type(*), dimension(..) :: buf\n      integer(c_int) :: count, datatype, per_process, newcount, newtype, freetype, ierr\n      integer(c_intptr_t) :: addr\n    end subroutine\n  end interface\n");
     m.push_str("  interface\n    subroutine oxmpi_f08_copyin(buf, addr, tmp) bind(C, name='oxmpi_f08_copyin')\n      import :: c_intptr_t\n      type(*), dimension(..) :: buf\n      integer(c_intptr_t) :: addr, tmp\n    end subroutine\n    subroutine oxmpi_f08_copyout(buf, tmp) bind(C, name='oxmpi_f08_copyout')\n      import :: c_intptr_t\n      type(*), dimension(..) :: buf\n      integer(c_intptr_t) :: tmp\n    end subroutine\n  end interface\n");
+    // The error handler procedures' abstract interfaces (`PROCEDURE(MPI_File_errhandler_function)`).
+    for (h, obj) in [("Comm", "comm"), ("Win", "win"), ("File", "file"), ("Session", "session")] {
+        m.push_str(&format!(
+            "  abstract interface\n    subroutine MPI_{h}_errhandler_function({obj}, error_code)\n      import :: MPI_{h}\n      type(MPI_{h}) :: {obj}\n      integer :: error_code\n    end subroutine\n  end interface\n"
+        ));
+    }
     m.push_str("  interface operator(==)\n");
     for h in F08_HANDLES {
         m.push_str(&format!("    module procedure oxmpi_eq_{}\n", &h[4..]));
@@ -1138,6 +1208,11 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
         bodies.push_str(&body);
     };
     emit(&mut generics, &mut bodies, "MPI_Init", "  subroutine MPI_Init_f08(ierror)\n    integer, optional, intent(out) :: ierror\n    integer :: ierr0\n    call pmpi_init(ierr0)\n    if (present(ierror)) ierror = ierr0\n  end subroutine\n".into());
+    // The profiling names of MPI_Wtime and MPI_Wtick (functions a program calls directly).
+    for n in ["Wtime", "Wtick"] {
+        let l = n.to_ascii_lowercase();
+        emit(&mut generics, &mut bodies, &format!("PMPI_{n}"), format!("  function PMPI_{n}_f08() result(r)\n    double precision :: r\n    double precision, external :: pmpi_{l}\n    r = pmpi_{l}()\n  end function\n"));
+    }
     emit(&mut generics, &mut bodies, "MPI_Init_thread", "  subroutine MPI_Init_thread_f08(required, provided, ierror)\n    integer, intent(in) :: required\n    integer, intent(out) :: provided\n    integer, optional, intent(out) :: ierror\n    integer :: ierr0\n    call pmpi_init_thread(required, provided, ierr0)\n    if (present(ierror)) ierror = ierr0\n  end subroutine\n".into());
     // Procedures with callbacks or attribute values: the same Fortran ABI as
     // `mpif.h` (TYPE(MPI_x) is an INTEGER by reference), so they pass through.
@@ -1154,6 +1229,7 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
         ("MPI_Grequest_start", "    external :: query_fn, free_fn, cancel_fn\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: extra_state\n    type(MPI_Request), intent(out) :: request\n", "query_fn, free_fn, cancel_fn, extra_state, request%MPI_VAL"),
         ("MPI_Info_create_env", "    type(MPI_Info), intent(out) :: info\n", "info%MPI_VAL"),
         ("MPI_Comm_spawn", "    character(len=*), intent(in) :: command, argv(*)\n    integer, intent(in) :: maxprocs, root\n    type(MPI_Info), intent(in) :: info\n    type(MPI_Comm), intent(in) :: comm\n    type(MPI_Comm), intent(out) :: intercomm\n    integer :: array_of_errcodes(*)\n", "command, argv, maxprocs, info%MPI_VAL, root, comm%MPI_VAL, intercomm%MPI_VAL, array_of_errcodes"),
+        ("MPI_Comm_spawn_multiple", "    integer, intent(in) :: count\n    character(len=*), intent(in) :: array_of_commands(*), array_of_argv(count, *)\n    integer, intent(in) :: array_of_maxprocs(*)\n    type(MPI_Info), intent(in) :: array_of_info(*)\n    integer, intent(in) :: root\n    type(MPI_Comm), intent(in) :: comm\n    type(MPI_Comm), intent(out) :: intercomm\n    integer :: array_of_errcodes(*)\n", "count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm%MPI_VAL, intercomm%MPI_VAL, array_of_errcodes"),
         ("MPI_Comm_set_attr", "    type(MPI_Comm), intent(in) :: comm\n    integer, intent(in) :: comm_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: attribute_val\n", "comm%MPI_VAL, comm_keyval, attribute_val"),
         ("MPI_Comm_get_attr", "    type(MPI_Comm), intent(in) :: comm\n    integer, intent(in) :: comm_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(out) :: attribute_val\n    logical, intent(out) :: flag\n", "comm%MPI_VAL, comm_keyval, attribute_val, flag"),
         ("MPI_Type_set_attr", "    type(MPI_Datatype), intent(in) :: datatype\n    integer, intent(in) :: type_keyval\n    integer(kind=MPI_ADDRESS_KIND), intent(in) :: attribute_val\n", "datatype%MPI_VAL, type_keyval, attribute_val"),
@@ -1168,9 +1244,10 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
             &mut bodies,
             name,
             format!(
-                "  subroutine {name}_f08({}, ierror)\n{dummies}    integer, optional, intent(out) :: ierror\n    integer :: ierr0\n    call p{}({call}, ierr0)\n    if (present(ierror)) ierror = ierr0\n  end subroutine\n",
-                args.join(", "),
-                name.to_ascii_lowercase()
+                "  subroutine {name}_f08({}, ierror)\n{dummies}    integer, optional, intent(out) :: ierror\n    integer :: ierr0\n    call p{}({}, ierr0)\n    if (present(ierror)) ierror = ierr0\n  end subroutine\n",
+                args.join(", &\n      "),
+                name.to_ascii_lowercase(),
+                call.replace(", ", ", &\n      ")
             ),
         );
     }
@@ -1201,6 +1278,11 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
             let k = &ff.kinds[i];
             let n = &p.name;
             match k {
+                FKind::Buf if n == "baseptr" => {
+                    // MPI_ALLOC_MEM, MPI_WIN_ALLOCATE & co.: the memory's address as TYPE(C_PTR).
+                    dummies.push_str("    type(c_ptr), intent(out) :: baseptr\n");
+                    args.push(n.clone());
+                }
                 FKind::Buf => {
                     // (sendbuf, recvbuf, count, datatype): both buffers share one
                     // count and datatype, so neither gets a datatype of its own.

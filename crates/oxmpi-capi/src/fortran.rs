@@ -277,7 +277,10 @@ pub unsafe extern "C" fn pmpi_info_get_string_(
         let mut n = cap + 1;
         let rc = crate::pmpi::PMPI_Info_get_string(crate::pmpi::PMPI_Info_f2c(*info), k.as_ptr(), &mut n, v.as_mut_ptr(), flag);
         if rc == MPI_SUCCESS && *flag != 0 {
-            str_out(value, value_len, &v);
+            // BUFLEN = 0 asks only for the length: VALUE is left as it was.
+            if cap > 0 {
+                str_out(value, value_len, &v);
+            }
             *buflen = (n - 1).max(0);
         }
         set_ierror(ierror, rc);
@@ -468,10 +471,41 @@ object_errhandler!(pmpi_file_create_errhandler_, mpi_file_create_errhandler_, PM
 
 // ----- attributes ----------------------------------------------------------------------------
 //
-// A Fortran attribute is an INTEGER(KIND=MPI_ADDRESS_KIND) stored as the C
-// `void *` value itself (MPI-1's MPI_ATTR_PUT: a default INTEGER, sign-extended),
-// so C sees what Fortran stored and the other way round. Predefined attributes
-// reach Fortran as their values, not as C's pointers to them.
+// As the standard's interlanguage rules have it (MPI-4.1 19.3.7, the example
+// of attributes set in Fortran and read in C): an attribute Fortran sets is
+// stored as a pointer to a library-owned copy of its INTEGER(KIND=
+// MPI_ADDRESS_KIND) value (MPI-1's MPI_ATTR_PUT: a default INTEGER, sign-
+// extended, so its low word comes first), which C's get returns; Fortran's get
+// of such an attribute returns the value, and of an attribute C set, the
+// pointer's address. The copies ("boxes") are registered, so a get can tell
+// them from C's pointers; the delete trampoline of a Fortran keyval frees them.
+// Predefined attributes reach Fortran as their values, not as C's pointers to them.
+
+/// The addresses of the live boxes.
+static FBOXES: Mutex<Option<std::collections::HashSet<usize>>> = Mutex::new(None);
+
+/// A new box holding `v`: the C attribute value of a Fortran-set attribute.
+fn box_value(v: isize) -> *mut c_void {
+    let p = Box::into_raw(Box::new(v));
+    FBOXES.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(Default::default).insert(p as usize);
+    p as *mut c_void
+}
+
+/// The value in `p` when it is a live box.
+fn unbox(p: *mut c_void) -> Option<isize> {
+    let live = FBOXES.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|s| s.contains(&(p as usize)));
+    // SAFETY: a registered box is a live Box<isize> made by `box_value`.
+    live.then(|| unsafe { *(p as *const isize) })
+}
+
+/// Frees `p` when it is a live box (an attribute being deleted).
+fn free_box(p: *mut c_void) {
+    let was = FBOXES.lock().unwrap_or_else(|p| p.into_inner()).as_mut().is_some_and(|s| s.remove(&(p as usize)));
+    if was {
+        // SAFETY: registered by `box_value` and unregistered just now, so freed once.
+        drop(unsafe { Box::from_raw(p as *mut isize) });
+    }
+}
 
 /// Fortran copy function: (OLD, KEYVAL, EXTRA_STATE, VAL_IN, VAL_OUT, FLAG, IERROR).
 type FCopy = unsafe extern "C" fn(*mut c_int, *mut c_int, *mut c_void, *mut c_void, *mut c_void, *mut c_int, *mut c_int);
@@ -522,14 +556,19 @@ unsafe extern "C" fn copy_trampoline<const K: u8>(
         let mut kv = keyval;
         let mut ierr: c_int = MPI_SUCCESS;
         let mut fl: c_int = 0;
-        if k.mpi1 {
-            let (mut ex, mut vin, mut vout) = (k.extra as c_int, val_in as isize as c_int, 0 as c_int);
+        // The Fortran function sees the value (a C-set attribute: its address).
+        let v_in = unbox(val_in).unwrap_or(val_in as isize);
+        let out = if k.mpi1 {
+            let (mut ex, mut vin, mut vout) = (k.extra as c_int, v_in as c_int, 0 as c_int);
             f(&mut fo, &mut kv, &mut ex as *mut c_int as *mut c_void, &mut vin as *mut c_int as *mut c_void, &mut vout as *mut c_int as *mut c_void, &mut fl, &mut ierr);
-            *(val_out as *mut isize) = vout as isize;
+            vout as isize
         } else {
-            let (mut ex, mut vin, mut vout) = (k.extra, val_in as isize, 0isize);
+            let (mut ex, mut vin, mut vout) = (k.extra, v_in, 0isize);
             f(&mut fo, &mut kv, &mut ex as *mut isize as *mut c_void, &mut vin as *mut isize as *mut c_void, &mut vout as *mut isize as *mut c_void, &mut fl, &mut ierr);
-            *(val_out as *mut isize) = vout;
+            vout
+        };
+        if fl != 0 && ierr == MPI_SUCCESS {
+            *(val_out as *mut *mut c_void) = box_value(out);
         }
         *flag = (fl != 0) as c_int;
         ierr
@@ -540,16 +579,24 @@ unsafe extern "C" fn delete_trampoline<const K: u8>(obj: usize, keyval: c_int, v
     // SAFETY: `extra` is the FKeyval this file leaked for the keyval.
     unsafe {
         let k = &*(extra as *const FKeyval);
-        let Some(f) = k.delete else { return MPI_SUCCESS };
+        let Some(f) = k.delete else {
+            free_box(val);
+            return MPI_SUCCESS;
+        };
         let mut fo = handle_c2f(K, obj);
         let mut kv = keyval;
         let mut ierr: c_int = MPI_SUCCESS;
+        let value = unbox(val).unwrap_or(val as isize);
         if k.mpi1 {
-            let (mut v, mut ex) = (val as isize as c_int, k.extra as c_int);
+            let (mut v, mut ex) = (value as c_int, k.extra as c_int);
             f(&mut fo, &mut kv, &mut v as *mut c_int as *mut c_void, &mut ex as *mut c_int as *mut c_void, &mut ierr);
         } else {
-            let (mut v, mut ex) = (val as isize, k.extra);
+            let (mut v, mut ex) = (value, k.extra);
             f(&mut fo, &mut kv, &mut v as *mut isize as *mut c_void, &mut ex as *mut isize as *mut c_void, &mut ierr);
+        }
+        // A failing delete function leaves the attribute in place (MPI_ERR from the call).
+        if ierr == MPI_SUCCESS {
+            free_box(val);
         }
         ierr
     }
@@ -612,13 +659,13 @@ unsafe fn attr_value(kind: u8, keyval: c_int, v: *mut c_void) -> isize {
                 MPI_WIN_BASE => v as isize,
                 MPI_WIN_SIZE => *(v as *const isize),
                 MPI_WIN_DISP_UNIT | MPI_WIN_CREATE_FLAVOR | MPI_WIN_MODEL => *(v as *const c_int) as isize,
-                _ => v as isize,
+                _ => unbox(v).unwrap_or(v as isize),
             };
         }
         if kind == K_COMM && oxmpi_core::attr::is_predefined(keyval) {
             return *(v as *const c_int) as isize;
         }
-        v as isize
+        unbox(v).unwrap_or(v as isize)
     }
 }
 
@@ -627,10 +674,16 @@ macro_rules! attr_fns {
         #[no_mangle]
         pub unsafe extern "C" fn $pset(obj: *const c_int, keyval: *const c_int, val: *const $val, ierror: *mut c_int) {
             let _fortran = crate::errors::FortranCall::enter();
-            // SAFETY: the Fortran caller's arguments; the value is stored as C's pointer value.
+            // SAFETY: the Fortran caller's arguments; the value is stored in a box
+            // whose address is the C attribute value.
             unsafe {
                 let h = crate::pmpi::$stem(*obj);
-                set_ierror(ierror, crate::pmpi::$set(h, *keyval, *val as isize as *mut c_void));
+                let b = box_value(*val as isize);
+                let rc = crate::pmpi::$set(h, *keyval, b);
+                if rc != MPI_SUCCESS {
+                    free_box(b);
+                }
+                set_ierror(ierror, rc);
             }
         }
         #[no_mangle]
@@ -991,11 +1044,14 @@ type FFree = unsafe extern "C" fn(*mut isize, *mut c_int);
 type FCancel = unsafe extern "C" fn(*mut isize, *mut c_int, *mut c_int);
 
 /// What a generalized request started from Fortran carries as C extra_state.
+/// `extra` is the address of the caller's EXTRA_STATE variable, which the
+/// callbacks receive by reference (as MPICH and Open MPI do): a free function
+/// that updates its EXTRA_STATE updates the program's variable.
 struct FGreq {
     query: Option<FQuery>,
     free: Option<FFree>,
     cancel: Option<FCancel>,
-    extra: isize,
+    extra: *mut isize,
 }
 
 unsafe extern "C" fn greq_query(extra: *mut c_void, status: *mut MPI_Status) -> c_int {
@@ -1005,7 +1061,7 @@ unsafe extern "C" fn greq_query(extra: *mut c_void, status: *mut MPI_Status) -> 
         let g = &mut *(extra as *mut FGreq);
         let mut ierr = MPI_SUCCESS;
         if let Some(q) = g.query {
-            q(&mut g.extra, status as *mut c_int, &mut ierr);
+            q(g.extra, status as *mut c_int, &mut ierr);
         }
         ierr
     }
@@ -1014,10 +1070,10 @@ unsafe extern "C" fn greq_query(extra: *mut c_void, status: *mut MPI_Status) -> 
 unsafe extern "C" fn greq_free(extra: *mut c_void) -> c_int {
     // SAFETY: `extra` is the FGreq of this request, freed here: MPI calls free_fn once.
     unsafe {
-        let mut g = Box::from_raw(extra as *mut FGreq);
+        let g = Box::from_raw(extra as *mut FGreq);
         let mut ierr = MPI_SUCCESS;
         if let Some(f) = g.free {
-            f(&mut g.extra, &mut ierr);
+            f(g.extra, &mut ierr);
         }
         ierr
     }
@@ -1030,7 +1086,7 @@ unsafe extern "C" fn greq_cancel(extra: *mut c_void, complete: c_int) -> c_int {
         let mut ierr = MPI_SUCCESS;
         let mut c = (complete != 0) as c_int;
         if let Some(f) = g.cancel {
-            f(&mut g.extra, &mut c, &mut ierr);
+            f(g.extra, &mut c, &mut ierr);
         }
         ierr
     }
@@ -1048,7 +1104,7 @@ pub unsafe extern "C" fn pmpi_grequest_start_(
     let _fortran = crate::errors::FortranCall::enter();
     // SAFETY: the Fortran caller's arguments; the FGreq lives until greq_free.
     unsafe {
-        let g = Box::into_raw(Box::new(FGreq { query, free, cancel, extra: *extra })) as *mut c_void;
+        let g = Box::into_raw(Box::new(FGreq { query, free, cancel, extra: extra as *mut isize })) as *mut c_void;
         let mut h: MPI_Request = MPI_REQUEST_NULL;
         let rc = crate::pmpi::PMPI_Grequest_start(Some(greq_query), Some(greq_free), Some(greq_cancel), g, &mut h);
         if rc == MPI_SUCCESS {
@@ -1169,6 +1225,302 @@ pub unsafe extern "C" fn mpi_comm_spawn_(
 #[no_mangle]
 pub extern "C" fn oxmpi_f_sync_reg_(_buf: *mut c_void) {
     std::hint::black_box(_buf);
+}
+
+#[no_mangle]
+pub static mut mpi_fortran_argvs_null_: c_char = 0;
+
+/// MPI_COMM_SPAWN_MULTIPLE(COUNT, ARRAY_OF_COMMANDS, ARRAY_OF_ARGV,
+/// ARRAY_OF_MAXPROCS, ARRAY_OF_INFO, ROOT, COMM, INTERCOMM, ARRAY_OF_ERRCODES,
+/// IERROR): ARRAY_OF_ARGV is CHARACTER(COUNT, *), command i's arguments
+/// along row i (element (i, j) at column-major offset (j-1)*COUNT + i-1),
+/// each row ended by a blank element; or MPI_ARGVS_NULL.
+#[no_mangle]
+pub unsafe extern "C" fn pmpi_comm_spawn_multiple_(
+    count: *const c_int,
+    commands: *mut c_void,
+    argvs: *mut c_void,
+    maxprocs: *const c_int,
+    infos: *const c_int,
+    root: *const c_int,
+    comm: *const c_int,
+    intercomm: *mut c_int,
+    errcodes_f: *mut c_void,
+    ierror: *mut c_int,
+    commands_len: usize,
+    argvs_len: usize,
+) {
+    let _fortran = crate::errors::FortranCall::enter();
+    // SAFETY: the Fortran caller's arguments: COUNT commands, maxprocs and
+    // infos, an argument table of COUNT rows, strings with their hidden lengths.
+    unsafe {
+        let n = (*count).clamp(0, 4096) as usize;
+        let a = argvs as usize;
+        let argvs_null = a == 0
+            || a == &raw const mpi_fortran_argvs_null_ as usize
+            || a == libc::dlsym(libc::RTLD_DEFAULT, c"mpi_fortran_argvs_null_".as_ptr()) as usize;
+        let mut cmds: Vec<Vec<c_char>> =
+            (0..n).map(|i| str_in((commands as *mut u8).add(i * commands_len) as *mut c_void, commands_len)).collect();
+        let mut args: Vec<Vec<Vec<c_char>>> = vec![vec![]; n];
+        if !argvs_null && argvs_len > 0 {
+            for (i, row) in args.iter_mut().enumerate() {
+                loop {
+                    let at = (row.len() * n + i) * argvs_len;
+                    let s = str_in((argvs as *mut u8).add(at) as *mut c_void, argvs_len);
+                    if s.len() <= 1 || row.len() > 4096 {
+                        break;
+                    }
+                    row.push(s);
+                }
+            }
+        }
+        let mut cmd_ptrs: Vec<*mut c_char> = cmds.iter_mut().map(|c| c.as_mut_ptr()).collect();
+        let mut arg_ptrs: Vec<Vec<*mut c_char>> = args
+            .iter_mut()
+            .map(|row| {
+                let mut p: Vec<*mut c_char> = row.iter_mut().map(|s| s.as_mut_ptr()).collect();
+                p.push(std::ptr::null_mut());
+                p
+            })
+            .collect();
+        let mut argv_tab: Vec<*mut *mut c_char> = arg_ptrs.iter_mut().map(|p| p.as_mut_ptr()).collect();
+        let c_infos: Vec<MPI_Info> =
+            if infos.is_null() { vec![] } else { (0..n).map(|i| crate::pmpi::PMPI_Info_f2c(*infos.add(i))).collect() };
+        let mut h: MPI_Comm = MPI_COMM_NULL;
+        let rc = crate::pmpi::PMPI_Comm_spawn_multiple(
+            *count,
+            if commands.is_null() { std::ptr::null_mut() } else { cmd_ptrs.as_mut_ptr() },
+            if argvs_null { std::ptr::null_mut() } else { argv_tab.as_mut_ptr() },
+            maxprocs,
+            if infos.is_null() { std::ptr::null() } else { c_infos.as_ptr() },
+            *root,
+            crate::pmpi::PMPI_Comm_f2c(*comm),
+            &mut h,
+            errcodes(errcodes_f) as *mut c_int,
+        );
+        *intercomm = crate::pmpi::PMPI_Comm_c2f(h);
+        set_ierror(ierror, rc);
+    }
+}
+#[no_mangle]
+pub unsafe extern "C" fn mpi_comm_spawn_multiple_(
+    count: *const c_int,
+    commands: *mut c_void,
+    argvs: *mut c_void,
+    maxprocs: *const c_int,
+    infos: *const c_int,
+    root: *const c_int,
+    comm: *const c_int,
+    intercomm: *mut c_int,
+    errcodes_f: *mut c_void,
+    ierror: *mut c_int,
+    commands_len: usize,
+    argvs_len: usize,
+) {
+    // SAFETY: same contract.
+    unsafe {
+        pmpi_comm_spawn_multiple_(count, commands, argvs, maxprocs, infos, root, comm, intercomm, errcodes_f, ierror, commands_len, argvs_len)
+    }
+}
+
+// ----- MPI-1 procedures with INTEGER addresses -------------------------------------------
+//
+// MPI-1's Fortran binding of MPI_TYPE_HVECTOR, MPI_TYPE_HINDEXED, MPI_TYPE_STRUCT,
+// MPI_ADDRESS, MPI_TYPE_EXTENT, MPI_TYPE_LB and MPI_TYPE_UB takes and returns
+// addresses as default INTEGERs (MPI-2 added the INTEGER(KIND=MPI_ADDRESS_KIND)
+// successors MPI_TYPE_CREATE_HVECTOR & co.): they are widened on the way in, and
+// a result that does not fit an INTEGER is an error naming the successor.
+
+/// Widens `n` Fortran INTEGER displacements (none when `n` is negative or the
+/// array is absent: the C call then reports the bad count).
+///
+/// # Safety
+/// `p` is NULL or points to `n` INTEGERs.
+unsafe fn widen(p: *const c_int, n: c_int) -> Vec<MPI_Aint> {
+    if p.is_null() || n <= 0 {
+        return vec![];
+    }
+    // SAFETY: the caller's array of `n` INTEGERs (see above).
+    unsafe { std::slice::from_raw_parts(p, n as usize) }.iter().map(|&d| d as MPI_Aint).collect()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pmpi_type_hvector_(
+    count: *const c_int,
+    blocklength: *const c_int,
+    stride: *const c_int,
+    oldtype: *const c_int,
+    newtype: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let _fortran = crate::errors::FortranCall::enter();
+    // SAFETY: the Fortran caller's INTEGERs.
+    unsafe {
+        let mut h: MPI_Datatype = MPI_DATATYPE_NULL;
+        let rc = crate::pmpi::PMPI_Type_hvector(*count, *blocklength, *stride as MPI_Aint, crate::pmpi::PMPI_Type_f2c(*oldtype), &mut h);
+        if rc == MPI_SUCCESS {
+            *newtype = crate::pmpi::PMPI_Type_c2f(h);
+        }
+        set_ierror(ierror, rc);
+    }
+}
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_hvector_(
+    count: *const c_int,
+    blocklength: *const c_int,
+    stride: *const c_int,
+    oldtype: *const c_int,
+    newtype: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: same contract.
+    unsafe { pmpi_type_hvector_(count, blocklength, stride, oldtype, newtype, ierror) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pmpi_type_hindexed_(
+    count: *const c_int,
+    blocklens: *mut c_int,
+    displs: *const c_int,
+    oldtype: *const c_int,
+    newtype: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let _fortran = crate::errors::FortranCall::enter();
+    // SAFETY: the Fortran caller's INTEGERs and arrays of COUNT INTEGERs.
+    unsafe {
+        let mut d = widen(displs, *count);
+        let dp = if displs.is_null() { std::ptr::null_mut() } else { d.as_mut_ptr() };
+        let mut h: MPI_Datatype = MPI_DATATYPE_NULL;
+        let rc = crate::pmpi::PMPI_Type_hindexed(*count, blocklens, dp, crate::pmpi::PMPI_Type_f2c(*oldtype), &mut h);
+        if rc == MPI_SUCCESS {
+            *newtype = crate::pmpi::PMPI_Type_c2f(h);
+        }
+        set_ierror(ierror, rc);
+    }
+}
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_hindexed_(
+    count: *const c_int,
+    blocklens: *mut c_int,
+    displs: *const c_int,
+    oldtype: *const c_int,
+    newtype: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: same contract.
+    unsafe { pmpi_type_hindexed_(count, blocklens, displs, oldtype, newtype, ierror) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pmpi_type_struct_(
+    count: *const c_int,
+    blocklens: *mut c_int,
+    displs: *const c_int,
+    types: *const c_int,
+    newtype: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let _fortran = crate::errors::FortranCall::enter();
+    // SAFETY: the Fortran caller's INTEGERs and arrays of COUNT INTEGERs.
+    unsafe {
+        let mut d = widen(displs, *count);
+        let dp = if displs.is_null() { std::ptr::null_mut() } else { d.as_mut_ptr() };
+        let mut t: Vec<MPI_Datatype> = if types.is_null() || *count <= 0 {
+            vec![]
+        } else {
+            std::slice::from_raw_parts(types, *count as usize).iter().map(|&f| crate::pmpi::PMPI_Type_f2c(f)).collect()
+        };
+        let tp = if types.is_null() { std::ptr::null_mut() } else { t.as_mut_ptr() };
+        let mut h: MPI_Datatype = MPI_DATATYPE_NULL;
+        let rc = crate::pmpi::PMPI_Type_struct(*count, blocklens, dp, tp, &mut h);
+        if rc == MPI_SUCCESS {
+            *newtype = crate::pmpi::PMPI_Type_c2f(h);
+        }
+        set_ierror(ierror, rc);
+    }
+}
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_struct_(
+    count: *const c_int,
+    blocklens: *mut c_int,
+    displs: *const c_int,
+    types: *const c_int,
+    newtype: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: same contract.
+    unsafe { pmpi_type_struct_(count, blocklens, displs, types, newtype, ierror) }
+}
+
+/// Narrows an address-sized result to the caller's INTEGER, or fails naming
+/// `call`'s ADDRESS_KIND successor.
+///
+/// # Safety
+/// `out` is NULL or the caller's INTEGER.
+unsafe fn narrow(call: &'static str, arg: &'static str, successor: &str, v: MPI_Aint, out: *mut c_int) -> c_int {
+    match c_int::try_from(v) {
+        Ok(n) => {
+            if !out.is_null() {
+                // SAFETY: the caller's INTEGER (checked non-NULL).
+                unsafe { *out = n };
+            }
+            MPI_SUCCESS
+        }
+        Err(_) => crate::errors::ffi(call, crate::errors::NO_COMM, || {
+            Err(crate::errors::bad(
+                oxmpi_core::error::ErrorClass::Arg,
+                call,
+                arg,
+                format!("the value {v} does not fit a default INTEGER: use {successor}, whose argument is INTEGER(KIND=MPI_ADDRESS_KIND)"),
+            ))
+        }),
+    }
+}
+
+macro_rules! fortran_int_query {
+    ($p:ident, $m:ident, $c:ident, $call:literal, $arg:literal, $succ:literal) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $p(datatype: *const c_int, out: *mut c_int, ierror: *mut c_int) {
+            let _fortran = crate::errors::FortranCall::enter();
+            // SAFETY: the Fortran caller's INTEGERs.
+            unsafe {
+                let mut v: MPI_Aint = 0;
+                let mut rc = crate::pmpi::$c(crate::pmpi::PMPI_Type_f2c(*datatype), &mut v);
+                if rc == MPI_SUCCESS {
+                    rc = narrow($call, $arg, $succ, v, out);
+                }
+                set_ierror(ierror, rc);
+            }
+        }
+        #[no_mangle]
+        pub unsafe extern "C" fn $m(datatype: *const c_int, out: *mut c_int, ierror: *mut c_int) {
+            // SAFETY: same contract.
+            unsafe { $p(datatype, out, ierror) }
+        }
+    };
+}
+fortran_int_query!(pmpi_type_extent_, mpi_type_extent_, PMPI_Type_extent, "MPI_Type_extent", "extent", "MPI_TYPE_GET_EXTENT");
+fortran_int_query!(pmpi_type_lb_, mpi_type_lb_, PMPI_Type_lb, "MPI_Type_lb", "displacement", "MPI_TYPE_GET_EXTENT");
+fortran_int_query!(pmpi_type_ub_, mpi_type_ub_, PMPI_Type_ub, "MPI_Type_ub", "displacement", "MPI_TYPE_GET_EXTENT");
+
+#[no_mangle]
+pub unsafe extern "C" fn pmpi_address_(location: *mut c_void, address: *mut c_int, ierror: *mut c_int) {
+    let _fortran = crate::errors::FortranCall::enter();
+    // SAFETY: the Fortran caller's arguments; only the location's address is used.
+    unsafe {
+        let mut v: MPI_Aint = 0;
+        let mut rc = crate::pmpi::PMPI_Address(buf(location), &mut v);
+        if rc == MPI_SUCCESS {
+            rc = narrow("MPI_Address", "address", "MPI_GET_ADDRESS", v, address);
+        }
+        set_ierror(ierror, rc);
+    }
+}
+#[no_mangle]
+pub unsafe extern "C" fn mpi_address_(location: *mut c_void, address: *mut c_int, ierror: *mut c_int) {
+    // SAFETY: same contract.
+    unsafe { pmpi_address_(location, address, ierror) }
 }
 
 #[cfg(test)]

@@ -240,3 +240,25 @@ fn errors_name_the_fortran_call_and_bad_handles_do_not_crash() {
     assert!(!so.contains("not reached") && !se.contains("STOP"), "{so}\n{se}");
     assert!(se.contains("MPI_SEND") && se.contains("MPI_ERR_RANK"), "the message names MPI_SEND and the class:\n{se}");
 }
+
+#[test]
+fn mpif_h_legacy_forms_info_greq_and_window_errhandler() {
+    if !have_fortran() {
+        return;
+    }
+    let exe = build("legacy.f", &[]);
+    for n in [1, 2] {
+        ok_exe(n, &exe);
+    }
+}
+
+#[test]
+fn use_mpi_in_place_alltoallv_w_with_scalar_send_arguments_and_pmpi_wtime() {
+    if !have_fortran() {
+        return;
+    }
+    let exe = build("inplace_v.f90", &[]);
+    for n in [1, 3, 4] {
+        ok_exe(n, &exe);
+    }
+}

@@ -20,16 +20,16 @@ int c_side(MPI_Fint *fcomm, MPI_Fint *ftype, int *out, MPI_Fint *fdup) {
     return MPI_Comm_c2f(MPI_COMM_WORLD) == 0x101 ? MPI_SUCCESS : MPI_ERR_OTHER;
 }
 
-/* Attributes across the languages: the value Fortran stored (an address-sized
- * integer) is C's attribute pointer value, and a pointer C stores reaches
- * Fortran as its address. */
+/* Attributes across the languages (the standard's interlanguage rules): C
+ * reads an attribute Fortran stored as a pointer to its address-sized integer
+ * value, and a pointer C stores reaches Fortran as its address. */
 static int c_target = 7;
 int c_attrs(MPI_Fint *fcomm, MPI_Fint *keyval, MPI_Aint *c_addr) {
     MPI_Comm comm = MPI_Comm_f2c(*fcomm);
     void *v;
     int flag, rc;
     if ((rc = MPI_Comm_get_attr(comm, *keyval, &v, &flag)) != MPI_SUCCESS) return rc;
-    if (!flag || (MPI_Aint)v != 4242) return MPI_ERR_OTHER;
+    if (!flag || *(MPI_Aint *)v != 4242) return MPI_ERR_OTHER;
     if ((rc = MPI_Comm_set_attr(comm, *keyval, &c_target)) != MPI_SUCCESS) return rc;
     *c_addr = (MPI_Aint)&c_target;
     /* MPI_TAG_UB read from C is a pointer to the value. */
