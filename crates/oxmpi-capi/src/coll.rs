@@ -36,6 +36,39 @@ fn is_in_place(p: *const c_void) -> bool {
     p as usize == MPI_IN_PLACE
 }
 
+/// MPI forbids aliasing an IN buffer with an OUT buffer (MPI_IN_PLACE is the way
+/// to reuse one): the same non-NULL address for both, with data to move, is
+/// MPI_ERR_BUFFER, found before any communication starts (so a program may go on).
+/// (NULL is MPI_BOTTOM, which absolute-address datatypes may share legitimately.)
+fn no_alias(call: &str, sb: *const c_void, rb: *const c_void, moves_data: bool) -> R<()> {
+    if moves_data && !sb.is_null() && !is_in_place(sb) && sb == rb {
+        return Err(bad(ErrorClass::Buffer, call, "recvbuf", "is the same buffer as `sendbuf` (MPI forbids aliased arguments; use MPI_IN_PLACE)"));
+    }
+    Ok(())
+}
+
+/// The bytes `count` elements of `dt` at `p` cover, when `dt` is contiguous
+/// (its data fill its extent, so the range is exact); `None` when there is no data
+/// or the type has holes (whose gaps another buffer may legitimately use).
+fn dense_range(p: *const c_void, count: usize, dt: &Datatype) -> Option<(usize, usize)> {
+    let size = dt.size() as isize;
+    if count == 0 || size == 0 || p.is_null() || is_in_place(p) || dt.true_extent() != size || dt.extent() != size {
+        return None;
+    }
+    let start = (p as isize).checked_add(dt.true_lb())? as usize;
+    Some((start, start.checked_add(count.checked_mul(size as usize)?)?))
+}
+
+/// [`no_alias`] for a send buffer that overlaps (not only starts at) one of the
+/// receive blocks: MPI_ERR_BUFFER. Only dense ranges are compared.
+fn no_overlap(call: &str, send: Option<(usize, usize)>, recv_blocks: impl IntoIterator<Item = Option<(usize, usize)>>) -> R<()> {
+    let Some((s0, s1)) = send else { return Ok(()) };
+    if recv_blocks.into_iter().flatten().any(|(r0, r1)| s0 < r1 && r0 < s1) {
+        return Err(bad(ErrorClass::Buffer, call, "sendbuf", "overlaps `recvbuf` (MPI forbids aliased arguments; use MPI_IN_PLACE)"));
+    }
+    Ok(())
+}
+
 /// A send buffer: `None` for MPI_IN_PLACE.
 fn sendbuf(p: *const c_void) -> Option<*const u8> {
     (!is_in_place(p)).then_some(p as *const u8)
@@ -175,6 +208,7 @@ unsafe fn gather<C: Count>(sb: *const c_void, sc: C, st: MPI_Datatype, rb: *mut 
         let st = dtype_if(st, call, "sendtype", send_sig)?;
         let rc = count_if(call, "recvcount", rc, is_root)?;
         let rt = dtype_if(rt, call, "recvtype", is_root)?;
+        no_alias(call, sb, rb, is_root && !cm.is_inter() && rc > 0 && rt.size() > 0)?;
         let s = sendbuf(sb);
         let r = rb as *mut u8;
         go(
@@ -205,6 +239,7 @@ unsafe fn gatherv<C: Count, D: Displ>(sb: *const c_void, sc: C, st: MPI_Datatype
         // SAFETY: at the root, MPI_Gatherv's `recvcounts` and `displs` have one entry per process of the (remote) group, `n`; elsewhere `n` is 0 and they are not read.
         let (rcs, ds) = unsafe { (counts(call, "recvcounts", rcs, n)?, displs(call, "displs", ds, n)?) };
         let rt = dtype_if(rt, call, "recvtype", is_root)?;
+        no_alias(call, sb, rb, is_root && !cm.is_inter() && rt.size() > 0 && rcs.iter().any(|&k| k > 0))?;
         let s = sendbuf(sb);
         let r = rb as *mut u8;
         go(
@@ -233,6 +268,7 @@ unsafe fn scatter<C: Count>(sb: *const c_void, sc: C, st: MPI_Datatype, rb: *mut
         let st = dtype_if(st, call, "sendtype", is_root)?;
         let rc = count_if(call, "recvcount", rc, recv_sig)?;
         let rt = dtype_if(rt, call, "recvtype", recv_sig)?;
+        no_alias(call, rb, sb, is_root && !cm.is_inter() && sc > 0 && st.size() > 0)?;
         let s = sb as *const u8;
         let r = (!is_in_place(rb)).then_some(rb as *mut u8);
         go(
@@ -263,6 +299,7 @@ unsafe fn scatterv<C: Count, D: Displ>(sb: *const c_void, scs: *const C, ds: *co
         let st = dtype_if(st, call, "sendtype", is_root)?;
         let rc = count_if(call, "recvcount", rc, recv_sig)?;
         let rt = dtype_if(rt, call, "recvtype", recv_sig)?;
+        no_alias(call, rb, sb, is_root && !cm.is_inter() && st.size() > 0 && scs.iter().any(|&k| k > 0))?;
         let s = sb as *const u8;
         let r = (!is_in_place(rb)).then_some(rb as *mut u8);
         go(
@@ -297,6 +334,12 @@ unsafe fn allgather<C: Count>(sb: *const c_void, sc: C, st: MPI_Datatype, rb: *m
         let st = dtype_if(st, call, "sendtype", send_sig)?;
         let rc = count(call, "recvcount", rc)?;
         let rt = committed(rt, call, "recvtype")?;
+        no_alias(call, sb, rb, rc > 0 && rt.size() > 0)?;
+        if send_sig {
+            let groups = cm.peer_group_size() as usize;
+            let sent = if all_to_all { sc.saturating_mul(groups) } else { sc };
+            no_overlap(call, dense_range(sb, sent, &st), [dense_range(rb, rc.saturating_mul(groups), &rt)])?;
+        }
         let s = sendbuf(sb);
         let r = rb as *mut u8;
         if all_to_all {
@@ -337,6 +380,12 @@ unsafe fn allgatherv<C: Count, D: Displ>(sb: *const c_void, sc: C, st: MPI_Datat
         // SAFETY: MPI_Allgatherv's `recvcounts` and `displs` have one entry per process of the (remote) group, `n`.
         let (rcs, ds) = unsafe { (counts(call, "recvcounts", rcs, n)?, displs(call, "displs", ds, n)?) };
         let rt = committed(rt, call, "recvtype")?;
+        no_alias(call, sb, rb, rt.size() > 0 && rcs.iter().any(|&k| k > 0))?;
+        if send_sig {
+            let ext = rt.extent();
+            let blocks = rcs.iter().zip(&ds).map(|(&k, &d)| dense_range((rb as isize).wrapping_add(d.wrapping_mul(ext)) as *const c_void, k, &rt));
+            no_overlap(call, dense_range(sb, sc, &st), blocks)?;
+        }
         let s = sendbuf(sb);
         let r = rb as *mut u8;
         go(
@@ -379,6 +428,7 @@ unsafe fn alltoallv<C: Count, D: Displ>(
         // SAFETY: MPI_Alltoallv's `recvcounts` and `rdispls` have one entry per process of the (remote) group, `n`.
         let (rcs, rds) = unsafe { (counts(call, "recvcounts", rcs, n)?, displs(call, "rdispls", rds, n)?) };
         let rt = committed(rt, call, "recvtype")?;
+        no_alias(call, sb, rb, rt.size() > 0 && rcs.iter().any(|&k| k > 0))?;
         let s = sendbuf(sb);
         let r = rb as *mut u8;
         go(
@@ -418,6 +468,7 @@ unsafe fn alltoallw<C: Count, D: Displ>(
         let (scs, sds, sts) = unsafe { (counts(call, "sendcounts", scs, ns)?, displs(call, "sdispls", sds, ns)?, dtypes(call, "sendtypes", sts, ns)?) };
         // SAFETY: MPI_Alltoallw's receive arrays have one entry per process of the (remote) group, `n`.
         let (rcs, rds, rts) = unsafe { (counts(call, "recvcounts", rcs, n)?, displs(call, "rdispls", rds, n)?, dtypes(call, "recvtypes", rts, n)?) };
+        no_alias(call, sb, rb, rcs.iter().zip(&rts).any(|(&k, t)| k > 0 && t.size() > 0))?;
         let s = sendbuf(sb);
         let r = rb as *mut u8;
         go(
@@ -457,6 +508,7 @@ unsafe fn reduce<C: Count>(sb: *const c_void, rb: *mut c_void, n: C, dt: MPI_Dat
         // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
         let req = unsafe { request.map(|p| out(call, "request", p)) };
         let a = red_args(call, c, n, dt, o)?;
+        no_alias(call, sb, rb, at_root(&a.comm, root) && !a.comm.is_inter() && a.n > 0 && a.dt.size() > 0)?;
         let s = sendbuf(sb);
         let r = rb as *mut u8;
         go(
@@ -490,6 +542,7 @@ unsafe fn whole<C: Count>(kind: Whole, sb: *const c_void, rb: *mut c_void, n: C,
         // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
         let req = unsafe { request.map(|p| out(call, "request", p)) };
         let a = red_args(call, c, n, dt, o)?;
+        no_alias(call, sb, rb, a.n > 0 && a.dt.size() > 0)?;
         let s = sendbuf(sb);
         let r = rb as *mut u8;
         let (cm, n, dt, op) = (&a.comm, a.n, &a.dt, &a.op);
@@ -533,6 +586,7 @@ unsafe fn reduce_scatter<C: Count>(sb: *const c_void, rb: *mut c_void, rcs: *con
         let a = red_args(call, c, 0, dt, o)?;
         // SAFETY: MPI_Reduce_scatter's `recvcounts` has one entry per process of the group.
         let rcs = unsafe { counts(call, "recvcounts", rcs, a.comm.size() as usize)? };
+        no_alias(call, sb, rb, a.dt.size() > 0 && rcs.iter().any(|&k| k > 0))?;
         let s = sendbuf(sb);
         let r = rb as *mut u8;
         go(
@@ -558,6 +612,7 @@ unsafe fn reduce_scatter_block<C: Count>(sb: *const c_void, rb: *mut c_void, rc:
         let rc = count(call, "recvcount", rc)?;
         let dt = committed(dt, call, "datatype")?;
         let op = op(o, call)?;
+        no_alias(call, sb, rb, rc > 0 && dt.size() > 0)?;
         let s = sendbuf(sb);
         let r = rb as *mut u8;
         go(
