@@ -11,7 +11,8 @@
  *    Waitany, Test, Testsome, Waitall), with MPI_ERR_TRUNCATE in MPI_ERROR where the
  *    call has per-request errors;
  *  - the code a copy callback returns (a user-defined one) is what MPI_Comm_dup returns;
- *  - MPI_Reduce_local with inbuf == inoutbuf is MPI_ERR_BUFFER. */
+ *  - MPI_Reduce_local with inbuf == inoutbuf is MPI_ERR_BUFFER, and so are aliased
+ *    send and receive buffers of collectives. */
 #include "check.h"
 
 static int deletes = 0;
@@ -223,6 +224,31 @@ int main(int argc, char **argv) {
         CHECK(errclass(MPI_Reduce_local(a, a, 4, MPI_INT, MPI_SUM)) == MPI_ERR_BUFFER);
         CHECK(a[0] == 1 && a[3] == 4);
         OK(MPI_Reduce_local(a, a, 0, MPI_INT, MPI_SUM));
+    }
+
+    /* Aliased send and receive buffers in collectives: MPI_ERR_BUFFER on the ranks
+     * that pass them, before any communication (so the program can go on). */
+    {
+        int *v = malloc(sizeof(int) * 4 * (size_t)size);
+        CHECK(v != NULL);
+        for (int i = 0; i < 4 * size; i++) v[i] = i;
+        CHECK(errclass(MPI_Allreduce(v, v, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD)) == MPI_ERR_BUFFER);
+        CHECK(errclass(MPI_Allgather(v, 1, MPI_INT, v, 1, MPI_INT, MPI_COMM_WORLD)) == MPI_ERR_BUFFER);
+        CHECK(errclass(MPI_Alltoall(v, 1, MPI_INT, v, 1, MPI_INT, MPI_COMM_WORLD)) == MPI_ERR_BUFFER);
+        CHECK(errclass(MPI_Scan(v, v, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD)) == MPI_ERR_BUFFER);
+        CHECK(errclass(MPI_Reduce_scatter_block(v, v, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD)) == MPI_ERR_BUFFER);
+        MPI_Request rq;
+        CHECK(errclass(MPI_Iallreduce(v, v, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &rq)) == MPI_ERR_BUFFER);
+        if (rank == 0) {
+            CHECK(errclass(MPI_Reduce(v, v, 4, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD)) == MPI_ERR_BUFFER);
+            CHECK(errclass(MPI_Gather(v, 1, MPI_INT, v, 1, MPI_INT, 0, MPI_COMM_WORLD)) == MPI_ERR_BUFFER);
+            CHECK(errclass(MPI_Scatter(v, 1, MPI_INT, v, 1, MPI_INT, 0, MPI_COMM_WORLD)) == MPI_ERR_BUFFER);
+        }
+        CHECK(v[0] == 0 && v[4 * size - 1] == 4 * size - 1);
+        /* Nothing was started: the communicator is usable, MPI_IN_PLACE works. */
+        OK(MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+        CHECK(v[0] == 0 && v[1] == size);
+        free(v);
     }
 
     OK(MPI_Barrier(MPI_COMM_WORLD));
