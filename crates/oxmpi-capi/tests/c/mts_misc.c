@@ -237,6 +237,22 @@ int main(int argc, char **argv) {
         CHECK(errclass(MPI_Alltoall(v, 1, MPI_INT, v, 1, MPI_INT, MPI_COMM_WORLD)) == MPI_ERR_BUFFER);
         CHECK(errclass(MPI_Scan(v, v, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD)) == MPI_ERR_BUFFER);
         CHECK(errclass(MPI_Reduce_scatter_block(v, v, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD)) == MPI_ERR_BUFFER);
+        /* Overlapping, not identical: each rank's own slot of the result. */
+        CHECK(errclass(MPI_Allgather(&v[rank], 1, MPI_INT, v, 1, MPI_INT, MPI_COMM_WORLD)) == MPI_ERR_BUFFER);
+        {
+            int *rc = malloc(sizeof(int) * (size_t)size), *ds = malloc(sizeof(int) * (size_t)size);
+            CHECK(rc && ds);
+            for (int i = 0; i < size; i++) rc[i] = 1, ds[i] = 2 * i;
+            CHECK(errclass(MPI_Allgatherv(&v[2 * rank], 1, MPI_INT, v, rc, ds, MPI_INT, MPI_COMM_WORLD)) == MPI_ERR_BUFFER);
+            /* In the gap between the receive blocks: legal. */
+            int mine = 100 + rank;
+            v[2 * rank + 1] = mine;
+            OK(MPI_Allgatherv(&v[2 * rank + 1], 1, MPI_INT, v, rc, ds, MPI_INT, MPI_COMM_WORLD));
+            for (int i = 0; i < size; i++) CHECK(v[2 * i] == 100 + i);
+            for (int i = 0; i < 4 * size; i++) v[i] = i;
+            free(rc);
+            free(ds);
+        }
         MPI_Request rq;
         CHECK(errclass(MPI_Iallreduce(v, v, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &rq)) == MPI_ERR_BUFFER);
         if (rank == 0) {
