@@ -79,7 +79,9 @@ fn raise_with(errh: MPI_Errhandler, fh: MPI_File, code: c_int, message: &str) ->
                     let (mut x, mut c) = (fh, code);
                     // SAFETY: a C function the user registered with MPI_File_create_errhandler.
                     unsafe { f(&mut x, &mut c) };
-                    code
+                    // The handler gets the code by reference: what it leaves there is what
+                    // the call returns (MPI_SUCCESS if it dealt with the error).
+                    c
                 }
                 None => fatal(code, message),
             }

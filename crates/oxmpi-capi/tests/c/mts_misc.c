@@ -6,7 +6,7 @@
  *  - MPI_Info_create_env gives the same keys and values before MPI_Init, while MPI
  *    runs and after MPI_Finalize;
  *  - a file error handler freed with MPI_Errhandler_free after being attached is
- *    still called;
+ *    still called, and a handler that clears the code it gets makes the call succeed;
  *  - a truncated receive reports its message's source and tag in the status (Wait,
  *    Waitany, Test, Testsome, Waitall), with MPI_ERR_TRUNCATE in MPI_ERROR where the
  *    call has per-request errors;
@@ -31,6 +31,12 @@ static int handler_calls = 0, handler_code = 0;
 static void file_handler(MPI_File *fh, int *code, ...) {
     handler_calls++;
     handler_code = *code;
+}
+
+static void clearing_handler(MPI_File *fh, int *code, ...) {
+    handler_calls++;
+    handler_code = *code;
+    *code = MPI_SUCCESS;
 }
 
 static int user_code;
@@ -132,6 +138,24 @@ int main(int argc, char **argv) {
         CHECK(got != MPI_ERRORS_ARE_FATAL && got != MPI_ERRORS_RETURN);
         OK(MPI_Errhandler_free(&got));
         OK(MPI_File_close(&fh));
+    }
+
+    /* A file error handler that clears the code it is given makes the call succeed
+     * (the default for files, MPI_FILE_NULL's handler, changed and restored). */
+    {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/no-such-file.%d", argv[1], rank);
+        MPI_File fh;
+        MPI_Errhandler eh;
+        handler_calls = 0;
+        CHECK(errclass(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDWR, MPI_INFO_NULL, &fh)) == MPI_ERR_NO_SUCH_FILE);
+        OK(MPI_File_create_errhandler(clearing_handler, &eh));
+        OK(MPI_File_set_errhandler(MPI_FILE_NULL, eh));
+        OK(MPI_Errhandler_free(&eh));
+        CHECK(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDWR, MPI_INFO_NULL, &fh) == MPI_SUCCESS);
+        CHECK(handler_calls == 1 && errclass(handler_code) == MPI_ERR_NO_SUCH_FILE);
+        OK(MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN));
+        handler_calls = 0;
     }
 
     /* Truncated receives still report the message. */
