@@ -192,8 +192,12 @@ pub enum SendMode {
 pub(crate) enum ReqKind {
     Send(SendReq),
     Recv(RecvReq),
-    /// Already complete when created (PROC_NULL, bsend's user-visible half, ...).
+    /// Already complete when created (PROC_NULL, ...).
     Done,
+    /// The user's half of a buffered send: complete when created, while the
+    /// transfer goes on in the detached send `inner` (sent to world rank `peer`),
+    /// which MPI_Cancel can still withdraw.
+    BufferedUser { inner: Request, peer: u32 },
     /// A persistent request: what to start, and the operation currently running.
     Persistent { spec: PersistentSpec, active: Option<Request> },
     /// A collective in progress (taken out while it is being advanced).
@@ -235,6 +239,9 @@ pub(crate) struct SendReq {
     /// Waiting for a SyncAck.
     await_ack: bool,
     cancel_pending: bool,
+    /// For a buffered send, the request the user holds ([`ReqKind::BufferedUser`]),
+    /// which learns the outcome of a cancel when this transfer completes.
+    user_half: Option<Request>,
     /// Whether the message is still in our outbox or our own unexpected queue.
     state: SendState,
 }
@@ -635,9 +642,29 @@ impl State {
             e.status.error = err.class.code();
             e.error = Some(err);
         }
+        let user_half = match &e.kind {
+            ReqKind::Send(s) => s.user_half,
+            _ => None,
+        };
+        let cancelled = e.status.cancelled;
         if e.detached {
             self.release_request(r);
         }
+        if let Some(u) = user_half {
+            self.finish_buffered_cancel(u, cancelled);
+        }
+    }
+
+    /// A cancel of buffered send `user` (its [`ReqKind::BufferedUser`] half) has
+    /// an outcome: that request completes again, saying whether it was cancelled.
+    fn finish_buffered_cancel(&mut self, user: Request, cancelled: bool) {
+        let Some(e) = self.reqs.get(user) else { return };
+        if e.done || !matches!(e.kind, ReqKind::BufferedUser { .. }) {
+            return;
+        }
+        let mut status = e.status;
+        status.cancelled = cancelled;
+        self.complete(user, status, None);
     }
 
     /// The bsend buffer a key names: a communicator's (by context id) or the
@@ -877,6 +904,7 @@ impl State {
                         local_done: true,
                         await_ack: false,
                         cancel_pending: false,
+                        user_half: None,
                         state: SendState::InFlight,
                     }),
                     done: true,
@@ -900,6 +928,7 @@ impl State {
             local_done: false,
             await_ack: sync,
             cancel_pending: false,
+            user_half: None,
             state: SendState::Queued,
         }));
         {
@@ -942,7 +971,14 @@ impl State {
         }
         if mode == SendMode::Buffered {
             // The user's half of a buffered send is complete at once.
-            return Ok(self.done_request(Status::ok(PROC_NULL, env.tag, data.len)));
+            let user = self.new_request(ReqKind::BufferedUser { inner: req, peer });
+            let e = self.reqs.get_mut(user).unwrap();
+            e.done = true;
+            e.status = Status::ok(PROC_NULL, env.tag, data.len);
+            if let Some(ReqKind::Send(s)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
+                s.user_half = Some(user);
+            }
+            return Ok(user);
         }
         Ok(req)
     }
@@ -1604,13 +1640,19 @@ impl State {
                     }
                     flags = FLAG_CANCELLED;
                 }
-                let ack = Header { flags, ..Header::control(Kind::CancelAck, sreq) };
+                // `rreq` names the sender's buffered-send request when the transfer
+                // itself is finished on its side (echoed back for the answer).
+                let ack = Header { flags, rreq: h.rreq, ..Header::control(Kind::CancelAck, sreq) };
                 self.ctrl(from, ack);
             }
             Kind::Help => self.help_copy(from, h),
             Kind::CancelAck => {
-                let r = Request(h.sreq);
                 let cancelled = h.flags & FLAG_CANCELLED != 0;
+                if h.rreq != 0 {
+                    self.finish_buffered_cancel(Request(h.rreq), cancelled);
+                    return;
+                }
+                let r = Request(h.sreq);
                 if let Some(e) = self.reqs.get_mut(r) {
                     if let ReqKind::Send(s) = &mut e.kind {
                         s.cancel_pending = false;
@@ -1916,11 +1958,27 @@ impl State {
         if e.done {
             // Sends complete locally before they are matched (eager); a cancel
             // must still reach the receiver then, so only receives stop here.
-            if !matches!(e.kind, ReqKind::Send(_)) {
+            if !matches!(e.kind, ReqKind::Send(_) | ReqKind::BufferedUser { .. }) {
                 return Ok(());
             }
         }
         match &e.kind {
+            &ReqKind::BufferedUser { inner, peer } => {
+                // Done and not cancelled: no cancel asked yet (a pending one left it not done).
+                if !e.done || e.status.cancelled {
+                    return Ok(());
+                }
+                self.reqs.get_mut(r).unwrap().done = false;
+                if self.reqs.get(inner).is_some() {
+                    // The transfer is still going on: withdraw it; its completion
+                    // completes this request (`SendReq::user_half`).
+                    self.cancel(inner)
+                } else {
+                    // The data has left: ask the receiver to drop it unless matched.
+                    self.ctrl(peer, Header { rreq: r.0, ..Header::control(Kind::CancelReq, inner.0) });
+                    Ok(())
+                }
+            }
             ReqKind::Recv(rr) => {
                 if rr.posted && self.matcher.remove_posted(|p| *p == r).is_some() {
                     let e = self.reqs.get_mut(r).unwrap();
