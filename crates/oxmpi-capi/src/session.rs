@@ -295,7 +295,9 @@ pub unsafe extern "C" fn PMPI_Session_init(info: MPI_Info, errhandler: MPI_Errha
         let kv = if info == MPI_INFO_ENV { Vec::new() } else { info_pairs(CALL, info)? };
         let level = match kv.iter().rev().find(|(k, _)| k == "thread_level" || k == "mpi_thread_support_level") {
             Some((_, v)) => parse_level(CALL, v)?,
-            None => ThreadLevel::Single,
+            // No level asked: MPI_THREAD_MULTIPLE, as MPICH gives (MPI-4.1 §11.3.1 advises
+            // implementors against MPI_THREAD_SINGLE as the sessions' default).
+            None => ThreadLevel::Multiple,
         };
         let provided = runtime::session_init(level).map_err(Fail::from)?;
         if let Some(e) = state().errhandlers.get_mut(eh) {

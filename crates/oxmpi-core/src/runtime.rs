@@ -199,9 +199,11 @@ fn boot_once(call: &str, required: ThreadLevel) -> Result<&'static Engine> {
 /// the session. Returns the thread level provided.
 pub fn session_init(required: ThreadLevel) -> Result<ThreadLevel> {
     let _g = lifecycle();
-    boot_once("MPI_Session_init", required)?;
+    let e = boot_once("MPI_Session_init", required)?;
     SESSIONS.fetch_add(1, Ordering::AcqRel);
-    Ok(required)
+    // The process's level: at least `required`, more if MPI_Init_thread or
+    // another session asked for more (it is one level per process).
+    Ok(e.thread_level().max(required))
 }
 
 /// MPI_Session_finalize's part: the last user of the engine takes it out of

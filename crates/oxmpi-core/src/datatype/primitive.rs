@@ -115,7 +115,9 @@ primitives! {
     Short, "MPI_SHORT", 2, 2, 2, CInteger, I16;
     Int, "MPI_INT", 4, 4, 4, CInteger, I32;
     Long, "MPI_LONG", 8, 8, 8, CInteger, I64;
-    LongLong, "MPI_LONG_LONG", 8, 8, 8, CInteger, I64;
+    // One type for MPI_LONG_LONG_INT and its synonym MPI_LONG_LONG (one handle in
+    // the standard ABI); named MPI_LONG_LONG_INT as MPICH names it.
+    LongLong, "MPI_LONG_LONG_INT", 8, 8, 8, CInteger, I64;
     UnsignedShort, "MPI_UNSIGNED_SHORT", 2, 2, 2, CInteger, U16;
     Unsigned, "MPI_UNSIGNED", 4, 4, 4, CInteger, U32;
     UnsignedLong, "MPI_UNSIGNED_LONG", 8, 8, 8, CInteger, U64;

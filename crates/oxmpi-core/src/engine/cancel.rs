@@ -19,11 +19,27 @@ impl State {
         if e.done {
             // Sends complete locally before they are matched (eager); a cancel
             // must still reach the receiver then, so only receives stop here.
-            if !matches!(e.kind, ReqKind::Send(_)) {
+            if !matches!(e.kind, ReqKind::Send(_) | ReqKind::BufferedUser { .. }) {
                 return Ok(());
             }
         }
         match &e.kind {
+            &ReqKind::BufferedUser { inner, peer } => {
+                // Done and not cancelled: no cancel asked yet (a pending one left it not done).
+                if !e.done || e.status.cancelled {
+                    return Ok(());
+                }
+                self.reqs.get_mut(r).unwrap().done = false;
+                if self.reqs.get(inner).is_some() {
+                    // The transfer is still going on: withdraw it; its completion
+                    // completes this request (`SendReq::user_half`).
+                    self.cancel(inner)
+                } else {
+                    // The data has left: ask the receiver to drop it unless matched.
+                    self.ctrl(peer, Header { rreq: r.0, ..Header::control(Kind::CancelReq, inner.0) });
+                    Ok(())
+                }
+            }
             ReqKind::Recv(rr) => {
                 if rr.posted && self.matcher.remove_posted(|p| *p == r).is_some() {
                     let e = self.reqs.get_mut(r).unwrap();

@@ -179,8 +179,12 @@ pub enum SendMode {
 pub(crate) enum ReqKind {
     Send(SendReq),
     Recv(RecvReq),
-    /// Already complete when created (PROC_NULL, bsend's user-visible half, ...).
+    /// Already complete when created (PROC_NULL, ...).
     Done,
+    /// The user's half of a buffered send: complete when created, while the
+    /// transfer goes on in the detached send `inner` (sent to world rank `peer`),
+    /// which MPI_Cancel can still withdraw.
+    BufferedUser { inner: Request, peer: u32 },
     /// A persistent request: what to start, and the operation currently running.
     Persistent { spec: PersistentSpec, active: Option<Request> },
     /// A generalized request (MPI_Grequest_start): completed by user code
@@ -226,6 +230,9 @@ pub(crate) struct SendReq {
     /// Waiting for a SyncAck.
     await_ack: bool,
     cancel_pending: bool,
+    /// For a buffered send, the request the user holds ([`ReqKind::BufferedUser`]),
+    /// which learns the outcome of a cancel when this transfer completes.
+    user_half: Option<Request>,
     /// Whether the message is still in our outbox or our own unexpected queue.
     state: SendState,
 }

@@ -80,13 +80,19 @@ impl State {
                     }
                     flags = FLAG_CANCELLED;
                 }
-                let ack = Header { flags, ..Header::control(Kind::CancelAck, sreq) };
+                // `rreq` names the sender's buffered-send request when the transfer
+                // itself is finished on its side (echoed back for the answer).
+                let ack = Header { flags, rreq: h.rreq, ..Header::control(Kind::CancelAck, sreq) };
                 self.ctrl(from, ack);
             }
             Kind::Help => self.help_copy(from, h),
             Kind::CancelAck => {
-                let r = Request(h.sreq);
                 let cancelled = h.flags & FLAG_CANCELLED != 0;
+                if h.rreq != 0 {
+                    self.finish_buffered_cancel(Request(h.rreq), cancelled);
+                    return;
+                }
+                let r = Request(h.sreq);
                 if let Some(e) = self.reqs.get_mut(r) {
                     if let ReqKind::Send(s) = &mut e.kind {
                         s.cancel_pending = false;

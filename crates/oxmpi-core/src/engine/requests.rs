@@ -145,9 +145,29 @@ impl State {
             e.status.error = err.class.code();
             e.error = Some(err);
         }
+        let user_half = match &e.kind {
+            ReqKind::Send(s) => s.user_half,
+            _ => None,
+        };
+        let cancelled = e.status.cancelled;
         if e.detached {
             self.release_request(r);
         }
+        if let Some(u) = user_half {
+            self.finish_buffered_cancel(u, cancelled);
+        }
+    }
+
+    /// A cancel of buffered send `user` (its [`ReqKind::BufferedUser`] half) has
+    /// an outcome: that request completes again, saying whether it was cancelled.
+    pub(super) fn finish_buffered_cancel(&mut self, user: Request, cancelled: bool) {
+        let Some(e) = self.reqs.get(user) else { return };
+        if e.done || !matches!(e.kind, ReqKind::BufferedUser { .. }) {
+            return;
+        }
+        let mut status = e.status;
+        status.cancelled = cancelled;
+        self.complete(user, status, None);
     }
 
     /// The bsend buffer a key names: a communicator's (by context id) or the

@@ -191,6 +191,7 @@ impl State {
                         local_done: true,
                         await_ack: false,
                         cancel_pending: false,
+            user_half: None,
                         state: SendState::InFlight,
                     }),
                     done: true,
@@ -214,6 +215,7 @@ impl State {
             local_done: false,
             await_ack: sync,
             cancel_pending: false,
+            user_half: None,
             state: SendState::Queued,
         }));
         {
@@ -256,7 +258,14 @@ impl State {
         }
         if mode == SendMode::Buffered {
             // The user's half of a buffered send is complete at once.
-            return Ok(self.done_request(Status::ok(PROC_NULL, env.tag, data.len)));
+            let user = self.new_request(ReqKind::BufferedUser { inner: req, peer });
+            let e = self.reqs.get_mut(user).unwrap();
+            e.done = true;
+            e.status = Status::ok(PROC_NULL, env.tag, data.len);
+            if let Some(ReqKind::Send(s)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
+                s.user_half = Some(user);
+            }
+            return Ok(user);
         }
         Ok(req)
     }
