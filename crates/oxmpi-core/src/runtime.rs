@@ -542,6 +542,14 @@ fn poll_readable(fds: &[(std::os::fd::RawFd, bool)], timeout: Duration) {
     unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, timeout.as_millis().max(1) as libc::c_int) };
 }
 
+/// Whether any of `fds` is readable (or writable, where asked) now, without waiting.
+fn fds_ready(fds: &[(std::os::fd::RawFd, bool)]) -> bool {
+    let events = |write: bool| if write { libc::POLLIN | libc::POLLOUT } else { libc::POLLIN };
+    let mut pfds: Vec<libc::pollfd> = fds.iter().map(|&(fd, write)| libc::pollfd { fd, events: events(write), revents: 0 }).collect();
+    // SAFETY: `pfds` is a valid array of pollfd of the length passed; timeout 0 returns at once.
+    unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, 0) > 0 }
+}
+
 /// MPI_Finalize: ends the World model; the engine leaves the job now, or, while
 /// sessions are open, when the last of them is finalized.
 pub fn finalize() -> Result<()> {
@@ -839,6 +847,10 @@ impl Engine {
         const TIMED_AFTER: u32 = 64;
         let mut blocked: Option<crate::tools::BlockedTimer> = None;
         let mut spins: u32 = 0;
+        // With sockets and shared memory, how long a sleep lasts before the
+        // sockets are looked at again.
+        const FIRST_TCP_SLICE: Duration = Duration::from_micros(50);
+        let mut tcp_slice = FIRST_TCP_SLICE;
         loop {
             let (result, progressed) = self.poll_with(&mut f, drain);
             if let Some(v) = result {
@@ -847,6 +859,7 @@ impl Engine {
             if progressed {
                 watch.progressed();
                 idle = 0;
+                tcp_slice = FIRST_TCP_SLICE;
                 continue;
             }
             idle = idle.saturating_add(1);
@@ -915,11 +928,25 @@ impl Engine {
                 }
             }
             if self.has_tcp.load(Ordering::Relaxed) {
-                // Sockets do not ring doorbells: wait on them, briefly, so shared
-                // memory peers are not kept waiting long either.
                 let fds = self.lock().tcp_fds();
-                poll_readable(&fds, timeout.min(Duration::from_millis(1)));
-                self.bell.cancel_sleep();
+                if self.shm_seg.is_some() {
+                    // Shared-memory peers ring the doorbell, sockets do not: look
+                    // at the sockets without waiting, then sleep on the doorbell
+                    // for a slice that grows while nothing comes (50 µs to 1 ms).
+                    // Waiting in poll(2) instead kept every shared-memory hand-off
+                    // waiting for the poll's timeout (1 ms) once a process had any
+                    // socket (after MPI_Comm_connect/accept or spawn).
+                    if fds_ready(&fds) {
+                        self.bell.cancel_sleep();
+                    } else {
+                        self.bell.sleep(ticket, tcp_slice.min(timeout));
+                        tcp_slice = (tcp_slice * 2).min(Duration::from_millis(1));
+                    }
+                } else {
+                    // Sockets only: wait on them.
+                    poll_readable(&fds, timeout.min(Duration::from_millis(1)));
+                    self.bell.cancel_sleep();
+                }
             } else {
                 self.bell.sleep(ticket, timeout);
             }
