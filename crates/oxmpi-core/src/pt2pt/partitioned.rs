@@ -6,15 +6,16 @@
 //!
 //! Matching happens once, at initialization, in the order of the
 //! initialization calls (MPI-4.0 section 4.2): MPI_Psend_init sends a 4-byte
-//! *init message* carrying a per-process id of the send, with a negative tag
-//! (`-16 - tag`) on the communicator's point-to-point context (MPI_ANY_TAG
-//! receives and probes never see it), and MPI_Precv_init posts the receive
-//! for it; messages of one pair do not overtake each other, so the k-th init
-//! of a (communicator, peer, tag) meets the k-th on the other side, whatever
-//! order the requests are later started in. Each round's data then travels
-//! as one message, once every partition is ready, on the partitioned context
-//! (`context | PART_CONTEXT`, used by nothing else) with the send's id as tag,
-//! so it reaches exactly its matched receive; sender and receiver may divide
+//! *init message* carrying a per-process id of the send, and MPI_Precv_init
+//! posts the receive for it; messages of one pair do not overtake each other,
+//! so the k-th init of a (communicator, peer, tag) meets the k-th on the other
+//! side, whatever order the requests are later started in. Each round's data
+//! then travels as one message, once every partition is ready, with the
+//! send's id as tag, so it reaches exactly its matched receive. Both kinds of
+//! message travel on contexts of their own, derived from the communicator's
+//! (`context | PART_INIT`, with the user's tag, and `context | PART_DATA`,
+//! with the send's id; communicator ids stay far below these bits), so no
+//! point-to-point receive or probe ever sees them; sender and receiver may divide
 //! the buffer differently (equal total size). Both sides are tasks of the
 //! progress engine: the send waits for the last partition, the receive for
 //! the init message, before posting the data transfer. A partition has
@@ -32,13 +33,10 @@ use crate::matching::{Envelope, Pattern};
 use crate::request::{Request, Status, PROC_NULL};
 use crate::runtime::{engine, TAG_UB};
 
-/// The wire tag of the init message of partitioned operations with user tag `tag`.
-fn wire_tag(tag: i32) -> i32 {
-    (-16i32).wrapping_sub(tag).min(-16)
-}
-
-/// Set in the context id of partitioned data (ids of communicators stay far below).
-const PART_CONTEXT: u32 = 1 << 31;
+/// Set in the context id of partitioned init messages (ids of communicators stay far below).
+const PART_INIT: u32 = 1 << 31;
+/// Set in the context id of partitioned data.
+const PART_DATA: u32 = 1 << 31 | 1 << 30;
 
 /// Ids of this process's partitioned sends (the tags of their data).
 static NEXT_SEND_ID: AtomicU32 = AtomicU32::new(0);
@@ -104,7 +102,7 @@ impl PartitionedSend {
         let id = (NEXT_SEND_ID.fetch_add(1, Ordering::Relaxed) & i32::MAX as u32) as i32;
         if let Some(peer) = peer {
             // The init message: matched, in init order, by the peer's MPI_Precv_init.
-            let env = Envelope { context: comm.context(), source: comm.rank(), tag: wire_tag(tag) };
+            let env = Envelope { context: comm.context() | PART_INIT, source: comm.rank(), tag };
             let msg: Box<[u8]> = Box::new(id.to_le_bytes());
             engine()?.with_state(|st| -> Result<()> {
                 let r = st.start_send_packed(peer, env, msg, SendMode::Standard, 0)?;
@@ -175,7 +173,7 @@ impl Task for SendTask {
             let Some(peer) = p.peer else {
                 return Ok(true);
             };
-            let env = Envelope { context: p.comm.context() | PART_CONTEXT, source: p.comm.rank(), tag: p.id };
+            let env = Envelope { context: p.comm.context() | PART_DATA, source: p.comm.rank(), tag: p.id };
             let n = p.partitions * p.count;
             let len = n * p.dt.size();
             let sig = st.sig_of(&p.dt);
@@ -284,7 +282,7 @@ impl PartitionedReceive {
         peer_of(call, "source", comm, source)?;
         let mut m = Matching { init_req: None, id_buf: Box::new([0; 4]), sender: None };
         if source != PROC_NULL {
-            let pat = Pattern { context: comm.context(), source, tag: wire_tag(tag) };
+            let pat = Pattern { context: comm.context() | PART_INIT, source, tag };
             let raw = RawBuf::from_slice(&m.id_buf[..]);
             m.init_req = Some(engine()?.with_state(|st| st.post_recv_unpacking(raw, pat, None, 0)));
         }
@@ -309,7 +307,7 @@ impl PartitionedReceive {
     fn post_data(&self, st: &mut State, sender: i32) -> Request {
         let n = self.partitions * self.count;
         let len = n * self.dt.size();
-        let pat = Pattern { context: self.comm.context() | PART_CONTEXT, source: self.source, tag: sender };
+        let pat = Pattern { context: self.comm.context() | PART_DATA, source: self.source, tag: sender };
         let sig = st.sig_of(&self.dt);
         if self.dt.is_contiguous() || len == 0 {
             let start = (self.buf as *mut u8).wrapping_offset(self.dt.true_lb());
