@@ -882,6 +882,9 @@ fn waiting_for_a_busy_file_write_is_not_a_deadlock() {
         assert!(out.status.success() && so.contains("no false deadlock"), "file_iwrite_busy on {n} ranks\n{so}\n{se}");
         assert_empty(&d);
         std::fs::remove_dir(&d).unwrap();
+    }
+}
+
 /// What MPICH 4.0.2's test suite found (pt2pt/scancel, pscancel, datatype/typename,
 /// threads/init/mult_session): buffered sends cancelled before they are received
 /// (plain, persistent, to self, eager and rendezvous sizes) report cancelled and
