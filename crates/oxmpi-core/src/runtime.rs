@@ -877,7 +877,7 @@ impl Engine {
                     k += 1;
                 }
                 idle = idle.saturating_add(k / 4);
-                // Give the core away now and then (every few tens of µs of
+                // Give the core away now and then (about every 100 µs of
                 // spinning): when the peer waits for a CPU (this one, or both
                 // taken by other programs), a spin that never yields burns
                 // the whole time slice (milliseconds) before the peer runs.
