@@ -64,8 +64,9 @@ pub const MAX_CLUSTER_LEVELS: usize = 8;
 pub const TAG_UB: i32 = i32::MAX;
 
 /// Spinning waits call sched_yield once per this many spin rounds (a round
-/// of `wait_inner` is a poll and up to 15 looks at the rings, about 1-2 µs).
-const SPINS_PER_YIELD: u32 = 8;
+/// of `wait_inner` is a poll and up to 15 looks at the rings, about 1-2 µs;
+/// every 8 rounds cost 2-5x on 2-rank communicator creation under load).
+const SPINS_PER_YIELD: u32 = 64;
 
 /// The process-wide engine, created once by [`init`].
 pub struct Engine {
@@ -880,7 +881,7 @@ impl Engine {
                     k += 1;
                 }
                 idle = idle.saturating_add(k / 4);
-                // Give the core away now and then (every few tens of µs of
+                // Give the core away now and then (about every 100 µs of
                 // spinning): when the peer waits for a CPU (this one, or both
                 // taken by other programs), a spin that never yields burns
                 // the whole time slice (milliseconds) before the peer runs.
@@ -894,6 +895,11 @@ impl Engine {
             if idle < self.spin + self.yields {
                 std::thread::yield_now();
                 continue;
+            }
+            // A wait that sleeps is blocked, however few polls it made first (an
+            // oversubscribed rank sleeps after one look).
+            if blocked.is_none() {
+                blocked = Some(crate::tools::BlockedTimer::start());
             }
             // Announce the sleep, then look once more: a peer that publishes after
             // this look sees us in the doorbell's sleepers and wakes us.
