@@ -278,9 +278,20 @@ impl Kind {
                 line.contains("switch quantity not an integer") || line.contains("pointers are not permitted as case values") || line.contains("case label does not reduce to an integer constant")
             }
             Kind::Mpix => line.to_ascii_uppercase().contains("MPIX_"),
-            Kind::Qmpi => line.contains("QMPI_"),
+            // QMPI_ types and functions; the function indices QMPI names
+            // `MPI_<CALL>_T`; and, cascading from those, the undeclared tool
+            // callbacks whose prototypes take a QMPI_Context (`Test_Send`, ...).
+            Kind::Qmpi => line.contains("QMPI_") || undeclared(line).is_some_and(|id| (id.starts_with("MPI_") && id.ends_with("_T")) || id.starts_with("Test_")),
         }
     }
+}
+
+/// The identifier of a gcc "‘X’ undeclared" error.
+fn undeclared(line: &str) -> Option<&str> {
+    let rest = line.split("error: ").nth(1)?;
+    let id = rest.strip_prefix('‘').or_else(|| rest.strip_prefix('\''))?;
+    let end = id.find(['’', '\''])?;
+    id[end..].contains("undeclared").then_some(&id[..end])
 }
 
 struct NotApplicable {
@@ -525,4 +536,8 @@ fn tap_lines_and_build_errors_are_read() {
     let errs = build_errors(&v[3].output);
     assert_eq!(errs.len(), 1);
     assert!(Kind::HandleSwitch.explains(errs[0]) && !Kind::Mpix.explains(errs[0]));
+    assert!(Kind::Qmpi.explains("q.c:55:37: error: ‘MPI_INIT_THREAD_T’ undeclared (first use in this function)"));
+    assert!(Kind::Qmpi.explains("q.c:57:67: error: ‘Test_Recv’ undeclared (first use in this function)"));
+    assert!(!Kind::Qmpi.explains("q.c:57:67: error: ‘MPI_Recv_c’ undeclared (first use in this function)"));
+    assert!(!Kind::Qmpi.explains("q.c:9:1: error: expected ‘;’ before ‘MPI_SEND_T’"));
 }
