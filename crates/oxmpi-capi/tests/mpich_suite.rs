@@ -20,7 +20,7 @@
 //!
 //! Environment: `OXMPI_MPICH_SUITE_DIRS` (comma-separated) limits the
 //! directories built and run (the others' tests pass with a note);
-//! `MPITEST_TIMEOUT` (default 90 s) is each program's time limit (some
+//! `MPITEST_TIMEOUT` (default 180 s: the tests use the debug build of the library) is each program's time limit (some
 //! testlist lines set their own); `OXMPI_MPICH_SUITE_LISTS` (default
 //! `testlist`; MPICH's `make testing` uses `testlist,testlist.dtp,testlist.cvar`)
 //! the list files read in each directory;
@@ -463,7 +463,7 @@ fn run_dir(dir: &str) {
     let tap_file = out_dir.join(format!("{dir}.tap"));
     let _ = std::fs::remove_file(&tap_file);
     let log = out_dir.join(format!("{dir}.runtests.log"));
-    let timeout = std::env::var("MPITEST_TIMEOUT").unwrap_or_else(|_| "90".to_string());
+    let timeout = std::env::var("MPITEST_TIMEOUT").unwrap_or_else(|_| "180".to_string());
     // MPICH's `make testing` also reads testlist.dtp (more datatypes for the
     // same programs) and testlist.cvar (MPICH's algorithm switches).
     let lists = std::env::var("OXMPI_MPICH_SUITE_LISTS").unwrap_or_else(|_| "testlist".to_string());
