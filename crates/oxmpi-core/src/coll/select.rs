@@ -54,7 +54,9 @@ pub(crate) struct Algorithm {
 
 /// The algorithms of one collective and its default choice.
 pub(crate) struct Table {
-    /// The operation (as in `OXMPI_<OP>_ALGORITHM`, lower case).
+    /// The operation (as in `OXMPI_<OP>_ALGORITHM`, lower case); read by
+    /// [`Table::validate`]'s messages, so only in debug builds and tests.
+    #[cfg_attr(not(debug_assertions), allow(dead_code))]
     pub op: &'static str,
     pub algorithms: &'static [Algorithm],
     /// The choice when none is forced.
@@ -98,6 +100,7 @@ impl Table {
     /// Checks the table itself (run by the unit tests and, in debug builds, at
     /// start-up): names unique and non-empty, every replacement a name of the
     /// table that does not lead back to itself.
+    #[cfg_attr(not(debug_assertions), allow(dead_code))]
     pub(crate) fn validate(&'static self) -> std::result::Result<(), String> {
         if self.algorithms.is_empty() {
             return Err(format!("{}: no algorithms", self.op));
