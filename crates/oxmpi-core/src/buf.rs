@@ -59,8 +59,7 @@ pub(crate) fn try_zeroed_words(n: usize) -> Option<Vec<u128>> {
     if p.is_null() {
         return None;
     }
-    // SAFETY: `p` was allocated by the global allocator with the layout of
-    // `n` u128s (so capacity `n`), and all `n` are initialised (zero bits are a
-    // valid u128).
+    // Zero bits are a valid u128, so all `n` are initialised.
+    // SAFETY: `p` came from the global allocator with the layout of `n` u128s (capacity `n`).
     Some(unsafe { Vec::from_raw_parts(p, n, n) })
 }

@@ -71,9 +71,8 @@ impl Ring {
         }
         let start = if skip > 0 { 0 } else { index } as usize;
         for (k, &v) in data.iter().enumerate() {
-            // SAFETY: slots [start, start + want) lie between our tail and the
-            // consumer's head one lap on (checked above): nobody reads them until
-            // we publish. (loom's cell checks this.)
+            // Slots [start, start + want) lie between our tail and the consumer's head one lap on.
+            // SAFETY: (checked above; loom's cell checks it too) nobody reads these slots until we publish.
             self.payload[start + k].with_mut(|p| unsafe { *p = v });
         }
         // Release: the payload is visible to whoever Acquires this state word.

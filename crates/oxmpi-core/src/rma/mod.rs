@@ -808,9 +808,8 @@ impl Window {
                     if winatomic::aligned(a, w) {
                         let s = if noop { &[][..] } else { &src[at..at + l] };
                         let out = if want_old { Some(&mut old[at..at + l]) } else { None };
-                        // SAFETY: the run is inside the target's window (checked), in the
-                        // shared segment, aligned to `w`; every concurrent accumulate to
-                        // these elements takes this atomic way too.
+                        // Every concurrent accumulate to these elements takes this atomic way too.
+                        // SAFETY: the run is inside the target's window (checked), shared, aligned to `w`.
                         unsafe { winatomic::fetch_op_run(a, l / w, bt, op, s, out)? };
                     } else {
                         slow.push((o, at, l));
@@ -872,9 +871,8 @@ impl Window {
         let ext = bt.extent().max(0) as usize;
         let mut a = vec![0u8; ext * nelem];
         let mut b = vec![0u8; ext * nelem];
-        // SAFETY: `a` and `b` hold `nelem` elements of `bt` in memory layout (extent
-        // apart, lb 0 for the predefined pair types); the packed buffers hold
-        // `nelem` packed elements; `a` and `b` do not overlap.
+        // `a` and `b` hold `nelem` elements of `bt` (extent apart, lb 0 for the pair types).
+        // SAFETY: the packed buffers hold `nelem` packed elements; `a` and `b` do not overlap.
         unsafe {
             bt.unpack(&src[..size * nelem], a.as_mut_ptr(), nelem);
             bt.unpack(&cur[..size * nelem], b.as_mut_ptr(), nelem);

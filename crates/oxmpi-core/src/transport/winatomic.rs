@@ -100,10 +100,8 @@ pub unsafe fn fetch_op_run(addr: usize, n: usize, bt: &Datatype, op: &Op, src: &
     };
     let r = prim.repr();
     let direct = matches!(r, Repr::I8 | Repr::I16 | Repr::I32 | Repr::I64 | Repr::U8 | Repr::U16 | Repr::U32 | Repr::U64);
-    // SAFETY: each arm picks the atomic of `prim.size()` bytes, the width
-    // `atomic_width(bt)` of the caller's contract, so the caller's `addr` (valid
-    // for `n` such elements, aligned to that width, only accessed atomically)
-    // is exactly what the rmw function requires.
+    // The caller's `addr` is valid for `n` elements, aligned to `atomic_width(bt)`, only accessed atomically.
+    // SAFETY: each arm picks the atomic of `prim.size()` bytes, that width, as the rmw function requires.
     unsafe {
         match (prim.size(), r) {
             (1, Repr::I8) => rmw_i8(addr, n, p, direct, src, old, &kernel),

@@ -253,10 +253,15 @@ fn run_case(x: &mut Ctx, c: &Case, count: usize) {
             let sb = if in_place { None } else { Some(input.ptr()) };
             let rp = out.mut_ptr();
             if exclusive {
-                // SAFETY: `input` and `out` each hold `count` elements of `dt`
-                // (Buf of count x extent bytes) and live past `go`, which
-                // returns only once the blocking call or the request's wait is done.
-                x.go(|| unsafe { scan::exscan(sb, rp, count, dt, op, &comm) }, || unsafe { scan::iexscan(sb, rp, count, dt, op, &comm) }, "exscan");
+                // `input` and `out` each hold `count` elements of `dt` and live past `go`,
+                // which returns only once the blocking call or the request's wait is done.
+                x.go(
+                    // SAFETY: buffers of `count` elements of `dt`, alive until `go` returns (above).
+                    || unsafe { scan::exscan(sb, rp, count, dt, op, &comm) },
+                    // SAFETY: as for the blocking form; `go` waits for the request.
+                    || unsafe { scan::iexscan(sb, rp, count, dt, op, &comm) },
+                    "exscan",
+                );
                 if rank > 0 {
                     x.compare(&format!("exscan in_place {in_place} count {count}"), c, &out, &pre[rank - 1], 0, count);
                 }
@@ -287,15 +292,25 @@ fn run_case(x: &mut Ctx, c: &Case, count: usize) {
             let rp = out.mut_ptr();
             let what = format!("reduce_scatter block {block} in_place {in_place} counts {counts:?}");
             if block {
-                // SAFETY: `input` holds `tot` elements of `dt` (rcount x n with
-                // these counts), `out` `counts[rank]` (in place: `tot`), both alive
-                // past `go`, which returns once the call or its wait completed.
-                x.go(|| unsafe { reduce_scatter::reduce_scatter_block(sb, rp, rcount, dt, op, &comm) }, || unsafe { reduce_scatter::ireduce_scatter_block(sb, rp, rcount, dt, op, &comm) }, &what);
+                // `input` holds `tot` elements of `dt` (rcount x n), `out` `counts[rank]`
+                // (in place: `tot`), both alive past `go`, which waits for completion.
+                x.go(
+                    // SAFETY: buffers sized as said above, alive until `go` returns.
+                    || unsafe { reduce_scatter::reduce_scatter_block(sb, rp, rcount, dt, op, &comm) },
+                    // SAFETY: as for the blocking form; `go` waits for the request.
+                    || unsafe { reduce_scatter::ireduce_scatter_block(sb, rp, rcount, dt, op, &comm) },
+                    &what,
+                );
             } else {
-                // SAFETY: as for the block form: `input` holds the `tot` =
-                // sum(counts) elements, `out` this rank's block (in place: all
-                // `tot`), both alive until `go` has waited for completion.
-                x.go(|| unsafe { reduce_scatter::reduce_scatter(sb, rp, &counts, dt, op, &comm) }, || unsafe { reduce_scatter::ireduce_scatter(sb, rp, &counts, dt, op, &comm) }, &what);
+                // `input` holds the `tot` = sum(counts) elements, `out` this rank's block
+                // (in place: all `tot`), both alive until `go` has waited for completion.
+                x.go(
+                    // SAFETY: buffers sized as said above, alive until `go` returns.
+                    || unsafe { reduce_scatter::reduce_scatter(sb, rp, &counts, dt, op, &comm) },
+                    // SAFETY: as for the blocking form; `go` waits for the request.
+                    || unsafe { reduce_scatter::ireduce_scatter(sb, rp, &counts, dt, op, &comm) },
+                    &what,
+                );
             }
             if in_place {
                 // Only the first counts[rank] elements are defined; compare those.
