@@ -308,14 +308,17 @@ fn undeclared(line: &str) -> Option<&str> {
     id[end..].contains("undeclared").then_some(&id[..end])
 }
 
-struct NotApplicable {
-    kind: Kind,
+/// A listed program: why it is listed (its kind) and the reason in words.
+struct Listed<K> {
+    kind: K,
     reason: String,
 }
 
-/// `tests/mpich_suite/not_applicable.txt`: `<dir>/<program> <kind> <reason>`.
-fn not_applicable() -> BTreeMap<String, NotApplicable> {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mpich_suite/not_applicable.txt");
+/// Reads one of the lists beside this test (`tests/mpich_suite/<name>`): one
+/// program a line, `<dir>/<program> <kind> <reason>`; `#` starts a comment.
+/// `kinds` names the valid kinds for the error message.
+fn read_list<K>(name: &str, parse: fn(&str) -> Option<K>, kinds: &str) -> BTreeMap<String, Listed<K>> {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mpich_suite").join(name);
     let text = std::fs::read_to_string(&file).unwrap();
     let mut m = BTreeMap::new();
     for (i, line) in text.lines().enumerate() {
@@ -323,14 +326,19 @@ fn not_applicable() -> BTreeMap<String, NotApplicable> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let (name, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        let (prog, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
         let (kind, reason) = rest.trim_start().split_once(char::is_whitespace).unwrap_or((rest.trim_start(), ""));
         let reason = reason.trim();
-        let kind = Kind::parse(kind).unwrap_or_else(|| panic!("{}:{}: unknown kind `{kind}` (handle-switch, mpix, qmpi)", file.display(), i + 1));
-        assert!(!reason.is_empty(), "{}:{}: `{name}` needs a reason", file.display(), i + 1);
-        m.insert(name.to_string(), NotApplicable { kind, reason: reason.to_string() });
+        let kind = parse(kind).unwrap_or_else(|| panic!("{}:{}: unknown kind `{kind}` ({kinds})", file.display(), i + 1));
+        assert!(!reason.is_empty(), "{}:{}: `{prog}` needs a reason", file.display(), i + 1);
+        m.insert(prog.to_string(), Listed { kind, reason: reason.to_string() });
     }
     m
+}
+
+/// `tests/mpich_suite/not_applicable.txt`: programs no standard-ABI MPI can build.
+fn not_applicable() -> BTreeMap<String, Listed<Kind>> {
+    read_list("not_applicable.txt", Kind::parse, "handle-switch, mpix, qmpi")
 }
 
 /// Why a program that builds and runs is expected to fail against any
@@ -365,30 +373,9 @@ impl Difference {
     }
 }
 
-struct Known {
-    kind: Difference,
-    reason: String,
-}
-
-/// `tests/mpich_suite/differences.txt`: `<dir>/<program> <kind> <reason>`.
-fn differences() -> BTreeMap<String, Known> {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mpich_suite/differences.txt");
-    let text = std::fs::read_to_string(&file).unwrap();
-    let mut m = BTreeMap::new();
-    for (i, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let (name, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-        let (kind, reason) = rest.trim_start().split_once(char::is_whitespace).unwrap_or((rest.trim_start(), ""));
-        let reason = reason.trim();
-        let kind = Difference::parse(kind)
-            .unwrap_or_else(|| panic!("{}:{}: unknown kind `{kind}` (mpich-abi, mpich-behaviour, optional-check, test-defect, oxmpi-gap)", file.display(), i + 1));
-        assert!(!reason.is_empty(), "{}:{}: `{name}` needs a reason", file.display(), i + 1);
-        m.insert(name.to_string(), Known { kind, reason: reason.to_string() });
-    }
-    m
+/// `tests/mpich_suite/differences.txt`: programs that run and fail for a listed reason.
+fn differences() -> BTreeMap<String, Listed<Difference>> {
+    read_list("differences.txt", Difference::parse, "mpich-abi, mpich-behaviour, optional-check, test-defect, oxmpi-gap")
 }
 
 /// The error lines of a failed build (compiler and linker diagnostics; the
@@ -633,4 +620,18 @@ fn tap_lines_and_build_errors_are_read() {
     assert!(Kind::Qmpi.explains("q.c:57:67: error: ‘Test_Recv’ undeclared (first use in this function)"));
     assert!(!Kind::Qmpi.explains("q.c:57:67: error: ‘MPI_Recv_c’ undeclared (first use in this function)"));
     assert!(!Kind::Qmpi.explains("q.c:9:1: error: expected ‘;’ before ‘MPI_SEND_T’"));
+}
+
+/// Both lists parse (a known kind and a reason on every line) and name
+/// programs of the suite's directories, without building the suite.
+#[test]
+fn lists_parse_and_name_suite_directories() {
+    let na = not_applicable();
+    let known = differences();
+    assert!(!na.is_empty() && !known.is_empty());
+    for name in na.keys().chain(known.keys()) {
+        let dir = name.split('/').next().unwrap();
+        assert!(DIRS.contains(&dir), "{name}: `{dir}` is not a suite directory of this test");
+    }
+    assert!(known.values().all(|k| !k.reason.is_empty()) && na.values().all(|n| !n.reason.is_empty()));
 }
