@@ -789,7 +789,12 @@ fn flow_id(from: u32, to: u32, ctx: u32, tag: i32, k: u64) -> String {
 }
 
 pub(crate) fn trace_send(me: u32, to: u32, ctx: u32, tag: i32) {
-    let ts = trace_now();
+    trace_send_at(trace_now(), me, to, ctx, tag);
+}
+
+/// A message's start stamped at `ts` (µs), taken before the message became
+/// visible to the receiver.
+pub(crate) fn trace_send_at(ts: f64, me: u32, to: u32, ctx: u32, tag: i32) {
     with_trace(|t| {
         let k = t.sends.entry((me, to, ctx, tag)).or_insert(0);
         *k += 1;

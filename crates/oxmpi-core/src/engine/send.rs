@@ -74,9 +74,12 @@ impl State {
         // sreq 0: only a send request's owner can cancel it or wait for a sync ack,
         // and this send is complete when we return.
         let hdr = Header::eager(&env, data.len(), 0, sig, 0);
+        // The flow's start is stamped before the push: once the cell is in the
+        // ring the receiver may stamp the flow's end before we run again.
+        let traced_at = crate::diag::tracing().then(crate::diag::trace_now);
         let pushed = self.push_whole_now(peer, &hdr, data);
-        if pushed && crate::diag::tracing() {
-            crate::diag::trace_send(self.me, peer, env.context, env.tag);
+        if let (true, Some(ts)) = (pushed, traced_at) {
+            crate::diag::trace_send_at(ts, self.me, peer, env.context, env.tag);
         }
         if pushed {
             self.peers[peer as usize].credit -= cost;
