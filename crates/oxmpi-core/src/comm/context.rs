@@ -165,8 +165,7 @@ impl Rounds {
         if self.round == 0 {
             return Some(set[0]);
         }
-        let h = self.seed ^ self.round as u64;
-        Some(set[(h.rotate_left(29) % set.len() as u64) as usize])
+        Some(set[(mix(self.seed, self.round) % set.len() as u64) as usize])
     }
 
     /// Takes a round's AND: the agreed id (claimed if this rank is a member),
@@ -219,6 +218,19 @@ impl Drop for Rounds {
         self.drop_hold();
         INFLIGHT.fetch_sub(1, Ordering::SeqCst);
     }
+}
+
+/// A round's pick hash: every bit of the seed and of the round reaches every
+/// bit of the result (splitmix64's finalizer), so two agreements that collided
+/// pick independently in the next round. (With `(seed ^ round).rotate_left(29)`
+/// the low bits that choose the pick were seed bits 35-40 alone: two agreements
+/// equal there picked the same candidate in every round, each held it on a
+/// different rank, and neither ever finished.)
+fn mix(seed: u64, round: u32) -> u64 {
+    let mut z = seed ^ (round as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 fn seed(context: u32, tag: i32) -> u64 {
@@ -471,5 +483,21 @@ mod tests {
         assert_eq!(first_free(&m), Some(3 * 64 + 5));
         assert_eq!(bit_of(FIRST_DYNAMIC_CONTEXT + 2 * 7), Some(7));
         assert_eq!(bit_of(0), None);
+    }
+
+    /// Two agreements in flight together that picked the same candidate (each
+    /// then holds it on a different rank, and both start over) must not pick
+    /// alike again round after round: for every pair of agreements on the
+    /// communicators and tags a program is likely to have, the picks from a
+    /// 64-id set differ within a few rounds.
+    #[test]
+    fn agreements_that_collided_pick_apart() {
+        let seeds: Vec<u64> = (0..24u32).flat_map(|c| (0..12i32).map(move |t| seed(FIRST_DYNAMIC_CONTEXT + 6 * c, (1 << 30) | t))).collect();
+        for (i, &a) in seeds.iter().enumerate() {
+            for &b in &seeds[i + 1..] {
+                let same = (1..=6).filter(|&r| mix(a, r) % 64 == mix(b, r) % 64).count();
+                assert!(same < 6, "seeds {a:#x} and {b:#x} pick alike in every round");
+            }
+        }
     }
 }
