@@ -1022,10 +1022,13 @@ fn fortran_sizeof(f08: bool) -> (String, String) {
     ));
     // MPI_F_SYNC_REG: a call the compiler cannot see through, so it keeps the
     // buffer in memory around non-blocking operations.
-    b.push_str(&format!(
-        "  subroutine MPI_F_sync_reg(buf)\n    {}\n    call oxmpi_f_sync_reg(buf)\n  end subroutine\n",
-        if f08 { "type(*), dimension(..), asynchronous :: buf" } else { "!GCC$ ATTRIBUTES NO_ARG_CHECK :: buf\n    type(*), dimension(*) :: buf" }
-    ));
+    // And its profiling name.
+    for p in ["", "P"] {
+        b.push_str(&format!(
+            "  subroutine {p}MPI_F_sync_reg(buf)\n    {}\n    call oxmpi_f_sync_reg(buf)\n  end subroutine\n",
+            if f08 { "type(*), dimension(..), asynchronous :: buf" } else { "!GCC$ ATTRIBUTES NO_ARG_CHECK :: buf\n    type(*), dimension(*) :: buf" }
+        ));
+    }
     (g, b)
 }
 
@@ -1480,7 +1483,10 @@ fn f08_emit(generics: &mut String, procs: &mut F08Procs, name: &str, body: &str)
     let (kind, tail) = if func { ("function", " result(r)") } else { ("subroutine", "") };
     let arglist = args.join(", &\n      ");
     let uses = "    use oxmpi_f08_types\n    implicit none\n";
-    let iface = |p: &str| format!("    {kind} {p}{name}{suffix}({arglist}){tail}\n  {uses}  {}    end {kind}\n", dummies.replace("\n    ", "\n      "));
+    let iface = |p: &str| {
+        let inner: String = format!("{uses}{dummies}").lines().map(|l| format!("  {l}\n")).collect();
+        format!("    {kind} {p}{name}{suffix}({arglist}){tail}\n{inner}    end {kind}\n")
+    };
     generics.push_str(&format!("  interface {generic}\n{}  end interface\n", iface("")));
     generics.push_str(&format!("  interface P{generic}\n{}  end interface\n", iface("P")));
     procs.pmpi.push_str(&format!("{kind} P{name}{suffix}({arglist}){tail}\n{uses}{dummies}{rest}end {kind}\n"));
