@@ -1305,7 +1305,16 @@ fn f08_sources(abi: &Abi) -> (String, F08Procs) {
                         && ff.kinds[i + 1] == FKind::IntVal
                         && f.params[i + 1].name.contains("count")
                         && ff.kinds[i + 2] == FKind::HandleVal("Type".into());
-                    dummies.push_str(&format!("    type(*), dimension(..), asynchronous :: {n}\n"));
+                    // As the standard declares them (a profiling layer's own
+                    // MPI_Send_f08ts copies these): INTENT(IN) for what the call
+                    // only reads, ASYNCHRONOUS where the buffer outlives the call.
+                    let intent = if p.ctype.starts_with("const") { ", intent(in)" } else { "" };
+                    let stem = f.name.trim_end_matches("_c");
+                    let lasting = f.params.iter().any(|q| q.name == "request")
+                        || ["MPI_Win_", "MPI_Put", "MPI_Get", "MPI_Accumulate", "MPI_Fetch_and_op", "MPI_Compare_and_swap", "MPI_Free_mem"].iter().any(|x| stem.starts_with(x))
+                        || stem.ends_with("_begin") || stem.ends_with("_end") || stem.contains("attach") || stem.contains("detach");
+                    let asynchronous = if lasting { ", asynchronous" } else { "" };
+                    dummies.push_str(&format!("    type(*), dimension(..){intent}{asynchronous} :: {n}\n"));
                     locals.push_str(&format!("    integer(c_intptr_t) :: a_{n}\n    integer :: c_{n}, t_{n}, f_{n}\n"));
                     // Counts per process (gather, scatter, alltoall, neighbour
                     // collectives) on the buffer of the side that has several.
