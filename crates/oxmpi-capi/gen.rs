@@ -1022,10 +1022,13 @@ fn fortran_sizeof(f08: bool) -> (String, String) {
     ));
     // MPI_F_SYNC_REG: a call the compiler cannot see through, so it keeps the
     // buffer in memory around non-blocking operations.
-    b.push_str(&format!(
-        "  subroutine MPI_F_sync_reg(buf)\n    {}\n    call oxmpi_f_sync_reg(buf)\n  end subroutine\n",
-        if f08 { "type(*), dimension(..), asynchronous :: buf" } else { "!GCC$ ATTRIBUTES NO_ARG_CHECK :: buf\n    type(*), dimension(*) :: buf" }
-    ));
+    // And its profiling name.
+    for p in ["", "P"] {
+        b.push_str(&format!(
+            "  subroutine {p}MPI_F_sync_reg(buf)\n    {}\n    call oxmpi_f_sync_reg(buf)\n  end subroutine\n",
+            if f08 { "type(*), dimension(..), asynchronous :: buf" } else { "!GCC$ ATTRIBUTES NO_ARG_CHECK :: buf\n    type(*), dimension(*) :: buf" }
+        ));
+    }
     (g, b)
 }
 
@@ -1138,9 +1141,23 @@ fn f08_handle_of_stem(stem: &str) -> &'static str {
 /// handles, `TYPE(*), DIMENSION(..)` buffers handed to `oxmpi_f08_buffer` so
 /// array sections work), each calling the `mpif.h` procedure of libmpi.
 pub fn fortran_f08_module(abi: &Abi) -> String {
+    f08_sources(abi).0
+}
+
+/// The sources of `mpi_f08`'s external procedures: `(PMPI_x_f08[ts] doing the
+/// work, MPI_x_f08[ts] calling them)`, compiled into separate objects (the
+/// second's symbols made weak, so a program's own MPI_Send_f08ts replaces it).
+pub fn fortran_f08_procs(abi: &Abi) -> (String, String) {
+    let p = f08_sources(abi).1;
+    (p.pmpi, p.mpi)
+}
+
+fn f08_sources(abi: &Abi) -> (String, F08Procs) {
     let mut m = String::new();
     m.push_str("! The `mpi_f08` module of oxmpi. Generated from crates/oxmpi-capi/abi.txt by\n! `cargo xtask dist`; do not edit.\n");
-    m.push_str("module mpi_f08\n  use, intrinsic :: iso_c_binding, only: c_int, c_intptr_t, c_ptr\n  implicit none\n");
+    // The kinds, handle types and buffer helpers go in a module of their own,
+    // which the external procedures (`f08_procs`) use without loading all of mpi_f08.
+    m.push_str("module oxmpi_f08_types\n  use, intrinsic :: iso_c_binding, only: c_int, c_intptr_t, c_ptr\n  implicit none\n");
     for (n, v) in [("MPI_ADDRESS_KIND", "8"), ("MPI_OFFSET_KIND", "8"), ("MPI_COUNT_KIND", "8"), ("MPI_INTEGER_KIND", "4"), ("MPI_STATUS_SIZE", "8")] {
         m.push_str(&format!("  integer, parameter :: {n} = {v}\n"));
     }
@@ -1149,6 +1166,9 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
         m.push_str(&format!("  type, bind(C) :: {h}\n    integer :: MPI_VAL\n  end type\n"));
     }
     m.push_str("  type, bind(C) :: MPI_Status\n    integer :: MPI_SOURCE, MPI_TAG, MPI_ERROR\n    integer :: MPI_internal(5)\n  end type\n");
+    m.push_str("  interface\n    subroutine oxmpi_f08_buffer(buf, count, datatype, per_process, addr, newcount, newtype, freetype, ierr) &\n        bind(C, name='oxmpi_f08_buffer')\n      import :: c_int, c_intptr_t\n      type(*), dimension(..) :: buf\n      integer(c_int) :: count, datatype, per_process, newcount, newtype, freetype, ierr\n      integer(c_intptr_t) :: addr\n    end subroutine\n  end interface\n");
+    m.push_str("  interface\n    subroutine oxmpi_f08_copyin(buf, addr, tmp) bind(C, name='oxmpi_f08_copyin')\n      import :: c_intptr_t\n      type(*), dimension(..) :: buf\n      integer(c_intptr_t) :: addr, tmp\n    end subroutine\n    subroutine oxmpi_f08_copyout(buf, tmp) bind(C, name='oxmpi_f08_copyout')\n      import :: c_intptr_t\n      type(*), dimension(..) :: buf\n      integer(c_intptr_t) :: tmp\n    end subroutine\n  end interface\n");
+    m.push_str("end module oxmpi_f08_types\n\nmodule mpi_f08\n  use oxmpi_f08_types\n  implicit none\n");
     for c in &abi.consts {
         if c.name.starts_with("MPI_F_") {
             continue;
@@ -1181,8 +1201,6 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
     m.push_str("  external :: MPI_COMM_NULL_COPY_FN, MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN\n");
     m.push_str("  external :: MPI_TYPE_NULL_COPY_FN, MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN\n");
     m.push_str("  external :: MPI_WIN_NULL_COPY_FN, MPI_WIN_DUP_FN, MPI_WIN_NULL_DELETE_FN\n");
-    m.push_str("  interface\n    subroutine oxmpi_f08_buffer(buf, count, datatype, per_process, addr, newcount, newtype, freetype, ierr) &\n        bind(C, name='oxmpi_f08_buffer')\n      import :: c_int, c_intptr_t\n      type(*), dimension(..) :: buf\n      integer(c_int) :: count, datatype, per_process, newcount, newtype, freetype, ierr\n      integer(c_intptr_t) :: addr\n    end subroutine\n  end interface\n");
-    m.push_str("  interface\n    subroutine oxmpi_f08_copyin(buf, addr, tmp) bind(C, name='oxmpi_f08_copyin')\n      import :: c_intptr_t\n      type(*), dimension(..) :: buf\n      integer(c_intptr_t) :: addr, tmp\n    end subroutine\n    subroutine oxmpi_f08_copyout(buf, tmp) bind(C, name='oxmpi_f08_copyout')\n      import :: c_intptr_t\n      type(*), dimension(..) :: buf\n      integer(c_intptr_t) :: tmp\n    end subroutine\n  end interface\n");
     // The error handler procedures' abstract interfaces (`PROCEDURE(MPI_File_errhandler_function)`).
     for (h, obj) in [("Comm", "comm"), ("Win", "win"), ("File", "file"), ("Session", "session")] {
         m.push_str(&format!(
@@ -1199,21 +1217,17 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
     }
     m.push_str("  end interface\n");
     // Procedures.
-    let mut bodies = String::new();
     let mut generics = String::new();
-    let emit = |generics: &mut String, bodies: &mut String, name: &str, body: String| {
-        // `MPI_Send_c` overloads the generic `MPI_Send`.
-        let generic = name.strip_suffix("_c").unwrap_or(name);
-        generics.push_str(&format!("  interface {generic}\n    module procedure {name}_f08\n  end interface\n"));
-        bodies.push_str(&body);
+    // Each procedure becomes two external procedures with the standard's specific
+    // names (`PMPI_Send_f08ts` doing the work, `MPI_Send_f08ts` calling it, so a
+    // profiling layer can replace the latter), declared by interface bodies in the
+    // generics `MPI_Send` and `PMPI_Send`; `procs` collects their definitions.
+    let mut procs = F08Procs::default();
+    let emit = |generics: &mut String, procs: &mut F08Procs, name: &str, body: String| {
+        f08_emit(generics, procs, name, &body);
     };
-    emit(&mut generics, &mut bodies, "MPI_Init", "  subroutine MPI_Init_f08(ierror)\n    integer, optional, intent(out) :: ierror\n    integer :: ierr0\n    call pmpi_init(ierr0)\n    if (present(ierror)) ierror = ierr0\n  end subroutine\n".into());
-    // The profiling names of MPI_Wtime and MPI_Wtick (functions a program calls directly).
-    for n in ["Wtime", "Wtick"] {
-        let l = n.to_ascii_lowercase();
-        emit(&mut generics, &mut bodies, &format!("PMPI_{n}"), format!("  function PMPI_{n}_f08() result(r)\n    double precision :: r\n    double precision, external :: pmpi_{l}\n    r = pmpi_{l}()\n  end function\n"));
-    }
-    emit(&mut generics, &mut bodies, "MPI_Init_thread", "  subroutine MPI_Init_thread_f08(required, provided, ierror)\n    integer, intent(in) :: required\n    integer, intent(out) :: provided\n    integer, optional, intent(out) :: ierror\n    integer :: ierr0\n    call pmpi_init_thread(required, provided, ierr0)\n    if (present(ierror)) ierror = ierr0\n  end subroutine\n".into());
+    emit(&mut generics, &mut procs, "MPI_Init", "  subroutine MPI_Init_f08(ierror)\n    integer, optional, intent(out) :: ierror\n    integer :: ierr0\n    call pmpi_init(ierr0)\n    if (present(ierror)) ierror = ierr0\n  end subroutine\n".into());
+    emit(&mut generics, &mut procs, "MPI_Init_thread", "  subroutine MPI_Init_thread_f08(required, provided, ierror)\n    integer, intent(in) :: required\n    integer, intent(out) :: provided\n    integer, optional, intent(out) :: ierror\n    integer :: ierr0\n    call pmpi_init_thread(required, provided, ierr0)\n    if (present(ierror)) ierror = ierr0\n  end subroutine\n".into());
     // Procedures with callbacks or attribute values: the same Fortran ABI as
     // `mpif.h` (TYPE(MPI_x) is an INTEGER by reference), so they pass through.
     for (name, dummies, call) in [
@@ -1241,7 +1255,7 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
         let args: Vec<&str> = call.split(", ").map(|a| a.split('%').next().unwrap()).collect();
         emit(
             &mut generics,
-            &mut bodies,
+            &mut procs,
             name,
             format!(
                 "  subroutine {name}_f08({}, ierror)\n{dummies}    integer, optional, intent(out) :: ierror\n    integer :: ierr0\n    call p{}({}, ierr0)\n    if (present(ierror)) ierror = ierr0\n  end subroutine\n",
@@ -1291,7 +1305,16 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
                         && ff.kinds[i + 1] == FKind::IntVal
                         && f.params[i + 1].name.contains("count")
                         && ff.kinds[i + 2] == FKind::HandleVal("Type".into());
-                    dummies.push_str(&format!("    type(*), dimension(..), asynchronous :: {n}\n"));
+                    // As the standard declares them (a profiling layer's own
+                    // MPI_Send_f08ts copies these): INTENT(IN) for what the call
+                    // only reads, ASYNCHRONOUS where the buffer outlives the call.
+                    let intent = if p.ctype.starts_with("const") { ", intent(in)" } else { "" };
+                    let stem = f.name.trim_end_matches("_c");
+                    let lasting = f.params.iter().any(|q| q.name == "request")
+                        || ["MPI_Win_", "MPI_Put", "MPI_Get", "MPI_Accumulate", "MPI_Fetch_and_op", "MPI_Compare_and_swap", "MPI_Free_mem"].iter().any(|x| stem.starts_with(x))
+                        || stem.ends_with("_begin") || stem.ends_with("_end") || stem.contains("attach") || stem.contains("detach");
+                    let asynchronous = if lasting { ", asynchronous" } else { "" };
+                    dummies.push_str(&format!("    type(*), dimension(..){intent}{asynchronous} :: {n}\n"));
                     locals.push_str(&format!("    integer(c_intptr_t) :: a_{n}\n    integer :: c_{n}, t_{n}, f_{n}\n"));
                     // Counts per process (gather, scatter, alltoall, neighbour
                     // collectives) on the buffer of the side that has several.
@@ -1390,7 +1413,7 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
                 args.join(", ")
             )
         };
-        emit(&mut generics, &mut bodies, &f.name, body);
+        emit(&mut generics, &mut procs, &f.name, body);
     }
     m.push_str(&generics);
     m.push_str(&fortran_sizeof(true).0);
@@ -1401,8 +1424,81 @@ pub fn fortran_f08_module(abi: &Abi) -> String {
             "  elemental logical function oxmpi_eq_{s}(a, b)\n    type({h}), intent(in) :: a, b\n    oxmpi_eq_{s} = a%MPI_VAL == b%MPI_VAL\n  end function\n  elemental logical function oxmpi_ne_{s}(a, b)\n    type({h}), intent(in) :: a, b\n    oxmpi_ne_{s} = a%MPI_VAL /= b%MPI_VAL\n  end function\n"
         ));
     }
-    m.push_str(&bodies);
     m.push_str(&fortran_sizeof(true).1);
     m.push_str("end module mpi_f08\n");
-    m
+    (m, procs)
+}
+
+/// The external procedures of `mpi_f08` (see `f08_emit`).
+#[derive(Default)]
+struct F08Procs {
+    pmpi: String,
+    mpi: String,
+}
+
+/// Declares `body` (a procedure named `{name}_f08`, its dummies declared before
+/// its locals) under the standard's specific names: the generic `{generic}`
+/// gets an interface body for the external `{name}_f08ts` (a procedure with a
+/// choice buffer) or `{name}_f08`, the generic `P{generic}` one for its `PMPI_`
+/// twin; `procs` gets the twin (the body itself) and the `MPI_` procedure
+/// calling it.
+fn f08_emit(generics: &mut String, procs: &mut F08Procs, name: &str, body: &str) {
+    // `MPI_Send_c` overloads the generic `MPI_Send`.
+    let generic = name.strip_suffix("_c").unwrap_or(name);
+    let mut lines = body.lines();
+    // The heading, continued over lines ending in `&`.
+    let mut head = String::new();
+    for l in lines.by_ref() {
+        head.push_str(l.trim().trim_end_matches('&'));
+        if !l.trim_end().ends_with('&') {
+            break;
+        }
+    }
+    let head = head.trim();
+    let func = head.starts_with("function");
+    let open = head.find('(').unwrap();
+    let close = head[open..].find(')').unwrap() + open;
+    let args: Vec<&str> = head[open + 1..close].split(',').map(|a| a.trim().trim_end_matches('&').trim()).filter(|a| !a.is_empty()).collect();
+    // A dummy's declaration names only dummies (or the result `r`).
+    let (mut dummies, mut rest) = (String::new(), String::new());
+    for l in lines {
+        let t = l.trim();
+        if t.starts_with("end subroutine") || t.starts_with("end function") {
+            break;
+        }
+        let declared = t.split_once("::").map(|(_, names)| {
+            let mut depth = 0;
+            let mut cur = String::new();
+            let mut all = vec![];
+            for c in names.chars() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => depth -= 1,
+                    ',' if depth == 0 => all.push(std::mem::take(&mut cur)),
+                    _ if depth == 0 => cur.push(c),
+                    _ => {}
+                }
+            }
+            all.push(cur);
+            all.iter().all(|n| args.contains(&n.trim()) || n.trim() == "r")
+        });
+        if declared == Some(true) {
+            dummies.push_str(&format!("    {t}\n"));
+        } else {
+            rest.push_str(&format!("    {t}\n"));
+        }
+    }
+    let suffix = if dummies.contains("type(*)") { "_f08ts" } else { "_f08" };
+    let (kind, tail) = if func { ("function", " result(r)") } else { ("subroutine", "") };
+    let arglist = args.join(", &\n      ");
+    let uses = "    use oxmpi_f08_types\n    implicit none\n";
+    let iface = |p: &str| {
+        let inner: String = format!("{uses}{dummies}").lines().map(|l| format!("  {l}\n")).collect();
+        format!("    {kind} {p}{name}{suffix}({arglist}){tail}\n{inner}    end {kind}\n")
+    };
+    generics.push_str(&format!("  interface {generic}\n{}  end interface\n", iface("")));
+    generics.push_str(&format!("  interface P{generic}\n{}  end interface\n", iface("P")));
+    procs.pmpi.push_str(&format!("{kind} P{name}{suffix}({arglist}){tail}\n{uses}{dummies}{rest}end {kind}\n"));
+    let call = if func { format!("    r = P{name}{suffix}({arglist})\n") } else { format!("    call P{name}{suffix}({arglist})\n") };
+    procs.mpi.push_str(&format!("{kind} {name}{suffix}({arglist}){tail}\n{uses}{dummies}  interface\n{}  end interface\n{call}end {kind}\n", iface("P")));
 }

@@ -264,10 +264,20 @@ fn lay_out_fortran(root: &Path, out: &Path) -> Result<String, String> {
     let abi = gen::parse(&fs::read_to_string(&desc).unwrap());
     write_file(&inc.join("mpif.h"), &gen::fortran_header(&abi), false);
     // A module whose source did not change is not compiled again.
+    // mpi_f08's external procedures (the standard's specific names, replaceable
+    // by a profiling layer) are compiled from sources kept in the build directory.
+    let build = out.join("build-fortran");
+    fs::create_dir_all(&build).unwrap();
+    let (pmpi_f08, mpi_f08) = gen::fortran_f08_procs(&abi);
     let mut changed = vec![];
-    for (name, text) in [("mpi.f90", gen::fortran_module(&abi)), ("mpi_f08.f90", gen::fortran_f08_module(&abi))] {
-        if fs::read_to_string(inc.join(name)).ok().as_deref() != Some(text.as_str()) {
-            write_file(&inc.join(name), &text, false);
+    for (dir, name, text) in [
+        (&inc, "mpi.f90", gen::fortran_module(&abi)),
+        (&inc, "mpi_f08.f90", gen::fortran_f08_module(&abi)),
+        (&build, "mpi_f08_pmpi.f90", pmpi_f08),
+        (&build, "mpi_f08_mpi.f90", mpi_f08),
+    ] {
+        if fs::read_to_string(dir.join(name)).ok().as_deref() != Some(text.as_str()) {
+            write_file(&dir.join(name), &text, false);
             changed.push(name);
         }
     }
@@ -284,7 +294,7 @@ fn lay_out_fortran(root: &Path, out: &Path) -> Result<String, String> {
         false,
     );
     let Some(fc) = fortran_compiler() else {
-        for stale in ["mpi.mod", "mpi_f08.mod"] {
+        for stale in ["mpi.mod", "mpi_f08.mod", "oxmpi_f08_types.mod"] {
             let _ = fs::remove_file(inc.join(stale));
         }
         let _ = fs::remove_file(lib.join("libmpi_f08.a"));
@@ -292,32 +302,66 @@ fn lay_out_fortran(root: &Path, out: &Path) -> Result<String, String> {
                     the mpi and mpi_f08 modules are NOT built (install gfortran and run `cargo xtask dist` again)"
             .into());
     };
-    let build = out.join("build-fortran");
-    fs::create_dir_all(&build).unwrap();
     // Modules are specific to the compiler that made them: another compiler
     // (or version) compiles both again.
     let mut words = fc.split_whitespace();
     let version = Command::new(words.next().unwrap()).args(words).arg("--version").output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
     let stamp = format!("{fc}\n{version}");
     if fs::read_to_string(build.join("compiler")).ok().as_deref() != Some(stamp.as_str()) {
-        changed = vec!["mpi.f90", "mpi_f08.f90"];
+        changed = vec!["mpi.f90", "mpi_f08.f90", "mpi_f08_pmpi.f90", "mpi_f08_mpi.f90"];
         write_file(&build.join("compiler"), &stamp, false);
     }
     // mpi_f08's procedures call libmpi's `mpif.h` procedures through implicit
     // interfaces (gfortran passes hidden string lengths, %VAL addresses).
-    for (src, obj, extra) in [("mpi.f90", "mpi.o", ""), ("mpi_f08.f90", "mpi_f08.o", " -fallow-argument-mismatch -ffree-line-length-none -w")] {
+    // The external procedures use the module: compiled again when it changes.
+    if changed.contains(&"mpi_f08.f90") {
+        changed.extend(["mpi_f08_pmpi.f90", "mpi_f08_mpi.f90"]);
+    }
+    let lax = " -fallow-argument-mismatch -ffree-line-length-none -w";
+    for (dir, src, obj, extra) in [
+        (&inc, "mpi.f90", "mpi.o", ""),
+        (&inc, "mpi_f08.f90", "mpi_f08.o", lax),
+        (&build, "mpi_f08_pmpi.f90", "mpi_f08_pmpi.o", lax),
+        (&build, "mpi_f08_mpi.f90", "mpi_f08_mpi.o", lax),
+    ] {
         let module = inc.join(src.replace(".f90", ".mod"));
-        if !changed.contains(&src) && module.exists() && build.join(obj).exists() {
+        let makes_module = !src.starts_with("mpi_f08_");
+        if !changed.contains(&src) && (!makes_module || module.exists()) && build.join(obj).exists() {
             continue;
         }
-        if let Err(e) = fortran_compile(&format!("{fc}{extra}"), &inc, &inc.join(src), &build.join(obj)) {
+        if let Err(e) = fortran_compile(&format!("{fc}{extra}"), &inc, &dir.join(src), &build.join(obj)) {
             eprintln!("xtask: {e}");
             exit(1)
         }
+        // The MPI_ names are weak: a program (a profiling layer) that defines
+        // MPI_Send_f08ts itself replaces the library's without a clash when the
+        // archive member holding the others is linked in.
+        // Only its definitions: a weak reference to PMPI_Send_f08ts would not
+        // pull the member defining it out of the archive.
+        if src == "mpi_f08_mpi.f90" {
+            let defined = Command::new("nm").args(["-g", "--defined-only"]).arg(build.join(obj)).output();
+            let names: Vec<String> = defined
+                .map(|o| String::from_utf8_lossy(&o.stdout).lines().filter_map(|l| l.split_whitespace().nth(2).map(str::to_string)).collect())
+                .unwrap_or_default();
+            let list = build.join("weak-symbols.txt");
+            write_file(&list, &(names.join("\n") + "\n"), false);
+            let weak = if names.is_empty() {
+                None
+            } else {
+                Command::new("objcopy").arg(format!("--weaken-symbols={}", list.display())).arg(build.join(obj)).status().ok()
+            };
+            if !weak.is_some_and(|s| s.success()) {
+                let _ = fs::remove_file(build.join(obj));
+                eprintln!("xtask: nm/objcopy --weaken-symbols failed on {obj} (binutils' nm and objcopy are needed for mpi_f08's profiling names)");
+                exit(1)
+            }
+        }
     }
     let _ = fs::remove_file(lib.join("libmpi_f08.a"));
-    // The modules' procedures (mpi_f08's wrappers, MPI_SIZEOF of both modules).
-    let ar = Command::new("ar").arg("rcs").arg(lib.join("libmpi_f08.a")).arg(build.join("mpi_f08.o")).arg(build.join("mpi.o")).status();
+    // The modules' procedures (MPI_SIZEOF of both modules, mpi_f08's operators)
+    // and mpi_f08's external procedures: PMPI_x_f08[ts], and the weak MPI_x_f08[ts].
+    let objs = ["mpi_f08.o", "mpi.o", "mpi_f08_pmpi.o", "mpi_f08_mpi.o"].map(|o| build.join(o));
+    let ar = Command::new("ar").arg("rcs").arg(lib.join("libmpi_f08.a")).args(objs).status();
     if !ar.is_ok_and(|s| s.success()) {
         eprintln!("xtask: ar failed making libmpi_f08.a");
         exit(1)

@@ -1227,6 +1227,17 @@ pub extern "C" fn oxmpi_f_sync_reg_(_buf: *mut c_void) {
     std::hint::black_box(_buf);
 }
 
+/// MPI_F_SYNC_REG of `mpif.h` (the modules' procedures call `oxmpi_f_sync_reg_`).
+#[no_mangle]
+pub extern "C" fn pmpi_f_sync_reg_(buf: *mut c_void) {
+    std::hint::black_box(buf);
+}
+
+#[no_mangle]
+pub extern "C" fn mpi_f_sync_reg_(buf: *mut c_void) {
+    pmpi_f_sync_reg_(buf)
+}
+
 #[no_mangle]
 pub static mut mpi_fortran_argvs_null_: c_char = 0;
 

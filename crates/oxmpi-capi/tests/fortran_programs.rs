@@ -262,3 +262,18 @@ fn use_mpi_in_place_alltoallv_w_with_scalar_send_arguments_and_pmpi_wtime() {
         ok_exe(n, &exe);
     }
 }
+
+#[test]
+fn profiling_wrappers_of_mpi_send_and_mpi_bcast_from_all_three_bindings() {
+    if !have_fortran() {
+        return;
+    }
+    // The program's MPI_SEND/MPI_BCAST (mpif.h, use mpi) and MPI_Send_f08ts /
+    // MPI_Bcast_f08ts (mpi_f08) replace the library's and count their calls.
+    for (name, flags) in [("profile_mpi", &[][..]), ("profile_mpif", &["-DOXMPI_MPIF_H"][..]), ("profile_f08", &["-DOXMPI_F08"][..])] {
+        let exe = build_as("profile.F90", name, flags, &[]);
+        for n in [1, 2, 3] {
+            ok_exe(n, &exe);
+        }
+    }
+}
