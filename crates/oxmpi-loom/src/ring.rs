@@ -1,4 +1,4 @@
-//! The shared-memory ring's protocol (see `oxmpi-core/src/transport/shm.rs`, "Ring
+//! The shared-memory ring's protocol (see `oxmpi-core/src/transport/shm/mod.rs`, "Ring
 //! protocol"), over loom's atomics. Positions count slots and only grow; position
 //! `p` is slot `p % slots`. A packet takes `len` consecutive slots (here each slot
 //! carries one `u64` of payload beside its state word) and never wraps: where it
@@ -14,7 +14,7 @@ pub const PUBLISHED: u64 = 1 << 63;
 /// State word: the rest of the lap is unused.
 pub const SKIP: u64 = 1 << 62;
 
-/// One ring (`RingCtl` and the ring's slots in shm.rs) and the consumer's doorbell.
+/// One ring (`RingCtl` and the ring's slots in shm/mod.rs) and the consumer's doorbell.
 pub struct Ring {
     state: Vec<AtomicU64>,
     payload: Vec<UnsafeCell<u64>>,
@@ -22,14 +22,14 @@ pub struct Ring {
     tail: AtomicU64,
     /// The consumer's next slot (its own line: only it writes).
     head: AtomicU64,
-    /// The producer's private copy of `head` (`cached_head` in shm.rs).
+    /// The producer's private copy of `head` (`cached_head` in shm/mod.rs).
     cached_head: AtomicU64,
     /// Rung by the producer after each push (the receiver's doorbell).
     pub bell: Doorbell,
 }
 
 // SAFETY: the payload cells are shared between the one producer and the one
-// consumer exactly as in shm.rs: a cell is written only between the producer's
+// consumer exactly as in shm/ring.rs: a cell is written only between the producer's
 // Acquire of `head` (the consumer is done with it) and its Release of the state
 // word, and read only between the consumer's Acquire of that word and its
 // Release of `head`; loom's `UnsafeCell` checks that claim in every execution.

@@ -1,4 +1,5 @@
 use super::*;
+use crate::error::ErrorClass;
 
 fn int() -> Datatype {
     Datatype::predefined(Primitive::Int)

@@ -1,0 +1,409 @@
+//! Reduction operations (`MPI_Op`): the predefined operations of the MPI
+//! standard and user functions made by `MPI_Op_create`, and the engine that
+//! applies them to buffers (`inout[i] = in[i] op inout[i]`). Pure code: no
+//! communication happens here; the collective algorithms call [`Op::apply`].
+//!
+//! # Which types a predefined operation accepts
+//!
+//! As in the MPI standard's table (see [`PredefinedOp::allows`]):
+//!
+//! | op | type classes |
+//! | --- | --- |
+//! | `MPI_MAX`, `MPI_MIN` | C integer, Fortran integer, floating point |
+//! | `MPI_SUM`, `MPI_PROD` | C integer, Fortran integer, floating point, complex |
+//! | `MPI_LAND`, `MPI_LOR`, `MPI_LXOR` | C integer, logical (and, as MPICH, Fortran integer and floating point) |
+//! | `MPI_BAND`, `MPI_BOR`, `MPI_BXOR` | C integer, Fortran integer, byte |
+//! | `MPI_MAXLOC`, `MPI_MINLOC` | the value-index pair types |
+//! | `MPI_REPLACE`, `MPI_NO_OP` | any type |
+//!
+//! A derived datatype is accepted when all its basic elements are one
+//! predefined type that the operation accepts; the operation is then applied
+//! to each of those elements where it lies in memory (gaps are not touched).
+//!
+//! # Semantics chosen where C leaves a choice
+//!
+//! * Integers wrap around (two's complement) on `MPI_SUM`/`MPI_PROD`, as the
+//!   C code of MPICH does in practice.
+//! * Logical operations take any non-zero value as true and store 0 or 1 of the
+//!   element's width (C `_Bool`, Fortran `LOGICAL`: true is 1). On C integer
+//!   types the same rule applies (`a && b` in C). On floating point types (an
+//!   MPICH extension its own tests use) a value is true when it is not zero
+//!   (a NaN is true, as in C) and the result is 1.0 or 0.0.
+//! * `MPI_MAX`/`MPI_MIN` on floating point are C's `in > inout ? in : inout`
+//!   (`<` for MIN), as MPICH computes them: a NaN compares false, so a NaN in
+//!   `invec` never replaces the value in `inoutvec`, and a NaN already in
+//!   `inoutvec` stays. The result with NaNs thus depends on the order of the
+//!   operands, like in every C implementation; without NaNs it does not.
+//!   `-0.0` and `+0.0` compare equal, so the `inoutvec` zero is kept.
+//! * `MPI_MAXLOC`/`MPI_MINLOC` follow the standard: the larger (smaller) value
+//!   wins with its index; on equal values the lower index wins. A NaN value
+//!   compares neither greater, smaller nor equal: the `inoutvec` pair is kept.
+//! * Complex `MPI_PROD` is the textbook `(ac - bd) + (ad + bc)i`, without the
+//!   infinity/NaN recovery of C Annex G (as MPICH).
+//! * `MPI_LONG_DOUBLE` (x87 80-bit extended precision in 16 bytes): on x86-64
+//!   `MPI_SUM`/`MPI_PROD` are computed with the x87 unit itself, exactly as C's
+//!   `long double` arithmetic (round to nearest, 64-bit significand). On other
+//!   targets the values go through `f64` (precision loss: 53-bit significand,
+//!   exponent range of `f64`); this is documented, not hidden.
+//!   `MPI_MAX`/`MPI_MIN`/`MAXLOC`/`MINLOC` compare the 80-bit values exactly
+//!   on every target. The 6 padding bytes of each element are never written.
+//!
+//! # User functions
+//!
+//! [`Op::user`] wraps a function called as `f(invec, inoutvec, count, datatype)`
+//! that must compute `inoutvec[i] = invec[i] op inoutvec[i]` over `count`
+//! elements of `datatype` in its memory layout (elements `extent` bytes apart),
+//! exactly like the C `MPI_User_function`. The engine calls it once per
+//! [`Op::apply`] with the whole count and the operand order above, which is what
+//! non-commutative operations rely on.
+
+use std::fmt;
+use std::ptr;
+use std::sync::{Arc, OnceLock};
+
+use crate::datatype::{Datatype, Primitive, TypeClass};
+use crate::error::{ErrorClass, MpiError, Result};
+
+mod f80;
+mod kernels;
+mod plan;
+#[cfg(test)]
+mod tests;
+
+use kernels::reduce_run;
+use plan::{apply_layout, data_span, plan, replace, Layout, STREAM_BLOCKS};
+
+/// The predefined reduction operations of MPI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PredefinedOp {
+    Max,
+    Min,
+    Sum,
+    Prod,
+    Land,
+    Band,
+    Lor,
+    Bor,
+    Lxor,
+    Bxor,
+    Maxloc,
+    Minloc,
+    Replace,
+    NoOp,
+}
+
+impl PredefinedOp {
+    pub const ALL: &'static [PredefinedOp] = &[
+        PredefinedOp::Max,
+        PredefinedOp::Min,
+        PredefinedOp::Sum,
+        PredefinedOp::Prod,
+        PredefinedOp::Land,
+        PredefinedOp::Band,
+        PredefinedOp::Lor,
+        PredefinedOp::Bor,
+        PredefinedOp::Lxor,
+        PredefinedOp::Bxor,
+        PredefinedOp::Maxloc,
+        PredefinedOp::Minloc,
+        PredefinedOp::Replace,
+        PredefinedOp::NoOp,
+    ];
+
+    /// The C name, e.g. `MPI_MAX`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            PredefinedOp::Max => "MPI_MAX",
+            PredefinedOp::Min => "MPI_MIN",
+            PredefinedOp::Sum => "MPI_SUM",
+            PredefinedOp::Prod => "MPI_PROD",
+            PredefinedOp::Land => "MPI_LAND",
+            PredefinedOp::Band => "MPI_BAND",
+            PredefinedOp::Lor => "MPI_LOR",
+            PredefinedOp::Bor => "MPI_BOR",
+            PredefinedOp::Lxor => "MPI_LXOR",
+            PredefinedOp::Bxor => "MPI_BXOR",
+            PredefinedOp::Maxloc => "MPI_MAXLOC",
+            PredefinedOp::Minloc => "MPI_MINLOC",
+            PredefinedOp::Replace => "MPI_REPLACE",
+            PredefinedOp::NoOp => "MPI_NO_OP",
+        }
+    }
+
+    /// The operation of this C name (`MPI_SUM`), if it is a predefined one.
+    pub const fn from_name(name: &str) -> Option<PredefinedOp> {
+        let mut i = 0;
+        while i < Self::ALL.len() {
+            if crate::const_str_eq(Self::ALL[i].name(), name) {
+                return Some(Self::ALL[i]);
+            }
+            i += 1;
+        }
+        None
+    }
+
+    /// The engine's own number of the operation (1-based, never 0), for its wire
+    /// formats: not the standard ABI's handle, which only the C library knows.
+    pub fn code(self) -> u8 {
+        self as u8 + 1
+    }
+
+    /// The operation of an engine number ([`code`](Self::code)).
+    pub fn from_code(c: u8) -> Option<PredefinedOp> {
+        Self::ALL.iter().copied().find(|p| p.code() == c)
+    }
+
+    /// Whether the operation is defined on elements of this type class.
+    pub fn allows(self, class: TypeClass) -> bool {
+        use PredefinedOp::*;
+        use TypeClass as C;
+        match self {
+            Max | Min => matches!(class, C::CInteger | C::FortranInteger | C::Floating),
+            Sum | Prod => matches!(class, C::CInteger | C::FortranInteger | C::Floating | C::Complex),
+            // Fortran integers and floating point are extensions (as in MPICH): the
+            // standard lists C integer and logical types only. Complex, byte and
+            // pair types stay errors (MPICH rejects them too).
+            Land | Lor | Lxor => matches!(class, C::CInteger | C::FortranInteger | C::Logical | C::Floating),
+            Band | Bor | Bxor => matches!(class, C::CInteger | C::FortranInteger | C::Byte),
+            Maxloc | Minloc => class == C::Pair,
+            Replace | NoOp => true,
+        }
+    }
+
+    /// The type classes the operation accepts, for error messages.
+    fn allowed_classes(self) -> &'static str {
+        use PredefinedOp::*;
+        match self {
+            Max | Min => "C integer, Fortran integer and floating point types",
+            Sum | Prod => "C integer, Fortran integer, floating point and complex types",
+            Land | Lor | Lxor => "C integer, Fortran integer, logical and floating point types",
+            Band | Bor | Bxor => "C integer, Fortran integer and byte types",
+            Maxloc | Minloc => "the value-index pair types (MPI_DOUBLE_INT, MPI_2INT, ...)",
+            Replace | NoOp => "all types",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for PredefinedOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+fn class_name(c: TypeClass) -> &'static str {
+    match c {
+        TypeClass::CInteger => "C integer",
+        TypeClass::FortranInteger => "Fortran integer",
+        TypeClass::Floating => "floating point",
+        TypeClass::Logical => "logical",
+        TypeClass::Complex => "complex",
+        TypeClass::Byte => "byte",
+        TypeClass::Pair => "value-index pair",
+        TypeClass::Other => "no reduction type class",
+    }
+}
+
+/// A user function: (invec, inoutvec, count, datatype). Raw pointers because C
+/// users pass C function pointers; the Rust API wraps closures.
+pub type UserFunction = dyn Fn(*const u8, *mut u8, usize, &Datatype) + Send + Sync;
+
+enum OpKind {
+    Predefined(PredefinedOp),
+    User { func: Arc<UserFunction>, commute: bool },
+}
+
+/// A reduction operation: predefined or user-defined. Cheap to clone.
+#[derive(Clone)]
+pub struct Op(Arc<OpKind>);
+
+impl fmt::Debug for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Op").field(&self.name()).finish()
+    }
+}
+
+impl Op {
+    /// The predefined operation `p` (one shared instance per operation).
+    pub fn predefined(p: PredefinedOp) -> Op {
+        static CACHE: OnceLock<Vec<Op>> = OnceLock::new();
+        let all = CACHE.get_or_init(|| {
+            PredefinedOp::ALL
+                .iter()
+                .map(|&p| Op(Arc::new(OpKind::Predefined(p))))
+                .collect()
+        });
+        all[p.index()].clone()
+    }
+
+    /// A user operation (`MPI_Op_create`). `commute` tells whether the
+    /// algorithms may reorder the operands.
+    pub fn user(f: Arc<UserFunction>, commute: bool) -> Op {
+        Op(Arc::new(OpKind::User { func: f, commute }))
+    }
+
+    pub fn as_predefined(&self) -> Option<PredefinedOp> {
+        match &*self.0 {
+            OpKind::Predefined(p) => Some(*p),
+            OpKind::User { .. } => None,
+        }
+    }
+
+    /// Whether the operation is commutative (all predefined ones are).
+    pub fn is_commutative(&self) -> bool {
+        match &*self.0 {
+            OpKind::Predefined(_) => true,
+            OpKind::User { commute, .. } => *commute,
+        }
+    }
+
+    pub fn name(&self) -> String {
+        match &*self.0 {
+            OpKind::Predefined(p) => p.name().to_string(),
+            OpKind::User { commute: true, .. } => "user-defined operation (commutative)".into(),
+            OpKind::User { commute: false, .. } => "user-defined operation (non-commutative)".into(),
+        }
+    }
+
+    /// Checks that this op may be applied to `dt` (`ErrorClass::Op` otherwise),
+    /// naming `call` in the message. User operations accept every datatype.
+    pub fn check(&self, dt: &Datatype, call: &str) -> Result<()> {
+        match &*self.0 {
+            OpKind::User { .. } => Ok(()),
+            OpKind::Predefined(p) => check_predefined(*p, dt, call).map(|_| ()),
+        }
+    }
+
+    /// `inout[i] = in[i] op inout[i]` for `count` elements of `dt` in memory
+    /// layout (elements `dt.extent()` bytes apart, data at the offsets of
+    /// `dt.blocks()`). Bytes outside the blocks are not written.
+    ///
+    /// # Safety
+    /// Both buffers cover `count` elements of dt's memory layout (`invec`
+    /// readable, `inoutvec` writable) and do not overlap.
+    pub unsafe fn apply(&self, invec: *const u8, inoutvec: *mut u8, count: usize, dt: &Datatype) -> Result<()> {
+        match &*self.0 {
+            OpKind::User { func, .. } => {
+                if count > 0 {
+                    func(invec, inoutvec, count, dt);
+                }
+                Ok(())
+            }
+            OpKind::Predefined(p) => {
+                let prim = check_predefined(*p, dt, "MPI_Reduce_local")?;
+                if count == 0 {
+                    return Ok(());
+                }
+                match (*p, prim) {
+                    (PredefinedOp::NoOp, _) => Ok(()),
+                    (PredefinedOp::Replace, _) if dt.block_count() > STREAM_BLOCKS => {
+                        let ext = dt.extent();
+                        for i in 0..count as isize {
+                            dt.for_each_block(i.wrapping_mul(ext), |off, len| {
+                                // SAFETY: each block of each element is inside both buffers.
+                                unsafe { ptr::copy(invec.wrapping_offset(off), inoutvec.wrapping_offset(off), len) };
+                            });
+                        }
+                        Ok(())
+                    }
+                    (PredefinedOp::Replace, _) => {
+                        // SAFETY: the caller's contract covers `count` elements of `dt`.
+                        unsafe { replace(invec, inoutvec, count, &dt.blocks_cow(), dt.extent()) };
+                        Ok(())
+                    }
+                    (_, Some(prim)) if dt.as_primitive() != Some(prim) && dt.block_count() > STREAM_BLOCKS => {
+                        // Too many blocks for a plan: block by block, each a
+                        // whole number of elements (as every regular type's are).
+                        let esz = prim.size();
+                        let mut whole = data_span(prim) == esz;
+                        dt.for_each_block(0, |_, len| whole &= len % esz == 0);
+                        if !whole {
+                            return Err(op_error(format!(
+                                "MPI_Reduce_local: {} cannot be applied to {}: its blocks split elements of {}",
+                                p.name(),
+                                dt_label(dt),
+                                prim.name()
+                            )));
+                        }
+                        let ext = dt.extent();
+                        for i in 0..count as isize {
+                            dt.for_each_block(i.wrapping_mul(ext), |off, len| {
+                                // SAFETY: the caller's contract covers `count` elements of `dt`;
+                                // this block of element i holds len / esz packed elements.
+                                unsafe { reduce_run(*p, prim, invec.wrapping_offset(off), inoutvec.wrapping_offset(off), len / esz, esz) };
+                            });
+                        }
+                        Ok(())
+                    }
+                    (_, Some(prim)) => {
+                        let layout = if dt.as_primitive() == Some(prim) {
+                            Layout::Predefined
+                        } else {
+                            Layout::Derived(plan(prim, &dt.blocks_cow(), dt.extent()).map_err(|why| {
+                                op_error(format!(
+                                    "MPI_Reduce_local: {} cannot be applied to {}: {why}",
+                                    p.name(),
+                                    dt_label(dt)
+                                ))
+                            })?)
+                        };
+                        // SAFETY: the caller's contract covers `count` elements of `dt`,
+                        // and `layout` only addresses bytes inside dt's blocks.
+                        unsafe { apply_layout(*p, prim, &layout, invec, inoutvec, count, dt.extent()) };
+                        Ok(())
+                    }
+                    (_, None) => Err(MpiError::intern("MPI_Reduce_local", "checked datatype without primitive")),
+                }
+            }
+        }
+    }
+}
+
+/// The datatype's name, or a description when it has none.
+fn dt_label(dt: &Datatype) -> String {
+    match dt.name() {
+        n if n.is_empty() => "a derived datatype".to_string(),
+        n => n,
+    }
+}
+
+fn op_error(message: String) -> MpiError {
+    MpiError::new(ErrorClass::Op, message)
+}
+
+/// Checks a predefined op against a datatype; returns the primitive the op
+/// computes on (None only for REPLACE/NO_OP on mixed datatypes).
+fn check_predefined(p: PredefinedOp, dt: &Datatype, call: &str) -> Result<Option<Primitive>> {
+    let prim = dt.as_primitive().or_else(|| dt.single_primitive());
+    if matches!(p, PredefinedOp::Replace | PredefinedOp::NoOp) {
+        return Ok(prim);
+    }
+    match prim {
+        Some(prim) if p.allows(prim.class()) => Ok(Some(prim)),
+        Some(prim) => {
+            let class = class_name(prim.class());
+            let what = if dt.as_primitive() == Some(prim) {
+                format!("{} ({class})", prim.name())
+            } else {
+                match dt.name() {
+                    n if n.is_empty() => format!("a derived datatype of {} ({class})", prim.name()),
+                    n => format!("{n} (a derived datatype of {}, {class})", prim.name()),
+                }
+            };
+            Err(op_error(format!(
+                "{call}: {} is not defined for {what}; it applies to {}",
+                p.name(),
+                p.allowed_classes()
+            )))
+        }
+        None => Err(op_error(format!(
+            "{call}: {} is not defined for {}: a predefined operation needs a datatype whose basic \
+             elements are all of one predefined type",
+            p.name(),
+            dt_label(dt)
+        ))),
+    }
+}

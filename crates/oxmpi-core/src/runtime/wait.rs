@@ -1,0 +1,320 @@
+//! The blocking-wait loop: the engine lock, progress steps, and waits that spin,
+//! yield, then sleep on the doorbell (shared memory) or poll(2) (TCP) so that
+//! idle ranks on a loaded machine do not burn cores.
+
+use super::*;
+
+/// Waits until one of `fds` is readable (or writable, where asked) or `timeout` passes.
+fn poll_readable(fds: &[(std::os::fd::RawFd, bool)], timeout: Duration) {
+    let events = |write: bool| if write { libc::POLLIN | libc::POLLOUT } else { libc::POLLIN };
+    let mut pfds: Vec<libc::pollfd> = fds.iter().map(|&(fd, write)| libc::pollfd { fd, events: events(write), revents: 0 }).collect();
+    // SAFETY: `pfds` is a valid array of pollfd of the length passed.
+    unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, timeout.as_millis().max(1) as libc::c_int) };
+}
+
+/// Whether any of `fds` is readable (or writable, where asked) now, without waiting.
+fn fds_ready(fds: &[(std::os::fd::RawFd, bool)]) -> bool {
+    let events = |write: bool| if write { libc::POLLIN | libc::POLLOUT } else { libc::POLLIN };
+    let mut pfds: Vec<libc::pollfd> = fds.iter().map(|&(fd, write)| libc::pollfd { fd, events: events(write), revents: 0 }).collect();
+    // SAFETY: `pfds` is a valid array of pollfd of the length passed; timeout 0 returns at once.
+    unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, 0) > 0 }
+}
+
+impl Engine {
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` under the lock (no progress step: the hot path of immediate
+    /// calls; progress happens in the wait/test that follows).
+    pub(crate) fn with_state<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
+        let mut st = self.lock();
+        let before = st.completions;
+        let v = f(&mut st);
+        let woke = st.completions != before;
+        drop(st);
+        if woke && self.waiters.load(Ordering::SeqCst) > 0 {
+            self.bell.ring();
+        }
+        v
+    }
+
+    /// Runs `f` under the lock after one progress step.
+    pub(crate) fn with_progress<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
+        let mut st = self.lock();
+        let before = st.completions;
+        st.progress();
+        let v = f(&mut st);
+        let woke = st.completions != before;
+        drop(st);
+        if woke && self.waiters.load(Ordering::SeqCst) > 0 {
+            self.bell.ring();
+        }
+        serve_one_sided();
+        v
+    }
+
+    /// Makes progress until `f` returns `Some`: spins briefly, then yields, then
+    /// sleeps on the rank's doorbell, so idle ranks leave the CPU to busy ones.
+    pub(crate) fn wait_until<T>(&self, f: impl FnMut(&mut State) -> Option<T>) -> T {
+        self.wait_until_described(&|| None, f)
+    }
+
+    /// [`Engine::wait_until`] for a call that can describe itself should it
+    /// block for long (`desc` runs only then; see `crate::diag`).
+    pub(crate) fn wait_until_described<T>(&self, desc: &dyn Fn() -> Option<crate::diag::Call>, f: impl FnMut(&mut State) -> Option<T>) -> T {
+        self.wait_inner(false, desc, f)
+    }
+
+    /// [`Engine::wait_until`] for a wait on many requests already posted
+    /// (MPI_Waitall): each progress step takes every packet that lands in a
+    /// posted receive, instead of stopping at the first completion (see
+    /// [`State::progress_draining`]); a window of 64 messages then costs one
+    /// poll, not 64.
+    pub(crate) fn wait_until_draining<T>(&self, f: impl FnMut(&mut State) -> Option<T>) -> T {
+        self.wait_inner(true, &|| None, f)
+    }
+
+    fn wait_inner<T>(&self, drain: bool, desc: &dyn Fn() -> Option<crate::diag::Call>, mut f: impl FnMut(&mut State) -> Option<T>) -> T {
+        let mut idle: u32 = 0;
+        let mut reported = false;
+        let mut sleeping_since: Option<std::time::Instant> = None;
+        // Tells the launcher when this wait has been idle for long (slow path
+        // only; on return it costs one branch).
+        let mut watch = crate::diag::Watch::new();
+        // The time-blocked pvar: started once the wait has polled in vain
+        // `TIMED_AFTER` times, so waits that end within a few microseconds (the
+        // latency-bound fast path) read no clock.
+        const TIMED_AFTER: u32 = 64;
+        let mut blocked: Option<crate::tools::BlockedTimer> = None;
+        let mut spins: u32 = 0;
+        // With sockets and shared memory, how long a sleep lasts before the
+        // sockets are looked at again.
+        const FIRST_TCP_SLICE: Duration = Duration::from_micros(50);
+        let mut tcp_slice = FIRST_TCP_SLICE;
+        loop {
+            let (result, progressed) = self.poll_with(&mut f, drain);
+            if let Some(v) = result {
+                return v;
+            }
+            if progressed {
+                watch.progressed();
+                idle = 0;
+                tcp_slice = FIRST_TCP_SLICE;
+                continue;
+            }
+            idle = idle.saturating_add(1);
+            // `>=`: the lock-free spin below advances `idle` by several at a time.
+            if idle >= TIMED_AFTER && blocked.is_none() {
+                blocked = Some(crate::tools::BlockedTimer::start());
+            }
+            if idle < self.spin {
+                // Between full polls (the lock, a progress step, the caller's
+                // check: ~300 instructions), look at the rings without the lock
+                // and poll as soon as a packet is there: the poll loop's period is
+                // what a message that lands mid-loop waits (the latency path).
+                // Other work (outboxes, shared copies, schedules) is polled at
+                // least every 16th spin.
+                let mut k = 0;
+                while k < 15 && !self.quick_incoming() {
+                    std::hint::spin_loop();
+                    k += 1;
+                }
+                idle = idle.saturating_add(k / 4);
+                // Give the core away now and then (about every 100 µs of
+                // spinning): when the peer waits for a CPU (this one, or both
+                // taken by other programs), a spin that never yields burns
+                // the whole time slice (milliseconds) before the peer runs.
+                // On an idle core sched_yield returns at once.
+                spins = spins.wrapping_add(1);
+                if spins.is_multiple_of(SPINS_PER_YIELD) {
+                    std::thread::yield_now();
+                }
+                continue;
+            }
+            if idle < self.spin + self.yields {
+                std::thread::yield_now();
+                continue;
+            }
+            // A wait that sleeps is blocked, however few polls it made first (an
+            // oversubscribed rank sleeps after one look).
+            if blocked.is_none() {
+                blocked = Some(crate::tools::BlockedTimer::start());
+            }
+            // Announce the sleep, then look once more: a peer that publishes after
+            // this look sees us in the doorbell's sleepers and wakes us.
+            let ticket = self.bell.prepare_sleep();
+            self.waiters.fetch_add(1, Ordering::SeqCst);
+            self.lock().announce_blocked_pushes();
+            let (result, progressed) = self.poll_with(&mut f, drain);
+            if result.is_some() || progressed {
+                self.waiters.fetch_sub(1, Ordering::SeqCst);
+                self.bell.cancel_sleep();
+                if let Some(v) = result {
+                    return v;
+                }
+                watch.progressed();
+                idle = 0;
+                continue;
+            }
+            // A consumer freeing a cell of a full ring rings us (announced above), but
+            // that hint can be missed in a narrow race: poll often while blocked.
+            let busy = self.lock().outbox_busy();
+            let timeout = if busy { Duration::from_micros(200) } else { Duration::from_millis(20) };
+            if !busy {
+                watch.idle(self, desc);
+            }
+            if !reported {
+                if let Some(after) = self.hang_report {
+                    let started = *sleeping_since.get_or_insert_with(std::time::Instant::now);
+                    if started.elapsed() > after {
+                        reported = true;
+                        eprint!("oxmpi: blocked for {:?}; this rank waits on:\n{}", started.elapsed(), self.lock().describe());
+                    }
+                }
+            }
+            if self.has_tcp.load(Ordering::Relaxed) {
+                let fds = self.lock().tcp_fds();
+                if self.shm_seg.is_some() {
+                    // Shared-memory peers ring the doorbell, sockets do not: look
+                    // at the sockets without waiting, then sleep on the doorbell
+                    // for a slice that grows while nothing comes (50 µs to 1 ms).
+                    // Waiting in poll(2) instead kept every shared-memory hand-off
+                    // waiting for the poll's timeout (1 ms) once a process had any
+                    // socket (after MPI_Comm_connect/accept or spawn).
+                    if fds_ready(&fds) {
+                        self.bell.cancel_sleep();
+                    } else {
+                        self.bell.sleep(ticket, tcp_slice.min(timeout));
+                        tcp_slice = (tcp_slice * 2).min(Duration::from_millis(1));
+                    }
+                } else {
+                    // Sockets only: wait on them.
+                    poll_readable(&fds, timeout.min(Duration::from_millis(1)));
+                    self.bell.cancel_sleep();
+                }
+            } else {
+                self.bell.sleep(ticket, timeout);
+            }
+            self.waiters.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Whether a look without the lock suggests polling now: a packet waits in a
+    /// ring into this rank, or there are sockets (which only a poll reads).
+    #[inline]
+    fn quick_incoming(&self) -> bool {
+        match self.shm_seg {
+            Some(seg) if !self.has_tcp.load(Ordering::Relaxed) => seg.any_incoming(),
+            _ => true,
+        }
+    }
+
+    /// The doorbell of world rank `world` when it shares this rank's host
+    /// segment (itself included); `None` otherwise.
+    pub(crate) fn local_bell(&self, world: u32) -> Option<&'static Doorbell> {
+        let seg = self.shm_seg?;
+        let local = (*self.local_of.get(world as usize)?)?;
+        Some(seg.doorbell(local as usize))
+    }
+
+    /// Waits until `ready()` (a look at shared memory, no lock) holds, driving
+    /// the progress engine now and then: spins briefly (progress every 32 looks),
+    /// then yields (progress each time), then sleeps on this rank's doorbell for
+    /// at most `max_sleep` (peers ring it when they publish what `ready` looks
+    /// for). On an oversubscribed host the spin is short: a collective hands over
+    /// between ranks many times, and a spinning rank keeps the one it waits for
+    /// off the CPU.
+    pub(crate) fn wait_flag(&self, mut ready: impl FnMut() -> bool, max_sleep: Duration) {
+        let mut idle: u32 = 0;
+        let spin = if self.oversubscribed { self.spin.saturating_mul(8).min(256) } else { self.spin.saturating_mul(8) };
+        let yields = self.yields;
+        let mut watch = crate::diag::Watch::new();
+        loop {
+            if ready() {
+                return;
+            }
+            idle = idle.saturating_add(1);
+            if idle < spin {
+                // As in `wait_inner`: let a peer waiting for this core run.
+                if idle.is_multiple_of(32 * SPINS_PER_YIELD) {
+                    std::thread::yield_now();
+                }
+                if idle.is_multiple_of(32) && self.poll(&mut |_| Some(())).1 {
+                    idle = 0;
+                }
+                std::hint::spin_loop();
+                continue;
+            }
+            if idle < spin + yields {
+                if self.poll(&mut |_| Some(())).1 {
+                    watch.progressed();
+                    idle = 0;
+                }
+                std::thread::yield_now();
+                continue;
+            }
+            let ticket = self.bell.prepare_sleep();
+            self.waiters.fetch_add(1, Ordering::SeqCst);
+            let progressed = self.poll(&mut |_| Some(())).1;
+            if progressed || ready() {
+                self.waiters.fetch_sub(1, Ordering::SeqCst);
+                self.bell.cancel_sleep();
+                watch.progressed();
+                idle = 0;
+                continue;
+            }
+            let outbox = self.lock().outbox_busy();
+            let busy = outbox || self.has_tcp.load(Ordering::Relaxed);
+            if !outbox {
+                watch.idle(self, &|| None);
+            }
+            let timeout = if busy { max_sleep.min(Duration::from_micros(200)) } else { max_sleep };
+            self.bell.sleep(ticket, timeout);
+            self.waiters.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// One progress step (then one-sided serving): whether it moved anything. For
+    /// the one-sided progress thread, when the program is not in MPI.
+    pub(crate) fn progress_step(&self) -> bool {
+        self.poll(&mut |_| Some(())).1
+    }
+
+    /// One progress step (a call that waits on something outside the engine,
+    /// such as a port, keeps the engine going with it).
+    pub(crate) fn progress_once(&self) {
+        self.poll(&mut |_| Some(()));
+    }
+
+    /// One progress step and one look at the condition, under the lock.
+    fn poll<T>(&self, f: &mut impl FnMut(&mut State) -> Option<T>) -> (Option<T>, bool) {
+        self.poll_with(f, false)
+    }
+
+    fn poll_with<T>(&self, f: &mut impl FnMut(&mut State) -> Option<T>, drain: bool) -> (Option<T>, bool) {
+        let mut st = self.lock();
+        let before = st.completions;
+        let progressed = if drain { st.progress_draining() } else { st.progress() };
+        let r = f(&mut st);
+        let woke = st.completions != before;
+        drop(st);
+        // Another thread of this rank may sleep on our doorbell for a request we
+        // just completed (MPI_THREAD_MULTIPLE).
+        if woke && self.waiters.load(Ordering::SeqCst) > 0 {
+            self.bell.ring();
+        }
+        serve_one_sided();
+        (r, progressed)
+    }
+}
+
+/// One-sided requests from other hosts are applied by the target's progress:
+/// after each progress step, outside the engine lock (see `rma::am`).
+#[inline]
+fn serve_one_sided() {
+    if crate::rma::AM_ACTIVE.load(Ordering::Acquire) {
+        crate::rma::serve_all();
+    }
+}

@@ -1,0 +1,303 @@
+//! The rings: the per-ring process-private locks, pushing and popping packets
+//! (the ring protocol of the parent module's documentation, also modelled in
+//! `oxmpi-loom`), the blocked-producer handshake and the incoming-packet hint.
+
+use super::*;
+
+/// A process-private lock guarding one side of one ring; 128 B to avoid false sharing
+/// between threads working on different peers.
+#[repr(align(128))]
+pub(super) struct SideLock(pub(super) AtomicBool);
+
+impl SideLock {
+    #[inline]
+    fn try_lock(&self) -> Option<SideGuard<'_>> {
+        if self.0.swap(true, Ordering::Acquire) {
+            None
+        } else {
+            Some(SideGuard(&self.0))
+        }
+    }
+}
+
+struct SideGuard<'a>(&'a AtomicBool);
+
+impl Drop for SideGuard<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+/// Frees a consumed packet's slots (also if the consumer's callback panics, so a
+/// packet is never delivered twice).
+struct SlotRelease<'a> {
+    seg: &'a ShmSegment,
+    ring: usize,
+    index: usize,
+    slots: usize,
+    head: &'a AtomicU64,
+    to: u64,
+}
+
+impl Drop for SlotRelease<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        // Every slot of the packet reads "empty" again, so that whichever of them starts
+        // a packet in the next lap is not mistaken for published before it is.
+        for k in 0..self.slots {
+            self.seg.state(self.seg.slot_ptr(self.ring, self.index + k)).store(0, Ordering::Relaxed);
+        }
+        // Release: our reads of the payload and the clearing above happen before the
+        // producer's next writes (it Acquires `head` before reusing the slots).
+        self.head.store(self.to, Ordering::Release);
+    }
+}
+
+impl ShmSegment {
+
+    /// Index of ring `(from, to)`; both already checked `< nlocal`.
+    #[inline]
+    pub(super) fn ring_index(&self, from: usize, to: usize) -> usize {
+        from * self.layout.nlocal + to
+    }
+
+    #[inline]
+    pub(super) fn ctl(&self, ring: usize) -> &RingCtl {
+        debug_assert!(ring < self.layout.nlocal * self.layout.nlocal);
+        // SAFETY: ring < nlocal², so the control block lies inside the mapping (see `Layout::new`), 128-aligned (a multiple of its 384-byte size from a 256-aligned start).
+        // RingCtl is all atomics; the reference borrows `self`, which keeps the mapping alive.
+        unsafe {
+            &*(self
+                .map
+                .ptr
+                .as_ptr()
+                .add(self.layout.ctls + ring * std::mem::size_of::<RingCtl>())
+                as *const RingCtl)
+        }
+    }
+
+    /// Slots per ring.
+    #[inline]
+    pub(super) fn slots(&self) -> usize {
+        self.layout.cells * (CELL_SIZE / SLOT)
+    }
+
+    /// The slot index of ring position `pos`: `pos % slots`, as a mask (cells per ring
+    /// are a power of two, [`cells_per_ring`], so slots are too; a 64-bit division on
+    /// every push and pop was measurable).
+    #[inline]
+    fn slot_of(&self, pos: u64) -> usize {
+        let slots = self.slots() as u64;
+        debug_assert!(slots.is_power_of_two());
+        (pos & (slots - 1)) as usize
+    }
+
+    /// Pointer to slot `index` (already reduced modulo [`Self::slots`]) of ring `ring`
+    /// (`ring < nlocal²`).
+    #[inline]
+    fn slot_ptr(&self, ring: usize, index: usize) -> *mut u8 {
+        debug_assert!(ring < self.layout.nlocal * self.layout.nlocal && index < self.slots());
+        let off = self.layout.rings + ring * self.layout.cells * CELL_SIZE + index * SLOT;
+        // `off + SLOT <= total` by construction of `Layout` (a ring is `cells * CELL_SIZE`
+        // bytes); callers reduce positions modulo the ring first. Plain pointer arithmetic;
+        // every dereference is justified where it happens.
+        self.map.ptr.as_ptr().wrapping_add(off)
+    }
+
+    /// The state word at the start of a slot.
+    #[inline]
+    fn state(&self, slot: *mut u8) -> &AtomicU64 {
+        // `slot` comes from `Self::slot_ptr`: the start of a slot inside the mapping, 64-byte
+        // aligned (rings start on a page). A packet's first 8 bytes are only accessed as this
+        // atomic (payload slices start after it; later slots are never read as state words
+        // while they carry payload, see the ring protocol).
+        // SAFETY: aligned, in bounds, atomic-only access; the reference borrows `self`, which keeps the mapping alive.
+        unsafe { &*(slot as *const AtomicU64) }
+    }
+
+    #[inline]
+    pub(super) fn check_peer(&self, peer: usize) {
+        assert!(
+            peer < self.layout.nlocal,
+            "shm: local rank {peer} >= nlocal {}",
+            self.layout.nlocal
+        );
+    }
+
+    /// Producer: if ring `my_local -> to` has room for a packet of up to `max_len`
+    /// bytes (at most [`CELL_PAYLOAD`]), call `fill` with that many bytes of ring,
+    /// publish a packet of the length it returns, ring `to`'s doorbell and return
+    /// `true`. Otherwise return `false` without calling `fill`: the ring is full, or
+    /// another thread of this process is pushing to `to` at this instant.
+    ///
+    /// `to == my_local` is supported (a loopback ring). Panics if `to >= nlocal`, if
+    /// `max_len > CELL_PAYLOAD`, or if `fill` returns more than `max_len` (then
+    /// nothing is published). If `fill` panics, nothing is published.
+    #[inline]
+    pub fn try_push(&self, to: usize, max_len: usize, fill: impl FnOnce(&mut [u8]) -> usize) -> bool {
+        self.check_peer(to);
+        let Some(guard) = self.push_locks[to].try_lock() else {
+            return false;
+        };
+        // SAFETY: the push lock for `to` makes us the only pusher of this process.
+        let pushed = unsafe { self.try_push_exclusive(to, max_len, fill) };
+        drop(guard);
+        pushed
+    }
+
+    /// [`ShmSegment::try_push`] without the per-ring lock, for a caller that already
+    /// serializes all of its process's ring traffic (the engine does everything under
+    /// its own mutex, and the extra locked instruction per packet was measurable).
+    ///
+    /// # Safety
+    /// No other thread of this process pushes to `to` (through either method) while
+    /// this call runs.
+    #[inline]
+    pub unsafe fn try_push_exclusive(&self, to: usize, max_len: usize, fill: impl FnOnce(&mut [u8]) -> usize) -> bool {
+        self.check_peer(to);
+        assert!(max_len <= CELL_PAYLOAD, "shm: packet of {max_len} bytes exceeds CELL_PAYLOAD ({CELL_PAYLOAD})");
+        let ring = self.ring_index(self.my_local, to);
+        let ctl = self.ctl(ring);
+        let slots = self.slots() as u64;
+        let tail = ctl.tail.pos.load(Ordering::Relaxed);
+        let index = self.slot_of(tail);
+        // A packet never wraps: if it does not fit before the end, a skip marker
+        // fills the rest of the lap and the packet starts at slot 0.
+        let want = slots_for(max_len) as u64;
+        let skip = if index as u64 + want > slots { slots - index as u64 } else { 0 };
+        // Room for the skip and the packet.
+        let need = skip + want;
+        let cached = &self.cached_head[to];
+        if tail.wrapping_sub(cached.load(Ordering::Relaxed)).saturating_add(need) > slots {
+            // Acquire: the consumer's reads of the slots it freed happen before our writes.
+            let head = ctl.head.pos.load(Ordering::Acquire);
+            cached.store(head, Ordering::Relaxed);
+            if tail.wrapping_sub(head).saturating_add(need) > slots {
+                return false;
+            }
+        }
+        let start = if skip > 0 { 0 } else { index };
+        let first = self.slot_ptr(ring, start);
+        // We have exclusive access to slots [start, start + want]: they lie between our
+        // tail and the consumer's head one lap on (checked above), so the consumer has
+        // finished with them and reads none until we publish; no other producer exists
+        // (this function's contract in this process, the owner claim across processes).
+        // `fill` cannot keep the slice (FnOnce(&mut [u8]) is higher-ranked).
+        // SAFETY: the `max_len` bytes after the state word lie within the `want` slots from
+        // `start`, inside the ring (`start + want <= slots`), exclusively ours (see above).
+        let payload = unsafe { std::slice::from_raw_parts_mut(first.add(STATE_LEN), max_len) };
+        let len = fill(payload);
+        assert!(len <= max_len, "shm: fill wrote {len} bytes into room for {max_len}");
+        let used = slots_for(len) as u64;
+        // Release: the payload is visible to whoever Acquires this state word.
+        self.state(first).store(PUBLISHED | len as u64, Ordering::Release);
+        if skip > 0 {
+            // Published after the packet at slot 0, so a consumer that follows the skip
+            // finds that packet's state word already set.
+            self.state(self.slot_ptr(ring, index)).store(PUBLISHED | SKIP, Ordering::Release);
+        }
+        ctl.tail.pos.store(tail.wrapping_add(skip + used), Ordering::Relaxed);
+        self.doorbell(to).ring();
+        true
+    }
+
+    /// Consumer: if ring `from -> my_local` holds a packet, call `f` with it (borrowed in
+    /// place), release its slots and return `true`; otherwise return `false` (the ring
+    /// is empty, or another thread of this process is popping from `from` right now).
+    ///
+    /// A length word larger than `CELL_PAYLOAD` (a corrupted or hostile peer) is clamped
+    /// to `CELL_PAYLOAD`, and to the end of the ring. If `f` panics the packet still
+    /// counts as consumed. Panics if `from >= nlocal`.
+    #[inline]
+    pub fn try_pop(&self, from: usize, f: impl FnOnce(&[u8])) -> bool {
+        self.check_peer(from);
+        let Some(_guard) = self.pop_locks[from].try_lock() else {
+            return false;
+        };
+        // SAFETY: the pop lock for `from` makes us the only consumer of this process.
+        unsafe { self.try_pop_exclusive(from, f) }
+    }
+
+    /// [`ShmSegment::try_pop`] without the per-ring lock (see
+    /// [`ShmSegment::try_push_exclusive`]).
+    ///
+    /// # Safety
+    /// No other thread of this process pops from `from` (through either method)
+    /// while this call runs.
+    #[inline]
+    pub unsafe fn try_pop_exclusive(&self, from: usize, f: impl FnOnce(&[u8])) -> bool {
+        self.check_peer(from);
+        let ring = self.ring_index(from, self.my_local);
+        let head = &self.ctl(ring).head.pos;
+        let slots = self.slots() as u64;
+        let mut pos = head.load(Ordering::Relaxed);
+        let mut index = self.slot_of(pos);
+        let mut slot = self.slot_ptr(ring, index);
+        // Acquire: the producer's payload writes happen before our reads.
+        let mut word = self.state(slot).load(Ordering::Acquire);
+        if word & PUBLISHED == 0 {
+            return false;
+        }
+        if word & SKIP != 0 {
+            // The rest of the lap is unused: the packet is at slot 0.
+            self.state(slot).store(0, Ordering::Relaxed);
+            pos = pos.wrapping_add(slots - index as u64);
+            head.store(pos, Ordering::Release);
+            index = 0;
+            slot = self.slot_ptr(ring, 0);
+            word = self.state(slot).load(Ordering::Acquire);
+            if word & PUBLISHED == 0 || word & SKIP != 0 {
+                return false;
+            }
+        }
+        let len = (word as u32 as usize).min(CELL_PAYLOAD).min((self.slots() - index) * SLOT - STATE_LEN);
+        // Declared before the slice borrow ends; its drop (after `f`, also on unwind)
+        // frees the packet's slots by advancing `head`.
+        let release = SlotRelease { seg: self, ring, index, slots: slots_for(len), head, to: pos.wrapping_add(slots_for(len) as u64) };
+        // The packet is published (we Acquired its state word) and the producer will not
+        // write its slots again until `head` moves past them, which happens after `f`
+        // returns; no other consumer exists (this function's contract, the owner claim).
+        // `f` cannot retain the slice (higher-ranked FnOnce(&[u8])).
+        // SAFETY: `len` bytes after the state word lie within the ring (clamped above),
+        // and nobody writes them while the slice lives (see above).
+        let packet = unsafe { std::slice::from_raw_parts(slot.add(STATE_LEN) as *const u8, len) };
+        f(packet);
+        drop(release);
+        // A producer that found the ring full may be asleep: the slots we just freed
+        // are what it waits for. (A hint read without a fence: if it is set just after
+        // this load, the producer's own re-check or its short sleep covers it.)
+        let blocked = &self.ctl(ring).head.producer_blocked;
+        if blocked.load(Ordering::Relaxed) != 0 {
+            blocked.store(0, Ordering::Relaxed);
+            self.doorbell(from).ring();
+        }
+        true
+    }
+
+    /// Producer: announces that ring `my_local -> to` is full and we may sleep until
+    /// the consumer frees a cell (it then rings our doorbell). Announce after taking
+    /// the doorbell ticket and before the last look at the ring.
+    pub fn announce_blocked(&self, to: usize) {
+        self.check_peer(to);
+        self.ctl(self.ring_index(self.my_local, to)).head.producer_blocked.store(1, Ordering::SeqCst);
+    }
+
+    /// Whether any ring into this rank (including the loopback ring) holds a packet.
+    /// A hint: cheap (one load per peer, no locks) and exact only when no other thread
+    /// of this process pops concurrently. Take the doorbell ticket first, then call
+    /// this, then sleep if it says `false`.
+    pub fn any_incoming(&self) -> bool {
+        (0..self.layout.nlocal).any(|from| {
+            let ring = self.ring_index(from, self.my_local);
+            let pos = self.ctl(ring).head.pos.load(Ordering::Relaxed);
+            self.state(self.slot_ptr(ring, self.slot_of(pos))).load(Ordering::Acquire) & PUBLISHED != 0
+        })
+    }
+
+    /// Test hook: the state word of slot `index` of ring `(from, to)`.
+    #[cfg(test)]
+    pub(super) fn raw_state(&self, from: usize, to: usize, index: usize) -> &AtomicU64 {
+        self.state(self.slot_ptr(self.ring_index(from, to), index % self.slots()))
+    }
+}

@@ -1,0 +1,590 @@
+//! Unit tests of the shared-memory segment and its rings (moved out of the former
+//! `transport/shm.rs`).
+
+use super::*;
+use std::os::unix::fs::PermissionsExt;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+
+/// A unique segment name, unlinked when dropped (also when the test panics).
+struct TestName(String);
+
+impl TestName {
+    fn new(tag: &str) -> TestName {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        TestName(format!("oxmpi-test-{}-{n}-{tag}", std::process::id()))
+    }
+    fn path(&self) -> String {
+        format!("/dev/shm/{}", self.0)
+    }
+}
+
+impl Drop for TestName {
+    fn drop(&mut self) {
+        ShmSegment::unlink(&self.0);
+    }
+}
+
+fn push_bytes(seg: &ShmSegment, to: usize, data: &[u8]) -> bool {
+    seg.try_push(to, data.len(), |buf: &mut [u8]| {
+        buf.copy_from_slice(data);
+        data.len()
+    })
+}
+
+fn pop_vec(seg: &ShmSegment, from: usize) -> Option<Vec<u8>> {
+    let mut out = None;
+    seg.try_pop(from, |p| out = Some(p.to_vec()));
+    out
+}
+
+/// Deterministic packet `i`: length varies over 0..=CELL_PAYLOAD, content from i.
+fn packet(i: u64) -> Vec<u8> {
+    let len = match i % 7 {
+        0 => 0,
+        1 => 8,
+        2 => 56,
+        3 => 57,
+        4 => CELL_PAYLOAD,
+        _ => (i.wrapping_mul(2654435761) % CELL_PAYLOAD as u64) as usize,
+    };
+    let mut v: Vec<u8> = (0..len)
+        .map(|k| (i as usize).wrapping_mul(31).wrapping_add(k) as u8)
+        .collect();
+    if len >= 8 {
+        v[..8].copy_from_slice(&i.to_le_bytes());
+    }
+    v
+}
+
+#[test]
+fn constants_and_formula() {
+    assert_eq!(CELL_PAYLOAD, 8184);
+    assert_eq!(cells_per_ring(1), 64);
+    assert_eq!(cells_per_ring(2), 64);
+    assert_eq!(cells_per_ring(4), 64);
+    assert_eq!(cells_per_ring(8), 64);
+    assert_eq!(cells_per_ring(16), 32);
+    assert_eq!(cells_per_ring(32), 8);
+    assert_eq!(cells_per_ring(200), 8);
+    for n in 1..=64 {
+        let c = cells_per_ring(n);
+        assert!(c.is_power_of_two() && (8..=64).contains(&c));
+        if n <= 32 {
+            assert!(n * n * c * CELL_SIZE <= SEGMENT_BUDGET, "n={n}");
+        }
+        let l = Layout::new(n).unwrap();
+        assert_eq!(l.rings % PAGE, 0);
+        assert_eq!(l.ctls % 256, 0);
+        assert!(l.ctls >= l.slots + n * 128);
+        assert!(l.rings >= l.ctls + n * n * 384);
+        assert_eq!(l.total, l.rings + n * n * c * CELL_SIZE);
+    }
+    assert!(Layout::new(0).is_err());
+    assert!(Layout::new(MAX_LOCAL + 1).is_err());
+}
+
+#[test]
+fn create_open_and_exchange_both_ways() {
+    let name = TestName::new("both");
+    let a = ShmSegment::create(&name.0, 2, 0).unwrap();
+    let b = ShmSegment::open(&name.0, 2, 1).unwrap();
+    assert_eq!((a.nlocal(), a.my_local()), (2, 0));
+    assert_eq!((b.nlocal(), b.my_local()), (2, 1));
+    assert_eq!(a.ring_capacity(), 64);
+    assert!(!b.any_incoming());
+    assert!(pop_vec(&b, 0).is_none());
+
+    let t = b.doorbell(1).prepare_sleep();
+    assert!(push_bytes(&a, 1, b"hello from 0"));
+    assert_ne!(
+        b.doorbell(1).generation(),
+        t,
+        "push must ring the receiver's doorbell"
+    );
+    b.doorbell(1).cancel_sleep();
+    assert!(b.any_incoming());
+    assert!(!a.any_incoming());
+    assert_eq!(pop_vec(&b, 1), None, "nothing from myself");
+    assert_eq!(pop_vec(&b, 0).unwrap(), b"hello from 0");
+    assert!(!b.any_incoming());
+
+    assert!(push_bytes(&b, 0, b"and back from 1"));
+    assert!(a.any_incoming());
+    assert_eq!(pop_vec(&a, 1).unwrap(), b"and back from 1");
+
+    // Empty and maximal packets.
+    assert!(push_bytes(&a, 1, b""));
+    let big: Vec<u8> = (0..CELL_PAYLOAD).map(|i| (i % 251) as u8).collect();
+    assert!(push_bytes(&a, 1, &big));
+    assert_eq!(pop_vec(&b, 0).unwrap(), b"");
+    assert_eq!(pop_vec(&b, 0).unwrap(), big);
+}
+
+#[test]
+fn ring_full_and_fifo() {
+    let name = TestName::new("full");
+    let a = ShmSegment::create(&name.0, 3, 0).unwrap();
+    let c = ShmSegment::open(&name.0, 3, 2).unwrap();
+    let ring_bytes = a.ring_capacity() as u64 * CELL_SIZE as u64;
+    // Many laps of mixed sizes, so that skips at the end of a lap and the cleared
+    // next state word are exercised.
+    let mut next_in = 0u64;
+    let mut next_out = 0u64;
+    for _round in 0..40 {
+        let mut bytes_in_flight = 0u64;
+        while push_bytes(&a, 2, &packet(next_in)) {
+            bytes_in_flight += slots_for(packet(next_in).len()) as u64 * SLOT as u64;
+            next_in += 1;
+        }
+        assert!(bytes_in_flight <= ring_bytes, "more in flight than the ring holds");
+        let mut called = false;
+        assert!(!a.try_push(2, CELL_PAYLOAD, |_| {
+            called = true;
+            0
+        }));
+        assert!(!called, "fill must not run when the ring is full");
+        // Drain half, then refill.
+        for _ in 0..(next_in - next_out).div_ceil(2) {
+            assert_eq!(pop_vec(&c, 0).unwrap(), packet(next_out));
+            next_out += 1;
+        }
+    }
+    // Small packets sit back to back: a ring holds many more of them than cells.
+    while let Some(p) = pop_vec(&c, 0) {
+        assert_eq!(p, packet(next_out));
+        next_out += 1;
+    }
+    assert_eq!(next_in, next_out);
+    let mut small = 0u64;
+    while push_bytes(&a, 2, &[7u8; 8]) {
+        small += 1;
+    }
+    assert!(small >= ring_bytes / SLOT as u64 - 2, "only {small} 8-byte packets fit");
+    for _ in 0..small {
+        assert_eq!(pop_vec(&c, 0).unwrap(), [7u8; 8]);
+    }
+    assert!(!c.any_incoming());
+}
+
+#[test]
+fn loopback_ring_works() {
+    let name = TestName::new("self");
+    let a = ShmSegment::create(&name.0, 2, 1).unwrap();
+    for i in 0..200u64 {
+        assert!(push_bytes(&a, 1, &packet(i)));
+        assert!(a.any_incoming());
+        assert_eq!(pop_vec(&a, 1).unwrap(), packet(i));
+    }
+    assert!(!a.any_incoming());
+}
+
+#[test]
+#[should_panic(expected = "exceeds CELL_PAYLOAD")]
+fn oversized_fill_panics() {
+    let name = TestName::new("oversize");
+    let a = ShmSegment::create(&name.0, 2, 0).unwrap();
+    a.try_push(1, CELL_PAYLOAD + 1, |_| 0);
+}
+
+#[test]
+#[should_panic(expected = "into room for")]
+fn fill_longer_than_announced_panics() {
+    let name = TestName::new("overfill");
+    let a = ShmSegment::create(&name.0, 2, 0).unwrap();
+    a.try_push(1, 8, |_| 9);
+}
+
+#[test]
+fn panicking_callbacks_leave_the_ring_consistent() {
+    let name = TestName::new("panic");
+    let a = ShmSegment::create(&name.0, 2, 0).unwrap();
+    let b = ShmSegment::open(&name.0, 2, 1).unwrap();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        a.try_push(1, 16, |_| panic!("fill fails"));
+    }));
+    assert!(r.is_err());
+    assert!(!b.any_incoming(), "a failed fill publishes nothing");
+    assert!(push_bytes(&a, 1, b"one"));
+    assert!(push_bytes(&a, 1, b"two"));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        b.try_pop(0, |_| panic!("consumer fails"));
+    }));
+    assert!(r.is_err());
+    assert_eq!(
+        pop_vec(&b, 0).unwrap(),
+        b"two",
+        "the panicked packet is consumed"
+    );
+    assert!(push_bytes(&a, 1, b"three"), "locks were released");
+    assert_eq!(pop_vec(&b, 0).unwrap(), b"three");
+}
+
+#[test]
+fn corrupted_length_is_clamped() {
+    let name = TestName::new("torn");
+    let a = ShmSegment::create(&name.0, 2, 0).unwrap();
+    let b = ShmSegment::open(&name.0, 2, 1).unwrap();
+    assert!(push_bytes(&a, 1, b"x"));
+    // A hostile peer rewrites the length word of the published packet.
+    let st = a.raw_state(0, 1, 0);
+    st.store(PUBLISHED | u64::from(u32::MAX), Ordering::Release);
+    let mut seen = None;
+    assert!(b.try_pop(0, |p| seen = Some(p.len())));
+    assert_eq!(seen, Some(CELL_PAYLOAD));
+    // A garbage state word without the published bit makes the ring look empty.
+    assert!(push_bytes(&a, 1, b"y"));
+    let at = (slots_for(CELL_PAYLOAD)) % a.slots();
+    a.raw_state(0, 1, at).store(0x0ead_beef_0000_0001, Ordering::Release);
+    assert!(pop_vec(&b, 0).is_none());
+    assert!(!b.any_incoming());
+    // A consumer position that says the ring is full stops the producer.
+    let ctl = a.ctl(a.ring_index(0, 1));
+    let full = ctl.tail.pos.load(Ordering::Relaxed).wrapping_sub(a.slots() as u64);
+    ctl.head.pos.store(full, Ordering::Relaxed);
+    a.cached_head[1].store(full, Ordering::Relaxed);
+    assert!(!push_bytes(&a, 1, b"z"));
+    // Wildly corrupted positions still index inside the ring.
+    ctl.tail.pos.store(u64::MAX - 3, Ordering::Relaxed);
+    ctl.head.pos.store(u64::MAX, Ordering::Relaxed);
+    let _ = push_bytes(&a, 1, b"w");
+    let _ = pop_vec(&b, 0);
+    let _ = b.any_incoming();
+}
+
+#[test]
+fn two_thread_stress_in_order() {
+    let name = TestName::new("stress");
+    let a = ShmSegment::create(&name.0, 2, 0).unwrap();
+    let b = ShmSegment::open(&name.0, 2, 1).unwrap();
+    const N: u64 = 200_000;
+    let producer = std::thread::spawn(move || {
+        let mut i = 0u64;
+        while i < N {
+            // Small packets mostly (realistic, and fast), some large ones.
+            let p = if i & 63 == 0 {
+                packet(i)
+            } else {
+                i.to_le_bytes().to_vec()
+            };
+            if push_bytes(&a, 1, &p) {
+                i += 1;
+            } else {
+                std::hint::spin_loop();
+                std::thread::yield_now();
+            }
+        }
+        a
+    });
+    let consumer = std::thread::spawn(move || {
+        let mut i = 0u64;
+        while i < N {
+            let t = b.doorbell(1).prepare_sleep();
+            let got = b.try_pop(0, |p| {
+                let want = if i & 63 == 0 {
+                    packet(i)
+                } else {
+                    i.to_le_bytes().to_vec()
+                };
+                assert_eq!(p, &want[..], "packet {i}");
+            });
+            if got {
+                b.doorbell(1).cancel_sleep();
+                i += 1;
+            } else if !b.any_incoming() {
+                b.doorbell(1).sleep(t, Duration::from_millis(100));
+            } else {
+                b.doorbell(1).cancel_sleep();
+            }
+        }
+        assert!(!b.any_incoming());
+        b
+    });
+    let _a = producer.join().unwrap();
+    let _b = consumer.join().unwrap();
+}
+
+#[test]
+fn shared_handle_across_threads_is_race_free() {
+    // Two threads of one process hammer the same handle (same rings): the private
+    // side locks keep the SPSC discipline; every packet arrives exactly once.
+    let name = TestName::new("mt");
+    let a = Arc::new(ShmSegment::create(&name.0, 2, 0).unwrap());
+    let b = ShmSegment::open(&name.0, 2, 1).unwrap();
+    const PER_THREAD: u64 = 20_000;
+    let threads: Vec<_> = (0..2u64)
+        .map(|t| {
+            let a = a.clone();
+            std::thread::spawn(move || {
+                let mut i = 0;
+                while i < PER_THREAD {
+                    if push_bytes(&a, 1, &(t << 32 | i).to_le_bytes()) {
+                        i += 1;
+                    } else {
+                        std::thread::yield_now();
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut next = [0u64; 2];
+    while next.iter().sum::<u64>() < 2 * PER_THREAD {
+        b.try_pop(0, |p| {
+            let v = u64::from_le_bytes(p.try_into().unwrap());
+            let (t, i) = ((v >> 32) as usize, v & 0xffff_ffff);
+            assert_eq!(i, next[t], "per-thread FIFO");
+            next[t] += 1;
+        });
+    }
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert!(!b.any_incoming());
+}
+
+#[test]
+fn shared_copy_chunks_are_claimed_once_and_ids_fence_off_old_copies() {
+    let name = TestName::new("copy");
+    let sender = Arc::new(ShmSegment::create(&name.0, 2, 0).unwrap());
+    let receiver = ShmSegment::open(&name.0, 2, 1).unwrap();
+    const CHUNKS: u32 = 5000;
+    for id in 1..=3u32 {
+        receiver.copy_begin(0, 2, id);
+        // A stale helper of the previous copy gets nothing of this one.
+        assert_eq!(sender.copy_claim(0, 1, 2, id - 1, CHUNKS), None);
+        let helper = {
+            let sender = sender.clone();
+            std::thread::spawn(move || {
+                let mut mine = Vec::new();
+                while let Some(c) = sender.copy_claim(0, 1, 2, id, CHUNKS) {
+                    mine.push(c);
+                    sender.copy_done(0, 1, 2, true);
+                }
+                mine
+            })
+        };
+        let mut mine = Vec::new();
+        while let Some(c) = receiver.copy_claim(0, 1, 2, id, CHUNKS) {
+            mine.push(c);
+            receiver.copy_done(0, 1, 2, true);
+        }
+        mine.extend(helper.join().unwrap());
+        mine.sort_unstable();
+        assert_eq!(mine, (0..CHUNKS).collect::<Vec<_>>(), "every chunk exactly once");
+        assert_eq!(receiver.copy_progress(0, 2), (CHUNKS, false));
+        assert_eq!(receiver.copy_progress(0, 1), (0, false), "other slots untouched");
+    }
+    // A failed chunk is reported.
+    receiver.copy_begin(0, 3, 4);
+    let c = sender.copy_claim(0, 1, 3, 4, 2).unwrap();
+    assert_eq!(c, 0);
+    sender.copy_done(0, 1, 3, false);
+    assert_eq!(receiver.copy_progress(0, 3), (1, true));
+    assert_eq!(sender.copy_claim(0, 1, COPY_SLOTS, 4, 2), None, "no such slot");
+}
+
+#[test]
+fn open_validates() {
+    let name = TestName::new("validate");
+    let _a = ShmSegment::create(&name.0, 3, 0).unwrap();
+    let e = ShmSegment::open(&name.0, 4, 1).unwrap_err();
+    assert!(
+        e.message.contains("created for 3 local ranks"),
+        "{}",
+        e.message
+    );
+    let e = ShmSegment::open(&name.0, 2, 1).unwrap_err();
+    assert!(
+        e.message.contains("created for 3 local ranks"),
+        "{}",
+        e.message
+    );
+    let e = ShmSegment::open(&name.0, 3, 3).unwrap_err();
+    assert_eq!(e.class, ErrorClass::Arg);
+    let e = ShmSegment::open(&name.0, 3, 0).unwrap_err();
+    assert!(e.message.contains("already attached"), "{}", e.message);
+    let b = ShmSegment::open(&name.0, 3, 1).unwrap();
+    drop(b);
+    // Dropping releases the claim.
+    let _b = ShmSegment::open(&name.0, 3, 1).unwrap();
+    // O_EXCL: creating twice fails.
+    let e = ShmSegment::create(&name.0, 3, 2).unwrap_err();
+    assert!(e.message.contains("cannot create"), "{}", e.message);
+    // Missing segment, bad names.
+    let missing = TestName::new("missing");
+    let e = ShmSegment::open(&missing.0, 3, 1).unwrap_err();
+    assert!(e.message.contains("cannot open"), "{}", e.message);
+    assert_eq!(
+        ShmSegment::create("a/b", 2, 0).unwrap_err().class,
+        ErrorClass::Arg
+    );
+    assert_eq!(
+        ShmSegment::create("", 2, 0).unwrap_err().class,
+        ErrorClass::Arg
+    );
+    assert_eq!(
+        ShmSegment::create(&name.0, 0, 0).unwrap_err().class,
+        ErrorClass::Arg
+    );
+}
+
+#[test]
+fn open_rejects_foreign_file() {
+    let name = TestName::new("foreign");
+    std::fs::write(name.path(), vec![0xabu8; 8192]).unwrap();
+    let e = ShmSegment::open(&name.0, 2, 1).unwrap_err();
+    assert!(e.message.contains("not an oxmpi segment"), "{}", e.message);
+}
+
+#[test]
+fn mode_is_0600_and_unlink_removes() {
+    let name = TestName::new("mode");
+    // Even under a permissive umask the file must be private.
+    let seg = ShmSegment::create(&name.0, 4, 0).unwrap();
+    let meta = std::fs::metadata(name.path()).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    assert_eq!(meta.len() as usize, seg.size());
+    assert_eq!(seg.size(), segment_size(4).unwrap());
+    ShmSegment::unlink(&name.0);
+    assert!(!std::path::Path::new(&name.path()).exists());
+    // The mapping stays usable after unlink.
+    assert!(push_bytes(&seg, 0, b"still mapped"));
+    assert_eq!(pop_vec(&seg, 0).unwrap(), b"still mapped");
+    // Unlinking a missing segment is fine.
+    ShmSegment::unlink(&name.0);
+    ShmSegment::unlink("no/such");
+}
+
+#[test]
+fn failed_create_leaves_nothing() {
+    let name = TestName::new("toobig");
+    // More ranks than supported: rejected before anything is created.
+    assert!(ShmSegment::create(&name.0, MAX_LOCAL + 1, 0).is_err());
+    assert!(!std::path::Path::new(&name.path()).exists());
+}
+
+const CHILD_ENV: &str = "OXMPI_SHM_TEST_CHILD";
+const ROUNDS: u64 = 20_000;
+
+/// The child half of `cross_process_echo`: does nothing unless started by it.
+#[test]
+fn cross_process_echo_child() {
+    let Ok(name) = std::env::var(CHILD_ENV) else {
+        return;
+    };
+    let seg = ShmSegment::open(&name, 2, 1).unwrap();
+    super::super::cma::allow_peer_reads();
+    // Tell the parent where our CMA-readable buffer is.
+    static SECRET: [u8; 32] = *b"the child's memory, read by CMA!";
+    let mut hello = Vec::new();
+    hello.extend_from_slice(&(std::process::id() as u64).to_le_bytes());
+    hello.extend_from_slice(&(SECRET.as_ptr() as u64).to_le_bytes());
+    while !push_bytes(&seg, 0, &hello) {
+        std::thread::yield_now();
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(Instant::now() < deadline, "child timed out");
+        let t = seg.doorbell(1).prepare_sleep();
+        let mut msg = None;
+        if seg.try_pop(0, |p| msg = Some(p.to_vec())) {
+            seg.doorbell(1).cancel_sleep();
+            let msg = msg.unwrap();
+            if msg == b"quit" {
+                break;
+            }
+            while !push_bytes(&seg, 0, &msg) {
+                assert!(Instant::now() < deadline, "child timed out pushing");
+                std::thread::yield_now();
+            }
+        } else {
+            seg.doorbell(1).sleep(t, Duration::from_secs(5));
+        }
+    }
+}
+
+#[test]
+fn cross_process_echo() {
+    if std::env::var(CHILD_ENV).is_ok() {
+        return;
+    }
+    let name = TestName::new("xproc");
+    let seg = ShmSegment::create(&name.0, 2, 0).unwrap();
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "transport::shm::tests::cross_process_echo_child",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, &name.0)
+        // The harness' "running 1 test" chatter would clutter our output; the
+        // child's panics go to stderr, which we keep.
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // Wait (asleep) for the child's hello.
+        let hello = loop {
+            assert!(Instant::now() < deadline, "no hello from the child");
+            let t = seg.doorbell(0).prepare_sleep();
+            if let Some(p) = pop_vec(&seg, 1) {
+                seg.doorbell(0).cancel_sleep();
+                break p;
+            }
+            if let Ok(Some(st)) = child.try_wait() {
+                panic!("child exited early: {st}");
+            }
+            seg.doorbell(0).sleep(t, Duration::from_millis(100));
+        };
+        let pid = u64::from_le_bytes(hello[..8].try_into().unwrap());
+        let addr = u64::from_le_bytes(hello[8..16].try_into().unwrap());
+        assert_eq!(pid, u64::from(child.id()));
+        if super::super::cma::probe_cma() {
+            let mut buf = [0u8; 32];
+            super::super::cma::read_remote(pid as i32, addr as usize, &mut buf).unwrap();
+            assert_eq!(&buf, b"the child's memory, read by CMA!");
+        }
+        // Echo traffic with at most `cap` packets outstanding, sleeping when idle.
+        let cap = seg.ring_capacity() as u64;
+        let (mut sent, mut got) = (0u64, 0u64);
+        while got < ROUNDS {
+            assert!(Instant::now() < deadline, "echo stalled at {got}/{ROUNDS}");
+            let t = seg.doorbell(0).prepare_sleep();
+            let mut progress = false;
+            while sent < ROUNDS && sent - got < cap && push_bytes(&seg, 1, &packet(sent)) {
+                sent += 1;
+                progress = true;
+            }
+            while seg.try_pop(1, |p| assert_eq!(p, &packet(got)[..], "echo {got}")) {
+                got += 1;
+                progress = true;
+            }
+            if !progress && !seg.any_incoming() {
+                seg.doorbell(0).sleep(t, Duration::from_millis(100));
+            } else {
+                seg.doorbell(0).cancel_sleep();
+            }
+        }
+        while !push_bytes(&seg, 1, b"quit") {
+            std::thread::yield_now();
+        }
+        loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            assert!(Instant::now() < deadline, "child did not exit");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }));
+    match result {
+        Ok(status) => assert!(status.success(), "child failed: {status}"),
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            std::panic::resume_unwind(e);
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! Packet traffic over established connections: pushing and popping packets,
+//! the non-blocking progress step (`poll`), framing packets onto and off each
+//! connection, the descriptors to wait on, and the clean shutdown.
+
+use super::*;
+
+impl TcpTransport {
+
+    /// Queues one packet for `to` (copying `fill`'s output into the send buffer); false
+    /// if the per-peer send queue is over its bound (back-pressure), or the peer failed
+    /// or said goodbye (see [`TcpTransport::failed_peer`]). Starts connecting if not
+    /// connected. Bytes are written by [`TcpTransport::poll`].
+    ///
+    /// Panics if `fill` returns more than [`MAX_PACKET`].
+    pub fn try_push(&mut self, to: u32, fill: impl FnOnce(&mut [u8]) -> usize) -> bool {
+        self.check_peer(to);
+        let p = &mut self.peers[to as usize];
+        if p.failed || p.bye_queued || p.queued() >= SEND_BOUND {
+            return false;
+        }
+        let len = fill(&mut self.packet);
+        assert!(
+            len <= MAX_PACKET,
+            "tcp: packet of {len} bytes exceeds MAX_PACKET ({MAX_PACKET})"
+        );
+        if p.sent > 0 && p.sent >= p.sendbuf.len() / 2 {
+            p.sendbuf.drain(..p.sent);
+            p.sent = 0;
+        }
+        p.sendbuf
+            .extend_from_slice(&wire::encode_frame_header(wire::KIND_DATA, len as u32));
+        p.sendbuf.extend_from_slice(&self.packet[..len]);
+        self.activate(to);
+        if self.peers[to as usize].conn.is_none() {
+            self.maybe_connect(to, Instant::now());
+        }
+        true
+    }
+
+    /// Hands the next complete packet received from `from` to `f`; false if none.
+    /// Takes the next packet from `from`, if any, as an owned buffer (no copy; the
+    /// engine handles it while it holds `&mut` to everything else).
+    pub fn pop_packet(&mut self, from: u32) -> Option<Vec<u8>> {
+        self.check_peer(from);
+        let p = &mut self.peers[from as usize];
+        let pkt = p.recvq.pop_front()?;
+        p.recv_bytes -= pkt.len();
+        Some(pkt)
+    }
+
+    pub fn try_pop(&mut self, from: u32, f: impl FnOnce(&[u8])) -> bool {
+        self.check_peer(from);
+        let p = &mut self.peers[from as usize];
+        let Some(pkt) = p.recvq.pop_front() else {
+            return false;
+        };
+        p.recv_bytes -= pkt.len();
+        f(&pkt);
+        true
+    }
+
+    /// Ranks with received packets waiting (so the engine pops only those).
+    pub fn readable_peers(&self) -> impl Iterator<Item = u32> + '_ {
+        self.active
+            .iter()
+            .copied()
+            .filter(|&r| !self.peers[r as usize].recvq.is_empty())
+    }
+
+    /// Raw fds to wait on (for a blocking wait with poll(2)/epoll): listener + connections.
+    /// The descriptors to wait on, each with whether we wait for room to write too
+    /// (a connection with bytes queued: a full socket buffer drains without telling
+    /// a sleeper that only waits for input).
+    pub fn poll_set(&self) -> Vec<(RawFd, bool)> {
+        let mut v = vec![(self.listener.as_raw_fd(), false)];
+        v.extend(self.pending.iter().map(|c| (c.stream.as_raw_fd(), c.out_sent < c.out.len())));
+        for &r in &self.active {
+            let p = &self.peers[r as usize];
+            v.extend(p.attempt.iter().map(|c| (c.stream.as_raw_fd(), true)));
+            v.extend(p.conn.iter().map(|c| (c.stream.as_raw_fd(), p.queued() > 0 || c.out_sent < c.out.len())));
+        }
+        v
+    }
+
+    pub fn fds(&self) -> Vec<RawFd> {
+        let mut v = vec![self.listener.as_raw_fd()];
+        v.extend(self.pending.iter().map(|c| c.stream.as_raw_fd()));
+        for &r in &self.active {
+            let p = &self.peers[r as usize];
+            v.extend(
+                p.attempt
+                    .iter()
+                    .chain(p.conn.iter())
+                    .map(|c| c.stream.as_raw_fd()),
+            );
+        }
+        v
+    }
+
+    /// Non-blocking I/O step: accept, advance handshakes, write queued bytes, read
+    /// available bytes into per-peer packet queues. Returns whether anything happened.
+    /// Never blocks.
+    pub fn poll(&mut self) -> bool {
+        let now = Instant::now();
+        let mut did = false;
+        // Pending connections first (those that closed leave room), then new ones,
+        // whose hello goes out at once.
+        self.advance_pending(now, &mut did);
+        if now >= self.next_accept {
+            let mut accepted = false;
+            self.accept_new(&mut accepted);
+            // More may be queued behind a burst: look again at once.
+            self.next_accept = if accepted { now } else { now + ACCEPT_INTERVAL };
+            did |= accepted;
+        }
+        self.advance_pending(now, &mut did);
+        let mut i = 0;
+        while i < self.active.len() {
+            let r = self.active[i];
+            self.advance_attempt(r, now, &mut did);
+            self.service_conn(r, &mut did);
+            self.maybe_connect(r, now);
+            i += 1;
+        }
+        did
+    }
+
+    /// Writes queued bytes to and reads frames from `r`'s established connection.
+    fn service_conn(&mut self, r: u32, did: &mut bool) {
+        let Some(res) = self.service_conn_inner(r, did) else {
+            return;
+        };
+        if let Err(reason) = res {
+            self.fail_peer(r, format!("connection to rank {r}: {reason}"));
+        }
+    }
+
+    fn service_conn_inner(
+        &mut self,
+        r: u32,
+        did: &mut bool,
+    ) -> Option<std::result::Result<(), String>> {
+        let p = &mut self.peers[r as usize];
+        let c = p.conn.as_mut()?;
+        let scratch = &mut self.scratch;
+        Some((|| {
+            // Write: handshake leftovers (the server's verdict) first, then frames.
+            if c.flush_handshake(did).map_err(|e| e.to_string())? && p.sent < p.sendbuf.len() {
+                write_some(&c.stream, &p.sendbuf, &mut p.sent, did).map_err(|e| e.to_string())?;
+                if p.sent == p.sendbuf.len() {
+                    p.sendbuf.clear();
+                    p.sent = 0;
+                }
+            }
+            // Read, unless the packets already received are over the bound.
+            let mut reads = 0;
+            while !c.eof && p.recv_bytes < RECV_BOUND && reads < READS_PER_POLL {
+                reads += 1;
+                let (recvq, recv_bytes) = (&mut p.recvq, &mut p.recv_bytes);
+                let mut push = |f: Frame| {
+                    if let Frame::Packet(v) = f {
+                        *recv_bytes += v.len();
+                        recvq.push_back(v);
+                    }
+                };
+                let direct = c.dec.direct_buf(DIRECT_MIN).is_some();
+                let res = if direct {
+                    let buf = c.dec.direct_buf(DIRECT_MIN).unwrap();
+                    (&c.stream).read(buf)
+                } else {
+                    (&c.stream).read(scratch)
+                };
+                match res {
+                    Ok(0) => {
+                        if !c.dec.at_boundary() {
+                            return Err(
+                                "connection closed in the middle of a frame (truncated frame)"
+                                    .into(),
+                            );
+                        }
+                        if !c.dec.saw_bye() {
+                            return Err("connection closed by the peer".into());
+                        }
+                        c.eof = true;
+                    }
+                    Ok(n) => {
+                        *did = true;
+                        if direct {
+                            c.dec.advance_direct(n, &mut push);
+                        } else {
+                            c.dec.feed(&scratch[..n], &mut push)?;
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e.to_string()),
+                }
+            }
+            Ok(())
+        })())
+    }
+
+    /// Ends the transport cleanly: flushes queued packets, sends a goodbye to every
+    /// connected peer and waits for theirs (or `timeout`), then closes. Afterwards
+    /// `try_push` returns false. Returns whether every connection closed cleanly.
+    pub fn shutdown(&mut self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        for &r in &self.active {
+            let p = &mut self.peers[r as usize];
+            if p.conn.is_some() && !p.bye_queued {
+                p.bye_queued = true;
+                p.sendbuf
+                    .extend_from_slice(&wire::encode_frame_header(wire::KIND_BYE, 0));
+            }
+        }
+        loop {
+            self.poll();
+            let done = self.active.iter().all(|&r| {
+                let p = &self.peers[r as usize];
+                match &p.conn {
+                    None => true,
+                    Some(c) => c.dec.saw_bye() && p.queued() == 0,
+                }
+            });
+            if done {
+                break;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            wait_fds(&self.fds(), (deadline - now).min(Duration::from_millis(10)));
+        }
+        let clean = self.active.iter().all(|&r| {
+            let p = &self.peers[r as usize];
+            p.conn
+                .as_ref()
+                .map_or(!p.failed, |c| c.dec.saw_bye() && p.queued() == 0)
+        });
+        for &r in &self.active {
+            let p = &mut self.peers[r as usize];
+            p.conn = None;
+            p.attempt = None;
+            p.bye_queued = true;
+        }
+        self.pending.clear();
+        clean
+    }
+}
+
+/// Blocks until one of `fds` is readable (or errors) or `timeout` passes.
+pub fn wait_fds(fds: &[RawFd], timeout: Duration) {
+    let mut v: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    // SAFETY: `v` is a valid array of pollfd of the given length.
+    unsafe {
+        libc::poll(
+            v.as_mut_ptr(),
+            v.len() as libc::nfds_t,
+            timeout.as_millis().min(i32::MAX as u128) as i32,
+        )
+    };
+}

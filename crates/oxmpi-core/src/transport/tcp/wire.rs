@@ -1,0 +1,339 @@
+//! The wire format: handshake messages and frames (encoding, parsing, MACs, and the
+//! incremental frame decoder), as described in the parent module. Public for the
+//! tests and the fuzz target; the engine only uses [`TcpTransport`](super::TcpTransport).
+
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+use super::MAX_PACKET;
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// Protocol magic, with the version in its last byte.
+pub const MAGIC: [u8; 8] = *b"OXMPITC1";
+pub const NONCE_LEN: usize = 32;
+pub const MAC_LEN: usize = 32;
+pub const SERVER_HELLO_LEN: usize = 8 + 4 + NONCE_LEN;
+pub const CLIENT_MSG_LEN: usize = 8 + 4 + 4 + NONCE_LEN + MAC_LEN;
+pub const VERDICT_LEN: usize = 1 + MAC_LEN;
+pub const FRAME_HEADER_LEN: usize = 8;
+pub const KIND_DATA: u8 = 1;
+pub const KIND_BYE: u8 = 2;
+
+pub type Nonce = [u8; NONCE_LEN];
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+fn mac(secret: &[u8], parts: &[&[u8]]) -> HmacSha256 {
+    let mut m = HmacSha256::new_from_slice(secret).expect("HMAC accepts keys of any length");
+    for p in parts {
+        m.update(p);
+    }
+    m
+}
+
+/// The server's first message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServerHello {
+    pub rank: u32,
+    pub nonce: Nonce,
+}
+
+pub fn encode_server_hello(rank: u32, nonce: &Nonce) -> [u8; SERVER_HELLO_LEN] {
+    let mut b = [0u8; SERVER_HELLO_LEN];
+    b[..8].copy_from_slice(&MAGIC);
+    b[8..12].copy_from_slice(&rank.to_le_bytes());
+    b[12..].copy_from_slice(nonce);
+    b
+}
+
+pub fn parse_server_hello(b: &[u8]) -> Result<ServerHello, &'static str> {
+    if b.len() != SERVER_HELLO_LEN {
+        return Err("server hello has the wrong size");
+    }
+    if b[..8] != MAGIC {
+        return Err("bad protocol magic in server hello");
+    }
+    let mut nonce = [0u8; NONCE_LEN];
+    nonce.copy_from_slice(&b[12..]);
+    Ok(ServerHello {
+        rank: u32_at(b, 8),
+        nonce,
+    })
+}
+
+/// The client's authenticated message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientMsg {
+    pub rank: u32,
+    pub server_rank: u32,
+    pub nonce: Nonce,
+    pub mac: [u8; MAC_LEN],
+}
+
+fn client_mac(
+    secret: &[u8],
+    rank: u32,
+    server_rank: u32,
+    server_nonce: &Nonce,
+    client_nonce: &Nonce,
+) -> HmacSha256 {
+    mac(
+        secret,
+        &[
+            b"oxmpi-client",
+            server_nonce,
+            client_nonce,
+            &rank.to_le_bytes(),
+            &server_rank.to_le_bytes(),
+        ],
+    )
+}
+
+pub fn encode_client_msg(
+    secret: &[u8],
+    rank: u32,
+    server_rank: u32,
+    server_nonce: &Nonce,
+    client_nonce: &Nonce,
+) -> [u8; CLIENT_MSG_LEN] {
+    let tag = client_mac(secret, rank, server_rank, server_nonce, client_nonce)
+        .finalize()
+        .into_bytes();
+    let mut b = [0u8; CLIENT_MSG_LEN];
+    b[..8].copy_from_slice(&MAGIC);
+    b[8..12].copy_from_slice(&rank.to_le_bytes());
+    b[12..16].copy_from_slice(&server_rank.to_le_bytes());
+    b[16..48].copy_from_slice(client_nonce);
+    b[48..].copy_from_slice(&tag);
+    b
+}
+
+/// Parses the client message's layout (not its MAC: see [`verify_client_msg`]).
+pub fn parse_client_msg(b: &[u8]) -> Result<ClientMsg, &'static str> {
+    if b.len() != CLIENT_MSG_LEN {
+        return Err("client message has the wrong size");
+    }
+    if b[..8] != MAGIC {
+        return Err("bad protocol magic in client message");
+    }
+    let mut nonce = [0u8; NONCE_LEN];
+    nonce.copy_from_slice(&b[16..48]);
+    let mut tag = [0u8; MAC_LEN];
+    tag.copy_from_slice(&b[48..]);
+    Ok(ClientMsg {
+        rank: u32_at(b, 8),
+        server_rank: u32_at(b, 12),
+        nonce,
+        mac: tag,
+    })
+}
+
+/// Whether the client's MAC proves knowledge of `secret` for this server nonce
+/// (constant-time comparison).
+pub fn verify_client_msg(secret: &[u8], msg: &ClientMsg, server_nonce: &Nonce) -> bool {
+    client_mac(secret, msg.rank, msg.server_rank, server_nonce, &msg.nonce)
+        .verify_slice(&msg.mac)
+        .is_ok()
+}
+
+fn server_mac(
+    secret: &[u8],
+    accepted: bool,
+    client_rank: u32,
+    server_rank: u32,
+    client_nonce: &Nonce,
+    server_nonce: &Nonce,
+) -> HmacSha256 {
+    mac(
+        secret,
+        &[
+            b"oxmpi-server",
+            client_nonce,
+            server_nonce,
+            &client_rank.to_le_bytes(),
+            &server_rank.to_le_bytes(),
+            &[accepted as u8],
+        ],
+    )
+}
+
+pub fn encode_verdict(
+    secret: &[u8],
+    accepted: bool,
+    client_rank: u32,
+    server_rank: u32,
+    client_nonce: &Nonce,
+    server_nonce: &Nonce,
+) -> [u8; VERDICT_LEN] {
+    let tag = server_mac(
+        secret,
+        accepted,
+        client_rank,
+        server_rank,
+        client_nonce,
+        server_nonce,
+    )
+    .finalize()
+    .into_bytes();
+    let mut b = [0u8; VERDICT_LEN];
+    b[0] = accepted as u8;
+    b[1..].copy_from_slice(&tag);
+    b
+}
+
+/// Checks the server's verdict and its MAC; `Ok(accepted)`.
+pub fn parse_verdict(
+    secret: &[u8],
+    b: &[u8],
+    client_rank: u32,
+    server_rank: u32,
+    client_nonce: &Nonce,
+    server_nonce: &Nonce,
+) -> Result<bool, &'static str> {
+    if b.len() != VERDICT_LEN {
+        return Err("verdict has the wrong size");
+    }
+    let accepted = match b[0] {
+        0 => false,
+        1 => true,
+        _ => return Err("malformed verdict"),
+    };
+    server_mac(
+        secret,
+        accepted,
+        client_rank,
+        server_rank,
+        client_nonce,
+        server_nonce,
+    )
+    .verify_slice(&b[1..])
+    .map_err(|_| "the server failed to prove knowledge of the job secret")?;
+    Ok(accepted)
+}
+
+pub fn encode_frame_header(kind: u8, len: u32) -> [u8; FRAME_HEADER_LEN] {
+    let mut h = [0u8; FRAME_HEADER_LEN];
+    h[0] = kind;
+    h[4..].copy_from_slice(&len.to_le_bytes());
+    h
+}
+
+/// A decoded frame.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Frame {
+    Packet(Vec<u8>),
+    Bye,
+}
+
+/// Incremental, bounds-checked frame decoder: bytes in any chunking, frames out.
+#[derive(Debug, Default)]
+pub struct FrameDecoder {
+    hdr: [u8; FRAME_HEADER_LEN],
+    hdr_got: usize,
+    /// The payload being received (allocated with its checked length), if any.
+    payload: Option<Vec<u8>>,
+    got: usize,
+    bye: bool,
+}
+
+impl FrameDecoder {
+    pub fn new() -> FrameDecoder {
+        FrameDecoder::default()
+    }
+
+    /// Whether the decoder is between frames (an end of stream here is not a
+    /// truncation).
+    pub fn at_boundary(&self) -> bool {
+        self.hdr_got == 0 && self.payload.is_none()
+    }
+
+    /// Whether a goodbye frame was decoded.
+    pub fn saw_bye(&self) -> bool {
+        self.bye
+    }
+
+    fn header_done(&mut self, out: &mut impl FnMut(Frame)) -> Result<(), String> {
+        self.hdr_got = 0;
+        let kind = self.hdr[0];
+        let len =
+            u32::from_le_bytes([self.hdr[4], self.hdr[5], self.hdr[6], self.hdr[7]]) as usize;
+        if self.bye {
+            return Err("frame after goodbye".into());
+        }
+        if self.hdr[1..4] != [0, 0, 0] {
+            return Err(format!("malformed frame header {:02x?}", self.hdr));
+        }
+        match kind {
+            KIND_DATA => {
+                if len > MAX_PACKET {
+                    return Err(format!(
+                        "frame length {len} exceeds the maximum {MAX_PACKET}"
+                    ));
+                }
+                if len == 0 {
+                    out(Frame::Packet(Vec::new()));
+                } else {
+                    self.payload = Some(vec![0u8; len]);
+                    self.got = 0;
+                }
+                Ok(())
+            }
+            KIND_BYE => {
+                if len != 0 {
+                    return Err(format!("goodbye frame with length {len}"));
+                }
+                self.bye = true;
+                out(Frame::Bye);
+                Ok(())
+            }
+            k => Err(format!("unknown frame kind {k}")),
+        }
+    }
+
+    /// Feeds bytes; complete frames go to `out`. An error means the stream is
+    /// malformed and must be closed (the decoder is then unusable).
+    pub fn feed(&mut self, mut data: &[u8], mut out: impl FnMut(Frame)) -> Result<(), String> {
+        while !data.is_empty() {
+            if let Some(p) = &mut self.payload {
+                let n = (p.len() - self.got).min(data.len());
+                p[self.got..self.got + n].copy_from_slice(&data[..n]);
+                self.got += n;
+                data = &data[n..];
+                if self.got == p.len() {
+                    out(Frame::Packet(self.payload.take().unwrap()));
+                }
+            } else {
+                let n = (FRAME_HEADER_LEN - self.hdr_got).min(data.len());
+                self.hdr[self.hdr_got..self.hdr_got + n].copy_from_slice(&data[..n]);
+                self.hdr_got += n;
+                data = &data[n..];
+                if self.hdr_got == FRAME_HEADER_LEN {
+                    self.header_done(&mut out)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The rest of the current payload, if at least `min` bytes remain, to read into
+    /// directly (then call [`FrameDecoder::advance_direct`]).
+    pub fn direct_buf(&mut self, min: usize) -> Option<&mut [u8]> {
+        let got = self.got;
+        match &mut self.payload {
+            Some(p) if p.len() - got >= min => Some(&mut p[got..]),
+            _ => None,
+        }
+    }
+
+    /// Records `n` bytes written into [`FrameDecoder::direct_buf`]'s slice.
+    pub fn advance_direct(&mut self, n: usize, mut out: impl FnMut(Frame)) {
+        let Some(p) = &self.payload else { return };
+        self.got = (self.got + n).min(p.len());
+        if self.got == p.len() {
+            out(Frame::Packet(self.payload.take().unwrap()));
+        }
+    }
+}
