@@ -375,11 +375,11 @@ pub fn rust_unsupported(abi: &Abi) -> String {
             .collect();
         assert_eq!(f.ret, "int", "abi.txt: unsupported function {} must return int", f.name);
         r.push_str(&format!(
-            "#[no_mangle]\npub unsafe extern \"C\" fn P{}({}) -> c_int {{\n    crate::errors::unsupported(\"{}\", {}, \"{}\")\n}}\n",
+            "#[no_mangle]\npub unsafe extern \"C\" fn P{}({}) -> c_int {{\n    crate::conv::errors::unsupported(\"{}\", {}, \"{}\")\n}}\n",
             f.name,
             params.join(", "),
             f.name,
-            if comm.is_some() { "comm" } else { "crate::errors::NO_COMM" },
+            if comm.is_some() { "comm" } else { "crate::conv::errors::NO_COMM" },
             area
         ));
     }
@@ -681,7 +681,7 @@ pub fn rust_fortran(abi: &Abi) -> String {
         };
         let arg_names: Vec<String> = params.iter().map(|p| p.split(':').next().unwrap().to_string()).collect();
         r.push_str(&format!(
-            "#[no_mangle]\npub unsafe extern \"C\" fn p{sym}({}){ret} {{\n    let _fortran = crate::errors::FortranCall::enter();\n    // SAFETY: the Fortran caller passes every argument by reference as the standard's\n    // binding of {} declares it (strings with their hidden lengths); sentinels and\n    // handles are translated before the C function sees them.\n    unsafe {{\n{pre}{body_end}    }}\n}}\n",
+            "#[no_mangle]\npub unsafe extern \"C\" fn p{sym}({}){ret} {{\n    let _fortran = crate::conv::errors::FortranCall::enter();\n    // SAFETY: the Fortran caller passes every argument by reference as the standard's\n    // binding of {} declares it (strings with their hidden lengths); sentinels and\n    // handles are translated before the C function sees them.\n    unsafe {{\n{pre}{body_end}    }}\n}}\n",
             params.join(", "),
             f.name
         ));

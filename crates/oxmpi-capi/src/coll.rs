@@ -22,12 +22,9 @@ use oxmpi_core::op::Op;
 use oxmpi_core::{Comm, Request};
 
 use crate::abi::*;
-use crate::dtype::committed;
-use crate::env::comm;
-use crate::errors::{array, bad, ffi, out, R};
-use crate::large::{entry, name, ptr::*, to_usize, Count, Displ};
-use crate::misc::op;
-use crate::p2p::new_request;
+use crate::conv::{comm, committed, new_request, op};
+use crate::conv::errors::{array, bad, ffi, out, R};
+use crate::conv::large::{entry, name, ptr::*, to_usize, Count, Displ};
 use crate::types::*;
 
 // ----- argument helpers ----------------------------------------------------------------

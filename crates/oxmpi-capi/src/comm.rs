@@ -22,10 +22,9 @@ use oxmpi_core::topo::{self, Cart, DistGraphEdges, Graph, Topology};
 use oxmpi_core::Comm;
 
 use crate::abi::*;
-use crate::env::{comm, new_comm, new_comm_or_null};
-use crate::errors::{NO_COMM, array as ints, array_mut as ints_mut, bad, bad_code, ffi, out, route_to, R};
-use crate::handles::state;
-use crate::misc::with_cb_comm;
+use crate::conv::{comm, group, new_comm, new_comm_or_null, new_group, with_cb_comm};
+use crate::conv::errors::{NO_COMM, array as ints, array_mut as ints_mut, bad, bad_code, ffi, out, route_to, R};
+use crate::conv::handles::state;
 use crate::types::*;
 
 // ----- helpers -------------------------------------------------------------------------
@@ -72,7 +71,7 @@ fn info_pairs(call: &str, info: MPI_Info) -> R<Vec<(String, String)>> {
     if info == MPI_INFO_NULL {
         return Ok(vec![]);
     }
-    crate::misc::with_info(call, info, |kv| Ok(kv.clone()))
+    crate::conv::with_info(call, info, |kv| Ok(kv.clone()))
 }
 
 /// MPI_Comm_set_info: the hints are kept and handed back by MPI_Comm_get_info
@@ -145,28 +144,6 @@ pub unsafe extern "C" fn PMPI_Comm_idup_with_info(c: MPI_Comm, info: MPI_Info, n
     unsafe { idup("MPI_Comm_idup_with_info", c, Some(info), newcomm, request) }
 }
 
-/// An MPI_Comm_idup in flight: where its communicator goes at completion.
-pub struct PendingIdup {
-    pending: create::PendingComm,
-    parent: MPI_Comm,
-    hints: Option<Vec<(String, String)>>,
-    /// The caller's `newcomm` (MPI: valid storage until the request completes).
-    newcomm: usize,
-}
-
-/// At an idup's completion: the new communicator gets its handle (with the
-/// parent's error handler and the hints) and the caller's `newcomm` gets it.
-pub fn finish_idup(call: &str, p: PendingIdup) -> R<()> {
-    let d = p.pending.take().ok_or_else(|| oxmpi_core::MpiError::intern(call, "MPI_Comm_idup completed without a communicator"))?;
-    let h = new_comm(d, p.parent);
-    if let Some(kv) = p.hints {
-        state().comm_info.insert(h, kv);
-    }
-    // `newcomm` was MPI_Comm_idup's OUT argument, checked non-NULL there.
-    // SAFETY: MPI keeps it valid and untouched by the caller until the request completes (now).
-    unsafe { *(p.newcomm as *mut MPI_Comm) = h };
-    Ok(())
-}
 
 /// # Safety
 /// `newcomm` and `request` are NULL or writable and unaliased (the C caller's
@@ -187,8 +164,8 @@ unsafe fn idup(call: &'static str, c: MPI_Comm, info: Option<MPI_Info>, newcomm:
         // SAFETY: `request` is MPI_Comm_idup's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let ro = unsafe { out(call, "request", request)? };
         let (r, pending) = with_cb_comm(c, || create::idup(&cm)).map_err(|e| oxmpi_core::MpiError::new(e.class, e.message.replacen("MPI_Comm_idup", call, 1)))?;
-        let hook = crate::handles::Hook::Idup(PendingIdup { pending, parent: c, hints, newcomm: newcomm as usize });
-        *ro = crate::p2p::new_hooked_request(r, c, hook);
+        let hook = crate::conv::handles::Hook::Idup(crate::conv::handles::PendingIdup { pending, parent: c, hints, newcomm: newcomm as usize });
+        *ro = crate::conv::new_hooked_request(r, c, hook);
         Ok(())
     })
 }
@@ -225,7 +202,7 @@ pub unsafe extern "C" fn PMPI_Comm_split_type(c: MPI_Comm, split_type: c_int, ke
         let resource = if info == MPI_INFO_NULL {
             None
         } else {
-            crate::misc::with_info(CALL, info, |kv| Ok(kv.iter().find(|(k, _)| k == "mpi_hw_resource_type").map(|(_, v)| v.clone())))?
+            crate::conv::with_info(CALL, info, |kv| Ok(kv.iter().find(|(k, _)| k == "mpi_hw_resource_type").map(|(_, v)| v.clone())))?
         };
         let (new, chosen) = create::split_type_hw(&cm, split_type, key, resource.as_deref())?;
         *o = new_comm_or_null(new, c);
@@ -295,7 +272,7 @@ pub unsafe extern "C" fn PMPI_Comm_free(c: *mut MPI_Comm) -> c_int {
             st.comm_errhandler.remove(h);
             st.comm_info.remove(h);
         }
-        crate::session::forget_comm(*h, &cm);
+        crate::conv::forget_comm(*h, &cm);
         // The engine gives the context id back when the last clone goes.
         drop(cm);
         route_to(NO_COMM);
@@ -331,7 +308,7 @@ pub unsafe extern "C" fn PMPI_Comm_group(c: MPI_Comm, g: *mut MPI_Group) -> c_in
         // SAFETY: `group` (`g`) is MPI_Comm_group's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(CALL, "group", g)? };
         *o = new_group(Group::from_world_ranks(cm.group().to_vec()));
-        crate::session::tag_group(*o, crate::session::comm_session(c));
+        crate::conv::tag_group(*o, crate::conv::comm_session(c));
         Ok(())
     })
 }
@@ -385,27 +362,6 @@ pub unsafe extern "C" fn PMPI_Intercomm_merge(c: MPI_Comm, high: c_int, newintra
 
 // ----- groups --------------------------------------------------------------------------------
 
-/// The engine group of a handle.
-pub fn group(h: MPI_Group, call: &str, arg: &str) -> R<Group> {
-    match h {
-        MPI_GROUP_EMPTY => Ok(Group::empty()),
-        MPI_GROUP_NULL => Err(bad(ErrorClass::Group, call, arg, "MPI_GROUP_NULL")),
-        _ => state()
-            .groups
-            .get(h)
-            .cloned()
-            .ok_or_else(|| bad(ErrorClass::Group, call, arg, format!("{h:#x} is not a valid group handle (freed, or never created)"))),
-    }
-}
-
-/// A handle for a group: MPI_GROUP_EMPTY when it has no members.
-pub(crate) fn new_group(g: Group) -> MPI_Group {
-    if g.is_empty() {
-        MPI_GROUP_EMPTY
-    } else {
-        state().groups.insert(g)
-    }
-}
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_size(g: MPI_Group, size: *mut c_int) -> c_int {
@@ -469,9 +425,9 @@ unsafe fn group_op(call: &'static str, g1: MPI_Group, g2: MPI_Group, newgroup: *
         *o = MPI_GROUP_NULL;
         let a = group(g1, call, "group1")?;
         let b = group(g2, call, "group2")?;
-        let session = crate::session::common_session(call, &[("group1", g1), ("group2", g2)])?;
+        let session = crate::conv::common_session(call, &[("group1", g1), ("group2", g2)])?;
         *o = new_group(f(&a, &b));
-        crate::session::tag_group(*o, session);
+        crate::conv::tag_group(*o, session);
         Ok(())
     })
 }
@@ -504,7 +460,7 @@ unsafe fn group_sel(call: &'static str, g: MPI_Group, n: c_int, ranks: *const c_
         // SAFETY: MPI_Group_incl/excl's `ranks` holds `n` ranks.
         let r = unsafe { ints(call, "ranks", ranks, n)? };
         *o = new_group(if excl { g.excl(r)? } else { g.incl(r)? });
-        crate::session::tag_group(*o, crate::session::group_session(h));
+        crate::conv::tag_group(*o, crate::conv::group_session(h));
         Ok(())
     })
 }
@@ -533,7 +489,7 @@ unsafe fn group_range(call: &'static str, g: MPI_Group, n: c_int, ranges: *mut c
         let flat = unsafe { ints(call, "ranges", ranges, 3 * n)? };
         let triplets: Vec<[i32; 3]> = flat.chunks_exact(3).map(|t| [t[0], t[1], t[2]]).collect();
         *o = new_group(if excl { g.range_excl(&triplets)? } else { g.range_incl(&triplets)? });
-        crate::session::tag_group(*o, crate::session::group_session(h));
+        crate::conv::tag_group(*o, crate::conv::group_session(h));
         Ok(())
     })
 }
@@ -560,7 +516,7 @@ pub unsafe extern "C" fn PMPI_Group_free(g: *mut MPI_Group) -> c_int {
         if *h != MPI_GROUP_EMPTY {
             group(*h, CALL, "group")?;
             state().groups.remove(*h);
-            crate::session::forget_group(*h);
+            crate::conv::forget_group(*h);
         }
         *h = MPI_GROUP_NULL;
         Ok(())
@@ -569,11 +525,11 @@ pub unsafe extern "C" fn PMPI_Group_free(g: *mut MPI_Group) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_c2f(g: MPI_Group) -> c_int {
-    crate::handles::c2f_predefined_or(&state().groups, g)
+    crate::conv::handles::c2f_predefined_or(&state().groups, g)
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_f2c(f: c_int) -> MPI_Group {
-    crate::handles::f2c_predefined_or(&state().groups, f)
+    crate::conv::handles::f2c_predefined_or(&state().groups, f)
 }
 
 // ----- Cartesian topologies --------------------------------------------------------------------

@@ -13,80 +13,12 @@ use oxmpi_core::datatype::{pack_into, pack_size, unpack_from, Combiner, Datatype
 use oxmpi_core::error::ErrorClass;
 
 use crate::abi::*;
-use crate::env::{get_str, put_str};
-use crate::errors::{NO_COMM, array, bad, ffi, out, R};
-use crate::handles::state;
-use crate::misc::with_cb_type;
-use crate::large::{entry, name, ptr::*, to_usize, Count, Displ};
+use crate::conv::{committed, datatype, get_str, new_handle, put_str, with_cb_type};
+use crate::conv::errors::{NO_COMM, array, bad, ffi, out, R};
+use crate::conv::handles::state;
+use crate::conv::large::{entry, name, ptr::*, to_usize, Count, Displ};
 use crate::types::*;
 
-/// The engine datatype of a handle (committed or not).
-pub fn datatype(h: MPI_Datatype, call: &str, arg: &str) -> R<Datatype> {
-    if h == MPI_DATATYPE_NULL {
-        return Err(bad(ErrorClass::Type, call, arg, "MPI_DATATYPE_NULL"));
-    }
-    if h < 4096 {
-        if h == MPI_LB {
-            return Ok(Datatype::lb_marker());
-        }
-        if h == MPI_UB {
-            return Ok(Datatype::ub_marker());
-        }
-        return crate::abi::primitive_from_handle(h)
-            .map(Datatype::predefined)
-            .ok_or_else(|| bad(ErrorClass::Type, call, arg, format!("{h:#x} is not a predefined datatype oxmpi supports")));
-    }
-    state()
-        .datatypes
-        .get(h)
-        .cloned()
-        .ok_or_else(|| bad(ErrorClass::Type, call, arg, format!("{h:#x} is not a valid datatype handle (freed, or never created)")))
-}
-
-/// [`committed`] without a reference count taken for predefined datatypes
-/// (the hot path of point-to-point calls).
-pub fn committed_ref(h: MPI_Datatype, call: &str, arg: &str) -> R<std::borrow::Cow<'static, Datatype>> {
-    if h != MPI_DATATYPE_NULL && h < 4096 && h != MPI_LB && h != MPI_UB {
-        if let Some(p) = crate::abi::primitive_from_handle(h as usize) {
-            return Ok(std::borrow::Cow::Borrowed(Datatype::predefined_ref(p)));
-        }
-    }
-    committed(h, call, arg).map(std::borrow::Cow::Owned)
-}
-
-/// A committed datatype for communication, pack and reductions.
-pub fn committed(h: MPI_Datatype, call: &str, arg: &str) -> R<Datatype> {
-    let dt = datatype(h, call, arg)?;
-    if !dt.is_committed() {
-        return Err(bad(ErrorClass::Type, call, arg, "the datatype is not committed (call MPI_Type_commit)"));
-    }
-    Ok(dt)
-}
-
-/// A handle for an engine datatype handed back to C: the predefined value, or
-/// a new handle (the standard makes the caller free derived ones).
-pub fn new_handle(dt: &Datatype) -> MPI_Datatype {
-    if let Some(p) = dt.as_primitive() {
-        return crate::abi::primitive_handle(p);
-    }
-    if dt.ptr_eq(&Datatype::lb_marker()) {
-        return MPI_LB;
-    }
-    if dt.ptr_eq(&Datatype::ub_marker()) {
-        return MPI_UB;
-    }
-    state().datatypes.insert(dt.clone())
-}
-
-/// A handle for an engine datatype, reusing a live one if there is (for user
-/// reduction functions, which must not leak handles).
-pub fn find_handle(dt: &Datatype) -> MPI_Datatype {
-    if let Some(p) = dt.as_primitive() {
-        return crate::abi::primitive_handle(p);
-    }
-    let found = state().datatypes.iter().find(|(_, d)| d.ptr_eq(dt)).map(|(h, _)| h);
-    found.unwrap_or_else(|| new_handle(dt))
-}
 
 fn count_arg<C: Count>(call: &str, arg: &str, n: C) -> R<usize> {
     to_usize(call, arg, n)
@@ -558,7 +490,7 @@ unsafe fn pack<C: Count>(
 ) -> c_int {
     let call = name::<C>("MPI_Pack");
     ffi(call, c, || {
-        crate::env::comm(c, call)?;
+        crate::conv::comm(c, call)?;
         let n = count_arg(call, "incount", incount)?;
         let dt = committed(h, call, "datatype")?;
         let size = count_arg(call, "outsize", outsize)?;
@@ -567,7 +499,7 @@ unsafe fn pack<C: Count>(
         if pos.wide() < 0 {
             return Err(bad(ErrorClass::Arg, call, "position", format!("{} is negative", *pos)));
         }
-        crate::p2p::check_buf(call, "inbuf", inbuf, n, &dt)?;
+        crate::conv::check_buf(call, "inbuf", inbuf, n, &dt)?;
         if outbuf.is_null() && size > 0 {
             return Err(bad(ErrorClass::Buffer, call, "outbuf", "is NULL"));
         }
@@ -592,7 +524,7 @@ unsafe fn unpack<C: Count>(
 ) -> c_int {
     let call = name::<C>("MPI_Unpack");
     ffi(call, c, || {
-        crate::env::comm(c, call)?;
+        crate::conv::comm(c, call)?;
         let n = count_arg(call, "outcount", outcount)?;
         let dt = committed(h, call, "datatype")?;
         let size = count_arg(call, "insize", insize)?;
@@ -601,7 +533,7 @@ unsafe fn unpack<C: Count>(
         if pos.wide() < 0 {
             return Err(bad(ErrorClass::Arg, call, "position", format!("{} is negative", *pos)));
         }
-        crate::p2p::check_buf(call, "outbuf", outbuf, n, &dt)?;
+        crate::conv::check_buf(call, "outbuf", outbuf, n, &dt)?;
         if inbuf.is_null() && size > 0 {
             return Err(bad(ErrorClass::Buffer, call, "inbuf", "is NULL"));
         }
@@ -618,7 +550,7 @@ unsafe fn unpack<C: Count>(
 unsafe fn pack_size_of<C: Count>(incount: C, h: MPI_Datatype, c: MPI_Comm, size: *mut C) -> c_int {
     let call = name::<C>("MPI_Pack_size");
     ffi(call, c, || {
-        crate::env::comm(c, call)?;
+        crate::conv::comm(c, call)?;
         let n = count_arg(call, "incount", incount)?;
         let dt = committed(h, call, "datatype")?;
         // SAFETY: `size` is MPI_Pack_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -733,7 +665,7 @@ fn external32(call: &str, datarep: *const c_char) -> R<()> {
     // SAFETY: `datarep` is a NUL-terminated C string (or NULL, rejected) by the MPI contract.
     let rep = unsafe { get_str(call, "datarep", datarep)? };
     if rep != "external32" {
-        return Err(crate::errors::bad_code(MPI_ERR_UNSUPPORTED_DATAREP, call, "datarep", format!("`{rep}` is not \"external32\"")));
+        return Err(crate::conv::errors::bad_code(MPI_ERR_UNSUPPORTED_DATAREP, call, "datarep", format!("`{rep}` is not \"external32\"")));
     }
     Ok(())
 }
@@ -771,7 +703,7 @@ unsafe fn pack_external<C: Count, A: Displ>(
         if pos.addr() < 0 || outsize < 0 {
             return Err(bad(ErrorClass::Arg, call, "position", format!("position {} or outsize {outsize} is negative", pos.addr())));
         }
-        crate::p2p::check_buf(call, "inbuf", inbuf, n, &dt)?;
+        crate::conv::check_buf(call, "inbuf", inbuf, n, &dt)?;
         let need = oxmpi_core::datatype::external32::size(&dt).checked_mul(n).ok_or_else(|| bad(ErrorClass::Count, call, "incount", format!("{n} elements overflow the address space")))?;
         if (pos.addr() as usize).checked_add(need).is_none_or(|end| end > outsize as usize) {
             return Err(bad(ErrorClass::Truncate, call, "outsize", format!("{outsize} bytes cannot take {need} more bytes at position {}", pos.addr())));
@@ -813,7 +745,7 @@ unsafe fn unpack_external<C: Count, A: Displ>(
         if pos.addr() < 0 || insize < 0 || (pos.addr() as usize).checked_add(need).is_none_or(|end| end > insize as usize) {
             return Err(bad(ErrorClass::Truncate, call, "insize", format!("{insize} bytes do not hold {need} bytes at position {}", pos.addr())));
         }
-        crate::p2p::check_buf(call, "outbuf", outbuf, n, &dt)?;
+        crate::conv::check_buf(call, "outbuf", outbuf, n, &dt)?;
         if need == 0 {
             return Ok(());
         }
@@ -963,10 +895,10 @@ pub unsafe extern "C" fn PMPI_Type_get_contents_c(
         // SAFETY: MPI_Type_get_contents_c's OUT arrays hold at least max_* >= the lengths written (checked above); NULL only where nothing is written.
         let (oi, oa, ol, od) = unsafe {
             (
-                crate::errors::array_mut(CALL, "array_of_integers", array_of_integers, ints.len())?,
-                crate::errors::array_mut(CALL, "array_of_addresses", array_of_addresses, as_.len())?,
-                crate::errors::array_mut(CALL, "array_of_large_counts", array_of_large_counts, ls.len())?,
-                crate::errors::array_mut(CALL, "array_of_datatypes", array_of_datatypes, ts.len())?,
+                crate::conv::errors::array_mut(CALL, "array_of_integers", array_of_integers, ints.len())?,
+                crate::conv::errors::array_mut(CALL, "array_of_addresses", array_of_addresses, as_.len())?,
+                crate::conv::errors::array_mut(CALL, "array_of_large_counts", array_of_large_counts, ls.len())?,
+                crate::conv::errors::array_mut(CALL, "array_of_datatypes", array_of_datatypes, ts.len())?,
             )
         };
         oi.copy_from_slice(&ints);

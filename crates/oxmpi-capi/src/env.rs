@@ -1,97 +1,17 @@
 //! Environment: init/finalize, versions, clocks, the predefined communicators,
 //! barrier, Fortran handle conversion.
 
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::{c_char, c_int, c_void};
 
 use oxmpi_core::error::{ErrorClass, MpiError};
 use oxmpi_core::runtime::{self, ThreadLevel};
-use oxmpi_core::Comm;
 
 use crate::abi::*;
-use crate::errors::{NO_COMM, bad, ffi, out, R};
-use crate::handles::{c2f_predefined_or, f2c_predefined_or, state};
+use crate::conv::errors::{NO_COMM, bad, ffi, out, R};
+use crate::conv::handles::{c2f_predefined_or, f2c_predefined_or, state};
+use crate::conv::{comm, get_str, put_str, with_info};
 use crate::types::*;
 
-/// The engine communicator of a handle.
-/// [`comm`] without a reference count taken for the predefined communicators
-/// (the hot path of point-to-point calls).
-pub fn comm_ref(h: MPI_Comm, call: &str) -> R<std::borrow::Cow<'static, Comm>> {
-    let e = runtime::engine()?;
-    match h {
-        MPI_COMM_WORLD => Ok(std::borrow::Cow::Borrowed(e.world())),
-        MPI_COMM_SELF => Ok(std::borrow::Cow::Borrowed(e.self_comm())),
-        _ => comm(h, call).map(std::borrow::Cow::Owned),
-    }
-}
-
-pub fn comm(h: MPI_Comm, call: &str) -> R<Comm> {
-    let e = runtime::engine()?;
-    match h {
-        MPI_COMM_WORLD | MPI_COMM_SELF if !runtime::world_active() => Err(bad(
-            ErrorClass::Comm,
-            call,
-            "comm",
-            format!(
-                "{} exists only between MPI_Init and MPI_Finalize; with sessions, make communicators \
-                 with MPI_Group_from_session_pset and MPI_Comm_create_from_group",
-                if h == MPI_COMM_WORLD { "MPI_COMM_WORLD" } else { "MPI_COMM_SELF" }
-            ),
-        )),
-        MPI_COMM_WORLD => Ok(e.world().clone()),
-        MPI_COMM_SELF => Ok(e.self_comm().clone()),
-        MPI_COMM_NULL => Err(bad(ErrorClass::Comm, call, "comm", "MPI_COMM_NULL")),
-        _ => state()
-            .comms
-            .get(h)
-            .cloned()
-            .ok_or_else(|| bad(ErrorClass::Comm, call, "comm", format!("{h:#x} is not a valid communicator handle (freed, or never created)"))),
-    }
-}
-
-/// A handle for a communicator made at run time; it starts with its parent's
-/// error handler (MPI: "the new communicator inherits the error handler").
-/// A communicator derived from one of a session's belongs to that session.
-pub fn new_comm(c: Comm, parent: MPI_Comm) -> MPI_Comm {
-    let h = {
-        let mut st = state();
-        let h = st.comms.insert(c.clone());
-        if let Some(eh) = st.comm_errhandler.get(&parent).copied() {
-            st.comm_errhandler.insert(h, eh);
-        }
-        h
-    };
-    crate::session::tag_comm(h, &c, crate::session::comm_session(parent));
-    h
-}
-
-/// `new_comm` for constructors that give some ranks no communicator.
-pub fn new_comm_or_null(c: Option<Comm>, parent: MPI_Comm) -> MPI_Comm {
-    c.map_or(MPI_COMM_NULL, |c| new_comm(c, parent))
-}
-
-/// Copies `s` into a C buffer of `cap` bytes (including the NUL); returns the length written.
-pub unsafe fn put_str(dst: *mut c_char, s: &str, cap: usize) -> c_int {
-    let n = s.len().min(cap.saturating_sub(1));
-    // SAFETY: the C caller provides `cap` writable bytes.
-    unsafe {
-        std::ptr::copy_nonoverlapping(s.as_ptr(), dst as *mut u8, n);
-        *dst.add(n) = 0;
-    }
-    n as c_int
-}
-
-/// A C string argument.
-///
-/// # Safety
-/// `p` is NULL or points to a NUL-terminated string that stays valid and
-/// unchanged for `'a`.
-pub unsafe fn get_str<'a>(call: &str, arg: &str, p: *const c_char) -> R<&'a str> {
-    if p.is_null() {
-        return Err(bad(ErrorClass::Arg, call, arg, "is NULL"));
-    }
-    // SAFETY: non-null, NUL-terminated by the C contract.
-    unsafe { CStr::from_ptr(p) }.to_str().map_err(|_| bad(ErrorClass::Arg, call, arg, "is not UTF-8"))
-}
 
 fn init(call: &'static str, required: ThreadLevel) -> R<ThreadLevel> {
     let provided = runtime::init(required).map_err(|e| MpiError::new(e.class, e.message.replace("MPI_Init:", &format!("{call}:"))))?;
@@ -139,8 +59,8 @@ pub unsafe extern "C" fn PMPI_Finalize() -> c_int {
     ffi("MPI_Finalize", MPI_COMM_WORLD, || {
         runtime::engine()?;
         // MPI_COMM_SELF's attributes are deleted first, as the standard asks.
-        crate::misc::delete_all_attrs(MPI_COMM_SELF);
-        crate::misc::delete_all_attrs(MPI_COMM_WORLD);
+        crate::attr::delete_all_attrs(MPI_COMM_SELF);
+        crate::attr::delete_all_attrs(MPI_COMM_WORLD);
         if oxmpi_core::diag::checking() {
             report_leaks();
         }
@@ -367,7 +287,7 @@ pub unsafe extern "C" fn PMPI_Ibarrier(c: MPI_Comm, request: *mut MPI_Request) -
         // SAFETY: `request` is MPI_Ibarrier's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out("MPI_Ibarrier", "request", request)? };
         let r = oxmpi_core::coll::barrier::ibarrier(&cm)?;
-        *o = crate::p2p::new_request(r, c, None);
+        *o = crate::conv::new_request(r, c, None);
         Ok(())
     })
 }
@@ -462,7 +382,7 @@ fn _unused(_: *mut c_void) {}
 /// freed (requests, communicators, datatypes, groups, operations, infos).
 fn report_leaks() {
     let rank = runtime::engine().map(|e| e.rank()).unwrap_or(0);
-    let st = crate::handles::state();
+    let st = crate::conv::handles::state();
     let mut lines: Vec<String> = Vec::new();
     let mut add = |what: &str, items: Vec<String>| {
         if !items.is_empty() {
@@ -487,4 +407,40 @@ fn report_leaks() {
     if !lines.is_empty() {
         eprintln!("oxmpi: rank {rank}: MPI_Finalize (checking mode): objects never freed: {}", lines.join("; "));
     }
+}
+
+// ----- memory --------------------------------------------------------------------------------
+
+/// MPI_Alloc_mem: memory from the C heap (any size, 16-byte aligned); the
+/// info hints are not used.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alloc_mem(size: MPI_Aint, info: MPI_Info, baseptr: *mut c_void) -> c_int {
+    const CALL: &str = "MPI_Alloc_mem";
+    ffi(CALL, NO_COMM, || {
+        if size < 0 {
+            return Err(bad(ErrorClass::Arg, CALL, "size", format!("{size} is negative")));
+        }
+        if info != MPI_INFO_NULL {
+            with_info(CALL, info, |_| Ok(()))?;
+        }
+        // SAFETY: `baseptr` is MPI_Alloc_mem's OUT argument: the address of a pointer (NULL rejected), writable and unaliased.
+        let o = unsafe { out(CALL, "baseptr", baseptr as *mut *mut c_void)? };
+        // SAFETY: malloc with a positive size; NULL is checked below.
+        let p = unsafe { libc::malloc((size as usize).max(1)) };
+        if p.is_null() {
+            return Err(crate::conv::errors::bad_code(MPI_ERR_NO_MEM, CALL, "size", format!("{size} bytes could not be allocated")));
+        }
+        *o = p;
+        Ok(())
+    })
+}
+
+/// MPI_Free_mem: gives back memory from MPI_Alloc_mem.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Free_mem(base: *mut c_void) -> c_int {
+    ffi("MPI_Free_mem", NO_COMM, || {
+        // SAFETY: `base` came from MPI_Alloc_mem (malloc) and is freed once (MPI contract); free(NULL) is a no-op.
+        unsafe { libc::free(base) };
+        Ok(())
+    })
 }

@@ -28,19 +28,20 @@ pub mod abi {
     include!(concat!(env!("OUT_DIR"), "/abi_map.rs"));
 }
 
+pub mod attr;
 pub mod coll;
 pub mod comm;
+pub mod conv;
 // (`fortran` here, off the lines other areas add theirs at.)
 pub mod fortran;
 pub mod dtype;
 pub mod dynamic;
+pub mod errhan;
 pub mod env;
-pub mod errors;
 pub mod file;
-pub mod handles;
-pub mod large;
-pub mod misc;
+pub mod info;
 pub mod mpi4x;
+pub mod op;
 pub mod p2p;
 pub mod part;
 pub mod pcoll;
@@ -132,7 +133,10 @@ pub mod pmpi {
     pub use crate::dynamic::*;
     pub use crate::env::*;
     pub use crate::file::*;
-    pub use crate::misc::*;
+    pub use crate::errhan::*;
+    pub use crate::info::*;
+    pub use crate::op::*;
+    pub use crate::attr::*;
     pub use crate::mpi4x::*;
     pub use crate::p2p::*;
     pub use crate::part::*;

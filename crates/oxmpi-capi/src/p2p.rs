@@ -16,11 +16,10 @@ use oxmpi_core::pt2pt::{self, Message};
 use oxmpi_core::{Request, SendMode, Status};
 
 use crate::abi::*;
-use crate::dtype::{committed, committed_ref, datatype};
-use crate::env::{comm, comm_ref};
-use crate::errors::{NO_COMM, bad, ffi, out, route_to, Fail, R};
-use crate::handles::{state, Greq, Hook, MessageEntry, PersistentOp, RequestEntry};
-use crate::large::{name, to_usize, undefined_or, Count};
+use crate::conv::{check_buf, comm, comm_ref, committed, committed_ref, datatype, new_hooked_request, new_request};
+use crate::conv::errors::{NO_COMM, bad, ffi, out, route_to, Fail, R};
+use crate::conv::handles::{state, Greq, Hook, MessageEntry, PersistentOp};
+use crate::conv::large::{name, to_usize, undefined_or, Count};
 use crate::types::*;
 
 // ----- statuses -------------------------------------------------------------------
@@ -74,19 +73,6 @@ fn count_arg<C: Count>(call: &str, n: C) -> R<usize> {
     to_usize(call, "count", n)
 }
 
-/// A NULL buffer is MPI_BOTTOM: fine for derived datatypes with absolute
-/// addresses, an error for data of a predefined type.
-pub fn check_buf(call: &str, arg: &str, buf: *const c_void, count: usize, dt: &Datatype) -> R<()> {
-    if buf.is_null() && count > 0 && dt.size() > 0 && dt.as_primitive().is_some() {
-        return Err(bad(ErrorClass::Buffer, call, arg, format!("is NULL with count {count}")));
-    }
-    // A derived type's data starting in the null page: NULL with relative
-    // displacements (MPI_BOTTOM with absolute addresses lands elsewhere).
-    if count > 0 && dt.size() > 0 && (buf as usize).wrapping_add(dt.true_lb() as usize) < 4096 {
-        return Err(bad(ErrorClass::Buffer, call, arg, format!("is NULL (or near it) with count {count} of a datatype whose data start at {}", dt.true_lb())));
-    }
-    Ok(())
-}
 
 /// A call's communicator and datatype, borrowed when predefined (no
 /// reference counts taken on the hot path).
@@ -110,15 +96,6 @@ fn args<C: Count>(call: &str, c: MPI_Comm, buf: *const c_void, count: C, h: MPI_
 }
 
 // ----- request handles ---------------------------------------------------------------
-
-pub fn new_request(r: Request, c: MPI_Comm, persistent: Option<PersistentOp>) -> MPI_Request {
-    state().requests.insert(RequestEntry { inner: r, comm: c, persistent, hook: Hook::None })
-}
-
-/// A request handle with work for this layer at completion.
-pub fn new_hooked_request(r: Request, c: MPI_Comm, hook: Hook) -> MPI_Request {
-    state().requests.insert(RequestEntry { inner: r, comm: c, persistent: None, hook })
-}
 
 /// The engine's view of a status the user wrote (a generalized request's query_fn).
 fn from_c(c: &MPI_Status) -> Status {
@@ -176,7 +153,7 @@ pub fn run_hook(call: &str, h: MPI_Request, res: Result<Status, Fail>) -> Result
         }
         Hook::Idup(p) => {
             let r = res?;
-            crate::comm::finish_idup(call, p)?;
+            crate::conv::finish_idup(call, p)?;
             Ok(r)
         }
     }
@@ -1101,7 +1078,7 @@ fn start_one(call: &str, h: MPI_Request, what: &str) -> R<()> {
         if code != MPI_SUCCESS {
             return Err(Fail { code, message: format!("{call}: starting the persistent collective failed") });
         }
-        let r = crate::pcoll::engine_request_of(tmp);
+        let r = crate::conv::engine_request_of(tmp);
         if let Some(e) = state().requests.get_mut(h) {
             e.inner = r;
         }
@@ -1340,7 +1317,7 @@ pub unsafe extern "C" fn PMPI_Status_set_cancelled(status: *mut MPI_Status, flag
 
 // ----- entry points: the int forms and their large-count (`_c`) twins ---------------
 
-use crate::large::{entry, ptr::*};
+use crate::conv::large::{entry, ptr::*};
 
 entry!(PMPI_Send, PMPI_Send_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) => send(SendMode::Standard, buf, count, datatype, dest, tag, comm));
 entry!(PMPI_Ssend, PMPI_Ssend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) => send(SendMode::Synchronous, buf, count, datatype, dest, tag, comm));

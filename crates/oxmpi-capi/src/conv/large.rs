@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use oxmpi_core::error::ErrorClass;
 
 use crate::abi::FUNCTIONS;
-use crate::errors::{bad, R};
+use crate::conv::errors::{bad, R};
 use crate::types::*;
 
 /// A count argument: `int` (the classic forms) or `MPI_Count` (the `_c` forms).
@@ -164,12 +164,12 @@ pub mod ptr {
 /// OUT pointer, array), or a type (see [`ptr`] for one-token pointer types).
 macro_rules! entry {
     ($int:ident, $wide:ident, ($($p:ident: $t:tt),* $(,)?) => $body:ident($($arg:expr),* $(,)?)) => {
-        $crate::large::entry!(@one $int, std::ffi::c_int, std::ffi::c_int, $crate::types::MPI_Aint, ($($p: $t),*) => $body($($arg),*));
-        $crate::large::entry!(@one $wide, $crate::types::MPI_Count, $crate::types::MPI_Aint, $crate::types::MPI_Count, ($($p: $t),*) => $body($($arg),*));
+        $crate::conv::large::entry!(@one $int, std::ffi::c_int, std::ffi::c_int, $crate::types::MPI_Aint, ($($p: $t),*) => $body($($arg),*));
+        $crate::conv::large::entry!(@one $wide, $crate::types::MPI_Count, $crate::types::MPI_Aint, $crate::types::MPI_Count, ($($p: $t),*) => $body($($arg),*));
     };
     (@one $f:ident, $cnt:ty, $dsp:ty, $adr:ty, ($($p:ident: $t:tt),*) => $body:ident($($arg:expr),*)) => {
         #[no_mangle]
-        pub unsafe extern "C" fn $f($($p: $crate::large::entry!(@ty $cnt, $dsp, $adr, $t)),*) -> std::ffi::c_int {
+        pub unsafe extern "C" fn $f($($p: $crate::conv::large::entry!(@ty $cnt, $dsp, $adr, $t)),*) -> std::ffi::c_int {
             // SAFETY: the C caller's arguments, passed on: the shared body needs
             // of them what this call's MPI contract demands.
             unsafe { $body($($arg),*) }

@@ -19,7 +19,7 @@ use oxmpi_core::error::{ErrorClass, MpiError};
 use oxmpi_core::runtime;
 
 use crate::abi::*;
-use crate::handles::state;
+use crate::conv::handles::state;
 use crate::types::*;
 
 /// An error on its way to the error handler: an MPI error code and a message.

@@ -1,0 +1,48 @@
+//! Argument conversions: C strings in and out, buffer arguments. (Pointer OUT
+//! arguments and arrays: `errors::{out, array, array_mut}`; counts of either
+//! width: `large`.)
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+
+use oxmpi_core::datatype::Datatype;
+use oxmpi_core::error::ErrorClass;
+
+use crate::conv::errors::{bad, R};
+
+/// Copies `s` into a C buffer of `cap` bytes (including the NUL); returns the length written.
+pub unsafe fn put_str(dst: *mut c_char, s: &str, cap: usize) -> c_int {
+    let n = s.len().min(cap.saturating_sub(1));
+    // SAFETY: the C caller provides `cap` writable bytes.
+    unsafe {
+        std::ptr::copy_nonoverlapping(s.as_ptr(), dst as *mut u8, n);
+        *dst.add(n) = 0;
+    }
+    n as c_int
+}
+
+/// A C string argument.
+///
+/// # Safety
+/// `p` is NULL or points to a NUL-terminated string that stays valid and
+/// unchanged for `'a`.
+pub unsafe fn get_str<'a>(call: &str, arg: &str, p: *const c_char) -> R<&'a str> {
+    if p.is_null() {
+        return Err(bad(ErrorClass::Arg, call, arg, "is NULL"));
+    }
+    // SAFETY: non-null, NUL-terminated by the C contract.
+    unsafe { CStr::from_ptr(p) }.to_str().map_err(|_| bad(ErrorClass::Arg, call, arg, "is not UTF-8"))
+}
+
+/// A NULL buffer is MPI_BOTTOM: fine for derived datatypes with absolute
+/// addresses, an error for data of a predefined type.
+pub fn check_buf(call: &str, arg: &str, buf: *const c_void, count: usize, dt: &Datatype) -> R<()> {
+    if buf.is_null() && count > 0 && dt.size() > 0 && dt.as_primitive().is_some() {
+        return Err(bad(ErrorClass::Buffer, call, arg, format!("is NULL with count {count}")));
+    }
+    // A derived type's data starting in the null page: NULL with relative
+    // displacements (MPI_BOTTOM with absolute addresses lands elsewhere).
+    if count > 0 && dt.size() > 0 && (buf as usize).wrapping_add(dt.true_lb() as usize) < 4096 {
+        return Err(bad(ErrorClass::Buffer, call, arg, format!("is NULL (or near it) with count {count} of a datatype whose data start at {}", dt.true_lb())));
+    }
+    Ok(())
+}
