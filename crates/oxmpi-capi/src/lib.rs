@@ -45,6 +45,7 @@ pub mod op;
 pub mod p2p;
 pub mod part;
 pub mod pcoll;
+pub mod request;
 pub mod session;
 pub mod tools;
 pub mod win;
@@ -141,6 +142,7 @@ pub mod pmpi {
     pub use crate::p2p::*;
     pub use crate::part::*;
     pub use crate::pcoll::*;
+    pub use crate::request::*;
     pub use crate::session::*;
     pub use crate::tools::*;
     #[allow(unused_imports)] // empty once every chapter has landed

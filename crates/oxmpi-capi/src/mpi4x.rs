@@ -77,7 +77,7 @@ fn peek(call: &str, h: MPI_Request) -> R<Option<MPI_Status>> {
     let mut flag: c_int = 0;
     let mut s = empty_status();
     // SAFETY: `flag` and `s` are this frame's locals, writable and unaliased.
-    let code = unsafe { crate::p2p::PMPI_Request_get_status(h, &mut flag, &mut s) };
+    let code = unsafe { crate::request::PMPI_Request_get_status(h, &mut flag, &mut s) };
     if code != MPI_SUCCESS {
         return Err(Fail { code, message: format!("{call}: MPI_Request_get_status failed on request {h:#x} (error code {code})") });
     }

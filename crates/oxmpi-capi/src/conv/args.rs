@@ -8,6 +8,7 @@ use oxmpi_core::datatype::Datatype;
 use oxmpi_core::error::ErrorClass;
 
 use crate::conv::errors::{bad, R};
+use crate::types::MPI_Request;
 
 /// Copies `s` into a C buffer of `cap` bytes (including the NUL); returns the length written.
 pub unsafe fn put_str(dst: *mut c_char, s: &str, cap: usize) -> c_int {
@@ -45,4 +46,23 @@ pub fn check_buf(call: &str, arg: &str, buf: *const c_void, count: usize, dt: &D
         return Err(bad(ErrorClass::Buffer, call, arg, format!("is NULL (or near it) with count {count} of a datatype whose data start at {}", dt.true_lb())));
     }
     Ok(())
+}
+
+/// The C caller's array of `count` request handles.
+///
+/// # Safety
+/// When `count > 0`, `p` is NULL or points to `count` handles, valid for
+/// reads and writes and unaliased for `'a`.
+pub unsafe fn req_slice<'a>(call: &str, count: c_int, p: *mut MPI_Request) -> R<&'a mut [MPI_Request]> {
+    if count < 0 {
+        return Err(bad(ErrorClass::Count, call, "count", format!("{count} is negative")));
+    }
+    if count == 0 {
+        return Ok(&mut []);
+    }
+    if p.is_null() {
+        return Err(bad(ErrorClass::Arg, call, "array_of_requests", "is NULL"));
+    }
+    // SAFETY: non-null with `count > 0` (checked above): `count` handles by this function's contract.
+    Ok(unsafe { std::slice::from_raw_parts_mut(p, count as usize) })
 }

@@ -313,3 +313,20 @@ pub fn bad_code(code: c_int, call: &str, arg: &str, why: impl std::fmt::Display)
 pub fn unsupported(call: &'static str, comm: MPI_Comm, area: &str) -> c_int {
     ffi(call, comm, || Err(MpiError::unsupported(call, area).into()))
 }
+
+/// An engine error raised under a generic call name (`MPI_Wait:`, `MPI_Recv:`, ...),
+/// renamed to the call the program made.
+pub fn rename_call(e: MpiError, call: &str) -> Fail {
+    let generic = ["MPI_Wait:", "MPI_Test:", "MPI_Waitall:", "MPI_Testall:", "MPI_Waitany:", "MPI_Testany:", "MPI_Waitsome:", "MPI_Testsome:", "MPI_Recv:", "MPI_Mrecv:"];
+    let mut m = e.message.clone();
+    for g in generic {
+        if let Some(rest) = m.strip_prefix(g) {
+            m = format!("{call}:{rest}");
+            break;
+        }
+    }
+    if !m.starts_with(call) {
+        m = format!("{call}: {m}");
+    }
+    Fail { code: crate::abi::error_class_value(e.class), message: m }
+}

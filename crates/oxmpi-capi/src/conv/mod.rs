@@ -10,6 +10,7 @@
 //! - [`session`]: the session table and which session owns a group or communicator;
 //! - [`args`]: C strings in and out, buffer arguments;
 //! - [`callback`]: the handle a user callback gets;
+//! - [`status`]: `MPI_Status` to the engine's `Status` and back;
 //! - [`lookup`]: handle -> engine object and engine object -> new handle.
 
 pub mod handles;
@@ -18,6 +19,7 @@ pub mod large;
 pub mod session;
 pub mod args;
 pub mod callback;
+pub mod status;
 pub mod lookup;
 
 pub use args::*;
