@@ -39,6 +39,7 @@ pub mod dynamic;
 pub mod errhan;
 pub mod env;
 pub mod file;
+pub mod group;
 pub mod info;
 pub mod mpi4x;
 pub mod op;
@@ -48,6 +49,7 @@ pub mod pcoll;
 pub mod request;
 pub mod session;
 pub mod tools;
+pub mod topo;
 pub mod win;
 
 use std::ffi::{c_int, c_void};
@@ -134,6 +136,7 @@ pub mod pmpi {
     pub use crate::dynamic::*;
     pub use crate::env::*;
     pub use crate::file::*;
+    pub use crate::group::*;
     pub use crate::errhan::*;
     pub use crate::info::*;
     pub use crate::op::*;
@@ -145,6 +148,7 @@ pub mod pmpi {
     pub use crate::request::*;
     pub use crate::session::*;
     pub use crate::tools::*;
+    pub use crate::topo::*;
     #[allow(unused_imports)] // empty once every chapter has landed
     pub use crate::unsupported::*;
     pub use crate::win::*;

@@ -679,7 +679,7 @@ toint! {
     PMPI_Comm_toint, PMPI_Comm_fromint, crate::env::PMPI_Comm_c2f, crate::env::PMPI_Comm_f2c, MPI_Comm;
     PMPI_Errhandler_toint, PMPI_Errhandler_fromint, crate::env::PMPI_Errhandler_c2f, crate::env::PMPI_Errhandler_f2c, MPI_Errhandler;
     PMPI_File_toint, PMPI_File_fromint, crate::file::PMPI_File_c2f, crate::file::PMPI_File_f2c, MPI_File;
-    PMPI_Group_toint, PMPI_Group_fromint, crate::comm::PMPI_Group_c2f, crate::comm::PMPI_Group_f2c, MPI_Group;
+    PMPI_Group_toint, PMPI_Group_fromint, crate::group::PMPI_Group_c2f, crate::group::PMPI_Group_f2c, MPI_Group;
     PMPI_Info_toint, PMPI_Info_fromint, crate::env::PMPI_Info_c2f, crate::env::PMPI_Info_f2c, MPI_Info;
     PMPI_Message_toint, PMPI_Message_fromint, crate::env::PMPI_Message_c2f, crate::env::PMPI_Message_f2c, MPI_Message;
     PMPI_Op_toint, PMPI_Op_fromint, crate::env::PMPI_Op_c2f, crate::env::PMPI_Op_f2c, MPI_Op;

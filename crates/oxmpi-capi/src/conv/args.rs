@@ -8,7 +8,10 @@ use oxmpi_core::datatype::Datatype;
 use oxmpi_core::error::ErrorClass;
 
 use crate::conv::errors::{bad, R};
-use crate::types::MPI_Request;
+use crate::abi::*;
+use crate::conv::errors::bad_code;
+use crate::conv::handles::state;
+use crate::types::*;
 
 /// Copies `s` into a C buffer of `cap` bytes (including the NUL); returns the length written.
 pub unsafe fn put_str(dst: *mut c_char, s: &str, cap: usize) -> c_int {
@@ -65,4 +68,20 @@ pub unsafe fn req_slice<'a>(call: &str, count: c_int, p: *mut MPI_Request) -> R<
     }
     // SAFETY: non-null with `count > 0` (checked above): `count` handles by this function's contract.
     Ok(unsafe { std::slice::from_raw_parts_mut(p, count as usize) })
+}
+
+pub fn nonneg(call: &str, arg: &str, n: c_int, class: ErrorClass) -> R<usize> {
+    if n < 0 {
+        return Err(bad(class, call, arg, format!("{n} is negative")));
+    }
+    Ok(n as usize)
+}
+
+/// An info argument: MPI_INFO_NULL or a live info object (its hints are ignored).
+pub fn info_arg(call: &str, info: MPI_Info) -> R<()> {
+    if info == MPI_INFO_NULL || info == MPI_INFO_ENV || state().infos.get(info).is_some() {
+        Ok(())
+    } else {
+        Err(bad_code(MPI_ERR_INFO, call, "info", format!("{info:#x} is not a valid info object")))
+    }
 }
