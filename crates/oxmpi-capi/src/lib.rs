@@ -44,6 +44,7 @@ pub mod info;
 pub mod mpi4x;
 pub mod op;
 pub mod p2p;
+pub mod pack;
 pub mod part;
 pub mod pcoll;
 pub mod request;
@@ -143,6 +144,7 @@ pub mod pmpi {
     pub use crate::attr::*;
     pub use crate::mpi4x::*;
     pub use crate::p2p::*;
+    pub use crate::pack::*;
     pub use crate::part::*;
     pub use crate::pcoll::*;
     pub use crate::request::*;

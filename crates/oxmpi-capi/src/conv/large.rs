@@ -130,6 +130,18 @@ pub fn to_i64<C: Count>(n: C) -> i64 {
     n.wide()
 }
 
+
+/// A count to hand back in the call's count type: MPI_ERR_VALUE_TOO_LARGE
+/// naming `arg` when it does not fit (an `int` form; the `_c` form takes it).
+pub fn fit<C: Count>(call: &str, arg: &str, v: i64) -> R<C> {
+    C::narrow(v).ok_or_else(|| bad(ErrorClass::ValueTooLarge, call, arg, format!("{v} does not fit in an int (use the _c variant)")))
+}
+
+/// A byte count or position to hand back as `MPI_Aint` or `MPI_Count`.
+pub fn fit_addr<A: Displ>(call: &str, arg: &str, v: usize) -> R<A> {
+    isize::try_from(v).ok().and_then(A::from_addr).ok_or_else(|| bad(ErrorClass::ValueTooLarge, call, arg, format!("{v} does not fit")))
+}
+
 /// One-token names of the pointer types in [`entry!`] parameter lists.
 pub mod ptr {
     use std::ffi::{c_char, c_int, c_void};
