@@ -42,6 +42,7 @@ pub mod file;
 pub mod group;
 pub mod info;
 pub mod mpi4x;
+pub mod neighbor;
 pub mod op;
 pub mod p2p;
 pub mod pack;
@@ -143,6 +144,7 @@ pub mod pmpi {
     pub use crate::op::*;
     pub use crate::attr::*;
     pub use crate::mpi4x::*;
+    pub use crate::neighbor::*;
     pub use crate::p2p::*;
     pub use crate::pack::*;
     pub use crate::part::*;

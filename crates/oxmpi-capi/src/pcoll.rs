@@ -25,6 +25,7 @@ use crate::conv::handles::{state, PersistentOp};
 use crate::coll::*;
 use crate::env::PMPI_Ibarrier;
 use crate::conv::handles::Starter;
+use crate::neighbor::*; // the PMPI_Ineighbor_* a persistent neighbourhood collective starts
 use crate::types::*;
 
 /// The C caller's arguments of an `_init` call, kept for its starts.
