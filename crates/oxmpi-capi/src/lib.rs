@@ -8,16 +8,14 @@
 //!   `include/mpi.h`.
 //! - [`fortran`]: the `mpif.h` / `use mpi` procedures (`mpi_send_`, ...),
 //!   mostly generated from `abi.txt`, and the Fortran sentinels and callbacks.
-//! - [`handles`]: handle tables. Predefined handles are the ABI's small
-//!   integers; handles made at run time encode kind, slot and generation in
-//!   the pointer value (always >= 2^32), so stale and garbage handles are
-//!   detected without dereferencing anything.
-//! - [`errors`]: the one wrapper every function body runs in (panic
-//!   catching, error routing to the communicator's error handler).
-//! - [`env`], [`p2p`], [`dtype`], [`misc`], [`coll`] (collectives), [`comm`]
-//!   (communicators, groups, topologies), [`file`] (MPI-IO), [`win`] (one-sided
-//!   windows), [`session`] (MPI-4 sessions), [`tools`] (the MPI_T tool information
-//!   interface): the `PMPI_x` implementations.
+//! - [`conv`]: the conversion layer: handle tables, the `ffi` wrapper and error
+//!   routing, count widths, string/buffer/status arguments, handle lookups. Every
+//!   area imports it; it imports no area (`tests/layering.rs`).
+//! - One file per MPI area, each with the `PMPI_x` implementations: [`env`],
+//!   [`errhan`], [`info`], [`attr`], [`op`], [`group`], [`comm`], [`topo`], [`p2p`],
+//!   [`request`], [`part`], [`dtype`], [`pack`], [`coll`], [`neighbor`], [`pcoll`]
+//!   (persistent collectives), [`file`] (MPI-IO), [`win`] (one-sided), [`dynamic`],
+//!   [`session`] (MPI-4 sessions), [`tools`] (MPI_T), [`mpi4x`] (MPI-4.x/5.0 odds).
 #![allow(non_upper_case_globals, non_camel_case_types, non_snake_case, clippy::missing_safety_doc)]
 
 pub mod abi {

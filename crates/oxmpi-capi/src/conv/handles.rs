@@ -153,7 +153,7 @@ pub struct RequestEntry {
     pub hook: Hook,
 }
 
-/// Work of the C layer at a request's completion (see `p2p::run_hook`).
+/// Work of the C layer at a request's completion (see `request::run_hook`).
 pub enum Hook {
     None,
     /// A generalized request: the user's callbacks.
