@@ -262,15 +262,10 @@ pub unsafe extern "C" fn PMPI_Comm_free(c: *mut MPI_Comm) -> c_int {
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_remote_size(c: MPI_Comm, size: *mut c_int) -> c_int {
-    const CALL: &str = "MPI_Comm_remote_size";
-    ffi(CALL, c, || {
-        let cm = require_inter(CALL, c)?;
-        // SAFETY: `size` is MPI_Comm_remote_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "size", size)? } = cm.peer_group_size();
-        Ok(())
-    })
+/// The answer of MPI_Comm_remote_size (its `PMPI_` function, with the OUT argument's check, is
+/// generated from abi.txt's `query` line).
+pub fn comm_remote_size(call: &str, c: MPI_Comm) -> R<c_int> {
+    Ok(require_inter(call, c)?.peer_group_size())
 }
 
 fn require_inter(call: &str, c: MPI_Comm) -> R<Comm> {

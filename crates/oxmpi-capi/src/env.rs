@@ -36,22 +36,16 @@ pub unsafe extern "C" fn PMPI_Init_thread(_argc: *mut c_int, _argv: *mut *mut *m
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Initialized(flag: *mut c_int) -> c_int {
-    ffi("MPI_Initialized", NO_COMM, || {
-        // SAFETY: `flag` is MPI_Initialized's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Initialized", "flag", flag)? } = runtime::is_initialized() as c_int;
-        Ok(())
-    })
+/// The answer of MPI_Initialized (its `PMPI_` function, with the OUT argument's check, is
+/// generated from abi.txt's `query` line).
+pub fn initialized(_call: &str) -> R<c_int> {
+    Ok(runtime::is_initialized() as c_int)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Finalized(flag: *mut c_int) -> c_int {
-    ffi("MPI_Finalized", NO_COMM, || {
-        // SAFETY: `flag` is MPI_Finalized's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Finalized", "flag", flag)? } = runtime::is_finalized() as c_int;
-        Ok(())
-    })
+/// The answer of MPI_Finalized (its `PMPI_` function, with the OUT argument's check, is
+/// generated from abi.txt's `query` line).
+pub fn finalized(_call: &str) -> R<c_int> {
+    Ok(runtime::is_finalized() as c_int)
 }
 
 #[no_mangle]
@@ -75,24 +69,18 @@ pub unsafe extern "C" fn PMPI_Abort(comm: MPI_Comm, errorcode: c_int) -> c_int {
     runtime::abort(errorcode, "")
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Query_thread(provided: *mut c_int) -> c_int {
-    ffi("MPI_Query_thread", NO_COMM, || {
-        let e = runtime::engine()?;
-        // SAFETY: `provided` is MPI_Query_thread's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Query_thread", "provided", provided)? } = crate::abi::thread_level_value(e.thread_level());
-        Ok(())
-    })
+/// The answer of MPI_Query_thread (its `PMPI_` function, with the OUT argument's check, is
+/// generated from abi.txt's `query` line).
+pub fn query_thread(_call: &str) -> R<c_int> {
+    let e = runtime::engine()?;
+    Ok(crate::abi::thread_level_value(e.thread_level()))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Is_thread_main(flag: *mut c_int) -> c_int {
-    ffi("MPI_Is_thread_main", NO_COMM, || {
-        let e = runtime::engine()?;
-        // SAFETY: `flag` is MPI_Is_thread_main's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Is_thread_main", "flag", flag)? } = e.is_main_thread() as c_int;
-        Ok(())
-    })
+/// The answer of MPI_Is_thread_main (its `PMPI_` function, with the OUT argument's check, is
+/// generated from abi.txt's `query` line).
+pub fn is_thread_main(_call: &str) -> R<c_int> {
+    let e = runtime::engine()?;
+    Ok(e.is_main_thread() as c_int)
 }
 
 /// MPI_Pcontrol(level, ...): oxmpi has no profiling levels of its own, so, as
@@ -185,24 +173,16 @@ pub unsafe extern "C" fn PMPI_Abi_get_info(info: *mut MPI_Info) -> c_int {
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_size(c: MPI_Comm, size: *mut c_int) -> c_int {
-    ffi("MPI_Comm_size", c, || {
-        let cm = comm(c, "MPI_Comm_size")?;
-        // SAFETY: `size` is MPI_Comm_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Comm_size", "size", size)? } = cm.size();
-        Ok(())
-    })
+/// The answer of MPI_Comm_size (its `PMPI_` function, with the OUT argument's check, is
+/// generated from abi.txt's `query` line).
+pub fn comm_size(call: &str, c: MPI_Comm) -> R<c_int> {
+    Ok(comm(c, call)?.size())
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_rank(c: MPI_Comm, rank: *mut c_int) -> c_int {
-    ffi("MPI_Comm_rank", c, || {
-        let cm = comm(c, "MPI_Comm_rank")?;
-        // SAFETY: `rank` is MPI_Comm_rank's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Comm_rank", "rank", rank)? } = cm.rank();
-        Ok(())
-    })
+/// The answer of MPI_Comm_rank (its `PMPI_` function, with the OUT argument's check, is
+/// generated from abi.txt's `query` line).
+pub fn comm_rank(call: &str, c: MPI_Comm) -> R<c_int> {
+    Ok(comm(c, call)?.rank())
 }
 
 #[no_mangle]
@@ -217,14 +197,10 @@ pub unsafe extern "C" fn PMPI_Comm_compare(c1: MPI_Comm, c2: MPI_Comm, result: *
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_test_inter(c: MPI_Comm, flag: *mut c_int) -> c_int {
-    ffi("MPI_Comm_test_inter", c, || {
-        let cm = comm(c, "MPI_Comm_test_inter")?;
-        // SAFETY: `flag` is MPI_Comm_test_inter's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Comm_test_inter", "flag", flag)? } = cm.is_inter() as c_int;
-        Ok(())
-    })
+/// The answer of MPI_Comm_test_inter (its `PMPI_` function, with the OUT argument's check, is
+/// generated from abi.txt's `query` line).
+pub fn comm_test_inter(call: &str, c: MPI_Comm) -> R<c_int> {
+    Ok(comm(c, call)?.is_inter() as c_int)
 }
 
 #[no_mangle]

@@ -14,7 +14,7 @@ use oxmpi_core::runtime;
 
 use crate::abi::*;
 use crate::conv::{group, new_group};
-use crate::conv::errors::{NO_COMM, array as ints, array_mut as ints_mut, ffi, out};
+use crate::conv::errors::{NO_COMM, array as ints, array_mut as ints_mut, ffi, out, R};
 use crate::conv::handles::state;
 use crate::conv::nonneg;
 use crate::types::*;
@@ -22,26 +22,18 @@ use crate::types::*;
 // ----- groups --------------------------------------------------------------------------------
 
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_size(g: MPI_Group, size: *mut c_int) -> c_int {
-    const CALL: &str = "MPI_Group_size";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: `size` is MPI_Group_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "size", size)? } = group(g, CALL, "group")?.size();
-        Ok(())
-    })
+/// The answer of MPI_Group_size (its `PMPI_` function, with the OUT argument's check, is
+/// generated from abi.txt's `query` line).
+pub fn group_size(call: &str, g: MPI_Group) -> R<c_int> {
+    Ok(group(g, call, "group")?.size())
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_rank(g: MPI_Group, rank: *mut c_int) -> c_int {
-    const CALL: &str = "MPI_Group_rank";
-    ffi(CALL, NO_COMM, || {
-        let g = group(g, CALL, "group")?;
-        let me = runtime::engine()?.rank();
-        // SAFETY: `rank` is MPI_Group_rank's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "rank", rank)? } = g.rank_of_world(me).unwrap_or(MPI_UNDEFINED);
-        Ok(())
-    })
+/// The answer of MPI_Group_rank (its `PMPI_` function, with the OUT argument's check, is
+/// generated from abi.txt's `query` line).
+pub fn group_rank(call: &str, g: MPI_Group) -> R<c_int> {
+    let g = group(g, call, "group")?;
+    let me = runtime::engine()?.rank();
+    Ok(g.rank_of_world(me).unwrap_or(MPI_UNDEFINED))
 }
 
 #[no_mangle]

@@ -69,14 +69,10 @@ pub unsafe extern "C" fn PMPI_Info_get_string(info: MPI_Info, key: *const c_char
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_get_nkeys(info: MPI_Info, nkeys: *mut c_int) -> c_int {
-    ffi("MPI_Info_get_nkeys", NO_COMM, || {
-        // SAFETY: `nkeys` is MPI_Info_get_nkeys's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out("MPI_Info_get_nkeys", "nkeys", nkeys)? };
-        *o = with_info("MPI_Info_get_nkeys", info, |kv| Ok(kv.len() as c_int))?;
-        Ok(())
-    })
+/// The answer of MPI_Info_get_nkeys (its `PMPI_` function, with the OUT argument's check, is
+/// generated from abi.txt's `query` line).
+pub fn info_get_nkeys(call: &str, info: MPI_Info) -> R<c_int> {
+    with_info(call, info, |kv| Ok(kv.len() as c_int))
 }
 
 #[no_mangle]

@@ -147,6 +147,7 @@ pub mod pmpi {
     pub use crate::pack::*;
     pub use crate::part::*;
     pub use crate::pcoll::*;
+    pub use crate::queries::*;
     pub use crate::request::*;
     pub use crate::session::*;
     pub use crate::tools::*;
@@ -168,6 +169,14 @@ pub mod unsupported {
     use crate::types::*;
     use std::ffi::{c_char, c_int, c_void};
     include!(concat!(env!("OUT_DIR"), "/mpi_unsupported.rs"));
+}
+
+/// The `PMPI_x` of abi.txt's `query` lines (one OUT scalar): generated, each checks
+/// its OUT pointer and stores the answer of the area's hand-written `x(call, ...)`.
+pub mod queries {
+    use crate::types::*;
+    use std::ffi::c_int;
+    include!(concat!(env!("OUT_DIR"), "/mpi_queries.rs"));
 }
 
 /// The exported `MPI_x` functions (each calls its `PMPI_x` twin); public so that

@@ -9,7 +9,7 @@ use oxmpi_core::op::Op;
 
 use crate::abi::*;
 use crate::conv::{committed, find_handle, op};
-use crate::conv::errors::{NO_COMM, bad, ffi, out};
+use crate::conv::errors::{NO_COMM, bad, ffi, out, R};
 use crate::conv::handles::state;
 use crate::conv::large::{entry, name, ptr::*, to_usize, Count};
 use crate::types::*;
@@ -112,14 +112,10 @@ pub unsafe extern "C" fn PMPI_Op_free(o: *mut MPI_Op) -> c_int {
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Op_commutative(o: MPI_Op, commute: *mut c_int) -> c_int {
-    ffi("MPI_Op_commutative", NO_COMM, || {
-        let x = op(o, "MPI_Op_commutative")?;
-        // SAFETY: `commute` is MPI_Op_commutative's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Op_commutative", "commute", commute)? } = x.is_commutative() as c_int;
-        Ok(())
-    })
+/// The answer of MPI_Op_commutative (its `PMPI_` function, with the OUT argument's check, is
+/// generated from abi.txt's `query` line).
+pub fn op_commutative(call: &str, o: MPI_Op) -> R<c_int> {
+    Ok(op(o, call)?.is_commutative() as c_int)
 }
 
 unsafe fn reduce_local<C: Count>(inbuf: *const c_void, inoutbuf: *mut c_void, count: C, h: MPI_Datatype, o: MPI_Op) -> c_int {

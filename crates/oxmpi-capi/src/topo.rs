@@ -59,15 +59,11 @@ pub unsafe extern "C" fn PMPI_Cart_create(c: MPI_Comm, ndims: c_int, dims: *cons
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Cartdim_get(c: MPI_Comm, ndims: *mut c_int) -> c_int {
-    const CALL: &str = "MPI_Cartdim_get";
-    ffi(CALL, c, || {
-        let (_, cart) = cart_of(CALL, c)?;
-        // SAFETY: `ndims` is MPI_Cartdim_get's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "ndims", ndims)? } = cart.ndims() as c_int;
-        Ok(())
-    })
+/// The answer of MPI_Cartdim_get (its `PMPI_` function, with the OUT argument's check, is
+/// generated from abi.txt's `query` line).
+pub fn cartdim_get(call: &str, c: MPI_Comm) -> R<c_int> {
+    let (_, cart) = cart_of(call, c)?;
+    Ok(cart.ndims() as c_int)
 }
 
 #[no_mangle]
@@ -271,15 +267,11 @@ pub unsafe extern "C" fn PMPI_Graph_map(c: MPI_Comm, nnodes: c_int, index: *cons
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Topo_test(c: MPI_Comm, status: *mut c_int) -> c_int {
-    const CALL: &str = "MPI_Topo_test";
-    ffi(CALL, c, || {
-        let cm = comm(c, CALL)?;
-        // SAFETY: `status` is MPI_Topo_test's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "status", status)? } = Topology::topo_test(cm.topology()).map_or(MPI_UNDEFINED, crate::abi::topology_kind_value);
-        Ok(())
-    })
+/// The answer of MPI_Topo_test (its `PMPI_` function, with the OUT argument's check, is
+/// generated from abi.txt's `query` line).
+pub fn topo_test(call: &str, c: MPI_Comm) -> R<c_int> {
+    let cm = comm(c, call)?;
+    Ok(Topology::topo_test(cm.topology()).map_or(MPI_UNDEFINED, crate::abi::topology_kind_value))
 }
 
 // ----- distributed graph topologies ----------------------------------------------------------------
