@@ -33,6 +33,11 @@ pub struct Func {
     /// For `varfn` lines: the C prototype ends in `, ...`. The header declares it
     /// so; the library defines it with the named parameters only (see abi.txt).
     pub variadic: bool,
+    /// For `query` lines: a call whose last parameter is its one OUT scalar. The
+    /// library's `PMPI_x` is generated (`rust_queries`): it checks the OUT pointer
+    /// (NULL: MPI_ERR_ARG naming the call and the argument) and stores what the
+    /// hand-written `crate::pmpi::x(call, inputs...) -> R<T>` answers.
+    pub query: bool,
 }
 
 pub struct Abi {
@@ -58,6 +63,17 @@ pub fn parse(text: &str) -> Abi {
                 abi.consts.push(Const { name: f[0].into(), ctype: f[1].into(), value: f[2].into(), ext: kw == "ext" });
             }
             "fn" | "extfn" => abi.funcs.push(parse_fn(rest, kw == "extfn", no + 1)),
+            "query" => {
+                let mut f = parse_fn(rest, false, no + 1);
+                let last = f.params.last().unwrap_or_else(|| panic!("abi.txt:{}: a query has an OUT parameter", no + 1));
+                assert!(
+                    f.ret == "int" && last.array == 0 && last.rust.starts_with("*mut ") && !last.rust[5..].contains('*'),
+                    "abi.txt:{}: a query returns int and ends in one OUT scalar (`T *name`)",
+                    no + 1
+                );
+                f.query = true;
+                abi.funcs.push(f);
+            }
             "varfn" => {
                 let proto = rest.trim_end_matches(';');
                 let named = proto
@@ -112,7 +128,7 @@ fn parse_fn(s: &str, ext: bool, line: usize) -> Func {
             params.push(Param { name: pname, rust: rust_type(&base, stars, is_const), ctype, array: if triple { 3 } else { brackets } });
         }
     }
-    Func { ret, name, params, proto_params: params_s.to_string(), ext, unsup: None, variadic: false }
+    Func { ret, name, params, proto_params: params_s.to_string(), ext, unsup: None, variadic: false, query: false }
 }
 
 fn rust_base(base: &str) -> String {
@@ -363,6 +379,30 @@ fn area_text(area: &str) -> &'static str {
 /// The `PMPI_x` bodies of the `unsup` functions: each raises
 /// MPI_ERR_UNSUPPORTED_OPERATION naming the call, through the error handler of
 /// its `comm` argument if it has one (else as a call tied to no communicator).
+/// The `PMPI_x` of the `query` lines: the OUT pointer checked here, once, instead of
+/// by hand in each body; the answer from the area's `x(call, inputs...)`.
+pub fn rust_queries(abi: &Abi) -> String {
+    let mut r = String::from("// Generated from abi.txt by build.rs.\n");
+    for f in abi.funcs.iter().filter(|f| f.query) {
+        let (out, ins) = f.params.split_last().unwrap();
+        let comm = ins.iter().find(|p| p.ctype == "MPI_Comm");
+        let params: Vec<String> = f.params.iter().map(|p| format!("{}: {}", p.name, p.rust)).collect();
+        let args: String = ins.iter().map(|p| format!(", {}", p.name)).collect();
+        let answer = f.name.trim_start_matches("MPI_").to_lowercase();
+        r.push_str(&format!(
+            "#[no_mangle]\npub unsafe extern \"C\" fn P{name}({params}) -> c_int {{\n    const CALL: &str = \"{name}\";\n    \
+             crate::conv::errors::ffi(CALL, {comm}, || {{\n        let v = crate::pmpi::{answer}(CALL{args})?;\n        \
+             // SAFETY: `{out}` is {name}'s OUT argument: NULL (rejected by `out`) or writable and unaliased (MPI contract).\n        \
+             *unsafe {{ crate::conv::errors::out(CALL, \"{out}\", {out})? }} = v;\n        Ok(())\n    }})\n}}\n",
+            name = f.name,
+            params = params.join(", "),
+            comm = comm.map_or("crate::conv::errors::NO_COMM", |p| p.name.as_str()),
+            out = out.name,
+        ));
+    }
+    r
+}
+
 pub fn rust_unsupported(abi: &Abi) -> String {
     let mut r = String::from("// Generated from abi.txt by build.rs.\n");
     for f in abi.funcs.iter().filter(|f| f.unsup.is_some()) {
@@ -375,11 +415,11 @@ pub fn rust_unsupported(abi: &Abi) -> String {
             .collect();
         assert_eq!(f.ret, "int", "abi.txt: unsupported function {} must return int", f.name);
         r.push_str(&format!(
-            "#[no_mangle]\npub unsafe extern \"C\" fn P{}({}) -> c_int {{\n    crate::errors::unsupported(\"{}\", {}, \"{}\")\n}}\n",
+            "#[no_mangle]\npub unsafe extern \"C\" fn P{}({}) -> c_int {{\n    crate::conv::errors::unsupported(\"{}\", {}, \"{}\")\n}}\n",
             f.name,
             params.join(", "),
             f.name,
-            if comm.is_some() { "comm" } else { "crate::errors::NO_COMM" },
+            if comm.is_some() { "comm" } else { "crate::conv::errors::NO_COMM" },
             area
         ));
     }
@@ -681,7 +721,7 @@ pub fn rust_fortran(abi: &Abi) -> String {
         };
         let arg_names: Vec<String> = params.iter().map(|p| p.split(':').next().unwrap().to_string()).collect();
         r.push_str(&format!(
-            "#[no_mangle]\npub unsafe extern \"C\" fn p{sym}({}){ret} {{\n    let _fortran = crate::errors::FortranCall::enter();\n    // SAFETY: the Fortran caller passes every argument by reference as the standard's\n    // binding of {} declares it (strings with their hidden lengths); sentinels and\n    // handles are translated before the C function sees them.\n    unsafe {{\n{pre}{body_end}    }}\n}}\n",
+            "#[no_mangle]\npub unsafe extern \"C\" fn p{sym}({}){ret} {{\n    let _fortran = crate::conv::errors::FortranCall::enter();\n    // SAFETY: the Fortran caller passes every argument by reference as the standard's\n    // binding of {} declares it (strings with their hidden lengths); sentinels and\n    // handles are translated before the C function sees them.\n    unsafe {{\n{pre}{body_end}    }}\n}}\n",
             params.join(", "),
             f.name
         ));

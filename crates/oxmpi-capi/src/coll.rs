@@ -1,7 +1,7 @@
 //! Collectives: the engine's `coll::*` for intra- and intercommunicators
 //! (the engine dispatches intercommunicators itself; `root` passes MPI_ROOT and
-//! MPI_PROC_NULL through), blocking and immediate, and the neighbourhood
-//! collectives. MPI_IN_PLACE is the engine's `None` buffer.
+//! MPI_PROC_NULL through), blocking and immediate. (Neighbourhood
+//! collectives: `neighbor.rs`.) MPI_IN_PLACE is the engine's `None` buffer.
 //!
 //! Arguments that MPI calls "significant only at root" (or not significant
 //! with MPI_IN_PLACE) are not checked where they are not significant: programs
@@ -22,12 +22,9 @@ use oxmpi_core::op::Op;
 use oxmpi_core::{Comm, Request};
 
 use crate::abi::*;
-use crate::dtype::committed;
-use crate::env::comm;
-use crate::errors::{array, bad, ffi, out, R};
-use crate::large::{entry, name, ptr::*, to_usize, Count, Displ};
-use crate::misc::op;
-use crate::p2p::new_request;
+use crate::conv::{comm, committed, new_request, op};
+use crate::conv::errors::{array, bad, ffi, out, R};
+use crate::conv::large::{entry, name, ptr::*, to_usize, Count, Displ};
 use crate::types::*;
 
 // ----- argument helpers ----------------------------------------------------------------
@@ -74,7 +71,7 @@ fn sendbuf(p: *const c_void) -> Option<*const u8> {
     (!is_in_place(p)).then_some(p as *const u8)
 }
 
-fn count<C: Count>(call: &str, arg: &str, n: C) -> R<usize> {
+pub(crate) fn count<C: Count>(call: &str, arg: &str, n: C) -> R<usize> {
     to_usize(call, arg, n)
 }
 
@@ -104,7 +101,7 @@ fn dtype_if(h: MPI_Datatype, call: &str, arg: &str, significant: bool) -> R<Data
 ///
 /// # Safety
 /// As [`array`].
-unsafe fn counts<C: Count>(call: &str, arg: &str, p: *const C, n: usize) -> R<Vec<usize>> {
+pub(crate) unsafe fn counts<C: Count>(call: &str, arg: &str, p: *const C, n: usize) -> R<Vec<usize>> {
     // SAFETY: this function's contract is `array`'s.
     let v = unsafe { array(call, arg, p, n)? };
     v.iter().enumerate().map(|(i, &c)| to_usize(call, &format!("{arg}[{i}]"), c)).collect()
@@ -114,7 +111,7 @@ unsafe fn counts<C: Count>(call: &str, arg: &str, p: *const C, n: usize) -> R<Ve
 ///
 /// # Safety
 /// As [`array`].
-unsafe fn displs<D: Displ>(call: &str, arg: &str, p: *const D, n: usize) -> R<Vec<isize>> {
+pub(crate) unsafe fn displs<D: Displ>(call: &str, arg: &str, p: *const D, n: usize) -> R<Vec<isize>> {
     // SAFETY: this function's contract is `array`'s.
     Ok(unsafe { array(call, arg, p, n)? }.iter().map(|&d| d.addr()).collect())
 }
@@ -123,7 +120,7 @@ unsafe fn displs<D: Displ>(call: &str, arg: &str, p: *const D, n: usize) -> R<Ve
 ///
 /// # Safety
 /// As [`array`].
-unsafe fn dtypes(call: &str, arg: &str, p: *const MPI_Datatype, n: usize) -> R<Vec<Datatype>> {
+pub(crate) unsafe fn dtypes(call: &str, arg: &str, p: *const MPI_Datatype, n: usize) -> R<Vec<Datatype>> {
     // SAFETY: this function's contract is `array`'s.
     let hs = unsafe { array(call, arg, p, n)? };
     hs.iter().enumerate().map(|(i, &h)| committed(h, call, &format!("{arg}[{i}]"))).collect()
@@ -148,7 +145,7 @@ fn is_leaf(cm: &Comm, root: c_int) -> bool {
 /// Blocking (`request == None`) or immediate: runs the matching engine call.
 /// `request` is the immediate form's `request` argument, already passed
 /// through [`out`]; its error, if any, is reported here, after the other checks.
-fn go(c: MPI_Comm, request: Option<R<&mut MPI_Request>>, blocking: impl FnOnce() -> CoreResult<()>, immediate: impl FnOnce() -> CoreResult<Request>) -> R<()> {
+pub(crate) fn go(c: MPI_Comm, request: Option<R<&mut MPI_Request>>, blocking: impl FnOnce() -> CoreResult<()>, immediate: impl FnOnce() -> CoreResult<Request>) -> R<()> {
     match request {
         None => Ok(blocking()?),
         Some(o) => {
@@ -160,7 +157,7 @@ fn go(c: MPI_Comm, request: Option<R<&mut MPI_Request>>, blocking: impl FnOnce()
     }
 }
 
-fn names(blocking: &'static str, immediate: &'static str, request: Option<*mut MPI_Request>) -> &'static str {
+pub(crate) fn names(blocking: &'static str, immediate: &'static str, request: Option<*mut MPI_Request>) -> &'static str {
     if request.is_some() {
         immediate
     } else {
@@ -626,169 +623,6 @@ unsafe fn reduce_scatter_block<C: Count>(sb: *const c_void, rb: *mut c_void, rc:
     })
 }
 
-// ----- neighbourhood collectives --------------------------------------------------------
-
-/// (indegree, outdegree) of this rank, or MPI_ERR_TOPOLOGY.
-fn degrees(call: &str, cm: &Comm) -> R<(usize, usize)> {
-    let topo = cm.topology().ok_or_else(|| bad(ErrorClass::Topology, call, "comm", "the communicator has no topology"))?;
-    let (s, d) = topo.neighborhood(cm.rank())?;
-    Ok((s.len(), d.len()))
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn neighbor_allgather<C: Count>(sb: *const c_void, sc: C, st: MPI_Datatype, rb: *mut c_void, rc: C, rt: MPI_Datatype, c: MPI_Comm, request: Option<*mut MPI_Request>, all_to_all: bool) -> c_int {
-    let call = match (all_to_all, request.is_some()) {
-        (false, false) => "MPI_Neighbor_allgather",
-        (false, true) => "MPI_Ineighbor_allgather",
-        (true, false) => "MPI_Neighbor_alltoall",
-        (true, true) => "MPI_Ineighbor_alltoall",
-    };
-    let call = name::<C>(call);
-    ffi(call, c, || {
-        // SAFETY: `request` is `None` (blocking form) or the immediate form's
-        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { request.map(|p| out(call, "request", p)) };
-        let cm = comm(c, call)?;
-        degrees(call, &cm)?;
-        let sc = count(call, "sendcount", sc)?;
-        let st = committed(st, call, "sendtype")?;
-        let rc = count(call, "recvcount", rc)?;
-        let rt = committed(rt, call, "recvtype")?;
-        let s = sb as *const u8;
-        let r = rb as *mut u8;
-        use coll::neighbor as nb;
-        if all_to_all {
-            go(
-                c,
-                req,
-                // SAFETY: `s` holds `sc` × `st` per destination, `r` `rc` × `rt` per source neighbour, as MPI_Neighbor_alltoall requires of its C caller, until this blocking call returns.
-                || unsafe { nb::neighbor_alltoall(s, sc, &st, r, rc, &rt, &cm) },
-                // SAFETY: as above, and MPI_Ineighbor_alltoall's caller leaves the buffers alone until the request completes.
-                || unsafe { nb::ineighbor_alltoall(s, sc, &st, r, rc, &rt, &cm) },
-            )
-        } else {
-            go(
-                c,
-                req,
-                // SAFETY: `s` holds `sc` × `st`; `r` holds `rc` × `rt` per source neighbour, as MPI_Neighbor_allgather requires of its C caller, until this blocking call returns.
-                || unsafe { nb::neighbor_allgather(s, sc, &st, r, rc, &rt, &cm) },
-                // SAFETY: as above, and MPI_Ineighbor_allgather's caller leaves the buffers alone until the request completes.
-                || unsafe { nb::ineighbor_allgather(s, sc, &st, r, rc, &rt, &cm) },
-            )
-        }
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn neighbor_allgatherv<C: Count, D: Displ>(sb: *const c_void, sc: C, st: MPI_Datatype, rb: *mut c_void, rcs: *const C, ds: *const D, rt: MPI_Datatype, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
-    let call = names("MPI_Neighbor_allgatherv", "MPI_Ineighbor_allgatherv", request);
-    let call = name::<C>(call);
-    ffi(call, c, || {
-        // SAFETY: `request` is `None` (blocking form) or the immediate form's
-        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { request.map(|p| out(call, "request", p)) };
-        let cm = comm(c, call)?;
-        let (indeg, _) = degrees(call, &cm)?;
-        let sc = count(call, "sendcount", sc)?;
-        let st = committed(st, call, "sendtype")?;
-        // SAFETY: MPI_Neighbor_allgatherv's `recvcounts` and `displs` have one entry per source neighbour, `indeg`.
-        let (rcs, ds) = unsafe { (counts(call, "recvcounts", rcs, indeg)?, displs(call, "displs", ds, indeg)?) };
-        let rt = committed(rt, call, "recvtype")?;
-        let s = sb as *const u8;
-        let r = rb as *mut u8;
-        use coll::neighbor as nb;
-        go(
-            c,
-            req,
-            // SAFETY: `s` holds `sc` × `st`; `r` holds `rcs[i]` × `rt` at `ds[i]` per source neighbour, as MPI_Neighbor_allgatherv requires of its C caller, until this blocking call returns.
-            || unsafe { nb::neighbor_allgatherv(s, sc, &st, r, &rcs, &ds, &rt, &cm) },
-            // SAFETY: as above, and MPI_Ineighbor_allgatherv's caller leaves the buffers alone until the request completes.
-            || unsafe { nb::ineighbor_allgatherv(s, sc, &st, r, &rcs, &ds, &rt, &cm) },
-        )
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn neighbor_alltoallv<C: Count, D: Displ>(
-    sb: *const c_void,
-    scs: *const C,
-    sds: *const D,
-    st: MPI_Datatype,
-    rb: *mut c_void,
-    rcs: *const C,
-    rds: *const D,
-    rt: MPI_Datatype,
-    c: MPI_Comm,
-    request: Option<*mut MPI_Request>,
-) -> c_int {
-    let call = names("MPI_Neighbor_alltoallv", "MPI_Ineighbor_alltoallv", request);
-    let call = name::<C>(call);
-    ffi(call, c, || {
-        // SAFETY: `request` is `None` (blocking form) or the immediate form's
-        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { request.map(|p| out(call, "request", p)) };
-        let cm = comm(c, call)?;
-        let (indeg, outdeg) = degrees(call, &cm)?;
-        // SAFETY: MPI_Neighbor_alltoallv's `sendcounts` and `sdispls` have one entry per destination neighbour, `outdeg`.
-        let (scs, sds) = unsafe { (counts(call, "sendcounts", scs, outdeg)?, displs(call, "sdispls", sds, outdeg)?) };
-        let st = committed(st, call, "sendtype")?;
-        // SAFETY: MPI_Neighbor_alltoallv's `recvcounts` and `rdispls` have one entry per source neighbour, `indeg`.
-        let (rcs, rds) = unsafe { (counts(call, "recvcounts", rcs, indeg)?, displs(call, "rdispls", rds, indeg)?) };
-        let rt = committed(rt, call, "recvtype")?;
-        let s = sb as *const u8;
-        let r = rb as *mut u8;
-        use coll::neighbor as nb;
-        go(
-            c,
-            req,
-            // SAFETY: `s` and `r` hold the blocks `scs`/`sds` × `st` and `rcs`/`rds` × `rt` describe per neighbour, as MPI_Neighbor_alltoallv requires of its C caller, until this blocking call returns.
-            || unsafe { nb::neighbor_alltoallv(s, &scs, &sds, &st, r, &rcs, &rds, &rt, &cm) },
-            // SAFETY: as above, and MPI_Ineighbor_alltoallv's caller leaves the buffers alone until the request completes.
-            || unsafe { nb::ineighbor_alltoallv(s, &scs, &sds, &st, r, &rcs, &rds, &rt, &cm) },
-        )
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn neighbor_alltoallw<C: Count, D: Displ>(
-    sb: *const c_void,
-    scs: *const C,
-    sds: *const D,
-    sts: *const MPI_Datatype,
-    rb: *mut c_void,
-    rcs: *const C,
-    rds: *const D,
-    rts: *const MPI_Datatype,
-    c: MPI_Comm,
-    request: Option<*mut MPI_Request>,
-) -> c_int {
-    let call = names("MPI_Neighbor_alltoallw", "MPI_Ineighbor_alltoallw", request);
-    let call = name::<C>(call);
-    ffi(call, c, || {
-        // SAFETY: `request` is `None` (blocking form) or the immediate form's
-        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { request.map(|p| out(call, "request", p)) };
-        let cm = comm(c, call)?;
-        let (indeg, outdeg) = degrees(call, &cm)?;
-        // SAFETY: MPI_Neighbor_alltoallw's send arrays have one entry per destination neighbour, `outdeg`.
-        let (scs, sds, sts) = unsafe { (counts(call, "sendcounts", scs, outdeg)?, displs(call, "sdispls", sds, outdeg)?, dtypes(call, "sendtypes", sts, outdeg)?) };
-        // SAFETY: MPI_Neighbor_alltoallw's receive arrays have one entry per source neighbour, `indeg`.
-        let (rcs, rds, rts) = unsafe { (counts(call, "recvcounts", rcs, indeg)?, displs(call, "rdispls", rds, indeg)?, dtypes(call, "recvtypes", rts, indeg)?) };
-        let (sts, rts): (Vec<&Datatype>, Vec<&Datatype>) = (sts.iter().collect(), rts.iter().collect());
-        let s = sb as *const u8;
-        let r = rb as *mut u8;
-        use coll::neighbor as nb;
-        go(
-            c,
-            req,
-            // SAFETY: `s` and `r` hold the blocks `scs`/`sds`/`sts` and `rcs`/`rds`/`rts` describe per neighbour, as MPI_Neighbor_alltoallw requires of its C caller, until this blocking call returns.
-            || unsafe { nb::neighbor_alltoallw(s, &scs, &sds, &sts, r, &rcs, &rds, &rts, &cm) },
-            // SAFETY: as above, and MPI_Ineighbor_alltoallw's caller leaves the buffers alone until the request completes.
-            || unsafe { nb::ineighbor_alltoallw(s, &scs, &sds, &sts, r, &rcs, &rds, &rts, &cm) },
-        )
-    })
-}
-
 // ----- entry points: the int forms and their large-count (`_c`) twins ---------------
 
 entry!(PMPI_Bcast, PMPI_Bcast_c, (buf: MVoid, n: CNT, dt: MPI_Datatype, root: c_int, c: MPI_Comm) => bcast(buf, n, dt, root, c, None));
@@ -823,13 +657,3 @@ entry!(PMPI_Reduce_scatter, PMPI_Reduce_scatter_c, (sb: CVoid, rb: MVoid, rcs: A
 entry!(PMPI_Ireduce_scatter, PMPI_Ireduce_scatter_c, (sb: CVoid, rb: MVoid, rcs: ACNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => reduce_scatter(sb, rb, rcs, dt, o, c, Some(r)));
 entry!(PMPI_Reduce_scatter_block, PMPI_Reduce_scatter_block_c, (sb: CVoid, rb: MVoid, rc: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => reduce_scatter_block(sb, rb, rc, dt, o, c, None));
 entry!(PMPI_Ireduce_scatter_block, PMPI_Ireduce_scatter_block_c, (sb: CVoid, rb: MVoid, rc: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => reduce_scatter_block(sb, rb, rc, dt, o, c, Some(r)));
-entry!(PMPI_Neighbor_allgather, PMPI_Neighbor_allgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, None, false));
-entry!(PMPI_Ineighbor_allgather, PMPI_Ineighbor_allgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Some(r), false));
-entry!(PMPI_Neighbor_alltoall, PMPI_Neighbor_alltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, None, true));
-entry!(PMPI_Ineighbor_alltoall, PMPI_Ineighbor_alltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Some(r), true));
-entry!(PMPI_Neighbor_allgatherv, PMPI_Neighbor_allgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => neighbor_allgatherv(sb, sc, st, rb, rcs, ds, rt, c, None));
-entry!(PMPI_Ineighbor_allgatherv, PMPI_Ineighbor_allgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Some(r)));
-entry!(PMPI_Neighbor_alltoallv, PMPI_Neighbor_alltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, None));
-entry!(PMPI_Ineighbor_alltoallv, PMPI_Ineighbor_alltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Some(r)));
-entry!(PMPI_Neighbor_alltoallw, PMPI_Neighbor_alltoallw_c, (sb: CVoid, scs: ACNT, sds: AAint, sts: ATypes, rb: MVoid, rcs: ACNT, rds: AAint, rts: ATypes, c: MPI_Comm) => neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, None));
-entry!(PMPI_Ineighbor_alltoallw, PMPI_Ineighbor_alltoallw_c, (sb: CVoid, scs: ACNT, sds: AAint, sts: ATypes, rb: MVoid, rcs: ACNT, rds: AAint, rts: ATypes, c: MPI_Comm, r: PReq) => neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Some(r)));

@@ -1,5 +1,5 @@
 //! Datatypes: handles, constructors (with the MPI-1 names as extensions),
-//! queries, pack/unpack.
+//! queries, subarray/darray, size matching. (Pack and unpack: `pack.rs`.)
 //!
 //! Safety: the private `unsafe fn`s here take the C caller's arguments as given
 //! and require of them what the MPI standard requires of the C arguments of the
@@ -9,86 +9,18 @@
 
 use std::ffi::{c_char, c_int, c_void};
 
-use oxmpi_core::datatype::{pack_into, pack_size, unpack_from, Combiner, Datatype};
+use oxmpi_core::datatype::{Combiner, Datatype};
 use oxmpi_core::error::ErrorClass;
 
 use crate::abi::*;
-use crate::env::{get_str, put_str};
-use crate::errors::{NO_COMM, array, bad, ffi, out, R};
-use crate::handles::state;
-use crate::misc::with_cb_type;
-use crate::large::{entry, name, ptr::*, to_usize, Count, Displ};
+use crate::conv::{datatype, get_str, new_handle, put_str, with_cb_type};
+use crate::conv::errors::{NO_COMM, array, bad, ffi, out, R};
+use crate::conv::handles::state;
+use crate::conv::large::{entry, name, ptr::*, to_usize, Count, Displ};
 use crate::types::*;
 
-/// The engine datatype of a handle (committed or not).
-pub fn datatype(h: MPI_Datatype, call: &str, arg: &str) -> R<Datatype> {
-    if h == MPI_DATATYPE_NULL {
-        return Err(bad(ErrorClass::Type, call, arg, "MPI_DATATYPE_NULL"));
-    }
-    if h < 4096 {
-        if h == MPI_LB {
-            return Ok(Datatype::lb_marker());
-        }
-        if h == MPI_UB {
-            return Ok(Datatype::ub_marker());
-        }
-        return crate::abi::primitive_from_handle(h)
-            .map(Datatype::predefined)
-            .ok_or_else(|| bad(ErrorClass::Type, call, arg, format!("{h:#x} is not a predefined datatype oxmpi supports")));
-    }
-    state()
-        .datatypes
-        .get(h)
-        .cloned()
-        .ok_or_else(|| bad(ErrorClass::Type, call, arg, format!("{h:#x} is not a valid datatype handle (freed, or never created)")))
-}
 
-/// [`committed`] without a reference count taken for predefined datatypes
-/// (the hot path of point-to-point calls).
-pub fn committed_ref(h: MPI_Datatype, call: &str, arg: &str) -> R<std::borrow::Cow<'static, Datatype>> {
-    if h != MPI_DATATYPE_NULL && h < 4096 && h != MPI_LB && h != MPI_UB {
-        if let Some(p) = crate::abi::primitive_from_handle(h as usize) {
-            return Ok(std::borrow::Cow::Borrowed(Datatype::predefined_ref(p)));
-        }
-    }
-    committed(h, call, arg).map(std::borrow::Cow::Owned)
-}
-
-/// A committed datatype for communication, pack and reductions.
-pub fn committed(h: MPI_Datatype, call: &str, arg: &str) -> R<Datatype> {
-    let dt = datatype(h, call, arg)?;
-    if !dt.is_committed() {
-        return Err(bad(ErrorClass::Type, call, arg, "the datatype is not committed (call MPI_Type_commit)"));
-    }
-    Ok(dt)
-}
-
-/// A handle for an engine datatype handed back to C: the predefined value, or
-/// a new handle (the standard makes the caller free derived ones).
-pub fn new_handle(dt: &Datatype) -> MPI_Datatype {
-    if let Some(p) = dt.as_primitive() {
-        return crate::abi::primitive_handle(p);
-    }
-    if dt.ptr_eq(&Datatype::lb_marker()) {
-        return MPI_LB;
-    }
-    if dt.ptr_eq(&Datatype::ub_marker()) {
-        return MPI_UB;
-    }
-    state().datatypes.insert(dt.clone())
-}
-
-/// A handle for an engine datatype, reusing a live one if there is (for user
-/// reduction functions, which must not leak handles).
-pub fn find_handle(dt: &Datatype) -> MPI_Datatype {
-    if let Some(p) = dt.as_primitive() {
-        return crate::abi::primitive_handle(p);
-    }
-    let found = state().datatypes.iter().find(|(_, d)| d.ptr_eq(dt)).map(|(h, _)| h);
-    found.unwrap_or_else(|| new_handle(dt))
-}
-
-fn count_arg<C: Count>(call: &str, arg: &str, n: C) -> R<usize> {
+pub(crate) fn count_arg<C: Count>(call: &str, arg: &str, n: C) -> R<usize> {
     to_usize(call, arg, n)
 }
 
@@ -547,86 +479,6 @@ pub unsafe extern "C" fn PMPI_Aint_diff(a: MPI_Aint, b: MPI_Aint) -> MPI_Aint {
     a.wrapping_sub(b)
 }
 
-unsafe fn pack<C: Count>(
-    inbuf: *const c_void,
-    incount: C,
-    h: MPI_Datatype,
-    outbuf: *mut c_void,
-    outsize: C,
-    position: *mut C,
-    c: MPI_Comm,
-) -> c_int {
-    let call = name::<C>("MPI_Pack");
-    ffi(call, c, || {
-        crate::env::comm(c, call)?;
-        let n = count_arg(call, "incount", incount)?;
-        let dt = committed(h, call, "datatype")?;
-        let size = count_arg(call, "outsize", outsize)?;
-        // SAFETY: `position` is MPI_Pack's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let pos = unsafe { out(call, "position", position)? };
-        if pos.wide() < 0 {
-            return Err(bad(ErrorClass::Arg, call, "position", format!("{} is negative", *pos)));
-        }
-        crate::p2p::check_buf(call, "inbuf", inbuf, n, &dt)?;
-        if outbuf.is_null() && size > 0 {
-            return Err(bad(ErrorClass::Buffer, call, "outbuf", "is NULL"));
-        }
-        // SAFETY: non-null with `size` > 0 (checked above): MPI_Pack's `outbuf` holds `outsize` = `size` bytes, aliasing no other argument.
-        let outs: &mut [u8] = if size == 0 { &mut [] } else { unsafe { std::slice::from_raw_parts_mut(outbuf as *mut u8, size) } };
-        let mut p = pos.wide() as usize;
-        // SAFETY: the C caller's buffer holds `n` elements of `dt`.
-        unsafe { pack_into(&dt, inbuf as *const u8, n, outs, &mut p)? };
-        *pos = fit(call, "position", p as i64)?;
-        Ok(())
-    })
-}
-
-unsafe fn unpack<C: Count>(
-    inbuf: *const c_void,
-    insize: C,
-    position: *mut C,
-    outbuf: *mut c_void,
-    outcount: C,
-    h: MPI_Datatype,
-    c: MPI_Comm,
-) -> c_int {
-    let call = name::<C>("MPI_Unpack");
-    ffi(call, c, || {
-        crate::env::comm(c, call)?;
-        let n = count_arg(call, "outcount", outcount)?;
-        let dt = committed(h, call, "datatype")?;
-        let size = count_arg(call, "insize", insize)?;
-        // SAFETY: `position` is MPI_Unpack's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let pos = unsafe { out(call, "position", position)? };
-        if pos.wide() < 0 {
-            return Err(bad(ErrorClass::Arg, call, "position", format!("{} is negative", *pos)));
-        }
-        crate::p2p::check_buf(call, "outbuf", outbuf, n, &dt)?;
-        if inbuf.is_null() && size > 0 {
-            return Err(bad(ErrorClass::Buffer, call, "inbuf", "is NULL"));
-        }
-        // SAFETY: non-null with `size` > 0 (checked above): MPI_Unpack's `inbuf` holds `insize` = `size` bytes, not written during the call.
-        let ins: &[u8] = if size == 0 { &[] } else { unsafe { std::slice::from_raw_parts(inbuf as *const u8, size) } };
-        let mut p = pos.wide() as usize;
-        // SAFETY: the C caller's buffer holds `n` elements of `dt`.
-        unsafe { unpack_from(&dt, ins, &mut p, outbuf as *mut u8, n)? };
-        *pos = fit(call, "position", p as i64)?;
-        Ok(())
-    })
-}
-
-unsafe fn pack_size_of<C: Count>(incount: C, h: MPI_Datatype, c: MPI_Comm, size: *mut C) -> c_int {
-    let call = name::<C>("MPI_Pack_size");
-    ffi(call, c, || {
-        crate::env::comm(c, call)?;
-        let n = count_arg(call, "incount", incount)?;
-        let dt = committed(h, call, "datatype")?;
-        // SAFETY: `size` is MPI_Pack_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(call, "size", size)? } = fit(call, "size", pack_size(&dt, n) as i64)?;
-        Ok(())
-    })
-}
-
 // ----- subarray, darray, size matching ----------------------------------------------
 
 fn order_arg(call: &str, order: c_int) -> R<bool> {
@@ -727,109 +579,6 @@ pub unsafe extern "C" fn PMPI_Type_match_size(typeclass: c_int, size: c_int, dt:
     })
 }
 
-// ----- external32 -------------------------------------------------------------------
-
-fn external32(call: &str, datarep: *const c_char) -> R<()> {
-    // SAFETY: `datarep` is a NUL-terminated C string (or NULL, rejected) by the MPI contract.
-    let rep = unsafe { get_str(call, "datarep", datarep)? };
-    if rep != "external32" {
-        return Err(crate::errors::bad_code(MPI_ERR_UNSUPPORTED_DATAREP, call, "datarep", format!("`{rep}` is not \"external32\"")));
-    }
-    Ok(())
-}
-
-unsafe fn pack_external_size<C: Count, A: Displ>(datarep: *const c_char, incount: C, h: MPI_Datatype, size: *mut A) -> c_int {
-    let call = name::<C>("MPI_Pack_external_size");
-    ffi(call, NO_COMM, || {
-        external32(call, datarep)?;
-        let n = count_arg(call, "incount", incount)?;
-        let dt = committed(h, call, "datatype")?;
-        let ext = oxmpi_core::datatype::external32::size(&dt).checked_mul(n).ok_or_else(|| bad(ErrorClass::Count, call, "incount", format!("{n} elements overflow the address space")))?;
-        // SAFETY: `size` is MPI_Pack_external_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(call, "size", size)? } = fit_addr(call, "size", ext)?;
-        Ok(())
-    })
-}
-
-unsafe fn pack_external<C: Count, A: Displ>(
-    datarep: *const c_char,
-    inbuf: *const c_void,
-    incount: C,
-    h: MPI_Datatype,
-    outbuf: *mut c_void,
-    outsize: A,
-    position: *mut A,
-) -> c_int {
-    let call = name::<C>("MPI_Pack_external");
-    let outsize = outsize.addr();
-    ffi(call, NO_COMM, || {
-        external32(call, datarep)?;
-        let n = count_arg(call, "incount", incount)?;
-        let dt = committed(h, call, "datatype")?;
-        // SAFETY: `position` is MPI_Pack_external's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let pos = unsafe { out(call, "position", position)? };
-        if pos.addr() < 0 || outsize < 0 {
-            return Err(bad(ErrorClass::Arg, call, "position", format!("position {} or outsize {outsize} is negative", pos.addr())));
-        }
-        crate::p2p::check_buf(call, "inbuf", inbuf, n, &dt)?;
-        let need = oxmpi_core::datatype::external32::size(&dt).checked_mul(n).ok_or_else(|| bad(ErrorClass::Count, call, "incount", format!("{n} elements overflow the address space")))?;
-        if (pos.addr() as usize).checked_add(need).is_none_or(|end| end > outsize as usize) {
-            return Err(bad(ErrorClass::Truncate, call, "outsize", format!("{outsize} bytes cannot take {need} more bytes at position {}", pos.addr())));
-        }
-        if need == 0 {
-            return Ok(());
-        }
-        // SAFETY: non-null (need > 0 fits in outsize, checked above): `outbuf` holds `outsize` bytes, aliasing no other argument.
-        let outs: &mut [u8] = unsafe { std::slice::from_raw_parts_mut(outbuf as *mut u8, outsize as usize) };
-        let start = pos.addr() as usize;
-        let mut native = vec![0u8; dt.size() * n];
-        let mut p = 0;
-        // SAFETY: the C caller's buffer holds `n` elements of `dt`.
-        unsafe { pack_into(&dt, inbuf as *const u8, n, &mut native, &mut p)? };
-        oxmpi_core::datatype::external32::encode(call, &dt, n, &native, &mut outs[start..start + need])?;
-        *pos = fit_addr(call, "position", start + need)?;
-        Ok(())
-    })
-}
-
-unsafe fn unpack_external<C: Count, A: Displ>(
-    datarep: *const c_char,
-    inbuf: *const c_void,
-    insize: A,
-    position: *mut A,
-    outbuf: *mut c_void,
-    outcount: C,
-    h: MPI_Datatype,
-) -> c_int {
-    let call = name::<C>("MPI_Unpack_external");
-    let insize = insize.addr();
-    ffi(call, NO_COMM, || {
-        external32(call, datarep)?;
-        let n = count_arg(call, "outcount", outcount)?;
-        let dt = committed(h, call, "datatype")?;
-        // SAFETY: `position` is MPI_Unpack_external's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let pos = unsafe { out(call, "position", position)? };
-        let need = oxmpi_core::datatype::external32::size(&dt).checked_mul(n).ok_or_else(|| bad(ErrorClass::Count, call, "outcount", format!("{n} elements overflow the address space")))?;
-        if pos.addr() < 0 || insize < 0 || (pos.addr() as usize).checked_add(need).is_none_or(|end| end > insize as usize) {
-            return Err(bad(ErrorClass::Truncate, call, "insize", format!("{insize} bytes do not hold {need} bytes at position {}", pos.addr())));
-        }
-        crate::p2p::check_buf(call, "outbuf", outbuf, n, &dt)?;
-        if need == 0 {
-            return Ok(());
-        }
-        let start = pos.addr() as usize;
-        // SAFETY: non-null (need > 0 bytes lie inside insize, checked above): `inbuf` holds `insize` bytes, not written during the call.
-        let ext = &unsafe { std::slice::from_raw_parts(inbuf as *const u8, insize as usize) }[start..start + need];
-        let mut tmp = vec![0u8; dt.size() * n];
-        oxmpi_core::datatype::external32::decode(call, &dt, n, ext, &mut tmp)?;
-        let mut p = 0;
-        // SAFETY: the C caller's buffer holds `n` elements of `dt`.
-        unsafe { unpack_from(&dt, &tmp, &mut p, outbuf as *mut u8, n)? };
-        *pos = fit_addr(call, "position", start + need)?;
-        Ok(())
-    })
-}
-
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_size_x(h: MPI_Datatype, size: *mut MPI_Count) -> c_int {
     // SAFETY: the C caller's arguments, passed on: `size_wide` needs what MPI_Type_size_x demands of them.
@@ -866,23 +615,6 @@ pub unsafe extern "C" fn PMPI_Type_get_true_extent_c(h: MPI_Datatype, lb: *mut M
     unsafe { true_extent_wide("MPI_Type_get_true_extent_c", h, lb, extent) }
 }
 
-/// A count to hand back in the call's count type: MPI_ERR_VALUE_TOO_LARGE
-/// naming `arg` when it does not fit (an `int` form; the `_c` form takes it).
-fn fit<C: Count>(call: &str, arg: &str, v: i64) -> R<C> {
-    C::narrow(v).ok_or_else(|| bad(ErrorClass::ValueTooLarge, call, arg, format!("{v} does not fit in an int (use the _c variant)")))
-}
-
-/// A byte count or position to hand back as `MPI_Aint` or `MPI_Count`.
-fn fit_addr<A: Displ>(call: &str, arg: &str, v: usize) -> R<A> {
-    isize::try_from(v).ok().and_then(A::from_addr).ok_or_else(|| bad(ErrorClass::ValueTooLarge, call, arg, format!("{v} does not fit")))
-}
-
-entry!(PMPI_Pack, PMPI_Pack_c, (inbuf: CVoid, incount: CNT, datatype: MPI_Datatype, outbuf: MVoid, outsize: CNT, position: PCNT, comm: MPI_Comm) => pack(inbuf, incount, datatype, outbuf, outsize, position, comm));
-entry!(PMPI_Unpack, PMPI_Unpack_c, (inbuf: CVoid, insize: CNT, position: PCNT, outbuf: MVoid, outcount: CNT, datatype: MPI_Datatype, comm: MPI_Comm) => unpack(inbuf, insize, position, outbuf, outcount, datatype, comm));
-entry!(PMPI_Pack_size, PMPI_Pack_size_c, (incount: CNT, datatype: MPI_Datatype, comm: MPI_Comm, size: PCNT) => pack_size_of(incount, datatype, comm, size));
-entry!(PMPI_Pack_external_size, PMPI_Pack_external_size_c, (datarep: CStr, incount: CNT, datatype: MPI_Datatype, size: PADDR) => pack_external_size(datarep, incount, datatype, size));
-entry!(PMPI_Pack_external, PMPI_Pack_external_c, (datarep: CStr, inbuf: CVoid, incount: CNT, datatype: MPI_Datatype, outbuf: MVoid, outsize: ADDR, position: PADDR) => pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position));
-entry!(PMPI_Unpack_external, PMPI_Unpack_external_c, (datarep: CStr, inbuf: CVoid, insize: ADDR, position: PADDR, outbuf: MVoid, outcount: CNT, datatype: MPI_Datatype) => unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype));
 
 /// The contents of a datatype as the large-count queries see them: (integers,
 /// addresses, large counts, datatypes). A type made by a `_c` constructor
@@ -963,10 +695,10 @@ pub unsafe extern "C" fn PMPI_Type_get_contents_c(
         // SAFETY: MPI_Type_get_contents_c's OUT arrays hold at least max_* >= the lengths written (checked above); NULL only where nothing is written.
         let (oi, oa, ol, od) = unsafe {
             (
-                crate::errors::array_mut(CALL, "array_of_integers", array_of_integers, ints.len())?,
-                crate::errors::array_mut(CALL, "array_of_addresses", array_of_addresses, as_.len())?,
-                crate::errors::array_mut(CALL, "array_of_large_counts", array_of_large_counts, ls.len())?,
-                crate::errors::array_mut(CALL, "array_of_datatypes", array_of_datatypes, ts.len())?,
+                crate::conv::errors::array_mut(CALL, "array_of_integers", array_of_integers, ints.len())?,
+                crate::conv::errors::array_mut(CALL, "array_of_addresses", array_of_addresses, as_.len())?,
+                crate::conv::errors::array_mut(CALL, "array_of_large_counts", array_of_large_counts, ls.len())?,
+                crate::conv::errors::array_mut(CALL, "array_of_datatypes", array_of_datatypes, ts.len())?,
             )
         };
         oi.copy_from_slice(&ints);

@@ -23,8 +23,8 @@ use oxmpi_core::error::ErrorClass;
 use oxmpi_core::comm::dynamic::SpawnCommand;
 
 use crate::abi::*;
-use crate::env::{comm, get_str, new_comm, put_str};
-use crate::errors::{NO_COMM, R, bad, ffi, out, route_to};
+use crate::conv::{comm, get_str, new_comm, put_str};
+use crate::conv::errors::{NO_COMM, R, bad, ffi, out, route_to};
 use crate::types::*;
 
 /// The argument vector of one command: `MPI_ARGV_NULL` (NULL) or a
@@ -57,7 +57,7 @@ fn info_pairs(call: &str, info: MPI_Info) -> R<Vec<(String, String)>> {
     if info == MPI_INFO_NULL {
         return Ok(Vec::new());
     }
-    crate::misc::with_info(call, info, |kv| Ok(kv.clone()))
+    crate::conv::with_info(call, info, |kv| Ok(kv.clone()))
 }
 
 /// One command of a spawn at the root.
@@ -89,7 +89,7 @@ unsafe fn spawn_common(call: &'static str, commands: R<Vec<SpawnCommand>>, root:
     // A bad argument at the root must not leave the others waiting: the root
     // passes no command, and the core reports its error to everyone.
     let commands = commands.map_err(|f| {
-        let class = crate::errors::class_of(f.code).and_then(|c| ErrorClass::ALL.iter().copied().find(|x| *x as c_int == c)).unwrap_or(ErrorClass::Arg);
+        let class = crate::conv::errors::class_of(f.code).and_then(|c| ErrorClass::ALL.iter().copied().find(|x| *x as c_int == c)).unwrap_or(ErrorClass::Arg);
         oxmpi_core::error::MpiError::new(class, f.message)
     });
     let (ic, codes) = oxmpi_core::comm::dynamic::spawn(call, commands, root, &cm)?;
@@ -146,11 +146,11 @@ pub unsafe extern "C" fn PMPI_Comm_spawn_multiple(
             }
             let n = count as usize;
             // SAFETY: `count` entries each (MPI contract); NULL rejected.
-            let commands = unsafe { crate::errors::array(CALL, "array_of_commands", array_of_commands as *const *mut c_char, n)? };
+            let commands = unsafe { crate::conv::errors::array(CALL, "array_of_commands", array_of_commands as *const *mut c_char, n)? };
             // SAFETY: as above.
-            let maxprocs = unsafe { crate::errors::array(CALL, "array_of_maxprocs", array_of_maxprocs, n)? };
+            let maxprocs = unsafe { crate::conv::errors::array(CALL, "array_of_maxprocs", array_of_maxprocs, n)? };
             // SAFETY: as above.
-            let infos = unsafe { crate::errors::array(CALL, "array_of_info", array_of_info, n)? };
+            let infos = unsafe { crate::conv::errors::array(CALL, "array_of_info", array_of_info, n)? };
             let mut v = Vec::with_capacity(n);
             for i in 0..n {
                 let argv = if array_of_argv.is_null() {
@@ -181,7 +181,7 @@ pub unsafe extern "C" fn PMPI_Comm_get_parent(parent: *mut MPI_Comm) -> c_int {
         let o = unsafe { out(CALL, "parent", parent)? };
         let mut h = PARENT_HANDLE.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(old) = *h {
-            if crate::handles::state().comms.get(old).is_some() {
+            if crate::conv::handles::state().comms.get(old).is_some() {
                 *o = old;
                 return Ok(());
             }
@@ -252,7 +252,7 @@ fn connect_timeout(info: MPI_Info) -> std::time::Duration {
     let from_info = if info == MPI_INFO_NULL {
         None
     } else {
-        crate::misc::with_info("MPI_Comm_connect", info, |kv| Ok(kv.iter().find(|(k, _)| k == "timeout").map(|(_, v)| v.clone())))
+        crate::conv::with_info("MPI_Comm_connect", info, |kv| Ok(kv.iter().find(|(k, _)| k == "timeout").map(|(_, v)| v.clone())))
             .ok()
             .flatten()
             .and_then(|v| v.trim().parse::<f64>().ok())

@@ -1,97 +1,17 @@
 //! Environment: init/finalize, versions, clocks, the predefined communicators,
 //! barrier, Fortran handle conversion.
 
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::{c_char, c_int, c_void};
 
 use oxmpi_core::error::{ErrorClass, MpiError};
 use oxmpi_core::runtime::{self, ThreadLevel};
-use oxmpi_core::Comm;
 
 use crate::abi::*;
-use crate::errors::{NO_COMM, bad, ffi, out, R};
-use crate::handles::{c2f_predefined_or, f2c_predefined_or, state};
+use crate::conv::errors::{NO_COMM, bad, ffi, out, R};
+use crate::conv::handles::{c2f_predefined_or, f2c_predefined_or, state};
+use crate::conv::{comm, get_str, put_str, with_info};
 use crate::types::*;
 
-/// The engine communicator of a handle.
-/// [`comm`] without a reference count taken for the predefined communicators
-/// (the hot path of point-to-point calls).
-pub fn comm_ref(h: MPI_Comm, call: &str) -> R<std::borrow::Cow<'static, Comm>> {
-    let e = runtime::engine()?;
-    match h {
-        MPI_COMM_WORLD => Ok(std::borrow::Cow::Borrowed(e.world())),
-        MPI_COMM_SELF => Ok(std::borrow::Cow::Borrowed(e.self_comm())),
-        _ => comm(h, call).map(std::borrow::Cow::Owned),
-    }
-}
-
-pub fn comm(h: MPI_Comm, call: &str) -> R<Comm> {
-    let e = runtime::engine()?;
-    match h {
-        MPI_COMM_WORLD | MPI_COMM_SELF if !runtime::world_active() => Err(bad(
-            ErrorClass::Comm,
-            call,
-            "comm",
-            format!(
-                "{} exists only between MPI_Init and MPI_Finalize; with sessions, make communicators \
-                 with MPI_Group_from_session_pset and MPI_Comm_create_from_group",
-                if h == MPI_COMM_WORLD { "MPI_COMM_WORLD" } else { "MPI_COMM_SELF" }
-            ),
-        )),
-        MPI_COMM_WORLD => Ok(e.world().clone()),
-        MPI_COMM_SELF => Ok(e.self_comm().clone()),
-        MPI_COMM_NULL => Err(bad(ErrorClass::Comm, call, "comm", "MPI_COMM_NULL")),
-        _ => state()
-            .comms
-            .get(h)
-            .cloned()
-            .ok_or_else(|| bad(ErrorClass::Comm, call, "comm", format!("{h:#x} is not a valid communicator handle (freed, or never created)"))),
-    }
-}
-
-/// A handle for a communicator made at run time; it starts with its parent's
-/// error handler (MPI: "the new communicator inherits the error handler").
-/// A communicator derived from one of a session's belongs to that session.
-pub fn new_comm(c: Comm, parent: MPI_Comm) -> MPI_Comm {
-    let h = {
-        let mut st = state();
-        let h = st.comms.insert(c.clone());
-        if let Some(eh) = st.comm_errhandler.get(&parent).copied() {
-            st.comm_errhandler.insert(h, eh);
-        }
-        h
-    };
-    crate::session::tag_comm(h, &c, crate::session::comm_session(parent));
-    h
-}
-
-/// `new_comm` for constructors that give some ranks no communicator.
-pub fn new_comm_or_null(c: Option<Comm>, parent: MPI_Comm) -> MPI_Comm {
-    c.map_or(MPI_COMM_NULL, |c| new_comm(c, parent))
-}
-
-/// Copies `s` into a C buffer of `cap` bytes (including the NUL); returns the length written.
-pub unsafe fn put_str(dst: *mut c_char, s: &str, cap: usize) -> c_int {
-    let n = s.len().min(cap.saturating_sub(1));
-    // SAFETY: the C caller provides `cap` writable bytes.
-    unsafe {
-        std::ptr::copy_nonoverlapping(s.as_ptr(), dst as *mut u8, n);
-        *dst.add(n) = 0;
-    }
-    n as c_int
-}
-
-/// A C string argument.
-///
-/// # Safety
-/// `p` is NULL or points to a NUL-terminated string that stays valid and
-/// unchanged for `'a`.
-pub unsafe fn get_str<'a>(call: &str, arg: &str, p: *const c_char) -> R<&'a str> {
-    if p.is_null() {
-        return Err(bad(ErrorClass::Arg, call, arg, "is NULL"));
-    }
-    // SAFETY: non-null, NUL-terminated by the C contract.
-    unsafe { CStr::from_ptr(p) }.to_str().map_err(|_| bad(ErrorClass::Arg, call, arg, "is not UTF-8"))
-}
 
 fn init(call: &'static str, required: ThreadLevel) -> R<ThreadLevel> {
     let provided = runtime::init(required).map_err(|e| MpiError::new(e.class, e.message.replace("MPI_Init:", &format!("{call}:"))))?;
@@ -116,22 +36,16 @@ pub unsafe extern "C" fn PMPI_Init_thread(_argc: *mut c_int, _argv: *mut *mut *m
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Initialized(flag: *mut c_int) -> c_int {
-    ffi("MPI_Initialized", NO_COMM, || {
-        // SAFETY: `flag` is MPI_Initialized's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Initialized", "flag", flag)? } = runtime::is_initialized() as c_int;
-        Ok(())
-    })
+/// The answer of MPI_Initialized (its `PMPI_` function, with the OUT argument's check, is
+/// generated from abi.txt's `query` line).
+pub fn initialized(_call: &str) -> R<c_int> {
+    Ok(runtime::is_initialized() as c_int)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Finalized(flag: *mut c_int) -> c_int {
-    ffi("MPI_Finalized", NO_COMM, || {
-        // SAFETY: `flag` is MPI_Finalized's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Finalized", "flag", flag)? } = runtime::is_finalized() as c_int;
-        Ok(())
-    })
+/// The answer of MPI_Finalized (its `PMPI_` function, with the OUT argument's check, is
+/// generated from abi.txt's `query` line).
+pub fn finalized(_call: &str) -> R<c_int> {
+    Ok(runtime::is_finalized() as c_int)
 }
 
 #[no_mangle]
@@ -139,8 +53,8 @@ pub unsafe extern "C" fn PMPI_Finalize() -> c_int {
     ffi("MPI_Finalize", MPI_COMM_WORLD, || {
         runtime::engine()?;
         // MPI_COMM_SELF's attributes are deleted first, as the standard asks.
-        crate::misc::delete_all_attrs(MPI_COMM_SELF);
-        crate::misc::delete_all_attrs(MPI_COMM_WORLD);
+        crate::attr::delete_all_attrs(MPI_COMM_SELF);
+        crate::attr::delete_all_attrs(MPI_COMM_WORLD);
         if oxmpi_core::diag::checking() {
             report_leaks();
         }
@@ -155,24 +69,18 @@ pub unsafe extern "C" fn PMPI_Abort(comm: MPI_Comm, errorcode: c_int) -> c_int {
     runtime::abort(errorcode, "")
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Query_thread(provided: *mut c_int) -> c_int {
-    ffi("MPI_Query_thread", NO_COMM, || {
-        let e = runtime::engine()?;
-        // SAFETY: `provided` is MPI_Query_thread's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Query_thread", "provided", provided)? } = crate::abi::thread_level_value(e.thread_level());
-        Ok(())
-    })
+/// The answer of MPI_Query_thread (its `PMPI_` function, with the OUT argument's check, is
+/// generated from abi.txt's `query` line).
+pub fn query_thread(_call: &str) -> R<c_int> {
+    let e = runtime::engine()?;
+    Ok(crate::abi::thread_level_value(e.thread_level()))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Is_thread_main(flag: *mut c_int) -> c_int {
-    ffi("MPI_Is_thread_main", NO_COMM, || {
-        let e = runtime::engine()?;
-        // SAFETY: `flag` is MPI_Is_thread_main's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Is_thread_main", "flag", flag)? } = e.is_main_thread() as c_int;
-        Ok(())
-    })
+/// The answer of MPI_Is_thread_main (its `PMPI_` function, with the OUT argument's check, is
+/// generated from abi.txt's `query` line).
+pub fn is_thread_main(_call: &str) -> R<c_int> {
+    let e = runtime::engine()?;
+    Ok(e.is_main_thread() as c_int)
 }
 
 /// MPI_Pcontrol(level, ...): oxmpi has no profiling levels of its own, so, as
@@ -265,24 +173,16 @@ pub unsafe extern "C" fn PMPI_Abi_get_info(info: *mut MPI_Info) -> c_int {
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_size(c: MPI_Comm, size: *mut c_int) -> c_int {
-    ffi("MPI_Comm_size", c, || {
-        let cm = comm(c, "MPI_Comm_size")?;
-        // SAFETY: `size` is MPI_Comm_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Comm_size", "size", size)? } = cm.size();
-        Ok(())
-    })
+/// The answer of MPI_Comm_size (its `PMPI_` function, with the OUT argument's check, is
+/// generated from abi.txt's `query` line).
+pub fn comm_size(call: &str, c: MPI_Comm) -> R<c_int> {
+    Ok(comm(c, call)?.size())
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_rank(c: MPI_Comm, rank: *mut c_int) -> c_int {
-    ffi("MPI_Comm_rank", c, || {
-        let cm = comm(c, "MPI_Comm_rank")?;
-        // SAFETY: `rank` is MPI_Comm_rank's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Comm_rank", "rank", rank)? } = cm.rank();
-        Ok(())
-    })
+/// The answer of MPI_Comm_rank (its `PMPI_` function, with the OUT argument's check, is
+/// generated from abi.txt's `query` line).
+pub fn comm_rank(call: &str, c: MPI_Comm) -> R<c_int> {
+    Ok(comm(c, call)?.rank())
 }
 
 #[no_mangle]
@@ -297,14 +197,10 @@ pub unsafe extern "C" fn PMPI_Comm_compare(c1: MPI_Comm, c2: MPI_Comm, result: *
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_test_inter(c: MPI_Comm, flag: *mut c_int) -> c_int {
-    ffi("MPI_Comm_test_inter", c, || {
-        let cm = comm(c, "MPI_Comm_test_inter")?;
-        // SAFETY: `flag` is MPI_Comm_test_inter's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Comm_test_inter", "flag", flag)? } = cm.is_inter() as c_int;
-        Ok(())
-    })
+/// The answer of MPI_Comm_test_inter (its `PMPI_` function, with the OUT argument's check, is
+/// generated from abi.txt's `query` line).
+pub fn comm_test_inter(call: &str, c: MPI_Comm) -> R<c_int> {
+    Ok(comm(c, call)?.is_inter() as c_int)
 }
 
 #[no_mangle]
@@ -367,7 +263,7 @@ pub unsafe extern "C" fn PMPI_Ibarrier(c: MPI_Comm, request: *mut MPI_Request) -
         // SAFETY: `request` is MPI_Ibarrier's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out("MPI_Ibarrier", "request", request)? };
         let r = oxmpi_core::coll::barrier::ibarrier(&cm)?;
-        *o = crate::p2p::new_request(r, c, None);
+        *o = crate::conv::new_request(r, c, None);
         Ok(())
     })
 }
@@ -462,7 +358,7 @@ fn _unused(_: *mut c_void) {}
 /// freed (requests, communicators, datatypes, groups, operations, infos).
 fn report_leaks() {
     let rank = runtime::engine().map(|e| e.rank()).unwrap_or(0);
-    let st = crate::handles::state();
+    let st = crate::conv::handles::state();
     let mut lines: Vec<String> = Vec::new();
     let mut add = |what: &str, items: Vec<String>| {
         if !items.is_empty() {
@@ -487,4 +383,40 @@ fn report_leaks() {
     if !lines.is_empty() {
         eprintln!("oxmpi: rank {rank}: MPI_Finalize (checking mode): objects never freed: {}", lines.join("; "));
     }
+}
+
+// ----- memory --------------------------------------------------------------------------------
+
+/// MPI_Alloc_mem: memory from the C heap (any size, 16-byte aligned); the
+/// info hints are not used.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alloc_mem(size: MPI_Aint, info: MPI_Info, baseptr: *mut c_void) -> c_int {
+    const CALL: &str = "MPI_Alloc_mem";
+    ffi(CALL, NO_COMM, || {
+        if size < 0 {
+            return Err(bad(ErrorClass::Arg, CALL, "size", format!("{size} is negative")));
+        }
+        if info != MPI_INFO_NULL {
+            with_info(CALL, info, |_| Ok(()))?;
+        }
+        // SAFETY: `baseptr` is MPI_Alloc_mem's OUT argument: the address of a pointer (NULL rejected), writable and unaliased.
+        let o = unsafe { out(CALL, "baseptr", baseptr as *mut *mut c_void)? };
+        // SAFETY: malloc with a positive size; NULL is checked below.
+        let p = unsafe { libc::malloc((size as usize).max(1)) };
+        if p.is_null() {
+            return Err(crate::conv::errors::bad_code(MPI_ERR_NO_MEM, CALL, "size", format!("{size} bytes could not be allocated")));
+        }
+        *o = p;
+        Ok(())
+    })
+}
+
+/// MPI_Free_mem: gives back memory from MPI_Alloc_mem.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Free_mem(base: *mut c_void) -> c_int {
+    ffi("MPI_Free_mem", NO_COMM, || {
+        // SAFETY: `base` came from MPI_Alloc_mem (malloc) and is freed once (MPI contract); free(NULL) is a no-op.
+        unsafe { libc::free(base) };
+        Ok(())
+    })
 }

@@ -23,11 +23,10 @@ use oxmpi_core::io::{self, Dir, Pos, UserDatarep, Whence};
 use oxmpi_core::runtime;
 
 use crate::abi::*;
-use crate::dtype::{committed, datatype, find_handle, new_handle};
-use crate::env::{comm, get_str, put_str};
-use crate::errors::{bad, code_name, out, R};
-use crate::handles::{c2f_predefined_or, f2c_predefined_or, state, ErrhandlerEntry, Table};
-use crate::large::{entry, name, ptr::*, to_usize, Count};
+use crate::conv::{comm, committed, datatype, find_handle, get_str, new_handle, put_str};
+use crate::conv::errors::{bad, code_name, out, R};
+use crate::conv::handles::{c2f_predefined_or, f2c_predefined_or, state, ErrhandlerEntry, Table};
+use crate::conv::large::{entry, name, ptr::*, to_usize, Count};
 use crate::types::*;
 
 /// `MPI_Offset`.
@@ -128,7 +127,7 @@ fn info_pairs(call: &str, info: MPI_Info) -> R<Vec<(String, String)>> {
     if info == MPI_INFO_NULL {
         return Ok(Vec::new());
     }
-    crate::misc::with_info(call, info, |v| Ok(v.clone()))
+    crate::conv::with_info(call, info, |v| Ok(v.clone()))
 }
 
 fn fill_status(p: *mut MPI_Status, s: &oxmpi_core::Status) {
@@ -461,7 +460,7 @@ unsafe fn access<C: Count>(base: &'static str, fh: MPI_File, offset: Option<MPI_
         let f = file(fh, call)?;
         let n = to_usize(call, "count", count)?;
         let dt = committed(h, call, "datatype")?;
-        crate::p2p::check_buf(call, "buf", buf, n, &dt)?;
+        crate::conv::check_buf(call, "buf", buf, n, &dt)?;
         let pos = match offset {
             Some(off) => Pos::At(offset_arg(call, off)?),
             None => pos,
@@ -481,7 +480,7 @@ unsafe fn access<C: Count>(base: &'static str, fh: MPI_File, offset: Option<MPI_
                 // A collective access completes in the background, on the file's I/O worker.
                 // SAFETY: as above; the buffer stays valid until the request completes (MPI contract).
                 let req = unsafe { f.iaccess(call, pos, coll, dir, buf as *mut u8, n, &dt)? };
-                let h = crate::p2p::new_request(req, crate::errors::NO_COMM, None);
+                let h = crate::conv::new_request(req, crate::conv::errors::NO_COMM, None);
                 // SAFETY: non-null (checked above), the OUT request (MPI contract).
                 unsafe { *r = h };
             }

@@ -189,7 +189,7 @@ pub unsafe fn str_out(p: *mut c_void, len: usize, s: &[c_char]) {
 /// neighbour counts for neighbourhood collectives, else the (remote) group size.
 /// 0 when `comm` is not a valid communicator (the C call then reports it).
 pub fn typevec_len(call: &str, comm: MPI_Comm, send: bool) -> c_int {
-    if crate::env::comm(comm, call).is_err() {
+    if crate::conv::comm(comm, call).is_err() {
         return 0;
     }
     let mut n: c_int = 0;
@@ -304,14 +304,14 @@ pub unsafe extern "C" fn mpi_info_get_string_(
 // ----- user reduction operations -----------------------------------------------------
 
 /// A Fortran user function: `SUBROUTINE F(INVEC, INOUTVEC, LEN, DATATYPE)`.
-pub type FortranUserFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut c_int);
+pub use crate::op::FortranUserFn;
 
 #[no_mangle]
 pub unsafe extern "C" fn pmpi_op_create_(f: Option<FortranUserFn>, commute: *const c_int, op: *mut c_int, ierror: *mut c_int) {
     // SAFETY: the Fortran caller's arguments.
     unsafe {
         let mut h: MPI_Op = MPI_OP_NULL;
-        let rc = crate::misc::op_create_fortran(f, *commute, &mut h);
+        let rc = crate::op::op_create_fortran(f, *commute, &mut h);
         if rc == MPI_SUCCESS {
             *op = crate::pmpi::PMPI_Op_c2f(h);
         }
@@ -339,7 +339,7 @@ static FORTRAN_EH: Mutex<Option<HashMap<MPI_Errhandler, FortranErrhandler>>> = M
 unsafe extern "C" fn errhandler_trampoline(comm: *mut MPI_Comm, code: *mut c_int) {
     // SAFETY: the library calls error handlers with pointers to its own locals.
     let c = unsafe { *comm };
-    let h = crate::handles::state().comm_errhandler.get(&c).copied();
+    let h = crate::conv::handles::state().comm_errhandler.get(&c).copied();
     let f = h.and_then(|h| FORTRAN_EH.lock().unwrap_or_else(|p| p.into_inner()).as_ref().and_then(|m| m.get(&h).copied()));
     if let Some(f) = f {
         // SAFETY: c2f takes the handle table's lock, free here.
@@ -443,7 +443,7 @@ macro_rules! object_errhandler {
     ($p:ident, $m:ident, $create:ident, $tramp:ident, $ty:ty, $fnty:ty) => {
         #[no_mangle]
         pub unsafe extern "C" fn $p(f: Option<FortranErrhandler>, eh: *mut c_int, ierror: *mut c_int) {
-            let _fortran = crate::errors::FortranCall::enter();
+            let _fortran = crate::conv::errors::FortranCall::enter();
             // SAFETY: a function defined without the trailing `...`, called through
             // the variadic type (see `create_errhandler`); the Fortran caller's INTEGERs.
             unsafe {
@@ -634,7 +634,7 @@ macro_rules! keyval_create {
     ($p:ident, $m:ident, $which:literal, $k:expr, $ex:ty, $mpi1:expr) => {
         #[no_mangle]
         pub unsafe extern "C" fn $p(copy: Option<FCopy>, delete: Option<FDelete>, keyval: *mut c_int, extra: *const $ex, ierror: *mut c_int) {
-            let _fortran = crate::errors::FortranCall::enter();
+            let _fortran = crate::conv::errors::FortranCall::enter();
             // SAFETY: the Fortran caller's arguments.
             unsafe { create_keyval::<{ $k }>($which, copy, delete, keyval, *extra as isize, $mpi1, ierror) }
         }
@@ -673,7 +673,7 @@ macro_rules! attr_fns {
     ($kind:expr, $stem:ident, $set:ident, $get:ident, $pset:ident, $mset:ident, $pget:ident, $mget:ident, $val:ty) => {
         #[no_mangle]
         pub unsafe extern "C" fn $pset(obj: *const c_int, keyval: *const c_int, val: *const $val, ierror: *mut c_int) {
-            let _fortran = crate::errors::FortranCall::enter();
+            let _fortran = crate::conv::errors::FortranCall::enter();
             // SAFETY: the Fortran caller's arguments; the value is stored in a box
             // whose address is the C attribute value.
             unsafe {
@@ -693,7 +693,7 @@ macro_rules! attr_fns {
         }
         #[no_mangle]
         pub unsafe extern "C" fn $pget(obj: *const c_int, keyval: *const c_int, val: *mut $val, flag: *mut c_int, ierror: *mut c_int) {
-            let _fortran = crate::errors::FortranCall::enter();
+            let _fortran = crate::conv::errors::FortranCall::enter();
             // SAFETY: the Fortran caller's arguments.
             unsafe {
                 let h = crate::pmpi::$stem(*obj);
@@ -853,8 +853,8 @@ pub unsafe extern "C" fn oxmpi_f08_buffer(
             } else {
                 oxmpi_core::error::ErrorClass::Arg
             };
-            let rc = crate::errors::ffi("mpi_f08 choice buffer", crate::errors::NO_COMM, || {
-                Err(crate::errors::bad(class, "mpi_f08 choice buffer", "buf", why.to_string()))
+            let rc = crate::conv::errors::ffi("mpi_f08 choice buffer", crate::conv::errors::NO_COMM, || {
+                Err(crate::conv::errors::bad(class, "mpi_f08 choice buffer", "buf", why.to_string()))
             });
             *ierror = rc;
         };
@@ -1101,7 +1101,7 @@ pub unsafe extern "C" fn pmpi_grequest_start_(
     request: *mut c_int,
     ierror: *mut c_int,
 ) {
-    let _fortran = crate::errors::FortranCall::enter();
+    let _fortran = crate::conv::errors::FortranCall::enter();
     // SAFETY: the Fortran caller's arguments; the FGreq lives until greq_free.
     unsafe {
         let g = Box::into_raw(Box::new(FGreq { query, free, cancel, extra: extra as *mut isize })) as *mut c_void;
@@ -1132,7 +1132,7 @@ pub unsafe extern "C" fn mpi_grequest_start_(
 
 #[no_mangle]
 pub unsafe extern "C" fn pmpi_info_create_env_(info: *mut c_int, ierror: *mut c_int) {
-    let _fortran = crate::errors::FortranCall::enter();
+    let _fortran = crate::conv::errors::FortranCall::enter();
     // SAFETY: the Fortran caller's INTEGERs; a Fortran program has no argv to pass.
     unsafe {
         let mut h: MPI_Info = MPI_INFO_NULL;
@@ -1166,7 +1166,7 @@ pub unsafe extern "C" fn pmpi_comm_spawn_(
     command_len: usize,
     argv_len: usize,
 ) {
-    let _fortran = crate::errors::FortranCall::enter();
+    let _fortran = crate::conv::errors::FortranCall::enter();
     // SAFETY: the Fortran caller's arguments, strings with their hidden lengths.
     unsafe {
         let cmd = str_in(command, command_len);
@@ -1261,7 +1261,7 @@ pub unsafe extern "C" fn pmpi_comm_spawn_multiple_(
     commands_len: usize,
     argvs_len: usize,
 ) {
-    let _fortran = crate::errors::FortranCall::enter();
+    let _fortran = crate::conv::errors::FortranCall::enter();
     // SAFETY: the Fortran caller's arguments: COUNT commands, maxprocs and
     // infos, an argument table of COUNT rows, strings with their hidden lengths.
     unsafe {
@@ -1364,7 +1364,7 @@ pub unsafe extern "C" fn pmpi_type_hvector_(
     newtype: *mut c_int,
     ierror: *mut c_int,
 ) {
-    let _fortran = crate::errors::FortranCall::enter();
+    let _fortran = crate::conv::errors::FortranCall::enter();
     // SAFETY: the Fortran caller's INTEGERs.
     unsafe {
         let mut h: MPI_Datatype = MPI_DATATYPE_NULL;
@@ -1397,7 +1397,7 @@ pub unsafe extern "C" fn pmpi_type_hindexed_(
     newtype: *mut c_int,
     ierror: *mut c_int,
 ) {
-    let _fortran = crate::errors::FortranCall::enter();
+    let _fortran = crate::conv::errors::FortranCall::enter();
     // SAFETY: the Fortran caller's INTEGERs and arrays of COUNT INTEGERs.
     unsafe {
         let mut d = widen(displs, *count);
@@ -1432,7 +1432,7 @@ pub unsafe extern "C" fn pmpi_type_struct_(
     newtype: *mut c_int,
     ierror: *mut c_int,
 ) {
-    let _fortran = crate::errors::FortranCall::enter();
+    let _fortran = crate::conv::errors::FortranCall::enter();
     // SAFETY: the Fortran caller's INTEGERs and arrays of COUNT INTEGERs.
     unsafe {
         let mut d = widen(displs, *count);
@@ -1478,8 +1478,8 @@ unsafe fn narrow(call: &'static str, arg: &'static str, successor: &str, v: MPI_
             }
             MPI_SUCCESS
         }
-        Err(_) => crate::errors::ffi(call, crate::errors::NO_COMM, || {
-            Err(crate::errors::bad(
+        Err(_) => crate::conv::errors::ffi(call, crate::conv::errors::NO_COMM, || {
+            Err(crate::conv::errors::bad(
                 oxmpi_core::error::ErrorClass::Arg,
                 call,
                 arg,
@@ -1493,7 +1493,7 @@ macro_rules! fortran_int_query {
     ($p:ident, $m:ident, $c:ident, $call:literal, $arg:literal, $succ:literal) => {
         #[no_mangle]
         pub unsafe extern "C" fn $p(datatype: *const c_int, out: *mut c_int, ierror: *mut c_int) {
-            let _fortran = crate::errors::FortranCall::enter();
+            let _fortran = crate::conv::errors::FortranCall::enter();
             // SAFETY: the Fortran caller's INTEGERs.
             unsafe {
                 let mut v: MPI_Aint = 0;
@@ -1517,7 +1517,7 @@ fortran_int_query!(pmpi_type_ub_, mpi_type_ub_, PMPI_Type_ub, "MPI_Type_ub", "di
 
 #[no_mangle]
 pub unsafe extern "C" fn pmpi_address_(location: *mut c_void, address: *mut c_int, ierror: *mut c_int) {
-    let _fortran = crate::errors::FortranCall::enter();
+    let _fortran = crate::conv::errors::FortranCall::enter();
     // SAFETY: the Fortran caller's arguments; only the location's address is used.
     unsafe {
         let mut v: MPI_Aint = 0;

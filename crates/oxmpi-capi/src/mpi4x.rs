@@ -19,11 +19,9 @@ use oxmpi_core::group::Group;
 use oxmpi_core::{pt2pt, Comm};
 
 use crate::abi::*;
-use crate::comm::group;
-use crate::dtype::datatype;
-use crate::env::{comm, get_str, new_comm};
-use crate::errors::{bad, bad_code, ffi, out, Fail, NO_COMM, R};
-use crate::handles::state;
+use crate::conv::{comm, datatype, get_str, group, new_comm};
+use crate::conv::errors::{bad, bad_code, ffi, out, Fail, NO_COMM, R};
+use crate::conv::handles::state;
 use crate::types::*;
 
 // ----- status accessors (MPI-5.0) ------------------------------------------------------
@@ -79,7 +77,7 @@ fn peek(call: &str, h: MPI_Request) -> R<Option<MPI_Status>> {
     let mut flag: c_int = 0;
     let mut s = empty_status();
     // SAFETY: `flag` and `s` are this frame's locals, writable and unaliased.
-    let code = unsafe { crate::p2p::PMPI_Request_get_status(h, &mut flag, &mut s) };
+    let code = unsafe { crate::request::PMPI_Request_get_status(h, &mut flag, &mut s) };
     if code != MPI_SUCCESS {
         return Err(Fail { code, message: format!("{call}: MPI_Request_get_status failed on request {h:#x} (error code {code})") });
     }
@@ -93,7 +91,7 @@ unsafe fn request_array<'a>(call: &str, count: c_int, requests: *mut MPI_Request
         return Err(bad(ErrorClass::Count, call, "count", format!("{count} is negative")));
     }
     // SAFETY: the C caller's array of `count` handles (NULL rejected when count > 0).
-    unsafe { crate::errors::array(call, "array_of_requests", requests as *const MPI_Request, count as usize) }
+    unsafe { crate::conv::errors::array(call, "array_of_requests", requests as *const MPI_Request, count as usize) }
 }
 
 #[no_mangle]
@@ -193,7 +191,7 @@ pub unsafe extern "C" fn PMPI_Request_get_status_some(incount: c_int, requests: 
         }
         if !done.is_empty() {
             // SAFETY: the C caller's array of `incount` >= done.len() indices.
-            let idx = unsafe { crate::errors::array_mut(CALL, "array_of_indices", indices, done.len())? };
+            let idx = unsafe { crate::conv::errors::array_mut(CALL, "array_of_indices", indices, done.len())? };
             for (slot, (k, _)) in idx.iter_mut().zip(&done) {
                 *slot = *k;
             }
@@ -224,7 +222,7 @@ pub unsafe extern "C" fn PMPI_Buffer_iflush(request: *mut MPI_Request) -> c_int 
         // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
         let o = unsafe { out(CALL, "request", request)? };
         let r = pt2pt::buffer_iflush(None)?;
-        *o = crate::p2p::new_request(r, NO_COMM, None);
+        *o = crate::conv::new_request(r, NO_COMM, None);
         Ok(())
     })
 }
@@ -313,7 +311,7 @@ pub unsafe extern "C" fn PMPI_Comm_iflush_buffer(c: MPI_Comm, request: *mut MPI_
         // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
         let o = unsafe { out(CALL, "request", request)? };
         let r = pt2pt::buffer_iflush(Some(&cm))?;
-        *o = crate::p2p::new_request(r, c, None);
+        *o = crate::conv::new_request(r, c, None);
         Ok(())
     })
 }
@@ -363,7 +361,7 @@ fn info_arg(call: &str, info: MPI_Info) -> R<()> {
 fn handle_with_errhandler(call: &str, cm: Comm, eh: MPI_Errhandler) -> R<MPI_Comm> {
     let h = new_comm(cm, MPI_COMM_WORLD);
     // SAFETY: `h` is the live communicator just made; `eh` was validated.
-    let code = unsafe { crate::misc::PMPI_Comm_set_errhandler(h, eh) };
+    let code = unsafe { crate::errhan::PMPI_Comm_set_errhandler(h, eh) };
     if code != MPI_SUCCESS {
         let mut h = h;
         // SAFETY: `h` is a local, writable handle of a communicator of ours.
@@ -386,7 +384,7 @@ pub unsafe extern "C" fn PMPI_Comm_create_from_group(g: MPI_Group, tag: *const c
     const CALL: &str = "MPI_Comm_create_from_group";
     ffi(CALL, NO_COMM, || {
         let grp = group(g, CALL, "group")?;
-        let session = crate::session::common_session(CALL, &[("group", g)])?;
+        let session = crate::conv::common_session(CALL, &[("group", g)])?;
         // SAFETY: the C caller's string tag: NUL-terminated, or NULL (rejected).
         let t = unsafe { stringtag(CALL, tag)? };
         info_arg(CALL, info)?;
@@ -403,7 +401,7 @@ pub unsafe extern "C" fn PMPI_Comm_create_from_group(g: MPI_Group, tag: *const c
             .map_err(|e| rename(e, CALL))?
             .ok_or_else(|| bad(ErrorClass::Group, CALL, "group", "the calling process is not a member of the group"))?;
         let h = handle_with_errhandler(CALL, cm.clone(), eh)?;
-        crate::session::tag_comm(h, &cm, session);
+        crate::conv::tag_comm(h, &cm, session);
         *o = h;
         Ok(())
     })
@@ -424,7 +422,7 @@ pub unsafe extern "C" fn PMPI_Intercomm_create_from_groups(
     ffi(CALL, NO_COMM, || {
         let lg = group(local_group, CALL, "local_group")?;
         let rg = group(remote_group, CALL, "remote_group")?;
-        let session = crate::session::common_session(CALL, &[("local_group", local_group), ("remote_group", remote_group)])?;
+        let session = crate::conv::common_session(CALL, &[("local_group", local_group), ("remote_group", remote_group)])?;
         // SAFETY: the C caller's string tag: NUL-terminated, or NULL (rejected).
         let t = unsafe { stringtag(CALL, tag)? };
         info_arg(CALL, info)?;
@@ -454,7 +452,7 @@ pub unsafe extern "C" fn PMPI_Intercomm_create_from_groups(
             .map_err(|e| rename(e, CALL))?;
         drop(local);
         let h = handle_with_errhandler(CALL, ic.clone(), eh)?;
-        crate::session::tag_comm(h, &ic, session);
+        crate::conv::tag_comm(h, &ic, session);
         *o = h;
         Ok(())
     })
@@ -680,15 +678,15 @@ macro_rules! toint {
 toint! {
     PMPI_Comm_toint, PMPI_Comm_fromint, crate::env::PMPI_Comm_c2f, crate::env::PMPI_Comm_f2c, MPI_Comm;
     PMPI_Errhandler_toint, PMPI_Errhandler_fromint, crate::env::PMPI_Errhandler_c2f, crate::env::PMPI_Errhandler_f2c, MPI_Errhandler;
-    PMPI_File_toint, PMPI_File_fromint, crate::pmpi::PMPI_File_c2f, crate::pmpi::PMPI_File_f2c, MPI_File;
-    PMPI_Group_toint, PMPI_Group_fromint, crate::comm::PMPI_Group_c2f, crate::comm::PMPI_Group_f2c, MPI_Group;
+    PMPI_File_toint, PMPI_File_fromint, crate::file::PMPI_File_c2f, crate::file::PMPI_File_f2c, MPI_File;
+    PMPI_Group_toint, PMPI_Group_fromint, crate::group::PMPI_Group_c2f, crate::group::PMPI_Group_f2c, MPI_Group;
     PMPI_Info_toint, PMPI_Info_fromint, crate::env::PMPI_Info_c2f, crate::env::PMPI_Info_f2c, MPI_Info;
     PMPI_Message_toint, PMPI_Message_fromint, crate::env::PMPI_Message_c2f, crate::env::PMPI_Message_f2c, MPI_Message;
     PMPI_Op_toint, PMPI_Op_fromint, crate::env::PMPI_Op_c2f, crate::env::PMPI_Op_f2c, MPI_Op;
     PMPI_Request_toint, PMPI_Request_fromint, crate::env::PMPI_Request_c2f, crate::env::PMPI_Request_f2c, MPI_Request;
     PMPI_Session_toint, PMPI_Session_fromint, crate::session::PMPI_Session_c2f, crate::session::PMPI_Session_f2c, MPI_Session;
     PMPI_Type_toint, PMPI_Type_fromint, crate::env::PMPI_Type_c2f, crate::env::PMPI_Type_f2c, MPI_Datatype;
-    PMPI_Win_toint, PMPI_Win_fromint, crate::pmpi::PMPI_Win_c2f, crate::pmpi::PMPI_Win_f2c, MPI_Win;
+    PMPI_Win_toint, PMPI_Win_fromint, crate::win::PMPI_Win_c2f, crate::win::PMPI_Win_f2c, MPI_Win;
 }
 
 /// An error of the core call this one is built on, named after this call.

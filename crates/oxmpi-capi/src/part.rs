@@ -15,11 +15,10 @@ use oxmpi_core::pt2pt::partitioned::{PartitionedReceive, PartitionedSend};
 use oxmpi_core::Request;
 
 use crate::abi::*;
-use crate::dtype::committed;
-use crate::env::comm;
-use crate::errors::{bad, ffi, out, route_to, R, NO_COMM};
-use crate::handles::{state, PersistentOp};
-use crate::large::to_usize;
+use crate::conv::{comm, committed};
+use crate::conv::errors::{bad, ffi, out, route_to, R, NO_COMM};
+use crate::conv::handles::{state, PersistentOp};
+use crate::conv::large::to_usize;
 use crate::types::*;
 
 enum Part {
@@ -37,23 +36,23 @@ fn info_ok(call: &str, info: MPI_Info) -> R<()> {
     if info == MPI_INFO_NULL || info == MPI_INFO_ENV || state().infos.get(info).is_some() {
         Ok(())
     } else {
-        Err(crate::errors::bad_code(MPI_ERR_INFO, call, "info", format!("{info:#x} is not a valid info object")))
+        Err(crate::conv::errors::bad_code(MPI_ERR_INFO, call, "info", format!("{info:#x} is not a valid info object")))
     }
 }
 
 /// Makes the persistent request whose start runs `start` and records `part`.
 fn new_part_request(c: MPI_Comm, part: Part, start: impl Fn() -> oxmpi_core::error::Result<Request> + Send + Sync + 'static) -> MPI_Request {
-    let starter: crate::pcoll::Starter = Arc::new(move |r: *mut MPI_Request| {
+    let starter: crate::conv::handles::Starter = Arc::new(move |r: *mut MPI_Request| {
         match start() {
             Ok(q) => {
                 // SAFETY: `r` is start_one's own local handle slot, writable.
-                unsafe { *r = crate::p2p::new_request(q, c, None) };
+                unsafe { *r = crate::conv::new_request(q, c, None) };
                 MPI_SUCCESS
             }
             Err(e) => crate::abi::error_class_value(e.class),
         }
     });
-    let h = crate::p2p::new_request(Request::NULL, c, Some(PersistentOp::Coll(starter)));
+    let h = crate::conv::new_request(Request::NULL, c, Some(PersistentOp::Coll(starter)));
     parts().get_or_insert_with(HashMap::new).insert(h, part);
     h
 }
@@ -80,7 +79,7 @@ pub unsafe extern "C" fn PMPI_Psend_init(
         let n = to_usize(CALL, "partitions", partitions)?;
         let count = to_usize(CALL, "count", count)?;
         let dt = committed(datatype, CALL, "datatype")?;
-        crate::p2p::check_buf(CALL, "buf", buf, n.saturating_mul(count), &dt)?;
+        crate::conv::check_buf(CALL, "buf", buf, n.saturating_mul(count), &dt)?;
         // SAFETY: MPI's contract for partitioned sends: the buffer stays valid while the request exists.
         let p = unsafe { PartitionedSend::init(&cm, buf as *const u8, n, count, &dt, dest, tag)? };
         let w = Arc::downgrade(&p);
@@ -111,7 +110,7 @@ pub unsafe extern "C" fn PMPI_Precv_init(
         let n = to_usize(CALL, "partitions", partitions)?;
         let count = to_usize(CALL, "count", count)?;
         let dt = committed(datatype, CALL, "datatype")?;
-        crate::p2p::check_buf(CALL, "buf", buf, n.saturating_mul(count), &dt)?;
+        crate::conv::check_buf(CALL, "buf", buf, n.saturating_mul(count), &dt)?;
         // SAFETY: MPI's contract for partitioned receives: the buffer stays valid while the request exists.
         let p = unsafe { PartitionedReceive::init(&cm, buf as *mut u8, n, count, &dt, source, tag)? };
         let w = Arc::downgrade(&p);

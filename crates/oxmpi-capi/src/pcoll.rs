@@ -19,10 +19,13 @@ use std::sync::Arc;
 use oxmpi_core::{Comm, Request};
 
 use crate::abi::*;
-use crate::env::comm;
-use crate::errors::{bad_code, ffi, out};
-use crate::handles::{state, PersistentOp};
-use crate::pmpi::*;
+use crate::conv::comm;
+use crate::conv::errors::{bad_code, ffi, out};
+use crate::conv::handles::{state, PersistentOp};
+use crate::coll::*;
+use crate::env::PMPI_Ibarrier;
+use crate::conv::handles::Starter;
+use crate::neighbor::*; // the PMPI_Ineighbor_* a persistent neighbourhood collective starts
 use crate::types::*;
 
 /// The C caller's arguments of an `_init` call, kept for its starts.
@@ -43,16 +46,7 @@ impl<T: Copy> Kept<T> {
     }
 }
 
-/// Starts one persistent collective: the operation's `PMPI_I<op>` into a
-/// request handle of its own, whose engine request is returned.
-pub type Starter = Arc<dyn Fn(*mut MPI_Request) -> c_int + Send + Sync>;
-
-/// Takes the engine request out of the handle a starter made.
-pub fn engine_request_of(h: MPI_Request) -> Request {
-    state().requests.remove(h).map_or(Request::NULL, |e| e.inner)
-}
-
-fn info_ok(call: &str, info: MPI_Info) -> crate::errors::R<()> {
+fn info_ok(call: &str, info: MPI_Info) -> crate::conv::errors::R<()> {
     if info == MPI_INFO_NULL || info == MPI_INFO_ENV || state().infos.get(info).is_some() {
         Ok(())
     } else {
@@ -108,7 +102,7 @@ struct Lens {
     outdeg: usize,
 }
 
-fn lens(call: &str, cm: &Comm, root: Option<c_int>) -> crate::errors::R<Lens> {
+fn lens(call: &str, cm: &Comm, root: Option<c_int>) -> crate::conv::errors::R<Lens> {
     let peers = cm.peer_group_size() as usize;
     let at_root = match root {
         Some(r) if cm.is_inter() => r == MPI_ROOT,
@@ -166,7 +160,7 @@ macro_rules! coll_init {
                     // SAFETY: as just said.
                     oxmpi_core::coll::with_reserved_tag(&cm, tag, || unsafe { $icoll($($p,)* comm_h, r) })
                 });
-                *o = crate::p2p::new_request(Request::NULL, comm_h, Some(PersistentOp::Coll(start)));
+                *o = crate::conv::new_request(Request::NULL, comm_h, Some(PersistentOp::Coll(start)));
                 Ok(())
             })
         }

@@ -17,146 +17,26 @@
 //! Session handles live in their own table (kind `KIND_SESSION`); error
 //! handlers are the shared ones of `handles::State::errhandlers`.
 
-use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::Ordering;
 
 use oxmpi_core::error::{ErrorClass, MpiError};
 use oxmpi_core::group::Group;
 use oxmpi_core::runtime::{self, ThreadLevel};
-use oxmpi_core::{pt2pt, Comm};
+use oxmpi_core::pt2pt;
 
 use crate::abi::*;
-use crate::env::{get_str, put_str};
-use crate::errors::{bad, bad_code, code_name, out, raise, Fail, NO_COMM, R};
-use crate::handles::{c2f_predefined_or, f2c_predefined_or, state, ErrhandlerEntry, Table};
+use crate::conv::{get_str, put_str, tag_group};
+use crate::conv::errors::{bad, bad_code, code_name, out, raise, Fail, NO_COMM, R};
+use crate::conv::handles::{c2f_predefined_or, f2c_predefined_or, state, ErrhandlerEntry};
+use crate::conv::session::{session_error, session_id, sessions, with_tags, SessionEntry, NEXT_ID};
 use crate::types::*;
 
-/// Handle kind of sessions (distinct from the kinds in `handles`, files, windows).
-const KIND_SESSION: u64 = 0x53;
 
 /// The process sets every session offers.
 const PSETS: [&str; 2] = runtime::PSET_NAMES;
 
-struct SessionEntry {
-    /// Never reused: names the session's buffer in the engine.
-    id: u32,
-    errh: MPI_Errhandler,
-    thread_level: ThreadLevel,
-}
-
-static SESSIONS: Mutex<Table<SessionEntry>> = Mutex::new(Table::new(KIND_SESSION));
-static NEXT_ID: AtomicU32 = AtomicU32::new(1);
-
-/// Which session a group or communicator came from (absent: the World model).
-#[derive(Default)]
-struct Tags {
-    groups: HashMap<MPI_Group, MPI_Session>,
-    comms: HashMap<MPI_Comm, MPI_Session>,
-}
-
-static TAGS: Mutex<Option<Tags>> = Mutex::new(None);
-
-fn sessions() -> MutexGuard<'static, Table<SessionEntry>> {
-    SESSIONS.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn with_tags<T>(f: impl FnOnce(&mut Tags) -> T) -> T {
-    let mut g = TAGS.lock().unwrap_or_else(|p| p.into_inner());
-    f(g.get_or_insert_with(Tags::default))
-}
-
-fn session_error(call: &str, arg: &str, why: impl std::fmt::Display) -> Fail {
-    bad(ErrorClass::Session, call, arg, why)
-}
-
-/// The session a handle names (its id), or an `MPI_ERR_SESSION` error.
-fn session_id(call: &str, s: MPI_Session) -> R<u32> {
-    if s == MPI_SESSION_NULL {
-        return Err(session_error(call, "session", "MPI_SESSION_NULL"));
-    }
-    sessions()
-        .get(s)
-        .map(|e| e.id)
-        .ok_or_else(|| session_error(call, "session", format!("{s:#x} is not a valid session (finalized, or never initialized)")))
-}
-
-/// The session a group was made from, if any.
-pub(crate) fn group_session(g: MPI_Group) -> Option<MPI_Session> {
-    with_tags(|t| t.groups.get(&g).copied())
-}
-
-/// The session a communicator was made from, if any.
-pub(crate) fn comm_session(c: MPI_Comm) -> Option<MPI_Session> {
-    with_tags(|t| t.comms.get(&c).copied())
-}
-
-/// Records that group `g` belongs to session `s` (nothing for the World model).
-pub(crate) fn tag_group(g: MPI_Group, s: Option<MPI_Session>) {
-    if let Some(s) = s {
-        if g != MPI_GROUP_EMPTY && g != MPI_GROUP_NULL {
-            with_tags(|t| t.groups.insert(g, s));
-        }
-    }
-}
-
-/// Group `g` was freed.
-pub(crate) fn forget_group(g: MPI_Group) {
-    with_tags(|t| t.groups.remove(&g));
-}
-
-/// Records that communicator `c` (engine communicator `cm`) belongs to session
-/// `s`: its buffered sends may use the session's buffer.
-pub(crate) fn tag_comm(c: MPI_Comm, cm: &Comm, s: Option<MPI_Session>) {
-    let Some(s) = s else { return };
-    with_tags(|t| t.comms.insert(c, s));
-    if let Some(id) = sessions().get(s).map(|e| e.id) {
-        let _ = pt2pt::session_comm(cm, Some(id));
-    }
-}
-
-/// Communicator `c` (engine communicator `cm`) is being freed.
-pub(crate) fn forget_comm(c: MPI_Comm, cm: &Comm) {
-    if with_tags(|t| t.comms.remove(&c)).is_some() {
-        let _ = pt2pt::session_comm(cm, None);
-    }
-}
-
-/// The one session (or the World model, `None`) that all `groups` come from;
-/// objects of different sessions are never combined (`MPI_ERR_SESSION`), nor
-/// are those of a finalized session used.
-pub(crate) fn common_session(call: &str, groups: &[(&str, MPI_Group)]) -> R<Option<MPI_Session>> {
-    let mut first: Option<(&str, Option<MPI_Session>)> = None;
-    for &(arg, g) in groups {
-        if g == MPI_GROUP_EMPTY {
-            continue;
-        }
-        let s = group_session(g);
-        if let Some(s) = s {
-            if sessions().get(s).is_none() {
-                return Err(session_error(call, arg, "the group's session was finalized"));
-            }
-        }
-        match first {
-            None => first = Some((arg, s)),
-            Some((a0, s0)) if s0 != s => {
-                let name = |s: Option<MPI_Session>| match s {
-                    Some(s) => format!("session {s:#x}"),
-                    None => "the World model (MPI_Init)".to_string(),
-                };
-                return Err(session_error(
-                    call,
-                    arg,
-                    format!("comes from {}, but `{a0}` from {}: objects of different sessions cannot be combined", name(s), name(s0)),
-                ));
-            }
-            Some(_) => {}
-        }
-    }
-    Ok(first.and_then(|(_, s)| s))
-}
 
 // ----- error routing ---------------------------------------------------------------------
 
@@ -232,7 +112,7 @@ fn info_pairs(call: &str, info: MPI_Info) -> R<Vec<(String, String)>> {
     if info == MPI_INFO_NULL {
         return Ok(Vec::new());
     }
-    crate::misc::with_info(call, info, |v| Ok(v.clone()))
+    crate::conv::with_info(call, info, |v| Ok(v.clone()))
 }
 
 fn level_name(l: ThreadLevel) -> &'static str {
@@ -423,7 +303,7 @@ pub unsafe extern "C" fn PMPI_Group_from_session_pset(session: MPI_Session, pset
         // SAFETY: the C caller's NUL-terminated string (or NULL, rejected).
         let name = unsafe { get_str(CALL, "pset_name", pset_name)? };
         let members = pset(CALL, name)?;
-        let g = crate::comm::new_group(Group::from_world_ranks(members));
+        let g = crate::conv::new_group(Group::from_world_ranks(members));
         tag_group(g, Some(session));
         *o = g;
         Ok(())
@@ -581,7 +461,7 @@ pub unsafe extern "C" fn PMPI_Session_iflush_buffer(session: MPI_Session, reques
         // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
         let o = unsafe { out(CALL, "request", request)? };
         let r = pt2pt::session_buffer_iflush(id)?;
-        *o = crate::p2p::new_request(r, NO_COMM, None);
+        *o = crate::conv::new_request(r, NO_COMM, None);
         Ok(())
     })
 }

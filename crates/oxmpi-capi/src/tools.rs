@@ -534,7 +534,7 @@ pub unsafe extern "C" fn PMPI_T_pvar_handle_alloc(
                 }
                 // SAFETY: for a variable bound to MPI_COMM, `obj_handle` points to an MPI_Comm (MPI contract).
                 let h = unsafe { (obj_handle as *const MPI_Comm).read_unaligned() };
-                Some(crate::env::comm(h, "MPI_T_pvar_handle_alloc").map_err(|f| ToolError::Invalid(f.message))?)
+                Some(crate::conv::comm(h, "MPI_T_pvar_handle_alloc").map_err(|f| ToolError::Invalid(f.message))?)
             }
         };
         let ph = PvarHandle::new(i, comm)?;

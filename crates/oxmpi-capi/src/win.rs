@@ -14,7 +14,6 @@
 //! origin/result buffers holding their counts of their datatypes, OUT arguments
 //! writable and aliasing no other argument, window memory valid until MPI_Win_free.
 
-use std::cell::Cell;
 use std::ffi::{c_char, c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -28,12 +27,10 @@ use oxmpi_core::rma::{Flavor, LockKind, Window};
 use oxmpi_core::{pt2pt, runtime};
 
 use crate::abi::*;
-use crate::dtype::committed;
-use crate::env::{comm, get_str, put_str};
-use crate::errors::{bad, code_name, ffi, out, raise, Fail, NO_COMM, R};
-use crate::handles::{c2f_predefined_or, f2c_predefined_or, state, ErrhandlerEntry, Table};
-use crate::large::{name, to_usize, Count};
-use crate::p2p::{check_buf, new_request};
+use crate::conv::{CB_WIN, check_buf, comm, committed, get_str, new_request, put_str};
+use crate::conv::errors::{bad, code_name, ffi, out, raise, Fail, NO_COMM, R};
+use crate::conv::handles::{c2f_predefined_or, f2c_predefined_or, state, ErrhandlerEntry, Table};
+use crate::conv::large::{name, to_usize, Count};
 use crate::types::*;
 
 const KIND_WIN: u64 = 9;
@@ -64,16 +61,6 @@ fn wins() -> MutexGuard<'static, Table<WinEntry>> {
 /// then keeps it valid for MPI_Win_get_errhandler).
 pub(crate) fn errhandler_attached(h: MPI_Errhandler) -> bool {
     wins().iter().any(|(_, e)| e.errh == h)
-}
-
-thread_local! {
-    /// The window whose attribute callbacks run.
-    static CB_WIN: Cell<MPI_Win> = const { Cell::new(MPI_WIN_NULL) };
-}
-
-/// The handle a window attribute callback gets.
-pub fn cb_handle() -> usize {
-    CB_WIN.with(|c| c.get())
 }
 
 fn with_cb_win<T>(w: MPI_Win, f: impl FnOnce() -> T) -> T {
@@ -158,7 +145,7 @@ fn info_pairs(call: &str, info: MPI_Info) -> R<Vec<(String, String)>> {
     if info == MPI_INFO_NULL {
         return Ok(vec![]);
     }
-    crate::misc::with_info(call, info, |kv| Ok(kv.clone()))
+    crate::conv::with_info(call, info, |kv| Ok(kv.clone()))
 }
 
 fn flag_of(kv: &[(String, String)], key: &str) -> bool {
@@ -381,7 +368,7 @@ pub unsafe extern "C" fn PMPI_Win_get_group(w: MPI_Win, group: *mut MPI_Group) -
         let wn = win(w, CALL)?;
         // SAFETY: OUT argument of the C caller: NULL (rejected) or writable and unaliased.
         let o = unsafe { out(CALL, "group", group)? };
-        *o = crate::comm::new_group(Group::from_world_ranks(wn.comm().group().to_vec()));
+        *o = crate::conv::new_group(Group::from_world_ranks(wn.comm().group().to_vec()));
         Ok(())
     })
 }
@@ -455,13 +442,13 @@ pub unsafe extern "C" fn PMPI_Win_get_name(w: MPI_Win, win_name: *mut c_char, re
 pub unsafe extern "C" fn PMPI_Win_create_keyval(copy: Option<MPI_Win_copy_attr_function>, delete: Option<MPI_Win_delete_attr_function>, keyval: *mut c_int, extra: *mut c_void) -> c_int {
     // SAFETY: `keyval` is the C caller's OUT argument; the callbacks have the C
     // shape of the communicator ones (handles are pointer-sized), windows are never copied.
-    unsafe { crate::misc::create_keyval("MPI_Win_create_keyval", ObjectKind::Win, copy.map_or(0, |f| f as usize), delete, keyval, extra) }
+    unsafe { crate::attr::create_keyval("MPI_Win_create_keyval", ObjectKind::Win, copy.map_or(0, |f| f as usize), delete, keyval, extra) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_free_keyval(keyval: *mut c_int) -> c_int {
     // SAFETY: the C caller's INOUT argument.
-    unsafe { crate::misc::free_keyval("MPI_Win_free_keyval", ObjectKind::Win, keyval) }
+    unsafe { crate::attr::free_keyval("MPI_Win_free_keyval", ObjectKind::Win, keyval) }
 }
 
 fn attrs_of(w: MPI_Win, call: &str) -> R<Arc<Attributes>> {
@@ -610,7 +597,7 @@ struct Side {
 
 fn side<C: Count>(call: &str, buf: *const c_void, count: C, h: MPI_Datatype, cname: &str, dname: &str, bname: &str) -> R<Side> {
     let count = to_usize(call, cname, count)?;
-    let dt = crate::dtype::committed_ref(h, call, dname)?;
+    let dt = crate::conv::committed_ref(h, call, dname)?;
     if !bname.is_empty() {
         check_buf(call, bname, buf, count, &dt)?;
     }
@@ -665,7 +652,7 @@ unsafe fn get<C: Count>(base: &'static str, origin: *mut c_void, ocount: C, odt:
 }
 
 fn acc_op(call: &str, h: MPI_Op) -> R<Op> {
-    crate::misc::op(h, call)
+    crate::conv::op(h, call)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -690,7 +677,7 @@ unsafe fn accumulate<C: Count>(
         let noop = op.as_predefined() == Some(oxmpi_core::op::PredefinedOp::NoOp);
         // MPI_Get_accumulate with MPI_NO_OP ignores the origin arguments.
         let o = if noop && result.is_some() {
-            Side { count: 0, dt: crate::dtype::committed_ref(MPI_BYTE, call, "origin_datatype")? }
+            Side { count: 0, dt: crate::conv::committed_ref(MPI_BYTE, call, "origin_datatype")? }
         } else {
             side(call, origin, ocount, odt, "origin_count", "origin_datatype", "origin_addr")?
         };
@@ -783,7 +770,7 @@ pub unsafe extern "C" fn PMPI_Compare_and_swap(origin: *const c_void, compare: *
 // ----- synchronization -------------------------------------------------------------------
 
 fn group_ranks(call: &str, wn: &Window, g: MPI_Group) -> R<Vec<i32>> {
-    let grp = crate::comm::group(g, call, "group")?;
+    let grp = crate::conv::group(g, call, "group")?;
     Ok(wn.ranks_of(call, grp.world_ranks())?)
 }
 

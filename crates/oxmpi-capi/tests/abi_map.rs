@@ -122,3 +122,33 @@ fn comparisons_and_topology_kinds_have_their_abi_values() {
     assert_eq!(error_class_value(oxmpi_core::ErrorClass::Truncate), MPI_ERR_TRUNCATE);
     assert_eq!(error_class_from_value(MPI_ERR_LASTCODE), None);
 }
+
+/// The numbers core shares with C programs unchanged (a rank or tag argument's
+/// sentinels, and the predefined attribute keys, which share the keyval space
+/// with user keyvals) are the values abi.txt gives them: the C layer passes
+/// them through without a mapping, so this test is what keeps the two agreeing.
+#[test]
+fn numbers_core_shares_with_c_are_abi_txt_values() {
+    use oxmpi_core::attr;
+    let t = abi_txt("int");
+    let shared: [(&str, i32); 12] = [
+        ("MPI_ANY_SOURCE", oxmpi_core::matching::ANY_SOURCE),
+        ("MPI_ANY_TAG", oxmpi_core::matching::ANY_TAG),
+        ("MPI_PROC_NULL", oxmpi_core::request::PROC_NULL),
+        ("MPI_ROOT", oxmpi_core::coll::inter::ROOT),
+        ("MPI_KEYVAL_INVALID", attr::KEYVAL_INVALID),
+        ("MPI_TAG_UB", attr::TAG_UB),
+        ("MPI_IO", attr::IO),
+        ("MPI_HOST", attr::HOST),
+        ("MPI_WTIME_IS_GLOBAL", attr::WTIME_IS_GLOBAL),
+        ("MPI_APPNUM", attr::APPNUM),
+        ("MPI_LASTUSEDCODE", attr::LASTUSEDCODE),
+        ("MPI_UNIVERSE_SIZE", attr::UNIVERSE_SIZE),
+    ];
+    for (name, core) in shared {
+        assert_eq!(core as i64, named(&t, name), "core's value of {name} differs from abi.txt's");
+    }
+    // The generated constants say the same.
+    assert_eq!(oxmpi_core::matching::ANY_SOURCE, MPI_ANY_SOURCE);
+    assert_eq!(attr::TAG_UB, MPI_TAG_UB);
+}

@@ -58,6 +58,33 @@ int main(int argc, char **argv) {
     CHECK(cls(MPI_Reduce_local(x, x + 1, 1, MPI_INT, MPI_OP_NULL)) == MPI_ERR_OP);
     CHECK(cls(MPI_Reduce_local(x, x + 1, 1, MPI_INT, (MPI_Op)(intptr_t)0x99999999999)) == MPI_ERR_OP);
     CHECK(cls(MPI_Comm_rank(MPI_COMM_WORLD, NULL)) == MPI_ERR_ARG);
+    /* The queries whose OUT check abi.txt generates (`query` lines): NULL is
+     * MPI_ERR_ARG, and the message names the call and the argument. */
+    {
+        MPI_Group wg; MPI_Info in; OK(MPI_Comm_group(MPI_COMM_WORLD, &wg)); OK(MPI_Info_create(&in));
+        struct { int rc; const char *call, *arg; } q[] = {
+            {MPI_Comm_size(MPI_COMM_WORLD, NULL), "MPI_Comm_size", "`size`"},
+            {MPI_Comm_test_inter(MPI_COMM_WORLD, NULL), "MPI_Comm_test_inter", "`flag`"},
+            {MPI_Group_size(wg, NULL), "MPI_Group_size", "`size`"},
+            {MPI_Group_rank(wg, NULL), "MPI_Group_rank", "`rank`"},
+            {MPI_Topo_test(MPI_COMM_WORLD, NULL), "MPI_Topo_test", "`status`"},
+            {MPI_Info_get_nkeys(in, NULL), "MPI_Info_get_nkeys", "`nkeys`"},
+            {MPI_Op_commutative(MPI_SUM, NULL), "MPI_Op_commutative", "`commute`"},
+            {MPI_Query_thread(NULL), "MPI_Query_thread", "`provided`"},
+            {MPI_Is_thread_main(NULL), "MPI_Is_thread_main", "`flag`"},
+            {MPI_Initialized(NULL), "MPI_Initialized", "`flag`"},
+            {MPI_Finalized(NULL), "MPI_Finalized", "`flag`"},
+        };
+        for (unsigned i = 0; i < sizeof q / sizeof q[0]; i++) {
+            char m[MPI_MAX_ERROR_STRING]; int ml;
+            CHECK(cls(q[i].rc) == MPI_ERR_ARG);
+            OK(MPI_Error_string(q[i].rc, m, &ml));
+            if (!strstr(m, q[i].call) || !strstr(m, q[i].arg)) { printf("query %s: message \"%s\"\n", q[i].call, m); CHECK(0); }
+        }
+        /* A bad handle is still found before the missing OUT argument. */
+        CHECK(cls(MPI_Comm_size(MPI_COMM_NULL, NULL)) == MPI_ERR_COMM);
+        OK(MPI_Info_free(&in)); OK(MPI_Group_free(&wg));
+    }
     /* user error classes, codes and strings */
     int ec, ecode; char s[MPI_MAX_ERROR_STRING]; int len;
     OK(MPI_Add_error_class(&ec)); OK(MPI_Add_error_code(ec, &ecode));

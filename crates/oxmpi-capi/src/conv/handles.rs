@@ -7,7 +7,8 @@
 //! Fortran integers (`MPI_x_c2f`) are `4096 + slot`.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
+use std::ffi::c_int;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use oxmpi_core::datatype::Datatype;
 use oxmpi_core::group::Group;
@@ -139,7 +140,7 @@ pub enum PersistentOp {
     Send { buf: usize, count: usize, dt: Datatype, dest: i32, tag: i32, mode: SendMode },
     Recv { buf: usize, count: usize, dt: Datatype, source: i32, tag: i32 },
     /// A persistent collective: starts its non-blocking form (see `pcoll`).
-    Coll(crate::pcoll::Starter),
+    Coll(Starter),
 }
 
 pub struct RequestEntry {
@@ -152,13 +153,13 @@ pub struct RequestEntry {
     pub hook: Hook,
 }
 
-/// Work of the C layer at a request's completion (see `p2p::run_hook`).
+/// Work of the C layer at a request's completion (see `request::run_hook`).
 pub enum Hook {
     None,
     /// A generalized request: the user's callbacks.
     Greq(Greq),
     /// MPI_Comm_idup: the new communicator, handed out at completion.
-    Idup(crate::comm::PendingIdup),
+    Idup(PendingIdup),
 }
 
 /// A generalized request's callbacks and where it stands.
@@ -173,6 +174,19 @@ pub struct Greq {
     /// MPI_Request_free was called before completion: the handle stays in the
     /// table (for MPI_Grequest_complete) and free_fn runs at completion.
     pub freed: bool,
+}
+
+/// Starts one persistent collective: the operation's `PMPI_I<op>` into a
+/// request handle of its own, whose engine request is returned.
+pub type Starter = Arc<dyn Fn(*mut MPI_Request) -> c_int + Send + Sync>;
+
+/// An MPI_Comm_idup in flight: where its communicator goes at completion.
+pub struct PendingIdup {
+    pub pending: oxmpi_core::comm::create::PendingComm,
+    pub parent: MPI_Comm,
+    pub hints: Option<Vec<(String, String)>>,
+    /// The caller's `newcomm` (MPI: valid storage until the request completes).
+    pub newcomm: usize,
 }
 
 pub struct ErrhandlerEntry {
@@ -207,6 +221,9 @@ pub struct State {
     pub error_strings: HashMap<i32, String>,
     pub last_code: i32,
 }
+
+/// The value of the MPI_LASTUSEDCODE attribute.
+pub static LASTUSEDCODE: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(crate::abi::MPI_ERR_LASTCODE);
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
 

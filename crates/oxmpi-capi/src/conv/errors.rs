@@ -19,7 +19,7 @@ use oxmpi_core::error::{ErrorClass, MpiError};
 use oxmpi_core::runtime;
 
 use crate::abi::*;
-use crate::handles::state;
+use crate::conv::handles::state;
 use crate::types::*;
 
 /// An error on its way to the error handler: an MPI error code and a message.
@@ -312,4 +312,21 @@ pub fn bad_code(code: c_int, call: &str, arg: &str, why: impl std::fmt::Display)
 /// MPI_ERR_UNSUPPORTED_OPERATION naming the call through `comm`'s error handler.
 pub fn unsupported(call: &'static str, comm: MPI_Comm, area: &str) -> c_int {
     ffi(call, comm, || Err(MpiError::unsupported(call, area).into()))
+}
+
+/// An engine error raised under a generic call name (`MPI_Wait:`, `MPI_Recv:`, ...),
+/// renamed to the call the program made.
+pub fn rename_call(e: MpiError, call: &str) -> Fail {
+    let generic = ["MPI_Wait:", "MPI_Test:", "MPI_Waitall:", "MPI_Testall:", "MPI_Waitany:", "MPI_Testany:", "MPI_Waitsome:", "MPI_Testsome:", "MPI_Recv:", "MPI_Mrecv:"];
+    let mut m = e.message.clone();
+    for g in generic {
+        if let Some(rest) = m.strip_prefix(g) {
+            m = format!("{call}:{rest}");
+            break;
+        }
+    }
+    if !m.starts_with(call) {
+        m = format!("{call}: {m}");
+    }
+    Fail { code: crate::abi::error_class_value(e.class), message: m }
 }

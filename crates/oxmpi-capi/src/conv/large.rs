@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use oxmpi_core::error::ErrorClass;
 
 use crate::abi::FUNCTIONS;
-use crate::errors::{bad, R};
+use crate::conv::errors::{bad, R};
 use crate::types::*;
 
 /// A count argument: `int` (the classic forms) or `MPI_Count` (the `_c` forms).
@@ -130,6 +130,18 @@ pub fn to_i64<C: Count>(n: C) -> i64 {
     n.wide()
 }
 
+
+/// A count to hand back in the call's count type: MPI_ERR_VALUE_TOO_LARGE
+/// naming `arg` when it does not fit (an `int` form; the `_c` form takes it).
+pub fn fit<C: Count>(call: &str, arg: &str, v: i64) -> R<C> {
+    C::narrow(v).ok_or_else(|| bad(ErrorClass::ValueTooLarge, call, arg, format!("{v} does not fit in an int (use the _c variant)")))
+}
+
+/// A byte count or position to hand back as `MPI_Aint` or `MPI_Count`.
+pub fn fit_addr<A: Displ>(call: &str, arg: &str, v: usize) -> R<A> {
+    isize::try_from(v).ok().and_then(A::from_addr).ok_or_else(|| bad(ErrorClass::ValueTooLarge, call, arg, format!("{v} does not fit")))
+}
+
 /// One-token names of the pointer types in [`entry!`] parameter lists.
 pub mod ptr {
     use std::ffi::{c_char, c_int, c_void};
@@ -164,12 +176,12 @@ pub mod ptr {
 /// OUT pointer, array), or a type (see [`ptr`] for one-token pointer types).
 macro_rules! entry {
     ($int:ident, $wide:ident, ($($p:ident: $t:tt),* $(,)?) => $body:ident($($arg:expr),* $(,)?)) => {
-        $crate::large::entry!(@one $int, std::ffi::c_int, std::ffi::c_int, $crate::types::MPI_Aint, ($($p: $t),*) => $body($($arg),*));
-        $crate::large::entry!(@one $wide, $crate::types::MPI_Count, $crate::types::MPI_Aint, $crate::types::MPI_Count, ($($p: $t),*) => $body($($arg),*));
+        $crate::conv::large::entry!(@one $int, std::ffi::c_int, std::ffi::c_int, $crate::types::MPI_Aint, ($($p: $t),*) => $body($($arg),*));
+        $crate::conv::large::entry!(@one $wide, $crate::types::MPI_Count, $crate::types::MPI_Aint, $crate::types::MPI_Count, ($($p: $t),*) => $body($($arg),*));
     };
     (@one $f:ident, $cnt:ty, $dsp:ty, $adr:ty, ($($p:ident: $t:tt),*) => $body:ident($($arg:expr),*)) => {
         #[no_mangle]
-        pub unsafe extern "C" fn $f($($p: $crate::large::entry!(@ty $cnt, $dsp, $adr, $t)),*) -> std::ffi::c_int {
+        pub unsafe extern "C" fn $f($($p: $crate::conv::large::entry!(@ty $cnt, $dsp, $adr, $t)),*) -> std::ffi::c_int {
             // SAFETY: the C caller's arguments, passed on: the shared body needs
             // of them what this call's MPI contract demands.
             unsafe { $body($($arg),*) }

@@ -1,0 +1,255 @@
+//! Handle lookups: a C handle to the engine's object (communicators, datatypes,
+//! groups, operations, info objects), and an engine object to a new C handle.
+//! Every lookup validates the handle against its table and names the call and
+//! the argument when it is not valid.
+
+use oxmpi_core::datatype::Datatype;
+use oxmpi_core::error::ErrorClass;
+use oxmpi_core::group::Group;
+use oxmpi_core::op::Op;
+use oxmpi_core::runtime;
+use oxmpi_core::{Comm, Request};
+
+use crate::abi::*;
+use crate::conv::errors::{bad, R};
+use crate::conv::handles::{state, Hook, PendingIdup, PersistentOp, RequestEntry};
+use crate::conv::session::{comm_session, tag_comm};
+use crate::types::*;
+
+// ----- communicators ------------------------------------------------------------------
+
+/// The engine communicator of a handle.
+/// [`comm`] without a reference count taken for the predefined communicators
+/// (the hot path of point-to-point calls).
+pub fn comm_ref(h: MPI_Comm, call: &str) -> R<std::borrow::Cow<'static, Comm>> {
+    let e = runtime::engine()?;
+    match h {
+        MPI_COMM_WORLD => Ok(std::borrow::Cow::Borrowed(e.world())),
+        MPI_COMM_SELF => Ok(std::borrow::Cow::Borrowed(e.self_comm())),
+        _ => comm(h, call).map(std::borrow::Cow::Owned),
+    }
+}
+
+pub fn comm(h: MPI_Comm, call: &str) -> R<Comm> {
+    let e = runtime::engine()?;
+    match h {
+        MPI_COMM_WORLD | MPI_COMM_SELF if !runtime::world_active() => Err(bad(
+            ErrorClass::Comm,
+            call,
+            "comm",
+            format!(
+                "{} exists only between MPI_Init and MPI_Finalize; with sessions, make communicators \
+                 with MPI_Group_from_session_pset and MPI_Comm_create_from_group",
+                if h == MPI_COMM_WORLD { "MPI_COMM_WORLD" } else { "MPI_COMM_SELF" }
+            ),
+        )),
+        MPI_COMM_WORLD => Ok(e.world().clone()),
+        MPI_COMM_SELF => Ok(e.self_comm().clone()),
+        MPI_COMM_NULL => Err(bad(ErrorClass::Comm, call, "comm", "MPI_COMM_NULL")),
+        _ => state()
+            .comms
+            .get(h)
+            .cloned()
+            .ok_or_else(|| bad(ErrorClass::Comm, call, "comm", format!("{h:#x} is not a valid communicator handle (freed, or never created)"))),
+    }
+}
+
+/// A handle for a communicator made at run time; it starts with its parent's
+/// error handler (MPI: "the new communicator inherits the error handler").
+/// A communicator derived from one of a session's belongs to that session.
+pub fn new_comm(c: Comm, parent: MPI_Comm) -> MPI_Comm {
+    let h = {
+        let mut st = state();
+        let h = st.comms.insert(c.clone());
+        if let Some(eh) = st.comm_errhandler.get(&parent).copied() {
+            st.comm_errhandler.insert(h, eh);
+        }
+        h
+    };
+    tag_comm(h, &c, comm_session(parent));
+    h
+}
+
+/// `new_comm` for constructors that give some ranks no communicator.
+pub fn new_comm_or_null(c: Option<Comm>, parent: MPI_Comm) -> MPI_Comm {
+    c.map_or(MPI_COMM_NULL, |c| new_comm(c, parent))
+}
+
+/// At an idup's completion: the new communicator gets its handle (with the
+/// parent's error handler and the hints) and the caller's `newcomm` gets it.
+pub fn finish_idup(call: &str, p: PendingIdup) -> R<()> {
+    let d = p.pending.take().ok_or_else(|| oxmpi_core::MpiError::intern(call, "MPI_Comm_idup completed without a communicator"))?;
+    let h = new_comm(d, p.parent);
+    if let Some(kv) = p.hints {
+        state().comm_info.insert(h, kv);
+    }
+    // `newcomm` was MPI_Comm_idup's OUT argument, checked non-NULL there.
+    // SAFETY: MPI keeps it valid and untouched by the caller until the request completes (now).
+    unsafe { *(p.newcomm as *mut MPI_Comm) = h };
+    Ok(())
+}
+
+// ----- datatypes ----------------------------------------------------------------------
+
+/// The engine datatype of a handle (committed or not).
+pub fn datatype(h: MPI_Datatype, call: &str, arg: &str) -> R<Datatype> {
+    if h == MPI_DATATYPE_NULL {
+        return Err(bad(ErrorClass::Type, call, arg, "MPI_DATATYPE_NULL"));
+    }
+    if h < 4096 {
+        if h == MPI_LB {
+            return Ok(Datatype::lb_marker());
+        }
+        if h == MPI_UB {
+            return Ok(Datatype::ub_marker());
+        }
+        return crate::abi::primitive_from_handle(h)
+            .map(Datatype::predefined)
+            .ok_or_else(|| bad(ErrorClass::Type, call, arg, format!("{h:#x} is not a predefined datatype oxmpi supports")));
+    }
+    state()
+        .datatypes
+        .get(h)
+        .cloned()
+        .ok_or_else(|| bad(ErrorClass::Type, call, arg, format!("{h:#x} is not a valid datatype handle (freed, or never created)")))
+}
+
+/// [`committed`] without a reference count taken for predefined datatypes
+/// (the hot path of point-to-point calls).
+pub fn committed_ref(h: MPI_Datatype, call: &str, arg: &str) -> R<std::borrow::Cow<'static, Datatype>> {
+    if h != MPI_DATATYPE_NULL && h < 4096 && h != MPI_LB && h != MPI_UB {
+        if let Some(p) = crate::abi::primitive_from_handle(h as usize) {
+            return Ok(std::borrow::Cow::Borrowed(Datatype::predefined_ref(p)));
+        }
+    }
+    committed(h, call, arg).map(std::borrow::Cow::Owned)
+}
+
+/// A committed datatype for communication, pack and reductions.
+pub fn committed(h: MPI_Datatype, call: &str, arg: &str) -> R<Datatype> {
+    let dt = datatype(h, call, arg)?;
+    if !dt.is_committed() {
+        return Err(bad(ErrorClass::Type, call, arg, "the datatype is not committed (call MPI_Type_commit)"));
+    }
+    Ok(dt)
+}
+
+/// A handle for an engine datatype handed back to C: the predefined value, or
+/// a new handle (the standard makes the caller free derived ones).
+pub fn new_handle(dt: &Datatype) -> MPI_Datatype {
+    if let Some(p) = dt.as_primitive() {
+        return crate::abi::primitive_handle(p);
+    }
+    if dt.ptr_eq(&Datatype::lb_marker()) {
+        return MPI_LB;
+    }
+    if dt.ptr_eq(&Datatype::ub_marker()) {
+        return MPI_UB;
+    }
+    state().datatypes.insert(dt.clone())
+}
+
+/// A handle for an engine datatype, reusing a live one if there is (for user
+/// reduction functions, which must not leak handles).
+pub fn find_handle(dt: &Datatype) -> MPI_Datatype {
+    if let Some(p) = dt.as_primitive() {
+        return crate::abi::primitive_handle(p);
+    }
+    let found = state().datatypes.iter().find(|(_, d)| d.ptr_eq(dt)).map(|(h, _)| h);
+    found.unwrap_or_else(|| new_handle(dt))
+}
+
+// ----- groups -------------------------------------------------------------------------
+
+/// The engine group of a handle.
+pub fn group(h: MPI_Group, call: &str, arg: &str) -> R<Group> {
+    match h {
+        MPI_GROUP_EMPTY => Ok(Group::empty()),
+        MPI_GROUP_NULL => Err(bad(ErrorClass::Group, call, arg, "MPI_GROUP_NULL")),
+        _ => state()
+            .groups
+            .get(h)
+            .cloned()
+            .ok_or_else(|| bad(ErrorClass::Group, call, arg, format!("{h:#x} is not a valid group handle (freed, or never created)"))),
+    }
+}
+
+/// A handle for a group: MPI_GROUP_EMPTY when it has no members.
+pub fn new_group(g: Group) -> MPI_Group {
+    if g.is_empty() {
+        MPI_GROUP_EMPTY
+    } else {
+        state().groups.insert(g)
+    }
+}
+
+// ----- reduction operations -----------------------------------------------------------
+
+/// The engine operation of a handle.
+pub fn op(h: MPI_Op, call: &str) -> R<Op> {
+    if h == MPI_OP_NULL {
+        return Err(bad(ErrorClass::Op, call, "op", "MPI_OP_NULL"));
+    }
+    if h < 4096 {
+        return crate::abi::op_from_handle(h)
+            .map(Op::predefined)
+            .ok_or_else(|| bad(ErrorClass::Op, call, "op", format!("{h:#x} is not a predefined operation")));
+    }
+    state().ops.get(h).cloned().ok_or_else(|| bad(ErrorClass::Op, call, "op", format!("{h:#x} is not a valid operation handle (freed, or never created)")))
+}
+
+// ----- info objects -------------------------------------------------------------------
+
+/// The keys of MPI_INFO_ENV (the standard's reserved names this job can answer).
+pub fn env_info() -> Vec<(String, String)> {
+    let mut kv = vec![];
+    if let Some(cmd) = std::env::args().next() {
+        kv.push(("command".to_string(), cmd));
+    }
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if !argv.is_empty() {
+        kv.push(("argv".to_string(), argv.join(" ")));
+    }
+    // The same answer before MPI_Init, while MPI runs and after MPI_Finalize: the
+    // launcher's job size (PMI_SIZE), the running world's size, or 1 for a singleton.
+    let maxprocs = match oxmpi_core::runtime::engine() {
+        Ok(e) => e.size().to_string(),
+        Err(_) => std::env::var("PMI_SIZE").ok().filter(|s| s.parse::<u32>().is_ok()).unwrap_or_else(|| "1".to_string()),
+    };
+    kv.push(("maxprocs".to_string(), maxprocs));
+    if let Ok(d) = std::env::current_dir() {
+        kv.push(("wdir".to_string(), d.display().to_string()));
+    }
+    kv.push(("thread_level".to_string(), "MPI_THREAD_SINGLE".to_string()));
+    kv
+}
+
+pub fn with_info<T>(call: &str, h: MPI_Info, f: impl FnOnce(&mut Vec<(String, String)>) -> R<T>) -> R<T> {
+    if h == MPI_INFO_ENV {
+        // Read-only: queries see the job's values; changes are not kept.
+        return f(&mut env_info());
+    }
+    let mut st = state();
+    let v = st
+        .infos
+        .get_mut(h)
+        .ok_or_else(|| crate::conv::errors::bad_code(MPI_ERR_INFO, call, "info", format!("{h:#x} is not a valid info object")))?;
+    f(v)
+}
+
+// ----- requests -----------------------------------------------------------------------
+
+pub fn new_request(r: Request, c: MPI_Comm, persistent: Option<PersistentOp>) -> MPI_Request {
+    state().requests.insert(RequestEntry { inner: r, comm: c, persistent, hook: Hook::None })
+}
+
+/// A request handle with work for this layer at completion.
+pub fn new_hooked_request(r: Request, c: MPI_Comm, hook: Hook) -> MPI_Request {
+    state().requests.insert(RequestEntry { inner: r, comm: c, persistent: None, hook })
+}
+
+/// Takes the engine request out of the handle a starter made.
+pub fn engine_request_of(h: MPI_Request) -> Request {
+    state().requests.remove(h).map_or(Request::NULL, |e| e.inner)
+}
+

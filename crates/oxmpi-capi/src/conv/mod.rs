@@ -1,0 +1,28 @@
+//! The conversion layer: everything between a C argument and the engine's value.
+//!
+//! Below it: only `abi`/`types` (lib.rs) and `oxmpi-core`. Above it: the area
+//! files (`p2p.rs`, `coll.rs`, `comm.rs`, ...), which import from here and never
+//! the other way round. Inside, each file uses only the ones listed before it:
+//! - [`handles`]: the handle tables and the C layer's state (`state()`);
+//! - [`errors`]: the `ffi` wrapper every `PMPI_x` body runs in, error codes and
+//!   their routing to error handlers, and OUT-pointer and array arguments;
+//! - [`large`]: counts and displacements of either width (`int` / `MPI_Count`);
+//! - [`session`]: the session table and which session owns a group or communicator;
+//! - [`args`]: C strings in and out, buffer arguments;
+//! - [`callback`]: the handle a user callback gets;
+//! - [`status`]: `MPI_Status` to the engine's `Status` and back;
+//! - [`lookup`]: handle -> engine object and engine object -> new handle.
+
+pub mod handles;
+pub mod errors;
+pub mod large;
+pub mod session;
+pub mod args;
+pub mod callback;
+pub mod status;
+pub mod lookup;
+
+pub use args::*;
+pub use callback::*;
+pub use lookup::*;
+pub use session::{comm_session, common_session, forget_comm, forget_group, group_session, tag_comm, tag_group};

@@ -1,0 +1,184 @@
+//! Groups: constructors, set operations, rank translation, comparison.
+//!
+//! Safety: the private `unsafe fn`s here take the C caller's arguments as given
+//! and require of them what the MPI standard requires of the C arguments of the
+//! function they implement: buffers holding their counts of their datatypes
+//! (for immediate forms, until the request completes), arrays of the length the
+//! standard gives, OUT arguments writable and aliasing no other argument.
+
+use std::ffi::c_int;
+
+use oxmpi_core::error::ErrorClass;
+use oxmpi_core::group::Group;
+use oxmpi_core::runtime;
+
+use crate::abi::*;
+use crate::conv::{group, new_group};
+use crate::conv::errors::{NO_COMM, array as ints, array_mut as ints_mut, ffi, out, R};
+use crate::conv::handles::state;
+use crate::conv::nonneg;
+use crate::types::*;
+
+// ----- groups --------------------------------------------------------------------------------
+
+
+/// The answer of MPI_Group_size (its `PMPI_` function, with the OUT argument's check, is
+/// generated from abi.txt's `query` line).
+pub fn group_size(call: &str, g: MPI_Group) -> R<c_int> {
+    Ok(group(g, call, "group")?.size())
+}
+
+/// The answer of MPI_Group_rank (its `PMPI_` function, with the OUT argument's check, is
+/// generated from abi.txt's `query` line).
+pub fn group_rank(call: &str, g: MPI_Group) -> R<c_int> {
+    let g = group(g, call, "group")?;
+    let me = runtime::engine()?.rank();
+    Ok(g.rank_of_world(me).unwrap_or(MPI_UNDEFINED))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_translate_ranks(g1: MPI_Group, n: c_int, ranks1: *const c_int, g2: MPI_Group, ranks2: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Group_translate_ranks";
+    ffi(CALL, NO_COMM, || {
+        let a = group(g1, CALL, "group1")?;
+        let b = group(g2, CALL, "group2")?;
+        let n = nonneg(CALL, "n", n, ErrorClass::Arg)?;
+        // SAFETY: MPI_Group_translate_ranks's `ranks1` holds `n` ranks.
+        let r1 = unsafe { ints(CALL, "ranks1", ranks1, n)? };
+        // SAFETY: MPI_Group_translate_ranks's `ranks2` is an OUT array of `n` ints, unaliased.
+        let r2 = unsafe { ints_mut(CALL, "ranks2", ranks2, n)? };
+        for (o, r) in r2.iter_mut().zip(a.translate_ranks(r1, &b)?) {
+            *o = r.unwrap_or(MPI_UNDEFINED);
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_compare(g1: MPI_Group, g2: MPI_Group, result: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Group_compare";
+    ffi(CALL, NO_COMM, || {
+        let a = group(g1, CALL, "group1")?;
+        let b = group(g2, CALL, "group2")?;
+        // SAFETY: `result` is MPI_Group_compare's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(CALL, "result", result)? } = crate::abi::comparison_value(a.compare(&b));
+        Ok(())
+    })
+}
+
+/// # Safety
+/// `newgroup` is NULL or valid to write one `MPI_Group`, unaliased (the C caller's argument).
+unsafe fn group_op(call: &'static str, g1: MPI_Group, g2: MPI_Group, newgroup: *mut MPI_Group, f: fn(&Group, &Group) -> Group) -> c_int {
+    ffi(call, NO_COMM, || {
+        // SAFETY: `newgroup` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(call, "newgroup", newgroup)? };
+        // A failing constructor leaves the null handle (MPI-4.1).
+        *o = MPI_GROUP_NULL;
+        let a = group(g1, call, "group1")?;
+        let b = group(g2, call, "group2")?;
+        let session = crate::conv::common_session(call, &[("group1", g1), ("group2", g2)])?;
+        *o = new_group(f(&a, &b));
+        crate::conv::tag_group(*o, session);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_union(g1: MPI_Group, g2: MPI_Group, newgroup: *mut MPI_Group) -> c_int {
+    // SAFETY: `newgroup` is MPI_Group_union's OUT argument, as `group_op` requires.
+    unsafe { group_op("MPI_Group_union", g1, g2, newgroup, Group::union) }
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_intersection(g1: MPI_Group, g2: MPI_Group, newgroup: *mut MPI_Group) -> c_int {
+    // SAFETY: `newgroup` is MPI_Group_intersection's OUT argument, as `group_op` requires.
+    unsafe { group_op("MPI_Group_intersection", g1, g2, newgroup, Group::intersection) }
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_difference(g1: MPI_Group, g2: MPI_Group, newgroup: *mut MPI_Group) -> c_int {
+    // SAFETY: `newgroup` is MPI_Group_difference's OUT argument, as `group_op` requires.
+    unsafe { group_op("MPI_Group_difference", g1, g2, newgroup, Group::difference) }
+}
+
+unsafe fn group_sel(call: &'static str, g: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group, excl: bool) -> c_int {
+    let h = g;
+    ffi(call, NO_COMM, || {
+        // SAFETY: `newgroup` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(call, "newgroup", newgroup)? };
+        // A failing constructor leaves the null handle (MPI-4.1).
+        *o = MPI_GROUP_NULL;
+        let g = group(g, call, "group")?;
+        let n = nonneg(call, "n", n, ErrorClass::Arg)?;
+        // SAFETY: MPI_Group_incl/excl's `ranks` holds `n` ranks.
+        let r = unsafe { ints(call, "ranks", ranks, n)? };
+        *o = new_group(if excl { g.excl(r)? } else { g.incl(r)? });
+        crate::conv::tag_group(*o, crate::conv::group_session(h));
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_incl(g: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `group_sel` needs what MPI_Group_incl demands of them.
+    unsafe { group_sel("MPI_Group_incl", g, n, ranks, newgroup, false) }
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_excl(g: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `group_sel` needs what MPI_Group_excl demands of them.
+    unsafe { group_sel("MPI_Group_excl", g, n, ranks, newgroup, true) }
+}
+
+unsafe fn group_range(call: &'static str, g: MPI_Group, n: c_int, ranges: *mut c_int, newgroup: *mut MPI_Group, excl: bool) -> c_int {
+    let h = g;
+    ffi(call, NO_COMM, || {
+        // SAFETY: `newgroup` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(call, "newgroup", newgroup)? };
+        // A failing constructor leaves the null handle (MPI-4.1).
+        *o = MPI_GROUP_NULL;
+        let g = group(g, call, "group")?;
+        let n = nonneg(call, "n", n, ErrorClass::Arg)?;
+        // SAFETY: MPI_Group_range_incl/excl's `ranges` holds `n` triplets, `3 * n` ints.
+        let flat = unsafe { ints(call, "ranges", ranges, 3 * n)? };
+        let triplets: Vec<[i32; 3]> = flat.chunks_exact(3).map(|t| [t[0], t[1], t[2]]).collect();
+        *o = new_group(if excl { g.range_excl(&triplets)? } else { g.range_incl(&triplets)? });
+        crate::conv::tag_group(*o, crate::conv::group_session(h));
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_range_incl(g: MPI_Group, n: c_int, ranges: *mut c_int, newgroup: *mut MPI_Group) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `group_range` needs what MPI_Group_range_incl demands of them.
+    unsafe { group_range("MPI_Group_range_incl", g, n, ranges, newgroup, false) }
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_range_excl(g: MPI_Group, n: c_int, ranges: *mut c_int, newgroup: *mut MPI_Group) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `group_range` needs what MPI_Group_range_excl demands of them.
+    unsafe { group_range("MPI_Group_range_excl", g, n, ranges, newgroup, true) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_free(g: *mut MPI_Group) -> c_int {
+    const CALL: &str = "MPI_Group_free";
+    ffi(CALL, NO_COMM, || {
+        // SAFETY: `group` (`g`) is MPI_Group_free's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let h = unsafe { out(CALL, "group", g)? };
+        // Group operations hand out MPI_GROUP_EMPTY for empty results, so
+        // freeing it is allowed (and does nothing).
+        if *h != MPI_GROUP_EMPTY {
+            group(*h, CALL, "group")?;
+            state().groups.remove(*h);
+            crate::conv::forget_group(*h);
+        }
+        *h = MPI_GROUP_NULL;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_c2f(g: MPI_Group) -> c_int {
+    crate::conv::handles::c2f_predefined_or(&state().groups, g)
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_f2c(f: c_int) -> MPI_Group {
+    crate::conv::handles::f2c_predefined_or(&state().groups, f)
+}

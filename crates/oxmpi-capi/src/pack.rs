@@ -1,0 +1,213 @@
+//! Pack and unpack: MPI_Pack/Unpack/Pack_size and the external32
+//! representation (MPI_Pack_external and friends).
+//!
+//! Safety: the private `unsafe fn`s here take the C caller's arguments as given
+//! and require of them what the MPI standard requires of the C arguments of the
+//! function they implement: buffers holding their counts of their datatypes
+//! (for immediate forms, until the request completes), arrays of the length the
+//! standard gives, OUT arguments writable and aliasing no other argument.
+
+use std::ffi::{c_char, c_int, c_void};
+
+use oxmpi_core::datatype::{pack_into, pack_size, unpack_from};
+use oxmpi_core::error::ErrorClass;
+
+use crate::abi::*;
+use crate::conv::{committed, get_str};
+use crate::conv::errors::{NO_COMM, bad, ffi, out, R};
+use crate::conv::large::{entry, name, ptr::*, Count, Displ};
+use crate::conv::large::{fit, fit_addr};
+use crate::dtype::count_arg;
+use crate::types::*;
+
+
+unsafe fn pack<C: Count>(
+    inbuf: *const c_void,
+    incount: C,
+    h: MPI_Datatype,
+    outbuf: *mut c_void,
+    outsize: C,
+    position: *mut C,
+    c: MPI_Comm,
+) -> c_int {
+    let call = name::<C>("MPI_Pack");
+    ffi(call, c, || {
+        crate::conv::comm(c, call)?;
+        let n = count_arg(call, "incount", incount)?;
+        let dt = committed(h, call, "datatype")?;
+        let size = count_arg(call, "outsize", outsize)?;
+        // SAFETY: `position` is MPI_Pack's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let pos = unsafe { out(call, "position", position)? };
+        if pos.wide() < 0 {
+            return Err(bad(ErrorClass::Arg, call, "position", format!("{} is negative", *pos)));
+        }
+        crate::conv::check_buf(call, "inbuf", inbuf, n, &dt)?;
+        if outbuf.is_null() && size > 0 {
+            return Err(bad(ErrorClass::Buffer, call, "outbuf", "is NULL"));
+        }
+        // SAFETY: non-null with `size` > 0 (checked above): MPI_Pack's `outbuf` holds `outsize` = `size` bytes, aliasing no other argument.
+        let outs: &mut [u8] = if size == 0 { &mut [] } else { unsafe { std::slice::from_raw_parts_mut(outbuf as *mut u8, size) } };
+        let mut p = pos.wide() as usize;
+        // SAFETY: the C caller's buffer holds `n` elements of `dt`.
+        unsafe { pack_into(&dt, inbuf as *const u8, n, outs, &mut p)? };
+        *pos = fit(call, "position", p as i64)?;
+        Ok(())
+    })
+}
+
+unsafe fn unpack<C: Count>(
+    inbuf: *const c_void,
+    insize: C,
+    position: *mut C,
+    outbuf: *mut c_void,
+    outcount: C,
+    h: MPI_Datatype,
+    c: MPI_Comm,
+) -> c_int {
+    let call = name::<C>("MPI_Unpack");
+    ffi(call, c, || {
+        crate::conv::comm(c, call)?;
+        let n = count_arg(call, "outcount", outcount)?;
+        let dt = committed(h, call, "datatype")?;
+        let size = count_arg(call, "insize", insize)?;
+        // SAFETY: `position` is MPI_Unpack's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let pos = unsafe { out(call, "position", position)? };
+        if pos.wide() < 0 {
+            return Err(bad(ErrorClass::Arg, call, "position", format!("{} is negative", *pos)));
+        }
+        crate::conv::check_buf(call, "outbuf", outbuf, n, &dt)?;
+        if inbuf.is_null() && size > 0 {
+            return Err(bad(ErrorClass::Buffer, call, "inbuf", "is NULL"));
+        }
+        // SAFETY: non-null with `size` > 0 (checked above): MPI_Unpack's `inbuf` holds `insize` = `size` bytes, not written during the call.
+        let ins: &[u8] = if size == 0 { &[] } else { unsafe { std::slice::from_raw_parts(inbuf as *const u8, size) } };
+        let mut p = pos.wide() as usize;
+        // SAFETY: the C caller's buffer holds `n` elements of `dt`.
+        unsafe { unpack_from(&dt, ins, &mut p, outbuf as *mut u8, n)? };
+        *pos = fit(call, "position", p as i64)?;
+        Ok(())
+    })
+}
+
+unsafe fn pack_size_of<C: Count>(incount: C, h: MPI_Datatype, c: MPI_Comm, size: *mut C) -> c_int {
+    let call = name::<C>("MPI_Pack_size");
+    ffi(call, c, || {
+        crate::conv::comm(c, call)?;
+        let n = count_arg(call, "incount", incount)?;
+        let dt = committed(h, call, "datatype")?;
+        // SAFETY: `size` is MPI_Pack_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(call, "size", size)? } = fit(call, "size", pack_size(&dt, n) as i64)?;
+        Ok(())
+    })
+}
+
+
+// ----- external32 -------------------------------------------------------------------
+
+fn external32(call: &str, datarep: *const c_char) -> R<()> {
+    // SAFETY: `datarep` is a NUL-terminated C string (or NULL, rejected) by the MPI contract.
+    let rep = unsafe { get_str(call, "datarep", datarep)? };
+    if rep != "external32" {
+        return Err(crate::conv::errors::bad_code(MPI_ERR_UNSUPPORTED_DATAREP, call, "datarep", format!("`{rep}` is not \"external32\"")));
+    }
+    Ok(())
+}
+
+unsafe fn pack_external_size<C: Count, A: Displ>(datarep: *const c_char, incount: C, h: MPI_Datatype, size: *mut A) -> c_int {
+    let call = name::<C>("MPI_Pack_external_size");
+    ffi(call, NO_COMM, || {
+        external32(call, datarep)?;
+        let n = count_arg(call, "incount", incount)?;
+        let dt = committed(h, call, "datatype")?;
+        let ext = oxmpi_core::datatype::external32::size(&dt).checked_mul(n).ok_or_else(|| bad(ErrorClass::Count, call, "incount", format!("{n} elements overflow the address space")))?;
+        // SAFETY: `size` is MPI_Pack_external_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        *unsafe { out(call, "size", size)? } = fit_addr(call, "size", ext)?;
+        Ok(())
+    })
+}
+
+unsafe fn pack_external<C: Count, A: Displ>(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    incount: C,
+    h: MPI_Datatype,
+    outbuf: *mut c_void,
+    outsize: A,
+    position: *mut A,
+) -> c_int {
+    let call = name::<C>("MPI_Pack_external");
+    let outsize = outsize.addr();
+    ffi(call, NO_COMM, || {
+        external32(call, datarep)?;
+        let n = count_arg(call, "incount", incount)?;
+        let dt = committed(h, call, "datatype")?;
+        // SAFETY: `position` is MPI_Pack_external's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let pos = unsafe { out(call, "position", position)? };
+        if pos.addr() < 0 || outsize < 0 {
+            return Err(bad(ErrorClass::Arg, call, "position", format!("position {} or outsize {outsize} is negative", pos.addr())));
+        }
+        crate::conv::check_buf(call, "inbuf", inbuf, n, &dt)?;
+        let need = oxmpi_core::datatype::external32::size(&dt).checked_mul(n).ok_or_else(|| bad(ErrorClass::Count, call, "incount", format!("{n} elements overflow the address space")))?;
+        if (pos.addr() as usize).checked_add(need).is_none_or(|end| end > outsize as usize) {
+            return Err(bad(ErrorClass::Truncate, call, "outsize", format!("{outsize} bytes cannot take {need} more bytes at position {}", pos.addr())));
+        }
+        if need == 0 {
+            return Ok(());
+        }
+        // SAFETY: non-null (need > 0 fits in outsize, checked above): `outbuf` holds `outsize` bytes, aliasing no other argument.
+        let outs: &mut [u8] = unsafe { std::slice::from_raw_parts_mut(outbuf as *mut u8, outsize as usize) };
+        let start = pos.addr() as usize;
+        let mut native = vec![0u8; dt.size() * n];
+        let mut p = 0;
+        // SAFETY: the C caller's buffer holds `n` elements of `dt`.
+        unsafe { pack_into(&dt, inbuf as *const u8, n, &mut native, &mut p)? };
+        oxmpi_core::datatype::external32::encode(call, &dt, n, &native, &mut outs[start..start + need])?;
+        *pos = fit_addr(call, "position", start + need)?;
+        Ok(())
+    })
+}
+
+unsafe fn unpack_external<C: Count, A: Displ>(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    insize: A,
+    position: *mut A,
+    outbuf: *mut c_void,
+    outcount: C,
+    h: MPI_Datatype,
+) -> c_int {
+    let call = name::<C>("MPI_Unpack_external");
+    let insize = insize.addr();
+    ffi(call, NO_COMM, || {
+        external32(call, datarep)?;
+        let n = count_arg(call, "outcount", outcount)?;
+        let dt = committed(h, call, "datatype")?;
+        // SAFETY: `position` is MPI_Unpack_external's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let pos = unsafe { out(call, "position", position)? };
+        let need = oxmpi_core::datatype::external32::size(&dt).checked_mul(n).ok_or_else(|| bad(ErrorClass::Count, call, "outcount", format!("{n} elements overflow the address space")))?;
+        if pos.addr() < 0 || insize < 0 || (pos.addr() as usize).checked_add(need).is_none_or(|end| end > insize as usize) {
+            return Err(bad(ErrorClass::Truncate, call, "insize", format!("{insize} bytes do not hold {need} bytes at position {}", pos.addr())));
+        }
+        crate::conv::check_buf(call, "outbuf", outbuf, n, &dt)?;
+        if need == 0 {
+            return Ok(());
+        }
+        let start = pos.addr() as usize;
+        // SAFETY: non-null (need > 0 bytes lie inside insize, checked above): `inbuf` holds `insize` bytes, not written during the call.
+        let ext = &unsafe { std::slice::from_raw_parts(inbuf as *const u8, insize as usize) }[start..start + need];
+        let mut tmp = vec![0u8; dt.size() * n];
+        oxmpi_core::datatype::external32::decode(call, &dt, n, ext, &mut tmp)?;
+        let mut p = 0;
+        // SAFETY: the C caller's buffer holds `n` elements of `dt`.
+        unsafe { unpack_from(&dt, &tmp, &mut p, outbuf as *mut u8, n)? };
+        *pos = fit_addr(call, "position", start + need)?;
+        Ok(())
+    })
+}
+
+entry!(PMPI_Pack, PMPI_Pack_c, (inbuf: CVoid, incount: CNT, datatype: MPI_Datatype, outbuf: MVoid, outsize: CNT, position: PCNT, comm: MPI_Comm) => pack(inbuf, incount, datatype, outbuf, outsize, position, comm));
+entry!(PMPI_Unpack, PMPI_Unpack_c, (inbuf: CVoid, insize: CNT, position: PCNT, outbuf: MVoid, outcount: CNT, datatype: MPI_Datatype, comm: MPI_Comm) => unpack(inbuf, insize, position, outbuf, outcount, datatype, comm));
+entry!(PMPI_Pack_size, PMPI_Pack_size_c, (incount: CNT, datatype: MPI_Datatype, comm: MPI_Comm, size: PCNT) => pack_size_of(incount, datatype, comm, size));
+entry!(PMPI_Pack_external_size, PMPI_Pack_external_size_c, (datarep: CStr, incount: CNT, datatype: MPI_Datatype, size: PADDR) => pack_external_size(datarep, incount, datatype, size));
+entry!(PMPI_Pack_external, PMPI_Pack_external_c, (datarep: CStr, inbuf: CVoid, incount: CNT, datatype: MPI_Datatype, outbuf: MVoid, outsize: ADDR, position: PADDR) => pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position));
+entry!(PMPI_Unpack_external, PMPI_Unpack_external_c, (datarep: CStr, inbuf: CVoid, insize: ADDR, position: PADDR, outbuf: MVoid, outcount: CNT, datatype: MPI_Datatype) => unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype));
