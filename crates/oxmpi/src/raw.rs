@@ -69,7 +69,7 @@ pub(crate) fn comm_handle(c: &Comm) -> MPI_Comm {
             return MPI_COMM_SELF;
         }
     }
-    let mut st = capi::handles::state();
+    let mut st = capi::conv::handles::state();
     if let Some((h, _)) = st.comms.iter().find(|(_, x)| x.same(c)) {
         return h;
     }
@@ -81,7 +81,7 @@ pub(crate) fn datatype_handle(dt: &CoreDatatype) -> MPI_Datatype {
     if let Some(p) = dt.as_primitive() {
         return crate::abi::primitive_handle(p);
     }
-    let mut st = capi::handles::state();
+    let mut st = capi::conv::handles::state();
     if let Some((h, _)) = st.datatypes.iter().find(|(_, x)| x.ptr_eq(dt)) {
         return h;
     }
@@ -106,7 +106,7 @@ impl FromRaw for SimpleCommunicator {
             MPI_COMM_WORLD => e.world().clone(),
             MPI_COMM_SELF => e.self_comm().clone(),
             MPI_COMM_NULL => panic!("SimpleCommunicator::from_raw: MPI_COMM_NULL"),
-            h => capi::handles::state()
+            h => capi::conv::handles::state()
                 .comms
                 .get(h)
                 .cloned()
@@ -139,7 +139,7 @@ impl FromRaw for DatatypeRef<'static> {
         }
         let dt = match crate::abi::primitive_from_handle(handle) {
             Some(p) => CoreDatatype::predefined(p),
-            None => capi::handles::state()
+            None => capi::conv::handles::state()
                 .datatypes
                 .get(handle)
                 .cloned()
