@@ -47,7 +47,7 @@ pub(crate) use counters::{BlockedTimer, Stats, Via};
 pub(crate) use cvar::{algorithm_override, initial_eager_limit};
 pub use cvar::{cvar_read, cvar_write, CvarValue};
 pub use pvar::{PvarHandle, PvarValue};
-pub use registry::{algorithm_pvar_name, registry, Bind, CategoryInfo, CvarInfo, EnumInfo, PvarClass, PvarInfo, Registry, Scope, VarType, Verbosity};
+pub use registry::{algorithm_pvar_name, collective_algorithms, collectives, registry, Bind, CategoryInfo, CvarInfo, EnumInfo, PvarClass, PvarInfo, Registry, Scope, VarType, Verbosity};
 
 /// The engine, if this process has one running.
 fn engine() -> Option<&'static crate::runtime::Engine> {

@@ -455,6 +455,18 @@ pub fn algorithm_pvar_name(op: &str, algorithm: &str) -> String {
     format!("oxmpi_coll_{op}_algorithm_{algorithm}")
 }
 
+/// The collectives whose calls MPI_T counts per algorithm (those with an
+/// `OXMPI_<COLL>_ALGORITHM` choice), by the lower-case name of that variable.
+pub fn collectives() -> &'static [&'static str] {
+    crate::coll::FORCEABLE
+}
+
+/// The algorithms of collective `op` (a name of [`collectives`]), in table
+/// order; `None` for another name.
+pub fn collective_algorithms(op: &str) -> Option<Vec<&'static str>> {
+    crate::coll::select::table(op).map(|t| t.names().collect())
+}
+
 /// `MPI_Allreduce` for `allreduce`, `MPI_Reduce_scatter_block` for `reduce_scatter_block`.
 fn coll_call_name(op: &str) -> String {
     let mut s = op.to_string();
