@@ -172,11 +172,11 @@ fn seed_4_23_nondeterministic_matching_runs_to_completion() {
 
 #[test]
 fn a_rank_computing_and_sleeping_is_never_reported_and_sigusr1_dumps_the_state() {
-    // Rank 0 computes for 4 s then sleeps for 4 s outside MPI while the others
-    // wait in MPI_Barrier (blocked from the launcher's view all along); a
-    // short --hang-after makes any false positive show at once. Half way, a
+    // Rank 0 computes for 10 s then sleeps for 10 s outside MPI while the
+    // others wait in MPI_Barrier (blocked from the launcher's view all along);
+    // a short --hang-after makes any false positive show at once. Early on, a
     // SIGUSR1 must print every rank's state and leave the job running.
-    let r = run_with(3, "compute_then_barrier", &["--hang-after", "0.2"], &["8"], |pid| {
+    let r = run_with(3, "compute_then_barrier", &["--hang-after", "0.2"], &["20"], |pid| {
         std::thread::sleep(Duration::from_secs(3));
         // SAFETY: kill(2) on the launcher we started.
         unsafe { libc::kill(pid as i32, libc::SIGUSR1) };
