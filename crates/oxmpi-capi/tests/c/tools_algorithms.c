@@ -3,7 +3,8 @@
  * and N times nonblocking; the sum of its algorithm counters grows by exactly
  * 2N, and where OXMPI_<OP>_ALGORITHM forces an algorithm, exactly that
  * algorithm's counter grows (shm, the shared-memory path of blocking calls,
- * by the N blocking calls only). The counters are found by listing every
+ * by the N blocking calls only); a persistent allreduce counts once per
+ * start. The counters are found by listing every
  * performance variable, and are all in category oxmpi_coll_algorithms.
  * Prints "tools_algorithms: all checks passed on N ranks (K forced)". */
 #include "check.h"
@@ -147,6 +148,22 @@ int main(int argc, char **argv) {
             /* Exactly the forced algorithm ran (shm only serves blocking calls). */
             CHECK(on_forced == N);
             CHECK(on_forced_all == (strcmp(f, "shm") ? 2 * N : N));
+        }
+        if (!strcmp(OPS[op], "allreduce")) {
+            /* A persistent allreduce counts once per start (none at its _init). */
+            int in[COUNT], out[COUNT];
+            for (int i = 0; i < COUNT; i++) in[i] = rank;
+            MPI_Request pr;
+            OK(MPI_Allreduce_init(in, out, COUNT, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &pr));
+            CHECK(sum(op) == 2 * N);
+            for (int i = 0; i < 3; i++) {
+                OK(MPI_Start(&pr));
+                OK(MPI_Wait(&pr, MPI_STATUS_IGNORE));
+                CHECK(out[0] == size * (size - 1) / 2);
+            }
+            OK(MPI_Request_free(&pr));
+            CHECK(sum(op) == 2 * N + 3);
+            if (fi >= 0 && strcmp(f, "shm")) CHECK(rd(algs[op][fi].h) - algs[op][fi].before == 2 * N + 3);
         }
     }
     OK(MPI_T_pvar_stop(session, MPI_T_PVAR_ALL_HANDLES));
