@@ -355,33 +355,44 @@ pub unsafe extern "C" fn PMPI_Status_f2c(f: *const c_int, c: *mut MPI_Status) ->
 fn _unused(_: *mut c_void) {}
 
 /// Checking mode, at MPI_Finalize: the objects the program made and never
-/// freed (requests, communicators, datatypes, groups, operations, infos).
+/// freed (requests, communicators, datatypes, groups, operations, infos), one
+/// line each with where it was made (`diag::handle_origin`).
 fn report_leaks() {
     let rank = runtime::engine().map(|e| e.rank()).unwrap_or(0);
     let st = crate::conv::handles::state();
+    // One line per object, each naming the rank (ranks' lines may interleave).
     let mut lines: Vec<String> = Vec::new();
-    let mut add = |what: &str, items: Vec<String>| {
-        if !items.is_empty() {
-            let shown: Vec<&str> = items.iter().take(8).map(|s| s.as_str()).collect();
-            let more = if items.len() > 8 { format!(" and {} more", items.len() - 8) } else { String::new() };
-            lines.push(format!("{} {what}{}: {}{more}", items.len(), if items.len() == 1 { "" } else { "s" }, shown.join(", ")));
+    let mut counts: Vec<String> = Vec::new();
+    let mut add = |what: &str, items: Vec<(usize, String)>| {
+        if items.is_empty() {
+            return;
+        }
+        counts.push(format!("{} {what}{}", items.len(), if items.len() == 1 { "" } else { "s" }));
+        for (h, text) in items.iter().take(8) {
+            let at = oxmpi_core::diag::handle_origin(*h).map_or_else(String::new, |o| format!(", made by {o}"));
+            lines.push(format!("oxmpi: rank {rank}: never freed: {what} {text}{at}"));
+        }
+        if items.len() > 8 {
+            lines.push(format!("oxmpi: rank {rank}: never freed: {} more {what}s", items.len() - 8));
         }
     };
-    add("request", st.requests.iter().map(|(h, _)| format!("{h:#x}")).collect());
+    add("request", st.requests.iter().map(|(h, _)| (h, format!("{h:#x}"))).collect());
     add("communicator", st.comms.iter().map(|(h, c)| {
         let name = c.name();
-        format!("{h:#x} (size {}{})", c.size(), if name.is_empty() { String::new() } else { format!(", \"{name}\"") })
+        (h, format!("{h:#x} (size {}{})", c.size(), if name.is_empty() { String::new() } else { format!(", \"{name}\"") }))
     }).collect());
     add("datatype", st.datatypes.iter().map(|(h, d)| {
         let name = d.name();
-        format!("{h:#x} ({})", if name.is_empty() { d.combiner().name().to_string() } else { name })
+        (h, format!("{h:#x} ({})", if name.is_empty() { d.combiner().name().to_string() } else { name }))
     }).collect());
-    add("group", st.groups.iter().map(|(h, _)| format!("{h:#x}")).collect());
-    add("operation", st.ops.iter().map(|(h, _)| format!("{h:#x}")).collect());
-    add("info", st.infos.iter().map(|(h, _)| format!("{h:#x}")).collect());
+    add("group", st.groups.iter().map(|(h, _)| (h, format!("{h:#x}"))).collect());
+    add("operation", st.ops.iter().map(|(h, _)| (h, format!("{h:#x}"))).collect());
+    add("info", st.infos.iter().map(|(h, _)| (h, format!("{h:#x}"))).collect());
     drop(st);
     if !lines.is_empty() {
-        eprintln!("oxmpi: rank {rank}: MPI_Finalize (checking mode): objects never freed: {}", lines.join("; "));
+        let text = format!("oxmpi: rank {rank}: MPI_Finalize (checking mode): objects never freed: {}\n{}\n", counts.join(", "), lines.join("\n"));
+        use std::io::Write;
+        let _ = std::io::stderr().lock().write_all(text.as_bytes());
     }
 }
 

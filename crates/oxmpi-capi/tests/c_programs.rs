@@ -745,6 +745,61 @@ fn tool_interface_lists_reads_writes_and_counts() {
     assert!(out.status.success() && so.contains("all checks passed on 2 ranks (tcp)"), "{so}\n{se}");
 }
 
+/// MPI_T's collective calls per algorithm: with algorithms forced through
+/// `OXMPI_<COLL>_ALGORITHM` exactly the forced algorithm's counter grows (by
+/// the calls made), and with none forced the counters of each collective add
+/// up to its calls. Two sets of forced algorithms (2 and 3 ranks), then none.
+#[test]
+fn tool_interface_counts_collective_calls_per_algorithm() {
+    let exe = build("tools_algorithms", &[]);
+    let sets: [(usize, &[(&str, &str)]); 3] = [
+        (
+            2,
+            &[
+                ("OXMPI_BARRIER_ALGORITHM", "shm"),
+                ("OXMPI_BCAST_ALGORITHM", "chain"),
+                ("OXMPI_GATHER_ALGORITHM", "linear"),
+                ("OXMPI_SCATTER_ALGORITHM", "linear"),
+                ("OXMPI_ALLGATHER_ALGORITHM", "bruck"),
+                ("OXMPI_ALLTOALL_ALGORITHM", "bruck"),
+                ("OXMPI_ALLTOALLW_ALGORITHM", "pairwise"),
+                ("OXMPI_REDUCE_ALGORITHM", "in_order"),
+                ("OXMPI_ALLREDUCE_ALGORITHM", "ring"),
+                ("OXMPI_REDUCE_SCATTER_BLOCK_ALGORITHM", "pairwise"),
+                ("OXMPI_SCAN_ALGORITHM", "recursive_doubling"),
+                ("OXMPI_EXSCAN_ALGORITHM", "linear"),
+            ],
+        ),
+        (
+            3,
+            &[
+                ("OXMPI_BARRIER_ALGORITHM", "dissemination"),
+                ("OXMPI_BCAST_ALGORITHM", "shm"),
+                ("OXMPI_GATHERV_ALGORITHM", "linear"),
+                ("OXMPI_SCATTERV_ALGORITHM", "linear"),
+                ("OXMPI_ALLGATHER_ALGORITHM", "shm"),
+                ("OXMPI_ALLGATHERV_ALGORITHM", "ring"),
+                ("OXMPI_ALLTOALLV_ALGORITHM", "pairwise"),
+                ("OXMPI_REDUCE_ALGORITHM", "shm"),
+                ("OXMPI_ALLREDUCE_ALGORITHM", "rabenseifner"),
+                ("OXMPI_REDUCE_SCATTER_ALGORITHM", "recursive_halving"),
+            ],
+        ),
+        (2, &[]),
+    ];
+    for (n, env) in sets {
+        let out = run_env(n, &exe, &[], env);
+        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "forced {env:?} on {n} ranks:\n{so}\n{se}");
+        assert!(so.contains(&format!("tools_algorithms: all checks passed on {n} ranks ({} forced)", env.len())), "{so}\n{se}");
+        // The report names the forced algorithm with the calls it ran (5 blocking + 5 nonblocking).
+        if env.iter().any(|(k, _)| *k == "OXMPI_ALLREDUCE_ALGORITHM") {
+            let a = env.iter().find(|(k, _)| *k == "OXMPI_ALLREDUCE_ALGORITHM").unwrap().1;
+            assert!(so.lines().any(|l| l.starts_with(&format!("allreduce ({a}):")) && l.contains(&format!(" {a}=10"))), "{so}");
+        }
+    }
+}
+
 /// Starts `mpiexec ARGS` in the background (a watchdog `timeout` ends it).
 fn start_job(pre: &[&str], n: usize, exe: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Child {
     let mut c = Command::new("timeout");

@@ -172,11 +172,11 @@ fn seed_4_23_nondeterministic_matching_runs_to_completion() {
 
 #[test]
 fn a_rank_computing_and_sleeping_is_never_reported_and_sigusr1_dumps_the_state() {
-    // Rank 0 computes for 4 s then sleeps for 4 s outside MPI while the others
-    // wait in MPI_Barrier (blocked from the launcher's view all along); a
-    // short --hang-after makes any false positive show at once. Half way, a
+    // Rank 0 computes for 10 s then sleeps for 10 s outside MPI while the
+    // others wait in MPI_Barrier (blocked from the launcher's view all along);
+    // a short --hang-after makes any false positive show at once. Early on, a
     // SIGUSR1 must print every rank's state and leave the job running.
-    let r = run_with(3, "compute_then_barrier", &["--hang-after", "0.2"], &["8"], |pid| {
+    let r = run_with(3, "compute_then_barrier", &["--hang-after", "0.2"], &["20"], |pid| {
         std::thread::sleep(Duration::from_secs(3));
         // SAFETY: kill(2) on the launcher we started.
         unsafe { libc::kill(pid as i32, libc::SIGUSR1) };
@@ -251,10 +251,27 @@ fn checking_mode_catches_root_op_signature_and_order_mismatches() {
 fn checking_mode_reports_objects_never_freed_at_finalize() {
     let r = run_with(2, "leaks", &["--check"], &[], |_| {});
     assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let src = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/hang/leaks.c")).unwrap();
+    let line_of = |call: &str| src.lines().position(|l| l.trim_start().starts_with(call)).unwrap_or_else(|| panic!("{call} not in leaks.c")) + 1;
     for rank in 0..2 {
         let line = r.stderr.lines().find(|l| l.starts_with(&format!("oxmpi: rank {rank}: MPI_Finalize (checking mode): objects never freed:"))).unwrap_or_else(|| panic!("no leak report from rank {rank}:\n{}", r.stderr));
-        for e in ["1 request", "1 communicator", "\"my dup\"", "1 datatype", "MPI_COMBINER_VECTOR", "1 group"] {
+        for e in ["1 request", "1 communicator", "1 datatype", "1 group", "1 operation"] {
             assert!(line.contains(e), "{e:?} missing from {line}");
+        }
+        // One line per object, saying what it is and where the program made it.
+        let objects: Vec<&str> = r.stderr.lines().filter(|l| l.starts_with(&format!("oxmpi: rank {rank}: never freed: "))).collect();
+        assert_eq!(objects.len(), 5, "{}", r.stderr);
+        for (what, detail, call) in [
+            ("request", "", "MPI_Irecv"),
+            ("communicator", "\"my dup\"", "MPI_Comm_dup"),
+            ("datatype", "MPI_COMBINER_VECTOR", "MPI_Type_vector"),
+            ("group", "", "MPI_Comm_group"),
+            ("operation", "", "MPI_Op_create"),
+        ] {
+            let o = objects.iter().find(|l| l.contains(&format!("never freed: {what} "))).unwrap_or_else(|| panic!("no {what} in\n{}", r.stderr));
+            assert!(o.contains(detail), "{detail:?} missing from {o}");
+            let at = format!("made by {call} from main at ");
+            assert!(o.contains(&at) && o.ends_with(&format!("leaks.c:{}", line_of(call))), "{o}: not {at}...leaks.c:{}", line_of(call));
         }
     }
     let clean = run_with(2, "leaks", &["--check"], &["clean"], |_| {});

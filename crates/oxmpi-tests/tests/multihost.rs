@@ -161,9 +161,10 @@ fn ranks_on_other_hosts_computing_or_streaming_are_never_reported() {
     let prog = env!("CARGO_BIN_EXE_hang_rust");
     let mut c = Command::new(common::mpiexec());
     c.args(["--hang-after", "0.05", "-n", "2", "-hosts", "oxmpi-h1:1,oxmpi-h2:1", "--launcher-exec", "ip netns exec", "--pmi-bind", "10.213.0.1"]);
-    let out = c.arg(prog).args(["transfer", "256"]).stdin(Stdio::null()).output().unwrap();
+    // 1 GiB over TCP between two hosts (issue 14's case), with a 50 ms --hang-after.
+    let out = c.arg(prog).args(["transfer", "1024"]).stdin(Stdio::null()).output().unwrap();
     let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success() && so.contains("received 268435456 bytes"), "{so}\n{se}");
+    assert!(out.status.success() && so.contains("received 1073741824 bytes"), "{so}\n{se}");
     assert!(!se.contains("DEADLOCK"), "{se}");
     let mut c = Command::new(common::mpiexec());
     c.args(["--hang-after", "0.2", "-n", "3", "-hosts", "oxmpi-h1:1,oxmpi-h2:2", "--launcher-exec", "ip netns exec", "--pmi-bind", "10.213.0.1"]);

@@ -93,6 +93,41 @@ impl Tools {
         &core::registry().categories
     }
 
+    /// The collectives whose calls are counted per algorithm (`"allreduce"`,
+    /// `"bcast"`, ...: those with an `OXMPI_<COLL>_ALGORITHM` choice).
+    pub fn collectives(&self) -> &'static [&'static str] {
+        core::collectives()
+    }
+
+    /// For collective `collective` (one of [`Tools::collectives`]), each of its
+    /// algorithms with the counter of the calls that ran it (the performance
+    /// variable `oxmpi_coll_<collective>_algorithm_<name>`); `InvalidName` for
+    /// another collective.
+    ///
+    /// ```
+    /// use oxmpi::traits::*;
+    /// use oxmpi::tools::Tools;
+    ///
+    /// let universe = oxmpi::initialize().unwrap();
+    /// let world = universe.world();
+    /// let tools = Tools::init();
+    /// let session = tools.session();
+    /// let mut handles: Vec<_> = tools
+    ///     .algorithm_counters("barrier")
+    ///     .unwrap()
+    ///     .into_iter()
+    ///     .map(|(name, var)| (name, session.handle(&var).unwrap()))
+    ///     .collect();
+    /// handles.iter_mut().for_each(|(_, h)| h.start().unwrap());
+    /// world.barrier();
+    /// let calls: u64 = handles.iter().map(|(_, h)| h.read().as_u64()).sum();
+    /// assert_eq!(calls, 1);
+    /// ```
+    pub fn algorithm_counters(&self, collective: &str) -> Result<Vec<(&'static str, PerformanceVariable<'_>)>> {
+        let algorithms = core::collective_algorithms(collective).ok_or(ToolError::InvalidName)?;
+        algorithms.into_iter().map(|a| Ok((a, self.performance_variable(&core::algorithm_pvar_name(collective, a))?))).collect()
+    }
+
     /// A new performance variable session.
     pub fn session(&self) -> Session<'_> {
         Session { _tools: self }

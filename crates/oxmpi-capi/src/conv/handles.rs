@@ -75,7 +75,10 @@ impl<T> Table<T> {
         let s = &mut self.slots[slot as usize];
         s.value = Some(v);
         let generation = s.generation;
-        self.encode(slot, generation)
+        let h = self.encode(slot, generation);
+        // Checking mode: where the object was made, for the leak report.
+        oxmpi_core::diag::handle_made(h);
+        h
     }
 
     pub fn get(&self, h: usize) -> Option<&T> {
@@ -88,6 +91,7 @@ impl<T> Table<T> {
 
     pub fn remove(&mut self, h: usize) -> Option<T> {
         let i = self.decode(h)?;
+        oxmpi_core::diag::handle_freed(h);
         let s = &mut self.slots[i];
         s.generation = s.generation.wrapping_add(1).max(1);
         self.free.push(i as u32);

@@ -13,6 +13,8 @@
 //! non-blocking call, and blocking ones the path does not serve) they never run,
 //! and the default choice is taken instead.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use crate::error::{ErrorClass, MpiError, Result};
 
 /// What a schedule's choice of algorithm depends on. Which byte count `bytes`
@@ -175,14 +177,55 @@ fn var(op: &str) -> String {
     format!("OXMPI_{}_ALGORITHM", op.to_ascii_uppercase())
 }
 
+/// The position of `op` in [`FORCEABLE`].
+pub(crate) fn op_index(op: &str) -> Option<usize> {
+    FORCEABLE.iter().position(|&k| k == op)
+}
+
 /// `OXMPI_<OP>_ALGORITHM` as the environment sets it, read once per process
 /// (collectives are called in loops; formatting the name and searching the
-/// environment cost more than a small collective's schedule).
-fn env_value(op: &str) -> Option<&'static str> {
+/// environment cost more than a small collective's schedule). `i`: `op`'s
+/// [`op_index`].
+fn env_value(op: &str, i: Option<usize>) -> Option<&'static str> {
     use std::sync::OnceLock;
     static CACHE: [OnceLock<Option<String>>; FORCEABLE.len()] = [const { OnceLock::new() }; FORCEABLE.len()];
-    let i = FORCEABLE.iter().position(|&k| k == op)?;
-    CACHE[i].get_or_init(|| std::env::var(var(op)).ok()).as_deref()
+    CACHE[i?].get_or_init(|| std::env::var(var(op)).ok()).as_deref()
+}
+
+// ----- calls per algorithm (MPI_T's performance variables) -------------------------
+
+/// Columns of [`CALLS`]: the most algorithms a table has (checked by a test).
+pub(crate) const MAX_ALGORITHMS: usize = 8;
+
+/// Calls that ran each algorithm, since the process started: row = the
+/// collective's [`op_index`], column = the algorithm's position in its table.
+/// Relaxed increments: one per collective call, read by MPI_T.
+static CALLS: [[AtomicU64; MAX_ALGORITHMS]; FORCEABLE.len()] = [const { [const { AtomicU64::new(0) }; MAX_ALGORITHMS] }; FORCEABLE.len()];
+
+/// Counts one call of the collective at `i` ([`op_index`]) that ran
+/// `algorithm` of `table`.
+#[inline]
+fn count(i: Option<usize>, table: &Table, algorithm: &str) {
+    if let (Some(i), Some(k)) = (i, table.algorithms.iter().position(|a| a.name == algorithm)) {
+        if let Some(c) = CALLS[i].get(k) {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Counts one call of `op` (a name of [`FORCEABLE`]) that ran `algorithm` of
+/// its table: for the paths that choose without [`choose`] (the shared-memory
+/// collectives, single-algorithm collectives).
+pub(crate) fn ran(op: &str, algorithm: &str) {
+    if let Some(t) = table(op) {
+        count(op_index(op), t, algorithm);
+    }
+}
+
+/// Calls of collective `op_index` that ran the `algorithm`-th algorithm of its
+/// table (0 for indices out of range).
+pub(crate) fn calls(op_index: usize, algorithm: usize) -> u64 {
+    CALLS.get(op_index).and_then(|row| row.get(algorithm)).map_or(0, |c| c.load(Ordering::Relaxed))
 }
 
 /// Checks `value` of `OXMPI_<OP>_ALGORITHM` against `op`'s table: `None` for
@@ -215,16 +258,35 @@ pub(crate) fn check_value(op: &str, value: Option<&str>) -> Result<Option<&'stat
 /// The algorithm forced for `op` (a name of [`FORCEABLE`]), if any: by MPI_T
 /// (`OXMPI_<OP>_ALGORITHM` as a control variable), else by the environment.
 pub(crate) fn forced(op: &str) -> Result<Option<&'static str>> {
+    forced_at(op, op_index(op))
+}
+
+/// [`forced`] for `op` at `i` ([`op_index`]).
+fn forced_at(op: &str, i: Option<usize>) -> Result<Option<&'static str>> {
     if let Some(o) = crate::tools::algorithm_override(op) {
         return Ok(o.and_then(|v| table(op).and_then(|t| t.get(v)).map(|a| a.name)));
     }
-    check_value(op, env_value(op))
+    check_value(op, env_value(op, i))
 }
 
 /// The algorithm of one call of `op` with `table` for `shape`: the forced
 /// one (or what replaces it where it cannot run), else the default choice.
+/// Counted in the algorithm's calls (MPI_T).
 pub(crate) fn choose(op: &str, table: &'static Table, shape: &Shape) -> Result<&'static str> {
-    Ok(match forced(op)? {
+    let i = op_index(op);
+    let name = choose_at(op, i, table, shape)?;
+    count(i, table, name);
+    Ok(name)
+}
+
+/// [`choose`] for a schedule oxmpi runs for itself (the agreements of
+/// communicator creation), not counted as the program's call.
+pub(crate) fn choose_uncounted(op: &str, table: &'static Table, shape: &Shape) -> Result<&'static str> {
+    choose_at(op, op_index(op), table, shape)
+}
+
+fn choose_at(op: &str, i: Option<usize>, table: &'static Table, shape: &Shape) -> Result<&'static str> {
+    Ok(match forced_at(op, i)? {
         Some(name) => table.resolve(name, shape),
         None => (table.default)(shape),
     })
@@ -250,7 +312,7 @@ pub(crate) fn check_environment() -> Result<()> {
                 format!("{key} names no collective with algorithms; the variables are OXMPI_<OP>_ALGORITHM for OP one of {}", FORCEABLE.join(", ")),
             ));
         }
-        check_value(&op, env_value(&op))?;
+        check_value(&op, env_value(&op, op_index(&op)))?;
     }
     Ok(())
 }
@@ -353,6 +415,33 @@ mod tests {
         assert!(e.message.contains("choose one of linear (any counts), or auto"), "{}", e.message);
         let e = check_value("allreduc", Some("ring")).unwrap_err();
         assert!(e.message.contains("OXMPI_ALLREDUC_ALGORITHM names no collective"), "{}", e.message);
+    }
+
+    #[test]
+    fn every_table_fits_the_call_counters() {
+        for op in FORCEABLE {
+            assert!(table(op).unwrap().algorithms.len() <= MAX_ALGORITHMS, "{op}: more algorithms than MAX_ALGORITHMS");
+        }
+    }
+
+    #[test]
+    fn calls_are_counted_per_algorithm() {
+        let i = op_index("reduce_scatter_block").unwrap();
+        let t = table("reduce_scatter_block").unwrap();
+        let k = t.algorithms.iter().position(|a| a.name == "pairwise").unwrap();
+        let before: Vec<u64> = (0..t.algorithms.len()).map(|a| calls(i, a)).collect();
+        ran("reduce_scatter_block", "pairwise");
+        ran("reduce_scatter_block", "no_such_algorithm");
+        ran("no_such_collective", "pairwise");
+        let name = choose("reduce_scatter_block", t, &Shape::new(4, 1024)).unwrap();
+        let chosen = t.algorithms.iter().position(|a| a.name == name).unwrap();
+        choose_uncounted("reduce_scatter_block", t, &Shape::new(4, 1024)).unwrap();
+        for (a, b) in before.iter().enumerate() {
+            let grew = (a == k) as u64 + (a == chosen) as u64;
+            assert_eq!(calls(i, a), b + grew, "{}", t.algorithms[a].name);
+        }
+        assert_eq!(calls(99, 0), 0);
+        assert_eq!(calls(i, MAX_ALGORITHMS), 0);
     }
 
     #[test]

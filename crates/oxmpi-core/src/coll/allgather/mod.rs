@@ -152,6 +152,7 @@ pub unsafe fn allgather(
         if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, blk <= if n == 2 { SHM_MAX_2 } else { SHM_MAX }))? {
             // SAFETY: forwarded caller contract; arguments checked above.
             unsafe { super::shm::allgather(sess, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype) };
+            super::select::ran("allgather", "shm");
             return Ok(());
         }
     }
@@ -192,7 +193,7 @@ unsafe fn schedule_v(
     if comm.is_inter() {
         return super::inter::allgatherv(call, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
     }
-    let _ = super::select::forced("allgatherv")?;
+    super::select::choose("allgatherv", &V_TABLE, &Shape::new(comm.size(), 0))?;
     let (rank, n) = (comm.rank(), comm.size());
     util::check_type(call, "recvtype", recvtype)?;
     check_v(call, "recvcounts", recvcounts, "displs", displs, n, recvtype)?;

@@ -80,12 +80,17 @@ const SHORT_BYTES: usize = 2048;
 /// From this many bytes on (commutative ops), the ring.
 const RING_MIN_BYTES: usize = 1 << 20;
 
-fn select(n: i32, count: usize, red: &Red, hosts: usize) -> Result<&'static str> {
+/// `counted`: a call of the program's (MPI_T counts it), not one oxmpi runs for itself.
+fn select(n: i32, count: usize, red: &Red, hosts: usize, counted: bool) -> Result<&'static str> {
     let shape = Shape { ranks: n, bytes: count * red.dt.size(), count, commutative: red.op.is_commutative(), hosts };
-    super::select::choose("allreduce", &TABLE, &shape)
+    match counted {
+        true => super::select::choose("allreduce", &TABLE, &shape),
+        false => super::select::choose_uncounted("allreduce", &TABLE, &shape),
+    }
 }
 
-fn schedule(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<Builder> {
+#[allow(clippy::too_many_arguments)]
+fn schedule(call: &str, counted: bool, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<Builder> {
     if comm.is_inter() {
         return super::inter::allreduce(call, sendbuf, recvbuf, count, dt, op, comm);
     }
@@ -113,7 +118,7 @@ fn schedule(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usi
         h.dedup();
         h.len()
     };
-    let result = match select(comm.size(), count, &red, hosts)? {
+    let result = match select(comm.size(), count, &red, hosts, counted)? {
         "hierarchical" => hierarchical::build(&mut b, &red, &io, &host_of),
         "ring" => ring::build(&mut b, &red, &io),
         "rabenseifner" => rabenseifner::build(&mut b, &red, &io),
@@ -130,7 +135,7 @@ fn schedule(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usi
 /// # Safety
 /// As [`iallreduce`].
 pub(crate) unsafe fn build_schedule(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<Builder> {
-    schedule(call, sendbuf, recvbuf, count, dt, op, comm)
+    schedule(call, false, sendbuf, recvbuf, count, dt, op, comm)
 }
 
 /// MPI_Allreduce. `sendbuf == None` is MPI_IN_PLACE (the input is in `recvbuf`).
@@ -143,12 +148,13 @@ pub unsafe fn allreduce(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usi
         if let Some(k) = super::shm::chunk_elems(count, dt) {
             let forced = super::select::forced("allreduce")?;
             if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, super::util::span_len(count, dt) <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX }))? {
+                super::select::ran("allreduce", "shm");
                 // SAFETY: forwarded caller contract; arguments checked above.
                 return unsafe { super::shm::allreduce(sess, sendbuf, recvbuf, count, k, dt, op) };
             }
         }
     }
-    super::run(schedule("MPI_Allreduce", sendbuf, recvbuf, count, dt, op, comm)?, "MPI_Allreduce")
+    super::run(schedule("MPI_Allreduce", true, sendbuf, recvbuf, count, dt, op, comm)?, "MPI_Allreduce")
 }
 
 /// MPI_Iallreduce.
@@ -156,5 +162,5 @@ pub unsafe fn allreduce(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usi
 /// # Safety
 /// As [`allreduce`], with the buffers valid until the request completes.
 pub unsafe fn iallreduce(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<Request> {
-    super::start(schedule("MPI_Iallreduce", sendbuf, recvbuf, count, dt, op, comm)?)
+    super::start(schedule("MPI_Iallreduce", true, sendbuf, recvbuf, count, dt, op, comm)?)
 }

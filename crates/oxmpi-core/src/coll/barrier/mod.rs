@@ -26,7 +26,7 @@ fn schedule(comm: &Comm) -> Result<Builder> {
     if comm.is_inter() {
         return super::inter::barrier(comm);
     }
-    let _ = super::select::forced("barrier")?;
+    super::select::choose("barrier", &TABLE, &super::select::Shape::new(comm.size(), 0))?;
     let mut b = Builder::new(comm);
     dissemination::build(&mut b, comm.rank(), comm.size());
     Ok(b)
@@ -39,6 +39,7 @@ pub fn barrier(comm: &Comm) -> Result<()> {
         let forced = super::select::forced("barrier")?;
         if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, true))? {
             super::shm::barrier(sess);
+            super::select::ran("barrier", "shm");
             return Ok(());
         }
     }

@@ -91,6 +91,7 @@ pub unsafe fn bcast(buf: *mut u8, count: usize, dt: &Datatype, root: i32, comm: 
         if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, bytes <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX }))? {
             // SAFETY: forwarded caller contract; the root was checked.
             unsafe { super::shm::bcast(sess, buf, count, dt, root as usize) };
+            super::select::ran("bcast", "shm");
             return Ok(());
         }
     }

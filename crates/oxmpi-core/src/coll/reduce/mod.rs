@@ -359,6 +359,7 @@ pub unsafe fn reduce(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize,
         if let Some(k) = super::shm::chunk_elems(count, dt) {
             let forced = super::select::forced("reduce")?;
             if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, util::span_len(count, dt) <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX }))? {
+                super::select::ran("reduce", "shm");
                 // SAFETY: forwarded caller contract; arguments checked above.
                 return unsafe { super::shm::reduce(sess, sendbuf, recvbuf, count, k, dt, op, root as usize) };
             }

@@ -152,7 +152,7 @@ unsafe fn schedule_v(
         return super::inter::scatterv(call, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
     }
     super::check_root(call, comm, root)?;
-    let _ = super::select::forced("scatterv")?;
+    super::select::choose("scatterv", &V_TABLE, &Shape::new(comm.size(), 0))?;
     let (rank, n) = (comm.rank(), comm.size());
     let is_root = rank == root;
     if recvbuf.is_some() {
