@@ -17,6 +17,7 @@
 
 use std::sync::Arc;
 
+use oxmpi_core::buf::{Forever, SendBuf};
 use oxmpi_core::coll::{allgather, allreduce, barrier, bcast, reduce};
 use oxmpi_core::comm::{context, create};
 use oxmpi_core::datatype::{Datatype, Primitive};
@@ -217,7 +218,7 @@ fn mixed(world: &Comm) {
         let big: Vec<u8> = (0..1usize << 20).map(|i| (i as u64 * 7 + round + rank as u64) as u8).collect();
         let mut got = vec![0u8; 1 << 20];
         // SAFETY: `big` outlives the request (waited below).
-        let mut sreq = unsafe { pt2pt::isend(world, big.as_ptr(), big.len(), next, 9, SendMode::Standard).unwrap() };
+        let mut sreq = unsafe { pt2pt::isend(&Forever, world, SendBuf::from_raw(big.as_ptr(), big.len(), None), next, 9, SendMode::Standard) }.unwrap();
         let mut nb = vec![0u8; 4096];
         if rank == 0 {
             Rng::fill(round, &mut nb);

@@ -2,6 +2,7 @@
 //! names the scenario; each scenario checks its own results and exits non-zero
 //! (naming the rank and the failed check) when something is wrong.
 
+use oxmpi_core::buf::{as_bytes_mut, Forever, RecvBuf, SendBuf};
 use oxmpi_core::pt2pt::{self, SendMode};
 use oxmpi_core::runtime::{self, ThreadLevel};
 use oxmpi_core::{Comm, ErrorClass, Request, Status, ANY_SOURCE, ANY_TAG, PROC_NULL};
@@ -113,7 +114,7 @@ fn traffic(world: &Comm) {
         for (i, (dst, tag, seed)) in specs.iter().enumerate() {
             let mode = if seed % 7 == 0 { SendMode::Synchronous } else { SendMode::Standard };
             // SAFETY: `bufs` lives until the waitall below.
-            let r = unsafe { pt2pt::isend(world, bufs[i].as_ptr(), bufs[i].len(), *dst, *tag, mode) }.unwrap();
+            let r = unsafe { pt2pt::isend(&Forever, world, SendBuf::from_raw(bufs[i].as_ptr(), bufs[i].len(), None), *dst, *tag, mode) }.unwrap();
             reqs.push(r);
         }
         let mut rbuf = vec![0u8; max];
@@ -199,7 +200,7 @@ fn cancel(world: &Comm) {
         // A receive nobody will satisfy.
         let mut b = [0u8; 8];
         // SAFETY: `b` outlives the wait below.
-        let mut r = unsafe { pt2pt::irecv(world, b.as_mut_ptr(), 8, 1, 42) }.unwrap();
+        let mut r = unsafe { pt2pt::irecv(&Forever, world, RecvBuf::from_raw(b.as_mut_ptr(), 8, None), 1, 42) }.unwrap();
         pt2pt::cancel(&r).unwrap();
         let st = pt2pt::wait(&mut r).unwrap();
         check!(rank, st.cancelled, "receive not cancelled");
@@ -210,12 +211,12 @@ fn cancel(world: &Comm) {
         let mut pending = Vec::new();
         for i in 0..lens.len() {
             // SAFETY: buffers outlive the waits below.
-            let mut r1 = unsafe { pt2pt::isend(world, firsts[i].as_ptr(), lens[i], 1, 5, SendMode::Standard) }.unwrap();
+            let mut r1 = unsafe { pt2pt::isend(&Forever, world, SendBuf::from_raw(firsts[i].as_ptr(), lens[i], None), 1, 5, SendMode::Standard) }.unwrap();
             pt2pt::cancel(&r1).unwrap();
             let st = pt2pt::wait(&mut r1).unwrap();
             check!(rank, st.cancelled, "send of {} bytes not cancelled", lens[i]);
             // SAFETY: as above.
-            pending.push(unsafe { pt2pt::isend(world, seconds[i].as_ptr(), lens[i], 1, 5, SendMode::Standard) }.unwrap());
+            pending.push(unsafe { pt2pt::isend(&Forever, world, SendBuf::from_raw(seconds[i].as_ptr(), lens[i], None), 1, 5, SendMode::Standard) }.unwrap());
         }
         barrier(world);
         let mut sts = vec![Status::EMPTY; pending.len()];
@@ -324,8 +325,8 @@ fn persistent(world: &Comm) {
     // SAFETY: `out` and `inb` outlive the requests, which are freed below.
     let mut reqs = unsafe {
         [
-            pt2pt::recv_init(world, inb.as_mut_ptr() as *mut u8, 8000, left, 9).unwrap(),
-            pt2pt::send_init(world, out.as_ptr() as *const u8, 8000, right, 9, SendMode::Standard).unwrap(),
+            pt2pt::recv_init(&Forever, world, RecvBuf::from_raw(inb.as_mut_ptr() as *mut u8, 8000, None), left, 9).unwrap(),
+            pt2pt::send_init(&Forever, world, SendBuf::from_raw(out.as_ptr() as *const u8, 8000, None), right, 9, SendMode::Standard).unwrap(),
         ]
     };
     for iter in 0..50u64 {
@@ -356,7 +357,7 @@ fn modes(world: &Comm) {
         // A synchronous send must not complete before the receive is posted.
         let b = [1u8; 8];
         // SAFETY: `b` outlives the wait below.
-        let mut r = unsafe { pt2pt::isend(world, b.as_ptr(), 8, 1, 1, SendMode::Synchronous) }.unwrap();
+        let mut r = unsafe { pt2pt::isend(&Forever, world, SendBuf::from_raw(b.as_ptr(), 8, None), 1, 1, SendMode::Synchronous) }.unwrap();
         let t = runtime::wtime();
         while runtime::wtime() - t < 0.3 {
             check!(rank, pt2pt::test(&mut r).unwrap().is_none(), "ssend completed before the receive was posted");
@@ -405,7 +406,7 @@ fn waitfamily(world: &Comm) {
             .iter_mut()
             .enumerate()
             // SAFETY: `bufs` outlives every wait below.
-            .map(|(i, b)| unsafe { pt2pt::irecv(world, b.as_mut_ptr() as *mut u8, 16, i as i32 + 1, 0) }.unwrap())
+            .map(|(i, b)| unsafe { pt2pt::irecv(&Forever, world, RecvBuf::from_raw(b.as_mut_ptr() as *mut u8, 16, None), i as i32 + 1, 0) }.unwrap())
             .collect();
         let mut seen = vec![false; reqs.len()];
         let mut got = 0;
@@ -532,7 +533,7 @@ fn shared_copy(world: &Comm) {
         let mut reqs: Vec<Request> = (0..K)
             .map(|k| {
                 // SAFETY: `bufs` outlives the waitall below.
-                unsafe { pt2pt::isend(world, bufs[k].as_ptr(), n, 1, 50 + k as i32, SendMode::Standard) }.unwrap()
+                unsafe { pt2pt::isend(&Forever, world, SendBuf::from_raw(bufs[k].as_ptr(), n, None), 1, 50 + k as i32, SendMode::Standard) }.unwrap()
             })
             .collect();
         let mut sts = vec![Status::EMPTY; K];
@@ -545,7 +546,7 @@ fn shared_copy(world: &Comm) {
             .rev()
             .map(|(k, b)| {
                 // SAFETY: `bufs` outlives the waitall below and is not touched until then.
-                unsafe { pt2pt::irecv(world, b.as_mut_ptr(), n, 0, 50 + k as i32) }.unwrap()
+                unsafe { pt2pt::irecv(&Forever, world, RecvBuf::from_raw(b.as_mut_ptr(), n, None), 0, 50 + k as i32) }.unwrap()
             })
             .collect();
         let mut sts = vec![Status::EMPTY; K];
@@ -566,7 +567,7 @@ fn shared_copy(world: &Comm) {
         let mut b = vec![0u8; n];
         Rng::fill(300, &mut b);
         // SAFETY: `b` outlives the wait below.
-        let mut r = unsafe { pt2pt::isend(world, b.as_ptr(), n, 1, 99, SendMode::Standard) }.unwrap();
+        let mut r = unsafe { pt2pt::isend(&Forever, world, SendBuf::from_raw(b.as_ptr(), n, None), 1, 99, SendMode::Standard) }.unwrap();
         std::thread::sleep(std::time::Duration::from_secs(2));
         pt2pt::wait(&mut r).unwrap();
     } else if rank == 1 {
@@ -592,7 +593,7 @@ fn selfsend(world: &Comm) {
     let big = vec![5u8; 3 << 20];
     let mut bb = vec![0u8; 3 << 20];
     // SAFETY: buffers outlive the waits.
-    let mut s = unsafe { pt2pt::isend(world, big.as_ptr(), big.len(), rank, 2, SendMode::Standard) }.unwrap();
+    let mut s = unsafe { pt2pt::isend(&Forever, world, SendBuf::from_raw(big.as_ptr(), big.len(), None), rank, 2, SendMode::Standard) }.unwrap();
     check!(rank, pt2pt::test(&mut s).unwrap().is_none(), "large self send completed unmatched");
     let st = pt2pt::recv(world, &mut bb, rank, 2).unwrap();
     pt2pt::wait(&mut s).unwrap();
@@ -645,34 +646,34 @@ fn typed(world: &Comm) {
     if rank == 0 {
         // Column 7 as one vector element, to a contiguous receive.
         // SAFETY: `matrix` covers the vector's type map starting at column 7.
-        unsafe { pt2pt::send_typed(world, matrix[7..].as_ptr() as *const u8, 1, &column, 1, 1, SendMode::Standard) }.unwrap();
+        pt2pt::send_typed(world, SendBuf::typed(oxmpi_core::buf::as_bytes(&matrix[7..][..]), 1, &column).unwrap(), 1, 1, SendMode::Standard).unwrap();
         // 100 ints contiguous, to a column receive on the other side.
         let v: Vec<i32> = (0..rows as i32).map(|i| -i).collect();
         // SAFETY: `v` holds 100 ints.
-        unsafe { pt2pt::send_typed(world, v.as_ptr() as *const u8, rows, &int, 1, 2, SendMode::Standard) }.unwrap();
+        pt2pt::send_typed(world, SendBuf::typed(oxmpi_core::buf::as_bytes(&v[..]), rows, &int).unwrap(), 1, 2, SendMode::Standard).unwrap();
         // A big strided message: every other double of 1M (rendezvous path).
         let dbl = Datatype::predefined(Primitive::Double);
         let strided = Datatype::vector(1 << 19, 1, 2, &dbl).unwrap();
         strided.commit();
         let big: Vec<f64> = (0..1 << 20).map(|i| i as f64).collect();
         // SAFETY: `big` covers the whole vector.
-        unsafe { pt2pt::send_typed(world, big.as_ptr() as *const u8, 1, &strided, 1, 3, SendMode::Standard) }.unwrap();
+        pt2pt::send_typed(world, SendBuf::typed(oxmpi_core::buf::as_bytes(&big[..]), 1, &strided).unwrap(), 1, 3, SendMode::Standard).unwrap();
         // Uncommitted datatype: MPI_ERR_TYPE naming the call.
         let raw = Datatype::contiguous(2, &int).unwrap();
         // SAFETY: not reached past validation.
-        let err = unsafe { pt2pt::send_typed(world, v.as_ptr() as *const u8, 1, &raw, 1, 4, SendMode::Standard) }.unwrap_err();
+        let err = pt2pt::send_typed(world, SendBuf::typed(oxmpi_core::buf::as_bytes(&v[..]), 1, &raw).unwrap(), 1, 4, SendMode::Standard).unwrap_err();
         check!(rank, err.class == ErrorClass::Type && err.message.contains("commit"), "{err}");
     } else if rank == 1 {
         let mut col = vec![0i32; rows];
         // SAFETY: `col` holds 100 ints.
-        let st = unsafe { pt2pt::recv_typed(world, col.as_mut_ptr() as *mut u8, rows, &int, 0, 1) }.unwrap();
+        let st = pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut col[..]), rows, &int).unwrap(), 0, 1).unwrap();
         check!(rank, st.count_bytes == rows * 4 && int.get_count(st.count_bytes) == Some(rows), "count {st:?}");
         for (i, v) in col.iter().enumerate() {
             check!(rank, *v == (i * cols + 7) as i32, "column element {i} = {v}");
         }
         let mut m = vec![0i32; rows * cols];
         // SAFETY: `m` covers the column type map at offset 3.
-        let st = unsafe { pt2pt::recv_typed(world, m[3..].as_mut_ptr() as *mut u8, 1, &column, 0, 2) }.unwrap();
+        let st = pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut m[3..][..]), 1, &column).unwrap(), 0, 2).unwrap();
         check!(rank, column.get_count(st.count_bytes) == Some(1), "column count");
         for r in 0..rows {
             for c in 0..cols {
@@ -683,7 +684,7 @@ fn typed(world: &Comm) {
         let dbl = Datatype::predefined(Primitive::Double);
         let mut half = vec![0f64; 1 << 19];
         // SAFETY: `half` holds 2^19 doubles.
-        unsafe { pt2pt::recv_typed(world, half.as_mut_ptr() as *mut u8, 1 << 19, &dbl, 0, 3) }.unwrap();
+        pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut half[..]), 1 << 19, &dbl).unwrap(), 0, 3).unwrap();
         check!(rank, half.iter().enumerate().all(|(i, v)| *v == (2 * i) as f64), "strided doubles");
     }
     // The seed's MPI_UB trick: one int stretched to a whole row, so consecutive
@@ -693,11 +694,11 @@ fn typed(world: &Comm) {
     check!(rank, ub.extent() == (cols * 4) as isize && ub.size() == 4, "MPI_UB struct extent {}", ub.extent());
     if rank == 0 {
         // SAFETY: rows elements of extent one row each stay inside `matrix` from column 5.
-        unsafe { pt2pt::send_typed(world, matrix[5..].as_ptr() as *const u8, rows, &ub, 1, 5, SendMode::Standard) }.unwrap();
+        pt2pt::send_typed(world, SendBuf::typed(oxmpi_core::buf::as_bytes(&matrix[5..][..]), rows, &ub).unwrap(), 1, 5, SendMode::Standard).unwrap();
     } else if rank == 1 {
         let mut col = vec![0i32; rows];
         // SAFETY: `col` holds 100 ints.
-        unsafe { pt2pt::recv_typed(world, col.as_mut_ptr() as *mut u8, rows, &int, 0, 5) }.unwrap();
+        pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut col[..]), rows, &int).unwrap(), 0, 5).unwrap();
         for (i, v) in col.iter().enumerate() {
             check!(rank, *v == (i * cols + 5) as i32, "MPI_UB column element {i} = {v}");
         }
@@ -757,17 +758,17 @@ fn signature(world: &Comm) {
         {
             let sent = doubles(n, k);
             // SAFETY: `sent` holds n doubles and outlives the wait below.
-            let mut s = unsafe { pt2pt::isend_typed(world, sent.as_ptr() as *const u8, n, &dbl, rank, base + 9, SendMode::Standard) }.unwrap();
+            let mut s = unsafe { pt2pt::isend(&Forever, world, SendBuf::from_raw(sent.as_ptr() as *const u8, n, Some(&dbl)), rank, base + 9, SendMode::Standard) }.unwrap();
             let mut got = vec![SENTINEL; 2 * n];
             // SAFETY: `got` holds 2n ints.
-            let res = unsafe { pt2pt::recv_typed(world, got.as_mut_ptr() as *mut u8, 2 * n, &int, rank, base + 9) };
+            let res = pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut got[..]), 2 * n, &int).unwrap(), rank, base + 9);
             pt2pt::wait(&mut s).unwrap();
             expect_mismatch(res, &got, &sent, rank, base + 9, &format!("self, {n} doubles"));
             let mut got = vec![SENTINEL; 2 * n];
             // SAFETY: `got` holds 2n ints and outlives the wait below.
-            let mut r = unsafe { pt2pt::irecv_typed(world, got.as_mut_ptr() as *mut u8, 2 * n, &int, rank, base + 8) }.unwrap();
+            let mut r = unsafe { pt2pt::irecv(&Forever, world, RecvBuf::from_raw(got.as_mut_ptr() as *mut u8, 2 * n, Some(&int)), rank, base + 8) }.unwrap();
             // SAFETY: `sent` holds n doubles.
-            unsafe { pt2pt::send_typed(world, sent.as_ptr() as *const u8, n, &dbl, rank, base + 8, SendMode::Standard) }.unwrap();
+            pt2pt::send_typed(world, SendBuf::typed(oxmpi_core::buf::as_bytes(&sent[..]), n, &dbl).unwrap(), rank, base + 8, SendMode::Standard).unwrap();
             let res = pt2pt::wait(&mut r);
             expect_mismatch(res, &got, &sent, rank, base + 8, &format!("self posted, {n} doubles"));
         }
@@ -780,7 +781,7 @@ fn signature(world: &Comm) {
             // Posted before the message arrives.
             let mut got = vec![SENTINEL; 2 * n];
             // SAFETY: `got` holds 2n ints and outlives the wait below.
-            let mut r = unsafe { pt2pt::irecv_typed(world, got.as_mut_ptr() as *mut u8, 2 * n, &int, 0, base + 1) }.unwrap();
+            let mut r = unsafe { pt2pt::irecv(&Forever, world, RecvBuf::from_raw(got.as_mut_ptr() as *mut u8, 2 * n, Some(&int)), 0, base + 1) }.unwrap();
             barrier(world);
             let res = pt2pt::wait(&mut r);
             let sent = doubles(n, 1);
@@ -789,15 +790,15 @@ fn signature(world: &Comm) {
             barrier(world);
             let mut got = vec![SENTINEL; 2 * n];
             // SAFETY: `got` holds 2n ints.
-            let res = unsafe { pt2pt::recv_typed(world, got.as_mut_ptr() as *mut u8, 2 * n, &int, 0, base + 2) };
+            let res = pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut got[..]), 2 * n, &int).unwrap(), 0, base + 2);
             expect_mismatch(res, &got, &doubles(n, 2), 0, base + 2, &format!("unexpected synchronous, {n} doubles"));
             let mut got = vec![0u8; 8 * n];
             // SAFETY: `got` holds 8n bytes.
-            let st = unsafe { pt2pt::recv_typed(world, got.as_mut_ptr(), 8 * n, &byte, 0, base + 3) }.unwrap();
+            let st = pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut got[..]), 8 * n, &byte).unwrap(), 0, base + 3).unwrap();
             check!(rank, st.count_bytes == 8 * n && got == as_bytes(&doubles(n, 3)), "MPI_BYTE receive of {n} doubles");
             let mut got = vec![0f64; n];
             // SAFETY: `got` holds n doubles.
-            unsafe { pt2pt::recv_typed(world, got.as_mut_ptr() as *mut u8, n, &dbl, 0, base + 4) }.unwrap();
+            pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut got[..]), n, &dbl).unwrap(), 0, base + 4).unwrap();
             check!(rank, got == doubles(n, 4), "MPI_DOUBLE receive of {n} doubles");
             // Plain byte receive of a typed message: never checked.
             let mut got = vec![0u8; 8 * n];
@@ -807,14 +808,14 @@ fn signature(world: &Comm) {
             barrier(world);
             let sent = doubles(n, 1);
             // SAFETY: `sent` holds n doubles.
-            unsafe { pt2pt::send_typed(world, sent.as_ptr() as *const u8, n, &dbl, 1, base + 1, SendMode::Standard) }.unwrap();
+            pt2pt::send_typed(world, SendBuf::typed(oxmpi_core::buf::as_bytes(&sent[..]), n, &dbl).unwrap(), 1, base + 1, SendMode::Standard).unwrap();
             let bufs: Vec<Vec<f64>> = (2..=5).map(|i| doubles(n, i)).collect();
             let mut reqs = Vec::new();
             for (i, b) in bufs.iter().enumerate() {
                 let tag = base + 2 + i as i32;
                 let mode = if i == 0 { SendMode::Synchronous } else { SendMode::Standard };
                 // SAFETY: `bufs` outlives the waitall below.
-                reqs.push(unsafe { pt2pt::isend_typed(world, b.as_ptr() as *const u8, n, &dbl, 1, tag, mode) }.unwrap());
+                reqs.push(unsafe { pt2pt::isend(&Forever, world, SendBuf::from_raw(b.as_ptr() as *const u8, n, Some(&dbl)), 1, tag, mode) }.unwrap());
             }
             // Let the eager ones land in the unexpected queue first.
             std::thread::sleep(std::time::Duration::from_millis(20));
@@ -901,14 +902,14 @@ fn signature_mixed(world: &Comm) {
         let what = format!("case {i}: {scount} x {:?} into {rcount} x {:?}", sdt.signature(), rdt.signature());
         if rank == src {
             // SAFETY: `bufs[i]` covers the send and outlives the waits below.
-            sends.push(unsafe { pt2pt::isend_typed(world, bufs[i].as_ptr(), scount, sdt, dst, tag, SendMode::Standard) }.unwrap());
+            sends.push(unsafe { pt2pt::isend(&Forever, world, SendBuf::from_raw(bufs[i].as_ptr(), scount, Some(sdt)), dst, tag, SendMode::Standard) }.unwrap());
         }
         if rank != dst {
             continue;
         }
         let mut got = vec![SENTINEL; send_buf(rdt, rcount, 0).len()];
         // SAFETY: `got` covers `rcount` elements of `rdt`.
-        let res = unsafe { pt2pt::recv_typed(world, got.as_mut_ptr(), rcount, rdt, src, tag) };
+        let res = pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut got[..]), rcount, rdt).unwrap(), src, tag);
         let sent = packed(sdt, scount, &bufs[i]);
         let want = if want == Type && !checking { Fine } else { want };
         match (want, res) {
