@@ -329,6 +329,21 @@ pub fn scope<'env, T>(f: impl FnOnce(&Scope<'env>) -> T) -> T {
     out
 }
 
+/// MPI_Pack: the elements of `src` into `outbuf` from `*position`, which moves past them.
+pub fn pack(src: SendBuf<'_, '_>, outbuf: &mut [u8], position: &mut usize) -> Result<()> {
+    let dt = src.dt.unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte));
+    // SAFETY: the descriptor's memory is readable for this call, and cannot overlap
+    // `outbuf`, which is exclusively borrowed.
+    unsafe { crate::datatype::pack::pack_into(dt, src.ptr, src.count, outbuf, position) }
+}
+
+/// MPI_Unpack: elements from `inbuf` at `*position` (which moves past them) into `dst`.
+pub fn unpack(inbuf: &[u8], position: &mut usize, dst: RecvBuf<'_, '_>) -> Result<()> {
+    let dt = dst.dt.unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte));
+    // SAFETY: the descriptor's memory is writable and ours alone for this call.
+    unsafe { crate::datatype::pack::unpack_from(dt, inbuf, position, dst.ptr, dst.count) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -366,5 +381,23 @@ mod tests {
         let down = Datatype::resized(&int, 0, -4).unwrap();
         assert!(SendBuf::typed(&[0u8; 64], 2, &down).is_err());
         assert!(SendBuf::typed(&[0u8; 64], 1, &down).is_ok());
+    }
+
+    #[test]
+    fn pack_and_unpack_round_trip_a_strided_vector() {
+        let int = Datatype::predefined(Primitive::Int32);
+        let vec = Datatype::vector(3, 1, 2, &int).unwrap();
+        vec.commit();
+        let src: Vec<i32> = (0..5).collect();
+        let mut packed = [0u8; 12];
+        let mut pos = 0;
+        pack(SendBuf::typed(as_bytes(&src), 1, &vec).unwrap(), &mut packed, &mut pos).unwrap();
+        assert_eq!(pos, 12);
+        let mut back = [-1i32; 5];
+        let mut pos = 0;
+        unpack(&packed, &mut pos, RecvBuf::typed(as_bytes_mut(&mut back), 1, &vec).unwrap()).unwrap();
+        assert_eq!(back, [0, -1, 2, -1, 4]);
+        let mut small = [0u8; 8];
+        assert!(pack(SendBuf::typed(as_bytes(&src), 1, &vec).unwrap(), &mut small, &mut 0).is_err());
     }
 }
