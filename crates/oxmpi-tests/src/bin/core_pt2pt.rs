@@ -111,52 +111,52 @@ fn traffic(world: &Comm) {
             }
         }
         buf::scope(|sc| {
-        let mut reqs = Vec::new();
-        for (i, (dst, tag, seed)) in specs.iter().enumerate() {
-            let mode = if seed % 7 == 0 { SendMode::Synchronous } else { SendMode::Standard };
-            let r = pt2pt::isend(sc, world, SendBuf::bytes(&bufs[i]), *dst, *tag, mode).unwrap();
-            reqs.push(r);
-        }
-        let mut rbuf = vec![0u8; max];
-        if round == 0 {
-            // Wildcards: per source, messages must come in send order.
-            let mut next = vec![0u64; n as usize];
-            for _ in 0..(per_peer * n as u64) {
-                let st = pt2pt::recv(world, &mut rbuf, ANY_SOURCE, ANY_TAG).unwrap();
-                let src = st.source;
-                check!(rank, (0..n).contains(&src), "source {src}");
-                let seq = next[src as usize];
-                check!(rank, seq < per_peer, "too many messages from {src}");
-                next[src as usize] += 1;
-                let (len, tag, seed) = plan(src, rank, seq + round * 1000, max);
-                check!(rank, st.count_bytes == len && st.tag == tag, "from {src} seq {seq}: got {} bytes tag {}, want {len} tag {tag}", st.count_bytes, st.tag);
-                expect_payload(rank, &rbuf[..len], seed, "wildcard receive");
+            let mut reqs = Vec::new();
+            for (i, (dst, tag, seed)) in specs.iter().enumerate() {
+                let mode = if seed % 7 == 0 { SendMode::Synchronous } else { SendMode::Standard };
+                let r = pt2pt::isend(sc, world, SendBuf::bytes(&bufs[i]), *dst, *tag, mode).unwrap();
+                reqs.push(r);
             }
-        } else {
-            // Specific (source, tag): messages of one tag from one source in order,
-            // pulled out from between messages of other tags.
-            for src in (0..n).rev() {
-                for tag in (10 * round as i32..10 * round as i32 + 4).rev() {
-                    for seq in 0..per_peer {
-                        let (len, t, seed) = plan(src, rank, seq + round * 1000, max);
-                        if t != tag {
-                            continue;
+            let mut rbuf = vec![0u8; max];
+            if round == 0 {
+                // Wildcards: per source, messages must come in send order.
+                let mut next = vec![0u64; n as usize];
+                for _ in 0..(per_peer * n as u64) {
+                    let st = pt2pt::recv(world, &mut rbuf, ANY_SOURCE, ANY_TAG).unwrap();
+                    let src = st.source;
+                    check!(rank, (0..n).contains(&src), "source {src}");
+                    let seq = next[src as usize];
+                    check!(rank, seq < per_peer, "too many messages from {src}");
+                    next[src as usize] += 1;
+                    let (len, tag, seed) = plan(src, rank, seq + round * 1000, max);
+                    check!(rank, st.count_bytes == len && st.tag == tag, "from {src} seq {seq}: got {} bytes tag {}, want {len} tag {tag}", st.count_bytes, st.tag);
+                    expect_payload(rank, &rbuf[..len], seed, "wildcard receive");
+                }
+            } else {
+                // Specific (source, tag): messages of one tag from one source in order,
+                // pulled out from between messages of other tags.
+                for src in (0..n).rev() {
+                    for tag in (10 * round as i32..10 * round as i32 + 4).rev() {
+                        for seq in 0..per_peer {
+                            let (len, t, seed) = plan(src, rank, seq + round * 1000, max);
+                            if t != tag {
+                                continue;
+                            }
+                            let st = pt2pt::recv(world, &mut rbuf, src, tag).unwrap();
+                            check!(rank, st.source == src && st.tag == tag && st.count_bytes == len, "specific from {src} tag {tag} seq {seq}: got {st:?}, want {len} bytes");
+                            expect_payload(rank, &rbuf[..len], seed, "specific receive");
                         }
-                        let st = pt2pt::recv(world, &mut rbuf, src, tag).unwrap();
-                        check!(rank, st.source == src && st.tag == tag && st.count_bytes == len, "specific from {src} tag {tag} seq {seq}: got {st:?}, want {len} bytes");
-                        expect_payload(rank, &rbuf[..len], seed, "specific receive");
                     }
                 }
             }
-        }
-        let mut sts = vec![Status::EMPTY; reqs.len()];
-        pt2pt::waitall(&mut reqs, &mut sts).unwrap();
-        check!(rank, reqs.iter().all(|r| r.is_null()), "requests not nulled");
-        // Nothing may be left over.
-        for tag in 10 * round as i32..10 * round as i32 + 4 {
-            check!(rank, pt2pt::iprobe(world, ANY_SOURCE, tag).unwrap().is_none(), "stray message after round {round}");
-        }
-        barrier(world);
+            let mut sts = vec![Status::EMPTY; reqs.len()];
+            pt2pt::waitall(&mut reqs, &mut sts).unwrap();
+            check!(rank, reqs.iter().all(|r| r.is_null()), "requests not nulled");
+            // Nothing may be left over.
+            for tag in 10 * round as i32..10 * round as i32 + 4 {
+                check!(rank, pt2pt::iprobe(world, ANY_SOURCE, tag).unwrap().is_none(), "stray message after round {round}");
+            }
+            barrier(world);
         });
     }
     check!(rank, pt2pt::live_requests().unwrap() == 0, "leaked requests: {}", pt2pt::live_requests().unwrap());
@@ -405,28 +405,28 @@ fn waitfamily(world: &Comm) {
         let mut bufs = vec![[0u32; 4]; (n - 1) as usize];
         let mut reqs: Vec<Request> = Vec::new();
         buf::scope(|sc| {
-        reqs = bufs
-            .iter_mut()
-            .enumerate()
-            .map(|(i, b)| pt2pt::irecv(sc, world, RecvBuf::bytes(as_bytes_mut(b)), i as i32 + 1, 0).unwrap())
-            .collect();
-        let mut seen = vec![false; reqs.len()];
-        let mut got = 0;
-        while got < reqs.len() {
-            if got % 2 == 0 {
-                let (i, st) = pt2pt::waitany(&mut reqs).unwrap().unwrap();
-                check!(rank, st.source == i as i32 + 1 && !seen[i], "waitany index {i} source {}", st.source);
-                seen[i] = true;
-                got += 1;
-            } else {
-                let done = pt2pt::waitsome(&mut reqs).unwrap().unwrap();
-                for (i, st) in done {
-                    check!(rank, st.unwrap().source == i as i32 + 1 && !seen[i], "waitsome index {i}");
+            reqs = bufs
+                .iter_mut()
+                .enumerate()
+                .map(|(i, b)| pt2pt::irecv(sc, world, RecvBuf::bytes(as_bytes_mut(b)), i as i32 + 1, 0).unwrap())
+                .collect();
+            let mut seen = vec![false; reqs.len()];
+            let mut got = 0;
+            while got < reqs.len() {
+                if got % 2 == 0 {
+                    let (i, st) = pt2pt::waitany(&mut reqs).unwrap().unwrap();
+                    check!(rank, st.source == i as i32 + 1 && !seen[i], "waitany index {i} source {}", st.source);
                     seen[i] = true;
                     got += 1;
+                } else {
+                    let done = pt2pt::waitsome(&mut reqs).unwrap().unwrap();
+                    for (i, st) in done {
+                        check!(rank, st.unwrap().source == i as i32 + 1 && !seen[i], "waitsome index {i}");
+                        seen[i] = true;
+                        got += 1;
+                    }
                 }
             }
-        }
         });
         for (i, b) in bufs.iter().enumerate() {
             check!(rank, *b == [i as u32 + 1; 4], "payload from {}", i + 1);
@@ -887,37 +887,37 @@ fn signature_mixed(world: &Comm) {
     };
     let bufs: Vec<Vec<u8>> = cases.iter().enumerate().map(|(i, &(s, c, ..))| send_buf(s, c, i)).collect();
     buf::scope(|sc| {
-    let mut sends = Vec::new();
-    for (i, &(sdt, scount, rdt, rcount, want, text)) in cases.iter().enumerate() {
-        let tag = 100 + i as i32;
-        let what = format!("case {i}: {scount} x {:?} into {rcount} x {:?}", sdt.signature(), rdt.signature());
-        if rank == src {
-            sends.push(pt2pt::isend(sc, world, SendBuf::typed(&bufs[i], scount, sdt).unwrap(), dst, tag, SendMode::Standard).unwrap());
-        }
-        if rank != dst {
-            continue;
-        }
-        let mut got = vec![SENTINEL; send_buf(rdt, rcount, 0).len()];
-        let res = pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut got[..]), rcount, rdt).unwrap(), src, tag);
-        let sent = packed(sdt, scount, &bufs[i]);
-        let want = if want == Type && !checking { Fine } else { want };
-        match (want, res) {
-            (Fine, Ok(st)) => {
-                check!(rank, st.count_bytes == sent.len(), "{what}: count {} of {}", st.count_bytes, sent.len());
-                check!(rank, packed(rdt, rcount, &got)[..sent.len()] == sent[..], "{what}: data differs");
+        let mut sends = Vec::new();
+        for (i, &(sdt, scount, rdt, rcount, want, text)) in cases.iter().enumerate() {
+            let tag = 100 + i as i32;
+            let what = format!("case {i}: {scount} x {:?} into {rcount} x {:?}", sdt.signature(), rdt.signature());
+            if rank == src {
+                sends.push(pt2pt::isend(sc, world, SendBuf::typed(&bufs[i], scount, sdt).unwrap(), dst, tag, SendMode::Standard).unwrap());
             }
-            (Type, Err(e)) => {
-                check!(rank, e.class == ErrorClass::Type, "{what}: wanted MPI_ERR_TYPE, got {e}");
-                let head = format!("MPI_Recv: type signature mismatch: the message from rank {src} (tag {tag}) ");
-                check!(rank, e.message.starts_with(&head) && e.message.contains(text), "{what}: message: {}", e.message);
-                check!(rank, got.iter().all(|&b| b == SENTINEL), "{what}: data delivered despite the mismatch");
+            if rank != dst {
+                continue;
             }
-            (Truncate, Err(e)) => check!(rank, e.class == ErrorClass::Truncate, "{what}: wanted MPI_ERR_TRUNCATE, got {e}"),
-            (want, res) => check!(rank, false, "{what}: wanted {want:?}, got {res:?}"),
+            let mut got = vec![SENTINEL; send_buf(rdt, rcount, 0).len()];
+            let res = pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut got[..]), rcount, rdt).unwrap(), src, tag);
+            let sent = packed(sdt, scount, &bufs[i]);
+            let want = if want == Type && !checking { Fine } else { want };
+            match (want, res) {
+                (Fine, Ok(st)) => {
+                    check!(rank, st.count_bytes == sent.len(), "{what}: count {} of {}", st.count_bytes, sent.len());
+                    check!(rank, packed(rdt, rcount, &got)[..sent.len()] == sent[..], "{what}: data differs");
+                }
+                (Type, Err(e)) => {
+                    check!(rank, e.class == ErrorClass::Type, "{what}: wanted MPI_ERR_TYPE, got {e}");
+                    let head = format!("MPI_Recv: type signature mismatch: the message from rank {src} (tag {tag}) ");
+                    check!(rank, e.message.starts_with(&head) && e.message.contains(text), "{what}: message: {}", e.message);
+                    check!(rank, got.iter().all(|&b| b == SENTINEL), "{what}: data delivered despite the mismatch");
+                }
+                (Truncate, Err(e)) => check!(rank, e.class == ErrorClass::Truncate, "{what}: wanted MPI_ERR_TRUNCATE, got {e}"),
+                (want, res) => check!(rank, false, "{what}: wanted {want:?}, got {res:?}"),
+            }
         }
-    }
-    let mut statuses = vec![Status::EMPTY; sends.len()];
-    pt2pt::waitall(&mut sends, &mut statuses).unwrap();
+        let mut statuses = vec![Status::EMPTY; sends.len()];
+        pt2pt::waitall(&mut sends, &mut statuses).unwrap();
     });
     barrier(world);
 }
