@@ -1,4 +1,5 @@
-//! Blocking collectives over typed buffer descriptors: safe functions.
+//! Collectives over typed buffer descriptors: safe functions (the blocking reductions
+//! and bcast, and the immediate bcast and allreduce).
 //!
 //! As in [`crate::pt2pt`], a [`SendBuf`] or [`RecvBuf`] carries the proof that its
 //! memory is valid; the raw forms in the per-collective modules stay for the engine's
@@ -8,11 +9,12 @@
 //! the memory its descriptor was checked for.
 
 use super::{allreduce, bcast, reduce, scan};
-use crate::buf::{RecvBuf, SendBuf};
+use crate::buf::{BufScope, RecvBuf, SendBuf};
 use crate::comm::Comm;
 use crate::datatype::{Datatype, Primitive};
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::op::Op;
+use crate::request::Request;
 
 fn dt(d: Option<&Datatype>) -> &Datatype {
     d.unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte))
@@ -95,4 +97,24 @@ pub fn reduce_local(input: SendBuf<'_, '_>, inout: RecvBuf<'_, '_>, op: &Op) -> 
     // SAFETY: both descriptors are valid for this call, with the same layout, and
     // cannot overlap (one is a shared borrow, the other an exclusive one).
     unsafe { reduce::reduce_local(input.ptr(), inout.ptr(), inout.count(), dt(inout.datatype()), op) }
+}
+
+/// MPI_Ibcast: as [`bcast`], the buffer kept by `scope` until the request completes.
+pub fn ibcast<'a>(scope: &impl BufScope<'a>, buf: RecvBuf<'a, '_>, root: i32, comm: &Comm) -> Result<Request> {
+    // SAFETY: the descriptor is valid for 'a, and `scope.enter` below keeps 'a from
+    // ending before the request completes.
+    let r = unsafe { bcast::ibcast(buf.ptr(), buf.count(), dt(buf.datatype()), root, comm) }?;
+    scope.enter(r);
+    Ok(r)
+}
+
+/// MPI_Iallreduce: as [`allreduce`], the buffers kept by `scope` until the request completes.
+pub fn iallreduce<'a>(scope: &impl BufScope<'a>, send: Option<SendBuf<'a, '_>>, recv: RecvBuf<'a, '_>, op: &Op, comm: &Comm) -> Result<Request> {
+    if let Some(s) = &send {
+        same_layout("MPI_Iallreduce", s, &recv)?;
+    }
+    // SAFETY: as in `ibcast`, for both descriptors (of the same layout).
+    let r = unsafe { allreduce::iallreduce(send.map(|s| s.ptr()), recv.ptr(), recv.count(), dt(recv.datatype()), op, comm) }?;
+    scope.enter(r);
+    Ok(r)
 }
