@@ -10,6 +10,7 @@
 
 use std::ffi::{c_int, c_void};
 
+use oxmpi_core::buf::{Forever, RecvBuf, SendBuf};
 use oxmpi_core::datatype::Datatype;
 use oxmpi_core::error::{ErrorClass, MpiError};
 use oxmpi_core::pt2pt::{self, Message};
@@ -60,7 +61,8 @@ unsafe fn send<C: Count>(mode: SendMode, buf: *const c_void, count: C, h: MPI_Da
     ffi(call, c, || {
         let a = args(call, c, buf, count, h)?;
         // SAFETY: the C caller's buffer holds `count` elements of the datatype.
-        unsafe { pt2pt::send_typed(&a.comm, buf as *const u8, a.count, &a.dt, dest, tag, mode)? };
+        let b = unsafe { SendBuf::from_raw(buf as *const u8, a.count, Some(&a.dt)) };
+        pt2pt::send_typed(&a.comm, b, dest, tag, mode)?;
         Ok(())
     })
 }
@@ -74,7 +76,8 @@ unsafe fn isend<C: Count>(mode: SendMode, buf: *const c_void, count: C, h: MPI_D
         // SAFETY: `request` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "request", request)? };
         // SAFETY: the C caller keeps the buffer until the request completes.
-        let r = unsafe { pt2pt::isend_typed(&a.comm, buf as *const u8, a.count, &a.dt, dest, tag, mode)? };
+        let b = unsafe { SendBuf::from_raw(buf as *const u8, a.count, Some(&a.dt)) };
+        let r = pt2pt::isend(&Forever, &a.comm, b, dest, tag, mode)?;
         *o = new_request(r, c, None);
         Ok(())
     })
@@ -86,7 +89,8 @@ unsafe fn recv<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, source: c_
     ffi(call, c, || {
         let a = args(call, c, buf, count, h)?;
         // SAFETY: the C caller's buffer holds `count` elements of the datatype.
-        let res = unsafe { pt2pt::recv_typed(&a.comm, buf as *mut u8, a.count, &a.dt, source, tag) };
+        let b = unsafe { RecvBuf::from_raw(buf as *mut u8, a.count, Some(&a.dt)) };
+        let res = pt2pt::recv_typed(&a.comm, b, source, tag);
         // A failed receive that matched a message (truncation) still reports it.
         let s = res.as_ref().map_or_else(|e| e.status, |s| Some(*s));
         if let Some(s) = s {
@@ -105,7 +109,8 @@ unsafe fn irecv<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, source: c
         // SAFETY: `request` is MPI_Irecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "request", request)? };
         // SAFETY: the C caller keeps the buffer until the request completes.
-        let r = unsafe { pt2pt::irecv_typed(&a.comm, buf as *mut u8, a.count, &a.dt, source, tag)? };
+        let b = unsafe { RecvBuf::from_raw(buf as *mut u8, a.count, Some(&a.dt)) };
+        let r = pt2pt::irecv(&Forever, &a.comm, b, source, tag)?;
         *o = new_request(r, c, None);
         Ok(())
     })
@@ -135,10 +140,11 @@ unsafe fn sendrecv<C: Count>(
         let s = args(call, c, sendbuf, sendcount, sendtype)?;
         let r = args(call, c, recvbuf, recvcount, recvtype)?;
         // SAFETY: both buffers stay valid until both requests completed below.
-        let mut rr = unsafe { pt2pt::irecv_typed(&r.comm, recvbuf as *mut u8, r.count, &r.dt, source, recvtag) }
-            .map_err(|e| rename(e, "MPI_Irecv", call))?;
+        let rb = unsafe { RecvBuf::from_raw(recvbuf as *mut u8, r.count, Some(&r.dt)) };
+        let mut rr = pt2pt::irecv(&Forever, &r.comm, rb, source, recvtag).map_err(|e| rename(e, "MPI_Irecv", call))?;
         // SAFETY: as above: `sendbuf` holds `sendcount` × `sendtype` and outlives the wait below.
-        let sent = unsafe { pt2pt::isend_typed(&s.comm, sendbuf as *const u8, s.count, &s.dt, dest, sendtag, SendMode::Standard) };
+        let sb = unsafe { SendBuf::from_raw(sendbuf as *const u8, s.count, Some(&s.dt)) };
+        let sent = pt2pt::isend(&Forever, &s.comm, sb, dest, sendtag, SendMode::Standard);
         let mut sr = match sent {
             Ok(x) => x,
             Err(e) => {
@@ -174,10 +180,11 @@ unsafe fn sendrecv_replace<C: Count>(
         // SAFETY: the C buffer holds `count` elements of the datatype.
         unsafe { a.dt.pack(buf as *const u8, a.count, &mut packed) };
         // SAFETY: the C buffer holds `count` elements of the datatype and outlives the wait below.
-        let mut rr = unsafe { pt2pt::irecv_typed(&a.comm, buf as *mut u8, a.count, &a.dt, source, recvtag) }
-            .map_err(|e| rename(e, "MPI_Irecv", call))?;
+        let rb = unsafe { RecvBuf::from_raw(buf as *mut u8, a.count, Some(&a.dt)) };
+        let mut rr = pt2pt::irecv(&Forever, &a.comm, rb, source, recvtag).map_err(|e| rename(e, "MPI_Irecv", call))?;
         // SAFETY: `packed` is our own buffer, dropped only after the send's wait below.
-        let sent = unsafe { pt2pt::isend(&a.comm, packed.as_ptr(), packed.len(), dest, sendtag, SendMode::Standard) };
+        let sb = unsafe { SendBuf::from_raw(packed.as_ptr(), packed.len(), None) };
+        let sent = pt2pt::isend(&Forever, &a.comm, sb, dest, sendtag, SendMode::Standard);
         let mut sr = match sent {
             Ok(x) => x,
             Err(e) => {
@@ -217,9 +224,10 @@ unsafe fn isendrecv<C: Count>(
         // SAFETY: `request` is MPI_Isendrecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "request", request)? };
         // SAFETY: the C caller's buffers hold their counts of their datatypes and stay valid until the request completes.
-        let q = unsafe {
-            pt2pt::isendrecv_typed(&s.comm, sendbuf as *const u8, s.count, &s.dt, dest, sendtag, recvbuf as *mut u8, r.count, &r.dt, source, recvtag)?
+        let (sb, rb) = unsafe {
+            (SendBuf::from_raw(sendbuf as *const u8, s.count, Some(&s.dt)), RecvBuf::from_raw(recvbuf as *mut u8, r.count, Some(&r.dt)))
         };
+        let q = pt2pt::isendrecv(&Forever, &s.comm, sb, dest, sendtag, rb, source, recvtag)?;
         *o = new_request(q, c, None);
         Ok(())
     })
@@ -243,7 +251,8 @@ unsafe fn isendrecv_replace<C: Count>(
         // SAFETY: `request` is MPI_Isendrecv_replace's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "request", request)? };
         // SAFETY: the C caller's buffer holds `count` elements and stays valid until the request completes.
-        let q = unsafe { pt2pt::isendrecv_replace_typed(&a.comm, buf as *mut u8, a.count, &a.dt, dest, sendtag, source, recvtag)? };
+        let b = unsafe { RecvBuf::from_raw(buf as *mut u8, a.count, Some(&a.dt)) };
+        let q = pt2pt::isendrecv_replace(&Forever, &a.comm, b, dest, sendtag, source, recvtag)?;
         *o = new_request(q, c, None);
         Ok(())
     })
@@ -347,7 +356,8 @@ unsafe fn imrecv<C: Count>(call: &str, buf: *mut c_void, count: C, h: MPI_Dataty
     route_to(c);
     *mh = MPI_MESSAGE_NULL;
     // SAFETY: the C caller's buffer holds `count` elements and stays valid until completion.
-    let r = unsafe { pt2pt::imrecv_typed(buf as *mut u8, n, &dt, &mut m) }.map_err(|e| rename_call(e, call))?;
+    let b = unsafe { RecvBuf::from_raw(buf as *mut u8, n, Some(&dt)) };
+    let r = pt2pt::imrecv(&Forever, b, &mut m).map_err(|e| rename_call(e, call))?;
     Ok((r, c))
 }
 
@@ -445,13 +455,18 @@ fn start_one(call: &str, h: MPI_Request, what: &str) -> R<()> {
         }
         return Ok(());
     }
-    // SAFETY: the persistent request's creator keeps the buffer valid while it exists.
-    let r = unsafe {
-        match spec {
-            PersistentOp::Send { buf, count, dt, dest, tag, mode } => pt2pt::isend_typed(&cm, buf as *const u8, count, &dt, dest, tag, mode),
-            PersistentOp::Recv { buf, count, dt, source, tag } => pt2pt::irecv_typed(&cm, buf as *mut u8, count, &dt, source, tag),
-            PersistentOp::Coll(_) => unreachable!("started above"),
+    let r = match spec {
+        PersistentOp::Send { buf, count, dt, dest, tag, mode } => {
+            // SAFETY: the persistent request's creator keeps the buffer valid while it exists.
+            let b = unsafe { SendBuf::from_raw(buf as *const u8, count, Some(&dt)) };
+            pt2pt::isend(&Forever, &cm, b, dest, tag, mode)
         }
+        PersistentOp::Recv { buf, count, dt, source, tag } => {
+            // SAFETY: as above.
+            let b = unsafe { RecvBuf::from_raw(buf as *mut u8, count, Some(&dt)) };
+            pt2pt::irecv(&Forever, &cm, b, source, tag)
+        }
+        PersistentOp::Coll(_) => unreachable!("started above"),
     }
     .map_err(|e| rename_call(e, call))?;
     if let Some(e) = state().requests.get_mut(h) {

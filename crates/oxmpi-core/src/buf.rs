@@ -1,11 +1,25 @@
-//! User buffers as the engine holds them while an operation is in flight.
+//! User buffers: the typed descriptors the entry points take, and the raw form the
+//! engine holds while an operation is in flight.
+//!
+//! [`SendBuf`] and [`RecvBuf`] are the one place where a buffer's validity is argued.
+//! Their safe constructors take slices (of an [`Element`] type, or bytes with a
+//! datatype whose reach is checked against the slice), so the point-to-point and
+//! datatype entry points over them are safe functions; [`SendBuf::from_raw`] and
+//! [`RecvBuf::from_raw`] are the one `unsafe` door, for the C boundary and for
+//! callers whose own types carry the proof (the Rust API's `Equivalence`).
+//!
+//! A non-blocking entry point also takes a [`BufScope`]: the promise that the memory
+//! borrowed for `'a` outlives the request (the Rust API's scopes abort the process
+//! rather than let `'a` end with a request in flight). [`Forever`] is the scope of
+//! `'static` buffers (leaked, static, or C memory handed over by `from_raw`).
+//!
+//! The engine stores a buffer as an address and a length (`RawBuf`), and turns it
+//! back into a slice only while the operation it belongs to is active.
 //!
 //! The engine stores a buffer as an address and a length, and turns it back into a
 //! slice only while the operation it belongs to is active. That is sound because
-//! of the contract of the engine's `unsafe fn` entry points (`isend`, `irecv`, ...):
-//! the caller keeps the memory valid, and does not touch a receive buffer, until
-//! the operation completes. The safe Rust API upholds that contract with lifetimes
-//! and scopes; the C layer passes the contract on to C programs, as MPI does.
+//! the descriptor's lifetime and the scope keep the memory valid, and a receive
+//! buffer untouched, until the operation completes.
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct RawBuf {
@@ -62,4 +76,328 @@ pub(crate) fn try_zeroed_words(n: usize) -> Option<Vec<u128>> {
     // Zero bits are a valid u128, so all `n` are initialised.
     // SAFETY: `p` came from the global allocator with the layout of `n` u128s (capacity `n`).
     Some(unsafe { Vec::from_raw_parts(p, n, n) })
+}
+
+use std::cell::RefCell;
+use std::marker::PhantomData;
+
+use crate::request::Request;
+
+use crate::datatype::{Datatype, Primitive};
+use crate::error::{ErrorClass, MpiError, Result};
+
+/// A plain element type with a predefined datatype, for which every bit pattern is
+/// a valid value (so a receive may write any bytes into it).
+///
+/// # Safety
+/// `Self` has the size of [`Element::PRIMITIVE`], no padding, no invalid bit
+/// patterns, and no interior pointers or drop glue.
+pub unsafe trait Element: Copy + Send + Sync + 'static {
+    const PRIMITIVE: Primitive;
+}
+
+macro_rules! elements {
+    ($($t:ty => $p:ident),* $(,)?) => {
+        // SAFETY: fixed-size integers and floats: no padding, every bit pattern valid.
+        $( unsafe impl Element for $t { const PRIMITIVE: Primitive = Primitive::$p; } )*
+    };
+}
+elements!(i8 => Int8, u8 => Uint8, i16 => Int16, u16 => Uint16, i32 => Int32, u32 => Uint32,
+    i64 => Int64, u64 => Uint64, f32 => Float, f64 => Double);
+
+/// The bytes of a slice of elements.
+pub fn as_bytes<T: Element>(s: &[T]) -> &[u8] {
+    // SAFETY: `Element` types have no padding, so all `size_of_val(s)` bytes are initialised.
+    unsafe { std::slice::from_raw_parts(s.as_ptr() as *const u8, std::mem::size_of_val(s)) }
+}
+
+/// The bytes of a slice of elements, writable (every bit pattern is a valid `T`).
+pub fn as_bytes_mut<T: Element>(s: &mut [T]) -> &mut [u8] {
+    let n = std::mem::size_of_val(s);
+    // SAFETY: as `as_bytes`, and any bytes written back form valid `T`s (`Element` contract).
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr() as *mut u8, n) }
+}
+
+/// Checks that `count` elements of `dt` laid out from offset 0 reach only bytes
+/// `0..len` (their true bounds, with a negative extent going down).
+fn check_reach(call: &str, arg: &str, len: usize, count: usize, dt: &Datatype) -> Result<()> {
+    if count == 0 || dt.size() == 0 {
+        return Ok(());
+    }
+    let err = || {
+        MpiError::arg(
+            ErrorClass::Buffer,
+            call,
+            arg,
+            format!("{count} elements of a datatype of true extent {} and extent {} do not fit in {len} bytes", dt.true_extent(), dt.extent()),
+        )
+    };
+    let step = (count as i128 - 1) * dt.extent() as i128;
+    let lo = dt.true_lb() as i128 + step.min(0);
+    let hi = dt.true_lb() as i128 + dt.true_extent() as i128 + step.max(0);
+    if lo < 0 || hi > len as i128 {
+        return Err(err());
+    }
+    Ok(())
+}
+
+/// A buffer to be read by an operation: `count` elements of `dt` at `ptr`; the memory
+/// is valid for `'a`, the datatype borrowed for `'d` (the engine copies what it keeps
+/// of a datatype, so `'d` need only last the call). Without a datatype, `count` raw
+/// bytes (no type-signature check).
+#[derive(Clone, Copy, Debug)]
+pub struct SendBuf<'a, 'd> {
+    ptr: *const u8,
+    count: usize,
+    dt: Option<&'d Datatype>,
+    _life: PhantomData<&'a [u8]>,
+}
+
+// SAFETY: a `SendBuf` is a shared borrow of bytes and of a datatype, both `Send + Sync`.
+unsafe impl Send for SendBuf<'_, '_> {}
+// SAFETY: as above.
+unsafe impl Sync for SendBuf<'_, '_> {}
+
+impl<'a, 'd> SendBuf<'a, 'd> {
+    /// Raw bytes, without a datatype (no type-signature check).
+    pub fn bytes(s: &'a [u8]) -> SendBuf<'a, 'd> {
+        SendBuf { ptr: s.as_ptr(), count: s.len(), dt: None, _life: PhantomData }
+    }
+
+    /// The elements of a slice, as their predefined datatype.
+    pub fn slice<T: Element>(s: &'a [T]) -> SendBuf<'a, 'd> {
+        SendBuf { ptr: s.as_ptr() as *const u8, count: s.len(), dt: Some(Datatype::predefined_ref(T::PRIMITIVE)), _life: PhantomData }
+    }
+
+    /// `count` elements of `dt` laid out from the start of `bytes`; an MPI_ERR_BUFFER
+    /// error if they reach outside it.
+    pub fn typed(bytes: &'a [u8], count: usize, dt: &'d Datatype) -> Result<SendBuf<'a, 'd>> {
+        check_reach("SendBuf::typed", "buf", bytes.len(), count, dt)?;
+        Ok(SendBuf { ptr: bytes.as_ptr(), count, dt: Some(dt), _life: PhantomData })
+    }
+
+    /// A descriptor from a raw pointer (the C boundary).
+    ///
+    /// # Safety
+    /// The memory that `count` elements of `dt` at `ptr` cover (`count` bytes when
+    /// `dt` is `None`) stays valid for reads, and unmodified, for `'a`. The C boundary
+    /// passes MPI's own rule on with `'a = 'static`: memory handed to a non-blocking
+    /// call stays valid until the request completes (a persistent one: is freed).
+    pub unsafe fn from_raw(ptr: *const u8, count: usize, dt: Option<&'d Datatype>) -> SendBuf<'a, 'd> {
+        SendBuf { ptr, count, dt, _life: PhantomData }
+    }
+
+    pub fn ptr(&self) -> *const u8 {
+        self.ptr
+    }
+    pub fn count(&self) -> usize {
+        self.count
+    }
+    pub fn datatype(&self) -> Option<&'d Datatype> {
+        self.dt
+    }
+}
+
+/// A buffer to be written by an operation: `count` elements of `dt` at `ptr`, exclusively
+/// borrowed for `'a`, the datatype for `'d` (as in [`SendBuf`]). Without a datatype,
+/// `count` raw bytes (no type-signature check).
+#[derive(Debug)]
+pub struct RecvBuf<'a, 'd> {
+    ptr: *mut u8,
+    count: usize,
+    dt: Option<&'d Datatype>,
+    _life: PhantomData<&'a mut [u8]>,
+}
+
+// SAFETY: a `RecvBuf` is an exclusive borrow of bytes and a shared one of a datatype.
+unsafe impl Send for RecvBuf<'_, '_> {}
+// SAFETY: as above.
+unsafe impl Sync for RecvBuf<'_, '_> {}
+
+impl<'a, 'd> RecvBuf<'a, 'd> {
+    /// Raw bytes, without a datatype (no type-signature check).
+    pub fn bytes(s: &'a mut [u8]) -> RecvBuf<'a, 'd> {
+        RecvBuf { ptr: s.as_mut_ptr(), count: s.len(), dt: None, _life: PhantomData }
+    }
+
+    /// The elements of a slice, as their predefined datatype.
+    pub fn slice<T: Element>(s: &'a mut [T]) -> RecvBuf<'a, 'd> {
+        RecvBuf { ptr: s.as_mut_ptr() as *mut u8, count: s.len(), dt: Some(Datatype::predefined_ref(T::PRIMITIVE)), _life: PhantomData }
+    }
+
+    /// `count` elements of `dt` laid out from the start of `bytes`; an MPI_ERR_BUFFER
+    /// error if they reach outside it.
+    pub fn typed(bytes: &'a mut [u8], count: usize, dt: &'d Datatype) -> Result<RecvBuf<'a, 'd>> {
+        check_reach("RecvBuf::typed", "buf", bytes.len(), count, dt)?;
+        Ok(RecvBuf { ptr: bytes.as_mut_ptr(), count, dt: Some(dt), _life: PhantomData })
+    }
+
+    /// A descriptor from a raw pointer (the C boundary).
+    ///
+    /// # Safety
+    /// The memory that `count` elements of `dt` at `ptr` cover (`count` bytes when
+    /// `dt` is `None`) stays valid for writes, and is not accessed otherwise, for `'a`
+    /// (the C boundary: `'static`, read as in [`SendBuf::from_raw`]). Any bytes
+    /// written there are valid for its owner.
+    pub unsafe fn from_raw(ptr: *mut u8, count: usize, dt: Option<&'d Datatype>) -> RecvBuf<'a, 'd> {
+        RecvBuf { ptr, count, dt, _life: PhantomData }
+    }
+
+    /// The same buffer for reading (MPI_Sendrecv_replace sends from it first).
+    pub fn as_send(&self) -> SendBuf<'_, 'd> {
+        SendBuf { ptr: self.ptr, count: self.count, dt: self.dt, _life: PhantomData }
+    }
+
+    pub fn ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+    pub fn count(&self) -> usize {
+        self.count
+    }
+    pub fn datatype(&self) -> Option<&'d Datatype> {
+        self.dt
+    }
+}
+
+/// What a non-blocking entry point needs to keep a `'a` buffer past its return.
+///
+/// # Safety
+/// Once [`enter`](BufScope::enter) has been called for a request, the memory borrowed
+/// for `'a` is neither freed nor (for a receive) accessed until that request has
+/// completed (a persistent one: been freed): the implementor makes sure of it, if need
+/// be by aborting the process before `'a` ends.
+pub unsafe trait BufScope<'a> {
+    /// Called once for each request an entry point returns, before it returns it.
+    fn enter(&self, r: Request);
+}
+
+/// The scope of `'static` buffers: nothing to keep.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Forever;
+
+// SAFETY: `'static` memory is never freed while the process runs.
+unsafe impl BufScope<'static> for Forever {
+    fn enter(&self, _: Request) {}
+}
+
+/// A scope for buffers that live on the stack (as `std::thread::scope` for threads):
+/// the buffers are declared outside the closure, and every request started with the
+/// scope is completed (waited for; a persistent one freed) before [`scope`] returns.
+/// If the closure panics with a request still in flight, the process aborts rather
+/// than let the engine use memory that unwinding frees.
+pub struct Scope<'env> {
+    reqs: RefCell<Vec<Request>>,
+    _env: PhantomData<&'env mut &'env ()>,
+}
+
+// SAFETY: `scope` completes every request entered here before 'env can end.
+unsafe impl<'env> BufScope<'env> for Scope<'env> {
+    fn enter(&self, r: Request) {
+        self.reqs.borrow_mut().push(r);
+    }
+}
+
+struct ScopeEnd<'s, 'env>(&'s Scope<'env>);
+
+impl Drop for ScopeEnd<'_, '_> {
+    fn drop(&mut self) {
+        let reqs = std::mem::take(&mut *self.0.reqs.borrow_mut());
+        for mut r in reqs {
+            // Requests the closure completed are gone from the engine (handles are
+            // generational, so a stale one never names a newer request).
+            if !crate::pt2pt::is_live(r) {
+                continue;
+            }
+            if std::thread::panicking() {
+                eprintln!("oxmpi: a buffer scope ended by a panic with a request in flight; aborting");
+                std::process::abort();
+            }
+            let _ = crate::pt2pt::wait(&mut r);
+            if crate::pt2pt::is_live(r) {
+                let _ = crate::pt2pt::request_free(&mut r);
+            }
+        }
+    }
+}
+
+/// Runs `f` with a [`Scope`] for `'env` buffers, then completes what it left in flight.
+pub fn scope<'env, T>(f: impl FnOnce(&Scope<'env>) -> T) -> T {
+    let s = Scope { reqs: RefCell::new(Vec::new()), _env: PhantomData };
+    let end = ScopeEnd(&s);
+    let out = f(end.0);
+    drop(end);
+    out
+}
+
+/// MPI_Pack: the elements of `src` into `outbuf` from `*position`, which moves past them.
+pub fn pack(src: SendBuf<'_, '_>, outbuf: &mut [u8], position: &mut usize) -> Result<()> {
+    let dt = src.dt.unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte));
+    // SAFETY: the descriptor's memory is readable for this call, and cannot overlap
+    // `outbuf`, which is exclusively borrowed.
+    unsafe { crate::datatype::pack::pack_into(dt, src.ptr, src.count, outbuf, position) }
+}
+
+/// MPI_Unpack: elements from `inbuf` at `*position` (which moves past them) into `dst`.
+pub fn unpack(inbuf: &[u8], position: &mut usize, dst: RecvBuf<'_, '_>) -> Result<()> {
+    let dt = dst.dt.unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte));
+    // SAFETY: the descriptor's memory is writable and ours alone for this call.
+    unsafe { crate::datatype::pack::unpack_from(dt, inbuf, position, dst.ptr, dst.count) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::datatype::Datatype;
+
+    #[test]
+    fn slices_get_their_predefined_datatype_and_length() {
+        let v = [1i32, 2, 3];
+        let s = SendBuf::slice(&v);
+        assert_eq!((s.count(), s.datatype().unwrap().size()), (3, 4));
+        let mut w = [0f64; 5];
+        let r = RecvBuf::slice(&mut w);
+        assert_eq!((r.count(), r.datatype().unwrap().size()), (5, 8));
+        assert!(SendBuf::bytes(&[1, 2]).datatype().is_none());
+        assert_eq!(as_bytes(&v).len(), 12);
+    }
+
+    #[test]
+    fn typed_descriptors_must_fit_their_bytes() {
+        let int = Datatype::predefined(Primitive::Int32);
+        let bytes = [0u8; 16];
+        assert!(SendBuf::typed(&bytes, 4, &int).is_ok());
+        assert_eq!(SendBuf::typed(&bytes, 5, &int).unwrap_err().class, ErrorClass::Buffer);
+        assert!(SendBuf::typed(&bytes, 0, &int).is_ok());
+        // A strided vector: 3 blocks of 1 int, stride 2 ints, reaches 5 ints (20 bytes).
+        let vec = Datatype::vector(3, 1, 2, &int).unwrap();
+        assert!(SendBuf::typed(&[0u8; 20], 1, &vec).is_ok());
+        assert!(SendBuf::typed(&[0u8; 19], 1, &vec).is_err());
+        let mut out = [0u8; 19];
+        assert!(RecvBuf::typed(&mut out, 1, &vec).is_err());
+        // A negative lower bound reaches before the start of the slice.
+        let moved = Datatype::hindexed(&[1], &[-4], &int).unwrap();
+        assert!(SendBuf::typed(&[0u8; 64], 1, &moved).is_err());
+        // A negative extent: later elements go down from the first.
+        let down = Datatype::resized(&int, 0, -4).unwrap();
+        assert!(SendBuf::typed(&[0u8; 64], 2, &down).is_err());
+        assert!(SendBuf::typed(&[0u8; 64], 1, &down).is_ok());
+    }
+
+    #[test]
+    fn pack_and_unpack_round_trip_a_strided_vector() {
+        let int = Datatype::predefined(Primitive::Int32);
+        let vec = Datatype::vector(3, 1, 2, &int).unwrap();
+        vec.commit();
+        let src: Vec<i32> = (0..5).collect();
+        let mut packed = [0u8; 12];
+        let mut pos = 0;
+        pack(SendBuf::typed(as_bytes(&src), 1, &vec).unwrap(), &mut packed, &mut pos).unwrap();
+        assert_eq!(pos, 12);
+        let mut back = [-1i32; 5];
+        let mut pos = 0;
+        unpack(&packed, &mut pos, RecvBuf::typed(as_bytes_mut(&mut back), 1, &vec).unwrap()).unwrap();
+        assert_eq!(back, [0, -1, 2, -1, 4]);
+        let mut small = [0u8; 8];
+        assert!(pack(SendBuf::typed(as_bytes(&src), 1, &vec).unwrap(), &mut small, &mut 0).is_err());
+    }
 }

@@ -7,7 +7,7 @@
 //! packets. [`runtime`] boots the engine and owns the blocking-wait loop.
 
 pub mod attr;
-mod buf;
+pub mod buf;
 pub mod coll;
 pub mod comm;
 pub mod datatype;

@@ -620,6 +620,26 @@ pub(crate) struct Typed {
     pub(crate) check: Checker,
 }
 
+impl Typed {
+    /// The engine's descriptor of this buffer, for reading.
+    ///
+    /// # Safety
+    /// The memory stays valid, and unmodified, for `'a`.
+    pub(crate) unsafe fn send_buf<'a>(&self) -> oxmpi_core::buf::SendBuf<'a, '_> {
+        // SAFETY: forwarded contract; `count` elements of `dt` at `ptr` (Buffer contract).
+        unsafe { oxmpi_core::buf::SendBuf::from_raw(self.ptr, self.count, Some(&self.dt)) }
+    }
+
+    /// The engine's descriptor of this buffer, for writing.
+    ///
+    /// # Safety
+    /// The memory stays valid, and untouched otherwise, for `'a`.
+    pub(crate) unsafe fn recv_buf<'a>(&self) -> oxmpi_core::buf::RecvBuf<'a, '_> {
+        // SAFETY: forwarded contract; `count` elements of `dt` at `ptr` (BufferMut contract).
+        unsafe { oxmpi_core::buf::RecvBuf::from_raw(self.ptr, self.count, Some(&self.dt)) }
+    }
+}
+
 /// What a send reads: bytes (contiguous) or a typed buffer.
 pub(crate) enum SendSpec<'b> {
     Bytes(&'b [u8]),
@@ -823,6 +843,15 @@ pub(crate) struct RecvTarget {
 }
 
 impl RecvTarget {
+    /// The engine's descriptor of these bytes, for writing.
+    ///
+    /// # Safety
+    /// The memory stays valid, and untouched otherwise, for `'a`.
+    pub(crate) unsafe fn recv_buf<'a>(&self) -> oxmpi_core::buf::RecvBuf<'a, 'static> {
+        // SAFETY: forwarded contract; `len` bytes at `ptr`.
+        unsafe { oxmpi_core::buf::RecvBuf::from_raw(self.ptr, self.len, None) }
+    }
+
     /// Checks the `nbytes` received.
     ///
     /// # Safety

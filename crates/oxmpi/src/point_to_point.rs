@@ -32,7 +32,8 @@ use crate::datatype::{
 };
 use crate::error::{Error, ErrorClass, OrFatal, Result};
 use crate::environment::threading::{SafetyOf, ThreadSafety};
-use crate::request::{Request, Scope};
+use crate::request::{Request, Scope, Wrapped};
+use oxmpi_core::buf::SendBuf;
 use crate::topology::{AnyProcess, AsCommunicator, Communicator, Process, Rank};
 use crate::{Count, Tag, ANY_TAG, UNDEFINED};
 
@@ -118,7 +119,7 @@ fn send_mode<B: Buffer + ?Sized>(
         SendSpec::Bytes(b) => pt2pt::send(comm, b, dest, tag, mode),
         // SAFETY: `buf` holds `count` elements of the datatype (Buffer contract) and is
         // borrowed for the whole call.
-        SendSpec::Typed(t) => unsafe { pt2pt::send_typed(comm, t.ptr, t.count, &t.dt, dest, tag, mode) },
+        SendSpec::Typed(t) => pt2pt::send_typed(comm, unsafe { t.send_buf() }, dest, tag, mode),
     }
 }
 
@@ -139,8 +140,8 @@ where
     // to outlive 'a, so the bytes stay valid and unmodified until completion.
     unsafe {
         let raw = match send_spec(buf, call)? {
-            SendSpec::Bytes(bytes) => pt2pt::isend(comm, bytes.as_ptr(), bytes.len(), dest, tag, mode)?,
-            SendSpec::Typed(t) => pt2pt::isend_typed(comm, t.ptr, t.count, &t.dt, dest, tag, mode)?,
+            SendSpec::Bytes(bytes) => pt2pt::isend(&Wrapped::new(), comm, SendBuf::bytes(bytes), dest, tag, mode)?,
+            SendSpec::Typed(t) => pt2pt::isend(&Wrapped::new(), comm, t.send_buf(), dest, tag, mode)?,
         };
         Ok(Request::wrap(raw, buf as *const B, None, call, scope))
     }
@@ -202,7 +203,7 @@ fn recv_op(comm: &Comm, src: Rank, tag: Tag) -> impl FnOnce(Into<'_>) -> Result<
         Into::Bytes(b) => pt2pt::recv(comm, b, src, tag),
         // SAFETY: the typed target holds `count` elements of `dt`, exclusively borrowed
         // for this blocking call.
-        Into::Typed(t) => unsafe { pt2pt::recv_typed(comm, t.ptr, t.count, &t.dt, src, tag) },
+        Into::Typed(t) => pt2pt::recv_typed(comm, unsafe { t.recv_buf() }, src, tag),
     }
 }
 
@@ -212,7 +213,7 @@ fn mrecv_op(m: &mut oxmpi_core::Message) -> impl FnOnce(Into<'_>) -> Result<oxmp
         Into::Bytes(b) => pt2pt::mrecv(b, m),
         Into::Typed(t) => {
             // SAFETY: as in `recv_op`; we wait for completion before returning.
-            let mut r = unsafe { pt2pt::imrecv_typed(t.ptr, t.count, &t.dt, m)? };
+            let mut r = pt2pt::imrecv(&oxmpi_core::buf::Forever, unsafe { t.recv_buf() }, m)?;
             pt2pt::wait(&mut r).map_err(|e| renamed(e, "MPI_Imrecv", "MPI_Mrecv"))
         }
     }
@@ -282,10 +283,8 @@ unsafe fn sendrecv_typed(
 ) -> Result<Status> {
     let ren = |e| renamed(e, "MPI_Isendrecv", call);
     // SAFETY: forwarded contract; we wait for completion before returning.
-    let mut req = unsafe {
-        pt2pt::isendrecv_typed(comm, s.ptr, s.count, &s.dt, dest, sendtag, r.ptr, r.count, &r.dt, source, recvtag)
-    }
-    .map_err(ren)?;
+    let mut req = pt2pt::isendrecv(&oxmpi_core::buf::Forever, comm, unsafe { s.send_buf() }, dest, sendtag, unsafe { r.recv_buf() }, source, recvtag)
+        .map_err(ren)?;
     let st = pt2pt::wait(&mut req).map_err(ren)?;
     // SAFETY: complete; still borrowed.
     unsafe { r.after(st.count_bytes, call)? };
@@ -481,7 +480,7 @@ pub trait Source: AsCommunicator {
             RecvSpec::Bytes(t) => t,
             RecvSpec::Typed(t) => {
                 // SAFETY: as below.
-                let raw = unsafe { pt2pt::irecv_typed(comm, t.ptr, t.count, &t.dt, self.source_rank(), tag)? };
+                let raw = unsafe { pt2pt::irecv(&Wrapped::new(), comm, t.recv_buf(), self.source_rank(), tag)? };
                 // SAFETY: as below.
                 return Ok(unsafe { Request::wrap(raw, buf as *const Buf, None, "MPI_Irecv", scope) });
             }
@@ -489,7 +488,7 @@ pub trait Source: AsCommunicator {
         // SAFETY: `buf` is exclusively borrowed for 'a by the request, which the scope
         // forbids to outlive 'a.
         unsafe {
-            let raw = pt2pt::irecv(comm, t.ptr, t.len, self.source_rank(), tag)?;
+            let raw = pt2pt::irecv(&Wrapped::new(), comm, t.recv_buf(), self.source_rank(), tag)?;
             Ok(Request::wrap(
                 raw,
                 buf as *const Buf,
@@ -833,7 +832,7 @@ impl Message {
                 // SAFETY: the Vec's spare capacity holds n elements; it is written only
                 // by the engine, through this raw pointer, until the wait below completes.
                 let st = unsafe {
-                    let mut r = pt2pt::imrecv(t.ptr, t.len, &mut m)?;
+                    let mut r = pt2pt::imrecv(&oxmpi_core::buf::Forever, t.recv_buf(), &mut m)?;
                     pt2pt::wait(&mut r)?
                 };
                 if st.count_bytes % size == 0 {
@@ -848,7 +847,7 @@ impl Message {
                 unsafe { std::ptr::write_bytes(v.as_mut_ptr(), 0, n) };
                 // SAFETY: the capacity holds n elements of the datatype, written only
                 // by the engine until the wait completes.
-                let mut r = unsafe { pt2pt::imrecv_typed(t.ptr, t.count, &t.dt, &mut m)? };
+                let mut r = pt2pt::imrecv(&oxmpi_core::buf::Forever, unsafe { t.recv_buf() }, &mut m)?;
                 pt2pt::wait(&mut r).map_err(|e| renamed(e, "MPI_Imrecv", "MPI_Mrecv"))?
             }
         };
@@ -891,14 +890,14 @@ impl Message {
             RecvSpec::Bytes(t) => t,
             RecvSpec::Typed(t) => {
                 // SAFETY: `buf` is exclusively borrowed for 'a by the request.
-                let raw = unsafe { pt2pt::imrecv_typed(t.ptr, t.count, &t.dt, &mut m)? };
+                let raw = unsafe { pt2pt::imrecv(&Wrapped::new(), t.recv_buf(), &mut m)? };
                 // SAFETY: as above.
                 return Ok(unsafe { Request::wrap(raw, buf as *const Buf, None, "MPI_Imrecv", scope) });
             }
         };
         // SAFETY: `buf` is exclusively borrowed for 'a by the request.
         unsafe {
-            let raw = pt2pt::imrecv(t.ptr, t.len, &mut m)?;
+            let raw = pt2pt::imrecv(&Wrapped::new(), t.recv_buf(), &mut m)?;
             Ok(Request::wrap(
                 raw,
                 buf as *const Buf,
@@ -1146,10 +1145,9 @@ where
             let ren = |e| renamed(e, "MPI_Isendrecv_replace", CALL);
             // SAFETY: `buf` holds `count` elements of the datatype, exclusively borrowed
             // for this blocking call.
-            let mut r = unsafe {
-                pt2pt::isendrecv_replace_typed(comm, t.ptr, t.count, &t.dt, destination.destination_rank(), sendtag, source.source_rank(), receivetag)
-            }
-            .map_err(ren)?;
+            let b = unsafe { t.recv_buf() };
+            let mut r = pt2pt::isendrecv_replace(&oxmpi_core::buf::Forever, comm, b, destination.destination_rank(), sendtag, source.source_rank(), receivetag)
+                .map_err(ren)?;
             return pt2pt::wait(&mut r).map(Status).map_err(ren);
         }
     };
@@ -1212,7 +1210,7 @@ impl<T: Equivalence> ReceiveFuture<T> {
             Ok(RecvSpec::Bytes(t)) => t,
             Ok(RecvSpec::Typed(t)) => {
                 // SAFETY: as below (the engine unpacks into the heap block).
-                return match unsafe { pt2pt::irecv_typed(comm, t.ptr, 1, &t.dt, source, tag) } {
+                return match unsafe { pt2pt::irecv(&Wrapped::new(), comm, t.recv_buf(), source, tag) } {
                     Ok(raw) => Ok(ReceiveFuture {
                         val,
                         // SAFETY: as below (the request reads into the heap block `val`).
@@ -1242,7 +1240,7 @@ impl<T: Equivalence> ReceiveFuture<T> {
         // SAFETY: the heap block stays allocated until the future has completed or
         // cancelled the request (see Drop), and only the engine writes it meanwhile.
         unsafe {
-            match pt2pt::irecv(comm, t.ptr, t.len, source, tag) {
+            match pt2pt::irecv(&Wrapped::new(), comm, t.recv_buf(), source, tag) {
                 Ok(raw) => Ok(ReceiveFuture {
                     val,
                     req: Some(Request::wrap(

@@ -82,6 +82,25 @@ pub struct Request<'a, D: ?Sized, S: Scope<'a> = StaticScope, T: ThreadSafety = 
     phantom: PhantomData<(Cell<&'a ()>, &'a D, T)>,
 }
 
+/// The engine's [`BufScope`](oxmpi_core::buf::BufScope) for a call whose request goes
+/// straight into [`Request::wrap`], which registers it with this API's [`Scope`].
+pub(crate) struct Wrapped<'a>(PhantomData<&'a ()>);
+
+impl Wrapped<'_> {
+    /// # Safety
+    /// Every request made with it is handed to [`Request::wrap`] with a `Scope<'a>`
+    /// before anything else happens.
+    pub(crate) unsafe fn new() -> Self {
+        Wrapped(PhantomData)
+    }
+}
+
+// SAFETY: by `new`'s contract each request is registered with a `Scope<'a>` at once,
+// and a scope aborts the process rather than let 'a end with a request in flight.
+unsafe impl<'a> oxmpi_core::buf::BufScope<'a> for Wrapped<'a> {
+    fn enter(&self, _: Raw) {}
+}
+
 impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> fmt::Debug for Request<'a, D, S, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Request")

@@ -6,6 +6,7 @@
 //! message bytes, commutativity) in the operation's algorithm table (see
 //! [`select`]), and `OXMPI_<OPERATION>_ALGORITHM=name` overrides it.
 
+pub mod api;
 pub mod sched;
 pub(crate) mod select;
 pub mod util;

@@ -298,13 +298,13 @@ pub(crate) fn write(f: &File, call: &str, view: &View, hints: &Hints, start: u64
                     let b = bufs.last_mut().unwrap();
                     // SAFETY: `b` is a live Vec of `sz` bytes, kept (in `bufs`,
                     // whose heap blocks do not move) until the waitall below.
-                    reqs.push(unsafe { pt2pt::irecv(comm, b.as_mut_ptr(), b.len(), src as i32, TAG_DATA)? });
+                    reqs.push(unsafe { pt2pt::irecv_raw(comm, b.as_mut_ptr(), b.len(), src as i32, TAG_DATA)? });
                 }
             }
         }
         for (agg, m) in &msgs {
             // SAFETY: `m` lives in `msgs` until the waitall below.
-            reqs.push(unsafe { pt2pt::isend(comm, m.as_ptr(), m.len(), *agg, TAG_DATA, SendMode::Standard)? });
+            reqs.push(unsafe { pt2pt::isend_raw(comm, m.as_ptr(), m.len(), *agg, TAG_DATA, SendMode::Standard)? });
         }
         waitall(&mut reqs)?;
         if let Some(ai) = my_agg {
@@ -411,8 +411,8 @@ pub(crate) fn read(f: &File, call: &str, view: &View, hints: &Hints, start: u64,
             // SAFETY: `reply` and `req` live in `wants` (heap blocks that do not
             // move) until the waitall at the end of the round.
             unsafe {
-                mine.push(pt2pt::irecv(comm, reply.as_mut_ptr(), reply.len(), *agg, TAG_REPLY)?);
-                mine.push(pt2pt::isend(comm, req.as_ptr(), req.len(), *agg, TAG_REQ, SendMode::Standard)?);
+                mine.push(pt2pt::irecv_raw(comm, reply.as_mut_ptr(), reply.len(), *agg, TAG_REPLY)?);
+                mine.push(pt2pt::isend_raw(comm, req.as_ptr(), req.len(), *agg, TAG_REQ, SendMode::Standard)?);
             }
         }
         let mut replies: Vec<Vec<u8>> = Vec::new();
@@ -426,7 +426,7 @@ pub(crate) fn read(f: &File, call: &str, view: &View, hints: &Hints, start: u64,
                     bufs.push(vec![0u8; sz as usize]);
                     let b = bufs.last_mut().unwrap();
                     // SAFETY: `b` lives in `bufs` until the waitall just below.
-                    rq.push(unsafe { pt2pt::irecv(comm, b.as_mut_ptr(), b.len(), src as i32, TAG_REQ)? });
+                    rq.push(unsafe { pt2pt::irecv_raw(comm, b.as_mut_ptr(), b.len(), src as i32, TAG_REQ)? });
                     srcs.push(src as i32);
                 }
             }
@@ -479,7 +479,7 @@ pub(crate) fn read(f: &File, call: &str, view: &View, hints: &Hints, start: u64,
             }
             for (r, &src) in replies.iter().zip(&srcs) {
                 // SAFETY: `r` lives in `replies` until the waitall below.
-                serve.push(unsafe { pt2pt::isend(comm, r.as_ptr(), r.len(), src, TAG_REPLY, SendMode::Standard)? });
+                serve.push(unsafe { pt2pt::isend_raw(comm, r.as_ptr(), r.len(), src, TAG_REPLY, SendMode::Standard)? });
             }
         }
         let st = waitall(&mut mine)?;

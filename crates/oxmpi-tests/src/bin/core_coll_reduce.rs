@@ -8,6 +8,8 @@
 
 use std::sync::Arc;
 
+use oxmpi_core::buf::{self, RecvBuf, SendBuf};
+use oxmpi_core::coll::api;
 use oxmpi_core::coll::{allreduce, reduce, reduce_scatter, scan};
 use oxmpi_core::datatype::{Datatype, Primitive};
 use oxmpi_core::op::{Op, PredefinedOp, UserFunction};
@@ -366,32 +368,31 @@ fn errors(x: &mut Ctx) {
     let mut b = [0f64; 4];
     let (sp, rp) = (a.as_ptr() as *const u8, b.as_mut_ptr() as *mut u8);
     let comm = x.world.clone();
-    // SAFETY: 4 doubles each; the calls fail before touching them.
-    let results = unsafe {
-        [
-            allreduce::allreduce(Some(sp), rp, 4, &dbl, &band, &comm).err(),
-            reduce::reduce(Some(sp), rp, 4, &dbl, &band, 0, &comm).err(),
-            allreduce::iallreduce(Some(sp), rp, 4, &dbl, &band, &comm).err(),
-            scan::scan(Some(sp), rp, 4, &dbl, &band, &comm).err(),
-            scan::exscan(Some(sp), rp, 4, &dbl, &band, &comm).err(),
-            reduce_scatter::reduce_scatter_block(Some(sp), rp, 1, &dbl, &band, &comm).err(),
-            reduce::reduce_local(sp, rp, 4, &dbl, &band).err(),
-        ]
-    };
+    let sb = || Some(SendBuf::slice(&a));
+    let results = [
+        api::allreduce(sb(), RecvBuf::slice(&mut b), &band, &comm).err(),
+        api::reduce(sb(), Some(RecvBuf::slice(&mut b)), &band, 0, &comm).err(),
+        // SAFETY: 4 doubles each; the call fails before touching them.
+        unsafe { allreduce::iallreduce(Some(sp), rp, 4, &dbl, &band, &comm) }.err(),
+        api::scan(sb(), RecvBuf::slice(&mut b), &band, &comm).err(),
+        api::exscan(sb(), RecvBuf::slice(&mut b), &band, &comm).err(),
+        // SAFETY: as above.
+        unsafe { reduce_scatter::reduce_scatter_block(Some(sp), rp, 1, &dbl, &band, &comm) }.err(),
+        api::reduce_local(SendBuf::slice(&a), RecvBuf::slice(&mut b), &band).err(),
+    ];
     for (i, e) in results.iter().enumerate() {
         check!(x.rank, e.as_ref().is_some_and(|e| e.class == ErrorClass::Op), "BAND on MPI_DOUBLE (call {i}): {e:?}");
     }
-    // SAFETY: as above.
-    let e = unsafe { reduce::reduce(Some(sp), rp, 4, &dbl, &Op::predefined(PredefinedOp::Sum), x.n as i32, &comm) }.err();
+    let e = api::reduce(sb(), Some(RecvBuf::slice(&mut b)), &Op::predefined(PredefinedOp::Sum), x.n as i32, &comm).err();
     check!(x.rank, e.as_ref().is_some_and(|e| e.class == ErrorClass::Root), "bad root: {e:?}");
     let vec_t = Datatype::vector(2, 1, 2, &dbl).unwrap();
-    // SAFETY: as above (uncommitted type: rejected first).
-    let e = unsafe { allreduce::allreduce(Some(sp), rp, 1, &vec_t, &Op::predefined(PredefinedOp::Sum), &comm) }.err();
+    // Uncommitted type: rejected first.
+    let (ab, bb) = (buf::as_bytes(&a), buf::as_bytes_mut(&mut b));
+    let e = api::allreduce(Some(SendBuf::typed(ab, 1, &vec_t).unwrap()), RecvBuf::typed(bb, 1, &vec_t).unwrap(), &Op::predefined(PredefinedOp::Sum), &comm).err();
     check!(x.rank, e.as_ref().is_some_and(|e| e.class == ErrorClass::Type), "uncommitted type: {e:?}");
     // reduce_local computes inout = in op inout.
     let (i1, mut io1) = ([3i32, -7, 5], [4i32, 2, 5]);
-    // SAFETY: 3 ints each.
-    unsafe { reduce::reduce_local(i1.as_ptr() as *const u8, io1.as_mut_ptr() as *mut u8, 3, &Datatype::predefined(Primitive::Int), &Op::predefined(PredefinedOp::Max)) }.unwrap();
+    api::reduce_local(SendBuf::slice(&i1), RecvBuf::slice(&mut io1), &Op::predefined(PredefinedOp::Max)).unwrap();
     check!(x.rank, io1 == [4, 2, 5], "reduce_local MAX: {io1:?}");
     x.checks += 1;
 }

@@ -17,7 +17,8 @@
 
 use std::sync::Arc;
 
-use oxmpi_core::coll::{allgather, allreduce, barrier, bcast, reduce};
+use oxmpi_core::buf::{self, RecvBuf, SendBuf};
+use oxmpi_core::coll::{allgather, api, barrier};
 use oxmpi_core::comm::{context, create};
 use oxmpi_core::datatype::{Datatype, Primitive};
 use oxmpi_core::op::{Op, PredefinedOp, UserFunction};
@@ -26,10 +27,6 @@ use oxmpi_core::{runtime, Comm};
 use oxmpi_tests::{check, Rng};
 
 const P: i64 = 1_000_003;
-
-fn dbl() -> Datatype {
-    Datatype::predefined(Primitive::Double)
-}
 
 fn u8t() -> Datatype {
     Datatype::predefined(Primitive::Uint8)
@@ -46,13 +43,11 @@ fn open_fds() -> usize {
 
 fn allreduce_f64(comm: &Comm, input: Option<&[f64]>, out: &mut [f64]) {
     let op = Op::predefined(PredefinedOp::Sum);
-    // SAFETY: both buffers hold out.len() doubles for the blocking call.
-    unsafe { allreduce::allreduce(input.map(|i| i.as_ptr() as *const u8), out.as_mut_ptr() as *mut u8, out.len(), &dbl(), &op, comm).unwrap() };
+    api::allreduce(input.map(SendBuf::slice), RecvBuf::slice(out), &op, comm).unwrap();
 }
 
 fn bcast_bytes(comm: &Comm, buf: &mut [u8], root: i32) {
-    // SAFETY: `buf` holds buf.len() bytes for the blocking call.
-    unsafe { bcast::bcast(buf.as_mut_ptr(), buf.len(), &u8t(), root, comm).unwrap() };
+    api::bcast(RecvBuf::slice(buf), root, comm).unwrap();
 }
 
 fn bitident(world: &Comm) {
@@ -128,14 +123,14 @@ fn noncomm(world: &Comm) {
             }
         }
         let mut out = vec![0i64; 4 * count];
-        // SAFETY: the buffers hold `count` elements of `dt`.
-        unsafe { allreduce::allreduce(Some(input.as_ptr() as *const u8), out.as_mut_ptr() as *mut u8, count, &dt, &op, world).unwrap() };
+        let (ib, ob) = (SendBuf::typed(buf::as_bytes(&input), count, &dt).unwrap(), RecvBuf::typed(buf::as_bytes_mut(&mut out), count, &dt).unwrap());
+        api::allreduce(Some(ib), ob, &op, world).unwrap();
         check!(rank, out == expect, "allreduce of {count} matrices is not the rank-order product");
         for root in 0..n as i32 {
             let mut out = if rank == root { input.clone() } else { vec![0i64; 4 * count] };
-            let send = if rank == root && count % 2 == 1 { None } else { Some(input.as_ptr() as *const u8) };
-            // SAFETY: as above (in place at the root for odd counts).
-            unsafe { reduce::reduce(send, out.as_mut_ptr() as *mut u8, count, &dt, &op, root, world).unwrap() };
+            let send = if rank == root && count % 2 == 1 { None } else { Some(SendBuf::typed(buf::as_bytes(&input), count, &dt).unwrap()) };
+            // In place at the root for odd counts.
+            api::reduce(send, Some(RecvBuf::typed(buf::as_bytes_mut(&mut out), count, &dt).unwrap()), &op, root, world).unwrap();
             if rank == root {
                 check!(rank, out == expect, "reduce of {count} matrices to {root} is not the rank-order product");
             }
@@ -216,34 +211,33 @@ fn mixed(world: &Comm) {
         // blocking collectives: they must keep the engine going.
         let big: Vec<u8> = (0..1usize << 20).map(|i| (i as u64 * 7 + round + rank as u64) as u8).collect();
         let mut got = vec![0u8; 1 << 20];
-        // SAFETY: `big` outlives the request (waited below).
-        let mut sreq = unsafe { pt2pt::isend(world, big.as_ptr(), big.len(), next, 9, SendMode::Standard).unwrap() };
         let mut nb = vec![0u8; 4096];
         if rank == 0 {
             Rng::fill(round, &mut nb);
         }
-        // SAFETY: `nb` outlives the request.
-        let mut breq = unsafe { bcast::ibcast(nb.as_mut_ptr(), nb.len(), &u8t(), 0, world).unwrap() };
-        let mut bar = barrier::ibarrier(world).unwrap();
         let input = [rank as f64; 16];
         let mut nsum = [0.0f64; 16];
         let op = Op::predefined(PredefinedOp::Sum);
-        // SAFETY: the buffers outlive the request.
-        let mut areq = unsafe { allreduce::iallreduce(Some(input.as_ptr() as *const u8), nsum.as_mut_ptr() as *mut u8, 16, &dbl(), &op, world).unwrap() };
-        // Blocking collectives in between.
-        barrier::barrier(world).unwrap();
         let mut sum = [0.0f64; 16];
-        allreduce_f64(world, Some(&input), &mut sum);
         let mut b = vec![0u8; 1000];
-        if rank == n - 1 {
-            Rng::fill(round + 99, &mut b);
-        }
-        bcast_bytes(world, &mut b, n - 1);
-        pt2pt::recv(world, &mut got, prev, 9).unwrap();
-        pt2pt::wait(&mut sreq).unwrap();
-        pt2pt::wait(&mut breq).unwrap();
-        pt2pt::wait(&mut bar).unwrap();
-        pt2pt::wait(&mut areq).unwrap();
+        buf::scope(|sc| {
+            let mut sreq = pt2pt::isend(sc, world, SendBuf::bytes(&big), next, 9, SendMode::Standard).unwrap();
+            let mut breq = api::ibcast(sc, RecvBuf::slice(&mut nb), 0, world).unwrap();
+            let mut bar = barrier::ibarrier(world).unwrap();
+            let mut areq = api::iallreduce(sc, Some(SendBuf::slice(&input)), RecvBuf::slice(&mut nsum), &op, world).unwrap();
+            // Blocking collectives in between.
+            barrier::barrier(world).unwrap();
+            allreduce_f64(world, Some(&input), &mut sum);
+            if rank == n - 1 {
+                Rng::fill(round + 99, &mut b);
+            }
+            bcast_bytes(world, &mut b, n - 1);
+            pt2pt::recv(world, &mut got, prev, 9).unwrap();
+            pt2pt::wait(&mut sreq).unwrap();
+            pt2pt::wait(&mut breq).unwrap();
+            pt2pt::wait(&mut bar).unwrap();
+            pt2pt::wait(&mut areq).unwrap();
+        });
         let tot = (0..n).map(|r| r as f64).sum::<f64>();
         check!(rank, sum.iter().chain(nsum.iter()).all(|&x| x == tot), "allreduce sums");
         let mut want = vec![0u8; 4096];

@@ -2,6 +2,7 @@
 //! names the scenario; each scenario checks its own results and exits non-zero
 //! (naming the rank and the failed check) when something is wrong.
 
+use oxmpi_core::buf::{self, as_bytes_mut, Forever, RecvBuf, SendBuf};
 use oxmpi_core::pt2pt::{self, SendMode};
 use oxmpi_core::runtime::{self, ThreadLevel};
 use oxmpi_core::{Comm, ErrorClass, Request, Status, ANY_SOURCE, ANY_TAG, PROC_NULL};
@@ -109,53 +110,54 @@ fn traffic(world: &Comm) {
                 specs.push((dst, tag, seed));
             }
         }
-        let mut reqs = Vec::new();
-        for (i, (dst, tag, seed)) in specs.iter().enumerate() {
-            let mode = if seed % 7 == 0 { SendMode::Synchronous } else { SendMode::Standard };
-            // SAFETY: `bufs` lives until the waitall below.
-            let r = unsafe { pt2pt::isend(world, bufs[i].as_ptr(), bufs[i].len(), *dst, *tag, mode) }.unwrap();
-            reqs.push(r);
-        }
-        let mut rbuf = vec![0u8; max];
-        if round == 0 {
-            // Wildcards: per source, messages must come in send order.
-            let mut next = vec![0u64; n as usize];
-            for _ in 0..(per_peer * n as u64) {
-                let st = pt2pt::recv(world, &mut rbuf, ANY_SOURCE, ANY_TAG).unwrap();
-                let src = st.source;
-                check!(rank, (0..n).contains(&src), "source {src}");
-                let seq = next[src as usize];
-                check!(rank, seq < per_peer, "too many messages from {src}");
-                next[src as usize] += 1;
-                let (len, tag, seed) = plan(src, rank, seq + round * 1000, max);
-                check!(rank, st.count_bytes == len && st.tag == tag, "from {src} seq {seq}: got {} bytes tag {}, want {len} tag {tag}", st.count_bytes, st.tag);
-                expect_payload(rank, &rbuf[..len], seed, "wildcard receive");
+        buf::scope(|sc| {
+            let mut reqs = Vec::new();
+            for (i, (dst, tag, seed)) in specs.iter().enumerate() {
+                let mode = if seed % 7 == 0 { SendMode::Synchronous } else { SendMode::Standard };
+                let r = pt2pt::isend(sc, world, SendBuf::bytes(&bufs[i]), *dst, *tag, mode).unwrap();
+                reqs.push(r);
             }
-        } else {
-            // Specific (source, tag): messages of one tag from one source in order,
-            // pulled out from between messages of other tags.
-            for src in (0..n).rev() {
-                for tag in (10 * round as i32..10 * round as i32 + 4).rev() {
-                    for seq in 0..per_peer {
-                        let (len, t, seed) = plan(src, rank, seq + round * 1000, max);
-                        if t != tag {
-                            continue;
+            let mut rbuf = vec![0u8; max];
+            if round == 0 {
+                // Wildcards: per source, messages must come in send order.
+                let mut next = vec![0u64; n as usize];
+                for _ in 0..(per_peer * n as u64) {
+                    let st = pt2pt::recv(world, &mut rbuf, ANY_SOURCE, ANY_TAG).unwrap();
+                    let src = st.source;
+                    check!(rank, (0..n).contains(&src), "source {src}");
+                    let seq = next[src as usize];
+                    check!(rank, seq < per_peer, "too many messages from {src}");
+                    next[src as usize] += 1;
+                    let (len, tag, seed) = plan(src, rank, seq + round * 1000, max);
+                    check!(rank, st.count_bytes == len && st.tag == tag, "from {src} seq {seq}: got {} bytes tag {}, want {len} tag {tag}", st.count_bytes, st.tag);
+                    expect_payload(rank, &rbuf[..len], seed, "wildcard receive");
+                }
+            } else {
+                // Specific (source, tag): messages of one tag from one source in order,
+                // pulled out from between messages of other tags.
+                for src in (0..n).rev() {
+                    for tag in (10 * round as i32..10 * round as i32 + 4).rev() {
+                        for seq in 0..per_peer {
+                            let (len, t, seed) = plan(src, rank, seq + round * 1000, max);
+                            if t != tag {
+                                continue;
+                            }
+                            let st = pt2pt::recv(world, &mut rbuf, src, tag).unwrap();
+                            check!(rank, st.source == src && st.tag == tag && st.count_bytes == len, "specific from {src} tag {tag} seq {seq}: got {st:?}, want {len} bytes");
+                            expect_payload(rank, &rbuf[..len], seed, "specific receive");
                         }
-                        let st = pt2pt::recv(world, &mut rbuf, src, tag).unwrap();
-                        check!(rank, st.source == src && st.tag == tag && st.count_bytes == len, "specific from {src} tag {tag} seq {seq}: got {st:?}, want {len} bytes");
-                        expect_payload(rank, &rbuf[..len], seed, "specific receive");
                     }
                 }
             }
-        }
-        let mut sts = vec![Status::EMPTY; reqs.len()];
-        pt2pt::waitall(&mut reqs, &mut sts).unwrap();
-        check!(rank, reqs.iter().all(|r| r.is_null()), "requests not nulled");
-        // Nothing may be left over.
-        for tag in 10 * round as i32..10 * round as i32 + 4 {
-            check!(rank, pt2pt::iprobe(world, ANY_SOURCE, tag).unwrap().is_none(), "stray message after round {round}");
-        }
-        barrier(world);
+            let mut sts = vec![Status::EMPTY; reqs.len()];
+            pt2pt::waitall(&mut reqs, &mut sts).unwrap();
+            check!(rank, reqs.iter().all(|r| r.is_null()), "requests not nulled");
+            // Nothing may be left over.
+            for tag in 10 * round as i32..10 * round as i32 + 4 {
+                check!(rank, pt2pt::iprobe(world, ANY_SOURCE, tag).unwrap().is_none(), "stray message after round {round}");
+            }
+            barrier(world);
+        });
     }
     check!(rank, pt2pt::live_requests().unwrap() == 0, "leaked requests: {}", pt2pt::live_requests().unwrap());
 }
@@ -198,29 +200,28 @@ fn cancel(world: &Comm) {
     if rank == 0 {
         // A receive nobody will satisfy.
         let mut b = [0u8; 8];
-        // SAFETY: `b` outlives the wait below.
-        let mut r = unsafe { pt2pt::irecv(world, b.as_mut_ptr(), 8, 1, 42) }.unwrap();
-        pt2pt::cancel(&r).unwrap();
-        let st = pt2pt::wait(&mut r).unwrap();
-        check!(rank, st.cancelled, "receive not cancelled");
         // Sends to rank 1, which is not receiving tag 5 yet: small (eager) and large.
         let lens = [16usize, 2 << 20];
         let firsts: Vec<Vec<u8>> = lens.iter().map(|&l| vec![1u8; l]).collect();
         let seconds: Vec<Vec<u8>> = lens.iter().map(|&l| vec![2u8; l]).collect();
-        let mut pending = Vec::new();
-        for i in 0..lens.len() {
-            // SAFETY: buffers outlive the waits below.
-            let mut r1 = unsafe { pt2pt::isend(world, firsts[i].as_ptr(), lens[i], 1, 5, SendMode::Standard) }.unwrap();
-            pt2pt::cancel(&r1).unwrap();
-            let st = pt2pt::wait(&mut r1).unwrap();
-            check!(rank, st.cancelled, "send of {} bytes not cancelled", lens[i]);
-            // SAFETY: as above.
-            pending.push(unsafe { pt2pt::isend(world, seconds[i].as_ptr(), lens[i], 1, 5, SendMode::Standard) }.unwrap());
-        }
-        barrier(world);
-        let mut sts = vec![Status::EMPTY; pending.len()];
-        pt2pt::waitall(&mut pending, &mut sts).unwrap();
-        check!(rank, sts.iter().all(|s| !s.cancelled), "uncancelled sends report cancelled");
+        buf::scope(|sc| {
+            let mut r = pt2pt::irecv(sc, world, RecvBuf::bytes(&mut b), 1, 42).unwrap();
+            pt2pt::cancel(&r).unwrap();
+            let st = pt2pt::wait(&mut r).unwrap();
+            check!(rank, st.cancelled, "receive not cancelled");
+            let mut pending = Vec::new();
+            for i in 0..lens.len() {
+                let mut r1 = pt2pt::isend(sc, world, SendBuf::bytes(&firsts[i]), 1, 5, SendMode::Standard).unwrap();
+                pt2pt::cancel(&r1).unwrap();
+                let st = pt2pt::wait(&mut r1).unwrap();
+                check!(rank, st.cancelled, "send of {} bytes not cancelled", lens[i]);
+                pending.push(pt2pt::isend(sc, world, SendBuf::bytes(&seconds[i]), 1, 5, SendMode::Standard).unwrap());
+            }
+            barrier(world);
+            let mut sts = vec![Status::EMPTY; pending.len()];
+            pt2pt::waitall(&mut pending, &mut sts).unwrap();
+            check!(rank, sts.iter().all(|s| !s.cancelled), "uncancelled sends report cancelled");
+        });
     } else if rank == 1 {
         barrier(world);
         for len in [16usize, 2 << 20] {
@@ -324,8 +325,8 @@ fn persistent(world: &Comm) {
     // SAFETY: `out` and `inb` outlive the requests, which are freed below.
     let mut reqs = unsafe {
         [
-            pt2pt::recv_init(world, inb.as_mut_ptr() as *mut u8, 8000, left, 9).unwrap(),
-            pt2pt::send_init(world, out.as_ptr() as *const u8, 8000, right, 9, SendMode::Standard).unwrap(),
+            pt2pt::recv_init(&Forever, world, RecvBuf::from_raw(inb.as_mut_ptr() as *mut u8, 8000, None), left, 9).unwrap(),
+            pt2pt::send_init(&Forever, world, SendBuf::from_raw(out.as_ptr() as *const u8, 8000, None), right, 9, SendMode::Standard).unwrap(),
         ]
     };
     for iter in 0..50u64 {
@@ -355,14 +356,15 @@ fn modes(world: &Comm) {
     if rank == 0 {
         // A synchronous send must not complete before the receive is posted.
         let b = [1u8; 8];
-        // SAFETY: `b` outlives the wait below.
-        let mut r = unsafe { pt2pt::isend(world, b.as_ptr(), 8, 1, 1, SendMode::Synchronous) }.unwrap();
-        let t = runtime::wtime();
-        while runtime::wtime() - t < 0.3 {
-            check!(rank, pt2pt::test(&mut r).unwrap().is_none(), "ssend completed before the receive was posted");
-        }
-        pt2pt::send(world, &[0u8], 1, 2, SendMode::Standard).unwrap(); // "go ahead"
-        pt2pt::wait(&mut r).unwrap();
+        buf::scope(|sc| {
+            let mut r = pt2pt::isend(sc, world, SendBuf::bytes(&b), 1, 1, SendMode::Synchronous).unwrap();
+            let t = runtime::wtime();
+            while runtime::wtime() - t < 0.3 {
+                check!(rank, pt2pt::test(&mut r).unwrap().is_none(), "ssend completed before the receive was posted");
+            }
+            pt2pt::send(world, &[0u8], 1, 2, SendMode::Standard).unwrap(); // "go ahead"
+            pt2pt::wait(&mut r).unwrap();
+        });
         // Buffered sends: no buffer -> MPI_ERR_BUFFER; with one, they complete at once.
         let err = pt2pt::send(world, &b, 1, 3, SendMode::Buffered).unwrap_err();
         check!(rank, err.class == ErrorClass::Buffer, "bsend without buffer: {err}");
@@ -401,29 +403,31 @@ fn waitfamily(world: &Comm) {
     let n = world.size();
     if rank == 0 {
         let mut bufs = vec![[0u32; 4]; (n - 1) as usize];
-        let mut reqs: Vec<Request> = bufs
-            .iter_mut()
-            .enumerate()
-            // SAFETY: `bufs` outlives every wait below.
-            .map(|(i, b)| unsafe { pt2pt::irecv(world, b.as_mut_ptr() as *mut u8, 16, i as i32 + 1, 0) }.unwrap())
-            .collect();
-        let mut seen = vec![false; reqs.len()];
-        let mut got = 0;
-        while got < reqs.len() {
-            if got % 2 == 0 {
-                let (i, st) = pt2pt::waitany(&mut reqs).unwrap().unwrap();
-                check!(rank, st.source == i as i32 + 1 && !seen[i], "waitany index {i} source {}", st.source);
-                seen[i] = true;
-                got += 1;
-            } else {
-                let done = pt2pt::waitsome(&mut reqs).unwrap().unwrap();
-                for (i, st) in done {
-                    check!(rank, st.unwrap().source == i as i32 + 1 && !seen[i], "waitsome index {i}");
+        let mut reqs: Vec<Request> = Vec::new();
+        buf::scope(|sc| {
+            reqs = bufs
+                .iter_mut()
+                .enumerate()
+                .map(|(i, b)| pt2pt::irecv(sc, world, RecvBuf::bytes(as_bytes_mut(b)), i as i32 + 1, 0).unwrap())
+                .collect();
+            let mut seen = vec![false; reqs.len()];
+            let mut got = 0;
+            while got < reqs.len() {
+                if got % 2 == 0 {
+                    let (i, st) = pt2pt::waitany(&mut reqs).unwrap().unwrap();
+                    check!(rank, st.source == i as i32 + 1 && !seen[i], "waitany index {i} source {}", st.source);
                     seen[i] = true;
                     got += 1;
+                } else {
+                    let done = pt2pt::waitsome(&mut reqs).unwrap().unwrap();
+                    for (i, st) in done {
+                        check!(rank, st.unwrap().source == i as i32 + 1 && !seen[i], "waitsome index {i}");
+                        seen[i] = true;
+                        got += 1;
+                    }
                 }
             }
-        }
+        });
         for (i, b) in bufs.iter().enumerate() {
             check!(rank, *b == [i as u32 + 1; 4], "payload from {}", i + 1);
         }
@@ -438,8 +442,7 @@ fn waitfamily(world: &Comm) {
 }
 
 fn bytes(v: &[u32]) -> &[u8] {
-    // SAFETY: u32 has no padding; the byte view covers exactly the same memory.
-    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) }
+    oxmpi_core::buf::as_bytes(v)
 }
 
 /// MPI_THREAD_MULTIPLE: four threads per rank exchange with the neighbours
@@ -529,27 +532,23 @@ fn shared_copy(world: &Comm) {
                 b
             })
             .collect();
-        let mut reqs: Vec<Request> = (0..K)
-            .map(|k| {
-                // SAFETY: `bufs` outlives the waitall below.
-                unsafe { pt2pt::isend(world, bufs[k].as_ptr(), n, 1, 50 + k as i32, SendMode::Standard) }.unwrap()
-            })
-            .collect();
-        let mut sts = vec![Status::EMPTY; K];
-        pt2pt::waitall(&mut reqs, &mut sts).unwrap();
+        buf::scope(|sc| {
+            let mut reqs: Vec<Request> = (0..K).map(|k| pt2pt::isend(sc, world, SendBuf::bytes(&bufs[k][..n]), 1, 50 + k as i32, SendMode::Standard).unwrap()).collect();
+            let mut sts = vec![Status::EMPTY; K];
+            pt2pt::waitall(&mut reqs, &mut sts).unwrap();
+        });
     } else if rank == 1 {
         let mut bufs = vec![vec![0u8; n]; K];
-        let mut reqs: Vec<Request> = bufs
-            .iter_mut()
-            .enumerate()
-            .rev()
-            .map(|(k, b)| {
-                // SAFETY: `bufs` outlives the waitall below and is not touched until then.
-                unsafe { pt2pt::irecv(world, b.as_mut_ptr(), n, 0, 50 + k as i32) }.unwrap()
-            })
-            .collect();
-        let mut sts = vec![Status::EMPTY; K];
-        pt2pt::waitall(&mut reqs, &mut sts).unwrap();
+        buf::scope(|sc| {
+            let mut reqs: Vec<Request> = bufs
+                .iter_mut()
+                .enumerate()
+                .rev()
+                .map(|(k, b)| pt2pt::irecv(sc, world, RecvBuf::bytes(&mut b[..n]), 0, 50 + k as i32).unwrap())
+                .collect();
+            let mut sts = vec![Status::EMPTY; K];
+            pt2pt::waitall(&mut reqs, &mut sts).unwrap();
+        });
         for (k, b) in bufs.iter().enumerate() {
             let mut want = vec![0u8; n];
             Rng::fill(200 + k as u64, &mut want);
@@ -565,10 +564,11 @@ fn shared_copy(world: &Comm) {
     if rank == 0 {
         let mut b = vec![0u8; n];
         Rng::fill(300, &mut b);
-        // SAFETY: `b` outlives the wait below.
-        let mut r = unsafe { pt2pt::isend(world, b.as_ptr(), n, 1, 99, SendMode::Standard) }.unwrap();
-        std::thread::sleep(std::time::Duration::from_secs(2));
-        pt2pt::wait(&mut r).unwrap();
+        buf::scope(|sc| {
+            let mut r = pt2pt::isend(sc, world, SendBuf::bytes(&b[..n]), 1, 99, SendMode::Standard).unwrap();
+            std::thread::sleep(std::time::Duration::from_secs(2));
+            pt2pt::wait(&mut r).unwrap();
+        });
     } else if rank == 1 {
         let mut b = vec![0u8; n];
         let t = std::time::Instant::now();
@@ -591,11 +591,13 @@ fn selfsend(world: &Comm) {
     check!(rank, b == small, "small self message");
     let big = vec![5u8; 3 << 20];
     let mut bb = vec![0u8; 3 << 20];
-    // SAFETY: buffers outlive the waits.
-    let mut s = unsafe { pt2pt::isend(world, big.as_ptr(), big.len(), rank, 2, SendMode::Standard) }.unwrap();
-    check!(rank, pt2pt::test(&mut s).unwrap().is_none(), "large self send completed unmatched");
-    let st = pt2pt::recv(world, &mut bb, rank, 2).unwrap();
-    pt2pt::wait(&mut s).unwrap();
+    let st = buf::scope(|sc| {
+        let mut s = pt2pt::isend(sc, world, SendBuf::bytes(&big), rank, 2, SendMode::Standard).unwrap();
+        check!(rank, pt2pt::test(&mut s).unwrap().is_none(), "large self send completed unmatched");
+        let st = pt2pt::recv(world, &mut bb, rank, 2).unwrap();
+        pt2pt::wait(&mut s).unwrap();
+        st
+    });
     check!(rank, st.count_bytes == big.len() && bb == big, "large self message");
     let st = pt2pt::sendrecv(world, &small, rank, 3, &mut b, rank, 3).unwrap();
     check!(rank, st.source == rank && b == small, "self sendrecv");
@@ -644,35 +646,29 @@ fn typed(world: &Comm) {
     let matrix: Vec<i32> = (0..(rows * cols) as i32).collect();
     if rank == 0 {
         // Column 7 as one vector element, to a contiguous receive.
-        // SAFETY: `matrix` covers the vector's type map starting at column 7.
-        unsafe { pt2pt::send_typed(world, matrix[7..].as_ptr() as *const u8, 1, &column, 1, 1, SendMode::Standard) }.unwrap();
+        pt2pt::send_typed(world, SendBuf::typed(buf::as_bytes(&matrix[7..][..]), 1, &column).unwrap(), 1, 1, SendMode::Standard).unwrap();
         // 100 ints contiguous, to a column receive on the other side.
         let v: Vec<i32> = (0..rows as i32).map(|i| -i).collect();
-        // SAFETY: `v` holds 100 ints.
-        unsafe { pt2pt::send_typed(world, v.as_ptr() as *const u8, rows, &int, 1, 2, SendMode::Standard) }.unwrap();
+        pt2pt::send_typed(world, SendBuf::typed(buf::as_bytes(&v[..]), rows, &int).unwrap(), 1, 2, SendMode::Standard).unwrap();
         // A big strided message: every other double of 1M (rendezvous path).
         let dbl = Datatype::predefined(Primitive::Double);
         let strided = Datatype::vector(1 << 19, 1, 2, &dbl).unwrap();
         strided.commit();
         let big: Vec<f64> = (0..1 << 20).map(|i| i as f64).collect();
-        // SAFETY: `big` covers the whole vector.
-        unsafe { pt2pt::send_typed(world, big.as_ptr() as *const u8, 1, &strided, 1, 3, SendMode::Standard) }.unwrap();
+        pt2pt::send_typed(world, SendBuf::typed(buf::as_bytes(&big[..]), 1, &strided).unwrap(), 1, 3, SendMode::Standard).unwrap();
         // Uncommitted datatype: MPI_ERR_TYPE naming the call.
         let raw = Datatype::contiguous(2, &int).unwrap();
-        // SAFETY: not reached past validation.
-        let err = unsafe { pt2pt::send_typed(world, v.as_ptr() as *const u8, 1, &raw, 1, 4, SendMode::Standard) }.unwrap_err();
+        let err = pt2pt::send_typed(world, SendBuf::typed(buf::as_bytes(&v[..]), 1, &raw).unwrap(), 1, 4, SendMode::Standard).unwrap_err();
         check!(rank, err.class == ErrorClass::Type && err.message.contains("commit"), "{err}");
     } else if rank == 1 {
         let mut col = vec![0i32; rows];
-        // SAFETY: `col` holds 100 ints.
-        let st = unsafe { pt2pt::recv_typed(world, col.as_mut_ptr() as *mut u8, rows, &int, 0, 1) }.unwrap();
+        let st = pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut col[..]), rows, &int).unwrap(), 0, 1).unwrap();
         check!(rank, st.count_bytes == rows * 4 && int.get_count(st.count_bytes) == Some(rows), "count {st:?}");
         for (i, v) in col.iter().enumerate() {
             check!(rank, *v == (i * cols + 7) as i32, "column element {i} = {v}");
         }
         let mut m = vec![0i32; rows * cols];
-        // SAFETY: `m` covers the column type map at offset 3.
-        let st = unsafe { pt2pt::recv_typed(world, m[3..].as_mut_ptr() as *mut u8, 1, &column, 0, 2) }.unwrap();
+        let st = pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut m[3..][..]), 1, &column).unwrap(), 0, 2).unwrap();
         check!(rank, column.get_count(st.count_bytes) == Some(1), "column count");
         for r in 0..rows {
             for c in 0..cols {
@@ -682,8 +678,7 @@ fn typed(world: &Comm) {
         }
         let dbl = Datatype::predefined(Primitive::Double);
         let mut half = vec![0f64; 1 << 19];
-        // SAFETY: `half` holds 2^19 doubles.
-        unsafe { pt2pt::recv_typed(world, half.as_mut_ptr() as *mut u8, 1 << 19, &dbl, 0, 3) }.unwrap();
+        pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut half[..]), 1 << 19, &dbl).unwrap(), 0, 3).unwrap();
         check!(rank, half.iter().enumerate().all(|(i, v)| *v == (2 * i) as f64), "strided doubles");
     }
     // The seed's MPI_UB trick: one int stretched to a whole row, so consecutive
@@ -692,12 +687,10 @@ fn typed(world: &Comm) {
     ub.commit();
     check!(rank, ub.extent() == (cols * 4) as isize && ub.size() == 4, "MPI_UB struct extent {}", ub.extent());
     if rank == 0 {
-        // SAFETY: rows elements of extent one row each stay inside `matrix` from column 5.
-        unsafe { pt2pt::send_typed(world, matrix[5..].as_ptr() as *const u8, rows, &ub, 1, 5, SendMode::Standard) }.unwrap();
+        pt2pt::send_typed(world, SendBuf::typed(buf::as_bytes(&matrix[5..][..]), rows, &ub).unwrap(), 1, 5, SendMode::Standard).unwrap();
     } else if rank == 1 {
         let mut col = vec![0i32; rows];
-        // SAFETY: `col` holds 100 ints.
-        unsafe { pt2pt::recv_typed(world, col.as_mut_ptr() as *mut u8, rows, &int, 0, 5) }.unwrap();
+        pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut col[..]), rows, &int).unwrap(), 0, 5).unwrap();
         for (i, v) in col.iter().enumerate() {
             check!(rank, *v == (i * cols + 5) as i32, "MPI_UB column element {i} = {v}");
         }
@@ -756,19 +749,20 @@ fn signature(world: &Comm) {
         // Sends to self, both orders of send and receive.
         {
             let sent = doubles(n, k);
-            // SAFETY: `sent` holds n doubles and outlives the wait below.
-            let mut s = unsafe { pt2pt::isend_typed(world, sent.as_ptr() as *const u8, n, &dbl, rank, base + 9, SendMode::Standard) }.unwrap();
             let mut got = vec![SENTINEL; 2 * n];
-            // SAFETY: `got` holds 2n ints.
-            let res = unsafe { pt2pt::recv_typed(world, got.as_mut_ptr() as *mut u8, 2 * n, &int, rank, base + 9) };
-            pt2pt::wait(&mut s).unwrap();
+            let res = buf::scope(|sc| {
+                let mut s = pt2pt::isend(sc, world, SendBuf::typed(buf::as_bytes(&sent[..]), n, &dbl).unwrap(), rank, base + 9, SendMode::Standard).unwrap();
+                let res = pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut got[..]), 2 * n, &int).unwrap(), rank, base + 9);
+                pt2pt::wait(&mut s).unwrap();
+                res
+            });
             expect_mismatch(res, &got, &sent, rank, base + 9, &format!("self, {n} doubles"));
             let mut got = vec![SENTINEL; 2 * n];
-            // SAFETY: `got` holds 2n ints and outlives the wait below.
-            let mut r = unsafe { pt2pt::irecv_typed(world, got.as_mut_ptr() as *mut u8, 2 * n, &int, rank, base + 8) }.unwrap();
-            // SAFETY: `sent` holds n doubles.
-            unsafe { pt2pt::send_typed(world, sent.as_ptr() as *const u8, n, &dbl, rank, base + 8, SendMode::Standard) }.unwrap();
-            let res = pt2pt::wait(&mut r);
+            let res = buf::scope(|sc| {
+                let mut r = pt2pt::irecv(sc, world, RecvBuf::typed(as_bytes_mut(&mut got[..]), 2 * n, &int).unwrap(), rank, base + 8).unwrap();
+                pt2pt::send_typed(world, SendBuf::typed(buf::as_bytes(&sent[..]), n, &dbl).unwrap(), rank, base + 8, SendMode::Standard).unwrap();
+                pt2pt::wait(&mut r)
+            });
             expect_mismatch(res, &got, &sent, rank, base + 8, &format!("self posted, {n} doubles"));
         }
         if world.size() < 2 || rank > 1 {
@@ -779,25 +773,23 @@ fn signature(world: &Comm) {
         if rank == 1 {
             // Posted before the message arrives.
             let mut got = vec![SENTINEL; 2 * n];
-            // SAFETY: `got` holds 2n ints and outlives the wait below.
-            let mut r = unsafe { pt2pt::irecv_typed(world, got.as_mut_ptr() as *mut u8, 2 * n, &int, 0, base + 1) }.unwrap();
-            barrier(world);
-            let res = pt2pt::wait(&mut r);
+            let res = buf::scope(|sc| {
+                let mut r = pt2pt::irecv(sc, world, RecvBuf::typed(as_bytes_mut(&mut got[..]), 2 * n, &int).unwrap(), 0, base + 1).unwrap();
+                barrier(world);
+                pt2pt::wait(&mut r)
+            });
             let sent = doubles(n, 1);
             expect_mismatch(res, &got, &sent, 0, base + 1, &format!("posted, {n} doubles"));
             // Unexpected: the messages are all there before the receives.
             barrier(world);
             let mut got = vec![SENTINEL; 2 * n];
-            // SAFETY: `got` holds 2n ints.
-            let res = unsafe { pt2pt::recv_typed(world, got.as_mut_ptr() as *mut u8, 2 * n, &int, 0, base + 2) };
+            let res = pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut got[..]), 2 * n, &int).unwrap(), 0, base + 2);
             expect_mismatch(res, &got, &doubles(n, 2), 0, base + 2, &format!("unexpected synchronous, {n} doubles"));
             let mut got = vec![0u8; 8 * n];
-            // SAFETY: `got` holds 8n bytes.
-            let st = unsafe { pt2pt::recv_typed(world, got.as_mut_ptr(), 8 * n, &byte, 0, base + 3) }.unwrap();
+            let st = pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut got[..]), 8 * n, &byte).unwrap(), 0, base + 3).unwrap();
             check!(rank, st.count_bytes == 8 * n && got == as_bytes(&doubles(n, 3)), "MPI_BYTE receive of {n} doubles");
             let mut got = vec![0f64; n];
-            // SAFETY: `got` holds n doubles.
-            unsafe { pt2pt::recv_typed(world, got.as_mut_ptr() as *mut u8, n, &dbl, 0, base + 4) }.unwrap();
+            pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut got[..]), n, &dbl).unwrap(), 0, base + 4).unwrap();
             check!(rank, got == doubles(n, 4), "MPI_DOUBLE receive of {n} doubles");
             // Plain byte receive of a typed message: never checked.
             let mut got = vec![0u8; 8 * n];
@@ -806,21 +798,21 @@ fn signature(world: &Comm) {
         } else {
             barrier(world);
             let sent = doubles(n, 1);
-            // SAFETY: `sent` holds n doubles.
-            unsafe { pt2pt::send_typed(world, sent.as_ptr() as *const u8, n, &dbl, 1, base + 1, SendMode::Standard) }.unwrap();
+            pt2pt::send_typed(world, SendBuf::typed(buf::as_bytes(&sent[..]), n, &dbl).unwrap(), 1, base + 1, SendMode::Standard).unwrap();
             let bufs: Vec<Vec<f64>> = (2..=5).map(|i| doubles(n, i)).collect();
-            let mut reqs = Vec::new();
-            for (i, b) in bufs.iter().enumerate() {
-                let tag = base + 2 + i as i32;
-                let mode = if i == 0 { SendMode::Synchronous } else { SendMode::Standard };
-                // SAFETY: `bufs` outlives the waitall below.
-                reqs.push(unsafe { pt2pt::isend_typed(world, b.as_ptr() as *const u8, n, &dbl, 1, tag, mode) }.unwrap());
-            }
-            // Let the eager ones land in the unexpected queue first.
-            std::thread::sleep(std::time::Duration::from_millis(20));
-            barrier(world);
-            let mut statuses = vec![Status::EMPTY; reqs.len()];
-            pt2pt::waitall(&mut reqs, &mut statuses).unwrap();
+            buf::scope(|sc| {
+                let mut reqs = Vec::new();
+                for (i, b) in bufs.iter().enumerate() {
+                    let tag = base + 2 + i as i32;
+                    let mode = if i == 0 { SendMode::Synchronous } else { SendMode::Standard };
+                    reqs.push(pt2pt::isend(sc, world, SendBuf::typed(buf::as_bytes(&b[..]), n, &dbl).unwrap(), 1, tag, mode).unwrap());
+                }
+                // Let the eager ones land in the unexpected queue first.
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                barrier(world);
+                let mut statuses = vec![Status::EMPTY; reqs.len()];
+                pt2pt::waitall(&mut reqs, &mut statuses).unwrap();
+            });
         }
     }
 }
@@ -890,43 +882,42 @@ fn signature_mixed(world: &Comm) {
     };
     let packed = |dt: &Datatype, count: usize, buf: &[u8]| -> Vec<u8> {
         let mut out = vec![0u8; dt.size() * count];
-        // SAFETY: `buf` covers `count` elements of `dt` (built by `send_buf`'s rule).
-        unsafe { dt.pack(buf.as_ptr(), count, &mut out) };
+        buf::pack(SendBuf::typed(buf, count, dt).unwrap(), &mut out, &mut 0).unwrap();
         out
     };
-    let mut sends = Vec::new();
     let bufs: Vec<Vec<u8>> = cases.iter().enumerate().map(|(i, &(s, c, ..))| send_buf(s, c, i)).collect();
-    for (i, &(sdt, scount, rdt, rcount, want, text)) in cases.iter().enumerate() {
-        let tag = 100 + i as i32;
-        let what = format!("case {i}: {scount} x {:?} into {rcount} x {:?}", sdt.signature(), rdt.signature());
-        if rank == src {
-            // SAFETY: `bufs[i]` covers the send and outlives the waits below.
-            sends.push(unsafe { pt2pt::isend_typed(world, bufs[i].as_ptr(), scount, sdt, dst, tag, SendMode::Standard) }.unwrap());
-        }
-        if rank != dst {
-            continue;
-        }
-        let mut got = vec![SENTINEL; send_buf(rdt, rcount, 0).len()];
-        // SAFETY: `got` covers `rcount` elements of `rdt`.
-        let res = unsafe { pt2pt::recv_typed(world, got.as_mut_ptr(), rcount, rdt, src, tag) };
-        let sent = packed(sdt, scount, &bufs[i]);
-        let want = if want == Type && !checking { Fine } else { want };
-        match (want, res) {
-            (Fine, Ok(st)) => {
-                check!(rank, st.count_bytes == sent.len(), "{what}: count {} of {}", st.count_bytes, sent.len());
-                check!(rank, packed(rdt, rcount, &got)[..sent.len()] == sent[..], "{what}: data differs");
+    buf::scope(|sc| {
+        let mut sends = Vec::new();
+        for (i, &(sdt, scount, rdt, rcount, want, text)) in cases.iter().enumerate() {
+            let tag = 100 + i as i32;
+            let what = format!("case {i}: {scount} x {:?} into {rcount} x {:?}", sdt.signature(), rdt.signature());
+            if rank == src {
+                sends.push(pt2pt::isend(sc, world, SendBuf::typed(&bufs[i], scount, sdt).unwrap(), dst, tag, SendMode::Standard).unwrap());
             }
-            (Type, Err(e)) => {
-                check!(rank, e.class == ErrorClass::Type, "{what}: wanted MPI_ERR_TYPE, got {e}");
-                let head = format!("MPI_Recv: type signature mismatch: the message from rank {src} (tag {tag}) ");
-                check!(rank, e.message.starts_with(&head) && e.message.contains(text), "{what}: message: {}", e.message);
-                check!(rank, got.iter().all(|&b| b == SENTINEL), "{what}: data delivered despite the mismatch");
+            if rank != dst {
+                continue;
             }
-            (Truncate, Err(e)) => check!(rank, e.class == ErrorClass::Truncate, "{what}: wanted MPI_ERR_TRUNCATE, got {e}"),
-            (want, res) => check!(rank, false, "{what}: wanted {want:?}, got {res:?}"),
+            let mut got = vec![SENTINEL; send_buf(rdt, rcount, 0).len()];
+            let res = pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut got[..]), rcount, rdt).unwrap(), src, tag);
+            let sent = packed(sdt, scount, &bufs[i]);
+            let want = if want == Type && !checking { Fine } else { want };
+            match (want, res) {
+                (Fine, Ok(st)) => {
+                    check!(rank, st.count_bytes == sent.len(), "{what}: count {} of {}", st.count_bytes, sent.len());
+                    check!(rank, packed(rdt, rcount, &got)[..sent.len()] == sent[..], "{what}: data differs");
+                }
+                (Type, Err(e)) => {
+                    check!(rank, e.class == ErrorClass::Type, "{what}: wanted MPI_ERR_TYPE, got {e}");
+                    let head = format!("MPI_Recv: type signature mismatch: the message from rank {src} (tag {tag}) ");
+                    check!(rank, e.message.starts_with(&head) && e.message.contains(text), "{what}: message: {}", e.message);
+                    check!(rank, got.iter().all(|&b| b == SENTINEL), "{what}: data delivered despite the mismatch");
+                }
+                (Truncate, Err(e)) => check!(rank, e.class == ErrorClass::Truncate, "{what}: wanted MPI_ERR_TRUNCATE, got {e}"),
+                (want, res) => check!(rank, false, "{what}: wanted {want:?}, got {res:?}"),
+            }
         }
-    }
-    let mut statuses = vec![Status::EMPTY; sends.len()];
-    pt2pt::waitall(&mut sends, &mut statuses).unwrap();
+        let mut statuses = vec![Status::EMPTY; sends.len()];
+        pt2pt::waitall(&mut sends, &mut statuses).unwrap();
+    });
     barrier(world);
 }

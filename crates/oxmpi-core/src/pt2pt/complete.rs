@@ -1,0 +1,282 @@
+//! Completion: wait, test and their families, request status, free and cancel.
+
+use super::*;
+
+// ----- completion ---------------------------------------------------------------
+
+/// What a finished request reports, consuming it unless it is persistent.
+pub(super) fn finish(st: &mut crate::engine::State, r: &mut Request) -> Result<Status> {
+    let entry = st.req_mut(*r).unwrap();
+    if let ReqKind::Persistent { active, .. } = &mut entry.kind {
+        // Inactive after completion; the operation's own request is dropped.
+        let inner = active.take();
+        return match inner {
+            Some(mut i) => finish(st, &mut i),
+            None => Ok(Status::NULL),
+        };
+    }
+    let e = st.remove_request(*r).unwrap();
+    *r = Request::NULL;
+    match e.error {
+        // A receive that matched a message keeps reporting it (source, tag, count).
+        Some(err) if e.status.source >= 0 && err.status.is_none() => Err(err.with_status(e.status)),
+        Some(err) => Err(err),
+        None => Ok(e.status),
+    }
+}
+
+/// Whether request `r` has completed; errors on a stale or foreign handle.
+pub(super) fn is_done(st: &crate::engine::State, r: Request, call: &str) -> Result<bool> {
+    match st.req(r) {
+        None => Err(MpiError::arg(ErrorClass::Request, call, "request", "not a live request (already completed or freed?)")),
+        Some(e) => match &e.kind {
+            ReqKind::Persistent { active: None, .. } => Ok(true),
+            ReqKind::Persistent { active: Some(i), .. } => Ok(st.req(*i).is_none_or(|x| x.done)),
+            _ => Ok(e.done),
+        },
+    }
+}
+
+pub(super) fn wait_named(r: &mut Request, call: &str) -> Result<Status> {
+    wait_described(r, call, &|| None)
+}
+
+/// [`wait_named`] for a blocking call that can say what it is, should it
+/// block for long (`desc` runs only then: nothing is recorded on the way).
+pub(super) fn wait_described(r: &mut Request, call: &str, desc: &dyn Fn() -> Option<crate::diag::Call>) -> Result<Status> {
+    if r.is_null() {
+        return Ok(Status::NULL);
+    }
+    let e = engine()?;
+    e.wait_until_described(desc, |st| match is_done(st, *r, call) {
+        Err(err) => Some(Err(err)),
+        Ok(false) => None,
+        Ok(true) => Some(finish(st, r)),
+    })
+}
+
+/// MPI_Wait. A non-persistent request becomes [`Request::NULL`].
+pub fn wait(r: &mut Request) -> Result<Status> {
+    wait_named(r, "MPI_Wait")
+}
+
+/// MPI_Test: `Some(status)` once complete.
+pub fn test(r: &mut Request) -> Result<Option<Status>> {
+    if r.is_null() {
+        return Ok(Some(Status::NULL));
+    }
+    let e = engine()?;
+    e.with_progress(|st| match is_done(st, *r, "MPI_Test")? {
+        false => Ok(None),
+        true => finish(st, r).map(Some),
+    })
+}
+
+/// Stores the outcome of request `i` into `statuses[i]`, remembering the first error.
+pub(super) fn record(res: Result<Status>, status: &mut Status, first_err: &mut Option<MpiError>) {
+    match res {
+        Ok(s) => *status = s,
+        Err(err) => {
+            if let Some(s) = err.status {
+                *status = s;
+            }
+            status.error = err.class.code();
+            if first_err.is_none() {
+                *first_err = Some(err);
+            }
+        }
+    }
+}
+
+pub(super) fn in_status_error(call: &str, first: MpiError) -> MpiError {
+    MpiError::new(ErrorClass::InStatus, format!("{call}: a request failed, see its status: {}", first.message))
+}
+
+/// MPI_Waitall. On failure the error class is MPI_ERR_IN_STATUS and each
+/// status's `error` tells which requests failed.
+pub fn waitall(reqs: &mut [Request], statuses: &mut [Status]) -> Result<()> {
+    assert!(statuses.len() >= reqs.len(), "waitall: statuses shorter than requests");
+    let e = engine()?;
+    let mut first_err = None;
+    for s in statuses.iter_mut().take(reqs.len()) {
+        *s = Status::NULL;
+    }
+    // Requests before `first_open` are all finished: each look starts at the first
+    // open one and stops at the first still running (requests mostly complete in
+    // order, so a wait over a window of n requests costs O(n), not O(n) per poll).
+    let mut first_open = 0;
+    e.wait_until_draining(|st| {
+        while first_open < reqs.len() {
+            let i = first_open;
+            let r = &mut reqs[i];
+            if !r.is_null() {
+                match is_done(st, *r, "MPI_Waitall") {
+                    Err(err) => record(Err(err), &mut statuses[i], &mut first_err),
+                    Ok(false) => return None,
+                    Ok(true) => {
+                        // (A persistent request stays non-null, inactive: never looked at again.)
+                        let res = finish(st, r);
+                        record(res, &mut statuses[i], &mut first_err);
+                    }
+                }
+            }
+            first_open += 1;
+        }
+        Some(())
+    });
+    match first_err {
+        Some(err) => Err(in_status_error("MPI_Waitall", err)),
+        None => Ok(()),
+    }
+}
+
+/// MPI_Testall: `true` (and statuses filled) only when all are complete.
+pub fn testall(reqs: &mut [Request], statuses: &mut [Status]) -> Result<bool> {
+    let e = engine()?;
+    let ready = e.with_progress(|st| -> Result<bool> {
+        for r in reqs.iter() {
+            if !r.is_null() && !is_done(st, *r, "MPI_Testall")? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    })?;
+    if !ready {
+        return Ok(false);
+    }
+    waitall(reqs, statuses)?;
+    Ok(true)
+}
+
+/// Finds one complete request among `reqs` (first in order), finishing it.
+pub(super) fn take_one(st: &mut crate::engine::State, reqs: &mut [Request], call: &str) -> Result<Option<Option<(usize, Status)>>> {
+    let mut any_active = false;
+    for (i, r) in reqs.iter_mut().enumerate() {
+        if r.is_null() {
+            continue;
+        }
+        if matches!(st.req(*r).map(|x| &x.kind), Some(ReqKind::Persistent { active: None, .. })) {
+            continue;
+        }
+        any_active = true;
+        if is_done(st, *r, call)? {
+            return finish(st, r).map(|s| Some(Some((i, s))));
+        }
+    }
+    Ok(if any_active { None } else { Some(None) })
+}
+
+/// MPI_Waitany: `None` when no request is active (MPI_UNDEFINED).
+pub fn waitany(reqs: &mut [Request]) -> Result<Option<(usize, Status)>> {
+    let e = engine()?;
+    e.wait_until(|st| match take_one(st, reqs, "MPI_Waitany") {
+        Err(err) => Some(Err(err)),
+        Ok(None) => None,
+        Ok(Some(found)) => Some(Ok(found)),
+    })
+}
+
+/// MPI_Testany: `Ok(None)` if nothing completed, `Ok(Some(None))` if no request is active.
+pub fn testany(reqs: &mut [Request]) -> Result<Option<Option<(usize, Status)>>> {
+    let e = engine()?;
+    e.with_progress(|st| take_one(st, reqs, "MPI_Testany"))
+}
+
+/// Finishes every complete request; `None` when no request is active.
+pub(super) fn take_some(st: &mut crate::engine::State, reqs: &mut [Request], call: &str, out: &mut Vec<(usize, Result<Status>)>) -> Result<bool> {
+    let mut any_active = false;
+    for (i, r) in reqs.iter_mut().enumerate() {
+        if r.is_null() || matches!(st.req(*r).map(|x| &x.kind), Some(ReqKind::Persistent { active: None, .. })) {
+            continue;
+        }
+        any_active = true;
+        if is_done(st, *r, call)? {
+            out.push((i, finish(st, r)));
+        }
+    }
+    Ok(any_active)
+}
+
+/// MPI_Waitsome: the indices and statuses of the requests that completed
+/// (at least one), or `None` when no request is active.
+pub fn waitsome(reqs: &mut [Request]) -> Result<Option<Vec<(usize, Result<Status>)>>> {
+    let e = engine()?;
+    e.wait_until_draining(|st| {
+        let mut out = Vec::new();
+        match take_some(st, reqs, "MPI_Waitsome", &mut out) {
+            Err(err) => Some(Err(err)),
+            Ok(false) => Some(Ok(None)),
+            Ok(true) if out.is_empty() => None,
+            Ok(true) => Some(Ok(Some(out))),
+        }
+    })
+}
+
+/// MPI_Testsome: like [`waitsome`] but returns an empty list at once if none completed.
+pub fn testsome(reqs: &mut [Request]) -> Result<Option<Vec<(usize, Result<Status>)>>> {
+    let e = engine()?;
+    e.with_progress(|st| {
+        let mut out = Vec::new();
+        Ok(take_some(st, reqs, "MPI_Testsome", &mut out)?.then_some(out))
+    })
+}
+
+/// MPI_Request_get_status: completion without freeing the request.
+pub fn request_get_status(r: Request) -> Result<Option<Status>> {
+    if r.is_null() {
+        return Ok(Some(Status::NULL));
+    }
+    let e = engine()?;
+    e.with_progress(|st| {
+        if !is_done(st, r, "MPI_Request_get_status")? {
+            return Ok(None);
+        }
+        let entry = st.req(r).unwrap();
+        Ok(Some(match &entry.kind {
+            ReqKind::Persistent { active: Some(i), .. } => st.req(*i).map(|x| x.status).unwrap_or(Status::EMPTY),
+            ReqKind::Persistent { active: None, .. } => Status::NULL,
+            _ => entry.status,
+        }))
+    })
+}
+
+/// MPI_Request_free: the operation goes on, the handle becomes null.
+pub fn request_free(r: &mut Request) -> Result<()> {
+    if r.is_null() {
+        return Err(MpiError::arg(ErrorClass::Request, "MPI_Request_free", "request", "MPI_REQUEST_NULL"));
+    }
+    let e = engine()?;
+    let mut st = e.lock();
+    let entry = st
+        .req_mut(*r)
+        .ok_or_else(|| MpiError::arg(ErrorClass::Request, "MPI_Request_free", "request", "not a live request"))?;
+    if let ReqKind::Persistent { active, .. } = &mut entry.kind {
+        let inner = active.take();
+        st.remove_request(*r);
+        if let Some(i) = inner {
+            st.detach(i);
+        }
+    } else {
+        st.detach(*r);
+    }
+    *r = Request::NULL;
+    Ok(())
+}
+
+/// MPI_Cancel: a pending receive is withdrawn; a send is withdrawn if the
+/// receiver has not matched it yet. Completion still needs wait/test, whose
+/// status then says whether it was cancelled.
+pub fn cancel(r: &Request) -> Result<()> {
+    if r.is_null() {
+        return Err(MpiError::arg(ErrorClass::Request, "MPI_Cancel", "request", "MPI_REQUEST_NULL"));
+    }
+    let e = engine()?;
+    e.with_progress(|st| {
+        let target = match st.req(*r).map(|x| &x.kind) {
+            Some(ReqKind::Persistent { active: Some(i), .. }) => *i,
+            Some(ReqKind::Persistent { active: None, .. }) => return Ok(()),
+            _ => *r,
+        };
+        st.cancel(target)
+    })
+}
