@@ -282,6 +282,20 @@ fn a_spawned_child_that_dies_ends_the_job_and_is_named() {
     assert!(ok && out.contains("missing program refused") && out.contains("MPI_ERR_SPAWN"), "{out}");
 }
 
+/// MPI_THREAD_MULTIPLE: three threads per parent rank spawn over their own
+/// duplicates of MPI_COMM_WORLD (different roots) while a fourth spawns over
+/// MPI_COMM_SELF, twice each; every intercommunicator reaches its own
+/// children only (MPICH's threads/spawn/th_taskmanager in miniature).
+#[test]
+fn concurrent_spawns_from_threads_get_their_own_children() {
+    let exe = build("spawn_threads", &["-pthread"]);
+    for n in [1, 2, 3] {
+        let out = run(n, &exe, &[]);
+        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && so.contains(&format!("concurrent spawns passed on {n} parents")), "{n} parents ({:?})\n--- stdout\n{so}\n--- stderr\n{se}", out.status);
+    }
+}
+
 /// A harness-style program: rank 0 prints " No Errors" when every rank's checks passed.
 fn no_errors(n: usize, name: &str) {
     let so = ok(n, name);

@@ -142,10 +142,11 @@ fn real_main() -> i32 {
         }
     };
     let kvsname = format!("kvs_{}_0", sys::getpid());
-    // Removes the job's shared-memory leftovers on every way out of here,
-    // including a panic unwinding through the job loop.
+    // Removes the shared-memory leftovers of the job and of every job it
+    // spawned (`kvs_PID_1`, `kvs_PID_2`, ...: see `job::Job::spawn_job`) on
+    // every way out of here, including a panic unwinding through the job loop.
     let _cleanup = ShmCleanup {
-        prefix: oxmpi_pmi::shm_segment_prefix(&kvsname),
+        prefix: format!("{}_", oxmpi_pmi::shm_segment_prefix(kvsname.trim_end_matches("_0")).trim_end_matches('-')),
     };
     let config = job::JobConfig {
         apps,
