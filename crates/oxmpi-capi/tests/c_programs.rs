@@ -282,6 +282,104 @@ fn a_spawned_child_that_dies_ends_the_job_and_is_named() {
     assert!(ok && out.contains("missing program refused") && out.contains("MPI_ERR_SPAWN"), "{out}");
 }
 
+/// Processes whose environment holds `OXMPI_TEST_MARK=mark` (mpiexec passes
+/// its environment to the ranks and to the processes they spawn).
+fn processes_marked(mark: &str) -> Vec<String> {
+    let want = format!("OXMPI_TEST_MARK={mark}");
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if let Ok(env) = std::fs::read(e.path().join("environ")) {
+            if env.split(|&b| b == 0).any(|v| v == want.as_bytes()) {
+                let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+                found.push(format!("pid {name}: {}", String::from_utf8_lossy(&cmd).replace('\0', " ")));
+            }
+        }
+    }
+    found
+}
+
+/// After mpiexec (pid `pid`) ended: nothing of its job or of the jobs it
+/// spawned (`kvs_PID_J`) is left in /dev/shm, and no process it started lives.
+fn assert_nothing_left(pid: u32, mark: &str, what: &str) {
+    let prefix = format!("oxmpi-kvs_{pid}_");
+    // A process being torn down may take a moment to leave /proc.
+    let mut left = processes_marked(mark);
+    for _ in 0..20 {
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        left = processes_marked(mark);
+    }
+    assert!(left.is_empty(), "{what}: processes left: {left:?}");
+    let shm: Vec<String> = std::fs::read_dir("/dev/shm").unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with(&prefix)).collect();
+    assert!(shm.is_empty(), "{what}: left in /dev/shm: {shm:?}");
+}
+
+/// A job with spawned children leaves no process and no /dev/shm entry
+/// behind, when it ends normally and when a spawned child is killed.
+#[test]
+fn spawned_jobs_leave_no_process_and_no_shared_memory() {
+    use std::io::BufRead;
+    let exe = build("spawn", &[]);
+    let mark = format!("spawn-cleanup-{}", std::process::id());
+    let mpiexec = |args: &[&str]| {
+        Command::new(prefix().join("bin/mpiexec"))
+            .env("OXMPI_TEST_MARK", &mark)
+            .args(["-n", "2"])
+            .arg(&exe)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    // Normal end: 2 parents, 3 children (a job on one host with its own segment).
+    let child = mpiexec(&["parent", "3"]);
+    let pid = child.id();
+    let out = common::wait_with_watchdog(child, Duration::from_secs(120));
+    let so = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && so.contains("child checks passed on 3 children"), "{so}{}", String::from_utf8_lossy(&out.stderr));
+    assert_nothing_left(pid, &mark, "after a normal end");
+
+    // A spawned child killed while the job waits on it.
+    let mut child = mpiexec(&["killed"]);
+    let pid = child.id();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(|l| l.ok()) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let victim = loop {
+        match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(line) => {
+                if let Some(p) = line.split("hang child pid ").nth(1) {
+                    break p.trim().to_string();
+                }
+            }
+            Err(e) => {
+                let _ = child.kill();
+                panic!("no spawned child reported its pid: {e}");
+            }
+        }
+    };
+    assert!(Command::new("kill").args(["-KILL", &victim]).status().unwrap().success());
+    let out = common::wait_with_watchdog(child, Duration::from_secs(60));
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && se.contains("spawned process 0 of spawned job 1") && se.contains("SIGKILL"), "{:?}\n{se}", out.status);
+    assert!(rx.try_iter().all(|l| !l.contains("not reached")));
+    assert_nothing_left(pid, &mark, "after a spawned child was killed");
+}
+
 /// MPI_THREAD_MULTIPLE: three threads per parent rank spawn over their own
 /// duplicates of MPI_COMM_WORLD (different roots) while a fourth spawns over
 /// MPI_COMM_SELF, twice each; every intercommunicator reaches its own
@@ -293,6 +391,21 @@ fn concurrent_spawns_from_threads_get_their_own_children() {
         let out = run(n, &exe, &[]);
         let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         assert!(out.status.success() && so.contains(&format!("concurrent spawns passed on {n} parents")), "{n} parents ({:?})\n--- stdout\n{so}\n--- stderr\n{se}", out.status);
+    }
+}
+
+/// MPI_Comm_join in one thread while another creates communicators: the
+/// joined communicator's context id is held while the two sides agree on it,
+/// so none of the others gets it (messages received from any source on each
+/// communicator reach only it). Communicator creations after joins, on both
+/// sides, are in `connect_accept join`.
+#[test]
+fn join_beside_communicator_creation_in_threads_gets_a_distinct_context() {
+    let exe = build("spawn_threads", &["-pthread"]);
+    for n in [2, 3] {
+        let out = run(n, &exe, &["join"]);
+        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && so.contains("join beside communicator creation passed"), "{n} ranks ({:?})\n--- stdout\n{so}\n--- stderr\n{se}", out.status);
     }
 }
 

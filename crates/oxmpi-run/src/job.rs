@@ -43,6 +43,9 @@ use crate::sys::{self, Exit};
 const FAILURE_GRACE: Duration = Duration::from_millis(500);
 /// Grace period between a forwarded SIGINT/SIGTERM and SIGKILL.
 const SIGNAL_GRACE: Duration = Duration::from_secs(1);
+/// How long an abort for a lost TCP connection waits for the peer's death to
+/// be reaped, so that the dead process is the one named.
+const LOST_PEER_GRACE: Duration = Duration::from_millis(300);
 /// How long to wait, once all ranks are gone, for pipes still held open by
 /// processes the ranks left behind.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(300);
@@ -1059,7 +1062,21 @@ impl Job {
                 exit_code,
                 message,
             } => {
-                let who = self.who(slot(rank));
+                // A rank that lost its connection to a peer aborts because the
+                // peer died (a spawned process, a rank on another host): name
+                // the dead process rather than the messenger. Its death may be
+                // reaped a moment after the abort arrives.
+                if message.as_deref().is_some_and(|m| m.contains("lost a TCP connection")) {
+                    let until = Instant::now() + LOST_PEER_GRACE;
+                    loop {
+                        self.reap();
+                        if self.ending != Ending::Running || Instant::now() >= until {
+                            break;
+                        }
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                }
+                let who = self.who(self.first_slot[j] + rank as usize);
                 let detail = message.map(|m| format!(" ({m})")).unwrap_or_default();
                 self.fail(
                     &format!("{who} called MPI_Abort with exit code {exit_code}{detail}"),

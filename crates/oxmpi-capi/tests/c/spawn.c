@@ -9,7 +9,10 @@
  *   spawn dies           the spawned child exits without MPI_Finalize: the
  *                        launcher ends the whole job, naming it.
  *   spawn missing        spawning a program that does not exist fails with
- *                        MPI_ERR_SPAWN (errors returned). */
+ *                        MPI_ERR_SPAWN (errors returned).
+ *   spawn killed         two children print the first one's pid and wait
+ *                        for a message that never comes: the test kills that
+ *                        child, and the launcher ends the whole job. */
 #include "check.h"
 #include <unistd.h>
 
@@ -91,6 +94,14 @@ int main(int argc, char **argv) {
             if (rank == 0) printf("spawn_multiple children passed\n");
         } else if (strcmp(mode, "die") == 0) {
             _exit(3);
+        } else if (strcmp(mode, "hang") == 0) {
+            if (rank == 0) {
+                printf("hang child pid %d\n", (int)getpid());
+                fflush(stdout);
+            }
+            int x;
+            MPI_Recv(&x, 1, MPI_INT, 0, 0, parent, MPI_STATUS_IGNORE);
+            printf("not reached\n");
         } else {
             CHECK(0);
         }
@@ -136,6 +147,12 @@ int main(int argc, char **argv) {
         char *args[] = {"die", NULL};
         OK(MPI_Comm_spawn(argv[0], args, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE));
         /* The child dies in MPI_Init's connection or right after: wait for the end. */
+        int x;
+        MPI_Recv(&x, 1, MPI_INT, 0, 0, inter, MPI_STATUS_IGNORE);
+        printf("not reached\n");
+    } else if (strcmp(mode, "killed") == 0) {
+        char *args[] = {"hang", NULL};
+        OK(MPI_Comm_spawn(argv[0], args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE));
         int x;
         MPI_Recv(&x, 1, MPI_INT, 0, 0, inter, MPI_STATUS_IGNORE);
         printf("not reached\n");

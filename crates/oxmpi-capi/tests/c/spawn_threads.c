@@ -8,9 +8,17 @@
  * were told the thread's number in argv, answer it over point-to-point and
  * an allreduce, and the remote sizes match. Then each side disconnects.
  *   spawn_threads            the parents (run on any number of ranks)
- *   spawn_threads child T K  a child of thread T's spawn of K children */
+ *   spawn_threads child T K  a child of thread T's spawn of K children
+ *   spawn_threads join       ranks 0 and 1 join over a socket in one thread
+ *                            while another makes communicators: the joined
+ *                            communicator's context id is distinct from all
+ *                            of theirs (messages on each reach only it) */
 #include "check.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #define NTHREADS 3
 #define ROUNDS 2
@@ -65,6 +73,82 @@ static void *spawner(void *arg) {
     return NULL;
 }
 
+/* Ranks 0 and 1: a connected loopback socket (rank 0 listens). */
+static int socket_pair_with_other(int rank) {
+    int fd = -1;
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (rank == 0) {
+        int l = socket(AF_INET, SOCK_STREAM, 0);
+        CHECK(bind(l, (struct sockaddr *)&a, sizeof a) == 0 && listen(l, 1) == 0);
+        socklen_t al = sizeof a;
+        CHECK(getsockname(l, (struct sockaddr *)&a, &al) == 0);
+        int p = ntohs(a.sin_port);
+        OK(MPI_Send(&p, 1, MPI_INT, 1, 0, MPI_COMM_WORLD));
+        fd = accept(l, NULL, NULL);
+        close(l);
+    } else {
+        int p;
+        OK(MPI_Recv(&p, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        fd = socket(AF_INET, SOCK_STREAM, 0);
+        a.sin_port = htons(p);
+        CHECK(connect(fd, (struct sockaddr *)&a, sizeof a) == 0);
+    }
+    CHECK(fd >= 0);
+    return fd;
+}
+
+enum { MADE = 40 };
+static MPI_Comm made[MADE], joined;
+static int join_fd;
+
+static void *joiner(void *arg) {
+    OK(MPI_Comm_join(join_fd, &joined));
+    return NULL;
+}
+
+static void *maker(void *arg) {
+    /* Spread over the join's time (a few milliseconds), so that ids are
+     * picked while the join picks its own. */
+    for (int i = 0; i < MADE; i++) {
+        OK(MPI_Comm_dup(MPI_COMM_SELF, &made[i]));
+        usleep(500);
+    }
+    return NULL;
+}
+
+static void join_while_making(void) {
+    if (wrank < 2) {
+        join_fd = socket_pair_with_other(wrank);
+        pthread_t a, b;
+        CHECK(pthread_create(&a, NULL, joiner, NULL) == 0);
+        CHECK(pthread_create(&b, NULL, maker, NULL) == 0);
+        CHECK(pthread_join(a, NULL) == 0 && pthread_join(b, NULL) == 0);
+        close(join_fd);
+        /* A receive from any source on every communicator, then one message
+         * on each: to ourselves on the duplicates, to the other side on the
+         * joined one. A shared context id lets one take another's message. */
+        int got[MADE + 1], val[MADE + 1];
+        MPI_Request rq[2 * (MADE + 1)];
+        for (int i = 0; i < MADE; i++) OK(MPI_Irecv(&got[i], 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, made[i], &rq[i]));
+        OK(MPI_Irecv(&got[MADE], 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, joined, &rq[MADE]));
+        val[MADE] = 5000 + wrank;
+        OK(MPI_Isend(&val[MADE], 1, MPI_INT, 0, 1, joined, &rq[2 * MADE + 1]));
+        for (int i = 0; i < MADE; i++) {
+            val[i] = i;
+            OK(MPI_Isend(&val[i], 1, MPI_INT, 0, 1, made[i], &rq[MADE + 1 + i]));
+        }
+        OK(MPI_Waitall(2 * (MADE + 1), rq, MPI_STATUSES_IGNORE));
+        for (int i = 0; i < MADE; i++) CHECK(got[i] == i);
+        CHECK(got[MADE] == 5001 - wrank);
+        for (int i = 0; i < MADE; i++) OK(MPI_Comm_free(&made[i]));
+        OK(MPI_Comm_disconnect(&joined));
+    }
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (wrank == 0) printf("join beside communicator creation passed\n");
+}
+
 int main(int argc, char **argv) {
     prog = argv[0];
     MPI_Comm parent;
@@ -95,6 +179,12 @@ int main(int argc, char **argv) {
     CHECK(parent == MPI_COMM_NULL);
     OK(MPI_Comm_rank(MPI_COMM_WORLD, &wrank));
     OK(MPI_Comm_size(MPI_COMM_WORLD, &wsize));
+    if (argc == 2 && strcmp(argv[1], "join") == 0) {
+        CHECK(wsize >= 2);
+        join_while_making();
+        OK(MPI_Finalize());
+        return 0;
+    }
     for (int t = 0; t < NTHREADS; t++) OK(MPI_Comm_dup(MPI_COMM_WORLD, &comms[t]));
     comms[NTHREADS] = MPI_COMM_SELF;
     pthread_barrier_init(&start, NULL, NTHREADS + 1);
