@@ -951,7 +951,8 @@ fn connect_accept_across_two_hosts_forged_port_refused() {
     );
 }
 
-/// Under MPICH's Hydra (PMI-1 `mcmd=spawn` served by Hydra): spawn and spawn_multiple.
+/// Under MPICH's Hydra (PMI-1 `mcmd=spawn` served by Hydra): spawn and
+/// spawn_multiple, and MPI_UNIVERSE_SIZE from Hydra's PMI.
 #[test]
 fn spawn_under_hydra() {
     let Some(h) = ["mpiexec.mpich", "mpiexec.hydra"].into_iter().find(|c| Command::new("which").arg(c).output().is_ok_and(|o| o.status.success())) else {
@@ -964,6 +965,62 @@ fn spawn_under_hydra() {
         let out = Command::new("timeout").arg("120").arg(h).args(["-n", "2"]).arg(&exe).args(args).stdin(Stdio::null()).output().unwrap();
         let so = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         assert!(out.status.success() && so.contains(want), "{args:?} under {h}:\n{so}");
+    }
+    // MPI_UNIVERSE_SIZE: Hydra's `-usize` where given (a number, or SYSTEM: the
+    // hosts' slots); unset by default, when oxmpi gives the job size; never
+    // less than the job (SYSTEM counts one slot on a host given without any).
+    for (pre, want) in [(&[][..], 3), (&["-usize", "7"][..], 7), (&["-usize", "SYSTEM", "-hosts", "localhost:5"][..], 5), (&["-usize", "SYSTEM"][..], 3)] {
+        let out = Command::new("timeout").arg("120").arg(h).args(pre).args(["-n", "3"]).arg(&exe).arg("usize").stdin(Stdio::null()).output().unwrap();
+        let so = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && so.contains(&format!("universe size {want}\n")), "{pre:?} under {h}:\n{so}");
+    }
+}
+
+/// Where the process manager cannot start processes, MPI_Comm_spawn fails
+/// with MPI_ERR_UNSUPPORTED_OPERATION naming itself and the protocol: PMI-2
+/// (`srun --mpi=pmi2`; here Hydra's PMI-2, forced with OXMPI_PMI=2) and PMIx
+/// (Open MPI's `mpirun`, whose daemons serve PMIx).
+#[test]
+fn spawn_where_the_process_manager_cannot_is_unsupported_and_named() {
+    let exe = build("spawn", &[]);
+    let check = |what: &str, out: Output, protocol: &str| {
+        let so = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "{what}:\n{so}");
+        let line = so.lines().find(|l| l.starts_with("spawn refused: ")).unwrap_or_else(|| panic!("{what}:\n{so}"));
+        assert!(line.contains("MPI_Comm_spawn") && line.contains(protocol) && line.contains("MPI_ERR_UNSUPPORTED_OPERATION"), "{what}: {line}");
+    };
+    match ["mpiexec.mpich", "mpiexec.hydra"].into_iter().find(|c| Command::new("which").arg(c).output().is_ok_and(|o| o.status.success())) {
+        Some(h) => {
+            let out = Command::new("timeout").arg("120").arg(h).args(["-n", "2", "-genv", "OXMPI_PMI", "2"]).arg(&exe).arg("unsupported").stdin(Stdio::null()).output().unwrap();
+            check("PMI-2 under Hydra", out, "PMI-2");
+        }
+        None => {
+            eprintln!("SKIP (PMI-2): MPICH's mpiexec is not installed");
+            assert!(std::env::var("CI").is_err(), "CI must install mpich for this test");
+        }
+    }
+    match ["mpirun.openmpi", "prterun"].into_iter().find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success())) {
+        Some(m) => {
+            let out = Command::new("timeout")
+                .arg("120")
+                .arg(m)
+                .args(["--oversubscribe", "-n", "2"])
+                .arg(&exe)
+                .arg("unsupported")
+                .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+                .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+                .env_remove("PMI_FD")
+                .env_remove("PMI_PORT")
+                .env_remove("OXMPI_PMI")
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            check("PMIx under Open MPI's mpirun", out, "PMIx");
+        }
+        None => {
+            eprintln!("SKIP (PMIx): Open MPI's mpirun is not installed");
+            assert!(std::env::var("CI").is_err(), "CI must install openmpi-bin for this test");
+        }
     }
 }
 

@@ -10,6 +10,9 @@
  *                        launcher ends the whole job, naming it.
  *   spawn missing        spawning a program that does not exist fails with
  *                        MPI_ERR_SPAWN (errors returned).
+ *   spawn unsupported    where the process manager cannot start processes
+ *                        (PMI-2, PMIx): MPI_ERR_UNSUPPORTED_OPERATION.
+ *   spawn usize          rank 0 prints MPI_UNIVERSE_SIZE.
  *   spawn killed         two children print the first one's pid and wait
  *                        for a message that never comes: the test kills that
  *                        child, and the launcher ends the whole job. */
@@ -156,6 +159,18 @@ int main(int argc, char **argv) {
         int x;
         MPI_Recv(&x, 1, MPI_INT, 0, 0, inter, MPI_STATUS_IGNORE);
         printf("not reached\n");
+    } else if (strcmp(mode, "unsupported") == 0) {
+        OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+        int cls;
+        int rc = MPI_Comm_spawn(argv[0], MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE);
+        OK(MPI_Error_class(rc, &cls));
+        CHECK(cls == MPI_ERR_UNSUPPORTED_OPERATION && inter == MPI_COMM_NULL);
+        char msg[MPI_MAX_ERROR_STRING];
+        int len;
+        OK(MPI_Error_string(rc, msg, &len));
+        if (rank == 0) printf("spawn refused: %s\n", msg);
+    } else if (strcmp(mode, "usize") == 0) {
+        if (rank == 0) printf("universe size %d\n", *usize);
     } else if (strcmp(mode, "missing") == 0) {
         OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
         int cls, errs[2] = {-1, -1};
