@@ -380,6 +380,32 @@ fn spawned_jobs_leave_no_process_and_no_shared_memory() {
     assert_nothing_left(pid, &mark, "after a spawned child was killed");
 }
 
+/// The info key `host`: two parents on one host (network namespace) spawn two
+/// children on the other, which talk to them (p2p, collectives, merge) and
+/// disconnect. A host this mpiexec cannot reach (started without hosts) is
+/// refused with MPI_ERR_SPAWN.
+#[test]
+fn spawn_on_another_host_with_the_host_info_key() {
+    let exe = build("spawn", &[]);
+    let out = Command::new("timeout").arg("120").arg(prefix().join("bin/mpiexec")).args(["-n", "1"]).arg(&exe).args(["remote", "elsewhere.invalid"]).stdin(Stdio::null()).output().unwrap();
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && se.contains("MPI_ERR_SPAWN") && se.contains("host=\"elsewhere.invalid\""), "{se}");
+    if !netns_hosts() {
+        return;
+    }
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg(prefix().join("bin/mpiexec"))
+        .args(["-n", "2", "-hosts", "oxmpi-h1:2", "--launcher-exec", "ip netns exec", "--pmi-bind", "10.213.0.1"])
+        .arg(&exe)
+        .args(["remote", "oxmpi-h2"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && so.contains("remote spawn parent passed") && so.contains("remote children passed on 2 children"), "{so}\n{se}");
+}
+
 /// MPI_THREAD_MULTIPLE: three threads per parent rank spawn over their own
 /// duplicates of MPI_COMM_WORLD (different roots) while a fourth spawns over
 /// MPI_COMM_SELF, twice each; every intercommunicator reaches its own

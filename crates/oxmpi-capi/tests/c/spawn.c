@@ -12,6 +12,8 @@
  *                        MPI_ERR_SPAWN (errors returned).
  *   spawn unsupported    where the process manager cannot start processes
  *                        (PMI-2, PMIx): MPI_ERR_UNSUPPORTED_OPERATION.
+ *   spawn remote HOST    two children on HOST (info key `host`), in another
+ *                        network namespace than their parents.
  *   spawn usize          rank 0 prints MPI_UNIVERSE_SIZE.
  *   spawn killed         two children print the first one's pid and wait
  *                        for a message that never comes: the test kills that
@@ -97,6 +99,15 @@ int main(int argc, char **argv) {
             if (rank == 0) printf("spawn_multiple children passed\n");
         } else if (strcmp(mode, "die") == 0) {
             _exit(3);
+        } else if (strcmp(mode, "remotechild") == 0) {
+            exercise(parent, 0);
+            /* The parents' host (network namespace) is not ours. */
+            char mine[64] = "", theirs[64] = "";
+            CHECK(readlink("/proc/self/ns/net", mine, sizeof mine - 1) > 0);
+            OK(MPI_Bcast(theirs, sizeof theirs, MPI_CHAR, 0, parent));
+            CHECK(theirs[0] && strcmp(mine, theirs) != 0);
+            OK(MPI_Comm_disconnect(&parent));
+            if (rank == 0) printf("remote children passed on %d children\n", size);
         } else if (strcmp(mode, "hang") == 0) {
             if (rank == 0) {
                 printf("hang child pid %d\n", (int)getpid());
@@ -159,6 +170,21 @@ int main(int argc, char **argv) {
         int x;
         MPI_Recv(&x, 1, MPI_INT, 0, 0, inter, MPI_STATUS_IGNORE);
         printf("not reached\n");
+    } else if (strcmp(mode, "remote") == 0) {
+        MPI_Info info;
+        OK(MPI_Info_create(&info));
+        OK(MPI_Info_set(info, "host", argv[2]));
+        char *args[] = {"remotechild", NULL};
+        int errs[2] = {-1, -1};
+        OK(MPI_Comm_spawn(argv[0], args, 2, info, 0, MPI_COMM_WORLD, &inter, errs));
+        OK(MPI_Info_free(&info));
+        CHECK(errs[0] == MPI_SUCCESS && errs[1] == MPI_SUCCESS && nparents(inter) == 2);
+        exercise(inter, 1);
+        char ns[64] = "";
+        CHECK(readlink("/proc/self/ns/net", ns, sizeof ns - 1) > 0);
+        OK(MPI_Bcast(ns, sizeof ns, MPI_CHAR, rank == 0 ? MPI_ROOT : MPI_PROC_NULL, inter));
+        OK(MPI_Comm_disconnect(&inter));
+        if (rank == 0) printf("remote spawn parent passed\n");
     } else if (strcmp(mode, "unsupported") == 0) {
         OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
         int cls;
