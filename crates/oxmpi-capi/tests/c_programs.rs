@@ -282,6 +282,159 @@ fn a_spawned_child_that_dies_ends_the_job_and_is_named() {
     assert!(ok && out.contains("missing program refused") && out.contains("MPI_ERR_SPAWN"), "{out}");
 }
 
+/// Processes whose environment holds `OXMPI_TEST_MARK=mark` (mpiexec passes
+/// its environment to the ranks and to the processes they spawn).
+fn processes_marked(mark: &str) -> Vec<String> {
+    let want = format!("OXMPI_TEST_MARK={mark}");
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if let Ok(env) = std::fs::read(e.path().join("environ")) {
+            if env.split(|&b| b == 0).any(|v| v == want.as_bytes()) {
+                let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+                found.push(format!("pid {name}: {}", String::from_utf8_lossy(&cmd).replace('\0', " ")));
+            }
+        }
+    }
+    found
+}
+
+/// After mpiexec (pid `pid`) ended: nothing of its job or of the jobs it
+/// spawned (`kvs_PID_J`) is left in /dev/shm, and no process it started lives.
+fn assert_nothing_left(pid: u32, mark: &str, what: &str) {
+    let prefix = format!("oxmpi-kvs_{pid}_");
+    // A process being torn down may take a moment to leave /proc.
+    let mut left = processes_marked(mark);
+    for _ in 0..20 {
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        left = processes_marked(mark);
+    }
+    assert!(left.is_empty(), "{what}: processes left: {left:?}");
+    let shm: Vec<String> = std::fs::read_dir("/dev/shm").unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with(&prefix)).collect();
+    assert!(shm.is_empty(), "{what}: left in /dev/shm: {shm:?}");
+}
+
+/// A job with spawned children leaves no process and no /dev/shm entry
+/// behind, when it ends normally and when a spawned child is killed.
+#[test]
+fn spawned_jobs_leave_no_process_and_no_shared_memory() {
+    use std::io::BufRead;
+    let exe = build("spawn", &[]);
+    let mark = format!("spawn-cleanup-{}", std::process::id());
+    let mpiexec = |args: &[&str]| {
+        Command::new(prefix().join("bin/mpiexec"))
+            .env("OXMPI_TEST_MARK", &mark)
+            .args(["-n", "2"])
+            .arg(&exe)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    // Normal end: 2 parents, 3 children (a job on one host with its own segment).
+    let child = mpiexec(&["parent", "3"]);
+    let pid = child.id();
+    let out = common::wait_with_watchdog(child, Duration::from_secs(120));
+    let so = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && so.contains("child checks passed on 3 children"), "{so}{}", String::from_utf8_lossy(&out.stderr));
+    assert_nothing_left(pid, &mark, "after a normal end");
+
+    // A spawned child killed while the job waits on it.
+    let mut child = mpiexec(&["killed"]);
+    let pid = child.id();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(|l| l.ok()) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let victim = loop {
+        match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(line) => {
+                if let Some(p) = line.split("hang child pid ").nth(1) {
+                    break p.trim().to_string();
+                }
+            }
+            Err(e) => {
+                let _ = child.kill();
+                panic!("no spawned child reported its pid: {e}");
+            }
+        }
+    };
+    assert!(Command::new("kill").args(["-KILL", &victim]).status().unwrap().success());
+    let out = common::wait_with_watchdog(child, Duration::from_secs(60));
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && se.contains("spawned process 0 of spawned job 1") && se.contains("SIGKILL"), "{:?}\n{se}", out.status);
+    assert!(rx.try_iter().all(|l| !l.contains("not reached")));
+    assert_nothing_left(pid, &mark, "after a spawned child was killed");
+}
+
+/// The info key `host`: two parents on one host (network namespace) spawn two
+/// children on the other, which talk to them (p2p, collectives, merge) and
+/// disconnect. A host this mpiexec cannot reach (started without hosts) is
+/// refused with MPI_ERR_SPAWN.
+#[test]
+fn spawn_on_another_host_with_the_host_info_key() {
+    let exe = build("spawn", &[]);
+    let out = Command::new("timeout").arg("120").arg(prefix().join("bin/mpiexec")).args(["-n", "1"]).arg(&exe).args(["remote", "elsewhere.invalid"]).stdin(Stdio::null()).output().unwrap();
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && se.contains("MPI_ERR_SPAWN") && se.contains("host=\"elsewhere.invalid\""), "{se}");
+    if !netns_hosts() {
+        return;
+    }
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg(prefix().join("bin/mpiexec"))
+        .args(["-n", "2", "-hosts", "oxmpi-h1:2", "--launcher-exec", "ip netns exec", "--pmi-bind", "10.213.0.1"])
+        .arg(&exe)
+        .args(["remote", "oxmpi-h2"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && so.contains("remote spawn parent passed") && so.contains("remote children passed on 2 children"), "{so}\n{se}");
+}
+
+/// MPI_THREAD_MULTIPLE: three threads per parent rank spawn over their own
+/// duplicates of MPI_COMM_WORLD (different roots) while a fourth spawns over
+/// MPI_COMM_SELF, twice each; every intercommunicator reaches its own
+/// children only (MPICH's threads/spawn/th_taskmanager in miniature).
+#[test]
+fn concurrent_spawns_from_threads_get_their_own_children() {
+    let exe = build("spawn_threads", &["-pthread"]);
+    for n in [1, 2, 3] {
+        let out = run(n, &exe, &[]);
+        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && so.contains(&format!("concurrent spawns passed on {n} parents")), "{n} parents ({:?})\n--- stdout\n{so}\n--- stderr\n{se}", out.status);
+    }
+}
+
+/// MPI_Comm_join in one thread while another creates communicators: the
+/// joined communicator's context id is held while the two sides agree on it,
+/// so none of the others gets it (messages received from any source on each
+/// communicator reach only it). Communicator creations after joins, on both
+/// sides, are in `connect_accept join`.
+#[test]
+fn join_beside_communicator_creation_in_threads_gets_a_distinct_context() {
+    let exe = build("spawn_threads", &["-pthread"]);
+    for n in [2, 3] {
+        let out = run(n, &exe, &["join"]);
+        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && so.contains("join beside communicator creation passed"), "{n} ranks ({:?})\n--- stdout\n{so}\n--- stderr\n{se}", out.status);
+    }
+}
+
 /// A harness-style program: rank 0 prints " No Errors" when every rank's checks passed.
 fn no_errors(n: usize, name: &str) {
     let so = ok(n, name);
@@ -879,7 +1032,8 @@ fn connect_accept_across_two_hosts_forged_port_refused() {
     );
 }
 
-/// Under MPICH's Hydra (PMI-1 `mcmd=spawn` served by Hydra): spawn and spawn_multiple.
+/// Under MPICH's Hydra (PMI-1 `mcmd=spawn` served by Hydra): spawn and
+/// spawn_multiple, and MPI_UNIVERSE_SIZE from Hydra's PMI.
 #[test]
 fn spawn_under_hydra() {
     let Some(h) = ["mpiexec.mpich", "mpiexec.hydra"].into_iter().find(|c| Command::new("which").arg(c).output().is_ok_and(|o| o.status.success())) else {
@@ -892,6 +1046,62 @@ fn spawn_under_hydra() {
         let out = Command::new("timeout").arg("120").arg(h).args(["-n", "2"]).arg(&exe).args(args).stdin(Stdio::null()).output().unwrap();
         let so = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         assert!(out.status.success() && so.contains(want), "{args:?} under {h}:\n{so}");
+    }
+    // MPI_UNIVERSE_SIZE: Hydra's `-usize` where given (a number, or SYSTEM: the
+    // hosts' slots); unset by default, when oxmpi gives the job size; never
+    // less than the job (SYSTEM counts one slot on a host given without any).
+    for (pre, want) in [(&[][..], 3), (&["-usize", "7"][..], 7), (&["-usize", "SYSTEM", "-hosts", "localhost:5"][..], 5), (&["-usize", "SYSTEM"][..], 3)] {
+        let out = Command::new("timeout").arg("120").arg(h).args(pre).args(["-n", "3"]).arg(&exe).arg("usize").stdin(Stdio::null()).output().unwrap();
+        let so = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && so.contains(&format!("universe size {want}\n")), "{pre:?} under {h}:\n{so}");
+    }
+}
+
+/// Where the process manager cannot start processes, MPI_Comm_spawn fails
+/// with MPI_ERR_UNSUPPORTED_OPERATION naming itself and the protocol: PMI-2
+/// (`srun --mpi=pmi2`; here Hydra's PMI-2, forced with OXMPI_PMI=2) and PMIx
+/// (Open MPI's `mpirun`, whose daemons serve PMIx).
+#[test]
+fn spawn_where_the_process_manager_cannot_is_unsupported_and_named() {
+    let exe = build("spawn", &[]);
+    let check = |what: &str, out: Output, protocol: &str| {
+        let so = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "{what}:\n{so}");
+        let line = so.lines().find(|l| l.starts_with("spawn refused: ")).unwrap_or_else(|| panic!("{what}:\n{so}"));
+        assert!(line.contains("MPI_Comm_spawn") && line.contains(protocol) && line.contains("MPI_ERR_UNSUPPORTED_OPERATION"), "{what}: {line}");
+    };
+    match ["mpiexec.mpich", "mpiexec.hydra"].into_iter().find(|c| Command::new("which").arg(c).output().is_ok_and(|o| o.status.success())) {
+        Some(h) => {
+            let out = Command::new("timeout").arg("120").arg(h).args(["-n", "2", "-genv", "OXMPI_PMI", "2"]).arg(&exe).arg("unsupported").stdin(Stdio::null()).output().unwrap();
+            check("PMI-2 under Hydra", out, "PMI-2");
+        }
+        None => {
+            eprintln!("SKIP (PMI-2): MPICH's mpiexec is not installed");
+            assert!(std::env::var("CI").is_err(), "CI must install mpich for this test");
+        }
+    }
+    match ["mpirun.openmpi", "prterun"].into_iter().find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success())) {
+        Some(m) => {
+            let out = Command::new("timeout")
+                .arg("120")
+                .arg(m)
+                .args(["--oversubscribe", "-n", "2"])
+                .arg(&exe)
+                .arg("unsupported")
+                .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+                .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+                .env_remove("PMI_FD")
+                .env_remove("PMI_PORT")
+                .env_remove("OXMPI_PMI")
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            check("PMIx under Open MPI's mpirun", out, "PMIx");
+        }
+        None => {
+            eprintln!("SKIP (PMIx): Open MPI's mpirun is not installed");
+            assert!(std::env::var("CI").is_err(), "CI must install openmpi-bin for this test");
+        }
     }
 }
 

@@ -258,13 +258,18 @@ impl PmiClient {
         }
     }
 
-    /// The process manager's `MPI_UNIVERSE_SIZE`.
+    /// `MPI_UNIVERSE_SIZE`: the process manager's figure (our mpiexec's
+    /// `-usize` or slots, Hydra's `-usize`, PMI-2's `universeSize`, PMIx's
+    /// `pmix.univ.size`), never less than the job; the job size where it
+    /// gives none (Hydra by default answers -1, unset).
     pub fn universe_size(&self) -> i32 {
-        match &self.inner {
+        let given = match &self.inner {
             Inner::V1(c) => c.universe_size(),
             Inner::V2(c) => c.universe_size,
             Inner::X(c) => c.universe_size,
-        }
+        };
+        let size = i32::try_from(self.size()).unwrap_or(i32::MAX);
+        if given > 0 { given.max(size) } else { size }
     }
 
     /// Name of the job's key-value space (under PMI-2, the job id).

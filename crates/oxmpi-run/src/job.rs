@@ -43,6 +43,9 @@ use crate::sys::{self, Exit};
 const FAILURE_GRACE: Duration = Duration::from_millis(500);
 /// Grace period between a forwarded SIGINT/SIGTERM and SIGKILL.
 const SIGNAL_GRACE: Duration = Duration::from_secs(1);
+/// How long an abort for a lost TCP connection waits for the peer's death to
+/// be reaped, so that the dead process is the one named.
+const LOST_PEER_GRACE: Duration = Duration::from_millis(300);
 /// How long to wait, once all ranks are gone, for pipes still held open by
 /// processes the ranks left behind.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(300);
@@ -293,6 +296,7 @@ pub fn run(config: &JobConfig) -> i32 {
         secret: config.secret.clone(),
         universe: config.universe_size.max(size),
         kvs_stem: config.kvsname.trim_end_matches("_0").to_string(),
+        remote: remote.clone(),
     };
     server.set_universe_size(spawn_setup.universe);
     let mut job = Job {
@@ -715,17 +719,21 @@ impl Job {
             Ok(m) if m.name() == "initack" => m,
             _ => return refuse(p.peer, "the first message was not cmd=initack"),
         };
-        let Some(r) = msg
-            .get_int::<u32>("pmiid")
-            .map(|r| r as usize)
-            .filter(|&r| r < self.ranks.len())
-        else {
+        let offered = msg.get("secret").unwrap_or("");
+        // Rank R of the first job (its slot is R), or process R of a spawned
+        // job whose credential this is.
+        let first_job = self.first_slot.get(1).copied().unwrap_or(self.ranks.len());
+        let Some(r) = msg.get_int::<u32>("pmiid").and_then(|id| {
+            let spawned = self.ranks[first_job..].iter().position(|x| {
+                x.jrank == id && x.token.as_deref().is_some_and(|t| sys::secrets_equal(offered.as_bytes(), t.as_bytes()))
+            });
+            spawned.map(|i| first_job + i).or(((id as usize) < first_job).then_some(id as usize))
+        }) else {
             return refuse(p.peer, "pmiid is not a rank of this job");
         };
         let Some(token) = &self.ranks[r].token else {
             return refuse(p.peer, &format!("rank {r} is not a remote rank"));
         };
-        let offered = msg.get("secret").unwrap_or("");
         if !sys::secrets_equal(offered.as_bytes(), token.as_bytes()) {
             return refuse(p.peer, &format!("wrong or missing secret for rank {r}"));
         }
@@ -1059,7 +1067,21 @@ impl Job {
                 exit_code,
                 message,
             } => {
-                let who = self.who(slot(rank));
+                // A rank that lost its connection to a peer aborts because the
+                // peer died (a spawned process, a rank on another host): name
+                // the dead process rather than the messenger. Its death may be
+                // reaped a moment after the abort arrives.
+                if message.as_deref().is_some_and(|m| m.contains("lost a TCP connection")) {
+                    let until = Instant::now() + LOST_PEER_GRACE;
+                    loop {
+                        self.reap();
+                        if self.ending != Ending::Running || Instant::now() >= until {
+                            break;
+                        }
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                }
+                let who = self.who(self.first_slot[j] + rank as usize);
                 let detail = message.map(|m| format!(" ({m})")).unwrap_or_default();
                 self.fail(
                     &format!("{who} called MPI_Abort with exit code {exit_code}{detail}"),
@@ -1247,6 +1269,9 @@ struct SpawnSetup {
     universe: u32,
     /// `kvs_PID`: spawned job J gets the KVS `kvs_PID_J`.
     kvs_stem: String,
+    /// How to start processes on other hosts (the info key `host`), when the
+    /// job was started with hosts to launch on (then the TCP PMI server runs).
+    remote: Option<RemoteLaunch>,
 }
 
 /// One command of a spawn, resolved.
@@ -1255,6 +1280,8 @@ struct SpawnPlan {
     argv0: OsString,
     args: Vec<OsString>,
     wdir: Option<std::path::PathBuf>,
+    /// Another host to start them on (the info key `host`); `None`: this one.
+    host: Option<String>,
     /// Processes started, and asked for.
     n: u32,
     asked: u32,
@@ -1305,10 +1332,11 @@ impl Job {
                 }
             }
             let get = |k: &str| info.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.clone());
-            if let Some(host) = get("host") {
-                if !crate::hosts::is_local(&host) {
-                    return Err(format!("info host={host:?}: oxmpi's mpiexec starts spawned processes on its own host only"));
-                }
+            let host = get("host").filter(|h| !crate::hosts::is_local(h));
+            if let (Some(h), None) = (&host, &self.spawn.remote) {
+                return Err(format!(
+                    "info host={h:?}: this mpiexec runs its job on its own host only; to start processes on other hosts, start it with hosts to launch on (-hosts, -f, with ssh or --launcher-exec)"
+                ));
             }
             let wdir = get("wdir").map(std::path::PathBuf::from);
             if let Some(d) = &wdir {
@@ -1358,6 +1386,7 @@ impl Job {
                 argv0: OsString::from(&c.execname),
                 args: c.args.iter().map(OsString::from).collect(),
                 wdir,
+                host,
                 n,
                 asked: c.nprocs,
             });
@@ -1368,7 +1397,20 @@ impl Job {
         }
         let j = self.servers.len();
         let mut server = PmiServer::new(format!("{}_{j}", self.spawn.kvs_stem), total);
-        server.set_process_mapping(oxmpi_pmi::single_node_mapping(total));
+        // Node of each process: this host is node 0, other hosts in order of appearance.
+        let mut hosts: Vec<Option<&str>> = vec![None];
+        let nodes: Vec<u32> = plans
+            .iter()
+            .flat_map(|p| {
+                let h = p.host.as_deref();
+                let node = hosts.iter().position(|x| *x == h).unwrap_or_else(|| {
+                    hosts.push(h);
+                    hosts.len() - 1
+                });
+                std::iter::repeat_n(node as u32, p.n as usize)
+            })
+            .collect();
+        server.set_process_mapping(oxmpi_pmi::nodes_mapping(&nodes));
         server.publish(oxmpi_pmi::JOB_SECRET_KEY, self.spawn.secret.clone());
         server.set_universe_size(self.spawn.universe);
         for (k, v) in preput {
@@ -1384,10 +1426,17 @@ impl Job {
             env.push(("PMI_SPAWNED".into(), "1".into()));
             let spec = LaunchSpec { program: p.program.clone(), argv0: p.argv0.clone(), args: p.args.clone(), env, size: total, wdir: p.wdir.clone(), ..Default::default() };
             for _ in 0..p.n {
-                match spawn_local(&spec, jrank, Some(self.pgid), &self.spawn.extra_env) {
-                    Ok(io) => self.add_spawned(io, j, jrank),
+                let started = match (&p.host, &self.spawn.remote) {
+                    (Some(host), Some(remote)) => sys::random_hex(TOKEN_BYTES).and_then(|token| {
+                        spawn_remote(&spec, jrank, Some(self.pgid), remote, host, &token).map(|io| (io, Some((host.clone(), token))))
+                    }),
+                    _ => spawn_local(&spec, jrank, Some(self.pgid), &self.spawn.extra_env).map(|io| (io, None)),
+                };
+                match started {
+                    Ok((io, remote)) => self.add_spawned(io, j, jrank, remote),
                     Err(e) => {
-                        let what = format!("cannot start spawned process {jrank} of spawned job {j} ('{}'): {e}", p.program.display());
+                        let on = p.host.as_ref().map(|h| format!(" on {h}")).unwrap_or_default();
+                        let what = format!("cannot start spawned process {jrank} of spawned job {j}{on} ('{}'): {e}", p.program.display());
                         self.fail(&what, 1);
                         return Err(what);
                     }
@@ -1400,7 +1449,9 @@ impl Job {
         Ok(codes)
     }
 
-    fn add_spawned(&mut self, io: RankIo, j: usize, jrank: u32) {
+    /// Records a started spawned process; `remote` is its host and PMI
+    /// credential when it runs on another host.
+    fn add_spawned(&mut self, io: RankIo, j: usize, jrank: u32, remote: Option<(String, String)>) {
         let slot = self.ranks.len() as u32;
         let pmi = io.pmi.and_then(|sock| {
             sock.set_nonblocking(true).ok().map(|()| PmiConn {
@@ -1410,12 +1461,13 @@ impl Job {
             })
         });
         let label = self.spawn.label;
+        let (host, token) = remote.map_or((None, None), |(h, t)| (Some(h), Some(t)));
         self.ranks.push(Rank {
             job: j,
             jrank,
             pid: io.pid,
-            host: None,
-            token: None,
+            host,
+            token,
             tcp_connected: false,
             exit: None,
             pmi,

@@ -142,10 +142,11 @@ fn real_main() -> i32 {
         }
     };
     let kvsname = format!("kvs_{}_0", sys::getpid());
-    // Removes the job's shared-memory leftovers on every way out of here,
-    // including a panic unwinding through the job loop.
+    // Removes the shared-memory leftovers of the job and of every job it
+    // spawned (`kvs_PID_1`, `kvs_PID_2`, ...: see `job::Job::spawn_job`) on
+    // every way out of here, including a panic unwinding through the job loop.
     let _cleanup = ShmCleanup {
-        prefix: oxmpi_pmi::shm_segment_prefix(&kvsname),
+        prefix: job_family_shm_prefix(&kvsname),
     };
     let config = job::JobConfig {
         apps,
@@ -279,6 +280,14 @@ impl Drop for ShmCleanup {
     }
 }
 
+/// The prefix of the `/dev/shm` entries of the job whose KVS is `kvsname`
+/// (`kvs_PID_0`) and of every job it spawns (`kvs_PID_1`, ...), and of no
+/// other mpiexec's jobs.
+fn job_family_shm_prefix(kvsname: &str) -> String {
+    let stem = oxmpi_pmi::shm_segment_prefix(kvsname.strip_suffix("_0").unwrap_or(kvsname));
+    format!("{}_", stem.trim_end_matches('-'))
+}
+
 /// Deletes every entry of `dir` whose name starts with `prefix`. Best
 /// effort: a missing directory or an entry someone else removed first is
 /// not an error.
@@ -294,5 +303,30 @@ fn remove_with_prefix(dir: &Path, prefix: &str) {
         {
             let _ = std::fs::remove_file(entry.path());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shm_sweep_covers_spawned_jobs_and_no_other_mpiexec() {
+        let p = job_family_shm_prefix("kvs_123_0");
+        for ours in ["kvs_123_0", "kvs_123_1", "kvs_123_17"] {
+            assert!(format!("{}0", oxmpi_pmi::shm_segment_prefix(ours)).starts_with(&p), "{ours} {p}");
+        }
+        for theirs in ["kvs_1234_0", "kvs_12_0", "kvs_1230_1"] {
+            assert!(!format!("{}0", oxmpi_pmi::shm_segment_prefix(theirs)).starts_with(&p), "{theirs} {p}");
+        }
+        let dir = std::env::temp_dir().join(format!("oxmpi-sweep-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for n in ["oxmpi-kvs_9_0-0", "oxmpi-kvs_9_2-0", "oxmpi-kvs_99_0-0"] {
+            std::fs::write(dir.join(n), b"").unwrap();
+        }
+        remove_with_prefix(&dir, &job_family_shm_prefix("kvs_9_0"));
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left, vec![std::ffi::OsString::from("oxmpi-kvs_99_0-0")]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -4,7 +4,9 @@
  *   connect_accept client FILE   reads FILE, the job connects
  *   connect_accept forged FILE   connects with the secret of FILE's port name
  *                                altered: must fail with MPI_ERR_PORT, not hang
- *   connect_accept join          ranks 0 and 1 join over a socket pair of theirs
+ *   connect_accept join          ranks 0 and 1 join over a socket pair of theirs,
+ *                                twice, then create many communicators on both
+ *                                sides and talk on all of them (context ids distinct)
  *   connect_accept publish NAME  as server, but the port goes out through
  *                                MPI_Publish_name under NAME (the launcher's
  *                                name service, shared by separate mpiexecs)
@@ -94,6 +96,90 @@ static void exercise(MPI_Comm inter, int server) {
     OK(MPI_Allreduce(&one, &total, 1, MPI_INT, MPI_SUM, merged));
     CHECK(total == msize * (msize - 1) / 2);
     OK(MPI_Comm_free(&merged));
+}
+
+/* Ranks 0 and 1 join over a loopback socket of theirs (rank 0 listens, rank 1
+ * connects); MPI_COMM_NULL on the other ranks. `earlier` is a joined
+ * communicator that must stay distinct. */
+static MPI_Comm join_pair(int rank, MPI_Comm earlier) {
+    MPI_Comm inter = MPI_COMM_NULL;
+    int fd = -1;
+    if (rank == 0) {
+        int l = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {0};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        CHECK(bind(l, (struct sockaddr *)&a, sizeof a) == 0 && listen(l, 1) == 0);
+        socklen_t al = sizeof a;
+        CHECK(getsockname(l, (struct sockaddr *)&a, &al) == 0);
+        int p = ntohs(a.sin_port);
+        OK(MPI_Send(&p, 1, MPI_INT, 1, 0, MPI_COMM_WORLD));
+        fd = accept(l, NULL, NULL);
+        close(l);
+    } else if (rank == 1) {
+        int p;
+        OK(MPI_Recv(&p, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {0};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        a.sin_port = htons(p);
+        CHECK(connect(fd, (struct sockaddr *)&a, sizeof a) == 0);
+    }
+    if (rank < 2) {
+        CHECK(fd >= 0);
+        OK(MPI_Comm_join(fd, &inter));
+        int rs, x = rank, y = -1, cmp;
+        OK(MPI_Comm_remote_size(inter, &rs));
+        CHECK(rs == 1);
+        if (earlier != MPI_COMM_NULL) {
+            OK(MPI_Comm_compare(inter, earlier, &cmp));
+            CHECK(cmp != MPI_IDENT);
+        }
+        OK(MPI_Sendrecv(&x, 1, MPI_INT, 0, 3, &y, 1, MPI_INT, 0, 3, inter, MPI_STATUS_IGNORE));
+        CHECK(y == 1 - rank);
+        close(fd);
+    }
+    return inter;
+}
+
+/* After a join: many communicators made on both sides (duplicates of the
+ * world, of the joined intercommunicator and of MPI_COMM_SELF, in the same
+ * order on ranks 0 and 1; rank 2 takes part in the world's only), then on
+ * every one a receive from any source with any tag posted first and a
+ * message saying which communicator it was sent on: a context id shared by
+ * two of them (or with the joined one) delivers a message to the wrong one. */
+enum { NEW = 20 };
+static void after_join(MPI_Comm inter, int rank) {
+    MPI_Comm c[3 * NEW + 1];
+    int kind[3 * NEW + 1], n = 0;
+    for (int i = 0; i < NEW; i++) {
+        OK(MPI_Comm_dup(MPI_COMM_WORLD, &c[n]));
+        kind[n++] = 0;
+        if (rank < 2) {
+            OK(MPI_Comm_dup(inter, &c[n]));
+            kind[n++] = 1;
+            OK(MPI_Comm_dup(MPI_COMM_SELF, &c[n]));
+            kind[n++] = 2;
+        }
+    }
+    if (rank < 2) {
+        c[n] = inter;
+        kind[n++] = 1;
+        int got[3 * NEW + 1], val[3 * NEW + 1];
+        MPI_Request rq[2 * (3 * NEW + 1)];
+        for (int i = 0; i < n; i++) OK(MPI_Irecv(&got[i], 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, c[i], &rq[i]));
+        for (int i = n - 1; i >= 0; i--) {
+            val[i] = 1000 * kind[i] + i;
+            int to = kind[i] == 0 ? 1 - rank : 0;
+            OK(MPI_Isend(&val[i], 1, MPI_INT, to, i, c[i], &rq[n + i]));
+        }
+        MPI_Status st[2 * (3 * NEW + 1)];
+        OK(MPI_Waitall(2 * n, rq, st));
+        for (int i = 0; i < n; i++) CHECK(got[i] == 1000 * kind[i] + i && st[i].MPI_TAG == i);
+        n--;
+    }
+    for (int i = 0; i < n; i++) OK(MPI_Comm_free(&c[i]));
 }
 
 int main(int argc, char **argv) {
@@ -189,40 +275,33 @@ int main(int argc, char **argv) {
         exercise(inter, 0);
         OK(MPI_Comm_disconnect(&inter));
     } else if (strcmp(mode, "join") == 0) {
-        /* Rank 0 listens on loopback, rank 1 connects; both join. */
-        int fd = -1;
-        if (rank == 0) {
-            int l = socket(AF_INET, SOCK_STREAM, 0);
-            struct sockaddr_in a = {0};
-            a.sin_family = AF_INET;
-            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-            CHECK(bind(l, (struct sockaddr *)&a, sizeof a) == 0 && listen(l, 1) == 0);
-            socklen_t al = sizeof a;
-            CHECK(getsockname(l, (struct sockaddr *)&a, &al) == 0);
-            int p = ntohs(a.sin_port);
-            OK(MPI_Send(&p, 1, MPI_INT, 1, 0, MPI_COMM_WORLD));
-            fd = accept(l, NULL, NULL);
-            close(l);
-        } else if (rank == 1) {
-            int p;
-            OK(MPI_Recv(&p, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-            fd = socket(AF_INET, SOCK_STREAM, 0);
-            struct sockaddr_in a = {0};
-            a.sin_family = AF_INET;
-            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-            a.sin_port = htons(p);
-            CHECK(connect(fd, (struct sockaddr *)&a, sizeof a) == 0);
-        }
+        /* Two joins, the first kept while the second is made, each followed by
+         * many communicator creations on both sides (and on rank 2, which is in
+         * none of them), with an idup in flight across the second join. */
+        MPI_Comm first = join_pair(rank, MPI_COMM_NULL);
+        after_join(first, rank);
+        MPI_Comm pending = MPI_COMM_NULL;
+        MPI_Request idup = MPI_REQUEST_NULL;
+        if (rank < 2) OK(MPI_Comm_idup(MPI_COMM_SELF, &pending, &idup));
+        MPI_Comm second = join_pair(rank, first);
+        OK(MPI_Wait(&idup, MPI_STATUS_IGNORE));
+        after_join(second, rank);
         if (rank < 2) {
-            CHECK(fd >= 0);
-            OK(MPI_Comm_join(fd, &inter));
-            int rs, x = rank, y = -1;
-            OK(MPI_Comm_remote_size(inter, &rs));
-            CHECK(rs == 1);
-            OK(MPI_Sendrecv(&x, 1, MPI_INT, 0, 3, &y, 1, MPI_INT, 0, 3, inter, MPI_STATUS_IGNORE));
-            CHECK(y == 1 - rank);
-            OK(MPI_Comm_disconnect(&inter));
-            close(fd);
+            /* The two joined communicators and the idup's are distinct. */
+            int a = 10 + rank, b = 20 + rank, got[2] = {-1, -1}, self = -1;
+            MPI_Request rq[5];
+            OK(MPI_Irecv(&got[0], 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, first, &rq[0]));
+            OK(MPI_Irecv(&got[1], 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, second, &rq[1]));
+            OK(MPI_Irecv(&self, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, pending, &rq[2]));
+            OK(MPI_Isend(&b, 1, MPI_INT, 0, 4, second, &rq[3]));
+            OK(MPI_Isend(&a, 1, MPI_INT, 0, 4, first, &rq[4]));
+            int s = 30 + rank;
+            OK(MPI_Send(&s, 1, MPI_INT, 0, 4, pending));
+            OK(MPI_Waitall(5, rq, MPI_STATUSES_IGNORE));
+            CHECK(got[0] == 11 - rank && got[1] == 21 - rank && self == 30 + rank);
+            OK(MPI_Comm_free(&pending));
+            OK(MPI_Comm_disconnect(&second));
+            OK(MPI_Comm_disconnect(&first));
         }
     } else {
         fprintf(stderr, "usage: connect_accept server|client|forged FILE | join\n");

@@ -9,7 +9,15 @@
  *   spawn dies           the spawned child exits without MPI_Finalize: the
  *                        launcher ends the whole job, naming it.
  *   spawn missing        spawning a program that does not exist fails with
- *                        MPI_ERR_SPAWN (errors returned). */
+ *                        MPI_ERR_SPAWN (errors returned).
+ *   spawn unsupported    where the process manager cannot start processes
+ *                        (PMI-2, PMIx): MPI_ERR_UNSUPPORTED_OPERATION.
+ *   spawn remote HOST    two children on HOST (info key `host`), in another
+ *                        network namespace than their parents.
+ *   spawn usize          rank 0 prints MPI_UNIVERSE_SIZE.
+ *   spawn killed         two children print the first one's pid and wait
+ *                        for a message that never comes: the test kills that
+ *                        child, and the launcher ends the whole job. */
 #include "check.h"
 #include <unistd.h>
 
@@ -91,6 +99,23 @@ int main(int argc, char **argv) {
             if (rank == 0) printf("spawn_multiple children passed\n");
         } else if (strcmp(mode, "die") == 0) {
             _exit(3);
+        } else if (strcmp(mode, "remotechild") == 0) {
+            exercise(parent, 0);
+            /* The parents' host (network namespace) is not ours. */
+            char mine[64] = "", theirs[64] = "";
+            CHECK(readlink("/proc/self/ns/net", mine, sizeof mine - 1) > 0);
+            OK(MPI_Bcast(theirs, sizeof theirs, MPI_CHAR, 0, parent));
+            CHECK(theirs[0] && strcmp(mine, theirs) != 0);
+            OK(MPI_Comm_disconnect(&parent));
+            if (rank == 0) printf("remote children passed on %d children\n", size);
+        } else if (strcmp(mode, "hang") == 0) {
+            if (rank == 0) {
+                printf("hang child pid %d\n", (int)getpid());
+                fflush(stdout);
+            }
+            int x;
+            MPI_Recv(&x, 1, MPI_INT, 0, 0, parent, MPI_STATUS_IGNORE);
+            printf("not reached\n");
         } else {
             CHECK(0);
         }
@@ -139,6 +164,39 @@ int main(int argc, char **argv) {
         int x;
         MPI_Recv(&x, 1, MPI_INT, 0, 0, inter, MPI_STATUS_IGNORE);
         printf("not reached\n");
+    } else if (strcmp(mode, "killed") == 0) {
+        char *args[] = {"hang", NULL};
+        OK(MPI_Comm_spawn(argv[0], args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE));
+        int x;
+        MPI_Recv(&x, 1, MPI_INT, 0, 0, inter, MPI_STATUS_IGNORE);
+        printf("not reached\n");
+    } else if (strcmp(mode, "remote") == 0) {
+        MPI_Info info;
+        OK(MPI_Info_create(&info));
+        OK(MPI_Info_set(info, "host", argv[2]));
+        char *args[] = {"remotechild", NULL};
+        int errs[2] = {-1, -1};
+        OK(MPI_Comm_spawn(argv[0], args, 2, info, 0, MPI_COMM_WORLD, &inter, errs));
+        OK(MPI_Info_free(&info));
+        CHECK(errs[0] == MPI_SUCCESS && errs[1] == MPI_SUCCESS && nparents(inter) == 2);
+        exercise(inter, 1);
+        char ns[64] = "";
+        CHECK(readlink("/proc/self/ns/net", ns, sizeof ns - 1) > 0);
+        OK(MPI_Bcast(ns, sizeof ns, MPI_CHAR, rank == 0 ? MPI_ROOT : MPI_PROC_NULL, inter));
+        OK(MPI_Comm_disconnect(&inter));
+        if (rank == 0) printf("remote spawn parent passed\n");
+    } else if (strcmp(mode, "unsupported") == 0) {
+        OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+        int cls;
+        int rc = MPI_Comm_spawn(argv[0], MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE);
+        OK(MPI_Error_class(rc, &cls));
+        CHECK(cls == MPI_ERR_UNSUPPORTED_OPERATION && inter == MPI_COMM_NULL);
+        char msg[MPI_MAX_ERROR_STRING];
+        int len;
+        OK(MPI_Error_string(rc, msg, &len));
+        if (rank == 0) printf("spawn refused: %s\n", msg);
+    } else if (strcmp(mode, "usize") == 0) {
+        if (rank == 0) printf("universe size %d\n", *usize);
     } else if (strcmp(mode, "missing") == 0) {
         OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
         int cls, errs[2] = {-1, -1};

@@ -43,25 +43,6 @@ fn and_over(comm: &Comm, words: &mut [u64]) -> Result<()> {
     unsafe { crate::coll::allreduce::allreduce(None, words.as_mut_ptr() as *mut u8, words.len(), &u64t, &Op::predefined(PredefinedOp::Band), comm) }
 }
 
-/// The AND of every local rank's free-context mask (collective over `comm`).
-pub(crate) fn local_free_mask(comm: &Comm) -> Result<Vec<u64>> {
-    let mine = context::free_words();
-    let mut all = vec![0u64; mine.len()];
-    let u64t = Datatype::predefined(Primitive::Uint64);
-    // SAFETY: both buffers hold mine.len() u64s and outlive the blocking call.
-    unsafe {
-        crate::coll::allreduce::allreduce(
-            Some(mine.as_ptr() as *const u8),
-            all.as_mut_ptr() as *mut u8,
-            mine.len(),
-            &u64t,
-            &Op::predefined(PredefinedOp::Band),
-            comm,
-        )?;
-    }
-    Ok(all)
-}
-
 /// Leaders swap `mine` for the other side's bytes over `peer` (point-to-point).
 fn leader_swap(peer: &Comm, remote_leader: i32, tag: i32, mine: &[u8]) -> Result<Vec<u8>> {
     let mut len = [0u8; 8];

@@ -64,12 +64,6 @@ impl State {
         self.tcp.as_ref().map(|t| t.endpoint())
     }
 
-    /// The index the next added peer gets (the engine's and the transport's
-    /// tables grow together).
-    pub(crate) fn next_peer_index(&self) -> u32 {
-        self.peers.len() as u32
-    }
-
     /// Adds a process of another job, reached over TCP (see
     /// [`TcpTransport::add_dynamic_peer`]); returns its peer index.
     pub(crate) fn add_dynamic_peer(&mut self, endpoint: &str, remote_me: u32, my_index_there: u32, secret: &[u8], dial: bool) -> crate::error::Result<u32> {
@@ -90,6 +84,14 @@ impl State {
             recvd: 0,
         });
         Ok(r)
+    }
+
+    /// Gives a process of another job added with [`State::add_dynamic_peer`]
+    /// the index it gave us, and starts dialing if we dial.
+    pub(crate) fn set_dynamic_index(&mut self, peer: u32, my_index_there: u32, dial: bool) {
+        if let Some(t) = self.tcp.as_mut() {
+            t.set_dynamic_index(peer, my_index_there, dial);
+        }
     }
 
     /// Whether the connection to `peer` is established; an error if it failed.

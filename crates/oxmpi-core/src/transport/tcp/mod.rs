@@ -372,6 +372,20 @@ impl TcpTransport {
         Ok(r)
     }
 
+    /// Completes a process of another job added before its table gave us an
+    /// index (several joins of one process at once reserve their indices in
+    /// turn): the index it gave us, and whether we dial (then at once).
+    pub fn set_dynamic_index(&mut self, r: u32, my_index_there: u32, dial: bool) {
+        let Some(p) = self.peers.get_mut(r as usize) else { return };
+        let Some(d) = p.dynamic.as_mut() else { return };
+        d.my_index_there = my_index_there;
+        d.dial = dial;
+        p.await_incoming = !dial;
+        if dial {
+            self.start_attempt(r, Instant::now());
+        }
+    }
+
     /// Whether `r` has an established connection.
     pub fn is_connected(&self, r: u32) -> bool {
         self.peers.get(r as usize).is_some_and(|p| p.conn.as_ref().is_some_and(|c| matches!(c.state, State::Established)))
