@@ -47,6 +47,9 @@ use crate::request::Request;
 /// Number of communicators that can exist at once per process (as MPICH's 2048).
 pub const MAX_CONTEXTS: usize = 2048;
 const WORDS: usize = MAX_CONTEXTS / 64;
+/// Words of one rank's contribution to a round of an agreement (the mask,
+/// then the flag word): what [`agree_with`]'s `and` combines.
+pub(crate) const ROUND_WORDS: usize = WORDS + 1;
 
 /// Bit i set = context id `FIRST_DYNAMIC_CONTEXT + 2 i` is free here.
 static FREE: Mutex<[u64; WORDS]> = Mutex::new([u64::MAX; WORDS]);
