@@ -26,6 +26,9 @@
 //!   not collide again); every rank holds it if it is still free and not held
 //!   locally, and says so in the next round.
 //!
+//! Blocking constructors ([`agree_for`]) run the same rounds with blocking
+//! allreduces ([`agree_with`]) instead of a task.
+//!
 //! A held id is taken by nobody else, so a candidate held on every rank is
 //! free on every rank when claimed. Every decision depends only on allreduce
 //! results, so all ranks decide alike. All rounds of one agreement use the tag
@@ -323,14 +326,9 @@ impl Drop for Agreement {
 /// is one collective on `parent`: every rank starts it in the same order
 /// relative to `parent`'s other collectives.
 pub(crate) fn start_agreement(parent: &Comm, call: &'static str, member: bool, on_agreed: OnAgreed) -> Result<Request> {
-    start_with(parent, call, member, false, on_agreed)
-}
-
-/// [`start_agreement`], saying whether the caller waits for it at once.
-fn start_with(parent: &Comm, call: &'static str, member: bool, blocking: bool, on_agreed: OnAgreed) -> Result<Request> {
     let e = crate::runtime::engine()?;
     let tag = parent.next_coll_tag();
-    Ok(e.with_progress(|st| st.start_task(Box::new(agreement(parent, call, member, tag, blocking, on_agreed)))))
+    Ok(e.with_progress(|st| st.start_task(Box::new(agreement(parent, call, member, tag, false, on_agreed)))))
 }
 
 fn agreement(parent: &Comm, call: &'static str, member: bool, tag: i32, blocking: bool, on_agreed: OnAgreed) -> Agreement {
@@ -408,18 +406,26 @@ impl Task for Pair {
 /// Agrees on an id free on every rank of `parent` (collective over `parent`,
 /// blocking); members of the new communicator have claimed it on return
 /// (`member`), so the caller must build a communicator that owns it.
+///
+/// The rounds are blocking allreduces on `parent` (its shared-memory path
+/// where it has one), with the same holds and confirmations as the task's
+/// (see [`agree_with`]): a blocking constructor needs no request and no
+/// point-to-point schedule, and in the common case (one agreement at a time)
+/// agrees in one allreduce.
 pub fn agree_for(parent: &Comm, call: &'static str, member: bool) -> Result<u32> {
-    let slot = Arc::new(Mutex::new(None));
-    let s2 = slot.clone();
-    let mut r = start_with(parent, call, member, true, Box::new(move |ctx| *s2.lock().unwrap_or_else(|p| p.into_inner()) = Some(ctx)))?;
-    crate::pt2pt::wait(&mut r).map_err(|mut err| {
-        if let Some(rest) = err.message.strip_prefix("MPI_Wait:") {
+    let u64t = Datatype::predefined(Primitive::Uint64);
+    let band = Op::predefined(PredefinedOp::Band);
+    let seed = (parent.context(), parent.0.blocking_seq.load(Ordering::Relaxed) as i32 ^ parent.0.tag_base);
+    agree_with(call, member, seed, |buf| {
+        // SAFETY: `buf` holds ROUND_WORDS u64s, reduced in place, valid for the blocking call.
+        unsafe { crate::coll::allreduce::allreduce(None, buf.as_mut_ptr() as *mut u8, ROUND_WORDS, &u64t, &band, parent) }
+    })
+    .map_err(|mut err| {
+        if let Some(rest) = err.message.strip_prefix("MPI_Allreduce:") {
             err.message = format!("{call}:{rest}");
         }
         err
-    })?;
-    let ctx = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
-    ctx.ok_or_else(|| MpiError::intern(call, "the context agreement completed without an id"))
+    })
 }
 
 /// This rank's free mask, as words (for agreement across two groups), less
