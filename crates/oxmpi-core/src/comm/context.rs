@@ -326,9 +326,32 @@ impl Drop for Agreement {
 /// is one collective on `parent`: every rank starts it in the same order
 /// relative to `parent`'s other collectives.
 pub(crate) fn start_agreement(parent: &Comm, call: &'static str, member: bool, on_agreed: OnAgreed) -> Result<Request> {
+    start_with(parent, call, member, false, on_agreed)
+}
+
+/// [`start_agreement`], saying whether the caller waits for it at once.
+fn start_with(parent: &Comm, call: &'static str, member: bool, blocking: bool, on_agreed: OnAgreed) -> Result<Request> {
     let e = crate::runtime::engine()?;
     let tag = parent.next_coll_tag();
-    Ok(e.with_progress(|st| st.start_task(Box::new(agreement(parent, call, member, tag, false, on_agreed)))))
+    Ok(e.with_progress(|st| st.start_task(Box::new(agreement(parent, call, member, tag, blocking, on_agreed)))))
+}
+
+/// [`agree_for`] as a task the caller waits for: for the temporary
+/// communicators of MPI_Comm_create_group, made for one agreement, where a
+/// blocking allreduce would look for a shared-memory area each time and a
+/// schedule started directly costs less.
+pub fn agree_by_task(parent: &Comm, call: &'static str, member: bool) -> Result<u32> {
+    let slot = Arc::new(Mutex::new(None));
+    let s2 = slot.clone();
+    let mut r = start_with(parent, call, member, true, Box::new(move |ctx| *s2.lock().unwrap_or_else(|p| p.into_inner()) = Some(ctx)))?;
+    crate::pt2pt::wait(&mut r).map_err(|mut err| {
+        if let Some(rest) = err.message.strip_prefix("MPI_Wait:") {
+            err.message = format!("{call}:{rest}");
+        }
+        err
+    })?;
+    let ctx = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+    ctx.ok_or_else(|| MpiError::intern(call, "the context agreement completed without an id"))
 }
 
 fn agreement(parent: &Comm, call: &'static str, member: bool, tag: i32, blocking: bool, on_agreed: OnAgreed) -> Agreement {

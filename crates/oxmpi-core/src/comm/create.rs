@@ -312,7 +312,7 @@ pub fn create_group(comm: &Comm, group: &[u32], tag: i32) -> Result<Option<Comm>
         let parent_rank = |w: &u32| comm.0.group.iter().position(|x| x == w).map_or(-1, |p| p as i32);
         inner.wire_ranks = Some(group.iter().map(parent_rank).collect());
     }
-    let ctx = context::agree_for(&temp, call, true)?;
+    let ctx = context::agree_by_task(&temp, call, true)?;
     Ok(Some(Comm::build(ctx, true, rank as i32, group.into(), None, String::new())))
 }
 
