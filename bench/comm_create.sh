@@ -3,6 +3,7 @@
 #
 #   bench/comm_create.sh                   # NPS="2 5 8", ITERS=1000, RUNS=3
 #   NPS=2 ITERS=300 NO_BUILD=1 bench/comm_create.sh
+#   RT=1 NPS=2 bench/comm_create.sh        # ranks under SCHED_FIFO (root; see below)
 #
 # bench/c/comm_create.c (µs per create+free pair of MPI_Comm_dup, _split, _create,
 # _create_group, _idup, _split_type; the slowest rank's time) is built with oxmpi's mpicc
@@ -11,6 +12,12 @@
 # without sleeping, so oversubscribed it can take tens of ms per call), and the best
 # (lowest) figure per call is kept. Ratio = MPICH / oxmpi (> 1: oxmpi is faster).
 # Raw outputs in bench/build/raw-comm/.
+#
+# RT=1 runs both launchers (and so their ranks) under `chrt -f 10`: on a machine shared with
+# other busy programs, a rank that waits for a CPU costs each creation a scheduler slice
+# (milliseconds), which swamps the microseconds measured here; real-time ranks run at once
+# (the kernel still keeps 5% of each second for the others). Use it with NPS up to the
+# number of cores.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=${RUNS:-3}
@@ -18,6 +25,10 @@ NPS=${NPS:-"2 5 8"}
 ITERS=${ITERS:-1000}
 TIMEOUT=${TIMEOUT:-300}
 out=$root/bench/build/raw-comm
+rt=()
+if [ -n "${RT:-}" ]; then
+    rt=(chrt -f 10)
+fi
 mkdir -p "$out"
 rm -f "$out"/*.txt
 if [ -z "${NO_BUILD:-}" ]; then
@@ -29,9 +40,9 @@ command -v mpicc.mpich >/dev/null || { echo "comm_create.sh: mpicc.mpich is requ
 mpicc.mpich -O2 -o "$out/comm_create.mpich" "$root/bench/c/comm_create.c"
 for run in $(seq 1 "$RUNS"); do
     for np in $NPS; do
-        timeout "$TIMEOUT" "$ox/bin/mpiexec" -n "$np" "$out/comm_create.oxmpi" "$ITERS" >>"$out/oxmpi.$np.txt" \
+        timeout "$TIMEOUT" "${rt[@]}" "$ox/bin/mpiexec" -n "$np" "$out/comm_create.oxmpi" "$ITERS" >>"$out/oxmpi.$np.txt" \
             || echo "oxmpi run $run on $np ranks failed or timed out" >&2
-        timeout "$TIMEOUT" mpiexec.mpich -n "$np" "$out/comm_create.mpich" "$ITERS" >>"$out/mpich.$np.txt" \
+        timeout "$TIMEOUT" "${rt[@]}" mpiexec.mpich -n "$np" "$out/comm_create.mpich" "$ITERS" >>"$out/mpich.$np.txt" \
             || echo "MPICH run $run on $np ranks failed or timed out" >&2
     done
 done

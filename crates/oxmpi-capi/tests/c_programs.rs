@@ -609,7 +609,7 @@ fn datatypes_of_billions_of_blocks_are_kept_by_structure() {
 /// Struct types whose signature has more runs than the old limit of 4,194,304
 /// (a contiguous of 2M+3 int/double structs; a vector of 2^31 of them): made,
 /// queried, sent and received as another description of the same structs,
-/// received as bytes, packed and unpacked.
+/// received as bytes, packed and unpacked (also with MPI_Pack_external).
 #[test]
 fn struct_types_of_millions_of_signature_runs_work() {
     for n in [2, 3] {

@@ -3,7 +3,8 @@
  * two runs, int then double): a contiguous of 2M+3 structs (4,194,310 runs)
  * is committed, its size, element count and pack sizes queried, sent from
  * rank 0 to rank 1 (and received as the same number of structs described
- * another way: a vector of them) and as bytes, checked, packed and unpacked.
+ * another way: a vector of them) and as bytes, checked, packed and unpacked
+ * (natively and in external32).
  * A vector of 2^31
  * structs is made, committed and queried without materialising anything.
  * Memory: ~70 MB a rank. Runs on 2 or more ranks (ranks 2.. only query). */
@@ -84,6 +85,33 @@ int main(int argc, char **argv) {
         pos = 0; OK(MPI_Unpack(p1, 12 * NS, &pos, b, 1, big, MPI_COMM_WORLD));
         CHECK(b[NS - 1].i == NS - 1 && b[NS - 1].d == -(double)(NS - 1));
         free(b); free(p1); free(p2);
+    }
+
+    /* external32 of the big type, converted by the structure of its
+     * signature: big-endian int then double per struct; the first 1200
+     * bytes equal 100 structs of `st` packed alike; it unpacks back. */
+    {
+        struct s *b = malloc(sizeof(struct s) * (size_t)NS);
+        unsigned char *e1 = malloc(12 * (size_t)NS), *e2 = malloc(1200);
+        CHECK(b && e1 && e2);
+        for (long k = 0; k < NS; k++) { b[k].i = (int)(k * 5 - 7); b[k].d = k * 0.25; }
+        MPI_Aint pos = 0;
+        OK(MPI_Pack_external("external32", b, 1, big, e1, (MPI_Aint)12 * NS, &pos)); CHECK(pos == (MPI_Aint)12 * NS);
+        pos = 0; OK(MPI_Pack_external("external32", b, 100, st, e2, 1200, &pos)); CHECK(pos == 1200);
+        CHECK(memcmp(e1, e2, 1200) == 0);
+        for (long k = 0; k < NS; k += NS / 7) {
+            const unsigned char *q = e1 + 12 * k;
+            uint32_t v = (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3];
+            uint64_t w = 0;
+            for (int j = 0; j < 8; j++) w = w << 8 | q[4 + j];
+            double d; memcpy(&d, &w, 8);
+            CHECK((int32_t)v == (int32_t)(k * 5 - 7) && d == k * 0.25);
+        }
+        memset(b, 0, sizeof(struct s) * (size_t)NS);
+        pos = 0;
+        OK(MPI_Unpack_external("external32", e1, (MPI_Aint)12 * NS, &pos, b, 1, big)); CHECK(pos == (MPI_Aint)12 * NS);
+        for (long k = 0; k < NS; k++) CHECK(b[k].i == (int)(k * 5 - 7) && b[k].d == k * 0.25);
+        free(b); free(e1); free(e2);
     }
 
     OK(MPI_Type_free(&vec));

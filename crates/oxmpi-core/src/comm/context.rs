@@ -26,6 +26,9 @@
 //!   not collide again); every rank holds it if it is still free and not held
 //!   locally, and says so in the next round.
 //!
+//! Blocking constructors ([`agree_for`]) run the same rounds with blocking
+//! allreduces ([`agree_with`]) instead of a task.
+//!
 //! A held id is taken by nobody else, so a candidate held on every rank is
 //! free on every rank when claimed. Every decision depends only on allreduce
 //! results, so all ranks decide alike. All rounds of one agreement use the tag
@@ -47,6 +50,9 @@ use crate::request::Request;
 /// Number of communicators that can exist at once per process (as MPICH's 2048).
 pub const MAX_CONTEXTS: usize = 2048;
 const WORDS: usize = MAX_CONTEXTS / 64;
+/// Words of one rank's contribution to a round of an agreement (the mask,
+/// then the flag word): what [`agree_with`]'s `and` combines.
+pub(crate) const ROUND_WORDS: usize = WORDS + 1;
 
 /// Bit i set = context id `FIRST_DYNAMIC_CONTEXT + 2 i` is free here.
 static FREE: Mutex<[u64; WORDS]> = Mutex::new([u64::MAX; WORDS]);
@@ -342,6 +348,24 @@ fn start_with(parent: &Comm, call: &'static str, member: bool, blocking: bool, o
     Ok(e.with_progress(|st| st.start_task(Box::new(agreement(parent, call, member, tag, blocking, on_agreed)))))
 }
 
+/// [`agree_for`] as a task the caller waits for: for the temporary
+/// communicators of MPI_Comm_create_group, made for one agreement, where a
+/// blocking allreduce would look for a shared-memory area each time and a
+/// schedule started directly costs less.
+pub fn agree_by_task(parent: &Comm, call: &'static str, member: bool) -> Result<u32> {
+    let slot = Arc::new(Mutex::new(None));
+    let s2 = slot.clone();
+    let mut r = start_with(parent, call, member, true, Box::new(move |ctx| *s2.lock().unwrap_or_else(|p| p.into_inner()) = Some(ctx)))?;
+    crate::pt2pt::wait(&mut r).map_err(|mut err| {
+        if let Some(rest) = err.message.strip_prefix("MPI_Wait:") {
+            err.message = format!("{call}:{rest}");
+        }
+        err
+    })?;
+    let ctx = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+    ctx.ok_or_else(|| MpiError::intern(call, "the context agreement completed without an id"))
+}
+
 fn agreement(parent: &Comm, call: &'static str, member: bool, tag: i32, blocking: bool, on_agreed: OnAgreed) -> Agreement {
     Agreement {
         comm: parent.clone(),
@@ -417,18 +441,26 @@ impl Task for Pair {
 /// Agrees on an id free on every rank of `parent` (collective over `parent`,
 /// blocking); members of the new communicator have claimed it on return
 /// (`member`), so the caller must build a communicator that owns it.
+///
+/// The rounds are blocking allreduces on `parent` (its shared-memory path
+/// where it has one), with the same holds and confirmations as the task's
+/// (see [`agree_with`]): a blocking constructor needs no request and no
+/// point-to-point schedule, and in the common case (one agreement at a time)
+/// agrees in one allreduce.
 pub fn agree_for(parent: &Comm, call: &'static str, member: bool) -> Result<u32> {
-    let slot = Arc::new(Mutex::new(None));
-    let s2 = slot.clone();
-    let mut r = start_with(parent, call, member, true, Box::new(move |ctx| *s2.lock().unwrap_or_else(|p| p.into_inner()) = Some(ctx)))?;
-    crate::pt2pt::wait(&mut r).map_err(|mut err| {
-        if let Some(rest) = err.message.strip_prefix("MPI_Wait:") {
+    let u64t = Datatype::predefined(Primitive::Uint64);
+    let band = Op::predefined(PredefinedOp::Band);
+    let seed = (parent.context(), parent.0.blocking_seq.load(Ordering::Relaxed) as i32 ^ parent.0.tag_base);
+    agree_with(call, member, seed, |buf| {
+        // SAFETY: `buf` holds ROUND_WORDS u64s, reduced in place, valid for the blocking call.
+        unsafe { crate::coll::allreduce::allreduce(None, buf.as_mut_ptr() as *mut u8, ROUND_WORDS, &u64t, &band, parent) }
+    })
+    .map_err(|mut err| {
+        if let Some(rest) = err.message.strip_prefix("MPI_Allreduce:") {
             err.message = format!("{call}:{rest}");
         }
         err
-    })?;
-    let ctx = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
-    ctx.ok_or_else(|| MpiError::intern(call, "the context agreement completed without an id"))
+    })
 }
 
 /// This rank's free mask, as words (for agreement across two groups), less

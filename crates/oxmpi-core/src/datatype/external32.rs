@@ -9,6 +9,10 @@
 //! MPI_Unpack_external and file views with the "external32" data
 //! representation share it.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::signature::{Part, Sig};
 use super::{Datatype, PairValue, Primitive, Repr};
 use crate::error::{MpiError, Result};
 
@@ -76,31 +80,191 @@ pub fn primitive_size(p: Primitive) -> usize {
 
 /// Bytes of one element of `dt` in external32 (MPI_Pack_external_size / count).
 pub fn size(dt: &Datatype) -> usize {
-    dt.signature_runs(1).map(|(p, k)| primitive_size(p) * k).sum()
+    plan(dt).ext
 }
 
-/// One element of `dt` as a list of (conversion, repetitions), runs merged.
-fn plan(dt: &Datatype) -> Vec<(Conv, usize)> {
-    let mut out: Vec<(Conv, usize)> = Vec::new();
-    for (p, k) in dt.signature_runs(1) {
-        let ps = parts(p);
-        if ps.len() == 1 {
-            match out.last_mut() {
-                Some((c, n)) if *c == ps[0] => *n += k,
-                _ => out.push((ps[0], k)),
+/// One step of a conversion plan.
+#[derive(Debug)]
+enum Step {
+    /// `k` parts converted by `c`, one after another.
+    Conv(Conv, usize),
+    /// `n` copies of a sub-plan.
+    Rep(usize, Arc<Plan>),
+}
+
+/// How one element converts, kept by the structure of its type signature
+/// (see [`super::signature`]): a type whose signature has millions of runs
+/// (a struct repeated millions of times) has a plan as small as its
+/// signature's stored parts, never a flat list of its runs.
+#[derive(Debug, Default)]
+struct Plan {
+    steps: Vec<Step>,
+    /// Bytes of one element in the packed native form and in external32.
+    native: usize,
+    ext: usize,
+}
+
+/// A repetition of a primitive with several parts (a pair, a complex) is
+/// listed part by part up to this many steps, and kept as a repetition beyond.
+const FLAT_STEPS: usize = 4096;
+
+impl Plan {
+    fn push(&mut self, c: Conv, k: usize) {
+        if k == 0 {
+            return;
+        }
+        self.native = self.native.saturating_add(c.native().saturating_mul(k));
+        self.ext = self.ext.saturating_add(c.ext().saturating_mul(k));
+        if let Some(Step::Conv(x, n)) = self.steps.last_mut() {
+            if *x == c {
+                *n = n.saturating_add(k);
+                return;
             }
-        } else {
-            for _ in 0..k {
-                for &c in &ps {
-                    match out.last_mut() {
-                        Some((x, n)) if *x == c => *n += 1,
-                        _ => out.push((c, 1)),
+        }
+        self.steps.push(Step::Conv(c, k));
+    }
+
+    fn push_rep(&mut self, n: usize, child: Arc<Plan>) {
+        if n == 0 || child.steps.is_empty() {
+            return;
+        }
+        if let [Step::Conv(c, k)] = child.steps.as_slice() {
+            return self.push(*c, k.saturating_mul(n));
+        }
+        self.native = self.native.saturating_add(child.native.saturating_mul(n));
+        self.ext = self.ext.saturating_add(child.ext.saturating_mul(n));
+        self.steps.push(Step::Rep(n, child));
+    }
+
+    /// The plan of one element of signature `sig`; sub-signatures shared by
+    /// several parts are planned once (`memo`, by address).
+    fn of(sig: &Sig, memo: &mut HashMap<*const Sig, Arc<Plan>>) -> Plan {
+        let mut plan = Plan::default();
+        for part in sig.parts() {
+            match part {
+                Part::Run(p, k) => {
+                    let ps = parts(*p);
+                    if let [c] = ps.as_slice() {
+                        plan.push(*c, *k);
+                    } else if k.saturating_mul(ps.len()) <= FLAT_STEPS {
+                        for _ in 0..*k {
+                            for &c in &ps {
+                                plan.push(c, 1);
+                            }
+                        }
+                    } else {
+                        let mut one = Plan::default();
+                        for &c in &ps {
+                            one.push(c, 1);
+                        }
+                        plan.push_rep(*k, Arc::new(one));
                     }
+                }
+                Part::Rep(n, child) => {
+                    let key = Arc::as_ptr(child);
+                    let sub = match memo.get(&key) {
+                        Some(p) => p.clone(),
+                        None => {
+                            let p = Arc::new(Plan::of(child, memo));
+                            memo.insert(key, p.clone());
+                            p
+                        }
+                    };
+                    plan.push_rep(*n, sub);
+                }
+            }
+        }
+        plan
+    }
+
+    /// Bytes of step `s` of one element: (native, external32).
+    fn lens(s: &Step) -> (usize, usize) {
+        match s {
+            Step::Conv(c, k) => (c.native() * k, c.ext() * k),
+            Step::Rep(m, sub) => (sub.native * m, sub.ext * m),
+        }
+    }
+
+    /// Encodes `count` elements: `native` and `ext` hold exactly that many.
+    fn encode(&self, count: usize, native: &[u8], ext: &mut [u8]) {
+        let (mut i, mut o) = (0, 0);
+        for _ in 0..count {
+            for step in &self.steps {
+                let (n, e) = Plan::lens(step);
+                let (src, dst) = (&native[i..i + n], &mut ext[o..o + e]);
+                match step {
+                    Step::Conv(c, _) => encode_run(*c, src, dst),
+                    Step::Rep(m, sub) => sub.encode(*m, src, dst),
+                }
+                i += n;
+                o += e;
+            }
+        }
+    }
+
+    /// Decodes `count` elements: `ext` and `native` hold exactly that many.
+    fn decode(&self, count: usize, ext: &[u8], native: &mut [u8]) {
+        let (mut i, mut o) = (0, 0);
+        for _ in 0..count {
+            for step in &self.steps {
+                let (n, e) = Plan::lens(step);
+                let (src, dst) = (&ext[o..o + e], &mut native[i..i + n]);
+                match step {
+                    Step::Conv(c, _) => decode_run(*c, src, dst),
+                    Step::Rep(m, sub) => sub.decode(*m, src, dst),
+                }
+                i += n;
+                o += e;
+            }
+        }
+    }
+}
+
+/// The plan of one element of `dt`.
+fn plan(dt: &Datatype) -> Plan {
+    Plan::of(&dt.layout().sig, &mut HashMap::new())
+}
+
+/// Converts a run of parts of one kind to external32.
+fn encode_run(c: Conv, native: &[u8], ext: &mut [u8]) {
+    match c {
+        Conv::F80 => {
+            for (s, d) in native.chunks_exact(16).zip(ext.chunks_exact_mut(16)) {
+                d.copy_from_slice(&f80_to_quad(s));
+            }
+        }
+        Conv::Int { ext: 1, .. } => ext.copy_from_slice(native),
+        Conv::Int { native: n, ext: e, .. } => {
+            // Little-endian native: the low `e` bytes, reversed.
+            for (s, d) in native.chunks_exact(n).zip(ext.chunks_exact_mut(e)) {
+                for j in 0..e {
+                    d[j] = s[e - 1 - j];
                 }
             }
         }
     }
-    out
+}
+
+/// Converts a run of parts of one kind from external32 (narrow integers
+/// sign- or zero-extended).
+fn decode_run(c: Conv, ext: &[u8], native: &mut [u8]) {
+    match c {
+        Conv::F80 => {
+            for (s, d) in ext.chunks_exact(16).zip(native.chunks_exact_mut(16)) {
+                quad_to_f80(s, d);
+            }
+        }
+        Conv::Int { native: 1, ext: 1, .. } => native.copy_from_slice(ext),
+        Conv::Int { native: n, ext: e, signed } => {
+            for (s, d) in ext.chunks_exact(e).zip(native.chunks_exact_mut(n)) {
+                for j in 0..e {
+                    d[j] = s[e - 1 - j];
+                }
+                let fill = if signed && e > 0 && s[0] & 0x80 != 0 { 0xff } else { 0 };
+                d[e..].fill(fill);
+            }
+        }
+    }
 }
 
 fn f80_to_quad(b: &[u8]) -> [u8; 16] {
@@ -126,63 +290,26 @@ fn quad_to_f80(b: &[u8], out: &mut [u8]) {
 /// exactly `dt.size() * count` bytes) to external32 (`ext`, exactly
 /// `size(dt) * count` bytes).
 pub fn encode(call: &str, dt: &Datatype, count: usize, native: &[u8], ext: &mut [u8]) -> Result<()> {
-    check_lens(call, dt, count, native.len(), ext.len())?;
     let plan = plan(dt);
-    let (mut i, mut o) = (0, 0);
-    for _ in 0..count {
-        for &(c, k) in &plan {
-            for _ in 0..k {
-                let (n, e) = (c.native(), c.ext());
-                match c {
-                    Conv::F80 => ext[o..o + 16].copy_from_slice(&f80_to_quad(&native[i..i + 16])),
-                    Conv::Int { .. } => {
-                        // Little-endian native: the low `e` bytes, reversed.
-                        for j in 0..e {
-                            ext[o + j] = native[i + e - 1 - j];
-                        }
-                    }
-                }
-                i += n;
-                o += e;
-            }
-        }
-    }
+    check_lens(call, dt, &plan, count, native.len(), ext.len())?;
+    plan.encode(count, native, ext);
     Ok(())
 }
 
 /// The inverse of [`encode`]: external32 bytes to the packed native form
 /// (narrow integers sign- or zero-extended).
 pub fn decode(call: &str, dt: &Datatype, count: usize, ext: &[u8], native: &mut [u8]) -> Result<()> {
-    check_lens(call, dt, count, native.len(), ext.len())?;
     let plan = plan(dt);
-    let (mut i, mut o) = (0, 0);
-    for _ in 0..count {
-        for &(c, k) in &plan {
-            for _ in 0..k {
-                let (n, e) = (c.native(), c.ext());
-                match c {
-                    Conv::F80 => quad_to_f80(&ext[o..o + 16], &mut native[i..i + 16]),
-                    Conv::Int { signed, .. } => {
-                        for j in 0..e {
-                            native[i + j] = ext[o + e - 1 - j];
-                        }
-                        let fill = if signed && e > 0 && ext[o] & 0x80 != 0 { 0xff } else { 0 };
-                        native[i + e..i + n].fill(fill);
-                    }
-                }
-                i += n;
-                o += e;
-            }
-        }
-    }
+    check_lens(call, dt, &plan, count, native.len(), ext.len())?;
+    plan.decode(count, ext, native);
     Ok(())
 }
 
-fn check_lens(call: &str, dt: &Datatype, count: usize, native: usize, ext: usize) -> Result<()> {
+fn check_lens(call: &str, dt: &Datatype, plan: &Plan, count: usize, native: usize, ext: usize) -> Result<()> {
     if cfg!(target_endian = "big") {
         return Err(MpiError::unsupported(call, "external32 on a big-endian machine"));
     }
-    if dt.size().checked_mul(count) != Some(native) || size(dt).checked_mul(count) != Some(ext) {
+    if plan.native != dt.size() || dt.size().checked_mul(count) != Some(native) || plan.ext.checked_mul(count) != Some(ext) {
         return Err(MpiError::intern(call, format!("external32 conversion of {count} elements with {native} native and {ext} external bytes")));
     }
     Ok(())
@@ -239,5 +366,47 @@ mod tests {
         let mut back = vec![0u8; 16];
         decode("t", &dt, 2, &ext, &mut back).unwrap();
         assert_eq!(back, native);
+    }
+
+    fn stored_steps(p: &Plan) -> usize {
+        p.steps.iter().map(|s| match s {
+            Step::Conv(..) => 1,
+            Step::Rep(_, sub) => 1 + stored_steps(sub),
+        }).sum()
+    }
+
+    #[test]
+    fn types_with_millions_of_runs_convert_by_structure() {
+        // {long, short} repeated 2.1M times, then a double: 4.2M + 1 runs in the
+        // signature, more than the 4,194,304 a flat plan was limited to.
+        let pair = Datatype::structure(&[1, 1], &[0, 8], &[Datatype::predefined(Primitive::Long), Datatype::predefined(Primitive::Short)]).unwrap();
+        let n = 2_100_000usize;
+        let many = Datatype::contiguous(n as i64, &pair).unwrap();
+        let dt = Datatype::structure(&[1, 1], &[0, (16 * n) as isize], &[many, Datatype::predefined(Primitive::Double)]).unwrap();
+        dt.commit();
+        assert!(dt.layout().sig.flat_runs() > 4_194_304);
+        let p = plan(&dt);
+        assert!(stored_steps(&p) <= 8, "{} steps", stored_steps(&p));
+        assert_eq!(p.native, dt.size());
+        assert_eq!(size(&dt), 6 * n + 8);
+        // The packed native form: (i64, i16) pairs, then an f64.
+        let mut native = Vec::with_capacity(dt.size());
+        for k in 0..n {
+            native.extend_from_slice(&(-(k as i64) - 1).to_le_bytes());
+            native.extend_from_slice(&(k as i16).to_le_bytes());
+        }
+        native.extend_from_slice(&1.5f64.to_le_bytes());
+        assert_eq!(native.len(), dt.size());
+        let mut ext = vec![0u8; size(&dt)];
+        encode("t", &dt, 1, &native, &mut ext).unwrap();
+        for k in [0, 1, 12345, n - 1] {
+            let at = 6 * k;
+            assert_eq!(ext[at..at + 4], (-(k as i32) - 1).to_be_bytes(), "long {k}");
+            assert_eq!(ext[at + 4..at + 6], (k as i16).to_be_bytes(), "short {k}");
+        }
+        assert_eq!(ext[6 * n..], 1.5f64.to_be_bytes());
+        let mut back = vec![0u8; dt.size()];
+        decode("t", &dt, 1, &ext, &mut back).unwrap();
+        assert!(back == native, "round trip differs");
     }
 }

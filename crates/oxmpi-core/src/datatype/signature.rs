@@ -50,6 +50,12 @@ impl Sig {
         self.parts.is_empty()
     }
 
+    /// The stored parts, in order (for readers that keep the structure, as
+    /// external32's conversion plan).
+    pub(crate) fn parts(&self) -> &[Part] {
+        &self.parts
+    }
+
     /// About how many runs a flat list of this signature would hold
     /// (saturating at `usize::MAX`).
     pub(crate) fn flat_runs(&self) -> usize {
