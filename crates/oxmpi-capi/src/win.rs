@@ -14,16 +14,17 @@
 //! origin/result buffers holding their counts of their datatypes, OUT arguments
 //! writable and aliasing no other argument, window memory valid until MPI_Win_free.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use oxmpi_core::attr::{Attributes, ObjectKind};
-use oxmpi_core::datatype::Datatype;
+use oxmpi_core::datatype::{Datatype, Primitive};
 use oxmpi_core::error::{ErrorClass, MpiError};
 use oxmpi_core::group::Group;
-use oxmpi_core::op::Op;
+use oxmpi_core::op::{Op, PredefinedOp};
 use oxmpi_core::rma::{Flavor, LockKind, Window};
 use oxmpi_core::{pt2pt, runtime};
 
@@ -92,7 +93,32 @@ fn bad_win(call: &str, w: MPI_Win) -> Fail {
 }
 
 fn win(w: MPI_Win, call: &str) -> R<Arc<Window>> {
-    wins().get(w).map(|e| e.win.clone()).ok_or_else(|| bad_win(call, w))
+    let frees = FREES.load(Ordering::Acquire);
+    let wn = wins().get(w).map(|e| e.win.clone()).ok_or_else(|| bad_win(call, w))?;
+    LAST.with(|c| *c.borrow_mut() = Some((w, frees, wn.clone())));
+    Ok(wn)
+}
+
+/// Windows freed so far: a window cached by [`LAST`] before the latest free may be
+/// gone, so the cache is trusted only while this count is unchanged.
+static FREES: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// The window this thread looked up last (handle, [`FREES`] at the time, the
+    /// window): the fast path finds it with neither the handle table's lock nor a
+    /// reference count.
+    static LAST: RefCell<Option<(MPI_Win, u64, Arc<Window>)>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` on window `w` if this thread looked it up last and no window was freed
+/// since; `None` otherwise (the caller then takes the general path, whose lookup
+/// fills the cache).
+#[inline]
+fn with_cached<T>(w: MPI_Win, f: impl FnOnce(&Window) -> T) -> Option<T> {
+    LAST.with(|c| match &*c.borrow() {
+        Some((h, frees, wn)) if *h == w && *frees == FREES.load(Ordering::Acquire) => Some(f(wn)),
+        _ => None,
+    })
 }
 
 /// Calls the window's error handler with `code`; returns the code to give the caller.
@@ -366,7 +392,12 @@ pub unsafe extern "C" fn PMPI_Win_free(w: *mut MPI_Win) -> c_int {
         let attrs = wins().get(h).map(|e| e.attrs.clone()).expect("checked above");
         with_cb_win(h, || attrs.clear(CALL))?;
         wn.free()?;
-        wins().remove(h);
+        {
+            let mut t = wins();
+            t.remove(h);
+            FREES.fetch_add(1, Ordering::Release);
+        }
+        LAST.with(|c| *c.borrow_mut() = None);
         *o = MPI_WIN_NULL;
         Ok(())
     })
@@ -602,6 +633,27 @@ pub unsafe extern "C" fn PMPI_Win_f2c(f: c_int) -> MPI_Win {
 
 // ----- communication ---------------------------------------------------------------------
 
+/// The fast path's datatype: a predefined type whose elements lie back to back
+/// (size = extent), else `None`.
+#[inline]
+fn dense_prim(h: MPI_Datatype) -> Option<Primitive> {
+    if h == MPI_DATATYPE_NULL || h >= 4096 || h == MPI_LB || h == MPI_UB {
+        return None;
+    }
+    crate::abi::primitive_from_handle(h).filter(|p| p.size() == p.extent() && p.size() > 0)
+}
+
+/// The bytes of a put or get the fast path can take: the same dense predefined type
+/// and count (> 0) on both sides and an origin buffer that is no null pointer.
+#[inline]
+fn fast_len<C: Count>(buf: *const c_void, ocount: C, odt: MPI_Datatype, tcount: C, tdt: MPI_Datatype) -> Option<usize> {
+    let n = ocount.wide();
+    if odt != tdt || n != tcount.wide() || n <= 0 || (buf as usize) < 4096 {
+        return None;
+    }
+    usize::try_from(n).ok()?.checked_mul(dense_prim(odt)?.size())
+}
+
 struct Side {
     count: usize,
     /// Borrowed for predefined types (no reference count on the hot path).
@@ -634,6 +686,14 @@ fn done_request(call: &str, request: *mut MPI_Request) -> R<()> {
 
 #[allow(clippy::too_many_arguments)]
 unsafe fn put<C: Count>(base: &'static str, origin: *const c_void, ocount: C, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: C, tdt: MPI_Datatype, w: MPI_Win, request: Option<*mut MPI_Request>) -> c_int {
+    if request.is_none() {
+        if let Some(len) = fast_len(origin, ocount, odt, tcount, tdt) {
+            // SAFETY: MPI's contract: `origin` holds origin_count elements of origin_datatype (`len` bytes).
+            if with_cached(w, |wn| unsafe { wn.put_direct(origin.cast(), len, rank, disp) }) == Some(true) {
+                return MPI_SUCCESS;
+            }
+        }
+    }
     let call = name::<C>(base);
     wffi(call, w, || {
         let wn = win(w, call)?;
@@ -650,6 +710,14 @@ unsafe fn put<C: Count>(base: &'static str, origin: *const c_void, ocount: C, od
 
 #[allow(clippy::too_many_arguments)]
 unsafe fn get<C: Count>(base: &'static str, origin: *mut c_void, ocount: C, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: C, tdt: MPI_Datatype, w: MPI_Win, request: Option<*mut MPI_Request>) -> c_int {
+    if request.is_none() {
+        if let Some(len) = fast_len(origin, ocount, odt, tcount, tdt) {
+            // SAFETY: MPI's contract: `origin` is writable for origin_count elements of origin_datatype (`len` bytes).
+            if with_cached(w, |wn| unsafe { wn.get_direct(origin.cast(), len, rank, disp) }) == Some(true) {
+                return MPI_SUCCESS;
+            }
+        }
+    }
     let call = name::<C>(base);
     wffi(call, w, || {
         let wn = win(w, call)?;
@@ -668,6 +736,30 @@ fn acc_op(call: &str, h: MPI_Op) -> R<Op> {
     crate::misc::op(h, call)
 }
 
+/// The fast path's accumulate: the same dense predefined type and count (> 0) on
+/// every side, a predefined op, buffers that are no null pointers (the origin is not
+/// read for MPI_NO_OP); (type, op) and the element count.
+#[inline]
+fn fast_acc<C: Count>(origin: *const c_void, ocount: C, odt: MPI_Datatype, result: Option<(*mut c_void, C, MPI_Datatype)>, tcount: C, tdt: MPI_Datatype, op: MPI_Op) -> Option<((Primitive, PredefinedOp), usize)> {
+    if op == MPI_OP_NULL || op >= 4096 {
+        return None;
+    }
+    let p = crate::abi::op_from_handle(op)?;
+    let n = tcount.wide();
+    if let Some((rb, rc, rd)) = result {
+        if rd != tdt || rc.wide() != n || (rb as usize) < 4096 {
+            return None;
+        }
+    }
+    if p != PredefinedOp::NoOp && (odt != tdt || ocount.wide() != n || (origin as usize) < 4096) {
+        return None;
+    }
+    if n <= 0 {
+        return None;
+    }
+    Some(((dense_prim(tdt)?, p), usize::try_from(n).ok()?))
+}
+
 #[allow(clippy::too_many_arguments)]
 unsafe fn accumulate<C: Count>(
     base: &'static str,
@@ -683,6 +775,15 @@ unsafe fn accumulate<C: Count>(
     w: MPI_Win,
     request: Option<*mut MPI_Request>,
 ) -> c_int {
+    if request.is_none() {
+        if let Some((rc, n)) = fast_acc(origin, ocount, odt, result, tcount, tdt, op) {
+            let r = result.map_or(std::ptr::null_mut(), |(rb, _, _)| rb.cast::<u8>());
+            // SAFETY: MPI's contract: the origin buffer holds, and the result buffer is writable for, `n` elements of the type.
+            if with_cached(w, |wn| unsafe { wn.acc_direct(rc.0, rc.1, origin.cast(), r, n, rank, disp) }) == Some(true) {
+                return MPI_SUCCESS;
+            }
+        }
+    }
     let call = name::<C>(base);
     wffi(call, w, || {
         let wn = win(w, call)?;
@@ -747,6 +848,12 @@ rma_entry!(PMPI_Rget_accumulate, PMPI_Rget_accumulate_c, accumulate, (o: CVoid, 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Fetch_and_op(origin: *const c_void, result: *mut c_void, dt: MPI_Datatype, rank: c_int, disp: MPI_Aint, op: MPI_Op, w: MPI_Win) -> c_int {
     const CALL: &str = "MPI_Fetch_and_op";
+    if let Some(((prim, p), _)) = fast_acc(origin, 1, dt, Some((result, 1, dt)), 1, dt, op) {
+        // SAFETY: MPI's contract: one element of `datatype` at origin (unless MPI_NO_OP) and result.
+        if with_cached(w, |wn| unsafe { wn.acc_direct(prim, p, origin.cast(), result.cast(), 1, rank, disp) }) == Some(true) {
+            return MPI_SUCCESS;
+        }
+    }
     wffi(CALL, w, || {
         let wn = win(w, CALL)?;
         let d = committed(dt, CALL, "datatype")?;
@@ -768,6 +875,14 @@ pub unsafe extern "C" fn PMPI_Fetch_and_op(origin: *const c_void, result: *mut c
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Compare_and_swap(origin: *const c_void, compare: *const c_void, result: *mut c_void, dt: MPI_Datatype, rank: c_int, disp: MPI_Aint, w: MPI_Win) -> c_int {
     const CALL: &str = "MPI_Compare_and_swap";
+    if let Some(prim) = dense_prim(dt) {
+        if [origin, compare, result.cast_const()].iter().all(|&b| b as usize >= 4096) {
+            // SAFETY: MPI's contract: one element of `datatype` at each buffer.
+            if with_cached(w, |wn| unsafe { wn.cas_direct(prim, origin.cast(), compare.cast(), result.cast(), rank, disp) }) == Some(true) {
+                return MPI_SUCCESS;
+            }
+        }
+    }
     wffi(CALL, w, || {
         let wn = win(w, CALL)?;
         let d = committed(dt, CALL, "datatype")?;
@@ -874,12 +989,18 @@ pub unsafe extern "C" fn PMPI_Win_unlock_all(w: MPI_Win) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_flush(rank: c_int, w: MPI_Win) -> c_int {
     const CALL: &str = "MPI_Win_flush";
+    if with_cached(w, |wn| wn.flush_direct(rank)) == Some(true) {
+        return MPI_SUCCESS;
+    }
     wffi(CALL, w, || Ok(win(w, CALL)?.flush(CALL, Some(rank))?))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_flush_local(rank: c_int, w: MPI_Win) -> c_int {
     const CALL: &str = "MPI_Win_flush_local";
+    if with_cached(w, |wn| wn.flush_direct(rank)) == Some(true) {
+        return MPI_SUCCESS;
+    }
     wffi(CALL, w, || Ok(win(w, CALL)?.flush(CALL, Some(rank))?))
 }
 
