@@ -70,7 +70,7 @@ for key in ("oxmpi", "mpich", "openmpi"):
             if k not in best or (v > best[k] if bw else v < best[k]):
                 best[k] = v
 def ratio(o, x, bw):
-    if o is None or x is None:
+    if o is None or x is None or (x <= 0 if bw else o <= 0):
         return "-"
     return f"{(o / x) if bw else (x / o if o > 0 else float('inf')):.2f}"
 def val(v):

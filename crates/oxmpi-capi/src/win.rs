@@ -95,30 +95,61 @@ fn bad_win(call: &str, w: MPI_Win) -> Fail {
 fn win(w: MPI_Win, call: &str) -> R<Arc<Window>> {
     let frees = FREES.load(Ordering::Acquire);
     let wn = wins().get(w).map(|e| e.win.clone()).ok_or_else(|| bad_win(call, w))?;
-    LAST.with(|c| *c.borrow_mut() = Some((w, frees, wn.clone())));
+    remember(w, frees, Some(wn.clone()));
     Ok(wn)
 }
 
-/// Windows freed so far: a window cached by [`LAST`] before the latest free may be
+/// Windows freed so far: a window cached by [`FAST`] before the latest free may be
 /// gone, so the cache is trusted only while this count is unchanged.
 static FREES: AtomicU64 = AtomicU64::new(0);
 
+/// The window this thread looked up last, for the fast path: (handle, [`FREES`] at
+/// the time, the window). Plain data with no destructor, so reading it is a load
+/// (no lazy registration, no borrow flag); the pointer is kept valid by [`OWNER`].
+#[derive(Clone, Copy)]
+struct Cached(MPI_Win, u64, *const Window);
+
+/// The reference that keeps [`FAST`]'s window alive; dropped with the thread, and
+/// then it empties `FAST` first.
+struct Owner(Option<Arc<Window>>);
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        let _ = FAST.try_with(|c| c.set(Cached(MPI_WIN_NULL, 0, std::ptr::null())));
+    }
+}
+
 thread_local! {
-    /// The window this thread looked up last (handle, [`FREES`] at the time, the
-    /// window): the fast path finds it with neither the handle table's lock nor a
-    /// reference count.
-    static LAST: RefCell<Option<(MPI_Win, u64, Arc<Window>)>> = const { RefCell::new(None) };
+    static FAST: Cell<Cached> = const { Cell::new(Cached(MPI_WIN_NULL, 0, std::ptr::null())) };
+    static OWNER: RefCell<Owner> = const { RefCell::new(Owner(None)) };
+}
+
+/// Remembers `wn` (handle `w`, looked up when [`FREES`] was `frees`) for this
+/// thread's fast path; `None` forgets.
+fn remember(w: MPI_Win, frees: u64, wn: Option<Arc<Window>>) {
+    let _ = OWNER.try_with(|o| {
+        let mut o = o.borrow_mut();
+        FAST.set(match &wn {
+            Some(x) => Cached(w, frees, Arc::as_ptr(x)),
+            None => Cached(MPI_WIN_NULL, 0, std::ptr::null()),
+        });
+        // The old window (if any) goes only after FAST no longer points at it.
+        o.0 = wn;
+    });
 }
 
 /// Runs `f` on window `w` if this thread looked it up last and no window was freed
 /// since; `None` otherwise (the caller then takes the general path, whose lookup
 /// fills the cache).
-#[inline]
+#[inline(always)]
 fn with_cached<T>(w: MPI_Win, f: impl FnOnce(&Window) -> T) -> Option<T> {
-    LAST.with(|c| match &*c.borrow() {
-        Some((h, frees, wn)) if *h == w && *frees == FREES.load(Ordering::Acquire) => Some(f(wn)),
-        _ => None,
-    })
+    let Cached(h, frees, p) = FAST.get();
+    if h != w || p.is_null() || frees != FREES.load(Ordering::Acquire) {
+        return None;
+    }
+    // SAFETY: `p` comes from the Arc that OWNER holds for this thread until it sets
+    // FAST to another window or to none (this thread only: no one else changes them).
+    Some(f(unsafe { &*p }))
 }
 
 /// Calls the window's error handler with `code`; returns the code to give the caller.
@@ -148,6 +179,8 @@ fn raise_win(mut w: MPI_Win, mut code: c_int, message: &str) -> c_int {
 
 /// Runs a body of a call on window `w`: catches panics, routes errors to the
 /// window's error handler (as `errors::ffi` does for communicators).
+/// Out of line: the fast paths in front of it stay small.
+#[inline(never)]
 fn wffi(call: &'static str, w: MPI_Win, body: impl FnOnce() -> R<()>) -> c_int {
     let res = match catch_unwind(AssertUnwindSafe(body)) {
         Ok(r) => r,
@@ -397,7 +430,7 @@ pub unsafe extern "C" fn PMPI_Win_free(w: *mut MPI_Win) -> c_int {
             t.remove(h);
             FREES.fetch_add(1, Ordering::Release);
         }
-        LAST.with(|c| *c.borrow_mut() = None);
+        remember(MPI_WIN_NULL, 0, None);
         *o = MPI_WIN_NULL;
         Ok(())
     })
@@ -685,6 +718,7 @@ fn done_request(call: &str, request: *mut MPI_Request) -> R<()> {
 }
 
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 unsafe fn put<C: Count>(base: &'static str, origin: *const c_void, ocount: C, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: C, tdt: MPI_Datatype, w: MPI_Win, request: Option<*mut MPI_Request>) -> c_int {
     if request.is_none() {
         if let Some(len) = fast_len(origin, ocount, odt, tcount, tdt) {
@@ -694,6 +728,14 @@ unsafe fn put<C: Count>(base: &'static str, origin: *const c_void, ocount: C, od
             }
         }
     }
+    // SAFETY: forwarded contract.
+    unsafe { put_slow::<C>(base, origin, ocount, odt, rank, disp, tcount, tdt, w, request) }
+}
+
+/// The general path of [`put`].
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn put_slow<C: Count>(base: &'static str, origin: *const c_void, ocount: C, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: C, tdt: MPI_Datatype, w: MPI_Win, request: Option<*mut MPI_Request>) -> c_int {
     let call = name::<C>(base);
     wffi(call, w, || {
         let wn = win(w, call)?;
@@ -709,6 +751,7 @@ unsafe fn put<C: Count>(base: &'static str, origin: *const c_void, ocount: C, od
 }
 
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 unsafe fn get<C: Count>(base: &'static str, origin: *mut c_void, ocount: C, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: C, tdt: MPI_Datatype, w: MPI_Win, request: Option<*mut MPI_Request>) -> c_int {
     if request.is_none() {
         if let Some(len) = fast_len(origin, ocount, odt, tcount, tdt) {
@@ -718,6 +761,14 @@ unsafe fn get<C: Count>(base: &'static str, origin: *mut c_void, ocount: C, odt:
             }
         }
     }
+    // SAFETY: forwarded contract.
+    unsafe { get_slow::<C>(base, origin, ocount, odt, rank, disp, tcount, tdt, w, request) }
+}
+
+/// The general path of [`get`].
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn get_slow<C: Count>(base: &'static str, origin: *mut c_void, ocount: C, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: C, tdt: MPI_Datatype, w: MPI_Win, request: Option<*mut MPI_Request>) -> c_int {
     let call = name::<C>(base);
     wffi(call, w, || {
         let wn = win(w, call)?;
@@ -761,6 +812,7 @@ fn fast_acc<C: Count>(origin: *const c_void, ocount: C, odt: MPI_Datatype, resul
 }
 
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 unsafe fn accumulate<C: Count>(
     base: &'static str,
     origin: *const c_void,
@@ -784,6 +836,27 @@ unsafe fn accumulate<C: Count>(
             }
         }
     }
+    // SAFETY: forwarded contract.
+    unsafe { accumulate_slow::<C>(base, origin, ocount, odt, result, rank, disp, tcount, tdt, op, w, request) }
+}
+
+/// The general path of [`accumulate`].
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn accumulate_slow<C: Count>(
+    base: &'static str,
+    origin: *const c_void,
+    ocount: C,
+    odt: MPI_Datatype,
+    result: Option<(*mut c_void, C, MPI_Datatype)>,
+    rank: c_int,
+    disp: MPI_Aint,
+    tcount: C,
+    tdt: MPI_Datatype,
+    op: MPI_Op,
+    w: MPI_Win,
+    request: Option<*mut MPI_Request>,
+) -> c_int {
     let call = name::<C>(base);
     wffi(call, w, || {
         let wn = win(w, call)?;

@@ -121,7 +121,26 @@ pub unsafe fn fetch_op_run(addr: usize, n: usize, bt: &Datatype, op: &Op, src: &
 /// loop, no op kernel): `MPI_REPLACE` and `MPI_NO_OP` on any type of an atomic width,
 /// `MPI_SUM`, `_MAX`, `_MIN`, `_BAND`, `_BOR`, `_BXOR` on the integer types they are
 /// defined for. [`fetch_op_direct`] does exactly these.
+#[inline]
 pub fn is_direct(prim: Primitive, op: PredefinedOp) -> bool {
+    // Per type (by engine number), a bit per op (by engine number): one table look-up
+    // on the fast path instead of matching type class, representation and width.
+    static TABLE: std::sync::OnceLock<Vec<u16>> = std::sync::OnceLock::new();
+    let t = TABLE.get_or_init(|| {
+        let mut t = vec![0u16; Primitive::ALL.iter().map(|p| p.code() as usize).max().unwrap_or(0) + 1];
+        for &p in Primitive::ALL {
+            for &o in PredefinedOp::ALL {
+                if direct_pair(p, o) {
+                    t[p.code() as usize] |= 1 << o.code();
+                }
+            }
+        }
+        t
+    });
+    t.get(prim.code() as usize).is_some_and(|m| m >> op.code() & 1 != 0)
+}
+
+fn direct_pair(prim: Primitive, op: PredefinedOp) -> bool {
     use PredefinedOp::*;
     if atomic_width(prim).is_none() {
         return false;
@@ -274,6 +293,20 @@ mod tests {
         assert_eq!(atomic_width(Primitive::LongDouble), None);
         assert_eq!(atomic_width(Primitive::DoubleInt), None);
         assert_eq!(atomic_width(Primitive::TwoInt), Some(8));
+    }
+
+    #[test]
+    fn direct_ops_are_single_instructions_on_integers_only() {
+        use PredefinedOp::*;
+        assert!(is_direct(Primitive::Long, Sum) && is_direct(Primitive::Unsigned, Max) && is_direct(Primitive::Byte, Bxor));
+        assert!(is_direct(Primitive::Double, Replace) && is_direct(Primitive::TwoInt, NoOp));
+        // A compare-exchange loop (floating sum), undefined (sum of bytes, of chars), too wide.
+        assert!(!is_direct(Primitive::Double, Sum) && !is_direct(Primitive::Byte, Sum) && !is_direct(Primitive::Char, Sum));
+        assert!(!is_direct(Primitive::Long, Prod) && !is_direct(Primitive::LongDouble, Replace));
+        let (mut cell, mut old) = (40i64, 0i64);
+        // SAFETY: an aligned local i64, accessed by this thread only.
+        unsafe { fetch_op_direct(std::ptr::addr_of_mut!(cell) as usize, 1, Primitive::Long, Sum, 2i64.to_ne_bytes().as_ptr(), std::ptr::addr_of_mut!(old).cast()) };
+        assert_eq!((old, cell), (40, 42));
     }
 
     #[test]
