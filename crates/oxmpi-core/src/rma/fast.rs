@@ -68,6 +68,7 @@ impl Window {
     /// `origin` is readable for `n` elements (unless `op` is `MPI_NO_OP`), `result`,
     /// unless null, writable for `n`, at any alignment.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     pub unsafe fn acc_direct(&self, prim: Primitive, op: PredefinedOp, origin: *const u8, result: *mut u8, n: usize, rank: i32, disp: isize) -> bool {
         if !self.atomic_memory() || !winatomic::is_direct(prim, op) {
             return false;
