@@ -8,7 +8,8 @@
 #
 # bench/c/osu_rma.c (OSU-style put/get/accumulate/get_accumulate/fetch_and_op/
 # compare_and_swap latency with lock_all + flush, put bandwidth with 64 puts per flush,
-# put latency with fences and with post/start/complete/wait) is compiled with oxmpi's
+# put latency with fences and with post/start/complete/wait, put/get/fetch_and_op with
+# lock/unlock per operation) is compiled with oxmpi's
 # mpicc (release toolchain from `cargo xtask dist`), mpicc.mpich (required) and
 # mpicc.openmpi (skipped if absent), all -O2, and run alternately RUNS times. Per test and
 # size the best value is kept (lowest latency, highest bandwidth). Ratios: > 1 means oxmpi
@@ -69,7 +70,7 @@ for key in ("oxmpi", "mpich", "openmpi"):
             if k not in best or (v > best[k] if bw else v < best[k]):
                 best[k] = v
 def ratio(o, x, bw):
-    if o is None or x is None:
+    if o is None or x is None or (x <= 0 if bw else o <= 0):
         return "-"
     return f"{(o / x) if bw else (x / o if o > 0 else float('inf')):.2f}"
 def val(v):

@@ -14,15 +14,17 @@
 //! origin/result buffers holding their counts of their datatypes, OUT arguments
 //! writable and aliasing no other argument, window memory valid until MPI_Win_free.
 
+use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use oxmpi_core::attr::{Attributes, ObjectKind};
-use oxmpi_core::datatype::Datatype;
+use oxmpi_core::datatype::{Datatype, Primitive};
 use oxmpi_core::error::{ErrorClass, MpiError};
 use oxmpi_core::group::Group;
-use oxmpi_core::op::Op;
+use oxmpi_core::op::{Op, PredefinedOp};
 use oxmpi_core::rma::{Flavor, LockKind, Window};
 use oxmpi_core::{pt2pt, runtime};
 
@@ -79,7 +81,69 @@ fn bad_win(call: &str, w: MPI_Win) -> Fail {
 }
 
 fn win(w: MPI_Win, call: &str) -> R<Arc<Window>> {
-    wins().get(w).map(|e| e.win.clone()).ok_or_else(|| bad_win(call, w))
+    // The window this thread used last: no table lock.
+    if with_cached(w, |_| ()).is_some() {
+        if let Ok(Some(wn)) = OWNER.try_with(|o| o.borrow().0.clone()) {
+            return Ok(wn);
+        }
+    }
+    let frees = FREES.load(Ordering::Acquire);
+    let wn = wins().get(w).map(|e| e.win.clone()).ok_or_else(|| bad_win(call, w))?;
+    remember(w, frees, Some(wn.clone()));
+    Ok(wn)
+}
+
+/// Windows freed so far: a window cached by [`FAST`] before the latest free may be
+/// gone, so the cache is trusted only while this count is unchanged.
+static FREES: AtomicU64 = AtomicU64::new(0);
+
+/// The window this thread looked up last, for the fast path: (handle, [`FREES`] at
+/// the time, the window). Plain data with no destructor, so reading it is a load
+/// (no lazy registration, no borrow flag); the pointer is kept valid by [`OWNER`].
+#[derive(Clone, Copy)]
+struct Cached(MPI_Win, u64, *const Window);
+
+/// The reference that keeps [`FAST`]'s window alive; dropped with the thread, and
+/// then it empties `FAST` first.
+struct Owner(Option<Arc<Window>>);
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        let _ = FAST.try_with(|c| c.set(Cached(MPI_WIN_NULL, 0, std::ptr::null())));
+    }
+}
+
+thread_local! {
+    static FAST: Cell<Cached> = const { Cell::new(Cached(MPI_WIN_NULL, 0, std::ptr::null())) };
+    static OWNER: RefCell<Owner> = const { RefCell::new(Owner(None)) };
+}
+
+/// Remembers `wn` (handle `w`, looked up when [`FREES`] was `frees`) for this
+/// thread's fast path; `None` forgets.
+fn remember(w: MPI_Win, frees: u64, wn: Option<Arc<Window>>) {
+    let _ = OWNER.try_with(|o| {
+        let mut o = o.borrow_mut();
+        FAST.set(match &wn {
+            Some(x) => Cached(w, frees, Arc::as_ptr(x)),
+            None => Cached(MPI_WIN_NULL, 0, std::ptr::null()),
+        });
+        // The old window (if any) goes only after FAST no longer points at it.
+        o.0 = wn;
+    });
+}
+
+/// Runs `f` on window `w` if this thread looked it up last and no window was freed
+/// since; `None` otherwise (the caller then takes the general path, whose lookup
+/// fills the cache).
+#[inline(always)]
+fn with_cached<T>(w: MPI_Win, f: impl FnOnce(&Window) -> T) -> Option<T> {
+    let Cached(h, frees, p) = FAST.get();
+    if h != w || p.is_null() || frees != FREES.load(Ordering::Acquire) {
+        return None;
+    }
+    // SAFETY: `p` comes from the Arc that OWNER holds for this thread until it sets
+    // FAST to another window or to none (this thread only: no one else changes them).
+    Some(f(unsafe { &*p }))
 }
 
 /// Calls the window's error handler with `code`; returns the code to give the caller.
@@ -109,6 +173,8 @@ fn raise_win(mut w: MPI_Win, mut code: c_int, message: &str) -> c_int {
 
 /// Runs a body of a call on window `w`: catches panics, routes errors to the
 /// window's error handler (as `errors::ffi` does for communicators).
+/// Out of line: the fast paths in front of it stay small.
+#[inline(never)]
 fn wffi(call: &'static str, w: MPI_Win, body: impl FnOnce() -> R<()>) -> c_int {
     let res = match catch_unwind(AssertUnwindSafe(body)) {
         Ok(r) => r,
@@ -353,7 +419,12 @@ pub unsafe extern "C" fn PMPI_Win_free(w: *mut MPI_Win) -> c_int {
         let attrs = wins().get(h).map(|e| e.attrs.clone()).expect("checked above");
         with_cb_win(h, || attrs.clear(CALL))?;
         wn.free()?;
-        wins().remove(h);
+        {
+            let mut t = wins();
+            t.remove(h);
+            FREES.fetch_add(1, Ordering::Release);
+        }
+        remember(MPI_WIN_NULL, 0, None);
         *o = MPI_WIN_NULL;
         Ok(())
     })
@@ -589,6 +660,27 @@ pub unsafe extern "C" fn PMPI_Win_f2c(f: c_int) -> MPI_Win {
 
 // ----- communication ---------------------------------------------------------------------
 
+/// The fast path's datatype: a predefined type whose elements lie back to back
+/// (size = extent), else `None`.
+#[inline]
+fn dense_prim(h: MPI_Datatype) -> Option<Primitive> {
+    if h == MPI_DATATYPE_NULL || h >= 4096 || h == MPI_LB || h == MPI_UB {
+        return None;
+    }
+    crate::abi::primitive_from_handle(h).filter(|p| p.size() == p.extent() && p.size() > 0)
+}
+
+/// The bytes of a put or get the fast path can take: the same dense predefined type
+/// and count (> 0) on both sides and an origin buffer that is no null pointer.
+#[inline]
+fn fast_len<C: Count>(buf: *const c_void, ocount: C, odt: MPI_Datatype, tcount: C, tdt: MPI_Datatype) -> Option<usize> {
+    let n = ocount.wide();
+    if odt != tdt || n != tcount.wide() || n <= 0 || (buf as usize) < 4096 {
+        return None;
+    }
+    usize::try_from(n).ok()?.checked_mul(dense_prim(odt)?.size())
+}
+
 struct Side {
     count: usize,
     /// Borrowed for predefined types (no reference count on the hot path).
@@ -620,7 +712,24 @@ fn done_request(call: &str, request: *mut MPI_Request) -> R<()> {
 }
 
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 unsafe fn put<C: Count>(base: &'static str, origin: *const c_void, ocount: C, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: C, tdt: MPI_Datatype, w: MPI_Win, request: Option<*mut MPI_Request>) -> c_int {
+    if request.is_none() {
+        if let Some(len) = fast_len(origin, ocount, odt, tcount, tdt) {
+            // SAFETY: MPI's contract: `origin` holds origin_count elements of origin_datatype (`len` bytes).
+            if with_cached(w, |wn| unsafe { wn.put_direct(origin.cast(), len, rank, disp) }) == Some(true) {
+                return MPI_SUCCESS;
+            }
+        }
+    }
+    // SAFETY: forwarded contract.
+    unsafe { put_slow::<C>(base, origin, ocount, odt, rank, disp, tcount, tdt, w, request) }
+}
+
+/// The general path of [`put`].
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn put_slow<C: Count>(base: &'static str, origin: *const c_void, ocount: C, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: C, tdt: MPI_Datatype, w: MPI_Win, request: Option<*mut MPI_Request>) -> c_int {
     let call = name::<C>(base);
     wffi(call, w, || {
         let wn = win(w, call)?;
@@ -636,7 +745,24 @@ unsafe fn put<C: Count>(base: &'static str, origin: *const c_void, ocount: C, od
 }
 
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 unsafe fn get<C: Count>(base: &'static str, origin: *mut c_void, ocount: C, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: C, tdt: MPI_Datatype, w: MPI_Win, request: Option<*mut MPI_Request>) -> c_int {
+    if request.is_none() {
+        if let Some(len) = fast_len(origin, ocount, odt, tcount, tdt) {
+            // SAFETY: MPI's contract: `origin` is writable for origin_count elements of origin_datatype (`len` bytes).
+            if with_cached(w, |wn| unsafe { wn.get_direct(origin.cast(), len, rank, disp) }) == Some(true) {
+                return MPI_SUCCESS;
+            }
+        }
+    }
+    // SAFETY: forwarded contract.
+    unsafe { get_slow::<C>(base, origin, ocount, odt, rank, disp, tcount, tdt, w, request) }
+}
+
+/// The general path of [`get`].
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn get_slow<C: Count>(base: &'static str, origin: *mut c_void, ocount: C, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: C, tdt: MPI_Datatype, w: MPI_Win, request: Option<*mut MPI_Request>) -> c_int {
     let call = name::<C>(base);
     wffi(call, w, || {
         let wn = win(w, call)?;
@@ -655,8 +781,63 @@ fn acc_op(call: &str, h: MPI_Op) -> R<Op> {
     crate::conv::op(h, call)
 }
 
+/// The fast path's accumulate: the same dense predefined type and count (> 0) on
+/// every side, a predefined op, buffers that are no null pointers (the origin is not
+/// read for MPI_NO_OP); (type, op) and the element count.
+#[inline]
+fn fast_acc<C: Count>(origin: *const c_void, ocount: C, odt: MPI_Datatype, result: Option<(*mut c_void, C, MPI_Datatype)>, tcount: C, tdt: MPI_Datatype, op: MPI_Op) -> Option<((Primitive, PredefinedOp), usize)> {
+    if op == MPI_OP_NULL || op >= 4096 {
+        return None;
+    }
+    let p = crate::abi::op_from_handle(op)?;
+    let n = tcount.wide();
+    if let Some((rb, rc, rd)) = result {
+        if rd != tdt || rc.wide() != n || (rb as usize) < 4096 {
+            return None;
+        }
+    }
+    if p != PredefinedOp::NoOp && (odt != tdt || ocount.wide() != n || (origin as usize) < 4096) {
+        return None;
+    }
+    if n <= 0 {
+        return None;
+    }
+    Some(((dense_prim(tdt)?, p), usize::try_from(n).ok()?))
+}
+
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 unsafe fn accumulate<C: Count>(
+    base: &'static str,
+    origin: *const c_void,
+    ocount: C,
+    odt: MPI_Datatype,
+    result: Option<(*mut c_void, C, MPI_Datatype)>,
+    rank: c_int,
+    disp: MPI_Aint,
+    tcount: C,
+    tdt: MPI_Datatype,
+    op: MPI_Op,
+    w: MPI_Win,
+    request: Option<*mut MPI_Request>,
+) -> c_int {
+    if request.is_none() {
+        if let Some((rc, n)) = fast_acc(origin, ocount, odt, result, tcount, tdt, op) {
+            let r = result.map_or(std::ptr::null_mut(), |(rb, _, _)| rb.cast::<u8>());
+            // SAFETY: MPI's contract: the origin buffer holds, and the result buffer is writable for, `n` elements of the type.
+            if with_cached(w, |wn| unsafe { wn.acc_direct(rc.0, rc.1, origin.cast(), r, n, rank, disp) }) == Some(true) {
+                return MPI_SUCCESS;
+            }
+        }
+    }
+    // SAFETY: forwarded contract.
+    unsafe { accumulate_slow::<C>(base, origin, ocount, odt, result, rank, disp, tcount, tdt, op, w, request) }
+}
+
+/// The general path of [`accumulate`].
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn accumulate_slow<C: Count>(
     base: &'static str,
     origin: *const c_void,
     ocount: C,
@@ -734,6 +915,12 @@ rma_entry!(PMPI_Rget_accumulate, PMPI_Rget_accumulate_c, accumulate, (o: CVoid, 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Fetch_and_op(origin: *const c_void, result: *mut c_void, dt: MPI_Datatype, rank: c_int, disp: MPI_Aint, op: MPI_Op, w: MPI_Win) -> c_int {
     const CALL: &str = "MPI_Fetch_and_op";
+    if let Some(((prim, p), _)) = fast_acc(origin, 1, dt, Some((result, 1, dt)), 1, dt, op) {
+        // SAFETY: MPI's contract: one element of `datatype` at origin (unless MPI_NO_OP) and result.
+        if with_cached(w, |wn| unsafe { wn.acc_direct(prim, p, origin.cast(), result.cast(), 1, rank, disp) }) == Some(true) {
+            return MPI_SUCCESS;
+        }
+    }
     wffi(CALL, w, || {
         let wn = win(w, CALL)?;
         let d = committed(dt, CALL, "datatype")?;
@@ -755,6 +942,14 @@ pub unsafe extern "C" fn PMPI_Fetch_and_op(origin: *const c_void, result: *mut c
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Compare_and_swap(origin: *const c_void, compare: *const c_void, result: *mut c_void, dt: MPI_Datatype, rank: c_int, disp: MPI_Aint, w: MPI_Win) -> c_int {
     const CALL: &str = "MPI_Compare_and_swap";
+    if let Some(prim) = dense_prim(dt) {
+        if [origin, compare, result.cast_const()].iter().all(|&b| b as usize >= 4096) {
+            // SAFETY: MPI's contract: one element of `datatype` at each buffer.
+            if with_cached(w, |wn| unsafe { wn.cas_direct(prim, origin.cast(), compare.cast(), result.cast(), rank, disp) }) == Some(true) {
+                return MPI_SUCCESS;
+            }
+        }
+    }
     wffi(CALL, w, || {
         let wn = win(w, CALL)?;
         let d = committed(dt, CALL, "datatype")?;
@@ -861,12 +1056,18 @@ pub unsafe extern "C" fn PMPI_Win_unlock_all(w: MPI_Win) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_flush(rank: c_int, w: MPI_Win) -> c_int {
     const CALL: &str = "MPI_Win_flush";
+    if with_cached(w, |wn| wn.flush_direct(rank)) == Some(true) {
+        return MPI_SUCCESS;
+    }
     wffi(CALL, w, || Ok(win(w, CALL)?.flush(CALL, Some(rank))?))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_flush_local(rank: c_int, w: MPI_Win) -> c_int {
     const CALL: &str = "MPI_Win_flush_local";
+    if with_cached(w, |wn| wn.flush_direct(rank)) == Some(true) {
+        return MPI_SUCCESS;
+    }
     wffi(CALL, w, || Ok(win(w, CALL)?.flush(CALL, Some(rank))?))
 }
 

@@ -729,6 +729,13 @@ fn one_sided_atomics_from_every_rank_lose_nothing() {
 }
 
 #[test]
+fn one_sided_fast_path_results_exclusive_locks_and_the_errors_it_leaves_to_the_general_path() {
+    for n in [1, 2, 4] {
+        assert!(ok(n, "rma_fast").contains(&format!("rma_fast: all checks passed on {n} ranks")));
+    }
+}
+
+#[test]
 fn one_sided_passive_target_progresses_while_the_target_computes_outside_mpi() {
     for n in [2, 4] {
         assert!(ok(n, "rma_passive").contains(&format!("passive target progressed on {n} ranks")));

@@ -87,12 +87,16 @@ macro_rules! primitives {
             }
             /// Bytes of data in one element (`MPI_Type_size`); for the pair
             /// types the value and the index without padding.
+            #[inline]
             pub fn size(self) -> usize { match self { $( Primitive::$variant => $size, )* } }
             /// Bytes from one element to the next in memory (`MPI_Type_get_extent`).
+            #[inline]
             pub fn extent(self) -> usize { match self { $( Primitive::$variant => $extent, )* } }
             /// Alignment in bytes (used for struct extents).
             pub fn align(self) -> usize { match self { $( Primitive::$variant => $align, )* } }
+            #[inline]
             pub fn class(self) -> TypeClass { match self { $( Primitive::$variant => TypeClass::$class, )* } }
+            #[inline]
             pub fn repr(self) -> Repr { match self { $( Primitive::$variant => $repr, )* } }
             /// The engine's own number of the type (1-based, never 0), for its wire
             /// formats and hashes: not the standard ABI's handle.

@@ -308,7 +308,7 @@ impl Window {
         for &(o, l) in runs {
             let end = o.checked_add(l).ok_or_else(|| MpiError::new(ErrorClass::RmaRange, "range overflows"))?;
             let ok = if self.flavor == super::Flavor::Dynamic {
-                super::covered(&regions, o as i128, end as i128)
+                super::target::covered(&regions, o as i128, end as i128)
             } else {
                 end <= self.size
             };

@@ -14,8 +14,6 @@
 //! - Passive target: per target one lock at a time; lock_all excludes lock.
 //!   Neither may be mixed with an active-target access epoch.
 
-use std::collections::BTreeMap;
-
 use crate::error::{ErrorClass, MpiError, Result};
 
 /// `MPI_MODE_NOSUCCEED`.
@@ -47,8 +45,9 @@ pub struct Epochs {
     start: Option<Vec<i32>>,
     /// PSCW exposure epoch: the origins of MPI_Win_post that have not completed yet.
     post: Option<Vec<i32>>,
-    /// Passive-target locks held by this process.
-    locks: BTreeMap<i32, LockKind>,
+    /// Passive-target locks held by this process (target, kind): a few at most in
+    /// practice, and a vector keeps its room, so lock/unlock pairs allocate nothing.
+    locks: Vec<(i32, LockKind)>,
     lock_all: bool,
 }
 
@@ -57,6 +56,10 @@ fn sync(call: &str, why: impl std::fmt::Display) -> MpiError {
 }
 
 impl Epochs {
+    fn holds(&self, target: i32) -> bool {
+        self.locks.iter().any(|&(t, _)| t == target)
+    }
+
     fn passive(&self) -> bool {
         self.lock_all || !self.locks.is_empty()
     }
@@ -144,21 +147,22 @@ impl Epochs {
         if self.lock_all {
             return Err(sync(C, "MPI_Win_lock_all is in effect"));
         }
-        if self.locks.contains_key(&target) {
+        if self.holds(target) {
             return Err(sync(C, format!("target rank {target} is locked already by this process")));
         }
         if self.start.is_some() {
             return Err(sync(C, "an active-target access epoch (MPI_Win_start) is open"));
         }
         self.leave_empty_fence(C)?;
-        self.locks.insert(target, kind);
+        self.locks.push((target, kind));
         Ok(())
     }
 
     pub fn unlock(&mut self, target: i32) -> Result<LockKind> {
-        self.locks
-            .remove(&target)
-            .ok_or_else(|| sync("MPI_Win_unlock", format!("target rank {target} is not locked by this process")))
+        match self.locks.iter().position(|&(t, _)| t == target) {
+            Some(i) => Ok(self.locks.swap_remove(i).1),
+            None => Err(sync("MPI_Win_unlock", format!("target rank {target} is not locked by this process"))),
+        }
     }
 
     pub fn lock_all(&mut self) -> Result<()> {
@@ -184,7 +188,7 @@ impl Epochs {
 
     /// Whether a passive-target epoch to `target` is open (flush, flush_local).
     pub fn check_passive(&self, call: &str, target: i32) -> Result<()> {
-        if self.lock_all || self.locks.contains_key(&target) {
+        if self.lock_all || self.holds(target) {
             Ok(())
         } else {
             Err(sync(call, format!("no passive-target epoch to rank {target} is open (lock it first)")))
@@ -204,7 +208,7 @@ impl Epochs {
     /// `target` in its group) or fence epoch; which kind it is: active-target
     /// (fence or start) epoch, or passive-target.
     pub fn check_access(&mut self, call: &str, target: i32) -> Result<Access> {
-        if self.lock_all || self.locks.contains_key(&target) {
+        if self.lock_all || self.holds(target) {
             return Ok(Access::Passive);
         }
         if let Some(g) = &self.start {
@@ -233,7 +237,7 @@ impl Epochs {
     }
 
     pub fn lock_kind(&self, target: i32) -> Option<LockKind> {
-        self.locks.get(&target).copied()
+        self.locks.iter().find(|&&(t, _)| t == target).map(|&(_, k)| k)
     }
 }
 

@@ -117,6 +117,114 @@ pub unsafe fn fetch_op_run(addr: usize, n: usize, bt: &Datatype, op: &Op, src: &
     }
 }
 
+/// Whether `op` on elements of `prim` is one atomic instruction (no compare-exchange
+/// loop, no op kernel): `MPI_REPLACE` and `MPI_NO_OP` on any type of an atomic width,
+/// `MPI_SUM`, `_MAX`, `_MIN`, `_BAND`, `_BOR`, `_BXOR` on the integer types they are
+/// defined for. [`fetch_op_direct`] does exactly these.
+#[inline]
+pub fn is_direct(prim: Primitive, op: PredefinedOp) -> bool {
+    // Per type (by engine number), a bit per op (by engine number): one table look-up
+    // on the fast path instead of matching type class, representation and width.
+    static TABLE: std::sync::OnceLock<Vec<u16>> = std::sync::OnceLock::new();
+    let t = TABLE.get_or_init(|| {
+        let mut t = vec![0u16; Primitive::ALL.iter().map(|p| p.code() as usize).max().unwrap_or(0) + 1];
+        for &p in Primitive::ALL {
+            for &o in PredefinedOp::ALL {
+                if direct_pair(p, o) {
+                    t[p.code() as usize] |= 1 << o.code();
+                }
+            }
+        }
+        t
+    });
+    t.get(prim.code() as usize).is_some_and(|m| m >> op.code() & 1 != 0)
+}
+
+fn direct_pair(prim: Primitive, op: PredefinedOp) -> bool {
+    use PredefinedOp::*;
+    if atomic_width(prim).is_none() {
+        return false;
+    }
+    match op {
+        Replace | NoOp => true,
+        Sum | Max | Min | Band | Bor | Bxor => {
+            op.allows(prim.class()) && matches!(prim.repr(), Repr::I8 | Repr::I16 | Repr::I32 | Repr::I64 | Repr::U8 | Repr::U16 | Repr::U32 | Repr::U64)
+        }
+        _ => false,
+    }
+}
+
+macro_rules! direct {
+    ($name:ident, $atomic:ident, $t:ty) => {
+        /// # Safety
+        /// As [`fetch_op_direct`], for elements of this width.
+        #[inline]
+        unsafe fn $name(addr: usize, n: usize, op: PredefinedOp, src: *const u8, old: *mut u8) {
+            const W: usize = std::mem::size_of::<$t>();
+            for i in 0..n {
+                // SAFETY: the caller guarantees `n` elements from `addr` are valid,
+                // aligned for this width and only accessed atomically meanwhile.
+                let a = unsafe { &*((addr + i * W) as *const $atomic) };
+                // SAFETY: `src` holds `n` elements (any alignment) unless the op is MPI_NO_OP.
+                let s = || unsafe { src.add(i * W).cast::<$t>().read_unaligned() };
+                let prev: $t = match op {
+                    PredefinedOp::Replace => a.swap(s(), Ordering::AcqRel),
+                    PredefinedOp::Sum => a.fetch_add(s(), Ordering::AcqRel),
+                    PredefinedOp::Band => a.fetch_and(s(), Ordering::AcqRel),
+                    PredefinedOp::Bor => a.fetch_or(s(), Ordering::AcqRel),
+                    PredefinedOp::Bxor => a.fetch_xor(s(), Ordering::AcqRel),
+                    PredefinedOp::Max => a.fetch_max(s(), Ordering::AcqRel),
+                    PredefinedOp::Min => a.fetch_min(s(), Ordering::AcqRel),
+                    // MPI_NO_OP, and (never passed: see `is_direct`) the others.
+                    _ => a.load(Ordering::Acquire),
+                };
+                if !old.is_null() {
+                    // SAFETY: `old`, when not null, is writable for `n` elements (any alignment).
+                    unsafe { old.add(i * W).cast::<$t>().write_unaligned(prev) };
+                }
+            }
+        }
+    };
+}
+
+direct!(direct_i8, AtomicI8, i8);
+direct!(direct_u8, AtomicU8, u8);
+direct!(direct_i16, AtomicI16, i16);
+direct!(direct_u16, AtomicU16, u16);
+direct!(direct_i32, AtomicI32, i32);
+direct!(direct_u32, AtomicU32, u32);
+direct!(direct_i64, AtomicI64, i64);
+direct!(direct_u64, AtomicU64, u64);
+
+/// `*addr = src op *addr` for `n` consecutive elements of `prim` from `addr`, one
+/// atomic instruction each, the previous values to `old` unless it is null; the
+/// one-sided fast path's kernel (raw pointers: no slices, no datatype objects). `op`
+/// on `prim` must be [`is_direct`] (anything else reads only).
+///
+/// # Safety
+/// As [`fetch_op_run`]; `src` is readable for `n` elements of `prim` (unless `op` is
+/// `MPI_NO_OP`) and `old`, when not null, writable for `n`, at any alignment.
+#[inline]
+pub unsafe fn fetch_op_direct(addr: usize, n: usize, prim: Primitive, op: PredefinedOp, src: *const u8, old: *mut u8) {
+    debug_assert!(is_direct(prim, op));
+    // SAFETY: each arm picks the atomic of `prim.size()` bytes and the signedness of its repr.
+    unsafe {
+        match prim.repr() {
+            Repr::I8 => direct_i8(addr, n, op, src, old),
+            Repr::I16 => direct_i16(addr, n, op, src, old),
+            Repr::I32 => direct_i32(addr, n, op, src, old),
+            Repr::I64 => direct_i64(addr, n, op, src, old),
+            // Unsigned and the other types of these widths (only replaced or read).
+            _ => match prim.size() {
+                1 => direct_u8(addr, n, op, src, old),
+                2 => direct_u16(addr, n, op, src, old),
+                4 => direct_u32(addr, n, op, src, old),
+                _ => direct_u64(addr, n, op, src, old),
+            },
+        }
+    }
+}
+
 /// Compare-and-swap of one element of `new.len()` (1, 2, 4 or 8) bytes: the element's
 /// previous value goes to `old`, and `new` is stored when it equaled `cmp`.
 ///
@@ -185,6 +293,20 @@ mod tests {
         assert_eq!(atomic_width(Primitive::LongDouble), None);
         assert_eq!(atomic_width(Primitive::DoubleInt), None);
         assert_eq!(atomic_width(Primitive::TwoInt), Some(8));
+    }
+
+    #[test]
+    fn direct_ops_are_single_instructions_on_integers_only() {
+        use PredefinedOp::*;
+        assert!(is_direct(Primitive::Long, Sum) && is_direct(Primitive::Unsigned, Max) && is_direct(Primitive::Byte, Bxor));
+        assert!(is_direct(Primitive::Double, Replace) && is_direct(Primitive::TwoInt, NoOp));
+        // A compare-exchange loop (floating sum), undefined (sum of bytes), too wide.
+        assert!(!is_direct(Primitive::Double, Sum) && !is_direct(Primitive::Byte, Sum));
+        assert!(!is_direct(Primitive::Long, Prod) && !is_direct(Primitive::LongDouble, Replace));
+        let (mut cell, mut old) = (40i64, 0i64);
+        // SAFETY: an aligned local i64, accessed by this thread only.
+        unsafe { fetch_op_direct(std::ptr::addr_of_mut!(cell) as usize, 1, Primitive::Long, Sum, 2i64.to_ne_bytes().as_ptr(), std::ptr::addr_of_mut!(old).cast()) };
+        assert_eq!((old, cell), (40, 42));
     }
 
     #[test]

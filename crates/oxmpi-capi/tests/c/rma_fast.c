@@ -1,0 +1,142 @@
+/* The fast path of small one-sided operations (same predefined type and count on
+ * both sides, a passive-target epoch, a target on this host): results per type and
+ * op (signed and unsigned max, floating sums that take the compare-exchange way,
+ * MPI_NO_OP and MPI_REPLACE), get+put increments under exclusive locks from every
+ * rank at once (exact total: the lock orders the plain copies), and the errors the
+ * fast path must leave to the general one: out of range, no epoch (after unlock,
+ * after unlock_all), an op undefined on the type, and a freed window's handle
+ * (cached by the fast path) rejected as MPI_ERR_WIN. */
+#include "check.h"
+
+enum { ITER = 200 };
+
+static int err_class(int rc) {
+    int c;
+    MPI_Error_class(rc, &c);
+    return c;
+}
+
+int main(int argc, char **argv) {
+    int rank, size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    long *mem;
+    MPI_Win win;
+    OK(MPI_Win_allocate(64 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    memset(mem, 0, 64 * sizeof(long));
+    int peer = (rank + 1) % size;
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+
+    /* Each rank works on its right neighbour's slots 0..15 (its own on 1 rank). */
+    OK(MPI_Win_lock_all(0, win));
+    long lv = 1234567890123L, lr = 0, lone = 5, lcmp;
+    OK(MPI_Put(&lv, 1, MPI_LONG, peer, 0, 1, MPI_LONG, win));
+    OK(MPI_Get(&lr, 1, MPI_LONG, peer, 0, 1, MPI_LONG, win));
+    CHECK(lr == lv);
+    OK(MPI_Fetch_and_op(&lone, &lr, MPI_LONG, peer, 0, MPI_SUM, win));
+    CHECK(lr == lv);
+    OK(MPI_Fetch_and_op(NULL, &lr, MPI_LONG, peer, 0, MPI_NO_OP, win));
+    CHECK(lr == lv + 5);
+    lcmp = lv + 5;
+    long lnew = -7;
+    OK(MPI_Compare_and_swap(&lnew, &lcmp, &lr, MPI_LONG, peer, 0, win));
+    CHECK(lr == lv + 5);
+    OK(MPI_Compare_and_swap(&lnew, &lcmp, &lr, MPI_LONG, peer, 0, win)); /* no match now */
+    CHECK(lr == -7);
+    /* Signed and unsigned max on 4 bytes, in slot 1 (bytes 8..15). */
+    int im = -3, ir;
+    OK(MPI_Put(&im, 1, MPI_INT, peer, 1, 1, MPI_INT, win));
+    int ineg = -9;
+    OK(MPI_Fetch_and_op(&ineg, &ir, MPI_INT, peer, 1, MPI_MAX, win));
+    CHECK(ir == -3);
+    OK(MPI_Get(&ir, 1, MPI_INT, peer, 1, 1, MPI_INT, win));
+    CHECK(ir == -3);
+    unsigned ubig = 4000000000u, ur;
+    OK(MPI_Fetch_and_op(&ubig, &ur, MPI_UNSIGNED, peer, 1, MPI_MAX, win));
+    CHECK(ur == (unsigned)-3); /* as unsigned, -3 is larger than 4e9 */
+    OK(MPI_Fetch_and_op(&ubig, &ur, MPI_UNSIGNED, peer, 1, MPI_MIN, win));
+    OK(MPI_Get(&ur, 1, MPI_UNSIGNED, peer, 1, 1, MPI_UNSIGNED, win));
+    CHECK(ur == 4000000000u);
+    /* Doubles: sum (compare-exchange), replace, no-op. */
+    double d0 = 1.5, dinc = 2.25, dr;
+    OK(MPI_Put(&d0, 1, MPI_DOUBLE, peer, 2, 1, MPI_DOUBLE, win));
+    OK(MPI_Accumulate(&dinc, 1, MPI_DOUBLE, peer, 2, 1, MPI_DOUBLE, MPI_SUM, win));
+    double drep = -1.0;
+    OK(MPI_Fetch_and_op(&drep, &dr, MPI_DOUBLE, peer, 2, MPI_REPLACE, win));
+    CHECK(dr == 3.75);
+    OK(MPI_Get_accumulate(&drep, 1, MPI_DOUBLE, &dr, 1, MPI_DOUBLE, peer, 2, 1, MPI_DOUBLE, MPI_NO_OP, win));
+    CHECK(dr == -1.0);
+    /* A run of shorts: accumulate 3, get_accumulate back. */
+    short sv[3] = {1, -2, 300}, sr[3];
+    OK(MPI_Put(sv, 3, MPI_SHORT, peer, 3, 3, MPI_SHORT, win));
+    OK(MPI_Accumulate(sv, 3, MPI_SHORT, peer, 3, 3, MPI_SHORT, MPI_SUM, win));
+    OK(MPI_Get_accumulate(sv, 3, MPI_SHORT, sr, 3, MPI_SHORT, peer, 3, 3, MPI_SHORT, MPI_BXOR, win));
+    CHECK(sr[0] == 2 && sr[1] == -4 && sr[2] == 600);
+    OK(MPI_Get(sr, 3, MPI_SHORT, peer, 3, 3, MPI_SHORT, win));
+    CHECK(sr[0] == (2 ^ 1) && sr[1] == (-4 ^ -2) && sr[2] == (600 ^ 300));
+    /* Errors the fast path leaves to the general one. */
+    int rc = MPI_Put(&lv, 1, MPI_LONG, peer, 64, 1, MPI_LONG, win);
+    CHECK(err_class(rc) == MPI_ERR_RMA_RANGE);
+    rc = MPI_Get(&lv, 2, MPI_LONG, peer, 63, 2, MPI_LONG, win);
+    CHECK(err_class(rc) == MPI_ERR_RMA_RANGE);
+    rc = MPI_Put(&lv, 1, MPI_LONG, peer, -1, 1, MPI_LONG, win);
+    CHECK(rc != MPI_SUCCESS);
+    rc = MPI_Put(&lv, 1, MPI_LONG, size, 0, 1, MPI_LONG, win);
+    CHECK(err_class(rc) == MPI_ERR_RANK);
+    unsigned char b = 1, br;
+    rc = MPI_Fetch_and_op(&b, &br, MPI_BYTE, peer, 40, MPI_SUM, win);
+    CHECK(err_class(rc) == MPI_ERR_OP);
+    rc = MPI_Accumulate(&lv, 1, MPI_LONG, peer, 0, 1, MPI_LONG, MPI_MAXLOC, win);
+    CHECK(err_class(rc) == MPI_ERR_OP);
+    OK(MPI_Win_flush(peer, win));
+    OK(MPI_Win_flush_local(peer, win));
+    OK(MPI_Win_unlock_all(win));
+    rc = MPI_Put(&lv, 1, MPI_LONG, peer, 0, 1, MPI_LONG, win);
+    CHECK(err_class(rc) == MPI_ERR_RMA_SYNC);
+    rc = MPI_Win_flush(peer, win);
+    CHECK(err_class(rc) == MPI_ERR_RMA_SYNC);
+    OK(MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, win));
+    OK(MPI_Get(&lr, 1, MPI_LONG, peer, 0, 1, MPI_LONG, win));
+    CHECK(lr == -7);
+    if (size > 1) {
+        /* Locked: peer only. */
+        rc = MPI_Get(&lr, 1, MPI_LONG, (peer + 1) % size, 0, 1, MPI_LONG, win);
+        CHECK(err_class(rc) == MPI_ERR_RMA_SYNC);
+    }
+    OK(MPI_Win_unlock(peer, win));
+    rc = MPI_Get(&lr, 1, MPI_LONG, peer, 0, 1, MPI_LONG, win);
+    CHECK(err_class(rc) == MPI_ERR_RMA_SYNC);
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+
+    /* Every rank increments rank 0's slot 8 by get + put under an exclusive lock. */
+    for (int i = 0; i < ITER; i++) {
+        long c;
+        OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+        OK(MPI_Get(&c, 1, MPI_LONG, 0, 8, 1, MPI_LONG, win));
+        c++;
+        OK(MPI_Put(&c, 1, MPI_LONG, 0, 8, 1, MPI_LONG, win));
+        OK(MPI_Win_unlock(0, win));
+    }
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) {
+        OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+        CHECK(mem[8] == (long)ITER * size);
+        OK(MPI_Win_unlock(0, win));
+    }
+
+    /* A freed window's handle: the fast path's cache must not answer for it. */
+    MPI_Win old = win;
+    OK(MPI_Win_free(&win));
+    rc = MPI_Put(&lv, 1, MPI_LONG, peer, 0, 1, MPI_LONG, old);
+    CHECK(err_class(rc) == MPI_ERR_WIN);
+    rc = MPI_Win_flush(peer, old);
+    CHECK(err_class(rc) == MPI_ERR_WIN);
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) printf("rma_fast: all checks passed on %d ranks\n", size);
+    MPI_Finalize();
+    return 0;
+}

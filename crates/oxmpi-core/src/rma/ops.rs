@@ -1,0 +1,323 @@
+//! The general path of the communication calls: put, get, accumulate (and
+//! get_accumulate, fetch_and_op), compare_and_swap, for any datatype on either side,
+//! any target (this host: the origin copies; another host: an active message).
+//! Small contiguous operations in a passive-target epoch take [`super::fast`] first.
+
+use super::*;
+
+impl Window {
+    /// # Safety
+    /// `origin` holds `count` elements of `dt`.
+    pub(super) unsafe fn pack(origin: *const u8, count: usize, dt: &Datatype) -> Vec<u8> {
+        let mut v = vec![0u8; dt.size() * count];
+        // SAFETY: forwarded contract.
+        unsafe { dt.pack(origin, count, &mut v) };
+        v
+    }
+
+    /// `MPI_Put`.
+    ///
+    /// # Safety
+    /// `origin` holds `ocount` elements of `odt`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn put(&self, call: &str, origin: *const u8, ocount: usize, odt: &Datatype, rank: i32, disp: isize, tcount: usize, tdt: &Datatype) -> Result<()> {
+        let Some((r, tgt, rs)) = self.target(call, rank, disp, tcount, tdt, true)? else { return Ok(()) };
+        Self::check_sig(call, odt, ocount, tdt, tcount, "target")?;
+        let Tgt::Local(reach) = tgt else {
+            // SAFETY: forwarded contract.
+            let data = unsafe { Self::pack(origin, ocount, odt) };
+            return self.am_put(call, r, &rs, &data);
+        };
+        if rs.len() == 1 && odt.is_contiguous() {
+            // SAFETY: `origin` holds ocount elements of a contiguous type: size*count bytes from its true lb.
+            let data = unsafe { std::slice::from_raw_parts(origin.wrapping_offset(odt.true_lb()), rs[0].1) };
+            return Self::write_runs(call, &reach, &rs, data);
+        }
+        // SAFETY: forwarded contract.
+        let data = unsafe { Self::pack(origin, ocount, odt) };
+        Self::write_runs(call, &reach, &rs, &data)
+    }
+
+    /// `MPI_Get`.
+    ///
+    /// # Safety
+    /// `origin` is writable for `ocount` elements of `odt`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn get(&self, call: &str, origin: *mut u8, ocount: usize, odt: &Datatype, rank: i32, disp: isize, tcount: usize, tdt: &Datatype) -> Result<()> {
+        let Some((r, tgt, rs)) = self.target(call, rank, disp, tcount, tdt, false)? else { return Ok(()) };
+        Self::check_sig(call, odt, ocount, tdt, tcount, "target")?;
+        let Tgt::Local(reach) = tgt else {
+            let data = self.am_get(call, r, &rs, tdt.size() * tcount)?;
+            // SAFETY: forwarded contract.
+            unsafe { odt.unpack(&data, origin, ocount) };
+            return Ok(());
+        };
+        if rs.len() == 1 && odt.is_contiguous() {
+            // SAFETY: `origin` is writable for ocount elements of a contiguous type.
+            let out = unsafe { std::slice::from_raw_parts_mut(origin.wrapping_offset(odt.true_lb()), rs[0].1) };
+            return Self::read_runs(call, &reach, &rs, out);
+        }
+        let mut data = vec![0u8; tdt.size() * tcount];
+        Self::read_runs(call, &reach, &rs, &mut data)?;
+        // SAFETY: forwarded contract.
+        unsafe { odt.unpack(&data, origin, ocount) };
+        Ok(())
+    }
+
+    /// The basic type an accumulate works on, after the op and datatype checks.
+    pub(super) fn acc_type(call: &str, op: &Op, odt: Option<&Datatype>, tdt: &Datatype) -> Result<Datatype> {
+        let Some(p) = op.as_predefined() else {
+            return Err(MpiError::arg(ErrorClass::Op, call, "op", "user-defined operations cannot be used in one-sided accumulates"));
+        };
+        let prim = tdt.as_primitive().or_else(|| tdt.single_primitive());
+        let Some(prim) = prim else {
+            if tdt.size() == 0 {
+                return Ok(Datatype::predefined(Primitive::Byte));
+            }
+            return Err(MpiError::arg(ErrorClass::Type, call, "target_datatype", "an accumulate needs a datatype whose basic elements are all of one predefined type"));
+        };
+        if let Some(odt) = odt {
+            let oprim = odt.as_primitive().or_else(|| odt.single_primitive());
+            if odt.size() > 0 && oprim != Some(prim) {
+                return Err(MpiError::arg(ErrorClass::Type, call, "origin_datatype", "the origin and target basic types differ"));
+            }
+        }
+        let bt = Datatype::predefined(prim);
+        if p != PredefinedOp::Replace && p != PredefinedOp::NoOp {
+            op.check(&bt, call)?;
+        }
+        Ok(bt)
+    }
+
+    /// Runs `f` on the accumulate mutex of the target with host index `local`.
+    pub(super) fn with_acc_lock<T>(&self, local: usize, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        let m = self.ctl(local, CTL_ACC);
+        acquire(|| m.compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed).is_ok())?;
+        let res = f();
+        m.store(0, Ordering::Release);
+        res
+    }
+
+    /// `MPI_Accumulate` and `MPI_Get_accumulate` (`result`: the result buffer).
+    ///
+    /// # Safety
+    /// `origin` holds `ocount` elements of `odt` (unless the op is `MPI_NO_OP`);
+    /// `result`, when given, is writable for its count of its datatype.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn accumulate(
+        &self,
+        call: &str,
+        origin: *const u8,
+        ocount: usize,
+        odt: &Datatype,
+        result: Option<(*mut u8, usize, &Datatype)>,
+        rank: i32,
+        disp: isize,
+        tcount: usize,
+        tdt: &Datatype,
+        op: &Op,
+    ) -> Result<()> {
+        let noop = op.as_predefined() == Some(PredefinedOp::NoOp);
+        // Nothing moves when every side is empty (zero counts or zero-size
+        // datatypes): any op then does nothing (as in MPICH, which programs probing
+        // for get_accumulate rely on).
+        if tdt.size() * tcount == 0 && (noop || odt.size() * ocount == 0) && result.is_none_or(|(_, rcount, rdt)| rdt.size() * rcount == 0) {
+            self.target(call, rank, disp, tcount, tdt, false)?;
+            return Ok(());
+        }
+        let bt = Self::acc_type(call, op, (!noop).then_some(odt), tdt)?;
+        if let Some((_, rcount, rdt)) = result {
+            Self::check_sig(call, rdt, rcount, tdt, tcount, "target").map_err(|e| MpiError::new(e.class, e.message.replace("origin datatype", "result datatype")))?;
+        }
+        let Some((r, tgt, rs)) = self.target(call, rank, disp, tcount, tdt, !noop)? else { return Ok(()) };
+        if !noop {
+            Self::check_sig(call, odt, ocount, tdt, tcount, "target")?;
+        }
+        let bytes = tdt.size() * tcount;
+        let src: std::borrow::Cow<'_, [u8]> = if noop {
+            std::borrow::Cow::Borrowed(&[])
+        } else if odt.is_contiguous() {
+            // SAFETY: forwarded contract: origin holds ocount elements of a contiguous
+            // type, size * count bytes from its true lb (read in place, not copied).
+            std::borrow::Cow::Borrowed(unsafe { std::slice::from_raw_parts(origin.wrapping_offset(odt.true_lb()), odt.size() * ocount) })
+        } else {
+            // SAFETY: forwarded contract (origin holds ocount elements of odt).
+            std::borrow::Cow::Owned(unsafe { Self::pack(origin, ocount, odt) })
+        };
+        let Tgt::Local(reach) = tgt else {
+            let old = self.am_acc(call, r, &rs, op, &bt, &src, result.is_some(), bytes)?;
+            if let Some((rbuf, rcount, rdt)) = result {
+                // SAFETY: the caller's contract: `rbuf` is writable for rcount elements of rdt.
+                unsafe { rdt.unpack(&old, rbuf, rcount) };
+            }
+            return Ok(());
+        };
+        let local = self.peers[r].local.expect("reachable targets are local");
+        let old = self.acc_apply(call, local, &reach, &rs, op, &bt, &src, result.is_some())?;
+        if let Some((rbuf, rcount, rdt)) = result {
+            // SAFETY: the caller's contract: `rbuf` is writable for rcount elements of rdt.
+            unsafe { rdt.unpack(&old, rbuf, rcount) };
+        }
+        Ok(())
+    }
+
+    /// Whether accumulates to this window may use CPU atomics: its memory is in the
+    /// host segment, which every local origin and the target's own active-message
+    /// server reach mapped (windows over user memory are reached by cross-memory
+    /// attach from other processes, so they serialize on the accumulate mutex).
+    pub(super) fn atomic_memory(&self) -> bool {
+        matches!(self.flavor, Flavor::Allocate | Flavor::Shared)
+    }
+
+    /// Applies an accumulate (`src`: packed elements of the basic type `bt`, empty
+    /// for `MPI_NO_OP`) to the runs `rs` of the target with host index `local`;
+    /// returns the previous contents when `want_old`. Elements that CPU atomics can
+    /// update in place (see [`crate::transport::winatomic`]) are updated so, one
+    /// atomic step each, without the mutex; the others (wide or padded types,
+    /// unaligned addresses, memory reached by cross-memory attach) under the
+    /// target's accumulate mutex. The choice depends on the location and type only,
+    /// so concurrent accumulates to one element always take the same way.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn acc_apply(&self, call: &str, local: usize, reach: &Reach, rs: &[(usize, usize)], op: &Op, bt: &Datatype, src: &[u8], want_old: bool) -> Result<Vec<u8>> {
+        let total: usize = rs.iter().map(|r| r.1).sum();
+        let noop = op.as_predefined() == Some(PredefinedOp::NoOp);
+        let width = if self.atomic_memory() { bt.as_primitive().and_then(winatomic::atomic_width) } else { None };
+        if let (Some(w), Reach::Mapped { addr }) = (width, *reach) {
+            if rs.iter().all(|&(_, l)| l.is_multiple_of(w)) {
+                let mut old = vec![0u8; if want_old { total } else { 0 }];
+                // Runs at unaligned addresses: (window offset, packed offset, length).
+                // Elements of a run are `w` apart, so all or none of them are aligned.
+                let mut slow = Vec::new();
+                let mut at = 0;
+                for &(o, l) in rs {
+                    let a = addr + o;
+                    if winatomic::aligned(a, w) {
+                        let s = if noop { &[][..] } else { &src[at..at + l] };
+                        let out = if want_old { Some(&mut old[at..at + l]) } else { None };
+                        // Every concurrent accumulate to these elements takes this atomic way too.
+                        // SAFETY: the run is inside the target's window (checked), shared, aligned to `w`.
+                        unsafe { winatomic::fetch_op_run(a, l / w, bt, op, s, out)? };
+                    } else {
+                        slow.push((o, at, l));
+                    }
+                    at += l;
+                }
+                if !slow.is_empty() {
+                    self.with_acc_lock(local, || {
+                        for &(o, at, l) in &slow {
+                            let run = [(o, l)];
+                            let mut cur = vec![0u8; l];
+                            Self::read_runs(call, reach, &run, &mut cur)?;
+                            if want_old {
+                                old[at..at + l].copy_from_slice(&cur);
+                            }
+                            if !noop {
+                                // SAFETY: both hold `l / w` packed elements of `bt`.
+                                unsafe { op.apply(src[at..].as_ptr(), cur.as_mut_ptr(), l / w, bt)? };
+                                Self::write_runs(call, reach, &run, &cur)?;
+                            }
+                        }
+                        Ok(())
+                    })?;
+                }
+                return Ok(old);
+            }
+        }
+        let mut cur = vec![0u8; total];
+        let mut old = Vec::new();
+        let nelem = if bt.size() == 0 { 0 } else { total / bt.size() };
+        self.with_acc_lock(local, || {
+            if want_old || !matches!(op.as_predefined(), Some(PredefinedOp::Replace | PredefinedOp::NoOp)) {
+                Self::read_runs(call, reach, rs, &mut cur)?;
+            }
+            if want_old {
+                old = cur.clone();
+            }
+            if noop {
+                return Ok(());
+            }
+            Self::apply_packed(op, src, &mut cur, nelem, bt)?;
+            Self::write_runs(call, reach, rs, &cur)
+        })?;
+        Ok(old)
+    }
+
+    /// `cur[i] = src[i] op cur[i]` for `nelem` packed elements of the basic type
+    /// `bt`. `Op::apply` works on elements in memory layout (`extent` apart); a pair
+    /// type with padding (`MPI_SHORT_INT`, `MPI_DOUBLE_INT`, ...) is packed tighter
+    /// than that, so it is laid out, combined, and packed again.
+    pub(super) fn apply_packed(op: &Op, src: &[u8], cur: &mut [u8], nelem: usize, bt: &Datatype) -> Result<()> {
+        let size = bt.size();
+        debug_assert!(src.len() >= size * nelem && cur.len() >= size * nelem);
+        if bt.extent() == size as isize && bt.true_lb() == 0 {
+            // SAFETY: both buffers hold `nelem` packed elements of `bt`, which are
+            // dense (extent = size), so packed and memory layout agree.
+            return unsafe { op.apply(src.as_ptr(), cur.as_mut_ptr(), nelem, bt) };
+        }
+        let ext = bt.extent().max(0) as usize;
+        let mut a = vec![0u8; ext * nelem];
+        let mut b = vec![0u8; ext * nelem];
+        // `a` and `b` hold `nelem` elements of `bt` (extent apart, lb 0 for the pair types).
+        // SAFETY: the packed buffers hold `nelem` packed elements; `a` and `b` do not overlap.
+        unsafe {
+            bt.unpack(&src[..size * nelem], a.as_mut_ptr(), nelem);
+            bt.unpack(&cur[..size * nelem], b.as_mut_ptr(), nelem);
+            op.apply(a.as_ptr(), b.as_mut_ptr(), nelem, bt)?;
+            bt.pack(b.as_ptr(), nelem, &mut cur[..size * nelem]);
+        }
+        Ok(())
+    }
+
+    /// Compare-and-swap of one element (runs `rs`, `new.len()` bytes) at the target
+    /// with host index `local`: its previous value. A CPU compare-exchange where
+    /// [`Self::acc_apply`] would use CPU atomics, the accumulate mutex elsewhere.
+    pub(super) fn cas_apply(&self, call: &str, local: usize, reach: &Reach, rs: &[(usize, usize)], new: &[u8], cmp: &[u8]) -> Result<Vec<u8>> {
+        let n = new.len();
+        let mut cur = vec![0u8; n];
+        if let (true, Reach::Mapped { addr }, [(o, l)]) = (self.atomic_memory(), *reach, rs) {
+            let a = addr + o;
+            if *l == n && matches!(n, 1 | 2 | 4 | 8) && winatomic::aligned(a, n) {
+                // SAFETY: one checked element of the window in the shared segment,
+                // aligned to its width; concurrent accumulates to it are atomic too.
+                unsafe { winatomic::compare_swap(a, new, cmp, &mut cur) };
+                return Ok(cur);
+            }
+        }
+        self.with_acc_lock(local, || {
+            Self::read_runs(call, reach, rs, &mut cur)?;
+            if cur == cmp {
+                Self::write_runs(call, reach, rs, new)?;
+            }
+            Ok(())
+        })?;
+        Ok(cur)
+    }
+
+    /// `MPI_Compare_and_swap`.
+    ///
+    /// # Safety
+    /// `origin` and `compare` hold, and `result` is writable for, one element of `dt`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn compare_and_swap(&self, call: &str, origin: *const u8, compare: *const u8, result: *mut u8, dt: &Datatype, rank: i32, disp: isize) -> Result<()> {
+        let Some(prim) = dt.as_primitive() else {
+            return Err(MpiError::arg(ErrorClass::Type, call, "datatype", "must be a predefined datatype"));
+        };
+        use crate::datatype::TypeClass;
+        if !matches!(prim.class(), TypeClass::CInteger | TypeClass::FortranInteger | TypeClass::Logical | TypeClass::Byte) {
+            return Err(MpiError::arg(ErrorClass::Type, call, "datatype", format!("{} is not an integer, logical or byte type", prim.name())));
+        }
+        let Some((r, tgt, rs)) = self.target(call, rank, disp, 1, dt, true)? else { return Ok(()) };
+        let n = dt.size();
+        // SAFETY: the caller's contract: one element each.
+        let (new, cmp, res) = unsafe { (std::slice::from_raw_parts(origin, n), std::slice::from_raw_parts(compare, n), std::slice::from_raw_parts_mut(result, n)) };
+        let Tgt::Local(reach) = tgt else {
+            let old = self.am_cas(call, r, &rs, new, cmp)?;
+            res.copy_from_slice(&old);
+            return Ok(());
+        };
+        let local = self.peers[r].local.expect("reachable targets are local");
+        let old = self.cas_apply(call, local, &reach, &rs, new, cmp)?;
+        res.copy_from_slice(&old);
+        Ok(())
+    }
+}

@@ -1,0 +1,346 @@
+//! Synchronization: fence, post/start/complete/wait, lock/unlock (and their
+//! MPI_MODE_NOCHECK bookkeeping), lock_all/unlock_all, flush, sync.
+
+use super::*;
+
+pub(super) fn lock_kind_spin(word: &std::sync::atomic::AtomicU64, kind: LockKind) -> bool {
+    let v = word.load(Ordering::Relaxed);
+    match kind {
+        LockKind::Shared => v & WRITER == 0 && word.compare_exchange_weak(v, v + 1, Ordering::Acquire, Ordering::Relaxed).is_ok(),
+        LockKind::Exclusive => v == 0 && word.compare_exchange_weak(0, WRITER, Ordering::Acquire, Ordering::Relaxed).is_ok(),
+    }
+}
+
+/// Waits (progressing the engine, backing off to sleeps) until `try_take` succeeds.
+pub(super) fn acquire(mut try_take: impl FnMut() -> bool) -> Result<()> {
+    for _ in 0..64 {
+        if try_take() {
+            return Ok(());
+        }
+        std::hint::spin_loop();
+    }
+    // `wait_flag` may look at its condition again after it held once: take the
+    // lock once only, and report it taken from then on.
+    let mut taken = false;
+    runtime::engine()?.wait_flag(
+        || {
+            taken = taken || try_take();
+            taken
+        },
+        Duration::from_micros(200),
+    );
+    Ok(())
+}
+
+impl Window {
+    /// `MPI_Win_fence`.
+    pub fn fence(&self, assert: i32) -> Result<()> {
+        check_assert("MPI_Win_fence", assert, MODE_NOSTORE | MODE_NOPUT | MODE_NOPRECEDE | MODE_NOSUCCEED, "MPI_MODE_NOSTORE, _NOPUT, _NOPRECEDE and _NOSUCCEED")?;
+        let seq = {
+            let mut st = self.st();
+            st.epochs.fence(assert)?;
+            st.epochs.fences
+        };
+        // Before the barrier: no origin is in the epoch before this process marked it.
+        if assert & MODE_NOPUT != 0 && assert & MODE_NOSUCCEED == 0 {
+            self.ctl(self.my_local, CTL_NOPUT).store(seq, Ordering::SeqCst);
+        }
+        full_fence();
+        coll::barrier::barrier(&self.comm)?;
+        full_fence();
+        Ok(())
+    }
+
+    /// `MPI_Win_post`: exposes this window to `origins` (ranks of the window).
+    pub fn post(&self, origins: Vec<i32>, assert: i32) -> Result<()> {
+        check_assert("MPI_Win_post", assert, MODE_NOCHECK | MODE_NOSTORE | MODE_NOPUT, "MPI_MODE_NOCHECK, _NOSTORE and _NOPUT")?;
+        self.st().epochs.post(origins.clone())?;
+        // Before the post notices: origins access only after they got one.
+        self.set_post_noput(assert & MODE_NOPUT != 0);
+        full_fence();
+        for r in origins {
+            pt2pt::send(&self.comm, &[], r, TAG_POST, SendMode::Standard)?;
+        }
+        Ok(())
+    }
+
+    /// `MPI_Win_start`: waits for the targets' posts.
+    pub fn start(&self, targets: Vec<i32>, assert: i32) -> Result<()> {
+        check_assert("MPI_Win_start", assert, MODE_NOCHECK, "MPI_MODE_NOCHECK")?;
+        self.st().epochs.start(targets.clone())?;
+        for r in targets {
+            pt2pt::recv(&self.comm, &mut [], r, TAG_POST)?;
+        }
+        full_fence();
+        Ok(())
+    }
+
+    /// `MPI_Win_complete`.
+    pub fn complete(&self) -> Result<()> {
+        let targets = self.st().epochs.complete()?;
+        full_fence();
+        for r in targets {
+            pt2pt::send(&self.comm, &[], r, TAG_COMPLETE, SendMode::Standard)?;
+        }
+        Ok(())
+    }
+
+    /// `MPI_Win_wait` (`block`) or `MPI_Win_test`: whether the exposure epoch ended.
+    pub fn wait(&self, block: bool) -> Result<bool> {
+        let call = if block { "MPI_Win_wait" } else { "MPI_Win_test" };
+        let pending = self.st().epochs.pending_origins(call)?;
+        for r in pending {
+            if block || pt2pt::iprobe(&self.comm, r, TAG_COMPLETE)?.is_some() {
+                pt2pt::recv(&self.comm, &mut [], r, TAG_COMPLETE)?;
+                self.st().epochs.origin_completed(r);
+            }
+        }
+        let done = self.st().epochs.finish_post();
+        if done {
+            // Every origin completed (its operations are done): none is flagged wrongly.
+            self.set_post_noput(false);
+        }
+        full_fence();
+        Ok(done)
+    }
+
+    /// `MPI_Win_lock`.
+    pub fn lock(&self, kind: LockKind, rank: i32, assert: i32) -> Result<()> {
+        const C: &str = "MPI_Win_lock";
+        if rank == PROC_NULL {
+            return Ok(());
+        }
+        check_assert(C, assert, MODE_NOCHECK, "MPI_MODE_NOCHECK")?;
+        let r = self.check_rank(C, rank)?;
+        self.lock_target(kind, rank, r, assert)?;
+        self.set_passive(Some(r), true);
+        Ok(())
+    }
+
+    /// `MPI_Win_lock` of `rank` (index `r`), its arguments checked.
+    fn lock_target(&self, kind: LockKind, rank: i32, r: usize, assert: i32) -> Result<()> {
+        const C: &str = "MPI_Win_lock";
+        self.st().epochs.lock(rank, kind)?;
+        if assert & MODE_NOCHECK != 0 {
+            if let Some(local) = self.peers[r].local {
+                if let Err(e) = self.nocheck_enter(C, rank, local, kind) {
+                    self.st().epochs.unlock(rank)?;
+                    return Err(e);
+                }
+                self.st().nocheck.push((rank, kind));
+            }
+            return Ok(());
+        }
+        let Some(local) = self.peers[r].local else {
+            if let Err(e) = self.am_lock(C, r, kind) {
+                self.st().epochs.unlock(rank)?;
+                return Err(e);
+            }
+            self.st().held.push((rank, kind));
+            return Ok(());
+        };
+        let w = self.ctl(local, CTL_LOCK);
+        acquire(|| lock_kind_spin(w, kind))?;
+        if let Err(e) = self.nocheck_conflict(C, rank, local, kind) {
+            Self::unlock_word(w, kind);
+            self.st().epochs.unlock(rank)?;
+            return Err(e);
+        }
+        self.st().held.push((rank, kind));
+        Ok(())
+    }
+
+    /// Sets (or clears) this process's MPI_MODE_NOPUT flag for the exposure epoch
+    /// a post opens; origins of this host check it before updates.
+    pub(super) fn set_post_noput(&self, on: bool) {
+        self.ctl(self.my_local, CTL_NOPUT_POST).store(on as u64, Ordering::SeqCst);
+    }
+
+    pub(super) fn lock_name(kind: LockKind) -> &'static str {
+        match kind {
+            LockKind::Shared => "a shared",
+            LockKind::Exclusive => "an exclusive",
+        }
+    }
+
+    /// After taking the lock word of `rank` (host index `local`) normally: whether
+    /// another process holds a lock it took with MPI_MODE_NOCHECK that conflicts
+    /// (that process promised no conflicting lock would be requested meanwhile).
+    pub(super) fn nocheck_conflict(&self, call: &str, rank: i32, local: usize, kind: LockKind) -> Result<()> {
+        let nc = self.ctl(local, CTL_NOCHECK).load(Ordering::SeqCst);
+        let held = if nc & WRITER != 0 { Some(LockKind::Exclusive) } else if nc != 0 { Some(LockKind::Shared) } else { None };
+        match (held, kind) {
+            (Some(h), LockKind::Exclusive) | (Some(h @ LockKind::Exclusive), LockKind::Shared) => Err(rma_err(
+                ErrorClass::RmaConflict,
+                call,
+                format!("another process holds {} lock on target_rank {rank} taken with MPI_MODE_NOCHECK, which conflicts with {} lock (lock_type)", Self::lock_name(h), Self::lock_name(kind)),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Records a lock taken with MPI_MODE_NOCHECK on `rank` (host index `local`),
+    /// or fails with MPI_ERR_RMA_CONFLICT when a conflicting lock is held (normally
+    /// or with MPI_MODE_NOCHECK) by another process.
+    pub(super) fn nocheck_enter(&self, call: &str, rank: i32, local: usize, kind: LockKind) -> Result<()> {
+        let nc = self.ctl(local, CTL_NOCHECK);
+        let w = self.ctl(local, CTL_LOCK);
+        let conflict = |held: LockKind| {
+            rma_err(
+                ErrorClass::RmaConflict,
+                call,
+                format!("assert MPI_MODE_NOCHECK promises no conflicting lock, but another process holds {} lock on target_rank {rank} (lock_type: {} lock)", Self::lock_name(held), Self::lock_name(kind)),
+            )
+        };
+        // Registered first, checked second (and the normal lock path the other way
+        // round, all sequentially consistent): of two racing conflicting lockers, at
+        // least one sees the other.
+        match kind {
+            LockKind::Shared => {
+                let prev = nc.fetch_add(1, Ordering::SeqCst);
+                if prev & WRITER != 0 || w.load(Ordering::SeqCst) & WRITER != 0 {
+                    nc.fetch_sub(1, Ordering::SeqCst);
+                    return Err(conflict(LockKind::Exclusive));
+                }
+            }
+            LockKind::Exclusive => {
+                if let Err(v) = nc.compare_exchange(0, WRITER, Ordering::SeqCst, Ordering::SeqCst) {
+                    return Err(conflict(if v & WRITER != 0 { LockKind::Exclusive } else { LockKind::Shared }));
+                }
+                let v = w.load(Ordering::SeqCst);
+                if v != 0 {
+                    nc.store(0, Ordering::SeqCst);
+                    return Err(conflict(if v & WRITER != 0 { LockKind::Exclusive } else { LockKind::Shared }));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn unlock_word(w: &std::sync::atomic::AtomicU64, kind: LockKind) {
+        match kind {
+            LockKind::Shared => w.fetch_sub(1, Ordering::Release),
+            LockKind::Exclusive => w.fetch_and(!WRITER, Ordering::Release),
+        };
+    }
+
+    pub(super) fn release(&self, rank: i32) -> Result<()> {
+        let (held, nocheck) = {
+            let mut st = self.st();
+            let h = st.held.iter().position(|&(r, _)| r == rank).map(|i| st.held.remove(i));
+            let n = st.nocheck.iter().position(|&(r, _)| r == rank).map(|i| st.nocheck.remove(i));
+            (h, n)
+        };
+        if let Some((r, kind)) = nocheck {
+            if let Some(local) = self.peers[r as usize].local {
+                full_fence();
+                let nc = self.ctl(local, CTL_NOCHECK);
+                match kind {
+                    LockKind::Shared => nc.fetch_sub(1, Ordering::SeqCst),
+                    LockKind::Exclusive => nc.fetch_and(!WRITER, Ordering::SeqCst),
+                };
+            }
+        }
+        if let Some((r, kind)) = held {
+            let Some(local) = self.peers[r as usize].local else {
+                return self.am_unlock("MPI_Win_unlock", r as usize, kind);
+            };
+            let w = self.ctl(local, CTL_LOCK);
+            full_fence();
+            Self::unlock_word(w, kind);
+        }
+        Ok(())
+    }
+
+    /// `MPI_Win_unlock`.
+    pub fn unlock(&self, rank: i32) -> Result<()> {
+        if rank == PROC_NULL {
+            return Ok(());
+        }
+        let r = self.check_rank("MPI_Win_unlock", rank)?;
+        self.st().epochs.unlock(rank)?;
+        self.set_passive(Some(r), false);
+        self.release(rank)
+    }
+
+    /// `MPI_Win_lock_all`: a shared lock on every target on this host.
+    pub fn lock_all(&self, assert: i32) -> Result<()> {
+        const C: &str = "MPI_Win_lock_all";
+        check_assert(C, assert, MODE_NOCHECK, "MPI_MODE_NOCHECK")?;
+        self.st().epochs.lock_all()?;
+        let res = self.lock_all_targets(assert);
+        match res {
+            Ok(()) => self.set_passive(None, true),
+            // Give back what was taken: the epoch did not open.
+            Err(_) => {
+                let _ = self.unlock_all();
+            }
+        }
+        res
+    }
+
+    pub(super) fn lock_all_targets(&self, assert: i32) -> Result<()> {
+        const C: &str = "MPI_Win_lock_all";
+        for (r, p) in self.peers.iter().enumerate() {
+            let rank = r as i32;
+            match p.local {
+                Some(local) if assert & MODE_NOCHECK != 0 => {
+                    self.nocheck_enter(C, rank, local, LockKind::Shared)?;
+                    self.st().nocheck.push((rank, LockKind::Shared));
+                }
+                None if assert & MODE_NOCHECK != 0 => {}
+                Some(local) => {
+                    let w = self.ctl(local, CTL_LOCK);
+                    acquire(|| lock_kind_spin(w, LockKind::Shared))?;
+                    if let Err(e) = self.nocheck_conflict(C, rank, local, LockKind::Shared) {
+                        Self::unlock_word(w, LockKind::Shared);
+                        return Err(e);
+                    }
+                    self.st().held.push((rank, LockKind::Shared));
+                }
+                None => {
+                    self.am_lock(C, r, LockKind::Shared)?;
+                    self.st().held.push((rank, LockKind::Shared));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `MPI_Win_unlock_all`.
+    pub fn unlock_all(&self) -> Result<()> {
+        self.st().epochs.unlock_all()?;
+        self.set_passive(None, false);
+        let held: Vec<i32> = {
+            let st = self.st();
+            let mut v: Vec<i32> = st.held.iter().chain(st.nocheck.iter()).map(|&(r, _)| r).collect();
+            v.dedup();
+            v
+        };
+        for r in held {
+            self.release(r)?;
+        }
+        Ok(())
+    }
+
+    /// `MPI_Win_flush` / `_flush_local` (`Some(rank)`) and `_flush_all` /
+    /// `_flush_local_all` (`None`): operations complete at the call already, so
+    /// this checks the epoch and orders memory.
+    pub fn flush(&self, call: &str, rank: Option<i32>) -> Result<()> {
+        match rank {
+            Some(PROC_NULL) => {}
+            Some(r) => {
+                self.check_rank(call, r)?;
+                self.st().epochs.check_passive(call, r)?;
+            }
+            None => self.st().epochs.check_any_passive(call)?,
+        }
+        full_fence();
+        Ok(())
+    }
+
+    /// `MPI_Win_sync`.
+    pub fn sync(&self) {
+        full_fence();
+    }
+}
