@@ -15,7 +15,6 @@ set -eu
 cd "$(dirname "$0")/.."
 PREFIX=${PREFIX:-target/oxmpi}
 # On a shared machine, NICE=-15 (as root) keeps other jobs from deciding the figures.
-# On a shared machine, NICE=-15 (as root) keeps other jobs from deciding the figures.
 RUN=${NICE:+nice -n $NICE}
 REPS=${REPS:-7}
 MAXB=${MAXB:-8}
