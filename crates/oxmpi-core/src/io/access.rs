@@ -117,9 +117,10 @@ impl File {
                 let direct = matches!(view.datarep, Datarep::Native | Datarep::Internal) && dt.is_contiguous();
                 let mut tmp;
                 let out: &mut [u8] = if direct && bytes > 0 {
-                    // SAFETY: a contiguous datatype's `count` elements are the
+                    // A contiguous datatype's `count` elements are the
                     // `bytes` bytes from its true lower bound, writable by the
                     // caller's contract and not aliased during the call.
+                    // SAFETY: the caller's `bytes` writable bytes at the true lower bound.
                     unsafe { std::slice::from_raw_parts_mut(buf.wrapping_offset(dt.true_lb()), bytes as usize) }
                 } else {
                     tmp = vec![0u8; fbytes as usize];

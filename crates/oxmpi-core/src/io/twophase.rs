@@ -283,9 +283,10 @@ pub(crate) fn write(f: &File, call: &str, view: &View, hints: &Hints, start: u64
         for (agg, ws, segs) in &fills {
             let w = wc.get(*agg, me).expect("window");
             for &(o, l, s) in segs {
-                // SAFETY: the aggregator entered this round's all-to-all after
+                // The aggregator entered this round's all-to-all after
                 // writing out the previous round, and reads the window only after
                 // our message below: until then these bytes are ours alone.
+                // SAFETY: these window bytes are ours alone until our message.
                 unsafe { w.slice((o - ws) as usize, l as usize) }.copy_from_slice(&data[s as usize..(s + l) as usize]);
             }
         }
@@ -312,9 +313,10 @@ pub(crate) fn write(f: &File, call: &str, view: &View, hints: &Hints, start: u64
                 let (ws, we) = p.window(ai, round);
                 let span = (we - ws) as usize;
                 let buf: &mut [u8] = match wc.get(me, me) {
-                    // SAFETY: every sender of this round has sent its message, so
+                    // Every sender of this round has sent its message, so
                     // its pieces are in; nobody writes the window again before the
                     // next round's all-to-all, which we enter after this flush.
+                    // SAFETY: no one writes this window until the next round.
                     Some(w) => unsafe { w.slice(0, span) },
                     None => {
                         if wbuf.len() < span {
@@ -441,9 +443,10 @@ pub(crate) fn read(f: &File, call: &str, view: &View, hints: &Hints, start: u64,
             let hi = asked.iter().flat_map(|a| &a.0).map(|s| s.0 + s.1).max().unwrap_or(ws).min(we);
             let span = (we - ws) as usize;
             let buf: &mut [u8] = match wc.get(me, me) {
-                // SAFETY: the ranks that read this round's window do so after our
+                // The ranks that read this round's window do so after our
                 // reply, and are done before the next round's all-to-all, which
                 // we enter after answering.
+                // SAFETY: no one writes this window until the next round.
                 Some(w) => unsafe { w.slice(0, span) },
                 None => {
                     if wbuf.len() < span {

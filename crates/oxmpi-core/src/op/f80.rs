@@ -15,9 +15,10 @@ pub(super) type F80 = [u8; 10];
 /// # Safety
 /// As [`map2`] with 10-byte values.
 pub(super) unsafe fn k_f80(op: PredefinedOp, inp: *const u8, io: *mut u8, n: usize, stride: usize) {
-    // SAFETY: every arm calls map2 with `T = [u8; 10]`, the 10 value bytes
+    // Every arm calls map2 with `T = [u8; 10]`, the 10 value bytes
     // the caller guarantees per element (no alignment needed: byte arrays),
     // with the caller's `n`, `stride` and buffers: its contract is map2's.
+    // SAFETY: the caller's guarantee for 10-byte values is map2's contract.
     unsafe {
         match op {
             PredefinedOp::Max => map2::<F80>(inp, io, n, stride, |a, b| {

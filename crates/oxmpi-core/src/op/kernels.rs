@@ -67,9 +67,10 @@ macro_rules! int_kernel {
         /// As [`map2`].
         unsafe fn $name(op: PredefinedOp, inp: *const u8, io: *mut u8, n: usize, stride: usize) {
             use PredefinedOp::*;
-            // SAFETY: every arm calls map2 with `T = $t`, whose size is the
+            // Every arm calls map2 with `T = $t`, whose size is the
             // primitive's that selected this kernel, and the caller's `n`,
-            // `stride` and buffers: the caller's guarantee is map2's contract.
+            // `stride` and buffers.
+            // SAFETY: so the caller's guarantee is map2's contract.
             unsafe {
                 match op {
                     Max => map2::<$t>(inp, io, n, stride, |a, b| if a > b { a } else { b }),
@@ -104,9 +105,10 @@ macro_rules! float_kernel {
         /// As [`map2`].
         unsafe fn $name(op: PredefinedOp, inp: *const u8, io: *mut u8, n: usize, stride: usize) {
             use PredefinedOp::*;
-            // SAFETY: every arm calls map2 with `T = $t`, whose size is the
+            // Every arm calls map2 with `T = $t`, whose size is the
             // primitive's that selected this kernel, and the caller's `n`,
-            // `stride` and buffers: the caller's guarantee is map2's contract.
+            // `stride` and buffers.
+            // SAFETY: so the caller's guarantee is map2's contract.
             unsafe {
                 match op {
                     // C's `a > b ? a : b` with a = invec, b = inoutvec (see the module doc on NaN).
@@ -128,9 +130,10 @@ macro_rules! float_kernel {
         /// # Safety
         /// As [`map2`].
         unsafe fn $cname(op: PredefinedOp, inp: *const u8, io: *mut u8, n: usize, stride: usize) {
-            // SAFETY: every arm calls map2 with `T = $t`, whose size is the
+            // Every arm calls map2 with `T = $t`, whose size is the
             // primitive's that selected this kernel, and the caller's `n`,
-            // `stride` and buffers: the caller's guarantee is map2's contract.
+            // `stride` and buffers.
+            // SAFETY: so the caller's guarantee is map2's contract.
             unsafe {
                 match op {
                     PredefinedOp::Sum => {
@@ -200,9 +203,10 @@ pub(super) unsafe fn reduce_run(op: PredefinedOp, prim: Primitive, inp: *const u
     fn pcmp<T: PartialOrd>(a: T, b: T) -> Option<Ordering> {
         a.partial_cmp(&b)
     }
-    // SAFETY: each arm runs the kernel of `prim`'s representation, whose value
+    // Each arm runs the kernel of `prim`'s representation, whose value
     // type has `prim`'s size, on the caller's `n` values `stride` apart, which
     // the caller guarantees readable at `inp` and writable at `io`, disjoint.
+    // SAFETY: the kernel matches `prim`'s size; the caller guarantees the buffers.
     unsafe {
         match prim.repr() {
             Repr::I8 => k_i8(op, inp, io, n, stride),

@@ -116,14 +116,16 @@ pub(super) unsafe fn apply_layout(
     extent: isize,
 ) {
     match layout {
-        // SAFETY: a predefined type's element is one `prim` (size = extent), so
+        // A predefined type's element is one `prim` (size = extent), so
         // the `count` values `prim.extent()` apart are exactly the `count`
         // elements the caller guarantees readable at `inp`, writable at `io`,
         // not overlapping.
+        // SAFETY: exactly the `count` elements the caller guarantees.
         Layout::Predefined => unsafe { reduce_run(op, prim, inp, io, count, prim.extent()) },
-        // SAFETY: `dense` is set only when the element is `n` packed values of
+        // `dense` is set only when the element is `n` packed values of
         // `prim` filling the whole extent (see `plan`), so the `count` elements
         // the caller guarantees are `count * n` packed values of `prim`.
+        // SAFETY: `count * n` packed values of `prim`, as the caller guarantees.
         Layout::Derived(Plan { dense: Some(n), .. }) => unsafe {
             reduce_run(op, prim, inp, io, count * n, prim.size())
         },

@@ -209,9 +209,10 @@ pub fn sendrecv(
 ) -> Result<Status> {
     // SAFETY: both buffers are borrowed until both requests completed below.
     let mut rr = unsafe { irecv_on(comm, comm.context(), "MPI_Sendrecv", recvbuf.as_mut_ptr(), recvbuf.len(), source, recvtag)? };
-    // SAFETY: `sendbuf` is a shared borrow of `sendbuf.len()` bytes that
+    // `sendbuf` is a shared borrow of `sendbuf.len()` bytes that
     // outlives the send request: it is waited for (or, if starting it failed,
     // never started) before this function returns.
+    // SAFETY: `sendbuf` outlives the send request.
     let sent = unsafe { isend_on(comm, comm.context(), "MPI_Sendrecv", sendbuf.as_ptr(), sendbuf.len(), dest, sendtag, SendMode::Standard) };
     let mut sr = match sent {
         Ok(r) => r,

@@ -35,10 +35,11 @@ impl StatusPage {
         if base == libc::MAP_FAILED {
             return None;
         }
-        // SAFETY: the mapping is page-aligned, `total` bytes long, never unmapped
+        // The mapping is page-aligned, `total` bytes long, never unmapped
         // (leaked for the process's life), and every word of it is only ever
         // accessed atomically, here and in the launcher; AtomicU64 has the
         // layout of u64. Slot `rank` lies inside it because `rank < size`.
+        // SAFETY: a live, aligned, atomically accessed mapping of `total` bytes.
         let all: &'static [AtomicU64] = unsafe { std::slice::from_raw_parts(base as *const AtomicU64, total / 8) };
         let start = words * rank as usize;
         Some(StatusPage { slot: &all[start..start + words], size })
