@@ -24,7 +24,7 @@ use oxmpi_core::runtime;
 
 use crate::abi::*;
 use crate::conv::{comm, committed, datatype, find_handle, get_str, new_handle, put_str};
-use crate::conv::errors::{bad, code_name, out, R};
+use crate::conv::errors::{bad, code_name, out, run_named, R};
 use crate::conv::handles::{c2f_predefined_or, f2c_predefined_or, state, ErrhandlerEntry, Table};
 use crate::conv::large::{entry, name, ptr::*, to_usize, Count};
 use crate::types::*;
@@ -96,23 +96,9 @@ fn fatal(code: c_int, message: &str) -> ! {
 
 /// Runs a file call's body: catches panics, routes errors to the file's handler.
 fn ffi_file(call: &'static str, fh: MPI_File, body: impl FnOnce() -> R<()>) -> c_int {
-    let res = match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(r) => r,
-        Err(p) => {
-            let why = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_else(|| "panic".into());
-            Err(MpiError::intern(call, why).into())
-        }
-    };
-    match res {
+    match run_named(call, body) {
         Ok(()) => MPI_SUCCESS,
-        Err(f) => {
-            let message = match call.strip_suffix("_c").and_then(|base| f.message.strip_prefix(base)).filter(|rest| rest.starts_with(':')) {
-                Some(rest) => format!("{call}{rest}"),
-                None => f.message,
-            };
-            let message = if message.starts_with(call) { message } else { format!("{call}: {message}") };
-            raise(fh, f.code, &message)
-        }
+        Err((code, message)) => raise(fh, code, &message),
     }
 }
 

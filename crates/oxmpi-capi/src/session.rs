@@ -18,7 +18,6 @@
 //! handlers are the shared ones of `handles::State::errhandlers`.
 
 use std::ffi::{c_char, c_int, c_void};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 
 use oxmpi_core::error::{ErrorClass, MpiError};
@@ -28,7 +27,7 @@ use oxmpi_core::pt2pt;
 
 use crate::abi::*;
 use crate::conv::{get_str, put_str, tag_group};
-use crate::conv::errors::{bad, bad_code, code_name, out, raise, Fail, NO_COMM, R};
+use crate::conv::errors::{bad, bad_code, code_name, out, raise, run_named, Fail, NO_COMM, R};
 use crate::conv::handles::{c2f_predefined_or, f2c_predefined_or, state, ErrhandlerEntry};
 use crate::conv::session::{session_error, session_id, sessions, with_tags, SessionEntry, NEXT_ID};
 use crate::types::*;
@@ -70,28 +69,16 @@ fn fatal(code: c_int, message: &str) -> ! {
 /// session's error handler (to the process's, `NO_COMM`, when `s` is not a
 /// live session), or to `errh` when given (MPI_Session_init).
 fn ffi_session(call: &'static str, s: MPI_Session, errh: Option<MPI_Errhandler>, body: impl FnOnce() -> R<()>) -> c_int {
-    let res = match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(r) => r,
-        Err(p) => {
-            let why = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_else(|| "panic".into());
-            Err(MpiError::intern(call, why).into())
-        }
-    };
-    match res {
+    match run_named(call, body) {
         Ok(()) => MPI_SUCCESS,
-        Err(f) => {
-            let message = match call.strip_suffix("_c").and_then(|base| f.message.strip_prefix(base)).filter(|rest| rest.starts_with(':')) {
-                Some(rest) => format!("{call}{rest}"),
-                None => f.message,
-            };
-            let message = if message.starts_with(call) { message } else { format!("{call}: {message}") };
+        Err((code, message)) => {
             if let Some(errh) = errh {
-                return raise_with(errh, MPI_SESSION_NULL, f.code, &message);
+                return raise_with(errh, MPI_SESSION_NULL, code, &message);
             }
             let errh = sessions().get(s).map(|e| e.errh);
             match errh {
-                Some(errh) => raise_with(errh, s, f.code, &message),
-                None => raise(NO_COMM, f.code, &message),
+                Some(errh) => raise_with(errh, s, code, &message),
+                None => raise(NO_COMM, code, &message),
             }
         }
     }

@@ -159,6 +159,27 @@ fn traced(call: &'static str, comm: MPI_Comm, body: impl FnOnce() -> R<()>) -> c
 
 fn ffi_untraced(call: &'static str, comm: MPI_Comm, body: impl FnOnce() -> R<()>) -> c_int {
     route_to(comm);
+    match run_named(call, body) {
+        Ok(()) => MPI_SUCCESS,
+        Err((code, message)) => {
+            // A call from Fortran is named as the Fortran program wrote it.
+            let message = match FORTRAN_CALL.with(|f| f.get()) {
+                true => format!("{}{}", call.to_ascii_uppercase(), &message[call.len()..]),
+                false => message,
+            };
+            set_message(code, &message);
+            raise(ERR_COMM.with(|c| c.get()), code, &message)
+        }
+    }
+}
+
+/// Runs a C call's body (a panic becomes MPI_ERR_INTERN naming the call); on
+/// failure, the error code and the message as the program should read it:
+/// starting with the call's name, that of the `_c` form when the program
+/// called it (a `_c` form shares its body, and the engine's messages, with
+/// the `int` form). The one place the C layer's entry wrappers (this file's
+/// `ffi`, files', sessions') turn a body's result into a code and a message.
+pub(crate) fn run_named(call: &'static str, body: impl FnOnce() -> R<()>) -> Result<(), (c_int, String)> {
     let res = match catch_unwind(AssertUnwindSafe(body)) {
         Ok(r) => r,
         Err(p) => {
@@ -170,25 +191,14 @@ fn ffi_untraced(call: &'static str, comm: MPI_Comm, body: impl FnOnce() -> R<()>
             Err(MpiError::intern(call, why).into())
         }
     };
-    match res {
-        Ok(()) => MPI_SUCCESS,
-        Err(f) => {
-            // A `_c` form shares its body (and the engine's messages) with
-            // the `int` form: name the call the program made.
-            let message = match call.strip_suffix("_c").and_then(|base| f.message.strip_prefix(base)).filter(|rest| rest.starts_with(':')) {
-                Some(rest) => format!("{call}{rest}"),
-                None => f.message,
-            };
-            let message = if message.starts_with(call) { message } else { format!("{call}: {message}") };
-            // A call from Fortran is named as the Fortran program wrote it.
-            let message = match FORTRAN_CALL.with(|f| f.get()) {
-                true => format!("{}{}", call.to_ascii_uppercase(), &message[call.len()..]),
-                false => message,
-            };
-            set_message(f.code, &message);
-            raise(ERR_COMM.with(|c| c.get()), f.code, &message)
-        }
-    }
+    res.map_err(|f| {
+        let message = match call.strip_suffix("_c").and_then(|base| f.message.strip_prefix(base)).filter(|rest| rest.starts_with(':')) {
+            Some(rest) => format!("{call}{rest}"),
+            None => f.message,
+        };
+        let message = if message.starts_with(call) { message } else { format!("{call}: {message}") };
+        (f.code, message)
+    })
 }
 
 /// The name of an error code's class, e.g. `MPI_ERR_RANK`.
