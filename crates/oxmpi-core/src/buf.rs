@@ -120,7 +120,7 @@ pub fn as_bytes_mut<T: Element>(s: &mut [T]) -> &mut [u8] {
 
 /// Checks that `count` elements of `dt` laid out from offset 0 reach only bytes
 /// `0..len` (their true bounds, with a negative extent going down).
-fn check_reach(call: &str, arg: &str, len: usize, count: usize, dt: &Datatype) -> Result<()> {
+pub(crate) fn check_reach(call: &str, arg: &str, len: usize, count: usize, dt: &Datatype) -> Result<()> {
     if count == 0 || dt.size() == 0 {
         return Ok(());
     }
