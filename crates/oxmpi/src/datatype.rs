@@ -612,15 +612,78 @@ pub(crate) fn send_bytes<'b, B: Buffer + ?Sized>(buf: &'b B, call: &str) -> Resu
     Ok(unsafe { std::slice::from_raw_parts(start, len) })
 }
 
-/// A send buffer as the engine's typed calls take it: base address, count, datatype.
-pub(crate) struct Typed {
+/// A buffer as the engine's typed calls take it: base address, count, datatype, and
+/// the lifetime `'a` of the borrow it was taken from (`typed_in`: shared, so the
+/// memory may be read for `'a`; see [`TypedMut`] for an exclusive one).
+pub(crate) struct Typed<'a> {
     pub(crate) ptr: *mut u8,
     pub(crate) count: usize,
     pub(crate) dt: CoreDatatype,
     pub(crate) check: Checker,
+    _life: PhantomData<&'a [u8]>,
 }
 
-impl Typed {
+/// A [`Typed`] taken from an exclusive borrow (`typed_out`): the memory may also be
+/// written for `'a`, so it hands out receive descriptors safely.
+pub(crate) struct TypedMut<'a>(Typed<'a>, PhantomData<&'a mut [u8]>);
+
+impl<'a> std::ops::Deref for TypedMut<'a> {
+    type Target = Typed<'a>;
+    fn deref(&self) -> &Typed<'a> {
+        &self.0
+    }
+}
+
+impl<'a> TypedMut<'a> {
+    /// The buffer as a receive descriptor, for as long as `self` is borrowed.
+    pub(crate) fn desc_mut(&mut self) -> oxmpi_core::buf::RecvBuf<'_, '_> {
+        let n = self.0.count;
+        self.desc_mut_n(n)
+    }
+
+    /// The first `n` elements (at most the buffer's count) as a receive descriptor.
+    pub(crate) fn desc_mut_n(&mut self, n: usize) -> oxmpi_core::buf::RecvBuf<'_, '_> {
+        let t = &self.0;
+        // SAFETY: `typed_out` took these `count` elements of `dt` at `ptr` from a
+        // `&'a mut` BufferMut (its contract: writable, any bytes valid); `self` is
+        // borrowed exclusively while the descriptor lives.
+        unsafe { oxmpi_core::buf::RecvBuf::from_raw(t.ptr, n.min(t.count), Some(&t.dt)) }
+    }
+
+    /// The element check of the whole buffer once an operation on it has completed.
+    pub(crate) fn check_out(&mut self, call: &str) -> Result<()> {
+        match self.0.target() {
+            // SAFETY: the memory is exclusively borrowed for 'a (and by `self` now), so
+            // no operation writes it any more (a request still in flight over it was
+            // started under `Wrapped::new`'s contract, which rules this call out).
+            Some(rt) => unsafe { rt.after(rt.len, call) },
+            None => Ok(()),
+        }
+    }
+
+    /// The read-only view (for the engine's calls that only read).
+    pub(crate) fn into_inner(self) -> Typed<'a> {
+        self.0
+    }
+}
+
+impl<'a> Typed<'a> {
+    /// The buffer as a send descriptor, for as long as `self` is borrowed.
+    pub(crate) fn desc(&self) -> oxmpi_core::buf::SendBuf<'_, '_> {
+        let n = self.count;
+        self.desc_n(n)
+    }
+
+    /// The first `n` elements (at most the buffer's count) as a send descriptor.
+    pub(crate) fn desc_n(&self, n: usize) -> oxmpi_core::buf::SendBuf<'_, '_> {
+        // SAFETY: `typed_in`/`typed_out` took these `count` elements of `dt` at `ptr`
+        // from a borrow for 'a (Buffer contract: readable while borrowed), and 'a
+        // outlives the borrow of `self`.
+        unsafe { oxmpi_core::buf::SendBuf::from_raw(self.ptr, n.min(self.count), Some(&self.dt)) }
+    }
+}
+
+impl Typed<'_> {
     /// The engine's descriptor of this buffer, for reading.
     ///
     /// # Safety
@@ -643,7 +706,7 @@ impl Typed {
 /// What a send reads: bytes (contiguous) or a typed buffer.
 pub(crate) enum SendSpec<'b> {
     Bytes(&'b [u8]),
-    Typed(Typed),
+    Typed(Typed<'b>),
 }
 
 pub(crate) fn send_spec<'b, B: Buffer + ?Sized>(buf: &'b B, call: &str) -> Result<SendSpec<'b>> {
@@ -656,7 +719,7 @@ pub(crate) fn send_spec<'b, B: Buffer + ?Sized>(buf: &'b B, call: &str) -> Resul
 }
 
 /// The engine's view of a send buffer.
-pub(crate) fn typed_in<B: Pointer + Collection + AsDatatype + ?Sized>(buf: &B) -> Typed {
+pub(crate) fn typed_in<B: Pointer + Collection + AsDatatype + ?Sized>(buf: &B) -> Typed<'_> {
     let dt = buf.as_datatype();
     let d = dt.as_datatype_ref();
     Typed {
@@ -664,11 +727,12 @@ pub(crate) fn typed_in<B: Pointer + Collection + AsDatatype + ?Sized>(buf: &B) -
         count: buf.count().max(0) as usize,
         dt: d.core.clone(),
         check: Checker(d.check),
+        _life: PhantomData,
     }
 }
 
 /// The engine's view of `count` values of `T` at `ptr`.
-pub(crate) fn typed_value<T: Equivalence>(ptr: *mut u8, count: usize) -> Typed {
+pub(crate) fn typed_value<T: Equivalence>(ptr: *mut u8, count: usize) -> Typed<'static> {
     let dt = T::equivalent_datatype();
     let d = dt.as_datatype_ref();
     Typed {
@@ -676,23 +740,28 @@ pub(crate) fn typed_value<T: Equivalence>(ptr: *mut u8, count: usize) -> Typed {
         count,
         dt: d.core.clone(),
         check: Checker(d.check),
+        _life: PhantomData,
     }
 }
 
 /// The engine's view of a receive buffer.
-pub(crate) fn typed_out<B: PointerMut + Collection + AsDatatype + ?Sized>(buf: &mut B) -> Typed {
+pub(crate) fn typed_out<B: PointerMut + Collection + AsDatatype + ?Sized>(buf: &mut B) -> TypedMut<'_> {
     let dt = buf.as_datatype();
     let d = dt.as_datatype_ref();
     let (core, check) = (d.core.clone(), Checker(d.check));
-    Typed {
-        ptr: buf.pointer_mut() as *mut u8,
-        count: buf.count().max(0) as usize,
-        dt: core,
-        check,
-    }
+    TypedMut(
+        Typed {
+            ptr: buf.pointer_mut() as *mut u8,
+            count: buf.count().max(0) as usize,
+            dt: core,
+            check,
+            _life: PhantomData,
+        },
+        PhantomData,
+    )
 }
 
-impl Typed {
+impl Typed<'_> {
     /// The element check of the whole buffer, for completion of a collective.
     pub(crate) fn target(&self) -> Option<RecvTarget> {
         if self.check.0.is_none() || !self.dt.is_contiguous() {
@@ -729,7 +798,7 @@ pub(crate) fn recv_target<B: BufferMut + ?Sized>(buf: &mut B, call: &str) -> Res
 /// What a receive writes: bytes (contiguous) or a typed buffer.
 pub(crate) enum RecvSpec {
     Bytes(RecvTarget),
-    Typed(Typed),
+    Typed(Typed<'static>),
 }
 
 pub(crate) fn recv_spec<B: BufferMut + ?Sized>(buf: &mut B, call: &str) -> Result<RecvSpec> {
@@ -737,7 +806,10 @@ pub(crate) fn recv_spec<B: BufferMut + ?Sized>(buf: &mut B, call: &str) -> Resul
     if dt.as_datatype_ref().is_contiguous() {
         return recv_target(buf, call).map(RecvSpec::Bytes);
     }
-    Ok(RecvSpec::Typed(typed_out(buf)))
+    let t = typed_out(buf).into_inner();
+    // The spec's users build their descriptors through the unsafe `recv_buf`, under
+    // their own buffer's borrow; the view itself carries no lifetime there.
+    Ok(RecvSpec::Typed(Typed { _life: PhantomData, ..t }))
 }
 
 /// How a receive writes `elems` values of `T` into raw memory at `ptr`: as bytes when
@@ -765,10 +837,11 @@ pub(crate) fn value_spec<T: Equivalence>(ptr: *mut u8, elems: usize, call: &str)
         count: elems,
         dt: d.core.clone(),
         check: Checker(d.check),
+        _life: PhantomData,
     }))
 }
 
-impl Typed {
+impl Typed<'_> {
     /// Checks the `nbytes` a typed receive wrote, for the contiguous runs of
     /// `bool`/`char` the element check covers (others need none).
     ///

@@ -177,7 +177,7 @@ enum Into<'b> {
     Bytes(&'b mut [u8]),
     /// Any other datatype: the engine unpacks `count` elements of `dt` at `ptr`
     /// (memory exclusively borrowed for the whole call).
-    Typed(&'b Typed),
+    Typed(&'b Typed<'b>),
 }
 
 /// Runs a blocking receive `f` into `spec` and checks what it wrote.

@@ -67,7 +67,7 @@ fn reduce_args<'d>(call: &str, send: &Option<SendBuf<'_, 'd>>, recv: &Option<Rec
             (s.count(), dt(s.datatype()))
         }
         (Some(s), None) => {
-            let root_here = if comm.is_inter() { root == super::inter::ROOT } else { comm.rank() as i32 == root };
+            let root_here = if comm.is_inter() { root == super::inter::ROOT } else { comm.rank() == root };
             if root_here {
                 return Err(MpiError::arg(ErrorClass::Buffer, call, "recvbuf", "the root needs a receive buffer"));
             }

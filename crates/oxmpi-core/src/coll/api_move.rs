@@ -44,7 +44,7 @@ fn at_root(comm: &Comm, root: i32) -> bool {
     if comm.is_inter() {
         root == ROOT
     } else {
-        comm.rank() as i32 == root
+        comm.rank() == root
     }
 }
 
@@ -63,6 +63,7 @@ fn check_uniform(call: &str, arg: &str, cap: usize, count: usize, n: usize) -> R
 
 /// Block `i` (`counts[i]` elements from element `displs[i]`) lies inside a
 /// descriptor of `cap` elements, for each of the `n` ranks.
+#[allow(clippy::too_many_arguments)]
 fn check_blocks(call: &str, arg: &str, counts_arg: &str, displs_arg: &str, cap: usize, counts: &[usize], displs: &[isize], n: usize) -> Result<()> {
     if counts.len() < n {
         return Err(MpiError::arg(ErrorClass::Arg, call, counts_arg, format!("has {} entries for {n} ranks", counts.len())));
@@ -97,6 +98,7 @@ struct Rooted {
     recv: *mut u8,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn gather_args(call: &str, send: &Option<SendBuf<'_, '_>>, recv: &Option<RecvBuf<'_, '_>>, recvcount: Option<&[usize]>, displs: &[isize], count: usize, root: i32, comm: &Comm) -> Result<Rooted> {
     let recv_p = match recv {
         Some(r) if at_root(comm, root) => {
