@@ -141,6 +141,13 @@ pub(crate) fn check_reach(call: &str, arg: &str, len: usize, count: usize, dt: &
     Ok(())
 }
 
+/// Checks that `count` elements of `dt` laid out from the start of a buffer of `len`
+/// bytes reach only its bytes: MPI_ERR_BUFFER naming `call` and `arg` otherwise (what
+/// [`SendBuf::typed`] checks, for views built elsewhere).
+pub fn check_fits(call: &str, arg: &str, len: usize, count: usize, dt: &Datatype) -> Result<()> {
+    check_reach(call, arg, len, count, dt)
+}
+
 /// A buffer to be read by an operation: `count` elements of `dt` at `ptr`; the memory
 /// is valid for `'a`, the datatype borrowed for `'d` (the engine copies what it keeps
 /// of a datatype, so `'d` need only last the call). Without a datatype, `count` raw

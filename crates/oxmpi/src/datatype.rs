@@ -1199,6 +1199,60 @@ where
     }
 }
 
+impl<'d, 'b, D: 'd + Datatype, T: AnyBitPattern> View<'d, 'b, D, [T]> {
+    /// A view of `count` elements of `datatype` laid out from the start of `buffer`,
+    /// checked to reach only `buffer`'s memory (an MPI_ERR_BUFFER error otherwise): the
+    /// safe form of [`with_count_and_datatype`](Self::with_count_and_datatype) for
+    /// plain element types (an oxmpi extension).
+    ///
+    /// ```
+    /// use oxmpi::datatype::{UserDatatype, View};
+    /// use oxmpi::traits::*;
+    /// let every_other = UserDatatype::vector(2, 1, 2, &i32::equivalent_datatype());
+    /// let v = [1i32, 0, 2, 0];
+    /// assert!(View::checked(&v[..], 1, &every_other).is_ok());
+    /// assert!(View::checked(&v[..2], 1, &every_other).is_err());
+    /// ```
+    pub fn checked(buffer: &'b [T], count: Count, datatype: &'d D) -> Result<Self> {
+        check_view("View::checked", std::mem::size_of_val(buffer), count, datatype)?;
+        Ok(View { datatype, count, buffer })
+    }
+}
+
+/// `count` elements of `datatype` from offset 0 reach only `len` bytes.
+fn check_view<D: Datatype + ?Sized>(call: &str, len: usize, count: Count, datatype: &D) -> Result<()> {
+    let c = count_arg(call, "count", count)? as usize;
+    oxmpi_core::buf::check_fits(call, "buffer", len, c, datatype.as_datatype_ref().core)
+}
+
+/// Plain element types: no padding, and every bit pattern a valid value. What
+/// [`View::checked`] and [`MutView::checked`] need besides the reach check, since a
+/// datatype over the buffer may read or write any of its bytes as any of its elements.
+///
+/// # Safety
+/// `Self` has no padding bytes, and every bit pattern of `size_of::<Self>()` bytes is
+/// a valid `Self`.
+pub unsafe trait AnyBitPattern: Equivalence + Copy {}
+
+macro_rules! any_bit_pattern {
+    ($($t:ty),*) => {
+        // SAFETY: fixed-size integers and floats: every bit pattern is a value.
+        $( unsafe impl AnyBitPattern for $t {} )*
+    };
+}
+any_bit_pattern!(i8, u8, i16, u16, i32, u32, i64, u64, isize, usize, f32, f64);
+
+impl<'d, 'b, D: 'd + Datatype, T: AnyBitPattern> MutView<'d, 'b, D, [T]> {
+    /// A view of `count` elements of `datatype` laid out from the start of `buffer`,
+    /// checked to reach only `buffer`'s memory (an MPI_ERR_BUFFER error otherwise): the
+    /// safe form of [`with_count_and_datatype`](Self::with_count_and_datatype) for
+    /// element types that take any bytes (an oxmpi extension).
+    pub fn checked(buffer: &'b mut [T], count: Count, datatype: &'d D) -> Result<Self> {
+        check_view("MutView::checked", std::mem::size_of_val(buffer), count, datatype)?;
+        Ok(MutView { datatype, count, buffer })
+    }
+}
+
 impl<'d, D: 'd + Datatype, B: ?Sized + Pointer> AsDatatype for View<'d, '_, D, B> {
     type Out = &'d D;
     fn as_datatype(&self) -> Self::Out {
