@@ -1219,7 +1219,7 @@ pub trait Root: AsCommunicator {
         if comm.rank() == self.root_rank() {
             return Err(not_root("MPI_Igather", "the root must call immediate_gather_into_root"));
         }
-        let data = &*sendbuf as *const S;
+        let data = sendbuf as *const S;
         let out = None;
         // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
         unsafe { immediate(data, out, "MPI_Igather", scope, |m| do_gather(comm, self.root_rank(), &typed_in(sendbuf), None, m)) }
@@ -1270,7 +1270,7 @@ pub trait Root: AsCommunicator {
         if comm.rank() == self.root_rank() {
             return Err(not_root("MPI_Igatherv", "the root must call immediate_gather_varcount_into_root"));
         }
-        let data = &*sendbuf as *const S;
+        let data = sendbuf as *const S;
         let out = None;
         // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
         unsafe { immediate(data, out, "MPI_Igatherv", scope, |m| do_gatherv(comm, self.root_rank(), &typed_in(sendbuf), None, m)) }
@@ -1432,7 +1432,7 @@ pub trait Root: AsCommunicator {
         if comm.rank() == self.root_rank() {
             return Err(not_root("MPI_Ireduce", "the root must call immediate_reduce_into_root"));
         }
-        let data = &*sendbuf as *const S;
+        let data = sendbuf as *const S;
         let out = None;
         // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
         unsafe { immediate(data, out, "MPI_Ireduce", scope, |m| do_reduce(comm, self.root_rank(), &typed_in(sendbuf), None, &op.as_core_op(), m)) }

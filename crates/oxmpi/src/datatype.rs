@@ -23,6 +23,7 @@ use std::borrow::Borrow;
 use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::sync::{Mutex, OnceLock};
 
 use oxmpi_core::datatype::{Datatype as CoreDatatype, Primitive};
@@ -661,9 +662,10 @@ impl<'a> TypedMut<'a> {
         }
     }
 
-    /// The read-only view (for the engine's calls that only read).
-    pub(crate) fn into_inner(self) -> Typed<'a> {
-        self.0
+    /// Checks the `nbytes` a receive wrote (see [`Typed::after`]).
+    pub(crate) fn check_received(&mut self, nbytes: usize, call: &str) -> Result<()> {
+        // SAFETY: as in `check_out`.
+        unsafe { self.0.after(nbytes, call) }
     }
 }
 
@@ -731,19 +733,6 @@ pub(crate) fn typed_in<B: Pointer + Collection + AsDatatype + ?Sized>(buf: &B) -
     }
 }
 
-/// The engine's view of `count` values of `T` at `ptr`.
-pub(crate) fn typed_value<T: Equivalence>(ptr: *mut u8, count: usize) -> Typed<'static> {
-    let dt = T::equivalent_datatype();
-    let d = dt.as_datatype_ref();
-    Typed {
-        ptr,
-        count,
-        dt: d.core.clone(),
-        check: Checker(d.check),
-        _life: PhantomData,
-    }
-}
-
 /// The engine's view of a receive buffer.
 pub(crate) fn typed_out<B: PointerMut + Collection + AsDatatype + ?Sized>(buf: &mut B) -> TypedMut<'_> {
     let dt = buf.as_datatype();
@@ -795,31 +784,77 @@ pub(crate) fn recv_target<B: BufferMut + ?Sized>(buf: &mut B, call: &str) -> Res
     })
 }
 
-/// What a receive writes: bytes (contiguous) or a typed buffer.
-pub(crate) enum RecvSpec {
-    Bytes(RecvTarget),
-    Typed(Typed<'static>),
+/// What a receive writes: bytes (contiguous) or a typed buffer, exclusively borrowed
+/// for `'a`.
+pub(crate) enum RecvSpec<'a> {
+    Bytes(RecvBytes<'a>),
+    Typed(TypedMut<'a>),
 }
 
-pub(crate) fn recv_spec<B: BufferMut + ?Sized>(buf: &mut B, call: &str) -> Result<RecvSpec> {
+/// The bytes a receive writes ([`RecvTarget`]), exclusively borrowed for `'a` and
+/// initialized, so they are handed out and checked safely.
+pub(crate) struct RecvBytes<'a>(RecvTarget, PhantomData<&'a mut [u8]>);
+
+impl RecvBytes<'_> {
+    /// The bytes themselves, for as long as `self` is borrowed.
+    pub(crate) fn bytes(&mut self) -> &mut [u8] {
+        if self.0.len == 0 {
+            return &mut [];
+        }
+        // SAFETY: `recv_spec`/`value_spec_mut` made the target from an exclusive borrow
+        // for 'a of `len` initialized bytes (a BufferMut's, or zeroed value memory).
+        unsafe { std::slice::from_raw_parts_mut(self.0.ptr, self.0.len) }
+    }
+
+    /// The bytes as a receive descriptor, for as long as `self` is borrowed.
+    pub(crate) fn desc_mut(&mut self) -> oxmpi_core::buf::RecvBuf<'_, 'static> {
+        oxmpi_core::buf::RecvBuf::bytes(self.bytes())
+    }
+
+    /// Checks the elements of the first `nbytes` received (at most all of them).
+    pub(crate) fn check(&mut self, nbytes: usize, call: &str) -> Result<()> {
+        // SAFETY: exclusively borrowed for 'a, and by `self` now: no operation writes
+        // the bytes any more (a request started over them holds its own raw target).
+        unsafe { self.0.after(nbytes, call) }
+    }
+
+    /// The raw target, for a request that outlives this borrow (see [`RecvTarget`]).
+    pub(crate) fn target(&self) -> RecvTarget {
+        self.0
+    }
+}
+
+pub(crate) fn recv_spec<'a, B: BufferMut + ?Sized>(buf: &'a mut B, call: &str) -> Result<RecvSpec<'a>> {
     let dt = buf.as_datatype();
     if dt.as_datatype_ref().is_contiguous() {
-        return recv_target(buf, call).map(RecvSpec::Bytes);
+        return recv_target(buf, call).map(|t| RecvSpec::Bytes(RecvBytes(t, PhantomData)));
     }
-    let t = typed_out(buf).into_inner();
-    // The spec's users build their descriptors through the unsafe `recv_buf`, under
-    // their own buffer's borrow; the view itself carries no lifetime there.
-    Ok(RecvSpec::Typed(Typed { _life: PhantomData, ..t }))
+    Ok(RecvSpec::Typed(typed_out(buf)))
+}
+
+/// How a receive writes the values of `v`, whose memory is zeroed first (so the bytes a
+/// datatype skips, padding, are initialized too).
+pub(crate) fn value_spec_mut<'a, T: Equivalence>(v: &'a mut [MaybeUninit<T>], call: &str) -> Result<RecvSpec<'a>> {
+    let (ptr, n) = (v.as_mut_ptr() as *mut u8, v.len());
+    // SAFETY: `v` is `size_of_val(v)` writable bytes, and MaybeUninit takes any.
+    unsafe { std::ptr::write_bytes(ptr, 0, std::mem::size_of_val(v)) };
+    // SAFETY: `v`'s memory, exclusively borrowed for 'a, holds `n` values of T, now
+    // initialized bytes.
+    unsafe { value_spec::<T>(ptr, n, call) }
 }
 
 /// How a receive writes `elems` values of `T` into raw memory at `ptr`: as bytes when
 /// `T`'s datatype is its own bytes, typed (unpacked by the engine) when it has gaps
 /// (a derived struct with padding, an array of such structs).
-pub(crate) fn value_spec<T: Equivalence>(ptr: *mut u8, elems: usize, call: &str) -> Result<RecvSpec> {
+///
+/// # Safety
+/// `elems` values of `T` at `ptr` are initialized bytes, writable and not accessed
+/// otherwise for `'a`.
+pub(crate) unsafe fn value_spec<'a, T: Equivalence>(ptr: *mut u8, elems: usize, call: &str) -> Result<RecvSpec<'a>> {
     let dt = T::equivalent_datatype();
     let d = dt.as_datatype_ref();
     if d.is_contiguous() && d.size() == std::mem::size_of::<T>() && d.core.true_lb() == 0 {
-        return raw_target::<T>(ptr, elems, call).map(RecvSpec::Bytes);
+        return raw_target::<T>(ptr, elems, call).map(|t| RecvSpec::Bytes(RecvBytes(t, PhantomData)));
     }
     if d.extent() != std::mem::size_of::<T>() as Address || d.size() > std::mem::size_of::<T>() {
         return Err(Error::new(
@@ -832,13 +867,8 @@ pub(crate) fn value_spec<T: Equivalence>(ptr: *mut u8, elems: usize, call: &str)
             ),
         ));
     }
-    Ok(RecvSpec::Typed(Typed {
-        ptr,
-        count: elems,
-        dt: d.core.clone(),
-        check: Checker(d.check),
-        _life: PhantomData,
-    }))
+    let t = Typed { ptr, count: elems, dt: d.core.clone(), check: Checker(d.check), _life: PhantomData };
+    Ok(RecvSpec::Typed(TypedMut(t, PhantomData)))
 }
 
 impl Typed<'_> {
