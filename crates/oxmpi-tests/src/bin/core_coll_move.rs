@@ -147,6 +147,7 @@ fn main() {
             run_alltoallv(&mut cx);
             run_alltoallw(&mut cx);
         }
+        "errors" => run_errors(&mut cx),
         other => {
             eprintln!("unknown group {other:?}");
             std::process::exit(2);
@@ -516,4 +517,61 @@ fn run_alltoallw(cx: &mut Ctx) {
             cx.expect("alltoallw", &recv, &refb);
         }
     }
+}
+
+/// Blocks that reach outside their descriptors: every rank's own check fails before
+/// any communication (so no rank waits for another), with the class the call names.
+fn run_errors(cx: &mut Ctx) {
+    use oxmpi_core::ErrorClass;
+    let (rank, n, comm) = (cx.rank, cx.n as usize, &cx.comm);
+    let int = Ty::int();
+    let expect = |what: &str, r: Result<()>, class: ErrorClass| {
+        let e = r.expect_err(what);
+        check!(rank, e.class == class, "{what}: {:?} is not {class:?}: {}", e.class, e.message);
+    };
+    let send = vec![0u8; int.bytes(1)];
+    let mut recv = vec![0u8; int.bytes(n)];
+    // allgather: n blocks of 2 units do not fit in n units.
+    expect("allgather", mv::allgather(Some(int.send(&send, 1)), int.recv(&mut recv, n), int.count(2), comm), ErrorClass::Buffer);
+    // allgatherv: the last block one element past the end.
+    let counts = vec![int.count(1); n];
+    let mut displs: Vec<isize> = (0..n).map(|i| int.count(i) as isize).collect();
+    displs[n - 1] += 1;
+    let r = mv::allgatherv(Some(int.send(&send, 1)), int.recv(&mut recv, n), &counts, &displs, comm);
+    expect("allgatherv past the end", r, ErrorClass::Buffer);
+    displs[n - 1] = -1;
+    let r = mv::allgatherv(Some(int.send(&send, 1)), int.recv(&mut recv, n), &counts, &displs, comm);
+    expect("allgatherv negative displacement", r, ErrorClass::Buffer);
+    // Arrays shorter than the group.
+    let r = mv::allgatherv(Some(int.send(&send, 1)), int.recv(&mut recv, n), &counts[..n - 1], &displs, comm);
+    expect("allgatherv short counts", r, ErrorClass::Arg);
+    // alltoall: the send buffer holds one block, not n (n > 1), or too few for 2 units each.
+    let big = vec![0u8; int.bytes(n)];
+    let r = mv::alltoall(Some(int.send(&big, n)), int.count(2), int.recv(&mut recv, n), int.count(1), comm);
+    expect("alltoall send", r, ErrorClass::Buffer);
+    // alltoallw: a datatype with gaps has no byte span.
+    let v = Ty::vec();
+    let w = |t: &Ty| vec![t.dt.clone(); n];
+    let (zc, zd) = (vec![0usize; n], vec![0isize; n]);
+    let (vt, it) = (w(&v), w(&int));
+    let r = mv::alltoallw(
+        Some(SendBuf::bytes(&big)),
+        WBlocks { counts: &zc, displs: &zd, types: &it },
+        v.recv(&mut recv, 0),
+        WBlocks { counts: &zc, displs: &zd, types: &vt },
+        comm,
+    );
+    expect("alltoallw gaps", r, ErrorClass::Buffer);
+    // reduce_scatter_block: the input holds n * 1 elements, not n * 2.
+    let op = oxmpi_core::op::Op::predefined(oxmpi_core::op::PredefinedOp::Sum);
+    let r = mv::reduce_scatter_block(Some(int.send(&big, n)), int.recv(&mut recv, n), int.count(2), &op, comm);
+    expect("reduce_scatter_block", r, ErrorClass::Buffer);
+    // The root's receive buffer is required at the root (each rank is its own root
+    // on its self communicator here).
+    let me = oxmpi_core::comm::create::split(comm, Some(rank), 0).unwrap().unwrap();
+    expect("gather without a receive buffer", mv::gather(Some(int.send(&send, 1)), None, int.count(1), 0, &me), ErrorClass::Buffer);
+    expect("scatter without a send buffer", mv::scatter(None, int.count(1), Some(int.recv(&mut recv, 1)), 0, &me), ErrorClass::Buffer);
+    let r = mv::gatherv(Some(int.send(&send, 1)), Some(int.recv(&mut recv, 1)), &[int.count(1)], &[1], 0, &me);
+    expect("gatherv past the end at the root", r, ErrorClass::Buffer);
+    cx.case += 10;
 }
