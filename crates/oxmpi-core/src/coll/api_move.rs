@@ -1,6 +1,6 @@
 //! The data-movement collectives over typed buffer descriptors: gather, scatter,
-//! allgather, alltoall (each with its v form) and reduce_scatter(_block), blocking
-//! and immediate; safe functions.
+//! allgather, alltoall (each with its v form), reduce_scatter(_block) and the
+//! neighbourhood allgather(v)/alltoall, blocking and immediate; safe functions.
 //!
 //! A descriptor covers a whole buffer: its count is the buffer's capacity in
 //! elements of its datatype. The per-rank blocks the call names (`n * count` for the
@@ -13,7 +13,7 @@
 //! `send: None` is MPI_IN_PLACE, read as the raw kernels read it.
 
 use super::inter::ROOT;
-use super::{allgather, alltoall, gather, reduce_scatter, scatter};
+use super::{allgather, alltoall, gather, neighbor, reduce_scatter, scatter};
 use crate::buf::{BufScope, RecvBuf, SendBuf};
 use crate::comm::Comm;
 use crate::datatype::{Datatype, Primitive};
@@ -425,6 +425,62 @@ pub fn ireduce_scatter_block<'a>(scope: &impl BufScope<'a>, send: Option<SendBuf
     reduce_scatter_check("MPI_Ireduce_scatter_block", &send, &recv, &counts, comm)?;
     // SAFETY: as in `igather`.
     let r = unsafe { reduce_scatter::ireduce_scatter_block(send.as_ref().map(|s| s.ptr()), recv.ptr(), recvcount, dt(recv.datatype()), op, comm) }?;
+    scope.enter(r);
+    Ok(r)
+}
+
+/// The neighbourhood collectives' checks: the receive descriptor holds the in-degree's
+/// blocks, the send descriptor the out-degree's (alltoall) or one block (allgather).
+#[allow(clippy::too_many_arguments)]
+fn neighbor_check(call: &str, send: &SendBuf<'_, '_>, sendcount: usize, per_dest: bool, recv: &RecvBuf<'_, '_>, rb: Option<&Blocks<'_>>, recvcount: usize, comm: &Comm) -> Result<()> {
+    let (indeg, outdeg) = neighbor::degrees(call, comm)?;
+    check_uniform(call, "sendbuf", send.count(), sendcount, if per_dest { outdeg } else { 1 })?;
+    match rb {
+        None => check_uniform(call, "recvbuf", recv.count(), recvcount, indeg),
+        Some(b) => check_blocks(call, "recvbuf", "recvcounts", "displs", recv.count(), b.counts, b.displs, indeg),
+    }
+}
+
+/// MPI_Neighbor_allgather: `send` (`sendcount` elements) to every out-neighbour;
+/// `recv` holds a block of `recvcount` elements per in-neighbour.
+pub fn neighbor_allgather(send: SendBuf<'_, '_>, sendcount: usize, recv: RecvBuf<'_, '_>, recvcount: usize, comm: &Comm) -> Result<()> {
+    neighbor_check("MPI_Neighbor_allgather", &send, sendcount, false, &recv, None, recvcount, comm)?;
+    // SAFETY: as in `gather`.
+    unsafe { neighbor::neighbor_allgather(send.ptr(), sendcount, dt(send.datatype()), recv.ptr(), recvcount, dt(recv.datatype()), comm) }
+}
+
+/// MPI_Ineighbor_allgather: as [`neighbor_allgather`], the buffers kept by `scope`
+/// until the request completes.
+pub fn ineighbor_allgather<'a>(scope: &impl BufScope<'a>, send: SendBuf<'a, '_>, sendcount: usize, recv: RecvBuf<'a, '_>, recvcount: usize, comm: &Comm) -> Result<Request> {
+    neighbor_check("MPI_Ineighbor_allgather", &send, sendcount, false, &recv, None, recvcount, comm)?;
+    // SAFETY: as in `igather`.
+    let r = unsafe { neighbor::ineighbor_allgather(send.ptr(), sendcount, dt(send.datatype()), recv.ptr(), recvcount, dt(recv.datatype()), comm) }?;
+    scope.enter(r);
+    Ok(r)
+}
+
+/// MPI_Neighbor_allgatherv: block `i` of `recv` (from in-neighbour `i`) is
+/// `counts[i]` elements at `displs[i]`.
+pub fn neighbor_allgatherv(send: SendBuf<'_, '_>, sendcount: usize, recv: RecvBuf<'_, '_>, rb: Blocks<'_>, comm: &Comm) -> Result<()> {
+    neighbor_check("MPI_Neighbor_allgatherv", &send, sendcount, false, &recv, Some(&rb), 0, comm)?;
+    // SAFETY: as in `gather`.
+    unsafe { neighbor::neighbor_allgatherv(send.ptr(), sendcount, dt(send.datatype()), recv.ptr(), rb.counts, rb.displs, dt(recv.datatype()), comm) }
+}
+
+/// MPI_Neighbor_alltoall: block `j` of `send` (`sendcount` elements) to out-neighbour
+/// `j`, block `i` of `recv` (`recvcount`) from in-neighbour `i`.
+pub fn neighbor_alltoall(send: SendBuf<'_, '_>, sendcount: usize, recv: RecvBuf<'_, '_>, recvcount: usize, comm: &Comm) -> Result<()> {
+    neighbor_check("MPI_Neighbor_alltoall", &send, sendcount, true, &recv, None, recvcount, comm)?;
+    // SAFETY: as in `gather`.
+    unsafe { neighbor::neighbor_alltoall(send.ptr(), sendcount, dt(send.datatype()), recv.ptr(), recvcount, dt(recv.datatype()), comm) }
+}
+
+/// MPI_Ineighbor_alltoall: as [`neighbor_alltoall`], the buffers kept by `scope`
+/// until the request completes.
+pub fn ineighbor_alltoall<'a>(scope: &impl BufScope<'a>, send: SendBuf<'a, '_>, sendcount: usize, recv: RecvBuf<'a, '_>, recvcount: usize, comm: &Comm) -> Result<Request> {
+    neighbor_check("MPI_Ineighbor_alltoall", &send, sendcount, true, &recv, None, recvcount, comm)?;
+    // SAFETY: as in `igather`.
+    let r = unsafe { neighbor::ineighbor_alltoall(send.ptr(), sendcount, dt(send.datatype()), recv.ptr(), recvcount, dt(recv.datatype()), comm) }?;
     scope.enter(r);
     Ok(r)
 }
