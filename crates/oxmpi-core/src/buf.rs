@@ -120,7 +120,7 @@ pub fn as_bytes_mut<T: Element>(s: &mut [T]) -> &mut [u8] {
 
 /// Checks that `count` elements of `dt` laid out from offset 0 reach only bytes
 /// `0..len` (their true bounds, with a negative extent going down).
-fn check_reach(call: &str, arg: &str, len: usize, count: usize, dt: &Datatype) -> Result<()> {
+pub(crate) fn check_reach(call: &str, arg: &str, len: usize, count: usize, dt: &Datatype) -> Result<()> {
     if count == 0 || dt.size() == 0 {
         return Ok(());
     }
@@ -139,6 +139,13 @@ fn check_reach(call: &str, arg: &str, len: usize, count: usize, dt: &Datatype) -
         return Err(err());
     }
     Ok(())
+}
+
+/// Checks that `count` elements of `dt` laid out from the start of a buffer of `len`
+/// bytes reach only its bytes: MPI_ERR_BUFFER naming `call` and `arg` otherwise (what
+/// [`SendBuf::typed`] checks, for views built elsewhere).
+pub fn check_fits(call: &str, arg: &str, len: usize, count: usize, dt: &Datatype) -> Result<()> {
+    check_reach(call, arg, len, count, dt)
 }
 
 /// A buffer to be read by an operation: `count` elements of `dt` at `ptr`; the memory

@@ -53,6 +53,11 @@ fn alltoall_v_w_every_algorithm() {
 }
 
 #[test]
+fn blocks_outside_their_buffers_are_errors() {
+    group("errors", "OXMPI_ALLGATHER_ALGORITHM", &["auto"], &[]);
+}
+
+#[test]
 fn unknown_algorithm_name_is_an_error() {
     let run = common::run_env(2, PROG, &["bcast"], &[("OXMPI_BCAST_ALGORITHM", "nosuch")]);
     assert_ne!(run.code(), Some(0), "an unknown algorithm name must fail:\n{}", run.stdout());

@@ -34,11 +34,13 @@ use oxmpi_core::Request as RawRequest;
 
 use crate::datatype::{
     typed_in, typed_out, Buffer, BufferMut, DatatypeRef, DynBuffer, DynBufferMut,
-    PartitionedBuffer, PartitionedBufferMut, Typed,
+    PartitionedBuffer, PartitionedBufferMut, RecvTarget, Typed, TypedMut,
 };
+use oxmpi_core::coll::api;
+use oxmpi_core::coll::api_move::{self as mv, Blocks};
 use crate::error::{Error, ErrorClass, OrFatal, Result};
 use crate::environment::threading::{CommunicatorSafety, SafetyOf, ThreadSafety};
-use crate::request::{Request, Scope, StaticScope};
+use crate::request::{Request, Scope, StaticScope, Wrapped};
 use crate::topology::{AsCommunicator, Communicator, Process, Rank};
 
 /// The collective traits, re-exported by [`crate::traits`].
@@ -283,17 +285,15 @@ where
     O: Operation,
 {
     const CALL: &str = "MPI_Reduce_local";
-    let (s, r) = (typed_in(inbuf), typed_out(inoutbuf));
+    let (s, mut r) = (typed_in(inbuf), typed_out(inoutbuf));
     check_same_reduce(CALL, &s, &r)?;
-    // SAFETY: both buffers hold `count` elements of their (same) datatype.
-    unsafe { coll::reduce::reduce_local(s.ptr, r.ptr, s.count, &s.dt, &op.as_core_op())? };
-    // SAFETY: complete; the buffer is borrowed.
-    unsafe { check_out(&r, CALL) }
+    api::reduce_local(s.desc(), r.desc_mut_n(s.count), &op.as_core_op())?;
+    r.check_out(CALL)
 }
 
 // ----- helpers -----------------------------------------------------------------------------
 
-fn check_same_reduce(call: &str, s: &Typed, r: &Typed) -> Result<()> {
+fn check_same_reduce(call: &str, s: &Typed<'_>, r: &Typed<'_>) -> Result<()> {
     if r.count < s.count {
         return Err(Error::new(
             ErrorClass::Truncate,
@@ -307,16 +307,6 @@ fn check_same_reduce(call: &str, s: &Typed, r: &Typed) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-/// # Safety
-/// The operation that wrote `t` is complete and its buffer still borrowed.
-unsafe fn check_out(t: &Typed, call: &str) -> Result<()> {
-    match t.target() {
-        // SAFETY: forwarded contract.
-        Some(rt) => unsafe { rt.after(rt.len, call) },
-        None => Ok(()),
-    }
 }
 
 fn per_process(count: usize, n: Rank) -> usize {
@@ -379,130 +369,111 @@ fn not_root(call: &str, what: &str) -> Error {
     Error::new(ErrorClass::Root, format!("{call}: {what}"))
 }
 
-fn dangling() -> *mut u8 {
-    std::ptr::NonNull::<u8>::dangling().as_ptr()
-}
-
-/// Runs a blocking collective or starts an immediate one.
-enum Mode {
+/// Runs a blocking collective, or starts an immediate one with the engine's scope
+/// for a request that [`immediate`] wraps at once.
+enum Mode<'w> {
     Blocking,
-    Immediate,
+    Immediate(&'w Wrapped<'w>),
 }
 
-fn go(
-    mode: Mode,
-    blocking: impl FnOnce() -> Result<()>,
-    immediate: impl FnOnce() -> Result<RawRequest>,
-) -> Result<Option<RawRequest>> {
-    match mode {
-        Mode::Blocking => blocking().map(|_| None),
-        Mode::Immediate => immediate().map(Some),
-    }
+/// `run!(mode, w, blocking call, immediate call using the scope w)`.
+macro_rules! run {
+    ($mode:expr, $w:ident, $b:expr, $i:expr) => {
+        match $mode {
+            Mode::Blocking => $b.map(|_| None),
+            Mode::Immediate($w) => $i.map(Some),
+        }
+    };
 }
 
-/// Wraps the engine request of an immediate collective.
+/// Starts an immediate collective (`f` with [`Mode::Immediate`]) and wraps its request.
 ///
 /// # Safety
-/// As [`Request::wrap`]: the buffers stay borrowed for `'a`.
-unsafe fn wrap<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
-    raw: Option<RawRequest>,
+/// The buffers whose descriptors `f` hands the engine, `data` and `out` stay
+/// borrowed for `'a`, which `scope` bounds.
+unsafe fn immediate<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
     data: *const D,
-    out: Option<&Typed>,
+    out: Option<RecvTarget>,
     call: &'static str,
     scope: Sc,
-) -> Request<'a, D, Sc, T> {
-    let raw = raw.expect("immediate collectives return a request");
+    f: impl FnOnce(Mode<'_>) -> Result<Option<RawRequest>>,
+) -> Result<Request<'a, D, Sc, T>> {
+    // SAFETY: the one request `f` starts with it is wrapped with `scope` just below.
+    let w = unsafe { Wrapped::new() };
+    let raw = f(Mode::Immediate(&w))?.expect("immediate collectives return a request");
     // SAFETY: forwarded contract.
-    unsafe { Request::wrap(raw, data, out.and_then(|t| t.target()), call, scope) }
+    Ok(unsafe { Request::wrap(raw, data, out, call, scope) })
 }
 
 // ----- engine calls shared by blocking and immediate forms -------------------------------
 
-fn do_bcast(comm: &Comm, root: Rank, b: &Typed, mode: Mode) -> Result<Option<RawRequest>> {
-    go(
+fn do_bcast(comm: &Comm, root: Rank, b: &mut TypedMut<'_>, mode: Mode<'_>) -> Result<Option<RawRequest>> {
+    run!(mode, w, api::bcast(b.desc_mut(), root, comm), api::ibcast(w, b.desc_mut(), root, comm))
+}
+
+fn do_gather(comm: &Comm, root: Rank, s: &Typed<'_>, r: Option<&mut TypedMut<'_>>, mode: Mode<'_>) -> Result<Option<RawRequest>> {
+    let rc = r.as_ref().map_or(0, |r| per_process(r.count, comm.size()));
+    run!(
         mode,
-        // SAFETY: the buffer is exclusively borrowed by the caller for the whole blocking operation.
-        || unsafe { coll::bcast::bcast(b.ptr, b.count, &b.dt, root, comm) },
-        // SAFETY: as above; the immediate form's borrows last for the request's scope.
-        || unsafe { coll::bcast::ibcast(b.ptr, b.count, &b.dt, root, comm) },
+        w,
+        mv::gather(Some(s.desc()), r.map(|r| r.desc_mut()), rc, root, comm),
+        mv::igather(w, Some(s.desc()), r.map(|r| r.desc_mut()), rc, root, comm)
     )
 }
 
-fn do_gather(comm: &Comm, root: Rank, s: &Typed, r: Option<&Typed>, mode: Mode) -> Result<Option<RawRequest>> {
-    let (rp, rc, rdt) = match r {
-        Some(r) => (r.ptr, per_process(r.count, comm.size()), r.dt.clone()),
-        None => (dangling(), 0, s.dt.clone()),
-    };
-    go(
-        mode,
-        // SAFETY: buffers borrowed by the caller as in do_bcast; the root receives size * rc <= r.count elements.
-        || unsafe { coll::gather::gather(Some(s.ptr), s.count, &s.dt, rp, rc, &rdt, root, comm) },
-        // SAFETY: as above; the immediate form's borrows last for the request's scope.
-        || unsafe { coll::gather::igather(Some(s.ptr), s.count, &s.dt, rp, rc, &rdt, root, comm) },
-    )
-}
+type VParts<'p, B> = Option<(B, &'p [usize], &'p [isize])>;
 
-fn do_gatherv(comm: &Comm, root: Rank, s: &Typed, r: Option<(&Typed, &[usize], &[isize])>, mode: Mode) -> Result<Option<RawRequest>> {
+fn do_gatherv(comm: &Comm, root: Rank, s: &Typed<'_>, r: VParts<'_, &mut TypedMut<'_>>, mode: Mode<'_>) -> Result<Option<RawRequest>> {
     let n = comm.size().max(0) as usize;
     let zeros = (vec![0usize; n], vec![0isize; n]);
-    let (rp, rc, rd, rdt) = match r {
-        Some((r, c, d)) => (r.ptr, c, d, r.dt.clone()),
-        None => (dangling(), &zeros.0[..], &zeros.1[..], s.dt.clone()),
+    let (r, c, d) = match r {
+        Some((r, c, d)) => (Some(r), c, d),
+        None => (None, &zeros.0[..], &zeros.1[..]),
     };
-    go(
+    run!(
         mode,
-        // SAFETY: as do_gather; the parts were checked to lie inside the buffer.
-        || unsafe { coll::gather::gatherv(Some(s.ptr), s.count, &s.dt, rp, rc, rd, &rdt, root, comm) },
-        // SAFETY: as above; the immediate form's borrows last for the request's scope.
-        || unsafe { coll::gather::igatherv(Some(s.ptr), s.count, &s.dt, rp, rc, rd, &rdt, root, comm) },
+        w,
+        mv::gatherv(Some(s.desc()), r.map(|r| r.desc_mut()), c, d, root, comm),
+        mv::igatherv(w, Some(s.desc()), r.map(|r| r.desc_mut()), c, d, root, comm)
     )
 }
 
-fn do_scatter(comm: &Comm, root: Rank, s: Option<&Typed>, r: &Typed, mode: Mode) -> Result<Option<RawRequest>> {
-    let (sp, sc, sdt) = match s {
-        Some(s) => (s.ptr as *const u8, per_process(s.count, comm.size()), s.dt.clone()),
-        None => (dangling() as *const u8, 0, r.dt.clone()),
-    };
-    go(
+fn do_scatter(comm: &Comm, root: Rank, s: Option<&Typed<'_>>, r: &mut TypedMut<'_>, mode: Mode<'_>) -> Result<Option<RawRequest>> {
+    let sc = s.map_or(0, |s| per_process(s.count, comm.size()));
+    run!(
         mode,
-        // SAFETY: as do_gather.
-        || unsafe { coll::scatter::scatter(sp, sc, &sdt, Some(r.ptr), r.count, &r.dt, root, comm) },
-        // SAFETY: as above; the immediate form's borrows last for the request's scope.
-        || unsafe { coll::scatter::iscatter(sp, sc, &sdt, Some(r.ptr), r.count, &r.dt, root, comm) },
+        w,
+        mv::scatter(s.map(|s| s.desc()), sc, Some(r.desc_mut()), root, comm),
+        mv::iscatter(w, s.map(|s| s.desc()), sc, Some(r.desc_mut()), root, comm)
     )
 }
 
-fn do_scatterv(comm: &Comm, root: Rank, s: Option<(&Typed, &[usize], &[isize])>, r: &Typed, mode: Mode) -> Result<Option<RawRequest>> {
+fn do_scatterv(comm: &Comm, root: Rank, s: VParts<'_, &Typed<'_>>, r: &mut TypedMut<'_>, mode: Mode<'_>) -> Result<Option<RawRequest>> {
     let n = comm.size().max(0) as usize;
     let zeros = (vec![0usize; n], vec![0isize; n]);
-    let (sp, sc, sd, sdt) = match s {
-        Some((s, c, d)) => (s.ptr as *const u8, c, d, s.dt.clone()),
-        None => (dangling() as *const u8, &zeros.0[..], &zeros.1[..], r.dt.clone()),
+    let (s, c, d) = match s {
+        Some((s, c, d)) => (Some(s), c, d),
+        None => (None, &zeros.0[..], &zeros.1[..]),
     };
-    go(
+    run!(
         mode,
-        // SAFETY: as do_gatherv.
-        || unsafe { coll::scatter::scatterv(sp, sc, sd, &sdt, Some(r.ptr), r.count, &r.dt, root, comm) },
-        // SAFETY: as above; the immediate form's borrows last for the request's scope.
-        || unsafe { coll::scatter::iscatterv(sp, sc, sd, &sdt, Some(r.ptr), r.count, &r.dt, root, comm) },
+        w,
+        mv::scatterv(s.map(|s| s.desc()), c, d, Some(r.desc_mut()), root, comm),
+        mv::iscatterv(w, s.map(|s| s.desc()), c, d, Some(r.desc_mut()), root, comm)
     )
 }
 
-fn do_reduce(comm: &Comm, root: Rank, s: &Typed, r: Option<&Typed>, op: &CoreOp, mode: Mode) -> Result<Option<RawRequest>> {
-    const CALL: &str = "MPI_Reduce";
-    let rp = match r {
-        Some(r) => {
-            check_same_reduce(CALL, s, r)?;
-            r.ptr
-        }
-        None => dangling(),
-    };
-    go(
+fn do_reduce(comm: &Comm, root: Rank, s: &Typed<'_>, r: Option<&mut TypedMut<'_>>, op: &CoreOp, mode: Mode<'_>) -> Result<Option<RawRequest>> {
+    if let Some(r) = &r {
+        check_same_reduce("MPI_Reduce", s, r)?;
+    }
+    // The root's buffer may be longer than the operands: its first `s.count` elements.
+    let n = s.count;
+    run!(
         mode,
-        // SAFETY: as do_gather; the root's buffer holds at least s.count elements.
-        || unsafe { coll::reduce::reduce(Some(s.ptr), rp, s.count, &s.dt, op, root, comm) },
-        // SAFETY: as above; the immediate form's borrows last for the request's scope.
-        || unsafe { coll::reduce::ireduce(Some(s.ptr), rp, s.count, &s.dt, op, root, comm) },
+        w,
+        api::reduce(Some(s.desc()), r.map(|r| r.desc_mut_n(n)), op, root, comm),
+        api::ireduce(w, Some(s.desc()), r.map(|r| r.desc_mut_n(n)), op, root, comm)
     )
 }
 
@@ -534,10 +505,9 @@ pub trait CommunicatorCollectives: Communicator {
         S: Buffer,
         R: BufferMut,
     {
-        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
-        all_gather(self.core_comm(), &s, &r, Mode::Blocking)?;
-        // SAFETY: complete; recvbuf is still borrowed.
-        unsafe { check_out(&r, "MPI_Allgather") }
+        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+        all_gather(self.core_comm(), &s, &mut r, Mode::Blocking)?;
+        r.check_out("MPI_Allgather")
     }
 
     /// Gathers every process's `sendbuf` into the parts of `recvbuf` (`MPI_Allgatherv`).
@@ -558,10 +528,9 @@ pub trait CommunicatorCollectives: Communicator {
         let comm = self.core_comm();
         let (c, d) = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
         disjoint(&c, &d, CALL, "recvbuf")?;
-        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
-        all_gatherv(comm, &s, &r, &c, &d, Mode::Blocking)?;
-        // SAFETY: complete; recvbuf is still borrowed.
-        unsafe { check_out(&r, CALL) }
+        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+        all_gatherv(comm, &s, &mut r, &c, &d, Mode::Blocking)?;
+        r.check_out(CALL)
     }
 
     /// Sends part `i` of `sendbuf` to process `i` and receives part `j` of `recvbuf`
@@ -579,10 +548,9 @@ pub trait CommunicatorCollectives: Communicator {
         S: Buffer,
         R: BufferMut,
     {
-        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
-        all_to_all(self.core_comm(), &s, &r, Mode::Blocking)?;
-        // SAFETY: complete; recvbuf is still borrowed.
-        unsafe { check_out(&r, "MPI_Alltoall") }
+        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+        all_to_all(self.core_comm(), &s, &mut r, Mode::Blocking)?;
+        r.check_out("MPI_Alltoall")
     }
 
     /// All-to-all with per-process counts and displacements (`MPI_Alltoallv`).
@@ -604,10 +572,9 @@ pub trait CommunicatorCollectives: Communicator {
         let sp = parts(sendbuf, comm.size(), CALL, "sendbuf")?;
         let rp = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
         disjoint(&rp.0, &rp.1, CALL, "recvbuf")?;
-        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
-        all_to_allv(comm, &s, &sp, &r, &rp, Mode::Blocking)?;
-        // SAFETY: complete; recvbuf is still borrowed.
-        unsafe { check_out(&r, CALL) }
+        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+        all_to_allv(comm, &s, &sp, &mut r, &rp, Mode::Blocking)?;
+        r.check_out(CALL)
     }
 
     /// Reduces every process's `sendbuf` with `op` into `recvbuf` on every process
@@ -627,10 +594,9 @@ pub trait CommunicatorCollectives: Communicator {
         R: BufferMut,
         O: Operation,
     {
-        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
-        reduce_like(Red::All, self.core_comm(), &s, &r, &op.as_core_op(), Mode::Blocking)?;
-        // SAFETY: complete; recvbuf is still borrowed.
-        unsafe { check_out(&r, "MPI_Allreduce") }
+        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+        reduce_like(Red::All, self.core_comm(), &s, &mut r, &op.as_core_op(), Mode::Blocking)?;
+        r.check_out("MPI_Allreduce")
     }
 
     /// Reduces in place: `buf` holds this process's operand and receives the result
@@ -648,11 +614,9 @@ pub trait CommunicatorCollectives: Communicator {
         B: BufferMut,
         O: Operation,
     {
-        let r = typed_out(buf);
-        // SAFETY: buf is exclusively borrowed for the call.
-        unsafe { coll::allreduce::allreduce(None, r.ptr, r.count, &r.dt, &op.as_core_op(), self.core_comm())? };
-        // SAFETY: complete; buf is still borrowed.
-        unsafe { check_out(&r, "MPI_Allreduce") }
+        let mut r = typed_out(buf);
+        api::allreduce(None, r.desc_mut(), &op.as_core_op(), self.core_comm())?;
+        r.check_out("MPI_Allreduce")
     }
 
     /// Reduces `sendbuf` with `op` and scatters the result in blocks of
@@ -672,10 +636,9 @@ pub trait CommunicatorCollectives: Communicator {
         R: BufferMut,
         O: Operation,
     {
-        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
-        reduce_like(Red::ScatterBlock, self.core_comm(), &s, &r, &op.as_core_op(), Mode::Blocking)?;
-        // SAFETY: complete; recvbuf is still borrowed.
-        unsafe { check_out(&r, "MPI_Reduce_scatter_block") }
+        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+        reduce_like(Red::ScatterBlock, self.core_comm(), &s, &mut r, &op.as_core_op(), Mode::Blocking)?;
+        r.check_out("MPI_Reduce_scatter_block")
     }
 
     /// Inclusive prefix reduction: process `i` gets `sendbuf`s of `0..=i` combined
@@ -695,10 +658,9 @@ pub trait CommunicatorCollectives: Communicator {
         R: BufferMut,
         O: Operation,
     {
-        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
-        reduce_like(Red::Scan, self.core_comm(), &s, &r, &op.as_core_op(), Mode::Blocking)?;
-        // SAFETY: complete; recvbuf is still borrowed.
-        unsafe { check_out(&r, "MPI_Scan") }
+        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+        reduce_like(Red::Scan, self.core_comm(), &s, &mut r, &op.as_core_op(), Mode::Blocking)?;
+        r.check_out("MPI_Scan")
     }
 
     /// Exclusive prefix reduction: process `i` gets `sendbuf`s of `0..i` combined;
@@ -718,10 +680,9 @@ pub trait CommunicatorCollectives: Communicator {
         R: BufferMut,
         O: Operation,
     {
-        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
-        reduce_like(Red::Exscan, self.core_comm(), &s, &r, &op.as_core_op(), Mode::Blocking)?;
-        // SAFETY: complete; recvbuf is still borrowed.
-        unsafe { check_out(&r, "MPI_Exscan") }
+        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+        reduce_like(Red::Exscan, self.core_comm(), &s, &mut r, &op.as_core_op(), Mode::Blocking)?;
+        r.check_out("MPI_Exscan")
     }
 
     /// Starts a barrier (`MPI_Ibarrier`).
@@ -760,10 +721,11 @@ pub trait CommunicatorCollectives: Communicator {
         R: 'a + BufferMut,
         Sc: Scope<'a>,
     {
-        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
-        let raw = all_gather(self.core_comm(), &s, &r, Mode::Immediate)?;
-        // SAFETY: both buffers are borrowed for 'a, which the scope bounds.
-        Ok(unsafe { wrap(raw, recvbuf as *const R, Some(&r), "MPI_Iallgather", scope) })
+        let data = &*recvbuf as *const R;
+        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+        let out = r.target();
+        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
+        unsafe { immediate(data, out, "MPI_Iallgather", scope, |m| all_gather(self.core_comm(), &s, &mut r, m)) }
     }
 
     /// Starts an [`all_gather_varcount_into`](Self::all_gather_varcount_into) (`MPI_Iallgatherv`).
@@ -788,10 +750,11 @@ pub trait CommunicatorCollectives: Communicator {
         let comm = self.core_comm();
         let (c, d) = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
         disjoint(&c, &d, CALL, "recvbuf")?;
-        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
-        let raw = all_gatherv(comm, &s, &r, &c, &d, Mode::Immediate)?;
-        // SAFETY: both buffers are borrowed for 'a, which the scope bounds.
-        Ok(unsafe { wrap(raw, recvbuf as *const R, Some(&r), CALL, scope) })
+        let data = &*recvbuf as *const R;
+        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+        let out = r.target();
+        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
+        unsafe { immediate(data, out, CALL, scope, |m| all_gatherv(comm, &s, &mut r, &c, &d, m)) }
     }
 
     /// Starts an [`all_to_all_into`](Self::all_to_all_into) (`MPI_Ialltoall`).
@@ -812,10 +775,11 @@ pub trait CommunicatorCollectives: Communicator {
         R: 'a + BufferMut,
         Sc: Scope<'a>,
     {
-        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
-        let raw = all_to_all(self.core_comm(), &s, &r, Mode::Immediate)?;
-        // SAFETY: both buffers are borrowed for 'a, which the scope bounds.
-        Ok(unsafe { wrap(raw, recvbuf as *const R, Some(&r), "MPI_Ialltoall", scope) })
+        let data = &*recvbuf as *const R;
+        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+        let out = r.target();
+        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
+        unsafe { immediate(data, out, "MPI_Ialltoall", scope, |m| all_to_all(self.core_comm(), &s, &mut r, m)) }
     }
 
     /// Starts an [`all_to_all_varcount_into`](Self::all_to_all_varcount_into) (`MPI_Ialltoallv`).
@@ -841,10 +805,11 @@ pub trait CommunicatorCollectives: Communicator {
         let sp = parts(sendbuf, comm.size(), CALL, "sendbuf")?;
         let rp = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
         disjoint(&rp.0, &rp.1, CALL, "recvbuf")?;
-        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
-        let raw = all_to_allv(comm, &s, &sp, &r, &rp, Mode::Immediate)?;
-        // SAFETY: both buffers are borrowed for 'a, which the scope bounds.
-        Ok(unsafe { wrap(raw, recvbuf as *const R, Some(&r), CALL, scope) })
+        let data = &*recvbuf as *const R;
+        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+        let out = r.target();
+        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
+        unsafe { immediate(data, out, CALL, scope, |m| all_to_allv(comm, &s, &sp, &mut r, &rp, m)) }
     }
 
     /// Starts an [`all_reduce_into`](Self::all_reduce_into) (`MPI_Iallreduce`).
@@ -943,49 +908,27 @@ pub trait CommunicatorCollectives: Communicator {
 
 impl<C: Communicator + ?Sized> CommunicatorCollectives for C {}
 
-fn all_gather(comm: &Comm, s: &Typed, r: &Typed, mode: Mode) -> Result<Option<RawRequest>> {
+fn all_gather(comm: &Comm, s: &Typed<'_>, r: &mut TypedMut<'_>, mode: Mode<'_>) -> Result<Option<RawRequest>> {
     let rc = per_process(r.count, comm.size());
-    go(
-        mode,
-        // SAFETY: buffers borrowed by the caller for the operation or the request's scope; size * rc <= r.count elements are received.
-        || unsafe { coll::allgather::allgather(Some(s.ptr), s.count, &s.dt, r.ptr, rc, &r.dt, comm) },
-        // SAFETY: as above; the immediate form's borrows last for the request's scope.
-        || unsafe { coll::allgather::iallgather(Some(s.ptr), s.count, &s.dt, r.ptr, rc, &r.dt, comm) },
-    )
+    run!(mode, w, mv::allgather(Some(s.desc()), r.desc_mut(), rc, comm), mv::iallgather(w, Some(s.desc()), r.desc_mut(), rc, comm))
 }
 
-fn all_gatherv(comm: &Comm, s: &Typed, r: &Typed, c: &[usize], d: &[isize], mode: Mode) -> Result<Option<RawRequest>> {
-    go(
-        mode,
-        // SAFETY: as all_gather; the parts were checked to lie inside the buffer.
-        || unsafe { coll::allgather::allgatherv(Some(s.ptr), s.count, &s.dt, r.ptr, c, d, &r.dt, comm) },
-        // SAFETY: as above; the immediate form's borrows last for the request's scope.
-        || unsafe { coll::allgather::iallgatherv(Some(s.ptr), s.count, &s.dt, r.ptr, c, d, &r.dt, comm) },
-    )
+fn all_gatherv(comm: &Comm, s: &Typed<'_>, r: &mut TypedMut<'_>, c: &[usize], d: &[isize], mode: Mode<'_>) -> Result<Option<RawRequest>> {
+    run!(mode, w, mv::allgatherv(Some(s.desc()), r.desc_mut(), c, d, comm), mv::iallgatherv(w, Some(s.desc()), r.desc_mut(), c, d, comm))
 }
 
-fn all_to_all(comm: &Comm, s: &Typed, r: &Typed, mode: Mode) -> Result<Option<RawRequest>> {
+fn all_to_all(comm: &Comm, s: &Typed<'_>, r: &mut TypedMut<'_>, mode: Mode<'_>) -> Result<Option<RawRequest>> {
     let sc = per_process(s.count, comm.size());
     let rc = per_process(r.count, comm.size());
-    go(
-        mode,
-        // SAFETY: as all_gather.
-        || unsafe { coll::alltoall::alltoall(Some(s.ptr), sc, &s.dt, r.ptr, rc, &r.dt, comm) },
-        // SAFETY: as above; the immediate form's borrows last for the request's scope.
-        || unsafe { coll::alltoall::ialltoall(Some(s.ptr), sc, &s.dt, r.ptr, rc, &r.dt, comm) },
-    )
+    run!(mode, w, mv::alltoall(Some(s.desc()), sc, r.desc_mut(), rc, comm), mv::ialltoall(w, Some(s.desc()), sc, r.desc_mut(), rc, comm))
 }
 
 type Parts = (Vec<usize>, Vec<isize>);
 
-fn all_to_allv(comm: &Comm, s: &Typed, sp: &Parts, r: &Typed, rp: &Parts, mode: Mode) -> Result<Option<RawRequest>> {
-    go(
-        mode,
-        // SAFETY: as all_gatherv.
-        || unsafe { coll::alltoall::alltoallv(Some(s.ptr), &sp.0, &sp.1, &s.dt, r.ptr, &rp.0, &rp.1, &r.dt, comm) },
-        // SAFETY: as above; the immediate form's borrows last for the request's scope.
-        || unsafe { coll::alltoall::ialltoallv(Some(s.ptr), &sp.0, &sp.1, &s.dt, r.ptr, &rp.0, &rp.1, &r.dt, comm) },
-    )
+fn all_to_allv(comm: &Comm, s: &Typed<'_>, sp: &Parts, r: &mut TypedMut<'_>, rp: &Parts, mode: Mode<'_>) -> Result<Option<RawRequest>> {
+    let sb = || Blocks { counts: &sp.0, displs: &sp.1 };
+    let rb = || Blocks { counts: &rp.0, displs: &rp.1 };
+    run!(mode, w, mv::alltoallv(Some(s.desc()), sb(), r.desc_mut(), rb(), comm), mv::ialltoallv(w, Some(s.desc()), sb(), r.desc_mut(), rb(), comm))
 }
 
 #[derive(Clone, Copy)]
@@ -996,9 +939,8 @@ enum Red {
     Exscan,
 }
 
-fn reduce_like(kind: Red, comm: &Comm, s: &Typed, r: &Typed, op: &CoreOp, mode: Mode) -> Result<Option<RawRequest>> {
-    use coll::{allreduce, reduce_scatter, scan};
-    let (sp, rp, n, dt) = (Some(s.ptr as *const u8), r.ptr, s.count, &s.dt);
+fn reduce_like(kind: Red, comm: &Comm, s: &Typed<'_>, r: &mut TypedMut<'_>, op: &CoreOp, mode: Mode<'_>) -> Result<Option<RawRequest>> {
+    let n = s.count;
     match kind {
         Red::ScatterBlock => {
             let call = "MPI_Reduce_scatter_block";
@@ -1013,33 +955,24 @@ fn reduce_like(kind: Red, comm: &Comm, s: &Typed, r: &Typed, op: &CoreOp, mode: 
                 return Err(Error::new(ErrorClass::Type, format!("{call}: the send and receive datatypes differ")));
             }
             let rc = r.count;
-            go(
+            run!(
                 mode,
-                // SAFETY: buffers borrowed by the caller; sizes checked above.
-                || unsafe { reduce_scatter::reduce_scatter_block(sp, rp, rc, dt, op, comm) },
-                // SAFETY: as above; the immediate form's borrows last for the request's scope.
-                || unsafe { reduce_scatter::ireduce_scatter_block(sp, rp, rc, dt, op, comm) },
+                w,
+                mv::reduce_scatter_block(Some(s.desc()), r.desc_mut(), rc, op, comm),
+                mv::ireduce_scatter_block(w, Some(s.desc()), r.desc_mut(), rc, op, comm)
             )
         }
         Red::All => {
             check_same_reduce("MPI_Allreduce", s, r)?;
-            go(
-                mode,
-                // SAFETY: buffers borrowed by the caller; recvbuf holds >= n elements.
-                || unsafe { allreduce::allreduce(sp, rp, n, dt, op, comm) },
-                // SAFETY: as above; the immediate form's borrows last for the request's scope.
-                || unsafe { allreduce::iallreduce(sp, rp, n, dt, op, comm) },
-            )
+            run!(mode, w, api::allreduce(Some(s.desc()), r.desc_mut_n(n), op, comm), api::iallreduce(w, Some(s.desc()), r.desc_mut_n(n), op, comm))
         }
         Red::Scan => {
             check_same_reduce("MPI_Scan", s, r)?;
-            // SAFETY: as above.
-            go(mode, || unsafe { scan::scan(sp, rp, n, dt, op, comm) }, || unsafe { scan::iscan(sp, rp, n, dt, op, comm) })
+            run!(mode, w, api::scan(Some(s.desc()), r.desc_mut_n(n), op, comm), api::iscan(w, Some(s.desc()), r.desc_mut_n(n), op, comm))
         }
         Red::Exscan => {
             check_same_reduce("MPI_Exscan", s, r)?;
-            // SAFETY: as above.
-            go(mode, || unsafe { scan::exscan(sp, rp, n, dt, op, comm) }, || unsafe { scan::iexscan(sp, rp, n, dt, op, comm) })
+            run!(mode, w, api::exscan(Some(s.desc()), r.desc_mut_n(n), op, comm), api::iexscan(w, Some(s.desc()), r.desc_mut_n(n), op, comm))
         }
     }
 }
@@ -1051,10 +984,11 @@ where
     O: 'a + Operation,
     Sc: Scope<'a>,
 {
-    let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
-    let raw = reduce_like(kind, comm, &s, &r, &op.as_core_op(), Mode::Immediate)?;
+    let data = &*recvbuf as *const R;
+    let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+    let out = r.target();
     // SAFETY: both buffers (and the operation) are borrowed for 'a, which the scope bounds.
-    Ok(unsafe { wrap(raw, recvbuf as *const R, Some(&r), call, scope) })
+    unsafe { immediate(data, out, call, scope, |m| reduce_like(kind, comm, &s, &mut r, &op.as_core_op(), m)) }
 }
 
 // ----- Root ------------------------------------------------------------------------------------
@@ -1088,10 +1022,9 @@ pub trait Root: AsCommunicator {
     }
     /// [`broadcast_into`](Self::broadcast_into), reporting errors.
     fn try_broadcast_into<Buf: ?Sized + BufferMut>(&self, buffer: &mut Buf) -> Result<()> {
-        let b = typed_out(buffer);
-        do_bcast(self.as_communicator().core_comm(), self.root_rank(), &b, Mode::Blocking)?;
-        // SAFETY: complete; the buffer is still borrowed.
-        unsafe { check_out(&b, "MPI_Bcast") }
+        let mut b = typed_out(buffer);
+        do_bcast(self.as_communicator().core_comm(), self.root_rank(), &mut b, Mode::Blocking)?;
+        b.check_out("MPI_Bcast")
     }
 
     /// Sends `sendbuf` to the root's gather (`MPI_Gather`, non-root side).
@@ -1118,10 +1051,9 @@ pub trait Root: AsCommunicator {
         if comm.rank() != self.root_rank() {
             return Err(not_root("MPI_Gather", "gather_into_root called by a process that is not the root"));
         }
-        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
-        do_gather(comm, self.root_rank(), &s, Some(&r), Mode::Blocking)?;
-        // SAFETY: complete; recvbuf is still borrowed.
-        unsafe { check_out(&r, "MPI_Gather") }
+        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+        do_gather(comm, self.root_rank(), &s, Some(&mut r), Mode::Blocking)?;
+        r.check_out("MPI_Gather")
     }
 
     /// Sends `sendbuf` to the root's varcount gather (`MPI_Gatherv`, non-root side).
@@ -1151,10 +1083,9 @@ pub trait Root: AsCommunicator {
         }
         let (c, d) = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
         disjoint(&c, &d, CALL, "recvbuf")?;
-        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
-        do_gatherv(comm, self.root_rank(), &s, Some((&r, &c, &d)), Mode::Blocking)?;
-        // SAFETY: complete; recvbuf is still borrowed.
-        unsafe { check_out(&r, CALL) }
+        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+        do_gatherv(comm, self.root_rank(), &s, Some((&mut r, &c, &d)), Mode::Blocking)?;
+        r.check_out(CALL)
     }
 
     /// Receives this process's part of the root's scatter (`MPI_Scatter`, non-root side).
@@ -1167,10 +1098,9 @@ pub trait Root: AsCommunicator {
         if comm.rank() == self.root_rank() {
             return Err(not_root("MPI_Scatter", "the root must call scatter_into_root"));
         }
-        let r = typed_out(recvbuf);
-        do_scatter(comm, self.root_rank(), None, &r, Mode::Blocking)?;
-        // SAFETY: complete; recvbuf is still borrowed.
-        unsafe { check_out(&r, "MPI_Scatter") }
+        let mut r = typed_out(recvbuf);
+        do_scatter(comm, self.root_rank(), None, &mut r, Mode::Blocking)?;
+        r.check_out("MPI_Scatter")
     }
 
     /// Sends part `i` of `sendbuf` (`sendbuf.count() / size` elements) to process `i`
@@ -1184,10 +1114,9 @@ pub trait Root: AsCommunicator {
         if comm.rank() != self.root_rank() {
             return Err(not_root("MPI_Scatter", "scatter_into_root called by a process that is not the root"));
         }
-        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
-        do_scatter(comm, self.root_rank(), Some(&s), &r, Mode::Blocking)?;
-        // SAFETY: complete; recvbuf is still borrowed.
-        unsafe { check_out(&r, "MPI_Scatter") }
+        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+        do_scatter(comm, self.root_rank(), Some(&s), &mut r, Mode::Blocking)?;
+        r.check_out("MPI_Scatter")
     }
 
     /// Receives this process's part of the root's varcount scatter (`MPI_Scatterv`,
@@ -1201,10 +1130,9 @@ pub trait Root: AsCommunicator {
         if comm.rank() == self.root_rank() {
             return Err(not_root("MPI_Scatterv", "the root must call scatter_varcount_into_root"));
         }
-        let r = typed_out(recvbuf);
-        do_scatterv(comm, self.root_rank(), None, &r, Mode::Blocking)?;
-        // SAFETY: complete; recvbuf is still borrowed.
-        unsafe { check_out(&r, "MPI_Scatterv") }
+        let mut r = typed_out(recvbuf);
+        do_scatterv(comm, self.root_rank(), None, &mut r, Mode::Blocking)?;
+        r.check_out("MPI_Scatterv")
     }
 
     /// Sends the parts of `sendbuf` to the processes (`MPI_Scatterv`, root side).
@@ -1219,10 +1147,9 @@ pub trait Root: AsCommunicator {
             return Err(not_root(CALL, "scatter_varcount_into_root called by a process that is not the root"));
         }
         let (c, d) = parts(sendbuf, comm.size(), CALL, "sendbuf")?;
-        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
-        do_scatterv(comm, self.root_rank(), Some((&s, &c, &d)), &r, Mode::Blocking)?;
-        // SAFETY: complete; recvbuf is still borrowed.
-        unsafe { check_out(&r, CALL) }
+        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+        do_scatterv(comm, self.root_rank(), Some((&s, &c, &d)), &mut r, Mode::Blocking)?;
+        r.check_out(CALL)
     }
 
     /// Contributes `sendbuf` to the root's reduction (`MPI_Reduce`, non-root side).
@@ -1248,10 +1175,9 @@ pub trait Root: AsCommunicator {
         if comm.rank() != self.root_rank() {
             return Err(not_root("MPI_Reduce", "reduce_into_root called by a process that is not the root"));
         }
-        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
-        do_reduce(comm, self.root_rank(), &s, Some(&r), &op.as_core_op(), Mode::Blocking)?;
-        // SAFETY: complete; recvbuf is still borrowed.
-        unsafe { check_out(&r, "MPI_Reduce") }
+        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+        do_reduce(comm, self.root_rank(), &s, Some(&mut r), &op.as_core_op(), Mode::Blocking)?;
+        r.check_out("MPI_Reduce")
     }
 
     /// Starts a [`broadcast_into`](Self::broadcast_into) (`MPI_Ibcast`).
@@ -1268,10 +1194,11 @@ pub trait Root: AsCommunicator {
         Buf: 'a + BufferMut,
         Sc: Scope<'a>,
     {
-        let b = typed_out(buf);
-        let raw = do_bcast(self.as_communicator().core_comm(), self.root_rank(), &b, Mode::Immediate)?;
-        // SAFETY: the buffer is borrowed for 'a, which the scope bounds.
-        Ok(unsafe { wrap(raw, buf as *const Buf, Some(&b), "MPI_Ibcast", scope) })
+        let data = &*buf as *const Buf;
+        let mut b = typed_out(buf);
+        let out = b.target();
+        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
+        unsafe { immediate(data, out, "MPI_Ibcast", scope, |m| do_bcast(self.as_communicator().core_comm(), self.root_rank(), &mut b, m)) }
     }
 
     /// Starts a [`gather_into`](Self::gather_into) (`MPI_Igather`).
@@ -1292,9 +1219,10 @@ pub trait Root: AsCommunicator {
         if comm.rank() == self.root_rank() {
             return Err(not_root("MPI_Igather", "the root must call immediate_gather_into_root"));
         }
-        let raw = do_gather(comm, self.root_rank(), &typed_in(sendbuf), None, Mode::Immediate)?;
-        // SAFETY: the buffer is borrowed for 'a, which the scope bounds.
-        Ok(unsafe { wrap(raw, sendbuf as *const S, None, "MPI_Igather", scope) })
+        let data = sendbuf as *const S;
+        let out = None;
+        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
+        unsafe { immediate(data, out, "MPI_Igather", scope, |m| do_gather(comm, self.root_rank(), &typed_in(sendbuf), None, m)) }
     }
 
     /// Starts a [`gather_into_root`](Self::gather_into_root) (`MPI_Igather`).
@@ -1317,10 +1245,11 @@ pub trait Root: AsCommunicator {
         if comm.rank() != self.root_rank() {
             return Err(not_root("MPI_Igather", "immediate_gather_into_root called by a process that is not the root"));
         }
-        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
-        let raw = do_gather(comm, self.root_rank(), &s, Some(&r), Mode::Immediate)?;
-        // SAFETY: both buffers are borrowed for 'a, which the scope bounds.
-        Ok(unsafe { wrap(raw, recvbuf as *const R, Some(&r), "MPI_Igather", scope) })
+        let data = &*recvbuf as *const R;
+        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+        let out = r.target();
+        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
+        unsafe { immediate(data, out, "MPI_Igather", scope, |m| do_gather(comm, self.root_rank(), &s, Some(&mut r), m)) }
     }
 
     /// Starts a [`gather_varcount_into`](Self::gather_varcount_into) (`MPI_Igatherv`).
@@ -1341,9 +1270,10 @@ pub trait Root: AsCommunicator {
         if comm.rank() == self.root_rank() {
             return Err(not_root("MPI_Igatherv", "the root must call immediate_gather_varcount_into_root"));
         }
-        let raw = do_gatherv(comm, self.root_rank(), &typed_in(sendbuf), None, Mode::Immediate)?;
-        // SAFETY: the buffer is borrowed for 'a, which the scope bounds.
-        Ok(unsafe { wrap(raw, sendbuf as *const S, None, "MPI_Igatherv", scope) })
+        let data = sendbuf as *const S;
+        let out = None;
+        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
+        unsafe { immediate(data, out, "MPI_Igatherv", scope, |m| do_gatherv(comm, self.root_rank(), &typed_in(sendbuf), None, m)) }
     }
 
     /// Starts a [`gather_varcount_into_root`](Self::gather_varcount_into_root) (`MPI_Igatherv`).
@@ -1369,10 +1299,11 @@ pub trait Root: AsCommunicator {
         }
         let (c, d) = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
         disjoint(&c, &d, CALL, "recvbuf")?;
-        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
-        let raw = do_gatherv(comm, self.root_rank(), &s, Some((&r, &c, &d)), Mode::Immediate)?;
-        // SAFETY: both buffers are borrowed for 'a, which the scope bounds.
-        Ok(unsafe { wrap(raw, recvbuf as *const R, Some(&r), CALL, scope) })
+        let data = &*recvbuf as *const R;
+        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+        let out = r.target();
+        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
+        unsafe { immediate(data, out, CALL, scope, |m| do_gatherv(comm, self.root_rank(), &s, Some((&mut r, &c, &d)), m)) }
     }
 
     /// Starts a [`scatter_into`](Self::scatter_into) (`MPI_Iscatter`).
@@ -1393,10 +1324,11 @@ pub trait Root: AsCommunicator {
         if comm.rank() == self.root_rank() {
             return Err(not_root("MPI_Iscatter", "the root must call immediate_scatter_into_root"));
         }
-        let r = typed_out(recvbuf);
-        let raw = do_scatter(comm, self.root_rank(), None, &r, Mode::Immediate)?;
-        // SAFETY: the buffer is borrowed for 'a, which the scope bounds.
-        Ok(unsafe { wrap(raw, recvbuf as *const R, Some(&r), "MPI_Iscatter", scope) })
+        let data = &*recvbuf as *const R;
+        let mut r = typed_out(recvbuf);
+        let out = r.target();
+        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
+        unsafe { immediate(data, out, "MPI_Iscatter", scope, |m| do_scatter(comm, self.root_rank(), None, &mut r, m)) }
     }
 
     /// Starts a [`scatter_into_root`](Self::scatter_into_root) (`MPI_Iscatter`).
@@ -1419,10 +1351,11 @@ pub trait Root: AsCommunicator {
         if comm.rank() != self.root_rank() {
             return Err(not_root("MPI_Iscatter", "immediate_scatter_into_root called by a process that is not the root"));
         }
-        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
-        let raw = do_scatter(comm, self.root_rank(), Some(&s), &r, Mode::Immediate)?;
-        // SAFETY: both buffers are borrowed for 'a, which the scope bounds.
-        Ok(unsafe { wrap(raw, recvbuf as *const R, Some(&r), "MPI_Iscatter", scope) })
+        let data = &*recvbuf as *const R;
+        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+        let out = r.target();
+        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
+        unsafe { immediate(data, out, "MPI_Iscatter", scope, |m| do_scatter(comm, self.root_rank(), Some(&s), &mut r, m)) }
     }
 
     /// Starts a [`scatter_varcount_into`](Self::scatter_varcount_into) (`MPI_Iscatterv`).
@@ -1443,10 +1376,11 @@ pub trait Root: AsCommunicator {
         if comm.rank() == self.root_rank() {
             return Err(not_root("MPI_Iscatterv", "the root must call immediate_scatter_varcount_into_root"));
         }
-        let r = typed_out(recvbuf);
-        let raw = do_scatterv(comm, self.root_rank(), None, &r, Mode::Immediate)?;
-        // SAFETY: the buffer is borrowed for 'a, which the scope bounds.
-        Ok(unsafe { wrap(raw, recvbuf as *const R, Some(&r), "MPI_Iscatterv", scope) })
+        let data = &*recvbuf as *const R;
+        let mut r = typed_out(recvbuf);
+        let out = r.target();
+        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
+        unsafe { immediate(data, out, "MPI_Iscatterv", scope, |m| do_scatterv(comm, self.root_rank(), None, &mut r, m)) }
     }
 
     /// Starts a [`scatter_varcount_into_root`](Self::scatter_varcount_into_root) (`MPI_Iscatterv`).
@@ -1471,10 +1405,11 @@ pub trait Root: AsCommunicator {
             return Err(not_root(CALL, "immediate_scatter_varcount_into_root called by a process that is not the root"));
         }
         let (c, d) = parts(sendbuf, comm.size(), CALL, "sendbuf")?;
-        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
-        let raw = do_scatterv(comm, self.root_rank(), Some((&s, &c, &d)), &r, Mode::Immediate)?;
-        // SAFETY: both buffers are borrowed for 'a, which the scope bounds.
-        Ok(unsafe { wrap(raw, recvbuf as *const R, Some(&r), CALL, scope) })
+        let data = &*recvbuf as *const R;
+        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+        let out = r.target();
+        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
+        unsafe { immediate(data, out, CALL, scope, |m| do_scatterv(comm, self.root_rank(), Some((&s, &c, &d)), &mut r, m)) }
     }
 
     /// Starts a [`reduce_into`](Self::reduce_into) (`MPI_Ireduce`).
@@ -1497,9 +1432,10 @@ pub trait Root: AsCommunicator {
         if comm.rank() == self.root_rank() {
             return Err(not_root("MPI_Ireduce", "the root must call immediate_reduce_into_root"));
         }
-        let raw = do_reduce(comm, self.root_rank(), &typed_in(sendbuf), None, &op.as_core_op(), Mode::Immediate)?;
-        // SAFETY: the buffer and the operation are borrowed for 'a, which the scope bounds.
-        Ok(unsafe { wrap(raw, sendbuf as *const S, None, "MPI_Ireduce", scope) })
+        let data = sendbuf as *const S;
+        let out = None;
+        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
+        unsafe { immediate(data, out, "MPI_Ireduce", scope, |m| do_reduce(comm, self.root_rank(), &typed_in(sendbuf), None, &op.as_core_op(), m)) }
     }
 
     /// Starts a [`reduce_into_root`](Self::reduce_into_root) (`MPI_Ireduce`).
@@ -1524,10 +1460,11 @@ pub trait Root: AsCommunicator {
         if comm.rank() != self.root_rank() {
             return Err(not_root("MPI_Ireduce", "immediate_reduce_into_root called by a process that is not the root"));
         }
-        let (s, r) = (typed_in(sendbuf), typed_out(recvbuf));
-        let raw = do_reduce(comm, self.root_rank(), &s, Some(&r), &op.as_core_op(), Mode::Immediate)?;
-        // SAFETY: both buffers and the operation are borrowed for 'a, which the scope bounds.
-        Ok(unsafe { wrap(raw, recvbuf as *const R, Some(&r), "MPI_Ireduce", scope) })
+        let data = &*recvbuf as *const R;
+        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+        let out = r.target();
+        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
+        unsafe { immediate(data, out, "MPI_Ireduce", scope, |m| do_reduce(comm, self.root_rank(), &s, Some(&mut r), &op.as_core_op(), m)) }
     }
 }
 

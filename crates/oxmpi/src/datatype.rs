@@ -23,6 +23,7 @@ use std::borrow::Borrow;
 use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::sync::{Mutex, OnceLock};
 
 use oxmpi_core::datatype::{Datatype as CoreDatatype, Primitive};
@@ -612,15 +613,79 @@ pub(crate) fn send_bytes<'b, B: Buffer + ?Sized>(buf: &'b B, call: &str) -> Resu
     Ok(unsafe { std::slice::from_raw_parts(start, len) })
 }
 
-/// A send buffer as the engine's typed calls take it: base address, count, datatype.
-pub(crate) struct Typed {
+/// A buffer as the engine's typed calls take it: base address, count, datatype, and
+/// the lifetime `'a` of the borrow it was taken from (`typed_in`: shared, so the
+/// memory may be read for `'a`; see [`TypedMut`] for an exclusive one).
+pub(crate) struct Typed<'a> {
     pub(crate) ptr: *mut u8,
     pub(crate) count: usize,
     pub(crate) dt: CoreDatatype,
     pub(crate) check: Checker,
+    _life: PhantomData<&'a [u8]>,
 }
 
-impl Typed {
+/// A [`Typed`] taken from an exclusive borrow (`typed_out`): the memory may also be
+/// written for `'a`, so it hands out receive descriptors safely.
+pub(crate) struct TypedMut<'a>(Typed<'a>, PhantomData<&'a mut [u8]>);
+
+impl<'a> std::ops::Deref for TypedMut<'a> {
+    type Target = Typed<'a>;
+    fn deref(&self) -> &Typed<'a> {
+        &self.0
+    }
+}
+
+impl<'a> TypedMut<'a> {
+    /// The buffer as a receive descriptor, for as long as `self` is borrowed.
+    pub(crate) fn desc_mut(&mut self) -> oxmpi_core::buf::RecvBuf<'_, '_> {
+        let n = self.0.count;
+        self.desc_mut_n(n)
+    }
+
+    /// The first `n` elements (at most the buffer's count) as a receive descriptor.
+    pub(crate) fn desc_mut_n(&mut self, n: usize) -> oxmpi_core::buf::RecvBuf<'_, '_> {
+        let t = &self.0;
+        // SAFETY: `typed_out` took these `count` elements of `dt` at `ptr` from a
+        // `&'a mut` BufferMut (its contract: writable, any bytes valid); `self` is
+        // borrowed exclusively while the descriptor lives.
+        unsafe { oxmpi_core::buf::RecvBuf::from_raw(t.ptr, n.min(t.count), Some(&t.dt)) }
+    }
+
+    /// The element check of the whole buffer once an operation on it has completed.
+    pub(crate) fn check_out(&mut self, call: &str) -> Result<()> {
+        match self.0.target() {
+            // SAFETY: the memory is exclusively borrowed for 'a (and by `self` now), so
+            // no operation writes it any more (a request still in flight over it was
+            // started under `Wrapped::new`'s contract, which rules this call out).
+            Some(rt) => unsafe { rt.after(rt.len, call) },
+            None => Ok(()),
+        }
+    }
+
+    /// Checks the `nbytes` a receive wrote (see [`Typed::after`]).
+    pub(crate) fn check_received(&mut self, nbytes: usize, call: &str) -> Result<()> {
+        // SAFETY: as in `check_out`.
+        unsafe { self.0.after(nbytes, call) }
+    }
+}
+
+impl<'a> Typed<'a> {
+    /// The buffer as a send descriptor, for as long as `self` is borrowed.
+    pub(crate) fn desc(&self) -> oxmpi_core::buf::SendBuf<'_, '_> {
+        let n = self.count;
+        self.desc_n(n)
+    }
+
+    /// The first `n` elements (at most the buffer's count) as a send descriptor.
+    pub(crate) fn desc_n(&self, n: usize) -> oxmpi_core::buf::SendBuf<'_, '_> {
+        // SAFETY: `typed_in`/`typed_out` took these `count` elements of `dt` at `ptr`
+        // from a borrow for 'a (Buffer contract: readable while borrowed), and 'a
+        // outlives the borrow of `self`.
+        unsafe { oxmpi_core::buf::SendBuf::from_raw(self.ptr, n.min(self.count), Some(&self.dt)) }
+    }
+}
+
+impl Typed<'_> {
     /// The engine's descriptor of this buffer, for reading.
     ///
     /// # Safety
@@ -643,7 +708,7 @@ impl Typed {
 /// What a send reads: bytes (contiguous) or a typed buffer.
 pub(crate) enum SendSpec<'b> {
     Bytes(&'b [u8]),
-    Typed(Typed),
+    Typed(Typed<'b>),
 }
 
 pub(crate) fn send_spec<'b, B: Buffer + ?Sized>(buf: &'b B, call: &str) -> Result<SendSpec<'b>> {
@@ -656,7 +721,7 @@ pub(crate) fn send_spec<'b, B: Buffer + ?Sized>(buf: &'b B, call: &str) -> Resul
 }
 
 /// The engine's view of a send buffer.
-pub(crate) fn typed_in<B: Pointer + Collection + AsDatatype + ?Sized>(buf: &B) -> Typed {
+pub(crate) fn typed_in<B: Pointer + Collection + AsDatatype + ?Sized>(buf: &B) -> Typed<'_> {
     let dt = buf.as_datatype();
     let d = dt.as_datatype_ref();
     Typed {
@@ -664,35 +729,28 @@ pub(crate) fn typed_in<B: Pointer + Collection + AsDatatype + ?Sized>(buf: &B) -
         count: buf.count().max(0) as usize,
         dt: d.core.clone(),
         check: Checker(d.check),
-    }
-}
-
-/// The engine's view of `count` values of `T` at `ptr`.
-pub(crate) fn typed_value<T: Equivalence>(ptr: *mut u8, count: usize) -> Typed {
-    let dt = T::equivalent_datatype();
-    let d = dt.as_datatype_ref();
-    Typed {
-        ptr,
-        count,
-        dt: d.core.clone(),
-        check: Checker(d.check),
+        _life: PhantomData,
     }
 }
 
 /// The engine's view of a receive buffer.
-pub(crate) fn typed_out<B: PointerMut + Collection + AsDatatype + ?Sized>(buf: &mut B) -> Typed {
+pub(crate) fn typed_out<B: PointerMut + Collection + AsDatatype + ?Sized>(buf: &mut B) -> TypedMut<'_> {
     let dt = buf.as_datatype();
     let d = dt.as_datatype_ref();
     let (core, check) = (d.core.clone(), Checker(d.check));
-    Typed {
-        ptr: buf.pointer_mut() as *mut u8,
-        count: buf.count().max(0) as usize,
-        dt: core,
-        check,
-    }
+    TypedMut(
+        Typed {
+            ptr: buf.pointer_mut() as *mut u8,
+            count: buf.count().max(0) as usize,
+            dt: core,
+            check,
+            _life: PhantomData,
+        },
+        PhantomData,
+    )
 }
 
-impl Typed {
+impl Typed<'_> {
     /// The element check of the whole buffer, for completion of a collective.
     pub(crate) fn target(&self) -> Option<RecvTarget> {
         if self.check.0.is_none() || !self.dt.is_contiguous() {
@@ -726,28 +784,77 @@ pub(crate) fn recv_target<B: BufferMut + ?Sized>(buf: &mut B, call: &str) -> Res
     })
 }
 
-/// What a receive writes: bytes (contiguous) or a typed buffer.
-pub(crate) enum RecvSpec {
-    Bytes(RecvTarget),
-    Typed(Typed),
+/// What a receive writes: bytes (contiguous) or a typed buffer, exclusively borrowed
+/// for `'a`.
+pub(crate) enum RecvSpec<'a> {
+    Bytes(RecvBytes<'a>),
+    Typed(TypedMut<'a>),
 }
 
-pub(crate) fn recv_spec<B: BufferMut + ?Sized>(buf: &mut B, call: &str) -> Result<RecvSpec> {
+/// The bytes a receive writes ([`RecvTarget`]), exclusively borrowed for `'a` and
+/// initialized, so they are handed out and checked safely.
+pub(crate) struct RecvBytes<'a>(RecvTarget, PhantomData<&'a mut [u8]>);
+
+impl RecvBytes<'_> {
+    /// The bytes themselves, for as long as `self` is borrowed.
+    pub(crate) fn bytes(&mut self) -> &mut [u8] {
+        if self.0.len == 0 {
+            return &mut [];
+        }
+        // SAFETY: `recv_spec`/`value_spec_mut` made the target from an exclusive borrow
+        // for 'a of `len` initialized bytes (a BufferMut's, or zeroed value memory).
+        unsafe { std::slice::from_raw_parts_mut(self.0.ptr, self.0.len) }
+    }
+
+    /// The bytes as a receive descriptor, for as long as `self` is borrowed.
+    pub(crate) fn desc_mut(&mut self) -> oxmpi_core::buf::RecvBuf<'_, 'static> {
+        oxmpi_core::buf::RecvBuf::bytes(self.bytes())
+    }
+
+    /// Checks the elements of the first `nbytes` received (at most all of them).
+    pub(crate) fn check(&mut self, nbytes: usize, call: &str) -> Result<()> {
+        // SAFETY: exclusively borrowed for 'a, and by `self` now: no operation writes
+        // the bytes any more (a request started over them holds its own raw target).
+        unsafe { self.0.after(nbytes, call) }
+    }
+
+    /// The raw target, for a request that outlives this borrow (see [`RecvTarget`]).
+    pub(crate) fn target(&self) -> RecvTarget {
+        self.0
+    }
+}
+
+pub(crate) fn recv_spec<'a, B: BufferMut + ?Sized>(buf: &'a mut B, call: &str) -> Result<RecvSpec<'a>> {
     let dt = buf.as_datatype();
     if dt.as_datatype_ref().is_contiguous() {
-        return recv_target(buf, call).map(RecvSpec::Bytes);
+        return recv_target(buf, call).map(|t| RecvSpec::Bytes(RecvBytes(t, PhantomData)));
     }
     Ok(RecvSpec::Typed(typed_out(buf)))
+}
+
+/// How a receive writes the values of `v`, whose memory is zeroed first (so the bytes a
+/// datatype skips, padding, are initialized too).
+pub(crate) fn value_spec_mut<'a, T: Equivalence>(v: &'a mut [MaybeUninit<T>], call: &str) -> Result<RecvSpec<'a>> {
+    let (ptr, n) = (v.as_mut_ptr() as *mut u8, v.len());
+    // SAFETY: `v` is `size_of_val(v)` writable bytes, and MaybeUninit takes any.
+    unsafe { std::ptr::write_bytes(ptr, 0, std::mem::size_of_val(v)) };
+    // SAFETY: `v`'s memory, exclusively borrowed for 'a, holds `n` values of T, now
+    // initialized bytes.
+    unsafe { value_spec::<T>(ptr, n, call) }
 }
 
 /// How a receive writes `elems` values of `T` into raw memory at `ptr`: as bytes when
 /// `T`'s datatype is its own bytes, typed (unpacked by the engine) when it has gaps
 /// (a derived struct with padding, an array of such structs).
-pub(crate) fn value_spec<T: Equivalence>(ptr: *mut u8, elems: usize, call: &str) -> Result<RecvSpec> {
+///
+/// # Safety
+/// `elems` values of `T` at `ptr` are initialized bytes, writable and not accessed
+/// otherwise for `'a`.
+pub(crate) unsafe fn value_spec<'a, T: Equivalence>(ptr: *mut u8, elems: usize, call: &str) -> Result<RecvSpec<'a>> {
     let dt = T::equivalent_datatype();
     let d = dt.as_datatype_ref();
     if d.is_contiguous() && d.size() == std::mem::size_of::<T>() && d.core.true_lb() == 0 {
-        return raw_target::<T>(ptr, elems, call).map(RecvSpec::Bytes);
+        return raw_target::<T>(ptr, elems, call).map(|t| RecvSpec::Bytes(RecvBytes(t, PhantomData)));
     }
     if d.extent() != std::mem::size_of::<T>() as Address || d.size() > std::mem::size_of::<T>() {
         return Err(Error::new(
@@ -760,15 +867,11 @@ pub(crate) fn value_spec<T: Equivalence>(ptr: *mut u8, elems: usize, call: &str)
             ),
         ));
     }
-    Ok(RecvSpec::Typed(Typed {
-        ptr,
-        count: elems,
-        dt: d.core.clone(),
-        check: Checker(d.check),
-    }))
+    let t = Typed { ptr, count: elems, dt: d.core.clone(), check: Checker(d.check), _life: PhantomData };
+    Ok(RecvSpec::Typed(TypedMut(t, PhantomData)))
 }
 
-impl Typed {
+impl Typed<'_> {
     /// Checks the `nbytes` a typed receive wrote, for the contiguous runs of
     /// `bool`/`char` the element check covers (others need none).
     ///
@@ -1123,6 +1226,60 @@ where
     /// inside the memory `buffer` borrows.
     pub unsafe fn with_count_and_datatype(buffer: &'b B, count: Count, datatype: &'d D) -> Self {
         View { datatype, count, buffer }
+    }
+}
+
+impl<'d, 'b, D: 'd + Datatype, T: AnyBitPattern> View<'d, 'b, D, [T]> {
+    /// A view of `count` elements of `datatype` laid out from the start of `buffer`,
+    /// checked to reach only `buffer`'s memory (an MPI_ERR_BUFFER error otherwise): the
+    /// safe form of [`with_count_and_datatype`](Self::with_count_and_datatype) for
+    /// plain element types (an oxmpi extension).
+    ///
+    /// ```
+    /// use oxmpi::datatype::{UserDatatype, View};
+    /// use oxmpi::traits::*;
+    /// let every_other = UserDatatype::vector(2, 1, 2, &i32::equivalent_datatype());
+    /// let v = [1i32, 0, 2, 0];
+    /// assert!(View::checked(&v[..], 1, &every_other).is_ok());
+    /// assert!(View::checked(&v[..2], 1, &every_other).is_err());
+    /// ```
+    pub fn checked(buffer: &'b [T], count: Count, datatype: &'d D) -> Result<Self> {
+        check_view("View::checked", std::mem::size_of_val(buffer), count, datatype)?;
+        Ok(View { datatype, count, buffer })
+    }
+}
+
+/// `count` elements of `datatype` from offset 0 reach only `len` bytes.
+fn check_view<D: Datatype + ?Sized>(call: &str, len: usize, count: Count, datatype: &D) -> Result<()> {
+    let c = count_arg(call, "count", count)? as usize;
+    oxmpi_core::buf::check_fits(call, "buffer", len, c, datatype.as_datatype_ref().core)
+}
+
+/// Plain element types: no padding, and every bit pattern a valid value. What
+/// [`View::checked`] and [`MutView::checked`] need besides the reach check, since a
+/// datatype over the buffer may read or write any of its bytes as any of its elements.
+///
+/// # Safety
+/// `Self` has no padding bytes, and every bit pattern of `size_of::<Self>()` bytes is
+/// a valid `Self`.
+pub unsafe trait AnyBitPattern: Equivalence + Copy {}
+
+macro_rules! any_bit_pattern {
+    ($($t:ty),*) => {
+        // SAFETY: fixed-size integers and floats: every bit pattern is a value.
+        $( unsafe impl AnyBitPattern for $t {} )*
+    };
+}
+any_bit_pattern!(i8, u8, i16, u16, i32, u32, i64, u64, isize, usize, f32, f64);
+
+impl<'d, 'b, D: 'd + Datatype, T: AnyBitPattern> MutView<'d, 'b, D, [T]> {
+    /// A view of `count` elements of `datatype` laid out from the start of `buffer`,
+    /// checked to reach only `buffer`'s memory (an MPI_ERR_BUFFER error otherwise): the
+    /// safe form of [`with_count_and_datatype`](Self::with_count_and_datatype) for
+    /// element types that take any bytes (an oxmpi extension).
+    pub fn checked(buffer: &'b mut [T], count: Count, datatype: &'d D) -> Result<Self> {
+        check_view("MutView::checked", std::mem::size_of_val(buffer), count, datatype)?;
+        Ok(MutView { datatype, count, buffer })
     }
 }
 

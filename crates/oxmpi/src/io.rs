@@ -251,11 +251,12 @@ impl File {
     }
 
     fn get<B: BufferMut + ?Sized>(&self, call: &str, pos: Pos, coll: bool, buf: &mut B) -> Result<Status> {
+        let target = crate::datatype::recv_target(buf, call).ok();
         let t = typed_out(buf);
         // SAFETY: by the BufferMut contract `t.count` elements of `t.dt` are writable
         // at `t.ptr` while `buf` is borrowed mutably, i.e. for the whole call.
         let s = unsafe { self.inner.access(call, pos, coll, Dir::Read, t.ptr, t.count, &t.dt)? };
-        if let Some(target) = crate::datatype::recv_target(buf, call).ok().filter(|_| t.dt.is_contiguous()) {
+        if let Some(target) = target.filter(|_| t.dt.is_contiguous()) {
             // SAFETY: the read is over; the engine no longer writes the buffer.
             unsafe { target.after(s.count_bytes, call)? };
         }
@@ -319,13 +320,15 @@ impl File {
         B: 'a + BufferMut + ?Sized,
         Sc: Scope<'a>,
     {
+        let data = &*buf as *const B;
+        let target = crate::datatype::recv_target(buf, call).ok();
         let t = typed_out(buf);
-        let target = if t.dt.is_contiguous() { crate::datatype::recv_target(buf, call).ok() } else { None };
+        let target = if t.dt.is_contiguous() { target } else { None };
         // SAFETY: `buf` is borrowed mutably for 'a by the returned request (which its
         // scope keeps within 'a); the engine writes it before the request completes.
         unsafe {
             let raw = self.inner.iaccess(call, pos, coll, Dir::Read, t.ptr, t.count, &t.dt)?;
-            Ok(Request::wrap(raw, buf as *const B, target, call, scope))
+            Ok(Request::wrap(raw, data, target, call, scope))
         }
     }
 

@@ -27,8 +27,8 @@ use oxmpi_core::pt2pt;
 use oxmpi_core::{Comm, SendMode, ANY_SOURCE};
 
 use crate::datatype::{
-    recv_spec, send_spec, typed_in, typed_out, value_spec, Buffer, BufferMut, Datatype,
-    Equivalence, RecvSpec, RecvTarget, SendSpec, Typed,
+    recv_spec, send_spec, typed_in, typed_out, value_spec, value_spec_mut, Buffer, BufferMut, Datatype,
+    Equivalence, RecvBytes, RecvSpec, SendSpec, Typed, TypedMut,
 };
 use crate::error::{Error, ErrorClass, OrFatal, Result};
 use crate::environment::threading::{SafetyOf, ThreadSafety};
@@ -117,9 +117,7 @@ fn send_mode<B: Buffer + ?Sized>(
     let call = pt2pt::send_call_name(mode, false);
     match send_spec(buf, call)? {
         SendSpec::Bytes(b) => pt2pt::send(comm, b, dest, tag, mode),
-        // SAFETY: `buf` holds `count` elements of the datatype (Buffer contract) and is
-        // borrowed for the whole call.
-        SendSpec::Typed(t) => pt2pt::send_typed(comm, unsafe { t.send_buf() }, dest, tag, mode),
+        SendSpec::Typed(t) => pt2pt::send_typed(comm, t.desc(), dest, tag, mode),
     }
 }
 
@@ -150,72 +148,63 @@ where
 /// Receives into a target; checks the received elements (also after an error, as the
 /// buffer may be partly written).
 fn recv_into_target(
-    t: RecvTarget,
+    mut t: RecvBytes<'_>,
     call: &str,
     f: impl FnOnce(&mut [u8]) -> Result<oxmpi_core::Status>,
 ) -> Result<Status> {
-    // SAFETY: the target comes from an exclusively borrowed, initialized buffer (or
-    // zeroed memory) of `t.len` bytes, borrowed for this whole call.
-    let bytes = unsafe { std::slice::from_raw_parts_mut(t.ptr, t.len) };
-    match f(bytes) {
+    match f(t.bytes()) {
         Ok(st) => {
-            // SAFETY: the receive is complete; the buffer is still borrowed.
-            unsafe { t.after(st.count_bytes, call)? };
+            t.check(st.count_bytes, call)?;
             Ok(Status(st))
         }
         Err(e) => {
-            // SAFETY: as above; the engine is done with the buffer after an error.
-            let _ = unsafe { t.after(t.len, call) };
+            let _ = t.check(usize::MAX, call);
             Err(e)
         }
     }
 }
 
 /// Where a receive operation writes, as its closure gets it.
-enum Into<'b> {
+enum Into<'b, 'c> {
     /// A contiguous datatype: its bytes.
     Bytes(&'b mut [u8]),
     /// Any other datatype: the engine unpacks `count` elements of `dt` at `ptr`
     /// (memory exclusively borrowed for the whole call).
-    Typed(&'b Typed),
+    Typed(&'b mut TypedMut<'c>),
 }
 
 /// Runs a blocking receive `f` into `spec` and checks what it wrote.
 fn receive_spec(
-    spec: RecvSpec,
+    spec: RecvSpec<'_>,
     call: &str,
-    f: impl FnOnce(Into<'_>) -> Result<oxmpi_core::Status>,
+    f: impl FnOnce(Into<'_, '_>) -> Result<oxmpi_core::Status>,
 ) -> Result<Status> {
     match spec {
         RecvSpec::Bytes(t) => recv_into_target(t, call, |b| f(Into::Bytes(b))),
-        RecvSpec::Typed(t) => {
-            let st = f(Into::Typed(&t))?;
-            // SAFETY: the receive is complete; the memory is still borrowed.
-            unsafe { t.after(st.count_bytes, call)? };
+        RecvSpec::Typed(mut t) => {
+            let st = f(Into::Typed(&mut t))?;
+            t.check_received(st.count_bytes, call)?;
             Ok(Status(st))
         }
     }
 }
 
 /// `MPI_Recv` into either form.
-fn recv_op(comm: &Comm, src: Rank, tag: Tag) -> impl FnOnce(Into<'_>) -> Result<oxmpi_core::Status> + '_ {
+fn recv_op(comm: &Comm, src: Rank, tag: Tag) -> impl FnOnce(Into<'_, '_>) -> Result<oxmpi_core::Status> + '_ {
     move |into| match into {
         Into::Bytes(b) => pt2pt::recv(comm, b, src, tag),
-        // SAFETY: the typed target holds `count` elements of `dt`, exclusively borrowed
-        // for this blocking call.
-        Into::Typed(t) => pt2pt::recv_typed(comm, unsafe { t.recv_buf() }, src, tag),
+        Into::Typed(t) => pt2pt::recv_typed(comm, t.desc_mut(), src, tag),
     }
 }
 
 /// `MPI_Mrecv` into either form.
-fn mrecv_op(m: &mut oxmpi_core::Message) -> impl FnOnce(Into<'_>) -> Result<oxmpi_core::Status> + '_ {
+fn mrecv_op(m: &mut oxmpi_core::Message) -> impl FnOnce(Into<'_, '_>) -> Result<oxmpi_core::Status> + '_ {
     move |into| match into {
         Into::Bytes(b) => pt2pt::mrecv(b, m),
-        Into::Typed(t) => {
-            // SAFETY: as in `recv_op`; we wait for completion before returning.
-            let mut r = pt2pt::imrecv(&oxmpi_core::buf::Forever, unsafe { t.recv_buf() }, m)?;
+        Into::Typed(t) => oxmpi_core::buf::scope(|sc| {
+            let mut r = pt2pt::imrecv(sc, t.desc_mut(), m)?;
             pt2pt::wait(&mut r).map_err(|e| renamed(e, "MPI_Imrecv", "MPI_Mrecv"))
-        }
+        }),
     }
 }
 
@@ -240,11 +229,12 @@ fn recv_into<B: BufferMut + ?Sized>(
 /// Receives exactly one `Msg` through `f`.
 fn recv_value<Msg: Equivalence>(
     call: &str,
-    f: impl FnOnce(Into<'_>) -> Result<oxmpi_core::Status>,
+    f: impl FnOnce(Into<'_, '_>) -> Result<oxmpi_core::Status>,
 ) -> Result<(Msg, Status)> {
-    let mut v = MaybeUninit::<Msg>::zeroed();
-    let spec = value_spec::<Msg>(v.as_mut_ptr() as *mut u8, 1, call)?;
+    let mut v = [MaybeUninit::<Msg>::uninit()];
+    let spec = value_spec_mut(&mut v, call)?;
     let st = receive_spec(spec, call, f)?;
+    let [v] = v;
     value_received::<Msg>(v, st, call)
 }
 
@@ -267,27 +257,23 @@ fn value_received<Msg: Equivalence>(v: MaybeUninit<Msg>, st: Status, call: &str)
 
 /// A blocking send-receive of typed buffers (any datatypes), through the engine's
 /// `MPI_Isendrecv`.
-///
-/// # Safety
-/// `s` is readable and `r` writable (and exclusively borrowed) for the call.
 #[allow(clippy::too_many_arguments)]
-unsafe fn sendrecv_typed(
+fn sendrecv_typed(
     call: &'static str,
     comm: &Comm,
-    s: &Typed,
+    s: &Typed<'_>,
     dest: Rank,
     sendtag: Tag,
-    r: &Typed,
+    r: &mut TypedMut<'_>,
     source: Rank,
     recvtag: Tag,
 ) -> Result<Status> {
     let ren = |e| renamed(e, "MPI_Isendrecv", call);
-    // SAFETY: forwarded contract; we wait for completion before returning.
-    let mut req = pt2pt::isendrecv(&oxmpi_core::buf::Forever, comm, unsafe { s.send_buf() }, dest, sendtag, unsafe { r.recv_buf() }, source, recvtag)
-        .map_err(ren)?;
-    let st = pt2pt::wait(&mut req).map_err(ren)?;
-    // SAFETY: complete; still borrowed.
-    unsafe { r.after(st.count_bytes, call)? };
+    let st = oxmpi_core::buf::scope(|sc| {
+        let mut req = pt2pt::isendrecv(sc, comm, s.desc(), dest, sendtag, r.desc_mut(), source, recvtag).map_err(ren)?;
+        pt2pt::wait(&mut req).map_err(ren)
+    })?;
+    r.check_received(st.count_bytes, call)?;
     Ok(Status(st))
 }
 
@@ -476,13 +462,15 @@ pub trait Source: AsCommunicator {
         Sc: Scope<'a>,
     {
         let comm = self.as_communicator().core_comm();
+        let data = &*buf as *const Buf;
         let t = match recv_spec(buf, "MPI_Irecv")? {
-            RecvSpec::Bytes(t) => t,
+            RecvSpec::Bytes(t) => t.target(),
             RecvSpec::Typed(t) => {
                 // SAFETY: as below.
-                let raw = unsafe { pt2pt::irecv(&Wrapped::new(), comm, t.recv_buf(), self.source_rank(), tag)? };
-                // SAFETY: as below.
-                return Ok(unsafe { Request::wrap(raw, buf as *const Buf, None, "MPI_Irecv", scope) });
+                return unsafe {
+                    let raw = pt2pt::irecv(&Wrapped::new(), comm, t.recv_buf(), self.source_rank(), tag)?;
+                    Ok(Request::wrap(raw, data, None, "MPI_Irecv", scope))
+                };
             }
         };
         // SAFETY: `buf` is exclusively borrowed for 'a by the request, which the scope
@@ -491,7 +479,7 @@ pub trait Source: AsCommunicator {
             let raw = pt2pt::irecv(&Wrapped::new(), comm, t.recv_buf(), self.source_rank(), tag)?;
             Ok(Request::wrap(
                 raw,
-                buf as *const Buf,
+                data,
                 Some(t),
                 "MPI_Irecv",
                 scope,
@@ -826,30 +814,22 @@ impl Message {
         let mut m = self.take();
         let size = Msg::equivalent_datatype().as_datatype_ref().size().max(1);
         let n = self.bytes.div_ceil(size);
-        let mut v: Vec<Msg> = Vec::with_capacity(n);
-        let st = match value_spec::<Msg>(v.as_mut_ptr() as *mut u8, n, "MPI_Mrecv")? {
-            RecvSpec::Bytes(t) => {
-                // SAFETY: the Vec's spare capacity holds n elements; it is written only
-                // by the engine, through this raw pointer, until the wait below completes.
-                let st = unsafe {
-                    let mut r = pt2pt::imrecv(&oxmpi_core::buf::Forever, t.recv_buf(), &mut m)?;
-                    pt2pt::wait(&mut r)?
-                };
+        let mut v: Vec<MaybeUninit<Msg>> = (0..n).map(|_| MaybeUninit::uninit()).collect();
+        let st = match value_spec_mut(&mut v, "MPI_Mrecv")? {
+            RecvSpec::Bytes(mut t) => {
+                let st = oxmpi_core::buf::scope(|sc| {
+                    let mut r = pt2pt::imrecv(sc, t.desc_mut(), &mut m)?;
+                    pt2pt::wait(&mut r)
+                })?;
                 if st.count_bytes % size == 0 {
-                    // SAFETY: complete; the received bytes lie in the spare capacity.
-                    unsafe { t.after(st.count_bytes, "MPI_Mrecv")? };
+                    t.check(st.count_bytes, "MPI_Mrecv")?;
                 }
                 st
             }
-            RecvSpec::Typed(t) => {
-                // SAFETY: zeroing the spare capacity (n elements) so that the bytes the
-                // datatype skips (padding) are initialized too.
-                unsafe { std::ptr::write_bytes(v.as_mut_ptr(), 0, n) };
-                // SAFETY: the capacity holds n elements of the datatype, written only
-                // by the engine until the wait completes.
-                let mut r = pt2pt::imrecv(&oxmpi_core::buf::Forever, unsafe { t.recv_buf() }, &mut m)?;
-                pt2pt::wait(&mut r).map_err(|e| renamed(e, "MPI_Imrecv", "MPI_Mrecv"))?
-            }
+            RecvSpec::Typed(mut t) => oxmpi_core::buf::scope(|sc| {
+                let mut r = pt2pt::imrecv(sc, t.desc_mut(), &mut m)?;
+                pt2pt::wait(&mut r).map_err(|e| renamed(e, "MPI_Imrecv", "MPI_Mrecv"))
+            })?,
         };
         if st.count_bytes % size != 0 {
             return Err(Error::new(
@@ -857,8 +837,10 @@ impl Message {
                 format!("MPI_Mrecv: the message has {} bytes, not a whole number of {size}-byte elements", st.count_bytes),
             ));
         }
-        // SAFETY: the first count_bytes / size elements were written and checked.
-        unsafe { v.set_len(st.count_bytes / size) };
+        v.truncate(st.count_bytes / size);
+        // SAFETY: the first count_bytes / size elements were written whole (over zeroed
+        // memory) by the receive, by `Msg`'s own datatype, and checked.
+        let v = v.into_iter().map(|x| unsafe { x.assume_init() }).collect();
         Ok((v, Status(st)))
     }
 
@@ -886,13 +868,15 @@ impl Message {
         Sc: Scope<'a>,
     {
         let mut m = self.take();
+        let data = &*buf as *const Buf;
         let t = match recv_spec(buf, "MPI_Imrecv")? {
-            RecvSpec::Bytes(t) => t,
+            RecvSpec::Bytes(t) => t.target(),
             RecvSpec::Typed(t) => {
                 // SAFETY: `buf` is exclusively borrowed for 'a by the request.
-                let raw = unsafe { pt2pt::imrecv(&Wrapped::new(), t.recv_buf(), &mut m)? };
-                // SAFETY: as above.
-                return Ok(unsafe { Request::wrap(raw, buf as *const Buf, None, "MPI_Imrecv", scope) });
+                return unsafe {
+                    let raw = pt2pt::imrecv(&Wrapped::new(), t.recv_buf(), &mut m)?;
+                    Ok(Request::wrap(raw, data, None, "MPI_Imrecv", scope))
+                };
             }
         };
         // SAFETY: `buf` is exclusively borrowed for 'a by the request.
@@ -900,7 +884,7 @@ impl Message {
             let raw = pt2pt::imrecv(&Wrapped::new(), t.recv_buf(), &mut m)?;
             Ok(Request::wrap(
                 raw,
-                buf as *const Buf,
+                data,
                 Some(t),
                 "MPI_Imrecv",
                 scope,
@@ -980,20 +964,24 @@ where
     const CALL: &str = "MPI_Sendrecv";
     let comm = same_comm(destination, source, CALL)?;
     let (dest, src) = (destination.destination_rank(), source.source_rank());
-    let mut v = MaybeUninit::<R>::zeroed();
-    let spec = value_spec::<R>(v.as_mut_ptr() as *mut u8, 1, CALL)?;
-    let st = match (send_spec(msg, CALL)?, spec) {
+    let mut v = [MaybeUninit::<R>::uninit()];
+    let st = match (send_spec(msg, CALL)?, value_spec_mut(&mut v, CALL)?) {
         (SendSpec::Bytes(out), RecvSpec::Bytes(t)) => {
             recv_into_target(t, CALL, |b| pt2pt::sendrecv(comm, out, dest, sendtag, b, src, receivetag))?
         }
-        (_, RecvSpec::Bytes(_)) => {
-            let r = crate::datatype::typed_value::<R>(v.as_mut_ptr() as *mut u8, 1);
-            // SAFETY: `msg` is borrowed and `v` owned for the whole blocking call.
-            unsafe { sendrecv_typed(CALL, comm, &typed_in(msg), dest, sendtag, &r, src, receivetag)? }
+        (_, RecvSpec::Bytes(mut t)) => {
+            let s = typed_in(msg);
+            let st = oxmpi_core::buf::scope(|sc| {
+                let ren = |e| renamed(e, "MPI_Isendrecv", CALL);
+                let mut req = pt2pt::isendrecv(sc, comm, s.desc(), dest, sendtag, t.desc_mut(), src, receivetag).map_err(ren)?;
+                pt2pt::wait(&mut req).map_err(ren)
+            })?;
+            t.check(st.count_bytes, CALL)?;
+            Status(st)
         }
-        // SAFETY: as above.
-        (_, RecvSpec::Typed(r)) => unsafe { sendrecv_typed(CALL, comm, &typed_in(msg), dest, sendtag, &r, src, receivetag)? },
+        (_, RecvSpec::Typed(mut r)) => sendrecv_typed(CALL, comm, &typed_in(msg), dest, sendtag, &mut r, src, receivetag)?,
     };
+    let [v] = v;
     value_received::<R>(v, st, CALL)
 }
 
@@ -1071,12 +1059,11 @@ where
         (SendSpec::Bytes(out), RecvSpec::Bytes(t)) => {
             recv_into_target(t, CALL, |b| pt2pt::sendrecv(comm, out, dest, sendtag, b, src, receivetag))
         }
-        _ => {
-            let (s, r) = (typed_in(msg), typed_out(buf));
-            // SAFETY: `msg` is borrowed and `buf` exclusively borrowed for the whole
-            // blocking call; each holds its count of its datatype.
-            unsafe { sendrecv_typed(CALL, comm, &s, dest, sendtag, &r, src, receivetag) }
+        (_, RecvSpec::Bytes(_)) => {
+            let (s, mut r) = (typed_in(msg), typed_out(buf));
+            sendrecv_typed(CALL, comm, &s, dest, sendtag, &mut r, src, receivetag)
         }
+        (_, RecvSpec::Typed(mut r)) => sendrecv_typed(CALL, comm, &typed_in(msg), dest, sendtag, &mut r, src, receivetag),
     }
 }
 
@@ -1141,14 +1128,13 @@ where
     let comm = same_comm(destination, source, CALL)?;
     let t = match recv_spec(buf, CALL)? {
         RecvSpec::Bytes(t) => t,
-        RecvSpec::Typed(t) => {
+        RecvSpec::Typed(mut t) => {
             let ren = |e| renamed(e, "MPI_Isendrecv_replace", CALL);
-            // SAFETY: `buf` holds `count` elements of the datatype, exclusively borrowed
-            // for this blocking call.
-            let b = unsafe { t.recv_buf() };
-            let mut r = pt2pt::isendrecv_replace(&oxmpi_core::buf::Forever, comm, b, destination.destination_rank(), sendtag, source.source_rank(), receivetag)
-                .map_err(ren)?;
-            return pt2pt::wait(&mut r).map(Status).map_err(ren);
+            let (dest, src) = (destination.destination_rank(), source.source_rank());
+            return oxmpi_core::buf::scope(|sc| {
+                let mut r = pt2pt::isendrecv_replace(sc, comm, t.desc_mut(), dest, sendtag, src, receivetag).map_err(ren)?;
+                pt2pt::wait(&mut r).map(Status).map_err(ren)
+            });
         }
     };
     recv_into_target(t, CALL, |b| {
@@ -1206,8 +1192,10 @@ impl<T> fmt::Debug for ReceiveFuture<T> {
 impl<T: Equivalence> ReceiveFuture<T> {
     fn start(comm: &Comm, source: Rank, tag: Tag) -> Result<Self> {
         let val = Box::into_raw(Box::new(MaybeUninit::<T>::zeroed()));
-        let t = match value_spec::<T>(val as *mut u8, 1, "MPI_Irecv") {
-            Ok(RecvSpec::Bytes(t)) => t,
+        // SAFETY: the zeroed heap block `val` stays allocated, and is touched only by
+        // the engine, until the future has completed or been dropped (see below).
+        let t = match unsafe { value_spec::<T>(val as *mut u8, 1, "MPI_Irecv") } {
+            Ok(RecvSpec::Bytes(t)) => t.target(),
             Ok(RecvSpec::Typed(t)) => {
                 // SAFETY: as below (the engine unpacks into the heap block).
                 return match unsafe { pt2pt::irecv(&Wrapped::new(), comm, t.recv_buf(), source, tag) } {

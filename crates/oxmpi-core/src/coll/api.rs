@@ -52,25 +52,30 @@ pub fn allreduce(send: Option<SendBuf<'_, '_>>, recv: RecvBuf<'_, '_>, op: &Op, 
 
 /// MPI_Reduce: `recv` is needed at the root only; `send: None` is MPI_IN_PLACE (at the root).
 pub fn reduce(send: Option<SendBuf<'_, '_>>, recv: Option<RecvBuf<'_, '_>>, op: &Op, root: i32, comm: &Comm) -> Result<()> {
-    const CALL: &str = "MPI_Reduce";
-    let (count, d) = match (&send, &recv) {
-        (Some(s), Some(r)) => {
-            same_layout(CALL, s, r)?;
-            (s.count(), dt(s.datatype()))
-        }
-        (Some(s), None) => {
-            if comm.rank() as i32 == root && !comm.is_inter() {
-                return Err(MpiError::arg(ErrorClass::Buffer, CALL, "recvbuf", "the root needs a receive buffer"));
-            }
-            (s.count(), dt(s.datatype()))
-        }
-        (None, Some(r)) => (r.count(), dt(r.datatype())),
-        (None, None) => return Err(MpiError::arg(ErrorClass::Buffer, CALL, "sendbuf", "neither a send nor a receive buffer")),
-    };
+    let (count, d) = reduce_args("MPI_Reduce", &send, &recv, root, comm)?;
     let rp = recv.as_ref().map_or(std::ptr::NonNull::<u8>::dangling().as_ptr(), |r| r.ptr());
     // SAFETY: both descriptors are valid for this blocking call, with the same layout;
     // without a receive descriptor this rank is not the root, which alone writes it.
     unsafe { reduce::reduce(send.map(|s| s.ptr()), rp, count, d, op, root, comm) }
+}
+
+/// The count and datatype of a reduce, after checking its descriptors.
+fn reduce_args<'d>(call: &str, send: &Option<SendBuf<'_, 'd>>, recv: &Option<RecvBuf<'_, 'd>>, root: i32, comm: &Comm) -> Result<(usize, &'d Datatype)> {
+    Ok(match (send, recv) {
+        (Some(s), Some(r)) => {
+            same_layout(call, s, r)?;
+            (s.count(), dt(s.datatype()))
+        }
+        (Some(s), None) => {
+            let root_here = if comm.is_inter() { root == super::inter::ROOT } else { comm.rank() == root };
+            if root_here {
+                return Err(MpiError::arg(ErrorClass::Buffer, call, "recvbuf", "the root needs a receive buffer"));
+            }
+            (s.count(), dt(s.datatype()))
+        }
+        (None, Some(r)) => (r.count(), dt(r.datatype())),
+        (None, None) => return Err(MpiError::arg(ErrorClass::Buffer, call, "sendbuf", "neither a send nor a receive buffer")),
+    })
 }
 
 /// MPI_Scan; `send: None` is MPI_IN_PLACE.
@@ -115,6 +120,39 @@ pub fn iallreduce<'a>(scope: &impl BufScope<'a>, send: Option<SendBuf<'a, '_>>, 
     }
     // SAFETY: as in `ibcast`, for both descriptors (of the same layout).
     let r = unsafe { allreduce::iallreduce(send.map(|s| s.ptr()), recv.ptr(), recv.count(), dt(recv.datatype()), op, comm) }?;
+    scope.enter(r);
+    Ok(r)
+}
+
+/// MPI_Ireduce: as [`reduce`], the buffers kept by `scope` until the request completes.
+pub fn ireduce<'a>(scope: &impl BufScope<'a>, send: Option<SendBuf<'a, '_>>, recv: Option<RecvBuf<'a, '_>>, op: &Op, root: i32, comm: &Comm) -> Result<Request> {
+    let (count, d) = reduce_args("MPI_Ireduce", &send, &recv, root, comm)?;
+    let rp = recv.as_ref().map_or(std::ptr::NonNull::<u8>::dangling().as_ptr(), |r| r.ptr());
+    // SAFETY: as in `reduce`, the descriptors valid for 'a, which `scope` keeps from
+    // ending before the request completes.
+    let r = unsafe { reduce::ireduce(send.map(|s| s.ptr()), rp, count, d, op, root, comm) }?;
+    scope.enter(r);
+    Ok(r)
+}
+
+/// MPI_Iscan: as [`scan`], the buffers kept by `scope` until the request completes.
+pub fn iscan<'a>(scope: &impl BufScope<'a>, send: Option<SendBuf<'a, '_>>, recv: RecvBuf<'a, '_>, op: &Op, comm: &Comm) -> Result<Request> {
+    if let Some(s) = &send {
+        same_layout("MPI_Iscan", s, &recv)?;
+    }
+    // SAFETY: as in `iallreduce`.
+    let r = unsafe { scan::iscan(send.map(|s| s.ptr()), recv.ptr(), recv.count(), dt(recv.datatype()), op, comm) }?;
+    scope.enter(r);
+    Ok(r)
+}
+
+/// MPI_Iexscan: as [`exscan`], the buffers kept by `scope` until the request completes.
+pub fn iexscan<'a>(scope: &impl BufScope<'a>, send: Option<SendBuf<'a, '_>>, recv: RecvBuf<'a, '_>, op: &Op, comm: &Comm) -> Result<Request> {
+    if let Some(s) = &send {
+        same_layout("MPI_Iexscan", s, &recv)?;
+    }
+    // SAFETY: as in `iallreduce`.
+    let r = unsafe { scan::iexscan(send.map(|s| s.ptr()), recv.ptr(), recv.count(), dt(recv.datatype()), op, comm) }?;
     scope.enter(r);
     Ok(r)
 }

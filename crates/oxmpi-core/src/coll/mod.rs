@@ -7,6 +7,7 @@
 //! [`select`]), and `OXMPI_<OPERATION>_ALGORITHM=name` overrides it.
 
 pub mod api;
+pub mod api_move;
 pub mod sched;
 pub(crate) mod select;
 pub mod util;

@@ -96,8 +96,7 @@ fn main() {
     check!(me, column.size() == ROWS * 4, "column size");
     let matrix: Vec<i32> = (0..ROWS * COLS).map(|i| i as i32 + 1000 * me).collect();
     assert!((me as usize) < COLS, "one matrix column per rank");
-    // SAFETY: one column (ROWS ints, COLS apart) from `me` < COLS ends inside the ROWS x COLS `matrix`.
-    let col = unsafe { View::with_count_and_datatype(&matrix[me as usize..], 1, &column) };
+    let col = View::checked(&matrix[me as usize..], 1, &column).unwrap();
     if me == 0 {
         let mut rows = vec![0i32; ROWS * size as usize];
         world.this_process().gather_into_root(&col, &mut rows[..]);
@@ -115,8 +114,7 @@ fn main() {
     let mut target = vec![-1i32; ROWS * COLS];
     {
         let c2 = (me as usize + 3) % COLS;
-        // SAFETY: as above for column `c2` < COLS of `target`; any i32 value is valid.
-        let mut mv = unsafe { MutView::with_count_and_datatype(&mut target[c2..], 1, &column) };
+        let mut mv = MutView::checked(&mut target[c2..], 1, &column).unwrap();
         scope(|s| {
             let r = prev.immediate_receive_into(s, &mut mv);
             next.send(&col);
@@ -159,8 +157,8 @@ fn main() {
     let mut dst = [0i32; 8];
     scope(|s| {
         let r = prev.immediate_receive_into(s, &mut dst[..]);
-        // SAFETY: one `ev` (8 ints, 2 apart) spans 15 ints, within `src`'s 16.
-        next.send(&unsafe { View::with_count_and_datatype(&src[..], 1, &ev) });
+        // One `ev` (8 ints, 2 apart) spans 15 ints, within `src`'s 16.
+        next.send(&View::checked(&src[..], 1, &ev).unwrap());
         r.wait();
     });
     check!(me, dst.iter().enumerate().all(|(i, &v)| v == 2 * i as i32 + pr * 100), "strided {dst:?}");

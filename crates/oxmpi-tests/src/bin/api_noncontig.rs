@@ -9,6 +9,7 @@ use std::fmt::Debug;
 
 use oxmpi::collective::SystemOperation;
 use oxmpi::datatype::{MutView, Partition, PartitionMut, UserDatatype, View};
+use oxmpi::Count;
 use oxmpi::request::{scope, WaitGuard};
 use oxmpi::topology::{Process, SimpleCommunicator};
 use oxmpi::traits::*;
@@ -33,11 +34,21 @@ struct Layout {
 trait Elem: Equivalence + Copy + PartialEq + Debug + 'static {
     fn val(rank: i32, i: usize) -> Self;
     fn sentinel() -> Self;
+    /// `n` elements of `dt` over `b` (checked to stay inside it).
+    fn view<'d, 'b>(b: &'b [Self], n: Count, dt: &'d UserDatatype) -> View<'d, 'b, UserDatatype, [Self]>;
+    /// As `view`, to be received into.
+    fn view_mut<'d, 'b>(b: &'b mut [Self], n: Count, dt: &'d UserDatatype) -> MutView<'d, 'b, UserDatatype, [Self]>;
 }
 
 impl Elem for i32 {
     fn val(rank: i32, i: usize) -> i32 {
         rank * 100_000 + i as i32 + 1
+    }
+    fn view<'d, 'b>(b: &'b [i32], n: Count, dt: &'d UserDatatype) -> View<'d, 'b, UserDatatype, [i32]> {
+        View::checked(b, n, dt).expect("the view fits its buffer")
+    }
+    fn view_mut<'d, 'b>(b: &'b mut [i32], n: Count, dt: &'d UserDatatype) -> MutView<'d, 'b, UserDatatype, [i32]> {
+        MutView::checked(b, n, dt).expect("the view fits its buffer")
     }
     fn sentinel() -> i32 {
         -7
@@ -47,6 +58,16 @@ impl Elem for i32 {
 impl Elem for S {
     fn val(rank: i32, i: usize) -> S {
         S { a: (i % 250) as u8 + 1, b: rank as f64 + i as f64 / 8.0, c: -(rank as i16) - 1 }
+    }
+    fn view<'d, 'b>(b: &'b [S], n: Count, dt: &'d UserDatatype) -> View<'d, 'b, UserDatatype, [S]> {
+        // S has padding, so no checked view; the layouts are sized for `n` elements.
+        // SAFETY: the struct layout's datatype selects whole S values by S's own
+        // datatype (never its padding), and callers size `b` for `n` of its elements.
+        unsafe { View::with_count_and_datatype(b, n, dt) }
+    }
+    fn view_mut<'d, 'b>(b: &'b mut [S], n: Count, dt: &'d UserDatatype) -> MutView<'d, 'b, UserDatatype, [S]> {
+        // SAFETY: as in `view`; S values written by S's datatype are valid S.
+        unsafe { MutView::with_count_and_datatype(b, n, dt) }
     }
     fn sentinel() -> S {
         S { a: 0, b: -1.0, c: 0 }
@@ -116,8 +137,7 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
     const N: usize = 3;
     let src: Vec<T> = l.source(me, N);
     let want: Vec<T> = l.sent(pr, N);
-    // SAFETY: `l.source` sizes `src` to hold N elements of the layout's datatype.
-    let view = || unsafe { View::with_count_and_datatype(&src[..], N as i32, &l.dt) };
+    let view = || T::view(&src[..], N as i32, &l.dt);
 
     // Blocking standard and synchronous sends into typed receives (rank 0 receives
     // first on one rank so that the ring cannot deadlock on synchronous sends).
@@ -127,8 +147,7 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
         }
         let mut dst: Vec<T> = l.buf(N);
         let recv = |dst: &mut Vec<T>| {
-            // SAFETY: `dst` (l.buf(N)) spans N periods of the layout `l.dt` describes.
-            let mut mv = unsafe { MutView::with_count_and_datatype(&mut dst[..], N as i32, &l.dt) };
+            let mut mv = T::view_mut(&mut dst[..], N as i32, &l.dt);
             let st = prev.receive_into_with_tag(&mut mv, 1);
             check!(me, st.source_rank() == pr && st.count(&l.dt) == N as i32, "{} status {st:?}", l.name);
         };
@@ -149,8 +168,7 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
         let mut dst: Vec<T> = l.buf(N);
         let v = view();
         {
-            // SAFETY: `dst` (l.buf(N)) spans N periods of the layout `l.dt` describes.
-            let mut mv = unsafe { MutView::with_count_and_datatype(&mut dst[..], N as i32, &l.dt) };
+            let mut mv = T::view_mut(&mut dst[..], N as i32, &l.dt);
             scope(|s| {
                 let r = prev.immediate_receive_into_with_tag(s, &mut mv, 9);
                 world.barrier();
@@ -175,8 +193,7 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
     let mut dst: Vec<T> = l.buf(N);
     {
         let v = view();
-        // SAFETY: `dst` (l.buf(N)) spans N periods of the layout `l.dt` describes.
-        let mut mv = unsafe { MutView::with_count_and_datatype(&mut dst[..], N as i32, &l.dt) };
+        let mut mv = T::view_mut(&mut dst[..], N as i32, &l.dt);
         scope(|s| {
         let r = prev.immediate_receive_into_with_tag(s, &mut mv, 2);
         let _g = WaitGuard::from(next.immediate_send_with_tag(s, &v, 2));
@@ -199,8 +216,7 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
         let packed = l.sent::<T>(me, N);
         scope(|s| {
             let _g = WaitGuard::from(next.immediate_send_with_tag(s, &packed[..], 4));
-            // SAFETY: `dst` (l.buf(N)) spans N periods of the layout `l.dt` describes.
-            let mut mv = unsafe { MutView::with_count_and_datatype(&mut dst[..], N as i32, &l.dt) };
+            let mut mv = T::view_mut(&mut dst[..], N as i32, &l.dt);
             prev.receive_into_with_tag(&mut mv, 4);
         });
         l.check(me, "contiguous send -> typed recv", &dst, 0, &want);
@@ -210,8 +226,7 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
     let mut dst: Vec<T> = l.buf(N);
     {
         let v = view();
-        // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-        let mut mv = unsafe { MutView::with_count_and_datatype(&mut dst[..], N as i32, &l.dt) };
+        let mut mv = T::view_mut(&mut dst[..], N as i32, &l.dt);
         let st = oxmpi::point_to_point::send_receive_into_with_tags(&v, &next, 5, &mut mv, &prev, 5);
         check!(me, st.source_rank() == pr, "{} sendrecv status {st:?}", l.name);
     }
@@ -220,8 +235,7 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
     // send_receive_replace_into: the gaps keep their own values.
     let mut rep: Vec<T> = l.source(me, N);
     {
-        // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-        let mut mv = unsafe { MutView::with_count_and_datatype(&mut rep[..], N as i32, &l.dt) };
+        let mut mv = T::view_mut(&mut rep[..], N as i32, &l.dt);
         oxmpi::point_to_point::send_receive_replace_into_with_tags(&mut mv, &next, 6, &prev, 6);
     }
     let pos = l.positions(N);
@@ -237,15 +251,13 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
         let _g = WaitGuard::from(next.immediate_send_with_tag(s, &v, 7));
         let (msg, st) = prev.matched_probe_with_tag(7);
         check!(me, st.count(&l.dt) == N as i32, "{} mprobe count {st:?}", l.name);
-        // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-        let mut mv = unsafe { MutView::with_count_and_datatype(&mut dst[..], N as i32, &l.dt) };
+        let mut mv = T::view_mut(&mut dst[..], N as i32, &l.dt);
         msg.matched_receive_into(&mut mv);
     });
     l.check(me, "mprobe/mrecv", &dst, 0, &want);
     let mut dst: Vec<T> = l.buf(N);
     {
-        // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-        let mut mv = unsafe { MutView::with_count_and_datatype(&mut dst[..], N as i32, &l.dt) };
+        let mut mv = T::view_mut(&mut dst[..], N as i32, &l.dt);
         scope(|s| {
             let _g = WaitGuard::from(next.immediate_send_with_tag(s, &v, 8));
             let (msg, _) = loop {
@@ -270,8 +282,7 @@ fn collectives<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
     for imm in [false, true] {
         let mut b: Vec<T> = if is_root { l.source(0, 2) } else { l.buf(2) };
         {
-            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-            let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 2, &l.dt) };
+            let mut mv = T::view_mut(&mut b[..], 2, &l.dt);
             if imm {
                 scope(|s| {
                     root.immediate_broadcast_into(s, &mut mv).wait();
@@ -288,13 +299,11 @@ fn collectives<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
     // gather: one element from each rank into element r of the root's buffer
     for imm in [false, true] {
         let src: Vec<T> = l.source(me, 1);
-        // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-        let v = unsafe { View::with_count_and_datatype(&src[..], 1, &l.dt) };
+        let v = T::view(&src[..], 1, &l.dt);
         if is_root {
             let mut b: Vec<T> = l.buf(n);
             {
-                // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-                let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], size, &l.dt) };
+                let mut mv = T::view_mut(&mut b[..], size, &l.dt);
                 if imm {
                     scope(|s| {
                         root.immediate_gather_into_root(s, &v, &mut mv).wait();
@@ -320,11 +329,9 @@ fn collectives<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
         let src: Vec<T> = l.source(0, n);
         let mut b: Vec<T> = l.buf(1);
         {
-            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-            let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 1, &l.dt) };
+            let mut mv = T::view_mut(&mut b[..], 1, &l.dt);
             if is_root {
-                // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-                let v = unsafe { View::with_count_and_datatype(&src[..], size, &l.dt) };
+                let v = T::view(&src[..], size, &l.dt);
                 if imm {
                     scope(|s| {
                         root.immediate_scatter_into_root(s, &v, &mut mv).wait();
@@ -347,12 +354,10 @@ fn collectives<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
     // all_gather and all_to_all (blocking and immediate)
     for imm in [false, true] {
         let src: Vec<T> = l.source(me, 1);
-        // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-        let v = unsafe { View::with_count_and_datatype(&src[..], 1, &l.dt) };
+        let v = T::view(&src[..], 1, &l.dt);
         let mut b: Vec<T> = l.buf(n);
         {
-            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-            let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], size, &l.dt) };
+            let mut mv = T::view_mut(&mut b[..], size, &l.dt);
             if imm {
                 scope(|s| {
                     world.immediate_all_gather_into(s, &v, &mut mv).wait();
@@ -366,12 +371,10 @@ fn collectives<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
         }
 
         let src: Vec<T> = l.source(me, n);
-        // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-        let v = unsafe { View::with_count_and_datatype(&src[..], size, &l.dt) };
+        let v = T::view(&src[..], size, &l.dt);
         let mut b: Vec<T> = l.buf(n);
         {
-            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-            let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], size, &l.dt) };
+            let mut mv = T::view_mut(&mut b[..], size, &l.dt);
             if imm {
                 scope(|s| {
                     world.immediate_all_to_all_into(s, &v, &mut mv).wait();
@@ -399,16 +402,14 @@ fn varcount<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
     let rev: Vec<i32> = (0..size).map(|r| size - 1 - r).collect();
     let fwd: Vec<i32> = (0..size).collect();
     let src1: Vec<T> = l.source(me, 1);
-    // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-    let v1 = unsafe { View::with_count_and_datatype(&src1[..], 1, &l.dt) };
+    let v1 = T::view(&src1[..], 1, &l.dt);
 
     for imm in [false, true] {
         // gather_varcount
         if me == 0 {
             let mut b: Vec<T> = l.buf(n);
             {
-                // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-                let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], size, &l.dt) };
+                let mut mv = T::view_mut(&mut b[..], size, &l.dt);
                 let mut p = PartitionMut::new(&mut mv, &ones[..], &rev[..]);
                 if imm {
                     scope(|s| {
@@ -433,11 +434,9 @@ fn varcount<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
         let srcn: Vec<T> = l.source(0, n);
         let mut b: Vec<T> = l.buf(1);
         {
-            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-            let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 1, &l.dt) };
+            let mut mv = T::view_mut(&mut b[..], 1, &l.dt);
             if me == 0 {
-                // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-                let vn = unsafe { View::with_count_and_datatype(&srcn[..], size, &l.dt) };
+                let vn = T::view(&srcn[..], size, &l.dt);
                 let p = Partition::new(&vn, &ones[..], &rev[..]);
                 if imm {
                     scope(|s| {
@@ -460,8 +459,7 @@ fn varcount<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
         // all_gather_varcount
         let mut b: Vec<T> = l.buf(n);
         {
-            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-            let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], size, &l.dt) };
+            let mut mv = T::view_mut(&mut b[..], size, &l.dt);
             let mut p = PartitionMut::new(&mut mv, &ones[..], &rev[..]);
             if imm {
                 scope(|s| {
@@ -477,13 +475,11 @@ fn varcount<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
 
         // all_to_all_varcount: element r to rank r; from rank r into element size-1-r
         let srcn: Vec<T> = l.source(me, n);
-        // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-        let vn = unsafe { View::with_count_and_datatype(&srcn[..], size, &l.dt) };
+        let vn = T::view(&srcn[..], size, &l.dt);
         let p = Partition::new(&vn, &ones[..], &fwd[..]);
         let mut b: Vec<T> = l.buf(n);
         {
-            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-            let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], size, &l.dt) };
+            let mut mv = T::view_mut(&mut b[..], size, &l.dt);
             let mut q = PartitionMut::new(&mut mv, &ones[..], &rev[..]);
             if imm {
                 scope(|s| {
@@ -506,14 +502,12 @@ fn more_reductions(world: &SimpleCommunicator, l: &Layout) {
     let n = size as usize;
     let sum = SystemOperation::sum();
     let src: Vec<i32> = l.source(me, 2);
-    // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-    let v = unsafe { View::with_count_and_datatype(&src[..], 2, &l.dt) };
+    let v = i32::view(&src[..], 2, &l.dt);
     let upto = |hi: i32| -> Vec<i32> { l.positions(2).into_iter().map(|j| (0..hi).map(|r| i32::val(r, j)).sum()).collect() };
     for imm in [false, true] {
         let mut b: Vec<i32> = l.buf(2);
         {
-            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-            let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 2, &l.dt) };
+            let mut mv = i32::view_mut(&mut b[..], 2, &l.dt);
             if imm {
                 scope(|s| {
                     world.immediate_scan_into(s, &v, &mut mv, sum).wait();
@@ -525,8 +519,7 @@ fn more_reductions(world: &SimpleCommunicator, l: &Layout) {
         l.check(me, "scan", &b, 0, &upto(me + 1));
         let mut b: Vec<i32> = l.buf(2);
         {
-            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-            let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 2, &l.dt) };
+            let mut mv = i32::view_mut(&mut b[..], 2, &l.dt);
             if imm {
                 scope(|s| {
                     world.immediate_exclusive_scan_into(s, &v, &mut mv, sum).wait();
@@ -540,8 +533,7 @@ fn more_reductions(world: &SimpleCommunicator, l: &Layout) {
         }
         let mut b: Vec<i32> = l.buf(2);
         {
-            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-            let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 2, &l.dt) };
+            let mut mv = i32::view_mut(&mut b[..], 2, &l.dt);
             if imm {
                 scope(|s| {
                     world.immediate_all_reduce_into(s, &v, &mut mv, sum).wait();
@@ -553,12 +545,10 @@ fn more_reductions(world: &SimpleCommunicator, l: &Layout) {
         l.check(me, "all_reduce", &b, 0, &upto(size));
         // reduce_scatter_block: element `me` of the sum of everyone's `size` elements
         let srcn: Vec<i32> = l.source(me, n);
-        // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-        let vn = unsafe { View::with_count_and_datatype(&srcn[..], size, &l.dt) };
+        let vn = i32::view(&srcn[..], size, &l.dt);
         let mut b: Vec<i32> = l.buf(1);
         {
-            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-            let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 1, &l.dt) };
+            let mut mv = i32::view_mut(&mut b[..], 1, &l.dt);
             if imm {
                 scope(|s| {
                     world.immediate_reduce_scatter_block_into(s, &vn, &mut mv, sum).wait();
@@ -577,8 +567,7 @@ fn more_reductions(world: &SimpleCommunicator, l: &Layout) {
         let root = world.process_at_rank(size - 1);
         let mut b: Vec<i32> = l.buf(2);
         {
-            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-            let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 2, &l.dt) };
+            let mut mv = i32::view_mut(&mut b[..], 2, &l.dt);
             scope(|s| {
                 if me == size - 1 {
                     root.immediate_reduce_into_root(s, &v, &mut mv, sum).wait();
@@ -594,8 +583,7 @@ fn more_reductions(world: &SimpleCommunicator, l: &Layout) {
     // all_reduce_in_place on the source values themselves
     let mut inplace: Vec<i32> = l.source(me, 2);
     {
-        // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-        let mut mv = unsafe { MutView::with_count_and_datatype(&mut inplace[..], 2, &l.dt) };
+        let mut mv = i32::view_mut(&mut inplace[..], 2, &l.dt);
         world.all_reduce_in_place(&mut mv, sum);
     }
     let pos = l.positions(2);
@@ -608,13 +596,11 @@ fn more_reductions(world: &SimpleCommunicator, l: &Layout) {
 fn reductions(world: &SimpleCommunicator, l: &Layout) {
     let (me, size) = (world.rank(), world.size());
     let src: Vec<i32> = l.source(me, 2);
-    // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-    let v = unsafe { View::with_count_and_datatype(&src[..], 2, &l.dt) };
+    let v = i32::view(&src[..], 2, &l.dt);
     let want: Vec<i32> = l.positions(2).into_iter().map(|j| (0..size).map(|r| i32::val(r, j)).sum()).collect();
     let mut b: Vec<i32> = l.buf(2);
     {
-        // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-        let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 2, &l.dt) };
+        let mut mv = i32::view_mut(&mut b[..], 2, &l.dt);
         world.all_reduce_into(&v, &mut mv, SystemOperation::sum());
     }
     l.check(me, "all_reduce", &b, 0, &want);
@@ -622,8 +608,7 @@ fn reductions(world: &SimpleCommunicator, l: &Layout) {
     {
         let root = world.process_at_rank(size - 1);
         if me == size - 1 {
-            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-            let mut mv = unsafe { MutView::with_count_and_datatype(&mut b[..], 2, &l.dt) };
+            let mut mv = i32::view_mut(&mut b[..], 2, &l.dt);
             root.reduce_into_root(&v, &mut mv, SystemOperation::sum());
         } else {
             root.reduce_into(&v, SystemOperation::sum());
@@ -648,8 +633,7 @@ fn matrix_columns(world: &SimpleCommunicator) {
     if me == 0 {
         let mut matrix = vec![-1.0f64; ROWS * n];
         {
-            // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-            let mut mv = unsafe { MutView::with_count_and_datatype(&mut matrix[..], size, &column) };
+            let mut mv = MutView::checked(&mut matrix[..], size, &column).unwrap();
             root.gather_into_root(&mine[..], &mut mv);
         }
         for i in 0..ROWS {
@@ -661,8 +645,7 @@ fn matrix_columns(world: &SimpleCommunicator) {
             *x += 0.5;
         }
         let mut back = vec![0.0f64; ROWS];
-        // SAFETY: the buffer was sized (l.buf/l.source) for this many elements of the datatype's layout.
-        let v = unsafe { View::with_count_and_datatype(&matrix[..], size, &column) };
+        let v = View::checked(&matrix[..], size, &column).unwrap();
         root.scatter_into_root(&v, &mut back[..]);
         check!(me, back.iter().enumerate().all(|(i, x)| *x == i as f64 + 0.5), "column 0 back {back:?}");
     } else {

@@ -9,12 +9,12 @@
 //! group), with counts 0 and > 0. Reductions use MPI_SUM and a non-commutative
 //! user op (affine-map composition), checking rank order.
 
-#![allow(unused_unsafe)]
-
 use std::sync::Arc;
 
 use oxmpi_core::coll::inter::ROOT;
-use oxmpi_core::coll::{allgather, allreduce, alltoall, barrier, bcast, gather, reduce, reduce_scatter, scan, scatter};
+use oxmpi_core::buf::{self, as_bytes, as_bytes_mut, RecvBuf, SendBuf};
+use oxmpi_core::coll::api_move::{self as mv, Blocks};
+use oxmpi_core::coll::{api, barrier};
 use oxmpi_core::comm::{create, inter, Comm};
 use oxmpi_core::datatype::{Datatype, Primitive};
 use oxmpi_core::op::{Op, PredefinedOp};
@@ -26,16 +26,17 @@ use oxmpi_tests::check;
 const SENTINEL: i32 = -777;
 const P: i64 = 1_000_003;
 
-/// Runs the blocking call, or the non-blocking one and waits for it.
+/// Runs the blocking call, or the non-blocking one (started in a buffer scope named
+/// `$sc`) and waits for it.
 macro_rules! go {
-    ($nb:expr, $blk:expr, $nblk:expr) => {
+    ($nb:expr, $sc:ident, $blk:expr, $nblk:expr) => {
         if $nb {
-            // SAFETY: callers pass engine calls on this test's own buffers, sized for the call; the request is waited on right here, while they are alive.
-            let mut r = unsafe { $nblk }.unwrap();
-            pt2pt::wait(&mut r).unwrap();
+            buf::scope(|$sc| {
+                let mut r = $nblk.unwrap();
+                pt2pt::wait(&mut r).unwrap();
+            });
         } else {
-            // SAFETY: as above; the buffers outlive the blocking call.
-            unsafe { $blk }.unwrap();
+            $blk.unwrap();
         }
     };
 }
@@ -82,12 +83,22 @@ struct Ctx {
     n: i32,
     m: i32,
     world_rank: i32,
-    int: Datatype,
     pair: Datatype,
     /// vector(2, 1, 2, int): two ints with a gap (non-contiguous).
     vec2: Datatype,
     sum: Op,
     comp: Op,
+}
+
+impl Ctx {
+    /// `cnt` pairs of i64 (the `pair` datatype) from the start of `v`, to be read.
+    fn pairs<'a>(&'a self, v: &'a [i64], cnt: usize) -> Option<SendBuf<'a, 'a>> {
+        Some(SendBuf::typed(as_bytes(v), cnt, &self.pair).unwrap())
+    }
+    /// As [`Ctx::pairs`], to be written.
+    fn pairs_mut<'a>(&'a self, v: &'a mut [i64], cnt: usize) -> RecvBuf<'a, 'a> {
+        RecvBuf::typed(as_bytes_mut(v), cnt, &self.pair).unwrap()
+    }
 }
 
 impl Ctx {
@@ -116,17 +127,19 @@ fn vpos(k: usize) -> usize {
     3 * (k / 2) + 2 * (k % 2)
 }
 
-fn ints(v: &[i32]) -> *const u8 {
-    v.as_ptr() as *const u8
+/// The descriptor of a slice, to be read.
+fn sb<T: buf::Element>(v: &[T]) -> Option<SendBuf<'_, 'static>> {
+    Some(SendBuf::slice(v))
 }
 
-fn ints_mut(v: &mut [i32]) -> *mut u8 {
-    v.as_mut_ptr() as *mut u8
+/// The descriptor of a slice, to be written.
+fn rb<T: buf::Element>(v: &mut [T]) -> RecvBuf<'_, 'static> {
+    RecvBuf::slice(v)
 }
 
 fn test_barrier(c: &Ctx) {
     for nb in [false, true] {
-        go!(nb, barrier::barrier(&c.ic), barrier::ibarrier(&c.ic));
+        go!(nb, _sc, barrier::barrier(&c.ic), barrier::ibarrier(&c.ic));
     }
 }
 
@@ -144,7 +157,7 @@ fn test_bcast(c: &Ctx, t: i32) {
                         }
                     }
                     let before = buf.clone();
-                    go!(nb, bcast::bcast(ints_mut(&mut buf), count, &c.int, root, &c.ic), bcast::ibcast(ints_mut(&mut buf), count, &c.int, root, &c.ic));
+                    go!(nb, sc, api::bcast(rb(&mut buf[..count]), root, &c.ic), api::ibcast(sc, rb(&mut buf[..count]), root, &c.ic));
                     if rg == c.g {
                         check!(wr, buf == before, "bcast: root-group buffer changed (root arg {root})");
                     } else {
@@ -164,8 +177,8 @@ fn test_bcast(c: &Ctx, t: i32) {
                 buf[vpos(k)] = val(t, rg, 0, k);
             }
         }
-        // SAFETY: 3 vec2 elements (extent 3 ints) span 9 ints, within `buf`'s 12.
-        unsafe { bcast::bcast(ints_mut(&mut buf), 3, &c.vec2, root, &c.ic) }.unwrap();
+        // 3 vec2 elements (extent 3 ints) span 9 ints, within `buf`'s 12.
+        api::bcast(RecvBuf::typed(as_bytes_mut(&mut buf), 3, &c.vec2).unwrap(), root, &c.ic).unwrap();
         if rg != c.g {
             let mut want = vec![SENTINEL; 12];
             for k in 0..6 {
@@ -188,8 +201,9 @@ fn test_gather(c: &Ctx, t: i32) {
                     let mut recv = vec![SENTINEL; total + 1];
                     go!(
                         nb,
-                        gather::gather(Some(ints(&send)), cnt, &c.int, ints_mut(&mut recv), cnt, &c.int, root, &c.ic),
-                        gather::igather(Some(ints(&send)), cnt, &c.int, ints_mut(&mut recv), cnt, &c.int, root, &c.ic)
+                        sc,
+                        mv::gather(sb(&send), Some(rb(&mut recv[..total])), cnt, root, &c.ic),
+                        mv::igather(sc, sb(&send), Some(rb(&mut recv[..total])), cnt, root, &c.ic)
                     );
                     if root == ROOT {
                         for j in 0..c.m {
@@ -224,8 +238,9 @@ fn test_gather(c: &Ctx, t: i32) {
                 let mut recv = vec![SENTINEL; at as usize + 1];
                 go!(
                     nb,
-                    gather::gatherv(Some(ints(&send)), send.len(), &c.int, ints_mut(&mut recv), &counts, &displs, &c.int, root, &c.ic),
-                    gather::igatherv(Some(ints(&send)), send.len(), &c.int, ints_mut(&mut recv), &counts, &displs, &c.int, root, &c.ic)
+                    sc,
+                    mv::gatherv(sb(&send), Some(rb(&mut recv[..at as usize])), &counts, &displs, root, &c.ic),
+                    mv::igatherv(sc, sb(&send), Some(rb(&mut recv[..at as usize])), &counts, &displs, root, &c.ic)
                 );
                 if root == ROOT {
                     let mut want = vec![SENTINEL; at as usize + 1];
@@ -254,8 +269,9 @@ fn test_scatter(c: &Ctx, t: i32) {
                     let mut recv = vec![SENTINEL; cnt + 1];
                     go!(
                         nb,
-                        scatter::scatter(ints(&send), cnt, &c.int, Some(ints_mut(&mut recv)), cnt, &c.int, root, &c.ic),
-                        scatter::iscatter(ints(&send), cnt, &c.int, Some(ints_mut(&mut recv)), cnt, &c.int, root, &c.ic)
+                        sc,
+                        mv::scatter(sb(&send), cnt, Some(rb(&mut recv[..cnt])), root, &c.ic),
+                        mv::iscatter(sc, sb(&send), cnt, Some(rb(&mut recv[..cnt])), root, &c.ic)
                     );
                     if rg == c.g {
                         check!(wr, recv.iter().all(|&x| x == SENTINEL), "scatter: root-group recvbuf written");
@@ -280,8 +296,9 @@ fn test_scatter(c: &Ctx, t: i32) {
                 let mut recv = vec![SENTINEL; mine + 1];
                 go!(
                     nb,
-                    scatter::scatterv(ints(&send), &counts, &displs, &c.int, Some(ints_mut(&mut recv)), mine, &c.int, root, &c.ic),
-                    scatter::iscatterv(ints(&send), &counts, &displs, &c.int, Some(ints_mut(&mut recv)), mine, &c.int, root, &c.ic)
+                    sc,
+                    mv::scatterv(sb(&send), &counts, &displs, Some(rb(&mut recv[..mine])), root, &c.ic),
+                    mv::iscatterv(sc, sb(&send), &counts, &displs, Some(rb(&mut recv[..mine])), root, &c.ic)
                 );
                 if rg != c.g {
                     let want: Vec<i32> = (0..mine).map(|k| val(t, rg, rt, 4 * c.me as usize + k)).chain([SENTINEL]).collect();
@@ -301,8 +318,9 @@ fn test_allgather(c: &Ctx, t: i32) {
             let mut recv = vec![SENTINEL; total + 1];
             go!(
                 nb,
-                allgather::allgather(Some(ints(&send)), cnt, &c.int, ints_mut(&mut recv), cnt, &c.int, &c.ic),
-                allgather::iallgather(Some(ints(&send)), cnt, &c.int, ints_mut(&mut recv), cnt, &c.int, &c.ic)
+                sc,
+                mv::allgather(sb(&send), rb(&mut recv[..total]), cnt, &c.ic),
+                mv::iallgather(sc, sb(&send), rb(&mut recv[..total]), cnt, &c.ic)
             );
             let want: Vec<i32> = (0..c.m).flat_map(|j| (0..cnt).map(move |k| val(t, c.h, j, k))).chain([SENTINEL]).collect();
             check!(wr, recv == want, "allgather nb={nb} cnt {cnt}: {recv:?} want {want:?}");
@@ -312,8 +330,9 @@ fn test_allgather(c: &Ctx, t: i32) {
     {
         let send: Vec<i32> = (0..4).map(|k| val(t, c.g, c.me, k)).collect();
         let mut recv = vec![SENTINEL; 8 * c.m as usize];
-        // SAFETY: `send` has the 4 ints sent; 2 vec2 (6 ints' span) per remote rank fit in `recv`'s 8 per rank.
-        unsafe { allgather::allgather(Some(ints(&send)), 4, &c.int, ints_mut(&mut recv), 2, &c.vec2, &c.ic) }.unwrap();
+        // 2 vec2 (6 ints' span) per remote rank fit in `recv`'s 8 per rank.
+        let r = RecvBuf::typed(as_bytes_mut(&mut recv), 2 * c.m as usize, &c.vec2).unwrap();
+        mv::allgather(sb(&send), r, 2, &c.ic).unwrap();
         // vec2 extent is 3 ints (0 and 2 used): element e at 3e.
         for j in 0..c.m as usize {
             for k in 0..4 {
@@ -337,8 +356,9 @@ fn test_allgather(c: &Ctx, t: i32) {
         let mut recv = vec![SENTINEL; at as usize];
         go!(
             nb,
-            allgather::allgatherv(Some(ints(&send)), send.len(), &c.int, ints_mut(&mut recv), &counts, &displs, &c.int, &c.ic),
-            allgather::iallgatherv(Some(ints(&send)), send.len(), &c.int, ints_mut(&mut recv), &counts, &displs, &c.int, &c.ic)
+            sc,
+            mv::allgatherv(sb(&send), rb(&mut recv), &counts, &displs, &c.ic),
+            mv::iallgatherv(sc, sb(&send), rb(&mut recv), &counts, &displs, &c.ic)
         );
         let mut want = vec![SENTINEL; at as usize];
         for j in 0..c.m as usize {
@@ -359,8 +379,9 @@ fn test_alltoall(c: &Ctx, t: i32) {
             let mut recv = vec![SENTINEL; cnt * c.m as usize + 1];
             go!(
                 nb,
-                alltoall::alltoall(Some(ints(&send)), cnt, &c.int, ints_mut(&mut recv), cnt, &c.int, &c.ic),
-                alltoall::ialltoall(Some(ints(&send)), cnt, &c.int, ints_mut(&mut recv), cnt, &c.int, &c.ic)
+                sc,
+                mv::alltoall(sb(&send), cnt, rb(&mut recv[..cnt * c.m as usize]), cnt, &c.ic),
+                mv::ialltoall(sc, sb(&send), cnt, rb(&mut recv[..cnt * c.m as usize]), cnt, &c.ic)
             );
             let me = c.me as usize;
             let want: Vec<i32> = (0..c.m).flat_map(|j| (0..cnt).map(move |k| val(t, c.h, j, 10 * me + k))).chain([SENTINEL]).collect();
@@ -387,8 +408,9 @@ fn test_alltoall(c: &Ctx, t: i32) {
         let mut recv = vec![SENTINEL; 3 * m];
         go!(
             nb,
-            alltoall::alltoallv(Some(ints(&send)), &scounts, &sdispls, &c.int, ints_mut(&mut recv), &rcounts, &rdispls, &c.int, &c.ic),
-            alltoall::ialltoallv(Some(ints(&send)), &scounts, &sdispls, &c.int, ints_mut(&mut recv), &rcounts, &rdispls, &c.int, &c.ic)
+            sc,
+            mv::alltoallv(sb(&send), Blocks { counts: &scounts, displs: &sdispls }, rb(&mut recv), Blocks { counts: &rcounts, displs: &rdispls }, &c.ic),
+            mv::ialltoallv(sc, sb(&send), Blocks { counts: &scounts, displs: &sdispls }, rb(&mut recv), Blocks { counts: &rcounts, displs: &rdispls }, &c.ic)
         );
         let mut want = vec![SENTINEL; 3 * m];
         for j in 0..m {
@@ -429,8 +451,9 @@ fn test_reduce(c: &Ctx, t: i32) {
                     let mut recv = vec![SENTINEL; cnt + 1];
                     go!(
                         nb,
-                        reduce::reduce(Some(ints(&send)), ints_mut(&mut recv), cnt, &c.int, &c.sum, root, &c.ic),
-                        reduce::ireduce(Some(ints(&send)), ints_mut(&mut recv), cnt, &c.int, &c.sum, root, &c.ic)
+                        sc,
+                        api::reduce(sb(&send), Some(rb(&mut recv[..cnt])), &c.sum, root, &c.ic),
+                        api::ireduce(sc, sb(&send), Some(rb(&mut recv[..cnt])), &c.sum, root, &c.ic)
                     );
                     let want: Vec<i32> = if root == ROOT { (0..cnt).map(|k| sum_of(c, t, c.h, k)).chain([SENTINEL]).collect() } else { vec![SENTINEL; cnt + 1] };
                     check!(wr, recv == want, "reduce sum root {rg}/{rt} cnt {cnt}: {recv:?} want {want:?}");
@@ -441,8 +464,9 @@ fn test_reduce(c: &Ctx, t: i32) {
                 let mut recv = vec![-1i64; 2 * cnt];
                 go!(
                     nb,
-                    reduce::reduce(Some(send.as_ptr() as *const u8), recv.as_mut_ptr() as *mut u8, cnt, &c.pair, &c.comp, root, &c.ic),
-                    reduce::ireduce(Some(send.as_ptr() as *const u8), recv.as_mut_ptr() as *mut u8, cnt, &c.pair, &c.comp, root, &c.ic)
+                    sc,
+                    api::reduce(c.pairs(&send, cnt), Some(c.pairs_mut(&mut recv, cnt)), &c.comp, root, &c.ic),
+                    api::ireduce(sc, c.pairs(&send, cnt), Some(c.pairs_mut(&mut recv, cnt)), &c.comp, root, &c.ic)
                 );
                 let want: Vec<i64> = if root == ROOT { (0..cnt).flat_map(|k| comp_of(c, t, c.h, k)).collect() } else { vec![-1; 2 * cnt] };
                 check!(wr, recv == want, "reduce compose root {rg}/{rt}: {recv:?} want {want:?}");
@@ -459,8 +483,9 @@ fn test_allreduce(c: &Ctx, t: i32) {
             let mut recv = vec![SENTINEL; cnt + 1];
             go!(
                 nb,
-                allreduce::allreduce(Some(ints(&send)), ints_mut(&mut recv), cnt, &c.int, &c.sum, &c.ic),
-                allreduce::iallreduce(Some(ints(&send)), ints_mut(&mut recv), cnt, &c.int, &c.sum, &c.ic)
+                sc,
+                api::allreduce(sb(&send), rb(&mut recv[..cnt]), &c.sum, &c.ic),
+                api::iallreduce(sc, sb(&send), rb(&mut recv[..cnt]), &c.sum, &c.ic)
             );
             let want: Vec<i32> = (0..cnt).map(|k| sum_of(c, t, c.h, k)).chain([SENTINEL]).collect();
             check!(wr, recv == want, "allreduce sum nb={nb} cnt {cnt}: {recv:?} want {want:?}");
@@ -470,8 +495,9 @@ fn test_allreduce(c: &Ctx, t: i32) {
         let mut recv = vec![-1i64; 2 * cnt];
         go!(
             nb,
-            allreduce::allreduce(Some(send.as_ptr() as *const u8), recv.as_mut_ptr() as *mut u8, cnt, &c.pair, &c.comp, &c.ic),
-            allreduce::iallreduce(Some(send.as_ptr() as *const u8), recv.as_mut_ptr() as *mut u8, cnt, &c.pair, &c.comp, &c.ic)
+            sc,
+            api::allreduce(c.pairs(&send, cnt), c.pairs_mut(&mut recv, cnt), &c.comp, &c.ic),
+            api::iallreduce(sc, c.pairs(&send, cnt), c.pairs_mut(&mut recv, cnt), &c.comp, &c.ic)
         );
         let want: Vec<i64> = (0..cnt).flat_map(|k| comp_of(c, t, c.h, k)).collect();
         check!(wr, recv == want, "allreduce compose: {recv:?} want {want:?}");
@@ -483,8 +509,9 @@ fn test_allreduce(c: &Ctx, t: i32) {
             send[3 * (k / 2) + 2 * (k % 2)] = val(t, c.g, c.me, k);
         }
         let mut recv = vec![SENTINEL; 6];
-        // SAFETY: 2 vec2 elements span 6 ints, the length of `send` and `recv`.
-        unsafe { allreduce::allreduce(Some(ints(&send)), ints_mut(&mut recv), 2, &c.vec2, &c.sum, &c.ic) }.unwrap();
+        // 2 vec2 elements span 6 ints, the length of `send` and `recv`.
+        let s = SendBuf::typed(as_bytes(&send), 2, &c.vec2).unwrap();
+        api::allreduce(Some(s), RecvBuf::typed(as_bytes_mut(&mut recv), 2, &c.vec2).unwrap(), &c.sum, &c.ic).unwrap();
         for k in 0..4 {
             let got = recv[3 * (k / 2) + 2 * (k % 2)];
             check!(wr, got == sum_of(c, t, c.h, k), "allreduce vec2 elem {k}: {got}");
@@ -512,8 +539,9 @@ fn test_reduce_scatter(c: &Ctx, t: i32) {
             let mut recv = vec![SENTINEL; mine + 1];
             go!(
                 nb,
-                reduce_scatter::reduce_scatter(Some(ints(&send)), ints_mut(&mut recv), &counts, &c.int, &c.sum, &c.ic),
-                reduce_scatter::ireduce_scatter(Some(ints(&send)), ints_mut(&mut recv), &counts, &c.int, &c.sum, &c.ic)
+                sc,
+                mv::reduce_scatter(sb(&send), rb(&mut recv[..mine]), &counts, &c.sum, &c.ic),
+                mv::ireduce_scatter(sc, sb(&send), rb(&mut recv[..mine]), &counts, &c.sum, &c.ic)
             );
             let want: Vec<i32> = (disp..disp + mine).map(|k| sum_of(c, t, c.h, k)).chain([SENTINEL]).collect();
             check!(wr, recv == want, "reduce_scatter nb={nb} total {total}: {recv:?} want {want:?}");
@@ -522,8 +550,9 @@ fn test_reduce_scatter(c: &Ctx, t: i32) {
             let mut recv = vec![-1i64; 2 * mine + 2];
             go!(
                 nb,
-                reduce_scatter::reduce_scatter(Some(send.as_ptr() as *const u8), recv.as_mut_ptr() as *mut u8, &counts, &c.pair, &c.comp, &c.ic),
-                reduce_scatter::ireduce_scatter(Some(send.as_ptr() as *const u8), recv.as_mut_ptr() as *mut u8, &counts, &c.pair, &c.comp, &c.ic)
+                sc,
+                mv::reduce_scatter(c.pairs(&send, total), c.pairs_mut(&mut recv, mine), &counts, &c.comp, &c.ic),
+                mv::ireduce_scatter(sc, c.pairs(&send, total), c.pairs_mut(&mut recv, mine), &counts, &c.comp, &c.ic)
             );
             let want: Vec<i64> = (disp..disp + mine).flat_map(|k| comp_of(c, t, c.h, k)).chain([-1, -1]).collect();
             check!(wr, recv == want, "reduce_scatter compose total {total}: {recv:?} want {want:?}");
@@ -535,8 +564,9 @@ fn test_reduce_scatter(c: &Ctx, t: i32) {
         let mut recv = vec![SENTINEL; rc + 1];
         go!(
             nb,
-            reduce_scatter::reduce_scatter_block(Some(ints(&send)), ints_mut(&mut recv), rc, &c.int, &c.sum, &c.ic),
-            reduce_scatter::ireduce_scatter_block(Some(ints(&send)), ints_mut(&mut recv), rc, &c.int, &c.sum, &c.ic)
+            sc,
+            mv::reduce_scatter_block(sb(&send), rb(&mut recv[..rc]), rc, &c.sum, &c.ic),
+            mv::ireduce_scatter_block(sc, sb(&send), rb(&mut recv[..rc]), rc, &c.sum, &c.ic)
         );
         let at = rc * c.me as usize;
         let want: Vec<i32> = (at..at + rc).map(|k| sum_of(c, t, c.h, k)).chain([SENTINEL]).collect();
@@ -549,14 +579,11 @@ fn test_errors(c: &Ctx) {
     let mut buf = [0i32; 2];
     // A root outside the remote group, and MPI_IN_PLACE: rejected before any
     // communication, so no rank waits on the others.
-    // SAFETY: `buf` holds 2 ints, more than the 1 named (the call fails before any transfer).
-    let e = unsafe { bcast::bcast(ints_mut(&mut buf), 1, &c.int, c.m, &c.ic) }.unwrap_err();
+    let e = api::bcast(rb(&mut buf[..1]), c.m, &c.ic).unwrap_err();
     check!(wr, e.class == ErrorClass::Root, "bcast bad root: {e}");
-    // SAFETY: as above.
-    let e = unsafe { allreduce::allreduce(None, ints_mut(&mut buf), 1, &c.int, &c.sum, &c.ic) }.unwrap_err();
+    let e = api::allreduce(None, rb(&mut buf[..1]), &c.sum, &c.ic).unwrap_err();
     check!(wr, e.class == ErrorClass::Buffer, "allreduce in place: {e}");
-    // SAFETY: one int in each buffer, as named.
-    let e = unsafe { scan::scan(Some(ints(&[1])), ints_mut(&mut buf), 1, &c.int, &c.sum, &c.ic) }.unwrap_err();
+    let e = api::scan(sb(&[1i32]), rb(&mut buf[..1]), &c.sum, &c.ic).unwrap_err();
     check!(wr, e.class == ErrorClass::UnsupportedOperation || e.class == ErrorClass::Comm, "scan on an intercommunicator: {e}");
 }
 
@@ -566,14 +593,15 @@ fn test_overlap(c: &Ctx, t: i32) {
     let send: Vec<i32> = (0..3).map(|k| val(t, c.g, c.me, k)).collect();
     let mut red = vec![SENTINEL; 3];
     let mut gat = vec![SENTINEL; c.m as usize];
-    // SAFETY: `send` and `red` hold 3 ints and outlive the request, waited on below.
-    let mut r1 = unsafe { allreduce::iallreduce(Some(ints(&send)), ints_mut(&mut red), 3, &c.int, &c.sum, &c.ic) }.unwrap();
-    // SAFETY: 1 int sent; `gat` holds 1 int per remote rank (`c.m`); both outlive the request, waited on below.
-    let mut r2 = unsafe { allgather::iallgather(Some(ints(&send)), 1, &c.int, ints_mut(&mut gat), 1, &c.int, &c.ic) }.unwrap();
-    let mut r3 = barrier::ibarrier(&c.ic).unwrap();
-    pt2pt::wait(&mut r3).unwrap();
-    pt2pt::wait(&mut r2).unwrap();
-    pt2pt::wait(&mut r1).unwrap();
+    buf::scope(|sc| {
+        let mut r1 = api::iallreduce(sc, sb(&send), rb(&mut red), &c.sum, &c.ic).unwrap();
+        // 1 int sent; `gat` holds 1 int per remote rank (`c.m`).
+        let mut r2 = mv::iallgather(sc, sb(&send[..1]), rb(&mut gat), 1, &c.ic).unwrap();
+        let mut r3 = barrier::ibarrier(&c.ic).unwrap();
+        pt2pt::wait(&mut r3).unwrap();
+        pt2pt::wait(&mut r2).unwrap();
+        pt2pt::wait(&mut r1).unwrap();
+    });
     let want: Vec<i32> = (0..3).map(|k| sum_of(c, t, c.h, k)).collect();
     check!(wr, red == want, "overlap allreduce {red:?} want {want:?}");
     let want: Vec<i32> = (0..c.m).map(|j| val(t, c.h, j, 0)).collect();
@@ -611,7 +639,6 @@ fn main() {
         m: ic.peer_group_size(),
         world_rank: rank,
         ic,
-        int,
         pair,
         vec2,
         sum: Op::predefined(PredefinedOp::Sum),
@@ -630,8 +657,7 @@ fn main() {
     test_overlap(&c, 9);
     test_barrier(&c);
     // Intracommunicator collectives still work on the local group.
-    // SAFETY: a one-int temporary that lives until the blocking call returns.
-    unsafe { bcast::bcast(ints_mut(&mut [0i32]), 1, &c.int, 0, &local) }.unwrap();
+    api::bcast(rb(&mut [0i32]), 0, &local).unwrap();
     drop(c);
     drop(local);
     check!(rank, oxmpi_core::comm::context::in_use() == 0, "context ids leaked");

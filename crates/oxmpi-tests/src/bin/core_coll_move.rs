@@ -6,7 +6,9 @@
 //! receive buffer, gaps included. Algorithms are forced by the launcher through
 //! `OXMPI_<OP>_ALGORITHM`.
 
-use oxmpi_core::coll::{allgather, alltoall, bcast, gather, scatter};
+use oxmpi_core::buf::{self, RecvBuf, SendBuf};
+use oxmpi_core::coll::api::{bcast, ibcast};
+use oxmpi_core::coll::api_move::{self as mv, Blocks, WBlocks};
 use oxmpi_core::datatype::{Datatype, Primitive};
 use oxmpi_core::runtime::{self, ThreadLevel};
 use oxmpi_core::{pt2pt, Comm, Request, Result};
@@ -45,9 +47,14 @@ impl Ty {
     /// Writes `packed` (whole units) at unit offset `at` of `buf`.
     fn place(&self, buf: &mut [u8], at: usize, packed: &[u8]) {
         let units = packed.len() / UNIT;
-        assert!(self.bytes(at + units) <= buf.len());
-        // SAFETY: the buffer holds `at + units` units of this type (checked above).
-        unsafe { self.dt.unpack(packed, buf.as_mut_ptr().add(self.bytes(at)), self.count(units)) };
+        let dst = RecvBuf::typed(&mut buf[self.bytes(at)..], self.count(units), &self.dt).expect("the units fit");
+        buf::unpack(packed, &mut 0, dst).expect("unpack");
+    }
+    fn send<'a>(&'a self, buf: &'a [u8], units: usize) -> SendBuf<'a, 'a> {
+        SendBuf::typed(buf, self.count(units), &self.dt).expect("send buffer")
+    }
+    fn recv<'a>(&'a self, buf: &'a mut [u8], units: usize) -> RecvBuf<'a, 'a> {
+        RecvBuf::typed(buf, self.count(units), &self.dt).expect("receive buffer")
     }
 }
 
@@ -65,14 +72,27 @@ fn seed(case: u64, a: i32, b: i32) -> u64 {
     (case << 20) ^ ((a as u64) << 10) ^ b as u64 ^ 0x5eed
 }
 
-/// Runs a blocking call, or its non-blocking twin followed by a wait.
-fn finish(blocking: bool, b: impl FnOnce() -> Result<()>, nb: impl FnOnce() -> Result<Request>) {
+/// Runs a collective blocking (`f(None)`), or as its non-blocking twin started in a
+/// buffer scope (`f(Some(scope))`) and waited for.
+fn finish<'e>(blocking: bool, f: impl FnOnce(Option<&buf::Scope<'e>>) -> Result<Option<Request>>) {
     if blocking {
-        b().expect("blocking collective");
+        f(None).expect("blocking collective");
     } else {
-        let mut r = nb().expect("non-blocking collective");
-        pt2pt::wait(&mut r).expect("wait");
+        buf::scope(|sc| {
+            let mut r = f(Some(sc)).expect("non-blocking collective").expect("a request");
+            pt2pt::wait(&mut r).expect("wait");
+        });
     }
+}
+
+/// Runs a collective with or without a scope: `both!(sc, blocking(..), immediate(..))`.
+macro_rules! both {
+    ($sc:ident, $b:expr, $nb:expr) => {
+        |$sc: Option<&buf::Scope<'_>>| match $sc {
+            None => $b.map(|_| None),
+            Some($sc) => $nb.map(Some),
+        }
+    };
 }
 
 struct Ctx {
@@ -127,6 +147,7 @@ fn main() {
             run_alltoallv(&mut cx);
             run_alltoallw(&mut cx);
         }
+        "errors" => run_errors(&mut cx),
         other => {
             eprintln!("unknown group {other:?}");
             std::process::exit(2);
@@ -152,9 +173,8 @@ fn run_bcast(cx: &mut Ctx) {
                 }
                 let mut refb = mine.alloc(units);
                 mine.place(&mut refb, 0, &want);
-                let (p, c, dt, comm) = (buf.as_mut_ptr(), mine.count(units), &mine.dt, &cx.comm);
-                // SAFETY: `buf` holds `c` elements of `dt` and outlives the call/wait.
-                finish(case % 2 == 0, || unsafe { bcast::bcast(p, c, dt, root, comm) }, || unsafe { bcast::ibcast(p, c, dt, root, comm) });
+                let (b, comm) = (mine.recv(&mut buf, units), &cx.comm);
+                finish(case % 2 == 0, both!(sc, bcast(b, root, comm), ibcast(sc, b, root, comm)));
                 cx.expect("bcast", &buf, &refb);
             }
         }
@@ -182,16 +202,10 @@ fn run_gather(cx: &mut Ctx) {
                                 rk.place(&mut recv, root as usize * units, &mine);
                             }
                         }
-                        let sb = if in_place && rank == root { None } else { Some(send.as_ptr()) };
-                        let (rp, comm) = (recv.as_mut_ptr(), &cx.comm);
-                        let (sc, rc) = (sk.count(units), rk.count(units));
-                        finish(
-                            case % 2 == 0,
-                            // SAFETY: the buffers hold the counts passed and outlive the call/wait.
-                            || unsafe { gather::gather(sb, sc, &sk.dt, rp, rc, &rk.dt, root, comm) },
-                            // SAFETY: as above.
-                            || unsafe { gather::igather(sb, sc, &sk.dt, rp, rc, &rk.dt, root, comm) },
-                        );
+                        let sb = if in_place && rank == root { None } else { Some(sk.send(&send, units)) };
+                        let rb = if rank == root { Some(rk.recv(&mut recv, units * n as usize)) } else { None };
+                        let (comm, rc) = (&cx.comm, rk.count(units));
+                        finish(case % 2 == 0, both!(sc, mv::gather(sb, rb, rc, root, comm), mv::igather(sc, sb, rb, rc, root, comm)));
                         cx.expect("gather", &recv, &refb);
                     }
                 }
@@ -236,15 +250,10 @@ fn run_gatherv(cx: &mut Ctx) {
                     }
                     let rc: Vec<usize> = counts.iter().map(|&c| rk.count(c)).collect();
                     let rd: Vec<isize> = displs.iter().map(|&d| rk.count(d) as isize).collect();
-                    let sb = if in_place && rank == root { None } else { Some(send.as_ptr()) };
-                    let (rp, comm, sc) = (recv.as_mut_ptr(), &cx.comm, sk.count(counts[rank as usize]));
-                    finish(
-                        case % 2 == 0,
-                        // SAFETY: the buffers hold the counts passed and outlive the call/wait.
-                        || unsafe { gather::gatherv(sb, sc, &sk.dt, rp, &rc, &rd, &rk.dt, root, comm) },
-                        // SAFETY: as above.
-                        || unsafe { gather::igatherv(sb, sc, &sk.dt, rp, &rc, &rd, &rk.dt, root, comm) },
-                    );
+                    let sb = if in_place && rank == root { None } else { Some(sk.send(&send, counts[rank as usize])) };
+                    let rb = if rank == root { Some(rk.recv(&mut recv, total)) } else { None };
+                    let comm = &cx.comm;
+                    finish(case % 2 == 0, both!(sc, mv::gatherv(sb, rb, &rc, &rd, root, comm), mv::igatherv(sc, sb, rb, &rc, &rd, root, comm)));
                     cx.expect("gatherv", &recv, &refb);
                 }
             }
@@ -270,16 +279,12 @@ fn run_scatter(cx: &mut Ctx) {
                         let mut recv = rk.alloc(units);
                         let mut refb = rk.alloc(units);
                         rk.place(&mut refb, 0, &data(seed(case, rank, 0), units));
-                        let rb = if in_place && rank == root { None } else { Some(recv.as_mut_ptr()) };
-                        let (sp, comm, sc, rc) = (send.as_ptr(), &cx.comm, sk.count(units), rk.count(units));
-                        finish(
-                            case % 2 == 0,
-                            // SAFETY: the buffers hold the counts passed and outlive the call/wait.
-                            || unsafe { scatter::scatter(sp, sc, &sk.dt, rb, rc, &rk.dt, root, comm) },
-                            // SAFETY: as above.
-                            || unsafe { scatter::iscatter(sp, sc, &sk.dt, rb, rc, &rk.dt, root, comm) },
-                        );
-                        if rb.is_some() {
+                        let received = !(in_place && rank == root);
+                        let rb = if received { Some(rk.recv(&mut recv, units)) } else { None };
+                        let sb = if rank == root { Some(sk.send(&send, units * n as usize)) } else { None };
+                        let (comm, scn) = (&cx.comm, sk.count(units));
+                        finish(case % 2 == 0, both!(sc, mv::scatter(sb, scn, rb, root, comm), mv::iscatter(sc, sb, scn, rb, root, comm)));
+                        if received {
                             cx.expect("scatter", &recv, &refb);
                         }
                         cx.expect("scatter send buffer untouched", &send, &send_ref);
@@ -310,16 +315,12 @@ fn run_scatterv(cx: &mut Ctx) {
                     rk.place(&mut refb, 0, &data(seed(case, rank, 0), mine));
                     let sc: Vec<usize> = counts.iter().map(|&c| sk.count(c)).collect();
                     let sd: Vec<isize> = displs.iter().map(|&d| sk.count(d) as isize).collect();
-                    let rb = if in_place && rank == root { None } else { Some(recv.as_mut_ptr()) };
-                    let (sp, comm, rc) = (send.as_ptr(), &cx.comm, rk.count(mine));
-                    finish(
-                        case % 2 == 0,
-                        // SAFETY: the buffers hold the counts passed and outlive the call/wait.
-                        || unsafe { scatter::scatterv(sp, &sc, &sd, &sk.dt, rb, rc, &rk.dt, root, comm) },
-                        // SAFETY: as above.
-                        || unsafe { scatter::iscatterv(sp, &sc, &sd, &sk.dt, rb, rc, &rk.dt, root, comm) },
-                    );
-                    if rb.is_some() {
+                    let received = !(in_place && rank == root);
+                    let rb = if received { Some(rk.recv(&mut recv, mine)) } else { None };
+                    let sb = if rank == root { Some(sk.send(&send, total)) } else { None };
+                    let comm = &cx.comm;
+                    finish(case % 2 == 0, both!(s, mv::scatterv(sb, &sc, &sd, rb, root, comm), mv::iscatterv(s, sb, &sc, &sd, rb, root, comm)));
+                    if received {
                         cx.expect("scatterv", &recv, &refb);
                     }
                 }
@@ -346,15 +347,9 @@ fn run_allgather(cx: &mut Ctx) {
                     if in_place {
                         rk.place(&mut recv, rank as usize * units, &mine);
                     }
-                    let sb = if in_place { None } else { Some(send.as_ptr()) };
-                    let (rp, comm, sc, rc) = (recv.as_mut_ptr(), &cx.comm, sk.count(units), rk.count(units));
-                    finish(
-                        case % 2 == 0,
-                        // SAFETY: the buffers hold the counts passed and outlive the call/wait.
-                        || unsafe { allgather::allgather(sb, sc, &sk.dt, rp, rc, &rk.dt, comm) },
-                        // SAFETY: as above.
-                        || unsafe { allgather::iallgather(sb, sc, &sk.dt, rp, rc, &rk.dt, comm) },
-                    );
+                    let sb = if in_place { None } else { Some(sk.send(&send, units)) };
+                    let (rb, comm, rc) = (rk.recv(&mut recv, units * n as usize), &cx.comm, rk.count(units));
+                    finish(case % 2 == 0, both!(sc, mv::allgather(sb, rb, rc, comm), mv::iallgather(sc, sb, rb, rc, comm)));
                     cx.expect("allgather", &recv, &refb);
                 }
             }
@@ -382,15 +377,9 @@ fn run_allgatherv(cx: &mut Ctx) {
                 }
                 let rc: Vec<usize> = counts.iter().map(|&c| rk.count(c)).collect();
                 let rd: Vec<isize> = displs.iter().map(|&d| rk.count(d) as isize).collect();
-                let sb = if in_place { None } else { Some(send.as_ptr()) };
-                let (rp, comm, sc) = (recv.as_mut_ptr(), &cx.comm, sk.count(counts[rank as usize]));
-                finish(
-                    case % 2 == 0,
-                    // SAFETY: the buffers hold the counts passed and outlive the call/wait.
-                    || unsafe { allgather::allgatherv(sb, sc, &sk.dt, rp, &rc, &rd, &rk.dt, comm) },
-                    // SAFETY: as above.
-                    || unsafe { allgather::iallgatherv(sb, sc, &sk.dt, rp, &rc, &rd, &rk.dt, comm) },
-                );
+                let sb = if in_place { None } else { Some(sk.send(&send, counts[rank as usize])) };
+                let (rb, comm) = (rk.recv(&mut recv, total), &cx.comm);
+                finish(case % 2 == 0, both!(sc, mv::allgatherv(sb, rb, &rc, &rd, comm), mv::iallgatherv(sc, sb, rb, &rc, &rd, comm)));
                 cx.expect("allgatherv", &recv, &refb);
             }
         }
@@ -416,15 +405,10 @@ fn run_alltoall(cx: &mut Ctx) {
                         }
                         rk.place(&mut refb, j as usize * units, &data(seed(case, j, rank), units));
                     }
-                    let sb = if in_place { None } else { Some(send.as_ptr()) };
-                    let (rp, comm, sc, rc) = (recv.as_mut_ptr(), &cx.comm, sk.count(units), rk.count(units));
-                    finish(
-                        case % 2 == 0,
-                        // SAFETY: the buffers hold the counts passed and outlive the call/wait.
-                        || unsafe { alltoall::alltoall(sb, sc, &sk.dt, rp, rc, &rk.dt, comm) },
-                        // SAFETY: as above.
-                        || unsafe { alltoall::ialltoall(sb, sc, &sk.dt, rp, rc, &rk.dt, comm) },
-                    );
+                    let sb = if in_place { None } else { Some(sk.send(&send, units * n as usize)) };
+                    let rb = rk.recv(&mut recv, units * n as usize);
+                    let (comm, scn, rc) = (&cx.comm, sk.count(units), rk.count(units));
+                    finish(case % 2 == 0, both!(sc, mv::alltoall(sb, scn, rb, rc, comm), mv::ialltoall(sc, sb, scn, rb, rc, comm)));
                     cx.expect("alltoall", &recv, &refb);
                 }
             }
@@ -479,15 +463,10 @@ fn run_alltoallv(cx: &mut Ctx) {
                 let sdn: Vec<isize> = sd.iter().map(|&d| sk.count(d) as isize).collect();
                 let rcn: Vec<usize> = rc.iter().map(|&c| rk.count(c)).collect();
                 let rdn: Vec<isize> = rd.iter().map(|&d| rk.count(d) as isize).collect();
-                let sb = if in_place { None } else { Some(send.as_ptr()) };
-                let (rp, comm) = (recv.as_mut_ptr(), &cx.comm);
-                finish(
-                    case % 2 == 0,
-                    // SAFETY: the buffers hold the counts passed and outlive the call/wait.
-                    || unsafe { alltoall::alltoallv(sb, &scn, &sdn, &sk.dt, rp, &rcn, &rdn, &rk.dt, comm) },
-                    // SAFETY: as above.
-                    || unsafe { alltoall::ialltoallv(sb, &scn, &sdn, &sk.dt, rp, &rcn, &rdn, &rk.dt, comm) },
-                );
+                let sb = if in_place { None } else { Some(sk.send(&send, stot)) };
+                let (rb, comm) = (rk.recv(&mut recv, rtot), &cx.comm);
+                let (s_b, r_b) = (|| Blocks { counts: &scn, displs: &sdn }, || Blocks { counts: &rcn, displs: &rdn });
+                finish(case % 2 == 0, both!(sc, mv::alltoallv(sb, s_b(), rb, r_b(), comm), mv::ialltoallv(sc, sb, s_b(), rb, r_b(), comm)));
                 cx.expect("alltoallv", &recv, &refb);
             }
         }
@@ -530,16 +509,69 @@ fn run_alltoallw(cx: &mut Ctx) {
             let rdb: Vec<isize> = rd.iter().map(|&d| (d * SLOT) as isize).collect();
             let std: Vec<Datatype> = st.iter().map(|t| t.dt.clone()).collect();
             let rtd: Vec<Datatype> = rt.iter().map(|t| t.dt.clone()).collect();
-            let sb = if in_place { None } else { Some(send.as_ptr()) };
-            let (rp, comm) = (recv.as_mut_ptr(), &cx.comm);
-            finish(
-                case % 2 == 0,
-                // SAFETY: the buffers hold the counts passed and outlive the call/wait.
-                || unsafe { alltoall::alltoallw(sb, &scn, &sdb, &std, rp, &rcn, &rdb, &rtd, comm) },
-                // SAFETY: as above.
-                || unsafe { alltoall::ialltoallw(sb, &scn, &sdb, &std, rp, &rcn, &rdb, &rtd, comm) },
-            );
+            let sb = if in_place { None } else { Some(SendBuf::bytes(&send)) };
+            let (rb, comm) = (RecvBuf::bytes(&mut recv), &cx.comm);
+            let s_b = || WBlocks { counts: &scn, displs: &sdb, types: &std };
+            let r_b = || WBlocks { counts: &rcn, displs: &rdb, types: &rtd };
+            finish(case % 2 == 0, both!(sc, mv::alltoallw(sb, s_b(), rb, r_b(), comm), mv::ialltoallw(sc, sb, s_b(), rb, r_b(), comm)));
             cx.expect("alltoallw", &recv, &refb);
         }
     }
+}
+
+/// Blocks that reach outside their descriptors: every rank's own check fails before
+/// any communication (so no rank waits for another), with the class the call names.
+fn run_errors(cx: &mut Ctx) {
+    use oxmpi_core::ErrorClass;
+    let (rank, n, comm) = (cx.rank, cx.n as usize, &cx.comm);
+    let int = Ty::int();
+    let expect = |what: &str, r: Result<()>, class: ErrorClass| {
+        let e = r.expect_err(what);
+        check!(rank, e.class == class, "{what}: {:?} is not {class:?}: {}", e.class, e.message);
+    };
+    let send = vec![0u8; int.bytes(1)];
+    let mut recv = vec![0u8; int.bytes(n)];
+    // allgather: n blocks of 2 units do not fit in n units.
+    expect("allgather", mv::allgather(Some(int.send(&send, 1)), int.recv(&mut recv, n), int.count(2), comm), ErrorClass::Buffer);
+    // allgatherv: the last block one element past the end.
+    let counts = vec![int.count(1); n];
+    let mut displs: Vec<isize> = (0..n).map(|i| int.count(i) as isize).collect();
+    displs[n - 1] += 1;
+    let r = mv::allgatherv(Some(int.send(&send, 1)), int.recv(&mut recv, n), &counts, &displs, comm);
+    expect("allgatherv past the end", r, ErrorClass::Buffer);
+    displs[n - 1] = -1;
+    let r = mv::allgatherv(Some(int.send(&send, 1)), int.recv(&mut recv, n), &counts, &displs, comm);
+    expect("allgatherv negative displacement", r, ErrorClass::Buffer);
+    // Arrays shorter than the group.
+    let r = mv::allgatherv(Some(int.send(&send, 1)), int.recv(&mut recv, n), &counts[..n - 1], &displs, comm);
+    expect("allgatherv short counts", r, ErrorClass::Arg);
+    // alltoall: the send buffer holds one block, not n (n > 1), or too few for 2 units each.
+    let big = vec![0u8; int.bytes(n)];
+    let r = mv::alltoall(Some(int.send(&big, n)), int.count(2), int.recv(&mut recv, n), int.count(1), comm);
+    expect("alltoall send", r, ErrorClass::Buffer);
+    // alltoallw: a datatype with gaps has no byte span.
+    let v = Ty::vec();
+    let w = |t: &Ty| vec![t.dt.clone(); n];
+    let (zc, zd) = (vec![0usize; n], vec![0isize; n]);
+    let (vt, it) = (w(&v), w(&int));
+    let r = mv::alltoallw(
+        Some(SendBuf::bytes(&big)),
+        WBlocks { counts: &zc, displs: &zd, types: &it },
+        v.recv(&mut recv, 0),
+        WBlocks { counts: &zc, displs: &zd, types: &vt },
+        comm,
+    );
+    expect("alltoallw gaps", r, ErrorClass::Buffer);
+    // reduce_scatter_block: the input holds n * 1 elements, not n * 2.
+    let op = oxmpi_core::op::Op::predefined(oxmpi_core::op::PredefinedOp::Sum);
+    let r = mv::reduce_scatter_block(Some(int.send(&big, n)), int.recv(&mut recv, n), int.count(2), &op, comm);
+    expect("reduce_scatter_block", r, ErrorClass::Buffer);
+    // The root's receive buffer is required at the root (each rank is its own root
+    // on its self communicator here).
+    let me = oxmpi_core::comm::create::split(comm, Some(rank), 0).unwrap().unwrap();
+    expect("gather without a receive buffer", mv::gather(Some(int.send(&send, 1)), None, int.count(1), 0, &me), ErrorClass::Buffer);
+    expect("scatter without a send buffer", mv::scatter(None, int.count(1), Some(int.recv(&mut recv, 1)), 0, &me), ErrorClass::Buffer);
+    let r = mv::gatherv(Some(int.send(&send, 1)), Some(int.recv(&mut recv, 1)), &[int.count(1)], &[1], 0, &me);
+    expect("gatherv past the end at the root", r, ErrorClass::Buffer);
+    cx.case += 10;
 }

@@ -9,8 +9,8 @@
 use std::sync::Arc;
 
 use oxmpi_core::buf::{self, RecvBuf, SendBuf};
-use oxmpi_core::coll::api;
-use oxmpi_core::coll::{allreduce, reduce, reduce_scatter, scan};
+use oxmpi_core::buf::Element;
+use oxmpi_core::coll::{api, api_move};
 use oxmpi_core::datatype::{Datatype, Primitive};
 use oxmpi_core::op::{Op, PredefinedOp, UserFunction};
 use oxmpi_core::pt2pt::{self, SendMode};
@@ -21,28 +21,28 @@ use oxmpi_tests::{check, Rng};
 const SENTINEL: u8 = 0xA5;
 const MODULUS: i64 = 1_000_003;
 
-/// 16-byte aligned byte buffer.
-struct Buf(Vec<u128>, usize);
+/// 8-byte aligned byte buffer.
+struct Buf(Vec<u64>, usize);
 
 impl Buf {
     fn new(len: usize, fill: u8) -> Buf {
-        let mut b = Buf(vec![0; len.div_ceil(16).max(1)], len);
+        let mut b = Buf(vec![0; len.div_ceil(8).max(1)], len);
         b.bytes_mut().fill(fill);
         b
     }
     fn bytes(&self) -> &[u8] {
-        // SAFETY: the vector holds at least `self.1` initialized bytes.
-        unsafe { std::slice::from_raw_parts(self.0.as_ptr() as *const u8, self.1) }
+        &buf::as_bytes(&self.0)[..self.1]
     }
     fn bytes_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as above, uniquely borrowed.
-        unsafe { std::slice::from_raw_parts_mut(self.0.as_mut_ptr() as *mut u8, self.1) }
+        &mut buf::as_bytes_mut(&mut self.0)[..self.1]
     }
-    fn ptr(&self) -> *const u8 {
-        self.0.as_ptr() as *const u8
+    /// `count` elements of `dt` from the start, to be read.
+    fn send<'a>(&'a self, count: usize, dt: &'a Datatype) -> SendBuf<'a, 'a> {
+        SendBuf::typed(self.bytes(), count, dt).expect("send buffer")
     }
-    fn mut_ptr(&mut self) -> *mut u8 {
-        self.0.as_mut_ptr() as *mut u8
+    /// `count` elements of `dt` from the start, to be written.
+    fn recv<'a>(&'a mut self, count: usize, dt: &'a Datatype) -> RecvBuf<'a, 'a> {
+        RecvBuf::typed(self.bytes_mut(), count, dt).expect("receive buffer")
     }
 }
 
@@ -57,11 +57,9 @@ struct Case {
     large: bool,
 }
 
-fn put<T: Copy>(e: &mut [u8], off: usize, v: T) {
+fn put<T: Element>(e: &mut [u8], off: usize, v: T) {
     let n = std::mem::size_of::<T>();
-    // SAFETY: T is a plain number; `off..off+n` is checked by the slice index.
-    let src = unsafe { std::slice::from_raw_parts(&v as *const T as *const u8, n) };
-    e[off..off + n].copy_from_slice(src);
+    e[off..off + n].copy_from_slice(buf::as_bytes(std::slice::from_ref(&v)));
 }
 
 /// Offsets of the basic elements of `unit` bytes in one element of `dt`.
@@ -141,6 +139,16 @@ fn cases() -> Vec<Case> {
     ]
 }
 
+/// Runs a collective with or without a scope: `both!(sc, blocking(..), immediate(..))`.
+macro_rules! both {
+    ($sc:ident, $b:expr, $nb:expr) => {
+        |$sc: Option<&buf::Scope<'_>>| match $sc {
+            None => $b.map(|_| None),
+            Some($sc) => $nb.map(Some),
+        }
+    };
+}
+
 struct Ctx {
     world: Comm,
     rank: usize,
@@ -169,8 +177,7 @@ impl Ctx {
         for r in 0..self.n {
             let mut cur = self.input(c, seed, r, count);
             if let Some(prev) = out.last() {
-                // SAFETY: both buffers hold `count` elements of the case's datatype.
-                unsafe { reduce::reduce_local(prev.ptr(), cur.mut_ptr(), count, &c.dt, &c.op) }.expect("reduce_local");
+                api::reduce_local(prev.send(count, &c.dt), cur.recv(count, &c.dt), &c.op).expect("reduce_local");
             }
             out.push(cur);
         }
@@ -202,9 +209,14 @@ impl Ctx {
         self.seq
     }
 
-    /// Runs a blocking call or the non-blocking one + wait (alternating).
-    fn go(&mut self, blocking: impl FnOnce() -> oxmpi_core::Result<()>, nb: impl FnOnce() -> oxmpi_core::Result<Request>, what: &str) {
-        let r = if self.seq % 2 == 0 { blocking() } else { nb().and_then(|mut q| pt2pt::wait(&mut q).map(|_| ())) };
+    /// Runs a blocking call (`f(None)`) or the non-blocking one in a buffer scope
+    /// (`f(Some(scope))`) + wait, alternating.
+    fn go<'e>(&mut self, f: impl FnOnce(Option<&buf::Scope<'e>>) -> oxmpi_core::Result<Option<Request>>, what: &str) {
+        let r = if self.seq % 2 == 0 {
+            f(None).map(|_| ())
+        } else {
+            buf::scope(|sc| f(Some(sc)).and_then(|q| pt2pt::wait(&mut q.expect("a request")).map(|_| ())))
+        };
         if let Err(e) = r {
             check!(self.rank, false, "{what}: {e:?}");
         }
@@ -226,10 +238,11 @@ fn run_case(x: &mut Ctx, c: &Case, count: usize) {
         for in_place in [false, true] {
             let input = x.input(c, seed, rank, count);
             let mut out = if in_place && rank == root { x.input(c, seed, rank, count) } else { Buf::new(count * ext, SENTINEL) };
-            let sb = if in_place && rank == root { None } else { Some(input.ptr()) };
-            let rp = out.mut_ptr();
-            // SAFETY: buffers of `count` elements, alive until completion.
-            x.go(|| unsafe { reduce::reduce(sb, rp, count, dt, op, root as i32, &comm) }, || unsafe { reduce::ireduce(sb, rp, count, dt, op, root as i32, &comm) }, "reduce");
+            let sb = if in_place && rank == root { None } else { Some(input.send(count, dt)) };
+            let rb = Some(out.recv(count, dt));
+            let root = root as i32;
+            x.go(both!(sc, api::reduce(sb, rb, op, root, &comm), api::ireduce(sc, sb, rb, op, root, &comm)), "reduce");
+            let root = root as usize;
             if rank == root {
                 x.compare(&format!("reduce root {root} in_place {in_place} count {count}"), c, &out, total, 0, count);
             }
@@ -240,10 +253,9 @@ fn run_case(x: &mut Ctx, c: &Case, count: usize) {
     for in_place in [false, true] {
         let input = x.input(c, seed, rank, count);
         let mut out = if in_place { x.input(c, seed, rank, count) } else { Buf::new(count * ext, SENTINEL) };
-        let sb = if in_place { None } else { Some(input.ptr()) };
-        let rp = out.mut_ptr();
-        // SAFETY: as above.
-        x.go(|| unsafe { allreduce::allreduce(sb, rp, count, dt, op, &comm) }, || unsafe { allreduce::iallreduce(sb, rp, count, dt, op, &comm) }, "allreduce");
+        let sb = if in_place { None } else { Some(input.send(count, dt)) };
+        let rb = out.recv(count, dt);
+        x.go(both!(sc, api::allreduce(sb, rb, op, &comm), api::iallreduce(sc, sb, rb, op, &comm)), "allreduce");
         x.compare(&format!("allreduce in_place {in_place} count {count}"), c, &out, total, 0, count);
     }
 
@@ -252,24 +264,15 @@ fn run_case(x: &mut Ctx, c: &Case, count: usize) {
         for in_place in [false, true] {
             let input = x.input(c, seed, rank, count);
             let mut out = if in_place { x.input(c, seed, rank, count) } else { Buf::new(count * ext, SENTINEL) };
-            let sb = if in_place { None } else { Some(input.ptr()) };
-            let rp = out.mut_ptr();
+            let sb = if in_place { None } else { Some(input.send(count, dt)) };
+            let rb = out.recv(count, dt);
             if exclusive {
-                // `input` and `out` each hold `count` elements of `dt` and live past `go`,
-                // which returns only once the blocking call or the request's wait is done.
-                x.go(
-                    // SAFETY: buffers of `count` elements of `dt`, alive until `go` returns (above).
-                    || unsafe { scan::exscan(sb, rp, count, dt, op, &comm) },
-                    // SAFETY: as for the blocking form; `go` waits for the request.
-                    || unsafe { scan::iexscan(sb, rp, count, dt, op, &comm) },
-                    "exscan",
-                );
+                x.go(both!(sc, api::exscan(sb, rb, op, &comm), api::iexscan(sc, sb, rb, op, &comm)), "exscan");
                 if rank > 0 {
                     x.compare(&format!("exscan in_place {in_place} count {count}"), c, &out, &pre[rank - 1], 0, count);
                 }
             } else {
-                // SAFETY: as above.
-                x.go(|| unsafe { scan::scan(sb, rp, count, dt, op, &comm) }, || unsafe { scan::iscan(sb, rp, count, dt, op, &comm) }, "scan");
+                x.go(both!(sc, api::scan(sb, rb, op, &comm), api::iscan(sc, sb, rb, op, &comm)), "scan");
                 x.compare(&format!("scan in_place {in_place} count {count}"), c, &out, &pre[rank], 0, count);
             }
         }
@@ -290,29 +293,15 @@ fn run_case(x: &mut Ctx, c: &Case, count: usize) {
             let input = x.input(c, seed, rank, tot);
             // In place the input is in recvbuf; the result lands at its start.
             let mut out = if in_place { x.input(c, seed, rank, tot) } else { Buf::new(counts[rank] * ext, SENTINEL) };
-            let sb = if in_place { None } else { Some(input.ptr()) };
-            let rp = out.mut_ptr();
+            // `input` holds `tot` = sum(counts) elements of `dt`, `out` `counts[rank]`
+            // (in place: `tot`, the input).
+            let sb = if in_place { None } else { Some(input.send(tot, dt)) };
+            let rb = out.recv(if in_place { tot } else { counts[rank] }, dt);
             let what = format!("reduce_scatter block {block} in_place {in_place} counts {counts:?}");
             if block {
-                // `input` holds `tot` elements of `dt` (rcount x n), `out` `counts[rank]`
-                // (in place: `tot`), both alive past `go`, which waits for completion.
-                x.go(
-                    // SAFETY: buffers sized as said above, alive until `go` returns.
-                    || unsafe { reduce_scatter::reduce_scatter_block(sb, rp, rcount, dt, op, &comm) },
-                    // SAFETY: as for the blocking form; `go` waits for the request.
-                    || unsafe { reduce_scatter::ireduce_scatter_block(sb, rp, rcount, dt, op, &comm) },
-                    &what,
-                );
+                x.go(both!(sc, api_move::reduce_scatter_block(sb, rb, rcount, op, &comm), api_move::ireduce_scatter_block(sc, sb, rb, rcount, op, &comm)), &what);
             } else {
-                // `input` holds the `tot` = sum(counts) elements, `out` this rank's block
-                // (in place: all `tot`), both alive until `go` has waited for completion.
-                x.go(
-                    // SAFETY: buffers sized as said above, alive until `go` returns.
-                    || unsafe { reduce_scatter::reduce_scatter(sb, rp, &counts, dt, op, &comm) },
-                    // SAFETY: as for the blocking form; `go` waits for the request.
-                    || unsafe { reduce_scatter::ireduce_scatter(sb, rp, &counts, dt, op, &comm) },
-                    &what,
-                );
+                x.go(both!(sc, api_move::reduce_scatter(sb, rb, &counts, op, &comm), api_move::ireduce_scatter(sc, sb, rb, &counts, op, &comm)), &what);
             }
             if in_place {
                 // Only the first counts[rank] elements are defined; compare those.
@@ -330,19 +319,16 @@ fn run_case(x: &mut Ctx, c: &Case, count: usize) {
 
 /// Allreduce of random doubles (inexact sums): every rank must hold the same bits.
 fn bit_identical(x: &mut Ctx, count: usize) {
-    let dt = Datatype::predefined(Primitive::Double);
     let op = Op::predefined(PredefinedOp::Sum);
     let mut rng = Rng::new(77 + x.rank as u64);
     let input: Vec<f64> = (0..count).map(|_| (rng.next_u64() as f64 / u64::MAX as f64 - 0.5) * 1e3).collect();
     let mut out = vec![0f64; count];
     for nb in [false, true] {
         x.seq = u64::from(nb);
-        let (sb, rp) = (input.as_ptr() as *const u8, out.as_mut_ptr() as *mut u8);
+        let (sb, rb) = (Some(SendBuf::slice(&input)), RecvBuf::slice(&mut out));
         let comm = x.world.clone();
-        // SAFETY: buffers of `count` doubles, alive until completion.
-        x.go(|| unsafe { allreduce::allreduce(Some(sb), rp, count, &dt, &op, &comm) }, || unsafe { allreduce::iallreduce(Some(sb), rp, count, &dt, &op, &comm) }, "allreduce random");
-        // SAFETY: plain f64 values viewed as bytes.
-        let bytes = unsafe { std::slice::from_raw_parts(out.as_ptr() as *const u8, count * 8) };
+        x.go(both!(sc, api::allreduce(sb, rb, &op, &comm), api::iallreduce(sc, sb, rb, &op, &comm)), "allreduce random");
+        let bytes = buf::as_bytes(&out);
         if x.rank == 0 {
             let mut other = vec![0u8; count * 8];
             for r in 1..x.n {
@@ -366,18 +352,15 @@ fn errors(x: &mut Ctx) {
     let band = Op::predefined(PredefinedOp::Band);
     let a = [1.0f64; 4];
     let mut b = [0f64; 4];
-    let (sp, rp) = (a.as_ptr() as *const u8, b.as_mut_ptr() as *mut u8);
     let comm = x.world.clone();
     let sb = || Some(SendBuf::slice(&a));
     let results = [
         api::allreduce(sb(), RecvBuf::slice(&mut b), &band, &comm).err(),
         api::reduce(sb(), Some(RecvBuf::slice(&mut b)), &band, 0, &comm).err(),
-        // SAFETY: 4 doubles each; the call fails before touching them.
-        unsafe { allreduce::iallreduce(Some(sp), rp, 4, &dbl, &band, &comm) }.err(),
+        buf::scope(|sc| api::iallreduce(sc, sb(), RecvBuf::slice(&mut b), &band, &comm).err()),
         api::scan(sb(), RecvBuf::slice(&mut b), &band, &comm).err(),
         api::exscan(sb(), RecvBuf::slice(&mut b), &band, &comm).err(),
-        // SAFETY: as above.
-        unsafe { reduce_scatter::reduce_scatter_block(Some(sp), rp, 1, &dbl, &band, &comm) }.err(),
+        api_move::reduce_scatter_block(Some(SendBuf::slice(&vec![1.0f64; x.n])), RecvBuf::slice(&mut b[..1]), 1, &band, &comm).err(),
         api::reduce_local(SendBuf::slice(&a), RecvBuf::slice(&mut b), &band).err(),
     ];
     for (i, e) in results.iter().enumerate() {

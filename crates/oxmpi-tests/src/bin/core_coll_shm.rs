@@ -18,7 +18,7 @@
 use std::sync::Arc;
 
 use oxmpi_core::buf::{self, RecvBuf, SendBuf};
-use oxmpi_core::coll::{allgather, api, barrier};
+use oxmpi_core::coll::{api, api_move, barrier};
 use oxmpi_core::comm::{context, create};
 use oxmpi_core::datatype::{Datatype, Primitive};
 use oxmpi_core::op::{Op, PredefinedOp, UserFunction};
@@ -27,10 +27,6 @@ use oxmpi_core::{runtime, Comm};
 use oxmpi_tests::{check, Rng};
 
 const P: i64 = 1_000_003;
-
-fn u8t() -> Datatype {
-    Datatype::predefined(Primitive::Uint8)
-}
 
 /// Areas mapped by this process (the memfds show in our maps).
 fn areas() -> usize {
@@ -61,8 +57,7 @@ fn bitident(world: &Comm) {
             allreduce_f64(world, (!in_place).then_some(&input[..]), &mut out);
             let mine: Vec<u8> = out.iter().flat_map(|x| x.to_bits().to_le_bytes()).collect();
             let mut all = vec![0u8; mine.len() * n];
-            // SAFETY: `all` holds n blocks of mine.len() bytes.
-            unsafe { allgather::allgather(Some(mine.as_ptr()), mine.len(), &u8t(), all.as_mut_ptr(), mine.len(), &u8t(), world).unwrap() };
+            api_move::allgather(Some(SendBuf::bytes(&mine)), RecvBuf::bytes(&mut all), mine.len(), world).unwrap();
             for j in 0..n {
                 check!(rank, all[j * mine.len()..(j + 1) * mine.len()] == mine[..], "count {count}: rank {j}'s allreduce result differs from ours");
             }

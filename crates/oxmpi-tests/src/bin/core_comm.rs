@@ -66,10 +66,10 @@ fn main() {
     let g = create::create_group(&world, &mine, 7).unwrap().unwrap();
     check!(rank, g.size() == mine.len() as i32 && mine[g.rank() as usize] == rank as u32, "create_group membership");
     let mut sum = [0i32];
-    let int = oxmpi_core::datatype::Datatype::predefined(oxmpi_core::datatype::Primitive::Int);
     let op = oxmpi_core::op::Op::predefined(oxmpi_core::op::PredefinedOp::Sum);
-    // SAFETY: one int each way, alive across the blocking call.
-    unsafe { oxmpi_core::coll::allreduce::allreduce(Some([rank].as_ptr() as *const u8), sum.as_mut_ptr() as *mut u8, 1, &int, &op, &g) }.unwrap();
+    let me = [rank];
+    let (mine_v, out) = (oxmpi_core::buf::SendBuf::slice(&me), oxmpi_core::buf::RecvBuf::slice(&mut sum[..]));
+    oxmpi_core::coll::api::allreduce(Some(mine_v), out, &op, &g).unwrap();
     let want: i32 = mine.iter().map(|&r| r as i32).sum();
     check!(rank, sum[0] == want, "allreduce over create_group comm: {} want {want}", sum[0]);
     oxmpi_core::coll::barrier::barrier(&world).unwrap();

@@ -4,8 +4,8 @@
 //! distributed graphs, and topology errors.
 
 use oxmpi_core::comm::topology;
-use oxmpi_core::coll::neighbor;
-use oxmpi_core::datatype::{Datatype, Primitive};
+use oxmpi_core::buf::{RecvBuf, SendBuf};
+use oxmpi_core::coll::api_move as mv;
 use oxmpi_core::pt2pt;
 use oxmpi_core::runtime::{self, ThreadLevel};
 use oxmpi_core::topo::{dims_create, DistGraphEdges, Topology};
@@ -17,7 +17,6 @@ fn main() {
     let world = runtime::engine().unwrap().world().clone();
     let rank = world.rank();
     let n = world.size();
-    let int = Datatype::predefined(Primitive::Int);
 
     // A periodic 2-D grid over all ranks.
     let mut dims = [0, 0];
@@ -31,15 +30,13 @@ fn main() {
     let nbrs = c.neighbors(cart.rank()).unwrap();
     let send = vec![cart.rank(); 4];
     let mut recv = vec![-7i32; 4];
-    // SAFETY: 4 ints each way, buffers outlive the call.
-    unsafe { neighbor::neighbor_alltoall(send.as_ptr() as *const u8, 1, &int, recv.as_mut_ptr() as *mut u8, 1, &int, &cart) }.unwrap();
+    mv::neighbor_alltoall(SendBuf::slice(&send), 1, RecvBuf::slice(&mut recv), 1, &cart).unwrap();
     for (i, &src) in nbrs.iter().enumerate() {
         let want = if src == PROC_NULL { -7 } else { src };
         check!(rank, recv[i] == want, "halo slot {i}: got {} want {want} (neighbours {nbrs:?})", recv[i]);
     }
     let mut gathered = vec![-7i32; 4];
-    // SAFETY: as above.
-    unsafe { neighbor::neighbor_allgather([cart.rank()].as_ptr() as *const u8, 1, &int, gathered.as_mut_ptr() as *mut u8, 1, &int, &cart) }.unwrap();
+    mv::neighbor_allgather(SendBuf::slice(&[cart.rank()]), 1, RecvBuf::slice(&mut gathered), 1, &cart).unwrap();
     check!(rank, gathered == recv, "allgather {gathered:?} vs alltoall {recv:?}");
     // Rows and columns as sub-grids.
     let row = topology::cart_sub(&cart, &[false, true]).unwrap();
@@ -99,8 +96,7 @@ fn main() {
     want.sort();
     check!(rank, ins == want && d.destinations == vec![(rank + 1) % n, (rank + 2) % n], "dist graph {d:?}");
     let mut got = vec![0i32; 2];
-    // SAFETY: 2 ints in, 1 out; buffers outlive the call.
-    unsafe { neighbor::neighbor_allgather([rank].as_ptr() as *const u8, 1, &int, got.as_mut_ptr() as *mut u8, 1, &int, &dg) }.unwrap();
+    mv::neighbor_allgather(SendBuf::slice(&[rank]), 1, RecvBuf::slice(&mut got), 1, &dg).unwrap();
     check!(rank, got == d.sources, "dist graph allgather {got:?} vs {:?}", d.sources);
     runtime::finalize().unwrap();
     if rank == 0 {

@@ -71,32 +71,29 @@ impl Tokens {
 }
 
 fn pack_pair(p: &Pair) -> Vec<u8> {
-    use oxmpi::core_engine::datatype::{pack_into, pack_size};
+    use oxmpi::core_engine::buf::{as_bytes, pack, SendBuf};
+    use oxmpi::core_engine::datatype::pack_size;
     let int = i32::equivalent_datatype();
     let dbl = f64::equivalent_datatype();
     let (int, dbl) = (int.as_core(), dbl.as_core());
     let mut buf = vec![0u8; pack_size(int, 1) + pack_size(dbl, 1)];
     let mut pos = 0;
-    // SAFETY: one i32 / one f64 read from live values.
-    unsafe {
-        pack_into(int, &p.i as *const i32 as *const u8, 1, &mut buf, &mut pos).unwrap();
-        pack_into(dbl, &p.d as *const f64 as *const u8, 1, &mut buf, &mut pos).unwrap();
-    }
+    pack(SendBuf::typed(as_bytes(std::slice::from_ref(&p.i)), 1, int).unwrap(), &mut buf, &mut pos).unwrap();
+    pack(SendBuf::typed(as_bytes(std::slice::from_ref(&p.d)), 1, dbl).unwrap(), &mut buf, &mut pos).unwrap();
     assert_eq!(pos, buf.len());
     buf
 }
 
 fn unpack_pair(buf: &[u8]) -> Pair {
-    use oxmpi::core_engine::datatype::unpack_from;
+    use oxmpi::core_engine::buf::{as_bytes_mut, unpack, RecvBuf};
     let int = i32::equivalent_datatype();
     let dbl = f64::equivalent_datatype();
     let mut p = Pair::default();
     let mut pos = 0;
-    // SAFETY: one i32 / one f64 written into live, exclusively borrowed fields.
-    unsafe {
-        unpack_from(int.as_core(), buf, &mut pos, &mut p.i as *mut i32 as *mut u8, 1).unwrap();
-        unpack_from(dbl.as_core(), buf, &mut pos, &mut p.d as *mut f64 as *mut u8, 1).unwrap();
-    }
+    let i = RecvBuf::typed(as_bytes_mut(std::slice::from_mut(&mut p.i)), 1, int.as_core()).unwrap();
+    unpack(buf, &mut pos, i).unwrap();
+    let d = RecvBuf::typed(as_bytes_mut(std::slice::from_mut(&mut p.d)), 1, dbl.as_core()).unwrap();
+    unpack(buf, &mut pos, d).unwrap();
     assert_eq!(pos, buf.len());
     p
 }

@@ -49,8 +49,7 @@ fn main() {
     let bufsize = (displs[sizeu - 1] + rcounts[sizeu - 1]) as usize;
     let stype = UserDatatype::vector((R - meu) as i32, 1, C as i32, &int);
     check!(me, stype.size() == (R - meu) * 4, "column type size {}", stype.size());
-    // SAFETY: R - me ints, C apart, from `me`: the last is at me + (R - me - 1) * C < R * C.
-    let column = unsafe { View::with_count_and_datatype(&sendarray[meu..], 1, &stype) };
+    let column = View::checked(&sendarray[meu..], 1, &stype).unwrap();
     if me == 0 {
         let mut rbuf = vec![-1i32; bufsize];
         root.gather_varcount_into_root(&column, &mut PartitionMut::new(&mut rbuf[..], &rcounts[..], &displs[..]));
@@ -71,8 +70,7 @@ fn main() {
     let one = UserDatatype::structured(&[1], &[0], &[int]);
     let row_int = UserDatatype::resized(&one, 0, (C * 4) as isize);
     check!(me, row_int.size() == 4 && row_int.extent() == (C * 4) as isize, "stretched int {} {}", row_int.size(), row_int.extent());
-    // SAFETY: `num` <= R ints, C apart, from `me` < R < C: the last is below R * C.
-    let send = unsafe { View::with_count_and_datatype(&sendarray[meu..], num, &row_int) };
+    let send = View::checked(&sendarray[meu..], num, &row_int).unwrap();
     if me == 0 {
         let mut nums = vec![0i32; sizeu];
         root.gather_into_root(&num, &mut nums[..]);
@@ -98,8 +96,7 @@ fn main() {
     let mut recvarray = vec![-1i32; R * C];
     {
         let rtype = UserDatatype::vector((R - meu) as i32, 1, C as i32, &int);
-        // SAFETY: as for `column` above, in `recvarray` (R * C ints, any value valid).
-        let mut col = unsafe { MutView::with_count_and_datatype(&mut recvarray[meu..], 1, &rtype) };
+        let mut col = MutView::checked(&mut recvarray[meu..], 1, &rtype).unwrap();
         if me == 0 {
             let mut sendbuf = vec![-7i32; bufsize];
             for r in 0..sizeu {
@@ -137,8 +134,7 @@ fn main() {
             let displs: Vec<i32> = (0..sizeu).map(|r| ((r % pr) * bn * m + (r / pr) * bm) as i32).collect();
             // `count` covers every block start; the last block ends at the matrix's end.
             let last = *displs.iter().max().unwrap() + 1;
-            // SAFETY: `block_t` has extent one int, so the last element starts at the largest block displacement and, as that block, ends at the matrix's end.
-            let view = unsafe { View::with_count_and_datatype(&matrix[..], last, &block_t) };
+            let view = View::checked(&matrix[..], last, &block_t).unwrap();
             root.scatter_varcount_into_root(&Partition::new(&view, &counts[..], &displs[..]), &mut block[..]);
         } else {
             root.scatter_varcount_into(&mut block[..]);

@@ -24,6 +24,13 @@ struct Neighborhood {
     cart: bool,
 }
 
+/// The in- and out-degree of this rank in the communicator's topology (the number of
+/// blocks a neighbourhood collective receives and sends).
+pub(crate) fn degrees(call: &str, comm: &Comm) -> Result<(usize, usize)> {
+    let nb = neighborhood(call, comm)?;
+    Ok((nb.sources.len(), nb.destinations.len()))
+}
+
 fn neighborhood(call: &str, comm: &Comm) -> Result<Neighborhood> {
     let topo = comm.topology().ok_or_else(|| MpiError::arg(ErrorClass::Topology, call, "comm", "the communicator has no topology"))?;
     let (sources, destinations) = topo.neighborhood(comm.rank())?;
