@@ -239,10 +239,15 @@ fn open_mpi_mpirun() -> Option<&'static str> {
 
 /// `mpirun ARGS` from Open MPI, as root if need be, oversubscribing the cores.
 fn open_mpi_run(mpirun: &str, args: &[&std::ffi::OsStr]) -> Output {
+    open_mpi_run_within(120, mpirun, args)
+}
+
+/// [`open_mpi_run`] ended by `timeout` (status 124) after `seconds`.
+fn open_mpi_run_within(seconds: u32, mpirun: &str, args: &[&std::ffi::OsStr]) -> Output {
     static ONE: Mutex<()> = Mutex::new(());
     let _turn = ONE.lock().unwrap_or_else(|p| p.into_inner());
     Command::new("timeout")
-        .arg("120")
+        .arg(seconds.to_string())
         .arg(mpirun)
         .arg("--oversubscribe")
         .args(args)
@@ -282,4 +287,36 @@ fn ranks_start_under_open_mpi_mpirun_through_pmix() {
     let ea = build("env_attr");
     let o = open_mpi_run(mpirun, &os!["-n", "3", ea, "abort"]);
     assert_eq!(o.status.code(), Some(7), "{}\n{}", text(&o.stdout), text(&o.stderr));
+}
+
+/// MPI_Comm_spawn and _multiple under Open MPI's `mpirun`: the root asks the
+/// PMIx server (`PMIx_Spawn`) to start the children, which boot through PMIx
+/// in a namespace of their own, learn the parents' port from the environment
+/// the spawn gave them and connect back; parents and children then run
+/// point-to-point, bcast, allreduce and merge over the intercommunicator
+/// (tests/c/spawn.c; `wdir` reaches the children, argv too). A host the
+/// server will not start processes on is MPI_ERR_SPAWN, returned to every
+/// parent, which go on and finish. (Open MPI 4.1's `mpirun` then never
+/// exits, with its own programs too: the job it failed to map stays
+/// pending. So that run is ended by a timeout, and what is checked is what
+/// the parents printed after the refusal.)
+#[test]
+fn spawn_under_open_mpi_mpirun_through_pmix() {
+    let Some(mpirun) = open_mpi_mpirun() else { return };
+    let exe = build("spawn");
+    for (parents, children) in [(1, 2), (2, 3)] {
+        let o = open_mpi_run(mpirun, &os!["-n", parents.to_string(), exe, "parent", children.to_string()]);
+        let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
+        assert!(o.status.success(), "{parents} parents, {children} children:\n{out}");
+        assert!(out.contains(&format!("parent checks passed ({parents} parents, {children} children)")), "{out}");
+        assert!(out.contains(&format!("child checks passed on {children} children")), "{out}");
+    }
+    let o = open_mpi_run(mpirun, &os!["-n", "2", exe, "multiple"]);
+    let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success() && out.contains("spawn_multiple parent passed") && out.contains("spawn_multiple children passed"), "{out}");
+    let o = open_mpi_run_within(20, mpirun, &os!["-n", "2", exe, "badhost", "oxmpi-no-such-host"]);
+    let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success() || o.status.code() == Some(124), "{out}");
+    let line = out.lines().find(|l| l.starts_with("spawn on oxmpi-no-such-host refused: ")).unwrap_or_else(|| panic!("{out}"));
+    assert!(line.contains("MPI_Comm_spawn") && line.contains("PMIx_Spawn") && line.contains("MPI_ERR_SPAWN"), "{line}");
 }

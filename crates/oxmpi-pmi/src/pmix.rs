@@ -9,7 +9,9 @@
 //! `pmix.appnum`, `pmix.univ.size`, every rank's `pmix.nodeid` for the node
 //! map), `PMIx_Put` + `PMIx_Commit` + `PMIx_Fence` with data collection (the
 //! exchange of addresses and a barrier), `PMIx_Get` of a peer's keys,
-//! `PMIx_Abort` and `PMIx_Finalize`.
+//! `PMIx_Spawn` (MPI_Comm_spawn: the parents' port travels to the new job in
+//! its environment, with `PMI_SPAWNED=1`, and the job connects back through
+//! the port as under any other launcher), `PMIx_Abort` and `PMIx_Finalize`.
 //!
 //! The C structures are declared here with the layout of PMIx's
 //! `pmix_common.h` (v3 to v5 agree on it): `pmix_proc_t` (a 256-byte
@@ -71,6 +73,27 @@ type FenceFn = unsafe extern "C" fn(*const Proc, usize, *const Info, usize) -> c
 type GetFn = unsafe extern "C" fn(*const Proc, *const c_char, *const Info, usize, *mut *mut Value) -> c_int;
 type ValueDestructFn = unsafe extern "C" fn(*mut Value);
 type ErrorStringFn = unsafe extern "C" fn(c_int) -> *const c_char;
+type SpawnFn = unsafe extern "C" fn(*const Info, usize, *const App, usize, *mut u8) -> c_int;
+
+/// `pmix_app_t`: one application of a `PMIx_Spawn`.
+#[repr(C)]
+struct App {
+    cmd: *const c_char,
+    /// NULL-terminated, `argv[0]` included.
+    argv: *const *const c_char,
+    /// NULL-terminated `NAME=value` strings added to the environment.
+    env: *const *const c_char,
+    cwd: *const c_char,
+    maxprocs: c_int,
+    info: *const Info,
+    ninfo: usize,
+}
+
+/// The environment variable under which a job started by `PMIx_Spawn` finds
+/// a value its parents gave it (`preput` of [`PmixClient::spawn`]): the
+/// prefix followed by the key. The processes themselves are the only readers
+/// (a process's environment is readable by its user alone).
+pub(crate) const PREPUT_ENV_PREFIX: &str = "OXMPI_PMIX_PREPUT_";
 
 /// The library's entry points.
 struct Api {
@@ -83,6 +106,8 @@ struct Api {
     get: GetFn,
     value_destruct: ValueDestructFn,
     error_string: ErrorStringFn,
+    /// `PMIx_Spawn`, when the library has it (every PMIx since v1 does).
+    spawn: Option<SpawnFn>,
 }
 
 /// Whether the environment says a PMIx server started this process.
@@ -164,6 +189,7 @@ fn load() -> Result<Api, PmiError> {
             get: std::mem::transmute::<*mut c_void, GetFn>(sym("PMIx_Get")?),
             value_destruct: std::mem::transmute::<*mut c_void, ValueDestructFn>(sym("PMIx_Value_destruct")?),
             error_string: std::mem::transmute::<*mut c_void, ErrorStringFn>(sym("PMIx_Error_string")?),
+            spawn: sym("PMIx_Spawn").ok().map(|p| std::mem::transmute::<*mut c_void, SpawnFn>(p)),
         })
     }
 }
@@ -226,10 +252,13 @@ impl PmixClient {
         // SAFETY: PMIx_Error_string returns a static NUL-terminated string.
         unsafe {
             let p = (self.api.error_string)(rc);
-            if p.is_null() {
-                format!("status {rc}")
+            let text = if p.is_null() { String::new() } else { CStr::from_ptr(p).to_string_lossy().into_owned() };
+            // Open MPI 4's daemons answer some requests with codes of their
+            // own, which PMIx has no text for.
+            if text.is_empty() || text == "ERROR STRING NOT FOUND" {
+                format!("status {rc}, not a PMIx status: the server's own code; its messages say more")
             } else {
-                CStr::from_ptr(p).to_string_lossy().into_owned()
+                text
             }
         }
     }
@@ -348,6 +377,76 @@ impl PmixClient {
         Ok(Some(crate::server::nodes_mapping(&nodes)))
     }
 
+    /// `PMIx_Spawn` of `commands` as one new job (one PMIx application per
+    /// command, so MPI_APPNUM numbers them), with every `preput` pair in the
+    /// new processes' environment (under [`PREPUT_ENV_PREFIX`]) and
+    /// `PMI_SPAWNED=1`. MPI info keys: `wdir` becomes the application's
+    /// working directory, `host` PMIx's `pmix.host`; the others are not
+    /// PMIx's business. Returns the new job's namespace.
+    pub(crate) fn spawn(&mut self, commands: &[crate::server::SpawnCommand], preput: &[(String, String)]) -> Result<String, PmiError> {
+        let Some(spawn) = self.api.spawn else {
+            return Err(PmiError::Server { cmd: "PMIx_Spawn".into(), rc: -47, msg: Some("this PMIx client library has no PMIx_Spawn".into()) });
+        };
+        let cstr = |what: &str, s: &str| CString::new(s).map_err(|_| PmiError::InvalidValue { key: what.into(), reason: format!("{s:?} contains a NUL byte") });
+        let mut env = vec![CString::new("PMI_SPAWNED=1").expect("no NUL")];
+        for (k, v) in preput {
+            env.push(cstr("preput", &format!("{PREPUT_ENV_PREFIX}{k}={v}"))?);
+        }
+        let env_ptrs: Vec<*const c_char> = env.iter().map(|c| c.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
+        // Everything the apps point at lives until PMIx_Spawn returns.
+        let mut strings: Vec<CString> = Vec::new();
+        let mut argvs: Vec<Vec<*const c_char>> = Vec::new();
+        let mut infos: Vec<Vec<Info>> = Vec::new();
+        let mut cwds: Vec<Option<CString>> = Vec::new();
+        for c in commands {
+            let mut argv = vec![cstr("command", &c.execname)?];
+            for a in &c.args {
+                argv.push(cstr("argv", a)?);
+            }
+            argvs.push(argv.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect());
+            strings.extend(argv);
+            let mut cwd = None;
+            let mut info = Vec::new();
+            for (k, v) in &c.info {
+                match k.as_str() {
+                    "wdir" => cwd = Some(cstr("wdir", v)?),
+                    "host" => {
+                        let h = cstr("host", v)?;
+                        let mut i = Info { key: [0; KEYLEN], flags: 0, value: Value { ty: PMIX_STRING, data: [h.as_ptr() as u64, 0, 0] } };
+                        i.key[..9].copy_from_slice(b"pmix.host");
+                        info.push(i);
+                        strings.push(h);
+                    }
+                    _ => {}
+                }
+            }
+            cwds.push(cwd);
+            infos.push(info);
+        }
+        let cmds: Vec<CString> = commands.iter().map(|c| cstr("command", &c.execname)).collect::<Result<_, _>>()?;
+        let apps: Vec<App> = commands
+            .iter()
+            .enumerate()
+            .map(|(i, c)| App {
+                cmd: cmds[i].as_ptr(),
+                argv: argvs[i].as_ptr(),
+                env: env_ptrs.as_ptr(),
+                cwd: cwds[i].as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
+                maxprocs: c.nprocs.min(i32::MAX as u32) as c_int,
+                info: if infos[i].is_empty() { std::ptr::null() } else { infos[i].as_ptr() },
+                ninfo: infos[i].len(),
+            })
+            .collect();
+        let mut nspace = [0u8; NSLEN];
+        // SAFETY: `apps` are valid pmix_app_t whose strings, arrays and infos
+        // (`cmds`, `argvs`, `env_ptrs`, `cwds`, `infos`, `strings`) outlive
+        // the call; `nspace` is a writable pmix_nspace_t.
+        let rc = unsafe { spawn(std::ptr::null(), 0, apps.as_ptr(), apps.len(), nspace.as_mut_ptr()) };
+        drop(strings);
+        self.check(rc, "PMIx_Spawn")?;
+        Ok(String::from_utf8_lossy(&nspace[..nspace.iter().position(|&b| b == 0).unwrap_or(NSLEN)]).into_owned())
+    }
+
     /// `PMIx_Abort` of the whole job.
     pub(crate) fn abort(&mut self, code: i32, msg: &str) -> Result<(), PmiError> {
         let m = CString::new(msg.replace('\0', " ")).unwrap_or_default();
@@ -376,5 +475,8 @@ mod tests {
         assert_eq!(std::mem::size_of::<Info>(), 552);
         assert_eq!(std::mem::offset_of!(Info, flags), 512);
         assert_eq!(std::mem::offset_of!(Info, value), 520);
+        assert_eq!(std::mem::size_of::<App>(), 56);
+        assert_eq!(std::mem::offset_of!(App, maxprocs), 32);
+        assert_eq!(std::mem::offset_of!(App, info), 40);
     }
 }

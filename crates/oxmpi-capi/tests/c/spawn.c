@@ -11,7 +11,10 @@
  *   spawn missing        spawning a program that does not exist fails with
  *                        MPI_ERR_SPAWN (errors returned).
  *   spawn unsupported    where the process manager cannot start processes
- *                        (PMI-2, PMIx): MPI_ERR_UNSUPPORTED_OPERATION.
+ *                        (PMI-2): MPI_ERR_UNSUPPORTED_OPERATION.
+ *   spawn badhost HOST   the process manager refuses to start children on
+ *                        HOST (info key `host`): MPI_ERR_SPAWN, errors
+ *                        returned, and the parents go on.
  *   spawn remote HOST    two children on HOST (info key `host`), in another
  *                        network namespace than their parents.
  *   spawn usize          rank 0 prints MPI_UNIVERSE_SIZE.
@@ -207,6 +210,22 @@ int main(int argc, char **argv) {
         int len;
         OK(MPI_Error_string(rc, msg, &len));
         if (rank == 0) printf("missing program refused: %s\n", msg);
+    } else if (strcmp(mode, "badhost") == 0) {
+        OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+        MPI_Info info;
+        OK(MPI_Info_create(&info));
+        OK(MPI_Info_set(info, "host", argv[2]));
+        int cls, errs[2] = {-1, -1};
+        int rc = MPI_Comm_spawn(argv[0], MPI_ARGV_NULL, 2, info, 0, MPI_COMM_WORLD, &inter, errs);
+        OK(MPI_Info_free(&info));
+        OK(MPI_Error_class(rc, &cls));
+        CHECK(cls == MPI_ERR_SPAWN && inter == MPI_COMM_NULL);
+        char msg[MPI_MAX_ERROR_STRING];
+        int len;
+        OK(MPI_Error_string(rc, msg, &len));
+        /* Every parent got the same outcome and can still communicate. */
+        OK(MPI_Barrier(MPI_COMM_WORLD));
+        if (rank == 0) printf("spawn on %s refused: %s\n", argv[2], msg);
     }
     OK(MPI_Finalize());
     return 0;

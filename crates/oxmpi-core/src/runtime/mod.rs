@@ -479,7 +479,12 @@ impl Engine {
         };
         match p.spawn(commands, preput) {
             Ok(codes) => Ok(codes),
-            Err(oxmpi_pmi::PmiError::Server { msg, .. }) if p.protocol() != oxmpi_pmi::client::PmiProtocol::Pmi1 => {
+            // The PMIx server does not offer spawn (PMIX_ERR_NOT_SUPPORTED).
+            Err(oxmpi_pmi::PmiError::Server { rc: -47, msg, cmd }) if p.protocol() == oxmpi_pmi::client::PmiProtocol::Pmix => Err(MpiError::new(
+                ErrorClass::UnsupportedOperation,
+                format!("{call}: the PMIx server does not start processes ({cmd}: {})", msg.unwrap_or_default()),
+            )),
+            Err(oxmpi_pmi::PmiError::Server { msg, .. }) if p.protocol() == oxmpi_pmi::client::PmiProtocol::Pmi2 => {
                 Err(MpiError::new(ErrorClass::UnsupportedOperation, format!("{call}: {}", msg.unwrap_or_default())))
             }
             Err(e) => Err(MpiError::new(ErrorClass::Spawn, format!("{call}: the process manager could not start the processes: {e}"))),
