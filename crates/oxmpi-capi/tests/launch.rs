@@ -320,3 +320,36 @@ fn spawn_under_open_mpi_mpirun_through_pmix() {
     let line = out.lines().find(|l| l.starts_with("spawn on oxmpi-no-such-host refused: ")).unwrap_or_else(|| panic!("{out}"));
     assert!(line.contains("MPI_Comm_spawn") && line.contains("PMIx_Spawn") && line.contains("MPI_ERR_SPAWN"), "{line}");
 }
+
+/// Under a PMIx server that does not start processes (Slurm's `mpi/pmix`
+/// plugin answers `PMIx_Spawn` with PMIX_ERR_NOT_SUPPORTED), MPI_Comm_spawn
+/// is MPI_ERR_UNSUPPORTED_OPERATION naming itself and PMIx_Spawn, returned to
+/// every parent. Needs a Slurm cluster with that plugin (tests/slurm/setup.sh;
+/// required under CI with OXMPI_TEST_SLURM=1, as in crates/oxmpi-tests/tests/slurm.rs).
+#[test]
+fn spawn_under_srun_pmix_is_unsupported_and_named() {
+    let required = std::env::var_os("CI").is_some() && std::env::var("OXMPI_TEST_SLURM").is_ok_and(|v| v == "1");
+    let answers = Command::new("timeout").args(["10", "sinfo", "-h"]).output().is_ok_and(|o| o.status.success());
+    let plugins = Command::new("srun").arg("--mpi=list").output().map(|o| format!("{}{}", text(&o.stdout), text(&o.stderr))).unwrap_or_default();
+    let has_pmix = plugins.lines().any(|l| l.trim().trim_start_matches("MPI plugin types are...").trim().starts_with("pmix"));
+    if !answers || !has_pmix {
+        assert!(!required, "CI with OXMPI_TEST_SLURM=1: no Slurm cluster with the mpi/pmix plugin (sinfo answers: {answers}):\n{plugins}");
+        eprintln!("SKIP: no Slurm cluster with the mpi/pmix plugin");
+        return;
+    }
+    let exe = build("spawn");
+    let o = Command::new("timeout")
+        .args(["120", "srun", "--mpi=pmix", "-n", "2"])
+        .arg(&exe)
+        .arg("unsupported")
+        .env_remove("PMI_FD")
+        .env_remove("PMI_PORT")
+        .env_remove("OXMPI_PMI")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success(), "{out}");
+    let line = out.lines().find(|l| l.starts_with("spawn refused: ")).unwrap_or_else(|| panic!("{out}"));
+    assert!(line.contains("MPI_Comm_spawn") && line.contains("PMIx_Spawn") && line.contains("MPI_ERR_UNSUPPORTED_OPERATION"), "{line}");
+}

@@ -11,7 +11,7 @@
  *   spawn missing        spawning a program that does not exist fails with
  *                        MPI_ERR_SPAWN (errors returned).
  *   spawn unsupported    where the process manager cannot start processes
- *                        (PMI-2): MPI_ERR_UNSUPPORTED_OPERATION.
+ *                        (PMI-2, Slurm's PMIx): MPI_ERR_UNSUPPORTED_OPERATION.
  *   spawn badhost HOST   the process manager refuses to start children on
  *                        HOST (info key `host`): MPI_ERR_SPAWN, errors
  *                        returned, and the parents go on.
