@@ -294,7 +294,8 @@ fn ranks_start_under_open_mpi_mpirun_through_pmix() {
 /// in a namespace of their own, learn the parents' port from the environment
 /// the spawn gave them and connect back; parents and children then run
 /// point-to-point, bcast, allreduce and merge over the intercommunicator
-/// (tests/c/spawn.c; `wdir` reaches the children, argv too). A host the
+/// (tests/c/spawn.c; `wdir` reaches the children, argv too; `path` and
+/// `file` are read at the root). A host the
 /// server will not start processes on is MPI_ERR_SPAWN, returned to every
 /// parent, which go on and finish. (Open MPI 4.1's `mpirun` then never
 /// exits, with its own programs too: the job it failed to map stays
@@ -311,6 +312,11 @@ fn spawn_under_open_mpi_mpirun_through_pmix() {
         assert!(out.contains(&format!("parent checks passed ({parents} parents, {children} children)")), "{out}");
         assert!(out.contains(&format!("child checks passed on {children} children")), "{out}");
     }
+    // The program by its bare name through info `path`, keys read from info `file`.
+    let o = open_mpi_run(mpirun, &os!["-n", "2", exe, "infofile", "2"]);
+    let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success(), "info file and path:\n{out}");
+    assert!(out.contains("parent checks passed (2 parents, 2 children)") && out.contains("child checks passed on 2 children"), "{out}");
     let o = open_mpi_run(mpirun, &os!["-n", "2", exe, "multiple"]);
     let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
     assert!(o.status.success() && out.contains("spawn_multiple parent passed") && out.contains("spawn_multiple children passed"), "{out}");

@@ -194,6 +194,37 @@ fn load() -> Result<Api, PmiError> {
     }
 }
 
+/// The MPI info of a spawn command with the `key=value` lines of the file its
+/// `file` key names (blank lines and `#` comments skipped) added after it, as
+/// our mpiexec reads them.
+fn spawn_info(info: &[(String, String)]) -> Result<Vec<(String, String)>, PmiError> {
+    let mut all = info.to_vec();
+    if let Some((_, file)) = info.iter().rev().find(|(k, _)| k == "file") {
+        let bad = |reason: String| PmiError::InvalidValue { key: "file".into(), reason };
+        let text = std::fs::read_to_string(file).map_err(|e| bad(format!("info file={file:?}: {e}")))?;
+        for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+            let (k, v) = line.split_once('=').ok_or_else(|| bad(format!("info file={file:?}: {line:?} is not key=value")))?;
+            all.push((k.trim().to_string(), v.trim().to_string()));
+        }
+    }
+    Ok(all)
+}
+
+/// `execname` found in the first directory of `path` (`:`-separated, the MPI
+/// info key) that holds such a file, when it names no directory itself;
+/// otherwise `execname` as given (the server searches its own PATH).
+fn program_on_path(execname: &str, path: Option<&str>) -> String {
+    match path {
+        Some(path) if !execname.contains('/') => path
+            .split(':')
+            .filter(|d| !d.is_empty())
+            .map(|d| std::path::Path::new(d).join(execname))
+            .find(|p| p.is_file())
+            .map_or_else(|| execname.to_string(), |p| p.to_string_lossy().into_owned()),
+        _ => execname.to_string(),
+    }
+}
+
 /// A value `PMIx_Get` returned, decoded.
 enum Got {
     Str(String),
@@ -381,8 +412,9 @@ impl PmixClient {
     /// command, so MPI_APPNUM numbers them), with every `preput` pair in the
     /// new processes' environment (under [`PREPUT_ENV_PREFIX`]) and
     /// `PMI_SPAWNED=1`. MPI info keys: `wdir` becomes the application's
-    /// working directory, `host` PMIx's `pmix.host`; the others are not
-    /// PMIx's business. Returns the new job's namespace.
+    /// working directory, `host` PMIx's `pmix.host`, `path` where the
+    /// program is looked for, `file` a file of more `key=value` lines; `soft`
+    /// is not PMIx's (all `maxprocs` are asked for). Returns the new job's namespace.
     pub(crate) fn spawn(&mut self, commands: &[crate::server::SpawnCommand], preput: &[(String, String)]) -> Result<String, PmiError> {
         let Some(spawn) = self.api.spawn else {
             return Err(PmiError::Server { cmd: "PMIx_Spawn".into(), rc: -47, msg: Some("this PMIx client library has no PMIx_Spawn".into()) });
@@ -407,7 +439,7 @@ impl PmixClient {
             strings.extend(argv);
             let mut cwd = None;
             let mut info = Vec::new();
-            for (k, v) in &c.info {
+            for (k, v) in &spawn_info(&c.info)? {
                 match k.as_str() {
                     "wdir" => cwd = Some(cstr("wdir", v)?),
                     "host" => {
@@ -423,7 +455,13 @@ impl PmixClient {
             cwds.push(cwd);
             infos.push(info);
         }
-        let cmds: Vec<CString> = commands.iter().map(|c| cstr("command", &c.execname)).collect::<Result<_, _>>()?;
+        let cmds: Vec<CString> = commands
+            .iter()
+            .map(|c| {
+                let info = spawn_info(&c.info)?;
+                cstr("command", &program_on_path(&c.execname, info.iter().rev().find(|(k, _)| k == "path").map(|(_, v)| v.as_str())))
+            })
+            .collect::<Result<_, _>>()?;
         let apps: Vec<App> = commands
             .iter()
             .enumerate()
