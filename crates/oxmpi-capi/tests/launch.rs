@@ -359,3 +359,20 @@ fn spawn_under_srun_pmix_is_unsupported_and_named() {
     let line = out.lines().find(|l| l.starts_with("spawn refused: ")).unwrap_or_else(|| panic!("{out}"));
     assert!(line.contains("MPI_Comm_spawn") && line.contains("PMIx_Spawn") && line.contains("MPI_ERR_UNSUPPORTED_OPERATION"), "{line}");
 }
+
+/// MPI_Publish_name, MPI_Lookup_name and MPI_Unpublish_name under Open MPI's
+/// `mpirun` go to its data server (`PMIx_Publish`/`_Lookup`/`_Unpublish`):
+/// a name published by rank 0 is found by rank 1; publishing it twice and
+/// unpublishing it twice are MPI_ERR_SERVICE, a name nobody published
+/// MPI_ERR_NAME naming PMIx_Lookup (tests/c/connect_accept.c `names`).
+#[test]
+fn names_under_open_mpi_mpirun_through_pmix() {
+    let Some(mpirun) = open_mpi_mpirun() else { return };
+    let exe = build("connect_accept");
+    let service = format!("oxmpi-launch-test-{}", std::process::id());
+    let o = open_mpi_run(mpirun, &os!["-n", "2", exe, "names", service]);
+    let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success() && out.contains("names passed"), "{out}");
+    let line = out.lines().find(|l| l.starts_with("lookup refused: ")).unwrap_or_else(|| panic!("{out}"));
+    assert!(line.contains("MPI_Lookup_name") && line.contains("PMIx_Lookup") && line.contains("MPI_ERR_NAME"), "{line}");
+}

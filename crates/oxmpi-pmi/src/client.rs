@@ -365,8 +365,9 @@ impl PmiClient {
     }
 
     /// The process manager's name service (MPI_Publish_name & co.): `Publish`
-    /// and `Unpublish` return `Ok(None)`, `Lookup` the port. PMI-1 only; over
-    /// PMI-2 an error of kind `PmiError::Server` says it is not offered.
+    /// and `Unpublish` return `Ok(None)`, `Lookup` the port. PMI-1 and PMIx
+    /// (`PMIx_Publish`/`_Lookup`/`_Unpublish`); over PMI-2 an error of kind
+    /// `PmiError::Server` says it is not offered.
     pub fn name_service(&mut self, op: crate::server::NameOp, service: &str, port: &str) -> Result<Option<String>, PmiError> {
         match &mut self.inner {
             Inner::V1(c) => c.name_service(op, service, port),
@@ -375,11 +376,7 @@ impl PmiClient {
                 rc: -1,
                 msg: Some("the name service is not offered over PMI-2 by oxmpi (srun --mpi=pmi2)".into()),
             }),
-            Inner::X(_) => Err(PmiError::Server {
-                cmd: "name service".into(),
-                rc: -1,
-                msg: Some("the name service is not offered over PMIx by oxmpi yet; use oxmpi's mpiexec".into()),
-            }),
+            Inner::X(c) => c.name_service(op, service, port),
         }
     }
 

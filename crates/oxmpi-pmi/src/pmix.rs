@@ -73,7 +73,18 @@ type FenceFn = unsafe extern "C" fn(*const Proc, usize, *const Info, usize) -> c
 type GetFn = unsafe extern "C" fn(*const Proc, *const c_char, *const Info, usize, *mut *mut Value) -> c_int;
 type ValueDestructFn = unsafe extern "C" fn(*mut Value);
 type ErrorStringFn = unsafe extern "C" fn(c_int) -> *const c_char;
+type PublishFn = unsafe extern "C" fn(*const Info, usize) -> c_int;
+type LookupFn = unsafe extern "C" fn(*mut Pdata, usize, *const Info, usize) -> c_int;
+type UnpublishFn = unsafe extern "C" fn(*mut *mut c_char, *const Info, usize) -> c_int;
 type SpawnFn = unsafe extern "C" fn(*const Info, usize, *const App, usize, *mut u8) -> c_int;
+
+/// `pmix_pdata_t`: a published key, its value and who published it.
+#[repr(C)]
+struct Pdata {
+    proc_: Proc,
+    key: [u8; KEYLEN],
+    value: Value,
+}
 
 /// `pmix_app_t`: one application of a `PMIx_Spawn`.
 #[repr(C)]
@@ -108,6 +119,8 @@ struct Api {
     error_string: ErrorStringFn,
     /// `PMIx_Spawn`, when the library has it (every PMIx since v1 does).
     spawn: Option<SpawnFn>,
+    /// `PMIx_Publish`, `PMIx_Lookup`, `PMIx_Unpublish`, when the library has them.
+    names: Option<(PublishFn, LookupFn, UnpublishFn)>,
 }
 
 /// Whether the environment says a PMIx server started this process.
@@ -190,6 +203,14 @@ fn load() -> Result<Api, PmiError> {
             value_destruct: std::mem::transmute::<*mut c_void, ValueDestructFn>(sym("PMIx_Value_destruct")?),
             error_string: std::mem::transmute::<*mut c_void, ErrorStringFn>(sym("PMIx_Error_string")?),
             spawn: sym("PMIx_Spawn").ok().map(|p| std::mem::transmute::<*mut c_void, SpawnFn>(p)),
+            names: match (sym("PMIx_Publish"), sym("PMIx_Lookup"), sym("PMIx_Unpublish")) {
+                (Ok(p), Ok(l), Ok(u)) => Some((
+                    std::mem::transmute::<*mut c_void, PublishFn>(p),
+                    std::mem::transmute::<*mut c_void, LookupFn>(l),
+                    std::mem::transmute::<*mut c_void, UnpublishFn>(u),
+                )),
+                _ => None,
+            },
         })
     }
 }
@@ -485,6 +506,69 @@ impl PmixClient {
         Ok(String::from_utf8_lossy(&nspace[..nspace.iter().position(|&b| b == 0).unwrap_or(NSLEN)]).into_owned())
     }
 
+    /// The PMIx server's name service (MPI_Publish_name & co.): `Publish` and
+    /// `Unpublish` return `None`, `Lookup` the port published under `service`
+    /// (it does not wait for one). The server's default range applies (Open
+    /// MPI's `mpirun`: the processes it started; other jobs through its
+    /// `ompi-server`).
+    pub(crate) fn name_service(&mut self, op: crate::server::NameOp, service: &str, port: &str) -> Result<Option<String>, PmiError> {
+        // The message names the PMIx call (callers show only the message).
+        self.name_op(op, service, port).map_err(|e| match e {
+            PmiError::Server { cmd, rc, msg } => PmiError::Server { msg: Some(format!("{cmd}: {}", msg.unwrap_or_default())), cmd, rc },
+            e => e,
+        })
+    }
+
+    fn name_op(&mut self, op: crate::server::NameOp, service: &str, port: &str) -> Result<Option<String>, PmiError> {
+        use crate::server::NameOp;
+        let Some((publish, lookup, unpublish)) = self.api.names else {
+            return Err(PmiError::Server { cmd: "PMIx_Publish".into(), rc: -47, msg: Some("this PMIx client library has no name service".into()) });
+        };
+        let k = key(service)?;
+        match op {
+            NameOp::Publish => {
+                // Open MPI's data server lets a process publish a name again
+                // over its own: a name is published once (MPI_ERR_SERVICE).
+                if self.name_op(NameOp::Lookup, service, "").is_ok() {
+                    return Err(PmiError::Server { cmd: format!("PMIx_Publish of {service}"), rc: -53, msg: Some(format!("{service} is already published")) });
+                }
+                let v = CString::new(port).map_err(|_| PmiError::InvalidValue { key: service.into(), reason: "the port contains a NUL byte".into() })?;
+                let mut info = Info { key: [0; KEYLEN], flags: 0, value: Value { ty: PMIX_STRING, data: [v.as_ptr() as u64, 0, 0] } };
+                info.key[..service.len()].copy_from_slice(service.as_bytes());
+                // SAFETY: one valid info whose key and string outlive the call.
+                let rc = unsafe { publish(&info, 1) };
+                self.check(rc, &format!("PMIx_Publish of {service}")).map(|()| None)
+            }
+            NameOp::Unpublish => {
+                // Nor does it refuse to unpublish a name nobody published.
+                if self.name_op(NameOp::Lookup, service, "").is_err() {
+                    return Err(PmiError::Server { cmd: format!("PMIx_Unpublish of {service}"), rc: -46, msg: Some(format!("{service} is not published")) });
+                }
+                let mut keys = [k.as_ptr() as *mut c_char, std::ptr::null_mut()];
+                // SAFETY: a NULL-terminated array of one NUL-terminated key,
+                // which PMIx only reads.
+                let rc = unsafe { unpublish(keys.as_mut_ptr(), std::ptr::null(), 0) };
+                self.check(rc, &format!("PMIx_Unpublish of {service}")).map(|()| None)
+            }
+            NameOp::Lookup => {
+                let mut d = Pdata { proc_: Proc { nspace: [0; NSLEN], rank: 0 }, key: [0; KEYLEN], value: Value { ty: 0, data: [0; 3] } };
+                d.key[..service.len()].copy_from_slice(service.as_bytes());
+                // SAFETY: one valid pmix_pdata_t with its key set; no infos.
+                let rc = unsafe { lookup(&mut d, 1, std::ptr::null(), 0) };
+                self.check(rc, &format!("PMIx_Lookup of {service}"))?;
+                let port = if d.value.ty == PMIX_STRING && d.value.data[0] != 0 {
+                    // SAFETY: a PMIX_STRING value holds a NUL-terminated string owned by the value.
+                    Some(unsafe { CStr::from_ptr(d.value.data[0] as *const c_char) }.to_string_lossy().into_owned())
+                } else {
+                    None
+                };
+                // SAFETY: releases what PMIx put into the value (not the value itself, ours).
+                unsafe { (self.api.value_destruct)(&mut d.value) };
+                Ok(port)
+            }
+        }
+    }
+
     /// `PMIx_Abort` of the whole job.
     pub(crate) fn abort(&mut self, code: i32, msg: &str) -> Result<(), PmiError> {
         let m = CString::new(msg.replace('\0', " ")).unwrap_or_default();
@@ -514,6 +598,8 @@ mod tests {
         assert_eq!(std::mem::offset_of!(Info, flags), 512);
         assert_eq!(std::mem::offset_of!(Info, value), 520);
         assert_eq!(std::mem::size_of::<App>(), 56);
+        assert_eq!(std::mem::size_of::<Pdata>(), 808);
+        assert_eq!(std::mem::offset_of!(Pdata, value), 776);
         assert_eq!(std::mem::offset_of!(App, maxprocs), 32);
         assert_eq!(std::mem::offset_of!(App, info), 40);
     }
