@@ -239,10 +239,15 @@ fn open_mpi_mpirun() -> Option<&'static str> {
 
 /// `mpirun ARGS` from Open MPI, as root if need be, oversubscribing the cores.
 fn open_mpi_run(mpirun: &str, args: &[&std::ffi::OsStr]) -> Output {
+    open_mpi_run_within(120, mpirun, args)
+}
+
+/// [`open_mpi_run`] ended by `timeout` (status 124) after `seconds`.
+fn open_mpi_run_within(seconds: u32, mpirun: &str, args: &[&std::ffi::OsStr]) -> Output {
     static ONE: Mutex<()> = Mutex::new(());
     let _turn = ONE.lock().unwrap_or_else(|p| p.into_inner());
     Command::new("timeout")
-        .arg("120")
+        .arg(seconds.to_string())
         .arg(mpirun)
         .arg("--oversubscribe")
         .args(args)
@@ -282,4 +287,92 @@ fn ranks_start_under_open_mpi_mpirun_through_pmix() {
     let ea = build("env_attr");
     let o = open_mpi_run(mpirun, &os!["-n", "3", ea, "abort"]);
     assert_eq!(o.status.code(), Some(7), "{}\n{}", text(&o.stdout), text(&o.stderr));
+}
+
+/// MPI_Comm_spawn and _multiple under Open MPI's `mpirun`: the root asks the
+/// PMIx server (`PMIx_Spawn`) to start the children, which boot through PMIx
+/// in a namespace of their own, learn the parents' port from the environment
+/// the spawn gave them and connect back; parents and children then run
+/// point-to-point, bcast, allreduce and merge over the intercommunicator
+/// (tests/c/spawn.c; `wdir` reaches the children, argv too; `path` and
+/// `file` are read at the root). A host the
+/// server will not start processes on is MPI_ERR_SPAWN, returned to every
+/// parent, which go on and finish. (Open MPI 4.1's `mpirun` then never
+/// exits, with its own programs too: the job it failed to map stays
+/// pending. So that run is ended by a timeout, and what is checked is what
+/// the parents printed after the refusal.)
+#[test]
+fn spawn_under_open_mpi_mpirun_through_pmix() {
+    let Some(mpirun) = open_mpi_mpirun() else { return };
+    let exe = build("spawn");
+    for (parents, children) in [(1, 2), (2, 3)] {
+        let o = open_mpi_run(mpirun, &os!["-n", parents.to_string(), exe, "parent", children.to_string()]);
+        let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
+        assert!(o.status.success(), "{parents} parents, {children} children:\n{out}");
+        assert!(out.contains(&format!("parent checks passed ({parents} parents, {children} children)")), "{out}");
+        assert!(out.contains(&format!("child checks passed on {children} children")), "{out}");
+    }
+    // The program by its bare name through info `path`, keys read from info `file`.
+    let o = open_mpi_run(mpirun, &os!["-n", "2", exe, "infofile", "2"]);
+    let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success(), "info file and path:\n{out}");
+    assert!(out.contains("parent checks passed (2 parents, 2 children)") && out.contains("child checks passed on 2 children"), "{out}");
+    let o = open_mpi_run(mpirun, &os!["-n", "2", exe, "multiple"]);
+    let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success() && out.contains("spawn_multiple parent passed") && out.contains("spawn_multiple children passed"), "{out}");
+    let o = open_mpi_run_within(20, mpirun, &os!["-n", "2", exe, "badhost", "oxmpi-no-such-host"]);
+    let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success() || o.status.code() == Some(124), "{out}");
+    let line = out.lines().find(|l| l.starts_with("spawn on oxmpi-no-such-host refused: ")).unwrap_or_else(|| panic!("{out}"));
+    assert!(line.contains("MPI_Comm_spawn") && line.contains("PMIx_Spawn") && line.contains("MPI_ERR_SPAWN"), "{line}");
+}
+
+/// Under a PMIx server that does not start processes (Slurm's `mpi/pmix`
+/// plugin answers `PMIx_Spawn` with PMIX_ERR_NOT_SUPPORTED), MPI_Comm_spawn
+/// is MPI_ERR_UNSUPPORTED_OPERATION naming itself and PMIx_Spawn, returned to
+/// every parent. Needs a Slurm cluster with that plugin (tests/slurm/setup.sh;
+/// required under CI with OXMPI_TEST_SLURM=1, as in crates/oxmpi-tests/tests/slurm.rs).
+#[test]
+fn spawn_under_srun_pmix_is_unsupported_and_named() {
+    let required = std::env::var_os("CI").is_some() && std::env::var("OXMPI_TEST_SLURM").is_ok_and(|v| v == "1");
+    let answers = Command::new("timeout").args(["10", "sinfo", "-h"]).output().is_ok_and(|o| o.status.success());
+    let plugins = Command::new("srun").arg("--mpi=list").output().map(|o| format!("{}{}", text(&o.stdout), text(&o.stderr))).unwrap_or_default();
+    let has_pmix = plugins.lines().any(|l| l.trim().trim_start_matches("MPI plugin types are...").trim().starts_with("pmix"));
+    if !answers || !has_pmix {
+        assert!(!required, "CI with OXMPI_TEST_SLURM=1: no Slurm cluster with the mpi/pmix plugin (sinfo answers: {answers}):\n{plugins}");
+        eprintln!("SKIP: no Slurm cluster with the mpi/pmix plugin");
+        return;
+    }
+    let exe = build("spawn");
+    let o = Command::new("timeout")
+        .args(["120", "srun", "--mpi=pmix", "-n", "2"])
+        .arg(&exe)
+        .arg("unsupported")
+        .env_remove("PMI_FD")
+        .env_remove("PMI_PORT")
+        .env_remove("OXMPI_PMI")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success(), "{out}");
+    let line = out.lines().find(|l| l.starts_with("spawn refused: ")).unwrap_or_else(|| panic!("{out}"));
+    assert!(line.contains("MPI_Comm_spawn") && line.contains("PMIx_Spawn") && line.contains("MPI_ERR_UNSUPPORTED_OPERATION"), "{line}");
+}
+
+/// MPI_Publish_name, MPI_Lookup_name and MPI_Unpublish_name under Open MPI's
+/// `mpirun` go to its data server (`PMIx_Publish`/`_Lookup`/`_Unpublish`):
+/// a name published by rank 0 is found by rank 1; publishing it twice and
+/// unpublishing it twice are MPI_ERR_SERVICE, a name nobody published
+/// MPI_ERR_NAME naming PMIx_Lookup (tests/c/connect_accept.c `names`).
+#[test]
+fn names_under_open_mpi_mpirun_through_pmix() {
+    let Some(mpirun) = open_mpi_mpirun() else { return };
+    let exe = build("connect_accept");
+    let service = format!("oxmpi-launch-test-{}", std::process::id());
+    let o = open_mpi_run(mpirun, &os!["-n", "2", exe, "names", service]);
+    let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success() && out.contains("names passed"), "{out}");
+    let line = out.lines().find(|l| l.starts_with("lookup refused: ")).unwrap_or_else(|| panic!("{out}"));
+    assert!(line.contains("MPI_Lookup_name") && line.contains("PMIx_Lookup") && line.contains("MPI_ERR_NAME"), "{line}");
 }

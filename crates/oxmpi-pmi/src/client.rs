@@ -349,7 +349,8 @@ impl PmiClient {
     /// Asks the process manager to start `commands` as one new job (MPI_Comm_spawn
     /// and _multiple), with `preput` in the new job's KVS. Returns one error code
     /// per process requested (0 = started) when the process manager sends them.
-    /// PMI-1 only (our `mpiexec`, Hydra); over PMI-2 an error of kind
+    /// PMI-1 (our `mpiexec`, Hydra) and PMIx (`PMIx_Spawn`; the new job
+    /// reads `preput` with [`PmiClient::get`]); over PMI-2 an error of kind
     /// `PmiError::Server` with `cmd` `spawn` says it is not offered here.
     pub fn spawn(&mut self, commands: &[crate::server::SpawnCommand], preput: &[(String, String)]) -> Result<Vec<i32>, PmiError> {
         match &mut self.inner {
@@ -359,17 +360,14 @@ impl PmiClient {
                 rc: -1,
                 msg: Some("starting processes is not offered over PMI-2 by oxmpi (srun --mpi=pmi2); use mpiexec".into()),
             }),
-            Inner::X(_) => Err(PmiError::Server {
-                cmd: "spawn".into(),
-                rc: -1,
-                msg: Some("starting processes is not offered over PMIx by oxmpi yet; use oxmpi's mpiexec".into()),
-            }),
+            Inner::X(c) => c.spawn(commands, preput).map(|_nspace| Vec::new()),
         }
     }
 
     /// The process manager's name service (MPI_Publish_name & co.): `Publish`
-    /// and `Unpublish` return `Ok(None)`, `Lookup` the port. PMI-1 only; over
-    /// PMI-2 an error of kind `PmiError::Server` says it is not offered.
+    /// and `Unpublish` return `Ok(None)`, `Lookup` the port. PMI-1 and PMIx
+    /// (`PMIx_Publish`/`_Lookup`/`_Unpublish`); over PMI-2 an error of kind
+    /// `PmiError::Server` says it is not offered.
     pub fn name_service(&mut self, op: crate::server::NameOp, service: &str, port: &str) -> Result<Option<String>, PmiError> {
         match &mut self.inner {
             Inner::V1(c) => c.name_service(op, service, port),
@@ -378,11 +376,7 @@ impl PmiClient {
                 rc: -1,
                 msg: Some("the name service is not offered over PMI-2 by oxmpi (srun --mpi=pmi2)".into()),
             }),
-            Inner::X(_) => Err(PmiError::Server {
-                cmd: "name service".into(),
-                rc: -1,
-                msg: Some("the name service is not offered over PMIx by oxmpi yet; use oxmpi's mpiexec".into()),
-            }),
+            Inner::X(c) => c.name_service(op, service, port),
         }
     }
 
@@ -397,6 +391,8 @@ impl PmiClient {
     pub fn get_from(&mut self, kvsname: &str, key: &str) -> Result<Option<String>, PmiError> {
         match &mut self.inner {
             Inner::V1(c) => c.get_from(kvsname, key),
+            // What the parents of a job started by PMIx_Spawn gave it.
+            Inner::X(c) if kvsname == c.nspace => Ok(env::var(format!("{}{key}", crate::pmix::PREPUT_ENV_PREFIX)).ok()),
             Inner::X(_) => Err(PmiError::InvalidKey {
                 key: key.to_string(),
                 reason: "under PMIx a value belongs to the process that put it: use get_of(rank, key)".into(),

@@ -9,7 +9,9 @@
 //! `pmix.appnum`, `pmix.univ.size`, every rank's `pmix.nodeid` for the node
 //! map), `PMIx_Put` + `PMIx_Commit` + `PMIx_Fence` with data collection (the
 //! exchange of addresses and a barrier), `PMIx_Get` of a peer's keys,
-//! `PMIx_Abort` and `PMIx_Finalize`.
+//! `PMIx_Spawn` (MPI_Comm_spawn: the parents' port travels to the new job in
+//! its environment, with `PMI_SPAWNED=1`, and the job connects back through
+//! the port as under any other launcher), `PMIx_Abort` and `PMIx_Finalize`.
 //!
 //! The C structures are declared here with the layout of PMIx's
 //! `pmix_common.h` (v3 to v5 agree on it): `pmix_proc_t` (a 256-byte
@@ -71,6 +73,38 @@ type FenceFn = unsafe extern "C" fn(*const Proc, usize, *const Info, usize) -> c
 type GetFn = unsafe extern "C" fn(*const Proc, *const c_char, *const Info, usize, *mut *mut Value) -> c_int;
 type ValueDestructFn = unsafe extern "C" fn(*mut Value);
 type ErrorStringFn = unsafe extern "C" fn(c_int) -> *const c_char;
+type PublishFn = unsafe extern "C" fn(*const Info, usize) -> c_int;
+type LookupFn = unsafe extern "C" fn(*mut Pdata, usize, *const Info, usize) -> c_int;
+type UnpublishFn = unsafe extern "C" fn(*mut *mut c_char, *const Info, usize) -> c_int;
+type SpawnFn = unsafe extern "C" fn(*const Info, usize, *const App, usize, *mut u8) -> c_int;
+
+/// `pmix_pdata_t`: a published key, its value and who published it.
+#[repr(C)]
+struct Pdata {
+    proc_: Proc,
+    key: [u8; KEYLEN],
+    value: Value,
+}
+
+/// `pmix_app_t`: one application of a `PMIx_Spawn`.
+#[repr(C)]
+struct App {
+    cmd: *const c_char,
+    /// NULL-terminated, `argv[0]` included.
+    argv: *const *const c_char,
+    /// NULL-terminated `NAME=value` strings added to the environment.
+    env: *const *const c_char,
+    cwd: *const c_char,
+    maxprocs: c_int,
+    info: *const Info,
+    ninfo: usize,
+}
+
+/// The environment variable under which a job started by `PMIx_Spawn` finds
+/// a value its parents gave it (`preput` of [`PmixClient::spawn`]): the
+/// prefix followed by the key. The processes themselves are the only readers
+/// (a process's environment is readable by its user alone).
+pub(crate) const PREPUT_ENV_PREFIX: &str = "OXMPI_PMIX_PREPUT_";
 
 /// The library's entry points.
 struct Api {
@@ -83,6 +117,10 @@ struct Api {
     get: GetFn,
     value_destruct: ValueDestructFn,
     error_string: ErrorStringFn,
+    /// `PMIx_Spawn`, when the library has it (every PMIx since v1 does).
+    spawn: Option<SpawnFn>,
+    /// `PMIx_Publish`, `PMIx_Lookup`, `PMIx_Unpublish`, when the library has them.
+    names: Option<(PublishFn, LookupFn, UnpublishFn)>,
 }
 
 /// Whether the environment says a PMIx server started this process.
@@ -164,7 +202,47 @@ fn load() -> Result<Api, PmiError> {
             get: std::mem::transmute::<*mut c_void, GetFn>(sym("PMIx_Get")?),
             value_destruct: std::mem::transmute::<*mut c_void, ValueDestructFn>(sym("PMIx_Value_destruct")?),
             error_string: std::mem::transmute::<*mut c_void, ErrorStringFn>(sym("PMIx_Error_string")?),
+            spawn: sym("PMIx_Spawn").ok().map(|p| std::mem::transmute::<*mut c_void, SpawnFn>(p)),
+            names: match (sym("PMIx_Publish"), sym("PMIx_Lookup"), sym("PMIx_Unpublish")) {
+                (Ok(p), Ok(l), Ok(u)) => Some((
+                    std::mem::transmute::<*mut c_void, PublishFn>(p),
+                    std::mem::transmute::<*mut c_void, LookupFn>(l),
+                    std::mem::transmute::<*mut c_void, UnpublishFn>(u),
+                )),
+                _ => None,
+            },
         })
+    }
+}
+
+/// The MPI info of a spawn command with the `key=value` lines of the file its
+/// `file` key names (blank lines and `#` comments skipped) added after it, as
+/// our mpiexec reads them.
+fn spawn_info(info: &[(String, String)]) -> Result<Vec<(String, String)>, PmiError> {
+    let mut all = info.to_vec();
+    if let Some((_, file)) = info.iter().rev().find(|(k, _)| k == "file") {
+        let bad = |reason: String| PmiError::InvalidValue { key: "file".into(), reason };
+        let text = std::fs::read_to_string(file).map_err(|e| bad(format!("info file={file:?}: {e}")))?;
+        for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+            let (k, v) = line.split_once('=').ok_or_else(|| bad(format!("info file={file:?}: {line:?} is not key=value")))?;
+            all.push((k.trim().to_string(), v.trim().to_string()));
+        }
+    }
+    Ok(all)
+}
+
+/// `execname` found in the first directory of `path` (`:`-separated, the MPI
+/// info key) that holds such a file, when it names no directory itself;
+/// otherwise `execname` as given (the server searches its own PATH).
+fn program_on_path(execname: &str, path: Option<&str>) -> String {
+    match path {
+        Some(path) if !execname.contains('/') => path
+            .split(':')
+            .filter(|d| !d.is_empty())
+            .map(|d| std::path::Path::new(d).join(execname))
+            .find(|p| p.is_file())
+            .map_or_else(|| execname.to_string(), |p| p.to_string_lossy().into_owned()),
+        _ => execname.to_string(),
     }
 }
 
@@ -226,10 +304,13 @@ impl PmixClient {
         // SAFETY: PMIx_Error_string returns a static NUL-terminated string.
         unsafe {
             let p = (self.api.error_string)(rc);
-            if p.is_null() {
-                format!("status {rc}")
+            let text = if p.is_null() { String::new() } else { CStr::from_ptr(p).to_string_lossy().into_owned() };
+            // Open MPI 4's daemons answer some requests with codes of their
+            // own, which PMIx has no text for.
+            if text.is_empty() || text == "ERROR STRING NOT FOUND" {
+                format!("status {rc}, not a PMIx status: the server's own code; its messages say more")
             } else {
-                CStr::from_ptr(p).to_string_lossy().into_owned()
+                text
             }
         }
     }
@@ -348,6 +429,146 @@ impl PmixClient {
         Ok(Some(crate::server::nodes_mapping(&nodes)))
     }
 
+    /// `PMIx_Spawn` of `commands` as one new job (one PMIx application per
+    /// command, so MPI_APPNUM numbers them), with every `preput` pair in the
+    /// new processes' environment (under [`PREPUT_ENV_PREFIX`]) and
+    /// `PMI_SPAWNED=1`. MPI info keys: `wdir` becomes the application's
+    /// working directory, `host` PMIx's `pmix.host`, `path` where the
+    /// program is looked for, `file` a file of more `key=value` lines; `soft`
+    /// is not PMIx's (all `maxprocs` are asked for). Returns the new job's namespace.
+    pub(crate) fn spawn(&mut self, commands: &[crate::server::SpawnCommand], preput: &[(String, String)]) -> Result<String, PmiError> {
+        let Some(spawn) = self.api.spawn else {
+            return Err(PmiError::Server { cmd: "PMIx_Spawn".into(), rc: -47, msg: Some("this PMIx client library has no PMIx_Spawn".into()) });
+        };
+        let cstr = |what: &str, s: &str| CString::new(s).map_err(|_| PmiError::InvalidValue { key: what.into(), reason: format!("{s:?} contains a NUL byte") });
+        let mut env = vec![CString::new("PMI_SPAWNED=1").expect("no NUL")];
+        for (k, v) in preput {
+            env.push(cstr("preput", &format!("{PREPUT_ENV_PREFIX}{k}={v}"))?);
+        }
+        let env_ptrs: Vec<*const c_char> = env.iter().map(|c| c.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
+        // Everything the apps point at lives until PMIx_Spawn returns.
+        let mut strings: Vec<CString> = Vec::new();
+        let mut argvs: Vec<Vec<*const c_char>> = Vec::new();
+        let mut infos: Vec<Vec<Info>> = Vec::new();
+        let mut cwds: Vec<Option<CString>> = Vec::new();
+        for c in commands {
+            let mut argv = vec![cstr("command", &c.execname)?];
+            for a in &c.args {
+                argv.push(cstr("argv", a)?);
+            }
+            argvs.push(argv.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect());
+            strings.extend(argv);
+            let mut cwd = None;
+            let mut info = Vec::new();
+            for (k, v) in &spawn_info(&c.info)? {
+                match k.as_str() {
+                    "wdir" => cwd = Some(cstr("wdir", v)?),
+                    "host" => {
+                        let h = cstr("host", v)?;
+                        let mut i = Info { key: [0; KEYLEN], flags: 0, value: Value { ty: PMIX_STRING, data: [h.as_ptr() as u64, 0, 0] } };
+                        i.key[..9].copy_from_slice(b"pmix.host");
+                        info.push(i);
+                        strings.push(h);
+                    }
+                    _ => {}
+                }
+            }
+            cwds.push(cwd);
+            infos.push(info);
+        }
+        let cmds: Vec<CString> = commands
+            .iter()
+            .map(|c| {
+                let info = spawn_info(&c.info)?;
+                cstr("command", &program_on_path(&c.execname, info.iter().rev().find(|(k, _)| k == "path").map(|(_, v)| v.as_str())))
+            })
+            .collect::<Result<_, _>>()?;
+        let apps: Vec<App> = commands
+            .iter()
+            .enumerate()
+            .map(|(i, c)| App {
+                cmd: cmds[i].as_ptr(),
+                argv: argvs[i].as_ptr(),
+                env: env_ptrs.as_ptr(),
+                cwd: cwds[i].as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
+                maxprocs: c.nprocs.min(i32::MAX as u32) as c_int,
+                info: if infos[i].is_empty() { std::ptr::null() } else { infos[i].as_ptr() },
+                ninfo: infos[i].len(),
+            })
+            .collect();
+        let mut nspace = [0u8; NSLEN];
+        // SAFETY: `apps` are valid pmix_app_t whose strings, arrays and infos
+        // (`cmds`, `argvs`, `env_ptrs`, `cwds`, `infos`, `strings`) outlive
+        // the call; `nspace` is a writable pmix_nspace_t.
+        let rc = unsafe { spawn(std::ptr::null(), 0, apps.as_ptr(), apps.len(), nspace.as_mut_ptr()) };
+        drop(strings);
+        self.check(rc, "PMIx_Spawn")?;
+        Ok(String::from_utf8_lossy(&nspace[..nspace.iter().position(|&b| b == 0).unwrap_or(NSLEN)]).into_owned())
+    }
+
+    /// The PMIx server's name service (MPI_Publish_name & co.): `Publish` and
+    /// `Unpublish` return `None`, `Lookup` the port published under `service`
+    /// (it does not wait for one). The server's default range applies (Open
+    /// MPI's `mpirun`: the processes it started; other jobs through its
+    /// `ompi-server`).
+    pub(crate) fn name_service(&mut self, op: crate::server::NameOp, service: &str, port: &str) -> Result<Option<String>, PmiError> {
+        // The message names the PMIx call (callers show only the message).
+        self.name_op(op, service, port).map_err(|e| match e {
+            PmiError::Server { cmd, rc, msg } => PmiError::Server { msg: Some(format!("{cmd}: {}", msg.unwrap_or_default())), cmd, rc },
+            e => e,
+        })
+    }
+
+    fn name_op(&mut self, op: crate::server::NameOp, service: &str, port: &str) -> Result<Option<String>, PmiError> {
+        use crate::server::NameOp;
+        let Some((publish, lookup, unpublish)) = self.api.names else {
+            return Err(PmiError::Server { cmd: "PMIx_Publish".into(), rc: -47, msg: Some("this PMIx client library has no name service".into()) });
+        };
+        let k = key(service)?;
+        match op {
+            NameOp::Publish => {
+                // Open MPI's data server lets a process publish a name again
+                // over its own: a name is published once (MPI_ERR_SERVICE).
+                if self.name_op(NameOp::Lookup, service, "").is_ok() {
+                    return Err(PmiError::Server { cmd: format!("PMIx_Publish of {service}"), rc: -53, msg: Some(format!("{service} is already published")) });
+                }
+                let v = CString::new(port).map_err(|_| PmiError::InvalidValue { key: service.into(), reason: "the port contains a NUL byte".into() })?;
+                let mut info = Info { key: [0; KEYLEN], flags: 0, value: Value { ty: PMIX_STRING, data: [v.as_ptr() as u64, 0, 0] } };
+                info.key[..service.len()].copy_from_slice(service.as_bytes());
+                // SAFETY: one valid info whose key and string outlive the call.
+                let rc = unsafe { publish(&info, 1) };
+                self.check(rc, &format!("PMIx_Publish of {service}")).map(|()| None)
+            }
+            NameOp::Unpublish => {
+                // Nor does it refuse to unpublish a name nobody published.
+                if self.name_op(NameOp::Lookup, service, "").is_err() {
+                    return Err(PmiError::Server { cmd: format!("PMIx_Unpublish of {service}"), rc: -46, msg: Some(format!("{service} is not published")) });
+                }
+                let mut keys = [k.as_ptr() as *mut c_char, std::ptr::null_mut()];
+                // SAFETY: a NULL-terminated array of one NUL-terminated key,
+                // which PMIx only reads.
+                let rc = unsafe { unpublish(keys.as_mut_ptr(), std::ptr::null(), 0) };
+                self.check(rc, &format!("PMIx_Unpublish of {service}")).map(|()| None)
+            }
+            NameOp::Lookup => {
+                let mut d = Pdata { proc_: Proc { nspace: [0; NSLEN], rank: 0 }, key: [0; KEYLEN], value: Value { ty: 0, data: [0; 3] } };
+                d.key[..service.len()].copy_from_slice(service.as_bytes());
+                // SAFETY: one valid pmix_pdata_t with its key set; no infos.
+                let rc = unsafe { lookup(&mut d, 1, std::ptr::null(), 0) };
+                self.check(rc, &format!("PMIx_Lookup of {service}"))?;
+                let port = if d.value.ty == PMIX_STRING && d.value.data[0] != 0 {
+                    // SAFETY: a PMIX_STRING value holds a NUL-terminated string owned by the value.
+                    Some(unsafe { CStr::from_ptr(d.value.data[0] as *const c_char) }.to_string_lossy().into_owned())
+                } else {
+                    None
+                };
+                // SAFETY: releases what PMIx put into the value (not the value itself, ours).
+                unsafe { (self.api.value_destruct)(&mut d.value) };
+                Ok(port)
+            }
+        }
+    }
+
     /// `PMIx_Abort` of the whole job.
     pub(crate) fn abort(&mut self, code: i32, msg: &str) -> Result<(), PmiError> {
         let m = CString::new(msg.replace('\0', " ")).unwrap_or_default();
@@ -376,5 +597,10 @@ mod tests {
         assert_eq!(std::mem::size_of::<Info>(), 552);
         assert_eq!(std::mem::offset_of!(Info, flags), 512);
         assert_eq!(std::mem::offset_of!(Info, value), 520);
+        assert_eq!(std::mem::size_of::<App>(), 56);
+        assert_eq!(std::mem::size_of::<Pdata>(), 808);
+        assert_eq!(std::mem::offset_of!(Pdata, value), 776);
+        assert_eq!(std::mem::offset_of!(App, maxprocs), 32);
+        assert_eq!(std::mem::offset_of!(App, info), 40);
     }
 }

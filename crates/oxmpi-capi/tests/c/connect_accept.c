@@ -11,6 +11,11 @@
  *                                MPI_Publish_name under NAME (the launcher's
  *                                name service, shared by separate mpiexecs)
  *   connect_accept lookup NAME   as client, finding the port by MPI_Lookup_name
+ *   connect_accept names NAME    within one job (2+ ranks): rank 0 publishes a
+ *                                port under NAME (twice: MPI_ERR_SERVICE),
+ *                                rank 1 looks it up, then after rank 0
+ *                                unpublishes it (twice: MPI_ERR_SERVICE) finds
+ *                                nothing (MPI_ERR_NAME)
  * Server and client check the intercommunicator: sizes, point-to-point both
  * ways, rooted and all-to-all collectives across, a merge and an allreduce on
  * it, then MPI_Comm_disconnect. */
@@ -258,6 +263,47 @@ int main(int argc, char **argv) {
             OK(MPI_Error_class(rc, &cls));
             CHECK(cls == MPI_ERR_NAME);
             OK(MPI_Close_port(port));
+        }
+    } else if (strcmp(mode, "names") == 0) {
+        OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+        int cls, rc, size;
+        OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+        CHECK(size >= 2);
+        if (rank == 0) {
+            OK(MPI_Open_port(MPI_INFO_NULL, port));
+            OK(MPI_Publish_name(argv[2], MPI_INFO_NULL, port));
+            rc = MPI_Publish_name(argv[2], MPI_INFO_NULL, port);
+            OK(MPI_Error_class(rc, &cls));
+            CHECK(cls == MPI_ERR_SERVICE);
+        }
+        OK(MPI_Bcast(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, MPI_COMM_WORLD));
+        if (rank == 1) {
+            char found[MPI_MAX_PORT_NAME] = "";
+            OK(MPI_Lookup_name(argv[2], MPI_INFO_NULL, found));
+            CHECK(strcmp(found, port) == 0);
+            rc = MPI_Lookup_name("oxmpi-no-such-service", MPI_INFO_NULL, found);
+            OK(MPI_Error_class(rc, &cls));
+            CHECK(cls == MPI_ERR_NAME);
+            char msg[MPI_MAX_ERROR_STRING];
+            int len;
+            OK(MPI_Error_string(rc, msg, &len));
+            printf("lookup refused: %s\n", msg);
+        }
+        OK(MPI_Barrier(MPI_COMM_WORLD));
+        if (rank == 0) {
+            OK(MPI_Unpublish_name(argv[2], MPI_INFO_NULL, port));
+            rc = MPI_Unpublish_name(argv[2], MPI_INFO_NULL, port);
+            OK(MPI_Error_class(rc, &cls));
+            CHECK(cls == MPI_ERR_SERVICE);
+            OK(MPI_Close_port(port));
+        }
+        OK(MPI_Barrier(MPI_COMM_WORLD));
+        if (rank == 1) {
+            char found[MPI_MAX_PORT_NAME];
+            rc = MPI_Lookup_name(argv[2], MPI_INFO_NULL, found);
+            OK(MPI_Error_class(rc, &cls));
+            CHECK(cls == MPI_ERR_NAME);
+            printf("names passed\n");
         }
     } else if (strcmp(mode, "lookup") == 0) {
         OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));

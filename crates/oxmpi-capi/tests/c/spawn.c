@@ -4,6 +4,9 @@
  *                        and info wdir=/tmp; both sides check the
  *                        intercommunicator (p2p, bcast, allreduce, merge),
  *                        then disconnect; the parents go on alone.
+ *   spawn infofile N     as parent N, but the program named by its bare name
+ *                        found through info `path`, `path` and `wdir` given
+ *                        in a file named by info `file`.
  *   spawn multiple       spawn_multiple: 1 x "childA" and 2 x "childB",
  *                        MPI_APPNUM 0 and 1, errcodes all MPI_SUCCESS.
  *   spawn dies           the spawned child exits without MPI_Finalize: the
@@ -11,7 +14,10 @@
  *   spawn missing        spawning a program that does not exist fails with
  *                        MPI_ERR_SPAWN (errors returned).
  *   spawn unsupported    where the process manager cannot start processes
- *                        (PMI-2, PMIx): MPI_ERR_UNSUPPORTED_OPERATION.
+ *                        (PMI-2, Slurm's PMIx): MPI_ERR_UNSUPPORTED_OPERATION.
+ *   spawn badhost HOST   the process manager refuses to start children on
+ *                        HOST (info key `host`): MPI_ERR_SPAWN, errors
+ *                        returned, and the parents go on.
  *   spawn remote HOST    two children on HOST (info key `host`), in another
  *                        network namespace than their parents.
  *   spawn usize          rank 0 prints MPI_UNIVERSE_SIZE.
@@ -126,15 +132,35 @@ int main(int argc, char **argv) {
     OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &usize, &flag));
     CHECK(flag && *usize >= size);
     MPI_Comm inter;
-    if (strcmp(mode, "parent") == 0) {
+    if (strcmp(mode, "parent") == 0 || strcmp(mode, "infofile") == 0) {
         int n = atoi(argv[2]);
         char *args[] = {"child", "a b", NULL};
         MPI_Info info;
         OK(MPI_Info_create(&info));
-        OK(MPI_Info_set(info, "wdir", "/tmp"));
         int errs[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
-        /* argv[0] as given to us: a path. */
-        OK(MPI_Comm_spawn(argv[0], args, n, info, 0, MPI_COMM_WORLD, &inter, errs));
+        if (mode[0] == 'p') {
+            OK(MPI_Info_set(info, "wdir", "/tmp"));
+            /* argv[0] as given to us: a path. */
+            OK(MPI_Comm_spawn(argv[0], args, n, info, 0, MPI_COMM_WORLD, &inter, errs));
+        } else {
+            /* The program's bare name, found through `path`, both keys in a
+               file named by the `file` key. */
+            char file[64], dir[4096];
+            snprintf(file, sizeof file, "/tmp/oxmpi-spawn-info-%d", (int)getpid());
+            CHECK(strlen(argv[0]) < sizeof dir && strchr(argv[0], '/'));
+            strcpy(dir, argv[0]);
+            char *slash = strrchr(dir, '/'), *base = strrchr(argv[0], '/') + 1;
+            *slash = 0;
+            if (rank == 0) {
+                FILE *f = fopen(file, "w");
+                CHECK(f);
+                fprintf(f, "# spawn info\npath=/nonexistent:%s\nwdir=/tmp\n", dir);
+                CHECK(fclose(f) == 0);
+            }
+            OK(MPI_Info_set(info, "file", file));
+            OK(MPI_Comm_spawn(base, args, n, info, 0, MPI_COMM_WORLD, &inter, errs));
+            if (rank == 0) CHECK(unlink(file) == 0);
+        }
         OK(MPI_Info_free(&info));
         for (int i = 0; i < n; i++) CHECK(errs[i] == MPI_SUCCESS);
         CHECK(errs[n] == -1);
@@ -207,6 +233,22 @@ int main(int argc, char **argv) {
         int len;
         OK(MPI_Error_string(rc, msg, &len));
         if (rank == 0) printf("missing program refused: %s\n", msg);
+    } else if (strcmp(mode, "badhost") == 0) {
+        OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+        MPI_Info info;
+        OK(MPI_Info_create(&info));
+        OK(MPI_Info_set(info, "host", argv[2]));
+        int cls, errs[2] = {-1, -1};
+        int rc = MPI_Comm_spawn(argv[0], MPI_ARGV_NULL, 2, info, 0, MPI_COMM_WORLD, &inter, errs);
+        OK(MPI_Info_free(&info));
+        OK(MPI_Error_class(rc, &cls));
+        CHECK(cls == MPI_ERR_SPAWN && inter == MPI_COMM_NULL);
+        char msg[MPI_MAX_ERROR_STRING];
+        int len;
+        OK(MPI_Error_string(rc, msg, &len));
+        /* Every parent got the same outcome and can still communicate. */
+        OK(MPI_Barrier(MPI_COMM_WORLD));
+        if (rank == 0) printf("spawn on %s refused: %s\n", argv[2], msg);
     }
     OK(MPI_Finalize());
     return 0;

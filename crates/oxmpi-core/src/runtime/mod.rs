@@ -479,7 +479,12 @@ impl Engine {
         };
         match p.spawn(commands, preput) {
             Ok(codes) => Ok(codes),
-            Err(oxmpi_pmi::PmiError::Server { msg, .. }) if p.protocol() != oxmpi_pmi::client::PmiProtocol::Pmi1 => {
+            // The PMIx server does not offer spawn (PMIX_ERR_NOT_SUPPORTED).
+            Err(oxmpi_pmi::PmiError::Server { rc: -47, msg, cmd }) if p.protocol() == oxmpi_pmi::client::PmiProtocol::Pmix => Err(MpiError::new(
+                ErrorClass::UnsupportedOperation,
+                format!("{call}: the PMIx server does not start processes ({cmd}: {})", msg.unwrap_or_default()),
+            )),
+            Err(oxmpi_pmi::PmiError::Server { msg, .. }) if p.protocol() == oxmpi_pmi::client::PmiProtocol::Pmi2 => {
                 Err(MpiError::new(ErrorClass::UnsupportedOperation, format!("{call}: {}", msg.unwrap_or_default())))
             }
             Err(e) => Err(MpiError::new(ErrorClass::Spawn, format!("{call}: the process manager could not start the processes: {e}"))),
@@ -492,12 +497,20 @@ impl Engine {
         let Some(p) = pmi.as_mut() else {
             return Err(MpiError::new(ErrorClass::UnsupportedOperation, format!("{call}: a process started without mpiexec (a singleton) has no name service; run it under mpiexec")));
         };
-        let pmi2 = p.protocol() != oxmpi_pmi::client::PmiProtocol::Pmi1;
+        let protocol = p.protocol();
         p.name_service(op, service, port).map_err(|e| match e {
-            oxmpi_pmi::PmiError::Server { msg, .. } if pmi2 => MpiError::new(ErrorClass::UnsupportedOperation, format!("{call}: {}", msg.unwrap_or_default())),
+            // PMI-2 has none; a PMIx server may not offer one (PMIX_ERR_NOT_SUPPORTED).
+            oxmpi_pmi::PmiError::Server { msg, rc, .. }
+                if protocol == oxmpi_pmi::client::PmiProtocol::Pmi2 || (protocol == oxmpi_pmi::client::PmiProtocol::Pmix && rc == -47) =>
+            {
+                MpiError::new(ErrorClass::UnsupportedOperation, format!("{call}: {}", msg.unwrap_or_default()))
+            }
             oxmpi_pmi::PmiError::Server { msg, .. } => {
                 let class = if op == oxmpi_pmi::NameOp::Lookup { ErrorClass::Name } else { ErrorClass::Service };
-                MpiError::new(class, format!("{call}: {}", msg.unwrap_or_else(|| "the process manager refused".into()).replace('_', " ")))
+                let msg = msg.unwrap_or_else(|| "the process manager refused".into());
+                // PMI-1 servers answer with words_like_these; PMIx messages name PMIx_ calls.
+                let msg = if protocol == oxmpi_pmi::client::PmiProtocol::Pmix { msg } else { msg.replace('_', " ") };
+                MpiError::new(class, format!("{call}: {msg}"))
             }
             other => MpiError::new(ErrorClass::Other, format!("{call}: {other}")),
         })
