@@ -74,13 +74,22 @@ impl Window {
             return false;
         }
         let w = prim.size();
-        let Some(a) = n.checked_mul(w).and_then(|len| self.direct(rank, disp, len)) else { return false };
+        // Large accumulates apply in bulk (the general path's choice, by size alone).
+        let Some(len) = n.checked_mul(w).filter(|&l| l < ops::BULK_MIN) else { return false };
+        let Some(a) = self.direct(rank, disp, len) else { return false };
         if !winatomic::aligned(a, w) {
             return false;
         }
+        // A bulk accumulate to the target in progress: the general path waits for it.
+        let Some(local) = self.peers[rank as usize].local else { return false };
+        if !self.atomic_try_enter(local) {
+            return false;
+        }
         // SAFETY: `n` elements of width `w` inside the target's window in the shared
-        // segment, aligned; the general path updates them with the same atomics.
+        // segment, aligned; the general path updates them with the same atomics, or
+        // in bulk while no atomic accumulate is entered.
         unsafe { winatomic::fetch_op_direct(a, n, prim, op, origin, result) };
+        self.atomic_exit(local);
         true
     }
 
@@ -100,8 +109,13 @@ impl Window {
         }
         // SAFETY: one element each, per the contract.
         let (new, cmp, old) = unsafe { (std::slice::from_raw_parts(origin, w), std::slice::from_raw_parts(compare, w), std::slice::from_raw_parts_mut(result, w)) };
+        let Some(local) = self.peers[rank as usize].local else { return false };
+        if !self.atomic_try_enter(local) {
+            return false;
+        }
         // SAFETY: one aligned element inside the target's window in the shared segment.
         unsafe { winatomic::compare_swap(a, new, cmp, old) };
+        self.atomic_exit(local);
         true
     }
 

@@ -88,8 +88,9 @@ const TAG_COMPLETE: i32 = 2;
 // Per local rank, in the host segment: lock word, the locks taken with
 // MPI_MODE_NOCHECK (same encoding, to detect conflicts with them), the
 // MPI_MODE_NOPUT marks (the number of the fence epoch it was asserted for; 1 while a
-// post asserting it is exposed), accumulate mutex,
-// attached regions.
+// post asserting it is exposed), accumulate mutex, the bulk accumulate word
+// (`ops::BULK_HELD` while a bulk accumulate applies; below it, the count of
+// element-atomic accumulates in progress), attached regions.
 const CTL_LOCK: usize = 0;
 const CTL_NOCHECK: usize = 8;
 const CTL_NOPUT: usize = 16;
@@ -101,6 +102,7 @@ const CTL_OVF_SEQ: usize = 32;
 const CTL_OVF_PTR: usize = 40;
 const CTL_OVF_LEN: usize = 48;
 const CTL_ACC: usize = 64;
+const CTL_BULK: usize = 72;
 const CTL_REGIONS: usize = 128;
 /// Regions of a dynamic window published in the host segment per process; more
 /// are kept in a table in the owner's memory (see `CTL_OVF_*`), without limit.
