@@ -107,29 +107,36 @@ impl Window {
     }
 
     /// Enters an element-atomic accumulate to the target with host index `local`
-    /// unless a bulk accumulate holds it (`false`: nothing entered, nothing to undo).
+    /// unless a bulk accumulate holds it: the bulk word, to leave by
+    /// [`Self::atomic_exit`]; `None`: nothing entered, nothing to undo.
     #[inline]
-    pub(super) fn atomic_try_enter(&self, local: usize) -> bool {
+    pub(super) fn atomic_try_enter(&self, local: usize) -> Option<&std::sync::atomic::AtomicU64> {
         let b = self.ctl(local, CTL_BULK);
         if b.fetch_add(1, Ordering::Acquire) & BULK_HELD == 0 {
-            return true;
+            return Some(b);
         }
         b.fetch_sub(1, Ordering::Relaxed);
-        false
+        None
     }
 
     /// Leaves what [`Self::atomic_try_enter`] entered.
     #[inline]
-    pub(super) fn atomic_exit(&self, local: usize) {
-        self.ctl(local, CTL_BULK).fetch_sub(1, Ordering::Release);
+    pub(super) fn atomic_exit(b: &std::sync::atomic::AtomicU64) {
+        b.fetch_sub(1, Ordering::Release);
     }
 
     /// Runs `f`, element-atomic accumulates to the target with host index `local`,
     /// while no bulk accumulate applies to it (waiting, backing off, for one to end).
     pub(super) fn with_atomic<T>(&self, local: usize, f: impl FnOnce() -> Result<T>) -> Result<T> {
-        acquire(|| self.atomic_try_enter(local))?;
+        let mut held = None;
+        acquire(|| {
+            held = held.or_else(|| self.atomic_try_enter(local));
+            held.is_some()
+        })?;
         let res = f();
-        self.atomic_exit(local);
+        if let Some(b) = held {
+            Self::atomic_exit(b);
+        }
         res
     }
 
