@@ -701,6 +701,23 @@ fn disp_arg(_call: &str, d: MPI_Aint) -> R<isize> {
     Ok(d)
 }
 
+/// A request-based call's `request` argument, checked before the operation is made
+/// (a null pointer must not leave an operation done behind an error).
+fn check_request(call: &str, request: Option<*mut MPI_Request>) -> R<()> {
+    if let Some(q) = request {
+        // SAFETY: OUT argument of the C caller: only checked here, written by `done_request`.
+        unsafe { out(call, "request", q)? };
+    }
+    Ok(())
+}
+
+/// The complete request of a request-based call whose operation the fast path did.
+#[inline(never)]
+fn fast_request<C: Count>(base: &'static str, w: MPI_Win, q: *mut MPI_Request) -> c_int {
+    let call = name::<C>(base);
+    wffi(call, w, || done_request(call, q))
+}
+
 /// Hands out an already complete request (the operation finished in the call).
 fn done_request(call: &str, request: *mut MPI_Request) -> R<()> {
     // SAFETY: OUT argument of the C caller: NULL (rejected) or writable and unaliased.
@@ -714,11 +731,15 @@ fn done_request(call: &str, request: *mut MPI_Request) -> R<()> {
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn put<C: Count>(base: &'static str, origin: *const c_void, ocount: C, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: C, tdt: MPI_Datatype, w: MPI_Win, request: Option<*mut MPI_Request>) -> c_int {
-    if request.is_none() {
+    // Request-based calls too: their operation completes in the call either way.
+    if request.is_none_or(|q| !q.is_null()) {
         if let Some(len) = fast_len(origin, ocount, odt, tcount, tdt) {
             // SAFETY: MPI's contract: `origin` holds origin_count elements of origin_datatype (`len` bytes).
             if with_cached(w, |wn| unsafe { wn.put_direct(origin.cast(), len, rank, disp) }) == Some(true) {
-                return MPI_SUCCESS;
+                return match request {
+                    Some(q) => fast_request::<C>(base, w, q),
+                    None => MPI_SUCCESS,
+                };
             }
         }
     }
@@ -733,6 +754,7 @@ unsafe fn put_slow<C: Count>(base: &'static str, origin: *const c_void, ocount: 
     let call = name::<C>(base);
     wffi(call, w, || {
         let wn = win(w, call)?;
+        check_request(call, request)?;
         let o = side(call, origin, ocount, odt, "origin_count", "origin_datatype", "origin_addr")?;
         let t = side(call, std::ptr::null(), tcount, tdt, "target_count", "target_datatype", "")?;
         // SAFETY: MPI's contract: `origin` holds origin_count elements of origin_datatype.
@@ -747,11 +769,15 @@ unsafe fn put_slow<C: Count>(base: &'static str, origin: *const c_void, ocount: 
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn get<C: Count>(base: &'static str, origin: *mut c_void, ocount: C, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: C, tdt: MPI_Datatype, w: MPI_Win, request: Option<*mut MPI_Request>) -> c_int {
-    if request.is_none() {
+    // Request-based calls too: their operation completes in the call either way.
+    if request.is_none_or(|q| !q.is_null()) {
         if let Some(len) = fast_len(origin, ocount, odt, tcount, tdt) {
             // SAFETY: MPI's contract: `origin` is writable for origin_count elements of origin_datatype (`len` bytes).
             if with_cached(w, |wn| unsafe { wn.get_direct(origin.cast(), len, rank, disp) }) == Some(true) {
-                return MPI_SUCCESS;
+                return match request {
+                    Some(q) => fast_request::<C>(base, w, q),
+                    None => MPI_SUCCESS,
+                };
             }
         }
     }
@@ -766,6 +792,7 @@ unsafe fn get_slow<C: Count>(base: &'static str, origin: *mut c_void, ocount: C,
     let call = name::<C>(base);
     wffi(call, w, || {
         let wn = win(w, call)?;
+        check_request(call, request)?;
         let o = side(call, origin, ocount, odt, "origin_count", "origin_datatype", "origin_addr")?;
         let t = side(call, std::ptr::null(), tcount, tdt, "target_count", "target_datatype", "")?;
         // SAFETY: MPI's contract: `origin` is writable for origin_count elements of origin_datatype.
@@ -821,12 +848,16 @@ unsafe fn accumulate<C: Count>(
     w: MPI_Win,
     request: Option<*mut MPI_Request>,
 ) -> c_int {
-    if request.is_none() {
+    // Request-based calls too: their operation completes in the call either way.
+    if request.is_none_or(|q| !q.is_null()) {
         if let Some((rc, n)) = fast_acc(origin, ocount, odt, result, tcount, tdt, op) {
             let r = result.map_or(std::ptr::null_mut(), |(rb, _, _)| rb.cast::<u8>());
             // SAFETY: MPI's contract: the origin buffer holds, and the result buffer is writable for, `n` elements of the type.
             if with_cached(w, |wn| unsafe { wn.acc_direct(rc.0, rc.1, origin.cast(), r, n, rank, disp) }) == Some(true) {
-                return MPI_SUCCESS;
+                return match request {
+                    Some(q) => fast_request::<C>(base, w, q),
+                    None => MPI_SUCCESS,
+                };
             }
         }
     }
@@ -855,6 +886,7 @@ unsafe fn accumulate_slow<C: Count>(
     wffi(call, w, || {
         let wn = win(w, call)?;
         let op = acc_op(call, op)?;
+        check_request(call, request)?;
         let noop = op.as_predefined() == Some(oxmpi_core::op::PredefinedOp::NoOp);
         // MPI_Get_accumulate with MPI_NO_OP ignores the origin arguments.
         let o = if noop && result.is_some() {

@@ -128,6 +128,34 @@ int main(int argc, char **argv) {
         OK(MPI_Win_unlock(0, win));
     }
 
+    /* Request-based operations on the fast path: each hands out a request that is
+     * complete (MPI_Test answers at once), results as the blocking forms; a null
+     * request pointer is MPI_ERR_ARG, with nothing written. Slots 16..19 of peer. */
+    OK(MPI_Win_lock_all(0, win));
+    {
+        MPI_Request q[4];
+        long a = 41, b = -1, c = 2, d = 0;
+        OK(MPI_Rput(&a, 1, MPI_LONG, peer, 16, 1, MPI_LONG, win, &q[0]));
+        int flag = 0;
+        OK(MPI_Test(&q[0], &flag, MPI_STATUS_IGNORE));
+        CHECK(flag && q[0] == MPI_REQUEST_NULL);
+        OK(MPI_Rget(&b, 1, MPI_LONG, peer, 16, 1, MPI_LONG, win, &q[0]));
+        OK(MPI_Raccumulate(&c, 1, MPI_LONG, peer, 16, 1, MPI_LONG, MPI_SUM, win, &q[1]));
+        OK(MPI_Rget_accumulate(&c, 1, MPI_LONG, &d, 1, MPI_LONG, peer, 16, 1, MPI_LONG, MPI_SUM, win, &q[2]));
+        OK(MPI_Rget(&a, 1, MPI_LONG, peer, 16, 1, MPI_LONG, win, &q[3]));
+        OK(MPI_Waitall(4, q, MPI_STATUSES_IGNORE));
+        CHECK(b == 41 && d == 43 && a == 45);
+        rc = MPI_Rput(&a, 1, MPI_LONG, peer, 17, 1, MPI_LONG, win, NULL);
+        CHECK(err_class(rc) == MPI_ERR_ARG);
+        long big[64] = {0};
+        rc = MPI_Raccumulate(big, 64, MPI_LONG, peer, 0, 64, MPI_LONG, MPI_SUM, win, NULL);
+        CHECK(err_class(rc) == MPI_ERR_ARG);
+        OK(MPI_Get(&b, 1, MPI_LONG, peer, 17, 1, MPI_LONG, win));
+        CHECK(b == 0);
+    }
+    OK(MPI_Win_unlock_all(win));
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+
     /* A freed window's handle: the fast path's cache must not answer for it. */
     MPI_Win old = win;
     OK(MPI_Win_free(&win));
