@@ -146,6 +146,16 @@ fn with_cached<T>(w: MPI_Win, f: impl FnOnce(&Window) -> T) -> Option<T> {
     Some(f(unsafe { &*p }))
 }
 
+/// The return code of a call made on the cached window ([`with_cached`]): an error
+/// goes through [`wffi`] (message, the window's error handler) like the general path's.
+#[inline]
+fn cached_result(call: &'static str, w: MPI_Win, res: Result<(), MpiError>) -> c_int {
+    match res {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) => wffi(call, w, || Err(e.into())),
+    }
+}
+
 /// Calls the window's error handler with `code`; returns the code to give the caller.
 fn raise_win(mut w: MPI_Win, mut code: c_int, message: &str) -> c_int {
     let errh = wins().get(w).map(|e| (e.errh, e.errh_fn));
@@ -1056,6 +1066,15 @@ pub unsafe extern "C" fn PMPI_Win_test(w: MPI_Win, flag: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, w: MPI_Win) -> c_int {
     const CALL: &str = "MPI_Win_lock";
+    // The thread's cached window: no table look-up, no `Arc` clone.
+    let kind = match lock_type {
+        MPI_LOCK_SHARED => Some(LockKind::Shared),
+        MPI_LOCK_EXCLUSIVE => Some(LockKind::Exclusive),
+        _ => None,
+    };
+    if let Some(res) = kind.and_then(|k| with_cached(w, |wn| wn.lock(k, rank, assert))) {
+        return cached_result(CALL, w, res);
+    }
     wffi(CALL, w, || {
         let wn = win(w, CALL)?;
         let kind = match lock_type {
@@ -1070,6 +1089,9 @@ pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_unlock(rank: c_int, w: MPI_Win) -> c_int {
     const CALL: &str = "MPI_Win_unlock";
+    if let Some(res) = with_cached(w, |wn| wn.unlock(rank)) {
+        return cached_result(CALL, w, res);
+    }
     wffi(CALL, w, || Ok(win(w, CALL)?.unlock(rank)?))
 }
 

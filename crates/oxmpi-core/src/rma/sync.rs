@@ -120,7 +120,25 @@ impl Window {
     /// `MPI_Win_lock` of `rank` (index `r`), its arguments checked.
     fn lock_target(&self, kind: LockKind, rank: i32, r: usize, assert: i32) -> Result<()> {
         const C: &str = "MPI_Win_lock";
-        self.st().epochs.lock(rank, kind)?;
+        {
+            let mut st = self.st();
+            st.epochs.lock(rank, kind)?;
+            // A lock word on this host that is free: taken by one compare-exchange in
+            // the same critical section as the epoch's bookkeeping (one mutex round
+            // trip per lock instead of two); a busy word waits below, outside the mutex.
+            if let (0, Some(local)) = (assert & MODE_NOCHECK, self.peers[r].local) {
+                let w = self.ctl(local, CTL_LOCK);
+                if lock_kind_spin(w, kind) {
+                    if let Err(e) = self.nocheck_conflict(C, rank, local, kind) {
+                        Self::unlock_word(w, kind);
+                        st.epochs.unlock(rank)?;
+                        return Err(e);
+                    }
+                    st.held.push((rank, kind));
+                    return Ok(());
+                }
+            }
+        }
         if assert & MODE_NOCHECK != 0 {
             if let Some(local) = self.peers[r].local {
                 if let Err(e) = self.nocheck_enter(C, rank, local, kind) {
@@ -225,12 +243,21 @@ impl Window {
     }
 
     pub(super) fn release(&self, rank: i32) -> Result<()> {
-        let (held, nocheck) = {
-            let mut st = self.st();
-            let h = st.held.iter().position(|&(r, _)| r == rank).map(|i| st.held.remove(i));
-            let n = st.nocheck.iter().position(|&(r, _)| r == rank).map(|i| st.nocheck.remove(i));
-            (h, n)
-        };
+        let taken = Self::take_held(&mut self.st(), rank);
+        self.release_taken(taken)
+    }
+
+    /// Removes `rank`'s lock words from the ones this process holds (normally, with
+    /// MPI_MODE_NOCHECK): what [`Self::release_taken`] gives back.
+    #[allow(clippy::type_complexity)]
+    fn take_held(st: &mut State, rank: i32) -> (Option<(i32, LockKind)>, Option<(i32, LockKind)>) {
+        let h = st.held.iter().position(|&(r, _)| r == rank).map(|i| st.held.remove(i));
+        let n = st.nocheck.iter().position(|&(r, _)| r == rank).map(|i| st.nocheck.remove(i));
+        (h, n)
+    }
+
+    /// Gives back lock words [`Self::take_held`] removed.
+    fn release_taken(&self, (held, nocheck): (Option<(i32, LockKind)>, Option<(i32, LockKind)>)) -> Result<()> {
         if let Some((r, kind)) = nocheck {
             if let Some(local) = self.peers[r as usize].local {
                 full_fence();
@@ -258,9 +285,14 @@ impl Window {
             return Ok(());
         }
         let r = self.check_rank("MPI_Win_unlock", rank)?;
-        self.st().epochs.unlock(rank)?;
+        // The epoch and the held words in one critical section.
+        let taken = {
+            let mut st = self.st();
+            st.epochs.unlock(rank)?;
+            Self::take_held(&mut st, rank)
+        };
         self.set_passive(Some(r), false);
-        self.release(rank)
+        self.release_taken(taken)
     }
 
     /// `MPI_Win_lock_all`: a shared lock on every target on this host.
