@@ -128,6 +128,34 @@ int main(int argc, char **argv) {
         OK(MPI_Win_unlock(0, win));
     }
 
+    /* Fence epochs take the fast path too: results as in a lock epoch, the epoch
+     * counted as used (MPI_MODE_NOPRECEDE and a lock after it fail with
+     * MPI_ERR_RMA_SYNC), updates refused where the target asserted MPI_MODE_NOPUT.
+     * Slots 20 and 21 of peer. */
+    {
+        OK(MPI_Win_fence(0, win));
+        long fv = 77 + rank, fr = 0, fone = 1;
+        OK(MPI_Put(&fv, 1, MPI_LONG, peer, 20, 1, MPI_LONG, win));
+        OK(MPI_Accumulate(&fone, 1, MPI_LONG, peer, 21, 1, MPI_LONG, MPI_SUM, win));
+        OK(MPI_Win_fence(0, win));
+        OK(MPI_Get(&fr, 1, MPI_LONG, peer, 20, 1, MPI_LONG, win));
+        rc = MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
+        CHECK(err_class(rc) == MPI_ERR_RMA_SYNC);
+        OK(MPI_Win_fence(0, win));
+        CHECK(fr == 77 + rank && mem[21] == 1);
+        OK(MPI_Get(&fr, 1, MPI_LONG, peer, 20, 1, MPI_LONG, win));
+        rc = MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, win);
+        CHECK(err_class(rc) == MPI_ERR_RMA_SYNC);
+        OK(MPI_Win_fence(MPI_MODE_NOPUT, win));
+        rc = MPI_Put(&fv, 1, MPI_LONG, peer, 20, 1, MPI_LONG, win);
+        CHECK(err_class(rc) == MPI_ERR_RMA_CONFLICT);
+        rc = MPI_Accumulate(&fone, 1, MPI_LONG, peer, 21, 1, MPI_LONG, MPI_SUM, win);
+        CHECK(err_class(rc) == MPI_ERR_RMA_CONFLICT);
+        OK(MPI_Get(&fr, 1, MPI_LONG, peer, 21, 1, MPI_LONG, win));
+        CHECK(fr == 1);
+        OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+    }
+
     /* Request-based operations on the fast path: each hands out a request that is
      * complete (MPI_Test answers at once), results as the blocking forms; a null
      * request pointer is MPI_ERR_ARG, with nothing written. Slots 16..19 of peer. */

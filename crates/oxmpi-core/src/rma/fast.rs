@@ -1,7 +1,7 @@
 //! The fast path of small one-sided operations on this host: an operation on
 //! contiguous elements of one predefined type (the same on both sides), to a
 //! target this process may reach with plain loads and stores, in a passive-target
-//! epoch (lock or lock_all), is one `memcpy` or one CPU atomic per element into the
+//! epoch (lock or lock_all) or a fence epoch, is one `memcpy` or one CPU atomic per element into the
 //! shared mapping, with no lock, no allocation and no datatype object. A flush is
 //! then only a memory fence.
 //!
@@ -19,26 +19,34 @@ use crate::datatype::TypeClass;
 
 impl Window {
     /// The address in this process of `len` (> 0) bytes at displacement `disp` of
-    /// `rank`'s window, if this process holds a passive-target epoch to `rank` and
-    /// reaches its memory directly, and the bytes lie inside the window.
+    /// `rank`'s window, if this process reaches its memory directly, the bytes lie
+    /// inside the window, and this process holds a passive-target epoch to `rank`
+    /// or is in a fence epoch (for an update (`writes`): one the target did not
+    /// assert MPI_MODE_NOPUT for, as `target` checks); and the target's host index.
     #[inline]
-    fn direct(&self, rank: i32, disp: isize, len: usize) -> Option<usize> {
-        self.direct_local(rank, disp, len).map(|(a, _)| a)
-    }
-
-    /// [`Self::direct`] and the target's host index.
-    #[inline]
-    fn direct_local(&self, rank: i32, disp: isize, len: usize) -> Option<(usize, usize)> {
+    fn direct(&self, rank: i32, disp: isize, len: usize, writes: bool) -> Option<(usize, usize)> {
         let r = usize::try_from(rank).ok()?;
         let p = self.peers.get(r)?;
-        if p.direct == 0 || !self.passive[r].load(Ordering::Relaxed) {
+        if p.direct == 0 {
             return None;
+        }
+        let local = p.local?;
+        if !self.passive[r].load(Ordering::Relaxed) {
+            let f = self.fence_seq.load(Ordering::Relaxed);
+            if f == 0 || (writes && self.ctl(local, CTL_NOPUT).load(Ordering::SeqCst) == f) {
+                return None;
+            }
+            // The epoch is used (`sync_fence` records it at the next synchronization);
+            // an operation the checks below send to the general path is recorded there too.
+            if !self.fence_used.load(Ordering::Relaxed) {
+                self.fence_used.store(true, Ordering::Relaxed);
+            }
         }
         let off = usize::try_from(disp).ok()?.checked_mul(p.disp_unit)?;
         if len == 0 || off.checked_add(len)? > p.size {
             return None;
         }
-        Some((p.direct + off, p.local?))
+        Some((p.direct + off, local))
     }
 
     /// `MPI_Put` of `len` bytes of a contiguous origin (same predefined type and count
@@ -48,7 +56,7 @@ impl Window {
     /// `origin` is readable for `len` bytes.
     #[inline]
     pub unsafe fn put_direct(&self, origin: *const u8, len: usize, rank: i32, disp: isize) -> bool {
-        let Some(a) = self.direct(rank, disp, len) else { return false };
+        let Some((a, _)) = self.direct(rank, disp, len, true) else { return false };
         // SAFETY: `a` is inside the target's window (checked), mapped in this process;
         // `origin` per the contract; `copy` allows the origin to lie in the window.
         unsafe { std::ptr::copy(origin, a as *mut u8, len) };
@@ -61,7 +69,7 @@ impl Window {
     /// `origin` is writable for `len` bytes.
     #[inline]
     pub unsafe fn get_direct(&self, origin: *mut u8, len: usize, rank: i32, disp: isize) -> bool {
-        let Some(a) = self.direct(rank, disp, len) else { return false };
+        let Some((a, _)) = self.direct(rank, disp, len, false) else { return false };
         // SAFETY: as in `put_direct`, reading.
         unsafe { std::ptr::copy(a as *const u8, origin, len) };
         true
@@ -90,7 +98,7 @@ impl Window {
         if !winatomic::is_direct(prim, op) {
             return false;
         }
-        let Some((a, local)) = self.direct_local(rank, disp, len) else { return false };
+        let Some((a, local)) = self.direct(rank, disp, len, op != PredefinedOp::NoOp) else { return false };
         if !winatomic::aligned(a, w) {
             return false;
         }
@@ -118,7 +126,7 @@ impl Window {
         if winatomic::atomic_width(prim) != Some(w) || !(noop || op == PredefinedOp::Replace || op.allows(prim.class())) {
             return false;
         }
-        let Some((a, local)) = self.direct_local(rank, disp, len) else { return false };
+        let Some((a, local)) = self.direct(rank, disp, len, !noop) else { return false };
         // The kernel wants disjoint buffers (the general path goes element-wise then).
         let apart = |p: *const u8| p.is_null() || p as usize + len <= a || p as usize >= a + len;
         if !winatomic::aligned(a, w) || !(noop || apart(origin)) || !apart(result) {
@@ -151,7 +159,7 @@ impl Window {
             return false;
         }
         let Some(w) = winatomic::atomic_width(prim) else { return false };
-        let Some((a, local)) = self.direct_local(rank, disp, w) else { return false };
+        let Some((a, local)) = self.direct(rank, disp, w, true) else { return false };
         if !winatomic::aligned(a, w) {
             return false;
         }

@@ -168,6 +168,11 @@ pub struct Window {
     /// Per rank of the window: whether this process holds a passive-target epoch
     /// to it (a lock, or lock_all), read without the state's mutex by [`fast`].
     passive: Box<[std::sync::atomic::AtomicBool]>,
+    /// The number of the open fence epoch (`Epochs::fences`), 0 when none is open,
+    /// and whether the fast path made an operation in it: read and set without the
+    /// state's mutex by [`fast`], kept in step with the epochs by `sync_fence`.
+    fence_seq: std::sync::atomic::AtomicU64,
+    fence_used: std::sync::atomic::AtomicBool,
 }
 
 fn rma_err(class: ErrorClass, call: &str, why: impl std::fmt::Display) -> MpiError {
@@ -280,7 +285,7 @@ impl Window {
         // Every rank sees the same hosts, so all take part in this dup or none.
         let multi_host = (0..n).any(|r| host(r) != host(0));
         let am = if multi_host { Some(am::Am::new(&wcomm)?) } else { None };
-        let w = Arc::new(Window { comm: wcomm, flavor, base: my_base, size, disp_unit, peers, seg, my_local, state: Mutex::new(State::default()), attached: Mutex::default(), am, passive: (0..n).map(|_| Default::default()).collect() });
+        let w = Arc::new(Window { comm: wcomm, flavor, base: my_base, size, disp_unit, peers, seg, my_local, state: Mutex::new(State::default()), attached: Mutex::default(), am, passive: (0..n).map(|_| Default::default()).collect(), fence_seq: Default::default(), fence_used: Default::default() });
         if w.am.is_some() {
             am::register(&w);
         }
