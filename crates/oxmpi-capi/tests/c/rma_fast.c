@@ -156,6 +156,38 @@ int main(int argc, char **argv) {
         OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     }
 
+    /* Post/start epochs too: a put lands; updates of a target whose post asserted
+     * MPI_MODE_NOPUT fail with MPI_ERR_RMA_CONFLICT; after complete, no epoch is
+     * left for the fast path (MPI_ERR_RMA_SYNC). Slot 22 of peer. */
+    {
+        MPI_Group world, to, from;
+        int left = (rank + size - 1) % size;
+        OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+        OK(MPI_Group_incl(world, 1, &peer, &to));
+        OK(MPI_Group_incl(world, 1, &left, &from));
+        long pv = 500 + rank;
+        OK(MPI_Win_post(from, 0, win));
+        OK(MPI_Win_start(to, 0, win));
+        OK(MPI_Put(&pv, 1, MPI_LONG, peer, 22, 1, MPI_LONG, win));
+        OK(MPI_Win_complete(win));
+        OK(MPI_Win_wait(win));
+        CHECK(mem[22] == 500 + left);
+        OK(MPI_Win_post(from, MPI_MODE_NOPUT, win));
+        OK(MPI_Win_start(to, 0, win));
+        rc = MPI_Put(&pv, 1, MPI_LONG, peer, 22, 1, MPI_LONG, win);
+        CHECK(err_class(rc) == MPI_ERR_RMA_CONFLICT);
+        long one = 1;
+        rc = MPI_Accumulate(&one, 1, MPI_LONG, peer, 22, 1, MPI_LONG, MPI_SUM, win);
+        CHECK(err_class(rc) == MPI_ERR_RMA_CONFLICT);
+        OK(MPI_Win_complete(win));
+        OK(MPI_Win_wait(win));
+        CHECK(mem[22] == 500 + left);
+        rc = MPI_Put(&pv, 1, MPI_LONG, peer, 22, 1, MPI_LONG, win);
+        CHECK(err_class(rc) == MPI_ERR_RMA_SYNC);
+        OK(MPI_Group_free(&world)); OK(MPI_Group_free(&to)); OK(MPI_Group_free(&from));
+        OK(MPI_Barrier(MPI_COMM_WORLD));
+    }
+
     /* Request-based operations on the fast path: each hands out a request that is
      * complete (MPI_Test answers at once), results as the blocking forms; a null
      * request pointer is MPI_ERR_ARG, with nothing written. Slots 16..19 of peer. */

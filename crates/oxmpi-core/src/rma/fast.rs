@@ -1,7 +1,7 @@
 //! The fast path of small one-sided operations on this host: an operation on
 //! contiguous elements of one predefined type (the same on both sides), to a
 //! target this process may reach with plain loads and stores, in a passive-target
-//! epoch (lock or lock_all) or a fence epoch, is one `memcpy` or one CPU atomic per element into the
+//! epoch (lock or lock_all), a fence or a post/start epoch, is one `memcpy` or one CPU atomic per element into the
 //! shared mapping, with no lock, no allocation and no datatype object. A flush is
 //! then only a memory fence.
 //!
@@ -20,9 +20,10 @@ use crate::datatype::TypeClass;
 impl Window {
     /// The address in this process of `len` (> 0) bytes at displacement `disp` of
     /// `rank`'s window, if this process reaches its memory directly, the bytes lie
-    /// inside the window, and this process holds a passive-target epoch to `rank`
-    /// or is in a fence epoch (for an update (`writes`): one the target did not
-    /// assert MPI_MODE_NOPUT for, as `target` checks); and the target's host index.
+    /// inside the window, and this process holds a passive-target epoch to `rank`,
+    /// a post/start access epoch to it, or is in a fence epoch (for an update
+    /// (`writes`): one the target did not assert MPI_MODE_NOPUT for, as `target`
+    /// checks); and the target's host index.
     #[inline]
     fn direct(&self, rank: i32, disp: isize, len: usize, writes: bool) -> Option<(usize, usize)> {
         let r = usize::try_from(rank).ok()?;
@@ -31,7 +32,13 @@ impl Window {
             return None;
         }
         let local = p.local?;
-        if !self.passive[r].load(Ordering::Relaxed) {
+        if self.started[r].load(Ordering::Relaxed) {
+            // A post/start epoch to `rank`: updates only unless its post asserted
+            // MPI_MODE_NOPUT (the general path raises that conflict).
+            if writes && self.ctl(local, CTL_NOPUT_POST).load(Ordering::SeqCst) != 0 {
+                return None;
+            }
+        } else if !self.passive[r].load(Ordering::Relaxed) {
             let f = self.fence_seq.load(Ordering::Relaxed);
             if f == 0 || (writes && self.ctl(local, CTL_NOPUT).load(Ordering::SeqCst) == f) {
                 return None;

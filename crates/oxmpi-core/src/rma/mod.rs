@@ -173,6 +173,10 @@ pub struct Window {
     /// state's mutex by [`fast`], kept in step with the epochs by `sync_fence`.
     fence_seq: std::sync::atomic::AtomicU64,
     fence_used: std::sync::atomic::AtomicBool,
+    /// Per rank of the window: whether it is a target of this process's open
+    /// post/start/complete access epoch whose post arrived (set at the end of
+    /// `start`, cleared by `complete`), read by [`fast`].
+    started: Box<[std::sync::atomic::AtomicBool]>,
 }
 
 fn rma_err(class: ErrorClass, call: &str, why: impl std::fmt::Display) -> MpiError {
@@ -285,7 +289,7 @@ impl Window {
         // Every rank sees the same hosts, so all take part in this dup or none.
         let multi_host = (0..n).any(|r| host(r) != host(0));
         let am = if multi_host { Some(am::Am::new(&wcomm)?) } else { None };
-        let w = Arc::new(Window { comm: wcomm, flavor, base: my_base, size, disp_unit, peers, seg, my_local, state: Mutex::new(State::default()), attached: Mutex::default(), am, passive: (0..n).map(|_| Default::default()).collect(), fence_seq: Default::default(), fence_used: Default::default() });
+        let w = Arc::new(Window { comm: wcomm, flavor, base: my_base, size, disp_unit, peers, seg, my_local, state: Mutex::new(State::default()), attached: Mutex::default(), am, passive: (0..n).map(|_| Default::default()).collect(), fence_seq: Default::default(), fence_used: Default::default(), started: (0..n).map(|_| Default::default()).collect() });
         if w.am.is_some() {
             am::register(&w);
         }

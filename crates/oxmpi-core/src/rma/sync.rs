@@ -85,16 +85,23 @@ impl Window {
     pub fn start(&self, targets: Vec<i32>, assert: i32) -> Result<()> {
         check_assert("MPI_Win_start", assert, MODE_NOCHECK, "MPI_MODE_NOCHECK")?;
         self.sync_fence(&mut self.st(), |e| e.start(targets.clone()))?;
-        for r in targets {
+        for &r in &targets {
             pt2pt::recv(&self.comm, &mut [], r, TAG_POST)?;
         }
         full_fence();
+        // Every post arrived: the fast path may take operations to these targets.
+        for &r in &targets {
+            if let Some(f) = usize::try_from(r).ok().and_then(|r| self.started.get(r)) {
+                f.store(true, Ordering::Relaxed);
+            }
+        }
         Ok(())
     }
 
     /// `MPI_Win_complete`.
     pub fn complete(&self) -> Result<()> {
         let targets = self.st().epochs.complete()?;
+        self.started.iter().for_each(|f| f.store(false, Ordering::Relaxed));
         full_fence();
         for r in targets {
             pt2pt::send(&self.comm, &[], r, TAG_COMPLETE, SendMode::Standard)?;
