@@ -146,6 +146,16 @@ fn with_cached<T>(w: MPI_Win, f: impl FnOnce(&Window) -> T) -> Option<T> {
     Some(f(unsafe { &*p }))
 }
 
+/// The return code of a call made on the cached window ([`with_cached`]): an error
+/// goes through [`wffi`] (message, the window's error handler) like the general path's.
+#[inline]
+fn cached_result(call: &'static str, w: MPI_Win, res: Result<(), MpiError>) -> c_int {
+    match res {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) => wffi(call, w, || Err(e.into())),
+    }
+}
+
 /// Calls the window's error handler with `code`; returns the code to give the caller.
 fn raise_win(mut w: MPI_Win, mut code: c_int, message: &str) -> c_int {
     let errh = wins().get(w).map(|e| (e.errh, e.errh_fn));
@@ -701,6 +711,23 @@ fn disp_arg(_call: &str, d: MPI_Aint) -> R<isize> {
     Ok(d)
 }
 
+/// A request-based call's `request` argument, checked before the operation is made
+/// (a null pointer must not leave an operation done behind an error).
+fn check_request(call: &str, request: Option<*mut MPI_Request>) -> R<()> {
+    if let Some(q) = request {
+        // SAFETY: OUT argument of the C caller: only checked here, written by `done_request`.
+        unsafe { out(call, "request", q)? };
+    }
+    Ok(())
+}
+
+/// The complete request of a request-based call whose operation the fast path did.
+#[inline(never)]
+fn fast_request<C: Count>(base: &'static str, w: MPI_Win, q: *mut MPI_Request) -> c_int {
+    let call = name::<C>(base);
+    wffi(call, w, || done_request(call, q))
+}
+
 /// Hands out an already complete request (the operation finished in the call).
 fn done_request(call: &str, request: *mut MPI_Request) -> R<()> {
     // SAFETY: OUT argument of the C caller: NULL (rejected) or writable and unaliased.
@@ -714,11 +741,15 @@ fn done_request(call: &str, request: *mut MPI_Request) -> R<()> {
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn put<C: Count>(base: &'static str, origin: *const c_void, ocount: C, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: C, tdt: MPI_Datatype, w: MPI_Win, request: Option<*mut MPI_Request>) -> c_int {
-    if request.is_none() {
+    // Request-based calls too: their operation completes in the call either way.
+    if request.is_none_or(|q| !q.is_null()) {
         if let Some(len) = fast_len(origin, ocount, odt, tcount, tdt) {
             // SAFETY: MPI's contract: `origin` holds origin_count elements of origin_datatype (`len` bytes).
             if with_cached(w, |wn| unsafe { wn.put_direct(origin.cast(), len, rank, disp) }) == Some(true) {
-                return MPI_SUCCESS;
+                return match request {
+                    Some(q) => fast_request::<C>(base, w, q),
+                    None => MPI_SUCCESS,
+                };
             }
         }
     }
@@ -733,6 +764,7 @@ unsafe fn put_slow<C: Count>(base: &'static str, origin: *const c_void, ocount: 
     let call = name::<C>(base);
     wffi(call, w, || {
         let wn = win(w, call)?;
+        check_request(call, request)?;
         let o = side(call, origin, ocount, odt, "origin_count", "origin_datatype", "origin_addr")?;
         let t = side(call, std::ptr::null(), tcount, tdt, "target_count", "target_datatype", "")?;
         // SAFETY: MPI's contract: `origin` holds origin_count elements of origin_datatype.
@@ -747,11 +779,15 @@ unsafe fn put_slow<C: Count>(base: &'static str, origin: *const c_void, ocount: 
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn get<C: Count>(base: &'static str, origin: *mut c_void, ocount: C, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: C, tdt: MPI_Datatype, w: MPI_Win, request: Option<*mut MPI_Request>) -> c_int {
-    if request.is_none() {
+    // Request-based calls too: their operation completes in the call either way.
+    if request.is_none_or(|q| !q.is_null()) {
         if let Some(len) = fast_len(origin, ocount, odt, tcount, tdt) {
             // SAFETY: MPI's contract: `origin` is writable for origin_count elements of origin_datatype (`len` bytes).
             if with_cached(w, |wn| unsafe { wn.get_direct(origin.cast(), len, rank, disp) }) == Some(true) {
-                return MPI_SUCCESS;
+                return match request {
+                    Some(q) => fast_request::<C>(base, w, q),
+                    None => MPI_SUCCESS,
+                };
             }
         }
     }
@@ -766,6 +802,7 @@ unsafe fn get_slow<C: Count>(base: &'static str, origin: *mut c_void, ocount: C,
     let call = name::<C>(base);
     wffi(call, w, || {
         let wn = win(w, call)?;
+        check_request(call, request)?;
         let o = side(call, origin, ocount, odt, "origin_count", "origin_datatype", "origin_addr")?;
         let t = side(call, std::ptr::null(), tcount, tdt, "target_count", "target_datatype", "")?;
         // SAFETY: MPI's contract: `origin` is writable for origin_count elements of origin_datatype.
@@ -821,12 +858,16 @@ unsafe fn accumulate<C: Count>(
     w: MPI_Win,
     request: Option<*mut MPI_Request>,
 ) -> c_int {
-    if request.is_none() {
+    // Request-based calls too: their operation completes in the call either way.
+    if request.is_none_or(|q| !q.is_null()) {
         if let Some((rc, n)) = fast_acc(origin, ocount, odt, result, tcount, tdt, op) {
             let r = result.map_or(std::ptr::null_mut(), |(rb, _, _)| rb.cast::<u8>());
             // SAFETY: MPI's contract: the origin buffer holds, and the result buffer is writable for, `n` elements of the type.
             if with_cached(w, |wn| unsafe { wn.acc_direct(rc.0, rc.1, origin.cast(), r, n, rank, disp) }) == Some(true) {
-                return MPI_SUCCESS;
+                return match request {
+                    Some(q) => fast_request::<C>(base, w, q),
+                    None => MPI_SUCCESS,
+                };
             }
         }
     }
@@ -855,6 +896,7 @@ unsafe fn accumulate_slow<C: Count>(
     wffi(call, w, || {
         let wn = win(w, call)?;
         let op = acc_op(call, op)?;
+        check_request(call, request)?;
         let noop = op.as_predefined() == Some(oxmpi_core::op::PredefinedOp::NoOp);
         // MPI_Get_accumulate with MPI_NO_OP ignores the origin arguments.
         let o = if noop && result.is_some() {
@@ -1024,6 +1066,15 @@ pub unsafe extern "C" fn PMPI_Win_test(w: MPI_Win, flag: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, w: MPI_Win) -> c_int {
     const CALL: &str = "MPI_Win_lock";
+    // The thread's cached window: no table look-up, no `Arc` clone.
+    let kind = match lock_type {
+        MPI_LOCK_SHARED => Some(LockKind::Shared),
+        MPI_LOCK_EXCLUSIVE => Some(LockKind::Exclusive),
+        _ => None,
+    };
+    if let Some(res) = kind.and_then(|k| with_cached(w, |wn| wn.lock(k, rank, assert))) {
+        return cached_result(CALL, w, res);
+    }
     wffi(CALL, w, || {
         let wn = win(w, CALL)?;
         let kind = match lock_type {
@@ -1038,6 +1089,9 @@ pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_unlock(rank: c_int, w: MPI_Win) -> c_int {
     const CALL: &str = "MPI_Win_unlock";
+    if let Some(res) = with_cached(w, |wn| wn.unlock(rank)) {
+        return cached_result(CALL, w, res);
+    }
     wffi(CALL, w, || Ok(win(w, CALL)?.unlock(rank)?))
 }
 

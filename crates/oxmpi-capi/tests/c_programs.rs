@@ -729,6 +729,13 @@ fn one_sided_atomics_from_every_rank_lose_nothing() {
 }
 
 #[test]
+fn one_sided_large_bulk_and_small_atomic_accumulates_to_overlapping_elements_stay_exact() {
+    for n in [1, 2, 4, 7] {
+        assert!(ok(n, "rma_bulk").contains(&format!("rma_bulk: all checks passed on {n} ranks")));
+    }
+}
+
+#[test]
 fn one_sided_fast_path_results_exclusive_locks_and_the_errors_it_leaves_to_the_general_path() {
     for n in [1, 2, 4] {
         assert!(ok(n, "rma_fast").contains(&format!("rma_fast: all checks passed on {n} ranks")));

@@ -128,6 +128,94 @@ int main(int argc, char **argv) {
         OK(MPI_Win_unlock(0, win));
     }
 
+    /* Fence epochs take the fast path too: results as in a lock epoch, the epoch
+     * counted as used (MPI_MODE_NOPRECEDE and a lock after it fail with
+     * MPI_ERR_RMA_SYNC), updates refused where the target asserted MPI_MODE_NOPUT.
+     * Slots 20 and 21 of peer. */
+    {
+        OK(MPI_Win_fence(0, win));
+        long fv = 77 + rank, fr = 0, fone = 1;
+        OK(MPI_Put(&fv, 1, MPI_LONG, peer, 20, 1, MPI_LONG, win));
+        OK(MPI_Accumulate(&fone, 1, MPI_LONG, peer, 21, 1, MPI_LONG, MPI_SUM, win));
+        OK(MPI_Win_fence(0, win));
+        OK(MPI_Get(&fr, 1, MPI_LONG, peer, 20, 1, MPI_LONG, win));
+        rc = MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
+        CHECK(err_class(rc) == MPI_ERR_RMA_SYNC);
+        OK(MPI_Win_fence(0, win));
+        CHECK(fr == 77 + rank && mem[21] == 1);
+        OK(MPI_Get(&fr, 1, MPI_LONG, peer, 20, 1, MPI_LONG, win));
+        rc = MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, win);
+        CHECK(err_class(rc) == MPI_ERR_RMA_SYNC);
+        OK(MPI_Win_fence(MPI_MODE_NOPUT, win));
+        rc = MPI_Put(&fv, 1, MPI_LONG, peer, 20, 1, MPI_LONG, win);
+        CHECK(err_class(rc) == MPI_ERR_RMA_CONFLICT);
+        rc = MPI_Accumulate(&fone, 1, MPI_LONG, peer, 21, 1, MPI_LONG, MPI_SUM, win);
+        CHECK(err_class(rc) == MPI_ERR_RMA_CONFLICT);
+        OK(MPI_Get(&fr, 1, MPI_LONG, peer, 21, 1, MPI_LONG, win));
+        CHECK(fr == 1);
+        OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+    }
+
+    /* Post/start epochs too: a put lands; updates of a target whose post asserted
+     * MPI_MODE_NOPUT fail with MPI_ERR_RMA_CONFLICT; after complete, no epoch is
+     * left for the fast path (MPI_ERR_RMA_SYNC). Slot 22 of peer. */
+    {
+        MPI_Group world, to, from;
+        int left = (rank + size - 1) % size;
+        OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+        OK(MPI_Group_incl(world, 1, &peer, &to));
+        OK(MPI_Group_incl(world, 1, &left, &from));
+        long pv = 500 + rank;
+        OK(MPI_Win_post(from, 0, win));
+        OK(MPI_Win_start(to, 0, win));
+        OK(MPI_Put(&pv, 1, MPI_LONG, peer, 22, 1, MPI_LONG, win));
+        OK(MPI_Win_complete(win));
+        OK(MPI_Win_wait(win));
+        CHECK(mem[22] == 500 + left);
+        OK(MPI_Win_post(from, MPI_MODE_NOPUT, win));
+        OK(MPI_Win_start(to, 0, win));
+        rc = MPI_Put(&pv, 1, MPI_LONG, peer, 22, 1, MPI_LONG, win);
+        CHECK(err_class(rc) == MPI_ERR_RMA_CONFLICT);
+        long one = 1;
+        rc = MPI_Accumulate(&one, 1, MPI_LONG, peer, 22, 1, MPI_LONG, MPI_SUM, win);
+        CHECK(err_class(rc) == MPI_ERR_RMA_CONFLICT);
+        OK(MPI_Win_complete(win));
+        OK(MPI_Win_wait(win));
+        CHECK(mem[22] == 500 + left);
+        rc = MPI_Put(&pv, 1, MPI_LONG, peer, 22, 1, MPI_LONG, win);
+        CHECK(err_class(rc) == MPI_ERR_RMA_SYNC);
+        OK(MPI_Group_free(&world)); OK(MPI_Group_free(&to)); OK(MPI_Group_free(&from));
+        OK(MPI_Barrier(MPI_COMM_WORLD));
+    }
+
+    /* Request-based operations on the fast path: each hands out a request that is
+     * complete (MPI_Test answers at once), results as the blocking forms; a null
+     * request pointer is MPI_ERR_ARG, with nothing written. Slots 16..19 of peer. */
+    OK(MPI_Win_lock_all(0, win));
+    {
+        MPI_Request q[4];
+        long a = 41, b = -1, c = 2, d = 0;
+        OK(MPI_Rput(&a, 1, MPI_LONG, peer, 16, 1, MPI_LONG, win, &q[0]));
+        int flag = 0;
+        OK(MPI_Test(&q[0], &flag, MPI_STATUS_IGNORE));
+        CHECK(flag && q[0] == MPI_REQUEST_NULL);
+        OK(MPI_Rget(&b, 1, MPI_LONG, peer, 16, 1, MPI_LONG, win, &q[0]));
+        OK(MPI_Raccumulate(&c, 1, MPI_LONG, peer, 16, 1, MPI_LONG, MPI_SUM, win, &q[1]));
+        OK(MPI_Rget_accumulate(&c, 1, MPI_LONG, &d, 1, MPI_LONG, peer, 16, 1, MPI_LONG, MPI_SUM, win, &q[2]));
+        OK(MPI_Rget(&a, 1, MPI_LONG, peer, 16, 1, MPI_LONG, win, &q[3]));
+        OK(MPI_Waitall(4, q, MPI_STATUSES_IGNORE));
+        CHECK(b == 41 && d == 43 && a == 45);
+        rc = MPI_Rput(&a, 1, MPI_LONG, peer, 17, 1, MPI_LONG, win, NULL);
+        CHECK(err_class(rc) == MPI_ERR_ARG);
+        long big[64] = {0};
+        rc = MPI_Raccumulate(big, 64, MPI_LONG, peer, 0, 64, MPI_LONG, MPI_SUM, win, NULL);
+        CHECK(err_class(rc) == MPI_ERR_ARG);
+        OK(MPI_Get(&b, 1, MPI_LONG, peer, 17, 1, MPI_LONG, win));
+        CHECK(b == 0);
+    }
+    OK(MPI_Win_unlock_all(win));
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+
     /* A freed window's handle: the fast path's cache must not answer for it. */
     MPI_Win old = win;
     OK(MPI_Win_free(&win));

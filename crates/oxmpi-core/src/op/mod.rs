@@ -376,6 +376,23 @@ fn op_error(message: String) -> MpiError {
 
 /// Checks a predefined op against a datatype; returns the primitive the op
 /// computes on (None only for REPLACE/NO_OP on mixed datatypes).
+/// `io[i] = inp[i] op io[i]` for `n` consecutive elements of `prim` (dense: size =
+/// extent), straight to the kernel: the one-sided bulk accumulate's fast path.
+/// `MPI_REPLACE` copies, `MPI_NO_OP` does nothing; any other `op` must be allowed on
+/// `prim`'s class ([`PredefinedOp::allows`], what [`Op::check`] tests).
+///
+/// # Safety
+/// `n` elements are readable at `inp` and writable at `io`, not overlapping.
+pub unsafe fn apply_dense(op: PredefinedOp, prim: Primitive, inp: *const u8, io: *mut u8, n: usize) {
+    match op {
+        PredefinedOp::NoOp => {}
+        // SAFETY: the caller's contract: n elements of prim.size() bytes each.
+        PredefinedOp::Replace => unsafe { ptr::copy_nonoverlapping(inp, io, n * prim.size()) },
+        // SAFETY: the caller's contract, dense elements (stride = size).
+        _ => unsafe { reduce_run(op, prim, inp, io, n, prim.size()) },
+    }
+}
+
 fn check_predefined(p: PredefinedOp, dt: &Datatype, call: &str) -> Result<Option<Primitive>> {
     let prim = dt.as_primitive().or_else(|| dt.single_primitive());
     if matches!(p, PredefinedOp::Replace | PredefinedOp::NoOp) {

@@ -236,6 +236,20 @@ impl Epochs {
         Ok(())
     }
 
+    /// Whether a fence epoch is open (then no other access epoch is: a start, post
+    /// or lock leaves it): operations to any target are in it.
+    pub fn fence_open(&self) -> bool {
+        self.fence.is_some()
+    }
+
+    /// Records an operation made in the open fence epoch outside [`Self::check_access`]
+    /// (the one-sided fast path's, see `Window::sync_fence`).
+    pub fn mark_fence_used(&mut self) {
+        if let Some(used) = self.fence.as_mut() {
+            *used = true;
+        }
+    }
+
     pub fn lock_kind(&self, target: i32) -> Option<LockKind> {
         self.locks.iter().find(|&&(t, _)| t == target).map(|&(_, k)| k)
     }

@@ -88,8 +88,9 @@ const TAG_COMPLETE: i32 = 2;
 // Per local rank, in the host segment: lock word, the locks taken with
 // MPI_MODE_NOCHECK (same encoding, to detect conflicts with them), the
 // MPI_MODE_NOPUT marks (the number of the fence epoch it was asserted for; 1 while a
-// post asserting it is exposed), accumulate mutex,
-// attached regions.
+// post asserting it is exposed), accumulate mutex, the bulk accumulate word
+// (`ops::BULK_HELD` while a bulk accumulate applies; below it, the count of
+// element-atomic accumulates in progress), attached regions.
 const CTL_LOCK: usize = 0;
 const CTL_NOCHECK: usize = 8;
 const CTL_NOPUT: usize = 16;
@@ -101,6 +102,7 @@ const CTL_OVF_SEQ: usize = 32;
 const CTL_OVF_PTR: usize = 40;
 const CTL_OVF_LEN: usize = 48;
 const CTL_ACC: usize = 64;
+const CTL_BULK: usize = 72;
 const CTL_REGIONS: usize = 128;
 /// Regions of a dynamic window published in the host segment per process; more
 /// are kept in a table in the owner's memory (see `CTL_OVF_*`), without limit.
@@ -166,6 +168,15 @@ pub struct Window {
     /// Per rank of the window: whether this process holds a passive-target epoch
     /// to it (a lock, or lock_all), read without the state's mutex by [`fast`].
     passive: Box<[std::sync::atomic::AtomicBool]>,
+    /// The number of the open fence epoch (`Epochs::fences`), 0 when none is open,
+    /// and whether the fast path made an operation in it: read and set without the
+    /// state's mutex by [`fast`], kept in step with the epochs by `sync_fence`.
+    fence_seq: std::sync::atomic::AtomicU64,
+    fence_used: std::sync::atomic::AtomicBool,
+    /// Per rank of the window: whether it is a target of this process's open
+    /// post/start/complete access epoch whose post arrived (set at the end of
+    /// `start`, cleared by `complete`), read by [`fast`].
+    started: Box<[std::sync::atomic::AtomicBool]>,
 }
 
 fn rma_err(class: ErrorClass, call: &str, why: impl std::fmt::Display) -> MpiError {
@@ -278,7 +289,7 @@ impl Window {
         // Every rank sees the same hosts, so all take part in this dup or none.
         let multi_host = (0..n).any(|r| host(r) != host(0));
         let am = if multi_host { Some(am::Am::new(&wcomm)?) } else { None };
-        let w = Arc::new(Window { comm: wcomm, flavor, base: my_base, size, disp_unit, peers, seg, my_local, state: Mutex::new(State::default()), attached: Mutex::default(), am, passive: (0..n).map(|_| Default::default()).collect() });
+        let w = Arc::new(Window { comm: wcomm, flavor, base: my_base, size, disp_unit, peers, seg, my_local, state: Mutex::new(State::default()), attached: Mutex::default(), am, passive: (0..n).map(|_| Default::default()).collect(), fence_seq: Default::default(), fence_used: Default::default(), started: (0..n).map(|_| Default::default()).collect() });
         if w.am.is_some() {
             am::register(&w);
         }

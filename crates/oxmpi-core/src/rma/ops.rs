@@ -5,6 +5,14 @@
 
 use super::*;
 
+/// The bit of a target's bulk word (`CTL_BULK`) held while a bulk accumulate
+/// applies; the bits below count the element-atomic accumulates in progress.
+pub(super) const BULK_HELD: u64 = 1 << 63;
+/// Accumulates of at least this many bytes (to memory CPU atomics may update) apply
+/// the op kernel in bulk under the target's bulk word instead of one atomic step per
+/// element: from about here the kernel's vector loop beats the atomic instructions.
+pub(super) const BULK_MIN: usize = 512;
+
 impl Window {
     /// # Safety
     /// `origin` holds `count` elements of `dt`.
@@ -98,6 +106,66 @@ impl Window {
         res
     }
 
+    /// Enters an element-atomic accumulate to the target with host index `local`
+    /// unless a bulk accumulate holds it: the bulk word, to leave by
+    /// [`Self::atomic_exit`]; `None`: nothing entered, nothing to undo.
+    #[inline]
+    pub(super) fn atomic_try_enter(&self, local: usize) -> Option<&std::sync::atomic::AtomicU64> {
+        let b = self.ctl(local, CTL_BULK);
+        if b.fetch_add(1, Ordering::Acquire) & BULK_HELD == 0 {
+            return Some(b);
+        }
+        b.fetch_sub(1, Ordering::Relaxed);
+        None
+    }
+
+    /// Leaves what [`Self::atomic_try_enter`] entered.
+    #[inline]
+    pub(super) fn atomic_exit(b: &std::sync::atomic::AtomicU64) {
+        b.fetch_sub(1, Ordering::Release);
+    }
+
+    /// Runs `f`, element-atomic accumulates to the target with host index `local`,
+    /// while no bulk accumulate applies to it (waiting, backing off, for one to end).
+    pub(super) fn with_atomic<T>(&self, local: usize, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        let mut held = None;
+        acquire(|| {
+            held = held.or_else(|| self.atomic_try_enter(local));
+            held.is_some()
+        })?;
+        let res = f();
+        if let Some(b) = held {
+            Self::atomic_exit(b);
+        }
+        res
+    }
+
+    /// Runs `f`, a bulk accumulate (plain loads and stores, the op kernels), on the
+    /// target with host index `local` alone: it takes the bulk word's `BULK_HELD`
+    /// bit (one bulk accumulate at a time; element-atomic ones stop entering), then
+    /// waits until the element-atomic accumulates already in progress have left.
+    /// An element is thus never updated by a bulk and an atomic accumulate at once,
+    /// whatever the sizes, ops and origins, so each stays atomic per element.
+    pub(super) fn with_bulk<T>(&self, local: usize, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        let b = self.ctl(local, CTL_BULK);
+        acquire(|| b.fetch_or(BULK_HELD, Ordering::Acquire) & BULK_HELD == 0)?;
+        // The atomic accumulates in progress never wait while entered, so this wait is
+        // short; it backs off without the progress engine, which could run an active
+        // message's accumulate to this very target (that would wait for this bulk one).
+        let mut spins = 0u32;
+        while b.load(Ordering::Acquire) != BULK_HELD {
+            match spins {
+                0..64 => std::hint::spin_loop(),
+                64..256 => std::thread::yield_now(),
+                _ => std::thread::sleep(Duration::from_micros(20)),
+            }
+            spins = spins.saturating_add(1);
+        }
+        let res = f();
+        b.fetch_and(!BULK_HELD, Ordering::Release);
+        res
+    }
+
     /// `MPI_Accumulate` and `MPI_Get_accumulate` (`result`: the result buffer).
     ///
     /// # Safety
@@ -188,19 +256,53 @@ impl Window {
                 // Runs at unaligned addresses: (window offset, packed offset, length).
                 // Elements of a run are `w` apart, so all or none of them are aligned.
                 let mut slow = Vec::new();
-                let mut at = 0;
-                for &(o, l) in rs {
-                    let a = addr + o;
-                    if winatomic::aligned(a, w) {
-                        let s = if noop { &[][..] } else { &src[at..at + l] };
-                        let out = if want_old { Some(&mut old[at..at + l]) } else { None };
-                        // Every concurrent accumulate to these elements takes this atomic way too.
-                        // SAFETY: the run is inside the target's window (checked), shared, aligned to `w`.
-                        unsafe { winatomic::fetch_op_run(a, l / w, bt, op, s, out)? };
-                    } else {
-                        slow.push((o, at, l));
+                // A large accumulate applies the op kernel to the window memory in
+                // bulk, holding the target's bulk word alone; smaller ones update each
+                // element with one atomic step, counted in that word (see
+                // [`Self::with_bulk`]). Both are atomic per element against each other.
+                let bulk = total >= BULK_MIN && {
+                    let lo = rs.iter().map(|r| r.0).min().unwrap_or(0) + addr;
+                    let hi = rs.iter().map(|r| r.0 + r.1).max().unwrap_or(0) + addr;
+                    let (s0, s1) = (src.as_ptr() as usize, src.as_ptr() as usize + src.len());
+                    // The kernel wants disjoint buffers: an origin inside the updated
+                    // span (an accumulate from the window to itself) goes element-wise.
+                    s1 <= lo || s0 >= hi
+                };
+                let apply = || -> Result<()> {
+                    let mut at = 0;
+                    for &(o, l) in rs {
+                        let a = addr + o;
+                        if winatomic::aligned(a, w) {
+                            let s = if noop { &[][..] } else { &src[at..at + l] };
+                            let out = if want_old { Some(&mut old[at..at + l]) } else { None };
+                            if bulk {
+                                if let Some(out) = out {
+                                    // SAFETY: the run is inside the target's window (checked);
+                                    // no atomic accumulate runs while the bulk word is held.
+                                    unsafe { std::ptr::copy_nonoverlapping(a as *const u8, out.as_mut_ptr(), l) };
+                                }
+                                if !noop {
+                                    // SAFETY: `s` and the run hold `l / w` elements of `bt`, dense
+                                    // (an atomic width is size = extent), disjoint (checked above).
+                                    unsafe { op.apply(s.as_ptr(), a as *mut u8, l / w, bt)? };
+                                }
+                            } else {
+                                // Every concurrent accumulate to these elements takes this atomic way
+                                // too, or the bulk way while none of these runs.
+                                // SAFETY: the run is inside the target's window (checked), shared, aligned to `w`.
+                                unsafe { winatomic::fetch_op_run(a, l / w, bt, op, s, out)? };
+                            }
+                        } else {
+                            slow.push((o, at, l));
+                        }
+                        at += l;
                     }
-                    at += l;
+                    Ok(())
+                };
+                if bulk {
+                    self.with_bulk(local, apply)?;
+                } else {
+                    self.with_atomic(local, apply)?;
                 }
                 if !slow.is_empty() {
                     self.with_acc_lock(local, || {
@@ -277,9 +379,12 @@ impl Window {
         if let (true, Reach::Mapped { addr }, [(o, l)]) = (self.atomic_memory(), *reach, rs) {
             let a = addr + o;
             if *l == n && matches!(n, 1 | 2 | 4 | 8) && winatomic::aligned(a, n) {
-                // SAFETY: one checked element of the window in the shared segment,
-                // aligned to its width; concurrent accumulates to it are atomic too.
-                unsafe { winatomic::compare_swap(a, new, cmp, &mut cur) };
+                self.with_atomic(local, || {
+                    // SAFETY: one checked element of the window in the shared segment,
+                    // aligned to its width; concurrent accumulates to it are atomic too.
+                    unsafe { winatomic::compare_swap(a, new, cmp, &mut cur) };
+                    Ok(())
+                })?;
                 return Ok(cur);
             }
         }

@@ -32,13 +32,30 @@ pub(super) fn acquire(mut try_take: impl FnMut() -> bool) -> Result<()> {
     Ok(())
 }
 
+/// A target's lock words taken off the held ones: (normal lock, MPI_MODE_NOCHECK lock).
+type Taken = (Option<(i32, LockKind)>, Option<(i32, LockKind)>);
+
 impl Window {
+    /// Runs `f`, a change of the epochs, with the fast path's fence bookkeeping in
+    /// step: its operations in the open fence epoch are recorded first (the epoch
+    /// then counts as used, as if they had gone through `check_access`), and the
+    /// open fence epoch's number is published after.
+    pub(super) fn sync_fence<T>(&self, st: &mut State, f: impl FnOnce(&mut Epochs) -> Result<T>) -> Result<T> {
+        if self.fence_used.swap(false, Ordering::Relaxed) {
+            st.epochs.mark_fence_used();
+        }
+        let res = f(&mut st.epochs);
+        let seq = if st.epochs.fence_open() { st.epochs.fences } else { 0 };
+        self.fence_seq.store(seq, Ordering::Relaxed);
+        res
+    }
+
     /// `MPI_Win_fence`.
     pub fn fence(&self, assert: i32) -> Result<()> {
         check_assert("MPI_Win_fence", assert, MODE_NOSTORE | MODE_NOPUT | MODE_NOPRECEDE | MODE_NOSUCCEED, "MPI_MODE_NOSTORE, _NOPUT, _NOPRECEDE and _NOSUCCEED")?;
         let seq = {
             let mut st = self.st();
-            st.epochs.fence(assert)?;
+            self.sync_fence(&mut st, |e| e.fence(assert))?;
             st.epochs.fences
         };
         // Before the barrier: no origin is in the epoch before this process marked it.
@@ -54,7 +71,7 @@ impl Window {
     /// `MPI_Win_post`: exposes this window to `origins` (ranks of the window).
     pub fn post(&self, origins: Vec<i32>, assert: i32) -> Result<()> {
         check_assert("MPI_Win_post", assert, MODE_NOCHECK | MODE_NOSTORE | MODE_NOPUT, "MPI_MODE_NOCHECK, _NOSTORE and _NOPUT")?;
-        self.st().epochs.post(origins.clone())?;
+        self.sync_fence(&mut self.st(), |e| e.post(origins.clone()))?;
         // Before the post notices: origins access only after they got one.
         self.set_post_noput(assert & MODE_NOPUT != 0);
         full_fence();
@@ -67,17 +84,24 @@ impl Window {
     /// `MPI_Win_start`: waits for the targets' posts.
     pub fn start(&self, targets: Vec<i32>, assert: i32) -> Result<()> {
         check_assert("MPI_Win_start", assert, MODE_NOCHECK, "MPI_MODE_NOCHECK")?;
-        self.st().epochs.start(targets.clone())?;
-        for r in targets {
+        self.sync_fence(&mut self.st(), |e| e.start(targets.clone()))?;
+        for &r in &targets {
             pt2pt::recv(&self.comm, &mut [], r, TAG_POST)?;
         }
         full_fence();
+        // Every post arrived: the fast path may take operations to these targets.
+        for &r in &targets {
+            if let Some(f) = usize::try_from(r).ok().and_then(|r| self.started.get(r)) {
+                f.store(true, Ordering::Relaxed);
+            }
+        }
         Ok(())
     }
 
     /// `MPI_Win_complete`.
     pub fn complete(&self) -> Result<()> {
         let targets = self.st().epochs.complete()?;
+        self.started.iter().for_each(|f| f.store(false, Ordering::Relaxed));
         full_fence();
         for r in targets {
             pt2pt::send(&self.comm, &[], r, TAG_COMPLETE, SendMode::Standard)?;
@@ -120,7 +144,25 @@ impl Window {
     /// `MPI_Win_lock` of `rank` (index `r`), its arguments checked.
     fn lock_target(&self, kind: LockKind, rank: i32, r: usize, assert: i32) -> Result<()> {
         const C: &str = "MPI_Win_lock";
-        self.st().epochs.lock(rank, kind)?;
+        {
+            let mut st = self.st();
+            self.sync_fence(&mut st, |e| e.lock(rank, kind))?;
+            // A lock word on this host that is free: taken by one compare-exchange in
+            // the same critical section as the epoch's bookkeeping (one mutex round
+            // trip per lock instead of two); a busy word waits below, outside the mutex.
+            if let (0, Some(local)) = (assert & MODE_NOCHECK, self.peers[r].local) {
+                let w = self.ctl(local, CTL_LOCK);
+                if lock_kind_spin(w, kind) {
+                    if let Err(e) = self.nocheck_conflict(C, rank, local, kind) {
+                        Self::unlock_word(w, kind);
+                        st.epochs.unlock(rank)?;
+                        return Err(e);
+                    }
+                    st.held.push((rank, kind));
+                    return Ok(());
+                }
+            }
+        }
         if assert & MODE_NOCHECK != 0 {
             if let Some(local) = self.peers[r].local {
                 if let Err(e) = self.nocheck_enter(C, rank, local, kind) {
@@ -225,12 +267,20 @@ impl Window {
     }
 
     pub(super) fn release(&self, rank: i32) -> Result<()> {
-        let (held, nocheck) = {
-            let mut st = self.st();
-            let h = st.held.iter().position(|&(r, _)| r == rank).map(|i| st.held.remove(i));
-            let n = st.nocheck.iter().position(|&(r, _)| r == rank).map(|i| st.nocheck.remove(i));
-            (h, n)
-        };
+        let taken = Self::take_held(&mut self.st(), rank);
+        self.release_taken(taken)
+    }
+
+    /// Removes `rank`'s lock words from the ones this process holds (normally, with
+    /// MPI_MODE_NOCHECK): what [`Self::release_taken`] gives back.
+    fn take_held(st: &mut State, rank: i32) -> Taken {
+        let h = st.held.iter().position(|&(r, _)| r == rank).map(|i| st.held.remove(i));
+        let n = st.nocheck.iter().position(|&(r, _)| r == rank).map(|i| st.nocheck.remove(i));
+        (h, n)
+    }
+
+    /// Gives back lock words [`Self::take_held`] removed.
+    fn release_taken(&self, (held, nocheck): Taken) -> Result<()> {
         if let Some((r, kind)) = nocheck {
             if let Some(local) = self.peers[r as usize].local {
                 full_fence();
@@ -258,16 +308,21 @@ impl Window {
             return Ok(());
         }
         let r = self.check_rank("MPI_Win_unlock", rank)?;
-        self.st().epochs.unlock(rank)?;
+        // The epoch and the held words in one critical section.
+        let taken = {
+            let mut st = self.st();
+            st.epochs.unlock(rank)?;
+            Self::take_held(&mut st, rank)
+        };
         self.set_passive(Some(r), false);
-        self.release(rank)
+        self.release_taken(taken)
     }
 
     /// `MPI_Win_lock_all`: a shared lock on every target on this host.
     pub fn lock_all(&self, assert: i32) -> Result<()> {
         const C: &str = "MPI_Win_lock_all";
         check_assert(C, assert, MODE_NOCHECK, "MPI_MODE_NOCHECK")?;
-        self.st().epochs.lock_all()?;
+        self.sync_fence(&mut self.st(), |e| e.lock_all())?;
         let res = self.lock_all_targets(assert);
         match res {
             Ok(()) => self.set_passive(None, true),

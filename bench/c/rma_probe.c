@@ -1,0 +1,79 @@
+/* One-sided instruction-count probe (for callgrind; see bench/PROFILE.md).
+ *
+ *   mpiexec -n 2 ./rma_probe OP ITERS [BYTES]
+ *
+ * Rank 0 repeats one operation to rank 1's MPI_Win_allocate window ITERS times;
+ * rank 1 waits in a barrier. OP:
+ *   acc      MPI_Accumulate of BYTES of MPI_LONG, MPI_SUM, in lock_all + flush
+ *   accd     the same on MPI_DOUBLE
+ *   fop      MPI_Fetch_and_op on one MPI_LONG, in lock_all + flush
+ *   lock     MPI_Win_lock(exclusive) + one 8-byte MPI_Put + MPI_Win_unlock
+ *   lockonly MPI_Win_lock(shared) + MPI_Win_unlock
+ *   fence    MPI_Put of BYTES inside fence epochs (ITERS puts per epoch)
+ *   rput     MPI_Rput of BYTES + MPI_Wait, in lock_all
+ * Under callgrind, compare the inclusive counts of the calls (or two ITERS). */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (argc < 3) {
+        if (rank == 0) fprintf(stderr, "usage: rma_probe OP ITERS [BYTES]\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    const char *op = argv[1];
+    long iters = atol(argv[2]);
+    size_t bytes = argc > 3 ? (size_t)atol(argv[3]) : 8;
+    if (bytes < 8) bytes = 8;
+    int n = (int)(bytes / 8);
+    char *mem;
+    MPI_Win win;
+    MPI_Win_allocate((MPI_Aint)bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    void *buf = calloc(n, 8), *res = calloc(n, 8);
+    double t0 = MPI_Wtime();
+    if (!strcmp(op, "fence")) {
+        MPI_Win_fence(0, win);
+        if (rank == 0)
+            for (long i = 0; i < iters; i++) MPI_Put(buf, n, MPI_LONG, 1, 0, n, MPI_LONG, win);
+        MPI_Win_fence(0, win);
+    } else if (rank == 0) {
+        int all = strcmp(op, "lock") && strcmp(op, "lockonly");
+        if (all) MPI_Win_lock_all(0, win);
+        for (long i = 0; i < iters; i++) {
+            if (!strcmp(op, "acc")) {
+                MPI_Accumulate(buf, n, MPI_LONG, 1, 0, n, MPI_LONG, MPI_SUM, win);
+                MPI_Win_flush(1, win);
+            } else if (!strcmp(op, "accd")) {
+                MPI_Accumulate(buf, n, MPI_DOUBLE, 1, 0, n, MPI_DOUBLE, MPI_SUM, win);
+                MPI_Win_flush(1, win);
+            } else if (!strcmp(op, "fop")) {
+                MPI_Fetch_and_op(buf, res, MPI_LONG, 1, 0, MPI_SUM, win);
+                MPI_Win_flush(1, win);
+            } else if (!strcmp(op, "lock")) {
+                MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+                MPI_Put(buf, 1, MPI_LONG, 1, 0, 1, MPI_LONG, win);
+                MPI_Win_unlock(1, win);
+            } else if (!strcmp(op, "lockonly")) {
+                MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+                MPI_Win_unlock(1, win);
+            } else if (!strcmp(op, "rput")) {
+                MPI_Request r;
+                MPI_Rput(buf, n, MPI_LONG, 1, 0, n, MPI_LONG, win, &r);
+                MPI_Wait(&r, MPI_STATUS_IGNORE);
+            }
+        }
+        if (all) MPI_Win_unlock_all(win);
+    }
+    double t = MPI_Wtime() - t0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) printf("%s %zu bytes: %.3f us per iteration\n", op, bytes, t * 1e6 / (double)iters);
+    MPI_Win_free(&win);
+    free(buf);
+    free(res);
+    MPI_Finalize();
+    return 0;
+}
