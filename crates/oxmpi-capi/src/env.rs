@@ -288,10 +288,16 @@ pub unsafe extern "C" fn PMPI_Type_f2c(f: c_int) -> MPI_Datatype {
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Request_c2f(h: MPI_Request) -> c_int {
+    if let Some(f) = crate::conv::handles::direct_c2f(h) {
+        return f;
+    }
     c2f_predefined_or(&state().requests, h)
 }
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Request_f2c(f: c_int) -> MPI_Request {
+    if let Some(h) = crate::conv::handles::direct_f2c(f) {
+        return h;
+    }
     f2c_predefined_or(&state().requests, f)
 }
 #[no_mangle]

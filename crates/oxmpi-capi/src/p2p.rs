@@ -17,7 +17,7 @@ use oxmpi_core::pt2pt::{self, Message};
 use oxmpi_core::{Request, SendMode};
 
 use crate::abi::*;
-use crate::conv::{check_buf, comm, comm_ref, committed, committed_ref, new_request};
+use crate::conv::{check_buf, comm, comm_ref, committed, committed_ref, fast_p2p, new_p2p_request, new_request};
 use crate::conv::errors::{NO_COMM, bad, ffi, out, route_to, Fail, R};
 use crate::conv::handles::{state, MessageEntry, PersistentOp};
 use crate::conv::large::{name, to_usize, Count};
@@ -59,6 +59,13 @@ fn args<C: Count>(call: &str, c: MPI_Comm, buf: *const c_void, count: C, h: MPI_
 unsafe fn send<C: Count>(mode: SendMode, buf: *const c_void, count: C, h: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm) -> c_int {
     let call = name::<C>(oxmpi_core::pt2pt::send_call_name(mode, false));
     ffi(call, c, || {
+        if mode == SendMode::Standard {
+            if let Some((cm, dt, len)) = fast_p2p(c, h, buf, count.wide()) {
+                // SAFETY: the C caller's buffer holds `count` elements of the datatype (`len` bytes, contiguous).
+                unsafe { pt2pt::send_contig(cm, buf as *const u8, len, dt, dest, tag)? };
+                return Ok(());
+            }
+        }
         let a = args(call, c, buf, count, h)?;
         // SAFETY: the C caller's buffer holds `count` elements of the datatype.
         let b = unsafe { SendBuf::from_raw(buf as *const u8, a.count, Some(&a.dt)) };
@@ -72,6 +79,15 @@ unsafe fn send<C: Count>(mode: SendMode, buf: *const c_void, count: C, h: MPI_Da
 unsafe fn isend<C: Count>(mode: SendMode, buf: *const c_void, count: C, h: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
     let call = name::<C>(oxmpi_core::pt2pt::send_call_name(mode, true));
     ffi(call, c, || {
+        if mode == SendMode::Standard && !request.is_null() {
+            if let Some((cm, dt, len)) = fast_p2p(c, h, buf, count.wide()) {
+                // SAFETY: the C caller keeps the buffer (`len` contiguous bytes) until the request completes.
+                let r = unsafe { pt2pt::isend_contig(cm, buf as *const u8, len, dt, dest, tag)? };
+                // SAFETY: `request` is the C caller's non-NULL OUT argument: writable and unaliased (MPI contract).
+                unsafe { *request = new_p2p_request(r, c) };
+                return Ok(());
+            }
+        }
         let a = args(call, c, buf, count, h)?;
         // SAFETY: `request` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "request", request)? };
@@ -87,10 +103,16 @@ unsafe fn isend<C: Count>(mode: SendMode, buf: *const c_void, count: C, h: MPI_D
 unsafe fn recv<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, source: c_int, tag: c_int, c: MPI_Comm, status: *mut MPI_Status) -> c_int {
     let call = name::<C>("MPI_Recv");
     ffi(call, c, || {
-        let a = args(call, c, buf, count, h)?;
-        // SAFETY: the C caller's buffer holds `count` elements of the datatype.
-        let b = unsafe { RecvBuf::from_raw(buf as *mut u8, a.count, Some(&a.dt)) };
-        let res = pt2pt::recv_typed(&a.comm, b, source, tag);
+        let res = match fast_p2p(c, h, buf, count.wide()) {
+            // SAFETY: the C caller's buffer holds `count` elements of the datatype (`len` bytes, contiguous).
+            Some((cm, dt, len)) => unsafe { pt2pt::recv_contig(cm, buf as *mut u8, len, dt, source, tag) },
+            None => {
+                let a = args(call, c, buf, count, h)?;
+                // SAFETY: the C caller's buffer holds `count` elements of the datatype.
+                let b = unsafe { RecvBuf::from_raw(buf as *mut u8, a.count, Some(&a.dt)) };
+                pt2pt::recv_typed(&a.comm, b, source, tag)
+            }
+        };
         // A failed receive that matched a message (truncation) still reports it.
         let s = res.as_ref().map_or_else(|e| e.status, |s| Some(*s));
         if let Some(s) = s {
@@ -105,6 +127,15 @@ unsafe fn recv<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, source: c_
 unsafe fn irecv<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, source: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
     let call = name::<C>("MPI_Irecv");
     ffi(call, c, || {
+        if !request.is_null() {
+            if let Some((cm, dt, len)) = fast_p2p(c, h, buf, count.wide()) {
+                // SAFETY: the C caller keeps the buffer (`len` contiguous bytes) until the request completes.
+                let r = unsafe { pt2pt::irecv_contig(cm, buf as *mut u8, len, dt, source, tag)? };
+                // SAFETY: `request` is the C caller's non-NULL OUT argument: writable and unaliased (MPI contract).
+                unsafe { *request = new_p2p_request(r, c) };
+                return Ok(());
+            }
+        }
         let a = args(call, c, buf, count, h)?;
         // SAFETY: `request` is MPI_Irecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "request", request)? };
@@ -430,6 +461,9 @@ unsafe fn recv_init<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, sourc
 fn start_one(call: &str, h: MPI_Request, what: &str) -> R<()> {
     if h == MPI_REQUEST_NULL {
         return Err(bad(ErrorClass::Request, call, what, "MPI_REQUEST_NULL"));
+    }
+    if crate::conv::handles::direct_of(h).is_some() {
+        return Err(bad(ErrorClass::Request, call, what, "not a persistent request"));
     }
     let (spec, c, active) = {
         let st = state();

@@ -100,13 +100,54 @@ fn engine_requests(call: &str, hs: &[MPI_Request]) -> R<Vec<Request>> {
 /// work for this layer at completion ([`run_hook`]); when none has, a
 /// completion call skips the per-request look (one lock each).
 fn engine_requests_hooked(call: &str, hs: &[MPI_Request], hooked: &mut bool) -> R<Vec<Request>> {
+    // Direct handles (the engine's own requests, `handles::direct_of`) need no
+    // table: when every handle is one (or NULL), this layer's lock is not taken,
+    // and the engine checks all of them are live in one look.
+    let mut all_direct = true;
+    let mut routed = false;
+    let mut out = Vec::with_capacity(hs.len());
+    for &h in hs {
+        if h == MPI_REQUEST_NULL {
+            out.push(Request::NULL);
+            continue;
+        }
+        match crate::conv::handles::direct_of(h) {
+            Some((r, c)) => {
+                if !routed {
+                    route_to(c);
+                    routed = true;
+                }
+                out.push(r);
+            }
+            None => {
+                all_direct = false;
+                break;
+            }
+        }
+    }
+    if all_direct {
+        if let Some(i) = pt2pt::first_dead(&out) {
+            let h = hs[i];
+            return Err(bad(ErrorClass::Request, call, &format!("array_of_requests[{i}]"), format!("{h:#x} is not a valid request (freed, completed, or never created)")));
+        }
+        return Ok(out);
+    }
     let st = state();
     let mut routed = false;
-    hs.iter()
+    let mut direct = Vec::new();
+    let got: R<Vec<Request>> = hs.iter()
         .enumerate()
         .map(|(i, &h)| {
             if h == MPI_REQUEST_NULL {
                 return Ok(Request::NULL);
+            }
+            if let Some((r, c)) = crate::conv::handles::direct_of(h) {
+                if !routed {
+                    route_to(c);
+                    routed = true;
+                }
+                direct.push((i, r));
+                return Ok(r);
             }
             match st.requests.get(h) {
                 Some(e) => {
@@ -122,16 +163,30 @@ fn engine_requests_hooked(call: &str, hs: &[MPI_Request], hooked: &mut bool) -> 
                 None => Err(bad(ErrorClass::Request, call, &format!("array_of_requests[{i}]"), format!("{h:#x} is not a valid request (freed, completed, or never created)"))),
             }
         })
-        .collect()
+        .collect();
+    drop(st);
+    let got = got?;
+    let rs: Vec<Request> = direct.iter().map(|&(_, r)| r).collect();
+    if let Some(k) = pt2pt::first_dead(&rs) {
+        let (i, _) = direct[k];
+        let h = hs[i];
+        return Err(bad(ErrorClass::Request, call, &format!("array_of_requests[{i}]"), format!("{h:#x} is not a valid request (freed, completed, or never created)")));
+    }
+    Ok(got)
 }
 
 /// After completion calls: frees the C handles whose engine request completed.
 fn settle(hs: &mut [MPI_Request], before: &[Request], after: &[Request]) {
-    let mut st = state();
+    let mut st = None;
     for i in 0..hs.len() {
         if hs[i] == MPI_REQUEST_NULL || before[i].is_null() || !after[i].is_null() {
             continue;
         }
+        if crate::conv::handles::direct_of(hs[i]).is_some() {
+            hs[i] = MPI_REQUEST_NULL;
+            continue;
+        }
+        let st = st.get_or_insert_with(state);
         let persistent = st.requests.get(hs[i]).is_some_and(|e| e.persistent.is_some());
         if persistent {
             if let Some(e) = st.requests.get_mut(hs[i]) {
@@ -316,7 +371,7 @@ unsafe fn any(call: &'static str, count: c_int, requests: *mut MPI_Request, inde
                     // SAFETY: `status` is MPI_Waitany/Testany's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
                     unsafe { put_status(status, &s) };
                 }
-                let e = state().requests.get(hs[i]).map(|e| e.comm);
+                let e = crate::conv::request_comm(hs[i]);
                 if let Some(c) = e {
                     route_to(c);
                 }
@@ -325,7 +380,7 @@ unsafe fn any(call: &'static str, count: c_int, requests: *mut MPI_Request, inde
         let res = match res.map_err(|e| rename_call(e, call)) {
             Ok(Some(Some((i, s)))) if completed_at(&before, &after, i) => {
                 *idx = i as c_int;
-                let e = state().requests.get(hs[i]).map(|e| e.comm);
+                let e = crate::conv::request_comm(hs[i]);
                 if let Some(c) = e {
                     route_to(c);
                 }
@@ -458,6 +513,12 @@ pub unsafe extern "C" fn PMPI_Testsome(incount: c_int, requests: *mut MPI_Reques
 fn one_request(call: &str, h: MPI_Request) -> R<(Request, MPI_Comm, bool)> {
     if h == MPI_REQUEST_NULL {
         return Err(bad(ErrorClass::Request, call, "request", "MPI_REQUEST_NULL"));
+    }
+    if let Some((r, c)) = crate::conv::handles::direct_of(h) {
+        if pt2pt::first_dead(&[r]).is_some() {
+            return Err(bad(ErrorClass::Request, call, "request", format!("{h:#x} is not a valid request (freed, completed, or never created)")));
+        }
+        return Ok((r, c, false));
     }
     let st = state();
     let e = st

@@ -28,6 +28,10 @@ pub const KIND_MESSAGE: u64 = 6;
 pub const KIND_COMM: u64 = 7;
 pub const KIND_GROUP: u64 = 8;
 
+/// Request handles that are the engine's own request (see [`direct_request`]):
+/// on MPI_COMM_WORLD and on MPI_COMM_SELF.
+pub const KIND_DIRECT_WORLD: u64 = 9;
+pub const KIND_DIRECT_SELF: u64 = 10;
 const SLOT_BITS: u32 = 24;
 const FINT_BASE: i32 = 4096;
 
@@ -136,6 +140,70 @@ pub fn f2c_predefined_or<T>(t: &Table<T>, f: i32) -> usize {
     } else {
         t.f2c(f)
     }
+}
+
+// ----- direct request handles -------------------------------------------------------
+//
+// A plain request of MPI_Isend/MPI_Irecv on a predefined communicator needs nothing
+// of this layer but its communicator (for error routing), so its handle is the
+// engine's request itself, `generation << 32 | kind << 24 | slot` with the kind
+// naming the communicator: no table entry to make at the start and to look up and
+// remove at completion, no lock of this layer's state on the message-rate path
+// (bench/PROFILE.md, p2p18). Validity is the engine's: a stale or made-up handle
+// names no live request there (generations are never 0, slots are below 2^24
+// here). Not in checking mode, whose leak report lists the table's handles.
+
+/// The Fortran integers of direct handles: `FINT_DIRECT + slot` (world) and
+/// `FINT_DIRECT + FINT_DIRECT_SELF + slot` (self), above every table slot's.
+const FINT_DIRECT: i32 = 0x2000_0000;
+const FINT_DIRECT_SELF: i32 = 0x1000_0000;
+
+/// The direct handle of engine request `r` on communicator `c`, when it can have one.
+#[inline]
+pub fn direct_request(r: Request, c: MPI_Comm) -> Option<MPI_Request> {
+    let kind = match c {
+        crate::abi::MPI_COMM_WORLD => KIND_DIRECT_WORLD,
+        crate::abi::MPI_COMM_SELF => KIND_DIRECT_SELF,
+        _ => return None,
+    };
+    let raw = r.to_raw();
+    if raw >> 32 == 0 || raw as u32 >= 1 << SLOT_BITS || oxmpi_core::diag::checking() {
+        return None;
+    }
+    Some((raw | kind << SLOT_BITS) as usize)
+}
+
+/// The engine request and communicator of a direct handle; `None` for any other value.
+#[inline]
+pub fn direct_of(h: MPI_Request) -> Option<(Request, MPI_Comm)> {
+    let h = h as u64;
+    let c = match (h >> SLOT_BITS) & 0xff {
+        KIND_DIRECT_WORLD => crate::abi::MPI_COMM_WORLD,
+        KIND_DIRECT_SELF => crate::abi::MPI_COMM_SELF,
+        _ => return None,
+    };
+    (h >> 32 != 0).then(|| (Request::from_raw(h & !(0xff << SLOT_BITS)), c))
+}
+
+/// The Fortran integer of a direct handle (`None` for other handles).
+pub fn direct_c2f(h: MPI_Request) -> Option<i32> {
+    let (r, c) = direct_of(h)?;
+    let base = if c == crate::abi::MPI_COMM_SELF { FINT_DIRECT + FINT_DIRECT_SELF } else { FINT_DIRECT };
+    Some(base + r.slot_index() as i32)
+}
+
+/// The direct handle of a Fortran integer (`None` when `f` is not one's; 0,
+/// never valid, when its slot holds no request).
+pub fn direct_f2c(f: i32) -> Option<MPI_Request> {
+    if f < FINT_DIRECT {
+        return None;
+    }
+    let rest = f - FINT_DIRECT;
+    let (c, slot) = if rest >= FINT_DIRECT_SELF { (crate::abi::MPI_COMM_SELF, rest - FINT_DIRECT_SELF) } else { (crate::abi::MPI_COMM_WORLD, rest) };
+    if slot >= 1 << SLOT_BITS {
+        return Some(0);
+    }
+    Some(oxmpi_core::pt2pt::request_at_slot(slot as u32).and_then(|r| direct_request(r, c)).unwrap_or(0))
 }
 
 /// What a persistent request starts each time.

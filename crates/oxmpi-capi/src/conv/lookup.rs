@@ -30,6 +30,32 @@ pub fn comm_ref(h: MPI_Comm, call: &str) -> R<std::borrow::Cow<'static, Comm>> {
     }
 }
 
+/// The hot case of the point-to-point calls (bench/PROFILE.md, p2p18):
+/// MPI_COMM_WORLD or MPI_COMM_SELF, a predefined datatype whose elements lie
+/// back to back, a count >= 0 and a buffer the general path accepts. Gives
+/// the engine's objects borrowed (no table, no reference count) and the byte
+/// length; `None` sends the call down the general path, which also reports
+/// every error there is.
+#[inline]
+pub fn fast_p2p(c: MPI_Comm, h: MPI_Datatype, buf: *const std::ffi::c_void, count: i64) -> Option<(&'static Comm, &'static Datatype, usize)> {
+    if count < 0 || h == MPI_DATATYPE_NULL || h >= 4096 || h == MPI_LB || h == MPI_UB {
+        return None;
+    }
+    let e = runtime::engine().ok()?;
+    let cm = match c {
+        MPI_COMM_WORLD => e.world(),
+        MPI_COMM_SELF => e.self_comm(),
+        _ => return None,
+    };
+    let dt = Datatype::predefined_ref(crate::abi::primitive_from_handle(h)?);
+    let len = (count as usize).checked_mul(dt.size()).filter(|&n| n <= isize::MAX as usize)?;
+    // `check_buf`'s refusal (NULL, or the null page, holding data) is the general path's to report.
+    if !dt.is_contiguous() || (len > 0 && (buf as usize) < 4096) {
+        return None;
+    }
+    Some((cm, dt, len))
+}
+
 pub fn comm(h: MPI_Comm, call: &str) -> R<Comm> {
     let e = runtime::engine()?;
     match h {
@@ -243,6 +269,25 @@ pub fn new_request(r: Request, c: MPI_Comm, persistent: Option<PersistentOp>) ->
     state().requests.insert(RequestEntry { inner: r, comm: c, persistent, hook: Hook::None })
 }
 
+/// A handle for a plain point-to-point request (MPI_Isend, MPI_Irecv): the
+/// engine's request itself on a predefined communicator (`handles::direct_request`),
+/// else a table entry.
+#[inline]
+pub fn new_p2p_request(r: Request, c: MPI_Comm) -> MPI_Request {
+    match crate::conv::handles::direct_request(r, c) {
+        Some(h) => h,
+        None => new_request(r, c, None),
+    }
+}
+
+/// The communicator a request handle's errors go to, if the handle is live in this layer.
+pub fn request_comm(h: MPI_Request) -> Option<MPI_Comm> {
+    match crate::conv::handles::direct_of(h) {
+        Some((_, c)) => Some(c),
+        None => state().requests.get(h).map(|e| e.comm),
+    }
+}
+
 /// A request handle with work for this layer at completion.
 pub fn new_hooked_request(r: Request, c: MPI_Comm, hook: Hook) -> MPI_Request {
     state().requests.insert(RequestEntry { inner: r, comm: c, persistent: None, hook })
@@ -250,6 +295,9 @@ pub fn new_hooked_request(r: Request, c: MPI_Comm, hook: Hook) -> MPI_Request {
 
 /// Takes the engine request out of the handle a starter made.
 pub fn engine_request_of(h: MPI_Request) -> Request {
+    if let Some((r, _)) = crate::conv::handles::direct_of(h) {
+        return r;
+    }
     state().requests.remove(h).map_or(Request::NULL, |e| e.inner)
 }
 

@@ -20,7 +20,10 @@ impl Slab {
     pub(super) fn insert(&mut self, e: ReqEntry) -> Request {
         if let Some(i) = self.free.pop() {
             let slot = &mut self.slots[i as usize];
-            slot.0 = slot.0.wrapping_add(1);
+            // Generation 0 is never used, so no live request's raw value has a zero
+            // upper half (the C layer hands some out as handles, which must not
+            // collide with the ABI's small constants).
+            slot.0 = next_generation(slot.0);
             slot.1 = Some(e);
             Request::new(i, slot.0)
         } else {
@@ -31,7 +34,7 @@ impl Slab {
     /// The handle the next [`Slab::insert`] will return.
     pub(super) fn peek_next(&self) -> Request {
         match self.free.last() {
-            Some(&i) => Request::new(i, self.slots[i as usize].0.wrapping_add(1)),
+            Some(&i) => Request::new(i, next_generation(self.slots[i as usize].0)),
             None => Request::new(self.slots.len() as u32, 1),
         }
     }
@@ -59,6 +62,19 @@ impl Slab {
     pub(super) fn live(&self) -> usize {
         self.slots.len() - self.free.len()
     }
+    /// The live request in slot `slot`, whatever its generation.
+    pub(super) fn at_slot(&self, slot: u32) -> Option<Request> {
+        match self.slots.get(slot as usize) {
+            Some((g, Some(_))) => Some(Request::new(slot, *g)),
+            _ => None,
+        }
+    }
+}
+
+/// The generation a reused slot gets: the next one, skipping 0.
+#[inline]
+fn next_generation(g: u32) -> u32 {
+    g.wrapping_add(1).max(1)
 }
 
 /// Hashing for maps keyed by ids this process hands out itself (unexpected
@@ -130,6 +146,11 @@ impl State {
             }
         }
         e
+    }
+
+    /// The live request in slot `slot` (the C layer's Fortran handles).
+    pub(crate) fn request_at_slot(&self, slot: u32) -> Option<Request> {
+        self.reqs.at_slot(slot)
     }
 
     pub(crate) fn live_requests(&self) -> usize {

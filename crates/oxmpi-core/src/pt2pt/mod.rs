@@ -10,6 +10,7 @@
 mod api;
 mod bsend;
 mod complete;
+mod fast;
 pub mod partitioned;
 mod persistent;
 mod probe;
@@ -21,6 +22,7 @@ pub mod wire;
 pub use api::*;
 pub use bsend::*;
 pub use complete::*;
+pub use fast::*;
 pub use persistent::*;
 pub use probe::*;
 pub use send::*;

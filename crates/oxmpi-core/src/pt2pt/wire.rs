@@ -101,16 +101,17 @@ impl Header {
                 CONT_HEADER_LEN
             }
             _ => {
-                buf[0] = self.kind as u8;
-                buf[1] = self.flags;
-                buf[2..4].fill(0);
-                buf[4..8].copy_from_slice(&self.context.to_le_bytes());
-                buf[8..12].copy_from_slice(&self.source.to_le_bytes());
-                buf[12..16].copy_from_slice(&self.tag.to_le_bytes());
-                buf[16..24].copy_from_slice(&self.len.to_le_bytes());
-                buf[24..32].copy_from_slice(&self.sreq.to_le_bytes());
-                buf[32..40].copy_from_slice(&self.rreq.to_le_bytes());
-                buf[40..48].copy_from_slice(&self.sig.to_le_bytes());
+                // One bounds check for the whole header, then fixed offsets (a check
+                // per field was a visible part of every small message's cost).
+                let out: &mut [u8; HEADER_LEN] = (&mut buf[..HEADER_LEN]).try_into().expect("48 bytes");
+                let word0 = u64::from(self.kind as u8) | u64::from(self.flags) << 8 | u64::from(self.context) << 32;
+                let word1 = u64::from(self.source as u32) | u64::from(self.tag as u32) << 32;
+                out[0..8].copy_from_slice(&word0.to_le_bytes());
+                out[8..16].copy_from_slice(&word1.to_le_bytes());
+                out[16..24].copy_from_slice(&self.len.to_le_bytes());
+                out[24..32].copy_from_slice(&self.sreq.to_le_bytes());
+                out[32..40].copy_from_slice(&self.rreq.to_le_bytes());
+                out[40..48].copy_from_slice(&self.sig.to_le_bytes());
                 HEADER_LEN
             }
         }

@@ -1,0 +1,100 @@
+//! Lean entry points for the C ABI's hottest point-to-point calls (MPI_Isend,
+//! MPI_Irecv, MPI_Send, MPI_Recv in standard mode) with a predefined contiguous
+//! datatype, which the C layer recognizes from its handles without a lookup.
+//!
+//! They run the same checks (same errors, same messages) and the same engine
+//! calls as the typed paths of `typed.rs` and `send.rs`, minus the layers a
+//! predefined type does not need: the descriptor, the commit and overflow
+//! checks, the contiguity test, the generic `then` closures. Per small message
+//! those layers cost more than the ring push itself (bench/PROFILE.md, p2p18).
+
+use super::*;
+
+/// MPI_Isend (standard mode) of `len` bytes at `buf`, elements of the predefined
+/// contiguous datatype `dt`.
+///
+/// # Safety
+/// `buf..buf+len` stays valid for reads until the request completes.
+pub unsafe fn isend_contig(comm: &Comm, buf: *const u8, len: usize, dt: &Datatype, dest: i32, tag: i32) -> Result<Request> {
+    const CALL: &str = "MPI_Isend";
+    let e = engine()?;
+    check_send_tag(CALL, tag)?;
+    let peer = check_dest(CALL, comm, dest)?;
+    let env = Envelope { context: comm.context(), source: comm.rank(), tag };
+    e.with_state(|st| match peer {
+        None => Ok(st.done_request(Status::EMPTY)),
+        Some(peer) => {
+            let sig = st.sig_of(dt);
+            st.start_send_sig(peer, env, RawBuf::from_ptr(buf, len), SendMode::Standard, sig)
+        }
+    })
+    .map_err(|err| rename(err, CALL))
+}
+
+/// MPI_Irecv of at most `len` bytes into `buf`, elements of the predefined
+/// contiguous datatype `dt`.
+///
+/// # Safety
+/// `buf..buf+len` stays valid for writes, and is not accessed otherwise, until
+/// the request completes.
+pub unsafe fn irecv_contig(comm: &Comm, buf: *mut u8, len: usize, dt: &Datatype, source: i32, tag: i32) -> Result<Request> {
+    // SAFETY: forwarded contract.
+    unsafe { irecv_sig(comm, comm.context(), "MPI_Irecv", buf, len, source, tag, Some(dt)) }
+}
+
+/// MPI_Send (standard mode) of `len` bytes at `buf`, elements of the predefined
+/// contiguous datatype `dt`.
+///
+/// # Safety
+/// `buf..buf+len` is readable for the duration of the call.
+pub unsafe fn send_contig(comm: &Comm, buf: *const u8, len: usize, dt: &Datatype, dest: i32, tag: i32) -> Result<()> {
+    // SAFETY: forwarded contract.
+    unsafe { send_blocking(comm, "MPI_Send", buf, len, dest, tag, SendMode::Standard, Some(dt)) }
+}
+
+/// MPI_Recv of at most `len` bytes into `buf`, elements of the predefined
+/// contiguous datatype `dt` (whose size gives the element count for diagnosis).
+///
+/// # Safety
+/// `buf..buf+len` is writable and unaliased for the duration of the call.
+pub unsafe fn recv_contig(comm: &Comm, buf: *mut u8, len: usize, dt: &Datatype, source: i32, tag: i32) -> Result<Status> {
+    // A message already here completes the receive as it is posted: finish it
+    // under the same lock instead of a trip through the wait loop.
+    // SAFETY: forwarded contract; we wait for completion before returning.
+    let started = unsafe {
+        irecv_sig_then(comm, comm.context(), "MPI_Recv", buf, len, source, tag, Some(dt), |st, mut r| match st.req(r) {
+            Some(x) if x.done => Err(finish(st, &mut r)),
+            _ => Ok(r),
+        })?
+    };
+    match started {
+        Err(done) => done,
+        Ok(mut r) => wait_described(&mut r, "MPI_Recv", &|| {
+            let count = len.checked_div(dt.size()).unwrap_or(0);
+            crate::diag::p2p("MPI_Recv", false, comm, source, tag, count, Some(dt), len)
+        }),
+    }
+}
+
+/// The index of the first request of `reqs` (NULL ones skipped) that names no
+/// live request, looked at under one lock: the C layer validates a whole array
+/// of handles that are the engine's own requests this way.
+pub fn first_dead(reqs: &[Request]) -> Option<usize> {
+    let Ok(e) = engine() else { return reqs.iter().position(|r| !r.is_null()) };
+    let st = e.lock();
+    reqs.iter().position(|r| !r.is_null() && st.req(*r).is_none())
+}
+
+/// The live request in slot `slot` of the request table, whatever its
+/// generation (the C layer's Fortran integers name slots, as MPI_Request_f2c
+/// of a table handle does).
+pub fn request_at_slot(slot: u32) -> Option<Request> {
+    engine().ok()?.lock().request_at_slot(slot)
+}
+
+impl Request {
+    /// The slot of the engine's request table this request occupies.
+    pub fn slot_index(self) -> u32 {
+        self.slot()
+    }
+}
