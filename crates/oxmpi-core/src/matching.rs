@@ -68,6 +68,11 @@ impl<P, U> Matcher<P, U> {
     /// it), or `None`, in which case the caller queues it with
     /// [`Matcher::push_unexpected`].
     pub fn match_arrival(&mut self, env: &Envelope) -> Option<P> {
+        // The oldest receive matching is the common case (a window of receives
+        // filled in order): a pop, not `VecDeque::remove`'s general shuffle.
+        if self.posted.front().is_some_and(|(p, _)| p.matches(env)) {
+            return self.posted.pop_front().map(|(_, p)| p);
+        }
         let at = self.posted.iter().position(|(p, _)| p.matches(env))?;
         self.posted.remove(at).map(|(_, p)| p)
     }
@@ -80,6 +85,9 @@ impl<P, U> Matcher<P, U> {
     /// (removing it), or `None`, in which case the caller queues the receive with
     /// [`Matcher::push_posted`].
     pub fn match_posted(&mut self, pat: &Pattern) -> Option<(Envelope, U)> {
+        if self.unexpected.front().is_some_and(|(e, _)| pat.matches(e)) {
+            return self.unexpected.pop_front();
+        }
         let at = self.unexpected.iter().position(|(e, _)| pat.matches(e))?;
         self.unexpected.remove(at)
     }

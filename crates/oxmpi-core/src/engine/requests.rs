@@ -62,6 +62,21 @@ impl Slab {
     pub(super) fn live(&self) -> usize {
         self.slots.len() - self.free.len()
     }
+    /// Frees a request's slot and gives its status and error, dropping the
+    /// entry where it lies (moving a whole entry out, as `remove` does, was a
+    /// visible copy per completed message).
+    pub(super) fn take_outcome(&mut self, r: Request) -> Option<(Status, Option<MpiError>)> {
+        match self.slots.get_mut(r.slot() as usize) {
+            Some((g, slot)) if *g == r.generation() => {
+                let e = slot.as_mut()?;
+                let out = (e.status, e.error.take());
+                *slot = None;
+                self.free.push(r.slot());
+                Some(out)
+            }
+            _ => None,
+        }
+    }
     /// The live request in slot `slot`, whatever its generation.
     pub(super) fn at_slot(&self, slot: u32) -> Option<Request> {
         match self.slots.get(slot as usize) {
@@ -133,6 +148,15 @@ impl State {
 
     pub(crate) fn req_mut(&mut self, r: Request) -> Option<&mut ReqEntry> {
         self.reqs.get_mut(r)
+    }
+
+    /// [`State::remove_request`] of a finished request, keeping only what the
+    /// caller reports: its status and error.
+    pub(crate) fn take_outcome(&mut self, r: Request) -> Option<(Status, Option<MpiError>)> {
+        if crate::diag::tracing() {
+            return self.remove_request(r).map(|e| (e.status, e.error));
+        }
+        self.reqs.take_outcome(r)
     }
 
     pub(crate) fn remove_request(&mut self, r: Request) -> Option<ReqEntry> {

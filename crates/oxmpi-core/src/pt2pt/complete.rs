@@ -15,13 +15,13 @@ pub(super) fn finish(st: &mut crate::engine::State, r: &mut Request) -> Result<S
             None => Ok(Status::NULL),
         };
     }
-    let e = st.remove_request(*r).unwrap();
+    let (status, error) = st.take_outcome(*r).unwrap();
     *r = Request::NULL;
-    match e.error {
+    match error {
         // A receive that matched a message keeps reporting it (source, tag, count).
-        Some(err) if e.status.source >= 0 && err.status.is_none() => Err(err.with_status(e.status)),
+        Some(err) if status.source >= 0 && err.status.is_none() => Err(err.with_status(status)),
         Some(err) => Err(err),
-        None => Ok(e.status),
+        None => Ok(status),
     }
 }
 
