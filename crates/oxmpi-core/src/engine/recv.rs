@@ -55,24 +55,24 @@ impl State {
 
     /// Hands unexpected message `id` (removed from the matcher) to receive `req`.
     pub(super) fn take_unexpected(&mut self, req: Request, id: u64) {
-        let Some((sent, len)) = self.unexp.get(&id).map(|m| (m.sig, m.body.total())) else { return };
-        self.check_sig(req, sent, len);
-        let Some(msg) = self.unexp.get_mut(&id) else { return };
+        // One look-up in the common case (the whole message is here): taken out
+        // at once, put back only while its fragments are still arriving.
+        let Some(mut msg) = self.unexp.remove(&id) else { return };
+        self.check_sig(req, msg.sig, msg.body.total());
         match &msg.body {
             Body::Eager { data, total } if data.len() < *total => {
-                // Fragments still arriving: finish when the last one comes in.
+                // Fragments still arriving: finish when the last one comes in
+                // (`Rx::Unexpected` finds it under the same id).
                 msg.claimed_by = Some(req);
+                self.unexp.insert(id, msg);
             }
-            Body::Eager { .. } => {
-                let msg = self.unexp.remove(&id).unwrap();
-                let Body::Eager { data, .. } = &msg.body else { unreachable!() };
+            Body::Eager { data, .. } => {
                 self.deliver_whole(req, msg.env, data);
                 self.after_eager_delivered(&msg);
                 self.recycle_eager(msg.body);
             }
             Body::Rts { addr, total } => {
                 let (addr, total) = (*addr, *total);
-                let msg = self.unexp.remove(&id).unwrap();
                 self.start_rendezvous(req, msg.env, msg.from, msg.sreq, addr, total);
             }
         }

@@ -64,6 +64,7 @@ pub fn send_call_name(mode: SendMode, immediate: bool) -> &'static str {
 }
 
 /// Checks a destination rank; `None` means MPI_PROC_NULL.
+#[inline]
 pub(super) fn check_dest(call: &str, comm: &Comm, dest: i32) -> Result<Option<u32>> {
     if dest == PROC_NULL {
         return Ok(None);
@@ -80,6 +81,7 @@ pub(super) fn check_dest(call: &str, comm: &Comm, dest: i32) -> Result<Option<u3
     Ok(Some(comm.peer_group()[dest as usize]))
 }
 
+#[inline]
 pub(super) fn check_send_tag(call: &str, tag: i32) -> Result<()> {
     if !(0..=TAG_UB).contains(&tag) {
         return Err(MpiError::arg(ErrorClass::Tag, call, "tag", format!("{tag} is outside 0..=MPI_TAG_UB ({TAG_UB})")));
@@ -87,6 +89,7 @@ pub(super) fn check_send_tag(call: &str, tag: i32) -> Result<()> {
     Ok(())
 }
 
+#[inline]
 pub(super) fn check_source(call: &str, comm: &Comm, source: i32) -> Result<()> {
     let n = comm.peer_group_size();
     if source == ANY_SOURCE || source == PROC_NULL || (0..n).contains(&source) {
@@ -100,6 +103,7 @@ pub(super) fn check_source(call: &str, comm: &Comm, source: i32) -> Result<()> {
     ))
 }
 
+#[inline]
 pub(super) fn check_recv_tag(call: &str, tag: i32) -> Result<()> {
     if tag == ANY_TAG || (0..=TAG_UB).contains(&tag) {
         return Ok(());
