@@ -25,7 +25,57 @@ impl State {
 
     /// [`State::start_send`] of a typed message; `sig` is from [`State::sig_of`].
     pub(crate) fn start_send_sig(&mut self, peer: u32, env: Envelope, data: RawBuf, mode: SendMode, sig: u64) -> Result<Request> {
+        if matches!(mode, SendMode::Standard | SendMode::Ready) {
+            if let Some(r) = self.send_whole_now(peer, &env, data, sig) {
+                return Ok(r);
+            }
+        }
         self.start_send_owning(peer, env, data, None, mode, sig)
+    }
+
+    /// The common immediate send (MPI_Isend of a small message): written whole
+    /// into the peer's ring now, its request made complete in one piece. A
+    /// small function of its own, so the message-rate path does not pay the
+    /// general path's frame (bsend pools, queues, rendezvous). `None` (nothing
+    /// done) when the message does not go that way, or the timeline is being
+    /// recorded (the general path stamps its flow).
+    #[inline]
+    fn send_whole_now(&mut self, peer: u32, env: &Envelope, data: RawBuf, sig: u64) -> Option<Request> {
+        let cost = credit_cost(data.len) as i64;
+        if data.len > self.eager_limit || self.peers[peer as usize].credit < cost || crate::diag::tracing() {
+            return None;
+        }
+        let req = self.reqs.peek_next();
+        let hdr = Header::eager(env, data.len, req.0, sig, 0);
+        // SAFETY: the send is active, so its buffer is readable.
+        if !self.push_whole_now(peer, &hdr, unsafe { data.as_slice() }) {
+            return None;
+        }
+        self.stats.sent(crate::tools::Via::Shm, data.len);
+        self.peers[peer as usize].credit -= cost;
+        let entry = ReqEntry {
+            kind: ReqKind::Send(SendReq {
+                peer,
+                context: env.context,
+                data,
+                _owned: None,
+                bsend_charge: 0,
+                bsend_pool: None,
+                local_done: true,
+                await_ack: false,
+                cancel_pending: false,
+                user_half: None,
+                state: SendState::InFlight,
+            }),
+            done: true,
+            status: Status::ok(PROC_NULL, env.tag, data.len),
+            error: None,
+            detached: false,
+        };
+        let got = self.reqs.insert(entry);
+        debug_assert_eq!(got, req, "Slab::peek_next disagrees with insert");
+        self.completions += 1;
+        Some(got)
     }
 
     /// [`State::start_send`] of bytes the request owns (packed non-contiguous data).
