@@ -499,6 +499,13 @@ fn persistent_collectives_started_again_and_again() {
 }
 
 #[test]
+fn request_handles_of_the_fast_path_on_every_completion_path() {
+    for n in [1, 2, 3] {
+        assert!(ok(n, "p2p_handles").contains("p2p_handles: all checks passed"));
+    }
+}
+
+#[test]
 fn isendrecv_and_isendrecv_replace() {
     for n in [1, 2, 3, 5] {
         assert!(ok(n, "isendrecv").contains("isendrecv: all checks passed"));

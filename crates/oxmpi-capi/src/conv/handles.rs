@@ -342,6 +342,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn direct_request_handles_round_trip_and_stay_apart_from_the_table() {
+        use crate::abi::{MPI_COMM_SELF, MPI_COMM_WORLD, MPI_REQUEST_NULL};
+        let r = Request::from_raw((5 << 32) | 7);
+        let w = direct_request(r, MPI_COMM_WORLD).unwrap();
+        let s = direct_request(r, MPI_COMM_SELF).unwrap();
+        assert!(w >= 1 << 32 && w != s);
+        assert_eq!(direct_of(w), Some((r, MPI_COMM_WORLD)));
+        assert_eq!(direct_of(s), Some((r, MPI_COMM_SELF)));
+        // Another communicator, generation 0, a slot beyond 2^24: no direct handle.
+        assert_eq!(direct_request(r, 0x1234_5678_9abc), None);
+        assert_eq!(direct_request(Request::from_raw(7), MPI_COMM_WORLD), None);
+        assert_eq!(direct_request(Request::from_raw((1 << 32) | (1 << 24)), MPI_COMM_WORLD), None);
+        // Not one of a table's handles, and a table handle is not a direct one.
+        let mut t: Table<u32> = Table::new(KIND_REQUEST);
+        assert_eq!(t.get(w), None);
+        let h = t.insert(1);
+        assert_eq!(direct_of(h), None);
+        assert_eq!(direct_of(MPI_REQUEST_NULL), None);
+        assert_eq!(direct_of(0), None);
+        // Fortran integers: above every table slot's, world and self apart.
+        let (fw, fs) = (direct_c2f(w).unwrap(), direct_c2f(s).unwrap());
+        assert!(fw > FINT_BASE + (1 << SLOT_BITS) && fw != fs);
+        assert_eq!(direct_c2f(h), None);
+        assert_eq!(direct_f2c(t.c2f(h).unwrap()), None);
+    }
+
+    #[test]
     fn stale_and_foreign_handles_are_rejected() {
         let mut t: Table<u32> = Table::new(KIND_OP);
         let h = t.insert(7);

@@ -271,3 +271,32 @@ impl State {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn done() -> ReqEntry {
+        ReqEntry { kind: ReqKind::Done, done: true, status: Status::EMPTY, error: None, detached: false }
+    }
+
+    #[test]
+    fn generations_skip_zero_and_stale_handles_find_nothing() {
+        let mut s = Slab::default();
+        let a = s.insert(done());
+        assert_eq!(a.generation(), 1);
+        assert!(s.take_outcome(a).is_some());
+        assert!(s.take_outcome(a).is_none(), "a request is taken once");
+        // The slot's generation wraps past u32::MAX to 1, never 0.
+        s.slots[a.slot() as usize].0 = u32::MAX;
+        let next = s.peek_next();
+        let b = s.insert(done());
+        assert_eq!(b, next);
+        assert_eq!((b.slot(), b.generation()), (a.slot(), 1));
+        assert_ne!(b.to_raw() >> 32, 0);
+        assert_eq!(s.at_slot(b.slot()), Some(b));
+        assert!(s.get(a).is_none() || a == b);
+        s.remove(b);
+        assert_eq!(s.at_slot(b.slot()), None);
+    }
+}
