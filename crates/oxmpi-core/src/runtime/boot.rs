@@ -18,6 +18,39 @@ use crate::transport::doorbell::Doorbell;
 use crate::transport::shm::ShmSegment;
 
 
+/// How old a named segment must be before it can be taken for a leftover: a
+/// live one has its name only while its job starts (two PMI barriers), far
+/// shorter than this, even where another pid namespace shares /dev/shm.
+const STALE_SEGMENT_AGE: Duration = Duration::from_secs(600);
+
+/// Removes the segments of `dir` (/dev/shm) whose creator died before
+/// unlinking them: named `oxmpi-...-p<PID>` (as `boot` names them), `PID` no
+/// longer a process of this host, and older than [`STALE_SEGMENT_AGE`].
+/// Best effort: other users' entries cannot be removed (/dev/shm is sticky)
+/// and are left alone.
+fn sweep_stale_segments(dir: &std::path::Path, now: std::time::SystemTime) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if !name.starts_with("oxmpi-") {
+            continue;
+        }
+        let Some(pid) = name.rsplit_once("-p").and_then(|(_, p)| p.parse::<u32>().ok()).filter(|&p| p > 0) else {
+            continue;
+        };
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| now.duration_since(t).is_ok_and(|age| age >= STALE_SEGMENT_AGE));
+        if old && !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
 fn hex(s: &str) -> String {
     s.bytes().map(|b| format!("{b:02x}")).collect()
 }
@@ -157,7 +190,12 @@ pub(super) fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: 
         }
         let local: Vec<u32> = (0..size).filter(|&r| hosts[r as usize] == my_host).collect();
         let my_local = local.iter().position(|&r| r == rank).unwrap();
-        let name = format!("{}{}", oxmpi_pmi::shm_segment_prefix(p.kvs_name()), local[0]);
+        // The creator's pid ends the name: a segment left by a creator that
+        // died before unlinking it is recognised and removed by the next
+        // job on this host (see `sweep_stale_segments`), whatever launcher
+        // (ours also sweeps its jobs' prefix when they end; Hydra, Open MPI's
+        // `mpirun` and Slurm know nothing of our segments).
+        let name = format!("{}{}-p{}", oxmpi_pmi::shm_segment_prefix(p.kvs_name()), local[0], pids[local[0] as usize]);
         let use_shm = local.len() > 1 && !force_tcp;
         let single_host = local.len() == size as usize;
         if size > 1 && (force_tcp || !single_host) {
@@ -171,6 +209,7 @@ pub(super) fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: 
         }
         // Two barriers on every rank, whatever its host holds, so all agree.
         if use_shm && my_local == 0 {
+            sweep_stale_segments(std::path::Path::new("/dev/shm"), std::time::SystemTime::now());
             shm = Some(Box::leak(Box::new(ShmSegment::create(&name, local.len(), 0)?)));
         }
         p.barrier().map_err(|e| pmi_err("PMI barrier", e))?;
@@ -271,4 +310,41 @@ pub(super) fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: 
         yields,
         hang_report: std::env::var("OXMPI_HANG_REPORT").ok().and_then(|v| v.parse().ok()).map(Duration::from_secs_f64),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_segments_of_dead_creators_are_swept() {
+        let dir = std::env::temp_dir().join(format!("oxmpi-stale-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // A pid that no longer runs: a child that has been reaped.
+        let dead = std::process::Command::new("true").spawn().unwrap();
+        let dead_pid = dead.id();
+        let _ = { let mut d = dead; d.wait() };
+        let me = std::process::id();
+        let names = [
+            format!("oxmpi-kvs_1_0-0-p{dead_pid}"),
+            format!("oxmpi-kvs_2_0-0-p{me}"),
+            "oxmpi-kvs_3_0-0".to_string(),
+            format!("other-p{dead_pid}"),
+        ];
+        for n in &names {
+            std::fs::write(dir.join(n), b"").unwrap();
+        }
+        let now = std::time::SystemTime::now();
+        // Too young: nothing goes.
+        sweep_stale_segments(&dir, now);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 4);
+        // Old enough: only the dead creator's.
+        sweep_stale_segments(&dir, now + STALE_SEGMENT_AGE + Duration::from_secs(1));
+        let mut left: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        left.sort();
+        let mut want = names[1..].to_vec();
+        want.sort();
+        assert_eq!(left, want);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
