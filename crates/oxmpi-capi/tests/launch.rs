@@ -354,6 +354,93 @@ fn no_shared_memory_is_left_when_jobs_end() {
     }
 }
 
+/// A launcher that dies while its ranks start (the PMI connection closes
+/// when every rank waits in the barrier after the host's shared-memory
+/// segment was created, before the others opened it): the ranks fail to
+/// start, and the segment's creator unlinks it on its way out. Played by a
+/// PMI-1 server of our own (oxmpi_pmi's state machine) over a socket that is
+/// each rank's stdin (`PMI_FD=0`), so nobody sweeps /dev/shm after the ranks.
+#[test]
+fn a_launcher_dying_mid_start_leaves_no_shared_memory() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::os::unix::net::UnixStream;
+    if !Path::new("/dev/shm").is_dir() {
+        assert!(std::env::var_os("CI").is_none(), "CI: no /dev/shm");
+        return;
+    }
+    let exe = build("shm_end");
+    let size = 2u32;
+    let kvs = format!("kvs_midstart{}_0", std::process::id());
+    let prefix = format!("oxmpi-{kvs}-");
+    let mut server = oxmpi_pmi::PmiServer::new(kvs.clone(), size);
+    server.set_process_mapping(oxmpi_pmi::single_node_mapping(size));
+    let (tx, rx) = std::sync::mpsc::channel::<(u32, Option<String>)>();
+    let mut writers = Vec::new();
+    let mut children = Vec::new();
+    for r in 0..size {
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        let child = Command::new(&exe)
+            .arg("normal")
+            .env("PMI_FD", "0")
+            .env("PMI_RANK", r.to_string())
+            .env("PMI_SIZE", size.to_string())
+            .env_remove("PMI_PORT")
+            .env_remove("OXMPI_PMI")
+            .env_remove("PMIX_RANK")
+            .env_remove("PMIX_NAMESPACE")
+            .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        children.push(child);
+        let reader = BufReader::new(ours.try_clone().unwrap());
+        writers.push(Some(ours));
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            for line in reader.lines().map_while(|l| l.ok()) {
+                let _ = tx.send((r, Some(line)));
+            }
+            let _ = tx.send((r, None));
+        });
+    }
+    drop(tx);
+    let seen = |p: &str| shm_entries().into_iter().filter(|n| n.starts_with(p)).collect::<Vec<_>>();
+    let mut cut = Vec::new();
+    while let Ok((r, line)) = rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        let Some(line) = line else { continue };
+        let out = server.handle_line(r, &line);
+        let releases_barrier = out.replies.iter().any(|(_, l)| l.contains("cmd=barrier_out"));
+        if releases_barrier && cut.is_empty() {
+            cut = seen(&prefix);
+            if !cut.is_empty() {
+                // The launcher dies: every rank's connection closes.
+                for w in writers.iter_mut() {
+                    if let Some(w) = w.take() {
+                        let _ = w.shutdown(std::net::Shutdown::Both);
+                    }
+                }
+                break;
+            }
+        }
+        for (to, l) in out.replies {
+            if let Some(w) = writers[to as usize].as_mut() {
+                let _ = w.write_all(l.as_bytes());
+            }
+        }
+    }
+    drop(writers);
+    let mut outs = String::new();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(!o.status.success(), "a rank started without its launcher: {o:?}");
+        outs.push_str(&format!("{}{}", text(&o.stdout), text(&o.stderr)));
+    }
+    assert!(!cut.is_empty(), "the ranks never created their segment:\n{outs}");
+    let left = seen(&prefix);
+    assert!(left.is_empty(), "left in /dev/shm after the launcher died: {left:?} (created: {cut:?})\n{outs}");
+}
+
 // ----- PMIx start-up ------------------------------------------------------------------
 
 /// Open MPI's launcher (Debian's `openmpi-bin`: `mpirun.openmpi`, whose

@@ -51,6 +51,17 @@ fn sweep_stale_segments(dir: &std::path::Path, now: std::time::SystemTime) {
     }
 }
 
+/// Unlinks the named segment when dropped (`None`: nothing to unlink).
+struct UnlinkOnDrop<'a>(Option<&'a str>);
+
+impl Drop for UnlinkOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(name) = self.0 {
+            ShmSegment::unlink(name);
+        }
+    }
+}
+
 fn hex(s: &str) -> String {
     s.bytes().map(|b| format!("{b:02x}")).collect()
 }
@@ -212,6 +223,10 @@ pub(super) fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: 
             sweep_stale_segments(std::path::Path::new("/dev/shm"), std::time::SystemTime::now());
             shm = Some(Box::leak(Box::new(ShmSegment::create(&name, local.len(), 0)?)));
         }
+        // The creator unlinks the name on every way out from here: after the
+        // last barrier, and when a barrier fails (the launcher died, a peer
+        // could not start), which used to leave the segment in /dev/shm.
+        let unlink = UnlinkOnDrop((use_shm && my_local == 0).then_some(name.as_str()));
         p.barrier().map_err(|e| pmi_err("PMI barrier", e))?;
         if let Some(t) = tcp.as_mut() {
             for r in (0..size).filter(|&r| r != rank && (force_tcp || hosts[r as usize] != my_host)) {
@@ -226,9 +241,7 @@ pub(super) fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: 
             shm = Some(Box::leak(Box::new(ShmSegment::open(&name, local.len(), my_local)?)));
         }
         p.barrier().map_err(|e| pmi_err("PMI barrier", e))?;
-        if use_shm && my_local == 0 {
-            ShmSegment::unlink(&name);
-        }
+        drop(unlink);
     }
 
     let local: Vec<u32> = (0..size).filter(|&r| hosts[r as usize] == my_host).collect();
