@@ -271,6 +271,8 @@ fn spawn_one_and_three_children_from_one_and_two_parents_argv_info_p2p_collectiv
 fn spawn_multiple_of_two_commands_appnum_and_errcodes() {
     let (ok, out) = run_spawn(2, &["-usize", "8"], &["multiple"]);
     assert!(ok && out.contains("spawn_multiple parent passed") && out.contains("spawn_multiple children passed"), "{out}");
+    // The children's sessions offer one process set per command.
+    assert!(out.contains("spawn_multiple children app psets 2\n"), "{out}");
 }
 
 #[test]

@@ -550,6 +550,7 @@ fn spawn_under_open_mpi_mpirun_through_pmix() {
     let o = open_mpi_run(mpirun, &os!["-n", "2", exe, "multiple"]);
     let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
     assert!(o.status.success() && out.contains("spawn_multiple parent passed") && out.contains("spawn_multiple children passed"), "{out}");
+    assert!(out.contains("spawn_multiple children app psets 2\n"), "{out}");
     let o = open_mpi_run_within(60, mpirun, &os!["-n", "2", exe, "badhost", "oxmpi-no-such-host"]);
     let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
     assert_ne!(o.status.code(), Some(124), "mpirun hung after the refused spawn:\n{out}");
@@ -563,8 +564,9 @@ fn spawn_under_open_mpi_mpirun_through_pmix() {
 /// is MPI_ERR_UNSUPPORTED_OPERATION naming itself and PMIx_Spawn, returned to
 /// every parent. Needs a Slurm cluster with that plugin (tests/slurm/setup.sh;
 /// required under CI with OXMPI_TEST_SLURM=1, as in crates/oxmpi-tests/tests/slurm.rs).
-#[test]
-fn spawn_under_srun_pmix_is_unsupported_and_named() {
+/// Whether a Slurm cluster with the mpi/pmix plugin answers; skips (false)
+/// without one, except under CI with OXMPI_TEST_SLURM=1, where it fails.
+fn slurm_with_pmix() -> bool {
     let required = std::env::var_os("CI").is_some() && std::env::var("OXMPI_TEST_SLURM").is_ok_and(|v| v == "1");
     let answers = Command::new("timeout").args(["10", "sinfo", "-h"]).output().is_ok_and(|o| o.status.success());
     let plugins = Command::new("srun").arg("--mpi=list").output().map(|o| format!("{}{}", text(&o.stdout), text(&o.stderr))).unwrap_or_default();
@@ -572,6 +574,38 @@ fn spawn_under_srun_pmix_is_unsupported_and_named() {
     if !answers || !has_pmix {
         assert!(!required, "CI with OXMPI_TEST_SLURM=1: no Slurm cluster with the mpi/pmix plugin (sinfo answers: {answers}):\n{plugins}");
         eprintln!("SKIP: no Slurm cluster with the mpi/pmix plugin");
+        return false;
+    }
+    true
+}
+
+/// Sessions under `srun --mpi=pmix`: the application set comes from each
+/// process's pmix.appnum, and Slurm's PMIx server, which defines no process
+/// sets, adds none (its answer to PMIx_Query_info is not an error).
+#[test]
+fn psets_under_srun_pmix() {
+    if !slurm_with_pmix() {
+        return;
+    }
+    let exe = build("psets");
+    let o = Command::new("timeout")
+        .args(["120", "srun", "--mpi=pmix", "-n", "2"])
+        .arg(&exe)
+        .args(["0", "count=3"])
+        .env_remove("PMI_FD")
+        .env_remove("PMI_PORT")
+        .env_remove("OXMPI_PMI")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let lines = pset_lines(&o);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines[1].starts_with("rank 1 app 0 psets: mpi://WORLD mpi://SELF mpix://APP/0 "), "{lines:?}");
+}
+
+#[test]
+fn spawn_under_srun_pmix_is_unsupported_and_named() {
+    if !slurm_with_pmix() {
         return;
     }
     let exe = build("spawn");
