@@ -225,8 +225,11 @@ pub(super) fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: 
         }
         // The creator unlinks the name on every way out from here: after the
         // last barrier, and when a barrier fails (the launcher died, a peer
-        // could not start), which used to leave the segment in /dev/shm.
-        let unlink = UnlinkOnDrop((use_shm && my_local == 0).then_some(name.as_str()));
+        // could not start), which used to leave the segment in /dev/shm. A
+        // rank of the host whose start fails unlinks it too (the job cannot
+        // start, and a launcher that does not sweep may kill the creator
+        // before it gets to it).
+        let mut unlink = UnlinkOnDrop(use_shm.then_some(name.as_str()));
         p.barrier().map_err(|e| pmi_err("PMI barrier", e))?;
         if let Some(t) = tcp.as_mut() {
             for r in (0..size).filter(|&r| r != rank && (force_tcp || hosts[r as usize] != my_host)) {
@@ -241,6 +244,9 @@ pub(super) fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: 
             shm = Some(Box::leak(Box::new(ShmSegment::open(&name, local.len(), my_local)?)));
         }
         p.barrier().map_err(|e| pmi_err("PMI barrier", e))?;
+        if my_local != 0 {
+            unlink.0 = None;
+        }
         drop(unlink);
     }
 
