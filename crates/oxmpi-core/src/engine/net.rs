@@ -143,6 +143,9 @@ impl State {
             for _ in 0..64 {
                 let Some(pkt) = self.tcp.as_mut().and_then(|t| t.pop_packet(peer)) else { break };
                 self.handle_packet(peer, &pkt);
+                if let Some(t) = self.tcp.as_mut() {
+                    t.recycle(peer, pkt);
+                }
                 did = true;
             }
         }

@@ -64,6 +64,15 @@ impl TcpTransport {
         Some(pkt)
     }
 
+    /// Hands back a packet [`TcpTransport::pop_packet`] returned, once handled: a large
+    /// one's buffer is reused for the next large packet from `from` (no allocation, no
+    /// zeroing, no fresh pages for a stream of large messages).
+    pub fn recycle(&mut self, from: u32, pkt: Vec<u8>) {
+        if let Some(c) = self.peers.get_mut(from as usize).and_then(|p| p.conn.as_mut()) {
+            c.dec.recycle(pkt);
+        }
+    }
+
     pub fn try_pop(&mut self, from: u32, f: impl FnOnce(&[u8])) -> bool {
         self.check_peer(from);
         let p = &mut self.peers[from as usize];
