@@ -37,6 +37,10 @@
 #                Few iterations on 4 and 8 ranks: on 2 cores those are oversubscribed and
 #                MPICH (busy polling, no yield) then takes 10-60 ms per call.
 #   COLL_TIMEOUT=300  seconds per program run.
+#   MIN_BYTES=0  the C programs also time 0-count calls (a 0 B row; bench/c/osu_coll.c's
+#                fifth argument); COLLS may name any collective osu_coll.c knows
+#                (reduce, gather, scatter, allgatherv, alltoallv, reduce_scatter, i*):
+#                the oxmpi (Rust) column only runs the five of RUST_COLLS.
 #   ONLY="oxmpi" run only these implementation keys (oxmpi, mpich, openmpi, oxmpi-c).
 #   ALGOS=1      also run oxmpi with every algorithm forced (OXMPI_<OP>_ALGORITHM) and add
 #                a per-algorithm table to each collective.
@@ -335,6 +339,12 @@ if [ "$MODE" = coll ] || [ "$MODE" = oversub ]; then
     RUST_COLLS="bcast allreduce allgather alltoall barrier"
     COLLS="${COLLS:-$RUST_COLLS}"
     TIMEOUT="${COLL_TIMEOUT:-300}" # per program run
+    # MIN_BYTES=0: the C probes (bench/c/osu_coll.c) also time 0-count calls (a 0-byte
+    # row); the Rust example takes no such argument.
+    declare -A min_arg=()
+    if [ -n "${MIN_BYTES:-}" ]; then
+        for k in oxmpi-c mpich openmpi; do min_arg[$k]="$MIN_BYTES"; done
+    fi
     algorithms() { # collective -> oxmpi algorithm names (crates/oxmpi-core/src/coll/<op>/mod.rs)
         case "$1" in
             bcast) echo "binomial scatter_ring chain shm" ;;
@@ -368,7 +378,7 @@ if [ "$MODE" = coll ] || [ "$MODE" = oversub ]; then
                     echo "$run $np $coll $key $(cut -d' ' -f1-3 /proc/loadavg)" >>"$RAW/load.txt"
                     # shellcheck disable=SC2086 # the launcher is a word list on purpose
                     if ! timeout "$TIMEOUT" $launcher -n "$np" "$(program "${key}" osu_coll)" "$coll" \
-                        "$MAX_BYTES" "$loop" "$loop_large" >"$out" 2>"$out.err"; then
+                        "$MAX_BYTES" "$loop" "$loop_large" ${min_arg[$key]:-} >"$out" 2>"$out.err"; then
                         log "warning: $coll on $np ranks, $label (run $run) failed; see $out.err"
                         mv "$out" "$out.failed"
                     fi
