@@ -17,6 +17,9 @@
 //! Either way every accumulate is atomic per element, and accumulates from one
 //! origin are ordered (they complete in the call). Passive target: a reader/writer lock word per target in the
 //! segment; the target never takes part, so it may compute outside MPI meanwhile.
+//! An uncontended lock or unlock of a target on this host takes no mutex: two
+//! compare-exchanges (this process's per-target word, the target's lock word), see
+//! `sync::lock_fast`; a busy lock word is waited for with sleeps.
 //! Active target: fence is a barrier on the window's communicator; post/start/
 //! complete/wait are zero-byte messages on it. The epoch rules live in [`epoch`].
 //!
@@ -177,6 +180,13 @@ pub struct Window {
     /// post/start/complete access epoch whose post arrived (set at the end of
     /// `start`, cleared by `complete`), read by [`fast`].
     started: Box<[std::sync::atomic::AtomicBool]>,
+    /// Per rank of the window: the lock this process holds on it (`sync::MINE_*`):
+    /// none, one taken without the state's mutex (shared or exclusive, not in the
+    /// epochs' books), or one the epochs record (`MINE_BOOKED`). See `sync::lock_fast`.
+    mine: Box<[std::sync::atomic::AtomicU8]>,
+    /// Whether locks must take the general path now (a lock_all, start or fence
+    /// epoch is open: the epochs decide), kept in step under the state's mutex.
+    closed: std::sync::atomic::AtomicBool,
 }
 
 fn rma_err(class: ErrorClass, call: &str, why: impl std::fmt::Display) -> MpiError {
@@ -289,7 +299,7 @@ impl Window {
         // Every rank sees the same hosts, so all take part in this dup or none.
         let multi_host = (0..n).any(|r| host(r) != host(0));
         let am = if multi_host { Some(am::Am::new(&wcomm)?) } else { None };
-        let w = Arc::new(Window { comm: wcomm, flavor, base: my_base, size, disp_unit, peers, seg, my_local, state: Mutex::new(State::default()), attached: Mutex::default(), am, passive: (0..n).map(|_| Default::default()).collect(), fence_seq: Default::default(), fence_used: Default::default(), started: (0..n).map(|_| Default::default()).collect() });
+        let w = Arc::new(Window { comm: wcomm, flavor, base: my_base, size, disp_unit, peers, seg, my_local, state: Mutex::new(State::default()), attached: Mutex::default(), am, passive: (0..n).map(|_| Default::default()).collect(), fence_seq: Default::default(), fence_used: Default::default(), started: (0..n).map(|_| Default::default()).collect(), mine: (0..n).map(|_| Default::default()).collect(), closed: Default::default() });
         if w.am.is_some() {
             am::register(&w);
         }
@@ -378,7 +388,7 @@ impl Window {
     /// `MPI_Win_free` (collective): checks no epoch is open, then waits for every
     /// process so nobody accesses memory that goes away.
     pub fn free(&self) -> Result<()> {
-        self.st().epochs.check_free()?;
+        self.check_free()?;
         full_fence();
         coll::barrier::barrier(&self.comm)?;
         if self.am.is_some() {
@@ -389,6 +399,10 @@ impl Window {
 
     /// Whether `free` would be accepted (no epoch but a fence one is open).
     pub fn check_free(&self) -> Result<()> {
-        self.st().epochs.check_free()
+        self.st().epochs.check_free()?;
+        if self.fast_locks_held() {
+            return Err(epoch::sync_err("MPI_Win_free", "a passive-target (lock) epoch is still open"));
+        }
+        Ok(())
     }
 }
