@@ -18,6 +18,24 @@ fn info_pairs(call: &str, info: MPI_Info) -> R<Vec<(String, String)>> {
     crate::conv::with_info(call, info, |kv| Ok(kv.clone()))
 }
 
+/// Drops values of the accumulate hints that are not the standard's (an invalid
+/// hint is ignored: its default is reported), normalizing the valid ones.
+fn valid_hints(kv: &mut Vec<(String, String)>) {
+    kv.retain_mut(|(k, v)| match k.as_str() {
+        "accumulate_ops" => {
+            *v = v.trim().to_string();
+            v == "same_op" || v == "same_op_no_op"
+        }
+        "accumulate_ordering" => {
+            let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+            let ok = parts == ["none"] || (!parts.is_empty() && parts.iter().all(|p| matches!(*p, "rar" | "raw" | "war" | "waw")));
+            *v = parts.join(",");
+            ok
+        }
+        _ => true,
+    });
+}
+
 fn flag_of(kv: &[(String, String)], key: &str) -> bool {
     kv.iter().any(|(k, v)| k == key && v.trim() == "true")
 }
@@ -47,9 +65,16 @@ unsafe fn make(call: &str, c: MPI_Comm, flavor: Flavor, base: usize, size: i64, 
         return Err(bad(ErrorClass::Base, call, "base", format!("is NULL with size {size}")));
     }
     let mut kv = info_pairs(call, info)?;
+    valid_hints(&mut kv);
     let noncontig = flag_of(&kv, "alloc_shared_noncontig");
+    // `accumulate_ops` given (either value: concurrent accumulates to an element use
+    // one op, or MPI_NO_OP): the engine skips the bulk word for one-instruction ops
+    // (`Window::same_op_way`). Without it, any mix of ops stays atomic.
+    // (`accumulate_ordering` is reported only: accumulates complete in their calls,
+    // so every ordering holds whatever it says.)
+    let hints = Hints { same_op: kv.iter().any(|(k, _)| k == "accumulate_ops") };
     // SAFETY: forwarded contract (Create: the caller's memory stays valid).
-    let w = unsafe { Window::new(&cm, flavor, base, size as usize, disp_unit.max(1) as usize, noncontig, call)? };
+    let w = unsafe { Window::new_hinted(&cm, flavor, base, size as usize, disp_unit.max(1) as usize, noncontig, hints, call)? };
     for (k, v) in INFO_DEFAULTS {
         if !kv.iter().any(|(x, _)| x == k) {
             kv.push((k.to_string(), v.to_string()));
@@ -253,7 +278,11 @@ pub unsafe extern "C" fn PMPI_Win_set_info(w: MPI_Win, info: MPI_Info) -> c_int 
     const CALL: &str = "MPI_Win_set_info";
     wffi(CALL, w, || {
         win(w, CALL)?;
-        let kv = info_pairs(CALL, info)?;
+        let mut kv = info_pairs(CALL, info)?;
+        // The engine keeps the way of accumulates the creation's `accumulate_ops`
+        // chose (every process must agree on it); either standard value promises
+        // at least what that way relies on, so the new value is reported.
+        valid_hints(&mut kv);
         let mut t = wins();
         let e = t.get_mut(w).ok_or_else(|| bad_win(CALL, w))?;
         for (k, v) in kv {

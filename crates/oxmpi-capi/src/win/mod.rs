@@ -25,7 +25,7 @@ use oxmpi_core::datatype::{Datatype, Primitive};
 use oxmpi_core::error::{ErrorClass, MpiError};
 use oxmpi_core::group::Group;
 use oxmpi_core::op::{Op, PredefinedOp};
-use oxmpi_core::rma::{Flavor, LockKind, Window};
+use oxmpi_core::rma::{Flavor, Hints, LockKind, Window};
 use oxmpi_core::{pt2pt, runtime};
 
 use crate::abi::*;

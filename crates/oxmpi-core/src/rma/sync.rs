@@ -98,37 +98,43 @@ impl Window {
     /// and the target's lock word in the segment, one compare-exchange each; a busy
     /// lock word is waited for (sleeping). The lock stays out of the epochs' books:
     /// `mine` says it is held. `None`: not such a case, nothing done (the general
-    /// path checks everything and names the error).
+    /// path checks everything and names the error; a lock refused here for a lock
+    /// taken with MPI_MODE_NOCHECK by another process, or a failed wait, is refused
+    /// there again, with its error).
     #[inline]
-    fn lock_fast(&self, kind: LockKind, rank: i32) -> Option<Result<()>> {
-        let r = usize::try_from(rank).ok()?;
-        let local = self.peers.get(r)?.local?;
+    fn lock_fast(&self, kind: LockKind, rank: i32) -> bool {
+        let Ok(r) = usize::try_from(rank) else { return false };
+        let Some(Some(local)) = self.peers.get(r).map(|p| p.local) else { return false };
         let mine = &self.mine[r];
         let code = if kind == LockKind::Exclusive { MINE_EXCL } else { MINE_SHARED };
         if mine.compare_exchange(MINE_NONE, code, Ordering::SeqCst, Ordering::Relaxed).is_err() {
-            return None;
+            return false;
         }
         if self.closed.load(Ordering::SeqCst) {
             mine.store(MINE_NONE, Ordering::Release);
-            return None;
+            return false;
         }
         let w = self.ctl(local, CTL_LOCK);
-        let taken = if lock_kind_spin(w, kind) { Ok(()) } else { Self::wait_lock_word(w, kind) };
-        let res = taken.and_then(|()| {
-            self.nocheck_conflict("MPI_Win_lock", rank, local, kind).inspect_err(|_| Self::unlock_word(w, kind))
-        });
-        match res {
-            Ok(()) => self.passive[r].store(true, Ordering::Relaxed),
-            Err(_) => mine.store(MINE_NONE, Ordering::Release),
+        if !(lock_kind_spin(w, kind) || Self::wait_lock_word(w, kind)) {
+            mine.store(MINE_NONE, Ordering::Release);
+            return false;
         }
-        Some(res)
+        // No lock taken with MPI_MODE_NOCHECK (the common case): nothing conflicts.
+        if self.ctl(local, CTL_NOCHECK).load(Ordering::SeqCst) != 0 {
+            Self::unlock_word(w, kind);
+            mine.store(MINE_NONE, Ordering::Release);
+            return false;
+        }
+        self.passive[r].store(true, Ordering::Relaxed);
+        true
     }
 
-    /// Waits for a busy lock word (the engine progresses; backs off to sleeps).
+    /// Waits for a busy lock word (the engine progresses; backs off to sleeps);
+    /// whether it was taken.
     #[cold]
     #[inline(never)]
-    fn wait_lock_word(w: &std::sync::atomic::AtomicU64, kind: LockKind) -> Result<()> {
-        acquire(|| lock_kind_spin(w, kind))
+    fn wait_lock_word(w: &std::sync::atomic::AtomicU64, kind: LockKind) -> bool {
+        acquire(|| lock_kind_spin(w, kind)).is_ok()
     }
 
     /// `MPI_Win_unlock` of a lock taken by [`Self::lock_fast`]: its word given back
@@ -245,10 +251,8 @@ impl Window {
     /// `MPI_Win_lock`.
     #[inline]
     pub fn lock(&self, kind: LockKind, rank: i32, assert: i32) -> Result<()> {
-        if assert == 0 {
-            if let Some(res) = self.lock_fast(kind, rank) {
-                return res;
-            }
+        if assert == 0 && self.lock_fast(kind, rank) {
+            return Ok(());
         }
         self.lock_general(kind, rank, assert)
     }
