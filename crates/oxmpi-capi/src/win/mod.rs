@@ -26,7 +26,7 @@ use oxmpi_core::error::{ErrorClass, MpiError};
 use oxmpi_core::group::Group;
 use oxmpi_core::op::{Op, PredefinedOp};
 use oxmpi_core::rma::{Flavor, Hints, LockKind, Window};
-use oxmpi_core::{pt2pt, runtime};
+use oxmpi_core::runtime;
 
 use crate::abi::*;
 use crate::conv::{CB_WIN, check_buf, comm, committed, get_str, new_request, put_str};

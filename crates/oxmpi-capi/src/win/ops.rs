@@ -2,6 +2,7 @@
 //! their request-based forms; each with a fast path in front of the general one.
 
 use super::*;
+use oxmpi_core::Request;
 
 /// The fast path's datatype: a predefined type whose elements lie back to back
 /// (size = extent), else `None`.
@@ -54,20 +55,24 @@ fn check_request(call: &str, request: Option<*mut MPI_Request>) -> R<()> {
     Ok(())
 }
 
-/// The complete request of a request-based call whose operation the fast path did.
+/// The complete request of a request-based call whose operation the fast path did
+/// (`q` is not null).
 #[inline(never)]
-fn fast_request<C: Count>(base: &'static str, w: MPI_Win, q: *mut MPI_Request) -> c_int {
-    let call = name::<C>(base);
-    wffi(call, w, || done_request(call, q))
+fn fast_request(q: *mut MPI_Request) -> c_int {
+    // SAFETY: the C caller's OUT argument, not null (checked by the caller):
+    // writable and unaliased by the MPI contract.
+    unsafe { *q = new_request(Request::DONE, NO_COMM, None) };
+    MPI_SUCCESS
 }
 
-/// Hands out an already complete request (the operation finished in the call).
+/// Hands out an already complete request (the operation finished in the call): the
+/// engine's one complete request, [`Request::DONE`] (no engine entry, no lock of
+/// the engine), in a slot of the handle table (slots are reused: nothing is
+/// allocated per call once the table has room).
 fn done_request(call: &str, request: *mut MPI_Request) -> R<()> {
     // SAFETY: OUT argument of the C caller: NULL (rejected) or writable and unaliased.
     let o = unsafe { out(call, "request", request)? };
-    let r = pt2pt::grequest_start()?;
-    pt2pt::grequest_complete(r)?;
-    *o = new_request(r, NO_COMM, None);
+    *o = new_request(Request::DONE, NO_COMM, None);
     Ok(())
 }
 
@@ -80,7 +85,7 @@ unsafe fn put<C: Count>(base: &'static str, origin: *const c_void, ocount: C, od
             // SAFETY: MPI's contract: `origin` holds origin_count elements of origin_datatype (`len` bytes).
             if with_cached(w, |wn| unsafe { wn.put_direct(origin.cast(), len, rank, disp) }) == Some(true) {
                 return match request {
-                    Some(q) => fast_request::<C>(base, w, q),
+                    Some(q) => fast_request(q),
                     None => MPI_SUCCESS,
                 };
             }
@@ -118,7 +123,7 @@ unsafe fn get<C: Count>(base: &'static str, origin: *mut c_void, ocount: C, odt:
             // SAFETY: MPI's contract: `origin` is writable for origin_count elements of origin_datatype (`len` bytes).
             if with_cached(w, |wn| unsafe { wn.get_direct(origin.cast(), len, rank, disp) }) == Some(true) {
                 return match request {
-                    Some(q) => fast_request::<C>(base, w, q),
+                    Some(q) => fast_request(q),
                     None => MPI_SUCCESS,
                 };
             }
@@ -198,7 +203,7 @@ unsafe fn accumulate<C: Count>(
             // SAFETY: MPI's contract: the origin buffer holds, and the result buffer is writable for, `n` elements of the type.
             if with_cached(w, |wn| unsafe { wn.acc_direct(rc.0, rc.1, origin.cast(), r, n, rank, disp) }) == Some(true) {
                 return match request {
-                    Some(q) => fast_request::<C>(base, w, q),
+                    Some(q) => fast_request(q),
                     None => MPI_SUCCESS,
                 };
             }

@@ -24,7 +24,7 @@ impl Window {
     /// a post/start access epoch to it, or is in a fence epoch (for an update
     /// (`writes`): one the target did not assert MPI_MODE_NOPUT for, as `target`
     /// checks); and the target's host index.
-    #[inline(always)]
+    #[inline]
     fn direct(&self, rank: i32, disp: isize, len: usize, writes: bool) -> Option<(usize, usize)> {
         let r = usize::try_from(rank).ok()?;
         let p = self.peers.get(r)?;
