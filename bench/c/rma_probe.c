@@ -39,7 +39,14 @@ int main(int argc, char **argv) {
     int n = (int)(bytes / 8);
     char *mem;
     MPI_Win win;
-    MPI_Win_allocate((MPI_Aint)bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    /* PROBE_SAME_OP=1: the window is made with info accumulate_ops = same_op */
+    MPI_Info info = MPI_INFO_NULL;
+    if (getenv("PROBE_SAME_OP")) {
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "accumulate_ops", "same_op");
+    }
+    MPI_Win_allocate((MPI_Aint)bytes, 1, info, MPI_COMM_WORLD, &mem, &win);
+    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
     void *buf = calloc(n + 1, 8), *res = calloc(n + 1, 8);
     double t0 = MPI_Wtime();
     if (!strcmp(op, "fence")) {
