@@ -87,6 +87,33 @@ static void hammer(MPI_Win win, long *lmem, double *dmem, int rank, int size) {
     free(ones);
 }
 
+/* A tight contest on 64 elements: every rank adds 1 to all of them (512 bytes: the
+ * bulk size) and, in between, fetch_and_op's 1 to one of them, many times; a bulk
+ * kernel and an atomic on one element at once would lose updates. */
+static void contest(MPI_Win win, long *lmem, int rank, int size) {
+    enum { ROUNDS = 20000, E = 64 };
+    if (rank == 0) memset(lmem, 0, sizeof(long) * E);
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    long ones[E], one = 1, old;
+    for (int k = 0; k < E; k++) ones[k] = 1;
+    OK(MPI_Win_lock_all(0, win));
+    for (int i = 0; i < ROUNDS; i++) {
+        OK(MPI_Accumulate(ones, E, MPI_LONG, 0, 0, E, MPI_LONG, MPI_SUM, win));
+        OK(MPI_Fetch_and_op(&one, &old, MPI_LONG, 0, sizeof(long) * (i % E), MPI_SUM, win));
+    }
+    OK(MPI_Win_unlock_all(win));
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) {
+        OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+        for (int k = 0; k < E; k++) {
+            long want = (long)size * (ROUNDS + ROUNDS / E + (k < ROUNDS % E));
+            if (lmem[k] != want) fprintf(stderr, "contest: element %d: %ld, expected %ld\n", k, lmem[k], want);
+            CHECK(lmem[k] == want);
+        }
+        OK(MPI_Win_unlock(0, win));
+    }
+}
+
 static void info_is(MPI_Win win, const char *key, const char *want) {
     MPI_Info info;
     char v[MPI_MAX_INFO_VAL + 1];
@@ -108,6 +135,7 @@ int main(int argc, char **argv) {
     MPI_Win win;
     OK(MPI_Win_allocate(rank == 0 ? bytes : 0, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
     hammer(win, (long *)mem, (double *)(mem + sizeof(long) * N), rank, size);
+    contest(win, (long *)mem, rank, size);
     OK(MPI_Win_free(&win));
 
     char *user = malloc(bytes);
@@ -124,6 +152,7 @@ int main(int argc, char **argv) {
     info_is(win, "accumulate_ops", "same_op_no_op");
     info_is(win, "accumulate_ordering", "none");
     hammer(win, (long *)mem, (double *)(mem + sizeof(long) * N), rank, size);
+    contest(win, (long *)mem, rank, size);
     /* new values are reported (the engine keeps the creation's way) */
     OK(MPI_Info_set(hints, "accumulate_ops", "same_op"));
     OK(MPI_Info_set(hints, "accumulate_ordering", "rar,waw"));
