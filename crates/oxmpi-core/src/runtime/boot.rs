@@ -290,7 +290,19 @@ pub(super) fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: 
     // 5 ranks on 2 cores 2-7x slower than sleeping at once; the peer's ring
     // wakes the sleeper, no timer).
     let spin = env_u32("OXMPI_SPIN").unwrap_or(if oversubscribed { 4 } else { 20_000 });
-    let yields = env_u32("OXMPI_YIELDS").unwrap_or(if oversubscribed { 0 } else { 10 });
+    // Up to two ranks a core, a few yields first do pay: the rank waited for is
+    // usually the other one on this core, and a yield runs it at once where a
+    // doorbell sleep costs a wake-up (4 ranks on 2 cores under load 15:
+    // allreduce 8-128 B 27-111 us with no yields, 10 with 20, Open MPI 7-12;
+    // allgather 22-33 -> 8). More crowded, the yields only feed other ranks
+    // that are not the one awaited (16 on 2 cores: slower with them).
+    let yields = env_u32("OXMPI_YIELDS").unwrap_or(if !oversubscribed {
+        10
+    } else if local.len() <= 2 * cpus {
+        20
+    } else {
+        0
+    });
 
     let world_group: Arc<[u32]> = (0..size).collect();
     let appnum = pmi.as_ref().map(|p| p.appnum()).unwrap_or(0);
