@@ -82,23 +82,87 @@ pub struct Request<'a, D: ?Sized, S: Scope<'a> = StaticScope, T: ThreadSafety = 
     phantom: PhantomData<(Cell<&'a ()>, &'a D, T)>,
 }
 
-/// The engine's [`BufScope`](oxmpi_core::buf::BufScope) for a call whose request goes
-/// straight into [`Request::wrap`], which registers it with this API's [`Scope`].
-pub(crate) struct Wrapped<'a>(PhantomData<&'a ()>);
+/// The engine's [`BufScope`](oxmpi_core::buf::BufScope) while one immediate operation
+/// over buffers borrowed for `'a` starts (see [`immediate_ref`], [`immediate_mut`]):
+/// only those functions make one, and they register the request it saw entered with
+/// the API's [`Scope<'a>`] before returning.
+pub(crate) struct Start<'a> {
+    entered: Cell<Option<Raw>>,
+    extra: Cell<bool>,
+    _life: PhantomData<Cell<&'a ()>>,
+}
 
-impl Wrapped<'_> {
-    /// # Safety
-    /// Every request made with it is handed to [`Request::wrap`] with a `Scope<'a>`
-    /// before anything else happens.
-    pub(crate) unsafe fn new() -> Self {
-        Wrapped(PhantomData)
+// SAFETY: `immediate_ref`/`immediate_mut`, the only makers of a `Start`, check that at
+// most one request was entered, that it is the one the start returned, and register it
+// with a `Scope<'a>` at once (aborting otherwise); a scope aborts the process rather
+// than let 'a end with a request in flight.
+unsafe impl<'a> oxmpi_core::buf::BufScope<'a> for Start<'a> {
+    fn enter(&self, r: Raw) {
+        if self.entered.get().is_some() {
+            self.extra.set(true);
+        } else {
+            self.entered.set(Some(r));
+        }
     }
 }
 
-// SAFETY: by `new`'s contract each request is registered with a `Scope<'a>` at once,
-// and a scope aborts the process rather than let 'a end with a request in flight.
-unsafe impl<'a> oxmpi_core::buf::BufScope<'a> for Wrapped<'a> {
-    fn enter(&self, _: Raw) {}
+impl Start<'_> {
+    fn new() -> Self {
+        Start { entered: Cell::new(None), extra: Cell::new(false), _life: PhantomData }
+    }
+
+    /// Checks that the start entered nothing but `raw` (what its buffers' safety rests on).
+    fn only(&self, raw: Option<Raw>, call: &str) {
+        let ok = !self.extra.get()
+            && match (self.entered.get(), raw) {
+                (None, _) => true,
+                (Some(e), Some(r)) => e == r,
+                (Some(_), None) => false,
+            };
+        if !ok {
+            // A request over 'a buffers that no scope knows of: nothing may run on.
+            eprintln!("oxmpi: internal error: {call} started a request its scope does not hold; aborting");
+            std::process::abort();
+        }
+    }
+}
+
+/// Starts one immediate operation whose buffers are shared borrows for `'a` (`buf`, and
+/// any `'a` buffers `f` captures): `f` starts it with the engine scope it is given, and
+/// its request is registered with `scope`. The request hands `buf` back at completion.
+pub(crate) fn immediate_ref<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
+    buf: &'a D,
+    call: &'static str,
+    scope: Sc,
+    f: impl FnOnce(&Start<'a>) -> Result<Raw>,
+) -> Result<Request<'a, D, Sc, T>> {
+    let w = Start::new();
+    let r = f(&w);
+    w.only(r.as_ref().ok().copied(), call);
+    // SAFETY: the request is the one `f` started (checked by `only`), over buffers
+    // borrowed for 'a (the engine's entry points took them with `Start<'a>`), and
+    // `buf` is a shared borrow for 'a.
+    Ok(unsafe { Request::wrap(r?, buf as *const D, None, call, scope) })
+}
+
+/// As [`immediate_ref`] for an exclusively borrowed buffer, which `f` gets back to start
+/// the operation over, with the target (from that buffer) to check on completion.
+pub(crate) fn immediate_mut<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
+    buf: &'a mut D,
+    call: &'static str,
+    scope: Sc,
+    f: impl FnOnce(&Start<'a>, &'a mut D) -> Result<(Raw, Option<RecvTarget>)>,
+) -> Result<Request<'a, D, Sc, T>> {
+    let p: *mut D = buf;
+    let w = Start::new();
+    // SAFETY: `p` is `buf` itself, handed on: the exclusive borrow for 'a goes to `f`,
+    // and the request reads through `p` only once the operation `f` started completed.
+    let r = f(&w, unsafe { &mut *p });
+    w.only(r.as_ref().ok().map(|x| x.0), call);
+    let (raw, recv) = r?;
+    // SAFETY: the request is the one `f` started (checked by `only`) over the 'a
+    // buffers, `buf` among them; the request gives `buf` back only after completion.
+    Ok(unsafe { Request::wrap(raw, p as *const D, recv, call, scope) })
 }
 
 impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> fmt::Debug for Request<'a, D, S, T> {
