@@ -40,7 +40,8 @@ use oxmpi_core::coll::api;
 use oxmpi_core::coll::api_move::{self as mv, Blocks};
 use crate::error::{Error, ErrorClass, OrFatal, Result};
 use crate::environment::threading::{CommunicatorSafety, SafetyOf, ThreadSafety};
-use crate::request::{immediate_mut, immediate_ref, Request, Scope, Start, StaticScope};
+use crate::request::{immediate_mut, immediate_ref, persistent_mut, PersistentRequest, Request, Scope, Start, StaticScope};
+use oxmpi_core::coll::persistent as cp;
 use crate::topology::{AsCommunicator, Communicator, Process, Rank};
 
 /// The collective traits, re-exported by [`crate::traits`].
@@ -890,6 +891,147 @@ pub trait CommunicatorCollectives: Communicator {
     {
         imm_reduce_like(Red::Exscan, self.core_comm(), scope, sendbuf, recvbuf, op, "MPI_Iexscan")
     }
+
+    /// A persistent [`barrier`](Self::barrier) (`MPI_Barrier_init`): each
+    /// [`start`](PersistentRequest::start) begins one.
+    fn barrier_init(&self) -> PersistentRequest<'static, (), StaticScope, SafetyOf<Self>>
+    where
+        Self: CommunicatorSafety,
+    {
+        self.try_barrier_init().or_fatal()
+    }
+    /// [`barrier_init`](Self::barrier_init), reporting errors.
+    fn try_barrier_init(&self) -> Result<PersistentRequest<'static, (), StaticScope, SafetyOf<Self>>>
+    where
+        Self: CommunicatorSafety,
+    {
+        // A barrier uses no buffer (a leaked zero-sized value costs nothing).
+        let unit: &'static mut () = Box::leak(Box::new(()));
+        persistent_mut(unit, "MPI_Barrier_init", StaticScope, |w, _| Ok((cp::barrier_init(w, self.core_comm())?, None)))
+    }
+
+    /// A persistent [`all_gather_into`](Self::all_gather_into) (`MPI_Allgather_init`).
+    fn all_gather_init<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_all_gather_init(scope, sendbuf, recvbuf).or_fatal()
+    }
+    /// [`all_gather_init`](Self::all_gather_init), reporting errors.
+    fn try_all_gather_init<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        let comm = self.core_comm();
+        persistent_mut(recvbuf, "MPI_Allgather_init", scope, |w, recvbuf| {
+            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+            let (out, rc) = (r.target(), per_process(r.count, comm.size()));
+            Ok((cp::allgather_init(w, Some(s.lend(w)), r.lend_mut(w), rc, comm)?, out))
+        })
+    }
+
+    /// A persistent [`all_to_all_into`](Self::all_to_all_into) (`MPI_Alltoall_init`).
+    fn all_to_all_init<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_all_to_all_init(scope, sendbuf, recvbuf).or_fatal()
+    }
+    /// [`all_to_all_init`](Self::all_to_all_init), reporting errors.
+    fn try_all_to_all_init<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        let comm = self.core_comm();
+        persistent_mut(recvbuf, "MPI_Alltoall_init", scope, |w, recvbuf| {
+            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+            let (sc, rc) = (per_process(s.count, comm.size()), per_process(r.count, comm.size()));
+            let out = r.target();
+            Ok((cp::alltoall_init(w, Some(s.lend(w)), sc, r.lend_mut(w), rc, comm)?, out))
+        })
+    }
+
+    /// A persistent [`all_reduce_into`](Self::all_reduce_into) (`MPI_Allreduce_init`);
+    /// the request keeps `op` until it is freed.
+    fn all_reduce_init<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        self.try_all_reduce_init(scope, sendbuf, recvbuf, op).or_fatal()
+    }
+    /// [`all_reduce_init`](Self::all_reduce_init), reporting errors.
+    fn try_all_reduce_init<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        pers_reduce(Red::All, self.core_comm(), scope, sendbuf, recvbuf, op, "MPI_Allreduce_init")
+    }
+
+    /// A persistent [`scan_into`](Self::scan_into) (`MPI_Scan_init`).
+    fn scan_init<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        self.try_scan_init(scope, sendbuf, recvbuf, op).or_fatal()
+    }
+    /// [`scan_init`](Self::scan_init), reporting errors.
+    fn try_scan_init<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        pers_reduce(Red::Scan, self.core_comm(), scope, sendbuf, recvbuf, op, "MPI_Scan_init")
+    }
+
+    /// A persistent [`exclusive_scan_into`](Self::exclusive_scan_into) (`MPI_Exscan_init`).
+    fn exclusive_scan_init<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        self.try_exclusive_scan_init(scope, sendbuf, recvbuf, op).or_fatal()
+    }
+    /// [`exclusive_scan_init`](Self::exclusive_scan_init), reporting errors.
+    fn try_exclusive_scan_init<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        pers_reduce(Red::Exscan, self.core_comm(), scope, sendbuf, recvbuf, op, "MPI_Exscan_init")
+    }
 }
 
 impl<C: Communicator + ?Sized> CommunicatorCollectives for C {}
@@ -975,6 +1117,31 @@ where
         let out = r.target();
         started(reduce_like(kind, comm, &s, &mut r, &op.as_core_op(), Mode::Immediate(w)), out)
     })
+}
+
+/// A persistent allreduce, scan or exscan; the request keeps `op` until it is freed.
+fn pers_reduce<'a, Sc, S, R, O, T: ThreadSafety>(kind: Red, comm: &Comm, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O, call: &'static str) -> Result<PersistentRequest<'a, R, Sc, T>>
+where
+    S: 'a + Buffer + ?Sized,
+    R: 'a + BufferMut + ?Sized,
+    O: 'a + Operation,
+    Sc: Scope<'a>,
+{
+    let core_op = op.as_core_op();
+    let mut req = persistent_mut(recvbuf, call, scope, |w, recvbuf| {
+        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+        check_same_reduce(call, &s, &r)?;
+        let (out, n) = (r.target(), s.count);
+        let (sd, rd) = (Some(s.lend(w)), r.lend_mut_n(w, n));
+        let raw = match kind {
+            Red::Scan => cp::scan_init(w, sd, rd, &core_op, comm)?,
+            Red::Exscan => cp::exscan_init(w, sd, rd, &core_op, comm)?,
+            _ => cp::allreduce_init(w, sd, rd, &core_op, comm)?,
+        };
+        Ok((raw, out))
+    })?;
+    req.keep = Some(Box::new(op));
+    Ok(req)
 }
 
 // ----- Root ------------------------------------------------------------------------------------
@@ -1184,6 +1351,30 @@ pub trait Root: AsCommunicator {
             let mut b = typed_out(buf);
             let out = b.target();
             started(do_bcast(self.as_communicator().core_comm(), self.root_rank(), &mut b, Mode::Immediate(w)), out)
+        })
+    }
+
+    /// A persistent [`broadcast_into`](Self::broadcast_into) (`MPI_Bcast_init`): between
+    /// runs the root puts the next value in through
+    /// [`data_mut`](PersistentRequest::data_mut).
+    fn broadcast_init<'a, Sc, Buf: ?Sized>(&self, scope: Sc, buf: &'a mut Buf) -> PersistentRequest<'a, Buf, Sc, SafetyOf<Self::Out>>
+    where
+        Buf: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_broadcast_init(scope, buf).or_fatal()
+    }
+    /// [`broadcast_init`](Self::broadcast_init), reporting errors.
+    fn try_broadcast_init<'a, Sc, Buf: ?Sized>(&self, scope: Sc, buf: &'a mut Buf) -> Result<PersistentRequest<'a, Buf, Sc, SafetyOf<Self::Out>>>
+    where
+        Buf: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        let (comm, root) = (self.as_communicator().core_comm(), self.root_rank());
+        persistent_mut(buf, "MPI_Bcast_init", scope, |w, buf| {
+            let mut b = typed_out(buf);
+            let out = b.target();
+            Ok((cp::bcast_init(w, b.lend_mut(w), root, comm)?, out))
         })
     }
 

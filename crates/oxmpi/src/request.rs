@@ -908,3 +908,167 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
         Ok(true)
     }
 }
+
+/// A persistent collective's request (`MPI_<Op>_init`), registered with a [`Scope`] of
+/// lifetime `'a` and borrowing its buffers for `'a`: [`start`](Self::start) runs the
+/// operation, [`wait`](Self::wait) or [`test`](Self::test) completes that run, as many
+/// times as wanted. Between runs, [`data`](Self::data) and [`data_mut`](Self::data_mut)
+/// reach the buffer the runs write.
+/// Dropping the request waits for a run still going, then frees it (`MPI_Request_free`).
+///
+/// ```
+/// use oxmpi::traits::*;
+/// use oxmpi::collective::SystemOperation;
+/// use oxmpi::request::scope;
+/// let universe = oxmpi::initialize().unwrap();
+/// let world = universe.world();
+/// let x = [world.rank() + 1];
+/// let mut sum = [0];
+/// scope(|s| {
+///     let mut r = world.all_reduce_init(s, &x, &mut sum, SystemOperation::sum());
+///     for _ in 0..3 {
+///         r.start();
+///         r.wait();
+///         let n = world.size();
+///         assert_eq!(r.data().unwrap()[0], n * (n + 1) / 2);
+///     }
+/// });
+/// ```
+pub struct PersistentRequest<'a, D: ?Sized, S: Scope<'a> = StaticScope, T: ThreadSafety = Unthreaded> {
+    raw: Raw,
+    data: *const D,
+    recv: Option<RecvTarget>,
+    call: &'static str,
+    active: bool,
+    scope: S,
+    /// What the runs use besides the buffers (a user operation), kept until the request
+    /// is freed (fields drop after `Drop::drop`).
+    pub(crate) keep: Option<Box<dyn Keep + 'a>>,
+    phantom: PhantomData<(Cell<&'a ()>, &'a D, T)>,
+}
+
+/// Anything, kept alive by a [`PersistentRequest`].
+pub(crate) trait Keep {}
+impl<K: ?Sized> Keep for K {}
+
+impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> fmt::Debug for PersistentRequest<'a, D, S, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PersistentRequest").field("raw", &self.raw).field("call", &self.call).field("active", &self.active).finish()
+    }
+}
+
+/// Makes a persistent collective over `buf` (exclusively borrowed for 'a), as
+/// [`immediate_mut`] makes an immediate one: `f` initializes it with the engine scope it
+/// is given over buffers borrowed for 'a, and returns the target to check after a run.
+pub(crate) fn persistent_mut<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
+    buf: &'a mut D,
+    call: &'static str,
+    scope: Sc,
+    f: impl FnOnce(&Start<'a>, &'a mut D) -> Result<(Raw, Option<RecvTarget>)>,
+) -> Result<PersistentRequest<'a, D, Sc, T>> {
+    let p: *mut D = buf;
+    let w = Start::new();
+    // SAFETY: as in `immediate_mut`: `p` is `buf`, handed on to `f` for 'a; the request
+    // reads through `p` only while no run is active.
+    let r = f(&w, unsafe { &mut *p });
+    w.only(r.as_ref().ok().map(|x| x.0), call);
+    let (raw, recv) = r?;
+    scope.register();
+    Ok(PersistentRequest { raw, data: p as *const D, recv, call, active: false, scope, keep: None, phantom: PhantomData })
+}
+
+impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> PersistentRequest<'a, D, S, T> {
+    /// Starts a run (`MPI_Start`). Errors are fatal.
+    pub fn start(&mut self) {
+        self.try_start().or_fatal()
+    }
+
+    /// [`start`](Self::start), reporting errors (a run still going is an
+    /// MPI_ERR_REQUEST error).
+    pub fn try_start(&mut self) -> Result<()> {
+        if self.active {
+            return Err(Error::new(crate::error::ErrorClass::Request, format!("MPI_Start: the {} request is already active", self.call)));
+        }
+        pt2pt::start(&mut self.raw)?;
+        self.active = true;
+        Ok(())
+    }
+
+    /// Whether a run is going (started, not yet completed).
+    pub fn is_active(&self) -> bool {
+        self.active
+    }
+
+    /// Waits for the run to finish (`MPI_Wait`); an empty status if none is going.
+    /// Errors are fatal.
+    pub fn wait(&mut self) -> Status {
+        self.try_wait().or_fatal()
+    }
+
+    /// [`wait`](Self::wait), reporting errors. The run is complete either way.
+    pub fn try_wait(&mut self) -> Result<Status> {
+        let st = pt2pt::wait(&mut self.raw);
+        let was = std::mem::replace(&mut self.active, false);
+        let st = st?;
+        if was {
+            // SAFETY: the run is complete: the engine no longer touches the buffers.
+            unsafe { finish(self.recv, &st, self.call)? };
+        }
+        Ok(Status::from_core(st))
+    }
+
+    /// Tests whether the run finished (`MPI_Test`): its status if so. Errors are fatal.
+    pub fn test(&mut self) -> Option<Status> {
+        self.try_test().or_fatal()
+    }
+
+    /// [`test`](Self::test), reporting errors.
+    pub fn try_test(&mut self) -> Result<Option<Status>> {
+        if !self.active {
+            return Ok(Some(Status::from_core(oxmpi_core::Status::EMPTY)));
+        }
+        match pt2pt::test(&mut self.raw) {
+            Ok(None) => Ok(None),
+            Ok(Some(st)) => {
+                self.active = false;
+                // SAFETY: the run is complete, as in `try_wait`.
+                unsafe { finish(self.recv, &st, self.call)? };
+                Ok(Some(Status::from_core(st)))
+            }
+            Err(e) => {
+                self.active = false;
+                Err(e)
+            }
+        }
+    }
+
+    /// The buffer the runs write, while no run is going.
+    pub fn data(&self) -> Option<&D> {
+        // SAFETY: no run is going, so the engine does not write the buffer, which this
+        // request borrows for 'a; the shared borrow of `self` keeps a run from starting.
+        (!self.active).then(|| unsafe { &*self.data })
+    }
+
+    /// The buffer the runs write, writable while no run is going (e.g. the root of a
+    /// persistent broadcast puts the next value there).
+    pub fn data_mut(&mut self) -> Option<&mut D> {
+        // SAFETY: no run is going, and the exclusive borrow of `self` keeps one from
+        // starting; the buffer was borrowed exclusively for 'a (`persistent_mut`).
+        (!self.active).then(|| unsafe { &mut *(self.data as *mut D) })
+    }
+}
+
+impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Drop for PersistentRequest<'a, D, S, T> {
+    fn drop(&mut self) {
+        if self.active {
+            if std::thread::panicking() {
+                // The scope sees the request still registered and aborts.
+                return;
+            }
+            let _ = self.try_wait();
+        }
+        let _ = pt2pt::request_free(&mut self.raw);
+        // SAFETY: registered in `persistent_mut`; no run is going and the engine request is freed.
+        unsafe { self.scope.unregister() };
+    }
+}
