@@ -431,7 +431,7 @@ pub fn rust_unsupported(abi: &Abi) -> String {
 // Fortran text of `mpif.h` and of the `mpi` module (laid out by `cargo xtask dist`).
 // A C function of abi.txt gets a Fortran binding mechanically when each parameter
 // has a mechanical Fortran form; the others are written by hand in
-// `src/fortran.rs` (callbacks, attributes, MPI_Init) or listed as skipped.
+// `src/fortran/` (callbacks, attributes, MPI_Init) or listed as skipped.
 // ===================================================================================
 
 /// The Fortran form of one C parameter.
@@ -484,7 +484,7 @@ fn handle_stem(t: &str) -> Option<&'static str> {
     })
 }
 
-/// Functions whose Fortran binding `src/fortran.rs` writes by hand.
+/// Functions whose Fortran binding `src/fortran/` writes by hand.
 pub const FORTRAN_BY_HAND: &[&str] = &[
     "MPI_Init", "MPI_Init_thread", "MPI_Op_create", "MPI_Comm_create_errhandler", "MPI_Errhandler_create",
     "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Win_create_keyval", "MPI_Keyval_create",
@@ -893,7 +893,7 @@ fn fortran_dummy(p: &Param, k: &FKind) -> Vec<String> {
     }
 }
 
-/// Interfaces of the procedures `src/fortran.rs` writes by hand.
+/// Interfaces of the procedures `src/fortran/` writes by hand.
 const FORTRAN_BY_HAND_INTERFACES: &str = "
 SUBROUTINE MPI_INIT(ierror)
 INTEGER :: ierror
