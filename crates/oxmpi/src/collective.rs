@@ -1112,11 +1112,14 @@ where
     O: 'a + Operation,
     Sc: Scope<'a>,
 {
-    immediate_mut(recvbuf, call, scope, |w, recvbuf| {
+    let mut req = immediate_mut(recvbuf, call, scope, |w, recvbuf| {
         let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
         let out = r.target();
         started(reduce_like(kind, comm, &s, &mut r, &op.as_core_op(), Mode::Immediate(w)), out)
-    })
+    })?;
+    // A user operation runs until the request completes: the request keeps it.
+    req.keep = Some(Box::new(op));
+    Ok(req)
 }
 
 /// A persistent allreduce, scan or exscan; the request keeps `op` until it is freed.
@@ -1609,10 +1612,13 @@ pub trait Root: AsCommunicator {
         if comm.rank() == self.root_rank() {
             return Err(not_root("MPI_Ireduce", "the root must call immediate_reduce_into_root"));
         }
-        immediate_ref(sendbuf, "MPI_Ireduce", scope, |w| {
+        let mut req = immediate_ref(sendbuf, "MPI_Ireduce", scope, |w| {
             let out = None;
             started(do_reduce(comm, self.root_rank(), &typed_in(sendbuf), None, &op.as_core_op(), Mode::Immediate(w)), out).map(|x| x.0)
-        })
+        })?;
+        // A user operation runs until the request completes: the request keeps it.
+        req.keep = Some(Box::new(op));
+        Ok(req)
     }
 
     /// Starts a [`reduce_into_root`](Self::reduce_into_root) (`MPI_Ireduce`).
@@ -1637,11 +1643,14 @@ pub trait Root: AsCommunicator {
         if comm.rank() != self.root_rank() {
             return Err(not_root("MPI_Ireduce", "immediate_reduce_into_root called by a process that is not the root"));
         }
-        immediate_mut(recvbuf, "MPI_Ireduce", scope, |w, recvbuf| {
+        let mut req = immediate_mut(recvbuf, "MPI_Ireduce", scope, |w, recvbuf| {
             let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
             let out = r.target();
             started(do_reduce(comm, self.root_rank(), &s, Some(&mut r), &op.as_core_op(), Mode::Immediate(w)), out)
-        })
+        })?;
+        // A user operation runs until the request completes: the request keeps it.
+        req.keep = Some(Box::new(op));
+        Ok(req)
     }
 }
 

@@ -79,6 +79,9 @@ pub struct Request<'a, D: ?Sized, S: Scope<'a> = StaticScope, T: ThreadSafety = 
     recv: Option<RecvTarget>,
     call: &'static str,
     scope: S,
+    /// What the operation uses besides its buffers (a user operation), kept until it
+    /// completes.
+    pub(crate) keep: Option<Box<dyn Keep + 'a>>,
     phantom: PhantomData<(Cell<&'a ()>, &'a D, T)>,
 }
 
@@ -179,7 +182,9 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Drop for Request<'a, D, S, T>
         if !std::thread::panicking() {
             panic!("request was dropped without being completed");
         }
-        // While unwinding: the scope sees the request still registered and aborts.
+        // While unwinding: the scope sees the request still registered and aborts; what
+        // the operation uses is leaked, as other requests' guards may still progress it.
+        std::mem::forget(self.keep.take());
     }
 }
 
@@ -203,6 +208,7 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
             recv,
             call,
             scope,
+            keep: None,
             phantom: PhantomData,
         }
     }
@@ -223,12 +229,15 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
     /// The returned engine request must be completed within `'a`, before the data is
     /// used.
     pub unsafe fn into_raw(self) -> (Raw, &'a D, S) {
-        let (raw, data, _, _, scope) = self.into_parts();
+        let (raw, data, _, _, scope, keep) = self.into_parts();
+        // What the operation uses (a user operation) must outlive it: it is leaked.
+        std::mem::forget(keep);
         // SAFETY: the caller takes over the obligation to complete the request.
         (raw, unsafe { &*data }, scope)
     }
 
-    fn into_parts(self) -> (Raw, *const D, Option<RecvTarget>, &'static str, S) {
+    #[allow(clippy::type_complexity)]
+    fn into_parts(self) -> (Raw, *const D, Option<RecvTarget>, &'static str, S, Option<Box<dyn Keep + 'a>>) {
         // SAFETY: each field is read once, then `self` is forgotten so none is dropped
         // twice (and the drop bomb does not go off).
         let parts = unsafe {
@@ -238,6 +247,7 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
                 ptr::read(&self.recv),
                 self.call,
                 ptr::read(&self.scope),
+                ptr::read(&self.keep),
             )
         };
         std::mem::forget(self);
@@ -272,7 +282,7 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
     }
 
     fn try_wait_for_data(self) -> Result<(Status, &'a D)> {
-        let (mut raw, data, recv, call, _) = self.into_parts();
+        let (mut raw, data, recv, call, _, _keep) = self.into_parts();
         let st = pt2pt::wait(&mut raw)?;
         // SAFETY: the operation is complete: the engine no longer touches the buffer,
         // which the request borrowed for 'a.
@@ -307,7 +317,7 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
         match pt2pt::test(&mut self.raw) {
             Ok(None) => Ok(Err(self)),
             Ok(Some(st)) => {
-                let (_, data, recv, call, _) = self.into_parts();
+                let (_, data, recv, call, _, _) = self.into_parts();
                 // SAFETY: complete; see try_wait_for_data.
                 unsafe { finish(recv, &st, call)? };
                 // SAFETY: complete; see try_wait_for_data.
@@ -345,9 +355,11 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
         'a: 'b,
         S2: Scope<'b>,
     {
-        let (raw, data, recv, call, _) = self.into_parts();
+        let (raw, data, recv, call, _, keep) = self.into_parts();
         // SAFETY: the buffers outlive 'a, hence 'b.
-        unsafe { Request::wrap(raw, data, recv, call, scope) }
+        let mut r = unsafe { Request::wrap(raw, data, recv, call, scope) };
+        r.keep = keep;
+        r
     }
 }
 
@@ -386,7 +398,7 @@ pub fn try_wait_any<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety>(
     let Some(i) = found else {
         return res.map(|_| None);
     };
-    let (_, _, recv, call, _) = requests.remove(i).into_parts();
+    let (_, _, recv, call, _, _) = requests.remove(i).into_parts();
     let st = res?.expect("found").1;
     // SAFETY: request i is complete.
     unsafe { finish(recv, &st, call)? };
@@ -682,6 +694,8 @@ pub struct RequestCollection<'a, D: ?Sized> {
     data: Vec<Option<*const D>>,
     recv: Vec<Option<RecvTarget>>,
     calls: Vec<&'static str>,
+    /// What the requests use besides their buffers, kept until the collection is dropped.
+    keep: Vec<Box<dyn Keep + 'a>>,
     phantom: PhantomData<(Cell<&'a ()>, &'a D)>,
 }
 
@@ -713,6 +727,7 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
             data: Vec::with_capacity(reserve),
             recv: Vec::with_capacity(reserve),
             calls: Vec::with_capacity(reserve),
+            keep: Vec::new(),
             phantom: PhantomData,
         }
     }
@@ -734,7 +749,8 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
 
     /// Adds a request (taking it out of its scope); returns its index.
     pub fn add<S: Scope<'a>, T: ThreadSafety>(&mut self, req: Request<'a, D, S, T>) -> usize {
-        let (raw, data, recv, call, _) = req.into_parts();
+        let (raw, data, recv, call, _, keep) = req.into_parts();
+        self.keep.extend(keep);
         self.raws.push(raw);
         self.data.push(Some(data));
         self.recv.push(recv);
@@ -947,7 +963,7 @@ pub struct PersistentRequest<'a, D: ?Sized, S: Scope<'a> = StaticScope, T: Threa
     phantom: PhantomData<(Cell<&'a ()>, &'a D, T)>,
 }
 
-/// Anything, kept alive by a [`PersistentRequest`].
+/// Anything, kept alive by a [`Request`] or [`PersistentRequest`].
 pub(crate) trait Keep {}
 impl<K: ?Sized> Keep for K {}
 

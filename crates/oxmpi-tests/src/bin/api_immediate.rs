@@ -208,6 +208,28 @@ fn main() {
     check!(me, v == 7, "future try {v}");
     drop(world.any_process().immediate_receive_with_tag::<u64>(997));
 
+    // An immediate reduction with a user operation moved into the call: the request
+    // keeps the operation alive until it completes (it runs during the wait).
+    let mine = [me as i64 + 1; 3];
+    let mut maxed = [0i64; 3];
+    scope(|s| {
+        // The closure owns state (so the operation's box is a real allocation).
+        let floor = vec![i64::MIN; 3];
+        let op = oxmpi::collective::UserOperation::commutative(move |a, b| {
+            let a = a.downcast::<i64>().unwrap();
+            let b = b.downcast::<i64>().unwrap();
+            for ((y, x), f) in b.iter_mut().zip(a).zip(&floor) {
+                *y = (*y).max(*x).max(*f);
+            }
+        });
+        let r = world.immediate_all_reduce_into(s, &mine[..], &mut maxed[..], op);
+        // Other work between the start and the wait.
+        let filler: Vec<u8> = vec![0xAA; 4096];
+        std::hint::black_box(&filler);
+        r.wait();
+    });
+    check!(me, maxed == [size as i64; 3], "immediate user-op allreduce {maxed:?}");
+
     // Persistent collectives: each start runs the operation again over the same buffers.
     let n = size as i64;
     let root = world.process_at_rank(0);
