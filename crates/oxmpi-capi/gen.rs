@@ -344,6 +344,36 @@ pub fn rust_abi_map(abi: &Abi) -> String {
         ("oxmpi_core::runtime::ThreadLevel", "thread_level_value", "thread_level_from_value", "thread support level"),
         ("oxmpi_core::error::ErrorClass", "error_class_value", "error_class_from_value", "error class (`MPI_SUCCESS`, `MPI_ERR_*`)"),
     ];
+    // Values the engine passes through unchanged because they equal the standard ABI's
+    // (rank and tag sentinels, predefined attribute keyvals, RMA assertion bits): each
+    // is checked against abi.txt when the library compiles, so abi.txt stays the one
+    // source and a drifting engine constant is a compile error.
+    let shared = [
+        ("oxmpi_core::matching::ANY_SOURCE", "MPI_ANY_SOURCE"),
+        ("oxmpi_core::matching::ANY_TAG", "MPI_ANY_TAG"),
+        ("oxmpi_core::request::PROC_NULL", "MPI_PROC_NULL"),
+        ("oxmpi_core::coll::inter::ROOT", "MPI_ROOT"),
+        ("oxmpi_core::attr::KEYVAL_INVALID", "MPI_KEYVAL_INVALID"),
+        ("oxmpi_core::attr::TAG_UB", "MPI_TAG_UB"),
+        ("oxmpi_core::attr::IO", "MPI_IO"),
+        ("oxmpi_core::attr::HOST", "MPI_HOST"),
+        ("oxmpi_core::attr::WTIME_IS_GLOBAL", "MPI_WTIME_IS_GLOBAL"),
+        ("oxmpi_core::attr::APPNUM", "MPI_APPNUM"),
+        ("oxmpi_core::attr::LASTUSEDCODE", "MPI_LASTUSEDCODE"),
+        ("oxmpi_core::attr::UNIVERSE_SIZE", "MPI_UNIVERSE_SIZE"),
+        ("oxmpi_core::rma::MODE_NOCHECK", "MPI_MODE_NOCHECK"),
+        ("oxmpi_core::rma::MODE_NOPRECEDE", "MPI_MODE_NOPRECEDE"),
+        ("oxmpi_core::rma::MODE_NOPUT", "MPI_MODE_NOPUT"),
+        ("oxmpi_core::rma::MODE_NOSTORE", "MPI_MODE_NOSTORE"),
+        ("oxmpi_core::rma::epoch::MODE_NOSUCCEED", "MPI_MODE_NOSUCCEED"),
+    ];
+    r.push_str("// The engine's constants that equal the standard ABI's values, checked against abi.txt.\nconst _: () = {\n");
+    for (path, name) in shared {
+        r.push_str(&format!(
+            "    assert!({path} == abi_value(ABI_INTS, \"{name}\") as u32 as i32, \"{path} differs from abi.txt's {name}\");\n"
+        ));
+    }
+    r.push_str("};\n");
     for (ty, fwd, back, what) in int_kinds {
         r.push_str(&format!(
             "/// The standard ABI's value of a {what}.\n\
