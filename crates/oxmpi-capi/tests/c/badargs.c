@@ -80,6 +80,10 @@ int main(int argc, char **argv) {
         CHECK(names(MPI_Pack_size(-3, MPI_INT, MPI_COMM_WORLD, &n), MPI_ERR_COUNT, "MPI_Pack_size", "incount"));
         CHECK(names(MPI_Pack_size_c(-3, MPI_INT, MPI_COMM_WORLD, &cl), MPI_ERR_COUNT, "MPI_Pack_size_c", "incount"));
         CHECK(names(MPI_Pack_size(2, MPI_INT, MPI_COMM_WORLD, NULL), MPI_ERR_ARG, "MPI_Pack_size", "size"));
+        CHECK(names(MPI_Comm_compare(MPI_COMM_WORLD, MPI_COMM_SELF, NULL), MPI_ERR_ARG, "MPI_Comm_compare", "result"));
+        CHECK(names(MPI_Comm_compare(MPI_COMM_WORLD, MPI_COMM_NULL, &res), MPI_ERR_COMM, "MPI_Comm_compare", "comm2"));
+        CHECK(names(MPI_Error_class(MPI_ERR_COUNT, NULL), MPI_ERR_ARG, "MPI_Error_class", "errorclass"));
+        CHECK(cls(MPI_Graphdims_get(MPI_COMM_WORLD, &n, NULL)) == MPI_ERR_TOPOLOGY); /* no graph: the area answers first */
         /* and the answers themselves */
         OK(MPI_Type_get_extent(MPI_INT, &lb, &ext)); CHECK(lb == 0 && ext == 4);
         OK(MPI_Type_get_extent_x(MPI_DOUBLE, &cl, &ce)); CHECK(cl == 0 && ce == 8);
