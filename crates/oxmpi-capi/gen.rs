@@ -461,9 +461,20 @@ pub fn rust_queries(abi: &Abi) -> String {
                 )
             })
             .collect();
+        // An input passed by pointer (an IN status, say) makes the answer an `unsafe fn`
+        // whose contract is the C caller's.
+        let answer_call = if ins.iter().any(|p| p.rust.starts_with('*')) {
+            format!(
+                "// SAFETY: the C caller's pointer arguments, which {name}'s answer function reads as MPI defines them.\n        \
+                 let {bind} = unsafe {{ crate::pmpi::{answer}(CALL{args}) }}?;",
+                name = f.name
+            )
+        } else {
+            format!("let {bind} = crate::pmpi::{answer}(CALL{args})?;")
+        };
         r.push_str(&format!(
             "#[no_mangle]\npub unsafe extern \"C\" fn P{name}({params}) -> c_int {{\n    const CALL: &str = \"{name}\";\n    \
-             crate::conv::errors::ffi(CALL, {comm}, || {{\n{checks}        let {bind} = crate::pmpi::{answer}(CALL{args})?;\n{stores}        Ok(())\n    }})\n}}\n",
+             crate::conv::errors::ffi(CALL, {comm}, || {{\n{checks}        {answer_call}\n{stores}        Ok(())\n    }})\n}}\n",
             name = f.name,
             params = params.join(", "),
             comm = comm.map_or("crate::conv::errors::NO_COMM", |p| p.name.as_str()),

@@ -84,6 +84,12 @@ int main(int argc, char **argv) {
         CHECK(names(MPI_Comm_compare(MPI_COMM_WORLD, MPI_COMM_NULL, &res), MPI_ERR_COMM, "MPI_Comm_compare", "comm2"));
         CHECK(names(MPI_Error_class(MPI_ERR_COUNT, NULL), MPI_ERR_ARG, "MPI_Error_class", "errorclass"));
         CHECK(cls(MPI_Graphdims_get(MPI_COMM_WORLD, &n, NULL)) == MPI_ERR_TOPOLOGY); /* no graph: the area answers first */
+        MPI_Status st; OK(MPI_Sendrecv(x, 3, MPI_INT, 0, 77, x, 3, MPI_INT, 0, 77, MPI_COMM_SELF, &st));
+        CHECK(names(MPI_Get_count(&st, MPI_INT, NULL), MPI_ERR_ARG, "MPI_Get_count", "count"));
+        CHECK(names(MPI_Get_elements_c(&st, MPI_INT, NULL), MPI_ERR_ARG, "MPI_Get_elements_c", "count"));
+        OK(MPI_Get_count(&st, MPI_INT, &n)); CHECK(n == 3);
+        OK(MPI_Get_elements_x(&st, MPI_SHORT, &cl)); CHECK(cl == 6);
+        OK(MPI_Get_count_c(&st, MPI_DOUBLE, &cl)); CHECK(cl == MPI_UNDEFINED);
         /* and the answers themselves */
         OK(MPI_Type_get_extent(MPI_INT, &lb, &ext)); CHECK(lb == 0 && ext == 4);
         OK(MPI_Type_get_extent_x(MPI_DOUBLE, &cl, &ce)); CHECK(cl == 0 && ce == 8);
