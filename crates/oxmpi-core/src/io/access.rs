@@ -364,7 +364,7 @@ fn pos_kind(p: Pos) -> u8 {
 /// the descriptor carries the proof that its memory is readable (a write) or writable
 /// (a read) for the call, or, with a [`BufScope`], until the request completes.
 impl File {
-    fn desc_dt<'d>(dt: Option<&'d Datatype>) -> &'d Datatype {
+    fn desc_dt(dt: Option<&Datatype>) -> &Datatype {
         dt.unwrap_or_else(|| Datatype::predefined_ref(crate::datatype::Primitive::Byte))
     }
 
