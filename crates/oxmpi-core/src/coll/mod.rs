@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod api_move;
+pub mod persistent;
 pub mod sched;
 pub(crate) mod select;
 pub mod util;
