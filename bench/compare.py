@@ -4,6 +4,7 @@
     compare.py RAW_DIR KEY=LABEL [KEY=LABEL ...]
     compare.py --coll RAW_DIR KEY=LABEL [KEY=LABEL ...]     (bench/compare.sh coll)
     compare.py --load LOAD_TXT RAW_DIR KEY=LABEL [...]      (bench/compare.sh tcp)
+    compare.py --hog RAW_DIR KEY=LABEL [...]                (bench/compare.sh oversub)
 
 RAW_DIR holds <bench>.<key>.<run>.txt files in OSU format ('#' header lines, then
 "size value" rows). For each implementation the best value per size over the runs is
@@ -16,6 +17,14 @@ max iterations" rows). Per collective and rank count, the lowest average latency
 runs is kept; ratio = MPICH / oxmpi (> 1: oxmpi faster). Files of keys oxalg-<name>
 (oxmpi with OXMPI_<OP>_ALGORITHM=<name>) add a per-algorithm table. Also prints the
 run-to-run spread (noise) and the failed runs (*.failed, VALIDATION FAILED).
+
+Point-to-point also prints the message rate (osu_mbw_mr's figure for one pair: osu_bw's
+windows of 64 non-blocking sends, messages/us = MB/s / size) for 1 B .. 256 B, with the
+issue's goal (>= 1.5x MPICH's), and, where an "oxmpi (C)" column exists, its ratios too.
+
+--hog: RAW_DIR holds hog-quiet.<key>.<run>.txt and hog-busy.<key>.<run>.txt (osu_latency
+8 B on 2 ranks without and with CPU hogs); prints best and median latency per phase and
+the slowdown busy/quiet per implementation.
 
 --load LOAD_TXT (point-to-point): also print the run-to-run spread per implementation, the
 1-minute load average at the program starts (LOAD_TXT lines: "run bench key load1 load5
@@ -243,8 +252,64 @@ def p2p_noise(raw, impls, load_txt):
         print()
 
 
+def msgrate(raw, impls):
+    """Message rate (msg/us) from osu_bw's windows of 64: MB/s / size, 1 B .. 256 B."""
+    data = {key: best(raw, "osu_bw", key, max)[0] for key, _ in impls}
+    sizes = [s for s in sorted(set().union(*[set(d) for d in data.values()])) if 1 <= s <= 256]
+    if not sizes:
+        return
+    has_c = any(key == "oxmpi-c" for key, _ in impls)
+    print("### Message rate — messages/us (osu_bw windows of 64 = osu_mbw_mr, one pair), "
+          "higher is better\n")
+    head = ["size"] + [label for _, label in impls] + ["oxmpi/MPICH"] + (["oxmpi (C)/MPICH"] if has_c else [])
+    print("| " + " | ".join(head) + " |")
+    print("|" + "|".join(["---:"] * len(head)) + "|")
+    worst = {}
+    for s in sizes:
+        vals = [data[key].get(s) / s if data[key].get(s) else None for key, _ in impls]
+        row = [human(s)] + [fmt(v) for v in vals]
+        ref = data.get("mpich", {}).get(s)
+        for key in ["oxmpi"] + (["oxmpi-c"] if has_c else []):
+            ox = data.get(key, {}).get(s)
+            r = ox / ref if ox and ref else None
+            if r is not None:
+                worst[key] = min(worst.get(key, r), r)
+            row.append(fmt(r))
+        print("| " + " | ".join(row) + " |")
+    print()
+    for key, r in worst.items():
+        verdict = "MET" if r >= 1.5 else "NOT MET"
+        print(f"- message rate 1-256 B >= 1.5x MPICH ({key}): **{verdict}** (lowest ratio {r:.2f})")
+    print()
+
+
+def hog_main(raw, impls):
+    print("### Busy host — osu_latency 8 B, 2 ranks, without and with CPU hogs\n")
+    print("Best and median of the runs (us); slowdown = busy / quiet (best, median). "
+          "Goal: a descheduled peer costs no stall, slowdown <= 2.\n")
+    print("| MPI | quiet best | quiet median | busy best | busy median | slowdown best | slowdown median |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for key, label in impls:
+        row, vals = [label], {}
+        for phase in ("quiet", "busy"):
+            runs, _ = all_runs(raw, f"hog-{phase}", key)
+            v = runs.get(8, [])
+            vals[phase] = (min(v), statistics.median(v)) if v else (None, None)
+            row += [fmt(vals[phase][0]), fmt(vals[phase][1])]
+        for i in (0, 1):
+            q, b = vals["quiet"][i], vals["busy"][i]
+            row.append(fmt(b / q) if q and b else "—")
+        print("| " + " | ".join(row) + " |")
+    print()
+
+
 def main():
     load_txt = None
+    if len(sys.argv) > 1 and sys.argv[1] == "--hog":
+        if len(sys.argv) < 4:
+            sys.exit(__doc__)
+        hog_main(sys.argv[2], [a.split("=", 1) for a in sys.argv[3:]])
+        return
     if len(sys.argv) > 2 and sys.argv[1] == "--load":
         load_txt = sys.argv[2]
         del sys.argv[1:3]
@@ -281,6 +346,7 @@ def main():
         else:
             checks.append(("1 MiB bandwidth at least MPICH's", bench, 1 << 20, data, ratio,
                            unit))
+    msgrate(raw, impls)
     print("### Targets\n")
     for name, bench, size, data, ratio, unit in checks:
         ox, ref = data.get("oxmpi", {}).get(size), data.get("mpich", {}).get(size)

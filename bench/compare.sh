@@ -6,6 +6,10 @@
 #   bench/compare.sh rma             # one-sided: bench/rma.sh (oxmpi, MPICH, Open MPI columns)
 #   bench/compare.sh tcp             # point-to-point over TCP between two network namespaces
 #                                    # (see "tcp mode" below; needs root)
+#   bench/compare.sh oversub         # more ranks than cores: allreduce 8 B and barrier on 8
+#                                    # and 16 ranks, osu_latency with CPU hogs running
+#                                    # (see "oversub mode" below)
+#   bench/compare.sh startup         # start-up time and memory per rank: bench/startup.sh
 #   RUNS=5 MAX_BYTES=65536 bench/compare.sh
 #   OXMPI_TARGET=/elsewhere/target/release NO_BUILD=1 bench/compare.sh
 #                                    # use already built oxmpi binaries (mpiexec, examples/)
@@ -33,6 +37,10 @@
 #                Few iterations on 4 and 8 ranks: on 2 cores those are oversubscribed and
 #                MPICH (busy polling, no yield) then takes 10-60 ms per call.
 #   COLL_TIMEOUT=300  seconds per program run.
+#   MIN_BYTES=0  the C programs also time 0-count calls (a 0 B row; bench/c/osu_coll.c's
+#                fifth argument); COLLS may name any collective osu_coll.c knows
+#                (reduce, gather, scatter, allgatherv, alltoallv, reduce_scatter, i*):
+#                the oxmpi (Rust) column only runs the five of RUST_COLLS.
 #   ONLY="oxmpi" run only these implementation keys (oxmpi, mpich, openmpi, oxmpi-c).
 #   ALGOS=1      also run oxmpi with every algorithm forced (OXMPI_<OP>_ALGORITHM) and add
 #                a per-algorithm table to each collective.
@@ -62,15 +70,29 @@
 # interleaved passes, TIMEOUT (default 300) s per program run; a run that printed every size
 # but then failed or timed out (MPICH sometimes hangs in MPI_Finalize here) keeps its data
 # and is listed. Tables with run-to-run noise go to bench/build/results-tcp.md.
+# oversub mode (`bench/compare.sh oversub`): the coll mode's runs with NPS="8 16" (on this
+# 2-core machine, 4 and 8 ranks per core), COLLS="allreduce barrier" and MAX_BYTES=8 (the
+# issue's figures), LOOPS_8="200 20" LOOPS_16="100 10"; then a busy host: osu_latency (8 B)
+# on 2 ranks quiet and again with HOGS (default: one per CPU) busy-looping processes, and
+# the ratio busy/quiet per implementation (a rank whose peer is descheduled must sleep and
+# be woken at once, not stall). Raw outputs: bench/build/raw-oversub/.
+#
+# Every mode but startup also replaces its section of bench/RESULTS.md (between the lines
+# "<!-- compare.sh MODE BEGIN -->" and "<!-- compare.sh MODE END -->", appended at the end
+# if missing) with the tables of the run and the date, machine and commit; RESULTS=0
+# leaves RESULTS.md alone.
+#
 # Traffic only ever goes to the namespaces' addresses, the bridge address 10.213.0.1 (the
 # launchers' PMI / control ports) and loopback.
 set -euo pipefail
 
 MODE="${1:-p2p}"
 case "$MODE" in
-    p2p | coll | tcp) ;;
+    p2p | coll | tcp | oversub) ;;
+    oversubscribed) MODE=oversub ;;
     rma) exec "$(dirname "${BASH_SOURCE[0]}")/rma.sh" ;;
-    *) echo "usage: $0 [p2p|coll|rma|tcp]" >&2; exit 2 ;;
+    startup) exec "$(dirname "${BASH_SOURCE[0]}")/startup.sh" ;;
+    *) echo "usage: $0 [p2p|coll|tcp|oversub|rma|startup]" >&2; exit 2 ;;
 esac
 
 BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -79,6 +101,14 @@ BUILD="$BENCH_DIR/build"
 RAW="$BUILD/raw"
 [ "$MODE" = coll ] && RAW="$BUILD/raw-coll"
 [ "$MODE" = tcp ] && RAW="$BUILD/raw-tcp"
+[ "$MODE" = oversub ] && RAW="$BUILD/raw-oversub"
+if [ "$MODE" = oversub ]; then
+    NPS="${NPS:-8 16}"
+    COLLS="${COLLS:-allreduce barrier}"
+    MAX_BYTES="${MAX_BYTES:-8}"
+    LOOPS_8="${LOOPS_8:-200 20}"
+    LOOPS_16="${LOOPS_16:-100 10}"
+fi
 if [ "$MODE" = tcp ]; then RUNS="${RUNS:-5}"; else RUNS="${RUNS:-3}"; fi
 MAX_BYTES="${MAX_BYTES:-4194304}"
 if [ "$MODE" = tcp ]; then TIMEOUT="${TIMEOUT:-300}"; else TIMEOUT="${TIMEOUT:-600}"; fi
@@ -91,6 +121,9 @@ rm -rf "$RAW"
 mkdir -p "$RAW"
 
 log() { echo "compare.sh: $*" >&2; }
+
+# results_section MODE TITLE FILE: bench/lib.sh
+. "$BENCH_DIR/lib.sh"
 
 # PNG plots (bench/plot.py) into bench/plots/, and README's plots block rewritten with
 # their date, machine and commit. matplotlib comes from pip into a virtual environment
@@ -125,7 +158,9 @@ if [ -z "${NO_BUILD:-}" ]; then
 fi
 OXMPI_MPIEXEC="$OXMPI_TARGET/mpiexec"
 OXMPI_EXAMPLES="$OXMPI_TARGET/examples"
-if [ "$MODE" = coll ]; then BENCHES=(osu_coll); else BENCHES=(osu_latency osu_bw); fi
+if [ "$MODE" = coll ]; then BENCHES=(osu_coll);
+elif [ "$MODE" = oversub ]; then BENCHES=(osu_coll osu_latency);
+else BENCHES=(osu_latency osu_bw); fi
 for f in "$OXMPI_MPIEXEC" "${BENCHES[@]/#/$OXMPI_EXAMPLES/}"; do
     [ -x "$f" ] || { log "error: $f missing (build oxmpi first)"; exit 1; }
 done
@@ -291,15 +326,25 @@ if [ "$MODE" = tcp ]; then
         done
     done
     python3 "$BENCH_DIR/compare.py" --load "$RAW/load.txt" "$RAW" "${labels[@]}" | tee "$BUILD/results-tcp.md"
+    results_section tcp "Point-to-point over TCP between two network namespaces" "$BUILD/results-tcp.md"
     plots tcp
     exit 0
 fi
 
 # ---- coll mode: run and report -------------------------------------------------------
-if [ "$MODE" = coll ]; then
+if [ "$MODE" = coll ] || [ "$MODE" = oversub ]; then
     NPS="${NPS:-2 4 8}"
-    COLLS="${COLLS:-bcast allreduce allgather alltoall barrier}"
+    # The C probe (bench/c/osu_coll.c) knows every OSU collective; the Rust example
+    # (oxmpi column) only these five: for the others the oxmpi column is the C one.
+    RUST_COLLS="bcast allreduce allgather alltoall barrier"
+    COLLS="${COLLS:-$RUST_COLLS}"
     TIMEOUT="${COLL_TIMEOUT:-300}" # per program run
+    # MIN_BYTES=0: the C probes (bench/c/osu_coll.c) also time 0-count calls (a 0-byte
+    # row); the Rust example takes no such argument.
+    declare -A min_arg=()
+    if [ -n "${MIN_BYTES:-}" ]; then
+        for k in oxmpi-c mpich openmpi; do min_arg[$k]="$MIN_BYTES"; done
+    fi
     algorithms() { # collective -> oxmpi algorithm names (crates/oxmpi-core/src/coll/<op>/mod.rs)
         case "$1" in
             bcast) echo "binomial scatter_ring chain shm" ;;
@@ -318,6 +363,7 @@ if [ "$MODE" = coll ]; then
             for coll in $COLLS; do
                 runs=()
                 for impl in "${IMPLS[@]}"; do # ONLY="oxmpi mpich": keep these keys only
+                    [ "${impl%%|*}" != oxmpi ] || [[ " $RUST_COLLS " == *" $coll "* ]] || continue
                     [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" ${impl%%|*} "* ]] && runs+=("$impl")
                 done
                 if [ -n "${ALGOS:-}" ]; then
@@ -332,7 +378,7 @@ if [ "$MODE" = coll ]; then
                     echo "$run $np $coll $key $(cut -d' ' -f1-3 /proc/loadavg)" >>"$RAW/load.txt"
                     # shellcheck disable=SC2086 # the launcher is a word list on purpose
                     if ! timeout "$TIMEOUT" $launcher -n "$np" "$(program "${key}" osu_coll)" "$coll" \
-                        "$MAX_BYTES" "$loop" "$loop_large" >"$out" 2>"$out.err"; then
+                        "$MAX_BYTES" "$loop" "$loop_large" ${min_arg[$key]:-} >"$out" 2>"$out.err"; then
                         log "warning: $coll on $np ranks, $label (run $run) failed; see $out.err"
                         mv "$out" "$out.failed"
                     fi
@@ -340,8 +386,37 @@ if [ "$MODE" = coll ]; then
             done
         done
     done
-    python3 "$BENCH_DIR/compare.py" --coll "$RAW" "${labels[@]}" | tee "$BUILD/results-coll.md"
-    plots coll
+    if [ "$MODE" = oversub ]; then
+        # A busy host: osu_latency 8 B on 2 ranks, quiet, then with HOGS busy loops.
+        HOGS="${HOGS:-$(nproc)}"
+        for run in $(seq 1 "$RUNS"); do
+            for phase in quiet busy; do
+                hogs=()
+                if [ "$phase" = busy ]; then
+                    for _ in $(seq 1 "$HOGS"); do (while :; do :; done) & hogs+=($!); done
+                fi
+                for impl in "${IMPLS[@]}"; do
+                    IFS='|' read -r key label launcher <<<"$impl"
+                    [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $key "* ]] || continue
+                    out="$RAW/hog-$phase.$key.$run.txt"
+                    log "run $run/$RUNS: osu_latency 8 B, $label, $phase ($HOGS hogs when busy)"
+                    # shellcheck disable=SC2086 # the launcher is a word list on purpose
+                    timeout "$TIMEOUT" $launcher -n 2 "$(program "$key" osu_latency)" 8 >"$out" 2>"$out.err" ||
+                        { log "warning: osu_latency ($label, $phase) failed"; mv "$out" "$out.failed"; }
+                done
+                for h in "${hogs[@]}"; do kill "$h" 2>/dev/null || true; done
+                for h in "${hogs[@]}"; do wait "$h" 2>/dev/null || true; done
+            done
+        done
+    fi
+    python3 "$BENCH_DIR/compare.py" --coll "$RAW" "${labels[@]}" | tee "$BUILD/results-$MODE.md"
+    if [ "$MODE" = oversub ]; then
+        python3 "$BENCH_DIR/compare.py" --hog "$RAW" "${labels[@]}" | tee -a "$BUILD/results-$MODE.md"
+        results_section oversub "More ranks than cores, and a busy host" "$BUILD/results-$MODE.md"
+    else
+        results_section coll "Collectives" "$BUILD/results-$MODE.md"
+    fi
+    plots "$MODE"
     exit 0
 fi
 
@@ -364,4 +439,5 @@ done
 
 # ---- report ------------------------------------------------------------------------
 python3 "$BENCH_DIR/compare.py" "$RAW" "${labels[@]}" | tee "$BUILD/results.md"
+results_section p2p "Point-to-point, shared memory" "$BUILD/results.md"
 plots p2p

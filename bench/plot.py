@@ -4,11 +4,13 @@
     plot.py p2p  RAW_DIR OUT_DIR KEY=LABEL [KEY=LABEL ...]
     plot.py coll RAW_DIR OUT_DIR KEY=LABEL [KEY=LABEL ...]
     plot.py tcp  RAW_DIR OUT_DIR KEY=LABEL [KEY=LABEL ...]
+    plot.py oversub RAW_DIR OUT_DIR KEY=LABEL [KEY=LABEL ...]
 
 Same inputs and best-of rule as compare.py (lowest latency, highest bandwidth per size
 over the runs). p2p and tcp draw <prefix>latency.png, <prefix>bandwidth.png and
 <prefix>msgrate.png (messages per microsecond from osu_bw's windows of 64, 1 B-256 B;
-prefix "tcp-" for tcp); coll draws coll-<collective>.png, one panel per rank count.
+prefix "tcp-" for tcp); coll draws coll-<collective>.png, one panel per rank count;
+oversub (8 and 16 ranks on 2 cores) draws oversub-<collective>.png the same way.
 
 Each run also writes OUT_DIR/STAMP-<mode>.md (date, machine, commit) and, with
 --readme README.md, rewrites README's block between "<!-- PLOTS-BEGIN -->" and
@@ -24,11 +26,18 @@ import platform
 import subprocess
 import sys
 
-import matplotlib
+try:
+    import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: E402
+except ImportError as e:
+    sys.exit(f"plot.py: matplotlib is missing ({e}); install it (pip install matplotlib, or Debian's "
+             "python3-matplotlib) to draw the plots; bench/compare.sh does so in a virtual "
+             "environment under bench/build/venv")
 
+MODES = {"p2p": "Point-to-point, shared memory", "coll": "Collectives", "tcp": "Point-to-point over TCP",
+         "oversub": "Oversubscribed collectives (more ranks than cores)"}
 COLORS = {"oxmpi": "#c0392b", "oxmpi-c": "#e67e22", "mpich": "#2c3e50", "openmpi": "#27ae60"}
 
 
@@ -124,7 +133,7 @@ def p2p(raw, out, labels, prefix, where):
     return made
 
 
-def coll(raw, out, labels):
+def coll(raw, out, labels, prefix="coll-"):
     made = []
     found = {}
     for path in glob.glob(os.path.join(raw, "*_np*.*.*.txt")):
@@ -158,7 +167,7 @@ def coll(raw, out, labels):
                 size_ticks(ax, sorted(sizes))
                 ax.legend()
         fig.tight_layout()
-        path = os.path.join(out, f"coll-{c}.png")
+        path = os.path.join(out, f"{prefix}{c}.png")
         fig.savefig(path)
         plt.close(fig)
         print(f"plot.py: wrote {path}")
@@ -194,7 +203,7 @@ def stamp():
 def readme_block(readme, out, files):
     rel = os.path.relpath(out, os.path.dirname(os.path.abspath(readme)))
     lines = ["<!-- PLOTS-BEGIN (bench/plot.py rewrites this block: do not edit) -->"]
-    for mode in ("p2p", "coll", "tcp"):
+    for mode in MODES:
         path = os.path.join(out, f"STAMP-{mode}.md")
         if not os.path.exists(path):
             continue
@@ -221,7 +230,7 @@ def main(argv):
     readme = None
     if len(argv) > 1 and argv[0] == "--readme":
         readme, argv = argv[1], argv[2:]
-    if len(argv) < 4 or argv[0] not in ("p2p", "coll", "tcp"):
+    if len(argv) < 4 or argv[0] not in MODES:
         print(__doc__, file=sys.stderr)
         return 2
     mode, raw, out = argv[0], argv[1], argv[2]
@@ -231,17 +240,19 @@ def main(argv):
         made = p2p(raw, out, labels, "", ", shared memory")
     elif mode == "tcp":
         made = p2p(raw, out, labels, "tcp-", ", TCP between two network namespaces")
+    elif mode == "oversub":
+        made = coll(raw, out, labels, "oversub-")
     else:
         made = coll(raw, out, labels)
     date, machine, commit, load = stamp()
-    what = {"p2p": "Point-to-point, shared memory", "coll": "Collectives", "tcp": "Point-to-point over TCP"}[mode]
+    what = MODES[mode]
     with open(os.path.join(out, f"STAMP-{mode}.md"), "w") as f:
         f.write(f"**{what}** (`bench/compare.sh{'' if mode == 'p2p' else ' ' + mode}`): {date}, "
                 f"{machine}, commit {commit}, load average at the end {load}.\n")
         f.write(f"<!-- files: {' '.join(made)} -->\n")
     if readme:
         files = {}
-        for m in ("p2p", "coll", "tcp"):
+        for m in MODES:
             path = os.path.join(out, f"STAMP-{m}.md")
             if os.path.exists(path):
                 with open(path) as f:

@@ -38,6 +38,13 @@ pub struct Func {
     /// (NULL: MPI_ERR_ARG naming the call and the argument) and stores what the
     /// hand-written `crate::pmpi::x(call, inputs...) -> R<T>` answers.
     pub query: bool,
+    /// For `query` lines: how many trailing parameters are OUT scalars (the trailing
+    /// run of non-const `T *name`); the area's `x` answers a tuple when more than one.
+    pub outs: usize,
+    /// For `query` lines: the count parameters of the `count(NAME, ...)` annotation
+    /// after the prototype: negative is MPI_ERR_COUNT naming the call and argument,
+    /// and the area's `x` gets them as `usize`.
+    pub counts: Vec<String>,
 }
 
 pub struct Abi {
@@ -63,14 +70,28 @@ pub fn parse(text: &str) -> Abi {
                 abi.consts.push(Const { name: f[0].into(), ctype: f[1].into(), value: f[2].into(), ext: kw == "ext" });
             }
             "fn" | "extfn" => abi.funcs.push(parse_fn(rest, kw == "extfn", no + 1)),
-            "query" => {
-                let mut f = parse_fn(rest, false, no + 1);
-                let last = f.params.last().unwrap_or_else(|| panic!("abi.txt:{}: a query has an OUT parameter", no + 1));
-                assert!(
-                    f.ret == "int" && last.array == 0 && last.rust.starts_with("*mut ") && !last.rust[5..].contains('*'),
-                    "abi.txt:{}: a query returns int and ends in one OUT scalar (`T *name`)",
-                    no + 1
-                );
+            "query" | "extquery" => {
+                let close = rest.find(')').unwrap_or_else(|| panic!("abi.txt:{}: no `)`", no + 1));
+                let (proto, notes) = (&rest[..=close], rest[close + 1..].trim());
+                let mut f = parse_fn(proto, kw == "extquery", no + 1);
+                let is_out = |p: &Param| p.array == 0 && p.rust.starts_with("*mut ") && !p.rust[5..].contains('*');
+                f.outs = f.params.iter().rev().take_while(|p| is_out(p)).count();
+                assert!(f.ret == "int" && f.outs > 0, "abi.txt:{}: a query returns int and ends in OUT scalars (`T *name`)", no + 1);
+                if !notes.is_empty() {
+                    let list = notes
+                        .strip_prefix("count(")
+                        .and_then(|n| n.strip_suffix(')'))
+                        .unwrap_or_else(|| panic!("abi.txt:{}: after a query's prototype only `count(NAME, ...)`", no + 1));
+                    for n in list.split(',').map(str::trim) {
+                        let p = f.params[..f.params.len() - f.outs].iter().find(|p| p.name == n);
+                        assert!(
+                            p.is_some_and(|p| p.ctype == "int" || p.ctype == "MPI_Count"),
+                            "abi.txt:{}: count `{n}` is not an int or MPI_Count input of the query",
+                            no + 1
+                        );
+                        f.counts.push(n.to_string());
+                    }
+                }
                 f.query = true;
                 abi.funcs.push(f);
             }
@@ -128,7 +149,7 @@ fn parse_fn(s: &str, ext: bool, line: usize) -> Func {
             params.push(Param { name: pname, rust: rust_type(&base, stars, is_const), ctype, array: if triple { 3 } else { brackets } });
         }
     }
-    Func { ret, name, params, proto_params: params_s.to_string(), ext, unsup: None, variadic: false, query: false }
+    Func { ret, name, params, proto_params: params_s.to_string(), ext, unsup: None, variadic: false, query: false, outs: 0, counts: vec![] }
 }
 
 fn rust_base(base: &str) -> String {
@@ -323,6 +344,36 @@ pub fn rust_abi_map(abi: &Abi) -> String {
         ("oxmpi_core::runtime::ThreadLevel", "thread_level_value", "thread_level_from_value", "thread support level"),
         ("oxmpi_core::error::ErrorClass", "error_class_value", "error_class_from_value", "error class (`MPI_SUCCESS`, `MPI_ERR_*`)"),
     ];
+    // Values the engine passes through unchanged because they equal the standard ABI's
+    // (rank and tag sentinels, predefined attribute keyvals, RMA assertion bits): each
+    // is checked against abi.txt when the library compiles, so abi.txt stays the one
+    // source and a drifting engine constant is a compile error.
+    let shared = [
+        ("oxmpi_core::matching::ANY_SOURCE", "MPI_ANY_SOURCE"),
+        ("oxmpi_core::matching::ANY_TAG", "MPI_ANY_TAG"),
+        ("oxmpi_core::request::PROC_NULL", "MPI_PROC_NULL"),
+        ("oxmpi_core::coll::inter::ROOT", "MPI_ROOT"),
+        ("oxmpi_core::attr::KEYVAL_INVALID", "MPI_KEYVAL_INVALID"),
+        ("oxmpi_core::attr::TAG_UB", "MPI_TAG_UB"),
+        ("oxmpi_core::attr::IO", "MPI_IO"),
+        ("oxmpi_core::attr::HOST", "MPI_HOST"),
+        ("oxmpi_core::attr::WTIME_IS_GLOBAL", "MPI_WTIME_IS_GLOBAL"),
+        ("oxmpi_core::attr::APPNUM", "MPI_APPNUM"),
+        ("oxmpi_core::attr::LASTUSEDCODE", "MPI_LASTUSEDCODE"),
+        ("oxmpi_core::attr::UNIVERSE_SIZE", "MPI_UNIVERSE_SIZE"),
+        ("oxmpi_core::rma::MODE_NOCHECK", "MPI_MODE_NOCHECK"),
+        ("oxmpi_core::rma::MODE_NOPRECEDE", "MPI_MODE_NOPRECEDE"),
+        ("oxmpi_core::rma::MODE_NOPUT", "MPI_MODE_NOPUT"),
+        ("oxmpi_core::rma::MODE_NOSTORE", "MPI_MODE_NOSTORE"),
+        ("oxmpi_core::rma::epoch::MODE_NOSUCCEED", "MPI_MODE_NOSUCCEED"),
+    ];
+    r.push_str("// The engine's constants that equal the standard ABI's values, checked against abi.txt.\nconst _: () = {\n");
+    for (path, name) in shared {
+        r.push_str(&format!(
+            "    assert!({path} == abi_value(ABI_INTS, \"{name}\") as u32 as i32, \"{path} differs from abi.txt's {name}\");\n"
+        ));
+    }
+    r.push_str("};\n");
     for (ty, fwd, back, what) in int_kinds {
         r.push_str(&format!(
             "/// The standard ABI's value of a {what}.\n\
@@ -379,25 +430,54 @@ fn area_text(area: &str) -> &'static str {
 /// The `PMPI_x` bodies of the `unsup` functions: each raises
 /// MPI_ERR_UNSUPPORTED_OPERATION naming the call, through the error handler of
 /// its `comm` argument if it has one (else as a call tied to no communicator).
-/// The `PMPI_x` of the `query` lines: the OUT pointer checked here, once, instead of
-/// by hand in each body; the answer from the area's `x(call, inputs...)`.
+/// The `PMPI_x` of the `query` lines: the argument checks written here, once, instead
+/// of by hand in each body: a negative `count(...)` argument is MPI_ERR_COUNT and a
+/// NULL OUT pointer MPI_ERR_ARG, each naming the call and the argument; the answer
+/// (a tuple for several OUTs) from the area's `x(call, inputs...)`.
 pub fn rust_queries(abi: &Abi) -> String {
     let mut r = String::from("// Generated from abi.txt by build.rs.\n");
     for f in abi.funcs.iter().filter(|f| f.query) {
-        let (out, ins) = f.params.split_last().unwrap();
+        let (ins, outs) = f.params.split_at(f.params.len() - f.outs);
         let comm = ins.iter().find(|p| p.ctype == "MPI_Comm");
         let params: Vec<String> = f.params.iter().map(|p| format!("{}: {}", p.name, p.rust)).collect();
         let args: String = ins.iter().map(|p| format!(", {}", p.name)).collect();
-        let answer = f.name.trim_start_matches("MPI_").to_lowercase();
+        let answer = f.name.trim_start_matches("MPI_").trim_start_matches("MPIX_").to_lowercase();
+        let checks: String = f
+            .counts
+            .iter()
+            .map(|c| format!("        let {c} = crate::conv::large::to_usize(CALL, \"{c}\", {c})?;\n"))
+            .collect();
+        let names: Vec<String> = (0..outs.len()).map(|i| format!("v{i}")).collect();
+        let bind = if outs.len() == 1 { names[0].clone() } else { format!("({})", names.join(", ")) };
+        let stores: String = outs
+            .iter()
+            .zip(&names)
+            .map(|(o, v)| {
+                format!(
+                    "        // SAFETY: `{out}` is {name}'s OUT argument: NULL (rejected by `out`) or writable and unaliased (MPI contract).\n        \
+                     *unsafe {{ crate::conv::errors::out(CALL, \"{out}\", {out})? }} = {v};\n",
+                    out = o.name,
+                    name = f.name,
+                )
+            })
+            .collect();
+        // An input passed by pointer (an IN status, say) makes the answer an `unsafe fn`
+        // whose contract is the C caller's.
+        let answer_call = if ins.iter().any(|p| p.rust.starts_with('*')) {
+            format!(
+                "// SAFETY: the C caller's pointer arguments, which {name}'s answer function reads as MPI defines them.\n        \
+                 let {bind} = unsafe {{ crate::pmpi::{answer}(CALL{args}) }}?;",
+                name = f.name
+            )
+        } else {
+            format!("let {bind} = crate::pmpi::{answer}(CALL{args})?;")
+        };
         r.push_str(&format!(
             "#[no_mangle]\npub unsafe extern \"C\" fn P{name}({params}) -> c_int {{\n    const CALL: &str = \"{name}\";\n    \
-             crate::conv::errors::ffi(CALL, {comm}, || {{\n        let v = crate::pmpi::{answer}(CALL{args})?;\n        \
-             // SAFETY: `{out}` is {name}'s OUT argument: NULL (rejected by `out`) or writable and unaliased (MPI contract).\n        \
-             *unsafe {{ crate::conv::errors::out(CALL, \"{out}\", {out})? }} = v;\n        Ok(())\n    }})\n}}\n",
+             crate::conv::errors::ffi(CALL, {comm}, || {{\n{checks}        {answer_call}\n{stores}        Ok(())\n    }})\n}}\n",
             name = f.name,
             params = params.join(", "),
             comm = comm.map_or("crate::conv::errors::NO_COMM", |p| p.name.as_str()),
-            out = out.name,
         ));
     }
     r
@@ -431,7 +511,7 @@ pub fn rust_unsupported(abi: &Abi) -> String {
 // Fortran text of `mpif.h` and of the `mpi` module (laid out by `cargo xtask dist`).
 // A C function of abi.txt gets a Fortran binding mechanically when each parameter
 // has a mechanical Fortran form; the others are written by hand in
-// `src/fortran.rs` (callbacks, attributes, MPI_Init) or listed as skipped.
+// `src/fortran/` (callbacks, attributes, MPI_Init) or listed as skipped.
 // ===================================================================================
 
 /// The Fortran form of one C parameter.
@@ -484,7 +564,7 @@ fn handle_stem(t: &str) -> Option<&'static str> {
     })
 }
 
-/// Functions whose Fortran binding `src/fortran.rs` writes by hand.
+/// Functions whose Fortran binding `src/fortran/` writes by hand.
 pub const FORTRAN_BY_HAND: &[&str] = &[
     "MPI_Init", "MPI_Init_thread", "MPI_Op_create", "MPI_Comm_create_errhandler", "MPI_Errhandler_create",
     "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Win_create_keyval", "MPI_Keyval_create",
@@ -893,7 +973,7 @@ fn fortran_dummy(p: &Param, k: &FKind) -> Vec<String> {
     }
 }
 
-/// Interfaces of the procedures `src/fortran.rs` writes by hand.
+/// Interfaces of the procedures `src/fortran/` writes by hand.
 const FORTRAN_BY_HAND_INTERFACES: &str = "
 SUBROUTINE MPI_INIT(ierror)
 INTEGER :: ierror

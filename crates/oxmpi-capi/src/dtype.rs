@@ -262,121 +262,70 @@ fn to_int(call: &str, arg: &str, v: i64) -> R<c_int> {
     c_int::try_from(v).map_err(|_| bad(ErrorClass::ValueTooLarge, call, arg, format!("{v} does not fit in an int (use the _x / _c variant)")))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_size(h: MPI_Datatype, size: *mut c_int) -> c_int {
-    const CALL: &str = "MPI_Type_size";
-    ffi(CALL, NO_COMM, || {
-        let s = query(CALL, h, |d| Ok(d.size()))?;
-        // SAFETY: `size` is MPI_Type_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "size", size)? } = match c_int::try_from(s) {
-            Ok(v) => v,
-            Err(_) => MPI_UNDEFINED,
-        };
-        Ok(())
-    })
+// The answers of abi.txt's datatype `query` lines: the generated `PMPI_x` checks the
+// OUT pointers and stores these.
+
+/// MPI_Type_size: MPI_UNDEFINED when the size does not fit in an int.
+pub fn type_size(call: &'static str, h: MPI_Datatype) -> R<c_int> {
+    let s = query(call, h, |d| Ok(d.size()))?;
+    Ok(c_int::try_from(s).unwrap_or(MPI_UNDEFINED))
 }
 
-unsafe fn size_wide(call: &'static str, h: MPI_Datatype, size: *mut MPI_Count) -> c_int {
-    ffi(call, NO_COMM, || {
-        // SAFETY: `size` is MPI_Type_size_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(call, "size", size)? } = query(call, h, |d| Ok(d.size() as i64))?;
-        Ok(())
-    })
+fn size_wide(call: &'static str, h: MPI_Datatype) -> R<MPI_Count> {
+    query(call, h, |d| Ok(d.size() as i64))
+}
+/// MPI_Type_size_x.
+pub fn type_size_x(call: &'static str, h: MPI_Datatype) -> R<MPI_Count> {
+    size_wide(call, h)
+}
+/// MPI_Type_size_c.
+pub fn type_size_c(call: &'static str, h: MPI_Datatype) -> R<MPI_Count> {
+    size_wide(call, h)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_extent(h: MPI_Datatype, lb: *mut MPI_Aint, extent: *mut MPI_Aint) -> c_int {
-    const CALL: &str = "MPI_Type_get_extent";
-    ffi(CALL, NO_COMM, || {
-        let (l, e) = query(CALL, h, |d| Ok((d.lb(), d.extent())))?;
-        // SAFETY: `lb` is MPI_Type_get_extent's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "lb", lb)? } = l;
-        // SAFETY: `extent` is MPI_Type_get_extent's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "extent", extent)? } = e;
-        Ok(())
-    })
+/// MPI_Type_get_extent: (lb, extent).
+pub fn type_get_extent(call: &'static str, h: MPI_Datatype) -> R<(MPI_Aint, MPI_Aint)> {
+    query(call, h, |d| Ok((d.lb(), d.extent())))
+}
+/// MPI_Type_get_extent_x.
+pub fn type_get_extent_x(call: &'static str, h: MPI_Datatype) -> R<(MPI_Count, MPI_Count)> {
+    type_get_extent(call, h).map(|(l, e)| (l as i64, e as i64))
+}
+/// MPI_Type_get_extent_c.
+pub fn type_get_extent_c(call: &'static str, h: MPI_Datatype) -> R<(MPI_Count, MPI_Count)> {
+    type_get_extent_x(call, h)
 }
 
-unsafe fn extent_wide(call: &'static str, h: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
-    ffi(call, NO_COMM, || {
-        let (l, e) = query(call, h, |d| Ok((d.lb(), d.extent())))?;
-        // SAFETY: `lb` is MPI_Type_get_extent_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(call, "lb", lb)? } = l as i64;
-        // SAFETY: `extent` is MPI_Type_get_extent_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(call, "extent", extent)? } = e as i64;
-        Ok(())
-    })
+/// MPI_Type_get_true_extent: (true_lb, true_extent).
+pub fn type_get_true_extent(call: &'static str, h: MPI_Datatype) -> R<(MPI_Aint, MPI_Aint)> {
+    query(call, h, |d| Ok((d.true_lb(), d.true_extent())))
+}
+/// MPI_Type_get_true_extent_x.
+pub fn type_get_true_extent_x(call: &'static str, h: MPI_Datatype) -> R<(MPI_Count, MPI_Count)> {
+    type_get_true_extent(call, h).map(|(l, e)| (l as i64, e as i64))
+}
+/// MPI_Type_get_true_extent_c.
+pub fn type_get_true_extent_c(call: &'static str, h: MPI_Datatype) -> R<(MPI_Count, MPI_Count)> {
+    type_get_true_extent_x(call, h)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_true_extent(h: MPI_Datatype, lb: *mut MPI_Aint, extent: *mut MPI_Aint) -> c_int {
-    const CALL: &str = "MPI_Type_get_true_extent";
-    ffi(CALL, NO_COMM, || {
-        let (l, e) = query(CALL, h, |d| Ok((d.true_lb(), d.true_extent())))?;
-        // SAFETY: `true_lb` (`lb`) is MPI_Type_get_true_extent's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "true_lb", lb)? } = l;
-        // SAFETY: `true_extent` (`extent`) is MPI_Type_get_true_extent's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "true_extent", extent)? } = e;
-        Ok(())
-    })
+/// MPI_Type_extent (MPI-1).
+pub fn type_extent(call: &'static str, h: MPI_Datatype) -> R<MPI_Aint> {
+    query(call, h, |d| Ok(d.extent()))
+}
+/// MPI_Type_lb (MPI-1).
+pub fn type_lb(call: &'static str, h: MPI_Datatype) -> R<MPI_Aint> {
+    query(call, h, |d| Ok(d.lb()))
+}
+/// MPI_Type_ub (MPI-1).
+pub fn type_ub(call: &'static str, h: MPI_Datatype) -> R<MPI_Aint> {
+    query(call, h, |d| Ok(d.ub()))
 }
 
-unsafe fn true_extent_wide(call: &'static str, h: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
-    ffi(call, NO_COMM, || {
-        let (l, e) = query(call, h, |d| Ok((d.true_lb(), d.true_extent())))?;
-        // SAFETY: `true_lb` (`lb`) is MPI_Type_get_true_extent_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(call, "true_lb", lb)? } = l as i64;
-        // SAFETY: `true_extent` (`extent`) is MPI_Type_get_true_extent_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(call, "true_extent", extent)? } = e as i64;
-        Ok(())
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_extent(h: MPI_Datatype, extent: *mut MPI_Aint) -> c_int {
-    const CALL: &str = "MPI_Type_extent";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: `extent` is MPI_Type_extent's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "extent", extent)? } = query(CALL, h, |d| Ok(d.extent()))?;
-        Ok(())
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_lb(h: MPI_Datatype, displacement: *mut MPI_Aint) -> c_int {
-    const CALL: &str = "MPI_Type_lb";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: `displacement` is MPI_Type_lb's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "displacement", displacement)? } = query(CALL, h, |d| Ok(d.lb()))?;
-        Ok(())
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_ub(h: MPI_Datatype, displacement: *mut MPI_Aint) -> c_int {
-    const CALL: &str = "MPI_Type_ub";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: `displacement` is MPI_Type_ub's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "displacement", displacement)? } = query(CALL, h, |d| Ok(d.ub()))?;
-        Ok(())
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_envelope(h: MPI_Datatype, ni: *mut c_int, na: *mut c_int, nd: *mut c_int, combiner: *mut c_int) -> c_int {
-    const CALL: &str = "MPI_Type_get_envelope";
-    ffi(CALL, NO_COMM, || {
-        let (i, a, d, c) = query(CALL, h, |d| Ok(d.envelope()))?;
-        // SAFETY: `num_integers` (`ni`) is MPI_Type_get_envelope's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "num_integers", ni)? } = i as c_int;
-        // SAFETY: `num_addresses` (`na`) is MPI_Type_get_envelope's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "num_addresses", na)? } = a as c_int;
-        // SAFETY: `num_datatypes` (`nd`) is MPI_Type_get_envelope's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "num_datatypes", nd)? } = d as c_int;
-        // SAFETY: `combiner` is MPI_Type_get_envelope's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "combiner", combiner)? } = crate::abi::combiner_value(c);
-        Ok(())
-    })
+/// MPI_Type_get_envelope: (num_integers, num_addresses, num_datatypes, combiner).
+pub fn type_get_envelope(call: &'static str, h: MPI_Datatype) -> R<(c_int, c_int, c_int, c_int)> {
+    let (i, a, d, c) = query(call, h, |d| Ok(d.envelope()))?;
+    Ok((i as c_int, a as c_int, d as c_int, crate::abi::combiner_value(c)))
 }
 
 #[no_mangle]
@@ -578,43 +527,6 @@ pub unsafe extern "C" fn PMPI_Type_match_size(typeclass: c_int, size: c_int, dt:
         Ok(())
     })
 }
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_size_x(h: MPI_Datatype, size: *mut MPI_Count) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `size_wide` needs what MPI_Type_size_x demands of them.
-    unsafe { size_wide("MPI_Type_size_x", h, size) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_size_c(h: MPI_Datatype, size: *mut MPI_Count) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `size_wide` needs what MPI_Type_size_c demands of them.
-    unsafe { size_wide("MPI_Type_size_c", h, size) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_extent_x(h: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `extent_wide` needs what MPI_Type_get_extent_x demands of them.
-    unsafe { extent_wide("MPI_Type_get_extent_x", h, lb, extent) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_extent_c(h: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `extent_wide` needs what MPI_Type_get_extent_c demands of them.
-    unsafe { extent_wide("MPI_Type_get_extent_c", h, lb, extent) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_true_extent_x(h: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `true_extent_wide` needs what MPI_Type_get_true_extent_x demands of them.
-    unsafe { true_extent_wide("MPI_Type_get_true_extent_x", h, lb, extent) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_true_extent_c(h: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `true_extent_wide` needs what MPI_Type_get_true_extent_c demands of them.
-    unsafe { true_extent_wide("MPI_Type_get_true_extent_c", h, lb, extent) }
-}
-
 
 /// The contents of a datatype as the large-count queries see them: (integers,
 /// addresses, large counts, datatypes). A type made by a `_c` constructor

@@ -185,16 +185,11 @@ pub fn comm_rank(call: &str, c: MPI_Comm) -> R<c_int> {
     Ok(comm(c, call)?.rank())
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_compare(c1: MPI_Comm, c2: MPI_Comm, result: *mut c_int) -> c_int {
-    const CALL: &str = "MPI_Comm_compare";
-    ffi(CALL, c1, || {
-        let a = comm(c1, CALL).map_err(|_| bad(ErrorClass::Comm, CALL, "comm1", format!("{c1:#x} is not a valid communicator")))?;
-        let b = comm(c2, CALL).map_err(|_| bad(ErrorClass::Comm, CALL, "comm2", format!("{c2:#x} is not a valid communicator")))?;
-        // SAFETY: `result` is MPI_Comm_compare's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "result", result)? } = crate::abi::comparison_value(oxmpi_core::comm::create::compare(&a, &b));
-        Ok(())
-    })
+/// MPI_Comm_compare (abi.txt `query`: the generated `PMPI_x` stores the answer).
+pub fn comm_compare(call: &'static str, c1: MPI_Comm, c2: MPI_Comm) -> R<c_int> {
+    let a = comm(c1, call).map_err(|_| bad(ErrorClass::Comm, call, "comm1", format!("{c1:#x} is not a valid communicator")))?;
+    let b = comm(c2, call).map_err(|_| bad(ErrorClass::Comm, call, "comm2", format!("{c2:#x} is not a valid communicator")))?;
+    Ok(crate::abi::comparison_value(oxmpi_core::comm::create::compare(&a, &b)))
 }
 
 /// The answer of MPI_Comm_test_inter (its `PMPI_` function, with the OUT argument's check, is

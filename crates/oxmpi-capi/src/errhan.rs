@@ -138,15 +138,9 @@ pub unsafe extern "C" fn PMPI_Comm_call_errhandler(c: MPI_Comm, errorcode: c_int
 
 // ----- error classes, codes and strings --------------------------------------------------
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Error_class(errorcode: c_int, errorclass: *mut c_int) -> c_int {
-    const CALL: &str = "MPI_Error_class";
-    ffi(CALL, NO_COMM, || {
-        let c = class_of(errorcode).ok_or_else(|| bad(ErrorClass::Arg, CALL, "errorcode", format!("{errorcode} is not a valid error code")))?;
-        // SAFETY: `errorclass` is MPI_Error_class's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "errorclass", errorclass)? } = c;
-        Ok(())
-    })
+/// MPI_Error_class (abi.txt `query`: the generated `PMPI_x` stores the answer).
+pub fn error_class(call: &'static str, errorcode: c_int) -> R<c_int> {
+    class_of(errorcode).ok_or_else(|| bad(ErrorClass::Arg, call, "errorcode", format!("{errorcode} is not a valid error code")))
 }
 
 #[no_mangle]

@@ -54,16 +54,11 @@ pub unsafe extern "C" fn PMPI_Group_translate_ranks(g1: MPI_Group, n: c_int, ran
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_compare(g1: MPI_Group, g2: MPI_Group, result: *mut c_int) -> c_int {
-    const CALL: &str = "MPI_Group_compare";
-    ffi(CALL, NO_COMM, || {
-        let a = group(g1, CALL, "group1")?;
-        let b = group(g2, CALL, "group2")?;
-        // SAFETY: `result` is MPI_Group_compare's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "result", result)? } = crate::abi::comparison_value(a.compare(&b));
-        Ok(())
-    })
+/// MPI_Group_compare (abi.txt `query`: the generated `PMPI_x` stores the answer).
+pub fn group_compare(call: &'static str, g1: MPI_Group, g2: MPI_Group) -> R<c_int> {
+    let a = group(g1, call, "group1")?;
+    let b = group(g2, call, "group2")?;
+    Ok(crate::abi::comparison_value(a.compare(&b)))
 }
 
 /// # Safety

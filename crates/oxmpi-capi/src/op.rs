@@ -15,7 +15,7 @@ use crate::conv::large::{entry, name, ptr::*, to_usize, Count};
 use crate::types::*;
 
 /// A Fortran user function (`MPI_OP_CREATE` from `mpif.h`/`use mpi`): the datatype is a
-/// Fortran INTEGER. (`fortran.rs` re-exports it.)
+/// Fortran INTEGER. (`fortran/` re-exports it.)
 pub type FortranUserFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut c_int);
 
 
@@ -25,7 +25,7 @@ pub type FortranUserFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_i
 enum UserFn {
     Int(MPI_User_function),
     Large(MPI_User_function_c),
-    /// A Fortran user function (`fortran.rs`): the datatype is a Fortran INTEGER.
+    /// A Fortran user function (`fortran/callbacks.rs`): the datatype is a Fortran INTEGER.
     Fortran(FortranUserFn),
 }
 

@@ -9,7 +9,7 @@
 
 use std::ffi::{c_char, c_int, c_void};
 
-use oxmpi_core::datatype::{pack_into, pack_size, unpack_from};
+use oxmpi_core::datatype::{pack_into, pack_size as core_pack_size, unpack_from};
 use oxmpi_core::error::ErrorClass;
 
 use crate::abi::*;
@@ -89,16 +89,20 @@ unsafe fn unpack<C: Count>(
     })
 }
 
-unsafe fn pack_size_of<C: Count>(incount: C, h: MPI_Datatype, c: MPI_Comm, size: *mut C) -> c_int {
-    let call = name::<C>("MPI_Pack_size");
-    ffi(call, c, || {
-        crate::conv::comm(c, call)?;
-        let n = count_arg(call, "incount", incount)?;
-        let dt = committed(h, call, "datatype")?;
-        // SAFETY: `size` is MPI_Pack_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(call, "size", size)? } = fit(call, "size", pack_size(&dt, n) as i64)?;
-        Ok(())
-    })
+/// MPI_Pack_size(_c) (abi.txt `query` lines: the generated `PMPI_x` checks `incount`
+/// and the OUT pointer, and stores the answer).
+fn pack_size_of<C: Count>(call: &'static str, incount: usize, h: MPI_Datatype, c: MPI_Comm) -> R<C> {
+    crate::conv::comm(c, call)?;
+    let dt = committed(h, call, "datatype")?;
+    fit(call, "size", core_pack_size(&dt, incount) as i64)
+}
+/// MPI_Pack_size.
+pub fn pack_size(call: &'static str, incount: usize, h: MPI_Datatype, c: MPI_Comm) -> R<c_int> {
+    pack_size_of(call, incount, h, c)
+}
+/// MPI_Pack_size_c.
+pub fn pack_size_c(call: &'static str, incount: usize, h: MPI_Datatype, c: MPI_Comm) -> R<MPI_Count> {
+    pack_size_of(call, incount, h, c)
 }
 
 
@@ -207,7 +211,6 @@ unsafe fn unpack_external<C: Count, A: Displ>(
 
 entry!(PMPI_Pack, PMPI_Pack_c, (inbuf: CVoid, incount: CNT, datatype: MPI_Datatype, outbuf: MVoid, outsize: CNT, position: PCNT, comm: MPI_Comm) => pack(inbuf, incount, datatype, outbuf, outsize, position, comm));
 entry!(PMPI_Unpack, PMPI_Unpack_c, (inbuf: CVoid, insize: CNT, position: PCNT, outbuf: MVoid, outcount: CNT, datatype: MPI_Datatype, comm: MPI_Comm) => unpack(inbuf, insize, position, outbuf, outcount, datatype, comm));
-entry!(PMPI_Pack_size, PMPI_Pack_size_c, (incount: CNT, datatype: MPI_Datatype, comm: MPI_Comm, size: PCNT) => pack_size_of(incount, datatype, comm, size));
 entry!(PMPI_Pack_external_size, PMPI_Pack_external_size_c, (datarep: CStr, incount: CNT, datatype: MPI_Datatype, size: PADDR) => pack_external_size(datarep, incount, datatype, size));
 entry!(PMPI_Pack_external, PMPI_Pack_external_c, (datarep: CStr, inbuf: CVoid, incount: CNT, datatype: MPI_Datatype, outbuf: MVoid, outsize: ADDR, position: PADDR) => pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position));
 entry!(PMPI_Unpack_external, PMPI_Unpack_external_c, (datarep: CStr, inbuf: CVoid, insize: ADDR, position: PADDR, outbuf: MVoid, outcount: CNT, datatype: MPI_Datatype) => unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype));

@@ -17,12 +17,11 @@ use crate::abi::*;
 use crate::conv::{datatype, new_hooked_request};
 use crate::conv::errors::{NO_COMM, bad, ffi, out, route_to, Fail, R};
 use crate::conv::handles::{state, Greq, Hook};
-use crate::conv::large::{name, undefined_or, Count};
+use crate::conv::large::{undefined_or, Count};
 use crate::conv::args::req_slice;
 use crate::conv::errors::rename_call;
 use crate::types::*;
 use crate::conv::status::*;
-use crate::conv::large::{entry, ptr::*};
 
 // ----- request handles ---------------------------------------------------------------
 
@@ -704,28 +703,58 @@ pub unsafe extern "C" fn PMPI_Grequest_complete(request: MPI_Request) -> c_int {
 // ----- status queries ---------------------------------------------------------------
 
 
-unsafe fn get_count<C: Count>(status: *const MPI_Status, h: MPI_Datatype, count: *mut C) -> c_int {
-    let call = name::<C>("MPI_Get_count");
-    ffi(call, NO_COMM, || {
-        // SAFETY: `status` is MPI_Get_count's IN status: NULL (rejected) or readable.
-        let s = unsafe { status_ref(call, status)? };
-        let dt = datatype(h, call, "datatype")?;
-        // SAFETY: `count` is MPI_Get_count's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(call, "count", count)? } = undefined_or(dt.get_count(status_bytes(s)));
-        Ok(())
-    })
+// The answers of abi.txt's status `query` lines: the generated `PMPI_x` checks the
+// OUT pointer and stores them.
+
+/// # Safety
+/// `status` is NULL or points to a readable `MPI_Status` (the C caller's IN argument).
+unsafe fn count_of<C: Count>(call: &'static str, status: *const MPI_Status, h: MPI_Datatype, elements: bool) -> R<C> {
+    // SAFETY: `status` is the call's IN status: NULL (rejected) or readable.
+    let s = unsafe { status_ref(call, status)? };
+    let dt = datatype(h, call, "datatype")?;
+    let b = status_bytes(s);
+    Ok(undefined_or(if elements { dt.get_elements(b) } else { dt.get_count(b) }))
 }
 
-unsafe fn get_elements<C: Count>(status: *const MPI_Status, h: MPI_Datatype, count: *mut C) -> c_int {
-    let call = name::<C>("MPI_Get_elements");
-    ffi(call, NO_COMM, || {
-        // SAFETY: `status` is MPI_Get_elements's IN status: NULL (rejected) or readable.
-        let s = unsafe { status_ref(call, status)? };
-        let dt = datatype(h, call, "datatype")?;
-        // SAFETY: `count` is MPI_Get_elements's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(call, "count", count)? } = undefined_or(dt.get_elements(status_bytes(s)));
-        Ok(())
-    })
+/// MPI_Get_count.
+///
+/// # Safety
+/// As `count_of`.
+pub unsafe fn get_count(call: &'static str, status: *const MPI_Status, h: MPI_Datatype) -> R<c_int> {
+    // SAFETY: forwarded contract.
+    unsafe { count_of(call, status, h, false) }
+}
+/// MPI_Get_count_c.
+///
+/// # Safety
+/// As `count_of`.
+pub unsafe fn get_count_c(call: &'static str, status: *const MPI_Status, h: MPI_Datatype) -> R<MPI_Count> {
+    // SAFETY: forwarded contract.
+    unsafe { count_of(call, status, h, false) }
+}
+/// MPI_Get_elements.
+///
+/// # Safety
+/// As `count_of`.
+pub unsafe fn get_elements(call: &'static str, status: *const MPI_Status, h: MPI_Datatype) -> R<c_int> {
+    // SAFETY: forwarded contract.
+    unsafe { count_of(call, status, h, true) }
+}
+/// MPI_Get_elements_c.
+///
+/// # Safety
+/// As `count_of`.
+pub unsafe fn get_elements_c(call: &'static str, status: *const MPI_Status, h: MPI_Datatype) -> R<MPI_Count> {
+    // SAFETY: forwarded contract.
+    unsafe { count_of(call, status, h, true) }
+}
+/// MPI_Get_elements_x.
+///
+/// # Safety
+/// As `count_of`.
+pub unsafe fn get_elements_x(call: &'static str, status: *const MPI_Status, h: MPI_Datatype) -> R<MPI_Count> {
+    // SAFETY: forwarded contract.
+    unsafe { count_of(call, status, h, true) }
 }
 
 /// # Safety
@@ -785,18 +814,4 @@ pub unsafe extern "C" fn PMPI_Status_set_cancelled(status: *mut MPI_Status, flag
     })
 }
 
-entry!(PMPI_Get_count, PMPI_Get_count_c, (status: CStatus, datatype: MPI_Datatype, count: PCNT) => get_count(status, datatype, count));
-entry!(PMPI_Get_elements, PMPI_Get_elements_c, (status: CStatus, datatype: MPI_Datatype, count: PCNT) => get_elements(status, datatype, count));
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_elements_x(status: *const MPI_Status, h: MPI_Datatype, count: *mut MPI_Count) -> c_int {
-    const CALL: &str = "MPI_Get_elements_x";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: `status` is MPI_Get_elements_x's IN status: NULL (rejected) or readable.
-        let s = unsafe { status_ref(CALL, status)? };
-        let dt = datatype(h, CALL, "datatype")?;
-        // SAFETY: `count` is MPI_Get_elements_x's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "count", count)? } = undefined_or(dt.get_elements(status_bytes(s)));
-        Ok(())
-    })
-}

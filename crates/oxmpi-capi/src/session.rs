@@ -33,10 +33,6 @@ use crate::conv::session::{session_error, session_id, sessions, with_tags, Sessi
 use crate::types::*;
 
 
-/// The process sets every session offers.
-const PSETS: [&str; 2] = runtime::PSET_NAMES;
-
-
 // ----- error routing ---------------------------------------------------------------------
 
 /// Calls error handler `errh` for session `s` with `code`; returns the code.
@@ -139,7 +135,7 @@ fn parse_level(call: &str, v: &str) -> R<ThreadLevel> {
 fn pset(call: &str, name: &str) -> R<Vec<u32>> {
     match runtime::pset_members(name)? {
         Some(m) => Ok(m),
-        None => Err(bad(ErrorClass::Arg, call, "pset_name", format!("'{name}' is not a process set of this session (there are {})", PSETS.join(", ")))),
+        None => Err(bad(ErrorClass::Arg, call, "pset_name", format!("'{name}' is not a process set of this session (there are {})", runtime::pset_names(call)?.join(", ")))),
     }
 }
 
@@ -218,8 +214,9 @@ pub unsafe extern "C" fn PMPI_Session_get_num_psets(session: MPI_Session, info: 
     ffi_session(CALL, session, None, || {
         session_id(CALL, session)?;
         info_pairs(CALL, info)?;
+        let count = runtime::pset_names(CALL)?.len() as c_int;
         // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
-        *unsafe { out(CALL, "npset_names", npset_names)? } = PSETS.len() as c_int;
+        *unsafe { out(CALL, "npset_names", npset_names)? } = count;
         Ok(())
     })
 }
@@ -230,10 +227,11 @@ pub unsafe extern "C" fn PMPI_Session_get_nth_pset(session: MPI_Session, info: M
     ffi_session(CALL, session, None, || {
         session_id(CALL, session)?;
         info_pairs(CALL, info)?;
+        let names = runtime::pset_names(CALL)?;
         let name = usize::try_from(n)
             .ok()
-            .and_then(|i| PSETS.get(i))
-            .ok_or_else(|| bad(ErrorClass::Arg, CALL, "n", format!("{n} is not in 0..{} (MPI_Session_get_num_psets)", PSETS.len())))?;
+            .and_then(|i| names.get(i))
+            .ok_or_else(|| bad(ErrorClass::Arg, CALL, "n", format!("{n} is not in 0..{} (MPI_Session_get_num_psets)", names.len())))?;
         // SAFETY: INOUT argument: NULL (rejected) or writable and unaliased.
         let len = unsafe { out(CALL, "pset_len", pset_len)? };
         // A length of 0 asks for the length needed, NUL included.

@@ -202,17 +202,10 @@ pub unsafe extern "C" fn PMPI_Graph_create(c: MPI_Comm, nnodes: c_int, index: *c
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Graphdims_get(c: MPI_Comm, nnodes: *mut c_int, nedges: *mut c_int) -> c_int {
-    const CALL: &str = "MPI_Graphdims_get";
-    ffi(CALL, c, || {
-        let g = graph_of(CALL, c)?;
-        // SAFETY: `nnodes` is MPI_Graphdims_get's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "nnodes", nnodes)? } = g.nnodes();
-        // SAFETY: `nedges` is MPI_Graphdims_get's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "nedges", nedges)? } = g.nedges();
-        Ok(())
-    })
+/// MPI_Graphdims_get: (nnodes, nedges) (abi.txt `query`).
+pub fn graphdims_get(call: &'static str, c: MPI_Comm) -> R<(c_int, c_int)> {
+    let g = graph_of(call, c)?;
+    Ok((g.nnodes(), g.nedges()))
 }
 
 #[no_mangle]
@@ -230,15 +223,9 @@ pub unsafe extern "C" fn PMPI_Graph_get(c: MPI_Comm, maxindex: c_int, maxedges: 
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_neighbors_count(c: MPI_Comm, rank: c_int, nneighbors: *mut c_int) -> c_int {
-    const CALL: &str = "MPI_Graph_neighbors_count";
-    ffi(CALL, c, || {
-        let g = graph_of(CALL, c)?;
-        // SAFETY: `nneighbors` is MPI_Graph_neighbors_count's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "nneighbors", nneighbors)? } = g.neighbors_count(rank)?;
-        Ok(())
-    })
+/// MPI_Graph_neighbors_count (abi.txt `query`).
+pub fn graph_neighbors_count(call: &'static str, c: MPI_Comm, rank: c_int) -> R<c_int> {
+    Ok(graph_of(call, c)?.neighbors_count(rank)?)
 }
 
 #[no_mangle]
@@ -370,20 +357,11 @@ pub unsafe extern "C" fn PMPI_Dist_graph_create_adjacent(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Dist_graph_neighbors_count(c: MPI_Comm, indegree: *mut c_int, outdegree: *mut c_int, weighted: *mut c_int) -> c_int {
-    const CALL: &str = "MPI_Dist_graph_neighbors_count";
-    ffi(CALL, c, || {
-        let cm = comm(c, CALL)?;
-        let g = Topology::require_dist_graph(cm.topology(), CALL)?;
-        // SAFETY: `indegree` is MPI_Dist_graph_neighbors_count's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "indegree", indegree)? } = g.indegree();
-        // SAFETY: `outdegree` is MPI_Dist_graph_neighbors_count's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "outdegree", outdegree)? } = g.outdegree();
-        // SAFETY: `weighted` is MPI_Dist_graph_neighbors_count's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "weighted", weighted)? } = g.is_weighted() as c_int;
-        Ok(())
-    })
+/// MPI_Dist_graph_neighbors_count: (indegree, outdegree, weighted) (abi.txt `query`).
+pub fn dist_graph_neighbors_count(call: &'static str, c: MPI_Comm) -> R<(c_int, c_int, c_int)> {
+    let cm = comm(c, call)?;
+    let g = Topology::require_dist_graph(cm.topology(), call)?;
+    Ok((g.indegree(), g.outdegree(), g.is_weighted() as c_int))
 }
 
 #[no_mangle]

@@ -271,6 +271,8 @@ fn spawn_one_and_three_children_from_one_and_two_parents_argv_info_p2p_collectiv
 fn spawn_multiple_of_two_commands_appnum_and_errcodes() {
     let (ok, out) = run_spawn(2, &["-usize", "8"], &["multiple"]);
     assert!(ok && out.contains("spawn_multiple parent passed") && out.contains("spawn_multiple children passed"), "{out}");
+    // The children's sessions offer one process set per command.
+    assert!(out.contains("spawn_multiple children app psets 2\n"), "{out}");
 }
 
 #[test]
@@ -757,6 +759,13 @@ fn one_sided_passive_target_progresses_while_the_target_computes_outside_mpi() {
 }
 
 #[test]
+fn one_sided_locks_exclude_share_wait_for_a_spinning_target_and_report_misuse() {
+    for n in [1, 2, 3, 4] {
+        assert!(ok(n, "rma_locks").contains(&format!("rma_locks: all checks passed on {n} ranks")));
+    }
+}
+
+#[test]
 fn one_sided_errors_have_their_classes_and_fatal_names_the_call() {
     for n in [1, 2, 3] {
         assert!(ok(n, "rma_errors").contains(&format!("all checks passed on {n} ranks")));
@@ -794,6 +803,7 @@ fn one_sided_across_two_hosts_as_active_messages() {
         ("rma_errors", "all checks passed on 4 ranks"),
         ("rma_atomics", "all checks passed on 4 ranks"),
         ("rma_mts", "rma_mts: all checks passed on 4 ranks"),
+        ("rma_locks", "rma_locks: all checks passed on 4 ranks"),
         // rank 0 computes outside MPI, then blocks in MPI_Recv, while ranks 2 and 3
         // (the other host) lock, put, get, accumulate and unlock its windows
         ("rma_passive", "passive target progressed on 4 ranks"),

@@ -220,6 +220,227 @@ fn sessions_without_mpi_init_and_before_it() {
     }
 }
 
+/// The lines tests/c/psets.c prints, one per rank, in rank order, with
+/// whether every rank found exactly one application set of its own.
+fn pset_lines(o: &Output) -> Vec<String> {
+    let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success(), "{out}");
+    let mut lines: Vec<String> = text(&o.stdout).lines().filter(|l| l.starts_with("rank ")).map(str::to_string).collect();
+    lines.sort_by_key(|l| l.split(' ').nth(1).and_then(|r| r.parse::<u32>().ok()));
+    for l in &lines {
+        assert!(l.ends_with(" app-psets-of-mine 1"), "{out}");
+    }
+    lines
+}
+
+/// An MPMD launch offers one process set per executable block to MPI-4
+/// sessions (`mpix://APP/N`, after mpi://WORLD and mpi://SELF, from the
+/// `MPI_APPNUM`s the launcher publishes), and a communicator can be made
+/// from each; a single block is one set of the whole job.
+#[test]
+fn mpmd_blocks_are_process_sets_of_sessions() {
+    let exe = build("psets");
+    let o = mpiexec(&os!["-n", "1", exe, "0", "count=5", ":", "-n", "3", exe, "1", "count=5", ":", "-n", "2", exe, "2", "count=5"]);
+    let lines = pset_lines(&o);
+    assert_eq!(lines.len(), 6, "{lines:?}");
+    for (r, l) in lines.iter().enumerate() {
+        let app = [0, 1, 1, 1, 2, 2][r];
+        assert!(
+            l.starts_with(&format!("rank {r} app {app} psets: mpi://WORLD mpi://SELF mpix://APP/0 mpix://APP/1 mpix://APP/2 ")),
+            "{lines:?}"
+        );
+    }
+    let o = mpiexec(&os!["-n", "2", exe, "0", "count=3"]);
+    let lines = pset_lines(&o);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines[1].starts_with("rank 1 app 0 psets: mpi://WORLD mpi://SELF mpix://APP/0 "), "{lines:?}");
+}
+
+// ----- shared memory left behind -----------------------------------------------------
+
+/// The oxmpi entries of /dev/shm.
+fn shm_entries() -> Vec<String> {
+    std::fs::read_dir("/dev/shm")
+        .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with("oxmpi-")).collect())
+        .unwrap_or_default()
+}
+
+/// Entries of /dev/shm not in `before` whose creator (the `-p<PID>` the
+/// engine ends their names with) is dead: segments nobody will unlink.
+fn orphaned_since(before: &[String]) -> Vec<String> {
+    shm_entries()
+        .into_iter()
+        .filter(|n| !before.contains(n))
+        .filter(|n| n.rsplit_once("-p").and_then(|(_, p)| p.parse::<u32>().ok()).is_some_and(|p| !Path::new(&format!("/proc/{p}")).exists()))
+        .collect()
+}
+
+/// The pid of a process that has ended.
+fn dead_pid() -> u32 {
+    let mut c = Command::new("true").spawn().unwrap();
+    let pid = c.id();
+    c.wait().unwrap();
+    pid
+}
+
+/// Our `mpiexec ARGS` under a 120 s watchdog: its pid and how it ended.
+fn mpiexec_with_pid(args: &[&std::ffi::OsStr]) -> (u32, Output) {
+    let child = Command::new(prefix().join("bin/mpiexec")).args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let pid = child.id();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = done.clone();
+    std::thread::spawn(move || {
+        for _ in 0..1200 {
+            if flag.load(std::sync::atomic::Ordering::Relaxed) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let _ = Command::new("kill").arg("-KILL").arg(pid.to_string()).status();
+    });
+    let out = child.wait_with_output().unwrap();
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    (pid, out)
+}
+
+/// No job leaves a shared-memory segment in /dev/shm: not when it ends
+/// normally, nor when a rank is killed (SIGKILL), nor after MPI_Abort, nor
+/// with spawned children; under our `mpiexec` (nothing of its job family
+/// `oxmpi-kvs_PID_*` left) and under Open MPI's `mpirun` (which cleans
+/// nothing of ours: no new segment whose creator is dead). And a segment
+/// whose creator died while its job started (a rank killed then, under a
+/// launcher that does not sweep) is removed by the next job on the host.
+#[test]
+fn no_shared_memory_is_left_when_jobs_end() {
+    if !Path::new("/dev/shm").is_dir() {
+        assert!(std::env::var_os("CI").is_none(), "CI: no /dev/shm");
+        return;
+    }
+    let exe = build("shm_end");
+    let spawn = build("spawn");
+    let dead = dead_pid();
+    let stale = PathBuf::from(format!("/dev/shm/oxmpi-kvs_{dead}_0-0-p{dead}"));
+    let f = std::fs::File::create(&stale).unwrap();
+    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(1200)).unwrap();
+    drop(f);
+    let before = shm_entries();
+    let cases: [(&str, Vec<&std::ffi::OsStr>, i32); 4] = [
+        ("normal end", os!["-n", "3", exe, "normal"].to_vec(), 0),
+        ("a rank killed", os!["-n", "3", exe, "kill"].to_vec(), 128 + 9),
+        ("MPI_Abort", os!["-n", "3", exe, "abort"].to_vec(), 5),
+        ("spawned children", os!["-n", "2", spawn, "parent", "2"].to_vec(), 0),
+    ];
+    for (what, args, code) in &cases {
+        let (pid, o) = mpiexec_with_pid(args);
+        let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
+        assert_eq!(o.status.code(), Some(*code), "{what}:\n{out}");
+        let family = format!("oxmpi-kvs_{pid}_");
+        let left: Vec<String> = shm_entries().into_iter().filter(|n| n.starts_with(&family)).collect();
+        assert!(left.is_empty(), "{what}: left in /dev/shm: {left:?}\n{out}");
+        let orphans = orphaned_since(&before);
+        assert!(orphans.is_empty(), "{what}: orphaned in /dev/shm: {orphans:?}\n{out}");
+    }
+    assert!(!stale.exists(), "the segment of a dead creator was not swept");
+    let Some(mpirun) = open_mpi_mpirun() else { return };
+    for (what, mode, code) in [("normal end", "normal", Some(0)), ("a rank killed", "kill", None), ("MPI_Abort", "abort", Some(5))] {
+        let o = open_mpi_run(mpirun, &os!["-n", "3", exe, mode]);
+        let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
+        assert_ne!(o.status.code(), Some(124), "{what} under mpirun: hung\n{out}");
+        if let Some(c) = code {
+            assert_eq!(o.status.code(), Some(c), "{what} under mpirun:\n{out}");
+        }
+        let orphans = orphaned_since(&before);
+        assert!(orphans.is_empty(), "{what} under mpirun: orphaned in /dev/shm: {orphans:?}\n{out}");
+    }
+}
+
+/// A launcher that dies while its ranks start (the PMI connection closes
+/// when every rank waits in the barrier after the host's shared-memory
+/// segment was created, before the others opened it): the ranks fail to
+/// start, and the segment's creator unlinks it on its way out. Played by a
+/// PMI-1 server of our own (oxmpi_pmi's state machine) over a socket that is
+/// each rank's stdin (`PMI_FD=0`), so nobody sweeps /dev/shm after the ranks.
+#[test]
+fn a_launcher_dying_mid_start_leaves_no_shared_memory() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::os::unix::net::UnixStream;
+    if !Path::new("/dev/shm").is_dir() {
+        assert!(std::env::var_os("CI").is_none(), "CI: no /dev/shm");
+        return;
+    }
+    let exe = build("shm_end");
+    let size = 2u32;
+    let kvs = format!("kvs_midstart{}_0", std::process::id());
+    let prefix = format!("oxmpi-{kvs}-");
+    let mut server = oxmpi_pmi::PmiServer::new(kvs.clone(), size);
+    server.set_process_mapping(oxmpi_pmi::single_node_mapping(size));
+    let (tx, rx) = std::sync::mpsc::channel::<(u32, Option<String>)>();
+    let mut writers = Vec::new();
+    let mut children = Vec::new();
+    for r in 0..size {
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        let child = Command::new(&exe)
+            .arg("normal")
+            .env("PMI_FD", "0")
+            .env("PMI_RANK", r.to_string())
+            .env("PMI_SIZE", size.to_string())
+            .env_remove("PMI_PORT")
+            .env_remove("OXMPI_PMI")
+            .env_remove("PMIX_RANK")
+            .env_remove("PMIX_NAMESPACE")
+            .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        children.push(child);
+        let reader = BufReader::new(ours.try_clone().unwrap());
+        writers.push(Some(ours));
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            for line in reader.lines().map_while(|l| l.ok()) {
+                let _ = tx.send((r, Some(line)));
+            }
+            let _ = tx.send((r, None));
+        });
+    }
+    drop(tx);
+    let seen = |p: &str| shm_entries().into_iter().filter(|n| n.starts_with(p)).collect::<Vec<_>>();
+    let mut cut = Vec::new();
+    while let Ok((r, line)) = rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        let Some(line) = line else { continue };
+        let out = server.handle_line(r, &line);
+        let releases_barrier = out.replies.iter().any(|(_, l)| l.contains("cmd=barrier_out"));
+        if releases_barrier && cut.is_empty() {
+            cut = seen(&prefix);
+            if !cut.is_empty() {
+                // The launcher dies: every rank's connection closes.
+                for w in writers.iter_mut() {
+                    if let Some(w) = w.take() {
+                        let _ = w.shutdown(std::net::Shutdown::Both);
+                    }
+                }
+                break;
+            }
+        }
+        for (to, l) in out.replies {
+            if let Some(w) = writers[to as usize].as_mut() {
+                let _ = w.write_all(l.as_bytes());
+            }
+        }
+    }
+    drop(writers);
+    let mut outs = String::new();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(!o.status.success(), "a rank started without its launcher: {o:?}");
+        outs.push_str(&format!("{}{}", text(&o.stdout), text(&o.stderr)));
+    }
+    assert!(!cut.is_empty(), "the ranks never created their segment:\n{outs}");
+    let left = seen(&prefix);
+    assert!(left.is_empty(), "left in /dev/shm after the launcher died: {left:?} (created: {cut:?})\n{outs}");
+}
+
 // ----- PMIx start-up ------------------------------------------------------------------
 
 /// Open MPI's launcher (Debian's `openmpi-bin`: `mpirun.openmpi`, whose
@@ -283,6 +504,15 @@ fn ranks_start_under_open_mpi_mpirun_through_pmix() {
     assert!(lines[0].starts_with("rank 0 of 3 appnum 0 sum 2 arg a "), "{lines:?}");
     assert!(lines[1].starts_with("rank 1 of 3 appnum 1 sum 2 arg b "), "{lines:?}");
     assert!(lines[2].starts_with("rank 2 of 3 appnum 1 sum 2 arg b "), "{lines:?}");
+    // Sessions: one process set per application context from each process's
+    // pmix.appnum; the server's own process sets (PMIx_Query_info of
+    // pmix.qry.psets, each process's pmix.pset.nm) are none under Open MPI
+    // 4.1's mpirun, which answers NOT-FOUND: listed are only ours, no error.
+    let ps = build("psets");
+    let o = open_mpi_run(mpirun, &os!["-n", "2", ps, "0", "count=4", ":", "-n", "1", ps, "1", "count=4"]);
+    let lines = pset_lines(&o);
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(lines[2].starts_with("rank 2 app 1 psets: mpi://WORLD mpi://SELF mpix://APP/0 mpix://APP/1 "), "{lines:?}");
     // MPI_Abort reaches the PMIx server (PMIx_Abort), which ends the job with its code.
     let ea = build("env_attr");
     let o = open_mpi_run(mpirun, &os!["-n", "3", ea, "abort"]);
@@ -297,10 +527,10 @@ fn ranks_start_under_open_mpi_mpirun_through_pmix() {
 /// (tests/c/spawn.c; `wdir` reaches the children, argv too; `path` and
 /// `file` are read at the root). A host the
 /// server will not start processes on is MPI_ERR_SPAWN, returned to every
-/// parent, which go on and finish. (Open MPI 4.1's `mpirun` then never
-/// exits, with its own programs too: the job it failed to map stays
-/// pending. So that run is ended by a timeout, and what is checked is what
-/// the parents printed after the refusal.)
+/// parent, which go on and finish; the job then ends by itself (Open MPI
+/// 4.1's `mpirun` keeps the job it failed to map pending, and would wait for
+/// it forever, with its own programs too, had the root not killed it with
+/// PMIx_Job_control: mpirun then exits with status 1).
 #[test]
 fn spawn_under_open_mpi_mpirun_through_pmix() {
     let Some(mpirun) = open_mpi_mpirun() else { return };
@@ -320,9 +550,11 @@ fn spawn_under_open_mpi_mpirun_through_pmix() {
     let o = open_mpi_run(mpirun, &os!["-n", "2", exe, "multiple"]);
     let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
     assert!(o.status.success() && out.contains("spawn_multiple parent passed") && out.contains("spawn_multiple children passed"), "{out}");
-    let o = open_mpi_run_within(20, mpirun, &os!["-n", "2", exe, "badhost", "oxmpi-no-such-host"]);
+    assert!(out.contains("spawn_multiple children app psets 2\n"), "{out}");
+    let o = open_mpi_run_within(60, mpirun, &os!["-n", "2", exe, "badhost", "oxmpi-no-such-host"]);
     let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
-    assert!(o.status.success() || o.status.code() == Some(124), "{out}");
+    assert_ne!(o.status.code(), Some(124), "mpirun hung after the refused spawn:\n{out}");
+    assert!(o.status.code().is_some(), "{out}");
     let line = out.lines().find(|l| l.starts_with("spawn on oxmpi-no-such-host refused: ")).unwrap_or_else(|| panic!("{out}"));
     assert!(line.contains("MPI_Comm_spawn") && line.contains("PMIx_Spawn") && line.contains("MPI_ERR_SPAWN"), "{line}");
 }
@@ -332,8 +564,9 @@ fn spawn_under_open_mpi_mpirun_through_pmix() {
 /// is MPI_ERR_UNSUPPORTED_OPERATION naming itself and PMIx_Spawn, returned to
 /// every parent. Needs a Slurm cluster with that plugin (tests/slurm/setup.sh;
 /// required under CI with OXMPI_TEST_SLURM=1, as in crates/oxmpi-tests/tests/slurm.rs).
-#[test]
-fn spawn_under_srun_pmix_is_unsupported_and_named() {
+/// Whether a Slurm cluster with the mpi/pmix plugin answers; skips (false)
+/// without one, except under CI with OXMPI_TEST_SLURM=1, where it fails.
+fn slurm_with_pmix() -> bool {
     let required = std::env::var_os("CI").is_some() && std::env::var("OXMPI_TEST_SLURM").is_ok_and(|v| v == "1");
     let answers = Command::new("timeout").args(["10", "sinfo", "-h"]).output().is_ok_and(|o| o.status.success());
     let plugins = Command::new("srun").arg("--mpi=list").output().map(|o| format!("{}{}", text(&o.stdout), text(&o.stderr))).unwrap_or_default();
@@ -341,6 +574,38 @@ fn spawn_under_srun_pmix_is_unsupported_and_named() {
     if !answers || !has_pmix {
         assert!(!required, "CI with OXMPI_TEST_SLURM=1: no Slurm cluster with the mpi/pmix plugin (sinfo answers: {answers}):\n{plugins}");
         eprintln!("SKIP: no Slurm cluster with the mpi/pmix plugin");
+        return false;
+    }
+    true
+}
+
+/// Sessions under `srun --mpi=pmix`: the application set comes from each
+/// process's pmix.appnum, and Slurm's PMIx server, which defines no process
+/// sets, adds none (its answer to PMIx_Query_info is not an error).
+#[test]
+fn psets_under_srun_pmix() {
+    if !slurm_with_pmix() {
+        return;
+    }
+    let exe = build("psets");
+    let o = Command::new("timeout")
+        .args(["120", "srun", "--mpi=pmix", "-n", "2"])
+        .arg(&exe)
+        .args(["0", "count=3"])
+        .env_remove("PMI_FD")
+        .env_remove("PMI_PORT")
+        .env_remove("OXMPI_PMI")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let lines = pset_lines(&o);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines[1].starts_with("rank 1 app 0 psets: mpi://WORLD mpi://SELF mpix://APP/0 "), "{lines:?}");
+}
+
+#[test]
+fn spawn_under_srun_pmix_is_unsupported_and_named() {
+    if !slurm_with_pmix() {
         return;
     }
     let exe = build("spawn");

@@ -34,6 +34,10 @@ pub const JOB_SECRET_ENV: &str = "OXMPI_JOB_SECRET";
 /// get it only this way: their environment travels on a command line.
 pub const JOB_SECRET_KEY: &str = "oxmpi-job-secret";
 
+/// The KVS key under which our `mpiexec` publishes every rank's
+/// `MPI_APPNUM` (`server::encode_appnums`), read by [`PmiClient::rank_appnums`].
+pub const APPNUMS_KEY: &str = "oxmpi-appnums";
+
 /// Environment variable holding the single-use credential a rank presents
 /// in `cmd=initack ... secret=TOKEN` when connecting over `PMI_PORT`.
 /// Our `mpiexec` requires it on TCP connections; Hydra ignores the key.
@@ -435,6 +439,31 @@ impl PmiClient {
             Inner::X(c) => c.process_mapping()?,
         };
         Ok(value.filter(|v| !v.is_empty()))
+    }
+
+    /// Every rank's application context (`MPI_APPNUM`, the executable block of
+    /// an MPMD launch), when the process manager says: our `mpiexec` publishes
+    /// them ([`APPNUMS_KEY`]), a PMIx server gives each process's
+    /// `pmix.appnum`. `Ok(None)` elsewhere (Hydra, PMI-2): each process knows
+    /// only its own.
+    pub fn rank_appnums(&mut self) -> Result<Option<Vec<u32>>, PmiError> {
+        let size = self.size();
+        match &mut self.inner {
+            Inner::V1(c) => Ok(c.get(APPNUMS_KEY)?.and_then(|v| crate::server::decode_appnums(&v, size))),
+            Inner::V2(_) => Ok(None),
+            Inner::X(c) => c.rank_appnums(),
+        }
+    }
+
+    /// The process sets the PMIx server defines with members in this job
+    /// (PRRTE's `--pset`), as (name, this job's ranks in order); empty under
+    /// any other process manager, and when the server defines none (Open MPI
+    /// 4's `mpirun` answers NOT-FOUND, which is not an error).
+    pub fn server_psets(&mut self) -> Result<Vec<(String, Vec<u32>)>, PmiError> {
+        match &mut self.inner {
+            Inner::X(c) => c.psets(),
+            _ => Ok(Vec::new()),
+        }
     }
 
     /// The job secret our `mpiexec` generates for authenticating the ranks'

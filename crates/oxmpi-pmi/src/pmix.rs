@@ -41,6 +41,9 @@ const PMIX_UINT16: u16 = 13;
 const PMIX_UINT32: u16 = 14;
 const PMIX_UINT64: u16 = 15;
 const PMIX_PROC_RANK: u16 = 40;
+const PMIX_DATA_ARRAY: u16 = 39;
+/// PMIX_QUERY_PARTIAL_SUCCESS: some keys of a query were answered.
+const PMIX_QUERY_PARTIAL_SUCCESS: c_int = -104;
 
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -77,6 +80,24 @@ type PublishFn = unsafe extern "C" fn(*const Info, usize) -> c_int;
 type LookupFn = unsafe extern "C" fn(*mut Pdata, usize, *const Info, usize) -> c_int;
 type UnpublishFn = unsafe extern "C" fn(*mut *mut c_char, *const Info, usize) -> c_int;
 type SpawnFn = unsafe extern "C" fn(*const Info, usize, *const App, usize, *mut u8) -> c_int;
+type JobControlFn = unsafe extern "C" fn(*const Proc, usize, *const Info, usize, *mut *mut Info, *mut usize) -> c_int;
+type QueryFn = unsafe extern "C" fn(*mut Query, usize, *mut *mut Info, *mut usize) -> c_int;
+
+/// `pmix_query_t`: keys asked for (NULL-terminated) and their qualifiers.
+#[repr(C)]
+struct Query {
+    keys: *mut *mut c_char,
+    qualifiers: *mut Info,
+    nqual: usize,
+}
+
+/// `pmix_data_array_t`: `size` elements of type `ty` at `array`.
+#[repr(C)]
+struct DataArray {
+    ty: u16,
+    size: usize,
+    array: *mut c_void,
+}
 
 /// `pmix_pdata_t`: a published key, its value and who published it.
 #[repr(C)]
@@ -121,6 +142,10 @@ struct Api {
     spawn: Option<SpawnFn>,
     /// `PMIx_Publish`, `PMIx_Lookup`, `PMIx_Unpublish`, when the library has them.
     names: Option<(PublishFn, LookupFn, UnpublishFn)>,
+    /// `PMIx_Query_info`, the blocking query of PMIx v4 and later.
+    query: Option<QueryFn>,
+    /// `PMIx_Job_control`, the blocking job control of PMIx v4 and later.
+    job_control: Option<JobControlFn>,
 }
 
 /// Whether the environment says a PMIx server started this process.
@@ -211,6 +236,8 @@ fn load() -> Result<Api, PmiError> {
                 )),
                 _ => None,
             },
+            query: sym("PMIx_Query_info").ok().map(|p| std::mem::transmute::<*mut c_void, QueryFn>(p)),
+            job_control: sym("PMIx_Job_control").ok().map(|p| std::mem::transmute::<*mut c_void, JobControlFn>(p)),
         })
     }
 }
@@ -502,6 +529,12 @@ impl PmixClient {
         // the call; `nspace` is a writable pmix_nspace_t.
         let rc = unsafe { spawn(std::ptr::null(), 0, apps.as_ptr(), apps.len(), nspace.as_mut_ptr()) };
         drop(strings);
+        if rc != PMIX_SUCCESS && nspace[0] != 0 {
+            // Open MPI 4's `mpirun` names the job it could not start and
+            // keeps it pending: it would wait for it forever once the
+            // parents are done. Kill it, so that the server forgets it.
+            self.kill_job(&nspace);
+        }
         self.check(rc, "PMIx_Spawn")?;
         Ok(String::from_utf8_lossy(&nspace[..nspace.iter().position(|&b| b == 0).unwrap_or(NSLEN)]).into_owned())
     }
@@ -569,6 +602,132 @@ impl PmixClient {
         }
     }
 
+    /// Every rank's `pmix.appnum` (PMIx gives each process's application
+    /// context to all); `None` when the server leaves one out.
+    pub(crate) fn rank_appnums(&mut self) -> Result<Option<Vec<u32>>, PmiError> {
+        let mut all = Vec::with_capacity(self.size as usize);
+        for r in 0..self.size {
+            match self.get_proc(r, "pmix.appnum", true)? {
+                Some(Got::Int(n)) if n >= 0 => all.push(n as u32),
+                _ => return Ok(None),
+            }
+        }
+        Ok(Some(all))
+    }
+
+    /// The process sets the server defines that hold processes of this job:
+    /// their names come from `PMIx_Query_info` of `pmix.qry.psets`
+    /// (PMIX_QUERY_PSET_NAMES, after `pmix.qry.psetnum`), their members from
+    /// each process's own `pmix.pset.nm` (PMIX_PSET_NAME, which PRRTE gives
+    /// the processes of an application started with `--pset NAME`). A server
+    /// that defines none (Open MPI 4's `mpirun` answers NOT-FOUND, Slurm
+    /// UNREACHABLE or NOT-SUPPORTED) yields an empty list, not an error.
+    pub(crate) fn psets(&mut self) -> Result<Vec<(String, Vec<u32>)>, PmiError> {
+        let mut names = self.query_pset_names();
+        let mut members: Vec<(String, Vec<u32>)> = Vec::new();
+        for r in 0..self.size {
+            if let Some(Got::Str(name)) = self.get_proc(r, "pmix.pset.nm", true)? {
+                if name.is_empty() {
+                    continue;
+                }
+                match members.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, ranks)) => ranks.push(r),
+                    None => members.push((name, vec![r])),
+                }
+            }
+        }
+        // Names the query gave first, in its order; then any it left out.
+        for (n, _) in &members {
+            if !names.contains(n) {
+                names.push(n.clone());
+            }
+        }
+        Ok(names.into_iter().filter_map(|n| members.iter().find(|(m, _)| *m == n).cloned()).collect())
+    }
+
+    /// The names `PMIx_Query_info` returns for PMIX_QUERY_PSET_NAMES: a
+    /// comma-separated string (PRRTE) or an array of strings; empty when the
+    /// library has no blocking query or the server answers anything but success.
+    fn query_pset_names(&mut self) -> Vec<String> {
+        let Some(query) = self.api.query else {
+            return Vec::new();
+        };
+        let mut k_num = *b"pmix.qry.psetnum\0";
+        let mut k_names = *b"pmix.qry.psets\0";
+        let mut keys = [k_num.as_mut_ptr() as *mut c_char, k_names.as_mut_ptr() as *mut c_char, std::ptr::null_mut()];
+        let mut q = Query { keys: keys.as_mut_ptr(), qualifiers: std::ptr::null_mut(), nqual: 0 };
+        let mut results: *mut Info = std::ptr::null_mut();
+        let mut nresults = 0usize;
+        // SAFETY: one query whose NULL-terminated key array and keys outlive
+        // the call; PMIx only reads them and fills `results`/`nresults`.
+        let rc = unsafe { query(&mut q, 1, &mut results, &mut nresults) };
+        let mut names = Vec::new();
+        if results.is_null() {
+            return names;
+        }
+        // A partial success still carries what was found.
+        if rc == PMIX_SUCCESS || rc == PMIX_QUERY_PARTIAL_SUCCESS {
+            // SAFETY: PMIx returned `nresults` initialised pmix_info_t at `results`.
+            let infos = unsafe { std::slice::from_raw_parts(results, nresults) };
+            for info in infos.iter().filter(|i| i.key.starts_with(b"pmix.qry.psets\0")) {
+                let v = &info.value;
+                match v.ty {
+                    PMIX_STRING if v.data[0] != 0 => {
+                        // SAFETY: a PMIX_STRING value holds a NUL-terminated string.
+                        let s = unsafe { CStr::from_ptr(v.data[0] as *const c_char) }.to_string_lossy().into_owned();
+                        names.extend(s.split(',').map(str::trim).filter(|n| !n.is_empty()).map(String::from));
+                    }
+                    PMIX_DATA_ARRAY if v.data[0] != 0 => {
+                        // SAFETY: a PMIX_DATA_ARRAY value points at a pmix_data_array_t.
+                        let a = unsafe { &*(v.data[0] as *const DataArray) };
+                        if a.ty == PMIX_STRING && !a.array.is_null() {
+                            // SAFETY: an array of `size` string pointers.
+                            let strs = unsafe { std::slice::from_raw_parts(a.array as *const *const c_char, a.size) };
+                            for &p in strs.iter().filter(|p| !p.is_null()) {
+                                // SAFETY: each a NUL-terminated string owned by the array.
+                                names.push(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned());
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        // SAFETY: PMIX_INFO_FREE: destruct every value PMIx gave us, then free the array.
+        unsafe {
+            for i in 0..nresults {
+                (self.api.value_destruct)(&mut (*results.add(i)).value);
+            }
+            libc::free(results as *mut c_void);
+        }
+        names
+    }
+
+    /// `PMIx_Job_control` with PMIX_JOB_CTRL_KILL of every process of
+    /// namespace `nspace`. Best effort: the answer is not needed (a server
+    /// that has nothing left of the job may log that it found nothing).
+    fn kill_job(&mut self, nspace: &[u8; NSLEN]) {
+        let Some(job_control) = self.api.job_control else {
+            return;
+        };
+        let target = Proc { nspace: *nspace, rank: PMIX_RANK_WILDCARD };
+        let mut kill = Info { key: [0; KEYLEN], flags: 0, value: Value { ty: PMIX_BOOL, data: [1, 0, 0] } };
+        kill.key[..15].copy_from_slice(b"pmix.jctrl.kill");
+        let mut results: *mut Info = std::ptr::null_mut();
+        let mut nresults = 0usize;
+        // SAFETY: one valid target and one valid directive; PMIx fills
+        // `results`/`nresults`, released below.
+        unsafe {
+            job_control(&target, 1, &kill, 1, &mut results, &mut nresults);
+            if !results.is_null() {
+                for i in 0..nresults {
+                    (self.api.value_destruct)(&mut (*results.add(i)).value);
+                }
+                libc::free(results as *mut c_void);
+            }
+        }
+    }
+
     /// `PMIx_Abort` of the whole job.
     pub(crate) fn abort(&mut self, code: i32, msg: &str) -> Result<(), PmiError> {
         let m = CString::new(msg.replace('\0', " ")).unwrap_or_default();
@@ -602,5 +761,8 @@ mod tests {
         assert_eq!(std::mem::offset_of!(Pdata, value), 776);
         assert_eq!(std::mem::offset_of!(App, maxprocs), 32);
         assert_eq!(std::mem::offset_of!(App, info), 40);
+        assert_eq!(std::mem::size_of::<Query>(), 24);
+        assert_eq!(std::mem::size_of::<DataArray>(), 24);
+        assert_eq!(std::mem::offset_of!(DataArray, array), 16);
     }
 }

@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use crate::client::PROCESS_MAPPING_KEY;
+use crate::client::{APPNUMS_KEY, PROCESS_MAPPING_KEY};
 use crate::codec::{CodecError, Message};
 
 /// Maxima advertised in `cmd=maxes`, counting a C terminator as MPICH does.
@@ -166,7 +166,7 @@ impl PmiServer {
     /// A server for a job of `size` ranks whose KVS is called `kvsname`
     /// (conventionally `kvs_<launcher pid>_0`).
     pub fn new(kvsname: impl Into<String>, size: u32) -> PmiServer {
-        PmiServer {
+        let mut server = PmiServer {
             kvsname: kvsname.into(),
             size,
             universe_size: size,
@@ -187,12 +187,23 @@ impl PmiServer {
             debug: false,
             reserved: std::collections::HashSet::new(),
             appnum: 0,
-        }
+        };
+        server.publish_appnums();
+        server
     }
 
     /// Sets `MPI_APPNUM` rank by rank (one entry per rank).
     pub fn set_rank_appnums(&mut self, appnums: Vec<u32>) {
         self.appnums = appnums;
+        self.publish_appnums();
+    }
+
+    /// Publishes every rank's `MPI_APPNUM` under [`APPNUMS_KEY`] (see
+    /// [`encode_appnums`]): the ranks read it to offer one process set per
+    /// application context (MPI-4 sessions).
+    fn publish_appnums(&mut self) {
+        let all: Vec<u32> = (0..self.size as usize).map(|r| self.appnums.get(r).copied().unwrap_or(self.appnum)).collect();
+        self.publish(APPNUMS_KEY, encode_appnums(&all));
     }
 
     /// The answer to a [`ServerEvent::Spawn`] of `rank`: `rc` 0 when the
@@ -233,6 +244,7 @@ impl PmiServer {
     /// Sets `MPI_APPNUM` for the job's ranks.
     pub fn set_appnum(&mut self, appnum: u32) {
         self.appnum = appnum;
+        self.publish_appnums();
     }
 
     /// Publishes `PMI_process_mapping` (e.g. from [`single_node_mapping`]).
@@ -252,6 +264,7 @@ impl PmiServer {
     /// answered to `get_appnum`); ranks past the end of `appnums` get 0.
     pub fn set_appnums(&mut self, appnums: Vec<u32>) {
         self.appnums = appnums;
+        self.publish_appnums();
     }
 
     /// Overrides the universe size reported to ranks (defaults to `size`).
@@ -559,6 +572,35 @@ impl PmiServer {
             .unwrap_or_else(|_| format!("cmd={} rc=-1 msg=internal_encoding_error\n", msg.name()));
         out.replies.push((rank, line));
     }
+}
+
+/// Per-rank application numbers as runs `APPNUM*COUNT` joined by `,`
+/// (`0*1,1*3`: rank 0 runs application 0, ranks 1 to 3 application 1), short
+/// enough for a PMI value whatever the job size; [`decode_appnums`] reads it.
+pub fn encode_appnums(appnums: &[u32]) -> String {
+    let mut runs: Vec<(u32, usize)> = Vec::new();
+    for &a in appnums {
+        match runs.last_mut() {
+            Some((b, n)) if *b == a => *n += 1,
+            _ => runs.push((a, 1)),
+        }
+    }
+    runs.iter().map(|(a, n)| format!("{a}*{n}")).collect::<Vec<_>>().join(",")
+}
+
+/// The per-rank application numbers [`encode_appnums`] wrote, or `None` when
+/// `value` is malformed or does not describe exactly `size` ranks.
+pub fn decode_appnums(value: &str, size: u32) -> Option<Vec<u32>> {
+    let mut all = Vec::new();
+    for run in value.split(',').filter(|r| !r.is_empty()) {
+        let (a, n) = run.split_once('*')?;
+        let (a, n): (u32, usize) = (a.trim().parse().ok()?, n.trim().parse().ok()?);
+        if all.len() + n > size as usize {
+            return None;
+        }
+        all.extend(std::iter::repeat_n(a, n));
+    }
+    (all.len() == size as usize).then_some(all)
 }
 
 /// The `PMI_process_mapping` value for `size` ranks all on one node.
@@ -875,6 +917,29 @@ mod tests {
         let m = one_reply(s.handle_line(0, "cmd=lookup_name"), 0);
         assert_eq!(m.name(), "lookup_result");
         assert_ne!(m.rc(), 0);
+    }
+
+    #[test]
+    fn appnums_are_published_and_round_trip() {
+        assert_eq!(encode_appnums(&[0, 1, 1, 1]), "0*1,1*3");
+        assert_eq!(encode_appnums(&[0, 0, 2, 0]), "0*2,2*1,0*1");
+        for v in [vec![], vec![0], vec![0, 1, 1, 1], vec![3, 3, 0, 7, 7]] {
+            assert_eq!(decode_appnums(&encode_appnums(&v), v.len() as u32), Some(v));
+        }
+        assert_eq!(decode_appnums("0*2", 3), None);
+        assert_eq!(decode_appnums("0*4", 3), None);
+        assert_eq!(decode_appnums("0*x", 1), None);
+        assert_eq!(decode_appnums("0", 1), None);
+        let mut s = PmiServer::new("kvs_1_0", 4);
+        s.handle_line(0, "cmd=init pmi_version=1 pmi_subversion=1");
+        let get = |s: &mut PmiServer| one_reply(s.handle_line(0, "cmd=get kvsname=kvs_1_0 key=oxmpi-appnums"), 0).get("value").map(str::to_string);
+        assert_eq!(get(&mut s).as_deref(), Some("0*4"));
+        s.set_appnums(vec![0, 1, 1, 1]);
+        assert_eq!(get(&mut s).as_deref(), Some("0*1,1*3"));
+        // Ranks cannot overwrite it.
+        let m = one_reply(s.handle_line(0, "cmd=put kvsname=kvs_1_0 key=oxmpi-appnums value=0*4"), 0);
+        assert_ne!(m.rc(), 0);
+        assert_eq!(get(&mut s).as_deref(), Some("0*1,1*3"));
     }
 
     #[test]

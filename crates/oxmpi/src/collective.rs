@@ -40,7 +40,8 @@ use oxmpi_core::coll::api;
 use oxmpi_core::coll::api_move::{self as mv, Blocks};
 use crate::error::{Error, ErrorClass, OrFatal, Result};
 use crate::environment::threading::{CommunicatorSafety, SafetyOf, ThreadSafety};
-use crate::request::{Request, Scope, StaticScope, Wrapped};
+use crate::request::{immediate_mut, immediate_ref, persistent_mut, PersistentRequest, Request, Scope, Start, StaticScope};
+use oxmpi_core::coll::persistent as cp;
 use crate::topology::{AsCommunicator, Communicator, Process, Rank};
 
 /// The collective traits, re-exported by [`crate::traits`].
@@ -371,9 +372,9 @@ fn not_root(call: &str, what: &str) -> Error {
 
 /// Runs a blocking collective, or starts an immediate one with the engine's scope
 /// for a request that [`immediate`] wraps at once.
-enum Mode<'w> {
+enum Mode<'s, 'a> {
     Blocking,
-    Immediate(&'w Wrapped<'w>),
+    Immediate(&'s Start<'a>),
 }
 
 /// `run!(mode, w, blocking call, immediate call using the scope w)`.
@@ -386,44 +387,31 @@ macro_rules! run {
     };
 }
 
-/// Starts an immediate collective (`f` with [`Mode::Immediate`]) and wraps its request.
-///
-/// # Safety
-/// The buffers whose descriptors `f` hands the engine, `data` and `out` stay
-/// borrowed for `'a`, which `scope` bounds.
-unsafe fn immediate<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
-    data: *const D,
-    out: Option<RecvTarget>,
-    call: &'static str,
-    scope: Sc,
-    f: impl FnOnce(Mode<'_>) -> Result<Option<RawRequest>>,
-) -> Result<Request<'a, D, Sc, T>> {
-    // SAFETY: the one request `f` starts with it is wrapped with `scope` just below.
-    let w = unsafe { Wrapped::new() };
-    let raw = f(Mode::Immediate(&w))?.expect("immediate collectives return a request");
-    // SAFETY: forwarded contract.
-    Ok(unsafe { Request::wrap(raw, data, out, call, scope) })
+/// The request an immediate collective started (in [`Mode::Immediate`]), with the
+/// receive target to check on completion.
+fn started(r: Result<Option<RawRequest>>, out: Option<RecvTarget>) -> Result<(RawRequest, Option<RecvTarget>)> {
+    Ok((r?.expect("immediate collectives return a request"), out))
 }
 
 // ----- engine calls shared by blocking and immediate forms -------------------------------
 
-fn do_bcast(comm: &Comm, root: Rank, b: &mut TypedMut<'_>, mode: Mode<'_>) -> Result<Option<RawRequest>> {
-    run!(mode, w, api::bcast(b.desc_mut(), root, comm), api::ibcast(w, b.desc_mut(), root, comm))
+fn do_bcast<'a>(comm: &Comm, root: Rank, b: &mut TypedMut<'a>, mode: Mode<'_, 'a>) -> Result<Option<RawRequest>> {
+    run!(mode, w, api::bcast(b.desc_mut(), root, comm), api::ibcast(w, b.lend_mut(w), root, comm))
 }
 
-fn do_gather(comm: &Comm, root: Rank, s: &Typed<'_>, r: Option<&mut TypedMut<'_>>, mode: Mode<'_>) -> Result<Option<RawRequest>> {
+fn do_gather<'a>(comm: &Comm, root: Rank, s: &Typed<'a>, r: Option<&mut TypedMut<'a>>, mode: Mode<'_, 'a>) -> Result<Option<RawRequest>> {
     let rc = r.as_ref().map_or(0, |r| per_process(r.count, comm.size()));
     run!(
         mode,
         w,
         mv::gather(Some(s.desc()), r.map(|r| r.desc_mut()), rc, root, comm),
-        mv::igather(w, Some(s.desc()), r.map(|r| r.desc_mut()), rc, root, comm)
+        mv::igather(w, Some(s.lend(w)), r.map(|r| r.lend_mut(w)), rc, root, comm)
     )
 }
 
 type VParts<'p, B> = Option<(B, &'p [usize], &'p [isize])>;
 
-fn do_gatherv(comm: &Comm, root: Rank, s: &Typed<'_>, r: VParts<'_, &mut TypedMut<'_>>, mode: Mode<'_>) -> Result<Option<RawRequest>> {
+fn do_gatherv<'a>(comm: &Comm, root: Rank, s: &Typed<'a>, r: VParts<'_, &mut TypedMut<'a>>, mode: Mode<'_, 'a>) -> Result<Option<RawRequest>> {
     let n = comm.size().max(0) as usize;
     let zeros = (vec![0usize; n], vec![0isize; n]);
     let (r, c, d) = match r {
@@ -434,21 +422,21 @@ fn do_gatherv(comm: &Comm, root: Rank, s: &Typed<'_>, r: VParts<'_, &mut TypedMu
         mode,
         w,
         mv::gatherv(Some(s.desc()), r.map(|r| r.desc_mut()), c, d, root, comm),
-        mv::igatherv(w, Some(s.desc()), r.map(|r| r.desc_mut()), c, d, root, comm)
+        mv::igatherv(w, Some(s.lend(w)), r.map(|r| r.lend_mut(w)), c, d, root, comm)
     )
 }
 
-fn do_scatter(comm: &Comm, root: Rank, s: Option<&Typed<'_>>, r: &mut TypedMut<'_>, mode: Mode<'_>) -> Result<Option<RawRequest>> {
+fn do_scatter<'a>(comm: &Comm, root: Rank, s: Option<&Typed<'a>>, r: &mut TypedMut<'a>, mode: Mode<'_, 'a>) -> Result<Option<RawRequest>> {
     let sc = s.map_or(0, |s| per_process(s.count, comm.size()));
     run!(
         mode,
         w,
         mv::scatter(s.map(|s| s.desc()), sc, Some(r.desc_mut()), root, comm),
-        mv::iscatter(w, s.map(|s| s.desc()), sc, Some(r.desc_mut()), root, comm)
+        mv::iscatter(w, s.map(|s| s.lend(w)), sc, Some(r.lend_mut(w)), root, comm)
     )
 }
 
-fn do_scatterv(comm: &Comm, root: Rank, s: VParts<'_, &Typed<'_>>, r: &mut TypedMut<'_>, mode: Mode<'_>) -> Result<Option<RawRequest>> {
+fn do_scatterv<'a>(comm: &Comm, root: Rank, s: VParts<'_, &Typed<'a>>, r: &mut TypedMut<'a>, mode: Mode<'_, 'a>) -> Result<Option<RawRequest>> {
     let n = comm.size().max(0) as usize;
     let zeros = (vec![0usize; n], vec![0isize; n]);
     let (s, c, d) = match s {
@@ -459,11 +447,11 @@ fn do_scatterv(comm: &Comm, root: Rank, s: VParts<'_, &Typed<'_>>, r: &mut Typed
         mode,
         w,
         mv::scatterv(s.map(|s| s.desc()), c, d, Some(r.desc_mut()), root, comm),
-        mv::iscatterv(w, s.map(|s| s.desc()), c, d, Some(r.desc_mut()), root, comm)
+        mv::iscatterv(w, s.map(|s| s.lend(w)), c, d, Some(r.lend_mut(w)), root, comm)
     )
 }
 
-fn do_reduce(comm: &Comm, root: Rank, s: &Typed<'_>, r: Option<&mut TypedMut<'_>>, op: &CoreOp, mode: Mode<'_>) -> Result<Option<RawRequest>> {
+fn do_reduce<'a>(comm: &Comm, root: Rank, s: &Typed<'a>, r: Option<&mut TypedMut<'a>>, op: &CoreOp, mode: Mode<'_, 'a>) -> Result<Option<RawRequest>> {
     if let Some(r) = &r {
         check_same_reduce("MPI_Reduce", s, r)?;
     }
@@ -473,7 +461,7 @@ fn do_reduce(comm: &Comm, root: Rank, s: &Typed<'_>, r: Option<&mut TypedMut<'_>
         mode,
         w,
         api::reduce(Some(s.desc()), r.map(|r| r.desc_mut_n(n)), op, root, comm),
-        api::ireduce(w, Some(s.desc()), r.map(|r| r.desc_mut_n(n)), op, root, comm)
+        api::ireduce(w, Some(s.lend(w)), r.map(|r| r.lend_mut_n(w, n)), op, root, comm)
     )
 }
 
@@ -698,9 +686,8 @@ pub trait CommunicatorCollectives: Communicator {
         Self: CommunicatorSafety,
     {
         static UNIT: () = ();
-        let raw = coll::barrier::ibarrier(self.core_comm())?;
-        // SAFETY: a barrier uses no buffer.
-        Ok(unsafe { Request::wrap(raw, &UNIT as *const (), None, "MPI_Ibarrier", StaticScope) })
+        // A barrier uses no buffer.
+        immediate_ref(&UNIT, "MPI_Ibarrier", StaticScope, |_| coll::barrier::ibarrier(self.core_comm()))
     }
 
     /// Starts an [`all_gather_into`](Self::all_gather_into) (`MPI_Iallgather`).
@@ -721,11 +708,11 @@ pub trait CommunicatorCollectives: Communicator {
         R: 'a + BufferMut,
         Sc: Scope<'a>,
     {
-        let data = &*recvbuf as *const R;
-        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-        let out = r.target();
-        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
-        unsafe { immediate(data, out, "MPI_Iallgather", scope, |m| all_gather(self.core_comm(), &s, &mut r, m)) }
+        immediate_mut(recvbuf, "MPI_Iallgather", scope, |w, recvbuf| {
+            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+            let out = r.target();
+            started(all_gather(self.core_comm(), &s, &mut r, Mode::Immediate(w)), out)
+        })
     }
 
     /// Starts an [`all_gather_varcount_into`](Self::all_gather_varcount_into) (`MPI_Iallgatherv`).
@@ -750,11 +737,11 @@ pub trait CommunicatorCollectives: Communicator {
         let comm = self.core_comm();
         let (c, d) = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
         disjoint(&c, &d, CALL, "recvbuf")?;
-        let data = &*recvbuf as *const R;
-        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-        let out = r.target();
-        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
-        unsafe { immediate(data, out, CALL, scope, |m| all_gatherv(comm, &s, &mut r, &c, &d, m)) }
+        immediate_mut(recvbuf, CALL, scope, |w, recvbuf| {
+            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+            let out = r.target();
+            started(all_gatherv(comm, &s, &mut r, &c, &d, Mode::Immediate(w)), out)
+        })
     }
 
     /// Starts an [`all_to_all_into`](Self::all_to_all_into) (`MPI_Ialltoall`).
@@ -775,11 +762,11 @@ pub trait CommunicatorCollectives: Communicator {
         R: 'a + BufferMut,
         Sc: Scope<'a>,
     {
-        let data = &*recvbuf as *const R;
-        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-        let out = r.target();
-        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
-        unsafe { immediate(data, out, "MPI_Ialltoall", scope, |m| all_to_all(self.core_comm(), &s, &mut r, m)) }
+        immediate_mut(recvbuf, "MPI_Ialltoall", scope, |w, recvbuf| {
+            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+            let out = r.target();
+            started(all_to_all(self.core_comm(), &s, &mut r, Mode::Immediate(w)), out)
+        })
     }
 
     /// Starts an [`all_to_all_varcount_into`](Self::all_to_all_varcount_into) (`MPI_Ialltoallv`).
@@ -805,11 +792,11 @@ pub trait CommunicatorCollectives: Communicator {
         let sp = parts(sendbuf, comm.size(), CALL, "sendbuf")?;
         let rp = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
         disjoint(&rp.0, &rp.1, CALL, "recvbuf")?;
-        let data = &*recvbuf as *const R;
-        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-        let out = r.target();
-        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
-        unsafe { immediate(data, out, CALL, scope, |m| all_to_allv(comm, &s, &sp, &mut r, &rp, m)) }
+        immediate_mut(recvbuf, CALL, scope, |w, recvbuf| {
+            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+            let out = r.target();
+            started(all_to_allv(comm, &s, &sp, &mut r, &rp, Mode::Immediate(w)), out)
+        })
     }
 
     /// Starts an [`all_reduce_into`](Self::all_reduce_into) (`MPI_Iallreduce`).
@@ -904,31 +891,172 @@ pub trait CommunicatorCollectives: Communicator {
     {
         imm_reduce_like(Red::Exscan, self.core_comm(), scope, sendbuf, recvbuf, op, "MPI_Iexscan")
     }
+
+    /// A persistent [`barrier`](Self::barrier) (`MPI_Barrier_init`): each
+    /// [`start`](PersistentRequest::start) begins one.
+    fn barrier_init(&self) -> PersistentRequest<'static, (), StaticScope, SafetyOf<Self>>
+    where
+        Self: CommunicatorSafety,
+    {
+        self.try_barrier_init().or_fatal()
+    }
+    /// [`barrier_init`](Self::barrier_init), reporting errors.
+    fn try_barrier_init(&self) -> Result<PersistentRequest<'static, (), StaticScope, SafetyOf<Self>>>
+    where
+        Self: CommunicatorSafety,
+    {
+        // A barrier uses no buffer (a leaked zero-sized value costs nothing).
+        let unit: &'static mut () = Box::leak(Box::new(()));
+        persistent_mut(unit, "MPI_Barrier_init", StaticScope, |w, _| Ok((cp::barrier_init(w, self.core_comm())?, None)))
+    }
+
+    /// A persistent [`all_gather_into`](Self::all_gather_into) (`MPI_Allgather_init`).
+    fn all_gather_init<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_all_gather_init(scope, sendbuf, recvbuf).or_fatal()
+    }
+    /// [`all_gather_init`](Self::all_gather_init), reporting errors.
+    fn try_all_gather_init<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        let comm = self.core_comm();
+        persistent_mut(recvbuf, "MPI_Allgather_init", scope, |w, recvbuf| {
+            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+            let (out, rc) = (r.target(), per_process(r.count, comm.size()));
+            Ok((cp::allgather_init(w, Some(s.lend(w)), r.lend_mut(w), rc, comm)?, out))
+        })
+    }
+
+    /// A persistent [`all_to_all_into`](Self::all_to_all_into) (`MPI_Alltoall_init`).
+    fn all_to_all_init<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_all_to_all_init(scope, sendbuf, recvbuf).or_fatal()
+    }
+    /// [`all_to_all_init`](Self::all_to_all_init), reporting errors.
+    fn try_all_to_all_init<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        let comm = self.core_comm();
+        persistent_mut(recvbuf, "MPI_Alltoall_init", scope, |w, recvbuf| {
+            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+            let (sc, rc) = (per_process(s.count, comm.size()), per_process(r.count, comm.size()));
+            let out = r.target();
+            Ok((cp::alltoall_init(w, Some(s.lend(w)), sc, r.lend_mut(w), rc, comm)?, out))
+        })
+    }
+
+    /// A persistent [`all_reduce_into`](Self::all_reduce_into) (`MPI_Allreduce_init`);
+    /// the request keeps `op` until it is freed.
+    fn all_reduce_init<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        self.try_all_reduce_init(scope, sendbuf, recvbuf, op).or_fatal()
+    }
+    /// [`all_reduce_init`](Self::all_reduce_init), reporting errors.
+    fn try_all_reduce_init<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        pers_reduce(Red::All, self.core_comm(), scope, sendbuf, recvbuf, op, "MPI_Allreduce_init")
+    }
+
+    /// A persistent [`scan_into`](Self::scan_into) (`MPI_Scan_init`).
+    fn scan_init<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        self.try_scan_init(scope, sendbuf, recvbuf, op).or_fatal()
+    }
+    /// [`scan_init`](Self::scan_init), reporting errors.
+    fn try_scan_init<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        pers_reduce(Red::Scan, self.core_comm(), scope, sendbuf, recvbuf, op, "MPI_Scan_init")
+    }
+
+    /// A persistent [`exclusive_scan_into`](Self::exclusive_scan_into) (`MPI_Exscan_init`).
+    fn exclusive_scan_init<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        self.try_exclusive_scan_init(scope, sendbuf, recvbuf, op).or_fatal()
+    }
+    /// [`exclusive_scan_init`](Self::exclusive_scan_init), reporting errors.
+    fn try_exclusive_scan_init<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        pers_reduce(Red::Exscan, self.core_comm(), scope, sendbuf, recvbuf, op, "MPI_Exscan_init")
+    }
 }
 
 impl<C: Communicator + ?Sized> CommunicatorCollectives for C {}
 
-fn all_gather(comm: &Comm, s: &Typed<'_>, r: &mut TypedMut<'_>, mode: Mode<'_>) -> Result<Option<RawRequest>> {
+fn all_gather<'a>(comm: &Comm, s: &Typed<'a>, r: &mut TypedMut<'a>, mode: Mode<'_, 'a>) -> Result<Option<RawRequest>> {
     let rc = per_process(r.count, comm.size());
-    run!(mode, w, mv::allgather(Some(s.desc()), r.desc_mut(), rc, comm), mv::iallgather(w, Some(s.desc()), r.desc_mut(), rc, comm))
+    run!(mode, w, mv::allgather(Some(s.desc()), r.desc_mut(), rc, comm), mv::iallgather(w, Some(s.lend(w)), r.lend_mut(w), rc, comm))
 }
 
-fn all_gatherv(comm: &Comm, s: &Typed<'_>, r: &mut TypedMut<'_>, c: &[usize], d: &[isize], mode: Mode<'_>) -> Result<Option<RawRequest>> {
-    run!(mode, w, mv::allgatherv(Some(s.desc()), r.desc_mut(), c, d, comm), mv::iallgatherv(w, Some(s.desc()), r.desc_mut(), c, d, comm))
+fn all_gatherv<'a>(comm: &Comm, s: &Typed<'a>, r: &mut TypedMut<'a>, c: &[usize], d: &[isize], mode: Mode<'_, 'a>) -> Result<Option<RawRequest>> {
+    run!(mode, w, mv::allgatherv(Some(s.desc()), r.desc_mut(), c, d, comm), mv::iallgatherv(w, Some(s.lend(w)), r.lend_mut(w), c, d, comm))
 }
 
-fn all_to_all(comm: &Comm, s: &Typed<'_>, r: &mut TypedMut<'_>, mode: Mode<'_>) -> Result<Option<RawRequest>> {
+fn all_to_all<'a>(comm: &Comm, s: &Typed<'a>, r: &mut TypedMut<'a>, mode: Mode<'_, 'a>) -> Result<Option<RawRequest>> {
     let sc = per_process(s.count, comm.size());
     let rc = per_process(r.count, comm.size());
-    run!(mode, w, mv::alltoall(Some(s.desc()), sc, r.desc_mut(), rc, comm), mv::ialltoall(w, Some(s.desc()), sc, r.desc_mut(), rc, comm))
+    run!(mode, w, mv::alltoall(Some(s.desc()), sc, r.desc_mut(), rc, comm), mv::ialltoall(w, Some(s.lend(w)), sc, r.lend_mut(w), rc, comm))
 }
 
 type Parts = (Vec<usize>, Vec<isize>);
 
-fn all_to_allv(comm: &Comm, s: &Typed<'_>, sp: &Parts, r: &mut TypedMut<'_>, rp: &Parts, mode: Mode<'_>) -> Result<Option<RawRequest>> {
+fn all_to_allv<'a>(comm: &Comm, s: &Typed<'a>, sp: &Parts, r: &mut TypedMut<'a>, rp: &Parts, mode: Mode<'_, 'a>) -> Result<Option<RawRequest>> {
     let sb = || Blocks { counts: &sp.0, displs: &sp.1 };
     let rb = || Blocks { counts: &rp.0, displs: &rp.1 };
-    run!(mode, w, mv::alltoallv(Some(s.desc()), sb(), r.desc_mut(), rb(), comm), mv::ialltoallv(w, Some(s.desc()), sb(), r.desc_mut(), rb(), comm))
+    run!(mode, w, mv::alltoallv(Some(s.desc()), sb(), r.desc_mut(), rb(), comm), mv::ialltoallv(w, Some(s.lend(w)), sb(), r.lend_mut(w), rb(), comm))
 }
 
 #[derive(Clone, Copy)]
@@ -939,7 +1067,7 @@ enum Red {
     Exscan,
 }
 
-fn reduce_like(kind: Red, comm: &Comm, s: &Typed<'_>, r: &mut TypedMut<'_>, op: &CoreOp, mode: Mode<'_>) -> Result<Option<RawRequest>> {
+fn reduce_like<'a>(kind: Red, comm: &Comm, s: &Typed<'a>, r: &mut TypedMut<'a>, op: &CoreOp, mode: Mode<'_, 'a>) -> Result<Option<RawRequest>> {
     let n = s.count;
     match kind {
         Red::ScatterBlock => {
@@ -959,20 +1087,20 @@ fn reduce_like(kind: Red, comm: &Comm, s: &Typed<'_>, r: &mut TypedMut<'_>, op: 
                 mode,
                 w,
                 mv::reduce_scatter_block(Some(s.desc()), r.desc_mut(), rc, op, comm),
-                mv::ireduce_scatter_block(w, Some(s.desc()), r.desc_mut(), rc, op, comm)
+                mv::ireduce_scatter_block(w, Some(s.lend(w)), r.lend_mut(w), rc, op, comm)
             )
         }
         Red::All => {
             check_same_reduce("MPI_Allreduce", s, r)?;
-            run!(mode, w, api::allreduce(Some(s.desc()), r.desc_mut_n(n), op, comm), api::iallreduce(w, Some(s.desc()), r.desc_mut_n(n), op, comm))
+            run!(mode, w, api::allreduce(Some(s.desc()), r.desc_mut_n(n), op, comm), api::iallreduce(w, Some(s.lend(w)), r.lend_mut_n(w, n), op, comm))
         }
         Red::Scan => {
             check_same_reduce("MPI_Scan", s, r)?;
-            run!(mode, w, api::scan(Some(s.desc()), r.desc_mut_n(n), op, comm), api::iscan(w, Some(s.desc()), r.desc_mut_n(n), op, comm))
+            run!(mode, w, api::scan(Some(s.desc()), r.desc_mut_n(n), op, comm), api::iscan(w, Some(s.lend(w)), r.lend_mut_n(w, n), op, comm))
         }
         Red::Exscan => {
             check_same_reduce("MPI_Exscan", s, r)?;
-            run!(mode, w, api::exscan(Some(s.desc()), r.desc_mut_n(n), op, comm), api::iexscan(w, Some(s.desc()), r.desc_mut_n(n), op, comm))
+            run!(mode, w, api::exscan(Some(s.desc()), r.desc_mut_n(n), op, comm), api::iexscan(w, Some(s.lend(w)), r.lend_mut_n(w, n), op, comm))
         }
     }
 }
@@ -984,11 +1112,39 @@ where
     O: 'a + Operation,
     Sc: Scope<'a>,
 {
-    let data = &*recvbuf as *const R;
-    let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-    let out = r.target();
-    // SAFETY: both buffers (and the operation) are borrowed for 'a, which the scope bounds.
-    unsafe { immediate(data, out, call, scope, |m| reduce_like(kind, comm, &s, &mut r, &op.as_core_op(), m)) }
+    let mut req = immediate_mut(recvbuf, call, scope, |w, recvbuf| {
+        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+        let out = r.target();
+        started(reduce_like(kind, comm, &s, &mut r, &op.as_core_op(), Mode::Immediate(w)), out)
+    })?;
+    // A user operation runs until the request completes: the request keeps it.
+    req.keep = Some(Box::new(op));
+    Ok(req)
+}
+
+/// A persistent allreduce, scan or exscan; the request keeps `op` until it is freed.
+fn pers_reduce<'a, Sc, S, R, O, T: ThreadSafety>(kind: Red, comm: &Comm, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O, call: &'static str) -> Result<PersistentRequest<'a, R, Sc, T>>
+where
+    S: 'a + Buffer + ?Sized,
+    R: 'a + BufferMut + ?Sized,
+    O: 'a + Operation,
+    Sc: Scope<'a>,
+{
+    let core_op = op.as_core_op();
+    let mut req = persistent_mut(recvbuf, call, scope, |w, recvbuf| {
+        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+        check_same_reduce(call, &s, &r)?;
+        let (out, n) = (r.target(), s.count);
+        let (sd, rd) = (Some(s.lend(w)), r.lend_mut_n(w, n));
+        let raw = match kind {
+            Red::Scan => cp::scan_init(w, sd, rd, &core_op, comm)?,
+            Red::Exscan => cp::exscan_init(w, sd, rd, &core_op, comm)?,
+            _ => cp::allreduce_init(w, sd, rd, &core_op, comm)?,
+        };
+        Ok((raw, out))
+    })?;
+    req.keep = Some(Box::new(op));
+    Ok(req)
 }
 
 // ----- Root ------------------------------------------------------------------------------------
@@ -1194,11 +1350,35 @@ pub trait Root: AsCommunicator {
         Buf: 'a + BufferMut,
         Sc: Scope<'a>,
     {
-        let data = &*buf as *const Buf;
-        let mut b = typed_out(buf);
-        let out = b.target();
-        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
-        unsafe { immediate(data, out, "MPI_Ibcast", scope, |m| do_bcast(self.as_communicator().core_comm(), self.root_rank(), &mut b, m)) }
+        immediate_mut(buf, "MPI_Ibcast", scope, |w, buf| {
+            let mut b = typed_out(buf);
+            let out = b.target();
+            started(do_bcast(self.as_communicator().core_comm(), self.root_rank(), &mut b, Mode::Immediate(w)), out)
+        })
+    }
+
+    /// A persistent [`broadcast_into`](Self::broadcast_into) (`MPI_Bcast_init`): between
+    /// runs the root puts the next value in through
+    /// [`data_mut`](PersistentRequest::data_mut).
+    fn broadcast_init<'a, Sc, Buf: ?Sized>(&self, scope: Sc, buf: &'a mut Buf) -> PersistentRequest<'a, Buf, Sc, SafetyOf<Self::Out>>
+    where
+        Buf: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_broadcast_init(scope, buf).or_fatal()
+    }
+    /// [`broadcast_init`](Self::broadcast_init), reporting errors.
+    fn try_broadcast_init<'a, Sc, Buf: ?Sized>(&self, scope: Sc, buf: &'a mut Buf) -> Result<PersistentRequest<'a, Buf, Sc, SafetyOf<Self::Out>>>
+    where
+        Buf: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        let (comm, root) = (self.as_communicator().core_comm(), self.root_rank());
+        persistent_mut(buf, "MPI_Bcast_init", scope, |w, buf| {
+            let mut b = typed_out(buf);
+            let out = b.target();
+            Ok((cp::bcast_init(w, b.lend_mut(w), root, comm)?, out))
+        })
     }
 
     /// Starts a [`gather_into`](Self::gather_into) (`MPI_Igather`).
@@ -1219,10 +1399,10 @@ pub trait Root: AsCommunicator {
         if comm.rank() == self.root_rank() {
             return Err(not_root("MPI_Igather", "the root must call immediate_gather_into_root"));
         }
-        let data = sendbuf as *const S;
-        let out = None;
-        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
-        unsafe { immediate(data, out, "MPI_Igather", scope, |m| do_gather(comm, self.root_rank(), &typed_in(sendbuf), None, m)) }
+        immediate_ref(sendbuf, "MPI_Igather", scope, |w| {
+            let out = None;
+            started(do_gather(comm, self.root_rank(), &typed_in(sendbuf), None, Mode::Immediate(w)), out).map(|x| x.0)
+        })
     }
 
     /// Starts a [`gather_into_root`](Self::gather_into_root) (`MPI_Igather`).
@@ -1245,11 +1425,11 @@ pub trait Root: AsCommunicator {
         if comm.rank() != self.root_rank() {
             return Err(not_root("MPI_Igather", "immediate_gather_into_root called by a process that is not the root"));
         }
-        let data = &*recvbuf as *const R;
-        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-        let out = r.target();
-        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
-        unsafe { immediate(data, out, "MPI_Igather", scope, |m| do_gather(comm, self.root_rank(), &s, Some(&mut r), m)) }
+        immediate_mut(recvbuf, "MPI_Igather", scope, |w, recvbuf| {
+            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+            let out = r.target();
+            started(do_gather(comm, self.root_rank(), &s, Some(&mut r), Mode::Immediate(w)), out)
+        })
     }
 
     /// Starts a [`gather_varcount_into`](Self::gather_varcount_into) (`MPI_Igatherv`).
@@ -1270,10 +1450,10 @@ pub trait Root: AsCommunicator {
         if comm.rank() == self.root_rank() {
             return Err(not_root("MPI_Igatherv", "the root must call immediate_gather_varcount_into_root"));
         }
-        let data = sendbuf as *const S;
-        let out = None;
-        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
-        unsafe { immediate(data, out, "MPI_Igatherv", scope, |m| do_gatherv(comm, self.root_rank(), &typed_in(sendbuf), None, m)) }
+        immediate_ref(sendbuf, "MPI_Igatherv", scope, |w| {
+            let out = None;
+            started(do_gatherv(comm, self.root_rank(), &typed_in(sendbuf), None, Mode::Immediate(w)), out).map(|x| x.0)
+        })
     }
 
     /// Starts a [`gather_varcount_into_root`](Self::gather_varcount_into_root) (`MPI_Igatherv`).
@@ -1299,11 +1479,11 @@ pub trait Root: AsCommunicator {
         }
         let (c, d) = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
         disjoint(&c, &d, CALL, "recvbuf")?;
-        let data = &*recvbuf as *const R;
-        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-        let out = r.target();
-        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
-        unsafe { immediate(data, out, CALL, scope, |m| do_gatherv(comm, self.root_rank(), &s, Some((&mut r, &c, &d)), m)) }
+        immediate_mut(recvbuf, CALL, scope, |w, recvbuf| {
+            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+            let out = r.target();
+            started(do_gatherv(comm, self.root_rank(), &s, Some((&mut r, &c, &d)), Mode::Immediate(w)), out)
+        })
     }
 
     /// Starts a [`scatter_into`](Self::scatter_into) (`MPI_Iscatter`).
@@ -1324,11 +1504,11 @@ pub trait Root: AsCommunicator {
         if comm.rank() == self.root_rank() {
             return Err(not_root("MPI_Iscatter", "the root must call immediate_scatter_into_root"));
         }
-        let data = &*recvbuf as *const R;
-        let mut r = typed_out(recvbuf);
-        let out = r.target();
-        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
-        unsafe { immediate(data, out, "MPI_Iscatter", scope, |m| do_scatter(comm, self.root_rank(), None, &mut r, m)) }
+        immediate_mut(recvbuf, "MPI_Iscatter", scope, |w, recvbuf| {
+            let mut r = typed_out(recvbuf);
+            let out = r.target();
+            started(do_scatter(comm, self.root_rank(), None, &mut r, Mode::Immediate(w)), out)
+        })
     }
 
     /// Starts a [`scatter_into_root`](Self::scatter_into_root) (`MPI_Iscatter`).
@@ -1351,11 +1531,11 @@ pub trait Root: AsCommunicator {
         if comm.rank() != self.root_rank() {
             return Err(not_root("MPI_Iscatter", "immediate_scatter_into_root called by a process that is not the root"));
         }
-        let data = &*recvbuf as *const R;
-        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-        let out = r.target();
-        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
-        unsafe { immediate(data, out, "MPI_Iscatter", scope, |m| do_scatter(comm, self.root_rank(), Some(&s), &mut r, m)) }
+        immediate_mut(recvbuf, "MPI_Iscatter", scope, |w, recvbuf| {
+            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+            let out = r.target();
+            started(do_scatter(comm, self.root_rank(), Some(&s), &mut r, Mode::Immediate(w)), out)
+        })
     }
 
     /// Starts a [`scatter_varcount_into`](Self::scatter_varcount_into) (`MPI_Iscatterv`).
@@ -1376,11 +1556,11 @@ pub trait Root: AsCommunicator {
         if comm.rank() == self.root_rank() {
             return Err(not_root("MPI_Iscatterv", "the root must call immediate_scatter_varcount_into_root"));
         }
-        let data = &*recvbuf as *const R;
-        let mut r = typed_out(recvbuf);
-        let out = r.target();
-        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
-        unsafe { immediate(data, out, "MPI_Iscatterv", scope, |m| do_scatterv(comm, self.root_rank(), None, &mut r, m)) }
+        immediate_mut(recvbuf, "MPI_Iscatterv", scope, |w, recvbuf| {
+            let mut r = typed_out(recvbuf);
+            let out = r.target();
+            started(do_scatterv(comm, self.root_rank(), None, &mut r, Mode::Immediate(w)), out)
+        })
     }
 
     /// Starts a [`scatter_varcount_into_root`](Self::scatter_varcount_into_root) (`MPI_Iscatterv`).
@@ -1405,11 +1585,11 @@ pub trait Root: AsCommunicator {
             return Err(not_root(CALL, "immediate_scatter_varcount_into_root called by a process that is not the root"));
         }
         let (c, d) = parts(sendbuf, comm.size(), CALL, "sendbuf")?;
-        let data = &*recvbuf as *const R;
-        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-        let out = r.target();
-        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
-        unsafe { immediate(data, out, CALL, scope, |m| do_scatterv(comm, self.root_rank(), Some((&s, &c, &d)), &mut r, m)) }
+        immediate_mut(recvbuf, CALL, scope, |w, recvbuf| {
+            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+            let out = r.target();
+            started(do_scatterv(comm, self.root_rank(), Some((&s, &c, &d)), &mut r, Mode::Immediate(w)), out)
+        })
     }
 
     /// Starts a [`reduce_into`](Self::reduce_into) (`MPI_Ireduce`).
@@ -1432,10 +1612,13 @@ pub trait Root: AsCommunicator {
         if comm.rank() == self.root_rank() {
             return Err(not_root("MPI_Ireduce", "the root must call immediate_reduce_into_root"));
         }
-        let data = sendbuf as *const S;
-        let out = None;
-        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
-        unsafe { immediate(data, out, "MPI_Ireduce", scope, |m| do_reduce(comm, self.root_rank(), &typed_in(sendbuf), None, &op.as_core_op(), m)) }
+        let mut req = immediate_ref(sendbuf, "MPI_Ireduce", scope, |w| {
+            let out = None;
+            started(do_reduce(comm, self.root_rank(), &typed_in(sendbuf), None, &op.as_core_op(), Mode::Immediate(w)), out).map(|x| x.0)
+        })?;
+        // A user operation runs until the request completes: the request keeps it.
+        req.keep = Some(Box::new(op));
+        Ok(req)
     }
 
     /// Starts a [`reduce_into_root`](Self::reduce_into_root) (`MPI_Ireduce`).
@@ -1460,11 +1643,14 @@ pub trait Root: AsCommunicator {
         if comm.rank() != self.root_rank() {
             return Err(not_root("MPI_Ireduce", "immediate_reduce_into_root called by a process that is not the root"));
         }
-        let data = &*recvbuf as *const R;
-        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-        let out = r.target();
-        // SAFETY: the buffers are borrowed for 'a, which the scope bounds.
-        unsafe { immediate(data, out, "MPI_Ireduce", scope, |m| do_reduce(comm, self.root_rank(), &s, Some(&mut r), &op.as_core_op(), m)) }
+        let mut req = immediate_mut(recvbuf, "MPI_Ireduce", scope, |w, recvbuf| {
+            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+            let out = r.target();
+            started(do_reduce(comm, self.root_rank(), &s, Some(&mut r), &op.as_core_op(), Mode::Immediate(w)), out)
+        })?;
+        // A user operation runs until the request completes: the request keeps it.
+        req.keep = Some(Box::new(op));
+        Ok(req)
     }
 }
 

@@ -29,6 +29,7 @@ use std::sync::{Mutex, OnceLock};
 use oxmpi_core::datatype::{Datatype as CoreDatatype, Primitive};
 
 use crate::error::{Error, ErrorClass, OrFatal, Result};
+use crate::request::Start;
 use crate::{Address, Count};
 
 /// The datatype traits, re-exported by [`crate::traits`].
@@ -621,6 +622,10 @@ pub(crate) struct Typed<'a> {
     pub(crate) count: usize,
     pub(crate) dt: CoreDatatype,
     pub(crate) check: Checker,
+    /// Taken from an exclusive borrow (`typed_out`): no shared `'a` descriptor of it.
+    excl: bool,
+    /// Lent to an immediate operation for `'a`: no other descriptor of it any more.
+    lent: bool,
     _life: PhantomData<&'a [u8]>,
 }
 
@@ -645,9 +650,28 @@ impl<'a> TypedMut<'a> {
     /// The first `n` elements (at most the buffer's count) as a receive descriptor.
     pub(crate) fn desc_mut_n(&mut self, n: usize) -> oxmpi_core::buf::RecvBuf<'_, '_> {
         let t = &self.0;
+        assert!(!t.lent, "a buffer lent to an immediate operation was used again");
         // SAFETY: `typed_out` took these `count` elements of `dt` at `ptr` from a
         // `&'a mut` BufferMut (its contract: writable, any bytes valid); `self` is
         // borrowed exclusively while the descriptor lives.
+        unsafe { oxmpi_core::buf::RecvBuf::from_raw(t.ptr, n.min(t.count), Some(&t.dt)) }
+    }
+
+    /// The buffer as a receive descriptor for `'a`, for the one immediate operation that
+    /// `w` starts; afterwards no other descriptor of it is handed out.
+    pub(crate) fn lend_mut(&mut self, w: &Start<'a>) -> oxmpi_core::buf::RecvBuf<'a, '_> {
+        let n = self.0.count;
+        self.lend_mut_n(w, n)
+    }
+
+    /// The first `n` elements (at most the buffer's count) as [`lend_mut`](Self::lend_mut).
+    pub(crate) fn lend_mut_n(&mut self, _w: &Start<'a>, n: usize) -> oxmpi_core::buf::RecvBuf<'a, '_> {
+        let t = &mut self.0;
+        assert!(!t.lent, "a buffer lent to an immediate operation was lent again");
+        t.lent = true;
+        // SAFETY: `typed_out` took these `count` elements of `dt` at `ptr` from a
+        // `&'a mut` BufferMut (writable, any bytes valid), and `lent` makes this the only
+        // descriptor of them from now on: the operation `w` starts has them for 'a.
         unsafe { oxmpi_core::buf::RecvBuf::from_raw(t.ptr, n.min(t.count), Some(&t.dt)) }
     }
 
@@ -678,6 +702,7 @@ impl<'a> Typed<'a> {
 
     /// The first `n` elements (at most the buffer's count) as a send descriptor.
     pub(crate) fn desc_n(&self, n: usize) -> oxmpi_core::buf::SendBuf<'_, '_> {
+        assert!(!self.lent, "a buffer lent to an immediate operation was used again");
         // SAFETY: `typed_in`/`typed_out` took these `count` elements of `dt` at `ptr`
         // from a borrow for 'a (Buffer contract: readable while borrowed), and 'a
         // outlives the borrow of `self`.
@@ -685,15 +710,24 @@ impl<'a> Typed<'a> {
     }
 }
 
-impl Typed<'_> {
-    /// The engine's descriptor of this buffer, for reading.
-    ///
-    /// # Safety
-    /// The memory stays valid, and unmodified, for `'a`.
-    pub(crate) unsafe fn send_buf<'a>(&self) -> oxmpi_core::buf::SendBuf<'a, '_> {
-        // SAFETY: forwarded contract; `count` elements of `dt` at `ptr` (Buffer contract).
-        unsafe { oxmpi_core::buf::SendBuf::from_raw(self.ptr, self.count, Some(&self.dt)) }
+impl<'a> Typed<'a> {
+    /// The buffer (a shared borrow for `'a`) as a send descriptor for `'a`, for the
+    /// immediate operation that `w` starts.
+    pub(crate) fn lend(&self, w: &Start<'a>) -> oxmpi_core::buf::SendBuf<'a, '_> {
+        let n = self.count;
+        self.lend_n(w, n)
     }
+
+    /// The first `n` elements (at most the buffer's count) as [`lend`](Self::lend).
+    pub(crate) fn lend_n(&self, _w: &Start<'a>, n: usize) -> oxmpi_core::buf::SendBuf<'a, '_> {
+        assert!(!self.excl, "an exclusively borrowed buffer was lent for reading");
+        // SAFETY: `typed_in` took these `count` elements of `dt` at `ptr` from a shared
+        // borrow for 'a (Buffer contract: readable, and unchanged, while borrowed).
+        unsafe { oxmpi_core::buf::SendBuf::from_raw(self.ptr, n.min(self.count), Some(&self.dt)) }
+    }
+}
+
+impl Typed<'_> {
 
     /// The engine's descriptor of this buffer, for writing.
     ///
@@ -729,6 +763,8 @@ pub(crate) fn typed_in<B: Pointer + Collection + AsDatatype + ?Sized>(buf: &B) -
         count: buf.count().max(0) as usize,
         dt: d.core.clone(),
         check: Checker(d.check),
+        excl: false,
+        lent: false,
         _life: PhantomData,
     }
 }
@@ -744,6 +780,8 @@ pub(crate) fn typed_out<B: PointerMut + Collection + AsDatatype + ?Sized>(buf: &
             count: buf.count().max(0) as usize,
             dt: core,
             check,
+            excl: true,
+            lent: false,
             _life: PhantomData,
         },
         PhantomData,
@@ -795,7 +833,7 @@ pub(crate) enum RecvSpec<'a> {
 /// initialized, so they are handed out and checked safely.
 pub(crate) struct RecvBytes<'a>(RecvTarget, PhantomData<&'a mut [u8]>);
 
-impl RecvBytes<'_> {
+impl<'a> RecvBytes<'a> {
     /// The bytes themselves, for as long as `self` is borrowed.
     pub(crate) fn bytes(&mut self) -> &mut [u8] {
         if self.0.len == 0 {
@@ -816,6 +854,16 @@ impl RecvBytes<'_> {
         // SAFETY: exclusively borrowed for 'a, and by `self` now: no operation writes
         // the bytes any more (a request started over them holds its own raw target).
         unsafe { self.0.after(nbytes, call) }
+    }
+
+    /// The bytes as a receive descriptor for `'a`, for the one immediate operation `w`
+    /// starts, and the target to check once it completed.
+    pub(crate) fn lend(self, _w: &Start<'a>) -> (oxmpi_core::buf::RecvBuf<'a, 'static>, RecvTarget) {
+        let t = self.0;
+        // SAFETY: `recv_spec`/`value_spec_mut` made the target from an exclusive borrow
+        // for 'a of `len` initialized bytes; `self` is consumed, so the operation `w`
+        // starts holds the only descriptor of them for 'a.
+        (unsafe { oxmpi_core::buf::RecvBuf::from_raw(t.ptr, t.len, None) }, t)
     }
 
     /// The raw target, for a request that outlives this borrow (see [`RecvTarget`]).
@@ -867,7 +915,7 @@ pub(crate) unsafe fn value_spec<'a, T: Equivalence>(ptr: *mut u8, elems: usize, 
             ),
         ));
     }
-    let t = Typed { ptr, count: elems, dt: d.core.clone(), check: Checker(d.check), _life: PhantomData };
+    let t = Typed { ptr, count: elems, dt: d.core.clone(), check: Checker(d.check), excl: true, lent: false, _life: PhantomData };
     Ok(RecvSpec::Typed(TypedMut(t, PhantomData)))
 }
 

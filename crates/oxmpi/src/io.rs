@@ -34,14 +34,14 @@
 use std::ops::BitOr;
 use std::path::Path;
 
-use oxmpi_core::io::{self as core_io, Dir, Pos};
+use oxmpi_core::io::{self as core_io, Pos};
 /// Where [`File::try_seek`] counts from (`MPI_SEEK_SET`, `_CUR`, `_END`).
 pub use oxmpi_core::io::Whence;
 
 use crate::datatype::{typed_in, typed_out, Buffer, BufferMut, Datatype, Equivalence};
 use crate::error::{OrFatal, Result};
 use crate::point_to_point::Status;
-use crate::request::{Request, Scope};
+use crate::request::{immediate_mut, immediate_ref, Request, Scope};
 use crate::topology::Communicator;
 
 /// A file access mode (`MPI_MODE_*`), combined with `|`.
@@ -244,22 +244,13 @@ impl File {
 
     fn put<B: Buffer + ?Sized>(&self, call: &str, pos: Pos, coll: bool, buf: &B) -> Result<Status> {
         let t = typed_in(buf);
-        // SAFETY: by the Buffer contract `t.count` elements of `t.dt` are readable at
-        // `t.ptr` while `buf` is borrowed, i.e. for the whole call.
-        let s = unsafe { self.inner.access(call, pos, coll, Dir::Write, t.ptr, t.count, &t.dt)? };
-        Ok(Status::from_core(s))
+        Ok(Status::from_core(self.inner.write_buf(call, pos, coll, t.desc())?))
     }
 
     fn get<B: BufferMut + ?Sized>(&self, call: &str, pos: Pos, coll: bool, buf: &mut B) -> Result<Status> {
-        let target = crate::datatype::recv_target(buf, call).ok();
-        let t = typed_out(buf);
-        // SAFETY: by the BufferMut contract `t.count` elements of `t.dt` are writable
-        // at `t.ptr` while `buf` is borrowed mutably, i.e. for the whole call.
-        let s = unsafe { self.inner.access(call, pos, coll, Dir::Read, t.ptr, t.count, &t.dt)? };
-        if let Some(target) = target.filter(|_| t.dt.is_contiguous()) {
-            // SAFETY: the read is over; the engine no longer writes the buffer.
-            unsafe { target.after(s.count_bytes, call)? };
-        }
+        let mut t = typed_out(buf);
+        let s = self.inner.read_buf(call, pos, coll, t.desc_mut())?;
+        t.check_received(s.count_bytes, call)?;
         Ok(Status::from_core(s))
     }
 
@@ -306,13 +297,7 @@ impl File {
         B: 'a + Buffer + ?Sized,
         Sc: Scope<'a>,
     {
-        let t = typed_in(buf);
-        // SAFETY: `buf` is borrowed for 'a by the returned request (which its scope
-        // keeps within 'a); the engine reads it before the request completes.
-        unsafe {
-            let raw = self.inner.iaccess(call, pos, coll, Dir::Write, t.ptr, t.count, &t.dt)?;
-            Ok(Request::wrap(raw, buf as *const B, None, call, scope))
-        }
+        immediate_ref(buf, call, scope, |w| self.inner.iwrite_buf(w, call, pos, coll, typed_in(buf).lend(w)))
     }
 
     fn start_get<'a, B, Sc>(&self, call: &'static str, pos: Pos, coll: bool, scope: Sc, buf: &'a mut B) -> Result<Request<'a, B, Sc>>
@@ -320,16 +305,15 @@ impl File {
         B: 'a + BufferMut + ?Sized,
         Sc: Scope<'a>,
     {
-        let data = &*buf as *const B;
-        let target = crate::datatype::recv_target(buf, call).ok();
-        let t = typed_out(buf);
-        let target = if t.dt.is_contiguous() { target } else { None };
-        // SAFETY: `buf` is borrowed mutably for 'a by the returned request (which its
-        // scope keeps within 'a); the engine writes it before the request completes.
-        unsafe {
-            let raw = self.inner.iaccess(call, pos, coll, Dir::Read, t.ptr, t.count, &t.dt)?;
-            Ok(Request::wrap(raw, data, target, call, scope))
-        }
+        immediate_mut(buf, call, scope, |w, buf| {
+            let mut t = typed_out(buf);
+            // Checked on completion: the elements the read wrote.
+            let target = t.target().map(|mut x| {
+                x.whole = false;
+                x
+            });
+            Ok((self.inner.iread_buf(w, call, pos, coll, t.lend_mut(w))?, target))
+        })
     }
 
     /// Starts a write at view offset `offset` (`MPI_File_iwrite_at`); `collective`

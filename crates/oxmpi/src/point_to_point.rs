@@ -32,7 +32,7 @@ use crate::datatype::{
 };
 use crate::error::{Error, ErrorClass, OrFatal, Result};
 use crate::environment::threading::{SafetyOf, ThreadSafety};
-use crate::request::{Request, Scope, Wrapped};
+use crate::request::{immediate_mut, immediate_ref, Request, Scope};
 use oxmpi_core::buf::SendBuf;
 use crate::topology::{AnyProcess, AsCommunicator, Communicator, Process, Rank};
 use crate::{Count, Tag, ANY_TAG, UNDEFINED};
@@ -134,15 +134,10 @@ where
     Sc: Scope<'a>,
 {
     let call = pt2pt::send_call_name(mode, true);
-    // SAFETY: `buf` is borrowed for 'a by the returned request, which the scope forbids
-    // to outlive 'a, so the bytes stay valid and unmodified until completion.
-    unsafe {
-        let raw = match send_spec(buf, call)? {
-            SendSpec::Bytes(bytes) => pt2pt::isend(&Wrapped::new(), comm, SendBuf::bytes(bytes), dest, tag, mode)?,
-            SendSpec::Typed(t) => pt2pt::isend(&Wrapped::new(), comm, t.send_buf(), dest, tag, mode)?,
-        };
-        Ok(Request::wrap(raw, buf as *const B, None, call, scope))
-    }
+    immediate_ref(buf, call, scope, |w| match send_spec(buf, call)? {
+        SendSpec::Bytes(bytes) => pt2pt::isend(w, comm, SendBuf::bytes(bytes), dest, tag, mode),
+        SendSpec::Typed(t) => pt2pt::isend(w, comm, t.lend(w), dest, tag, mode),
+    })
 }
 
 /// Receives into a target; checks the received elements (also after an error, as the
@@ -462,29 +457,14 @@ pub trait Source: AsCommunicator {
         Sc: Scope<'a>,
     {
         let comm = self.as_communicator().core_comm();
-        let data = &*buf as *const Buf;
-        let t = match recv_spec(buf, "MPI_Irecv")? {
-            RecvSpec::Bytes(t) => t.target(),
-            RecvSpec::Typed(t) => {
-                // SAFETY: as below.
-                return unsafe {
-                    let raw = pt2pt::irecv(&Wrapped::new(), comm, t.recv_buf(), self.source_rank(), tag)?;
-                    Ok(Request::wrap(raw, data, None, "MPI_Irecv", scope))
-                };
+        let source = self.source_rank();
+        immediate_mut(buf, "MPI_Irecv", scope, |w, buf| match recv_spec(buf, "MPI_Irecv")? {
+            RecvSpec::Bytes(t) => {
+                let (b, t) = t.lend(w);
+                Ok((pt2pt::irecv(w, comm, b, source, tag)?, Some(t)))
             }
-        };
-        // SAFETY: `buf` is exclusively borrowed for 'a by the request, which the scope
-        // forbids to outlive 'a.
-        unsafe {
-            let raw = pt2pt::irecv(&Wrapped::new(), comm, t.recv_buf(), self.source_rank(), tag)?;
-            Ok(Request::wrap(
-                raw,
-                data,
-                Some(t),
-                "MPI_Irecv",
-                scope,
-            ))
-        }
+            RecvSpec::Typed(mut t) => Ok((pt2pt::irecv(w, comm, t.lend_mut(w), source, tag)?, None)),
+        })
     }
     /// Starts a receive of a message with any tag into `buf` (`MPI_Irecv`).
     fn immediate_receive_into<'a, Sc, Buf>(
@@ -868,28 +848,13 @@ impl Message {
         Sc: Scope<'a>,
     {
         let mut m = self.take();
-        let data = &*buf as *const Buf;
-        let t = match recv_spec(buf, "MPI_Imrecv")? {
-            RecvSpec::Bytes(t) => t.target(),
-            RecvSpec::Typed(t) => {
-                // SAFETY: `buf` is exclusively borrowed for 'a by the request.
-                return unsafe {
-                    let raw = pt2pt::imrecv(&Wrapped::new(), t.recv_buf(), &mut m)?;
-                    Ok(Request::wrap(raw, data, None, "MPI_Imrecv", scope))
-                };
+        immediate_mut(buf, "MPI_Imrecv", scope, |w, buf| match recv_spec(buf, "MPI_Imrecv")? {
+            RecvSpec::Bytes(t) => {
+                let (b, t) = t.lend(w);
+                Ok((pt2pt::imrecv(w, b, &mut m)?, Some(t)))
             }
-        };
-        // SAFETY: `buf` is exclusively borrowed for 'a by the request.
-        unsafe {
-            let raw = pt2pt::imrecv(&Wrapped::new(), t.recv_buf(), &mut m)?;
-            Ok(Request::wrap(
-                raw,
-                data,
-                Some(t),
-                "MPI_Imrecv",
-                scope,
-            ))
-        }
+            RecvSpec::Typed(mut t) => Ok((pt2pt::imrecv(w, t.lend_mut(w), &mut m)?, None)),
+        })
     }
 }
 
@@ -1198,7 +1163,7 @@ impl<T: Equivalence> ReceiveFuture<T> {
             Ok(RecvSpec::Bytes(t)) => t.target(),
             Ok(RecvSpec::Typed(t)) => {
                 // SAFETY: as below (the engine unpacks into the heap block).
-                return match unsafe { pt2pt::irecv(&Wrapped::new(), comm, t.recv_buf(), source, tag) } {
+                return match unsafe { pt2pt::irecv(&oxmpi_core::buf::Forever, comm, t.recv_buf(), source, tag) } {
                     Ok(raw) => Ok(ReceiveFuture {
                         val,
                         // SAFETY: as below (the request reads into the heap block `val`).
@@ -1228,7 +1193,7 @@ impl<T: Equivalence> ReceiveFuture<T> {
         // SAFETY: the heap block stays allocated until the future has completed or
         // cancelled the request (see Drop), and only the engine writes it meanwhile.
         unsafe {
-            match pt2pt::irecv(&Wrapped::new(), comm, t.recv_buf(), source, tag) {
+            match pt2pt::irecv(&oxmpi_core::buf::Forever, comm, t.recv_buf(), source, tag) {
                 Ok(raw) => Ok(ReceiveFuture {
                     val,
                     req: Some(Request::wrap(

@@ -79,26 +79,93 @@ pub struct Request<'a, D: ?Sized, S: Scope<'a> = StaticScope, T: ThreadSafety = 
     recv: Option<RecvTarget>,
     call: &'static str,
     scope: S,
+    /// What the operation uses besides its buffers (a user operation), kept until it
+    /// completes.
+    pub(crate) keep: Option<Box<dyn Keep + 'a>>,
     phantom: PhantomData<(Cell<&'a ()>, &'a D, T)>,
 }
 
-/// The engine's [`BufScope`](oxmpi_core::buf::BufScope) for a call whose request goes
-/// straight into [`Request::wrap`], which registers it with this API's [`Scope`].
-pub(crate) struct Wrapped<'a>(PhantomData<&'a ()>);
+/// The engine's [`BufScope`](oxmpi_core::buf::BufScope) while one immediate operation
+/// over buffers borrowed for `'a` starts (see [`immediate_ref`], [`immediate_mut`]):
+/// only those functions make one, and they register the request it saw entered with
+/// the API's [`Scope<'a>`] before returning.
+pub(crate) struct Start<'a> {
+    entered: Cell<Option<Raw>>,
+    extra: Cell<bool>,
+    _life: PhantomData<Cell<&'a ()>>,
+}
 
-impl Wrapped<'_> {
-    /// # Safety
-    /// Every request made with it is handed to [`Request::wrap`] with a `Scope<'a>`
-    /// before anything else happens.
-    pub(crate) unsafe fn new() -> Self {
-        Wrapped(PhantomData)
+// SAFETY: `immediate_ref`/`immediate_mut`, the only makers of a `Start`, check that at
+// most one request was entered, that it is the one the start returned, and register it
+// with a `Scope<'a>` at once (aborting otherwise); a scope aborts the process rather
+// than let 'a end with a request in flight.
+unsafe impl<'a> oxmpi_core::buf::BufScope<'a> for Start<'a> {
+    fn enter(&self, r: Raw) {
+        if self.entered.get().is_some() {
+            self.extra.set(true);
+        } else {
+            self.entered.set(Some(r));
+        }
     }
 }
 
-// SAFETY: by `new`'s contract each request is registered with a `Scope<'a>` at once,
-// and a scope aborts the process rather than let 'a end with a request in flight.
-unsafe impl<'a> oxmpi_core::buf::BufScope<'a> for Wrapped<'a> {
-    fn enter(&self, _: Raw) {}
+impl Start<'_> {
+    fn new() -> Self {
+        Start { entered: Cell::new(None), extra: Cell::new(false), _life: PhantomData }
+    }
+
+    /// Checks that the start entered nothing but `raw` (what its buffers' safety rests on).
+    fn only(&self, raw: Option<Raw>, call: &str) {
+        let ok = !self.extra.get()
+            && match (self.entered.get(), raw) {
+                (None, _) => true,
+                (Some(e), Some(r)) => e == r,
+                (Some(_), None) => false,
+            };
+        if !ok {
+            // A request over 'a buffers that no scope knows of: nothing may run on.
+            eprintln!("oxmpi: internal error: {call} started a request its scope does not hold; aborting");
+            std::process::abort();
+        }
+    }
+}
+
+/// Starts one immediate operation whose buffers are shared borrows for `'a` (`buf`, and
+/// any `'a` buffers `f` captures): `f` starts it with the engine scope it is given, and
+/// its request is registered with `scope`. The request hands `buf` back at completion.
+pub(crate) fn immediate_ref<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
+    buf: &'a D,
+    call: &'static str,
+    scope: Sc,
+    f: impl FnOnce(&Start<'a>) -> Result<Raw>,
+) -> Result<Request<'a, D, Sc, T>> {
+    let w = Start::new();
+    let r = f(&w);
+    w.only(r.as_ref().ok().copied(), call);
+    // SAFETY: the request is the one `f` started (checked by `only`), over buffers
+    // borrowed for 'a (the engine's entry points took them with `Start<'a>`), and
+    // `buf` is a shared borrow for 'a.
+    Ok(unsafe { Request::wrap(r?, buf as *const D, None, call, scope) })
+}
+
+/// As [`immediate_ref`] for an exclusively borrowed buffer, which `f` gets back to start
+/// the operation over, with the target (from that buffer) to check on completion.
+pub(crate) fn immediate_mut<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
+    buf: &'a mut D,
+    call: &'static str,
+    scope: Sc,
+    f: impl FnOnce(&Start<'a>, &'a mut D) -> Result<(Raw, Option<RecvTarget>)>,
+) -> Result<Request<'a, D, Sc, T>> {
+    let p: *mut D = buf;
+    let w = Start::new();
+    // SAFETY: `p` is `buf` itself, handed on: the exclusive borrow for 'a goes to `f`,
+    // and the request reads through `p` only once the operation `f` started completed.
+    let r = f(&w, unsafe { &mut *p });
+    w.only(r.as_ref().ok().map(|x| x.0), call);
+    let (raw, recv) = r?;
+    // SAFETY: the request is the one `f` started (checked by `only`) over the 'a
+    // buffers, `buf` among them; the request gives `buf` back only after completion.
+    Ok(unsafe { Request::wrap(raw, p as *const D, recv, call, scope) })
 }
 
 impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> fmt::Debug for Request<'a, D, S, T> {
@@ -115,7 +182,9 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Drop for Request<'a, D, S, T>
         if !std::thread::panicking() {
             panic!("request was dropped without being completed");
         }
-        // While unwinding: the scope sees the request still registered and aborts.
+        // While unwinding: the scope sees the request still registered and aborts; what
+        // the operation uses is leaked, as other requests' guards may still progress it.
+        std::mem::forget(self.keep.take());
     }
 }
 
@@ -139,6 +208,7 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
             recv,
             call,
             scope,
+            keep: None,
             phantom: PhantomData,
         }
     }
@@ -159,12 +229,15 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
     /// The returned engine request must be completed within `'a`, before the data is
     /// used.
     pub unsafe fn into_raw(self) -> (Raw, &'a D, S) {
-        let (raw, data, _, _, scope) = self.into_parts();
+        let (raw, data, _, _, scope, keep) = self.into_parts();
+        // What the operation uses (a user operation) must outlive it: it is leaked.
+        std::mem::forget(keep);
         // SAFETY: the caller takes over the obligation to complete the request.
         (raw, unsafe { &*data }, scope)
     }
 
-    fn into_parts(self) -> (Raw, *const D, Option<RecvTarget>, &'static str, S) {
+    #[allow(clippy::type_complexity)]
+    fn into_parts(self) -> (Raw, *const D, Option<RecvTarget>, &'static str, S, Option<Box<dyn Keep + 'a>>) {
         // SAFETY: each field is read once, then `self` is forgotten so none is dropped
         // twice (and the drop bomb does not go off).
         let parts = unsafe {
@@ -174,6 +247,7 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
                 ptr::read(&self.recv),
                 self.call,
                 ptr::read(&self.scope),
+                ptr::read(&self.keep),
             )
         };
         std::mem::forget(self);
@@ -208,7 +282,7 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
     }
 
     fn try_wait_for_data(self) -> Result<(Status, &'a D)> {
-        let (mut raw, data, recv, call, _) = self.into_parts();
+        let (mut raw, data, recv, call, _, _keep) = self.into_parts();
         let st = pt2pt::wait(&mut raw)?;
         // SAFETY: the operation is complete: the engine no longer touches the buffer,
         // which the request borrowed for 'a.
@@ -243,7 +317,7 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
         match pt2pt::test(&mut self.raw) {
             Ok(None) => Ok(Err(self)),
             Ok(Some(st)) => {
-                let (_, data, recv, call, _) = self.into_parts();
+                let (_, data, recv, call, _, _) = self.into_parts();
                 // SAFETY: complete; see try_wait_for_data.
                 unsafe { finish(recv, &st, call)? };
                 // SAFETY: complete; see try_wait_for_data.
@@ -281,9 +355,11 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
         'a: 'b,
         S2: Scope<'b>,
     {
-        let (raw, data, recv, call, _) = self.into_parts();
+        let (raw, data, recv, call, _, keep) = self.into_parts();
         // SAFETY: the buffers outlive 'a, hence 'b.
-        unsafe { Request::wrap(raw, data, recv, call, scope) }
+        let mut r = unsafe { Request::wrap(raw, data, recv, call, scope) };
+        r.keep = keep;
+        r
     }
 }
 
@@ -322,7 +398,7 @@ pub fn try_wait_any<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety>(
     let Some(i) = found else {
         return res.map(|_| None);
     };
-    let (_, _, recv, call, _) = requests.remove(i).into_parts();
+    let (_, _, recv, call, _, _) = requests.remove(i).into_parts();
     let st = res?.expect("found").1;
     // SAFETY: request i is complete.
     unsafe { finish(recv, &st, call)? };
@@ -618,6 +694,8 @@ pub struct RequestCollection<'a, D: ?Sized> {
     data: Vec<Option<*const D>>,
     recv: Vec<Option<RecvTarget>>,
     calls: Vec<&'static str>,
+    /// What the requests use besides their buffers, kept until the collection is dropped.
+    keep: Vec<Box<dyn Keep + 'a>>,
     phantom: PhantomData<(Cell<&'a ()>, &'a D)>,
 }
 
@@ -649,6 +727,7 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
             data: Vec::with_capacity(reserve),
             recv: Vec::with_capacity(reserve),
             calls: Vec::with_capacity(reserve),
+            keep: Vec::new(),
             phantom: PhantomData,
         }
     }
@@ -670,7 +749,8 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
 
     /// Adds a request (taking it out of its scope); returns its index.
     pub fn add<S: Scope<'a>, T: ThreadSafety>(&mut self, req: Request<'a, D, S, T>) -> usize {
-        let (raw, data, recv, call, _) = req.into_parts();
+        let (raw, data, recv, call, _, keep) = req.into_parts();
+        self.keep.extend(keep);
         self.raws.push(raw);
         self.data.push(Some(data));
         self.recv.push(recv);
@@ -842,5 +922,169 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
         }
         self.try_wait_all(result)?;
         Ok(true)
+    }
+}
+
+/// A persistent collective's request (`MPI_<Op>_init`), registered with a [`Scope`] of
+/// lifetime `'a` and borrowing its buffers for `'a`: [`start`](Self::start) runs the
+/// operation, [`wait`](Self::wait) or [`test`](Self::test) completes that run, as many
+/// times as wanted. Between runs, [`data`](Self::data) and [`data_mut`](Self::data_mut)
+/// reach the buffer the runs write.
+/// Dropping the request waits for a run still going, then frees it (`MPI_Request_free`).
+///
+/// ```
+/// use oxmpi::traits::*;
+/// use oxmpi::collective::SystemOperation;
+/// use oxmpi::request::scope;
+/// let universe = oxmpi::initialize().unwrap();
+/// let world = universe.world();
+/// let x = [world.rank() + 1];
+/// let mut sum = [0];
+/// scope(|s| {
+///     let mut r = world.all_reduce_init(s, &x, &mut sum, SystemOperation::sum());
+///     for _ in 0..3 {
+///         r.start();
+///         r.wait();
+///         let n = world.size();
+///         assert_eq!(r.data().unwrap()[0], n * (n + 1) / 2);
+///     }
+/// });
+/// ```
+pub struct PersistentRequest<'a, D: ?Sized, S: Scope<'a> = StaticScope, T: ThreadSafety = Unthreaded> {
+    raw: Raw,
+    data: *const D,
+    recv: Option<RecvTarget>,
+    call: &'static str,
+    active: bool,
+    scope: S,
+    /// What the runs use besides the buffers (a user operation), kept until the request
+    /// is freed (fields drop after `Drop::drop`).
+    pub(crate) keep: Option<Box<dyn Keep + 'a>>,
+    phantom: PhantomData<(Cell<&'a ()>, &'a D, T)>,
+}
+
+/// Anything, kept alive by a [`Request`] or [`PersistentRequest`].
+pub(crate) trait Keep {}
+impl<K: ?Sized> Keep for K {}
+
+impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> fmt::Debug for PersistentRequest<'a, D, S, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PersistentRequest").field("raw", &self.raw).field("call", &self.call).field("active", &self.active).finish()
+    }
+}
+
+/// Makes a persistent collective over `buf` (exclusively borrowed for 'a), as
+/// [`immediate_mut`] makes an immediate one: `f` initializes it with the engine scope it
+/// is given over buffers borrowed for 'a, and returns the target to check after a run.
+pub(crate) fn persistent_mut<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
+    buf: &'a mut D,
+    call: &'static str,
+    scope: Sc,
+    f: impl FnOnce(&Start<'a>, &'a mut D) -> Result<(Raw, Option<RecvTarget>)>,
+) -> Result<PersistentRequest<'a, D, Sc, T>> {
+    let p: *mut D = buf;
+    let w = Start::new();
+    // SAFETY: as in `immediate_mut`: `p` is `buf`, handed on to `f` for 'a; the request
+    // reads through `p` only while no run is active.
+    let r = f(&w, unsafe { &mut *p });
+    w.only(r.as_ref().ok().map(|x| x.0), call);
+    let (raw, recv) = r?;
+    scope.register();
+    Ok(PersistentRequest { raw, data: p as *const D, recv, call, active: false, scope, keep: None, phantom: PhantomData })
+}
+
+impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> PersistentRequest<'a, D, S, T> {
+    /// Starts a run (`MPI_Start`). Errors are fatal.
+    pub fn start(&mut self) {
+        self.try_start().or_fatal()
+    }
+
+    /// [`start`](Self::start), reporting errors (a run still going is an
+    /// MPI_ERR_REQUEST error).
+    pub fn try_start(&mut self) -> Result<()> {
+        if self.active {
+            return Err(Error::new(crate::error::ErrorClass::Request, format!("MPI_Start: the {} request is already active", self.call)));
+        }
+        pt2pt::start(&mut self.raw)?;
+        self.active = true;
+        Ok(())
+    }
+
+    /// Whether a run is going (started, not yet completed).
+    pub fn is_active(&self) -> bool {
+        self.active
+    }
+
+    /// Waits for the run to finish (`MPI_Wait`); an empty status if none is going.
+    /// Errors are fatal.
+    pub fn wait(&mut self) -> Status {
+        self.try_wait().or_fatal()
+    }
+
+    /// [`wait`](Self::wait), reporting errors. The run is complete either way.
+    pub fn try_wait(&mut self) -> Result<Status> {
+        let st = pt2pt::wait(&mut self.raw);
+        let was = std::mem::replace(&mut self.active, false);
+        let st = st?;
+        if was {
+            // SAFETY: the run is complete: the engine no longer touches the buffers.
+            unsafe { finish(self.recv, &st, self.call)? };
+        }
+        Ok(Status::from_core(st))
+    }
+
+    /// Tests whether the run finished (`MPI_Test`): its status if so. Errors are fatal.
+    pub fn test(&mut self) -> Option<Status> {
+        self.try_test().or_fatal()
+    }
+
+    /// [`test`](Self::test), reporting errors.
+    pub fn try_test(&mut self) -> Result<Option<Status>> {
+        if !self.active {
+            return Ok(Some(Status::from_core(oxmpi_core::Status::EMPTY)));
+        }
+        match pt2pt::test(&mut self.raw) {
+            Ok(None) => Ok(None),
+            Ok(Some(st)) => {
+                self.active = false;
+                // SAFETY: the run is complete, as in `try_wait`.
+                unsafe { finish(self.recv, &st, self.call)? };
+                Ok(Some(Status::from_core(st)))
+            }
+            Err(e) => {
+                self.active = false;
+                Err(e)
+            }
+        }
+    }
+
+    /// The buffer the runs write, while no run is going.
+    pub fn data(&self) -> Option<&D> {
+        // SAFETY: no run is going, so the engine does not write the buffer, which this
+        // request borrows for 'a; the shared borrow of `self` keeps a run from starting.
+        (!self.active).then(|| unsafe { &*self.data })
+    }
+
+    /// The buffer the runs write, writable while no run is going (e.g. the root of a
+    /// persistent broadcast puts the next value there).
+    pub fn data_mut(&mut self) -> Option<&mut D> {
+        // SAFETY: no run is going, and the exclusive borrow of `self` keeps one from
+        // starting; the buffer was borrowed exclusively for 'a (`persistent_mut`).
+        (!self.active).then(|| unsafe { &mut *(self.data as *mut D) })
+    }
+}
+
+impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Drop for PersistentRequest<'a, D, S, T> {
+    fn drop(&mut self) {
+        if self.active {
+            if std::thread::panicking() {
+                // The scope sees the request still registered and aborts.
+                return;
+            }
+            let _ = self.try_wait();
+        }
+        let _ = pt2pt::request_free(&mut self.raw);
+        // SAFETY: registered in `persistent_mut`; no run is going and the engine request is freed.
+        unsafe { self.scope.unregister() };
     }
 }

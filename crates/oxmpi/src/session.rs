@@ -86,8 +86,10 @@ impl Session {
 
     /// The names of the process sets (`MPI_Session_get_num_psets`,
     /// `MPI_Session_get_nth_pset`).
+    /// The built-in ones come first; when the process manager cannot be
+    /// asked for more, only they are listed.
     pub fn pset_names(&self) -> Vec<String> {
-        runtime::PSET_NAMES.iter().map(|s| s.to_string()).collect()
+        runtime::pset_names("MPI_Session_get_nth_pset").unwrap_or_else(|_| runtime::PSET_NAMES.iter().map(|s| s.to_string()).collect())
     }
 
     /// The number of processes in process set `name` (its `mpi_size`,
@@ -146,15 +148,16 @@ impl Drop for Session {
 }
 
 fn members(call: &str, name: &str) -> Result<Vec<u32>> {
-    runtime::pset_members(name)?.ok_or_else(|| {
-        MpiError::arg(
+    match runtime::pset_members(name)? {
+        Some(m) => Ok(m),
+        None => Err(MpiError::arg(
             ErrorClass::Arg,
             call,
             "pset_name",
-            format!("'{name}' is not a process set (there are {})", runtime::PSET_NAMES.join(", ")),
+            format!("'{name}' is not a process set (there are {})", runtime::pset_names(call)?.join(", ")),
         )
-        .into()
-    })
+        .into()),
+    }
 }
 
 /// A string tag as an MPI tag (the C library's hash: FNV-1a folded into

@@ -6,6 +6,15 @@ static int calls = 0, last = 0;
 static void handler(MPI_Comm *comm, int *code, ...) { (void)comm; calls++; last = *code; }
 
 static int cls(int rc) { int c; if (rc == MPI_SUCCESS) return MPI_SUCCESS; OK(MPI_Error_class(rc, &c)); return c; }
+/* The error `rc` has class `c` and its message names `call` and `arg`. */
+static int names(int rc, int c, const char *call, const char *arg) {
+    char msg[MPI_MAX_ERROR_STRING]; int len;
+    if (cls(rc) != c) return 0;
+    OK(MPI_Error_string(rc, msg, &len));
+    char quoted[128]; snprintf(quoted, sizeof quoted, "`%s`", arg);
+    if (!strstr(msg, call) || !strstr(msg, quoted)) { fprintf(stderr, "message: %s\n", msg); return 0; }
+    return 1;
+}
 
 int main(int argc, char **argv) {
     int rank, size, x[4] = {0};
@@ -58,6 +67,38 @@ int main(int argc, char **argv) {
     CHECK(cls(MPI_Reduce_local(x, x + 1, 1, MPI_INT, MPI_OP_NULL)) == MPI_ERR_OP);
     CHECK(cls(MPI_Reduce_local(x, x + 1, 1, MPI_INT, (MPI_Op)(intptr_t)0x99999999999)) == MPI_ERR_OP);
     CHECK(cls(MPI_Comm_rank(MPI_COMM_WORLD, NULL)) == MPI_ERR_ARG);
+    /* The checks gen.rs writes for abi.txt's `query` lines: NULL OUT pointers and
+     * negative counts, each naming the call and the argument. */
+    {
+        MPI_Aint lb, ext; MPI_Count cl, ce; int n, res;
+        CHECK(names(MPI_Type_get_extent(MPI_INT, &lb, NULL), MPI_ERR_ARG, "MPI_Type_get_extent", "extent"));
+        CHECK(names(MPI_Type_get_extent(MPI_INT, NULL, &ext), MPI_ERR_ARG, "MPI_Type_get_extent", "lb"));
+        CHECK(names(MPI_Type_get_true_extent_c(MPI_INT, &cl, NULL), MPI_ERR_ARG, "MPI_Type_get_true_extent_c", "true_extent"));
+        CHECK(names(MPI_Type_size_c(MPI_INT, NULL), MPI_ERR_ARG, "MPI_Type_size_c", "size"));
+        CHECK(names(MPI_Type_size(MPI_DATATYPE_NULL, &n), MPI_ERR_TYPE, "MPI_Type_size", "datatype"));
+        CHECK(names(MPI_Group_compare(MPI_GROUP_EMPTY, MPI_GROUP_EMPTY, NULL), MPI_ERR_ARG, "MPI_Group_compare", "result"));
+        CHECK(names(MPI_Pack_size(-3, MPI_INT, MPI_COMM_WORLD, &n), MPI_ERR_COUNT, "MPI_Pack_size", "incount"));
+        CHECK(names(MPI_Pack_size_c(-3, MPI_INT, MPI_COMM_WORLD, &cl), MPI_ERR_COUNT, "MPI_Pack_size_c", "incount"));
+        CHECK(names(MPI_Pack_size(2, MPI_INT, MPI_COMM_WORLD, NULL), MPI_ERR_ARG, "MPI_Pack_size", "size"));
+        CHECK(names(MPI_Comm_compare(MPI_COMM_WORLD, MPI_COMM_SELF, NULL), MPI_ERR_ARG, "MPI_Comm_compare", "result"));
+        CHECK(names(MPI_Comm_compare(MPI_COMM_WORLD, MPI_COMM_NULL, &res), MPI_ERR_COMM, "MPI_Comm_compare", "comm2"));
+        CHECK(names(MPI_Error_class(MPI_ERR_COUNT, NULL), MPI_ERR_ARG, "MPI_Error_class", "errorclass"));
+        CHECK(cls(MPI_Graphdims_get(MPI_COMM_WORLD, &n, NULL)) == MPI_ERR_TOPOLOGY); /* no graph: the area answers first */
+        MPI_Status st; OK(MPI_Sendrecv(x, 3, MPI_INT, 0, 77, x, 3, MPI_INT, 0, 77, MPI_COMM_SELF, &st));
+        CHECK(names(MPI_Get_count(&st, MPI_INT, NULL), MPI_ERR_ARG, "MPI_Get_count", "count"));
+        CHECK(names(MPI_Get_elements_c(&st, MPI_INT, NULL), MPI_ERR_ARG, "MPI_Get_elements_c", "count"));
+        OK(MPI_Get_count(&st, MPI_INT, &n)); CHECK(n == 3);
+        OK(MPI_Get_elements_x(&st, MPI_SHORT, &cl)); CHECK(cl == 6);
+        OK(MPI_Get_count_c(&st, MPI_DOUBLE, &cl)); CHECK(cl == MPI_UNDEFINED);
+        /* and the answers themselves */
+        OK(MPI_Type_get_extent(MPI_INT, &lb, &ext)); CHECK(lb == 0 && ext == 4);
+        OK(MPI_Type_get_extent_x(MPI_DOUBLE, &cl, &ce)); CHECK(cl == 0 && ce == 8);
+        OK(MPI_Type_size(MPI_SHORT, &n)); CHECK(n == 2);
+        OK(MPI_Pack_size(3, MPI_INT, MPI_COMM_WORLD, &n)); CHECK(n >= 12);
+        OK(MPI_Group_compare(MPI_GROUP_EMPTY, MPI_GROUP_EMPTY, &res)); CHECK(res == MPI_IDENT);
+        int ni, na, nd, comb;
+        OK(MPI_Type_get_envelope(MPI_INT, &ni, &na, &nd, &comb)); CHECK(comb == MPI_COMBINER_NAMED && ni == 0);
+    }
     /* The queries whose OUT check abi.txt generates (`query` lines): NULL is
      * MPI_ERR_ARG, and the message names the call and the argument. */
     {

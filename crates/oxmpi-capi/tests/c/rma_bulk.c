@@ -6,7 +6,10 @@
  * exact sum, and each rank that the values its get_accumulate and fetch_and_op
  * fetched grow by at least its own contribution between its calls (element
  * atomicity: an update lost or read half-applied would break either). Runs on
- * MPI_Win_allocate and, over user memory, MPI_Win_create. */
+ * MPI_Win_allocate and, over user memory, MPI_Win_create, then on MPI_Win_allocate
+ * with info accumulate_ops = same_op_no_op (every accumulate here is MPI_SUM or an
+ * MPI_NO_OP read: the integer sums then go element by element without the bulk
+ * word at any size), and MPI_Win_get_info reports the hints in effect. */
 #include "check.h"
 
 enum { ITER = 400, N = 4096, D = 128, STRIDED = 2048 };
@@ -36,6 +39,9 @@ static void hammer(MPI_Win win, long *lmem, double *dmem, int rank, int size) {
         OK(MPI_Accumulate(&one, 1, MPI_LONG, 0, sizeof(long) * ((i * 7 + rank * 13) % N), 1, MPI_LONG, MPI_SUM, win));
         OK(MPI_Fetch_and_op(&one, &old, MPI_LONG, 0, sizeof(long) * 5, MPI_SUM, win));
         CHECK(old > prevfao); /* its own increment (and the bulk one) came before */
+        prevfao = old;
+        OK(MPI_Fetch_and_op(NULL, &old, MPI_LONG, 0, sizeof(long) * 5, MPI_NO_OP, win));
+        CHECK(old > prevfao); /* an atomic read after it */
         prevfao = old;
         OK(MPI_Accumulate(twos, 63, MPI_LONG, 0, sizeof(long) * rank, 63, MPI_LONG, MPI_SUM, win));
         OK(MPI_Accumulate(threes, 64, MPI_LONG, 0, sizeof(long) * (100 + rank), 64, MPI_LONG, MPI_SUM, win));
@@ -81,6 +87,44 @@ static void hammer(MPI_Win win, long *lmem, double *dmem, int rank, int size) {
     free(ones);
 }
 
+/* A tight contest on 64 elements: every rank adds 1 to all of them (512 bytes: the
+ * bulk size) and, in between, fetch_and_op's 1 to one of them, many times; a bulk
+ * kernel and an atomic on one element at once would lose updates. */
+static void contest(MPI_Win win, long *lmem, int rank, int size) {
+    enum { ROUNDS = 20000, E = 64 };
+    if (rank == 0) memset(lmem, 0, sizeof(long) * E);
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    long ones[E], one = 1, old;
+    for (int k = 0; k < E; k++) ones[k] = 1;
+    OK(MPI_Win_lock_all(0, win));
+    for (int i = 0; i < ROUNDS; i++) {
+        OK(MPI_Accumulate(ones, E, MPI_LONG, 0, 0, E, MPI_LONG, MPI_SUM, win));
+        OK(MPI_Fetch_and_op(&one, &old, MPI_LONG, 0, sizeof(long) * (i % E), MPI_SUM, win));
+    }
+    OK(MPI_Win_unlock_all(win));
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) {
+        OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+        for (int k = 0; k < E; k++) {
+            long want = (long)size * (ROUNDS + ROUNDS / E + (k < ROUNDS % E));
+            if (lmem[k] != want) fprintf(stderr, "contest: element %d: %ld, expected %ld\n", k, lmem[k], want);
+            CHECK(lmem[k] == want);
+        }
+        OK(MPI_Win_unlock(0, win));
+    }
+}
+
+static void info_is(MPI_Win win, const char *key, const char *want) {
+    MPI_Info info;
+    char v[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+    OK(MPI_Win_get_info(win, &info));
+    OK(MPI_Info_get(info, key, MPI_MAX_INFO_VAL, v, &flag));
+    if (!flag || strcmp(v, want)) fprintf(stderr, "info %s: %s, expected %s\n", key, flag ? v : "(unset)", want);
+    CHECK(flag && !strcmp(v, want));
+    OK(MPI_Info_free(&info));
+}
+
 int main(int argc, char **argv) {
     OK(MPI_Init(&argc, &argv));
     int rank, size;
@@ -91,6 +135,7 @@ int main(int argc, char **argv) {
     MPI_Win win;
     OK(MPI_Win_allocate(rank == 0 ? bytes : 0, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
     hammer(win, (long *)mem, (double *)(mem + sizeof(long) * N), rank, size);
+    contest(win, (long *)mem, rank, size);
     OK(MPI_Win_free(&win));
 
     char *user = malloc(bytes);
@@ -98,6 +143,31 @@ int main(int argc, char **argv) {
     hammer(win, (long *)user, (double *)(user + sizeof(long) * N), rank, size);
     OK(MPI_Win_free(&win));
     free(user);
+
+    MPI_Info hints;
+    OK(MPI_Info_create(&hints));
+    OK(MPI_Info_set(hints, "accumulate_ops", "same_op_no_op"));
+    OK(MPI_Info_set(hints, "accumulate_ordering", "none"));
+    OK(MPI_Win_allocate(rank == 0 ? bytes : 0, 1, hints, MPI_COMM_WORLD, &mem, &win));
+    info_is(win, "accumulate_ops", "same_op_no_op");
+    info_is(win, "accumulate_ordering", "none");
+    hammer(win, (long *)mem, (double *)(mem + sizeof(long) * N), rank, size);
+    contest(win, (long *)mem, rank, size);
+    /* new values are reported (the engine keeps the creation's way) */
+    OK(MPI_Info_set(hints, "accumulate_ops", "same_op"));
+    OK(MPI_Info_set(hints, "accumulate_ordering", "rar,waw"));
+    OK(MPI_Win_set_info(win, hints));
+    info_is(win, "accumulate_ops", "same_op");
+    info_is(win, "accumulate_ordering", "rar,waw");
+    OK(MPI_Win_free(&win));
+    /* values that are not the standard's are ignored: the defaults are reported */
+    OK(MPI_Info_set(hints, "accumulate_ops", "any_op"));
+    OK(MPI_Info_set(hints, "accumulate_ordering", "rar,sideways"));
+    OK(MPI_Win_allocate(8, 1, hints, MPI_COMM_WORLD, &mem, &win));
+    info_is(win, "accumulate_ops", "same_op_no_op");
+    info_is(win, "accumulate_ordering", "rar,raw,war,waw");
+    OK(MPI_Win_free(&win));
+    OK(MPI_Info_free(&hints));
     if (rank == 0) printf("rma_bulk: all checks passed on %d ranks\n", size);
     OK(MPI_Finalize());
     return 0;

@@ -175,6 +175,43 @@ int main(int argc, char **argv) {
     int *p;
     EXPECT(MPI_Win_allocate(-1, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &p, &win), MPI_ERR_SIZE);
     EXPECT(MPI_Win_allocate(8, 0, MPI_INFO_NULL, MPI_COMM_WORLD, &p, &win), MPI_ERR_DISP);
+    /* MPI_ERR_RMA_SHARED: shared memory over processes of several hosts, and the
+     * shared query of a rank on another host (the two-host run); on one host the
+     * window is made and every rank's memory is found */
+    MPI_Comm node;
+    int nsize, remote = -1;
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    OK(MPI_Comm_size(node, &nsize));
+    MPI_Group wg, ng;
+    OK(MPI_Comm_group(MPI_COMM_WORLD, &wg));
+    OK(MPI_Comm_group(node, &ng));
+    for (int r = 0; r < size && remote < 0; r++) {
+        int t;
+        OK(MPI_Group_translate_ranks(wg, 1, &r, ng, &t));
+        if (t == MPI_UNDEFINED) remote = r;
+    }
+    CHECK((remote < 0) == (nsize == size));
+    if (nsize == size) {
+        OK(MPI_Win_allocate_shared(8, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &p, &win));
+        MPI_Aint qs;
+        int qd;
+        int *qp = NULL;
+        OK(MPI_Win_shared_query(win, size - 1, &qs, &qd, &qp));
+        CHECK(qs == 8 && qd == 1 && qp != NULL);
+        OK(MPI_Win_free(&win));
+    } else {
+        EXPECT_MSG(MPI_Win_allocate_shared(8, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &p, &win), MPI_ERR_RMA_SHARED, "MPI_Win_allocate_shared", "host");
+        OK(MPI_Win_allocate(8, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &p, &win));
+        OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+        MPI_Aint qs;
+        int qd;
+        int *qp;
+        EXPECT(MPI_Win_shared_query(win, remote, &qs, &qd, &qp), MPI_ERR_RMA_SHARED);
+        OK(MPI_Win_free(&win));
+    }
+    OK(MPI_Group_free(&wg));
+    OK(MPI_Group_free(&ng));
+    OK(MPI_Comm_free(&node));
     OK(MPI_Type_free(&vec));
     free(block);
     OK(MPI_Barrier(MPI_COMM_WORLD));

@@ -205,6 +205,29 @@ int main(int argc, char **argv) {
         OK(MPI_Rget(&a, 1, MPI_LONG, peer, 16, 1, MPI_LONG, win, &q[3]));
         OK(MPI_Waitall(4, q, MPI_STATUSES_IGNORE));
         CHECK(b == 41 && d == 43 && a == 45);
+        /* every completion call takes them: distinct handles, complete at once */
+        for (int k = 0; k < 4; k++) OK(MPI_Rput(&a, 1, MPI_LONG, peer, 18, 1, MPI_LONG, win, &q[k]));
+        CHECK(q[0] != q[1] && q[1] != q[2] && q[2] != q[3] && q[0] != q[3]);
+        OK(MPI_Request_get_status(q[0], &flag, MPI_STATUS_IGNORE));
+        CHECK(flag && q[0] != MPI_REQUEST_NULL);
+        int idx = -1, cnt = -1, idxs[4];
+        OK(MPI_Waitany(4, q, &idx, MPI_STATUS_IGNORE));
+        CHECK(idx >= 0 && idx < 4 && q[idx] == MPI_REQUEST_NULL);
+        OK(MPI_Testsome(4, q, &cnt, idxs, MPI_STATUSES_IGNORE));
+        CHECK(cnt == 3);
+        for (int k = 0; k < 4; k++) CHECK(q[k] == MPI_REQUEST_NULL);
+        OK(MPI_Rget(&b, 1, MPI_LONG, peer, 18, 1, MPI_LONG, win, &q[0]));
+        OK(MPI_Cancel(&q[0]));
+        OK(MPI_Request_free(&q[0]));
+        CHECK(q[0] == MPI_REQUEST_NULL);
+        OK(MPI_Rget(&b, 1, MPI_LONG, peer, 18, 1, MPI_LONG, win, &q[1]));
+        flag = 0;
+        OK(MPI_Testall(1, &q[1], &flag, MPI_STATUSES_IGNORE));
+        CHECK(flag && q[1] == MPI_REQUEST_NULL && b == 45);
+        OK(MPI_Rput(&a, 1, MPI_LONG, peer, 18, 1, MPI_LONG, win, &q[2]));
+        OK(MPI_Wait(&q[2], MPI_STATUS_IGNORE));
+        CHECK(q[2] == MPI_REQUEST_NULL);
+        OK(MPI_Wait(&q[2], MPI_STATUS_IGNORE)); /* MPI_REQUEST_NULL: at once */
         rc = MPI_Rput(&a, 1, MPI_LONG, peer, 17, 1, MPI_LONG, win, NULL);
         CHECK(err_class(rc) == MPI_ERR_ARG);
         long big[64] = {0};

@@ -27,6 +27,35 @@
 #include "check.h"
 #include <unistd.h>
 
+/* The application process sets (mpix://APP/N) an MPI-4 session of this
+ * process lists, where the launcher says which rank runs which command (our
+ * mpiexec, a PMIx server; not Hydra): each has as many members as its
+ * command was given processes (1, then 2), and this process is in the one of
+ * its MPI_APPNUM. Returns how many there are. */
+static int app_psets(int appnum) {
+    MPI_Session s;
+    int n, apps = 0;
+    OK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s));
+    OK(MPI_Session_get_num_psets(s, MPI_INFO_NULL, &n));
+    for (int i = 0; i < n; i++) {
+        char name[MPI_MAX_PSET_NAME_LEN];
+        int len = sizeof name, size, me;
+        OK(MPI_Session_get_nth_pset(s, MPI_INFO_NULL, i, &len, name));
+        if (strncmp(name, "mpix://APP/", 11) != 0) continue;
+        int number = atoi(name + 11);
+        MPI_Group g;
+        OK(MPI_Group_from_session_pset(s, name, &g));
+        OK(MPI_Group_size(g, &size));
+        OK(MPI_Group_rank(g, &me));
+        CHECK(size == (number == 0 ? 1 : 2));
+        CHECK((me != MPI_UNDEFINED) == (number == appnum));
+        OK(MPI_Group_free(&g));
+        apps++;
+    }
+    OK(MPI_Session_finalize(&s));
+    return apps;
+}
+
 static int nparents(MPI_Comm parent) {
     int n;
     OK(MPI_Comm_remote_size(parent, &n));
@@ -100,6 +129,8 @@ int main(int argc, char **argv) {
             CHECK(size == 3);
             CHECK(*appnum == (mode[5] == 'A' ? 0 : 1));
             CHECK((rank == 0) == (mode[5] == 'A'));
+            int apps = app_psets(*appnum);
+            if (rank == 0) printf("spawn_multiple children app psets %d\n", apps);
             exercise(parent, 0);
             OK(MPI_Comm_disconnect(&parent));
             if (rank == 0) printf("spawn_multiple children passed\n");

@@ -1,5 +1,7 @@
 /* Zero-byte collectives other than barrier return without communicating (the standard
- * does not make them synchronize, and oxmpi does not: issue 18).
+ * does not make them synchronize, and oxmpi does not: issue 18): blocking, non-blocking,
+ * persistent (MPI_Start of a 0-count *_init) and neighbourhood forms, and the v/w
+ * variants whose counts are all zero (alltoallv/w, gatherv, scatterv, allgatherv).
  *
  * The ranks call them one after another, in a chain: rank r starts only after rank r-1
  * has finished all of them and sent it a token. A collective that waited for the others
@@ -30,11 +32,35 @@ static void zero_byte_collectives(MPI_Comm comm, int size)
     OK(MPI_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, comm));
     OK(MPI_Scan(in, out, 0, MPI_INT, MPI_SUM, comm));
     OK(MPI_Exscan(in, out, 0, MPI_INT, MPI_SUM, comm));
-    MPI_Request r[3];
-    OK(MPI_Iallreduce(in, out, 0, MPI_INT, MPI_SUM, comm, &r[0]));
-    OK(MPI_Ialltoall(in, 0, MPI_INT, out, 0, MPI_INT, comm, &r[1]));
-    OK(MPI_Ireduce(in, out, 0, MPI_INT, MPI_SUM, 0, comm, &r[2]));
-    OK(MPI_Waitall(3, r, MPI_STATUSES_IGNORE));
+    int displs[64];
+    MPI_Datatype types[64];
+    for (int i = 0; i < size; i++) {
+        displs[i] = 0;
+        types[i] = MPI_INT;
+    }
+    OK(MPI_Allgatherv(in, 0, MPI_INT, out, counts, displs, MPI_INT, comm));
+    OK(MPI_Alltoallv(in, counts, displs, MPI_INT, out, counts, displs, MPI_INT, comm));
+    OK(MPI_Alltoallw(in, counts, displs, types, out, counts, displs, types, comm));
+    OK(MPI_Gatherv(in, 0, MPI_INT, out, counts, displs, MPI_INT, 0, comm));
+    OK(MPI_Scatterv(in, counts, displs, MPI_INT, out, 0, MPI_INT, 0, comm));
+    MPI_Request r[16];
+    int k = 0;
+    OK(MPI_Iallreduce(in, out, 0, MPI_INT, MPI_SUM, comm, &r[k++]));
+    OK(MPI_Ialltoall(in, 0, MPI_INT, out, 0, MPI_INT, comm, &r[k++]));
+    OK(MPI_Ireduce(in, out, 0, MPI_INT, MPI_SUM, 0, comm, &r[k++]));
+    OK(MPI_Ibcast(out, 0, MPI_INT, 0, comm, &r[k++]));
+    OK(MPI_Iallgather(in, 0, MPI_INT, out, 0, MPI_INT, comm, &r[k++]));
+    OK(MPI_Igather(in, 0, MPI_INT, out, 0, MPI_INT, 0, comm, &r[k++]));
+    OK(MPI_Iscatter(in, 0, MPI_INT, out, 0, MPI_INT, 0, comm, &r[k++]));
+    OK(MPI_Iscan(in, out, 0, MPI_INT, MPI_SUM, comm, &r[k++]));
+    OK(MPI_Iexscan(in, out, 0, MPI_INT, MPI_SUM, comm, &r[k++]));
+    OK(MPI_Ireduce_scatter_block(in, out, 0, MPI_INT, MPI_SUM, comm, &r[k++]));
+    OK(MPI_Ireduce_scatter(in, out, counts, MPI_INT, MPI_SUM, comm, &r[k++]));
+    OK(MPI_Iallgatherv(in, 0, MPI_INT, out, counts, displs, MPI_INT, comm, &r[k++]));
+    OK(MPI_Ialltoallv(in, counts, displs, MPI_INT, out, counts, displs, MPI_INT, comm, &r[k++]));
+    OK(MPI_Waitall(k, r, MPI_STATUSES_IGNORE));
+    for (int i = 0; i < k; i++)
+        CHECK(r[i] == MPI_REQUEST_NULL);
     for (size_t i = 0; i < sizeof out; i++)
         CHECK(out[i] == SENTINEL);
     /* Still checked: a bad datatype or root is an error even with nothing to move. */
@@ -53,11 +79,45 @@ int main(int argc, char **argv)
     OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    /* Made before the chain (creating them is collective): a ring for the neighbourhood
+     * collectives, and 0-count persistent collectives, started inside the chain. */
+    int dims[1] = {size}, periods[1] = {1};
+    MPI_Comm ring;
+    OK(MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring));
+    MPI_Comm_set_errhandler(ring, MPI_ERRORS_RETURN);
+    int pin[4] = {0}, pout[4] = {-1, -1, -1, -1};
+    MPI_Request p[4];
+    OK(MPI_Allreduce_init(pin, pout, 0, MPI_INT, MPI_SUM, dup, MPI_INFO_NULL, &p[0]));
+    OK(MPI_Bcast_init(pout, 0, MPI_INT, 0, dup, MPI_INFO_NULL, &p[1]));
+    OK(MPI_Alltoall_init(pin, 0, MPI_INT, pout, 0, MPI_INT, dup, MPI_INFO_NULL, &p[2]));
+    OK(MPI_Reduce_init(pin, pout, 0, MPI_INT, MPI_SUM, 0, dup, MPI_INFO_NULL, &p[3]));
     int token = 0;
     if (rank > 0)
         OK(MPI_Recv(&token, 1, MPI_INT, rank - 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     zero_byte_collectives(MPI_COMM_WORLD, size);
     zero_byte_collectives(dup, size);
+    for (int round = 0; round < 2; round++) {
+        OK(MPI_Startall(4, p));
+        OK(MPI_Waitall(4, p, MPI_STATUSES_IGNORE));
+        for (int i = 0; i < 4; i++)
+            CHECK(p[i] != MPI_REQUEST_NULL); /* persistent: inactive, not freed */
+    }
+    CHECK(pout[0] == -1 && pout[3] == -1);
+    {
+        int nin[2] = {5, 6}, nout[2] = {-7, -7}, zc[2] = {0, 0};
+        MPI_Aint zd[2] = {0, 0};
+        int zdi[2] = {0, 0};
+        MPI_Datatype zt[2] = {MPI_INT, MPI_INT};
+        MPI_Request nr[2];
+        OK(MPI_Neighbor_allgather(nin, 0, MPI_INT, nout, 0, MPI_INT, ring));
+        OK(MPI_Neighbor_alltoall(nin, 0, MPI_INT, nout, 0, MPI_INT, ring));
+        OK(MPI_Neighbor_alltoallv(nin, zc, zdi, MPI_INT, nout, zc, zdi, MPI_INT, ring));
+        OK(MPI_Neighbor_alltoallw(nin, zc, zd, zt, nout, zc, zd, zt, ring));
+        OK(MPI_Ineighbor_allgather(nin, 0, MPI_INT, nout, 0, MPI_INT, ring, &nr[0]));
+        OK(MPI_Ineighbor_alltoall(nin, 0, MPI_INT, nout, 0, MPI_INT, ring, &nr[1]));
+        OK(MPI_Waitall(2, nr, MPI_STATUSES_IGNORE));
+        CHECK(nout[0] == -7 && nout[1] == -7);
+    }
     token++;
     if (rank < size - 1)
         OK(MPI_Send(&token, 1, MPI_INT, rank + 1, 7, MPI_COMM_WORLD));
@@ -74,6 +134,35 @@ int main(int argc, char **argv)
     OK(MPI_Allgather(&rank, 1, MPI_INT, all, 1, MPI_INT, dup));
     for (int i = 0; i < size; i++)
         CHECK(all[i] == i);
+    /* ... and so do non-blocking, persistent, v-variant and neighbourhood ones (the
+     * 0-count calls above used up their sequence numbers alike on every rank). */
+    MPI_Request q;
+    sum = 0;
+    OK(MPI_Iallreduce(&one, &sum, 1, MPI_INT, MPI_SUM, dup, &q));
+    OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+    CHECK(sum == size);
+    int a2a_in[64], a2a_out[64], ones[64], offs[64];
+    for (int i = 0; i < size; i++) {
+        a2a_in[i] = rank * 100 + i;
+        a2a_out[i] = -1;
+        ones[i] = 1;
+        offs[i] = i;
+    }
+    OK(MPI_Alltoallv(a2a_in, ones, offs, MPI_INT, a2a_out, ones, offs, MPI_INT, dup));
+    for (int i = 0; i < size; i++)
+        CHECK(a2a_out[i] == i * 100 + rank);
+    OK(MPI_Request_free(&p[0]));
+    int psum = 0;
+    OK(MPI_Allreduce_init(&one, &psum, 1, MPI_INT, MPI_SUM, dup, MPI_INFO_NULL, &p[0]));
+    OK(MPI_Start(&p[0]));
+    OK(MPI_Wait(&p[0], MPI_STATUS_IGNORE));
+    CHECK(psum == size);
+    int nb[2] = {-1, -1};
+    OK(MPI_Neighbor_allgather(&rank, 1, MPI_INT, nb, 1, MPI_INT, ring));
+    CHECK(nb[0] == (rank - 1 + size) % size && nb[1] == (rank + 1) % size);
+    for (int i = 0; i < 4; i++)
+        OK(MPI_Request_free(&p[i]));
+    OK(MPI_Comm_free(&ring));
     OK(MPI_Comm_free(&dup));
     if (rank == 0)
         printf("zero-byte collectives: all checks passed on %d ranks\n", size);

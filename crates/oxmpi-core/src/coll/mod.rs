@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod api_move;
+pub mod persistent;
 pub mod sched;
 pub(crate) mod select;
 pub mod util;
@@ -78,6 +79,14 @@ pub fn start(b: Builder) -> Result<Request> {
 
 fn start_tagged(b: Builder, tag: i32) -> Result<Request> {
     let e = engine()?;
+    if b.is_empty() {
+        // Nothing to send, receive or compute here (a zero-count collective, or
+        // one rank): a request complete from the start, with no task for the
+        // engine to advance (the tag is taken all the same, so later
+        // collectives still line up).
+        b.discard();
+        return Ok(e.with_state(|st| st.done_request(crate::request::Status::EMPTY)));
+    }
     let mut s = b.build()?;
     s.set_tag(tag);
     Ok(e.with_progress(|st| st.start_task(Box::new(s))))

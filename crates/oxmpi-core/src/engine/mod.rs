@@ -280,6 +280,8 @@ impl std::fmt::Debug for Unpack {
 pub(crate) enum PersistentSpec {
     Send { comm: crate::comm::Comm, buf: RawBuf, dest: i32, tag: i32, mode: SendMode },
     Recv { comm: crate::comm::Comm, buf: RawBuf, source: i32, tag: i32 },
+    /// A persistent collective: each start runs its non-blocking form.
+    Coll(crate::coll::persistent::Starter),
 }
 
 #[derive(Debug)]

@@ -32,7 +32,7 @@ impl Link<'_> {
             // SAFETY: links exist only inside `State` methods, and the engine reaches
             // `State` only through its mutex: one thread at a time touches our rings.
             Link::Shm(s, local) => unsafe { s.try_push_exclusive(*local, max_len, fill) },
-            Link::Tcp(t, peer) => t.try_push(*peer, fill),
+            Link::Tcp(t, peer) => t.try_push_max(*peer, max_len, fill),
             Link::Queue(q, cap, _) => {
                 if q.len() >= *cap {
                     return false;
@@ -143,6 +143,9 @@ impl State {
             for _ in 0..64 {
                 let Some(pkt) = self.tcp.as_mut().and_then(|t| t.pop_packet(peer)) else { break };
                 self.handle_packet(peer, &pkt);
+                if let Some(t) = self.tcp.as_mut() {
+                    t.recycle(peer, pkt);
+                }
                 did = true;
             }
         }

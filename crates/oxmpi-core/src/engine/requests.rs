@@ -14,6 +14,23 @@ use super::*;
 pub(super) struct Slab {
     pub(super) slots: Vec<(u32, Option<ReqEntry>)>,
     pub(super) free: Vec<u32>,
+    /// The entry [`Request::DONE`] names (made afresh for each mutable look-up).
+    done: DoneEntry,
+}
+
+/// The slot of [`Request::DONE`]'s entry.
+#[derive(Debug)]
+pub(super) struct DoneEntry(ReqEntry);
+
+impl Default for DoneEntry {
+    fn default() -> Self {
+        DoneEntry(done_entry())
+    }
+}
+
+/// What [`Request::DONE`] is: complete, an empty status, nothing to free.
+fn done_entry() -> ReqEntry {
+    ReqEntry { kind: ReqKind::Done, done: true, status: Status::EMPTY, error: None, detached: false }
 }
 
 impl Slab {
@@ -41,12 +58,17 @@ impl Slab {
     pub(super) fn get(&self, r: Request) -> Option<&ReqEntry> {
         match self.slots.get(r.slot() as usize) {
             Some((g, Some(e))) if *g == r.generation() => Some(e),
+            _ if r == Request::DONE => Some(&self.done.0),
             _ => None,
         }
     }
     pub(super) fn get_mut(&mut self, r: Request) -> Option<&mut ReqEntry> {
         match self.slots.get_mut(r.slot() as usize) {
             Some((g, Some(e))) if *g == r.generation() => Some(e),
+            _ if r == Request::DONE => {
+                self.done.0 = done_entry();
+                Some(&mut self.done.0)
+            }
             _ => None,
         }
     }
@@ -56,6 +78,7 @@ impl Slab {
                 self.free.push(r.slot());
                 e.take()
             }
+            _ if r == Request::DONE => Some(done_entry()),
             _ => None,
         }
     }
@@ -74,6 +97,7 @@ impl Slab {
                 self.free.push(r.slot());
                 Some(out)
             }
+            _ if r == Request::DONE => Some((Status::EMPTY, None)),
             _ => None,
         }
     }

@@ -4,6 +4,7 @@
 
 use super::datarep::{from_file_stream, to_file_stream};
 use super::*;
+use crate::buf::{BufScope, RecvBuf, SendBuf};
 
 impl File {
 
@@ -356,5 +357,45 @@ fn pos_kind(p: Pos) -> u8 {
         Pos::Individual => 1,
         Pos::Shared => 2,
         Pos::Ordered => 3,
+    }
+}
+
+/// The safe entry points over buffer descriptors (as `pt2pt::api` and `coll::api` have):
+/// the descriptor carries the proof that its memory is readable (a write) or writable
+/// (a read) for the call, or, with a [`BufScope`], until the request completes.
+impl File {
+    fn desc_dt(dt: Option<&Datatype>) -> &Datatype {
+        dt.unwrap_or_else(|| Datatype::predefined_ref(crate::datatype::Primitive::Byte))
+    }
+
+    /// A blocking write of the descriptor's elements.
+    pub fn write_buf(&self, call: &str, pos: Pos, collective: bool, buf: SendBuf<'_, '_>) -> Result<Status> {
+        // SAFETY: the descriptor's elements are readable for this call, and a write
+        // only reads the buffer.
+        unsafe { self.access(call, pos, collective, Dir::Write, buf.ptr() as *mut u8, buf.count(), Self::desc_dt(buf.datatype())) }
+    }
+
+    /// A blocking read into the descriptor's elements.
+    pub fn read_buf(&self, call: &str, pos: Pos, collective: bool, buf: RecvBuf<'_, '_>) -> Result<Status> {
+        // SAFETY: the descriptor's elements are writable, and ours alone, for this call.
+        unsafe { self.access(call, pos, collective, Dir::Read, buf.ptr(), buf.count(), Self::desc_dt(buf.datatype())) }
+    }
+
+    /// A non-blocking write (as [`iaccess`](File::iaccess)), the buffer kept by `scope`.
+    pub fn iwrite_buf<'a>(&self, scope: &impl BufScope<'a>, call: &str, pos: Pos, collective: bool, buf: SendBuf<'a, '_>) -> Result<Request> {
+        // SAFETY: the descriptor is readable and unmodified for 'a, and `scope.enter`
+        // below keeps 'a from ending before the request completes.
+        let r = unsafe { self.iaccess(call, pos, collective, Dir::Write, buf.ptr() as *mut u8, buf.count(), Self::desc_dt(buf.datatype())) }?;
+        scope.enter(r);
+        Ok(r)
+    }
+
+    /// A non-blocking read (as [`iaccess`](File::iaccess)), the buffer kept by `scope`.
+    pub fn iread_buf<'a>(&self, scope: &impl BufScope<'a>, call: &str, pos: Pos, collective: bool, buf: RecvBuf<'a, '_>) -> Result<Request> {
+        // SAFETY: the descriptor is writable and untouched otherwise for 'a, and
+        // `scope.enter` below keeps 'a from ending before the request completes.
+        let r = unsafe { self.iaccess(call, pos, collective, Dir::Read, buf.ptr(), buf.count(), Self::desc_dt(buf.datatype())) }?;
+        scope.enter(r);
+        Ok(r)
     }
 }

@@ -47,6 +47,11 @@ pub(super) fn wait_described(r: &mut Request, call: &str, desc: &dyn Fn() -> Opt
     if r.is_null() {
         return Ok(Status::NULL);
     }
+    // Complete from the start: no progress step to wait for.
+    if *r == Request::DONE {
+        *r = Request::NULL;
+        return Ok(Status::EMPTY);
+    }
     let e = engine()?;
     e.wait_until_described(desc, |st| match is_done(st, *r, call) {
         Err(err) => Some(Err(err)),
@@ -64,6 +69,10 @@ pub fn wait(r: &mut Request) -> Result<Status> {
 pub fn test(r: &mut Request) -> Result<Option<Status>> {
     if r.is_null() {
         return Ok(Some(Status::NULL));
+    }
+    if *r == Request::DONE {
+        *r = Request::NULL;
+        return Ok(Some(Status::EMPTY));
     }
     let e = engine()?;
     e.with_progress(|st| match is_done(st, *r, "MPI_Test")? {

@@ -42,6 +42,11 @@ use crate::runtime::{engine, TAG_UB};
 impl Request {
     /// `MPI_REQUEST_NULL`: never names a live request (generations start at 1).
     pub const NULL: Request = Request(0);
+    /// A request that is complete already, with an empty status and nothing to
+    /// free: one value for every such request, never in the request table (its
+    /// slot is beyond any real one). One-sided request-based operations on this
+    /// host complete in their calls and hand this out (no allocation, no lock).
+    pub const DONE: Request = Request(u64::MAX);
 
     pub fn is_null(self) -> bool {
         self == Request::NULL

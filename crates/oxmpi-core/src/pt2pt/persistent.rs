@@ -59,6 +59,7 @@ pub fn start(r: &mut Request) -> Result<()> {
             PersistentSpec::Recv { comm, buf, source, tag } => {
                 irecv_on(&comm, comm.context(), "MPI_Start", buf.addr as *mut u8, buf.len, source, tag)?
             }
+            PersistentSpec::Coll(s) => s.start()?,
         }
     };
     let mut st = e.lock();

@@ -55,6 +55,11 @@ fn sync(call: &str, why: impl std::fmt::Display) -> MpiError {
     MpiError::new(ErrorClass::RmaSync, format!("{call}: {why}"))
 }
 
+/// An `MPI_ERR_RMA_SYNC` error of `call` (for the window's checks outside these books).
+pub(crate) fn sync_err(call: &str, why: impl std::fmt::Display) -> MpiError {
+    sync(call, why)
+}
+
 impl Epochs {
     fn holds(&self, target: i32) -> bool {
         self.locks.iter().any(|&(t, _)| t == target)
@@ -234,6 +239,13 @@ impl Epochs {
             return Err(sync(C, "a passive-target (lock) epoch is still open"));
         }
         Ok(())
+    }
+
+    /// Whether a lock must come here (`Window::lock`'s way without these books is
+    /// closed): a lock_all, start or fence epoch is open, each of which a lock must
+    /// refuse or (an empty fence epoch) leave first.
+    pub fn closes_fast_locks(&self) -> bool {
+        self.lock_all || self.start.is_some() || self.fence.is_some()
     }
 
     /// Whether a fence epoch is open (then no other access epoch is: a start, post

@@ -24,8 +24,15 @@ impl Window {
     /// a post/start access epoch to it, or is in a fence epoch (for an update
     /// (`writes`): one the target did not assert MPI_MODE_NOPUT for, as `target`
     /// checks); and the target's host index.
-    #[inline]
+    #[inline(never)]
     fn direct(&self, rank: i32, disp: isize, len: usize, writes: bool) -> Option<(usize, usize)> {
+        self.direct_inline(rank, disp, len, writes)
+    }
+
+    /// [`Self::direct`], inlined into the atomics (callgrind: fewer instructions
+    /// there; put and get, small enough, are shorter calling it out of line).
+    #[inline(always)]
+    fn direct_inline(&self, rank: i32, disp: isize, len: usize, writes: bool) -> Option<(usize, usize)> {
         let r = usize::try_from(rank).ok()?;
         let p = self.peers.get(r)?;
         if p.direct == 0 {
@@ -98,6 +105,11 @@ impl Window {
         }
         let w = prim.size();
         let Some(len) = n.checked_mul(w) else { return false };
+        let (elementwise, no_word) = self.same_op_way(prim, op);
+        if elementwise {
+            // SAFETY: forwarded contract.
+            return unsafe { self.acc_same_op(prim, op, origin, result, n, len, no_word, rank, disp) };
+        }
         if len >= ops::BULK_MIN {
             // SAFETY: forwarded contract.
             return unsafe { self.acc_bulk_direct(prim, op, origin, result, n, len, rank, disp) };
@@ -105,7 +117,7 @@ impl Window {
         if !winatomic::is_direct(prim, op) {
             return false;
         }
-        let Some((a, local)) = self.direct(rank, disp, len, op != PredefinedOp::NoOp) else { return false };
+        let Some((a, local)) = self.direct_inline(rank, disp, len, op != PredefinedOp::NoOp) else { return false };
         if !winatomic::aligned(a, w) {
             return false;
         }
@@ -114,6 +126,33 @@ impl Window {
         // SAFETY: `n` elements of width `w` inside the target's window in the shared
         // segment, aligned; the general path updates them with the same atomics, or
         // in bulk while no atomic accumulate is entered.
+        unsafe { winatomic::fetch_op_direct(a, n, prim, op, origin, result) };
+        Self::atomic_exit(b);
+        true
+    }
+
+    /// [`Self::acc_direct`] under `accumulate_ops` of an op [`Self::same_op_way`]
+    /// takes element by element: CPU atomics at any size, without the bulk word
+    /// unless `!no_word` (MPI_NO_OP).
+    ///
+    /// # Safety
+    /// As [`Self::acc_direct`].
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    unsafe fn acc_same_op(&self, prim: Primitive, op: PredefinedOp, origin: *const u8, result: *mut u8, n: usize, len: usize, no_word: bool, rank: i32, disp: isize) -> bool {
+        let Some((a, local)) = self.direct_inline(rank, disp, len, op != PredefinedOp::NoOp) else { return false };
+        if !winatomic::aligned(a, prim.size()) {
+            return false;
+        }
+        if no_word {
+            // SAFETY: `n` aligned elements inside the target's window in the shared
+            // segment; every concurrent accumulate to them is this op's atomic or an
+            // atomic load (the window's `accumulate_ops`).
+            unsafe { winatomic::fetch_op_direct(a, n, prim, op, origin, result) };
+            return true;
+        }
+        let Some(b) = self.atomic_try_enter(local) else { return false };
+        // SAFETY: as above; no bulk kernel runs meanwhile (the bulk word is entered).
         unsafe { winatomic::fetch_op_direct(a, n, prim, op, origin, result) };
         Self::atomic_exit(b);
         true
@@ -166,7 +205,7 @@ impl Window {
             return false;
         }
         let Some(w) = winatomic::atomic_width(prim) else { return false };
-        let Some((a, local)) = self.direct(rank, disp, w, true) else { return false };
+        let Some((a, local)) = self.direct_inline(rank, disp, w, true) else { return false };
         if !winatomic::aligned(a, w) {
             return false;
         }

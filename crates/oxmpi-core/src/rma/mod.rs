@@ -17,6 +17,9 @@
 //! Either way every accumulate is atomic per element, and accumulates from one
 //! origin are ordered (they complete in the call). Passive target: a reader/writer lock word per target in the
 //! segment; the target never takes part, so it may compute outside MPI meanwhile.
+//! An uncontended lock or unlock of a target on this host takes no mutex: two
+//! compare-exchanges (this process's per-target word, the target's lock word), see
+//! `sync::lock_fast`; a busy lock word is waited for with sleeps.
 //! Active target: fence is a barrier on the window's communicator; post/start/
 //! complete/wait are zero-byte messages on it. The epoch rules live in [`epoch`].
 //!
@@ -177,6 +180,24 @@ pub struct Window {
     /// post/start/complete access epoch whose post arrived (set at the end of
     /// `start`, cleared by `complete`), read by [`fast`].
     started: Box<[std::sync::atomic::AtomicBool]>,
+    /// Per rank of the window: the lock this process holds on it (`sync::MINE_*`):
+    /// none, one taken without the state's mutex (shared or exclusive, not in the
+    /// epochs' books), or one the epochs record (`MINE_BOOKED`). See `sync::lock_fast`.
+    mine: Box<[std::sync::atomic::AtomicU8]>,
+    /// Whether locks must take the general path now (a lock_all, start or fence
+    /// epoch is open: the epochs decide), kept in step under the state's mutex.
+    closed: std::sync::atomic::AtomicBool,
+    /// Every process made the window with info `accumulate_ops` set (`same_op` or
+    /// `same_op_no_op`): concurrent accumulates to one element use one op (or
+    /// MPI_NO_OP). See [`Window::same_op_way`].
+    same_op: bool,
+}
+
+/// What a window's creation info promises (the hints the engine uses).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Hints {
+    /// `accumulate_ops` was given (`same_op` or `same_op_no_op`) by this process.
+    pub same_op: bool,
 }
 
 fn rma_err(class: ErrorClass, call: &str, why: impl std::fmt::Display) -> MpiError {
@@ -216,6 +237,17 @@ impl Window {
     /// For `Create`, `base .. base + size` is memory of this process that stays valid
     /// until the window is freed (the MPI contract of `MPI_Win_create`).
     pub unsafe fn new(comm: &Comm, flavor: Flavor, base: usize, size: usize, disp_unit: usize, noncontig: bool, call: &str) -> Result<Arc<Window>> {
+        // SAFETY: forwarded contract.
+        unsafe { Self::new_hinted(comm, flavor, base, size, disp_unit, noncontig, Hints::default(), call) }
+    }
+
+    /// [`Window::new`] with the creation info's hints; a hint holds only if every
+    /// process gave it (they are agreed on in the creation's allgather).
+    ///
+    /// # Safety
+    /// As [`Window::new`].
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn new_hinted(comm: &Comm, flavor: Flavor, base: usize, size: usize, disp_unit: usize, noncontig: bool, hints: Hints, call: &str) -> Result<Arc<Window>> {
         if comm.is_inter() {
             return Err(MpiError::arg(ErrorClass::Comm, call, "comm", "is an intercommunicator; windows need an intracommunicator"));
         }
@@ -231,8 +263,10 @@ impl Window {
         let host = |r: usize| e.host_index(world[r]);
         // SAFETY: getpid has no preconditions.
         let pid = unsafe { libc::getpid() } as u64;
-        let mine = [pid, size as u64, disp_unit as u64, base as u64];
+        let mine = [pid, size as u64, disp_unit as u64, base as u64, hints.same_op as u64];
         let info = allgather_u64(&wcomm, &mine)?;
+        const F: usize = 5;
+        let same_op = (0..n).all(|r| info[r * F + 4] != 0);
         let locals: Vec<usize> = (0..n).filter(|&r| host(r) == host(me)).collect();
         if flavor == Flavor::Shared && locals.len() != n {
             return Err(rma_err(ErrorClass::RmaShared, call, "the communicator spans several hosts; shared memory needs all its processes on one host"));
@@ -244,7 +278,7 @@ impl Window {
         let mut at = data_start;
         let with_data = matches!(flavor, Flavor::Allocate | Flavor::Shared);
         for &r in &locals {
-            let sz = info[r * 4 + 1] as usize;
+            let sz = info[r * F + 1] as usize;
             if flavor == Flavor::Allocate || noncontig {
                 at = align_up(at, if noncontig { PAGE } else { 64 });
             }
@@ -264,7 +298,7 @@ impl Window {
         let mut seg = match seg_opt {
             Some(s) => s,
             None => {
-                let lpid = info[leader * 4] as i32;
+                let lpid = info[leader * F] as i32;
                 Segment::open(lpid, fds[leader] as i64 as i32, total).map_err(|e| io_err(call, "mapping the window segment of the host's first rank", e))?
             }
         };
@@ -272,7 +306,7 @@ impl Window {
         seg.close_fd();
         let mut peers = Vec::with_capacity(n);
         for r in 0..n {
-            let (rpid, rsize, rdu, rbase) = (info[r * 4] as i32, info[r * 4 + 1] as usize, info[r * 4 + 2] as usize, info[r * 4 + 3] as usize);
+            let (rpid, rsize, rdu, rbase) = (info[r * F] as i32, info[r * F + 1] as usize, info[r * F + 2] as usize, info[r * F + 3] as usize);
             let local = locals.iter().position(|&x| x == r);
             let reach = local.map(|li| match flavor {
                 Flavor::Allocate | Flavor::Shared => Reach::Mapped { addr: seg.addr() + data_off[li] },
@@ -289,7 +323,7 @@ impl Window {
         // Every rank sees the same hosts, so all take part in this dup or none.
         let multi_host = (0..n).any(|r| host(r) != host(0));
         let am = if multi_host { Some(am::Am::new(&wcomm)?) } else { None };
-        let w = Arc::new(Window { comm: wcomm, flavor, base: my_base, size, disp_unit, peers, seg, my_local, state: Mutex::new(State::default()), attached: Mutex::default(), am, passive: (0..n).map(|_| Default::default()).collect(), fence_seq: Default::default(), fence_used: Default::default(), started: (0..n).map(|_| Default::default()).collect() });
+        let w = Arc::new(Window { comm: wcomm, flavor, base: my_base, size, disp_unit, peers, seg, my_local, state: Mutex::new(State::default()), attached: Mutex::default(), am, passive: (0..n).map(|_| Default::default()).collect(), fence_seq: Default::default(), fence_used: Default::default(), started: (0..n).map(|_| Default::default()).collect(), mine: (0..n).map(|_| Default::default()).collect(), closed: Default::default(), same_op });
         if w.am.is_some() {
             am::register(&w);
         }
@@ -320,7 +354,12 @@ impl Window {
     pub fn disp_unit(&self) -> usize {
         self.disp_unit
     }
+    /// Whether the window honours `accumulate_ops` (every process gave it).
+    pub fn same_op(&self) -> bool {
+        self.same_op
+    }
 
+    #[inline]
     fn ctl(&self, local: usize, what: usize) -> &std::sync::atomic::AtomicU64 {
         self.seg.word(local * CTL_STRIDE + what)
     }
@@ -378,7 +417,7 @@ impl Window {
     /// `MPI_Win_free` (collective): checks no epoch is open, then waits for every
     /// process so nobody accesses memory that goes away.
     pub fn free(&self) -> Result<()> {
-        self.st().epochs.check_free()?;
+        self.check_free()?;
         full_fence();
         coll::barrier::barrier(&self.comm)?;
         if self.am.is_some() {
@@ -389,6 +428,10 @@ impl Window {
 
     /// Whether `free` would be accepted (no epoch but a fence one is open).
     pub fn check_free(&self) -> Result<()> {
-        self.st().epochs.check_free()
+        self.st().epochs.check_free()?;
+        if self.fast_locks_held() {
+            return Err(epoch::sync_err("MPI_Win_free", "a passive-target (lock) epoch is still open"));
+        }
+        Ok(())
     }
 }

@@ -119,6 +119,21 @@ impl Window {
         None
     }
 
+    /// Under `accumulate_ops` ([`Window::same_op`]: every concurrent accumulate to
+    /// an element uses one op, or MPI_NO_OP), whether an accumulate of `prim` with
+    /// `op` goes element by element with CPU atomics at any size (the ops of one
+    /// instruction, [`winatomic::is_direct`], and MPI_NO_OP), never with the bulk
+    /// kernel; and whether it also skips the bulk word (all but MPI_NO_OP). Sound:
+    /// the other accumulates to the element then use the same op, so they are the
+    /// same kind of atomic instruction and never the bulk kernel, or MPI_NO_OP,
+    /// which is an atomic load, counted in the bulk word, so that the bulk kernel
+    /// of another op (an op whose accumulates all use the bulk word) excludes it.
+    #[inline]
+    pub(super) fn same_op_way(&self, prim: Primitive, op: PredefinedOp) -> (bool, bool) {
+        let el = self.same_op && winatomic::is_direct(prim, op);
+        (el, el && op != PredefinedOp::NoOp)
+    }
+
     /// Leaves what [`Self::atomic_try_enter`] entered.
     #[inline]
     pub(super) fn atomic_exit(b: &std::sync::atomic::AtomicU64) {
@@ -250,6 +265,10 @@ impl Window {
         let total: usize = rs.iter().map(|r| r.1).sum();
         let noop = op.as_predefined() == Some(PredefinedOp::NoOp);
         let width = if self.atomic_memory() { bt.as_primitive().and_then(winatomic::atomic_width) } else { None };
+        let (elementwise, no_word) = match (bt.as_primitive(), op.as_predefined()) {
+            (Some(p), Some(o)) => self.same_op_way(p, o),
+            _ => (false, false),
+        };
         if let (Some(w), Reach::Mapped { addr }) = (width, *reach) {
             if rs.iter().all(|&(_, l)| l.is_multiple_of(w)) {
                 let mut old = vec![0u8; if want_old { total } else { 0 }];
@@ -260,7 +279,7 @@ impl Window {
                 // bulk, holding the target's bulk word alone; smaller ones update each
                 // element with one atomic step, counted in that word (see
                 // [`Self::with_bulk`]). Both are atomic per element against each other.
-                let bulk = total >= BULK_MIN && {
+                let bulk = total >= BULK_MIN && !elementwise && {
                     let lo = rs.iter().map(|r| r.0).min().unwrap_or(0) + addr;
                     let hi = rs.iter().map(|r| r.0 + r.1).max().unwrap_or(0) + addr;
                     let (s0, s1) = (src.as_ptr() as usize, src.as_ptr() as usize + src.len());
@@ -268,7 +287,7 @@ impl Window {
                     // span (an accumulate from the window to itself) goes element-wise.
                     s1 <= lo || s0 >= hi
                 };
-                let apply = || -> Result<()> {
+                let mut apply = || -> Result<()> {
                     let mut at = 0;
                     for &(o, l) in rs {
                         let a = addr + o;
@@ -301,6 +320,8 @@ impl Window {
                 };
                 if bulk {
                     self.with_bulk(local, apply)?;
+                } else if no_word {
+                    apply()?;
                 } else {
                     self.with_atomic(local, apply)?;
                 }

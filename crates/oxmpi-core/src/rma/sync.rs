@@ -11,6 +11,15 @@ pub(super) fn lock_kind_spin(word: &std::sync::atomic::AtomicU64, kind: LockKind
     }
 }
 
+/// Values of `Window::mine` (per target: the lock this process holds on it).
+pub(super) const MINE_NONE: u8 = 0;
+/// A shared lock taken by [`Window::lock_fast`], not in the epochs' books.
+pub(super) const MINE_SHARED: u8 = 1;
+/// An exclusive lock taken by [`Window::lock_fast`], not in the epochs' books.
+pub(super) const MINE_EXCL: u8 = 2;
+/// A lock the epochs' books record (taken by the general path).
+pub(super) const MINE_BOOKED: u8 = 3;
+
 /// Waits (progressing the engine, backing off to sleeps) until `try_take` succeeds.
 pub(super) fn acquire(mut try_take: impl FnMut() -> bool) -> Result<()> {
     for _ in 0..64 {
@@ -47,7 +56,108 @@ impl Window {
         let res = f(&mut st.epochs);
         let seq = if st.epochs.fence_open() { st.epochs.fences } else { 0 };
         self.fence_seq.store(seq, Ordering::Relaxed);
+        self.reopen(st);
         res
+    }
+
+    /// Publishes whether locks must take the general path, after a change of the
+    /// epochs (under the state's mutex, like every change of `closed`).
+    fn reopen(&self, st: &State) {
+        self.closed.store(st.epochs.closes_fast_locks(), Ordering::SeqCst);
+    }
+
+    /// Whether this process holds a lock on rank `r` taken by [`Self::lock_fast`].
+    #[inline]
+    pub(super) fn fast_locked(&self, r: usize) -> bool {
+        matches!(self.mine[r].load(Ordering::Relaxed), MINE_SHARED | MINE_EXCL)
+    }
+
+    /// Whether this process holds any lock taken by [`Self::lock_fast`].
+    pub(super) fn fast_locks_held(&self) -> bool {
+        self.mine.iter().any(|m| matches!(m.load(Ordering::SeqCst), MINE_SHARED | MINE_EXCL))
+    }
+
+    /// Before a synchronization that no passive-target epoch may be open for (fence,
+    /// start, lock_all), under the state's mutex: closes the way of locks without
+    /// the mutex, then fails (`call`: `why`) if such a lock is held. Closed first,
+    /// checked second, all sequentially consistent, while [`Self::lock_fast`]
+    /// announces its lock first and checks second: of the two, one sees the other.
+    /// The caller's change of the epochs (`sync_fence`) reopens it as they say.
+    fn close_fast_locks(&self, st: &State, call: &str, why: &str) -> Result<()> {
+        self.closed.store(true, Ordering::SeqCst);
+        if self.fast_locks_held() {
+            self.reopen(st);
+            return Err(epoch::sync_err(call, why));
+        }
+        Ok(())
+    }
+
+    /// `MPI_Win_lock` of a target on this host without the state's mutex, when no
+    /// lock_all, start or fence epoch is open (`closed`) and this process holds no
+    /// lock on it: this process's word for the target (`mine`, in its own memory)
+    /// and the target's lock word in the segment, one compare-exchange each; a busy
+    /// lock word is waited for (sleeping). The lock stays out of the epochs' books:
+    /// `mine` says it is held. `None`: not such a case, nothing done (the general
+    /// path checks everything and names the error; a lock refused here for a lock
+    /// taken with MPI_MODE_NOCHECK by another process, or a failed wait, is refused
+    /// there again, with its error).
+    #[inline]
+    fn lock_fast(&self, kind: LockKind, rank: i32) -> bool {
+        let Ok(r) = usize::try_from(rank) else { return false };
+        let Some(Some(local)) = self.peers.get(r).map(|p| p.local) else { return false };
+        let mine = &self.mine[r];
+        let code = if kind == LockKind::Exclusive { MINE_EXCL } else { MINE_SHARED };
+        if mine.compare_exchange(MINE_NONE, code, Ordering::SeqCst, Ordering::Relaxed).is_err() {
+            return false;
+        }
+        if self.closed.load(Ordering::SeqCst) {
+            mine.store(MINE_NONE, Ordering::Release);
+            return false;
+        }
+        let w = self.ctl(local, CTL_LOCK);
+        if !(lock_kind_spin(w, kind) || Self::wait_lock_word(w, kind)) {
+            mine.store(MINE_NONE, Ordering::Release);
+            return false;
+        }
+        // No lock taken with MPI_MODE_NOCHECK (the common case): nothing conflicts.
+        if self.ctl(local, CTL_NOCHECK).load(Ordering::SeqCst) != 0 {
+            Self::unlock_word(w, kind);
+            mine.store(MINE_NONE, Ordering::Release);
+            return false;
+        }
+        self.passive[r].store(true, Ordering::Relaxed);
+        true
+    }
+
+    /// Waits for a busy lock word (the engine progresses; backs off to sleeps);
+    /// whether it was taken.
+    #[cold]
+    #[inline(never)]
+    fn wait_lock_word(w: &std::sync::atomic::AtomicU64, kind: LockKind) -> bool {
+        acquire(|| lock_kind_spin(w, kind)).is_ok()
+    }
+
+    /// `MPI_Win_unlock` of a lock taken by [`Self::lock_fast`]: its word given back
+    /// (release ordering: the epoch's stores are visible to the next holder), then
+    /// this process's. `false`: no such lock, nothing done.
+    #[inline]
+    fn unlock_fast(&self, rank: i32) -> bool {
+        let Some(r) = usize::try_from(rank).ok() else { return false };
+        let (Some(m), Some(Some(local))) = (self.mine.get(r), self.peers.get(r).map(|p| p.local)) else { return false };
+        let code = m.load(Ordering::Relaxed);
+        let kind = match code {
+            MINE_SHARED => LockKind::Shared,
+            MINE_EXCL => LockKind::Exclusive,
+            _ => return false,
+        };
+        // One thread gives it back (another unlocking it at the same time is told
+        // by the general path that it holds no lock).
+        if m.compare_exchange(code, MINE_NONE, Ordering::SeqCst, Ordering::Relaxed).is_err() {
+            return false;
+        }
+        self.passive[r].store(false, Ordering::Relaxed);
+        Self::unlock_word(self.ctl(local, CTL_LOCK), kind);
+        true
     }
 
     /// `MPI_Win_fence`.
@@ -55,6 +165,7 @@ impl Window {
         check_assert("MPI_Win_fence", assert, MODE_NOSTORE | MODE_NOPUT | MODE_NOPRECEDE | MODE_NOSUCCEED, "MPI_MODE_NOSTORE, _NOPUT, _NOPRECEDE and _NOSUCCEED")?;
         let seq = {
             let mut st = self.st();
+            self.close_fast_locks(&st, "MPI_Win_fence", "a passive-target (lock) epoch is open")?;
             self.sync_fence(&mut st, |e| e.fence(assert))?;
             st.epochs.fences
         };
@@ -84,7 +195,11 @@ impl Window {
     /// `MPI_Win_start`: waits for the targets' posts.
     pub fn start(&self, targets: Vec<i32>, assert: i32) -> Result<()> {
         check_assert("MPI_Win_start", assert, MODE_NOCHECK, "MPI_MODE_NOCHECK")?;
-        self.sync_fence(&mut self.st(), |e| e.start(targets.clone()))?;
+        {
+            let mut st = self.st();
+            self.close_fast_locks(&st, "MPI_Win_start", "a passive-target (lock) epoch is open")?;
+            self.sync_fence(&mut st, |e| e.start(targets.clone()))?;
+        }
         for &r in &targets {
             pt2pt::recv(&self.comm, &mut [], r, TAG_POST)?;
         }
@@ -100,7 +215,12 @@ impl Window {
 
     /// `MPI_Win_complete`.
     pub fn complete(&self) -> Result<()> {
-        let targets = self.st().epochs.complete()?;
+        let targets = {
+            let mut st = self.st();
+            let t = st.epochs.complete();
+            self.reopen(&st);
+            t?
+        };
         self.started.iter().for_each(|f| f.store(false, Ordering::Relaxed));
         full_fence();
         for r in targets {
@@ -129,14 +249,32 @@ impl Window {
     }
 
     /// `MPI_Win_lock`.
+    #[inline]
     pub fn lock(&self, kind: LockKind, rank: i32, assert: i32) -> Result<()> {
+        if assert == 0 && self.lock_fast(kind, rank) {
+            return Ok(());
+        }
+        self.lock_general(kind, rank, assert)
+    }
+
+    /// `MPI_Win_lock` with the epochs' books.
+    #[inline(never)]
+    fn lock_general(&self, kind: LockKind, rank: i32, assert: i32) -> Result<()> {
         const C: &str = "MPI_Win_lock";
         if rank == PROC_NULL {
             return Ok(());
         }
         check_assert(C, assert, MODE_NOCHECK, "MPI_MODE_NOCHECK")?;
         let r = self.check_rank(C, rank)?;
-        self.lock_target(kind, rank, r, assert)?;
+        // This process's word for the target first: a lock held without the books
+        // (or being taken by another thread) makes this one an error.
+        if self.mine[r].compare_exchange(MINE_NONE, MINE_BOOKED, Ordering::SeqCst, Ordering::Relaxed).is_err() {
+            return Err(epoch::sync_err(C, format!("target rank {rank} is locked already by this process")));
+        }
+        if let Err(e) = self.lock_target(kind, rank, r, assert) {
+            self.mine[r].store(MINE_NONE, Ordering::Release);
+            return Err(e);
+        }
         self.set_passive(Some(r), true);
         Ok(())
     }
@@ -303,7 +441,17 @@ impl Window {
     }
 
     /// `MPI_Win_unlock`.
+    #[inline]
     pub fn unlock(&self, rank: i32) -> Result<()> {
+        if self.unlock_fast(rank) {
+            return Ok(());
+        }
+        self.unlock_general(rank)
+    }
+
+    /// `MPI_Win_unlock` of a lock in the epochs' books.
+    #[inline(never)]
+    fn unlock_general(&self, rank: i32) -> Result<()> {
         if rank == PROC_NULL {
             return Ok(());
         }
@@ -315,14 +463,20 @@ impl Window {
             Self::take_held(&mut st, rank)
         };
         self.set_passive(Some(r), false);
-        self.release_taken(taken)
+        let res = self.release_taken(taken);
+        self.mine[r].store(MINE_NONE, Ordering::Release);
+        res
     }
 
     /// `MPI_Win_lock_all`: a shared lock on every target on this host.
     pub fn lock_all(&self, assert: i32) -> Result<()> {
         const C: &str = "MPI_Win_lock_all";
         check_assert(C, assert, MODE_NOCHECK, "MPI_MODE_NOCHECK")?;
-        self.sync_fence(&mut self.st(), |e| e.lock_all())?;
+        {
+            let mut st = self.st();
+            self.close_fast_locks(&st, C, "a passive-target epoch is open already")?;
+            self.sync_fence(&mut st, |e| e.lock_all())?;
+        }
         let res = self.lock_all_targets(assert);
         match res {
             Ok(()) => self.set_passive(None, true),
@@ -364,7 +518,12 @@ impl Window {
 
     /// `MPI_Win_unlock_all`.
     pub fn unlock_all(&self) -> Result<()> {
-        self.st().epochs.unlock_all()?;
+        {
+            let mut st = self.st();
+            let res = st.epochs.unlock_all();
+            self.reopen(&st);
+            res?;
+        }
         self.set_passive(None, false);
         let held: Vec<i32> = {
             let st = self.st();
@@ -385,10 +544,16 @@ impl Window {
         match rank {
             Some(PROC_NULL) => {}
             Some(r) => {
-                self.check_rank(call, r)?;
-                self.st().epochs.check_passive(call, r)?;
+                let i = self.check_rank(call, r)?;
+                if !self.fast_locked(i) {
+                    self.st().epochs.check_passive(call, r)?;
+                }
             }
-            None => self.st().epochs.check_any_passive(call)?,
+            None => {
+                if !self.fast_locks_held() {
+                    self.st().epochs.check_any_passive(call)?;
+                }
+            }
         }
         full_fence();
         Ok(())

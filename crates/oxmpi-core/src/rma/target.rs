@@ -85,7 +85,10 @@ impl Window {
             return Ok(None);
         }
         let r = self.check_rank(call, rank)?;
-        let (access, fences) = {
+        // A lock taken without the epochs' books: a passive-target access.
+        let (access, fences) = if self.fast_locked(r) {
+            (epoch::Access::Passive, 0)
+        } else {
             let mut st = self.st();
             (st.epochs.check_access(call, rank)?, st.epochs.fences)
         };

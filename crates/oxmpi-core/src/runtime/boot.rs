@@ -18,6 +18,50 @@ use crate::transport::doorbell::Doorbell;
 use crate::transport::shm::ShmSegment;
 
 
+/// How old a named segment must be before it can be taken for a leftover: a
+/// live one has its name only while its job starts (two PMI barriers), far
+/// shorter than this, even where another pid namespace shares /dev/shm.
+const STALE_SEGMENT_AGE: Duration = Duration::from_secs(600);
+
+/// Removes the segments of `dir` (/dev/shm) whose creator died before
+/// unlinking them: named `oxmpi-...-p<PID>` (as `boot` names them), `PID` no
+/// longer a process of this host, and older than [`STALE_SEGMENT_AGE`].
+/// Best effort: other users' entries cannot be removed (/dev/shm is sticky)
+/// and are left alone.
+fn sweep_stale_segments(dir: &std::path::Path, now: std::time::SystemTime) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if !name.starts_with("oxmpi-") {
+            continue;
+        }
+        let Some(pid) = name.rsplit_once("-p").and_then(|(_, p)| p.parse::<u32>().ok()).filter(|&p| p > 0) else {
+            continue;
+        };
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| now.duration_since(t).is_ok_and(|age| age >= STALE_SEGMENT_AGE));
+        if old && !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Unlinks the named segment when dropped (`None`: nothing to unlink).
+struct UnlinkOnDrop<'a>(Option<&'a str>);
+
+impl Drop for UnlinkOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(name) = self.0 {
+            ShmSegment::unlink(name);
+        }
+    }
+}
+
 fn hex(s: &str) -> String {
     s.bytes().map(|b| format!("{b:02x}")).collect()
 }
@@ -157,7 +201,12 @@ pub(super) fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: 
         }
         let local: Vec<u32> = (0..size).filter(|&r| hosts[r as usize] == my_host).collect();
         let my_local = local.iter().position(|&r| r == rank).unwrap();
-        let name = format!("{}{}", oxmpi_pmi::shm_segment_prefix(p.kvs_name()), local[0]);
+        // The creator's pid ends the name: a segment left by a creator that
+        // died before unlinking it is recognised and removed by the next
+        // job on this host (see `sweep_stale_segments`), whatever launcher
+        // (ours also sweeps its jobs' prefix when they end; Hydra, Open MPI's
+        // `mpirun` and Slurm know nothing of our segments).
+        let name = format!("{}{}-p{}", oxmpi_pmi::shm_segment_prefix(p.kvs_name()), local[0], pids[local[0] as usize]);
         let use_shm = local.len() > 1 && !force_tcp;
         let single_host = local.len() == size as usize;
         if size > 1 && (force_tcp || !single_host) {
@@ -171,8 +220,16 @@ pub(super) fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: 
         }
         // Two barriers on every rank, whatever its host holds, so all agree.
         if use_shm && my_local == 0 {
+            sweep_stale_segments(std::path::Path::new("/dev/shm"), std::time::SystemTime::now());
             shm = Some(Box::leak(Box::new(ShmSegment::create(&name, local.len(), 0)?)));
         }
+        // The creator unlinks the name on every way out from here: after the
+        // last barrier, and when a barrier fails (the launcher died, a peer
+        // could not start), which used to leave the segment in /dev/shm. A
+        // rank of the host whose start fails unlinks it too (the job cannot
+        // start, and a launcher that does not sweep may kill the creator
+        // before it gets to it).
+        let mut unlink = UnlinkOnDrop(use_shm.then_some(name.as_str()));
         p.barrier().map_err(|e| pmi_err("PMI barrier", e))?;
         if let Some(t) = tcp.as_mut() {
             for r in (0..size).filter(|&r| r != rank && (force_tcp || hosts[r as usize] != my_host)) {
@@ -187,9 +244,10 @@ pub(super) fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: 
             shm = Some(Box::leak(Box::new(ShmSegment::open(&name, local.len(), my_local)?)));
         }
         p.barrier().map_err(|e| pmi_err("PMI barrier", e))?;
-        if use_shm && my_local == 0 {
-            ShmSegment::unlink(&name);
+        if my_local != 0 {
+            unlink.0 = None;
         }
+        drop(unlink);
     }
 
     let local: Vec<u32> = (0..size).filter(|&r| hosts[r as usize] == my_host).collect();
@@ -232,7 +290,19 @@ pub(super) fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: 
     // 5 ranks on 2 cores 2-7x slower than sleeping at once; the peer's ring
     // wakes the sleeper, no timer).
     let spin = env_u32("OXMPI_SPIN").unwrap_or(if oversubscribed { 4 } else { 20_000 });
-    let yields = env_u32("OXMPI_YIELDS").unwrap_or(if oversubscribed { 0 } else { 10 });
+    // Up to two ranks a core, a few yields first do pay: the rank waited for is
+    // usually the other one on this core, and a yield runs it at once where a
+    // doorbell sleep costs a wake-up (4 ranks on 2 cores under load 15:
+    // allreduce 8-128 B 27-111 us with no yields, 10 with 20, Open MPI 7-12;
+    // allgather 22-33 -> 8). More crowded, the yields only feed other ranks
+    // that are not the one awaited (16 on 2 cores: slower with them).
+    let yields = env_u32("OXMPI_YIELDS").unwrap_or(if !oversubscribed {
+        10
+    } else if local.len() <= 2 * cpus {
+        20
+    } else {
+        0
+    });
 
     let world_group: Arc<[u32]> = (0..size).collect();
     let appnum = pmi.as_ref().map(|p| p.appnum()).unwrap_or(0);
@@ -271,4 +341,41 @@ pub(super) fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: 
         yields,
         hang_report: std::env::var("OXMPI_HANG_REPORT").ok().and_then(|v| v.parse().ok()).map(Duration::from_secs_f64),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_segments_of_dead_creators_are_swept() {
+        let dir = std::env::temp_dir().join(format!("oxmpi-stale-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // A pid that no longer runs: a child that has been reaped.
+        let dead = std::process::Command::new("true").spawn().unwrap();
+        let dead_pid = dead.id();
+        let _ = { let mut d = dead; d.wait() };
+        let me = std::process::id();
+        let names = [
+            format!("oxmpi-kvs_1_0-0-p{dead_pid}"),
+            format!("oxmpi-kvs_2_0-0-p{me}"),
+            "oxmpi-kvs_3_0-0".to_string(),
+            format!("other-p{dead_pid}"),
+        ];
+        for n in &names {
+            std::fs::write(dir.join(n), b"").unwrap();
+        }
+        let now = std::time::SystemTime::now();
+        // Too young: nothing goes.
+        sweep_stale_segments(&dir, now);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 4);
+        // Old enough: only the dead creator's.
+        sweep_stale_segments(&dir, now + STALE_SEGMENT_AGE + Duration::from_secs(1));
+        let mut left: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        left.sort();
+        let mut want = names[1..].to_vec();
+        want.sort();
+        assert_eq!(left, want);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -235,8 +235,59 @@ pub fn session_finalize() -> Result<()> {
     }
 }
 
-/// The process sets every session offers (MPI-4 `MPI_Session_get_nth_pset`).
+/// The process sets every session offers first (MPI-4 `MPI_Session_get_nth_pset`).
 pub const PSET_NAMES: [&str; 2] = ["mpi://WORLD", "mpi://SELF"];
+
+/// The prefix of the process set of each application context of an MPMD
+/// launch (`mpix://APP/0`, `mpix://APP/1`, ...: the ranks whose `MPI_APPNUM`
+/// is the number, in rank order).
+pub const APP_PSET_PREFIX: &str = "mpix://APP/";
+
+/// The process sets after the built-in ones, asked of the process manager
+/// once: one per application context when it says which rank runs which
+/// (our `mpiexec`, a PMIx server), then the PMIx server's own (PRRTE's
+/// `--pset`) with members in this job.
+static MORE_PSETS: OnceLock<Vec<(String, Vec<u32>)>> = OnceLock::new();
+
+fn more_psets(call: &str) -> Result<&'static [(String, Vec<u32>)]> {
+    if let Some(v) = MORE_PSETS.get() {
+        return Ok(v);
+    }
+    let e = engine()?;
+    let mut found = Vec::new();
+    {
+        let mut pmi = e.pmi.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(p) = pmi.as_mut() {
+            let failed = |e: oxmpi_pmi::PmiError| MpiError::new(ErrorClass::Other, format!("{call}: asking the process manager for process sets: {e}"));
+            if let Some(appnums) = p.rank_appnums().map_err(failed)? {
+                if appnums.len() == e.size() as usize {
+                    let mut apps: Vec<u32> = appnums.clone();
+                    apps.sort_unstable();
+                    apps.dedup();
+                    for a in apps {
+                        let members = (0..e.size()).filter(|&r| appnums[r as usize] == a).collect();
+                        found.push((format!("{APP_PSET_PREFIX}{a}"), members));
+                    }
+                }
+            }
+            for (name, members) in p.server_psets().map_err(failed)? {
+                // A name of ours (or the standard's) keeps its meaning.
+                let reserved = name.to_ascii_lowercase().starts_with("mpi://") || found.iter().any(|(n, _)| n.eq_ignore_ascii_case(&name));
+                if !reserved && members.iter().all(|&r| r < e.size()) {
+                    found.push((name, members));
+                }
+            }
+        }
+    }
+    Ok(MORE_PSETS.get_or_init(|| found))
+}
+
+/// The names of the process sets, built-in ones first.
+pub fn pset_names(call: &str) -> Result<Vec<String>> {
+    let mut names: Vec<String> = PSET_NAMES.iter().map(|s| s.to_string()).collect();
+    names.extend(more_psets(call)?.iter().map(|(n, _)| n.clone()));
+    Ok(names)
+}
 
 /// The members of process set `name` (compared without regard to case), as
 /// world ranks in rank order; `None` for a name that is not a process set.
@@ -247,7 +298,7 @@ pub fn pset_members(name: &str) -> Result<Option<Vec<u32>>> {
     } else if name.eq_ignore_ascii_case(PSET_NAMES[1]) {
         Some(vec![e.rank()])
     } else {
-        None
+        more_psets("MPI_Group_from_session_pset")?.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, m)| m.clone())
     })
 }
 

@@ -237,8 +237,16 @@ impl Engine {
             }
             idle = idle.saturating_add(1);
             if idle < spin {
-                // As in `wait_inner`: let a peer waiting for this core run.
-                if idle.is_multiple_of(32 * SPINS_PER_YIELD) {
+                // No sched_yield here unless oversubscribed (where the spin is
+                // too short to reach it anyway): on a host loaded with other
+                // programs, a yield hands this core to one of them for a whole
+                // time slice, then the peer's next wait yields as well, and
+                // every hand-off of a collective costs hundreds of µs (a 2-rank
+                // shm barrier: 0.6 µs alone, 130-460 µs per call with one yield
+                // a call under load 10). A spinning rank keeps its core (the
+                // scheduler moves two spinning ranks apart); the yields and the
+                // doorbell sleep below follow the spin.
+                if self.oversubscribed && idle.is_multiple_of(32 * SPINS_PER_YIELD) {
                     std::thread::yield_now();
                 }
                 if idle.is_multiple_of(32) && self.poll(&mut |_| Some(())).1 {

@@ -104,6 +104,7 @@ impl Segment {
     }
 
     /// The 64-bit control word at byte offset `off` (8-aligned, inside the mapping).
+    #[inline]
     pub fn word(&self, off: usize) -> &AtomicU64 {
         assert!(off.is_multiple_of(8) && off + 8 <= self.len, "winmem: control word {off} outside the segment");
         // SAFETY: in bounds and 8-aligned (checked; the mapping is page-aligned), the

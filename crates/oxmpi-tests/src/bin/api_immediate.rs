@@ -208,5 +208,99 @@ fn main() {
     check!(me, v == 7, "future try {v}");
     drop(world.any_process().immediate_receive_with_tag::<u64>(997));
 
+    // An immediate reduction with a user operation moved into the call: the request
+    // keeps the operation alive until it completes (it runs during the wait).
+    let mine = [me as i64 + 1; 3];
+    let mut maxed = [0i64; 3];
+    scope(|s| {
+        // The closure owns state (so the operation's box is a real allocation).
+        let floor = vec![i64::MIN; 3];
+        let op = oxmpi::collective::UserOperation::commutative(move |a, b| {
+            let a = a.downcast::<i64>().unwrap();
+            let b = b.downcast::<i64>().unwrap();
+            for ((y, x), f) in b.iter_mut().zip(a).zip(&floor) {
+                *y = (*y).max(*x).max(*f);
+            }
+        });
+        let r = world.immediate_all_reduce_into(s, &mine[..], &mut maxed[..], op);
+        // Other work between the start and the wait.
+        let filler: Vec<u8> = vec![0xAA; 4096];
+        std::hint::black_box(&filler);
+        r.wait();
+    });
+    check!(me, maxed == [size as i64; 3], "immediate user-op allreduce {maxed:?}");
+
+    // Persistent collectives: each start runs the operation again over the same buffers.
+    let n = size as i64;
+    let root = world.process_at_rank(0);
+    let x = [me as i64 + 1, 2];
+    let mut sum = [0i64; 2];
+    let mut prod = [0i64; 1];
+    let one = [me as i64 % 3 + 1];
+    let mut all = vec![0i32; size as usize];
+    let mine = [me * 10];
+    let mut b = [0u32; 3];
+    let send: Vec<u8> = (0..size).map(|j| (me * size + j) as u8).collect();
+    let mut recv = vec![0u8; size as usize];
+    let mut ex = [0i64; 1];
+    scope(|s| {
+        let mut r = world.all_reduce_init(s, &x, &mut sum, oxmpi::collective::SystemOperation::sum());
+        for run in 0..3 {
+            check!(me, !r.is_active(), "inactive before run {run}");
+            r.start();
+            check!(me, r.try_start().is_err(), "a second start of an active request is refused");
+            r.wait();
+            let got = r.data().unwrap();
+            check!(me, got == &[n * (n + 1) / 2, 2 * n], "persistent allreduce run {run}: {got:?}");
+        }
+        // A user operation moved into the init call lives as long as the request.
+        let op = oxmpi::collective::UserOperation::commutative(|a, b| {
+            let a = a.downcast::<i64>().unwrap();
+            let b = b.downcast::<i64>().unwrap();
+            for (y, x) in b.iter_mut().zip(a) {
+                *y *= *x;
+            }
+        });
+        let mut p = world.scan_init(s, &one, &mut prod, op);
+        let want: i64 = (0..=me as i64).map(|r| r % 3 + 1).product();
+        for run in 0..2 {
+            p.start();
+            if p.test().is_none() {
+                p.wait();
+            }
+            check!(me, p.data().unwrap()[0] == want, "persistent user-op scan run {run}: {:?} != {want}", p.data());
+        }
+        let mut g = world.all_gather_init(s, &mine[..], &mut all[..]);
+        g.start();
+        g.wait();
+        check!(me, g.data().unwrap().iter().enumerate().all(|(i, v)| *v == i as i32 * 10), "persistent allgather {:?}", g.data());
+        let mut bc = root.broadcast_init(s, &mut b[..]);
+        for run in 0..3u32 {
+            if me == 0 {
+                bc.data_mut().unwrap().copy_from_slice(&[run, run + 1, run + 2]);
+            }
+            bc.start();
+            bc.wait();
+            check!(me, bc.data().unwrap() == [run, run + 1, run + 2], "persistent bcast run {run}: {:?}", bc.data());
+        }
+        let mut a = world.all_to_all_init(s, &send[..], &mut recv[..]);
+        a.start();
+        a.wait();
+        check!(me, a.data().unwrap().iter().enumerate().all(|(i, v)| *v == (i as i32 * size + me) as u8), "persistent alltoall {:?}", a.data());
+        // Dropped while active: the drop waits for the run, then frees.
+        let mut e = world.exclusive_scan_init(s, &x[..1], &mut ex, oxmpi::collective::SystemOperation::sum());
+        e.start();
+        drop(e);
+    });
+    if me > 0 {
+        check!(me, ex[0] == (1..=me as i64).sum::<i64>(), "persistent exscan {ex:?}");
+    }
+    let mut bar = world.barrier_init();
+    for _ in 0..3 {
+        bar.start();
+        bar.wait();
+    }
+    drop(bar);
+
     println!("api_immediate: rank {me} of {size} ok");
 }

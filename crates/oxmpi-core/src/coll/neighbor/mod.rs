@@ -66,7 +66,10 @@ fn build(comm: &Comm, nb: &Neighborhood, blocks: Blocks<'_>) -> Builder {
     let mut outputs = Vec::new();
     for (i, &src) in nb.sources.iter().enumerate() {
         let (buf, count, dt) = blocks.recv[i];
-        if src == PROC_NULL {
+        // Empty blocks are not exchanged: an edge's block is empty at both
+        // ends or at neither (the signatures match), so a zero-count
+        // neighbourhood collective does not communicate.
+        if src == PROC_NULL || util::packed_len(count, dt) == 0 {
             continue;
         }
         let out = util::packed_output(&mut b, buf, count, dt);
@@ -75,7 +78,7 @@ fn build(comm: &Comm, nb: &Neighborhood, blocks: Blocks<'_>) -> Builder {
     }
     for (j, &dst) in nb.destinations.iter().enumerate() {
         let (buf, count, dt) = blocks.send[j];
-        if dst == PROC_NULL {
+        if dst == PROC_NULL || util::packed_len(count, dt) == 0 {
             continue;
         }
         let input: Slice = util::packed_input(&mut b, buf, count, dt);

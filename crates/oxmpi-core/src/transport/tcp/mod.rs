@@ -210,9 +210,14 @@ struct Peer {
     first_try: Option<Instant>,
     next_try: Option<Instant>,
     backoff: Duration,
-    /// Framed bytes queued for the peer; `sent` of them are written.
+    /// Framed bytes queued for the peer: `sendbuf[sent..end]` (`sent` of the first `end`
+    /// bytes are written). The vector keeps its length past `end` (its high-water mark),
+    /// so that a packet is built in place (`try_push_max` hands the space after `end` to
+    /// the engine's fill: one user-level copy of the payload, not two) without zeroing
+    /// the space again for every packet.
     sendbuf: Vec<u8>,
     sent: usize,
+    end: usize,
     /// We queued our goodbye: no more packets.
     bye_queued: bool,
     recvq: VecDeque<Vec<u8>>,
@@ -239,7 +244,17 @@ struct DynPeer {
 
 impl Peer {
     fn queued(&self) -> usize {
-        self.sendbuf.len() - self.sent
+        self.end - self.sent
+    }
+
+    /// Appends a whole frame of `bytes` (the goodbye) to the queue.
+    fn queue_frame_bytes(&mut self, bytes: &[u8]) {
+        let end = self.end + bytes.len();
+        if self.sendbuf.len() < end {
+            self.sendbuf.resize(end, 0);
+        }
+        self.sendbuf[self.end..end].copy_from_slice(bytes);
+        self.end = end;
     }
 }
 
@@ -256,8 +271,6 @@ pub struct TcpTransport {
     /// Incoming connections in handshake.
     pending: Vec<Conn>,
     failed: Vec<(u32, String)>,
-    /// The buffer `fill` writes a packet into.
-    packet: Box<[u8]>,
     scratch: Box<[u8]>,
     rejected: u64,
     /// When `poll` next calls `accept` (see [`ACCEPT_INTERVAL`]).
@@ -325,7 +338,6 @@ impl TcpTransport {
             active: Vec::new(),
             pending: Vec::new(),
             failed: Vec::new(),
-            packet: vec![0u8; MAX_PACKET].into_boxed_slice(),
             scratch: vec![0u8; SCRATCH].into_boxed_slice(),
             rejected: 0,
             next_accept: Instant::now(),
@@ -405,7 +417,7 @@ impl TcpTransport {
         let p = &mut self.peers[r as usize];
         if p.conn.is_some() && !p.bye_queued {
             p.bye_queued = true;
-            p.sendbuf.extend_from_slice(&wire::encode_frame_header(wire::KIND_BYE, 0));
+            p.queue_frame_bytes(&wire::encode_frame_header(wire::KIND_BYE, 0));
         }
         p.bye_queued = true;
     }

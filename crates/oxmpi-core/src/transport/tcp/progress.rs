@@ -6,30 +6,46 @@ use super::*;
 
 impl TcpTransport {
 
-    /// Queues one packet for `to` (copying `fill`'s output into the send buffer); false
-    /// if the per-peer send queue is over its bound (back-pressure), or the peer failed
-    /// or said goodbye (see [`TcpTransport::failed_peer`]). Starts connecting if not
-    /// connected. Bytes are written by [`TcpTransport::poll`].
+    /// Queues one packet for `to`: `fill` writes it straight into the send queue (no
+    /// intermediate buffer) and returns its length; false if the per-peer send queue is
+    /// over its bound (back-pressure), or the peer failed or said goodbye (see
+    /// [`TcpTransport::failed_peer`]). Starts connecting if not connected. Bytes are
+    /// written by [`TcpTransport::poll`].
     ///
     /// Panics if `fill` returns more than [`MAX_PACKET`].
     pub fn try_push(&mut self, to: u32, fill: impl FnOnce(&mut [u8]) -> usize) -> bool {
+        self.try_push_max(to, MAX_PACKET, fill)
+    }
+
+    /// [`TcpTransport::try_push`] of a packet known to take at most `max_len` bytes
+    /// (clamped to [`MAX_PACKET`]): `fill` gets `max_len` bytes, so a peer that is only
+    /// sent small packets keeps a small send queue. Panics if `fill` returns more.
+    pub fn try_push_max(&mut self, to: u32, max_len: usize, fill: impl FnOnce(&mut [u8]) -> usize) -> bool {
         self.check_peer(to);
+        let max_len = max_len.min(MAX_PACKET);
         let p = &mut self.peers[to as usize];
         if p.failed || p.bye_queued || p.queued() >= SEND_BOUND {
             return false;
         }
-        let len = fill(&mut self.packet);
-        assert!(
-            len <= MAX_PACKET,
-            "tcp: packet of {len} bytes exceeds MAX_PACKET ({MAX_PACKET})"
-        );
-        if p.sent > 0 && p.sent >= p.sendbuf.len() / 2 {
-            p.sendbuf.drain(..p.sent);
+        if p.sent > 0 && p.sent >= p.end / 2 {
+            // Written bytes are the larger part: move the rest to the front (at most
+            // as many bytes as were written since the last move).
+            p.sendbuf.copy_within(p.sent..p.end, 0);
+            p.end -= p.sent;
             p.sent = 0;
         }
-        p.sendbuf
-            .extend_from_slice(&wire::encode_frame_header(wire::KIND_DATA, len as u32));
-        p.sendbuf.extend_from_slice(&self.packet[..len]);
+        let start = p.end + wire::FRAME_HEADER_LEN;
+        if p.sendbuf.len() < start + max_len {
+            // Grows to the high-water mark once; never shrinks while the peer lives.
+            p.sendbuf.resize(start + max_len, 0);
+        }
+        let len = fill(&mut p.sendbuf[start..start + max_len]);
+        assert!(
+            len <= max_len,
+            "tcp: packet of {len} bytes exceeds its bound ({max_len}, MAX_PACKET {MAX_PACKET})"
+        );
+        p.sendbuf[p.end..start].copy_from_slice(&wire::encode_frame_header(wire::KIND_DATA, len as u32));
+        p.end = start + len;
         self.activate(to);
         if self.peers[to as usize].conn.is_none() {
             self.maybe_connect(to, Instant::now());
@@ -46,6 +62,15 @@ impl TcpTransport {
         let pkt = p.recvq.pop_front()?;
         p.recv_bytes -= pkt.len();
         Some(pkt)
+    }
+
+    /// Hands back a packet [`TcpTransport::pop_packet`] returned, once handled: a large
+    /// one's buffer is reused for the next large packet from `from` (no allocation, no
+    /// zeroing, no fresh pages for a stream of large messages).
+    pub fn recycle(&mut self, from: u32, pkt: Vec<u8>) {
+        if let Some(c) = self.peers.get_mut(from as usize).and_then(|p| p.conn.as_mut()) {
+            c.dec.recycle(pkt);
+        }
     }
 
     pub fn try_pop(&mut self, from: u32, f: impl FnOnce(&[u8])) -> bool {
@@ -145,11 +170,11 @@ impl TcpTransport {
         let scratch = &mut self.scratch;
         Some((|| {
             // Write: handshake leftovers (the server's verdict) first, then frames.
-            if c.flush_handshake(did).map_err(|e| e.to_string())? && p.sent < p.sendbuf.len() {
-                write_some(&c.stream, &p.sendbuf, &mut p.sent, did).map_err(|e| e.to_string())?;
-                if p.sent == p.sendbuf.len() {
-                    p.sendbuf.clear();
+            if c.flush_handshake(did).map_err(|e| e.to_string())? && p.sent < p.end {
+                write_some(&c.stream, &p.sendbuf[..p.end], &mut p.sent, did).map_err(|e| e.to_string())?;
+                if p.sent == p.end {
                     p.sent = 0;
+                    p.end = 0;
                 }
             }
             // Read, unless the packets already received are over the bound.
@@ -164,11 +189,12 @@ impl TcpTransport {
                     }
                 };
                 let direct = c.dec.direct_buf(DIRECT_MIN).is_some();
-                let res = if direct {
+                let (res, asked) = if direct {
                     let buf = c.dec.direct_buf(DIRECT_MIN).unwrap();
-                    (&c.stream).read(buf)
+                    let asked = buf.len();
+                    ((&c.stream).read(buf), asked)
                 } else {
-                    (&c.stream).read(scratch)
+                    ((&c.stream).read(scratch), scratch.len())
                 };
                 match res {
                     Ok(0) => {
@@ -190,6 +216,12 @@ impl TcpTransport {
                         } else {
                             c.dec.feed(&scratch[..n], &mut push)?;
                         }
+                        if n < asked {
+                            // A short read emptied the socket: another read now would
+                            // only return EWOULDBLOCK (one wasted system call per
+                            // message); the next poll reads what comes later.
+                            break;
+                        }
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -209,8 +241,7 @@ impl TcpTransport {
             let p = &mut self.peers[r as usize];
             if p.conn.is_some() && !p.bye_queued {
                 p.bye_queued = true;
-                p.sendbuf
-                    .extend_from_slice(&wire::encode_frame_header(wire::KIND_BYE, 0));
+                p.queue_frame_bytes(&wire::encode_frame_header(wire::KIND_BYE, 0));
             }
         }
         loop {

@@ -409,6 +409,35 @@ fn frame_decoder_rejects_bad_headers() {
 }
 
 #[test]
+fn recycled_payload_buffers_carry_only_the_new_frame() {
+    // A large frame, its buffer handed back, then frames of other sizes (smaller, then
+    // larger than the recycled buffer, then small): each comes out with exactly its own
+    // bytes, nothing left over from the buffer's previous use.
+    let mut d = wire::FrameDecoder::new();
+    let frame = |len: usize, fill: u8| {
+        let mut f = wire::encode_frame_header(wire::KIND_DATA, len as u32).to_vec();
+        f.extend((0..len).map(|i| fill ^ (i % 251) as u8));
+        f
+    };
+    let mut prev: Option<(usize, usize)> = None; // (address, length) of the recycled buffer
+    for (len, fill) in [(100_000, 1u8), (20_000, 2), (150_000, 3), (40, 4), (MAX_PACKET, 5)] {
+        let mut got = Vec::new();
+        d.feed(&frame(len, fill), |f| got.push(f)).unwrap();
+        assert_eq!(got.len(), 1, "one frame of {len} bytes");
+        let wire::Frame::Packet(p) = got.pop().unwrap() else { panic!("not a packet") };
+        assert_eq!(p.len(), len);
+        assert!(p.iter().enumerate().all(|(i, &b)| b == fill ^ (i % 251) as u8), "frame of {len} bytes corrupted");
+        if let Some((addr, plen)) = prev {
+            if len >= wire::RECYCLE_MIN && len <= plen {
+                assert_eq!(p.as_ptr() as usize, addr, "a large frame reuses the recycled buffer");
+            }
+        }
+        prev = (p.len() >= wire::RECYCLE_MIN).then(|| (p.as_ptr() as usize, p.len())).or(prev);
+        d.recycle(p);
+    }
+}
+
+#[test]
 fn handshake_messages_round_trip_and_bind_their_inputs() {
     let (sn, cn) = ([1u8; 32], [2u8; 32]);
     let hello = wire::encode_server_hello(7, &sn);

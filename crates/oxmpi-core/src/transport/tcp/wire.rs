@@ -237,7 +237,14 @@ pub struct FrameDecoder {
     payload: Option<Vec<u8>>,
     got: usize,
     bye: bool,
+    /// A large payload buffer handed back after use ([`FrameDecoder::recycle`]): the
+    /// next large frame is read into it instead of a fresh, zeroed allocation.
+    spare: Option<Vec<u8>>,
 }
+
+/// Payloads from this size on are read straight into their buffer (no staging copy) and
+/// their buffers recycled.
+pub const RECYCLE_MIN: usize = 16 * 1024;
 
 impl FrameDecoder {
     pub fn new() -> FrameDecoder {
@@ -276,7 +283,18 @@ impl FrameDecoder {
                 if len == 0 {
                     out(Frame::Packet(Vec::new()));
                 } else {
-                    self.payload = Some(vec![0u8; len]);
+                    self.payload = Some(match self.spare.take() {
+                        // Shrinking keeps the bytes (no pass over them); growing zeroes
+                        // only the new tail.
+                        Some(mut v) if len >= RECYCLE_MIN => {
+                            v.resize(len, 0);
+                            v
+                        }
+                        spare => {
+                            self.spare = spare;
+                            vec![0u8; len]
+                        }
+                    });
                     self.got = 0;
                 }
                 Ok(())
@@ -325,6 +343,14 @@ impl FrameDecoder {
         match &mut self.payload {
             Some(p) if p.len() - got >= min => Some(&mut p[got..]),
             _ => None,
+        }
+    }
+
+    /// Takes back a payload buffer this decoder produced, for the next large frame (one
+    /// buffer is kept; small ones are dropped).
+    pub fn recycle(&mut self, buf: Vec<u8>) {
+        if self.spare.is_none() && buf.len() >= RECYCLE_MIN {
+            self.spare = Some(buf);
         }
     }
 

@@ -1,0 +1,152 @@
+//! Window attributes, error handlers and Fortran handles.
+
+use super::*;
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_create_keyval(copy: Option<MPI_Win_copy_attr_function>, delete: Option<MPI_Win_delete_attr_function>, keyval: *mut c_int, extra: *mut c_void) -> c_int {
+    // SAFETY: `keyval` is the C caller's OUT argument; the callbacks have the C
+    // shape of the communicator ones (handles are pointer-sized), windows are never copied.
+    unsafe { crate::attr::create_keyval("MPI_Win_create_keyval", ObjectKind::Win, copy.map_or(0, |f| f as usize), delete, keyval, extra) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_free_keyval(keyval: *mut c_int) -> c_int {
+    // SAFETY: the C caller's INOUT argument.
+    unsafe { crate::attr::free_keyval("MPI_Win_free_keyval", ObjectKind::Win, keyval) }
+}
+
+fn attrs_of(w: MPI_Win, call: &str) -> R<Arc<Attributes>> {
+    wins().get(w).map(|e| e.attrs.clone()).ok_or_else(|| bad_win(call, w))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_set_attr(w: MPI_Win, keyval: c_int, val: *mut c_void) -> c_int {
+    const CALL: &str = "MPI_Win_set_attr";
+    wffi(CALL, w, || {
+        let a = attrs_of(w, CALL)?;
+        if (MPI_WIN_BASE..=MPI_WIN_MODEL).contains(&keyval) {
+            return Err(bad(ErrorClass::Keyval, CALL, "win_keyval", "predefined window attributes cannot be set"));
+        }
+        with_cb_win(w, || a.set(keyval, val as usize, CALL))?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_get_attr(w: MPI_Win, keyval: c_int, val: *mut c_void, flag: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Win_get_attr";
+    wffi(CALL, w, || {
+        // SAFETY: OUT arguments of the C caller: NULL (rejected) or writable, not aliasing each other.
+        let (f, v) = unsafe { (out(CALL, "flag", flag)?, out(CALL, "attribute_val", val as *mut *mut c_void)?) };
+        let predefined = {
+            let t = wins();
+            let e = t.get(w).ok_or_else(|| bad_win(CALL, w))?;
+            match keyval {
+                MPI_WIN_BASE => Some(e.win.base() as *mut c_void),
+                MPI_WIN_SIZE => Some(&*e.size_attr as *const MPI_Aint as *mut c_void),
+                MPI_WIN_DISP_UNIT => Some(&*e.disp_attr as *const c_int as *mut c_void),
+                MPI_WIN_CREATE_FLAVOR => Some(&*e.flavor_attr as *const c_int as *mut c_void),
+                MPI_WIN_MODEL => Some(&*e.model_attr as *const c_int as *mut c_void),
+                _ => None,
+            }
+        };
+        if let Some(p) = predefined {
+            *v = p;
+            *f = 1;
+            return Ok(());
+        }
+        match attrs_of(w, CALL)?.get(keyval, CALL)? {
+            Some(x) => {
+                *v = x as *mut c_void;
+                *f = 1;
+            }
+            None => *f = 0,
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_delete_attr(w: MPI_Win, keyval: c_int) -> c_int {
+    const CALL: &str = "MPI_Win_delete_attr";
+    wffi(CALL, w, || {
+        let a = attrs_of(w, CALL)?;
+        with_cb_win(w, || a.delete(keyval, CALL))?;
+        Ok(())
+    })
+}
+
+// ----- error handlers ---------------------------------------------------------------------
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_create_errhandler(f: Option<MPI_Win_errhandler_function>, eh: *mut MPI_Errhandler) -> c_int {
+    const CALL: &str = "MPI_Win_create_errhandler";
+    ffi(CALL, NO_COMM, || {
+        let f = f.ok_or_else(|| bad(ErrorClass::Arg, CALL, "win_errhandler_fn", "is NULL"))?;
+        // SAFETY: OUT argument of the C caller: NULL (rejected) or writable and unaliased.
+        let o = unsafe { out(CALL, "errhandler", eh)? };
+        // Both C types are `void (*)(handle *, int *, ...)` with pointer-sized handles:
+        // the table's communicator form is called with a window handle's address.
+        *o = state().errhandlers.insert(ErrhandlerEntry { func: f, refs: 1 });
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_set_errhandler(w: MPI_Win, eh: MPI_Errhandler) -> c_int {
+    const CALL: &str = "MPI_Win_set_errhandler";
+    wffi(CALL, w, || {
+        let func = match eh {
+            MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT | MPI_ERRORS_RETURN => None,
+            _ => match state().errhandlers.get(eh) {
+                Some(e) if e.refs > 0 => Some(e.func),
+                _ => return Err(bad(ErrorClass::Arg, CALL, "errhandler", format!("{eh:#x} is not a valid error handler"))),
+            },
+        };
+        let mut t = wins();
+        let e = t.get_mut(w).ok_or_else(|| bad_win(CALL, w))?;
+        e.errh = eh;
+        e.errh_fn = func;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_get_errhandler(w: MPI_Win, eh: *mut MPI_Errhandler) -> c_int {
+    const CALL: &str = "MPI_Win_get_errhandler";
+    wffi(CALL, w, || {
+        // SAFETY: OUT argument of the C caller: NULL (rejected) or writable and unaliased.
+        let o = unsafe { out(CALL, "errhandler", eh)? };
+        let h = wins().get(w).map(|e| e.errh).ok_or_else(|| bad_win(CALL, w))?;
+        if let Some(e) = state().errhandlers.get_mut(h) {
+            e.refs += 1;
+        }
+        *o = h;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_call_errhandler(w: MPI_Win, errorcode: c_int) -> c_int {
+    const CALL: &str = "MPI_Win_call_errhandler";
+    if wins().get(w).is_none() {
+        return ffi(CALL, NO_COMM, || Err(bad_win(CALL, w)));
+    }
+    raise_win(w, errorcode, &format!("{CALL}: error code {errorcode}"));
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_c2f(w: MPI_Win) -> c_int {
+    c2f_predefined_or(&wins(), w)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_f2c(f: c_int) -> MPI_Win {
+    let h = f2c_predefined_or(&wins(), f);
+    if h == 0 {
+        MPI_WIN_NULL
+    } else {
+        h
+    }
+}

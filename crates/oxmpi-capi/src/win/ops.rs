@@ -1,0 +1,343 @@
+//! Communication: put, get, the accumulates, fetch_and_op, compare_and_swap and
+//! their request-based forms; each with a fast path in front of the general one.
+
+use super::*;
+use oxmpi_core::Request;
+
+/// The fast path's datatype: a predefined type whose elements lie back to back
+/// (size = extent), else `None`.
+#[inline]
+fn dense_prim(h: MPI_Datatype) -> Option<Primitive> {
+    if h == MPI_DATATYPE_NULL || h >= 4096 || h == MPI_LB || h == MPI_UB {
+        return None;
+    }
+    crate::abi::primitive_from_handle(h).filter(|p| p.size() == p.extent() && p.size() > 0)
+}
+
+/// The bytes of a put or get the fast path can take: the same dense predefined type
+/// and count (> 0) on both sides and an origin buffer that is no null pointer.
+#[inline]
+fn fast_len<C: Count>(buf: *const c_void, ocount: C, odt: MPI_Datatype, tcount: C, tdt: MPI_Datatype) -> Option<usize> {
+    let n = ocount.wide();
+    if odt != tdt || n != tcount.wide() || n <= 0 || (buf as usize) < 4096 {
+        return None;
+    }
+    usize::try_from(n).ok()?.checked_mul(dense_prim(odt)?.size())
+}
+
+struct Side {
+    count: usize,
+    /// Borrowed for predefined types (no reference count on the hot path).
+    dt: std::borrow::Cow<'static, Datatype>,
+}
+
+fn side<C: Count>(call: &str, buf: *const c_void, count: C, h: MPI_Datatype, cname: &str, dname: &str, bname: &str) -> R<Side> {
+    let count = to_usize(call, cname, count)?;
+    let dt = crate::conv::committed_ref(h, call, dname)?;
+    if !bname.is_empty() {
+        check_buf(call, bname, buf, count, &dt)?;
+    }
+    Ok(Side { count, dt })
+}
+
+/// A target displacement (checked against the window by the engine).
+fn disp_arg(_call: &str, d: MPI_Aint) -> R<isize> {
+    Ok(d)
+}
+
+/// A request-based call's `request` argument, checked before the operation is made
+/// (a null pointer must not leave an operation done behind an error).
+fn check_request(call: &str, request: Option<*mut MPI_Request>) -> R<()> {
+    if let Some(q) = request {
+        // SAFETY: OUT argument of the C caller: only checked here, written by `done_request`.
+        unsafe { out(call, "request", q)? };
+    }
+    Ok(())
+}
+
+/// The complete request of a request-based call whose operation the fast path did
+/// (`q` is not null).
+#[inline(never)]
+fn fast_request(q: *mut MPI_Request) -> c_int {
+    // SAFETY: the C caller's OUT argument, not null (checked by the caller):
+    // writable and unaliased by the MPI contract.
+    unsafe { *q = new_request(Request::DONE, NO_COMM, None) };
+    MPI_SUCCESS
+}
+
+/// Hands out an already complete request (the operation finished in the call): the
+/// engine's one complete request, [`Request::DONE`] (no engine entry, no lock of
+/// the engine), in a slot of the handle table (slots are reused: nothing is
+/// allocated per call once the table has room).
+fn done_request(call: &str, request: *mut MPI_Request) -> R<()> {
+    // SAFETY: OUT argument of the C caller: NULL (rejected) or writable and unaliased.
+    let o = unsafe { out(call, "request", request)? };
+    *o = new_request(Request::DONE, NO_COMM, None);
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn put<C: Count>(base: &'static str, origin: *const c_void, ocount: C, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: C, tdt: MPI_Datatype, w: MPI_Win, request: Option<*mut MPI_Request>) -> c_int {
+    // Request-based calls too: their operation completes in the call either way.
+    if request.is_none_or(|q| !q.is_null()) {
+        if let Some(len) = fast_len(origin, ocount, odt, tcount, tdt) {
+            // SAFETY: MPI's contract: `origin` holds origin_count elements of origin_datatype (`len` bytes).
+            if with_cached(w, |wn| unsafe { wn.put_direct(origin.cast(), len, rank, disp) }) == Some(true) {
+                return match request {
+                    Some(q) => fast_request(q),
+                    None => MPI_SUCCESS,
+                };
+            }
+        }
+    }
+    // SAFETY: forwarded contract.
+    unsafe { put_slow::<C>(base, origin, ocount, odt, rank, disp, tcount, tdt, w, request) }
+}
+
+/// The general path of [`put`].
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn put_slow<C: Count>(base: &'static str, origin: *const c_void, ocount: C, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: C, tdt: MPI_Datatype, w: MPI_Win, request: Option<*mut MPI_Request>) -> c_int {
+    let call = name::<C>(base);
+    wffi(call, w, || {
+        let wn = win(w, call)?;
+        check_request(call, request)?;
+        let o = side(call, origin, ocount, odt, "origin_count", "origin_datatype", "origin_addr")?;
+        let t = side(call, std::ptr::null(), tcount, tdt, "target_count", "target_datatype", "")?;
+        // SAFETY: MPI's contract: `origin` holds origin_count elements of origin_datatype.
+        unsafe { wn.put(call, origin.cast(), o.count, &o.dt, rank, disp_arg(call, disp)?, t.count, &t.dt)? };
+        if let Some(r) = request {
+            done_request(call, r)?;
+        }
+        Ok(())
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn get<C: Count>(base: &'static str, origin: *mut c_void, ocount: C, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: C, tdt: MPI_Datatype, w: MPI_Win, request: Option<*mut MPI_Request>) -> c_int {
+    // Request-based calls too: their operation completes in the call either way.
+    if request.is_none_or(|q| !q.is_null()) {
+        if let Some(len) = fast_len(origin, ocount, odt, tcount, tdt) {
+            // SAFETY: MPI's contract: `origin` is writable for origin_count elements of origin_datatype (`len` bytes).
+            if with_cached(w, |wn| unsafe { wn.get_direct(origin.cast(), len, rank, disp) }) == Some(true) {
+                return match request {
+                    Some(q) => fast_request(q),
+                    None => MPI_SUCCESS,
+                };
+            }
+        }
+    }
+    // SAFETY: forwarded contract.
+    unsafe { get_slow::<C>(base, origin, ocount, odt, rank, disp, tcount, tdt, w, request) }
+}
+
+/// The general path of [`get`].
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn get_slow<C: Count>(base: &'static str, origin: *mut c_void, ocount: C, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: C, tdt: MPI_Datatype, w: MPI_Win, request: Option<*mut MPI_Request>) -> c_int {
+    let call = name::<C>(base);
+    wffi(call, w, || {
+        let wn = win(w, call)?;
+        check_request(call, request)?;
+        let o = side(call, origin, ocount, odt, "origin_count", "origin_datatype", "origin_addr")?;
+        let t = side(call, std::ptr::null(), tcount, tdt, "target_count", "target_datatype", "")?;
+        // SAFETY: MPI's contract: `origin` is writable for origin_count elements of origin_datatype.
+        unsafe { wn.get(call, origin.cast(), o.count, &o.dt, rank, disp_arg(call, disp)?, t.count, &t.dt)? };
+        if let Some(r) = request {
+            done_request(call, r)?;
+        }
+        Ok(())
+    })
+}
+
+fn acc_op(call: &str, h: MPI_Op) -> R<Op> {
+    crate::conv::op(h, call)
+}
+
+/// The fast path's accumulate: the same dense predefined type and count (> 0) on
+/// every side, a predefined op, buffers that are no null pointers (the origin is not
+/// read for MPI_NO_OP); (type, op) and the element count.
+#[inline]
+fn fast_acc<C: Count>(origin: *const c_void, ocount: C, odt: MPI_Datatype, result: Option<(*mut c_void, C, MPI_Datatype)>, tcount: C, tdt: MPI_Datatype, op: MPI_Op) -> Option<((Primitive, PredefinedOp), usize)> {
+    if op == MPI_OP_NULL || op >= 4096 {
+        return None;
+    }
+    let p = crate::abi::op_from_handle(op)?;
+    let n = tcount.wide();
+    if let Some((rb, rc, rd)) = result {
+        if rd != tdt || rc.wide() != n || (rb as usize) < 4096 {
+            return None;
+        }
+    }
+    if p != PredefinedOp::NoOp && (odt != tdt || ocount.wide() != n || (origin as usize) < 4096) {
+        return None;
+    }
+    if n <= 0 {
+        return None;
+    }
+    Some(((dense_prim(tdt)?, p), usize::try_from(n).ok()?))
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn accumulate<C: Count>(
+    base: &'static str,
+    origin: *const c_void,
+    ocount: C,
+    odt: MPI_Datatype,
+    result: Option<(*mut c_void, C, MPI_Datatype)>,
+    rank: c_int,
+    disp: MPI_Aint,
+    tcount: C,
+    tdt: MPI_Datatype,
+    op: MPI_Op,
+    w: MPI_Win,
+    request: Option<*mut MPI_Request>,
+) -> c_int {
+    // Request-based calls too: their operation completes in the call either way.
+    if request.is_none_or(|q| !q.is_null()) {
+        if let Some((rc, n)) = fast_acc(origin, ocount, odt, result, tcount, tdt, op) {
+            let r = result.map_or(std::ptr::null_mut(), |(rb, _, _)| rb.cast::<u8>());
+            // SAFETY: MPI's contract: the origin buffer holds, and the result buffer is writable for, `n` elements of the type.
+            if with_cached(w, |wn| unsafe { wn.acc_direct(rc.0, rc.1, origin.cast(), r, n, rank, disp) }) == Some(true) {
+                return match request {
+                    Some(q) => fast_request(q),
+                    None => MPI_SUCCESS,
+                };
+            }
+        }
+    }
+    // SAFETY: forwarded contract.
+    unsafe { accumulate_slow::<C>(base, origin, ocount, odt, result, rank, disp, tcount, tdt, op, w, request) }
+}
+
+/// The general path of [`accumulate`].
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn accumulate_slow<C: Count>(
+    base: &'static str,
+    origin: *const c_void,
+    ocount: C,
+    odt: MPI_Datatype,
+    result: Option<(*mut c_void, C, MPI_Datatype)>,
+    rank: c_int,
+    disp: MPI_Aint,
+    tcount: C,
+    tdt: MPI_Datatype,
+    op: MPI_Op,
+    w: MPI_Win,
+    request: Option<*mut MPI_Request>,
+) -> c_int {
+    let call = name::<C>(base);
+    wffi(call, w, || {
+        let wn = win(w, call)?;
+        let op = acc_op(call, op)?;
+        check_request(call, request)?;
+        let noop = op.as_predefined() == Some(oxmpi_core::op::PredefinedOp::NoOp);
+        // MPI_Get_accumulate with MPI_NO_OP ignores the origin arguments.
+        let o = if noop && result.is_some() {
+            Side { count: 0, dt: crate::conv::committed_ref(MPI_BYTE, call, "origin_datatype")? }
+        } else {
+            side(call, origin, ocount, odt, "origin_count", "origin_datatype", "origin_addr")?
+        };
+        let t = side(call, std::ptr::null(), tcount, tdt, "target_count", "target_datatype", "")?;
+        let res = match result {
+            Some((rb, rc, rd)) => {
+                let s = side(call, rb, rc, rd, "result_count", "result_datatype", "result_addr")?;
+                Some((rb.cast::<u8>(), s.count, s.dt))
+            }
+            None => None,
+        };
+        let res_ref = res.as_ref().map(|(p, n, d)| (*p, *n, &**d));
+        // SAFETY: MPI's contract: the origin buffer holds, and the result buffer is writable for, their counts of their datatypes.
+        unsafe { wn.accumulate(call, origin.cast(), o.count, &o.dt, res_ref, rank, disp_arg(call, disp)?, t.count, &t.dt, &op)? };
+        if let Some(r) = request {
+            done_request(call, r)?;
+        }
+        Ok(())
+    })
+}
+
+macro_rules! rma_entry {
+    ($int:ident, $wide:ident, $body:ident, ($($p:ident: $t:tt),*) => ($($arg:expr),*)) => {
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $int($($p: rma_entry!(@ty c_int, $t)),*) -> c_int {
+            // SAFETY: the C caller's arguments, passed on as the body requires.
+            unsafe { $body::<c_int>($($arg),*) }
+        }
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $wide($($p: rma_entry!(@ty MPI_Count, $t)),*) -> c_int {
+            // SAFETY: the C caller's arguments, passed on as the body requires.
+            unsafe { $body::<MPI_Count>($($arg),*) }
+        }
+    };
+    (@ty $cnt:ty, CNT) => { $cnt };
+    (@ty $cnt:ty, $t:ty) => { $t };
+}
+
+type CVoid = *const c_void;
+type MVoid = *mut c_void;
+type PReq = *mut MPI_Request;
+
+rma_entry!(PMPI_Put, PMPI_Put_c, put, (o: CVoid, oc: CNT, od: MPI_Datatype, r: c_int, d: MPI_Aint, tc: CNT, td: MPI_Datatype, w: MPI_Win) => ("MPI_Put", o, oc, od, r, d, tc, td, w, None));
+rma_entry!(PMPI_Rput, PMPI_Rput_c, put, (o: CVoid, oc: CNT, od: MPI_Datatype, r: c_int, d: MPI_Aint, tc: CNT, td: MPI_Datatype, w: MPI_Win, q: PReq) => ("MPI_Rput", o, oc, od, r, d, tc, td, w, Some(q)));
+rma_entry!(PMPI_Get, PMPI_Get_c, get, (o: MVoid, oc: CNT, od: MPI_Datatype, r: c_int, d: MPI_Aint, tc: CNT, td: MPI_Datatype, w: MPI_Win) => ("MPI_Get", o, oc, od, r, d, tc, td, w, None));
+rma_entry!(PMPI_Rget, PMPI_Rget_c, get, (o: MVoid, oc: CNT, od: MPI_Datatype, r: c_int, d: MPI_Aint, tc: CNT, td: MPI_Datatype, w: MPI_Win, q: PReq) => ("MPI_Rget", o, oc, od, r, d, tc, td, w, Some(q)));
+rma_entry!(PMPI_Accumulate, PMPI_Accumulate_c, accumulate, (o: CVoid, oc: CNT, od: MPI_Datatype, r: c_int, d: MPI_Aint, tc: CNT, td: MPI_Datatype, op: MPI_Op, w: MPI_Win) => ("MPI_Accumulate", o, oc, od, None, r, d, tc, td, op, w, None));
+rma_entry!(PMPI_Raccumulate, PMPI_Raccumulate_c, accumulate, (o: CVoid, oc: CNT, od: MPI_Datatype, r: c_int, d: MPI_Aint, tc: CNT, td: MPI_Datatype, op: MPI_Op, w: MPI_Win, q: PReq) => ("MPI_Raccumulate", o, oc, od, None, r, d, tc, td, op, w, Some(q)));
+rma_entry!(PMPI_Get_accumulate, PMPI_Get_accumulate_c, accumulate, (o: CVoid, oc: CNT, od: MPI_Datatype, rb: MVoid, rc: CNT, rd: MPI_Datatype, r: c_int, d: MPI_Aint, tc: CNT, td: MPI_Datatype, op: MPI_Op, w: MPI_Win) => ("MPI_Get_accumulate", o, oc, od, Some((rb, rc, rd)), r, d, tc, td, op, w, None));
+rma_entry!(PMPI_Rget_accumulate, PMPI_Rget_accumulate_c, accumulate, (o: CVoid, oc: CNT, od: MPI_Datatype, rb: MVoid, rc: CNT, rd: MPI_Datatype, r: c_int, d: MPI_Aint, tc: CNT, td: MPI_Datatype, op: MPI_Op, w: MPI_Win, q: PReq) => ("MPI_Rget_accumulate", o, oc, od, Some((rb, rc, rd)), r, d, tc, td, op, w, Some(q)));
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Fetch_and_op(origin: *const c_void, result: *mut c_void, dt: MPI_Datatype, rank: c_int, disp: MPI_Aint, op: MPI_Op, w: MPI_Win) -> c_int {
+    const CALL: &str = "MPI_Fetch_and_op";
+    if let Some(((prim, p), _)) = fast_acc(origin, 1, dt, Some((result, 1, dt)), 1, dt, op) {
+        // SAFETY: MPI's contract: one element of `datatype` at origin (unless MPI_NO_OP) and result.
+        if with_cached(w, |wn| unsafe { wn.acc_direct(prim, p, origin.cast(), result.cast(), 1, rank, disp) }) == Some(true) {
+            return MPI_SUCCESS;
+        }
+    }
+    wffi(CALL, w, || {
+        let wn = win(w, CALL)?;
+        let d = committed(dt, CALL, "datatype")?;
+        if d.as_primitive().is_none() {
+            return Err(bad(ErrorClass::Type, CALL, "datatype", "must be a predefined datatype"));
+        }
+        let op = acc_op(CALL, op)?;
+        let noop = op.as_predefined() == Some(oxmpi_core::op::PredefinedOp::NoOp);
+        check_buf(CALL, "result_addr", result, 1, &d)?;
+        if !noop {
+            check_buf(CALL, "origin_addr", origin, 1, &d)?;
+        }
+        // SAFETY: MPI's contract: one element of `datatype` at origin (unless MPI_NO_OP) and result.
+        unsafe { wn.accumulate(CALL, origin.cast(), if noop { 0 } else { 1 }, &d, Some((result.cast(), 1, &d)), rank, disp, 1, &d, &op)? };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Compare_and_swap(origin: *const c_void, compare: *const c_void, result: *mut c_void, dt: MPI_Datatype, rank: c_int, disp: MPI_Aint, w: MPI_Win) -> c_int {
+    const CALL: &str = "MPI_Compare_and_swap";
+    if let Some(prim) = dense_prim(dt) {
+        if [origin, compare, result.cast_const()].iter().all(|&b| b as usize >= 4096) {
+            // SAFETY: MPI's contract: one element of `datatype` at each buffer.
+            if with_cached(w, |wn| unsafe { wn.cas_direct(prim, origin.cast(), compare.cast(), result.cast(), rank, disp) }) == Some(true) {
+                return MPI_SUCCESS;
+            }
+        }
+    }
+    wffi(CALL, w, || {
+        let wn = win(w, CALL)?;
+        let d = committed(dt, CALL, "datatype")?;
+        check_buf(CALL, "origin_addr", origin, 1, &d)?;
+        check_buf(CALL, "compare_addr", compare, 1, &d)?;
+        check_buf(CALL, "result_addr", result, 1, &d)?;
+        // SAFETY: MPI's contract: one element of `datatype` at each buffer.
+        unsafe { wn.compare_and_swap(CALL, origin.cast(), compare.cast(), result.cast(), &d, rank, disp)? };
+        Ok(())
+    })
+}

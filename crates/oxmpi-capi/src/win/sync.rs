@@ -1,0 +1,144 @@
+//! Synchronization: fence, post/start/complete/wait, lock/unlock, lock_all,
+//! flush and sync.
+
+use super::*;
+
+fn group_ranks(call: &str, wn: &Window, g: MPI_Group) -> R<Vec<i32>> {
+    let grp = crate::conv::group(g, call, "group")?;
+    Ok(wn.ranks_of(call, grp.world_ranks())?)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_fence(assert: c_int, w: MPI_Win) -> c_int {
+    const CALL: &str = "MPI_Win_fence";
+    wffi(CALL, w, || Ok(win(w, CALL)?.fence(assert)?))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_post(g: MPI_Group, assert: c_int, w: MPI_Win) -> c_int {
+    const CALL: &str = "MPI_Win_post";
+    wffi(CALL, w, || {
+        let wn = win(w, CALL)?;
+        let ranks = group_ranks(CALL, &wn, g)?;
+        Ok(wn.post(ranks, assert)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_start(g: MPI_Group, assert: c_int, w: MPI_Win) -> c_int {
+    const CALL: &str = "MPI_Win_start";
+    wffi(CALL, w, || {
+        let wn = win(w, CALL)?;
+        let ranks = group_ranks(CALL, &wn, g)?;
+        Ok(wn.start(ranks, assert)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_complete(w: MPI_Win) -> c_int {
+    const CALL: &str = "MPI_Win_complete";
+    wffi(CALL, w, || Ok(win(w, CALL)?.complete()?))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_wait(w: MPI_Win) -> c_int {
+    const CALL: &str = "MPI_Win_wait";
+    wffi(CALL, w, || {
+        win(w, CALL)?.wait(true)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_test(w: MPI_Win, flag: *mut c_int) -> c_int {
+    const CALL: &str = "MPI_Win_test";
+    wffi(CALL, w, || {
+        // SAFETY: OUT argument of the C caller: NULL (rejected) or writable and unaliased.
+        let f = unsafe { out(CALL, "flag", flag)? };
+        *f = win(w, CALL)?.wait(false)? as c_int;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, w: MPI_Win) -> c_int {
+    const CALL: &str = "MPI_Win_lock";
+    // The thread's cached window: no table look-up, no `Arc` clone.
+    let kind = match lock_type {
+        MPI_LOCK_SHARED => Some(LockKind::Shared),
+        MPI_LOCK_EXCLUSIVE => Some(LockKind::Exclusive),
+        _ => None,
+    };
+    if let Some(res) = kind.and_then(|k| with_cached(w, |wn| wn.lock(k, rank, assert))) {
+        return cached_result(CALL, w, res);
+    }
+    wffi(CALL, w, || {
+        let wn = win(w, CALL)?;
+        let kind = match lock_type {
+            MPI_LOCK_SHARED => LockKind::Shared,
+            MPI_LOCK_EXCLUSIVE => LockKind::Exclusive,
+            t => return Err(bad(ErrorClass::Locktype, CALL, "lock_type", format!("{t} is neither MPI_LOCK_SHARED nor MPI_LOCK_EXCLUSIVE"))),
+        };
+        Ok(wn.lock(kind, rank, assert)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_unlock(rank: c_int, w: MPI_Win) -> c_int {
+    const CALL: &str = "MPI_Win_unlock";
+    if let Some(res) = with_cached(w, |wn| wn.unlock(rank)) {
+        return cached_result(CALL, w, res);
+    }
+    wffi(CALL, w, || Ok(win(w, CALL)?.unlock(rank)?))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_lock_all(assert: c_int, w: MPI_Win) -> c_int {
+    const CALL: &str = "MPI_Win_lock_all";
+    wffi(CALL, w, || Ok(win(w, CALL)?.lock_all(assert)?))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_unlock_all(w: MPI_Win) -> c_int {
+    const CALL: &str = "MPI_Win_unlock_all";
+    wffi(CALL, w, || Ok(win(w, CALL)?.unlock_all()?))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_flush(rank: c_int, w: MPI_Win) -> c_int {
+    const CALL: &str = "MPI_Win_flush";
+    if with_cached(w, |wn| wn.flush_direct(rank)) == Some(true) {
+        return MPI_SUCCESS;
+    }
+    wffi(CALL, w, || Ok(win(w, CALL)?.flush(CALL, Some(rank))?))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_flush_local(rank: c_int, w: MPI_Win) -> c_int {
+    const CALL: &str = "MPI_Win_flush_local";
+    if with_cached(w, |wn| wn.flush_direct(rank)) == Some(true) {
+        return MPI_SUCCESS;
+    }
+    wffi(CALL, w, || Ok(win(w, CALL)?.flush(CALL, Some(rank))?))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_flush_all(w: MPI_Win) -> c_int {
+    const CALL: &str = "MPI_Win_flush_all";
+    wffi(CALL, w, || Ok(win(w, CALL)?.flush(CALL, None)?))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_flush_local_all(w: MPI_Win) -> c_int {
+    const CALL: &str = "MPI_Win_flush_local_all";
+    wffi(CALL, w, || Ok(win(w, CALL)?.flush(CALL, None)?))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_sync(w: MPI_Win) -> c_int {
+    const CALL: &str = "MPI_Win_sync";
+    wffi(CALL, w, || {
+        win(w, CALL)?.sync();
+        Ok(())
+    })
+}
