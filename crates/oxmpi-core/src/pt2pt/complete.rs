@@ -178,6 +178,14 @@ pub(super) fn take_one(st: &mut crate::engine::State, reqs: &mut [Request], call
 /// MPI_Waitany: `None` when no request is active (MPI_UNDEFINED).
 pub fn waitany(reqs: &mut [Request]) -> Result<Option<(usize, Status)>> {
     let e = engine()?;
+    // A request that was complete when the call began is returned before any
+    // progress step, as MPICH does: otherwise a receive that this call's own
+    // progress completes overtakes, by its lower index, a send that finished
+    // earlier, and programs that wait on [recv, send] twice and read the
+    // receive's status from the second call (MPICH's irsendf) see the send's.
+    if let Some(found) = take_one(&mut e.lock(), reqs, "MPI_Waitany")? {
+        return Ok(found);
+    }
     e.wait_until(|st| match take_one(st, reqs, "MPI_Waitany") {
         Err(err) => Some(Err(err)),
         Ok(None) => None,
