@@ -508,6 +508,13 @@ fn request_handles_of_the_fast_path_on_every_completion_path() {
 }
 
 #[test]
+fn waitany_returns_a_finished_send_before_a_receive_its_progress_completes() {
+    for n in [2, 3] {
+        assert!(ok(n, "waitany_order").contains("waitany_order: all checks passed"));
+    }
+}
+
+#[test]
 fn isendrecv_and_isendrecv_replace() {
     for n in [1, 2, 3, 5] {
         assert!(ok(n, "isendrecv").contains("isendrecv: all checks passed"));
