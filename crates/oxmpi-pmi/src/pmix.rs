@@ -524,9 +524,7 @@ impl PmixClient {
             })
             .collect();
         let mut nspace = [0u8; NSLEN];
-        // SAFETY: `apps` are valid pmix_app_t whose strings, arrays and infos
-        // (`cmds`, `argvs`, `env_ptrs`, `cwds`, `infos`, `strings`) outlive
-        // the call; `nspace` is a writable pmix_nspace_t.
+        // SAFETY: `apps` are valid pmix_app_t whose strings, arrays and infos (`cmds`, `argvs`, `env_ptrs`, `cwds`, `infos`, `strings`) outlive the call; `nspace` is a writable pmix_nspace_t.
         let rc = unsafe { spawn(std::ptr::null(), 0, apps.as_ptr(), apps.len(), nspace.as_mut_ptr()) };
         drop(strings);
         if rc != PMIX_SUCCESS && nspace[0] != 0 {

@@ -651,9 +651,7 @@ impl<'a> TypedMut<'a> {
     pub(crate) fn desc_mut_n(&mut self, n: usize) -> oxmpi_core::buf::RecvBuf<'_, '_> {
         let t = &self.0;
         assert!(!t.lent, "a buffer lent to an immediate operation was used again");
-        // SAFETY: `typed_out` took these `count` elements of `dt` at `ptr` from a
-        // `&'a mut` BufferMut (its contract: writable, any bytes valid); `self` is
-        // borrowed exclusively while the descriptor lives.
+        // SAFETY: `typed_out` took these `count` elements of `dt` at `ptr` from a `&'a mut` BufferMut (its contract: writable, any bytes valid); `self` is borrowed exclusively while the descriptor lives.
         unsafe { oxmpi_core::buf::RecvBuf::from_raw(t.ptr, n.min(t.count), Some(&t.dt)) }
     }
 
@@ -669,18 +667,14 @@ impl<'a> TypedMut<'a> {
         let t = &mut self.0;
         assert!(!t.lent, "a buffer lent to an immediate operation was lent again");
         t.lent = true;
-        // SAFETY: `typed_out` took these `count` elements of `dt` at `ptr` from a
-        // `&'a mut` BufferMut (writable, any bytes valid), and `lent` makes this the only
-        // descriptor of them from now on: the operation `w` starts has them for 'a.
+        // SAFETY: `typed_out` took these `count` elements of `dt` at `ptr` from a `&'a mut` BufferMut (writable, any bytes valid), and `lent` makes this the only descriptor of them from now on: the operation `w` starts has them for 'a.
         unsafe { oxmpi_core::buf::RecvBuf::from_raw(t.ptr, n.min(t.count), Some(&t.dt)) }
     }
 
     /// The element check of the whole buffer once an operation on it has completed.
     pub(crate) fn check_out(&mut self, call: &str) -> Result<()> {
         match self.0.target() {
-            // SAFETY: the memory is exclusively borrowed for 'a (and by `self` now), so
-            // no operation writes it any more (a request still in flight over it was
-            // started under `Wrapped::new`'s contract, which rules this call out).
+            // SAFETY: the memory is exclusively borrowed for 'a (and by `self` now), so no operation writes it any more (a request still in flight over it was started under `Wrapped::new`'s contract, which rules this call out).
             Some(rt) => unsafe { rt.after(rt.len, call) },
             None => Ok(()),
         }
@@ -703,9 +697,7 @@ impl<'a> Typed<'a> {
     /// The first `n` elements (at most the buffer's count) as a send descriptor.
     pub(crate) fn desc_n(&self, n: usize) -> oxmpi_core::buf::SendBuf<'_, '_> {
         assert!(!self.lent, "a buffer lent to an immediate operation was used again");
-        // SAFETY: `typed_in`/`typed_out` took these `count` elements of `dt` at `ptr`
-        // from a borrow for 'a (Buffer contract: readable while borrowed), and 'a
-        // outlives the borrow of `self`.
+        // SAFETY: `typed_in`/`typed_out` took these `count` elements of `dt` at `ptr` from a borrow for 'a (Buffer contract: readable while borrowed), and 'a outlives the borrow of `self`.
         unsafe { oxmpi_core::buf::SendBuf::from_raw(self.ptr, n.min(self.count), Some(&self.dt)) }
     }
 }
@@ -860,9 +852,7 @@ impl<'a> RecvBytes<'a> {
     /// starts, and the target to check once it completed.
     pub(crate) fn lend(self, _w: &Start<'a>) -> (oxmpi_core::buf::RecvBuf<'a, 'static>, RecvTarget) {
         let t = self.0;
-        // SAFETY: `recv_spec`/`value_spec_mut` made the target from an exclusive borrow
-        // for 'a of `len` initialized bytes; `self` is consumed, so the operation `w`
-        // starts holds the only descriptor of them for 'a.
+        // SAFETY: `recv_spec`/`value_spec_mut` made the target from an exclusive borrow for 'a of `len` initialized bytes; `self` is consumed, so the operation `w` starts holds the only descriptor of them for 'a.
         (unsafe { oxmpi_core::buf::RecvBuf::from_raw(t.ptr, t.len, None) }, t)
     }
 

@@ -142,9 +142,7 @@ pub(crate) fn immediate_ref<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
     let w = Start::new();
     let r = f(&w);
     w.only(r.as_ref().ok().copied(), call);
-    // SAFETY: the request is the one `f` started (checked by `only`), over buffers
-    // borrowed for 'a (the engine's entry points took them with `Start<'a>`), and
-    // `buf` is a shared borrow for 'a.
+    // SAFETY: the request is the one `f` started (checked by `only`), over buffers borrowed for 'a (the engine's entry points took them with `Start<'a>`), and `buf` is a shared borrow for 'a.
     Ok(unsafe { Request::wrap(r?, buf as *const D, None, call, scope) })
 }
 

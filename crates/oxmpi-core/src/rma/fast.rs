@@ -123,9 +123,7 @@ impl Window {
         }
         // A bulk accumulate to the target in progress: the general path waits for it.
         let Some(b) = self.atomic_try_enter(local) else { return false };
-        // SAFETY: `n` elements of width `w` inside the target's window in the shared
-        // segment, aligned; the general path updates them with the same atomics, or
-        // in bulk while no atomic accumulate is entered.
+        // SAFETY: `n` elements of width `w` inside the target's window in the shared segment, aligned; the general path updates them with the same atomics, or in bulk while no atomic accumulate is entered.
         unsafe { winatomic::fetch_op_direct(a, n, prim, op, origin, result) };
         Self::atomic_exit(b);
         true
