@@ -54,7 +54,11 @@ pub struct Abi {
 }
 
 pub fn parse(text: &str) -> Abi {
-    let mut abi = Abi { types: vec![], consts: vec![], funcs: vec![] };
+    let mut abi = Abi {
+        types: vec![],
+        consts: vec![],
+        funcs: vec![],
+    };
     for (no, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -67,23 +71,43 @@ pub fn parse(text: &str) -> Abi {
             "const" | "ext" => {
                 let f: Vec<&str> = rest.split_whitespace().collect();
                 assert!(f.len() == 3, "abi.txt:{}: want NAME CTYPE VALUE", no + 1);
-                abi.consts.push(Const { name: f[0].into(), ctype: f[1].into(), value: f[2].into(), ext: kw == "ext" });
+                abi.consts.push(Const {
+                    name: f[0].into(),
+                    ctype: f[1].into(),
+                    value: f[2].into(),
+                    ext: kw == "ext",
+                });
             }
             "fn" | "extfn" => abi.funcs.push(parse_fn(rest, kw == "extfn", no + 1)),
             "query" | "extquery" => {
-                let close = rest.find(')').unwrap_or_else(|| panic!("abi.txt:{}: no `)`", no + 1));
+                let close = rest
+                    .find(')')
+                    .unwrap_or_else(|| panic!("abi.txt:{}: no `)`", no + 1));
                 let (proto, notes) = (&rest[..=close], rest[close + 1..].trim());
                 let mut f = parse_fn(proto, kw == "extquery", no + 1);
-                let is_out = |p: &Param| p.array == 0 && p.rust.starts_with("*mut ") && !p.rust[5..].contains('*');
+                let is_out = |p: &Param| {
+                    p.array == 0 && p.rust.starts_with("*mut ") && !p.rust[5..].contains('*')
+                };
                 f.outs = f.params.iter().rev().take_while(|p| is_out(p)).count();
-                assert!(f.ret == "int" && f.outs > 0, "abi.txt:{}: a query returns int and ends in OUT scalars (`T *name`)", no + 1);
+                assert!(
+                    f.ret == "int" && f.outs > 0,
+                    "abi.txt:{}: a query returns int and ends in OUT scalars (`T *name`)",
+                    no + 1
+                );
                 if !notes.is_empty() {
                     let list = notes
                         .strip_prefix("count(")
                         .and_then(|n| n.strip_suffix(')'))
-                        .unwrap_or_else(|| panic!("abi.txt:{}: after a query's prototype only `count(NAME, ...)`", no + 1));
+                        .unwrap_or_else(|| {
+                            panic!(
+                                "abi.txt:{}: after a query's prototype only `count(NAME, ...)`",
+                                no + 1
+                            )
+                        });
                     for n in list.split(',').map(str::trim) {
-                        let p = f.params[..f.params.len() - f.outs].iter().find(|p| p.name == n);
+                        let p = f.params[..f.params.len() - f.outs]
+                            .iter()
+                            .find(|p| p.name == n);
                         assert!(
                             p.is_some_and(|p| p.ctype == "int" || p.ctype == "MPI_Count"),
                             "abi.txt:{}: count `{n}` is not an int or MPI_Count input of the query",
@@ -101,14 +125,20 @@ pub fn parse(text: &str) -> Abi {
                     .strip_suffix(')')
                     .and_then(|p| p.trim_end().strip_suffix("..."))
                     .and_then(|p| p.trim_end().strip_suffix(','))
-                    .unwrap_or_else(|| panic!("abi.txt:{}: a varfn prototype ends in `, ...)`", no + 1));
+                    .unwrap_or_else(|| {
+                        panic!("abi.txt:{}: a varfn prototype ends in `, ...)`", no + 1)
+                    });
                 let mut f = parse_fn(&format!("{named})"), false, no + 1);
-                f.proto_params = proto[proto.find('(').unwrap() + 1..proto.len() - 1].trim().to_string();
+                f.proto_params = proto[proto.find('(').unwrap() + 1..proto.len() - 1]
+                    .trim()
+                    .to_string();
                 f.variadic = true;
                 abi.funcs.push(f);
             }
             "unsup" => {
-                let (area, proto) = rest.split_once(char::is_whitespace).unwrap_or_else(|| panic!("abi.txt:{}: want AREA PROTOTYPE", no + 1));
+                let (area, proto) = rest
+                    .split_once(char::is_whitespace)
+                    .unwrap_or_else(|| panic!("abi.txt:{}: want AREA PROTOTYPE", no + 1));
                 let mut f = parse_fn(proto.trim(), false, no + 1);
                 f.unsup = Some(area.to_string());
                 abi.funcs.push(f);
@@ -121,10 +151,14 @@ pub fn parse(text: &str) -> Abi {
 
 fn parse_fn(s: &str, ext: bool, line: usize) -> Func {
     let s = s.trim_end_matches(';');
-    let open = s.find('(').unwrap_or_else(|| panic!("abi.txt:{line}: no `(`"));
+    let open = s
+        .find('(')
+        .unwrap_or_else(|| panic!("abi.txt:{line}: no `(`"));
     let head = s[..open].trim();
     let params_s = s[open + 1..s.rfind(')').expect("no `)`")].trim();
-    let name_at = head.rfind(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
+    let name_at = head
+        .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .map_or(0, |i| i + 1);
     let name = head[name_at..].to_string();
     let ret = head[..name_at].trim().to_string();
     let mut params = vec![];
@@ -138,18 +172,43 @@ fn parse_fn(s: &str, ext: bool, line: usize) -> Func {
                 Some(q) => (q.trim(), 1),
                 None => (p, 0),
             };
-            let at = p.rfind(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
+            let at = p
+                .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .map_or(0, |i| i + 1);
             let pname = p[at..].to_string();
             let ty = p[..at].trim();
-            assert!(!pname.is_empty() && !ty.is_empty(), "abi.txt:{line}: parameter `{p}` needs a type and a name");
+            assert!(
+                !pname.is_empty() && !ty.is_empty(),
+                "abi.txt:{line}: parameter `{p}` needs a type and a name"
+            );
             let stars = ty.matches('*').count() + brackets;
             let is_const = ty.starts_with("const ");
-            let base = ty.trim_start_matches("const ").replace('*', "").trim().to_string();
+            let base = ty
+                .trim_start_matches("const ")
+                .replace('*', "")
+                .trim()
+                .to_string();
             let ctype = format!("{ty}{}", if brackets == 1 { " *" } else { "" });
-            params.push(Param { name: pname, rust: rust_type(&base, stars, is_const), ctype, array: if triple { 3 } else { brackets } });
+            params.push(Param {
+                name: pname,
+                rust: rust_type(&base, stars, is_const),
+                ctype,
+                array: if triple { 3 } else { brackets },
+            });
         }
     }
-    Func { ret, name, params, proto_params: params_s.to_string(), ext, unsup: None, variadic: false, query: false, outs: 0, counts: vec![] }
+    Func {
+        ret,
+        name,
+        params,
+        proto_params: params_s.to_string(),
+        ext,
+        unsup: None,
+        variadic: false,
+        query: false,
+        outs: 0,
+        counts: vec![],
+    }
 }
 
 fn rust_base(base: &str) -> String {
@@ -167,7 +226,10 @@ fn rust_base(base: &str) -> String {
 
 fn rust_type(base: &str, stars: usize, is_const: bool) -> String {
     if base.ends_with("_function") || base.ends_with("_function_c") {
-        assert!(stars == 1, "function pointer parameters must be `T_function *` (or `T_function_c *`)");
+        assert!(
+            stars == 1,
+            "function pointer parameters must be `T_function *` (or `T_function_c *`)"
+        );
         return format!("Option<{base}>");
     }
     let mut t = rust_base(base);
@@ -190,8 +252,17 @@ fn rust_ret(ret: &str) -> String {
 fn is_handle_type(t: &str) -> bool {
     matches!(
         t,
-        "MPI_Comm" | "MPI_Datatype" | "MPI_Op" | "MPI_Group" | "MPI_Request" | "MPI_Errhandler" | "MPI_Info"
-            | "MPI_Message" | "MPI_Win" | "MPI_File" | "MPI_Session"
+        "MPI_Comm"
+            | "MPI_Datatype"
+            | "MPI_Op"
+            | "MPI_Group"
+            | "MPI_Request"
+            | "MPI_Errhandler"
+            | "MPI_Info"
+            | "MPI_Message"
+            | "MPI_Win"
+            | "MPI_File"
+            | "MPI_Session"
     )
 }
 
@@ -199,8 +270,12 @@ fn is_handle_type(t: &str) -> bool {
 pub fn header(abi: &Abi) -> String {
     let mut h = String::new();
     h.push_str("/* mpi.h for oxmpi: the MPI-5.0 standard ABI (MPI_ABI_VERSION 1.0) plus oxmpi extensions.\n");
-    h.push_str(" * Generated from crates/oxmpi-capi/abi.txt by `cargo xtask dist`; do not edit. */\n");
-    h.push_str("#ifndef OXMPI_MPI_H\n#define OXMPI_MPI_H\n\n#include <stddef.h>\n#include <stdint.h>\n\n");
+    h.push_str(
+        " * Generated from crates/oxmpi-capi/abi.txt by `cargo xtask dist`; do not edit. */\n",
+    );
+    h.push_str(
+        "#ifndef OXMPI_MPI_H\n#define OXMPI_MPI_H\n\n#include <stddef.h>\n#include <stdint.h>\n\n",
+    );
     h.push_str("#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n#define OXMPI 1\n\n");
     for t in &abi.types {
         h.push_str(t);
@@ -229,11 +304,29 @@ pub fn header(abi: &Abi) -> String {
     }
     h.push('\n');
     for f in &abi.funcs {
-        h.push_str(&format!("{} {}({});\n", f.ret, f.name, if f.proto_params.is_empty() { "void" } else { &f.proto_params }));
+        h.push_str(&format!(
+            "{} {}({});\n",
+            f.ret,
+            f.name,
+            if f.proto_params.is_empty() {
+                "void"
+            } else {
+                &f.proto_params
+            }
+        ));
     }
     h.push('\n');
     for f in &abi.funcs {
-        h.push_str(&format!("{} P{}({});\n", f.ret, f.name, if f.proto_params.is_empty() { "void" } else { &f.proto_params }));
+        h.push_str(&format!(
+            "{} P{}({});\n",
+            f.ret,
+            f.name,
+            if f.proto_params.is_empty() {
+                "void"
+            } else {
+                &f.proto_params
+            }
+        ));
     }
     h.push_str("\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* OXMPI_MPI_H */\n");
     h
@@ -253,7 +346,12 @@ pub fn rust_consts(abi: &Abi) -> String {
     }
     r.push_str("pub const ERROR_CLASS_NAMES: &[(c_int, &str)] = &[\n");
     for c in &abi.consts {
-        if c.ctype == "int" && (c.name.starts_with("MPI_ERR_") || c.name.starts_with("MPI_T_ERR_") || c.name == "MPI_SUCCESS") && c.name != "MPI_ERR_LASTCODE" {
+        if c.ctype == "int"
+            && (c.name.starts_with("MPI_ERR_")
+                || c.name.starts_with("MPI_T_ERR_")
+                || c.name == "MPI_SUCCESS")
+            && c.name != "MPI_ERR_LASTCODE"
+        {
             r.push_str(&format!("    ({}, \"{}\"),\n", c.value, c.name));
         }
     }
@@ -282,15 +380,33 @@ pub fn rust_abi_map(abi: &Abi) -> String {
     );
     // (table name, C handle type, engine enum path, forward fn, backward fn, what)
     let kinds = [
-        ("ABI_DATATYPES", "MPI_Datatype", "oxmpi_core::datatype::Primitive", "primitive_handle", "primitive_from_handle", "predefined datatype"),
-        ("ABI_OPS", "MPI_Op", "oxmpi_core::op::PredefinedOp", "op_handle", "op_from_handle", "predefined reduction operation"),
+        (
+            "ABI_DATATYPES",
+            "MPI_Datatype",
+            "oxmpi_core::datatype::Primitive",
+            "primitive_handle",
+            "primitive_from_handle",
+            "predefined datatype",
+        ),
+        (
+            "ABI_OPS",
+            "MPI_Op",
+            "oxmpi_core::op::PredefinedOp",
+            "op_handle",
+            "op_from_handle",
+            "predefined reduction operation",
+        ),
     ];
     for (table, ctype, ty, fwd, back, what) in kinds {
         let entries: Vec<&Const> = abi.consts.iter().filter(|c| c.ctype == ctype).collect();
         // Aliases of these handles (`MPI_C_COMPLEX` for `MPI_C_FLOAT_COMPLEX`): the
         // engine may know a type by either name.
         let aliases = |target: &str| -> Vec<&str> {
-            abi.consts.iter().filter(|a| a.ctype == "alias" && a.value == target).map(|a| a.name.as_str()).collect()
+            abi.consts
+                .iter()
+                .filter(|a| a.ctype == "alias" && a.value == target)
+                .map(|a| a.name.as_str())
+                .collect()
         };
         r.push_str(&format!("/// (C name, handle) of every {what} handle of abi.txt, aliases included.\nconst {table}: &[(&str, usize)] = &[\n"));
         for c in &entries {
@@ -337,12 +453,42 @@ pub fn rust_abi_map(abi: &Abi) -> String {
     }
     r.push_str("];\n");
     let int_kinds = [
-        ("oxmpi_core::group::Comparison", "comparison_value", "comparison_from_value", "result of MPI_Group_compare / MPI_Comm_compare"),
-        ("oxmpi_core::topo::TopologyKind", "topology_kind_value", "topology_kind_from_value", "topology kind of MPI_Topo_test"),
-        ("oxmpi_core::comm::create::SplitType", "split_type_value", "split_type_from_value", "split type of MPI_Comm_split_type"),
-        ("oxmpi_core::datatype::Combiner", "combiner_value", "combiner_from_value", "datatype combiner (MPI_Type_get_envelope)"),
-        ("oxmpi_core::runtime::ThreadLevel", "thread_level_value", "thread_level_from_value", "thread support level"),
-        ("oxmpi_core::error::ErrorClass", "error_class_value", "error_class_from_value", "error class (`MPI_SUCCESS`, `MPI_ERR_*`)"),
+        (
+            "oxmpi_core::group::Comparison",
+            "comparison_value",
+            "comparison_from_value",
+            "result of MPI_Group_compare / MPI_Comm_compare",
+        ),
+        (
+            "oxmpi_core::topo::TopologyKind",
+            "topology_kind_value",
+            "topology_kind_from_value",
+            "topology kind of MPI_Topo_test",
+        ),
+        (
+            "oxmpi_core::comm::create::SplitType",
+            "split_type_value",
+            "split_type_from_value",
+            "split type of MPI_Comm_split_type",
+        ),
+        (
+            "oxmpi_core::datatype::Combiner",
+            "combiner_value",
+            "combiner_from_value",
+            "datatype combiner (MPI_Type_get_envelope)",
+        ),
+        (
+            "oxmpi_core::runtime::ThreadLevel",
+            "thread_level_value",
+            "thread_level_from_value",
+            "thread support level",
+        ),
+        (
+            "oxmpi_core::error::ErrorClass",
+            "error_class_value",
+            "error_class_from_value",
+            "error class (`MPI_SUCCESS`, `MPI_ERR_*`)",
+        ),
     ];
     // Values the engine passes through unchanged because they equal the standard ABI's
     // (rank and tag sentinels, predefined attribute keyvals, RMA assertion bits): each
@@ -365,7 +511,10 @@ pub fn rust_abi_map(abi: &Abi) -> String {
         ("oxmpi_core::rma::MODE_NOPRECEDE", "MPI_MODE_NOPRECEDE"),
         ("oxmpi_core::rma::MODE_NOPUT", "MPI_MODE_NOPUT"),
         ("oxmpi_core::rma::MODE_NOSTORE", "MPI_MODE_NOSTORE"),
-        ("oxmpi_core::rma::epoch::MODE_NOSUCCEED", "MPI_MODE_NOSUCCEED"),
+        (
+            "oxmpi_core::rma::epoch::MODE_NOSUCCEED",
+            "MPI_MODE_NOSUCCEED",
+        ),
     ];
     r.push_str("// The engine's constants that equal the standard ABI's values, checked against abi.txt.\nconst _: () = {\n");
     for (path, name) in shared {
@@ -401,7 +550,11 @@ pub fn rust_abi_map(abi: &Abi) -> String {
 pub fn rust_shims(abi: &Abi) -> String {
     let mut r = String::from("// Generated from abi.txt by build.rs.\n");
     for f in &abi.funcs {
-        let params: Vec<String> = f.params.iter().map(|p| format!("{}: {}", p.name, p.rust)).collect();
+        let params: Vec<String> = f
+            .params
+            .iter()
+            .map(|p| format!("{}: {}", p.name, p.rust))
+            .collect();
         let args: Vec<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
         r.push_str(&format!(
             "#[no_mangle]\npub unsafe extern \"C\" fn {}({}) -> {} {{\n    // SAFETY: same contract as the PMPI twin.\n    unsafe {{ crate::pmpi::P{}({}) }}\n}}\n",
@@ -439,16 +592,30 @@ pub fn rust_queries(abi: &Abi) -> String {
     for f in abi.funcs.iter().filter(|f| f.query) {
         let (ins, outs) = f.params.split_at(f.params.len() - f.outs);
         let comm = ins.iter().find(|p| p.ctype == "MPI_Comm");
-        let params: Vec<String> = f.params.iter().map(|p| format!("{}: {}", p.name, p.rust)).collect();
+        let params: Vec<String> = f
+            .params
+            .iter()
+            .map(|p| format!("{}: {}", p.name, p.rust))
+            .collect();
         let args: String = ins.iter().map(|p| format!(", {}", p.name)).collect();
-        let answer = f.name.trim_start_matches("MPI_").trim_start_matches("MPIX_").to_lowercase();
+        let answer = f
+            .name
+            .trim_start_matches("MPI_")
+            .trim_start_matches("MPIX_")
+            .to_lowercase();
         let checks: String = f
             .counts
             .iter()
-            .map(|c| format!("        let {c} = crate::conv::large::to_usize(CALL, \"{c}\", {c})?;\n"))
+            .map(|c| {
+                format!("        let {c} = crate::conv::large::to_usize(CALL, \"{c}\", {c})?;\n")
+            })
             .collect();
         let names: Vec<String> = (0..outs.len()).map(|i| format!("v{i}")).collect();
-        let bind = if outs.len() == 1 { names[0].clone() } else { format!("({})", names.join(", ")) };
+        let bind = if outs.len() == 1 {
+            names[0].clone()
+        } else {
+            format!("({})", names.join(", "))
+        };
         let stores: String = outs
             .iter()
             .zip(&names)
@@ -487,13 +654,26 @@ pub fn rust_unsupported(abi: &Abi) -> String {
     let mut r = String::from("// Generated from abi.txt by build.rs.\n");
     for f in abi.funcs.iter().filter(|f| f.unsup.is_some()) {
         let area = area_text(f.unsup.as_deref().unwrap());
-        let comm = f.params.iter().find(|p| p.ctype == "MPI_Comm" && p.name == "comm");
+        let comm = f
+            .params
+            .iter()
+            .find(|p| p.ctype == "MPI_Comm" && p.name == "comm");
         let params: Vec<String> = f
             .params
             .iter()
-            .map(|p| if comm.is_some_and(|c| c.name == p.name) { format!("{}: {}", p.name, p.rust) } else { format!("_{}: {}", p.name, p.rust) })
+            .map(|p| {
+                if comm.is_some_and(|c| c.name == p.name) {
+                    format!("{}: {}", p.name, p.rust)
+                } else {
+                    format!("_{}: {}", p.name, p.rust)
+                }
+            })
             .collect();
-        assert_eq!(f.ret, "int", "abi.txt: unsupported function {} must return int", f.name);
+        assert_eq!(
+            f.ret, "int",
+            "abi.txt: unsupported function {} must return int",
+            f.name
+        );
         r.push_str(&format!(
             "#[no_mangle]\npub unsafe extern \"C\" fn P{}({}) -> c_int {{\n    crate::conv::errors::unsupported(\"{}\", {}, \"{}\")\n}}\n",
             f.name,
@@ -566,14 +746,38 @@ fn handle_stem(t: &str) -> Option<&'static str> {
 
 /// Functions whose Fortran binding `src/fortran/` writes by hand.
 pub const FORTRAN_BY_HAND: &[&str] = &[
-    "MPI_Init", "MPI_Init_thread", "MPI_Op_create", "MPI_Comm_create_errhandler", "MPI_Errhandler_create",
-    "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Win_create_keyval", "MPI_Keyval_create",
-    "MPI_Comm_set_attr", "MPI_Comm_get_attr", "MPI_Type_set_attr", "MPI_Type_get_attr", "MPI_Win_set_attr",
-    "MPI_Win_get_attr", "MPI_Attr_put", "MPI_Attr_get", "MPI_Info_get_string", "MPI_Grequest_start",
-    "MPI_Info_create_env", "MPI_Comm_spawn", "MPI_Win_create_errhandler", "MPI_File_create_errhandler",
+    "MPI_Init",
+    "MPI_Init_thread",
+    "MPI_Op_create",
+    "MPI_Comm_create_errhandler",
+    "MPI_Errhandler_create",
+    "MPI_Comm_create_keyval",
+    "MPI_Type_create_keyval",
+    "MPI_Win_create_keyval",
+    "MPI_Keyval_create",
+    "MPI_Comm_set_attr",
+    "MPI_Comm_get_attr",
+    "MPI_Type_set_attr",
+    "MPI_Type_get_attr",
+    "MPI_Win_set_attr",
+    "MPI_Win_get_attr",
+    "MPI_Attr_put",
+    "MPI_Attr_get",
+    "MPI_Info_get_string",
+    "MPI_Grequest_start",
+    "MPI_Info_create_env",
+    "MPI_Comm_spawn",
+    "MPI_Win_create_errhandler",
+    "MPI_File_create_errhandler",
     // MPI-1 forms whose Fortran addresses are default INTEGERs.
-    "MPI_Type_hvector", "MPI_Type_hindexed", "MPI_Type_struct", "MPI_Address", "MPI_Type_extent", "MPI_Type_lb",
-    "MPI_Type_ub", "MPI_Comm_spawn_multiple",
+    "MPI_Type_hvector",
+    "MPI_Type_hindexed",
+    "MPI_Type_struct",
+    "MPI_Address",
+    "MPI_Type_extent",
+    "MPI_Type_lb",
+    "MPI_Type_ub",
+    "MPI_Comm_spawn_multiple",
 ];
 
 /// Whether a C function has a Fortran binding at all: not the large-count `_c`
@@ -587,8 +791,14 @@ fn fortran_relevant(f: &Func) -> bool {
 /// Fortran binding).
 fn c_only(f: &Func) -> bool {
     let n = f.name.as_str();
-    n.ends_with("_c2f") || n.ends_with("_f2c") || n.ends_with("_toint") || n.ends_with("_fromint") || n.starts_with("MPI_Status_c2f")
-        || n.starts_with("MPI_Status_f2c") || n.contains("f08") || n.starts_with("MPI_T_")
+    n.ends_with("_c2f")
+        || n.ends_with("_f2c")
+        || n.ends_with("_toint")
+        || n.ends_with("_fromint")
+        || n.starts_with("MPI_Status_c2f")
+        || n.starts_with("MPI_Status_f2c")
+        || n.contains("f08")
+        || n.starts_with("MPI_T_")
 }
 
 /// An MPI-4 large-count form (`MPI_Send_c`): bound in `mpi_f08` only, as an
@@ -623,9 +833,18 @@ pub fn fortran_form<'a>(abi: &Abi, f: &'a Func) -> Result<FFunc<'a>, String> {
         return Err(format!("returns {}", f.ret));
     }
     let int_param = |names: &[&str]| {
-        f.params.iter().find(|p| names.contains(&p.name.as_str()) && matches!(p.ctype.as_str(), "int" | "MPI_Count")).map(|p| {
-            format!("*({} as *const {})", p.name, if p.ctype == "int" { "c_int" } else { "i64" })
-        })
+        f.params
+            .iter()
+            .find(|p| {
+                names.contains(&p.name.as_str()) && matches!(p.ctype.as_str(), "int" | "MPI_Count")
+            })
+            .map(|p| {
+                format!(
+                    "*({} as *const {})",
+                    p.name,
+                    if p.ctype == "int" { "c_int" } else { "i64" }
+                )
+            })
     };
     let mut kinds = vec![];
     for p in &f.params {
@@ -634,44 +853,71 @@ pub fn fortran_form<'a>(abi: &Abi, f: &'a Func) -> Result<FFunc<'a>, String> {
         let stars = ty.matches('*').count();
         let k = if base.ends_with("_function") || base.ends_with("_function_c") {
             return Err(format!("callback parameter {}", p.name));
-        } else if base == "MPI_Fint" || base.contains("char") && stars > 1 || p.ctype.contains("char *") && p.name.starts_with("argv") {
-            return Err(format!("parameter {} has no mechanical Fortran form", p.name));
+        } else if base == "MPI_Fint"
+            || base.contains("char") && stars > 1
+            || p.ctype.contains("char *") && p.name.starts_with("argv")
+        {
+            return Err(format!(
+                "parameter {} has no mechanical Fortran form",
+                p.name
+            ));
         } else if base == "char" {
             if stars != 1 {
                 return Err(format!("string array {}", p.name));
             }
-            if p.ctype.starts_with("const") { FKind::StrIn } else { FKind::StrOut }
+            if p.ctype.starts_with("const") {
+                FKind::StrIn
+            } else {
+                FKind::StrOut
+            }
         } else if base == "void" {
             if stars != 1 || p.name == "attribute_val" || p.name == "extra_state" {
                 return Err(format!("untyped parameter {}", p.name));
             }
             FKind::Buf
         } else if base == "MPI_Status" {
-            if p.name.contains("statuses") { FKind::Statuses } else { FKind::Status }
+            if p.name.contains("statuses") {
+                FKind::Statuses
+            } else {
+                FKind::Status
+            }
         } else if let Some(stem) = handle_stem(&base) {
             if !has(&format!("MPI_{stem}_f2c")) || !has(&format!("MPI_{stem}_c2f")) {
                 return Err(format!("no MPI_{stem}_f2c in abi.txt"));
             }
             match stars {
                 0 => FKind::HandleVal(stem.into()),
-                1 if !p.rust.contains("*const") && !p.name.starts_with("array_of") && !p.name.ends_with("types") => FKind::HandlePtr(stem.into()),
+                1 if !p.rust.contains("*const")
+                    && !p.name.starts_with("array_of")
+                    && !p.name.ends_with("types") =>
+                {
+                    FKind::HandlePtr(stem.into())
+                }
                 1 => {
                     let len = match p.name.as_str() {
                         "array_of_requests" => int_param(&["count", "incount"]),
                         "array_of_types" | "array_of_info" => int_param(&["count"]),
                         "array_of_datatypes" => int_param(&["max_datatypes"]),
-                        "sendtypes" | "recvtypes" if f.params.iter().any(|q| q.name == "comm") => Some(format!(
-                            "crate::fortran::typevec_len(\"{}\", a_comm, {})",
-                            f.name,
-                            p.name == "sendtypes"
-                        )),
+                        "sendtypes" | "recvtypes" if f.params.iter().any(|q| q.name == "comm") => {
+                            Some(format!(
+                                "crate::fortran::typevec_len(\"{}\", a_comm, {})",
+                                f.name,
+                                p.name == "sendtypes"
+                            ))
+                        }
                         _ => None,
                     };
-                    FKind::HandleArr(stem.into(), len.ok_or_else(|| format!("no length known for handle array {}", p.name))?)
+                    FKind::HandleArr(
+                        stem.into(),
+                        len.ok_or_else(|| format!("no length known for handle array {}", p.name))?,
+                    )
                 }
                 _ => return Err(format!("parameter {}", p.name)),
             }
-        } else if matches!(base.as_str(), "int" | "MPI_Aint" | "MPI_Count" | "MPI_Offset") {
+        } else if matches!(
+            base.as_str(),
+            "int" | "MPI_Aint" | "MPI_Count" | "MPI_Offset"
+        ) {
             match (stars, base.as_str()) {
                 (0, "int") => FKind::IntVal,
                 (0, "MPI_Aint") => FKind::WideVal("MPI_Aint"),
@@ -699,7 +945,11 @@ pub fn fortran_symbol(name: &str) -> String {
 pub fn rust_fortran(abi: &Abi) -> String {
     let mut r = String::from("// Generated from abi.txt by build.rs (gen.rs `rust_fortran`).\n");
     let mut skipped = vec![];
-    for f in abi.funcs.iter().filter(|f| fortran_relevant(f) || is_large_count(f)) {
+    for f in abi
+        .funcs
+        .iter()
+        .filter(|f| fortran_relevant(f) || is_large_count(f))
+    {
         if FORTRAN_BY_HAND.contains(&f.name.as_str()) {
             continue;
         }
@@ -711,7 +961,11 @@ pub fn rust_fortran(abi: &Abi) -> String {
             }
         };
         let sym = fortran_symbol(&f.name);
-        let mut params: Vec<String> = f.params.iter().map(|p| format!("{}: *mut c_void", p.name)).collect();
+        let mut params: Vec<String> = f
+            .params
+            .iter()
+            .map(|p| format!("{}: *mut c_void", p.name))
+            .collect();
         // MPI_PCONTROL(LEVEL) has no IERROR (the C function is variadic).
         let procedure = f.ret == "int" && !f.variadic;
         if procedure {
@@ -728,7 +982,10 @@ pub fn rust_fortran(abi: &Abi) -> String {
         // Handles by value first: array lengths may need the communicator.
         for (p, k) in f.params.iter().zip(&ff.kinds) {
             if let FKind::HandleVal(stem) = k {
-                pre.push_str(&format!("        let a_{n} = crate::pmpi::PMPI_{stem}_f2c(*({n} as *const c_int));\n", n = p.name));
+                pre.push_str(&format!(
+                    "        let a_{n} = crate::pmpi::PMPI_{stem}_f2c(*({n} as *const c_int));\n",
+                    n = p.name
+                ));
             }
         }
         for (p, k) in f.params.iter().zip(&ff.kinds) {
@@ -743,14 +1000,26 @@ pub fn rust_fortran(abi: &Abi) -> String {
                 FKind::Status => format!("crate::fortran::status({n}) as {}", p.rust),
                 FKind::Statuses => format!("crate::fortran::status({n}) as {}", p.rust),
                 FKind::StrIn => {
-                    pre.push_str(&format!("        let s_{n} = crate::fortran::str_in({n}, {n}_len);\n"));
+                    pre.push_str(&format!(
+                        "        let s_{n} = crate::fortran::str_in({n}, {n}_len);\n"
+                    ));
                     format!("s_{n}.as_ptr() as {}", p.rust)
                 }
                 FKind::StrOut => {
-                    pre.push_str(&format!("        let mut s_{n} = crate::fortran::str_buf({n}_len);\n"));
+                    pre.push_str(&format!(
+                        "        let mut s_{n} = crate::fortran::str_buf({n}_len);\n"
+                    ));
                     // Untouched when the call fails or finds nothing (MPI_INFO_GET
                     // with FLAG = .FALSE. leaves VALUE as it was).
-                    let found = if f.params.iter().any(|q| q.name == "flag" && q.ctype == "int *") { " && *(flag as *const c_int) != 0" } else { "" };
+                    let found = if f
+                        .params
+                        .iter()
+                        .any(|q| q.name == "flag" && q.ctype == "int *")
+                    {
+                        " && *(flag as *const c_int) != 0"
+                    } else {
+                        ""
+                    };
                     post.push_str(&format!("        if rc == crate::abi::MPI_SUCCESS{found} {{ crate::fortran::str_out({n}, {n}_len, &s_{n}); }}\n"));
                     format!("s_{n}.as_mut_ptr() as {}", p.rust)
                 }
@@ -778,15 +1047,24 @@ pub fn rust_fortran(abi: &Abi) -> String {
         }
         // Fortran counts request indices from 1 (MPI_WAITANY, MPI_TESTSOME, ...).
         if f.params.iter().any(|p| p.name == "array_of_requests") {
-            if f.params.iter().any(|p| p.name == "index" && p.ctype == "int *") {
+            if f.params
+                .iter()
+                .any(|p| p.name == "index" && p.ctype == "int *")
+            {
                 post.push_str("        if !index.is_null() && *(index as *const c_int) >= 0 { *(index as *mut c_int) += 1; }\n");
             }
-            if f.params.iter().any(|p| p.name == "array_of_indices") && f.params.iter().any(|p| p.name == "outcount") {
+            if f.params.iter().any(|p| p.name == "array_of_indices")
+                && f.params.iter().any(|p| p.name == "outcount")
+            {
                 post.push_str("        if !array_of_indices.is_null() && !outcount.is_null() { for i in 0..(*(outcount as *const c_int)).max(0) as usize { *(array_of_indices as *mut c_int).add(i) += 1; } }\n");
             }
         }
         // MPI_Info_get: `valuelen` may not exceed the Fortran string's length.
-        if let Some(i) = f.params.iter().position(|p| p.name == "valuelen" && p.ctype == "int") {
+        if let Some(i) = f
+            .params
+            .iter()
+            .position(|p| p.name == "valuelen" && p.ctype == "int")
+        {
             if f.params.iter().any(|p| p.name == "value") {
                 args[i] = "(*(valuelen as *const c_int)).min(value_len.min(c_int::MAX as usize) as c_int)".into();
             }
@@ -797,9 +1075,15 @@ pub fn rust_fortran(abi: &Abi) -> String {
         } else if procedure {
             (String::new(), format!("        let rc = {call};\n{post}        crate::fortran::set_ierror(ierror, rc);\n"))
         } else {
-            (format!(" -> {}", rust_ret(&f.ret)), format!("        {call}\n"))
+            (
+                format!(" -> {}", rust_ret(&f.ret)),
+                format!("        {call}\n"),
+            )
         };
-        let arg_names: Vec<String> = params.iter().map(|p| p.split(':').next().unwrap().to_string()).collect();
+        let arg_names: Vec<String> = params
+            .iter()
+            .map(|p| p.split(':').next().unwrap().to_string())
+            .collect();
         r.push_str(&format!(
             "#[no_mangle]\npub unsafe extern \"C\" fn p{sym}({}){ret} {{\n    let _fortran = crate::conv::errors::FortranCall::enter();\n    // SAFETY: the Fortran caller passes every argument by reference as the standard's\n    // binding of {} declares it (strings with their hidden lengths); sentinels and\n    // handles are translated before the C function sees them.\n    unsafe {{\n{pre}{body_end}    }}\n}}\n",
             params.join(", "),
@@ -845,9 +1129,18 @@ fn fortran_int(v: &str) -> Option<i64> {
 
 /// Fortran callback procedures the library defines (`MPI_COMM_DUP_FN`, ...).
 pub const FORTRAN_PREDEFINED_PROCS: &[&str] = &[
-    "MPI_COMM_NULL_COPY_FN", "MPI_COMM_DUP_FN", "MPI_COMM_NULL_DELETE_FN", "MPI_TYPE_NULL_COPY_FN", "MPI_TYPE_DUP_FN",
-    "MPI_TYPE_NULL_DELETE_FN", "MPI_WIN_NULL_COPY_FN", "MPI_WIN_DUP_FN", "MPI_WIN_NULL_DELETE_FN", "MPI_NULL_COPY_FN",
-    "MPI_DUP_FN", "MPI_NULL_DELETE_FN",
+    "MPI_COMM_NULL_COPY_FN",
+    "MPI_COMM_DUP_FN",
+    "MPI_COMM_NULL_DELETE_FN",
+    "MPI_TYPE_NULL_COPY_FN",
+    "MPI_TYPE_DUP_FN",
+    "MPI_TYPE_NULL_DELETE_FN",
+    "MPI_WIN_NULL_COPY_FN",
+    "MPI_WIN_DUP_FN",
+    "MPI_WIN_NULL_DELETE_FN",
+    "MPI_NULL_COPY_FN",
+    "MPI_DUP_FN",
+    "MPI_NULL_DELETE_FN",
 ];
 
 /// The sentinels: (name, declaration suffix, common block).
@@ -855,8 +1148,16 @@ const FORTRAN_SENTINELS: &[(&str, &str, &str)] = &[
     ("MPI_BOTTOM", "", "MPI_FORTRAN_BOTTOM"),
     ("MPI_IN_PLACE", "", "MPI_FORTRAN_IN_PLACE"),
     ("MPI_BUFFER_AUTOMATIC", "", "MPI_FORTRAN_BUFFER_AUTOMATIC"),
-    ("MPI_STATUS_IGNORE", "(MPI_STATUS_SIZE)", "MPI_FORTRAN_STATUS_IGNORE"),
-    ("MPI_STATUSES_IGNORE", "(MPI_STATUS_SIZE,1)", "MPI_FORTRAN_STATUSES_IGNORE"),
+    (
+        "MPI_STATUS_IGNORE",
+        "(MPI_STATUS_SIZE)",
+        "MPI_FORTRAN_STATUS_IGNORE",
+    ),
+    (
+        "MPI_STATUSES_IGNORE",
+        "(MPI_STATUS_SIZE,1)",
+        "MPI_FORTRAN_STATUSES_IGNORE",
+    ),
     ("MPI_ERRCODES_IGNORE", "(1)", "MPI_FORTRAN_ERRCODES_IGNORE"),
     // Arrays of one, as the weight arguments they stand for are arrays.
     ("MPI_UNWEIGHTED", "(1)", "MPI_FORTRAN_UNWEIGHTED"),
@@ -870,7 +1171,9 @@ const FORTRAN_SENTINELS: &[(&str, &str, &str)] = &[
 pub fn fortran_decls(abi: &Abi, module: bool) -> String {
     let mut h = String::new();
     let param = |h: &mut String, ty: &str, name: &str, v: &str| {
-        h.push_str(&format!("      {ty} {name}\n      PARAMETER ({name}={v})\n"));
+        h.push_str(&format!(
+            "      {ty} {name}\n      PARAMETER ({name}={v})\n"
+        ));
     };
     h.push_str("! kinds and the status layout\n");
     for (n, v) in [
@@ -886,7 +1189,12 @@ pub fn fortran_decls(abi: &Abi, module: bool) -> String {
         param(&mut h, "INTEGER", n, v);
     }
     param(&mut h, "LOGICAL", "MPI_SUBARRAYS_SUPPORTED", ".FALSE.");
-    param(&mut h, "LOGICAL", "MPI_ASYNC_PROTECTS_NONBLOCKING", ".FALSE.");
+    param(
+        &mut h,
+        "LOGICAL",
+        "MPI_ASYNC_PROTECTS_NONBLOCKING",
+        ".FALSE.",
+    );
     h.push_str("! constants of abi.txt (handles are their Fortran integers)\n");
     for c in &abi.consts {
         if c.name.starts_with("MPI_F_") {
@@ -894,18 +1202,29 @@ pub fn fortran_decls(abi: &Abi, module: bool) -> String {
         }
         let d = const_value(abi, c);
         let ty = d.ctype.as_str();
-        let Some(v) = fortran_int(&d.value) else { continue };
+        let Some(v) = fortran_int(&d.value) else {
+            continue;
+        };
         if ty == "int" || is_handle_type(ty) {
             param(&mut h, "INTEGER", &c.name, &v.to_string());
         } else if ty == "MPI_Offset" {
-            param(&mut h, "INTEGER(KIND=MPI_OFFSET_KIND)", &c.name, &v.to_string());
+            param(
+                &mut h,
+                "INTEGER(KIND=MPI_OFFSET_KIND)",
+                &c.name,
+                &v.to_string(),
+            );
         }
     }
     h.push_str("! sentinels: variables the library recognizes by address\n");
     for (n, dims, block) in FORTRAN_SENTINELS {
-        h.push_str(&format!("      INTEGER {n}{dims}\n      COMMON /{block}/ {n}\n"));
+        h.push_str(&format!(
+            "      INTEGER {n}{dims}\n      COMMON /{block}/ {n}\n"
+        ));
     }
-    h.push_str("      CHARACTER*1 MPI_ARGV_NULL(1)\n      COMMON /MPI_FORTRAN_ARGV_NULL/ MPI_ARGV_NULL\n");
+    h.push_str(
+        "      CHARACTER*1 MPI_ARGV_NULL(1)\n      COMMON /MPI_FORTRAN_ARGV_NULL/ MPI_ARGV_NULL\n",
+    );
     h.push_str("      CHARACTER*1 MPI_ARGVS_NULL(1,1)\n      COMMON /MPI_FORTRAN_ARGVS_NULL/ MPI_ARGVS_NULL\n");
     h.push_str("! predefined attribute copy and delete procedures\n");
     for p in FORTRAN_PREDEFINED_PROCS {
@@ -939,7 +1258,10 @@ pub fn fortran_header(abi: &Abi) -> String {
 
 /// Names whose Fortran dummy is LOGICAL (C `int`).
 fn fortran_logical(name: &str) -> bool {
-    matches!(name, "flag" | "reorder" | "periods" | "commute" | "high" | "remain_dims" | "weighted")
+    matches!(
+        name,
+        "flag" | "reorder" | "periods" | "commute" | "high" | "remain_dims" | "weighted"
+    )
 }
 
 /// The Fortran declaration of a dummy of the standard's binding.
@@ -952,19 +1274,35 @@ fn fortran_dummy(p: &Param, k: &FKind) -> Vec<String> {
     };
     let scalar = |t: &str| vec![format!("{t} :: {n}{arr}")];
     match k {
-        FKind::IntVal => scalar(if fortran_logical(n) { "LOGICAL" } else { "INTEGER" }),
+        FKind::IntVal => scalar(if fortran_logical(n) {
+            "LOGICAL"
+        } else {
+            "INTEGER"
+        }),
         FKind::WideVal("MPI_Aint") => scalar("INTEGER(KIND=MPI_ADDRESS_KIND)"),
         FKind::WideVal(_) => scalar("INTEGER(KIND=MPI_COUNT_KIND)"),
         FKind::Ptr => {
-            let base = p.ctype.trim_start_matches("const ").replace('*', "").trim().to_string();
+            let base = p
+                .ctype
+                .trim_start_matches("const ")
+                .replace('*', "")
+                .trim()
+                .to_string();
             match base.as_str() {
                 "MPI_Aint" => scalar("INTEGER(KIND=MPI_ADDRESS_KIND)"),
                 "MPI_Count" | "MPI_Offset" => scalar("INTEGER(KIND=MPI_COUNT_KIND)"),
-                _ => scalar(if fortran_logical(n) { "LOGICAL" } else { "INTEGER" }),
+                _ => scalar(if fortran_logical(n) {
+                    "LOGICAL"
+                } else {
+                    "INTEGER"
+                }),
             }
         }
         FKind::Weights | FKind::Errcodes => vec![format!("INTEGER :: {n}(*)")],
-        FKind::Buf => vec![format!("!GCC$ ATTRIBUTES NO_ARG_CHECK :: {n}"), format!("TYPE(*), DIMENSION(*) :: {n}")],
+        FKind::Buf => vec![
+            format!("!GCC$ ATTRIBUTES NO_ARG_CHECK :: {n}"),
+            format!("TYPE(*), DIMENSION(*) :: {n}"),
+        ],
         FKind::StrIn | FKind::StrOut => vec![format!("CHARACTER(LEN=*) :: {n}")],
         FKind::HandleVal(_) | FKind::HandlePtr(_) => vec![format!("INTEGER :: {n}")],
         FKind::HandleArr(..) => vec![format!("INTEGER :: {n}(*)")],
@@ -1104,31 +1442,55 @@ LOGICAL :: flag
 END SUBROUTINE
 ";
 
-
 /// MPI_SIZEOF (a generic over the intrinsic types, as module procedures) and
 /// MPI_F_SYNC_REG: `(generic declarations, procedure bodies)`. `f08`: ierror
 /// optional and buffers assumed-rank.
 fn fortran_sizeof(f08: bool) -> (String, String) {
     let kinds: &[(&str, &str)] = &[
-        ("integer(kind=1)", "i1"), ("integer(kind=2)", "i2"), ("integer(kind=4)", "i4"), ("integer(kind=8)", "i8"),
-        ("real(kind=4)", "r4"), ("real(kind=8)", "r8"), ("complex(kind=4)", "c4"), ("complex(kind=8)", "c8"),
-        ("logical(kind=1)", "l1"), ("logical(kind=2)", "l2"), ("logical(kind=4)", "l4"), ("logical(kind=8)", "l8"),
+        ("integer(kind=1)", "i1"),
+        ("integer(kind=2)", "i2"),
+        ("integer(kind=4)", "i4"),
+        ("integer(kind=8)", "i8"),
+        ("real(kind=4)", "r4"),
+        ("real(kind=8)", "r8"),
+        ("complex(kind=4)", "c4"),
+        ("complex(kind=8)", "c8"),
+        ("logical(kind=1)", "l1"),
+        ("logical(kind=2)", "l2"),
+        ("logical(kind=4)", "l4"),
+        ("logical(kind=8)", "l8"),
         ("character(len=*)", "ch"),
     ];
     let (dim, ierr, set) = if f08 {
-        ("dimension(..)", "integer, optional, intent(out) :: ierror", "if (present(ierror)) ierror = MPI_SUCCESS")
+        (
+            "dimension(..)",
+            "integer, optional, intent(out) :: ierror",
+            "if (present(ierror)) ierror = MPI_SUCCESS",
+        )
     } else {
-        ("dimension(*)", "integer, intent(out) :: ierror", "ierror = MPI_SUCCESS")
+        (
+            "dimension(*)",
+            "integer, intent(out) :: ierror",
+            "ierror = MPI_SUCCESS",
+        )
     };
     let mut g = String::from("  interface MPI_Sizeof\n");
     let mut b = String::new();
     for (ty, tag) in kinds {
         // Scalars and arrays (assumed-rank covers both in mpi_f08; `mpi` has a scalar and an array form).
-        let forms: &[(&str, &str)] = if f08 { &[("", dim)] } else { &[("", ""), ("a", dim)] };
+        let forms: &[(&str, &str)] = if f08 {
+            &[("", dim)]
+        } else {
+            &[("", ""), ("a", dim)]
+        };
         for (suffix, d) in forms {
             let name = format!("oxmpi_sizeof_{tag}{suffix}");
             g.push_str(&format!("    module procedure {name}\n"));
-            let decl = if d.is_empty() { format!("    {ty}, intent(in) :: x\n") } else { format!("    {ty}, {d}, intent(in) :: x\n") };
+            let decl = if d.is_empty() {
+                format!("    {ty}, intent(in) :: x\n")
+            } else {
+                format!("    {ty}, {d}, intent(in) :: x\n")
+            };
             b.push_str(&format!(
                 "  subroutine {name}(x, size, ierror)\n{decl}    integer, intent(out) :: size\n    {ierr}\n    size = {}\n    {set}\n  end subroutine\n",
                 if *tag == "ch" { "1" } else { "int(storage_size(x) / 8)" }
@@ -1160,7 +1522,10 @@ fn fortran_sizeof(f08: bool) -> (String, String) {
 fn lax_arg(func: &str, param: &str) -> bool {
     let f = func.to_ascii_lowercase();
     (f.contains("alltoallv") || f.contains("alltoallw"))
-        && matches!(param, "sendcounts" | "sdispls" | "sendtype" | "sendtypes" | "recvtype" | "recvtypes")
+        && matches!(
+            param,
+            "sendcounts" | "sdispls" | "sendtype" | "sendtypes" | "recvtype" | "recvtypes"
+        )
 }
 
 /// The `mpi` module's source: the declarations of `mpif.h` plus an explicit
@@ -1175,7 +1540,9 @@ pub fn fortran_module(abi: &Abi) -> String {
         if FORTRAN_BY_HAND.contains(&f.name.as_str()) {
             continue;
         }
-        let Ok(ff) = fortran_form(abi, f) else { continue };
+        let Ok(ff) = fortran_form(abi, f) else {
+            continue;
+        };
         let up = f.name.to_ascii_uppercase();
         let mut names: Vec<String> = f.params.iter().map(|p| p.name.clone()).collect();
         if f.ret == "int" {
@@ -1200,7 +1567,9 @@ pub fn fortran_module(abi: &Abi) -> String {
             "int" if f.variadic => m.push_str("END SUBROUTINE\n"),
             "int" => m.push_str("INTEGER :: ierror\nEND SUBROUTINE\n"),
             "double" => m.push_str(&format!("DOUBLE PRECISION :: {up}\nEND FUNCTION\n")),
-            _ => m.push_str(&format!("INTEGER(KIND=MPI_ADDRESS_KIND) :: {up}\nEND FUNCTION\n")),
+            _ => m.push_str(&format!(
+                "INTEGER(KIND=MPI_ADDRESS_KIND) :: {up}\nEND FUNCTION\n"
+            )),
         }
     }
     for block in FORTRAN_BY_HAND_INTERFACES.trim().split("END SUBROUTINE") {
@@ -1210,7 +1579,11 @@ pub fn fortran_module(abi: &Abi) -> String {
         }
         let mut lines = block.lines();
         let head = lines.next().unwrap();
-        let fname = head.trim_start_matches("SUBROUTINE ").split('(').next().unwrap();
+        let fname = head
+            .trim_start_matches("SUBROUTINE ")
+            .split('(')
+            .next()
+            .unwrap();
         if !abi.funcs.iter().any(|f| f.name.eq_ignore_ascii_case(fname)) {
             continue;
         }
@@ -1232,7 +1605,9 @@ pub fn fortran_module(abi: &Abi) -> String {
     }
     // The profiling names of the two functions (`mpif.h` declares them too).
     for n in ["PMPI_WTIME", "PMPI_WTICK"] {
-        m.push_str(&format!("FUNCTION {n}()\nDOUBLE PRECISION :: {n}\nEND FUNCTION\n"));
+        m.push_str(&format!(
+            "FUNCTION {n}()\nDOUBLE PRECISION :: {n}\nEND FUNCTION\n"
+        ));
     }
     m.push_str("end interface\n");
     let (g, b) = fortran_sizeof(false);
@@ -1245,14 +1620,27 @@ pub fn fortran_module(abi: &Abi) -> String {
 
 /// The handle types of `mpi_f08` (`TYPE(MPI_Comm)`, ...).
 const F08_HANDLES: &[&str] = &[
-    "MPI_Comm", "MPI_Datatype", "MPI_Errhandler", "MPI_File", "MPI_Group", "MPI_Info", "MPI_Message", "MPI_Op",
-    "MPI_Request", "MPI_Session", "MPI_Win",
+    "MPI_Comm",
+    "MPI_Datatype",
+    "MPI_Errhandler",
+    "MPI_File",
+    "MPI_Group",
+    "MPI_Info",
+    "MPI_Message",
+    "MPI_Op",
+    "MPI_Request",
+    "MPI_Session",
+    "MPI_Win",
 ];
 
 fn f08_handle_of_stem(stem: &str) -> &'static str {
     match stem {
         "Type" => "MPI_Datatype",
-        s => F08_HANDLES.iter().find(|h| h[4..] == *s).copied().unwrap_or("MPI_Comm"),
+        s => F08_HANDLES
+            .iter()
+            .find(|h| h[4..] == *s)
+            .copied()
+            .unwrap_or("MPI_Comm"),
     }
 }
 
@@ -1278,17 +1666,27 @@ fn f08_sources(abi: &Abi) -> (String, F08Procs) {
     // The kinds, handle types and buffer helpers go in a module of their own,
     // which the external procedures (`f08_procs`) use without loading all of mpi_f08.
     m.push_str("module oxmpi_f08_types\n  use, intrinsic :: iso_c_binding, only: c_int, c_intptr_t, c_ptr\n  implicit none\n");
-    for (n, v) in [("MPI_ADDRESS_KIND", "8"), ("MPI_OFFSET_KIND", "8"), ("MPI_COUNT_KIND", "8"), ("MPI_INTEGER_KIND", "4"), ("MPI_STATUS_SIZE", "8")] {
+    for (n, v) in [
+        ("MPI_ADDRESS_KIND", "8"),
+        ("MPI_OFFSET_KIND", "8"),
+        ("MPI_COUNT_KIND", "8"),
+        ("MPI_INTEGER_KIND", "4"),
+        ("MPI_STATUS_SIZE", "8"),
+    ] {
         m.push_str(&format!("  integer, parameter :: {n} = {v}\n"));
     }
     m.push_str("  logical, parameter :: MPI_SUBARRAYS_SUPPORTED = .true.\n  logical, parameter :: MPI_ASYNC_PROTECTS_NONBLOCKING = .true.\n");
     for h in F08_HANDLES {
-        m.push_str(&format!("  type, bind(C) :: {h}\n    integer :: MPI_VAL\n  end type\n"));
+        m.push_str(&format!(
+            "  type, bind(C) :: {h}\n    integer :: MPI_VAL\n  end type\n"
+        ));
     }
     m.push_str("  type, bind(C) :: MPI_Status\n    integer :: MPI_SOURCE, MPI_TAG, MPI_ERROR\n    integer :: MPI_internal(5)\n  end type\n");
     m.push_str("  interface\n    subroutine oxmpi_f08_buffer(buf, count, datatype, per_process, addr, newcount, newtype, freetype, ierr) &\n        bind(C, name='oxmpi_f08_buffer')\n      import :: c_int, c_intptr_t\n      type(*), dimension(..) :: buf\n      integer(c_int) :: count, datatype, per_process, newcount, newtype, freetype, ierr\n      integer(c_intptr_t) :: addr\n    end subroutine\n  end interface\n");
     m.push_str("  interface\n    subroutine oxmpi_f08_copyin(buf, addr, tmp) bind(C, name='oxmpi_f08_copyin')\n      import :: c_intptr_t\n      type(*), dimension(..) :: buf\n      integer(c_intptr_t) :: addr, tmp\n    end subroutine\n    subroutine oxmpi_f08_copyout(buf, tmp) bind(C, name='oxmpi_f08_copyout')\n      import :: c_intptr_t\n      type(*), dimension(..) :: buf\n      integer(c_intptr_t) :: tmp\n    end subroutine\n  end interface\n");
-    m.push_str("end module oxmpi_f08_types\n\nmodule mpi_f08\n  use oxmpi_f08_types\n  implicit none\n");
+    m.push_str(
+        "end module oxmpi_f08_types\n\nmodule mpi_f08\n  use oxmpi_f08_types\n  implicit none\n",
+    );
     for c in &abi.consts {
         if c.name.starts_with("MPI_F_") {
             continue;
@@ -1303,12 +1701,22 @@ fn f08_sources(abi: &Abi) -> (String, F08Procs) {
         };
         match d.ctype.as_str() {
             "int" => m.push_str(&format!("  integer, parameter :: {} = {v}\n", c.name)),
-            "MPI_Offset" => m.push_str(&format!("  integer(kind=MPI_OFFSET_KIND), parameter :: {} = {v}\n", c.name)),
-            t => m.push_str(&format!("  type({t}), parameter :: {} = {t}({v})\n", c.name)),
+            "MPI_Offset" => m.push_str(&format!(
+                "  integer(kind=MPI_OFFSET_KIND), parameter :: {} = {v}\n",
+                c.name
+            )),
+            t => m.push_str(&format!(
+                "  type({t}), parameter :: {} = {t}({v})\n",
+                c.name
+            )),
         }
     }
     for (n, dims, block) in FORTRAN_SENTINELS {
-        let ty = if n.starts_with("MPI_STATUS") { "type(MPI_Status)" } else { "integer" };
+        let ty = if n.starts_with("MPI_STATUS") {
+            "type(MPI_Status)"
+        } else {
+            "integer"
+        };
         let dims = match *dims {
             "(MPI_STATUS_SIZE)" => "",
             "(MPI_STATUS_SIZE,1)" => "(1)",
@@ -1316,13 +1724,20 @@ fn f08_sources(abi: &Abi) -> (String, F08Procs) {
         };
         m.push_str(&format!("  {ty} :: {n}{dims}\n  common /{block}/ {n}\n"));
     }
-    m.push_str("  character(len=1) :: MPI_ARGV_NULL(1)\n  common /MPI_FORTRAN_ARGV_NULL/ MPI_ARGV_NULL\n");
+    m.push_str(
+        "  character(len=1) :: MPI_ARGV_NULL(1)\n  common /MPI_FORTRAN_ARGV_NULL/ MPI_ARGV_NULL\n",
+    );
     m.push_str("  character(len=1) :: MPI_ARGVS_NULL(1,1)\n  common /MPI_FORTRAN_ARGVS_NULL/ MPI_ARGVS_NULL\n");
     m.push_str("  external :: MPI_COMM_NULL_COPY_FN, MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN\n");
     m.push_str("  external :: MPI_TYPE_NULL_COPY_FN, MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN\n");
     m.push_str("  external :: MPI_WIN_NULL_COPY_FN, MPI_WIN_DUP_FN, MPI_WIN_NULL_DELETE_FN\n");
     // The error handler procedures' abstract interfaces (`PROCEDURE(MPI_File_errhandler_function)`).
-    for (h, obj) in [("Comm", "comm"), ("Win", "win"), ("File", "file"), ("Session", "session")] {
+    for (h, obj) in [
+        ("Comm", "comm"),
+        ("Win", "win"),
+        ("File", "file"),
+        ("Session", "session"),
+    ] {
         m.push_str(&format!(
             "  abstract interface\n    subroutine MPI_{h}_errhandler_function({obj}, error_code)\n      import :: MPI_{h}\n      type(MPI_{h}) :: {obj}\n      integer :: error_code\n    end subroutine\n  end interface\n"
         ));
@@ -1385,17 +1800,27 @@ fn f08_sources(abi: &Abi) -> (String, F08Procs) {
             ),
         );
     }
-    for f in abi.funcs.iter().filter(|f| fortran_relevant(f) || is_large_count(f)) {
+    for f in abi
+        .funcs
+        .iter()
+        .filter(|f| fortran_relevant(f) || is_large_count(f))
+    {
         if FORTRAN_BY_HAND.contains(&f.name.as_str()) {
             continue;
         }
-        let Ok(ff) = fortran_form(abi, f) else { continue };
+        let Ok(ff) = fortran_form(abi, f) else {
+            continue;
+        };
         if is_large_count(f) {
             // Only where the generic can tell it from the `int` form (not, e.g.,
             // MPI_Type_get_extent_c: MPI_Count and MPI_Aint are both 8 bytes).
             let base = &f.name[..f.name.len() - 2];
-            let Some(b) = abi.funcs.iter().find(|g| g.name == base) else { continue };
-            let Ok(bf) = fortran_form(abi, b) else { continue };
+            let Some(b) = abi.funcs.iter().find(|g| g.name == base) else {
+                continue;
+            };
+            let Ok(bf) = fortran_form(abi, b) else {
+                continue;
+            };
             if FORTRAN_BY_HAND.contains(&base) || integer_kinds(f, &ff) == integer_kinds(b, &bf) {
                 continue;
             }
@@ -1428,19 +1853,42 @@ fn f08_sources(abi: &Abi) -> (String, F08Procs) {
                     // As the standard declares them (a profiling layer's own
                     // MPI_Send_f08ts copies these): INTENT(IN) for what the call
                     // only reads, ASYNCHRONOUS where the buffer outlives the call.
-                    let intent = if p.ctype.starts_with("const") { ", intent(in)" } else { "" };
+                    let intent = if p.ctype.starts_with("const") {
+                        ", intent(in)"
+                    } else {
+                        ""
+                    };
                     let stem = f.name.trim_end_matches("_c");
                     let lasting = f.params.iter().any(|q| q.name == "request")
-                        || ["MPI_Win_", "MPI_Put", "MPI_Get", "MPI_Accumulate", "MPI_Fetch_and_op", "MPI_Compare_and_swap", "MPI_Free_mem"].iter().any(|x| stem.starts_with(x))
-                        || stem.ends_with("_begin") || stem.ends_with("_end") || stem.contains("attach") || stem.contains("detach");
+                        || [
+                            "MPI_Win_",
+                            "MPI_Put",
+                            "MPI_Get",
+                            "MPI_Accumulate",
+                            "MPI_Fetch_and_op",
+                            "MPI_Compare_and_swap",
+                            "MPI_Free_mem",
+                        ]
+                        .iter()
+                        .any(|x| stem.starts_with(x))
+                        || stem.ends_with("_begin")
+                        || stem.ends_with("_end")
+                        || stem.contains("attach")
+                        || stem.contains("detach");
                     let asynchronous = if lasting { ", asynchronous" } else { "" };
-                    dummies.push_str(&format!("    type(*), dimension(..){intent}{asynchronous} :: {n}\n"));
-                    locals.push_str(&format!("    integer(c_intptr_t) :: a_{n}\n    integer :: c_{n}, t_{n}, f_{n}\n"));
+                    dummies.push_str(&format!(
+                        "    type(*), dimension(..){intent}{asynchronous} :: {n}\n"
+                    ));
+                    locals.push_str(&format!(
+                        "    integer(c_intptr_t) :: a_{n}\n    integer :: c_{n}, t_{n}, f_{n}\n"
+                    ));
                     // Counts per process (gather, scatter, alltoall, neighbour
                     // collectives) on the buffer of the side that has several.
                     let lname = f.name.to_ascii_lowercase();
                     let per_process = (lname.contains("gather") && n.starts_with("recv"))
-                        || (lname.contains("scatter") && !lname.contains("reduce") && n.starts_with("send"))
+                        || (lname.contains("scatter")
+                            && !lname.contains("reduce")
+                            && n.starts_with("send"))
                         || lname.contains("alltoall")
                         || lname.contains("neighbor");
                     let blocking = !f.params.iter().any(|q| q.name == "request");
@@ -1457,7 +1905,9 @@ fn f08_sources(abi: &Abi) -> (String, F08Procs) {
                         let (cn, tn) = (&f.params[i + 1].name, &f.params[i + 2].name);
                         dummies.push_str(&format!("    integer, intent(in) :: {cn}\n    type(MPI_Datatype), intent(in) :: {tn}\n"));
                         pre.push_str(&format!("    call oxmpi_f08_buffer({n}, {cn}, {tn}%MPI_VAL, {}, a_{n}, c_{n}, t_{n}, f_{n}, ierr0)\n    if (ierr0 /= 0) goto 9\n", per_process as i32));
-                        post.push_str(&format!("    if (f_{n} /= 0) call pmpi_type_free(t_{n}, ierr1)\n"));
+                        post.push_str(&format!(
+                            "    if (f_{n} /= 0) call pmpi_type_free(t_{n}, ierr1)\n"
+                        ));
                         args.push(format!("%VAL(a_{n})"));
                         args.push(format!("c_{n}"));
                         args.push(format!("t_{n}"));
@@ -1476,7 +1926,10 @@ fn f08_sources(abi: &Abi) -> (String, F08Procs) {
                     args.push(format!("%VAL(a_{n})"));
                 }
                 FKind::HandleVal(stem) => {
-                    dummies.push_str(&format!("    type({}), intent(in) :: {n}\n", f08_handle_of_stem(stem)));
+                    dummies.push_str(&format!(
+                        "    type({}), intent(in) :: {n}\n",
+                        f08_handle_of_stem(stem)
+                    ));
                     args.push(format!("{n}%MPI_VAL"));
                 }
                 FKind::HandlePtr(stem) => {
@@ -1484,7 +1937,10 @@ fn f08_sources(abi: &Abi) -> (String, F08Procs) {
                     args.push(format!("{n}%MPI_VAL"));
                 }
                 FKind::HandleArr(stem, _) => {
-                    dummies.push_str(&format!("    type({}) :: {n}(*)\n", f08_handle_of_stem(stem)));
+                    dummies.push_str(&format!(
+                        "    type({}) :: {n}(*)\n",
+                        f08_handle_of_stem(stem)
+                    ));
                     args.push(n.clone());
                 }
                 FKind::Status => {
@@ -1497,7 +1953,8 @@ fn f08_sources(abi: &Abi) -> (String, F08Procs) {
                 }
                 FKind::IntVal | FKind::WideVal(_) => {
                     for d in fortran_dummy(p, k) {
-                        dummies.push_str(&format!("    {}\n", d.replace(" :: ", ", intent(in) :: ")));
+                        dummies
+                            .push_str(&format!("    {}\n", d.replace(" :: ", ", intent(in) :: ")));
                     }
                     args.push(n.clone());
                 }
@@ -1513,7 +1970,12 @@ fn f08_sources(abi: &Abi) -> (String, F08Procs) {
         let names: Vec<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
         let lower = f.name.to_ascii_lowercase();
         let body = if f.ret == "int" && f.variadic {
-            format!("  subroutine {}_f08({})\n{dummies}    call p{lower}({})\n  end subroutine\n", f.name, names.join(", "), args.join(", "))
+            format!(
+                "  subroutine {}_f08({})\n{dummies}    call p{lower}({})\n  end subroutine\n",
+                f.name,
+                names.join(", "),
+                args.join(", ")
+            )
         } else if f.ret == "int" {
             let mut all = names.clone();
             all.push("ierror");
@@ -1525,7 +1987,11 @@ fn f08_sources(abi: &Abi) -> (String, F08Procs) {
                 args.join(", &\n      ")
             )
         } else {
-            let ty = if f.ret == "double" { "double precision" } else { "integer(kind=MPI_ADDRESS_KIND)" };
+            let ty = if f.ret == "double" {
+                "double precision"
+            } else {
+                "integer(kind=MPI_ADDRESS_KIND)"
+            };
             format!(
                 "  function {}_f08({}) result(r)\n{dummies}    {ty} :: r\n    {ty}, external :: p{lower}\n    r = p{lower}({})\n  end function\n",
                 f.name,
@@ -1578,7 +2044,11 @@ fn f08_emit(generics: &mut String, procs: &mut F08Procs, name: &str, body: &str)
     let func = head.starts_with("function");
     let open = head.find('(').unwrap();
     let close = head[open..].find(')').unwrap() + open;
-    let args: Vec<&str> = head[open + 1..close].split(',').map(|a| a.trim().trim_end_matches('&').trim()).filter(|a| !a.is_empty()).collect();
+    let args: Vec<&str> = head[open + 1..close]
+        .split(',')
+        .map(|a| a.trim().trim_end_matches('&').trim())
+        .filter(|a| !a.is_empty())
+        .collect();
     // A dummy's declaration names only dummies (or the result `r`).
     let (mut dummies, mut rest) = (String::new(), String::new());
     for l in lines {
@@ -1600,7 +2070,8 @@ fn f08_emit(generics: &mut String, procs: &mut F08Procs, name: &str, body: &str)
                 }
             }
             all.push(cur);
-            all.iter().all(|n| args.contains(&n.trim()) || n.trim() == "r")
+            all.iter()
+                .all(|n| args.contains(&n.trim()) || n.trim() == "r")
         });
         if declared == Some(true) {
             dummies.push_str(&format!("    {t}\n"));
@@ -1608,17 +2079,40 @@ fn f08_emit(generics: &mut String, procs: &mut F08Procs, name: &str, body: &str)
             rest.push_str(&format!("    {t}\n"));
         }
     }
-    let suffix = if dummies.contains("type(*)") { "_f08ts" } else { "_f08" };
-    let (kind, tail) = if func { ("function", " result(r)") } else { ("subroutine", "") };
+    let suffix = if dummies.contains("type(*)") {
+        "_f08ts"
+    } else {
+        "_f08"
+    };
+    let (kind, tail) = if func {
+        ("function", " result(r)")
+    } else {
+        ("subroutine", "")
+    };
     let arglist = args.join(", &\n      ");
     let uses = "    use oxmpi_f08_types\n    implicit none\n";
     let iface = |p: &str| {
-        let inner: String = format!("{uses}{dummies}").lines().map(|l| format!("  {l}\n")).collect();
+        let inner: String = format!("{uses}{dummies}")
+            .lines()
+            .map(|l| format!("  {l}\n"))
+            .collect();
         format!("    {kind} {p}{name}{suffix}({arglist}){tail}\n{inner}    end {kind}\n")
     };
-    generics.push_str(&format!("  interface {generic}\n{}  end interface\n", iface("")));
-    generics.push_str(&format!("  interface P{generic}\n{}  end interface\n", iface("P")));
-    procs.pmpi.push_str(&format!("{kind} P{name}{suffix}({arglist}){tail}\n{uses}{dummies}{rest}end {kind}\n"));
-    let call = if func { format!("    r = P{name}{suffix}({arglist})\n") } else { format!("    call P{name}{suffix}({arglist})\n") };
+    generics.push_str(&format!(
+        "  interface {generic}\n{}  end interface\n",
+        iface("")
+    ));
+    generics.push_str(&format!(
+        "  interface P{generic}\n{}  end interface\n",
+        iface("P")
+    ));
+    procs.pmpi.push_str(&format!(
+        "{kind} P{name}{suffix}({arglist}){tail}\n{uses}{dummies}{rest}end {kind}\n"
+    ));
+    let call = if func {
+        format!("    r = P{name}{suffix}({arglist})\n")
+    } else {
+        format!("    call P{name}{suffix}({arglist})\n")
+    };
     procs.mpi.push_str(&format!("{kind} {name}{suffix}({arglist}){tail}\n{uses}{dummies}  interface\n{}  end interface\n{call}end {kind}\n", iface("P")));
 }

@@ -25,19 +25,28 @@ fn usage() -> ! {
 
 fn workspace_root() -> PathBuf {
     // xtask/ lives directly under the workspace root.
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 fn target_dir(root: &Path) -> PathBuf {
-    env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"))
+    env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"))
 }
 
 fn cargo(root: &Path, args: &[&str]) {
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(&cargo).args(args).current_dir(root).status().unwrap_or_else(|e| {
-        eprintln!("xtask: cannot run {cargo}: {e}");
-        exit(1)
-    });
+    let status = Command::new(&cargo)
+        .args(args)
+        .current_dir(root)
+        .status()
+        .unwrap_or_else(|e| {
+            eprintln!("xtask: cannot run {cargo}: {e}");
+            exit(1)
+        });
     if !status.success() {
         eprintln!("xtask: `cargo {}` failed", args.join(" "));
         exit(status.code().unwrap_or(1));
@@ -67,7 +76,10 @@ fn dist(args: &[String]) -> PathBuf {
             _ => usage(),
         }
     }
-    for what in [&["-p", "oxmpi-run", "--bin", "mpiexec"][..], &["-p", "oxmpi-capi", "--lib"][..]] {
+    for what in [
+        &["-p", "oxmpi-run", "--bin", "mpiexec"][..],
+        &["-p", "oxmpi-capi", "--lib"][..],
+    ] {
         let mut build = vec!["build"];
         build.extend_from_slice(what);
         if release {
@@ -83,7 +95,11 @@ fn dist(args: &[String]) -> PathBuf {
     copy_exe(&built.join("mpiexec"), &bin.join("mpiexec"));
     // `mpirun` is the same launcher under its other customary name.
     copy_exe(&built.join("mpiexec"), &bin.join("mpirun"));
-    let out = if out.is_absolute() { out } else { env::current_dir().unwrap().join(out) };
+    let out = if out.is_absolute() {
+        out
+    } else {
+        env::current_dir().unwrap().join(out)
+    };
     lay_out_c(&root, &built, &out);
     let fortran = lay_out_fortran(&root, &out);
     println!("oxmpi toolchain laid out in {}", out.display());
@@ -92,7 +108,10 @@ fn dist(args: &[String]) -> PathBuf {
     println!("  {}", bin.join("mpicc").display());
     println!("  {}", out.join("lib").join("libmpi.so").display());
     match fortran {
-        Ok(fc) => println!("  {} (Fortran: mpif.h, the mpi and mpi_f08 modules, built with {fc})", bin.join("mpifort").display()),
+        Ok(fc) => println!(
+            "  {} (Fortran: mpif.h, the mpi and mpi_f08 modules, built with {fc})",
+            bin.join("mpifort").display()
+        ),
         Err(why) => println!("  Fortran: {why}"),
     }
     out
@@ -182,7 +201,11 @@ fn lay_out_c(root: &Path, built: &Path, out: &Path) {
     copy_exe(&built.join("libmpi.a"), &lib.join("libmpi.a"));
     write_file(&bin.join("mpicc"), &wrapper("OXMPI_CC", "cc"), true);
     write_file(&bin.join("mpicxx"), &wrapper("OXMPI_CXX", "c++"), true);
-    write_file(&lib.join("pkgconfig/oxmpi.pc"), &pkgconfig(out, "oxmpi"), false);
+    write_file(
+        &lib.join("pkgconfig/oxmpi.pc"),
+        &pkgconfig(out, "oxmpi"),
+        false,
+    );
     write_file(&lib.join("pkgconfig/mpi.pc"), &pkgconfig(out, "mpi"), false);
 }
 
@@ -237,7 +260,10 @@ exec "$@"
 /// The Fortran compiler `cargo xtask dist` builds the modules with, if any.
 fn fortran_compiler() -> Option<String> {
     let fc = env::var("OXMPI_FC").unwrap_or_else(|_| "gfortran".into());
-    let ok = Command::new(fc.split_whitespace().next()?).arg("--version").output().is_ok_and(|o| o.status.success());
+    let ok = Command::new(fc.split_whitespace().next()?)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
     ok.then_some(fc)
 }
 
@@ -245,10 +271,21 @@ fn fortran_compiler() -> Option<String> {
 fn fortran_compile(fc: &str, inc: &Path, src: &Path, obj: &Path) -> Result<(), String> {
     let mut words = fc.split_whitespace();
     let mut c = Command::new(words.next().unwrap());
-    c.args(words).args(["-O2", "-fPIC", "-c", "-J"]).arg(inc).arg("-I").arg(inc).arg("-o").arg(obj).arg(src);
+    c.args(words)
+        .args(["-O2", "-fPIC", "-c", "-J"])
+        .arg(inc)
+        .arg("-I")
+        .arg(inc)
+        .arg("-o")
+        .arg(obj)
+        .arg(src);
     let o = c.output().map_err(|e| format!("running {fc}: {e}"))?;
     if !o.status.success() {
-        return Err(format!("{fc} failed on {}:\n{}", src.display(), String::from_utf8_lossy(&o.stderr)));
+        return Err(format!(
+            "{fc} failed on {}:\n{}",
+            src.display(),
+            String::from_utf8_lossy(&o.stderr)
+        ));
     }
     Ok(())
 }
@@ -305,10 +342,20 @@ fn lay_out_fortran(root: &Path, out: &Path) -> Result<String, String> {
     // Modules are specific to the compiler that made them: another compiler
     // (or version) compiles both again.
     let mut words = fc.split_whitespace();
-    let version = Command::new(words.next().unwrap()).args(words).arg("--version").output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+    let version = Command::new(words.next().unwrap())
+        .args(words)
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
     let stamp = format!("{fc}\n{version}");
     if fs::read_to_string(build.join("compiler")).ok().as_deref() != Some(stamp.as_str()) {
-        changed = vec!["mpi.f90", "mpi_f08.f90", "mpi_f08_pmpi.f90", "mpi_f08_mpi.f90"];
+        changed = vec![
+            "mpi.f90",
+            "mpi_f08.f90",
+            "mpi_f08_pmpi.f90",
+            "mpi_f08_mpi.f90",
+        ];
         write_file(&build.join("compiler"), &stamp, false);
     }
     // mpi_f08's procedures call libmpi's `mpif.h` procedures through implicit
@@ -326,10 +373,16 @@ fn lay_out_fortran(root: &Path, out: &Path) -> Result<String, String> {
     ] {
         let module = inc.join(src.replace(".f90", ".mod"));
         let makes_module = !src.starts_with("mpi_f08_");
-        if !changed.contains(&src) && (!makes_module || module.exists()) && build.join(obj).exists() {
+        if !changed.contains(&src) && (!makes_module || module.exists()) && build.join(obj).exists()
+        {
             continue;
         }
-        if let Err(e) = fortran_compile(&format!("{fc}{extra}"), &inc, &dir.join(src), &build.join(obj)) {
+        if let Err(e) = fortran_compile(
+            &format!("{fc}{extra}"),
+            &inc,
+            &dir.join(src),
+            &build.join(obj),
+        ) {
             eprintln!("xtask: {e}");
             exit(1)
         }
@@ -339,16 +392,28 @@ fn lay_out_fortran(root: &Path, out: &Path) -> Result<String, String> {
         // Only its definitions: a weak reference to PMPI_Send_f08ts would not
         // pull the member defining it out of the archive.
         if src == "mpi_f08_mpi.f90" {
-            let defined = Command::new("nm").args(["-g", "--defined-only"]).arg(build.join(obj)).output();
+            let defined = Command::new("nm")
+                .args(["-g", "--defined-only"])
+                .arg(build.join(obj))
+                .output();
             let names: Vec<String> = defined
-                .map(|o| String::from_utf8_lossy(&o.stdout).lines().filter_map(|l| l.split_whitespace().nth(2).map(str::to_string)).collect())
+                .map(|o| {
+                    String::from_utf8_lossy(&o.stdout)
+                        .lines()
+                        .filter_map(|l| l.split_whitespace().nth(2).map(str::to_string))
+                        .collect()
+                })
                 .unwrap_or_default();
             let list = build.join("weak-symbols.txt");
             write_file(&list, &(names.join("\n") + "\n"), false);
             let weak = if names.is_empty() {
                 None
             } else {
-                Command::new("objcopy").arg(format!("--weaken-symbols={}", list.display())).arg(build.join(obj)).status().ok()
+                Command::new("objcopy")
+                    .arg(format!("--weaken-symbols={}", list.display()))
+                    .arg(build.join(obj))
+                    .status()
+                    .ok()
             };
             if !weak.is_some_and(|s| s.success()) {
                 let _ = fs::remove_file(build.join(obj));
@@ -361,7 +426,11 @@ fn lay_out_fortran(root: &Path, out: &Path) -> Result<String, String> {
     // The modules' procedures (MPI_SIZEOF of both modules, mpi_f08's operators)
     // and mpi_f08's external procedures: PMPI_x_f08[ts], and the weak MPI_x_f08[ts].
     let objs = ["mpi_f08.o", "mpi.o", "mpi_f08_pmpi.o", "mpi_f08_mpi.o"].map(|o| build.join(o));
-    let ar = Command::new("ar").arg("rcs").arg(lib.join("libmpi_f08.a")).args(objs).status();
+    let ar = Command::new("ar")
+        .arg("rcs")
+        .arg(lib.join("libmpi_f08.a"))
+        .args(objs)
+        .status();
     if !ar.is_ok_and(|s| s.success()) {
         eprintln!("xtask: ar failed making libmpi_f08.a");
         exit(1)
@@ -377,7 +446,19 @@ fn demo(args: &[String]) {
     };
     let root = workspace_root();
     let out = dist(&[]);
-    cargo(&root, &["build", "--release", "-p", "oxmpi", "--example", "hello", "--example", "jacobi"]);
+    cargo(
+        &root,
+        &[
+            "build",
+            "--release",
+            "-p",
+            "oxmpi",
+            "--example",
+            "hello",
+            "--example",
+            "jacobi",
+        ],
+    );
     let examples = target_dir(&root).join("release").join("examples");
     // The seed's Jacobi exercise: a 12x12 grid split by rows, halo exchange,
     // allreduce of the residual until it drops below 1e-2, gathered on rank 0

@@ -5,13 +5,13 @@ use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 
-use oxmpi_core::error::ErrorClass;
 use oxmpi_core::attr::{self, CopyFn, DeleteFn, ObjectKind};
+use oxmpi_core::error::ErrorClass;
 
 use crate::abi::*;
-use crate::conv::{cb_handle, comm, datatype, with_cb_comm, with_cb_type};
-use crate::conv::errors::{NO_COMM, class_of, ffi, out};
+use crate::conv::errors::{class_of, ffi, out, NO_COMM};
 use crate::conv::handles::LASTUSEDCODE;
+use crate::conv::{cb_handle, comm, datatype, with_cb_comm, with_cb_type};
 use crate::types::*;
 
 // ----- attributes --------------------------------------------------------------------------
@@ -26,8 +26,13 @@ use crate::types::*;
 /// A user callback's non-success return, as an engine error.
 fn callback_error(what: &str, rc: c_int) -> oxmpi_core::MpiError {
     let known = class_of(rc);
-    let class = known.and_then(crate::abi::error_class_from_value).unwrap_or(ErrorClass::Other);
-    let mut e = oxmpi_core::MpiError::new(class, format!("the attribute's {what} function returned {rc}"));
+    let class = known
+        .and_then(crate::abi::error_class_from_value)
+        .unwrap_or(ErrorClass::Other);
+    let mut e = oxmpi_core::MpiError::new(
+        class,
+        format!("the attribute's {what} function returned {rc}"),
+    );
     // A valid code (predefined or from MPI_Add_error_code/class) goes back to the
     // caller unchanged, so the program sees the class and code its callback chose.
     if known.is_some() {
@@ -71,13 +76,23 @@ pub(crate) unsafe fn create_keyval(
             0 => None,
             1 => Some(Arc::new(|_k: i32, v: usize| Ok(Some(v)))),
             f => {
-                // SAFETY: a C function pointer of this type, given by the user.
-                let f: MPI_Comm_copy_attr_function = unsafe { std::mem::transmute::<usize, MPI_Comm_copy_attr_function>(f) };
+                let f: MPI_Comm_copy_attr_function =
+                    // SAFETY: a C function pointer of this type, given by the user.
+                    unsafe { std::mem::transmute::<usize, MPI_Comm_copy_attr_function>(f) };
                 Some(Arc::new(move |k: i32, v: usize| {
                     let mut outv: *mut c_void = std::ptr::null_mut();
                     let mut flag: c_int = 0;
                     // SAFETY: the user's copy function with the arguments MPI defines.
-                    let rc = unsafe { f(cb_handle(kind), k, extra as *mut c_void, v as *mut c_void, &mut outv as *mut *mut c_void as *mut c_void, &mut flag) };
+                    let rc = unsafe {
+                        f(
+                            cb_handle(kind),
+                            k,
+                            extra as *mut c_void,
+                            v as *mut c_void,
+                            &mut outv as *mut *mut c_void as *mut c_void,
+                            &mut flag,
+                        )
+                    };
                     if rc != MPI_SUCCESS {
                         return Err(callback_error("copy", rc));
                     }
@@ -109,18 +124,45 @@ pub unsafe extern "C" fn PMPI_Comm_create_keyval(
     extra: *mut c_void,
 ) -> c_int {
     // SAFETY: `keyval` is the C caller's OUT argument and `copy` a function pointer of the copy type (or 0), as `create_keyval` requires.
-    unsafe { create_keyval("MPI_Comm_create_keyval", ObjectKind::Comm, copy.map_or(0, |f| f as usize), delete, keyval, extra) }
+    unsafe {
+        create_keyval(
+            "MPI_Comm_create_keyval",
+            ObjectKind::Comm,
+            copy.map_or(0, |f| f as usize),
+            delete,
+            keyval,
+            extra,
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Keyval_create(copy: Option<MPI_Copy_function>, delete: Option<MPI_Delete_function>, keyval: *mut c_int, extra: *mut c_void) -> c_int {
+pub unsafe extern "C" fn PMPI_Keyval_create(
+    copy: Option<MPI_Copy_function>,
+    delete: Option<MPI_Delete_function>,
+    keyval: *mut c_int,
+    extra: *mut c_void,
+) -> c_int {
     // SAFETY: `keyval` is the C caller's OUT argument and `copy` a function pointer of the copy type (or 0), as `create_keyval` requires.
-    unsafe { create_keyval("MPI_Keyval_create", ObjectKind::Comm, copy.map_or(0, |f| f as usize), delete, keyval, extra) }
+    unsafe {
+        create_keyval(
+            "MPI_Keyval_create",
+            ObjectKind::Comm,
+            copy.map_or(0, |f| f as usize),
+            delete,
+            keyval,
+            extra,
+        )
+    }
 }
 
 /// # Safety
 /// `keyval` is NULL or valid to read and write one `int`, unaliased (the C caller's argument).
-pub(crate) unsafe fn free_keyval(call: &'static str, kind: ObjectKind, keyval: *mut c_int) -> c_int {
+pub(crate) unsafe fn free_keyval(
+    call: &'static str,
+    kind: ObjectKind,
+    keyval: *mut c_int,
+) -> c_int {
     ffi(call, NO_COMM, || {
         // SAFETY: `keyval` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let k = unsafe { out(call, "keyval", keyval)? };
@@ -145,7 +187,13 @@ pub unsafe extern "C" fn PMPI_Keyval_free(keyval: *mut c_int) -> c_int {
 /// # Safety
 /// `flag` is NULL or valid to write one `int`, `val` NULL or valid to write one
 /// `void *`, not aliasing each other (the C caller's arguments).
-unsafe fn get_attr(call: &'static str, c: MPI_Comm, keyval: c_int, val: *mut c_void, flag: *mut c_int) -> c_int {
+unsafe fn get_attr(
+    call: &'static str,
+    c: MPI_Comm,
+    keyval: c_int,
+    val: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
     ffi(call, c, || {
         let cm = comm(c, call)?;
         // SAFETY: `flag` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -183,13 +231,23 @@ unsafe fn get_attr(call: &'static str, c: MPI_Comm, keyval: c_int, val: *mut c_v
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_get_attr(c: MPI_Comm, keyval: c_int, val: *mut c_void, flag: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Comm_get_attr(
+    c: MPI_Comm,
+    keyval: c_int,
+    val: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
     // SAFETY: `val` and `flag` are the C caller's OUT arguments (MPI forbids aliasing them), as `get_attr` requires.
     unsafe { get_attr("MPI_Comm_get_attr", c, keyval, val, flag) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Attr_get(c: MPI_Comm, keyval: c_int, val: *mut c_void, flag: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Attr_get(
+    c: MPI_Comm,
+    keyval: c_int,
+    val: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
     // SAFETY: `val` and `flag` are the C caller's OUT arguments (MPI forbids aliasing them), as `get_attr` requires.
     unsafe { get_attr("MPI_Attr_get", c, keyval, val, flag) }
 }
@@ -251,7 +309,16 @@ pub unsafe extern "C" fn PMPI_Type_create_keyval(
     extra: *mut c_void,
 ) -> c_int {
     // SAFETY: `keyval` is the C caller's OUT argument and `copy` a function pointer of the copy type (or 0 / 1), as `create_keyval` requires.
-    unsafe { create_keyval("MPI_Type_create_keyval", ObjectKind::Datatype, copy.map_or(0, |f| f as usize), delete, keyval, extra) }
+    unsafe {
+        create_keyval(
+            "MPI_Type_create_keyval",
+            ObjectKind::Datatype,
+            copy.map_or(0, |f| f as usize),
+            delete,
+            keyval,
+            extra,
+        )
+    }
 }
 
 #[no_mangle]
@@ -261,7 +328,11 @@ pub unsafe extern "C" fn PMPI_Type_free_keyval(keyval: *mut c_int) -> c_int {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_set_attr(t: MPI_Datatype, keyval: c_int, val: *mut c_void) -> c_int {
+pub unsafe extern "C" fn PMPI_Type_set_attr(
+    t: MPI_Datatype,
+    keyval: c_int,
+    val: *mut c_void,
+) -> c_int {
     const CALL: &str = "MPI_Type_set_attr";
     ffi(CALL, NO_COMM, || {
         let dt = datatype(t, CALL, "datatype")?;
@@ -271,7 +342,12 @@ pub unsafe extern "C" fn PMPI_Type_set_attr(t: MPI_Datatype, keyval: c_int, val:
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_attr(t: MPI_Datatype, keyval: c_int, val: *mut c_void, flag: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Type_get_attr(
+    t: MPI_Datatype,
+    keyval: c_int,
+    val: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPI_Type_get_attr";
     ffi(CALL, NO_COMM, || {
         let dt = datatype(t, CALL, "datatype")?;

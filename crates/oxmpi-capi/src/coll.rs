@@ -22,9 +22,9 @@ use oxmpi_core::op::Op;
 use oxmpi_core::{Comm, Request};
 
 use crate::abi::*;
-use crate::conv::{comm, committed, new_request, op};
 use crate::conv::errors::{array, bad, ffi, out, R};
 use crate::conv::large::{entry, name, ptr::*, to_usize, Count, Displ};
+use crate::conv::{comm, committed, new_request, op};
 use crate::types::*;
 
 // ----- argument helpers ----------------------------------------------------------------
@@ -39,7 +39,12 @@ fn is_in_place(p: *const c_void) -> bool {
 /// (NULL is MPI_BOTTOM, which absolute-address datatypes may share legitimately.)
 fn no_alias(call: &str, sb: *const c_void, rb: *const c_void, moves_data: bool) -> R<()> {
     if moves_data && !sb.is_null() && !is_in_place(sb) && sb == rb {
-        return Err(bad(ErrorClass::Buffer, call, "recvbuf", "is the same buffer as `sendbuf` (MPI forbids aliased arguments; use MPI_IN_PLACE)"));
+        return Err(bad(
+            ErrorClass::Buffer,
+            call,
+            "recvbuf",
+            "is the same buffer as `sendbuf` (MPI forbids aliased arguments; use MPI_IN_PLACE)",
+        ));
     }
     Ok(())
 }
@@ -49,7 +54,13 @@ fn no_alias(call: &str, sb: *const c_void, rb: *const c_void, moves_data: bool) 
 /// or the type has holes (whose gaps another buffer may legitimately use).
 fn dense_range(p: *const c_void, count: usize, dt: &Datatype) -> Option<(usize, usize)> {
     let size = dt.size() as isize;
-    if count == 0 || size == 0 || p.is_null() || is_in_place(p) || dt.true_extent() != size || dt.extent() != size {
+    if count == 0
+        || size == 0
+        || p.is_null()
+        || is_in_place(p)
+        || dt.true_extent() != size
+        || dt.extent() != size
+    {
         return None;
     }
     let start = (p as isize).checked_add(dt.true_lb())? as usize;
@@ -58,10 +69,23 @@ fn dense_range(p: *const c_void, count: usize, dt: &Datatype) -> Option<(usize, 
 
 /// [`no_alias`] for a send buffer that overlaps (not only starts at) one of the
 /// receive blocks: MPI_ERR_BUFFER. Only dense ranges are compared.
-fn no_overlap(call: &str, send: Option<(usize, usize)>, recv_blocks: impl IntoIterator<Item = Option<(usize, usize)>>) -> R<()> {
+fn no_overlap(
+    call: &str,
+    send: Option<(usize, usize)>,
+    recv_blocks: impl IntoIterator<Item = Option<(usize, usize)>>,
+) -> R<()> {
     let Some((s0, s1)) = send else { return Ok(()) };
-    if recv_blocks.into_iter().flatten().any(|(r0, r1)| s0 < r1 && r0 < s1) {
-        return Err(bad(ErrorClass::Buffer, call, "sendbuf", "overlaps `recvbuf` (MPI forbids aliased arguments; use MPI_IN_PLACE)"));
+    if recv_blocks
+        .into_iter()
+        .flatten()
+        .any(|(r0, r1)| s0 < r1 && r0 < s1)
+    {
+        return Err(bad(
+            ErrorClass::Buffer,
+            call,
+            "sendbuf",
+            "overlaps `recvbuf` (MPI forbids aliased arguments; use MPI_IN_PLACE)",
+        ));
     }
     Ok(())
 }
@@ -101,7 +125,12 @@ fn dtype_if(h: MPI_Datatype, call: &str, arg: &str, significant: bool) -> R<Data
 ///
 /// # Safety
 /// As [`array`].
-pub(crate) unsafe fn counts<C: Count>(call: &str, arg: &str, p: *const C, n: usize) -> R<Vec<usize>> {
+pub(crate) unsafe fn counts<C: Count>(
+    call: &str,
+    arg: &str,
+    p: *const C,
+    n: usize,
+) -> R<Vec<usize>> {
     // SAFETY: this function's contract is `array`'s.
     let v = unsafe { array(call, arg, p, n)? };
     // The element's name is formatted only for an error message: a format! per
@@ -123,19 +152,39 @@ pub(crate) unsafe fn counts<C: Count>(call: &str, arg: &str, p: *const C, n: usi
 ///
 /// # Safety
 /// As [`array`].
-pub(crate) unsafe fn displs<D: Displ>(call: &str, arg: &str, p: *const D, n: usize) -> R<Vec<isize>> {
+pub(crate) unsafe fn displs<D: Displ>(
+    call: &str,
+    arg: &str,
+    p: *const D,
+    n: usize,
+) -> R<Vec<isize>> {
     // SAFETY: this function's contract is `array`'s.
-    Ok(unsafe { array(call, arg, p, n)? }.iter().map(|&d| d.addr()).collect())
+    Ok(unsafe { array(call, arg, p, n)? }
+        .iter()
+        .map(|&d| d.addr())
+        .collect())
 }
 
 /// An array of `n` datatype handles, each committed.
 ///
 /// # Safety
 /// As [`array`].
-pub(crate) unsafe fn dtypes(call: &str, arg: &str, p: *const MPI_Datatype, n: usize) -> R<Vec<Datatype>> {
+pub(crate) unsafe fn dtypes(
+    call: &str,
+    arg: &str,
+    p: *const MPI_Datatype,
+    n: usize,
+) -> R<Vec<Datatype>> {
     // SAFETY: this function's contract is `array`'s.
     let hs = unsafe { array(call, arg, p, n)? };
-    hs.iter().enumerate().map(|(i, &h)| committed(h, call, arg).map_err(|_| ()).or_else(|_| committed(h, call, &format!("{arg}[{i}]")))).collect()
+    hs.iter()
+        .enumerate()
+        .map(|(i, &h)| {
+            committed(h, call, arg)
+                .map_err(|_| ())
+                .or_else(|_| committed(h, call, &format!("{arg}[{i}]")))
+        })
+        .collect()
 }
 
 /// Whether this rank is the root of a rooted collective (intra: `root ==
@@ -157,7 +206,12 @@ fn is_leaf(cm: &Comm, root: c_int) -> bool {
 /// Blocking (`request == None`) or immediate: runs the matching engine call.
 /// `request` is the immediate form's `request` argument, already passed
 /// through [`out`]; its error, if any, is reported here, after the other checks.
-pub(crate) fn go(c: MPI_Comm, request: Option<R<&mut MPI_Request>>, blocking: impl FnOnce() -> CoreResult<()>, immediate: impl FnOnce() -> CoreResult<Request>) -> R<()> {
+pub(crate) fn go(
+    c: MPI_Comm,
+    request: Option<R<&mut MPI_Request>>,
+    blocking: impl FnOnce() -> CoreResult<()>,
+    immediate: impl FnOnce() -> CoreResult<Request>,
+) -> R<()> {
     match request {
         None => Ok(blocking()?),
         Some(o) => {
@@ -169,7 +223,11 @@ pub(crate) fn go(c: MPI_Comm, request: Option<R<&mut MPI_Request>>, blocking: im
     }
 }
 
-pub(crate) fn names(blocking: &'static str, immediate: &'static str, request: Option<*mut MPI_Request>) -> &'static str {
+pub(crate) fn names(
+    blocking: &'static str,
+    immediate: &'static str,
+    request: Option<*mut MPI_Request>,
+) -> &'static str {
     if request.is_some() {
         immediate
     } else {
@@ -179,7 +237,14 @@ pub(crate) fn names(blocking: &'static str, immediate: &'static str, request: Op
 
 // ----- broadcast, gather, scatter ------------------------------------------------------
 
-unsafe fn bcast<C: Count>(buf: *mut c_void, n: C, dt: MPI_Datatype, root: c_int, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
+unsafe fn bcast<C: Count>(
+    buf: *mut c_void,
+    n: C,
+    dt: MPI_Datatype,
+    root: c_int,
+    c: MPI_Comm,
+    request: Option<*mut MPI_Request>,
+) -> c_int {
     let call = names("MPI_Bcast", "MPI_Ibcast", request);
     let call = name::<C>(call);
     ffi(call, c, || {
@@ -203,7 +268,17 @@ unsafe fn bcast<C: Count>(buf: *mut c_void, n: C, dt: MPI_Datatype, root: c_int,
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn gather<C: Count>(sb: *const c_void, sc: C, st: MPI_Datatype, rb: *mut c_void, rc: C, rt: MPI_Datatype, root: c_int, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
+unsafe fn gather<C: Count>(
+    sb: *const c_void,
+    sc: C,
+    st: MPI_Datatype,
+    rb: *mut c_void,
+    rc: C,
+    rt: MPI_Datatype,
+    root: c_int,
+    c: MPI_Comm,
+    request: Option<*mut MPI_Request>,
+) -> c_int {
     let call = names("MPI_Gather", "MPI_Igather", request);
     let call = name::<C>(call);
     ffi(call, c, || {
@@ -217,7 +292,12 @@ unsafe fn gather<C: Count>(sb: *const c_void, sc: C, st: MPI_Datatype, rb: *mut 
         let st = dtype_if(st, call, "sendtype", send_sig)?;
         let rc = count_if(call, "recvcount", rc, is_root)?;
         let rt = dtype_if(rt, call, "recvtype", is_root)?;
-        no_alias(call, sb, rb, is_root && !cm.is_inter() && rc > 0 && rt.size() > 0)?;
+        no_alias(
+            call,
+            sb,
+            rb,
+            is_root && !cm.is_inter() && rc > 0 && rt.size() > 0,
+        )?;
         let s = sendbuf(sb);
         let r = rb as *mut u8;
         go(
@@ -232,7 +312,18 @@ unsafe fn gather<C: Count>(sb: *const c_void, sc: C, st: MPI_Datatype, rb: *mut 
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn gatherv<C: Count, D: Displ>(sb: *const c_void, sc: C, st: MPI_Datatype, rb: *mut c_void, rcs: *const C, ds: *const D, rt: MPI_Datatype, root: c_int, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
+unsafe fn gatherv<C: Count, D: Displ>(
+    sb: *const c_void,
+    sc: C,
+    st: MPI_Datatype,
+    rb: *mut c_void,
+    rcs: *const C,
+    ds: *const D,
+    rt: MPI_Datatype,
+    root: c_int,
+    c: MPI_Comm,
+    request: Option<*mut MPI_Request>,
+) -> c_int {
     let call = names("MPI_Gatherv", "MPI_Igatherv", request);
     let call = name::<C>(call);
     ffi(call, c, || {
@@ -244,11 +335,25 @@ unsafe fn gatherv<C: Count, D: Displ>(sb: *const c_void, sc: C, st: MPI_Datatype
         let send_sig = leaf && !(is_root && is_in_place(sb));
         let sc = count_if(call, "sendcount", sc, send_sig)?;
         let st = dtype_if(st, call, "sendtype", send_sig)?;
-        let n = if is_root { cm.peer_group_size() as usize } else { 0 };
+        let n = if is_root {
+            cm.peer_group_size() as usize
+        } else {
+            0
+        };
         // SAFETY: at the root, MPI_Gatherv's `recvcounts` and `displs` have one entry per process of the (remote) group, `n`; elsewhere `n` is 0 and they are not read.
-        let (rcs, ds) = unsafe { (counts(call, "recvcounts", rcs, n)?, displs(call, "displs", ds, n)?) };
+        let (rcs, ds) = unsafe {
+            (
+                counts(call, "recvcounts", rcs, n)?,
+                displs(call, "displs", ds, n)?,
+            )
+        };
         let rt = dtype_if(rt, call, "recvtype", is_root)?;
-        no_alias(call, sb, rb, is_root && !cm.is_inter() && rt.size() > 0 && rcs.iter().any(|&k| k > 0))?;
+        no_alias(
+            call,
+            sb,
+            rb,
+            is_root && !cm.is_inter() && rt.size() > 0 && rcs.iter().any(|&k| k > 0),
+        )?;
         let s = sendbuf(sb);
         let r = rb as *mut u8;
         go(
@@ -263,7 +368,17 @@ unsafe fn gatherv<C: Count, D: Displ>(sb: *const c_void, sc: C, st: MPI_Datatype
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn scatter<C: Count>(sb: *const c_void, sc: C, st: MPI_Datatype, rb: *mut c_void, rc: C, rt: MPI_Datatype, root: c_int, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
+unsafe fn scatter<C: Count>(
+    sb: *const c_void,
+    sc: C,
+    st: MPI_Datatype,
+    rb: *mut c_void,
+    rc: C,
+    rt: MPI_Datatype,
+    root: c_int,
+    c: MPI_Comm,
+    request: Option<*mut MPI_Request>,
+) -> c_int {
     let call = names("MPI_Scatter", "MPI_Iscatter", request);
     let call = name::<C>(call);
     ffi(call, c, || {
@@ -277,7 +392,12 @@ unsafe fn scatter<C: Count>(sb: *const c_void, sc: C, st: MPI_Datatype, rb: *mut
         let st = dtype_if(st, call, "sendtype", is_root)?;
         let rc = count_if(call, "recvcount", rc, recv_sig)?;
         let rt = dtype_if(rt, call, "recvtype", recv_sig)?;
-        no_alias(call, rb, sb, is_root && !cm.is_inter() && sc > 0 && st.size() > 0)?;
+        no_alias(
+            call,
+            rb,
+            sb,
+            is_root && !cm.is_inter() && sc > 0 && st.size() > 0,
+        )?;
         let s = sb as *const u8;
         let r = (!is_in_place(rb)).then_some(rb as *mut u8);
         go(
@@ -292,7 +412,18 @@ unsafe fn scatter<C: Count>(sb: *const c_void, sc: C, st: MPI_Datatype, rb: *mut
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn scatterv<C: Count, D: Displ>(sb: *const c_void, scs: *const C, ds: *const D, st: MPI_Datatype, rb: *mut c_void, rc: C, rt: MPI_Datatype, root: c_int, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
+unsafe fn scatterv<C: Count, D: Displ>(
+    sb: *const c_void,
+    scs: *const C,
+    ds: *const D,
+    st: MPI_Datatype,
+    rb: *mut c_void,
+    rc: C,
+    rt: MPI_Datatype,
+    root: c_int,
+    c: MPI_Comm,
+    request: Option<*mut MPI_Request>,
+) -> c_int {
     let call = names("MPI_Scatterv", "MPI_Iscatterv", request);
     let call = name::<C>(call);
     ffi(call, c, || {
@@ -302,13 +433,27 @@ unsafe fn scatterv<C: Count, D: Displ>(sb: *const c_void, scs: *const C, ds: *co
         let cm = comm(c, call)?;
         let (is_root, leaf) = (at_root(&cm, root), is_leaf(&cm, root));
         let recv_sig = leaf && !(is_root && is_in_place(rb));
-        let n = if is_root { cm.peer_group_size() as usize } else { 0 };
+        let n = if is_root {
+            cm.peer_group_size() as usize
+        } else {
+            0
+        };
         // SAFETY: at the root, MPI_Scatterv's `sendcounts` and `displs` have one entry per process of the (remote) group, `n`; elsewhere `n` is 0 and they are not read.
-        let (scs, ds) = unsafe { (counts(call, "sendcounts", scs, n)?, displs(call, "displs", ds, n)?) };
+        let (scs, ds) = unsafe {
+            (
+                counts(call, "sendcounts", scs, n)?,
+                displs(call, "displs", ds, n)?,
+            )
+        };
         let st = dtype_if(st, call, "sendtype", is_root)?;
         let rc = count_if(call, "recvcount", rc, recv_sig)?;
         let rt = dtype_if(rt, call, "recvtype", recv_sig)?;
-        no_alias(call, rb, sb, is_root && !cm.is_inter() && st.size() > 0 && scs.iter().any(|&k| k > 0))?;
+        no_alias(
+            call,
+            rb,
+            sb,
+            is_root && !cm.is_inter() && st.size() > 0 && scs.iter().any(|&k| k > 0),
+        )?;
         let s = sb as *const u8;
         let r = (!is_in_place(rb)).then_some(rb as *mut u8);
         go(
@@ -325,7 +470,17 @@ unsafe fn scatterv<C: Count, D: Displ>(sb: *const c_void, scs: *const C, ds: *co
 // ----- allgather, alltoall -------------------------------------------------------------
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn allgather<C: Count>(sb: *const c_void, sc: C, st: MPI_Datatype, rb: *mut c_void, rc: C, rt: MPI_Datatype, c: MPI_Comm, request: Option<*mut MPI_Request>, all_to_all: bool) -> c_int {
+unsafe fn allgather<C: Count>(
+    sb: *const c_void,
+    sc: C,
+    st: MPI_Datatype,
+    rb: *mut c_void,
+    rc: C,
+    rt: MPI_Datatype,
+    c: MPI_Comm,
+    request: Option<*mut MPI_Request>,
+    all_to_all: bool,
+) -> c_int {
     let call = match (all_to_all, request.is_some()) {
         (false, false) => "MPI_Allgather",
         (false, true) => "MPI_Iallgather",
@@ -346,8 +501,16 @@ unsafe fn allgather<C: Count>(sb: *const c_void, sc: C, st: MPI_Datatype, rb: *m
         no_alias(call, sb, rb, rc > 0 && rt.size() > 0)?;
         if send_sig {
             let groups = cm.peer_group_size() as usize;
-            let sent = if all_to_all { sc.saturating_mul(groups) } else { sc };
-            no_overlap(call, dense_range(sb, sent, &st), [dense_range(rb, rc.saturating_mul(groups), &rt)])?;
+            let sent = if all_to_all {
+                sc.saturating_mul(groups)
+            } else {
+                sc
+            };
+            no_overlap(
+                call,
+                dense_range(sb, sent, &st),
+                [dense_range(rb, rc.saturating_mul(groups), &rt)],
+            )?;
         }
         let s = sendbuf(sb);
         let r = rb as *mut u8;
@@ -374,7 +537,17 @@ unsafe fn allgather<C: Count>(sb: *const c_void, sc: C, st: MPI_Datatype, rb: *m
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn allgatherv<C: Count, D: Displ>(sb: *const c_void, sc: C, st: MPI_Datatype, rb: *mut c_void, rcs: *const C, ds: *const D, rt: MPI_Datatype, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
+unsafe fn allgatherv<C: Count, D: Displ>(
+    sb: *const c_void,
+    sc: C,
+    st: MPI_Datatype,
+    rb: *mut c_void,
+    rcs: *const C,
+    ds: *const D,
+    rt: MPI_Datatype,
+    c: MPI_Comm,
+    request: Option<*mut MPI_Request>,
+) -> c_int {
     let call = names("MPI_Allgatherv", "MPI_Iallgatherv", request);
     let call = name::<C>(call);
     ffi(call, c, || {
@@ -387,12 +560,23 @@ unsafe fn allgatherv<C: Count, D: Displ>(sb: *const c_void, sc: C, st: MPI_Datat
         let st = dtype_if(st, call, "sendtype", send_sig)?;
         let n = cm.peer_group_size() as usize;
         // SAFETY: MPI_Allgatherv's `recvcounts` and `displs` have one entry per process of the (remote) group, `n`.
-        let (rcs, ds) = unsafe { (counts(call, "recvcounts", rcs, n)?, displs(call, "displs", ds, n)?) };
+        let (rcs, ds) = unsafe {
+            (
+                counts(call, "recvcounts", rcs, n)?,
+                displs(call, "displs", ds, n)?,
+            )
+        };
         let rt = committed(rt, call, "recvtype")?;
         no_alias(call, sb, rb, rt.size() > 0 && rcs.iter().any(|&k| k > 0))?;
         if send_sig {
             let ext = rt.extent();
-            let blocks = rcs.iter().zip(&ds).map(|(&k, &d)| dense_range((rb as isize).wrapping_add(d.wrapping_mul(ext)) as *const c_void, k, &rt));
+            let blocks = rcs.iter().zip(&ds).map(|(&k, &d)| {
+                dense_range(
+                    (rb as isize).wrapping_add(d.wrapping_mul(ext)) as *const c_void,
+                    k,
+                    &rt,
+                )
+            });
             no_overlap(call, dense_range(sb, sc, &st), blocks)?;
         }
         let s = sendbuf(sb);
@@ -432,10 +616,20 @@ unsafe fn alltoallv<C: Count, D: Displ>(
         let send_sig = !is_in_place(sb);
         let ns = if send_sig { n } else { 0 };
         // SAFETY: MPI_Alltoallv's `sendcounts` and `sdispls` have one entry per process of the (remote) group; with MPI_IN_PLACE they are ignored and `ns` is 0.
-        let (scs, sds) = unsafe { (counts(call, "sendcounts", scs, ns)?, displs(call, "sdispls", sds, ns)?) };
+        let (scs, sds) = unsafe {
+            (
+                counts(call, "sendcounts", scs, ns)?,
+                displs(call, "sdispls", sds, ns)?,
+            )
+        };
         let st = dtype_if(st, call, "sendtype", send_sig)?;
         // SAFETY: MPI_Alltoallv's `recvcounts` and `rdispls` have one entry per process of the (remote) group, `n`.
-        let (rcs, rds) = unsafe { (counts(call, "recvcounts", rcs, n)?, displs(call, "rdispls", rds, n)?) };
+        let (rcs, rds) = unsafe {
+            (
+                counts(call, "recvcounts", rcs, n)?,
+                displs(call, "rdispls", rds, n)?,
+            )
+        };
         let rt = committed(rt, call, "recvtype")?;
         no_alias(call, sb, rb, rt.size() > 0 && rcs.iter().any(|&k| k > 0))?;
         let s = sendbuf(sb);
@@ -474,10 +668,27 @@ unsafe fn alltoallw<C: Count, D: Displ>(
         let n = cm.peer_group_size() as usize;
         let ns = if is_in_place(sb) { 0 } else { n };
         // SAFETY: MPI_Alltoallw's send arrays have one entry per process of the (remote) group; with MPI_IN_PLACE they are ignored and `ns` is 0.
-        let (scs, sds, sts) = unsafe { (counts(call, "sendcounts", scs, ns)?, displs(call, "sdispls", sds, ns)?, dtypes(call, "sendtypes", sts, ns)?) };
+        let (scs, sds, sts) = unsafe {
+            (
+                counts(call, "sendcounts", scs, ns)?,
+                displs(call, "sdispls", sds, ns)?,
+                dtypes(call, "sendtypes", sts, ns)?,
+            )
+        };
         // SAFETY: MPI_Alltoallw's receive arrays have one entry per process of the (remote) group, `n`.
-        let (rcs, rds, rts) = unsafe { (counts(call, "recvcounts", rcs, n)?, displs(call, "rdispls", rds, n)?, dtypes(call, "recvtypes", rts, n)?) };
-        no_alias(call, sb, rb, rcs.iter().zip(&rts).any(|(&k, t)| k > 0 && t.size() > 0))?;
+        let (rcs, rds, rts) = unsafe {
+            (
+                counts(call, "recvcounts", rcs, n)?,
+                displs(call, "rdispls", rds, n)?,
+                dtypes(call, "recvtypes", rts, n)?,
+            )
+        };
+        no_alias(
+            call,
+            sb,
+            rb,
+            rcs.iter().zip(&rts).any(|(&k, t)| k > 0 && t.size() > 0),
+        )?;
         let s = sendbuf(sb);
         let r = rb as *mut u8;
         go(
@@ -505,11 +716,25 @@ fn red_args<C: Count>(call: &str, c: MPI_Comm, n: C, dt: MPI_Datatype, o: MPI_Op
     let n = count(call, "count", n)?;
     let dt = committed(dt, call, "datatype")?;
     let op = op(o, call)?;
-    Ok(RedArgs { comm: cm, n, dt, op })
+    Ok(RedArgs {
+        comm: cm,
+        n,
+        dt,
+        op,
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn reduce<C: Count>(sb: *const c_void, rb: *mut c_void, n: C, dt: MPI_Datatype, o: MPI_Op, root: c_int, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
+unsafe fn reduce<C: Count>(
+    sb: *const c_void,
+    rb: *mut c_void,
+    n: C,
+    dt: MPI_Datatype,
+    o: MPI_Op,
+    root: c_int,
+    c: MPI_Comm,
+    request: Option<*mut MPI_Request>,
+) -> c_int {
     let call = names("MPI_Reduce", "MPI_Ireduce", request);
     let call = name::<C>(call);
     ffi(call, c, || {
@@ -517,7 +742,12 @@ unsafe fn reduce<C: Count>(sb: *const c_void, rb: *mut c_void, n: C, dt: MPI_Dat
         // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
         let req = unsafe { request.map(|p| out(call, "request", p)) };
         let a = red_args(call, c, n, dt, o)?;
-        no_alias(call, sb, rb, at_root(&a.comm, root) && !a.comm.is_inter() && a.n > 0 && a.dt.size() > 0)?;
+        no_alias(
+            call,
+            sb,
+            rb,
+            at_root(&a.comm, root) && !a.comm.is_inter() && a.n > 0 && a.dt.size() > 0,
+        )?;
         let s = sendbuf(sb);
         let r = rb as *mut u8;
         go(
@@ -539,7 +769,16 @@ enum Whole {
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn whole<C: Count>(kind: Whole, sb: *const c_void, rb: *mut c_void, n: C, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
+unsafe fn whole<C: Count>(
+    kind: Whole,
+    sb: *const c_void,
+    rb: *mut c_void,
+    n: C,
+    dt: MPI_Datatype,
+    o: MPI_Op,
+    c: MPI_Comm,
+    request: Option<*mut MPI_Request>,
+) -> c_int {
     let call = match kind {
         Whole::Allreduce => names("MPI_Allreduce", "MPI_Iallreduce", request),
         Whole::Scan => names("MPI_Scan", "MPI_Iscan", request),
@@ -585,7 +824,15 @@ unsafe fn whole<C: Count>(kind: Whole, sb: *const c_void, rb: *mut c_void, n: C,
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn reduce_scatter<C: Count>(sb: *const c_void, rb: *mut c_void, rcs: *const C, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
+unsafe fn reduce_scatter<C: Count>(
+    sb: *const c_void,
+    rb: *mut c_void,
+    rcs: *const C,
+    dt: MPI_Datatype,
+    o: MPI_Op,
+    c: MPI_Comm,
+    request: Option<*mut MPI_Request>,
+) -> c_int {
     let call = names("MPI_Reduce_scatter", "MPI_Ireduce_scatter", request);
     let call = name::<C>(call);
     ffi(call, c, || {
@@ -610,8 +857,20 @@ unsafe fn reduce_scatter<C: Count>(sb: *const c_void, rb: *mut c_void, rcs: *con
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn reduce_scatter_block<C: Count>(sb: *const c_void, rb: *mut c_void, rc: C, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
-    let call = names("MPI_Reduce_scatter_block", "MPI_Ireduce_scatter_block", request);
+unsafe fn reduce_scatter_block<C: Count>(
+    sb: *const c_void,
+    rb: *mut c_void,
+    rc: C,
+    dt: MPI_Datatype,
+    o: MPI_Op,
+    c: MPI_Comm,
+    request: Option<*mut MPI_Request>,
+) -> c_int {
+    let call = names(
+        "MPI_Reduce_scatter_block",
+        "MPI_Ireduce_scatter_block",
+        request,
+    );
     let call = name::<C>(call);
     ffi(call, c, || {
         // SAFETY: `request` is `None` (blocking form) or the immediate form's

@@ -20,10 +20,10 @@ use oxmpi_core::group::Group;
 use oxmpi_core::Comm;
 
 use crate::abi::*;
-use crate::conv::{comm, group, new_comm, new_comm_or_null, new_group, with_cb_comm};
-use crate::conv::errors::{NO_COMM, bad, ffi, out, route_to, R};
+use crate::conv::errors::{bad, ffi, out, route_to, NO_COMM, R};
 use crate::conv::handles::state;
 use crate::conv::info_arg;
+use crate::conv::{comm, group, new_comm, new_comm_or_null, new_group, with_cb_comm};
 use crate::types::*;
 
 // ----- communicator constructors and destructor -----------------------------------------
@@ -91,7 +91,11 @@ pub unsafe extern "C" fn PMPI_Comm_get_info(c: MPI_Comm, info_used: *mut MPI_Inf
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_dup_with_info(c: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) -> c_int {
+pub unsafe extern "C" fn PMPI_Comm_dup_with_info(
+    c: MPI_Comm,
+    info: MPI_Info,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
     const CALL: &str = "MPI_Comm_dup_with_info";
     ffi(CALL, c, || {
         // SAFETY: `newcomm` is MPI_Comm_dup_with_info's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -101,7 +105,9 @@ pub unsafe extern "C" fn PMPI_Comm_dup_with_info(c: MPI_Comm, info: MPI_Info, ne
         let cm = comm(c, CALL)?;
         info_arg(CALL, info)?;
         let kv = info_pairs(CALL, info)?;
-        let d = with_cb_comm(c, || create::dup(&cm)).map_err(|e| oxmpi_core::MpiError::new(e.class, e.message.replacen("MPI_Comm_dup", CALL, 1)))?;
+        let d = with_cb_comm(c, || create::dup(&cm)).map_err(|e| {
+            oxmpi_core::MpiError::new(e.class, e.message.replacen("MPI_Comm_dup", CALL, 1))
+        })?;
         *o = new_comm(d, c);
         state().comm_info.insert(*o, kv);
         Ok(())
@@ -113,23 +119,37 @@ pub unsafe extern "C" fn PMPI_Comm_dup_with_info(c: MPI_Comm, info: MPI_Info, ne
 /// is written when the request completes (wait, test, their any/all/some
 /// forms, or MPI_Request_get_status), as MPI makes it valid only then.
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_idup(c: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
+pub unsafe extern "C" fn PMPI_Comm_idup(
+    c: MPI_Comm,
+    newcomm: *mut MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
     // SAFETY: the C caller's OUT arguments, passed on as given.
     unsafe { idup("MPI_Comm_idup", c, None, newcomm, request) }
 }
 
 /// MPI_Comm_idup_with_info: as MPI_Comm_idup, with `info`'s hints on the new communicator.
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_idup_with_info(c: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
+pub unsafe extern "C" fn PMPI_Comm_idup_with_info(
+    c: MPI_Comm,
+    info: MPI_Info,
+    newcomm: *mut MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
     // SAFETY: the C caller's OUT arguments, passed on as given.
     unsafe { idup("MPI_Comm_idup_with_info", c, Some(info), newcomm, request) }
 }
 
-
 /// # Safety
 /// `newcomm` and `request` are NULL or writable and unaliased (the C caller's
 /// OUT arguments); `newcomm` stays valid until the request completes.
-unsafe fn idup(call: &'static str, c: MPI_Comm, info: Option<MPI_Info>, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
+unsafe fn idup(
+    call: &'static str,
+    c: MPI_Comm,
+    info: Option<MPI_Info>,
+    newcomm: *mut MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
     ffi(call, c, || {
         let hints = match info {
             Some(i) => {
@@ -144,15 +164,27 @@ unsafe fn idup(call: &'static str, c: MPI_Comm, info: Option<MPI_Info>, newcomm:
         }
         // SAFETY: `request` is MPI_Comm_idup's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let ro = unsafe { out(call, "request", request)? };
-        let (r, pending) = with_cb_comm(c, || create::idup(&cm)).map_err(|e| oxmpi_core::MpiError::new(e.class, e.message.replacen("MPI_Comm_idup", call, 1)))?;
-        let hook = crate::conv::handles::Hook::Idup(crate::conv::handles::PendingIdup { pending, parent: c, hints, newcomm: newcomm as usize });
+        let (r, pending) = with_cb_comm(c, || create::idup(&cm)).map_err(|e| {
+            oxmpi_core::MpiError::new(e.class, e.message.replacen("MPI_Comm_idup", call, 1))
+        })?;
+        let hook = crate::conv::handles::Hook::Idup(crate::conv::handles::PendingIdup {
+            pending,
+            parent: c,
+            hints,
+            newcomm: newcomm as usize,
+        });
         *ro = crate::conv::new_hooked_request(r, c, hook);
         Ok(())
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_split(c: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) -> c_int {
+pub unsafe extern "C" fn PMPI_Comm_split(
+    c: MPI_Comm,
+    color: c_int,
+    key: c_int,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
     const CALL: &str = "MPI_Comm_split";
     ffi(CALL, c, || {
         // SAFETY: `newcomm` is MPI_Comm_split's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -160,13 +192,22 @@ pub unsafe extern "C" fn PMPI_Comm_split(c: MPI_Comm, color: c_int, key: c_int, 
         // A failing constructor leaves the null handle (MPI-4.1).
         *o = MPI_COMM_NULL;
         let cm = comm(c, CALL)?;
-        *o = new_comm_or_null(create::split(&cm, (color != MPI_UNDEFINED).then_some(color), key)?, c);
+        *o = new_comm_or_null(
+            create::split(&cm, (color != MPI_UNDEFINED).then_some(color), key)?,
+            c,
+        );
         Ok(())
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_split_type(c: MPI_Comm, split_type: c_int, key: c_int, info: MPI_Info, newcomm: *mut MPI_Comm) -> c_int {
+pub unsafe extern "C" fn PMPI_Comm_split_type(
+    c: MPI_Comm,
+    split_type: c_int,
+    key: c_int,
+    info: MPI_Info,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
     const CALL: &str = "MPI_Comm_split_type";
     ffi(CALL, c, || {
         // SAFETY: `newcomm` is MPI_Comm_split_type's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -176,27 +217,46 @@ pub unsafe extern "C" fn PMPI_Comm_split_type(c: MPI_Comm, split_type: c_int, ke
         let cm = comm(c, CALL)?;
         let split_type = match split_type {
             MPI_UNDEFINED => None,
-            t => Some(crate::abi::split_type_from_value(t).ok_or_else(|| bad(ErrorClass::Arg, CALL, "split_type", format!("{t} is not an MPI_COMM_TYPE_* value nor MPI_UNDEFINED")))?),
+            t => Some(crate::abi::split_type_from_value(t).ok_or_else(|| {
+                bad(
+                    ErrorClass::Arg,
+                    CALL,
+                    "split_type",
+                    format!("{t} is not an MPI_COMM_TYPE_* value nor MPI_UNDEFINED"),
+                )
+            })?),
         };
         info_arg(CALL, info)?;
         // The guided splits name their resource in the info (MPI-4.0 `mpi_hw_resource_type`).
         let resource = if info == MPI_INFO_NULL {
             None
         } else {
-            crate::conv::with_info(CALL, info, |kv| Ok(kv.iter().find(|(k, _)| k == "mpi_hw_resource_type").map(|(_, v)| v.clone())))?
+            crate::conv::with_info(CALL, info, |kv| {
+                Ok(kv
+                    .iter()
+                    .find(|(k, _)| k == "mpi_hw_resource_type")
+                    .map(|(_, v)| v.clone()))
+            })?
         };
         let (new, chosen) = create::split_type_hw(&cm, split_type, key, resource.as_deref())?;
         *o = new_comm_or_null(new, c);
         if let Some(name) = chosen.filter(|_| *o != MPI_COMM_NULL) {
             // The unguided split tells which resource type it split by.
-            state().comm_info.insert(*o, vec![("mpi_hw_resource_type".to_string(), name.to_string())]);
+            state().comm_info.insert(
+                *o,
+                vec![("mpi_hw_resource_type".to_string(), name.to_string())],
+            );
         }
         Ok(())
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_create(c: MPI_Comm, g: MPI_Group, newcomm: *mut MPI_Comm) -> c_int {
+pub unsafe extern "C" fn PMPI_Comm_create(
+    c: MPI_Comm,
+    g: MPI_Group,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
     const CALL: &str = "MPI_Comm_create";
     ffi(CALL, c, || {
         // SAFETY: `newcomm` is MPI_Comm_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -211,7 +271,12 @@ pub unsafe extern "C" fn PMPI_Comm_create(c: MPI_Comm, g: MPI_Group, newcomm: *m
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_create_group(c: MPI_Comm, g: MPI_Group, tag: c_int, newcomm: *mut MPI_Comm) -> c_int {
+pub unsafe extern "C" fn PMPI_Comm_create_group(
+    c: MPI_Comm,
+    g: MPI_Group,
+    tag: c_int,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
     const CALL: &str = "MPI_Comm_create_group";
     ffi(CALL, c, || {
         // SAFETY: `newcomm` is MPI_Comm_create_group's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -221,7 +286,12 @@ pub unsafe extern "C" fn PMPI_Comm_create_group(c: MPI_Comm, g: MPI_Group, tag: 
         let cm = comm(c, CALL)?;
         let g = group(g, CALL, "group")?;
         if !(0..=oxmpi_core::TAG_UB).contains(&tag) {
-            return Err(bad(ErrorClass::Tag, CALL, "tag", format!("{tag} is not in 0..=MPI_TAG_UB")));
+            return Err(bad(
+                ErrorClass::Tag,
+                CALL,
+                "tag",
+                format!("{tag} is not in 0..=MPI_TAG_UB"),
+            ));
         }
         // Collective over the group's members only; the others get MPI_COMM_NULL.
         *o = new_comm_or_null(create::create_group(&cm, g.world_ranks(), tag)?, c);
@@ -237,7 +307,12 @@ pub unsafe extern "C" fn PMPI_Comm_free(c: *mut MPI_Comm) -> c_int {
         let h = unsafe { out(CALL, "comm", c)? };
         route_to(*h);
         if *h == MPI_COMM_WORLD || *h == MPI_COMM_SELF {
-            return Err(bad(ErrorClass::Comm, CALL, "comm", "a predefined communicator cannot be freed"));
+            return Err(bad(
+                ErrorClass::Comm,
+                CALL,
+                "comm",
+                "a predefined communicator cannot be freed",
+            ));
         }
         let cm = comm(*h, CALL)?;
         with_cb_comm(*h, || oxmpi_core::comm::free_attributes(&cm))?;
@@ -271,7 +346,12 @@ pub fn comm_remote_size(call: &str, c: MPI_Comm) -> R<c_int> {
 fn require_inter(call: &str, c: MPI_Comm) -> R<Comm> {
     let cm = comm(c, call)?;
     if !cm.is_inter() {
-        return Err(bad(ErrorClass::Comm, call, "comm", "not an intercommunicator"));
+        return Err(bad(
+            ErrorClass::Comm,
+            call,
+            "comm",
+            "not an intercommunicator",
+        ));
     }
     Ok(cm)
 }
@@ -302,7 +382,14 @@ pub unsafe extern "C" fn PMPI_Comm_remote_group(c: MPI_Comm, g: *mut MPI_Group) 
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Intercomm_create(local: MPI_Comm, local_leader: c_int, peer: MPI_Comm, remote_leader: c_int, tag: c_int, newintercomm: *mut MPI_Comm) -> c_int {
+pub unsafe extern "C" fn PMPI_Intercomm_create(
+    local: MPI_Comm,
+    local_leader: c_int,
+    peer: MPI_Comm,
+    remote_leader: c_int,
+    tag: c_int,
+    newintercomm: *mut MPI_Comm,
+) -> c_int {
     const CALL: &str = "MPI_Intercomm_create";
     ffi(CALL, local, || {
         // SAFETY: `newintercomm` is MPI_Intercomm_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -312,7 +399,14 @@ pub unsafe extern "C" fn PMPI_Intercomm_create(local: MPI_Comm, local_leader: c_
         let lc = comm(local, CALL)?;
         // peer_comm is significant at the local leader only.
         let pc = if lc.rank() == local_leader {
-            Some(comm(peer, CALL).map_err(|_| bad(ErrorClass::Comm, CALL, "peer_comm", format!("{peer:#x} is not a valid communicator at the local leader")))?)
+            Some(comm(peer, CALL).map_err(|_| {
+                bad(
+                    ErrorClass::Comm,
+                    CALL,
+                    "peer_comm",
+                    format!("{peer:#x} is not a valid communicator at the local leader"),
+                )
+            })?)
         } else {
             comm(peer, CALL).ok()
         };
@@ -323,7 +417,11 @@ pub unsafe extern "C" fn PMPI_Intercomm_create(local: MPI_Comm, local_leader: c_
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Intercomm_merge(c: MPI_Comm, high: c_int, newintracomm: *mut MPI_Comm) -> c_int {
+pub unsafe extern "C" fn PMPI_Intercomm_merge(
+    c: MPI_Comm,
+    high: c_int,
+    newintracomm: *mut MPI_Comm,
+) -> c_int {
     const CALL: &str = "MPI_Intercomm_merge";
     ffi(CALL, c, || {
         // SAFETY: `newintracomm` is MPI_Intercomm_merge's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).

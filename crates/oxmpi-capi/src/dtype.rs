@@ -13,12 +13,11 @@ use oxmpi_core::datatype::{Combiner, Datatype};
 use oxmpi_core::error::ErrorClass;
 
 use crate::abi::*;
-use crate::conv::{datatype, get_str, new_handle, put_str, with_cb_type};
-use crate::conv::errors::{NO_COMM, array, bad, ffi, out, R};
+use crate::conv::errors::{array, bad, ffi, out, NO_COMM, R};
 use crate::conv::handles::state;
 use crate::conv::large::{entry, name, ptr::*, to_usize, Count, Displ};
+use crate::conv::{datatype, get_str, new_handle, put_str, with_cb_type};
 use crate::types::*;
-
 
 pub(crate) fn count_arg<C: Count>(call: &str, arg: &str, n: C) -> R<usize> {
     to_usize(call, arg, n)
@@ -36,7 +35,12 @@ fn addrs<A: Displ>(v: &[A]) -> Vec<isize> {
 /// `newtype` is NULL or valid to write one `MPI_Datatype`, unaliased (the C caller's argument).
 /// `large`: made by a large-count (`_c`) constructor, whose contents
 /// MPI_Type_get_contents_c reports as large counts.
-unsafe fn make(call: &'static str, large: bool, newtype: *mut MPI_Datatype, f: impl FnOnce() -> R<Datatype>) -> c_int {
+unsafe fn make(
+    call: &'static str,
+    large: bool,
+    newtype: *mut MPI_Datatype,
+    f: impl FnOnce() -> R<Datatype>,
+) -> c_int {
     ffi(call, NO_COMM, || {
         // SAFETY: `newtype` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "newtype", newtype)? };
@@ -51,7 +55,11 @@ unsafe fn make(call: &'static str, large: bool, newtype: *mut MPI_Datatype, f: i
     })
 }
 
-unsafe fn contiguous<C: Count>(count: C, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+unsafe fn contiguous<C: Count>(
+    count: C,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
     let call = name::<C>("MPI_Type_contiguous");
     let f = || {
         count_arg(call, "count", count)?;
@@ -62,29 +70,58 @@ unsafe fn contiguous<C: Count>(count: C, oldtype: MPI_Datatype, newtype: *mut MP
     unsafe { make(call, C::WIDE, newtype, f) }
 }
 
-unsafe fn vector<C: Count>(count: C, blocklength: C, stride: C, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+unsafe fn vector<C: Count>(
+    count: C,
+    blocklength: C,
+    stride: C,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
     let call = name::<C>("MPI_Type_vector");
     let f = || {
         count_arg(call, "count", count)?;
         let old = datatype(oldtype, call, "oldtype")?;
-        Ok(Datatype::vector(count.wide(), blocklength.wide(), stride.wide(), &old)?)
+        Ok(Datatype::vector(
+            count.wide(),
+            blocklength.wide(),
+            stride.wide(),
+            &old,
+        )?)
     };
     // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
     unsafe { make(call, C::WIDE, newtype, f) }
 }
 
-unsafe fn hvector<C: Count, A: Displ>(call: &'static str, count: C, blocklength: C, stride: A, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+unsafe fn hvector<C: Count, A: Displ>(
+    call: &'static str,
+    count: C,
+    blocklength: C,
+    stride: A,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
     let call = name::<C>(call);
     let f = || {
         count_arg(call, "count", count)?;
         let old = datatype(oldtype, call, "oldtype")?;
-        Ok(Datatype::hvector(count.wide(), blocklength.wide(), stride.addr(), &old)?)
+        Ok(Datatype::hvector(
+            count.wide(),
+            blocklength.wide(),
+            stride.addr(),
+            &old,
+        )?)
     };
     // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
     unsafe { make(call, C::WIDE, newtype, f) }
 }
 
-unsafe fn indexed<C: Count>(count: C, blocklens: *const C, displs: *const C, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+unsafe fn indexed<C: Count>(
+    count: C,
+    blocklens: *const C,
+    displs: *const C,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
     let call = name::<C>("MPI_Type_indexed");
     let f = || {
         let n = count_arg(call, "count", count)?;
@@ -99,7 +136,14 @@ unsafe fn indexed<C: Count>(count: C, blocklens: *const C, displs: *const C, old
     unsafe { make(call, C::WIDE, newtype, f) }
 }
 
-unsafe fn hindexed<C: Count, A: Displ>(call: &'static str, count: C, blocklens: *const C, displs: *const A, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+unsafe fn hindexed<C: Count, A: Displ>(
+    call: &'static str,
+    count: C,
+    blocklens: *const C,
+    displs: *const A,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
     let call = name::<C>(call);
     let f = || {
         let n = count_arg(call, "count", count)?;
@@ -114,7 +158,13 @@ unsafe fn hindexed<C: Count, A: Displ>(call: &'static str, count: C, blocklens: 
     unsafe { make(call, C::WIDE, newtype, f) }
 }
 
-unsafe fn indexed_block<C: Count>(count: C, blocklength: C, displs: *const C, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+unsafe fn indexed_block<C: Count>(
+    count: C,
+    blocklength: C,
+    displs: *const C,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
     let call = name::<C>("MPI_Type_create_indexed_block");
     let f = || {
         let n = count_arg(call, "count", count)?;
@@ -127,20 +177,37 @@ unsafe fn indexed_block<C: Count>(count: C, blocklength: C, displs: *const C, ol
     unsafe { make(call, C::WIDE, newtype, f) }
 }
 
-unsafe fn hindexed_block<C: Count, A: Displ>(count: C, blocklength: C, displs: *const A, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+unsafe fn hindexed_block<C: Count, A: Displ>(
+    count: C,
+    blocklength: C,
+    displs: *const A,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
     let call = name::<C>("MPI_Type_create_hindexed_block");
     let f = || {
         let n = count_arg(call, "count", count)?;
         // SAFETY: MPI_Type_create_hindexed_block(_c)'s `array_of_displacements` holds `count` = `n` addresses.
         let d = unsafe { array(call, "array_of_displacements", displs, n)? };
         let old = datatype(oldtype, call, "oldtype")?;
-        Ok(Datatype::hindexed_block(blocklength.wide(), &addrs(d), &old)?)
+        Ok(Datatype::hindexed_block(
+            blocklength.wide(),
+            &addrs(d),
+            &old,
+        )?)
     };
     // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
     unsafe { make(call, C::WIDE, newtype, f) }
 }
 
-unsafe fn structure<C: Count, A: Displ>(call: &'static str, count: C, blocklens: *const C, displs: *const A, types: *const MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+unsafe fn structure<C: Count, A: Displ>(
+    call: &'static str,
+    count: C,
+    blocklens: *const C,
+    displs: *const A,
+    types: *const MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
     let call = name::<C>(call);
     let f = || {
         let n = count_arg(call, "count", count)?;
@@ -161,8 +228,17 @@ unsafe fn structure<C: Count, A: Displ>(call: &'static str, count: C, blocklens:
     unsafe { make(call, C::WIDE, newtype, f) }
 }
 
-unsafe fn resized<A: Displ>(oldtype: MPI_Datatype, lb: A, extent: A, newtype: *mut MPI_Datatype) -> c_int {
-    let call = if A::WIDE { name::<MPI_Count>("MPI_Type_create_resized") } else { "MPI_Type_create_resized" };
+unsafe fn resized<A: Displ>(
+    oldtype: MPI_Datatype,
+    lb: A,
+    extent: A,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
+    let call = if A::WIDE {
+        name::<MPI_Count>("MPI_Type_create_resized")
+    } else {
+        "MPI_Type_create_resized"
+    };
     let f = || {
         let old = datatype(oldtype, call, "oldtype")?;
         Ok(Datatype::resized(&old, lb.addr(), extent.addr())?)
@@ -182,19 +258,55 @@ entry!(PMPI_Type_create_struct, PMPI_Type_create_struct_c, (count: CNT, blocklen
 entry!(PMPI_Type_create_resized, PMPI_Type_create_resized_c, (oldtype: MPI_Datatype, lb: ADDR, extent: ADDR, newtype: PType) => resized(oldtype, lb, extent, newtype));
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_hvector(count: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+pub unsafe extern "C" fn PMPI_Type_hvector(
+    count: c_int,
+    blocklength: c_int,
+    stride: MPI_Aint,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
     // SAFETY: the C caller's arguments, passed on: `hvector` needs what MPI_Type_hvector demands of them.
-    unsafe { hvector("MPI_Type_hvector", count, blocklength, stride, oldtype, newtype) }
+    unsafe {
+        hvector(
+            "MPI_Type_hvector",
+            count,
+            blocklength,
+            stride,
+            oldtype,
+            newtype,
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_hindexed(count: c_int, blocklens: *mut c_int, displs: *mut MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+pub unsafe extern "C" fn PMPI_Type_hindexed(
+    count: c_int,
+    blocklens: *mut c_int,
+    displs: *mut MPI_Aint,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
     // SAFETY: the C caller's arguments, passed on: `hindexed` needs what MPI_Type_hindexed demands of them.
-    unsafe { hindexed("MPI_Type_hindexed", count, blocklens, displs, oldtype, newtype) }
+    unsafe {
+        hindexed(
+            "MPI_Type_hindexed",
+            count,
+            blocklens,
+            displs,
+            oldtype,
+            newtype,
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_struct(count: c_int, blocklens: *mut c_int, displs: *mut MPI_Aint, types: *mut MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+pub unsafe extern "C" fn PMPI_Type_struct(
+    count: c_int,
+    blocklens: *mut c_int,
+    displs: *mut MPI_Aint,
+    types: *mut MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
     // SAFETY: the C caller's arguments, passed on: `structure` needs what MPI_Type_struct demands of them.
     unsafe { structure("MPI_Type_struct", count, blocklens, displs, types, newtype) }
 }
@@ -205,7 +317,9 @@ pub unsafe extern "C" fn PMPI_Type_dup(oldtype: MPI_Datatype, newtype: *mut MPI_
     let f = || {
         let old = datatype(oldtype, CALL, "oldtype")?;
         // The attributes' copy callbacks get `oldtype`.
-        Ok(with_cb_type(oldtype, || Datatype::dup_with_attributes(&old))?)
+        Ok(with_cb_type(oldtype, || {
+            Datatype::dup_with_attributes(&old)
+        })?)
     };
     // SAFETY: `newtype` is MPI_Type_dup's OUT argument, as `make` requires.
     unsafe { make(CALL, false, newtype, f) }
@@ -230,20 +344,41 @@ pub unsafe extern "C" fn PMPI_Type_free(dt: *mut MPI_Datatype) -> c_int {
         let h = unsafe { out(CALL, "datatype", dt)? };
         if *h < 4096 {
             datatype(*h, CALL, "datatype")?;
-            return Err(bad(ErrorClass::Type, CALL, "datatype", "a predefined datatype cannot be freed"));
+            return Err(bad(
+                ErrorClass::Type,
+                CALL,
+                "datatype",
+                "a predefined datatype cannot be freed",
+            ));
         }
-        let dt = state()
-            .datatypes
-            .get(*h)
-            .cloned()
-            .ok_or_else(|| bad(ErrorClass::Type, CALL, "datatype", format!("{:#x} is not a valid datatype handle (freed twice?)", *h)))?;
-        if matches!(dt.combiner(), Combiner::F90Integer | Combiner::F90Real | Combiner::F90Complex) {
-            return Err(bad(ErrorClass::Type, CALL, "datatype", "a type of MPI_Type_create_f90_* is predefined and cannot be freed"));
+        let dt = state().datatypes.get(*h).cloned().ok_or_else(|| {
+            bad(
+                ErrorClass::Type,
+                CALL,
+                "datatype",
+                format!("{:#x} is not a valid datatype handle (freed twice?)", *h),
+            )
+        })?;
+        if matches!(
+            dt.combiner(),
+            Combiner::F90Integer | Combiner::F90Real | Combiner::F90Complex
+        ) {
+            return Err(bad(
+                ErrorClass::Type,
+                CALL,
+                "datatype",
+                "a type of MPI_Type_create_f90_* is predefined and cannot be freed",
+            ));
         }
         // The delete callbacks run when the last handle to the datatype goes
         // (MPI_Type_get_contents hands out more handles to the same type).
         // Like MPI_Comm_free, a failing callback leaves the handle valid.
-        let last = state().datatypes.iter().filter(|(_, d)| d.ptr_eq(&dt)).count() == 1;
+        let last = state()
+            .datatypes
+            .iter()
+            .filter(|(_, d)| d.ptr_eq(&dt))
+            .count()
+            == 1;
         if last {
             with_cb_type(*h, || dt.attrs().clear(CALL))?;
         }
@@ -259,7 +394,14 @@ fn query<T>(call: &'static str, h: MPI_Datatype, f: impl FnOnce(&Datatype) -> R<
 }
 
 fn to_int(call: &str, arg: &str, v: i64) -> R<c_int> {
-    c_int::try_from(v).map_err(|_| bad(ErrorClass::ValueTooLarge, call, arg, format!("{v} does not fit in an int (use the _x / _c variant)")))
+    c_int::try_from(v).map_err(|_| {
+        bad(
+            ErrorClass::ValueTooLarge,
+            call,
+            arg,
+            format!("{v} does not fit in an int (use the _x / _c variant)"),
+        )
+    })
 }
 
 // The answers of abi.txt's datatype `query` lines: the generated `PMPI_x` checks the
@@ -325,7 +467,12 @@ pub fn type_ub(call: &'static str, h: MPI_Datatype) -> R<MPI_Aint> {
 /// MPI_Type_get_envelope: (num_integers, num_addresses, num_datatypes, combiner).
 pub fn type_get_envelope(call: &'static str, h: MPI_Datatype) -> R<(c_int, c_int, c_int, c_int)> {
     let (i, a, d, c) = query(call, h, |d| Ok(d.envelope()))?;
-    Ok((i as c_int, a as c_int, d as c_int, crate::abi::combiner_value(c)))
+    Ok((
+        i as c_int,
+        a as c_int,
+        d as c_int,
+        crate::abi::combiner_value(c),
+    ))
 }
 
 #[no_mangle]
@@ -342,12 +489,26 @@ pub unsafe extern "C" fn PMPI_Type_get_contents(
     ffi(CALL, NO_COMM, || {
         let dt = datatype(h, CALL, "datatype")?;
         if dt.combiner() == Combiner::Named {
-            return Err(bad(ErrorClass::Type, CALL, "datatype", "a predefined datatype has no contents"));
+            return Err(bad(
+                ErrorClass::Type,
+                CALL,
+                "datatype",
+                "a predefined datatype has no contents",
+            ));
         }
         let (is, as_, ts) = dt.contents();
-        for (have, max, arg) in [(is.len(), max_integers, "max_integers"), (as_.len(), max_addresses, "max_addresses"), (ts.len(), max_datatypes, "max_datatypes")] {
+        for (have, max, arg) in [
+            (is.len(), max_integers, "max_integers"),
+            (as_.len(), max_addresses, "max_addresses"),
+            (ts.len(), max_datatypes, "max_datatypes"),
+        ] {
             if (max as i64) < have as i64 {
-                return Err(bad(ErrorClass::Arg, CALL, arg, format!("{max} is less than the {have} entries the datatype has")));
+                return Err(bad(
+                    ErrorClass::Arg,
+                    CALL,
+                    arg,
+                    format!("{max} is less than the {have} entries the datatype has"),
+                ));
             }
         }
         for (k, v) in is.iter().enumerate() {
@@ -367,7 +528,11 @@ pub unsafe extern "C" fn PMPI_Type_get_contents(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_name(h: MPI_Datatype, name: *mut c_char, resultlen: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Type_get_name(
+    h: MPI_Datatype,
+    name: *mut c_char,
+    resultlen: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPI_Type_get_name";
     ffi(CALL, NO_COMM, || {
         if name.is_null() {
@@ -395,13 +560,20 @@ pub unsafe extern "C" fn PMPI_Type_set_name(h: MPI_Datatype, name: *const c_char
         let dt = datatype(h, CALL, "datatype")?;
         // SAFETY: C string by contract.
         let s = unsafe { get_str(CALL, "type_name", name)? };
-        dt.set_name(&s.chars().take(MPI_MAX_OBJECT_NAME as usize - 1).collect::<String>());
+        dt.set_name(
+            &s.chars()
+                .take(MPI_MAX_OBJECT_NAME as usize - 1)
+                .collect::<String>(),
+        );
         Ok(())
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_address(location: *const c_void, address: *mut MPI_Aint) -> c_int {
+pub unsafe extern "C" fn PMPI_Get_address(
+    location: *const c_void,
+    address: *mut MPI_Aint,
+) -> c_int {
     ffi("MPI_Get_address", NO_COMM, || {
         // SAFETY: `address` is MPI_Get_address's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out("MPI_Get_address", "address", address)? } = location as MPI_Aint;
@@ -434,7 +606,12 @@ fn order_arg(call: &str, order: c_int) -> R<bool> {
     match order {
         MPI_ORDER_C => Ok(false),
         MPI_ORDER_FORTRAN => Ok(true),
-        o => Err(bad(ErrorClass::Arg, call, "order", format!("{o} is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN"))),
+        o => Err(bad(
+            ErrorClass::Arg,
+            call,
+            "order",
+            format!("{o} is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN"),
+        )),
     }
 }
 
@@ -442,15 +619,35 @@ fn i64s(v: &[c_int]) -> Vec<i64> {
     v.iter().map(|&x| x as i64).collect()
 }
 
-unsafe fn subarray<C: Count>(ndims: c_int, sizes: *const C, subsizes: *const C, starts: *const C, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+unsafe fn subarray<C: Count>(
+    ndims: c_int,
+    sizes: *const C,
+    subsizes: *const C,
+    starts: *const C,
+    order: c_int,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
     let call = name::<C>("MPI_Type_create_subarray");
     let f = || {
         let n = count_arg(call, "ndims", ndims)?;
         // SAFETY: the three arrays hold `ndims` ints (MPI contract).
-        let (sz, sub, st) = unsafe { (array(call, "array_of_sizes", sizes, n)?, array(call, "array_of_subsizes", subsizes, n)?, array(call, "array_of_starts", starts, n)?) };
+        let (sz, sub, st) = unsafe {
+            (
+                array(call, "array_of_sizes", sizes, n)?,
+                array(call, "array_of_subsizes", subsizes, n)?,
+                array(call, "array_of_starts", starts, n)?,
+            )
+        };
         let fortran = order_arg(call, order)?;
         let old = datatype(oldtype, call, "oldtype")?;
-        Ok(Datatype::subarray(&ints(sz), &ints(sub), &ints(st), fortran, &old)?)
+        Ok(Datatype::subarray(
+            &ints(sz),
+            &ints(sub),
+            &ints(st),
+            fortran,
+            &old,
+        )?)
     };
     // SAFETY: `newtype` is MPI_Type_create_subarray(_c)'s OUT argument, as `make` requires.
     unsafe { make(call, C::WIDE, newtype, f) }
@@ -490,17 +687,41 @@ unsafe fn darray<C: Count>(
                 MPI_DISTRIBUTE_NONE => Ok(0),
                 MPI_DISTRIBUTE_BLOCK => Ok(1),
                 MPI_DISTRIBUTE_CYCLIC => Ok(2),
-                o => Err(bad(ErrorClass::Arg, call, &format!("array_of_distribs[{i}]"), format!("{o} is not an MPI_DISTRIBUTE_* value"))),
+                o => Err(bad(
+                    ErrorClass::Arg,
+                    call,
+                    &format!("array_of_distribs[{i}]"),
+                    format!("{o} is not an MPI_DISTRIBUTE_* value"),
+                )),
             })
             .collect::<R<_>>()?;
-        let dargs: Vec<i64> = a.iter().map(|&x| if x == MPI_DISTRIBUTE_DFLT_DARG { -1 } else { x as i64 }).collect();
+        let dargs: Vec<i64> = a
+            .iter()
+            .map(|&x| {
+                if x == MPI_DISTRIBUTE_DFLT_DARG {
+                    -1
+                } else {
+                    x as i64
+                }
+            })
+            .collect();
         let mut ints = vec![size as i64, rank as i64, n as i64];
         ints.extend(crate::dtype::ints(g));
         for v in [d, a, p] {
             ints.extend(i64s(v));
         }
         ints.push(order as i64);
-        Ok(Datatype::darray(size as i64, rank as i64, &crate::dtype::ints(g), &kinds, &dargs, &i64s(p), fortran, &old, ints)?)
+        Ok(Datatype::darray(
+            size as i64,
+            rank as i64,
+            &crate::dtype::ints(g),
+            &kinds,
+            &dargs,
+            &i64s(p),
+            fortran,
+            &old,
+            ints,
+        )?)
     };
     // SAFETY: `newtype` is MPI_Type_create_darray(_c)'s OUT argument, as `make` requires.
     unsafe { make(call, C::WIDE, newtype, f) }
@@ -511,7 +732,11 @@ entry!(PMPI_Type_create_darray, PMPI_Type_create_darray_c, (size: c_int, rank: c
 
 /// MPI_Type_match_size: the C type of the class with that size.
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_match_size(typeclass: c_int, size: c_int, dt: *mut MPI_Datatype) -> c_int {
+pub unsafe extern "C" fn PMPI_Type_match_size(
+    typeclass: c_int,
+    size: c_int,
+    dt: *mut MPI_Datatype,
+) -> c_int {
     const CALL: &str = "MPI_Type_match_size";
     ffi(CALL, NO_COMM, || {
         // SAFETY: `datatype` (`dt`) is MPI_Type_match_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -519,11 +744,31 @@ pub unsafe extern "C" fn PMPI_Type_match_size(typeclass: c_int, size: c_int, dt:
         let candidates: &[MPI_Datatype] = match typeclass {
             MPI_TYPECLASS_INTEGER => &[MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG_LONG],
             MPI_TYPECLASS_REAL => &[MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE],
-            MPI_TYPECLASS_COMPLEX => &[MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX, MPI_C_LONG_DOUBLE_COMPLEX],
-            c => return Err(bad(ErrorClass::Arg, CALL, "typeclass", format!("{c} is not an MPI_TYPECLASS_* value"))),
+            MPI_TYPECLASS_COMPLEX => &[
+                MPI_C_FLOAT_COMPLEX,
+                MPI_C_DOUBLE_COMPLEX,
+                MPI_C_LONG_DOUBLE_COMPLEX,
+            ],
+            c => {
+                return Err(bad(
+                    ErrorClass::Arg,
+                    CALL,
+                    "typeclass",
+                    format!("{c} is not an MPI_TYPECLASS_* value"),
+                ))
+            }
         };
-        let found = candidates.iter().copied().find(|&h| crate::abi::primitive_from_handle(h).is_some_and(|p| p.size() as c_int == size));
-        *o = found.ok_or_else(|| bad(ErrorClass::Arg, CALL, "size", format!("no type of this class has {size} bytes")))?;
+        let found = candidates.iter().copied().find(|&h| {
+            crate::abi::primitive_from_handle(h).is_some_and(|p| p.size() as c_int == size)
+        });
+        *o = found.ok_or_else(|| {
+            bad(
+                ErrorClass::Arg,
+                CALL,
+                "size",
+                format!("no type of this class has {size} bytes"),
+            )
+        })?;
         Ok(())
     })
 }
@@ -539,7 +784,12 @@ fn contents_c(dt: &Datatype) -> (Vec<i64>, Vec<isize>, Vec<i64>, Vec<Datatype>) 
     }
     match dt.combiner() {
         // integers: ndims, order; large counts: sizes, subsizes, starts.
-        Combiner::Subarray if !is.is_empty() => (vec![is[0], is[is.len() - 1]], vec![], is[1..is.len() - 1].to_vec(), ts),
+        Combiner::Subarray if !is.is_empty() => (
+            vec![is[0], is[is.len() - 1]],
+            vec![],
+            is[1..is.len() - 1].to_vec(),
+            ts,
+        ),
         // integers: size, rank, ndims, distribs, dargs, psizes, order; large counts: gsizes.
         Combiner::Darray if is.len() >= 4 => {
             let n = is[2].max(0) as usize;
@@ -569,7 +819,12 @@ pub unsafe extern "C" fn PMPI_Type_get_envelope_c(
     ffi(CALL, NO_COMM, || {
         let dt = datatype(h, CALL, "datatype")?;
         let (is, as_, ls, ts) = contents_c(&dt);
-        for (p, v, arg) in [(ni, is.len(), "num_integers"), (na, as_.len(), "num_addresses"), (nl, ls.len(), "num_large_counts"), (nd, ts.len(), "num_datatypes")] {
+        for (p, v, arg) in [
+            (ni, is.len(), "num_integers"),
+            (na, as_.len(), "num_addresses"),
+            (nl, ls.len(), "num_large_counts"),
+            (nd, ts.len(), "num_datatypes"),
+        ] {
             // SAFETY: each is MPI_Type_get_envelope_c's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
             *unsafe { out(CALL, arg, p)? } = v as MPI_Count;
         }
@@ -595,22 +850,60 @@ pub unsafe extern "C" fn PMPI_Type_get_contents_c(
     ffi(CALL, NO_COMM, || {
         let dt = datatype(h, CALL, "datatype")?;
         if dt.combiner() == Combiner::Named {
-            return Err(bad(ErrorClass::Type, CALL, "datatype", "a predefined datatype has no contents"));
+            return Err(bad(
+                ErrorClass::Type,
+                CALL,
+                "datatype",
+                "a predefined datatype has no contents",
+            ));
         }
         let (is, as_, ls, ts) = contents_c(&dt);
-        for (have, max, arg) in [(is.len(), max_integers, "max_integers"), (as_.len(), max_addresses, "max_addresses"), (ls.len(), max_large_counts, "max_large_counts"), (ts.len(), max_datatypes, "max_datatypes")] {
+        for (have, max, arg) in [
+            (is.len(), max_integers, "max_integers"),
+            (as_.len(), max_addresses, "max_addresses"),
+            (ls.len(), max_large_counts, "max_large_counts"),
+            (ts.len(), max_datatypes, "max_datatypes"),
+        ] {
             if max < have as i64 {
-                return Err(bad(ErrorClass::Arg, CALL, arg, format!("{max} is less than the {have} entries the datatype has")));
+                return Err(bad(
+                    ErrorClass::Arg,
+                    CALL,
+                    arg,
+                    format!("{max} is less than the {have} entries the datatype has"),
+                ));
             }
         }
-        let ints = is.iter().map(|&v| to_int(CALL, "array_of_integers", v)).collect::<R<Vec<c_int>>>()?;
+        let ints = is
+            .iter()
+            .map(|&v| to_int(CALL, "array_of_integers", v))
+            .collect::<R<Vec<c_int>>>()?;
         // SAFETY: MPI_Type_get_contents_c's OUT arrays hold at least max_* >= the lengths written (checked above); NULL only where nothing is written.
         let (oi, oa, ol, od) = unsafe {
             (
-                crate::conv::errors::array_mut(CALL, "array_of_integers", array_of_integers, ints.len())?,
-                crate::conv::errors::array_mut(CALL, "array_of_addresses", array_of_addresses, as_.len())?,
-                crate::conv::errors::array_mut(CALL, "array_of_large_counts", array_of_large_counts, ls.len())?,
-                crate::conv::errors::array_mut(CALL, "array_of_datatypes", array_of_datatypes, ts.len())?,
+                crate::conv::errors::array_mut(
+                    CALL,
+                    "array_of_integers",
+                    array_of_integers,
+                    ints.len(),
+                )?,
+                crate::conv::errors::array_mut(
+                    CALL,
+                    "array_of_addresses",
+                    array_of_addresses,
+                    as_.len(),
+                )?,
+                crate::conv::errors::array_mut(
+                    CALL,
+                    "array_of_large_counts",
+                    array_of_large_counts,
+                    ls.len(),
+                )?,
+                crate::conv::errors::array_mut(
+                    CALL,
+                    "array_of_datatypes",
+                    array_of_datatypes,
+                    ts.len(),
+                )?,
             )
         };
         oi.copy_from_slice(&ints);

@@ -18,13 +18,12 @@
 
 use std::ffi::{c_char, c_int};
 
-
-use oxmpi_core::error::ErrorClass;
 use oxmpi_core::comm::dynamic::SpawnCommand;
+use oxmpi_core::error::ErrorClass;
 
 use crate::abi::*;
+use crate::conv::errors::{bad, ffi, out, route_to, NO_COMM, R};
 use crate::conv::{comm, get_str, new_comm, put_str};
-use crate::conv::errors::{NO_COMM, R, bad, ffi, out, route_to};
 use crate::types::*;
 
 /// The argument vector of one command: `MPI_ARGV_NULL` (NULL) or a
@@ -44,7 +43,12 @@ unsafe fn argv_of(call: &str, argv: *mut *mut c_char) -> R<Vec<String>> {
             break;
         }
         if i > 4096 {
-            return Err(bad(ErrorClass::Arg, call, "argv", "has more than 4096 entries (missing NULL terminator?)"));
+            return Err(bad(
+                ErrorClass::Arg,
+                call,
+                "argv",
+                "has more than 4096 entries (missing NULL terminator?)",
+            ));
         }
         // SAFETY: a NUL-terminated string (MPI contract).
         out.push(unsafe { get_str(call, "argv", p)? }.to_string());
@@ -64,23 +68,46 @@ fn info_pairs(call: &str, info: MPI_Info) -> R<Vec<(String, String)>> {
 ///
 /// # Safety
 /// `command` and `argv` as the C caller passed them.
-unsafe fn command_of(call: &str, command: *const c_char, argv: *mut *mut c_char, maxprocs: c_int, info: MPI_Info) -> R<SpawnCommand> {
+unsafe fn command_of(
+    call: &str,
+    command: *const c_char,
+    argv: *mut *mut c_char,
+    maxprocs: c_int,
+    info: MPI_Info,
+) -> R<SpawnCommand> {
     // SAFETY: forwarded caller contract.
     let execname = unsafe { get_str(call, "command", command)? }.to_string();
     if execname.is_empty() {
         return Err(bad(ErrorClass::Arg, call, "command", "is empty"));
     }
     if maxprocs <= 0 {
-        return Err(bad(ErrorClass::Arg, call, "maxprocs", format!("{maxprocs}: at least one process must be asked for")));
+        return Err(bad(
+            ErrorClass::Arg,
+            call,
+            "maxprocs",
+            format!("{maxprocs}: at least one process must be asked for"),
+        ));
     }
     // SAFETY: forwarded caller contract.
     let args = unsafe { argv_of(call, argv)? };
-    Ok(SpawnCommand { execname, args, nprocs: maxprocs as u32, info: info_pairs(call, info)? })
+    Ok(SpawnCommand {
+        execname,
+        args,
+        nprocs: maxprocs as u32,
+        info: info_pairs(call, info)?,
+    })
 }
 
 /// Starts the commands (significant at the root only), fills the error codes
 /// and the intercommunicator.
-unsafe fn spawn_common(call: &'static str, commands: R<Vec<SpawnCommand>>, root: c_int, c: MPI_Comm, intercomm: *mut MPI_Comm, errcodes: *mut c_int) -> R<()> {
+unsafe fn spawn_common(
+    call: &'static str,
+    commands: R<Vec<SpawnCommand>>,
+    root: c_int,
+    c: MPI_Comm,
+    intercomm: *mut MPI_Comm,
+    errcodes: *mut c_int,
+) -> R<()> {
     // SAFETY: `intercomm` is the call's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
     let o = unsafe { out(call, "intercomm", intercomm)? };
     *o = MPI_COMM_NULL;
@@ -89,14 +116,22 @@ unsafe fn spawn_common(call: &'static str, commands: R<Vec<SpawnCommand>>, root:
     // A bad argument at the root must not leave the others waiting: the root
     // passes no command, and the core reports its error to everyone.
     let commands = commands.map_err(|f| {
-        let class = crate::conv::errors::class_of(f.code).and_then(|c| ErrorClass::ALL.iter().copied().find(|x| *x as c_int == c)).unwrap_or(ErrorClass::Arg);
+        let class = crate::conv::errors::class_of(f.code)
+            .and_then(|c| ErrorClass::ALL.iter().copied().find(|x| *x as c_int == c))
+            .unwrap_or(ErrorClass::Arg);
         oxmpi_core::error::MpiError::new(class, f.message)
     });
     let (ic, codes) = oxmpi_core::comm::dynamic::spawn(call, commands, root, &cm)?;
     if !errcodes.is_null() {
         for (i, code) in codes.iter().enumerate() {
             // SAFETY: the standard sizes array_of_errcodes to the processes asked for.
-            unsafe { *errcodes.add(i) = if *code == 0 { MPI_SUCCESS } else { MPI_ERR_SPAWN } };
+            unsafe {
+                *errcodes.add(i) = if *code == 0 {
+                    MPI_SUCCESS
+                } else {
+                    MPI_ERR_SPAWN
+                }
+            };
         }
     }
     *o = new_comm(ic, c);
@@ -142,15 +177,30 @@ pub unsafe extern "C" fn PMPI_Comm_spawn_multiple(
     ffi(CALL, c, || {
         let cmds = (|| {
             if count <= 0 {
-                return Err(bad(ErrorClass::Arg, CALL, "count", format!("{count}: at least one command is needed")));
+                return Err(bad(
+                    ErrorClass::Arg,
+                    CALL,
+                    "count",
+                    format!("{count}: at least one command is needed"),
+                ));
             }
             let n = count as usize;
             // SAFETY: `count` entries each (MPI contract); NULL rejected.
-            let commands = unsafe { crate::conv::errors::array(CALL, "array_of_commands", array_of_commands as *const *mut c_char, n)? };
+            let commands = unsafe {
+                crate::conv::errors::array(
+                    CALL,
+                    "array_of_commands",
+                    array_of_commands as *const *mut c_char,
+                    n,
+                )?
+            };
             // SAFETY: as above.
-            let maxprocs = unsafe { crate::conv::errors::array(CALL, "array_of_maxprocs", array_of_maxprocs, n)? };
-            // SAFETY: as above.
-            let infos = unsafe { crate::conv::errors::array(CALL, "array_of_info", array_of_info, n)? };
+            let maxprocs = unsafe {
+                crate::conv::errors::array(CALL, "array_of_maxprocs", array_of_maxprocs, n)?
+            };
+            let infos =
+                // SAFETY: as above.
+                unsafe { crate::conv::errors::array(CALL, "array_of_info", array_of_info, n)? };
             let mut v = Vec::with_capacity(n);
             for i in 0..n {
                 let argv = if array_of_argv.is_null() {
@@ -208,7 +258,12 @@ pub unsafe extern "C" fn PMPI_Comm_disconnect(c: *mut MPI_Comm) -> c_int {
         let h = unsafe { out(CALL, "comm", c)? };
         route_to(*h);
         if *h == MPI_COMM_WORLD || *h == MPI_COMM_SELF {
-            return Err(bad(ErrorClass::Comm, CALL, "comm", "a predefined communicator cannot be disconnected"));
+            return Err(bad(
+                ErrorClass::Comm,
+                CALL,
+                "comm",
+                "a predefined communicator cannot be disconnected",
+            ));
         }
         let cm = comm(*h, CALL)?;
         oxmpi_core::comm::dynamic::disconnect(&cm)?;
@@ -252,20 +307,37 @@ fn connect_timeout(info: MPI_Info) -> std::time::Duration {
     let from_info = if info == MPI_INFO_NULL {
         None
     } else {
-        crate::conv::with_info("MPI_Comm_connect", info, |kv| Ok(kv.iter().find(|(k, _)| k == "timeout").map(|(_, v)| v.clone())))
-            .ok()
-            .flatten()
-            .and_then(|v| v.trim().parse::<f64>().ok())
+        crate::conv::with_info("MPI_Comm_connect", info, |kv| {
+            Ok(kv
+                .iter()
+                .find(|(k, _)| k == "timeout")
+                .map(|(_, v)| v.clone()))
+        })
+        .ok()
+        .flatten()
+        .and_then(|v| v.trim().parse::<f64>().ok())
     };
     let secs = from_info
-        .or_else(|| std::env::var("OXMPI_CONNECT_TIMEOUT").ok().and_then(|v| v.parse().ok()))
+        .or_else(|| {
+            std::env::var("OXMPI_CONNECT_TIMEOUT")
+                .ok()
+                .and_then(|v| v.parse().ok())
+        })
         .filter(|s: &f64| s.is_finite() && *s >= 0.0)
         .unwrap_or(60.0);
     std::time::Duration::from_secs_f64(secs)
 }
 
 /// Shared body of accept and connect.
-unsafe fn accept_or_connect(call: &'static str, port_name: *const c_char, info: MPI_Info, root: c_int, c: MPI_Comm, newcomm: *mut MPI_Comm, connect: bool) -> c_int {
+unsafe fn accept_or_connect(
+    call: &'static str,
+    port_name: *const c_char,
+    info: MPI_Info,
+    root: c_int,
+    c: MPI_Comm,
+    newcomm: *mut MPI_Comm,
+    connect: bool,
+) -> c_int {
     ffi(call, c, || {
         // SAFETY: `newcomm` is the call's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "newcomm", newcomm)? };
@@ -290,13 +362,25 @@ unsafe fn accept_or_connect(call: &'static str, port_name: *const c_char, info: 
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_accept(port_name: *const c_char, info: MPI_Info, root: c_int, c: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
+pub unsafe extern "C" fn PMPI_Comm_accept(
+    port_name: *const c_char,
+    info: MPI_Info,
+    root: c_int,
+    c: MPI_Comm,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
     // SAFETY: the caller's arguments, checked in the shared body.
     unsafe { accept_or_connect("MPI_Comm_accept", port_name, info, root, c, newcomm, false) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_connect(port_name: *const c_char, info: MPI_Info, root: c_int, c: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
+pub unsafe extern "C" fn PMPI_Comm_connect(
+    port_name: *const c_char,
+    info: MPI_Info,
+    root: c_int,
+    c: MPI_Comm,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
     // SAFETY: the caller's arguments, checked in the shared body.
     unsafe { accept_or_connect("MPI_Comm_connect", port_name, info, root, c, newcomm, true) }
 }
@@ -309,12 +393,22 @@ pub unsafe extern "C" fn PMPI_Comm_join(fd: c_int, intercomm: *mut MPI_Comm) -> 
         let o = unsafe { out(CALL, "intercomm", intercomm)? };
         *o = MPI_COMM_NULL;
         if fd < 0 {
-            return Err(bad(ErrorClass::Arg, CALL, "fd", format!("{fd} is not a file descriptor")));
+            return Err(bad(
+                ErrorClass::Arg,
+                CALL,
+                "fd",
+                format!("{fd} is not a file descriptor"),
+            ));
         }
         // SAFETY: dup(2) of the descriptor number the caller passed; nothing is owned on failure.
         let mine = unsafe { libc::dup(fd) };
         if mine < 0 {
-            return Err(bad(ErrorClass::Arg, CALL, "fd", format!("{fd}: {}", std::io::Error::last_os_error())));
+            return Err(bad(
+                ErrorClass::Arg,
+                CALL,
+                "fd",
+                format!("{fd}: {}", std::io::Error::last_os_error()),
+            ));
         }
         // SAFETY: `mine` is a fresh descriptor that nothing else owns (dup above).
         let stream = unsafe { <std::net::TcpStream as std::os::fd::FromRawFd>::from_raw_fd(mine) };
@@ -325,7 +419,13 @@ pub unsafe extern "C" fn PMPI_Comm_join(fd: c_int, intercomm: *mut MPI_Comm) -> 
 }
 
 /// Shared body of the three name-service calls.
-unsafe fn name_call(call: &'static str, op: oxmpi_core::comm::dynamic::NameOp, service_name: *const c_char, port_in: *const c_char, port_out: *mut c_char) -> c_int {
+unsafe fn name_call(
+    call: &'static str,
+    op: oxmpi_core::comm::dynamic::NameOp,
+    service_name: *const c_char,
+    port_in: *const c_char,
+    port_out: *mut c_char,
+) -> c_int {
     ffi(call, NO_COMM, || {
         // SAFETY: a NUL-terminated string by the C contract (NULL rejected).
         let service = unsafe { get_str(call, "service_name", service_name)? };
@@ -352,22 +452,65 @@ unsafe fn name_call(call: &'static str, op: oxmpi_core::comm::dynamic::NameOp, s
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Publish_name(service_name: *const c_char, _info: MPI_Info, port_name: *const c_char) -> c_int {
+pub unsafe extern "C" fn PMPI_Publish_name(
+    service_name: *const c_char,
+    _info: MPI_Info,
+    port_name: *const c_char,
+) -> c_int {
     if port_name.is_null() {
-        return ffi("MPI_Publish_name", NO_COMM, || Err(bad(ErrorClass::Arg, "MPI_Publish_name", "port_name", "is NULL")));
+        return ffi("MPI_Publish_name", NO_COMM, || {
+            Err(bad(
+                ErrorClass::Arg,
+                "MPI_Publish_name",
+                "port_name",
+                "is NULL",
+            ))
+        });
     }
     // SAFETY: the caller's strings, checked in the shared body.
-    unsafe { name_call("MPI_Publish_name", oxmpi_core::comm::dynamic::NameOp::Publish, service_name, port_name, std::ptr::null_mut()) }
+    unsafe {
+        name_call(
+            "MPI_Publish_name",
+            oxmpi_core::comm::dynamic::NameOp::Publish,
+            service_name,
+            port_name,
+            std::ptr::null_mut(),
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Unpublish_name(service_name: *const c_char, _info: MPI_Info, port_name: *const c_char) -> c_int {
+pub unsafe extern "C" fn PMPI_Unpublish_name(
+    service_name: *const c_char,
+    _info: MPI_Info,
+    port_name: *const c_char,
+) -> c_int {
     // SAFETY: the caller's strings, checked in the shared body.
-    unsafe { name_call("MPI_Unpublish_name", oxmpi_core::comm::dynamic::NameOp::Unpublish, service_name, port_name, std::ptr::null_mut()) }
+    unsafe {
+        name_call(
+            "MPI_Unpublish_name",
+            oxmpi_core::comm::dynamic::NameOp::Unpublish,
+            service_name,
+            port_name,
+            std::ptr::null_mut(),
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Lookup_name(service_name: *const c_char, _info: MPI_Info, port_name: *mut c_char) -> c_int {
+pub unsafe extern "C" fn PMPI_Lookup_name(
+    service_name: *const c_char,
+    _info: MPI_Info,
+    port_name: *mut c_char,
+) -> c_int {
     // SAFETY: the caller's strings, checked in the shared body.
-    unsafe { name_call("MPI_Lookup_name", oxmpi_core::comm::dynamic::NameOp::Lookup, service_name, std::ptr::null(), port_name) }
+    unsafe {
+        name_call(
+            "MPI_Lookup_name",
+            oxmpi_core::comm::dynamic::NameOp::Lookup,
+            service_name,
+            std::ptr::null(),
+            port_name,
+        )
+    }
 }

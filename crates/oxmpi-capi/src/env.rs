@@ -7,28 +7,41 @@ use oxmpi_core::error::{ErrorClass, MpiError};
 use oxmpi_core::runtime::{self, ThreadLevel};
 
 use crate::abi::*;
-use crate::conv::errors::{NO_COMM, bad, ffi, out, R};
+use crate::conv::errors::{bad, ffi, out, NO_COMM, R};
 use crate::conv::handles::{c2f_predefined_or, f2c_predefined_or, state};
 use crate::conv::{comm, get_str, put_str, with_info};
 use crate::types::*;
 
-
 fn init(call: &'static str, required: ThreadLevel) -> R<ThreadLevel> {
-    let provided = runtime::init(required).map_err(|e| MpiError::new(e.class, e.message.replace("MPI_Init:", &format!("{call}:"))))?;
+    let provided = runtime::init(required)
+        .map_err(|e| MpiError::new(e.class, e.message.replace("MPI_Init:", &format!("{call}:"))))?;
     Ok(provided)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> c_int {
-    ffi("MPI_Init", MPI_COMM_WORLD, || init("MPI_Init", ThreadLevel::Single).map(|_| ()))
+    ffi("MPI_Init", MPI_COMM_WORLD, || {
+        init("MPI_Init", ThreadLevel::Single).map(|_| ())
+    })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Init_thread(_argc: *mut c_int, _argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Init_thread(
+    _argc: *mut c_int,
+    _argv: *mut *mut *mut c_char,
+    required: c_int,
+    provided: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPI_Init_thread";
     ffi(CALL, MPI_COMM_WORLD, || {
-        let level = crate::abi::thread_level_from_value(required)
-            .ok_or_else(|| bad(ErrorClass::Arg, CALL, "required", format!("{required} is not an MPI_THREAD_* level")))?;
+        let level = crate::abi::thread_level_from_value(required).ok_or_else(|| {
+            bad(
+                ErrorClass::Arg,
+                CALL,
+                "required",
+                format!("{required} is not an MPI_THREAD_* level"),
+            )
+        })?;
         // SAFETY: `provided` is MPI_Init_thread's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let p = unsafe { out(CALL, "provided", provided)? };
         *p = crate::abi::thread_level_value(init(CALL, level)?);
@@ -105,7 +118,10 @@ pub unsafe extern "C" fn PMPI_Wtick() -> f64 {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Get_processor_name(
+    name: *mut c_char,
+    resultlen: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPI_Get_processor_name";
     ffi(CALL, NO_COMM, || {
         let e = runtime::engine()?;
@@ -132,7 +148,10 @@ pub unsafe extern "C" fn PMPI_Get_version(version: *mut c_int, subversion: *mut 
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_library_version(version: *mut c_char, resultlen: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Get_library_version(
+    version: *mut c_char,
+    resultlen: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPI_Get_library_version";
     ffi(CALL, NO_COMM, || {
         if version.is_null() {
@@ -140,7 +159,12 @@ pub unsafe extern "C" fn PMPI_Get_library_version(version: *mut c_char, resultle
         }
         // SAFETY: `resultlen` is MPI_Get_library_version's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let len = unsafe { out(CALL, "resultlen", resultlen)? };
-        let s = format!("{} (C ABI: MPI-5.0 standard ABI {}.{})", runtime::library_version(), MPI_ABI_VERSION, MPI_ABI_SUBVERSION);
+        let s = format!(
+            "{} (C ABI: MPI-5.0 standard ABI {}.{})",
+            runtime::library_version(),
+            MPI_ABI_VERSION,
+            MPI_ABI_SUBVERSION
+        );
         // SAFETY: MPI_MAX_LIBRARY_VERSION_STRING bytes by the C contract.
         *len = unsafe { put_str(version, &s, MPI_MAX_LIBRARY_VERSION_STRING as usize) };
         Ok(())
@@ -148,7 +172,10 @@ pub unsafe extern "C" fn PMPI_Get_library_version(version: *mut c_char, resultle
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Abi_get_version(abi_major: *mut c_int, abi_minor: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Abi_get_version(
+    abi_major: *mut c_int,
+    abi_minor: *mut c_int,
+) -> c_int {
     ffi("MPI_Abi_get_version", NO_COMM, || {
         // SAFETY: `abi_major` is MPI_Abi_get_version's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out("MPI_Abi_get_version", "abi_major", abi_major)? } = MPI_ABI_VERSION;
@@ -164,7 +191,10 @@ pub unsafe extern "C" fn PMPI_Abi_get_info(info: *mut MPI_Info) -> c_int {
         // SAFETY: `info` is MPI_Abi_get_info's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out("MPI_Abi_get_info", "info", info)? };
         let keys = vec![
-            ("mpi_aint_size".to_string(), std::mem::size_of::<MPI_Aint>().to_string()),
+            (
+                "mpi_aint_size".to_string(),
+                std::mem::size_of::<MPI_Aint>().to_string(),
+            ),
             ("mpi_count_size".to_string(), "8".to_string()),
             ("mpi_offset_size".to_string(), "8".to_string()),
         ];
@@ -187,9 +217,25 @@ pub fn comm_rank(call: &str, c: MPI_Comm) -> R<c_int> {
 
 /// MPI_Comm_compare (abi.txt `query`: the generated `PMPI_x` stores the answer).
 pub fn comm_compare(call: &'static str, c1: MPI_Comm, c2: MPI_Comm) -> R<c_int> {
-    let a = comm(c1, call).map_err(|_| bad(ErrorClass::Comm, call, "comm1", format!("{c1:#x} is not a valid communicator")))?;
-    let b = comm(c2, call).map_err(|_| bad(ErrorClass::Comm, call, "comm2", format!("{c2:#x} is not a valid communicator")))?;
-    Ok(crate::abi::comparison_value(oxmpi_core::comm::create::compare(&a, &b)))
+    let a = comm(c1, call).map_err(|_| {
+        bad(
+            ErrorClass::Comm,
+            call,
+            "comm1",
+            format!("{c1:#x} is not a valid communicator"),
+        )
+    })?;
+    let b = comm(c2, call).map_err(|_| {
+        bad(
+            ErrorClass::Comm,
+            call,
+            "comm2",
+            format!("{c2:#x} is not a valid communicator"),
+        )
+    })?;
+    Ok(crate::abi::comparison_value(
+        oxmpi_core::comm::create::compare(&a, &b),
+    ))
 }
 
 /// The answer of MPI_Comm_test_inter (its `PMPI_` function, with the OUT argument's check, is
@@ -199,7 +245,11 @@ pub fn comm_test_inter(call: &str, c: MPI_Comm) -> R<c_int> {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_get_name(c: MPI_Comm, name: *mut c_char, resultlen: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Comm_get_name(
+    c: MPI_Comm,
+    name: *mut c_char,
+    resultlen: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPI_Comm_get_name";
     ffi(CALL, c, || {
         if name.is_null() {
@@ -368,30 +418,98 @@ fn report_leaks() {
         if items.is_empty() {
             return;
         }
-        counts.push(format!("{} {what}{}", items.len(), if items.len() == 1 { "" } else { "s" }));
+        counts.push(format!(
+            "{} {what}{}",
+            items.len(),
+            if items.len() == 1 { "" } else { "s" }
+        ));
         for (h, text) in items.iter().take(8) {
-            let at = oxmpi_core::diag::handle_origin(*h).map_or_else(String::new, |o| format!(", made by {o}"));
-            lines.push(format!("oxmpi: rank {rank}: never freed: {what} {text}{at}"));
+            let at = oxmpi_core::diag::handle_origin(*h)
+                .map_or_else(String::new, |o| format!(", made by {o}"));
+            lines.push(format!(
+                "oxmpi: rank {rank}: never freed: {what} {text}{at}"
+            ));
         }
         if items.len() > 8 {
-            lines.push(format!("oxmpi: rank {rank}: never freed: {} more {what}s", items.len() - 8));
+            lines.push(format!(
+                "oxmpi: rank {rank}: never freed: {} more {what}s",
+                items.len() - 8
+            ));
         }
     };
-    add("request", st.requests.iter().map(|(h, _)| (h, format!("{h:#x}"))).collect());
-    add("communicator", st.comms.iter().map(|(h, c)| {
-        let name = c.name();
-        (h, format!("{h:#x} (size {}{})", c.size(), if name.is_empty() { String::new() } else { format!(", \"{name}\"") }))
-    }).collect());
-    add("datatype", st.datatypes.iter().map(|(h, d)| {
-        let name = d.name();
-        (h, format!("{h:#x} ({})", if name.is_empty() { d.combiner().name().to_string() } else { name }))
-    }).collect());
-    add("group", st.groups.iter().map(|(h, _)| (h, format!("{h:#x}"))).collect());
-    add("operation", st.ops.iter().map(|(h, _)| (h, format!("{h:#x}"))).collect());
-    add("info", st.infos.iter().map(|(h, _)| (h, format!("{h:#x}"))).collect());
+    add(
+        "request",
+        st.requests
+            .iter()
+            .map(|(h, _)| (h, format!("{h:#x}")))
+            .collect(),
+    );
+    add(
+        "communicator",
+        st.comms
+            .iter()
+            .map(|(h, c)| {
+                let name = c.name();
+                (
+                    h,
+                    format!(
+                        "{h:#x} (size {}{})",
+                        c.size(),
+                        if name.is_empty() {
+                            String::new()
+                        } else {
+                            format!(", \"{name}\"")
+                        }
+                    ),
+                )
+            })
+            .collect(),
+    );
+    add(
+        "datatype",
+        st.datatypes
+            .iter()
+            .map(|(h, d)| {
+                let name = d.name();
+                (
+                    h,
+                    format!(
+                        "{h:#x} ({})",
+                        if name.is_empty() {
+                            d.combiner().name().to_string()
+                        } else {
+                            name
+                        }
+                    ),
+                )
+            })
+            .collect(),
+    );
+    add(
+        "group",
+        st.groups
+            .iter()
+            .map(|(h, _)| (h, format!("{h:#x}")))
+            .collect(),
+    );
+    add(
+        "operation",
+        st.ops.iter().map(|(h, _)| (h, format!("{h:#x}"))).collect(),
+    );
+    add(
+        "info",
+        st.infos
+            .iter()
+            .map(|(h, _)| (h, format!("{h:#x}")))
+            .collect(),
+    );
     drop(st);
     if !lines.is_empty() {
-        let text = format!("oxmpi: rank {rank}: MPI_Finalize (checking mode): objects never freed: {}\n{}\n", counts.join(", "), lines.join("\n"));
+        let text = format!(
+            "oxmpi: rank {rank}: MPI_Finalize (checking mode): objects never freed: {}\n{}\n",
+            counts.join(", "),
+            lines.join("\n")
+        );
         use std::io::Write;
         let _ = std::io::stderr().lock().write_all(text.as_bytes());
     }
@@ -402,11 +520,20 @@ fn report_leaks() {
 /// MPI_Alloc_mem: memory from the C heap (any size, 16-byte aligned); the
 /// info hints are not used.
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Alloc_mem(size: MPI_Aint, info: MPI_Info, baseptr: *mut c_void) -> c_int {
+pub unsafe extern "C" fn PMPI_Alloc_mem(
+    size: MPI_Aint,
+    info: MPI_Info,
+    baseptr: *mut c_void,
+) -> c_int {
     const CALL: &str = "MPI_Alloc_mem";
     ffi(CALL, NO_COMM, || {
         if size < 0 {
-            return Err(bad(ErrorClass::Arg, CALL, "size", format!("{size} is negative")));
+            return Err(bad(
+                ErrorClass::Arg,
+                CALL,
+                "size",
+                format!("{size} is negative"),
+            ));
         }
         if info != MPI_INFO_NULL {
             with_info(CALL, info, |_| Ok(()))?;
@@ -416,7 +543,12 @@ pub unsafe extern "C" fn PMPI_Alloc_mem(size: MPI_Aint, info: MPI_Info, baseptr:
         // SAFETY: malloc with a positive size; NULL is checked below.
         let p = unsafe { libc::malloc((size as usize).max(1)) };
         if p.is_null() {
-            return Err(crate::conv::errors::bad_code(MPI_ERR_NO_MEM, CALL, "size", format!("{size} bytes could not be allocated")));
+            return Err(crate::conv::errors::bad_code(
+                MPI_ERR_NO_MEM,
+                CALL,
+                "size",
+                format!("{size} bytes could not be allocated"),
+            ));
         }
         *o = p;
         Ok(())

@@ -6,10 +6,10 @@ use std::sync::atomic::Ordering;
 use oxmpi_core::error::ErrorClass;
 
 use crate::abi::*;
-use crate::conv::{comm, get_str, put_str};
-use crate::conv::errors::{NO_COMM, bad, class_of, ffi, out, raise, R};
-use crate::conv::handles::{state, ErrhandlerEntry};
+use crate::conv::errors::{bad, class_of, ffi, out, raise, NO_COMM, R};
 use crate::conv::handles::LASTUSEDCODE;
+use crate::conv::handles::{state, ErrhandlerEntry};
+use crate::conv::{comm, get_str, put_str};
 use crate::types::*;
 
 // ----- error handlers -----------------------------------------------------------------
@@ -17,34 +17,56 @@ use crate::types::*;
 fn errhandler_ok(h: MPI_Errhandler, call: &str) -> R<()> {
     match h {
         MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT | MPI_ERRORS_RETURN => Ok(()),
-        MPI_ERRHANDLER_NULL => Err(bad(ErrorClass::Arg, call, "errhandler", "MPI_ERRHANDLER_NULL")),
+        MPI_ERRHANDLER_NULL => Err(bad(
+            ErrorClass::Arg,
+            call,
+            "errhandler",
+            "MPI_ERRHANDLER_NULL",
+        )),
         _ => match state().errhandlers.get(h) {
             Some(e) if e.refs > 0 => Ok(()),
-            _ => Err(bad(ErrorClass::Arg, call, "errhandler", format!("{h:#x} is not a valid error handler (freed, or never created)"))),
+            _ => Err(bad(
+                ErrorClass::Arg,
+                call,
+                "errhandler",
+                format!("{h:#x} is not a valid error handler (freed, or never created)"),
+            )),
         },
     }
 }
 
 /// # Safety
 /// `eh` is NULL or valid to write one `MPI_Errhandler`, unaliased (the C caller's argument).
-unsafe fn create_errhandler(call: &'static str, f: Option<MPI_Comm_errhandler_function>, eh: *mut MPI_Errhandler) -> c_int {
+unsafe fn create_errhandler(
+    call: &'static str,
+    f: Option<MPI_Comm_errhandler_function>,
+    eh: *mut MPI_Errhandler,
+) -> c_int {
     ffi(call, NO_COMM, || {
         let f = f.ok_or_else(|| bad(ErrorClass::Arg, call, "function", "is NULL"))?;
         // SAFETY: `errhandler` (`eh`) is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "errhandler", eh)? };
-        *o = state().errhandlers.insert(ErrhandlerEntry { func: f, refs: 1 });
+        *o = state()
+            .errhandlers
+            .insert(ErrhandlerEntry { func: f, refs: 1 });
         Ok(())
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_create_errhandler(f: Option<MPI_Comm_errhandler_function>, eh: *mut MPI_Errhandler) -> c_int {
+pub unsafe extern "C" fn PMPI_Comm_create_errhandler(
+    f: Option<MPI_Comm_errhandler_function>,
+    eh: *mut MPI_Errhandler,
+) -> c_int {
     // SAFETY: `eh` is this C function's MPI_Comm_create_errhandler OUT argument, as `create_errhandler` requires.
     unsafe { create_errhandler("MPI_Comm_create_errhandler", f, eh) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Errhandler_create(f: Option<MPI_Handler_function>, eh: *mut MPI_Errhandler) -> c_int {
+pub unsafe extern "C" fn PMPI_Errhandler_create(
+    f: Option<MPI_Handler_function>,
+    eh: *mut MPI_Errhandler,
+) -> c_int {
     // SAFETY: `eh` is this C function's MPI_Errhandler_create OUT argument, as `create_errhandler` requires.
     unsafe { create_errhandler("MPI_Errhandler_create", f, eh) }
 }
@@ -76,7 +98,11 @@ unsafe fn get_errhandler(call: &'static str, c: MPI_Comm, eh: *mut MPI_Errhandle
         // SAFETY: `errhandler` (`eh`) is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "errhandler", eh)? };
         let mut st = state();
-        let h = st.comm_errhandler.get(&c).copied().unwrap_or(MPI_ERRORS_ARE_FATAL);
+        let h = st
+            .comm_errhandler
+            .get(&c)
+            .copied()
+            .unwrap_or(MPI_ERRORS_ARE_FATAL);
         // The program must free the handle it gets (MPI_Errhandler_free).
         if let Some(e) = st.errhandlers.get_mut(h) {
             e.refs += 1;
@@ -104,11 +130,15 @@ pub unsafe extern "C" fn PMPI_Errhandler_free(eh: *mut MPI_Errhandler) -> c_int 
     ffi(CALL, NO_COMM, || {
         // SAFETY: `errhandler` (`eh`) is MPI_Errhandler_free's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let h = unsafe { out(CALL, "errhandler", eh)? };
-        if !matches!(*h, MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT | MPI_ERRORS_RETURN) {
+        if !matches!(
+            *h,
+            MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT | MPI_ERRORS_RETURN
+        ) {
             errhandler_ok(*h, CALL)?;
             // Files and windows it is attached to keep it too (looked up before the
             // state lock: their tables are never locked while holding it).
-            let on_file_or_win = crate::file::errhandler_attached(*h) || crate::win::errhandler_attached(*h);
+            let on_file_or_win =
+                crate::file::errhandler_attached(*h) || crate::win::errhandler_attached(*h);
             let mut st = state();
             let attached = on_file_or_win || st.comm_errhandler.values().any(|v| *v == *h);
             let left = st.errhandlers.get_mut(*h).map(|e| {
@@ -132,7 +162,11 @@ pub unsafe extern "C" fn PMPI_Comm_call_errhandler(c: MPI_Comm, errorcode: c_int
     if valid != MPI_SUCCESS {
         return valid;
     }
-    raise(c, errorcode, &format!("{CALL}: error code {errorcode} raised by the program"));
+    raise(
+        c,
+        errorcode,
+        &format!("{CALL}: error code {errorcode} raised by the program"),
+    );
     MPI_SUCCESS
 }
 
@@ -140,11 +174,22 @@ pub unsafe extern "C" fn PMPI_Comm_call_errhandler(c: MPI_Comm, errorcode: c_int
 
 /// MPI_Error_class (abi.txt `query`: the generated `PMPI_x` stores the answer).
 pub fn error_class(call: &'static str, errorcode: c_int) -> R<c_int> {
-    class_of(errorcode).ok_or_else(|| bad(ErrorClass::Arg, call, "errorcode", format!("{errorcode} is not a valid error code")))
+    class_of(errorcode).ok_or_else(|| {
+        bad(
+            ErrorClass::Arg,
+            call,
+            "errorcode",
+            format!("{errorcode} is not a valid error code"),
+        )
+    })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Error_string(errorcode: c_int, string: *mut c_char, resultlen: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Error_string(
+    errorcode: c_int,
+    string: *mut c_char,
+    resultlen: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPI_Error_string";
     ffi(CALL, NO_COMM, || {
         if string.is_null() {
@@ -153,12 +198,20 @@ pub unsafe extern "C" fn PMPI_Error_string(errorcode: c_int, string: *mut c_char
         // SAFETY: `resultlen` is MPI_Error_string's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let len = unsafe { out(CALL, "resultlen", resultlen)? };
         // A code that carries its message: the message and the class's name.
-        let carried = crate::conv::errors::message_of(errorcode).map(|m| format!("{m} ({})", crate::conv::errors::code_name(errorcode)));
+        let carried = crate::conv::errors::message_of(errorcode)
+            .map(|m| format!("{m} ({})", crate::conv::errors::code_name(errorcode)));
         let user = state().error_strings.get(&errorcode).cloned().or(carried);
         let text = match user {
             Some(s) => s,
             None => {
-                let class = class_of(errorcode).ok_or_else(|| bad(ErrorClass::Arg, CALL, "errorcode", format!("{errorcode} is not a valid error code")))?;
+                let class = class_of(errorcode).ok_or_else(|| {
+                    bad(
+                        ErrorClass::Arg,
+                        CALL,
+                        "errorcode",
+                        format!("{errorcode} is not a valid error code"),
+                    )
+                })?;
                 let name = crate::conv::errors::code_name(class);
                 match crate::abi::error_class_from_value(class) {
                     Some(c) => format!("{name}: {}", c.description()),
@@ -171,7 +224,6 @@ pub unsafe extern "C" fn PMPI_Error_string(errorcode: c_int, string: *mut c_char
         Ok(())
     })
 }
-
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Add_error_class(errorclass: *mut c_int) -> c_int {
@@ -197,7 +249,12 @@ pub unsafe extern "C" fn PMPI_Add_error_code(errorclass: c_int, errorcode: *mut 
         // SAFETY: `errorcode` is MPI_Add_error_code's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(CALL, "errorcode", errorcode)? };
         if class_of(errorclass) != Some(errorclass) {
-            return Err(bad(ErrorClass::Arg, CALL, "errorclass", format!("{errorclass} is not an error class")));
+            return Err(bad(
+                ErrorClass::Arg,
+                CALL,
+                "errorclass",
+                format!("{errorclass} is not an error class"),
+            ));
         }
         let mut st = state();
         st.last_code += 1;
@@ -218,7 +275,14 @@ pub unsafe extern "C" fn PMPI_Add_error_string(errorcode: c_int, string: *const 
         let s = unsafe { get_str(CALL, "string", string)? }.to_string();
         let mut st = state();
         if !st.user_codes.contains_key(&errorcode) {
-            return Err(bad(ErrorClass::Arg, CALL, "errorcode", format!("{errorcode} is not a code added by MPI_Add_error_class/MPI_Add_error_code")));
+            return Err(bad(
+                ErrorClass::Arg,
+                CALL,
+                "errorcode",
+                format!(
+                    "{errorcode} is not a code added by MPI_Add_error_class/MPI_Add_error_code"
+                ),
+            ));
         }
         st.error_strings.insert(errorcode, s);
         Ok(())
@@ -233,10 +297,24 @@ fn remove_error(call: &'static str, code: c_int, class: bool) -> c_int {
         let arg = if class { "errorclass" } else { "errorcode" };
         match st.user_codes.get(&code) {
             Some(&c) if (c == code) == class => {}
-            _ => return Err(bad(ErrorClass::Arg, call, arg, format!("{code} is not an error {what} added by MPI_Add_error_{what} (or was removed)"))),
+            _ => {
+                return Err(bad(
+                    ErrorClass::Arg,
+                    call,
+                    arg,
+                    format!(
+                    "{code} is not an error {what} added by MPI_Add_error_{what} (or was removed)"
+                ),
+                ))
+            }
         }
         if class && st.user_codes.iter().any(|(&k, &c)| c == code && k != code) {
-            return Err(bad(ErrorClass::Arg, call, arg, format!("error class {code} still has error codes (remove them first)")));
+            return Err(bad(
+                ErrorClass::Arg,
+                call,
+                arg,
+                format!("error class {code} still has error codes (remove them first)"),
+            ));
         }
         // MPI-4.1: a code whose string is still set is removed only after
         // MPI_Remove_error_string; MPICH asks the same of a class (mpi4py's suite
@@ -266,7 +344,14 @@ pub unsafe extern "C" fn PMPI_Remove_error_string(errorcode: c_int) -> c_int {
     ffi(CALL, NO_COMM, || {
         let mut st = state();
         if !st.user_codes.contains_key(&errorcode) {
-            return Err(bad(ErrorClass::Arg, CALL, "errorcode", format!("{errorcode} is not a code added by MPI_Add_error_class/MPI_Add_error_code")));
+            return Err(bad(
+                ErrorClass::Arg,
+                CALL,
+                "errorcode",
+                format!(
+                    "{errorcode} is not a code added by MPI_Add_error_class/MPI_Add_error_code"
+                ),
+            ));
         }
         // Back to the empty string a new class or code has (MPI_Error_string gives "").
         st.error_strings.insert(errorcode, String::new());

@@ -23,10 +23,10 @@ use oxmpi_core::io::{self, Dir, Pos, UserDatarep, Whence};
 use oxmpi_core::runtime;
 
 use crate::abi::*;
-use crate::conv::{comm, committed, datatype, find_handle, get_str, new_handle, put_str};
 use crate::conv::errors::{bad, code_name, out, run_named, R};
 use crate::conv::handles::{c2f_predefined_or, f2c_predefined_or, state, ErrhandlerEntry, Table};
 use crate::conv::large::{entry, name, ptr::*, to_usize, Count};
+use crate::conv::{comm, committed, datatype, find_handle, get_str, new_handle, put_str};
 use crate::types::*;
 
 /// `MPI_Offset`.
@@ -51,7 +51,8 @@ fn files() -> MutexGuard<'static, Table<FileEntry>> {
 /// Whether user error handler `h` is attached to an open file or to MPI_FILE_NULL
 /// (MPI_Errhandler_free then keeps it in force there).
 pub(crate) fn errhandler_attached(h: MPI_Errhandler) -> bool {
-    *NULL_ERRH.lock().unwrap_or_else(|p| p.into_inner()) == h || files().iter().any(|(_, e)| e.errh == h)
+    *NULL_ERRH.lock().unwrap_or_else(|p| p.into_inner()) == h
+        || files().iter().any(|(_, e)| e.errh == h)
 }
 
 fn errh_of(fh: MPI_File) -> MPI_Errhandler {
@@ -63,7 +64,12 @@ fn errh_of(fh: MPI_File) -> MPI_Errhandler {
 /// live file) with `code`; returns the code for the caller.
 fn raise(fh: MPI_File, code: c_int, message: &str) -> c_int {
     let live = files().get(fh).is_some();
-    raise_with(errh_of(fh), if live { fh } else { MPI_FILE_NULL }, code, message)
+    raise_with(
+        errh_of(fh),
+        if live { fh } else { MPI_FILE_NULL },
+        code,
+        message,
+    )
 }
 
 /// Calls error handler `errh` for file handle `fh` with `code`.
@@ -91,7 +97,10 @@ fn raise_with(errh: MPI_Errhandler, fh: MPI_File, code: c_int, message: &str) ->
 fn fatal(code: c_int, message: &str) -> ! {
     let rank = runtime::engine().map(|e| e.rank()).unwrap_or(0);
     eprintln!("oxmpi: rank {rank}: {message} ({})", code_name(code));
-    runtime::abort(if code == 0 { 1 } else { code }, "the file's error handler is MPI_ERRORS_ARE_FATAL")
+    runtime::abort(
+        if code == 0 { 1 } else { code },
+        "the file's error handler is MPI_ERRORS_ARE_FATAL",
+    )
 }
 
 /// Runs a file call's body: catches panics, routes errors to the file's handler.
@@ -106,7 +115,14 @@ fn file(fh: MPI_File, call: &str) -> R<io::File> {
     if fh == MPI_FILE_NULL {
         return Err(bad(ErrorClass::File, call, "fh", "MPI_FILE_NULL"));
     }
-    files().get(fh).map(|e| e.file.clone()).ok_or_else(|| bad(ErrorClass::File, call, "fh", format!("{fh:#x} is not a valid file handle (closed, or never opened)")))
+    files().get(fh).map(|e| e.file.clone()).ok_or_else(|| {
+        bad(
+            ErrorClass::File,
+            call,
+            "fh",
+            format!("{fh:#x} is not a valid file handle (closed, or never opened)"),
+        )
+    })
 }
 
 fn info_pairs(call: &str, info: MPI_Info) -> R<Vec<(String, String)>> {
@@ -131,13 +147,26 @@ fn fill_status(p: *mut MPI_Status, s: &oxmpi_core::Status) {
 }
 
 fn offset_arg(call: &str, off: i64) -> R<u64> {
-    u64::try_from(off).map_err(|_| bad(ErrorClass::Arg, call, "offset", format!("{off} is negative")))
+    u64::try_from(off).map_err(|_| {
+        bad(
+            ErrorClass::Arg,
+            call,
+            "offset",
+            format!("{off} is negative"),
+        )
+    })
 }
 
 // ----- open, close, delete, sizes, info, group ------------------------------------------
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_File_open(c: MPI_Comm, filename: *const c_char, amode: c_int, info: MPI_Info, fh: *mut MPI_File) -> c_int {
+pub unsafe extern "C" fn PMPI_File_open(
+    c: MPI_Comm,
+    filename: *const c_char,
+    amode: c_int,
+    info: MPI_Info,
+    fh: *mut MPI_File,
+) -> c_int {
     const CALL: &str = "MPI_File_open";
     ffi_file(CALL, MPI_FILE_NULL, || {
         let cm = comm(c, CALL)?;
@@ -156,7 +185,9 @@ pub unsafe extern "C" fn PMPI_File_open(c: MPI_Comm, filename: *const c_char, am
 /// ROMIO accepts a file-system prefix (`ufs:`, `nfs:`, `lustre:`...) before the
 /// path; other names with a colon are paths as given.
 fn strip_prefix(name: &str) -> &str {
-    const ROMIO_FS: &[&str] = &["ufs", "nfs", "lustre", "gpfs", "pvfs2", "xfs", "panfs", "daos", "quobyte", "testfs"];
+    const ROMIO_FS: &[&str] = &[
+        "ufs", "nfs", "lustre", "gpfs", "pvfs2", "xfs", "panfs", "daos", "quobyte", "testfs",
+    ];
     match name.split_once(':') {
         Some((fs, rest)) if ROMIO_FS.contains(&fs) => rest,
         _ => name,
@@ -167,7 +198,9 @@ fn strip_prefix(name: &str) -> &str {
 pub unsafe extern "C" fn PMPI_File_close(fh: *mut MPI_File) -> c_int {
     const CALL: &str = "MPI_File_close";
     if fh.is_null() {
-        return ffi_file(CALL, MPI_FILE_NULL, || Err(bad(ErrorClass::Arg, CALL, "fh", "is NULL")));
+        return ffi_file(CALL, MPI_FILE_NULL, || {
+            Err(bad(ErrorClass::Arg, CALL, "fh", "is NULL"))
+        });
     }
     // SAFETY: non-null INOUT handle of MPI_File_close (MPI contract: readable, writable, unaliased).
     let o = unsafe { &mut *fh };
@@ -176,14 +209,20 @@ pub unsafe extern "C" fn PMPI_File_close(fh: *mut MPI_File) -> c_int {
         Ok(f) => f,
         Err(e) => return raise(h, e.code, &e.message),
     };
-    let r = catch_unwind(AssertUnwindSafe(|| f.close(CALL))).unwrap_or_else(|_| Err(MpiError::intern(CALL, "panic")));
+    let r = catch_unwind(AssertUnwindSafe(|| f.close(CALL)))
+        .unwrap_or_else(|_| Err(MpiError::intern(CALL, "panic")));
     // The error (if any) goes to the file's handler; the handle goes either way.
     let errh = errh_of(h);
     files().remove(h);
     *o = MPI_FILE_NULL;
     match r {
         Ok(()) => MPI_SUCCESS,
-        Err(e) => raise_with(errh, MPI_FILE_NULL, crate::abi::error_class_value(e.class), &e.message),
+        Err(e) => raise_with(
+            errh,
+            MPI_FILE_NULL,
+            crate::abi::error_class_value(e.class),
+            &e.message,
+        ),
     }
 }
 
@@ -203,7 +242,8 @@ pub unsafe extern "C" fn PMPI_File_set_size(fh: MPI_File, size: MPI_Offset) -> c
     const CALL: &str = "MPI_File_set_size";
     ffi_file(CALL, fh, || {
         let f = file(fh, CALL)?;
-        let s = u64::try_from(size).map_err(|_| bad(ErrorClass::Arg, CALL, "size", format!("{size} is negative")))?;
+        let s = u64::try_from(size)
+            .map_err(|_| bad(ErrorClass::Arg, CALL, "size", format!("{size} is negative")))?;
         Ok(f.set_size(CALL, s)?)
     })
 }
@@ -213,7 +253,8 @@ pub unsafe extern "C" fn PMPI_File_preallocate(fh: MPI_File, size: MPI_Offset) -
     const CALL: &str = "MPI_File_preallocate";
     ffi_file(CALL, fh, || {
         let f = file(fh, CALL)?;
-        let s = u64::try_from(size).map_err(|_| bad(ErrorClass::Arg, CALL, "size", format!("{size} is negative")))?;
+        let s = u64::try_from(size)
+            .map_err(|_| bad(ErrorClass::Arg, CALL, "size", format!("{size} is negative")))?;
         Ok(f.preallocate(CALL, s)?)
     })
 }
@@ -237,7 +278,9 @@ pub unsafe extern "C" fn PMPI_File_get_group(fh: MPI_File, group: *mut MPI_Group
         let f = file(fh, CALL)?;
         // SAFETY: `group` is the OUT argument: NULL (rejected) or writable and unaliased.
         let o = unsafe { out(CALL, "group", group)? };
-        *o = state().groups.insert(Group::from_world_ranks(f.group().to_vec()));
+        *o = state()
+            .groups
+            .insert(Group::from_world_ranks(f.group().to_vec()));
         Ok(())
     })
 }
@@ -284,7 +327,9 @@ pub unsafe extern "C" fn PMPI_File_sync(fh: MPI_File) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_set_atomicity(fh: MPI_File, flag: c_int) -> c_int {
     const CALL: &str = "MPI_File_set_atomicity";
-    ffi_file(CALL, fh, || Ok(file(fh, CALL)?.set_atomicity(CALL, flag != 0)?))
+    ffi_file(CALL, fh, || {
+        Ok(file(fh, CALL)?.set_atomicity(CALL, flag != 0)?)
+    })
 }
 
 #[no_mangle]
@@ -301,13 +346,27 @@ pub unsafe extern "C" fn PMPI_File_get_atomicity(fh: MPI_File, flag: *mut c_int)
 // ----- views ---------------------------------------------------------------------------------
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_File_set_view(fh: MPI_File, disp: MPI_Offset, etype: MPI_Datatype, filetype: MPI_Datatype, datarep: *const c_char, info: MPI_Info) -> c_int {
+pub unsafe extern "C" fn PMPI_File_set_view(
+    fh: MPI_File,
+    disp: MPI_Offset,
+    etype: MPI_Datatype,
+    filetype: MPI_Datatype,
+    datarep: *const c_char,
+    info: MPI_Info,
+) -> c_int {
     const CALL: &str = "MPI_File_set_view";
     ffi_file(CALL, fh, || {
         let f = file(fh, CALL)?;
         let d = match disp {
             MPI_DISPLACEMENT_CURRENT => None,
-            d if d < 0 => return Err(bad(ErrorClass::Arg, CALL, "disp", format!("{d} is negative"))),
+            d if d < 0 => {
+                return Err(bad(
+                    ErrorClass::Arg,
+                    CALL,
+                    "disp",
+                    format!("{d} is negative"),
+                ))
+            }
             d => Some(d as u64),
         };
         let et = committed(etype, CALL, "etype")?;
@@ -321,13 +380,25 @@ pub unsafe extern "C" fn PMPI_File_set_view(fh: MPI_File, disp: MPI_Offset, etyp
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_view(fh: MPI_File, disp: *mut MPI_Offset, etype: *mut MPI_Datatype, filetype: *mut MPI_Datatype, datarep: *mut c_char) -> c_int {
+pub unsafe extern "C" fn PMPI_File_get_view(
+    fh: MPI_File,
+    disp: *mut MPI_Offset,
+    etype: *mut MPI_Datatype,
+    filetype: *mut MPI_Datatype,
+    datarep: *mut c_char,
+) -> c_int {
     const CALL: &str = "MPI_File_get_view";
     ffi_file(CALL, fh, || {
         let f = file(fh, CALL)?;
         let v = f.view();
         // SAFETY: the OUT arguments of MPI_File_get_view: NULL (rejected) or writable and unaliased.
-        let (d, e, t) = unsafe { (out(CALL, "disp", disp)?, out(CALL, "etype", etype)?, out(CALL, "filetype", filetype)?) };
+        let (d, e, t) = unsafe {
+            (
+                out(CALL, "disp", disp)?,
+                out(CALL, "etype", etype)?,
+                out(CALL, "filetype", filetype)?,
+            )
+        };
         if datarep.is_null() {
             return Err(bad(ErrorClass::Arg, CALL, "datarep", "is NULL"));
         }
@@ -340,32 +411,56 @@ pub unsafe extern "C" fn PMPI_File_get_view(fh: MPI_File, disp: *mut MPI_Offset,
     })
 }
 
-unsafe fn type_extent<A: Copy + TryFrom<u64>>(call: &'static str, fh: MPI_File, h: MPI_Datatype, extent: *mut A) -> c_int {
+unsafe fn type_extent<A: Copy + TryFrom<u64>>(
+    call: &'static str,
+    fh: MPI_File,
+    h: MPI_Datatype,
+    extent: *mut A,
+) -> c_int {
     ffi_file(call, fh, || {
         let f = file(fh, call)?;
         let dt = datatype(h, call, "datatype")?;
         // SAFETY: `extent` is the OUT argument: NULL (rejected) or writable and unaliased.
         let o = unsafe { out(call, "extent", extent)? };
         let x = io::type_extent(call, &dt, &f.view().datarep)?;
-        *o = A::try_from(x).map_err(|_| bad(ErrorClass::ValueTooLarge, call, "extent", format!("{x} does not fit")))?;
+        *o = A::try_from(x).map_err(|_| {
+            bad(
+                ErrorClass::ValueTooLarge,
+                call,
+                "extent",
+                format!("{x} does not fit"),
+            )
+        })?;
         Ok(())
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_type_extent(fh: MPI_File, h: MPI_Datatype, extent: *mut MPI_Aint) -> c_int {
+pub unsafe extern "C" fn PMPI_File_get_type_extent(
+    fh: MPI_File,
+    h: MPI_Datatype,
+    extent: *mut MPI_Aint,
+) -> c_int {
     // SAFETY: the C caller's arguments, passed on.
     unsafe { type_extent("MPI_File_get_type_extent", fh, h, extent) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_type_extent_c(fh: MPI_File, h: MPI_Datatype, extent: *mut MPI_Count) -> c_int {
+pub unsafe extern "C" fn PMPI_File_get_type_extent_c(
+    fh: MPI_File,
+    h: MPI_Datatype,
+    extent: *mut MPI_Count,
+) -> c_int {
     // SAFETY: the C caller's arguments, passed on.
     unsafe { type_extent("MPI_File_get_type_extent_c", fh, h, extent) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_byte_offset(fh: MPI_File, offset: MPI_Offset, disp: *mut MPI_Offset) -> c_int {
+pub unsafe extern "C" fn PMPI_File_get_byte_offset(
+    fh: MPI_File,
+    offset: MPI_Offset,
+    disp: *mut MPI_Offset,
+) -> c_int {
     const CALL: &str = "MPI_File_get_byte_offset";
     ffi_file(CALL, fh, || {
         let f = file(fh, CALL)?;
@@ -384,7 +479,12 @@ fn whence_arg(call: &str, w: c_int) -> R<Whence> {
         MPI_SEEK_SET => Ok(Whence::Set),
         MPI_SEEK_CUR => Ok(Whence::Cur),
         MPI_SEEK_END => Ok(Whence::End),
-        _ => Err(bad(ErrorClass::Arg, call, "whence", format!("{w} is not MPI_SEEK_SET, MPI_SEEK_CUR or MPI_SEEK_END"))),
+        _ => Err(bad(
+            ErrorClass::Arg,
+            call,
+            "whence",
+            format!("{w} is not MPI_SEEK_SET, MPI_SEEK_CUR or MPI_SEEK_END"),
+        )),
     }
 }
 
@@ -398,7 +498,11 @@ pub unsafe extern "C" fn PMPI_File_seek(fh: MPI_File, offset: MPI_Offset, whence
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_File_seek_shared(fh: MPI_File, offset: MPI_Offset, whence: c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_File_seek_shared(
+    fh: MPI_File,
+    offset: MPI_Offset,
+    whence: c_int,
+) -> c_int {
     const CALL: &str = "MPI_File_seek_shared";
     ffi_file(CALL, fh, || {
         let f = file(fh, CALL)?;
@@ -418,7 +522,10 @@ pub unsafe extern "C" fn PMPI_File_get_position(fh: MPI_File, offset: *mut MPI_O
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_position_shared(fh: MPI_File, offset: *mut MPI_Offset) -> c_int {
+pub unsafe extern "C" fn PMPI_File_get_position_shared(
+    fh: MPI_File,
+    offset: *mut MPI_Offset,
+) -> c_int {
     const CALL: &str = "MPI_File_get_position_shared";
     ffi_file(CALL, fh, || {
         let f = file(fh, CALL)?;
@@ -440,7 +547,18 @@ enum Out {
 
 /// Every read/write call: `base` is the `int` form's name.
 #[allow(clippy::too_many_arguments)]
-unsafe fn access<C: Count>(base: &'static str, fh: MPI_File, offset: Option<MPI_Offset>, pos: Pos, coll: bool, dir: Dir, buf: *mut c_void, count: C, h: MPI_Datatype, o: Out) -> c_int {
+unsafe fn access<C: Count>(
+    base: &'static str,
+    fh: MPI_File,
+    offset: Option<MPI_Offset>,
+    pos: Pos,
+    coll: bool,
+    dir: Dir,
+    buf: *mut c_void,
+    count: C,
+    h: MPI_Datatype,
+    o: Out,
+) -> c_int {
     let call = name::<C>(base);
     ffi_file(call, fh, || {
         let f = file(fh, call)?;
@@ -531,14 +649,68 @@ macro_rules! begin {
     };
 }
 
-begin!(PMPI_File_read_at_all_begin, PMPI_File_read_at_all_begin_c, "MPI_File_read_at_all_begin", MVoid, off, AT, RD);
-begin!(PMPI_File_write_at_all_begin, PMPI_File_write_at_all_begin_c, "MPI_File_write_at_all_begin", CVoid, off, AT, WR);
-begin!(PMPI_File_read_all_begin, PMPI_File_read_all_begin_c, "MPI_File_read_all_begin", MVoid, nooff, IND, RD);
-begin!(PMPI_File_write_all_begin, PMPI_File_write_all_begin_c, "MPI_File_write_all_begin", CVoid, nooff, IND, WR);
-begin!(PMPI_File_read_ordered_begin, PMPI_File_read_ordered_begin_c, "MPI_File_read_ordered_begin", MVoid, nooff, ORD, RD);
-begin!(PMPI_File_write_ordered_begin, PMPI_File_write_ordered_begin_c, "MPI_File_write_ordered_begin", CVoid, nooff, ORD, WR);
+begin!(
+    PMPI_File_read_at_all_begin,
+    PMPI_File_read_at_all_begin_c,
+    "MPI_File_read_at_all_begin",
+    MVoid,
+    off,
+    AT,
+    RD
+);
+begin!(
+    PMPI_File_write_at_all_begin,
+    PMPI_File_write_at_all_begin_c,
+    "MPI_File_write_at_all_begin",
+    CVoid,
+    off,
+    AT,
+    WR
+);
+begin!(
+    PMPI_File_read_all_begin,
+    PMPI_File_read_all_begin_c,
+    "MPI_File_read_all_begin",
+    MVoid,
+    nooff,
+    IND,
+    RD
+);
+begin!(
+    PMPI_File_write_all_begin,
+    PMPI_File_write_all_begin_c,
+    "MPI_File_write_all_begin",
+    CVoid,
+    nooff,
+    IND,
+    WR
+);
+begin!(
+    PMPI_File_read_ordered_begin,
+    PMPI_File_read_ordered_begin_c,
+    "MPI_File_read_ordered_begin",
+    MVoid,
+    nooff,
+    ORD,
+    RD
+);
+begin!(
+    PMPI_File_write_ordered_begin,
+    PMPI_File_write_ordered_begin_c,
+    "MPI_File_write_ordered_begin",
+    CVoid,
+    nooff,
+    ORD,
+    WR
+);
 
-fn split_end(call: &'static str, fh: MPI_File, pos: Pos, dir: Dir, status: *mut MPI_Status) -> c_int {
+fn split_end(
+    call: &'static str,
+    fh: MPI_File,
+    pos: Pos,
+    dir: Dir,
+    status: *mut MPI_Status,
+) -> c_int {
     ffi_file(call, fh, || {
         let f = file(fh, call)?;
         let st = f.split_end(call, pos, dir)?;
@@ -556,34 +728,85 @@ macro_rules! end {
     };
 }
 
-end!(PMPI_File_read_at_all_end, "MPI_File_read_at_all_end", MVoid, AT, RD);
-end!(PMPI_File_write_at_all_end, "MPI_File_write_at_all_end", CVoid, AT, WR);
-end!(PMPI_File_read_all_end, "MPI_File_read_all_end", MVoid, IND, RD);
-end!(PMPI_File_write_all_end, "MPI_File_write_all_end", CVoid, IND, WR);
-end!(PMPI_File_read_ordered_end, "MPI_File_read_ordered_end", MVoid, ORD, RD);
-end!(PMPI_File_write_ordered_end, "MPI_File_write_ordered_end", CVoid, ORD, WR);
+end!(
+    PMPI_File_read_at_all_end,
+    "MPI_File_read_at_all_end",
+    MVoid,
+    AT,
+    RD
+);
+end!(
+    PMPI_File_write_at_all_end,
+    "MPI_File_write_at_all_end",
+    CVoid,
+    AT,
+    WR
+);
+end!(
+    PMPI_File_read_all_end,
+    "MPI_File_read_all_end",
+    MVoid,
+    IND,
+    RD
+);
+end!(
+    PMPI_File_write_all_end,
+    "MPI_File_write_all_end",
+    CVoid,
+    IND,
+    WR
+);
+end!(
+    PMPI_File_read_ordered_end,
+    "MPI_File_read_ordered_end",
+    MVoid,
+    ORD,
+    RD
+);
+end!(
+    PMPI_File_write_ordered_end,
+    "MPI_File_write_ordered_end",
+    CVoid,
+    ORD,
+    WR
+);
 
 // ----- error handlers --------------------------------------------------------------------
 
 fn errhandler_ok(h: MPI_Errhandler, call: &str) -> R<()> {
     match h {
         MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT | MPI_ERRORS_RETURN => Ok(()),
-        MPI_ERRHANDLER_NULL => Err(bad(ErrorClass::Arg, call, "errhandler", "MPI_ERRHANDLER_NULL")),
+        MPI_ERRHANDLER_NULL => Err(bad(
+            ErrorClass::Arg,
+            call,
+            "errhandler",
+            "MPI_ERRHANDLER_NULL",
+        )),
         _ => match state().errhandlers.get(h) {
             Some(e) if e.refs > 0 => Ok(()),
-            _ => Err(bad(ErrorClass::Arg, call, "errhandler", format!("{h:#x} is not a valid error handler (freed, or never created)"))),
+            _ => Err(bad(
+                ErrorClass::Arg,
+                call,
+                "errhandler",
+                format!("{h:#x} is not a valid error handler (freed, or never created)"),
+            )),
         },
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_File_create_errhandler(f: Option<MPI_File_errhandler_function>, eh: *mut MPI_Errhandler) -> c_int {
+pub unsafe extern "C" fn PMPI_File_create_errhandler(
+    f: Option<MPI_File_errhandler_function>,
+    eh: *mut MPI_Errhandler,
+) -> c_int {
     const CALL: &str = "MPI_File_create_errhandler";
     ffi_file(CALL, MPI_FILE_NULL, || {
         let f = f.ok_or_else(|| bad(ErrorClass::Arg, CALL, "file_errhandler_fn", "is NULL"))?;
         // SAFETY: `errhandler` is the OUT argument: NULL (rejected) or writable and unaliased.
         let o = unsafe { out(CALL, "errhandler", eh)? };
-        *o = state().errhandlers.insert(ErrhandlerEntry { func: f, refs: 1 });
+        *o = state()
+            .errhandlers
+            .insert(ErrhandlerEntry { func: f, refs: 1 });
         Ok(())
     })
 }
@@ -598,7 +821,14 @@ pub unsafe extern "C" fn PMPI_File_set_errhandler(fh: MPI_File, eh: MPI_Errhandl
             return Ok(());
         }
         let mut t = files();
-        let e = t.get_mut(fh).ok_or_else(|| bad(ErrorClass::File, CALL, "file", format!("{fh:#x} is not a valid file handle")))?;
+        let e = t.get_mut(fh).ok_or_else(|| {
+            bad(
+                ErrorClass::File,
+                CALL,
+                "file",
+                format!("{fh:#x} is not a valid file handle"),
+            )
+        })?;
         e.errh = eh;
         Ok(())
     })
@@ -626,9 +856,20 @@ pub unsafe extern "C" fn PMPI_File_get_errhandler(fh: MPI_File, eh: *mut MPI_Err
 pub unsafe extern "C" fn PMPI_File_call_errhandler(fh: MPI_File, errorcode: c_int) -> c_int {
     const CALL: &str = "MPI_File_call_errhandler";
     if fh != MPI_FILE_NULL && files().get(fh).is_none() {
-        return ffi_file(CALL, MPI_FILE_NULL, || Err(bad(ErrorClass::File, CALL, "fh", format!("{fh:#x} is not a valid file handle"))));
+        return ffi_file(CALL, MPI_FILE_NULL, || {
+            Err(bad(
+                ErrorClass::File,
+                CALL,
+                "fh",
+                format!("{fh:#x} is not a valid file handle"),
+            ))
+        });
     }
-    raise(fh, errorcode, &format!("{CALL}: error code {errorcode} raised by the program"));
+    raise(
+        fh,
+        errorcode,
+        &format!("{CALL}: error code {errorcode} raised by the program"),
+    );
     MPI_SUCCESS
 }
 
@@ -658,22 +899,54 @@ struct CDatarep {
 
 impl CDatarep {
     #[allow(clippy::too_many_arguments)]
-    fn convert(&self, f: usize, user: *mut u8, dt: &Datatype, count: usize, position: usize, file: *mut u8, what: &str) -> oxmpi_core::Result<()> {
+    fn convert(
+        &self,
+        f: usize,
+        user: *mut u8,
+        dt: &Datatype,
+        count: usize,
+        position: usize,
+        file: *mut u8,
+        what: &str,
+    ) -> oxmpi_core::Result<()> {
         let h = find_handle(dt);
         let rc = if self.wide {
-            // SAFETY: `f` was registered as an MPI_Datarep_conversion_function_c pointer.
-            let g: MPI_Datarep_conversion_function_c = unsafe { std::mem::transmute::<usize, MPI_Datarep_conversion_function_c>(f) };
+            let g: MPI_Datarep_conversion_function_c =
+                // SAFETY: `f` was registered as an MPI_Datarep_conversion_function_c pointer.
+                unsafe { std::mem::transmute::<usize, MPI_Datarep_conversion_function_c>(f) };
             // SAFETY: a C function of the user's with this signature; buffers sized by the engine.
-            unsafe { g(user.cast(), h, count as MPI_Count, file.cast(), position as MPI_Offset, self.extra as *mut c_void) }
+            unsafe {
+                g(
+                    user.cast(),
+                    h,
+                    count as MPI_Count,
+                    file.cast(),
+                    position as MPI_Offset,
+                    self.extra as *mut c_void,
+                )
+            }
         } else {
             let n = c_int::try_from(count).map_err(|_| MpiError::new(ErrorClass::Count, format!("{count} elements are too many for an int conversion function (register with MPI_Register_datarep_c)")))?;
-            // SAFETY: `f` was registered as an MPI_Datarep_conversion_function pointer.
-            let g: MPI_Datarep_conversion_function = unsafe { std::mem::transmute::<usize, MPI_Datarep_conversion_function>(f) };
+            let g: MPI_Datarep_conversion_function =
+                // SAFETY: `f` was registered as an MPI_Datarep_conversion_function pointer.
+                unsafe { std::mem::transmute::<usize, MPI_Datarep_conversion_function>(f) };
             // SAFETY: a C function of the user's with this signature; buffers sized by the engine.
-            unsafe { g(user.cast(), h, n, file.cast(), position as MPI_Offset, self.extra as *mut c_void) }
+            unsafe {
+                g(
+                    user.cast(),
+                    h,
+                    n,
+                    file.cast(),
+                    position as MPI_Offset,
+                    self.extra as *mut c_void,
+                )
+            }
         };
         if rc != MPI_SUCCESS {
-            return Err(MpiError::new(ErrorClass::Conversion, format!("the {what} conversion function returned error code {rc}")));
+            return Err(MpiError::new(
+                ErrorClass::Conversion,
+                format!("the {what} conversion function returned error code {rc}"),
+            ));
         }
         Ok(())
     }
@@ -696,20 +969,65 @@ impl UserDatarep for CDatarep {
     fn converts_writes(&self) -> bool {
         self.write.is_some()
     }
-    unsafe fn read(&self, user: *mut u8, dt: &Datatype, count: usize, position: usize, file: &[u8]) -> oxmpi_core::Result<()> {
-        self.convert(self.read.expect("converts_reads"), user, dt, count, position, file.as_ptr() as *mut u8, "read")
+    unsafe fn read(
+        &self,
+        user: *mut u8,
+        dt: &Datatype,
+        count: usize,
+        position: usize,
+        file: &[u8],
+    ) -> oxmpi_core::Result<()> {
+        self.convert(
+            self.read.expect("converts_reads"),
+            user,
+            dt,
+            count,
+            position,
+            file.as_ptr() as *mut u8,
+            "read",
+        )
     }
-    unsafe fn write(&self, user: *const u8, dt: &Datatype, count: usize, position: usize, file: &mut [u8]) -> oxmpi_core::Result<()> {
-        self.convert(self.write.expect("converts_writes"), user as *mut u8, dt, count, position, file.as_mut_ptr(), "write")
+    unsafe fn write(
+        &self,
+        user: *const u8,
+        dt: &Datatype,
+        count: usize,
+        position: usize,
+        file: &mut [u8],
+    ) -> oxmpi_core::Result<()> {
+        self.convert(
+            self.write.expect("converts_writes"),
+            user as *mut u8,
+            dt,
+            count,
+            position,
+            file.as_mut_ptr(),
+            "write",
+        )
     }
 }
 
-unsafe fn register(call: &'static str, datarep: *const c_char, read: Option<usize>, write: Option<usize>, extent: Option<MPI_Datarep_extent_function>, extra: *mut c_void, wide: bool) -> c_int {
+unsafe fn register(
+    call: &'static str,
+    datarep: *const c_char,
+    read: Option<usize>,
+    write: Option<usize>,
+    extent: Option<MPI_Datarep_extent_function>,
+    extra: *mut c_void,
+    wide: bool,
+) -> c_int {
     ffi_file(call, MPI_FILE_NULL, || {
         // SAFETY: `datarep` is a NUL-terminated string (or NULL, rejected).
         let name = unsafe { get_str(call, "datarep", datarep)? };
-        let extent = extent.ok_or_else(|| bad(ErrorClass::Arg, call, "dtype_file_extent_fn", "is NULL"))?;
-        let conv = CDatarep { read, write, extent, extra: extra as usize, wide };
+        let extent =
+            extent.ok_or_else(|| bad(ErrorClass::Arg, call, "dtype_file_extent_fn", "is NULL"))?;
+        let conv = CDatarep {
+            read,
+            write,
+            extent,
+            extra: extra as usize,
+            wide,
+        };
         Ok(io::register_datarep(call, name, Arc::new(conv))?)
     })
 }
@@ -723,7 +1041,17 @@ pub unsafe extern "C" fn PMPI_Register_datarep(
     extra_state: *mut c_void,
 ) -> c_int {
     // SAFETY: the C caller's arguments, passed on.
-    unsafe { register("MPI_Register_datarep", datarep, read_conversion_fn.map(|f| f as usize), write_conversion_fn.map(|f| f as usize), dtype_file_extent_fn, extra_state, false) }
+    unsafe {
+        register(
+            "MPI_Register_datarep",
+            datarep,
+            read_conversion_fn.map(|f| f as usize),
+            write_conversion_fn.map(|f| f as usize),
+            dtype_file_extent_fn,
+            extra_state,
+            false,
+        )
+    }
 }
 
 #[no_mangle]
@@ -735,6 +1063,15 @@ pub unsafe extern "C" fn PMPI_Register_datarep_c(
     extra_state: *mut c_void,
 ) -> c_int {
     // SAFETY: the C caller's arguments, passed on.
-    unsafe { register("MPI_Register_datarep_c", datarep, read_conversion_fn.map(|f| f as usize), write_conversion_fn.map(|f| f as usize), dtype_file_extent_fn, extra_state, true) }
+    unsafe {
+        register(
+            "MPI_Register_datarep_c",
+            datarep,
+            read_conversion_fn.map(|f| f as usize),
+            write_conversion_fn.map(|f| f as usize),
+            dtype_file_extent_fn,
+            extra_state,
+            true,
+        )
+    }
 }
-

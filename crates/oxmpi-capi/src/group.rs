@@ -13,14 +13,13 @@ use oxmpi_core::group::Group;
 use oxmpi_core::runtime;
 
 use crate::abi::*;
-use crate::conv::{group, new_group};
-use crate::conv::errors::{NO_COMM, array as ints, array_mut as ints_mut, ffi, out, R};
+use crate::conv::errors::{array as ints, array_mut as ints_mut, ffi, out, NO_COMM, R};
 use crate::conv::handles::state;
 use crate::conv::nonneg;
+use crate::conv::{group, new_group};
 use crate::types::*;
 
 // ----- groups --------------------------------------------------------------------------------
-
 
 /// The answer of MPI_Group_size (its `PMPI_` function, with the OUT argument's check, is
 /// generated from abi.txt's `query` line).
@@ -37,7 +36,13 @@ pub fn group_rank(call: &str, g: MPI_Group) -> R<c_int> {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_translate_ranks(g1: MPI_Group, n: c_int, ranks1: *const c_int, g2: MPI_Group, ranks2: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Group_translate_ranks(
+    g1: MPI_Group,
+    n: c_int,
+    ranks1: *const c_int,
+    g2: MPI_Group,
+    ranks2: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPI_Group_translate_ranks";
     ffi(CALL, NO_COMM, || {
         let a = group(g1, CALL, "group1")?;
@@ -63,7 +68,13 @@ pub fn group_compare(call: &'static str, g1: MPI_Group, g2: MPI_Group) -> R<c_in
 
 /// # Safety
 /// `newgroup` is NULL or valid to write one `MPI_Group`, unaliased (the C caller's argument).
-unsafe fn group_op(call: &'static str, g1: MPI_Group, g2: MPI_Group, newgroup: *mut MPI_Group, f: fn(&Group, &Group) -> Group) -> c_int {
+unsafe fn group_op(
+    call: &'static str,
+    g1: MPI_Group,
+    g2: MPI_Group,
+    newgroup: *mut MPI_Group,
+    f: fn(&Group, &Group) -> Group,
+) -> c_int {
     ffi(call, NO_COMM, || {
         // SAFETY: `newgroup` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "newgroup", newgroup)? };
@@ -79,22 +90,49 @@ unsafe fn group_op(call: &'static str, g1: MPI_Group, g2: MPI_Group, newgroup: *
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_union(g1: MPI_Group, g2: MPI_Group, newgroup: *mut MPI_Group) -> c_int {
+pub unsafe extern "C" fn PMPI_Group_union(
+    g1: MPI_Group,
+    g2: MPI_Group,
+    newgroup: *mut MPI_Group,
+) -> c_int {
     // SAFETY: `newgroup` is MPI_Group_union's OUT argument, as `group_op` requires.
     unsafe { group_op("MPI_Group_union", g1, g2, newgroup, Group::union) }
 }
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_intersection(g1: MPI_Group, g2: MPI_Group, newgroup: *mut MPI_Group) -> c_int {
+pub unsafe extern "C" fn PMPI_Group_intersection(
+    g1: MPI_Group,
+    g2: MPI_Group,
+    newgroup: *mut MPI_Group,
+) -> c_int {
     // SAFETY: `newgroup` is MPI_Group_intersection's OUT argument, as `group_op` requires.
-    unsafe { group_op("MPI_Group_intersection", g1, g2, newgroup, Group::intersection) }
+    unsafe {
+        group_op(
+            "MPI_Group_intersection",
+            g1,
+            g2,
+            newgroup,
+            Group::intersection,
+        )
+    }
 }
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_difference(g1: MPI_Group, g2: MPI_Group, newgroup: *mut MPI_Group) -> c_int {
+pub unsafe extern "C" fn PMPI_Group_difference(
+    g1: MPI_Group,
+    g2: MPI_Group,
+    newgroup: *mut MPI_Group,
+) -> c_int {
     // SAFETY: `newgroup` is MPI_Group_difference's OUT argument, as `group_op` requires.
     unsafe { group_op("MPI_Group_difference", g1, g2, newgroup, Group::difference) }
 }
 
-unsafe fn group_sel(call: &'static str, g: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group, excl: bool) -> c_int {
+unsafe fn group_sel(
+    call: &'static str,
+    g: MPI_Group,
+    n: c_int,
+    ranks: *const c_int,
+    newgroup: *mut MPI_Group,
+    excl: bool,
+) -> c_int {
     let h = g;
     ffi(call, NO_COMM, || {
         // SAFETY: `newgroup` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -112,17 +150,34 @@ unsafe fn group_sel(call: &'static str, g: MPI_Group, n: c_int, ranks: *const c_
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_incl(g: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group) -> c_int {
+pub unsafe extern "C" fn PMPI_Group_incl(
+    g: MPI_Group,
+    n: c_int,
+    ranks: *const c_int,
+    newgroup: *mut MPI_Group,
+) -> c_int {
     // SAFETY: the C caller's arguments, passed on: `group_sel` needs what MPI_Group_incl demands of them.
     unsafe { group_sel("MPI_Group_incl", g, n, ranks, newgroup, false) }
 }
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_excl(g: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group) -> c_int {
+pub unsafe extern "C" fn PMPI_Group_excl(
+    g: MPI_Group,
+    n: c_int,
+    ranks: *const c_int,
+    newgroup: *mut MPI_Group,
+) -> c_int {
     // SAFETY: the C caller's arguments, passed on: `group_sel` needs what MPI_Group_excl demands of them.
     unsafe { group_sel("MPI_Group_excl", g, n, ranks, newgroup, true) }
 }
 
-unsafe fn group_range(call: &'static str, g: MPI_Group, n: c_int, ranges: *mut c_int, newgroup: *mut MPI_Group, excl: bool) -> c_int {
+unsafe fn group_range(
+    call: &'static str,
+    g: MPI_Group,
+    n: c_int,
+    ranges: *mut c_int,
+    newgroup: *mut MPI_Group,
+    excl: bool,
+) -> c_int {
     let h = g;
     ffi(call, NO_COMM, || {
         // SAFETY: `newgroup` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -134,19 +189,33 @@ unsafe fn group_range(call: &'static str, g: MPI_Group, n: c_int, ranges: *mut c
         // SAFETY: MPI_Group_range_incl/excl's `ranges` holds `n` triplets, `3 * n` ints.
         let flat = unsafe { ints(call, "ranges", ranges, 3 * n)? };
         let triplets: Vec<[i32; 3]> = flat.chunks_exact(3).map(|t| [t[0], t[1], t[2]]).collect();
-        *o = new_group(if excl { g.range_excl(&triplets)? } else { g.range_incl(&triplets)? });
+        *o = new_group(if excl {
+            g.range_excl(&triplets)?
+        } else {
+            g.range_incl(&triplets)?
+        });
         crate::conv::tag_group(*o, crate::conv::group_session(h));
         Ok(())
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_range_incl(g: MPI_Group, n: c_int, ranges: *mut c_int, newgroup: *mut MPI_Group) -> c_int {
+pub unsafe extern "C" fn PMPI_Group_range_incl(
+    g: MPI_Group,
+    n: c_int,
+    ranges: *mut c_int,
+    newgroup: *mut MPI_Group,
+) -> c_int {
     // SAFETY: the C caller's arguments, passed on: `group_range` needs what MPI_Group_range_incl demands of them.
     unsafe { group_range("MPI_Group_range_incl", g, n, ranges, newgroup, false) }
 }
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_range_excl(g: MPI_Group, n: c_int, ranges: *mut c_int, newgroup: *mut MPI_Group) -> c_int {
+pub unsafe extern "C" fn PMPI_Group_range_excl(
+    g: MPI_Group,
+    n: c_int,
+    ranges: *mut c_int,
+    newgroup: *mut MPI_Group,
+) -> c_int {
     // SAFETY: the C caller's arguments, passed on: `group_range` needs what MPI_Group_range_excl demands of them.
     unsafe { group_range("MPI_Group_range_excl", g, n, ranges, newgroup, true) }
 }

@@ -5,13 +5,12 @@ use std::ffi::{c_char, c_int};
 use oxmpi_core::error::ErrorClass;
 
 use crate::abi::*;
-use crate::conv::{env_info, get_str, put_str, with_info};
-use crate::conv::errors::{NO_COMM, bad, ffi, out, R};
+use crate::conv::errors::{bad, ffi, out, NO_COMM, R};
 use crate::conv::handles::state;
+use crate::conv::{env_info, get_str, put_str, with_info};
 use crate::types::*;
 
 // ----- info objects -----------------------------------------------------------------------
-
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_create(info: *mut MPI_Info) -> c_int {
@@ -23,7 +22,11 @@ pub unsafe extern "C" fn PMPI_Info_create(info: *mut MPI_Info) -> c_int {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_set(info: MPI_Info, key: *const c_char, value: *const c_char) -> c_int {
+pub unsafe extern "C" fn PMPI_Info_set(
+    info: MPI_Info,
+    key: *const c_char,
+    value: *const c_char,
+) -> c_int {
     const CALL: &str = "MPI_Info_set";
     ffi(CALL, NO_COMM, || {
         // SAFETY: MPI_Info_set's `key` is a NUL-terminated C string (or NULL, rejected).
@@ -31,7 +34,12 @@ pub unsafe extern "C" fn PMPI_Info_set(info: MPI_Info, key: *const c_char, value
         // SAFETY: MPI_Info_set's `value` is a NUL-terminated C string (or NULL, rejected).
         let v = unsafe { get_str(CALL, "value", value)? }.to_string();
         if k.is_empty() || k.len() >= MPI_MAX_INFO_KEY as usize {
-            return Err(crate::conv::errors::bad_code(MPI_ERR_INFO_KEY, CALL, "key", "is empty or longer than MPI_MAX_INFO_KEY"));
+            return Err(crate::conv::errors::bad_code(
+                MPI_ERR_INFO_KEY,
+                CALL,
+                "key",
+                "is empty or longer than MPI_MAX_INFO_KEY",
+            ));
         }
         with_info(CALL, info, |kv| {
             match kv.iter_mut().find(|(a, _)| *a == k) {
@@ -44,7 +52,13 @@ pub unsafe extern "C" fn PMPI_Info_set(info: MPI_Info, key: *const c_char, value
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_get_string(info: MPI_Info, key: *const c_char, buflen: *mut c_int, value: *mut c_char, flag: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Info_get_string(
+    info: MPI_Info,
+    key: *const c_char,
+    buflen: *mut c_int,
+    value: *mut c_char,
+    flag: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPI_Info_get_string";
     ffi(CALL, NO_COMM, || {
         // SAFETY: MPI_Info_get_string's `key` is a NUL-terminated C string (or NULL, rejected).
@@ -53,7 +67,9 @@ pub unsafe extern "C" fn PMPI_Info_get_string(info: MPI_Info, key: *const c_char
         let bl = unsafe { out(CALL, "buflen", buflen)? };
         // SAFETY: `flag` is MPI_Info_get_string's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let f = unsafe { out(CALL, "flag", flag)? };
-        let found = with_info(CALL, info, |kv| Ok(kv.iter().find(|(a, _)| *a == k).map(|(_, v)| v.clone())))?;
+        let found = with_info(CALL, info, |kv| {
+            Ok(kv.iter().find(|(a, _)| *a == k).map(|(_, v)| v.clone()))
+        })?;
         match found {
             None => *f = 0,
             Some(v) => {
@@ -87,7 +103,14 @@ pub unsafe extern "C" fn PMPI_Info_get_nthkey(info: MPI_Info, n: c_int, key: *mu
                 .ok()
                 .and_then(|i| kv.get(i))
                 .map(|(k, _)| k.clone())
-                .ok_or_else(|| bad(ErrorClass::Arg, CALL, "n", format!("{n} is not in 0..{}", kv.len())))
+                .ok_or_else(|| {
+                    bad(
+                        ErrorClass::Arg,
+                        CALL,
+                        "n",
+                        format!("{n} is not in 0..{}", kv.len()),
+                    )
+                })
         })?;
         // SAFETY: MPI_MAX_INFO_KEY bytes by the C contract.
         unsafe { put_str(key, &k, MPI_MAX_INFO_KEY as usize) };
@@ -105,7 +128,12 @@ pub unsafe extern "C" fn PMPI_Info_delete(info: MPI_Info, key: *const c_char) ->
             let before = kv.len();
             kv.retain(|(a, _)| *a != k);
             if kv.len() == before {
-                return Err(crate::conv::errors::bad_code(MPI_ERR_INFO_NOKEY, CALL, "key", format!("`{k}` is not in the info object")));
+                return Err(crate::conv::errors::bad_code(
+                    MPI_ERR_INFO_NOKEY,
+                    CALL,
+                    "key",
+                    format!("`{k}` is not in the info object"),
+                ));
             }
             Ok(())
         })
@@ -129,7 +157,14 @@ pub unsafe extern "C" fn PMPI_Info_free(info: *mut MPI_Info) -> c_int {
     ffi(CALL, NO_COMM, || {
         // SAFETY: `info` is MPI_Info_free's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let h = unsafe { out(CALL, "info", info)? };
-        state().infos.remove(*h).ok_or_else(|| crate::conv::errors::bad_code(MPI_ERR_INFO, CALL, "info", format!("{:#x} is not a valid info object", *h)))?;
+        state().infos.remove(*h).ok_or_else(|| {
+            crate::conv::errors::bad_code(
+                MPI_ERR_INFO,
+                CALL,
+                "info",
+                format!("{:#x} is not a valid info object", *h),
+            )
+        })?;
         *h = MPI_INFO_NULL;
         Ok(())
     })
@@ -138,7 +173,12 @@ pub unsafe extern "C" fn PMPI_Info_free(info: *mut MPI_Info) -> c_int {
 fn info_key(call: &str, k: &str) -> R<String> {
     let k = k.to_string();
     if k.is_empty() || k.len() >= MPI_MAX_INFO_KEY as usize {
-        return Err(crate::conv::errors::bad_code(MPI_ERR_INFO_KEY, call, "key", "is empty or longer than MPI_MAX_INFO_KEY"));
+        return Err(crate::conv::errors::bad_code(
+            MPI_ERR_INFO_KEY,
+            call,
+            "key",
+            "is empty or longer than MPI_MAX_INFO_KEY",
+        ));
     }
     Ok(k)
 }
@@ -146,17 +186,30 @@ fn info_key(call: &str, k: &str) -> R<String> {
 /// MPI_Info_get (deprecated in MPI-4.0, still everywhere): at most `valuelen`
 /// characters of the value and a NUL (the buffer holds `valuelen + 1`).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_get(info: MPI_Info, key: *const c_char, valuelen: c_int, value: *mut c_char, flag: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Info_get(
+    info: MPI_Info,
+    key: *const c_char,
+    valuelen: c_int,
+    value: *mut c_char,
+    flag: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPI_Info_get";
     ffi(CALL, NO_COMM, || {
         // SAFETY: MPI_Info_get's `key` is a NUL-terminated C string (or NULL, rejected).
         let k = info_key(CALL, unsafe { get_str(CALL, "key", key)? })?;
         if valuelen < 0 {
-            return Err(crate::conv::errors::bad_code(MPI_ERR_INFO_VALUE, CALL, "valuelen", format!("{valuelen} is negative")));
+            return Err(crate::conv::errors::bad_code(
+                MPI_ERR_INFO_VALUE,
+                CALL,
+                "valuelen",
+                format!("{valuelen} is negative"),
+            ));
         }
         // SAFETY: `flag` is MPI_Info_get's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let f = unsafe { out(CALL, "flag", flag)? };
-        let found = with_info(CALL, info, |kv| Ok(kv.iter().find(|(a, _)| *a == k).map(|(_, v)| v.clone())))?;
+        let found = with_info(CALL, info, |kv| {
+            Ok(kv.iter().find(|(a, _)| *a == k).map(|(_, v)| v.clone()))
+        })?;
         *f = found.is_some() as c_int;
         if let Some(v) = found {
             if value.is_null() {
@@ -171,7 +224,12 @@ pub unsafe extern "C" fn PMPI_Info_get(info: MPI_Info, key: *const c_char, value
 
 /// MPI_Info_get_valuelen: the value's length without the NUL.
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_get_valuelen(info: MPI_Info, key: *const c_char, valuelen: *mut c_int, flag: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Info_get_valuelen(
+    info: MPI_Info,
+    key: *const c_char,
+    valuelen: *mut c_int,
+    flag: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPI_Info_get_valuelen";
     ffi(CALL, NO_COMM, || {
         // SAFETY: MPI_Info_get_valuelen's `key` is a NUL-terminated C string (or NULL, rejected).
@@ -180,7 +238,9 @@ pub unsafe extern "C" fn PMPI_Info_get_valuelen(info: MPI_Info, key: *const c_ch
         let l = unsafe { out(CALL, "valuelen", valuelen)? };
         // SAFETY: `flag` is MPI_Info_get_valuelen's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let f = unsafe { out(CALL, "flag", flag)? };
-        let found = with_info(CALL, info, |kv| Ok(kv.iter().find(|(a, _)| *a == k).map(|(_, v)| v.len())))?;
+        let found = with_info(CALL, info, |kv| {
+            Ok(kv.iter().find(|(a, _)| *a == k).map(|(_, v)| v.len()))
+        })?;
         *f = found.is_some() as c_int;
         if let Some(n) = found {
             *l = n as c_int;
@@ -191,7 +251,11 @@ pub unsafe extern "C" fn PMPI_Info_get_valuelen(info: MPI_Info, key: *const c_ch
 
 /// MPI_Info_create_env: a new info object with MPI_INFO_ENV's keys.
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_create_env(_argc: c_int, _argv: *mut *mut c_char, info: *mut MPI_Info) -> c_int {
+pub unsafe extern "C" fn PMPI_Info_create_env(
+    _argc: c_int,
+    _argv: *mut *mut c_char,
+    info: *mut MPI_Info,
+) -> c_int {
     const CALL: &str = "MPI_Info_create_env";
     ffi(CALL, NO_COMM, || {
         // SAFETY: `info` is MPI_Info_create_env's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).

@@ -16,7 +16,12 @@
 //!   [`request`], [`part`], [`dtype`], [`pack`], [`coll`], [`neighbor`], [`pcoll`]
 //!   (persistent collectives), [`file`] (MPI-IO), [`win`] (one-sided), [`dynamic`],
 //!   [`session`] (MPI-4 sessions), [`tools`] (MPI_T), [`mpi4x`] (MPI-4.x/5.0 odds).
-#![allow(non_upper_case_globals, non_camel_case_types, non_snake_case, clippy::missing_safety_doc)]
+#![allow(
+    non_upper_case_globals,
+    non_camel_case_types,
+    non_snake_case,
+    clippy::missing_safety_doc
+)]
 
 pub mod abi {
     //! Constants generated from `abi.txt`, and the standard ABI's values of the
@@ -31,12 +36,12 @@ pub mod coll;
 pub mod comm;
 pub mod conv;
 // (`fortran` here, off the lines other areas add theirs at.)
-pub mod fortran;
 pub mod dtype;
 pub mod dynamic;
-pub mod errhan;
 pub mod env;
+pub mod errhan;
 pub mod file;
+pub mod fortran;
 pub mod group;
 pub mod info;
 pub mod mpi4x;
@@ -80,29 +85,54 @@ pub mod types {
         pub MPI_internal: [c_int; 5],
     }
 
-    pub type MPI_User_function = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut MPI_Datatype);
-    pub type MPI_User_function_c = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut MPI_Count, *mut MPI_Datatype);
+    pub type MPI_User_function =
+        unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut MPI_Datatype);
+    pub type MPI_User_function_c =
+        unsafe extern "C" fn(*mut c_void, *mut c_void, *mut MPI_Count, *mut MPI_Datatype);
     pub type MPI_Comm_errhandler_function = unsafe extern "C" fn(*mut MPI_Comm, *mut c_int, ...);
     pub type MPI_Handler_function = MPI_Comm_errhandler_function;
-    pub type MPI_Comm_copy_attr_function =
-        unsafe extern "C" fn(MPI_Comm, c_int, *mut c_void, *mut c_void, *mut c_void, *mut c_int) -> c_int;
-    pub type MPI_Comm_delete_attr_function = unsafe extern "C" fn(MPI_Comm, c_int, *mut c_void, *mut c_void) -> c_int;
+    pub type MPI_Comm_copy_attr_function = unsafe extern "C" fn(
+        MPI_Comm,
+        c_int,
+        *mut c_void,
+        *mut c_void,
+        *mut c_void,
+        *mut c_int,
+    ) -> c_int;
+    pub type MPI_Comm_delete_attr_function =
+        unsafe extern "C" fn(MPI_Comm, c_int, *mut c_void, *mut c_void) -> c_int;
     /// Same C signature as the communicator callbacks, with an `MPI_Datatype` first.
-    pub type MPI_Type_copy_attr_function =
-        unsafe extern "C" fn(MPI_Datatype, c_int, *mut c_void, *mut c_void, *mut c_void, *mut c_int) -> c_int;
-    pub type MPI_Type_delete_attr_function = unsafe extern "C" fn(MPI_Datatype, c_int, *mut c_void, *mut c_void) -> c_int;
+    pub type MPI_Type_copy_attr_function = unsafe extern "C" fn(
+        MPI_Datatype,
+        c_int,
+        *mut c_void,
+        *mut c_void,
+        *mut c_void,
+        *mut c_int,
+    ) -> c_int;
+    pub type MPI_Type_delete_attr_function =
+        unsafe extern "C" fn(MPI_Datatype, c_int, *mut c_void, *mut c_void) -> c_int;
     pub type MPI_Copy_function = MPI_Comm_copy_attr_function;
-    pub type MPI_Win_copy_attr_function =
-        unsafe extern "C" fn(MPI_Win, c_int, *mut c_void, *mut c_void, *mut c_void, *mut c_int) -> c_int;
-    pub type MPI_Win_delete_attr_function = unsafe extern "C" fn(MPI_Win, c_int, *mut c_void, *mut c_void) -> c_int;
+    pub type MPI_Win_copy_attr_function = unsafe extern "C" fn(
+        MPI_Win,
+        c_int,
+        *mut c_void,
+        *mut c_void,
+        *mut c_void,
+        *mut c_int,
+    ) -> c_int;
+    pub type MPI_Win_delete_attr_function =
+        unsafe extern "C" fn(MPI_Win, c_int, *mut c_void, *mut c_void) -> c_int;
     pub type MPI_Win_errhandler_function = unsafe extern "C" fn(*mut MPI_Win, *mut c_int, ...);
     pub type MPI_File_errhandler_function = unsafe extern "C" fn(*mut MPI_File, *mut c_int, ...);
-    pub type MPI_Grequest_query_function = unsafe extern "C" fn(*mut c_void, *mut MPI_Status) -> c_int;
+    pub type MPI_Grequest_query_function =
+        unsafe extern "C" fn(*mut c_void, *mut MPI_Status) -> c_int;
     pub type MPI_Grequest_free_function = unsafe extern "C" fn(*mut c_void) -> c_int;
     pub type MPI_Grequest_cancel_function = unsafe extern "C" fn(*mut c_void, c_int) -> c_int;
     pub type MPI_Delete_function = MPI_Comm_delete_attr_function;
     pub type MPI_Session = usize;
-    pub type MPI_Session_errhandler_function = unsafe extern "C" fn(*mut MPI_Session, *mut c_int, ...);
+    pub type MPI_Session_errhandler_function =
+        unsafe extern "C" fn(*mut MPI_Session, *mut c_int, ...);
     /// The C view of Fortran 2008's `TYPE(MPI_Status)`: the same eight integers as `MPI_Status`.
     #[repr(C)]
     #[derive(Clone, Copy, Debug, Default)]
@@ -120,29 +150,56 @@ pub mod types {
     pub type MPI_T_event_instance = usize;
     pub type MPI_T_cb_safety = c_int;
     pub type MPI_T_source_order = c_int;
-    pub type MPI_T_event_cb_function = unsafe extern "C" fn(MPI_T_event_instance, MPI_T_event_registration, MPI_T_cb_safety, *mut c_void);
-    pub type MPI_T_event_free_cb_function = unsafe extern "C" fn(MPI_T_event_registration, MPI_T_cb_safety, *mut c_void);
-    pub type MPI_T_event_dropped_cb_function = unsafe extern "C" fn(MPI_Count, MPI_T_event_registration, c_int, MPI_T_cb_safety, *mut c_void);
-    pub type MPI_Datarep_conversion_function = unsafe extern "C" fn(*mut c_void, MPI_Datatype, c_int, *mut c_void, i64, *mut c_void) -> c_int;
-    pub type MPI_Datarep_conversion_function_c = unsafe extern "C" fn(*mut c_void, MPI_Datatype, MPI_Count, *mut c_void, i64, *mut c_void) -> c_int;
-    pub type MPI_Datarep_extent_function = unsafe extern "C" fn(MPI_Datatype, *mut MPI_Aint, *mut c_void) -> c_int;
+    pub type MPI_T_event_cb_function = unsafe extern "C" fn(
+        MPI_T_event_instance,
+        MPI_T_event_registration,
+        MPI_T_cb_safety,
+        *mut c_void,
+    );
+    pub type MPI_T_event_free_cb_function =
+        unsafe extern "C" fn(MPI_T_event_registration, MPI_T_cb_safety, *mut c_void);
+    pub type MPI_T_event_dropped_cb_function = unsafe extern "C" fn(
+        MPI_Count,
+        MPI_T_event_registration,
+        c_int,
+        MPI_T_cb_safety,
+        *mut c_void,
+    );
+    pub type MPI_Datarep_conversion_function = unsafe extern "C" fn(
+        *mut c_void,
+        MPI_Datatype,
+        c_int,
+        *mut c_void,
+        i64,
+        *mut c_void,
+    ) -> c_int;
+    pub type MPI_Datarep_conversion_function_c = unsafe extern "C" fn(
+        *mut c_void,
+        MPI_Datatype,
+        MPI_Count,
+        *mut c_void,
+        i64,
+        *mut c_void,
+    ) -> c_int;
+    pub type MPI_Datarep_extent_function =
+        unsafe extern "C" fn(MPI_Datatype, *mut MPI_Aint, *mut c_void) -> c_int;
 }
 
 /// All `PMPI_x` implementations, for the generated shims.
 pub mod pmpi {
+    pub use crate::attr::*;
     pub use crate::coll::*;
     pub use crate::comm::*;
     pub use crate::dtype::*;
     pub use crate::dynamic::*;
     pub use crate::env::*;
+    pub use crate::errhan::*;
     pub use crate::file::*;
     pub use crate::group::*;
-    pub use crate::errhan::*;
     pub use crate::info::*;
-    pub use crate::op::*;
-    pub use crate::attr::*;
     pub use crate::mpi4x::*;
     pub use crate::neighbor::*;
+    pub use crate::op::*;
     pub use crate::p2p::*;
     pub use crate::pack::*;
     pub use crate::part::*;

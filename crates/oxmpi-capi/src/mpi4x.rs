@@ -19,9 +19,9 @@ use oxmpi_core::group::Group;
 use oxmpi_core::{pt2pt, Comm};
 
 use crate::abi::*;
-use crate::conv::{comm, datatype, get_str, group, new_comm};
 use crate::conv::errors::{bad, bad_code, ffi, out, Fail, NO_COMM, R};
 use crate::conv::handles::state;
+use crate::conv::{comm, datatype, get_str, group, new_comm};
 use crate::types::*;
 
 // ----- status accessors (MPI-5.0) ------------------------------------------------------
@@ -30,7 +30,12 @@ use crate::types::*;
 /// `status` is NULL or a readable `MPI_Status`.
 unsafe fn status_in<'a>(call: &str, status: *const MPI_Status) -> R<&'a MPI_Status> {
     if status.is_null() {
-        return Err(bad(ErrorClass::Arg, call, "status", "is NULL (MPI_STATUS_IGNORE)"));
+        return Err(bad(
+            ErrorClass::Arg,
+            call,
+            "status",
+            "is NULL (MPI_STATUS_IGNORE)",
+        ));
     }
     // SAFETY: non-null (checked); readable by this function's contract.
     Ok(unsafe { &*status })
@@ -59,16 +64,42 @@ macro_rules! status_field {
     };
 }
 
-status_field!(PMPI_Status_get_source, PMPI_Status_set_source, "MPI_Status_get_source", "MPI_Status_set_source", MPI_SOURCE, "source");
-status_field!(PMPI_Status_get_tag, PMPI_Status_set_tag, "MPI_Status_get_tag", "MPI_Status_set_tag", MPI_TAG, "tag");
-status_field!(PMPI_Status_get_error, PMPI_Status_set_error, "MPI_Status_get_error", "MPI_Status_set_error", MPI_ERROR, "error");
+status_field!(
+    PMPI_Status_get_source,
+    PMPI_Status_set_source,
+    "MPI_Status_get_source",
+    "MPI_Status_set_source",
+    MPI_SOURCE,
+    "source"
+);
+status_field!(
+    PMPI_Status_get_tag,
+    PMPI_Status_set_tag,
+    "MPI_Status_get_tag",
+    "MPI_Status_set_tag",
+    MPI_TAG,
+    "tag"
+);
+status_field!(
+    PMPI_Status_get_error,
+    PMPI_Status_set_error,
+    "MPI_Status_get_error",
+    "MPI_Status_set_error",
+    MPI_ERROR,
+    "error"
+);
 
 // ----- MPI_Request_get_status_{any,all,some} (MPI-4.1) ------------------------------------
 
 /// The status of an inactive or null request: source MPI_ANY_SOURCE, tag
 /// MPI_ANY_TAG, error MPI_SUCCESS, count 0.
 fn empty_status() -> MPI_Status {
-    MPI_Status { MPI_SOURCE: MPI_ANY_SOURCE, MPI_TAG: MPI_ANY_TAG, MPI_ERROR: MPI_SUCCESS, MPI_internal: [0; 5] }
+    MPI_Status {
+        MPI_SOURCE: MPI_ANY_SOURCE,
+        MPI_TAG: MPI_ANY_TAG,
+        MPI_ERROR: MPI_SUCCESS,
+        MPI_internal: [0; 5],
+    }
 }
 
 /// MPI_Request_get_status on one non-null request: whether it is complete,
@@ -79,23 +110,50 @@ fn peek(call: &str, h: MPI_Request) -> R<Option<MPI_Status>> {
     // SAFETY: `flag` and `s` are this frame's locals, writable and unaliased.
     let code = unsafe { crate::request::PMPI_Request_get_status(h, &mut flag, &mut s) };
     if code != MPI_SUCCESS {
-        return Err(Fail { code, message: format!("{call}: MPI_Request_get_status failed on request {h:#x} (error code {code})") });
+        return Err(Fail {
+            code,
+            message: format!(
+                "{call}: MPI_Request_get_status failed on request {h:#x} (error code {code})"
+            ),
+        });
     }
     Ok((flag != 0).then_some(s))
 }
 
 /// # Safety
 /// `requests` is NULL or holds `count` request handles.
-unsafe fn request_array<'a>(call: &str, count: c_int, requests: *mut MPI_Request) -> R<&'a [MPI_Request]> {
+unsafe fn request_array<'a>(
+    call: &str,
+    count: c_int,
+    requests: *mut MPI_Request,
+) -> R<&'a [MPI_Request]> {
     if count < 0 {
-        return Err(bad(ErrorClass::Count, call, "count", format!("{count} is negative")));
+        return Err(bad(
+            ErrorClass::Count,
+            call,
+            "count",
+            format!("{count} is negative"),
+        ));
     }
     // SAFETY: the C caller's array of `count` handles (NULL rejected when count > 0).
-    unsafe { crate::conv::errors::array(call, "array_of_requests", requests as *const MPI_Request, count as usize) }
+    unsafe {
+        crate::conv::errors::array(
+            call,
+            "array_of_requests",
+            requests as *const MPI_Request,
+            count as usize,
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Request_get_status_any(count: c_int, requests: *mut MPI_Request, index: *mut c_int, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+pub unsafe extern "C" fn PMPI_Request_get_status_any(
+    count: c_int,
+    requests: *mut MPI_Request,
+    index: *mut c_int,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
     const CALL: &str = "MPI_Request_get_status_any";
     ffi(CALL, NO_COMM, || {
         // SAFETY: the C caller's arguments, as MPI_Request_get_status_any defines them.
@@ -135,7 +193,12 @@ pub unsafe extern "C" fn PMPI_Request_get_status_any(count: c_int, requests: *mu
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Request_get_status_all(count: c_int, requests: *mut MPI_Request, flag: *mut c_int, statuses: *mut MPI_Status) -> c_int {
+pub unsafe extern "C" fn PMPI_Request_get_status_all(
+    count: c_int,
+    requests: *mut MPI_Request,
+    flag: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
     const CALL: &str = "MPI_Request_get_status_all";
     ffi(CALL, NO_COMM, || {
         // SAFETY: the C caller's arguments, as MPI_Request_get_status_all defines them.
@@ -167,7 +230,13 @@ pub unsafe extern "C" fn PMPI_Request_get_status_all(count: c_int, requests: *mu
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Request_get_status_some(incount: c_int, requests: *mut MPI_Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MPI_Status) -> c_int {
+pub unsafe extern "C" fn PMPI_Request_get_status_some(
+    incount: c_int,
+    requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
     const CALL: &str = "MPI_Request_get_status_some";
     ffi(CALL, NO_COMM, || {
         // SAFETY: the C caller's arguments, as MPI_Request_get_status_some defines them.
@@ -191,7 +260,9 @@ pub unsafe extern "C" fn PMPI_Request_get_status_some(incount: c_int, requests: 
         }
         if !done.is_empty() {
             // SAFETY: the C caller's array of `incount` >= done.len() indices.
-            let idx = unsafe { crate::conv::errors::array_mut(CALL, "array_of_indices", indices, done.len())? };
+            let idx = unsafe {
+                crate::conv::errors::array_mut(CALL, "array_of_indices", indices, done.len())?
+            };
             for (slot, (k, _)) in idx.iter_mut().zip(&done) {
                 *slot = *k;
             }
@@ -212,7 +283,9 @@ pub unsafe extern "C" fn PMPI_Request_get_status_some(incount: c_int, requests: 
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Buffer_flush() -> c_int {
-    ffi("MPI_Buffer_flush", NO_COMM, || Ok(pt2pt::buffer_flush(None)?))
+    ffi("MPI_Buffer_flush", NO_COMM, || {
+        Ok(pt2pt::buffer_flush(None)?)
+    })
 }
 
 #[no_mangle]
@@ -234,7 +307,12 @@ fn comm_attach(call: &'static str, c: MPI_Comm, buffer: *mut c_void, size: i64) 
             isize::MAX as usize
         } else {
             if size < 0 {
-                return Err(bad(ErrorClass::Arg, call, "size", format!("{size} is negative")));
+                return Err(bad(
+                    ErrorClass::Arg,
+                    call,
+                    "size",
+                    format!("{size} is negative"),
+                ));
             }
             if buffer.is_null() && size > 0 {
                 return Err(bad(ErrorClass::Buffer, call, "buffer", "is NULL"));
@@ -249,7 +327,12 @@ fn comm_attach(call: &'static str, c: MPI_Comm, buffer: *mut c_void, size: i64) 
 
 /// # Safety
 /// `buffer_addr` and `size` are NULL or writable and unaliased.
-unsafe fn comm_detach(call: &'static str, c: MPI_Comm, buffer_addr: *mut c_void, size: &mut dyn FnMut(usize) -> R<()>) -> c_int {
+unsafe fn comm_detach(
+    call: &'static str,
+    c: MPI_Comm,
+    buffer_addr: *mut c_void,
+    size: &mut dyn FnMut(usize) -> R<()>,
+) -> c_int {
     ffi(call, c, || {
         let cm = comm(c, call)?;
         // SAFETY: `buffer_addr` is the C caller's `void *` pointing at a `void *` to fill.
@@ -261,17 +344,29 @@ unsafe fn comm_detach(call: &'static str, c: MPI_Comm, buffer_addr: *mut c_void,
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_attach_buffer(c: MPI_Comm, buffer: *mut c_void, size: c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Comm_attach_buffer(
+    c: MPI_Comm,
+    buffer: *mut c_void,
+    size: c_int,
+) -> c_int {
     comm_attach("MPI_Comm_attach_buffer", c, buffer, size as i64)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_attach_buffer_c(c: MPI_Comm, buffer: *mut c_void, size: MPI_Count) -> c_int {
+pub unsafe extern "C" fn PMPI_Comm_attach_buffer_c(
+    c: MPI_Comm,
+    buffer: *mut c_void,
+    size: MPI_Count,
+) -> c_int {
     comm_attach("MPI_Comm_attach_buffer_c", c, buffer, size)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_detach_buffer(c: MPI_Comm, buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Comm_detach_buffer(
+    c: MPI_Comm,
+    buffer_addr: *mut c_void,
+    size: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPI_Comm_detach_buffer";
     let mut put = |n: usize| {
         // SAFETY: the C caller's OUT argument: NULL (rejected) or writable and unaliased.
@@ -283,7 +378,11 @@ pub unsafe extern "C" fn PMPI_Comm_detach_buffer(c: MPI_Comm, buffer_addr: *mut 
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_detach_buffer_c(c: MPI_Comm, buffer_addr: *mut c_void, size: *mut MPI_Count) -> c_int {
+pub unsafe extern "C" fn PMPI_Comm_detach_buffer_c(
+    c: MPI_Comm,
+    buffer_addr: *mut c_void,
+    size: *mut MPI_Count,
+) -> c_int {
     const CALL: &str = "MPI_Comm_detach_buffer_c";
     let mut put = |n: usize| {
         // SAFETY: the C caller's OUT argument: NULL (rejected) or writable and unaliased.
@@ -335,17 +434,35 @@ unsafe fn stringtag(call: &str, p: *const c_char) -> R<String> {
     // SAFETY: by this function's contract.
     let s = unsafe { get_str(call, "stringtag", p)? };
     if s.len() >= MPI_MAX_STRINGTAG_LEN as usize {
-        return Err(bad(ErrorClass::Arg, call, "stringtag", format!("{} bytes; at most MPI_MAX_STRINGTAG_LEN - 1 = {}", s.len(), MPI_MAX_STRINGTAG_LEN - 1)));
+        return Err(bad(
+            ErrorClass::Arg,
+            call,
+            "stringtag",
+            format!(
+                "{} bytes; at most MPI_MAX_STRINGTAG_LEN - 1 = {}",
+                s.len(),
+                MPI_MAX_STRINGTAG_LEN - 1
+            ),
+        ));
     }
     Ok(s.to_string())
 }
 
 /// Validates an errhandler argument (before anything is created).
 fn errhandler_arg(call: &str, eh: MPI_Errhandler) -> R<()> {
-    if eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ABORT || state().errhandlers.get(eh).is_some() {
+    if eh == MPI_ERRORS_ARE_FATAL
+        || eh == MPI_ERRORS_RETURN
+        || eh == MPI_ERRORS_ABORT
+        || state().errhandlers.get(eh).is_some()
+    {
         Ok(())
     } else {
-        Err(bad(ErrorClass::Arg, call, "errhandler", format!("{eh:#x} is not a valid error handler")))
+        Err(bad(
+            ErrorClass::Arg,
+            call,
+            "errhandler",
+            format!("{eh:#x} is not a valid error handler"),
+        ))
     }
 }
 
@@ -353,7 +470,12 @@ fn info_arg(call: &str, info: MPI_Info) -> R<()> {
     if info == MPI_INFO_NULL || info == MPI_INFO_ENV || state().infos.get(info).is_some() {
         Ok(())
     } else {
-        Err(bad_code(MPI_ERR_INFO, call, "info", format!("{info:#x} is not a valid info object")))
+        Err(bad_code(
+            MPI_ERR_INFO,
+            call,
+            "info",
+            format!("{info:#x} is not a valid info object"),
+        ))
     }
 }
 
@@ -366,7 +488,12 @@ fn handle_with_errhandler(call: &str, cm: Comm, eh: MPI_Errhandler) -> R<MPI_Com
         let mut h = h;
         // SAFETY: `h` is a local, writable handle of a communicator of ours.
         unsafe { crate::comm::PMPI_Comm_free(&mut h) };
-        return Err(Fail { code, message: format!("{call}: setting the new communicator's error handler failed (code {code})") });
+        return Err(Fail {
+            code,
+            message: format!(
+                "{call}: setting the new communicator's error handler failed (code {code})"
+            ),
+        });
     }
     Ok(h)
 }
@@ -380,7 +507,13 @@ fn world(_call: &str) -> R<Comm> {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_create_from_group(g: MPI_Group, tag: *const c_char, info: MPI_Info, eh: MPI_Errhandler, newcomm: *mut MPI_Comm) -> c_int {
+pub unsafe extern "C" fn PMPI_Comm_create_from_group(
+    g: MPI_Group,
+    tag: *const c_char,
+    info: MPI_Info,
+    eh: MPI_Errhandler,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
     const CALL: &str = "MPI_Comm_create_from_group";
     ffi(CALL, NO_COMM, || {
         let grp = group(g, CALL, "group")?;
@@ -395,11 +528,23 @@ pub unsafe extern "C" fn PMPI_Comm_create_from_group(g: MPI_Group, tag: *const c
         let w = world(CALL)?;
         let me = w.group()[w.rank() as usize];
         if grp.rank_of_world(me).is_none() {
-            return Err(bad(ErrorClass::Group, CALL, "group", "the calling process is not a member of the group"));
+            return Err(bad(
+                ErrorClass::Group,
+                CALL,
+                "group",
+                "the calling process is not a member of the group",
+            ));
         }
         let cm = oxmpi_core::comm::create::create_group(&w, grp.world_ranks(), tag_of(&t))
             .map_err(|e| rename(e, CALL))?
-            .ok_or_else(|| bad(ErrorClass::Group, CALL, "group", "the calling process is not a member of the group"))?;
+            .ok_or_else(|| {
+                bad(
+                    ErrorClass::Group,
+                    CALL,
+                    "group",
+                    "the calling process is not a member of the group",
+                )
+            })?;
         let h = handle_with_errhandler(CALL, cm.clone(), eh)?;
         crate::conv::tag_comm(h, &cm, session);
         *o = h;
@@ -422,7 +567,10 @@ pub unsafe extern "C" fn PMPI_Intercomm_create_from_groups(
     ffi(CALL, NO_COMM, || {
         let lg = group(local_group, CALL, "local_group")?;
         let rg = group(remote_group, CALL, "remote_group")?;
-        let session = crate::conv::common_session(CALL, &[("local_group", local_group), ("remote_group", remote_group)])?;
+        let session = crate::conv::common_session(
+            CALL,
+            &[("local_group", local_group), ("remote_group", remote_group)],
+        )?;
         // SAFETY: the C caller's string tag: NUL-terminated, or NULL (rejected).
         let t = unsafe { stringtag(CALL, tag)? };
         info_arg(CALL, info)?;
@@ -431,25 +579,68 @@ pub unsafe extern "C" fn PMPI_Intercomm_create_from_groups(
         let o = unsafe { out(CALL, "newintercomm", newintercomm)? };
         *o = MPI_COMM_NULL;
         if !(0..lg.size()).contains(&local_leader) {
-            return Err(bad(ErrorClass::Rank, CALL, "local_leader", format!("{local_leader} is not a rank of local_group (size {})", lg.size())));
+            return Err(bad(
+                ErrorClass::Rank,
+                CALL,
+                "local_leader",
+                format!(
+                    "{local_leader} is not a rank of local_group (size {})",
+                    lg.size()
+                ),
+            ));
         }
-        let remote_world = rg
-            .world_rank_of(remote_leader)
-            .ok_or_else(|| bad(ErrorClass::Rank, CALL, "remote_leader", format!("{remote_leader} is not a rank of remote_group (size {})", rg.size())))?;
+        let remote_world = rg.world_rank_of(remote_leader).ok_or_else(|| {
+            bad(
+                ErrorClass::Rank,
+                CALL,
+                "remote_leader",
+                format!(
+                    "{remote_leader} is not a rank of remote_group (size {})",
+                    rg.size()
+                ),
+            )
+        })?;
         let w = world(CALL)?;
         let me = w.group()[w.rank() as usize];
         if lg.rank_of_world(me).is_none() {
-            return Err(bad(ErrorClass::Group, CALL, "local_group", "the calling process is not a member of the local group"));
+            return Err(bad(
+                ErrorClass::Group,
+                CALL,
+                "local_group",
+                "the calling process is not a member of the local group",
+            ));
         }
-        if lg.world_ranks().iter().any(|r| rg.rank_of_world(*r).is_some()) {
-            return Err(bad(ErrorClass::Group, CALL, "remote_group", "overlaps the local group; the two groups must be disjoint"));
+        if lg
+            .world_ranks()
+            .iter()
+            .any(|r| rg.rank_of_world(*r).is_some())
+        {
+            return Err(bad(
+                ErrorClass::Group,
+                CALL,
+                "remote_group",
+                "overlaps the local group; the two groups must be disjoint",
+            ));
         }
         let tg = tag_of(&t);
         let local = oxmpi_core::comm::create::create_group(&w, lg.world_ranks(), tg)
             .map_err(|e| rename(e, CALL))?
-            .ok_or_else(|| bad(ErrorClass::Group, CALL, "local_group", "the calling process is not a member of the local group"))?;
-        let ic = oxmpi_core::comm::inter::intercomm_create(&local, local_leader, Some(&w), remote_world as i32, tg)
-            .map_err(|e| rename(e, CALL))?;
+            .ok_or_else(|| {
+                bad(
+                    ErrorClass::Group,
+                    CALL,
+                    "local_group",
+                    "the calling process is not a member of the local group",
+                )
+            })?;
+        let ic = oxmpi_core::comm::inter::intercomm_create(
+            &local,
+            local_leader,
+            Some(&w),
+            remote_world as i32,
+            tg,
+        )
+        .map_err(|e| rename(e, CALL))?;
         drop(local);
         let h = handle_with_errhandler(CALL, ic.clone(), eh)?;
         crate::conv::tag_comm(h, &ic, session);
@@ -463,24 +654,40 @@ pub unsafe extern "C" fn PMPI_Intercomm_create_from_groups(
 /// A handle for an F90 type: a handle of its own (so its envelope reports the
 /// F90 combiner), the same one for the same parameters while it lives.
 fn f90_handle(dt: Datatype) -> MPI_Datatype {
-    let found = state().datatypes.iter().find(|(_, d)| d.ptr_eq(&dt)).map(|(h, _)| h);
+    let found = state()
+        .datatypes
+        .iter()
+        .find(|(_, d)| d.ptr_eq(&dt))
+        .map(|(h, _)| h);
     found.unwrap_or_else(|| state().datatypes.insert(dt))
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_f90_integer(r: c_int, newtype: *mut MPI_Datatype) -> c_int {
+pub unsafe extern "C" fn PMPI_Type_create_f90_integer(
+    r: c_int,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
     const CALL: &str = "MPI_Type_create_f90_integer";
     ffi(CALL, NO_COMM, || {
         // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
         let o = unsafe { out(CALL, "newtype", newtype)? };
         // SELECTED_INT_KIND(r): the smallest integer holding -10^r < n < 10^r.
         let p = match r {
-            i32::MIN..=-1 => return Err(bad(ErrorClass::Arg, CALL, "r", format!("{r} is negative"))),
+            i32::MIN..=-1 => {
+                return Err(bad(ErrorClass::Arg, CALL, "r", format!("{r} is negative")))
+            }
             0..=2 => Primitive::Integer1,
             3..=4 => Primitive::Integer2,
             5..=9 => Primitive::Integer4,
             10..=18 => Primitive::Integer8,
-            _ => return Err(bad(ErrorClass::Arg, CALL, "r", format!("no integer kind has a decimal range of {r} (at most 18)"))),
+            _ => {
+                return Err(bad(
+                    ErrorClass::Arg,
+                    CALL,
+                    "r",
+                    format!("no integer kind has a decimal range of {r} (at most 18)"),
+                ))
+            }
         };
         *o = f90_handle(Datatype::f90(Combiner::F90Integer, p, &[r as i64]));
         Ok(())
@@ -493,46 +700,91 @@ fn real_kind(call: &str, p: c_int, r: c_int) -> R<bool> {
     let pp = if p == MPI_UNDEFINED { 0 } else { p };
     let rr = if r == MPI_UNDEFINED { 0 } else { r };
     if p == MPI_UNDEFINED && r == MPI_UNDEFINED {
-        return Err(bad(ErrorClass::Arg, call, "p", "p and r are both MPI_UNDEFINED"));
+        return Err(bad(
+            ErrorClass::Arg,
+            call,
+            "p",
+            "p and r are both MPI_UNDEFINED",
+        ));
     }
     if pp < 0 || rr < 0 {
-        return Err(bad(ErrorClass::Arg, call, if pp < 0 { "p" } else { "r" }, "is negative"));
+        return Err(bad(
+            ErrorClass::Arg,
+            call,
+            if pp < 0 { "p" } else { "r" },
+            "is negative",
+        ));
     }
     if pp <= 6 && rr <= 37 {
         Ok(false)
     } else if pp <= 15 && rr <= 307 {
         Ok(true)
     } else {
-        Err(bad(ErrorClass::Arg, call, "p", format!("no real kind has precision {p} and range {r} (at most 15 digits, exponent 307)")))
+        Err(bad(
+            ErrorClass::Arg,
+            call,
+            "p",
+            format!(
+                "no real kind has precision {p} and range {r} (at most 15 digits, exponent 307)"
+            ),
+        ))
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_f90_real(p: c_int, r: c_int, newtype: *mut MPI_Datatype) -> c_int {
+pub unsafe extern "C" fn PMPI_Type_create_f90_real(
+    p: c_int,
+    r: c_int,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
     const CALL: &str = "MPI_Type_create_f90_real";
     ffi(CALL, NO_COMM, || {
         // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
         let o = unsafe { out(CALL, "newtype", newtype)? };
-        let base = if real_kind(CALL, p, r)? { Primitive::Real8 } else { Primitive::Real4 };
-        *o = f90_handle(Datatype::f90(Combiner::F90Real, base, &[p as i64, r as i64]));
+        let base = if real_kind(CALL, p, r)? {
+            Primitive::Real8
+        } else {
+            Primitive::Real4
+        };
+        *o = f90_handle(Datatype::f90(
+            Combiner::F90Real,
+            base,
+            &[p as i64, r as i64],
+        ));
         Ok(())
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_f90_complex(p: c_int, r: c_int, newtype: *mut MPI_Datatype) -> c_int {
+pub unsafe extern "C" fn PMPI_Type_create_f90_complex(
+    p: c_int,
+    r: c_int,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
     const CALL: &str = "MPI_Type_create_f90_complex";
     ffi(CALL, NO_COMM, || {
         // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
         let o = unsafe { out(CALL, "newtype", newtype)? };
-        let base = if real_kind(CALL, p, r)? { Primitive::Complex16 } else { Primitive::Complex8 };
-        *o = f90_handle(Datatype::f90(Combiner::F90Complex, base, &[p as i64, r as i64]));
+        let base = if real_kind(CALL, p, r)? {
+            Primitive::Complex16
+        } else {
+            Primitive::Complex8
+        };
+        *o = f90_handle(Datatype::f90(
+            Combiner::F90Complex,
+            base,
+            &[p as i64, r as i64],
+        ));
         Ok(())
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_value_index(value_type: MPI_Datatype, index_type: MPI_Datatype, pair_type: *mut MPI_Datatype) -> c_int {
+pub unsafe extern "C" fn PMPI_Type_get_value_index(
+    value_type: MPI_Datatype,
+    index_type: MPI_Datatype,
+    pair_type: *mut MPI_Datatype,
+) -> c_int {
     const CALL: &str = "MPI_Type_get_value_index";
     ffi(CALL, NO_COMM, || {
         let v = datatype(value_type, CALL, "value_type")?;
@@ -548,10 +800,17 @@ pub unsafe extern "C" fn PMPI_Type_get_value_index(value_type: MPI_Datatype, ind
             (MPI_SHORT, MPI_INT, MPI_SHORT_INT),
             (MPI_LONG_DOUBLE, MPI_INT, MPI_LONG_DOUBLE_INT),
             (MPI_REAL, MPI_REAL, MPI_2REAL),
-            (MPI_DOUBLE_PRECISION, MPI_DOUBLE_PRECISION, MPI_2DOUBLE_PRECISION),
+            (
+                MPI_DOUBLE_PRECISION,
+                MPI_DOUBLE_PRECISION,
+                MPI_2DOUBLE_PRECISION,
+            ),
             (MPI_INTEGER, MPI_INTEGER, MPI_2INTEGER),
         ];
-        if let Some(&(_, _, p)) = pairs.iter().find(|&&(a, b, _)| a == value_type && b == index_type) {
+        if let Some(&(_, _, p)) = pairs
+            .iter()
+            .find(|&&(a, b, _)| a == value_type && b == index_type)
+        {
             *o = p;
             return Ok(());
         }
@@ -588,7 +847,13 @@ pub unsafe extern "C" fn PMPI_Abi_get_fortran_info(info: *mut MPI_Info) -> c_int
         // oxmpi has no Fortran bindings; the C library's Fortran types describe
         // the default gfortran ABI (4-byte INTEGER, REAL and LOGICAL, 8-byte
         // DOUBLE PRECISION), and which optional kinds are supported.
-        let yes_no = |h: MPI_Datatype| if h == MPI_DATATYPE_NULL { "false" } else { "true" };
+        let yes_no = |h: MPI_Datatype| {
+            if h == MPI_DATATYPE_NULL {
+                "false"
+            } else {
+                "true"
+            }
+        };
         let kv = vec![
             ("mpi_logical_size", "4".to_string()),
             ("mpi_integer_size", "4".to_string()),
@@ -612,9 +877,14 @@ pub unsafe extern "C" fn PMPI_Abi_get_fortran_info(info: *mut MPI_Info) -> c_int
             ("mpi_complex8_supported", yes_no(MPI_COMPLEX8).to_string()),
             ("mpi_complex16_supported", yes_no(MPI_COMPLEX16).to_string()),
             ("mpi_complex32_supported", yes_no(MPI_COMPLEX32).to_string()),
-            ("mpi_double_complex_supported", yes_no(MPI_DOUBLE_COMPLEX).to_string()),
+            (
+                "mpi_double_complex_supported",
+                yes_no(MPI_DOUBLE_COMPLEX).to_string(),
+            ),
         ];
-        *o = state().infos.insert(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect());
+        *o = state()
+            .infos
+            .insert(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect());
         Ok(())
     })
 }

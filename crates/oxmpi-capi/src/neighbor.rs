@@ -15,23 +15,40 @@ use oxmpi_core::datatype::Datatype;
 use oxmpi_core::error::ErrorClass;
 use oxmpi_core::Comm;
 
-use crate::conv::{comm, committed};
-use crate::conv::errors::{bad, ffi, out, R};
 use crate::coll::{count, counts, displs, dtypes, go, names};
+use crate::conv::errors::{bad, ffi, out, R};
 use crate::conv::large::{entry, name, ptr::*, Count, Displ};
+use crate::conv::{comm, committed};
 use crate::types::*;
 
 // ----- neighbourhood collectives --------------------------------------------------------
 
 /// (indegree, outdegree) of this rank, or MPI_ERR_TOPOLOGY.
 fn degrees(call: &str, cm: &Comm) -> R<(usize, usize)> {
-    let topo = cm.topology().ok_or_else(|| bad(ErrorClass::Topology, call, "comm", "the communicator has no topology"))?;
+    let topo = cm.topology().ok_or_else(|| {
+        bad(
+            ErrorClass::Topology,
+            call,
+            "comm",
+            "the communicator has no topology",
+        )
+    })?;
     let (s, d) = topo.neighborhood(cm.rank())?;
     Ok((s.len(), d.len()))
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn neighbor_allgather<C: Count>(sb: *const c_void, sc: C, st: MPI_Datatype, rb: *mut c_void, rc: C, rt: MPI_Datatype, c: MPI_Comm, request: Option<*mut MPI_Request>, all_to_all: bool) -> c_int {
+unsafe fn neighbor_allgather<C: Count>(
+    sb: *const c_void,
+    sc: C,
+    st: MPI_Datatype,
+    rb: *mut c_void,
+    rc: C,
+    rt: MPI_Datatype,
+    c: MPI_Comm,
+    request: Option<*mut MPI_Request>,
+    all_to_all: bool,
+) -> c_int {
     let call = match (all_to_all, request.is_some()) {
         (false, false) => "MPI_Neighbor_allgather",
         (false, true) => "MPI_Ineighbor_allgather",
@@ -75,8 +92,22 @@ unsafe fn neighbor_allgather<C: Count>(sb: *const c_void, sc: C, st: MPI_Datatyp
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn neighbor_allgatherv<C: Count, D: Displ>(sb: *const c_void, sc: C, st: MPI_Datatype, rb: *mut c_void, rcs: *const C, ds: *const D, rt: MPI_Datatype, c: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
-    let call = names("MPI_Neighbor_allgatherv", "MPI_Ineighbor_allgatherv", request);
+unsafe fn neighbor_allgatherv<C: Count, D: Displ>(
+    sb: *const c_void,
+    sc: C,
+    st: MPI_Datatype,
+    rb: *mut c_void,
+    rcs: *const C,
+    ds: *const D,
+    rt: MPI_Datatype,
+    c: MPI_Comm,
+    request: Option<*mut MPI_Request>,
+) -> c_int {
+    let call = names(
+        "MPI_Neighbor_allgatherv",
+        "MPI_Ineighbor_allgatherv",
+        request,
+    );
     let call = name::<C>(call);
     ffi(call, c, || {
         // SAFETY: `request` is `None` (blocking form) or the immediate form's
@@ -87,7 +118,12 @@ unsafe fn neighbor_allgatherv<C: Count, D: Displ>(sb: *const c_void, sc: C, st: 
         let sc = count(call, "sendcount", sc)?;
         let st = committed(st, call, "sendtype")?;
         // SAFETY: MPI_Neighbor_allgatherv's `recvcounts` and `displs` have one entry per source neighbour, `indeg`.
-        let (rcs, ds) = unsafe { (counts(call, "recvcounts", rcs, indeg)?, displs(call, "displs", ds, indeg)?) };
+        let (rcs, ds) = unsafe {
+            (
+                counts(call, "recvcounts", rcs, indeg)?,
+                displs(call, "displs", ds, indeg)?,
+            )
+        };
         let rt = committed(rt, call, "recvtype")?;
         let s = sb as *const u8;
         let r = rb as *mut u8;
@@ -125,10 +161,20 @@ unsafe fn neighbor_alltoallv<C: Count, D: Displ>(
         let cm = comm(c, call)?;
         let (indeg, outdeg) = degrees(call, &cm)?;
         // SAFETY: MPI_Neighbor_alltoallv's `sendcounts` and `sdispls` have one entry per destination neighbour, `outdeg`.
-        let (scs, sds) = unsafe { (counts(call, "sendcounts", scs, outdeg)?, displs(call, "sdispls", sds, outdeg)?) };
+        let (scs, sds) = unsafe {
+            (
+                counts(call, "sendcounts", scs, outdeg)?,
+                displs(call, "sdispls", sds, outdeg)?,
+            )
+        };
         let st = committed(st, call, "sendtype")?;
         // SAFETY: MPI_Neighbor_alltoallv's `recvcounts` and `rdispls` have one entry per source neighbour, `indeg`.
-        let (rcs, rds) = unsafe { (counts(call, "recvcounts", rcs, indeg)?, displs(call, "rdispls", rds, indeg)?) };
+        let (rcs, rds) = unsafe {
+            (
+                counts(call, "recvcounts", rcs, indeg)?,
+                displs(call, "rdispls", rds, indeg)?,
+            )
+        };
         let rt = committed(rt, call, "recvtype")?;
         let s = sb as *const u8;
         let r = rb as *mut u8;
@@ -166,10 +212,23 @@ unsafe fn neighbor_alltoallw<C: Count, D: Displ>(
         let cm = comm(c, call)?;
         let (indeg, outdeg) = degrees(call, &cm)?;
         // SAFETY: MPI_Neighbor_alltoallw's send arrays have one entry per destination neighbour, `outdeg`.
-        let (scs, sds, sts) = unsafe { (counts(call, "sendcounts", scs, outdeg)?, displs(call, "sdispls", sds, outdeg)?, dtypes(call, "sendtypes", sts, outdeg)?) };
+        let (scs, sds, sts) = unsafe {
+            (
+                counts(call, "sendcounts", scs, outdeg)?,
+                displs(call, "sdispls", sds, outdeg)?,
+                dtypes(call, "sendtypes", sts, outdeg)?,
+            )
+        };
         // SAFETY: MPI_Neighbor_alltoallw's receive arrays have one entry per source neighbour, `indeg`.
-        let (rcs, rds, rts) = unsafe { (counts(call, "recvcounts", rcs, indeg)?, displs(call, "rdispls", rds, indeg)?, dtypes(call, "recvtypes", rts, indeg)?) };
-        let (sts, rts): (Vec<&Datatype>, Vec<&Datatype>) = (sts.iter().collect(), rts.iter().collect());
+        let (rcs, rds, rts) = unsafe {
+            (
+                counts(call, "recvcounts", rcs, indeg)?,
+                displs(call, "rdispls", rds, indeg)?,
+                dtypes(call, "recvtypes", rts, indeg)?,
+            )
+        };
+        let (sts, rts): (Vec<&Datatype>, Vec<&Datatype>) =
+            (sts.iter().collect(), rts.iter().collect());
         let s = sb as *const u8;
         let r = rb as *mut u8;
         use coll::neighbor as nb;
@@ -183,7 +242,6 @@ unsafe fn neighbor_alltoallw<C: Count, D: Displ>(
         )
     })
 }
-
 
 entry!(PMPI_Neighbor_allgather, PMPI_Neighbor_allgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, None, false));
 entry!(PMPI_Ineighbor_allgather, PMPI_Ineighbor_allgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Some(r), false));

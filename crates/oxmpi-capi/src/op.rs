@@ -8,16 +8,15 @@ use oxmpi_core::error::ErrorClass;
 use oxmpi_core::op::Op;
 
 use crate::abi::*;
-use crate::conv::{committed, find_handle, op};
-use crate::conv::errors::{NO_COMM, bad, ffi, out, R};
+use crate::conv::errors::{bad, ffi, out, NO_COMM, R};
 use crate::conv::handles::state;
 use crate::conv::large::{entry, name, ptr::*, to_usize, Count};
+use crate::conv::{committed, find_handle, op};
 use crate::types::*;
 
 /// A Fortran user function (`MPI_OP_CREATE` from `mpif.h`/`use mpi`): the datatype is a
 /// Fortran INTEGER. (`fortran/` re-exports it.)
 pub type FortranUserFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut c_int);
-
 
 /// The C user function of MPI_Op_create (`int` length) or MPI_Op_create_c
 /// (`MPI_Count` length).
@@ -29,54 +28,78 @@ enum UserFn {
     Fortran(FortranUserFn),
 }
 
-unsafe fn op_create(call: &'static str, f: Option<UserFn>, commute: c_int, o: *mut MPI_Op) -> c_int {
+unsafe fn op_create(
+    call: &'static str,
+    f: Option<UserFn>,
+    commute: c_int,
+    o: *mut MPI_Op,
+) -> c_int {
     ffi(call, NO_COMM, || {
         let f = f.ok_or_else(|| bad(ErrorClass::Arg, call, "user_fn", "is NULL"))?;
         // SAFETY: `op` (`o`) is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "op", o)? };
-        let func = move |inv: *const u8, inout: *mut u8, n: usize, dt: &oxmpi_core::datatype::Datatype| {
-            let mut h = find_handle(dt);
-            match f {
-                UserFn::Fortran(f) => {
-                    // SAFETY: the conversion takes any handle value.
-                    let mut fh = unsafe { crate::env::PMPI_Type_c2f(h) };
-                    let ext = dt.extent().max(0) as usize;
-                    let mut done = 0;
-                    while done < n {
-                        let k = (n - done).min(c_int::MAX as usize);
-                        let mut len = k as c_int;
-                        // SAFETY: the user's Fortran function (arguments by reference), called with the engine's buffers as for `Int`.
-                        unsafe { f(inv.add(done * ext) as *mut c_void, inout.add(done * ext) as *mut c_void, &mut len, &mut fh) };
-                        done += k;
+        let func =
+            move |inv: *const u8, inout: *mut u8, n: usize, dt: &oxmpi_core::datatype::Datatype| {
+                let mut h = find_handle(dt);
+                match f {
+                    UserFn::Fortran(f) => {
+                        // SAFETY: the conversion takes any handle value.
+                        let mut fh = unsafe { crate::env::PMPI_Type_c2f(h) };
+                        let ext = dt.extent().max(0) as usize;
+                        let mut done = 0;
+                        while done < n {
+                            let k = (n - done).min(c_int::MAX as usize);
+                            let mut len = k as c_int;
+                            // SAFETY: the user's Fortran function (arguments by reference), called with the engine's buffers as for `Int`.
+                            unsafe {
+                                f(
+                                    inv.add(done * ext) as *mut c_void,
+                                    inout.add(done * ext) as *mut c_void,
+                                    &mut len,
+                                    &mut fh,
+                                )
+                            };
+                            done += k;
+                        }
+                    }
+                    UserFn::Large(f) => {
+                        let mut len = n as MPI_Count;
+                        // SAFETY: the user's function, called with buffers the engine provides.
+                        unsafe { f(inv as *mut c_void, inout as *mut c_void, &mut len, &mut h) };
+                    }
+                    UserFn::Int(f) => {
+                        // An `int` length: more than INT_MAX elements (a `_c`
+                        // reduction) go in pieces of at most INT_MAX elements.
+                        let ext = dt.extent().max(0) as usize;
+                        let mut done = 0;
+                        while done < n {
+                            let k = (n - done).min(c_int::MAX as usize);
+                            let mut len = k as c_int;
+                            // SAFETY: the user's function, called with the engine's buffers of `n` elements advanced by `done` whole elements.
+                            unsafe {
+                                f(
+                                    inv.add(done * ext) as *mut c_void,
+                                    inout.add(done * ext) as *mut c_void,
+                                    &mut len,
+                                    &mut h,
+                                )
+                            };
+                            done += k;
+                        }
                     }
                 }
-                UserFn::Large(f) => {
-                    let mut len = n as MPI_Count;
-                    // SAFETY: the user's function, called with buffers the engine provides.
-                    unsafe { f(inv as *mut c_void, inout as *mut c_void, &mut len, &mut h) };
-                }
-                UserFn::Int(f) => {
-                    // An `int` length: more than INT_MAX elements (a `_c`
-                    // reduction) go in pieces of at most INT_MAX elements.
-                    let ext = dt.extent().max(0) as usize;
-                    let mut done = 0;
-                    while done < n {
-                        let k = (n - done).min(c_int::MAX as usize);
-                        let mut len = k as c_int;
-                        // SAFETY: the user's function, called with the engine's buffers of `n` elements advanced by `done` whole elements.
-                        unsafe { f(inv.add(done * ext) as *mut c_void, inout.add(done * ext) as *mut c_void, &mut len, &mut h) };
-                        done += k;
-                    }
-                }
-            }
-        };
+            };
         *o = state().ops.insert(Op::user(Arc::new(func), commute != 0));
         Ok(())
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Op_create(user_fn: Option<MPI_User_function>, commute: c_int, o: *mut MPI_Op) -> c_int {
+pub unsafe extern "C" fn PMPI_Op_create(
+    user_fn: Option<MPI_User_function>,
+    commute: c_int,
+    o: *mut MPI_Op,
+) -> c_int {
     // SAFETY: the C caller's arguments, passed on: `op_create` needs what MPI_Op_create demands of them.
     unsafe { op_create("MPI_Op_create", user_fn.map(UserFn::Int), commute, o) }
 }
@@ -91,7 +114,11 @@ pub unsafe fn op_create_fortran(f: Option<FortranUserFn>, commute: c_int, o: *mu
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Op_create_c(user_fn: Option<MPI_User_function_c>, commute: c_int, o: *mut MPI_Op) -> c_int {
+pub unsafe extern "C" fn PMPI_Op_create_c(
+    user_fn: Option<MPI_User_function_c>,
+    commute: c_int,
+    o: *mut MPI_Op,
+) -> c_int {
     // SAFETY: the C caller's arguments, passed on: `op_create` needs what MPI_Op_create_c demands of them.
     unsafe { op_create("MPI_Op_create_c", user_fn.map(UserFn::Large), commute, o) }
 }
@@ -104,9 +131,21 @@ pub unsafe extern "C" fn PMPI_Op_free(o: *mut MPI_Op) -> c_int {
         let h = unsafe { out(CALL, "op", o)? };
         if *h < 4096 {
             op(*h, CALL)?;
-            return Err(bad(ErrorClass::Op, CALL, "op", "a predefined operation cannot be freed"));
+            return Err(bad(
+                ErrorClass::Op,
+                CALL,
+                "op",
+                "a predefined operation cannot be freed",
+            ));
         }
-        state().ops.remove(*h).ok_or_else(|| bad(ErrorClass::Op, CALL, "op", format!("{:#x} is not a valid operation handle", *h)))?;
+        state().ops.remove(*h).ok_or_else(|| {
+            bad(
+                ErrorClass::Op,
+                CALL,
+                "op",
+                format!("{:#x} is not a valid operation handle", *h),
+            )
+        })?;
         *h = MPI_OP_NULL;
         Ok(())
     })
@@ -118,7 +157,13 @@ pub fn op_commutative(call: &str, o: MPI_Op) -> R<c_int> {
     Ok(op(o, call)?.is_commutative() as c_int)
 }
 
-unsafe fn reduce_local<C: Count>(inbuf: *const c_void, inoutbuf: *mut c_void, count: C, h: MPI_Datatype, o: MPI_Op) -> c_int {
+unsafe fn reduce_local<C: Count>(
+    inbuf: *const c_void,
+    inoutbuf: *mut c_void,
+    count: C,
+    h: MPI_Datatype,
+    o: MPI_Op,
+) -> c_int {
     let call = name::<C>("MPI_Reduce_local");
     ffi(call, NO_COMM, || {
         let count = to_usize(call, "count", count)?;
@@ -129,7 +174,12 @@ unsafe fn reduce_local<C: Count>(inbuf: *const c_void, inoutbuf: *mut c_void, co
         // MPI forbids aliased buffer arguments; with the same address the reduction
         // would read what it just wrote.
         if count > 0 && dt.size() > 0 && inbuf as usize == inoutbuf as usize {
-            return Err(bad(ErrorClass::Buffer, call, "inoutbuf", "is the same buffer as `inbuf` (MPI forbids aliased arguments)"));
+            return Err(bad(
+                ErrorClass::Buffer,
+                call,
+                "inoutbuf",
+                "is the same buffer as `inbuf` (MPI forbids aliased arguments)",
+            ));
         }
         x.check(&dt, call)?;
         // SAFETY: both C buffers hold `count` elements of the datatype.

@@ -17,13 +17,15 @@ use oxmpi_core::pt2pt::{self, Message};
 use oxmpi_core::{Request, SendMode};
 
 use crate::abi::*;
-use crate::conv::{check_buf, comm, comm_ref, committed, committed_ref, fast_p2p, new_p2p_request, new_request};
-use crate::conv::errors::{NO_COMM, bad, ffi, out, route_to, Fail, R};
+use crate::conv::args::req_slice;
+use crate::conv::errors::rename_call;
+use crate::conv::errors::{bad, ffi, out, route_to, Fail, NO_COMM, R};
 use crate::conv::handles::{state, MessageEntry, PersistentOp};
 use crate::conv::large::{name, to_usize, Count};
 use crate::conv::status::*;
-use crate::conv::args::req_slice;
-use crate::conv::errors::rename_call;
+use crate::conv::{
+    check_buf, comm, comm_ref, committed, committed_ref, fast_p2p, new_p2p_request, new_request,
+};
 use crate::types::*;
 
 // ----- argument checks ----------------------------------------------------------------
@@ -31,7 +33,6 @@ use crate::types::*;
 fn count_arg<C: Count>(call: &str, n: C) -> R<usize> {
     to_usize(call, "count", n)
 }
-
 
 /// A call's communicator and datatype, borrowed when predefined (no
 /// reference counts taken on the hot path).
@@ -41,22 +42,46 @@ struct Args {
     count: usize,
 }
 
-fn args<C: Count>(call: &str, c: MPI_Comm, buf: *const c_void, count: C, h: MPI_Datatype) -> R<Args> {
+fn args<C: Count>(
+    call: &str,
+    c: MPI_Comm,
+    buf: *const c_void,
+    count: C,
+    h: MPI_Datatype,
+) -> R<Args> {
     let cm = comm_ref(c, call)?;
     let n = count_arg(call, count)?;
     // An empty message ignores its datatype: MPI_DATATYPE_NULL with count 0 is
     // accepted (as MPICH does; programs send zero-byte notices so).
     if n == 0 && h == MPI_DATATYPE_NULL {
-        return Ok(Args { comm: cm, dt: std::borrow::Cow::Borrowed(Datatype::predefined_ref(oxmpi_core::datatype::Primitive::Byte)), count: 0 });
+        return Ok(Args {
+            comm: cm,
+            dt: std::borrow::Cow::Borrowed(Datatype::predefined_ref(
+                oxmpi_core::datatype::Primitive::Byte,
+            )),
+            count: 0,
+        });
     }
     let dt = committed_ref(h, call, "datatype")?;
     check_buf(call, "buf", buf, n, &dt)?;
-    Ok(Args { comm: cm, dt, count: n })
+    Ok(Args {
+        comm: cm,
+        dt,
+        count: n,
+    })
 }
 
 // ----- blocking and immediate sends and receives -------------------------------------
 
-unsafe fn send<C: Count>(mode: SendMode, buf: *const c_void, count: C, h: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm) -> c_int {
+unsafe fn send<C: Count>(
+    mode: SendMode,
+    buf: *const c_void,
+    count: C,
+    h: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    c: MPI_Comm,
+) -> c_int {
     let call = name::<C>(oxmpi_core::pt2pt::send_call_name(mode, false));
     ffi(call, c, || {
         if mode == SendMode::Standard {
@@ -74,9 +99,17 @@ unsafe fn send<C: Count>(mode: SendMode, buf: *const c_void, count: C, h: MPI_Da
     })
 }
 
-
 #[allow(clippy::too_many_arguments)]
-unsafe fn isend<C: Count>(mode: SendMode, buf: *const c_void, count: C, h: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
+unsafe fn isend<C: Count>(
+    mode: SendMode,
+    buf: *const c_void,
+    count: C,
+    h: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    c: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
     let call = name::<C>(oxmpi_core::pt2pt::send_call_name(mode, true));
     ffi(call, c, || {
         if mode == SendMode::Standard && !request.is_null() {
@@ -99,13 +132,22 @@ unsafe fn isend<C: Count>(mode: SendMode, buf: *const c_void, count: C, h: MPI_D
     })
 }
 
-
-unsafe fn recv<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, source: c_int, tag: c_int, c: MPI_Comm, status: *mut MPI_Status) -> c_int {
+unsafe fn recv<C: Count>(
+    buf: *mut c_void,
+    count: C,
+    h: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    c: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
     let call = name::<C>("MPI_Recv");
     ffi(call, c, || {
         let res = match fast_p2p(c, h, buf, count.wide()) {
             // SAFETY: the C caller's buffer holds `count` elements of the datatype (`len` bytes, contiguous).
-            Some((cm, dt, len)) => unsafe { pt2pt::recv_contig(cm, buf as *mut u8, len, dt, source, tag) },
+            Some((cm, dt, len)) => unsafe {
+                pt2pt::recv_contig(cm, buf as *mut u8, len, dt, source, tag)
+            },
             None => {
                 let a = args(call, c, buf, count, h)?;
                 // SAFETY: the C caller's buffer holds `count` elements of the datatype.
@@ -124,7 +166,15 @@ unsafe fn recv<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, source: c_
     })
 }
 
-unsafe fn irecv<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, source: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
+unsafe fn irecv<C: Count>(
+    buf: *mut c_void,
+    count: C,
+    h: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    c: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
     let call = name::<C>("MPI_Irecv");
     ffi(call, c, || {
         if !request.is_null() {
@@ -172,7 +222,8 @@ unsafe fn sendrecv<C: Count>(
         let r = args(call, c, recvbuf, recvcount, recvtype)?;
         // SAFETY: both buffers stay valid until both requests completed below.
         let rb = unsafe { RecvBuf::from_raw(recvbuf as *mut u8, r.count, Some(&r.dt)) };
-        let mut rr = pt2pt::irecv(&Forever, &r.comm, rb, source, recvtag).map_err(|e| rename(e, "MPI_Irecv", call))?;
+        let mut rr = pt2pt::irecv(&Forever, &r.comm, rb, source, recvtag)
+            .map_err(|e| rename(e, "MPI_Irecv", call))?;
         // SAFETY: as above: `sendbuf` holds `sendcount` × `sendtype` and outlives the wait below.
         let sb = unsafe { SendBuf::from_raw(sendbuf as *const u8, s.count, Some(&s.dt)) };
         let sent = pt2pt::isend(&Forever, &s.comm, sb, dest, sendtag, SendMode::Standard);
@@ -212,7 +263,8 @@ unsafe fn sendrecv_replace<C: Count>(
         unsafe { a.dt.pack(buf as *const u8, a.count, &mut packed) };
         // SAFETY: the C buffer holds `count` elements of the datatype and outlives the wait below.
         let rb = unsafe { RecvBuf::from_raw(buf as *mut u8, a.count, Some(&a.dt)) };
-        let mut rr = pt2pt::irecv(&Forever, &a.comm, rb, source, recvtag).map_err(|e| rename(e, "MPI_Irecv", call))?;
+        let mut rr = pt2pt::irecv(&Forever, &a.comm, rb, source, recvtag)
+            .map_err(|e| rename(e, "MPI_Irecv", call))?;
         // SAFETY: `packed` is our own buffer, dropped only after the send's wait below.
         let sb = unsafe { SendBuf::from_raw(packed.as_ptr(), packed.len(), None) };
         let sent = pt2pt::isend(&Forever, &a.comm, sb, dest, sendtag, SendMode::Standard);
@@ -256,7 +308,10 @@ unsafe fn isendrecv<C: Count>(
         let o = unsafe { out(call, "request", request)? };
         // SAFETY: the C caller's buffers hold their counts of their datatypes and stay valid until the request completes.
         let (sb, rb) = unsafe {
-            (SendBuf::from_raw(sendbuf as *const u8, s.count, Some(&s.dt)), RecvBuf::from_raw(recvbuf as *mut u8, r.count, Some(&r.dt)))
+            (
+                SendBuf::from_raw(sendbuf as *const u8, s.count, Some(&s.dt)),
+                RecvBuf::from_raw(recvbuf as *mut u8, r.count, Some(&r.dt)),
+            )
         };
         let q = pt2pt::isendrecv(&Forever, &s.comm, sb, dest, sendtag, rb, source, recvtag)?;
         *o = new_request(q, c, None);
@@ -292,7 +347,12 @@ unsafe fn isendrecv_replace<C: Count>(
 // ----- probes and matched receives ---------------------------------------------------
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Probe(source: c_int, tag: c_int, c: MPI_Comm, status: *mut MPI_Status) -> c_int {
+pub unsafe extern "C" fn PMPI_Probe(
+    source: c_int,
+    tag: c_int,
+    c: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
     ffi("MPI_Probe", c, || {
         let cm = comm(c, "MPI_Probe")?;
         let s = pt2pt::probe(&cm, source, tag)?;
@@ -303,7 +363,13 @@ pub unsafe extern "C" fn PMPI_Probe(source: c_int, tag: c_int, c: MPI_Comm, stat
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Iprobe(source: c_int, tag: c_int, c: MPI_Comm, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+pub unsafe extern "C" fn PMPI_Iprobe(
+    source: c_int,
+    tag: c_int,
+    c: MPI_Comm,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
     ffi("MPI_Iprobe", c, || {
         let cm = comm(c, "MPI_Iprobe")?;
         // SAFETY: `flag` is MPI_Iprobe's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -329,7 +395,13 @@ fn message_handle(m: Message, c: MPI_Comm) -> MPI_Message {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Mprobe(source: c_int, tag: c_int, c: MPI_Comm, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
+pub unsafe extern "C" fn PMPI_Mprobe(
+    source: c_int,
+    tag: c_int,
+    c: MPI_Comm,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> c_int {
     ffi("MPI_Mprobe", c, || {
         let cm = comm(c, "MPI_Mprobe")?;
         // SAFETY: `message` is MPI_Mprobe's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -343,7 +415,14 @@ pub unsafe extern "C" fn PMPI_Mprobe(source: c_int, tag: c_int, c: MPI_Comm, mes
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Improbe(source: c_int, tag: c_int, c: MPI_Comm, flag: *mut c_int, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
+pub unsafe extern "C" fn PMPI_Improbe(
+    source: c_int,
+    tag: c_int,
+    c: MPI_Comm,
+    flag: *mut c_int,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> c_int {
     ffi("MPI_Improbe", c, || {
         let cm = comm(c, "MPI_Improbe")?;
         // SAFETY: `flag` is MPI_Improbe's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -369,7 +448,13 @@ pub unsafe extern "C" fn PMPI_Improbe(source: c_int, tag: c_int, c: MPI_Comm, fl
 /// As MPI_Imrecv requires of its arguments: `buf` holds `count` elements of
 /// `h` and stays valid until the request completes; `message` is NULL or a
 /// writable, unaliased `MPI_Message`.
-unsafe fn imrecv<C: Count>(call: &str, buf: *mut c_void, count: C, h: MPI_Datatype, message: *mut MPI_Message) -> R<(Request, MPI_Comm)> {
+unsafe fn imrecv<C: Count>(
+    call: &str,
+    buf: *mut c_void,
+    count: C,
+    h: MPI_Datatype,
+    message: *mut MPI_Message,
+) -> R<(Request, MPI_Comm)> {
     // SAFETY: `message` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
     let mh = unsafe { out(call, "message", message)? };
     let n = count_arg(call, count)?;
@@ -378,10 +463,17 @@ unsafe fn imrecv<C: Count>(call: &str, buf: *mut c_void, count: C, h: MPI_Dataty
     let (mut m, c) = if *mh == MPI_MESSAGE_NO_PROC {
         (Message::NO_PROC, MPI_COMM_SELF)
     } else {
-        let e = state()
-            .messages
-            .remove(*mh)
-            .ok_or_else(|| bad(ErrorClass::Request, call, "message", format!("{:#x} is not a message from MPI_Mprobe/MPI_Improbe (or was received already)", *mh)))?;
+        let e = state().messages.remove(*mh).ok_or_else(|| {
+            bad(
+                ErrorClass::Request,
+                call,
+                "message",
+                format!(
+                    "{:#x} is not a message from MPI_Mprobe/MPI_Improbe (or was received already)",
+                    *mh
+                ),
+            )
+        })?;
         (e.msg, e.comm)
     };
     route_to(c);
@@ -392,7 +484,13 @@ unsafe fn imrecv<C: Count>(call: &str, buf: *mut c_void, count: C, h: MPI_Dataty
     Ok((r, c))
 }
 
-unsafe fn mrecv<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
+unsafe fn mrecv<C: Count>(
+    buf: *mut c_void,
+    count: C,
+    h: MPI_Datatype,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> c_int {
     let call = name::<C>("MPI_Mrecv");
     ffi(call, NO_COMM, || {
         // SAFETY: the C caller's arguments, passed on: MPI_Mrecv's contract covers `imrecv`'s, as the buffer outlives the wait below.
@@ -404,7 +502,13 @@ unsafe fn mrecv<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, message: 
     })
 }
 
-unsafe fn imrecv_entry<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request) -> c_int {
+unsafe fn imrecv_entry<C: Count>(
+    buf: *mut c_void,
+    count: C,
+    h: MPI_Datatype,
+    message: *mut MPI_Message,
+    request: *mut MPI_Request,
+) -> c_int {
     let call = name::<C>("MPI_Imrecv");
     ffi(call, NO_COMM, || {
         // SAFETY: `request` is MPI_Imrecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -419,7 +523,17 @@ unsafe fn imrecv_entry<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, me
 // ----- persistent requests ---------------------------------------------------------
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn send_init<C: Count>(call: &'static str, mode: SendMode, buf: *const c_void, count: C, h: MPI_Datatype, dest: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
+unsafe fn send_init<C: Count>(
+    call: &'static str,
+    mode: SendMode,
+    buf: *const c_void,
+    count: C,
+    h: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    c: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
     let call = name::<C>(call);
     ffi(call, c, || {
         let a = args(call, c, buf, count, h)?;
@@ -427,19 +541,43 @@ unsafe fn send_init<C: Count>(call: &'static str, mode: SendMode, buf: *const c_
         let o = unsafe { out(call, "request", request)? };
         let n = a.comm.size();
         if dest != MPI_PROC_NULL && !(0..n).contains(&dest) {
-            return Err(bad(ErrorClass::Rank, call, "dest", format!("{dest} is not a rank of this communicator (0..{n}) nor MPI_PROC_NULL")));
+            return Err(bad(
+                ErrorClass::Rank,
+                call,
+                "dest",
+                format!("{dest} is not a rank of this communicator (0..{n}) nor MPI_PROC_NULL"),
+            ));
         }
         if !(0..=oxmpi_core::TAG_UB).contains(&tag) {
-            return Err(bad(ErrorClass::Tag, call, "tag", format!("{tag} is outside 0..=MPI_TAG_UB")));
+            return Err(bad(
+                ErrorClass::Tag,
+                call,
+                "tag",
+                format!("{tag} is outside 0..=MPI_TAG_UB"),
+            ));
         }
-        let spec = PersistentOp::Send { buf: buf as usize, count: a.count, dt: a.dt.into_owned(), dest, tag, mode };
+        let spec = PersistentOp::Send {
+            buf: buf as usize,
+            count: a.count,
+            dt: a.dt.into_owned(),
+            dest,
+            tag,
+            mode,
+        };
         *o = new_request(Request::NULL, c, Some(spec));
         Ok(())
     })
 }
 
-
-unsafe fn recv_init<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, source: c_int, tag: c_int, c: MPI_Comm, request: *mut MPI_Request) -> c_int {
+unsafe fn recv_init<C: Count>(
+    buf: *mut c_void,
+    count: C,
+    h: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    c: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
     let call = name::<C>("MPI_Recv_init");
     ffi(call, c, || {
         let a = args(call, c, buf, count, h)?;
@@ -450,9 +588,20 @@ unsafe fn recv_init<C: Count>(buf: *mut c_void, count: C, h: MPI_Datatype, sourc
             return Err(bad(ErrorClass::Rank, call, "source", format!("{source} is not a rank of this communicator (0..{n}), MPI_ANY_SOURCE nor MPI_PROC_NULL")));
         }
         if tag != MPI_ANY_TAG && !(0..=oxmpi_core::TAG_UB).contains(&tag) {
-            return Err(bad(ErrorClass::Tag, call, "tag", format!("{tag} is neither MPI_ANY_TAG nor in 0..=MPI_TAG_UB")));
+            return Err(bad(
+                ErrorClass::Tag,
+                call,
+                "tag",
+                format!("{tag} is neither MPI_ANY_TAG nor in 0..=MPI_TAG_UB"),
+            ));
         }
-        let spec = PersistentOp::Recv { buf: buf as usize, count: a.count, dt: a.dt.into_owned(), source, tag };
+        let spec = PersistentOp::Recv {
+            buf: buf as usize,
+            count: a.count,
+            dt: a.dt.into_owned(),
+            source,
+            tag,
+        };
         *o = new_request(Request::NULL, c, Some(spec));
         Ok(())
     })
@@ -463,17 +612,35 @@ fn start_one(call: &str, h: MPI_Request, what: &str) -> R<()> {
         return Err(bad(ErrorClass::Request, call, what, "MPI_REQUEST_NULL"));
     }
     if crate::conv::handles::direct_of(h).is_some() {
-        return Err(bad(ErrorClass::Request, call, what, "not a persistent request"));
+        return Err(bad(
+            ErrorClass::Request,
+            call,
+            what,
+            "not a persistent request",
+        ));
     }
     let (spec, c, active) = {
         let st = state();
-        let e = st.requests.get(h).ok_or_else(|| bad(ErrorClass::Request, call, what, format!("{h:#x} is not a valid request")))?;
+        let e = st.requests.get(h).ok_or_else(|| {
+            bad(
+                ErrorClass::Request,
+                call,
+                what,
+                format!("{h:#x} is not a valid request"),
+            )
+        })?;
         (e.persistent.clone(), e.comm, !e.inner.is_null())
     };
     route_to(c);
-    let spec = spec.ok_or_else(|| bad(ErrorClass::Request, call, what, "not a persistent request"))?;
+    let spec =
+        spec.ok_or_else(|| bad(ErrorClass::Request, call, what, "not a persistent request"))?;
     if active {
-        return Err(bad(ErrorClass::Request, call, what, "the persistent request is already active"));
+        return Err(bad(
+            ErrorClass::Request,
+            call,
+            what,
+            "the persistent request is already active",
+        ));
     }
     let cm = comm(c, call)?;
     if let PersistentOp::Coll(start) = &spec {
@@ -481,7 +648,10 @@ fn start_one(call: &str, h: MPI_Request, what: &str) -> R<()> {
         let code = start(&mut tmp);
         route_to(c);
         if code != MPI_SUCCESS {
-            return Err(Fail { code, message: format!("{call}: starting the persistent collective failed") });
+            return Err(Fail {
+                code,
+                message: format!("{call}: starting the persistent collective failed"),
+            });
         }
         let r = crate::conv::engine_request_of(tmp);
         if let Some(e) = state().requests.get_mut(h) {
@@ -490,12 +660,25 @@ fn start_one(call: &str, h: MPI_Request, what: &str) -> R<()> {
         return Ok(());
     }
     let r = match spec {
-        PersistentOp::Send { buf, count, dt, dest, tag, mode } => {
+        PersistentOp::Send {
+            buf,
+            count,
+            dt,
+            dest,
+            tag,
+            mode,
+        } => {
             // SAFETY: the persistent request's creator keeps the buffer valid while it exists.
             let b = unsafe { SendBuf::from_raw(buf as *const u8, count, Some(&dt)) };
             pt2pt::isend(&Forever, &cm, b, dest, tag, mode)
         }
-        PersistentOp::Recv { buf, count, dt, source, tag } => {
+        PersistentOp::Recv {
+            buf,
+            count,
+            dt,
+            source,
+            tag,
+        } => {
             // SAFETY: as above.
             let b = unsafe { RecvBuf::from_raw(buf as *mut u8, count, Some(&dt)) };
             pt2pt::irecv(&Forever, &cm, b, source, tag)
@@ -543,7 +726,12 @@ unsafe fn buffer_attach<C: Count>(buffer: *mut c_void, size: C) -> c_int {
             return Ok(());
         }
         if size < 0 {
-            return Err(bad(ErrorClass::Arg, call, "size", format!("{size} is negative")));
+            return Err(bad(
+                ErrorClass::Arg,
+                call,
+                "size",
+                format!("{size} is negative"),
+            ));
         }
         if buffer.is_null() && size > 0 {
             return Err(bad(ErrorClass::Buffer, call, "buffer", "is NULL"));
@@ -575,7 +763,6 @@ unsafe fn buffer_detach<C: Count>(buffer_addr: *mut c_void, size: *mut C) -> c_i
 }
 
 // ----- entry points of the int and large-count (`_c`) forms --------------------------
-
 
 // ----- entry points: the int forms and their large-count (`_c`) twins ---------------
 

@@ -13,13 +13,12 @@ use oxmpi_core::datatype::{pack_into, pack_size as core_pack_size, unpack_from};
 use oxmpi_core::error::ErrorClass;
 
 use crate::abi::*;
-use crate::conv::{committed, get_str};
-use crate::conv::errors::{NO_COMM, bad, ffi, out, R};
+use crate::conv::errors::{bad, ffi, out, NO_COMM, R};
 use crate::conv::large::{entry, name, ptr::*, Count, Displ};
 use crate::conv::large::{fit, fit_addr};
+use crate::conv::{committed, get_str};
 use crate::dtype::count_arg;
 use crate::types::*;
-
 
 unsafe fn pack<C: Count>(
     inbuf: *const c_void,
@@ -39,14 +38,23 @@ unsafe fn pack<C: Count>(
         // SAFETY: `position` is MPI_Pack's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let pos = unsafe { out(call, "position", position)? };
         if pos.wide() < 0 {
-            return Err(bad(ErrorClass::Arg, call, "position", format!("{} is negative", *pos)));
+            return Err(bad(
+                ErrorClass::Arg,
+                call,
+                "position",
+                format!("{} is negative", *pos),
+            ));
         }
         crate::conv::check_buf(call, "inbuf", inbuf, n, &dt)?;
         if outbuf.is_null() && size > 0 {
             return Err(bad(ErrorClass::Buffer, call, "outbuf", "is NULL"));
         }
-        // SAFETY: non-null with `size` > 0 (checked above): MPI_Pack's `outbuf` holds `outsize` = `size` bytes, aliasing no other argument.
-        let outs: &mut [u8] = if size == 0 { &mut [] } else { unsafe { std::slice::from_raw_parts_mut(outbuf as *mut u8, size) } };
+        let outs: &mut [u8] = if size == 0 {
+            &mut []
+        } else {
+            // SAFETY: non-null with `size` > 0 (checked above): MPI_Pack's `outbuf` holds `outsize` = `size` bytes, aliasing no other argument.
+            unsafe { std::slice::from_raw_parts_mut(outbuf as *mut u8, size) }
+        };
         let mut p = pos.wide() as usize;
         // SAFETY: the C caller's buffer holds `n` elements of `dt`.
         unsafe { pack_into(&dt, inbuf as *const u8, n, outs, &mut p)? };
@@ -73,14 +81,23 @@ unsafe fn unpack<C: Count>(
         // SAFETY: `position` is MPI_Unpack's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let pos = unsafe { out(call, "position", position)? };
         if pos.wide() < 0 {
-            return Err(bad(ErrorClass::Arg, call, "position", format!("{} is negative", *pos)));
+            return Err(bad(
+                ErrorClass::Arg,
+                call,
+                "position",
+                format!("{} is negative", *pos),
+            ));
         }
         crate::conv::check_buf(call, "outbuf", outbuf, n, &dt)?;
         if inbuf.is_null() && size > 0 {
             return Err(bad(ErrorClass::Buffer, call, "inbuf", "is NULL"));
         }
-        // SAFETY: non-null with `size` > 0 (checked above): MPI_Unpack's `inbuf` holds `insize` = `size` bytes, not written during the call.
-        let ins: &[u8] = if size == 0 { &[] } else { unsafe { std::slice::from_raw_parts(inbuf as *const u8, size) } };
+        let ins: &[u8] = if size == 0 {
+            &[]
+        } else {
+            // SAFETY: non-null with `size` > 0 (checked above): MPI_Unpack's `inbuf` holds `insize` = `size` bytes, not written during the call.
+            unsafe { std::slice::from_raw_parts(inbuf as *const u8, size) }
+        };
         let mut p = pos.wide() as usize;
         // SAFETY: the C caller's buffer holds `n` elements of `dt`.
         unsafe { unpack_from(&dt, ins, &mut p, outbuf as *mut u8, n)? };
@@ -91,7 +108,12 @@ unsafe fn unpack<C: Count>(
 
 /// MPI_Pack_size(_c) (abi.txt `query` lines: the generated `PMPI_x` checks `incount`
 /// and the OUT pointer, and stores the answer).
-fn pack_size_of<C: Count>(call: &'static str, incount: usize, h: MPI_Datatype, c: MPI_Comm) -> R<C> {
+fn pack_size_of<C: Count>(
+    call: &'static str,
+    incount: usize,
+    h: MPI_Datatype,
+    c: MPI_Comm,
+) -> R<C> {
     crate::conv::comm(c, call)?;
     let dt = committed(h, call, "datatype")?;
     fit(call, "size", core_pack_size(&dt, incount) as i64)
@@ -101,10 +123,14 @@ pub fn pack_size(call: &'static str, incount: usize, h: MPI_Datatype, c: MPI_Com
     pack_size_of(call, incount, h, c)
 }
 /// MPI_Pack_size_c.
-pub fn pack_size_c(call: &'static str, incount: usize, h: MPI_Datatype, c: MPI_Comm) -> R<MPI_Count> {
+pub fn pack_size_c(
+    call: &'static str,
+    incount: usize,
+    h: MPI_Datatype,
+    c: MPI_Comm,
+) -> R<MPI_Count> {
     pack_size_of(call, incount, h, c)
 }
-
 
 // ----- external32 -------------------------------------------------------------------
 
@@ -112,18 +138,37 @@ fn external32(call: &str, datarep: *const c_char) -> R<()> {
     // SAFETY: `datarep` is a NUL-terminated C string (or NULL, rejected) by the MPI contract.
     let rep = unsafe { get_str(call, "datarep", datarep)? };
     if rep != "external32" {
-        return Err(crate::conv::errors::bad_code(MPI_ERR_UNSUPPORTED_DATAREP, call, "datarep", format!("`{rep}` is not \"external32\"")));
+        return Err(crate::conv::errors::bad_code(
+            MPI_ERR_UNSUPPORTED_DATAREP,
+            call,
+            "datarep",
+            format!("`{rep}` is not \"external32\""),
+        ));
     }
     Ok(())
 }
 
-unsafe fn pack_external_size<C: Count, A: Displ>(datarep: *const c_char, incount: C, h: MPI_Datatype, size: *mut A) -> c_int {
+unsafe fn pack_external_size<C: Count, A: Displ>(
+    datarep: *const c_char,
+    incount: C,
+    h: MPI_Datatype,
+    size: *mut A,
+) -> c_int {
     let call = name::<C>("MPI_Pack_external_size");
     ffi(call, NO_COMM, || {
         external32(call, datarep)?;
         let n = count_arg(call, "incount", incount)?;
         let dt = committed(h, call, "datatype")?;
-        let ext = oxmpi_core::datatype::external32::size(&dt).checked_mul(n).ok_or_else(|| bad(ErrorClass::Count, call, "incount", format!("{n} elements overflow the address space")))?;
+        let ext = oxmpi_core::datatype::external32::size(&dt)
+            .checked_mul(n)
+            .ok_or_else(|| {
+                bad(
+                    ErrorClass::Count,
+                    call,
+                    "incount",
+                    format!("{n} elements overflow the address space"),
+                )
+            })?;
         // SAFETY: `size` is MPI_Pack_external_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         *unsafe { out(call, "size", size)? } = fit_addr(call, "size", ext)?;
         Ok(())
@@ -148,24 +193,56 @@ unsafe fn pack_external<C: Count, A: Displ>(
         // SAFETY: `position` is MPI_Pack_external's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let pos = unsafe { out(call, "position", position)? };
         if pos.addr() < 0 || outsize < 0 {
-            return Err(bad(ErrorClass::Arg, call, "position", format!("position {} or outsize {outsize} is negative", pos.addr())));
+            return Err(bad(
+                ErrorClass::Arg,
+                call,
+                "position",
+                format!("position {} or outsize {outsize} is negative", pos.addr()),
+            ));
         }
         crate::conv::check_buf(call, "inbuf", inbuf, n, &dt)?;
-        let need = oxmpi_core::datatype::external32::size(&dt).checked_mul(n).ok_or_else(|| bad(ErrorClass::Count, call, "incount", format!("{n} elements overflow the address space")))?;
-        if (pos.addr() as usize).checked_add(need).is_none_or(|end| end > outsize as usize) {
-            return Err(bad(ErrorClass::Truncate, call, "outsize", format!("{outsize} bytes cannot take {need} more bytes at position {}", pos.addr())));
+        let need = oxmpi_core::datatype::external32::size(&dt)
+            .checked_mul(n)
+            .ok_or_else(|| {
+                bad(
+                    ErrorClass::Count,
+                    call,
+                    "incount",
+                    format!("{n} elements overflow the address space"),
+                )
+            })?;
+        if (pos.addr() as usize)
+            .checked_add(need)
+            .is_none_or(|end| end > outsize as usize)
+        {
+            return Err(bad(
+                ErrorClass::Truncate,
+                call,
+                "outsize",
+                format!(
+                    "{outsize} bytes cannot take {need} more bytes at position {}",
+                    pos.addr()
+                ),
+            ));
         }
         if need == 0 {
             return Ok(());
         }
-        // SAFETY: non-null (need > 0 fits in outsize, checked above): `outbuf` holds `outsize` bytes, aliasing no other argument.
-        let outs: &mut [u8] = unsafe { std::slice::from_raw_parts_mut(outbuf as *mut u8, outsize as usize) };
+        let outs: &mut [u8] =
+            // SAFETY: non-null (need > 0 fits in outsize, checked above): `outbuf` holds `outsize` bytes, aliasing no other argument.
+            unsafe { std::slice::from_raw_parts_mut(outbuf as *mut u8, outsize as usize) };
         let start = pos.addr() as usize;
         let mut native = vec![0u8; dt.size() * n];
         let mut p = 0;
         // SAFETY: the C caller's buffer holds `n` elements of `dt`.
         unsafe { pack_into(&dt, inbuf as *const u8, n, &mut native, &mut p)? };
-        oxmpi_core::datatype::external32::encode(call, &dt, n, &native, &mut outs[start..start + need])?;
+        oxmpi_core::datatype::external32::encode(
+            call,
+            &dt,
+            n,
+            &native,
+            &mut outs[start..start + need],
+        )?;
         *pos = fit_addr(call, "position", start + need)?;
         Ok(())
     })
@@ -188,9 +265,31 @@ unsafe fn unpack_external<C: Count, A: Displ>(
         let dt = committed(h, call, "datatype")?;
         // SAFETY: `position` is MPI_Unpack_external's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let pos = unsafe { out(call, "position", position)? };
-        let need = oxmpi_core::datatype::external32::size(&dt).checked_mul(n).ok_or_else(|| bad(ErrorClass::Count, call, "outcount", format!("{n} elements overflow the address space")))?;
-        if pos.addr() < 0 || insize < 0 || (pos.addr() as usize).checked_add(need).is_none_or(|end| end > insize as usize) {
-            return Err(bad(ErrorClass::Truncate, call, "insize", format!("{insize} bytes do not hold {need} bytes at position {}", pos.addr())));
+        let need = oxmpi_core::datatype::external32::size(&dt)
+            .checked_mul(n)
+            .ok_or_else(|| {
+                bad(
+                    ErrorClass::Count,
+                    call,
+                    "outcount",
+                    format!("{n} elements overflow the address space"),
+                )
+            })?;
+        if pos.addr() < 0
+            || insize < 0
+            || (pos.addr() as usize)
+                .checked_add(need)
+                .is_none_or(|end| end > insize as usize)
+        {
+            return Err(bad(
+                ErrorClass::Truncate,
+                call,
+                "insize",
+                format!(
+                    "{insize} bytes do not hold {need} bytes at position {}",
+                    pos.addr()
+                ),
+            ));
         }
         crate::conv::check_buf(call, "outbuf", outbuf, n, &dt)?;
         if need == 0 {
@@ -198,7 +297,8 @@ unsafe fn unpack_external<C: Count, A: Displ>(
         }
         let start = pos.addr() as usize;
         // SAFETY: non-null (need > 0 bytes lie inside insize, checked above): `inbuf` holds `insize` bytes, not written during the call.
-        let ext = &unsafe { std::slice::from_raw_parts(inbuf as *const u8, insize as usize) }[start..start + need];
+        let ext = &unsafe { std::slice::from_raw_parts(inbuf as *const u8, insize as usize) }
+            [start..start + need];
         let mut tmp = vec![0u8; dt.size() * n];
         oxmpi_core::datatype::external32::decode(call, &dt, n, ext, &mut tmp)?;
         let mut p = 0;

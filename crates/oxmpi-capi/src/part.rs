@@ -15,10 +15,10 @@ use oxmpi_core::pt2pt::partitioned::{PartitionedReceive, PartitionedSend};
 use oxmpi_core::Request;
 
 use crate::abi::*;
-use crate::conv::{comm, committed};
-use crate::conv::errors::{bad, ffi, out, route_to, R, NO_COMM};
+use crate::conv::errors::{bad, ffi, out, route_to, NO_COMM, R};
 use crate::conv::handles::{state, PersistentOp};
 use crate::conv::large::to_usize;
+use crate::conv::{comm, committed};
 use crate::types::*;
 
 enum Part {
@@ -36,12 +36,21 @@ fn info_ok(call: &str, info: MPI_Info) -> R<()> {
     if info == MPI_INFO_NULL || info == MPI_INFO_ENV || state().infos.get(info).is_some() {
         Ok(())
     } else {
-        Err(crate::conv::errors::bad_code(MPI_ERR_INFO, call, "info", format!("{info:#x} is not a valid info object")))
+        Err(crate::conv::errors::bad_code(
+            MPI_ERR_INFO,
+            call,
+            "info",
+            format!("{info:#x} is not a valid info object"),
+        ))
     }
 }
 
 /// Makes the persistent request whose start runs `start` and records `part`.
-fn new_part_request(c: MPI_Comm, part: Part, start: impl Fn() -> oxmpi_core::error::Result<Request> + Send + Sync + 'static) -> MPI_Request {
+fn new_part_request(
+    c: MPI_Comm,
+    part: Part,
+    start: impl Fn() -> oxmpi_core::error::Result<Request> + Send + Sync + 'static,
+) -> MPI_Request {
     let starter: crate::conv::handles::Starter = Arc::new(move |r: *mut MPI_Request| {
         match start() {
             Ok(q) => {
@@ -111,8 +120,9 @@ pub unsafe extern "C" fn PMPI_Precv_init(
         let count = to_usize(CALL, "count", count)?;
         let dt = committed(datatype, CALL, "datatype")?;
         crate::conv::check_buf(CALL, "buf", buf, n.saturating_mul(count), &dt)?;
-        // SAFETY: MPI's contract for partitioned receives: the buffer stays valid while the request exists.
-        let p = unsafe { PartitionedReceive::init(&cm, buf as *mut u8, n, count, &dt, source, tag)? };
+        let p =
+            // SAFETY: MPI's contract for partitioned receives: the buffer stays valid while the request exists.
+            unsafe { PartitionedReceive::init(&cm, buf as *mut u8, n, count, &dt, source, tag)? };
         let w = Arc::downgrade(&p);
         *o = new_part_request(c, Part::Recv(w), move || p.start());
         Ok(())
@@ -123,7 +133,14 @@ pub unsafe extern "C" fn PMPI_Precv_init(
 fn active_send(call: &str, h: MPI_Request) -> R<Arc<PartitionedSend>> {
     let (active, c) = {
         let st = state();
-        let e = st.requests.get(h).ok_or_else(|| bad(ErrorClass::Request, call, "request", format!("{h:#x} is not a valid request")))?;
+        let e = st.requests.get(h).ok_or_else(|| {
+            bad(
+                ErrorClass::Request,
+                call,
+                "request",
+                format!("{h:#x} is not a valid request"),
+            )
+        })?;
         (!e.inner.is_null(), e.comm)
     };
     route_to(c);
@@ -131,9 +148,21 @@ fn active_send(call: &str, h: MPI_Request) -> R<Arc<PartitionedSend>> {
         Some(Part::Send(w)) => w.upgrade(),
         _ => None,
     }
-    .ok_or_else(|| bad(ErrorClass::Request, call, "request", "not a partitioned send request (MPI_Psend_init)"))?;
+    .ok_or_else(|| {
+        bad(
+            ErrorClass::Request,
+            call,
+            "request",
+            "not a partitioned send request (MPI_Psend_init)",
+        )
+    })?;
     if !active {
-        return Err(bad(ErrorClass::Request, call, "request", "the partitioned send is not active (MPI_Start it first)"));
+        return Err(bad(
+            ErrorClass::Request,
+            call,
+            "request",
+            "the partitioned send is not active (MPI_Start it first)",
+        ));
     }
     Ok(p)
 }
@@ -141,7 +170,9 @@ fn active_send(call: &str, h: MPI_Request) -> R<Arc<PartitionedSend>> {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Pready(partition: c_int, request: MPI_Request) -> c_int {
     const CALL: &str = "MPI_Pready";
-    ffi(CALL, NO_COMM, || Ok(active_send(CALL, request)?.pready(CALL, [partition as i64])?))
+    ffi(CALL, NO_COMM, || {
+        Ok(active_send(CALL, request)?.pready(CALL, [partition as i64])?)
+    })
 }
 
 #[no_mangle]
@@ -150,14 +181,23 @@ pub unsafe extern "C" fn PMPI_Pready_range(lo: c_int, hi: c_int, request: MPI_Re
     ffi(CALL, NO_COMM, || {
         let p = active_send(CALL, request)?;
         if lo > hi {
-            return Err(bad(ErrorClass::Arg, CALL, "partition_low", format!("{lo} is above partition_high {hi}")));
+            return Err(bad(
+                ErrorClass::Arg,
+                CALL,
+                "partition_low",
+                format!("{lo} is above partition_high {hi}"),
+            ));
         }
         Ok(p.pready(CALL, lo as i64..=hi as i64)?)
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Pready_list(length: c_int, partitions: *const c_int, request: MPI_Request) -> c_int {
+pub unsafe extern "C" fn PMPI_Pready_list(
+    length: c_int,
+    partitions: *const c_int,
+    request: MPI_Request,
+) -> c_int {
     const CALL: &str = "MPI_Pready_list";
     ffi(CALL, NO_COMM, || {
         let p = active_send(CALL, request)?;
@@ -175,14 +215,25 @@ pub unsafe extern "C" fn PMPI_Pready_list(length: c_int, partitions: *const c_in
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Parrived(request: MPI_Request, partition: c_int, flag: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Parrived(
+    request: MPI_Request,
+    partition: c_int,
+    flag: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPI_Parrived";
     ffi(CALL, NO_COMM, || {
         // SAFETY: `flag` is MPI_Parrived's OUT argument: NULL (rejected) or writable and unaliased.
         let f = unsafe { out(CALL, "flag", flag)? };
         let (inner, c) = {
             let st = state();
-            let e = st.requests.get(request).ok_or_else(|| bad(ErrorClass::Request, CALL, "request", format!("{request:#x} is not a valid request")))?;
+            let e = st.requests.get(request).ok_or_else(|| {
+                bad(
+                    ErrorClass::Request,
+                    CALL,
+                    "request",
+                    format!("{request:#x} is not a valid request"),
+                )
+            })?;
             (e.inner, e.comm)
         };
         route_to(c);
@@ -190,7 +241,14 @@ pub unsafe extern "C" fn PMPI_Parrived(request: MPI_Request, partition: c_int, f
             Some(Part::Recv(w)) => w.upgrade(),
             _ => None,
         }
-        .ok_or_else(|| bad(ErrorClass::Request, CALL, "request", "not a partitioned receive request (MPI_Precv_init)"))?;
+        .ok_or_else(|| {
+            bad(
+                ErrorClass::Request,
+                CALL,
+                "request",
+                "not a partitioned receive request (MPI_Precv_init)",
+            )
+        })?;
         *f = p.parrived(inner, partition as i64)? as c_int;
         Ok(())
     })

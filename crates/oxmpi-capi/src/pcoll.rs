@@ -19,12 +19,12 @@ use std::sync::Arc;
 use oxmpi_core::{Comm, Request};
 
 use crate::abi::*;
+use crate::coll::*;
 use crate::conv::comm;
 use crate::conv::errors::{bad_code, ffi, out};
-use crate::conv::handles::{state, PersistentOp};
-use crate::coll::*;
-use crate::env::PMPI_Ibarrier;
 use crate::conv::handles::Starter;
+use crate::conv::handles::{state, PersistentOp};
+use crate::env::PMPI_Ibarrier;
 use crate::neighbor::*; // the PMPI_Ineighbor_* a persistent neighbourhood collective starts
 use crate::types::*;
 
@@ -50,7 +50,12 @@ fn info_ok(call: &str, info: MPI_Info) -> crate::conv::errors::R<()> {
     if info == MPI_INFO_NULL || info == MPI_INFO_ENV || state().infos.get(info).is_some() {
         Ok(())
     } else {
-        Err(bad_code(MPI_ERR_INFO, call, "info", format!("{info:#x} is not a valid info object")))
+        Err(bad_code(
+            MPI_ERR_INFO,
+            call,
+            "info",
+            format!("{info:#x} is not a valid info object"),
+        ))
     }
 }
 
@@ -116,7 +121,13 @@ fn lens(call: &str, cm: &Comm, root: Option<c_int>) -> crate::conv::errors::R<Le
         }
         _ => (0, 0),
     };
-    Ok(Lens { peers, rpeers: if at_root { peers } else { 0 }, local: cm.size() as usize, indeg, outdeg })
+    Ok(Lens {
+        peers,
+        rpeers: if at_root { peers } else { 0 },
+        local: cm.size() as usize,
+        indeg,
+        outdeg,
+    })
 }
 
 macro_rules! keep {

@@ -14,17 +14,16 @@ use oxmpi_core::pt2pt::{self};
 use oxmpi_core::{Request, Status};
 
 use crate::abi::*;
-use crate::conv::{datatype, new_hooked_request};
-use crate::conv::errors::{NO_COMM, bad, ffi, out, route_to, Fail, R};
-use crate::conv::handles::{state, Greq, Hook};
-use crate::conv::large::{undefined_or, Count};
 use crate::conv::args::req_slice;
 use crate::conv::errors::rename_call;
-use crate::types::*;
+use crate::conv::errors::{bad, ffi, out, route_to, Fail, NO_COMM, R};
+use crate::conv::handles::{state, Greq, Hook};
+use crate::conv::large::{undefined_or, Count};
 use crate::conv::status::*;
+use crate::conv::{datatype, new_hooked_request};
+use crate::types::*;
 
 // ----- request handles ---------------------------------------------------------------
-
 
 /// Calls a generalized request's query_fn: the status it reports, and the
 /// error code the callback returned. Called without any lock held (the
@@ -70,8 +69,17 @@ pub fn run_hook(call: &str, h: MPI_Request, res: Result<Status, Fail>) -> Result
             let fcode = greq_free(&g);
             let code = if fcode != MPI_SUCCESS { fcode } else { qcode };
             if code != MPI_SUCCESS {
-                let which = if fcode != MPI_SUCCESS { "free_fn" } else { "query_fn" };
-                return Err(Fail { code, message: format!("{call}: the generalized request's {which} returned error code {code}") });
+                let which = if fcode != MPI_SUCCESS {
+                    "free_fn"
+                } else {
+                    "query_fn"
+                };
+                return Err(Fail {
+                    code,
+                    message: format!(
+                        "{call}: the generalized request's {which} returned error code {code}"
+                    ),
+                });
             }
             res.map(|_| status)
         }
@@ -127,14 +135,20 @@ fn engine_requests_hooked(call: &str, hs: &[MPI_Request], hooked: &mut bool) -> 
     if all_direct {
         if let Some(i) = pt2pt::first_dead(&out) {
             let h = hs[i];
-            return Err(bad(ErrorClass::Request, call, &format!("array_of_requests[{i}]"), format!("{h:#x} is not a valid request (freed, completed, or never created)")));
+            return Err(bad(
+                ErrorClass::Request,
+                call,
+                &format!("array_of_requests[{i}]"),
+                format!("{h:#x} is not a valid request (freed, completed, or never created)"),
+            ));
         }
         return Ok(out);
     }
     let st = state();
     let mut routed = false;
     let mut direct = Vec::new();
-    let got: R<Vec<Request>> = hs.iter()
+    let got: R<Vec<Request>> = hs
+        .iter()
         .enumerate()
         .map(|(i, &h)| {
             if h == MPI_REQUEST_NULL {
@@ -159,7 +173,12 @@ fn engine_requests_hooked(call: &str, hs: &[MPI_Request], hooked: &mut bool) -> 
                     }
                     Ok(e.inner)
                 }
-                None => Err(bad(ErrorClass::Request, call, &format!("array_of_requests[{i}]"), format!("{h:#x} is not a valid request (freed, completed, or never created)"))),
+                None => Err(bad(
+                    ErrorClass::Request,
+                    call,
+                    &format!("array_of_requests[{i}]"),
+                    format!("{h:#x} is not a valid request (freed, completed, or never created)"),
+                )),
             }
         })
         .collect();
@@ -169,7 +188,12 @@ fn engine_requests_hooked(call: &str, hs: &[MPI_Request], hooked: &mut bool) -> 
     if let Some(k) = pt2pt::first_dead(&rs) {
         let (i, _) = direct[k];
         let h = hs[i];
-        return Err(bad(ErrorClass::Request, call, &format!("array_of_requests[{i}]"), format!("{h:#x} is not a valid request (freed, completed, or never created)")));
+        return Err(bad(
+            ErrorClass::Request,
+            call,
+            &format!("array_of_requests[{i}]"),
+            format!("{h:#x} is not a valid request (freed, completed, or never created)"),
+        ));
     }
     Ok(got)
 }
@@ -186,7 +210,10 @@ fn settle(hs: &mut [MPI_Request], before: &[Request], after: &[Request]) {
             continue;
         }
         let st = st.get_or_insert_with(state);
-        let persistent = st.requests.get(hs[i]).is_some_and(|e| e.persistent.is_some());
+        let persistent = st
+            .requests
+            .get(hs[i])
+            .is_some_and(|e| e.persistent.is_some());
         if persistent {
             if let Some(e) = st.requests.get_mut(hs[i]) {
                 e.inner = Request::NULL;
@@ -198,9 +225,7 @@ fn settle(hs: &mut [MPI_Request], before: &[Request], after: &[Request]) {
     }
 }
 
-
 // ----- completion ------------------------------------------------------------------
-
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
@@ -212,10 +237,18 @@ pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_S
         let before = engine_requests(CALL, hs)?;
         let mut after = before.clone();
         let res = pt2pt::wait(&mut after[0]);
-        let after = if res.is_err() { vec![Request::NULL] } else { after };
+        let after = if res.is_err() {
+            vec![Request::NULL]
+        } else {
+            after
+        };
         let failed_status = res.as_ref().err().and_then(|e| e.status);
         let res = res.map_err(|e| rename_call(e, CALL));
-        let res = if completed_at(&before, &after, 0) { run_hook(CALL, hs[0], res) } else { res };
+        let res = if completed_at(&before, &after, 0) {
+            run_hook(CALL, hs[0], res)
+        } else {
+            res
+        };
         settle(hs, &before, &after);
         if let (Err(_), Some(s)) = (&res, failed_status) {
             // A failed receive that matched a message (truncation) still reports it.
@@ -230,7 +263,11 @@ pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_S
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+pub unsafe extern "C" fn PMPI_Test(
+    request: *mut MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
     const CALL: &str = "MPI_Test";
     ffi(CALL, NO_COMM, || {
         // SAFETY: `request` is MPI_Test's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -241,11 +278,17 @@ pub unsafe extern "C" fn PMPI_Test(request: *mut MPI_Request, flag: *mut c_int, 
         let before = engine_requests(CALL, hs)?;
         let mut after = before.clone();
         let res = pt2pt::test(&mut after[0]);
-        let after = if res.is_err() { vec![Request::NULL] } else { after };
+        let after = if res.is_err() {
+            vec![Request::NULL]
+        } else {
+            after
+        };
         let failed_status = res.as_ref().err().and_then(|e| e.status);
         let res = res.map_err(|e| rename_call(e, CALL));
         let res = match res {
-            Ok(Some(s)) if completed_at(&before, &after, 0) => run_hook(CALL, hs[0], Ok(s)).map(Some),
+            Ok(Some(s)) if completed_at(&before, &after, 0) => {
+                run_hook(CALL, hs[0], Ok(s)).map(Some)
+            }
             Err(e) if completed_at(&before, &after, 0) => run_hook(CALL, hs[0], Err(e)).map(Some),
             other => other,
         };
@@ -280,7 +323,13 @@ unsafe fn status_at(p: *mut MPI_Status, i: usize) -> *mut MPI_Status {
     }
 }
 
-unsafe fn all(call: &'static str, count: c_int, requests: *mut MPI_Request, flag: Option<*mut c_int>, statuses: *mut MPI_Status) -> c_int {
+unsafe fn all(
+    call: &'static str,
+    count: c_int,
+    requests: *mut MPI_Request,
+    flag: Option<*mut c_int>,
+    statuses: *mut MPI_Status,
+) -> c_int {
     ffi(call, NO_COMM, || {
         // SAFETY: `requests` is MPI_Waitall/Testall's INOUT array of `count` handles, unaliased.
         let hs = unsafe { req_slice(call, count, requests)? };
@@ -295,7 +344,9 @@ unsafe fn all(call: &'static str, count: c_int, requests: *mut MPI_Request, flag
         // The engine's statuses carry its own class numbers: the C caller sees the
         // standard ABI's.
         for s in stats.iter_mut().filter(|s| s.error != 0) {
-            s.error = crate::abi::error_class_value(ErrorClass::from_code(s.error).unwrap_or(ErrorClass::Other));
+            s.error = crate::abi::error_class_value(
+                ErrorClass::from_code(s.error).unwrap_or(ErrorClass::Other),
+            );
         }
         // Failed requests are consumed by the engine too.
         for (i, s) in stats.iter().enumerate() {
@@ -306,13 +357,23 @@ unsafe fn all(call: &'static str, count: c_int, requests: *mut MPI_Request, flag
         let mut res = res;
         for i in 0..hs.len() {
             if completed_at(&before, &after, i) && (hooked || stats[i].error != 0) {
-                let r = if stats[i].error != 0 { Err(Fail { code: stats[i].error, message: String::new() }) } else { Ok(stats[i]) };
+                let r = if stats[i].error != 0 {
+                    Err(Fail {
+                        code: stats[i].error,
+                        message: String::new(),
+                    })
+                } else {
+                    Ok(stats[i])
+                };
                 match run_hook(call, hs[i], r) {
                     Ok(s) => stats[i] = s,
                     Err(f) => {
                         stats[i].error = f.code;
                         if res.is_ok() {
-                            res = Err(MpiError::new(ErrorClass::InStatus, format!("{call}: a request failed, see its status: {}", f.message)));
+                            res = Err(MpiError::new(
+                                ErrorClass::InStatus,
+                                format!("{call}: a request failed, see its status: {}", f.message),
+                            ));
                         }
                     }
                 }
@@ -338,18 +399,34 @@ unsafe fn all(call: &'static str, count: c_int, requests: *mut MPI_Request, flag
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Waitall(count: c_int, requests: *mut MPI_Request, statuses: *mut MPI_Status) -> c_int {
+pub unsafe extern "C" fn PMPI_Waitall(
+    count: c_int,
+    requests: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+) -> c_int {
     // SAFETY: the C caller's arguments, passed on: `all` needs what MPI_Waitall demands of them.
     unsafe { all("MPI_Waitall", count, requests, None, statuses) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Testall(count: c_int, requests: *mut MPI_Request, flag: *mut c_int, statuses: *mut MPI_Status) -> c_int {
+pub unsafe extern "C" fn PMPI_Testall(
+    count: c_int,
+    requests: *mut MPI_Request,
+    flag: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
     // SAFETY: the C caller's arguments, passed on: `all` needs what MPI_Testall demands of them.
     unsafe { all("MPI_Testall", count, requests, Some(flag), statuses) }
 }
 
-unsafe fn any(call: &'static str, count: c_int, requests: *mut MPI_Request, index: *mut c_int, flag: Option<*mut c_int>, status: *mut MPI_Status) -> c_int {
+unsafe fn any(
+    call: &'static str,
+    count: c_int,
+    requests: *mut MPI_Request,
+    index: *mut c_int,
+    flag: Option<*mut c_int>,
+    status: *mut MPI_Status,
+) -> c_int {
     ffi(call, NO_COMM, || {
         // SAFETY: `requests` is MPI_Waitany/Testany's INOUT array of `count` handles, unaliased.
         let hs = unsafe { req_slice(call, count, requests)? };
@@ -424,18 +501,37 @@ unsafe fn any(call: &'static str, count: c_int, requests: *mut MPI_Request, inde
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Waitany(count: c_int, requests: *mut MPI_Request, index: *mut c_int, status: *mut MPI_Status) -> c_int {
+pub unsafe extern "C" fn PMPI_Waitany(
+    count: c_int,
+    requests: *mut MPI_Request,
+    index: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
     // SAFETY: the C caller's arguments, passed on: `any` needs what MPI_Waitany demands of them.
     unsafe { any("MPI_Waitany", count, requests, index, None, status) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Testany(count: c_int, requests: *mut MPI_Request, index: *mut c_int, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+pub unsafe extern "C" fn PMPI_Testany(
+    count: c_int,
+    requests: *mut MPI_Request,
+    index: *mut c_int,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
     // SAFETY: the C caller's arguments, passed on: `any` needs what MPI_Testany demands of them.
     unsafe { any("MPI_Testany", count, requests, index, Some(flag), status) }
 }
 
-unsafe fn some(call: &'static str, wait: bool, count: c_int, requests: *mut MPI_Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MPI_Status) -> c_int {
+unsafe fn some(
+    call: &'static str,
+    wait: bool,
+    count: c_int,
+    requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
     ffi(call, NO_COMM, || {
         // SAFETY: `requests` is MPI_Waitsome/Testsome's INOUT array of `count` handles, unaliased.
         let hs = unsafe { req_slice(call, count, requests)? };
@@ -443,7 +539,11 @@ unsafe fn some(call: &'static str, wait: bool, count: c_int, requests: *mut MPI_
         let oc = unsafe { out(call, "outcount", outcount)? };
         let before = engine_requests(call, hs)?;
         let mut after = before.clone();
-        let res = if wait { pt2pt::waitsome(&mut after) } else { pt2pt::testsome(&mut after) };
+        let res = if wait {
+            pt2pt::waitsome(&mut after)
+        } else {
+            pt2pt::testsome(&mut after)
+        };
         let list = match res {
             Err(e) => {
                 settle(hs, &before, &after);
@@ -462,8 +562,19 @@ unsafe fn some(call: &'static str, wait: bool, count: c_int, requests: *mut MPI_
             l.into_iter()
                 .map(|(i, r)| {
                     let failed_status = r.as_ref().err().and_then(|e| e.status);
-                    let r = r.map_err(|e| Fail { code: crate::abi::error_class_value(e.class), message: e.message });
-                    (i, if completed_at(&before, &after, i) { run_hook(call, hs[i], r) } else { r }, failed_status)
+                    let r = r.map_err(|e| Fail {
+                        code: crate::abi::error_class_value(e.class),
+                        message: e.message,
+                    });
+                    (
+                        i,
+                        if completed_at(&before, &after, i) {
+                            run_hook(call, hs[i], r)
+                        } else {
+                            r
+                        },
+                        failed_status,
+                    )
                 })
                 .collect()
         });
@@ -485,45 +596,100 @@ unsafe fn some(call: &'static str, wait: bool, count: c_int, requests: *mut MPI_
                 Ok(s) => unsafe { put_status_err(status_at(statuses, k), s, MPI_SUCCESS) },
                 Err(e) => {
                     // SAFETY: `statuses` is MPI_STATUSES_IGNORE (NULL) or has one entry per request, more than the index, writable and unaliased (MPI_Waitsome/Testsome).
-                    unsafe { put_status_err(status_at(statuses, k), &failed_status.unwrap_or(Status::EMPTY), e.code) };
+                    unsafe {
+                        put_status_err(
+                            status_at(statuses, k),
+                            &failed_status.unwrap_or(Status::EMPTY),
+                            e.code,
+                        )
+                    };
                     first_err.get_or_insert(e.message.clone());
                 }
             }
         }
         match first_err {
-            Some(m) => Err(Fail { code: MPI_ERR_IN_STATUS, message: format!("{call}: a request failed, see its status: {m}") }),
+            Some(m) => Err(Fail {
+                code: MPI_ERR_IN_STATUS,
+                message: format!("{call}: a request failed, see its status: {m}"),
+            }),
             None => Ok(()),
         }
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Waitsome(incount: c_int, requests: *mut MPI_Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MPI_Status) -> c_int {
+pub unsafe extern "C" fn PMPI_Waitsome(
+    incount: c_int,
+    requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
     // SAFETY: the C caller's arguments, passed on: `some` needs what MPI_Waitsome demands of them.
-    unsafe { some("MPI_Waitsome", true, incount, requests, outcount, indices, statuses) }
+    unsafe {
+        some(
+            "MPI_Waitsome",
+            true,
+            incount,
+            requests,
+            outcount,
+            indices,
+            statuses,
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Testsome(incount: c_int, requests: *mut MPI_Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MPI_Status) -> c_int {
+pub unsafe extern "C" fn PMPI_Testsome(
+    incount: c_int,
+    requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
     // SAFETY: the C caller's arguments, passed on: `some` needs what MPI_Testsome demands of them.
-    unsafe { some("MPI_Testsome", false, incount, requests, outcount, indices, statuses) }
+    unsafe {
+        some(
+            "MPI_Testsome",
+            false,
+            incount,
+            requests,
+            outcount,
+            indices,
+            statuses,
+        )
+    }
 }
 
 fn one_request(call: &str, h: MPI_Request) -> R<(Request, MPI_Comm, bool)> {
     if h == MPI_REQUEST_NULL {
-        return Err(bad(ErrorClass::Request, call, "request", "MPI_REQUEST_NULL"));
+        return Err(bad(
+            ErrorClass::Request,
+            call,
+            "request",
+            "MPI_REQUEST_NULL",
+        ));
     }
     if let Some((r, c)) = crate::conv::handles::direct_of(h) {
         if pt2pt::first_dead(&[r]).is_some() {
-            return Err(bad(ErrorClass::Request, call, "request", format!("{h:#x} is not a valid request (freed, completed, or never created)")));
+            return Err(bad(
+                ErrorClass::Request,
+                call,
+                "request",
+                format!("{h:#x} is not a valid request (freed, completed, or never created)"),
+            ));
         }
         return Ok((r, c, false));
     }
     let st = state();
-    let e = st
-        .requests
-        .get(h)
-        .ok_or_else(|| bad(ErrorClass::Request, call, "request", format!("{h:#x} is not a valid request (freed, completed, or never created)")))?;
+    let e = st.requests.get(h).ok_or_else(|| {
+        bad(
+            ErrorClass::Request,
+            call,
+            "request",
+            format!("{h:#x} is not a valid request (freed, completed, or never created)"),
+        )
+    })?;
     Ok((e.inner, e.comm, e.persistent.is_some()))
 }
 
@@ -564,7 +730,12 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
         route_to(c);
         if let Some(g) = greq_of(*h) {
             if g.freed {
-                return Err(bad(ErrorClass::Request, CALL, "request", "the generalized request was freed already"));
+                return Err(bad(
+                    ErrorClass::Request,
+                    CALL,
+                    "request",
+                    "the generalized request was freed already",
+                ));
             }
             pt2pt::request_free(&mut r).map_err(|e| rename_call(e, CALL))?;
             if !g.completed {
@@ -579,7 +750,12 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
             *h = MPI_REQUEST_NULL;
             let code = greq_free(&g);
             if code != MPI_SUCCESS {
-                return Err(Fail { code, message: format!("{CALL}: the generalized request's free_fn returned error code {code}") });
+                return Err(Fail {
+                    code,
+                    message: format!(
+                        "{CALL}: the generalized request's free_fn returned error code {code}"
+                    ),
+                });
             }
             return Ok(());
         }
@@ -593,7 +769,11 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Request_get_status(request: MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+pub unsafe extern "C" fn PMPI_Request_get_status(
+    request: MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
     const CALL: &str = "MPI_Request_get_status";
     ffi(CALL, NO_COMM, || {
         // SAFETY: `flag` is MPI_Request_get_status's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -614,13 +794,21 @@ pub unsafe extern "C" fn PMPI_Request_get_status(request: MPI_Request, flag: *mu
                 // SAFETY: `status` is MPI_Request_get_status's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
                 unsafe { put_status(status, &s) };
                 if code != MPI_SUCCESS {
-                    return Err(Fail { code, message: format!("{CALL}: the generalized request's query_fn returned error code {code}") });
+                    return Err(Fail {
+                        code,
+                        message: format!(
+                            "{CALL}: the generalized request's query_fn returned error code {code}"
+                        ),
+                    });
                 }
             }
             Some(s) => {
                 *f = 1;
                 // An idup's communicator is valid once its request is complete.
-                let idup = matches!(state().requests.get(request).map(|e| &e.hook), Some(Hook::Idup(_)));
+                let idup = matches!(
+                    state().requests.get(request).map(|e| &e.hook),
+                    Some(Hook::Idup(_))
+                );
                 if idup {
                     run_hook(CALL, request, Ok(s))?;
                 }
@@ -668,7 +856,14 @@ pub unsafe extern "C" fn PMPI_Grequest_start(
         // SAFETY: `request` is MPI_Grequest_start's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(CALL, "request", request)? };
         let r = pt2pt::grequest_start()?;
-        let g = Greq { query: query_fn, free: free_fn, cancel: cancel_fn, extra_state: extra_state as usize, completed: false, freed: false };
+        let g = Greq {
+            query: query_fn,
+            free: free_fn,
+            cancel: cancel_fn,
+            extra_state: extra_state as usize,
+            completed: false,
+            freed: false,
+        };
         *o = new_hooked_request(r, MPI_COMM_SELF, Hook::Greq(g));
         Ok(())
     })
@@ -680,9 +875,21 @@ pub unsafe extern "C" fn PMPI_Grequest_complete(request: MPI_Request) -> c_int {
     ffi(CALL, NO_COMM, || {
         let (r, c, _) = one_request(CALL, request)?;
         route_to(c);
-        let g = greq_of(request).ok_or_else(|| bad(ErrorClass::Request, CALL, "request", "not a generalized request (MPI_Grequest_start)"))?;
+        let g = greq_of(request).ok_or_else(|| {
+            bad(
+                ErrorClass::Request,
+                CALL,
+                "request",
+                "not a generalized request (MPI_Grequest_start)",
+            )
+        })?;
         if g.completed {
-            return Err(bad(ErrorClass::Request, CALL, "request", "the generalized request is complete already"));
+            return Err(bad(
+                ErrorClass::Request,
+                CALL,
+                "request",
+                "the generalized request is complete already",
+            ));
         }
         pt2pt::grequest_complete(r).map_err(|e| rename_call(e, CALL))?;
         if g.freed {
@@ -691,7 +898,12 @@ pub unsafe extern "C" fn PMPI_Grequest_complete(request: MPI_Request) -> c_int {
             state().requests.remove(request);
             let code = greq_free(&g);
             if code != MPI_SUCCESS {
-                return Err(Fail { code, message: format!("{CALL}: the generalized request's free_fn returned error code {code}") });
+                return Err(Fail {
+                    code,
+                    message: format!(
+                        "{CALL}: the generalized request's free_fn returned error code {code}"
+                    ),
+                });
             }
         } else if let Some(Hook::Greq(x)) = state().requests.get_mut(request).map(|e| &mut e.hook) {
             x.completed = true;
@@ -702,25 +914,37 @@ pub unsafe extern "C" fn PMPI_Grequest_complete(request: MPI_Request) -> c_int {
 
 // ----- status queries ---------------------------------------------------------------
 
-
 // The answers of abi.txt's status `query` lines: the generated `PMPI_x` checks the
 // OUT pointer and stores them.
 
 /// # Safety
 /// `status` is NULL or points to a readable `MPI_Status` (the C caller's IN argument).
-unsafe fn count_of<C: Count>(call: &'static str, status: *const MPI_Status, h: MPI_Datatype, elements: bool) -> R<C> {
+unsafe fn count_of<C: Count>(
+    call: &'static str,
+    status: *const MPI_Status,
+    h: MPI_Datatype,
+    elements: bool,
+) -> R<C> {
     // SAFETY: `status` is the call's IN status: NULL (rejected) or readable.
     let s = unsafe { status_ref(call, status)? };
     let dt = datatype(h, call, "datatype")?;
     let b = status_bytes(s);
-    Ok(undefined_or(if elements { dt.get_elements(b) } else { dt.get_count(b) }))
+    Ok(undefined_or(if elements {
+        dt.get_elements(b)
+    } else {
+        dt.get_count(b)
+    }))
 }
 
 /// MPI_Get_count.
 ///
 /// # Safety
 /// As `count_of`.
-pub unsafe fn get_count(call: &'static str, status: *const MPI_Status, h: MPI_Datatype) -> R<c_int> {
+pub unsafe fn get_count(
+    call: &'static str,
+    status: *const MPI_Status,
+    h: MPI_Datatype,
+) -> R<c_int> {
     // SAFETY: forwarded contract.
     unsafe { count_of(call, status, h, false) }
 }
@@ -728,7 +952,11 @@ pub unsafe fn get_count(call: &'static str, status: *const MPI_Status, h: MPI_Da
 ///
 /// # Safety
 /// As `count_of`.
-pub unsafe fn get_count_c(call: &'static str, status: *const MPI_Status, h: MPI_Datatype) -> R<MPI_Count> {
+pub unsafe fn get_count_c(
+    call: &'static str,
+    status: *const MPI_Status,
+    h: MPI_Datatype,
+) -> R<MPI_Count> {
     // SAFETY: forwarded contract.
     unsafe { count_of(call, status, h, false) }
 }
@@ -736,7 +964,11 @@ pub unsafe fn get_count_c(call: &'static str, status: *const MPI_Status, h: MPI_
 ///
 /// # Safety
 /// As `count_of`.
-pub unsafe fn get_elements(call: &'static str, status: *const MPI_Status, h: MPI_Datatype) -> R<c_int> {
+pub unsafe fn get_elements(
+    call: &'static str,
+    status: *const MPI_Status,
+    h: MPI_Datatype,
+) -> R<c_int> {
     // SAFETY: forwarded contract.
     unsafe { count_of(call, status, h, true) }
 }
@@ -744,7 +976,11 @@ pub unsafe fn get_elements(call: &'static str, status: *const MPI_Status, h: MPI
 ///
 /// # Safety
 /// As `count_of`.
-pub unsafe fn get_elements_c(call: &'static str, status: *const MPI_Status, h: MPI_Datatype) -> R<MPI_Count> {
+pub unsafe fn get_elements_c(
+    call: &'static str,
+    status: *const MPI_Status,
+    h: MPI_Datatype,
+) -> R<MPI_Count> {
     // SAFETY: forwarded contract.
     unsafe { count_of(call, status, h, true) }
 }
@@ -752,7 +988,11 @@ pub unsafe fn get_elements_c(call: &'static str, status: *const MPI_Status, h: M
 ///
 /// # Safety
 /// As `count_of`.
-pub unsafe fn get_elements_x(call: &'static str, status: *const MPI_Status, h: MPI_Datatype) -> R<MPI_Count> {
+pub unsafe fn get_elements_x(
+    call: &'static str,
+    status: *const MPI_Status,
+    h: MPI_Datatype,
+) -> R<MPI_Count> {
     // SAFETY: forwarded contract.
     unsafe { count_of(call, status, h, true) }
 }
@@ -764,7 +1004,12 @@ unsafe fn set_elements(call: &str, status: *mut MPI_Status, h: MPI_Datatype, cou
     let s = unsafe { out(call, "status", status)? };
     let dt = datatype(h, call, "datatype")?;
     if count < 0 {
-        return Err(bad(ErrorClass::Count, call, "count", format!("{count} is negative")));
+        return Err(bad(
+            ErrorClass::Count,
+            call,
+            "count",
+            format!("{count} is negative"),
+        ));
     }
     // Bytes of `count` basic elements: whole elements of the type, then the
     // leading basic elements of one more.
@@ -776,32 +1021,60 @@ unsafe fn set_elements(call: &str, status: *mut MPI_Status, h: MPI_Datatype, cou
         if rem == 0 {
             break;
         }
-        let per = if p.size() > 0 { dt.get_elements(p.size()).map(|_| 1).unwrap_or(1) } else { 1 };
+        let per = if p.size() > 0 {
+            dt.get_elements(p.size()).map(|_| 1).unwrap_or(1)
+        } else {
+            1
+        };
         let take = (k as i64).min(rem / per.max(1));
         bytes += take * p.size() as i64;
         rem -= take;
     }
-    let fake = Status { source: s.MPI_SOURCE, tag: s.MPI_TAG, error: s.MPI_ERROR, count_bytes: bytes as usize, cancelled: s.MPI_internal[2] != 0 };
+    let fake = Status {
+        source: s.MPI_SOURCE,
+        tag: s.MPI_TAG,
+        error: s.MPI_ERROR,
+        count_bytes: bytes as usize,
+        cancelled: s.MPI_internal[2] != 0,
+    };
     fill(s, &fake);
     Ok(())
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Status_set_elements(status: *mut MPI_Status, h: MPI_Datatype, count: c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Status_set_elements(
+    status: *mut MPI_Status,
+    h: MPI_Datatype,
+    count: c_int,
+) -> c_int {
     // SAFETY: `status` is MPI_Status_set_elements's INOUT argument, as `set_elements` requires.
-    ffi("MPI_Status_set_elements", NO_COMM, || unsafe { set_elements("MPI_Status_set_elements", status, h, count as i64) })
+    ffi("MPI_Status_set_elements", NO_COMM, || unsafe {
+        set_elements("MPI_Status_set_elements", status, h, count as i64)
+    })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Status_set_elements_c(status: *mut MPI_Status, h: MPI_Datatype, count: MPI_Count) -> c_int {
+pub unsafe extern "C" fn PMPI_Status_set_elements_c(
+    status: *mut MPI_Status,
+    h: MPI_Datatype,
+    count: MPI_Count,
+) -> c_int {
     // SAFETY: `status` is MPI_Status_set_elements_c's INOUT argument, as `set_elements` requires.
-    ffi("MPI_Status_set_elements_c", NO_COMM, || unsafe { set_elements("MPI_Status_set_elements_c", status, h, count) })
+    ffi("MPI_Status_set_elements_c", NO_COMM, || unsafe {
+        set_elements("MPI_Status_set_elements_c", status, h, count)
+    })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Status_set_elements_x(status: *mut MPI_Status, h: MPI_Datatype, count: MPI_Count) -> c_int {
+pub unsafe extern "C" fn PMPI_Status_set_elements_x(
+    status: *mut MPI_Status,
+    h: MPI_Datatype,
+    count: MPI_Count,
+) -> c_int {
     // SAFETY: `status` is MPI_Status_set_elements_x's INOUT argument, as `set_elements` requires.
-    ffi("MPI_Status_set_elements_x", NO_COMM, || unsafe { set_elements("MPI_Status_set_elements_x", status, h, count) })
+    ffi("MPI_Status_set_elements_x", NO_COMM, || unsafe {
+        set_elements("MPI_Status_set_elements_x", status, h, count)
+    })
 }
 
 #[no_mangle]
@@ -813,5 +1086,3 @@ pub unsafe extern "C" fn PMPI_Status_set_cancelled(status: *mut MPI_Status, flag
         Ok(())
     })
 }
-
-

@@ -22,16 +22,15 @@ use std::sync::atomic::Ordering;
 
 use oxmpi_core::error::{ErrorClass, MpiError};
 use oxmpi_core::group::Group;
-use oxmpi_core::runtime::{self, ThreadLevel};
 use oxmpi_core::pt2pt;
+use oxmpi_core::runtime::{self, ThreadLevel};
 
 use crate::abi::*;
-use crate::conv::{get_str, put_str, tag_group};
 use crate::conv::errors::{bad, bad_code, code_name, out, raise, run_named, Fail, NO_COMM, R};
 use crate::conv::handles::{c2f_predefined_or, f2c_predefined_or, state, ErrhandlerEntry};
 use crate::conv::session::{session_error, session_id, sessions, with_tags, SessionEntry, NEXT_ID};
+use crate::conv::{get_str, put_str, tag_group};
 use crate::types::*;
-
 
 // ----- error routing ---------------------------------------------------------------------
 
@@ -58,13 +57,21 @@ fn raise_with(errh: MPI_Errhandler, s: MPI_Session, code: c_int, message: &str) 
 fn fatal(code: c_int, message: &str) -> ! {
     let rank = runtime::engine().map(|e| e.rank()).unwrap_or(0);
     eprintln!("oxmpi: rank {rank}: {message} ({})", code_name(code));
-    runtime::abort(if code == 0 { 1 } else { code }, "the session's error handler is MPI_ERRORS_ARE_FATAL")
+    runtime::abort(
+        if code == 0 { 1 } else { code },
+        "the session's error handler is MPI_ERRORS_ARE_FATAL",
+    )
 }
 
 /// Runs a session call's body: catches panics and routes errors to the
 /// session's error handler (to the process's, `NO_COMM`, when `s` is not a
 /// live session), or to `errh` when given (MPI_Session_init).
-fn ffi_session(call: &'static str, s: MPI_Session, errh: Option<MPI_Errhandler>, body: impl FnOnce() -> R<()>) -> c_int {
+fn ffi_session(
+    call: &'static str,
+    s: MPI_Session,
+    errh: Option<MPI_Errhandler>,
+    body: impl FnOnce() -> R<()>,
+) -> c_int {
     match run_named(call, body) {
         Ok(()) => MPI_SUCCESS,
         Err((code, message)) => {
@@ -83,10 +90,20 @@ fn ffi_session(call: &'static str, s: MPI_Session, errh: Option<MPI_Errhandler>,
 fn errhandler_ok(call: &str, h: MPI_Errhandler) -> R<()> {
     match h {
         MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT | MPI_ERRORS_RETURN => Ok(()),
-        MPI_ERRHANDLER_NULL => Err(bad(ErrorClass::Arg, call, "errhandler", "MPI_ERRHANDLER_NULL")),
+        MPI_ERRHANDLER_NULL => Err(bad(
+            ErrorClass::Arg,
+            call,
+            "errhandler",
+            "MPI_ERRHANDLER_NULL",
+        )),
         _ => match state().errhandlers.get(h) {
             Some(e) if e.refs > 0 => Ok(()),
-            _ => Err(bad(ErrorClass::Arg, call, "errhandler", format!("{h:#x} is not a valid error handler (freed, or never created)"))),
+            _ => Err(bad(
+                ErrorClass::Arg,
+                call,
+                "errhandler",
+                format!("{h:#x} is not a valid error handler (freed, or never created)"),
+            )),
         },
     }
 }
@@ -135,47 +152,87 @@ fn parse_level(call: &str, v: &str) -> R<ThreadLevel> {
 fn pset(call: &str, name: &str) -> R<Vec<u32>> {
     match runtime::pset_members(name)? {
         Some(m) => Ok(m),
-        None => Err(bad(ErrorClass::Arg, call, "pset_name", format!("'{name}' is not a process set of this session (there are {})", runtime::pset_names(call)?.join(", ")))),
+        None => Err(bad(
+            ErrorClass::Arg,
+            call,
+            "pset_name",
+            format!(
+                "'{name}' is not a process set of this session (there are {})",
+                runtime::pset_names(call)?.join(", ")
+            ),
+        )),
     }
 }
 
 // ----- init, finalize, info, process sets --------------------------------------------------
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_init(info: MPI_Info, errhandler: MPI_Errhandler, session: *mut MPI_Session) -> c_int {
+pub unsafe extern "C" fn PMPI_Session_init(
+    info: MPI_Info,
+    errhandler: MPI_Errhandler,
+    session: *mut MPI_Session,
+) -> c_int {
     const CALL: &str = "MPI_Session_init";
     // Errors of this call go to the handler it is given (MPI_ERRHANDLER_NULL: the default, fatal).
-    let eh = if errhandler == MPI_ERRHANDLER_NULL { MPI_ERRORS_ARE_FATAL } else { errhandler };
+    let eh = if errhandler == MPI_ERRHANDLER_NULL {
+        MPI_ERRORS_ARE_FATAL
+    } else {
+        errhandler
+    };
     let eh_valid = errhandler_ok(CALL, eh).is_ok();
-    ffi_session(CALL, MPI_SESSION_NULL, Some(if eh_valid { eh } else { MPI_ERRORS_ARE_FATAL }), || {
-        errhandler_ok(CALL, eh)?;
-        // SAFETY: `session` is the OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "session", session)? };
-        *o = MPI_SESSION_NULL;
-        if info != MPI_INFO_NULL && info != MPI_INFO_ENV && state().infos.get(info).is_none() {
-            return Err(bad_code(MPI_ERR_INFO, CALL, "info", format!("{info:#x} is not a valid info object")));
-        }
-        let kv = if info == MPI_INFO_ENV { Vec::new() } else { info_pairs(CALL, info)? };
-        let level = match kv.iter().rev().find(|(k, _)| k == "thread_level" || k == "mpi_thread_support_level") {
-            Some((_, v)) => parse_level(CALL, v)?,
-            // No level asked: MPI_THREAD_MULTIPLE, as MPICH gives (MPI-4.1 §11.3.1 advises
-            // implementors against MPI_THREAD_SINGLE as the sessions' default).
-            None => ThreadLevel::Multiple,
-        };
-        let provided = runtime::session_init(level).map_err(Fail::from)?;
-        if let Some(e) = state().errhandlers.get_mut(eh) {
-            e.refs += 1;
-        }
-        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        *o = sessions().insert(SessionEntry { id, errh: eh, thread_level: provided });
-        Ok(())
-    })
+    ffi_session(
+        CALL,
+        MPI_SESSION_NULL,
+        Some(if eh_valid { eh } else { MPI_ERRORS_ARE_FATAL }),
+        || {
+            errhandler_ok(CALL, eh)?;
+            // SAFETY: `session` is the OUT argument: NULL (rejected) or writable and unaliased.
+            let o = unsafe { out(CALL, "session", session)? };
+            *o = MPI_SESSION_NULL;
+            if info != MPI_INFO_NULL && info != MPI_INFO_ENV && state().infos.get(info).is_none() {
+                return Err(bad_code(
+                    MPI_ERR_INFO,
+                    CALL,
+                    "info",
+                    format!("{info:#x} is not a valid info object"),
+                ));
+            }
+            let kv = if info == MPI_INFO_ENV {
+                Vec::new()
+            } else {
+                info_pairs(CALL, info)?
+            };
+            let level = match kv
+                .iter()
+                .rev()
+                .find(|(k, _)| k == "thread_level" || k == "mpi_thread_support_level")
+            {
+                Some((_, v)) => parse_level(CALL, v)?,
+                // No level asked: MPI_THREAD_MULTIPLE, as MPICH gives (MPI-4.1 §11.3.1 advises
+                // implementors against MPI_THREAD_SINGLE as the sessions' default).
+                None => ThreadLevel::Multiple,
+            };
+            let provided = runtime::session_init(level).map_err(Fail::from)?;
+            if let Some(e) = state().errhandlers.get_mut(eh) {
+                e.refs += 1;
+            }
+            let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+            *o = sessions().insert(SessionEntry {
+                id,
+                errh: eh,
+                thread_level: provided,
+            });
+            Ok(())
+        },
+    )
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Session_finalize(session: *mut MPI_Session) -> c_int {
     const CALL: &str = "MPI_Session_finalize";
-    let s = if session.is_null() { MPI_SESSION_NULL } else {
+    let s = if session.is_null() {
+        MPI_SESSION_NULL
+    } else {
         // SAFETY: non-null INOUT handle (MPI contract: readable).
         unsafe { *session }
     };
@@ -183,7 +240,13 @@ pub unsafe extern "C" fn PMPI_Session_finalize(session: *mut MPI_Session) -> c_i
         // SAFETY: `session` is the INOUT argument: NULL (rejected) or writable and unaliased.
         let o = unsafe { out(CALL, "session", session)? };
         let id = session_id(CALL, s)?;
-        let live: Vec<MPI_Comm> = with_tags(|t| t.comms.iter().filter(|(_, &x)| x == s).map(|(&c, _)| c).collect());
+        let live: Vec<MPI_Comm> = with_tags(|t| {
+            t.comms
+                .iter()
+                .filter(|(_, &x)| x == s)
+                .map(|(&c, _)| c)
+                .collect()
+        });
         if !live.is_empty() {
             return Err(session_error(
                 CALL,
@@ -209,7 +272,11 @@ pub unsafe extern "C" fn PMPI_Session_finalize(session: *mut MPI_Session) -> c_i
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_get_num_psets(session: MPI_Session, info: MPI_Info, npset_names: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Session_get_num_psets(
+    session: MPI_Session,
+    info: MPI_Info,
+    npset_names: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPI_Session_get_num_psets";
     ffi_session(CALL, session, None, || {
         session_id(CALL, session)?;
@@ -222,7 +289,13 @@ pub unsafe extern "C" fn PMPI_Session_get_num_psets(session: MPI_Session, info: 
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_get_nth_pset(session: MPI_Session, info: MPI_Info, n: c_int, pset_len: *mut c_int, pset_name: *mut c_char) -> c_int {
+pub unsafe extern "C" fn PMPI_Session_get_nth_pset(
+    session: MPI_Session,
+    info: MPI_Info,
+    n: c_int,
+    pset_len: *mut c_int,
+    pset_name: *mut c_char,
+) -> c_int {
     const CALL: &str = "MPI_Session_get_nth_pset";
     ffi_session(CALL, session, None, || {
         session_id(CALL, session)?;
@@ -231,7 +304,17 @@ pub unsafe extern "C" fn PMPI_Session_get_nth_pset(session: MPI_Session, info: M
         let name = usize::try_from(n)
             .ok()
             .and_then(|i| names.get(i))
-            .ok_or_else(|| bad(ErrorClass::Arg, CALL, "n", format!("{n} is not in 0..{} (MPI_Session_get_num_psets)", names.len())))?;
+            .ok_or_else(|| {
+                bad(
+                    ErrorClass::Arg,
+                    CALL,
+                    "n",
+                    format!(
+                        "{n} is not in 0..{} (MPI_Session_get_num_psets)",
+                        names.len()
+                    ),
+                )
+            })?;
         // SAFETY: INOUT argument: NULL (rejected) or writable and unaliased.
         let len = unsafe { out(CALL, "pset_len", pset_len)? };
         // A length of 0 asks for the length needed, NUL included.
@@ -250,7 +333,11 @@ pub unsafe extern "C" fn PMPI_Session_get_nth_pset(session: MPI_Session, info: M
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_get_pset_info(session: MPI_Session, pset_name: *const c_char, info: *mut MPI_Info) -> c_int {
+pub unsafe extern "C" fn PMPI_Session_get_pset_info(
+    session: MPI_Session,
+    pset_name: *const c_char,
+    info: *mut MPI_Info,
+) -> c_int {
     const CALL: &str = "MPI_Session_get_pset_info";
     ffi_session(CALL, session, None, || {
         session_id(CALL, session)?;
@@ -259,26 +346,41 @@ pub unsafe extern "C" fn PMPI_Session_get_pset_info(session: MPI_Session, pset_n
         let members = pset(CALL, name)?;
         // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
         let o = unsafe { out(CALL, "info", info)? };
-        *o = state().infos.insert(vec![("mpi_size".to_string(), members.len().to_string())]);
+        *o = state()
+            .infos
+            .insert(vec![("mpi_size".to_string(), members.len().to_string())]);
         Ok(())
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_get_info(session: MPI_Session, info_used: *mut MPI_Info) -> c_int {
+pub unsafe extern "C" fn PMPI_Session_get_info(
+    session: MPI_Session,
+    info_used: *mut MPI_Info,
+) -> c_int {
     const CALL: &str = "MPI_Session_get_info";
     ffi_session(CALL, session, None, || {
         session_id(CALL, session)?;
-        let level = sessions().get(session).map(|e| e.thread_level).unwrap_or(ThreadLevel::Single);
+        let level = sessions()
+            .get(session)
+            .map(|e| e.thread_level)
+            .unwrap_or(ThreadLevel::Single);
         // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
         let o = unsafe { out(CALL, "info_used", info_used)? };
-        *o = state().infos.insert(vec![("thread_level".to_string(), level_name(level).to_string())]);
+        *o = state().infos.insert(vec![(
+            "thread_level".to_string(),
+            level_name(level).to_string(),
+        )]);
         Ok(())
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_from_session_pset(session: MPI_Session, pset_name: *const c_char, newgroup: *mut MPI_Group) -> c_int {
+pub unsafe extern "C" fn PMPI_Group_from_session_pset(
+    session: MPI_Session,
+    pset_name: *const c_char,
+    newgroup: *mut MPI_Group,
+) -> c_int {
     const CALL: &str = "MPI_Group_from_session_pset";
     ffi_session(CALL, session, None, || {
         // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
@@ -298,26 +400,36 @@ pub unsafe extern "C" fn PMPI_Group_from_session_pset(session: MPI_Session, pset
 // ----- error handlers --------------------------------------------------------------------
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_create_errhandler(f: Option<MPI_Session_errhandler_function>, eh: *mut MPI_Errhandler) -> c_int {
+pub unsafe extern "C" fn PMPI_Session_create_errhandler(
+    f: Option<MPI_Session_errhandler_function>,
+    eh: *mut MPI_Errhandler,
+) -> c_int {
     const CALL: &str = "MPI_Session_create_errhandler";
     ffi_session(CALL, MPI_SESSION_NULL, None, || {
         let f = f.ok_or_else(|| bad(ErrorClass::Arg, CALL, "session_errhandler_fn", "is NULL"))?;
         // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
         let o = unsafe { out(CALL, "errhandler", eh)? };
-        *o = state().errhandlers.insert(ErrhandlerEntry { func: f, refs: 1 });
+        *o = state()
+            .errhandlers
+            .insert(ErrhandlerEntry { func: f, refs: 1 });
         Ok(())
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_set_errhandler(session: MPI_Session, eh: MPI_Errhandler) -> c_int {
+pub unsafe extern "C" fn PMPI_Session_set_errhandler(
+    session: MPI_Session,
+    eh: MPI_Errhandler,
+) -> c_int {
     const CALL: &str = "MPI_Session_set_errhandler";
     ffi_session(CALL, session, None, || {
         session_id(CALL, session)?;
         errhandler_ok(CALL, eh)?;
         let old = {
             let mut t = sessions();
-            let e = t.get_mut(session).ok_or_else(|| session_error(CALL, "session", "not a valid session"))?;
+            let e = t
+                .get_mut(session)
+                .ok_or_else(|| session_error(CALL, "session", "not a valid session"))?;
             std::mem::replace(&mut e.errh, eh)
         };
         let mut st = state();
@@ -332,13 +444,19 @@ pub unsafe extern "C" fn PMPI_Session_set_errhandler(session: MPI_Session, eh: M
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_get_errhandler(session: MPI_Session, eh: *mut MPI_Errhandler) -> c_int {
+pub unsafe extern "C" fn PMPI_Session_get_errhandler(
+    session: MPI_Session,
+    eh: *mut MPI_Errhandler,
+) -> c_int {
     const CALL: &str = "MPI_Session_get_errhandler";
     ffi_session(CALL, session, None, || {
         session_id(CALL, session)?;
         // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
         let o = unsafe { out(CALL, "errhandler", eh)? };
-        let h = sessions().get(session).map(|e| e.errh).unwrap_or(MPI_ERRORS_ARE_FATAL);
+        let h = sessions()
+            .get(session)
+            .map(|e| e.errh)
+            .unwrap_or(MPI_ERRORS_ARE_FATAL);
         if let Some(e) = state().errhandlers.get_mut(h) {
             e.refs += 1;
         }
@@ -348,13 +466,27 @@ pub unsafe extern "C" fn PMPI_Session_get_errhandler(session: MPI_Session, eh: *
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_call_errhandler(session: MPI_Session, errorcode: c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Session_call_errhandler(
+    session: MPI_Session,
+    errorcode: c_int,
+) -> c_int {
     const CALL: &str = "MPI_Session_call_errhandler";
     let errh = sessions().get(session).map(|e| e.errh);
     match errh {
-        None => ffi_session(CALL, MPI_SESSION_NULL, None, || Err(session_error(CALL, "session", format!("{session:#x} is not a valid session")))),
+        None => ffi_session(CALL, MPI_SESSION_NULL, None, || {
+            Err(session_error(
+                CALL,
+                "session",
+                format!("{session:#x} is not a valid session"),
+            ))
+        }),
         Some(errh) => {
-            raise_with(errh, session, errorcode, &format!("{CALL}: error code {errorcode} raised by the program"));
+            raise_with(
+                errh,
+                session,
+                errorcode,
+                &format!("{CALL}: error code {errorcode} raised by the program"),
+            );
             MPI_SUCCESS
         }
     }
@@ -369,7 +501,12 @@ fn attach(call: &'static str, session: MPI_Session, buffer: *mut c_void, size: i
             isize::MAX as usize
         } else {
             if size < 0 {
-                return Err(bad(ErrorClass::Arg, call, "size", format!("{size} is negative")));
+                return Err(bad(
+                    ErrorClass::Arg,
+                    call,
+                    "size",
+                    format!("{size} is negative"),
+                ));
             }
             if buffer.is_null() && size > 0 {
                 return Err(bad(ErrorClass::Buffer, call, "buffer", "is NULL"));
@@ -384,29 +521,51 @@ fn attach(call: &'static str, session: MPI_Session, buffer: *mut c_void, size: i
 
 /// # Safety
 /// `buffer_addr` is NULL or writable and unaliased.
-unsafe fn detach(call: &'static str, session: MPI_Session, buffer_addr: *mut c_void, size: &mut dyn FnMut(usize) -> R<()>) -> c_int {
+unsafe fn detach(
+    call: &'static str,
+    session: MPI_Session,
+    buffer_addr: *mut c_void,
+    size: &mut dyn FnMut(usize) -> R<()>,
+) -> c_int {
     ffi_session(call, session, None, || {
         let id = session_id(call, session)?;
         // SAFETY: `buffer_addr` is the C caller's `void *` pointing at a `void *` to fill.
         let a = unsafe { out(call, "buffer_addr", buffer_addr as *mut *mut c_void)? };
-        let (p, n) = pt2pt::session_buffer_detach(id).map_err(|e| MpiError::new(e.class, e.message.replace("MPI_Session_detach_buffer", call)))?;
+        let (p, n) = pt2pt::session_buffer_detach(id).map_err(|e| {
+            MpiError::new(
+                e.class,
+                e.message.replace("MPI_Session_detach_buffer", call),
+            )
+        })?;
         *a = p as *mut c_void;
         size(n)
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_attach_buffer(session: MPI_Session, buffer: *mut c_void, size: c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Session_attach_buffer(
+    session: MPI_Session,
+    buffer: *mut c_void,
+    size: c_int,
+) -> c_int {
     attach("MPI_Session_attach_buffer", session, buffer, size as i64)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_attach_buffer_c(session: MPI_Session, buffer: *mut c_void, size: MPI_Count) -> c_int {
+pub unsafe extern "C" fn PMPI_Session_attach_buffer_c(
+    session: MPI_Session,
+    buffer: *mut c_void,
+    size: MPI_Count,
+) -> c_int {
     attach("MPI_Session_attach_buffer_c", session, buffer, size)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_detach_buffer(session: MPI_Session, buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Session_detach_buffer(
+    session: MPI_Session,
+    buffer_addr: *mut c_void,
+    size: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPI_Session_detach_buffer";
     let mut put = |n: usize| {
         // SAFETY: the C caller's OUT argument: NULL (rejected) or writable and unaliased.
@@ -418,7 +577,11 @@ pub unsafe extern "C" fn PMPI_Session_detach_buffer(session: MPI_Session, buffer
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_detach_buffer_c(session: MPI_Session, buffer_addr: *mut c_void, size: *mut MPI_Count) -> c_int {
+pub unsafe extern "C" fn PMPI_Session_detach_buffer_c(
+    session: MPI_Session,
+    buffer_addr: *mut c_void,
+    size: *mut MPI_Count,
+) -> c_int {
     const CALL: &str = "MPI_Session_detach_buffer_c";
     let mut put = |n: usize| {
         // SAFETY: the C caller's OUT argument: NULL (rejected) or writable and unaliased.
@@ -439,7 +602,10 @@ pub unsafe extern "C" fn PMPI_Session_flush_buffer(session: MPI_Session) -> c_in
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_iflush_buffer(session: MPI_Session, request: *mut MPI_Request) -> c_int {
+pub unsafe extern "C" fn PMPI_Session_iflush_buffer(
+    session: MPI_Session,
+    request: *mut MPI_Request,
+) -> c_int {
     const CALL: &str = "MPI_Session_iflush_buffer";
     ffi_session(CALL, session, None, || {
         let id = session_id(CALL, session)?;

@@ -15,8 +15,8 @@ use oxmpi_core::topo::{self, Cart, DistGraphEdges, Graph, Topology};
 use oxmpi_core::Comm;
 
 use crate::abi::*;
+use crate::conv::errors::{array as ints, array_mut as ints_mut, bad, ffi, out, NO_COMM, R};
 use crate::conv::{comm, new_comm, new_comm_or_null};
-use crate::conv::errors::{NO_COMM, array as ints, array_mut as ints_mut, bad, ffi, out, R};
 use crate::conv::{info_arg, nonneg};
 use crate::types::*;
 
@@ -41,7 +41,14 @@ pub unsafe extern "C" fn PMPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mu
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_create(c: MPI_Comm, ndims: c_int, dims: *const c_int, periods: *const c_int, reorder: c_int, comm_cart: *mut MPI_Comm) -> c_int {
+pub unsafe extern "C" fn PMPI_Cart_create(
+    c: MPI_Comm,
+    ndims: c_int,
+    dims: *const c_int,
+    periods: *const c_int,
+    reorder: c_int,
+    comm_cart: *mut MPI_Comm,
+) -> c_int {
     const CALL: &str = "MPI_Cart_create";
     ffi(CALL, c, || {
         // SAFETY: `comm_cart` is MPI_Cart_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -53,7 +60,10 @@ pub unsafe extern "C" fn PMPI_Cart_create(c: MPI_Comm, ndims: c_int, dims: *cons
         // SAFETY: MPI_Cart_create's `dims` holds `ndims` = `n` ints.
         let d = unsafe { ints(CALL, "dims", dims, n)? };
         // SAFETY: MPI_Cart_create's `periods` holds `ndims` = `n` ints.
-        let p: Vec<bool> = unsafe { ints(CALL, "periods", periods, n)? }.iter().map(|&x| x != 0).collect();
+        let p: Vec<bool> = unsafe { ints(CALL, "periods", periods, n)? }
+            .iter()
+            .map(|&x| x != 0)
+            .collect();
         *o = new_comm_or_null(topology::cart_create(&cm, d, &p, reorder != 0)?, c);
         Ok(())
     })
@@ -67,19 +77,33 @@ pub fn cartdim_get(call: &str, c: MPI_Comm) -> R<c_int> {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_get(c: MPI_Comm, maxdims: c_int, dims: *mut c_int, periods: *mut c_int, coords: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Cart_get(
+    c: MPI_Comm,
+    maxdims: c_int,
+    dims: *mut c_int,
+    periods: *mut c_int,
+    coords: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPI_Cart_get";
     ffi(CALL, c, || {
         let (cm, cart) = cart_of(CALL, c)?;
         let n = cart.ndims();
         if (maxdims as i64) < n as i64 {
-            return Err(bad(ErrorClass::Arg, CALL, "maxdims", format!("{maxdims} is less than the {n} dimensions of the grid")));
+            return Err(bad(
+                ErrorClass::Arg,
+                CALL,
+                "maxdims",
+                format!("{maxdims} is less than the {n} dimensions of the grid"),
+            ));
         }
         let xs = cart.coords(cm.rank())?;
         // SAFETY: MPI_Cart_get's OUT arrays hold `maxdims` >= `n` ints (checked above), unaliased.
         unsafe { ints_mut(CALL, "dims", dims, n)? }.copy_from_slice(&cart.dims);
         // SAFETY: as for `dims`.
-        for (p, &b) in unsafe { ints_mut(CALL, "periods", periods, n)? }.iter_mut().zip(&cart.periods) {
+        for (p, &b) in unsafe { ints_mut(CALL, "periods", periods, n)? }
+            .iter_mut()
+            .zip(&cart.periods)
+        {
             *p = b as c_int;
         }
         // SAFETY: as for `dims`.
@@ -89,7 +113,11 @@ pub unsafe extern "C" fn PMPI_Cart_get(c: MPI_Comm, maxdims: c_int, dims: *mut c
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_rank(c: MPI_Comm, coords: *const c_int, rank: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Cart_rank(
+    c: MPI_Comm,
+    coords: *const c_int,
+    rank: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPI_Cart_rank";
     ffi(CALL, c, || {
         let (_, cart) = cart_of(CALL, c)?;
@@ -102,13 +130,23 @@ pub unsafe extern "C" fn PMPI_Cart_rank(c: MPI_Comm, coords: *const c_int, rank:
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_coords(c: MPI_Comm, rank: c_int, maxdims: c_int, coords: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Cart_coords(
+    c: MPI_Comm,
+    rank: c_int,
+    maxdims: c_int,
+    coords: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPI_Cart_coords";
     ffi(CALL, c, || {
         let (_, cart) = cart_of(CALL, c)?;
         let n = cart.ndims();
         if (maxdims as i64) < n as i64 {
-            return Err(bad(ErrorClass::Arg, CALL, "maxdims", format!("{maxdims} is less than the {n} dimensions of the grid")));
+            return Err(bad(
+                ErrorClass::Arg,
+                CALL,
+                "maxdims",
+                format!("{maxdims} is less than the {n} dimensions of the grid"),
+            ));
         }
         let xs = cart.coords(rank)?;
         // SAFETY: MPI_Cart_coords's OUT `coords` holds `maxdims` >= `n` ints (checked above), unaliased.
@@ -118,7 +156,13 @@ pub unsafe extern "C" fn PMPI_Cart_coords(c: MPI_Comm, rank: c_int, maxdims: c_i
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_shift(c: MPI_Comm, direction: c_int, disp: c_int, source: *mut c_int, dest: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Cart_shift(
+    c: MPI_Comm,
+    direction: c_int,
+    disp: c_int,
+    source: *mut c_int,
+    dest: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPI_Cart_shift";
     ffi(CALL, c, || {
         let (cm, cart) = cart_of(CALL, c)?;
@@ -132,7 +176,11 @@ pub unsafe extern "C" fn PMPI_Cart_shift(c: MPI_Comm, direction: c_int, disp: c_
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_sub(c: MPI_Comm, remain: *const c_int, newcomm: *mut MPI_Comm) -> c_int {
+pub unsafe extern "C" fn PMPI_Cart_sub(
+    c: MPI_Comm,
+    remain: *const c_int,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
     const CALL: &str = "MPI_Cart_sub";
     ffi(CALL, c, || {
         // SAFETY: `newcomm` is MPI_Cart_sub's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -141,14 +189,23 @@ pub unsafe extern "C" fn PMPI_Cart_sub(c: MPI_Comm, remain: *const c_int, newcom
         *o = MPI_COMM_NULL;
         let (cm, cart) = cart_of(CALL, c)?;
         // SAFETY: MPI_Cart_sub's `remain_dims` holds one int per dimension of the grid.
-        let r: Vec<bool> = unsafe { ints(CALL, "remain_dims", remain, cart.ndims())? }.iter().map(|&x| x != 0).collect();
+        let r: Vec<bool> = unsafe { ints(CALL, "remain_dims", remain, cart.ndims())? }
+            .iter()
+            .map(|&x| x != 0)
+            .collect();
         *o = new_comm(topology::cart_sub(&cm, &r)?, c);
         Ok(())
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_map(c: MPI_Comm, ndims: c_int, dims: *const c_int, periods: *const c_int, newrank: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Cart_map(
+    c: MPI_Comm,
+    ndims: c_int,
+    dims: *const c_int,
+    periods: *const c_int,
+    newrank: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPI_Cart_map";
     ffi(CALL, c, || {
         let cm = comm(c, CALL)?;
@@ -156,9 +213,13 @@ pub unsafe extern "C" fn PMPI_Cart_map(c: MPI_Comm, ndims: c_int, dims: *const c
         // SAFETY: MPI_Cart_map's `dims` holds `ndims` = `n` ints.
         let d = unsafe { ints(CALL, "dims", dims, n)? };
         // SAFETY: MPI_Cart_map's `periods` holds `ndims` = `n` ints.
-        let p: Vec<bool> = unsafe { ints(CALL, "periods", periods, n)? }.iter().map(|&x| x != 0).collect();
+        let p: Vec<bool> = unsafe { ints(CALL, "periods", periods, n)? }
+            .iter()
+            .map(|&x| x != 0)
+            .collect();
         // SAFETY: `newrank` is MPI_Cart_map's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "newrank", newrank)? } = Cart::map(d, &p, cm.rank(), cm.size())?.unwrap_or(MPI_UNDEFINED);
+        *unsafe { out(CALL, "newrank", newrank)? } =
+            Cart::map(d, &p, cm.rank(), cm.size())?.unwrap_or(MPI_UNDEFINED);
         Ok(())
     })
 }
@@ -176,7 +237,12 @@ fn graph_of(call: &str, c: MPI_Comm) -> R<Graph> {
 /// # Safety
 /// `index` holds `nnodes` ints and `edges` `index[nnodes - 1]` ints (MPI's graph
 /// description), both valid and unwritten for `'a`; see [`ints`].
-unsafe fn graph_arrays<'a>(call: &str, nnodes: c_int, index: *const c_int, edges: *const c_int) -> R<(&'a [c_int], &'a [c_int])> {
+unsafe fn graph_arrays<'a>(
+    call: &str,
+    nnodes: c_int,
+    index: *const c_int,
+    edges: *const c_int,
+) -> R<(&'a [c_int], &'a [c_int])> {
     let n = nonneg(call, "nnodes", nnodes, ErrorClass::Arg)?;
     // SAFETY: `index` holds `nnodes` = `n` ints, by this function's contract.
     let idx = unsafe { ints(call, "index", index, n)? };
@@ -187,7 +253,14 @@ unsafe fn graph_arrays<'a>(call: &str, nnodes: c_int, index: *const c_int, edges
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_create(c: MPI_Comm, nnodes: c_int, index: *const c_int, edges: *const c_int, reorder: c_int, comm_graph: *mut MPI_Comm) -> c_int {
+pub unsafe extern "C" fn PMPI_Graph_create(
+    c: MPI_Comm,
+    nnodes: c_int,
+    index: *const c_int,
+    edges: *const c_int,
+    reorder: c_int,
+    comm_graph: *mut MPI_Comm,
+) -> c_int {
     const CALL: &str = "MPI_Graph_create";
     ffi(CALL, c, || {
         // SAFETY: `comm_graph` is MPI_Graph_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -197,7 +270,10 @@ pub unsafe extern "C" fn PMPI_Graph_create(c: MPI_Comm, nnodes: c_int, index: *c
         let cm = comm(c, CALL)?;
         // SAFETY: MPI_Graph_create's `index` and `edges` are the C caller's graph description arrays, as `graph_arrays` requires.
         let (idx, e) = unsafe { graph_arrays(CALL, nnodes, index, edges)? };
-        *o = new_comm_or_null(topology::graph_create(&cm, nnodes, idx, e, reorder != 0)?, c);
+        *o = new_comm_or_null(
+            topology::graph_create(&cm, nnodes, idx, e, reorder != 0)?,
+            c,
+        );
         Ok(())
     })
 }
@@ -209,7 +285,13 @@ pub fn graphdims_get(call: &'static str, c: MPI_Comm) -> R<(c_int, c_int)> {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_get(c: MPI_Comm, maxindex: c_int, maxedges: c_int, index: *mut c_int, edges: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Graph_get(
+    c: MPI_Comm,
+    maxindex: c_int,
+    maxedges: c_int,
+    index: *mut c_int,
+    edges: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPI_Graph_get";
     ffi(CALL, c, || {
         let g = graph_of(CALL, c)?;
@@ -229,7 +311,12 @@ pub fn graph_neighbors_count(call: &'static str, c: MPI_Comm, rank: c_int) -> R<
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_neighbors(c: MPI_Comm, rank: c_int, maxneighbors: c_int, neighbors: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Graph_neighbors(
+    c: MPI_Comm,
+    rank: c_int,
+    maxneighbors: c_int,
+    neighbors: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPI_Graph_neighbors";
     ffi(CALL, c, || {
         let g = graph_of(CALL, c)?;
@@ -242,14 +329,21 @@ pub unsafe extern "C" fn PMPI_Graph_neighbors(c: MPI_Comm, rank: c_int, maxneigh
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_map(c: MPI_Comm, nnodes: c_int, index: *const c_int, edges: *const c_int, newrank: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Graph_map(
+    c: MPI_Comm,
+    nnodes: c_int,
+    index: *const c_int,
+    edges: *const c_int,
+    newrank: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPI_Graph_map";
     ffi(CALL, c, || {
         let cm = comm(c, CALL)?;
         // SAFETY: MPI_Graph_map's `index` and `edges` are the C caller's graph description arrays, as `graph_arrays` requires.
         let (idx, e) = unsafe { graph_arrays(CALL, nnodes, index, edges)? };
         // SAFETY: `newrank` is MPI_Graph_map's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "newrank", newrank)? } = Graph::map(nnodes, idx, e, cm.rank(), cm.size())?.unwrap_or(MPI_UNDEFINED);
+        *unsafe { out(CALL, "newrank", newrank)? } =
+            Graph::map(nnodes, idx, e, cm.rank(), cm.size())?.unwrap_or(MPI_UNDEFINED);
         Ok(())
     })
 }
@@ -274,7 +368,12 @@ unsafe fn weights(call: &str, arg: &str, p: *const c_int, n: usize) -> R<Option<
     }
     if p as usize == MPI_WEIGHTS_EMPTY {
         if n > 0 {
-            return Err(bad(ErrorClass::Arg, call, arg, format!("MPI_WEIGHTS_EMPTY given for {n} edges")));
+            return Err(bad(
+                ErrorClass::Arg,
+                call,
+                arg,
+                format!("MPI_WEIGHTS_EMPTY given for {n} edges"),
+            ));
         }
         return Ok(Some(Vec::new()));
     }
@@ -308,14 +407,24 @@ pub unsafe extern "C" fn PMPI_Dist_graph_create(
         // SAFETY: MPI_Dist_graph_create's `degrees` holds `n` ints.
         let degrees = unsafe { ints(CALL, "degrees", degrees, n)? }.to_vec();
         if let Some((i, &d)) = degrees.iter().enumerate().find(|(_, &d)| d < 0) {
-            return Err(bad(ErrorClass::Arg, CALL, "degrees", format!("degrees[{i}] = {d} is negative")));
+            return Err(bad(
+                ErrorClass::Arg,
+                CALL,
+                "degrees",
+                format!("degrees[{i}] = {d} is negative"),
+            ));
         }
         let total: usize = degrees.iter().map(|&d| d as usize).sum();
         // SAFETY: MPI_Dist_graph_create's `destinations` holds sum(`degrees`) = `total` ints.
         let destinations = unsafe { ints(CALL, "destinations", destinations, total)? }.to_vec();
         // SAFETY: MPI_Dist_graph_create's `weights` is a special value or holds `total` ints, as `weights` requires.
         let weights = unsafe { weights(CALL, "weights", w, total)? };
-        let edges = DistGraphEdges { sources, degrees, destinations, weights };
+        let edges = DistGraphEdges {
+            sources,
+            degrees,
+            destinations,
+            weights,
+        };
         *o = new_comm(topology::dist_graph_create(&cm, &edges, reorder != 0)?, c);
         Ok(())
     })
@@ -352,7 +461,17 @@ pub unsafe extern "C" fn PMPI_Dist_graph_create_adjacent(
         let d = unsafe { ints(CALL, "destinations", destinations, no)? };
         // SAFETY: `destweights` is a special value or holds `outdegree` = `no` ints.
         let dw = unsafe { weights(CALL, "destweights", destweights, no)? };
-        *o = new_comm(topology::dist_graph_create_adjacent(&cm, s, sw.as_deref(), d, dw.as_deref(), reorder != 0)?, c);
+        *o = new_comm(
+            topology::dist_graph_create_adjacent(
+                &cm,
+                s,
+                sw.as_deref(),
+                d,
+                dw.as_deref(),
+                reorder != 0,
+            )?,
+            c,
+        );
         Ok(())
     })
 }
@@ -383,18 +502,23 @@ pub unsafe extern "C" fn PMPI_Dist_graph_neighbors(
         // SAFETY: MPI_Dist_graph_neighbors's OUT `sources` holds `maxindegree` >= `ni` ints, unaliased.
         unsafe { ints_mut(CALL, "sources", sources, ni)? }.copy_from_slice(&g.sources[..ni]);
         // SAFETY: MPI_Dist_graph_neighbors's OUT `destinations` holds `maxoutdegree` >= `no` ints, unaliased.
-        unsafe { ints_mut(CALL, "destinations", destinations, no)? }.copy_from_slice(&g.destinations[..no]);
-        let given = |p: *mut c_int| !p.is_null() && p as usize != MPI_UNWEIGHTED && p as usize != MPI_WEIGHTS_EMPTY;
+        unsafe { ints_mut(CALL, "destinations", destinations, no)? }
+            .copy_from_slice(&g.destinations[..no]);
+        let given = |p: *mut c_int| {
+            !p.is_null() && p as usize != MPI_UNWEIGHTED && p as usize != MPI_WEIGHTS_EMPTY
+        };
         if let Some(w) = &g.source_weights {
             if given(sourceweights) {
                 // SAFETY: OUT `sourceweights` (not MPI_UNWEIGHTED here) holds `maxindegree` >= `ni` ints, unaliased.
-                unsafe { ints_mut(CALL, "sourceweights", sourceweights, ni)? }.copy_from_slice(&w[..ni]);
+                unsafe { ints_mut(CALL, "sourceweights", sourceweights, ni)? }
+                    .copy_from_slice(&w[..ni]);
             }
         }
         if let Some(w) = &g.dest_weights {
             if given(destweights) {
                 // SAFETY: OUT `destweights` (not MPI_UNWEIGHTED here) holds `maxoutdegree` >= `no` ints, unaliased.
-                unsafe { ints_mut(CALL, "destweights", destweights, no)? }.copy_from_slice(&w[..no]);
+                unsafe { ints_mut(CALL, "destweights", destweights, no)? }
+                    .copy_from_slice(&w[..no]);
             }
         }
         Ok(())
@@ -408,7 +532,12 @@ pub unsafe extern "C" fn PMPI_Dist_graph_neighbors(
 /// cluster id and the rank inside the cluster per level. The arrays hold
 /// MPIX_TOPO_CLUSTER_MAX_LEVELS entries.
 #[no_mangle]
-pub unsafe extern "C" fn PMPIX_Topo_cluster_info(c: MPI_Comm, levels: *mut c_int, my_cluster: *mut c_int, my_rank: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPIX_Topo_cluster_info(
+    c: MPI_Comm,
+    levels: *mut c_int,
+    my_cluster: *mut c_int,
+    my_rank: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPIX_Topo_cluster_info";
     ffi(CALL, c, || {
         comm(c, CALL)?;

@@ -7,12 +7,12 @@
 use std::collections::HashSet;
 
 use mpi::abi::*;
-use oxmpi_core::datatype::Primitive;
 use oxmpi_core::comm::create::SplitType;
 use oxmpi_core::datatype::Combiner;
-use oxmpi_core::runtime::ThreadLevel;
+use oxmpi_core::datatype::Primitive;
 use oxmpi_core::group::Comparison;
 use oxmpi_core::op::PredefinedOp;
+use oxmpi_core::runtime::ThreadLevel;
 use oxmpi_core::topo::TopologyKind;
 
 /// `NAME -> value` of abi.txt's `const`/`ext` lines of `ctype` (aliases followed), read
@@ -25,7 +25,8 @@ fn abi_txt(ctype: &str) -> Vec<(String, i64)> {
         .map(|l| l.split_whitespace().skip(1).collect())
         .collect();
     let value = |v: &str| -> Option<i64> {
-        v.strip_prefix("0x").map_or_else(|| v.parse().ok(), |h| i64::from_str_radix(h, 16).ok())
+        v.strip_prefix("0x")
+            .map_or_else(|| v.parse().ok(), |h| i64::from_str_radix(h, 16).ok())
     };
     let mut out = vec![];
     for f in &lines {
@@ -41,7 +42,11 @@ fn abi_txt(ctype: &str) -> Vec<(String, i64)> {
 }
 
 fn named(table: &[(String, i64)], name: &str) -> i64 {
-    table.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("abi.txt has no {name}")).1
+    table
+        .iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("abi.txt has no {name}"))
+        .1
 }
 
 #[test]
@@ -57,8 +62,14 @@ fn every_predefined_datatype_has_its_abi_handle() {
     }
     // The generated constants agree, and an alias maps too.
     assert_eq!(primitive_handle(Primitive::Int), MPI_INT);
-    assert_eq!(primitive_from_handle(MPI_C_FLOAT_COMPLEX), Some(Primitive::CFloatComplex));
-    assert_eq!(primitive_from_handle(MPI_C_COMPLEX), Some(Primitive::CFloatComplex));
+    assert_eq!(
+        primitive_from_handle(MPI_C_FLOAT_COMPLEX),
+        Some(Primitive::CFloatComplex)
+    );
+    assert_eq!(
+        primitive_from_handle(MPI_C_COMPLEX),
+        Some(Primitive::CFloatComplex)
+    );
     assert_eq!(primitive_from_handle(MPI_DATATYPE_NULL), None);
     assert_eq!(primitive_from_handle(MPI_LB), None);
     assert_eq!(primitive_from_handle(0x1234_5678), None);
@@ -74,7 +85,13 @@ fn every_predefined_op_has_its_abi_handle() {
         assert!(seen.insert(h), "{} shares its handle", o.name());
         assert_eq!(op_from_handle(h), Some(o));
     }
-    assert_eq!((op_handle(PredefinedOp::Sum), op_handle(PredefinedOp::Maxloc)), (MPI_SUM, MPI_MAXLOC));
+    assert_eq!(
+        (
+            op_handle(PredefinedOp::Sum),
+            op_handle(PredefinedOp::Maxloc)
+        ),
+        (MPI_SUM, MPI_MAXLOC)
+    );
     assert_eq!(op_from_handle(MPI_OP_NULL), None);
     assert_eq!(op_from_handle(MPI_DATATYPE_NULL), None);
 }
@@ -109,7 +126,10 @@ fn comparisons_and_topology_kinds_have_their_abi_values() {
         assert_eq!(i64::from(thread_level_value(l)), named(&table, l.name()));
         assert_eq!(thread_level_from_value(thread_level_value(l)), Some(l));
     }
-    assert_eq!(thread_level_value(ThreadLevel::Multiple), MPI_THREAD_MULTIPLE);
+    assert_eq!(
+        thread_level_value(ThreadLevel::Multiple),
+        MPI_THREAD_MULTIPLE
+    );
     assert_eq!(thread_level_from_value(MPI_THREAD_SINGLE + 1), None);
     let mut seen = HashSet::new();
     for &c in oxmpi_core::ErrorClass::ALL {
@@ -118,8 +138,14 @@ fn comparisons_and_topology_kinds_have_their_abi_values() {
         assert!(seen.insert(v), "{} shares its value", c.name());
         assert_eq!(error_class_from_value(v), Some(c));
     }
-    assert_eq!(error_class_value(oxmpi_core::ErrorClass::Success), MPI_SUCCESS);
-    assert_eq!(error_class_value(oxmpi_core::ErrorClass::Truncate), MPI_ERR_TRUNCATE);
+    assert_eq!(
+        error_class_value(oxmpi_core::ErrorClass::Success),
+        MPI_SUCCESS
+    );
+    assert_eq!(
+        error_class_value(oxmpi_core::ErrorClass::Truncate),
+        MPI_ERR_TRUNCATE
+    );
     assert_eq!(error_class_from_value(MPI_ERR_LASTCODE), None);
 }
 
@@ -146,7 +172,11 @@ fn numbers_core_shares_with_c_are_abi_txt_values() {
         ("MPI_UNIVERSE_SIZE", attr::UNIVERSE_SIZE),
     ];
     for (name, core) in shared {
-        assert_eq!(core as i64, named(&t, name), "core's value of {name} differs from abi.txt's");
+        assert_eq!(
+            core as i64,
+            named(&t, name),
+            "core's value of {name} differs from abi.txt's"
+        );
     }
     // The generated constants say the same.
     assert_eq!(oxmpi_core::matching::ANY_SOURCE, MPI_ANY_SOURCE);

@@ -23,7 +23,9 @@ fn prefix() -> &'static Path {
 fn build(name: &str, extra: &[&str]) -> PathBuf {
     static BUILT: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let mut built = BUILT.lock().unwrap_or_else(|p| p.into_inner());
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c").join(format!("{name}.c"));
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/c")
+        .join(format!("{name}.c"));
     let exe = prefix().join("tests").join(name);
     if built.iter().any(|b| b == name) {
         return exe;
@@ -36,7 +38,11 @@ fn build(name: &str, extra: &[&str]) -> PathBuf {
         .args(extra)
         .output()
         .unwrap();
-    assert!(out.status.success(), "mpicc {name}.c failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "mpicc {name}.c failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     built.push(name.to_string());
     exe
 }
@@ -67,8 +73,15 @@ fn run_env(n: usize, exe: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output
 fn ok(n: usize, name: &str) -> String {
     let exe = build(name, &[]);
     let out = run(n, &exe, &[]);
-    let (so, se) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "{name} on {n} ranks failed ({:?})\n--- stdout\n{so}\n--- stderr\n{se}", out.status);
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        out.status.success(),
+        "{name} on {n} ranks failed ({:?})\n--- stdout\n{so}\n--- stderr\n{se}",
+        out.status
+    );
     so
 }
 
@@ -145,11 +158,19 @@ fn default_error_handler_names_the_call_and_ends_the_job() {
     let out = run(2, &exe, &["fatal"]);
     let se = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{se}");
-    assert!(se.contains("oxmpi: rank 0: MPI_Send") && se.contains("`dest`") && se.contains("(MPI_ERR_RANK)"), "{se}");
+    assert!(
+        se.contains("oxmpi: rank 0: MPI_Send")
+            && se.contains("`dest`")
+            && se.contains("(MPI_ERR_RANK)"),
+        "{se}"
+    );
     let out = run(1, &exe, &["fatal-type"]);
     let se = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{se}");
-    assert!(se.contains("MPI_Send") && se.contains("not committed") && se.contains("(MPI_ERR_TYPE)"), "{se}");
+    assert!(
+        se.contains("MPI_Send") && se.contains("not committed") && se.contains("(MPI_ERR_TYPE)"),
+        "{se}"
+    );
 }
 
 #[test]
@@ -157,8 +178,14 @@ fn type_signature_checking_of_mixed_types() {
     let exe = build("sigcheck", &[]);
     for (n, args) in [(2, &["check"][..]), (1, &["check"]), (2, &[])] {
         let out = run(n, &exe, args);
-        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success() && so.contains("all checks passed"), "sigcheck {args:?} on {n} ranks\n{so}\n{se}");
+        let (so, se) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            out.status.success() && so.contains("all checks passed"),
+            "sigcheck {args:?} on {n} ranks\n{so}\n{se}"
+        );
     }
     let out = run(2, &exe, &["fatal"]);
     let se = String::from_utf8_lossy(&out.stderr);
@@ -191,41 +218,78 @@ fn static_library_links_too() {
         .unwrap();
     assert!(st.success());
     let out = run(2, &exe, &[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
 fn header_and_library_agree() {
     let p = prefix();
     let header = std::fs::read_to_string(p.join("include/mpi.h")).unwrap();
-    assert_eq!(header, mpi::MPI_H, "the laid-out mpi.h differs from the one the library was built with");
-    let nm = Command::new("nm").args(["-D", "--defined-only"]).arg(p.join("lib/libmpi.so")).output().unwrap();
+    assert_eq!(
+        header,
+        mpi::MPI_H,
+        "the laid-out mpi.h differs from the one the library was built with"
+    );
+    let nm = Command::new("nm")
+        .args(["-D", "--defined-only"])
+        .arg(p.join("lib/libmpi.so"))
+        .output()
+        .unwrap();
     let syms = String::from_utf8_lossy(&nm.stdout);
     for f in mpi::abi::FUNCTIONS {
         for name in [f.to_string(), format!("P{f}")] {
-            assert!(syms.lines().any(|l| l.split_whitespace().last() == Some(name.as_str())), "{name} is declared but not exported");
+            assert!(
+                syms.lines()
+                    .any(|l| l.split_whitespace().last() == Some(name.as_str())),
+                "{name} is declared but not exported"
+            );
         }
     }
     // Every exported MPI_ function is declared.
     for l in syms.lines() {
-        if let Some(name) = l.split_whitespace().last().filter(|n| n.starts_with("MPI_")) {
-            assert!(mpi::abi::FUNCTIONS.contains(&name), "{name} is exported but not declared in mpi.h");
+        if let Some(name) = l
+            .split_whitespace()
+            .last()
+            .filter(|n| n.starts_with("MPI_"))
+        {
+            assert!(
+                mpi::abi::FUNCTIONS.contains(&name),
+                "{name} is exported but not declared in mpi.h"
+            );
         }
     }
     let so = p.join("lib/libmpi.so");
     let re = Command::new("readelf").arg("-d").arg(&so).output().unwrap();
-    assert!(String::from_utf8_lossy(&re.stdout).contains("[libmpi_abi.so.1]"), "SONAME is the standard ABI's");
+    assert!(
+        String::from_utf8_lossy(&re.stdout).contains("[libmpi_abi.so.1]"),
+        "SONAME is the standard ABI's"
+    );
     // mpicc -show prints, and adds no link flags with -c.
-    let show = Command::new(p.join("bin/mpicc")).args(["-show", "-c", "x.c"]).output().unwrap();
+    let show = Command::new(p.join("bin/mpicc"))
+        .args(["-show", "-c", "x.c"])
+        .output()
+        .unwrap();
     let s = String::from_utf8_lossy(&show.stdout);
     assert!(s.contains("-I") && !s.contains("-lmpi"), "{s}");
-    let show = Command::new(p.join("bin/mpicc")).args(["-show", "x.c", "-o", "x"]).output().unwrap();
+    let show = Command::new(p.join("bin/mpicc"))
+        .args(["-show", "x.c", "-o", "x"])
+        .output()
+        .unwrap();
     assert!(String::from_utf8_lossy(&show.stdout).contains("-lmpi"));
     // C++ compiles against the header.
     if Command::new("c++").arg("--version").output().is_ok() {
         let src = p.join("tests/cxx.cpp");
         std::fs::write(&src, "#include <mpi.h>\nint main(int c, char **v) { MPI_Init(&c, &v); MPI_Finalize(); return 0; }\n").unwrap();
-        let st = Command::new(p.join("bin/mpicxx")).arg("-o").arg(p.join("tests/cxx")).arg(&src).status().unwrap();
+        let st = Command::new(p.join("bin/mpicxx"))
+            .arg("-o")
+            .arg(p.join("tests/cxx"))
+            .arg(&src)
+            .status()
+            .unwrap();
         assert!(st.success(), "mpicxx failed");
     }
 }
@@ -237,7 +301,12 @@ fn spawn_of_a_missing_program_fails_no_parent_disconnect_frees() {
     let out = run(2, &exe, &["fatal"]);
     let se = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{se}");
-    assert!(se.contains("MPI_Comm_spawn") && se.contains("(MPI_ERR_SPAWN)") && se.contains("/nonexistent/oxmpi-test"), "{se}");
+    assert!(
+        se.contains("MPI_Comm_spawn")
+            && se.contains("(MPI_ERR_SPAWN)")
+            && se.contains("/nonexistent/oxmpi-test"),
+        "{se}"
+    );
 }
 
 /// Runs `mpiexec -n N spawn ARGS` (with `pre` options) and returns (success, stdout+stderr).
@@ -254,7 +323,14 @@ fn run_spawn(n: usize, pre: &[&str], args: &[&str]) -> (bool, String) {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
 }
 
 #[test]
@@ -262,26 +338,47 @@ fn spawn_one_and_three_children_from_one_and_two_parents_argv_info_p2p_collectiv
     for (parents, children) in [(1, 1), (1, 3), (2, 1), (2, 3)] {
         let (ok, out) = run_spawn(parents, &[], &["parent", &children.to_string()]);
         assert!(ok, "{parents} parents, {children} children:\n{out}");
-        assert!(out.contains(&format!("parent checks passed ({parents} parents, {children} children)")), "{out}");
-        assert!(out.contains(&format!("child checks passed on {children} children")), "{out}");
+        assert!(
+            out.contains(&format!(
+                "parent checks passed ({parents} parents, {children} children)"
+            )),
+            "{out}"
+        );
+        assert!(
+            out.contains(&format!("child checks passed on {children} children")),
+            "{out}"
+        );
     }
 }
 
 #[test]
 fn spawn_multiple_of_two_commands_appnum_and_errcodes() {
     let (ok, out) = run_spawn(2, &["-usize", "8"], &["multiple"]);
-    assert!(ok && out.contains("spawn_multiple parent passed") && out.contains("spawn_multiple children passed"), "{out}");
+    assert!(
+        ok && out.contains("spawn_multiple parent passed")
+            && out.contains("spawn_multiple children passed"),
+        "{out}"
+    );
     // The children's sessions offer one process set per command.
-    assert!(out.contains("spawn_multiple children app psets 2\n"), "{out}");
+    assert!(
+        out.contains("spawn_multiple children app psets 2\n"),
+        "{out}"
+    );
 }
 
 #[test]
 fn a_spawned_child_that_dies_ends_the_job_and_is_named() {
     let (ok, out) = run_spawn(2, &[], &["dies"]);
     assert!(!ok && !out.contains("not reached"), "{out}");
-    assert!(out.contains("spawned process 0 of spawned job 1") && out.contains("status 3"), "{out}");
+    assert!(
+        out.contains("spawned process 0 of spawned job 1") && out.contains("status 3"),
+        "{out}"
+    );
     let (ok, out) = run_spawn(1, &[], &["missing"]);
-    assert!(ok && out.contains("missing program refused") && out.contains("MPI_ERR_SPAWN"), "{out}");
+    assert!(
+        ok && out.contains("missing program refused") && out.contains("MPI_ERR_SPAWN"),
+        "{out}"
+    );
 }
 
 /// Processes whose environment holds `OXMPI_TEST_MARK=mark` (mpiexec passes
@@ -297,7 +394,10 @@ fn processes_marked(mark: &str) -> Vec<String> {
         if let Ok(env) = std::fs::read(e.path().join("environ")) {
             if env.split(|&b| b == 0).any(|v| v == want.as_bytes()) {
                 let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-                found.push(format!("pid {name}: {}", String::from_utf8_lossy(&cmd).replace('\0', " ")));
+                found.push(format!(
+                    "pid {name}: {}",
+                    String::from_utf8_lossy(&cmd).replace('\0', " ")
+                ));
             }
         }
     }
@@ -318,7 +418,12 @@ fn assert_nothing_left(pid: u32, mark: &str, what: &str) {
         left = processes_marked(mark);
     }
     assert!(left.is_empty(), "{what}: processes left: {left:?}");
-    let shm: Vec<String> = std::fs::read_dir("/dev/shm").unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with(&prefix)).collect();
+    let shm: Vec<String> = std::fs::read_dir("/dev/shm")
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&prefix))
+        .collect();
     assert!(shm.is_empty(), "{what}: left in /dev/shm: {shm:?}");
 }
 
@@ -346,7 +451,11 @@ fn spawned_jobs_leave_no_process_and_no_shared_memory() {
     let pid = child.id();
     let out = common::wait_with_watchdog(child, Duration::from_secs(120));
     let so = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && so.contains("child checks passed on 3 children"), "{so}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success() && so.contains("child checks passed on 3 children"),
+        "{so}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_nothing_left(pid, &mark, "after a normal end");
 
     // A spawned child killed while the job waits on it.
@@ -355,7 +464,10 @@ fn spawned_jobs_leave_no_process_and_no_shared_memory() {
     let stdout = child.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines().map_while(|l| l.ok()) {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(|l| l.ok())
+        {
             if tx.send(line).is_err() {
                 break;
             }
@@ -374,10 +486,20 @@ fn spawned_jobs_leave_no_process_and_no_shared_memory() {
             }
         }
     };
-    assert!(Command::new("kill").args(["-KILL", &victim]).status().unwrap().success());
+    assert!(Command::new("kill")
+        .args(["-KILL", &victim])
+        .status()
+        .unwrap()
+        .success());
     let out = common::wait_with_watchdog(child, Duration::from_secs(60));
     let se = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && se.contains("spawned process 0 of spawned job 1") && se.contains("SIGKILL"), "{:?}\n{se}", out.status);
+    assert!(
+        !out.status.success()
+            && se.contains("spawned process 0 of spawned job 1")
+            && se.contains("SIGKILL"),
+        "{:?}\n{se}",
+        out.status
+    );
     assert!(rx.try_iter().all(|l| !l.contains("not reached")));
     assert_nothing_left(pid, &mark, "after a spawned child was killed");
 }
@@ -389,23 +511,53 @@ fn spawned_jobs_leave_no_process_and_no_shared_memory() {
 #[test]
 fn spawn_on_another_host_with_the_host_info_key() {
     let exe = build("spawn", &[]);
-    let out = Command::new("timeout").arg("120").arg(prefix().join("bin/mpiexec")).args(["-n", "1"]).arg(&exe).args(["remote", "elsewhere.invalid"]).stdin(Stdio::null()).output().unwrap();
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg(prefix().join("bin/mpiexec"))
+        .args(["-n", "1"])
+        .arg(&exe)
+        .args(["remote", "elsewhere.invalid"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
     let se = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && se.contains("MPI_ERR_SPAWN") && se.contains("host=\"elsewhere.invalid\""), "{se}");
+    assert!(
+        !out.status.success()
+            && se.contains("MPI_ERR_SPAWN")
+            && se.contains("host=\"elsewhere.invalid\""),
+        "{se}"
+    );
     if !netns_hosts() {
         return;
     }
     let out = Command::new("timeout")
         .arg("120")
         .arg(prefix().join("bin/mpiexec"))
-        .args(["-n", "2", "-hosts", "oxmpi-h1:2", "--launcher-exec", "ip netns exec", "--pmi-bind", "10.213.0.1"])
+        .args([
+            "-n",
+            "2",
+            "-hosts",
+            "oxmpi-h1:2",
+            "--launcher-exec",
+            "ip netns exec",
+            "--pmi-bind",
+            "10.213.0.1",
+        ])
         .arg(&exe)
         .args(["remote", "oxmpi-h2"])
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success() && so.contains("remote spawn parent passed") && so.contains("remote children passed on 2 children"), "{so}\n{se}");
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        out.status.success()
+            && so.contains("remote spawn parent passed")
+            && so.contains("remote children passed on 2 children"),
+        "{so}\n{se}"
+    );
 }
 
 /// MPI_THREAD_MULTIPLE: three threads per parent rank spawn over their own
@@ -417,8 +569,16 @@ fn concurrent_spawns_from_threads_get_their_own_children() {
     let exe = build("spawn_threads", &["-pthread"]);
     for n in [1, 2, 3] {
         let out = run(n, &exe, &[]);
-        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success() && so.contains(&format!("concurrent spawns passed on {n} parents")), "{n} parents ({:?})\n--- stdout\n{so}\n--- stderr\n{se}", out.status);
+        let (so, se) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            out.status.success()
+                && so.contains(&format!("concurrent spawns passed on {n} parents")),
+            "{n} parents ({:?})\n--- stdout\n{so}\n--- stderr\n{se}",
+            out.status
+        );
     }
 }
 
@@ -432,8 +592,15 @@ fn join_beside_communicator_creation_in_threads_gets_a_distinct_context() {
     let exe = build("spawn_threads", &["-pthread"]);
     for n in [2, 3] {
         let out = run(n, &exe, &["join"]);
-        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success() && so.contains("join beside communicator creation passed"), "{n} ranks ({:?})\n--- stdout\n{so}\n--- stderr\n{se}", out.status);
+        let (so, se) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            out.status.success() && so.contains("join beside communicator creation passed"),
+            "{n} ranks ({:?})\n--- stdout\n{so}\n--- stderr\n{se}",
+            out.status
+        );
     }
 }
 
@@ -459,7 +626,10 @@ fn info_hints_alloc_mem_status_conversion_and_unsupported_areas() {
     let out = run(2, &exe, &["fatal"]);
     let se = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{se}");
-    assert!(se.contains("MPI_Win_fence") && se.contains("MPI_WIN_NULL") && se.contains("(MPI_ERR_WIN)"), "{se}");
+    assert!(
+        se.contains("MPI_Win_fence") && se.contains("MPI_WIN_NULL") && se.contains("(MPI_ERR_WIN)"),
+        "{se}"
+    );
 }
 
 #[test]
@@ -481,8 +651,14 @@ fn generalized_requests_on_every_completion_path() {
     for n in [1, 3] {
         let exe = build("greq", &["-pthread"]);
         let out = run(n, &exe, &[]);
-        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success() && so.contains("greq: all checks passed"), "greq on {n} ranks:\n{so}\n{se}");
+        let (so, se) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            out.status.success() && so.contains("greq: all checks passed"),
+            "greq on {n} ranks:\n{so}\n{se}"
+        );
     }
 }
 
@@ -550,11 +726,21 @@ fn attributes_error_handlers_groups_environment_and_exit_codes() {
     let exe = build("env_attr", &[]);
     // A rank returning non-zero after MPI_Finalize is the job's exit status.
     let out = run(3, &exe, &["exit"]);
-    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains(" No Errors"));
     // MPI_Abort's code is the job's exit status.
     let out = run(3, &exe, &["abort"]);
-    assert_eq!(out.status.code(), Some(7), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(7),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -566,7 +752,12 @@ fn large_count_c_functions() {
     let out = run(2, &exe, &["fatal"]);
     let se = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{se}");
-    assert!(se.contains("oxmpi: rank 0: MPI_Send_c:") && se.contains("`count`") && se.contains("(MPI_ERR_COUNT)"), "{se}");
+    assert!(
+        se.contains("oxmpi: rank 0: MPI_Send_c:")
+            && se.contains("`count`")
+            && se.contains("(MPI_ERR_COUNT)"),
+        "{se}"
+    );
 }
 
 #[test]
@@ -607,7 +798,9 @@ fn persistent_collectives_copy_arrays_at_init_match_in_init_order_and_reject_gar
 #[test]
 fn intercomm_idup_returns_at_once_traffic_before_wait_and_threads() {
     for n in [2, 3, 5] {
-        assert!(ok(n, "idup_inter").contains(&format!("idup_inter: all checks passed on {n} ranks")));
+        assert!(
+            ok(n, "idup_inter").contains(&format!("idup_inter: all checks passed on {n} ranks"))
+        );
     }
 }
 
@@ -618,7 +811,9 @@ fn intercomm_idup_returns_at_once_traffic_before_wait_and_threads() {
 #[test]
 fn datatypes_of_billions_of_blocks_are_kept_by_structure() {
     for n in [1, 2, 3] {
-        assert!(ok(n, "dtype_many_blocks").contains(&format!("dtype_many_blocks: all checks passed on {n} ranks")));
+        assert!(ok(n, "dtype_many_blocks").contains(&format!(
+            "dtype_many_blocks: all checks passed on {n} ranks"
+        )));
     }
 }
 
@@ -629,7 +824,8 @@ fn datatypes_of_billions_of_blocks_are_kept_by_structure() {
 #[test]
 fn struct_types_of_millions_of_signature_runs_work() {
     for n in [2, 3] {
-        assert!(ok(n, "dtype_big_struct").contains(&format!("dtype_big_struct: all checks passed on {n} ranks")));
+        assert!(ok(n, "dtype_big_struct")
+            .contains(&format!("dtype_big_struct: all checks passed on {n} ranks")));
     }
 }
 
@@ -643,7 +839,8 @@ fn intercomm_dups_idups_merges_splits_from_threads_get_ids_of_their_own() {
         let out = run(n, &exe, &[split]);
         let so = String::from_utf8_lossy(&out.stdout);
         assert!(
-            out.status.success() && so.contains(&format!("inter_dup_mix: all checks passed on {n} ranks")),
+            out.status.success()
+                && so.contains(&format!("inter_dup_mix: all checks passed on {n} ranks")),
             "inter_dup_mix on {n} ranks (split {split}) failed ({}):\n{so}\n{}",
             out.status,
             String::from_utf8_lossy(&out.stderr)
@@ -667,8 +864,15 @@ fn io_dir(name: &str) -> PathBuf {
 }
 
 fn assert_empty(d: &Path) {
-    let left: Vec<_> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert!(left.is_empty(), "files left behind in {}: {left:?}", d.display());
+    let left: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(
+        left.is_empty(),
+        "files left behind in {}: {left:?}",
+        d.display()
+    );
 }
 
 #[test]
@@ -677,8 +881,14 @@ fn mpi_io_every_access_style_views_external32_shared_pointer_atomic_on_1_2_4_7_r
     for n in [1, 2, 4, 7] {
         let d = io_dir(&format!("fileio{n}"));
         let out = run(n, &exe, &[d.to_str().unwrap()]);
-        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success() && so.contains(&format!("all checks passed on {n} ranks")), "fileio on {n} ranks\n{so}\n{se}");
+        let (so, se) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            out.status.success() && so.contains(&format!("all checks passed on {n} ranks")),
+            "fileio on {n} ranks\n{so}\n{se}"
+        );
         assert_empty(&d);
         std::fs::remove_dir(&d).unwrap();
     }
@@ -690,8 +900,14 @@ fn mpi_io_nonblocking_collectives_progress_while_ranks_communicate_on_1_2_4_7_ra
     for n in [1, 2, 4, 7] {
         let d = io_dir(&format!("fileasync{n}"));
         let out = run(n, &exe, &[d.to_str().unwrap()]);
-        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success() && so.contains(&format!("all checks passed on {n} ranks")), "fileasync on {n} ranks\n{so}\n{se}");
+        let (so, se) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            out.status.success() && so.contains(&format!("all checks passed on {n} ranks")),
+            "fileasync on {n} ranks\n{so}\n{se}"
+        );
         assert_empty(&d);
         std::fs::remove_dir(&d).unwrap();
     }
@@ -703,8 +919,14 @@ fn mpi_io_external32_long_and_user_datarep_with_other_file_sizes_on_1_2_4_7_rank
     for n in [1, 2, 4, 7] {
         let d = io_dir(&format!("filerep{n}"));
         let out = run(n, &exe, &[d.to_str().unwrap()]);
-        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success() && so.contains(&format!("all checks passed on {n} ranks")), "filerep on {n} ranks\n{so}\n{se}");
+        let (so, se) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            out.status.success() && so.contains(&format!("all checks passed on {n} ranks")),
+            "filerep on {n} ranks\n{so}\n{se}"
+        );
         assert_empty(&d);
         std::fs::remove_dir(&d).unwrap();
     }
@@ -716,8 +938,14 @@ fn mpi_io_error_classes_and_file_error_handlers() {
     for n in [1, 3] {
         let d = io_dir(&format!("fileerr{n}"));
         let out = run(n, &exe, &[d.to_str().unwrap()]);
-        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success() && so.contains(&format!("all checks passed on {n} ranks")), "fileerr on {n} ranks\n{so}\n{se}");
+        let (so, se) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            out.status.success() && so.contains(&format!("all checks passed on {n} ranks")),
+            "fileerr on {n} ranks\n{so}\n{se}"
+        );
         assert_empty(&d);
         std::fs::remove_dir(&d).unwrap();
     }
@@ -726,7 +954,12 @@ fn mpi_io_error_classes_and_file_error_handlers() {
     let se = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{se}");
     // Whichever rank reports first ends the job; each names the call and the path.
-    assert!(se.contains(": MPI_File_open: ") && se.contains("no/such/file`") && se.contains("(MPI_ERR_NO_SUCH_FILE)"), "{se}");
+    assert!(
+        se.contains(": MPI_File_open: ")
+            && se.contains("no/such/file`")
+            && se.contains("(MPI_ERR_NO_SUCH_FILE)"),
+        "{se}"
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -740,7 +973,9 @@ fn one_sided_every_flavor_operation_and_synchronization() {
 #[test]
 fn one_sided_atomics_from_every_rank_lose_nothing() {
     for n in [1, 2, 4, 7] {
-        assert!(ok(n, "rma_atomics").contains(&format!("rma_atomics: all checks passed on {n} ranks")));
+        assert!(
+            ok(n, "rma_atomics").contains(&format!("rma_atomics: all checks passed on {n} ranks"))
+        );
     }
 }
 
@@ -779,9 +1014,20 @@ fn one_sided_errors_have_their_classes_and_fatal_names_the_call() {
     }
     let exe = build("rma_errors", &[]);
     let out = run(2, &exe, &["fatal"]);
-    let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(!out.status.success() && !so.contains("not reached"), "{so}{se}");
-    assert!(se.contains("MPI_Put") && se.contains("outside target rank") && se.contains("(MPI_ERR_RMA_RANGE)"), "{se}");
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        !out.status.success() && !so.contains("not reached"),
+        "{so}{se}"
+    );
+    assert!(
+        se.contains("MPI_Put")
+            && se.contains("outside target rank")
+            && se.contains("(MPI_ERR_RMA_RANGE)"),
+        "{se}"
+    );
 }
 
 /// tests/netns "hosts" (network namespaces; needs root): whether they are usable.
@@ -792,10 +1038,18 @@ fn netns_hosts() -> bool {
         return false;
     }
     let script = workspace().join("tests/netns/setup.sh");
-    let ok = Command::new("bash").arg(script).arg("2").stdout(Stdio::null()).status().is_ok_and(|s| s.success());
+    let ok = Command::new("bash")
+        .arg(script)
+        .arg("2")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
     if !ok {
         eprintln!("NOTICE: network namespaces unavailable; multi-host C tests skipped");
-        assert!(std::env::var("CI").is_err(), "CI must be able to create network namespaces");
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI must be able to create network namespaces"
+        );
     }
     ok
 }
@@ -820,13 +1074,28 @@ fn one_sided_across_two_hosts_as_active_messages() {
         let out = Command::new("timeout")
             .arg("180")
             .arg(prefix().join("bin/mpiexec"))
-            .args(["-n", "4", "-hosts", "oxmpi-h1:2,oxmpi-h2:2", "--launcher-exec", "ip netns exec", "--pmi-bind", "10.213.0.1"])
+            .args([
+                "-n",
+                "4",
+                "-hosts",
+                "oxmpi-h1:2,oxmpi-h2:2",
+                "--launcher-exec",
+                "ip netns exec",
+                "--pmi-bind",
+                "10.213.0.1",
+            ])
             .arg(&exe)
             .stdin(Stdio::null())
             .output()
             .unwrap();
-        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success() && so.contains(done), "{name} across hosts:\n{so}\n{se}");
+        let (so, se) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            out.status.success() && so.contains(done),
+            "{name} across hosts:\n{so}\n{se}"
+        );
     }
 }
 
@@ -840,7 +1109,9 @@ fn partitioned_send_and_receive_out_of_order_threads_different_partitionings() {
 #[test]
 fn partitioned_operations_match_in_init_order_not_start_order() {
     for n in [2, 3] {
-        assert!(ok(n, "part_order").contains(&format!("part_order: all checks passed on {n} ranks")));
+        assert!(
+            ok(n, "part_order").contains(&format!("part_order: all checks passed on {n} ranks"))
+        );
     }
 }
 
@@ -857,7 +1128,11 @@ fn comm_split_free_loop_recycles_context_ids() {
     let exe = build("split_loop", &[]);
     let out = run(3, &exe, &["5000"]);
     let so = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && so.contains("split_loop: 5000 splits"), "{so}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success() && so.contains("split_loop: 5000 splits"),
+        "{so}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -873,24 +1148,49 @@ fn error_codes_carry_their_message_and_map_back_to_their_class() {
 #[test]
 fn c_programs_under_valgrind_memcheck() {
     if Command::new("valgrind").arg("--version").output().is_err() {
-        assert!(std::env::var_os("CI").is_none(), "valgrind is missing in CI");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "valgrind is missing in CI"
+        );
         eprintln!("valgrind not installed: skipped");
         return;
     }
-    for (name, n) in [("hello", 2), ("p2p", 2), ("coll", 3), ("dtype", 2), ("defects", 2), ("pcoll2", 3), ("inter_a2a", 3), ("part", 2), ("errcodes", 2), ("cg_random", 4)] {
+    for (name, n) in [
+        ("hello", 2),
+        ("p2p", 2),
+        ("coll", 3),
+        ("dtype", 2),
+        ("defects", 2),
+        ("pcoll2", 3),
+        ("inter_a2a", 3),
+        ("part", 2),
+        ("errcodes", 2),
+        ("cg_random", 4),
+    ] {
         let exe = build(name, &[]);
         let vg = prefix().join("tests").join(format!("{name}.vg.sh"));
         std::fs::write(
             &vg,
-            format!("#!/bin/sh\nexec valgrind -q --error-exitcode=97 --track-origins=no {} {}\n", exe.display(), if name == "cg_random" { "60" } else { "" }),
+            format!(
+                "#!/bin/sh\nexec valgrind -q --error-exitcode=97 --track-origins=no {} {}\n",
+                exe.display(),
+                if name == "cg_random" { "60" } else { "" }
+            ),
         )
         .unwrap();
         let mut perm = std::fs::metadata(&vg).unwrap().permissions();
         std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
         std::fs::set_permissions(&vg, perm).unwrap();
         let out = run(n, &vg, &[]);
-        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success() && !se.contains("Invalid read") && !se.contains("Invalid write"), "{name} under valgrind on {n} ranks ({:?})\n--- stdout\n{so}\n--- stderr\n{se}", out.status);
+        let (so, se) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            out.status.success() && !se.contains("Invalid read") && !se.contains("Invalid write"),
+            "{name} under valgrind on {n} ranks ({:?})\n--- stdout\n{so}\n--- stderr\n{se}",
+            out.status
+        );
     }
 }
 
@@ -899,15 +1199,23 @@ fn fuzzing_the_c_api_with_random_arguments_finds_no_crash() {
     let exe = build("fuzz", &[]);
     for seed in ["1", "2", "3", "4", "5", "6", "7", "8"] {
         let out = run(1, &exe, &["4000", seed]);
-        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success() && so.contains("no crash"), "fuzz seed {seed} ({:?})\n--- stdout\n{so}\n--- stderr\n{se}", out.status);
+        let (so, se) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            out.status.success() && so.contains("no crash"),
+            "fuzz seed {seed} ({:?})\n--- stdout\n{so}\n--- stderr\n{se}",
+            out.status
+        );
     }
 }
 
 #[test]
 fn blocking_collective_while_a_nonblocking_one_is_pending_elsewhere() {
     for n in [1, 2, 5] {
-        assert!(ok(n, "nb_then_blocking").contains(&format!("nb_then_blocking: all checks passed on {n} ranks")));
+        assert!(ok(n, "nb_then_blocking")
+            .contains(&format!("nb_then_blocking: all checks passed on {n} ranks")));
     }
 }
 
@@ -925,15 +1233,29 @@ fn zero_byte_collectives_do_not_synchronize() {
 #[test]
 fn tool_interface_lists_reads_writes_and_counts() {
     let so = ok(2, "tools");
-    assert!(so.contains("tools: all checks passed on 2 ranks (auto)"), "{so}");
-    for v in ["cvar OXMPI_EAGER_LIMIT = 65536", "cvar OXMPI_ALLREDUCE_ALGORITHM = 0 (auto)", "pvar oxmpi_msgs_sent_shm", "category oxmpi_p2p"] {
+    assert!(
+        so.contains("tools: all checks passed on 2 ranks (auto)"),
+        "{so}"
+    );
+    for v in [
+        "cvar OXMPI_EAGER_LIMIT = 65536",
+        "cvar OXMPI_ALLREDUCE_ALGORITHM = 0 (auto)",
+        "pvar oxmpi_msgs_sent_shm",
+        "category oxmpi_p2p",
+    ] {
         assert!(so.contains(v), "{v} missing:\n{so}");
     }
     assert!(ok(3, "tools").contains("tools: all checks passed on 3 ranks (auto)"));
     let exe = build("tools", &[]);
     let out = run_env(2, &exe, &[], &[("OXMPI_TRANSPORT", "tcp")]);
-    let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success() && so.contains("all checks passed on 2 ranks (tcp)"), "{so}\n{se}");
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        out.status.success() && so.contains("all checks passed on 2 ranks (tcp)"),
+        "{so}\n{se}"
+    );
 }
 
 /// MPI_T's collective calls per algorithm: with algorithms forced through
@@ -980,52 +1302,111 @@ fn tool_interface_counts_collective_calls_per_algorithm() {
     ];
     for (n, env) in sets {
         let out = run_env(n, &exe, &[], env);
-        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success(), "forced {env:?} on {n} ranks:\n{so}\n{se}");
-        assert!(so.contains(&format!("tools_algorithms: all checks passed on {n} ranks ({} forced)", env.len())), "{so}\n{se}");
+        let (so, se) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            out.status.success(),
+            "forced {env:?} on {n} ranks:\n{so}\n{se}"
+        );
+        assert!(
+            so.contains(&format!(
+                "tools_algorithms: all checks passed on {n} ranks ({} forced)",
+                env.len()
+            )),
+            "{so}\n{se}"
+        );
         // The report names the forced algorithm with the calls it ran (5 blocking + 5 nonblocking).
         if env.iter().any(|(k, _)| *k == "OXMPI_ALLREDUCE_ALGORITHM") {
-            let a = env.iter().find(|(k, _)| *k == "OXMPI_ALLREDUCE_ALGORITHM").unwrap().1;
-            assert!(so.lines().any(|l| l.starts_with(&format!("allreduce ({a}):")) && l.contains(&format!(" {a}=10"))), "{so}");
+            let a = env
+                .iter()
+                .find(|(k, _)| *k == "OXMPI_ALLREDUCE_ALGORITHM")
+                .unwrap()
+                .1;
+            assert!(
+                so.lines()
+                    .any(|l| l.starts_with(&format!("allreduce ({a}):"))
+                        && l.contains(&format!(" {a}=10"))),
+                "{so}"
+            );
         }
     }
 }
 
 /// Starts `mpiexec ARGS` in the background (a watchdog `timeout` ends it).
-fn start_job(pre: &[&str], n: usize, exe: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Child {
+fn start_job(
+    pre: &[&str],
+    n: usize,
+    exe: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> std::process::Child {
     let mut c = Command::new("timeout");
-    c.arg("120").args(pre).arg(prefix().join("bin/mpiexec")).arg("-n").arg(n.to_string()).arg(exe).args(args);
+    c.arg("120")
+        .args(pre)
+        .arg(prefix().join("bin/mpiexec"))
+        .arg("-n")
+        .arg(n.to_string())
+        .arg(exe)
+        .args(args);
     for (k, v) in env {
         c.env(k, v);
     }
-    c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+    c.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 fn finish(what: &str, child: std::process::Child) -> String {
     let out = child.wait_with_output().unwrap();
-    let (so, se) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
-    assert!(out.status.success(), "{what} failed ({:?}):\n{so}\n{se}", out.status);
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(
+        out.status.success(),
+        "{what} failed ({:?}):\n{so}\n{se}",
+        out.status
+    );
     so + &se
 }
 
 /// Server job (2 ranks) accepts; a job with a forged port name is refused; a
 /// client job (3 ranks) connects; both exercise the intercommunicator and
 /// disconnect. `pre` runs each job inside a "host" (network namespace).
-fn connect_accept_between_jobs(tag: &str, server_pre: &[&str], client_pre: &[&str], server_env: &[(&str, &str)], client_env: &[(&str, &str)]) {
+fn connect_accept_between_jobs(
+    tag: &str,
+    server_pre: &[&str],
+    client_pre: &[&str],
+    server_env: &[(&str, &str)],
+    client_env: &[(&str, &str)],
+) {
     let exe = build("connect_accept", &[]);
     let dir = io_dir(&format!("connect_accept_{tag}"));
     let file = dir.join("port");
     let file = file.to_str().unwrap();
     let server = start_job(server_pre, 2, &exe, &["server", file], server_env);
-    let forged = finish("forged client", start_job(client_pre, 1, &exe, &["forged", file], client_env));
-    assert!(forged.contains("forged port refused") && forged.contains("MPI_ERR_PORT"), "{forged}");
+    let forged = finish(
+        "forged client",
+        start_job(client_pre, 1, &exe, &["forged", file], client_env),
+    );
+    assert!(
+        forged.contains("forged port refused") && forged.contains("MPI_ERR_PORT"),
+        "{forged}"
+    );
     let client = start_job(client_pre, 3, &exe, &["client", file], client_env);
     let so = finish("client", client);
     assert!(so.contains("all checks passed (client)"), "{so}");
     let so = finish("server", server);
     assert!(so.contains("all checks passed (server)"), "{so}");
     // The server said why it turned the forged connection away.
-    assert!(so.contains("refused a connection") && so.contains("forged or stale port name"), "{so}");
+    assert!(
+        so.contains("refused a connection") && so.contains("forged or stale port name"),
+        "{so}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -1035,7 +1416,11 @@ fn connect_accept_between_two_jobs_forged_port_refused_and_join() {
     let exe = build("connect_accept", &[]);
     let out = run(3, &exe, &["join"]);
     let so = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && so.contains("all checks passed (join)"), "{so}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success() && so.contains("all checks passed (join)"),
+        "{so}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -1048,7 +1433,10 @@ fn publish_and_lookup_name_between_two_jobs() {
     let service = format!("oxmpi-test-{}", std::process::id());
     let env = [("OXMPI_NAMESERVER_DIR", names)];
     let server = start_job(&[], 2, &exe, &["publish", &service], &env);
-    let so = finish("lookup client", start_job(&[], 2, &exe, &["lookup", &service], &env));
+    let so = finish(
+        "lookup client",
+        start_job(&[], 2, &exe, &["lookup", &service], &env),
+    );
     assert!(so.contains("all checks passed (lookup)"), "{so}");
     let so = finish("publishing server", server);
     assert!(so.contains("all checks passed (publish)"), "{so}");
@@ -1074,24 +1462,74 @@ fn connect_accept_across_two_hosts_forged_port_refused() {
 /// spawn_multiple, and MPI_UNIVERSE_SIZE from Hydra's PMI.
 #[test]
 fn spawn_under_hydra() {
-    let Some(h) = ["mpiexec.mpich", "mpiexec.hydra"].into_iter().find(|c| Command::new("which").arg(c).output().is_ok_and(|o| o.status.success())) else {
+    let Some(h) = ["mpiexec.mpich", "mpiexec.hydra"].into_iter().find(|c| {
+        Command::new("which")
+            .arg(c)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }) else {
         eprintln!("SKIP: MPICH's mpiexec is not installed");
-        assert!(std::env::var("CI").is_err(), "CI must install mpich for this test");
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI must install mpich for this test"
+        );
         return;
     };
     let exe = build("spawn", &[]);
-    for (args, want) in [(&["parent", "2"][..], "parent checks passed (2 parents, 2 children)"), (&["multiple"][..], "spawn_multiple children passed")] {
-        let out = Command::new("timeout").arg("120").arg(h).args(["-n", "2"]).arg(&exe).args(args).stdin(Stdio::null()).output().unwrap();
-        let so = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success() && so.contains(want), "{args:?} under {h}:\n{so}");
+    for (args, want) in [
+        (
+            &["parent", "2"][..],
+            "parent checks passed (2 parents, 2 children)",
+        ),
+        (&["multiple"][..], "spawn_multiple children passed"),
+    ] {
+        let out = Command::new("timeout")
+            .arg("120")
+            .arg(h)
+            .args(["-n", "2"])
+            .arg(&exe)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let so = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.status.success() && so.contains(want),
+            "{args:?} under {h}:\n{so}"
+        );
     }
     // MPI_UNIVERSE_SIZE: Hydra's `-usize` where given (a number, or SYSTEM: the
     // hosts' slots); unset by default, when oxmpi gives the job size; never
     // less than the job (SYSTEM counts one slot on a host given without any).
-    for (pre, want) in [(&[][..], 3), (&["-usize", "7"][..], 7), (&["-usize", "SYSTEM", "-hosts", "localhost:5"][..], 5), (&["-usize", "SYSTEM"][..], 3)] {
-        let out = Command::new("timeout").arg("120").arg(h).args(pre).args(["-n", "3"]).arg(&exe).arg("usize").stdin(Stdio::null()).output().unwrap();
-        let so = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success() && so.contains(&format!("universe size {want}\n")), "{pre:?} under {h}:\n{so}");
+    for (pre, want) in [
+        (&[][..], 3),
+        (&["-usize", "7"][..], 7),
+        (&["-usize", "SYSTEM", "-hosts", "localhost:5"][..], 5),
+        (&["-usize", "SYSTEM"][..], 3),
+    ] {
+        let out = Command::new("timeout")
+            .arg("120")
+            .arg(h)
+            .args(pre)
+            .args(["-n", "3"])
+            .arg(&exe)
+            .arg("usize")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let so = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.status.success() && so.contains(&format!("universe size {want}\n")),
+            "{pre:?} under {h}:\n{so}"
+        );
     }
 }
 
@@ -1103,19 +1541,47 @@ fn spawn_under_hydra() {
 fn spawn_where_the_process_manager_cannot_is_unsupported_and_named() {
     let exe = build("spawn", &[]);
     let check = |what: &str, out: Output, protocol: &str| {
-        let so = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let so = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert!(out.status.success(), "{what}:\n{so}");
-        let line = so.lines().find(|l| l.starts_with("spawn refused: ")).unwrap_or_else(|| panic!("{what}:\n{so}"));
-        assert!(line.contains("MPI_Comm_spawn") && line.contains(protocol) && line.contains("MPI_ERR_UNSUPPORTED_OPERATION"), "{what}: {line}");
+        let line = so
+            .lines()
+            .find(|l| l.starts_with("spawn refused: "))
+            .unwrap_or_else(|| panic!("{what}:\n{so}"));
+        assert!(
+            line.contains("MPI_Comm_spawn")
+                && line.contains(protocol)
+                && line.contains("MPI_ERR_UNSUPPORTED_OPERATION"),
+            "{what}: {line}"
+        );
     };
-    match ["mpiexec.mpich", "mpiexec.hydra"].into_iter().find(|c| Command::new("which").arg(c).output().is_ok_and(|o| o.status.success())) {
+    match ["mpiexec.mpich", "mpiexec.hydra"].into_iter().find(|c| {
+        Command::new("which")
+            .arg(c)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }) {
         Some(h) => {
-            let out = Command::new("timeout").arg("120").arg(h).args(["-n", "2", "-genv", "OXMPI_PMI", "2"]).arg(&exe).arg("unsupported").stdin(Stdio::null()).output().unwrap();
+            let out = Command::new("timeout")
+                .arg("120")
+                .arg(h)
+                .args(["-n", "2", "-genv", "OXMPI_PMI", "2"])
+                .arg(&exe)
+                .arg("unsupported")
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
             check("PMI-2 under Hydra", out, "PMI-2");
         }
         None => {
             eprintln!("SKIP (PMI-2): MPICH's mpiexec is not installed");
-            assert!(std::env::var("CI").is_err(), "CI must install mpich for this test");
+            assert!(
+                std::env::var("CI").is_err(),
+                "CI must install mpich for this test"
+            );
         }
     }
 }
@@ -1131,8 +1597,14 @@ fn keyval_double_free_env_info_file_handler_truncated_status_callback_codes() {
     for n in [1, 2, 3] {
         let d = io_dir(&format!("mts_misc{n}"));
         let out = run(n, &exe, &[d.to_str().unwrap()]);
-        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success() && so.contains(&format!("all checks passed on {n} ranks")), "mts_misc on {n} ranks\n{so}\n{se}");
+        let (so, se) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            out.status.success() && so.contains(&format!("all checks passed on {n} ranks")),
+            "mts_misc on {n} ranks\n{so}\n{se}"
+        );
         assert_empty(&d);
         std::fs::remove_dir(&d).unwrap();
     }
@@ -1158,8 +1630,14 @@ fn waiting_for_a_busy_file_write_is_not_a_deadlock() {
             .spawn()
             .unwrap();
         let out = common::wait_with_watchdog(child, Duration::from_secs(120));
-        let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success() && so.contains("no false deadlock"), "file_iwrite_busy on {n} ranks\n{so}\n{se}");
+        let (so, se) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            out.status.success() && so.contains("no false deadlock"),
+            "file_iwrite_busy on {n} ranks\n{so}\n{se}"
+        );
         assert_empty(&d);
         std::fs::remove_dir(&d).unwrap();
     }

@@ -16,9 +16,15 @@ use common::lay_out;
 /// Whether a Fortran compiler is here; under CI its absence is a failure.
 fn have_fortran() -> bool {
     let fc = std::env::var("OXMPI_FC").unwrap_or_else(|_| "gfortran".into());
-    let ok = Command::new(fc.split_whitespace().next().unwrap()).arg("--version").output().is_ok_and(|o| o.status.success());
+    let ok = Command::new(fc.split_whitespace().next().unwrap())
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !ok {
-        assert!(std::env::var_os("CI").is_none(), "CI is set but there is no Fortran compiler ({fc}); .ci/run installs gfortran");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but there is no Fortran compiler ({fc}); .ci/run installs gfortran"
+        );
         eprintln!("skipping: no Fortran compiler ({fc})");
     }
     ok
@@ -31,7 +37,9 @@ fn prefix() -> &'static Path {
 }
 
 fn src(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fortran").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fortran")
+        .join(name)
 }
 
 /// Compiles tests/fortran/<file> (plus `extra` sources or objects) with
@@ -57,7 +65,11 @@ fn build_as(file: &str, name: &str, flags: &[&str], extra: &[PathBuf]) -> PathBu
         .arg(&dir)
         .output()
         .unwrap();
-    assert!(out.status.success(), "mpifort {file} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "mpifort {file} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     exe
 }
 
@@ -79,9 +91,21 @@ fn run(n: usize, exe: &Path) -> Output {
 
 fn ok_exe(n: usize, exe: &Path) -> String {
     let out = run(n, exe);
-    let (so, se) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "{} on {n} ranks failed ({:?})\n--- stdout\n{so}\n--- stderr\n{se}", exe.display(), out.status);
-    assert!(so.contains("all checks passed on") && so.contains(&format!(" {n} ")), "{} on {n} ranks:\n{so}", exe.display());
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        out.status.success(),
+        "{} on {n} ranks failed ({:?})\n--- stdout\n{so}\n--- stderr\n{se}",
+        exe.display(),
+        out.status
+    );
+    assert!(
+        so.contains("all checks passed on") && so.contains(&format!(" {n} ")),
+        "{} on {n} ranks:\n{so}",
+        exe.display()
+    );
     so
 }
 
@@ -92,7 +116,16 @@ fn shuffle_exchange_graph_with_sendrecv_replace() {
     }
     let so = ok_exe(8, &build("shuffle.f", &[]));
     // The seed's table: node, exchange, shuffle, unshuffle.
-    for (node, e, s, u) in [(0, 1, 0, 0), (1, 0, 2, 4), (2, 3, 4, 1), (3, 2, 6, 5), (4, 5, 1, 2), (5, 4, 3, 6), (6, 7, 5, 3), (7, 6, 7, 7)] {
+    for (node, e, s, u) in [
+        (0, 1, 0, 0),
+        (1, 0, 2, 4),
+        (2, 3, 4, 1),
+        (3, 2, 6, 5),
+        (4, 5, 1, 2),
+        (5, 4, 3, 6),
+        (6, 7, 5, 3),
+        (7, 6, 7, 7),
+    ] {
         let line = format!("node{node:2} exchange/shuffle/unshuffle{e:3}{s:3}{u:3}");
         assert!(so.contains(&line), "missing `{line}` in\n{so}");
     }
@@ -172,8 +205,17 @@ fn mixed_c_and_fortran_exchange_handles() {
     }
     let obj = prefix().join("tests").join("mixed_c.o");
     std::fs::create_dir_all(obj.parent().unwrap()).unwrap();
-    let out = Command::new(prefix().join("bin/mpicc")).args(["-Wall", "-Werror", "-c", "-o"]).arg(&obj).arg(src("mixed_c.c")).output().unwrap();
-    assert!(out.status.success(), "mpicc mixed_c.c failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(prefix().join("bin/mpicc"))
+        .args(["-Wall", "-Werror", "-c", "-o"])
+        .arg(&obj)
+        .arg(src("mixed_c.c"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "mpicc mixed_c.c failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let exe = build("mixed.f90", &[obj]);
     for n in [1, 3, 4] {
         ok_exe(n, &exe);
@@ -185,10 +227,23 @@ fn mpifort_shows_its_command_and_pkg_config_file_exists() {
     if !have_fortran() {
         return;
     }
-    let out = Command::new(prefix().join("bin/mpifort")).args(["-show", "x.f90"]).output().unwrap();
+    let out = Command::new(prefix().join("bin/mpifort"))
+        .args(["-show", "x.f90"])
+        .output()
+        .unwrap();
     let s = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && s.contains("-I") && s.contains("-lmpi") && s.contains("-rpath") && s.contains("x.f90"), "{s}");
-    let out = Command::new(prefix().join("bin/mpif77")).args(["-show", "-c", "x.f"]).output().unwrap();
+    assert!(
+        out.status.success()
+            && s.contains("-I")
+            && s.contains("-lmpi")
+            && s.contains("-rpath")
+            && s.contains("x.f90"),
+        "{s}"
+    );
+    let out = Command::new(prefix().join("bin/mpif77"))
+        .args(["-show", "-c", "x.f"])
+        .output()
+        .unwrap();
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && !s.contains("-lmpi"), "{s}");
     let pc = std::fs::read_to_string(prefix().join("lib/pkgconfig/oxmpi-fort.pc")).unwrap();
@@ -235,10 +290,22 @@ fn errors_name_the_fortran_call_and_bad_handles_do_not_crash() {
         return;
     }
     let out = run(2, &build("errname.f90", &[]));
-    let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(!out.status.success(), "a fatal error must end the job\n{so}\n{se}");
-    assert!(!so.contains("not reached") && !se.contains("STOP"), "{so}\n{se}");
-    assert!(se.contains("MPI_SEND") && se.contains("MPI_ERR_RANK"), "the message names MPI_SEND and the class:\n{se}");
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        !out.status.success(),
+        "a fatal error must end the job\n{so}\n{se}"
+    );
+    assert!(
+        !so.contains("not reached") && !se.contains("STOP"),
+        "{so}\n{se}"
+    );
+    assert!(
+        se.contains("MPI_SEND") && se.contains("MPI_ERR_RANK"),
+        "the message names MPI_SEND and the class:\n{se}"
+    );
 }
 
 #[test]
@@ -270,7 +337,11 @@ fn profiling_wrappers_of_mpi_send_and_mpi_bcast_from_all_three_bindings() {
     }
     // The program's MPI_SEND/MPI_BCAST (mpif.h, use mpi) and MPI_Send_f08ts /
     // MPI_Bcast_f08ts (mpi_f08) replace the library's and count their calls.
-    for (name, flags) in [("profile_mpi", &[][..]), ("profile_mpif", &["-DOXMPI_MPIF_H"][..]), ("profile_f08", &["-DOXMPI_F08"][..])] {
+    for (name, flags) in [
+        ("profile_mpi", &[][..]),
+        ("profile_mpif", &["-DOXMPI_MPIF_H"][..]),
+        ("profile_f08", &["-DOXMPI_F08"][..]),
+    ] {
         let exe = build_as("profile.F90", name, flags, &[]);
         for n in [1, 2, 3] {
             ok_exe(n, &exe);

@@ -20,7 +20,9 @@ fn prefix() -> &'static Path {
 fn build(name: &str) -> PathBuf {
     static BUILT: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let mut built = BUILT.lock().unwrap_or_else(|p| p.into_inner());
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c").join(format!("{name}.c"));
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/c")
+        .join(format!("{name}.c"));
     let exe = prefix().join("tests").join(format!("launch_{name}"));
     if built.iter().any(|b| b == name) {
         return exe;
@@ -32,7 +34,11 @@ fn build(name: &str) -> PathBuf {
         .arg(&src)
         .output()
         .unwrap();
-    assert!(out.status.success(), "mpicc {name}.c failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "mpicc {name}.c failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     built.push(name.to_string());
     exe
 }
@@ -71,9 +77,26 @@ fn mpmd_blocks_share_one_world_in_block_order() {
     let tmp = std::fs::canonicalize(tmp).unwrap();
     let here = std::env::current_dir().unwrap();
     let o = mpiexec(&os![
-        "-n", "1", "-env", "BLOCK_VAR", "ocean", exe, "a", ":",
-        "-n", "3", "-wdir", tmp, "-env", "BLOCK_VAR", "atm", exe, "b", ":",
-        exe, "c"
+        "-n",
+        "1",
+        "-env",
+        "BLOCK_VAR",
+        "ocean",
+        exe,
+        "a",
+        ":",
+        "-n",
+        "3",
+        "-wdir",
+        tmp,
+        "-env",
+        "BLOCK_VAR",
+        "atm",
+        exe,
+        "b",
+        ":",
+        exe,
+        "c"
     ]);
     assert!(o.status.success(), "{o:?}");
     let want: Vec<String> = [
@@ -85,7 +108,10 @@ fn mpmd_blocks_share_one_world_in_block_order() {
     ]
     .iter()
     .map(|(r, app, arg, var, dir)| {
-        format!("rank {r} of 5 appnum {app} sum 5 arg {arg} var {var} cwd {}", dir.display())
+        format!(
+            "rank {r} of 5 appnum {app} sum 5 arg {arg} var {var} cwd {}",
+            dir.display()
+        )
     })
     .collect();
     assert_eq!(sorted(&text(&o.stdout)), want, "{}", text(&o.stderr));
@@ -97,7 +123,11 @@ fn config_file_blocks_and_genv() {
     let cfg = std::env::temp_dir().join(format!("oxmpi-launch-{}.cfg", std::process::id()));
     std::fs::write(
         &cfg,
-        format!("# two blocks\n-n 2 {} 'x y'\n-n 1 -env BLOCK_VAR own {} z\n", exe.display(), exe.display()),
+        format!(
+            "# two blocks\n-n 2 {} 'x y'\n-n 1 -env BLOCK_VAR own {} z\n",
+            exe.display(),
+            exe.display()
+        ),
     )
     .unwrap();
     let o = mpiexec(&os!["-genv", "BLOCK_VAR", "all", "-configfile", cfg]);
@@ -105,9 +135,18 @@ fn config_file_blocks_and_genv() {
     assert!(o.status.success(), "{o:?}");
     let lines = sorted(&text(&o.stdout));
     assert_eq!(lines.len(), 3, "{lines:?}");
-    assert!(lines[0].starts_with("rank 0 of 3 appnum 0 sum 1 arg x y var all "), "{lines:?}");
-    assert!(lines[1].starts_with("rank 1 of 3 appnum 0 sum 1 arg x y var all "), "{lines:?}");
-    assert!(lines[2].starts_with("rank 2 of 3 appnum 1 sum 1 arg z var own "), "{lines:?}");
+    assert!(
+        lines[0].starts_with("rank 0 of 3 appnum 0 sum 1 arg x y var all "),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].starts_with("rank 1 of 3 appnum 0 sum 1 arg x y var all "),
+        "{lines:?}"
+    );
+    assert!(
+        lines[2].starts_with("rank 2 of 3 appnum 1 sum 1 arg z var own "),
+        "{lines:?}"
+    );
 }
 
 #[test]
@@ -139,7 +178,11 @@ fn timeout_ends_the_job_with_status_124() {
     let start = std::time::Instant::now();
     let o = mpiexec(&os!["--timeout", "1", "-n", "2", "sleep", "30"]);
     assert_eq!(o.status.code(), Some(124), "{o:?}");
-    assert!(text(&o.stderr).contains("ran out of time"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("ran out of time"),
+        "{}",
+        text(&o.stderr)
+    );
     assert!(start.elapsed() < std::time::Duration::from_secs(20));
     let o = Command::new(prefix().join("bin/mpiexec"))
         .args(["-n", "1", "sleep", "30"])
@@ -162,36 +205,69 @@ fn output_files_per_rank() {
         let got = std::fs::read_to_string(dir.join(format!("out.{r}"))).unwrap();
         assert!(got.starts_with(&format!("rank {r} of 2 appnum 0")), "{got}");
     }
-    let o = mpiexec(&os!["--output-filename", dir, "-n", "2", "sh", "-c", "echo o$PMI_RANK; echo e$PMI_RANK >&2"]);
-    assert!(o.status.success() && o.stdout.is_empty() && o.stderr.is_empty(), "{o:?}");
+    let o = mpiexec(&os![
+        "--output-filename",
+        dir,
+        "-n",
+        "2",
+        "sh",
+        "-c",
+        "echo o$PMI_RANK; echo e$PMI_RANK >&2"
+    ]);
+    assert!(
+        o.status.success() && o.stdout.is_empty() && o.stderr.is_empty(),
+        "{o:?}"
+    );
     for r in 0..2 {
         let d = dir.join(format!("1/rank.{r}"));
-        assert_eq!(std::fs::read_to_string(d.join("stdout")).unwrap(), format!("o{r}\n"));
-        assert_eq!(std::fs::read_to_string(d.join("stderr")).unwrap(), format!("e{r}\n"));
+        assert_eq!(
+            std::fs::read_to_string(d.join("stdout")).unwrap(),
+            format!("o{r}\n")
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.join("stderr")).unwrap(),
+            format!("e{r}\n")
+        );
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn bind_to_core_pins_each_local_rank() {
-    let o = mpiexec(&os!["--bind-to", "core", "-n", "2", "sh", "-c", "grep Cpus_allowed_list /proc/self/status"]);
+    let o = mpiexec(&os![
+        "--bind-to",
+        "core",
+        "-n",
+        "2",
+        "sh",
+        "-c",
+        "grep Cpus_allowed_list /proc/self/status"
+    ]);
     assert!(o.status.success(), "{o:?}");
-    let ncpu = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let ncpu = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     for line in text(&o.stdout).lines() {
         let list = line.split_whitespace().last().unwrap();
         // One CPU each: no range, no list.
         assert!(!list.contains('-') && !list.contains(','), "{line}");
     }
     if ncpu >= 2 {
-        let cpus: std::collections::BTreeSet<String> =
-            text(&o.stdout).lines().map(|l| l.split_whitespace().last().unwrap().to_string()).collect();
+        let cpus: std::collections::BTreeSet<String> = text(&o.stdout)
+            .lines()
+            .map(|l| l.split_whitespace().last().unwrap().to_string())
+            .collect();
         assert_eq!(cpus.len(), 2, "{}", text(&o.stdout));
     }
 }
 
 #[test]
 fn unknown_options_and_bad_blocks_are_usage_errors() {
-    for bad in [&["--frobnicate", "true"][..], &["-n", "1", "true", ":"], &["--bind-to", "socket", "true"]] {
+    for bad in [
+        &["--frobnicate", "true"][..],
+        &["-n", "1", "true", ":"],
+        &["--bind-to", "socket", "true"],
+    ] {
         let o = mpiexec(&bad.iter().map(std::ffi::OsStr::new).collect::<Vec<_>>());
         assert_eq!(o.status.code(), Some(2), "{bad:?}: {o:?}");
     }
@@ -204,8 +280,17 @@ fn sessions_before_beside_and_after_the_world_model() {
     let exe = build("sessions");
     for n in ["1", "3"] {
         let o = mpiexec(&os!["-n", n, exe]);
-        assert!(o.status.success(), "on {n} ranks: {}\n{}", text(&o.stdout), text(&o.stderr));
-        assert!(text(&o.stdout).contains(&format!("sessions: all checks passed on {n} ranks")), "{}", text(&o.stdout));
+        assert!(
+            o.status.success(),
+            "on {n} ranks: {}\n{}",
+            text(&o.stdout),
+            text(&o.stderr)
+        );
+        assert!(
+            text(&o.stdout).contains(&format!("sessions: all checks passed on {n} ranks")),
+            "{}",
+            text(&o.stdout)
+        );
     }
 }
 
@@ -214,8 +299,20 @@ fn sessions_without_mpi_init_and_before_it() {
     let exe = build("sessions_only");
     for mode in ["only", "then-init"] {
         let o = mpiexec(&os!["-n", "3", exe, mode]);
-        assert!(o.status.success(), "{mode}: {}\n{}", text(&o.stdout), text(&o.stderr));
-        assert_eq!(text(&o.stdout).matches(&format!("{mode}: done on 3 ranks")).count(), 3, "{}", text(&o.stdout));
+        assert!(
+            o.status.success(),
+            "{mode}: {}\n{}",
+            text(&o.stdout),
+            text(&o.stderr)
+        );
+        assert_eq!(
+            text(&o.stdout)
+                .matches(&format!("{mode}: done on 3 ranks"))
+                .count(),
+            3,
+            "{}",
+            text(&o.stdout)
+        );
         assert!(o.stderr.is_empty(), "{mode}: {}", text(&o.stderr));
     }
 }
@@ -225,7 +322,11 @@ fn sessions_without_mpi_init_and_before_it() {
 fn pset_lines(o: &Output) -> Vec<String> {
     let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
     assert!(o.status.success(), "{out}");
-    let mut lines: Vec<String> = text(&o.stdout).lines().filter(|l| l.starts_with("rank ")).map(str::to_string).collect();
+    let mut lines: Vec<String> = text(&o.stdout)
+        .lines()
+        .filter(|l| l.starts_with("rank "))
+        .map(str::to_string)
+        .collect();
     lines.sort_by_key(|l| l.split(' ').nth(1).and_then(|r| r.parse::<u32>().ok()));
     for l in &lines {
         assert!(l.ends_with(" app-psets-of-mine 1"), "{out}");
@@ -240,7 +341,10 @@ fn pset_lines(o: &Output) -> Vec<String> {
 #[test]
 fn mpmd_blocks_are_process_sets_of_sessions() {
     let exe = build("psets");
-    let o = mpiexec(&os!["-n", "1", exe, "0", "count=5", ":", "-n", "3", exe, "1", "count=5", ":", "-n", "2", exe, "2", "count=5"]);
+    let o = mpiexec(&os![
+        "-n", "1", exe, "0", "count=5", ":", "-n", "3", exe, "1", "count=5", ":", "-n", "2", exe,
+        "2", "count=5"
+    ]);
     let lines = pset_lines(&o);
     assert_eq!(lines.len(), 6, "{lines:?}");
     for (r, l) in lines.iter().enumerate() {
@@ -253,7 +357,10 @@ fn mpmd_blocks_are_process_sets_of_sessions() {
     let o = mpiexec(&os!["-n", "2", exe, "0", "count=3"]);
     let lines = pset_lines(&o);
     assert_eq!(lines.len(), 2, "{lines:?}");
-    assert!(lines[1].starts_with("rank 1 app 0 psets: mpi://WORLD mpi://SELF mpix://APP/0 "), "{lines:?}");
+    assert!(
+        lines[1].starts_with("rank 1 app 0 psets: mpi://WORLD mpi://SELF mpix://APP/0 "),
+        "{lines:?}"
+    );
 }
 
 // ----- shared memory left behind -----------------------------------------------------
@@ -261,7 +368,12 @@ fn mpmd_blocks_are_process_sets_of_sessions() {
 /// The oxmpi entries of /dev/shm.
 fn shm_entries() -> Vec<String> {
     std::fs::read_dir("/dev/shm")
-        .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with("oxmpi-")).collect())
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("oxmpi-"))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -271,7 +383,11 @@ fn orphaned_since(before: &[String]) -> Vec<String> {
     shm_entries()
         .into_iter()
         .filter(|n| !before.contains(n))
-        .filter(|n| n.rsplit_once("-p").and_then(|(_, p)| p.parse::<u32>().ok()).is_some_and(|p| !Path::new(&format!("/proc/{p}")).exists()))
+        .filter(|n| {
+            n.rsplit_once("-p")
+                .and_then(|(_, p)| p.parse::<u32>().ok())
+                .is_some_and(|p| !Path::new(&format!("/proc/{p}")).exists())
+        })
         .collect()
 }
 
@@ -285,7 +401,13 @@ fn dead_pid() -> u32 {
 
 /// Our `mpiexec ARGS` under a 120 s watchdog: its pid and how it ended.
 fn mpiexec_with_pid(args: &[&std::ffi::OsStr]) -> (u32, Output) {
-    let child = Command::new(prefix().join("bin/mpiexec")).args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let child = Command::new(prefix().join("bin/mpiexec"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let pid = child.id();
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = done.clone();
@@ -296,7 +418,10 @@ fn mpiexec_with_pid(args: &[&std::ffi::OsStr]) -> (u32, Output) {
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
-        let _ = Command::new("kill").arg("-KILL").arg(pid.to_string()).status();
+        let _ = Command::new("kill")
+            .arg("-KILL")
+            .arg(pid.to_string())
+            .status();
     });
     let out = child.wait_with_output().unwrap();
     done.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -321,36 +446,67 @@ fn no_shared_memory_is_left_when_jobs_end() {
     let dead = dead_pid();
     let stale = PathBuf::from(format!("/dev/shm/oxmpi-kvs_{dead}_0-0-p{dead}"));
     let f = std::fs::File::create(&stale).unwrap();
-    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(1200)).unwrap();
+    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(1200))
+        .unwrap();
     drop(f);
     let before = shm_entries();
     let cases: [(&str, Vec<&std::ffi::OsStr>, i32); 4] = [
         ("normal end", os!["-n", "3", exe, "normal"].to_vec(), 0),
-        ("a rank killed", os!["-n", "3", exe, "kill"].to_vec(), 128 + 9),
+        (
+            "a rank killed",
+            os!["-n", "3", exe, "kill"].to_vec(),
+            128 + 9,
+        ),
         ("MPI_Abort", os!["-n", "3", exe, "abort"].to_vec(), 5),
-        ("spawned children", os!["-n", "2", spawn, "parent", "2"].to_vec(), 0),
+        (
+            "spawned children",
+            os!["-n", "2", spawn, "parent", "2"].to_vec(),
+            0,
+        ),
     ];
     for (what, args, code) in &cases {
         let (pid, o) = mpiexec_with_pid(args);
         let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
         assert_eq!(o.status.code(), Some(*code), "{what}:\n{out}");
         let family = format!("oxmpi-kvs_{pid}_");
-        let left: Vec<String> = shm_entries().into_iter().filter(|n| n.starts_with(&family)).collect();
+        let left: Vec<String> = shm_entries()
+            .into_iter()
+            .filter(|n| n.starts_with(&family))
+            .collect();
         assert!(left.is_empty(), "{what}: left in /dev/shm: {left:?}\n{out}");
         let orphans = orphaned_since(&before);
-        assert!(orphans.is_empty(), "{what}: orphaned in /dev/shm: {orphans:?}\n{out}");
+        assert!(
+            orphans.is_empty(),
+            "{what}: orphaned in /dev/shm: {orphans:?}\n{out}"
+        );
     }
-    assert!(!stale.exists(), "the segment of a dead creator was not swept");
-    let Some(mpirun) = open_mpi_mpirun() else { return };
-    for (what, mode, code) in [("normal end", "normal", Some(0)), ("a rank killed", "kill", None), ("MPI_Abort", "abort", Some(5))] {
+    assert!(
+        !stale.exists(),
+        "the segment of a dead creator was not swept"
+    );
+    let Some(mpirun) = open_mpi_mpirun() else {
+        return;
+    };
+    for (what, mode, code) in [
+        ("normal end", "normal", Some(0)),
+        ("a rank killed", "kill", None),
+        ("MPI_Abort", "abort", Some(5)),
+    ] {
         let o = open_mpi_run(mpirun, &os!["-n", "3", exe, mode]);
         let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
-        assert_ne!(o.status.code(), Some(124), "{what} under mpirun: hung\n{out}");
+        assert_ne!(
+            o.status.code(),
+            Some(124),
+            "{what} under mpirun: hung\n{out}"
+        );
         if let Some(c) = code {
             assert_eq!(o.status.code(), Some(c), "{what} under mpirun:\n{out}");
         }
         let orphans = orphaned_since(&before);
-        assert!(orphans.is_empty(), "{what} under mpirun: orphaned in /dev/shm: {orphans:?}\n{out}");
+        assert!(
+            orphans.is_empty(),
+            "{what} under mpirun: orphaned in /dev/shm: {orphans:?}\n{out}"
+        );
     }
 }
 
@@ -405,12 +561,20 @@ fn a_launcher_dying_mid_start_leaves_no_shared_memory() {
         });
     }
     drop(tx);
-    let seen = |p: &str| shm_entries().into_iter().filter(|n| n.starts_with(p)).collect::<Vec<_>>();
+    let seen = |p: &str| {
+        shm_entries()
+            .into_iter()
+            .filter(|n| n.starts_with(p))
+            .collect::<Vec<_>>()
+    };
     let mut cut = Vec::new();
     while let Ok((r, line)) = rx.recv_timeout(std::time::Duration::from_secs(60)) {
         let Some(line) = line else { continue };
         let out = server.handle_line(r, &line);
-        let releases_barrier = out.replies.iter().any(|(_, l)| l.contains("cmd=barrier_out"));
+        let releases_barrier = out
+            .replies
+            .iter()
+            .any(|(_, l)| l.contains("cmd=barrier_out"));
         if releases_barrier && cut.is_empty() {
             cut = seen(&prefix);
             if !cut.is_empty() {
@@ -433,12 +597,21 @@ fn a_launcher_dying_mid_start_leaves_no_shared_memory() {
     let mut outs = String::new();
     for c in children {
         let o = c.wait_with_output().unwrap();
-        assert!(!o.status.success(), "a rank started without its launcher: {o:?}");
+        assert!(
+            !o.status.success(),
+            "a rank started without its launcher: {o:?}"
+        );
         outs.push_str(&format!("{}{}", text(&o.stdout), text(&o.stderr)));
     }
-    assert!(!cut.is_empty(), "the ranks never created their segment:\n{outs}");
+    assert!(
+        !cut.is_empty(),
+        "the ranks never created their segment:\n{outs}"
+    );
     let left = seen(&prefix);
-    assert!(left.is_empty(), "left in /dev/shm after the launcher died: {left:?} (created: {cut:?})\n{outs}");
+    assert!(
+        left.is_empty(),
+        "left in /dev/shm after the launcher died: {left:?} (created: {cut:?})\n{outs}"
+    );
 }
 
 // ----- PMIx start-up ------------------------------------------------------------------
@@ -449,11 +622,18 @@ fn a_launcher_dying_mid_start_leaves_no_shared_memory() {
 /// libpmix-dev): then it fails.
 fn open_mpi_mpirun() -> Option<&'static str> {
     for cand in ["mpirun.openmpi", "orterun", "prterun"] {
-        if Command::new(cand).arg("--version").output().is_ok_and(|o| o.status.success()) {
+        if Command::new(cand)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+        {
             return Some(cand);
         }
     }
-    assert!(std::env::var_os("CI").is_none(), "CI: Open MPI's mpirun (openmpi-bin) is not installed");
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI: Open MPI's mpirun (openmpi-bin) is not installed"
+    );
     eprintln!("SKIP: Open MPI's mpirun (openmpi-bin) is not installed");
     None
 }
@@ -485,38 +665,85 @@ fn open_mpi_run_within(seconds: u32, mpirun: &str, args: &[&std::ffi::OsStr]) ->
 
 #[test]
 fn ranks_start_under_open_mpi_mpirun_through_pmix() {
-    let Some(mpirun) = open_mpi_mpirun() else { return };
+    let Some(mpirun) = open_mpi_mpirun() else {
+        return;
+    };
     // Collectives and point-to-point on 4 ranks started by Open MPI's daemons.
     let coll = build("coll");
     let o = open_mpi_run(mpirun, &os!["-n", "4", coll]);
-    assert!(o.status.success(), "{}\n{}", text(&o.stdout), text(&o.stderr));
-    assert!(text(&o.stdout).contains("all checks passed on 4 ranks"), "{}", text(&o.stdout));
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    assert!(
+        text(&o.stdout).contains("all checks passed on 4 ranks"),
+        "{}",
+        text(&o.stdout)
+    );
     let p2p = build("p2p");
     let o = open_mpi_run(mpirun, &os!["-n", "3", p2p]);
-    assert!(o.status.success(), "{}\n{}", text(&o.stdout), text(&o.stderr));
-    assert!(text(&o.stdout).contains("all checks passed on 3 ranks"), "{}", text(&o.stdout));
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    assert!(
+        text(&o.stdout).contains("all checks passed on 3 ranks"),
+        "{}",
+        text(&o.stdout)
+    );
     // MPMD: MPI_APPNUM comes from PMIx (pmix.appnum), the blocks share one world.
     let exe = build("mpmd");
     let o = open_mpi_run(mpirun, &os!["-n", "1", exe, "a", ":", "-n", "2", exe, "b"]);
-    assert!(o.status.success(), "{}\n{}", text(&o.stdout), text(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
     let lines = sorted(&text(&o.stdout));
     assert_eq!(lines.len(), 3, "{lines:?}");
-    assert!(lines[0].starts_with("rank 0 of 3 appnum 0 sum 2 arg a "), "{lines:?}");
-    assert!(lines[1].starts_with("rank 1 of 3 appnum 1 sum 2 arg b "), "{lines:?}");
-    assert!(lines[2].starts_with("rank 2 of 3 appnum 1 sum 2 arg b "), "{lines:?}");
+    assert!(
+        lines[0].starts_with("rank 0 of 3 appnum 0 sum 2 arg a "),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].starts_with("rank 1 of 3 appnum 1 sum 2 arg b "),
+        "{lines:?}"
+    );
+    assert!(
+        lines[2].starts_with("rank 2 of 3 appnum 1 sum 2 arg b "),
+        "{lines:?}"
+    );
     // Sessions: one process set per application context from each process's
     // pmix.appnum; the server's own process sets (PMIx_Query_info of
     // pmix.qry.psets, each process's pmix.pset.nm) are none under Open MPI
     // 4.1's mpirun, which answers NOT-FOUND: listed are only ours, no error.
     let ps = build("psets");
-    let o = open_mpi_run(mpirun, &os!["-n", "2", ps, "0", "count=4", ":", "-n", "1", ps, "1", "count=4"]);
+    let o = open_mpi_run(
+        mpirun,
+        &os!["-n", "2", ps, "0", "count=4", ":", "-n", "1", ps, "1", "count=4"],
+    );
     let lines = pset_lines(&o);
     assert_eq!(lines.len(), 3, "{lines:?}");
-    assert!(lines[2].starts_with("rank 2 app 1 psets: mpi://WORLD mpi://SELF mpix://APP/0 mpix://APP/1 "), "{lines:?}");
+    assert!(
+        lines[2]
+            .starts_with("rank 2 app 1 psets: mpi://WORLD mpi://SELF mpix://APP/0 mpix://APP/1 "),
+        "{lines:?}"
+    );
     // MPI_Abort reaches the PMIx server (PMIx_Abort), which ends the job with its code.
     let ea = build("env_attr");
     let o = open_mpi_run(mpirun, &os!["-n", "3", ea, "abort"]);
-    assert_eq!(o.status.code(), Some(7), "{}\n{}", text(&o.stdout), text(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(7),
+        "{}\n{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
 }
 
 /// MPI_Comm_spawn and _multiple under Open MPI's `mpirun`: the root asks the
@@ -533,30 +760,80 @@ fn ranks_start_under_open_mpi_mpirun_through_pmix() {
 /// PMIx_Job_control: mpirun then exits with status 1).
 #[test]
 fn spawn_under_open_mpi_mpirun_through_pmix() {
-    let Some(mpirun) = open_mpi_mpirun() else { return };
+    let Some(mpirun) = open_mpi_mpirun() else {
+        return;
+    };
     let exe = build("spawn");
     for (parents, children) in [(1, 2), (2, 3)] {
-        let o = open_mpi_run(mpirun, &os!["-n", parents.to_string(), exe, "parent", children.to_string()]);
+        let o = open_mpi_run(
+            mpirun,
+            &os![
+                "-n",
+                parents.to_string(),
+                exe,
+                "parent",
+                children.to_string()
+            ],
+        );
         let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
-        assert!(o.status.success(), "{parents} parents, {children} children:\n{out}");
-        assert!(out.contains(&format!("parent checks passed ({parents} parents, {children} children)")), "{out}");
-        assert!(out.contains(&format!("child checks passed on {children} children")), "{out}");
+        assert!(
+            o.status.success(),
+            "{parents} parents, {children} children:\n{out}"
+        );
+        assert!(
+            out.contains(&format!(
+                "parent checks passed ({parents} parents, {children} children)"
+            )),
+            "{out}"
+        );
+        assert!(
+            out.contains(&format!("child checks passed on {children} children")),
+            "{out}"
+        );
     }
     // The program by its bare name through info `path`, keys read from info `file`.
     let o = open_mpi_run(mpirun, &os!["-n", "2", exe, "infofile", "2"]);
     let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
     assert!(o.status.success(), "info file and path:\n{out}");
-    assert!(out.contains("parent checks passed (2 parents, 2 children)") && out.contains("child checks passed on 2 children"), "{out}");
+    assert!(
+        out.contains("parent checks passed (2 parents, 2 children)")
+            && out.contains("child checks passed on 2 children"),
+        "{out}"
+    );
     let o = open_mpi_run(mpirun, &os!["-n", "2", exe, "multiple"]);
     let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
-    assert!(o.status.success() && out.contains("spawn_multiple parent passed") && out.contains("spawn_multiple children passed"), "{out}");
-    assert!(out.contains("spawn_multiple children app psets 2\n"), "{out}");
-    let o = open_mpi_run_within(60, mpirun, &os!["-n", "2", exe, "badhost", "oxmpi-no-such-host"]);
+    assert!(
+        o.status.success()
+            && out.contains("spawn_multiple parent passed")
+            && out.contains("spawn_multiple children passed"),
+        "{out}"
+    );
+    assert!(
+        out.contains("spawn_multiple children app psets 2\n"),
+        "{out}"
+    );
+    let o = open_mpi_run_within(
+        60,
+        mpirun,
+        &os!["-n", "2", exe, "badhost", "oxmpi-no-such-host"],
+    );
     let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
-    assert_ne!(o.status.code(), Some(124), "mpirun hung after the refused spawn:\n{out}");
+    assert_ne!(
+        o.status.code(),
+        Some(124),
+        "mpirun hung after the refused spawn:\n{out}"
+    );
     assert!(o.status.code().is_some(), "{out}");
-    let line = out.lines().find(|l| l.starts_with("spawn on oxmpi-no-such-host refused: ")).unwrap_or_else(|| panic!("{out}"));
-    assert!(line.contains("MPI_Comm_spawn") && line.contains("PMIx_Spawn") && line.contains("MPI_ERR_SPAWN"), "{line}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("spawn on oxmpi-no-such-host refused: "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        line.contains("MPI_Comm_spawn")
+            && line.contains("PMIx_Spawn")
+            && line.contains("MPI_ERR_SPAWN"),
+        "{line}"
+    );
 }
 
 /// Under a PMIx server that does not start processes (Slurm's `mpi/pmix`
@@ -567,10 +844,23 @@ fn spawn_under_open_mpi_mpirun_through_pmix() {
 /// Whether a Slurm cluster with the mpi/pmix plugin answers; skips (false)
 /// without one, except under CI with OXMPI_TEST_SLURM=1, where it fails.
 fn slurm_with_pmix() -> bool {
-    let required = std::env::var_os("CI").is_some() && std::env::var("OXMPI_TEST_SLURM").is_ok_and(|v| v == "1");
-    let answers = Command::new("timeout").args(["10", "sinfo", "-h"]).output().is_ok_and(|o| o.status.success());
-    let plugins = Command::new("srun").arg("--mpi=list").output().map(|o| format!("{}{}", text(&o.stdout), text(&o.stderr))).unwrap_or_default();
-    let has_pmix = plugins.lines().any(|l| l.trim().trim_start_matches("MPI plugin types are...").trim().starts_with("pmix"));
+    let required = std::env::var_os("CI").is_some()
+        && std::env::var("OXMPI_TEST_SLURM").is_ok_and(|v| v == "1");
+    let answers = Command::new("timeout")
+        .args(["10", "sinfo", "-h"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let plugins = Command::new("srun")
+        .arg("--mpi=list")
+        .output()
+        .map(|o| format!("{}{}", text(&o.stdout), text(&o.stderr)))
+        .unwrap_or_default();
+    let has_pmix = plugins.lines().any(|l| {
+        l.trim()
+            .trim_start_matches("MPI plugin types are...")
+            .trim()
+            .starts_with("pmix")
+    });
     if !answers || !has_pmix {
         assert!(!required, "CI with OXMPI_TEST_SLURM=1: no Slurm cluster with the mpi/pmix plugin (sinfo answers: {answers}):\n{plugins}");
         eprintln!("SKIP: no Slurm cluster with the mpi/pmix plugin");
@@ -600,7 +890,10 @@ fn psets_under_srun_pmix() {
         .unwrap();
     let lines = pset_lines(&o);
     assert_eq!(lines.len(), 2, "{lines:?}");
-    assert!(lines[1].starts_with("rank 1 app 0 psets: mpi://WORLD mpi://SELF mpix://APP/0 "), "{lines:?}");
+    assert!(
+        lines[1].starts_with("rank 1 app 0 psets: mpi://WORLD mpi://SELF mpix://APP/0 "),
+        "{lines:?}"
+    );
 }
 
 #[test]
@@ -621,8 +914,16 @@ fn spawn_under_srun_pmix_is_unsupported_and_named() {
         .unwrap();
     let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
     assert!(o.status.success(), "{out}");
-    let line = out.lines().find(|l| l.starts_with("spawn refused: ")).unwrap_or_else(|| panic!("{out}"));
-    assert!(line.contains("MPI_Comm_spawn") && line.contains("PMIx_Spawn") && line.contains("MPI_ERR_UNSUPPORTED_OPERATION"), "{line}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("spawn refused: "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        line.contains("MPI_Comm_spawn")
+            && line.contains("PMIx_Spawn")
+            && line.contains("MPI_ERR_UNSUPPORTED_OPERATION"),
+        "{line}"
+    );
 }
 
 /// MPI_Publish_name, MPI_Lookup_name and MPI_Unpublish_name under Open MPI's
@@ -632,12 +933,22 @@ fn spawn_under_srun_pmix_is_unsupported_and_named() {
 /// MPI_ERR_NAME naming PMIx_Lookup (tests/c/connect_accept.c `names`).
 #[test]
 fn names_under_open_mpi_mpirun_through_pmix() {
-    let Some(mpirun) = open_mpi_mpirun() else { return };
+    let Some(mpirun) = open_mpi_mpirun() else {
+        return;
+    };
     let exe = build("connect_accept");
     let service = format!("oxmpi-launch-test-{}", std::process::id());
     let o = open_mpi_run(mpirun, &os!["-n", "2", exe, "names", service]);
     let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
     assert!(o.status.success() && out.contains("names passed"), "{out}");
-    let line = out.lines().find(|l| l.starts_with("lookup refused: ")).unwrap_or_else(|| panic!("{out}"));
-    assert!(line.contains("MPI_Lookup_name") && line.contains("PMIx_Lookup") && line.contains("MPI_ERR_NAME"), "{line}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("lookup refused: "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        line.contains("MPI_Lookup_name")
+            && line.contains("PMIx_Lookup")
+            && line.contains("MPI_ERR_NAME"),
+        "{line}"
+    );
 }

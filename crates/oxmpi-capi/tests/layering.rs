@@ -18,7 +18,10 @@ fn files() -> BTreeMap<String, String> {
             } else if p.extension().is_some_and(|x| x == "rs") {
                 let rel = p.strip_prefix(base).unwrap().with_extension("");
                 let name = rel.to_string_lossy().replace('\\', "/");
-                let name = name.strip_suffix("/mod").map(str::to_string).unwrap_or(name);
+                let name = name
+                    .strip_suffix("/mod")
+                    .map(str::to_string)
+                    .unwrap_or(name);
                 out.insert(name, std::fs::read_to_string(&p).unwrap());
             }
         }
@@ -34,7 +37,9 @@ fn crate_paths(text: &str) -> Vec<String> {
     let mut out = vec![];
     for (at, _) in text.match_indices("crate::") {
         let rest = &text[at + "crate::".len()..];
-        let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':')).unwrap_or(rest.len());
+        let end = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+            .unwrap_or(rest.len());
         let path = rest[..end].trim_end_matches(':').to_string();
         if rest[end..].starts_with('{') && rest[..end].ends_with("::") {
             let group = &rest[end + 1..rest[end..].find('}').map_or(rest.len(), |i| end + i)];
@@ -54,15 +59,26 @@ fn crate_paths(text: &str) -> Vec<String> {
 fn graph() -> BTreeMap<String, BTreeSet<String>> {
     let mut files = files();
     let lib = files.remove("lib").expect("src/lib.rs");
-    let pmpi_at = lib.find("pub mod pmpi {").expect("lib.rs has `pub mod pmpi`");
+    let pmpi_at = lib
+        .find("pub mod pmpi {")
+        .expect("lib.rs has `pub mod pmpi`");
     let pmpi = &lib[pmpi_at..pmpi_at + lib[pmpi_at..].find("\n}").unwrap()];
     let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     // Longest file-path prefix of `path` (`conv::handles::state` -> `conv/handles`).
     let resolve = |path: &str, files: &BTreeMap<String, String>| -> Option<String> {
         let parts: Vec<&str> = path.split("::").collect();
-        (1..=parts.len()).rev().map(|k| parts[..k].join("/")).find(|c| files.contains_key(c))
+        (1..=parts.len())
+            .rev()
+            .map(|k| parts[..k].join("/"))
+            .find(|c| files.contains_key(c))
     };
-    g.insert("pmpi".into(), crate_paths(pmpi).iter().filter_map(|p| resolve(p, &files)).collect());
+    g.insert(
+        "pmpi".into(),
+        crate_paths(pmpi)
+            .iter()
+            .filter_map(|p| resolve(p, &files))
+            .collect(),
+    );
     for (name, text) in &files {
         let mut deps = BTreeSet::new();
         for p in crate_paths(text) {
@@ -83,9 +99,18 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
 #[test]
 fn capi_files_import_each_other_without_a_circle() {
     let g = graph();
-    assert!(g.len() > 20, "the walk found the source files: {:?}", g.keys());
+    assert!(
+        g.len() > 20,
+        "the walk found the source files: {:?}",
+        g.keys()
+    );
     // Depth-first search; a back edge is a circle, reported with its path.
-    fn visit(n: &str, g: &BTreeMap<String, BTreeSet<String>>, state: &mut BTreeMap<String, u8>, stack: &mut Vec<String>) {
+    fn visit(
+        n: &str,
+        g: &BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<String, u8>,
+        stack: &mut Vec<String>,
+    ) {
         state.insert(n.to_string(), 1);
         stack.push(n.to_string());
         for d in g.get(n).into_iter().flatten() {
@@ -93,7 +118,10 @@ fn capi_files_import_each_other_without_a_circle() {
                 0 => visit(d, g, state, stack),
                 1 => {
                     let from = stack.iter().position(|s| s == d).unwrap();
-                    panic!("import circle among capi files: {} -> {d}", stack[from..].join(" -> "));
+                    panic!(
+                        "import circle among capi files: {} -> {d}",
+                        stack[from..].join(" -> ")
+                    );
                 }
                 _ => {}
             }
@@ -112,17 +140,33 @@ fn capi_files_import_each_other_without_a_circle() {
 #[test]
 fn the_conversion_layer_imports_nothing_above_it() {
     let g = graph();
-    assert!(g.contains_key("conv/handles") && g.contains_key("conv/lookup"), "{:?}", g.keys());
-    for (n, deps) in g.iter().filter(|(n, _)| n.as_str() == "conv" || n.starts_with("conv/")) {
-        let up: Vec<&String> = deps.iter().filter(|d| !(d.as_str() == "conv" || d.starts_with("conv/"))).collect();
-        assert!(up.is_empty(), "{n} imports from above the conversion layer: {up:?}");
+    assert!(
+        g.contains_key("conv/handles") && g.contains_key("conv/lookup"),
+        "{:?}",
+        g.keys()
+    );
+    for (n, deps) in g
+        .iter()
+        .filter(|(n, _)| n.as_str() == "conv" || n.starts_with("conv/"))
+    {
+        let up: Vec<&String> = deps
+            .iter()
+            .filter(|d| !(d.as_str() == "conv" || d.starts_with("conv/")))
+            .collect();
+        assert!(
+            up.is_empty(),
+            "{n} imports from above the conversion layer: {up:?}"
+        );
     }
     // And the areas reach the tables through it: some area file imports conv.
-    assert!(g.get("p2p").is_some_and(|d| d.iter().any(|x| x.starts_with("conv"))));
+    assert!(g
+        .get("p2p")
+        .is_some_and(|d| d.iter().any(|x| x.starts_with("conv"))));
 }
 
 #[test]
 fn the_import_scanner_sees_groups_and_inline_paths() {
-    let p = crate_paths("use crate::conv::{handles::state, comm as c};\nlet x = crate::p2p::send(1);");
+    let p =
+        crate_paths("use crate::conv::{handles::state, comm as c};\nlet x = crate::p2p::send(1);");
     assert_eq!(p, ["conv::handles::state", "conv::comm", "p2p::send"]);
 }

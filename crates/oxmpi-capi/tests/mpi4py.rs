@@ -28,18 +28,24 @@ use std::time::{Duration, Instant};
 const MPI4PY: &str = "mpi4py>=4.1,<4.2";
 
 /// Test modules (file names under `test/`) that need a chapter another issue adds.
-const EXCLUDED_MODULES: &[(&str, &str)] = &[
-];
+const EXCLUDED_MODULES: &[(&str, &str)] = &[];
 
 /// Single tests (`-x` patterns on the full test id) that need such a chapter.
 const EXCLUDED_TESTS: &[(&str, &str)] = &[];
 
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace().join("target"))
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("target"))
 }
 
 fn in_ci() -> bool {
@@ -48,14 +54,24 @@ fn in_ci() -> bool {
 
 /// Skips (outside CI) or fails (in CI) for a missing tool or network.
 fn unavailable(why: &str) {
-    assert!(!in_ci(), "mpi4py test cannot run on CI: {why} (.ci/run should install python3-venv and python3-dev)");
+    assert!(
+        !in_ci(),
+        "mpi4py test cannot run on CI: {why} (.ci/run should install python3-venv and python3-dev)"
+    );
     eprintln!("SKIP mpi4py: {why}");
 }
 
 /// Runs a command to completion; its combined output on failure.
 fn sh(c: &mut Command) -> Result<String, String> {
-    let out = c.stdin(Stdio::null()).output().map_err(|e| format!("{c:?}: {e}"))?;
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let out = c
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("{c:?}: {e}"))?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     if out.status.success() {
         Ok(text)
     } else {
@@ -92,13 +108,32 @@ fn sdist(venv_pip: &Path, dir: &Path) -> Result<(PathBuf, PathBuf), String> {
     };
     if find().is_none() {
         std::fs::create_dir_all(&dl).unwrap();
-        sh(Command::new(venv_pip).args(["download", "-q", "--no-deps", "--no-binary", ":all:", MPI4PY, "-d"]).arg(&dl))?;
+        sh(Command::new(venv_pip)
+            .args([
+                "download",
+                "-q",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                MPI4PY,
+                "-d",
+            ])
+            .arg(&dl))?;
     }
     let tarball = find().ok_or("pip download left no mpi4py sdist")?;
-    let name = tarball.file_name().unwrap().to_string_lossy().trim_end_matches(".tar.gz").to_string();
+    let name = tarball
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .trim_end_matches(".tar.gz")
+        .to_string();
     let src = dir.join(&name);
     if !src.join("test/main.py").exists() {
-        sh(Command::new("tar").arg("xzf").arg(&tarball).arg("-C").arg(dir))?;
+        sh(Command::new("tar")
+            .arg("xzf")
+            .arg(&tarball)
+            .arg("-C")
+            .arg(dir))?;
     }
     Ok((src, tarball))
 }
@@ -125,25 +160,51 @@ fn venv(prefix: &Path, dir: &Path) -> Result<(PathBuf, PathBuf), String> {
         // --no-cache-dir: pip's wheel cache does not know which mpi.h a wheel saw.
         let t = Instant::now();
         sh(Command::new(&pip)
-            .args(["install", "-q", "--no-cache-dir", "--force-reinstall", "--no-deps"])
+            .args([
+                "install",
+                "-q",
+                "--no-cache-dir",
+                "--force-reinstall",
+                "--no-deps",
+            ])
             .arg(&tarball)
             .env("MPICC", prefix.join("bin/mpicc")))
         .map_err(|e| format!("building mpi4py against oxmpi failed: {e}"))?;
-        eprintln!("mpi4py: built {} against oxmpi's mpicc in {:.0} s", src.file_name().unwrap().to_string_lossy(), t.elapsed().as_secs_f64());
+        eprintln!(
+            "mpi4py: built {} against oxmpi's mpicc in {:.0} s",
+            src.file_name().unwrap().to_string_lossy(),
+            t.elapsed().as_secs_f64()
+        );
         std::fs::write(&stamp_file, stamp).unwrap();
     }
     Ok((py, src))
 }
 
 fn fnv(b: &[u8]) -> u64 {
-    b.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| (h ^ x as u64).wrapping_mul(0x100_0000_01b3))
+    b.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| {
+        (h ^ x as u64).wrapping_mul(0x100_0000_01b3)
+    })
 }
 
 /// The suite's summary line numbers: (run, failures, errors, skipped).
 fn counts(out: &str) -> Option<(u32, u32, u32, u32)> {
-    let ran = out.lines().rev().find_map(|l| l.strip_prefix("Ran ")?.split_whitespace().next()?.parse().ok())?;
+    let ran = out.lines().rev().find_map(|l| {
+        l.strip_prefix("Ran ")?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()
+    })?;
     let num = |key: &str| -> u32 {
-        out.rfind(&format!("{key}=")).and_then(|i| out[i + key.len() + 1..].split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()).unwrap_or(0)
+        out.rfind(&format!("{key}="))
+            .and_then(|i| {
+                out[i + key.len() + 1..]
+                    .split(|c: char| !c.is_ascii_digit())
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or(0)
     };
     Some((ran, num("failures"), num("errors"), num("skipped")))
 }
@@ -174,7 +235,14 @@ fn suite(prefix: &Path, py: &Path, src: &Path, n: usize) {
         .arg(py)
         .args(&args)
         .current_dir(src)
-        .env("PATH", format!("{}:{}", py.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default()))
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                py.parent().unwrap().display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
         .stdin(Stdio::null())
         .stdout(logf.try_clone().unwrap())
         .stderr(logf)
@@ -195,16 +263,41 @@ fn suite(prefix: &Path, py: &Path, src: &Path, n: usize) {
     };
     let wall = t.elapsed().as_secs_f64();
     let mut out = String::new();
-    std::fs::File::open(&log).unwrap().read_to_string(&mut out).unwrap();
-    let tail: String = out.lines().rev().take(200).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
-    let status = status.unwrap_or_else(|| panic!("mpi4py suite on {n} ranks hung (killed after {} s); log {}:\n{tail}", limit.as_secs(), log.display()));
+    std::fs::File::open(&log)
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    let tail: String = out
+        .lines()
+        .rev()
+        .take(200)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect::<Vec<_>>()
+        .join("\n");
+    let status = status.unwrap_or_else(|| {
+        panic!(
+            "mpi4py suite on {n} ranks hung (killed after {} s); log {}:\n{tail}",
+            limit.as_secs(),
+            log.display()
+        )
+    });
     let c = counts(&out);
     if let Some((run, f, e, s)) = c {
         eprintln!("mpi4py suite on {n} ranks: {run} run, {f} failures, {e} errors, {s} skipped, {wall:.1} s wall");
     }
-    assert!(status.success(), "mpi4py suite on {n} ranks failed ({status}); log {}:\n{tail}", log.display());
-    let (run, f, e, _) = c.unwrap_or_else(|| panic!("no summary from the mpi4py suite on {n} ranks:\n{tail}"));
-    assert!(run > 1000 && f == 0 && e == 0, "mpi4py suite on {n} ranks: {run} run, {f} failures, {e} errors:\n{tail}");
+    assert!(
+        status.success(),
+        "mpi4py suite on {n} ranks failed ({status}); log {}:\n{tail}",
+        log.display()
+    );
+    let (run, f, e, _) =
+        c.unwrap_or_else(|| panic!("no summary from the mpi4py suite on {n} ranks:\n{tail}"));
+    assert!(
+        run > 1000 && f == 0 && e == 0,
+        "mpi4py suite on {n} ranks: {run} run, {f} failures, {e} errors:\n{tail}"
+    );
 }
 
 #[test]

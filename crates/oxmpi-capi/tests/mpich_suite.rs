@@ -42,7 +42,8 @@ use common::{debian_orig_tarball, fnv, in_ci, lay_out, sh_logged, target_dir, wa
 
 /// The suite directories, each run by its own test below.
 const DIRS: &[&str] = &[
-    "attr", "coll", "comm", "datatype", "errhan", "group", "info", "init", "io", "mpi_t", "part", "pt2pt", "rma", "spawn", "threads", "topo", "errors", "f77", "f90", "f08",
+    "attr", "coll", "comm", "datatype", "errhan", "group", "info", "init", "io", "mpi_t", "part",
+    "pt2pt", "rma", "spawn", "threads", "topo", "errors", "f77", "f90", "f08",
 ];
 
 fn prefix() -> &'static Path {
@@ -61,7 +62,11 @@ fn selected() -> &'static Vec<&'static str> {
         Ok(v) if !v.trim().is_empty() => v
             .split([',', ' '])
             .filter(|d| !d.is_empty())
-            .map(|d| *DIRS.iter().find(|k| **k == d).unwrap_or_else(|| panic!("OXMPI_MPICH_SUITE_DIRS names `{d}`, not one of {DIRS:?}")))
+            .map(|d| {
+                *DIRS.iter().find(|k| **k == d).unwrap_or_else(|| {
+                    panic!("OXMPI_MPICH_SUITE_DIRS names `{d}`, not one of {DIRS:?}")
+                })
+            })
             .collect(),
         _ => DIRS.to_vec(),
     })
@@ -81,10 +86,21 @@ fn setup() -> &'static Setup {
     static S: OnceLock<Setup> = OnceLock::new();
     S.get_or_init(|| {
         // runtests needs the full perl (perl-base lacks File::Copy and Time::HiRes).
-        let probes: [(&str, &[&str]); 5] =
-            [("make", &["--version"]), ("tar", &["--version"]), ("xz", &["--version"]), ("gfortran", &["--version"]), ("perl", &["-MFile::Copy", "-MTime::HiRes", "-e", "1"])];
+        let probes: [(&str, &[&str]); 5] = [
+            ("make", &["--version"]),
+            ("tar", &["--version"]),
+            ("xz", &["--version"]),
+            ("gfortran", &["--version"]),
+            ("perl", &["-MFile::Copy", "-MTime::HiRes", "-e", "1"]),
+        ];
         for (tool, args) in probes {
-            if !Command::new(tool).args(args).stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success()) {
+            if !Command::new(tool)
+                .args(args)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+            {
                 return Setup::Unavailable(format!("`{tool}` is missing (.ci/run installs it)"));
             }
         }
@@ -102,7 +118,11 @@ fn setup() -> &'static Setup {
             Ok(tree) => build(&root, tree),
             Err(e) => Setup::Broken(e),
         };
-        eprintln!("mpich suite: configured and built {:?} in {:.0} s", selected(), t.elapsed().as_secs_f64());
+        eprintln!(
+            "mpich suite: configured and built {:?} in {:.0} s",
+            selected(),
+            t.elapsed().as_secs_f64()
+        );
         s
     })
 }
@@ -110,7 +130,13 @@ fn setup() -> &'static Setup {
 /// The suite's configure options besides the compilers. Unoptimised builds:
 /// they halve the build's time, and the programs test the library, not
 /// themselves (configure adds `-fcray-pointer` to the Fortran flags).
-const CONFIGURE_FLAGS: &[&str] = &["--disable-cxx", "--enable-strictmpi", "CFLAGS=-O0", "FFLAGS=-O0", "FCFLAGS=-O0"];
+const CONFIGURE_FLAGS: &[&str] = &[
+    "--disable-cxx",
+    "--enable-strictmpi",
+    "CFLAGS=-O0",
+    "FFLAGS=-O0",
+    "FCFLAGS=-O0",
+];
 
 /// What the configured tree depends on: the toolchain's headers and Fortran
 /// modules, its compiler wrappers, and the tarball.
@@ -119,7 +145,11 @@ fn stamp(tar: &Path) -> String {
     let mut files: Vec<PathBuf> = Vec::new();
     for d in ["include", "lib"] {
         if let Ok(rd) = std::fs::read_dir(prefix().join(d)) {
-            files.extend(rd.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.is_file() && !p.extension().is_some_and(|x| x == "so" || x == "a")));
+            files.extend(
+                rd.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| {
+                    p.is_file() && !p.extension().is_some_and(|x| x == "so" || x == "a")
+                }),
+            );
         }
     }
     for w in ["mpicc", "mpifort", "mpif77", "mpif90"] {
@@ -127,7 +157,8 @@ fn stamp(tar: &Path) -> String {
     }
     files.sort();
     for f in &files {
-        h ^= fnv(f.to_string_lossy().as_bytes()).rotate_left(7) ^ fnv(&std::fs::read(f).unwrap_or_default());
+        h ^= fnv(f.to_string_lossy().as_bytes()).rotate_left(7)
+            ^ fnv(&std::fs::read(f).unwrap_or_default());
         h = h.wrapping_mul(0x100000001b3);
     }
     format!("v1 {h:x} {} {CONFIGURE_FLAGS:?}\n", tar.display())
@@ -138,12 +169,18 @@ fn stamp(tar: &Path) -> String {
 fn configure(root: &Path, tar: &Path) -> Result<PathBuf, String> {
     let bdir = root.join("build");
     let tree_of = || -> Option<PathBuf> {
-        std::fs::read_dir(&bdir).ok()?.filter_map(|e| e.ok()).map(|e| e.path().join("test/mpi")).find(|p| p.join("configure").exists())
+        std::fs::read_dir(&bdir)
+            .ok()?
+            .filter_map(|e| e.ok())
+            .map(|e| e.path().join("test/mpi"))
+            .find(|p| p.join("configure").exists())
     };
     let want = stamp(tar);
     let stamp_file = root.join("configured.stamp");
     if std::fs::read_to_string(&stamp_file).ok().as_deref() == Some(want.as_str()) {
-        if let Some(t) = tree_of().filter(|t| t.join("runtests").exists() && t.join("Makefile").exists()) {
+        if let Some(t) =
+            tree_of().filter(|t| t.join("runtests").exists() && t.join("Makefile").exists())
+        {
             return Ok(t);
         }
     }
@@ -151,9 +188,22 @@ fn configure(root: &Path, tar: &Path) -> Result<PathBuf, String> {
     let _ = std::fs::remove_dir_all(&bdir);
     std::fs::create_dir_all(&bdir).unwrap();
     let log = root.join("tar.log");
-    let ok = sh_logged(Command::new("tar").arg("xf").arg(tar).arg("-C").arg(&bdir).args(["--wildcards", "mpich-*/test/mpi"]), "tar", &log);
+    let ok = sh_logged(
+        Command::new("tar")
+            .arg("xf")
+            .arg(tar)
+            .arg("-C")
+            .arg(&bdir)
+            .args(["--wildcards", "mpich-*/test/mpi"]),
+        "tar",
+        &log,
+    );
     if !ok {
-        return Err(format!("unpacking test/mpi from {} failed: see {}", tar.display(), log.display()));
+        return Err(format!(
+            "unpacking test/mpi from {} failed: see {}",
+            tar.display(),
+            log.display()
+        ));
     }
     let tree = tree_of().ok_or_else(|| format!("{} holds no mpich-*/test/mpi", tar.display()))?;
     let bin = prefix().join("bin");
@@ -173,14 +223,23 @@ fn configure(root: &Path, tar: &Path) -> Result<PathBuf, String> {
         &log,
     );
     if !ok {
-        return Err(format!("the suite's configure with our mpicc/mpifort failed: see {}", log.display()));
+        return Err(format!(
+            "the suite's configure with our mpicc/mpifort failed: see {}",
+            log.display()
+        ));
     }
     // Run outside MPICH's own tree, configure leaves the f08 test library
     // (libmtest_f08) out of util/Makefile (it enables it only `FROM_MPICH`),
     // so no f08 program could link. Turn its automake lines back on.
     let mk = tree.join("util/Makefile");
-    let text = std::fs::read_to_string(&mk).map_err(|e| format!("reading {}: {e}", mk.display()))?;
-    let keys = ["am__append_4 =", "am_libmtest_f08_la_OBJECTS =", "am_libmtest_f08_la_rpath =", "libmtest_f08_la_SOURCES ="];
+    let text =
+        std::fs::read_to_string(&mk).map_err(|e| format!("reading {}: {e}", mk.display()))?;
+    let keys = [
+        "am__append_4 =",
+        "am_libmtest_f08_la_OBJECTS =",
+        "am_libmtest_f08_la_rpath =",
+        "libmtest_f08_la_SOURCES =",
+    ];
     let text: String = text
         .lines()
         .map(|l| match l.strip_prefix('#') {
@@ -221,10 +280,26 @@ fn build(root: &Path, tree: PathBuf) -> Setup {
     std::fs::write(&mk, driver).unwrap();
     let log = root.join("make.log");
     let t = Instant::now();
-    let ok = sh_logged(Command::new("make").arg("-j2").arg("-f").arg(&mk).current_dir(&tree).env("PATH", path_env()), "make", &log);
-    eprintln!("mpich suite: make took {:.0} s (log: {})", t.elapsed().as_secs_f64(), log.display());
+    let ok = sh_logged(
+        Command::new("make")
+            .arg("-j2")
+            .arg("-f")
+            .arg(&mk)
+            .current_dir(&tree)
+            .env("PATH", path_env()),
+        "make",
+        &log,
+    );
+    eprintln!(
+        "mpich suite: make took {:.0} s (log: {})",
+        t.elapsed().as_secs_f64(),
+        log.display()
+    );
     if !ok {
-        return Setup::Broken(format!("building the suite's support libraries (util, dtpools) with our mpicc failed: see {}", log.display()));
+        return Setup::Broken(format!(
+            "building the suite's support libraries (util, dtpools) with our mpicc failed: see {}",
+            log.display()
+        ));
     }
     Setup::Ready(tree)
 }
@@ -238,8 +313,15 @@ struct Slots {
 fn slots() -> &'static Slots {
     static S: OnceLock<Slots> = OnceLock::new();
     S.get_or_init(|| {
-        let n = std::env::var("OXMPI_MPICH_SUITE_JOBS").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or(1);
-        Slots { free: Mutex::new(n), cv: Condvar::new() }
+        let n = std::env::var("OXMPI_MPICH_SUITE_JOBS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or(1);
+        Slots {
+            free: Mutex::new(n),
+            cv: Condvar::new(),
+        }
     })
 }
 
@@ -289,13 +371,20 @@ impl Kind {
     fn explains(self, line: &str) -> bool {
         match self {
             Kind::HandleSwitch => {
-                line.contains("switch quantity not an integer") || line.contains("pointers are not permitted as case values") || line.contains("case label does not reduce to an integer constant")
+                line.contains("switch quantity not an integer")
+                    || line.contains("pointers are not permitted as case values")
+                    || line.contains("case label does not reduce to an integer constant")
             }
             Kind::Mpix => line.to_ascii_uppercase().contains("MPIX_"),
             // QMPI_ types and functions; the function indices QMPI names
             // `MPI_<CALL>_T`; and, cascading from those, the undeclared tool
             // callbacks whose prototypes take a QMPI_Context (`Test_Send`, ...).
-            Kind::Qmpi => line.contains("QMPI_") || undeclared(line).is_some_and(|id| (id.starts_with("MPI_") && id.ends_with("_T")) || id.starts_with("Test_")),
+            Kind::Qmpi => {
+                line.contains("QMPI_")
+                    || undeclared(line).is_some_and(|id| {
+                        (id.starts_with("MPI_") && id.ends_with("_T")) || id.starts_with("Test_")
+                    })
+            }
         }
     }
 }
@@ -317,8 +406,14 @@ struct Listed<K> {
 /// Reads one of the lists beside this test (`tests/mpich_suite/<name>`): one
 /// program a line, `<dir>/<program> <kind> <reason>`; `#` starts a comment.
 /// `kinds` names the valid kinds for the error message.
-fn read_list<K>(name: &str, parse: fn(&str) -> Option<K>, kinds: &str) -> BTreeMap<String, Listed<K>> {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mpich_suite").join(name);
+fn read_list<K>(
+    name: &str,
+    parse: fn(&str) -> Option<K>,
+    kinds: &str,
+) -> BTreeMap<String, Listed<K>> {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mpich_suite")
+        .join(name);
     let text = std::fs::read_to_string(&file).unwrap();
     let mut m = BTreeMap::new();
     for (i, line) in text.lines().enumerate() {
@@ -327,18 +422,42 @@ fn read_list<K>(name: &str, parse: fn(&str) -> Option<K>, kinds: &str) -> BTreeM
             continue;
         }
         let (prog, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-        let (kind, reason) = rest.trim_start().split_once(char::is_whitespace).unwrap_or((rest.trim_start(), ""));
+        let (kind, reason) = rest
+            .trim_start()
+            .split_once(char::is_whitespace)
+            .unwrap_or((rest.trim_start(), ""));
         let reason = reason.trim();
-        let kind = parse(kind).unwrap_or_else(|| panic!("{}:{}: unknown kind `{kind}` ({kinds})", file.display(), i + 1));
-        assert!(!reason.is_empty(), "{}:{}: `{prog}` needs a reason", file.display(), i + 1);
-        m.insert(prog.to_string(), Listed { kind, reason: reason.to_string() });
+        let kind = parse(kind).unwrap_or_else(|| {
+            panic!(
+                "{}:{}: unknown kind `{kind}` ({kinds})",
+                file.display(),
+                i + 1
+            )
+        });
+        assert!(
+            !reason.is_empty(),
+            "{}:{}: `{prog}` needs a reason",
+            file.display(),
+            i + 1
+        );
+        m.insert(
+            prog.to_string(),
+            Listed {
+                kind,
+                reason: reason.to_string(),
+            },
+        );
     }
     m
 }
 
 /// `tests/mpich_suite/not_applicable.txt`: programs no standard-ABI MPI can build.
 fn not_applicable() -> BTreeMap<String, Listed<Kind>> {
-    read_list("not_applicable.txt", Kind::parse, "handle-switch, mpix, qmpi")
+    read_list(
+        "not_applicable.txt",
+        Kind::parse,
+        "handle-switch, mpix, qmpi",
+    )
 }
 
 /// Why a program that builds and runs is expected to fail against any
@@ -375,7 +494,11 @@ impl Difference {
 
 /// `tests/mpich_suite/differences.txt`: programs that run and fail for a listed reason.
 fn differences() -> BTreeMap<String, Listed<Difference>> {
-    read_list("differences.txt", Difference::parse, "mpich-abi, mpich-behaviour, optional-check, test-defect, oxmpi-gap")
+    read_list(
+        "differences.txt",
+        Difference::parse,
+        "mpich-abi, mpich-behaviour, optional-check, test-defect, oxmpi-gap",
+    )
 }
 
 /// The error lines of a failed build (compiler and linker diagnostics; the
@@ -384,7 +507,10 @@ fn build_errors(output: &[String]) -> Vec<&str> {
     output
         .iter()
         .map(|l| l.as_str())
-        .filter(|l| (l.contains("error:") || l.contains("Error:") || l.contains("undefined reference to")) && !l.contains("ld returned 1 exit status"))
+        .filter(|l| {
+            (l.contains("error:") || l.contains("Error:") || l.contains("undefined reference to"))
+                && !l.contains("ld returned 1 exit status")
+        })
         .collect()
 }
 
@@ -415,15 +541,33 @@ fn parse_tap(dir: &str, tap: &str) -> Vec<Outcome> {
             continue;
         };
         // ` 12 - ./sub/prog 4 # TODO ticket # time=0.1` (build failures have no np)
-        let rest = rest.trim_start().trim_start_matches(|c: char| c.is_ascii_digit()).trim_start();
-        let Some(rest) = rest.strip_prefix("- ") else { continue };
-        let (head, comment) = rest.split_once('#').map(|(a, b)| (a, Some(b))).unwrap_or((rest, None));
+        let rest = rest
+            .trim_start()
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .trim_start();
+        let Some(rest) = rest.strip_prefix("- ") else {
+            continue;
+        };
+        let (head, comment) = rest
+            .split_once('#')
+            .map(|(a, b)| (a, Some(b)))
+            .unwrap_or((rest, None));
         let mut w = head.split_whitespace();
         let path = w.next().unwrap_or("").trim_start_matches("./");
         let np = w.next().unwrap_or("").to_string();
         let skip = comment.is_some_and(|c| c.trim_start().starts_with("SKIP"));
-        let todo = rest.split(" # ").find_map(|c| c.strip_prefix("TODO ")).map(|s| s.trim().to_string());
-        v.push(Outcome { name: format!("{dir}/{path}"), np, ok, skip, todo, output: Vec::new() });
+        let todo = rest
+            .split(" # ")
+            .find_map(|c| c.strip_prefix("TODO "))
+            .map(|s| s.trim().to_string());
+        v.push(Outcome {
+            name: format!("{dir}/{path}"),
+            np,
+            ok,
+            skip,
+            todo,
+            output: Vec::new(),
+        });
     }
     v
 }
@@ -463,7 +607,10 @@ fn run_dir(dir: &str) {
         .arg(tree.join("runtests"))
         .arg("-srcdir=.")
         .arg(format!("-tests={lists}"))
-        .arg(format!("-mpiexec={}", prefix().join("bin/mpiexec").display()))
+        .arg(format!(
+            "-mpiexec={}",
+            prefix().join("bin/mpiexec").display()
+        ))
         .arg(format!("-tapfile={}", tap_file.display()))
         .arg("-xmlfile=/dev/null")
         .current_dir(tree.join(dir))
@@ -488,7 +635,9 @@ fn run_dir(dir: &str) {
     assert!(
         !ran.contains("Terminating test"),
         "mpich suite {dir}: runtests stopped early ({}), see {}",
-        ran.lines().find(|l| l.contains("Terminating test")).unwrap_or(""),
+        ran.lines()
+            .find(|l| l.contains("Terminating test"))
+            .unwrap_or(""),
         log.display()
     );
     let outcomes = parse_tap(dir, &tap);
@@ -506,13 +655,21 @@ fn run_dir(dir: &str) {
             if known.contains_key(&o.name) {
                 now_pass.push(format!("{} on {} ranks", o.name, o.np));
             }
-        } else if let Some(k) = known.get(&o.name).filter(|k| !o.np.is_empty() || matches!(k.kind, Difference::TestDefect | Difference::OxmpiGap)) {
+        } else if let Some(k) = known.get(&o.name).filter(|k| {
+            !o.np.is_empty() || matches!(k.kind, Difference::TestDefect | Difference::OxmpiGap)
+        }) {
             // Listed, and it was built and ran (a build failure is excused only
             // as the test's own defect or as a gap of ours on the to-do list).
-            differing.push(format!("{} on {} ranks ({:?}: {})", o.name, o.np, k.kind, k.reason));
+            differing.push(format!(
+                "{} on {} ranks ({:?}: {})",
+                o.name, o.np, k.kind, k.reason
+            ));
         } else if let Some(n) = na.get(&o.name) {
             let errs = build_errors(&o.output);
-            let built = !o.output.first().is_some_and(|l| l.starts_with("Failed to build"));
+            let built = !o
+                .output
+                .first()
+                .is_some_and(|l| l.starts_with("Failed to build"));
             if !built && !errs.is_empty() && errs.iter().all(|e| n.kind.explains(e)) {
                 excused.push(format!("{} ({:?}: {})", o.name, n.kind, n.reason));
             } else {
@@ -539,8 +696,16 @@ fn run_dir(dir: &str) {
         outcomes.len()
     );
     for o in &failed {
-        let todo = o.todo.as_ref().map(|t| format!(" [MPICH marks it xfail: {t}]")).unwrap_or_default();
-        let np = if o.np.is_empty() { String::new() } else { format!(" on {} ranks", o.np) };
+        let todo = o
+            .todo
+            .as_ref()
+            .map(|t| format!(" [MPICH marks it xfail: {t}]"))
+            .unwrap_or_default();
+        let np = if o.np.is_empty() {
+            String::new()
+        } else {
+            format!(" on {} ranks", o.np)
+        };
         let _ = writeln!(s, "  FAIL {}{np}{todo}", o.name);
         for l in o.output.iter().filter(|l| !l.trim().is_empty()).take(6) {
             let l: String = l.chars().take(200).collect();
@@ -562,7 +727,10 @@ fn run_dir(dir: &str) {
     let _ = writeln!(s, "  (TAP: {})", tap_file.display());
     std::fs::write(out_dir.join(format!("{dir}.txt")), &s).unwrap();
     eprint!("{s}");
-    assert!(failed.is_empty() && stale.is_empty() && !outcomes.is_empty(), "{s}");
+    assert!(
+        failed.is_empty() && stale.is_empty() && !outcomes.is_empty(),
+        "{s}"
+    );
 }
 
 macro_rules! suite_dirs {
@@ -610,15 +778,23 @@ fn tap_lines_and_build_errors_are_read() {
     let v = parse_tap("d", tap);
     assert_eq!(v.len(), 4);
     assert!(v[0].ok && v[0].name == "d/attrt" && v[0].np == "2");
-    assert!(!v[1].ok && v[1].name == "d/sub/prog" && v[1].todo.as_deref() == Some("ticket1") && v[1].output == ["Found 1 errors"]);
+    assert!(
+        !v[1].ok
+            && v[1].name == "d/sub/prog"
+            && v[1].todo.as_deref() == Some("ticket1")
+            && v[1].output == ["Found 1 errors"]
+    );
     assert!(v[2].skip);
     assert!(!v[3].ok && v[3].np.is_empty() && v[3].output.len() == 3);
     let errs = build_errors(&v[3].output);
     assert_eq!(errs.len(), 1);
     assert!(Kind::HandleSwitch.explains(errs[0]) && !Kind::Mpix.explains(errs[0]));
-    assert!(Kind::Qmpi.explains("q.c:55:37: error: ‘MPI_INIT_THREAD_T’ undeclared (first use in this function)"));
-    assert!(Kind::Qmpi.explains("q.c:57:67: error: ‘Test_Recv’ undeclared (first use in this function)"));
-    assert!(!Kind::Qmpi.explains("q.c:57:67: error: ‘MPI_Recv_c’ undeclared (first use in this function)"));
+    assert!(Kind::Qmpi
+        .explains("q.c:55:37: error: ‘MPI_INIT_THREAD_T’ undeclared (first use in this function)"));
+    assert!(Kind::Qmpi
+        .explains("q.c:57:67: error: ‘Test_Recv’ undeclared (first use in this function)"));
+    assert!(!Kind::Qmpi
+        .explains("q.c:57:67: error: ‘MPI_Recv_c’ undeclared (first use in this function)"));
     assert!(!Kind::Qmpi.explains("q.c:9:1: error: expected ‘;’ before ‘MPI_SEND_T’"));
 }
 
@@ -631,7 +807,12 @@ fn lists_parse_and_name_suite_directories() {
     assert!(!na.is_empty() && !known.is_empty());
     for name in na.keys().chain(known.keys()) {
         let dir = name.split('/').next().unwrap();
-        assert!(DIRS.contains(&dir), "{name}: `{dir}` is not a suite directory of this test");
+        assert!(
+            DIRS.contains(&dir),
+            "{name}: `{dir}` is not a suite directory of this test"
+        );
     }
-    assert!(known.values().all(|k| !k.reason.is_empty()) && na.values().all(|n| !n.reason.is_empty()));
+    assert!(
+        known.values().all(|k| !k.reason.is_empty()) && na.values().all(|n| !n.reason.is_empty())
+    );
 }

@@ -22,7 +22,15 @@ pub const WTIME_IS_GLOBAL: i32 = 504;
 pub const APPNUM: i32 = 505;
 pub const LASTUSEDCODE: i32 = 506;
 pub const UNIVERSE_SIZE: i32 = 507;
-const PREDEFINED: [i32; 7] = [TAG_UB, IO, HOST, WTIME_IS_GLOBAL, APPNUM, LASTUSEDCODE, UNIVERSE_SIZE];
+const PREDEFINED: [i32; 7] = [
+    TAG_UB,
+    IO,
+    HOST,
+    WTIME_IS_GLOBAL,
+    APPNUM,
+    LASTUSEDCODE,
+    UNIVERSE_SIZE,
+];
 /// User keyvals start here, clear of the predefined keys.
 const FIRST_USER_KEYVAL: i32 = 1000;
 
@@ -65,7 +73,16 @@ pub fn create_keyval(kind: ObjectKind, copy: Option<CopyFn>, delete: Option<Dele
     let (next, table) = g.get_or_insert_with(|| (FIRST_USER_KEYVAL, HashMap::new()));
     let k = *next;
     *next += 1;
-    table.insert(k, Keyval { kind, copy, delete, freed: false, uses: 0 });
+    table.insert(
+        k,
+        Keyval {
+            kind,
+            copy,
+            delete,
+            freed: false,
+            uses: 0,
+        },
+    );
     k
 }
 
@@ -146,7 +163,10 @@ impl std::fmt::Debug for Attributes {
 
 impl Attributes {
     pub fn new(kind: ObjectKind) -> Attributes {
-        Attributes { values: Mutex::new(BTreeMap::new()), kind }
+        Attributes {
+            values: Mutex::new(BTreeMap::new()),
+            kind,
+        }
     }
 
     fn kind(&self) -> ObjectKind {
@@ -187,7 +207,12 @@ impl Attributes {
     pub fn delete(&self, keyval: i32, call: &str) -> Result<()> {
         let k = lookup(keyval, self.kind(), call, false)?;
         let Some((_, old)) = self.lock().get(&keyval).copied() else {
-            return Err(MpiError::arg(ErrorClass::Keyval, call, "keyval", format!("no attribute is set for keyval {keyval}")));
+            return Err(MpiError::arg(
+                ErrorClass::Keyval,
+                call,
+                "keyval",
+                format!("no attribute is set for keyval {keyval}"),
+            ));
         };
         if let Some(d) = &k.delete {
             d(keyval, old)?;
@@ -200,7 +225,8 @@ impl Attributes {
     /// Runs the copy callbacks for a duplicate; returns the new object's attributes.
     pub fn duplicate(&self, call: &str) -> Result<Attributes> {
         let out = Attributes::new(self.kind());
-        let mut entries: Vec<(i32, u64, usize)> = self.lock().iter().map(|(k, v)| (*k, v.0, v.1)).collect();
+        let mut entries: Vec<(i32, u64, usize)> =
+            self.lock().iter().map(|(k, v)| (*k, v.0, v.1)).collect();
         entries.sort_by_key(|e| e.1);
         for (keyval, _, value) in entries {
             let k = lookup(keyval, self.kind(), call, false)?;
@@ -217,7 +243,8 @@ impl Attributes {
     /// Runs every delete callback (the object is being freed), the most
     /// recently set attribute first.
     pub fn clear(&self, call: &str) -> Result<()> {
-        let mut entries: Vec<(i32, u64, usize)> = self.lock().iter().map(|(k, v)| (*k, v.0, v.1)).collect();
+        let mut entries: Vec<(i32, u64, usize)> =
+            self.lock().iter().map(|(k, v)| (*k, v.0, v.1)).collect();
         entries.sort_by_key(|e| std::cmp::Reverse(e.1));
         for (keyval, _, value) in entries {
             if let Ok(k) = lookup(keyval, self.kind(), call, false) {
@@ -270,7 +297,11 @@ mod tests {
         a.delete(k, "t").unwrap();
         b.clear("t").unwrap();
         assert_eq!(DELETES.load(Ordering::SeqCst), 3);
-        assert_eq!(a.get(k, "t").unwrap_err().class, ErrorClass::Keyval, "entry gone after last use");
+        assert_eq!(
+            a.get(k, "t").unwrap_err().class,
+            ErrorClass::Keyval,
+            "entry gone after last use"
+        );
     }
 
     #[test]
@@ -280,8 +311,16 @@ mod tests {
         a.set(k, 5, "t").unwrap();
         assert_eq!(a.duplicate("t").unwrap().get(k, "t").unwrap(), None);
         let d = Attributes::new(ObjectKind::Datatype);
-        assert_eq!(d.set(k, 1, "MPI_Type_set_attr").unwrap_err().class, ErrorClass::Keyval);
-        assert_eq!(free_keyval(ObjectKind::Comm, TAG_UB, "t").unwrap_err().class, ErrorClass::Keyval);
+        assert_eq!(
+            d.set(k, 1, "MPI_Type_set_attr").unwrap_err().class,
+            ErrorClass::Keyval
+        );
+        assert_eq!(
+            free_keyval(ObjectKind::Comm, TAG_UB, "t")
+                .unwrap_err()
+                .class,
+            ErrorClass::Keyval
+        );
         assert_eq!(a.delete(12345, "t").unwrap_err().class, ErrorClass::Keyval);
     }
 }

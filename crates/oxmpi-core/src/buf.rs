@@ -29,11 +29,17 @@ pub(crate) struct RawBuf {
 
 impl RawBuf {
     pub fn from_slice(s: &[u8]) -> RawBuf {
-        RawBuf { addr: s.as_ptr() as usize, len: s.len() }
+        RawBuf {
+            addr: s.as_ptr() as usize,
+            len: s.len(),
+        }
     }
 
     pub fn from_ptr(ptr: *const u8, len: usize) -> RawBuf {
-        RawBuf { addr: ptr as usize, len }
+        RawBuf {
+            addr: ptr as usize,
+            len,
+        }
     }
 
     /// # Safety
@@ -120,7 +126,13 @@ pub fn as_bytes_mut<T: Element>(s: &mut [T]) -> &mut [u8] {
 
 /// Checks that `count` elements of `dt` laid out from offset 0 reach only bytes
 /// `0..len` (their true bounds, with a negative extent going down).
-pub(crate) fn check_reach(call: &str, arg: &str, len: usize, count: usize, dt: &Datatype) -> Result<()> {
+pub(crate) fn check_reach(
+    call: &str,
+    arg: &str,
+    len: usize,
+    count: usize,
+    dt: &Datatype,
+) -> Result<()> {
     if count == 0 || dt.size() == 0 {
         return Ok(());
     }
@@ -168,19 +180,34 @@ unsafe impl Sync for SendBuf<'_, '_> {}
 impl<'a, 'd> SendBuf<'a, 'd> {
     /// Raw bytes, without a datatype (no type-signature check).
     pub fn bytes(s: &'a [u8]) -> SendBuf<'a, 'd> {
-        SendBuf { ptr: s.as_ptr(), count: s.len(), dt: None, _life: PhantomData }
+        SendBuf {
+            ptr: s.as_ptr(),
+            count: s.len(),
+            dt: None,
+            _life: PhantomData,
+        }
     }
 
     /// The elements of a slice, as their predefined datatype.
     pub fn slice<T: Element>(s: &'a [T]) -> SendBuf<'a, 'd> {
-        SendBuf { ptr: s.as_ptr() as *const u8, count: s.len(), dt: Some(Datatype::predefined_ref(T::PRIMITIVE)), _life: PhantomData }
+        SendBuf {
+            ptr: s.as_ptr() as *const u8,
+            count: s.len(),
+            dt: Some(Datatype::predefined_ref(T::PRIMITIVE)),
+            _life: PhantomData,
+        }
     }
 
     /// `count` elements of `dt` laid out from the start of `bytes`; an MPI_ERR_BUFFER
     /// error if they reach outside it.
     pub fn typed(bytes: &'a [u8], count: usize, dt: &'d Datatype) -> Result<SendBuf<'a, 'd>> {
         check_reach("SendBuf::typed", "buf", bytes.len(), count, dt)?;
-        Ok(SendBuf { ptr: bytes.as_ptr(), count, dt: Some(dt), _life: PhantomData })
+        Ok(SendBuf {
+            ptr: bytes.as_ptr(),
+            count,
+            dt: Some(dt),
+            _life: PhantomData,
+        })
     }
 
     /// A descriptor from a raw pointer (the C boundary).
@@ -190,8 +217,17 @@ impl<'a, 'd> SendBuf<'a, 'd> {
     /// `dt` is `None`) stays valid for reads, and unmodified, for `'a`. The C boundary
     /// passes MPI's own rule on with `'a = 'static`: memory handed to a non-blocking
     /// call stays valid until the request completes (a persistent one: is freed).
-    pub unsafe fn from_raw(ptr: *const u8, count: usize, dt: Option<&'d Datatype>) -> SendBuf<'a, 'd> {
-        SendBuf { ptr, count, dt, _life: PhantomData }
+    pub unsafe fn from_raw(
+        ptr: *const u8,
+        count: usize,
+        dt: Option<&'d Datatype>,
+    ) -> SendBuf<'a, 'd> {
+        SendBuf {
+            ptr,
+            count,
+            dt,
+            _life: PhantomData,
+        }
     }
 
     pub fn ptr(&self) -> *const u8 {
@@ -224,19 +260,34 @@ unsafe impl Sync for RecvBuf<'_, '_> {}
 impl<'a, 'd> RecvBuf<'a, 'd> {
     /// Raw bytes, without a datatype (no type-signature check).
     pub fn bytes(s: &'a mut [u8]) -> RecvBuf<'a, 'd> {
-        RecvBuf { ptr: s.as_mut_ptr(), count: s.len(), dt: None, _life: PhantomData }
+        RecvBuf {
+            ptr: s.as_mut_ptr(),
+            count: s.len(),
+            dt: None,
+            _life: PhantomData,
+        }
     }
 
     /// The elements of a slice, as their predefined datatype.
     pub fn slice<T: Element>(s: &'a mut [T]) -> RecvBuf<'a, 'd> {
-        RecvBuf { ptr: s.as_mut_ptr() as *mut u8, count: s.len(), dt: Some(Datatype::predefined_ref(T::PRIMITIVE)), _life: PhantomData }
+        RecvBuf {
+            ptr: s.as_mut_ptr() as *mut u8,
+            count: s.len(),
+            dt: Some(Datatype::predefined_ref(T::PRIMITIVE)),
+            _life: PhantomData,
+        }
     }
 
     /// `count` elements of `dt` laid out from the start of `bytes`; an MPI_ERR_BUFFER
     /// error if they reach outside it.
     pub fn typed(bytes: &'a mut [u8], count: usize, dt: &'d Datatype) -> Result<RecvBuf<'a, 'd>> {
         check_reach("RecvBuf::typed", "buf", bytes.len(), count, dt)?;
-        Ok(RecvBuf { ptr: bytes.as_mut_ptr(), count, dt: Some(dt), _life: PhantomData })
+        Ok(RecvBuf {
+            ptr: bytes.as_mut_ptr(),
+            count,
+            dt: Some(dt),
+            _life: PhantomData,
+        })
     }
 
     /// A descriptor from a raw pointer (the C boundary).
@@ -246,13 +297,27 @@ impl<'a, 'd> RecvBuf<'a, 'd> {
     /// `dt` is `None`) stays valid for writes, and is not accessed otherwise, for `'a`
     /// (the C boundary: `'static`, read as in [`SendBuf::from_raw`]). Any bytes
     /// written there are valid for its owner.
-    pub unsafe fn from_raw(ptr: *mut u8, count: usize, dt: Option<&'d Datatype>) -> RecvBuf<'a, 'd> {
-        RecvBuf { ptr, count, dt, _life: PhantomData }
+    pub unsafe fn from_raw(
+        ptr: *mut u8,
+        count: usize,
+        dt: Option<&'d Datatype>,
+    ) -> RecvBuf<'a, 'd> {
+        RecvBuf {
+            ptr,
+            count,
+            dt,
+            _life: PhantomData,
+        }
     }
 
     /// The same buffer for reading (MPI_Sendrecv_replace sends from it first).
     pub fn as_send(&self) -> SendBuf<'_, 'd> {
-        SendBuf { ptr: self.ptr, count: self.count, dt: self.dt, _life: PhantomData }
+        SendBuf {
+            ptr: self.ptr,
+            count: self.count,
+            dt: self.dt,
+            _life: PhantomData,
+        }
     }
 
     pub fn ptr(&self) -> *mut u8 {
@@ -316,7 +381,9 @@ impl Drop for ScopeEnd<'_, '_> {
                 continue;
             }
             if std::thread::panicking() {
-                eprintln!("oxmpi: a buffer scope ended by a panic with a request in flight; aborting");
+                eprintln!(
+                    "oxmpi: a buffer scope ended by a panic with a request in flight; aborting"
+                );
                 std::process::abort();
             }
             let _ = crate::pt2pt::wait(&mut r);
@@ -329,7 +396,10 @@ impl Drop for ScopeEnd<'_, '_> {
 
 /// Runs `f` with a [`Scope`] for `'env` buffers, then completes what it left in flight.
 pub fn scope<'env, T>(f: impl FnOnce(&Scope<'env>) -> T) -> T {
-    let s = Scope { reqs: RefCell::new(Vec::new()), _env: PhantomData };
+    let s = Scope {
+        reqs: RefCell::new(Vec::new()),
+        _env: PhantomData,
+    };
     let end = ScopeEnd(&s);
     let out = f(end.0);
     drop(end);
@@ -338,7 +408,9 @@ pub fn scope<'env, T>(f: impl FnOnce(&Scope<'env>) -> T) -> T {
 
 /// MPI_Pack: the elements of `src` into `outbuf` from `*position`, which moves past them.
 pub fn pack(src: SendBuf<'_, '_>, outbuf: &mut [u8], position: &mut usize) -> Result<()> {
-    let dt = src.dt.unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte));
+    let dt = src
+        .dt
+        .unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte));
     // SAFETY: the descriptor's memory is readable for this call, and cannot overlap
     // `outbuf`, which is exclusively borrowed.
     unsafe { crate::datatype::pack::pack_into(dt, src.ptr, src.count, outbuf, position) }
@@ -346,7 +418,9 @@ pub fn pack(src: SendBuf<'_, '_>, outbuf: &mut [u8], position: &mut usize) -> Re
 
 /// MPI_Unpack: elements from `inbuf` at `*position` (which moves past them) into `dst`.
 pub fn unpack(inbuf: &[u8], position: &mut usize, dst: RecvBuf<'_, '_>) -> Result<()> {
-    let dt = dst.dt.unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte));
+    let dt = dst
+        .dt
+        .unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte));
     // SAFETY: the descriptor's memory is writable and ours alone for this call.
     unsafe { crate::datatype::pack::unpack_from(dt, inbuf, position, dst.ptr, dst.count) }
 }
@@ -373,7 +447,10 @@ mod tests {
         let int = Datatype::predefined(Primitive::Int32);
         let bytes = [0u8; 16];
         assert!(SendBuf::typed(&bytes, 4, &int).is_ok());
-        assert_eq!(SendBuf::typed(&bytes, 5, &int).unwrap_err().class, ErrorClass::Buffer);
+        assert_eq!(
+            SendBuf::typed(&bytes, 5, &int).unwrap_err().class,
+            ErrorClass::Buffer
+        );
         assert!(SendBuf::typed(&bytes, 0, &int).is_ok());
         // A strided vector: 3 blocks of 1 int, stride 2 ints, reaches 5 ints (20 bytes).
         let vec = Datatype::vector(3, 1, 2, &int).unwrap();
@@ -398,13 +475,28 @@ mod tests {
         let src: Vec<i32> = (0..5).collect();
         let mut packed = [0u8; 12];
         let mut pos = 0;
-        pack(SendBuf::typed(as_bytes(&src), 1, &vec).unwrap(), &mut packed, &mut pos).unwrap();
+        pack(
+            SendBuf::typed(as_bytes(&src), 1, &vec).unwrap(),
+            &mut packed,
+            &mut pos,
+        )
+        .unwrap();
         assert_eq!(pos, 12);
         let mut back = [-1i32; 5];
         let mut pos = 0;
-        unpack(&packed, &mut pos, RecvBuf::typed(as_bytes_mut(&mut back), 1, &vec).unwrap()).unwrap();
+        unpack(
+            &packed,
+            &mut pos,
+            RecvBuf::typed(as_bytes_mut(&mut back), 1, &vec).unwrap(),
+        )
+        .unwrap();
         assert_eq!(back, [0, -1, 2, -1, 4]);
         let mut small = [0u8; 8];
-        assert!(pack(SendBuf::typed(as_bytes(&src), 1, &vec).unwrap(), &mut small, &mut 0).is_err());
+        assert!(pack(
+            SendBuf::typed(as_bytes(&src), 1, &vec).unwrap(),
+            &mut small,
+            &mut 0
+        )
+        .is_err());
     }
 }

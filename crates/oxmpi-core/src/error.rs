@@ -333,7 +333,10 @@ impl MpiError {
     }
 
     pub fn intern(call: &str, what: impl fmt::Display) -> MpiError {
-        MpiError::new(ErrorClass::Intern, format!("{call}: internal error: {what}"))
+        MpiError::new(
+            ErrorClass::Intern,
+            format!("{call}: internal error: {what}"),
+        )
     }
 }
 
@@ -366,6 +369,9 @@ mod tests {
     fn messages_name_call_and_argument() {
         let e = MpiError::arg(ErrorClass::Rank, "MPI_Send", "dest", "7 is not in 0..4");
         let s = e.to_string();
-        assert!(s.contains("MPI_Send") && s.contains("dest") && s.contains("MPI_ERR_RANK"), "{s}");
+        assert!(
+            s.contains("MPI_Send") && s.contains("dest") && s.contains("MPI_ERR_RANK"),
+            "{s}"
+        );
     }
 }

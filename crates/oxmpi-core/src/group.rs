@@ -22,7 +22,6 @@ use std::sync::Arc;
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::request::PROC_NULL;
 
-
 /// The result of `MPI_Group_compare` / `MPI_Comm_compare`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Comparison {
@@ -40,7 +39,12 @@ pub enum Comparison {
 
 impl Comparison {
     /// Every comparison result.
-    pub const ALL: &'static [Comparison] = &[Comparison::Ident, Comparison::Congruent, Comparison::Similar, Comparison::Unequal];
+    pub const ALL: &'static [Comparison] = &[
+        Comparison::Ident,
+        Comparison::Congruent,
+        Comparison::Similar,
+        Comparison::Unequal,
+    ];
 
     /// The C name, e.g. `MPI_SIMILAR` (the C library gives the standard ABI's value
     /// by this name, from abi.txt).
@@ -388,7 +392,10 @@ mod tests {
             a.translate_ranks(&[0, 2, 4, PROC_NULL, 1], &b).unwrap(),
             vec![None, Some(1), Some(0), Some(PROC_NULL), None]
         );
-        assert_eq!(b.translate_ranks(&[], &a).unwrap(), Vec::<Option<i32>>::new());
+        assert_eq!(
+            b.translate_ranks(&[], &a).unwrap(),
+            Vec::<Option<i32>>::new()
+        );
         assert_eq!(b.translate_ranks(&[2], &a).unwrap(), vec![None]);
         assert_eq!(class(a.translate_ranks(&[5], &b)), ErrorClass::Rank);
         assert_eq!(class(a.translate_ranks(&[-1], &b)), ErrorClass::Rank);

@@ -76,7 +76,11 @@ fn place_of_pu(topology: &hwlocality::Topology, pu: usize) -> (Option<u32>, Opti
 /// split by cluster id at any level groups exactly that level's clusters.
 pub(crate) fn build_levels(me: usize, places: &[Place]) -> Vec<ClusterLevel> {
     let size = places.len();
-    let mut levels = vec![ClusterLevel { cluster_id: 0, rank: me as i32, size: size as i32 }];
+    let mut levels = vec![ClusterLevel {
+        cluster_id: 0,
+        rank: me as i32,
+        size: size as i32,
+    }];
     // Ranks' keys at one level: a level is the grouping by key.
     let push = |levels: &mut Vec<ClusterLevel>, keys: &[Vec<u32>]| {
         let mut seen: Vec<&Vec<u32>> = Vec::new();
@@ -94,7 +98,10 @@ pub(crate) fn build_levels(me: usize, places: &[Place]) -> Vec<ClusterLevel> {
     };
     let host = places[me].host;
     if places.iter().any(|p| p.host != host) {
-        push(&mut levels, &places.iter().map(|p| vec![p.host]).collect::<Vec<_>>());
+        push(
+            &mut levels,
+            &places.iter().map(|p| vec![p.host]).collect::<Vec<_>>(),
+        );
     }
     let on_host: Vec<&Place> = places.iter().filter(|p| p.host == host).collect();
     let distinct = |f: &dyn Fn(&Place) -> Option<Vec<u32>>| -> Option<usize> {
@@ -114,8 +121,10 @@ pub(crate) fn build_levels(me: usize, places: &[Place]) -> Vec<ClusterLevel> {
         clusters_above = n;
         package_level = true;
         // Other hosts' ranks only need distinct keys, not a known package.
-        let keys: Vec<Vec<u32>> =
-            places.iter().map(|p| vec![p.host, p.package.map_or(u32::MAX, |x| x)]).collect();
+        let keys: Vec<Vec<u32>> = places
+            .iter()
+            .map(|p| vec![p.host, p.package.map_or(u32::MAX, |x| x)])
+            .collect();
         push(&mut levels, &keys);
     }
     // NUMA nodes inside packages (a NUMA node spanning packages does not nest
@@ -155,10 +164,20 @@ mod tests {
     use super::*;
 
     fn lv(cluster_id: i32, rank: i32, size: i32) -> ClusterLevel {
-        ClusterLevel { cluster_id, rank, size }
+        ClusterLevel {
+            cluster_id,
+            rank,
+            size,
+        }
     }
     fn places(v: &[(u32, Option<u32>, Option<u32>)]) -> Vec<Place> {
-        v.iter().map(|&(host, package, numa)| Place { host, package, numa }).collect()
+        v.iter()
+            .map(|&(host, package, numa)| Place {
+                host,
+                package,
+                numa,
+            })
+            .collect()
     }
 
     #[test]
@@ -175,7 +194,12 @@ mod tests {
     #[test]
     fn two_packages_add_a_level() {
         // Ranks 0, 2 on package 0; 1, 3 on package 1; one NUMA node each.
-        let p = places(&[(0, Some(0), Some(0)), (0, Some(1), Some(1)), (0, Some(0), Some(0)), (0, Some(1), Some(1))]);
+        let p = places(&[
+            (0, Some(0), Some(0)),
+            (0, Some(1), Some(1)),
+            (0, Some(0), Some(0)),
+            (0, Some(1), Some(1)),
+        ]);
         assert_eq!(build_levels(0, &p), vec![lv(0, 0, 4), lv(0, 0, 2)]);
         assert_eq!(build_levels(1, &p), vec![lv(0, 1, 4), lv(1, 0, 2)]);
         assert_eq!(build_levels(2, &p), vec![lv(0, 2, 4), lv(0, 1, 2)]);
@@ -190,7 +214,11 @@ mod tests {
     #[test]
     fn numa_level_only_where_it_splits_further() {
         // One package, two NUMA nodes (sub-NUMA clustering): a NUMA level only.
-        let p = places(&[(0, Some(0), Some(0)), (0, Some(0), Some(1)), (0, Some(0), Some(1))]);
+        let p = places(&[
+            (0, Some(0), Some(0)),
+            (0, Some(0), Some(1)),
+            (0, Some(0), Some(1)),
+        ]);
         assert_eq!(build_levels(2, &p), vec![lv(0, 2, 3), lv(1, 1, 2)]);
         // Two packages of two NUMA nodes each: package level, then NUMA level.
         let p = places(&[
@@ -200,8 +228,14 @@ mod tests {
             (0, Some(1), Some(3)),
             (0, Some(0), Some(1)),
         ]);
-        assert_eq!(build_levels(4, &p), vec![lv(0, 4, 5), lv(0, 2, 3), lv(1, 1, 2)]);
-        assert_eq!(build_levels(3, &p), vec![lv(0, 3, 5), lv(1, 1, 2), lv(3, 0, 1)]);
+        assert_eq!(
+            build_levels(4, &p),
+            vec![lv(0, 4, 5), lv(0, 2, 3), lv(1, 1, 2)]
+        );
+        assert_eq!(
+            build_levels(3, &p),
+            vec![lv(0, 3, 5), lv(1, 1, 2), lv(3, 0, 1)]
+        );
     }
 
     #[test]
@@ -209,13 +243,23 @@ mod tests {
         // 2 hosts × 2 packages, ranks dealt round-robin: r on host r % 2,
         // package (r / 2) % 2; NUMA node = package.
         let p: Vec<Place> = (0..8u32)
-            .map(|r| Place { host: r % 2, package: Some((r / 2) % 2), numa: Some((r / 2) % 2) })
+            .map(|r| Place {
+                host: r % 2,
+                package: Some((r / 2) % 2),
+                numa: Some((r / 2) % 2),
+            })
             .collect();
         // Rank 5: host 1 (ranks 1,3,5,7), package 0 of host 1 (ranks 1,5).
-        assert_eq!(build_levels(5, &p), vec![lv(0, 5, 8), lv(1, 2, 4), lv(1, 1, 2)]);
+        assert_eq!(
+            build_levels(5, &p),
+            vec![lv(0, 5, 8), lv(1, 2, 4), lv(1, 1, 2)]
+        );
         // Rank 6: host 0 (0,2,4,6), package 1 of host 0 (2,6): ids in order of
         // first appearance: (h0,p0)=0 (h1,p0)=1 (h0,p1)=2 (h1,p1)=3.
-        assert_eq!(build_levels(6, &p), vec![lv(0, 6, 8), lv(0, 3, 4), lv(2, 1, 2)]);
+        assert_eq!(
+            build_levels(6, &p),
+            vec![lv(0, 6, 8), lv(0, 3, 4), lv(2, 1, 2)]
+        );
         // A host with one package gets only the host level, while the other
         // host still gets its package level.
         let mut q = p.clone();
@@ -224,7 +268,10 @@ mod tests {
             x.numa = Some(0);
         }
         assert_eq!(build_levels(5, &q), vec![lv(0, 5, 8), lv(1, 2, 4)]);
-        assert_eq!(build_levels(6, &q), vec![lv(0, 6, 8), lv(0, 3, 4), lv(2, 1, 2)]);
+        assert_eq!(
+            build_levels(6, &q),
+            vec![lv(0, 6, 8), lv(0, 3, 4), lv(2, 1, 2)]
+        );
     }
 
     #[test]
@@ -238,10 +285,18 @@ mod tests {
     #[test]
     fn synthetic_topology_places_every_pu() {
         use hwlocality::Topology;
-        let topology = Topology::builder().from_synthetic("pack:2 numa:2 core:2 pu:1").unwrap().build().unwrap();
+        let topology = Topology::builder()
+            .from_synthetic("pack:2 numa:2 core:2 pu:1")
+            .unwrap()
+            .build()
+            .unwrap();
         // PUs 0..8: 2 per NUMA node, 4 per package.
         for pu in 0..8usize {
-            assert_eq!(place_of_pu(&topology, pu), (Some(pu as u32 / 4), Some(pu as u32 / 2)), "PU {pu}");
+            assert_eq!(
+                place_of_pu(&topology, pu),
+                (Some(pu as u32 / 4), Some(pu as u32 / 2)),
+                "PU {pu}"
+            );
         }
         // A binding across two NUMA nodes of one package: package only.
         let mut set = hwlocality::cpu::cpuset::CpuSet::new();
@@ -296,7 +351,9 @@ impl Resource {
     /// resource; `None` when the rank is not restricted to one resource of this
     /// type (unbound, or bound across several).
     pub(crate) fn color(self, place: &Place) -> Option<i32> {
-        let within = |idx: Option<u32>| idx.map(|i| ((place.host as i64) * 4096 + i as i64).min(i32::MAX as i64) as i32);
+        let within = |idx: Option<u32>| {
+            idx.map(|i| ((place.host as i64) * 4096 + i as i64).min(i32::MAX as i64) as i32)
+        };
         match self {
             Resource::Machine => Some(place.host.min(i32::MAX as u32) as i32),
             Resource::Package => within(place.package),
@@ -310,7 +367,10 @@ impl Resource {
 /// and not all members are in the same one. `None` when no type does.
 pub(crate) fn unguided_level(members: &[u32], places: &[Place]) -> Option<Resource> {
     Resource::ALL.into_iter().find(|r| {
-        let colors: Vec<Option<i32>> = members.iter().map(|&w| r.color(&places[w as usize])).collect();
+        let colors: Vec<Option<i32>> = members
+            .iter()
+            .map(|&w| r.color(&places[w as usize]))
+            .collect();
         colors.iter().any(Option::is_some) && colors.iter().any(|c| *c != colors[0])
     })
 }
@@ -320,21 +380,36 @@ mod resource_tests {
     use super::*;
 
     fn p(host: u32, package: Option<u32>, numa: Option<u32>) -> Place {
-        Place { host, package, numa }
+        Place {
+            host,
+            package,
+            numa,
+        }
     }
 
     #[test]
     fn resource_names_parse_and_colour_by_place() {
-        assert_eq!(Resource::parse("mpi_shared_memory"), Some(Resource::Machine));
+        assert_eq!(
+            Resource::parse("mpi_shared_memory"),
+            Some(Resource::Machine)
+        );
         assert_eq!(Resource::parse("hwloc://Socket"), Some(Resource::Package));
         assert_eq!(Resource::parse("hwloc://numanode"), Some(Resource::Numa));
         assert_eq!(Resource::parse("hwloc://L3Cache"), None);
         assert_eq!(Resource::parse("@dont-thread-on-me@"), None);
         let a = p(0, Some(1), Some(1));
         let b = p(1, Some(1), Some(1));
-        assert_ne!(Resource::Package.color(&a), Resource::Package.color(&b), "same package index on two hosts");
+        assert_ne!(
+            Resource::Package.color(&a),
+            Resource::Package.color(&b),
+            "same package index on two hosts"
+        );
         assert_eq!(Resource::Machine.color(&a), Some(0));
-        assert_eq!(Resource::Numa.color(&p(0, None, None)), None, "an unbound rank is in no NUMA node");
+        assert_eq!(
+            Resource::Numa.color(&p(0, None, None)),
+            None,
+            "an unbound rank is in no NUMA node"
+        );
     }
 
     #[test]

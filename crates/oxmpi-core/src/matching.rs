@@ -126,7 +126,10 @@ impl<P, U> Matcher<P, U> {
 
     /// Finds an unexpected message by predicate, mutably.
     pub fn find_unexpected_mut(&mut self, mut is: impl FnMut(&U) -> bool) -> Option<&mut U> {
-        self.unexpected.iter_mut().find(|(_, u)| is(u)).map(|(_, u)| u)
+        self.unexpected
+            .iter_mut()
+            .find(|(_, u)| is(u))
+            .map(|(_, u)| u)
     }
 
     pub fn posted_len(&self) -> usize {
@@ -151,10 +154,18 @@ mod tests {
     use super::*;
 
     fn env(src: i32, tag: i32) -> Envelope {
-        Envelope { context: 0, source: src, tag }
+        Envelope {
+            context: 0,
+            source: src,
+            tag,
+        }
     }
     fn pat(src: i32, tag: i32) -> Pattern {
-        Pattern { context: 0, source: src, tag }
+        Pattern {
+            context: 0,
+            source: src,
+            tag,
+        }
     }
 
     #[test]
@@ -178,15 +189,38 @@ mod tests {
             assert_eq!(m.match_posted(&pat(1, ANY_TAG)).map(|(_, u)| u), Some(i));
         }
         assert_eq!(m.match_posted(&pat(1, ANY_TAG)), None);
-        assert_eq!(m.match_posted(&pat(ANY_SOURCE, ANY_TAG)).map(|(e, u)| (e.source, u)), Some((3, 100)));
+        assert_eq!(
+            m.match_posted(&pat(ANY_SOURCE, ANY_TAG))
+                .map(|(e, u)| (e.source, u)),
+            Some((3, 100))
+        );
     }
 
     #[test]
     fn contexts_never_match_each_other() {
         let mut m: Matcher<u32, u32> = Matcher::new();
-        m.push_unexpected(Envelope { context: 1, source: 0, tag: 0 }, 9);
-        assert!(m.match_posted(&Pattern { context: 0, source: ANY_SOURCE, tag: ANY_TAG }).is_none());
-        assert!(m.peek(&Pattern { context: 1, source: 0, tag: 0 }).is_some());
+        m.push_unexpected(
+            Envelope {
+                context: 1,
+                source: 0,
+                tag: 0,
+            },
+            9,
+        );
+        assert!(m
+            .match_posted(&Pattern {
+                context: 0,
+                source: ANY_SOURCE,
+                tag: ANY_TAG
+            })
+            .is_none());
+        assert!(m
+            .peek(&Pattern {
+                context: 1,
+                source: 0,
+                tag: 0
+            })
+            .is_some());
     }
 
     #[test]
@@ -225,20 +259,38 @@ mod tests {
         for id in 0..20_000u64 {
             let ctx = rnd(2) as u32;
             if rnd(2) == 0 {
-                let e = Envelope { context: ctx, source: rnd(3) as i32, tag: rnd(3) as i32 };
+                let e = Envelope {
+                    context: ctx,
+                    source: rnd(3) as i32,
+                    tag: rnd(3) as i32,
+                };
                 let got = m.match_arrival(&e);
-                let want = ref_posted.iter().position(|(p, _)| p.matches(&e)).map(|i| ref_posted.remove(i).1);
+                let want = ref_posted
+                    .iter()
+                    .position(|(p, _)| p.matches(&e))
+                    .map(|i| ref_posted.remove(i).1);
                 assert_eq!(got, want);
                 if got.is_none() {
                     m.push_unexpected(e, id);
                     ref_unexp.push((e, id));
                 }
             } else {
-                let src = if rnd(3) == 0 { ANY_SOURCE } else { rnd(3) as i32 };
+                let src = if rnd(3) == 0 {
+                    ANY_SOURCE
+                } else {
+                    rnd(3) as i32
+                };
                 let tag = if rnd(3) == 0 { ANY_TAG } else { rnd(3) as i32 };
-                let p = Pattern { context: ctx, source: src, tag };
+                let p = Pattern {
+                    context: ctx,
+                    source: src,
+                    tag,
+                };
                 let got = m.match_posted(&p).map(|(_, u)| u);
-                let want = ref_unexp.iter().position(|(e, _)| p.matches(e)).map(|i| ref_unexp.remove(i).1);
+                let want = ref_unexp
+                    .iter()
+                    .position(|(e, _)| p.matches(e))
+                    .map(|i| ref_unexp.remove(i).1);
                 assert_eq!(got, want);
                 if got.is_none() {
                     m.push_posted(p, id);

@@ -46,13 +46,31 @@ pub struct Status {
 impl Status {
     /// The status of an operation that moved nothing (`MPI_PROC_NULL`, inactive
     /// persistent requests): source PROC_NULL, tag ANY_TAG, count 0.
-    pub const EMPTY: Status = Status { source: PROC_NULL, tag: ANY_TAG, error: 0, count_bytes: 0, cancelled: false };
+    pub const EMPTY: Status = Status {
+        source: PROC_NULL,
+        tag: ANY_TAG,
+        error: 0,
+        count_bytes: 0,
+        cancelled: false,
+    };
     /// The standard's "empty status", of MPI_REQUEST_NULL and inactive
     /// persistent requests: source ANY_SOURCE, tag ANY_TAG, success, count 0.
-    pub const NULL: Status = Status { source: crate::matching::ANY_SOURCE, tag: ANY_TAG, error: 0, count_bytes: 0, cancelled: false };
+    pub const NULL: Status = Status {
+        source: crate::matching::ANY_SOURCE,
+        tag: ANY_TAG,
+        error: 0,
+        count_bytes: 0,
+        cancelled: false,
+    };
 
     pub(crate) fn ok(source: i32, tag: i32, count_bytes: usize) -> Status {
-        Status { source, tag, error: 0, count_bytes, cancelled: false }
+        Status {
+            source,
+            tag,
+            error: 0,
+            count_bytes,
+            cancelled: false,
+        }
     }
 }
 

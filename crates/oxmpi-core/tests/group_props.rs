@@ -147,7 +147,10 @@ fn translate_ranks_round_trips() {
             .collect();
         assert_eq!(back, started.iter().map(|&r| Some(r)).collect::<Vec<_>>());
         // Into itself: the identity.
-        assert_eq!(ga.translate_ranks(&ranks, &ga).unwrap(), ranks.iter().map(|&r| Some(r)).collect::<Vec<_>>());
+        assert_eq!(
+            ga.translate_ranks(&ranks, &ga).unwrap(),
+            ranks.iter().map(|&r| Some(r)).collect::<Vec<_>>()
+        );
         // An invalid rank anywhere is MPI_ERR_RANK.
         let mut bad = ranks.clone();
         bad.insert(

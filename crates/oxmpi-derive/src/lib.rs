@@ -41,7 +41,9 @@ fn crate_path() -> TokenStream2 {
 fn renamed(toml: &str) -> Option<String> {
     for line in toml.lines() {
         let line = line.trim();
-        let Some((key, rest)) = line.split_once('=') else { continue };
+        let Some((key, rest)) = line.split_once('=') else {
+            continue;
+        };
         let rest: String = rest.chars().filter(|c| !c.is_whitespace()).collect();
         if rest.starts_with('{') && rest.contains("package=\"oxmpi\"") {
             let key = key.trim().trim_matches('"');
@@ -92,7 +94,9 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream2> {
     };
     let krate = crate_path();
     let n = tys.len();
-    let vars: Vec<Ident> = (0..n).map(|i| Ident::new(&format!("__field_dt_{i}"), Span::call_site())).collect();
+    let vars: Vec<Ident> = (0..n)
+        .map(|i| Ident::new(&format!("__field_dt_{i}"), Span::call_site()))
+        .collect();
     Ok(quote! {
         // SAFETY: the datatype lists every field at its offset with the field's own
         // (Equivalence) datatype, and its extent is the size of the struct.

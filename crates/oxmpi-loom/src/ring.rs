@@ -59,9 +59,17 @@ impl Ring {
         assert!(want >= 1 && want <= slots);
         let tail = self.tail.load(Ordering::Relaxed);
         let index = tail % slots;
-        let skip = if index + want > slots { slots - index } else { 0 };
+        let skip = if index + want > slots {
+            slots - index
+        } else {
+            0
+        };
         let need = skip + want;
-        if tail.wrapping_sub(self.cached_head.load(Ordering::Relaxed)).saturating_add(need) > slots {
+        if tail
+            .wrapping_sub(self.cached_head.load(Ordering::Relaxed))
+            .saturating_add(need)
+            > slots
+        {
             // Acquire: the consumer's reads of the slots it freed happen before our writes.
             let head = self.head.load(Ordering::Acquire);
             self.cached_head.store(head, Ordering::Relaxed);
@@ -80,7 +88,8 @@ impl Ring {
         if skip > 0 {
             self.state[index as usize].store(PUBLISHED | SKIP, Ordering::Release);
         }
-        self.tail.store(tail.wrapping_add(skip + want), Ordering::Relaxed);
+        self.tail
+            .store(tail.wrapping_add(skip + want), Ordering::Relaxed);
         self.bell.ring();
         true
     }
@@ -107,15 +116,18 @@ impl Ring {
             }
         }
         let len = ((word & !(PUBLISHED | SKIP)) as usize).min(slots as usize - index);
-        // SAFETY: the packet is published (its state word Acquired) and the
-        // producer writes none of its slots until `head` moves past them below.
-        let out = (index..index + len).map(|i| self.payload[i].with(|p| unsafe { *p })).collect();
+        let out = (index..index + len)
+            // SAFETY: the packet is published (its state word Acquired) and the
+            // producer writes none of its slots until `head` moves past them below.
+            .map(|i| self.payload[i].with(|p| unsafe { *p }))
+            .collect();
         // SlotRelease: every slot of the packet reads "empty" again, then Release
         // `head`, which the producer Acquires before reusing the slots.
         for i in index..index + len {
             self.state[i].store(0, Ordering::Relaxed);
         }
-        self.head.store(pos.wrapping_add(len as u64), Ordering::Release);
+        self.head
+            .store(pos.wrapping_add(len as u64), Ordering::Release);
         Some(out)
     }
 }

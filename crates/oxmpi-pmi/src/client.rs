@@ -131,9 +131,18 @@ impl PmiClient {
     pub fn from_env() -> Result<Option<PmiClient>, PmiError> {
         let forced = env_var(PMI_PROTOCOL_ENV)?;
         let pmi_fd_or_port = env_var("PMI_FD")?.is_some() || env_var("PMI_PORT")?.is_some();
-        let auto = matches!(forced.as_deref().map(str::trim), None | Some("") | Some("auto"));
-        if forced.as_deref().map(str::trim) == Some("pmix") || (auto && !pmi_fd_or_port && crate::pmix::detected()) {
-            return crate::pmix::PmixClient::init().map(|c| Some(PmiClient { inner: Inner::X(Box::new(c)) }));
+        let auto = matches!(
+            forced.as_deref().map(str::trim),
+            None | Some("") | Some("auto")
+        );
+        if forced.as_deref().map(str::trim) == Some("pmix")
+            || (auto && !pmi_fd_or_port && crate::pmix::detected())
+        {
+            return crate::pmix::PmixClient::init().map(|c| {
+                Some(PmiClient {
+                    inner: Inner::X(Box::new(c)),
+                })
+            });
         }
         if let Some(fd) = env_var("PMI_FD")? {
             let jobid = env_var("PMI_JOBID")?;
@@ -273,7 +282,11 @@ impl PmiClient {
             Inner::X(c) => c.universe_size,
         };
         let size = i32::try_from(self.size()).unwrap_or(i32::MAX);
-        if given > 0 { given.max(size) } else { size }
+        if given > 0 {
+            given.max(size)
+        } else {
+            size
+        }
     }
 
     /// Name of the job's key-value space (under PMI-2, the job id).
@@ -356,7 +369,11 @@ impl PmiClient {
     /// PMI-1 (our `mpiexec`, Hydra) and PMIx (`PMIx_Spawn`; the new job
     /// reads `preput` with [`PmiClient::get`]); over PMI-2 an error of kind
     /// `PmiError::Server` with `cmd` `spawn` says it is not offered here.
-    pub fn spawn(&mut self, commands: &[crate::server::SpawnCommand], preput: &[(String, String)]) -> Result<Vec<i32>, PmiError> {
+    pub fn spawn(
+        &mut self,
+        commands: &[crate::server::SpawnCommand],
+        preput: &[(String, String)],
+    ) -> Result<Vec<i32>, PmiError> {
         match &mut self.inner {
             Inner::V1(c) => c.spawn(commands, preput),
             Inner::V2(_) => Err(PmiError::Server {
@@ -372,13 +389,20 @@ impl PmiClient {
     /// and `Unpublish` return `Ok(None)`, `Lookup` the port. PMI-1 and PMIx
     /// (`PMIx_Publish`/`_Lookup`/`_Unpublish`); over PMI-2 an error of kind
     /// `PmiError::Server` says it is not offered.
-    pub fn name_service(&mut self, op: crate::server::NameOp, service: &str, port: &str) -> Result<Option<String>, PmiError> {
+    pub fn name_service(
+        &mut self,
+        op: crate::server::NameOp,
+        service: &str,
+        port: &str,
+    ) -> Result<Option<String>, PmiError> {
         match &mut self.inner {
             Inner::V1(c) => c.name_service(op, service, port),
             Inner::V2(_) => Err(PmiError::Server {
                 cmd: "name service".into(),
                 rc: -1,
-                msg: Some("the name service is not offered over PMI-2 by oxmpi (srun --mpi=pmi2)".into()),
+                msg: Some(
+                    "the name service is not offered over PMI-2 by oxmpi (srun --mpi=pmi2)".into(),
+                ),
             }),
             Inner::X(c) => c.name_service(op, service, port),
         }
@@ -396,10 +420,14 @@ impl PmiClient {
         match &mut self.inner {
             Inner::V1(c) => c.get_from(kvsname, key),
             // What the parents of a job started by PMIx_Spawn gave it.
-            Inner::X(c) if kvsname == c.nspace => Ok(env::var(format!("{}{key}", crate::pmix::PREPUT_ENV_PREFIX)).ok()),
+            Inner::X(c) if kvsname == c.nspace => {
+                Ok(env::var(format!("{}{key}", crate::pmix::PREPUT_ENV_PREFIX)).ok())
+            }
             Inner::X(_) => Err(PmiError::InvalidKey {
                 key: key.to_string(),
-                reason: "under PMIx a value belongs to the process that put it: use get_of(rank, key)".into(),
+                reason:
+                    "under PMIx a value belongs to the process that put it: use get_of(rank, key)"
+                        .into(),
             }),
             Inner::V2(_) => {
                 self.check_key(key)?;
@@ -449,7 +477,9 @@ impl PmiClient {
     pub fn rank_appnums(&mut self) -> Result<Option<Vec<u32>>, PmiError> {
         let size = self.size();
         match &mut self.inner {
-            Inner::V1(c) => Ok(c.get(APPNUMS_KEY)?.and_then(|v| crate::server::decode_appnums(&v, size))),
+            Inner::V1(c) => Ok(c
+                .get(APPNUMS_KEY)?
+                .and_then(|v| crate::server::decode_appnums(&v, size))),
             Inner::V2(_) => Ok(None),
             Inner::X(c) => c.rank_appnums(),
         }
@@ -524,8 +554,14 @@ impl PmiClient {
                     .and_then(|()| c.conn.flush())
                     .map_err(|source| io_error(source, "sending a status report".into()))
             }
-            Inner::V2(_) => Err(PmiError::Protocol { expected: "a PMI-1 connection".into(), got: "PMI-2".into() }),
-            Inner::X(_) => Err(PmiError::Protocol { expected: "a PMI-1 connection".into(), got: "PMIx".into() }),
+            Inner::V2(_) => Err(PmiError::Protocol {
+                expected: "a PMI-1 connection".into(),
+                got: "PMI-2".into(),
+            }),
+            Inner::X(_) => Err(PmiError::Protocol {
+                expected: "a PMI-1 connection".into(),
+                got: "PMIx".into(),
+            }),
         }
     }
 
@@ -814,7 +850,12 @@ impl Pmi1Client {
     }
 
     /// `cmd=publish_name|unpublish_name|lookup_name service=S [port=P]`.
-    pub fn name_service(&mut self, op: crate::server::NameOp, service: &str, port: &str) -> Result<Option<String>, PmiError> {
+    pub fn name_service(
+        &mut self,
+        op: crate::server::NameOp,
+        service: &str,
+        port: &str,
+    ) -> Result<Option<String>, PmiError> {
         use crate::server::NameOp;
         let (cmd, reply) = match op {
             NameOp::Publish => ("publish_name", "publish_result"),
@@ -831,7 +872,11 @@ impl Pmi1Client {
 
     /// `mcmd=spawn` blocks (MPICH's simple PMI format, which Hydra serves), one
     /// per command, then one `spawn_result`.
-    pub fn spawn(&mut self, commands: &[crate::server::SpawnCommand], preput: &[(String, String)]) -> Result<Vec<i32>, PmiError> {
+    pub fn spawn(
+        &mut self,
+        commands: &[crate::server::SpawnCommand],
+        preput: &[(String, String)],
+    ) -> Result<Vec<i32>, PmiError> {
         let mut text = String::new();
         for (i, c) in commands.iter().enumerate() {
             let mut lines = vec![
@@ -858,7 +903,10 @@ impl Pmi1Client {
             lines.push("endcmd".into());
             for l in lines {
                 if l.contains(['\n', '\r']) {
-                    return Err(PmiError::InvalidValue { key: "spawn".into(), reason: format!("{l:?} contains a newline") });
+                    return Err(PmiError::InvalidValue {
+                        key: "spawn".into(),
+                        reason: format!("{l:?} contains a newline"),
+                    });
                 }
                 text.push_str(&l);
                 text.push('\n');
@@ -870,7 +918,11 @@ impl Pmi1Client {
             .map_err(|source| io_error(source, "sending mcmd=spawn".into()))?;
         let reply = self.expect_reply("spawn_result")?;
         if reply.rc() != 0 {
-            return Err(PmiError::Server { cmd: "spawn".into(), rc: reply.rc(), msg: reply.get("msg").map(str::to_string) });
+            return Err(PmiError::Server {
+                cmd: "spawn".into(),
+                rc: reply.rc(),
+                msg: reply.get("msg").map(str::to_string),
+            });
         }
         Ok(reply
             .get("errcodes")

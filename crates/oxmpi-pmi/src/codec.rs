@@ -161,7 +161,10 @@ impl Message {
             args.push((key.to_string(), value.to_string()));
             rest = rest[end..].trim_start_matches(is_sep);
         }
-        Ok(Message::from_parts(name.expect("loop runs at least once on a non-empty line"), args))
+        Ok(Message::from_parts(
+            name.expect("loop runs at least once on a non-empty line"),
+            args,
+        ))
     }
 
     /// The wire form, including the trailing newline.

@@ -25,14 +25,17 @@ pub mod server;
 pub mod status;
 
 pub use client::{
-    parse_process_mapping, PmiClient, PmiProtocol, JOB_SECRET_ENV, JOB_SECRET_KEY,
-    PMI_PROTOCOL_ENV, PMI_TOKEN_ENV, PROCESS_MAPPING_KEY, APPNUMS_KEY,
+    parse_process_mapping, PmiClient, PmiProtocol, APPNUMS_KEY, JOB_SECRET_ENV, JOB_SECRET_KEY,
+    PMI_PROTOCOL_ENV, PMI_TOKEN_ENV, PROCESS_MAPPING_KEY,
 };
 pub use codec::{CodecError, LineDecoder, Message, MAX_LINE_LEN};
 pub use codec2::{FrameDecoder, Pmi2CodecError, Pmi2Message, PMI2_MAX_FRAME_LEN};
 pub use error::PmiError;
 pub use pairs::Pairs;
-pub use server::{decode_appnums, encode_appnums, nodes_mapping, single_node_mapping, Output, PmiServer, RankPhase, ServerEvent, SpawnCommand, NameOp};
+pub use server::{
+    decode_appnums, encode_appnums, nodes_mapping, single_node_mapping, NameOp, Output, PmiServer,
+    RankPhase, ServerEvent, SpawnCommand,
+};
 
 /// Prefix of every `/dev/shm` entry belonging to the job whose KVS is
 /// `kvsname`.

@@ -30,7 +30,11 @@ impl<Wire> Pairs<Wire> {
     }
 
     pub(crate) fn from_parts(name: String, args: Vec<(String, String)>) -> Self {
-        Pairs { name, args, wire: PhantomData }
+        Pairs {
+            name,
+            args,
+            wire: PhantomData,
+        }
     }
 
     /// Builder form of [`Pairs::push`].
@@ -57,7 +61,10 @@ impl<Wire> Pairs<Wire> {
     /// The value of the first occurrence of `key` (Hydra also resolves
     /// duplicates to the first one).
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.args.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+        self.args
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
 
     /// `key` parsed as an integer; `None` if absent or not a number.

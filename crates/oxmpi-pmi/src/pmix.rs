@@ -73,14 +73,22 @@ type AbortFn = unsafe extern "C" fn(c_int, *const c_char, *mut Proc, usize) -> c
 type PutFn = unsafe extern "C" fn(u8, *const c_char, *mut Value) -> c_int;
 type CommitFn = unsafe extern "C" fn() -> c_int;
 type FenceFn = unsafe extern "C" fn(*const Proc, usize, *const Info, usize) -> c_int;
-type GetFn = unsafe extern "C" fn(*const Proc, *const c_char, *const Info, usize, *mut *mut Value) -> c_int;
+type GetFn =
+    unsafe extern "C" fn(*const Proc, *const c_char, *const Info, usize, *mut *mut Value) -> c_int;
 type ValueDestructFn = unsafe extern "C" fn(*mut Value);
 type ErrorStringFn = unsafe extern "C" fn(c_int) -> *const c_char;
 type PublishFn = unsafe extern "C" fn(*const Info, usize) -> c_int;
 type LookupFn = unsafe extern "C" fn(*mut Pdata, usize, *const Info, usize) -> c_int;
 type UnpublishFn = unsafe extern "C" fn(*mut *mut c_char, *const Info, usize) -> c_int;
 type SpawnFn = unsafe extern "C" fn(*const Info, usize, *const App, usize, *mut u8) -> c_int;
-type JobControlFn = unsafe extern "C" fn(*const Proc, usize, *const Info, usize, *mut *mut Info, *mut usize) -> c_int;
+type JobControlFn = unsafe extern "C" fn(
+    *const Proc,
+    usize,
+    *const Info,
+    usize,
+    *mut *mut Info,
+    *mut usize,
+) -> c_int;
 type QueryFn = unsafe extern "C" fn(*mut Query, usize, *mut *mut Info, *mut usize) -> c_int;
 
 /// `pmix_query_t`: keys asked for (NULL-terminated) and their qualifiers.
@@ -209,7 +217,10 @@ fn load() -> Result<Api, PmiError> {
         // SAFETY: dlsym on the handle just opened, with a NUL-terminated name.
         let p = unsafe { libc::dlsym(handle, c.as_ptr()) };
         if p.is_null() {
-            Err(PmiError::Env { var: "PMIX_RANK", problem: format!("the PMIx library has no {name}: {}", dlerror()) })
+            Err(PmiError::Env {
+                var: "PMIX_RANK",
+                problem: format!("the PMIx library has no {name}: {}", dlerror()),
+            })
         } else {
             Ok(p)
         }
@@ -225,10 +236,20 @@ fn load() -> Result<Api, PmiError> {
             commit: std::mem::transmute::<*mut c_void, CommitFn>(sym("PMIx_Commit")?),
             fence: std::mem::transmute::<*mut c_void, FenceFn>(sym("PMIx_Fence")?),
             get: std::mem::transmute::<*mut c_void, GetFn>(sym("PMIx_Get")?),
-            value_destruct: std::mem::transmute::<*mut c_void, ValueDestructFn>(sym("PMIx_Value_destruct")?),
-            error_string: std::mem::transmute::<*mut c_void, ErrorStringFn>(sym("PMIx_Error_string")?),
-            spawn: sym("PMIx_Spawn").ok().map(|p| std::mem::transmute::<*mut c_void, SpawnFn>(p)),
-            names: match (sym("PMIx_Publish"), sym("PMIx_Lookup"), sym("PMIx_Unpublish")) {
+            value_destruct: std::mem::transmute::<*mut c_void, ValueDestructFn>(sym(
+                "PMIx_Value_destruct",
+            )?),
+            error_string: std::mem::transmute::<*mut c_void, ErrorStringFn>(sym(
+                "PMIx_Error_string",
+            )?),
+            spawn: sym("PMIx_Spawn")
+                .ok()
+                .map(|p| std::mem::transmute::<*mut c_void, SpawnFn>(p)),
+            names: match (
+                sym("PMIx_Publish"),
+                sym("PMIx_Lookup"),
+                sym("PMIx_Unpublish"),
+            ) {
                 (Ok(p), Ok(l), Ok(u)) => Some((
                     std::mem::transmute::<*mut c_void, PublishFn>(p),
                     std::mem::transmute::<*mut c_void, LookupFn>(l),
@@ -236,8 +257,12 @@ fn load() -> Result<Api, PmiError> {
                 )),
                 _ => None,
             },
-            query: sym("PMIx_Query_info").ok().map(|p| std::mem::transmute::<*mut c_void, QueryFn>(p)),
-            job_control: sym("PMIx_Job_control").ok().map(|p| std::mem::transmute::<*mut c_void, JobControlFn>(p)),
+            query: sym("PMIx_Query_info")
+                .ok()
+                .map(|p| std::mem::transmute::<*mut c_void, QueryFn>(p)),
+            job_control: sym("PMIx_Job_control")
+                .ok()
+                .map(|p| std::mem::transmute::<*mut c_void, JobControlFn>(p)),
         })
     }
 }
@@ -248,10 +273,20 @@ fn load() -> Result<Api, PmiError> {
 fn spawn_info(info: &[(String, String)]) -> Result<Vec<(String, String)>, PmiError> {
     let mut all = info.to_vec();
     if let Some((_, file)) = info.iter().rev().find(|(k, _)| k == "file") {
-        let bad = |reason: String| PmiError::InvalidValue { key: "file".into(), reason };
-        let text = std::fs::read_to_string(file).map_err(|e| bad(format!("info file={file:?}: {e}")))?;
-        for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
-            let (k, v) = line.split_once('=').ok_or_else(|| bad(format!("info file={file:?}: {line:?} is not key=value")))?;
+        let bad = |reason: String| PmiError::InvalidValue {
+            key: "file".into(),
+            reason,
+        };
+        let text =
+            std::fs::read_to_string(file).map_err(|e| bad(format!("info file={file:?}: {e}")))?;
+        for line in text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        {
+            let (k, v) = line
+                .split_once('=')
+                .ok_or_else(|| bad(format!("info file={file:?}: {line:?} is not key=value")))?;
             all.push((k.trim().to_string(), v.trim().to_string()));
         }
     }
@@ -268,7 +303,10 @@ fn program_on_path(execname: &str, path: Option<&str>) -> String {
             .filter(|d| !d.is_empty())
             .map(|d| std::path::Path::new(d).join(execname))
             .find(|p| p.is_file())
-            .map_or_else(|| execname.to_string(), |p| p.to_string_lossy().into_owned()),
+            .map_or_else(
+                || execname.to_string(),
+                |p| p.to_string_lossy().into_owned(),
+            ),
         _ => execname.to_string(),
     }
 }
@@ -294,9 +332,15 @@ pub(crate) struct PmixClient {
 
 fn key(name: &str) -> Result<CString, PmiError> {
     if name.is_empty() || name.len() >= KEYLEN {
-        return Err(PmiError::InvalidKey { key: name.into(), reason: format!("PMIx keys have 1 to {} bytes", KEYLEN - 1) });
+        return Err(PmiError::InvalidKey {
+            key: name.into(),
+            reason: format!("PMIx keys have 1 to {} bytes", KEYLEN - 1),
+        });
     }
-    CString::new(name).map_err(|_| PmiError::InvalidKey { key: name.into(), reason: "contains a NUL byte".into() })
+    CString::new(name).map_err(|_| PmiError::InvalidKey {
+        key: name.into(),
+        reason: "contains a NUL byte".into(),
+    })
 }
 
 impl PmixClient {
@@ -304,15 +348,34 @@ impl PmixClient {
     /// the universe size.
     pub(crate) fn init() -> Result<PmixClient, PmiError> {
         let api = load()?;
-        let mut me = Proc { nspace: [0; NSLEN], rank: 0 };
+        let mut me = Proc {
+            nspace: [0; NSLEN],
+            rank: 0,
+        };
         // SAFETY: `me` is a writable pmix_proc_t; no info array.
         let rc = unsafe { (api.init)(&mut me, std::ptr::null_mut(), 0) };
-        let nspace = String::from_utf8_lossy(&me.nspace[..me.nspace.iter().position(|&b| b == 0).unwrap_or(NSLEN)]).into_owned();
-        let mut c = PmixClient { api, me, rank: me.rank, size: 0, appnum: 0, universe_size: 0, nspace };
+        let nspace = String::from_utf8_lossy(
+            &me.nspace[..me.nspace.iter().position(|&b| b == 0).unwrap_or(NSLEN)],
+        )
+        .into_owned();
+        let mut c = PmixClient {
+            api,
+            me,
+            rank: me.rank,
+            size: 0,
+            appnum: 0,
+            universe_size: 0,
+            nspace,
+        };
         c.check(rc, "PMIx_Init")?;
         let size = match c.get_job("pmix.job.size")? {
             Got::Int(n) if n > 0 => n as u32,
-            _ => return Err(PmiError::Protocol { expected: "pmix.job.size, a positive integer".into(), got: "something else".into() }),
+            _ => {
+                return Err(PmiError::Protocol {
+                    expected: "pmix.job.size, a positive integer".into(),
+                    got: "something else".into(),
+                })
+            }
         };
         c.size = size;
         let me_rank = c.rank;
@@ -331,11 +394,17 @@ impl PmixClient {
         // SAFETY: PMIx_Error_string returns a static NUL-terminated string.
         unsafe {
             let p = (self.api.error_string)(rc);
-            let text = if p.is_null() { String::new() } else { CStr::from_ptr(p).to_string_lossy().into_owned() };
+            let text = if p.is_null() {
+                String::new()
+            } else {
+                CStr::from_ptr(p).to_string_lossy().into_owned()
+            };
             // Open MPI 4's daemons answer some requests with codes of their
             // own, which PMIx has no text for.
             if text.is_empty() || text == "ERROR STRING NOT FOUND" {
-                format!("status {rc}, not a PMIx status: the server's own code; its messages say more")
+                format!(
+                    "status {rc}, not a PMIx status: the server's own code; its messages say more"
+                )
             } else {
                 text
             }
@@ -346,12 +415,19 @@ impl PmixClient {
         if rc == PMIX_SUCCESS {
             Ok(())
         } else {
-            Err(PmiError::Server { cmd: what.into(), rc: rc as i64, msg: Some(self.error_text(rc)) })
+            Err(PmiError::Server {
+                cmd: what.into(),
+                rc: rc as i64,
+                msg: Some(self.error_text(rc)),
+            })
         }
     }
 
     fn proc_of(&self, rank: u32) -> Proc {
-        Proc { nspace: self.me.nspace, rank }
+        Proc {
+            nspace: self.me.nspace,
+            rank,
+        }
     }
 
     /// `PMIx_Get` of `key` from `rank`; `optional`: only what the server
@@ -359,9 +435,20 @@ impl PmixClient {
     fn get_raw(&self, rank: u32, name: &str, optional: bool) -> Result<Option<Got>, PmiError> {
         let k = key(name)?;
         let p = self.proc_of(rank);
-        let mut info = Info { key: [0; KEYLEN], flags: 0, value: Value { ty: PMIX_BOOL, data: [1, 0, 0] } };
+        let mut info = Info {
+            key: [0; KEYLEN],
+            flags: 0,
+            value: Value {
+                ty: PMIX_BOOL,
+                data: [1, 0, 0],
+            },
+        };
         info.key[..13].copy_from_slice(b"pmix.optional");
-        let (infos, ninfo): (*const Info, usize) = if optional { (&info, 1) } else { (std::ptr::null(), 0) };
+        let (infos, ninfo): (*const Info, usize) = if optional {
+            (&info, 1)
+        } else {
+            (std::ptr::null(), 0)
+        };
         let mut out: *mut Value = std::ptr::null_mut();
         // SAFETY: a valid proc, a NUL-terminated key, `ninfo` infos, and a
         // place for the returned pointer.
@@ -370,7 +457,10 @@ impl PmixClient {
             if optional {
                 return Ok(None);
             }
-            self.check(if rc == PMIX_SUCCESS { -1 } else { rc }, &format!("PMIx_Get {name} of rank {rank}"))?;
+            self.check(
+                if rc == PMIX_SUCCESS { -1 } else { rc },
+                &format!("PMIx_Get {name} of rank {rank}"),
+            )?;
         }
         // SAFETY: PMIx returned a valid, initialised pmix_value_t that we own.
         let v = unsafe { *out };
@@ -399,7 +489,9 @@ impl PmixClient {
     }
 
     fn get_job(&self, name: &str) -> Result<Got, PmiError> {
-        Ok(self.get_raw(PMIX_RANK_WILDCARD, name, false)?.expect("a value or an error"))
+        Ok(self
+            .get_raw(PMIX_RANK_WILDCARD, name, false)?
+            .expect("a value or an error"))
     }
 
     fn get_proc(&self, rank: u32, name: &str, optional: bool) -> Result<Option<Got>, PmiError> {
@@ -409,8 +501,14 @@ impl PmixClient {
     /// `PMIx_Put` of a string, shared with every process of the job.
     pub(crate) fn put(&mut self, name: &str, value: &str) -> Result<(), PmiError> {
         let k = key(name)?;
-        let v = CString::new(value).map_err(|_| PmiError::InvalidValue { key: name.into(), reason: "contains a NUL byte".into() })?;
-        let mut val = Value { ty: PMIX_STRING, data: [v.as_ptr() as u64, 0, 0] };
+        let v = CString::new(value).map_err(|_| PmiError::InvalidValue {
+            key: name.into(),
+            reason: "contains a NUL byte".into(),
+        })?;
+        let mut val = Value {
+            ty: PMIX_STRING,
+            data: [v.as_ptr() as u64, 0, 0],
+        };
         // SAFETY: a NUL-terminated key and a PMIX_STRING value whose string
         // outlives the call (PMIx copies it).
         let rc = unsafe { (self.api.put)(PMIX_GLOBAL, k.as_ptr(), &mut val) };
@@ -424,7 +522,14 @@ impl PmixClient {
         let rc = unsafe { (self.api.commit)() };
         self.check(rc, "PMIx_Commit")?;
         let all = self.proc_of(PMIX_RANK_WILDCARD);
-        let mut info = Info { key: [0; KEYLEN], flags: 0, value: Value { ty: PMIX_BOOL, data: [1, 0, 0] } };
+        let mut info = Info {
+            key: [0; KEYLEN],
+            flags: 0,
+            value: Value {
+                ty: PMIX_BOOL,
+                data: [1, 0, 0],
+            },
+        };
         info.key[..12].copy_from_slice(b"pmix.collect");
         // SAFETY: one proc (the whole namespace) and one info, both valid.
         let rc = unsafe { (self.api.fence)(&all, 1, &info, 1) };
@@ -463,16 +568,33 @@ impl PmixClient {
     /// working directory, `host` PMIx's `pmix.host`, `path` where the
     /// program is looked for, `file` a file of more `key=value` lines; `soft`
     /// is not PMIx's (all `maxprocs` are asked for). Returns the new job's namespace.
-    pub(crate) fn spawn(&mut self, commands: &[crate::server::SpawnCommand], preput: &[(String, String)]) -> Result<String, PmiError> {
+    pub(crate) fn spawn(
+        &mut self,
+        commands: &[crate::server::SpawnCommand],
+        preput: &[(String, String)],
+    ) -> Result<String, PmiError> {
         let Some(spawn) = self.api.spawn else {
-            return Err(PmiError::Server { cmd: "PMIx_Spawn".into(), rc: -47, msg: Some("this PMIx client library has no PMIx_Spawn".into()) });
+            return Err(PmiError::Server {
+                cmd: "PMIx_Spawn".into(),
+                rc: -47,
+                msg: Some("this PMIx client library has no PMIx_Spawn".into()),
+            });
         };
-        let cstr = |what: &str, s: &str| CString::new(s).map_err(|_| PmiError::InvalidValue { key: what.into(), reason: format!("{s:?} contains a NUL byte") });
+        let cstr = |what: &str, s: &str| {
+            CString::new(s).map_err(|_| PmiError::InvalidValue {
+                key: what.into(),
+                reason: format!("{s:?} contains a NUL byte"),
+            })
+        };
         let mut env = vec![CString::new("PMI_SPAWNED=1").expect("no NUL")];
         for (k, v) in preput {
             env.push(cstr("preput", &format!("{PREPUT_ENV_PREFIX}{k}={v}"))?);
         }
-        let env_ptrs: Vec<*const c_char> = env.iter().map(|c| c.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
+        let env_ptrs: Vec<*const c_char> = env
+            .iter()
+            .map(|c| c.as_ptr())
+            .chain(std::iter::once(std::ptr::null()))
+            .collect();
         // Everything the apps point at lives until PMIx_Spawn returns.
         let mut strings: Vec<CString> = Vec::new();
         let mut argvs: Vec<Vec<*const c_char>> = Vec::new();
@@ -483,7 +605,12 @@ impl PmixClient {
             for a in &c.args {
                 argv.push(cstr("argv", a)?);
             }
-            argvs.push(argv.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect());
+            argvs.push(
+                argv.iter()
+                    .map(|a| a.as_ptr())
+                    .chain(std::iter::once(std::ptr::null()))
+                    .collect(),
+            );
             strings.extend(argv);
             let mut cwd = None;
             let mut info = Vec::new();
@@ -492,7 +619,14 @@ impl PmixClient {
                     "wdir" => cwd = Some(cstr("wdir", v)?),
                     "host" => {
                         let h = cstr("host", v)?;
-                        let mut i = Info { key: [0; KEYLEN], flags: 0, value: Value { ty: PMIX_STRING, data: [h.as_ptr() as u64, 0, 0] } };
+                        let mut i = Info {
+                            key: [0; KEYLEN],
+                            flags: 0,
+                            value: Value {
+                                ty: PMIX_STRING,
+                                data: [h.as_ptr() as u64, 0, 0],
+                            },
+                        };
                         i.key[..9].copy_from_slice(b"pmix.host");
                         info.push(i);
                         strings.push(h);
@@ -507,7 +641,16 @@ impl PmixClient {
             .iter()
             .map(|c| {
                 let info = spawn_info(&c.info)?;
-                cstr("command", &program_on_path(&c.execname, info.iter().rev().find(|(k, _)| k == "path").map(|(_, v)| v.as_str())))
+                cstr(
+                    "command",
+                    &program_on_path(
+                        &c.execname,
+                        info.iter()
+                            .rev()
+                            .find(|(k, _)| k == "path")
+                            .map(|(_, v)| v.as_str()),
+                    ),
+                )
             })
             .collect::<Result<_, _>>()?;
         let apps: Vec<App> = commands
@@ -519,13 +662,25 @@ impl PmixClient {
                 env: env_ptrs.as_ptr(),
                 cwd: cwds[i].as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
                 maxprocs: c.nprocs.min(i32::MAX as u32) as c_int,
-                info: if infos[i].is_empty() { std::ptr::null() } else { infos[i].as_ptr() },
+                info: if infos[i].is_empty() {
+                    std::ptr::null()
+                } else {
+                    infos[i].as_ptr()
+                },
                 ninfo: infos[i].len(),
             })
             .collect();
         let mut nspace = [0u8; NSLEN];
         // SAFETY: `apps` are valid pmix_app_t whose strings, arrays and infos (`cmds`, `argvs`, `env_ptrs`, `cwds`, `infos`, `strings`) outlive the call; `nspace` is a writable pmix_nspace_t.
-        let rc = unsafe { spawn(std::ptr::null(), 0, apps.as_ptr(), apps.len(), nspace.as_mut_ptr()) };
+        let rc = unsafe {
+            spawn(
+                std::ptr::null(),
+                0,
+                apps.as_ptr(),
+                apps.len(),
+                nspace.as_mut_ptr(),
+            )
+        };
         drop(strings);
         if rc != PMIX_SUCCESS && nspace[0] != 0 {
             // Open MPI 4's `mpirun` names the job it could not start and
@@ -534,7 +689,12 @@ impl PmixClient {
             self.kill_job(&nspace);
         }
         self.check(rc, "PMIx_Spawn")?;
-        Ok(String::from_utf8_lossy(&nspace[..nspace.iter().position(|&b| b == 0).unwrap_or(NSLEN)]).into_owned())
+        Ok(
+            String::from_utf8_lossy(
+                &nspace[..nspace.iter().position(|&b| b == 0).unwrap_or(NSLEN)],
+            )
+            .into_owned(),
+        )
     }
 
     /// The PMIx server's name service (MPI_Publish_name & co.): `Publish` and
@@ -542,18 +702,36 @@ impl PmixClient {
     /// (it does not wait for one). The server's default range applies (Open
     /// MPI's `mpirun`: the processes it started; other jobs through its
     /// `ompi-server`).
-    pub(crate) fn name_service(&mut self, op: crate::server::NameOp, service: &str, port: &str) -> Result<Option<String>, PmiError> {
+    pub(crate) fn name_service(
+        &mut self,
+        op: crate::server::NameOp,
+        service: &str,
+        port: &str,
+    ) -> Result<Option<String>, PmiError> {
         // The message names the PMIx call (callers show only the message).
         self.name_op(op, service, port).map_err(|e| match e {
-            PmiError::Server { cmd, rc, msg } => PmiError::Server { msg: Some(format!("{cmd}: {}", msg.unwrap_or_default())), cmd, rc },
+            PmiError::Server { cmd, rc, msg } => PmiError::Server {
+                msg: Some(format!("{cmd}: {}", msg.unwrap_or_default())),
+                cmd,
+                rc,
+            },
             e => e,
         })
     }
 
-    fn name_op(&mut self, op: crate::server::NameOp, service: &str, port: &str) -> Result<Option<String>, PmiError> {
+    fn name_op(
+        &mut self,
+        op: crate::server::NameOp,
+        service: &str,
+        port: &str,
+    ) -> Result<Option<String>, PmiError> {
         use crate::server::NameOp;
         let Some((publish, lookup, unpublish)) = self.api.names else {
-            return Err(PmiError::Server { cmd: "PMIx_Publish".into(), rc: -47, msg: Some("this PMIx client library has no name service".into()) });
+            return Err(PmiError::Server {
+                cmd: "PMIx_Publish".into(),
+                rc: -47,
+                msg: Some("this PMIx client library has no name service".into()),
+            });
         };
         let k = key(service)?;
         match op {
@@ -561,35 +739,69 @@ impl PmixClient {
                 // Open MPI's data server lets a process publish a name again
                 // over its own: a name is published once (MPI_ERR_SERVICE).
                 if self.name_op(NameOp::Lookup, service, "").is_ok() {
-                    return Err(PmiError::Server { cmd: format!("PMIx_Publish of {service}"), rc: -53, msg: Some(format!("{service} is already published")) });
+                    return Err(PmiError::Server {
+                        cmd: format!("PMIx_Publish of {service}"),
+                        rc: -53,
+                        msg: Some(format!("{service} is already published")),
+                    });
                 }
-                let v = CString::new(port).map_err(|_| PmiError::InvalidValue { key: service.into(), reason: "the port contains a NUL byte".into() })?;
-                let mut info = Info { key: [0; KEYLEN], flags: 0, value: Value { ty: PMIX_STRING, data: [v.as_ptr() as u64, 0, 0] } };
+                let v = CString::new(port).map_err(|_| PmiError::InvalidValue {
+                    key: service.into(),
+                    reason: "the port contains a NUL byte".into(),
+                })?;
+                let mut info = Info {
+                    key: [0; KEYLEN],
+                    flags: 0,
+                    value: Value {
+                        ty: PMIX_STRING,
+                        data: [v.as_ptr() as u64, 0, 0],
+                    },
+                };
                 info.key[..service.len()].copy_from_slice(service.as_bytes());
                 // SAFETY: one valid info whose key and string outlive the call.
                 let rc = unsafe { publish(&info, 1) };
-                self.check(rc, &format!("PMIx_Publish of {service}")).map(|()| None)
+                self.check(rc, &format!("PMIx_Publish of {service}"))
+                    .map(|()| None)
             }
             NameOp::Unpublish => {
                 // Nor does it refuse to unpublish a name nobody published.
                 if self.name_op(NameOp::Lookup, service, "").is_err() {
-                    return Err(PmiError::Server { cmd: format!("PMIx_Unpublish of {service}"), rc: -46, msg: Some(format!("{service} is not published")) });
+                    return Err(PmiError::Server {
+                        cmd: format!("PMIx_Unpublish of {service}"),
+                        rc: -46,
+                        msg: Some(format!("{service} is not published")),
+                    });
                 }
                 let mut keys = [k.as_ptr() as *mut c_char, std::ptr::null_mut()];
                 // SAFETY: a NULL-terminated array of one NUL-terminated key,
                 // which PMIx only reads.
                 let rc = unsafe { unpublish(keys.as_mut_ptr(), std::ptr::null(), 0) };
-                self.check(rc, &format!("PMIx_Unpublish of {service}")).map(|()| None)
+                self.check(rc, &format!("PMIx_Unpublish of {service}"))
+                    .map(|()| None)
             }
             NameOp::Lookup => {
-                let mut d = Pdata { proc_: Proc { nspace: [0; NSLEN], rank: 0 }, key: [0; KEYLEN], value: Value { ty: 0, data: [0; 3] } };
+                let mut d = Pdata {
+                    proc_: Proc {
+                        nspace: [0; NSLEN],
+                        rank: 0,
+                    },
+                    key: [0; KEYLEN],
+                    value: Value {
+                        ty: 0,
+                        data: [0; 3],
+                    },
+                };
                 d.key[..service.len()].copy_from_slice(service.as_bytes());
                 // SAFETY: one valid pmix_pdata_t with its key set; no infos.
                 let rc = unsafe { lookup(&mut d, 1, std::ptr::null(), 0) };
                 self.check(rc, &format!("PMIx_Lookup of {service}"))?;
                 let port = if d.value.ty == PMIX_STRING && d.value.data[0] != 0 {
-                    // SAFETY: a PMIX_STRING value holds a NUL-terminated string owned by the value.
-                    Some(unsafe { CStr::from_ptr(d.value.data[0] as *const c_char) }.to_string_lossy().into_owned())
+                    Some(
+                        // SAFETY: a PMIX_STRING value holds a NUL-terminated string owned by the value.
+                        unsafe { CStr::from_ptr(d.value.data[0] as *const c_char) }
+                            .to_string_lossy()
+                            .into_owned(),
+                    )
                 } else {
                     None
                 };
@@ -640,7 +852,10 @@ impl PmixClient {
                 names.push(n.clone());
             }
         }
-        Ok(names.into_iter().filter_map(|n| members.iter().find(|(m, _)| *m == n).cloned()).collect())
+        Ok(names
+            .into_iter()
+            .filter_map(|n| members.iter().find(|(m, _)| *m == n).cloned())
+            .collect())
     }
 
     /// The names `PMIx_Query_info` returns for PMIX_QUERY_PSET_NAMES: a
@@ -652,8 +867,16 @@ impl PmixClient {
         };
         let mut k_num = *b"pmix.qry.psetnum\0";
         let mut k_names = *b"pmix.qry.psets\0";
-        let mut keys = [k_num.as_mut_ptr() as *mut c_char, k_names.as_mut_ptr() as *mut c_char, std::ptr::null_mut()];
-        let mut q = Query { keys: keys.as_mut_ptr(), qualifiers: std::ptr::null_mut(), nqual: 0 };
+        let mut keys = [
+            k_num.as_mut_ptr() as *mut c_char,
+            k_names.as_mut_ptr() as *mut c_char,
+            std::ptr::null_mut(),
+        ];
+        let mut q = Query {
+            keys: keys.as_mut_ptr(),
+            qualifiers: std::ptr::null_mut(),
+            nqual: 0,
+        };
         let mut results: *mut Info = std::ptr::null_mut();
         let mut nresults = 0usize;
         // SAFETY: one query whose NULL-terminated key array and keys outlive
@@ -667,23 +890,37 @@ impl PmixClient {
         if rc == PMIX_SUCCESS || rc == PMIX_QUERY_PARTIAL_SUCCESS {
             // SAFETY: PMIx returned `nresults` initialised pmix_info_t at `results`.
             let infos = unsafe { std::slice::from_raw_parts(results, nresults) };
-            for info in infos.iter().filter(|i| i.key.starts_with(b"pmix.qry.psets\0")) {
+            for info in infos
+                .iter()
+                .filter(|i| i.key.starts_with(b"pmix.qry.psets\0"))
+            {
                 let v = &info.value;
                 match v.ty {
                     PMIX_STRING if v.data[0] != 0 => {
                         // SAFETY: a PMIX_STRING value holds a NUL-terminated string.
-                        let s = unsafe { CStr::from_ptr(v.data[0] as *const c_char) }.to_string_lossy().into_owned();
-                        names.extend(s.split(',').map(str::trim).filter(|n| !n.is_empty()).map(String::from));
+                        let s = unsafe { CStr::from_ptr(v.data[0] as *const c_char) }
+                            .to_string_lossy()
+                            .into_owned();
+                        names.extend(
+                            s.split(',')
+                                .map(str::trim)
+                                .filter(|n| !n.is_empty())
+                                .map(String::from),
+                        );
                     }
                     PMIX_DATA_ARRAY if v.data[0] != 0 => {
                         // SAFETY: a PMIX_DATA_ARRAY value points at a pmix_data_array_t.
                         let a = unsafe { &*(v.data[0] as *const DataArray) };
                         if a.ty == PMIX_STRING && !a.array.is_null() {
                             // SAFETY: an array of `size` string pointers.
-                            let strs = unsafe { std::slice::from_raw_parts(a.array as *const *const c_char, a.size) };
+                            let strs = unsafe {
+                                std::slice::from_raw_parts(a.array as *const *const c_char, a.size)
+                            };
                             for &p in strs.iter().filter(|p| !p.is_null()) {
-                                // SAFETY: each a NUL-terminated string owned by the array.
-                                names.push(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned());
+                                names.push(
+                                    // SAFETY: each a NUL-terminated string owned by the array.
+                                    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned(),
+                                );
                             }
                         }
                     }
@@ -708,8 +945,18 @@ impl PmixClient {
         let Some(job_control) = self.api.job_control else {
             return;
         };
-        let target = Proc { nspace: *nspace, rank: PMIX_RANK_WILDCARD };
-        let mut kill = Info { key: [0; KEYLEN], flags: 0, value: Value { ty: PMIX_BOOL, data: [1, 0, 0] } };
+        let target = Proc {
+            nspace: *nspace,
+            rank: PMIX_RANK_WILDCARD,
+        };
+        let mut kill = Info {
+            key: [0; KEYLEN],
+            flags: 0,
+            value: Value {
+                ty: PMIX_BOOL,
+                data: [1, 0, 0],
+            },
+        };
         kill.key[..15].copy_from_slice(b"pmix.jctrl.kill");
         let mut results: *mut Info = std::ptr::null_mut();
         let mut nresults = 0usize;

@@ -60,7 +60,12 @@ pub enum ServerEvent {
     },
     /// `rank` used the name service (`cmd=publish_name`, `unpublish_name`,
     /// `lookup_name`); the launcher answers with [`PmiServer::name_result`].
-    Name { rank: u32, op: NameOp, service: String, port: String },
+    Name {
+        rank: u32,
+        op: NameOp,
+        service: String,
+        port: String,
+    },
 }
 
 /// A name-service request.
@@ -87,12 +92,22 @@ impl SpawnCommand {
     /// `preput_key_i`/`preput_val_i`, `info_num`, `info_key_i`/`info_val_i`,
     /// `totspawns`, `spawnssofar`). Returns the command, its preput pairs and
     /// `(spawnssofar, totspawns)`.
-    pub fn parse(body: &[(String, String)]) -> Result<(SpawnCommand, Vec<(String, String)>, (u32, u32)), String> {
-        let get = |k: &str| body.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    pub fn parse(
+        body: &[(String, String)],
+    ) -> Result<(SpawnCommand, Vec<(String, String)>, (u32, u32)), String> {
+        let get = |k: &str| {
+            body.iter()
+                .rev()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.as_str())
+        };
         let num = |k: &str| -> Result<u32, String> {
             match get(k) {
                 None => Ok(0),
-                Some(v) => v.trim().parse::<u32>().map_err(|_| format!("{k}={v:?} is not a number")),
+                Some(v) => v
+                    .trim()
+                    .parse::<u32>()
+                    .map_err(|_| format!("{k}={v:?} is not a number")),
             }
         };
         let execname = get("execname").ok_or("spawn without execname")?.to_string();
@@ -103,7 +118,11 @@ impl SpawnCommand {
         let argcnt = num("argcnt")?;
         let mut args = Vec::new();
         for i in 1..=argcnt {
-            args.push(get(&format!("arg{i}")).ok_or_else(|| format!("arg{i} missing (argcnt={argcnt})"))?.to_string());
+            args.push(
+                get(&format!("arg{i}"))
+                    .ok_or_else(|| format!("arg{i} missing (argcnt={argcnt})"))?
+                    .to_string(),
+            );
         }
         let pairs = |n: &str, k: &str, v: &str| -> Result<Vec<(String, String)>, String> {
             let mut out = Vec::new();
@@ -118,7 +137,16 @@ impl SpawnCommand {
         let info = pairs("info_num", "info_key_", "info_val_")?;
         let tot = num("totspawns")?.max(1);
         let sofar = num("spawnssofar")?.max(1);
-        Ok((SpawnCommand { execname, args, nprocs, info }, preput, (sofar, tot)))
+        Ok((
+            SpawnCommand {
+                execname,
+                args,
+                nprocs,
+                info,
+            },
+            preput,
+            (sofar, tot),
+        ))
     }
 }
 
@@ -202,7 +230,9 @@ impl PmiServer {
     /// [`encode_appnums`]): the ranks read it to offer one process set per
     /// application context (MPI-4 sessions).
     fn publish_appnums(&mut self) {
-        let all: Vec<u32> = (0..self.size as usize).map(|r| self.appnums.get(r).copied().unwrap_or(self.appnum)).collect();
+        let all: Vec<u32> = (0..self.size as usize)
+            .map(|r| self.appnums.get(r).copied().unwrap_or(self.appnum))
+            .collect();
         self.publish(APPNUMS_KEY, encode_appnums(&all));
     }
 
@@ -225,7 +255,12 @@ impl PmiServer {
 
     /// The answer to a [`ServerEvent::Name`]: for a lookup the port found, else
     /// `Ok(None)`; `Err(why)` when the request failed.
-    pub fn name_result(&self, rank: u32, op: NameOp, result: Result<Option<String>, String>) -> Output {
+    pub fn name_result(
+        &self,
+        rank: u32,
+        op: NameOp,
+        result: Result<Option<String>, String>,
+    ) -> Output {
         let mut out = Output::default();
         let name = match op {
             NameOp::Publish => "publish_result",
@@ -235,7 +270,9 @@ impl PmiServer {
         let m = match result {
             Ok(Some(port)) => Message::new(name).arg("rc", "0").arg("port", port),
             Ok(None) => Message::new(name).arg("rc", "0"),
-            Err(why) => Message::new(name).arg("rc", "-1").arg("msg", why.replace(['\n', '\r'], " ")),
+            Err(why) => Message::new(name)
+                .arg("rc", "-1")
+                .arg("msg", why.replace(['\n', '\r'], " ")),
         };
         self.reply(&mut out, rank, m);
         out
@@ -314,7 +351,9 @@ impl PmiServer {
             let line = line.trim();
             if line != "endcmd" {
                 let (k, v) = line.split_once('=').unwrap_or((line, ""));
-                self.ranks[rank as usize].body.push((k.to_string(), v.to_string()));
+                self.ranks[rank as usize]
+                    .body
+                    .push((k.to_string(), v.to_string()));
                 return out;
             }
             let st = &mut self.ranks[rank as usize];
@@ -329,13 +368,21 @@ impl PmiServer {
                     if sofar >= tot {
                         let commands = std::mem::take(&mut st.spawns);
                         let preput = std::mem::take(&mut st.preput);
-                        out.events.push(ServerEvent::Spawn { rank, commands, preput });
+                        out.events.push(ServerEvent::Spawn {
+                            rank,
+                            commands,
+                            preput,
+                        });
                     }
                 }
                 Err(e) => {
                     st.spawns.clear();
                     st.preput.clear();
-                    self.reply(&mut out, rank, Message::new("spawn_result").arg("rc", "-1").arg("msg", e));
+                    self.reply(
+                        &mut out,
+                        rank,
+                        Message::new("spawn_result").arg("rc", "-1").arg("msg", e),
+                    );
                 }
             }
             return out;
@@ -424,9 +471,14 @@ impl PmiServer {
             "get_appnum" => self.reply(
                 out,
                 rank,
-                Message::new("appnum")
-                    .arg("rc", "0")
-                    .arg("appnum", self.appnums.get(rank as usize).copied().unwrap_or(self.appnum).to_string()),
+                Message::new("appnum").arg("rc", "0").arg(
+                    "appnum",
+                    self.appnums
+                        .get(rank as usize)
+                        .copied()
+                        .unwrap_or(self.appnum)
+                        .to_string(),
+                ),
             ),
             "get_my_kvsname" => self.reply(
                 out,
@@ -484,7 +536,13 @@ impl PmiServer {
                     }),
                     None => {
                         let reply = msg.name().replace("_name", "_result");
-                        self.reply(out, rank, Message::new(reply).arg("rc", "-1").arg("msg", "no service name given"));
+                        self.reply(
+                            out,
+                            rank,
+                            Message::new(reply)
+                                .arg("rc", "-1")
+                                .arg("msg", "no service name given"),
+                        );
                     }
                 }
             }
@@ -585,7 +643,10 @@ pub fn encode_appnums(appnums: &[u32]) -> String {
             _ => runs.push((a, 1)),
         }
     }
-    runs.iter().map(|(a, n)| format!("{a}*{n}")).collect::<Vec<_>>().join(",")
+    runs.iter()
+        .map(|(a, n)| format!("{a}*{n}"))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// The per-rank application numbers [`encode_appnums`] wrote, or `None` when
@@ -880,22 +941,57 @@ mod tests {
     fn spawn_blocks_become_one_event() {
         let mut s = PmiServer::new("kvs_1_0", 1);
         init_all(&mut s);
-        for line in ["mcmd=spawn", "nprocs=2", "execname=a.out", "totspawns=2", "spawnssofar=1", "argcnt=1", "arg1=x y", "preput_num=1", "preput_key_0=PARENT_ROOT_PORT_NAME", "preput_val_0=p", "info_num=1", "info_key_0=wdir", "info_val_0=/tmp", "endcmd"] {
+        for line in [
+            "mcmd=spawn",
+            "nprocs=2",
+            "execname=a.out",
+            "totspawns=2",
+            "spawnssofar=1",
+            "argcnt=1",
+            "arg1=x y",
+            "preput_num=1",
+            "preput_key_0=PARENT_ROOT_PORT_NAME",
+            "preput_val_0=p",
+            "info_num=1",
+            "info_key_0=wdir",
+            "info_val_0=/tmp",
+            "endcmd",
+        ] {
             let out = s.handle_line(0, line);
             assert_eq!(out, Output::default(), "{line:?}");
         }
-        for line in ["mcmd=spawn", "nprocs=1", "execname=b", "totspawns=2", "spawnssofar=2", "argcnt=0"] {
+        for line in [
+            "mcmd=spawn",
+            "nprocs=1",
+            "execname=b",
+            "totspawns=2",
+            "spawnssofar=2",
+            "argcnt=0",
+        ] {
             assert_eq!(s.handle_line(0, line), Output::default());
         }
         let out = s.handle_line(0, "endcmd");
         assert!(out.replies.is_empty());
-        let ServerEvent::Spawn { rank, commands, preput } = &out.events[0] else { panic!("{out:?}") };
+        let ServerEvent::Spawn {
+            rank,
+            commands,
+            preput,
+        } = &out.events[0]
+        else {
+            panic!("{out:?}")
+        };
         assert_eq!(*rank, 0);
         assert_eq!(commands.len(), 2);
         assert_eq!(commands[0].args, vec!["x y".to_string()]);
-        assert_eq!(commands[0].info, vec![("wdir".to_string(), "/tmp".to_string())]);
+        assert_eq!(
+            commands[0].info,
+            vec![("wdir".to_string(), "/tmp".to_string())]
+        );
         assert_eq!(commands[1].nprocs, 1);
-        assert_eq!(preput, &vec![("PARENT_ROOT_PORT_NAME".to_string(), "p".to_string())]);
+        assert_eq!(
+            preput,
+            &vec![("PARENT_ROOT_PORT_NAME".to_string(), "p".to_string())]
+        );
         let m = one_reply(s.spawn_result(0, -1, "no", &[]), 0);
         assert_eq!(m.name(), "spawn_result");
         assert_ne!(m.rc(), 0);
@@ -910,10 +1006,24 @@ mod tests {
     fn name_service_requests_become_events() {
         let mut s = PmiServer::new("kvs_1_0", 1);
         init_all(&mut s);
-        let out = s.handle_line(0, "cmd=publish_name service=x port=oxmpi-port://ab@1.2.3.4:5");
-        assert_eq!(out.events, vec![ServerEvent::Name { rank: 0, op: NameOp::Publish, service: "x".into(), port: "oxmpi-port://ab@1.2.3.4:5".into() }]);
+        let out = s.handle_line(
+            0,
+            "cmd=publish_name service=x port=oxmpi-port://ab@1.2.3.4:5",
+        );
+        assert_eq!(
+            out.events,
+            vec![ServerEvent::Name {
+                rank: 0,
+                op: NameOp::Publish,
+                service: "x".into(),
+                port: "oxmpi-port://ab@1.2.3.4:5".into()
+            }]
+        );
         let m = one_reply(s.name_result(0, NameOp::Lookup, Ok(Some("p".into()))), 0);
-        assert_eq!((m.name(), m.rc(), m.get("port")), ("lookup_result", 0, Some("p")));
+        assert_eq!(
+            (m.name(), m.rc(), m.get("port")),
+            ("lookup_result", 0, Some("p"))
+        );
         let m = one_reply(s.handle_line(0, "cmd=lookup_name"), 0);
         assert_eq!(m.name(), "lookup_result");
         assert_ne!(m.rc(), 0);
@@ -932,12 +1042,22 @@ mod tests {
         assert_eq!(decode_appnums("0", 1), None);
         let mut s = PmiServer::new("kvs_1_0", 4);
         s.handle_line(0, "cmd=init pmi_version=1 pmi_subversion=1");
-        let get = |s: &mut PmiServer| one_reply(s.handle_line(0, "cmd=get kvsname=kvs_1_0 key=oxmpi-appnums"), 0).get("value").map(str::to_string);
+        let get = |s: &mut PmiServer| {
+            one_reply(
+                s.handle_line(0, "cmd=get kvsname=kvs_1_0 key=oxmpi-appnums"),
+                0,
+            )
+            .get("value")
+            .map(str::to_string)
+        };
         assert_eq!(get(&mut s).as_deref(), Some("0*4"));
         s.set_appnums(vec![0, 1, 1, 1]);
         assert_eq!(get(&mut s).as_deref(), Some("0*1,1*3"));
         // Ranks cannot overwrite it.
-        let m = one_reply(s.handle_line(0, "cmd=put kvsname=kvs_1_0 key=oxmpi-appnums value=0*4"), 0);
+        let m = one_reply(
+            s.handle_line(0, "cmd=put kvsname=kvs_1_0 key=oxmpi-appnums value=0*4"),
+            0,
+        );
         assert_ne!(m.rc(), 0);
         assert_eq!(get(&mut s).as_deref(), Some("0*1,1*3"));
     }

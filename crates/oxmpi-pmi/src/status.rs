@@ -109,7 +109,12 @@ pub struct Report {
 }
 
 fn sparse(v: &[u64]) -> String {
-    let parts: Vec<String> = v.iter().enumerate().filter(|(_, n)| **n != 0).map(|(i, n)| format!("{i}:{n}")).collect();
+    let parts: Vec<String> = v
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n != 0)
+        .map(|(i, n)| format!("{i}:{n}"))
+        .collect();
     if parts.is_empty() {
         "-".into()
     } else {
@@ -135,7 +140,15 @@ fn dense(s: &str, size: usize) -> Option<Vec<u64>> {
 pub fn encode_report(r: &Report) -> String {
     let hex = |t: &str| t.bytes().map(|b| format!("{b:02x}")).collect::<String>();
     let line = |state: u64, sent: &str, recvd: &str, text: &str| {
-        format!("cmd={STATUS_CMD} state={state} idle={} sent={sent} recvd={recvd} text={}", r.idle_ms, if text.is_empty() { "-".to_string() } else { hex(text) })
+        format!(
+            "cmd={STATUS_CMD} state={state} idle={} sent={sent} recvd={recvd} text={}",
+            r.idle_ms,
+            if text.is_empty() {
+                "-".to_string()
+            } else {
+                hex(text)
+            }
+        )
     };
     let (sent, recvd) = (sparse(&r.sent), sparse(&r.recvd));
     let limit = crate::codec::MAX_LINE_LEN - 1;
@@ -148,13 +161,20 @@ pub fn encode_report(r: &Report) -> String {
         if text.is_empty() {
             break;
         }
-        let mut end = text.len().saturating_sub((l.len() - limit).div_ceil(2).max(16)).min(text.len());
+        let mut end = text
+            .len()
+            .saturating_sub((l.len() - limit).div_ceil(2).max(16))
+            .min(text.len());
         while !text.is_char_boundary(end) {
             end -= 1;
         }
         text = &text[..end];
     }
-    let state = if r.state == STATE_RUNNING { STATE_RUNNING } else { STATE_BLOCKED_MT };
+    let state = if r.state == STATE_RUNNING {
+        STATE_RUNNING
+    } else {
+        STATE_BLOCKED_MT
+    };
     let mut t = r.text.as_str();
     loop {
         let l = line(state, "-", "-", t);
@@ -175,7 +195,9 @@ pub fn decode_report(m: &crate::codec::Message, size: usize) -> Option<Report> {
     let text = if text == "-" {
         String::new()
     } else {
-        let bytes: Option<Vec<u8>> = (0..text.len() / 2).map(|i| u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()).collect();
+        let bytes: Option<Vec<u8>> = (0..text.len() / 2)
+            .map(|i| u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok())
+            .collect();
         String::from_utf8_lossy(&bytes?).into_owned()
     };
     Some(Report {
@@ -193,20 +215,35 @@ mod tests {
 
     #[test]
     fn reports_round_trip_within_the_line_limit() {
-        let r = Report { state: STATE_BLOCKED, idle_ms: 1500, sent: vec![0, 3, 0, 7], recvd: vec![2, 0, 0, 0], text: "call=MPI_Recv\nargs=count=1 MPI_INT\n".into() };
+        let r = Report {
+            state: STATE_BLOCKED,
+            idle_ms: 1500,
+            sent: vec![0, 3, 0, 7],
+            recvd: vec![2, 0, 0, 0],
+            text: "call=MPI_Recv\nargs=count=1 MPI_INT\n".into(),
+        };
         let line = encode_report(&r);
         assert!(line.len() < crate::codec::MAX_LINE_LEN);
         let m = crate::codec::Message::parse(&(line + "\n")).unwrap();
         assert_eq!(m.name(), STATUS_CMD);
         assert_eq!(decode_report(&m, 4), Some(r.clone()));
         // A long text is shortened; counters always arrive.
-        let long = Report { text: "x".repeat(5000), ..r.clone() };
+        let long = Report {
+            text: "x".repeat(5000),
+            ..r.clone()
+        };
         let m = crate::codec::Message::parse(&(encode_report(&long) + "\n")).unwrap();
         let back = decode_report(&m, 4).unwrap();
-        assert_eq!((back.sent, back.recvd, back.state), (r.sent.clone(), r.recvd.clone(), STATE_BLOCKED));
+        assert_eq!(
+            (back.sent, back.recvd, back.state),
+            (r.sent.clone(), r.recvd.clone(), STATE_BLOCKED)
+        );
         assert!(back.text.len() < 2100 && back.text.len() > 1000);
         // Counters that cannot fit: shown, never evidence.
-        let many = Report { sent: (1..3000).collect(), ..r };
+        let many = Report {
+            sent: (1..3000).collect(),
+            ..r
+        };
         let m = crate::codec::Message::parse(&(encode_report(&many) + "\n")).unwrap();
         assert_eq!(decode_report(&m, 3000).unwrap().state, STATE_BLOCKED_MT);
     }

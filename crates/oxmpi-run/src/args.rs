@@ -285,7 +285,13 @@ where
                 app_args.push(a);
             }
             let b = std::mem::take(&mut block);
-            apps.push(App { nprocs: b.nprocs, program: arg, args: app_args, env: b.env, wdir: b.wdir });
+            apps.push(App {
+                nprocs: b.nprocs,
+                program: arg,
+                args: app_args,
+                env: b.env,
+                wdir: b.wdir,
+            });
             if more {
                 continue;
             }
@@ -303,7 +309,9 @@ where
             "--dump" | "-dump" => {
                 let id = args.pop_front().map(|v| utf8(opt, v)).transpose()?;
                 if args.pop_front().is_some() {
-                    return Err(UsageError("--dump takes one job id and nothing after it".into()));
+                    return Err(UsageError(
+                        "--dump takes one job id and nothing after it".into(),
+                    ));
                 }
                 return Ok(Command::Dump(id));
             }
@@ -368,7 +376,9 @@ where
             }
             "--check" | "-check" => check = true,
             "--trace" | "-trace" => trace = Some(take_value(args, opt)?),
-            "--trace-filter" | "-trace-filter" => trace_filter = Some(utf8(opt, take_value(args, opt)?)?),
+            "--trace-filter" | "-trace-filter" => {
+                trace_filter = Some(utf8(opt, take_value(args, opt)?)?)
+            }
             "--hang-check" | "-hang-check" => {
                 let value = take_value(args, opt)?;
                 hang_check = match value.to_str() {
@@ -425,10 +435,15 @@ where
             "-genvnone" | "--genvnone" => env_prop = EnvProp::None,
             "-genvlist" | "--genvlist" => {
                 let value = utf8(opt, take_value(args, opt)?)?;
-                let names: Vec<String> =
-                    value.split(',').filter(|n| !n.is_empty()).map(str::to_string).collect();
+                let names: Vec<String> = value
+                    .split(',')
+                    .filter(|n| !n.is_empty())
+                    .map(str::to_string)
+                    .collect();
                 if names.is_empty() {
-                    return Err(UsageError(format!("{opt} needs a comma-separated list of variable names")));
+                    return Err(UsageError(format!(
+                        "{opt} needs a comma-separated list of variable names"
+                    )));
                 }
                 for n in &names {
                     check_env_name(opt, n.as_ref())?;
@@ -482,15 +497,19 @@ where
             "-configfile" | "--configfile" => {
                 configfiles += 1;
                 if configfiles > 16 {
-                    return Err(UsageError(format!("{opt}: configuration files nest too deep")));
+                    return Err(UsageError(format!(
+                        "{opt}: configuration files nest too deep"
+                    )));
                 }
                 let path = take_value(args, opt)?;
                 let text = std::fs::read_to_string(&path).map_err(|e| {
-                    UsageError(format!("{opt}: cannot read '{}': {e}", path.to_string_lossy()))
+                    UsageError(format!(
+                        "{opt}: cannot read '{}': {e}",
+                        path.to_string_lossy()
+                    ))
                 })?;
-                let words = config_words(&text).map_err(|e| {
-                    UsageError(format!("{opt} '{}': {e}", path.to_string_lossy()))
-                })?;
+                let words = config_words(&text)
+                    .map_err(|e| UsageError(format!("{opt} '{}': {e}", path.to_string_lossy())))?;
                 if words.is_empty() {
                     return Err(UsageError(format!(
                         "{opt} '{}' names no program",
@@ -713,7 +732,10 @@ mod tests {
         assert_eq!(o.apps.len(), 1);
         assert_eq!(o.apps[0].nprocs, Some(4));
         assert_eq!(o.apps[0].program, "./a.out");
-        assert_eq!(o.apps[0].args, vec![OsString::from("x"), "-n".into(), "9".into()]);
+        assert_eq!(
+            o.apps[0].args,
+            vec![OsString::from("x"), "-n".into(), "9".into()]
+        );
         assert!(!o.label);
         assert_eq!(run(&["prog"]).apps[0].nprocs, None);
         assert_eq!(run(&["prog"]).hosts, None);
@@ -770,14 +792,28 @@ mod tests {
         assert_eq!(o.env, vec![("G".into(), "1".into())]);
         assert_eq!(o.wdir, Some("/".into()));
         let a = &o.apps[0];
-        assert_eq!((a.nprocs, a.program.as_os_str(), a.args.clone()), (Some(1), "ocean".as_ref(), vec!["-x".into()]));
+        assert_eq!(
+            (a.nprocs, a.program.as_os_str(), a.args.clone()),
+            (Some(1), "ocean".as_ref(), vec!["-x".into()])
+        );
         assert_eq!(a.env, vec![("E".into(), "a".into())]);
         assert_eq!(a.wdir, Some("/tmp".into()));
         let b = &o.apps[1];
-        assert_eq!((b.nprocs, b.program.as_os_str(), b.args.clone()), (Some(3), "atm".as_ref(), vec!["--".into()]));
+        assert_eq!(
+            (b.nprocs, b.program.as_os_str(), b.args.clone()),
+            (Some(3), "atm".as_ref(), vec!["--".into()])
+        );
         assert!(b.env.is_empty() && b.wdir.is_none());
-        assert_eq!((o.apps[2].nprocs, o.apps[2].program.as_os_str()), (None, "last".as_ref()));
-        for bad in [&["a", ":"][..], &[":", "a"], &["-n", "1", "a", ":", ":", "b"], &["a", ":", "-n", "2"]] {
+        assert_eq!(
+            (o.apps[2].nprocs, o.apps[2].program.as_os_str()),
+            (None, "last".as_ref())
+        );
+        for bad in [
+            &["a", ":"][..],
+            &[":", "a"],
+            &["-n", "1", "a", ":", ":", "b"],
+            &["a", ":", "-n", "2"],
+        ] {
             assert!(p(bad).is_err(), "{bad:?}");
         }
     }
@@ -785,17 +821,34 @@ mod tests {
     #[test]
     fn job_options() {
         let o = run(&[
-            "-genvnone", "--timeout", "2.5", "--bind-to", "core", "-outfile-pattern", "o.%r",
-            "-errfile-pattern", "e%%%h", "p",
+            "-genvnone",
+            "--timeout",
+            "2.5",
+            "--bind-to",
+            "core",
+            "-outfile-pattern",
+            "o.%r",
+            "-errfile-pattern",
+            "e%%%h",
+            "p",
         ]);
         assert_eq!(o.env_prop, EnvProp::None);
         assert_eq!(o.timeout_ms, Some(2500));
         assert_eq!(o.bind, Bind::Core);
         assert_eq!(o.output.out_pattern.as_deref(), Some("o.%r"));
         assert_eq!(o.output.err_pattern.as_deref(), Some("e%%%h"));
-        assert_eq!(run(&["-genvlist", "A,B", "p"]).env_prop, EnvProp::List(vec!["A".into(), "B".into()]));
-        assert_eq!(run(&["--output-filename", "d", "p"]).output.dir, Some("d".into()));
-        assert_eq!(run(&["-x", "K=v=w", "p"]).env, vec![("K".into(), "v=w".into())]);
+        assert_eq!(
+            run(&["-genvlist", "A,B", "p"]).env_prop,
+            EnvProp::List(vec!["A".into(), "B".into()])
+        );
+        assert_eq!(
+            run(&["--output-filename", "d", "p"]).output.dir,
+            Some("d".into())
+        );
+        assert_eq!(
+            run(&["-x", "K=v=w", "p"]).env,
+            vec![("K".into(), "v=w".into())]
+        );
         assert_eq!(expand_pattern("out.%r.%h.%%", 7, "n1"), "out.7.n1.%");
         for bad in [
             &["--timeout", "0", "p"][..],
@@ -813,9 +866,13 @@ mod tests {
 
     #[test]
     fn config_file_lines_are_blocks() {
-        let w = config_words("# coupled run\n-n 1 ocean 'a b'\n\n  -n 3 -env X \"q \\\" r\" atm\n").unwrap();
+        let w = config_words("# coupled run\n-n 1 ocean 'a b'\n\n  -n 3 -env X \"q \\\" r\" atm\n")
+            .unwrap();
         let w: Vec<String> = w.into_iter().map(|w| w.into_string().unwrap()).collect();
-        assert_eq!(w, ["-n", "1", "ocean", "a b", ":", "-n", "3", "-env", "X", "q \" r", "atm"]);
+        assert_eq!(
+            w,
+            ["-n", "1", "ocean", "a b", ":", "-n", "3", "-env", "X", "q \" r", "atm"]
+        );
         assert!(config_words("-n 1 'a").is_err());
     }
 
@@ -825,7 +882,10 @@ mod tests {
         assert_eq!(p(&["-n", "2", "-h"]), Ok(Command::Help));
         assert_eq!(p(&["--version"]), Ok(Command::Version));
         assert_eq!(p(&["--dump"]), Ok(Command::Dump(None)));
-        assert_eq!(p(&["--dump", "1234"]), Ok(Command::Dump(Some("1234".into()))));
+        assert_eq!(
+            p(&["--dump", "1234"]),
+            Ok(Command::Dump(Some("1234".into())))
+        );
         assert!(p(&["--dump", "1", "2"]).is_err());
     }
 

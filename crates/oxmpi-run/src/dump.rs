@@ -31,7 +31,10 @@ fn dir() -> Result<PathBuf, String> {
     }
     let m = std::fs::symlink_metadata(&d).map_err(|e| format!("{}: {e}", d.display()))?;
     if !m.is_dir() || m.uid() != uid || m.permissions().mode() & 0o077 != 0 {
-        return Err(format!("{} is not a private directory of this user", d.display()));
+        return Err(format!(
+            "{} is not a private directory of this user",
+            d.display()
+        ));
     }
     Ok(d)
 }
@@ -47,7 +50,8 @@ impl DumpSocket {
         let path = dir()?.join(id.to_string());
         // A socket of a killed launcher that had our pid: ours now.
         let _ = std::fs::remove_file(&path);
-        let listener = UnixListener::bind(&path).map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
+        let listener = UnixListener::bind(&path)
+            .map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
         listener.set_nonblocking(true).map_err(|e| e.to_string())?;
         Ok(DumpSocket { listener, path })
     }
@@ -93,7 +97,10 @@ fn ask(id: &str) -> Result<String, std::io::Error> {
 fn jobs() -> Result<Vec<String>, String> {
     let d = dir()?;
     let mut ids = Vec::new();
-    for e in std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))?.flatten() {
+    for e in std::fs::read_dir(&d)
+        .map_err(|e| format!("{}: {e}", d.display()))?
+        .flatten()
+    {
         let name = e.file_name().to_string_lossy().into_owned();
         if name.parse::<u32>().is_err() {
             continue;

@@ -49,7 +49,12 @@ impl StatusFile {
     pub fn create(size: u32) -> std::io::Result<StatusFile> {
         let slot_words = layout::slot_words(size);
         let (fd, words) = crate::sys::inheritable_shared_words(slot_words * 8 * size as usize)?;
-        Ok(StatusFile { fd, words, size, slot_words })
+        Ok(StatusFile {
+            fd,
+            words,
+            size,
+            slot_words,
+        })
     }
 
     pub fn fd(&self) -> i32 {
@@ -96,15 +101,29 @@ impl StatusFile {
             let state = w[layout::W_STATE].load(Ordering::Relaxed);
             let gen = w[layout::W_GEN].load(Ordering::Relaxed);
             let since_ms = w[layout::W_SINCE_MS].load(Ordering::Relaxed);
-            let len = (w[layout::W_TEXT_LEN].load(Ordering::Relaxed) as usize).min(layout::TEXT_WORDS * 8);
+            let len = (w[layout::W_TEXT_LEN].load(Ordering::Relaxed) as usize)
+                .min(layout::TEXT_WORDS * 8);
             let base = layout::HEADER_WORDS;
-            let sent: Vec<u64> = (0..n).map(|i| w[base + i].load(Ordering::Relaxed)).collect();
-            let recvd: Vec<u64> = (0..n).map(|i| w[base + n + i].load(Ordering::Relaxed)).collect();
+            let sent: Vec<u64> = (0..n)
+                .map(|i| w[base + i].load(Ordering::Relaxed))
+                .collect();
+            let recvd: Vec<u64> = (0..n)
+                .map(|i| w[base + n + i].load(Ordering::Relaxed))
+                .collect();
             let t = layout::text_start(self.size);
-            let text_words: Vec<u64> = (0..len.div_ceil(8)).map(|i| w[t + i].load(Ordering::Relaxed)).collect();
+            let text_words: Vec<u64> = (0..len.div_ceil(8))
+                .map(|i| w[t + i].load(Ordering::Relaxed))
+                .collect();
             fence(Ordering::Acquire);
             if w[layout::W_SEQ].load(Ordering::Relaxed) == s1 {
-                return Slot { state, gen, since_ms, sent, recvd, text: layout::decode_text(&text_words, len) };
+                return Slot {
+                    state,
+                    gen,
+                    since_ms,
+                    sent,
+                    recvd,
+                    text: layout::decode_text(&text_words, len),
+                };
             }
         }
         // A rank stopped mid-write (killed): report it as running, never as evidence.
@@ -129,13 +148,19 @@ pub struct Info {
 pub fn parse(text: &str) -> Info {
     let mut i = Info::default();
     for line in text.lines() {
-        let Some((k, v)) = line.split_once('=') else { continue };
+        let Some((k, v)) = line.split_once('=') else {
+            continue;
+        };
         match k {
             "call" => i.call = v.to_string(),
             "args" => i.args = v.to_string(),
             "comm" => i.comm = v.to_string(),
             "waits" => {
-                i.waits = if v.split(',').any(|x| x == "any") { None } else { Some(v.split(',').filter_map(|x| x.parse().ok()).collect()) }
+                i.waits = if v.split(',').any(|x| x == "any") {
+                    None
+                } else {
+                    Some(v.split(',').filter_map(|x| x.parse().ok()).collect())
+                }
             }
             "coll" => {
                 let f: Vec<&str> = v.split(' ').collect();
@@ -172,7 +197,10 @@ pub struct Checker {
 
 impl Checker {
     pub fn new() -> Checker {
-        Checker { prev: None, reported: false }
+        Checker {
+            prev: None,
+            reported: false,
+        }
     }
 
     /// `exited[r]`: the rank's process is gone. Returns the deadlock report
@@ -203,7 +231,9 @@ impl Checker {
         // has finished (exited, or in MPI_Finalize, which takes no more) can
         // never be taken: they are not in flight, they are lost.
         let n = slots.len();
-        let finished: Vec<bool> = (0..n).map(|r| exited[r].is_some() || slots[r].state == layout::STATE_FINALIZING).collect();
+        let finished: Vec<bool> = (0..n)
+            .map(|r| exited[r].is_some() || slots[r].state == layout::STATE_FINALIZING)
+            .collect();
         for i in 0..n {
             for j in 0..n {
                 if i != j && !finished[j] && slots[i].sent.get(j) != slots[j].recvd.get(i) {
@@ -222,10 +252,14 @@ pub fn views(slots: &[Slot], exited: &[Option<String>]) -> Vec<View> {
         .zip(exited)
         .map(|(s, ex)| match (ex, s.state) {
             (Some(how), _) => View::Finished { how: how.clone() },
-            (None, layout::STATE_FINALIZING) => View::Finished { how: "is in MPI_Finalize".into() },
-            (None, layout::STATE_BLOCKED | layout::STATE_BLOCKED_MT) => {
-                View::Blocked { info: parse(&s.text), mt: s.state == layout::STATE_BLOCKED_MT, since_ms: s.since_ms }
-            }
+            (None, layout::STATE_FINALIZING) => View::Finished {
+                how: "is in MPI_Finalize".into(),
+            },
+            (None, layout::STATE_BLOCKED | layout::STATE_BLOCKED_MT) => View::Blocked {
+                info: parse(&s.text),
+                mt: s.state == layout::STATE_BLOCKED_MT,
+                since_ms: s.since_ms,
+            },
             _ => View::Running,
         })
         .collect()
@@ -237,12 +271,20 @@ fn now_ms() -> u64 {
 
 fn list(ranks: &[usize]) -> String {
     let names: Vec<String> = ranks.iter().map(|r| r.to_string()).collect();
-    format!("{} {}", if ranks.len() == 1 { "rank" } else { "ranks" }, names.join(","))
+    format!(
+        "{} {}",
+        if ranks.len() == 1 { "rank" } else { "ranks" },
+        names.join(",")
+    )
 }
 
 /// The per-rank lines, then (for a deadlock) the verdict.
 pub fn report(views: &[View], deadlock: bool) -> String {
-    report_titled(views, deadlock, "mpiexec: state of the job's ranks (SIGUSR1):")
+    report_titled(
+        views,
+        deadlock,
+        "mpiexec: state of the job's ranks (SIGUSR1):",
+    )
 }
 
 /// [`report`] with `title` as the first line of a state dump.
@@ -257,14 +299,27 @@ pub fn report_titled(views: &[View], deadlock: bool, title: &str) -> String {
     for (r, v) in views.iter().enumerate() {
         match v {
             View::Running => {
-                let _ = writeln!(out, "  rank {r}: running (computing, or not blocked in MPI for long)");
+                let _ = writeln!(
+                    out,
+                    "  rank {r}: running (computing, or not blocked in MPI for long)"
+                );
             }
             View::Finished { how } => {
                 let _ = writeln!(out, "  rank {r}: finished ({how})");
             }
             View::Blocked { info, mt, since_ms } => {
                 let secs = now.saturating_sub(*since_ms) as f64 / 1000.0;
-                let _ = writeln!(out, "  rank {r}: blocked for {secs:.1} s in {}({}){}", info.call, info.args, if *mt { " [other threads may still call MPI]" } else { "" });
+                let _ = writeln!(
+                    out,
+                    "  rank {r}: blocked for {secs:.1} s in {}({}){}",
+                    info.call,
+                    info.args,
+                    if *mt {
+                        " [other threads may still call MPI]"
+                    } else {
+                        ""
+                    }
+                );
                 if let Some((_, seq, name, _)) = &info.coll {
                     let _ = writeln!(out, "      collective {name} #{seq} on {}", info.comm);
                 }
@@ -286,7 +341,9 @@ pub fn report_titled(views: &[View], deadlock: bool, title: &str) -> String {
 fn call_of(v: &View) -> String {
     match v {
         View::Blocked { info, .. } => match &info.coll {
-            Some((_, seq, name, root)) if root != "-" => format!("{name} #{seq} (root {root}) on {}", info.comm),
+            Some((_, seq, name, root)) if root != "-" => {
+                format!("{name} #{seq} (root {root}) on {}", info.comm)
+            }
             Some((_, seq, name, _)) => format!("{name} #{seq} on {}", info.comm),
             None => info.call.clone(),
         },
@@ -304,7 +361,13 @@ pub fn verdict(views: &[View]) -> String {
     for (r, v) in views.iter().enumerate() {
         if let View::Blocked { info, .. } = v {
             if let Some((ctx, seq, name, root)) = &info.coll {
-                by_comm.entry(*ctx).or_default().push((r, *seq, name.clone(), root.clone(), info.comm.clone()));
+                by_comm.entry(*ctx).or_default().push((
+                    r,
+                    *seq,
+                    name.clone(),
+                    root.clone(),
+                    info.comm.clone(),
+                ));
             }
         }
     }
@@ -322,8 +385,16 @@ pub fn verdict(views: &[View]) -> String {
             let parts: Vec<String> = groups
                 .iter()
                 .map(|((seq, name, root), rs)| {
-                    let root = if root == "-" { String::new() } else { format!(" (root {root})") };
-                    format!("{} {} in {name} #{seq}{root}", list(rs), if rs.len() == 1 { "is" } else { "are" })
+                    let root = if root == "-" {
+                        String::new()
+                    } else {
+                        format!(" (root {root})")
+                    };
+                    format!(
+                        "{} {} in {name} #{seq}{root}",
+                        list(rs),
+                        if rs.len() == 1 { "is" } else { "are" }
+                    )
                 })
                 .collect();
             return format!("collective mismatch on {comm}: {}; every rank must call the same collectives in the same order, with the same root", parts.join(", "));
@@ -336,7 +407,11 @@ pub fn verdict(views: &[View]) -> String {
                 Some(w) => w.clone(),
                 None => (0..n).filter(|&x| x != r).collect(),
             };
-            if !targets.is_empty() && targets.iter().all(|&t| matches!(views.get(t), Some(View::Finished { .. }))) {
+            if !targets.is_empty()
+                && targets
+                    .iter()
+                    .all(|&t| matches!(views.get(t), Some(View::Finished { .. })))
+            {
                 let hows: Vec<String> = targets
                     .iter()
                     .map(|&t| match &views[t] {
@@ -344,7 +419,12 @@ pub fn verdict(views: &[View]) -> String {
                         _ => String::new(),
                     })
                     .collect();
-                return format!("rank {r} waits in {} for {}, but {}: no rank can ever satisfy it", call_of(v), list(&targets), hows.join(", "));
+                return format!(
+                    "rank {r} waits in {} for {}, but {}: no rank can ever satisfy it",
+                    call_of(v),
+                    list(&targets),
+                    hows.join(", ")
+                );
             }
         }
     }
@@ -372,7 +452,13 @@ pub fn verdict(views: &[View]) -> String {
         let parts: Vec<String> = cycle
             .iter()
             .enumerate()
-            .map(|(k, &r)| format!("rank {r} waits in {} for rank {}", call_of(&views[r]), cycle[(k + 1) % cycle.len()]))
+            .map(|(k, &r)| {
+                format!(
+                    "rank {r} waits in {} for rank {}",
+                    call_of(&views[r]),
+                    cycle[(k + 1) % cycle.len()]
+                )
+            })
             .collect();
         return format!("wait-for cycle: {}", parts.join(", "));
     }
@@ -384,7 +470,12 @@ fn find_cycle(edges: &[Vec<usize>]) -> Option<Vec<usize>> {
     // 0 = new, 1 = on the stack, 2 = done.
     let mut color = vec![0u8; n];
     let mut stack: Vec<usize> = Vec::new();
-    fn dfs(u: usize, edges: &[Vec<usize>], color: &mut [u8], stack: &mut Vec<usize>) -> Option<Vec<usize>> {
+    fn dfs(
+        u: usize,
+        edges: &[Vec<usize>],
+        color: &mut [u8],
+        stack: &mut Vec<usize>,
+    ) -> Option<Vec<usize>> {
         color[u] = 1;
         stack.push(u);
         for &v in &edges[u] {
@@ -417,12 +508,19 @@ mod tests {
     use super::*;
 
     fn blocked(text: &str) -> View {
-        View::Blocked { info: parse(text), mt: false, since_ms: 0 }
+        View::Blocked {
+            info: parse(text),
+            mt: false,
+            since_ms: 0,
+        }
     }
 
     #[test]
     fn recv_recv_cycle() {
-        let v = vec![blocked("call=MPI_Recv\nwaits=1\n"), blocked("call=MPI_Recv\nwaits=0\n")];
+        let v = vec![
+            blocked("call=MPI_Recv\nwaits=1\n"),
+            blocked("call=MPI_Recv\nwaits=0\n"),
+        ];
         assert_eq!(verdict(&v), "wait-for cycle: rank 0 waits in MPI_Recv for rank 1, rank 1 waits in MPI_Recv for rank 0");
     }
 
@@ -434,13 +532,25 @@ mod tests {
             blocked("call=MPI_Reduce\ncomm=MPI_COMM_WORLD\ncoll=0 1 MPI_Reduce 0\nwaits=0,1\n"),
         ];
         let s = verdict(&v);
-        assert!(s.contains("rank 0 is in MPI_Bcast #1 (root 0)") && s.contains("ranks 1,2 are in MPI_Reduce #1"), "{s}");
+        assert!(
+            s.contains("rank 0 is in MPI_Bcast #1 (root 0)")
+                && s.contains("ranks 1,2 are in MPI_Reduce #1"),
+            "{s}"
+        );
     }
 
     #[test]
     fn receive_from_a_finished_rank() {
-        let v = vec![View::Finished { how: "is in MPI_Finalize".into() }, blocked("call=MPI_Recv\nwaits=0\n")];
+        let v = vec![
+            View::Finished {
+                how: "is in MPI_Finalize".into(),
+            },
+            blocked("call=MPI_Recv\nwaits=0\n"),
+        ];
         let s = verdict(&v);
-        assert!(s.starts_with("rank 1 waits in MPI_Recv for rank 0, but rank 0 is in MPI_Finalize"), "{s}");
+        assert!(
+            s.starts_with("rank 1 waits in MPI_Recv for rank 0, but rank 0 is in MPI_Finalize"),
+            "{s}"
+        );
     }
 }

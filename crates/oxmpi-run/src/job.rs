@@ -273,10 +273,16 @@ pub fn run(config: &JobConfig) -> i32 {
         OsString::from(oxmpi_pmi::JOB_SECRET_ENV),
         OsString::from(&config.secret),
     )];
-    let trace_dir = config.trace.as_ref().map(|_| std::env::temp_dir().join(format!("oxmpi-trace-{}", sys::getpid())));
+    let trace_dir = config
+        .trace
+        .as_ref()
+        .map(|_| std::env::temp_dir().join(format!("oxmpi-trace-{}", sys::getpid())));
     if let Some(dir) = &trace_dir {
         if let Err(e) = std::fs::create_dir_all(dir) {
-            eprintln!("mpiexec: cannot make the trace directory {}: {e}", dir.display());
+            eprintln!(
+                "mpiexec: cannot make the trace directory {}: {e}",
+                dir.display()
+            );
             return 1;
         }
         local_env.push(("OXMPI_TRACE_DIR".into(), dir.into()));
@@ -285,13 +291,22 @@ pub fn run(config: &JobConfig) -> i32 {
         }
     }
     if let Some(s) = &status {
-        local_env.push((oxmpi_pmi::status::STATUS_FD_ENV.into(), s.fd().to_string().into()));
-        local_env.push((oxmpi_pmi::status::HANG_AFTER_ENV.into(), config.hang_after.to_string().into()));
+        local_env.push((
+            oxmpi_pmi::status::STATUS_FD_ENV.into(),
+            s.fd().to_string().into(),
+        ));
+        local_env.push((
+            oxmpi_pmi::status::HANG_AFTER_ENV.into(),
+            config.hang_after.to_string().into(),
+        ));
     }
     let watched = status.is_some();
     let spawn_setup = SpawnSetup {
         env: config.apps[0].0.env.clone(),
-        extra_env: vec![(OsString::from(oxmpi_pmi::JOB_SECRET_ENV), OsString::from(&config.secret))],
+        extra_env: vec![(
+            OsString::from(oxmpi_pmi::JOB_SECRET_ENV),
+            OsString::from(&config.secret),
+        )],
         label: config.label,
         secret: config.secret.clone(),
         universe: config.universe_size.max(size),
@@ -346,7 +361,13 @@ pub fn run(config: &JobConfig) -> i32 {
         let pgid = (rank > 0).then_some(job.pgid);
         let host = config.placement[rank as usize].clone();
         let spec = &config.apps[appnums[rank as usize] as usize].0;
-        let sinks = match output_sinks(&config.output, rank, host.as_deref(), config.label, &mut opened) {
+        let sinks = match output_sinks(
+            &config.output,
+            rank,
+            host.as_deref(),
+            config.label,
+            &mut opened,
+        ) {
             Ok(s) => s,
             Err(e) => {
                 if job.ranks.is_empty() {
@@ -363,11 +384,14 @@ pub fn run(config: &JobConfig) -> i32 {
                 // their PMI connection instead (`handle_pmi_lines`), so they are watched too.
                 let mut spec = spec.clone();
                 if watched {
-                    spec.env.push((oxmpi_pmi::status::STATUS_PMI_ENV.into(), "1".into()));
-                    spec.env.push((oxmpi_pmi::status::HANG_AFTER_ENV.into(), config.hang_after.to_string().into()));
+                    spec.env
+                        .push((oxmpi_pmi::status::STATUS_PMI_ENV.into(), "1".into()));
+                    spec.env.push((
+                        oxmpi_pmi::status::HANG_AFTER_ENV.into(),
+                        config.hang_after.to_string().into(),
+                    ));
                 }
-                spawn_remote(&spec, rank, pgid, remote, host, &token)
-                    .map(|io| (io, Some(token)))
+                spawn_remote(&spec, rank, pgid, remote, host, &token).map(|io| (io, Some(token)))
             }),
             _ => {
                 let mut spec = spec.clone();
@@ -426,14 +450,21 @@ fn output_sinks(
     label: bool,
     opened: &mut std::collections::HashMap<std::path::PathBuf, std::rc::Rc<File>>,
 ) -> Result<[LineForwarder; 2], String> {
-    let host = host.map(str::to_string).or_else(sys::hostname).unwrap_or_else(|| "localhost".into());
+    let host = host
+        .map(str::to_string)
+        .or_else(sys::hostname)
+        .unwrap_or_else(|| "localhost".into());
     let paths: [Option<std::path::PathBuf>; 2] = match &files.dir {
         Some(dir) => {
-            let d = std::path::Path::new(dir).join("1").join(format!("rank.{rank}"));
+            let d = std::path::Path::new(dir)
+                .join("1")
+                .join(format!("rank.{rank}"));
             [Some(d.join("stdout")), Some(d.join("stderr"))]
         }
-        None => [&files.out_pattern, &files.err_pattern]
-            .map(|p| p.as_ref().map(|p| crate::args::expand_pattern(p, rank, &host).into())),
+        None => [&files.out_pattern, &files.err_pattern].map(|p| {
+            p.as_ref()
+                .map(|p| crate::args::expand_pattern(p, rank, &host).into())
+        }),
     };
     let mut out = Vec::with_capacity(2);
     for (i, path) in paths.into_iter().enumerate() {
@@ -444,11 +475,18 @@ fn output_sinks(
             Some(path) => {
                 if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
                     std::fs::create_dir_all(parent).map_err(|e| {
-                        format!("cannot make the directory {} for rank {rank}'s output: {e}", parent.display())
+                        format!(
+                            "cannot make the directory {} for rank {rank}'s output: {e}",
+                            parent.display()
+                        )
                     })?;
                 }
-                let f = File::create(&path)
-                    .map_err(|e| format!("cannot create {} for rank {rank}'s output: {e}", path.display()))?;
+                let f = File::create(&path).map_err(|e| {
+                    format!(
+                        "cannot create {} for rank {rank}'s output: {e}",
+                        path.display()
+                    )
+                })?;
                 let f = std::rc::Rc::new(f);
                 opened.insert(path, f.clone());
                 Sink::File(f)
@@ -473,15 +511,28 @@ fn merge_trace(dir: &std::path::Path, file: &std::path::Path, size: u32) {
         }
     }
     let _ = std::fs::remove_dir_all(dir);
-    let text = format!("{{\"traceEvents\":[\n{}\n],\"displayTimeUnit\":\"ns\"}}\n", parts.join(",\n"));
+    let text = format!(
+        "{{\"traceEvents\":[\n{}\n],\"displayTimeUnit\":\"ns\"}}\n",
+        parts.join(",\n")
+    );
     match std::fs::write(file, text) {
-        Ok(()) => eprintln!("mpiexec: trace of {} of {size} ranks written to {}", parts.len(), file.display()),
+        Ok(()) => eprintln!(
+            "mpiexec: trace of {} of {size} ranks written to {}",
+            parts.len(),
+            file.display()
+        ),
         Err(e) => eprintln!("mpiexec: cannot write the trace to {}: {e}", file.display()),
     }
 }
 
 impl Job {
-    fn add_rank(&mut self, io: RankIo, sinks: [LineForwarder; 2], host: Option<String>, token: Option<String>) {
+    fn add_rank(
+        &mut self,
+        io: RankIo,
+        sinks: [LineForwarder; 2],
+        host: Option<String>,
+        token: Option<String>,
+    ) {
         let rank = self.ranks.len() as u32;
         if rank == 0 {
             self.pgid = io.pid;
@@ -509,7 +560,16 @@ impl Job {
             pmi,
             out: {
                 let [out, err] = sinks;
-                [OutStream { pipe: stdout, fwd: out }, OutStream { pipe: stderr, fwd: err }]
+                [
+                    OutStream {
+                        pipe: stdout,
+                        fwd: out,
+                    },
+                    OutStream {
+                        pipe: stderr,
+                        fwd: err,
+                    },
+                ]
             },
         });
     }
@@ -547,7 +607,10 @@ impl Job {
                 if Instant::now() >= at {
                     self.deadline = None;
                     self.fail(
-                        &format!("the job ran out of time (timeout {} s)", limit.as_secs_f64()),
+                        &format!(
+                            "the job ran out of time (timeout {} s)",
+                            limit.as_secs_f64()
+                        ),
                         EXIT_TIMEOUT,
                     );
                 }
@@ -563,7 +626,11 @@ impl Job {
     }
 
     fn poll_timeout(&self) -> i32 {
-        let tick = if self.status.is_some() { HANG_TICK } else { TICK };
+        let tick = if self.status.is_some() {
+            HANG_TICK
+        } else {
+            TICK
+        };
         let mut wait = match self.kill_at {
             Some(at) => at.saturating_duration_since(Instant::now()).min(tick),
             None => tick,
@@ -725,9 +792,14 @@ impl Job {
         let first_job = self.first_slot.get(1).copied().unwrap_or(self.ranks.len());
         let Some(r) = msg.get_int::<u32>("pmiid").and_then(|id| {
             let spawned = self.ranks[first_job..].iter().position(|x| {
-                x.jrank == id && x.token.as_deref().is_some_and(|t| sys::secrets_equal(offered.as_bytes(), t.as_bytes()))
+                x.jrank == id
+                    && x.token
+                        .as_deref()
+                        .is_some_and(|t| sys::secrets_equal(offered.as_bytes(), t.as_bytes()))
             });
-            spawned.map(|i| first_job + i).or(((id as usize) < first_job).then_some(id as usize))
+            spawned
+                .map(|i| first_job + i)
+                .or(((id as usize) < first_job).then_some(id as usize))
         }) else {
             return refuse(p.peer, "pmiid is not a rank of this job");
         };
@@ -762,7 +834,10 @@ impl Job {
     fn who(&self, r: usize) -> String {
         let rank = &self.ranks[r];
         if rank.job > 0 {
-            return format!("spawned process {} of spawned job {} (pid {})", rank.jrank, rank.job, rank.pid);
+            return format!(
+                "spawned process {} of spawned job {} (pid {})",
+                rank.jrank, rank.job, rank.pid
+            );
         }
         match &rank.host {
             Some(host) => format!("rank {r} on {host} (launch pid {})", rank.pid),
@@ -829,12 +904,19 @@ impl Job {
                 crate::hang::report_titled(&crate::hang::views(&slots, &exits), false, &self.title)
             }
             None => {
-                let mut t = format!("{}
+                let mut t = format!(
+                    "{}
   (deadlock detection is off (--hang-check off): only whether each rank runs)
-", self.title);
+",
+                    self.title
+                );
                 for (r, e) in exits.iter().enumerate() {
-                    t.push_str(&format!("  rank {r}: {}
-", e.as_deref().map_or("running".to_string(), |e| format!("finished ({e})"))));
+                    t.push_str(&format!(
+                        "  rank {r}: {}
+",
+                        e.as_deref()
+                            .map_or("running".to_string(), |e| format!("finished ({e})"))
+                    ));
                 }
                 t
             }
@@ -843,7 +925,10 @@ impl Job {
 
     /// Looks for a certain deadlock (see `hang.rs`) every [`HANG_TICK`].
     fn check_hang(&mut self) {
-        if self.ending != Ending::Running || self.checker.reported || Instant::now() < self.next_check {
+        if self.ending != Ending::Running
+            || self.checker.reported
+            || Instant::now() < self.next_check
+        {
             return;
         }
         self.next_check = Instant::now() + HANG_TICK;
@@ -853,7 +938,10 @@ impl Job {
             self.checker.reported = true;
             eprint!("{report}");
             if self.hang_check == HangCheck::Abort {
-                self.fail("the job deadlocked (exit status 86)", crate::hang::EXIT_DEADLOCK);
+                self.fail(
+                    "the job deadlocked (exit status 86)",
+                    crate::hang::EXIT_DEADLOCK,
+                );
             }
         }
     }
@@ -1021,7 +1109,10 @@ impl Job {
             .and_then(|m| oxmpi_pmi::status::decode_report(&m, self.ranks.len()));
         match report {
             Some(rep) => page.write(r, &rep),
-            None => eprintln!("mpiexec: ignored a malformed status report from {}", self.who(r)),
+            None => eprintln!(
+                "mpiexec: ignored a malformed status report from {}",
+                self.who(r)
+            ),
         }
     }
 
@@ -1049,12 +1140,21 @@ impl Job {
         let slot = |rank: u32| self.first_slot[j] + rank as usize;
         match event {
             ServerEvent::Initialized { .. } | ServerEvent::Finalized { .. } => {}
-            ServerEvent::Name { rank, op, service, port } => {
+            ServerEvent::Name {
+                rank,
+                op,
+                service,
+                port,
+            } => {
                 let result = self.name_service(op, &service, &port);
                 let out = self.servers[j].name_result(rank, op, result);
                 self.deliver(j, out);
             }
-            ServerEvent::Spawn { rank, commands, preput } => {
+            ServerEvent::Spawn {
+                rank,
+                commands,
+                preput,
+            } => {
                 let (rc, msg, codes) = match self.spawn_job(&commands, &preput) {
                     Ok(codes) => (0, String::new(), codes),
                     Err(why) => (-1, why, Vec::new()),
@@ -1071,7 +1171,10 @@ impl Job {
                 // peer died (a spawned process, a rank on another host): name
                 // the dead process rather than the messenger. Its death may be
                 // reaped a moment after the abort arrives.
-                if message.as_deref().is_some_and(|m| m.contains("lost a TCP connection")) {
+                if message
+                    .as_deref()
+                    .is_some_and(|m| m.contains("lost a TCP connection"))
+                {
                     let until = Instant::now() + LOST_PEER_GRACE;
                     loop {
                         self.reap();
@@ -1294,7 +1397,11 @@ fn soft_counts(v: &str) -> Result<Vec<u32>, String> {
     for part in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let nums: Vec<u32> = part
             .split(':')
-            .map(|x| x.trim().parse::<u32>().map_err(|_| format!("soft={v:?}: {x:?} is not a number")))
+            .map(|x| {
+                x.trim()
+                    .parse::<u32>()
+                    .map_err(|_| format!("soft={v:?}: {x:?} is not a number"))
+            })
             .collect::<Result<_, _>>()?;
         match nums.as_slice() {
             [a] => out.push(*a),
@@ -1314,7 +1421,11 @@ impl Job {
     /// server; returns one error code per process asked for (0: started,
     /// MPI_ERR_SPAWN: left out under `soft`). Supervised like the first job:
     /// output forwarded, a death ends everything.
-    fn spawn_job(&mut self, commands: &[oxmpi_pmi::SpawnCommand], preput: &[(String, String)]) -> Result<Vec<i32>, String> {
+    fn spawn_job(
+        &mut self,
+        commands: &[oxmpi_pmi::SpawnCommand],
+        preput: &[(String, String)],
+    ) -> Result<Vec<i32>, String> {
         const MPI_ERR_SPAWN: i32 = 53;
         if self.ending != Ending::Running {
             return Err("the job is ending".into());
@@ -1325,13 +1436,25 @@ impl Job {
         for c in commands {
             let mut info = c.info.clone();
             if let Some((_, file)) = info.iter().find(|(k, _)| k == "file").cloned() {
-                let text = std::fs::read_to_string(&file).map_err(|e| format!("info file={file:?}: {e}"))?;
-                for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
-                    let (k, v) = line.split_once('=').ok_or_else(|| format!("info file={file:?}: {line:?} is not key=value"))?;
+                let text = std::fs::read_to_string(&file)
+                    .map_err(|e| format!("info file={file:?}: {e}"))?;
+                for line in text
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                {
+                    let (k, v) = line
+                        .split_once('=')
+                        .ok_or_else(|| format!("info file={file:?}: {line:?} is not key=value"))?;
                     info.push((k.trim().to_string(), v.trim().to_string()));
                 }
             }
-            let get = |k: &str| info.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.clone());
+            let get = |k: &str| {
+                info.iter()
+                    .rev()
+                    .find(|(key, _)| key == k)
+                    .map(|(_, v)| v.clone())
+            };
             let host = get("host").filter(|h| !crate::hosts::is_local(h));
             if let (Some(h), None) = (&host, &self.spawn.remote) {
                 return Err(format!(
@@ -1358,7 +1481,9 @@ impl Job {
                 Some(p) => p,
                 None => {
                     let name = match &wdir {
-                        Some(d) if c.execname.contains('/') && !c.execname.starts_with('/') => d.join(&c.execname).into_os_string(),
+                        Some(d) if c.execname.contains('/') && !c.execname.starts_with('/') => {
+                            d.join(&c.execname).into_os_string()
+                        }
                         _ => OsString::from(&c.execname),
                     };
                     crate::spawn::resolve_program(&name).map_err(|e| e.0)?
@@ -1369,14 +1494,22 @@ impl Job {
                     // The most processes the universe has room for; when even the
                     // fewest allowed do not fit, the fewest (the universe size is
                     // advice: Hydra ignores `soft`, and oversubscribing beats failing).
-                    let allowed: Vec<u32> = soft_counts(&v)?.into_iter().filter(|&k| k > 0 && k <= c.nprocs).collect();
+                    let allowed: Vec<u32> = soft_counts(&v)?
+                        .into_iter()
+                        .filter(|&k| k > 0 && k <= c.nprocs)
+                        .collect();
                     allowed
                         .iter()
                         .copied()
                         .filter(|&k| k <= room)
                         .max()
                         .or_else(|| allowed.iter().copied().min())
-                        .ok_or_else(|| format!("info soft={v:?} allows no count between 1 and maxprocs={}", c.nprocs))?
+                        .ok_or_else(|| {
+                            format!(
+                                "info soft={v:?} allows no count between 1 and maxprocs={}",
+                                c.nprocs
+                            )
+                        })?
                 }
                 None => c.nprocs,
             };
@@ -1416,7 +1549,13 @@ impl Job {
         for (k, v) in preput {
             server.publish(k.clone(), v.clone());
         }
-        server.set_rank_appnums(plans.iter().enumerate().flat_map(|(i, p)| std::iter::repeat_n(i as u32, p.n as usize)).collect());
+        server.set_rank_appnums(
+            plans
+                .iter()
+                .enumerate()
+                .flat_map(|(i, p)| std::iter::repeat_n(i as u32, p.n as usize))
+                .collect(),
+        );
         self.servers.push(server);
         self.first_slot.push(self.ranks.len());
         let mut codes = Vec::new();
@@ -1424,18 +1563,32 @@ impl Job {
         for p in &plans {
             let mut env = self.spawn.env.clone();
             env.push(("PMI_SPAWNED".into(), "1".into()));
-            let spec = LaunchSpec { program: p.program.clone(), argv0: p.argv0.clone(), args: p.args.clone(), env, size: total, wdir: p.wdir.clone(), ..Default::default() };
+            let spec = LaunchSpec {
+                program: p.program.clone(),
+                argv0: p.argv0.clone(),
+                args: p.args.clone(),
+                env,
+                size: total,
+                wdir: p.wdir.clone(),
+                ..Default::default()
+            };
             for _ in 0..p.n {
                 let started = match (&p.host, &self.spawn.remote) {
                     (Some(host), Some(remote)) => sys::random_hex(TOKEN_BYTES).and_then(|token| {
-                        spawn_remote(&spec, jrank, Some(self.pgid), remote, host, &token).map(|io| (io, Some((host.clone(), token))))
+                        spawn_remote(&spec, jrank, Some(self.pgid), remote, host, &token)
+                            .map(|io| (io, Some((host.clone(), token))))
                     }),
-                    _ => spawn_local(&spec, jrank, Some(self.pgid), &self.spawn.extra_env).map(|io| (io, None)),
+                    _ => spawn_local(&spec, jrank, Some(self.pgid), &self.spawn.extra_env)
+                        .map(|io| (io, None)),
                 };
                 match started {
                     Ok((io, remote)) => self.add_spawned(io, j, jrank, remote),
                     Err(e) => {
-                        let on = p.host.as_ref().map(|h| format!(" on {h}")).unwrap_or_default();
+                        let on = p
+                            .host
+                            .as_ref()
+                            .map(|h| format!(" on {h}"))
+                            .unwrap_or_default();
                         let what = format!("cannot start spawned process {jrank} of spawned job {j}{on} ('{}'): {e}", p.program.display());
                         self.fail(&what, 1);
                         return Err(what);
@@ -1472,8 +1625,14 @@ impl Job {
             exit: None,
             pmi,
             out: [
-                OutStream { pipe: nonblocking_file(OwnedFd::from(io.stdout)), fwd: LineForwarder::new(Sink::Stdout, slot, label) },
-                OutStream { pipe: nonblocking_file(OwnedFd::from(io.stderr)), fwd: LineForwarder::new(Sink::Stderr, slot, label) },
+                OutStream {
+                    pipe: nonblocking_file(OwnedFd::from(io.stdout)),
+                    fwd: LineForwarder::new(Sink::Stdout, slot, label),
+                },
+                OutStream {
+                    pipe: nonblocking_file(OwnedFd::from(io.stderr)),
+                    fwd: LineForwarder::new(Sink::Stderr, slot, label),
+                },
             ],
         });
     }
@@ -1487,7 +1646,10 @@ pub fn names_dir() -> Result<std::path::PathBuf, String> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt};
     let dir = match std::env::var_os("OXMPI_NAMESERVER_DIR") {
         Some(d) => std::path::PathBuf::from(d),
-        None => match std::env::var_os("XDG_RUNTIME_DIR").map(std::path::PathBuf::from).filter(|d| d.is_dir()) {
+        None => match std::env::var_os("XDG_RUNTIME_DIR")
+            .map(std::path::PathBuf::from)
+            .filter(|d| d.is_dir())
+        {
             Some(d) => d.join("oxmpi-names"),
             // SAFETY: getuid has no preconditions.
             None => std::env::temp_dir().join(format!("oxmpi-names-{}", unsafe { libc::getuid() })),
@@ -1498,11 +1660,15 @@ pub fn names_dir() -> Result<std::path::PathBuf, String> {
         Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
         Err(e) => return Err(format!("name service directory {}: {e}", dir.display())),
     }
-    let md = std::fs::symlink_metadata(&dir).map_err(|e| format!("name service directory {}: {e}", dir.display()))?;
+    let md = std::fs::symlink_metadata(&dir)
+        .map_err(|e| format!("name service directory {}: {e}", dir.display()))?;
     // SAFETY: getuid has no preconditions.
     let uid = unsafe { libc::getuid() };
     if !md.is_dir() || md.uid() != uid || md.mode() & 0o077 != 0 {
-        return Err(format!("name service directory {} is not a private directory of this user", dir.display()));
+        return Err(format!(
+            "name service directory {} is not a private directory of this user",
+            dir.display()
+        ));
     }
     Ok(dir)
 }
@@ -1511,17 +1677,28 @@ impl Job {
     /// Serves the name service from [`names_dir`]: one file per service name
     /// (hex-encoded), holding the port and the publishing launcher's pid (an
     /// entry whose launcher is gone is stale and ignored).
-    fn name_service(&mut self, op: oxmpi_pmi::NameOp, service: &str, port: &str) -> Result<Option<String>, String> {
+    fn name_service(
+        &mut self,
+        op: oxmpi_pmi::NameOp,
+        service: &str,
+        port: &str,
+    ) -> Result<Option<String>, String> {
         use oxmpi_pmi::NameOp;
         use std::os::unix::fs::OpenOptionsExt;
         let dir = names_dir()?;
-        let file = dir.join(service.bytes().map(|b| format!("{b:02x}")).collect::<String>());
+        let file = dir.join(
+            service
+                .bytes()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>(),
+        );
         let read = |f: &std::path::Path| -> Option<String> {
             let text = std::fs::read_to_string(f).ok()?;
             let (port, pid) = text.trim_end().split_once('\n')?;
             let pid: libc::pid_t = pid.trim().parse().ok()?;
             // SAFETY: kill with signal 0 only checks that the process exists.
-            let alive = unsafe { libc::kill(pid, 0) } == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+            let alive = unsafe { libc::kill(pid, 0) } == 0
+                || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
             alive.then(|| port.to_string())
         };
         match op {
@@ -1535,10 +1712,13 @@ impl Job {
                     .mode(0o600)
                     .open(&file)
                     .map_err(|e| match e.kind() {
-                        ErrorKind::AlreadyExists => format!("service {service:?} is already published"),
+                        ErrorKind::AlreadyExists => {
+                            format!("service {service:?} is already published")
+                        }
                         _ => format!("publishing {service:?}: {e}"),
                     })?;
-                f.write_all(format!("{port}\n{}\n", sys::getpid()).as_bytes()).map_err(|e| format!("publishing {service:?}: {e}"))?;
+                f.write_all(format!("{port}\n{}\n", sys::getpid()).as_bytes())
+                    .map_err(|e| format!("publishing {service:?}: {e}"))?;
                 self.published.push(file);
                 Ok(None)
             }
@@ -1546,11 +1726,14 @@ impl Job {
                 if read(&file).is_none() {
                     return Err(format!("service {service:?} is not published"));
                 }
-                std::fs::remove_file(&file).map_err(|e| format!("unpublishing {service:?}: {e}"))?;
+                std::fs::remove_file(&file)
+                    .map_err(|e| format!("unpublishing {service:?}: {e}"))?;
                 self.published.retain(|p| p != &file);
                 Ok(None)
             }
-            NameOp::Lookup => read(&file).map(Some).ok_or_else(|| format!("service {service:?} is not published")),
+            NameOp::Lookup => read(&file)
+                .map(Some)
+                .ok_or_else(|| format!("service {service:?} is not published")),
         }
     }
 }

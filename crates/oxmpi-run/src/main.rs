@@ -58,7 +58,9 @@ fn real_main() -> i32 {
         Some(ms) => Some(std::time::Duration::from_millis(ms)),
         None => match std::env::var("MPIEXEC_TIMEOUT") {
             Ok(v) if !v.trim().is_empty() => match v.trim().parse::<f64>() {
-                Ok(s) if s.is_finite() && s > 0.0 && s <= 86400.0 => Some(std::time::Duration::from_secs_f64(s)),
+                Ok(s) if s.is_finite() && s > 0.0 && s <= 86400.0 => {
+                    Some(std::time::Duration::from_secs_f64(s))
+                }
                 _ => {
                     eprintln!("mpiexec: MPIEXEC_TIMEOUT must be a number of seconds (more than 0, at most 86400), not '{v}'");
                     return EXIT_USAGE;
@@ -105,11 +107,17 @@ fn real_main() -> i32 {
         };
         // Absolute, so that a block's -wdir does not change which file runs.
         let program = if program.is_relative() {
-            std::env::current_dir().map(|d| d.join(&program)).unwrap_or(program)
+            std::env::current_dir()
+                .map(|d| d.join(&program))
+                .unwrap_or(program)
         } else {
             program
         };
-        let wdir = app.wdir.as_ref().or(options.wdir.as_ref()).map(std::path::PathBuf::from);
+        let wdir = app
+            .wdir
+            .as_ref()
+            .or(options.wdir.as_ref())
+            .map(std::path::PathBuf::from);
         if let Some(dir) = &wdir {
             // Checked here only for a job on this machine: a remote host's
             // directories are its own.
@@ -195,7 +203,8 @@ fn with_library_path(mut env: Vec<(OsString, OsString)>, clear: bool) -> Vec<(Os
     };
     let mut paths = vec![lib.clone()];
     if let Some(old) = old {
-        paths.extend(std::env::split_paths(&old).filter(|p| *p != lib && !p.as_os_str().is_empty()));
+        paths
+            .extend(std::env::split_paths(&old).filter(|p| *p != lib && !p.as_os_str().is_empty()));
     }
     if let Ok(v) = std::env::join_paths(paths) {
         env.push((VAR.into(), v));
@@ -226,9 +235,16 @@ fn layout(options: &args::Options) -> Result<Layout, String> {
     let mut counts: Vec<u32> = options.apps.iter().map(|a| a.nprocs.unwrap_or(1)).collect();
     let total: u64 = counts.iter().map(|&c| c as u64).sum();
     if total > args::MAX_PROCS as u64 {
-        return Err(format!("the blocks ask for {total} processes, more than {}", args::MAX_PROCS));
+        return Err(format!(
+            "the blocks ask for {total} processes, more than {}",
+            args::MAX_PROCS
+        ));
     }
-    let nprocs = if single { options.apps[0].nprocs } else { Some(total as u32) };
+    let nprocs = if single {
+        options.apps[0].nprocs
+    } else {
+        Some(total as u32)
+    };
     let Some(source) = &options.hosts else {
         // Everything local, as without multi-host support; -ppn and -rr
         // have nothing to spread over.
@@ -264,7 +280,11 @@ fn layout(options: &args::Options) -> Result<Layout, String> {
         size,
         counts,
         // The host slots (at least the job itself).
-        universe: hosts.iter().map(|h| h.slots.unwrap_or(1)).sum::<u32>().max(size),
+        universe: hosts
+            .iter()
+            .map(|h| h.slots.unwrap_or(1))
+            .sum::<u32>()
+            .max(size),
         placement,
         mapping: oxmpi_pmi::nodes_mapping(&nodes),
     })
@@ -314,10 +334,16 @@ mod tests {
     fn the_shm_sweep_covers_spawned_jobs_and_no_other_mpiexec() {
         let p = job_family_shm_prefix("kvs_123_0");
         for ours in ["kvs_123_0", "kvs_123_1", "kvs_123_17"] {
-            assert!(format!("{}0", oxmpi_pmi::shm_segment_prefix(ours)).starts_with(&p), "{ours} {p}");
+            assert!(
+                format!("{}0", oxmpi_pmi::shm_segment_prefix(ours)).starts_with(&p),
+                "{ours} {p}"
+            );
         }
         for theirs in ["kvs_1234_0", "kvs_12_0", "kvs_1230_1"] {
-            assert!(!format!("{}0", oxmpi_pmi::shm_segment_prefix(theirs)).starts_with(&p), "{theirs} {p}");
+            assert!(
+                !format!("{}0", oxmpi_pmi::shm_segment_prefix(theirs)).starts_with(&p),
+                "{theirs} {p}"
+            );
         }
         let dir = std::env::temp_dir().join(format!("oxmpi-sweep-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -325,7 +351,10 @@ mod tests {
             std::fs::write(dir.join(n), b"").unwrap();
         }
         remove_with_prefix(&dir, &job_family_shm_prefix("kvs_9_0"));
-        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(left, vec![std::ffi::OsString::from("oxmpi-kvs_99_0-0")]);
         std::fs::remove_dir_all(&dir).unwrap();
     }

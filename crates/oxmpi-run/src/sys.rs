@@ -295,7 +295,9 @@ pub fn secrets_equal(a: &[u8], b: &[u8]) -> bool {
 /// close-on-exec), mapped here as atomic words for the life of the process
 /// (the job status page, see `hang.rs`: the launcher reads every slot and
 /// writes only those of ranks on other hosts, which cannot map it).
-pub fn inheritable_shared_words(bytes: usize) -> io::Result<(OwnedFd, &'static [std::sync::atomic::AtomicU64])> {
+pub fn inheritable_shared_words(
+    bytes: usize,
+) -> io::Result<(OwnedFd, &'static [std::sync::atomic::AtomicU64])> {
     let name = c"oxmpi-status";
     // SAFETY: memfd_create takes a NUL-terminated name and flags; it returns a
     // new descriptor or -1. No MFD_CLOEXEC: the ranks inherit it.
@@ -305,20 +307,34 @@ pub fn inheritable_shared_words(bytes: usize) -> io::Result<(OwnedFd, &'static [
     // SAFETY: ftruncate on our own descriptor.
     cvt(unsafe { libc::ftruncate(fd.as_raw_fd(), bytes as libc::off_t) })?;
     // SAFETY: a fresh shared mapping of the whole file; failure is MAP_FAILED.
-    let base = unsafe { libc::mmap(std::ptr::null_mut(), bytes, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), 0) };
+    let base = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            bytes,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd.as_raw_fd(),
+            0,
+        )
+    };
     if base == libc::MAP_FAILED {
         return Err(io::Error::last_os_error());
     }
     // The mapping is page-aligned, `bytes` long, never unmapped (it lives as long
     // as the launcher), and only ever accessed through atomics here and in the ranks.
     // SAFETY: valid for the program's lifetime, and AtomicU64 has the layout of u64.
-    let words = unsafe { std::slice::from_raw_parts(base as *const std::sync::atomic::AtomicU64, bytes / 8) };
+    let words = unsafe {
+        std::slice::from_raw_parts(base as *const std::sync::atomic::AtomicU64, bytes / 8)
+    };
     Ok((fd, words))
 }
 
 /// `CLOCK_MONOTONIC` in milliseconds (the clock ranks stamp the status page with).
 pub fn monotonic_ms() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes the timespec we own.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
@@ -331,11 +347,17 @@ pub fn allowed_cpus() -> io::Result<Vec<usize>> {
     // writes at most size_of::<cpu_set_t>() bytes into it.
     let set = unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
-        cvt(libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set))?;
+        cvt(libc::sched_getaffinity(
+            0,
+            std::mem::size_of::<libc::cpu_set_t>(),
+            &mut set,
+        ))?;
         set
     };
-    // SAFETY: CPU_ISSET only reads the set, for indexes below CPU_SETSIZE.
-    let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect();
+    let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+        // SAFETY: CPU_ISSET only reads the set, for indexes below CPU_SETSIZE.
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .collect();
     if cpus.is_empty() {
         return Err(io::Error::other("the affinity mask is empty"));
     }
@@ -350,7 +372,11 @@ pub fn bind_to_cpu(cpu: usize) -> io::Result<()> {
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut set);
-        cvt(libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set))?;
+        cvt(libc::sched_setaffinity(
+            0,
+            std::mem::size_of::<libc::cpu_set_t>(),
+            &set,
+        ))?;
     }
     Ok(())
 }

@@ -8,7 +8,11 @@ fn api_coll_on_1_to_5_ranks() {
         run.assert_ok();
         let out = run.stdout();
         for r in 0..n {
-            assert!(out.contains(&format!("api_coll: rank {r} of {n} ok")), "rank {r}:\n{out}\n{}", run.stderr());
+            assert!(
+                out.contains(&format!("api_coll: rank {r} of {n} ok")),
+                "rank {r}:\n{out}\n{}",
+                run.stderr()
+            );
         }
     }
 }

@@ -86,7 +86,10 @@ fn api_threads_share_communicators_and_requests_under_multiple() {
         for r in 0..n {
             let (l, rt) = ((r + n - 1) % n, (r + 1) % n);
             let want = format!("rank {r}: left {l} right {rt} sum {}", n * (n - 1) / 2);
-            assert!(out.lines().any(|line| line == want), "missing {want:?} in\n{out}");
+            assert!(
+                out.lines().any(|line| line == want),
+                "missing {want:?} in\n{out}"
+            );
         }
     }
 }

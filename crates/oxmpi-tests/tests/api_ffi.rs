@@ -8,7 +8,11 @@ fn raw_ffi_calls_mix_with_the_safe_api() {
         run.assert_ok();
         let out = run.stdout();
         for r in 0..n {
-            assert!(out.contains(&format!("api_ffi: rank {r} of {n} ok")), "rank {r}:\n{out}\n{}", run.stderr());
+            assert!(
+                out.contains(&format!("api_ffi: rank {r} of {n} ok")),
+                "rank {r}:\n{out}\n{}",
+                run.stderr()
+            );
         }
     }
 }

@@ -25,9 +25,15 @@ fn api_immediate_on_1_2_3_4_ranks() {
 /// operation uses stay alive until it completes (a use after free fails the job).
 #[test]
 fn api_immediate_under_valgrind_on_2_ranks() {
-    let found = std::process::Command::new("valgrind").arg("--version").output().is_ok_and(|o| o.status.success());
+    let found = std::process::Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !found {
-        assert!(std::env::var_os("CI").is_none(), "valgrind is missing (CI installs it)");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "valgrind is missing (CI installs it)"
+        );
         eprintln!("skipped: valgrind is not installed");
         return;
     }
@@ -36,6 +42,11 @@ fn api_immediate_under_valgrind_on_2_ranks() {
     run.assert_ok();
     assert!(!run.stderr().contains("Invalid read"), "{}", run.stderr());
     for r in 0..2 {
-        assert!(run.stdout().contains(&format!("api_immediate: rank {r} of 2 ok")), "{}", run.stdout());
+        assert!(
+            run.stdout()
+                .contains(&format!("api_immediate: rank {r} of 2 ok")),
+            "{}",
+            run.stdout()
+        );
     }
 }

@@ -8,7 +8,11 @@ fn api_sessions_on_1_and_3_ranks() {
         run.assert_ok();
         let out = run.stdout();
         for r in 0..n {
-            assert!(out.contains(&format!("api_session: rank {r} of {n} ok")), "rank {r}:\n{out}\n{}", run.stderr());
+            assert!(
+                out.contains(&format!("api_session: rank {r} of {n} ok")),
+                "rank {r}:\n{out}\n{}",
+                run.stderr()
+            );
         }
     }
 }

@@ -8,7 +8,11 @@ const PROG: &str = env!("CARGO_BIN_EXE_core_coll_inter");
 fn launch(n: usize, split: &str) {
     let run = common::run(n, PROG, &[split]);
     run.assert_ok();
-    assert!(run.stdout().contains("coll inter ("), "{n} ranks, split {split}: no ok line:\n{}", run.stdout());
+    assert!(
+        run.stdout().contains("coll inter ("),
+        "{n} ranks, split {split}: no ok line:\n{}",
+        run.stdout()
+    );
 }
 
 #[test]

@@ -26,29 +26,62 @@ fn group(name: &str, var: &str, algorithms: &[&str], extra: &[(&str, &str)]) {
 
 #[test]
 fn bcast_every_algorithm() {
-    group("bcast", "OXMPI_BCAST_ALGORITHM", &["binomial", "scatter_ring", "chain", "shm", "auto"], &[]);
+    group(
+        "bcast",
+        "OXMPI_BCAST_ALGORITHM",
+        &["binomial", "scatter_ring", "chain", "shm", "auto"],
+        &[],
+    );
 }
 
 #[test]
 fn gather_and_gatherv_every_algorithm() {
-    group("gather", "OXMPI_GATHER_ALGORITHM", &["binomial", "linear", "auto"], &[]);
+    group(
+        "gather",
+        "OXMPI_GATHER_ALGORITHM",
+        &["binomial", "linear", "auto"],
+        &[],
+    );
 }
 
 #[test]
 fn scatter_and_scatterv_every_algorithm() {
-    group("scatter", "OXMPI_SCATTER_ALGORITHM", &["binomial", "linear", "auto"], &[]);
+    group(
+        "scatter",
+        "OXMPI_SCATTER_ALGORITHM",
+        &["binomial", "linear", "auto"],
+        &[],
+    );
 }
 
 #[test]
 fn allgather_and_allgatherv_every_algorithm() {
-    group("allgather", "OXMPI_ALLGATHER_ALGORITHM", &["ring", "recursive_doubling", "bruck", "shm", "auto"], &[]);
+    group(
+        "allgather",
+        "OXMPI_ALLGATHER_ALGORITHM",
+        &["ring", "recursive_doubling", "bruck", "shm", "auto"],
+        &[],
+    );
 }
 
 #[test]
 fn alltoall_v_w_every_algorithm() {
-    group("alltoall", "OXMPI_ALLTOALL_ALGORITHM", &["bruck", "auto"], &[]);
+    group(
+        "alltoall",
+        "OXMPI_ALLTOALL_ALGORITHM",
+        &["bruck", "auto"],
+        &[],
+    );
     for a in ["pairwise", "linear"] {
-        group("alltoall", "OXMPI_ALLTOALL_ALGORITHM", &[a], &[("OXMPI_ALLTOALLV_ALGORITHM", a), ("OXMPI_ALLTOALLW_ALGORITHM", a)]);
+        group(
+            "alltoall",
+            "OXMPI_ALLTOALL_ALGORITHM",
+            &[a],
+            &[
+                ("OXMPI_ALLTOALLV_ALGORITHM", a),
+                ("OXMPI_ALLTOALLW_ALGORITHM", a),
+            ],
+        );
     }
 }
 
@@ -60,7 +93,12 @@ fn blocks_outside_their_buffers_are_errors() {
 #[test]
 fn unknown_algorithm_name_is_an_error() {
     let run = common::run_env(2, PROG, &["bcast"], &[("OXMPI_BCAST_ALGORITHM", "nosuch")]);
-    assert_ne!(run.code(), Some(0), "an unknown algorithm name must fail:\n{}", run.stdout());
+    assert_ne!(
+        run.code(),
+        Some(0),
+        "an unknown algorithm name must fail:\n{}",
+        run.stdout()
+    );
     assert!(run.stderr().contains("nosuch"), "{}", run.stderr());
 }
 
@@ -68,16 +106,42 @@ fn unknown_algorithm_name_is_an_error() {
 fn bad_algorithm_variables_fail_at_start_up() {
     // The program only broadcasts: gatherv never runs, yet the value is refused
     // when the engine starts, naming the variable, the value and the choices.
-    let run = common::run_env(2, PROG, &["bcast"], &[("OXMPI_GATHERV_ALGORITHM", "binomial")]);
-    assert_ne!(run.code(), Some(0), "a gatherv algorithm that does not exist was accepted:\n{}", run.stdout());
-    assert!(!run.stdout().contains("bcast: ok"), "the program ran past MPI_Init:\n{}", run.stdout());
+    let run = common::run_env(
+        2,
+        PROG,
+        &["bcast"],
+        &[("OXMPI_GATHERV_ALGORITHM", "binomial")],
+    );
+    assert_ne!(
+        run.code(),
+        Some(0),
+        "a gatherv algorithm that does not exist was accepted:\n{}",
+        run.stdout()
+    );
     assert!(
-        run.stderr().contains("OXMPI_GATHERV_ALGORITHM=\"binomial\" names no gatherv algorithm") && run.stderr().contains("choose one of linear"),
+        !run.stdout().contains("bcast: ok"),
+        "the program ran past MPI_Init:\n{}",
+        run.stdout()
+    );
+    assert!(
+        run.stderr()
+            .contains("OXMPI_GATHERV_ALGORITHM=\"binomial\" names no gatherv algorithm")
+            && run.stderr().contains("choose one of linear"),
         "{}",
         run.stderr()
     );
     // A variable naming no collective (a typo) is refused too, not ignored.
     let run = common::run_env(2, PROG, &["bcast"], &[("OXMPI_BCST_ALGORITHM", "binomial")]);
-    assert_ne!(run.code(), Some(0), "a misspelt variable was ignored:\n{}", run.stdout());
-    assert!(run.stderr().contains("OXMPI_BCST_ALGORITHM names no collective"), "{}", run.stderr());
+    assert_ne!(
+        run.code(),
+        Some(0),
+        "a misspelt variable was ignored:\n{}",
+        run.stdout()
+    );
+    assert!(
+        run.stderr()
+            .contains("OXMPI_BCST_ALGORITHM names no collective"),
+        "{}",
+        run.stderr()
+    );
 }

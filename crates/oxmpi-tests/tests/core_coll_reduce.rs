@@ -10,8 +10,15 @@ const PROG: &str = env!("CARGO_BIN_EXE_core_coll_reduce");
 fn launch(n: usize, mode: &str, env: &[(&str, &str)]) {
     let run = common::run_env(n, PROG, &[mode], env);
     run.assert_ok();
-    assert!(run.stdout().contains("reductions: ok"), "{n} ranks {env:?} did not report ok:\n{}", run.stdout());
-    assert!(common::shm_leftovers_of(run.pid).is_empty(), "shared memory left behind");
+    assert!(
+        run.stdout().contains("reductions: ok"),
+        "{n} ranks {env:?} did not report ok:\n{}",
+        run.stdout()
+    );
+    assert!(
+        common::shm_leftovers_of(run.pid).is_empty(),
+        "shared memory left behind"
+    );
 }
 
 /// One choice per operation: (operation env name, algorithm).
@@ -39,7 +46,10 @@ const PROFILES: &[&[(&str, &str)]] = &[
         ("OXMPI_REDUCE_SCATTER_BLOCK_ALGORITHM", "reduce_scatterv"),
     ],
     &[("OXMPI_ALLREDUCE_ALGORITHM", "reduce_bcast")],
-    &[("OXMPI_REDUCE_ALGORITHM", "shm"), ("OXMPI_ALLREDUCE_ALGORITHM", "shm")],
+    &[
+        ("OXMPI_REDUCE_ALGORITHM", "shm"),
+        ("OXMPI_ALLREDUCE_ALGORITHM", "shm"),
+    ],
 ];
 
 #[test]
@@ -69,9 +79,22 @@ fn every_algorithm_forced_with_large_counts() {
 
 #[test]
 fn unknown_algorithm_name_is_an_error() {
-    let run = common::run_env(2, PROG, &["quick"], &[("OXMPI_ALLREDUCE_ALGORITHM", "bogus")]);
-    assert!(!run.output.status.success(), "a bogus algorithm name was accepted:\n{}", run.stdout());
-    assert!(run.stderr().contains("names no allreduce algorithm"), "{}", run.stderr());
+    let run = common::run_env(
+        2,
+        PROG,
+        &["quick"],
+        &[("OXMPI_ALLREDUCE_ALGORITHM", "bogus")],
+    );
+    assert!(
+        !run.output.status.success(),
+        "a bogus algorithm name was accepted:\n{}",
+        run.stdout()
+    );
+    assert!(
+        run.stderr().contains("names no allreduce algorithm"),
+        "{}",
+        run.stderr()
+    );
 }
 
 #[test]

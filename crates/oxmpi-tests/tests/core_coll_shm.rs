@@ -19,8 +19,16 @@ fn mode(name: &str, env: &[(&str, &str)], sizes: &[usize]) {
         let run = common::run_env(n, PROG, &[name], env);
         run.assert_ok();
         let oks = run.stdout().matches(&format!("{name}: ok")).count();
-        assert_eq!(oks, n, "{name} on {n} ranks ({env:?}): {oks} ranks reported ok:\n{}", run.stdout());
-        assert!(common::shm_leftovers_of(run.pid).is_empty(), "shared memory left behind");
+        assert_eq!(
+            oks,
+            n,
+            "{name} on {n} ranks ({env:?}): {oks} ranks reported ok:\n{}",
+            run.stdout()
+        );
+        assert!(
+            common::shm_leftovers_of(run.pid).is_empty(),
+            "shared memory left behind"
+        );
     }
 }
 
@@ -58,12 +66,30 @@ fn the_path_is_taken_by_default_and_can_be_disabled() {
     let areas = |env: &[(&str, &str)]| {
         let run = common::run_env(4, PROG, &["uses_shm"], env);
         run.assert_ok();
-        run.stdout().lines().filter(|l| l.starts_with("areas: ")).map(|l| l[7..].trim().parse::<usize>().unwrap()).collect::<Vec<_>>()
+        run.stdout()
+            .lines()
+            .filter(|l| l.starts_with("areas: "))
+            .map(|l| l[7..].trim().parse::<usize>().unwrap())
+            .collect::<Vec<_>>()
     };
-    assert_eq!(areas(&[]), vec![1; 4], "the automatic selection did not make an area");
-    assert_eq!(areas(&[("OXMPI_BARRIER_ALGORITHM", "dissemination")]), vec![0; 4], "another algorithm forced, yet an area");
+    assert_eq!(
+        areas(&[]),
+        vec![1; 4],
+        "the automatic selection did not make an area"
+    );
+    assert_eq!(
+        areas(&[("OXMPI_BARRIER_ALGORITHM", "dissemination")]),
+        vec![0; 4],
+        "another algorithm forced, yet an area"
+    );
     // Ranks that do not all share memory (every peer over TCP) use schedules.
-    assert_eq!(areas(&[("OXMPI_BARRIER_ALGORITHM", "shm"), ("OXMPI_TRANSPORT", "tcp")]), vec![0; 4]);
+    assert_eq!(
+        areas(&[
+            ("OXMPI_BARRIER_ALGORITHM", "shm"),
+            ("OXMPI_TRANSPORT", "tcp")
+        ]),
+        vec![0; 4]
+    );
 }
 
 #[test]
@@ -72,7 +98,13 @@ fn api_collectives_with_shm_forced() {
         let run = common::run_env(n, env!("CARGO_BIN_EXE_api_coll"), &[], FORCED);
         run.assert_ok();
         for r in 0..n {
-            assert!(run.stdout().contains(&format!("api_coll: rank {r} of {n} ok")), "rank {r}:\n{}\n{}", run.stdout(), run.stderr());
+            assert!(
+                run.stdout()
+                    .contains(&format!("api_coll: rank {r} of {n} ok")),
+                "rank {r}:\n{}\n{}",
+                run.stdout(),
+                run.stderr()
+            );
         }
     }
 }
@@ -83,7 +115,11 @@ fn a_killed_rank_ends_the_job_promptly() {
         let run = common::run_env(n, PROG, &["die"], FORCED);
         assert_eq!(run.code(), Some(128 + 9), "stderr: {}", run.stderr());
         // The rank dies ~0.2 s after start; the job must be over within ~1 s of that.
-        assert!(run.elapsed.as_secs_f64() < 2.5, "job took {:?}", run.elapsed);
+        assert!(
+            run.elapsed.as_secs_f64() < 2.5,
+            "job took {:?}",
+            run.elapsed
+        );
         assert!(common::shm_leftovers_of(run.pid).is_empty());
     }
 }

@@ -8,6 +8,12 @@ fn one_host_answers_one_level_and_fake_hosts_two() {
     for (n, k) in [(4, "2"), (6, "3"), (5, "2")] {
         let run = common::run_env(n, prog, &[], &[("FAKE_HOSTS", k)]);
         run.assert_ok();
-        assert_eq!(run.stdout().lines().filter(|l| l.starts_with("hierarchy:")).count(), n);
+        assert_eq!(
+            run.stdout()
+                .lines()
+                .filter(|l| l.starts_with("hierarchy:"))
+                .count(),
+            n
+        );
     }
 }

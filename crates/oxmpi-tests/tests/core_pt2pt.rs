@@ -8,8 +8,15 @@ const PROG: &str = env!("CARGO_BIN_EXE_core_pt2pt");
 fn scenario(n: usize, name: &str, env: &[(&str, &str)]) -> common::Run {
     let run = common::run_env(n, PROG, &[name], env);
     run.assert_ok();
-    assert!(run.stdout().contains(&format!("{name}: ok")), "{name} on {n} ranks did not report ok:\n{}", run.stdout());
-    assert!(common::shm_leftovers_of(run.pid).is_empty(), "shared memory left behind");
+    assert!(
+        run.stdout().contains(&format!("{name}: ok")),
+        "{name} on {n} ranks did not report ok:\n{}",
+        run.stdout()
+    );
+    assert!(
+        common::shm_leftovers_of(run.pid).is_empty(),
+        "shared memory left behind"
+    );
     run
 }
 
@@ -31,7 +38,11 @@ fn randomized_traffic_without_cross_memory_attach() {
 #[test]
 fn randomized_traffic_all_rendezvous_and_all_eager() {
     scenario(3, "traffic", &[("OXMPI_EAGER_LIMIT", "0")]);
-    scenario(3, "traffic", &[("OXMPI_EAGER_LIMIT", "1000000"), ("OXMPI_NO_CMA", "1")]);
+    scenario(
+        3,
+        "traffic",
+        &[("OXMPI_EAGER_LIMIT", "1000000"), ("OXMPI_NO_CMA", "1")],
+    );
 }
 
 #[test]
@@ -56,7 +67,11 @@ fn cancel_of_receives_and_unmatched_sends() {
 #[test]
 fn flood_of_unexpected_messages_is_throttled() {
     let run = scenario(2, "flood", &[]);
-    assert!(run.stdout().contains("peak unexpected eager bytes"), "{}", run.stdout());
+    assert!(
+        run.stdout().contains("peak unexpected eager bytes"),
+        "{}",
+        run.stdout()
+    );
 }
 
 #[test]
@@ -99,8 +114,15 @@ fn sends_to_self() {
     scenario(1, "selfsend", &[]);
     scenario(2, "selfsend", &[]);
     // Singleton: no process manager at all.
-    let out = std::process::Command::new(PROG).arg("selfsend").output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = std::process::Command::new(PROG)
+        .arg("selfsend")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -119,11 +141,22 @@ fn a_killed_rank_ends_the_job_promptly_without_survivors() {
         let run = common::run(n, PROG, &["die", &token]);
         assert_eq!(run.code(), Some(128 + 9), "stderr: {}", run.stderr());
         let err = run.stderr();
-        assert!(err.contains(&format!("rank {}", n - 1)) && err.contains("signal 9"), "{err}");
+        assert!(
+            err.contains(&format!("rank {}", n - 1)) && err.contains("signal 9"),
+            "{err}"
+        );
         // The rank dies 0.2 s after start; the job must be over within ~1 s of that.
-        assert!(run.elapsed.as_secs_f64() < 2.5, "job took {:?}", run.elapsed);
+        assert!(
+            run.elapsed.as_secs_f64() < 2.5,
+            "job took {:?}",
+            run.elapsed
+        );
         std::thread::sleep(std::time::Duration::from_millis(100));
-        assert!(common::processes_with(&token).is_empty(), "survivors: {:?}", common::processes_with(&token));
+        assert!(
+            common::processes_with(&token).is_empty(),
+            "survivors: {:?}",
+            common::processes_with(&token)
+        );
         assert!(common::shm_leftovers_of(run.pid).is_empty());
     }
 }
@@ -144,7 +177,11 @@ fn derived_datatypes_on_either_side() {
 #[test]
 fn type_signature_mismatch_is_an_error_when_checking() {
     scenario(2, "signature", &[("OXMPI_CHECK_SIGNATURES", "1")]);
-    scenario(2, "signature", &[("OXMPI_CHECK_SIGNATURES", "1"), ("OXMPI_NO_CMA", "1")]);
+    scenario(
+        2,
+        "signature",
+        &[("OXMPI_CHECK_SIGNATURES", "1"), ("OXMPI_NO_CMA", "1")],
+    );
     scenario(1, "signature", &[("OXMPI_CHECK_SIGNATURES", "1")]);
     // Off (the default): the same program's mismatches go through as bytes.
     scenario(2, "signature", &[]);
@@ -154,7 +191,11 @@ fn type_signature_mismatch_is_an_error_when_checking() {
 #[test]
 fn mixed_type_signatures_are_checked_as_prefixes() {
     scenario(2, "signature_mixed", &[("OXMPI_CHECK_SIGNATURES", "1")]);
-    scenario(2, "signature_mixed", &[("OXMPI_CHECK_SIGNATURES", "1"), ("OXMPI_NO_CMA", "1")]);
+    scenario(
+        2,
+        "signature_mixed",
+        &[("OXMPI_CHECK_SIGNATURES", "1"), ("OXMPI_NO_CMA", "1")],
+    );
     scenario(1, "signature_mixed", &[("OXMPI_CHECK_SIGNATURES", "1")]);
     scenario(2, "signature_mixed", &[]);
 }

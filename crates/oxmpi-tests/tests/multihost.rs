@@ -15,18 +15,41 @@ fn namespaces() -> bool {
         return false;
     }
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/netns/setup.sh");
-    let ok = Command::new("bash").arg(script).arg("3").stdout(Stdio::null()).status().is_ok_and(|s| s.success());
+    let ok = Command::new("bash")
+        .arg(script)
+        .arg("3")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
     if !ok {
         eprintln!("NOTICE: network namespaces unavailable; multi-host tests skipped");
-        assert!(std::env::var("CI").is_err(), "CI must be able to create network namespaces");
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI must be able to create network namespaces"
+        );
     }
     ok
 }
 
 /// Runs `prog args` on `hosts` (mpiexec -hosts syntax) with `n` ranks.
-fn run_hosts(hosts: &str, n: usize, prog: &str, args: &[&str], env: &[(&str, &str)]) -> (std::process::Output, f64) {
+fn run_hosts(
+    hosts: &str,
+    n: usize,
+    prog: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (std::process::Output, f64) {
     let mut c = Command::new(common::mpiexec());
-    c.args(["-n", &n.to_string(), "-hosts", hosts, "--launcher-exec", "ip netns exec", "--pmi-bind", "10.213.0.1"]);
+    c.args([
+        "-n",
+        &n.to_string(),
+        "-hosts",
+        hosts,
+        "--launcher-exec",
+        "ip netns exec",
+        "--pmi-bind",
+        "10.213.0.1",
+    ]);
     for (k, v) in env {
         c.args(["-genv", k, v]);
     }
@@ -58,13 +81,31 @@ fn two_hosts_two_ranks_each() {
         ok(&out, s);
         assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("{s}: ok")));
     }
-    let (out, _) = run_hosts("oxmpi-h1:2,oxmpi-h2:2", 4, env!("CARGO_BIN_EXE_core_hierarchy"), &[], &[("EXPECT_HOSTS", "2")]);
+    let (out, _) = run_hosts(
+        "oxmpi-h1:2,oxmpi-h2:2",
+        4,
+        env!("CARGO_BIN_EXE_core_hierarchy"),
+        &[],
+        &[("EXPECT_HOSTS", "2")],
+    );
     ok(&out, "hierarchy");
     for group in ["bcast", "allgather", "alltoall", "gather"] {
-        let (out, _) = run_hosts("oxmpi-h1:2,oxmpi-h2:2", 4, env!("CARGO_BIN_EXE_core_coll_move"), &[group], &[]);
+        let (out, _) = run_hosts(
+            "oxmpi-h1:2,oxmpi-h2:2",
+            4,
+            env!("CARGO_BIN_EXE_core_coll_move"),
+            &[group],
+            &[],
+        );
         ok(&out, group);
     }
-    let (out, _) = run_hosts("oxmpi-h1:2,oxmpi-h2:2", 4, env!("CARGO_BIN_EXE_core_coll_reduce"), &[], &[]);
+    let (out, _) = run_hosts(
+        "oxmpi-h1:2,oxmpi-h2:2",
+        4,
+        env!("CARGO_BIN_EXE_core_coll_reduce"),
+        &[],
+        &[],
+    );
     ok(&out, "reductions");
 }
 
@@ -75,9 +116,21 @@ fn three_hosts_with_one_to_three_ranks() {
     }
     let _turn = common::serial();
     let hosts = "oxmpi-h1:1,oxmpi-h2:2,oxmpi-h3:3";
-    let (out, _) = run_hosts(hosts, 6, env!("CARGO_BIN_EXE_core_pt2pt"), &["traffic"], &[]);
+    let (out, _) = run_hosts(
+        hosts,
+        6,
+        env!("CARGO_BIN_EXE_core_pt2pt"),
+        &["traffic"],
+        &[],
+    );
     ok(&out, "traffic on 3 hosts");
-    let (out, _) = run_hosts(hosts, 6, env!("CARGO_BIN_EXE_core_hierarchy"), &[], &[("EXPECT_HOSTS", "3")]);
+    let (out, _) = run_hosts(
+        hosts,
+        6,
+        env!("CARGO_BIN_EXE_core_hierarchy"),
+        &[],
+        &[("EXPECT_HOSTS", "3")],
+    );
     ok(&out, "hierarchy on 3 hosts");
     let (out, _) = run_hosts(hosts, 6, env!("CARGO_BIN_EXE_core_comm"), &[], &[]);
     ok(&out, "communicators on 3 hosts");
@@ -93,11 +146,26 @@ fn a_rank_killed_on_one_host_ends_the_job_everywhere() {
     }
     let _turn = common::serial();
     let token = common::unique_token("multihost-die");
-    let (out, secs) = run_hosts("oxmpi-h1:2,oxmpi-h2:2", 4, env!("CARGO_BIN_EXE_core_pt2pt"), &["die", &token], &[]);
-    assert_eq!(out.status.code(), Some(128 + 9), "{}", String::from_utf8_lossy(&out.stderr));
+    let (out, secs) = run_hosts(
+        "oxmpi-h1:2,oxmpi-h2:2",
+        4,
+        env!("CARGO_BIN_EXE_core_pt2pt"),
+        &["die", &token],
+        &[],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(128 + 9),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(secs < 5.0, "the job took {secs} s to end");
     std::thread::sleep(std::time::Duration::from_millis(200));
-    assert!(common::processes_with(&token).is_empty(), "survivors: {:?}", common::processes_with(&token));
+    assert!(
+        common::processes_with(&token).is_empty(),
+        "survivors: {:?}",
+        common::processes_with(&token)
+    );
 }
 
 #[test]
@@ -107,14 +175,34 @@ fn mpi_io_across_two_hosts_one_aggregator_each() {
     }
     let _turn = common::serial();
     // The "hosts" share this machine's file system, as nodes share a parallel one.
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("oxmpi-mh-io-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("oxmpi-mh-io-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let (out, _) = run_hosts("oxmpi-h1:2,oxmpi-h2:2", 4, env!("CARGO_BIN_EXE_api_io"), &[dir.to_str().unwrap()], &[]);
+    let (out, _) = run_hosts(
+        "oxmpi-h1:2,oxmpi-h2:2",
+        4,
+        env!("CARGO_BIN_EXE_api_io"),
+        &[dir.to_str().unwrap()],
+        &[],
+    );
     ok(&out, "api_io on two hosts");
-    assert_eq!(String::from_utf8_lossy(&out.stdout).matches("api_io: rank").count(), 4);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("api_io: cb_nodes 2"), "{}", String::from_utf8_lossy(&out.stdout));
-    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "files left behind");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout)
+            .matches("api_io: rank")
+            .count(),
+        4
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("api_io: cb_nodes 2"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "files left behind"
+    );
     std::fs::remove_dir(&dir).unwrap();
 }
 
@@ -125,11 +213,16 @@ fn one_sided_operations_between_hosts() {
     }
     let _turn = common::serial();
     let rma = env!("CARGO_BIN_EXE_api_rma");
-    for (hosts, n) in [("oxmpi-h1:1,oxmpi-h2:1", 2), ("oxmpi-h1:2,oxmpi-h2:2", 4), ("oxmpi-h1:1,oxmpi-h2:1,oxmpi-h3:1", 3)] {
+    for (hosts, n) in [
+        ("oxmpi-h1:1,oxmpi-h2:1", 2),
+        ("oxmpi-h1:2,oxmpi-h2:2", 4),
+        ("oxmpi-h1:1,oxmpi-h2:1,oxmpi-h3:1", 3),
+    ] {
         let (out, _) = run_hosts(hosts, n, rma, &["multihost"], &[]);
         ok(&out, hosts);
         for r in 0..n {
-            assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("api_rma: rank {r} of {n} ok")));
+            assert!(String::from_utf8_lossy(&out.stdout)
+                .contains(&format!("api_rma: rank {r} of {n} ok")));
         }
     }
 }
@@ -142,12 +235,21 @@ fn ranks_on_other_hosts_are_watched_by_deadlock_detection() {
     }
     let _turn = common::serial();
     let prog = env!("CARGO_BIN_EXE_hang_rust");
-    for (hosts, n) in [("oxmpi-h1:1,oxmpi-h2:1", 2), ("oxmpi-h1:2,oxmpi-h2:1,oxmpi-h3:2", 5)] {
+    for (hosts, n) in [
+        ("oxmpi-h1:1,oxmpi-h2:1", 2),
+        ("oxmpi-h1:2,oxmpi-h2:1,oxmpi-h3:2", 5),
+    ] {
         let (out, secs) = run_hosts(hosts, n, prog, &["cycle"], &[]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(86), "{hosts}: {err}");
-        assert!(err.contains("DEADLOCK") && err.contains("verdict: wait-for cycle"), "{hosts}: {err}");
-        assert!(err.contains("rank 0 waits in MPI_Recv for rank 1"), "{hosts}: {err}");
+        assert!(
+            err.contains("DEADLOCK") && err.contains("verdict: wait-for cycle"),
+            "{hosts}: {err}"
+        );
+        assert!(
+            err.contains("rank 0 waits in MPI_Recv for rank 1"),
+            "{hosts}: {err}"
+        );
         assert!(secs < 8.0, "{hosts}: the verdict took {secs} s");
     }
 }
@@ -160,16 +262,60 @@ fn ranks_on_other_hosts_computing_or_streaming_are_never_reported() {
     let _turn = common::serial();
     let prog = env!("CARGO_BIN_EXE_hang_rust");
     let mut c = Command::new(common::mpiexec());
-    c.args(["--hang-after", "0.05", "-n", "2", "-hosts", "oxmpi-h1:1,oxmpi-h2:1", "--launcher-exec", "ip netns exec", "--pmi-bind", "10.213.0.1"]);
+    c.args([
+        "--hang-after",
+        "0.05",
+        "-n",
+        "2",
+        "-hosts",
+        "oxmpi-h1:1,oxmpi-h2:1",
+        "--launcher-exec",
+        "ip netns exec",
+        "--pmi-bind",
+        "10.213.0.1",
+    ]);
     // 1 GiB over TCP between two hosts (issue 14's case), with a 50 ms --hang-after.
-    let out = c.arg(prog).args(["transfer", "1024"]).stdin(Stdio::null()).output().unwrap();
-    let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success() && so.contains("received 1073741824 bytes"), "{so}\n{se}");
+    let out = c
+        .arg(prog)
+        .args(["transfer", "1024"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        out.status.success() && so.contains("received 1073741824 bytes"),
+        "{so}\n{se}"
+    );
     assert!(!se.contains("DEADLOCK"), "{se}");
     let mut c = Command::new(common::mpiexec());
-    c.args(["--hang-after", "0.2", "-n", "3", "-hosts", "oxmpi-h1:1,oxmpi-h2:2", "--launcher-exec", "ip netns exec", "--pmi-bind", "10.213.0.1"]);
-    let out = c.arg(prog).arg("compute").stdin(Stdio::null()).output().unwrap();
-    let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success() && so.contains("all passed the barrier"), "{so}\n{se}");
+    c.args([
+        "--hang-after",
+        "0.2",
+        "-n",
+        "3",
+        "-hosts",
+        "oxmpi-h1:1,oxmpi-h2:2",
+        "--launcher-exec",
+        "ip netns exec",
+        "--pmi-bind",
+        "10.213.0.1",
+    ]);
+    let out = c
+        .arg(prog)
+        .arg("compute")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        out.status.success() && so.contains("all passed the barrier"),
+        "{so}\n{se}"
+    );
     assert!(!se.contains("DEADLOCK"), "{se}");
 }

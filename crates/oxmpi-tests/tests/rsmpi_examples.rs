@@ -402,11 +402,15 @@ fn rsmpi_examples_build_and_run() {
         })
         .collect();
     if !unexpected.is_empty() {
-        failures.push(format!("examples in neither list (new in this rsmpi release?): {unexpected:?}"));
+        failures.push(format!(
+            "examples in neither list (new in this rsmpi release?): {unexpected:?}"
+        ));
     }
     for (k, _) in KNOWN_FAILURES {
         if EXPECTED_TO_PASS.contains(k) {
-            failures.push(format!("{k} is listed both as expected to pass and as a known failure"));
+            failures.push(format!(
+                "{k} is listed both as expected to pass and as a known failure"
+            ));
         }
     }
     assert!(

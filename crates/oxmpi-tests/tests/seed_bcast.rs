@@ -45,10 +45,22 @@ fn wait(child: Child, limit: Duration) -> std::process::Output {
 fn run_with_input(n: usize, mode: &str, input: &str) -> (String, String) {
     let _turn = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let mut child = spawn(n, mode);
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
     let out = wait(child, Duration::from_secs(60));
-    let (o, e) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
-    assert!(out.status.success(), "job failed ({:?})\n--- stdout\n{o}\n--- stderr\n{e}", out.status);
+    let (o, e) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(
+        out.status.success(),
+        "job failed ({:?})\n--- stdout\n{o}\n--- stderr\n{e}",
+        out.status
+    );
     (o, e)
 }
 
@@ -56,9 +68,18 @@ fn run_with_input(n: usize, mode: &str, input: &str) -> (String, String) {
 fn assert_all_got(out: &str, n: usize, want: &[&str]) {
     for r in 0..n {
         let prefix = format!("seed_bcast: rank {r} got ");
-        let got: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix(&prefix)).collect();
+        let got: Vec<&str> = out
+            .lines()
+            .filter_map(|l| l.strip_prefix(&prefix))
+            .collect();
         assert_eq!(got, want, "rank {r}:\n{out}");
-        assert!(out.contains(&format!("seed_bcast: rank {r} of {n} ok ({} values)", want.len())), "rank {r}:\n{out}");
+        assert!(
+            out.contains(&format!(
+                "seed_bcast: rank {r} of {n} ok ({} values)",
+                want.len()
+            )),
+            "rank {r}:\n{out}"
+        );
     }
 }
 
@@ -124,7 +145,9 @@ fn seed_bcast_is_interactive() {
         while seen < n {
             let line = rx
                 .recv_timeout(Duration::from_secs(30))
-                .unwrap_or_else(|_| panic!("no echo of {value} while stdin is still open; so far: {lines:?}"));
+                .unwrap_or_else(|_| {
+                    panic!("no echo of {value} while stdin is still open; so far: {lines:?}")
+                });
             if line.ends_with(&format!(" got {value}")) {
                 seen += 1;
             }
@@ -136,7 +159,12 @@ fn seed_bcast_is_interactive() {
     let out = wait(child, Duration::from_secs(60));
     reader.join().unwrap();
     lines.extend(rx.try_iter());
-    assert!(out.status.success(), "job failed ({:?}): {}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "job failed ({:?}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
     let all = lines.join("\n");
     assert_all_got(&all, n, &["42", "7"]);
 }

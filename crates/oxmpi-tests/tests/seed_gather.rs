@@ -12,7 +12,11 @@ fn seed_gather_scatter_on_4_5_6_ranks() {
         run.assert_ok();
         let out = run.stdout();
         for r in 0..n {
-            assert!(out.contains(&format!("seed_gather: rank {r} of {n} ok")), "rank {r}:\n{out}\n{}", run.stderr());
+            assert!(
+                out.contains(&format!("seed_gather: rank {r} of {n} ok")),
+                "rank {r}:\n{out}\n{}",
+                run.stderr()
+            );
         }
     }
 }

@@ -10,7 +10,11 @@ fn seed_halo_exchange_on_4_and_3_ranks() {
         run.assert_ok();
         let out = run.stdout();
         for r in 0..n {
-            assert!(out.contains(&format!("seed_halo: rank {r} of {n} ok")), "rank {r}:\n{out}\n{}", run.stderr());
+            assert!(
+                out.contains(&format!("seed_halo: rank {r} of {n} ok")),
+                "rank {r}:\n{out}\n{}",
+                run.stderr()
+            );
         }
     }
 }

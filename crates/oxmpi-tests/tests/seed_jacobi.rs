@@ -18,7 +18,10 @@ fn jacobi() -> String {
     if release {
         c.arg("--release");
     }
-    assert!(c.status().unwrap().success(), "building example jacobi failed");
+    assert!(
+        c.status().unwrap().success(),
+        "building example jacobi failed"
+    );
     path.to_string_lossy().into_owned()
 }
 
@@ -26,7 +29,11 @@ fn run(n: usize, args: &[&str]) -> String {
     let run = common::run(n, &jacobi(), args);
     run.assert_ok();
     let out = run.stdout();
-    assert!(out.contains("jacobi: gathered grid equals the serial computation exactly"), "{out}\n{}", run.stderr());
+    assert!(
+        out.contains("jacobi: gathered grid equals the serial computation exactly"),
+        "{out}\n{}",
+        run.stderr()
+    );
     out
 }
 
@@ -37,7 +44,12 @@ fn seed_jacobi_textbook_case_on_4_ranks() {
     let out = run(4, &[]);
     assert!(out.contains("jacobi: 12x12 grid on 4 ranks: stopped without converging after 100 iterations, diffnorm = "), "{out}");
     let out = run(4, &["--max-iter", "1000"]);
-    assert!(out.contains("jacobi: 12x12 grid on 4 ranks: converged after 108 iterations, diffnorm = 9.599"), "{out}");
+    assert!(
+        out.contains(
+            "jacobi: 12x12 grid on 4 ranks: converged after 108 iterations, diffnorm = 9.599"
+        ),
+        "{out}"
+    );
 }
 
 #[test]
@@ -45,12 +57,27 @@ fn seed_jacobi_uneven_and_degenerate_splits() {
     // 3 ranks: rows 4, 3, 3. 1 rank: serial. 5 ranks on a 6x6 grid: the last rank has
     // no rows at all. 13x13 on 4 ranks: 11 rows as 3, 3, 3, 2.
     let out = run(3, &["--max-iter", "1000"]);
-    assert!(out.contains("jacobi: 12x12 grid on 3 ranks: converged after "), "{out}");
+    assert!(
+        out.contains("jacobi: 12x12 grid on 3 ranks: converged after "),
+        "{out}"
+    );
     let out = run(1, &[]);
-    assert!(out.contains("jacobi: 12x12 grid on 1 ranks: converged after 88 iterations"), "{out}");
+    assert!(
+        out.contains("jacobi: 12x12 grid on 1 ranks: converged after 88 iterations"),
+        "{out}"
+    );
     let out = run(5, &["--n", "6", "--print"]);
-    assert!(out.contains("jacobi: 6x6 grid on 5 ranks: converged after "), "{out}");
-    assert_eq!(out.lines().filter(|l| l.trim_start().starts_with("-1.0000")).count(), 6, "{out}");
+    assert!(
+        out.contains("jacobi: 6x6 grid on 5 ranks: converged after "),
+        "{out}"
+    );
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.trim_start().starts_with("-1.0000"))
+            .count(),
+        6,
+        "{out}"
+    );
     let out = run(4, &["--n", "13"]);
     assert!(out.contains("jacobi: 13x13 grid on 4 ranks: "), "{out}");
 }

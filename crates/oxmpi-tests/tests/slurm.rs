@@ -188,11 +188,25 @@ fn have_srun_pmix() -> bool {
     let mut c = Command::new("srun");
     c.arg("--mpi=list");
     let listed = run_with_limit(c, Duration::from_secs(20))
-        .map(|o| format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
+        .map(|o| {
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            )
+        })
         .unwrap_or_default();
-    let found = listed.lines().any(|l| l.trim().trim_start_matches("MPI plugin types are...").trim().starts_with("pmix"));
+    let found = listed.lines().any(|l| {
+        l.trim()
+            .trim_start_matches("MPI plugin types are...")
+            .trim()
+            .starts_with("pmix")
+    });
     if !found {
-        assert!(std::env::var_os("CI").is_none(), "CI: srun --mpi=list offers no pmix plugin:\n{listed}");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI: srun --mpi=list offers no pmix plugin:\n{listed}"
+        );
         eprintln!("SKIP: this Slurm has no mpi/pmix plugin:\n{listed}");
     }
     found
@@ -205,7 +219,13 @@ fn traffic_and_comm_under_srun_pmix() {
     }
     // PMI_FD is not set: the ranks find PMIX_RANK/PMIX_NAMESPACE and boot
     // through libpmix.
-    let o = srun_with("pmix", 4, env!("CARGO_BIN_EXE_core_pt2pt"), &["traffic"], &[]);
+    let o = srun_with(
+        "pmix",
+        4,
+        env!("CARGO_BIN_EXE_core_pt2pt"),
+        &["traffic"],
+        &[],
+    );
     assert_ok_with(&o, "traffic: ok");
     let o = srun_with("pmix", 3, env!("CARGO_BIN_EXE_core_comm"), &[], &[]);
     assert_ok_with(&o, "comm: ok");

@@ -61,7 +61,8 @@ fn sweep(x: &[f64], xnew: &mut [f64], rows: usize, n: usize) -> f64 {
     let mut diff = 0.0;
     for i in 1..=rows {
         for j in 1..n - 1 {
-            let v = (x[(i + 1) * n + j] + x[(i - 1) * n + j] + x[i * n + j + 1] + x[i * n + j - 1]) / 4.0;
+            let v = (x[(i + 1) * n + j] + x[(i - 1) * n + j] + x[i * n + j + 1] + x[i * n + j - 1])
+                / 4.0;
             let d = v - x[i * n + j];
             diff += d * d;
             xnew[i * n + j] = v;
@@ -109,8 +110,18 @@ fn main() {
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
-            "--n" | "-n" => n = args.next().and_then(|v| v.parse().ok()).unwrap_or_else(|| usage()),
-            "--max-iter" => max_iterations = args.next().and_then(|v| v.parse().ok()).unwrap_or_else(|| usage()),
+            "--n" | "-n" => {
+                n = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or_else(|| usage())
+            }
+            "--max-iter" => {
+                max_iterations = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or_else(|| usage())
+            }
             "--print" => print = true,
             _ => usage(),
         }
@@ -127,12 +138,20 @@ fn main() {
 
     // Local block: ghost/boundary row, `rows` owned rows, ghost/boundary row.
     let init = initial_grid(n, &parts);
-    let mut x = if rows > 0 { init[(first - 1) * n..(first + rows + 1) * n].to_vec() } else { Vec::new() };
+    let mut x = if rows > 0 {
+        init[(first - 1) * n..(first + rows + 1) * n].to_vec()
+    } else {
+        Vec::new()
+    };
     let mut xnew = x.clone();
 
     // Neighbours: `down` is rank-1 (the rows numbered just before ours), `up` is rank+1
     // (the rows just after). Ranks with no rows, and the ends, use the null process.
-    let down = if rows > 0 && rank > 0 { world.process_at_rank(rank as i32 - 1) } else { world.null_process() };
+    let down = if rows > 0 && rank > 0 {
+        world.process_at_rank(rank as i32 - 1)
+    } else {
+        world.null_process()
+    };
     let up = if rows > 0 && rank + 1 < size && parts[rank + 1].1 > 0 {
         world.process_at_rank(rank as i32 + 1)
     } else {
@@ -151,7 +170,14 @@ fn main() {
             // Our last row goes to `up`; `down`'s last row lands in the ghost row
             // before our first one.
             let (ghost_lo, body) = x.split_at_mut(n);
-            send_receive_into_with_tags(&body[(rows - 1) * n..rows * n], &up, 2, ghost_lo, &down, 2);
+            send_receive_into_with_tags(
+                &body[(rows - 1) * n..rows * n],
+                &up,
+                2,
+                ghost_lo,
+                &down,
+                2,
+            );
 
             local = sweep(&x, &mut xnew, rows, n);
             x[n..(rows + 1) * n].copy_from_slice(&xnew[n..(rows + 1) * n]);
@@ -166,7 +192,11 @@ fn main() {
     }
 
     // Gather the owned rows into the whole grid on rank 0.
-    let mine = if rows > 0 { &x[n..(rows + 1) * n] } else { &x[..0] };
+    let mine = if rows > 0 {
+        &x[n..(rows + 1) * n]
+    } else {
+        &x[..0]
+    };
     let root = world.process_at_rank(0);
     if rank != 0 {
         root.gather_varcount_into(mine);
@@ -197,7 +227,11 @@ fn main() {
     for (k, (a, b)) in grid.iter().zip(&reference).enumerate() {
         if a.to_bits() != b.to_bits() {
             if bad < 5 {
-                eprintln!("jacobi: MISMATCH at ({}, {}): parallel {a:e}, serial {b:e}", k / n, k % n);
+                eprintln!(
+                    "jacobi: MISMATCH at ({}, {}): parallel {a:e}, serial {b:e}",
+                    k / n,
+                    k % n
+                );
             }
             bad += 1;
         }
@@ -211,5 +245,8 @@ fn main() {
         );
         world.abort(2);
     }
-    println!("jacobi: gathered grid equals the serial computation exactly ({} points)", n * n);
+    println!(
+        "jacobi: gathered grid equals the serial computation exactly ({} points)",
+        n * n
+    );
 }

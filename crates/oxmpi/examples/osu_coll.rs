@@ -63,13 +63,24 @@ impl<C: CommunicatorCollectives> Bench<'_, C> {
     fn run(&mut self, size: usize) {
         let n = self.world.size() as usize;
         match self.op {
-            Op::Bcast => self.world.process_at_rank(0).broadcast_into(&mut self.s_buf[..size]),
+            Op::Bcast => self
+                .world
+                .process_at_rank(0)
+                .broadcast_into(&mut self.s_buf[..size]),
             Op::Allreduce => {
                 let c = size / 4;
-                self.world.all_reduce_into(&self.s_f32[..c], &mut self.r_f32[..c], SystemOperation::sum())
+                self.world.all_reduce_into(
+                    &self.s_f32[..c],
+                    &mut self.r_f32[..c],
+                    SystemOperation::sum(),
+                )
             }
-            Op::Allgather => self.world.all_gather_into(&self.s_buf[..size], &mut self.r_buf[..size * n]),
-            Op::Alltoall => self.world.all_to_all_into(&self.s_buf[..size * n], &mut self.r_buf[..size * n]),
+            Op::Allgather => self
+                .world
+                .all_gather_into(&self.s_buf[..size], &mut self.r_buf[..size * n]),
+            Op::Alltoall => self
+                .world
+                .all_to_all_into(&self.s_buf[..size * n], &mut self.r_buf[..size * n]),
             Op::Barrier => self.world.barrier(),
         }
     }
@@ -84,7 +95,11 @@ impl<C: CommunicatorCollectives> Bench<'_, C> {
                     *x = if rank == 0 { pat(1, size, j) } else { 0xee };
                 }
                 self.run(size);
-                bad += self.s_buf[..size].iter().enumerate().filter(|&(j, &x)| x != pat(1, size, j)).count() as u64;
+                bad += self.s_buf[..size]
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, &x)| x != pat(1, size, j))
+                    .count() as u64;
             }
             Op::Allreduce => {
                 let c = size / 4;
@@ -94,7 +109,9 @@ impl<C: CommunicatorCollectives> Bench<'_, C> {
                 }
                 self.run(size);
                 let base = n * (n - 1) / 2;
-                bad += (0..c).filter(|&j| self.r_f32[j] != (base + n * (j % 11)) as f32).count() as u64;
+                bad += (0..c)
+                    .filter(|&j| self.r_f32[j] != (base + n * (j % 11)) as f32)
+                    .count() as u64;
             }
             Op::Allgather => {
                 for (j, x) in self.s_buf[..size].iter_mut().enumerate() {
@@ -142,7 +159,9 @@ fn arg(i: usize, default: usize) -> usize {
 }
 
 fn main() {
-    let op = std::env::args().nth(1).and_then(|a| NAMES.iter().find(|(n, _)| *n == a).map(|&(_, o)| o));
+    let op = std::env::args()
+        .nth(1)
+        .and_then(|a| NAMES.iter().find(|(n, _)| *n == a).map(|&(_, o)| o));
     let Some(op) = op else {
         eprintln!("usage: osu_coll bcast|allreduce|allgather|alltoall|barrier [MAX_BYTES [LOOP [LOOP_LARGE]]]");
         std::process::exit(2)

@@ -15,7 +15,9 @@ fn main() {
     assert_eq!(provided, Threading::Multiple);
     let world = universe.world();
     let (rank, size) = (world.rank(), world.size());
-    let ring = world.create_cartesian_communicator(&[size], &[true], false).unwrap();
+    let ring = world
+        .create_cartesian_communicator(&[size], &[true], false)
+        .unwrap();
     let (left, right) = ring.shift(0, 1);
     let (left, right) = (left.unwrap(), right.unwrap());
 
@@ -25,13 +27,25 @@ fn main() {
         let a = t.spawn(|| {
             let mut x = -1i32;
             oxmpi::point_to_point::send_receive_into_with_tags(
-                &rank, &ring.process_at_rank(right), 1, &mut x, &ring.process_at_rank(left), 1);
+                &rank,
+                &ring.process_at_rank(right),
+                1,
+                &mut x,
+                &ring.process_at_rank(left),
+                1,
+            );
             x
         });
         let b = t.spawn(|| {
             let mut x = -1i32;
             oxmpi::point_to_point::send_receive_into_with_tags(
-                &rank, &ring.process_at_rank(left), 2, &mut x, &ring.process_at_rank(right), 2);
+                &rank,
+                &ring.process_at_rank(left),
+                2,
+                &mut x,
+                &ring.process_at_rank(right),
+                2,
+            );
             x
         });
         (a.join().unwrap(), b.join().unwrap())
@@ -43,8 +57,12 @@ fn main() {
     let mut inp = [-1i32; 64];
     let mut sum = 0i32;
     scope(|s| {
-        let recv = ring.process_at_rank(left).immediate_receive_into_with_tag(s, &mut inp[..], 3);
-        let send = ring.process_at_rank(right).immediate_send_with_tag(s, &out[..], 3);
+        let recv = ring
+            .process_at_rank(left)
+            .immediate_receive_into_with_tag(s, &mut inp[..], 3);
+        let send = ring
+            .process_at_rank(right)
+            .immediate_send_with_tag(s, &out[..], 3);
         let reduce = world.immediate_all_reduce_into(s, &rank, &mut sum, SystemOperation::sum());
         let barrier = ring.duplicate().immediate_barrier();
         std::thread::scope(|t| {

@@ -36,13 +36,16 @@ use crate::datatype::{
     typed_in, typed_out, Buffer, BufferMut, DatatypeRef, DynBuffer, DynBufferMut,
     PartitionedBuffer, PartitionedBufferMut, RecvTarget, Typed, TypedMut,
 };
+use crate::environment::threading::{CommunicatorSafety, SafetyOf, ThreadSafety};
+use crate::error::{Error, ErrorClass, OrFatal, Result};
+use crate::request::{
+    immediate_mut, immediate_ref, persistent_mut, PersistentRequest, Request, Scope, Start,
+    StaticScope,
+};
+use crate::topology::{AsCommunicator, Communicator, Process, Rank};
 use oxmpi_core::coll::api;
 use oxmpi_core::coll::api_move::{self as mv, Blocks};
-use crate::error::{Error, ErrorClass, OrFatal, Result};
-use crate::environment::threading::{CommunicatorSafety, SafetyOf, ThreadSafety};
-use crate::request::{immediate_mut, immediate_ref, persistent_mut, PersistentRequest, Request, Scope, Start, StaticScope};
 use oxmpi_core::coll::persistent as cp;
-use crate::topology::{AsCommunicator, Communicator, Process, Rank};
 
 /// The collective traits, re-exported by [`crate::traits`].
 pub mod traits {
@@ -194,15 +197,20 @@ impl<'a> UserOperation<'a> {
         // the call; immediate: the request's scope); the box never moves.
         let p = FnPtr(unsafe { std::mem::transmute::<*const DynFn<'a>, *const DynFn<'static>>(p) });
         let op = CoreOp::user(
-            std::sync::Arc::new(move |inp: *const u8, io: *mut u8, n: usize, dt: &CoreDatatype| {
-                let dtr = DatatypeRef::from_core(dt);
-                // SAFETY: see above: the closure is alive while the engine calls it; the
-                // engine passes `n` elements of `dt` (readable `inp`, writable `io`).
-                unsafe {
-                    let f = &*p.get();
-                    f(DynBuffer::from_raw(inp, n as crate::Count, dtr), DynBufferMut::from_raw(io, n as crate::Count, dtr));
-                }
-            }),
+            std::sync::Arc::new(
+                move |inp: *const u8, io: *mut u8, n: usize, dt: &CoreDatatype| {
+                    let dtr = DatatypeRef::from_core(dt);
+                    // SAFETY: see above: the closure is alive while the engine calls it; the
+                    // engine passes `n` elements of `dt` (readable `inp`, writable `io`).
+                    unsafe {
+                        let f = &*p.get();
+                        f(
+                            DynBuffer::from_raw(inp, n as crate::Count, dtr),
+                            DynBufferMut::from_raw(io, n as crate::Count, dtr),
+                        );
+                    }
+                },
+            ),
             commute,
         );
         UserOperation { op, _func: func }
@@ -250,12 +258,14 @@ impl UnsafeUserOperation {
 
     unsafe fn new(commute: bool, function: UnsafeUserFunction) -> Self {
         let op = CoreOp::user(
-            std::sync::Arc::new(move |inp: *const u8, io: *mut u8, n: usize, dt: &CoreDatatype| {
-                let mut len = n as c_int;
-                let mut h = crate::ffi::datatype_handle(dt);
-                // SAFETY: the constructor's contract.
-                unsafe { function(inp as *mut c_void, io as *mut c_void, &mut len, &mut h) }
-            }),
+            std::sync::Arc::new(
+                move |inp: *const u8, io: *mut u8, n: usize, dt: &CoreDatatype| {
+                    let mut len = n as c_int;
+                    let mut h = crate::ffi::datatype_handle(dt);
+                    // SAFETY: the constructor's contract.
+                    unsafe { function(inp as *mut c_void, io as *mut c_void, &mut len, &mut h) }
+                },
+            ),
             commute,
         );
         UnsafeUserOperation { op }
@@ -298,13 +308,20 @@ fn check_same_reduce(call: &str, s: &Typed<'_>, r: &Typed<'_>) -> Result<()> {
     if r.count < s.count {
         return Err(Error::new(
             ErrorClass::Truncate,
-            format!("{call}: the receive buffer has {} elements, the send buffer {}", r.count, s.count),
+            format!(
+                "{call}: the receive buffer has {} elements, the send buffer {}",
+                r.count, s.count
+            ),
         ));
     }
     if !s.dt.same_signature(1, &r.dt, 1) || s.dt.extent() != r.dt.extent() {
         return Err(Error::new(
             ErrorClass::Type,
-            format!("{call}: the send datatype {} and the receive datatype {} differ", s.dt.name(), r.dt.name()),
+            format!(
+                "{call}: the send datatype {} and the receive datatype {} differ",
+                s.dt.name(),
+                r.dt.name()
+            ),
         ));
     }
     Ok(())
@@ -333,7 +350,11 @@ fn parts<P: crate::datatype::Partitioned + crate::datatype::Collection + ?Sized>
             ErrorClass::Arg,
             call,
             arg,
-            format!("{} counts and {} displacements for {n} processes", c.len(), d.len()),
+            format!(
+                "{} counts and {} displacements for {n} processes",
+                c.len(),
+                d.len()
+            ),
         ));
     }
     let total = p.count().max(0) as i64;
@@ -345,7 +366,9 @@ fn parts<P: crate::datatype::Partitioned + crate::datatype::Collection + ?Sized>
                 ErrorClass::Count,
                 call,
                 arg,
-                format!("part {i} ({ci} elements at {di}) is outside the buffer of {total} elements"),
+                format!(
+                    "part {i} ({ci} elements at {di}) is outside the buffer of {total} elements"
+                ),
             ));
         }
         out.0.push(ci as usize);
@@ -356,11 +379,21 @@ fn parts<P: crate::datatype::Partitioned + crate::datatype::Collection + ?Sized>
 
 /// Checks that the parts of a receive partition do not overlap.
 fn disjoint(counts: &[usize], displs: &[isize], call: &str, arg: &str) -> Result<()> {
-    let mut v: Vec<(isize, usize)> = displs.iter().copied().zip(counts.iter().copied()).filter(|x| x.1 > 0).collect();
+    let mut v: Vec<(isize, usize)> = displs
+        .iter()
+        .copied()
+        .zip(counts.iter().copied())
+        .filter(|x| x.1 > 0)
+        .collect();
     v.sort_unstable();
     for w in v.windows(2) {
         if w[0].0 + w[0].1 as isize > w[1].0 {
-            return Err(Error::arg(ErrorClass::Arg, call, arg, "receive parts overlap"));
+            return Err(Error::arg(
+                ErrorClass::Arg,
+                call,
+                arg,
+                "receive parts overlap",
+            ));
         }
     }
     Ok(())
@@ -389,17 +422,36 @@ macro_rules! run {
 
 /// The request an immediate collective started (in [`Mode::Immediate`]), with the
 /// receive target to check on completion.
-fn started(r: Result<Option<RawRequest>>, out: Option<RecvTarget>) -> Result<(RawRequest, Option<RecvTarget>)> {
+fn started(
+    r: Result<Option<RawRequest>>,
+    out: Option<RecvTarget>,
+) -> Result<(RawRequest, Option<RecvTarget>)> {
     Ok((r?.expect("immediate collectives return a request"), out))
 }
 
 // ----- engine calls shared by blocking and immediate forms -------------------------------
 
-fn do_bcast<'a>(comm: &Comm, root: Rank, b: &mut TypedMut<'a>, mode: Mode<'_, 'a>) -> Result<Option<RawRequest>> {
-    run!(mode, w, api::bcast(b.desc_mut(), root, comm), api::ibcast(w, b.lend_mut(w), root, comm))
+fn do_bcast<'a>(
+    comm: &Comm,
+    root: Rank,
+    b: &mut TypedMut<'a>,
+    mode: Mode<'_, 'a>,
+) -> Result<Option<RawRequest>> {
+    run!(
+        mode,
+        w,
+        api::bcast(b.desc_mut(), root, comm),
+        api::ibcast(w, b.lend_mut(w), root, comm)
+    )
 }
 
-fn do_gather<'a>(comm: &Comm, root: Rank, s: &Typed<'a>, r: Option<&mut TypedMut<'a>>, mode: Mode<'_, 'a>) -> Result<Option<RawRequest>> {
+fn do_gather<'a>(
+    comm: &Comm,
+    root: Rank,
+    s: &Typed<'a>,
+    r: Option<&mut TypedMut<'a>>,
+    mode: Mode<'_, 'a>,
+) -> Result<Option<RawRequest>> {
     let rc = r.as_ref().map_or(0, |r| per_process(r.count, comm.size()));
     run!(
         mode,
@@ -411,7 +463,13 @@ fn do_gather<'a>(comm: &Comm, root: Rank, s: &Typed<'a>, r: Option<&mut TypedMut
 
 type VParts<'p, B> = Option<(B, &'p [usize], &'p [isize])>;
 
-fn do_gatherv<'a>(comm: &Comm, root: Rank, s: &Typed<'a>, r: VParts<'_, &mut TypedMut<'a>>, mode: Mode<'_, 'a>) -> Result<Option<RawRequest>> {
+fn do_gatherv<'a>(
+    comm: &Comm,
+    root: Rank,
+    s: &Typed<'a>,
+    r: VParts<'_, &mut TypedMut<'a>>,
+    mode: Mode<'_, 'a>,
+) -> Result<Option<RawRequest>> {
     let n = comm.size().max(0) as usize;
     let zeros = (vec![0usize; n], vec![0isize; n]);
     let (r, c, d) = match r {
@@ -422,11 +480,25 @@ fn do_gatherv<'a>(comm: &Comm, root: Rank, s: &Typed<'a>, r: VParts<'_, &mut Typ
         mode,
         w,
         mv::gatherv(Some(s.desc()), r.map(|r| r.desc_mut()), c, d, root, comm),
-        mv::igatherv(w, Some(s.lend(w)), r.map(|r| r.lend_mut(w)), c, d, root, comm)
+        mv::igatherv(
+            w,
+            Some(s.lend(w)),
+            r.map(|r| r.lend_mut(w)),
+            c,
+            d,
+            root,
+            comm
+        )
     )
 }
 
-fn do_scatter<'a>(comm: &Comm, root: Rank, s: Option<&Typed<'a>>, r: &mut TypedMut<'a>, mode: Mode<'_, 'a>) -> Result<Option<RawRequest>> {
+fn do_scatter<'a>(
+    comm: &Comm,
+    root: Rank,
+    s: Option<&Typed<'a>>,
+    r: &mut TypedMut<'a>,
+    mode: Mode<'_, 'a>,
+) -> Result<Option<RawRequest>> {
     let sc = s.map_or(0, |s| per_process(s.count, comm.size()));
     run!(
         mode,
@@ -436,7 +508,13 @@ fn do_scatter<'a>(comm: &Comm, root: Rank, s: Option<&Typed<'a>>, r: &mut TypedM
     )
 }
 
-fn do_scatterv<'a>(comm: &Comm, root: Rank, s: VParts<'_, &Typed<'a>>, r: &mut TypedMut<'a>, mode: Mode<'_, 'a>) -> Result<Option<RawRequest>> {
+fn do_scatterv<'a>(
+    comm: &Comm,
+    root: Rank,
+    s: VParts<'_, &Typed<'a>>,
+    r: &mut TypedMut<'a>,
+    mode: Mode<'_, 'a>,
+) -> Result<Option<RawRequest>> {
     let n = comm.size().max(0) as usize;
     let zeros = (vec![0usize; n], vec![0isize; n]);
     let (s, c, d) = match s {
@@ -447,11 +525,26 @@ fn do_scatterv<'a>(comm: &Comm, root: Rank, s: VParts<'_, &Typed<'a>>, r: &mut T
         mode,
         w,
         mv::scatterv(s.map(|s| s.desc()), c, d, Some(r.desc_mut()), root, comm),
-        mv::iscatterv(w, s.map(|s| s.lend(w)), c, d, Some(r.lend_mut(w)), root, comm)
+        mv::iscatterv(
+            w,
+            s.map(|s| s.lend(w)),
+            c,
+            d,
+            Some(r.lend_mut(w)),
+            root,
+            comm
+        )
     )
 }
 
-fn do_reduce<'a>(comm: &Comm, root: Rank, s: &Typed<'a>, r: Option<&mut TypedMut<'a>>, op: &CoreOp, mode: Mode<'_, 'a>) -> Result<Option<RawRequest>> {
+fn do_reduce<'a>(
+    comm: &Comm,
+    root: Rank,
+    s: &Typed<'a>,
+    r: Option<&mut TypedMut<'a>>,
+    op: &CoreOp,
+    mode: Mode<'_, 'a>,
+) -> Result<Option<RawRequest>> {
     if let Some(r) = &r {
         check_same_reduce("MPI_Reduce", s, r)?;
     }
@@ -461,7 +554,14 @@ fn do_reduce<'a>(comm: &Comm, root: Rank, s: &Typed<'a>, r: Option<&mut TypedMut
         mode,
         w,
         api::reduce(Some(s.desc()), r.map(|r| r.desc_mut_n(n)), op, root, comm),
-        api::ireduce(w, Some(s.lend(w)), r.map(|r| r.lend_mut_n(w, n)), op, root, comm)
+        api::ireduce(
+            w,
+            Some(s.lend(w)),
+            r.map(|r| r.lend_mut_n(w, n)),
+            op,
+            root,
+            comm
+        )
     )
 }
 
@@ -504,10 +604,15 @@ pub trait CommunicatorCollectives: Communicator {
         S: Buffer,
         R: PartitionedBufferMut,
     {
-        self.try_all_gather_varcount_into(sendbuf, recvbuf).or_fatal()
+        self.try_all_gather_varcount_into(sendbuf, recvbuf)
+            .or_fatal()
     }
     /// [`all_gather_varcount_into`](Self::all_gather_varcount_into), reporting errors.
-    fn try_all_gather_varcount_into<S: ?Sized, R: ?Sized>(&self, sendbuf: &S, recvbuf: &mut R) -> Result<()>
+    fn try_all_gather_varcount_into<S: ?Sized, R: ?Sized>(
+        &self,
+        sendbuf: &S,
+        recvbuf: &mut R,
+    ) -> Result<()>
     where
         S: Buffer,
         R: PartitionedBufferMut,
@@ -547,10 +652,15 @@ pub trait CommunicatorCollectives: Communicator {
         S: PartitionedBuffer,
         R: PartitionedBufferMut,
     {
-        self.try_all_to_all_varcount_into(sendbuf, recvbuf).or_fatal()
+        self.try_all_to_all_varcount_into(sendbuf, recvbuf)
+            .or_fatal()
     }
     /// [`all_to_all_varcount_into`](Self::all_to_all_varcount_into), reporting errors.
-    fn try_all_to_all_varcount_into<S: ?Sized, R: ?Sized>(&self, sendbuf: &S, recvbuf: &mut R) -> Result<()>
+    fn try_all_to_all_varcount_into<S: ?Sized, R: ?Sized>(
+        &self,
+        sendbuf: &S,
+        recvbuf: &mut R,
+    ) -> Result<()>
     where
         S: PartitionedBuffer,
         R: PartitionedBufferMut,
@@ -576,14 +686,26 @@ pub trait CommunicatorCollectives: Communicator {
         self.try_all_reduce_into(sendbuf, recvbuf, op).or_fatal()
     }
     /// [`all_reduce_into`](Self::all_reduce_into), reporting errors.
-    fn try_all_reduce_into<S: ?Sized, R: ?Sized, O>(&self, sendbuf: &S, recvbuf: &mut R, op: O) -> Result<()>
+    fn try_all_reduce_into<S: ?Sized, R: ?Sized, O>(
+        &self,
+        sendbuf: &S,
+        recvbuf: &mut R,
+        op: O,
+    ) -> Result<()>
     where
         S: Buffer,
         R: BufferMut,
         O: Operation,
     {
         let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-        reduce_like(Red::All, self.core_comm(), &s, &mut r, &op.as_core_op(), Mode::Blocking)?;
+        reduce_like(
+            Red::All,
+            self.core_comm(),
+            &s,
+            &mut r,
+            &op.as_core_op(),
+            Mode::Blocking,
+        )?;
         r.check_out("MPI_Allreduce")
     }
 
@@ -609,23 +731,40 @@ pub trait CommunicatorCollectives: Communicator {
 
     /// Reduces `sendbuf` with `op` and scatters the result in blocks of
     /// `recvbuf.count()` elements (`MPI_Reduce_scatter_block`).
-    fn reduce_scatter_block_into<S: ?Sized, R: ?Sized, O>(&self, sendbuf: &S, recvbuf: &mut R, op: O)
-    where
+    fn reduce_scatter_block_into<S: ?Sized, R: ?Sized, O>(
+        &self,
+        sendbuf: &S,
+        recvbuf: &mut R,
+        op: O,
+    ) where
         S: Buffer,
         R: BufferMut,
         O: Operation,
     {
-        self.try_reduce_scatter_block_into(sendbuf, recvbuf, op).or_fatal()
+        self.try_reduce_scatter_block_into(sendbuf, recvbuf, op)
+            .or_fatal()
     }
     /// [`reduce_scatter_block_into`](Self::reduce_scatter_block_into), reporting errors.
-    fn try_reduce_scatter_block_into<S: ?Sized, R: ?Sized, O>(&self, sendbuf: &S, recvbuf: &mut R, op: O) -> Result<()>
+    fn try_reduce_scatter_block_into<S: ?Sized, R: ?Sized, O>(
+        &self,
+        sendbuf: &S,
+        recvbuf: &mut R,
+        op: O,
+    ) -> Result<()>
     where
         S: Buffer,
         R: BufferMut,
         O: Operation,
     {
         let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-        reduce_like(Red::ScatterBlock, self.core_comm(), &s, &mut r, &op.as_core_op(), Mode::Blocking)?;
+        reduce_like(
+            Red::ScatterBlock,
+            self.core_comm(),
+            &s,
+            &mut r,
+            &op.as_core_op(),
+            Mode::Blocking,
+        )?;
         r.check_out("MPI_Reduce_scatter_block")
     }
 
@@ -640,14 +779,26 @@ pub trait CommunicatorCollectives: Communicator {
         self.try_scan_into(sendbuf, recvbuf, op).or_fatal()
     }
     /// [`scan_into`](Self::scan_into), reporting errors.
-    fn try_scan_into<S: ?Sized, R: ?Sized, O>(&self, sendbuf: &S, recvbuf: &mut R, op: O) -> Result<()>
+    fn try_scan_into<S: ?Sized, R: ?Sized, O>(
+        &self,
+        sendbuf: &S,
+        recvbuf: &mut R,
+        op: O,
+    ) -> Result<()>
     where
         S: Buffer,
         R: BufferMut,
         O: Operation,
     {
         let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-        reduce_like(Red::Scan, self.core_comm(), &s, &mut r, &op.as_core_op(), Mode::Blocking)?;
+        reduce_like(
+            Red::Scan,
+            self.core_comm(),
+            &s,
+            &mut r,
+            &op.as_core_op(),
+            Mode::Blocking,
+        )?;
         r.check_out("MPI_Scan")
     }
 
@@ -659,17 +810,30 @@ pub trait CommunicatorCollectives: Communicator {
         R: BufferMut,
         O: Operation,
     {
-        self.try_exclusive_scan_into(sendbuf, recvbuf, op).or_fatal()
+        self.try_exclusive_scan_into(sendbuf, recvbuf, op)
+            .or_fatal()
     }
     /// [`exclusive_scan_into`](Self::exclusive_scan_into), reporting errors.
-    fn try_exclusive_scan_into<S: ?Sized, R: ?Sized, O>(&self, sendbuf: &S, recvbuf: &mut R, op: O) -> Result<()>
+    fn try_exclusive_scan_into<S: ?Sized, R: ?Sized, O>(
+        &self,
+        sendbuf: &S,
+        recvbuf: &mut R,
+        op: O,
+    ) -> Result<()>
     where
         S: Buffer,
         R: BufferMut,
         O: Operation,
     {
         let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-        reduce_like(Red::Exscan, self.core_comm(), &s, &mut r, &op.as_core_op(), Mode::Blocking)?;
+        reduce_like(
+            Red::Exscan,
+            self.core_comm(),
+            &s,
+            &mut r,
+            &op.as_core_op(),
+            Mode::Blocking,
+        )?;
         r.check_out("MPI_Exscan")
     }
 
@@ -687,21 +851,34 @@ pub trait CommunicatorCollectives: Communicator {
     {
         static UNIT: () = ();
         // A barrier uses no buffer.
-        immediate_ref(&UNIT, "MPI_Ibarrier", StaticScope, |_| coll::barrier::ibarrier(self.core_comm()))
+        immediate_ref(&UNIT, "MPI_Ibarrier", StaticScope, |_| {
+            coll::barrier::ibarrier(self.core_comm())
+        })
     }
 
     /// Starts an [`all_gather_into`](Self::all_gather_into) (`MPI_Iallgather`).
-    fn immediate_all_gather_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc, SafetyOf<Self>>
+    fn immediate_all_gather_into<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Request<'a, R, Sc, SafetyOf<Self>>
     where
         Self: CommunicatorSafety,
         S: 'a + Buffer,
         R: 'a + BufferMut,
         Sc: Scope<'a>,
     {
-        self.try_immediate_all_gather_into(scope, sendbuf, recvbuf).or_fatal()
+        self.try_immediate_all_gather_into(scope, sendbuf, recvbuf)
+            .or_fatal()
     }
     /// [`immediate_all_gather_into`](Self::immediate_all_gather_into), reporting errors.
-    fn try_immediate_all_gather_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
+    fn try_immediate_all_gather_into<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
     where
         Self: CommunicatorSafety,
         S: 'a + Buffer,
@@ -711,22 +888,36 @@ pub trait CommunicatorCollectives: Communicator {
         immediate_mut(recvbuf, "MPI_Iallgather", scope, |w, recvbuf| {
             let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
             let out = r.target();
-            started(all_gather(self.core_comm(), &s, &mut r, Mode::Immediate(w)), out)
+            started(
+                all_gather(self.core_comm(), &s, &mut r, Mode::Immediate(w)),
+                out,
+            )
         })
     }
 
     /// Starts an [`all_gather_varcount_into`](Self::all_gather_varcount_into) (`MPI_Iallgatherv`).
-    fn immediate_all_gather_varcount_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc, SafetyOf<Self>>
+    fn immediate_all_gather_varcount_into<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Request<'a, R, Sc, SafetyOf<Self>>
     where
         Self: CommunicatorSafety,
         S: 'a + Buffer,
         R: 'a + PartitionedBufferMut,
         Sc: Scope<'a>,
     {
-        self.try_immediate_all_gather_varcount_into(scope, sendbuf, recvbuf).or_fatal()
+        self.try_immediate_all_gather_varcount_into(scope, sendbuf, recvbuf)
+            .or_fatal()
     }
     /// [`immediate_all_gather_varcount_into`](Self::immediate_all_gather_varcount_into), reporting errors.
-    fn try_immediate_all_gather_varcount_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
+    fn try_immediate_all_gather_varcount_into<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
     where
         Self: CommunicatorSafety,
         S: 'a + Buffer,
@@ -740,22 +931,36 @@ pub trait CommunicatorCollectives: Communicator {
         immediate_mut(recvbuf, CALL, scope, |w, recvbuf| {
             let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
             let out = r.target();
-            started(all_gatherv(comm, &s, &mut r, &c, &d, Mode::Immediate(w)), out)
+            started(
+                all_gatherv(comm, &s, &mut r, &c, &d, Mode::Immediate(w)),
+                out,
+            )
         })
     }
 
     /// Starts an [`all_to_all_into`](Self::all_to_all_into) (`MPI_Ialltoall`).
-    fn immediate_all_to_all_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc, SafetyOf<Self>>
+    fn immediate_all_to_all_into<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Request<'a, R, Sc, SafetyOf<Self>>
     where
         Self: CommunicatorSafety,
         S: 'a + Buffer,
         R: 'a + BufferMut,
         Sc: Scope<'a>,
     {
-        self.try_immediate_all_to_all_into(scope, sendbuf, recvbuf).or_fatal()
+        self.try_immediate_all_to_all_into(scope, sendbuf, recvbuf)
+            .or_fatal()
     }
     /// [`immediate_all_to_all_into`](Self::immediate_all_to_all_into), reporting errors.
-    fn try_immediate_all_to_all_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
+    fn try_immediate_all_to_all_into<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
     where
         Self: CommunicatorSafety,
         S: 'a + Buffer,
@@ -765,22 +970,36 @@ pub trait CommunicatorCollectives: Communicator {
         immediate_mut(recvbuf, "MPI_Ialltoall", scope, |w, recvbuf| {
             let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
             let out = r.target();
-            started(all_to_all(self.core_comm(), &s, &mut r, Mode::Immediate(w)), out)
+            started(
+                all_to_all(self.core_comm(), &s, &mut r, Mode::Immediate(w)),
+                out,
+            )
         })
     }
 
     /// Starts an [`all_to_all_varcount_into`](Self::all_to_all_varcount_into) (`MPI_Ialltoallv`).
-    fn immediate_all_to_all_varcount_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc, SafetyOf<Self>>
+    fn immediate_all_to_all_varcount_into<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Request<'a, R, Sc, SafetyOf<Self>>
     where
         Self: CommunicatorSafety,
         S: 'a + PartitionedBuffer,
         R: 'a + PartitionedBufferMut,
         Sc: Scope<'a>,
     {
-        self.try_immediate_all_to_all_varcount_into(scope, sendbuf, recvbuf).or_fatal()
+        self.try_immediate_all_to_all_varcount_into(scope, sendbuf, recvbuf)
+            .or_fatal()
     }
     /// [`immediate_all_to_all_varcount_into`](Self::immediate_all_to_all_varcount_into), reporting errors.
-    fn try_immediate_all_to_all_varcount_into<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
+    fn try_immediate_all_to_all_varcount_into<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
     where
         Self: CommunicatorSafety,
         S: 'a + PartitionedBuffer,
@@ -795,12 +1014,21 @@ pub trait CommunicatorCollectives: Communicator {
         immediate_mut(recvbuf, CALL, scope, |w, recvbuf| {
             let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
             let out = r.target();
-            started(all_to_allv(comm, &s, &sp, &mut r, &rp, Mode::Immediate(w)), out)
+            started(
+                all_to_allv(comm, &s, &sp, &mut r, &rp, Mode::Immediate(w)),
+                out,
+            )
         })
     }
 
     /// Starts an [`all_reduce_into`](Self::all_reduce_into) (`MPI_Iallreduce`).
-    fn immediate_all_reduce_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Request<'a, R, Sc, SafetyOf<Self>>
+    fn immediate_all_reduce_into<'a, Sc, S: ?Sized, R: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+        op: O,
+    ) -> Request<'a, R, Sc, SafetyOf<Self>>
     where
         Self: CommunicatorSafety,
         S: 'a + Buffer,
@@ -808,10 +1036,17 @@ pub trait CommunicatorCollectives: Communicator {
         O: 'a + Operation,
         Sc: Scope<'a>,
     {
-        self.try_immediate_all_reduce_into(scope, sendbuf, recvbuf, op).or_fatal()
+        self.try_immediate_all_reduce_into(scope, sendbuf, recvbuf, op)
+            .or_fatal()
     }
     /// [`immediate_all_reduce_into`](Self::immediate_all_reduce_into), reporting errors.
-    fn try_immediate_all_reduce_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
+    fn try_immediate_all_reduce_into<'a, Sc, S: ?Sized, R: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+        op: O,
+    ) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
     where
         Self: CommunicatorSafety,
         S: 'a + Buffer,
@@ -819,12 +1054,26 @@ pub trait CommunicatorCollectives: Communicator {
         O: 'a + Operation,
         Sc: Scope<'a>,
     {
-        imm_reduce_like(Red::All, self.core_comm(), scope, sendbuf, recvbuf, op, "MPI_Iallreduce")
+        imm_reduce_like(
+            Red::All,
+            self.core_comm(),
+            scope,
+            sendbuf,
+            recvbuf,
+            op,
+            "MPI_Iallreduce",
+        )
     }
 
     /// Starts a [`reduce_scatter_block_into`](Self::reduce_scatter_block_into)
     /// (`MPI_Ireduce_scatter_block`).
-    fn immediate_reduce_scatter_block_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Request<'a, R, Sc, SafetyOf<Self>>
+    fn immediate_reduce_scatter_block_into<'a, Sc, S: ?Sized, R: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+        op: O,
+    ) -> Request<'a, R, Sc, SafetyOf<Self>>
     where
         Self: CommunicatorSafety,
         S: 'a + Buffer,
@@ -832,10 +1081,17 @@ pub trait CommunicatorCollectives: Communicator {
         O: 'a + Operation,
         Sc: Scope<'a>,
     {
-        self.try_immediate_reduce_scatter_block_into(scope, sendbuf, recvbuf, op).or_fatal()
+        self.try_immediate_reduce_scatter_block_into(scope, sendbuf, recvbuf, op)
+            .or_fatal()
     }
     /// [`immediate_reduce_scatter_block_into`](Self::immediate_reduce_scatter_block_into), reporting errors.
-    fn try_immediate_reduce_scatter_block_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
+    fn try_immediate_reduce_scatter_block_into<'a, Sc, S: ?Sized, R: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+        op: O,
+    ) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
     where
         Self: CommunicatorSafety,
         S: 'a + Buffer,
@@ -843,11 +1099,25 @@ pub trait CommunicatorCollectives: Communicator {
         O: 'a + Operation,
         Sc: Scope<'a>,
     {
-        imm_reduce_like(Red::ScatterBlock, self.core_comm(), scope, sendbuf, recvbuf, op, "MPI_Ireduce_scatter_block")
+        imm_reduce_like(
+            Red::ScatterBlock,
+            self.core_comm(),
+            scope,
+            sendbuf,
+            recvbuf,
+            op,
+            "MPI_Ireduce_scatter_block",
+        )
     }
 
     /// Starts a [`scan_into`](Self::scan_into) (`MPI_Iscan`).
-    fn immediate_scan_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Request<'a, R, Sc, SafetyOf<Self>>
+    fn immediate_scan_into<'a, Sc, S: ?Sized, R: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+        op: O,
+    ) -> Request<'a, R, Sc, SafetyOf<Self>>
     where
         Self: CommunicatorSafety,
         S: 'a + Buffer,
@@ -855,10 +1125,17 @@ pub trait CommunicatorCollectives: Communicator {
         O: 'a + Operation,
         Sc: Scope<'a>,
     {
-        self.try_immediate_scan_into(scope, sendbuf, recvbuf, op).or_fatal()
+        self.try_immediate_scan_into(scope, sendbuf, recvbuf, op)
+            .or_fatal()
     }
     /// [`immediate_scan_into`](Self::immediate_scan_into), reporting errors.
-    fn try_immediate_scan_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
+    fn try_immediate_scan_into<'a, Sc, S: ?Sized, R: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+        op: O,
+    ) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
     where
         Self: CommunicatorSafety,
         S: 'a + Buffer,
@@ -866,11 +1143,25 @@ pub trait CommunicatorCollectives: Communicator {
         O: 'a + Operation,
         Sc: Scope<'a>,
     {
-        imm_reduce_like(Red::Scan, self.core_comm(), scope, sendbuf, recvbuf, op, "MPI_Iscan")
+        imm_reduce_like(
+            Red::Scan,
+            self.core_comm(),
+            scope,
+            sendbuf,
+            recvbuf,
+            op,
+            "MPI_Iscan",
+        )
     }
 
     /// Starts an [`exclusive_scan_into`](Self::exclusive_scan_into) (`MPI_Iexscan`).
-    fn immediate_exclusive_scan_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Request<'a, R, Sc, SafetyOf<Self>>
+    fn immediate_exclusive_scan_into<'a, Sc, S: ?Sized, R: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+        op: O,
+    ) -> Request<'a, R, Sc, SafetyOf<Self>>
     where
         Self: CommunicatorSafety,
         S: 'a + Buffer,
@@ -878,10 +1169,17 @@ pub trait CommunicatorCollectives: Communicator {
         O: 'a + Operation,
         Sc: Scope<'a>,
     {
-        self.try_immediate_exclusive_scan_into(scope, sendbuf, recvbuf, op).or_fatal()
+        self.try_immediate_exclusive_scan_into(scope, sendbuf, recvbuf, op)
+            .or_fatal()
     }
     /// [`immediate_exclusive_scan_into`](Self::immediate_exclusive_scan_into), reporting errors.
-    fn try_immediate_exclusive_scan_into<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
+    fn try_immediate_exclusive_scan_into<'a, Sc, S: ?Sized, R: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+        op: O,
+    ) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
     where
         Self: CommunicatorSafety,
         S: 'a + Buffer,
@@ -889,7 +1187,15 @@ pub trait CommunicatorCollectives: Communicator {
         O: 'a + Operation,
         Sc: Scope<'a>,
     {
-        imm_reduce_like(Red::Exscan, self.core_comm(), scope, sendbuf, recvbuf, op, "MPI_Iexscan")
+        imm_reduce_like(
+            Red::Exscan,
+            self.core_comm(),
+            scope,
+            sendbuf,
+            recvbuf,
+            op,
+            "MPI_Iexscan",
+        )
     }
 
     /// A persistent [`barrier`](Self::barrier) (`MPI_Barrier_init`): each
@@ -901,17 +1207,26 @@ pub trait CommunicatorCollectives: Communicator {
         self.try_barrier_init().or_fatal()
     }
     /// [`barrier_init`](Self::barrier_init), reporting errors.
-    fn try_barrier_init(&self) -> Result<PersistentRequest<'static, (), StaticScope, SafetyOf<Self>>>
+    fn try_barrier_init(
+        &self,
+    ) -> Result<PersistentRequest<'static, (), StaticScope, SafetyOf<Self>>>
     where
         Self: CommunicatorSafety,
     {
         // A barrier uses no buffer (a leaked zero-sized value costs nothing).
         let unit: &'static mut () = Box::leak(Box::new(()));
-        persistent_mut(unit, "MPI_Barrier_init", StaticScope, |w, _| Ok((cp::barrier_init(w, self.core_comm())?, None)))
+        persistent_mut(unit, "MPI_Barrier_init", StaticScope, |w, _| {
+            Ok((cp::barrier_init(w, self.core_comm())?, None))
+        })
     }
 
     /// A persistent [`all_gather_into`](Self::all_gather_into) (`MPI_Allgather_init`).
-    fn all_gather_init<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
+    fn all_gather_init<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
     where
         Self: CommunicatorSafety,
         S: 'a + Buffer,
@@ -921,7 +1236,12 @@ pub trait CommunicatorCollectives: Communicator {
         self.try_all_gather_init(scope, sendbuf, recvbuf).or_fatal()
     }
     /// [`all_gather_init`](Self::all_gather_init), reporting errors.
-    fn try_all_gather_init<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
+    fn try_all_gather_init<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
     where
         Self: CommunicatorSafety,
         S: 'a + Buffer,
@@ -932,12 +1252,20 @@ pub trait CommunicatorCollectives: Communicator {
         persistent_mut(recvbuf, "MPI_Allgather_init", scope, |w, recvbuf| {
             let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
             let (out, rc) = (r.target(), per_process(r.count, comm.size()));
-            Ok((cp::allgather_init(w, Some(s.lend(w)), r.lend_mut(w), rc, comm)?, out))
+            Ok((
+                cp::allgather_init(w, Some(s.lend(w)), r.lend_mut(w), rc, comm)?,
+                out,
+            ))
         })
     }
 
     /// A persistent [`all_to_all_into`](Self::all_to_all_into) (`MPI_Alltoall_init`).
-    fn all_to_all_init<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
+    fn all_to_all_init<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
     where
         Self: CommunicatorSafety,
         S: 'a + Buffer,
@@ -947,7 +1275,12 @@ pub trait CommunicatorCollectives: Communicator {
         self.try_all_to_all_init(scope, sendbuf, recvbuf).or_fatal()
     }
     /// [`all_to_all_init`](Self::all_to_all_init), reporting errors.
-    fn try_all_to_all_init<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
+    fn try_all_to_all_init<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
     where
         Self: CommunicatorSafety,
         S: 'a + Buffer,
@@ -957,15 +1290,27 @@ pub trait CommunicatorCollectives: Communicator {
         let comm = self.core_comm();
         persistent_mut(recvbuf, "MPI_Alltoall_init", scope, |w, recvbuf| {
             let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-            let (sc, rc) = (per_process(s.count, comm.size()), per_process(r.count, comm.size()));
+            let (sc, rc) = (
+                per_process(s.count, comm.size()),
+                per_process(r.count, comm.size()),
+            );
             let out = r.target();
-            Ok((cp::alltoall_init(w, Some(s.lend(w)), sc, r.lend_mut(w), rc, comm)?, out))
+            Ok((
+                cp::alltoall_init(w, Some(s.lend(w)), sc, r.lend_mut(w), rc, comm)?,
+                out,
+            ))
         })
     }
 
     /// A persistent [`all_reduce_into`](Self::all_reduce_into) (`MPI_Allreduce_init`);
     /// the request keeps `op` until it is freed.
-    fn all_reduce_init<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
+    fn all_reduce_init<'a, Sc, S: ?Sized, R: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+        op: O,
+    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
     where
         Self: CommunicatorSafety,
         S: 'a + Buffer,
@@ -973,10 +1318,17 @@ pub trait CommunicatorCollectives: Communicator {
         O: 'a + Operation,
         Sc: Scope<'a>,
     {
-        self.try_all_reduce_init(scope, sendbuf, recvbuf, op).or_fatal()
+        self.try_all_reduce_init(scope, sendbuf, recvbuf, op)
+            .or_fatal()
     }
     /// [`all_reduce_init`](Self::all_reduce_init), reporting errors.
-    fn try_all_reduce_init<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
+    fn try_all_reduce_init<'a, Sc, S: ?Sized, R: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+        op: O,
+    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
     where
         Self: CommunicatorSafety,
         S: 'a + Buffer,
@@ -984,11 +1336,25 @@ pub trait CommunicatorCollectives: Communicator {
         O: 'a + Operation,
         Sc: Scope<'a>,
     {
-        pers_reduce(Red::All, self.core_comm(), scope, sendbuf, recvbuf, op, "MPI_Allreduce_init")
+        pers_reduce(
+            Red::All,
+            self.core_comm(),
+            scope,
+            sendbuf,
+            recvbuf,
+            op,
+            "MPI_Allreduce_init",
+        )
     }
 
     /// A persistent [`scan_into`](Self::scan_into) (`MPI_Scan_init`).
-    fn scan_init<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
+    fn scan_init<'a, Sc, S: ?Sized, R: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+        op: O,
+    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
     where
         Self: CommunicatorSafety,
         S: 'a + Buffer,
@@ -999,7 +1365,13 @@ pub trait CommunicatorCollectives: Communicator {
         self.try_scan_init(scope, sendbuf, recvbuf, op).or_fatal()
     }
     /// [`scan_init`](Self::scan_init), reporting errors.
-    fn try_scan_init<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
+    fn try_scan_init<'a, Sc, S: ?Sized, R: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+        op: O,
+    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
     where
         Self: CommunicatorSafety,
         S: 'a + Buffer,
@@ -1007,11 +1379,25 @@ pub trait CommunicatorCollectives: Communicator {
         O: 'a + Operation,
         Sc: Scope<'a>,
     {
-        pers_reduce(Red::Scan, self.core_comm(), scope, sendbuf, recvbuf, op, "MPI_Scan_init")
+        pers_reduce(
+            Red::Scan,
+            self.core_comm(),
+            scope,
+            sendbuf,
+            recvbuf,
+            op,
+            "MPI_Scan_init",
+        )
     }
 
     /// A persistent [`exclusive_scan_into`](Self::exclusive_scan_into) (`MPI_Exscan_init`).
-    fn exclusive_scan_init<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
+    fn exclusive_scan_init<'a, Sc, S: ?Sized, R: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+        op: O,
+    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
     where
         Self: CommunicatorSafety,
         S: 'a + Buffer,
@@ -1019,10 +1405,17 @@ pub trait CommunicatorCollectives: Communicator {
         O: 'a + Operation,
         Sc: Scope<'a>,
     {
-        self.try_exclusive_scan_init(scope, sendbuf, recvbuf, op).or_fatal()
+        self.try_exclusive_scan_init(scope, sendbuf, recvbuf, op)
+            .or_fatal()
     }
     /// [`exclusive_scan_init`](Self::exclusive_scan_init), reporting errors.
-    fn try_exclusive_scan_init<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
+    fn try_exclusive_scan_init<'a, Sc, S: ?Sized, R: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+        op: O,
+    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
     where
         Self: CommunicatorSafety,
         S: 'a + Buffer,
@@ -1030,33 +1423,91 @@ pub trait CommunicatorCollectives: Communicator {
         O: 'a + Operation,
         Sc: Scope<'a>,
     {
-        pers_reduce(Red::Exscan, self.core_comm(), scope, sendbuf, recvbuf, op, "MPI_Exscan_init")
+        pers_reduce(
+            Red::Exscan,
+            self.core_comm(),
+            scope,
+            sendbuf,
+            recvbuf,
+            op,
+            "MPI_Exscan_init",
+        )
     }
 }
 
 impl<C: Communicator + ?Sized> CommunicatorCollectives for C {}
 
-fn all_gather<'a>(comm: &Comm, s: &Typed<'a>, r: &mut TypedMut<'a>, mode: Mode<'_, 'a>) -> Result<Option<RawRequest>> {
+fn all_gather<'a>(
+    comm: &Comm,
+    s: &Typed<'a>,
+    r: &mut TypedMut<'a>,
+    mode: Mode<'_, 'a>,
+) -> Result<Option<RawRequest>> {
     let rc = per_process(r.count, comm.size());
-    run!(mode, w, mv::allgather(Some(s.desc()), r.desc_mut(), rc, comm), mv::iallgather(w, Some(s.lend(w)), r.lend_mut(w), rc, comm))
+    run!(
+        mode,
+        w,
+        mv::allgather(Some(s.desc()), r.desc_mut(), rc, comm),
+        mv::iallgather(w, Some(s.lend(w)), r.lend_mut(w), rc, comm)
+    )
 }
 
-fn all_gatherv<'a>(comm: &Comm, s: &Typed<'a>, r: &mut TypedMut<'a>, c: &[usize], d: &[isize], mode: Mode<'_, 'a>) -> Result<Option<RawRequest>> {
-    run!(mode, w, mv::allgatherv(Some(s.desc()), r.desc_mut(), c, d, comm), mv::iallgatherv(w, Some(s.lend(w)), r.lend_mut(w), c, d, comm))
+fn all_gatherv<'a>(
+    comm: &Comm,
+    s: &Typed<'a>,
+    r: &mut TypedMut<'a>,
+    c: &[usize],
+    d: &[isize],
+    mode: Mode<'_, 'a>,
+) -> Result<Option<RawRequest>> {
+    run!(
+        mode,
+        w,
+        mv::allgatherv(Some(s.desc()), r.desc_mut(), c, d, comm),
+        mv::iallgatherv(w, Some(s.lend(w)), r.lend_mut(w), c, d, comm)
+    )
 }
 
-fn all_to_all<'a>(comm: &Comm, s: &Typed<'a>, r: &mut TypedMut<'a>, mode: Mode<'_, 'a>) -> Result<Option<RawRequest>> {
+fn all_to_all<'a>(
+    comm: &Comm,
+    s: &Typed<'a>,
+    r: &mut TypedMut<'a>,
+    mode: Mode<'_, 'a>,
+) -> Result<Option<RawRequest>> {
     let sc = per_process(s.count, comm.size());
     let rc = per_process(r.count, comm.size());
-    run!(mode, w, mv::alltoall(Some(s.desc()), sc, r.desc_mut(), rc, comm), mv::ialltoall(w, Some(s.lend(w)), sc, r.lend_mut(w), rc, comm))
+    run!(
+        mode,
+        w,
+        mv::alltoall(Some(s.desc()), sc, r.desc_mut(), rc, comm),
+        mv::ialltoall(w, Some(s.lend(w)), sc, r.lend_mut(w), rc, comm)
+    )
 }
 
 type Parts = (Vec<usize>, Vec<isize>);
 
-fn all_to_allv<'a>(comm: &Comm, s: &Typed<'a>, sp: &Parts, r: &mut TypedMut<'a>, rp: &Parts, mode: Mode<'_, 'a>) -> Result<Option<RawRequest>> {
-    let sb = || Blocks { counts: &sp.0, displs: &sp.1 };
-    let rb = || Blocks { counts: &rp.0, displs: &rp.1 };
-    run!(mode, w, mv::alltoallv(Some(s.desc()), sb(), r.desc_mut(), rb(), comm), mv::ialltoallv(w, Some(s.lend(w)), sb(), r.lend_mut(w), rb(), comm))
+fn all_to_allv<'a>(
+    comm: &Comm,
+    s: &Typed<'a>,
+    sp: &Parts,
+    r: &mut TypedMut<'a>,
+    rp: &Parts,
+    mode: Mode<'_, 'a>,
+) -> Result<Option<RawRequest>> {
+    let sb = || Blocks {
+        counts: &sp.0,
+        displs: &sp.1,
+    };
+    let rb = || Blocks {
+        counts: &rp.0,
+        displs: &rp.1,
+    };
+    run!(
+        mode,
+        w,
+        mv::alltoallv(Some(s.desc()), sb(), r.desc_mut(), rb(), comm),
+        mv::ialltoallv(w, Some(s.lend(w)), sb(), r.lend_mut(w), rb(), comm)
+    )
 }
 
 #[derive(Clone, Copy)]
@@ -1067,7 +1518,14 @@ enum Red {
     Exscan,
 }
 
-fn reduce_like<'a>(kind: Red, comm: &Comm, s: &Typed<'a>, r: &mut TypedMut<'a>, op: &CoreOp, mode: Mode<'_, 'a>) -> Result<Option<RawRequest>> {
+fn reduce_like<'a>(
+    kind: Red,
+    comm: &Comm,
+    s: &Typed<'a>,
+    r: &mut TypedMut<'a>,
+    op: &CoreOp,
+    mode: Mode<'_, 'a>,
+) -> Result<Option<RawRequest>> {
     let n = s.count;
     match kind {
         Red::ScatterBlock => {
@@ -1076,11 +1534,19 @@ fn reduce_like<'a>(kind: Red, comm: &Comm, s: &Typed<'a>, r: &mut TypedMut<'a>, 
             if need != Some(s.count) {
                 return Err(Error::new(
                     ErrorClass::Count,
-                    format!("{call}: the send buffer has {} elements, not {} x {} processes", s.count, r.count, comm.size()),
+                    format!(
+                        "{call}: the send buffer has {} elements, not {} x {} processes",
+                        s.count,
+                        r.count,
+                        comm.size()
+                    ),
                 ));
             }
             if !s.dt.same_signature(1, &r.dt, 1) || s.dt.extent() != r.dt.extent() {
-                return Err(Error::new(ErrorClass::Type, format!("{call}: the send and receive datatypes differ")));
+                return Err(Error::new(
+                    ErrorClass::Type,
+                    format!("{call}: the send and receive datatypes differ"),
+                ));
             }
             let rc = r.count;
             run!(
@@ -1092,20 +1558,43 @@ fn reduce_like<'a>(kind: Red, comm: &Comm, s: &Typed<'a>, r: &mut TypedMut<'a>, 
         }
         Red::All => {
             check_same_reduce("MPI_Allreduce", s, r)?;
-            run!(mode, w, api::allreduce(Some(s.desc()), r.desc_mut_n(n), op, comm), api::iallreduce(w, Some(s.lend(w)), r.lend_mut_n(w, n), op, comm))
+            run!(
+                mode,
+                w,
+                api::allreduce(Some(s.desc()), r.desc_mut_n(n), op, comm),
+                api::iallreduce(w, Some(s.lend(w)), r.lend_mut_n(w, n), op, comm)
+            )
         }
         Red::Scan => {
             check_same_reduce("MPI_Scan", s, r)?;
-            run!(mode, w, api::scan(Some(s.desc()), r.desc_mut_n(n), op, comm), api::iscan(w, Some(s.lend(w)), r.lend_mut_n(w, n), op, comm))
+            run!(
+                mode,
+                w,
+                api::scan(Some(s.desc()), r.desc_mut_n(n), op, comm),
+                api::iscan(w, Some(s.lend(w)), r.lend_mut_n(w, n), op, comm)
+            )
         }
         Red::Exscan => {
             check_same_reduce("MPI_Exscan", s, r)?;
-            run!(mode, w, api::exscan(Some(s.desc()), r.desc_mut_n(n), op, comm), api::iexscan(w, Some(s.lend(w)), r.lend_mut_n(w, n), op, comm))
+            run!(
+                mode,
+                w,
+                api::exscan(Some(s.desc()), r.desc_mut_n(n), op, comm),
+                api::iexscan(w, Some(s.lend(w)), r.lend_mut_n(w, n), op, comm)
+            )
         }
     }
 }
 
-fn imm_reduce_like<'a, Sc, S, R, O, T: ThreadSafety>(kind: Red, comm: &Comm, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O, call: &'static str) -> Result<Request<'a, R, Sc, T>>
+fn imm_reduce_like<'a, Sc, S, R, O, T: ThreadSafety>(
+    kind: Red,
+    comm: &Comm,
+    scope: Sc,
+    sendbuf: &'a S,
+    recvbuf: &'a mut R,
+    op: O,
+    call: &'static str,
+) -> Result<Request<'a, R, Sc, T>>
 where
     S: 'a + Buffer + ?Sized,
     R: 'a + BufferMut + ?Sized,
@@ -1115,7 +1604,10 @@ where
     let mut req = immediate_mut(recvbuf, call, scope, |w, recvbuf| {
         let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
         let out = r.target();
-        started(reduce_like(kind, comm, &s, &mut r, &op.as_core_op(), Mode::Immediate(w)), out)
+        started(
+            reduce_like(kind, comm, &s, &mut r, &op.as_core_op(), Mode::Immediate(w)),
+            out,
+        )
     })?;
     // A user operation runs until the request completes: the request keeps it.
     req.keep = Some(Box::new(op));
@@ -1123,7 +1615,15 @@ where
 }
 
 /// A persistent allreduce, scan or exscan; the request keeps `op` until it is freed.
-fn pers_reduce<'a, Sc, S, R, O, T: ThreadSafety>(kind: Red, comm: &Comm, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O, call: &'static str) -> Result<PersistentRequest<'a, R, Sc, T>>
+fn pers_reduce<'a, Sc, S, R, O, T: ThreadSafety>(
+    kind: Red,
+    comm: &Comm,
+    scope: Sc,
+    sendbuf: &'a S,
+    recvbuf: &'a mut R,
+    op: O,
+    call: &'static str,
+) -> Result<PersistentRequest<'a, R, Sc, T>>
 where
     S: 'a + Buffer + ?Sized,
     R: 'a + BufferMut + ?Sized,
@@ -1160,15 +1660,32 @@ pub trait Root: AsCommunicator {
     /// directory) as a new job and returns the intercommunicator to it
     /// (`MPI_Comm_spawn`; collective over the communicator, `command` matters at the
     /// root). Fewer processes than asked for is `Err(MpiError::Spawn(failed, asked))`.
-    fn spawn(&self, command: &std::process::Command, maxprocs: Rank) -> std::result::Result<crate::topology::InterCommunicator, crate::MpiError> {
-        crate::dynamic::spawn(self.as_communicator(), self.root_rank(), &[(command, maxprocs)])
+    fn spawn(
+        &self,
+        command: &std::process::Command,
+        maxprocs: Rank,
+    ) -> std::result::Result<crate::topology::InterCommunicator, crate::MpiError> {
+        crate::dynamic::spawn(
+            self.as_communicator(),
+            self.root_rank(),
+            &[(command, maxprocs)],
+        )
     }
 
     /// [`spawn`](Root::spawn) of several commands as one job
     /// (`MPI_Comm_spawn_multiple`); `MPI_APPNUM` is each command's index.
-    fn spawn_multiple(&self, commands: &[std::process::Command], maxprocs: &[Rank]) -> std::result::Result<crate::topology::InterCommunicator, crate::MpiError> {
-        assert_eq!(commands.len(), maxprocs.len(), "spawn_multiple: one maxprocs per command");
-        let pairs: Vec<(&std::process::Command, Rank)> = commands.iter().zip(maxprocs.iter().copied()).collect();
+    fn spawn_multiple(
+        &self,
+        commands: &[std::process::Command],
+        maxprocs: &[Rank],
+    ) -> std::result::Result<crate::topology::InterCommunicator, crate::MpiError> {
+        assert_eq!(
+            commands.len(),
+            maxprocs.len(),
+            "spawn_multiple: one maxprocs per command"
+        );
+        let pairs: Vec<(&std::process::Command, Rank)> =
+            commands.iter().zip(maxprocs.iter().copied()).collect();
         crate::dynamic::spawn(self.as_communicator(), self.root_rank(), &pairs)
     }
 
@@ -1179,7 +1696,12 @@ pub trait Root: AsCommunicator {
     /// [`broadcast_into`](Self::broadcast_into), reporting errors.
     fn try_broadcast_into<Buf: ?Sized + BufferMut>(&self, buffer: &mut Buf) -> Result<()> {
         let mut b = typed_out(buffer);
-        do_bcast(self.as_communicator().core_comm(), self.root_rank(), &mut b, Mode::Blocking)?;
+        do_bcast(
+            self.as_communicator().core_comm(),
+            self.root_rank(),
+            &mut b,
+            Mode::Blocking,
+        )?;
         b.check_out("MPI_Bcast")
     }
 
@@ -1191,21 +1713,42 @@ pub trait Root: AsCommunicator {
     fn try_gather_into<S: ?Sized + Buffer>(&self, sendbuf: &S) -> Result<()> {
         let comm = self.as_communicator().core_comm();
         if comm.rank() == self.root_rank() {
-            return Err(not_root("MPI_Gather", "the root must call gather_into_root"));
+            return Err(not_root(
+                "MPI_Gather",
+                "the root must call gather_into_root",
+            ));
         }
-        do_gather(comm, self.root_rank(), &typed_in(sendbuf), None, Mode::Blocking).map(|_| ())
+        do_gather(
+            comm,
+            self.root_rank(),
+            &typed_in(sendbuf),
+            None,
+            Mode::Blocking,
+        )
+        .map(|_| ())
     }
 
     /// Gathers every process's `sendbuf` into `recvbuf` in rank order, parts of
     /// `recvbuf.count() / size` elements (`MPI_Gather`, root side).
-    fn gather_into_root<S: ?Sized + Buffer, R: ?Sized + BufferMut>(&self, sendbuf: &S, recvbuf: &mut R) {
+    fn gather_into_root<S: ?Sized + Buffer, R: ?Sized + BufferMut>(
+        &self,
+        sendbuf: &S,
+        recvbuf: &mut R,
+    ) {
         self.try_gather_into_root(sendbuf, recvbuf).or_fatal()
     }
     /// [`gather_into_root`](Self::gather_into_root), reporting errors.
-    fn try_gather_into_root<S: ?Sized + Buffer, R: ?Sized + BufferMut>(&self, sendbuf: &S, recvbuf: &mut R) -> Result<()> {
+    fn try_gather_into_root<S: ?Sized + Buffer, R: ?Sized + BufferMut>(
+        &self,
+        sendbuf: &S,
+        recvbuf: &mut R,
+    ) -> Result<()> {
         let comm = self.as_communicator().core_comm();
         if comm.rank() != self.root_rank() {
-            return Err(not_root("MPI_Gather", "gather_into_root called by a process that is not the root"));
+            return Err(not_root(
+                "MPI_Gather",
+                "gather_into_root called by a process that is not the root",
+            ));
         }
         let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
         do_gather(comm, self.root_rank(), &s, Some(&mut r), Mode::Blocking)?;
@@ -1220,27 +1763,55 @@ pub trait Root: AsCommunicator {
     fn try_gather_varcount_into<S: ?Sized + Buffer>(&self, sendbuf: &S) -> Result<()> {
         let comm = self.as_communicator().core_comm();
         if comm.rank() == self.root_rank() {
-            return Err(not_root("MPI_Gatherv", "the root must call gather_varcount_into_root"));
+            return Err(not_root(
+                "MPI_Gatherv",
+                "the root must call gather_varcount_into_root",
+            ));
         }
-        do_gatherv(comm, self.root_rank(), &typed_in(sendbuf), None, Mode::Blocking).map(|_| ())
+        do_gatherv(
+            comm,
+            self.root_rank(),
+            &typed_in(sendbuf),
+            None,
+            Mode::Blocking,
+        )
+        .map(|_| ())
     }
 
     /// Gathers every process's `sendbuf` into the parts of `recvbuf` (`MPI_Gatherv`,
     /// root side).
-    fn gather_varcount_into_root<S: ?Sized + Buffer, R: ?Sized + PartitionedBufferMut>(&self, sendbuf: &S, recvbuf: &mut R) {
-        self.try_gather_varcount_into_root(sendbuf, recvbuf).or_fatal()
+    fn gather_varcount_into_root<S: ?Sized + Buffer, R: ?Sized + PartitionedBufferMut>(
+        &self,
+        sendbuf: &S,
+        recvbuf: &mut R,
+    ) {
+        self.try_gather_varcount_into_root(sendbuf, recvbuf)
+            .or_fatal()
     }
     /// [`gather_varcount_into_root`](Self::gather_varcount_into_root), reporting errors.
-    fn try_gather_varcount_into_root<S: ?Sized + Buffer, R: ?Sized + PartitionedBufferMut>(&self, sendbuf: &S, recvbuf: &mut R) -> Result<()> {
+    fn try_gather_varcount_into_root<S: ?Sized + Buffer, R: ?Sized + PartitionedBufferMut>(
+        &self,
+        sendbuf: &S,
+        recvbuf: &mut R,
+    ) -> Result<()> {
         const CALL: &str = "MPI_Gatherv";
         let comm = self.as_communicator().core_comm();
         if comm.rank() != self.root_rank() {
-            return Err(not_root(CALL, "gather_varcount_into_root called by a process that is not the root"));
+            return Err(not_root(
+                CALL,
+                "gather_varcount_into_root called by a process that is not the root",
+            ));
         }
         let (c, d) = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
         disjoint(&c, &d, CALL, "recvbuf")?;
         let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-        do_gatherv(comm, self.root_rank(), &s, Some((&mut r, &c, &d)), Mode::Blocking)?;
+        do_gatherv(
+            comm,
+            self.root_rank(),
+            &s,
+            Some((&mut r, &c, &d)),
+            Mode::Blocking,
+        )?;
         r.check_out(CALL)
     }
 
@@ -1252,7 +1823,10 @@ pub trait Root: AsCommunicator {
     fn try_scatter_into<R: ?Sized + BufferMut>(&self, recvbuf: &mut R) -> Result<()> {
         let comm = self.as_communicator().core_comm();
         if comm.rank() == self.root_rank() {
-            return Err(not_root("MPI_Scatter", "the root must call scatter_into_root"));
+            return Err(not_root(
+                "MPI_Scatter",
+                "the root must call scatter_into_root",
+            ));
         }
         let mut r = typed_out(recvbuf);
         do_scatter(comm, self.root_rank(), None, &mut r, Mode::Blocking)?;
@@ -1261,14 +1835,25 @@ pub trait Root: AsCommunicator {
 
     /// Sends part `i` of `sendbuf` (`sendbuf.count() / size` elements) to process `i`
     /// (`MPI_Scatter`, root side).
-    fn scatter_into_root<S: ?Sized + Buffer, R: ?Sized + BufferMut>(&self, sendbuf: &S, recvbuf: &mut R) {
+    fn scatter_into_root<S: ?Sized + Buffer, R: ?Sized + BufferMut>(
+        &self,
+        sendbuf: &S,
+        recvbuf: &mut R,
+    ) {
         self.try_scatter_into_root(sendbuf, recvbuf).or_fatal()
     }
     /// [`scatter_into_root`](Self::scatter_into_root), reporting errors.
-    fn try_scatter_into_root<S: ?Sized + Buffer, R: ?Sized + BufferMut>(&self, sendbuf: &S, recvbuf: &mut R) -> Result<()> {
+    fn try_scatter_into_root<S: ?Sized + Buffer, R: ?Sized + BufferMut>(
+        &self,
+        sendbuf: &S,
+        recvbuf: &mut R,
+    ) -> Result<()> {
         let comm = self.as_communicator().core_comm();
         if comm.rank() != self.root_rank() {
-            return Err(not_root("MPI_Scatter", "scatter_into_root called by a process that is not the root"));
+            return Err(not_root(
+                "MPI_Scatter",
+                "scatter_into_root called by a process that is not the root",
+            ));
         }
         let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
         do_scatter(comm, self.root_rank(), Some(&s), &mut r, Mode::Blocking)?;
@@ -1284,7 +1869,10 @@ pub trait Root: AsCommunicator {
     fn try_scatter_varcount_into<R: ?Sized + BufferMut>(&self, recvbuf: &mut R) -> Result<()> {
         let comm = self.as_communicator().core_comm();
         if comm.rank() == self.root_rank() {
-            return Err(not_root("MPI_Scatterv", "the root must call scatter_varcount_into_root"));
+            return Err(not_root(
+                "MPI_Scatterv",
+                "the root must call scatter_varcount_into_root",
+            ));
         }
         let mut r = typed_out(recvbuf);
         do_scatterv(comm, self.root_rank(), None, &mut r, Mode::Blocking)?;
@@ -1292,19 +1880,37 @@ pub trait Root: AsCommunicator {
     }
 
     /// Sends the parts of `sendbuf` to the processes (`MPI_Scatterv`, root side).
-    fn scatter_varcount_into_root<S: ?Sized + PartitionedBuffer, R: ?Sized + BufferMut>(&self, sendbuf: &S, recvbuf: &mut R) {
-        self.try_scatter_varcount_into_root(sendbuf, recvbuf).or_fatal()
+    fn scatter_varcount_into_root<S: ?Sized + PartitionedBuffer, R: ?Sized + BufferMut>(
+        &self,
+        sendbuf: &S,
+        recvbuf: &mut R,
+    ) {
+        self.try_scatter_varcount_into_root(sendbuf, recvbuf)
+            .or_fatal()
     }
     /// [`scatter_varcount_into_root`](Self::scatter_varcount_into_root), reporting errors.
-    fn try_scatter_varcount_into_root<S: ?Sized + PartitionedBuffer, R: ?Sized + BufferMut>(&self, sendbuf: &S, recvbuf: &mut R) -> Result<()> {
+    fn try_scatter_varcount_into_root<S: ?Sized + PartitionedBuffer, R: ?Sized + BufferMut>(
+        &self,
+        sendbuf: &S,
+        recvbuf: &mut R,
+    ) -> Result<()> {
         const CALL: &str = "MPI_Scatterv";
         let comm = self.as_communicator().core_comm();
         if comm.rank() != self.root_rank() {
-            return Err(not_root(CALL, "scatter_varcount_into_root called by a process that is not the root"));
+            return Err(not_root(
+                CALL,
+                "scatter_varcount_into_root called by a process that is not the root",
+            ));
         }
         let (c, d) = parts(sendbuf, comm.size(), CALL, "sendbuf")?;
         let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-        do_scatterv(comm, self.root_rank(), Some((&s, &c, &d)), &mut r, Mode::Blocking)?;
+        do_scatterv(
+            comm,
+            self.root_rank(),
+            Some((&s, &c, &d)),
+            &mut r,
+            Mode::Blocking,
+        )?;
         r.check_out(CALL)
     }
 
@@ -1316,28 +1922,63 @@ pub trait Root: AsCommunicator {
     fn try_reduce_into<S: ?Sized + Buffer, O: Operation>(&self, sendbuf: &S, op: O) -> Result<()> {
         let comm = self.as_communicator().core_comm();
         if comm.rank() == self.root_rank() {
-            return Err(not_root("MPI_Reduce", "the root must call reduce_into_root"));
+            return Err(not_root(
+                "MPI_Reduce",
+                "the root must call reduce_into_root",
+            ));
         }
-        do_reduce(comm, self.root_rank(), &typed_in(sendbuf), None, &op.as_core_op(), Mode::Blocking).map(|_| ())
+        do_reduce(
+            comm,
+            self.root_rank(),
+            &typed_in(sendbuf),
+            None,
+            &op.as_core_op(),
+            Mode::Blocking,
+        )
+        .map(|_| ())
     }
 
     /// Reduces every process's `sendbuf` with `op` into `recvbuf` (`MPI_Reduce`, root side).
-    fn reduce_into_root<S: ?Sized + Buffer, R: ?Sized + BufferMut, O: Operation>(&self, sendbuf: &S, recvbuf: &mut R, op: O) {
+    fn reduce_into_root<S: ?Sized + Buffer, R: ?Sized + BufferMut, O: Operation>(
+        &self,
+        sendbuf: &S,
+        recvbuf: &mut R,
+        op: O,
+    ) {
         self.try_reduce_into_root(sendbuf, recvbuf, op).or_fatal()
     }
     /// [`reduce_into_root`](Self::reduce_into_root), reporting errors.
-    fn try_reduce_into_root<S: ?Sized + Buffer, R: ?Sized + BufferMut, O: Operation>(&self, sendbuf: &S, recvbuf: &mut R, op: O) -> Result<()> {
+    fn try_reduce_into_root<S: ?Sized + Buffer, R: ?Sized + BufferMut, O: Operation>(
+        &self,
+        sendbuf: &S,
+        recvbuf: &mut R,
+        op: O,
+    ) -> Result<()> {
         let comm = self.as_communicator().core_comm();
         if comm.rank() != self.root_rank() {
-            return Err(not_root("MPI_Reduce", "reduce_into_root called by a process that is not the root"));
+            return Err(not_root(
+                "MPI_Reduce",
+                "reduce_into_root called by a process that is not the root",
+            ));
         }
         let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-        do_reduce(comm, self.root_rank(), &s, Some(&mut r), &op.as_core_op(), Mode::Blocking)?;
+        do_reduce(
+            comm,
+            self.root_rank(),
+            &s,
+            Some(&mut r),
+            &op.as_core_op(),
+            Mode::Blocking,
+        )?;
         r.check_out("MPI_Reduce")
     }
 
     /// Starts a [`broadcast_into`](Self::broadcast_into) (`MPI_Ibcast`).
-    fn immediate_broadcast_into<'a, Sc, Buf: ?Sized>(&self, scope: Sc, buf: &'a mut Buf) -> Request<'a, Buf, Sc, SafetyOf<Self::Out>>
+    fn immediate_broadcast_into<'a, Sc, Buf: ?Sized>(
+        &self,
+        scope: Sc,
+        buf: &'a mut Buf,
+    ) -> Request<'a, Buf, Sc, SafetyOf<Self::Out>>
     where
         Buf: 'a + BufferMut,
         Sc: Scope<'a>,
@@ -1345,7 +1986,11 @@ pub trait Root: AsCommunicator {
         self.try_immediate_broadcast_into(scope, buf).or_fatal()
     }
     /// [`immediate_broadcast_into`](Self::immediate_broadcast_into), reporting errors.
-    fn try_immediate_broadcast_into<'a, Sc, Buf: ?Sized>(&self, scope: Sc, buf: &'a mut Buf) -> Result<Request<'a, Buf, Sc, SafetyOf<Self::Out>>>
+    fn try_immediate_broadcast_into<'a, Sc, Buf: ?Sized>(
+        &self,
+        scope: Sc,
+        buf: &'a mut Buf,
+    ) -> Result<Request<'a, Buf, Sc, SafetyOf<Self::Out>>>
     where
         Buf: 'a + BufferMut,
         Sc: Scope<'a>,
@@ -1353,14 +1998,26 @@ pub trait Root: AsCommunicator {
         immediate_mut(buf, "MPI_Ibcast", scope, |w, buf| {
             let mut b = typed_out(buf);
             let out = b.target();
-            started(do_bcast(self.as_communicator().core_comm(), self.root_rank(), &mut b, Mode::Immediate(w)), out)
+            started(
+                do_bcast(
+                    self.as_communicator().core_comm(),
+                    self.root_rank(),
+                    &mut b,
+                    Mode::Immediate(w),
+                ),
+                out,
+            )
         })
     }
 
     /// A persistent [`broadcast_into`](Self::broadcast_into) (`MPI_Bcast_init`): between
     /// runs the root puts the next value in through
     /// [`data_mut`](PersistentRequest::data_mut).
-    fn broadcast_init<'a, Sc, Buf: ?Sized>(&self, scope: Sc, buf: &'a mut Buf) -> PersistentRequest<'a, Buf, Sc, SafetyOf<Self::Out>>
+    fn broadcast_init<'a, Sc, Buf: ?Sized>(
+        &self,
+        scope: Sc,
+        buf: &'a mut Buf,
+    ) -> PersistentRequest<'a, Buf, Sc, SafetyOf<Self::Out>>
     where
         Buf: 'a + BufferMut,
         Sc: Scope<'a>,
@@ -1368,7 +2025,11 @@ pub trait Root: AsCommunicator {
         self.try_broadcast_init(scope, buf).or_fatal()
     }
     /// [`broadcast_init`](Self::broadcast_init), reporting errors.
-    fn try_broadcast_init<'a, Sc, Buf: ?Sized>(&self, scope: Sc, buf: &'a mut Buf) -> Result<PersistentRequest<'a, Buf, Sc, SafetyOf<Self::Out>>>
+    fn try_broadcast_init<'a, Sc, Buf: ?Sized>(
+        &self,
+        scope: Sc,
+        buf: &'a mut Buf,
+    ) -> Result<PersistentRequest<'a, Buf, Sc, SafetyOf<Self::Out>>>
     where
         Buf: 'a + BufferMut,
         Sc: Scope<'a>,
@@ -1382,7 +2043,11 @@ pub trait Root: AsCommunicator {
     }
 
     /// Starts a [`gather_into`](Self::gather_into) (`MPI_Igather`).
-    fn immediate_gather_into<'a, Sc, S: ?Sized>(&self, scope: Sc, sendbuf: &'a S) -> Request<'a, S, Sc, SafetyOf<Self::Out>>
+    fn immediate_gather_into<'a, Sc, S: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+    ) -> Request<'a, S, Sc, SafetyOf<Self::Out>>
     where
         S: 'a + Buffer,
         Sc: Scope<'a>,
@@ -1390,32 +2055,60 @@ pub trait Root: AsCommunicator {
         self.try_immediate_gather_into(scope, sendbuf).or_fatal()
     }
     /// [`immediate_gather_into`](Self::immediate_gather_into), reporting errors.
-    fn try_immediate_gather_into<'a, Sc, S: ?Sized>(&self, scope: Sc, sendbuf: &'a S) -> Result<Request<'a, S, Sc, SafetyOf<Self::Out>>>
+    fn try_immediate_gather_into<'a, Sc, S: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+    ) -> Result<Request<'a, S, Sc, SafetyOf<Self::Out>>>
     where
         S: 'a + Buffer,
         Sc: Scope<'a>,
     {
         let comm = self.as_communicator().core_comm();
         if comm.rank() == self.root_rank() {
-            return Err(not_root("MPI_Igather", "the root must call immediate_gather_into_root"));
+            return Err(not_root(
+                "MPI_Igather",
+                "the root must call immediate_gather_into_root",
+            ));
         }
         immediate_ref(sendbuf, "MPI_Igather", scope, |w| {
             let out = None;
-            started(do_gather(comm, self.root_rank(), &typed_in(sendbuf), None, Mode::Immediate(w)), out).map(|x| x.0)
+            started(
+                do_gather(
+                    comm,
+                    self.root_rank(),
+                    &typed_in(sendbuf),
+                    None,
+                    Mode::Immediate(w),
+                ),
+                out,
+            )
+            .map(|x| x.0)
         })
     }
 
     /// Starts a [`gather_into_root`](Self::gather_into_root) (`MPI_Igather`).
-    fn immediate_gather_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc, SafetyOf<Self::Out>>
+    fn immediate_gather_into_root<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Request<'a, R, Sc, SafetyOf<Self::Out>>
     where
         S: 'a + Buffer,
         R: 'a + BufferMut,
         Sc: Scope<'a>,
     {
-        self.try_immediate_gather_into_root(scope, sendbuf, recvbuf).or_fatal()
+        self.try_immediate_gather_into_root(scope, sendbuf, recvbuf)
+            .or_fatal()
     }
     /// [`immediate_gather_into_root`](Self::immediate_gather_into_root), reporting errors.
-    fn try_immediate_gather_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc, SafetyOf<Self::Out>>>
+    fn try_immediate_gather_into_root<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Result<Request<'a, R, Sc, SafetyOf<Self::Out>>>
     where
         S: 'a + Buffer,
         R: 'a + BufferMut,
@@ -1423,50 +2116,89 @@ pub trait Root: AsCommunicator {
     {
         let comm = self.as_communicator().core_comm();
         if comm.rank() != self.root_rank() {
-            return Err(not_root("MPI_Igather", "immediate_gather_into_root called by a process that is not the root"));
+            return Err(not_root(
+                "MPI_Igather",
+                "immediate_gather_into_root called by a process that is not the root",
+            ));
         }
         immediate_mut(recvbuf, "MPI_Igather", scope, |w, recvbuf| {
             let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
             let out = r.target();
-            started(do_gather(comm, self.root_rank(), &s, Some(&mut r), Mode::Immediate(w)), out)
+            started(
+                do_gather(comm, self.root_rank(), &s, Some(&mut r), Mode::Immediate(w)),
+                out,
+            )
         })
     }
 
     /// Starts a [`gather_varcount_into`](Self::gather_varcount_into) (`MPI_Igatherv`).
-    fn immediate_gather_varcount_into<'a, Sc, S: ?Sized>(&self, scope: Sc, sendbuf: &'a S) -> Request<'a, S, Sc, SafetyOf<Self::Out>>
+    fn immediate_gather_varcount_into<'a, Sc, S: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+    ) -> Request<'a, S, Sc, SafetyOf<Self::Out>>
     where
         S: 'a + Buffer,
         Sc: Scope<'a>,
     {
-        self.try_immediate_gather_varcount_into(scope, sendbuf).or_fatal()
+        self.try_immediate_gather_varcount_into(scope, sendbuf)
+            .or_fatal()
     }
     /// [`immediate_gather_varcount_into`](Self::immediate_gather_varcount_into), reporting errors.
-    fn try_immediate_gather_varcount_into<'a, Sc, S: ?Sized>(&self, scope: Sc, sendbuf: &'a S) -> Result<Request<'a, S, Sc, SafetyOf<Self::Out>>>
+    fn try_immediate_gather_varcount_into<'a, Sc, S: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+    ) -> Result<Request<'a, S, Sc, SafetyOf<Self::Out>>>
     where
         S: 'a + Buffer,
         Sc: Scope<'a>,
     {
         let comm = self.as_communicator().core_comm();
         if comm.rank() == self.root_rank() {
-            return Err(not_root("MPI_Igatherv", "the root must call immediate_gather_varcount_into_root"));
+            return Err(not_root(
+                "MPI_Igatherv",
+                "the root must call immediate_gather_varcount_into_root",
+            ));
         }
         immediate_ref(sendbuf, "MPI_Igatherv", scope, |w| {
             let out = None;
-            started(do_gatherv(comm, self.root_rank(), &typed_in(sendbuf), None, Mode::Immediate(w)), out).map(|x| x.0)
+            started(
+                do_gatherv(
+                    comm,
+                    self.root_rank(),
+                    &typed_in(sendbuf),
+                    None,
+                    Mode::Immediate(w),
+                ),
+                out,
+            )
+            .map(|x| x.0)
         })
     }
 
     /// Starts a [`gather_varcount_into_root`](Self::gather_varcount_into_root) (`MPI_Igatherv`).
-    fn immediate_gather_varcount_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc, SafetyOf<Self::Out>>
+    fn immediate_gather_varcount_into_root<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Request<'a, R, Sc, SafetyOf<Self::Out>>
     where
         S: 'a + Buffer,
         R: 'a + PartitionedBufferMut,
         Sc: Scope<'a>,
     {
-        self.try_immediate_gather_varcount_into_root(scope, sendbuf, recvbuf).or_fatal()
+        self.try_immediate_gather_varcount_into_root(scope, sendbuf, recvbuf)
+            .or_fatal()
     }
     /// [`immediate_gather_varcount_into_root`](Self::immediate_gather_varcount_into_root), reporting errors.
-    fn try_immediate_gather_varcount_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc, SafetyOf<Self::Out>>>
+    fn try_immediate_gather_varcount_into_root<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Result<Request<'a, R, Sc, SafetyOf<Self::Out>>>
     where
         S: 'a + Buffer,
         R: 'a + PartitionedBufferMut,
@@ -1475,19 +2207,35 @@ pub trait Root: AsCommunicator {
         const CALL: &str = "MPI_Igatherv";
         let comm = self.as_communicator().core_comm();
         if comm.rank() != self.root_rank() {
-            return Err(not_root(CALL, "immediate_gather_varcount_into_root called by a process that is not the root"));
+            return Err(not_root(
+                CALL,
+                "immediate_gather_varcount_into_root called by a process that is not the root",
+            ));
         }
         let (c, d) = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
         disjoint(&c, &d, CALL, "recvbuf")?;
         immediate_mut(recvbuf, CALL, scope, |w, recvbuf| {
             let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
             let out = r.target();
-            started(do_gatherv(comm, self.root_rank(), &s, Some((&mut r, &c, &d)), Mode::Immediate(w)), out)
+            started(
+                do_gatherv(
+                    comm,
+                    self.root_rank(),
+                    &s,
+                    Some((&mut r, &c, &d)),
+                    Mode::Immediate(w),
+                ),
+                out,
+            )
         })
     }
 
     /// Starts a [`scatter_into`](Self::scatter_into) (`MPI_Iscatter`).
-    fn immediate_scatter_into<'a, Sc, R: ?Sized>(&self, scope: Sc, recvbuf: &'a mut R) -> Request<'a, R, Sc, SafetyOf<Self::Out>>
+    fn immediate_scatter_into<'a, Sc, R: ?Sized>(
+        &self,
+        scope: Sc,
+        recvbuf: &'a mut R,
+    ) -> Request<'a, R, Sc, SafetyOf<Self::Out>>
     where
         R: 'a + BufferMut,
         Sc: Scope<'a>,
@@ -1495,33 +2243,54 @@ pub trait Root: AsCommunicator {
         self.try_immediate_scatter_into(scope, recvbuf).or_fatal()
     }
     /// [`immediate_scatter_into`](Self::immediate_scatter_into), reporting errors.
-    fn try_immediate_scatter_into<'a, Sc, R: ?Sized>(&self, scope: Sc, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc, SafetyOf<Self::Out>>>
+    fn try_immediate_scatter_into<'a, Sc, R: ?Sized>(
+        &self,
+        scope: Sc,
+        recvbuf: &'a mut R,
+    ) -> Result<Request<'a, R, Sc, SafetyOf<Self::Out>>>
     where
         R: 'a + BufferMut,
         Sc: Scope<'a>,
     {
         let comm = self.as_communicator().core_comm();
         if comm.rank() == self.root_rank() {
-            return Err(not_root("MPI_Iscatter", "the root must call immediate_scatter_into_root"));
+            return Err(not_root(
+                "MPI_Iscatter",
+                "the root must call immediate_scatter_into_root",
+            ));
         }
         immediate_mut(recvbuf, "MPI_Iscatter", scope, |w, recvbuf| {
             let mut r = typed_out(recvbuf);
             let out = r.target();
-            started(do_scatter(comm, self.root_rank(), None, &mut r, Mode::Immediate(w)), out)
+            started(
+                do_scatter(comm, self.root_rank(), None, &mut r, Mode::Immediate(w)),
+                out,
+            )
         })
     }
 
     /// Starts a [`scatter_into_root`](Self::scatter_into_root) (`MPI_Iscatter`).
-    fn immediate_scatter_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc, SafetyOf<Self::Out>>
+    fn immediate_scatter_into_root<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Request<'a, R, Sc, SafetyOf<Self::Out>>
     where
         S: 'a + Buffer,
         R: 'a + BufferMut,
         Sc: Scope<'a>,
     {
-        self.try_immediate_scatter_into_root(scope, sendbuf, recvbuf).or_fatal()
+        self.try_immediate_scatter_into_root(scope, sendbuf, recvbuf)
+            .or_fatal()
     }
     /// [`immediate_scatter_into_root`](Self::immediate_scatter_into_root), reporting errors.
-    fn try_immediate_scatter_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc, SafetyOf<Self::Out>>>
+    fn try_immediate_scatter_into_root<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Result<Request<'a, R, Sc, SafetyOf<Self::Out>>>
     where
         S: 'a + Buffer,
         R: 'a + BufferMut,
@@ -1529,51 +2298,83 @@ pub trait Root: AsCommunicator {
     {
         let comm = self.as_communicator().core_comm();
         if comm.rank() != self.root_rank() {
-            return Err(not_root("MPI_Iscatter", "immediate_scatter_into_root called by a process that is not the root"));
+            return Err(not_root(
+                "MPI_Iscatter",
+                "immediate_scatter_into_root called by a process that is not the root",
+            ));
         }
         immediate_mut(recvbuf, "MPI_Iscatter", scope, |w, recvbuf| {
             let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
             let out = r.target();
-            started(do_scatter(comm, self.root_rank(), Some(&s), &mut r, Mode::Immediate(w)), out)
+            started(
+                do_scatter(comm, self.root_rank(), Some(&s), &mut r, Mode::Immediate(w)),
+                out,
+            )
         })
     }
 
     /// Starts a [`scatter_varcount_into`](Self::scatter_varcount_into) (`MPI_Iscatterv`).
-    fn immediate_scatter_varcount_into<'a, Sc, R: ?Sized>(&self, scope: Sc, recvbuf: &'a mut R) -> Request<'a, R, Sc, SafetyOf<Self::Out>>
+    fn immediate_scatter_varcount_into<'a, Sc, R: ?Sized>(
+        &self,
+        scope: Sc,
+        recvbuf: &'a mut R,
+    ) -> Request<'a, R, Sc, SafetyOf<Self::Out>>
     where
         R: 'a + BufferMut,
         Sc: Scope<'a>,
     {
-        self.try_immediate_scatter_varcount_into(scope, recvbuf).or_fatal()
+        self.try_immediate_scatter_varcount_into(scope, recvbuf)
+            .or_fatal()
     }
     /// [`immediate_scatter_varcount_into`](Self::immediate_scatter_varcount_into), reporting errors.
-    fn try_immediate_scatter_varcount_into<'a, Sc, R: ?Sized>(&self, scope: Sc, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc, SafetyOf<Self::Out>>>
+    fn try_immediate_scatter_varcount_into<'a, Sc, R: ?Sized>(
+        &self,
+        scope: Sc,
+        recvbuf: &'a mut R,
+    ) -> Result<Request<'a, R, Sc, SafetyOf<Self::Out>>>
     where
         R: 'a + BufferMut,
         Sc: Scope<'a>,
     {
         let comm = self.as_communicator().core_comm();
         if comm.rank() == self.root_rank() {
-            return Err(not_root("MPI_Iscatterv", "the root must call immediate_scatter_varcount_into_root"));
+            return Err(not_root(
+                "MPI_Iscatterv",
+                "the root must call immediate_scatter_varcount_into_root",
+            ));
         }
         immediate_mut(recvbuf, "MPI_Iscatterv", scope, |w, recvbuf| {
             let mut r = typed_out(recvbuf);
             let out = r.target();
-            started(do_scatterv(comm, self.root_rank(), None, &mut r, Mode::Immediate(w)), out)
+            started(
+                do_scatterv(comm, self.root_rank(), None, &mut r, Mode::Immediate(w)),
+                out,
+            )
         })
     }
 
     /// Starts a [`scatter_varcount_into_root`](Self::scatter_varcount_into_root) (`MPI_Iscatterv`).
-    fn immediate_scatter_varcount_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Request<'a, R, Sc, SafetyOf<Self::Out>>
+    fn immediate_scatter_varcount_into_root<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Request<'a, R, Sc, SafetyOf<Self::Out>>
     where
         S: 'a + PartitionedBuffer,
         R: 'a + BufferMut,
         Sc: Scope<'a>,
     {
-        self.try_immediate_scatter_varcount_into_root(scope, sendbuf, recvbuf).or_fatal()
+        self.try_immediate_scatter_varcount_into_root(scope, sendbuf, recvbuf)
+            .or_fatal()
     }
     /// [`immediate_scatter_varcount_into_root`](Self::immediate_scatter_varcount_into_root), reporting errors.
-    fn try_immediate_scatter_varcount_into_root<'a, Sc, S: ?Sized, R: ?Sized>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<Request<'a, R, Sc, SafetyOf<Self::Out>>>
+    fn try_immediate_scatter_varcount_into_root<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Result<Request<'a, R, Sc, SafetyOf<Self::Out>>>
     where
         S: 'a + PartitionedBuffer,
         R: 'a + BufferMut,
@@ -1582,27 +2383,50 @@ pub trait Root: AsCommunicator {
         const CALL: &str = "MPI_Iscatterv";
         let comm = self.as_communicator().core_comm();
         if comm.rank() != self.root_rank() {
-            return Err(not_root(CALL, "immediate_scatter_varcount_into_root called by a process that is not the root"));
+            return Err(not_root(
+                CALL,
+                "immediate_scatter_varcount_into_root called by a process that is not the root",
+            ));
         }
         let (c, d) = parts(sendbuf, comm.size(), CALL, "sendbuf")?;
         immediate_mut(recvbuf, CALL, scope, |w, recvbuf| {
             let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
             let out = r.target();
-            started(do_scatterv(comm, self.root_rank(), Some((&s, &c, &d)), &mut r, Mode::Immediate(w)), out)
+            started(
+                do_scatterv(
+                    comm,
+                    self.root_rank(),
+                    Some((&s, &c, &d)),
+                    &mut r,
+                    Mode::Immediate(w),
+                ),
+                out,
+            )
         })
     }
 
     /// Starts a [`reduce_into`](Self::reduce_into) (`MPI_Ireduce`).
-    fn immediate_reduce_into<'a, Sc, S: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, op: O) -> Request<'a, S, Sc, SafetyOf<Self::Out>>
+    fn immediate_reduce_into<'a, Sc, S: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        op: O,
+    ) -> Request<'a, S, Sc, SafetyOf<Self::Out>>
     where
         S: 'a + Buffer,
         O: 'a + Operation,
         Sc: Scope<'a>,
     {
-        self.try_immediate_reduce_into(scope, sendbuf, op).or_fatal()
+        self.try_immediate_reduce_into(scope, sendbuf, op)
+            .or_fatal()
     }
     /// [`immediate_reduce_into`](Self::immediate_reduce_into), reporting errors.
-    fn try_immediate_reduce_into<'a, Sc, S: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, op: O) -> Result<Request<'a, S, Sc, SafetyOf<Self::Out>>>
+    fn try_immediate_reduce_into<'a, Sc, S: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        op: O,
+    ) -> Result<Request<'a, S, Sc, SafetyOf<Self::Out>>>
     where
         S: 'a + Buffer,
         O: 'a + Operation,
@@ -1610,11 +2434,25 @@ pub trait Root: AsCommunicator {
     {
         let comm = self.as_communicator().core_comm();
         if comm.rank() == self.root_rank() {
-            return Err(not_root("MPI_Ireduce", "the root must call immediate_reduce_into_root"));
+            return Err(not_root(
+                "MPI_Ireduce",
+                "the root must call immediate_reduce_into_root",
+            ));
         }
         let mut req = immediate_ref(sendbuf, "MPI_Ireduce", scope, |w| {
             let out = None;
-            started(do_reduce(comm, self.root_rank(), &typed_in(sendbuf), None, &op.as_core_op(), Mode::Immediate(w)), out).map(|x| x.0)
+            started(
+                do_reduce(
+                    comm,
+                    self.root_rank(),
+                    &typed_in(sendbuf),
+                    None,
+                    &op.as_core_op(),
+                    Mode::Immediate(w),
+                ),
+                out,
+            )
+            .map(|x| x.0)
         })?;
         // A user operation runs until the request completes: the request keeps it.
         req.keep = Some(Box::new(op));
@@ -1622,17 +2460,30 @@ pub trait Root: AsCommunicator {
     }
 
     /// Starts a [`reduce_into_root`](Self::reduce_into_root) (`MPI_Ireduce`).
-    fn immediate_reduce_into_root<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Request<'a, R, Sc, SafetyOf<Self::Out>>
+    fn immediate_reduce_into_root<'a, Sc, S: ?Sized, R: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+        op: O,
+    ) -> Request<'a, R, Sc, SafetyOf<Self::Out>>
     where
         S: 'a + Buffer,
         R: 'a + BufferMut,
         O: 'a + Operation,
         Sc: Scope<'a>,
     {
-        self.try_immediate_reduce_into_root(scope, sendbuf, recvbuf, op).or_fatal()
+        self.try_immediate_reduce_into_root(scope, sendbuf, recvbuf, op)
+            .or_fatal()
     }
     /// [`immediate_reduce_into_root`](Self::immediate_reduce_into_root), reporting errors.
-    fn try_immediate_reduce_into_root<'a, Sc, S: ?Sized, R: ?Sized, O>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R, op: O) -> Result<Request<'a, R, Sc, SafetyOf<Self::Out>>>
+    fn try_immediate_reduce_into_root<'a, Sc, S: ?Sized, R: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+        op: O,
+    ) -> Result<Request<'a, R, Sc, SafetyOf<Self::Out>>>
     where
         S: 'a + Buffer,
         R: 'a + BufferMut,
@@ -1641,12 +2492,25 @@ pub trait Root: AsCommunicator {
     {
         let comm = self.as_communicator().core_comm();
         if comm.rank() != self.root_rank() {
-            return Err(not_root("MPI_Ireduce", "immediate_reduce_into_root called by a process that is not the root"));
+            return Err(not_root(
+                "MPI_Ireduce",
+                "immediate_reduce_into_root called by a process that is not the root",
+            ));
         }
         let mut req = immediate_mut(recvbuf, "MPI_Ireduce", scope, |w, recvbuf| {
             let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
             let out = r.target();
-            started(do_reduce(comm, self.root_rank(), &s, Some(&mut r), &op.as_core_op(), Mode::Immediate(w)), out)
+            started(
+                do_reduce(
+                    comm,
+                    self.root_rank(),
+                    &s,
+                    Some(&mut r),
+                    &op.as_core_op(),
+                    Mode::Immediate(w),
+                ),
+                out,
+            )
         })?;
         // A user operation runs until the request completes: the request keeps it.
         req.keep = Some(Box::new(op));

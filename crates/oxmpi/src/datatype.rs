@@ -650,7 +650,10 @@ impl<'a> TypedMut<'a> {
     /// The first `n` elements (at most the buffer's count) as a receive descriptor.
     pub(crate) fn desc_mut_n(&mut self, n: usize) -> oxmpi_core::buf::RecvBuf<'_, '_> {
         let t = &self.0;
-        assert!(!t.lent, "a buffer lent to an immediate operation was used again");
+        assert!(
+            !t.lent,
+            "a buffer lent to an immediate operation was used again"
+        );
         // SAFETY: `typed_out` took these `count` elements of `dt` at `ptr` from a `&'a mut` BufferMut (its contract: writable, any bytes valid); `self` is borrowed exclusively while the descriptor lives.
         unsafe { oxmpi_core::buf::RecvBuf::from_raw(t.ptr, n.min(t.count), Some(&t.dt)) }
     }
@@ -663,9 +666,16 @@ impl<'a> TypedMut<'a> {
     }
 
     /// The first `n` elements (at most the buffer's count) as [`lend_mut`](Self::lend_mut).
-    pub(crate) fn lend_mut_n(&mut self, _w: &Start<'a>, n: usize) -> oxmpi_core::buf::RecvBuf<'a, '_> {
+    pub(crate) fn lend_mut_n(
+        &mut self,
+        _w: &Start<'a>,
+        n: usize,
+    ) -> oxmpi_core::buf::RecvBuf<'a, '_> {
         let t = &mut self.0;
-        assert!(!t.lent, "a buffer lent to an immediate operation was lent again");
+        assert!(
+            !t.lent,
+            "a buffer lent to an immediate operation was lent again"
+        );
         t.lent = true;
         // SAFETY: `typed_out` took these `count` elements of `dt` at `ptr` from a `&'a mut` BufferMut (writable, any bytes valid), and `lent` makes this the only descriptor of them from now on: the operation `w` starts has them for 'a.
         unsafe { oxmpi_core::buf::RecvBuf::from_raw(t.ptr, n.min(t.count), Some(&t.dt)) }
@@ -696,7 +706,10 @@ impl<'a> Typed<'a> {
 
     /// The first `n` elements (at most the buffer's count) as a send descriptor.
     pub(crate) fn desc_n(&self, n: usize) -> oxmpi_core::buf::SendBuf<'_, '_> {
-        assert!(!self.lent, "a buffer lent to an immediate operation was used again");
+        assert!(
+            !self.lent,
+            "a buffer lent to an immediate operation was used again"
+        );
         // SAFETY: `typed_in`/`typed_out` took these `count` elements of `dt` at `ptr` from a borrow for 'a (Buffer contract: readable while borrowed), and 'a outlives the borrow of `self`.
         unsafe { oxmpi_core::buf::SendBuf::from_raw(self.ptr, n.min(self.count), Some(&self.dt)) }
     }
@@ -712,7 +725,10 @@ impl<'a> Typed<'a> {
 
     /// The first `n` elements (at most the buffer's count) as [`lend`](Self::lend).
     pub(crate) fn lend_n(&self, _w: &Start<'a>, n: usize) -> oxmpi_core::buf::SendBuf<'a, '_> {
-        assert!(!self.excl, "an exclusively borrowed buffer was lent for reading");
+        assert!(
+            !self.excl,
+            "an exclusively borrowed buffer was lent for reading"
+        );
         // SAFETY: `typed_in` took these `count` elements of `dt` at `ptr` from a shared
         // borrow for 'a (Buffer contract: readable, and unchanged, while borrowed).
         unsafe { oxmpi_core::buf::SendBuf::from_raw(self.ptr, n.min(self.count), Some(&self.dt)) }
@@ -720,7 +736,6 @@ impl<'a> Typed<'a> {
 }
 
 impl Typed<'_> {
-
     /// The engine's descriptor of this buffer, for writing.
     ///
     /// # Safety
@@ -762,7 +777,9 @@ pub(crate) fn typed_in<B: Pointer + Collection + AsDatatype + ?Sized>(buf: &B) -
 }
 
 /// The engine's view of a receive buffer.
-pub(crate) fn typed_out<B: PointerMut + Collection + AsDatatype + ?Sized>(buf: &mut B) -> TypedMut<'_> {
+pub(crate) fn typed_out<B: PointerMut + Collection + AsDatatype + ?Sized>(
+    buf: &mut B,
+) -> TypedMut<'_> {
     let dt = buf.as_datatype();
     let d = dt.as_datatype_ref();
     let (core, check) = (d.core.clone(), Checker(d.check));
@@ -850,10 +867,16 @@ impl<'a> RecvBytes<'a> {
 
     /// The bytes as a receive descriptor for `'a`, for the one immediate operation `w`
     /// starts, and the target to check once it completed.
-    pub(crate) fn lend(self, _w: &Start<'a>) -> (oxmpi_core::buf::RecvBuf<'a, 'static>, RecvTarget) {
+    pub(crate) fn lend(
+        self,
+        _w: &Start<'a>,
+    ) -> (oxmpi_core::buf::RecvBuf<'a, 'static>, RecvTarget) {
         let t = self.0;
-        // SAFETY: `recv_spec`/`value_spec_mut` made the target from an exclusive borrow for 'a of `len` initialized bytes; `self` is consumed, so the operation `w` starts holds the only descriptor of them for 'a.
-        (unsafe { oxmpi_core::buf::RecvBuf::from_raw(t.ptr, t.len, None) }, t)
+        (
+            // SAFETY: `recv_spec`/`value_spec_mut` made the target from an exclusive borrow for 'a of `len` initialized bytes; `self` is consumed, so the operation `w` starts holds the only descriptor of them for 'a.
+            unsafe { oxmpi_core::buf::RecvBuf::from_raw(t.ptr, t.len, None) },
+            t,
+        )
     }
 
     /// The raw target, for a request that outlives this borrow (see [`RecvTarget`]).
@@ -862,7 +885,10 @@ impl<'a> RecvBytes<'a> {
     }
 }
 
-pub(crate) fn recv_spec<'a, B: BufferMut + ?Sized>(buf: &'a mut B, call: &str) -> Result<RecvSpec<'a>> {
+pub(crate) fn recv_spec<'a, B: BufferMut + ?Sized>(
+    buf: &'a mut B,
+    call: &str,
+) -> Result<RecvSpec<'a>> {
     let dt = buf.as_datatype();
     if dt.as_datatype_ref().is_contiguous() {
         return recv_target(buf, call).map(|t| RecvSpec::Bytes(RecvBytes(t, PhantomData)));
@@ -872,7 +898,10 @@ pub(crate) fn recv_spec<'a, B: BufferMut + ?Sized>(buf: &'a mut B, call: &str) -
 
 /// How a receive writes the values of `v`, whose memory is zeroed first (so the bytes a
 /// datatype skips, padding, are initialized too).
-pub(crate) fn value_spec_mut<'a, T: Equivalence>(v: &'a mut [MaybeUninit<T>], call: &str) -> Result<RecvSpec<'a>> {
+pub(crate) fn value_spec_mut<'a, T: Equivalence>(
+    v: &'a mut [MaybeUninit<T>],
+    call: &str,
+) -> Result<RecvSpec<'a>> {
     let (ptr, n) = (v.as_mut_ptr() as *mut u8, v.len());
     // SAFETY: `v` is `size_of_val(v)` writable bytes, and MaybeUninit takes any.
     unsafe { std::ptr::write_bytes(ptr, 0, std::mem::size_of_val(v)) };
@@ -888,11 +917,16 @@ pub(crate) fn value_spec_mut<'a, T: Equivalence>(v: &'a mut [MaybeUninit<T>], ca
 /// # Safety
 /// `elems` values of `T` at `ptr` are initialized bytes, writable and not accessed
 /// otherwise for `'a`.
-pub(crate) unsafe fn value_spec<'a, T: Equivalence>(ptr: *mut u8, elems: usize, call: &str) -> Result<RecvSpec<'a>> {
+pub(crate) unsafe fn value_spec<'a, T: Equivalence>(
+    ptr: *mut u8,
+    elems: usize,
+    call: &str,
+) -> Result<RecvSpec<'a>> {
     let dt = T::equivalent_datatype();
     let d = dt.as_datatype_ref();
     if d.is_contiguous() && d.size() == std::mem::size_of::<T>() && d.core.true_lb() == 0 {
-        return raw_target::<T>(ptr, elems, call).map(|t| RecvSpec::Bytes(RecvBytes(t, PhantomData)));
+        return raw_target::<T>(ptr, elems, call)
+            .map(|t| RecvSpec::Bytes(RecvBytes(t, PhantomData)));
     }
     if d.extent() != std::mem::size_of::<T>() as Address || d.size() > std::mem::size_of::<T>() {
         return Err(Error::new(
@@ -905,7 +939,15 @@ pub(crate) unsafe fn value_spec<'a, T: Equivalence>(ptr: *mut u8, elems: usize, 
             ),
         ));
     }
-    let t = Typed { ptr, count: elems, dt: d.core.clone(), check: Checker(d.check), excl: true, lent: false, _life: PhantomData };
+    let t = Typed {
+        ptr,
+        count: elems,
+        dt: d.core.clone(),
+        check: Checker(d.check),
+        excl: true,
+        lent: false,
+        _life: PhantomData,
+    };
     Ok(RecvSpec::Typed(TypedMut(t, PhantomData)))
 }
 
@@ -998,7 +1040,11 @@ impl RecvTarget {
     /// # Safety
     /// The memory must still be valid and no longer written by the engine.
     pub(crate) unsafe fn after(&self, nbytes: usize, call: &str) -> Result<()> {
-        let n = if self.whole { self.len } else { nbytes.min(self.len) };
+        let n = if self.whole {
+            self.len
+        } else {
+            nbytes.min(self.len)
+        };
         // SAFETY: forwarded contract.
         unsafe { self.check.check(self.ptr, self.len, n, call) }
     }
@@ -1059,7 +1105,12 @@ pub type UncommittedDatatypeRef<'a> = DatatypeRef<'a>;
 
 fn count_arg(call: &str, arg: &str, v: Count) -> Result<i64> {
     if v < 0 {
-        Err(Error::arg(ErrorClass::Count, call, arg, format!("{v} is negative")))
+        Err(Error::arg(
+            ErrorClass::Count,
+            call,
+            arg,
+            format!("{v} is negative"),
+        ))
     } else {
         Ok(v as i64)
     }
@@ -1081,96 +1132,206 @@ impl UserDatatype {
         Self::try_contiguous(count, oldtype).or_fatal()
     }
     /// [`contiguous`](Self::contiguous), reporting errors.
-    pub fn try_contiguous<D: UncommittedDatatype>(count: Count, oldtype: &D) -> Result<UserDatatype> {
+    pub fn try_contiguous<D: UncommittedDatatype>(
+        count: Count,
+        oldtype: &D,
+    ) -> Result<UserDatatype> {
         let c = count_arg("MPI_Type_contiguous", "count", count)?;
         Self::wrap(CoreDatatype::contiguous(c, oldtype.as_datatype_ref().core))
     }
 
     /// `count` blocks of `blocklength` elements, `stride` elements apart (`MPI_Type_vector`).
-    pub fn vector<D: UncommittedDatatype>(count: Count, blocklength: Count, stride: Count, oldtype: &D) -> UserDatatype {
+    pub fn vector<D: UncommittedDatatype>(
+        count: Count,
+        blocklength: Count,
+        stride: Count,
+        oldtype: &D,
+    ) -> UserDatatype {
         Self::try_vector(count, blocklength, stride, oldtype).or_fatal()
     }
     /// [`vector`](Self::vector), reporting errors.
-    pub fn try_vector<D: UncommittedDatatype>(count: Count, blocklength: Count, stride: Count, oldtype: &D) -> Result<UserDatatype> {
+    pub fn try_vector<D: UncommittedDatatype>(
+        count: Count,
+        blocklength: Count,
+        stride: Count,
+        oldtype: &D,
+    ) -> Result<UserDatatype> {
         const CALL: &str = "MPI_Type_vector";
-        let (c, b) = (count_arg(CALL, "count", count)?, count_arg(CALL, "blocklength", blocklength)?);
-        Self::wrap(CoreDatatype::vector(c, b, stride as i64, oldtype.as_datatype_ref().core))
+        let (c, b) = (
+            count_arg(CALL, "count", count)?,
+            count_arg(CALL, "blocklength", blocklength)?,
+        );
+        Self::wrap(CoreDatatype::vector(
+            c,
+            b,
+            stride as i64,
+            oldtype.as_datatype_ref().core,
+        ))
     }
 
     /// Like [`vector`](Self::vector) with the stride in bytes (`MPI_Type_create_hvector`).
-    pub fn heterogeneous_vector<D: UncommittedDatatype>(count: Count, blocklength: Count, stride: Address, oldtype: &D) -> UserDatatype {
+    pub fn heterogeneous_vector<D: UncommittedDatatype>(
+        count: Count,
+        blocklength: Count,
+        stride: Address,
+        oldtype: &D,
+    ) -> UserDatatype {
         Self::try_heterogeneous_vector(count, blocklength, stride, oldtype).or_fatal()
     }
     /// [`heterogeneous_vector`](Self::heterogeneous_vector), reporting errors.
-    pub fn try_heterogeneous_vector<D: UncommittedDatatype>(count: Count, blocklength: Count, stride: Address, oldtype: &D) -> Result<UserDatatype> {
+    pub fn try_heterogeneous_vector<D: UncommittedDatatype>(
+        count: Count,
+        blocklength: Count,
+        stride: Address,
+        oldtype: &D,
+    ) -> Result<UserDatatype> {
         const CALL: &str = "MPI_Type_create_hvector";
-        let (c, b) = (count_arg(CALL, "count", count)?, count_arg(CALL, "blocklength", blocklength)?);
-        Self::wrap(CoreDatatype::hvector(c, b, stride, oldtype.as_datatype_ref().core))
+        let (c, b) = (
+            count_arg(CALL, "count", count)?,
+            count_arg(CALL, "blocklength", blocklength)?,
+        );
+        Self::wrap(CoreDatatype::hvector(
+            c,
+            b,
+            stride,
+            oldtype.as_datatype_ref().core,
+        ))
     }
 
     /// Blocks of `blocklengths[i]` elements at `displacements[i]` elements (`MPI_Type_indexed`).
-    pub fn indexed<D: UncommittedDatatype>(blocklengths: &[Count], displacements: &[Count], oldtype: &D) -> UserDatatype {
+    pub fn indexed<D: UncommittedDatatype>(
+        blocklengths: &[Count],
+        displacements: &[Count],
+        oldtype: &D,
+    ) -> UserDatatype {
         Self::try_indexed(blocklengths, displacements, oldtype).or_fatal()
     }
     /// [`indexed`](Self::indexed), reporting errors.
-    pub fn try_indexed<D: UncommittedDatatype>(blocklengths: &[Count], displacements: &[Count], oldtype: &D) -> Result<UserDatatype> {
+    pub fn try_indexed<D: UncommittedDatatype>(
+        blocklengths: &[Count],
+        displacements: &[Count],
+        oldtype: &D,
+    ) -> Result<UserDatatype> {
         let b = counts_arg("MPI_Type_indexed", "blocklengths", blocklengths)?;
         let d: Vec<i64> = displacements.iter().map(|&x| x as i64).collect();
-        Self::wrap(CoreDatatype::indexed(&b, &d, oldtype.as_datatype_ref().core))
+        Self::wrap(CoreDatatype::indexed(
+            &b,
+            &d,
+            oldtype.as_datatype_ref().core,
+        ))
     }
 
     /// Like [`indexed`](Self::indexed) with displacements in bytes (`MPI_Type_create_hindexed`).
-    pub fn heterogeneous_indexed<D: UncommittedDatatype>(blocklengths: &[Count], displacements: &[Address], oldtype: &D) -> UserDatatype {
+    pub fn heterogeneous_indexed<D: UncommittedDatatype>(
+        blocklengths: &[Count],
+        displacements: &[Address],
+        oldtype: &D,
+    ) -> UserDatatype {
         Self::try_heterogeneous_indexed(blocklengths, displacements, oldtype).or_fatal()
     }
     /// [`heterogeneous_indexed`](Self::heterogeneous_indexed), reporting errors.
-    pub fn try_heterogeneous_indexed<D: UncommittedDatatype>(blocklengths: &[Count], displacements: &[Address], oldtype: &D) -> Result<UserDatatype> {
+    pub fn try_heterogeneous_indexed<D: UncommittedDatatype>(
+        blocklengths: &[Count],
+        displacements: &[Address],
+        oldtype: &D,
+    ) -> Result<UserDatatype> {
         let b = counts_arg("MPI_Type_create_hindexed", "blocklengths", blocklengths)?;
-        Self::wrap(CoreDatatype::hindexed(&b, displacements, oldtype.as_datatype_ref().core))
+        Self::wrap(CoreDatatype::hindexed(
+            &b,
+            displacements,
+            oldtype.as_datatype_ref().core,
+        ))
     }
 
     /// Blocks of `blocklength` elements at `displacements[i]` elements
     /// (`MPI_Type_create_indexed_block`).
-    pub fn indexed_blocks<D: UncommittedDatatype>(blocklength: Count, displacements: &[Count], oldtype: &D) -> UserDatatype {
+    pub fn indexed_blocks<D: UncommittedDatatype>(
+        blocklength: Count,
+        displacements: &[Count],
+        oldtype: &D,
+    ) -> UserDatatype {
         Self::try_indexed_blocks(blocklength, displacements, oldtype).or_fatal()
     }
     /// [`indexed_blocks`](Self::indexed_blocks), reporting errors.
-    pub fn try_indexed_blocks<D: UncommittedDatatype>(blocklength: Count, displacements: &[Count], oldtype: &D) -> Result<UserDatatype> {
+    pub fn try_indexed_blocks<D: UncommittedDatatype>(
+        blocklength: Count,
+        displacements: &[Count],
+        oldtype: &D,
+    ) -> Result<UserDatatype> {
         let b = count_arg("MPI_Type_create_indexed_block", "blocklength", blocklength)?;
         let d: Vec<i64> = displacements.iter().map(|&x| x as i64).collect();
-        Self::wrap(CoreDatatype::indexed_block(b, &d, oldtype.as_datatype_ref().core))
+        Self::wrap(CoreDatatype::indexed_block(
+            b,
+            &d,
+            oldtype.as_datatype_ref().core,
+        ))
     }
 
     /// Like [`indexed_blocks`](Self::indexed_blocks) with displacements in bytes
     /// (`MPI_Type_create_hindexed_block`).
-    pub fn heterogeneous_indexed_blocks<D: UncommittedDatatype>(blocklength: Count, displacements: &[Address], oldtype: &D) -> UserDatatype {
+    pub fn heterogeneous_indexed_blocks<D: UncommittedDatatype>(
+        blocklength: Count,
+        displacements: &[Address],
+        oldtype: &D,
+    ) -> UserDatatype {
         Self::try_heterogeneous_indexed_blocks(blocklength, displacements, oldtype).or_fatal()
     }
     /// [`heterogeneous_indexed_blocks`](Self::heterogeneous_indexed_blocks), reporting errors.
-    pub fn try_heterogeneous_indexed_blocks<D: UncommittedDatatype>(blocklength: Count, displacements: &[Address], oldtype: &D) -> Result<UserDatatype> {
+    pub fn try_heterogeneous_indexed_blocks<D: UncommittedDatatype>(
+        blocklength: Count,
+        displacements: &[Address],
+        oldtype: &D,
+    ) -> Result<UserDatatype> {
         let b = count_arg("MPI_Type_create_hindexed_block", "blocklength", blocklength)?;
-        Self::wrap(CoreDatatype::hindexed_block(b, displacements, oldtype.as_datatype_ref().core))
+        Self::wrap(CoreDatatype::hindexed_block(
+            b,
+            displacements,
+            oldtype.as_datatype_ref().core,
+        ))
     }
 
     /// Blocks of `blocklengths[i]` elements of `types[i]` at byte `displacements[i]`
     /// (`MPI_Type_create_struct`).
-    pub fn structured<D: UncommittedDatatype>(blocklengths: &[Count], displacements: &[Address], types: &[D]) -> UserDatatype {
+    pub fn structured<D: UncommittedDatatype>(
+        blocklengths: &[Count],
+        displacements: &[Address],
+        types: &[D],
+    ) -> UserDatatype {
         Self::try_structured(blocklengths, displacements, types).or_fatal()
     }
     /// [`structured`](Self::structured), reporting errors.
-    pub fn try_structured<D: UncommittedDatatype>(blocklengths: &[Count], displacements: &[Address], types: &[D]) -> Result<UserDatatype> {
+    pub fn try_structured<D: UncommittedDatatype>(
+        blocklengths: &[Count],
+        displacements: &[Address],
+        types: &[D],
+    ) -> Result<UserDatatype> {
         let b = counts_arg("MPI_Type_create_struct", "blocklengths", blocklengths)?;
-        let t: Vec<CoreDatatype> = types.iter().map(|d| d.as_datatype_ref().core.clone()).collect();
+        let t: Vec<CoreDatatype> = types
+            .iter()
+            .map(|d| d.as_datatype_ref().core.clone())
+            .collect();
         Self::wrap(CoreDatatype::structure(&b, displacements, &t))
     }
 
     /// `oldtype` with lower bound `lb` and extent `extent` (`MPI_Type_create_resized`).
-    pub fn resized<D: UncommittedDatatype>(oldtype: &D, lb: Address, extent: Address) -> UserDatatype {
+    pub fn resized<D: UncommittedDatatype>(
+        oldtype: &D,
+        lb: Address,
+        extent: Address,
+    ) -> UserDatatype {
         Self::try_resized(oldtype, lb, extent).or_fatal()
     }
     /// [`resized`](Self::resized), reporting errors.
-    pub fn try_resized<D: UncommittedDatatype>(oldtype: &D, lb: Address, extent: Address) -> Result<UserDatatype> {
-        Self::wrap(CoreDatatype::resized(oldtype.as_datatype_ref().core, lb, extent))
+    pub fn try_resized<D: UncommittedDatatype>(
+        oldtype: &D,
+        lb: Address,
+        extent: Address,
+    ) -> Result<UserDatatype> {
+        Self::wrap(CoreDatatype::resized(
+            oldtype.as_datatype_ref().core,
+            lb,
+            extent,
+        ))
     }
 
     /// A copy of `oldtype` (`MPI_Type_dup`).
@@ -1263,7 +1424,11 @@ where
     /// `count` elements of `datatype`, laid out from the address of `buffer`, must lie
     /// inside the memory `buffer` borrows.
     pub unsafe fn with_count_and_datatype(buffer: &'b B, count: Count, datatype: &'d D) -> Self {
-        View { datatype, count, buffer }
+        View {
+            datatype,
+            count,
+            buffer,
+        }
     }
 }
 
@@ -1282,13 +1447,27 @@ impl<'d, 'b, D: 'd + Datatype, T: AnyBitPattern> View<'d, 'b, D, [T]> {
     /// assert!(View::checked(&v[..2], 1, &every_other).is_err());
     /// ```
     pub fn checked(buffer: &'b [T], count: Count, datatype: &'d D) -> Result<Self> {
-        check_view("View::checked", std::mem::size_of_val(buffer), count, datatype)?;
-        Ok(View { datatype, count, buffer })
+        check_view(
+            "View::checked",
+            std::mem::size_of_val(buffer),
+            count,
+            datatype,
+        )?;
+        Ok(View {
+            datatype,
+            count,
+            buffer,
+        })
     }
 }
 
 /// `count` elements of `datatype` from offset 0 reach only `len` bytes.
-fn check_view<D: Datatype + ?Sized>(call: &str, len: usize, count: Count, datatype: &D) -> Result<()> {
+fn check_view<D: Datatype + ?Sized>(
+    call: &str,
+    len: usize,
+    count: Count,
+    datatype: &D,
+) -> Result<()> {
     let c = count_arg(call, "count", count)? as usize;
     oxmpi_core::buf::check_fits(call, "buffer", len, c, datatype.as_datatype_ref().core)
 }
@@ -1316,8 +1495,17 @@ impl<'d, 'b, D: 'd + Datatype, T: AnyBitPattern> MutView<'d, 'b, D, [T]> {
     /// safe form of [`with_count_and_datatype`](Self::with_count_and_datatype) for
     /// element types that take any bytes (an oxmpi extension).
     pub fn checked(buffer: &'b mut [T], count: Count, datatype: &'d D) -> Result<Self> {
-        check_view("MutView::checked", std::mem::size_of_val(buffer), count, datatype)?;
-        Ok(MutView { datatype, count, buffer })
+        check_view(
+            "MutView::checked",
+            std::mem::size_of_val(buffer),
+            count,
+            datatype,
+        )?;
+        Ok(MutView {
+            datatype,
+            count,
+            buffer,
+        })
     }
 }
 
@@ -1364,8 +1552,16 @@ where
     /// `count` elements of `datatype`, laid out from the address of `buffer`, must lie
     /// inside the memory `buffer` borrows, and every value the datatype can carry must
     /// be valid there.
-    pub unsafe fn with_count_and_datatype(buffer: &'b mut B, count: Count, datatype: &'d D) -> Self {
-        MutView { datatype, count, buffer }
+    pub unsafe fn with_count_and_datatype(
+        buffer: &'b mut B,
+        count: Count,
+        datatype: &'d D,
+    ) -> Self {
+        MutView {
+            datatype,
+            count,
+            buffer,
+        }
     }
 }
 
@@ -1437,7 +1633,11 @@ where
 {
     /// A partition of `buf` into `counts[i]` elements at displacements `displs[i]`.
     pub fn new(buf: &'b B, counts: C, displs: D) -> Partition<'b, B, C, D> {
-        Partition { buf, counts, displs }
+        Partition {
+            buf,
+            counts,
+            displs,
+        }
     }
 }
 
@@ -1490,7 +1690,11 @@ where
 {
     /// A partition of `buf` into `counts[i]` elements at displacements `displs[i]`.
     pub fn new(buf: &'b mut B, counts: C, displs: D) -> PartitionMut<'b, B, C, D> {
-        PartitionMut { buf, counts, displs }
+        PartitionMut {
+            buf,
+            counts,
+            displs,
+        }
     }
 }
 
@@ -1554,7 +1758,10 @@ impl<'a> DynBuffer<'a> {
         DynBuffer {
             ptr: buf.as_ptr() as *const c_void,
             len: buf.count(),
-            datatype: DatatypeRef { core: intern(d.core), check: d.check },
+            datatype: DatatypeRef {
+                core: intern(d.core),
+                check: d.check,
+            },
             _b: PhantomData,
         }
     }
@@ -1564,7 +1771,12 @@ impl<'a> DynBuffer<'a> {
     /// # Safety
     /// `len` elements of `datatype` are readable at `ptr` for `'a`.
     pub unsafe fn from_raw<T>(ptr: *const T, len: Count, datatype: DatatypeRef<'a>) -> Self {
-        DynBuffer { ptr: ptr as *const c_void, len, datatype, _b: PhantomData }
+        DynBuffer {
+            ptr: ptr as *const c_void,
+            len,
+            datatype,
+            _b: PhantomData,
+        }
     }
 
     /// Whether the datatype is `T`'s.
@@ -1641,7 +1853,10 @@ impl<'a> DynBufferMut<'a> {
         DynBufferMut {
             len: buf.count(),
             ptr: buf.as_mut_ptr() as *mut c_void,
-            datatype: DatatypeRef { core: intern(d.core), check: d.check },
+            datatype: DatatypeRef {
+                core: intern(d.core),
+                check: d.check,
+            },
             _b: PhantomData,
         }
     }
@@ -1652,7 +1867,12 @@ impl<'a> DynBufferMut<'a> {
     /// `len` elements of `datatype` are writable at `ptr` for `'a`, not aliased, and
     /// every value the datatype can carry is valid there.
     pub unsafe fn from_raw<T>(ptr: *mut T, len: Count, datatype: DatatypeRef<'a>) -> Self {
-        DynBufferMut { ptr: ptr as *mut c_void, len, datatype, _b: PhantomData }
+        DynBufferMut {
+            ptr: ptr as *mut c_void,
+            len,
+            datatype,
+            _b: PhantomData,
+        }
     }
 
     /// Whether the datatype is `T`'s.
@@ -1689,15 +1909,30 @@ impl<'a> DynBufferMut<'a> {
     }
     /// A read-only view for the time of the borrow.
     pub fn reborrow(&self) -> DynBuffer<'_> {
-        DynBuffer { ptr: self.ptr, len: self.len, datatype: self.datatype, _b: PhantomData }
+        DynBuffer {
+            ptr: self.ptr,
+            len: self.len,
+            datatype: self.datatype,
+            _b: PhantomData,
+        }
     }
     /// A mutable view for the time of the borrow.
     pub fn reborrow_mut(&mut self) -> DynBufferMut<'_> {
-        DynBufferMut { ptr: self.ptr, len: self.len, datatype: self.datatype, _b: PhantomData }
+        DynBufferMut {
+            ptr: self.ptr,
+            len: self.len,
+            datatype: self.datatype,
+            _b: PhantomData,
+        }
     }
     /// The read-only view, for the whole lifetime.
     pub fn downgrade(self) -> DynBuffer<'a> {
-        DynBuffer { ptr: self.ptr, len: self.len, datatype: self.datatype, _b: PhantomData }
+        DynBuffer {
+            ptr: self.ptr,
+            len: self.len,
+            datatype: self.datatype,
+            _b: PhantomData,
+        }
     }
 }
 

@@ -35,7 +35,9 @@ pub enum MpiError {
 impl std::fmt::Display for MpiError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            MpiError::Spawn(failed, asked) => write!(f, "Failed to spawn {failed} of {asked} processes"),
+            MpiError::Spawn(failed, asked) => {
+                write!(f, "Failed to spawn {failed} of {asked} processes")
+            }
             MpiError::StringNul(_) => write!(f, "An interior 0 byte was found in string"),
         }
     }
@@ -65,22 +67,36 @@ fn command_of(c: &Command, maxprocs: Rank) -> std::result::Result<core::SpawnCom
         std::ffi::CString::new(s.as_bytes())?;
         Ok(s)
     };
-    assert_eq!(c.get_envs().len(), 0, "spawn: environment variables cannot be passed to spawned processes");
-    assert!(maxprocs > 0, "spawn: maxprocs must be positive, not {maxprocs}");
+    assert_eq!(
+        c.get_envs().len(),
+        0,
+        "spawn: environment variables cannot be passed to spawned processes"
+    );
+    assert!(
+        maxprocs > 0,
+        "spawn: maxprocs must be positive, not {maxprocs}"
+    );
     let mut info = Vec::new();
     if let Some(d) = c.get_current_dir() {
         info.push(("wdir".to_string(), text(d.as_os_str())?));
     }
     Ok(core::SpawnCommand {
         execname: text(c.get_program())?,
-        args: c.get_args().map(text).collect::<std::result::Result<_, _>>()?,
+        args: c
+            .get_args()
+            .map(text)
+            .collect::<std::result::Result<_, _>>()?,
         nprocs: maxprocs as u32,
         info,
     })
 }
 
 /// Spawns `commands` from `comm`'s process `root` (collective over `comm`).
-pub(crate) fn spawn<C: Communicator + ?Sized>(comm: &C, root: Rank, commands: &[(&Command, Rank)]) -> std::result::Result<InterCommunicator, MpiError> {
+pub(crate) fn spawn<C: Communicator + ?Sized>(
+    comm: &C,
+    root: Rank,
+    commands: &[(&Command, Rank)],
+) -> std::result::Result<InterCommunicator, MpiError> {
     let is_root = comm.core_comm().rank() == root;
     let mut asked = 0;
     let mut cmds = Vec::new();
@@ -90,11 +106,18 @@ pub(crate) fn spawn<C: Communicator + ?Sized>(comm: &C, root: Rank, commands: &[
             asked += n;
         }
     }
-    let call = if commands.len() == 1 { "MPI_Comm_spawn" } else { "MPI_Comm_spawn_multiple" };
+    let call = if commands.len() == 1 {
+        "MPI_Comm_spawn"
+    } else {
+        "MPI_Comm_spawn_multiple"
+    };
     let (inter, codes) = core::spawn(call, Ok(cmds), root, comm.core_comm()).or_fatal();
     let failed = codes.iter().filter(|&&c| c != 0).count() as Rank;
     if failed > 0 {
-        return Err(MpiError::Spawn(failed, if is_root { asked } else { codes.len() as Rank }));
+        return Err(MpiError::Spawn(
+            failed,
+            if is_root { asked } else { codes.len() as Rank },
+        ));
     }
     Ok(InterCommunicator::from_core(inter))
 }
@@ -135,7 +158,11 @@ impl Port {
     }
 
     /// [`accept`](Port::accept), reporting errors.
-    pub fn try_accept<C: Communicator + ?Sized>(&self, comm: &C, root: Rank) -> Result<InterCommunicator> {
+    pub fn try_accept<C: Communicator + ?Sized>(
+        &self,
+        comm: &C,
+        root: Rank,
+    ) -> Result<InterCommunicator> {
         core::accept(&self.name, root, comm.core_comm()).map(InterCommunicator::from_core)
     }
 }
@@ -150,8 +177,18 @@ impl Drop for Port {
 /// (`MPI_Comm_connect`; the name matters at `root` only). Waits up to 60 seconds
 /// for an acceptor. A wrong or forged port name is an error of class
 /// `ErrorClass::Port`.
-pub fn connect<C: Communicator + ?Sized>(port_name: &str, comm: &C, root: Rank) -> Result<InterCommunicator> {
-    core::connect(port_name, root, comm.core_comm(), std::time::Duration::from_secs(60)).map(InterCommunicator::from_core)
+pub fn connect<C: Communicator + ?Sized>(
+    port_name: &str,
+    comm: &C,
+    root: Rank,
+) -> Result<InterCommunicator> {
+    core::connect(
+        port_name,
+        root,
+        comm.core_comm(),
+        std::time::Duration::from_secs(60),
+    )
+    .map(InterCommunicator::from_core)
 }
 
 impl<S: crate::environment::threading::ThreadSafety> InterCommunicator<S> {

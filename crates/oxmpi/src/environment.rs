@@ -254,7 +254,9 @@ pub fn initialize() -> Option<Universe> {
 /// let world = universe.world();
 /// std::thread::spawn(move || world.rank());
 /// ```
-pub fn initialize_with_threading<R: RequestedThreading>(threading: R) -> Option<(Universe<R::Safety>, Threading)> {
+pub fn initialize_with_threading<R: RequestedThreading>(
+    threading: R,
+) -> Option<(Universe<R::Safety>, Threading)> {
     if runtime::is_initialized() {
         return None;
     }
@@ -270,10 +272,17 @@ pub fn initialize_with_threading<R: RequestedThreading>(threading: R) -> Option<
 /// A universe of [`Multithreaded`](threading::Multithreaded) objects needs
 /// `MPI_THREAD_MULTIPLE` provided: anything less is an error of class `MPI_ERR_OTHER`
 /// (and MPI is finalized again).
-pub fn try_initialize_with_threading<R: RequestedThreading>(threading: R) -> Result<(Universe<R::Safety>, Threading)> {
+pub fn try_initialize_with_threading<R: RequestedThreading>(
+    threading: R,
+) -> Result<(Universe<R::Safety>, Threading)> {
     let provided: Threading = runtime::init(threading.level().into())?.into();
-    let universe = Universe { buffer: None, _safety: R::Safety::default() };
-    if std::any::TypeId::of::<R::Safety>() == std::any::TypeId::of::<threading::Multithreaded>() && provided != Threading::Multiple {
+    let universe = Universe {
+        buffer: None,
+        _safety: R::Safety::default(),
+    };
+    if std::any::TypeId::of::<R::Safety>() == std::any::TypeId::of::<threading::Multithreaded>()
+        && provided != Threading::Multiple
+    {
         drop(universe);
         return Err(crate::Error::new(
             crate::ErrorClass::Other,

@@ -75,18 +75,22 @@ mod types {
     }
 
     /// A user reduction function (`MPI_Op_create`).
-    pub type MPI_User_function = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut MPI_Datatype);
+    pub type MPI_User_function =
+        unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut MPI_Datatype);
     /// A user reduction function with large counts (`MPI_Op_create_c`).
-    pub type MPI_User_function_c = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut MPI_Count, *mut MPI_Datatype);
+    pub type MPI_User_function_c =
+        unsafe extern "C" fn(*mut c_void, *mut c_void, *mut MPI_Count, *mut MPI_Datatype);
 }
-
 
 /// The ABI handle of an engine datatype, as a user function gets it: the predefined
 /// type's constant for predefined types and their duplicates; for derived types, with
 /// the feature `ffi`, a handle of the C interface (registered on first use), without it
 /// `MPI_DATATYPE_NULL`, as there is no C interface to name them.
 pub(crate) fn datatype_handle(dt: &oxmpi_core::datatype::Datatype) -> MPI_Datatype {
-    if let Some(p) = dt.as_primitive().or_else(|| dt.single_primitive().filter(|p| p.size() == dt.size() && dt.extent() == dt.size() as isize)) {
+    if let Some(p) = dt.as_primitive().or_else(|| {
+        dt.single_primitive()
+            .filter(|p| p.size() == dt.size() && dt.extent() == dt.size() as isize)
+    }) {
         return crate::abi::primitive_handle(p);
     }
     #[cfg(feature = "ffi")]

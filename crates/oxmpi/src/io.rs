@@ -34,9 +34,9 @@
 use std::ops::BitOr;
 use std::path::Path;
 
-use oxmpi_core::io::{self as core_io, Pos};
 /// Where [`File::try_seek`] counts from (`MPI_SEEK_SET`, `_CUR`, `_END`).
 pub use oxmpi_core::io::Whence;
+use oxmpi_core::io::{self as core_io, Pos};
 
 use crate::datatype::{typed_in, typed_out, Buffer, BufferMut, Datatype, Equivalence};
 use crate::error::{OrFatal, Result};
@@ -143,15 +143,36 @@ impl File {
     }
 
     /// [`open`](Self::open), reporting errors (`ErrorClass::NoSuchFile`, `FileExists`, ...).
-    pub fn try_open<C: Communicator + ?Sized>(comm: &C, path: impl AsRef<Path>, mode: Mode) -> Result<File> {
+    pub fn try_open<C: Communicator + ?Sized>(
+        comm: &C,
+        path: impl AsRef<Path>,
+        mode: Mode,
+    ) -> Result<File> {
         Self::try_open_with_hints(comm, path, mode, &[])
     }
 
     /// [`open`](Self::open) with hints (`cb_buffer_size`, `cb_nodes`, `romio_cb_write`, ...).
-    pub fn try_open_with_hints<C: Communicator + ?Sized>(comm: &C, path: impl AsRef<Path>, mode: Mode, hints: &[(&str, &str)]) -> Result<File> {
-        let kv: Vec<(String, String)> = hints.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        let inner = core_io::File::open("MPI_File_open", comm.core_comm(), path.as_ref(), mode.0, &kv)?;
-        Ok(File { inner, closed: false })
+    pub fn try_open_with_hints<C: Communicator + ?Sized>(
+        comm: &C,
+        path: impl AsRef<Path>,
+        mode: Mode,
+        hints: &[(&str, &str)],
+    ) -> Result<File> {
+        let kv: Vec<(String, String)> = hints
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let inner = core_io::File::open(
+            "MPI_File_open",
+            comm.core_comm(),
+            path.as_ref(),
+            mode.0,
+            &kv,
+        )?;
+        Ok(File {
+            inner,
+            closed: false,
+        })
     }
 
     /// Deletes a file (`MPI_File_delete`).
@@ -208,17 +229,24 @@ impl File {
     /// `filetype` (which is tiled over the file), native representation.
     #[track_caller]
     pub fn set_view<T: Equivalence, D: Datatype>(&self, disp: u64, filetype: &D) {
-        self.try_set_view::<T, D>(disp, filetype, "native").or_fatal()
+        self.try_set_view::<T, D>(disp, filetype, "native")
+            .or_fatal()
     }
 
     /// [`set_view`](Self::set_view) with a data representation (`"native"`,
     /// `"internal"`, `"external32"`), reporting errors.
-    pub fn try_set_view<T: Equivalence, D: Datatype>(&self, disp: u64, filetype: &D, datarep: &str) -> Result<()> {
+    pub fn try_set_view<T: Equivalence, D: Datatype>(
+        &self,
+        disp: u64,
+        filetype: &D,
+        datarep: &str,
+    ) -> Result<()> {
         let etype = T::equivalent_datatype();
         let et = etype.as_datatype_ref().as_core().clone();
         let ft = filetype.as_datatype_ref().as_core().clone();
         let rep = core_io::datarep("MPI_File_set_view", datarep)?;
-        self.inner.set_view("MPI_File_set_view", Some(disp), &et, &ft, rep, &[])
+        self.inner
+            .set_view("MPI_File_set_view", Some(disp), &et, &ft, rep, &[])
     }
 
     /// Moves the individual file pointer (etypes).
@@ -231,7 +259,8 @@ impl File {
     }
     /// Moves the shared file pointer (collective).
     pub fn try_seek_shared(&self, offset: i64, whence: Whence) -> Result<()> {
-        self.inner.seek_shared("MPI_File_seek_shared", offset, whence)
+        self.inner
+            .seek_shared("MPI_File_seek_shared", offset, whence)
     }
     /// The shared file pointer (etypes).
     pub fn try_position_shared(&self) -> Result<u64> {
@@ -244,10 +273,21 @@ impl File {
 
     fn put<B: Buffer + ?Sized>(&self, call: &str, pos: Pos, coll: bool, buf: &B) -> Result<Status> {
         let t = typed_in(buf);
-        Ok(Status::from_core(self.inner.write_buf(call, pos, coll, t.desc())?))
+        Ok(Status::from_core(self.inner.write_buf(
+            call,
+            pos,
+            coll,
+            t.desc(),
+        )?))
     }
 
-    fn get<B: BufferMut + ?Sized>(&self, call: &str, pos: Pos, coll: bool, buf: &mut B) -> Result<Status> {
+    fn get<B: BufferMut + ?Sized>(
+        &self,
+        call: &str,
+        pos: Pos,
+        coll: bool,
+        buf: &mut B,
+    ) -> Result<Status> {
         let mut t = typed_out(buf);
         let s = self.inner.read_buf(call, pos, coll, t.desc_mut())?;
         t.check_received(s.count_bytes, call)?;
@@ -292,15 +332,32 @@ impl File {
         /// Collective read at the shared pointer in rank order (`MPI_File_read_ordered`).
         read_ordered, try_read_ordered, "MPI_File_read_ordered", Pos::Ordered, true, read);
 
-    fn start_put<'a, B, Sc>(&self, call: &'static str, pos: Pos, coll: bool, scope: Sc, buf: &'a B) -> Result<Request<'a, B, Sc>>
+    fn start_put<'a, B, Sc>(
+        &self,
+        call: &'static str,
+        pos: Pos,
+        coll: bool,
+        scope: Sc,
+        buf: &'a B,
+    ) -> Result<Request<'a, B, Sc>>
     where
         B: 'a + Buffer + ?Sized,
         Sc: Scope<'a>,
     {
-        immediate_ref(buf, call, scope, |w| self.inner.iwrite_buf(w, call, pos, coll, typed_in(buf).lend(w)))
+        immediate_ref(buf, call, scope, |w| {
+            self.inner
+                .iwrite_buf(w, call, pos, coll, typed_in(buf).lend(w))
+        })
     }
 
-    fn start_get<'a, B, Sc>(&self, call: &'static str, pos: Pos, coll: bool, scope: Sc, buf: &'a mut B) -> Result<Request<'a, B, Sc>>
+    fn start_get<'a, B, Sc>(
+        &self,
+        call: &'static str,
+        pos: Pos,
+        coll: bool,
+        scope: Sc,
+        buf: &'a mut B,
+    ) -> Result<Request<'a, B, Sc>>
     where
         B: 'a + BufferMut + ?Sized,
         Sc: Scope<'a>,
@@ -312,74 +369,133 @@ impl File {
                 x.whole = false;
                 x
             });
-            Ok((self.inner.iread_buf(w, call, pos, coll, t.lend_mut(w))?, target))
+            Ok((
+                self.inner.iread_buf(w, call, pos, coll, t.lend_mut(w))?,
+                target,
+            ))
         })
     }
 
     /// Starts a write at view offset `offset` (`MPI_File_iwrite_at`); `collective`
     /// selects `MPI_File_iwrite_at_all`.
-    pub fn immediate_write_at<'a, B, Sc>(&self, scope: Sc, offset: u64, buf: &'a B, collective: bool) -> Request<'a, B, Sc>
+    pub fn immediate_write_at<'a, B, Sc>(
+        &self,
+        scope: Sc,
+        offset: u64,
+        buf: &'a B,
+        collective: bool,
+    ) -> Request<'a, B, Sc>
     where
         B: 'a + Buffer + ?Sized,
         Sc: Scope<'a>,
     {
-        self.try_immediate_write_at(scope, offset, buf, collective).or_fatal()
+        self.try_immediate_write_at(scope, offset, buf, collective)
+            .or_fatal()
     }
 
     /// [`immediate_write_at`](Self::immediate_write_at), reporting errors.
-    pub fn try_immediate_write_at<'a, B, Sc>(&self, scope: Sc, offset: u64, buf: &'a B, collective: bool) -> Result<Request<'a, B, Sc>>
+    pub fn try_immediate_write_at<'a, B, Sc>(
+        &self,
+        scope: Sc,
+        offset: u64,
+        buf: &'a B,
+        collective: bool,
+    ) -> Result<Request<'a, B, Sc>>
     where
         B: 'a + Buffer + ?Sized,
         Sc: Scope<'a>,
     {
-        let call = if collective { "MPI_File_iwrite_at_all" } else { "MPI_File_iwrite_at" };
+        let call = if collective {
+            "MPI_File_iwrite_at_all"
+        } else {
+            "MPI_File_iwrite_at"
+        };
         self.start_put(call, Pos::At(offset), collective, scope, buf)
     }
 
     /// Starts a read at view offset `offset` (`MPI_File_iread_at`); `collective`
     /// selects `MPI_File_iread_at_all`.
-    pub fn immediate_read_at<'a, B, Sc>(&self, scope: Sc, offset: u64, buf: &'a mut B, collective: bool) -> Request<'a, B, Sc>
+    pub fn immediate_read_at<'a, B, Sc>(
+        &self,
+        scope: Sc,
+        offset: u64,
+        buf: &'a mut B,
+        collective: bool,
+    ) -> Request<'a, B, Sc>
     where
         B: 'a + BufferMut + ?Sized,
         Sc: Scope<'a>,
     {
-        self.try_immediate_read_at(scope, offset, buf, collective).or_fatal()
+        self.try_immediate_read_at(scope, offset, buf, collective)
+            .or_fatal()
     }
 
     /// [`immediate_read_at`](Self::immediate_read_at), reporting errors.
-    pub fn try_immediate_read_at<'a, B, Sc>(&self, scope: Sc, offset: u64, buf: &'a mut B, collective: bool) -> Result<Request<'a, B, Sc>>
+    pub fn try_immediate_read_at<'a, B, Sc>(
+        &self,
+        scope: Sc,
+        offset: u64,
+        buf: &'a mut B,
+        collective: bool,
+    ) -> Result<Request<'a, B, Sc>>
     where
         B: 'a + BufferMut + ?Sized,
         Sc: Scope<'a>,
     {
-        let call = if collective { "MPI_File_iread_at_all" } else { "MPI_File_iread_at" };
+        let call = if collective {
+            "MPI_File_iread_at_all"
+        } else {
+            "MPI_File_iread_at"
+        };
         self.start_get(call, Pos::At(offset), collective, scope, buf)
     }
 
     /// Starts a write at the individual file pointer (`MPI_File_iwrite`); `collective`
     /// selects `MPI_File_iwrite_all`.
-    pub fn try_immediate_write<'a, B, Sc>(&self, scope: Sc, buf: &'a B, collective: bool) -> Result<Request<'a, B, Sc>>
+    pub fn try_immediate_write<'a, B, Sc>(
+        &self,
+        scope: Sc,
+        buf: &'a B,
+        collective: bool,
+    ) -> Result<Request<'a, B, Sc>>
     where
         B: 'a + Buffer + ?Sized,
         Sc: Scope<'a>,
     {
-        let call = if collective { "MPI_File_iwrite_all" } else { "MPI_File_iwrite" };
+        let call = if collective {
+            "MPI_File_iwrite_all"
+        } else {
+            "MPI_File_iwrite"
+        };
         self.start_put(call, Pos::Individual, collective, scope, buf)
     }
 
     /// Starts a read at the individual file pointer (`MPI_File_iread`); `collective`
     /// selects `MPI_File_iread_all`.
-    pub fn try_immediate_read<'a, B, Sc>(&self, scope: Sc, buf: &'a mut B, collective: bool) -> Result<Request<'a, B, Sc>>
+    pub fn try_immediate_read<'a, B, Sc>(
+        &self,
+        scope: Sc,
+        buf: &'a mut B,
+        collective: bool,
+    ) -> Result<Request<'a, B, Sc>>
     where
         B: 'a + BufferMut + ?Sized,
         Sc: Scope<'a>,
     {
-        let call = if collective { "MPI_File_iread_all" } else { "MPI_File_iread" };
+        let call = if collective {
+            "MPI_File_iread_all"
+        } else {
+            "MPI_File_iread"
+        };
         self.start_get(call, Pos::Individual, collective, scope, buf)
     }
 
     /// Starts a write at the shared file pointer (`MPI_File_iwrite_shared`).
-    pub fn try_immediate_write_shared<'a, B, Sc>(&self, scope: Sc, buf: &'a B) -> Result<Request<'a, B, Sc>>
+    pub fn try_immediate_write_shared<'a, B, Sc>(
+        &self,
+        scope: Sc,
+        buf: &'a B,
+    ) -> Result<Request<'a, B, Sc>>
     where
         B: 'a + Buffer + ?Sized,
         Sc: Scope<'a>,
@@ -388,7 +504,11 @@ impl File {
     }
 
     /// Starts a read at the shared file pointer (`MPI_File_iread_shared`).
-    pub fn try_immediate_read_shared<'a, B, Sc>(&self, scope: Sc, buf: &'a mut B) -> Result<Request<'a, B, Sc>>
+    pub fn try_immediate_read_shared<'a, B, Sc>(
+        &self,
+        scope: Sc,
+        buf: &'a mut B,
+    ) -> Result<Request<'a, B, Sc>>
     where
         B: 'a + BufferMut + ?Sized,
         Sc: Scope<'a>,

@@ -111,10 +111,11 @@ pub mod topology;
 pub mod traits;
 pub mod window;
 
-pub use environment::{
-    initialize, initialize_with_threading, is_finalized, is_initialized, time, time_resolution, Threading, Universe,
-};
 pub use dynamic::MpiError;
+pub use environment::{
+    initialize, initialize_with_threading, is_finalized, is_initialized, time, time_resolution,
+    Threading, Universe,
+};
 pub use error::{Error, ErrorClass, Result};
 pub use topology::Rank;
 

@@ -39,8 +39,8 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use oxmpi_core::pt2pt::partitioned as core;
 use oxmpi_core::pt2pt;
+use oxmpi_core::pt2pt::partitioned as core;
 
 use crate::datatype::{typed_in, typed_out, Equivalence};
 use crate::error::{Error, ErrorClass, Result};
@@ -50,7 +50,12 @@ use crate::{Rank, Tag};
 
 fn partition_count(call: &str, len: usize, partitions: usize) -> Result<usize> {
     if partitions == 0 || len % partitions != 0 {
-        return Err(Error::arg(ErrorClass::Arg, call, "partitions", format!("{partitions} partitions do not divide a buffer of {len} elements")));
+        return Err(Error::arg(
+            ErrorClass::Arg,
+            call,
+            "partitions",
+            format!("{partitions} partitions do not divide a buffer of {len} elements"),
+        ));
     }
     Ok(len / partitions)
 }
@@ -66,19 +71,44 @@ pub struct PartitionedSend<'a, T: Equivalence> {
 
 impl<'a, T: Equivalence> PartitionedSend<'a, T> {
     /// Divides `buf` into `partitions` equal partitions, for `dest` with `tag`.
-    pub fn new<C: Communicator + ?Sized>(comm: &C, buf: &'a [T], partitions: usize, dest: Rank, tag: Tag) -> Result<Self> {
+    pub fn new<C: Communicator + ?Sized>(
+        comm: &C,
+        buf: &'a [T],
+        partitions: usize,
+        dest: Rank,
+        tag: Tag,
+    ) -> Result<Self> {
         let count = partition_count("MPI_Psend_init", buf.len(), partitions)?;
         let t = typed_in(buf);
         // SAFETY: `buf` is borrowed (shared) for 'a, which this value cannot outlive,
         // and `Drop` waits for an active transfer: the memory stays readable and unchanged.
-        let op = unsafe { core::PartitionedSend::init(comm.core_comm(), t.ptr, partitions, count * t.count / buf.len().max(1), &t.dt, dest, tag)? };
-        Ok(PartitionedSend { op, active: oxmpi_core::Request::NULL, _buf: PhantomData })
+        let op = unsafe {
+            core::PartitionedSend::init(
+                comm.core_comm(),
+                t.ptr,
+                partitions,
+                count * t.count / buf.len().max(1),
+                &t.dt,
+                dest,
+                tag,
+            )?
+        };
+        Ok(PartitionedSend {
+            op,
+            active: oxmpi_core::Request::NULL,
+            _buf: PhantomData,
+        })
     }
 
     /// `MPI_Start`: a new transfer; no partition is ready yet.
     pub fn start(&mut self) -> Result<()> {
         if !self.active.is_null() {
-            return Err(Error::arg(ErrorClass::Request, "MPI_Start", "request", "the partitioned send is already active"));
+            return Err(Error::arg(
+                ErrorClass::Request,
+                "MPI_Start",
+                "request",
+                "the partitioned send is already active",
+            ));
         }
         self.active = self.op.start()?;
         Ok(())
@@ -99,12 +129,18 @@ impl<'a, T: Equivalence> PartitionedSend<'a, T> {
     /// `MPI_Pready_list`.
     pub fn ready_list(&self, parts: &[usize]) -> Result<()> {
         self.check_active("MPI_Pready_list")?;
-        self.op.pready("MPI_Pready_list", parts.iter().map(|&p| p as i64))
+        self.op
+            .pready("MPI_Pready_list", parts.iter().map(|&p| p as i64))
     }
 
     fn check_active(&self, call: &str) -> Result<()> {
         if self.active.is_null() {
-            return Err(Error::arg(ErrorClass::Request, call, "request", "the partitioned send is not active (start it first)"));
+            return Err(Error::arg(
+                ErrorClass::Request,
+                call,
+                "request",
+                "the partitioned send is not active (start it first)",
+            ));
         }
         Ok(())
     }
@@ -145,7 +181,11 @@ pub struct PartitionedReceive<'a, T: Equivalence> {
 
 impl<T: Equivalence> std::fmt::Debug for PartitionedReceive<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PartitionedReceive").field("op", &self.op).field("active", &self.active).field("len", &self.len).finish()
+        f.debug_struct("PartitionedReceive")
+            .field("op", &self.op)
+            .field("active", &self.active)
+            .field("len", &self.len)
+            .finish()
     }
 }
 
@@ -155,21 +195,49 @@ unsafe impl<T: Equivalence + Send> Send for PartitionedReceive<'_, T> {}
 
 impl<'a, T: Equivalence> PartitionedReceive<'a, T> {
     /// Divides `buf` into `partitions` equal partitions, from `source` with `tag`.
-    pub fn new<C: Communicator + ?Sized>(comm: &C, buf: &'a mut [T], partitions: usize, source: Rank, tag: Tag) -> Result<Self> {
+    pub fn new<C: Communicator + ?Sized>(
+        comm: &C,
+        buf: &'a mut [T],
+        partitions: usize,
+        source: Rank,
+        tag: Tag,
+    ) -> Result<Self> {
         let count = partition_count("MPI_Precv_init", buf.len(), partitions)?;
         let len = buf.len();
         let t = typed_out(buf);
         let target = t.target();
         // SAFETY: `buf` is borrowed exclusively for 'a, which this value cannot outlive,
         // and `Drop` waits for an active transfer: nobody else touches the memory.
-        let op = unsafe { core::PartitionedReceive::init(comm.core_comm(), t.ptr, partitions, count * t.count / len.max(1), &t.dt, source, tag)? };
-        Ok(PartitionedReceive { op, active: oxmpi_core::Request::NULL, target, buf: t.ptr as *mut T, len, _buf: PhantomData })
+        let op = unsafe {
+            core::PartitionedReceive::init(
+                comm.core_comm(),
+                t.ptr,
+                partitions,
+                count * t.count / len.max(1),
+                &t.dt,
+                source,
+                tag,
+            )?
+        };
+        Ok(PartitionedReceive {
+            op,
+            active: oxmpi_core::Request::NULL,
+            target,
+            buf: t.ptr as *mut T,
+            len,
+            _buf: PhantomData,
+        })
     }
 
     /// `MPI_Start`: posts the receive.
     pub fn start(&mut self) -> Result<()> {
         if !self.active.is_null() {
-            return Err(Error::arg(ErrorClass::Request, "MPI_Start", "request", "the partitioned receive is already active"));
+            return Err(Error::arg(
+                ErrorClass::Request,
+                "MPI_Start",
+                "request",
+                "the partitioned receive is already active",
+            ));
         }
         self.active = self.op.start()?;
         Ok(())

@@ -27,15 +27,15 @@ use oxmpi_core::pt2pt;
 use oxmpi_core::{Comm, SendMode, ANY_SOURCE};
 
 use crate::datatype::{
-    recv_spec, send_spec, typed_in, typed_out, value_spec, value_spec_mut, Buffer, BufferMut, Datatype,
-    Equivalence, RecvBytes, RecvSpec, SendSpec, Typed, TypedMut,
+    recv_spec, send_spec, typed_in, typed_out, value_spec, value_spec_mut, Buffer, BufferMut,
+    Datatype, Equivalence, RecvBytes, RecvSpec, SendSpec, Typed, TypedMut,
 };
-use crate::error::{Error, ErrorClass, OrFatal, Result};
 use crate::environment::threading::{SafetyOf, ThreadSafety};
+use crate::error::{Error, ErrorClass, OrFatal, Result};
 use crate::request::{immediate_mut, immediate_ref, Request, Scope};
-use oxmpi_core::buf::SendBuf;
 use crate::topology::{AnyProcess, AsCommunicator, Communicator, Process, Rank};
 use crate::{Count, Tag, ANY_TAG, UNDEFINED};
+use oxmpi_core::buf::SendBuf;
 
 /// The point-to-point traits, re-exported by [`crate::traits`].
 pub mod traits {
@@ -185,7 +185,11 @@ fn receive_spec(
 }
 
 /// `MPI_Recv` into either form.
-fn recv_op(comm: &Comm, src: Rank, tag: Tag) -> impl FnOnce(Into<'_, '_>) -> Result<oxmpi_core::Status> + '_ {
+fn recv_op(
+    comm: &Comm,
+    src: Rank,
+    tag: Tag,
+) -> impl FnOnce(Into<'_, '_>) -> Result<oxmpi_core::Status> + '_ {
     move |into| match into {
         Into::Bytes(b) => pt2pt::recv(comm, b, src, tag),
         Into::Typed(t) => pt2pt::recv_typed(comm, t.desc_mut(), src, tag),
@@ -193,7 +197,9 @@ fn recv_op(comm: &Comm, src: Rank, tag: Tag) -> impl FnOnce(Into<'_, '_>) -> Res
 }
 
 /// `MPI_Mrecv` into either form.
-fn mrecv_op(m: &mut oxmpi_core::Message) -> impl FnOnce(Into<'_, '_>) -> Result<oxmpi_core::Status> + '_ {
+fn mrecv_op(
+    m: &mut oxmpi_core::Message,
+) -> impl FnOnce(Into<'_, '_>) -> Result<oxmpi_core::Status> + '_ {
     move |into| match into {
         Into::Bytes(b) => pt2pt::mrecv(b, m),
         Into::Typed(t) => oxmpi_core::buf::scope(|sc| {
@@ -234,7 +240,11 @@ fn recv_value<Msg: Equivalence>(
 }
 
 /// The value a receive of one `Msg` wrote, if it wrote a whole one.
-fn value_received<Msg: Equivalence>(v: MaybeUninit<Msg>, st: Status, call: &str) -> Result<(Msg, Status)> {
+fn value_received<Msg: Equivalence>(
+    v: MaybeUninit<Msg>,
+    st: Status,
+    call: &str,
+) -> Result<(Msg, Status)> {
     let size = Msg::equivalent_datatype().as_datatype_ref().size();
     if st.0.count_bytes != size {
         return Err(Error::new(
@@ -265,7 +275,17 @@ fn sendrecv_typed(
 ) -> Result<Status> {
     let ren = |e| renamed(e, "MPI_Isendrecv", call);
     let st = oxmpi_core::buf::scope(|sc| {
-        let mut req = pt2pt::isendrecv(sc, comm, s.desc(), dest, sendtag, r.desc_mut(), source, recvtag).map_err(ren)?;
+        let mut req = pt2pt::isendrecv(
+            sc,
+            comm,
+            s.desc(),
+            dest,
+            sendtag,
+            r.desc_mut(),
+            source,
+            recvtag,
+        )
+        .map_err(ren)?;
         pt2pt::wait(&mut req).map_err(ren)
     })?;
     r.check_received(st.count_bytes, call)?;
@@ -458,12 +478,16 @@ pub trait Source: AsCommunicator {
     {
         let comm = self.as_communicator().core_comm();
         let source = self.source_rank();
-        immediate_mut(buf, "MPI_Irecv", scope, |w, buf| match recv_spec(buf, "MPI_Irecv")? {
-            RecvSpec::Bytes(t) => {
-                let (b, t) = t.lend(w);
-                Ok((pt2pt::irecv(w, comm, b, source, tag)?, Some(t)))
+        immediate_mut(buf, "MPI_Irecv", scope, |w, buf| {
+            match recv_spec(buf, "MPI_Irecv")? {
+                RecvSpec::Bytes(t) => {
+                    let (b, t) = t.lend(w);
+                    Ok((pt2pt::irecv(w, comm, b, source, tag)?, Some(t)))
+                }
+                RecvSpec::Typed(mut t) => {
+                    Ok((pt2pt::irecv(w, comm, t.lend_mut(w), source, tag)?, None))
+                }
             }
-            RecvSpec::Typed(mut t) => Ok((pt2pt::irecv(w, comm, t.lend_mut(w), source, tag)?, None)),
         })
     }
     /// Starts a receive of a message with any tag into `buf` (`MPI_Irecv`).
@@ -848,12 +872,14 @@ impl Message {
         Sc: Scope<'a>,
     {
         let mut m = self.take();
-        immediate_mut(buf, "MPI_Imrecv", scope, |w, buf| match recv_spec(buf, "MPI_Imrecv")? {
-            RecvSpec::Bytes(t) => {
-                let (b, t) = t.lend(w);
-                Ok((pt2pt::imrecv(w, b, &mut m)?, Some(t)))
+        immediate_mut(buf, "MPI_Imrecv", scope, |w, buf| {
+            match recv_spec(buf, "MPI_Imrecv")? {
+                RecvSpec::Bytes(t) => {
+                    let (b, t) = t.lend(w);
+                    Ok((pt2pt::imrecv(w, b, &mut m)?, Some(t)))
+                }
+                RecvSpec::Typed(mut t) => Ok((pt2pt::imrecv(w, t.lend_mut(w), &mut m)?, None)),
             }
-            RecvSpec::Typed(mut t) => Ok((pt2pt::imrecv(w, t.lend_mut(w), &mut m)?, None)),
         })
     }
 }
@@ -931,20 +957,39 @@ where
     let (dest, src) = (destination.destination_rank(), source.source_rank());
     let mut v = [MaybeUninit::<R>::uninit()];
     let st = match (send_spec(msg, CALL)?, value_spec_mut(&mut v, CALL)?) {
-        (SendSpec::Bytes(out), RecvSpec::Bytes(t)) => {
-            recv_into_target(t, CALL, |b| pt2pt::sendrecv(comm, out, dest, sendtag, b, src, receivetag))?
-        }
+        (SendSpec::Bytes(out), RecvSpec::Bytes(t)) => recv_into_target(t, CALL, |b| {
+            pt2pt::sendrecv(comm, out, dest, sendtag, b, src, receivetag)
+        })?,
         (_, RecvSpec::Bytes(mut t)) => {
             let s = typed_in(msg);
             let st = oxmpi_core::buf::scope(|sc| {
                 let ren = |e| renamed(e, "MPI_Isendrecv", CALL);
-                let mut req = pt2pt::isendrecv(sc, comm, s.desc(), dest, sendtag, t.desc_mut(), src, receivetag).map_err(ren)?;
+                let mut req = pt2pt::isendrecv(
+                    sc,
+                    comm,
+                    s.desc(),
+                    dest,
+                    sendtag,
+                    t.desc_mut(),
+                    src,
+                    receivetag,
+                )
+                .map_err(ren)?;
                 pt2pt::wait(&mut req).map_err(ren)
             })?;
             t.check(st.count_bytes, CALL)?;
             Status(st)
         }
-        (_, RecvSpec::Typed(mut r)) => sendrecv_typed(CALL, comm, &typed_in(msg), dest, sendtag, &mut r, src, receivetag)?,
+        (_, RecvSpec::Typed(mut r)) => sendrecv_typed(
+            CALL,
+            comm,
+            &typed_in(msg),
+            dest,
+            sendtag,
+            &mut r,
+            src,
+            receivetag,
+        )?,
     };
     let [v] = v;
     value_received::<R>(v, st, CALL)
@@ -1021,14 +1066,23 @@ where
     let comm = same_comm(destination, source, CALL)?;
     let (dest, src) = (destination.destination_rank(), source.source_rank());
     match (send_spec(msg, CALL)?, recv_spec(buf, CALL)?) {
-        (SendSpec::Bytes(out), RecvSpec::Bytes(t)) => {
-            recv_into_target(t, CALL, |b| pt2pt::sendrecv(comm, out, dest, sendtag, b, src, receivetag))
-        }
+        (SendSpec::Bytes(out), RecvSpec::Bytes(t)) => recv_into_target(t, CALL, |b| {
+            pt2pt::sendrecv(comm, out, dest, sendtag, b, src, receivetag)
+        }),
         (_, RecvSpec::Bytes(_)) => {
             let (s, mut r) = (typed_in(msg), typed_out(buf));
             sendrecv_typed(CALL, comm, &s, dest, sendtag, &mut r, src, receivetag)
         }
-        (_, RecvSpec::Typed(mut r)) => sendrecv_typed(CALL, comm, &typed_in(msg), dest, sendtag, &mut r, src, receivetag),
+        (_, RecvSpec::Typed(mut r)) => sendrecv_typed(
+            CALL,
+            comm,
+            &typed_in(msg),
+            dest,
+            sendtag,
+            &mut r,
+            src,
+            receivetag,
+        ),
     }
 }
 
@@ -1097,7 +1151,16 @@ where
             let ren = |e| renamed(e, "MPI_Isendrecv_replace", CALL);
             let (dest, src) = (destination.destination_rank(), source.source_rank());
             return oxmpi_core::buf::scope(|sc| {
-                let mut r = pt2pt::isendrecv_replace(sc, comm, t.desc_mut(), dest, sendtag, src, receivetag).map_err(ren)?;
+                let mut r = pt2pt::isendrecv_replace(
+                    sc,
+                    comm,
+                    t.desc_mut(),
+                    dest,
+                    sendtag,
+                    src,
+                    receivetag,
+                )
+                .map_err(ren)?;
                 pt2pt::wait(&mut r).map(Status).map_err(ren)
             });
         }
@@ -1163,7 +1226,9 @@ impl<T: Equivalence> ReceiveFuture<T> {
             Ok(RecvSpec::Bytes(t)) => t.target(),
             Ok(RecvSpec::Typed(t)) => {
                 // SAFETY: as below (the engine unpacks into the heap block).
-                return match unsafe { pt2pt::irecv(&oxmpi_core::buf::Forever, comm, t.recv_buf(), source, tag) } {
+                return match unsafe {
+                    pt2pt::irecv(&oxmpi_core::buf::Forever, comm, t.recv_buf(), source, tag)
+                } {
                     Ok(raw) => Ok(ReceiveFuture {
                         val,
                         // SAFETY: as below (the request reads into the heap block `val`).

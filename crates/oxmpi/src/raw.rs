@@ -30,7 +30,9 @@ use oxmpi_core::datatype::Datatype as CoreDatatype;
 use oxmpi_core::Comm;
 
 use crate::datatype::{DatatypeRef, UserDatatype};
-use crate::ffi::{MPI_Comm, MPI_Datatype, MPI_COMM_NULL, MPI_COMM_SELF, MPI_COMM_WORLD, MPI_DATATYPE_NULL};
+use crate::ffi::{
+    MPI_Comm, MPI_Datatype, MPI_COMM_NULL, MPI_COMM_SELF, MPI_COMM_WORLD, MPI_DATATYPE_NULL,
+};
 use crate::topology::SimpleCommunicator;
 
 /// The raw traits, re-exported by [`crate::traits`] with the feature `ffi`.
@@ -110,7 +112,9 @@ impl FromRaw for SimpleCommunicator {
                 .comms
                 .get(h)
                 .cloned()
-                .unwrap_or_else(|| panic!("SimpleCommunicator::from_raw: {h:#x} is not a live communicator handle")),
+                .unwrap_or_else(|| {
+                    panic!("SimpleCommunicator::from_raw: {h:#x} is not a live communicator handle")
+                }),
         };
         SimpleCommunicator::from_core(c)
     }
@@ -143,9 +147,10 @@ impl FromRaw for DatatypeRef<'static> {
                 .datatypes
                 .get(handle)
                 .cloned()
-                .unwrap_or_else(|| panic!("DatatypeRef::from_raw: {handle:#x} is not a live datatype handle")),
+                .unwrap_or_else(|| {
+                    panic!("DatatypeRef::from_raw: {handle:#x} is not a live datatype handle")
+                }),
         };
         DatatypeRef::from_core(crate::datatype::intern(&dt))
     }
 }
-

@@ -111,7 +111,11 @@ unsafe impl<'a> oxmpi_core::buf::BufScope<'a> for Start<'a> {
 
 impl Start<'_> {
     fn new() -> Self {
-        Start { entered: Cell::new(None), extra: Cell::new(false), _life: PhantomData }
+        Start {
+            entered: Cell::new(None),
+            extra: Cell::new(false),
+            _life: PhantomData,
+        }
     }
 
     /// Checks that the start entered nothing but `raw` (what its buffers' safety rests on).
@@ -124,7 +128,9 @@ impl Start<'_> {
             };
         if !ok {
             // A request over 'a buffers that no scope knows of: nothing may run on.
-            eprintln!("oxmpi: internal error: {call} started a request its scope does not hold; aborting");
+            eprintln!(
+                "oxmpi: internal error: {call} started a request its scope does not hold; aborting"
+            );
             std::process::abort();
         }
     }
@@ -235,7 +241,16 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
     }
 
     #[allow(clippy::type_complexity)]
-    fn into_parts(self) -> (Raw, *const D, Option<RecvTarget>, &'static str, S, Option<Box<dyn Keep + 'a>>) {
+    fn into_parts(
+        self,
+    ) -> (
+        Raw,
+        *const D,
+        Option<RecvTarget>,
+        &'static str,
+        S,
+        Option<Box<dyn Keep + 'a>>,
+    ) {
         // SAFETY: each field is read once, then `self` is forgotten so none is dropped
         // twice (and the drop bomb does not go off).
         let parts = unsafe {
@@ -418,7 +433,9 @@ pub fn try_wait_any<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety>(
 /// }); // the send completes here, at the latest
 /// ```
 #[derive(Debug)]
-pub struct WaitGuard<'a, D: ?Sized, S: Scope<'a> = StaticScope, T: ThreadSafety = Unthreaded>(Option<Request<'a, D, S, T>>);
+pub struct WaitGuard<'a, D: ?Sized, S: Scope<'a> = StaticScope, T: ThreadSafety = Unthreaded>(
+    Option<Request<'a, D, S, T>>,
+);
 
 impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Drop for WaitGuard<'a, D, S, T> {
     fn drop(&mut self) {
@@ -428,13 +445,17 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Drop for WaitGuard<'a, D, S, 
     }
 }
 
-impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> From<Request<'a, D, S, T>> for WaitGuard<'a, D, S, T> {
+impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> From<Request<'a, D, S, T>>
+    for WaitGuard<'a, D, S, T>
+{
     fn from(req: Request<'a, D, S, T>) -> Self {
         WaitGuard(Some(req))
     }
 }
 
-impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> From<WaitGuard<'a, D, S, T>> for Request<'a, D, S, T> {
+impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> From<WaitGuard<'a, D, S, T>>
+    for Request<'a, D, S, T>
+{
     fn from(mut guard: WaitGuard<'a, D, S, T>) -> Self {
         guard.0.take().expect("invalid WaitGuard")
     }
@@ -451,7 +472,9 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> WaitGuard<'a, D, S, T> {
 
 /// Completes a request when dropped, by cancelling it and then waiting for it.
 #[derive(Debug)]
-pub struct CancelGuard<'a, D: ?Sized, S: Scope<'a> = StaticScope, T: ThreadSafety = Unthreaded>(WaitGuard<'a, D, S, T>);
+pub struct CancelGuard<'a, D: ?Sized, S: Scope<'a> = StaticScope, T: ThreadSafety = Unthreaded>(
+    WaitGuard<'a, D, S, T>,
+);
 
 impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Drop for CancelGuard<'a, D, S, T> {
     fn drop(&mut self) {
@@ -460,19 +483,25 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Drop for CancelGuard<'a, D, S
     }
 }
 
-impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> From<Request<'a, D, S, T>> for CancelGuard<'a, D, S, T> {
+impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> From<Request<'a, D, S, T>>
+    for CancelGuard<'a, D, S, T>
+{
     fn from(req: Request<'a, D, S, T>) -> Self {
         CancelGuard(WaitGuard::from(req))
     }
 }
 
-impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> From<WaitGuard<'a, D, S, T>> for CancelGuard<'a, D, S, T> {
+impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> From<WaitGuard<'a, D, S, T>>
+    for CancelGuard<'a, D, S, T>
+{
     fn from(g: WaitGuard<'a, D, S, T>) -> Self {
         CancelGuard(g)
     }
 }
 
-impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> From<CancelGuard<'a, D, S, T>> for WaitGuard<'a, D, S, T> {
+impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> From<CancelGuard<'a, D, S, T>>
+    for WaitGuard<'a, D, S, T>
+{
     fn from(mut g: CancelGuard<'a, D, S, T>) -> Self {
         // Leave an empty WaitGuard behind so that dropping `g` does nothing.
         WaitGuard(g.0 .0.take())
@@ -534,10 +563,13 @@ impl Drop for LocalScope<'_> {
 // the process if requests remain registered when it ends, so none outlives 'a.
 unsafe impl<'a> Scope<'a> for &LocalScope<'a> {
     fn register(&self) {
-        self.num_requests.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        self.num_requests
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     }
     unsafe fn unregister(&self) {
-        let prev = self.num_requests.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+        let prev = self
+            .num_requests
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
         assert!(prev > 0, "unregister without register");
     }
 }
@@ -574,10 +606,13 @@ impl Drop for ThreadedScope<'_> {
 // complete on other threads.
 unsafe impl<'a> Scope<'a> for &ThreadedScope<'a> {
     fn register(&self) {
-        self.num_requests.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        self.num_requests
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     }
     unsafe fn unregister(&self) {
-        let prev = self.num_requests.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+        let prev = self
+            .num_requests
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
         assert!(prev > 0, "unregister without register");
     }
 }
@@ -948,7 +983,12 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
 ///     }
 /// });
 /// ```
-pub struct PersistentRequest<'a, D: ?Sized, S: Scope<'a> = StaticScope, T: ThreadSafety = Unthreaded> {
+pub struct PersistentRequest<
+    'a,
+    D: ?Sized,
+    S: Scope<'a> = StaticScope,
+    T: ThreadSafety = Unthreaded,
+> {
     raw: Raw,
     data: *const D,
     recv: Option<RecvTarget>,
@@ -967,7 +1007,11 @@ impl<K: ?Sized> Keep for K {}
 
 impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> fmt::Debug for PersistentRequest<'a, D, S, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PersistentRequest").field("raw", &self.raw).field("call", &self.call).field("active", &self.active).finish()
+        f.debug_struct("PersistentRequest")
+            .field("raw", &self.raw)
+            .field("call", &self.call)
+            .field("active", &self.active)
+            .finish()
     }
 }
 
@@ -988,7 +1032,16 @@ pub(crate) fn persistent_mut<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
     w.only(r.as_ref().ok().map(|x| x.0), call);
     let (raw, recv) = r?;
     scope.register();
-    Ok(PersistentRequest { raw, data: p as *const D, recv, call, active: false, scope, keep: None, phantom: PhantomData })
+    Ok(PersistentRequest {
+        raw,
+        data: p as *const D,
+        recv,
+        call,
+        active: false,
+        scope,
+        keep: None,
+        phantom: PhantomData,
+    })
 }
 
 impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> PersistentRequest<'a, D, S, T> {
@@ -1001,7 +1054,10 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> PersistentRequest<'a, D, S, T
     /// MPI_ERR_REQUEST error).
     pub fn try_start(&mut self) -> Result<()> {
         if self.active {
-            return Err(Error::new(crate::error::ErrorClass::Request, format!("MPI_Start: the {} request is already active", self.call)));
+            return Err(Error::new(
+                crate::error::ErrorClass::Request,
+                format!("MPI_Start: the {} request is already active", self.call),
+            ));
         }
         pt2pt::start(&mut self.raw)?;
         self.active = true;

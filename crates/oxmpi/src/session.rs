@@ -76,7 +76,11 @@ impl Session {
     /// process.
     pub fn try_init(threading: impl Into<Threading>) -> Result<Session> {
         let provided: Threading = runtime::session_init(threading.into().into())?.into();
-        Ok(Session { id: NEXT_ID.fetch_add(1, Ordering::Relaxed), threading: provided, open: true })
+        Ok(Session {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            threading: provided,
+            open: true,
+        })
     }
 
     /// The thread support level this session provides.
@@ -89,7 +93,8 @@ impl Session {
     /// The built-in ones come first; when the process manager cannot be
     /// asked for more, only they are listed.
     pub fn pset_names(&self) -> Vec<String> {
-        runtime::pset_names("MPI_Session_get_nth_pset").unwrap_or_else(|_| runtime::PSET_NAMES.iter().map(|s| s.to_string()).collect())
+        runtime::pset_names("MPI_Session_get_nth_pset")
+            .unwrap_or_else(|_| runtime::PSET_NAMES.iter().map(|s| s.to_string()).collect())
     }
 
     /// The number of processes in process set `name` (its `mpi_size`,
@@ -101,13 +106,20 @@ impl Session {
     /// The group of process set `name` (`MPI_Group_from_session_pset`).
     pub fn group_from_pset(&self, name: &str) -> Result<SessionGroup> {
         let m = members("MPI_Group_from_session_pset", name)?;
-        Ok(SessionGroup { session: self.id, group: UserGroup(CoreGroup::from_world_ranks(m)) })
+        Ok(SessionGroup {
+            session: self.id,
+            group: UserGroup(CoreGroup::from_world_ranks(m)),
+        })
     }
 
     /// A communicator of `group`'s members (`MPI_Comm_create_from_group`):
     /// collective over them, each naming the same `tag`. Errors: a group of another session ([`ErrorClass::Session`]), a process
     /// that is not a member ([`ErrorClass::Group`]).
-    pub fn communicator_from_group(&self, group: &SessionGroup, tag: &str) -> Result<SimpleCommunicator> {
+    pub fn communicator_from_group(
+        &self,
+        group: &SessionGroup,
+        tag: &str,
+    ) -> Result<SimpleCommunicator> {
         const CALL: &str = "MPI_Comm_create_from_group";
         if group.session != self.id {
             return Err(MpiError::arg(
@@ -122,10 +134,22 @@ impl Session {
         let w = e.world();
         let g = &group.group.0;
         if g.rank_of_world(e.rank()).is_none() {
-            return Err(MpiError::arg(ErrorClass::Group, CALL, "group", "the calling process is not a member of the group").into());
+            return Err(MpiError::arg(
+                ErrorClass::Group,
+                CALL,
+                "group",
+                "the calling process is not a member of the group",
+            )
+            .into());
         }
-        let c = create_group(w, g.world_ranks(), tag_of(tag))?
-            .ok_or_else(|| MpiError::arg(ErrorClass::Group, CALL, "group", "the calling process is not a member of the group"))?;
+        let c = create_group(w, g.world_ranks(), tag_of(tag))?.ok_or_else(|| {
+            MpiError::arg(
+                ErrorClass::Group,
+                CALL,
+                "group",
+                "the calling process is not a member of the group",
+            )
+        })?;
         Ok(SimpleCommunicator::from_core(c))
     }
 
@@ -154,7 +178,10 @@ fn members(call: &str, name: &str) -> Result<Vec<u32>> {
             ErrorClass::Arg,
             call,
             "pset_name",
-            format!("'{name}' is not a process set (there are {})", runtime::pset_names(call)?.join(", ")),
+            format!(
+                "'{name}' is not a process set (there are {})",
+                runtime::pset_names(call)?.join(", ")
+            ),
         )
         .into()),
     }

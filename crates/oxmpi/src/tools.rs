@@ -45,7 +45,9 @@
 
 use oxmpi_core::tools as core;
 
-pub use core::{Bind, CategoryInfo, CvarValue, PvarClass, PvarValue, Scope, ToolError, VarType, Verbosity};
+pub use core::{
+    Bind, CategoryInfo, CvarValue, PvarClass, PvarValue, Scope, ToolError, VarType, Verbosity,
+};
 
 use crate::topology::Communicator;
 
@@ -68,23 +70,41 @@ impl Tools {
 
     /// Every control variable, in index order.
     pub fn control_variables(&self) -> impl Iterator<Item = ControlVariable<'_>> + '_ {
-        (0..core::registry().cvars.len()).map(move |index| ControlVariable { index, _tools: self })
+        (0..core::registry().cvars.len()).map(move |index| ControlVariable {
+            index,
+            _tools: self,
+        })
     }
 
     /// The control variable named `name` (`MPI_T_ERR_INVALID_NAME` if none).
     pub fn control_variable(&self, name: &str) -> Result<ControlVariable<'_>> {
-        core::registry().cvar_index(name).map(|index| ControlVariable { index, _tools: self })
+        core::registry()
+            .cvar_index(name)
+            .map(|index| ControlVariable {
+                index,
+                _tools: self,
+            })
     }
 
     /// Every performance variable, in index order.
     pub fn performance_variables(&self) -> impl Iterator<Item = PerformanceVariable<'_>> + '_ {
-        (0..core::registry().pvars.len()).map(move |index| PerformanceVariable { index, _tools: self })
+        (0..core::registry().pvars.len()).map(move |index| PerformanceVariable {
+            index,
+            _tools: self,
+        })
     }
 
     /// The performance variable named `name` (oxmpi's names are unique across classes).
     pub fn performance_variable(&self, name: &str) -> Result<PerformanceVariable<'_>> {
-        let index = core::registry().pvars.iter().position(|p| p.name == name).ok_or(ToolError::InvalidName)?;
-        Ok(PerformanceVariable { index, _tools: self })
+        let index = core::registry()
+            .pvars
+            .iter()
+            .position(|p| p.name == name)
+            .ok_or(ToolError::InvalidName)?;
+        Ok(PerformanceVariable {
+            index,
+            _tools: self,
+        })
     }
 
     /// The categories: the first is `oxmpi`, whose subcategories hold every variable
@@ -123,9 +143,20 @@ impl Tools {
     /// let calls: u64 = handles.iter().map(|(_, h)| h.read().as_u64()).sum();
     /// assert_eq!(calls, 1);
     /// ```
-    pub fn algorithm_counters(&self, collective: &str) -> Result<Vec<(&'static str, PerformanceVariable<'_>)>> {
+    pub fn algorithm_counters(
+        &self,
+        collective: &str,
+    ) -> Result<Vec<(&'static str, PerformanceVariable<'_>)>> {
         let algorithms = core::collective_algorithms(collective).ok_or(ToolError::InvalidName)?;
-        algorithms.into_iter().map(|a| Ok((a, self.performance_variable(&core::algorithm_pvar_name(collective, a))?))).collect()
+        algorithms
+            .into_iter()
+            .map(|a| {
+                Ok((
+                    a,
+                    self.performance_variable(&core::algorithm_pvar_name(collective, a))?,
+                ))
+            })
+            .collect()
     }
 
     /// A new performance variable session.
@@ -178,7 +209,9 @@ impl ControlVariable<'_> {
     }
     /// For enumerated values, the values and their names (empty otherwise).
     pub fn choices(&self) -> Vec<(i32, String)> {
-        self.info().enumtype.map_or_else(Vec::new, |e| core::registry().enums[e].items.clone())
+        self.info()
+            .enumtype
+            .map_or_else(Vec::new, |e| core::registry().enums[e].items.clone())
     }
     /// The current value.
     pub fn read(&self) -> CvarValue {
@@ -245,12 +278,22 @@ pub struct Session<'t> {
 impl Session<'_> {
     /// A handle of `var`, a variable bound to no object.
     pub fn handle(&self, var: &PerformanceVariable<'_>) -> Result<Handle<'_>> {
-        Ok(Handle { inner: core::PvarHandle::new(var.index, None)?, _session: std::marker::PhantomData })
+        Ok(Handle {
+            inner: core::PvarHandle::new(var.index, None)?,
+            _session: std::marker::PhantomData,
+        })
     }
 
     /// A handle of `var`, a variable bound to communicators, for `comm`.
-    pub fn handle_for<C: Communicator>(&self, var: &PerformanceVariable<'_>, comm: &C) -> Result<Handle<'_>> {
-        Ok(Handle { inner: core::PvarHandle::new(var.index, Some(comm.core_comm().clone()))?, _session: std::marker::PhantomData })
+    pub fn handle_for<C: Communicator>(
+        &self,
+        var: &PerformanceVariable<'_>,
+        comm: &C,
+    ) -> Result<Handle<'_>> {
+        Ok(Handle {
+            inner: core::PvarHandle::new(var.index, Some(comm.core_comm().clone()))?,
+            _session: std::marker::PhantomData,
+        })
     }
 }
 

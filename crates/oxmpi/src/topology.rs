@@ -329,7 +329,6 @@ impl SimpleCommunicator {
     pub fn from_core(c: Comm) -> SimpleCommunicator {
         SimpleCommunicator(c, PhantomData)
     }
-
 }
 
 impl<S: ThreadSafety> SimpleCommunicator<S> {
@@ -609,7 +608,13 @@ pub trait Communicator {
         // SAFETY: `inbuf` is a Buffer: its pointer covers `count` elements of its
         // own datatype, borrowed for this call.
         unsafe {
-            oxmpi_core::datatype::pack_into(crate::datatype::Datatype::as_datatype_ref(&dt).as_core(), inbuf.pointer() as *const u8, inbuf.count().max(0) as usize, outbuf, &mut pos)?;
+            oxmpi_core::datatype::pack_into(
+                crate::datatype::Datatype::as_datatype_ref(&dt).as_core(),
+                inbuf.pointer() as *const u8,
+                inbuf.count().max(0) as usize,
+                outbuf,
+                &mut pos,
+            )?;
         }
         Ok(pos as Count)
     }
@@ -635,7 +640,12 @@ pub trait Communicator {
     ///
     /// # Safety
     /// As [`unpack_into`](Self::unpack_into).
-    unsafe fn try_unpack_into<Buf>(&self, inbuf: &[u8], outbuf: &mut Buf, position: Count) -> Result<Count>
+    unsafe fn try_unpack_into<Buf>(
+        &self,
+        inbuf: &[u8],
+        outbuf: &mut Buf,
+        position: Count,
+    ) -> Result<Count>
     where
         Buf: ?Sized + crate::datatype::BufferMut,
         Self: Sized,
@@ -646,7 +656,13 @@ pub trait Communicator {
         // SAFETY: `outbuf` is a BufferMut: its pointer covers `count` elements of
         // its datatype, exclusively borrowed; the caller vouches for the bytes.
         unsafe {
-            oxmpi_core::datatype::unpack_from(crate::datatype::Datatype::as_datatype_ref(&dt).as_core(), inbuf, &mut pos, outbuf.pointer_mut() as *mut u8, count)?;
+            oxmpi_core::datatype::unpack_from(
+                crate::datatype::Datatype::as_datatype_ref(&dt).as_core(),
+                inbuf,
+                &mut pos,
+                outbuf.pointer_mut() as *mut u8,
+                count,
+            )?;
         }
         Ok(pos as Count)
     }
@@ -673,7 +689,12 @@ pub trait Communicator {
         color: Color,
         key: Key,
     ) -> Result<Option<SimpleCommunicator>> {
-        ccreate::split(self.core_comm(), (color.0 != crate::abi::MPI_UNDEFINED).then_some(color.0), key).map(simple)
+        ccreate::split(
+            self.core_comm(),
+            (color.0 != crate::abi::MPI_UNDEFINED).then_some(color.0),
+            key,
+        )
+        .map(simple)
     }
 
     /// The processes that share memory with this one (one host), ordered by `key` then
@@ -707,7 +728,12 @@ pub trait Communicator {
         let split_type = match split_type {
             crate::abi::MPI_UNDEFINED => None,
             t => Some(crate::abi::split_type_from_value(t).ok_or_else(|| {
-                crate::Error::arg(crate::ErrorClass::Arg, "MPI_Comm_split_type", "split_type", format!("{t} is not MPI_COMM_TYPE_SHARED nor MPI_UNDEFINED"))
+                crate::Error::arg(
+                    crate::ErrorClass::Arg,
+                    "MPI_Comm_split_type",
+                    "split_type",
+                    format!("{t} is not MPI_COMM_TYPE_SHARED nor MPI_UNDEFINED"),
+                )
             })?),
         };
         ccreate::split_type(self.core_comm(), split_type, key).map(simple)

@@ -102,7 +102,10 @@ fn check_type<T: Equivalence>(call: &str) -> Result<()> {
         ));
     }
     if r.size() != std::mem::size_of::<T>() || !r.is_contiguous() {
-        return Err(Error::new(ErrorClass::Type, format!("{call}: window elements must be plain contiguous values")));
+        return Err(Error::new(
+            ErrorClass::Type,
+            format!("{call}: window elements must be plain contiguous values"),
+        ));
     }
     Ok(())
 }
@@ -129,18 +132,40 @@ impl<T: Equivalence + Copy> Window<'static, T> {
     }
 
     /// [`allocate_shared`](Self::allocate_shared), returning errors.
-    pub fn try_allocate_shared<C: Communicator>(comm: &C, len: usize) -> Result<Window<'static, T>> {
+    pub fn try_allocate_shared<C: Communicator>(
+        comm: &C,
+        len: usize,
+    ) -> Result<Window<'static, T>> {
         Self::alloc(comm, len, Flavor::Shared, "MPI_Win_allocate_shared")
     }
 
-    fn alloc<C: Communicator>(comm: &C, len: usize, flavor: Flavor, call: &str) -> Result<Window<'static, T>> {
+    fn alloc<C: Communicator>(
+        comm: &C,
+        len: usize,
+        flavor: Flavor,
+        call: &str,
+    ) -> Result<Window<'static, T>> {
         check_type::<T>(call)?;
-        let bytes = len
-            .checked_mul(std::mem::size_of::<T>())
-            .ok_or_else(|| Error::new(ErrorClass::Size, format!("{call}: {len} elements overflow")))?;
+        let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| {
+            Error::new(ErrorClass::Size, format!("{call}: {len} elements overflow"))
+        })?;
         // SAFETY: allocate flavors make their own memory; no base is given.
-        let core = unsafe { CoreWindow::new(comm.core_comm(), flavor, 0, bytes, std::mem::size_of::<T>(), false, call)? };
-        Ok(Window { core, len, _mem: PhantomData })
+        let core = unsafe {
+            CoreWindow::new(
+                comm.core_comm(),
+                flavor,
+                0,
+                bytes,
+                std::mem::size_of::<T>(),
+                false,
+                call,
+            )?
+        };
+        Ok(Window {
+            core,
+            len,
+            _mem: PhantomData,
+        })
     }
 }
 
@@ -159,8 +184,22 @@ impl<'a, T: Equivalence + Copy> Window<'a, T> {
         let bytes = std::mem::size_of_val(mem);
         // SAFETY: `mem` is borrowed mutably for 'a, which outlives the window, so the
         // memory stays valid and is reached only through the window meanwhile.
-        let core = unsafe { CoreWindow::new(comm.core_comm(), Flavor::Create, mem.as_mut_ptr() as usize, bytes, std::mem::size_of::<T>(), false, CALL)? };
-        Ok(Window { core, len: mem.len(), _mem: PhantomData })
+        let core = unsafe {
+            CoreWindow::new(
+                comm.core_comm(),
+                Flavor::Create,
+                mem.as_mut_ptr() as usize,
+                bytes,
+                std::mem::size_of::<T>(),
+                false,
+                CALL,
+            )?
+        };
+        Ok(Window {
+            core,
+            len: mem.len(),
+            _mem: PhantomData,
+        })
     }
 
     /// Elements of window memory on this process.
@@ -214,7 +253,6 @@ impl<'a, T: Equivalence + Copy> Window<'a, T> {
         }
         Ok(v)
     }
-
 }
 
 /// The synchronization calls both kinds of window share: each opens an epoch, hands
@@ -234,7 +272,10 @@ macro_rules! epochs {
         /// synchronization are returned too).
         pub fn try_fence<R>(&mut self, f: impl FnOnce(&Access<'_, T>) -> Result<R>) -> Result<R> {
             self.core.fence(0)?;
-            let r = f(&Access { win: &self.core, _t: PhantomData });
+            let r = f(&Access {
+                win: &self.core,
+                _t: PhantomData,
+            });
             self.core.fence(rma::epoch::MODE_NOSUCCEED)?;
             r
         }
@@ -242,18 +283,31 @@ macro_rules! epochs {
         /// A passive-target epoch on `rank`: `MPI_Win_lock`, `f`, `MPI_Win_unlock`. Only
         /// this process takes part; the target need not call MPI meanwhile.
         #[track_caller]
-        pub fn lock<R>(&mut self, rank: Rank, kind: LockType, f: impl FnOnce(&Access<'_, T>) -> R) -> R {
+        pub fn lock<R>(
+            &mut self,
+            rank: Rank,
+            kind: LockType,
+            f: impl FnOnce(&Access<'_, T>) -> R,
+        ) -> R {
             self.try_lock(rank, kind, |a| Ok(f(a))).or_fatal()
         }
 
         /// [`lock`](Self::lock), returning errors.
-        pub fn try_lock<R>(&mut self, rank: Rank, kind: LockType, f: impl FnOnce(&Access<'_, T>) -> Result<R>) -> Result<R> {
+        pub fn try_lock<R>(
+            &mut self,
+            rank: Rank,
+            kind: LockType,
+            f: impl FnOnce(&Access<'_, T>) -> Result<R>,
+        ) -> Result<R> {
             let k = match kind {
                 LockType::Shared => LockKind::Shared,
                 LockType::Exclusive => LockKind::Exclusive,
             };
             self.core.lock(k, rank, 0)?;
-            let r = f(&Access { win: &self.core, _t: PhantomData });
+            let r = f(&Access {
+                win: &self.core,
+                _t: PhantomData,
+            });
             self.core.unlock(rank)?;
             r
         }
@@ -265,9 +319,15 @@ macro_rules! epochs {
         }
 
         /// [`lock_all`](Self::lock_all), returning errors.
-        pub fn try_lock_all<R>(&mut self, f: impl FnOnce(&Access<'_, T>) -> Result<R>) -> Result<R> {
+        pub fn try_lock_all<R>(
+            &mut self,
+            f: impl FnOnce(&Access<'_, T>) -> Result<R>,
+        ) -> Result<R> {
             self.core.lock_all(0)?;
-            let r = f(&Access { win: &self.core, _t: PhantomData });
+            let r = f(&Access {
+                win: &self.core,
+                _t: PhantomData,
+            });
             self.core.unlock_all()?;
             r
         }
@@ -283,7 +343,11 @@ macro_rules! epochs {
         }
 
         /// [`start`](Self::start), returning errors.
-        pub fn try_start<R>(&mut self, targets: &impl Group, f: impl FnOnce(&Access<'_, T>) -> Result<R>) -> Result<R> {
+        pub fn try_start<R>(
+            &mut self,
+            targets: &impl Group,
+            f: impl FnOnce(&Access<'_, T>) -> Result<R>,
+        ) -> Result<R> {
             start_epoch(&self.core, targets, f)
         }
 
@@ -293,15 +357,29 @@ macro_rules! epochs {
         /// epoch of its own ([`Exposure::start`]) or poll ([`Exposure::test`]). When
         /// `post` returns, every origin completed its accesses.
         #[track_caller]
-        pub fn post<R>(&mut self, origins: &impl Group, f: impl FnOnce(&Exposure<'_, T>) -> R) -> R {
+        pub fn post<R>(
+            &mut self,
+            origins: &impl Group,
+            f: impl FnOnce(&Exposure<'_, T>) -> R,
+        ) -> R {
             self.try_post(origins, |e| Ok(f(e))).or_fatal()
         }
 
         /// [`post`](Self::post), returning errors.
-        pub fn try_post<R>(&mut self, origins: &impl Group, f: impl FnOnce(&Exposure<'_, T>) -> Result<R>) -> Result<R> {
-            let ranks = self.core.ranks_of("MPI_Win_post", origins.core_group().world_ranks())?;
+        pub fn try_post<R>(
+            &mut self,
+            origins: &impl Group,
+            f: impl FnOnce(&Exposure<'_, T>) -> Result<R>,
+        ) -> Result<R> {
+            let ranks = self
+                .core
+                .ranks_of("MPI_Win_post", origins.core_group().world_ranks())?;
             self.core.post(ranks, 0)?;
-            let e = Exposure { win: &self.core, done: Cell::new(false), _t: PhantomData };
+            let e = Exposure {
+                win: &self.core,
+                done: Cell::new(false),
+                _t: PhantomData,
+            };
             let r = f(&e);
             if !e.done.get() {
                 self.core.wait(true)?;
@@ -311,10 +389,17 @@ macro_rules! epochs {
     };
 }
 
-fn start_epoch<T: Equivalence + Copy, R>(core: &CoreWindow, targets: &impl Group, f: impl FnOnce(&Access<'_, T>) -> Result<R>) -> Result<R> {
+fn start_epoch<T: Equivalence + Copy, R>(
+    core: &CoreWindow,
+    targets: &impl Group,
+    f: impl FnOnce(&Access<'_, T>) -> Result<R>,
+) -> Result<R> {
     let ranks = core.ranks_of("MPI_Win_start", targets.core_group().world_ranks())?;
     core.start(ranks, 0)?;
-    let r = f(&Access { win: core, _t: PhantomData });
+    let r = f(&Access {
+        win: core,
+        _t: PhantomData,
+    });
     core.complete()?;
     r
 }
@@ -341,7 +426,11 @@ impl<T: Equivalence + Copy> Exposure<'_, T> {
     }
 
     /// [`start`](Self::start), returning errors.
-    pub fn try_start<R>(&self, targets: &impl Group, f: impl FnOnce(&Access<'_, T>) -> Result<R>) -> Result<R> {
+    pub fn try_start<R>(
+        &self,
+        targets: &impl Group,
+        f: impl FnOnce(&Access<'_, T>) -> Result<R>,
+    ) -> Result<R> {
         start_epoch(self.win, targets, f)
     }
 
@@ -376,7 +465,10 @@ impl<T> Address<T> {
     /// target checks every access against the memory it attached
     /// (`MPI_ERR_RMA_RANGE`).
     pub fn from_raw(addr: u64) -> Address<T> {
-        Address { addr, _t: PhantomData }
+        Address {
+            addr,
+            _t: PhantomData,
+        }
     }
 
     /// The displacement of element `i` from this address, for [`Access`] calls on a
@@ -432,9 +524,13 @@ impl<'a, T: Equivalence + Copy> DynamicWindow<'a, T> {
     pub fn try_create<C: Communicator>(comm: &C) -> Result<DynamicWindow<'a, T>> {
         const CALL: &str = "MPI_Win_create_dynamic";
         check_type::<T>(CALL)?;
-        // SAFETY: a dynamic window has no memory at creation (base and size 0).
-        let core = unsafe { CoreWindow::new(comm.core_comm(), Flavor::Dynamic, 0, 0, 1, false, CALL)? };
-        Ok(DynamicWindow { core, attached: Vec::new() })
+        let core =
+            // SAFETY: a dynamic window has no memory at creation (base and size 0).
+            unsafe { CoreWindow::new(comm.core_comm(), Flavor::Dynamic, 0, 0, 1, false, CALL)? };
+        Ok(DynamicWindow {
+            core,
+            attached: Vec::new(),
+        })
     }
 
     /// `MPI_Win_attach`: makes `mem` reachable by the window's processes (local, not
@@ -457,7 +553,13 @@ impl<'a, T: Equivalence + Copy> DynamicWindow<'a, T> {
     /// handed back; `MPI_ERR_RMA_ATTACH` when nothing of this process starts there.
     pub fn detach(&mut self, addr: Address<T>) -> Result<&'a mut [T]> {
         let i = self.position(addr).ok_or_else(|| {
-            Error::new(ErrorClass::RmaAttach, format!("MPI_Win_detach: {:#x} is not the address of a slice this process attached", addr.addr))
+            Error::new(
+                ErrorClass::RmaAttach,
+                format!(
+                    "MPI_Win_detach: {:#x} is not the address of a slice this process attached",
+                    addr.addr
+                ),
+            )
         })?;
         if !self.attached[i].is_empty() {
             self.core.detach(addr.addr as usize)?;
@@ -466,7 +568,9 @@ impl<'a, T: Equivalence + Copy> DynamicWindow<'a, T> {
     }
 
     fn position(&self, addr: Address<T>) -> Option<usize> {
-        self.attached.iter().position(|m| m.as_ptr() as usize == addr.addr as usize)
+        self.attached
+            .iter()
+            .position(|m| m.as_ptr() as usize == addr.addr as usize)
     }
 
     /// The slice this process attached at `addr`, while this process has no epoch
@@ -506,7 +610,10 @@ pub struct Access<'w, T> {
 fn sys_op(call: &str, op: &impl Operation) -> Result<CoreOp> {
     let o = op.as_core_op();
     if o.as_predefined().is_none() {
-        return Err(Error::new(ErrorClass::Op, format!("{call}: one-sided accumulates take predefined operations only")));
+        return Err(Error::new(
+            ErrorClass::Op,
+            format!("{call}: one-sided accumulates take predefined operations only"),
+        ));
     }
     Ok(o)
 }
@@ -522,7 +629,18 @@ impl<T: Equivalence + Copy> Access<'_, T> {
     pub fn try_put(&self, rank: Rank, disp: usize, data: &[T]) -> Result<()> {
         let d = dt::<T>();
         // SAFETY: `data` holds data.len() elements of T, whose datatype is `d`.
-        unsafe { self.win.put("MPI_Put", data.as_ptr().cast(), data.len(), &d, rank, disp as isize, data.len(), &d) }
+        unsafe {
+            self.win.put(
+                "MPI_Put",
+                data.as_ptr().cast(),
+                data.len(),
+                &d,
+                rank,
+                disp as isize,
+                data.len(),
+                &d,
+            )
+        }
     }
 
     /// `MPI_Get`: reads `out.len()` elements from element `disp` of `rank`'s window.
@@ -536,7 +654,18 @@ impl<T: Equivalence + Copy> Access<'_, T> {
         let d = dt::<T>();
         // SAFETY: `out` is writable for out.len() elements of T; every byte pattern of
         // T's datatype is a T (types with checked values are refused at creation).
-        unsafe { self.win.get("MPI_Get", out.as_mut_ptr().cast(), out.len(), &d, rank, disp as isize, out.len(), &d) }
+        unsafe {
+            self.win.get(
+                "MPI_Get",
+                out.as_mut_ptr().cast(),
+                out.len(),
+                &d,
+                rank,
+                disp as isize,
+                out.len(),
+                &d,
+            )
+        }
     }
 
     /// `MPI_Accumulate`: `target[disp + i] = data[i] op target[disp + i]`, atomically per element.
@@ -546,12 +675,31 @@ impl<T: Equivalence + Copy> Access<'_, T> {
     }
 
     /// [`accumulate`](Self::accumulate), returning errors.
-    pub fn try_accumulate(&self, rank: Rank, disp: usize, data: &[T], op: impl Operation) -> Result<()> {
+    pub fn try_accumulate(
+        &self,
+        rank: Rank,
+        disp: usize,
+        data: &[T],
+        op: impl Operation,
+    ) -> Result<()> {
         const CALL: &str = "MPI_Accumulate";
         let d = dt::<T>();
         let o = sys_op(CALL, &op)?;
         // SAFETY: `data` holds data.len() elements of T.
-        unsafe { self.win.accumulate(CALL, data.as_ptr().cast(), data.len(), &d, None, rank, disp as isize, data.len(), &d, &o) }
+        unsafe {
+            self.win.accumulate(
+                CALL,
+                data.as_ptr().cast(),
+                data.len(),
+                &d,
+                None,
+                rank,
+                disp as isize,
+                data.len(),
+                &d,
+                &o,
+            )
+        }
     }
 
     /// `MPI_Fetch_and_op`: applies `op` with `value` to one element and returns the
@@ -562,7 +710,13 @@ impl<T: Equivalence + Copy> Access<'_, T> {
     }
 
     /// [`fetch_and_op`](Self::fetch_and_op), returning errors.
-    pub fn try_fetch_and_op(&self, rank: Rank, disp: usize, value: T, op: impl Operation) -> Result<T> {
+    pub fn try_fetch_and_op(
+        &self,
+        rank: Rank,
+        disp: usize,
+        value: T,
+        op: impl Operation,
+    ) -> Result<T> {
         const CALL: &str = "MPI_Fetch_and_op";
         let d = dt::<T>();
         let o = sys_op(CALL, &op)?;
@@ -570,7 +724,20 @@ impl<T: Equivalence + Copy> Access<'_, T> {
         let v = [value];
         let rd = (out.as_mut_ptr().cast::<u8>(), 1usize, &d);
         // SAFETY: one T at `v` and one writable T at `out`, both of datatype `d`.
-        unsafe { self.win.accumulate(CALL, v.as_ptr().cast(), 1, &d, Some(rd), rank, disp as isize, 1, &d, &o)? };
+        unsafe {
+            self.win.accumulate(
+                CALL,
+                v.as_ptr().cast(),
+                1,
+                &d,
+                Some(rd),
+                rank,
+                disp as isize,
+                1,
+                &d,
+                &o,
+            )?
+        };
         Ok(out[0])
     }
 
@@ -586,7 +753,8 @@ impl<T: Equivalence + Copy> Access<'_, T> {
     /// `value`; returns its previous value, atomically.
     #[track_caller]
     pub fn compare_and_swap(&self, rank: Rank, disp: usize, value: T, compare: T) -> T {
-        self.try_compare_and_swap(rank, disp, value, compare).or_fatal()
+        self.try_compare_and_swap(rank, disp, value, compare)
+            .or_fatal()
     }
 
     /// [`compare_and_swap`](Self::compare_and_swap), returning errors.
@@ -595,7 +763,17 @@ impl<T: Equivalence + Copy> Access<'_, T> {
         let (v, c) = ([value], [compare]);
         let mut out = [value];
         // SAFETY: one T each at `v` and `c`, one writable T at `out`.
-        unsafe { self.win.compare_and_swap("MPI_Compare_and_swap", v.as_ptr().cast(), c.as_ptr().cast(), out.as_mut_ptr().cast(), &d, rank, disp as isize)? };
+        unsafe {
+            self.win.compare_and_swap(
+                "MPI_Compare_and_swap",
+                v.as_ptr().cast(),
+                c.as_ptr().cast(),
+                out.as_mut_ptr().cast(),
+                &d,
+                rank,
+                disp as isize,
+            )?
+        };
         Ok(out[0])
     }
 

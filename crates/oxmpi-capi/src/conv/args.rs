@@ -7,9 +7,9 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use oxmpi_core::datatype::Datatype;
 use oxmpi_core::error::ErrorClass;
 
-use crate::conv::errors::{bad, R};
 use crate::abi::*;
 use crate::conv::errors::bad_code;
+use crate::conv::errors::{bad, R};
 use crate::conv::handles::state;
 use crate::types::*;
 
@@ -34,19 +34,34 @@ pub unsafe fn get_str<'a>(call: &str, arg: &str, p: *const c_char) -> R<&'a str>
         return Err(bad(ErrorClass::Arg, call, arg, "is NULL"));
     }
     // SAFETY: non-null, NUL-terminated by the C contract.
-    unsafe { CStr::from_ptr(p) }.to_str().map_err(|_| bad(ErrorClass::Arg, call, arg, "is not UTF-8"))
+    unsafe { CStr::from_ptr(p) }
+        .to_str()
+        .map_err(|_| bad(ErrorClass::Arg, call, arg, "is not UTF-8"))
 }
 
 /// A NULL buffer is MPI_BOTTOM: fine for derived datatypes with absolute
 /// addresses, an error for data of a predefined type.
 pub fn check_buf(call: &str, arg: &str, buf: *const c_void, count: usize, dt: &Datatype) -> R<()> {
     if buf.is_null() && count > 0 && dt.size() > 0 && dt.as_primitive().is_some() {
-        return Err(bad(ErrorClass::Buffer, call, arg, format!("is NULL with count {count}")));
+        return Err(bad(
+            ErrorClass::Buffer,
+            call,
+            arg,
+            format!("is NULL with count {count}"),
+        ));
     }
     // A derived type's data starting in the null page: NULL with relative
     // displacements (MPI_BOTTOM with absolute addresses lands elsewhere).
     if count > 0 && dt.size() > 0 && (buf as usize).wrapping_add(dt.true_lb() as usize) < 4096 {
-        return Err(bad(ErrorClass::Buffer, call, arg, format!("is NULL (or near it) with count {count} of a datatype whose data start at {}", dt.true_lb())));
+        return Err(bad(
+            ErrorClass::Buffer,
+            call,
+            arg,
+            format!(
+                "is NULL (or near it) with count {count} of a datatype whose data start at {}",
+                dt.true_lb()
+            ),
+        ));
     }
     Ok(())
 }
@@ -56,9 +71,18 @@ pub fn check_buf(call: &str, arg: &str, buf: *const c_void, count: usize, dt: &D
 /// # Safety
 /// When `count > 0`, `p` is NULL or points to `count` handles, valid for
 /// reads and writes and unaliased for `'a`.
-pub unsafe fn req_slice<'a>(call: &str, count: c_int, p: *mut MPI_Request) -> R<&'a mut [MPI_Request]> {
+pub unsafe fn req_slice<'a>(
+    call: &str,
+    count: c_int,
+    p: *mut MPI_Request,
+) -> R<&'a mut [MPI_Request]> {
     if count < 0 {
-        return Err(bad(ErrorClass::Count, call, "count", format!("{count} is negative")));
+        return Err(bad(
+            ErrorClass::Count,
+            call,
+            "count",
+            format!("{count} is negative"),
+        ));
     }
     if count == 0 {
         return Ok(&mut []);
@@ -82,6 +106,11 @@ pub fn info_arg(call: &str, info: MPI_Info) -> R<()> {
     if info == MPI_INFO_NULL || info == MPI_INFO_ENV || state().infos.get(info).is_some() {
         Ok(())
     } else {
-        Err(bad_code(MPI_ERR_INFO, call, "info", format!("{info:#x} is not a valid info object")))
+        Err(bad_code(
+            MPI_ERR_INFO,
+            call,
+            "info",
+            format!("{info:#x} is not a valid info object"),
+        ))
     }
 }

@@ -35,7 +35,10 @@ impl From<MpiError> for Fail {
             Some(c) => c,
             None => message_code(crate::abi::error_class_value(e.class), &e.message),
         };
-        Fail { code, message: e.message }
+        Fail {
+            code,
+            message: e.message,
+        }
     }
 }
 
@@ -63,7 +66,11 @@ fn message_code(class: c_int, message: &str) -> c_int {
         return class;
     }
     let mut g = MESSAGES.lock().unwrap_or_else(|p| p.into_inner());
-    let m = g.get_or_insert_with(|| Messages { serial: 0, order: Default::default(), text: Default::default() });
+    let m = g.get_or_insert_with(|| Messages {
+        serial: 0,
+        order: Default::default(),
+        text: Default::default(),
+    });
     m.serial = (m.serial + 1) % (1 << 23);
     let code = MESSAGE_BIT | ((m.serial as c_int) << 7) | class;
     if m.order.len() == KEPT_MESSAGES {
@@ -92,7 +99,11 @@ pub fn message_of(code: c_int) -> Option<String> {
     if code & MESSAGE_BIT == 0 {
         return None;
     }
-    MESSAGES.lock().unwrap_or_else(|p| p.into_inner()).as_ref().and_then(|m| m.text.get(&code).cloned())
+    MESSAGES
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+        .and_then(|m| m.text.get(&code).cloned())
 }
 
 pub type R<T> = Result<T, Fail>;
@@ -179,7 +190,10 @@ fn ffi_untraced(call: &'static str, comm: MPI_Comm, body: impl FnOnce() -> R<()>
 /// called it (a `_c` form shares its body, and the engine's messages, with
 /// the `int` form). The one place the C layer's entry wrappers (this file's
 /// `ffi`, files', sessions') turn a body's result into a code and a message.
-pub(crate) fn run_named(call: &'static str, body: impl FnOnce() -> R<()>) -> Result<(), (c_int, String)> {
+pub(crate) fn run_named(
+    call: &'static str,
+    body: impl FnOnce() -> R<()>,
+) -> Result<(), (c_int, String)> {
     let res = match catch_unwind(AssertUnwindSafe(body)) {
         Ok(r) => r,
         Err(p) => {
@@ -192,11 +206,19 @@ pub(crate) fn run_named(call: &'static str, body: impl FnOnce() -> R<()>) -> Res
         }
     };
     res.map_err(|f| {
-        let message = match call.strip_suffix("_c").and_then(|base| f.message.strip_prefix(base)).filter(|rest| rest.starts_with(':')) {
+        let message = match call
+            .strip_suffix("_c")
+            .and_then(|base| f.message.strip_prefix(base))
+            .filter(|rest| rest.starts_with(':'))
+        {
             Some(rest) => format!("{call}{rest}"),
             None => f.message,
         };
-        let message = if message.starts_with(call) { message } else { format!("{call}: {message}") };
+        let message = if message.starts_with(call) {
+            message
+        } else {
+            format!("{call}: {message}")
+        };
         (f.code, message)
     })
 }
@@ -204,7 +226,10 @@ pub(crate) fn run_named(call: &'static str, body: impl FnOnce() -> R<()>) -> Res
 /// The name of an error code's class, e.g. `MPI_ERR_RANK`.
 pub fn code_name(code: c_int) -> String {
     let class = class_of(code).unwrap_or(MPI_ERR_UNKNOWN);
-    let name = ERROR_CLASS_NAMES.iter().find(|(c, _)| *c == class).map(|(_, n)| n.to_string());
+    let name = ERROR_CLASS_NAMES
+        .iter()
+        .find(|(c, _)| *c == class)
+        .map(|(_, n)| n.to_string());
     match (name, class == code || code & MESSAGE_BIT != 0) {
         (Some(n), true) => n,
         (Some(n), false) => format!("error code {code} of class {n}"),
@@ -219,7 +244,10 @@ pub fn class_of(code: c_int) -> Option<c_int> {
     }
     if code > 0 && code & MESSAGE_BIT != 0 {
         let class = code & 0x7f;
-        return ERROR_CLASS_NAMES.iter().any(|(c, _)| *c == class).then_some(class);
+        return ERROR_CLASS_NAMES
+            .iter()
+            .any(|(c, _)| *c == class)
+            .then_some(class);
     }
     state().user_codes.get(&code).copied()
 }
@@ -227,7 +255,10 @@ pub fn class_of(code: c_int) -> Option<c_int> {
 fn fatal(code: c_int, message: &str) -> ! {
     let rank = runtime::engine().map(|e| e.rank()).unwrap_or(0);
     eprintln!("oxmpi: rank {rank}: {message} ({})", code_name(code));
-    runtime::abort(if code == 0 { 1 } else { code }, "the error handler is MPI_ERRORS_ARE_FATAL")
+    runtime::abort(
+        if code == 0 { 1 } else { code },
+        "the error handler is MPI_ERRORS_ARE_FATAL",
+    )
 }
 
 /// Calls `comm`'s error handler with `code`; returns the code to give the caller.
@@ -236,10 +267,20 @@ pub fn raise(mut comm: MPI_Comm, code: c_int, message: &str) -> c_int {
         let st = state();
         let live = comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF || st.comms.get(comm).is_some();
         if !live {
-            let self_set = st.comm_errhandler.get(&MPI_COMM_SELF).is_some_and(|h| *h != MPI_ERRORS_ARE_FATAL);
-            comm = if self_set { MPI_COMM_SELF } else { MPI_COMM_WORLD };
+            let self_set = st
+                .comm_errhandler
+                .get(&MPI_COMM_SELF)
+                .is_some_and(|h| *h != MPI_ERRORS_ARE_FATAL);
+            comm = if self_set {
+                MPI_COMM_SELF
+            } else {
+                MPI_COMM_WORLD
+            };
         }
-        st.comm_errhandler.get(&comm).copied().unwrap_or(MPI_ERRORS_ARE_FATAL)
+        st.comm_errhandler
+            .get(&comm)
+            .copied()
+            .unwrap_or(MPI_ERRORS_ARE_FATAL)
     };
     match errh {
         MPI_ERRORS_RETURN => code,
@@ -315,7 +356,10 @@ pub unsafe fn array_mut<'a, T>(call: &str, arg: &str, p: *mut T, n: usize) -> R<
 
 /// An error with a class the engine's `ErrorClass` does not list (info, ...).
 pub fn bad_code(code: c_int, call: &str, arg: &str, why: impl std::fmt::Display) -> Fail {
-    Fail { code, message: format!("{call}: invalid argument `{arg}`: {why}") }
+    Fail {
+        code,
+        message: format!("{call}: invalid argument `{arg}`: {why}"),
+    }
 }
 
 /// The body of a function of an area oxmpi does not implement: raises
@@ -327,7 +371,18 @@ pub fn unsupported(call: &'static str, comm: MPI_Comm, area: &str) -> c_int {
 /// An engine error raised under a generic call name (`MPI_Wait:`, `MPI_Recv:`, ...),
 /// renamed to the call the program made.
 pub fn rename_call(e: MpiError, call: &str) -> Fail {
-    let generic = ["MPI_Wait:", "MPI_Test:", "MPI_Waitall:", "MPI_Testall:", "MPI_Waitany:", "MPI_Testany:", "MPI_Waitsome:", "MPI_Testsome:", "MPI_Recv:", "MPI_Mrecv:"];
+    let generic = [
+        "MPI_Wait:",
+        "MPI_Test:",
+        "MPI_Waitall:",
+        "MPI_Testall:",
+        "MPI_Waitany:",
+        "MPI_Testany:",
+        "MPI_Waitsome:",
+        "MPI_Testsome:",
+        "MPI_Recv:",
+        "MPI_Mrecv:",
+    ];
     let mut m = e.message.clone();
     for g in generic {
         if let Some(rest) = m.strip_prefix(g) {
@@ -338,5 +393,8 @@ pub fn rename_call(e: MpiError, call: &str) -> Fail {
     if !m.starts_with(call) {
         m = format!("{call}: {m}");
     }
-    Fail { code: crate::abi::error_class_value(e.class), message: m }
+    Fail {
+        code: crate::abi::error_class_value(e.class),
+        message: m,
+    }
 }

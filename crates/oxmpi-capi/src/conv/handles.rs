@@ -12,9 +12,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use oxmpi_core::datatype::Datatype;
 use oxmpi_core::group::Group;
-use oxmpi_core::Comm;
 use oxmpi_core::op::Op;
 use oxmpi_core::pt2pt::Message;
+use oxmpi_core::Comm;
 use oxmpi_core::{Request, SendMode};
 
 use crate::types::*;
@@ -48,7 +48,11 @@ pub struct Table<T> {
 
 impl<T> Table<T> {
     pub const fn new(kind: u64) -> Table<T> {
-        Table { kind, slots: Vec::new(), free: Vec::new() }
+        Table {
+            kind,
+            slots: Vec::new(),
+            free: Vec::new(),
+        }
     }
 
     fn encode(&self, slot: u32, generation: u32) -> usize {
@@ -72,7 +76,10 @@ impl<T> Table<T> {
             Some(i) => i,
             None => {
                 assert!(self.slots.len() < (1 << SLOT_BITS), "oxmpi: out of handles");
-                self.slots.push(Slot { generation: 1, value: None });
+                self.slots.push(Slot {
+                    generation: 1,
+                    value: None,
+                });
                 (self.slots.len() - 1) as u32
             }
         };
@@ -90,7 +97,8 @@ impl<T> Table<T> {
     }
 
     pub fn get_mut(&mut self, h: usize) -> Option<&mut T> {
-        self.decode(h).and_then(move |i| self.slots[i].value.as_mut())
+        self.decode(h)
+            .and_then(move |i| self.slots[i].value.as_mut())
     }
 
     pub fn remove(&mut self, h: usize) -> Option<T> {
@@ -117,10 +125,11 @@ impl<T> Table<T> {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (usize, &T)> {
-        self.slots
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| s.value.as_ref().map(|v| (self.encode(i as u32, s.generation), v)))
+        self.slots.iter().enumerate().filter_map(|(i, s)| {
+            s.value
+                .as_ref()
+                .map(|v| (self.encode(i as u32, s.generation), v))
+        })
     }
 }
 
@@ -188,7 +197,11 @@ pub fn direct_of(h: MPI_Request) -> Option<(Request, MPI_Comm)> {
 /// The Fortran integer of a direct handle (`None` for other handles).
 pub fn direct_c2f(h: MPI_Request) -> Option<i32> {
     let (r, c) = direct_of(h)?;
-    let base = if c == crate::abi::MPI_COMM_SELF { FINT_DIRECT + FINT_DIRECT_SELF } else { FINT_DIRECT };
+    let base = if c == crate::abi::MPI_COMM_SELF {
+        FINT_DIRECT + FINT_DIRECT_SELF
+    } else {
+        FINT_DIRECT
+    };
     Some(base + r.slot_index() as i32)
 }
 
@@ -199,18 +212,39 @@ pub fn direct_f2c(f: i32) -> Option<MPI_Request> {
         return None;
     }
     let rest = f - FINT_DIRECT;
-    let (c, slot) = if rest >= FINT_DIRECT_SELF { (crate::abi::MPI_COMM_SELF, rest - FINT_DIRECT_SELF) } else { (crate::abi::MPI_COMM_WORLD, rest) };
+    let (c, slot) = if rest >= FINT_DIRECT_SELF {
+        (crate::abi::MPI_COMM_SELF, rest - FINT_DIRECT_SELF)
+    } else {
+        (crate::abi::MPI_COMM_WORLD, rest)
+    };
     if slot >= 1 << SLOT_BITS {
         return Some(0);
     }
-    Some(oxmpi_core::pt2pt::request_at_slot(slot as u32).and_then(|r| direct_request(r, c)).unwrap_or(0))
+    Some(
+        oxmpi_core::pt2pt::request_at_slot(slot as u32)
+            .and_then(|r| direct_request(r, c))
+            .unwrap_or(0),
+    )
 }
 
 /// What a persistent request starts each time.
 #[derive(Clone)]
 pub enum PersistentOp {
-    Send { buf: usize, count: usize, dt: Datatype, dest: i32, tag: i32, mode: SendMode },
-    Recv { buf: usize, count: usize, dt: Datatype, source: i32, tag: i32 },
+    Send {
+        buf: usize,
+        count: usize,
+        dt: Datatype,
+        dest: i32,
+        tag: i32,
+        mode: SendMode,
+    },
+    Recv {
+        buf: usize,
+        count: usize,
+        dt: Datatype,
+        source: i32,
+        tag: i32,
+    },
     /// A persistent collective: starts its non-blocking form (see `pcoll`).
     Coll(Starter),
 }
@@ -295,7 +329,8 @@ pub struct State {
 }
 
 /// The value of the MPI_LASTUSEDCODE attribute.
-pub static LASTUSEDCODE: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(crate::abi::MPI_ERR_LASTCODE);
+pub static LASTUSEDCODE: std::sync::atomic::AtomicI32 =
+    std::sync::atomic::AtomicI32::new(crate::abi::MPI_ERR_LASTCODE);
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
 
@@ -353,7 +388,10 @@ mod tests {
         // Another communicator, generation 0, a slot beyond 2^24: no direct handle.
         assert_eq!(direct_request(r, 0x1234_5678_9abc), None);
         assert_eq!(direct_request(Request::from_raw(7), MPI_COMM_WORLD), None);
-        assert_eq!(direct_request(Request::from_raw((1 << 32) | (1 << 24)), MPI_COMM_WORLD), None);
+        assert_eq!(
+            direct_request(Request::from_raw((1 << 32) | (1 << 24)), MPI_COMM_WORLD),
+            None
+        );
         // Not one of a table's handles, and a table handle is not a direct one.
         let mut t: Table<u32> = Table::new(KIND_REQUEST);
         assert_eq!(t.get(w), None);

@@ -100,7 +100,12 @@ pub fn name<C: Count>(base: &'static str) -> &'static str {
         return base;
     }
     static TWINS: OnceLock<HashMap<&'static str, &'static str>> = OnceLock::new();
-    let twins = TWINS.get_or_init(|| FUNCTIONS.iter().filter_map(|f| f.strip_suffix("_c").map(|b| (b, *f))).collect());
+    let twins = TWINS.get_or_init(|| {
+        FUNCTIONS
+            .iter()
+            .filter_map(|f| f.strip_suffix("_c").map(|b| (b, *f)))
+            .collect()
+    });
     twins.get(base).copied().unwrap_or(base)
 }
 
@@ -109,20 +114,43 @@ pub fn name<C: Count>(base: &'static str) -> &'static str {
 pub fn to_usize<C: Count>(call: &str, arg: &str, n: C) -> R<usize> {
     let v = n.wide();
     if v < 0 {
-        return Err(bad(ErrorClass::Count, call, arg, format!("{v} is negative")));
+        return Err(bad(
+            ErrorClass::Count,
+            call,
+            arg,
+            format!("{v} is negative"),
+        ));
     }
-    usize::try_from(v).ok().filter(|&u| u <= isize::MAX as usize).ok_or_else(|| bad(ErrorClass::Count, call, arg, format!("{v} exceeds the address space")))
+    usize::try_from(v)
+        .ok()
+        .filter(|&u| u <= isize::MAX as usize)
+        .ok_or_else(|| {
+            bad(
+                ErrorClass::Count,
+                call,
+                arg,
+                format!("{v} exceeds the address space"),
+            )
+        })
 }
 
 /// A count where the engine needs an `int`: MPI_ERR_COUNT naming `arg` when it
 /// does not fit.
 pub fn to_int(call: &str, arg: &str, v: i64) -> R<c_int> {
-    c_int::try_from(v).map_err(|_| bad(ErrorClass::Count, call, arg, format!("{v} does not fit in an int")))
+    c_int::try_from(v).map_err(|_| {
+        bad(
+            ErrorClass::Count,
+            call,
+            arg,
+            format!("{v} does not fit in an int"),
+        )
+    })
 }
 
 /// A count to report, or MPI_UNDEFINED when there is none or it does not fit.
 pub fn undefined_or<C: Count>(v: Option<usize>) -> C {
-    v.and_then(|n| C::narrow(i64::try_from(n).ok()?)).unwrap_or_else(|| C::saturating(crate::abi::MPI_UNDEFINED as i64))
+    v.and_then(|n| C::narrow(i64::try_from(n).ok()?))
+        .unwrap_or_else(|| C::saturating(crate::abi::MPI_UNDEFINED as i64))
 }
 
 /// A count the engine knows as `i64` (datatype constructors check the rest).
@@ -130,16 +158,32 @@ pub fn to_i64<C: Count>(n: C) -> i64 {
     n.wide()
 }
 
-
 /// A count to hand back in the call's count type: MPI_ERR_VALUE_TOO_LARGE
 /// naming `arg` when it does not fit (an `int` form; the `_c` form takes it).
 pub fn fit<C: Count>(call: &str, arg: &str, v: i64) -> R<C> {
-    C::narrow(v).ok_or_else(|| bad(ErrorClass::ValueTooLarge, call, arg, format!("{v} does not fit in an int (use the _c variant)")))
+    C::narrow(v).ok_or_else(|| {
+        bad(
+            ErrorClass::ValueTooLarge,
+            call,
+            arg,
+            format!("{v} does not fit in an int (use the _c variant)"),
+        )
+    })
 }
 
 /// A byte count or position to hand back as `MPI_Aint` or `MPI_Count`.
 pub fn fit_addr<A: Displ>(call: &str, arg: &str, v: usize) -> R<A> {
-    isize::try_from(v).ok().and_then(A::from_addr).ok_or_else(|| bad(ErrorClass::ValueTooLarge, call, arg, format!("{v} does not fit")))
+    isize::try_from(v)
+        .ok()
+        .and_then(A::from_addr)
+        .ok_or_else(|| {
+            bad(
+                ErrorClass::ValueTooLarge,
+                call,
+                arg,
+                format!("{v} does not fit"),
+            )
+        })
 }
 
 /// One-token names of the pointer types in [`entry!`] parameter lists.
@@ -206,10 +250,17 @@ mod tests {
     fn names_and_conversions() {
         assert_eq!(name::<c_int>("MPI_Send"), "MPI_Send");
         assert_eq!(name::<MPI_Count>("MPI_Send"), "MPI_Send_c");
-        assert_eq!(name::<MPI_Count>("MPI_Ineighbor_alltoallw"), "MPI_Ineighbor_alltoallw_c");
+        assert_eq!(
+            name::<MPI_Count>("MPI_Ineighbor_alltoallw"),
+            "MPI_Ineighbor_alltoallw_c"
+        );
         assert_eq!(to_usize("MPI_Send_c", "count", 5i64).unwrap(), 5);
         let e = to_usize("MPI_Send_c", "count", -1i64).unwrap_err();
-        assert!(e.message.contains("MPI_Send_c") && e.message.contains("count"), "{}", e.message);
+        assert!(
+            e.message.contains("MPI_Send_c") && e.message.contains("count"),
+            "{}",
+            e.message
+        );
         assert!(to_int("MPI_Pack_c", "incount", 1 << 40).is_err());
         assert_eq!(to_int("MPI_Pack_c", "incount", 7).unwrap(), 7);
     }

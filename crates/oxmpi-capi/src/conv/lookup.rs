@@ -37,7 +37,12 @@ pub fn comm_ref(h: MPI_Comm, call: &str) -> R<std::borrow::Cow<'static, Comm>> {
 /// length; `None` sends the call down the general path, which also reports
 /// every error there is.
 #[inline]
-pub fn fast_p2p(c: MPI_Comm, h: MPI_Datatype, buf: *const std::ffi::c_void, count: i64) -> Option<(&'static Comm, &'static Datatype, usize)> {
+pub fn fast_p2p(
+    c: MPI_Comm,
+    h: MPI_Datatype,
+    buf: *const std::ffi::c_void,
+    count: i64,
+) -> Option<(&'static Comm, &'static Datatype, usize)> {
     if count < 0 || h == MPI_DATATYPE_NULL || h >= 4096 || h == MPI_LB || h == MPI_UB {
         return None;
     }
@@ -48,7 +53,9 @@ pub fn fast_p2p(c: MPI_Comm, h: MPI_Datatype, buf: *const std::ffi::c_void, coun
         _ => return None,
     };
     let dt = Datatype::predefined_ref(crate::abi::primitive_from_handle(h)?);
-    let len = (count as usize).checked_mul(dt.size()).filter(|&n| n <= isize::MAX as usize)?;
+    let len = (count as usize)
+        .checked_mul(dt.size())
+        .filter(|&n| n <= isize::MAX as usize)?;
     // `check_buf`'s refusal (NULL, or the null page, holding data) is the general path's to report.
     if !dt.is_contiguous() || (len > 0 && (buf as usize) < 4096) {
         return None;
@@ -104,7 +111,9 @@ pub fn new_comm_or_null(c: Option<Comm>, parent: MPI_Comm) -> MPI_Comm {
 /// At an idup's completion: the new communicator gets its handle (with the
 /// parent's error handler and the hints) and the caller's `newcomm` gets it.
 pub fn finish_idup(call: &str, p: PendingIdup) -> R<()> {
-    let d = p.pending.take().ok_or_else(|| oxmpi_core::MpiError::intern(call, "MPI_Comm_idup completed without a communicator"))?;
+    let d = p.pending.take().ok_or_else(|| {
+        oxmpi_core::MpiError::intern(call, "MPI_Comm_idup completed without a communicator")
+    })?;
     let h = new_comm(d, p.parent);
     if let Some(kv) = p.hints {
         state().comm_info.insert(h, kv);
@@ -131,18 +140,32 @@ pub fn datatype(h: MPI_Datatype, call: &str, arg: &str) -> R<Datatype> {
         }
         return crate::abi::primitive_from_handle(h)
             .map(Datatype::predefined)
-            .ok_or_else(|| bad(ErrorClass::Type, call, arg, format!("{h:#x} is not a predefined datatype oxmpi supports")));
+            .ok_or_else(|| {
+                bad(
+                    ErrorClass::Type,
+                    call,
+                    arg,
+                    format!("{h:#x} is not a predefined datatype oxmpi supports"),
+                )
+            });
     }
-    state()
-        .datatypes
-        .get(h)
-        .cloned()
-        .ok_or_else(|| bad(ErrorClass::Type, call, arg, format!("{h:#x} is not a valid datatype handle (freed, or never created)")))
+    state().datatypes.get(h).cloned().ok_or_else(|| {
+        bad(
+            ErrorClass::Type,
+            call,
+            arg,
+            format!("{h:#x} is not a valid datatype handle (freed, or never created)"),
+        )
+    })
 }
 
 /// [`committed`] without a reference count taken for predefined datatypes
 /// (the hot path of point-to-point calls).
-pub fn committed_ref(h: MPI_Datatype, call: &str, arg: &str) -> R<std::borrow::Cow<'static, Datatype>> {
+pub fn committed_ref(
+    h: MPI_Datatype,
+    call: &str,
+    arg: &str,
+) -> R<std::borrow::Cow<'static, Datatype>> {
     if h != MPI_DATATYPE_NULL && h < 4096 && h != MPI_LB && h != MPI_UB {
         if let Some(p) = crate::abi::primitive_from_handle(h as usize) {
             return Ok(std::borrow::Cow::Borrowed(Datatype::predefined_ref(p)));
@@ -155,7 +178,12 @@ pub fn committed_ref(h: MPI_Datatype, call: &str, arg: &str) -> R<std::borrow::C
 pub fn committed(h: MPI_Datatype, call: &str, arg: &str) -> R<Datatype> {
     let dt = datatype(h, call, arg)?;
     if !dt.is_committed() {
-        return Err(bad(ErrorClass::Type, call, arg, "the datatype is not committed (call MPI_Type_commit)"));
+        return Err(bad(
+            ErrorClass::Type,
+            call,
+            arg,
+            "the datatype is not committed (call MPI_Type_commit)",
+        ));
     }
     Ok(dt)
 }
@@ -181,7 +209,11 @@ pub fn find_handle(dt: &Datatype) -> MPI_Datatype {
     if let Some(p) = dt.as_primitive() {
         return crate::abi::primitive_handle(p);
     }
-    let found = state().datatypes.iter().find(|(_, d)| d.ptr_eq(dt)).map(|(h, _)| h);
+    let found = state()
+        .datatypes
+        .iter()
+        .find(|(_, d)| d.ptr_eq(dt))
+        .map(|(h, _)| h);
     found.unwrap_or_else(|| new_handle(dt))
 }
 
@@ -192,11 +224,14 @@ pub fn group(h: MPI_Group, call: &str, arg: &str) -> R<Group> {
     match h {
         MPI_GROUP_EMPTY => Ok(Group::empty()),
         MPI_GROUP_NULL => Err(bad(ErrorClass::Group, call, arg, "MPI_GROUP_NULL")),
-        _ => state()
-            .groups
-            .get(h)
-            .cloned()
-            .ok_or_else(|| bad(ErrorClass::Group, call, arg, format!("{h:#x} is not a valid group handle (freed, or never created)"))),
+        _ => state().groups.get(h).cloned().ok_or_else(|| {
+            bad(
+                ErrorClass::Group,
+                call,
+                arg,
+                format!("{h:#x} is not a valid group handle (freed, or never created)"),
+            )
+        }),
     }
 }
 
@@ -219,9 +254,23 @@ pub fn op(h: MPI_Op, call: &str) -> R<Op> {
     if h < 4096 {
         return crate::abi::op_from_handle(h)
             .map(Op::predefined)
-            .ok_or_else(|| bad(ErrorClass::Op, call, "op", format!("{h:#x} is not a predefined operation")));
+            .ok_or_else(|| {
+                bad(
+                    ErrorClass::Op,
+                    call,
+                    "op",
+                    format!("{h:#x} is not a predefined operation"),
+                )
+            });
     }
-    state().ops.get(h).cloned().ok_or_else(|| bad(ErrorClass::Op, call, "op", format!("{h:#x} is not a valid operation handle (freed, or never created)")))
+    state().ops.get(h).cloned().ok_or_else(|| {
+        bad(
+            ErrorClass::Op,
+            call,
+            "op",
+            format!("{h:#x} is not a valid operation handle (freed, or never created)"),
+        )
+    })
 }
 
 // ----- info objects -------------------------------------------------------------------
@@ -240,7 +289,10 @@ pub fn env_info() -> Vec<(String, String)> {
     // launcher's job size (PMI_SIZE), the running world's size, or 1 for a singleton.
     let maxprocs = match oxmpi_core::runtime::engine() {
         Ok(e) => e.size().to_string(),
-        Err(_) => std::env::var("PMI_SIZE").ok().filter(|s| s.parse::<u32>().is_ok()).unwrap_or_else(|| "1".to_string()),
+        Err(_) => std::env::var("PMI_SIZE")
+            .ok()
+            .filter(|s| s.parse::<u32>().is_ok())
+            .unwrap_or_else(|| "1".to_string()),
     };
     kv.push(("maxprocs".to_string(), maxprocs));
     if let Ok(d) = std::env::current_dir() {
@@ -250,23 +302,36 @@ pub fn env_info() -> Vec<(String, String)> {
     kv
 }
 
-pub fn with_info<T>(call: &str, h: MPI_Info, f: impl FnOnce(&mut Vec<(String, String)>) -> R<T>) -> R<T> {
+pub fn with_info<T>(
+    call: &str,
+    h: MPI_Info,
+    f: impl FnOnce(&mut Vec<(String, String)>) -> R<T>,
+) -> R<T> {
     if h == MPI_INFO_ENV {
         // Read-only: queries see the job's values; changes are not kept.
         return f(&mut env_info());
     }
     let mut st = state();
-    let v = st
-        .infos
-        .get_mut(h)
-        .ok_or_else(|| crate::conv::errors::bad_code(MPI_ERR_INFO, call, "info", format!("{h:#x} is not a valid info object")))?;
+    let v = st.infos.get_mut(h).ok_or_else(|| {
+        crate::conv::errors::bad_code(
+            MPI_ERR_INFO,
+            call,
+            "info",
+            format!("{h:#x} is not a valid info object"),
+        )
+    })?;
     f(v)
 }
 
 // ----- requests -----------------------------------------------------------------------
 
 pub fn new_request(r: Request, c: MPI_Comm, persistent: Option<PersistentOp>) -> MPI_Request {
-    state().requests.insert(RequestEntry { inner: r, comm: c, persistent, hook: Hook::None })
+    state().requests.insert(RequestEntry {
+        inner: r,
+        comm: c,
+        persistent,
+        hook: Hook::None,
+    })
 }
 
 /// A handle for a plain point-to-point request (MPI_Isend, MPI_Irecv): the
@@ -290,7 +355,12 @@ pub fn request_comm(h: MPI_Request) -> Option<MPI_Comm> {
 
 /// A request handle with work for this layer at completion.
 pub fn new_hooked_request(r: Request, c: MPI_Comm, hook: Hook) -> MPI_Request {
-    state().requests.insert(RequestEntry { inner: r, comm: c, persistent: None, hook })
+    state().requests.insert(RequestEntry {
+        inner: r,
+        comm: c,
+        persistent: None,
+        hook,
+    })
 }
 
 /// Takes the engine request out of the handle a starter made.
@@ -298,6 +368,8 @@ pub fn engine_request_of(h: MPI_Request) -> Request {
     if let Some((r, _)) = crate::conv::handles::direct_of(h) {
         return r;
     }
-    state().requests.remove(h).map_or(Request::NULL, |e| e.inner)
+    state()
+        .requests
+        .remove(h)
+        .map_or(Request::NULL, |e| e.inner)
 }
-

@@ -13,16 +13,18 @@
 //! - [`status`]: `MPI_Status` to the engine's `Status` and back;
 //! - [`lookup`]: handle -> engine object and engine object -> new handle.
 
-pub mod handles;
-pub mod errors;
-pub mod large;
-pub mod session;
 pub mod args;
 pub mod callback;
-pub mod status;
+pub mod errors;
+pub mod handles;
+pub mod large;
 pub mod lookup;
+pub mod session;
+pub mod status;
 
 pub use args::*;
 pub use callback::*;
 pub use lookup::*;
-pub use session::{comm_session, common_session, forget_comm, forget_group, group_session, tag_comm, tag_group};
+pub use session::{
+    comm_session, common_session, forget_comm, forget_group, group_session, tag_comm, tag_group,
+};

@@ -54,10 +54,13 @@ pub(crate) fn session_id(call: &str, s: MPI_Session) -> R<u32> {
     if s == MPI_SESSION_NULL {
         return Err(session_error(call, "session", "MPI_SESSION_NULL"));
     }
-    sessions()
-        .get(s)
-        .map(|e| e.id)
-        .ok_or_else(|| session_error(call, "session", format!("{s:#x} is not a valid session (finalized, or never initialized)")))
+    sessions().get(s).map(|e| e.id).ok_or_else(|| {
+        session_error(
+            call,
+            "session",
+            format!("{s:#x} is not a valid session (finalized, or never initialized)"),
+        )
+    })
 }
 
 /// The session a group was made from, if any.
@@ -113,7 +116,11 @@ pub fn common_session(call: &str, groups: &[(&str, MPI_Group)]) -> R<Option<MPI_
         let s = group_session(g);
         if let Some(s) = s {
             if sessions().get(s).is_none() {
-                return Err(session_error(call, arg, "the group's session was finalized"));
+                return Err(session_error(
+                    call,
+                    arg,
+                    "the group's session was finalized",
+                ));
             }
         }
         match first {

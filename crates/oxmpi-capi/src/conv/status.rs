@@ -6,8 +6,8 @@ use std::ffi::c_int;
 use oxmpi_core::error::ErrorClass;
 use oxmpi_core::Status;
 
-use crate::conv::errors::{bad, R};
 use crate::abi::MPI_SUCCESS;
+use crate::conv::errors::{bad, R};
 use crate::types::*;
 
 // ----- statuses -------------------------------------------------------------------
@@ -57,14 +57,25 @@ pub unsafe fn put_status_err(p: *mut MPI_Status, s: &Status, err: c_int) {
 
 /// The engine's view of a status the user wrote (a generalized request's query_fn).
 pub fn from_c(c: &MPI_Status) -> Status {
-    Status { source: c.MPI_SOURCE, tag: c.MPI_TAG, error: c.MPI_ERROR, count_bytes: status_bytes(c), cancelled: c.MPI_internal[2] != 0 }
+    Status {
+        source: c.MPI_SOURCE,
+        tag: c.MPI_TAG,
+        error: c.MPI_ERROR,
+        count_bytes: status_bytes(c),
+        cancelled: c.MPI_internal[2] != 0,
+    }
 }
 
 /// # Safety
 /// `p` is NULL or points to an `MPI_Status` that stays valid and unwritten for `'a`.
 pub unsafe fn status_ref<'a>(call: &str, p: *const MPI_Status) -> R<&'a MPI_Status> {
     if p.is_null() {
-        return Err(bad(ErrorClass::Arg, call, "status", "is NULL (MPI_STATUS_IGNORE)"));
+        return Err(bad(
+            ErrorClass::Arg,
+            call,
+            "status",
+            "is NULL (MPI_STATUS_IGNORE)",
+        ));
     }
     // SAFETY: non-null (checked), so readable for `'a` by this function's contract.
     Ok(unsafe { &*p })

@@ -9,7 +9,12 @@ use super::*;
 pub use crate::op::FortranUserFn;
 
 #[no_mangle]
-pub unsafe extern "C" fn pmpi_op_create_(f: Option<FortranUserFn>, commute: *const c_int, op: *mut c_int, ierror: *mut c_int) {
+pub unsafe extern "C" fn pmpi_op_create_(
+    f: Option<FortranUserFn>,
+    commute: *const c_int,
+    op: *mut c_int,
+    ierror: *mut c_int,
+) {
     // SAFETY: the Fortran caller's arguments.
     unsafe {
         let mut h: MPI_Op = MPI_OP_NULL;
@@ -21,7 +26,12 @@ pub unsafe extern "C" fn pmpi_op_create_(f: Option<FortranUserFn>, commute: *con
     }
 }
 #[no_mangle]
-pub unsafe extern "C" fn mpi_op_create_(f: Option<FortranUserFn>, commute: *const c_int, op: *mut c_int, ierror: *mut c_int) {
+pub unsafe extern "C" fn mpi_op_create_(
+    f: Option<FortranUserFn>,
+    commute: *const c_int,
+    op: *mut c_int,
+    ierror: *mut c_int,
+) {
     // SAFETY: same contract.
     unsafe { pmpi_op_create_(f, commute, op, ierror) }
 }
@@ -41,8 +51,17 @@ static FORTRAN_EH: Mutex<Option<HashMap<MPI_Errhandler, FortranErrhandler>>> = M
 unsafe extern "C" fn errhandler_trampoline(comm: *mut MPI_Comm, code: *mut c_int) {
     // SAFETY: the library calls error handlers with pointers to its own locals.
     let c = unsafe { *comm };
-    let h = crate::conv::handles::state().comm_errhandler.get(&c).copied();
-    let f = h.and_then(|h| FORTRAN_EH.lock().unwrap_or_else(|p| p.into_inner()).as_ref().and_then(|m| m.get(&h).copied()));
+    let h = crate::conv::handles::state()
+        .comm_errhandler
+        .get(&c)
+        .copied();
+    let f = h.and_then(|h| {
+        FORTRAN_EH
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .and_then(|m| m.get(&h).copied())
+    });
     if let Some(f) = f {
         // SAFETY: c2f takes the handle table's lock, free here.
         let mut fc = unsafe { crate::pmpi::PMPI_Comm_c2f(c) };
@@ -51,13 +70,21 @@ unsafe extern "C" fn errhandler_trampoline(comm: *mut MPI_Comm, code: *mut c_int
     }
 }
 
-unsafe fn create_errhandler(mpi1: bool, f: Option<FortranErrhandler>, eh: *mut c_int, ierror: *mut c_int) {
+unsafe fn create_errhandler(
+    mpi1: bool,
+    f: Option<FortranErrhandler>,
+    eh: *mut c_int,
+    ierror: *mut c_int,
+) {
     // A function defined without the trailing `...` is called through a variadic
     // pointer type: on the supported targets (x86-64 System V, AArch64 Linux) named
     // arguments travel the same way.
     // SAFETY: same argument passing as above, and the callee reads no other arguments.
     let tramp = unsafe {
-        std::mem::transmute::<unsafe extern "C" fn(*mut MPI_Comm, *mut c_int), MPI_Comm_errhandler_function>(errhandler_trampoline)
+        std::mem::transmute::<
+            unsafe extern "C" fn(*mut MPI_Comm, *mut c_int),
+            MPI_Comm_errhandler_function,
+        >(errhandler_trampoline)
     };
     let mut h: MPI_Errhandler = MPI_ERRHANDLER_NULL;
     // SAFETY: the C calls with a valid function and a local out-argument.
@@ -71,7 +98,11 @@ unsafe fn create_errhandler(mpi1: bool, f: Option<FortranErrhandler>, eh: *mut c
     };
     if rc == MPI_SUCCESS {
         if let Some(f) = f {
-            FORTRAN_EH.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(HashMap::new).insert(h, f);
+            FORTRAN_EH
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_or_insert_with(HashMap::new)
+                .insert(h, f);
         }
         // SAFETY: the Fortran caller's INTEGER.
         unsafe { *eh = crate::pmpi::PMPI_Errhandler_c2f(h) };
@@ -81,22 +112,38 @@ unsafe fn create_errhandler(mpi1: bool, f: Option<FortranErrhandler>, eh: *mut c
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn pmpi_comm_create_errhandler_(f: Option<FortranErrhandler>, eh: *mut c_int, ierror: *mut c_int) {
+pub unsafe extern "C" fn pmpi_comm_create_errhandler_(
+    f: Option<FortranErrhandler>,
+    eh: *mut c_int,
+    ierror: *mut c_int,
+) {
     // SAFETY: the Fortran caller's arguments.
     unsafe { create_errhandler(false, f, eh, ierror) }
 }
 #[no_mangle]
-pub unsafe extern "C" fn mpi_comm_create_errhandler_(f: Option<FortranErrhandler>, eh: *mut c_int, ierror: *mut c_int) {
+pub unsafe extern "C" fn mpi_comm_create_errhandler_(
+    f: Option<FortranErrhandler>,
+    eh: *mut c_int,
+    ierror: *mut c_int,
+) {
     // SAFETY: same contract.
     unsafe { create_errhandler(false, f, eh, ierror) }
 }
 #[no_mangle]
-pub unsafe extern "C" fn pmpi_errhandler_create_(f: Option<FortranErrhandler>, eh: *mut c_int, ierror: *mut c_int) {
+pub unsafe extern "C" fn pmpi_errhandler_create_(
+    f: Option<FortranErrhandler>,
+    eh: *mut c_int,
+    ierror: *mut c_int,
+) {
     // SAFETY: the Fortran caller's arguments.
     unsafe { create_errhandler(true, f, eh, ierror) }
 }
 #[no_mangle]
-pub unsafe extern "C" fn mpi_errhandler_create_(f: Option<FortranErrhandler>, eh: *mut c_int, ierror: *mut c_int) {
+pub unsafe extern "C" fn mpi_errhandler_create_(
+    f: Option<FortranErrhandler>,
+    eh: *mut c_int,
+    ierror: *mut c_int,
+) {
     // SAFETY: same contract.
     unsafe { create_errhandler(true, f, eh, ierror) }
 }
@@ -114,7 +161,11 @@ unsafe extern "C" fn win_errhandler_trampoline(win: *mut MPI_Win, code: *mut c_i
         if crate::pmpi::PMPI_Win_get_errhandler(*win, &mut h) != MPI_SUCCESS {
             return;
         }
-        let f = FORTRAN_EH.lock().unwrap_or_else(|p| p.into_inner()).as_ref().and_then(|m| m.get(&h).copied());
+        let f = FORTRAN_EH
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .and_then(|m| m.get(&h).copied());
         crate::pmpi::PMPI_Errhandler_free(&mut h);
         if let Some(f) = f {
             let mut fw = crate::pmpi::PMPI_Win_c2f(*win);
@@ -132,7 +183,11 @@ unsafe extern "C" fn file_errhandler_trampoline(file: *mut MPI_File, code: *mut 
         if crate::pmpi::PMPI_File_get_errhandler(*file, &mut h) != MPI_SUCCESS {
             return;
         }
-        let f = FORTRAN_EH.lock().unwrap_or_else(|p| p.into_inner()).as_ref().and_then(|m| m.get(&h).copied());
+        let f = FORTRAN_EH
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .and_then(|m| m.get(&h).copied());
         crate::pmpi::PMPI_Errhandler_free(&mut h);
         if let Some(f) = f {
             let mut ff = crate::pmpi::PMPI_File_c2f(*file);
@@ -168,8 +223,22 @@ macro_rules! object_errhandler {
         }
     };
 }
-object_errhandler!(pmpi_win_create_errhandler_, mpi_win_create_errhandler_, PMPI_Win_create_errhandler, win_errhandler_trampoline, MPI_Win, MPI_Win_errhandler_function);
-object_errhandler!(pmpi_file_create_errhandler_, mpi_file_create_errhandler_, PMPI_File_create_errhandler, file_errhandler_trampoline, MPI_File, MPI_File_errhandler_function);
+object_errhandler!(
+    pmpi_win_create_errhandler_,
+    mpi_win_create_errhandler_,
+    PMPI_Win_create_errhandler,
+    win_errhandler_trampoline,
+    MPI_Win,
+    MPI_Win_errhandler_function
+);
+object_errhandler!(
+    pmpi_file_create_errhandler_,
+    mpi_file_create_errhandler_,
+    PMPI_File_create_errhandler,
+    file_errhandler_trampoline,
+    MPI_File,
+    MPI_File_errhandler_function
+);
 
 // ----- generalized requests ---------------------------------------------------------------
 
@@ -241,9 +310,20 @@ pub unsafe extern "C" fn pmpi_grequest_start_(
     let _fortran = crate::conv::errors::FortranCall::enter();
     // SAFETY: the Fortran caller's arguments; the FGreq lives until greq_free.
     unsafe {
-        let g = Box::into_raw(Box::new(FGreq { query, free, cancel, extra: extra as *mut isize })) as *mut c_void;
+        let g = Box::into_raw(Box::new(FGreq {
+            query,
+            free,
+            cancel,
+            extra: extra as *mut isize,
+        })) as *mut c_void;
         let mut h: MPI_Request = MPI_REQUEST_NULL;
-        let rc = crate::pmpi::PMPI_Grequest_start(Some(greq_query), Some(greq_free), Some(greq_cancel), g, &mut h);
+        let rc = crate::pmpi::PMPI_Grequest_start(
+            Some(greq_query),
+            Some(greq_free),
+            Some(greq_cancel),
+            g,
+            &mut h,
+        );
         if rc == MPI_SUCCESS {
             *request = crate::pmpi::PMPI_Request_c2f(h);
         } else {

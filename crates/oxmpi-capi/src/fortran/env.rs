@@ -11,7 +11,12 @@ use super::*;
 pub unsafe extern "C" fn pmpi_init_(ierror: *mut c_int) {
     sentinels();
     // SAFETY: MPI_Init accepts NULL argc/argv.
-    unsafe { set_ierror(ierror, crate::pmpi::PMPI_Init(std::ptr::null_mut(), std::ptr::null_mut())) }
+    unsafe {
+        set_ierror(
+            ierror,
+            crate::pmpi::PMPI_Init(std::ptr::null_mut(), std::ptr::null_mut()),
+        )
+    }
 }
 #[no_mangle]
 pub unsafe extern "C" fn mpi_init_(ierror: *mut c_int) {
@@ -20,13 +25,31 @@ pub unsafe extern "C" fn mpi_init_(ierror: *mut c_int) {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn pmpi_init_thread_(required: *const c_int, provided: *mut c_int, ierror: *mut c_int) {
+pub unsafe extern "C" fn pmpi_init_thread_(
+    required: *const c_int,
+    provided: *mut c_int,
+    ierror: *mut c_int,
+) {
     sentinels();
     // SAFETY: the Fortran caller's INTEGERs; MPI_Init_thread accepts NULL argc/argv.
-    unsafe { set_ierror(ierror, crate::pmpi::PMPI_Init_thread(std::ptr::null_mut(), std::ptr::null_mut(), *required, provided)) }
+    unsafe {
+        set_ierror(
+            ierror,
+            crate::pmpi::PMPI_Init_thread(
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                *required,
+                provided,
+            ),
+        )
+    }
 }
 #[no_mangle]
-pub unsafe extern "C" fn mpi_init_thread_(required: *const c_int, provided: *mut c_int, ierror: *mut c_int) {
+pub unsafe extern "C" fn mpi_init_thread_(
+    required: *const c_int,
+    provided: *mut c_int,
+    ierror: *mut c_int,
+) {
     // SAFETY: same contract.
     unsafe { pmpi_init_thread_(required, provided, ierror) }
 }
@@ -50,7 +73,13 @@ pub unsafe extern "C" fn pmpi_info_get_string_(
         let cap = (*buflen).clamp(0, value_len.min(1 << 30) as c_int);
         let mut v = vec![0 as c_char; cap as usize + 1];
         let mut n = cap + 1;
-        let rc = crate::pmpi::PMPI_Info_get_string(crate::pmpi::PMPI_Info_f2c(*info), k.as_ptr(), &mut n, v.as_mut_ptr(), flag);
+        let rc = crate::pmpi::PMPI_Info_get_string(
+            crate::pmpi::PMPI_Info_f2c(*info),
+            k.as_ptr(),
+            &mut n,
+            v.as_mut_ptr(),
+            flag,
+        );
         if rc == MPI_SUCCESS && *flag != 0 {
             // BUFLEN = 0 asks only for the length: VALUE is left as it was.
             if cap > 0 {
@@ -125,7 +154,10 @@ pub unsafe extern "C" fn pmpi_comm_spawn_(
         let mut args: Vec<Vec<c_char>> = vec![];
         if !argv_null && argv_len > 0 {
             loop {
-                let a = str_in((argv as *mut u8).add(args.len() * argv_len) as *mut c_void, argv_len);
+                let a = str_in(
+                    (argv as *mut u8).add(args.len() * argv_len) as *mut c_void,
+                    argv_len,
+                );
                 if a.len() <= 1 || args.len() > 4096 {
                     break;
                 }
@@ -134,7 +166,11 @@ pub unsafe extern "C" fn pmpi_comm_spawn_(
         }
         let mut ptrs: Vec<*mut c_char> = args.iter_mut().map(|a| a.as_mut_ptr()).collect();
         ptrs.push(std::ptr::null_mut());
-        let c_argv = if argv_null { std::ptr::null_mut() } else { ptrs.as_mut_ptr() };
+        let c_argv = if argv_null {
+            std::ptr::null_mut()
+        } else {
+            ptrs.as_mut_ptr()
+        };
         let mut h: MPI_Comm = MPI_COMM_NULL;
         let rc = crate::pmpi::PMPI_Comm_spawn(
             cmd.as_ptr(),
@@ -165,7 +201,21 @@ pub unsafe extern "C" fn mpi_comm_spawn_(
     argv_len: usize,
 ) {
     // SAFETY: same contract.
-    unsafe { pmpi_comm_spawn_(command, argv, maxprocs, info, root, comm, intercomm, errcodes_f, ierror, command_len, argv_len) }
+    unsafe {
+        pmpi_comm_spawn_(
+            command,
+            argv,
+            maxprocs,
+            info,
+            root,
+            comm,
+            intercomm,
+            errcodes_f,
+            ierror,
+            command_len,
+            argv_len,
+        )
+    }
 }
 
 /// The opaque call behind MPI_F_SYNC_REG: the compiler must assume it reads
@@ -218,8 +268,14 @@ pub unsafe extern "C" fn pmpi_comm_spawn_multiple_(
         let argvs_null = a == 0
             || a == &raw const mpi_fortran_argvs_null_ as usize
             || a == libc::dlsym(libc::RTLD_DEFAULT, c"mpi_fortran_argvs_null_".as_ptr()) as usize;
-        let mut cmds: Vec<Vec<c_char>> =
-            (0..n).map(|i| str_in((commands as *mut u8).add(i * commands_len) as *mut c_void, commands_len)).collect();
+        let mut cmds: Vec<Vec<c_char>> = (0..n)
+            .map(|i| {
+                str_in(
+                    (commands as *mut u8).add(i * commands_len) as *mut c_void,
+                    commands_len,
+                )
+            })
+            .collect();
         let mut args: Vec<Vec<Vec<c_char>>> = vec![vec![]; n];
         if !argvs_null && argvs_len > 0 {
             for (i, row) in args.iter_mut().enumerate() {
@@ -242,16 +298,34 @@ pub unsafe extern "C" fn pmpi_comm_spawn_multiple_(
                 p
             })
             .collect();
-        let mut argv_tab: Vec<*mut *mut c_char> = arg_ptrs.iter_mut().map(|p| p.as_mut_ptr()).collect();
-        let c_infos: Vec<MPI_Info> =
-            if infos.is_null() { vec![] } else { (0..n).map(|i| crate::pmpi::PMPI_Info_f2c(*infos.add(i))).collect() };
+        let mut argv_tab: Vec<*mut *mut c_char> =
+            arg_ptrs.iter_mut().map(|p| p.as_mut_ptr()).collect();
+        let c_infos: Vec<MPI_Info> = if infos.is_null() {
+            vec![]
+        } else {
+            (0..n)
+                .map(|i| crate::pmpi::PMPI_Info_f2c(*infos.add(i)))
+                .collect()
+        };
         let mut h: MPI_Comm = MPI_COMM_NULL;
         let rc = crate::pmpi::PMPI_Comm_spawn_multiple(
             *count,
-            if commands.is_null() { std::ptr::null_mut() } else { cmd_ptrs.as_mut_ptr() },
-            if argvs_null { std::ptr::null_mut() } else { argv_tab.as_mut_ptr() },
+            if commands.is_null() {
+                std::ptr::null_mut()
+            } else {
+                cmd_ptrs.as_mut_ptr()
+            },
+            if argvs_null {
+                std::ptr::null_mut()
+            } else {
+                argv_tab.as_mut_ptr()
+            },
             maxprocs,
-            if infos.is_null() { std::ptr::null() } else { c_infos.as_ptr() },
+            if infos.is_null() {
+                std::ptr::null()
+            } else {
+                c_infos.as_ptr()
+            },
             *root,
             crate::pmpi::PMPI_Comm_f2c(*comm),
             &mut h,
@@ -278,6 +352,19 @@ pub unsafe extern "C" fn mpi_comm_spawn_multiple_(
 ) {
     // SAFETY: same contract.
     unsafe {
-        pmpi_comm_spawn_multiple_(count, commands, argvs, maxprocs, infos, root, comm, intercomm, errcodes_f, ierror, commands_len, argvs_len)
+        pmpi_comm_spawn_multiple_(
+            count,
+            commands,
+            argvs,
+            maxprocs,
+            infos,
+            root,
+            comm,
+            intercomm,
+            errcodes_f,
+            ierror,
+            commands_len,
+            argvs_len,
+        )
     }
 }

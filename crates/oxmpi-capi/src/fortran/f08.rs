@@ -52,7 +52,10 @@ pub unsafe extern "C" fn oxmpi_f08_buffer(
     // SAFETY: see the function's contract; the descriptor's `rank` dims follow its header.
     unsafe {
         let d = &*(desc as *const CfiDesc);
-        let dims = std::slice::from_raw_parts((desc as *const u8).add(std::mem::size_of::<CfiDesc>()) as *const CfiDim, d.rank.max(0) as usize);
+        let dims = std::slice::from_raw_parts(
+            (desc as *const u8).add(std::mem::size_of::<CfiDesc>()) as *const CfiDim,
+            d.rank.max(0) as usize,
+        );
         *freetype = 0;
         *newcount = *count;
         *newtype = *datatype;
@@ -77,9 +80,18 @@ pub unsafe extern "C" fn oxmpi_f08_buffer(
             } else {
                 oxmpi_core::error::ErrorClass::Arg
             };
-            let rc = crate::conv::errors::ffi("mpi_f08 choice buffer", crate::conv::errors::NO_COMM, || {
-                Err(crate::conv::errors::bad(class, "mpi_f08 choice buffer", "buf", why.to_string()))
-            });
+            let rc = crate::conv::errors::ffi(
+                "mpi_f08 choice buffer",
+                crate::conv::errors::NO_COMM,
+                || {
+                    Err(crate::conv::errors::bad(
+                        class,
+                        "mpi_f08 choice buffer",
+                        "buf",
+                        why.to_string(),
+                    ))
+                },
+            );
             *ierror = rc;
         };
         if *count < 0 {
@@ -93,16 +105,25 @@ pub unsafe extern "C" fn oxmpi_f08_buffer(
             return;
         }
         if ext <= 0 || d.elem_len as isize % ext != 0 {
-            return fail(ierror, "the datatype's extent does not divide the array element's size");
+            return fail(
+                ierror,
+                "the datatype's extent does not divide the array element's size",
+            );
         }
         let per = (d.elem_len as isize / ext) as c_int;
         if *count % per != 0 {
-            return fail(ierror, "the count is not a whole number of array elements of the section");
+            return fail(
+                ierror,
+                "the count is not a whole number of array elements of the section",
+            );
         }
         // Equally spaced elements (a 1-D section, or dimensions that
         // collapse into one stride): the datatype resized to the stride
         // describes the element sequence exactly, whatever the count means.
-        let stride = dims.iter().find(|x| x.extent > 1).map_or(d.elem_len as isize, |x| x.sm);
+        let stride = dims
+            .iter()
+            .find(|x| x.extent > 1)
+            .map_or(d.elem_len as isize, |x| x.sm);
         let mut next = stride;
         let mut uniform = true;
         for x in dims.iter().filter(|x| x.extent > 1) {
@@ -158,7 +179,13 @@ pub unsafe extern "C" fn oxmpi_f08_buffer(
             }
         }
         let mut t: MPI_Datatype = MPI_DATATYPE_NULL;
-        let mut rc = crate::pmpi::PMPI_Type_create_hindexed_block(k as c_int, per, displs.as_ptr(), dt, &mut t);
+        let mut rc = crate::pmpi::PMPI_Type_create_hindexed_block(
+            k as c_int,
+            per,
+            displs.as_ptr(),
+            dt,
+            &mut t,
+        );
         if rc == MPI_SUCCESS {
             rc = crate::pmpi::PMPI_Type_commit(&mut t);
         }
@@ -181,7 +208,10 @@ unsafe fn section(desc: *const c_void) -> (*mut u8, usize, Vec<isize>, bool) {
     // SAFETY: the descriptor's header and its `rank` dims.
     unsafe {
         let d = &*(desc as *const CfiDesc);
-        let dims = std::slice::from_raw_parts((desc as *const u8).add(std::mem::size_of::<CfiDesc>()) as *const CfiDim, d.rank.max(0) as usize);
+        let dims = std::slice::from_raw_parts(
+            (desc as *const u8).add(std::mem::size_of::<CfiDesc>()) as *const CfiDim,
+            d.rank.max(0) as usize,
+        );
         let mut want = d.elem_len as isize;
         let mut contiguous = true;
         for dim in dims {

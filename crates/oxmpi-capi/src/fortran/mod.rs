@@ -83,14 +83,38 @@ fn sentinels() -> &'static [[usize; 2]; NSENT] {
     static S: OnceLock<[[usize; 2]; NSENT]> = OnceLock::new();
     S.get_or_init(|| {
         let own: [(usize, &std::ffi::CStr); NSENT] = [
-            (&raw const mpi_fortran_bottom_ as usize, c"mpi_fortran_bottom_"),
-            (&raw const mpi_fortran_in_place_ as usize, c"mpi_fortran_in_place_"),
-            (&raw const mpi_fortran_buffer_automatic_ as usize, c"mpi_fortran_buffer_automatic_"),
-            (&raw const mpi_fortran_status_ignore_ as usize, c"mpi_fortran_status_ignore_"),
-            (&raw const mpi_fortran_statuses_ignore_ as usize, c"mpi_fortran_statuses_ignore_"),
-            (&raw const mpi_fortran_errcodes_ignore_ as usize, c"mpi_fortran_errcodes_ignore_"),
-            (&raw const mpi_fortran_unweighted_ as usize, c"mpi_fortran_unweighted_"),
-            (&raw const mpi_fortran_weights_empty_ as usize, c"mpi_fortran_weights_empty_"),
+            (
+                &raw const mpi_fortran_bottom_ as usize,
+                c"mpi_fortran_bottom_",
+            ),
+            (
+                &raw const mpi_fortran_in_place_ as usize,
+                c"mpi_fortran_in_place_",
+            ),
+            (
+                &raw const mpi_fortran_buffer_automatic_ as usize,
+                c"mpi_fortran_buffer_automatic_",
+            ),
+            (
+                &raw const mpi_fortran_status_ignore_ as usize,
+                c"mpi_fortran_status_ignore_",
+            ),
+            (
+                &raw const mpi_fortran_statuses_ignore_ as usize,
+                c"mpi_fortran_statuses_ignore_",
+            ),
+            (
+                &raw const mpi_fortran_errcodes_ignore_ as usize,
+                c"mpi_fortran_errcodes_ignore_",
+            ),
+            (
+                &raw const mpi_fortran_unweighted_ as usize,
+                c"mpi_fortran_unweighted_",
+            ),
+            (
+                &raw const mpi_fortran_weights_empty_ as usize,
+                c"mpi_fortran_weights_empty_",
+            ),
         ];
         own.map(|(a, name)| {
             // SAFETY: dlsym with a NUL-terminated name; it only looks the symbol up.
@@ -246,7 +270,12 @@ pub fn typevec_len(call: &str, comm: MPI_Comm, send: bool) -> c_int {
 /// The generated procedures (gen.rs `rust_fortran`).
 pub mod generated {
     // Generated casts are written for every parameter alike; some are no-ops.
-    #![allow(clippy::too_many_arguments, clippy::unnecessary_cast, unused_mut, unused_unsafe)]
+    #![allow(
+        clippy::too_many_arguments,
+        clippy::unnecessary_cast,
+        unused_mut,
+        unused_unsafe
+    )]
     use crate::types::*;
     use std::ffi::{c_char, c_int, c_void};
     include!(concat!(env!("OUT_DIR"), "/mpi_fortran.rs"));

@@ -20,7 +20,10 @@ unsafe fn widen(p: *const c_int, n: c_int) -> Vec<MPI_Aint> {
         return vec![];
     }
     // SAFETY: the caller's array of `n` INTEGERs (see above).
-    unsafe { std::slice::from_raw_parts(p, n as usize) }.iter().map(|&d| d as MPI_Aint).collect()
+    unsafe { std::slice::from_raw_parts(p, n as usize) }
+        .iter()
+        .map(|&d| d as MPI_Aint)
+        .collect()
 }
 
 #[no_mangle]
@@ -36,7 +39,13 @@ pub unsafe extern "C" fn pmpi_type_hvector_(
     // SAFETY: the Fortran caller's INTEGERs.
     unsafe {
         let mut h: MPI_Datatype = MPI_DATATYPE_NULL;
-        let rc = crate::pmpi::PMPI_Type_hvector(*count, *blocklength, *stride as MPI_Aint, crate::pmpi::PMPI_Type_f2c(*oldtype), &mut h);
+        let rc = crate::pmpi::PMPI_Type_hvector(
+            *count,
+            *blocklength,
+            *stride as MPI_Aint,
+            crate::pmpi::PMPI_Type_f2c(*oldtype),
+            &mut h,
+        );
         if rc == MPI_SUCCESS {
             *newtype = crate::pmpi::PMPI_Type_c2f(h);
         }
@@ -69,9 +78,19 @@ pub unsafe extern "C" fn pmpi_type_hindexed_(
     // SAFETY: the Fortran caller's INTEGERs and arrays of COUNT INTEGERs.
     unsafe {
         let mut d = widen(displs, *count);
-        let dp = if displs.is_null() { std::ptr::null_mut() } else { d.as_mut_ptr() };
+        let dp = if displs.is_null() {
+            std::ptr::null_mut()
+        } else {
+            d.as_mut_ptr()
+        };
         let mut h: MPI_Datatype = MPI_DATATYPE_NULL;
-        let rc = crate::pmpi::PMPI_Type_hindexed(*count, blocklens, dp, crate::pmpi::PMPI_Type_f2c(*oldtype), &mut h);
+        let rc = crate::pmpi::PMPI_Type_hindexed(
+            *count,
+            blocklens,
+            dp,
+            crate::pmpi::PMPI_Type_f2c(*oldtype),
+            &mut h,
+        );
         if rc == MPI_SUCCESS {
             *newtype = crate::pmpi::PMPI_Type_c2f(h);
         }
@@ -104,13 +123,24 @@ pub unsafe extern "C" fn pmpi_type_struct_(
     // SAFETY: the Fortran caller's INTEGERs and arrays of COUNT INTEGERs.
     unsafe {
         let mut d = widen(displs, *count);
-        let dp = if displs.is_null() { std::ptr::null_mut() } else { d.as_mut_ptr() };
+        let dp = if displs.is_null() {
+            std::ptr::null_mut()
+        } else {
+            d.as_mut_ptr()
+        };
         let mut t: Vec<MPI_Datatype> = if types.is_null() || *count <= 0 {
             vec![]
         } else {
-            std::slice::from_raw_parts(types, *count as usize).iter().map(|&f| crate::pmpi::PMPI_Type_f2c(f)).collect()
+            std::slice::from_raw_parts(types, *count as usize)
+                .iter()
+                .map(|&f| crate::pmpi::PMPI_Type_f2c(f))
+                .collect()
         };
-        let tp = if types.is_null() { std::ptr::null_mut() } else { t.as_mut_ptr() };
+        let tp = if types.is_null() {
+            std::ptr::null_mut()
+        } else {
+            t.as_mut_ptr()
+        };
         let mut h: MPI_Datatype = MPI_DATATYPE_NULL;
         let rc = crate::pmpi::PMPI_Type_struct(*count, blocklens, dp, tp, &mut h);
         if rc == MPI_SUCCESS {
@@ -137,7 +167,13 @@ pub unsafe extern "C" fn mpi_type_struct_(
 ///
 /// # Safety
 /// `out` is NULL or the caller's INTEGER.
-unsafe fn narrow(call: &'static str, arg: &'static str, successor: &str, v: MPI_Aint, out: *mut c_int) -> c_int {
+unsafe fn narrow(
+    call: &'static str,
+    arg: &'static str,
+    successor: &str,
+    v: MPI_Aint,
+    out: *mut c_int,
+) -> c_int {
     match c_int::try_from(v) {
         Ok(n) => {
             if !out.is_null() {
@@ -179,12 +215,37 @@ macro_rules! fortran_int_query {
         }
     };
 }
-fortran_int_query!(pmpi_type_extent_, mpi_type_extent_, PMPI_Type_extent, "MPI_Type_extent", "extent", "MPI_TYPE_GET_EXTENT");
-fortran_int_query!(pmpi_type_lb_, mpi_type_lb_, PMPI_Type_lb, "MPI_Type_lb", "displacement", "MPI_TYPE_GET_EXTENT");
-fortran_int_query!(pmpi_type_ub_, mpi_type_ub_, PMPI_Type_ub, "MPI_Type_ub", "displacement", "MPI_TYPE_GET_EXTENT");
+fortran_int_query!(
+    pmpi_type_extent_,
+    mpi_type_extent_,
+    PMPI_Type_extent,
+    "MPI_Type_extent",
+    "extent",
+    "MPI_TYPE_GET_EXTENT"
+);
+fortran_int_query!(
+    pmpi_type_lb_,
+    mpi_type_lb_,
+    PMPI_Type_lb,
+    "MPI_Type_lb",
+    "displacement",
+    "MPI_TYPE_GET_EXTENT"
+);
+fortran_int_query!(
+    pmpi_type_ub_,
+    mpi_type_ub_,
+    PMPI_Type_ub,
+    "MPI_Type_ub",
+    "displacement",
+    "MPI_TYPE_GET_EXTENT"
+);
 
 #[no_mangle]
-pub unsafe extern "C" fn pmpi_address_(location: *mut c_void, address: *mut c_int, ierror: *mut c_int) {
+pub unsafe extern "C" fn pmpi_address_(
+    location: *mut c_void,
+    address: *mut c_int,
+    ierror: *mut c_int,
+) {
     let _fortran = crate::conv::errors::FortranCall::enter();
     // SAFETY: the Fortran caller's arguments; only the location's address is used.
     unsafe {
@@ -197,7 +258,11 @@ pub unsafe extern "C" fn pmpi_address_(location: *mut c_void, address: *mut c_in
     }
 }
 #[no_mangle]
-pub unsafe extern "C" fn mpi_address_(location: *mut c_void, address: *mut c_int, ierror: *mut c_int) {
+pub unsafe extern "C" fn mpi_address_(
+    location: *mut c_void,
+    address: *mut c_int,
+    ierror: *mut c_int,
+) {
     // SAFETY: same contract.
     unsafe { pmpi_address_(location, address, ierror) }
 }

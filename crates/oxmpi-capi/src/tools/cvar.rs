@@ -38,7 +38,10 @@ pub unsafe extern "C" fn PMPI_T_cvar_get_info(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_cvar_get_index(name: *const c_char, cvar_index: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_T_cvar_get_index(
+    name: *const c_char,
+    cvar_index: *mut c_int,
+) -> c_int {
     tcall(|| {
         // SAFETY: `name` is a C string (MPI contract).
         let i = tools::registry().cvar_index(unsafe { name_arg(name)? })?;
@@ -48,7 +51,12 @@ pub unsafe extern "C" fn PMPI_T_cvar_get_index(name: *const c_char, cvar_index: 
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_cvar_handle_alloc(cvar_index: c_int, _obj_handle: *mut c_void, handle: *mut MPI_T_cvar_handle, count: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_T_cvar_handle_alloc(
+    cvar_index: c_int,
+    _obj_handle: *mut c_void,
+    handle: *mut MPI_T_cvar_handle,
+    count: *mut c_int,
+) -> c_int {
     tcall(|| {
         let i = index(cvar_index)?;
         let c = tools::registry().cvar(i)?;
@@ -129,7 +137,9 @@ pub unsafe extern "C" fn PMPI_T_cvar_write(handle: MPI_T_cvar_handle, buf: *cons
             match c.datatype {
                 VarType::Int => CvarValue::Int((buf as *const c_int).read_unaligned()),
                 VarType::Double => CvarValue::Double((buf as *const f64).read_unaligned()),
-                VarType::UnsignedLongLong => CvarValue::Int((buf as *const u64).read_unaligned().min(i32::MAX as u64) as i32),
+                VarType::UnsignedLongLong => {
+                    CvarValue::Int((buf as *const u64).read_unaligned().min(i32::MAX as u64) as i32)
+                }
                 VarType::Char => return Err(ToolError::CvarSetNever),
             }
         };

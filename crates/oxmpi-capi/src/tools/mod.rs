@@ -32,7 +32,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
 use oxmpi_core::comm::Comm;
-use oxmpi_core::tools::{self, Bind, CvarValue, PvarClass, PvarHandle, PvarValue, Scope, ToolError, VarType, Verbosity};
+use oxmpi_core::tools::{
+    self, Bind, CvarValue, PvarClass, PvarHandle, PvarValue, Scope, ToolError, VarType, Verbosity,
+};
 
 use crate::abi::*;
 use crate::types::*;
@@ -158,7 +160,9 @@ unsafe fn name_arg<'a>(p: *const c_char) -> TR<&'a str> {
         return Err(null_arg("name"));
     }
     // SAFETY: non-null and NUL-terminated by the caller's contract.
-    unsafe { CStr::from_ptr(p) }.to_str().map_err(|_| ToolError::InvalidName)
+    unsafe { CStr::from_ptr(p) }
+        .to_str()
+        .map_err(|_| ToolError::InvalidName)
 }
 
 fn index(i: c_int) -> TR<usize> {
@@ -221,7 +225,10 @@ const CLASSES: [(PvarClass, c_int); 10] = [
 ];
 
 fn class_code(c: PvarClass) -> c_int {
-    CLASSES.iter().find(|(k, _)| *k == c).map_or(MPI_T_PVAR_CLASS_GENERIC, |(_, v)| *v)
+    CLASSES
+        .iter()
+        .find(|(k, _)| *k == c)
+        .map_or(MPI_T_PVAR_CLASS_GENERIC, |(_, v)| *v)
 }
 
 fn enum_handle(e: Option<usize>) -> MPI_T_enum {
@@ -233,8 +240,17 @@ fn enum_handle(e: Option<usize>) -> MPI_T_enum {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_init_thread(required: c_int, provided: *mut c_int) -> c_int {
     match catch_unwind(AssertUnwindSafe(|| {
-        if ![MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE].contains(&required) {
-            return Err(ToolError::Invalid(format!("MPI_T_init_thread: required = {required} is no thread level")));
+        if ![
+            MPI_THREAD_SINGLE,
+            MPI_THREAD_FUNNELED,
+            MPI_THREAD_SERIALIZED,
+            MPI_THREAD_MULTIPLE,
+        ]
+        .contains(&required)
+        {
+            return Err(ToolError::Invalid(format!(
+                "MPI_T_init_thread: required = {required} is no thread level"
+            )));
         }
         // SAFETY: `provided` is NULL (an error) or a writable int (MPI contract).
         unsafe { put_req(provided, "provided", required)? };
@@ -266,11 +282,18 @@ pub unsafe extern "C" fn PMPI_T_finalize() -> c_int {
 
 fn enum_of(h: MPI_T_enum) -> TR<&'static tools::EnumInfo> {
     let i = h.checked_sub(ENUM_BASE).ok_or(ToolError::InvalidHandle)?;
-    tools::registry().enumeration(i).map_err(|_| ToolError::InvalidHandle)
+    tools::registry()
+        .enumeration(i)
+        .map_err(|_| ToolError::InvalidHandle)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_enum_get_info(enumtype: MPI_T_enum, num: *mut c_int, name: *mut c_char, name_len: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_T_enum_get_info(
+    enumtype: MPI_T_enum,
+    num: *mut c_int,
+    name: *mut c_char,
+    name_len: *mut c_int,
+) -> c_int {
     tcall(|| {
         let e = enum_of(enumtype)?;
         // SAFETY: MPI_T output arguments: NULL or writable (MPI contract).
@@ -283,7 +306,13 @@ pub unsafe extern "C" fn PMPI_T_enum_get_info(enumtype: MPI_T_enum, num: *mut c_
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_enum_get_item(enumtype: MPI_T_enum, idx: c_int, value: *mut c_int, name: *mut c_char, name_len: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_T_enum_get_item(
+    enumtype: MPI_T_enum,
+    idx: c_int,
+    value: *mut c_int,
+    name: *mut c_char,
+    name_len: *mut c_int,
+) -> c_int {
     tcall(|| {
         let e = enum_of(enumtype)?;
         let (v, n) = e.items.get(index(idx)?).ok_or(ToolError::InvalidIndex)?;
@@ -301,7 +330,13 @@ pub unsafe extern "C" fn PMPI_T_enum_get_item(enumtype: MPI_T_enum, idx: c_int, 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_category_get_num(num_cat: *mut c_int) -> c_int {
     // SAFETY: `num_cat` is NULL (an error) or writable (MPI contract).
-    tcall(|| unsafe { put_req(num_cat, "num_cat", tools::registry().categories.len() as c_int) })
+    tcall(|| unsafe {
+        put_req(
+            num_cat,
+            "num_cat",
+            tools::registry().categories.len() as c_int,
+        )
+    })
 }
 
 #[no_mangle]
@@ -330,7 +365,10 @@ pub unsafe extern "C" fn PMPI_T_category_get_info(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_category_get_index(name: *const c_char, cat_index: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_T_category_get_index(
+    name: *const c_char,
+    cat_index: *mut c_int,
+) -> c_int {
     tcall(|| {
         // SAFETY: `name` is a C string (MPI contract).
         let i = tools::registry().category_index(unsafe { name_arg(name)? })?;
@@ -359,25 +397,58 @@ unsafe fn put_indices(items: &[usize], len: c_int, indices: *mut c_int) -> TR<()
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_category_get_cvars(cat_index: c_int, len: c_int, indices: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_T_category_get_cvars(
+    cat_index: c_int,
+    len: c_int,
+    indices: *mut c_int,
+) -> c_int {
     // SAFETY: `indices` holds `len` ints (MPI contract).
-    tcall(|| unsafe { put_indices(&tools::registry().category(index(cat_index)?)?.cvars, len, indices) })
+    tcall(|| unsafe {
+        put_indices(
+            &tools::registry().category(index(cat_index)?)?.cvars,
+            len,
+            indices,
+        )
+    })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_category_get_pvars(cat_index: c_int, len: c_int, indices: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_T_category_get_pvars(
+    cat_index: c_int,
+    len: c_int,
+    indices: *mut c_int,
+) -> c_int {
     // SAFETY: `indices` holds `len` ints (MPI contract).
-    tcall(|| unsafe { put_indices(&tools::registry().category(index(cat_index)?)?.pvars, len, indices) })
+    tcall(|| unsafe {
+        put_indices(
+            &tools::registry().category(index(cat_index)?)?.pvars,
+            len,
+            indices,
+        )
+    })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_category_get_categories(cat_index: c_int, len: c_int, indices: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_T_category_get_categories(
+    cat_index: c_int,
+    len: c_int,
+    indices: *mut c_int,
+) -> c_int {
     // SAFETY: `indices` holds `len` ints (MPI contract).
-    tcall(|| unsafe { put_indices(&tools::registry().category(index(cat_index)?)?.categories, len, indices) })
+    tcall(|| unsafe {
+        put_indices(
+            &tools::registry().category(index(cat_index)?)?.categories,
+            len,
+            indices,
+        )
+    })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_category_get_num_events(cat_index: c_int, num_events: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_T_category_get_num_events(
+    cat_index: c_int,
+    num_events: *mut c_int,
+) -> c_int {
     tcall(|| {
         tools::registry().category(index(cat_index)?)?;
         // SAFETY: `num_events` is NULL (an error) or writable (MPI contract).
@@ -386,9 +457,16 @@ pub unsafe extern "C" fn PMPI_T_category_get_num_events(cat_index: c_int, num_ev
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_category_get_events(cat_index: c_int, len: c_int, indices: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_T_category_get_events(
+    cat_index: c_int,
+    len: c_int,
+    indices: *mut c_int,
+) -> c_int {
     // SAFETY: `indices` holds `len` ints (MPI contract); no events are written.
-    tcall(|| unsafe { put_indices(&[], len.max(0), indices).and(tools::registry().category(index(cat_index)?).map(drop)) })
+    tcall(|| unsafe {
+        put_indices(&[], len.max(0), indices)
+            .and(tools::registry().category(index(cat_index)?).map(drop))
+    })
 }
 
 #[no_mangle]
@@ -437,7 +515,10 @@ pub unsafe extern "C" fn PMPI_T_source_get_info(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_source_get_timestamp(source_index: c_int, timestamp: *mut MPI_Count) -> c_int {
+pub unsafe extern "C" fn PMPI_T_source_get_timestamp(
+    source_index: c_int,
+    timestamp: *mut MPI_Count,
+) -> c_int {
     tcall(|| {
         if source_index != 0 {
             return Err(ToolError::InvalidIndex);
@@ -477,7 +558,10 @@ pub unsafe extern "C" fn PMPI_T_event_get_info(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_get_index(name: *const c_char, _event_index: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_T_event_get_index(
+    name: *const c_char,
+    _event_index: *mut c_int,
+) -> c_int {
     tcall(|| {
         // SAFETY: `name` is a C string (MPI contract).
         unsafe { name_arg(name)? };
@@ -486,17 +570,28 @@ pub unsafe extern "C" fn PMPI_T_event_get_index(name: *const c_char, _event_inde
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_handle_alloc(_event_index: c_int, _obj_handle: *mut c_void, _info: MPI_Info, _event_registration: *mut MPI_T_event_registration) -> c_int {
+pub unsafe extern "C" fn PMPI_T_event_handle_alloc(
+    _event_index: c_int,
+    _obj_handle: *mut c_void,
+    _info: MPI_Info,
+    _event_registration: *mut MPI_T_event_registration,
+) -> c_int {
     tcall(|| Err(ToolError::InvalidIndex))
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_handle_set_info(_event_registration: MPI_T_event_registration, _info: MPI_Info) -> c_int {
+pub unsafe extern "C" fn PMPI_T_event_handle_set_info(
+    _event_registration: MPI_T_event_registration,
+    _info: MPI_Info,
+) -> c_int {
     tcall(|| Err(ToolError::InvalidHandle))
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_handle_get_info(_event_registration: MPI_T_event_registration, _info_used: *mut MPI_Info) -> c_int {
+pub unsafe extern "C" fn PMPI_T_event_handle_get_info(
+    _event_registration: MPI_T_event_registration,
+    _info_used: *mut MPI_Info,
+) -> c_int {
     tcall(|| Err(ToolError::InvalidHandle))
 }
 
@@ -512,12 +607,20 @@ pub unsafe extern "C" fn PMPI_T_event_register_callback(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_callback_set_info(_event_registration: MPI_T_event_registration, _cb_safety: MPI_T_cb_safety, _info: MPI_Info) -> c_int {
+pub unsafe extern "C" fn PMPI_T_event_callback_set_info(
+    _event_registration: MPI_T_event_registration,
+    _cb_safety: MPI_T_cb_safety,
+    _info: MPI_Info,
+) -> c_int {
     tcall(|| Err(ToolError::InvalidHandle))
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_callback_get_info(_event_registration: MPI_T_event_registration, _cb_safety: MPI_T_cb_safety, _info_used: *mut MPI_Info) -> c_int {
+pub unsafe extern "C" fn PMPI_T_event_callback_get_info(
+    _event_registration: MPI_T_event_registration,
+    _cb_safety: MPI_T_cb_safety,
+    _info_used: *mut MPI_Info,
+) -> c_int {
     tcall(|| Err(ToolError::InvalidHandle))
 }
 
@@ -531,26 +634,42 @@ pub unsafe extern "C" fn PMPI_T_event_handle_free(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_set_dropped_handler(_event_registration: MPI_T_event_registration, _dropped_cb_function: Option<MPI_T_event_dropped_cb_function>) -> c_int {
+pub unsafe extern "C" fn PMPI_T_event_set_dropped_handler(
+    _event_registration: MPI_T_event_registration,
+    _dropped_cb_function: Option<MPI_T_event_dropped_cb_function>,
+) -> c_int {
     tcall(|| Err(ToolError::InvalidHandle))
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_read(_event_instance: MPI_T_event_instance, _element_index: c_int, _buffer: *mut c_void) -> c_int {
+pub unsafe extern "C" fn PMPI_T_event_read(
+    _event_instance: MPI_T_event_instance,
+    _element_index: c_int,
+    _buffer: *mut c_void,
+) -> c_int {
     tcall(|| Err(ToolError::InvalidHandle))
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_copy(_event_instance: MPI_T_event_instance, _buffer: *mut c_void) -> c_int {
+pub unsafe extern "C" fn PMPI_T_event_copy(
+    _event_instance: MPI_T_event_instance,
+    _buffer: *mut c_void,
+) -> c_int {
     tcall(|| Err(ToolError::InvalidHandle))
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_get_timestamp(_event_instance: MPI_T_event_instance, _event_timestamp: *mut MPI_Count) -> c_int {
+pub unsafe extern "C" fn PMPI_T_event_get_timestamp(
+    _event_instance: MPI_T_event_instance,
+    _event_timestamp: *mut MPI_Count,
+) -> c_int {
     tcall(|| Err(ToolError::InvalidHandle))
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_get_source(_event_instance: MPI_T_event_instance, _source_index: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_T_event_get_source(
+    _event_instance: MPI_T_event_instance,
+    _source_index: *mut c_int,
+) -> c_int {
     tcall(|| Err(ToolError::InvalidHandle))
 }

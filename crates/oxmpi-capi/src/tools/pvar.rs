@@ -44,9 +44,17 @@ pub unsafe extern "C" fn PMPI_T_pvar_get_info(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_pvar_get_index(name: *const c_char, var_class: c_int, pvar_index: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_T_pvar_get_index(
+    name: *const c_char,
+    var_class: c_int,
+    pvar_index: *mut c_int,
+) -> c_int {
     tcall(|| {
-        let class = CLASSES.iter().find(|(_, v)| *v == var_class).map(|(k, _)| *k).ok_or(ToolError::InvalidName)?;
+        let class = CLASSES
+            .iter()
+            .find(|(_, v)| *v == var_class)
+            .map(|(k, _)| *k)
+            .ok_or(ToolError::InvalidName)?;
         // SAFETY: `name` is a C string (MPI contract).
         let i = tools::registry().pvar_index(unsafe { name_arg(name)? }, class)?;
         // SAFETY: `pvar_index` is NULL (an error) or writable.
@@ -62,7 +70,12 @@ pub unsafe extern "C" fn PMPI_T_pvar_session_create(session: *mut MPI_T_pvar_ses
         }
         let s = with_handles(|t| {
             let s = t.fresh();
-            t.sessions.insert(s, Session { handles: HashMap::new() });
+            t.sessions.insert(
+                s,
+                Session {
+                    handles: HashMap::new(),
+                },
+            );
             s
         });
         // SAFETY: non-null and writable (MPI contract).
@@ -107,18 +120,26 @@ pub unsafe extern "C" fn PMPI_T_pvar_handle_alloc(
             Bind::NoObject => None,
             Bind::Comm => {
                 if obj_handle.is_null() {
-                    return Err(ToolError::Invalid(format!("{} is bound to a communicator: obj_handle must point to one", p.name)));
+                    return Err(ToolError::Invalid(format!(
+                        "{} is bound to a communicator: obj_handle must point to one",
+                        p.name
+                    )));
                 }
                 // SAFETY: for a variable bound to MPI_COMM, `obj_handle` points to an MPI_Comm (MPI contract).
                 let h = unsafe { (obj_handle as *const MPI_Comm).read_unaligned() };
-                Some(crate::conv::comm(h, "MPI_T_pvar_handle_alloc").map_err(|f| ToolError::Invalid(f.message))?)
+                Some(
+                    crate::conv::comm(h, "MPI_T_pvar_handle_alloc")
+                        .map_err(|f| ToolError::Invalid(f.message))?,
+                )
             }
         };
         let ph = PvarHandle::new(i, comm)?;
         let n = ph.count();
         let h = with_handles(|t| {
             let h = t.fresh();
-            t.sessions.get_mut(&session).map(|s| s.handles.insert(h, ph));
+            t.sessions
+                .get_mut(&session)
+                .map(|s| s.handles.insert(h, ph));
             h
         });
         // SAFETY: `handle` checked non-null; `count` NULL or writable (MPI contract).
@@ -132,9 +153,17 @@ pub unsafe extern "C" fn PMPI_T_pvar_handle_alloc(
 
 /// Runs `f` on the handles `handle` names in `session` (all of them for
 /// `MPI_T_PVAR_ALL_HANDLES` where `all` allows it).
-fn on_handles<T>(session: MPI_T_pvar_session, handle: MPI_T_pvar_handle, all: bool, mut f: impl FnMut(&mut PvarHandle) -> TR<T>) -> TR<Option<T>> {
+fn on_handles<T>(
+    session: MPI_T_pvar_session,
+    handle: MPI_T_pvar_handle,
+    all: bool,
+    mut f: impl FnMut(&mut PvarHandle) -> TR<T>,
+) -> TR<Option<T>> {
     with_handles(|t| {
-        let s = t.sessions.get_mut(&session).ok_or(ToolError::InvalidSession)?;
+        let s = t
+            .sessions
+            .get_mut(&session)
+            .ok_or(ToolError::InvalidSession)?;
         if handle == MPI_T_PVAR_ALL_HANDLES && all {
             for h in s.handles.values_mut() {
                 // Continuous and read-only variables are left alone by the all-handles forms.
@@ -151,7 +180,10 @@ fn on_handles<T>(session: MPI_T_pvar_session, handle: MPI_T_pvar_handle, all: bo
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_pvar_handle_free(session: MPI_T_pvar_session, handle: *mut MPI_T_pvar_handle) -> c_int {
+pub unsafe extern "C" fn PMPI_T_pvar_handle_free(
+    session: MPI_T_pvar_session,
+    handle: *mut MPI_T_pvar_handle,
+) -> c_int {
     tcall(|| {
         if handle.is_null() {
             return Err(null_arg("handle"));
@@ -159,7 +191,10 @@ pub unsafe extern "C" fn PMPI_T_pvar_handle_free(session: MPI_T_pvar_session, ha
         // SAFETY: non-null and a valid handle variable (MPI contract).
         let h = unsafe { *handle };
         with_handles(|t| {
-            let s = t.sessions.get_mut(&session).ok_or(ToolError::InvalidSession)?;
+            let s = t
+                .sessions
+                .get_mut(&session)
+                .ok_or(ToolError::InvalidSession)?;
             s.handles.remove(&h).ok_or(ToolError::InvalidHandle)
         })?;
         // SAFETY: as above.
@@ -169,17 +204,26 @@ pub unsafe extern "C" fn PMPI_T_pvar_handle_free(session: MPI_T_pvar_session, ha
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_pvar_start(session: MPI_T_pvar_session, handle: MPI_T_pvar_handle) -> c_int {
+pub unsafe extern "C" fn PMPI_T_pvar_start(
+    session: MPI_T_pvar_session,
+    handle: MPI_T_pvar_handle,
+) -> c_int {
     tcall(|| on_handles(session, handle, true, |h| h.start()).map(drop))
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_pvar_stop(session: MPI_T_pvar_session, handle: MPI_T_pvar_handle) -> c_int {
+pub unsafe extern "C" fn PMPI_T_pvar_stop(
+    session: MPI_T_pvar_session,
+    handle: MPI_T_pvar_handle,
+) -> c_int {
     tcall(|| on_handles(session, handle, true, |h| h.stop()).map(drop))
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_pvar_reset(session: MPI_T_pvar_session, handle: MPI_T_pvar_handle) -> c_int {
+pub unsafe extern "C" fn PMPI_T_pvar_reset(
+    session: MPI_T_pvar_session,
+    handle: MPI_T_pvar_handle,
+) -> c_int {
     tcall(|| on_handles(session, handle, true, |h| h.reset()).map(drop))
 }
 
@@ -202,28 +246,42 @@ unsafe fn put_value(buf: *mut c_void, v: PvarValue) -> TR<()> {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_pvar_read(session: MPI_T_pvar_session, handle: MPI_T_pvar_handle, buf: *mut c_void) -> c_int {
+pub unsafe extern "C" fn PMPI_T_pvar_read(
+    session: MPI_T_pvar_session,
+    handle: MPI_T_pvar_handle,
+    buf: *mut c_void,
+) -> c_int {
     tcall(|| {
-        let v = on_handles(session, handle, false, |h| Ok(h.read()))?.ok_or(ToolError::InvalidHandle)?;
+        let v = on_handles(session, handle, false, |h| Ok(h.read()))?
+            .ok_or(ToolError::InvalidHandle)?;
         // SAFETY: `buf` holds one element of the variable's datatype (MPI contract).
         unsafe { put_value(buf, v) }
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_pvar_readreset(session: MPI_T_pvar_session, handle: MPI_T_pvar_handle, buf: *mut c_void) -> c_int {
+pub unsafe extern "C" fn PMPI_T_pvar_readreset(
+    session: MPI_T_pvar_session,
+    handle: MPI_T_pvar_handle,
+    buf: *mut c_void,
+) -> c_int {
     tcall(|| {
         if buf.is_null() {
             return Err(null_arg("buf"));
         }
-        let v = on_handles(session, handle, false, |h| h.read_reset())?.ok_or(ToolError::InvalidHandle)?;
+        let v = on_handles(session, handle, false, |h| h.read_reset())?
+            .ok_or(ToolError::InvalidHandle)?;
         // SAFETY: `buf` holds one element of the variable's datatype (MPI contract).
         unsafe { put_value(buf, v) }
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_pvar_write(session: MPI_T_pvar_session, handle: MPI_T_pvar_handle, buf: *const c_void) -> c_int {
+pub unsafe extern "C" fn PMPI_T_pvar_write(
+    session: MPI_T_pvar_session,
+    handle: MPI_T_pvar_handle,
+    buf: *const c_void,
+) -> c_int {
     tcall(|| {
         if buf.is_null() {
             return Err(null_arg("buf"));

@@ -3,10 +3,24 @@
 use super::*;
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_create_keyval(copy: Option<MPI_Win_copy_attr_function>, delete: Option<MPI_Win_delete_attr_function>, keyval: *mut c_int, extra: *mut c_void) -> c_int {
+pub unsafe extern "C" fn PMPI_Win_create_keyval(
+    copy: Option<MPI_Win_copy_attr_function>,
+    delete: Option<MPI_Win_delete_attr_function>,
+    keyval: *mut c_int,
+    extra: *mut c_void,
+) -> c_int {
     // SAFETY: `keyval` is the C caller's OUT argument; the callbacks have the C
     // shape of the communicator ones (handles are pointer-sized), windows are never copied.
-    unsafe { crate::attr::create_keyval("MPI_Win_create_keyval", ObjectKind::Win, copy.map_or(0, |f| f as usize), delete, keyval, extra) }
+    unsafe {
+        crate::attr::create_keyval(
+            "MPI_Win_create_keyval",
+            ObjectKind::Win,
+            copy.map_or(0, |f| f as usize),
+            delete,
+            keyval,
+            extra,
+        )
+    }
 }
 
 #[no_mangle]
@@ -16,7 +30,10 @@ pub unsafe extern "C" fn PMPI_Win_free_keyval(keyval: *mut c_int) -> c_int {
 }
 
 fn attrs_of(w: MPI_Win, call: &str) -> R<Arc<Attributes>> {
-    wins().get(w).map(|e| e.attrs.clone()).ok_or_else(|| bad_win(call, w))
+    wins()
+        .get(w)
+        .map(|e| e.attrs.clone())
+        .ok_or_else(|| bad_win(call, w))
 }
 
 #[no_mangle]
@@ -25,7 +42,12 @@ pub unsafe extern "C" fn PMPI_Win_set_attr(w: MPI_Win, keyval: c_int, val: *mut 
     wffi(CALL, w, || {
         let a = attrs_of(w, CALL)?;
         if (MPI_WIN_BASE..=MPI_WIN_MODEL).contains(&keyval) {
-            return Err(bad(ErrorClass::Keyval, CALL, "win_keyval", "predefined window attributes cannot be set"));
+            return Err(bad(
+                ErrorClass::Keyval,
+                CALL,
+                "win_keyval",
+                "predefined window attributes cannot be set",
+            ));
         }
         with_cb_win(w, || a.set(keyval, val as usize, CALL))?;
         Ok(())
@@ -33,11 +55,21 @@ pub unsafe extern "C" fn PMPI_Win_set_attr(w: MPI_Win, keyval: c_int, val: *mut 
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_get_attr(w: MPI_Win, keyval: c_int, val: *mut c_void, flag: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Win_get_attr(
+    w: MPI_Win,
+    keyval: c_int,
+    val: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPI_Win_get_attr";
     wffi(CALL, w, || {
         // SAFETY: OUT arguments of the C caller: NULL (rejected) or writable, not aliasing each other.
-        let (f, v) = unsafe { (out(CALL, "flag", flag)?, out(CALL, "attribute_val", val as *mut *mut c_void)?) };
+        let (f, v) = unsafe {
+            (
+                out(CALL, "flag", flag)?,
+                out(CALL, "attribute_val", val as *mut *mut c_void)?,
+            )
+        };
         let predefined = {
             let t = wins();
             let e = t.get(w).ok_or_else(|| bad_win(CALL, w))?;
@@ -79,7 +111,10 @@ pub unsafe extern "C" fn PMPI_Win_delete_attr(w: MPI_Win, keyval: c_int) -> c_in
 // ----- error handlers ---------------------------------------------------------------------
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_create_errhandler(f: Option<MPI_Win_errhandler_function>, eh: *mut MPI_Errhandler) -> c_int {
+pub unsafe extern "C" fn PMPI_Win_create_errhandler(
+    f: Option<MPI_Win_errhandler_function>,
+    eh: *mut MPI_Errhandler,
+) -> c_int {
     const CALL: &str = "MPI_Win_create_errhandler";
     ffi(CALL, NO_COMM, || {
         let f = f.ok_or_else(|| bad(ErrorClass::Arg, CALL, "win_errhandler_fn", "is NULL"))?;
@@ -87,7 +122,9 @@ pub unsafe extern "C" fn PMPI_Win_create_errhandler(f: Option<MPI_Win_errhandler
         let o = unsafe { out(CALL, "errhandler", eh)? };
         // Both C types are `void (*)(handle *, int *, ...)` with pointer-sized handles:
         // the table's communicator form is called with a window handle's address.
-        *o = state().errhandlers.insert(ErrhandlerEntry { func: f, refs: 1 });
+        *o = state()
+            .errhandlers
+            .insert(ErrhandlerEntry { func: f, refs: 1 });
         Ok(())
     })
 }
@@ -100,7 +137,14 @@ pub unsafe extern "C" fn PMPI_Win_set_errhandler(w: MPI_Win, eh: MPI_Errhandler)
             MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT | MPI_ERRORS_RETURN => None,
             _ => match state().errhandlers.get(eh) {
                 Some(e) if e.refs > 0 => Some(e.func),
-                _ => return Err(bad(ErrorClass::Arg, CALL, "errhandler", format!("{eh:#x} is not a valid error handler"))),
+                _ => {
+                    return Err(bad(
+                        ErrorClass::Arg,
+                        CALL,
+                        "errhandler",
+                        format!("{eh:#x} is not a valid error handler"),
+                    ))
+                }
             },
         };
         let mut t = wins();
@@ -117,7 +161,10 @@ pub unsafe extern "C" fn PMPI_Win_get_errhandler(w: MPI_Win, eh: *mut MPI_Errhan
     wffi(CALL, w, || {
         // SAFETY: OUT argument of the C caller: NULL (rejected) or writable and unaliased.
         let o = unsafe { out(CALL, "errhandler", eh)? };
-        let h = wins().get(w).map(|e| e.errh).ok_or_else(|| bad_win(CALL, w))?;
+        let h = wins()
+            .get(w)
+            .map(|e| e.errh)
+            .ok_or_else(|| bad_win(CALL, w))?;
         if let Some(e) = state().errhandlers.get_mut(h) {
             e.refs += 1;
         }

@@ -28,7 +28,11 @@ fn valid_hints(kv: &mut Vec<(String, String)>) {
         }
         "accumulate_ordering" => {
             let parts: Vec<&str> = v.split(',').map(str::trim).collect();
-            let ok = parts == ["none"] || (!parts.is_empty() && parts.iter().all(|p| matches!(*p, "rar" | "raw" | "war" | "waw")));
+            let ok = parts == ["none"]
+                || (!parts.is_empty()
+                    && parts
+                        .iter()
+                        .all(|p| matches!(*p, "rar" | "raw" | "war" | "waw")));
             *v = parts.join(",");
             ok
         }
@@ -53,16 +57,39 @@ fn flavor_code(f: Flavor) -> c_int {
 ///
 /// # Safety
 /// For `Create`, `base .. base + size` is this process's memory, valid until MPI_Win_free.
-unsafe fn make(call: &str, c: MPI_Comm, flavor: Flavor, base: usize, size: i64, disp_unit: i64, info: MPI_Info) -> R<MPI_Win> {
+unsafe fn make(
+    call: &str,
+    c: MPI_Comm,
+    flavor: Flavor,
+    base: usize,
+    size: i64,
+    disp_unit: i64,
+    info: MPI_Info,
+) -> R<MPI_Win> {
     let cm = comm(c, call)?;
     if size < 0 {
-        return Err(bad(ErrorClass::Size, call, "size", format!("{size} is negative")));
+        return Err(bad(
+            ErrorClass::Size,
+            call,
+            "size",
+            format!("{size} is negative"),
+        ));
     }
     if flavor != Flavor::Dynamic && disp_unit <= 0 {
-        return Err(bad(ErrorClass::Disp, call, "disp_unit", format!("{disp_unit} is not positive")));
+        return Err(bad(
+            ErrorClass::Disp,
+            call,
+            "disp_unit",
+            format!("{disp_unit} is not positive"),
+        ));
     }
     if flavor == Flavor::Create && base == 0 && size > 0 {
-        return Err(bad(ErrorClass::Base, call, "base", format!("is NULL with size {size}")));
+        return Err(bad(
+            ErrorClass::Base,
+            call,
+            "base",
+            format!("is NULL with size {size}"),
+        ));
     }
     let mut kv = info_pairs(call, info)?;
     valid_hints(&mut kv);
@@ -72,9 +99,22 @@ unsafe fn make(call: &str, c: MPI_Comm, flavor: Flavor, base: usize, size: i64, 
     // (`Window::same_op_way`). Without it, any mix of ops stays atomic.
     // (`accumulate_ordering` is reported only: accumulates complete in their calls,
     // so every ordering holds whatever it says.)
-    let hints = Hints { same_op: kv.iter().any(|(k, _)| k == "accumulate_ops") };
+    let hints = Hints {
+        same_op: kv.iter().any(|(k, _)| k == "accumulate_ops"),
+    };
     // SAFETY: forwarded contract (Create: the caller's memory stays valid).
-    let w = unsafe { Window::new_hinted(&cm, flavor, base, size as usize, disp_unit.max(1) as usize, noncontig, hints, call)? };
+    let w = unsafe {
+        Window::new_hinted(
+            &cm,
+            flavor,
+            base,
+            size as usize,
+            disp_unit.max(1) as usize,
+            noncontig,
+            hints,
+            call,
+        )?
+    };
     for (k, v) in INFO_DEFAULTS {
         if !kv.iter().any(|(x, _)| x == k) {
             kv.push((k.to_string(), v.to_string()));
@@ -112,18 +152,45 @@ impl Disp for MPI_Aint {
     }
 }
 
-unsafe fn win_create<D: Disp>(call: &'static str, base: *mut c_void, size: MPI_Aint, disp_unit: D, info: MPI_Info, c: MPI_Comm, w: *mut MPI_Win) -> c_int {
+unsafe fn win_create<D: Disp>(
+    call: &'static str,
+    base: *mut c_void,
+    size: MPI_Aint,
+    disp_unit: D,
+    info: MPI_Info,
+    c: MPI_Comm,
+    w: *mut MPI_Win,
+) -> c_int {
     ffi(call, c, || {
         // SAFETY: `win` is the C caller's OUT argument: NULL (rejected) or writable and unaliased.
         let o = unsafe { out(call, "win", w)? };
         // SAFETY: MPI_Win_create's contract: `base` holds `size` bytes until MPI_Win_free.
-        *o = unsafe { make(call, c, Flavor::Create, base as usize, size as i64, disp_unit.get(), info)? };
+        *o = unsafe {
+            make(
+                call,
+                c,
+                Flavor::Create,
+                base as usize,
+                size as i64,
+                disp_unit.get(),
+                info,
+            )?
+        };
         Ok(())
     })
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn win_allocate<D: Disp>(call: &'static str, flavor: Flavor, size: MPI_Aint, disp_unit: D, info: MPI_Info, c: MPI_Comm, baseptr: *mut c_void, w: *mut MPI_Win) -> c_int {
+unsafe fn win_allocate<D: Disp>(
+    call: &'static str,
+    flavor: Flavor,
+    size: MPI_Aint,
+    disp_unit: D,
+    info: MPI_Info,
+    c: MPI_Comm,
+    baseptr: *mut c_void,
+    w: *mut MPI_Win,
+) -> c_int {
     ffi(call, c, || {
         // SAFETY: OUT arguments of the C caller: NULL (rejected) or writable and unaliased.
         let o = unsafe { out(call, "win", w)? };
@@ -131,50 +198,142 @@ unsafe fn win_allocate<D: Disp>(call: &'static str, flavor: Flavor, size: MPI_Ai
         let b = unsafe { out(call, "baseptr", baseptr as *mut *mut c_void)? };
         // SAFETY: allocate flavors make their own memory; `base` is not used.
         let h = unsafe { make(call, c, flavor, 0, size as i64, disp_unit.get(), info)? };
-        *b = wins().get(h).map_or(std::ptr::null_mut(), |e| e.win.base() as *mut c_void);
+        *b = wins()
+            .get(h)
+            .map_or(std::ptr::null_mut(), |e| e.win.base() as *mut c_void);
         *o = h;
         Ok(())
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_create(base: *mut c_void, size: MPI_Aint, disp_unit: c_int, info: MPI_Info, c: MPI_Comm, w: *mut MPI_Win) -> c_int {
+pub unsafe extern "C" fn PMPI_Win_create(
+    base: *mut c_void,
+    size: MPI_Aint,
+    disp_unit: c_int,
+    info: MPI_Info,
+    c: MPI_Comm,
+    w: *mut MPI_Win,
+) -> c_int {
     // SAFETY: the C caller's arguments, as `win_create` requires.
     unsafe { win_create("MPI_Win_create", base, size, disp_unit, info, c, w) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_create_c(base: *mut c_void, size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, c: MPI_Comm, w: *mut MPI_Win) -> c_int {
+pub unsafe extern "C" fn PMPI_Win_create_c(
+    base: *mut c_void,
+    size: MPI_Aint,
+    disp_unit: MPI_Aint,
+    info: MPI_Info,
+    c: MPI_Comm,
+    w: *mut MPI_Win,
+) -> c_int {
     // SAFETY: the C caller's arguments, as `win_create` requires.
     unsafe { win_create("MPI_Win_create_c", base, size, disp_unit, info, c, w) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_allocate(size: MPI_Aint, disp_unit: c_int, info: MPI_Info, c: MPI_Comm, baseptr: *mut c_void, w: *mut MPI_Win) -> c_int {
+pub unsafe extern "C" fn PMPI_Win_allocate(
+    size: MPI_Aint,
+    disp_unit: c_int,
+    info: MPI_Info,
+    c: MPI_Comm,
+    baseptr: *mut c_void,
+    w: *mut MPI_Win,
+) -> c_int {
     // SAFETY: the C caller's arguments, as `win_allocate` requires.
-    unsafe { win_allocate("MPI_Win_allocate", Flavor::Allocate, size, disp_unit, info, c, baseptr, w) }
+    unsafe {
+        win_allocate(
+            "MPI_Win_allocate",
+            Flavor::Allocate,
+            size,
+            disp_unit,
+            info,
+            c,
+            baseptr,
+            w,
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_allocate_c(size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, c: MPI_Comm, baseptr: *mut c_void, w: *mut MPI_Win) -> c_int {
+pub unsafe extern "C" fn PMPI_Win_allocate_c(
+    size: MPI_Aint,
+    disp_unit: MPI_Aint,
+    info: MPI_Info,
+    c: MPI_Comm,
+    baseptr: *mut c_void,
+    w: *mut MPI_Win,
+) -> c_int {
     // SAFETY: the C caller's arguments, as `win_allocate` requires.
-    unsafe { win_allocate("MPI_Win_allocate_c", Flavor::Allocate, size, disp_unit, info, c, baseptr, w) }
+    unsafe {
+        win_allocate(
+            "MPI_Win_allocate_c",
+            Flavor::Allocate,
+            size,
+            disp_unit,
+            info,
+            c,
+            baseptr,
+            w,
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_allocate_shared(size: MPI_Aint, disp_unit: c_int, info: MPI_Info, c: MPI_Comm, baseptr: *mut c_void, w: *mut MPI_Win) -> c_int {
+pub unsafe extern "C" fn PMPI_Win_allocate_shared(
+    size: MPI_Aint,
+    disp_unit: c_int,
+    info: MPI_Info,
+    c: MPI_Comm,
+    baseptr: *mut c_void,
+    w: *mut MPI_Win,
+) -> c_int {
     // SAFETY: the C caller's arguments, as `win_allocate` requires.
-    unsafe { win_allocate("MPI_Win_allocate_shared", Flavor::Shared, size, disp_unit, info, c, baseptr, w) }
+    unsafe {
+        win_allocate(
+            "MPI_Win_allocate_shared",
+            Flavor::Shared,
+            size,
+            disp_unit,
+            info,
+            c,
+            baseptr,
+            w,
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_allocate_shared_c(size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, c: MPI_Comm, baseptr: *mut c_void, w: *mut MPI_Win) -> c_int {
+pub unsafe extern "C" fn PMPI_Win_allocate_shared_c(
+    size: MPI_Aint,
+    disp_unit: MPI_Aint,
+    info: MPI_Info,
+    c: MPI_Comm,
+    baseptr: *mut c_void,
+    w: *mut MPI_Win,
+) -> c_int {
     // SAFETY: the C caller's arguments, as `win_allocate` requires.
-    unsafe { win_allocate("MPI_Win_allocate_shared_c", Flavor::Shared, size, disp_unit, info, c, baseptr, w) }
+    unsafe {
+        win_allocate(
+            "MPI_Win_allocate_shared_c",
+            Flavor::Shared,
+            size,
+            disp_unit,
+            info,
+            c,
+            baseptr,
+            w,
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_create_dynamic(info: MPI_Info, c: MPI_Comm, w: *mut MPI_Win) -> c_int {
+pub unsafe extern "C" fn PMPI_Win_create_dynamic(
+    info: MPI_Info,
+    c: MPI_Comm,
+    w: *mut MPI_Win,
+) -> c_int {
     const CALL: &str = "MPI_Win_create_dynamic";
     ffi(CALL, c, || {
         // SAFETY: OUT argument of the C caller: NULL (rejected) or writable and unaliased.
@@ -185,27 +344,53 @@ pub unsafe extern "C" fn PMPI_Win_create_dynamic(info: MPI_Info, c: MPI_Comm, w:
     })
 }
 
-unsafe fn shared_query<D: Copy + TryFrom<usize>>(call: &'static str, w: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut D, baseptr: *mut c_void) -> c_int {
+unsafe fn shared_query<D: Copy + TryFrom<usize>>(
+    call: &'static str,
+    w: MPI_Win,
+    rank: c_int,
+    size: *mut MPI_Aint,
+    disp_unit: *mut D,
+    baseptr: *mut c_void,
+) -> c_int {
     wffi(call, w, || {
         let wn = win(w, call)?;
         // SAFETY: OUT arguments of the C caller: NULL (rejected) or writable and unaliased.
-        let (s, d, b) = unsafe { (out(call, "size", size)?, out(call, "disp_unit", disp_unit)?, out(call, "baseptr", baseptr as *mut *mut c_void)?) };
+        let (s, d, b) = unsafe {
+            (
+                out(call, "size", size)?,
+                out(call, "disp_unit", disp_unit)?,
+                out(call, "baseptr", baseptr as *mut *mut c_void)?,
+            )
+        };
         let (sz, du, addr) = wn.shared_query(rank)?;
         *s = sz as MPI_Aint;
-        *d = D::try_from(du).map_err(|_| bad(ErrorClass::Arg, call, "disp_unit", "does not fit"))?;
+        *d =
+            D::try_from(du).map_err(|_| bad(ErrorClass::Arg, call, "disp_unit", "does not fit"))?;
         *b = addr as *mut c_void;
         Ok(())
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_shared_query(w: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut c_int, baseptr: *mut c_void) -> c_int {
+pub unsafe extern "C" fn PMPI_Win_shared_query(
+    w: MPI_Win,
+    rank: c_int,
+    size: *mut MPI_Aint,
+    disp_unit: *mut c_int,
+    baseptr: *mut c_void,
+) -> c_int {
     // SAFETY: the C caller's OUT arguments.
     unsafe { shared_query("MPI_Win_shared_query", w, rank, size, disp_unit, baseptr) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_shared_query_c(w: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut MPI_Aint, baseptr: *mut c_void) -> c_int {
+pub unsafe extern "C" fn PMPI_Win_shared_query_c(
+    w: MPI_Win,
+    rank: c_int,
+    size: *mut MPI_Aint,
+    disp_unit: *mut MPI_Aint,
+    baseptr: *mut c_void,
+) -> c_int {
     // SAFETY: the C caller's OUT arguments.
     unsafe { shared_query("MPI_Win_shared_query_c", w, rank, size, disp_unit, baseptr) }
 }
@@ -216,7 +401,12 @@ pub unsafe extern "C" fn PMPI_Win_attach(w: MPI_Win, base: *mut c_void, size: MP
     wffi(CALL, w, || {
         let wn = win(w, CALL)?;
         if size < 0 {
-            return Err(bad(ErrorClass::Size, CALL, "size", format!("{size} is negative")));
+            return Err(bad(
+                ErrorClass::Size,
+                CALL,
+                "size",
+                format!("{size} is negative"),
+            ));
         }
         if base.is_null() && size > 0 {
             return Err(bad(ErrorClass::Base, CALL, "base", "is NULL"));
@@ -238,14 +428,21 @@ pub unsafe extern "C" fn PMPI_Win_detach(w: MPI_Win, base: *const c_void) -> c_i
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_free(w: *mut MPI_Win) -> c_int {
     const CALL: &str = "MPI_Win_free";
-    // SAFETY: `win` is the C caller's INOUT argument: NULL (reported) or valid.
-    let h = if w.is_null() { MPI_WIN_NULL } else { unsafe { *w } };
+    let h = if w.is_null() {
+        MPI_WIN_NULL
+    } else {
+        // SAFETY: `win` is the C caller's INOUT argument: NULL (reported) or valid.
+        unsafe { *w }
+    };
     wffi(CALL, h, || {
         // SAFETY: as above.
         let o = unsafe { out(CALL, "win", w)? };
         let wn = win(h, CALL)?;
         wn.check_free()?;
-        let attrs = wins().get(h).map(|e| e.attrs.clone()).expect("checked above");
+        let attrs = wins()
+            .get(h)
+            .map(|e| e.attrs.clone())
+            .expect("checked above");
         with_cb_win(h, || attrs.clear(CALL))?;
         wn.free()?;
         {
@@ -305,7 +502,10 @@ pub unsafe extern "C" fn PMPI_Win_get_info(w: MPI_Win, info_used: *mut MPI_Info)
     wffi(CALL, w, || {
         // SAFETY: OUT argument of the C caller: NULL (rejected) or writable and unaliased.
         let o = unsafe { out(CALL, "info_used", info_used)? };
-        let kv = wins().get(w).map(|e| e.info.clone()).ok_or_else(|| bad_win(CALL, w))?;
+        let kv = wins()
+            .get(w)
+            .map(|e| e.info.clone())
+            .ok_or_else(|| bad_win(CALL, w))?;
         *o = state().infos.insert(kv);
         Ok(())
     })
@@ -324,11 +524,22 @@ pub unsafe extern "C" fn PMPI_Win_set_name(w: MPI_Win, win_name: *const c_char) 
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_get_name(w: MPI_Win, win_name: *mut c_char, resultlen: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Win_get_name(
+    w: MPI_Win,
+    win_name: *mut c_char,
+    resultlen: *mut c_int,
+) -> c_int {
     const CALL: &str = "MPI_Win_get_name";
     wffi(CALL, w, || {
         // MPI-4.1: the null handle has its name too.
-        let n = if w == MPI_WIN_NULL { "MPI_WIN_NULL".to_string() } else { wins().get(w).map(|e| e.name.clone()).ok_or_else(|| bad_win(CALL, w))? };
+        let n = if w == MPI_WIN_NULL {
+            "MPI_WIN_NULL".to_string()
+        } else {
+            wins()
+                .get(w)
+                .map(|e| e.name.clone())
+                .ok_or_else(|| bad_win(CALL, w))?
+        };
         if win_name.is_null() {
             return Err(bad(ErrorClass::Arg, CALL, "win_name", "is NULL"));
         }

@@ -29,10 +29,10 @@ use oxmpi_core::rma::{Flavor, Hints, LockKind, Window};
 use oxmpi_core::runtime;
 
 use crate::abi::*;
-use crate::conv::{CB_WIN, check_buf, comm, committed, get_str, new_request, put_str};
 use crate::conv::errors::{bad, code_name, ffi, out, raise, Fail, NO_COMM, R};
 use crate::conv::handles::{c2f_predefined_or, f2c_predefined_or, state, ErrhandlerEntry, Table};
 use crate::conv::large::{name, to_usize, Count};
+use crate::conv::{check_buf, comm, committed, get_str, new_request, put_str, CB_WIN};
 use crate::types::*;
 
 const KIND_WIN: u64 = 9;
@@ -76,7 +76,12 @@ fn bad_win(call: &str, w: MPI_Win) -> Fail {
     if w == MPI_WIN_NULL {
         bad(ErrorClass::Win, call, "win", "MPI_WIN_NULL")
     } else {
-        bad(ErrorClass::Win, call, "win", format!("{w:#x} is not a valid window (freed, or never created)"))
+        bad(
+            ErrorClass::Win,
+            call,
+            "win",
+            format!("{w:#x} is not a valid window (freed, or never created)"),
+        )
     }
 }
 
@@ -88,7 +93,10 @@ fn win(w: MPI_Win, call: &str) -> R<Arc<Window>> {
         }
     }
     let frees = FREES.load(Ordering::Acquire);
-    let wn = wins().get(w).map(|e| e.win.clone()).ok_or_else(|| bad_win(call, w))?;
+    let wn = wins()
+        .get(w)
+        .map(|e| e.win.clone())
+        .ok_or_else(|| bad_win(call, w))?;
     remember(w, frees, Some(wn.clone()));
     Ok(wn)
 }
@@ -174,7 +182,10 @@ fn raise_win(mut w: MPI_Win, mut code: c_int, message: &str) -> c_int {
                 _ => {
                     let rank = runtime::engine().map(|e| e.rank()).unwrap_or(0);
                     eprintln!("oxmpi: rank {rank}: {message} ({})", code_name(code));
-                    runtime::abort(if code == 0 { 1 } else { code }, "the window's error handler is MPI_ERRORS_ARE_FATAL")
+                    runtime::abort(
+                        if code == 0 { 1 } else { code },
+                        "the window's error handler is MPI_ERRORS_ARE_FATAL",
+                    )
                 }
             }
         }
@@ -189,18 +200,30 @@ fn wffi(call: &'static str, w: MPI_Win, body: impl FnOnce() -> R<()>) -> c_int {
     let res = match catch_unwind(AssertUnwindSafe(body)) {
         Ok(r) => r,
         Err(p) => {
-            let why = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_else(|| "panic".into());
+            let why = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "panic".into());
             Err(MpiError::intern(call, why).into())
         }
     };
     match res {
         Ok(()) => MPI_SUCCESS,
         Err(f) => {
-            let message = match call.strip_suffix("_c").and_then(|base| f.message.strip_prefix(base)).filter(|rest| rest.starts_with(':')) {
+            let message = match call
+                .strip_suffix("_c")
+                .and_then(|base| f.message.strip_prefix(base))
+                .filter(|rest| rest.starts_with(':'))
+            {
                 Some(rest) => format!("{call}{rest}"),
                 None => f.message,
             };
-            let message = if message.starts_with(call) { message } else { format!("{call}: {message}") };
+            let message = if message.starts_with(call) {
+                message
+            } else {
+                format!("{call}: {message}")
+            };
             raise_win(w, f.code, &message)
         }
     }

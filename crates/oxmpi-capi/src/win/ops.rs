@@ -17,12 +17,20 @@ fn dense_prim(h: MPI_Datatype) -> Option<Primitive> {
 /// The bytes of a put or get the fast path can take: the same dense predefined type
 /// and count (> 0) on both sides and an origin buffer that is no null pointer.
 #[inline]
-fn fast_len<C: Count>(buf: *const c_void, ocount: C, odt: MPI_Datatype, tcount: C, tdt: MPI_Datatype) -> Option<usize> {
+fn fast_len<C: Count>(
+    buf: *const c_void,
+    ocount: C,
+    odt: MPI_Datatype,
+    tcount: C,
+    tdt: MPI_Datatype,
+) -> Option<usize> {
     let n = ocount.wide();
     if odt != tdt || n != tcount.wide() || n <= 0 || (buf as usize) < 4096 {
         return None;
     }
-    usize::try_from(n).ok()?.checked_mul(dense_prim(odt)?.size())
+    usize::try_from(n)
+        .ok()?
+        .checked_mul(dense_prim(odt)?.size())
 }
 
 struct Side {
@@ -31,7 +39,15 @@ struct Side {
     dt: std::borrow::Cow<'static, Datatype>,
 }
 
-fn side<C: Count>(call: &str, buf: *const c_void, count: C, h: MPI_Datatype, cname: &str, dname: &str, bname: &str) -> R<Side> {
+fn side<C: Count>(
+    call: &str,
+    buf: *const c_void,
+    count: C,
+    h: MPI_Datatype,
+    cname: &str,
+    dname: &str,
+    bname: &str,
+) -> R<Side> {
     let count = to_usize(call, cname, count)?;
     let dt = crate::conv::committed_ref(h, call, dname)?;
     if !bname.is_empty() {
@@ -78,12 +94,26 @@ fn done_request(call: &str, request: *mut MPI_Request) -> R<()> {
 
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn put<C: Count>(base: &'static str, origin: *const c_void, ocount: C, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: C, tdt: MPI_Datatype, w: MPI_Win, request: Option<*mut MPI_Request>) -> c_int {
+unsafe fn put<C: Count>(
+    base: &'static str,
+    origin: *const c_void,
+    ocount: C,
+    odt: MPI_Datatype,
+    rank: c_int,
+    disp: MPI_Aint,
+    tcount: C,
+    tdt: MPI_Datatype,
+    w: MPI_Win,
+    request: Option<*mut MPI_Request>,
+) -> c_int {
     // Request-based calls too: their operation completes in the call either way.
     if request.is_none_or(|q| !q.is_null()) {
         if let Some(len) = fast_len(origin, ocount, odt, tcount, tdt) {
             // SAFETY: MPI's contract: `origin` holds origin_count elements of origin_datatype (`len` bytes).
-            if with_cached(w, |wn| unsafe { wn.put_direct(origin.cast(), len, rank, disp) }) == Some(true) {
+            if with_cached(w, |wn| unsafe {
+                wn.put_direct(origin.cast(), len, rank, disp)
+            }) == Some(true)
+            {
                 return match request {
                     Some(q) => fast_request(q),
                     None => MPI_SUCCESS,
@@ -92,21 +122,63 @@ unsafe fn put<C: Count>(base: &'static str, origin: *const c_void, ocount: C, od
         }
     }
     // SAFETY: forwarded contract.
-    unsafe { put_slow::<C>(base, origin, ocount, odt, rank, disp, tcount, tdt, w, request) }
+    unsafe {
+        put_slow::<C>(
+            base, origin, ocount, odt, rank, disp, tcount, tdt, w, request,
+        )
+    }
 }
 
 /// The general path of [`put`].
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn put_slow<C: Count>(base: &'static str, origin: *const c_void, ocount: C, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: C, tdt: MPI_Datatype, w: MPI_Win, request: Option<*mut MPI_Request>) -> c_int {
+unsafe fn put_slow<C: Count>(
+    base: &'static str,
+    origin: *const c_void,
+    ocount: C,
+    odt: MPI_Datatype,
+    rank: c_int,
+    disp: MPI_Aint,
+    tcount: C,
+    tdt: MPI_Datatype,
+    w: MPI_Win,
+    request: Option<*mut MPI_Request>,
+) -> c_int {
     let call = name::<C>(base);
     wffi(call, w, || {
         let wn = win(w, call)?;
         check_request(call, request)?;
-        let o = side(call, origin, ocount, odt, "origin_count", "origin_datatype", "origin_addr")?;
-        let t = side(call, std::ptr::null(), tcount, tdt, "target_count", "target_datatype", "")?;
+        let o = side(
+            call,
+            origin,
+            ocount,
+            odt,
+            "origin_count",
+            "origin_datatype",
+            "origin_addr",
+        )?;
+        let t = side(
+            call,
+            std::ptr::null(),
+            tcount,
+            tdt,
+            "target_count",
+            "target_datatype",
+            "",
+        )?;
         // SAFETY: MPI's contract: `origin` holds origin_count elements of origin_datatype.
-        unsafe { wn.put(call, origin.cast(), o.count, &o.dt, rank, disp_arg(call, disp)?, t.count, &t.dt)? };
+        unsafe {
+            wn.put(
+                call,
+                origin.cast(),
+                o.count,
+                &o.dt,
+                rank,
+                disp_arg(call, disp)?,
+                t.count,
+                &t.dt,
+            )?
+        };
         if let Some(r) = request {
             done_request(call, r)?;
         }
@@ -116,12 +188,26 @@ unsafe fn put_slow<C: Count>(base: &'static str, origin: *const c_void, ocount: 
 
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn get<C: Count>(base: &'static str, origin: *mut c_void, ocount: C, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: C, tdt: MPI_Datatype, w: MPI_Win, request: Option<*mut MPI_Request>) -> c_int {
+unsafe fn get<C: Count>(
+    base: &'static str,
+    origin: *mut c_void,
+    ocount: C,
+    odt: MPI_Datatype,
+    rank: c_int,
+    disp: MPI_Aint,
+    tcount: C,
+    tdt: MPI_Datatype,
+    w: MPI_Win,
+    request: Option<*mut MPI_Request>,
+) -> c_int {
     // Request-based calls too: their operation completes in the call either way.
     if request.is_none_or(|q| !q.is_null()) {
         if let Some(len) = fast_len(origin, ocount, odt, tcount, tdt) {
             // SAFETY: MPI's contract: `origin` is writable for origin_count elements of origin_datatype (`len` bytes).
-            if with_cached(w, |wn| unsafe { wn.get_direct(origin.cast(), len, rank, disp) }) == Some(true) {
+            if with_cached(w, |wn| unsafe {
+                wn.get_direct(origin.cast(), len, rank, disp)
+            }) == Some(true)
+            {
                 return match request {
                     Some(q) => fast_request(q),
                     None => MPI_SUCCESS,
@@ -130,21 +216,63 @@ unsafe fn get<C: Count>(base: &'static str, origin: *mut c_void, ocount: C, odt:
         }
     }
     // SAFETY: forwarded contract.
-    unsafe { get_slow::<C>(base, origin, ocount, odt, rank, disp, tcount, tdt, w, request) }
+    unsafe {
+        get_slow::<C>(
+            base, origin, ocount, odt, rank, disp, tcount, tdt, w, request,
+        )
+    }
 }
 
 /// The general path of [`get`].
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn get_slow<C: Count>(base: &'static str, origin: *mut c_void, ocount: C, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: C, tdt: MPI_Datatype, w: MPI_Win, request: Option<*mut MPI_Request>) -> c_int {
+unsafe fn get_slow<C: Count>(
+    base: &'static str,
+    origin: *mut c_void,
+    ocount: C,
+    odt: MPI_Datatype,
+    rank: c_int,
+    disp: MPI_Aint,
+    tcount: C,
+    tdt: MPI_Datatype,
+    w: MPI_Win,
+    request: Option<*mut MPI_Request>,
+) -> c_int {
     let call = name::<C>(base);
     wffi(call, w, || {
         let wn = win(w, call)?;
         check_request(call, request)?;
-        let o = side(call, origin, ocount, odt, "origin_count", "origin_datatype", "origin_addr")?;
-        let t = side(call, std::ptr::null(), tcount, tdt, "target_count", "target_datatype", "")?;
+        let o = side(
+            call,
+            origin,
+            ocount,
+            odt,
+            "origin_count",
+            "origin_datatype",
+            "origin_addr",
+        )?;
+        let t = side(
+            call,
+            std::ptr::null(),
+            tcount,
+            tdt,
+            "target_count",
+            "target_datatype",
+            "",
+        )?;
         // SAFETY: MPI's contract: `origin` is writable for origin_count elements of origin_datatype.
-        unsafe { wn.get(call, origin.cast(), o.count, &o.dt, rank, disp_arg(call, disp)?, t.count, &t.dt)? };
+        unsafe {
+            wn.get(
+                call,
+                origin.cast(),
+                o.count,
+                &o.dt,
+                rank,
+                disp_arg(call, disp)?,
+                t.count,
+                &t.dt,
+            )?
+        };
         if let Some(r) = request {
             done_request(call, r)?;
         }
@@ -160,7 +288,15 @@ fn acc_op(call: &str, h: MPI_Op) -> R<Op> {
 /// every side, a predefined op, buffers that are no null pointers (the origin is not
 /// read for MPI_NO_OP); (type, op) and the element count.
 #[inline]
-fn fast_acc<C: Count>(origin: *const c_void, ocount: C, odt: MPI_Datatype, result: Option<(*mut c_void, C, MPI_Datatype)>, tcount: C, tdt: MPI_Datatype, op: MPI_Op) -> Option<((Primitive, PredefinedOp), usize)> {
+fn fast_acc<C: Count>(
+    origin: *const c_void,
+    ocount: C,
+    odt: MPI_Datatype,
+    result: Option<(*mut c_void, C, MPI_Datatype)>,
+    tcount: C,
+    tdt: MPI_Datatype,
+    op: MPI_Op,
+) -> Option<((Primitive, PredefinedOp), usize)> {
     if op == MPI_OP_NULL || op >= 4096 {
         return None;
     }
@@ -201,7 +337,10 @@ unsafe fn accumulate<C: Count>(
         if let Some((rc, n)) = fast_acc(origin, ocount, odt, result, tcount, tdt, op) {
             let r = result.map_or(std::ptr::null_mut(), |(rb, _, _)| rb.cast::<u8>());
             // SAFETY: MPI's contract: the origin buffer holds, and the result buffer is writable for, `n` elements of the type.
-            if with_cached(w, |wn| unsafe { wn.acc_direct(rc.0, rc.1, origin.cast(), r, n, rank, disp) }) == Some(true) {
+            if with_cached(w, |wn| unsafe {
+                wn.acc_direct(rc.0, rc.1, origin.cast(), r, n, rank, disp)
+            }) == Some(true)
+            {
                 return match request {
                     Some(q) => fast_request(q),
                     None => MPI_SUCCESS,
@@ -210,7 +349,11 @@ unsafe fn accumulate<C: Count>(
         }
     }
     // SAFETY: forwarded contract.
-    unsafe { accumulate_slow::<C>(base, origin, ocount, odt, result, rank, disp, tcount, tdt, op, w, request) }
+    unsafe {
+        accumulate_slow::<C>(
+            base, origin, ocount, odt, result, rank, disp, tcount, tdt, op, w, request,
+        )
+    }
 }
 
 /// The general path of [`accumulate`].
@@ -238,21 +381,61 @@ unsafe fn accumulate_slow<C: Count>(
         let noop = op.as_predefined() == Some(oxmpi_core::op::PredefinedOp::NoOp);
         // MPI_Get_accumulate with MPI_NO_OP ignores the origin arguments.
         let o = if noop && result.is_some() {
-            Side { count: 0, dt: crate::conv::committed_ref(MPI_BYTE, call, "origin_datatype")? }
+            Side {
+                count: 0,
+                dt: crate::conv::committed_ref(MPI_BYTE, call, "origin_datatype")?,
+            }
         } else {
-            side(call, origin, ocount, odt, "origin_count", "origin_datatype", "origin_addr")?
+            side(
+                call,
+                origin,
+                ocount,
+                odt,
+                "origin_count",
+                "origin_datatype",
+                "origin_addr",
+            )?
         };
-        let t = side(call, std::ptr::null(), tcount, tdt, "target_count", "target_datatype", "")?;
+        let t = side(
+            call,
+            std::ptr::null(),
+            tcount,
+            tdt,
+            "target_count",
+            "target_datatype",
+            "",
+        )?;
         let res = match result {
             Some((rb, rc, rd)) => {
-                let s = side(call, rb, rc, rd, "result_count", "result_datatype", "result_addr")?;
+                let s = side(
+                    call,
+                    rb,
+                    rc,
+                    rd,
+                    "result_count",
+                    "result_datatype",
+                    "result_addr",
+                )?;
                 Some((rb.cast::<u8>(), s.count, s.dt))
             }
             None => None,
         };
         let res_ref = res.as_ref().map(|(p, n, d)| (*p, *n, &**d));
         // SAFETY: MPI's contract: the origin buffer holds, and the result buffer is writable for, their counts of their datatypes.
-        unsafe { wn.accumulate(call, origin.cast(), o.count, &o.dt, res_ref, rank, disp_arg(call, disp)?, t.count, &t.dt, &op)? };
+        unsafe {
+            wn.accumulate(
+                call,
+                origin.cast(),
+                o.count,
+                &o.dt,
+                res_ref,
+                rank,
+                disp_arg(call, disp)?,
+                t.count,
+                &t.dt,
+                &op,
+            )?
+        };
         if let Some(r) = request {
             done_request(call, r)?;
         }
@@ -293,11 +476,22 @@ rma_entry!(PMPI_Get_accumulate, PMPI_Get_accumulate_c, accumulate, (o: CVoid, oc
 rma_entry!(PMPI_Rget_accumulate, PMPI_Rget_accumulate_c, accumulate, (o: CVoid, oc: CNT, od: MPI_Datatype, rb: MVoid, rc: CNT, rd: MPI_Datatype, r: c_int, d: MPI_Aint, tc: CNT, td: MPI_Datatype, op: MPI_Op, w: MPI_Win, q: PReq) => ("MPI_Rget_accumulate", o, oc, od, Some((rb, rc, rd)), r, d, tc, td, op, w, Some(q)));
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Fetch_and_op(origin: *const c_void, result: *mut c_void, dt: MPI_Datatype, rank: c_int, disp: MPI_Aint, op: MPI_Op, w: MPI_Win) -> c_int {
+pub unsafe extern "C" fn PMPI_Fetch_and_op(
+    origin: *const c_void,
+    result: *mut c_void,
+    dt: MPI_Datatype,
+    rank: c_int,
+    disp: MPI_Aint,
+    op: MPI_Op,
+    w: MPI_Win,
+) -> c_int {
     const CALL: &str = "MPI_Fetch_and_op";
     if let Some(((prim, p), _)) = fast_acc(origin, 1, dt, Some((result, 1, dt)), 1, dt, op) {
         // SAFETY: MPI's contract: one element of `datatype` at origin (unless MPI_NO_OP) and result.
-        if with_cached(w, |wn| unsafe { wn.acc_direct(prim, p, origin.cast(), result.cast(), 1, rank, disp) }) == Some(true) {
+        if with_cached(w, |wn| unsafe {
+            wn.acc_direct(prim, p, origin.cast(), result.cast(), 1, rank, disp)
+        }) == Some(true)
+        {
             return MPI_SUCCESS;
         }
     }
@@ -305,7 +499,12 @@ pub unsafe extern "C" fn PMPI_Fetch_and_op(origin: *const c_void, result: *mut c
         let wn = win(w, CALL)?;
         let d = committed(dt, CALL, "datatype")?;
         if d.as_primitive().is_none() {
-            return Err(bad(ErrorClass::Type, CALL, "datatype", "must be a predefined datatype"));
+            return Err(bad(
+                ErrorClass::Type,
+                CALL,
+                "datatype",
+                "must be a predefined datatype",
+            ));
         }
         let op = acc_op(CALL, op)?;
         let noop = op.as_predefined() == Some(oxmpi_core::op::PredefinedOp::NoOp);
@@ -314,18 +513,52 @@ pub unsafe extern "C" fn PMPI_Fetch_and_op(origin: *const c_void, result: *mut c
             check_buf(CALL, "origin_addr", origin, 1, &d)?;
         }
         // SAFETY: MPI's contract: one element of `datatype` at origin (unless MPI_NO_OP) and result.
-        unsafe { wn.accumulate(CALL, origin.cast(), if noop { 0 } else { 1 }, &d, Some((result.cast(), 1, &d)), rank, disp, 1, &d, &op)? };
+        unsafe {
+            wn.accumulate(
+                CALL,
+                origin.cast(),
+                if noop { 0 } else { 1 },
+                &d,
+                Some((result.cast(), 1, &d)),
+                rank,
+                disp,
+                1,
+                &d,
+                &op,
+            )?
+        };
         Ok(())
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Compare_and_swap(origin: *const c_void, compare: *const c_void, result: *mut c_void, dt: MPI_Datatype, rank: c_int, disp: MPI_Aint, w: MPI_Win) -> c_int {
+pub unsafe extern "C" fn PMPI_Compare_and_swap(
+    origin: *const c_void,
+    compare: *const c_void,
+    result: *mut c_void,
+    dt: MPI_Datatype,
+    rank: c_int,
+    disp: MPI_Aint,
+    w: MPI_Win,
+) -> c_int {
     const CALL: &str = "MPI_Compare_and_swap";
     if let Some(prim) = dense_prim(dt) {
-        if [origin, compare, result.cast_const()].iter().all(|&b| b as usize >= 4096) {
+        if [origin, compare, result.cast_const()]
+            .iter()
+            .all(|&b| b as usize >= 4096)
+        {
             // SAFETY: MPI's contract: one element of `datatype` at each buffer.
-            if with_cached(w, |wn| unsafe { wn.cas_direct(prim, origin.cast(), compare.cast(), result.cast(), rank, disp) }) == Some(true) {
+            if with_cached(w, |wn| unsafe {
+                wn.cas_direct(
+                    prim,
+                    origin.cast(),
+                    compare.cast(),
+                    result.cast(),
+                    rank,
+                    disp,
+                )
+            }) == Some(true)
+            {
                 return MPI_SUCCESS;
             }
         }
@@ -337,7 +570,17 @@ pub unsafe extern "C" fn PMPI_Compare_and_swap(origin: *const c_void, compare: *
         check_buf(CALL, "compare_addr", compare, 1, &d)?;
         check_buf(CALL, "result_addr", result, 1, &d)?;
         // SAFETY: MPI's contract: one element of `datatype` at each buffer.
-        unsafe { wn.compare_and_swap(CALL, origin.cast(), compare.cast(), result.cast(), &d, rank, disp)? };
+        unsafe {
+            wn.compare_and_swap(
+                CALL,
+                origin.cast(),
+                compare.cast(),
+                result.cast(),
+                &d,
+                rank,
+                disp,
+            )?
+        };
         Ok(())
     })
 }

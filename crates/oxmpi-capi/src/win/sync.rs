@@ -61,7 +61,12 @@ pub unsafe extern "C" fn PMPI_Win_test(w: MPI_Win, flag: *mut c_int) -> c_int {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, w: MPI_Win) -> c_int {
+pub unsafe extern "C" fn PMPI_Win_lock(
+    lock_type: c_int,
+    rank: c_int,
+    assert: c_int,
+    w: MPI_Win,
+) -> c_int {
     const CALL: &str = "MPI_Win_lock";
     // The thread's cached window: no table look-up, no `Arc` clone.
     let kind = match lock_type {
@@ -77,7 +82,14 @@ pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_
         let kind = match lock_type {
             MPI_LOCK_SHARED => LockKind::Shared,
             MPI_LOCK_EXCLUSIVE => LockKind::Exclusive,
-            t => return Err(bad(ErrorClass::Locktype, CALL, "lock_type", format!("{t} is neither MPI_LOCK_SHARED nor MPI_LOCK_EXCLUSIVE"))),
+            t => {
+                return Err(bad(
+                    ErrorClass::Locktype,
+                    CALL,
+                    "lock_type",
+                    format!("{t} is neither MPI_LOCK_SHARED nor MPI_LOCK_EXCLUSIVE"),
+                ))
+            }
         };
         Ok(wn.lock(kind, rank, assert)?)
     })

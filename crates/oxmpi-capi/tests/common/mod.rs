@@ -7,11 +7,18 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 pub fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace().join("target"))
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("target"))
 }
 
 /// Lays the toolchain out under `target/<dir>` (`cargo xtask dist --debug
@@ -20,19 +27,28 @@ pub fn target_dir() -> PathBuf {
 pub fn lay_out(dir: &str) -> PathBuf {
     let p = target_dir().join(dir);
     let out = Command::new(env!("CARGO"))
-        .args(["run", "-q", "-p", "xtask", "--", "dist", "--debug", "--prefix"])
+        .args([
+            "run", "-q", "-p", "xtask", "--", "dist", "--debug", "--prefix",
+        ])
         .arg(&p)
         .current_dir(workspace())
         .output()
         .expect("running cargo xtask dist");
-    assert!(out.status.success(), "cargo xtask dist --debug failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "cargo xtask dist --debug failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     p
 }
 
 /// Waits for a started job, sending its launcher SIGTERM if it runs past
 /// `limit` (a hung test then fails with the job's output instead of hanging).
 #[allow(dead_code)] // not every test binary starts jobs this way
-pub fn wait_with_watchdog(child: std::process::Child, limit: std::time::Duration) -> std::process::Output {
+pub fn wait_with_watchdog(
+    child: std::process::Child,
+    limit: std::time::Duration,
+) -> std::process::Output {
     use std::sync::atomic::{AtomicBool, Ordering};
     let pid = child.id();
     let done = std::sync::Arc::new(AtomicBool::new(false));
@@ -81,15 +97,27 @@ pub fn debian_orig_tarball(root: &Path, package: &str) -> Result<PathBuf, String
     let apt = root.join("apt");
     let src = root.join("src");
     let find = || -> Option<PathBuf> {
-        std::fs::read_dir(&src).ok()?.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| {
-            let n = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            n.starts_with(&format!("{package}_")) && n.contains(".orig.tar.")
-        })
+        std::fs::read_dir(&src)
+            .ok()?
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .find(|p| {
+                let n = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                n.starts_with(&format!("{package}_")) && n.contains(".orig.tar.")
+            })
     };
     if let Some(t) = find() {
         return Ok(t);
     }
-    if Command::new("apt-get").arg("--version").stdout(std::process::Stdio::null()).status().is_err() {
+    if Command::new("apt-get")
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .status()
+        .is_err()
+    {
         return Err("`apt-get` is missing".to_string());
     }
     for d in ["lists/partial", "cache/archives/partial"] {
@@ -102,7 +130,10 @@ pub fn debian_orig_tarball(root: &Path, package: &str) -> Result<PathBuf, String
         c.arg("-q")
             .arg(format!("-o=Dir::Etc::SourceList={}", list.display()))
             .arg("-o=Dir::Etc::SourceParts=/dev/null")
-            .arg(format!("-o=Dir::State::Lists={}", apt.join("lists").display()))
+            .arg(format!(
+                "-o=Dir::State::Lists={}",
+                apt.join("lists").display()
+            ))
             .arg(format!("-o=Dir::Cache={}", apt.join("cache").display()))
             .arg("-o=APT::Sandbox::User=root");
     };
@@ -111,19 +142,33 @@ pub fn debian_orig_tarball(root: &Path, package: &str) -> Result<PathBuf, String
     up.arg("update");
     let log = root.join("apt-update.log");
     if !sh_logged(&mut up, "apt-get update", &log) {
-        return Err(format!("apt-get update of Debian's source index failed (see {})", log.display()));
+        return Err(format!(
+            "apt-get update of Debian's source index failed (see {})",
+            log.display()
+        ));
     }
     let mut get = Command::new("apt-get");
     opts(&mut get);
-    get.args(["source", "--download-only", package]).current_dir(&src);
+    get.args(["source", "--download-only", package])
+        .current_dir(&src);
     let log = root.join("apt-source.log");
     if !sh_logged(&mut get, "apt-get source", &log) {
-        return Err(format!("apt-get source {package} failed (see {})", log.display()));
+        return Err(format!(
+            "apt-get source {package} failed (see {})",
+            log.display()
+        ));
     }
-    find().ok_or_else(|| format!("apt-get source {package} left no .orig.tar.* in {}", src.display()))
+    find().ok_or_else(|| {
+        format!(
+            "apt-get source {package} left no .orig.tar.* in {}",
+            src.display()
+        )
+    })
 }
 
 /// FNV-1a hash of `b` (build stamps: rebuild when a header changes).
 pub fn fnv(b: &[u8]) -> u64 {
-    b.iter().fold(0xcbf29ce484222325u64, |h, &x| (h ^ x as u64).wrapping_mul(0x100000001b3))
+    b.iter().fold(0xcbf29ce484222325u64, |h, &x| {
+        (h ^ x as u64).wrapping_mul(0x100000001b3)
+    })
 }

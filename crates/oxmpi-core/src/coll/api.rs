@@ -42,58 +42,130 @@ pub fn bcast(buf: RecvBuf<'_, '_>, root: i32, comm: &Comm) -> Result<()> {
 }
 
 /// MPI_Allreduce; `send: None` is MPI_IN_PLACE (the input is `recv`).
-pub fn allreduce(send: Option<SendBuf<'_, '_>>, recv: RecvBuf<'_, '_>, op: &Op, comm: &Comm) -> Result<()> {
+pub fn allreduce(
+    send: Option<SendBuf<'_, '_>>,
+    recv: RecvBuf<'_, '_>,
+    op: &Op,
+    comm: &Comm,
+) -> Result<()> {
     if let Some(s) = &send {
         same_layout("MPI_Allreduce", s, &recv)?;
     }
     // SAFETY: both descriptors are valid for this blocking call, with the same layout.
-    unsafe { allreduce::allreduce(send.map(|s| s.ptr()), recv.ptr(), recv.count(), dt(recv.datatype()), op, comm) }
+    unsafe {
+        allreduce::allreduce(
+            send.map(|s| s.ptr()),
+            recv.ptr(),
+            recv.count(),
+            dt(recv.datatype()),
+            op,
+            comm,
+        )
+    }
 }
 
 /// MPI_Reduce: `recv` is needed at the root only; `send: None` is MPI_IN_PLACE (at the root).
-pub fn reduce(send: Option<SendBuf<'_, '_>>, recv: Option<RecvBuf<'_, '_>>, op: &Op, root: i32, comm: &Comm) -> Result<()> {
+pub fn reduce(
+    send: Option<SendBuf<'_, '_>>,
+    recv: Option<RecvBuf<'_, '_>>,
+    op: &Op,
+    root: i32,
+    comm: &Comm,
+) -> Result<()> {
     let (count, d) = reduce_args("MPI_Reduce", &send, &recv, root, comm)?;
-    let rp = recv.as_ref().map_or(std::ptr::NonNull::<u8>::dangling().as_ptr(), |r| r.ptr());
+    let rp = recv
+        .as_ref()
+        .map_or(std::ptr::NonNull::<u8>::dangling().as_ptr(), |r| r.ptr());
     // SAFETY: both descriptors are valid for this blocking call, with the same layout;
     // without a receive descriptor this rank is not the root, which alone writes it.
     unsafe { reduce::reduce(send.map(|s| s.ptr()), rp, count, d, op, root, comm) }
 }
 
 /// The count and datatype of a reduce, after checking its descriptors.
-fn reduce_args<'d>(call: &str, send: &Option<SendBuf<'_, 'd>>, recv: &Option<RecvBuf<'_, 'd>>, root: i32, comm: &Comm) -> Result<(usize, &'d Datatype)> {
+fn reduce_args<'d>(
+    call: &str,
+    send: &Option<SendBuf<'_, 'd>>,
+    recv: &Option<RecvBuf<'_, 'd>>,
+    root: i32,
+    comm: &Comm,
+) -> Result<(usize, &'d Datatype)> {
     Ok(match (send, recv) {
         (Some(s), Some(r)) => {
             same_layout(call, s, r)?;
             (s.count(), dt(s.datatype()))
         }
         (Some(s), None) => {
-            let root_here = if comm.is_inter() { root == super::inter::ROOT } else { comm.rank() == root };
+            let root_here = if comm.is_inter() {
+                root == super::inter::ROOT
+            } else {
+                comm.rank() == root
+            };
             if root_here {
-                return Err(MpiError::arg(ErrorClass::Buffer, call, "recvbuf", "the root needs a receive buffer"));
+                return Err(MpiError::arg(
+                    ErrorClass::Buffer,
+                    call,
+                    "recvbuf",
+                    "the root needs a receive buffer",
+                ));
             }
             (s.count(), dt(s.datatype()))
         }
         (None, Some(r)) => (r.count(), dt(r.datatype())),
-        (None, None) => return Err(MpiError::arg(ErrorClass::Buffer, call, "sendbuf", "neither a send nor a receive buffer")),
+        (None, None) => {
+            return Err(MpiError::arg(
+                ErrorClass::Buffer,
+                call,
+                "sendbuf",
+                "neither a send nor a receive buffer",
+            ))
+        }
     })
 }
 
 /// MPI_Scan; `send: None` is MPI_IN_PLACE.
-pub fn scan(send: Option<SendBuf<'_, '_>>, recv: RecvBuf<'_, '_>, op: &Op, comm: &Comm) -> Result<()> {
+pub fn scan(
+    send: Option<SendBuf<'_, '_>>,
+    recv: RecvBuf<'_, '_>,
+    op: &Op,
+    comm: &Comm,
+) -> Result<()> {
     if let Some(s) = &send {
         same_layout("MPI_Scan", s, &recv)?;
     }
     // SAFETY: as in `allreduce`.
-    unsafe { scan::scan(send.map(|s| s.ptr()), recv.ptr(), recv.count(), dt(recv.datatype()), op, comm) }
+    unsafe {
+        scan::scan(
+            send.map(|s| s.ptr()),
+            recv.ptr(),
+            recv.count(),
+            dt(recv.datatype()),
+            op,
+            comm,
+        )
+    }
 }
 
 /// MPI_Exscan; `send: None` is MPI_IN_PLACE.
-pub fn exscan(send: Option<SendBuf<'_, '_>>, recv: RecvBuf<'_, '_>, op: &Op, comm: &Comm) -> Result<()> {
+pub fn exscan(
+    send: Option<SendBuf<'_, '_>>,
+    recv: RecvBuf<'_, '_>,
+    op: &Op,
+    comm: &Comm,
+) -> Result<()> {
     if let Some(s) = &send {
         same_layout("MPI_Exscan", s, &recv)?;
     }
     // SAFETY: as in `allreduce`.
-    unsafe { scan::exscan(send.map(|s| s.ptr()), recv.ptr(), recv.count(), dt(recv.datatype()), op, comm) }
+    unsafe {
+        scan::exscan(
+            send.map(|s| s.ptr()),
+            recv.ptr(),
+            recv.count(),
+            dt(recv.datatype()),
+            op,
+            comm,
+        )
+    }
 }
 
 /// MPI_Reduce_local: `inout = input op inout`, element by element.
@@ -101,11 +173,24 @@ pub fn reduce_local(input: SendBuf<'_, '_>, inout: RecvBuf<'_, '_>, op: &Op) -> 
     same_layout("MPI_Reduce_local", &input, &inout)?;
     // SAFETY: both descriptors are valid for this call, with the same layout, and
     // cannot overlap (one is a shared borrow, the other an exclusive one).
-    unsafe { reduce::reduce_local(input.ptr(), inout.ptr(), inout.count(), dt(inout.datatype()), op) }
+    unsafe {
+        reduce::reduce_local(
+            input.ptr(),
+            inout.ptr(),
+            inout.count(),
+            dt(inout.datatype()),
+            op,
+        )
+    }
 }
 
 /// MPI_Ibcast: as [`bcast`], the buffer kept by `scope` until the request completes.
-pub fn ibcast<'a>(scope: &impl BufScope<'a>, buf: RecvBuf<'a, '_>, root: i32, comm: &Comm) -> Result<Request> {
+pub fn ibcast<'a>(
+    scope: &impl BufScope<'a>,
+    buf: RecvBuf<'a, '_>,
+    root: i32,
+    comm: &Comm,
+) -> Result<Request> {
     // SAFETY: the descriptor is valid for 'a, and `scope.enter` below keeps 'a from
     // ending before the request completes.
     let r = unsafe { bcast::ibcast(buf.ptr(), buf.count(), dt(buf.datatype()), root, comm) }?;
@@ -114,20 +199,44 @@ pub fn ibcast<'a>(scope: &impl BufScope<'a>, buf: RecvBuf<'a, '_>, root: i32, co
 }
 
 /// MPI_Iallreduce: as [`allreduce`], the buffers kept by `scope` until the request completes.
-pub fn iallreduce<'a>(scope: &impl BufScope<'a>, send: Option<SendBuf<'a, '_>>, recv: RecvBuf<'a, '_>, op: &Op, comm: &Comm) -> Result<Request> {
+pub fn iallreduce<'a>(
+    scope: &impl BufScope<'a>,
+    send: Option<SendBuf<'a, '_>>,
+    recv: RecvBuf<'a, '_>,
+    op: &Op,
+    comm: &Comm,
+) -> Result<Request> {
     if let Some(s) = &send {
         same_layout("MPI_Iallreduce", s, &recv)?;
     }
     // SAFETY: as in `ibcast`, for both descriptors (of the same layout).
-    let r = unsafe { allreduce::iallreduce(send.map(|s| s.ptr()), recv.ptr(), recv.count(), dt(recv.datatype()), op, comm) }?;
+    let r = unsafe {
+        allreduce::iallreduce(
+            send.map(|s| s.ptr()),
+            recv.ptr(),
+            recv.count(),
+            dt(recv.datatype()),
+            op,
+            comm,
+        )
+    }?;
     scope.enter(r);
     Ok(r)
 }
 
 /// MPI_Ireduce: as [`reduce`], the buffers kept by `scope` until the request completes.
-pub fn ireduce<'a>(scope: &impl BufScope<'a>, send: Option<SendBuf<'a, '_>>, recv: Option<RecvBuf<'a, '_>>, op: &Op, root: i32, comm: &Comm) -> Result<Request> {
+pub fn ireduce<'a>(
+    scope: &impl BufScope<'a>,
+    send: Option<SendBuf<'a, '_>>,
+    recv: Option<RecvBuf<'a, '_>>,
+    op: &Op,
+    root: i32,
+    comm: &Comm,
+) -> Result<Request> {
     let (count, d) = reduce_args("MPI_Ireduce", &send, &recv, root, comm)?;
-    let rp = recv.as_ref().map_or(std::ptr::NonNull::<u8>::dangling().as_ptr(), |r| r.ptr());
+    let rp = recv
+        .as_ref()
+        .map_or(std::ptr::NonNull::<u8>::dangling().as_ptr(), |r| r.ptr());
     // SAFETY: as in `reduce`, the descriptors valid for 'a, which `scope` keeps from
     // ending before the request completes.
     let r = unsafe { reduce::ireduce(send.map(|s| s.ptr()), rp, count, d, op, root, comm) }?;
@@ -136,23 +245,53 @@ pub fn ireduce<'a>(scope: &impl BufScope<'a>, send: Option<SendBuf<'a, '_>>, rec
 }
 
 /// MPI_Iscan: as [`scan`], the buffers kept by `scope` until the request completes.
-pub fn iscan<'a>(scope: &impl BufScope<'a>, send: Option<SendBuf<'a, '_>>, recv: RecvBuf<'a, '_>, op: &Op, comm: &Comm) -> Result<Request> {
+pub fn iscan<'a>(
+    scope: &impl BufScope<'a>,
+    send: Option<SendBuf<'a, '_>>,
+    recv: RecvBuf<'a, '_>,
+    op: &Op,
+    comm: &Comm,
+) -> Result<Request> {
     if let Some(s) = &send {
         same_layout("MPI_Iscan", s, &recv)?;
     }
     // SAFETY: as in `iallreduce`.
-    let r = unsafe { scan::iscan(send.map(|s| s.ptr()), recv.ptr(), recv.count(), dt(recv.datatype()), op, comm) }?;
+    let r = unsafe {
+        scan::iscan(
+            send.map(|s| s.ptr()),
+            recv.ptr(),
+            recv.count(),
+            dt(recv.datatype()),
+            op,
+            comm,
+        )
+    }?;
     scope.enter(r);
     Ok(r)
 }
 
 /// MPI_Iexscan: as [`exscan`], the buffers kept by `scope` until the request completes.
-pub fn iexscan<'a>(scope: &impl BufScope<'a>, send: Option<SendBuf<'a, '_>>, recv: RecvBuf<'a, '_>, op: &Op, comm: &Comm) -> Result<Request> {
+pub fn iexscan<'a>(
+    scope: &impl BufScope<'a>,
+    send: Option<SendBuf<'a, '_>>,
+    recv: RecvBuf<'a, '_>,
+    op: &Op,
+    comm: &Comm,
+) -> Result<Request> {
     if let Some(s) = &send {
         same_layout("MPI_Iexscan", s, &recv)?;
     }
     // SAFETY: as in `iallreduce`.
-    let r = unsafe { scan::iexscan(send.map(|s| s.ptr()), recv.ptr(), recv.count(), dt(recv.datatype()), op, comm) }?;
+    let r = unsafe {
+        scan::iexscan(
+            send.map(|s| s.ptr()),
+            recv.ptr(),
+            recv.count(),
+            dt(recv.datatype()),
+            op,
+            comm,
+        )
+    }?;
     scope.enter(r);
     Ok(r)
 }

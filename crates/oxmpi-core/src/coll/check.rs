@@ -49,7 +49,11 @@ fn put_str(words: &mut [u64], s: &str) {
 }
 
 fn get_str(words: &[u64]) -> String {
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).take_while(|&b| b != 0).collect();
+    let bytes: Vec<u8> = words
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .take_while(|&b| b != 0)
+        .collect();
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
@@ -83,7 +87,11 @@ impl Record {
             args.push(format!("op={}", self.op));
         }
         if let Some(p) = u16::try_from(self.prim).ok().and_then(Primitive::from_code) {
-            args.push(format!("count={} {}", self.bytes / p.size().max(1) as u64, p.name()));
+            args.push(format!(
+                "count={} {}",
+                self.bytes / p.size().max(1) as u64,
+                p.name()
+            ));
         }
         format!("{}({})", self.name, args.join(", "))
     }
@@ -91,24 +99,61 @@ impl Record {
 
 /// Calls whose count and datatype signature must be the same on every rank.
 fn same_signature_everywhere(name: &str) -> bool {
-    matches!(name, "MPI_Bcast" | "MPI_Reduce" | "MPI_Allreduce" | "MPI_Scan" | "MPI_Exscan" | "MPI_Reduce_scatter_block")
+    matches!(
+        name,
+        "MPI_Bcast"
+            | "MPI_Reduce"
+            | "MPI_Allreduce"
+            | "MPI_Scan"
+            | "MPI_Exscan"
+            | "MPI_Reduce_scatter_block"
+    )
 }
 
 /// Exchanges the records of this call and, when `check`, compares them.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn verify(name: &str, comm: &Comm, comm_name: &str, seq: u32, root: Option<i32>, count: usize, dt: Option<&Datatype>, op: Option<&Op>, check: bool) -> Result<()> {
+pub(crate) fn verify(
+    name: &str,
+    comm: &Comm,
+    comm_name: &str,
+    seq: u32,
+    root: Option<i32>,
+    count: usize,
+    dt: Option<&Datatype>,
+    op: Option<&Op>,
+    check: bool,
+) -> Result<()> {
     let (prim, bytes) = match dt.and_then(|d| d.single_primitive().map(|p| (p, d.size()))) {
-        Some((p, size)) if same_signature_everywhere(name) => (u64::from(p.code()), (size as u64).saturating_mul(count as u64)),
+        Some((p, size)) if same_signature_everywhere(name) => (
+            u64::from(p.code()),
+            (size as u64).saturating_mul(count as u64),
+        ),
         _ => (0, 0),
     };
-    let mine = Record { name: name.to_string(), op: op.map(|o| o.name()).unwrap_or_default(), root: root.map_or(-1, i64::from), prim, bytes };
+    let mine = Record {
+        name: name.to_string(),
+        op: op.map(|o| o.name()).unwrap_or_default(),
+        root: root.map_or(-1, i64::from),
+        prim,
+        bytes,
+    };
     let n = comm.size() as usize;
     let sendbuf = mine.encode();
     let mut all = vec![0u64; WORDS * n];
     let byte = Datatype::predefined(Primitive::Byte);
     // SAFETY: `sendbuf` holds WORDS*8 readable bytes and `all` WORDS*8 writable
     // bytes per rank of `comm`; both live until the blocking call returns.
-    unsafe { super::allgather::allgather(Some(sendbuf.as_ptr() as *const u8), WORDS * 8, &byte, all.as_mut_ptr() as *mut u8, WORDS * 8, &byte, comm)? };
+    unsafe {
+        super::allgather::allgather(
+            Some(sendbuf.as_ptr() as *const u8),
+            WORDS * 8,
+            &byte,
+            all.as_mut_ptr() as *mut u8,
+            WORDS * 8,
+            &byte,
+            comm,
+        )?
+    };
     if !check {
         return Ok(());
     }
@@ -136,7 +181,12 @@ pub(crate) fn verify(name: &str, comm: &Comm, comm_name: &str, seq: u32, root: O
         .iter()
         .map(|(g, rs)| {
             let list: Vec<String> = rs.iter().map(|r| r.to_string()).collect();
-            format!("{} {} {}", if rs.len() == 1 { "rank" } else { "ranks" }, list.join(","), g.show())
+            format!(
+                "{} {} {}",
+                if rs.len() == 1 { "rank" } else { "ranks" },
+                list.join(","),
+                g.show()
+            )
         })
         .collect();
     Err(MpiError::new(

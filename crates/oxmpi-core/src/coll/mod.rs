@@ -17,17 +17,17 @@ pub mod barrier;
 pub(crate) mod check;
 // Operations added by their own modules (keep one line each):
 // COLL-MODULES-BEGIN
+pub mod allgather;
+pub mod allreduce;
+pub mod alltoall;
 pub mod bcast;
 pub mod gather;
-pub mod scatter;
-pub mod allgather;
-pub mod alltoall;
-pub mod reduce;
-pub mod allreduce;
-pub mod reduce_scatter;
-pub mod scan;
 pub mod inter;
 pub mod neighbor;
+pub mod reduce;
+pub mod reduce_scatter;
+pub mod scan;
+pub mod scatter;
 pub mod shm;
 // COLL-MODULES-END
 
@@ -122,13 +122,23 @@ pub(crate) fn algorithm_choices(op: &str) -> Vec<&'static str> {
 
 /// `OXMPI_<OP>_ALGORITHM` as the environment sets it (`None`: unset or "auto").
 pub(crate) fn env_algorithm(op: &str) -> Option<String> {
-    std::env::var(format!("OXMPI_{}_ALGORITHM", op.to_ascii_uppercase())).ok().filter(|v| !v.is_empty() && v != "auto")
+    std::env::var(format!("OXMPI_{}_ALGORITHM", op.to_ascii_uppercase()))
+        .ok()
+        .filter(|v| !v.is_empty() && v != "auto")
 }
 
 /// Checks a root argument of a rooted collective on an intracommunicator.
 pub fn check_root(call: &str, comm: &Comm, root: i32) -> Result<()> {
     if root < 0 || root >= comm.size() {
-        return Err(MpiError::arg(ErrorClass::Root, call, "root", format!("{root} is not a rank of this communicator (0..{})", comm.size())));
+        return Err(MpiError::arg(
+            ErrorClass::Root,
+            call,
+            "root",
+            format!(
+                "{root} is not a rank of this communicator (0..{})",
+                comm.size()
+            ),
+        ));
     }
     Ok(())
 }
@@ -136,7 +146,10 @@ pub fn check_root(call: &str, comm: &Comm, root: i32) -> Result<()> {
 /// Rejects intercommunicators where only intracommunicator algorithms exist yet.
 pub fn require_intra(call: &str, comm: &Comm) -> Result<()> {
     if comm.is_inter() {
-        return Err(MpiError::unsupported(call, "this collective on an intercommunicator"));
+        return Err(MpiError::unsupported(
+            call,
+            "this collective on an intercommunicator",
+        ));
     }
     Ok(())
 }

@@ -58,18 +58,34 @@ pub struct Slice {
 impl Slice {
     /// A sub-range: `len` bytes starting `at` bytes into this slice.
     pub fn sub(self, at: usize, len: usize) -> Slice {
-        assert!(at + len <= self.len, "sub-slice {at}+{len} outside a slice of {}", self.len);
-        Slice { base: self.base, offset: self.offset + at, len }
+        assert!(
+            at + len <= self.len,
+            "sub-slice {at}+{len} outside a slice of {}",
+            self.len
+        );
+        Slice {
+            base: self.base,
+            offset: self.offset + at,
+            len,
+        }
     }
 
     /// A caller buffer (read-only use).
     pub fn user(ptr: *const u8, len: usize) -> Slice {
-        Slice { base: Base::Addr(ptr as usize), offset: 0, len }
+        Slice {
+            base: Base::Addr(ptr as usize),
+            offset: 0,
+            len,
+        }
     }
 
     /// A caller buffer written by the schedule.
     pub fn user_mut(ptr: *mut u8, len: usize) -> Slice {
-        Slice { base: Base::Addr(ptr as usize), offset: 0, len }
+        Slice {
+            base: Base::Addr(ptr as usize),
+            offset: 0,
+            len,
+        }
     }
 }
 
@@ -85,7 +101,10 @@ impl Memory<'_> {
             Base::Addr(a) => (a + s.offset) as *mut u8,
             Base::Temp(at) => {
                 let start = at + s.offset;
-                assert!(start + s.len <= self.arena.len() * 16, "slice outside the temporary buffers");
+                assert!(
+                    start + s.len <= self.arena.len() * 16,
+                    "slice outside the temporary buffers"
+                );
                 // In bounds (checked above) of a live allocation.
                 self.arena.as_mut_ptr().cast::<u8>().wrapping_add(start)
             }
@@ -97,22 +116,43 @@ impl Memory<'_> {
 pub type LocalFn = Box<dyn FnOnce(&mut Memory<'_>) -> Result<()> + Send>;
 
 pub enum Step {
-    Send { buf: Slice, peer: i32, sub: u8 },
-    Recv { buf: Slice, peer: i32, sub: u8 },
+    Send {
+        buf: Slice,
+        peer: i32,
+        sub: u8,
+    },
+    Recv {
+        buf: Slice,
+        peer: i32,
+        sub: u8,
+    },
     Local(LocalFn),
     /// `dst = src` (same length; may overlap).
-    Copy { src: Slice, dst: Slice },
+    Copy {
+        src: Slice,
+        dst: Slice,
+    },
     /// `dst = src op dst` over `count` elements of `dt`, both spans starting at
     /// the type's `true_lb` (as `util::span` gives them).
-    Reduce { src: Slice, dst: Slice, count: usize, dt: Datatype, op: Op },
+    Reduce {
+        src: Slice,
+        dst: Slice,
+        count: usize,
+        dt: Datatype,
+        op: Op,
+    },
     Fence,
 }
 
 impl std::fmt::Debug for Step {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Step::Send { buf, peer, sub } => write!(f, "Send({} bytes to {peer}, sub-tag {sub})", buf.len),
-            Step::Recv { buf, peer, sub } => write!(f, "Recv({} bytes from {peer}, sub-tag {sub})", buf.len),
+            Step::Send { buf, peer, sub } => {
+                write!(f, "Send({} bytes to {peer}, sub-tag {sub})", buf.len)
+            }
+            Step::Recv { buf, peer, sub } => {
+                write!(f, "Recv({} bytes from {peer}, sub-tag {sub})", buf.len)
+            }
             Step::Local(_) => f.write_str("Local"),
             Step::Copy { src, .. } => write!(f, "Copy({} bytes)", src.len),
             Step::Reduce { count, .. } => write!(f, "Reduce({count} elements)"),
@@ -141,7 +181,11 @@ fn take_parts() -> Parts {
     POOL.try_with(|p| p.borrow_mut().pop())
         .ok()
         .flatten()
-        .unwrap_or_else(|| Parts { steps: Vec::with_capacity(16), in_flight: Vec::with_capacity(8), arena: Vec::new() })
+        .unwrap_or_else(|| Parts {
+            steps: Vec::with_capacity(16),
+            in_flight: Vec::with_capacity(8),
+            arena: Vec::new(),
+        })
 }
 
 fn give_parts(mut parts: Parts) {
@@ -171,7 +215,11 @@ pub struct Builder {
 
 impl Builder {
     pub fn new(comm: &Comm) -> Builder {
-        Builder { comm: comm.clone(), temp_bytes: 0, parts: take_parts() }
+        Builder {
+            comm: comm.clone(),
+            temp_bytes: 0,
+            parts: take_parts(),
+        }
     }
 
     pub fn comm(&self) -> &Comm {
@@ -193,7 +241,11 @@ impl Builder {
         // 16-byte aligned, as a buffer of its own would be.
         let at = self.temp_bytes.next_multiple_of(16);
         self.temp_bytes = at + len;
-        Slice { base: Base::Temp(at), offset: 0, len }
+        Slice {
+            base: Base::Temp(at),
+            offset: 0,
+            len,
+        }
     }
 
     fn push(&mut self, step: Step) {
@@ -247,7 +299,13 @@ impl Builder {
         if count == 0 {
             return;
         }
-        self.push(Step::Reduce { src, dst, count, dt: dt.clone(), op: op.clone() });
+        self.push(Step::Reduce {
+            src,
+            dst,
+            count,
+            dt: dt.clone(),
+            op: op.clone(),
+        });
     }
 
     /// The schedule, with its arena of temporaries allocated; an allocation
@@ -266,7 +324,12 @@ impl Builder {
             parts.arena.clear();
             parts.arena.resize(words, 0);
         }
-        Ok(Schedule { comm: self.comm, parts: Some(parts), pc: 0, tag: 0 })
+        Ok(Schedule {
+            comm: self.comm,
+            parts: Some(parts),
+            pc: 0,
+            tag: 0,
+        })
     }
 }
 
@@ -281,8 +344,15 @@ pub struct Schedule {
 
 impl std::fmt::Debug for Schedule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (steps, in_flight) = self.parts.as_ref().map_or((0, 0), |p| (p.steps.len(), p.in_flight.len()));
-        write!(f, "Schedule(step {} of {steps}, {in_flight} in flight, tag {})", self.pc, self.tag)
+        let (steps, in_flight) = self
+            .parts
+            .as_ref()
+            .map_or((0, 0), |p| (p.steps.len(), p.in_flight.len()));
+        write!(
+            f,
+            "Schedule(step {} of {steps}, {in_flight} in flight, tag {})",
+            self.pc, self.tag
+        )
     }
 }
 
@@ -346,7 +416,11 @@ impl Schedule {
     /// Runs as far as possible; `Ok(true)` once every step has completed.
     pub(crate) fn advance(&mut self, st: &mut State) -> Result<bool> {
         let parts = self.parts.as_mut().expect("schedule without its parts");
-        let Parts { steps, in_flight, arena } = parts;
+        let Parts {
+            steps,
+            in_flight,
+            arena,
+        } = parts;
         loop {
             if self.pc == steps.len() {
                 Self::reap(in_flight, st)?;
@@ -365,14 +439,23 @@ impl Schedule {
             // A fence left in the slot: harmless if the step were ever reached again.
             let step = std::mem::replace(&mut steps[self.pc], Step::Fence);
             self.pc += 1;
-            let mut m = Memory { arena: arena.as_mut_slice() };
+            let mut m = Memory {
+                arena: arena.as_mut_slice(),
+            };
             match step {
                 Step::Send { buf, peer, sub } => {
                     let world = peer_world(&self.comm, peer, "send")?;
                     non_null(m.addr(buf), buf.len)?;
                     let tag = self.tag | ((sub as i32) << SEQ_BITS);
-                    let env = Envelope { context: self.comm.coll_context(), source: self.comm.wire_rank(self.comm.rank()), tag };
-                    let raw = RawBuf { addr: m.addr(buf) as usize, len: buf.len };
+                    let env = Envelope {
+                        context: self.comm.coll_context(),
+                        source: self.comm.wire_rank(self.comm.rank()),
+                        tag,
+                    };
+                    let raw = RawBuf {
+                        addr: m.addr(buf) as usize,
+                        len: buf.len,
+                    };
                     let r = st.start_send(world, env, raw, SendMode::Standard)?;
                     in_flight.push(r);
                 }
@@ -380,8 +463,15 @@ impl Schedule {
                     peer_world(&self.comm, peer, "receive")?;
                     non_null(m.addr(buf), buf.len)?;
                     let tag = self.tag | ((sub as i32) << SEQ_BITS);
-                    let pat = Pattern { context: self.comm.coll_context(), source: self.comm.wire_rank(peer), tag };
-                    let raw = RawBuf { addr: m.addr(buf) as usize, len: buf.len };
+                    let pat = Pattern {
+                        context: self.comm.coll_context(),
+                        source: self.comm.wire_rank(peer),
+                        tag,
+                    };
+                    let raw = RawBuf {
+                        addr: m.addr(buf) as usize,
+                        len: buf.len,
+                    };
                     let r = st.post_recv(raw, pat);
                     in_flight.push(r);
                 }
@@ -394,7 +484,13 @@ impl Schedule {
                     // collective's contract, temporaries by construction); `copy` allows overlap.
                     unsafe { std::ptr::copy(s, d, src.len) };
                 }
-                Step::Reduce { src, dst, count, dt, op } => {
+                Step::Reduce {
+                    src,
+                    dst,
+                    count,
+                    dt,
+                    op,
+                } => {
                     non_null(m.addr(src), src.len)?;
                     non_null(m.addr(dst), dst.len)?;
                     let lb = dt.true_lb();
@@ -414,13 +510,23 @@ impl Schedule {
 /// with a count, perhaps plus an offset): MPI_ERR_BUFFER, never a dereference.
 fn non_null(p: *const u8, len: usize) -> Result<()> {
     if len > 0 && (p as usize) < 4096 {
-        return Err(MpiError::new(ErrorClass::Buffer, format!("collective: a buffer is NULL but {len} bytes go through it")));
+        return Err(MpiError::new(
+            ErrorClass::Buffer,
+            format!("collective: a buffer is NULL but {len} bytes go through it"),
+        ));
     }
     Ok(())
 }
 
 fn peer_world(comm: &Comm, peer: i32, what: &str) -> Result<u32> {
-    comm.peer_group().get(peer as usize).copied().filter(|_| peer >= 0).ok_or_else(|| {
-        MpiError::new(ErrorClass::Intern, format!("collective schedule: {what} with rank {peer} outside the communicator"))
-    })
+    comm.peer_group()
+        .get(peer as usize)
+        .copied()
+        .filter(|_| peer >= 0)
+        .ok_or_else(|| {
+            MpiError::new(
+                ErrorClass::Intern,
+                format!("collective schedule: {what} with rank {peer} outside the communicator"),
+            )
+        })
 }

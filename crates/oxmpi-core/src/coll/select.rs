@@ -37,7 +37,13 @@ pub(crate) struct Shape {
 impl Shape {
     /// A call on `ranks` ranks moving `bytes` (no op, one host).
     pub(crate) fn new(ranks: i32, bytes: usize) -> Shape {
-        Shape { ranks, bytes, count: bytes, commutative: true, hosts: 1 }
+        Shape {
+            ranks,
+            bytes,
+            count: bytes,
+            commutative: true,
+            hosts: 1,
+        }
     }
 }
 
@@ -94,7 +100,10 @@ impl Table {
     pub(crate) fn resolve(&'static self, forced: &str, shape: &Shape) -> &'static str {
         match self.get(forced) {
             Some(a) if (a.runs)(shape) => a.name,
-            Some(Algorithm { instead: Some(other), .. }) => self.resolve(other, shape),
+            Some(Algorithm {
+                instead: Some(other),
+                ..
+            }) => self.resolve(other, shape),
             _ => (self.default)(shape),
         }
     }
@@ -108,7 +117,10 @@ impl Table {
             return Err(format!("{}: no algorithms", self.op));
         }
         for (i, a) in self.algorithms.iter().enumerate() {
-            if a.name.is_empty() || a.name == "auto" || !a.name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') {
+            if a.name.is_empty()
+                || a.name == "auto"
+                || !a.name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+            {
                 return Err(format!("{}: bad algorithm name {:?}", self.op, a.name));
             }
             if self.algorithms[..i].iter().any(|b| b.name == a.name) {
@@ -117,9 +129,17 @@ impl Table {
             let mut seen = vec![a.name];
             let mut at = a;
             while let Some(next) = at.instead {
-                at = self.get(next).ok_or_else(|| format!("{}: {} falls back to {next}, not in the table", self.op, a.name))?;
+                at = self.get(next).ok_or_else(|| {
+                    format!(
+                        "{}: {} falls back to {next}, not in the table",
+                        self.op, a.name
+                    )
+                })?;
                 if seen.contains(&at.name) {
-                    return Err(format!("{}: the fallbacks of {} go round in a circle", self.op, a.name));
+                    return Err(format!(
+                        "{}: the fallbacks of {} go round in a circle",
+                        self.op, a.name
+                    ));
                 }
                 seen.push(at.name);
             }
@@ -188,8 +208,11 @@ pub(crate) fn op_index(op: &str) -> Option<usize> {
 /// [`op_index`].
 fn env_value(op: &str, i: Option<usize>) -> Option<&'static str> {
     use std::sync::OnceLock;
-    static CACHE: [OnceLock<Option<String>>; FORCEABLE.len()] = [const { OnceLock::new() }; FORCEABLE.len()];
-    CACHE[i?].get_or_init(|| std::env::var(var(op)).ok()).as_deref()
+    static CACHE: [OnceLock<Option<String>>; FORCEABLE.len()] =
+        [const { OnceLock::new() }; FORCEABLE.len()];
+    CACHE[i?]
+        .get_or_init(|| std::env::var(var(op)).ok())
+        .as_deref()
 }
 
 // ----- calls per algorithm (MPI_T's performance variables) -------------------------
@@ -200,7 +223,8 @@ pub(crate) const MAX_ALGORITHMS: usize = 8;
 /// Calls that ran each algorithm, since the process started: row = the
 /// collective's [`op_index`], column = the algorithm's position in its table.
 /// Relaxed increments: one per collective call, read by MPI_T.
-static CALLS: [[AtomicU64; MAX_ALGORITHMS]; FORCEABLE.len()] = [const { [const { AtomicU64::new(0) }; MAX_ALGORITHMS] }; FORCEABLE.len()];
+static CALLS: [[AtomicU64; MAX_ALGORITHMS]; FORCEABLE.len()] =
+    [const { [const { AtomicU64::new(0) }; MAX_ALGORITHMS] }; FORCEABLE.len()];
 
 /// Counts one call of the collective at `i` ([`op_index`]) that ran
 /// `algorithm` of `table`.
@@ -225,7 +249,10 @@ pub(crate) fn ran(op: &str, algorithm: &str) {
 /// Calls of collective `op_index` that ran the `algorithm`-th algorithm of its
 /// table (0 for indices out of range).
 pub(crate) fn calls(op_index: usize, algorithm: usize) -> u64 {
-    CALLS.get(op_index).and_then(|row| row.get(algorithm)).map_or(0, |c| c.load(Ordering::Relaxed))
+    CALLS
+        .get(op_index)
+        .and_then(|row| row.get(algorithm))
+        .map_or(0, |c| c.load(Ordering::Relaxed))
 }
 
 /// Checks `value` of `OXMPI_<OP>_ALGORITHM` against `op`'s table: `None` for
@@ -233,22 +260,44 @@ pub(crate) fn calls(op_index: usize, algorithm: usize) -> u64 {
 /// error naming the variable, the value and the valid names.
 pub(crate) fn check_value(op: &str, value: Option<&str>) -> Result<Option<&'static str>> {
     let Some(t) = table(op) else {
-        return Err(MpiError::new(ErrorClass::Arg, format!("{} names no collective with algorithms; those are {}", var(op), FORCEABLE.join(", "))));
+        return Err(MpiError::new(
+            ErrorClass::Arg,
+            format!(
+                "{} names no collective with algorithms; those are {}",
+                var(op),
+                FORCEABLE.join(", ")
+            ),
+        ));
     };
     match value {
         None | Some("" | "auto") => Ok(None),
         Some(v) => match t.get(v) {
             Some(a) => Ok(Some(a.name)),
             None => {
-                let names: Vec<String> = t.algorithms.iter().map(|a| format!("{} ({})", a.name, a.applies)).collect();
-                let elsewhere: Vec<&str> = FORCEABLE.iter().copied().filter(|&o| table(o).is_some_and(|o| o.get(v).is_some())).collect();
+                let names: Vec<String> = t
+                    .algorithms
+                    .iter()
+                    .map(|a| format!("{} ({})", a.name, a.applies))
+                    .collect();
+                let elsewhere: Vec<&str> = FORCEABLE
+                    .iter()
+                    .copied()
+                    .filter(|&o| table(o).is_some_and(|o| o.get(v).is_some()))
+                    .collect();
                 let note = match elsewhere.is_empty() {
-                    false => format!(" ({v} is an algorithm of {}, not applicable to {op})", elsewhere.join(", ")),
+                    false => format!(
+                        " ({v} is an algorithm of {}, not applicable to {op})",
+                        elsewhere.join(", ")
+                    ),
                     true => String::new(),
                 };
                 Err(MpiError::new(
                     ErrorClass::Arg,
-                    format!("{}={v:?} names no {op} algorithm{note}; choose one of {}, or auto", var(op), names.join(", ")),
+                    format!(
+                        "{}={v:?} names no {op} algorithm{note}; choose one of {}, or auto",
+                        var(op),
+                        names.join(", ")
+                    ),
                 ))
             }
         },
@@ -281,11 +330,20 @@ pub(crate) fn choose(op: &str, table: &'static Table, shape: &Shape) -> Result<&
 
 /// [`choose`] for a schedule oxmpi runs for itself (the agreements of
 /// communicator creation), not counted as the program's call.
-pub(crate) fn choose_uncounted(op: &str, table: &'static Table, shape: &Shape) -> Result<&'static str> {
+pub(crate) fn choose_uncounted(
+    op: &str,
+    table: &'static Table,
+    shape: &Shape,
+) -> Result<&'static str> {
     choose_at(op, op_index(op), table, shape)
 }
 
-fn choose_at(op: &str, i: Option<usize>, table: &'static Table, shape: &Shape) -> Result<&'static str> {
+fn choose_at(
+    op: &str,
+    i: Option<usize>,
+    table: &'static Table,
+    shape: &Shape,
+) -> Result<&'static str> {
     Ok(match forced_at(op, i)? {
         Some(name) => table.resolve(name, shape),
         None => (table.default)(shape),
@@ -299,12 +357,20 @@ pub(crate) fn check_environment() -> Result<()> {
     #[cfg(debug_assertions)]
     for op in FORCEABLE {
         if let Some(Err(e)) = table(op).map(Table::validate) {
-            return Err(MpiError::new(ErrorClass::Intern, format!("collective algorithm table: {e}")));
+            return Err(MpiError::new(
+                ErrorClass::Intern,
+                format!("collective algorithm table: {e}"),
+            ));
         }
     }
     for (key, _) in std::env::vars_os() {
         let Some(key) = key.to_str() else { continue };
-        let Some(op) = key.strip_prefix("OXMPI_").and_then(|k| k.strip_suffix("_ALGORITHM")) else { continue };
+        let Some(op) = key
+            .strip_prefix("OXMPI_")
+            .and_then(|k| k.strip_suffix("_ALGORITHM"))
+        else {
+            continue;
+        };
         let op = op.to_ascii_lowercase();
         if !FORCEABLE.contains(&op.as_str()) {
             return Err(MpiError::new(
@@ -330,11 +396,32 @@ mod tests {
     fn shapes() -> Vec<Shape> {
         let mut v = Vec::new();
         for ranks in [1, 2, 3, 4, 5, 7, 8, 9, 16, 33, 64] {
-            for bytes in [0, 1, 8, 255, 256, 2048, 2049, 12 * 1024, 32 * 1024, 64 * 1024, 80 * 1024, 512 * 1024, 1 << 20, 16 << 20] {
+            for bytes in [
+                0,
+                1,
+                8,
+                255,
+                256,
+                2048,
+                2049,
+                12 * 1024,
+                32 * 1024,
+                64 * 1024,
+                80 * 1024,
+                512 * 1024,
+                1 << 20,
+                16 << 20,
+            ] {
                 for commutative in [true, false] {
                     for hosts in [1, 2] {
                         for count in [1, bytes / 8, bytes] {
-                            v.push(Shape { ranks, bytes, count, commutative, hosts });
+                            v.push(Shape {
+                                ranks,
+                                bytes,
+                                count,
+                                commutative,
+                                hosts,
+                            });
                         }
                     }
                 }
@@ -358,12 +445,19 @@ mod tests {
             let t = table(op).unwrap();
             for s in shapes() {
                 let d = (t.default)(&s);
-                let a = t.get(d).unwrap_or_else(|| panic!("{op}: default {d} is not in the table"));
+                let a = t
+                    .get(d)
+                    .unwrap_or_else(|| panic!("{op}: default {d} is not in the table"));
                 assert!((a.runs)(&s), "{op}: default {d} cannot run {s:?}");
                 for forced in t.names() {
                     let r = t.resolve(forced, &s);
-                    let a = t.get(r).unwrap_or_else(|| panic!("{op}: {forced} resolves to {r}, not in the table"));
-                    assert!((a.runs)(&s), "{op}: {forced} forced resolves to {r}, which cannot run {s:?}");
+                    let a = t.get(r).unwrap_or_else(|| {
+                        panic!("{op}: {forced} resolves to {r}, not in the table")
+                    });
+                    assert!(
+                        (a.runs)(&s),
+                        "{op}: {forced} forced resolves to {r}, which cannot run {s:?}"
+                    );
                     if (t.get(forced).unwrap().runs)(&s) {
                         assert_eq!(r, forced, "{op}: {forced} can run {s:?} but was replaced");
                     }
@@ -382,19 +476,46 @@ mod tests {
         assert_eq!((ag.default)(&Shape::new(8, 1024)), "recursive_doubling");
         assert_eq!((ag.default)(&Shape::new(7, 1024)), "bruck");
         assert_eq!((ag.default)(&Shape::new(7, 1 << 20)), "ring");
-        assert_eq!(ag.resolve("recursive_doubling", &Shape::new(6, 1024)), "bruck");
+        assert_eq!(
+            ag.resolve("recursive_doubling", &Shape::new(6, 1024)),
+            "bruck"
+        );
         let a2a = &crate::coll::alltoall::TABLE;
         assert_eq!((a2a.default)(&Shape::new(8, 100)), "bruck");
         assert_eq!((a2a.default)(&Shape::new(8, 1000)), "linear");
         assert_eq!((a2a.default)(&Shape::new(4, 100)), "pairwise");
-        let noncomm = Shape { commutative: false, ..Shape::new(4, 1 << 20) };
-        assert_eq!(crate::coll::reduce::TABLE.resolve("binomial", &noncomm), "in_order");
-        assert_eq!(crate::coll::allreduce::TABLE.resolve("ring", &noncomm), "recursive_doubling");
-        assert_eq!(crate::coll::reduce_scatter::TABLE.resolve("pairwise", &noncomm), "reduce_scatterv");
-        let two_hosts = Shape { hosts: 2, ..Shape::new(8, 4096) };
-        assert_eq!((crate::coll::allreduce::TABLE.default)(&two_hosts), "hierarchical");
-        assert_eq!((crate::coll::scan::TABLE.default)(&Shape::new(2, 8)), "linear");
-        assert_eq!((crate::coll::scan::TABLE.default)(&Shape::new(3, 8)), "recursive_doubling");
+        let noncomm = Shape {
+            commutative: false,
+            ..Shape::new(4, 1 << 20)
+        };
+        assert_eq!(
+            crate::coll::reduce::TABLE.resolve("binomial", &noncomm),
+            "in_order"
+        );
+        assert_eq!(
+            crate::coll::allreduce::TABLE.resolve("ring", &noncomm),
+            "recursive_doubling"
+        );
+        assert_eq!(
+            crate::coll::reduce_scatter::TABLE.resolve("pairwise", &noncomm),
+            "reduce_scatterv"
+        );
+        let two_hosts = Shape {
+            hosts: 2,
+            ..Shape::new(8, 4096)
+        };
+        assert_eq!(
+            (crate::coll::allreduce::TABLE.default)(&two_hosts),
+            "hierarchical"
+        );
+        assert_eq!(
+            (crate::coll::scan::TABLE.default)(&Shape::new(2, 8)),
+            "linear"
+        );
+        assert_eq!(
+            (crate::coll::scan::TABLE.default)(&Shape::new(3, 8)),
+            "recursive_doubling"
+        );
         // shm never runs in a schedule: the default choice does.
         assert_eq!(b.resolve("shm", &Shape::new(16, 1 << 20)), "scatter_ring");
     }
@@ -407,20 +528,48 @@ mod tests {
         assert_eq!(check_value("bcast", Some("chain")).unwrap(), Some("chain"));
         let e = check_value("bcast", Some("nosuch")).unwrap_err();
         assert_eq!(e.class, ErrorClass::Arg);
-        assert!(e.message.contains("OXMPI_BCAST_ALGORITHM=\"nosuch\" names no bcast algorithm"), "{}", e.message);
-        assert!(e.message.contains("choose one of binomial (any size), scatter_ring ("), "{}", e.message);
-        assert!(e.message.contains("shm (blocking bcast within one host), or auto"), "{}", e.message);
+        assert!(
+            e.message
+                .contains("OXMPI_BCAST_ALGORITHM=\"nosuch\" names no bcast algorithm"),
+            "{}",
+            e.message
+        );
+        assert!(
+            e.message
+                .contains("choose one of binomial (any size), scatter_ring ("),
+            "{}",
+            e.message
+        );
+        assert!(
+            e.message
+                .contains("shm (blocking bcast within one host), or auto"),
+            "{}",
+            e.message
+        );
         let e = check_value("gatherv", Some("binomial")).unwrap_err();
         assert!(e.message.contains("binomial is an algorithm of bcast, gather, scatter, reduce, not applicable to gatherv"), "{}", e.message);
-        assert!(e.message.contains("choose one of linear (any counts), or auto"), "{}", e.message);
+        assert!(
+            e.message
+                .contains("choose one of linear (any counts), or auto"),
+            "{}",
+            e.message
+        );
         let e = check_value("allreduc", Some("ring")).unwrap_err();
-        assert!(e.message.contains("OXMPI_ALLREDUC_ALGORITHM names no collective"), "{}", e.message);
+        assert!(
+            e.message
+                .contains("OXMPI_ALLREDUC_ALGORITHM names no collective"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
     fn every_table_fits_the_call_counters() {
         for op in FORCEABLE {
-            assert!(table(op).unwrap().algorithms.len() <= MAX_ALGORITHMS, "{op}: more algorithms than MAX_ALGORITHMS");
+            assert!(
+                table(op).unwrap().algorithms.len() <= MAX_ALGORITHMS,
+                "{op}: more algorithms than MAX_ALGORITHMS"
+            );
         }
     }
 
@@ -428,7 +577,11 @@ mod tests {
     fn calls_are_counted_per_algorithm() {
         let i = op_index("reduce_scatter_block").unwrap();
         let t = table("reduce_scatter_block").unwrap();
-        let k = t.algorithms.iter().position(|a| a.name == "pairwise").unwrap();
+        let k = t
+            .algorithms
+            .iter()
+            .position(|a| a.name == "pairwise")
+            .unwrap();
         let before: Vec<u64> = (0..t.algorithms.len()).map(|a| calls(i, a)).collect();
         ran("reduce_scatter_block", "pairwise");
         ran("reduce_scatter_block", "no_such_algorithm");

@@ -34,7 +34,10 @@ pub fn elem_ptr_mut(buf: *mut u8, index: isize, dt: &Datatype) -> *mut u8 {
 /// MPI_ERR_BUFFER instead of a dereference.
 fn user_mem(base: usize, dt: &Datatype) -> Result<()> {
     if (base as isize).wrapping_add(dt.true_lb()) < 4096 {
-        return Err(MpiError::new(ErrorClass::Buffer, "collective: a buffer is NULL but data go through it".to_string()));
+        return Err(MpiError::new(
+            ErrorClass::Buffer,
+            "collective: a buffer is NULL but data go through it".to_string(),
+        ));
     }
     Ok(())
 }
@@ -191,7 +194,12 @@ pub fn reduce_step(b: &mut Builder, src: Slice, dst: Slice, count: usize, dt: &D
 /// Rejects an uncommitted datatype, naming the call and argument.
 pub fn check_type(call: &str, arg: &str, dt: &Datatype) -> Result<()> {
     if !dt.is_committed() {
-        return Err(MpiError::arg(ErrorClass::Type, call, arg, "datatype is not committed"));
+        return Err(MpiError::arg(
+            ErrorClass::Type,
+            call,
+            arg,
+            "datatype is not committed",
+        ));
     }
     Ok(())
 }
@@ -200,6 +208,14 @@ pub fn check_type(call: &str, arg: &str, dt: &Datatype) -> Result<()> {
 pub fn check_count(call: &str, arg: &str, count: usize, dt: &Datatype) -> Result<()> {
     match count.checked_mul(dt.size()) {
         Some(n) if n <= isize::MAX as usize => Ok(()),
-        _ => Err(MpiError::arg(ErrorClass::Count, call, arg, format!("{count} elements of {} bytes overflow the address space", dt.size()))),
+        _ => Err(MpiError::arg(
+            ErrorClass::Count,
+            call,
+            arg,
+            format!(
+                "{count} elements of {} bytes overflow the address space",
+                dt.size()
+            ),
+        )),
     }
 }

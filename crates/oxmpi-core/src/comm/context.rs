@@ -128,8 +128,17 @@ struct Rounds {
 impl Rounds {
     fn new(call: &'static str, seed: u64, member: bool, blocking: bool) -> Rounds {
         INFLIGHT.fetch_add(1, Ordering::SeqCst);
-        let single = crate::runtime::engine().is_ok_and(|e| e.thread_level() < crate::runtime::ThreadLevel::Multiple);
-        Rounds { call, seed, member, round: 0, empty_rounds: 0, candidate: None, may_be_quiet: blocking && single }
+        let single = crate::runtime::engine()
+            .is_ok_and(|e| e.thread_level() < crate::runtime::ThreadLevel::Multiple);
+        Rounds {
+            call,
+            seed,
+            member,
+            round: 0,
+            empty_rounds: 0,
+            candidate: None,
+            may_be_quiet: blocking && single,
+        }
     }
 
     fn drop_hold(&mut self) {
@@ -162,7 +171,11 @@ impl Rounds {
         let set: Vec<usize> = mask
             .iter()
             .enumerate()
-            .flat_map(|(i, &w)| (0..64).filter(move |k| w >> k & 1 == 1).map(move |k| i * 64 + k))
+            .flat_map(|(i, &w)| {
+                (0..64)
+                    .filter(move |k| w >> k & 1 == 1)
+                    .map(move |k| i * 64 + k)
+            })
             .take(64)
             .collect();
         if set.is_empty() {
@@ -240,7 +253,8 @@ fn mix(seed: u64, round: u32) -> u64 {
 }
 
 fn seed(context: u32, tag: i32) -> u64 {
-    (context as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (tag as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f)
+    (context as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        ^ (tag as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f)
 }
 
 /// Agrees on a context id with the same rounds as the agreement task, where
@@ -251,7 +265,12 @@ fn seed(context: u32, tag: i32) -> u64 {
 /// splits): their ids must be held and confirmed like every other agreement's,
 /// or an agreement in flight on this rank (an idup's, another thread's) could
 /// pick the same id.
-pub fn agree_with(call: &'static str, member: bool, seed_words: (u32, i32), mut and: impl FnMut(&mut [u64]) -> Result<()>) -> Result<u32> {
+pub fn agree_with(
+    call: &'static str,
+    member: bool,
+    seed_words: (u32, i32),
+    mut and: impl FnMut(&mut [u64]) -> Result<()>,
+) -> Result<u32> {
     let mut rounds = Rounds::new(call, seed(seed_words.0, seed_words.1), member, true);
     let mut buf = vec![0u64; WORDS + 1];
     loop {
@@ -276,7 +295,11 @@ struct Agreement {
 
 impl std::fmt::Debug for Agreement {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "context agreement for {} (round {}, candidate {:?}, tag {:#x})", self.rounds.call, self.rounds.round, self.rounds.candidate, self.tag)
+        write!(
+            f,
+            "context agreement for {} (round {}, candidate {:?}, tag {:#x})",
+            self.rounds.call, self.rounds.round, self.rounds.candidate, self.tag
+        )
     }
 }
 
@@ -287,7 +310,17 @@ impl Agreement {
         let band = Op::predefined(PredefinedOp::Band);
         // The schedule that points into `buf` is owned by this task and dropped before it (see `Drop`).
         // SAFETY: `buf` is a heap allocation of WORDS + 1 u64s, owned by this task and never reallocated.
-        let b = unsafe { crate::coll::allreduce::build_schedule(self.rounds.call, None, self.buf.as_mut_ptr() as *mut u8, WORDS + 1, &u64t, &band, &self.comm)? };
+        let b = unsafe {
+            crate::coll::allreduce::build_schedule(
+                self.rounds.call,
+                None,
+                self.buf.as_mut_ptr() as *mut u8,
+                WORDS + 1,
+                &u64t,
+                &band,
+                &self.comm,
+            )?
+        };
         let mut s = b.build()?;
         s.set_tag(self.tag);
         self.sched = Some(s);
@@ -337,15 +370,30 @@ impl Drop for Agreement {
 /// call MPI) with the id once agreed, after members claimed it. The agreement
 /// is one collective on `parent`: every rank starts it in the same order
 /// relative to `parent`'s other collectives.
-pub(crate) fn start_agreement(parent: &Comm, call: &'static str, member: bool, on_agreed: OnAgreed) -> Result<Request> {
+pub(crate) fn start_agreement(
+    parent: &Comm,
+    call: &'static str,
+    member: bool,
+    on_agreed: OnAgreed,
+) -> Result<Request> {
     start_with(parent, call, member, false, on_agreed)
 }
 
 /// [`start_agreement`], saying whether the caller waits for it at once.
-fn start_with(parent: &Comm, call: &'static str, member: bool, blocking: bool, on_agreed: OnAgreed) -> Result<Request> {
+fn start_with(
+    parent: &Comm,
+    call: &'static str,
+    member: bool,
+    blocking: bool,
+    on_agreed: OnAgreed,
+) -> Result<Request> {
     let e = crate::runtime::engine()?;
     let tag = parent.next_coll_tag();
-    Ok(e.with_progress(|st| st.start_task(Box::new(agreement(parent, call, member, tag, blocking, on_agreed)))))
+    Ok(e.with_progress(|st| {
+        st.start_task(Box::new(agreement(
+            parent, call, member, tag, blocking, on_agreed,
+        )))
+    }))
 }
 
 /// [`agree_for`] as a task the caller waits for: for the temporary
@@ -355,7 +403,13 @@ fn start_with(parent: &Comm, call: &'static str, member: bool, blocking: bool, o
 pub fn agree_by_task(parent: &Comm, call: &'static str, member: bool) -> Result<u32> {
     let slot = Arc::new(Mutex::new(None));
     let s2 = slot.clone();
-    let mut r = start_with(parent, call, member, true, Box::new(move |ctx| *s2.lock().unwrap_or_else(|p| p.into_inner()) = Some(ctx)))?;
+    let mut r = start_with(
+        parent,
+        call,
+        member,
+        true,
+        Box::new(move |ctx| *s2.lock().unwrap_or_else(|p| p.into_inner()) = Some(ctx)),
+    )?;
     crate::pt2pt::wait(&mut r).map_err(|mut err| {
         if let Some(rest) = err.message.strip_prefix("MPI_Wait:") {
             err.message = format!("{call}:{rest}");
@@ -366,7 +420,14 @@ pub fn agree_by_task(parent: &Comm, call: &'static str, member: bool) -> Result<
     ctx.ok_or_else(|| MpiError::intern(call, "the context agreement completed without an id"))
 }
 
-fn agreement(parent: &Comm, call: &'static str, member: bool, tag: i32, blocking: bool, on_agreed: OnAgreed) -> Agreement {
+fn agreement(
+    parent: &Comm,
+    call: &'static str,
+    member: bool,
+    tag: i32,
+    blocking: bool,
+    on_agreed: OnAgreed,
+) -> Agreement {
     Agreement {
         comm: parent.clone(),
         tag,
@@ -382,7 +443,12 @@ fn agreement(parent: &Comm, call: &'static str, member: bool, tag: i32, blocking
 /// intracommunicator, agreed over the union of the two groups. The
 /// agreements use `tag` and `tag | 1 << SEQ_BITS` (sub-tags 0 and 1, so
 /// they never meet the next call's tags); `on_agreed` gets both ids.
-pub(crate) fn start_agreement_pair(parent: &Comm, call: &'static str, tag: i32, on_agreed: Box<dyn FnOnce(u32, u32) + Send>) -> Result<Request> {
+pub(crate) fn start_agreement_pair(
+    parent: &Comm,
+    call: &'static str,
+    tag: i32,
+    on_agreed: Box<dyn FnOnce(u32, u32) + Send>,
+) -> Result<Request> {
     let e = crate::runtime::engine()?;
     let first = Arc::new(Mutex::new(None));
     let f2 = first.clone();
@@ -391,7 +457,14 @@ pub(crate) fn start_agreement_pair(parent: &Comm, call: &'static str, tag: i32, 
         call,
         tag,
         first_id: first,
-        current: agreement(parent, call, true, tag, false, Box::new(move |id| *f2.lock().unwrap_or_else(|p| p.into_inner()) = Some(id))),
+        current: agreement(
+            parent,
+            call,
+            true,
+            tag,
+            false,
+            Box::new(move |id| *f2.lock().unwrap_or_else(|p| p.into_inner()) = Some(id)),
+        ),
         second_started: false,
         on_agreed: Some(on_agreed),
     };
@@ -420,16 +493,32 @@ impl Task for Pair {
             if !self.current.advance(st)? {
                 return Ok(false);
             }
-            let first = self.first_id.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let first = self
+                .first_id
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
             if !self.second_started {
-                let a = first.ok_or_else(|| MpiError::intern(self.call, "the first context agreement completed without an id"))?;
+                let a = first.ok_or_else(|| {
+                    MpiError::intern(
+                        self.call,
+                        "the first context agreement completed without an id",
+                    )
+                })?;
                 let cb = self.on_agreed.take();
                 let tag = self.tag | (1 << crate::coll::sched::SEQ_BITS);
-                self.current = agreement(&self.parent, self.call, true, tag, false, Box::new(move |b| {
-                    if let Some(f) = cb {
-                        f(a, b)
-                    }
-                }));
+                self.current = agreement(
+                    &self.parent,
+                    self.call,
+                    true,
+                    tag,
+                    false,
+                    Box::new(move |b| {
+                        if let Some(f) = cb {
+                            f(a, b)
+                        }
+                    }),
+                );
                 self.second_started = true;
                 continue;
             }
@@ -450,10 +539,22 @@ impl Task for Pair {
 pub fn agree_for(parent: &Comm, call: &'static str, member: bool) -> Result<u32> {
     let u64t = Datatype::predefined(Primitive::Uint64);
     let band = Op::predefined(PredefinedOp::Band);
-    let seed = (parent.context(), parent.0.blocking_seq.load(Ordering::Relaxed) as i32 ^ parent.0.tag_base);
+    let seed = (
+        parent.context(),
+        parent.0.blocking_seq.load(Ordering::Relaxed) as i32 ^ parent.0.tag_base,
+    );
     agree_with(call, member, seed, |buf| {
         // SAFETY: `buf` holds ROUND_WORDS u64s, reduced in place, valid for the blocking call.
-        unsafe { crate::coll::allreduce::allreduce(None, buf.as_mut_ptr() as *mut u8, ROUND_WORDS, &u64t, &band, parent) }
+        unsafe {
+            crate::coll::allreduce::allreduce(
+                None,
+                buf.as_mut_ptr() as *mut u8,
+                ROUND_WORDS,
+                &u64t,
+                &band,
+                parent,
+            )
+        }
     })
     .map_err(|mut err| {
         if let Some(rest) = err.message.strip_prefix("MPI_Allreduce:") {
@@ -476,7 +577,10 @@ pub fn first_free_in(mask: &[u64]) -> Option<u32> {
 }
 
 fn first_free(mask: &[u64; WORDS]) -> Option<usize> {
-    mask.iter().enumerate().find(|(_, w)| **w != 0).map(|(i, w)| i * 64 + w.trailing_zeros() as usize)
+    mask.iter()
+        .enumerate()
+        .find(|(_, w)| **w != 0)
+        .map(|(i, w)| i * 64 + w.trailing_zeros() as usize)
 }
 
 fn bit_of(context: u32) -> Option<usize> {
@@ -524,11 +628,20 @@ mod tests {
     /// 64-id set differ within a few rounds.
     #[test]
     fn agreements_that_collided_pick_apart() {
-        let seeds: Vec<u64> = (0..24u32).flat_map(|c| (0..12i32).map(move |t| seed(FIRST_DYNAMIC_CONTEXT + 6 * c, (1 << 30) | t))).collect();
+        let seeds: Vec<u64> = (0..24u32)
+            .flat_map(|c| {
+                (0..12i32).map(move |t| seed(FIRST_DYNAMIC_CONTEXT + 6 * c, (1 << 30) | t))
+            })
+            .collect();
         for (i, &a) in seeds.iter().enumerate() {
             for &b in &seeds[i + 1..] {
-                let same = (1..=6).filter(|&r| mix(a, r) % 64 == mix(b, r) % 64).count();
-                assert!(same < 6, "seeds {a:#x} and {b:#x} pick alike in every round");
+                let same = (1..=6)
+                    .filter(|&r| mix(a, r) % 64 == mix(b, r) % 64)
+                    .count();
+                assert!(
+                    same < 6,
+                    "seeds {a:#x} and {b:#x} pick alike in every round"
+                );
             }
         }
     }

@@ -9,9 +9,9 @@
 use std::sync::Arc;
 
 use super::{context, Comm};
-use crate::request::Request;
 use crate::datatype::{Datatype, Primitive};
 use crate::error::{ErrorClass, MpiError, Result};
+use crate::request::Request;
 
 /// The colour the ranks of a split exchange for "no communicator" (the C
 /// library's `MPI_UNDEFINED`, which the engine takes as `None`): never a colour,
@@ -24,7 +24,10 @@ pub use crate::group::Comparison;
 
 fn require_intra(call: &str, comm: &Comm) -> Result<()> {
     if comm.is_inter() {
-        return Err(MpiError::unsupported(call, "this constructor on an intercommunicator"));
+        return Err(MpiError::unsupported(
+            call,
+            "this constructor on an intercommunicator",
+        ));
     }
     Ok(())
 }
@@ -37,7 +40,14 @@ pub fn dup(comm: &Comm) -> Result<Comm> {
     }
     let attrs = comm.0.attrs.duplicate("MPI_Comm_dup")?;
     let ctx = context::agree_for(comm, "MPI_Comm_dup", true)?;
-    let mut new = Comm::build(ctx, true, comm.rank(), comm.0.group.clone(), None, String::new());
+    let mut new = Comm::build(
+        ctx,
+        true,
+        comm.rank(),
+        comm.0.group.clone(),
+        None,
+        String::new(),
+    );
     if let Some(inner) = Arc::get_mut(&mut new.0) {
         inner.attrs = attrs;
         inner.topo = comm.0.topo.clone();
@@ -95,9 +105,19 @@ pub fn split(comm: &Comm, color: Option<i32>, key: i32) -> Result<Option<Comm>> 
     split_named(comm, color, key, "MPI_Comm_split")
 }
 
-fn split_named(comm: &Comm, color: Option<i32>, key: i32, call: &'static str) -> Result<Option<Comm>> {
+fn split_named(
+    comm: &Comm,
+    color: Option<i32>,
+    key: i32,
+    call: &'static str,
+) -> Result<Option<Comm>> {
     if let Some(c) = color.filter(|&c| c < 0) {
-        return Err(MpiError::arg(ErrorClass::Arg, call, "color", format!("{c} is negative and not MPI_UNDEFINED")));
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            call,
+            "color",
+            format!("{c} is negative and not MPI_UNDEFINED"),
+        ));
     }
     if comm.is_inter() {
         return super::inter::intercomm_split(comm, color, key, call);
@@ -111,17 +131,38 @@ fn split_named(comm: &Comm, color: Option<i32>, key: i32, call: &'static str) ->
     let int = Datatype::predefined(Primitive::Int);
     // SAFETY: `mine` holds 2 ints, `all` 2 per rank; both outlive the blocking call.
     unsafe {
-        crate::coll::allgather::allgather(Some(mine.as_ptr() as *const u8), 2, &int, all.as_mut_ptr() as *mut u8, 2, &int, comm)?;
+        crate::coll::allgather::allgather(
+            Some(mine.as_ptr() as *const u8),
+            2,
+            &int,
+            all.as_mut_ptr() as *mut u8,
+            2,
+            &int,
+            comm,
+        )?;
     }
     let ctx = context::agree_for(comm, call, color.is_some())?;
     let Some(color) = color else {
         return Ok(None);
     };
-    let mut members: Vec<(i32, usize)> = (0..n).filter(|&r| all[2 * r] == color).map(|r| (all[2 * r + 1], r)).collect();
+    let mut members: Vec<(i32, usize)> = (0..n)
+        .filter(|&r| all[2 * r] == color)
+        .map(|r| (all[2 * r + 1], r))
+        .collect();
     members.sort();
     let group: Arc<[u32]> = members.iter().map(|&(_, r)| comm.0.group[r]).collect();
-    let rank = members.iter().position(|&(_, r)| r == comm.rank() as usize).unwrap() as i32;
-    Ok(Some(Comm::build(ctx, true, rank, group, None, String::new())))
+    let rank = members
+        .iter()
+        .position(|&(_, r)| r == comm.rank() as usize)
+        .unwrap() as i32;
+    Ok(Some(Comm::build(
+        ctx,
+        true,
+        rank,
+        group,
+        None,
+        String::new(),
+    )))
 }
 
 /// Up to this many ranks, a split exchanges the colours and keys in the
@@ -134,18 +175,37 @@ const COMBINED_SPLIT_MAX: usize = 64;
 /// round words, ANDed here; a program creating communicators one at a time
 /// (the common case) agrees in that one round (see [`context`]), so a split
 /// costs one collective instead of two.
-fn split_combined(comm: &Comm, color: Option<i32>, key: i32, call: &'static str) -> Result<Option<Comm>> {
+fn split_combined(
+    comm: &Comm,
+    color: Option<i32>,
+    key: i32,
+    call: &'static str,
+) -> Result<Option<Comm>> {
     const W: usize = context::ROUND_WORDS;
     let n = comm.size() as usize;
     let u64t = Datatype::predefined(Primitive::Uint64);
     let mut all = vec![0u64; (1 + W) * n];
     let mut first = true;
-    let seed = (comm.context(), comm.0.blocking_seq.load(std::sync::atomic::Ordering::Relaxed) as i32);
+    let seed = (
+        comm.context(),
+        comm.0
+            .blocking_seq
+            .load(std::sync::atomic::Ordering::Relaxed) as i32,
+    );
     let ctx = context::agree_with(call, color.is_some(), seed, |buf| {
         if !first {
             let band = crate::op::Op::predefined(crate::op::PredefinedOp::Band);
             // SAFETY: `buf` holds W u64s, in place, valid for the blocking call.
-            return unsafe { crate::coll::allreduce::allreduce(None, buf.as_mut_ptr() as *mut u8, W, &u64t, &band, comm) };
+            return unsafe {
+                crate::coll::allreduce::allreduce(
+                    None,
+                    buf.as_mut_ptr() as *mut u8,
+                    W,
+                    &u64t,
+                    &band,
+                    comm,
+                )
+            };
         }
         first = false;
         let mut mine = [0u64; 1 + W];
@@ -153,7 +213,15 @@ fn split_combined(comm: &Comm, color: Option<i32>, key: i32, call: &'static str)
         mine[1..].copy_from_slice(buf);
         // SAFETY: `mine` holds 1 + W u64s, `all` 1 + W per rank; both outlive the blocking call.
         unsafe {
-            crate::coll::allgather::allgather(Some(mine.as_ptr() as *const u8), 1 + W, &u64t, all.as_mut_ptr() as *mut u8, 1 + W, &u64t, comm)?;
+            crate::coll::allgather::allgather(
+                Some(mine.as_ptr() as *const u8),
+                1 + W,
+                &u64t,
+                all.as_mut_ptr() as *mut u8,
+                1 + W,
+                &u64t,
+                comm,
+            )?;
         }
         for (w, b) in buf.iter_mut().enumerate() {
             *b = (0..n).fold(!0u64, |a, r| a & all[r * (1 + W) + 1 + w]);
@@ -165,11 +233,24 @@ fn split_combined(comm: &Comm, color: Option<i32>, key: i32, call: &'static str)
     };
     let colour_of = |r: usize| (all[r * (1 + W)] >> 32) as u32 as i32;
     let key_of = |r: usize| all[r * (1 + W)] as u32 as i32;
-    let mut members: Vec<(i32, usize)> = (0..n).filter(|&r| colour_of(r) == color).map(|r| (key_of(r), r)).collect();
+    let mut members: Vec<(i32, usize)> = (0..n)
+        .filter(|&r| colour_of(r) == color)
+        .map(|r| (key_of(r), r))
+        .collect();
     members.sort();
     let group: Arc<[u32]> = members.iter().map(|&(_, r)| comm.0.group[r]).collect();
-    let rank = members.iter().position(|&(_, r)| r == comm.rank() as usize).unwrap() as i32;
-    Ok(Some(Comm::build(ctx, true, rank, group, None, String::new())))
+    let rank = members
+        .iter()
+        .position(|&(_, r)| r == comm.rank() as usize)
+        .unwrap() as i32;
+    Ok(Some(Comm::build(
+        ctx,
+        true,
+        rank,
+        group,
+        None,
+        String::new(),
+    )))
 }
 
 /// The split types of `MPI_Comm_split_type` (the C library gives the standard ABI's
@@ -188,7 +269,12 @@ pub enum SplitType {
 
 impl SplitType {
     /// Every split type.
-    pub const ALL: &'static [SplitType] = &[SplitType::Shared, SplitType::HwUnguided, SplitType::HwGuided, SplitType::ResourceGuided];
+    pub const ALL: &'static [SplitType] = &[
+        SplitType::Shared,
+        SplitType::HwUnguided,
+        SplitType::HwGuided,
+        SplitType::ResourceGuided,
+    ];
 
     /// The C name, e.g. `MPI_COMM_TYPE_SHARED`.
     pub const fn name(self) -> &'static str {
@@ -212,7 +298,15 @@ pub fn split_type(comm: &Comm, split_type: Option<SplitType>, key: i32) -> Resul
             Some(e.host_of()[comm.0.group[comm.rank() as usize] as usize] as i32)
         }
         Some(other) => {
-            return Err(MpiError::arg(ErrorClass::Arg, call, "split_type", format!("{} is not MPI_COMM_TYPE_SHARED nor MPI_UNDEFINED", other.name())));
+            return Err(MpiError::arg(
+                ErrorClass::Arg,
+                call,
+                "split_type",
+                format!(
+                    "{} is not MPI_COMM_TYPE_SHARED nor MPI_UNDEFINED",
+                    other.name()
+                ),
+            ));
         }
     };
     split_named(comm, color, key, call)
@@ -225,7 +319,12 @@ pub fn split_type(comm: &Comm, split_type: Option<SplitType>, key: i32) -> Resul
 /// hardware level (host, package, NUMA node) that splits `comm` into strict
 /// subsets. Ranks may pass `None` (`MPI_UNDEFINED`). Returns the new communicator
 /// and, for the unguided split, the resource type chosen (for its info).
-pub fn split_type_hw(comm: &Comm, split_type: Option<SplitType>, key: i32, resource: Option<&str>) -> Result<(Option<Comm>, Option<&'static str>)> {
+pub fn split_type_hw(
+    comm: &Comm,
+    split_type: Option<SplitType>,
+    key: i32,
+    resource: Option<&str>,
+) -> Result<(Option<Comm>, Option<&'static str>)> {
     use crate::hwtopo::{unguided_level, Resource};
     let call = "MPI_Comm_split_type";
     // On an intercommunicator each side splits its local group (as MPI_Comm_split).
@@ -235,7 +334,9 @@ pub fn split_type_hw(comm: &Comm, split_type: Option<SplitType>, key: i32, resou
         None => (None, None),
         Some(SplitType::Shared) => (Some(e.host_of()[me] as i32), None),
         Some(SplitType::HwGuided | SplitType::ResourceGuided) => {
-            let color = resource.and_then(Resource::parse).and_then(|r| r.color(&e.place_of(me)));
+            let color = resource
+                .and_then(Resource::parse)
+                .and_then(|r| r.color(&e.place_of(me)));
             (color, None)
         }
         Some(SplitType::HwUnguided) => {
@@ -256,10 +357,20 @@ pub fn create(comm: &Comm, group: &[u32]) -> Result<Option<Comm>> {
     let call = "MPI_Comm_create";
     for (i, w) in group.iter().enumerate() {
         if !comm.0.group.contains(w) {
-            return Err(MpiError::arg(ErrorClass::Group, call, "group", format!("member {i} (world rank {w}) is not in the communicator")));
+            return Err(MpiError::arg(
+                ErrorClass::Group,
+                call,
+                "group",
+                format!("member {i} (world rank {w}) is not in the communicator"),
+            ));
         }
         if group[..i].contains(w) {
-            return Err(MpiError::arg(ErrorClass::Group, call, "group", format!("world rank {w} appears twice")));
+            return Err(MpiError::arg(
+                ErrorClass::Group,
+                call,
+                "group",
+                format!("world rank {w} appears twice"),
+            ));
         }
     }
     let me = comm.0.group[comm.rank() as usize];
@@ -277,7 +388,14 @@ pub fn create(comm: &Comm, group: &[u32]) -> Result<Option<Comm>> {
     let Some(rank) = pos else {
         return Ok(None);
     };
-    Ok(Some(Comm::build(ctx, true, rank as i32, group.into(), None, String::new())))
+    Ok(Some(Comm::build(
+        ctx,
+        true,
+        rank as i32,
+        group.into(),
+        None,
+        String::new(),
+    )))
 }
 
 /// MPI_Comm_create_group: like [`create`], but collective only over the
@@ -288,10 +406,20 @@ pub fn create_group(comm: &Comm, group: &[u32], tag: i32) -> Result<Option<Comm>
     require_intra(call, comm)?;
     for (i, w) in group.iter().enumerate() {
         if !comm.0.group.contains(w) {
-            return Err(MpiError::arg(ErrorClass::Group, call, "group", format!("member {i} (world rank {w}) is not in the communicator")));
+            return Err(MpiError::arg(
+                ErrorClass::Group,
+                call,
+                "group",
+                format!("member {i} (world rank {w}) is not in the communicator"),
+            ));
         }
         if group[..i].contains(w) {
-            return Err(MpiError::arg(ErrorClass::Group, call, "group", format!("world rank {w} appears twice")));
+            return Err(MpiError::arg(
+                ErrorClass::Group,
+                call,
+                "group",
+                format!("world rank {w} appears twice"),
+            ));
         }
     }
     let me = comm.0.group[comm.rank() as usize];
@@ -303,17 +431,39 @@ pub fn create_group(comm: &Comm, group: &[u32], tag: i32) -> Result<Option<Comm>
     // caller's tag (modulo the 64 sub-tag values) keeps overlapping groups that
     // create at the same time apart, as MPI asks of it. The agreement's
     // allreduce uses no sub-tags of its own.
-    let mut temp = Comm::build(comm.context(), false, rank as i32, group.into(), None, String::new());
+    let mut temp = Comm::build(
+        comm.context(),
+        false,
+        rank as i32,
+        group.into(),
+        None,
+        String::new(),
+    );
     if let Some(inner) = Arc::get_mut(&mut temp.0) {
-        inner.tag_base = (1 << 30) | ((tag.rem_euclid(crate::coll::sched::MAX_SUBTAGS as i32)) << crate::coll::sched::SEQ_BITS);
+        inner.tag_base = (1 << 30)
+            | ((tag.rem_euclid(crate::coll::sched::MAX_SUBTAGS as i32))
+                << crate::coll::sched::SEQ_BITS);
         // Members are told apart by their parent ranks on the wire: two
         // overlapping groups number their members differently, and a message
         // of one must never match a receive of the other.
-        let parent_rank = |w: &u32| comm.0.group.iter().position(|x| x == w).map_or(-1, |p| p as i32);
+        let parent_rank = |w: &u32| {
+            comm.0
+                .group
+                .iter()
+                .position(|x| x == w)
+                .map_or(-1, |p| p as i32)
+        };
         inner.wire_ranks = Some(group.iter().map(parent_rank).collect());
     }
     let ctx = context::agree_by_task(&temp, call, true)?;
-    Ok(Some(Comm::build(ctx, true, rank as i32, group.into(), None, String::new())))
+    Ok(Some(Comm::build(
+        ctx,
+        true,
+        rank as i32,
+        group.into(),
+        None,
+        String::new(),
+    )))
 }
 
 /// MPI_Comm_compare.

@@ -127,14 +127,32 @@ struct Port {
 }
 
 fn parse_port(call: &str, name: &str) -> Result<Port> {
-    let bad = |why: &str| MpiError::arg(ErrorClass::Port, call, "port_name", format!("{name:?} {why}"));
-    let rest = name.trim().strip_prefix(PORT_PREFIX).ok_or_else(|| bad(&format!("does not start with {PORT_PREFIX} (not a port MPI_Open_port made)")))?;
-    let (secret, addr) = rest.split_once('@').ok_or_else(|| bad("has no '@ADDRESS'"))?;
+    let bad = |why: &str| {
+        MpiError::arg(
+            ErrorClass::Port,
+            call,
+            "port_name",
+            format!("{name:?} {why}"),
+        )
+    };
+    let rest = name.trim().strip_prefix(PORT_PREFIX).ok_or_else(|| {
+        bad(&format!(
+            "does not start with {PORT_PREFIX} (not a port MPI_Open_port made)"
+        ))
+    })?;
+    let (secret, addr) = rest
+        .split_once('@')
+        .ok_or_else(|| bad("has no '@ADDRESS'"))?;
     if secret.len() < 32 || !secret.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(bad("carries no valid secret"));
     }
-    let addr: SocketAddr = addr.parse().map_err(|_| bad("has no valid ip:port address"))?;
-    Ok(Port { secret: secret.as_bytes().to_vec(), addr })
+    let addr: SocketAddr = addr
+        .parse()
+        .map_err(|_| bad("has no valid ip:port address"))?;
+    Ok(Port {
+        secret: secret.as_bytes().to_vec(),
+        addr,
+    })
 }
 
 /// MPI_Open_port: a listening socket on this host's address; its name carries
@@ -143,12 +161,20 @@ pub fn open_port() -> Result<String> {
     const CALL: &str = "MPI_Open_port";
     crate::runtime::engine()?;
     let ip = crate::runtime::tcp_bind_ip(false);
-    let listener = TcpListener::bind(SocketAddr::new(ip, 0))
-        .map_err(|e| MpiError::new(ErrorClass::Other, format!("{CALL}: cannot listen on {ip}: {e}")))?;
-    let addr = listener.local_addr().map_err(|e| MpiError::new(ErrorClass::Other, format!("{CALL}: {e}")))?;
+    let listener = TcpListener::bind(SocketAddr::new(ip, 0)).map_err(|e| {
+        MpiError::new(
+            ErrorClass::Other,
+            format!("{CALL}: cannot listen on {ip}: {e}"),
+        )
+    })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| MpiError::new(ErrorClass::Other, format!("{CALL}: {e}")))?;
     let secret = crate::runtime::random_hex(32)?;
     let name = format!("{PORT_PREFIX}{secret}@{addr}");
-    ports().get_or_insert_with(HashMap::new).insert(name.clone(), listener);
+    ports()
+        .get_or_insert_with(HashMap::new)
+        .insert(name.clone(), listener);
     Ok(name)
 }
 
@@ -157,7 +183,12 @@ pub fn close_port(name: &str) -> Result<()> {
     const CALL: &str = "MPI_Close_port";
     match ports().as_mut().and_then(|m| m.remove(name.trim())) {
         Some(_) => Ok(()),
-        None => Err(MpiError::arg(ErrorClass::Port, CALL, "port_name", format!("{name:?} is not a port this process opened (or it was closed)"))),
+        None => Err(MpiError::arg(
+            ErrorClass::Port,
+            CALL,
+            "port_name",
+            format!("{name:?} is not a port this process opened (or it was closed)"),
+        )),
     }
 }
 
@@ -175,7 +206,10 @@ fn read_blob(s: &mut TcpStream) -> std::io::Result<Vec<u8>> {
     s.read_exact(&mut len)?;
     let len = u64::from_le_bytes(len);
     if len > 64 << 20 {
-        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "group description over 64 MiB"));
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "group description over 64 MiB",
+        ));
     }
     let mut b = vec![0u8; len as usize];
     s.read_exact(&mut b)?;
@@ -190,7 +224,8 @@ fn port_server_handshake(s: &mut TcpStream, secret: &[u8]) -> std::result::Resul
     hello.extend_from_slice(&ns);
     s.write_all(&hello).map_err(|e| e.to_string())?;
     let mut msg = [0u8; 8 + NONCE + 32];
-    s.read_exact(&mut msg).map_err(|e| format!("reading its proof: {e}"))?;
+    s.read_exact(&mut msg)
+        .map_err(|e| format!("reading its proof: {e}"))?;
     if &msg[..8] != MAGIC {
         return Err("bad protocol magic".into());
     }
@@ -215,16 +250,21 @@ fn port_server_handshake(s: &mut TcpStream, secret: &[u8]) -> std::result::Resul
 /// The connector's half: the key of this connect.
 fn port_client_handshake(call: &str, s: &mut TcpStream, secret: &[u8]) -> Result<Vec<u8>> {
     let mut hello = [0u8; 8 + NONCE];
-    s.read_exact(&mut hello).map_err(|e| io(call, "reading the port's greeting", e))?;
+    s.read_exact(&mut hello)
+        .map_err(|e| io(call, "reading the port's greeting", e))?;
     if &hello[..8] != MAGIC {
-        return Err(MpiError::new(ErrorClass::Port, format!("{call}: the port's address answers with another protocol")));
+        return Err(MpiError::new(
+            ErrorClass::Port,
+            format!("{call}: the port's address answers with another protocol"),
+        ));
     }
     let ns = &hello[8..];
     let nc = nonce()?;
     let mut msg = MAGIC.to_vec();
     msg.extend_from_slice(&nc);
     msg.extend_from_slice(&mac(secret, &[b"oxmpi-port-client", ns, &nc]));
-    s.write_all(&msg).map_err(|e| io(call, "sending our proof", e))?;
+    s.write_all(&msg)
+        .map_err(|e| io(call, "sending our proof", e))?;
     let mut verdict = [0u8; 33];
     s.read_exact(&mut verdict).map_err(|e| io(call, "the port closed the connection (it refused our proof of the secret: a forged or stale port name)", e))?;
     let mut m = HmacSha256::new_from_slice(secret).expect("any key");
@@ -268,7 +308,9 @@ fn bcast_bytes(comm: &Comm, root: i32, data: &mut Vec<u8>) -> Result<()> {
 /// Waits for a connection on the port while keeping the engine going.
 fn accept_on(call: &str, listener: &TcpListener, secret: &[u8]) -> Result<(TcpStream, Vec<u8>)> {
     let e = crate::runtime::engine()?;
-    listener.set_nonblocking(true).map_err(|x| io(call, "the port", x))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|x| io(call, "the port", x))?;
     let mut sleep = Duration::from_micros(100);
     loop {
         match listener.accept() {
@@ -289,7 +331,9 @@ fn accept_on(call: &str, listener: &TcpListener, secret: &[u8]) -> Result<(TcpSt
                     }
                 }
             }
-            Err(x) if x.kind() == std::io::ErrorKind::WouldBlock || x.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(x)
+                if x.kind() == std::io::ErrorKind::WouldBlock
+                    || x.kind() == std::io::ErrorKind::Interrupted => {}
             Err(x) => return Err(io(call, "waiting on the port", x)),
         }
         e.progress_once();
@@ -320,7 +364,14 @@ fn open_channel(call: &str, how: Bootstrap<'_>) -> Result<(TcpStream, Vec<u8>, S
                 match TcpStream::connect_timeout(&port.addr, Duration::from_secs(5)) {
                     Ok(s) => break s,
                     Err(e) if Instant::now() >= deadline => {
-                        return Err(io(call, &format!("nobody accepts on {} (port closed, or no process in MPI_Comm_accept)", port.addr), e))
+                        return Err(io(
+                            call,
+                            &format!(
+                            "nobody accepts on {} (port closed, or no process in MPI_Comm_accept)",
+                            port.addr
+                        ),
+                            e,
+                        ))
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(50)),
                 }
@@ -376,16 +427,35 @@ fn share(comm: &Comm, root: i32, outcome: Option<Result<Vec<u8>>>) -> Result<Vec
         info.remove(0);
         return Ok(info);
     }
-    let class = info.get(1..5).map(|b| i32::from_le_bytes(b.try_into().unwrap())).unwrap_or(ErrorClass::Other as i32);
-    let class = ErrorClass::ALL.iter().copied().find(|c| *c as i32 == class).unwrap_or(ErrorClass::Other);
-    Err(MpiError::new(class, String::from_utf8_lossy(info.get(5..).unwrap_or_default()).into_owned()))
+    let class = info
+        .get(1..5)
+        .map(|b| i32::from_le_bytes(b.try_into().unwrap()))
+        .unwrap_or(ErrorClass::Other as i32);
+    let class = ErrorClass::ALL
+        .iter()
+        .copied()
+        .find(|c| *c as i32 == class)
+        .unwrap_or(ErrorClass::Other);
+    Err(MpiError::new(
+        class,
+        String::from_utf8_lossy(info.get(5..).unwrap_or_default()).into_owned(),
+    ))
 }
 
 /// The bitwise AND of `words` over `comm`, in place (collective).
 fn and_over(comm: &Comm, words: &mut [u64]) -> Result<()> {
     let u64t = Datatype::predefined(Primitive::Uint64);
     // SAFETY: `words` holds words.len() u64s and outlives the blocking call (in place).
-    unsafe { crate::coll::allreduce::allreduce(None, words.as_mut_ptr() as *mut u8, words.len(), &u64t, &Op::predefined(PredefinedOp::Band), comm) }
+    unsafe {
+        crate::coll::allreduce::allreduce(
+            None,
+            words.as_mut_ptr() as *mut u8,
+            words.len(),
+            &u64t,
+            &Op::predefined(PredefinedOp::Band),
+            comm,
+        )
+    }
 }
 
 /// Marks in-progress joins (see [`joining`]).
@@ -409,10 +479,20 @@ impl Drop for JoinGuard {
 /// `how` matters at `root` only (others pass anything). Several joins may run
 /// at once in one process (threads of MPI_THREAD_MULTIPLE, on different
 /// communicators): nothing is locked across the call.
-pub fn connect_groups(call: &'static str, local: &Comm, root: i32, how: Option<Bootstrap<'_>>) -> Result<Comm> {
+pub fn connect_groups(
+    call: &'static str,
+    local: &Comm,
+    root: i32,
+    how: Option<Bootstrap<'_>>,
+) -> Result<Comm> {
     let e = crate::runtime::engine()?;
     if local.is_inter() {
-        return Err(MpiError::arg(ErrorClass::Comm, call, "comm", "an intercommunicator; an intracommunicator is required"));
+        return Err(MpiError::arg(
+            ErrorClass::Comm,
+            call,
+            "comm",
+            "an intercommunicator; an intracommunicator is required",
+        ));
     }
     crate::coll::check_root(call, local, root)?;
     let _join = JoinGuard::enter();
@@ -425,7 +505,10 @@ pub fn connect_groups(call: &'static str, local: &Comm, root: i32, how: Option<B
     e.ensure_tcp()?;
     let ep = e.with_state(|st| st.tcp_endpoint().unwrap_or_default());
     if ep.len() > RECORD - 5 {
-        return Err(MpiError::new(ErrorClass::Intern, format!("{call}: listener address {ep:?} too long")));
+        return Err(MpiError::new(
+            ErrorClass::Intern,
+            format!("{call}: listener address {ep:?} too long"),
+        ));
     }
     let mut rec = [0u8; RECORD];
     rec[..4].copy_from_slice(&e.rank.to_le_bytes());
@@ -435,12 +518,27 @@ pub fn connect_groups(call: &'static str, local: &Comm, root: i32, how: Option<B
     let mut all = vec![0u8; RECORD * n];
     let byte = Datatype::predefined(Primitive::Byte);
     // SAFETY: `rec` holds RECORD bytes and `all` RECORD per rank; both outlive the call.
-    unsafe { crate::coll::allgather::allgather(Some(rec.as_ptr()), RECORD, &byte, all.as_mut_ptr(), RECORD, &byte, &group)? };
+    unsafe {
+        crate::coll::allgather::allgather(
+            Some(rec.as_ptr()),
+            RECORD,
+            &byte,
+            all.as_mut_ptr(),
+            RECORD,
+            &byte,
+            &group,
+        )?
+    };
 
     // 1. The roots swap descriptions; the result (or the failure) goes to every process.
     let mut chan: Option<Channel> = None;
     let outcome = if is_root {
-        let how = how.ok_or_else(|| MpiError::new(ErrorClass::Intern, format!("{call}: no bootstrap at the root")))?;
+        let how = how.ok_or_else(|| {
+            MpiError::new(
+                ErrorClass::Intern,
+                format!("{call}: no bootstrap at the root"),
+            )
+        })?;
         let mut mine = Vec::new();
         mine.extend_from_slice(&(n as u32).to_le_bytes());
         for r in all.chunks_exact(RECORD) {
@@ -460,9 +558,15 @@ pub fn connect_groups(call: &'static str, local: &Comm, root: i32, how: Option<B
         None
     };
     let info = share(&group, root, outcome)?;
-    let malformed = || MpiError::new(ErrorClass::Port, format!("{call}: malformed group description from the other root"));
+    let malformed = || {
+        MpiError::new(
+            ErrorClass::Port,
+            format!("{call}: malformed group description from the other root"),
+        )
+    };
     let dial = info.first() == Some(&1);
-    let klen = u32::from_le_bytes(info.get(1..5).ok_or_else(malformed)?.try_into().unwrap()) as usize;
+    let klen =
+        u32::from_le_bytes(info.get(1..5).ok_or_else(malformed)?.try_into().unwrap()) as usize;
     let key = info.get(5..5 + klen).ok_or_else(malformed)?.to_vec();
     let theirs = &info[5 + klen..];
     let m = u32::from_le_bytes(theirs.get(..4).ok_or_else(malformed)?.try_into().unwrap()) as usize;
@@ -472,7 +576,9 @@ pub fn connect_groups(call: &'static str, local: &Comm, root: i32, how: Option<B
         let h = theirs.get(at..at + 5).ok_or_else(malformed)?;
         let me = u32::from_le_bytes(h[..4].try_into().unwrap());
         let len = h[4] as usize;
-        let ep = std::str::from_utf8(theirs.get(at + 5..at + 5 + len).ok_or_else(malformed)?).map_err(|_| malformed())?.to_string();
+        let ep = std::str::from_utf8(theirs.get(at + 5..at + 5 + len).ok_or_else(malformed)?)
+            .map_err(|_| malformed())?
+            .to_string();
         ep.parse::<SocketAddr>().map_err(|_| malformed())?;
         at += 5 + len;
         remote_procs.push((me, ep));
@@ -485,16 +591,36 @@ pub fn connect_groups(call: &'static str, local: &Comm, root: i32, how: Option<B
     // get consecutive indices, whatever other joins of this process do), then
     // the groups swap where their tables put the other group: process j of
     // theirs is `remote[j]` here, and we are `their_base[j] + (our rank)` there.
-    let remote: Vec<u32> = e.with_state(|st| remote_procs.iter().map(|(me, ep)| st.add_dynamic_peer(ep, *me, u32::MAX, &key, false)).collect::<Result<Vec<u32>>>())?;
+    let remote: Vec<u32> = e.with_state(|st| {
+        remote_procs
+            .iter()
+            .map(|(me, ep)| st.add_dynamic_peer(ep, *me, u32::MAX, &key, false))
+            .collect::<Result<Vec<u32>>>()
+    })?;
     debug_assert!(remote.windows(2).all(|w| w[1] == w[0] + 1));
-    let close_all = |remote: &[u32]| e.with_state(|st| remote.iter().for_each(|&r| st.close_peer(r)));
+    let close_all =
+        |remote: &[u32]| e.with_state(|st| remote.iter().for_each(|&r| st.close_peer(r)));
     let agreed = (|| {
         let mut bases = vec![0u8; 4 * n];
         let mine = remote[0].to_le_bytes();
         let u32t = Datatype::predefined(Primitive::Uint32);
         // SAFETY: `mine` holds one u32 and `bases` one per rank; both outlive the call.
-        unsafe { crate::coll::allgather::allgather(Some(mine.as_ptr()), 1, &u32t, bases.as_mut_ptr(), 1, &u32t, &group)? };
-        let outcome = is_root.then(|| chan.as_mut().ok_or_else(|| MpiError::intern(call, "no bootstrap channel at the root")).and_then(|c| c.swap(call, &bases)));
+        unsafe {
+            crate::coll::allgather::allgather(
+                Some(mine.as_ptr()),
+                1,
+                &u32t,
+                bases.as_mut_ptr(),
+                1,
+                &u32t,
+                &group,
+            )?
+        };
+        let outcome = is_root.then(|| {
+            chan.as_mut()
+                .ok_or_else(|| MpiError::intern(call, "no bootstrap channel at the root"))
+                .and_then(|c| c.swap(call, &bases))
+        });
         let their_bases = share(&group, root, outcome)?;
         if their_bases.len() != 4 * m {
             return Err(malformed());
@@ -513,7 +639,11 @@ pub fn connect_groups(call: &'static str, local: &Comm, root: i32, how: Option<B
         context::agree_with(call, true, (seed, 0), |words| {
             and_over(&group, words)?;
             let mine: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-            let outcome = is_root.then(|| chan.as_mut().ok_or_else(|| MpiError::intern(call, "no bootstrap channel at the root")).and_then(|c| c.swap(call, &mine)));
+            let outcome = is_root.then(|| {
+                chan.as_mut()
+                    .ok_or_else(|| MpiError::intern(call, "no bootstrap channel at the root"))
+                    .and_then(|c| c.swap(call, &mine))
+            });
             let theirs = share(&group, root, outcome)?;
             if theirs.len() != mine.len() {
                 return Err(malformed());
@@ -559,7 +689,13 @@ pub fn connect_groups(call: &'static str, local: &Comm, root: i32, how: Option<B
         close_all(&remote);
         return Err(MpiError::new(ErrorClass::Other, format!("{call}: {why}")));
     }
-    Ok(Comm::build_inter(ctx, local.rank(), local.0.group.clone(), Arc::from(remote), group))
+    Ok(Comm::build_inter(
+        ctx,
+        local.rank(),
+        local.0.group.clone(),
+        Arc::from(remote),
+        group,
+    ))
 }
 
 /// MPI_Comm_accept.
@@ -585,9 +721,23 @@ pub fn join(mut s: TcpStream) -> Result<Comm> {
     // Both sides draw a nonce: the higher one accepts; the key mixes both.
     let (side, key) = loop {
         let n = nonce()?;
-        s.write_all(&n).map_err(|x| MpiError::arg(ErrorClass::Arg, CALL, "fd", format!("writing to the socket: {x}")))?;
+        s.write_all(&n).map_err(|x| {
+            MpiError::arg(
+                ErrorClass::Arg,
+                CALL,
+                "fd",
+                format!("writing to the socket: {x}"),
+            )
+        })?;
         let mut t = [0u8; NONCE];
-        s.read_exact(&mut t).map_err(|x| MpiError::arg(ErrorClass::Arg, CALL, "fd", format!("reading from the socket (is the other process in MPI_Comm_join?): {x}")))?;
+        s.read_exact(&mut t).map_err(|x| {
+            MpiError::arg(
+                ErrorClass::Arg,
+                CALL,
+                "fd",
+                format!("reading from the socket (is the other process in MPI_Comm_join?): {x}"),
+            )
+        })?;
         if n == t {
             continue;
         }
@@ -595,7 +745,12 @@ pub fn join(mut s: TcpStream) -> Result<Comm> {
         let side = if n > t { Side::Accept } else { Side::Connect };
         break (side, mac(&hi, &[b"oxmpi-join", &lo]).to_vec());
     };
-    connect_groups(CALL, e.self_comm(), 0, Some(Bootstrap::Socket(s, side, key)))
+    connect_groups(
+        CALL,
+        e.self_comm(),
+        0,
+        Some(Bootstrap::Socket(s, side, key)),
+    )
 }
 
 /// MPI_Comm_disconnect: waits until traffic with the other group is done,
@@ -605,16 +760,30 @@ pub fn disconnect(comm: &Comm) -> Result<()> {
     let e = crate::runtime::engine()?;
     let size = e.size;
     // Ours is on the wire, then theirs arrived (their barrier message follows it).
-    e.wait_until(|st| comm.peer_group().iter().chain(comm.group()).all(|&r| r >= st.peers.len() as u32 || st.peer_drained(r)).then_some(()));
+    e.wait_until(|st| {
+        comm.peer_group()
+            .iter()
+            .chain(comm.group())
+            .all(|&r| r >= st.peers.len() as u32 || st.peer_drained(r))
+            .then_some(())
+    });
     crate::coll::barrier::barrier(comm)?;
-    let others: Vec<u32> = comm.peer_group().iter().chain(comm.group()).copied().filter(|&r| r >= size).collect();
+    let others: Vec<u32> = comm
+        .peer_group()
+        .iter()
+        .chain(comm.group())
+        .copied()
+        .filter(|&r| r >= size)
+        .collect();
     if others.is_empty() {
         return Ok(());
     }
     e.wait_until(|st| others.iter().all(|&r| st.peer_drained(r)).then_some(()));
     e.with_state(|st| others.iter().for_each(|&r| st.say_goodbye(r)));
     let deadline = Instant::now() + Duration::from_secs(10);
-    e.wait_until(|st| (others.iter().all(|&r| st.goodbye_done(r)) || Instant::now() >= deadline).then_some(()));
+    e.wait_until(|st| {
+        (others.iter().all(|&r| st.goodbye_done(r)) || Instant::now() >= deadline).then_some(())
+    });
     e.with_state(|st| others.iter().for_each(|&r| st.close_peer(r)));
     Ok(())
 }
@@ -661,28 +830,42 @@ pub(crate) fn connect_to_parent() -> Result<()> {
 /// connection. Returns the intercommunicator and one error code per process
 /// asked for (0 = started). A bad command at the root (`Err`) fails the call
 /// on every process.
-pub fn spawn(call: &'static str, commands: Result<Vec<SpawnCommand>>, root: i32, comm: &Comm) -> Result<(Comm, Vec<i32>)> {
+pub fn spawn(
+    call: &'static str,
+    commands: Result<Vec<SpawnCommand>>,
+    root: i32,
+    comm: &Comm,
+) -> Result<(Comm, Vec<i32>)> {
     let e = crate::runtime::engine()?;
     if comm.is_inter() {
-        return Err(MpiError::arg(ErrorClass::Comm, call, "comm", "an intercommunicator; an intracommunicator is required"));
+        return Err(MpiError::arg(
+            ErrorClass::Comm,
+            call,
+            "comm",
+            "an intercommunicator; an intracommunicator is required",
+        ));
     }
     crate::coll::check_root(call, comm, root)?;
     // The root's outcome (port or error, error codes) goes to every process.
     let mut info: Vec<u8> = Vec::new();
     let mut port = String::new();
     if comm.rank() == root {
-        let started = commands.and_then(|commands| open_port().map(|p| (p, commands))).and_then(|(p, commands)| {
-            let preput = vec![(PARENT_PORT_KEY.to_string(), p.clone())];
-            match e.pmi_spawn(call, &commands, &preput) {
-                // Hydra sends no per-process codes: success means all started.
-                Ok(codes) if codes.is_empty() => Ok((p, vec![0; commands.iter().map(|c| c.nprocs as usize).sum()])),
-                Ok(codes) => Ok((p, codes)),
-                Err(err) => {
-                    let _ = close_port(&p);
-                    Err(err)
+        let started = commands
+            .and_then(|commands| open_port().map(|p| (p, commands)))
+            .and_then(|(p, commands)| {
+                let preput = vec![(PARENT_PORT_KEY.to_string(), p.clone())];
+                match e.pmi_spawn(call, &commands, &preput) {
+                    // Hydra sends no per-process codes: success means all started.
+                    Ok(codes) if codes.is_empty() => {
+                        Ok((p, vec![0; commands.iter().map(|c| c.nprocs as usize).sum()]))
+                    }
+                    Ok(codes) => Ok((p, codes)),
+                    Err(err) => {
+                        let _ = close_port(&p);
+                        Err(err)
+                    }
                 }
-            }
-        });
+            });
         match started {
             Ok((p, codes)) => {
                 info.push(0);
@@ -700,11 +883,24 @@ pub fn spawn(call: &'static str, commands: Result<Vec<SpawnCommand>>, root: i32,
     }
     bcast_bytes(comm, root, &mut info)?;
     if info.first() != Some(&0) {
-        let class = info.get(1..5).map(|b| i32::from_le_bytes(b.try_into().unwrap())).unwrap_or(ErrorClass::Other as i32);
-        let class = ErrorClass::ALL.iter().copied().find(|c| *c as i32 == class).unwrap_or(ErrorClass::Spawn);
-        return Err(MpiError::new(class, String::from_utf8_lossy(info.get(5..).unwrap_or_default()).into_owned()));
+        let class = info
+            .get(1..5)
+            .map(|b| i32::from_le_bytes(b.try_into().unwrap()))
+            .unwrap_or(ErrorClass::Other as i32);
+        let class = ErrorClass::ALL
+            .iter()
+            .copied()
+            .find(|c| *c as i32 == class)
+            .unwrap_or(ErrorClass::Spawn);
+        return Err(MpiError::new(
+            class,
+            String::from_utf8_lossy(info.get(5..).unwrap_or_default()).into_owned(),
+        ));
     }
-    let codes: Vec<i32> = info[1..].chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
+    let codes: Vec<i32> = info[1..]
+        .chunks_exact(4)
+        .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
     let how = (comm.rank() == root).then_some(Bootstrap::Accept(&port));
     let inter = connect_groups(call, comm, root, how);
     if comm.rank() == root {
@@ -725,15 +921,32 @@ pub fn name_service(call: &str, op: NameOp, service: &str, port: &str) -> Result
     if service.is_empty() {
         return Err(bad("service_name", "is empty"));
     }
-    if service.len() > 255 || service.chars().any(|c| c.is_whitespace() || c.is_control() || c == '=' || c == ';') {
+    if service.len() > 255
+        || service
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == '=' || c == ';')
+    {
         return Err(MpiError::arg(ErrorClass::Service, call, "service_name", format!("{service:?}: a service name has at most 255 characters, none of them spaces, '=' or ';'")));
     }
-    if op == NameOp::Publish && (port.is_empty() || port.chars().any(|c| c.is_whitespace() || c.is_control() || c == ';')) {
-        return Err(MpiError::arg(ErrorClass::Port, call, "port_name", format!("{port:?} is not a port name")));
+    if op == NameOp::Publish
+        && (port.is_empty()
+            || port
+                .chars()
+                .any(|c| c.is_whitespace() || c.is_control() || c == ';'))
+    {
+        return Err(MpiError::arg(
+            ErrorClass::Port,
+            call,
+            "port_name",
+            format!("{port:?} is not a port name"),
+        ));
     }
     let r = e.pmi_name(call, op, service, port)?;
     if op == NameOp::Lookup && r.as_deref().is_none_or(str::is_empty) {
-        return Err(MpiError::new(ErrorClass::Name, format!("{call}: service {service:?} is not published")));
+        return Err(MpiError::new(
+            ErrorClass::Name,
+            format!("{call}: service {service:?} is not published"),
+        ));
     }
     Ok(r)
 }

@@ -89,11 +89,22 @@ pub struct Comm(pub Arc<CommInner>);
 impl Comm {
     /// Builds a communicator handle (used by the runtime for the predefined
     /// communicators and by communicator constructors once ids are agreed).
-    pub fn from_parts(context: u32, rank: i32, group: Arc<[u32]>, remote_group: Option<Arc<[u32]>>) -> Comm {
+    pub fn from_parts(
+        context: u32,
+        rank: i32,
+        group: Arc<[u32]>,
+        remote_group: Option<Arc<[u32]>>,
+    ) -> Comm {
         Comm::build(context, false, rank, group, remote_group, String::new())
     }
 
-    pub(crate) fn build_inter(context: u32, rank: i32, group: Arc<[u32]>, remote: Arc<[u32]>, local_comm: Comm) -> Comm {
+    pub(crate) fn build_inter(
+        context: u32,
+        rank: i32,
+        group: Arc<[u32]>,
+        remote: Arc<[u32]>,
+        local_comm: Comm,
+    ) -> Comm {
         let c = Comm(Arc::new(CommInner {
             context,
             rank,
@@ -115,7 +126,14 @@ impl Comm {
         c
     }
 
-    pub(crate) fn build(context: u32, owns_context: bool, rank: i32, group: Arc<[u32]>, remote_group: Option<Arc<[u32]>>, name: String) -> Comm {
+    pub(crate) fn build(
+        context: u32,
+        owns_context: bool,
+        rank: i32,
+        group: Arc<[u32]>,
+        remote_group: Option<Arc<[u32]>>,
+        name: String,
+    ) -> Comm {
         let c = Comm(Arc::new(CommInner {
             context,
             rank,
@@ -166,7 +184,11 @@ impl Comm {
 
     /// MPI_Comm_get_name.
     pub fn name(&self) -> String {
-        self.0.name.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.0
+            .name
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// MPI_Comm_set_name.
@@ -234,7 +256,8 @@ impl Comm {
     /// apart too, and programs rely on it: mpi4py's `Iagree` test does).
     pub fn next_blocking_coll_tag(&self) -> i32 {
         const HALF: u32 = 1 << (crate::coll::sched::SEQ_BITS - 1);
-        self.0.tag_base | (HALF | (self.0.blocking_seq.fetch_add(1, Ordering::Relaxed) & (HALF - 1))) as i32
+        self.0.tag_base
+            | (HALF | (self.0.blocking_seq.fetch_add(1, Ordering::Relaxed) & (HALF - 1))) as i32
     }
 
     /// Whether two handles name the same communicator object.

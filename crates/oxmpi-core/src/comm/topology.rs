@@ -23,13 +23,23 @@ fn attach(comm: Option<Comm>, topo: Topology) -> Option<Comm> {
 
 fn require_intra(call: &str, comm: &Comm) -> Result<()> {
     if comm.is_inter() {
-        return Err(MpiError::arg(ErrorClass::Comm, call, "comm", "an intercommunicator; topologies need an intracommunicator"));
+        return Err(MpiError::arg(
+            ErrorClass::Comm,
+            call,
+            "comm",
+            "an intercommunicator; topologies need an intracommunicator",
+        ));
     }
     Ok(())
 }
 
 /// MPI_Cart_create: ranks beyond the grid's size get `None` (MPI_COMM_NULL).
-pub fn cart_create(comm: &Comm, dims: &[i32], periods: &[bool], _reorder: bool) -> Result<Option<Comm>> {
+pub fn cart_create(
+    comm: &Comm,
+    dims: &[i32],
+    periods: &[bool],
+    _reorder: bool,
+) -> Result<Option<Comm>> {
     let call = "MPI_Cart_create";
     require_intra(call, comm)?;
     let cart = Cart::new(dims, periods, comm.size())?;
@@ -43,16 +53,28 @@ pub fn cart_sub(comm: &Comm, remain: &[bool]) -> Result<Comm> {
     let call = "MPI_Cart_sub";
     let cart = Topology::require_cart(comm.topology(), call)?.clone();
     if remain.len() != cart.ndims() {
-        return Err(MpiError::arg(ErrorClass::Arg, call, "remain_dims", format!("{} entries for {} dimensions", remain.len(), cart.ndims())));
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            call,
+            "remain_dims",
+            format!("{} entries for {} dimensions", remain.len(), cart.ndims()),
+        ));
     }
     let sub = cart.sub(remain)?;
     let (color, key) = cart.sub_color_key(comm.rank(), remain);
     let c = create::split(comm, color, key)?;
-    attach(c, Topology::Cart(sub)).ok_or_else(|| MpiError::intern(call, "this rank got no sub-grid"))
+    attach(c, Topology::Cart(sub))
+        .ok_or_else(|| MpiError::intern(call, "this rank got no sub-grid"))
 }
 
 /// MPI_Graph_create: ranks beyond `nnodes` get `None`.
-pub fn graph_create(comm: &Comm, nnodes: i32, index: &[i32], edges: &[i32], _reorder: bool) -> Result<Option<Comm>> {
+pub fn graph_create(
+    comm: &Comm,
+    nnodes: i32,
+    index: &[i32],
+    edges: &[i32],
+    _reorder: bool,
+) -> Result<Option<Comm>> {
     let call = "MPI_Graph_create";
     require_intra(call, comm)?;
     let graph = Graph::new(nnodes, index, edges, comm.size())?;
@@ -72,9 +94,16 @@ pub fn dist_graph_create_adjacent(
 ) -> Result<Comm> {
     let call = "MPI_Dist_graph_create_adjacent";
     require_intra(call, comm)?;
-    let g = DistGraph::adjacent(sources, source_weights, destinations, dest_weights, comm.size())?;
+    let g = DistGraph::adjacent(
+        sources,
+        source_weights,
+        destinations,
+        dest_weights,
+        comm.size(),
+    )?;
     let c = create::split(comm, Some(0), comm.rank())?;
-    attach(c, Topology::DistGraph(g)).ok_or_else(|| MpiError::intern(call, "split returned no communicator"))
+    attach(c, Topology::DistGraph(g))
+        .ok_or_else(|| MpiError::intern(call, "split returned no communicator"))
 }
 
 /// MPI_Dist_graph_create: each rank contributes any edges; every rank learns
@@ -99,15 +128,39 @@ pub fn dist_graph_create(comm: &Comm, edges: &DistGraphEdges, _reorder: bool) ->
     let len = [mine.len() as i32];
     // SAFETY: buffers hold the counts given and outlive the blocking calls.
     unsafe {
-        crate::coll::allgather::allgather(Some(len.as_ptr() as *const u8), 1, &int, counts.as_mut_ptr() as *mut u8, 1, &int, comm)?;
+        crate::coll::allgather::allgather(
+            Some(len.as_ptr() as *const u8),
+            1,
+            &int,
+            counts.as_mut_ptr() as *mut u8,
+            1,
+            &int,
+            comm,
+        )?;
     }
     let ucounts: Vec<usize> = counts.iter().map(|&c| c as usize).collect();
-    let displs: Vec<isize> = ucounts.iter().scan(0isize, |at, &c| { let d = *at; *at += c as isize; Some(d) }).collect();
+    let displs: Vec<isize> = ucounts
+        .iter()
+        .scan(0isize, |at, &c| {
+            let d = *at;
+            *at += c as isize;
+            Some(d)
+        })
+        .collect();
     let total: usize = ucounts.iter().sum();
     let mut all = vec![0i32; total];
     // SAFETY: as above; `all` holds the sum of every rank's count.
     unsafe {
-        crate::coll::allgather::allgatherv(Some(mine.as_ptr() as *const u8), mine.len(), &int, all.as_mut_ptr() as *mut u8, &ucounts, &displs, &int, comm)?;
+        crate::coll::allgather::allgatherv(
+            Some(mine.as_ptr() as *const u8),
+            mine.len(),
+            &int,
+            all.as_mut_ptr() as *mut u8,
+            &ucounts,
+            &displs,
+            &int,
+            comm,
+        )?;
     }
     let mut contributions = Vec::with_capacity(n);
     for r in 0..n {
@@ -119,10 +172,16 @@ pub fn dist_graph_create(comm: &Comm, edges: &DistGraphEdges, _reorder: bool) ->
         let destinations = v[2 + 2 * ns..2 + 2 * ns + nd].to_vec();
         let weighted = v[2 + 2 * ns + nd] != 0;
         let weights = weighted.then(|| v[3 + 2 * ns + nd..].to_vec());
-        contributions.push(DistGraphEdges { sources, degrees, destinations, weights });
+        contributions.push(DistGraphEdges {
+            sources,
+            degrees,
+            destinations,
+            weights,
+        });
     }
     let mut views = DistGraph::from_edges(comm.size(), &contributions)?;
     let mine = views.swap_remove(comm.rank() as usize);
     let c = create::split(comm, Some(0), comm.rank())?;
-    attach(c, Topology::DistGraph(mine)).ok_or_else(|| MpiError::intern(call, "split returned no communicator"))
+    attach(c, Topology::DistGraph(mine))
+        .ok_or_else(|| MpiError::intern(call, "split returned no communicator"))
 }

@@ -13,12 +13,24 @@ pub(super) const FLAT_LIMIT: usize = 4096;
 #[derive(Debug)]
 pub(crate) enum Blocks {
     /// Blocks one after another; `prefix[i]` = sum of the lengths of `list[..i]`.
-    Flat { list: Vec<(isize, usize)>, prefix: Vec<usize> },
+    Flat {
+        list: Vec<(isize, usize)>,
+        prefix: Vec<usize>,
+    },
     /// `count` copies of `child` (whose one copy holds `child_size` bytes),
     /// copy k shifted by `disp + k * stride` bytes.
-    Rep { disp: isize, count: usize, stride: isize, child_size: usize, child: Arc<Blocks> },
+    Rep {
+        disp: isize,
+        count: usize,
+        stride: isize,
+        child_size: usize,
+        child: Arc<Blocks>,
+    },
     /// Parts one after another; `prefix[i]` = bytes in `parts[..i]`.
-    Seq { parts: Vec<Blocks>, prefix: Vec<usize> },
+    Seq {
+        parts: Vec<Blocks>,
+        prefix: Vec<usize>,
+    },
 }
 
 impl Blocks {
@@ -30,8 +42,12 @@ impl Blocks {
     /// Bytes of data in one copy.
     pub(crate) fn size(&self) -> usize {
         match self {
-            Blocks::Flat { prefix, .. } | Blocks::Seq { prefix, .. } => *prefix.last().unwrap_or(&0),
-            Blocks::Rep { count, child_size, .. } => count * child_size,
+            Blocks::Flat { prefix, .. } | Blocks::Seq { prefix, .. } => {
+                *prefix.last().unwrap_or(&0)
+            }
+            Blocks::Rep {
+                count, child_size, ..
+            } => count * child_size,
         }
     }
 
@@ -40,7 +56,9 @@ impl Blocks {
         match self {
             Blocks::Flat { list, .. } => list.len(),
             Blocks::Rep { count, child, .. } => count.saturating_mul(child.count()),
-            Blocks::Seq { parts, .. } => parts.iter().fold(0usize, |a, p| a.saturating_add(p.count())),
+            Blocks::Seq { parts, .. } => parts
+                .iter()
+                .fold(0usize, |a, p| a.saturating_add(p.count())),
         }
     }
 
@@ -61,7 +79,13 @@ impl Blocks {
                     f(base.wrapping_add(o), l);
                 }
             }
-            Blocks::Rep { disp, count, stride, child, .. } => {
+            Blocks::Rep {
+                disp,
+                count,
+                stride,
+                child,
+                ..
+            } => {
                 let b = base.wrapping_add(*disp);
                 for k in 0..*count {
                     child.for_each(b.wrapping_add((k as isize).wrapping_mul(*stride)), f);
@@ -78,7 +102,14 @@ impl Blocks {
     /// Calls `f(memory offset, at, len)` for the pieces of the bytes
     /// `[r, r + n)` of one copy's packed stream (`r + n <= size()`), the copy
     /// shifted by `base`; `at` counts the bytes emitted so far.
-    pub(super) fn walk(&self, base: isize, r: usize, n: usize, at: &mut usize, f: &mut dyn FnMut(isize, usize, usize)) {
+    pub(super) fn walk(
+        &self,
+        base: isize,
+        r: usize,
+        n: usize,
+        at: &mut usize,
+        f: &mut dyn FnMut(isize, usize, usize),
+    ) {
         let mut left = n;
         match self {
             Blocks::Flat { list, prefix } => {
@@ -87,20 +118,36 @@ impl Blocks {
                 while left > 0 {
                     let (off, len) = list[bi];
                     let take = (len - within).min(left);
-                    f(base.wrapping_add(off).wrapping_add(within as isize), *at, take);
+                    f(
+                        base.wrapping_add(off).wrapping_add(within as isize),
+                        *at,
+                        take,
+                    );
                     *at += take;
                     left -= take;
                     within = 0;
                     bi += 1;
                 }
             }
-            Blocks::Rep { disp, stride, child_size, child, .. } => {
+            Blocks::Rep {
+                disp,
+                stride,
+                child_size,
+                child,
+                ..
+            } => {
                 let cs = *child_size;
                 let (mut k, mut within) = (r / cs, r % cs);
                 let b = base.wrapping_add(*disp);
                 while left > 0 {
                     let take = (cs - within).min(left);
-                    child.walk(b.wrapping_add((k as isize).wrapping_mul(*stride)), within, take, at, f);
+                    child.walk(
+                        b.wrapping_add((k as isize).wrapping_mul(*stride)),
+                        within,
+                        take,
+                        at,
+                        f,
+                    );
                     left -= take;
                     within = 0;
                     k += 1;

@@ -137,7 +137,6 @@ fn scale(call: &str, arg: &str, d: i64, extent: isize) -> Result<isize> {
 }
 
 impl Datatype {
-
     /// `MPI_Type_contiguous`.
     pub fn contiguous(count: i64, old: &Datatype) -> Result<Datatype> {
         const CALL: &str = "MPI_Type_contiguous";
@@ -361,7 +360,10 @@ impl Datatype {
         static CACHE: OnceLock<Mutex<Vec<(Key, Datatype)>>> = OnceLock::new();
         let cache = CACHE.get_or_init(|| Mutex::new(Vec::new()));
         let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, d)) = cache.iter().find(|((c, p), _)| *c == combiner && p.as_slice() == params) {
+        if let Some((_, d)) = cache
+            .iter()
+            .find(|((c, p), _)| *c == combiner && p.as_slice() == params)
+        {
             return d.clone();
         }
         let d = Datatype::make(
@@ -404,37 +406,74 @@ impl Datatype {
     /// `MPI_Type_create_subarray`: the `subsizes` block at `starts` of an
     /// array of `sizes` (C order: last dimension fastest, unless `fortran`),
     /// with lower bound 0 and the whole array's extent.
-    pub fn subarray(sizes: &[i64], subsizes: &[i64], starts: &[i64], fortran: bool, old: &Datatype) -> Result<Datatype> {
+    pub fn subarray(
+        sizes: &[i64],
+        subsizes: &[i64],
+        starts: &[i64],
+        fortran: bool,
+        old: &Datatype,
+    ) -> Result<Datatype> {
         const CALL: &str = "MPI_Type_create_subarray";
         let n = sizes.len();
         if n == 0 {
-            return Err(MpiError::arg(ErrorClass::Arg, CALL, "ndims", "must be positive"));
+            return Err(MpiError::arg(
+                ErrorClass::Arg,
+                CALL,
+                "ndims",
+                "must be positive",
+            ));
         }
         for i in 0..n {
             if sizes[i] <= 0 {
-                return Err(MpiError::arg(ErrorClass::Arg, CALL, &format!("array_of_sizes[{i}]"), format!("{} is not positive", sizes[i])));
+                return Err(MpiError::arg(
+                    ErrorClass::Arg,
+                    CALL,
+                    &format!("array_of_sizes[{i}]"),
+                    format!("{} is not positive", sizes[i]),
+                ));
             }
             if subsizes[i] <= 0 || subsizes[i] > sizes[i] {
-                return Err(MpiError::arg(ErrorClass::Arg, CALL, &format!("array_of_subsizes[{i}]"), format!("{} is not in 1..={}", subsizes[i], sizes[i])));
+                return Err(MpiError::arg(
+                    ErrorClass::Arg,
+                    CALL,
+                    &format!("array_of_subsizes[{i}]"),
+                    format!("{} is not in 1..={}", subsizes[i], sizes[i]),
+                ));
             }
             if starts[i] < 0 || starts[i] > sizes[i] - subsizes[i] {
-                return Err(MpiError::arg(ErrorClass::Arg, CALL, &format!("array_of_starts[{i}]"), format!("{} is not in 0..={}", starts[i], sizes[i] - subsizes[i])));
+                return Err(MpiError::arg(
+                    ErrorClass::Arg,
+                    CALL,
+                    &format!("array_of_starts[{i}]"),
+                    format!("{} is not in 0..={}", starts[i], sizes[i] - subsizes[i]),
+                ));
             }
         }
         // Dimensions from fastest to slowest varying.
-        let order: Vec<usize> = if fortran { (0..n).collect() } else { (0..n).rev().collect() };
+        let order: Vec<usize> = if fortran {
+            (0..n).collect()
+        } else {
+            (0..n).rev().collect()
+        };
         let ext = old.extent();
         let ovf = || overflow_err(CALL);
         let mut t = Datatype::contiguous(subsizes[order[0]], old)?;
         let mut stride = ext;
-        let mut disp = (starts[order[0]] as isize).checked_mul(ext).ok_or_else(ovf)?;
+        let mut disp = (starts[order[0]] as isize)
+            .checked_mul(ext)
+            .ok_or_else(ovf)?;
         for &d in &order[1..] {
             let prev = order[order.iter().position(|&x| x == d).unwrap() - 1];
             stride = stride.checked_mul(sizes[prev] as isize).ok_or_else(ovf)?;
             t = Datatype::hvector(subsizes[d], 1, stride, &t)?;
-            disp = disp.checked_add((starts[d] as isize).checked_mul(stride).ok_or_else(ovf)?).ok_or_else(ovf)?;
+            disp = disp
+                .checked_add((starts[d] as isize).checked_mul(stride).ok_or_else(ovf)?)
+                .ok_or_else(ovf)?;
         }
-        let total = sizes.iter().try_fold(ext, |a, &x| a.checked_mul(x as isize)).ok_or_else(ovf)?;
+        let total = sizes
+            .iter()
+            .try_fold(ext, |a, &x| a.checked_mul(x as isize))
+            .ok_or_else(ovf)?;
         let placed = Datatype::hindexed_block(1, &[disp], &t)?;
         let whole = Datatype::resized(&placed, 0, total)?;
         let mut ints = vec![n as i64];
@@ -465,14 +504,31 @@ impl Datatype {
         let n = gsizes.len();
         let ovf = || overflow_err(CALL);
         if n == 0 {
-            return Err(MpiError::arg(ErrorClass::Arg, CALL, "ndims", "must be positive"));
+            return Err(MpiError::arg(
+                ErrorClass::Arg,
+                CALL,
+                "ndims",
+                "must be positive",
+            ));
         }
-        let nprocs = psizes.iter().try_fold(1i64, |a, &p| if p > 0 { a.checked_mul(p) } else { None });
+        let nprocs = psizes
+            .iter()
+            .try_fold(1i64, |a, &p| if p > 0 { a.checked_mul(p) } else { None });
         if nprocs != Some(size) {
-            return Err(MpiError::arg(ErrorClass::Arg, CALL, "array_of_psizes", format!("the grid does not have {size} processes")));
+            return Err(MpiError::arg(
+                ErrorClass::Arg,
+                CALL,
+                "array_of_psizes",
+                format!("the grid does not have {size} processes"),
+            ));
         }
         if rank < 0 || rank >= size {
-            return Err(MpiError::arg(ErrorClass::Arg, CALL, "rank", format!("{rank} is not in 0..{size}")));
+            return Err(MpiError::arg(
+                ErrorClass::Arg,
+                CALL,
+                "rank",
+                format!("{rank} is not in 0..{size}"),
+            ));
         }
         // Grid coordinates: the process grid is row-major whatever `order` is.
         let mut coords = vec![0i64; n];
@@ -484,36 +540,75 @@ impl Datatype {
         let ext = old.extent();
         // Byte stride of dimension d's index (the product of the faster dimensions).
         let stride_of = |d: usize| -> Result<isize> {
-            let faster: Vec<usize> = if fortran { (0..d).collect() } else { (d + 1..n).collect() };
-            faster.iter().try_fold(ext, |a, &i| a.checked_mul(gsizes[i] as isize)).ok_or_else(ovf)
+            let faster: Vec<usize> = if fortran {
+                (0..d).collect()
+            } else {
+                (d + 1..n).collect()
+            };
+            faster
+                .iter()
+                .try_fold(ext, |a, &i| a.checked_mul(gsizes[i] as isize))
+                .ok_or_else(ovf)
         };
         let fastest = if fortran { 0 } else { n - 1 };
-        let dims: Vec<usize> = if fortran { (0..n).collect() } else { (0..n).rev().collect() };
+        let dims: Vec<usize> = if fortran {
+            (0..n).collect()
+        } else {
+            (0..n).rev().collect()
+        };
         let mut t = old.clone();
         let mut disp: isize = 0;
         for &d in &dims {
             let (g, np, c) = (gsizes[d], psizes[d], coords[d]);
             if g <= 0 {
-                return Err(MpiError::arg(ErrorClass::Arg, CALL, &format!("array_of_gsizes[{d}]"), format!("{g} is not positive")));
+                return Err(MpiError::arg(
+                    ErrorClass::Arg,
+                    CALL,
+                    &format!("array_of_gsizes[{d}]"),
+                    format!("{g} is not positive"),
+                ));
             }
             let stride = stride_of(d)?;
             let (new_t, offset) = match distribs[d] {
                 0 | 1 => {
                     if distribs[d] == 0 && np != 1 {
-                        return Err(MpiError::arg(ErrorClass::Arg, CALL, &format!("array_of_psizes[{d}]"), "must be 1 for MPI_DISTRIBUTE_NONE"));
+                        return Err(MpiError::arg(
+                            ErrorClass::Arg,
+                            CALL,
+                            &format!("array_of_psizes[{d}]"),
+                            "must be 1 for MPI_DISTRIBUTE_NONE",
+                        ));
                     }
-                    let blk = if distribs[d] == 0 || dargs[d] == -1 { (g + np - 1) / np } else { dargs[d] };
+                    let blk = if distribs[d] == 0 || dargs[d] == -1 {
+                        (g + np - 1) / np
+                    } else {
+                        dargs[d]
+                    };
                     if blk <= 0 || blk.checked_mul(np).is_none_or(|x| x < g) {
-                        return Err(MpiError::arg(ErrorClass::Arg, CALL, &format!("array_of_dargs[{d}]"), format!("{blk} * {np} processes does not cover {g} elements")));
+                        return Err(MpiError::arg(
+                            ErrorClass::Arg,
+                            CALL,
+                            &format!("array_of_dargs[{d}]"),
+                            format!("{blk} * {np} processes does not cover {g} elements"),
+                        ));
                     }
                     let mine = (g - blk * c).clamp(0, blk);
-                    let nt = if d == fastest { Datatype::contiguous(mine, &t)? } else { Datatype::hvector(mine, 1, stride, &t)? };
+                    let nt = if d == fastest {
+                        Datatype::contiguous(mine, &t)?
+                    } else {
+                        Datatype::hvector(mine, 1, stride, &t)?
+                    };
                     (nt, if mine == 0 { 0 } else { blk * c })
                 }
                 2 => {
                     let blk = if dargs[d] == -1 { 1 } else { dargs[d] };
                     if blk <= 0 {
-                        return Err(MpiError::arg(ErrorClass::Arg, CALL, &format!("array_of_dargs[{d}]"), format!("{blk} is not positive")));
+                        return Err(MpiError::arg(
+                            ErrorClass::Arg,
+                            CALL,
+                            &format!("array_of_dargs[{d}]"),
+                            format!("{blk} is not positive"),
+                        ));
                     }
                     let st = c * blk;
                     let local = if g - 1 < st {
@@ -532,25 +627,40 @@ impl Datatype {
                     if d == fastest {
                         let at = (st as isize).checked_mul(ext).ok_or_else(ovf)?;
                         let placed = Datatype::hindexed_block(1, &[at], &nt)?;
-                        nt = Datatype::resized(&placed, 0, ext.checked_mul(g as isize).ok_or_else(ovf)?)?;
+                        nt = Datatype::resized(
+                            &placed,
+                            0,
+                            ext.checked_mul(g as isize).ok_or_else(ovf)?,
+                        )?;
                         (nt, 0)
                     } else {
                         (nt, if local == 0 { 0 } else { st })
                     }
                 }
-                x => return Err(MpiError::arg(ErrorClass::Arg, CALL, &format!("array_of_distribs[{d}]"), format!("{x} is not an MPI_DISTRIBUTE_* value"))),
+                x => {
+                    return Err(MpiError::arg(
+                        ErrorClass::Arg,
+                        CALL,
+                        &format!("array_of_distribs[{d}]"),
+                        format!("{x} is not an MPI_DISTRIBUTE_* value"),
+                    ))
+                }
             };
             // One step of this dimension spans the whole dimension, so that
             // the next (slower) dimension's blocks of several steps land
             // `gsizes[d]` elements of the previous type apart.
             let span = t.extent().checked_mul(g as isize).ok_or_else(ovf)?;
             t = Datatype::resized(&new_t, 0, span)?;
-            disp = disp.checked_add((offset as isize).checked_mul(stride).ok_or_else(ovf)?).ok_or_else(ovf)?;
+            disp = disp
+                .checked_add((offset as isize).checked_mul(stride).ok_or_else(ovf)?)
+                .ok_or_else(ovf)?;
         }
-        let total = gsizes.iter().try_fold(ext, |a, &x| a.checked_mul(x as isize)).ok_or_else(ovf)?;
+        let total = gsizes
+            .iter()
+            .try_fold(ext, |a, &x| a.checked_mul(x as isize))
+            .ok_or_else(ovf)?;
         let placed = Datatype::hindexed_block(1, &[disp], &t)?;
         let whole = Datatype::resized(&placed, 0, total)?;
         Ok(whole.relabel(Combiner::Darray, abi_ints, vec![], vec![old.clone()]))
     }
-
 }

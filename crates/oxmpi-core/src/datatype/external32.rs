@@ -22,7 +22,11 @@ enum Conv {
     /// An integer (or a float's bits, a logical, a character): big-endian,
     /// `native` bytes here, `ext` bytes external; narrowed or widened by
     /// `signed`.
-    Int { native: usize, ext: usize, signed: bool },
+    Int {
+        native: usize,
+        ext: usize,
+        signed: bool,
+    },
     /// x87 80-bit extended (16 bytes here) to IEEE binary128 (16 bytes).
     F80,
 }
@@ -43,15 +47,31 @@ impl Conv {
 }
 
 fn same(n: usize) -> Conv {
-    Conv::Int { native: n, ext: n, signed: false }
+    Conv::Int {
+        native: n,
+        ext: n,
+        signed: false,
+    }
 }
 
 /// The parts of one element of `p`, in packed order.
 fn parts(p: Primitive) -> Vec<Conv> {
-    let int = Conv::Int { native: 4, ext: 4, signed: true };
+    let int = Conv::Int {
+        native: 4,
+        ext: 4,
+        signed: true,
+    };
     match p {
-        Primitive::Long => vec![Conv::Int { native: 8, ext: 4, signed: true }],
-        Primitive::UnsignedLong => vec![Conv::Int { native: 8, ext: 4, signed: false }],
+        Primitive::Long => vec![Conv::Int {
+            native: 8,
+            ext: 4,
+            signed: true,
+        }],
+        Primitive::UnsignedLong => vec![Conv::Int {
+            native: 8,
+            ext: 4,
+            signed: false,
+        }],
         _ => match p.repr() {
             Repr::F80 => vec![Conv::F80],
             Repr::Complex32 => vec![same(4), same(4)],
@@ -60,7 +80,14 @@ fn parts(p: Primitive) -> Vec<Conv> {
             Repr::Pair { value, .. } => match value {
                 PairValue::F32 => vec![same(4), int],
                 PairValue::F64 => vec![same(8), int],
-                PairValue::I64 => vec![Conv::Int { native: 8, ext: 4, signed: true }, int],
+                PairValue::I64 => vec![
+                    Conv::Int {
+                        native: 8,
+                        ext: 4,
+                        signed: true,
+                    },
+                    int,
+                ],
                 PairValue::I32 => vec![int, int],
                 PairValue::I16 => vec![same(2), int],
                 PairValue::F80 => vec![Conv::F80, int],
@@ -234,7 +261,9 @@ fn encode_run(c: Conv, native: &[u8], ext: &mut [u8]) {
             }
         }
         Conv::Int { ext: 1, .. } => ext.copy_from_slice(native),
-        Conv::Int { native: n, ext: e, .. } => {
+        Conv::Int {
+            native: n, ext: e, ..
+        } => {
             // Little-endian native: the low `e` bytes, reversed.
             for (s, d) in native.chunks_exact(n).zip(ext.chunks_exact_mut(e)) {
                 for j in 0..e {
@@ -254,13 +283,23 @@ fn decode_run(c: Conv, ext: &[u8], native: &mut [u8]) {
                 quad_to_f80(s, d);
             }
         }
-        Conv::Int { native: 1, ext: 1, .. } => native.copy_from_slice(ext),
-        Conv::Int { native: n, ext: e, signed } => {
+        Conv::Int {
+            native: 1, ext: 1, ..
+        } => native.copy_from_slice(ext),
+        Conv::Int {
+            native: n,
+            ext: e,
+            signed,
+        } => {
             for (s, d) in ext.chunks_exact(e).zip(native.chunks_exact_mut(n)) {
                 for j in 0..e {
                     d[j] = s[e - 1 - j];
                 }
-                let fill = if signed && e > 0 && s[0] & 0x80 != 0 { 0xff } else { 0 };
+                let fill = if signed && e > 0 && s[0] & 0x80 != 0 {
+                    0xff
+                } else {
+                    0
+                };
                 d[e..].fill(fill);
             }
         }
@@ -289,7 +328,13 @@ fn quad_to_f80(b: &[u8], out: &mut [u8]) {
 /// Converts `count` elements of `dt` from the packed native form (`native`,
 /// exactly `dt.size() * count` bytes) to external32 (`ext`, exactly
 /// `size(dt) * count` bytes).
-pub fn encode(call: &str, dt: &Datatype, count: usize, native: &[u8], ext: &mut [u8]) -> Result<()> {
+pub fn encode(
+    call: &str,
+    dt: &Datatype,
+    count: usize,
+    native: &[u8],
+    ext: &mut [u8],
+) -> Result<()> {
     let plan = plan(dt);
     check_lens(call, dt, &plan, count, native.len(), ext.len())?;
     plan.encode(count, native, ext);
@@ -298,18 +343,37 @@ pub fn encode(call: &str, dt: &Datatype, count: usize, native: &[u8], ext: &mut 
 
 /// The inverse of [`encode`]: external32 bytes to the packed native form
 /// (narrow integers sign- or zero-extended).
-pub fn decode(call: &str, dt: &Datatype, count: usize, ext: &[u8], native: &mut [u8]) -> Result<()> {
+pub fn decode(
+    call: &str,
+    dt: &Datatype,
+    count: usize,
+    ext: &[u8],
+    native: &mut [u8],
+) -> Result<()> {
     let plan = plan(dt);
     check_lens(call, dt, &plan, count, native.len(), ext.len())?;
     plan.decode(count, ext, native);
     Ok(())
 }
 
-fn check_lens(call: &str, dt: &Datatype, plan: &Plan, count: usize, native: usize, ext: usize) -> Result<()> {
+fn check_lens(
+    call: &str,
+    dt: &Datatype,
+    plan: &Plan,
+    count: usize,
+    native: usize,
+    ext: usize,
+) -> Result<()> {
     if cfg!(target_endian = "big") {
-        return Err(MpiError::unsupported(call, "external32 on a big-endian machine"));
+        return Err(MpiError::unsupported(
+            call,
+            "external32 on a big-endian machine",
+        ));
     }
-    if plan.native != dt.size() || dt.size().checked_mul(count) != Some(native) || plan.ext.checked_mul(count) != Some(ext) {
+    if plan.native != dt.size()
+        || dt.size().checked_mul(count) != Some(native)
+        || plan.ext.checked_mul(count) != Some(ext)
+    {
         return Err(MpiError::intern(call, format!("external32 conversion of {count} elements with {native} native and {ext} external bytes")));
     }
     Ok(())
@@ -369,20 +433,36 @@ mod tests {
     }
 
     fn stored_steps(p: &Plan) -> usize {
-        p.steps.iter().map(|s| match s {
-            Step::Conv(..) => 1,
-            Step::Rep(_, sub) => 1 + stored_steps(sub),
-        }).sum()
+        p.steps
+            .iter()
+            .map(|s| match s {
+                Step::Conv(..) => 1,
+                Step::Rep(_, sub) => 1 + stored_steps(sub),
+            })
+            .sum()
     }
 
     #[test]
     fn types_with_millions_of_runs_convert_by_structure() {
         // {long, short} repeated 2.1M times, then a double: 4.2M + 1 runs in the
         // signature, more than the 4,194,304 a flat plan was limited to.
-        let pair = Datatype::structure(&[1, 1], &[0, 8], &[Datatype::predefined(Primitive::Long), Datatype::predefined(Primitive::Short)]).unwrap();
+        let pair = Datatype::structure(
+            &[1, 1],
+            &[0, 8],
+            &[
+                Datatype::predefined(Primitive::Long),
+                Datatype::predefined(Primitive::Short),
+            ],
+        )
+        .unwrap();
         let n = 2_100_000usize;
         let many = Datatype::contiguous(n as i64, &pair).unwrap();
-        let dt = Datatype::structure(&[1, 1], &[0, (16 * n) as isize], &[many, Datatype::predefined(Primitive::Double)]).unwrap();
+        let dt = Datatype::structure(
+            &[1, 1],
+            &[0, (16 * n) as isize],
+            &[many, Datatype::predefined(Primitive::Double)],
+        )
+        .unwrap();
         dt.commit();
         assert!(dt.layout().sig.flat_runs() > 4_194_304);
         let p = plan(&dt);

@@ -32,7 +32,9 @@ impl Layout {
 
     /// True when consecutive copies of this element form one gapless run.
     pub(super) fn dense(&self) -> bool {
-        self.blocks.single().is_some_and(|b| self.extent() == b.1 as isize)
+        self.blocks
+            .single()
+            .is_some_and(|b| self.extent() == b.1 as isize)
     }
 
     pub(super) fn primitive(p: Primitive) -> Layout {
@@ -166,10 +168,10 @@ impl Acc {
     /// Ends the current flat part (before a repetition kept by structure).
     fn flush(&mut self) {
         if !self.blocks.is_empty() {
-            self.parts.push(Blocks::flat(std::mem::take(&mut self.blocks)));
+            self.parts
+                .push(Blocks::flat(std::mem::take(&mut self.blocks)));
         }
     }
-
 
     /// Adds `n` copies of `c`, the first at byte displacement `disp`, the
     /// following ones `c.extent()` bytes apart.
@@ -179,7 +181,13 @@ impl Acc {
 
     /// Adds `n` copies of `c`, the first at byte displacement `disp`, the
     /// following ones `ext` bytes apart.
-    pub(super) fn add_strided(&mut self, disp: isize, n: usize, ext: isize, c: &Layout) -> Result<()> {
+    pub(super) fn add_strided(
+        &mut self,
+        disp: isize,
+        n: usize,
+        ext: isize,
+        c: &Layout,
+    ) -> Result<()> {
         if n == 0 || (c.size == 0 && !c.sticky_lb && !c.sticky_ub) {
             return Ok(());
         }
@@ -236,13 +244,20 @@ impl Acc {
         if n.saturating_mul(cb) <= FLAT_LIMIT {
             for k in 0..n {
                 let base = disp + k as isize * ext;
-                c.blocks.for_each(base, &mut |o, l| push_merged(&mut self.blocks, o, l));
+                c.blocks
+                    .for_each(base, &mut |o, l| push_merged(&mut self.blocks, o, l));
             }
             return Ok(());
         }
         // Many blocks: keep the repetition by structure.
         self.flush();
-        self.parts.push(Blocks::Rep { disp, count: n, stride: ext, child_size: c.size, child: c.blocks.clone() });
+        self.parts.push(Blocks::Rep {
+            disp,
+            count: n,
+            stride: ext,
+            child_size: c.size,
+            child: c.blocks.clone(),
+        });
         Ok(())
     }
 
@@ -273,7 +288,10 @@ impl Acc {
                 for p in &acc.parts {
                     prefix.push(prefix.last().unwrap() + p.size());
                 }
-                Blocks::Seq { parts: std::mem::take(&mut acc.parts), prefix }
+                Blocks::Seq {
+                    parts: std::mem::take(&mut acc.parts),
+                    prefix,
+                }
             }
         };
         Ok(Layout {

@@ -52,8 +52,8 @@ pub use primitive::{PairValue, Primitive, Repr, TypeClass};
 /// ([`sigcheck`]): finding the period would list every run.
 const MAX_CHECKED_RUNS: usize = 1 << 22;
 
-pub use constructors::Combiner;
 use blocks::Blocks;
+pub use constructors::Combiner;
 use layout::{pair_value_size, Layout};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -175,7 +175,10 @@ impl Datatype {
         });
         match table.get(p as usize) {
             Some(d) if d.as_primitive() == Some(p) => d,
-            _ => table.iter().find(|d| d.as_primitive() == Some(p)).expect("every primitive is in the table"),
+            _ => table
+                .iter()
+                .find(|d| d.as_primitive() == Some(p))
+                .expect("every primitive is in the table"),
         }
     }
 
@@ -222,8 +225,21 @@ impl Datatype {
 
     /// The same type map under another constructor's name and arguments (for
     /// types built from simpler constructors, such as subarray and darray).
-    fn relabel(&self, combiner: Combiner, ints: Vec<i64>, addrs: Vec<isize>, types: Vec<Datatype>) -> Datatype {
-        Datatype::make(Kind::Derived, combiner, self.0.layout.clone(), (ints, addrs, types), false, String::new())
+    fn relabel(
+        &self,
+        combiner: Combiner,
+        ints: Vec<i64>,
+        addrs: Vec<isize>,
+        types: Vec<Datatype>,
+    ) -> Datatype {
+        Datatype::make(
+            Kind::Derived,
+            combiner,
+            self.0.layout.clone(),
+            (ints, addrs, types),
+            false,
+            String::new(),
+        )
     }
 
     /// `MPI_Type_dup`: same type map and committed state. (Attributes are

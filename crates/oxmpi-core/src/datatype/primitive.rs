@@ -50,7 +50,10 @@ pub enum Repr {
     /// Pairs (value, index) laid out as the C struct: the value at offset 0,
     /// the index (a C int, or the value's type for the Fortran pairs) at
     /// `index_offset`; padding up to the extent.
-    Pair { value: PairValue, index_offset: u8 },
+    Pair {
+        value: PairValue,
+        index_offset: u8,
+    },
     /// Uninterpreted bytes.
     Raw,
 }
@@ -200,9 +203,24 @@ mod tests {
 
     #[test]
     fn pair_layouts_match_c_structs() {
-        assert_eq!((Primitive::DoubleInt.size(), Primitive::DoubleInt.extent()), (12, 16));
-        assert_eq!((Primitive::ShortInt.size(), Primitive::ShortInt.extent()), (6, 8));
-        assert_eq!((Primitive::LongDoubleInt.size(), Primitive::LongDoubleInt.extent()), (20, 32));
-        assert_eq!(std::mem::size_of::<(f64, i32)>(), Primitive::DoubleInt.extent());
+        assert_eq!(
+            (Primitive::DoubleInt.size(), Primitive::DoubleInt.extent()),
+            (12, 16)
+        );
+        assert_eq!(
+            (Primitive::ShortInt.size(), Primitive::ShortInt.extent()),
+            (6, 8)
+        );
+        assert_eq!(
+            (
+                Primitive::LongDoubleInt.size(),
+                Primitive::LongDoubleInt.extent()
+            ),
+            (20, 32)
+        );
+        assert_eq!(
+            std::mem::size_of::<(f64, i32)>(),
+            Primitive::DoubleInt.extent()
+        );
     }
 }

@@ -126,11 +126,25 @@ impl Unit {
 
     /// A short description: `MPI_INT`, `{MPI_INT, 2 MPI_DOUBLE}`.
     pub fn describe(&self) -> String {
-        let one = |&(p, k): &(Primitive, usize)| if k == 1 { p.name().to_string() } else { format!("{k} {}", p.name()) };
+        let one = |&(p, k): &(Primitive, usize)| {
+            if k == 1 {
+                p.name().to_string()
+            } else {
+                format!("{k} {}", p.name())
+            }
+        };
         match &*self.runs {
             [(p, 1)] => p.name().to_string(),
-            runs if runs.len() <= 6 => format!("{{{}}}", runs.iter().map(one).collect::<Vec<_>>().join(", ")),
-            runs => format!("{{{}, ... ({} runs, {} primitives)}}", runs[..4].iter().map(one).collect::<Vec<_>>().join(", "), runs.len(), self.n),
+            runs if runs.len() <= 6 => format!(
+                "{{{}}}",
+                runs.iter().map(one).collect::<Vec<_>>().join(", ")
+            ),
+            runs => format!(
+                "{{{}, ... ({} runs, {} primitives)}}",
+                runs[..4].iter().map(one).collect::<Vec<_>>().join(", "),
+                runs.len(),
+                self.n
+            ),
         }
     }
 }
@@ -161,17 +175,30 @@ pub fn unit_of(sig: &[(Primitive, usize)]) -> Option<Unit> {
     } else {
         // The shortest period d of the run list (d divides m); merged runs never
         // join across a period boundary, since runs[d-1] differs from runs[d] = runs[0].
-        let d = (1..=m / 2).find(|&d| m.is_multiple_of(d) && (d..m).all(|i| runs[i] == runs[i - d])).unwrap_or(m);
+        let d = (1..=m / 2)
+            .find(|&d| m.is_multiple_of(d) && (d..m).all(|i| runs[i] == runs[i - d]))
+            .unwrap_or(m);
         &runs[..d]
     };
-    let unit: Box<[(Primitive, usize)]> = if m == 1 { Box::new([(runs[0].0, 1)]) } else { unit.into() };
-    let n = unit.iter().try_fold(0u64, |a, &(_, k)| a.checked_add(k as u64))?;
+    let unit: Box<[(Primitive, usize)]> = if m == 1 {
+        Box::new([(runs[0].0, 1)])
+    } else {
+        unit.into()
+    };
+    let n = unit
+        .iter()
+        .try_fold(0u64, |a, &(_, k)| a.checked_add(k as u64))?;
     if n > N_MASK {
         return None;
     }
     let bytes = unit.iter().map(|&(p, k)| p.size() * k).sum();
     let hash = unit.iter().fold(0, |h, &(p, k)| push_run(h, p, k as u64));
-    Some(Unit { runs: unit, n, bytes, hash })
+    Some(Unit {
+        runs: unit,
+        n,
+        bytes,
+        hash,
+    })
 }
 
 /// The hash of `unit^c`.
@@ -246,7 +273,11 @@ pub fn register(unit: Unit) -> u64 {
 
 /// The registered unit of fingerprint `fp`.
 pub fn lookup(fp: u64) -> Option<Arc<Unit>> {
-    registry().lock().unwrap_or_else(|e| e.into_inner()).get(&fp).cloned()
+    registry()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&fp)
+        .cloned()
 }
 
 /// Whether `OXMPI_CHECK_SIGNATURES=1` (read once).
@@ -299,9 +330,16 @@ mod tests {
     }
 
     /// The reference: expand both signatures to primitives and compare.
-    fn naive(sent: &[(Primitive, usize)], count: usize, recv: &[(Primitive, usize)], rcount: usize) -> bool {
+    fn naive(
+        sent: &[(Primitive, usize)],
+        count: usize,
+        recv: &[(Primitive, usize)],
+        rcount: usize,
+    ) -> bool {
         let expand = |s: &[(Primitive, usize)], c: usize| -> Vec<Primitive> {
-            (0..c).flat_map(|_| s.iter().flat_map(|&(p, k)| std::iter::repeat_n(p, k))).collect()
+            (0..c)
+                .flat_map(|_| s.iter().flat_map(|&(p, k)| std::iter::repeat_n(p, k)))
+                .collect()
         };
         let (a, b) = (expand(sent, count), expand(recv, rcount));
         a.len() <= b.len() && a == b[..a.len()]
@@ -331,16 +369,28 @@ mod tests {
         assert_eq!(fp(&[(Int, 1), (Double, 1), (Int, 1), (Double, 1)]), fp(&s));
         assert_ne!(fp(&s), fp(&[(Double, 1), (Int, 1)]));
         assert_ne!(fp(&[(Int, 1)]), fp(&[(Float, 1)]));
-        assert_eq!(unit(&[(Int, 2), (Double, 1), (Int, 2), (Double, 1)]).runs.len(), 2);
+        assert_eq!(
+            unit(&[(Int, 2), (Double, 1), (Int, 2), (Double, 1)])
+                .runs
+                .len(),
+            2
+        );
         // A period whose ends are the same primitive does not reduce (runs merge).
-        assert_eq!(unit(&[(Int, 1), (Double, 1), (Int, 2), (Double, 1), (Int, 1)]).n, 6);
+        assert_eq!(
+            unit(&[(Int, 1), (Double, 1), (Int, 2), (Double, 1), (Int, 1)]).n,
+            6
+        );
         // Bytes, packed and empty types are not checked.
         assert_eq!(fp(&[(Byte, 8)]), 0);
         assert_eq!(fp(&[(Int, 1), (Byte, 4)]), 0);
         assert_eq!(fp(&[(Packed, 1)]), 0);
         assert_eq!(fp(&[]), 0);
         assert_eq!(fp(&[(Int, 1 << 25)]), fp(&[(Int, 1)]));
-        assert_eq!(fp(&[(Int, 1 << 25), (Double, 1)]), 0, "units of 2^24 primitives or more are unchecked");
+        assert_eq!(
+            fp(&[(Int, 1 << 25), (Double, 1)]),
+            0,
+            "units of 2^24 primitives or more are unchecked"
+        );
     }
 
     #[test]
@@ -359,8 +409,18 @@ mod tests {
             (&int, 4, &c4, 1),
             (&int, 8, &c4, 3),
             (&int, 6, &c4, 3),
-            (&[(Int, 2), (Double, 1)], 2, &[(Int, 2), (Double, 1), (Int, 2), (Double, 1)], 1),
-            (&[(Int, 1), (Int, 1), (Double, 1)], 3, &[(Int, 2), (Double, 1)], 3),
+            (
+                &[(Int, 2), (Double, 1)],
+                2,
+                &[(Int, 2), (Double, 1), (Int, 2), (Double, 1)],
+                1,
+            ),
+            (
+                &[(Int, 1), (Int, 1), (Double, 1)],
+                3,
+                &[(Int, 2), (Double, 1)],
+                3,
+            ),
             // A prefix ending in the middle of the receive's element.
             (&int, 1, &id, 2),
             (&id, 1, &[(Int, 1), (Double, 1), (Float, 1)], 2),
@@ -424,7 +484,11 @@ mod tests {
                         if len > bytes(r, rc) {
                             continue;
                         }
-                        assert_eq!(prefix_matches(&u, len, fp(s)), naive(s, c, r, rc), "{s:?} x {c} into {r:?} x {rc}");
+                        assert_eq!(
+                            prefix_matches(&u, len, fp(s)),
+                            naive(s, c, r, rc),
+                            "{s:?} x {c} into {r:?} x {rc}"
+                        );
                         checked += 1;
                     }
                 }
@@ -439,10 +503,26 @@ mod tests {
         let u = unit(&id);
         let n = 1usize << 40;
         assert!(prefix_matches(&u, n / 2 * 12, fp(&id)));
-        assert!(prefix_matches(&unit(&[(Int, 1), (Double, 1), (Int, 1), (Double, 1)]), (n + 1) * 12, fp(&id)));
-        assert!(!prefix_matches(&unit(&[(Double, 1), (Int, 1)]), n * 12, fp(&id)));
-        assert!(prefix_matches(&unit(&[(Int, 1)]), n * 4, fp(&[(Int, 1 << 20)])));
-        assert!(!prefix_matches(&unit(&[(Int, 1)]), n * 4, fp(&[(Float, 1 << 20)])));
+        assert!(prefix_matches(
+            &unit(&[(Int, 1), (Double, 1), (Int, 1), (Double, 1)]),
+            (n + 1) * 12,
+            fp(&id)
+        ));
+        assert!(!prefix_matches(
+            &unit(&[(Double, 1), (Int, 1)]),
+            n * 12,
+            fp(&id)
+        ));
+        assert!(prefix_matches(
+            &unit(&[(Int, 1)]),
+            n * 4,
+            fp(&[(Int, 1 << 20)])
+        ));
+        assert!(!prefix_matches(
+            &unit(&[(Int, 1)]),
+            n * 4,
+            fp(&[(Float, 1 << 20)])
+        ));
     }
 
     #[test]

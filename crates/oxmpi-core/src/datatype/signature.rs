@@ -35,7 +35,10 @@ pub(crate) struct Sig {
 impl Sig {
     /// The signature of one primitive.
     pub(crate) fn one(p: Primitive) -> Sig {
-        Sig { parts: vec![Part::Run(p, 1)], flat_runs: 1 }
+        Sig {
+            parts: vec![Part::Run(p, 1)],
+            flat_runs: 1,
+        }
     }
 
     /// `Some((p, k))` when the signature is `k` primitives `p` (and nothing else).
@@ -105,7 +108,9 @@ impl Sig {
                         Part::Run(p, k) => self.push_run(*p, *k)?,
                         Part::Rep(m, c) => {
                             self.parts.push(Part::Rep(*m, c.clone()));
-                            self.flat_runs = self.flat_runs.saturating_add(c.flat_runs.saturating_mul(*m));
+                            self.flat_runs = self
+                                .flat_runs
+                                .saturating_add(c.flat_runs.saturating_mul(*m));
                         }
                     }
                 }
@@ -113,14 +118,19 @@ impl Sig {
             return Some(());
         }
         self.parts.push(Part::Rep(n, child.clone()));
-        self.flat_runs = self.flat_runs.saturating_add(child.flat_runs.saturating_mul(n));
+        self.flat_runs = self
+            .flat_runs
+            .saturating_add(child.flat_runs.saturating_mul(n));
         Some(())
     }
 
     /// The maximal runs of `n` elements of this signature, in order (runs of
     /// one primitive merged, also across repetitions). Counts saturate.
     pub(crate) fn runs(&self, n: usize) -> Runs<'_> {
-        Runs { raw: RawRuns::new(self, n), pending: None }
+        Runs {
+            raw: RawRuns::new(self, n),
+            pending: None,
+        }
     }
 
     /// The maximal runs of one element, as a list (tests and small types).
@@ -140,12 +150,21 @@ struct RawRuns<'a> {
 impl<'a> RawRuns<'a> {
     fn new(sig: &'a Sig, n: usize) -> RawRuns<'a> {
         if n == 0 || sig.is_empty() {
-            return RawRuns { stack: Vec::new(), single: None };
+            return RawRuns {
+                stack: Vec::new(),
+                single: None,
+            };
         }
         if let Some((p, k)) = sig.single_run() {
-            return RawRuns { stack: Vec::new(), single: Some((p, k.saturating_mul(n))) };
+            return RawRuns {
+                stack: Vec::new(),
+                single: Some((p, k.saturating_mul(n))),
+            };
         }
-        RawRuns { stack: vec![(&sig.parts, 0, n)], single: None }
+        RawRuns {
+            stack: vec![(&sig.parts, 0, n)],
+            single: None,
+        }
     }
 }
 
@@ -220,7 +239,18 @@ mod tests {
         s.push_rep(3, &pair()).unwrap();
         s.push_run(Primitive::Double, 4).unwrap();
         use Primitive::*;
-        assert_eq!(s.to_vec(), vec![(Double, 1), (Int, 1), (Double, 2), (Int, 1), (Double, 2), (Int, 1), (Double, 6)]);
+        assert_eq!(
+            s.to_vec(),
+            vec![
+                (Double, 1),
+                (Int, 1),
+                (Double, 2),
+                (Int, 1),
+                (Double, 2),
+                (Int, 1),
+                (Double, 6)
+            ]
+        );
         assert_eq!(s.runs(2).count(), 13);
     }
 
@@ -245,7 +275,10 @@ mod tests {
     #[test]
     fn single_runs_repeat_in_one_run() {
         let s = Sig::one(Primitive::Int);
-        assert_eq!(s.runs(usize::MAX).collect::<Vec<_>>(), vec![(Primitive::Int, usize::MAX)]);
+        assert_eq!(
+            s.runs(usize::MAX).collect::<Vec<_>>(),
+            vec![(Primitive::Int, usize::MAX)]
+        );
         let mut t = Sig::default();
         t.push_rep(1 << 40, &Arc::new(s)).unwrap();
         assert_eq!(t.single_run(), Some((Primitive::Int, 1 << 40)));

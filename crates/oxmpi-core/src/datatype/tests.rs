@@ -336,8 +336,8 @@ fn pack_into_and_unpack_from_positions() {
     assert_eq!(pos, 16);
     // No room: error, nothing written, position unchanged.
     let before = buf.clone();
-    // SAFETY: as above.
     let e =
+        // SAFETY: as above.
         unsafe { pack_into(&int(), src.as_ptr() as *const u8, 1, &mut buf, &mut pos) }.unwrap_err();
     assert_eq!(e.class, ErrorClass::Arg);
     assert_eq!((pos, &buf), (16, &before));
@@ -422,7 +422,10 @@ fn many_blocks_are_kept_by_structure_and_pack_like_a_flat_list() {
     let byte = Datatype::predefined(Primitive::Byte);
     // 2^31 one-byte blocks: made at once, no list of blocks.
     let huge = Datatype::vector(1 << 31, 1, 2, &byte).unwrap();
-    assert_eq!((huge.size(), huge.extent(), huge.block_count()), (1 << 31, (1 << 32) - 1, 1 << 31));
+    assert_eq!(
+        (huge.size(), huge.extent(), huge.block_count()),
+        (1 << 31, (1 << 32) - 1, 1 << 31)
+    );
     let huger = Datatype::contiguous(1 << 20, &huge).unwrap();
     assert_eq!((huger.size(), huger.block_count()), (1 << 51, 1 << 51));
     // 8M blocks (twice the old limit), packed and unpacked, whole and in pieces.
@@ -434,13 +437,20 @@ fn many_blocks_are_kept_by_structure_and_pack_like_a_flat_list() {
     let mut packed = vec![0u8; two.size()];
     // SAFETY: `src` covers the type map of one element of `two`.
     unsafe { two.pack(src.as_ptr(), 1, &mut packed) };
-    let want: Vec<u8> = (0..n).map(|i| src[2 * i]).chain(src[2 * n + 3..2 * n + 7].iter().copied()).collect();
+    let want: Vec<u8> = (0..n)
+        .map(|i| src[2 * i])
+        .chain(src[2 * n + 3..2 * n + 7].iter().copied())
+        .collect();
     assert!(packed == want, "packed stream differs");
     let mut piece = vec![0u8; 1001];
     for from in [0, 1, n - 500, n - 1, n, n + 3] {
         // SAFETY: as above.
         let got = unsafe { two.pack_range(src.as_ptr(), 1, from, &mut piece) };
-        assert_eq!(&piece[..got], &want[from..(from + 1001).min(want.len())], "piece from {from}");
+        assert_eq!(
+            &piece[..got],
+            &want[from..(from + 1001).min(want.len())],
+            "piece from {from}"
+        );
     }
     let mut dst = vec![0u8; src.len()];
     for (a, b) in [(0, 3), (3, n - 1), (n - 1, n + 2), (n + 2, n + 4)] {

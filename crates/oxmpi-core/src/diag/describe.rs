@@ -47,8 +47,15 @@ pub(super) fn describe(e: &Engine, call: Option<Call>) -> String {
             let _ = writeln!(out, "call={name}");
             match c.kind {
                 Kind::Send | Kind::Recv | Kind::Probe => {
-                    let who = if c.kind == Kind::Send { "dest" } else { "source" };
-                    let mut args = vec![rank_text(c.peer, c.peer_world, who), format!("tag={}", tag_text(c.tag))];
+                    let who = if c.kind == Kind::Send {
+                        "dest"
+                    } else {
+                        "source"
+                    };
+                    let mut args = vec![
+                        rank_text(c.peer, c.peer_world, who),
+                        format!("tag={}", tag_text(c.tag)),
+                    ];
                     if c.kind != Kind::Probe {
                         args.insert(0, count_text(&c));
                     }
@@ -59,7 +66,9 @@ pub(super) fn describe(e: &Engine, call: Option<Call>) -> String {
                         waits.push(c.peer_world.to_string());
                     } else if c.peer == -1 {
                         match &comm {
-                            Some(m) => waits.extend(m.iter().filter(|&&w| w != me).map(|w| w.to_string())),
+                            Some(m) => {
+                                waits.extend(m.iter().filter(|&&w| w != me).map(|w| w.to_string()))
+                            }
                             None => waits.push("any".into()),
                         }
                     }
@@ -75,10 +84,21 @@ pub(super) fn describe(e: &Engine, call: Option<Call>) -> String {
                     args.push(format!("comm={cname}"));
                     let _ = writeln!(out, "args={}", args.join(", "));
                     let _ = writeln!(out, "comm={cname}");
-                    let root = if c.has_root { c.peer.to_string() } else { "-".into() };
+                    let root = if c.has_root {
+                        c.peer.to_string()
+                    } else {
+                        "-".into()
+                    };
                     let _ = writeln!(out, "coll={} {} {} {}", c.ctx, c.seq, name, root);
                     if let Some(m) = comm {
-                        let _ = writeln!(out, "members={}", m.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(","));
+                        let _ = writeln!(
+                            out,
+                            "members={}",
+                            m.iter()
+                                .map(|w| w.to_string())
+                                .collect::<Vec<_>>()
+                                .join(",")
+                        );
                         waits.extend(m.into_iter().filter(|&w| w != me).map(|w| w.to_string()));
                     }
                 }
@@ -93,7 +113,9 @@ pub(super) fn describe(e: &Engine, call: Option<Call>) -> String {
                 match p.peer_world {
                     Some(w) => waits.push(w.to_string()),
                     None => match p.ctx.and_then(|c| comm_info(c).1) {
-                        Some(m) => waits.extend(m.into_iter().filter(|&w| w != me).map(|w| w.to_string())),
+                        Some(m) => {
+                            waits.extend(m.into_iter().filter(|&w| w != me).map(|w| w.to_string()))
+                        }
                         None => waits.push("any".into()),
                     },
                 }
@@ -102,7 +124,13 @@ pub(super) fn describe(e: &Engine, call: Option<Call>) -> String {
     }
     for p in pending.iter().take(16) {
         let cname = p.ctx.map(|c| comm_info(c).0).unwrap_or_default();
-        let _ = writeln!(out, "req={}{}{}", p.what, if cname.is_empty() { "" } else { " on " }, cname);
+        let _ = writeln!(
+            out,
+            "req={}{}{}",
+            p.what,
+            if cname.is_empty() { "" } else { " on " },
+            cname
+        );
     }
     if pending.len() > 16 {
         let _ = writeln!(out, "req=... and {} more", pending.len() - 16);
@@ -143,10 +171,17 @@ fn located(bt: &str) -> (String, Option<String>) {
         .iter()
         .rev()
         .map(|(n, _)| strip_hash(n))
-        .find(|n| (n.starts_with("MPI_") || n.starts_with("PMPI_") || n.starts_with("MPIX_")) && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+        .find(|n| {
+            (n.starts_with("MPI_") || n.starts_with("PMPI_") || n.starts_with("MPIX_"))
+                && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        })
         .unwrap_or_default();
     // `MPI_x` usually tail-calls `PMPI_x`, leaving only the latter on the stack.
-    let api = api.strip_prefix('P').filter(|a| a.starts_with("MPI_")).unwrap_or(api).to_string();
+    let api = api
+        .strip_prefix('P')
+        .filter(|a| a.starts_with("MPI_"))
+        .unwrap_or(api)
+        .to_string();
     (api, user.and_then(|u| caller_of(&frames[u])))
 }
 
@@ -188,12 +223,21 @@ impl Origin {
 /// are named (with line tables only, inlined functions lose their paths).
 fn user_frame(frames: &[(String, Option<String>)]) -> Option<usize> {
     let first_lib = frames.iter().position(lib_frame)?;
-    let start = frames.iter().rposition(|(n, _)| is_c_entry(strip_hash(n))).map_or(first_lib, |i| i.max(first_lib));
-    frames[start..].iter().position(|f| !lib_frame(f) && !std_frame(f)).map(|i| i + start)
+    let start = frames
+        .iter()
+        .rposition(|(n, _)| is_c_entry(strip_hash(n)))
+        .map_or(first_lib, |i| i.max(first_lib));
+    frames[start..]
+        .iter()
+        .position(|f| !lib_frame(f) && !std_frame(f))
+        .map(|i| i + start)
 }
 
 fn is_c_entry(name: &str) -> bool {
-    ["MPI_", "PMPI_", "MPIX_", "mpi_"].iter().any(|p| name.starts_with(p)) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    ["MPI_", "PMPI_", "MPIX_", "mpi_"]
+        .iter()
+        .any(|p| name.starts_with(p))
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 fn caller_of((name, at): &(String, Option<String>)) -> Option<String> {
@@ -217,16 +261,35 @@ fn strip_hash(name: &str) -> &str {
 /// not any path naming them: the tests' C programs live under `oxmpi-capi/tests`).
 fn lib_frame(f: &(String, Option<String>)) -> bool {
     is_library_frame(&f.0)
-        || f.1.as_deref().is_some_and(|at| ["oxmpi-core/src/", "oxmpi-capi/src/", "/oxmpi/src/", "crates/oxmpi/src/", "/oxmpi-0.", "/oxmpi-core-0.", "/oxmpi-capi-0."].iter().any(|p| at.contains(p)))
+        || f.1.as_deref().is_some_and(|at| {
+            [
+                "oxmpi-core/src/",
+                "oxmpi-capi/src/",
+                "/oxmpi/src/",
+                "crates/oxmpi/src/",
+                "/oxmpi-0.",
+                "/oxmpi-core-0.",
+                "/oxmpi-capi-0.",
+            ]
+            .iter()
+            .any(|p| at.contains(p))
+        })
 }
 
 /// A frame of the standard library (by name, or by its file when inlined).
 fn std_frame(f: &(String, Option<String>)) -> bool {
-    is_std_frame(&f.0) || f.1.as_deref().is_some_and(|at| at.contains("/rustc/") || at.starts_with("library/"))
+    is_std_frame(&f.0)
+        || f.1
+            .as_deref()
+            .is_some_and(|at| at.contains("/rustc/") || at.starts_with("library/"))
 }
 
 fn is_std_frame(name: &str) -> bool {
-    ["std::", "core::", "alloc::", "<std::", "<core::", "<alloc::", "__rust"].iter().any(|p| name.starts_with(p))
+    [
+        "std::", "core::", "alloc::", "<std::", "<core::", "<alloc::", "__rust",
+    ]
+    .iter()
+    .any(|p| name.starts_with(p))
 }
 
 fn is_library_frame(name: &str) -> bool {
@@ -260,7 +323,14 @@ fn parse_backtrace(bt: &str) -> Vec<(String, Option<String>)> {
                     // `file:line:col` -> `file:line`
                     let rest = rest.trim();
                     let cut = match rest.rsplit_once(':') {
-                        Some((a, b)) if b.chars().all(|c| c.is_ascii_digit()) && a.rsplit_once(':').is_some_and(|(_, l)| l.chars().all(|c| c.is_ascii_digit())) => a,
+                        Some((a, b))
+                            if b.chars().all(|c| c.is_ascii_digit())
+                                && a.rsplit_once(':').is_some_and(|(_, l)| {
+                                    l.chars().all(|c| c.is_ascii_digit())
+                                }) =>
+                        {
+                            a
+                        }
                         _ => rest,
                     };
                     f.1 = Some(cut.to_string());
@@ -274,7 +344,6 @@ fn parse_backtrace(bt: &str) -> Vec<(String, Option<String>)> {
     }
     frames
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -293,8 +362,14 @@ mod tests {
         let f = parse_backtrace(bt);
         assert_eq!(f.len(), 5);
         let first = f.iter().position(|(n, _)| is_library_frame(n)).unwrap();
-        let user = f[first..].iter().find(|(n, _)| !is_library_frame(n) && !is_std_frame(n)).unwrap();
-        assert_eq!(*user, ("main".to_string(), Some("/tmp/cycle.c:12".to_string())));
+        let user = f[first..]
+            .iter()
+            .find(|(n, _)| !is_library_frame(n) && !is_std_frame(n))
+            .unwrap();
+        assert_eq!(
+            *user,
+            ("main".to_string(), Some("/tmp/cycle.c:12".to_string()))
+        );
         assert_eq!(strip_hash("cycle::main::h0123456789abcdef"), "cycle::main");
         // A program under the repository's tests is the program, not oxmpi.
         let f = parse_backtrace(

@@ -50,12 +50,11 @@ mod origins;
 mod status;
 mod trace;
 
-
+pub(crate) use describe::Pending;
 pub use describe::{origin_here, Origin};
 pub use origins::{handle_freed, handle_made, handle_origin};
-pub(crate) use describe::Pending;
-pub(crate) use status::{background_thread, finalizing, init, BackgroundJob, Watch};
 pub use status::hang_after;
+pub(crate) use status::{background_thread, finalizing, init, BackgroundJob, Watch};
 pub(crate) use trace::{finish_trace, init_trace, trace_recv, trace_send, trace_send_at};
 pub use trace::{trace_call, trace_now, trace_wants, tracing};
 
@@ -139,13 +138,25 @@ fn mode() -> (bool, bool) {
 
 fn world_of(comm: &Comm, peer: i32) -> i32 {
     let group = comm.0.remote_group.as_deref().unwrap_or(&comm.0.group);
-    usize::try_from(peer).ok().and_then(|p| group.get(p)).map_or(-1, |&w| w as i32)
+    usize::try_from(peer)
+        .ok()
+        .and_then(|p| group.get(p))
+        .map_or(-1, |&w| w as i32)
 }
 
 /// A blocking point-to-point call (`peer` in `comm`, `bytes` packed bytes),
 /// described when its wait has been idle for long (never on the fast path).
 #[allow(clippy::too_many_arguments)]
-pub fn p2p(name: &'static str, send: bool, comm: &Comm, peer: i32, tag: i32, count: usize, dt: Option<&Datatype>, bytes: usize) -> Option<Call> {
+pub fn p2p(
+    name: &'static str,
+    send: bool,
+    comm: &Comm,
+    peer: i32,
+    tag: i32,
+    count: usize,
+    dt: Option<&Datatype>,
+    bytes: usize,
+) -> Option<Call> {
     Some(Call {
         name,
         kind: if send { Kind::Send } else { Kind::Recv },
@@ -163,21 +174,47 @@ pub fn p2p(name: &'static str, send: bool, comm: &Comm, peer: i32, tag: i32, cou
 
 /// A blocking probe (described as [`p2p`]).
 pub fn probe(name: &'static str, comm: &Comm, peer: i32, tag: i32) -> Option<Call> {
-    Some(Call { kind: Kind::Probe, ..p2p_call(name, comm, peer, tag) })
+    Some(Call {
+        kind: Kind::Probe,
+        ..p2p_call(name, comm, peer, tag)
+    })
 }
 
 fn p2p_call(name: &'static str, comm: &Comm, peer: i32, tag: i32) -> Call {
-    Call { name, kind: Kind::Recv, ctx: comm.0.context, peer, peer_world: world_of(comm, peer), tag, count: 0, bytes: 0, dtype: None, seq: 0, has_root: false }
+    Call {
+        name,
+        kind: Kind::Recv,
+        ctx: comm.0.context,
+        peer,
+        peer_world: world_of(comm, peer),
+        tag,
+        count: 0,
+        bytes: 0,
+        dtype: None,
+        seq: 0,
+        has_root: false,
+    }
 }
 
 /// A blocking collective: counts it on `comm` (its sequence number there)
 /// and, in checking mode, compares the call across ranks first.
 #[inline]
-pub fn coll(name: &'static str, comm: &Comm, root: Option<i32>, count: usize, dt: Option<&Datatype>, op: Option<&crate::op::Op>) -> crate::error::Result<Scope> {
+pub fn coll(
+    name: &'static str,
+    comm: &Comm,
+    root: Option<i32>,
+    count: usize,
+    dt: Option<&Datatype>,
+    op: Option<&crate::op::Op>,
+) -> crate::error::Result<Scope> {
     if IN_CHECK.with(|c| c.get()) {
         return Ok(Scope { clear: false });
     }
-    let seq = comm.0.diag_seq.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+    let seq = comm
+        .0
+        .diag_seq
+        .fetch_add(1, Ordering::Relaxed)
+        .wrapping_add(1);
     let (check, sync) = mode();
     let scope = record_coll(name, comm, root, count, dt, seq);
     if (check || sync) && !comm.is_inter() && comm.size() > 1 {
@@ -190,7 +227,14 @@ pub fn coll(name: &'static str, comm: &Comm, root: Option<i32>, count: usize, dt
     Ok(scope)
 }
 
-fn record_coll(name: &'static str, comm: &Comm, root: Option<i32>, count: usize, dt: Option<&Datatype>, seq: u32) -> Scope {
+fn record_coll(
+    name: &'static str,
+    comm: &Comm,
+    root: Option<i32>,
+    count: usize,
+    dt: Option<&Datatype>,
+    seq: u32,
+) -> Scope {
     enter(Call {
         name,
         kind: Kind::Coll,
@@ -236,7 +280,11 @@ pub(crate) fn register(comm: &CommInner) {
         return;
     }
     v.retain(|k| k.ctx != comm.context);
-    v.push(Known { ctx: comm.context, name, members });
+    v.push(Known {
+        ctx: comm.context,
+        name,
+        members,
+    });
 }
 
 /// The communicator with context `ctx` is gone.
@@ -271,7 +319,10 @@ fn comm_info(ctx: u32) -> (String, Option<Vec<u32>>) {
         return (named(k, ctx), Some(k.members.clone()));
     }
     if let Some(k) = ctx.checked_sub(1).and_then(found) {
-        return (format!("{} (collective traffic)", named(k, ctx - 1)), Some(k.members.clone()));
+        return (
+            format!("{} (collective traffic)", named(k, ctx - 1)),
+            Some(k.members.clone()),
+        );
     }
     (format!("communicator #{ctx}"), None)
 }
@@ -279,4 +330,3 @@ fn comm_info(ctx: u32) -> (String, Option<Vec<u32>>) {
 fn comm_name(ctx: u32, _comm: Option<&Comm>) -> String {
     comm_info(ctx).0
 }
-

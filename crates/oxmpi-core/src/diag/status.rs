@@ -22,14 +22,31 @@ impl Page {
     fn publish(&self, state: u64, idle: Duration, sent: &[u64], recvd: &[u64], text: &str) -> bool {
         match &self.page {
             Sink::Page(page) => {
-                page.publish(state, monotonic_ms().saturating_sub(idle.as_millis() as u64), sent, recvd, text);
+                page.publish(
+                    state,
+                    monotonic_ms().saturating_sub(idle.as_millis() as u64),
+                    sent,
+                    recvd,
+                    text,
+                );
                 true
             }
             Sink::Pmi => {
-                let report = layout::Report { state, idle_ms: idle.as_millis() as u64, sent: sent.to_vec(), recvd: recvd.to_vec(), text: text.to_string() };
+                let report = layout::Report {
+                    state,
+                    idle_ms: idle.as_millis() as u64,
+                    sent: sent.to_vec(),
+                    recvd: recvd.to_vec(),
+                    text: text.to_string(),
+                };
                 // A rank going back to running must be heard (a stale "blocked" could
                 // count as evidence): it waits for the connection; blocked reports do not.
-                crate::runtime::engine_any().is_some_and(|e| e.pmi_notify(&layout::encode_report(&report), state == layout::STATE_RUNNING))
+                crate::runtime::engine_any().is_some_and(|e| {
+                    e.pmi_notify(
+                        &layout::encode_report(&report),
+                        state == layout::STATE_RUNNING,
+                    )
+                })
             }
         }
     }
@@ -86,7 +103,13 @@ pub(crate) fn finalizing(e: &Engine) {
     // as "is in MPI_Finalize" without reading its text, and symbolizing a
     // backtrace costs every rank 0.2-1 s of CPU at exit (it decompresses the
     // library's debug info; bench/PROFILE.md).
-    p.publish(layout::STATE_FINALIZING, Duration::ZERO, &sent, &recvd, "call=MPI_Finalize\nargs=\nwaits=\n");
+    p.publish(
+        layout::STATE_FINALIZING,
+        Duration::ZERO,
+        &sent,
+        &recvd,
+        "call=MPI_Finalize\nargs=\nwaits=\n",
+    );
 }
 
 thread_local! {
@@ -144,7 +167,12 @@ pub(crate) struct Watch {
 impl Watch {
     #[inline]
     pub(crate) fn new() -> Watch {
-        Watch { idle_since: None, published: false, text: None, bg_waiting: false }
+        Watch {
+            idle_since: None,
+            published: false,
+            text: None,
+            bg_waiting: false,
+        }
     }
 
     /// The wait is about to sleep with nothing done (slow path).
@@ -177,8 +205,14 @@ impl Watch {
         // Counters first, under the lock, then the (slow) text: the counters
         // are what the launcher compares; they stay valid while we stay idle.
         let (sent, recvd) = e.lock().pair_counters();
-        let text = self.text.get_or_insert_with(|| super::describe::describe(e, desc()));
-        let state = if p.multi { layout::STATE_BLOCKED_MT } else { layout::STATE_BLOCKED };
+        let text = self
+            .text
+            .get_or_insert_with(|| super::describe::describe(e, desc()));
+        let state = if p.multi {
+            layout::STATE_BLOCKED_MT
+        } else {
+            layout::STATE_BLOCKED
+        };
         // (Over PMI, a busy connection means: try again at the next idle look.)
         self.published = p.publish(state, since.elapsed(), &sent, &recvd, text);
     }
@@ -221,4 +255,3 @@ impl Drop for Watch {
         }
     }
 }
-

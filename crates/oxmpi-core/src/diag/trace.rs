@@ -32,10 +32,20 @@ pub fn tracing() -> bool {
 }
 
 pub(crate) fn init_trace(rank: u32) {
-    let Some(dir) = std::env::var_os("OXMPI_TRACE_DIR") else { return };
-    let filter = std::env::var("OXMPI_TRACE_FILTER").ok().filter(|f| !f.is_empty());
-    *TRACE.lock().unwrap_or_else(|p| p.into_inner()) =
-        Some(Trace { dir: dir.into(), filter, rank, events: Vec::new(), sends: Default::default(), recvs: Default::default() });
+    let Some(dir) = std::env::var_os("OXMPI_TRACE_DIR") else {
+        return;
+    };
+    let filter = std::env::var("OXMPI_TRACE_FILTER")
+        .ok()
+        .filter(|f| !f.is_empty());
+    *TRACE.lock().unwrap_or_else(|p| p.into_inner()) = Some(Trace {
+        dir: dir.into(),
+        filter,
+        rank,
+        events: Vec::new(),
+        sends: Default::default(),
+        recvs: Default::default(),
+    });
     TRACING.store(true, Ordering::Relaxed);
 }
 
@@ -60,7 +70,11 @@ pub fn trace_wants(call: &str) -> bool {
 /// One call, from `t0` to `t1` (µs).
 pub fn trace_call(name: &str, t0: f64, t1: f64) {
     with_trace(|t| {
-        let ev = format!(r#"{{"name":"{name}","cat":"mpi","ph":"X","ts":{t0:.3},"dur":{:.3},"pid":{},"tid":0}}"#, (t1 - t0).max(0.0), t.rank);
+        let ev = format!(
+            r#"{{"name":"{name}","cat":"mpi","ph":"X","ts":{t0:.3},"dur":{:.3},"pid":{},"tid":0}}"#,
+            (t1 - t0).max(0.0),
+            t.rank
+        );
         t.events.push(ev);
     });
 }
@@ -86,7 +100,12 @@ pub(crate) fn trace_send_at(ts: f64, me: u32, to: u32, ctx: u32, tag: i32) {
 
 pub(crate) fn trace_recv(me: u32, ctx: u32, source: i32, tag: i32) {
     let ts = trace_now();
-    let Some(from) = comm_info(ctx).1.and_then(|m| usize::try_from(source).ok().and_then(|s| m.get(s).copied())) else { return };
+    let Some(from) = comm_info(ctx)
+        .1
+        .and_then(|m| usize::try_from(source).ok().and_then(|s| m.get(s).copied()))
+    else {
+        return;
+    };
     if from == me {
         return;
     }
@@ -104,16 +123,22 @@ pub(crate) fn finish_trace() {
         return;
     }
     with_trace(|t| {
-        let mut out = format!(r#"{{"name":"process_name","ph":"M","pid":{},"args":{{"name":"rank {}"}}}}"#, t.rank, t.rank);
+        let mut out = format!(
+            r#"{{"name":"process_name","ph":"M","pid":{},"args":{{"name":"rank {}"}}}}"#,
+            t.rank, t.rank
+        );
         for e in &t.events {
             out.push_str(",\n");
             out.push_str(e);
         }
         let path = t.dir.join(format!("rank-{}.json", t.rank));
         if let Err(e) = std::fs::write(&path, out) {
-            eprintln!("oxmpi: rank {}: cannot write the trace to {}: {e}", t.rank, path.display());
+            eprintln!(
+                "oxmpi: rank {}: cannot write the trace to {}: {e}",
+                t.rank,
+                path.display()
+            );
         }
         t.events.clear();
     });
 }
-

@@ -14,7 +14,12 @@ impl State {
     /// MPI_Cancel.
     pub(crate) fn cancel(&mut self, r: Request) -> Result<()> {
         let Some(e) = self.reqs.get(r) else {
-            return Err(MpiError::arg(ErrorClass::Request, "MPI_Cancel", "request", "not an active request"));
+            return Err(MpiError::arg(
+                ErrorClass::Request,
+                "MPI_Cancel",
+                "request",
+                "not an active request",
+            ));
         };
         if e.done {
             // Sends complete locally before they are matched (eager); a cancel
@@ -36,7 +41,13 @@ impl State {
                     self.cancel(inner)
                 } else {
                     // The data has left: ask the receiver to drop it unless matched.
-                    self.ctrl(peer, Header { rreq: r.0, ..Header::control(Kind::CancelReq, inner.0) });
+                    self.ctrl(
+                        peer,
+                        Header {
+                            rreq: r.0,
+                            ..Header::control(Kind::CancelReq, inner.0)
+                        },
+                    );
                     Ok(())
                 }
             }
@@ -56,11 +67,14 @@ impl State {
                     return Ok(());
                 }
                 // Still in our outbox and not started: just take it out.
-                let pos = self.peers[peer as usize].outbox.iter().position(|i| match i {
-                    OutItem::Eager { req, started, .. } => *req == r && !*started,
-                    OutItem::Ctrl(h) => h.kind == Kind::Rts && h.sreq == r.0,
-                    _ => false,
-                });
+                let pos = self.peers[peer as usize]
+                    .outbox
+                    .iter()
+                    .position(|i| match i {
+                        OutItem::Eager { req, started, .. } => *req == r && !*started,
+                        OutItem::Ctrl(h) => h.kind == Kind::Rts && h.sreq == r.0,
+                        _ => false,
+                    });
                 if let Some(pos) = pos {
                     let item = self.peers[peer as usize].outbox.remove(pos).unwrap();
                     if let OutItem::Eager { data, .. } = item {

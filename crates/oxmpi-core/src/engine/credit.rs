@@ -26,7 +26,10 @@ impl State {
         let p = &mut self.peers[peer as usize];
         p.credit_owed += bytes as u64;
         if p.credit_owed >= self.credit_batch {
-            let h = Header { len: p.credit_owed, ..Header::control(Kind::Credit, 0) };
+            let h = Header {
+                len: p.credit_owed,
+                ..Header::control(Kind::Credit, 0)
+            };
             p.credit_owed = 0;
             self.ctrl(peer, h);
         }
@@ -35,7 +38,8 @@ impl State {
     /// Forgets credits still owed at finalize (nobody will use them).
     pub(crate) fn drop_credit_packets(&mut self) {
         for p in &mut self.peers {
-            p.outbox.retain(|i| !matches!(i, OutItem::Ctrl(h) if h.kind == Kind::Credit));
+            p.outbox
+                .retain(|i| !matches!(i, OutItem::Ctrl(h) if h.kind == Kind::Credit));
         }
     }
 }

@@ -70,7 +70,9 @@ use requests::Slab;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Path {
     SelfLoop,
-    Shm { local: usize },
+    Shm {
+        local: usize,
+    },
     /// On another host, through the TCP transport.
     Tcp,
     /// On another host, and no network transport is available for it.
@@ -101,9 +103,20 @@ impl Path {
 enum OutItem {
     Ctrl(Header),
     /// An eager message: header first, then continuation fragments.
-    Eager { hdr: Header, data: RawBuf, sent: usize, started: bool, req: Request },
+    Eager {
+        hdr: Header,
+        data: RawBuf,
+        sent: usize,
+        started: bool,
+        req: Request,
+    },
     /// Rendezvous data streamed after a `Cts` (fallback when CMA is refused).
-    Stream { rreq: u64, data: RawBuf, sent: usize, req: Request },
+    Stream {
+        rreq: u64,
+        data: RawBuf,
+        sent: usize,
+        req: Request,
+    },
 }
 
 #[derive(Debug)]
@@ -133,9 +146,15 @@ pub(crate) struct Peer {
 enum Rx {
     Idle,
     /// Fragments go straight into a matched receive.
-    Direct { req: Request, offset: usize, total: usize },
+    Direct {
+        req: Request,
+        offset: usize,
+        total: usize,
+    },
     /// Fragments go into an unexpected message.
-    Unexpected { msg: u64 },
+    Unexpected {
+        msg: u64,
+    },
 }
 
 /// A message that arrived before its receive was posted.
@@ -154,9 +173,15 @@ pub(crate) struct UnexpMsg {
 
 #[derive(Debug)]
 pub(crate) enum Body {
-    Eager { data: Vec<u8>, total: usize },
+    Eager {
+        data: Vec<u8>,
+        total: usize,
+    },
     /// The data is in the sender's memory at `addr` (or, for a self message, ours).
-    Rts { addr: u64, total: usize },
+    Rts {
+        addr: u64,
+        total: usize,
+    },
 }
 
 impl Body {
@@ -184,9 +209,15 @@ pub(crate) enum ReqKind {
     /// The user's half of a buffered send: complete when created, while the
     /// transfer goes on in the detached send `inner` (sent to world rank `peer`),
     /// which MPI_Cancel can still withdraw.
-    BufferedUser { inner: Request, peer: u32 },
+    BufferedUser {
+        inner: Request,
+        peer: u32,
+    },
     /// A persistent request: what to start, and the operation currently running.
-    Persistent { spec: PersistentSpec, active: Option<Request> },
+    Persistent {
+        spec: PersistentSpec,
+        active: Option<Request>,
+    },
     /// A generalized request (MPI_Grequest_start): completed by user code
     /// ([`State::complete_generalized`]), never by progress.
     Generalized,
@@ -272,14 +303,31 @@ pub(crate) struct Unpack {
 
 impl std::fmt::Debug for Unpack {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Unpack({} x {:?} into {:#x})", self.count, self.dt.name(), self.dst)
+        write!(
+            f,
+            "Unpack({} x {:?} into {:#x})",
+            self.count,
+            self.dt.name(),
+            self.dst
+        )
     }
 }
 
 #[derive(Debug, Clone)]
 pub(crate) enum PersistentSpec {
-    Send { comm: crate::comm::Comm, buf: RawBuf, dest: i32, tag: i32, mode: SendMode },
-    Recv { comm: crate::comm::Comm, buf: RawBuf, source: i32, tag: i32 },
+    Send {
+        comm: crate::comm::Comm,
+        buf: RawBuf,
+        dest: i32,
+        tag: i32,
+        mode: SendMode,
+    },
+    Recv {
+        comm: crate::comm::Comm,
+        buf: RawBuf,
+        source: i32,
+        tag: i32,
+    },
     /// A persistent collective: each start runs its non-blocking form.
     Coll(crate::coll::persistent::Starter),
 }
@@ -383,13 +431,19 @@ const SPARE_EAGER_CAP: usize = 256;
 const SPARE_EAGER_MAX: usize = 64;
 
 impl State {
-    pub(crate) fn new(me: u32, paths: Vec<(Path, i32)>, shm: Option<&'static ShmSegment>, tcp: Option<TcpTransport>) -> State {
+    pub(crate) fn new(
+        me: u32,
+        paths: Vec<(Path, i32)>,
+        shm: Option<&'static ShmSegment>,
+        tcp: Option<TcpTransport>,
+    ) -> State {
         let cma_allowed = std::env::var("OXMPI_NO_CMA").is_err() && cma::probe_cma();
         let config = EngineConfig {
             eager_limit: crate::tools::initial_eager_limit(),
             check_sigs: std::env::var("OXMPI_CHECK_SIGNATURES").is_ok_and(|v| v == "1"),
             cma_allowed,
-            shared_copy: cma_allowed && std::env::var("OXMPI_SHARED_COPY").map_or(true, |v| v != "0"),
+            shared_copy: cma_allowed
+                && std::env::var("OXMPI_SHARED_COPY").map_or(true, |v| v != "0"),
             credit_per_peer: CREDIT_PER_PEER,
             queue_cap: 0,
             queue_packet: CELL_PAYLOAD,
@@ -405,8 +459,17 @@ impl State {
         tcp: Option<TcpTransport>,
         config: EngineConfig,
     ) -> State {
-        let EngineConfig { eager_limit, check_sigs, cma_allowed, .. } = config;
-        let queued = if paths.iter().any(|(p, _)| *p == Path::Queue) { paths.iter().map(|_| VecDeque::new()).collect() } else { Vec::new() };
+        let EngineConfig {
+            eager_limit,
+            check_sigs,
+            cma_allowed,
+            ..
+        } = config;
+        let queued = if paths.iter().any(|(p, _)| *p == Path::Queue) {
+            paths.iter().map(|_| VecDeque::new()).collect()
+        } else {
+            Vec::new()
+        };
         let shm_peers = paths
             .iter()
             .enumerate()

@@ -52,7 +52,10 @@ impl State {
 
     /// Makes sure a TCP transport exists (a job on one host has none until it
     /// connects to another job); `make` builds one for `peers.len()` peers.
-    pub(crate) fn ensure_tcp(&mut self, make: impl FnOnce(u32) -> crate::error::Result<TcpTransport>) -> crate::error::Result<()> {
+    pub(crate) fn ensure_tcp(
+        &mut self,
+        make: impl FnOnce(u32) -> crate::error::Result<TcpTransport>,
+    ) -> crate::error::Result<()> {
         if self.tcp.is_none() {
             self.tcp = Some(make(self.peers.len() as u32)?);
         }
@@ -66,8 +69,20 @@ impl State {
 
     /// Adds a process of another job, reached over TCP (see
     /// [`TcpTransport::add_dynamic_peer`]); returns its peer index.
-    pub(crate) fn add_dynamic_peer(&mut self, endpoint: &str, remote_me: u32, my_index_there: u32, secret: &[u8], dial: bool) -> crate::error::Result<u32> {
-        let t = self.tcp.as_mut().ok_or_else(|| crate::error::MpiError::new(crate::error::ErrorClass::Intern, "add_dynamic_peer: no TCP transport"))?;
+    pub(crate) fn add_dynamic_peer(
+        &mut self,
+        endpoint: &str,
+        remote_me: u32,
+        my_index_there: u32,
+        secret: &[u8],
+        dial: bool,
+    ) -> crate::error::Result<u32> {
+        let t = self.tcp.as_mut().ok_or_else(|| {
+            crate::error::MpiError::new(
+                crate::error::ErrorClass::Intern,
+                "add_dynamic_peer: no TCP transport",
+            )
+        })?;
         debug_assert_eq!(t.peer_count() as usize, self.peers.len());
         let r = t.add_dynamic_peer(endpoint, remote_me, my_index_there, secret, dial)?;
         self.peers.push(Peer {
@@ -96,7 +111,9 @@ impl State {
 
     /// Whether the connection to `peer` is established; an error if it failed.
     pub(crate) fn peer_connected(&self, peer: u32) -> std::result::Result<bool, String> {
-        let Some(t) = self.tcp.as_ref() else { return Ok(false) };
+        let Some(t) = self.tcp.as_ref() else {
+            return Ok(false);
+        };
         if let Some(why) = t.peer_failed(peer) {
             return Err(why);
         }
@@ -132,16 +149,23 @@ impl State {
 
     /// Network I/O, then the packets that arrived over it.
     pub(super) fn progress_tcp(&mut self) -> bool {
-        let Some(t) = self.tcp.as_mut() else { return false };
+        let Some(t) = self.tcp.as_mut() else {
+            return false;
+        };
         let mut did = t.poll();
         if let Some((peer, why)) = t.failed_peer() {
-            eprintln!("oxmpi: rank {}: lost the connection to rank {peer}: {why}; ending the job", self.me);
+            eprintln!(
+                "oxmpi: rank {}: lost the connection to rank {peer}: {why}; ending the job",
+                self.me
+            );
             crate::runtime::end_job(1, "lost a TCP connection");
         }
         let readable: Vec<u32> = t.readable_peers().collect();
         for peer in readable {
             for _ in 0..64 {
-                let Some(pkt) = self.tcp.as_mut().and_then(|t| t.pop_packet(peer)) else { break };
+                let Some(pkt) = self.tcp.as_mut().and_then(|t| t.pop_packet(peer)) else {
+                    break;
+                };
                 self.handle_packet(peer, &pkt);
                 if let Some(t) = self.tcp.as_mut() {
                     t.recycle(peer, pkt);
@@ -156,7 +180,11 @@ impl State {
     pub(crate) fn network_flushed(&self) -> bool {
         match &self.tcp {
             None => true,
-            Some(t) => self.peers.iter().enumerate().all(|(r, p)| p.path != Path::Tcp || t.is_flushed(r as u32)),
+            Some(t) => self
+                .peers
+                .iter()
+                .enumerate()
+                .all(|(r, p)| p.path != Path::Tcp || t.is_flushed(r as u32)),
         }
     }
 

@@ -16,7 +16,10 @@ impl State {
     pub(super) fn handle_packet(&mut self, from: u32, pkt: &[u8]) {
         self.peers[from as usize].recvd += 1;
         let Some((h, payload)) = Header::decode(pkt) else {
-            eprintln!("oxmpi: rank {}: dropped a malformed packet from rank {from}", self.me);
+            eprintln!(
+                "oxmpi: rank {}: dropped a malformed packet from rank {from}",
+                self.me
+            );
             return;
         };
         if matches!(h.kind, Kind::Eager | Kind::Rts) {
@@ -28,13 +31,28 @@ impl State {
             Kind::Eager => self.on_eager(from, &h, payload),
             Kind::EagerCont => self.on_eager_cont(from, payload),
             Kind::Rts => {
-                let env = Envelope { context: h.context, source: h.source, tag: h.tag };
+                let env = Envelope {
+                    context: h.context,
+                    source: h.source,
+                    tag: h.tag,
+                };
                 if let Some(req) = self.matcher.match_arrival(&env) {
                     self.check_sig(req, h.sig, h.len as usize);
                     self.start_rendezvous(req, env, from, h.sreq, h.rreq, h.len as usize);
                 } else {
-                    let body = Body::Rts { addr: h.rreq, total: h.len as usize };
-                    self.add_unexpected(UnexpMsg { env, from, sreq: h.sreq, sync: false, sig: h.sig, body, claimed_by: None });
+                    let body = Body::Rts {
+                        addr: h.rreq,
+                        total: h.len as usize,
+                    };
+                    self.add_unexpected(UnexpMsg {
+                        env,
+                        from,
+                        sreq: h.sreq,
+                        sync: false,
+                        sig: h.sig,
+                        body,
+                        claimed_by: None,
+                    });
                 }
             }
             Kind::Data => self.on_data(&h, payload),
@@ -59,14 +77,24 @@ impl State {
                     Some(ReqKind::Send(s)) => s.data,
                     _ => return,
                 };
-                self.enqueue(from, OutItem::Stream { rreq: h.rreq, data, sent: 0, req: r });
+                self.enqueue(
+                    from,
+                    OutItem::Stream {
+                        rreq: h.rreq,
+                        data,
+                        sent: 0,
+                        req: r,
+                    },
+                );
             }
             Kind::CancelReq => {
                 let sreq = h.sreq;
                 let found = self
                     .matcher
                     .remove_unexpected(|id| {
-                        self.unexp.get(id).is_some_and(|m| m.from == from && m.sreq == sreq && m.claimed_by.is_none())
+                        self.unexp.get(id).is_some_and(|m| {
+                            m.from == from && m.sreq == sreq && m.claimed_by.is_none()
+                        })
                     })
                     .map(|(_, id)| id);
                 let mut flags = 0;
@@ -82,7 +110,11 @@ impl State {
                 }
                 // `rreq` names the sender's buffered-send request when the transfer
                 // itself is finished on its side (echoed back for the answer).
-                let ack = Header { flags, rreq: h.rreq, ..Header::control(Kind::CancelAck, sreq) };
+                let ack = Header {
+                    flags,
+                    rreq: h.rreq,
+                    ..Header::control(Kind::CancelAck, sreq)
+                };
                 self.ctrl(from, ack);
             }
             Kind::Help => self.help_copy(from, h),
@@ -128,7 +160,11 @@ impl State {
         // The common empty step (a spinning wait, an MPI_Irecv's look) in a few
         // loads: nothing queued out, no sockets, copies or schedules, and no ring
         // into this rank holding a packet.
-        if self.pending_out.is_empty() && self.tcp.is_none() && self.shared_copies.is_empty() && self.active_colls.is_empty() {
+        if self.pending_out.is_empty()
+            && self.tcp.is_none()
+            && self.shared_copies.is_empty()
+            && self.active_colls.is_empty()
+        {
             match self.shm {
                 Some(shm) if shm.any_incoming() => {}
                 _ => return false,
@@ -140,7 +176,8 @@ impl State {
             for peer in pending {
                 self.flush_peer(peer);
                 did = true;
-                if !self.peers[peer as usize].outbox.is_empty() && !self.pending_out.contains(&peer) {
+                if !self.peers[peer as usize].outbox.is_empty() && !self.pending_out.contains(&peer)
+                {
                     self.pending_out.push(peer);
                 }
             }
@@ -153,19 +190,36 @@ impl State {
             // completing requests cannot starve the others.
             let before = self.completions;
             let unexpected_before = self.next_msg;
-            let stop = |st: &State| if drain { st.next_msg != unexpected_before } else { st.completions != before };
+            let stop = |st: &State| {
+                if drain {
+                    st.next_msg != unexpected_before
+                } else {
+                    st.completions != before
+                }
+            };
             let n = self.shm_peers.len();
-            self.poll_start = if self.poll_start + 1 >= n { 0 } else { self.poll_start + 1 };
+            self.poll_start = if self.poll_start + 1 >= n {
+                0
+            } else {
+                self.poll_start + 1
+            };
             for k in 0..n {
                 if stop(self) {
                     break;
                 }
-                let i = if self.poll_start + k >= n { self.poll_start + k - n } else { self.poll_start + k };
+                let i = if self.poll_start + k >= n {
+                    self.poll_start + k - n
+                } else {
+                    self.poll_start + k
+                };
                 let (peer, local) = self.shm_peers[i];
                 let mut budget = 64;
-                // SAFETY: `State` is only reached through the engine's mutex, so no
-                // other thread of this process pops from any ring while we do.
-                while budget > 0 && !stop(self) && unsafe { shm.try_pop_exclusive(local, |pkt| self.handle_packet(peer, pkt)) } {
+                while budget > 0
+                    && !stop(self)
+                    // SAFETY: `State` is only reached through the engine's mutex, so no
+                    // other thread of this process pops from any ring while we do.
+                    && unsafe { shm.try_pop_exclusive(local, |pkt| self.handle_packet(peer, pkt)) }
+                {
                     budget -= 1;
                     did = true;
                 }
@@ -203,7 +257,8 @@ impl State {
                 Some(ReqKind::Task(t)) => match t.take() {
                     Some(mut task) => {
                         let outcome = task.advance(self).map(|done| done.then(|| task.status()));
-                        if let Some(ReqKind::Task(slot)) = self.reqs.get_mut(r).map(|e| &mut e.kind) {
+                        if let Some(ReqKind::Task(slot)) = self.reqs.get_mut(r).map(|e| &mut e.kind)
+                        {
                             *slot = Some(task);
                         }
                         Some(outcome)

@@ -20,7 +20,13 @@ impl State {
 
     /// [`State::post_recv`] into a temporary buffer that is unpacked on completion.
     /// `sig` is the expected type signature ([`State::sig_of`]; 0 = unchecked).
-    pub(crate) fn post_recv_unpacking(&mut self, buf: RawBuf, pattern: Pattern, unpack: Option<Box<Unpack>>, sig: u64) -> Request {
+    pub(crate) fn post_recv_unpacking(
+        &mut self,
+        buf: RawBuf,
+        pattern: Pattern,
+        unpack: Option<Box<Unpack>>,
+        sig: u64,
+    ) -> Request {
         let req = self.new_request(ReqKind::Recv(RecvReq {
             buf,
             posted: false,
@@ -47,8 +53,24 @@ impl State {
     /// Receives message `id`, already removed from the matching queue (mprobe),
     /// into `buf` or, with `unpack`, a temporary buffer unpacked on completion;
     /// `sig` as for [`State::post_recv_unpacking`].
-    pub(crate) fn recv_message_unpacking(&mut self, buf: RawBuf, id: u64, unpack: Option<Box<Unpack>>, sig: u64) -> Request {
-        let req = self.new_request(ReqKind::Recv(RecvReq { buf, posted: false, total: 0, received: 0, env: None, unpack, sig, bad_sig: 0, context: 0 }));
+    pub(crate) fn recv_message_unpacking(
+        &mut self,
+        buf: RawBuf,
+        id: u64,
+        unpack: Option<Box<Unpack>>,
+        sig: u64,
+    ) -> Request {
+        let req = self.new_request(ReqKind::Recv(RecvReq {
+            buf,
+            posted: false,
+            total: 0,
+            received: 0,
+            env: None,
+            unpack,
+            sig,
+            bad_sig: 0,
+            context: 0,
+        }));
         self.take_unexpected(req, id);
         req
     }
@@ -57,7 +79,9 @@ impl State {
     pub(super) fn take_unexpected(&mut self, req: Request, id: u64) {
         // One look-up in the common case (the whole message is here): taken out
         // at once, put back only while its fragments are still arriving.
-        let Some(mut msg) = self.unexp.remove(&id) else { return };
+        let Some(mut msg) = self.unexp.remove(&id) else {
+            return;
+        };
         self.check_sig(req, msg.sig, msg.body.total());
         match &msg.body {
             Body::Eager { data, total } if data.len() < *total => {
@@ -106,9 +130,15 @@ impl State {
 
     /// Copies a whole message into receive `req` and completes it.
     pub(super) fn deliver_whole(&mut self, req: Request, env: Envelope, src: &[u8]) {
-        let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) else { return };
+        let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) else {
+            return;
+        };
         let buf = r.buf;
-        let n = if r.bad_sig != 0 { 0 } else { src.len().min(buf.len) };
+        let n = if r.bad_sig != 0 {
+            0
+        } else {
+            src.len().min(buf.len)
+        };
         // SAFETY: receive `req` is active, so its buffer is writable and unaliased.
         let dst = unsafe { buf.as_mut_slice() };
         dst[..n].copy_from_slice(&src[..n]);
@@ -159,7 +189,11 @@ impl State {
     }
 
     pub(super) fn on_eager(&mut self, from: u32, h: &Header, payload: &[u8]) {
-        let env = Envelope { context: h.context, source: h.source, tag: h.tag };
+        let env = Envelope {
+            context: h.context,
+            source: h.source,
+            tag: h.tag,
+        };
         let total = h.len as usize;
         let sync = h.flags & FLAG_SYNC != 0;
         let first = &payload[..payload.len().min(total)];
@@ -179,7 +213,11 @@ impl State {
                     r.received = 0;
                 }
                 // Remember the sender for the ack when the last fragment lands.
-                self.peers[from as usize].rx = Rx::Direct { req, offset: first.len(), total };
+                self.peers[from as usize].rx = Rx::Direct {
+                    req,
+                    offset: first.len(),
+                    total,
+                };
                 if sync {
                     self.ctrl(from, Header::control(Kind::SyncAck, h.sreq));
                 }
@@ -188,7 +226,9 @@ impl State {
             // Small messages reuse the buffers of delivered ones: no allocation
             // (and no free at delivery) per unexpected message.
             let mut data = if total <= SPARE_EAGER_CAP {
-                self.spare_eager.pop().unwrap_or_else(|| Vec::with_capacity(SPARE_EAGER_CAP))
+                self.spare_eager
+                    .pop()
+                    .unwrap_or_else(|| Vec::with_capacity(SPARE_EAGER_CAP))
             } else {
                 Vec::with_capacity(total)
             };
@@ -203,12 +243,18 @@ impl State {
                 body: Body::Eager { data, total },
                 claimed_by: None,
             });
-            self.peers[from as usize].rx = if complete { Rx::Idle } else { Rx::Unexpected { msg: id } };
+            self.peers[from as usize].rx = if complete {
+                Rx::Idle
+            } else {
+                Rx::Unexpected { msg: id }
+            };
         }
     }
 
     pub(super) fn write_recv_at(&mut self, req: Request, offset: usize, src: &[u8]) {
-        let Some(ReqKind::Recv(r)) = self.reqs.get(req).map(|e| &e.kind) else { return };
+        let Some(ReqKind::Recv(r)) = self.reqs.get(req).map(|e| &e.kind) else {
+            return;
+        };
         let buf = r.buf;
         if offset >= buf.len || r.bad_sig != 0 {
             return;
@@ -222,7 +268,10 @@ impl State {
     pub(super) fn on_eager_cont(&mut self, from: u32, payload: &[u8]) {
         match self.peers[from as usize].rx {
             Rx::Idle => {
-                eprintln!("oxmpi: rank {}: stray continuation fragment from rank {from} dropped", self.me);
+                eprintln!(
+                    "oxmpi: rank {}: stray continuation fragment from rank {from} dropped",
+                    self.me
+                );
             }
             Rx::Direct { req, offset, total } => {
                 let n = payload.len().min(total - offset);
@@ -243,8 +292,12 @@ impl State {
                 }
             }
             Rx::Unexpected { msg: id } => {
-                let Some(msg) = self.unexp.get_mut(&id) else { return };
-                let Body::Eager { data, total } = &mut msg.body else { return };
+                let Some(msg) = self.unexp.get_mut(&id) else {
+                    return;
+                };
+                let Body::Eager { data, total } = &mut msg.body else {
+                    return;
+                };
                 let n = payload.len().min(*total - data.len());
                 data.extend_from_slice(&payload[..n]);
                 if data.len() < *total {
@@ -253,7 +306,9 @@ impl State {
                 self.peers[from as usize].rx = Rx::Idle;
                 if let Some(req) = msg.claimed_by {
                     let msg = self.unexp.remove(&id).unwrap();
-                    let Body::Eager { data, .. } = &msg.body else { unreachable!() };
+                    let Body::Eager { data, .. } = &msg.body else {
+                        unreachable!()
+                    };
                     self.deliver_whole(req, msg.env, data);
                     self.after_eager_delivered(&msg);
                     self.recycle_eager(msg.body);

@@ -35,8 +35,18 @@ pub(super) fn shared_copy_chunk(n: usize) -> usize {
 }
 
 impl State {
-    pub(super) fn start_rendezvous(&mut self, req: Request, env: Envelope, from: u32, sreq: u64, addr: u64, total: usize) {
-        let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) else { return };
+    pub(super) fn start_rendezvous(
+        &mut self,
+        req: Request,
+        env: Envelope,
+        from: u32,
+        sreq: u64,
+        addr: u64,
+        total: usize,
+    ) {
+        let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) else {
+            return;
+        };
         let buf = r.buf;
         let n = total.min(buf.len);
         if r.bad_sig != 0 {
@@ -52,7 +62,13 @@ impl State {
         if from == self.me {
             // SAFETY: the self send at `addr` is active (it waits for this match);
             // the receive buffer is active; they may not overlap by MPI's rules.
-            let src = unsafe { RawBuf { addr: addr as usize, len: n }.as_slice() };
+            let src = unsafe {
+                RawBuf {
+                    addr: addr as usize,
+                    len: n,
+                }
+                .as_slice()
+            };
             // SAFETY: receive `req` is active, so its buffer is writable and unaliased.
             let dst = unsafe { buf.as_mut_slice() };
             dst[..n].copy_from_slice(src);
@@ -82,7 +98,10 @@ impl State {
             r.received = 0;
             r.env = Some(env);
         }
-        let h = Header { rreq: req.0, ..Header::control(Kind::Cts, sreq) };
+        let h = Header {
+            rreq: req.0,
+            ..Header::control(Kind::Cts, sreq)
+        };
         self.ctrl(from, h);
     }
 
@@ -92,15 +111,28 @@ impl State {
     /// elsewhere we simply copy every chunk ourselves. Returns `false` (nothing done)
     /// when this message does not qualify.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn start_shared_copy(&mut self, req: Request, env: Envelope, from: u32, sreq: u64, addr: u64, total: usize, n: usize) -> bool {
+    pub(super) fn start_shared_copy(
+        &mut self,
+        req: Request,
+        env: Envelope,
+        from: u32,
+        sreq: u64,
+        addr: u64,
+        total: usize,
+        n: usize,
+    ) -> bool {
         let Some(shm) = self.shm else { return false };
         let peer = &mut self.peers[from as usize];
-        let Path::Shm { local } = peer.path else { return false };
+        let Path::Shm { local } = peer.path else {
+            return false;
+        };
         let slot = peer.copy_busy.trailing_ones() as usize;
         if !self.shared_copy || !peer.cma_ok || slot >= COPY_SLOTS || n < SHARED_COPY_MIN {
             return false;
         }
-        let Some(ReqKind::Recv(r)) = self.reqs.get(req).map(|e| &e.kind) else { return false };
+        let Some(ReqKind::Recv(r)) = self.reqs.get(req).map(|e| &e.kind) else {
+            return false;
+        };
         let buf = r.buf;
         let chunk = shared_copy_chunk(n);
         let chunks = n.div_ceil(chunk) as u32;
@@ -126,11 +158,26 @@ impl State {
             let len = chunk.min(n - off);
             // The sender writes only the chunks it claimed, never this one.
             // SAFETY: receive `req` is active: its `n`+ bytes are ours; we borrow just this chunk.
-            let dst = unsafe { RawBuf { addr: buf.addr + off, len }.as_mut_slice() };
+            let dst = unsafe {
+                RawBuf {
+                    addr: buf.addr + off,
+                    len,
+                }
+                .as_mut_slice()
+            };
             let ok = cma::read_remote(pid, addr as usize + off, dst).is_ok();
             shm.copy_done(local, me, slot, ok);
         }
-        self.shared_copies.push(SharedCopy { req, from, local, slot, sreq, env, total, chunks });
+        self.shared_copies.push(SharedCopy {
+            req,
+            from,
+            local,
+            slot,
+            sreq,
+            env,
+            total,
+            chunks,
+        });
         self.finish_shared_copies();
         true
     }
@@ -159,7 +206,10 @@ impl State {
                     r.received = 0;
                     r.env = Some(c.env);
                 }
-                let h = Header { rreq: c.req.0, ..Header::control(Kind::Cts, c.sreq) };
+                let h = Header {
+                    rreq: c.req.0,
+                    ..Header::control(Kind::Cts, c.sreq)
+                };
                 self.ctrl(c.from, h);
             } else {
                 self.ctrl(c.from, Header::control(Kind::Fin, c.sreq));
@@ -172,14 +222,19 @@ impl State {
     /// Sender side of a shared copy: writes the chunks we can claim of our send
     /// `h.sreq` into the receiver's buffer.
     pub(super) fn help_copy(&mut self, from: u32, h: &Header) {
-        let Some(shm) = self.shm.filter(|_| self.shared_copy) else { return };
-        let Path::Shm { local } = self.peers[from as usize].path else { return };
+        let Some(shm) = self.shm.filter(|_| self.shared_copy) else {
+            return;
+        };
+        let Path::Shm { local } = self.peers[from as usize].path else {
+            return;
+        };
         // Only data of a send to this very peer may go into its memory.
         let data = match self.reqs.get(Request(h.sreq)).map(|e| &e.kind) {
             Some(ReqKind::Send(s)) if s.peer == from => s.data,
             _ => return,
         };
-        let (slot, id, chunks, chunk) = (h.source as usize, h.tag as u32, h.context, h.sig as usize);
+        let (slot, id, chunks, chunk) =
+            (h.source as usize, h.tag as u32, h.context, h.sig as usize);
         let n = (h.len as usize).min(data.len);
         let pid = self.peers[from as usize].pid;
         let me = shm.my_local();
@@ -188,7 +243,13 @@ impl State {
         let src = unsafe { data.as_slice() };
         while let Some(c) = shm.copy_claim(me, local, slot, id, chunks) {
             let off = (c as usize).saturating_mul(chunk);
-            let copied = off >= n || cma::write_remote(pid, h.rreq as usize + off, &src[off..off + chunk.min(n - off)]).is_ok();
+            let copied = off >= n
+                || cma::write_remote(
+                    pid,
+                    h.rreq as usize + off,
+                    &src[off..off + chunk.min(n - off)],
+                )
+                .is_ok();
             shm.copy_done(me, local, slot, copied);
         }
     }

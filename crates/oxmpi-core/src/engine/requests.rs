@@ -30,7 +30,13 @@ impl Default for DoneEntry {
 
 /// What [`Request::DONE`] is: complete, an empty status, nothing to free.
 fn done_entry() -> ReqEntry {
-    ReqEntry { kind: ReqKind::Done, done: true, status: Status::EMPTY, error: None, detached: false }
+    ReqEntry {
+        kind: ReqKind::Done,
+        done: true,
+        status: Status::EMPTY,
+        error: None,
+        detached: false,
+    }
 }
 
 impl Slab {
@@ -150,12 +156,17 @@ impl std::hash::Hasher for IdHasher {
     }
 }
 
-
 impl State {
     // ----- requests -------------------------------------------------------------
 
     pub(crate) fn new_request(&mut self, kind: ReqKind) -> Request {
-        self.reqs.insert(ReqEntry { kind, done: false, status: Status::EMPTY, error: None, detached: false })
+        self.reqs.insert(ReqEntry {
+            kind,
+            done: false,
+            status: Status::EMPTY,
+            error: None,
+            detached: false,
+        })
     }
 
     pub(crate) fn done_request(&mut self, status: Status) -> Request {
@@ -186,7 +197,12 @@ impl State {
     pub(crate) fn remove_request(&mut self, r: Request) -> Option<ReqEntry> {
         let e = self.reqs.remove(r);
         if crate::diag::tracing() {
-            if let Some(ReqEntry { kind: ReqKind::Recv(rr), status, .. }) = &e {
+            if let Some(ReqEntry {
+                kind: ReqKind::Recv(rr),
+                status,
+                ..
+            }) = &e
+            {
                 let context = rr.env.map_or(rr.context, |env| env.context);
                 if !status.cancelled && status.source >= 0 {
                     crate::diag::trace_recv(self.me, context, status.source, status.tag);
@@ -207,7 +223,9 @@ impl State {
 
     pub(super) fn complete(&mut self, r: Request, status: Status, error: Option<MpiError>) {
         self.completions += 1;
-        let Some(e) = self.reqs.get_mut(r) else { return };
+        let Some(e) = self.reqs.get_mut(r) else {
+            return;
+        };
         e.done = true;
         e.status = status;
         if let Some(err) = error {
@@ -251,7 +269,11 @@ impl State {
 
     /// Drops a finished request and whatever it held (bsend space).
     pub(super) fn release_request(&mut self, r: Request) {
-        if let Some(ReqEntry { kind: ReqKind::Send(s), .. }) = self.reqs.remove(r) {
+        if let Some(ReqEntry {
+            kind: ReqKind::Send(s),
+            ..
+        }) = self.reqs.remove(r)
+        {
             let pool = self.bsend_pool_mut(s.bsend_pool);
             pool.used = pool.used.saturating_sub(s.bsend_charge);
         }
@@ -265,10 +287,18 @@ impl State {
                 self.complete(r, Status::EMPTY, None);
                 Ok(())
             }
-            Some(e) if matches!(e.kind, ReqKind::Generalized) => {
-                Err(MpiError::arg(ErrorClass::Request, "MPI_Grequest_complete", "request", "the generalized request is complete already"))
-            }
-            _ => Err(MpiError::arg(ErrorClass::Request, "MPI_Grequest_complete", "request", "not a generalized request")),
+            Some(e) if matches!(e.kind, ReqKind::Generalized) => Err(MpiError::arg(
+                ErrorClass::Request,
+                "MPI_Grequest_complete",
+                "request",
+                "the generalized request is complete already",
+            )),
+            _ => Err(MpiError::arg(
+                ErrorClass::Request,
+                "MPI_Grequest_complete",
+                "request",
+                "not a generalized request",
+            )),
         }
     }
 
@@ -287,7 +317,9 @@ impl State {
     }
 
     pub(super) fn send_progressed(&mut self, r: Request) {
-        let Some(e) = self.reqs.get_mut(r) else { return };
+        let Some(e) = self.reqs.get_mut(r) else {
+            return;
+        };
         let ReqKind::Send(s) = &e.kind else { return };
         if s.local_done && !s.await_ack && !s.cancel_pending && !e.done {
             let status = e.status;
@@ -301,7 +333,13 @@ mod tests {
     use super::*;
 
     fn done() -> ReqEntry {
-        ReqEntry { kind: ReqKind::Done, done: true, status: Status::EMPTY, error: None, detached: false }
+        ReqEntry {
+            kind: ReqKind::Done,
+            done: true,
+            status: Status::EMPTY,
+            error: None,
+            detached: false,
+        }
     }
 
     #[test]

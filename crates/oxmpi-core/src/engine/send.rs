@@ -24,7 +24,14 @@ impl State {
     }
 
     /// [`State::start_send`] of a typed message; `sig` is from [`State::sig_of`].
-    pub(crate) fn start_send_sig(&mut self, peer: u32, env: Envelope, data: RawBuf, mode: SendMode, sig: u64) -> Result<Request> {
+    pub(crate) fn start_send_sig(
+        &mut self,
+        peer: u32,
+        env: Envelope,
+        data: RawBuf,
+        mode: SendMode,
+        sig: u64,
+    ) -> Result<Request> {
         if matches!(mode, SendMode::Standard | SendMode::Ready) {
             if let Some(r) = self.send_whole_now(peer, &env, data, sig) {
                 return Ok(r);
@@ -40,9 +47,18 @@ impl State {
     /// done) when the message does not go that way, or the timeline is being
     /// recorded (the general path stamps its flow).
     #[inline]
-    fn send_whole_now(&mut self, peer: u32, env: &Envelope, data: RawBuf, sig: u64) -> Option<Request> {
+    fn send_whole_now(
+        &mut self,
+        peer: u32,
+        env: &Envelope,
+        data: RawBuf,
+        sig: u64,
+    ) -> Option<Request> {
         let cost = credit_cost(data.len) as i64;
-        if data.len > self.eager_limit || self.peers[peer as usize].credit < cost || crate::diag::tracing() {
+        if data.len > self.eager_limit
+            || self.peers[peer as usize].credit < cost
+            || crate::diag::tracing()
+        {
             return None;
         }
         let req = self.reqs.peek_next();
@@ -79,7 +95,14 @@ impl State {
     }
 
     /// [`State::start_send`] of bytes the request owns (packed non-contiguous data).
-    pub(crate) fn start_send_packed(&mut self, peer: u32, env: Envelope, packed: Box<[u8]>, mode: SendMode, sig: u64) -> Result<Request> {
+    pub(crate) fn start_send_packed(
+        &mut self,
+        peer: u32,
+        env: Envelope,
+        packed: Box<[u8]>,
+        mode: SendMode,
+        sig: u64,
+    ) -> Result<Request> {
         let raw = RawBuf::from_slice(&packed);
         self.start_send_owning(peer, env, raw, Some(packed), mode, sig)
     }
@@ -103,7 +126,11 @@ impl State {
             return;
         }
         if let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
-            if r.sig != 0 && r.sig != sent && len <= r.buf.len && !crate::datatype::sigcheck::check(r.sig, len, sent) {
+            if r.sig != 0
+                && r.sig != sent
+                && len <= r.buf.len
+                && !crate::datatype::sigcheck::check(r.sig, len, sent)
+            {
                 r.bad_sig = sent;
             }
         }
@@ -143,7 +170,9 @@ impl State {
     pub(super) fn push_whole_now(&mut self, peer: u32, hdr: &Header, data: &[u8]) -> bool {
         let Some(shm) = self.shm else { return false };
         let p = &self.peers[peer as usize];
-        let Path::Shm { local } = p.path else { return false };
+        let Path::Shm { local } = p.path else {
+            return false;
+        };
         if !p.outbox.is_empty() || data.len() > CELL_PAYLOAD - HEADER_LEN {
             return false;
         }
@@ -174,7 +203,10 @@ impl State {
         } else if self.comm_bsend.contains_key(&env.context) {
             Some(env.context)
         } else {
-            self.bsend_alias.get(&env.context).copied().filter(|k| self.comm_bsend.contains_key(k))
+            self.bsend_alias
+                .get(&env.context)
+                .copied()
+                .filter(|k| self.comm_bsend.contains_key(k))
         };
         if crate::diag::tracing() && peer != self.me {
             crate::diag::trace_send(self.me, peer, env.context, env.tag);
@@ -244,7 +276,7 @@ impl State {
                         local_done: true,
                         await_ack: false,
                         cancel_pending: false,
-            user_half: None,
+                        user_half: None,
                         state: SendState::InFlight,
                     }),
                     done: true,
@@ -289,10 +321,23 @@ impl State {
                     if self.push_whole_now(peer, &hdr_base, unsafe { data.as_slice() }) {
                         self.mark_sent(req, false);
                     } else {
-                        self.enqueue(peer, OutItem::Eager { hdr: hdr_base, data, sent: 0, started: false, req });
+                        self.enqueue(
+                            peer,
+                            OutItem::Eager {
+                                hdr: hdr_base,
+                                data,
+                                sent: 0,
+                                started: false,
+                                req,
+                            },
+                        );
                     }
                 } else {
-                    let hdr = Header { kind: Kind::Rts, rreq: data.addr as u64, ..hdr_base };
+                    let hdr = Header {
+                        kind: Kind::Rts,
+                        rreq: data.addr as u64,
+                        ..hdr_base
+                    };
                     self.stats.rendezvous += 1;
                     if let Some(ReqKind::Send(s)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
                         s.state = SendState::InFlight;
@@ -323,7 +368,14 @@ impl State {
         Ok(req)
     }
 
-    pub(super) fn send_to_self(&mut self, req: Request, env: Envelope, data: RawBuf, sync: bool, sig: u64) {
+    pub(super) fn send_to_self(
+        &mut self,
+        req: Request,
+        env: Envelope,
+        data: RawBuf,
+        sync: bool,
+        sig: u64,
+    ) {
         self.stats.received(crate::tools::Via::SelfLoop, data.len);
         if let Some(rreq) = self.matcher.match_arrival(&env) {
             self.check_sig(rreq, sig, data.len);
@@ -335,12 +387,26 @@ impl State {
         }
         let small = data.len <= self.eager_limit && !sync;
         let body = if small {
-            // SAFETY: the send is active, so its buffer is readable.
-            Body::Eager { data: unsafe { data.as_slice() }.to_vec(), total: data.len }
+            Body::Eager {
+                // SAFETY: the send is active, so its buffer is readable.
+                data: unsafe { data.as_slice() }.to_vec(),
+                total: data.len,
+            }
         } else {
-            Body::Rts { addr: data.addr as u64, total: data.len }
+            Body::Rts {
+                addr: data.addr as u64,
+                total: data.len,
+            }
         };
-        let id = self.add_unexpected(UnexpMsg { env, from: self.me, sreq: req.0, sync, sig, body, claimed_by: None });
+        let id = self.add_unexpected(UnexpMsg {
+            env,
+            from: self.me,
+            sreq: req.0,
+            sync,
+            sig,
+            body,
+            claimed_by: None,
+        });
         let _ = id;
         if small {
             self.mark_sent(req, false);
@@ -406,11 +472,17 @@ impl State {
                     Some(t) => Link::Tcp(t, peer),
                     None => return,
                 },
-                Path::Queue => Link::Queue(&mut self.queued[peer as usize], self.queue_cap, self.queue_packet),
+                Path::Queue => Link::Queue(
+                    &mut self.queued[peer as usize],
+                    self.queue_cap,
+                    self.queue_packet,
+                ),
                 _ => return,
             };
             let cap = link.max_packet();
-            let Some(item) = p.outbox.front_mut() else { return };
+            let Some(item) = p.outbox.front_mut() else {
+                return;
+            };
             let finished: Option<Request>;
             match item {
                 OutItem::Ctrl(h) => {
@@ -422,12 +494,24 @@ impl State {
                     p.outbox.pop_front();
                     continue;
                 }
-                OutItem::Eager { hdr, data, sent, started, req } => {
+                OutItem::Eager {
+                    hdr,
+                    data,
+                    sent,
+                    started,
+                    req,
+                } => {
                     // SAFETY: the send request owning `data` is active until this item is done.
                     let src = unsafe { data.as_slice() };
                     while !*started || *sent < src.len() {
                         let (hl, h) = if *started {
-                            (CONT_HEADER_LEN, Header { kind: Kind::EagerCont, ..*hdr })
+                            (
+                                CONT_HEADER_LEN,
+                                Header {
+                                    kind: Kind::EagerCont,
+                                    ..*hdr
+                                },
+                            )
                         } else {
                             (HEADER_LEN, *hdr)
                         };
@@ -446,11 +530,26 @@ impl State {
                     }
                     finished = Some(*req);
                 }
-                OutItem::Stream { rreq, data, sent, req } => {
+                OutItem::Stream {
+                    rreq,
+                    data,
+                    sent,
+                    req,
+                } => {
                     // SAFETY: as above, the send owning `data` waits for this stream.
                     let src = unsafe { data.as_slice() };
                     while *sent < src.len() {
-                        let h = Header { kind: Kind::Data, flags: 0, context: 0, source: 0, tag: 0, len: 0, sreq: 0, rreq: *rreq, sig: 0 };
+                        let h = Header {
+                            kind: Kind::Data,
+                            flags: 0,
+                            context: 0,
+                            source: 0,
+                            tag: 0,
+                            len: 0,
+                            sreq: 0,
+                            rreq: *rreq,
+                            sig: 0,
+                        };
                         let n = (src.len() - *sent).min(cap - CONT_HEADER_LEN);
                         let pushed = link.push(CONT_HEADER_LEN + n, |cell| {
                             let hl = h.encode(cell);

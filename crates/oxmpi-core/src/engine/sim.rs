@@ -30,12 +30,27 @@ struct Params {
     cma: bool,
 }
 
-const P: Params = Params { eager_limit: 64, credit: 4 << 20, cap: 64, packet: 80, cma: false };
+const P: Params = Params {
+    eager_limit: 64,
+    credit: 4 << 20,
+    cap: 64,
+    packet: 80,
+    cma: false,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Op {
-    Send { to: u32, tag: i32, len: usize, mode: SendMode },
-    Recv { from: i32, tag: i32, cap: usize },
+    Send {
+        to: u32,
+        tag: i32,
+        len: usize,
+        mode: SendMode,
+    },
+    Recv {
+        from: i32,
+        tag: i32,
+        cap: usize,
+    },
     /// Cancels the operation this rank started with its `k`-th op.
     Cancel(usize),
     /// Waits until this rank's `k`-th op is complete.
@@ -43,13 +58,27 @@ enum Op {
 }
 
 fn send(to: u32, tag: i32, len: usize) -> Op {
-    Op::Send { to, tag, len, mode: SendMode::Standard }
+    Op::Send {
+        to,
+        tag,
+        len,
+        mode: SendMode::Standard,
+    }
 }
 fn ssend(to: u32, tag: i32, len: usize) -> Op {
-    Op::Send { to, tag, len, mode: SendMode::Synchronous }
+    Op::Send {
+        to,
+        tag,
+        len,
+        mode: SendMode::Synchronous,
+    }
 }
 fn recv(from: i32, tag: i32) -> Op {
-    Op::Recv { from, tag, cap: 4096 }
+    Op::Recv {
+        from,
+        tag,
+        cap: 4096,
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,7 +136,9 @@ impl Sim {
         let pid = std::process::id() as i32;
         let ranks = (0..n as u32)
             .map(|me| {
-                let paths = (0..n as u32).map(|r| (if r == me { Path::SelfLoop } else { Path::Queue }, pid)).collect();
+                let paths = (0..n as u32)
+                    .map(|r| (if r == me { Path::SelfLoop } else { Path::Queue }, pid))
+                    .collect();
                 let config = EngineConfig {
                     eager_limit: p.eager_limit,
                     check_sigs: false,
@@ -126,7 +157,10 @@ impl Sim {
             scripts: scripts.to_vec(),
             pc: vec![0; n],
             reqs: scripts.iter().map(|s| vec![None; s.len()]).collect(),
-            bufs: scripts.iter().map(|s| s.iter().map(|_| None).collect()).collect(),
+            bufs: scripts
+                .iter()
+                .map(|s| s.iter().map(|_| None).collect())
+                .collect(),
         }
     }
 
@@ -135,7 +169,8 @@ impl Sim {
     }
 
     fn done(&self, r: u32, k: usize) -> bool {
-        self.reqs[r as usize][k].is_some_and(|q| self.ranks[r as usize].req(q).is_some_and(|e| e.done))
+        self.reqs[r as usize][k]
+            .is_some_and(|q| self.ranks[r as usize].req(q).is_some_and(|e| e.done))
     }
 
     fn enabled(&self) -> Vec<Action> {
@@ -147,7 +182,11 @@ impl Sim {
                 }
             }
             let st = &self.ranks[r as usize];
-            if st.pending_out.iter().any(|&t| st.queued[t as usize].len() < self.p.cap) {
+            if st
+                .pending_out
+                .iter()
+                .any(|&t| st.queued[t as usize].len() < self.p.cap)
+            {
                 out.push(Action::Progress(r));
             }
             for t in 0..self.n() {
@@ -168,15 +207,31 @@ impl Sim {
                 match self.scripts[ri][k] {
                     Op::Send { to, tag, len, mode } => {
                         let data: Box<[u8]> = payload(r, k, len).into();
-                        let env = Envelope { context: 0, source: r as i32, tag };
-                        let q = self.ranks[ri].start_send(to, env, RawBuf::from_slice(&data), mode).expect("start_send");
+                        let env = Envelope {
+                            context: 0,
+                            source: r as i32,
+                            tag,
+                        };
+                        let q = self.ranks[ri]
+                            .start_send(to, env, RawBuf::from_slice(&data), mode)
+                            .expect("start_send");
                         self.bufs[ri][k] = Some(data);
                         self.reqs[ri][k] = Some(q);
                     }
                     Op::Recv { from, tag, cap } => {
                         let mut b: Box<[u8]> = vec![0xee; cap].into();
-                        let raw = RawBuf { addr: b.as_mut_ptr() as usize, len: cap };
-                        let q = self.ranks[ri].post_recv(raw, Pattern { context: 0, source: from, tag });
+                        let raw = RawBuf {
+                            addr: b.as_mut_ptr() as usize,
+                            len: cap,
+                        };
+                        let q = self.ranks[ri].post_recv(
+                            raw,
+                            Pattern {
+                                context: 0,
+                                source: from,
+                                tag,
+                            },
+                        );
                         self.bufs[ri][k] = Some(b);
                         self.reqs[ri][k] = Some(q);
                     }
@@ -188,7 +243,9 @@ impl Sim {
                 }
             }
             Action::Deliver(s, t) => {
-                let pkt = self.ranks[s as usize].take_packet(t).expect("a packet to deliver");
+                let pkt = self.ranks[s as usize]
+                    .take_packet(t)
+                    .expect("a packet to deliver");
                 self.ranks[t as usize].handle_packet(s, &pkt);
             }
             Action::Progress(r) => {
@@ -210,7 +267,12 @@ impl Sim {
                 let outstanding = self.p.credit - ss.peers[t as usize].credit;
                 let mut held: i64 = ts.peers[s as usize].credit_owed as i64;
                 for item in &ss.peers[t as usize].outbox {
-                    if let OutItem::Eager { data, started: false, .. } = item {
+                    if let OutItem::Eager {
+                        data,
+                        started: false,
+                        ..
+                    } = item
+                    {
                         held += credit_cost(data.len) as i64;
                     }
                 }
@@ -241,7 +303,10 @@ impl Sim {
                         held += h.len as i64;
                     }
                 }
-                assert!(outstanding >= 0 && outstanding <= self.p.credit, "credit {s}->{t} out of range: {outstanding}");
+                assert!(
+                    outstanding >= 0 && outstanding <= self.p.credit,
+                    "credit {s}->{t} out of range: {outstanding}"
+                );
                 assert_eq!(outstanding, held, "credit {s}->{t} not conserved");
             }
         }
@@ -259,7 +324,10 @@ impl Sim {
                     let q = self.reqs[r][k].unwrap();
                     self.ranks[r].cancel(q).unwrap();
                     let e = self.ranks[r].req(q).unwrap();
-                    assert!(e.done && e.status.cancelled, "rank {r} op {k}: a pending receive must cancel");
+                    assert!(
+                        e.done && e.status.cancelled,
+                        "rank {r} op {k}: a pending receive must cancel"
+                    );
                     out.push(format!("r{r}.{k} left"));
                 }
             }
@@ -270,7 +338,9 @@ impl Sim {
         for r in 0..n {
             for k in 0..self.scripts[r].len() {
                 got.push(None);
-                let Op::Recv { from, tag, .. } = self.scripts[r][k] else { continue };
+                let Op::Recv { from, tag, .. } = self.scripts[r][k] else {
+                    continue;
+                };
                 let e = self.ranks[r].req(self.reqs[r][k].unwrap()).unwrap();
                 assert!(e.done, "rank {r} op {k}: receive not complete");
                 if e.status.cancelled {
@@ -283,15 +353,38 @@ impl Sim {
                 assert_eq!(st.error, 0, "rank {r} op {k}: {:?}", e.error);
                 let b = self.bufs[r][k].as_ref().unwrap();
                 let (s, j) = (b[0] as u32, b[1] as usize);
-                let Some(Op::Send { to, tag: stag, len, .. }) = self.scripts.get(s as usize).and_then(|sc| sc.get(j)).copied() else {
+                let Some(Op::Send {
+                    to, tag: stag, len, ..
+                }) = self
+                    .scripts
+                    .get(s as usize)
+                    .and_then(|sc| sc.get(j))
+                    .copied()
+                else {
                     panic!("rank {r} op {k}: received bytes name no send ({s}, {j})");
                 };
-                assert_eq!(to as usize, r, "rank {r} op {k}: got a message sent to {to}");
-                assert!(from == ANY_SOURCE || from == s as i32, "rank {r} op {k}: source {s} does not match {from}");
-                assert!(tag == ANY_TAG || tag == stag, "rank {r} op {k}: tag {stag} does not match {tag}");
-                assert_eq!((st.source, st.tag, st.count_bytes), (s as i32, stag, len), "rank {r} op {k}: status");
+                assert_eq!(
+                    to as usize, r,
+                    "rank {r} op {k}: got a message sent to {to}"
+                );
+                assert!(
+                    from == ANY_SOURCE || from == s as i32,
+                    "rank {r} op {k}: source {s} does not match {from}"
+                );
+                assert!(
+                    tag == ANY_TAG || tag == stag,
+                    "rank {r} op {k}: tag {stag} does not match {tag}"
+                );
+                assert_eq!(
+                    (st.source, st.tag, st.count_bytes),
+                    (s as i32, stag, len),
+                    "rank {r} op {k}: status"
+                );
                 assert_eq!(&b[..len], &payload(s, j, len)[..], "rank {r} op {k}: data");
-                assert!(received.insert((s, j), (r, k)).is_none(), "message ({s}, {j}) received twice");
+                assert!(
+                    received.insert((s, j), (r, k)).is_none(),
+                    "message ({s}, {j}) received twice"
+                );
                 out.push(format!("r{r}.{k}<-r{s}.{j}"));
             }
         }
@@ -299,17 +392,32 @@ impl Sim {
         // still unexpected at their destination.
         for s in 0..n {
             for j in 0..self.scripts[s].len() {
-                let Op::Send { to, .. } = self.scripts[s][j] else { continue };
+                let Op::Send { to, .. } = self.scripts[s][j] else {
+                    continue;
+                };
                 let e = self.ranks[s].req(self.reqs[s][j].unwrap()).unwrap();
-                assert!(e.done, "rank {s} op {j}: send not complete: {}", self.ranks[s].describe());
+                assert!(
+                    e.done,
+                    "rank {s} op {j}: send not complete: {}",
+                    self.ranks[s].describe()
+                );
                 if e.status.cancelled {
-                    assert!(!received.contains_key(&(s as u32, j)), "rank {s} op {j}: cancelled but received");
+                    assert!(
+                        !received.contains_key(&(s as u32, j)),
+                        "rank {s} op {j}: cancelled but received"
+                    );
                     out.push(format!("r{s}.{j} cancelled"));
                 } else if !received.contains_key(&(s as u32, j)) {
                     let dst = &self.ranks[to as usize];
                     let sreq = self.reqs[s][j].unwrap().0;
-                    let waiting = dst.unexp.values().any(|m| m.from == s as u32 && m.sreq == sreq);
-                    assert!(waiting, "rank {s} op {j}: neither cancelled, received nor unexpected");
+                    let waiting = dst
+                        .unexp
+                        .values()
+                        .any(|m| m.from == s as u32 && m.sreq == sreq);
+                    assert!(
+                        waiting,
+                        "rank {s} op {j}: neither cancelled, received nor unexpected"
+                    );
                     out.push(format!("r{s}.{j} unexpected"));
                 }
             }
@@ -321,13 +429,22 @@ impl Sim {
                 if s1 != s || r1 != r || j1 >= j2 || k2 >= k1 {
                     continue;
                 }
-                let (Op::Send { tag: t1, .. }, Op::Recv { from, tag, .. }) = (self.scripts[s as usize][j1], self.scripts[r][k2]) else { continue };
-                let matches = (from == ANY_SOURCE || from == s as i32) && (tag == ANY_TAG || tag == t1);
+                let (Op::Send { tag: t1, .. }, Op::Recv { from, tag, .. }) =
+                    (self.scripts[s as usize][j1], self.scripts[r][k2])
+                else {
+                    continue;
+                };
+                let matches =
+                    (from == ANY_SOURCE || from == s as i32) && (tag == ANY_TAG || tag == t1);
                 assert!(!matches, "rank {s}'s op {j2} overtook its op {j1}: receive {k2} took it before receive {k1}");
             }
         }
         for s in 0..n {
-            assert!(self.ranks[s].pending_out.is_empty() && self.ranks[s].peers.iter().all(|p| p.outbox.is_empty()), "rank {s}: outbox not empty");
+            assert!(
+                self.ranks[s].pending_out.is_empty()
+                    && self.ranks[s].peers.iter().all(|p| p.outbox.is_empty()),
+                "rank {s}: outbox not empty"
+            );
         }
         out.sort();
         out
@@ -339,11 +456,25 @@ impl Sim {
 fn explore(p: Params, scripts: &[Vec<Op>]) -> (BTreeSet<Vec<String>>, usize) {
     let mut outcomes = BTreeSet::new();
     let mut runs = 0;
-    dfs(p, scripts, &mut Vec::new(), Vec::new(), &mut outcomes, &mut runs);
+    dfs(
+        p,
+        scripts,
+        &mut Vec::new(),
+        Vec::new(),
+        &mut outcomes,
+        &mut runs,
+    );
     (outcomes, runs)
 }
 
-fn dfs(p: Params, scripts: &[Vec<Op>], prefix: &mut Vec<Action>, mut sleep: Vec<Action>, outcomes: &mut BTreeSet<Vec<String>>, runs: &mut usize) {
+fn dfs(
+    p: Params,
+    scripts: &[Vec<Op>],
+    prefix: &mut Vec<Action>,
+    mut sleep: Vec<Action>,
+    outcomes: &mut BTreeSet<Vec<String>>,
+    runs: &mut usize,
+) {
     let mut sim = Sim::new(p, scripts);
     for &a in prefix.iter() {
         sim.apply(a);
@@ -361,7 +492,11 @@ fn dfs(p: Params, scripts: &[Vec<Op>], prefix: &mut Vec<Action>, mut sleep: Vec<
         if sleep.contains(&a) {
             continue;
         }
-        let child = sleep.iter().copied().filter(|&b| independent(a, b)).collect();
+        let child = sleep
+            .iter()
+            .copied()
+            .filter(|&b| independent(a, b))
+            .collect();
         prefix.push(a);
         dfs(p, scripts, prefix, child, outcomes, runs);
         prefix.pop();
@@ -378,7 +513,10 @@ fn outcome(items: &[&str]) -> Vec<String> {
 #[test]
 fn eager_messages_do_not_overtake_within_a_tag() {
     // Rank 1's receives ask for the tags in another order than rank 0 sent them.
-    let scripts = vec![vec![send(1, 0, 8), send(1, 1, 8), send(1, 0, 8)], vec![recv(0, 0), recv(0, 1), recv(0, 0)]];
+    let scripts = vec![
+        vec![send(1, 0, 8), send(1, 1, 8), send(1, 0, 8)],
+        vec![recv(0, 0), recv(0, 1), recv(0, 0)],
+    ];
     let (outs, runs) = explore(P, &scripts);
     assert_eq!(outs.len(), 1, "{outs:?}");
     assert!(outs.contains(&outcome(&["r1.0<-r0.0", "r1.1<-r0.1", "r1.2<-r0.2"])));
@@ -392,22 +530,40 @@ fn any_source_keeps_each_senders_order() {
     let scripts = vec![
         vec![send(2, 5, 8), send(2, 6, 8)],
         vec![send(2, 7, 8), send(2, 5, 8)],
-        vec![recv(ANY_SOURCE, ANY_TAG), send(2, 9, 8), recv(ANY_SOURCE, ANY_TAG), recv(ANY_SOURCE, ANY_TAG), recv(ANY_SOURCE, ANY_TAG), recv(ANY_SOURCE, ANY_TAG)],
+        vec![
+            recv(ANY_SOURCE, ANY_TAG),
+            send(2, 9, 8),
+            recv(ANY_SOURCE, ANY_TAG),
+            recv(ANY_SOURCE, ANY_TAG),
+            recv(ANY_SOURCE, ANY_TAG),
+            recv(ANY_SOURCE, ANY_TAG),
+        ],
     ];
     let (outs, runs) = explore(P, &scripts);
     // Every arrival order that keeps each sender's order is possible, and no
     // other: 5! / (2! 2! 1!) = 30 assignments to the five receives (the self
     // message, sent after the first receive is posted, may even take that one).
-    assert_eq!(outs.len(), 30, "{} outcomes in {runs} runs: {outs:?}", outs.len());
+    assert_eq!(
+        outs.len(),
+        30,
+        "{} outcomes in {runs} runs: {outs:?}",
+        outs.len()
+    );
 }
 
 #[test]
 fn eager_fragmented_and_rendezvous_keep_order() {
     // 8 bytes (one packet), 60 (eager in fragments of a 80-byte packet), 300
     // (rendezvous), from one sender to a receiver that matches any tag.
-    let scripts = vec![vec![send(1, 1, 300), send(1, 2, 60), send(1, 3, 8)], vec![recv(0, ANY_TAG), recv(0, ANY_TAG), recv(0, ANY_TAG)]];
+    let scripts = vec![
+        vec![send(1, 1, 300), send(1, 2, 60), send(1, 3, 8)],
+        vec![recv(0, ANY_TAG), recv(0, ANY_TAG), recv(0, ANY_TAG)],
+    ];
     for cma in [false, true] {
-        let p = Params { cma: cma && cma::probe_cma(), ..P };
+        let p = Params {
+            cma: cma && cma::probe_cma(),
+            ..P
+        };
         let (outs, _) = explore(p, &scripts);
         assert_eq!(outs.len(), 1, "{outs:?}");
         assert!(outs.contains(&outcome(&["r1.0<-r0.0", "r1.1<-r0.1", "r1.2<-r0.2"])));
@@ -419,7 +575,10 @@ fn a_full_queue_backs_up_into_the_outbox_in_order() {
     // Room for one packet at a time: fragments and later messages wait in the
     // outbox and leave by progress steps, still in order.
     let p = Params { cap: 1, ..P };
-    let scripts = vec![vec![send(1, 0, 60), send(1, 0, 8), send(1, 0, 200)], vec![recv(0, 0), recv(0, 0), recv(0, 0)]];
+    let scripts = vec![
+        vec![send(1, 0, 60), send(1, 0, 8), send(1, 0, 200)],
+        vec![recv(0, 0), recv(0, 0), recv(0, 0)],
+    ];
     let (outs, runs) = explore(p, &scripts);
     assert_eq!(outs.len(), 1, "{outs:?}");
     assert!(runs > 10, "{runs}");
@@ -431,7 +590,10 @@ fn synchronous_sends_complete_only_once_matched() {
     // its receive only after a message it waits for: so the ssend cannot
     // complete before rank 1's second receive is posted, and the order holds.
     for len in [8, 300] {
-        let scripts = vec![vec![ssend(1, 0, len), Op::Wait(0), send(1, 1, 8)], vec![recv(0, 0), Op::Wait(0), recv(0, 1)]];
+        let scripts = vec![
+            vec![ssend(1, 0, len), Op::Wait(0), send(1, 1, 8)],
+            vec![recv(0, 0), Op::Wait(0), recv(0, 1)],
+        ];
         let (outs, _) = explore(P, &scripts);
         assert_eq!(outs.len(), 1, "{outs:?}");
     }
@@ -451,7 +613,10 @@ fn cancelling_a_send_races_its_receive() {
     for len in [8, 300] {
         let scripts = vec![vec![send(1, 0, len), Op::Cancel(0)], vec![recv(0, 0)]];
         let (outs, runs) = explore(P, &scripts);
-        let want = BTreeSet::from([outcome(&["r0.0 cancelled", "r1.0 left"]), outcome(&["r1.0<-r0.0"])]);
+        let want = BTreeSet::from([
+            outcome(&["r0.0 cancelled", "r1.0 left"]),
+            outcome(&["r1.0<-r0.0"]),
+        ]);
         assert_eq!(outs, want, "len {len}, {runs} runs");
     }
 }
@@ -460,9 +625,15 @@ fn cancelling_a_send_races_its_receive() {
 fn cancelling_a_receive_races_the_arrival() {
     // Rank 1 cancels its first receive and posts a second: either the first got
     // the message (the second is left), or it was cancelled and the second gets it.
-    let scripts = vec![vec![send(1, 0, 8)], vec![recv(0, 0), Op::Cancel(0), recv(0, 0)]];
+    let scripts = vec![
+        vec![send(1, 0, 8)],
+        vec![recv(0, 0), Op::Cancel(0), recv(0, 0)],
+    ];
     let (outs, _) = explore(P, &scripts);
-    let want = BTreeSet::from([outcome(&["r1.0<-r0.0", "r1.2 left"]), outcome(&["r1.0 cancelled", "r1.2<-r0.0"])]);
+    let want = BTreeSet::from([
+        outcome(&["r1.0<-r0.0", "r1.2 left"]),
+        outcome(&["r1.0 cancelled", "r1.2<-r0.0"]),
+    ]);
     assert_eq!(outs, want);
 }
 
@@ -473,7 +644,10 @@ fn credit_is_conserved_through_exhaustion() {
     // came back. Every interleaving conserves credit (checked at every step)
     // and delivers all three in order.
     let p = Params { credit: 128, ..P };
-    let scripts = vec![vec![send(1, 0, 8), send(1, 0, 8), send(1, 0, 8)], vec![recv(0, 0), Op::Wait(0), recv(0, 0), recv(0, 0)]];
+    let scripts = vec![
+        vec![send(1, 0, 8), send(1, 0, 8), send(1, 0, 8)],
+        vec![recv(0, 0), Op::Wait(0), recv(0, 0), recv(0, 0)],
+    ];
     let (outs, runs) = explore(p, &scripts);
     assert_eq!(outs.len(), 1, "{outs:?}");
     assert!(runs > 10, "{runs}");
@@ -490,10 +664,14 @@ fn a_flooding_sender_is_bounded_by_its_credit() {
         sim.apply(a);
         sim.check_credit();
     }
-    let eager: usize = sim.ranks[1].unexp.values().filter_map(|m| match &m.body {
-        Body::Eager { total, .. } => Some(credit_cost(*total)),
-        Body::Rts { .. } => None,
-    }).sum();
+    let eager: usize = sim.ranks[1]
+        .unexp
+        .values()
+        .filter_map(|m| match &m.body {
+            Body::Eager { total, .. } => Some(credit_cost(*total)),
+            Body::Rts { .. } => None,
+        })
+        .sum();
     assert!(eager <= 1024, "{eager} eager bytes held");
     assert_eq!(sim.ranks[1].unexp.len(), 40);
     let complete = (0..40).filter(|&k| sim.done(0, k)).count();
@@ -521,7 +699,15 @@ fn any_source_across_protocols_keeps_each_senders_order() {
     // Rank 0 sends a rendezvous message, rank 1 a whole and a fragmented eager
     // one; rank 2's three ANY_SOURCE receives may take them in any order that
     // keeps rank 1's: 3 outcomes, and no other.
-    let scripts = vec![vec![send(2, 0, 300)], vec![send(2, 0, 8), send(2, 0, 60)], vec![recv(ANY_SOURCE, 0), recv(ANY_SOURCE, 0), recv(ANY_SOURCE, 0)]];
+    let scripts = vec![
+        vec![send(2, 0, 300)],
+        vec![send(2, 0, 8), send(2, 0, 60)],
+        vec![
+            recv(ANY_SOURCE, 0),
+            recv(ANY_SOURCE, 0),
+            recv(ANY_SOURCE, 0),
+        ],
+    ];
     let (outs, runs) = explore(P, &scripts);
     assert_eq!(outs.len(), 3, "{runs} runs: {outs:?}");
 }
@@ -533,8 +719,14 @@ fn cancelling_a_send_still_in_the_outbox_refunds_its_credit() {
     // credit back (conservation is checked at every step); later it is a
     // `CancelReq` race. Either way exactly one of "cancelled" and "received".
     let p = Params { cap: 1, ..P };
-    let scripts = vec![vec![send(1, 0, 60), send(1, 0, 8), Op::Cancel(1)], vec![recv(0, 0), recv(0, 0)]];
+    let scripts = vec![
+        vec![send(1, 0, 60), send(1, 0, 8), Op::Cancel(1)],
+        vec![recv(0, 0), recv(0, 0)],
+    ];
     let (outs, runs) = explore(p, &scripts);
-    let want = BTreeSet::from([outcome(&["r1.0<-r0.0", "r1.1<-r0.1"]), outcome(&["r0.1 cancelled", "r1.0<-r0.0", "r1.1 left"])]);
+    let want = BTreeSet::from([
+        outcome(&["r1.0<-r0.0", "r1.1<-r0.1"]),
+        outcome(&["r0.1 cancelled", "r1.0<-r0.0", "r1.1 left"]),
+    ]);
     assert_eq!(outs, want, "{runs} runs");
 }

@@ -7,14 +7,22 @@ use super::*;
 use crate::buf::{BufScope, RecvBuf, SendBuf};
 
 impl File {
-
     /// One data access (every `MPI_File_{read,write}*` call comes here).
     /// Returns the status (bytes moved, of `dt`'s packed stream).
     ///
     /// # Safety
     /// `buf` holds `count` elements of `dt`: readable for writes, writable for reads.
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn access(&self, call: &str, pos: Pos, collective: bool, dir: Dir, buf: *mut u8, count: usize, dt: &Datatype) -> Result<Status> {
+    pub unsafe fn access(
+        &self,
+        call: &str,
+        pos: Pos,
+        collective: bool,
+        dir: Dir,
+        buf: *mut u8,
+        count: usize,
+        dt: &Datatype,
+    ) -> Result<Status> {
         let snap = self.check_access(call, pos, dir, count, dt)?;
         if collective || pos == Pos::Ordered {
             // The file's communicator carries one collective at a time, in start order.
@@ -25,7 +33,14 @@ impl File {
     }
 
     /// Checks an access and takes what it needs of the file's state.
-    fn check_access(&self, call: &str, pos: Pos, dir: Dir, count: usize, dt: &Datatype) -> Result<Snap> {
+    fn check_access(
+        &self,
+        call: &str,
+        pos: Pos,
+        dir: Dir,
+        count: usize,
+        dt: &Datatype,
+    ) -> Result<Snap> {
         let (view, atomic, hints, ipos) = {
             let st = self.live(call)?;
             (st.view.clone(), st.atomic, st.hints.clone(), st.pos)
@@ -34,22 +49,47 @@ impl File {
             Dir::Write => self.writable(call)?,
             Dir::Read => {
                 if self.0.amode & mode::WRONLY != 0 {
-                    return Err(MpiError::new(ErrorClass::Access, format!("{call}: `{}` was opened MPI_MODE_WRONLY", self.0.path.display())));
+                    return Err(MpiError::new(
+                        ErrorClass::Access,
+                        format!(
+                            "{call}: `{}` was opened MPI_MODE_WRONLY",
+                            self.0.path.display()
+                        ),
+                    ));
                 }
             }
         }
         if matches!(pos, Pos::At(_) | Pos::Individual) {
             self.no_seq(call)?;
         }
-        let bytes = dt.size().checked_mul(count).ok_or_else(|| MpiError::arg(ErrorClass::Count, call, "count", "count times the datatype's size overflows"))? as u64;
+        let bytes = dt.size().checked_mul(count).ok_or_else(|| {
+            MpiError::arg(
+                ErrorClass::Count,
+                call,
+                "count",
+                "count times the datatype's size overflows",
+            )
+        })? as u64;
         // The access's data stream is in the file's representation.
         let fbytes = view.datarep.file_bytes(dt, count)?;
         let es = view.etype_size();
         if es > 0 && fbytes % es != 0 {
-            return Err(MpiError::arg(ErrorClass::Type, call, "datatype", format!("{fbytes} bytes in the file are not a whole number of etypes of {es} bytes")));
+            return Err(MpiError::arg(
+                ErrorClass::Type,
+                call,
+                "datatype",
+                format!(
+                    "{fbytes} bytes in the file are not a whole number of etypes of {es} bytes"
+                ),
+            ));
         }
         if es == 0 && fbytes > 0 {
-            return Err(MpiError::arg(ErrorClass::Type, call, "fh", "the view's etype has size 0"));
+            return Err(MpiError::arg(
+                ErrorClass::Type,
+                call,
+                "fh",
+                "the view's etype has size 0",
+            ));
         }
         if let Datarep::User(name, conv) = &view.datarep {
             let converts = match dir {
@@ -65,7 +105,14 @@ impl File {
                 ));
             }
         }
-        Ok(Snap { view, atomic, hints, ipos, bytes, fbytes })
+        Ok(Snap {
+            view,
+            atomic,
+            hints,
+            ipos,
+            bytes,
+            fbytes,
+        })
     }
 
     /// Runs an access checked by [`check_access`](File::check_access);
@@ -75,8 +122,26 @@ impl File {
     /// # Safety
     /// As [`access`](File::access).
     #[allow(clippy::too_many_arguments)]
-    unsafe fn perform(&self, call: &str, snap: &Snap, pos: Pos, collective: bool, dir: Dir, buf: *mut u8, count: usize, dt: &Datatype, track: bool) -> Result<Status> {
-        let Snap { view, atomic, hints, ipos, bytes, fbytes } = snap;
+    unsafe fn perform(
+        &self,
+        call: &str,
+        snap: &Snap,
+        pos: Pos,
+        collective: bool,
+        dir: Dir,
+        buf: *mut u8,
+        count: usize,
+        dt: &Datatype,
+        track: bool,
+    ) -> Result<Status> {
+        let Snap {
+            view,
+            atomic,
+            hints,
+            ipos,
+            bytes,
+            fbytes,
+        } = snap;
         let (atomic, ipos, bytes, fbytes) = (*atomic, *ipos, *bytes, *fbytes);
         let es = view.etype_size();
         let netypes = fbytes.checked_div(es).unwrap_or(0);
@@ -89,7 +154,11 @@ impl File {
                 let me = self.0.comm.rank() as usize;
                 let total: u64 = counts.iter().sum();
                 let mut base = [0u64];
-                let r = if me == 0 { self.shfp_add(call, total).map(|b| base[0] = b) } else { Ok(()) };
+                let r = if me == 0 {
+                    self.shfp_add(call, total).map(|b| base[0] = b)
+                } else {
+                    Ok(())
+                };
                 self.agree(call, r)?;
                 bcast_u64(&self.0.comm, &mut base)?;
                 (base[0] + counts[..me].iter().sum::<u64>()) * es
@@ -115,14 +184,20 @@ impl File {
                 (fbytes, bytes)
             }
             Dir::Read => {
-                let direct = matches!(view.datarep, Datarep::Native | Datarep::Internal) && dt.is_contiguous();
+                let direct = matches!(view.datarep, Datarep::Native | Datarep::Internal)
+                    && dt.is_contiguous();
                 let mut tmp;
                 let out: &mut [u8] = if direct && bytes > 0 {
                     // A contiguous datatype's `count` elements are the
                     // `bytes` bytes from its true lower bound, writable by the
                     // caller's contract and not aliased during the call.
                     // SAFETY: the caller's `bytes` writable bytes at the true lower bound.
-                    unsafe { std::slice::from_raw_parts_mut(buf.wrapping_offset(dt.true_lb()), bytes as usize) }
+                    unsafe {
+                        std::slice::from_raw_parts_mut(
+                            buf.wrapping_offset(dt.true_lb()),
+                            bytes as usize,
+                        )
+                    }
                 } else {
                     tmp = vec![0u8; fbytes as usize];
                     &mut tmp
@@ -140,7 +215,16 @@ impl File {
                     got
                 } else {
                     // SAFETY: forwarded caller contract (writable buffer).
-                    unsafe { from_file_stream(call, &view.datarep, &mut out[..got as usize], buf, count, dt)? }
+                    unsafe {
+                        from_file_stream(
+                            call,
+                            &view.datarep,
+                            &mut out[..got as usize],
+                            buf,
+                            count,
+                            dt,
+                        )?
+                    }
                 };
                 (got, native)
             }
@@ -150,7 +234,13 @@ impl File {
         if pos == Pos::Individual && track {
             self.st().pos = ipos + moved.checked_div(es).unwrap_or(0);
         }
-        Ok(Status { source: crate::request::PROC_NULL, tag: crate::matching::ANY_TAG, error: 0, count_bytes: native as usize, cancelled: false })
+        Ok(Status {
+            source: crate::request::PROC_NULL,
+            tag: crate::matching::ANY_TAG,
+            error: 0,
+            count_bytes: native as usize,
+            cancelled: false,
+        })
     }
 
     /// A non-blocking access. Collective ones run on the file's I/O worker
@@ -161,7 +251,16 @@ impl File {
     /// As [`access`](File::access), and the buffer stays valid (and, for
     /// writes, unmodified; for reads, untouched) until the request completes.
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn iaccess(&self, call: &str, pos: Pos, collective: bool, dir: Dir, buf: *mut u8, count: usize, dt: &Datatype) -> Result<Request> {
+    pub unsafe fn iaccess(
+        &self,
+        call: &str,
+        pos: Pos,
+        collective: bool,
+        dir: Dir,
+        buf: *mut u8,
+        count: usize,
+        dt: &Datatype,
+    ) -> Result<Request> {
         if !(collective || pos == Pos::Ordered) {
             // SAFETY: forwarded caller contract.
             let s = unsafe { self.access(call, pos, collective, dir, buf, count, dt)? };
@@ -177,7 +276,15 @@ impl File {
     ///
     /// # Safety
     /// As [`iaccess`](File::iaccess).
-    unsafe fn start_background(&self, call: &str, pos: Pos, dir: Dir, buf: *mut u8, count: usize, dt: &Datatype) -> Result<Request> {
+    unsafe fn start_background(
+        &self,
+        call: &str,
+        pos: Pos,
+        dir: Dir,
+        buf: *mut u8,
+        count: usize,
+        dt: &Datatype,
+    ) -> Result<Request> {
         let snap = self.check_access(call, pos, dir, count, dt)?;
         let pos = match pos {
             Pos::Individual => {
@@ -207,13 +314,25 @@ impl File {
     /// # Safety
     /// As [`iaccess`](File::iaccess), until the matching `_end` returns.
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn split_begin(&self, call: &str, pos: Pos, dir: Dir, buf: *mut u8, count: usize, dt: &Datatype) -> Result<()> {
+    pub unsafe fn split_begin(
+        &self,
+        call: &str,
+        pos: Pos,
+        dir: Dir,
+        buf: *mut u8,
+        count: usize,
+        dt: &Datatype,
+    ) -> Result<()> {
         if self.live(call)?.split.is_some() {
             return Err(MpiError::new(ErrorClass::Other, format!("{call}: another split collective is pending on this file (one at a time per file handle)")));
         }
         // SAFETY: forwarded caller contract.
         let req = unsafe { self.start_background(call, pos, dir, buf, count, dt)? };
-        self.st().split = Some(Split { pos_kind: pos_kind(pos), dir, req });
+        self.st().split = Some(Split {
+            pos_kind: pos_kind(pos),
+            dir,
+            req,
+        });
         Ok(())
     }
 
@@ -226,23 +345,50 @@ impl File {
                     st.split = None;
                     s.req
                 }
-                _ => return Err(MpiError::new(ErrorClass::Other, format!("{call}: no matching _begin call is pending on this file"))),
+                _ => {
+                    return Err(MpiError::new(
+                        ErrorClass::Other,
+                        format!("{call}: no matching _begin call is pending on this file"),
+                    ))
+                }
             }
         };
         crate::pt2pt::wait(&mut req)
     }
 
-    fn lock_span(&self, call: &str, pieces: &[(u64, u64)], write: bool) -> Result<Option<(u64, u64)>> {
-        let (Some(lo), Some(hi)) = (pieces.iter().map(|p| p.0).min(), pieces.iter().map(|p| p.0 + p.1).max()) else { return Ok(None) };
+    fn lock_span(
+        &self,
+        call: &str,
+        pieces: &[(u64, u64)],
+        write: bool,
+    ) -> Result<Option<(u64, u64)>> {
+        let (Some(lo), Some(hi)) = (
+            pieces.iter().map(|p| p.0).min(),
+            pieces.iter().map(|p| p.0 + p.1).max(),
+        ) else {
+            return Ok(None);
+        };
         let span = (lo, hi - lo);
-        sys::lock(&self.0.file, span.0, span.1, write).map_err(|e| sys::os_error(call, &self.0.path, "cannot lock a byte range of", &e))?;
+        sys::lock(&self.0.file, span.0, span.1, write)
+            .map_err(|e| sys::os_error(call, &self.0.path, "cannot lock a byte range of", &e))?;
         Ok(Some(span))
     }
 
-    pub(crate) fn write_indep(&self, call: &str, view: &View, atomic: bool, start: u64, data: &[u8]) -> Result<()> {
+    pub(crate) fn write_indep(
+        &self,
+        call: &str,
+        view: &View,
+        atomic: bool,
+        start: u64,
+        data: &[u8],
+    ) -> Result<()> {
         let mut pieces = Vec::new();
         view.pieces(start, data.len() as u64, |o, l| pieces.push((o, l)));
-        let span = if atomic { self.lock_span(call, &pieces, true)? } else { None };
+        let span = if atomic {
+            self.lock_span(call, &pieces, true)?
+        } else {
+            None
+        };
         let mut at = 0usize;
         let mut r = Ok(());
         for &(o, l) in &pieces {
@@ -260,29 +406,43 @@ impl File {
 
     /// Reads the stream bytes `[start, start + out.len())`; returns how many
     /// were there before end of file.
-    pub(crate) fn read_indep(&self, call: &str, view: &View, atomic: bool, start: u64, out: &mut [u8]) -> Result<u64> {
+    pub(crate) fn read_indep(
+        &self,
+        call: &str,
+        view: &View,
+        atomic: bool,
+        start: u64,
+        out: &mut [u8],
+    ) -> Result<u64> {
         let mut pieces = Vec::new();
         view.pieces(start, out.len() as u64, |o, l| pieces.push((o, l)));
-        let span = if atomic { self.lock_span(call, &pieces, false)? } else { None };
+        let span = if atomic {
+            self.lock_span(call, &pieces, false)?
+        } else {
+            None
+        };
         // Data sieving: many small pieces close together are read with one
         // `pread` of their span (at most 4 MiB, at least half of it wanted).
         if let (Some(first), Some(last)) = (pieces.first(), pieces.last()) {
             let (lo, hi) = (first.0, last.0 + last.1);
             let sorted = pieces.windows(2).all(|w| w[0].0 + w[0].1 <= w[1].0);
-            if sorted && pieces.len() > 1 && hi - lo <= 4 << 20 && (hi - lo) <= 2 * out.len() as u64 {
+            if sorted && pieces.len() > 1 && hi - lo <= 4 << 20 && (hi - lo) <= 2 * out.len() as u64
+            {
                 let mut sieve = vec![0u8; (hi - lo) as usize];
                 let r = self.pread_full(&mut sieve, lo);
                 if let Some((s, l)) = span {
                     let _ = sys::unlock(&self.0.file, s, l);
                 }
-                let valid = lo + r.map_err(|e| sys::os_error(call, &self.0.path, "cannot read", &e))? as u64;
+                let valid = lo
+                    + r.map_err(|e| sys::os_error(call, &self.0.path, "cannot read", &e))? as u64;
                 let mut at = 0usize;
                 for &(o, l) in &pieces {
                     if o >= valid {
                         break;
                     }
                     let e = (o + l).min(valid);
-                    out[at..at + (e - o) as usize].copy_from_slice(&sieve[(o - lo) as usize..(e - lo) as usize]);
+                    out[at..at + (e - o) as usize]
+                        .copy_from_slice(&sieve[(o - lo) as usize..(e - lo) as usize]);
                     at += (e - o) as usize;
                     if e < o + l {
                         break;
@@ -327,7 +487,6 @@ impl File {
         }
         Ok(done)
     }
-
 }
 
 /// What an access takes of the file's state when it starts.
@@ -369,32 +528,98 @@ impl File {
     }
 
     /// A blocking write of the descriptor's elements.
-    pub fn write_buf(&self, call: &str, pos: Pos, collective: bool, buf: SendBuf<'_, '_>) -> Result<Status> {
+    pub fn write_buf(
+        &self,
+        call: &str,
+        pos: Pos,
+        collective: bool,
+        buf: SendBuf<'_, '_>,
+    ) -> Result<Status> {
         // SAFETY: the descriptor's elements are readable for this call, and a write
         // only reads the buffer.
-        unsafe { self.access(call, pos, collective, Dir::Write, buf.ptr() as *mut u8, buf.count(), Self::desc_dt(buf.datatype())) }
+        unsafe {
+            self.access(
+                call,
+                pos,
+                collective,
+                Dir::Write,
+                buf.ptr() as *mut u8,
+                buf.count(),
+                Self::desc_dt(buf.datatype()),
+            )
+        }
     }
 
     /// A blocking read into the descriptor's elements.
-    pub fn read_buf(&self, call: &str, pos: Pos, collective: bool, buf: RecvBuf<'_, '_>) -> Result<Status> {
+    pub fn read_buf(
+        &self,
+        call: &str,
+        pos: Pos,
+        collective: bool,
+        buf: RecvBuf<'_, '_>,
+    ) -> Result<Status> {
         // SAFETY: the descriptor's elements are writable, and ours alone, for this call.
-        unsafe { self.access(call, pos, collective, Dir::Read, buf.ptr(), buf.count(), Self::desc_dt(buf.datatype())) }
+        unsafe {
+            self.access(
+                call,
+                pos,
+                collective,
+                Dir::Read,
+                buf.ptr(),
+                buf.count(),
+                Self::desc_dt(buf.datatype()),
+            )
+        }
     }
 
     /// A non-blocking write (as [`iaccess`](File::iaccess)), the buffer kept by `scope`.
-    pub fn iwrite_buf<'a>(&self, scope: &impl BufScope<'a>, call: &str, pos: Pos, collective: bool, buf: SendBuf<'a, '_>) -> Result<Request> {
+    pub fn iwrite_buf<'a>(
+        &self,
+        scope: &impl BufScope<'a>,
+        call: &str,
+        pos: Pos,
+        collective: bool,
+        buf: SendBuf<'a, '_>,
+    ) -> Result<Request> {
         // SAFETY: the descriptor is readable and unmodified for 'a, and `scope.enter`
         // below keeps 'a from ending before the request completes.
-        let r = unsafe { self.iaccess(call, pos, collective, Dir::Write, buf.ptr() as *mut u8, buf.count(), Self::desc_dt(buf.datatype())) }?;
+        let r = unsafe {
+            self.iaccess(
+                call,
+                pos,
+                collective,
+                Dir::Write,
+                buf.ptr() as *mut u8,
+                buf.count(),
+                Self::desc_dt(buf.datatype()),
+            )
+        }?;
         scope.enter(r);
         Ok(r)
     }
 
     /// A non-blocking read (as [`iaccess`](File::iaccess)), the buffer kept by `scope`.
-    pub fn iread_buf<'a>(&self, scope: &impl BufScope<'a>, call: &str, pos: Pos, collective: bool, buf: RecvBuf<'a, '_>) -> Result<Request> {
+    pub fn iread_buf<'a>(
+        &self,
+        scope: &impl BufScope<'a>,
+        call: &str,
+        pos: Pos,
+        collective: bool,
+        buf: RecvBuf<'a, '_>,
+    ) -> Result<Request> {
         // SAFETY: the descriptor is writable and untouched otherwise for 'a, and
         // `scope.enter` below keeps 'a from ending before the request completes.
-        let r = unsafe { self.iaccess(call, pos, collective, Dir::Read, buf.ptr(), buf.count(), Self::desc_dt(buf.datatype())) }?;
+        let r = unsafe {
+            self.iaccess(
+                call,
+                pos,
+                collective,
+                Dir::Read,
+                buf.ptr(),
+                buf.count(),
+                Self::desc_dt(buf.datatype()),
+            )
+        }?;
         scope.enter(r);
         Ok(r)
     }

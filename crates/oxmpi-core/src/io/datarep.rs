@@ -13,17 +13,29 @@ use crate::error::{ErrorClass, MpiError, Result};
 /// Registered user data representations.
 fn dataraps() -> MutexGuard<'static, HashMap<String, Arc<dyn UserDatarep>>> {
     static R: OnceLock<Mutex<HashMap<String, Arc<dyn UserDatarep>>>> = OnceLock::new();
-    R.get_or_init(|| Mutex::new(HashMap::new())).lock().unwrap_or_else(|p| p.into_inner())
+    R.get_or_init(|| Mutex::new(HashMap::new()))
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
 }
 
 /// `MPI_Register_datarep`.
 pub fn register_datarep(call: &str, name: &str, conv: Arc<dyn UserDatarep>) -> Result<()> {
     if name.is_empty() || name.len() >= 128 {
-        return Err(MpiError::arg(ErrorClass::Arg, call, "datarep", format!("`{name}` is empty or longer than MPI_MAX_DATAREP_STRING - 1")));
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            call,
+            "datarep",
+            format!("`{name}` is empty or longer than MPI_MAX_DATAREP_STRING - 1"),
+        ));
     }
     let mut r = dataraps();
     if matches!(name, "native" | "internal" | "external32") || r.contains_key(name) {
-        return Err(MpiError::arg(ErrorClass::DupDatarep, call, "datarep", format!("\"{name}\" is already defined")));
+        return Err(MpiError::arg(
+            ErrorClass::DupDatarep,
+            call,
+            "datarep",
+            format!("\"{name}\" is already defined"),
+        ));
     }
     r.insert(name.to_string(), conv);
     Ok(())
@@ -56,7 +68,14 @@ fn conv_chunk(rep: &Datarep, dt: &Datatype) -> Result<(usize, usize)> {
 ///
 /// # Safety
 /// `buf` holds `count` elements of `dt`, readable.
-pub(super) unsafe fn to_file_stream<'a>(call: &str, rep: &Datarep, buf: *const u8, count: usize, dt: &Datatype, fbytes: u64) -> Result<Cow<'a, [u8]>> {
+pub(super) unsafe fn to_file_stream<'a>(
+    call: &str,
+    rep: &Datarep,
+    buf: *const u8,
+    count: usize,
+    dt: &Datatype,
+    fbytes: u64,
+) -> Result<Cow<'a, [u8]>> {
     let bytes = dt.size() * count;
     if bytes == 0 || fbytes == 0 {
         return Ok(Cow::Owned(Vec::new()));
@@ -69,7 +88,9 @@ pub(super) unsafe fn to_file_stream<'a>(call: &str, rep: &Datarep, buf: *const u
     if native && dt.is_contiguous() {
         // SAFETY: a contiguous datatype's `count` elements are the `bytes`
         // bytes from its true lower bound, readable by the caller's contract.
-        return Ok(Cow::Borrowed(unsafe { std::slice::from_raw_parts(buf.wrapping_offset(dt.true_lb()), bytes) }));
+        return Ok(Cow::Borrowed(unsafe {
+            std::slice::from_raw_parts(buf.wrapping_offset(dt.true_lb()), bytes)
+        }));
     }
     let mut v = vec![0u8; fbytes as usize];
     match rep {
@@ -79,7 +100,8 @@ pub(super) unsafe fn to_file_stream<'a>(call: &str, rep: &Datarep, buf: *const u
             while at < count {
                 let n = per.min(count - at);
                 // SAFETY: forwarded caller contract; elements `at..at + n` exist.
-                unsafe { c.write(buf, dt, n, at, &mut v[at * one..(at + n) * one]) }.map_err(|e| conv_err(call, name, e))?;
+                unsafe { c.write(buf, dt, n, at, &mut v[at * one..(at + n) * one]) }
+                    .map_err(|e| conv_err(call, name, e))?;
                 at += n;
             }
         }
@@ -101,7 +123,13 @@ fn conv_err(call: &str, name: &str, e: MpiError) -> MpiError {
     if e.class == ErrorClass::Conversion {
         e
     } else {
-        MpiError::new(ErrorClass::Conversion, format!("{call}: the conversion function of data representation \"{name}\" failed: {}", e.message))
+        MpiError::new(
+            ErrorClass::Conversion,
+            format!(
+                "{call}: the conversion function of data representation \"{name}\" failed: {}",
+                e.message
+            ),
+        )
     }
 }
 
@@ -113,7 +141,14 @@ fn conv_err(call: &str, name: &str, e: MpiError) -> MpiError {
 ///
 /// # Safety
 /// `buf` holds `count` elements of `dt`, writable.
-pub(super) unsafe fn from_file_stream(call: &str, rep: &Datarep, data: &mut [u8], buf: *mut u8, count: usize, dt: &Datatype) -> Result<u64> {
+pub(super) unsafe fn from_file_stream(
+    call: &str,
+    rep: &Datarep,
+    data: &mut [u8],
+    buf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+) -> Result<u64> {
     if data.is_empty() {
         return Ok(0);
     }
@@ -127,7 +162,8 @@ pub(super) unsafe fn from_file_stream(call: &str, rep: &Datarep, data: &mut [u8]
             while at < whole {
                 let n = per.min(whole - at);
                 // SAFETY: forwarded caller contract; elements `at..at + n` exist.
-                unsafe { c.read(buf, dt, n, at, &data[at * one..(at + n) * one]) }.map_err(|e| conv_err(call, name, e))?;
+                unsafe { c.read(buf, dt, n, at, &data[at * one..(at + n) * one]) }
+                    .map_err(|e| conv_err(call, name, e))?;
                 at += n;
             }
             Ok((whole * dt.size()) as u64)

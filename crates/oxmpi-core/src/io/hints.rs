@@ -46,7 +46,15 @@ pub struct Hints {
 
 impl Default for Hints {
     fn default() -> Hints {
-        Hints { cb_buffer_size: 16 << 20, cb_nodes: None, cb_read: CbMode::Automatic, cb_write: CbMode::Automatic, striping_unit: 0, striping_factor: None, cb_window: true }
+        Hints {
+            cb_buffer_size: 16 << 20,
+            cb_nodes: None,
+            cb_read: CbMode::Automatic,
+            cb_write: CbMode::Automatic,
+            striping_unit: 0,
+            striping_factor: None,
+            cb_window: true,
+        }
     }
 }
 
@@ -56,13 +64,19 @@ impl Hints {
         for (k, v) in kv {
             let num = v.trim().parse::<u64>().ok().filter(|&n| n > 0);
             match k.as_str() {
-                "cb_buffer_size" => self.cb_buffer_size = num.map_or(self.cb_buffer_size, |n| n.clamp(4096, 1 << 30)),
+                "cb_buffer_size" => {
+                    self.cb_buffer_size =
+                        num.map_or(self.cb_buffer_size, |n| n.clamp(4096, 1 << 30))
+                }
                 "cb_nodes" => self.cb_nodes = num.map(|n| n as usize).or(self.cb_nodes),
                 "romio_cb_read" => self.cb_read = CbMode::parse(v).unwrap_or(self.cb_read),
                 "romio_cb_write" => self.cb_write = CbMode::parse(v).unwrap_or(self.cb_write),
                 "striping_unit" => self.striping_unit = num.unwrap_or(self.striping_unit),
                 "striping_factor" => self.striping_factor = num.or(self.striping_factor),
-                "oxmpi_cb_window" => self.cb_window = CbMode::parse(v).map_or(self.cb_window, |m| m != CbMode::Disable),
+                "oxmpi_cb_window" => {
+                    self.cb_window =
+                        CbMode::parse(v).map_or(self.cb_window, |m| m != CbMode::Disable)
+                }
                 _ => {}
             }
         }

@@ -61,7 +61,15 @@ pub mod mode {
     pub const SEQUENTIAL: i32 = 64;
     pub const UNIQUE_OPEN: i32 = 128;
     pub const WRONLY: i32 = 256;
-    pub const ALL: i32 = APPEND | CREATE | DELETE_ON_CLOSE | EXCL | RDONLY | RDWR | SEQUENTIAL | UNIQUE_OPEN | WRONLY;
+    pub const ALL: i32 = APPEND
+        | CREATE
+        | DELETE_ON_CLOSE
+        | EXCL
+        | RDONLY
+        | RDWR
+        | SEQUENTIAL
+        | UNIQUE_OPEN
+        | WRONLY;
 }
 
 /// `MPI_SEEK_*`.
@@ -97,11 +105,21 @@ pub use hints::{CbMode, Hints};
 /// Checks an access mode (MPI-4.1 §14.2.1): exactly one of RDONLY, RDWR,
 /// WRONLY; RDONLY excludes CREATE and EXCL; RDWR excludes SEQUENTIAL.
 pub fn check_amode(call: &str, amode: i32) -> Result<()> {
-    let bad = |why: &str| Err(MpiError::arg(ErrorClass::Amode, call, "amode", format!("{amode:#x}: {why}")));
+    let bad = |why: &str| {
+        Err(MpiError::arg(
+            ErrorClass::Amode,
+            call,
+            "amode",
+            format!("{amode:#x}: {why}"),
+        ))
+    };
     if amode & !mode::ALL != 0 {
         return bad("has bits that are no MPI_MODE_* value of file access");
     }
-    let rw = [mode::RDONLY, mode::RDWR, mode::WRONLY].iter().filter(|&&m| amode & m != 0).count();
+    let rw = [mode::RDONLY, mode::RDWR, mode::WRONLY]
+        .iter()
+        .filter(|&&m| amode & m != 0)
+        .count();
     if rw != 1 {
         return bad("needs exactly one of MPI_MODE_RDONLY, MPI_MODE_RDWR, MPI_MODE_WRONLY");
     }
@@ -180,7 +198,15 @@ pub(crate) fn allgather_u64(comm: &Comm, mine: &[u64]) -> Result<Vec<u64>> {
     }
     // SAFETY: `mine` holds `mine.len()` u64s, `all` holds n times that; both live for the call.
     unsafe {
-        crate::coll::allgather::allgather(Some(mine.as_ptr().cast()), mine.len(), &u64s(), all.as_mut_ptr().cast(), mine.len(), &u64s(), comm)?
+        crate::coll::allgather::allgather(
+            Some(mine.as_ptr().cast()),
+            mine.len(),
+            &u64s(),
+            all.as_mut_ptr().cast(),
+            mine.len(),
+            &u64s(),
+            comm,
+        )?
     };
     Ok(all)
 }
@@ -188,7 +214,17 @@ pub(crate) fn allgather_u64(comm: &Comm, mine: &[u64]) -> Result<Vec<u64>> {
 pub(crate) fn alltoall_u64(comm: &Comm, send: &[u64]) -> Result<Vec<u64>> {
     let mut recv = vec![0u64; send.len()];
     // SAFETY: both buffers hold `size` u64s (one per rank) and live for the call.
-    unsafe { crate::coll::alltoall::alltoall(Some(send.as_ptr().cast()), 1, &u64s(), recv.as_mut_ptr().cast(), 1, &u64s(), comm)? };
+    unsafe {
+        crate::coll::alltoall::alltoall(
+            Some(send.as_ptr().cast()),
+            1,
+            &u64s(),
+            recv.as_mut_ptr().cast(),
+            1,
+            &u64s(),
+            comm,
+        )?
+    };
     Ok(recv)
 }
 
@@ -206,23 +242,45 @@ fn class_from(code: u64) -> ErrorClass {
 }
 
 fn shfp_name(path: &Path, nonce: u64) -> PathBuf {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     dir.join(format!(".{name}.oxmpi-shfp.{nonce:x}"))
 }
 
 impl File {
     /// `MPI_File_open` (collective over `comm`).
-    pub fn open(call: &str, comm: &Comm, path: &Path, amode: i32, info: &[(String, String)]) -> Result<File> {
+    pub fn open(
+        call: &str,
+        comm: &Comm,
+        path: &Path,
+        amode: i32,
+        info: &[(String, String)],
+    ) -> Result<File> {
         check_amode(call, amode)?;
         if comm.is_inter() {
-            return Err(MpiError::arg(ErrorClass::Comm, call, "comm", "is an intercommunicator (files are opened on intracommunicators)"));
+            return Err(MpiError::arg(
+                ErrorClass::Comm,
+                call,
+                "comm",
+                "is an intercommunicator (files are opened on intracommunicators)",
+            ));
         }
         let comm = crate::comm::create::dup(comm)?;
         let me = comm.rank();
         let all = allgather_u64(&comm, &[amode as u64])?;
         if all.iter().any(|&a| a != amode as u64) {
-            return Err(MpiError::arg(ErrorClass::NotSame, call, "amode", "differs between the ranks of the communicator"));
+            return Err(MpiError::arg(
+                ErrorClass::NotSame,
+                call,
+                "amode",
+                "differs between the ranks of the communicator",
+            ));
         }
         let writable = amode & (mode::RDWR | mode::WRONLY) != 0;
         let readable = amode & (mode::RDWR | mode::RDONLY) != 0;
@@ -255,13 +313,19 @@ impl File {
                     err = Some(e);
                 }
             }
-            let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(0);
             head[2] = (std::process::id() as u64) << 32 ^ t;
         }
         bcast_u64(&comm, &mut head)?;
         if head[0] != 0 {
             return Err(err.unwrap_or_else(|| {
-                MpiError::new(class_from(head[0]), format!("{call}: rank 0 could not open `{}`", path.display()))
+                MpiError::new(
+                    class_from(head[0]),
+                    format!("{call}: rank 0 could not open `{}`", path.display()),
+                )
             }));
         }
         if me != 0 {
@@ -277,7 +341,13 @@ impl File {
                 let _ = std::fs::remove_file(path);
             }
             return Err(err.unwrap_or_else(|| {
-                MpiError::new(class_from(c), format!("{call}: rank {r} could not open `{}`; the file is closed on every rank", path.display()))
+                MpiError::new(
+                    class_from(c),
+                    format!(
+                        "{call}: rank {r} could not open `{}`; the file is closed on every rank",
+                        path.display()
+                    ),
+                )
             }));
         }
         let file = first.expect("opened");
@@ -300,7 +370,14 @@ impl File {
             win: Mutex::new(twophase::WinCache::default()),
             shfp_path,
             shfp: Mutex::new(None),
-            st: Mutex::new(St { view: View::bytes(), pos, atomic: false, hints, split: None, closed: false }),
+            st: Mutex::new(St {
+                view: View::bytes(),
+                pos,
+                atomic: false,
+                hints,
+                split: None,
+                closed: false,
+            }),
             worker: worker::Slot::default(),
         }));
         if amode & mode::APPEND != 0 && me == 0 {
@@ -321,7 +398,12 @@ impl File {
     fn live(&self, call: &str) -> Result<MutexGuard<'_, St>> {
         let st = self.st();
         if st.closed {
-            return Err(MpiError::arg(ErrorClass::File, call, "fh", "the file is closed"));
+            return Err(MpiError::arg(
+                ErrorClass::File,
+                call,
+                "fh",
+                "the file is closed",
+            ));
         }
         Ok(st)
     }
@@ -348,7 +430,10 @@ impl File {
         {
             let mut st = self.live(call)?;
             if st.split.is_some() {
-                return Err(MpiError::new(ErrorClass::Other, format!("{call}: a split collective is still pending (call its _end first)")));
+                return Err(MpiError::new(
+                    ErrorClass::Other,
+                    format!("{call}: a split collective is still pending (call its _end first)"),
+                ));
             }
             st.closed = true;
         }
@@ -370,12 +455,22 @@ impl File {
     /// `MPI_File_get_size`.
     pub fn size(&self, call: &str) -> Result<u64> {
         let _st = self.live(call)?;
-        self.0.file.metadata().map(|m| m.len()).map_err(|e| sys::os_error(call, &self.0.path, "cannot stat", &e))
+        self.0
+            .file
+            .metadata()
+            .map(|m| m.len())
+            .map_err(|e| sys::os_error(call, &self.0.path, "cannot stat", &e))
     }
 
     fn writable(&self, call: &str) -> Result<()> {
         if self.0.amode & mode::RDONLY != 0 {
-            return Err(MpiError::new(ErrorClass::ReadOnly, format!("{call}: `{}` was opened MPI_MODE_RDONLY", self.0.path.display())));
+            return Err(MpiError::new(
+                ErrorClass::ReadOnly,
+                format!(
+                    "{call}: `{}` was opened MPI_MODE_RDONLY",
+                    self.0.path.display()
+                ),
+            ));
         }
         Ok(())
     }
@@ -387,9 +482,21 @@ impl File {
         self.0.worker.quiesce();
         let all = allgather_u64(&self.0.comm, &[size])?;
         if all.iter().any(|&s| s != size) {
-            return Err(MpiError::arg(ErrorClass::NotSame, call, "size", "differs between the ranks"));
+            return Err(MpiError::arg(
+                ErrorClass::NotSame,
+                call,
+                "size",
+                "differs between the ranks",
+            ));
         }
-        let r = if self.0.comm.rank() == 0 { self.0.file.set_len(size).map_err(|e| sys::os_error(call, &self.0.path, "cannot resize", &e)) } else { Ok(()) };
+        let r = if self.0.comm.rank() == 0 {
+            self.0
+                .file
+                .set_len(size)
+                .map_err(|e| sys::os_error(call, &self.0.path, "cannot resize", &e))
+        } else {
+            Ok(())
+        };
         self.agree(call, r)
     }
 
@@ -400,7 +507,14 @@ impl File {
         match (r, c[0]) {
             (Err(e), _) => Err(e),
             (Ok(()), 0) => Ok(()),
-            (Ok(()), c) => Err(MpiError::new(class_from(c), format!("{call}: failed on rank 0 for `{}` ({})", self.0.path.display(), class_from(c).name()))),
+            (Ok(()), c) => Err(MpiError::new(
+                class_from(c),
+                format!(
+                    "{call}: failed on rank 0 for `{}` ({})",
+                    self.0.path.display(),
+                    class_from(c).name()
+                ),
+            )),
         }
     }
 
@@ -409,7 +523,12 @@ impl File {
         drop(self.live(call)?);
         self.writable(call)?;
         self.0.worker.quiesce();
-        let r = if self.0.comm.rank() == 0 { sys::preallocate(&self.0.file, size).map_err(|e| sys::os_error(call, &self.0.path, "cannot preallocate", &e)) } else { Ok(()) };
+        let r = if self.0.comm.rank() == 0 {
+            sys::preallocate(&self.0.file, size)
+                .map_err(|e| sys::os_error(call, &self.0.path, "cannot preallocate", &e))
+        } else {
+            Ok(())
+        };
         self.agree(call, r)
     }
 
@@ -417,7 +536,14 @@ impl File {
     pub fn sync(&self, call: &str) -> Result<()> {
         drop(self.live(call)?);
         self.0.worker.quiesce();
-        let r = if self.0.amode & mode::RDONLY == 0 { self.0.file.sync_data().map_err(|e| sys::os_error(call, &self.0.path, "cannot sync", &e)) } else { Ok(()) };
+        let r = if self.0.amode & mode::RDONLY == 0 {
+            self.0
+                .file
+                .sync_data()
+                .map_err(|e| sys::os_error(call, &self.0.path, "cannot sync", &e))
+        } else {
+            Ok(())
+        };
         barrier(&self.0.comm)?;
         r
     }
@@ -428,7 +554,12 @@ impl File {
         self.0.worker.quiesce();
         let all = allgather_u64(&self.0.comm, &[on as u64])?;
         if all.iter().any(|&a| a != on as u64) {
-            return Err(MpiError::arg(ErrorClass::NotSame, call, "flag", "differs between the ranks"));
+            return Err(MpiError::arg(
+                ErrorClass::NotSame,
+                call,
+                "flag",
+                "differs between the ranks",
+            ));
         }
         self.st().atomic = on;
         Ok(())
@@ -450,7 +581,10 @@ impl File {
         let h = &st.hints;
         let mut v = vec![
             ("cb_buffer_size".to_string(), h.cb_buffer_size.to_string()),
-            ("cb_nodes".to_string(), self.aggregators(h).len().to_string()),
+            (
+                "cb_nodes".to_string(),
+                self.aggregators(h).len().to_string(),
+            ),
             ("romio_cb_read".to_string(), h.cb_read.name().to_string()),
             ("romio_cb_write".to_string(), h.cb_write.name().to_string()),
         ];
@@ -460,7 +594,10 @@ impl File {
         if let Some(f) = h.striping_factor {
             v.push(("striping_factor".to_string(), f.to_string()));
         }
-        v.push(("oxmpi_cb_window".to_string(), if h.cb_window { "enable" } else { "disable" }.to_string()));
+        v.push((
+            "oxmpi_cb_window".to_string(),
+            if h.cb_window { "enable" } else { "disable" }.to_string(),
+        ));
         v
     }
 
@@ -482,11 +619,22 @@ impl File {
     }
 
     /// `MPI_File_set_view` (collective): resets both file pointers.
-    pub fn set_view(&self, call: &str, disp: Option<u64>, etype: &Datatype, filetype: &Datatype, rep: Datarep, info: &[(String, String)]) -> Result<()> {
+    pub fn set_view(
+        &self,
+        call: &str,
+        disp: Option<u64>,
+        etype: &Datatype,
+        filetype: &Datatype,
+        rep: Datarep,
+        info: &[(String, String)],
+    ) -> Result<()> {
         {
             let st = self.live(call)?;
             if st.split.is_some() {
-                return Err(MpiError::new(ErrorClass::Other, format!("{call}: a split collective is pending")));
+                return Err(MpiError::new(
+                    ErrorClass::Other,
+                    format!("{call}: a split collective is pending"),
+                ));
             }
         }
         self.0.worker.quiesce();
@@ -494,7 +642,12 @@ impl File {
             Some(d) => d,
             None => {
                 if self.0.amode & mode::SEQUENTIAL == 0 {
-                    return Err(MpiError::arg(ErrorClass::Arg, call, "disp", "MPI_DISPLACEMENT_CURRENT needs a file opened MPI_MODE_SEQUENTIAL"));
+                    return Err(MpiError::arg(
+                        ErrorClass::Arg,
+                        call,
+                        "disp",
+                        "MPI_DISPLACEMENT_CURRENT needs a file opened MPI_MODE_SEQUENTIAL",
+                    ));
                 }
                 let v = self.st().view.clone();
                 v.byte_offset(self.shfp_load(call)? * v.etype_size())
@@ -525,7 +678,9 @@ impl File {
 
 /// The comm rank of the lowest rank on each host, in host order of appearance.
 fn host_leaders(comm: &Comm) -> Vec<i32> {
-    let Ok(e) = crate::runtime::engine() else { return vec![0] };
+    let Ok(e) = crate::runtime::engine() else {
+        return vec![0];
+    };
     let hosts = e.host_of();
     let mut seen = Vec::new();
     let mut leaders = Vec::new();
@@ -541,7 +696,12 @@ fn host_leaders(comm: &Comm) -> Vec<i32> {
 
 /// The host index of each rank of `comm`.
 fn host_ids(comm: &Comm) -> Vec<u32> {
-    let Ok(e) = crate::runtime::engine() else { return vec![0; comm.size() as usize] };
+    let Ok(e) = crate::runtime::engine() else {
+        return vec![0; comm.size() as usize];
+    };
     let hosts = e.host_of();
-    comm.group().iter().map(|&w| hosts.get(w as usize).copied().unwrap_or(0)).collect()
+    comm.group()
+        .iter()
+        .map(|&w| hosts.get(w as usize).copied().unwrap_or(0))
+        .collect()
 }

@@ -5,7 +5,6 @@
 use super::*;
 
 impl File {
-
     /// `MPI_File_seek` (individual pointer).
     pub fn seek(&self, call: &str, off: i64, whence: Whence) -> Result<()> {
         let mut st = self.live(call)?;
@@ -15,13 +14,25 @@ impl File {
             Whence::Cur => st.pos as i64,
             Whence::End => self.end_etypes(call, &st.view)? as i64,
         };
-        let p = base.checked_add(off).filter(|&p| p >= 0).ok_or_else(|| MpiError::arg(ErrorClass::Arg, call, "offset", format!("{off} would move the pointer before the start of the view")))?;
+        let p = base.checked_add(off).filter(|&p| p >= 0).ok_or_else(|| {
+            MpiError::arg(
+                ErrorClass::Arg,
+                call,
+                "offset",
+                format!("{off} would move the pointer before the start of the view"),
+            )
+        })?;
         st.pos = p as u64;
         Ok(())
     }
 
     fn end_etypes(&self, call: &str, v: &View) -> Result<u64> {
-        let size = self.0.file.metadata().map(|m| m.len()).map_err(|e| sys::os_error(call, &self.0.path, "cannot stat", &e))?;
+        let size = self
+            .0
+            .file
+            .metadata()
+            .map(|m| m.len())
+            .map_err(|e| sys::os_error(call, &self.0.path, "cannot stat", &e))?;
         let es = v.etype_size().max(1);
         Ok(v.stream_before(size).div_ceil(es))
     }
@@ -59,7 +70,14 @@ impl File {
                 .truncate(false)
                 .mode(0o600)
                 .open(&self.0.shfp_path)
-                .map_err(|e| sys::os_error(call, &self.0.shfp_path, "cannot open the shared file pointer's file", &e))?;
+                .map_err(|e| {
+                    sys::os_error(
+                        call,
+                        &self.0.shfp_path,
+                        "cannot open the shared file pointer's file",
+                        &e,
+                    )
+                })?;
             *g = Some(f);
         }
         Ok(g)
@@ -69,7 +87,8 @@ impl File {
     pub(super) fn shfp_add(&self, call: &str, n: u64) -> Result<u64> {
         let g = self.shfp_file(call)?;
         let f = g.as_ref().unwrap();
-        let err = |e: std::io::Error| sys::os_error(call, &self.0.shfp_path, "shared file pointer", &e);
+        let err =
+            |e: std::io::Error| sys::os_error(call, &self.0.shfp_path, "shared file pointer", &e);
         sys::lock(f, 0, 8, true).map_err(err)?;
         let mut b = [0u8; 8];
         let r = (|| {
@@ -91,7 +110,8 @@ impl File {
     pub(super) fn shfp_store(&self, call: &str, v: u64) -> Result<()> {
         let g = self.shfp_file(call)?;
         let f = g.as_ref().unwrap();
-        let err = |e: std::io::Error| sys::os_error(call, &self.0.shfp_path, "shared file pointer", &e);
+        let err =
+            |e: std::io::Error| sys::os_error(call, &self.0.shfp_path, "shared file pointer", &e);
         sys::lock(f, 0, 8, true).map_err(err)?;
         let r = f.write_all_at(&v.to_le_bytes(), 0);
         let _ = sys::unlock(f, 0, 8);
@@ -103,8 +123,16 @@ impl File {
         let view = self.live(call)?.view.clone();
         self.0.worker.quiesce();
         let all = allgather_u64(&self.0.comm, &[off as u64, whence as u64])?;
-        if all.chunks(2).any(|c| c[0] != off as u64 || c[1] != whence as u64) {
-            return Err(MpiError::arg(ErrorClass::NotSame, call, "offset", "offset and whence differ between the ranks"));
+        if all
+            .chunks(2)
+            .any(|c| c[0] != off as u64 || c[1] != whence as u64)
+        {
+            return Err(MpiError::arg(
+                ErrorClass::NotSame,
+                call,
+                "offset",
+                "offset and whence differ between the ranks",
+            ));
         }
         let mut r = Ok(());
         if self.0.comm.rank() == 0 {
@@ -114,7 +142,14 @@ impl File {
                     Whence::Cur => self.shfp_load(call)? as i64,
                     Whence::End => self.end_etypes(call, &view)? as i64,
                 };
-                let p = base.checked_add(off).filter(|&p| p >= 0).ok_or_else(|| MpiError::arg(ErrorClass::Arg, call, "offset", format!("{off} would move the shared pointer before the view")))?;
+                let p = base.checked_add(off).filter(|&p| p >= 0).ok_or_else(|| {
+                    MpiError::arg(
+                        ErrorClass::Arg,
+                        call,
+                        "offset",
+                        format!("{off} would move the shared pointer before the view"),
+                    )
+                })?;
                 self.shfp_store(call, p as u64)
             })();
         }
@@ -128,5 +163,4 @@ impl File {
     }
 
     // ----- data access -------------------------------------------------------------------
-
 }

@@ -18,9 +18,11 @@ pub fn class_of(e: &io::Error) -> ErrorClass {
         Some(libc::EROFS) => ErrorClass::ReadOnly,
         Some(libc::ENOSPC) | Some(libc::EFBIG) => ErrorClass::NoSpace,
         Some(libc::EDQUOT) => ErrorClass::Quota,
-        Some(libc::EISDIR) | Some(libc::ENOTDIR) | Some(libc::ENAMETOOLONG) | Some(libc::ELOOP) | Some(libc::EINVAL) => {
-            ErrorClass::BadFile
-        }
+        Some(libc::EISDIR)
+        | Some(libc::ENOTDIR)
+        | Some(libc::ENAMETOOLONG)
+        | Some(libc::ELOOP)
+        | Some(libc::EINVAL) => ErrorClass::BadFile,
         Some(libc::EBUSY) | Some(libc::ETXTBSY) => ErrorClass::FileInUse,
         _ => ErrorClass::Io,
     }
@@ -28,13 +30,21 @@ pub fn class_of(e: &io::Error) -> ErrorClass {
 
 /// An error of `call` on `path` from an OS error.
 pub fn os_error(call: &str, path: &Path, what: &str, e: &io::Error) -> MpiError {
-    MpiError::new(class_of(e), format!("{call}: {what} `{}`: {e}", path.display()))
+    MpiError::new(
+        class_of(e),
+        format!("{call}: {what} `{}`: {e}", path.display()),
+    )
 }
 
 /// Locks (`write`: exclusively, else shared) bytes `[start, start + len)` of
 /// `f`, waiting for conflicting locks; `len == 0` locks to the end of file.
 pub fn lock(f: &File, start: u64, len: u64, write: bool) -> io::Result<()> {
-    setlk(f, start, len, if write { libc::F_WRLCK } else { libc::F_RDLCK })
+    setlk(
+        f,
+        start,
+        len,
+        if write { libc::F_WRLCK } else { libc::F_RDLCK },
+    )
 }
 
 /// Releases a lock taken by [`lock`].
@@ -108,20 +118,39 @@ impl ShmWindow {
 
     /// Maps the window `fd` of process `pid` (same host, same user).
     pub fn open(pid: u32, fd: i32, len: usize) -> io::Result<ShmWindow> {
-        let file = std::fs::OpenOptions::new().read(true).write(true).open(format!("/proc/{pid}/fd/{fd}"))?;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(format!("/proc/{pid}/fd/{fd}"))?;
         if file.metadata()?.len() < len as u64 {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, "window shorter than announced"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "window shorter than announced",
+            ));
         }
         Self::map(file, len)
     }
 
     fn map(file: File, len: usize) -> io::Result<ShmWindow> {
         // SAFETY: a fresh shared mapping of `len` bytes of a file at least that long.
-        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, file.as_raw_fd(), 0) };
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
         if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
-        Ok(ShmWindow { ptr: p.cast(), len, file })
+        Ok(ShmWindow {
+            ptr: p.cast(),
+            len,
+            file,
+        })
     }
 
     pub fn fd(&self) -> i32 {
@@ -143,7 +172,10 @@ impl ShmWindow {
     /// (the two-phase protocol's rounds guarantee it), and `off + n <= len`.
     #[allow(clippy::mut_from_ref)]
     pub unsafe fn slice(&self, off: usize, n: usize) -> &mut [u8] {
-        assert!(off.checked_add(n).is_some_and(|e| e <= self.len), "window access out of bounds");
+        assert!(
+            off.checked_add(n).is_some_and(|e| e <= self.len),
+            "window access out of bounds"
+        );
         // SAFETY: in bounds (checked); exclusivity is the caller's contract.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.add(off), n) }
     }

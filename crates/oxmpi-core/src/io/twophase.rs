@@ -100,7 +100,12 @@ fn my_pieces(view: &View, start: u64, len: u64) -> Vec<(u64, u64, u64)> {
     v
 }
 
-fn plan(f: &File, hints: &Hints, pieces: &[(u64, u64, u64)], wc: &mut WinCache) -> Result<Option<Plan>> {
+fn plan(
+    f: &File,
+    hints: &Hints,
+    pieces: &[(u64, u64, u64)],
+    wc: &mut WinCache,
+) -> Result<Option<Plan>> {
     let inner = f.inner();
     let comm = &inner.comm;
     let me = comm.rank();
@@ -163,7 +168,14 @@ fn plan(f: &File, hints: &Hints, pieces: &[(u64, u64, u64)], wc: &mut WinCache) 
         Some(w) => bsize.min(w.len() as u64),
         None => bsize,
     };
-    Ok(Some(Plan { aggs, gmin, gmax, per, bsize, rounds: per.div_ceil(bsize) }))
+    Ok(Some(Plan {
+        aggs,
+        gmin,
+        gmax,
+        per,
+        bsize,
+        rounds: per.div_ceil(bsize),
+    }))
 }
 
 /// The segments of `pieces` inside `[ws, we)`: (offset, length, stream offset).
@@ -206,7 +218,10 @@ fn header(segs: &[(u64, u64, u64)], extra: usize, in_window: bool) -> Vec<u8> {
 }
 
 fn parse_header(m: &[u8]) -> Option<Header> {
-    let word = |i: usize| m.get(i * 8..i * 8 + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap()));
+    let word = |i: usize| {
+        m.get(i * 8..i * 8 + 8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+    };
     let n = word(0)? as usize;
     let in_window = word(1)? != 0;
     let mut v = Vec::with_capacity(n.min(m.len() / 16));
@@ -224,7 +239,10 @@ fn waitall(reqs: &mut [Request]) -> Result<Vec<Status>> {
 
 /// The first error any rank had (collective), or `Ok`.
 fn agree_errors(f: &File, call: &str, mine: Option<MpiError>) -> Result<()> {
-    let codes = allgather_u64(&f.inner().comm, &[mine.as_ref().map_or(0, |e| e.class.code() as u64)])?;
+    let codes = allgather_u64(
+        &f.inner().comm,
+        &[mine.as_ref().map_or(0, |e| e.class.code() as u64)],
+    )?;
     if let Some(e) = mine {
         return Err(e);
     }
@@ -232,19 +250,35 @@ fn agree_errors(f: &File, call: &str, mine: Option<MpiError>) -> Result<()> {
         None => Ok(()),
         Some((r, &c)) => {
             let class = ErrorClass::from_code(c as i32).unwrap_or(ErrorClass::Io);
-            Err(MpiError::new(class, format!("{call}: rank {r}, aggregating for `{}`, failed ({})", f.path().display(), class.name())))
+            Err(MpiError::new(
+                class,
+                format!(
+                    "{call}: rank {r}, aggregating for `{}`, failed ({})",
+                    f.path().display(),
+                    class.name()
+                ),
+            ))
         }
     }
 }
 
 /// Collective write of the stream bytes `data` starting at stream offset `start`.
-pub(crate) fn write(f: &File, call: &str, view: &View, hints: &Hints, start: u64, data: &[u8]) -> Result<()> {
+pub(crate) fn write(
+    f: &File,
+    call: &str,
+    view: &View,
+    hints: &Hints,
+    start: u64,
+    data: &[u8],
+) -> Result<()> {
     let comm = &f.inner().comm;
     let n = comm.size() as usize;
     let me = comm.rank();
     let pieces = my_pieces(view, start, data.len() as u64);
     let mut wc = f.inner().win.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(p) = plan(f, hints, &pieces, &mut wc)? else { return Ok(()) };
+    let Some(p) = plan(f, hints, &pieces, &mut wc)? else {
+        return Ok(());
+    };
     let my_agg = p.aggs.iter().position(|&a| a == me);
     let mut cur = vec![0usize; p.aggs.len()];
     let mut wbuf: Vec<u8> = Vec::new();
@@ -287,7 +321,8 @@ pub(crate) fn write(f: &File, call: &str, view: &View, hints: &Hints, start: u64
                 // writing out the previous round, and reads the window only after
                 // our message below: until then these bytes are ours alone.
                 // SAFETY: these window bytes are ours alone until our message.
-                unsafe { w.slice((o - ws) as usize, l as usize) }.copy_from_slice(&data[s as usize..(s + l) as usize]);
+                unsafe { w.slice((o - ws) as usize, l as usize) }
+                    .copy_from_slice(&data[s as usize..(s + l) as usize]);
             }
         }
         let mut bufs: Vec<Vec<u8>> = Vec::new();
@@ -299,13 +334,24 @@ pub(crate) fn write(f: &File, call: &str, view: &View, hints: &Hints, start: u64
                     let b = bufs.last_mut().unwrap();
                     // SAFETY: `b` is a live Vec of `sz` bytes, kept (in `bufs`,
                     // whose heap blocks do not move) until the waitall below.
-                    reqs.push(unsafe { pt2pt::irecv_raw(comm, b.as_mut_ptr(), b.len(), src as i32, TAG_DATA)? });
+                    reqs.push(unsafe {
+                        pt2pt::irecv_raw(comm, b.as_mut_ptr(), b.len(), src as i32, TAG_DATA)?
+                    });
                 }
             }
         }
         for (agg, m) in &msgs {
             // SAFETY: `m` lives in `msgs` until the waitall below.
-            reqs.push(unsafe { pt2pt::isend_raw(comm, m.as_ptr(), m.len(), *agg, TAG_DATA, SendMode::Standard)? });
+            reqs.push(unsafe {
+                pt2pt::isend_raw(
+                    comm,
+                    m.as_ptr(),
+                    m.len(),
+                    *agg,
+                    TAG_DATA,
+                    SendMode::Standard,
+                )?
+            });
         }
         waitall(&mut reqs)?;
         if let Some(ai) = my_agg {
@@ -336,10 +382,17 @@ pub(crate) fn write(f: &File, call: &str, view: &View, hints: &Hints, start: u64
 
 /// Lays the received pieces into the window buffer (those sent through the
 /// shared window are there already) and writes each covered run.
-fn flush_window(f: &File, call: &str, (ws, we): (u64, u64), bufs: &[Vec<u8>], wbuf: &mut [u8]) -> Result<()> {
+fn flush_window(
+    f: &File,
+    call: &str,
+    (ws, we): (u64, u64),
+    bufs: &[Vec<u8>],
+    wbuf: &mut [u8],
+) -> Result<()> {
     let mut segs: Vec<(u64, u64)> = Vec::new();
     for b in bufs {
-        let (hdr, in_window, mut at) = parse_header(b).ok_or_else(|| MpiError::intern(call, "malformed two-phase message"))?;
+        let (hdr, in_window, mut at) =
+            parse_header(b).ok_or_else(|| MpiError::intern(call, "malformed two-phase message"))?;
         for (o, l) in hdr {
             if o < ws || o + l > we || (!in_window && at + l as usize > b.len()) {
                 return Err(MpiError::intern(call, "two-phase piece outside its window"));
@@ -380,13 +433,22 @@ use std::os::unix::fs::FileExt;
 
 /// Collective read of stream bytes `[start, start + out.len())`; returns the
 /// bytes there were before end of file.
-pub(crate) fn read(f: &File, call: &str, view: &View, hints: &Hints, start: u64, out: &mut [u8]) -> Result<u64> {
+pub(crate) fn read(
+    f: &File,
+    call: &str,
+    view: &View,
+    hints: &Hints,
+    start: u64,
+    out: &mut [u8],
+) -> Result<u64> {
     let comm = &f.inner().comm;
     let n = comm.size() as usize;
     let me = comm.rank();
     let pieces = my_pieces(view, start, out.len() as u64);
     let mut wc = f.inner().win.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(p) = plan(f, hints, &pieces, &mut wc)? else { return Ok(0) };
+    let Some(p) = plan(f, hints, &pieces, &mut wc)? else {
+        return Ok(0);
+    };
     let my_agg = p.aggs.iter().position(|&a| a == me);
     let mut cur = vec![0usize; p.aggs.len()];
     let mut wbuf: Vec<u8> = Vec::new();
@@ -402,7 +464,11 @@ pub(crate) fn read(f: &File, call: &str, view: &View, hints: &Hints, start: u64,
                 continue;
             }
             let shared = wc.get(agg, me).is_some();
-            let bytes: u64 = if shared { 8 } else { segs.iter().map(|s| s.1).sum() };
+            let bytes: u64 = if shared {
+                8
+            } else {
+                segs.iter().map(|s| s.1).sum()
+            };
             let req = header(&segs, 0, shared);
             sizes[agg as usize] = req.len() as u64;
             wants.push((agg, ws, segs, req, vec![0u8; bytes as usize], shared));
@@ -413,8 +479,21 @@ pub(crate) fn read(f: &File, call: &str, view: &View, hints: &Hints, start: u64,
             // SAFETY: `reply` and `req` live in `wants` (heap blocks that do not
             // move) until the waitall at the end of the round.
             unsafe {
-                mine.push(pt2pt::irecv_raw(comm, reply.as_mut_ptr(), reply.len(), *agg, TAG_REPLY)?);
-                mine.push(pt2pt::isend_raw(comm, req.as_ptr(), req.len(), *agg, TAG_REQ, SendMode::Standard)?);
+                mine.push(pt2pt::irecv_raw(
+                    comm,
+                    reply.as_mut_ptr(),
+                    reply.len(),
+                    *agg,
+                    TAG_REPLY,
+                )?);
+                mine.push(pt2pt::isend_raw(
+                    comm,
+                    req.as_ptr(),
+                    req.len(),
+                    *agg,
+                    TAG_REQ,
+                    SendMode::Standard,
+                )?);
             }
         }
         let mut replies: Vec<Vec<u8>> = Vec::new();
@@ -428,7 +507,9 @@ pub(crate) fn read(f: &File, call: &str, view: &View, hints: &Hints, start: u64,
                     bufs.push(vec![0u8; sz as usize]);
                     let b = bufs.last_mut().unwrap();
                     // SAFETY: `b` lives in `bufs` until the waitall just below.
-                    rq.push(unsafe { pt2pt::irecv_raw(comm, b.as_mut_ptr(), b.len(), src as i32, TAG_REQ)? });
+                    rq.push(unsafe {
+                        pt2pt::irecv_raw(comm, b.as_mut_ptr(), b.len(), src as i32, TAG_REQ)?
+                    });
                     srcs.push(src as i32);
                 }
             }
@@ -436,11 +517,24 @@ pub(crate) fn read(f: &File, call: &str, view: &View, hints: &Hints, start: u64,
             let (ws, we) = p.window(ai, round);
             let mut asked = Vec::new();
             for b in &bufs {
-                let (h, in_window, _) = parse_header(b).ok_or_else(|| MpiError::intern(call, "malformed two-phase request"))?;
+                let (h, in_window, _) = parse_header(b)
+                    .ok_or_else(|| MpiError::intern(call, "malformed two-phase request"))?;
                 asked.push((h, in_window));
             }
-            let lo = asked.iter().flat_map(|a| &a.0).map(|s| s.0).min().unwrap_or(ws).max(ws);
-            let hi = asked.iter().flat_map(|a| &a.0).map(|s| s.0 + s.1).max().unwrap_or(ws).min(we);
+            let lo = asked
+                .iter()
+                .flat_map(|a| &a.0)
+                .map(|s| s.0)
+                .min()
+                .unwrap_or(ws)
+                .max(ws);
+            let hi = asked
+                .iter()
+                .flat_map(|a| &a.0)
+                .map(|s| s.0 + s.1)
+                .max()
+                .unwrap_or(ws)
+                .min(we);
             let span = (we - ws) as usize;
             let buf: &mut [u8] = match wc.get(me, me) {
                 // The ranks that read this round's window do so after our
@@ -482,7 +576,16 @@ pub(crate) fn read(f: &File, call: &str, view: &View, hints: &Hints, start: u64,
             }
             for (r, &src) in replies.iter().zip(&srcs) {
                 // SAFETY: `r` lives in `replies` until the waitall below.
-                serve.push(unsafe { pt2pt::isend_raw(comm, r.as_ptr(), r.len(), src, TAG_REPLY, SendMode::Standard)? });
+                serve.push(unsafe {
+                    pt2pt::isend_raw(
+                        comm,
+                        r.as_ptr(),
+                        r.len(),
+                        src,
+                        TAG_REPLY,
+                        SendMode::Standard,
+                    )?
+                });
             }
         }
         let st = waitall(&mut mine)?;
@@ -496,9 +599,10 @@ pub(crate) fn read(f: &File, call: &str, view: &View, hints: &Hints, start: u64,
                         break;
                     }
                     let e = (o + l).min(valid_end);
-                    // SAFETY: the aggregator filled this round's window before its
-                    // reply and leaves it alone until the next round's all-to-all.
-                    out[s as usize..(s + e - o) as usize].copy_from_slice(unsafe { w.slice((o - ws) as usize, (e - o) as usize) });
+                    out[s as usize..(s + e - o) as usize]
+                        // SAFETY: the aggregator filled this round's window before its
+                        // reply and leaves it alone until the next round's all-to-all.
+                        .copy_from_slice(unsafe { w.slice((o - ws) as usize, (e - o) as usize) });
                     got_total += e - o;
                 }
                 continue;

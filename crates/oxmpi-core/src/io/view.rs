@@ -36,13 +36,27 @@ pub trait UserDatarep: Send + Sync {
     ///
     /// # Safety
     /// `user` holds `position + count` elements of `dt`, writable.
-    unsafe fn read(&self, user: *mut u8, dt: &Datatype, count: usize, position: usize, file: &[u8]) -> Result<()>;
+    unsafe fn read(
+        &self,
+        user: *mut u8,
+        dt: &Datatype,
+        count: usize,
+        position: usize,
+        file: &[u8],
+    ) -> Result<()>;
     /// Converts elements `position..position + count` of `dt` at `user` to
     /// the file representation in `file`.
     ///
     /// # Safety
     /// `user` holds `position + count` elements of `dt`, readable.
-    unsafe fn write(&self, user: *const u8, dt: &Datatype, count: usize, position: usize, file: &mut [u8]) -> Result<()>;
+    unsafe fn write(
+        &self,
+        user: *const u8,
+        dt: &Datatype,
+        count: usize,
+        position: usize,
+        file: &mut [u8],
+    ) -> Result<()>;
 }
 
 /// A data representation.
@@ -190,12 +204,24 @@ impl View {
     /// The default view: displacement 0, etype and filetype MPI_BYTE, native.
     pub fn bytes() -> View {
         let b = Datatype::predefined(crate::datatype::Primitive::Byte);
-        View::new(0, b.clone(), b, Datarep::Native, "MPI_File_open").expect("the byte view is valid")
+        View::new(0, b.clone(), b, Datarep::Native, "MPI_File_open")
+            .expect("the byte view is valid")
     }
 
-    pub fn new(disp: u64, etype: Datatype, filetype: Datatype, datarep: Datarep, call: &str) -> Result<View> {
+    pub fn new(
+        disp: u64,
+        etype: Datatype,
+        filetype: Datatype,
+        datarep: Datarep,
+        call: &str,
+    ) -> Result<View> {
         if etype.extent() < 0 || etype.true_lb() < 0 {
-            return Err(MpiError::arg(ErrorClass::Type, call, "etype", "has a negative displacement"));
+            return Err(MpiError::arg(
+                ErrorClass::Type,
+                call,
+                "etype",
+                "has a negative displacement",
+            ));
         }
         // The layouts in the file (the user's types when sizes are native).
         let fetype = file_type(call, &etype, &datarep)?;
@@ -218,7 +244,12 @@ impl View {
                 continue;
             }
             if off < 0 {
-                return Err(MpiError::arg(ErrorClass::Type, call, "filetype", "has a negative displacement (MPI requires non-negative ones)"));
+                return Err(MpiError::arg(
+                    ErrorClass::Type,
+                    call,
+                    "filetype",
+                    "has a negative displacement (MPI requires non-negative ones)",
+                ));
             }
             if (off as i64) < last_end {
                 return Err(MpiError::arg(
@@ -237,12 +268,19 @@ impl View {
         let tile_size = filetype.size() as u64;
         let ext = filetype.extent();
         if tile_size > 0 && ext <= 0 {
-            return Err(MpiError::arg(ErrorClass::Type, call, "filetype", format!("has data but extent {ext}: its tiles cannot advance")));
+            return Err(MpiError::arg(
+                ErrorClass::Type,
+                call,
+                "filetype",
+                format!("has data but extent {ext}: its tiles cannot advance"),
+            ));
         }
         // Data reaching past the extent make consecutive tiles overlap (HDF5
         // sets such views for one-tile accesses); accesses that span tiles of
         // them are not in file order ([`View::in_order`]).
-        let overlapping = runs.first().is_some_and(|&(first, _)| last_end > first as i64 + ext as i64);
+        let overlapping = runs
+            .first()
+            .is_some_and(|&(first, _)| last_end > first as i64 + ext as i64);
         let mut prefix = Vec::with_capacity(runs.len());
         let mut acc = 0;
         for r in &runs {
@@ -271,7 +309,10 @@ impl View {
     /// Whether the file pieces of stream bytes `[start, start + len)` come in
     /// increasing file order (always, unless the access spans tiles that overlap).
     pub fn in_order(&self, start: u64, len: u64) -> bool {
-        !self.overlapping || len == 0 || self.tile_size == 0 || start / self.tile_size == (start + len - 1) / self.tile_size
+        !self.overlapping
+            || len == 0
+            || self.tile_size == 0
+            || start / self.tile_size == (start + len - 1) / self.tile_size
     }
 
     /// Whether the view's data are one contiguous byte range from `disp`.
@@ -368,7 +409,10 @@ mod tests {
         let v = Datatype::vector(2, 1, 3, &i).unwrap();
         let r = Datatype::resized(&v, 0, 24).unwrap();
         let view = View::new(100, i.clone(), r, Datarep::Native, "t").unwrap();
-        assert_eq!(collect(&view, 0, 16), vec![(100, 4), (112, 4), (124, 4), (136, 4)]);
+        assert_eq!(
+            collect(&view, 0, 16),
+            vec![(100, 4), (112, 4), (124, 4), (136, 4)]
+        );
         assert_eq!(collect(&view, 2, 4), vec![(102, 2), (112, 2)]);
         assert_eq!(view.byte_offset(8), 124);
         assert_eq!(view.stream_before(100), 0);

@@ -76,14 +76,29 @@ impl Slot {
 
     /// Queues `access` (run on the worker thread, after every access queued
     /// before it); returns the request that completes with its outcome.
-    pub(crate) fn submit(&self, call: &str, access: impl FnOnce() -> Result<Status> + Send + 'static) -> Result<Request> {
+    pub(crate) fn submit(
+        &self,
+        call: &str,
+        access: impl FnOnce() -> Result<Status> + Send + 'static,
+    ) -> Result<Request> {
         let engine = crate::runtime::engine()?;
         let out: Outcome = Arc::new(Mutex::new(None));
-        let req = engine.with_state(|st| st.start_task(Box::new(Handoff { out: out.clone(), status: Status::EMPTY })));
+        let req = engine.with_state(|st| {
+            st.start_task(Box::new(Handoff {
+                out: out.clone(),
+                status: Status::EMPTY,
+            }))
+        });
         let call_name = call.to_string();
         let job: Job = Box::new(move || {
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(access))
-                .unwrap_or_else(|_| Err(MpiError::intern(&call_name, "the background access panicked")));
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(access)).unwrap_or_else(
+                |_| {
+                    Err(MpiError::intern(
+                        &call_name,
+                        "the background access panicked",
+                    ))
+                },
+            );
             *out.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
             // One progress step completes the request and wakes its waiters.
             engine.with_progress(|_| ());
@@ -102,7 +117,12 @@ impl Slot {
                         pending.fetch_sub(1, Ordering::AcqRel);
                     }
                 })
-                .map_err(|e| MpiError::new(ErrorClass::NoMem, format!("{call}: cannot start the file's I/O thread: {e}")))?;
+                .map_err(|e| {
+                    MpiError::new(
+                        ErrorClass::NoMem,
+                        format!("{call}: cannot start the file's I/O thread: {e}"),
+                    )
+                })?;
             *chan = Some((tx, h));
         }
         self.pending.fetch_add(1, Ordering::AcqRel);

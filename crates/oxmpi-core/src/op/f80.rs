@@ -37,9 +37,15 @@ pub(super) unsafe fn k_f80(op: PredefinedOp, inp: *const u8, io: *mut u8, n: usi
             }),
             PredefinedOp::Sum => map2::<F80>(inp, io, n, stride, f80_add),
             PredefinedOp::Prod => map2::<F80>(inp, io, n, stride, f80_mul),
-            PredefinedOp::Land => map2::<F80>(inp, io, n, stride, |a, b| f80_bool(f80_true(a) & f80_true(b))),
-            PredefinedOp::Lor => map2::<F80>(inp, io, n, stride, |a, b| f80_bool(f80_true(a) | f80_true(b))),
-            PredefinedOp::Lxor => map2::<F80>(inp, io, n, stride, |a, b| f80_bool(f80_true(a) ^ f80_true(b))),
+            PredefinedOp::Land => map2::<F80>(inp, io, n, stride, |a, b| {
+                f80_bool(f80_true(a) & f80_true(b))
+            }),
+            PredefinedOp::Lor => map2::<F80>(inp, io, n, stride, |a, b| {
+                f80_bool(f80_true(a) | f80_true(b))
+            }),
+            PredefinedOp::Lxor => map2::<F80>(inp, io, n, stride, |a, b| {
+                f80_bool(f80_true(a) ^ f80_true(b))
+            }),
             _ => {}
         }
     }
@@ -161,7 +167,11 @@ pub(super) fn f80_to_f64(x: F80) -> f64 {
     let (neg, e, m) = f80_parts(x);
     let sign = if neg { -1.0 } else { 1.0 };
     if e == 0x7fff {
-        return if (m << 1) == 0 { sign * f64::INFINITY } else { f64::NAN };
+        return if (m << 1) == 0 {
+            sign * f64::INFINITY
+        } else {
+            f64::NAN
+        };
     }
     if m == 0 {
         return sign * 0.0;

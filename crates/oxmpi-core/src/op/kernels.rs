@@ -16,7 +16,13 @@ use crate::datatype::{PairValue, Primitive, Repr};
 /// # Safety
 /// `n` values at `stride` are readable at `inp` and writable at `io`, no overlap.
 #[inline(always)]
-pub(super) unsafe fn map2<T: Copy>(inp: *const u8, io: *mut u8, n: usize, stride: usize, f: impl Fn(T, T) -> T) {
+pub(super) unsafe fn map2<T: Copy>(
+    inp: *const u8,
+    io: *mut u8,
+    n: usize,
+    stride: usize,
+    f: impl Fn(T, T) -> T,
+) {
     let sz = size_of::<T>();
     if stride == sz && (inp as *const T).is_aligned() && (io as *const T).is_aligned() {
         // SAFETY: aligned, `n` packed values readable/writable, not overlapping (caller).
@@ -117,9 +123,15 @@ macro_rules! float_kernel {
                     Sum => map2::<$t>(inp, io, n, stride, |a, b| a + b),
                     Prod => map2::<$t>(inp, io, n, stride, |a, b| a * b),
                     // Logical operations (an MPICH extension): non-zero is true; 1.0 or 0.0.
-                    Land => map2::<$t>(inp, io, n, stride, |a, b| ((a != 0.0) & (b != 0.0)) as u8 as $t),
-                    Lor => map2::<$t>(inp, io, n, stride, |a, b| ((a != 0.0) | (b != 0.0)) as u8 as $t),
-                    Lxor => map2::<$t>(inp, io, n, stride, |a, b| ((a != 0.0) ^ (b != 0.0)) as u8 as $t),
+                    Land => map2::<$t>(inp, io, n, stride, |a, b| {
+                        ((a != 0.0) & (b != 0.0)) as u8 as $t
+                    }),
+                    Lor => map2::<$t>(inp, io, n, stride, |a, b| {
+                        ((a != 0.0) | (b != 0.0)) as u8 as $t
+                    }),
+                    Lxor => map2::<$t>(inp, io, n, stride, |a, b| {
+                        ((a != 0.0) ^ (b != 0.0)) as u8 as $t
+                    }),
                     _ => {}
                 }
             }
@@ -196,7 +208,14 @@ pub(super) unsafe fn k_pair<V: Copy, I: Copy>(
 ///
 /// # Safety
 /// The `n` elements are readable at `inp` and writable at `io`, no overlap.
-pub(super) unsafe fn reduce_run(op: PredefinedOp, prim: Primitive, inp: *const u8, io: *mut u8, n: usize, stride: usize) {
+pub(super) unsafe fn reduce_run(
+    op: PredefinedOp,
+    prim: Primitive,
+    inp: *const u8,
+    io: *mut u8,
+    n: usize,
+    stride: usize,
+) {
     fn lt<T: PartialOrd>(a: T, b: T) -> bool {
         a < b
     }
@@ -224,7 +243,10 @@ pub(super) unsafe fn reduce_run(op: PredefinedOp, prim: Primitive, inp: *const u
             Repr::Complex32 => k_c32(op, inp, io, n, stride),
             Repr::Complex64 => k_c64(op, inp, io, n, stride),
             Repr::Complex80 => k_c80(op, inp, io, n, stride),
-            Repr::Pair { value, index_offset } => {
+            Repr::Pair {
+                value,
+                index_offset,
+            } => {
                 let o = index_offset as usize;
                 match value {
                     PairValue::F32 => k_pair::<f32, i32>(op, inp, io, n, stride, o, pcmp, lt),

@@ -159,11 +159,17 @@ impl PredefinedOp {
         use TypeClass as C;
         match self {
             Max | Min => matches!(class, C::CInteger | C::FortranInteger | C::Floating),
-            Sum | Prod => matches!(class, C::CInteger | C::FortranInteger | C::Floating | C::Complex),
+            Sum | Prod => matches!(
+                class,
+                C::CInteger | C::FortranInteger | C::Floating | C::Complex
+            ),
             // Fortran integers and floating point are extensions (as in MPICH): the
             // standard lists C integer and logical types only. Complex, byte and
             // pair types stay errors (MPICH rejects them too).
-            Land | Lor | Lxor => matches!(class, C::CInteger | C::FortranInteger | C::Logical | C::Floating),
+            Land | Lor | Lxor => matches!(
+                class,
+                C::CInteger | C::FortranInteger | C::Logical | C::Floating
+            ),
             Band | Bor | Bxor => matches!(class, C::CInteger | C::FortranInteger | C::Byte),
             Maxloc | Minloc => class == C::Pair,
             Replace | NoOp => true,
@@ -213,7 +219,10 @@ pub type UserFunction = dyn Fn(*const u8, *mut u8, usize, &Datatype) + Send + Sy
 
 enum OpKind {
     Predefined(PredefinedOp),
-    User { func: Arc<UserFunction>, commute: bool },
+    User {
+        func: Arc<UserFunction>,
+        commute: bool,
+    },
 }
 
 /// A reduction operation: predefined or user-defined. Cheap to clone.
@@ -264,7 +273,9 @@ impl Op {
         match &*self.0 {
             OpKind::Predefined(p) => p.name().to_string(),
             OpKind::User { commute: true, .. } => "user-defined operation (commutative)".into(),
-            OpKind::User { commute: false, .. } => "user-defined operation (non-commutative)".into(),
+            OpKind::User { commute: false, .. } => {
+                "user-defined operation (non-commutative)".into()
+            }
         }
     }
 
@@ -284,7 +295,13 @@ impl Op {
     /// # Safety
     /// Both buffers cover `count` elements of dt's memory layout (`invec`
     /// readable, `inoutvec` writable) and do not overlap.
-    pub unsafe fn apply(&self, invec: *const u8, inoutvec: *mut u8, count: usize, dt: &Datatype) -> Result<()> {
+    pub unsafe fn apply(
+        &self,
+        invec: *const u8,
+        inoutvec: *mut u8,
+        count: usize,
+        dt: &Datatype,
+    ) -> Result<()> {
         match &*self.0 {
             OpKind::User { func, .. } => {
                 if count > 0 {
@@ -304,7 +321,13 @@ impl Op {
                         for i in 0..count as isize {
                             dt.for_each_block(i.wrapping_mul(ext), |off, len| {
                                 // SAFETY: each block of each element is inside both buffers.
-                                unsafe { ptr::copy(invec.wrapping_offset(off), inoutvec.wrapping_offset(off), len) };
+                                unsafe {
+                                    ptr::copy(
+                                        invec.wrapping_offset(off),
+                                        inoutvec.wrapping_offset(off),
+                                        len,
+                                    )
+                                };
                             });
                         }
                         Ok(())
@@ -314,7 +337,9 @@ impl Op {
                         unsafe { replace(invec, inoutvec, count, &dt.blocks_cow(), dt.extent()) };
                         Ok(())
                     }
-                    (_, Some(prim)) if dt.as_primitive() != Some(prim) && dt.block_count() > STREAM_BLOCKS => {
+                    (_, Some(prim))
+                        if dt.as_primitive() != Some(prim) && dt.block_count() > STREAM_BLOCKS =>
+                    {
                         // Too many blocks for a plan: block by block, each a
                         // whole number of elements (as every regular type's are).
                         let esz = prim.size();
@@ -333,7 +358,16 @@ impl Op {
                             dt.for_each_block(i.wrapping_mul(ext), |off, len| {
                                 // SAFETY: the caller's contract covers `count` elements of `dt`;
                                 // this block of element i holds len / esz packed elements.
-                                unsafe { reduce_run(*p, prim, invec.wrapping_offset(off), inoutvec.wrapping_offset(off), len / esz, esz) };
+                                unsafe {
+                                    reduce_run(
+                                        *p,
+                                        prim,
+                                        invec.wrapping_offset(off),
+                                        inoutvec.wrapping_offset(off),
+                                        len / esz,
+                                        esz,
+                                    )
+                                };
                             });
                         }
                         Ok(())
@@ -342,20 +376,27 @@ impl Op {
                         let layout = if dt.as_primitive() == Some(prim) {
                             Layout::Predefined
                         } else {
-                            Layout::Derived(plan(prim, &dt.blocks_cow(), dt.extent()).map_err(|why| {
-                                op_error(format!(
-                                    "MPI_Reduce_local: {} cannot be applied to {}: {why}",
-                                    p.name(),
-                                    dt_label(dt)
-                                ))
-                            })?)
+                            Layout::Derived(plan(prim, &dt.blocks_cow(), dt.extent()).map_err(
+                                |why| {
+                                    op_error(format!(
+                                        "MPI_Reduce_local: {} cannot be applied to {}: {why}",
+                                        p.name(),
+                                        dt_label(dt)
+                                    ))
+                                },
+                            )?)
                         };
                         // SAFETY: the caller's contract covers `count` elements of `dt`,
                         // and `layout` only addresses bytes inside dt's blocks.
-                        unsafe { apply_layout(*p, prim, &layout, invec, inoutvec, count, dt.extent()) };
+                        unsafe {
+                            apply_layout(*p, prim, &layout, invec, inoutvec, count, dt.extent())
+                        };
                         Ok(())
                     }
-                    (_, None) => Err(MpiError::intern("MPI_Reduce_local", "checked datatype without primitive")),
+                    (_, None) => Err(MpiError::intern(
+                        "MPI_Reduce_local",
+                        "checked datatype without primitive",
+                    )),
                 }
             }
         }
@@ -383,7 +424,13 @@ fn op_error(message: String) -> MpiError {
 ///
 /// # Safety
 /// `n` elements are readable at `inp` and writable at `io`, not overlapping.
-pub unsafe fn apply_dense(op: PredefinedOp, prim: Primitive, inp: *const u8, io: *mut u8, n: usize) {
+pub unsafe fn apply_dense(
+    op: PredefinedOp,
+    prim: Primitive,
+    inp: *const u8,
+    io: *mut u8,
+    n: usize,
+) {
     match op {
         PredefinedOp::NoOp => {}
         // SAFETY: the caller's contract: n elements of prim.size() bytes each.

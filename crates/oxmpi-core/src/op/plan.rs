@@ -36,7 +36,10 @@ pub(super) struct Plan {
 /// apart (`MPI_SHORT_INT`: value 2 bytes, index at 4).
 pub(super) fn data_span(prim: Primitive) -> usize {
     match prim.repr() {
-        Repr::Pair { value, index_offset } => index_offset as usize + pair_index_width(value),
+        Repr::Pair {
+            value,
+            index_offset,
+        } => index_offset as usize + pair_index_width(value),
         _ => prim.size(),
     }
 }
@@ -52,7 +55,11 @@ pub(super) fn pair_index_width(v: PairValue) -> usize {
 /// blocks: the blocks' bytes, in order, are the data bytes of consecutive
 /// primitive elements (`prim.size()` each); an element starts where its first
 /// data byte lies, and its fields are at the C layout's offsets from there.
-pub(super) fn plan(prim: Primitive, blocks: &[(isize, usize)], extent: isize) -> std::result::Result<Plan, String> {
+pub(super) fn plan(
+    prim: Primitive,
+    blocks: &[(isize, usize)],
+    extent: isize,
+) -> std::result::Result<Plan, String> {
     let esz = prim.size();
     let packable = data_span(prim) == esz;
     let mut runs: Vec<(isize, usize)> = Vec::new();
@@ -95,7 +102,10 @@ pub(super) fn plan(prim: Primitive, blocks: &[(isize, usize)], extent: isize) ->
         }
     }
     if need != 0 {
-        return Err(format!("the datatype ends inside an element of {}", prim.name()));
+        return Err(format!(
+            "the datatype ends inside an element of {}",
+            prim.name()
+        ));
     }
     let dense = match runs.as_slice() {
         [(0, n)] if packable && (n * esz) as isize == extent => Some(*n),
@@ -154,7 +164,13 @@ pub(super) unsafe fn apply_layout(
 ///
 /// # Safety
 /// The buffers cover `count` elements of the layout.
-pub(super) unsafe fn replace(inp: *const u8, io: *mut u8, count: usize, blocks: &[(isize, usize)], extent: isize) {
+pub(super) unsafe fn replace(
+    inp: *const u8,
+    io: *mut u8,
+    count: usize,
+    blocks: &[(isize, usize)],
+    extent: isize,
+) {
     if let [(0, len)] = blocks {
         if *len as isize == extent {
             // SAFETY: dense layout: the buffers are `count * extent` bytes.

@@ -16,7 +16,15 @@ fn dt(p: Primitive) -> Datatype {
 fn red<T: Copy>(op: &Op, d: &Datatype, inv: &[T], inout: &[T], count: usize) -> Vec<T> {
     let mut io = inout.to_vec();
     // SAFETY: test buffers are whole arrays of `count` elements of `d`.
-    unsafe { op.apply(inv.as_ptr() as *const u8, io.as_mut_ptr() as *mut u8, count, d) }.unwrap();
+    unsafe {
+        op.apply(
+            inv.as_ptr() as *const u8,
+            io.as_mut_ptr() as *mut u8,
+            count,
+            d,
+        )
+    }
+    .unwrap();
     io
 }
 
@@ -51,7 +59,16 @@ fn expected_allowed(op: PredefinedOp, c: TypeClass) -> bool {
         P::Land | P::Lor | P::Lxor => &[CInteger, FortranInteger, Logical, Floating],
         P::Band | P::Bor | P::Bxor => &[CInteger, FortranInteger, Byte],
         P::Maxloc | P::Minloc => &[Pair],
-        P::Replace | P::NoOp => &[CInteger, FortranInteger, Floating, Logical, Complex, Byte, Pair, Other],
+        P::Replace | P::NoOp => &[
+            CInteger,
+            FortranInteger,
+            Floating,
+            Logical,
+            Complex,
+            Byte,
+            Pair,
+            Other,
+        ],
     };
     classes.contains(&c)
 }
@@ -83,9 +100,12 @@ fn every_op_type_pair_is_checked() {
             }
         }
     }
-    let e = pre(P::Band).check(&dt(Primitive::Double), "MPI_Reduce").unwrap_err();
+    let e = pre(P::Band)
+        .check(&dt(Primitive::Double), "MPI_Reduce")
+        .unwrap_err();
     assert!(
-        e.message.starts_with("MPI_Reduce: MPI_BAND is not defined for MPI_DOUBLE (floating point)"),
+        e.message
+            .starts_with("MPI_Reduce: MPI_BAND is not defined for MPI_DOUBLE (floating point)"),
         "{}",
         e.message
     );
@@ -130,10 +150,44 @@ macro_rules! int_test {
     };
 }
 
-int_test!(ints_i8, i8, vec![0, 1, -1, 5, i8::MIN, i8::MAX, 3, -100, 100]);
-int_test!(ints_i16, i16, vec![0, 1, -1, 5, i16::MIN, i16::MAX, 300, -30000]);
-int_test!(ints_i32, i32, vec![0, 1, -1, 5, i32::MIN, i32::MAX, 70000, -7, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
-int_test!(ints_i64, i64, vec![0, 1, -1, 5, i64::MIN, i64::MAX, 1 << 40, -7]);
+int_test!(
+    ints_i8,
+    i8,
+    vec![0, 1, -1, 5, i8::MIN, i8::MAX, 3, -100, 100]
+);
+int_test!(
+    ints_i16,
+    i16,
+    vec![0, 1, -1, 5, i16::MIN, i16::MAX, 300, -30000]
+);
+int_test!(
+    ints_i32,
+    i32,
+    vec![
+        0,
+        1,
+        -1,
+        5,
+        i32::MIN,
+        i32::MAX,
+        70000,
+        -7,
+        12,
+        13,
+        14,
+        15,
+        16,
+        17,
+        18,
+        19,
+        20
+    ]
+);
+int_test!(
+    ints_i64,
+    i64,
+    vec![0, 1, -1, 5, i64::MIN, i64::MAX, 1 << 40, -7]
+);
 int_test!(ints_u8, u8, vec![0, 1, 255, 5, 128, 200, 3]);
 int_test!(ints_u16, u16, vec![0, 1, u16::MAX, 5, 40000, 3]);
 int_test!(ints_u32, u32, vec![0, 1, u32::MAX, 5, 3_000_000_000, 3]);
@@ -143,7 +197,10 @@ int_test!(ints_u64, u64, vec![0, 1, u64::MAX, 5, 1 << 63, 3]);
 fn integer_ops_on_every_integer_and_byte_type() {
     let mut tested = 0;
     for &p in Primitive::ALL {
-        if !matches!(p.class(), TypeClass::CInteger | TypeClass::FortranInteger | TypeClass::Byte) {
+        if !matches!(
+            p.class(),
+            TypeClass::CInteger | TypeClass::FortranInteger | TypeClass::Byte
+        ) {
             continue;
         }
         tested += 1;
@@ -162,12 +219,24 @@ fn integer_ops_on_every_integer_and_byte_type() {
     assert!(tested >= 25);
     // Spot checks: wrap-around and C logic on MPI_INT.
     let d = dt(Primitive::Int);
-    assert_eq!(red(&pre(P::Sum), &d, &[i32::MAX, -5], &[1, -7], 2), vec![i32::MIN, -12]);
+    assert_eq!(
+        red(&pre(P::Sum), &d, &[i32::MAX, -5], &[1, -7], 2),
+        vec![i32::MIN, -12]
+    );
     assert_eq!(red(&pre(P::Prod), &d, &[65536], &[65536], 1), vec![0]);
-    assert_eq!(red(&pre(P::Land), &d, &[5, 0, -1], &[7, 3, 0], 3), vec![1, 0, 0]);
-    assert_eq!(red(&pre(P::Lxor), &d, &[5, 0, -1], &[7, 3, 0], 3), vec![0, 1, 1]);
+    assert_eq!(
+        red(&pre(P::Land), &d, &[5, 0, -1], &[7, 3, 0], 3),
+        vec![1, 0, 0]
+    );
+    assert_eq!(
+        red(&pre(P::Lxor), &d, &[5, 0, -1], &[7, 3, 0], 3),
+        vec![0, 1, 1]
+    );
     let b = dt(Primitive::Byte);
-    assert_eq!(red(&pre(P::Bxor), &b, &[0xf0u8, 0xff], &[0x3c, 0x0f], 2), vec![0xcc, 0xf0]);
+    assert_eq!(
+        red(&pre(P::Bxor), &b, &[0xf0u8, 0xff], &[0x3c, 0x0f], 2),
+        vec![0xcc, 0xf0]
+    );
 }
 
 fn float_case<T>(p: Primitive, nan: T, vals: [T; 4])
@@ -184,8 +253,18 @@ where
     let sum = red(&pre(P::Sum), &d, &a, &b, 5);
     let prod = red(&pre(P::Prod), &d, &a, &b, 5);
     for i in [0, 1, 4] {
-        assert_eq!(max[i], if a[i] > b[i] { a[i] } else { b[i] }, "{}", p.name());
-        assert_eq!(min[i], if a[i] < b[i] { a[i] } else { b[i] }, "{}", p.name());
+        assert_eq!(
+            max[i],
+            if a[i] > b[i] { a[i] } else { b[i] },
+            "{}",
+            p.name()
+        );
+        assert_eq!(
+            min[i],
+            if a[i] < b[i] { a[i] } else { b[i] },
+            "{}",
+            p.name()
+        );
         assert_eq!(sum[i], want(|u, v| u + v)[i]);
         assert_eq!(prod[i], want(|u, v| u * v)[i]);
     }
@@ -201,14 +280,24 @@ where
 fn floating_point_ops() {
     for &p in Primitive::ALL {
         match (p.class(), p.repr()) {
-            (TypeClass::Floating, Repr::F32) => float_case::<f32>(p, f32::NAN, [1.5, -2.25, 3.0e30, -0.0]),
-            (TypeClass::Floating, Repr::F64) => float_case::<f64>(p, f64::NAN, [1.5, -2.25, 1e300, -0.0]),
+            (TypeClass::Floating, Repr::F32) => {
+                float_case::<f32>(p, f32::NAN, [1.5, -2.25, 3.0e30, -0.0])
+            }
+            (TypeClass::Floating, Repr::F64) => {
+                float_case::<f64>(p, f64::NAN, [1.5, -2.25, 1e300, -0.0])
+            }
             _ => {}
         }
     }
     let d = dt(Primitive::Double);
-    assert_eq!(red(&pre(P::Max), &d, &[-0.0f64], &[0.0], 1)[0].to_bits(), 0.0f64.to_bits());
-    assert_eq!(red(&pre(P::Sum), &d, &[0.1f64, 1e16], &[0.2, 1.0], 2), vec![0.1 + 0.2, 1e16 + 1.0]);
+    assert_eq!(
+        red(&pre(P::Max), &d, &[-0.0f64], &[0.0], 1)[0].to_bits(),
+        0.0f64.to_bits()
+    );
+    assert_eq!(
+        red(&pre(P::Sum), &d, &[0.1f64, 1e16], &[0.2, 1.0], 2),
+        vec![0.1 + 0.2, 1e16 + 1.0]
+    );
 }
 
 #[test]
@@ -234,7 +323,10 @@ fn large_arrays_aligned_and_unaligned() {
     }
     assert_eq!(bb[0], 0);
     let ai: Vec<i32> = (0..n as i32).collect();
-    assert_eq!(red(&pre(P::Sum), &dt(Primitive::Int), &ai, &ai, n), (0..n as i32).map(|i| 2 * i).collect::<Vec<_>>());
+    assert_eq!(
+        red(&pre(P::Sum), &dt(Primitive::Int), &ai, &ai, n),
+        (0..n as i32).map(|i| 2 * i).collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -242,15 +334,31 @@ fn complex_sum_and_prod() {
     let d = dt(Primitive::CDoubleComplex);
     let a = [[1.0f64, 2.0], [0.5, -1.0]];
     let b = [[3.0f64, -4.0], [2.0, 2.0]];
-    assert_eq!(red(&pre(P::Sum), &d, &a, &b, 2), vec![[4.0, -2.0], [2.5, 1.0]]);
+    assert_eq!(
+        red(&pre(P::Sum), &d, &a, &b, 2),
+        vec![[4.0, -2.0], [2.5, 1.0]]
+    );
     // (1+2i)(3-4i) = 11 + 2i; (0.5-i)(2+2i) = 3 - i
-    assert_eq!(red(&pre(P::Prod), &d, &a, &b, 2), vec![[11.0, 2.0], [3.0, -1.0]]);
+    assert_eq!(
+        red(&pre(P::Prod), &d, &a, &b, 2),
+        vec![[11.0, 2.0], [3.0, -1.0]]
+    );
     for &p in Primitive::ALL {
         if p.repr() == Repr::Complex32 {
             let a = [[1.0f32, 2.0]];
             let b = [[3.0f32, -4.0]];
-            assert_eq!(red(&pre(P::Prod), &dt(p), &a, &b, 1), vec![[11.0, 2.0]], "{}", p.name());
-            assert_eq!(red(&pre(P::Sum), &dt(p), &a, &b, 1), vec![[4.0, -2.0]], "{}", p.name());
+            assert_eq!(
+                red(&pre(P::Prod), &dt(p), &a, &b, 1),
+                vec![[11.0, 2.0]],
+                "{}",
+                p.name()
+            );
+            assert_eq!(
+                red(&pre(P::Sum), &dt(p), &a, &b, 1),
+                vec![[4.0, -2.0]],
+                "{}",
+                p.name()
+            );
         }
     }
 }
@@ -268,13 +376,35 @@ fn f80(v: f64) -> F80 {
 
 #[test]
 fn f80_conversions_and_comparison() {
-    for v in [0.0, -0.0, 1.0, -2.5, 1e300, -1e-300, 5e-324, f64::MAX, f64::INFINITY, f64::NEG_INFINITY] {
+    for v in [
+        0.0,
+        -0.0,
+        1.0,
+        -2.5,
+        1e300,
+        -1e-300,
+        5e-324,
+        f64::MAX,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    ] {
         let x = f64_to_f80(v);
         assert_eq!(f80_to_f64(x).to_bits(), v.to_bits(), "{v}");
     }
     assert!(f80_to_f64(f64_to_f80(f64::NAN)).is_nan());
     assert_eq!(f80(1.0), f80_from_parts(false, 16383, 1 << 63));
-    let vals = [f64::NEG_INFINITY, -1e300, -1.0, -5e-324, 0.0, 5e-324, 1.0, 1.5, 1e300, f64::INFINITY];
+    let vals = [
+        f64::NEG_INFINITY,
+        -1e300,
+        -1.0,
+        -5e-324,
+        0.0,
+        5e-324,
+        1.0,
+        1.5,
+        1e300,
+        f64::INFINITY,
+    ];
     for (i, &u) in vals.iter().enumerate() {
         for (j, &v) in vals.iter().enumerate() {
             assert_eq!(f80_cmp(f80(u), f80(v)), Some(i.cmp(&j)), "{u} {v}");
@@ -303,11 +433,23 @@ fn long_double_ops() {
     let min = red(&pre(P::Min), &d, &a, &b, 3);
     assert_eq!(min[0], ld(big, 0x55));
     assert_eq!(min[1], ld(f80(-3.0), 0x55));
-    let s = red(&pre(P::Sum), &d, &[ld(big, 0), ld(f80(1.5), 0)], &[ld(f80(1.0), 0), ld(f80(-4.0), 0)], 2);
+    let s = red(
+        &pre(P::Sum),
+        &d,
+        &[ld(big, 0), ld(f80(1.5), 0)],
+        &[ld(f80(1.0), 0), ld(f80(-4.0), 0)],
+        2,
+    );
     #[cfg(target_arch = "x86_64")]
     assert_eq!(s[0], ld(big1, 0), "x87 sum is exact: 2^63 + 1");
     assert_eq!(s[1], ld(f80(-2.5), 0));
-    let p = red(&pre(P::Prod), &d, &[ld(f80(1.5), 0)], &[ld(f80(-4.0), 0)], 1);
+    let p = red(
+        &pre(P::Prod),
+        &d,
+        &[ld(f80(1.5), 0)],
+        &[ld(f80(-4.0), 0)],
+        1,
+    );
     assert_eq!(p[0], ld(f80(-6.0), 0));
     // Complex long double: (1+2i)(3-4i) = 11 + 2i.
     let c = |re: f64, im: f64| {
@@ -317,8 +459,14 @@ fn long_double_ops() {
         x
     };
     let cd = dt(Primitive::CLongDoubleComplex);
-    assert_eq!(red(&pre(P::Prod), &cd, &[c(1.0, 2.0)], &[c(3.0, -4.0)], 1), vec![c(11.0, 2.0)]);
-    assert_eq!(red(&pre(P::Sum), &cd, &[c(1.0, 2.0)], &[c(3.0, -4.0)], 1), vec![c(4.0, -2.0)]);
+    assert_eq!(
+        red(&pre(P::Prod), &cd, &[c(1.0, 2.0)], &[c(3.0, -4.0)], 1),
+        vec![c(11.0, 2.0)]
+    );
+    assert_eq!(
+        red(&pre(P::Sum), &cd, &[c(1.0, 2.0)], &[c(3.0, -4.0)], 1),
+        vec![c(4.0, -2.0)]
+    );
 }
 
 #[test]
@@ -331,7 +479,11 @@ fn logical_ops_on_bool_and_fortran_logical() {
             continue;
         }
         let w = p.size();
-        let enc = |v: &[u64]| v.iter().flat_map(|x| x.to_le_bytes()[..w].to_vec()).collect::<Vec<u8>>();
+        let enc = |v: &[u64]| {
+            v.iter()
+                .flat_map(|x| x.to_le_bytes()[..w].to_vec())
+                .collect::<Vec<u8>>()
+        };
         for op in [P::Land, P::Lor, P::Lxor] {
             let got = red(&pre(op), &dt(p), &enc(&ins), &enc(&ios), ins.len());
             let want: Vec<u64> = ins
@@ -349,11 +501,17 @@ fn logical_ops_on_bool_and_fortran_logical() {
             assert_eq!(got, enc(&want), "{} on {}", op.name(), p.name());
         }
         for op in [P::Max, P::Sum, P::Band] {
-            assert_eq!(pre(op).check(&dt(p), "MPI_Allreduce").unwrap_err().class, ErrorClass::Op);
+            assert_eq!(
+                pre(op).check(&dt(p), "MPI_Allreduce").unwrap_err().class,
+                ErrorClass::Op
+            );
         }
     }
     let b = dt(Primitive::CBool);
-    assert_eq!(red(&pre(P::Lor), &b, &[0u8, 0, 7], &[0u8, 9, 0], 3), vec![0, 1, 1]);
+    assert_eq!(
+        red(&pre(P::Lor), &b, &[0u8, 0, 7], &[0u8, 9, 0], 3),
+        vec![0, 1, 1]
+    );
 }
 
 #[repr(C)]
@@ -368,7 +526,11 @@ fn vi<V, I>(v: V, i: I) -> VI<V, I> {
 }
 
 /// Reduces `rows` (one per "rank") in rank order, as a reduce would.
-fn loc_reduce<V: Copy, I: Copy>(op: PredefinedOp, p: Primitive, rows: &[Vec<VI<V, I>>]) -> Vec<VI<V, I>> {
+fn loc_reduce<V: Copy, I: Copy>(
+    op: PredefinedOp,
+    p: Primitive,
+    rows: &[Vec<VI<V, I>>],
+) -> Vec<VI<V, I>> {
     assert_eq!(size_of::<VI<V, I>>(), p.extent(), "{}", p.name());
     let mut acc = rows[rows.len() - 1].clone();
     for r in rows[..rows.len() - 1].iter().rev() {
@@ -383,7 +545,9 @@ where
     I: Copy + PartialOrd + std::fmt::Debug,
 {
     // rows[rank][j] = (vals[rank][j], rank)
-    let rows: Vec<Vec<VI<V, I>>> = (0..3).map(|r| (0..3).map(|j| vi(vals[r][j], idx(r))).collect()).collect();
+    let rows: Vec<Vec<VI<V, I>>> = (0..3)
+        .map(|r| (0..3).map(|j| vi(vals[r][j], idx(r))).collect())
+        .collect();
     for op in [P::Maxloc, P::Minloc] {
         let got = loc_reduce(op, p, &rows);
         for j in 0..3 {
@@ -400,7 +564,13 @@ where
                     best = r;
                 }
             }
-            assert_eq!(got[j].v, vals[best][j], "{} {} col {j}", op.name(), p.name());
+            assert_eq!(
+                got[j].v,
+                vals[best][j],
+                "{} {} col {j}",
+                op.name(),
+                p.name()
+            );
             assert_eq!(got[j].i, idx(best), "{} {} col {j}", op.name(), p.name());
         }
         // Commutative: the other order gives the same.
@@ -415,19 +585,60 @@ where
 
 #[test]
 fn maxloc_minloc_on_all_pairs() {
-    loc_case::<f32, i32>(Primitive::FloatInt, [[1.0, 5.0, -2.0], [3.0, 5.0, -2.0], [3.0, 1.0, -7.0]], |r| r as i32);
-    loc_case::<f64, i32>(Primitive::DoubleInt, [[1.0, 5.0, 2.0], [3.0, 5.0, 2.0], [3.0, 1.0, 2.0]], |r| r as i32);
-    loc_case::<i64, i32>(Primitive::LongInt, [[i64::MIN, 5, 9], [3, 5, 9], [i64::MAX, 1, 9]], |r| r as i32);
-    loc_case::<i32, i32>(Primitive::TwoInt, [[1, -5, 0], [-3, -5, 0], [1, 8, -1]], |r| 10 - r as i32 * 4);
-    loc_case::<f32, f32>(Primitive::TwoReal, [[1.0, 5.0, 2.0], [3.0, 5.0, 2.0], [3.0, 1.0, 2.0]], |r| r as f32);
-    loc_case::<f64, f64>(Primitive::TwoDoublePrecision, [[1.0, 5.0, 2.0], [3.0, 5.0, 0.0], [3.0, 1.0, 2.0]], |r| r as f64);
-    loc_case::<i32, i32>(Primitive::TwoInteger, [[1, 5, 2], [3, 5, 2], [3, 1, 2]], |r| r as i32);
-    loc_case::<i16, i32>(Primitive::ShortInt, [[1, 5, 2], [3, 5, 2], [i16::MIN, 1, 2]], |r| r as i32 + 100);
+    loc_case::<f32, i32>(
+        Primitive::FloatInt,
+        [[1.0, 5.0, -2.0], [3.0, 5.0, -2.0], [3.0, 1.0, -7.0]],
+        |r| r as i32,
+    );
+    loc_case::<f64, i32>(
+        Primitive::DoubleInt,
+        [[1.0, 5.0, 2.0], [3.0, 5.0, 2.0], [3.0, 1.0, 2.0]],
+        |r| r as i32,
+    );
+    loc_case::<i64, i32>(
+        Primitive::LongInt,
+        [[i64::MIN, 5, 9], [3, 5, 9], [i64::MAX, 1, 9]],
+        |r| r as i32,
+    );
+    loc_case::<i32, i32>(
+        Primitive::TwoInt,
+        [[1, -5, 0], [-3, -5, 0], [1, 8, -1]],
+        |r| 10 - r as i32 * 4,
+    );
+    loc_case::<f32, f32>(
+        Primitive::TwoReal,
+        [[1.0, 5.0, 2.0], [3.0, 5.0, 2.0], [3.0, 1.0, 2.0]],
+        |r| r as f32,
+    );
+    loc_case::<f64, f64>(
+        Primitive::TwoDoublePrecision,
+        [[1.0, 5.0, 2.0], [3.0, 5.0, 0.0], [3.0, 1.0, 2.0]],
+        |r| r as f64,
+    );
+    loc_case::<i32, i32>(
+        Primitive::TwoInteger,
+        [[1, 5, 2], [3, 5, 2], [3, 1, 2]],
+        |r| r as i32,
+    );
+    loc_case::<i16, i32>(
+        Primitive::ShortInt,
+        [[1, 5, 2], [3, 5, 2], [i16::MIN, 1, 2]],
+        |r| r as i32 + 100,
+    );
     // The lower index wins a tie even if it comes from invec or inoutvec.
     let d = dt(Primitive::DoubleInt);
-    assert_eq!(red(&pre(P::Maxloc), &d, &[vi(2.0f64, 7i32)], &[vi(2.0, 3)], 1), vec![vi(2.0, 3)]);
-    assert_eq!(red(&pre(P::Maxloc), &d, &[vi(2.0f64, 3i32)], &[vi(2.0, 7)], 1), vec![vi(2.0, 3)]);
-    assert_eq!(red(&pre(P::Minloc), &d, &[vi(1.0f64, 9i32)], &[vi(2.0, 3)], 1), vec![vi(1.0, 9)]);
+    assert_eq!(
+        red(&pre(P::Maxloc), &d, &[vi(2.0f64, 7i32)], &[vi(2.0, 3)], 1),
+        vec![vi(2.0, 3)]
+    );
+    assert_eq!(
+        red(&pre(P::Maxloc), &d, &[vi(2.0f64, 3i32)], &[vi(2.0, 7)], 1),
+        vec![vi(2.0, 3)]
+    );
+    assert_eq!(
+        red(&pre(P::Minloc), &d, &[vi(1.0f64, 9i32)], &[vi(2.0, 3)], 1),
+        vec![vi(1.0, 9)]
+    );
     // NaN: the inoutvec pair is kept.
     let r = red(&pre(P::Maxloc), &d, &[vi(f64::NAN, 0i32)], &[vi(1.0, 4)], 1);
     assert_eq!(r, vec![vi(1.0, 4)]);
@@ -459,8 +670,14 @@ fn maxloc_padding_and_long_double_int() {
     let d = dt(Primitive::LongDoubleInt);
     let a = [ldi(big1, 4), ldi(f80(1.0), 6)];
     let b = [ldi(big, 1), ldi(f80(1.0), 2)];
-    assert_eq!(red(&pre(P::Maxloc), &d, &a, &b, 2), vec![ldi(big1, 4), ldi(f80(1.0), 2)]);
-    assert_eq!(red(&pre(P::Minloc), &d, &a, &b, 2), vec![ldi(big, 1), ldi(f80(1.0), 2)]);
+    assert_eq!(
+        red(&pre(P::Maxloc), &d, &a, &b, 2),
+        vec![ldi(big1, 4), ldi(f80(1.0), 2)]
+    );
+    assert_eq!(
+        red(&pre(P::Minloc), &d, &a, &b, 2),
+        vec![ldi(big, 1), ldi(f80(1.0), 2)]
+    );
 }
 
 #[test]
@@ -468,8 +685,11 @@ fn example_4_18_global_minloc() {
     // Each "rank" has a local minimum and the index rank*LEN + local index.
     const LEN: i32 = 1000;
     let locals = [(3.5f32, 17), (-1.0, 999), (-1.0, 2), (0.0, 0)];
-    let rows: Vec<Vec<VI<f32, i32>>> =
-        locals.iter().enumerate().map(|(r, &(v, i))| vec![vi(v, r as i32 * LEN + i)]).collect();
+    let rows: Vec<Vec<VI<f32, i32>>> = locals
+        .iter()
+        .enumerate()
+        .map(|(r, &(v, i))| vec![vi(v, r as i32 * LEN + i)])
+        .collect();
     let out = loc_reduce(P::Minloc, Primitive::FloatInt, &rows)[0];
     assert_eq!(out.v, -1.0);
     assert_eq!((out.i / LEN, out.i % LEN), (1, 999));
@@ -480,26 +700,28 @@ fn user_op_non_commutative_matrix_product() {
     // inout = in * inout for 2x2 row-major matrices of doubles.
     let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let c2 = calls.clone();
-    let f: Arc<UserFunction> = Arc::new(move |inv: *const u8, inout: *mut u8, n: usize, d: &Datatype| {
-        assert_eq!(d.extent(), 32);
-        c2.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        for k in 0..n {
-            // SAFETY: the engine passes `n` elements of 4 doubles.
-            let (a, b) = unsafe {
-                (
-                    (inv as *const [f64; 4]).add(k).read_unaligned(),
-                    &mut *(inout as *mut [f64; 4]).add(k),
-                )
-            };
-            let m = [
-                a[0] * b[0] + a[1] * b[2],
-                a[0] * b[1] + a[1] * b[3],
-                a[2] * b[0] + a[3] * b[2],
-                a[2] * b[1] + a[3] * b[3],
-            ];
-            *b = m;
-        }
-    });
+    let f: Arc<UserFunction> = Arc::new(
+        move |inv: *const u8, inout: *mut u8, n: usize, d: &Datatype| {
+            assert_eq!(d.extent(), 32);
+            c2.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            for k in 0..n {
+                // SAFETY: the engine passes `n` elements of 4 doubles.
+                let (a, b) = unsafe {
+                    (
+                        (inv as *const [f64; 4]).add(k).read_unaligned(),
+                        &mut *(inout as *mut [f64; 4]).add(k),
+                    )
+                };
+                let m = [
+                    a[0] * b[0] + a[1] * b[2],
+                    a[0] * b[1] + a[1] * b[3],
+                    a[2] * b[0] + a[3] * b[2],
+                    a[2] * b[1] + a[3] * b[3],
+                ];
+                *b = m;
+            }
+        },
+    );
     let op = Op::user(f, false);
     assert!(!op.is_commutative() && op.as_predefined().is_none());
     assert!(format!("{op:?}").contains("non-commutative"));
@@ -507,9 +729,17 @@ fn user_op_non_commutative_matrix_product() {
     let a = [[1.0f64, 2.0, 3.0, 4.0], [0.0, 1.0, 1.0, 0.0]];
     let b = [[5.0f64, 6.0, 7.0, 8.0], [2.0, 0.0, 0.0, 3.0]];
     let got = red(&op, &mat, &a, &b, 2);
-    assert_eq!(got[0], [19.0, 22.0, 43.0, 50.0], "A*B, not B*A = [23, 34, 31, 46]");
+    assert_eq!(
+        got[0],
+        [19.0, 22.0, 43.0, 50.0],
+        "A*B, not B*A = [23, 34, 31, 46]"
+    );
     assert_eq!(got[1], [0.0, 3.0, 2.0, 0.0]);
-    assert_eq!(calls.load(std::sync::atomic::Ordering::Relaxed), 1, "one call for the whole count");
+    assert_eq!(
+        calls.load(std::sync::atomic::Ordering::Relaxed),
+        1,
+        "one call for the whole count"
+    );
     assert!(Op::user(Arc::new(|_, _, _, _: &Datatype| {}), true).is_commutative());
 }
 
@@ -534,13 +764,26 @@ fn derived_vector_with_gaps() {
             }
         }
     }
-    let e = pre(P::Band).check(&Datatype::vector(2, 1, 2, &dt(Primitive::Float)).unwrap(), "MPI_Allreduce");
+    let e = pre(P::Band).check(
+        &Datatype::vector(2, 1, 2, &dt(Primitive::Float)).unwrap(),
+        "MPI_Allreduce",
+    );
     let e = e.unwrap_err();
     assert_eq!(e.class, ErrorClass::Op);
-    assert!(e.message.contains("MPI_BAND") && e.message.contains("MPI_FLOAT"), "{}", e.message);
+    assert!(
+        e.message.contains("MPI_BAND") && e.message.contains("MPI_FLOAT"),
+        "{}",
+        e.message
+    );
     // A dense derived type (contiguous) goes through one run.
     let c = Datatype::contiguous(3, &dt(Primitive::Double)).unwrap();
-    let got = red(&pre(P::Max), &c, &[1.0f64, 5.0, 3.0, 4.0, 0.0, 9.0], &[2.0, 2.0, 2.0, 2.0, 2.0, 2.0], 2);
+    let got = red(
+        &pre(P::Max),
+        &c,
+        &[1.0f64, 5.0, 3.0, 4.0, 0.0, 9.0],
+        &[2.0, 2.0, 2.0, 2.0, 2.0, 2.0],
+        2,
+    );
     assert_eq!(got, vec![2.0, 5.0, 3.0, 4.0, 2.0, 9.0]);
 }
 
@@ -551,23 +794,41 @@ fn derived_pairs_and_mixed_types() {
     assert_eq!(c.single_primitive(), Some(Primitive::DoubleInt));
     let a = [vi(1.0f64, 0i32), vi(9.0, 0)];
     let b = [vi(3.0f64, 1i32), vi(9.0, 1)];
-    assert_eq!(red(&pre(P::Maxloc), &c, &a, &b, 1), vec![vi(3.0, 1), vi(9.0, 0)]);
+    assert_eq!(
+        red(&pre(P::Maxloc), &c, &a, &b, 1),
+        vec![vi(3.0, 1), vi(9.0, 0)]
+    );
     // dup(MPI_SHORT_INT): value and index in separate blocks.
     let s = Datatype::dup(&dt(Primitive::ShortInt));
     let a = [vi(4i16, 8i32), vi(-2, 8)];
     let b = [vi(4i16, 3i32), vi(7, 3)];
-    assert_eq!(red(&pre(P::Minloc), &s, &a, &b, 2), vec![vi(4, 3), vi(-2, 8)]);
+    assert_eq!(
+        red(&pre(P::Minloc), &s, &a, &b, 2),
+        vec![vi(4, 3), vi(-2, 8)]
+    );
     // vector of MPI_SHORT_INT with a gap element.
     let v = Datatype::vector(2, 1, 2, &dt(Primitive::ShortInt)).unwrap();
     let a = [vi(4i16, 8i32), vi(100, 100), vi(9, 1)];
     let b = [vi(5i16, 3i32), vi(-1, -1), vi(9, 0)];
-    assert_eq!(red(&pre(P::Minloc), &v, &a, &b, 1), vec![vi(4, 8), vi(-1, -1), vi(9, 0)]);
+    assert_eq!(
+        red(&pre(P::Minloc), &v, &a, &b, 1),
+        vec![vi(4, 8), vi(-1, -1), vi(9, 0)]
+    );
     // A struct of an int and a double: no predefined op but REPLACE/NO_OP.
-    let st = Datatype::structure(&[1, 1], &[0, 8], &[dt(Primitive::Int), dt(Primitive::Double)]).unwrap();
+    let st = Datatype::structure(
+        &[1, 1],
+        &[0, 8],
+        &[dt(Primitive::Int), dt(Primitive::Double)],
+    )
+    .unwrap();
     assert_eq!(st.single_primitive(), None);
     let e = pre(P::Sum).check(&st, "MPI_Reduce").unwrap_err();
     assert_eq!(e.class, ErrorClass::Op);
-    assert!(e.message.contains("MPI_SUM") && e.message.contains("derived datatype"), "{}", e.message);
+    assert!(
+        e.message.contains("MPI_SUM") && e.message.contains("derived datatype"),
+        "{}",
+        e.message
+    );
     #[repr(C)]
     #[derive(Clone, Copy, Debug, PartialEq)]
     struct S {
@@ -575,27 +836,77 @@ fn derived_pairs_and_mixed_types() {
         pad: i32,
         d: f64,
     }
-    let a = [S { i: 1, pad: 7, d: 2.0 }];
-    let b = [S { i: 5, pad: 9, d: 6.0 }];
-    assert_eq!(red(&pre(P::Replace), &st, &a, &b, 1), vec![S { i: 1, pad: 9, d: 2.0 }]);
+    let a = [S {
+        i: 1,
+        pad: 7,
+        d: 2.0,
+    }];
+    let b = [S {
+        i: 5,
+        pad: 9,
+        d: 6.0,
+    }];
+    assert_eq!(
+        red(&pre(P::Replace), &st, &a, &b, 1),
+        vec![S {
+            i: 1,
+            pad: 9,
+            d: 2.0
+        }]
+    );
     assert_eq!(red(&pre(P::NoOp), &st, &a, &b, 1), b.to_vec());
-    assert_eq!(red(&pre(P::Replace), &dt(Primitive::Double), &[1.0f64, 2.0], &[3.0, 4.0], 2), vec![1.0, 2.0]);
+    assert_eq!(
+        red(
+            &pre(P::Replace),
+            &dt(Primitive::Double),
+            &[1.0f64, 2.0],
+            &[3.0, 4.0],
+            2
+        ),
+        vec![1.0, 2.0]
+    );
 }
 
 #[test]
 fn plan_walks_blocks_by_data_stream() {
     // Two MPI_SHORT_INT at stride 8 merged by the flattener: (0,2),(4,6),(12,4).
     let p = plan(Primitive::ShortInt, &[(0, 2), (4, 6), (12, 4)], 16).unwrap();
-    assert_eq!(p, Plan { runs: vec![(0, 1), (8, 1)], dense: None });
+    assert_eq!(
+        p,
+        Plan {
+            runs: vec![(0, 1), (8, 1)],
+            dense: None
+        }
+    );
     let p = plan(Primitive::Int, &[(0, 8), (12, 8)], 24).unwrap();
-    assert_eq!(p, Plan { runs: vec![(0, 2), (12, 2)], dense: None });
+    assert_eq!(
+        p,
+        Plan {
+            runs: vec![(0, 2), (12, 2)],
+            dense: None
+        }
+    );
     let p = plan(Primitive::Int, &[(0, 8), (8, 4)], 12).unwrap();
-    assert_eq!(p, Plan { runs: vec![(0, 3)], dense: Some(3) });
+    assert_eq!(
+        p,
+        Plan {
+            runs: vec![(0, 3)],
+            dense: Some(3)
+        }
+    );
     assert!(plan(Primitive::Int, &[(0, 6)], 8).is_err());
     // Zero count touches nothing.
     let mut b = [1i32];
     // SAFETY: count 0 reads and writes nothing.
-    unsafe { pre(P::Sum).apply(ptr::null(), b.as_mut_ptr() as *mut u8, 0, &dt(Primitive::Int)) }.unwrap();
+    unsafe {
+        pre(P::Sum).apply(
+            ptr::null(),
+            b.as_mut_ptr() as *mut u8,
+            0,
+            &dt(Primitive::Int),
+        )
+    }
+    .unwrap();
     assert_eq!(b, [1]);
 }
 
@@ -605,17 +916,36 @@ fn logical_operations_on_floating_point() {
     let d = Datatype::predefined(Primitive::Double);
     let inv = [0.0f32, 2.5, -0.0, f32::NAN, 0.0];
     let io = [0.0f32, 0.0, 3.0, 1.0, -7.0];
-    assert_eq!(red(&pre(P::Land), &f, &inv, &io, 5), vec![0.0, 0.0, 0.0, 1.0, 0.0]);
-    assert_eq!(red(&pre(P::Lor), &f, &inv, &io, 5), vec![0.0, 1.0, 1.0, 1.0, 1.0]);
-    assert_eq!(red(&pre(P::Lxor), &f, &inv, &io, 5), vec![0.0, 1.0, 1.0, 0.0, 1.0]);
+    assert_eq!(
+        red(&pre(P::Land), &f, &inv, &io, 5),
+        vec![0.0, 0.0, 0.0, 1.0, 0.0]
+    );
+    assert_eq!(
+        red(&pre(P::Lor), &f, &inv, &io, 5),
+        vec![0.0, 1.0, 1.0, 1.0, 1.0]
+    );
+    assert_eq!(
+        red(&pre(P::Lxor), &f, &inv, &io, 5),
+        vec![0.0, 1.0, 1.0, 0.0, 1.0]
+    );
     let inv = [1e-300f64, 0.0, -4.0];
     let io = [2.0f64, 0.0, 0.0];
     assert_eq!(red(&pre(P::Land), &d, &inv, &io, 3), vec![1.0, 0.0, 0.0]);
     assert_eq!(red(&pre(P::Lor), &d, &inv, &io, 3), vec![1.0, 0.0, 1.0]);
     assert_eq!(red(&pre(P::Lxor), &d, &inv, &io, 3), vec![0.0, 0.0, 1.0]);
     // Fortran REAL and DOUBLE PRECISION, and long double.
-    for p in [Primitive::Real, Primitive::DoublePrecision, Primitive::Real4, Primitive::Real8] {
-        assert!(pre(P::Lor).check(&Datatype::predefined(p), "MPI_Allreduce").is_ok(), "{p:?}");
+    for p in [
+        Primitive::Real,
+        Primitive::DoublePrecision,
+        Primitive::Real4,
+        Primitive::Real8,
+    ] {
+        assert!(
+            pre(P::Lor)
+                .check(&Datatype::predefined(p), "MPI_Allreduce")
+                .is_ok(),
+            "{p:?}"
+        );
     }
     let ld = Datatype::predefined(Primitive::LongDouble);
     let mut a = [0u8; 48];
@@ -632,8 +962,22 @@ fn logical_operations_on_floating_point() {
     assert_eq!((at(&land, 0), at(&land, 1), at(&land, 2)), (1.0, 0.0, 0.0));
     assert_eq!((at(&lor, 0), at(&lor, 1), at(&lor, 2)), (1.0, 1.0, 0.0));
     // Combinations MPICH rejects stay MPI_ERR_OP: logical on complex, bitwise on floats.
-    let e = pre(P::Land).check(&Datatype::predefined(Primitive::CDoubleComplex), "MPI_Allreduce").unwrap_err();
+    let e = pre(P::Land)
+        .check(
+            &Datatype::predefined(Primitive::CDoubleComplex),
+            "MPI_Allreduce",
+        )
+        .unwrap_err();
     assert_eq!(e.class, ErrorClass::Op);
-    assert_eq!(pre(P::Band).check(&f, "MPI_Allreduce").unwrap_err().class, ErrorClass::Op);
-    assert_eq!(pre(P::Lxor).check(&Datatype::predefined(Primitive::DoubleInt), "MPI_Allreduce").unwrap_err().class, ErrorClass::Op);
+    assert_eq!(
+        pre(P::Band).check(&f, "MPI_Allreduce").unwrap_err().class,
+        ErrorClass::Op
+    );
+    assert_eq!(
+        pre(P::Lxor)
+            .check(&Datatype::predefined(Primitive::DoubleInt), "MPI_Allreduce")
+            .unwrap_err()
+            .class,
+        ErrorClass::Op
+    );
 }

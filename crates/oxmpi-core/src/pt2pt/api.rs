@@ -15,7 +15,14 @@ fn dt_or_byte<'a>(dt: Option<&'a Datatype>) -> &'a Datatype {
 }
 
 /// Starts a send (MPI_Isend / Issend / Irsend / Ibsend).
-pub fn isend<'a>(scope: &impl BufScope<'a>, comm: &Comm, buf: SendBuf<'a, '_>, dest: i32, tag: i32, mode: SendMode) -> Result<Request> {
+pub fn isend<'a>(
+    scope: &impl BufScope<'a>,
+    comm: &Comm,
+    buf: SendBuf<'a, '_>,
+    dest: i32,
+    tag: i32,
+    mode: SendMode,
+) -> Result<Request> {
     // SAFETY: the descriptor's memory is readable for 'a, and `scope.enter` below keeps
     // 'a from ending before the request completes.
     let r = unsafe {
@@ -30,7 +37,13 @@ pub fn isend<'a>(scope: &impl BufScope<'a>, comm: &Comm, buf: SendBuf<'a, '_>, d
 
 /// Posts a receive (MPI_Irecv). With a datatype, the status's `count_bytes` is in
 /// packed bytes (`dt.get_count` turns it into elements).
-pub fn irecv<'a>(scope: &impl BufScope<'a>, comm: &Comm, buf: RecvBuf<'a, '_>, source: i32, tag: i32) -> Result<Request> {
+pub fn irecv<'a>(
+    scope: &impl BufScope<'a>,
+    comm: &Comm,
+    buf: RecvBuf<'a, '_>,
+    source: i32,
+    tag: i32,
+) -> Result<Request> {
     // SAFETY: the descriptor's memory is writable and ours alone for 'a, and
     // `scope.enter` below keeps 'a from ending before the request completes.
     let r = unsafe {
@@ -44,10 +57,27 @@ pub fn irecv<'a>(scope: &impl BufScope<'a>, comm: &Comm, buf: RecvBuf<'a, '_>, s
 }
 
 /// A blocking send (MPI_Send / Ssend / Rsend / Bsend) of a descriptor.
-pub fn send_typed(comm: &Comm, buf: SendBuf<'_, '_>, dest: i32, tag: i32, mode: SendMode) -> Result<()> {
+pub fn send_typed(
+    comm: &Comm,
+    buf: SendBuf<'_, '_>,
+    dest: i32,
+    tag: i32,
+    mode: SendMode,
+) -> Result<()> {
     match buf.datatype() {
         // SAFETY: the descriptor is readable for the whole (blocking) call.
-        None => unsafe { send_blocking(comm, send_call_name(mode, false), buf.ptr(), buf.count(), dest, tag, mode, None) },
+        None => unsafe {
+            send_blocking(
+                comm,
+                send_call_name(mode, false),
+                buf.ptr(),
+                buf.count(),
+                dest,
+                tag,
+                mode,
+                None,
+            )
+        },
         // SAFETY: as above.
         Some(dt) => unsafe { send_typed_raw(comm, buf.ptr(), buf.count(), dt, dest, tag, mode) },
     }
@@ -59,8 +89,20 @@ pub fn recv_typed(comm: &Comm, buf: RecvBuf<'_, '_>, source: i32, tag: i32) -> R
         None => {
             let len = buf.count();
             // SAFETY: the descriptor is writable and ours alone until the wait below completes.
-            let mut r = unsafe { irecv_on(comm, comm.context(), "MPI_Recv", buf.ptr(), len, source, tag)? };
-            wait_described(&mut r, "MPI_Recv", &|| crate::diag::p2p("MPI_Recv", false, comm, source, tag, len, None, len))
+            let mut r = unsafe {
+                irecv_on(
+                    comm,
+                    comm.context(),
+                    "MPI_Recv",
+                    buf.ptr(),
+                    len,
+                    source,
+                    tag,
+                )?
+            };
+            wait_described(&mut r, "MPI_Recv", &|| {
+                crate::diag::p2p("MPI_Recv", false, comm, source, tag, len, None, len)
+            })
         }
         // SAFETY: the descriptor is writable and ours alone for the whole (blocking) call.
         Some(dt) => unsafe { recv_typed_raw(comm, buf.ptr(), buf.count(), dt, source, tag) },
@@ -68,7 +110,11 @@ pub fn recv_typed(comm: &Comm, buf: RecvBuf<'_, '_>, source: i32, tag: i32) -> R
 }
 
 /// MPI_Imrecv: receives a message taken by [`mprobe`]; `msg` becomes NULL.
-pub fn imrecv<'a>(scope: &impl BufScope<'a>, buf: RecvBuf<'a, '_>, msg: &mut Message) -> Result<Request> {
+pub fn imrecv<'a>(
+    scope: &impl BufScope<'a>,
+    buf: RecvBuf<'a, '_>,
+    msg: &mut Message,
+) -> Result<Request> {
     // SAFETY: as in `irecv`.
     let r = unsafe {
         match buf.datatype() {
@@ -95,34 +141,82 @@ pub fn isendrecv<'a>(
 ) -> Result<Request> {
     let (sdt, rdt) = (dt_or_byte(send.datatype()), dt_or_byte(recv.datatype()));
     // SAFETY: as in `isend` and `irecv`, for both descriptors.
-    let r = unsafe { isendrecv_raw(comm, send.ptr(), send.count(), sdt, dest, sendtag, recv.ptr(), recv.count(), rdt, source, recvtag) }?;
+    let r = unsafe {
+        isendrecv_raw(
+            comm,
+            send.ptr(),
+            send.count(),
+            sdt,
+            dest,
+            sendtag,
+            recv.ptr(),
+            recv.count(),
+            rdt,
+            source,
+            recvtag,
+        )
+    }?;
     scope.enter(r);
     Ok(r)
 }
 
 /// MPI_Isendrecv_replace: sends the buffer's contents and receives as many elements
 /// into it, as one request. A descriptor without a datatype goes as MPI_BYTE.
-pub fn isendrecv_replace<'a>(scope: &impl BufScope<'a>, comm: &Comm, buf: RecvBuf<'a, '_>, dest: i32, sendtag: i32, source: i32, recvtag: i32) -> Result<Request> {
+pub fn isendrecv_replace<'a>(
+    scope: &impl BufScope<'a>,
+    comm: &Comm,
+    buf: RecvBuf<'a, '_>,
+    dest: i32,
+    sendtag: i32,
+    source: i32,
+    recvtag: i32,
+) -> Result<Request> {
     let dt = dt_or_byte(buf.datatype());
     // SAFETY: as in `irecv`; the outgoing copy is packed before the call returns.
-    let r = unsafe { isendrecv_replace_raw(comm, buf.ptr(), buf.count(), dt, dest, sendtag, source, recvtag) }?;
+    let r = unsafe {
+        isendrecv_replace_raw(
+            comm,
+            buf.ptr(),
+            buf.count(),
+            dt,
+            dest,
+            sendtag,
+            source,
+            recvtag,
+        )
+    }?;
     scope.enter(r);
     Ok(r)
 }
 
 /// The contiguous bytes of a persistent request's descriptor (raw bytes, or a
 /// contiguous datatype's span).
-fn contiguous_span(call: &str, ptr: *const u8, count: usize, dt: Option<&Datatype>) -> Result<(*const u8, usize)> {
+fn contiguous_span(
+    call: &str,
+    ptr: *const u8,
+    count: usize,
+    dt: Option<&Datatype>,
+) -> Result<(*const u8, usize)> {
     match dt {
         None => Ok((ptr, count)),
         Some(dt) => {
             check_datatype(call, "datatype", dt)?;
             if !dt.is_contiguous() {
-                return Err(MpiError::arg(ErrorClass::Type, call, "datatype", "a persistent request of the engine takes a contiguous datatype"));
+                return Err(MpiError::arg(
+                    ErrorClass::Type,
+                    call,
+                    "datatype",
+                    "a persistent request of the engine takes a contiguous datatype",
+                ));
             }
-            let len = count
-                .checked_mul(dt.size())
-                .ok_or_else(|| MpiError::arg(ErrorClass::Count, call, "count", format!("{count} elements of {} bytes overflow", dt.size())))?;
+            let len = count.checked_mul(dt.size()).ok_or_else(|| {
+                MpiError::arg(
+                    ErrorClass::Count,
+                    call,
+                    "count",
+                    format!("{count} elements of {} bytes overflow", dt.size()),
+                )
+            })?;
             Ok((ptr.wrapping_offset(dt.true_lb()), len))
         }
     }
@@ -130,8 +224,20 @@ fn contiguous_span(call: &str, ptr: *const u8, count: usize, dt: Option<&Datatyp
 
 /// MPI_Send_init and friends: an inactive persistent send (raw bytes or a contiguous
 /// datatype).
-pub fn send_init<'a>(scope: &impl BufScope<'a>, comm: &Comm, buf: SendBuf<'a, '_>, dest: i32, tag: i32, mode: SendMode) -> Result<Request> {
-    let (p, len) = contiguous_span(send_call_name(mode, true), buf.ptr(), buf.count(), buf.datatype())?;
+pub fn send_init<'a>(
+    scope: &impl BufScope<'a>,
+    comm: &Comm,
+    buf: SendBuf<'a, '_>,
+    dest: i32,
+    tag: i32,
+    mode: SendMode,
+) -> Result<Request> {
+    let (p, len) = contiguous_span(
+        send_call_name(mode, true),
+        buf.ptr(),
+        buf.count(),
+        buf.datatype(),
+    )?;
     // SAFETY: the descriptor's memory is readable for 'a, and `scope.enter` below keeps
     // 'a from ending before the request is freed.
     let r = unsafe { send_init_raw(comm, p, len, dest, tag, mode) }?;
@@ -140,7 +246,13 @@ pub fn send_init<'a>(scope: &impl BufScope<'a>, comm: &Comm, buf: SendBuf<'a, '_
 }
 
 /// MPI_Recv_init: an inactive persistent receive (raw bytes or a contiguous datatype).
-pub fn recv_init<'a>(scope: &impl BufScope<'a>, comm: &Comm, buf: RecvBuf<'a, '_>, source: i32, tag: i32) -> Result<Request> {
+pub fn recv_init<'a>(
+    scope: &impl BufScope<'a>,
+    comm: &Comm,
+    buf: RecvBuf<'a, '_>,
+    source: i32,
+    tag: i32,
+) -> Result<Request> {
     let (p, len) = contiguous_span("MPI_Recv_init", buf.ptr(), buf.count(), buf.datatype())?;
     // SAFETY: the descriptor's memory is writable and ours alone for 'a, and
     // `scope.enter` below keeps 'a from ending before the request is freed.

@@ -14,7 +14,10 @@ pub unsafe fn buffer_attach(buf: *mut u8, size: usize) -> Result<()> {
     let e = engine()?;
     let mut st = e.lock();
     if st.bsend.attached.is_some() {
-        return Err(MpiError::new(ErrorClass::Buffer, "MPI_Buffer_attach: a buffer is already attached"));
+        return Err(MpiError::new(
+            ErrorClass::Buffer,
+            "MPI_Buffer_attach: a buffer is already attached",
+        ));
     }
     st.bsend.attached = Some((buf as usize, size));
     Ok(())
@@ -25,7 +28,10 @@ pub unsafe fn buffer_attach(buf: *mut u8, size: usize) -> Result<()> {
 pub fn buffer_detach() -> Result<(*mut u8, usize)> {
     let e = engine()?;
     if e.lock().bsend.attached.is_none() {
-        return Err(MpiError::new(ErrorClass::Buffer, "MPI_Buffer_detach: no buffer is attached"));
+        return Err(MpiError::new(
+            ErrorClass::Buffer,
+            "MPI_Buffer_detach: no buffer is attached",
+        ));
     }
     e.wait_until(|st| (st.bsend.used == 0).then_some(()));
     let mut st = e.lock();
@@ -44,7 +50,10 @@ pub unsafe fn comm_buffer_attach(comm: &Comm, buf: *mut u8, size: usize) -> Resu
     let mut st = e.lock();
     let pool = st.comm_bsend.entry(comm.context()).or_default();
     if pool.attached.is_some() {
-        return Err(MpiError::new(ErrorClass::Buffer, "MPI_Comm_attach_buffer: a buffer is already attached to this communicator"));
+        return Err(MpiError::new(
+            ErrorClass::Buffer,
+            "MPI_Comm_attach_buffer: a buffer is already attached to this communicator",
+        ));
     }
     pool.attached = Some((buf as usize, size));
     Ok(())
@@ -55,8 +64,16 @@ pub unsafe fn comm_buffer_attach(comm: &Comm, buf: *mut u8, size: usize) -> Resu
 pub fn comm_buffer_detach(comm: &Comm) -> Result<(*mut u8, usize)> {
     let e = engine()?;
     let ctx = comm.context();
-    if e.lock().comm_bsend.get(&ctx).and_then(|p| p.attached).is_none() {
-        return Err(MpiError::new(ErrorClass::Buffer, "MPI_Comm_detach_buffer: no buffer is attached to this communicator"));
+    if e.lock()
+        .comm_bsend
+        .get(&ctx)
+        .and_then(|p| p.attached)
+        .is_none()
+    {
+        return Err(MpiError::new(
+            ErrorClass::Buffer,
+            "MPI_Comm_detach_buffer: no buffer is attached to this communicator",
+        ));
     }
     e.wait_until(|st| (st.comm_bsend.get(&ctx).map_or(0, |p| p.used) == 0).then_some(()));
     let mut st = e.lock();
@@ -83,7 +100,10 @@ pub unsafe fn session_buffer_attach(session: u32, buf: *mut u8, size: usize) -> 
     let mut st = e.lock();
     let pool = st.comm_bsend.entry(session_key(session)).or_default();
     if pool.attached.is_some() {
-        return Err(MpiError::new(ErrorClass::Buffer, "MPI_Session_attach_buffer: a buffer is already attached to this session"));
+        return Err(MpiError::new(
+            ErrorClass::Buffer,
+            "MPI_Session_attach_buffer: a buffer is already attached to this session",
+        ));
     }
     pool.attached = Some((buf as usize, size));
     Ok(())
@@ -94,8 +114,16 @@ pub unsafe fn session_buffer_attach(session: u32, buf: *mut u8, size: usize) -> 
 pub fn session_buffer_detach(session: u32) -> Result<(*mut u8, usize)> {
     let e = engine()?;
     let key = session_key(session);
-    if e.lock().comm_bsend.get(&key).and_then(|p| p.attached).is_none() {
-        return Err(MpiError::new(ErrorClass::Buffer, "MPI_Session_detach_buffer: no buffer is attached to this session"));
+    if e.lock()
+        .comm_bsend
+        .get(&key)
+        .and_then(|p| p.attached)
+        .is_none()
+    {
+        return Err(MpiError::new(
+            ErrorClass::Buffer,
+            "MPI_Session_detach_buffer: no buffer is attached to this session",
+        ));
     }
     e.wait_until(|st| (st.comm_bsend.get(&key).map_or(0, |p| p.used) == 0).then_some(()));
     let mut st = e.lock();
@@ -106,7 +134,11 @@ pub fn session_buffer_detach(session: u32) -> Result<(*mut u8, usize)> {
 
 /// Whether session `session` has a buffer attached.
 pub fn session_buffer_attached(session: u32) -> Result<bool> {
-    Ok(engine()?.lock().comm_bsend.get(&session_key(session)).is_some_and(|p| p.attached.is_some()))
+    Ok(engine()?
+        .lock()
+        .comm_bsend
+        .get(&session_key(session))
+        .is_some_and(|p| p.attached.is_some()))
 }
 
 /// MPI_Session_flush_buffer: waits until the session's buffer is empty.
@@ -140,7 +172,11 @@ pub fn session_comm(comm: &Comm, session: Option<u32>) -> Result<()> {
 /// Whether a communicator has a buffer of its own attached (so that freeing it
 /// can detach it first, and a recycled context id never inherits it).
 pub fn comm_buffer_attached(comm: &Comm) -> Result<bool> {
-    Ok(engine()?.lock().comm_bsend.get(&comm.context()).is_some_and(|p| p.attached.is_some()))
+    Ok(engine()?
+        .lock()
+        .comm_bsend
+        .get(&comm.context())
+        .is_some_and(|p| p.attached.is_some()))
 }
 
 /// MPI_Buffer_flush / MPI_Comm_flush_buffer: waits until every message buffered

@@ -28,10 +28,17 @@ pub(super) fn finish(st: &mut crate::engine::State, r: &mut Request) -> Result<S
 /// Whether request `r` has completed; errors on a stale or foreign handle.
 pub(super) fn is_done(st: &crate::engine::State, r: Request, call: &str) -> Result<bool> {
     match st.req(r) {
-        None => Err(MpiError::arg(ErrorClass::Request, call, "request", "not a live request (already completed or freed?)")),
+        None => Err(MpiError::arg(
+            ErrorClass::Request,
+            call,
+            "request",
+            "not a live request (already completed or freed?)",
+        )),
         Some(e) => match &e.kind {
             ReqKind::Persistent { active: None, .. } => Ok(true),
-            ReqKind::Persistent { active: Some(i), .. } => Ok(st.req(*i).is_none_or(|x| x.done)),
+            ReqKind::Persistent {
+                active: Some(i), ..
+            } => Ok(st.req(*i).is_none_or(|x| x.done)),
             _ => Ok(e.done),
         },
     }
@@ -43,7 +50,11 @@ pub(super) fn wait_named(r: &mut Request, call: &str) -> Result<Status> {
 
 /// [`wait_named`] for a blocking call that can say what it is, should it
 /// block for long (`desc` runs only then: nothing is recorded on the way).
-pub(super) fn wait_described(r: &mut Request, call: &str, desc: &dyn Fn() -> Option<crate::diag::Call>) -> Result<Status> {
+pub(super) fn wait_described(
+    r: &mut Request,
+    call: &str,
+    desc: &dyn Fn() -> Option<crate::diag::Call>,
+) -> Result<Status> {
     if r.is_null() {
         return Ok(Status::NULL);
     }
@@ -98,13 +109,22 @@ pub(super) fn record(res: Result<Status>, status: &mut Status, first_err: &mut O
 }
 
 pub(super) fn in_status_error(call: &str, first: MpiError) -> MpiError {
-    MpiError::new(ErrorClass::InStatus, format!("{call}: a request failed, see its status: {}", first.message))
+    MpiError::new(
+        ErrorClass::InStatus,
+        format!(
+            "{call}: a request failed, see its status: {}",
+            first.message
+        ),
+    )
 }
 
 /// MPI_Waitall. On failure the error class is MPI_ERR_IN_STATUS and each
 /// status's `error` tells which requests failed.
 pub fn waitall(reqs: &mut [Request], statuses: &mut [Status]) -> Result<()> {
-    assert!(statuses.len() >= reqs.len(), "waitall: statuses shorter than requests");
+    assert!(
+        statuses.len() >= reqs.len(),
+        "waitall: statuses shorter than requests"
+    );
     let e = engine()?;
     let mut first_err = None;
     for s in statuses.iter_mut().take(reqs.len()) {
@@ -158,13 +178,20 @@ pub fn testall(reqs: &mut [Request], statuses: &mut [Status]) -> Result<bool> {
 }
 
 /// Finds one complete request among `reqs` (first in order), finishing it.
-pub(super) fn take_one(st: &mut crate::engine::State, reqs: &mut [Request], call: &str) -> Result<Option<Option<(usize, Status)>>> {
+pub(super) fn take_one(
+    st: &mut crate::engine::State,
+    reqs: &mut [Request],
+    call: &str,
+) -> Result<Option<Option<(usize, Status)>>> {
     let mut any_active = false;
     for (i, r) in reqs.iter_mut().enumerate() {
         if r.is_null() {
             continue;
         }
-        if matches!(st.req(*r).map(|x| &x.kind), Some(ReqKind::Persistent { active: None, .. })) {
+        if matches!(
+            st.req(*r).map(|x| &x.kind),
+            Some(ReqKind::Persistent { active: None, .. })
+        ) {
             continue;
         }
         any_active = true;
@@ -200,10 +227,20 @@ pub fn testany(reqs: &mut [Request]) -> Result<Option<Option<(usize, Status)>>> 
 }
 
 /// Finishes every complete request; `None` when no request is active.
-pub(super) fn take_some(st: &mut crate::engine::State, reqs: &mut [Request], call: &str, out: &mut Vec<(usize, Result<Status>)>) -> Result<bool> {
+pub(super) fn take_some(
+    st: &mut crate::engine::State,
+    reqs: &mut [Request],
+    call: &str,
+    out: &mut Vec<(usize, Result<Status>)>,
+) -> Result<bool> {
     let mut any_active = false;
     for (i, r) in reqs.iter_mut().enumerate() {
-        if r.is_null() || matches!(st.req(*r).map(|x| &x.kind), Some(ReqKind::Persistent { active: None, .. })) {
+        if r.is_null()
+            || matches!(
+                st.req(*r).map(|x| &x.kind),
+                Some(ReqKind::Persistent { active: None, .. })
+            )
+        {
             continue;
         }
         any_active = true;
@@ -250,7 +287,9 @@ pub fn request_get_status(r: Request) -> Result<Option<Status>> {
         }
         let entry = st.req(r).unwrap();
         Ok(Some(match &entry.kind {
-            ReqKind::Persistent { active: Some(i), .. } => st.req(*i).map(|x| x.status).unwrap_or(Status::EMPTY),
+            ReqKind::Persistent {
+                active: Some(i), ..
+            } => st.req(*i).map(|x| x.status).unwrap_or(Status::EMPTY),
             ReqKind::Persistent { active: None, .. } => Status::NULL,
             _ => entry.status,
         }))
@@ -260,13 +299,23 @@ pub fn request_get_status(r: Request) -> Result<Option<Status>> {
 /// MPI_Request_free: the operation goes on, the handle becomes null.
 pub fn request_free(r: &mut Request) -> Result<()> {
     if r.is_null() {
-        return Err(MpiError::arg(ErrorClass::Request, "MPI_Request_free", "request", "MPI_REQUEST_NULL"));
+        return Err(MpiError::arg(
+            ErrorClass::Request,
+            "MPI_Request_free",
+            "request",
+            "MPI_REQUEST_NULL",
+        ));
     }
     let e = engine()?;
     let mut st = e.lock();
-    let entry = st
-        .req_mut(*r)
-        .ok_or_else(|| MpiError::arg(ErrorClass::Request, "MPI_Request_free", "request", "not a live request"))?;
+    let entry = st.req_mut(*r).ok_or_else(|| {
+        MpiError::arg(
+            ErrorClass::Request,
+            "MPI_Request_free",
+            "request",
+            "not a live request",
+        )
+    })?;
     if let ReqKind::Persistent { active, .. } = &mut entry.kind {
         let inner = active.take();
         st.remove_request(*r);
@@ -285,12 +334,19 @@ pub fn request_free(r: &mut Request) -> Result<()> {
 /// status then says whether it was cancelled.
 pub fn cancel(r: &Request) -> Result<()> {
     if r.is_null() {
-        return Err(MpiError::arg(ErrorClass::Request, "MPI_Cancel", "request", "MPI_REQUEST_NULL"));
+        return Err(MpiError::arg(
+            ErrorClass::Request,
+            "MPI_Cancel",
+            "request",
+            "MPI_REQUEST_NULL",
+        ));
     }
     let e = engine()?;
     e.with_progress(|st| {
         let target = match st.req(*r).map(|x| &x.kind) {
-            Some(ReqKind::Persistent { active: Some(i), .. }) => *i,
+            Some(ReqKind::Persistent {
+                active: Some(i), ..
+            }) => *i,
             Some(ReqKind::Persistent { active: None, .. }) => return Ok(()),
             _ => *r,
         };

@@ -15,17 +15,34 @@ use super::*;
 ///
 /// # Safety
 /// `buf..buf+len` stays valid for reads until the request completes.
-pub unsafe fn isend_contig(comm: &Comm, buf: *const u8, len: usize, dt: &Datatype, dest: i32, tag: i32) -> Result<Request> {
+pub unsafe fn isend_contig(
+    comm: &Comm,
+    buf: *const u8,
+    len: usize,
+    dt: &Datatype,
+    dest: i32,
+    tag: i32,
+) -> Result<Request> {
     const CALL: &str = "MPI_Isend";
     let e = engine()?;
     check_send_tag(CALL, tag)?;
     let peer = check_dest(CALL, comm, dest)?;
-    let env = Envelope { context: comm.context(), source: comm.rank(), tag };
+    let env = Envelope {
+        context: comm.context(),
+        source: comm.rank(),
+        tag,
+    };
     e.with_state(|st| match peer {
         None => Ok(st.done_request(Status::EMPTY)),
         Some(peer) => {
             let sig = st.sig_of(dt);
-            st.start_send_sig(peer, env, RawBuf::from_ptr(buf, len), SendMode::Standard, sig)
+            st.start_send_sig(
+                peer,
+                env,
+                RawBuf::from_ptr(buf, len),
+                SendMode::Standard,
+                sig,
+            )
         }
     })
     .map_err(|err| rename(err, CALL))
@@ -37,9 +54,27 @@ pub unsafe fn isend_contig(comm: &Comm, buf: *const u8, len: usize, dt: &Datatyp
 /// # Safety
 /// `buf..buf+len` stays valid for writes, and is not accessed otherwise, until
 /// the request completes.
-pub unsafe fn irecv_contig(comm: &Comm, buf: *mut u8, len: usize, dt: &Datatype, source: i32, tag: i32) -> Result<Request> {
+pub unsafe fn irecv_contig(
+    comm: &Comm,
+    buf: *mut u8,
+    len: usize,
+    dt: &Datatype,
+    source: i32,
+    tag: i32,
+) -> Result<Request> {
     // SAFETY: forwarded contract.
-    unsafe { irecv_sig(comm, comm.context(), "MPI_Irecv", buf, len, source, tag, Some(dt)) }
+    unsafe {
+        irecv_sig(
+            comm,
+            comm.context(),
+            "MPI_Irecv",
+            buf,
+            len,
+            source,
+            tag,
+            Some(dt),
+        )
+    }
 }
 
 /// MPI_Send (standard mode) of `len` bytes at `buf`, elements of the predefined
@@ -47,9 +82,27 @@ pub unsafe fn irecv_contig(comm: &Comm, buf: *mut u8, len: usize, dt: &Datatype,
 ///
 /// # Safety
 /// `buf..buf+len` is readable for the duration of the call.
-pub unsafe fn send_contig(comm: &Comm, buf: *const u8, len: usize, dt: &Datatype, dest: i32, tag: i32) -> Result<()> {
+pub unsafe fn send_contig(
+    comm: &Comm,
+    buf: *const u8,
+    len: usize,
+    dt: &Datatype,
+    dest: i32,
+    tag: i32,
+) -> Result<()> {
     // SAFETY: forwarded contract.
-    unsafe { send_blocking(comm, "MPI_Send", buf, len, dest, tag, SendMode::Standard, Some(dt)) }
+    unsafe {
+        send_blocking(
+            comm,
+            "MPI_Send",
+            buf,
+            len,
+            dest,
+            tag,
+            SendMode::Standard,
+            Some(dt),
+        )
+    }
 }
 
 /// MPI_Recv of at most `len` bytes into `buf`, elements of the predefined
@@ -57,15 +110,32 @@ pub unsafe fn send_contig(comm: &Comm, buf: *const u8, len: usize, dt: &Datatype
 ///
 /// # Safety
 /// `buf..buf+len` is writable and unaliased for the duration of the call.
-pub unsafe fn recv_contig(comm: &Comm, buf: *mut u8, len: usize, dt: &Datatype, source: i32, tag: i32) -> Result<Status> {
+pub unsafe fn recv_contig(
+    comm: &Comm,
+    buf: *mut u8,
+    len: usize,
+    dt: &Datatype,
+    source: i32,
+    tag: i32,
+) -> Result<Status> {
     // A message already here completes the receive as it is posted: finish it
     // under the same lock instead of a trip through the wait loop.
     // SAFETY: forwarded contract; we wait for completion before returning.
     let started = unsafe {
-        irecv_sig_then(comm, comm.context(), "MPI_Recv", buf, len, source, tag, Some(dt), |st, mut r| match st.req(r) {
-            Some(x) if x.done => Err(finish(st, &mut r)),
-            _ => Ok(r),
-        })?
+        irecv_sig_then(
+            comm,
+            comm.context(),
+            "MPI_Recv",
+            buf,
+            len,
+            source,
+            tag,
+            Some(dt),
+            |st, mut r| match st.req(r) {
+                Some(x) if x.done => Err(finish(st, &mut r)),
+                _ => Ok(r),
+            },
+        )?
     };
     match started {
         Err(done) => done,
@@ -80,9 +150,12 @@ pub unsafe fn recv_contig(comm: &Comm, buf: *mut u8, len: usize, dt: &Datatype, 
 /// live request, looked at under one lock: the C layer validates a whole array
 /// of handles that are the engine's own requests this way.
 pub fn first_dead(reqs: &[Request]) -> Option<usize> {
-    let Ok(e) = engine() else { return reqs.iter().position(|r| !r.is_null()) };
+    let Ok(e) = engine() else {
+        return reqs.iter().position(|r| !r.is_null());
+    };
     let st = e.lock();
-    reqs.iter().position(|r| !r.is_null() && st.req(*r).is_none())
+    reqs.iter()
+        .position(|r| !r.is_null() && st.req(*r).is_none())
 }
 
 /// The live request in slot `slot` of the request table, whatever its

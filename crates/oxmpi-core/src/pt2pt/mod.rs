@@ -89,7 +89,12 @@ pub(super) fn check_dest(call: &str, comm: &Comm, dest: i32) -> Result<Option<u3
 #[inline]
 pub(super) fn check_send_tag(call: &str, tag: i32) -> Result<()> {
     if !(0..=TAG_UB).contains(&tag) {
-        return Err(MpiError::arg(ErrorClass::Tag, call, "tag", format!("{tag} is outside 0..=MPI_TAG_UB ({TAG_UB})")));
+        return Err(MpiError::arg(
+            ErrorClass::Tag,
+            call,
+            "tag",
+            format!("{tag} is outside 0..=MPI_TAG_UB ({TAG_UB})"),
+        ));
     }
     Ok(())
 }
@@ -113,9 +118,18 @@ pub(super) fn check_recv_tag(call: &str, tag: i32) -> Result<()> {
     if tag == ANY_TAG || (0..=TAG_UB).contains(&tag) {
         return Ok(());
     }
-    Err(MpiError::arg(ErrorClass::Tag, call, "tag", format!("{tag} is neither MPI_ANY_TAG nor in 0..=MPI_TAG_UB")))
+    Err(MpiError::arg(
+        ErrorClass::Tag,
+        call,
+        "tag",
+        format!("{tag} is neither MPI_ANY_TAG nor in 0..=MPI_TAG_UB"),
+    ))
 }
 
 pub(super) fn pattern(comm: &Comm, source: i32, tag: i32) -> Pattern {
-    Pattern { context: comm.context(), source, tag }
+    Pattern {
+        context: comm.context(),
+        source,
+        tag,
+    }
 }

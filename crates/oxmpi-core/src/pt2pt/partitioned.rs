@@ -41,12 +41,29 @@ const PART_DATA: u32 = 1 << 31 | 1 << 30;
 /// Ids of this process's partitioned sends (the tags of their data).
 static NEXT_SEND_ID: AtomicU32 = AtomicU32::new(0);
 
-fn check_common(call: &str, comm: &Comm, partitions: usize, count: usize, dt: &Datatype, tag: i32) -> Result<usize> {
+fn check_common(
+    call: &str,
+    comm: &Comm,
+    partitions: usize,
+    count: usize,
+    dt: &Datatype,
+    tag: i32,
+) -> Result<usize> {
     if !dt.is_committed() {
-        return Err(MpiError::arg(ErrorClass::Type, call, "datatype", "datatype is not committed"));
+        return Err(MpiError::arg(
+            ErrorClass::Type,
+            call,
+            "datatype",
+            "datatype is not committed",
+        ));
     }
     if partitions == 0 {
-        return Err(MpiError::arg(ErrorClass::Arg, call, "partitions", "must be at least 1"));
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            call,
+            "partitions",
+            "must be at least 1",
+        ));
     }
     if !(0..=TAG_UB).contains(&tag) {
         return Err(MpiError::arg(ErrorClass::Tag, call, "tag", format!("{tag} is outside 0..=MPI_TAG_UB ({TAG_UB}); partitioned operations take no MPI_ANY_TAG")));
@@ -65,7 +82,12 @@ fn peer_of(call: &str, arg: &str, comm: &Comm, rank: i32) -> Result<Option<u32>>
     }
     let n = comm.peer_group_size();
     if rank < 0 || rank >= n {
-        return Err(MpiError::arg(ErrorClass::Rank, call, arg, format!("{rank} is not a rank of this communicator (0..{n}) nor MPI_PROC_NULL")));
+        return Err(MpiError::arg(
+            ErrorClass::Rank,
+            call,
+            arg,
+            format!("{rank} is not a rank of this communicator (0..{n}) nor MPI_PROC_NULL"),
+        ));
     }
     Ok(Some(comm.peer_group()[rank as usize]))
 }
@@ -95,14 +117,26 @@ impl PartitionedSend {
     /// The memory `dt` covers for `partitions * count` elements at `buf` stays
     /// readable while the operation exists, and each partition is left
     /// unchanged from its MPI_Pready until the request completes.
-    pub unsafe fn init(comm: &Comm, buf: *const u8, partitions: usize, count: usize, dt: &Datatype, dest: i32, tag: i32) -> Result<Arc<PartitionedSend>> {
+    pub unsafe fn init(
+        comm: &Comm,
+        buf: *const u8,
+        partitions: usize,
+        count: usize,
+        dt: &Datatype,
+        dest: i32,
+        tag: i32,
+    ) -> Result<Arc<PartitionedSend>> {
         let call = "MPI_Psend_init";
         check_common(call, comm, partitions, count, dt, tag)?;
         let peer = peer_of(call, "dest", comm, dest)?;
         let id = (NEXT_SEND_ID.fetch_add(1, Ordering::Relaxed) & i32::MAX as u32) as i32;
         if let Some(peer) = peer {
             // The init message: matched, in init order, by the peer's MPI_Precv_init.
-            let env = Envelope { context: comm.context() | PART_INIT, source: comm.rank(), tag };
+            let env = Envelope {
+                context: comm.context() | PART_INIT,
+                source: comm.rank(),
+                tag,
+            };
             let msg: Box<[u8]> = Box::new(id.to_le_bytes());
             engine()?.with_state(|st| -> Result<()> {
                 let r = st.start_send_packed(peer, env, msg, SendMode::Standard, 0)?;
@@ -129,10 +163,17 @@ impl PartitionedSend {
 
     /// MPI_Start: no partition is ready; the message leaves once all are.
     pub fn start(self: &Arc<Self>) -> Result<Request> {
-        self.ready.lock().unwrap_or_else(|p| p.into_inner()).iter_mut().for_each(|r| *r = false);
+        self.ready
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter_mut()
+            .for_each(|r| *r = false);
         self.nready.store(0, Ordering::SeqCst);
         let e = engine()?;
-        let task = SendTask { p: self.clone(), inner: None };
+        let task = SendTask {
+            p: self.clone(),
+            inner: None,
+        };
         Ok(e.with_progress(|st| st.start_task(Box::new(task))))
     }
 
@@ -142,10 +183,20 @@ impl PartitionedSend {
             let mut ready = self.ready.lock().unwrap_or_else(|p| p.into_inner());
             for p in parts {
                 if p < 0 || p as usize >= self.partitions {
-                    return Err(MpiError::arg(ErrorClass::Arg, call, "partition", format!("{p} is not a partition (0..{})", self.partitions)));
+                    return Err(MpiError::arg(
+                        ErrorClass::Arg,
+                        call,
+                        "partition",
+                        format!("{p} is not a partition (0..{})", self.partitions),
+                    ));
                 }
                 if ready[p as usize] {
-                    return Err(MpiError::arg(ErrorClass::Arg, call, "partition", format!("partition {p} was already marked ready since MPI_Start")));
+                    return Err(MpiError::arg(
+                        ErrorClass::Arg,
+                        call,
+                        "partition",
+                        format!("partition {p} was already marked ready since MPI_Start"),
+                    ));
                 }
                 ready[p as usize] = true;
                 self.nready.fetch_add(1, Ordering::SeqCst);
@@ -173,13 +224,23 @@ impl Task for SendTask {
             let Some(peer) = p.peer else {
                 return Ok(true);
             };
-            let env = Envelope { context: p.comm.context() | PART_DATA, source: p.comm.rank(), tag: p.id };
+            let env = Envelope {
+                context: p.comm.context() | PART_DATA,
+                source: p.comm.rank(),
+                tag: p.id,
+            };
             let n = p.partitions * p.count;
             let len = n * p.dt.size();
             let sig = st.sig_of(&p.dt);
             let r = if p.dt.is_contiguous() || len == 0 {
                 let start = (p.buf as *const u8).wrapping_offset(p.dt.true_lb());
-                st.start_send_sig(peer, env, RawBuf::from_ptr(start, len), SendMode::Standard, sig)?
+                st.start_send_sig(
+                    peer,
+                    env,
+                    RawBuf::from_ptr(start, len),
+                    SendMode::Standard,
+                    sig,
+                )?
             } else {
                 let mut packed = vec![0u8; len].into_boxed_slice();
                 // SAFETY: `init`'s contract: the type map's memory at `buf` is readable
@@ -246,7 +307,12 @@ impl Matching {
                         self.sender = Some(i32::from_le_bytes(*self.id_buf));
                     }
                     Some(_) => {}
-                    None => return Err(MpiError::intern("MPI_Start", "the partitioned receive lost its init message")),
+                    None => {
+                        return Err(MpiError::intern(
+                            "MPI_Start",
+                            "the partitioned receive lost its init message",
+                        ))
+                    }
                 }
             }
         }
@@ -276,17 +342,42 @@ impl PartitionedReceive {
     /// # Safety
     /// The memory `dt` covers for `partitions * count` elements at `buf` stays
     /// writable, and untouched by the caller while a receive is active.
-    pub unsafe fn init(comm: &Comm, buf: *mut u8, partitions: usize, count: usize, dt: &Datatype, source: i32, tag: i32) -> Result<Arc<PartitionedReceive>> {
+    pub unsafe fn init(
+        comm: &Comm,
+        buf: *mut u8,
+        partitions: usize,
+        count: usize,
+        dt: &Datatype,
+        source: i32,
+        tag: i32,
+    ) -> Result<Arc<PartitionedReceive>> {
         let call = "MPI_Precv_init";
         check_common(call, comm, partitions, count, dt, tag)?;
         peer_of(call, "source", comm, source)?;
-        let mut m = Matching { init_req: None, id_buf: Box::new([0; 4]), sender: None };
+        let mut m = Matching {
+            init_req: None,
+            id_buf: Box::new([0; 4]),
+            sender: None,
+        };
         if source != PROC_NULL {
-            let pat = Pattern { context: comm.context() | PART_INIT, source, tag };
+            let pat = Pattern {
+                context: comm.context() | PART_INIT,
+                source,
+                tag,
+            };
             let raw = RawBuf::from_slice(&m.id_buf[..]);
             m.init_req = Some(engine()?.with_state(|st| st.post_recv_unpacking(raw, pat, None, 0)));
         }
-        Ok(Arc::new(PartitionedReceive { comm: comm.clone(), buf: buf as usize, partitions, count, dt: dt.clone(), source, tag, matching: Mutex::new(m) }))
+        Ok(Arc::new(PartitionedReceive {
+            comm: comm.clone(),
+            buf: buf as usize,
+            partitions,
+            count,
+            dt: dt.clone(),
+            source,
+            tag,
+            matching: Mutex::new(m),
+        }))
     }
 
     pub fn partitions(&self) -> usize {
@@ -299,7 +390,11 @@ impl PartitionedReceive {
         if self.source == PROC_NULL {
             return Ok(e.lock().done_request(Status::EMPTY));
         }
-        let task = RecvTask { p: self.clone(), inner: None, status: Status::EMPTY };
+        let task = RecvTask {
+            p: self.clone(),
+            inner: None,
+            status: Status::EMPTY,
+        };
         Ok(e.with_progress(|st| st.start_task(Box::new(task))))
     }
 
@@ -307,7 +402,11 @@ impl PartitionedReceive {
     fn post_data(&self, st: &mut State, sender: i32) -> Request {
         let n = self.partitions * self.count;
         let len = n * self.dt.size();
-        let pat = Pattern { context: self.comm.context() | PART_DATA, source: self.source, tag: sender };
+        let pat = Pattern {
+            context: self.comm.context() | PART_DATA,
+            source: self.source,
+            tag: sender,
+        };
         let sig = st.sig_of(&self.dt);
         if self.dt.is_contiguous() || len == 0 {
             let start = (self.buf as *mut u8).wrapping_offset(self.dt.true_lb());
@@ -315,7 +414,12 @@ impl PartitionedReceive {
         } else {
             let temp = vec![0u8; len].into_boxed_slice();
             let raw = RawBuf::from_slice(&temp);
-            let unpack = Box::new(Unpack { dt: self.dt.clone(), dst: self.buf, count: n, temp });
+            let unpack = Box::new(Unpack {
+                dt: self.dt.clone(),
+                dst: self.buf,
+                count: n,
+                temp,
+            });
             st.post_recv_unpacking(raw, pat, Some(unpack), sig)
         }
     }
@@ -324,7 +428,12 @@ impl PartitionedReceive {
     pub fn parrived(&self, active: Request, partition: i64) -> Result<bool> {
         let call = "MPI_Parrived";
         if partition < 0 || partition as usize >= self.partitions {
-            return Err(MpiError::arg(ErrorClass::Arg, call, "partition", format!("{partition} is not a partition (0..{})", self.partitions)));
+            return Err(MpiError::arg(
+                ErrorClass::Arg,
+                call,
+                "partition",
+                format!("{partition} is not a partition (0..{})", self.partitions),
+            ));
         }
         if active.is_null() {
             return Ok(true);
@@ -344,8 +453,14 @@ impl Task for RecvTask {
     fn advance(&mut self, st: &mut State) -> Result<bool> {
         let p = &self.p;
         if self.inner.is_none() {
-            let sender = p.matching.lock().unwrap_or_else(|e| e.into_inner()).sender(st)?;
-            let Some(sender) = sender else { return Ok(false) };
+            let sender = p
+                .matching
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .sender(st)?;
+            let Some(sender) = sender else {
+                return Ok(false);
+            };
             self.inner = Some(p.post_data(st, sender));
         }
         let r = self.inner.unwrap();
@@ -354,7 +469,10 @@ impl Task for RecvTask {
                 let (err, status) = (e.error.clone(), e.status);
                 st.remove_request(r);
                 self.inner = None;
-                self.status = Status { tag: p.tag, ..status };
+                self.status = Status {
+                    tag: p.tag,
+                    ..status
+                };
                 match err {
                     Some(err) => Err(err),
                     None => Ok(true),

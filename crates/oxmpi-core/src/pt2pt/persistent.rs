@@ -9,7 +9,14 @@ use super::*;
 /// # Safety
 /// `buf..buf+len` must stay valid while the request exists, and be readable
 /// whenever it is active.
-pub(crate) unsafe fn send_init_raw(comm: &Comm, buf: *const u8, len: usize, dest: i32, tag: i32, mode: SendMode) -> Result<Request> {
+pub(crate) unsafe fn send_init_raw(
+    comm: &Comm,
+    buf: *const u8,
+    len: usize,
+    dest: i32,
+    tag: i32,
+    mode: SendMode,
+) -> Result<Request> {
     let e = engine()?;
     let call = match mode {
         SendMode::Standard => "MPI_Send_init",
@@ -19,8 +26,15 @@ pub(crate) unsafe fn send_init_raw(comm: &Comm, buf: *const u8, len: usize, dest
     };
     check_send_tag(call, tag)?;
     check_dest(call, comm, dest)?;
-    let spec = PersistentSpec::Send { comm: comm.clone(), buf: RawBuf::from_ptr(buf, len), dest, tag, mode };
-    Ok(e.lock().new_request(ReqKind::Persistent { spec, active: None }))
+    let spec = PersistentSpec::Send {
+        comm: comm.clone(),
+        buf: RawBuf::from_ptr(buf, len),
+        dest,
+        tag,
+        mode,
+    };
+    Ok(e.lock()
+        .new_request(ReqKind::Persistent { spec, active: None }))
 }
 
 /// MPI_Recv_init: an inactive persistent receive.
@@ -28,12 +42,24 @@ pub(crate) unsafe fn send_init_raw(comm: &Comm, buf: *const u8, len: usize, dest
 /// # Safety
 /// `buf..buf+len` must stay valid while the request exists, and untouched
 /// whenever it is active.
-pub(crate) unsafe fn recv_init_raw(comm: &Comm, buf: *mut u8, len: usize, source: i32, tag: i32) -> Result<Request> {
+pub(crate) unsafe fn recv_init_raw(
+    comm: &Comm,
+    buf: *mut u8,
+    len: usize,
+    source: i32,
+    tag: i32,
+) -> Result<Request> {
     let e = engine()?;
     check_source("MPI_Recv_init", comm, source)?;
     check_recv_tag("MPI_Recv_init", tag)?;
-    let spec = PersistentSpec::Recv { comm: comm.clone(), buf: RawBuf::from_ptr(buf as *const u8, len), source, tag };
-    Ok(e.lock().new_request(ReqKind::Persistent { spec, active: None }))
+    let spec = PersistentSpec::Recv {
+        comm: comm.clone(),
+        buf: RawBuf::from_ptr(buf as *const u8, len),
+        source,
+        tag,
+    };
+    Ok(e.lock()
+        .new_request(ReqKind::Persistent { spec, active: None }))
 }
 
 /// MPI_Start.
@@ -43,22 +69,60 @@ pub fn start(r: &mut Request) -> Result<()> {
         let st = e.lock();
         match st.req(*r).map(|x| &x.kind) {
             Some(ReqKind::Persistent { spec, active: None }) => spec.clone(),
-            Some(ReqKind::Persistent { active: Some(_), .. }) => {
-                return Err(MpiError::arg(ErrorClass::Request, "MPI_Start", "request", "the persistent request is already active"))
+            Some(ReqKind::Persistent {
+                active: Some(_), ..
+            }) => {
+                return Err(MpiError::arg(
+                    ErrorClass::Request,
+                    "MPI_Start",
+                    "request",
+                    "the persistent request is already active",
+                ))
             }
-            _ => return Err(MpiError::arg(ErrorClass::Request, "MPI_Start", "request", "not a persistent request")),
+            _ => {
+                return Err(MpiError::arg(
+                    ErrorClass::Request,
+                    "MPI_Start",
+                    "request",
+                    "not a persistent request",
+                ))
+            }
         }
     };
     // SAFETY: the persistent request's creator promised the buffer's validity
     // for as long as the request exists and is active.
     let inner = unsafe {
         match spec {
-            PersistentSpec::Send { comm, buf, dest, tag, mode } => {
-                isend_on(&comm, comm.context(), "MPI_Start", buf.addr as *const u8, buf.len, dest, tag, mode)?
-            }
-            PersistentSpec::Recv { comm, buf, source, tag } => {
-                irecv_on(&comm, comm.context(), "MPI_Start", buf.addr as *mut u8, buf.len, source, tag)?
-            }
+            PersistentSpec::Send {
+                comm,
+                buf,
+                dest,
+                tag,
+                mode,
+            } => isend_on(
+                &comm,
+                comm.context(),
+                "MPI_Start",
+                buf.addr as *const u8,
+                buf.len,
+                dest,
+                tag,
+                mode,
+            )?,
+            PersistentSpec::Recv {
+                comm,
+                buf,
+                source,
+                tag,
+            } => irecv_on(
+                &comm,
+                comm.context(),
+                "MPI_Start",
+                buf.addr as *mut u8,
+                buf.len,
+                source,
+                tag,
+            )?,
             PersistentSpec::Coll(s) => s.start()?,
         }
     };
@@ -88,7 +152,12 @@ pub fn grequest_start() -> Result<Request> {
 /// thread waiting on it; a request freed already (MPI_Request_free) is dropped.
 pub fn grequest_complete(r: Request) -> Result<()> {
     if r.is_null() {
-        return Err(MpiError::arg(ErrorClass::Request, "MPI_Grequest_complete", "request", "MPI_REQUEST_NULL"));
+        return Err(MpiError::arg(
+            ErrorClass::Request,
+            "MPI_Grequest_complete",
+            "request",
+            "MPI_REQUEST_NULL",
+        ));
     }
     engine()?.with_state(|st| st.complete_generalized(r))
 }

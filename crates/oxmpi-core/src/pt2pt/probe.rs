@@ -39,8 +39,17 @@ pub fn iprobe_on(comm: &Comm, context: u32, source: i32, tag: i32) -> Result<Opt
     if source == PROC_NULL {
         return Ok(Some(Status::EMPTY));
     }
-    let pat = Pattern { context, source, tag };
-    Ok(e.with_progress(|st| st.matcher.peek(&pat).map(|(_, id)| *id).map(|id| probe_status(st, id))))
+    let pat = Pattern {
+        context,
+        source,
+        tag,
+    };
+    Ok(e.with_progress(|st| {
+        st.matcher
+            .peek(&pat)
+            .map(|(_, id)| *id)
+            .map(|id| probe_status(st, id))
+    }))
 }
 
 /// MPI_Probe.
@@ -52,7 +61,15 @@ pub fn probe(comm: &Comm, source: i32, tag: i32) -> Result<Status> {
         return Ok(Status::EMPTY);
     }
     let pat = pattern(comm, source, tag);
-    Ok(e.wait_until_described(&|| crate::diag::probe("MPI_Probe", comm, source, tag), |st| st.matcher.peek(&pat).map(|(_, id)| *id).map(|id| probe_status(st, id))))
+    Ok(e.wait_until_described(
+        &|| crate::diag::probe("MPI_Probe", comm, source, tag),
+        |st| {
+            st.matcher
+                .peek(&pat)
+                .map(|(_, id)| *id)
+                .map(|id| probe_status(st, id))
+        },
+    ))
 }
 
 /// MPI_Improbe: takes a matching message out of matching.
@@ -65,7 +82,9 @@ pub fn improbe(comm: &Comm, source: i32, tag: i32) -> Result<Option<(Message, St
     }
     let pat = pattern(comm, source, tag);
     Ok(e.with_progress(|st| {
-        st.matcher.match_posted(&pat).map(|(_, id)| (Message(id), probe_status(st, id)))
+        st.matcher
+            .match_posted(&pat)
+            .map(|(_, id)| (Message(id), probe_status(st, id)))
     }))
 }
 
@@ -78,7 +97,14 @@ pub fn mprobe(comm: &Comm, source: i32, tag: i32) -> Result<(Message, Status)> {
         return Ok((Message::NO_PROC, Status::EMPTY));
     }
     let pat = pattern(comm, source, tag);
-    Ok(e.wait_until_described(&|| crate::diag::probe("MPI_Mprobe", comm, source, tag), |st| st.matcher.match_posted(&pat).map(|(_, id)| (Message(id), probe_status(st, id)))))
+    Ok(e.wait_until_described(
+        &|| crate::diag::probe("MPI_Mprobe", comm, source, tag),
+        |st| {
+            st.matcher
+                .match_posted(&pat)
+                .map(|(_, id)| (Message(id), probe_status(st, id)))
+        },
+    ))
 }
 
 /// MPI_Imrecv: receives a message from [`mprobe`]; `msg` becomes NULL.
@@ -94,7 +120,12 @@ pub(crate) unsafe fn imrecv_raw(buf: *mut u8, len: usize, msg: &mut Message) -> 
 ///
 /// # Safety
 /// As [`irecv`].
-pub(super) unsafe fn imrecv_sig(buf: *mut u8, len: usize, msg: &mut Message, dt: Option<&Datatype>) -> Result<Request> {
+pub(super) unsafe fn imrecv_sig(
+    buf: *mut u8,
+    len: usize,
+    msg: &mut Message,
+    dt: Option<&Datatype>,
+) -> Result<Request> {
     let e = engine()?;
     let m = *msg;
     if m == Message::NO_PROC {
@@ -103,7 +134,12 @@ pub(super) unsafe fn imrecv_sig(buf: *mut u8, len: usize, msg: &mut Message, dt:
     }
     let mut st = e.lock();
     if m == Message::NULL || !st.unexp.contains_key(&m.0) {
-        return Err(MpiError::arg(ErrorClass::Request, "MPI_Mrecv", "message", "not a message returned by MPI_Mprobe/MPI_Improbe"));
+        return Err(MpiError::arg(
+            ErrorClass::Request,
+            "MPI_Mrecv",
+            "message",
+            "not a message returned by MPI_Mprobe/MPI_Improbe",
+        ));
     }
     *msg = Message::NULL;
     let sig = dt.map_or(0, |dt| st.sig_of(dt));

@@ -8,9 +8,27 @@ use super::*;
 ///
 /// # Safety
 /// `buf..buf+len` must stay valid for reads until the request completes.
-pub(crate) unsafe fn isend_raw(comm: &Comm, buf: *const u8, len: usize, dest: i32, tag: i32, mode: SendMode) -> Result<Request> {
+pub(crate) unsafe fn isend_raw(
+    comm: &Comm,
+    buf: *const u8,
+    len: usize,
+    dest: i32,
+    tag: i32,
+    mode: SendMode,
+) -> Result<Request> {
     // SAFETY: forwarded contract.
-    unsafe { isend_on(comm, comm.context(), send_call_name(mode, true), buf, len, dest, tag, mode) }
+    unsafe {
+        isend_on(
+            comm,
+            comm.context(),
+            send_call_name(mode, true),
+            buf,
+            len,
+            dest,
+            tag,
+            mode,
+        )
+    }
 }
 
 /// [`isend_raw`] on an explicit context (collectives use `comm.coll_context()`).
@@ -29,7 +47,20 @@ pub(crate) unsafe fn isend_on(
     mode: SendMode,
 ) -> Result<Request> {
     // SAFETY: forwarded contract.
-    unsafe { start_send_then(comm, context, call, buf, len, dest, tag, mode, None, |_, r| r) }
+    unsafe {
+        start_send_then(
+            comm,
+            context,
+            call,
+            buf,
+            len,
+            dest,
+            tag,
+            mode,
+            None,
+            |_, r| r,
+        )
+    }
 }
 
 /// Starts a send and runs `then` on the new request under the same lock;
@@ -53,7 +84,11 @@ pub(super) unsafe fn start_send_then<T>(
     let e = engine()?;
     check_send_tag(call, tag)?;
     let peer = check_dest(call, comm, dest)?;
-    let env = Envelope { context, source: comm.rank(), tag };
+    let env = Envelope {
+        context,
+        source: comm.rank(),
+        tag,
+    };
     e.with_state(|st| {
         let r = match peer {
             None => st.done_request(Status::EMPTY),
@@ -82,7 +117,13 @@ pub(super) fn rename(mut err: MpiError, call: &str) -> MpiError {
 /// # Safety
 /// `buf..buf+len` must stay valid for writes, and not be accessed otherwise,
 /// until the request completes.
-pub(crate) unsafe fn irecv_raw(comm: &Comm, buf: *mut u8, len: usize, source: i32, tag: i32) -> Result<Request> {
+pub(crate) unsafe fn irecv_raw(
+    comm: &Comm,
+    buf: *mut u8,
+    len: usize,
+    source: i32,
+    tag: i32,
+) -> Result<Request> {
     // SAFETY: forwarded contract.
     unsafe { irecv_on(comm, comm.context(), "MPI_Irecv", buf, len, source, tag) }
 }
@@ -91,7 +132,15 @@ pub(crate) unsafe fn irecv_raw(comm: &Comm, buf: *mut u8, len: usize, source: i3
 ///
 /// # Safety
 /// As [`irecv_raw`].
-pub(crate) unsafe fn irecv_on(comm: &Comm, context: u32, call: &str, buf: *mut u8, len: usize, source: i32, tag: i32) -> Result<Request> {
+pub(crate) unsafe fn irecv_on(
+    comm: &Comm,
+    context: u32,
+    call: &str,
+    buf: *mut u8,
+    len: usize,
+    source: i32,
+    tag: i32,
+) -> Result<Request> {
     // SAFETY: forwarded contract.
     unsafe { irecv_sig(comm, context, call, buf, len, source, tag, None) }
 }
@@ -101,7 +150,16 @@ pub(crate) unsafe fn irecv_on(comm: &Comm, context: u32, call: &str, buf: *mut u
 /// # Safety
 /// As [`irecv_raw`].
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn irecv_sig(comm: &Comm, context: u32, call: &str, buf: *mut u8, len: usize, source: i32, tag: i32, dt: Option<&Datatype>) -> Result<Request> {
+pub(super) unsafe fn irecv_sig(
+    comm: &Comm,
+    context: u32,
+    call: &str,
+    buf: *mut u8,
+    len: usize,
+    source: i32,
+    tag: i32,
+    dt: Option<&Datatype>,
+) -> Result<Request> {
     // SAFETY: forwarded contract.
     unsafe { irecv_sig_then(comm, context, call, buf, len, source, tag, dt, |_, r| r) }
 }
@@ -130,7 +188,11 @@ pub(super) unsafe fn irecv_sig_then<T>(
         let r = st.done_request(Status::EMPTY);
         return Ok(then(&mut st, r));
     }
-    let pat = Pattern { context, source, tag };
+    let pat = Pattern {
+        context,
+        source,
+        tag,
+    };
     // Post first, then poll: a message already in the ring then lands straight in
     // the receive buffer instead of taking the unexpected-queue detour.
     Ok(e.with_state(|st| {
@@ -144,7 +206,18 @@ pub(super) unsafe fn irecv_sig_then<T>(
 /// A blocking send (MPI_Send / Ssend / Rsend / Bsend).
 pub fn send(comm: &Comm, buf: &[u8], dest: i32, tag: i32, mode: SendMode) -> Result<()> {
     // SAFETY: `buf` is borrowed for the whole (blocking) call.
-    unsafe { send_blocking(comm, send_call_name(mode, false), buf.as_ptr(), buf.len(), dest, tag, mode, None) }
+    unsafe {
+        send_blocking(
+            comm,
+            send_call_name(mode, false),
+            buf.as_ptr(),
+            buf.len(),
+            dest,
+            tag,
+            mode,
+            None,
+        )
+    }
 }
 
 /// A blocking send of `len` contiguous bytes at `buf` (elements of `dt`, if
@@ -153,14 +226,31 @@ pub fn send(comm: &Comm, buf: &[u8], dest: i32, tag: i32, mode: SendMode) -> Res
 /// # Safety
 /// `buf..buf+len` is readable for the duration of the call.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn send_blocking(comm: &Comm, call: &'static str, buf: *const u8, len: usize, dest: i32, tag: i32, mode: SendMode, dt: Option<&Datatype>) -> Result<()> {
+pub(super) unsafe fn send_blocking(
+    comm: &Comm,
+    call: &'static str,
+    buf: *const u8,
+    len: usize,
+    dest: i32,
+    tag: i32,
+    mode: SendMode,
+    dt: Option<&Datatype>,
+) -> Result<()> {
     // Small standard sends go straight into the peer's ring when nothing is queued
     // before them: no request to create, wait on and free (the latency path).
-    if matches!(mode, SendMode::Standard | SendMode::Ready) && len <= crate::transport::shm::CELL_PAYLOAD {
+    if matches!(mode, SendMode::Standard | SendMode::Ready)
+        && len <= crate::transport::shm::CELL_PAYLOAD
+    {
         let e = engine()?;
         check_send_tag(call, tag)?;
-        let Some(peer) = check_dest(call, comm, dest)? else { return Ok(()) };
-        let env = Envelope { context: comm.context(), source: comm.rank(), tag };
+        let Some(peer) = check_dest(call, comm, dest)? else {
+            return Ok(());
+        };
+        let env = Envelope {
+            context: comm.context(),
+            source: comm.rank(),
+            tag,
+        };
         // SAFETY: the caller guarantees `buf..buf+len` is readable during the call.
         let data = unsafe { RawBuf::from_ptr(buf, len).as_slice() };
         if e.with_state(|st| {
@@ -170,17 +260,37 @@ pub(super) unsafe fn send_blocking(comm: &Comm, call: &'static str, buf: *const 
             return Ok(());
         }
     }
-    let desc = || crate::diag::p2p(call, true, comm, dest, tag, dt.map_or(len, |d| len.checked_div(d.size()).unwrap_or(0)), dt, len);
+    let desc = || {
+        crate::diag::p2p(
+            call,
+            true,
+            comm,
+            dest,
+            tag,
+            dt.map_or(len, |d| len.checked_div(d.size()).unwrap_or(0)),
+            dt,
+            len,
+        )
+    };
     // An eager send that fit in the ring is complete at once: finish it under the
     // same lock instead of a second trip through the wait loop.
     // SAFETY: the caller keeps `buf` readable, and we wait for completion before returning.
     let started = unsafe {
-        start_send_then(comm, comm.context(), call, buf, len, dest, tag, mode, dt, |st, mut r| {
-            match st.req(r) {
+        start_send_then(
+            comm,
+            comm.context(),
+            call,
+            buf,
+            len,
+            dest,
+            tag,
+            mode,
+            dt,
+            |st, mut r| match st.req(r) {
                 Some(x) if x.done => Err(finish(st, &mut r)),
                 _ => Ok(r),
-            }
-        })?
+            },
+        )?
     };
     match started {
         Err(done) => done.map(|_| ()),
@@ -191,9 +301,21 @@ pub(super) unsafe fn send_blocking(comm: &Comm, call: &'static str, buf: *const 
 /// A blocking receive (MPI_Recv).
 pub fn recv(comm: &Comm, buf: &mut [u8], source: i32, tag: i32) -> Result<Status> {
     // SAFETY: `buf` is exclusively borrowed until we have waited for completion.
-    let mut r = unsafe { irecv_on(comm, comm.context(), "MPI_Recv", buf.as_mut_ptr(), buf.len(), source, tag)? };
+    let mut r = unsafe {
+        irecv_on(
+            comm,
+            comm.context(),
+            "MPI_Recv",
+            buf.as_mut_ptr(),
+            buf.len(),
+            source,
+            tag,
+        )?
+    };
     let len = buf.len();
-    wait_described(&mut r, "MPI_Recv", &|| crate::diag::p2p("MPI_Recv", false, comm, source, tag, len, None, len))
+    wait_described(&mut r, "MPI_Recv", &|| {
+        crate::diag::p2p("MPI_Recv", false, comm, source, tag, len, None, len)
+    })
 }
 
 /// MPI_Sendrecv.
@@ -208,12 +330,33 @@ pub fn sendrecv(
     recvtag: i32,
 ) -> Result<Status> {
     // SAFETY: both buffers are borrowed until both requests completed below.
-    let mut rr = unsafe { irecv_on(comm, comm.context(), "MPI_Sendrecv", recvbuf.as_mut_ptr(), recvbuf.len(), source, recvtag)? };
+    let mut rr = unsafe {
+        irecv_on(
+            comm,
+            comm.context(),
+            "MPI_Sendrecv",
+            recvbuf.as_mut_ptr(),
+            recvbuf.len(),
+            source,
+            recvtag,
+        )?
+    };
     // `sendbuf` is a shared borrow of `sendbuf.len()` bytes that
     // outlives the send request: it is waited for (or, if starting it failed,
     // never started) before this function returns.
     // SAFETY: `sendbuf` outlives the send request.
-    let sent = unsafe { isend_on(comm, comm.context(), "MPI_Sendrecv", sendbuf.as_ptr(), sendbuf.len(), dest, sendtag, SendMode::Standard) };
+    let sent = unsafe {
+        isend_on(
+            comm,
+            comm.context(),
+            "MPI_Sendrecv",
+            sendbuf.as_ptr(),
+            sendbuf.len(),
+            dest,
+            sendtag,
+            SendMode::Standard,
+        )
+    };
     let mut sr = match sent {
         Ok(r) => r,
         Err(err) => {
@@ -228,7 +371,14 @@ pub fn sendrecv(
 }
 
 /// MPI_Sendrecv_replace: sends `buf`, then receives into the same buffer.
-pub fn sendrecv_replace(comm: &Comm, buf: &mut [u8], dest: i32, sendtag: i32, source: i32, recvtag: i32) -> Result<Status> {
+pub fn sendrecv_replace(
+    comm: &Comm,
+    buf: &mut [u8],
+    dest: i32,
+    sendtag: i32,
+    source: i32,
+    recvtag: i32,
+) -> Result<Status> {
     let out = buf.to_vec();
     sendrecv(comm, &out, dest, sendtag, buf, source, recvtag)
 }

@@ -25,7 +25,11 @@ impl crate::engine::Task for SendRecv {
         let send = st.remove_request(self.send);
         self.recv = Request::NULL;
         self.send = Request::NULL;
-        if let Some(err) = recv.as_ref().and_then(|e| e.error.clone()).or_else(|| send.as_ref().and_then(|e| e.error.clone())) {
+        if let Some(err) = recv
+            .as_ref()
+            .and_then(|e| e.error.clone())
+            .or_else(|| send.as_ref().and_then(|e| e.error.clone()))
+        {
             return Err(err);
         }
         self.status = recv.map_or(Status::EMPTY, |e| e.status);
@@ -39,7 +43,12 @@ impl crate::engine::Task for SendRecv {
 
 /// Posts the receive, then starts the send; on a failed send the receive is
 /// withdrawn. Returns the one request of both.
-pub(super) fn pair(call: &str, recv: Request, send: Result<Request>, packed: Option<Box<[u8]>>) -> Result<Request> {
+pub(super) fn pair(
+    call: &str,
+    recv: Request,
+    send: Result<Request>,
+    packed: Option<Box<[u8]>>,
+) -> Result<Request> {
     let send = match send {
         Ok(s) => s,
         Err(err) => {
@@ -49,7 +58,12 @@ pub(super) fn pair(call: &str, recv: Request, send: Result<Request>, packed: Opt
             return Err(rename(err, call));
         }
     };
-    let task = SendRecv { recv, send, _packed: packed, status: Status::EMPTY };
+    let task = SendRecv {
+        recv,
+        send,
+        _packed: packed,
+        status: Status::EMPTY,
+    };
     Ok(engine()?.with_progress(|st| st.start_task(Box::new(task))))
 }
 
@@ -75,10 +89,23 @@ pub(crate) unsafe fn isendrecv_raw(
     recvtag: i32,
 ) -> Result<Request> {
     const CALL: &str = "MPI_Isendrecv";
+    let recv =
+        // SAFETY: forwarded contract.
+        unsafe { irecv_typed_named(comm, CALL, recvbuf, recvcount, recvtype, source, recvtag)? };
     // SAFETY: forwarded contract.
-    let recv = unsafe { irecv_typed_named(comm, CALL, recvbuf, recvcount, recvtype, source, recvtag)? };
-    // SAFETY: forwarded contract.
-    let send = unsafe { send_typed_then(comm, CALL, sendbuf, sendcount, sendtype, dest, sendtag, SendMode::Standard, |_, r| r) };
+    let send = unsafe {
+        send_typed_then(
+            comm,
+            CALL,
+            sendbuf,
+            sendcount,
+            sendtype,
+            dest,
+            sendtag,
+            SendMode::Standard,
+            |_, r| r,
+        )
+    };
     pair(CALL, recv, send, None)
 }
 
@@ -90,7 +117,16 @@ pub(crate) unsafe fn isendrecv_raw(
 /// `buf` holds `count` elements of `dt` and stays valid, and untouched
 /// otherwise, until the request completes.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn isendrecv_replace_raw(comm: &Comm, buf: *mut u8, count: usize, dt: &Datatype, dest: i32, sendtag: i32, source: i32, recvtag: i32) -> Result<Request> {
+pub(crate) unsafe fn isendrecv_replace_raw(
+    comm: &Comm,
+    buf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    dest: i32,
+    sendtag: i32,
+    source: i32,
+    recvtag: i32,
+) -> Result<Request> {
     const CALL: &str = "MPI_Isendrecv_replace";
     check_datatype(CALL, "datatype", dt)?;
     let len = packed_len(CALL, count, dt)?;
@@ -101,6 +137,19 @@ pub(crate) unsafe fn isendrecv_replace_raw(comm: &Comm, buf: *mut u8, count: usi
     let recv = unsafe { irecv_typed_named(comm, CALL, buf, count, dt, source, recvtag)? };
     // SAFETY: `packed` moves into the task below, which keeps it until the send is done
     // (a boxed slice's bytes do not move with the box).
-    let send = unsafe { start_send_then(comm, comm.context(), CALL, packed.as_ptr(), packed.len(), dest, sendtag, SendMode::Standard, None, |_, r| r) };
+    let send = unsafe {
+        start_send_then(
+            comm,
+            comm.context(),
+            CALL,
+            packed.as_ptr(),
+            packed.len(),
+            dest,
+            sendtag,
+            SendMode::Standard,
+            None,
+            |_, r| r,
+        )
+    };
     pair(CALL, recv, send, Some(packed))
 }

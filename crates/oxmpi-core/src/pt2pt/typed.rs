@@ -6,11 +6,18 @@ use crate::engine::Unpack;
 
 // ----- typed point-to-point ------------------------------------------------------------
 
-
 /// Checks that a datatype may be used for communication.
 pub fn check_datatype(call: &str, arg: &str, dt: &Datatype) -> Result<()> {
     if !dt.is_committed() {
-        return Err(MpiError::arg(ErrorClass::Type, call, arg, format!("the datatype {} is not committed (call MPI_Type_commit)", describe(dt))));
+        return Err(MpiError::arg(
+            ErrorClass::Type,
+            call,
+            arg,
+            format!(
+                "the datatype {} is not committed (call MPI_Type_commit)",
+                describe(dt)
+            ),
+        ));
     }
     Ok(())
 }
@@ -26,9 +33,14 @@ pub(super) fn describe(dt: &Datatype) -> String {
 
 /// Bytes of `count` elements of `dt`, or an MPI_ERR_COUNT error on overflow.
 pub(super) fn packed_len(call: &str, count: usize, dt: &Datatype) -> Result<usize> {
-    count
-        .checked_mul(dt.size())
-        .ok_or_else(|| MpiError::arg(ErrorClass::Count, call, "count", format!("{count} elements of {} bytes overflow", dt.size())))
+    count.checked_mul(dt.size()).ok_or_else(|| {
+        MpiError::arg(
+            ErrorClass::Count,
+            call,
+            "count",
+            format!("{count} elements of {} bytes overflow", dt.size()),
+        )
+    })
 }
 
 /// Starts a send of `count` elements of `dt` laid out at `buf`. Contiguous
@@ -37,7 +49,15 @@ pub(super) fn packed_len(call: &str, count: usize, dt: &Datatype) -> Result<usiz
 /// # Safety
 /// The memory `dt`'s type map covers for `count` elements at `buf` stays valid
 /// and unmodified until the request completes.
-pub(crate) unsafe fn isend_typed_raw(comm: &Comm, buf: *const u8, count: usize, dt: &Datatype, dest: i32, tag: i32, mode: SendMode) -> Result<Request> {
+pub(crate) unsafe fn isend_typed_raw(
+    comm: &Comm,
+    buf: *const u8,
+    count: usize,
+    dt: &Datatype,
+    dest: i32,
+    tag: i32,
+    mode: SendMode,
+) -> Result<Request> {
     let call = send_call_name(mode, true);
     // SAFETY: forwarded contract.
     unsafe { send_typed_then(comm, call, buf, count, dt, dest, tag, mode, |_, r| r) }
@@ -62,7 +82,20 @@ pub(super) unsafe fn send_typed_then<T>(
     if dt.is_contiguous() || len == 0 {
         let start = buf.wrapping_offset(dt.true_lb());
         // SAFETY: for a contiguous type the covered memory is exactly start..start+len.
-        return unsafe { start_send_then(comm, comm.context(), call, start, len, dest, tag, mode, Some(dt), then) };
+        return unsafe {
+            start_send_then(
+                comm,
+                comm.context(),
+                call,
+                start,
+                len,
+                dest,
+                tag,
+                mode,
+                Some(dt),
+                then,
+            )
+        };
     }
     let e = engine()?;
     check_send_tag(call, tag)?;
@@ -70,7 +103,11 @@ pub(super) unsafe fn send_typed_then<T>(
     let mut packed = vec![0u8; len].into_boxed_slice();
     // SAFETY: the caller promised the type map's memory at `buf` is readable.
     unsafe { dt.pack(buf, count, &mut packed) };
-    let env = Envelope { context: comm.context(), source: comm.rank(), tag };
+    let env = Envelope {
+        context: comm.context(),
+        source: comm.rank(),
+        tag,
+    };
     e.with_state(|st| {
         let r = match peer {
             None => st.done_request(Status::EMPTY),
@@ -88,25 +125,57 @@ pub(super) unsafe fn send_typed_then<T>(
 ///
 /// # Safety
 /// The memory `dt` covers for `count` elements at `buf` is readable.
-pub(crate) unsafe fn send_typed_raw(comm: &Comm, buf: *const u8, count: usize, dt: &Datatype, dest: i32, tag: i32, mode: SendMode) -> Result<()> {
+pub(crate) unsafe fn send_typed_raw(
+    comm: &Comm,
+    buf: *const u8,
+    count: usize,
+    dt: &Datatype,
+    dest: i32,
+    tag: i32,
+    mode: SendMode,
+) -> Result<()> {
     let call = send_call_name(mode, false);
     check_datatype(call, "datatype", dt)?;
     let len = packed_len(call, count, dt)?;
     if dt.is_contiguous() || len == 0 {
         // SAFETY: for a contiguous type the covered memory is exactly start..start+len,
         // readable by the caller's contract.
-        return unsafe { send_blocking(comm, call, buf.wrapping_offset(dt.true_lb()), len, dest, tag, mode, Some(dt)) };
+        return unsafe {
+            send_blocking(
+                comm,
+                call,
+                buf.wrapping_offset(dt.true_lb()),
+                len,
+                dest,
+                tag,
+                mode,
+                Some(dt),
+            )
+        };
     }
     // SAFETY: forwarded contract; we wait for completion before returning.
     let started = unsafe {
-        send_typed_then(comm, call, buf, count, dt, dest, tag, mode, |st, mut r| match st.req(r) {
-            Some(x) if x.done => Err(finish(st, &mut r)),
-            _ => Ok(r),
-        })?
+        send_typed_then(
+            comm,
+            call,
+            buf,
+            count,
+            dt,
+            dest,
+            tag,
+            mode,
+            |st, mut r| match st.req(r) {
+                Some(x) if x.done => Err(finish(st, &mut r)),
+                _ => Ok(r),
+            },
+        )?
     };
     match started {
         Err(done) => done.map(|_| ()),
-        Ok(mut r) => wait_described(&mut r, call, &|| crate::diag::p2p(call, true, comm, dest, tag, count, Some(dt), len)).map(|_| ()),
+        Ok(mut r) => wait_described(&mut r, call, &|| {
+            crate::diag::p2p(call, true, comm, dest, tag, count, Some(dt), len)
+        })
+        .map(|_| ()),
     }
 }
 
@@ -116,20 +185,46 @@ pub(crate) unsafe fn send_typed_raw(comm: &Comm, buf: *const u8, count: usize, d
 /// # Safety
 /// The memory `dt` covers for `count` elements at `buf` stays valid for writes,
 /// and untouched otherwise, until the request completes.
-pub(crate) unsafe fn irecv_typed_raw(comm: &Comm, buf: *mut u8, count: usize, dt: &Datatype, source: i32, tag: i32) -> Result<Request> {
+pub(crate) unsafe fn irecv_typed_raw(
+    comm: &Comm,
+    buf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    source: i32,
+    tag: i32,
+) -> Result<Request> {
     // SAFETY: forwarded contract.
     unsafe { irecv_typed_named(comm, "MPI_Irecv", buf, count, dt, source, tag) }
 }
 
 /// # Safety
 /// As [`irecv_typed_raw`].
-pub(super) unsafe fn irecv_typed_named(comm: &Comm, call: &str, buf: *mut u8, count: usize, dt: &Datatype, source: i32, tag: i32) -> Result<Request> {
+pub(super) unsafe fn irecv_typed_named(
+    comm: &Comm,
+    call: &str,
+    buf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    source: i32,
+    tag: i32,
+) -> Result<Request> {
     check_datatype(call, "datatype", dt)?;
     let len = packed_len(call, count, dt)?;
     if dt.is_contiguous() || len == 0 {
         let start = buf.wrapping_offset(dt.true_lb());
         // SAFETY: for a contiguous type the covered memory is exactly start..start+len.
-        return unsafe { irecv_sig(comm, comm.context(), call, start, len, source, tag, Some(dt)) };
+        return unsafe {
+            irecv_sig(
+                comm,
+                comm.context(),
+                call,
+                start,
+                len,
+                source,
+                tag,
+                Some(dt),
+            )
+        };
     }
     let e = engine()?;
     check_source(call, comm, source)?;
@@ -139,8 +234,17 @@ pub(super) unsafe fn irecv_typed_named(comm: &Comm, call: &str, buf: *mut u8, co
     }
     let temp = vec![0u8; len].into_boxed_slice();
     let raw = RawBuf::from_slice(&temp);
-    let unpack = Box::new(Unpack { dt: dt.clone(), dst: buf as usize, count, temp });
-    let pat = Pattern { context: comm.context(), source, tag };
+    let unpack = Box::new(Unpack {
+        dt: dt.clone(),
+        dst: buf as usize,
+        count,
+        temp,
+    });
+    let pat = Pattern {
+        context: comm.context(),
+        source,
+        tag,
+    };
     Ok(e.with_state(|st| {
         let sig = st.sig_of(dt);
         let r = st.post_recv_unpacking(raw, pat, Some(unpack), sig);
@@ -153,7 +257,14 @@ pub(super) unsafe fn irecv_typed_named(comm: &Comm, call: &str, buf: *mut u8, co
 ///
 /// # Safety
 /// The memory `dt` covers for `count` elements at `buf` is writable and unaliased.
-pub(crate) unsafe fn recv_typed_raw(comm: &Comm, buf: *mut u8, count: usize, dt: &Datatype, source: i32, tag: i32) -> Result<Status> {
+pub(crate) unsafe fn recv_typed_raw(
+    comm: &Comm,
+    buf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    source: i32,
+    tag: i32,
+) -> Result<Status> {
     check_datatype("MPI_Recv", "datatype", dt)?;
     let len = packed_len("MPI_Recv", count, dt)?;
     if dt.is_contiguous() || len == 0 {
@@ -163,28 +274,63 @@ pub(crate) unsafe fn recv_typed_raw(comm: &Comm, buf: *mut u8, count: usize, dt:
         // SAFETY: for a contiguous type the covered memory is exactly start..start+len,
         // writable by the caller's contract; we wait for completion before returning.
         let started = unsafe {
-            irecv_sig_then(comm, comm.context(), "MPI_Recv", start, len, source, tag, Some(dt), |st, mut r| match st.req(r) {
-                Some(x) if x.done => Err(finish(st, &mut r)),
-                _ => Ok(r),
-            })?
+            irecv_sig_then(
+                comm,
+                comm.context(),
+                "MPI_Recv",
+                start,
+                len,
+                source,
+                tag,
+                Some(dt),
+                |st, mut r| match st.req(r) {
+                    Some(x) if x.done => Err(finish(st, &mut r)),
+                    _ => Ok(r),
+                },
+            )?
         };
         return match started {
             Err(done) => done,
             Ok(mut r) => wait_described(&mut r, "MPI_Recv", &|| {
-                crate::diag::p2p("MPI_Recv", false, comm, source, tag, count, Some(dt), count.saturating_mul(dt.size()))
+                crate::diag::p2p(
+                    "MPI_Recv",
+                    false,
+                    comm,
+                    source,
+                    tag,
+                    count,
+                    Some(dt),
+                    count.saturating_mul(dt.size()),
+                )
             }),
         };
     }
     // SAFETY: forwarded contract; we wait for completion before returning.
     let mut r = unsafe { irecv_typed_named(comm, "MPI_Recv", buf, count, dt, source, tag)? };
-    wait_described(&mut r, "MPI_Recv", &|| crate::diag::p2p("MPI_Recv", false, comm, source, tag, count, Some(dt), count.saturating_mul(dt.size())))
+    wait_described(&mut r, "MPI_Recv", &|| {
+        crate::diag::p2p(
+            "MPI_Recv",
+            false,
+            comm,
+            source,
+            tag,
+            count,
+            Some(dt),
+            count.saturating_mul(dt.size()),
+        )
+    })
 }
 
 /// Receives a message taken by [`mprobe`] into `count` elements of `dt`.
 ///
 /// # Safety
 /// As [`irecv_typed_raw`].
-pub(crate) unsafe fn imrecv_typed_raw(buf: *mut u8, count: usize, dt: &Datatype, msg: &mut Message) -> Result<Request> {
+pub(crate) unsafe fn imrecv_typed_raw(
+    buf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    msg: &mut Message,
+) -> Result<Request> {
     check_datatype("MPI_Imrecv", "datatype", dt)?;
     let len = packed_len("MPI_Imrecv", count, dt)?;
     if dt.is_contiguous() || len == 0 {
@@ -199,12 +345,22 @@ pub(crate) unsafe fn imrecv_typed_raw(buf: *mut u8, count: usize, dt: &Datatype,
     }
     let mut st = e.lock();
     if m == Message::NULL || !st.unexp.contains_key(&m.0) {
-        return Err(MpiError::arg(ErrorClass::Request, "MPI_Mrecv", "message", "not a message returned by MPI_Mprobe/MPI_Improbe"));
+        return Err(MpiError::arg(
+            ErrorClass::Request,
+            "MPI_Mrecv",
+            "message",
+            "not a message returned by MPI_Mprobe/MPI_Improbe",
+        ));
     }
     *msg = Message::NULL;
     let temp = vec![0u8; len].into_boxed_slice();
     let raw = RawBuf::from_slice(&temp);
-    let unpack = Box::new(Unpack { dt: dt.clone(), dst: buf as usize, count, temp });
+    let unpack = Box::new(Unpack {
+        dt: dt.clone(),
+        dst: buf as usize,
+        count,
+        temp,
+    });
     let sig = st.sig_of(dt);
     Ok(st.recv_message_unpacking(raw, m.0, Some(unpack), sig))
 }

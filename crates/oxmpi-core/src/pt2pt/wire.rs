@@ -83,12 +83,38 @@ pub struct Header {
 
 impl Header {
     /// The header of an eager message (`len` bytes in all) of send request `sreq`.
-    pub fn eager(env: &crate::matching::Envelope, len: usize, sreq: u64, sig: u64, flags: u8) -> Header {
-        Header { kind: Kind::Eager, flags, context: env.context, source: env.source, tag: env.tag, len: len as u64, sreq, rreq: 0, sig }
+    pub fn eager(
+        env: &crate::matching::Envelope,
+        len: usize,
+        sreq: u64,
+        sig: u64,
+        flags: u8,
+    ) -> Header {
+        Header {
+            kind: Kind::Eager,
+            flags,
+            context: env.context,
+            source: env.source,
+            tag: env.tag,
+            len: len as u64,
+            sreq,
+            rreq: 0,
+            sig,
+        }
     }
 
     pub fn control(kind: Kind, sreq: u64) -> Header {
-        Header { kind, flags: 0, context: 0, source: 0, tag: 0, len: 0, sreq, rreq: 0, sig: 0 }
+        Header {
+            kind,
+            flags: 0,
+            context: 0,
+            source: 0,
+            tag: 0,
+            len: 0,
+            sreq,
+            rreq: 0,
+            sig: 0,
+        }
     }
 
     /// Writes the header at the start of `buf` and returns the header length used.
@@ -103,8 +129,11 @@ impl Header {
             _ => {
                 // One bounds check for the whole header, then fixed offsets (a check
                 // per field was a visible part of every small message's cost).
-                let out: &mut [u8; HEADER_LEN] = (&mut buf[..HEADER_LEN]).try_into().expect("48 bytes");
-                let word0 = u64::from(self.kind as u8) | u64::from(self.flags) << 8 | u64::from(self.context) << 32;
+                let out: &mut [u8; HEADER_LEN] =
+                    (&mut buf[..HEADER_LEN]).try_into().expect("48 bytes");
+                let word0 = u64::from(self.kind as u8)
+                    | u64::from(self.flags) << 8
+                    | u64::from(self.context) << 32;
                 let word1 = u64::from(self.source as u32) | u64::from(self.tag as u32) << 32;
                 out[0..8].copy_from_slice(&word0.to_le_bytes());
                 out[8..16].copy_from_slice(&word1.to_le_bytes());
@@ -120,12 +149,26 @@ impl Header {
     /// Decodes a packet into its header and payload; `None` if it is malformed.
     pub fn decode(pkt: &[u8]) -> Option<(Header, &[u8])> {
         let kind = Kind::from_u8(*pkt.first()?)?;
-        let u64_at = |at: usize| -> Option<u64> { Some(u64::from_le_bytes(pkt.get(at..at + 8)?.try_into().ok()?)) };
-        let u32_at = |at: usize| -> Option<u32> { Some(u32::from_le_bytes(pkt.get(at..at + 4)?.try_into().ok()?)) };
+        let u64_at = |at: usize| -> Option<u64> {
+            Some(u64::from_le_bytes(pkt.get(at..at + 8)?.try_into().ok()?))
+        };
+        let u32_at = |at: usize| -> Option<u32> {
+            Some(u32::from_le_bytes(pkt.get(at..at + 4)?.try_into().ok()?))
+        };
         match kind {
             Kind::EagerCont | Kind::Data => {
                 let rreq = u64_at(8)?;
-                let h = Header { kind, flags: 0, context: 0, source: 0, tag: 0, len: 0, sreq: 0, rreq, sig: 0 };
+                let h = Header {
+                    kind,
+                    flags: 0,
+                    context: 0,
+                    source: 0,
+                    tag: 0,
+                    len: 0,
+                    sreq: 0,
+                    rreq,
+                    sig: 0,
+                };
                 Some((h, pkt.get(CONT_HEADER_LEN..)?))
             }
             _ => {
@@ -152,14 +195,34 @@ mod tests {
 
     #[test]
     fn headers_round_trip() {
-        let h = Header { kind: Kind::Eager, flags: FLAG_SYNC, context: 7, source: -3, tag: 1 << 30, len: 1 << 40, sreq: 99, rreq: u64::MAX, sig: 0x20b };
+        let h = Header {
+            kind: Kind::Eager,
+            flags: FLAG_SYNC,
+            context: 7,
+            source: -3,
+            tag: 1 << 30,
+            len: 1 << 40,
+            sreq: 99,
+            rreq: u64::MAX,
+            sig: 0x20b,
+        };
         let mut buf = [0u8; 64];
         let n = h.encode(&mut buf);
         buf[n..n + 3].copy_from_slice(b"abc");
         let (d, payload) = Header::decode(&buf[..n + 3]).unwrap();
         assert_eq!(d, h);
         assert_eq!(payload, b"abc");
-        let c = Header { kind: Kind::Data, flags: 0, context: 0, source: 0, tag: 0, len: 0, sreq: 0, rreq: 42, sig: 0 };
+        let c = Header {
+            kind: Kind::Data,
+            flags: 0,
+            context: 0,
+            source: 0,
+            tag: 0,
+            len: 0,
+            sreq: 0,
+            rreq: 42,
+            sig: 0,
+        };
         let n = c.encode(&mut buf);
         assert_eq!(n, CONT_HEADER_LEN);
         assert_eq!(Header::decode(&buf[..n]).unwrap().0.rreq, 42);

@@ -70,7 +70,9 @@ fn ensure_progress_thread() {
     if t.is_some() || STOP.load(Ordering::Acquire) {
         return;
     }
-    let h = std::thread::Builder::new().name("oxmpi-rma-progress".into()).spawn(progress_thread);
+    let h = std::thread::Builder::new()
+        .name("oxmpi-rma-progress".into())
+        .spawn(progress_thread);
     match h {
         Ok(h) => *t = Some(h),
         Err(e) => eprintln!("oxmpi: no one-sided progress thread ({e}); targets on other hosts are served in MPI calls only"),
@@ -95,12 +97,18 @@ fn progress_thread() {
             pause = MIN;
             continue;
         }
-        let Ok(e) = crate::runtime::engine() else { return };
+        let Ok(e) = crate::runtime::engine() else {
+            return;
+        };
         // One progress step (it serves after it, through the runtime).
         let moved = e.progress_step();
         let served = serve_round();
         seen = ROUNDS.load(Ordering::Acquire);
-        pause = if moved || served { MIN } else { (pause * 2).min(MAX) };
+        pause = if moved || served {
+            MIN
+        } else {
+            (pause * 2).min(MAX)
+        };
     }
 }
 
@@ -121,7 +129,10 @@ pub(super) struct Am {
 
 impl Am {
     pub(super) fn new(wcomm: &Comm) -> Result<Am> {
-        Ok(Am { comm: super::private_dup(wcomm)?, pending: Mutex::new(VecDeque::new()) })
+        Ok(Am {
+            comm: super::private_dup(wcomm)?,
+            pending: Mutex::new(VecDeque::new()),
+        })
     }
 }
 
@@ -135,7 +146,10 @@ pub(super) fn register(w: &Arc<Window>) {
 
 pub(super) fn unregister(w: &Window) {
     let mut ws = WINDOWS.lock().unwrap_or_else(|p| p.into_inner());
-    ws.retain(|x| x.upgrade().is_some_and(|a| !std::ptr::eq(Arc::as_ptr(&a), w)));
+    ws.retain(|x| {
+        x.upgrade()
+            .is_some_and(|a| !std::ptr::eq(Arc::as_ptr(&a), w))
+    });
     AM_ACTIVE.store(!ws.is_empty(), Ordering::Release);
 }
 
@@ -182,7 +196,10 @@ struct Req<'a> {
 }
 
 fn decode(b: &[u8]) -> Option<Req<'_>> {
-    let w = |i: usize| b.get(i * 8..i * 8 + 8).map(|s| u64::from_le_bytes(s.try_into().expect("8 bytes")));
+    let w = |i: usize| {
+        b.get(i * 8..i * 8 + 8)
+            .map(|s| u64::from_le_bytes(s.try_into().expect("8 bytes")))
+    };
     let (kind, op, prim, n) = (w(0)?, w(1)?, w(2)?, w(3)? as usize);
     if n > b.len() / 16 {
         return None;
@@ -192,7 +209,13 @@ fn decode(b: &[u8]) -> Option<Req<'_>> {
         runs.push((w(4 + 2 * i)? as usize, w(5 + 2 * i)? as usize));
     }
     let data = b.get((4 + 2 * n) * 8..)?;
-    Some(Req { kind, op, prim, runs, data })
+    Some(Req {
+        kind,
+        op,
+        prim,
+        runs,
+        data,
+    })
 }
 
 fn ok_reply(data: &[u8]) -> Vec<u8> {
@@ -212,12 +235,22 @@ fn err_reply(e: &MpiError) -> Vec<u8> {
 
 impl Window {
     fn am(&self) -> &Am {
-        self.am.as_ref().expect("remote peers imply active messages")
+        self.am
+            .as_ref()
+            .expect("remote peers imply active messages")
     }
 
     /// Sends a request to `r` and waits for its answer: the answer's data
     /// (`reply_len` bytes expected) or the target's error.
-    fn am_call(&self, call: &str, r: usize, head: [u64; 3], runs: &[(usize, usize)], data: &[u8], reply_len: usize) -> Result<Vec<u8>> {
+    fn am_call(
+        &self,
+        call: &str,
+        r: usize,
+        head: [u64; 3],
+        runs: &[(usize, usize)],
+        data: &[u8],
+        reply_len: usize,
+    ) -> Result<Vec<u8>> {
         let am = self.am();
         let mut msg = Vec::with_capacity(32 + runs.len() * 16 + data.len());
         words(&mut msg, &[head[0], head[1], head[2], runs.len() as u64]);
@@ -229,46 +262,111 @@ impl Window {
         let mut buf = vec![0u8; 8 + reply_len.max(256)];
         let st = pt2pt::recv(&am.comm, &mut buf, r as i32, TAG_REPLY)?;
         let got = &buf[..st.count_bytes.min(buf.len())];
-        let status = got.get(..8).map_or(ErrorClass::Intern.code() as u64, |s| u64::from_le_bytes(s.try_into().expect("8 bytes")));
+        let status = got.get(..8).map_or(ErrorClass::Intern.code() as u64, |s| {
+            u64::from_le_bytes(s.try_into().expect("8 bytes"))
+        });
         if status != 0 {
             let class = ErrorClass::from_code(status as i32).unwrap_or(ErrorClass::Other);
             let why = String::from_utf8_lossy(&got[8.min(got.len())..]).into_owned();
-            return Err(MpiError::new(class, format!("{call}: target rank {r} (another host) refused: {why}")));
+            return Err(MpiError::new(
+                class,
+                format!("{call}: target rank {r} (another host) refused: {why}"),
+            ));
         }
         if got.len() != 8 + reply_len {
-            return Err(MpiError::intern(call, format!("target rank {r} answered {} bytes, {} expected", got.len() - 8, reply_len)));
+            return Err(MpiError::intern(
+                call,
+                format!(
+                    "target rank {r} answered {} bytes, {} expected",
+                    got.len() - 8,
+                    reply_len
+                ),
+            ));
         }
         Ok(got[8..].to_vec())
     }
 
-    pub(super) fn am_put(&self, call: &str, r: usize, runs: &[(usize, usize)], data: &[u8]) -> Result<()> {
-        self.am_call(call, r, [K_PUT, 0, 0], runs, data, 0).map(|_| ())
+    pub(super) fn am_put(
+        &self,
+        call: &str,
+        r: usize,
+        runs: &[(usize, usize)],
+        data: &[u8],
+    ) -> Result<()> {
+        self.am_call(call, r, [K_PUT, 0, 0], runs, data, 0)
+            .map(|_| ())
     }
 
-    pub(super) fn am_get(&self, call: &str, r: usize, runs: &[(usize, usize)], len: usize) -> Result<Vec<u8>> {
+    pub(super) fn am_get(
+        &self,
+        call: &str,
+        r: usize,
+        runs: &[(usize, usize)],
+        len: usize,
+    ) -> Result<Vec<u8>> {
         self.am_call(call, r, [K_GET, 0, 0], runs, &[], len)
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn am_acc(&self, call: &str, r: usize, runs: &[(usize, usize)], op: &Op, bt: &Datatype, src: &[u8], fetch: bool, len: usize) -> Result<Vec<u8>> {
+    pub(super) fn am_acc(
+        &self,
+        call: &str,
+        r: usize,
+        runs: &[(usize, usize)],
+        op: &Op,
+        bt: &Datatype,
+        src: &[u8],
+        fetch: bool,
+        len: usize,
+    ) -> Result<Vec<u8>> {
         let oph = u64::from(op.as_predefined().expect("checked: predefined").code());
         let prim = u64::from(bt.as_primitive().expect("a basic type").code());
         let kind = if fetch { K_GETACC } else { K_ACC };
-        self.am_call(call, r, [kind, oph, prim], runs, src, if fetch { len } else { 0 })
+        self.am_call(
+            call,
+            r,
+            [kind, oph, prim],
+            runs,
+            src,
+            if fetch { len } else { 0 },
+        )
     }
 
-    pub(super) fn am_cas(&self, call: &str, r: usize, runs: &[(usize, usize)], new: &[u8], cmp: &[u8]) -> Result<Vec<u8>> {
+    pub(super) fn am_cas(
+        &self,
+        call: &str,
+        r: usize,
+        runs: &[(usize, usize)],
+        new: &[u8],
+        cmp: &[u8],
+    ) -> Result<Vec<u8>> {
         let mut d = new.to_vec();
         d.extend_from_slice(cmp);
         self.am_call(call, r, [K_CAS, 0, 0], runs, &d, new.len())
     }
 
     pub(super) fn am_lock(&self, call: &str, r: usize, kind: LockKind) -> Result<()> {
-        self.am_call(call, r, [K_LOCK, (kind == LockKind::Exclusive) as u64, 0], &[], &[], 0).map(|_| ())
+        self.am_call(
+            call,
+            r,
+            [K_LOCK, (kind == LockKind::Exclusive) as u64, 0],
+            &[],
+            &[],
+            0,
+        )
+        .map(|_| ())
     }
 
     pub(super) fn am_unlock(&self, call: &str, r: usize, kind: LockKind) -> Result<()> {
-        self.am_call(call, r, [K_UNLOCK, (kind == LockKind::Exclusive) as u64, 0], &[], &[], 0).map(|_| ())
+        self.am_call(
+            call,
+            r,
+            [K_UNLOCK, (kind == LockKind::Exclusive) as u64, 0],
+            &[],
+            &[],
+            0,
+        )
+        .map(|_| ())
     }
 
     /// Applies every request waiting for this process, answers them, and grants
@@ -282,7 +380,10 @@ impl Window {
             pt2pt::recv(&am.comm, &mut buf, st.source, TAG_REQ)?;
             let reply = match decode(&buf) {
                 Some(req) => self.apply(st.source, req),
-                None => Some(err_reply(&MpiError::new(ErrorClass::Intern, "malformed one-sided request"))),
+                None => Some(err_reply(&MpiError::new(
+                    ErrorClass::Intern,
+                    "malformed one-sided request",
+                ))),
             };
             if let Some(rep) = reply {
                 pt2pt::send(&am.comm, &rep, st.source, TAG_REPLY, SendMode::Standard)?;
@@ -290,13 +391,27 @@ impl Window {
         }
         let word = self.ctl(self.my_local, CTL_LOCK);
         loop {
-            let next = am.pending.lock().unwrap_or_else(|p| p.into_inner()).front().copied();
+            let next = am
+                .pending
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .front()
+                .copied();
             let Some((origin, kind)) = next else { break };
             if !lock_kind_spin(word, kind) {
                 break;
             }
-            am.pending.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
-            pt2pt::send(&am.comm, &ok_reply(&[]), origin, TAG_REPLY, SendMode::Standard)?;
+            am.pending
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .pop_front();
+            pt2pt::send(
+                &am.comm,
+                &ok_reply(&[]),
+                origin,
+                TAG_REPLY,
+                SendMode::Standard,
+            )?;
             n += 1;
         }
         Ok(n)
@@ -304,16 +419,25 @@ impl Window {
 
     /// Checks a request's runs against this process's window memory.
     fn check_runs(&self, runs: &[(usize, usize)]) -> Result<()> {
-        let regions = if self.flavor == super::Flavor::Dynamic { self.regions_of("MPI_Win (target side)", self.my_local)? } else { Vec::new() };
+        let regions = if self.flavor == super::Flavor::Dynamic {
+            self.regions_of("MPI_Win (target side)", self.my_local)?
+        } else {
+            Vec::new()
+        };
         for &(o, l) in runs {
-            let end = o.checked_add(l).ok_or_else(|| MpiError::new(ErrorClass::RmaRange, "range overflows"))?;
+            let end = o
+                .checked_add(l)
+                .ok_or_else(|| MpiError::new(ErrorClass::RmaRange, "range overflows"))?;
             let ok = if self.flavor == super::Flavor::Dynamic {
                 super::target::covered(&regions, o as i128, end as i128)
             } else {
                 end <= self.size
             };
             if !ok {
-                return Err(MpiError::new(ErrorClass::RmaRange, format!("bytes [{o:#x}, {end:#x}) are not in its window memory")));
+                return Err(MpiError::new(
+                    ErrorClass::RmaRange,
+                    format!("bytes [{o:#x}, {end:#x}) are not in its window memory"),
+                ));
             }
         }
         Ok(())
@@ -336,7 +460,11 @@ impl Window {
         let total: usize = req.runs.iter().map(|r| r.1).sum();
         match req.kind {
             K_LOCK | K_UNLOCK => {
-                let kind = if req.op == 1 { LockKind::Exclusive } else { LockKind::Shared };
+                let kind = if req.op == 1 {
+                    LockKind::Exclusive
+                } else {
+                    LockKind::Shared
+                };
                 let word = self.ctl(self.my_local, CTL_LOCK);
                 if req.kind == K_UNLOCK {
                     full_fence();
@@ -372,22 +500,43 @@ impl Window {
             }
             K_CAS => {
                 if req.data.len() != 2 * total {
-                    return Err(MpiError::intern(C, "compare-and-swap data has the wrong length"));
+                    return Err(MpiError::intern(
+                        C,
+                        "compare-and-swap data has the wrong length",
+                    ));
                 }
                 let (new, cmp) = req.data.split_at(total);
                 let cur = self.cas_apply(C, self.my_local, &reach, &req.runs, new, cmp)?;
                 Ok(Some(ok_reply(&cur)))
             }
             _ => {
-                let op = u8::try_from(req.op).ok().and_then(PredefinedOp::from_code).ok_or_else(|| MpiError::new(ErrorClass::Op, "unknown operation"))?;
-                let prim = u16::try_from(req.prim).ok().and_then(Primitive::from_code).ok_or_else(|| MpiError::new(ErrorClass::Type, "unknown datatype"))?;
+                let op = u8::try_from(req.op)
+                    .ok()
+                    .and_then(PredefinedOp::from_code)
+                    .ok_or_else(|| MpiError::new(ErrorClass::Op, "unknown operation"))?;
+                let prim = u16::try_from(req.prim)
+                    .ok()
+                    .and_then(Primitive::from_code)
+                    .ok_or_else(|| MpiError::new(ErrorClass::Type, "unknown datatype"))?;
                 let bt = Datatype::predefined(prim);
                 let noop = op == PredefinedOp::NoOp;
-                if (!noop && req.data.len() != total) || bt.size() == 0 || !total.is_multiple_of(bt.size()) {
+                if (!noop && req.data.len() != total)
+                    || bt.size() == 0
+                    || !total.is_multiple_of(bt.size())
+                {
                     return Err(MpiError::intern(C, "accumulate data and runs differ"));
                 }
                 let op = Op::predefined(op);
-                let old = self.acc_apply(C, self.my_local, &reach, &req.runs, &op, &bt, if noop { &[] } else { req.data }, req.kind == K_GETACC)?;
+                let old = self.acc_apply(
+                    C,
+                    self.my_local,
+                    &reach,
+                    &req.runs,
+                    &op,
+                    &bt,
+                    if noop { &[] } else { req.data },
+                    req.kind == K_GETACC,
+                )?;
                 Ok(Some(ok_reply(&old)))
             }
         }
@@ -404,7 +553,10 @@ mod tests {
         words(&mut m, &[K_PUT, 0, 0, 2, 8, 4, 16, 4]);
         m.extend_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
         let r = decode(&m).unwrap();
-        assert_eq!((r.kind, r.runs.clone(), r.data.len()), (K_PUT, vec![(8, 4), (16, 4)], 8));
+        assert_eq!(
+            (r.kind, r.runs.clone(), r.data.len()),
+            (K_PUT, vec![(8, 4), (16, 4)], 8)
+        );
         assert!(decode(&m[..20]).is_none());
         let mut bad = Vec::new();
         words(&mut bad, &[K_PUT, 0, 0, u64::MAX]);

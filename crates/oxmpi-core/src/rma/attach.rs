@@ -9,23 +9,42 @@ impl Window {
     pub fn attach(&self, base: usize, size: usize) -> Result<()> {
         const C: &str = "MPI_Win_attach";
         if self.flavor != Flavor::Dynamic {
-            return Err(rma_err(ErrorClass::RmaFlavor, C, "the window was not made by MPI_Win_create_dynamic"));
+            return Err(rma_err(
+                ErrorClass::RmaFlavor,
+                C,
+                "the window was not made by MPI_Win_create_dynamic",
+            ));
         }
         if size == 0 {
             return Ok(());
         }
         let mut st = self.att();
-        if st.list.iter().any(|&(_, b, l)| base < b + l && b < base + size) {
-            return Err(rma_err(ErrorClass::RmaAttach, C, format!("[{base:#x}, +{size}) overlaps memory attached already")));
+        if st
+            .list
+            .iter()
+            .any(|&(_, b, l)| base < b + l && b < base + size)
+        {
+            return Err(rma_err(
+                ErrorClass::RmaAttach,
+                C,
+                format!("[{base:#x}, +{size}) overlaps memory attached already"),
+            ));
         }
         if base.checked_add(size).is_none() {
-            return Err(MpiError::arg(ErrorClass::Size, C, "size", format!("{size} bytes from {base:#x} pass the end of the address space")));
+            return Err(MpiError::arg(
+                ErrorClass::Size,
+                C,
+                "size",
+                format!("{size} bytes from {base:#x} pass the end of the address space"),
+            ));
         }
         let used: Vec<usize> = st.list.iter().map(|a| a.0).collect();
         match (0..MAX_REGIONS).find(|s| !used.contains(s)) {
             Some(slot) => {
-                self.ctl(self.my_local, CTL_REGIONS + slot * 16).store(base as u64, Ordering::Release);
-                self.ctl(self.my_local, CTL_REGIONS + slot * 16 + 8).store(size as u64, Ordering::Release);
+                self.ctl(self.my_local, CTL_REGIONS + slot * 16)
+                    .store(base as u64, Ordering::Release);
+                self.ctl(self.my_local, CTL_REGIONS + slot * 16 + 8)
+                    .store(size as u64, Ordering::Release);
                 st.list.push((slot, base, size));
             }
             None => {
@@ -40,18 +59,28 @@ impl Window {
     pub fn detach(&self, base: usize) -> Result<()> {
         const C: &str = "MPI_Win_detach";
         if self.flavor != Flavor::Dynamic {
-            return Err(rma_err(ErrorClass::RmaFlavor, C, "the window was not made by MPI_Win_create_dynamic"));
+            return Err(rma_err(
+                ErrorClass::RmaFlavor,
+                C,
+                "the window was not made by MPI_Win_create_dynamic",
+            ));
         }
         let mut st = self.att();
         let Some(i) = st.list.iter().position(|&(_, b, _)| b == base) else {
-            return Err(rma_err(ErrorClass::RmaAttach, C, format!("{base:#x} is not the base of memory attached to the window")));
+            return Err(rma_err(
+                ErrorClass::RmaAttach,
+                C,
+                format!("{base:#x} is not the base of memory attached to the window"),
+            ));
         };
         let (slot, _, _) = st.list.remove(i);
         if slot == OVF_SLOT {
             self.publish_overflow(&mut st);
         } else {
-            self.ctl(self.my_local, CTL_REGIONS + slot * 16 + 8).store(0, Ordering::Release);
-            self.ctl(self.my_local, CTL_REGIONS + slot * 16).store(0, Ordering::Release);
+            self.ctl(self.my_local, CTL_REGIONS + slot * 16 + 8)
+                .store(0, Ordering::Release);
+            self.ctl(self.my_local, CTL_REGIONS + slot * 16)
+                .store(0, Ordering::Release);
         }
         Ok(())
     }
@@ -60,27 +89,49 @@ impl Window {
     /// this dynamic window, sorted by base.
     pub(super) fn regions_of(&self, call: &str, local: usize) -> Result<Vec<(usize, usize)>> {
         if local == self.my_local {
-            let mut v: Vec<(usize, usize)> = self.att().list.iter().map(|&(_, b, l)| (b, l)).collect();
+            let mut v: Vec<(usize, usize)> =
+                self.att().list.iter().map(|&(_, b, l)| (b, l)).collect();
             v.sort_unstable();
             return Ok(v);
         }
         let mut v: Vec<(usize, usize)> = (0..MAX_REGIONS)
             .filter_map(|i| {
-                let len = self.ctl(local, CTL_REGIONS + i * 16 + 8).load(Ordering::Acquire) as usize;
-                let base = self.ctl(local, CTL_REGIONS + i * 16).load(Ordering::Acquire) as usize;
+                let len = self
+                    .ctl(local, CTL_REGIONS + i * 16 + 8)
+                    .load(Ordering::Acquire) as usize;
+                let base = self
+                    .ctl(local, CTL_REGIONS + i * 16)
+                    .load(Ordering::Acquire) as usize;
                 (len > 0).then_some((base, len))
             })
             .collect();
-        let pid = match self.peers.iter().find(|p| p.local == Some(local)).and_then(|p| p.reach) {
+        let pid = match self
+            .peers
+            .iter()
+            .find(|p| p.local == Some(local))
+            .and_then(|p| p.reach)
+        {
             Some(Reach::Cma { pid, .. }) => pid,
-            _ => return Err(MpiError::intern(call, "a dynamic window's local peer is not reached by cross-memory attach")),
+            _ => {
+                return Err(MpiError::intern(
+                    call,
+                    "a dynamic window's local peer is not reached by cross-memory attach",
+                ))
+            }
         };
-        let (seq, ptr, len) = (self.ctl(local, CTL_OVF_SEQ), self.ctl(local, CTL_OVF_PTR), self.ctl(local, CTL_OVF_LEN));
+        let (seq, ptr, len) = (
+            self.ctl(local, CTL_OVF_SEQ),
+            self.ctl(local, CTL_OVF_PTR),
+            self.ctl(local, CTL_OVF_LEN),
+        );
         let mut tries = 0u32;
         loop {
             let s1 = seq.load(Ordering::Acquire);
             if s1 & 1 == 0 {
-                let (p, n) = (ptr.load(Ordering::Acquire) as usize, len.load(Ordering::Acquire) as usize);
+                let (p, n) = (
+                    ptr.load(Ordering::Acquire) as usize,
+                    len.load(Ordering::Acquire) as usize,
+                );
                 if n == 0 {
                     break;
                 }
@@ -88,7 +139,9 @@ impl Window {
                 let read = crate::transport::cma::read_remote(pid, p, &mut raw);
                 std::sync::atomic::fence(Ordering::Acquire);
                 if seq.load(Ordering::Acquire) == s1 {
-                    read.map_err(|e| io_err(call, "reading the target's table of attached memory", e))?;
+                    read.map_err(|e| {
+                        io_err(call, "reading the target's table of attached memory", e)
+                    })?;
                     for c in raw.chunks_exact(16) {
                         let b = u64::from_ne_bytes(c[..8].try_into().expect("8 bytes")) as usize;
                         let l = u64::from_ne_bytes(c[8..].try_into().expect("8 bytes")) as usize;
@@ -111,10 +164,19 @@ impl Window {
 
     /// Republishes this process's overflow table (with `st` locked, so one writer).
     pub(super) fn publish_overflow(&self, st: &mut Attached) {
-        let (seq, ptr, len) = (self.ctl(self.my_local, CTL_OVF_SEQ), self.ctl(self.my_local, CTL_OVF_PTR), self.ctl(self.my_local, CTL_OVF_LEN));
+        let (seq, ptr, len) = (
+            self.ctl(self.my_local, CTL_OVF_SEQ),
+            self.ctl(self.my_local, CTL_OVF_PTR),
+            self.ctl(self.my_local, CTL_OVF_LEN),
+        );
         seq.fetch_add(1, Ordering::AcqRel);
         std::sync::atomic::fence(Ordering::Release);
-        st.overflow = st.list.iter().filter(|a| a.0 == OVF_SLOT).map(|&(_, b, l)| [b as u64, l as u64]).collect();
+        st.overflow = st
+            .list
+            .iter()
+            .filter(|a| a.0 == OVF_SLOT)
+            .map(|&(_, b, l)| [b as u64, l as u64])
+            .collect();
         ptr.store(st.overflow.as_ptr() as u64, Ordering::Release);
         len.store(st.overflow.len() as u64, Ordering::Release);
         seq.fetch_add(1, Ordering::AcqRel);

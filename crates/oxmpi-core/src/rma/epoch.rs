@@ -72,7 +72,10 @@ impl Epochs {
     /// A start/post/lock may follow a fence whose epoch saw no operation.
     fn leave_empty_fence(&mut self, call: &str) -> Result<()> {
         match self.fence {
-            Some(true) => Err(sync(call, "a fence epoch with RMA operations is open (end it with MPI_Win_fence)")),
+            Some(true) => Err(sync(
+                call,
+                "a fence epoch with RMA operations is open (end it with MPI_Win_fence)",
+            )),
             _ => {
                 self.fence = None;
                 Ok(())
@@ -91,7 +94,11 @@ impl Epochs {
         if assert & MODE_NOPRECEDE != 0 && self.fence == Some(true) {
             return Err(sync(C, "assert has MPI_MODE_NOPRECEDE, but this process made RMA calls in the epoch the fence ends"));
         }
-        self.fence = if assert & MODE_NOSUCCEED != 0 { None } else { Some(false) };
+        self.fence = if assert & MODE_NOSUCCEED != 0 {
+            None
+        } else {
+            Some(false)
+        };
         self.fences += 1;
         Ok(())
     }
@@ -111,7 +118,12 @@ impl Epochs {
 
     /// Ends the PSCW access epoch: its targets.
     pub fn complete(&mut self) -> Result<Vec<i32>> {
-        self.start.take().ok_or_else(|| sync("MPI_Win_complete", "no access epoch is open (no MPI_Win_start)"))
+        self.start.take().ok_or_else(|| {
+            sync(
+                "MPI_Win_complete",
+                "no access epoch is open (no MPI_Win_start)",
+            )
+        })
     }
 
     pub fn post(&mut self, origins: Vec<i32>) -> Result<()> {
@@ -126,7 +138,9 @@ impl Epochs {
 
     /// The origins whose MPI_Win_complete the exposure epoch still waits for.
     pub fn pending_origins(&self, call: &str) -> Result<Vec<i32>> {
-        self.post.clone().ok_or_else(|| sync(call, "no exposure epoch is open (no MPI_Win_post)"))
+        self.post
+            .clone()
+            .ok_or_else(|| sync(call, "no exposure epoch is open (no MPI_Win_post)"))
     }
 
     /// Records that `origin` completed its access epoch.
@@ -153,10 +167,16 @@ impl Epochs {
             return Err(sync(C, "MPI_Win_lock_all is in effect"));
         }
         if self.holds(target) {
-            return Err(sync(C, format!("target rank {target} is locked already by this process")));
+            return Err(sync(
+                C,
+                format!("target rank {target} is locked already by this process"),
+            ));
         }
         if self.start.is_some() {
-            return Err(sync(C, "an active-target access epoch (MPI_Win_start) is open"));
+            return Err(sync(
+                C,
+                "an active-target access epoch (MPI_Win_start) is open",
+            ));
         }
         self.leave_empty_fence(C)?;
         self.locks.push((target, kind));
@@ -166,7 +186,10 @@ impl Epochs {
     pub fn unlock(&mut self, target: i32) -> Result<LockKind> {
         match self.locks.iter().position(|&(t, _)| t == target) {
             Some(i) => Ok(self.locks.swap_remove(i).1),
-            None => Err(sync("MPI_Win_unlock", format!("target rank {target} is not locked by this process"))),
+            None => Err(sync(
+                "MPI_Win_unlock",
+                format!("target rank {target} is not locked by this process"),
+            )),
         }
     }
 
@@ -176,7 +199,10 @@ impl Epochs {
             return Err(sync(C, "a passive-target epoch is open already"));
         }
         if self.start.is_some() {
-            return Err(sync(C, "an active-target access epoch (MPI_Win_start) is open"));
+            return Err(sync(
+                C,
+                "an active-target access epoch (MPI_Win_start) is open",
+            ));
         }
         self.leave_empty_fence(C)?;
         self.lock_all = true;
@@ -185,7 +211,10 @@ impl Epochs {
 
     pub fn unlock_all(&mut self) -> Result<()> {
         if !self.lock_all {
-            return Err(sync("MPI_Win_unlock_all", "no MPI_Win_lock_all is in effect"));
+            return Err(sync(
+                "MPI_Win_unlock_all",
+                "no MPI_Win_lock_all is in effect",
+            ));
         }
         self.lock_all = false;
         Ok(())
@@ -196,7 +225,10 @@ impl Epochs {
         if self.lock_all || self.holds(target) {
             Ok(())
         } else {
-            Err(sync(call, format!("no passive-target epoch to rank {target} is open (lock it first)")))
+            Err(sync(
+                call,
+                format!("no passive-target epoch to rank {target} is open (lock it first)"),
+            ))
         }
     }
 
@@ -220,7 +252,10 @@ impl Epochs {
             if g.contains(&target) {
                 return Ok(Access::Start);
             }
-            return Err(sync(call, format!("target_rank {target} is not in the group of MPI_Win_start")));
+            return Err(sync(
+                call,
+                format!("target_rank {target} is not in the group of MPI_Win_start"),
+            ));
         }
         if let Some(used) = self.fence.as_mut() {
             *used = true;
@@ -263,7 +298,10 @@ impl Epochs {
     }
 
     pub fn lock_kind(&self, target: i32) -> Option<LockKind> {
-        self.locks.iter().find(|&&(t, _)| t == target).map(|&(_, k)| k)
+        self.locks
+            .iter()
+            .find(|&&(t, _)| t == target)
+            .map(|&(_, k)| k)
     }
 }
 
@@ -293,7 +331,10 @@ mod tests {
         e.unlock(1).unwrap();
         e.fence(0).unwrap();
         e.check_access("MPI_Get", 0).unwrap();
-        assert!(is_sync(e.fence(MODE_NOPRECEDE)), "operations precede this fence");
+        assert!(
+            is_sync(e.fence(MODE_NOPRECEDE)),
+            "operations precede this fence"
+        );
         assert!(is_sync(e.lock(0, LockKind::Exclusive)));
         assert!(is_sync(e.start(vec![0])));
         e.fence(MODE_NOSUCCEED).unwrap();

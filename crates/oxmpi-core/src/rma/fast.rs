@@ -32,7 +32,13 @@ impl Window {
     /// [`Self::direct`], inlined into the atomics (callgrind: fewer instructions
     /// there; put and get, small enough, are shorter calling it out of line).
     #[inline(always)]
-    fn direct_inline(&self, rank: i32, disp: isize, len: usize, writes: bool) -> Option<(usize, usize)> {
+    fn direct_inline(
+        &self,
+        rank: i32,
+        disp: isize,
+        len: usize,
+        writes: bool,
+    ) -> Option<(usize, usize)> {
         let r = usize::try_from(rank).ok()?;
         let p = self.peers.get(r)?;
         if p.direct == 0 {
@@ -70,7 +76,9 @@ impl Window {
     /// `origin` is readable for `len` bytes.
     #[inline]
     pub unsafe fn put_direct(&self, origin: *const u8, len: usize, rank: i32, disp: isize) -> bool {
-        let Some((a, _)) = self.direct(rank, disp, len, true) else { return false };
+        let Some((a, _)) = self.direct(rank, disp, len, true) else {
+            return false;
+        };
         // SAFETY: `a` is inside the target's window (checked), mapped in this process;
         // `origin` per the contract; `copy` allows the origin to lie in the window.
         unsafe { std::ptr::copy(origin, a as *mut u8, len) };
@@ -83,7 +91,9 @@ impl Window {
     /// `origin` is writable for `len` bytes.
     #[inline]
     pub unsafe fn get_direct(&self, origin: *mut u8, len: usize, rank: i32, disp: isize) -> bool {
-        let Some((a, _)) = self.direct(rank, disp, len, false) else { return false };
+        let Some((a, _)) = self.direct(rank, disp, len, false) else {
+            return false;
+        };
         // SAFETY: as in `put_direct`, reading.
         unsafe { std::ptr::copy(a as *const u8, origin, len) };
         true
@@ -99,16 +109,29 @@ impl Window {
     /// unless null, writable for `n`, at any alignment.
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn acc_direct(&self, prim: Primitive, op: PredefinedOp, origin: *const u8, result: *mut u8, n: usize, rank: i32, disp: isize) -> bool {
+    pub unsafe fn acc_direct(
+        &self,
+        prim: Primitive,
+        op: PredefinedOp,
+        origin: *const u8,
+        result: *mut u8,
+        n: usize,
+        rank: i32,
+        disp: isize,
+    ) -> bool {
         if !self.atomic_memory() {
             return false;
         }
         let w = prim.size();
-        let Some(len) = n.checked_mul(w) else { return false };
+        let Some(len) = n.checked_mul(w) else {
+            return false;
+        };
         let (elementwise, no_word) = self.same_op_way(prim, op);
         if elementwise {
             // SAFETY: forwarded contract.
-            return unsafe { self.acc_same_op(prim, op, origin, result, n, len, no_word, rank, disp) };
+            return unsafe {
+                self.acc_same_op(prim, op, origin, result, n, len, no_word, rank, disp)
+            };
         }
         if len >= ops::BULK_MIN {
             // SAFETY: forwarded contract.
@@ -117,12 +140,16 @@ impl Window {
         if !winatomic::is_direct(prim, op) {
             return false;
         }
-        let Some((a, local)) = self.direct_inline(rank, disp, len, op != PredefinedOp::NoOp) else { return false };
+        let Some((a, local)) = self.direct_inline(rank, disp, len, op != PredefinedOp::NoOp) else {
+            return false;
+        };
         if !winatomic::aligned(a, w) {
             return false;
         }
         // A bulk accumulate to the target in progress: the general path waits for it.
-        let Some(b) = self.atomic_try_enter(local) else { return false };
+        let Some(b) = self.atomic_try_enter(local) else {
+            return false;
+        };
         // SAFETY: `n` elements of width `w` inside the target's window in the shared segment, aligned; the general path updates them with the same atomics, or in bulk while no atomic accumulate is entered.
         unsafe { winatomic::fetch_op_direct(a, n, prim, op, origin, result) };
         Self::atomic_exit(b);
@@ -137,8 +164,21 @@ impl Window {
     /// As [`Self::acc_direct`].
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    unsafe fn acc_same_op(&self, prim: Primitive, op: PredefinedOp, origin: *const u8, result: *mut u8, n: usize, len: usize, no_word: bool, rank: i32, disp: isize) -> bool {
-        let Some((a, local)) = self.direct_inline(rank, disp, len, op != PredefinedOp::NoOp) else { return false };
+    unsafe fn acc_same_op(
+        &self,
+        prim: Primitive,
+        op: PredefinedOp,
+        origin: *const u8,
+        result: *mut u8,
+        n: usize,
+        len: usize,
+        no_word: bool,
+        rank: i32,
+        disp: isize,
+    ) -> bool {
+        let Some((a, local)) = self.direct_inline(rank, disp, len, op != PredefinedOp::NoOp) else {
+            return false;
+        };
         if !winatomic::aligned(a, prim.size()) {
             return false;
         }
@@ -149,7 +189,9 @@ impl Window {
             unsafe { winatomic::fetch_op_direct(a, n, prim, op, origin, result) };
             return true;
         }
-        let Some(b) = self.atomic_try_enter(local) else { return false };
+        let Some(b) = self.atomic_try_enter(local) else {
+            return false;
+        };
         // SAFETY: as above; no bulk kernel runs meanwhile (the bulk word is entered).
         unsafe { winatomic::fetch_op_direct(a, n, prim, op, origin, result) };
         Self::atomic_exit(b);
@@ -164,13 +206,27 @@ impl Window {
     /// As [`Self::acc_direct`].
     #[allow(clippy::too_many_arguments)]
     #[inline(never)]
-    unsafe fn acc_bulk_direct(&self, prim: Primitive, op: PredefinedOp, origin: *const u8, result: *mut u8, n: usize, len: usize, rank: i32, disp: isize) -> bool {
+    unsafe fn acc_bulk_direct(
+        &self,
+        prim: Primitive,
+        op: PredefinedOp,
+        origin: *const u8,
+        result: *mut u8,
+        n: usize,
+        len: usize,
+        rank: i32,
+        disp: isize,
+    ) -> bool {
         let w = prim.size();
         let noop = op == PredefinedOp::NoOp;
-        if winatomic::atomic_width(prim) != Some(w) || !(noop || op == PredefinedOp::Replace || op.allows(prim.class())) {
+        if winatomic::atomic_width(prim) != Some(w)
+            || !(noop || op == PredefinedOp::Replace || op.allows(prim.class()))
+        {
             return false;
         }
-        let Some((a, local)) = self.direct(rank, disp, len, !noop) else { return false };
+        let Some((a, local)) = self.direct(rank, disp, len, !noop) else {
+            return false;
+        };
         // The kernel wants disjoint buffers (the general path goes element-wise then).
         let apart = |p: *const u8| p.is_null() || p as usize + len <= a || p as usize >= a + len;
         if !winatomic::aligned(a, w) || !(noop || apart(origin)) || !apart(result) {
@@ -198,18 +254,46 @@ impl Window {
     /// # Safety
     /// `origin` and `compare` are readable and `result` writable for one element.
     #[inline]
-    pub unsafe fn cas_direct(&self, prim: Primitive, origin: *const u8, compare: *const u8, result: *mut u8, rank: i32, disp: isize) -> bool {
-        if !self.atomic_memory() || !matches!(prim.class(), TypeClass::CInteger | TypeClass::FortranInteger | TypeClass::Logical | TypeClass::Byte) {
+    pub unsafe fn cas_direct(
+        &self,
+        prim: Primitive,
+        origin: *const u8,
+        compare: *const u8,
+        result: *mut u8,
+        rank: i32,
+        disp: isize,
+    ) -> bool {
+        if !self.atomic_memory()
+            || !matches!(
+                prim.class(),
+                TypeClass::CInteger
+                    | TypeClass::FortranInteger
+                    | TypeClass::Logical
+                    | TypeClass::Byte
+            )
+        {
             return false;
         }
-        let Some(w) = winatomic::atomic_width(prim) else { return false };
-        let Some((a, local)) = self.direct_inline(rank, disp, w, true) else { return false };
+        let Some(w) = winatomic::atomic_width(prim) else {
+            return false;
+        };
+        let Some((a, local)) = self.direct_inline(rank, disp, w, true) else {
+            return false;
+        };
         if !winatomic::aligned(a, w) {
             return false;
         }
-        let Some(b) = self.atomic_try_enter(local) else { return false };
+        let Some(b) = self.atomic_try_enter(local) else {
+            return false;
+        };
         // SAFETY: one element each, per the contract.
-        let (new, cmp, old) = unsafe { (std::slice::from_raw_parts(origin, w), std::slice::from_raw_parts(compare, w), std::slice::from_raw_parts_mut(result, w)) };
+        let (new, cmp, old) = unsafe {
+            (
+                std::slice::from_raw_parts(origin, w),
+                std::slice::from_raw_parts(compare, w),
+                std::slice::from_raw_parts_mut(result, w),
+            )
+        };
         // SAFETY: one aligned element inside the target's window in the shared segment.
         unsafe { winatomic::compare_swap(a, new, cmp, old) };
         Self::atomic_exit(b);
@@ -220,7 +304,10 @@ impl Window {
     /// operations completed in their calls, so this is a memory fence.
     #[inline]
     pub fn flush_direct(&self, rank: i32) -> bool {
-        let ok = usize::try_from(rank).ok().and_then(|r| self.passive.get(r)).is_some_and(|f| f.load(Ordering::Relaxed));
+        let ok = usize::try_from(rank)
+            .ok()
+            .and_then(|r| self.passive.get(r))
+            .is_some_and(|f| f.load(Ordering::Relaxed));
         if ok {
             full_fence();
         }
@@ -232,7 +319,10 @@ impl Window {
     pub(super) fn set_passive(&self, rank: Option<usize>, on: bool) {
         match rank {
             Some(r) => self.passive[r].store(on, Ordering::Relaxed),
-            None => self.passive.iter().for_each(|f| f.store(on, Ordering::Relaxed)),
+            None => self
+                .passive
+                .iter()
+                .for_each(|f| f.store(on, Ordering::Relaxed)),
         }
     }
 }

@@ -51,8 +51,8 @@ use crate::request::PROC_NULL;
 use crate::transport::winatomic;
 use crate::transport::winmem::{full_fence, Reach, Segment};
 use crate::{coll, pt2pt, runtime, SendMode};
-pub use epoch::LockKind;
 use epoch::Epochs;
+pub use epoch::LockKind;
 
 pub(crate) use am::{serve_all, stop_progress_thread, AM_ACTIVE};
 use sync::{acquire, lock_kind_spin};
@@ -80,7 +80,12 @@ use epoch::MODE_NOSUCCEED;
 /// Rejects assert bits the call does not know (`MPI_ERR_ASSERT`).
 fn check_assert(call: &str, assert: i32, allowed: i32, names: &str) -> Result<()> {
     if assert & !allowed != 0 {
-        return Err(MpiError::arg(ErrorClass::Assert, call, "assert", format!("{assert:#x} has bits other than {names}")));
+        return Err(MpiError::arg(
+            ErrorClass::Assert,
+            call,
+            "assert",
+            format!("{assert:#x} has bits other than {names}"),
+        ));
     }
     Ok(())
 }
@@ -119,7 +124,6 @@ const PAGE: usize = 4096;
 fn align_up(x: usize, a: usize) -> usize {
     x.div_ceil(a) * a
 }
-
 
 #[derive(Clone, Debug)]
 struct Peer {
@@ -223,7 +227,15 @@ fn allgather_u64(comm: &Comm, mine: &[u64]) -> Result<Vec<u64>> {
     let len = std::mem::size_of_val(mine);
     // SAFETY: `mine` is readable for `len` bytes and `all` holds `len` bytes per rank.
     unsafe {
-        coll::allgather::allgather(Some(mine.as_ptr().cast()), len, &byte, all.as_mut_ptr().cast(), len, &byte, comm)?;
+        coll::allgather::allgather(
+            Some(mine.as_ptr().cast()),
+            len,
+            &byte,
+            all.as_mut_ptr().cast(),
+            len,
+            &byte,
+            comm,
+        )?;
     }
     Ok(all)
 }
@@ -236,9 +248,28 @@ impl Window {
     /// # Safety
     /// For `Create`, `base .. base + size` is memory of this process that stays valid
     /// until the window is freed (the MPI contract of `MPI_Win_create`).
-    pub unsafe fn new(comm: &Comm, flavor: Flavor, base: usize, size: usize, disp_unit: usize, noncontig: bool, call: &str) -> Result<Arc<Window>> {
+    pub unsafe fn new(
+        comm: &Comm,
+        flavor: Flavor,
+        base: usize,
+        size: usize,
+        disp_unit: usize,
+        noncontig: bool,
+        call: &str,
+    ) -> Result<Arc<Window>> {
         // SAFETY: forwarded contract.
-        unsafe { Self::new_hinted(comm, flavor, base, size, disp_unit, noncontig, Hints::default(), call) }
+        unsafe {
+            Self::new_hinted(
+                comm,
+                flavor,
+                base,
+                size,
+                disp_unit,
+                noncontig,
+                Hints::default(),
+                call,
+            )
+        }
     }
 
     /// [`Window::new`] with the creation info's hints; a hint holds only if every
@@ -247,12 +278,31 @@ impl Window {
     /// # Safety
     /// As [`Window::new`].
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn new_hinted(comm: &Comm, flavor: Flavor, base: usize, size: usize, disp_unit: usize, noncontig: bool, hints: Hints, call: &str) -> Result<Arc<Window>> {
+    pub unsafe fn new_hinted(
+        comm: &Comm,
+        flavor: Flavor,
+        base: usize,
+        size: usize,
+        disp_unit: usize,
+        noncontig: bool,
+        hints: Hints,
+        call: &str,
+    ) -> Result<Arc<Window>> {
         if comm.is_inter() {
-            return Err(MpiError::arg(ErrorClass::Comm, call, "comm", "is an intercommunicator; windows need an intracommunicator"));
+            return Err(MpiError::arg(
+                ErrorClass::Comm,
+                call,
+                "comm",
+                "is an intercommunicator; windows need an intracommunicator",
+            ));
         }
         if disp_unit == 0 && flavor != Flavor::Dynamic {
-            return Err(MpiError::arg(ErrorClass::Disp, call, "disp_unit", "must be positive"));
+            return Err(MpiError::arg(
+                ErrorClass::Disp,
+                call,
+                "disp_unit",
+                "must be positive",
+            ));
         }
         let e = runtime::engine()?;
         crate::transport::cma::allow_peer_reads();
@@ -263,7 +313,13 @@ impl Window {
         let host = |r: usize| e.host_index(world[r]);
         // SAFETY: getpid has no preconditions.
         let pid = unsafe { libc::getpid() } as u64;
-        let mine = [pid, size as u64, disp_unit as u64, base as u64, hints.same_op as u64];
+        let mine = [
+            pid,
+            size as u64,
+            disp_unit as u64,
+            base as u64,
+            hints.same_op as u64,
+        ];
         let info = allgather_u64(&wcomm, &mine)?;
         const F: usize = 5;
         let same_op = (0..n).all(|r| info[r * F + 4] != 0);
@@ -271,7 +327,10 @@ impl Window {
         if flavor == Flavor::Shared && locals.len() != n {
             return Err(rma_err(ErrorClass::RmaShared, call, "the communicator spans several hosts; shared memory needs all its processes on one host"));
         }
-        let my_local = locals.iter().position(|&r| r == me).expect("this rank is local to itself");
+        let my_local = locals
+            .iter()
+            .position(|&r| r == me)
+            .expect("this rank is local to itself");
         // Layout of the host segment: control blocks, then (allocate flavors) data.
         let data_start = align_up(CTL_STRIDE * locals.len(), PAGE);
         let mut data_off = Vec::with_capacity(locals.len());
@@ -284,14 +343,19 @@ impl Window {
             }
             data_off.push(at);
             if with_data {
-                at = at.checked_add(sz).ok_or_else(|| MpiError::arg(ErrorClass::Size, call, "size", "overflows"))?;
+                at = at
+                    .checked_add(sz)
+                    .ok_or_else(|| MpiError::arg(ErrorClass::Size, call, "size", "overflows"))?;
             }
         }
         let total = align_up(at.max(data_start), PAGE);
         let leader = locals[0];
         let mut seg_opt = None;
         if me == leader {
-            seg_opt = Some(Segment::create(total).map_err(|e| io_err(call, "creating the window segment", e))?);
+            seg_opt = Some(
+                Segment::create(total)
+                    .map_err(|e| io_err(call, "creating the window segment", e))?,
+            );
         }
         let fd = seg_opt.as_ref().map_or(-1, |s| s.fd() as i64);
         let fds = allgather_u64(&wcomm, &[fd as u64])?;
@@ -299,31 +363,80 @@ impl Window {
             Some(s) => s,
             None => {
                 let lpid = info[leader * F] as i32;
-                Segment::open(lpid, fds[leader] as i64 as i32, total).map_err(|e| io_err(call, "mapping the window segment of the host's first rank", e))?
+                Segment::open(lpid, fds[leader] as i64 as i32, total).map_err(|e| {
+                    io_err(
+                        call,
+                        "mapping the window segment of the host's first rank",
+                        e,
+                    )
+                })?
             }
         };
         coll::barrier::barrier(&wcomm)?;
         seg.close_fd();
         let mut peers = Vec::with_capacity(n);
         for r in 0..n {
-            let (rpid, rsize, rdu, rbase) = (info[r * F] as i32, info[r * F + 1] as usize, info[r * F + 2] as usize, info[r * F + 3] as usize);
+            let (rpid, rsize, rdu, rbase) = (
+                info[r * F] as i32,
+                info[r * F + 1] as usize,
+                info[r * F + 2] as usize,
+                info[r * F + 3] as usize,
+            );
             let local = locals.iter().position(|&x| x == r);
             let reach = local.map(|li| match flavor {
-                Flavor::Allocate | Flavor::Shared => Reach::Mapped { addr: seg.addr() + data_off[li] },
+                Flavor::Allocate | Flavor::Shared => Reach::Mapped {
+                    addr: seg.addr() + data_off[li],
+                },
                 Flavor::Create | Flavor::Dynamic if r == me => Reach::Mapped { addr: rbase },
-                Flavor::Create | Flavor::Dynamic => Reach::Cma { pid: rpid, addr: rbase },
+                Flavor::Create | Flavor::Dynamic => Reach::Cma {
+                    pid: rpid,
+                    addr: rbase,
+                },
             });
             let direct = match reach {
                 Some(Reach::Mapped { addr }) if flavor != Flavor::Dynamic => addr,
                 _ => 0,
             };
-            peers.push(Peer { local, size: rsize, disp_unit: rdu.max(1), reach, direct });
+            peers.push(Peer {
+                local,
+                size: rsize,
+                disp_unit: rdu.max(1),
+                reach,
+                direct,
+            });
         }
-        let my_base = if with_data { seg.addr() + data_off[my_local] } else { base };
+        let my_base = if with_data {
+            seg.addr() + data_off[my_local]
+        } else {
+            base
+        };
         // Every rank sees the same hosts, so all take part in this dup or none.
         let multi_host = (0..n).any(|r| host(r) != host(0));
-        let am = if multi_host { Some(am::Am::new(&wcomm)?) } else { None };
-        let w = Arc::new(Window { comm: wcomm, flavor, base: my_base, size, disp_unit, peers, seg, my_local, state: Mutex::new(State::default()), attached: Mutex::default(), am, passive: (0..n).map(|_| Default::default()).collect(), fence_seq: Default::default(), fence_used: Default::default(), started: (0..n).map(|_| Default::default()).collect(), mine: (0..n).map(|_| Default::default()).collect(), closed: Default::default(), same_op });
+        let am = if multi_host {
+            Some(am::Am::new(&wcomm)?)
+        } else {
+            None
+        };
+        let w = Arc::new(Window {
+            comm: wcomm,
+            flavor,
+            base: my_base,
+            size,
+            disp_unit,
+            peers,
+            seg,
+            my_local,
+            state: Mutex::new(State::default()),
+            attached: Mutex::default(),
+            am,
+            passive: (0..n).map(|_| Default::default()).collect(),
+            fence_seq: Default::default(),
+            fence_used: Default::default(),
+            started: (0..n).map(|_| Default::default()).collect(),
+            mine: (0..n).map(|_| Default::default()).collect(),
+            closed: Default::default(),
+            same_op,
+        });
         if w.am.is_some() {
             am::register(&w);
         }
@@ -389,14 +502,28 @@ impl Window {
         match p.reach {
             // A rank that allocated no memory has none to share: a null base (as
             // in MPICH; programs check it), not an address inside another's memory.
-            Some(Reach::Mapped { addr }) => Ok((p.size, p.disp_unit, if p.size == 0 { 0 } else { addr })),
-            _ => Err(rma_err(ErrorClass::RmaShared, C, format!("rank {rank}'s memory is on another host"))),
+            Some(Reach::Mapped { addr }) => {
+                Ok((p.size, p.disp_unit, if p.size == 0 { 0 } else { addr }))
+            }
+            _ => Err(rma_err(
+                ErrorClass::RmaShared,
+                C,
+                format!("rank {rank}'s memory is on another host"),
+            )),
         }
     }
 
     fn check_rank(&self, call: &str, rank: i32) -> Result<usize> {
         if rank < 0 || rank as usize >= self.peers.len() {
-            return Err(MpiError::arg(ErrorClass::Rank, call, "target_rank", format!("{rank} is not a rank of the window's group of {}", self.peers.len())));
+            return Err(MpiError::arg(
+                ErrorClass::Rank,
+                call,
+                "target_rank",
+                format!(
+                    "{rank} is not a rank of the window's group of {}",
+                    self.peers.len()
+                ),
+            ));
         }
         Ok(rank as usize)
     }
@@ -407,9 +534,17 @@ impl Window {
         world
             .iter()
             .map(|w| {
-                g.iter().position(|x| x == w).map(|r| r as i32).ok_or_else(|| {
-                    MpiError::arg(ErrorClass::Group, call, "group", format!("world rank {w} is not in the window's group"))
-                })
+                g.iter()
+                    .position(|x| x == w)
+                    .map(|r| r as i32)
+                    .ok_or_else(|| {
+                        MpiError::arg(
+                            ErrorClass::Group,
+                            call,
+                            "group",
+                            format!("world rank {w} is not in the window's group"),
+                        )
+                    })
             })
             .collect()
     }
@@ -430,7 +565,10 @@ impl Window {
     pub fn check_free(&self) -> Result<()> {
         self.st().epochs.check_free()?;
         if self.fast_locks_held() {
-            return Err(epoch::sync_err("MPI_Win_free", "a passive-target (lock) epoch is still open"));
+            return Err(epoch::sync_err(
+                "MPI_Win_free",
+                "a passive-target (lock) epoch is still open",
+            ));
         }
         Ok(())
     }

@@ -28,8 +28,20 @@ impl Window {
     /// # Safety
     /// `origin` holds `ocount` elements of `odt`.
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn put(&self, call: &str, origin: *const u8, ocount: usize, odt: &Datatype, rank: i32, disp: isize, tcount: usize, tdt: &Datatype) -> Result<()> {
-        let Some((r, tgt, rs)) = self.target(call, rank, disp, tcount, tdt, true)? else { return Ok(()) };
+    pub unsafe fn put(
+        &self,
+        call: &str,
+        origin: *const u8,
+        ocount: usize,
+        odt: &Datatype,
+        rank: i32,
+        disp: isize,
+        tcount: usize,
+        tdt: &Datatype,
+    ) -> Result<()> {
+        let Some((r, tgt, rs)) = self.target(call, rank, disp, tcount, tdt, true)? else {
+            return Ok(());
+        };
         Self::check_sig(call, odt, ocount, tdt, tcount, "target")?;
         let Tgt::Local(reach) = tgt else {
             // SAFETY: forwarded contract.
@@ -38,7 +50,9 @@ impl Window {
         };
         if rs.len() == 1 && odt.is_contiguous() {
             // SAFETY: `origin` holds ocount elements of a contiguous type: size*count bytes from its true lb.
-            let data = unsafe { std::slice::from_raw_parts(origin.wrapping_offset(odt.true_lb()), rs[0].1) };
+            let data = unsafe {
+                std::slice::from_raw_parts(origin.wrapping_offset(odt.true_lb()), rs[0].1)
+            };
             return Self::write_runs(call, &reach, &rs, data);
         }
         // SAFETY: forwarded contract.
@@ -51,8 +65,20 @@ impl Window {
     /// # Safety
     /// `origin` is writable for `ocount` elements of `odt`.
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn get(&self, call: &str, origin: *mut u8, ocount: usize, odt: &Datatype, rank: i32, disp: isize, tcount: usize, tdt: &Datatype) -> Result<()> {
-        let Some((r, tgt, rs)) = self.target(call, rank, disp, tcount, tdt, false)? else { return Ok(()) };
+    pub unsafe fn get(
+        &self,
+        call: &str,
+        origin: *mut u8,
+        ocount: usize,
+        odt: &Datatype,
+        rank: i32,
+        disp: isize,
+        tcount: usize,
+        tdt: &Datatype,
+    ) -> Result<()> {
+        let Some((r, tgt, rs)) = self.target(call, rank, disp, tcount, tdt, false)? else {
+            return Ok(());
+        };
         Self::check_sig(call, odt, ocount, tdt, tcount, "target")?;
         let Tgt::Local(reach) = tgt else {
             let data = self.am_get(call, r, &rs, tdt.size() * tcount)?;
@@ -62,7 +88,9 @@ impl Window {
         };
         if rs.len() == 1 && odt.is_contiguous() {
             // SAFETY: `origin` is writable for ocount elements of a contiguous type.
-            let out = unsafe { std::slice::from_raw_parts_mut(origin.wrapping_offset(odt.true_lb()), rs[0].1) };
+            let out = unsafe {
+                std::slice::from_raw_parts_mut(origin.wrapping_offset(odt.true_lb()), rs[0].1)
+            };
             return Self::read_runs(call, &reach, &rs, out);
         }
         let mut data = vec![0u8; tdt.size() * tcount];
@@ -73,9 +101,19 @@ impl Window {
     }
 
     /// The basic type an accumulate works on, after the op and datatype checks.
-    pub(super) fn acc_type(call: &str, op: &Op, odt: Option<&Datatype>, tdt: &Datatype) -> Result<Datatype> {
+    pub(super) fn acc_type(
+        call: &str,
+        op: &Op,
+        odt: Option<&Datatype>,
+        tdt: &Datatype,
+    ) -> Result<Datatype> {
         let Some(p) = op.as_predefined() else {
-            return Err(MpiError::arg(ErrorClass::Op, call, "op", "user-defined operations cannot be used in one-sided accumulates"));
+            return Err(MpiError::arg(
+                ErrorClass::Op,
+                call,
+                "op",
+                "user-defined operations cannot be used in one-sided accumulates",
+            ));
         };
         let prim = tdt.as_primitive().or_else(|| tdt.single_primitive());
         let Some(prim) = prim else {
@@ -87,7 +125,12 @@ impl Window {
         if let Some(odt) = odt {
             let oprim = odt.as_primitive().or_else(|| odt.single_primitive());
             if odt.size() > 0 && oprim != Some(prim) {
-                return Err(MpiError::arg(ErrorClass::Type, call, "origin_datatype", "the origin and target basic types differ"));
+                return Err(MpiError::arg(
+                    ErrorClass::Type,
+                    call,
+                    "origin_datatype",
+                    "the origin and target basic types differ",
+                ));
             }
         }
         let bt = Datatype::predefined(prim);
@@ -98,9 +141,16 @@ impl Window {
     }
 
     /// Runs `f` on the accumulate mutex of the target with host index `local`.
-    pub(super) fn with_acc_lock<T>(&self, local: usize, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    pub(super) fn with_acc_lock<T>(
+        &self,
+        local: usize,
+        f: impl FnOnce() -> Result<T>,
+    ) -> Result<T> {
         let m = self.ctl(local, CTL_ACC);
-        acquire(|| m.compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed).is_ok())?;
+        acquire(|| {
+            m.compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+        })?;
         let res = f();
         m.store(0, Ordering::Release);
         res
@@ -204,15 +254,25 @@ impl Window {
         // Nothing moves when every side is empty (zero counts or zero-size
         // datatypes): any op then does nothing (as in MPICH, which programs probing
         // for get_accumulate rely on).
-        if tdt.size() * tcount == 0 && (noop || odt.size() * ocount == 0) && result.is_none_or(|(_, rcount, rdt)| rdt.size() * rcount == 0) {
+        if tdt.size() * tcount == 0
+            && (noop || odt.size() * ocount == 0)
+            && result.is_none_or(|(_, rcount, rdt)| rdt.size() * rcount == 0)
+        {
             self.target(call, rank, disp, tcount, tdt, false)?;
             return Ok(());
         }
         let bt = Self::acc_type(call, op, (!noop).then_some(odt), tdt)?;
         if let Some((_, rcount, rdt)) = result {
-            Self::check_sig(call, rdt, rcount, tdt, tcount, "target").map_err(|e| MpiError::new(e.class, e.message.replace("origin datatype", "result datatype")))?;
+            Self::check_sig(call, rdt, rcount, tdt, tcount, "target").map_err(|e| {
+                MpiError::new(
+                    e.class,
+                    e.message.replace("origin datatype", "result datatype"),
+                )
+            })?;
         }
-        let Some((r, tgt, rs)) = self.target(call, rank, disp, tcount, tdt, !noop)? else { return Ok(()) };
+        let Some((r, tgt, rs)) = self.target(call, rank, disp, tcount, tdt, !noop)? else {
+            return Ok(());
+        };
         if !noop {
             Self::check_sig(call, odt, ocount, tdt, tcount, "target")?;
         }
@@ -222,7 +282,12 @@ impl Window {
         } else if odt.is_contiguous() {
             // SAFETY: forwarded contract: origin holds ocount elements of a contiguous
             // type, size * count bytes from its true lb (read in place, not copied).
-            std::borrow::Cow::Borrowed(unsafe { std::slice::from_raw_parts(origin.wrapping_offset(odt.true_lb()), odt.size() * ocount) })
+            std::borrow::Cow::Borrowed(unsafe {
+                std::slice::from_raw_parts(
+                    origin.wrapping_offset(odt.true_lb()),
+                    odt.size() * ocount,
+                )
+            })
         } else {
             // SAFETY: forwarded contract (origin holds ocount elements of odt).
             std::borrow::Cow::Owned(unsafe { Self::pack(origin, ocount, odt) })
@@ -261,10 +326,24 @@ impl Window {
     /// target's accumulate mutex. The choice depends on the location and type only,
     /// so concurrent accumulates to one element always take the same way.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn acc_apply(&self, call: &str, local: usize, reach: &Reach, rs: &[(usize, usize)], op: &Op, bt: &Datatype, src: &[u8], want_old: bool) -> Result<Vec<u8>> {
+    pub(super) fn acc_apply(
+        &self,
+        call: &str,
+        local: usize,
+        reach: &Reach,
+        rs: &[(usize, usize)],
+        op: &Op,
+        bt: &Datatype,
+        src: &[u8],
+        want_old: bool,
+    ) -> Result<Vec<u8>> {
         let total: usize = rs.iter().map(|r| r.1).sum();
         let noop = op.as_predefined() == Some(PredefinedOp::NoOp);
-        let width = if self.atomic_memory() { bt.as_primitive().and_then(winatomic::atomic_width) } else { None };
+        let width = if self.atomic_memory() {
+            bt.as_primitive().and_then(winatomic::atomic_width)
+        } else {
+            None
+        };
         let (elementwise, no_word) = match (bt.as_primitive(), op.as_predefined()) {
             (Some(p), Some(o)) => self.same_op_way(p, o),
             _ => (false, false),
@@ -293,12 +372,22 @@ impl Window {
                         let a = addr + o;
                         if winatomic::aligned(a, w) {
                             let s = if noop { &[][..] } else { &src[at..at + l] };
-                            let out = if want_old { Some(&mut old[at..at + l]) } else { None };
+                            let out = if want_old {
+                                Some(&mut old[at..at + l])
+                            } else {
+                                None
+                            };
                             if bulk {
                                 if let Some(out) = out {
                                     // SAFETY: the run is inside the target's window (checked);
                                     // no atomic accumulate runs while the bulk word is held.
-                                    unsafe { std::ptr::copy_nonoverlapping(a as *const u8, out.as_mut_ptr(), l) };
+                                    unsafe {
+                                        std::ptr::copy_nonoverlapping(
+                                            a as *const u8,
+                                            out.as_mut_ptr(),
+                                            l,
+                                        )
+                                    };
                                 }
                                 if !noop {
                                     // SAFETY: `s` and the run hold `l / w` elements of `bt`, dense
@@ -336,7 +425,9 @@ impl Window {
                             }
                             if !noop {
                                 // SAFETY: both hold `l / w` packed elements of `bt`.
-                                unsafe { op.apply(src[at..].as_ptr(), cur.as_mut_ptr(), l / w, bt)? };
+                                unsafe {
+                                    op.apply(src[at..].as_ptr(), cur.as_mut_ptr(), l / w, bt)?
+                                };
                                 Self::write_runs(call, reach, &run, &cur)?;
                             }
                         }
@@ -350,7 +441,12 @@ impl Window {
         let mut old = Vec::new();
         let nelem = if bt.size() == 0 { 0 } else { total / bt.size() };
         self.with_acc_lock(local, || {
-            if want_old || !matches!(op.as_predefined(), Some(PredefinedOp::Replace | PredefinedOp::NoOp)) {
+            if want_old
+                || !matches!(
+                    op.as_predefined(),
+                    Some(PredefinedOp::Replace | PredefinedOp::NoOp)
+                )
+            {
                 Self::read_runs(call, reach, rs, &mut cur)?;
             }
             if want_old {
@@ -369,7 +465,13 @@ impl Window {
     /// `bt`. `Op::apply` works on elements in memory layout (`extent` apart); a pair
     /// type with padding (`MPI_SHORT_INT`, `MPI_DOUBLE_INT`, ...) is packed tighter
     /// than that, so it is laid out, combined, and packed again.
-    pub(super) fn apply_packed(op: &Op, src: &[u8], cur: &mut [u8], nelem: usize, bt: &Datatype) -> Result<()> {
+    pub(super) fn apply_packed(
+        op: &Op,
+        src: &[u8],
+        cur: &mut [u8],
+        nelem: usize,
+        bt: &Datatype,
+    ) -> Result<()> {
         let size = bt.size();
         debug_assert!(src.len() >= size * nelem && cur.len() >= size * nelem);
         if bt.extent() == size as isize && bt.true_lb() == 0 {
@@ -394,7 +496,15 @@ impl Window {
     /// Compare-and-swap of one element (runs `rs`, `new.len()` bytes) at the target
     /// with host index `local`: its previous value. A CPU compare-exchange where
     /// [`Self::acc_apply`] would use CPU atomics, the accumulate mutex elsewhere.
-    pub(super) fn cas_apply(&self, call: &str, local: usize, reach: &Reach, rs: &[(usize, usize)], new: &[u8], cmp: &[u8]) -> Result<Vec<u8>> {
+    pub(super) fn cas_apply(
+        &self,
+        call: &str,
+        local: usize,
+        reach: &Reach,
+        rs: &[(usize, usize)],
+        new: &[u8],
+        cmp: &[u8],
+    ) -> Result<Vec<u8>> {
         let n = new.len();
         let mut cur = vec![0u8; n];
         if let (true, Reach::Mapped { addr }, [(o, l)]) = (self.atomic_memory(), *reach, rs) {
@@ -424,18 +534,48 @@ impl Window {
     /// # Safety
     /// `origin` and `compare` hold, and `result` is writable for, one element of `dt`.
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn compare_and_swap(&self, call: &str, origin: *const u8, compare: *const u8, result: *mut u8, dt: &Datatype, rank: i32, disp: isize) -> Result<()> {
+    pub unsafe fn compare_and_swap(
+        &self,
+        call: &str,
+        origin: *const u8,
+        compare: *const u8,
+        result: *mut u8,
+        dt: &Datatype,
+        rank: i32,
+        disp: isize,
+    ) -> Result<()> {
         let Some(prim) = dt.as_primitive() else {
-            return Err(MpiError::arg(ErrorClass::Type, call, "datatype", "must be a predefined datatype"));
+            return Err(MpiError::arg(
+                ErrorClass::Type,
+                call,
+                "datatype",
+                "must be a predefined datatype",
+            ));
         };
         use crate::datatype::TypeClass;
-        if !matches!(prim.class(), TypeClass::CInteger | TypeClass::FortranInteger | TypeClass::Logical | TypeClass::Byte) {
-            return Err(MpiError::arg(ErrorClass::Type, call, "datatype", format!("{} is not an integer, logical or byte type", prim.name())));
+        if !matches!(
+            prim.class(),
+            TypeClass::CInteger | TypeClass::FortranInteger | TypeClass::Logical | TypeClass::Byte
+        ) {
+            return Err(MpiError::arg(
+                ErrorClass::Type,
+                call,
+                "datatype",
+                format!("{} is not an integer, logical or byte type", prim.name()),
+            ));
         }
-        let Some((r, tgt, rs)) = self.target(call, rank, disp, 1, dt, true)? else { return Ok(()) };
+        let Some((r, tgt, rs)) = self.target(call, rank, disp, 1, dt, true)? else {
+            return Ok(());
+        };
         let n = dt.size();
         // SAFETY: the caller's contract: one element each.
-        let (new, cmp, res) = unsafe { (std::slice::from_raw_parts(origin, n), std::slice::from_raw_parts(compare, n), std::slice::from_raw_parts_mut(result, n)) };
+        let (new, cmp, res) = unsafe {
+            (
+                std::slice::from_raw_parts(origin, n),
+                std::slice::from_raw_parts(compare, n),
+                std::slice::from_raw_parts_mut(result, n),
+            )
+        };
         let Tgt::Local(reach) = tgt else {
             let old = self.am_cas(call, r, &rs, new, cmp)?;
             res.copy_from_slice(&old);

@@ -6,8 +6,18 @@ use super::*;
 pub(super) fn lock_kind_spin(word: &std::sync::atomic::AtomicU64, kind: LockKind) -> bool {
     let v = word.load(Ordering::Relaxed);
     match kind {
-        LockKind::Shared => v & WRITER == 0 && word.compare_exchange_weak(v, v + 1, Ordering::Acquire, Ordering::Relaxed).is_ok(),
-        LockKind::Exclusive => v == 0 && word.compare_exchange_weak(0, WRITER, Ordering::Acquire, Ordering::Relaxed).is_ok(),
+        LockKind::Shared => {
+            v & WRITER == 0
+                && word
+                    .compare_exchange_weak(v, v + 1, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+        }
+        LockKind::Exclusive => {
+            v == 0
+                && word
+                    .compare_exchange_weak(0, WRITER, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+        }
     }
 }
 
@@ -49,12 +59,20 @@ impl Window {
     /// step: its operations in the open fence epoch are recorded first (the epoch
     /// then counts as used, as if they had gone through `check_access`), and the
     /// open fence epoch's number is published after.
-    pub(super) fn sync_fence<T>(&self, st: &mut State, f: impl FnOnce(&mut Epochs) -> Result<T>) -> Result<T> {
+    pub(super) fn sync_fence<T>(
+        &self,
+        st: &mut State,
+        f: impl FnOnce(&mut Epochs) -> Result<T>,
+    ) -> Result<T> {
         if self.fence_used.swap(false, Ordering::Relaxed) {
             st.epochs.mark_fence_used();
         }
         let res = f(&mut st.epochs);
-        let seq = if st.epochs.fence_open() { st.epochs.fences } else { 0 };
+        let seq = if st.epochs.fence_open() {
+            st.epochs.fences
+        } else {
+            0
+        };
         self.fence_seq.store(seq, Ordering::Relaxed);
         self.reopen(st);
         res
@@ -63,18 +81,24 @@ impl Window {
     /// Publishes whether locks must take the general path, after a change of the
     /// epochs (under the state's mutex, like every change of `closed`).
     fn reopen(&self, st: &State) {
-        self.closed.store(st.epochs.closes_fast_locks(), Ordering::SeqCst);
+        self.closed
+            .store(st.epochs.closes_fast_locks(), Ordering::SeqCst);
     }
 
     /// Whether this process holds a lock on rank `r` taken by [`Self::lock_fast`].
     #[inline]
     pub(super) fn fast_locked(&self, r: usize) -> bool {
-        matches!(self.mine[r].load(Ordering::Relaxed), MINE_SHARED | MINE_EXCL)
+        matches!(
+            self.mine[r].load(Ordering::Relaxed),
+            MINE_SHARED | MINE_EXCL
+        )
     }
 
     /// Whether this process holds any lock taken by [`Self::lock_fast`].
     pub(super) fn fast_locks_held(&self) -> bool {
-        self.mine.iter().any(|m| matches!(m.load(Ordering::SeqCst), MINE_SHARED | MINE_EXCL))
+        self.mine
+            .iter()
+            .any(|m| matches!(m.load(Ordering::SeqCst), MINE_SHARED | MINE_EXCL))
     }
 
     /// Before a synchronization that no passive-target epoch may be open for (fence,
@@ -103,11 +127,22 @@ impl Window {
     /// there again, with its error).
     #[inline]
     fn lock_fast(&self, kind: LockKind, rank: i32) -> bool {
-        let Ok(r) = usize::try_from(rank) else { return false };
-        let Some(Some(local)) = self.peers.get(r).map(|p| p.local) else { return false };
+        let Ok(r) = usize::try_from(rank) else {
+            return false;
+        };
+        let Some(Some(local)) = self.peers.get(r).map(|p| p.local) else {
+            return false;
+        };
         let mine = &self.mine[r];
-        let code = if kind == LockKind::Exclusive { MINE_EXCL } else { MINE_SHARED };
-        if mine.compare_exchange(MINE_NONE, code, Ordering::SeqCst, Ordering::Relaxed).is_err() {
+        let code = if kind == LockKind::Exclusive {
+            MINE_EXCL
+        } else {
+            MINE_SHARED
+        };
+        if mine
+            .compare_exchange(MINE_NONE, code, Ordering::SeqCst, Ordering::Relaxed)
+            .is_err()
+        {
             return false;
         }
         if self.closed.load(Ordering::SeqCst) {
@@ -142,8 +177,13 @@ impl Window {
     /// this process's. `false`: no such lock, nothing done.
     #[inline]
     fn unlock_fast(&self, rank: i32) -> bool {
-        let Some(r) = usize::try_from(rank).ok() else { return false };
-        let (Some(m), Some(Some(local))) = (self.mine.get(r), self.peers.get(r).map(|p| p.local)) else { return false };
+        let Some(r) = usize::try_from(rank).ok() else {
+            return false;
+        };
+        let (Some(m), Some(Some(local))) = (self.mine.get(r), self.peers.get(r).map(|p| p.local))
+        else {
+            return false;
+        };
         let code = m.load(Ordering::Relaxed);
         let kind = match code {
             MINE_SHARED => LockKind::Shared,
@@ -152,7 +192,9 @@ impl Window {
         };
         // One thread gives it back (another unlocking it at the same time is told
         // by the general path that it holds no lock).
-        if m.compare_exchange(code, MINE_NONE, Ordering::SeqCst, Ordering::Relaxed).is_err() {
+        if m.compare_exchange(code, MINE_NONE, Ordering::SeqCst, Ordering::Relaxed)
+            .is_err()
+        {
             return false;
         }
         self.passive[r].store(false, Ordering::Relaxed);
@@ -162,16 +204,26 @@ impl Window {
 
     /// `MPI_Win_fence`.
     pub fn fence(&self, assert: i32) -> Result<()> {
-        check_assert("MPI_Win_fence", assert, MODE_NOSTORE | MODE_NOPUT | MODE_NOPRECEDE | MODE_NOSUCCEED, "MPI_MODE_NOSTORE, _NOPUT, _NOPRECEDE and _NOSUCCEED")?;
+        check_assert(
+            "MPI_Win_fence",
+            assert,
+            MODE_NOSTORE | MODE_NOPUT | MODE_NOPRECEDE | MODE_NOSUCCEED,
+            "MPI_MODE_NOSTORE, _NOPUT, _NOPRECEDE and _NOSUCCEED",
+        )?;
         let seq = {
             let mut st = self.st();
-            self.close_fast_locks(&st, "MPI_Win_fence", "a passive-target (lock) epoch is open")?;
+            self.close_fast_locks(
+                &st,
+                "MPI_Win_fence",
+                "a passive-target (lock) epoch is open",
+            )?;
             self.sync_fence(&mut st, |e| e.fence(assert))?;
             st.epochs.fences
         };
         // Before the barrier: no origin is in the epoch before this process marked it.
         if assert & MODE_NOPUT != 0 && assert & MODE_NOSUCCEED == 0 {
-            self.ctl(self.my_local, CTL_NOPUT).store(seq, Ordering::SeqCst);
+            self.ctl(self.my_local, CTL_NOPUT)
+                .store(seq, Ordering::SeqCst);
         }
         full_fence();
         coll::barrier::barrier(&self.comm)?;
@@ -181,7 +233,12 @@ impl Window {
 
     /// `MPI_Win_post`: exposes this window to `origins` (ranks of the window).
     pub fn post(&self, origins: Vec<i32>, assert: i32) -> Result<()> {
-        check_assert("MPI_Win_post", assert, MODE_NOCHECK | MODE_NOSTORE | MODE_NOPUT, "MPI_MODE_NOCHECK, _NOSTORE and _NOPUT")?;
+        check_assert(
+            "MPI_Win_post",
+            assert,
+            MODE_NOCHECK | MODE_NOSTORE | MODE_NOPUT,
+            "MPI_MODE_NOCHECK, _NOSTORE and _NOPUT",
+        )?;
         self.sync_fence(&mut self.st(), |e| e.post(origins.clone()))?;
         // Before the post notices: origins access only after they got one.
         self.set_post_noput(assert & MODE_NOPUT != 0);
@@ -197,7 +254,11 @@ impl Window {
         check_assert("MPI_Win_start", assert, MODE_NOCHECK, "MPI_MODE_NOCHECK")?;
         {
             let mut st = self.st();
-            self.close_fast_locks(&st, "MPI_Win_start", "a passive-target (lock) epoch is open")?;
+            self.close_fast_locks(
+                &st,
+                "MPI_Win_start",
+                "a passive-target (lock) epoch is open",
+            )?;
             self.sync_fence(&mut st, |e| e.start(targets.clone()))?;
         }
         for &r in &targets {
@@ -221,7 +282,9 @@ impl Window {
             self.reopen(&st);
             t?
         };
-        self.started.iter().for_each(|f| f.store(false, Ordering::Relaxed));
+        self.started
+            .iter()
+            .for_each(|f| f.store(false, Ordering::Relaxed));
         full_fence();
         for r in targets {
             pt2pt::send(&self.comm, &[], r, TAG_COMPLETE, SendMode::Standard)?;
@@ -231,7 +294,11 @@ impl Window {
 
     /// `MPI_Win_wait` (`block`) or `MPI_Win_test`: whether the exposure epoch ended.
     pub fn wait(&self, block: bool) -> Result<bool> {
-        let call = if block { "MPI_Win_wait" } else { "MPI_Win_test" };
+        let call = if block {
+            "MPI_Win_wait"
+        } else {
+            "MPI_Win_test"
+        };
         let pending = self.st().epochs.pending_origins(call)?;
         for r in pending {
             if block || pt2pt::iprobe(&self.comm, r, TAG_COMPLETE)?.is_some() {
@@ -268,8 +335,14 @@ impl Window {
         let r = self.check_rank(C, rank)?;
         // This process's word for the target first: a lock held without the books
         // (or being taken by another thread) makes this one an error.
-        if self.mine[r].compare_exchange(MINE_NONE, MINE_BOOKED, Ordering::SeqCst, Ordering::Relaxed).is_err() {
-            return Err(epoch::sync_err(C, format!("target rank {rank} is locked already by this process")));
+        if self.mine[r]
+            .compare_exchange(MINE_NONE, MINE_BOOKED, Ordering::SeqCst, Ordering::Relaxed)
+            .is_err()
+        {
+            return Err(epoch::sync_err(
+                C,
+                format!("target rank {rank} is locked already by this process"),
+            ));
         }
         if let Err(e) = self.lock_target(kind, rank, r, assert) {
             self.mine[r].store(MINE_NONE, Ordering::Release);
@@ -333,7 +406,8 @@ impl Window {
     /// Sets (or clears) this process's MPI_MODE_NOPUT flag for the exposure epoch
     /// a post opens; origins of this host check it before updates.
     pub(super) fn set_post_noput(&self, on: bool) {
-        self.ctl(self.my_local, CTL_NOPUT_POST).store(on as u64, Ordering::SeqCst);
+        self.ctl(self.my_local, CTL_NOPUT_POST)
+            .store(on as u64, Ordering::SeqCst);
     }
 
     pub(super) fn lock_name(kind: LockKind) -> &'static str {
@@ -346,9 +420,21 @@ impl Window {
     /// After taking the lock word of `rank` (host index `local`) normally: whether
     /// another process holds a lock it took with MPI_MODE_NOCHECK that conflicts
     /// (that process promised no conflicting lock would be requested meanwhile).
-    pub(super) fn nocheck_conflict(&self, call: &str, rank: i32, local: usize, kind: LockKind) -> Result<()> {
+    pub(super) fn nocheck_conflict(
+        &self,
+        call: &str,
+        rank: i32,
+        local: usize,
+        kind: LockKind,
+    ) -> Result<()> {
         let nc = self.ctl(local, CTL_NOCHECK).load(Ordering::SeqCst);
-        let held = if nc & WRITER != 0 { Some(LockKind::Exclusive) } else if nc != 0 { Some(LockKind::Shared) } else { None };
+        let held = if nc & WRITER != 0 {
+            Some(LockKind::Exclusive)
+        } else if nc != 0 {
+            Some(LockKind::Shared)
+        } else {
+            None
+        };
         match (held, kind) {
             (Some(h), LockKind::Exclusive) | (Some(h @ LockKind::Exclusive), LockKind::Shared) => Err(rma_err(
                 ErrorClass::RmaConflict,
@@ -362,7 +448,13 @@ impl Window {
     /// Records a lock taken with MPI_MODE_NOCHECK on `rank` (host index `local`),
     /// or fails with MPI_ERR_RMA_CONFLICT when a conflicting lock is held (normally
     /// or with MPI_MODE_NOCHECK) by another process.
-    pub(super) fn nocheck_enter(&self, call: &str, rank: i32, local: usize, kind: LockKind) -> Result<()> {
+    pub(super) fn nocheck_enter(
+        &self,
+        call: &str,
+        rank: i32,
+        local: usize,
+        kind: LockKind,
+    ) -> Result<()> {
         let nc = self.ctl(local, CTL_NOCHECK);
         let w = self.ctl(local, CTL_LOCK);
         let conflict = |held: LockKind| {
@@ -385,12 +477,20 @@ impl Window {
             }
             LockKind::Exclusive => {
                 if let Err(v) = nc.compare_exchange(0, WRITER, Ordering::SeqCst, Ordering::SeqCst) {
-                    return Err(conflict(if v & WRITER != 0 { LockKind::Exclusive } else { LockKind::Shared }));
+                    return Err(conflict(if v & WRITER != 0 {
+                        LockKind::Exclusive
+                    } else {
+                        LockKind::Shared
+                    }));
                 }
                 let v = w.load(Ordering::SeqCst);
                 if v != 0 {
                     nc.store(0, Ordering::SeqCst);
-                    return Err(conflict(if v & WRITER != 0 { LockKind::Exclusive } else { LockKind::Shared }));
+                    return Err(conflict(if v & WRITER != 0 {
+                        LockKind::Exclusive
+                    } else {
+                        LockKind::Shared
+                    }));
                 }
             }
         }
@@ -412,8 +512,16 @@ impl Window {
     /// Removes `rank`'s lock words from the ones this process holds (normally, with
     /// MPI_MODE_NOCHECK): what [`Self::release_taken`] gives back.
     fn take_held(st: &mut State, rank: i32) -> Taken {
-        let h = st.held.iter().position(|&(r, _)| r == rank).map(|i| st.held.remove(i));
-        let n = st.nocheck.iter().position(|&(r, _)| r == rank).map(|i| st.nocheck.remove(i));
+        let h = st
+            .held
+            .iter()
+            .position(|&(r, _)| r == rank)
+            .map(|i| st.held.remove(i));
+        let n = st
+            .nocheck
+            .iter()
+            .position(|&(r, _)| r == rank)
+            .map(|i| st.nocheck.remove(i));
         (h, n)
     }
 
@@ -527,7 +635,12 @@ impl Window {
         self.set_passive(None, false);
         let held: Vec<i32> = {
             let st = self.st();
-            let mut v: Vec<i32> = st.held.iter().chain(st.nocheck.iter()).map(|&(r, _)| r).collect();
+            let mut v: Vec<i32> = st
+                .held
+                .iter()
+                .chain(st.nocheck.iter())
+                .map(|&(r, _)| r)
+                .collect();
             v.dedup();
             v
         };

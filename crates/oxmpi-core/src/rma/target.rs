@@ -31,7 +31,6 @@ pub(super) enum Tgt {
     Remote,
 }
 
-
 /// Whether bytes `[o, end)` lie in attached memory: `regions` (base, len), sorted
 /// by base; adjacent regions together cover the run (MPI allows an access to span
 /// regions attached back to back).
@@ -80,7 +79,15 @@ impl Window {
     /// `dt` at displacement `disp` cover, after the epoch, rank and range checks.
     /// `writes`: the operation updates the target (put, accumulate, compare-and-swap).
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn target(&self, call: &str, rank: i32, disp: isize, count: usize, dt: &Datatype, writes: bool) -> Result<Option<Target>> {
+    pub(super) fn target(
+        &self,
+        call: &str,
+        rank: i32,
+        disp: isize,
+        count: usize,
+        dt: &Datatype,
+        writes: bool,
+    ) -> Result<Option<Target>> {
         if rank == PROC_NULL {
             return Ok(None);
         }
@@ -113,9 +120,18 @@ impl Window {
             Some(x) => Tgt::Local(x),
             None => Tgt::Remote,
         };
-        let start = if self.flavor == Flavor::Dynamic { disp as i128 } else { disp as i128 * p.disp_unit as i128 };
+        let start = if self.flavor == Flavor::Dynamic {
+            disp as i128
+        } else {
+            disp as i128 * p.disp_unit as i128
+        };
         if self.flavor != Flavor::Dynamic && disp < 0 {
-            return Err(MpiError::arg(ErrorClass::Disp, call, "target_disp", format!("{disp} is negative")));
+            return Err(MpiError::arg(
+                ErrorClass::Disp,
+                call,
+                "target_disp",
+                format!("{disp} is negative"),
+            ));
         }
         // Dynamic windows on another host: the target checks its regions itself.
         let regions = match (self.flavor, p.local) {
@@ -155,7 +171,14 @@ impl Window {
         Ok(Some((r, reach, RunList::Many(out))))
     }
 
-    pub(super) fn check_sig(call: &str, a: &Datatype, n: usize, b: &Datatype, m: usize, what: &str) -> Result<()> {
+    pub(super) fn check_sig(
+        call: &str,
+        a: &Datatype,
+        n: usize,
+        b: &Datatype,
+        m: usize,
+        what: &str,
+    ) -> Result<()> {
         // The same predefined type on both sides (the common case) matches by count.
         let same = match (a.as_primitive(), b.as_primitive()) {
             (Some(x), Some(y)) if x == y => n == m,
@@ -170,21 +193,33 @@ impl Window {
         Ok(())
     }
 
-    pub(super) fn read_runs(call: &str, reach: &Reach, rs: &[(usize, usize)], out: &mut [u8]) -> Result<()> {
+    pub(super) fn read_runs(
+        call: &str,
+        reach: &Reach,
+        rs: &[(usize, usize)],
+        out: &mut [u8],
+    ) -> Result<()> {
         let mut at = 0;
         for &(o, l) in rs {
             // SAFETY: the runs were checked against the target's window (size or attached regions).
-            unsafe { reach.read(o, &mut out[at..at + l]) }.map_err(|e| io_err(call, "reading the target's memory", e))?;
+            unsafe { reach.read(o, &mut out[at..at + l]) }
+                .map_err(|e| io_err(call, "reading the target's memory", e))?;
             at += l;
         }
         Ok(())
     }
 
-    pub(super) fn write_runs(call: &str, reach: &Reach, rs: &[(usize, usize)], data: &[u8]) -> Result<()> {
+    pub(super) fn write_runs(
+        call: &str,
+        reach: &Reach,
+        rs: &[(usize, usize)],
+        data: &[u8],
+    ) -> Result<()> {
         let mut at = 0;
         for &(o, l) in rs {
             // SAFETY: as in `read_runs`.
-            unsafe { reach.write(o, &data[at..at + l]) }.map_err(|e| io_err(call, "writing the target's memory", e))?;
+            unsafe { reach.write(o, &data[at..at + l]) }
+                .map_err(|e| io_err(call, "writing the target's memory", e))?;
             at += l;
         }
         Ok(())

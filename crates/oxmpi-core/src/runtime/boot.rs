@@ -17,7 +17,6 @@ use crate::transport::cma;
 use crate::transport::doorbell::Doorbell;
 use crate::transport::shm::ShmSegment;
 
-
 /// How old a named segment must be before it can be taken for a leftover: a
 /// live one has its name only while its job starts (two PMI barriers), far
 /// shorter than this, even where another pid namespace shares /dev/shm.
@@ -38,13 +37,17 @@ fn sweep_stale_segments(dir: &std::path::Path, now: std::time::SystemTime) {
         if !name.starts_with("oxmpi-") {
             continue;
         }
-        let Some(pid) = name.rsplit_once("-p").and_then(|(_, p)| p.parse::<u32>().ok()).filter(|&p| p > 0) else {
+        let Some(pid) = name
+            .rsplit_once("-p")
+            .and_then(|(_, p)| p.parse::<u32>().ok())
+            .filter(|&p| p > 0)
+        else {
             continue;
         };
-        let old = e
-            .metadata()
-            .and_then(|m| m.modified())
-            .is_ok_and(|t| now.duration_since(t).is_ok_and(|age| age >= STALE_SEGMENT_AGE));
+        let old = e.metadata().and_then(|m| m.modified()).is_ok_and(|t| {
+            now.duration_since(t)
+                .is_ok_and(|age| age >= STALE_SEGMENT_AGE)
+        });
         if old && !std::path::Path::new(&format!("/proc/{pid}")).exists() {
             let _ = std::fs::remove_file(e.path());
         }
@@ -94,7 +97,10 @@ fn host_identity() -> String {
 pub(crate) fn tcp_bind_ip(single_host: bool) -> std::net::IpAddr {
     use std::net::{IpAddr, Ipv4Addr, ToSocketAddrs, UdpSocket};
     let loopback = IpAddr::V4(Ipv4Addr::LOCALHOST);
-    if let Some(ip) = std::env::var("OXMPI_TCP_ADDR").ok().and_then(|v| v.parse().ok()) {
+    if let Some(ip) = std::env::var("OXMPI_TCP_ADDR")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
         return ip;
     }
     if single_host {
@@ -104,7 +110,11 @@ pub(crate) fn tcp_bind_ip(single_host: bool) -> std::net::IpAddr {
         // Connecting a UDP socket sends nothing; it only asks the kernel which
         // local address routes toward the process manager.
         if let Some(addr) = pmi.to_socket_addrs().ok().and_then(|mut a| a.next()) {
-            let any: std::net::SocketAddr = if addr.is_ipv4() { "0.0.0.0:0".parse().unwrap() } else { "[::]:0".parse().unwrap() };
+            let any: std::net::SocketAddr = if addr.is_ipv4() {
+                "0.0.0.0:0".parse().unwrap()
+            } else {
+                "[::]:0".parse().unwrap()
+            };
             if let Ok(u) = UdpSocket::bind(any) {
                 if u.connect(addr).is_ok() {
                     if let Ok(local) = u.local_addr() {
@@ -129,13 +139,24 @@ pub(crate) fn random_hex(bytes: usize) -> Result<String> {
     let mut buf = vec![0u8; bytes];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut buf))
-        .map_err(|e| MpiError::new(ErrorClass::Other, format!("MPI_Init: reading /dev/urandom for the job secret: {e}")))?;
+        .map_err(|e| {
+            MpiError::new(
+                ErrorClass::Other,
+                format!("MPI_Init: reading /dev/urandom for the job secret: {e}"),
+            )
+        })?;
     Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-pub(super) fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: ThreadLevel) -> Result<Engine> {
+pub(super) fn boot(
+    pmi: &mut Option<PmiClient>,
+    rank: u32,
+    size: u32,
+    required: ThreadLevel,
+) -> Result<Engine> {
     // Every OXMPI_<OP>_ALGORITHM names a collective and one of its algorithms.
-    crate::coll::select::check_environment().map_err(|e| MpiError::new(e.class, format!("MPI_Init: {}", e.message)))?;
+    crate::coll::select::check_environment()
+        .map_err(|e| MpiError::new(e.class, format!("MPI_Init: {}", e.message)))?;
     cma::allow_peer_reads();
     // OXMPI_TRANSPORT=tcp: every peer over TCP, even on this host (tests).
     let force_tcp = std::env::var("OXMPI_TRANSPORT").is_ok_and(|v| v == "tcp");
@@ -143,7 +164,11 @@ pub(super) fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: 
     let pid = std::process::id() as i32;
     let mut pids: Vec<i32> = vec![pid; size as usize];
     // A lone rank has no hierarchy below the job: spare it hwloc's discovery.
-    let my_place = if size > 1 { crate::hwtopo::my_package_numa() } else { (None, None) };
+    let my_place = if size > 1 {
+        crate::hwtopo::my_package_numa()
+    } else {
+        (None, None)
+    };
     let mut package_numa_of = vec![my_place; size as usize];
     let mut shm: Option<&'static ShmSegment> = None;
     let mut tcp: Option<crate::transport::tcp::TcpTransport> = None;
@@ -168,16 +193,22 @@ pub(super) fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: 
     if let Some(p) = pmi.as_mut() {
         // The job secret that TCP connections must prove: the launcher's, or,
         // under a process manager that has none (Hydra), one rank 0 makes.
-        let mut secret = p.job_secret().map_err(|e| pmi_err("reading the job secret", e))?;
+        let mut secret = p
+            .job_secret()
+            .map_err(|e| pmi_err("reading the job secret", e))?;
         if secret.is_none() && rank == 0 {
             let s = random_hex(32)?;
-            p.put("oxmpi-secret-r0", &s).map_err(|e| pmi_err("publishing the job secret", e))?;
+            p.put("oxmpi-secret-r0", &s)
+                .map_err(|e| pmi_err("publishing the job secret", e))?;
             secret = Some(s);
         }
         // `HOSTHEX:PID[:PACKAGE:NUMA]`; a value without the place still parses.
         let place = crate::hwtopo::encode(my_place.0, my_place.1);
-        p.put(&format!("oxmpi-ep-{rank}"), &format!("{}:{}{place}", hex(&my_host), pid))
-            .map_err(|e| pmi_err("publishing this rank's address", e))?;
+        p.put(
+            &format!("oxmpi-ep-{rank}"),
+            &format!("{}:{}{place}", hex(&my_host), pid),
+        )
+        .map_err(|e| pmi_err("publishing this rank's address", e))?;
         p.barrier().map_err(|e| pmi_err("PMI barrier", e))?;
         for r in 0..size {
             if r == rank {
@@ -186,42 +217,76 @@ pub(super) fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: 
             let v = p
                 .get_of(r, &format!("oxmpi-ep-{r}"))
                 .map_err(|e| pmi_err("reading the address of a peer", e))?
-                .ok_or_else(|| pmi_err("reading the address of a peer", format!("rank {r} published none")))?;
-            let (h, pid) = v
-                .split_once(':')
-                .ok_or_else(|| pmi_err("reading the address of a peer", format!("malformed value {v:?}")))?;
+                .ok_or_else(|| {
+                    pmi_err(
+                        "reading the address of a peer",
+                        format!("rank {r} published none"),
+                    )
+                })?;
+            let (h, pid) = v.split_once(':').ok_or_else(|| {
+                pmi_err(
+                    "reading the address of a peer",
+                    format!("malformed value {v:?}"),
+                )
+            })?;
             hosts[r as usize] = h
                 .as_bytes()
                 .chunks(2)
-                .map(|c| u8::from_str_radix(std::str::from_utf8(c).unwrap_or("3f"), 16).unwrap_or(b'?') as char)
+                .map(|c| {
+                    u8::from_str_radix(std::str::from_utf8(c).unwrap_or("3f"), 16).unwrap_or(b'?')
+                        as char
+                })
                 .collect();
             let (pid, place) = pid.split_once(':').unwrap_or((pid, ""));
             pids[r as usize] = pid.parse().unwrap_or(0);
             package_numa_of[r as usize] = crate::hwtopo::decode(place);
         }
-        let local: Vec<u32> = (0..size).filter(|&r| hosts[r as usize] == my_host).collect();
+        let local: Vec<u32> = (0..size)
+            .filter(|&r| hosts[r as usize] == my_host)
+            .collect();
         let my_local = local.iter().position(|&r| r == rank).unwrap();
         // The creator's pid ends the name: a segment left by a creator that
         // died before unlinking it is recognised and removed by the next
         // job on this host (see `sweep_stale_segments`), whatever launcher
         // (ours also sweeps its jobs' prefix when they end; Hydra, Open MPI's
         // `mpirun` and Slurm know nothing of our segments).
-        let name = format!("{}{}-p{}", oxmpi_pmi::shm_segment_prefix(p.kvs_name()), local[0], pids[local[0] as usize]);
+        let name = format!(
+            "{}{}-p{}",
+            oxmpi_pmi::shm_segment_prefix(p.kvs_name()),
+            local[0],
+            pids[local[0] as usize]
+        );
         let use_shm = local.len() > 1 && !force_tcp;
         let single_host = local.len() == size as usize;
         if size > 1 && (force_tcp || !single_host) {
             if secret.is_none() {
-                secret = p.get_of(0, "oxmpi-secret-r0").map_err(|e| pmi_err("reading the job secret", e))?;
+                secret = p
+                    .get_of(0, "oxmpi-secret-r0")
+                    .map_err(|e| pmi_err("reading the job secret", e))?;
             }
-            let secret = secret.ok_or_else(|| pmi_err("setting up TCP", "no job secret was published"))?;
-            let t = crate::transport::tcp::TcpTransport::new(rank, size, secret.as_bytes(), tcp_bind_ip(single_host))?;
-            p.put(&format!("oxmpi-tcp-{rank}"), &t.endpoint()).map_err(|e| pmi_err("publishing the TCP endpoint", e))?;
+            let secret =
+                secret.ok_or_else(|| pmi_err("setting up TCP", "no job secret was published"))?;
+            let t = crate::transport::tcp::TcpTransport::new(
+                rank,
+                size,
+                secret.as_bytes(),
+                tcp_bind_ip(single_host),
+            )?;
+            p.put(&format!("oxmpi-tcp-{rank}"), &t.endpoint())
+                .map_err(|e| pmi_err("publishing the TCP endpoint", e))?;
             tcp = Some(t);
         }
         // Two barriers on every rank, whatever its host holds, so all agree.
         if use_shm && my_local == 0 {
-            sweep_stale_segments(std::path::Path::new("/dev/shm"), std::time::SystemTime::now());
-            shm = Some(Box::leak(Box::new(ShmSegment::create(&name, local.len(), 0)?)));
+            sweep_stale_segments(
+                std::path::Path::new("/dev/shm"),
+                std::time::SystemTime::now(),
+            );
+            shm = Some(Box::leak(Box::new(ShmSegment::create(
+                &name,
+                local.len(),
+                0,
+            )?)));
         }
         // The creator unlinks the name on every way out from here: after the
         // last barrier, and when a barrier fails (the launcher died, a peer
@@ -232,16 +297,26 @@ pub(super) fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: 
         let mut unlink = UnlinkOnDrop(use_shm.then_some(name.as_str()));
         p.barrier().map_err(|e| pmi_err("PMI barrier", e))?;
         if let Some(t) = tcp.as_mut() {
-            for r in (0..size).filter(|&r| r != rank && (force_tcp || hosts[r as usize] != my_host)) {
+            for r in (0..size).filter(|&r| r != rank && (force_tcp || hosts[r as usize] != my_host))
+            {
                 let ep = p
                     .get_of(r, &format!("oxmpi-tcp-{r}"))
                     .map_err(|e| pmi_err("reading a peer's TCP endpoint", e))?
-                    .ok_or_else(|| pmi_err("reading a peer's TCP endpoint", format!("rank {r} published none")))?;
+                    .ok_or_else(|| {
+                        pmi_err(
+                            "reading a peer's TCP endpoint",
+                            format!("rank {r} published none"),
+                        )
+                    })?;
                 t.set_endpoint(r, &ep)?;
             }
         }
         if use_shm && my_local != 0 {
-            shm = Some(Box::leak(Box::new(ShmSegment::open(&name, local.len(), my_local)?)));
+            shm = Some(Box::leak(Box::new(ShmSegment::open(
+                &name,
+                local.len(),
+                my_local,
+            )?)));
         }
         p.barrier().map_err(|e| pmi_err("PMI barrier", e))?;
         if my_local != 0 {
@@ -250,7 +325,9 @@ pub(super) fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: 
         drop(unlink);
     }
 
-    let local: Vec<u32> = (0..size).filter(|&r| hosts[r as usize] == my_host).collect();
+    let local: Vec<u32> = (0..size)
+        .filter(|&r| hosts[r as usize] == my_host)
+        .collect();
     let paths: Vec<(Path, i32)> = (0..size)
         .map(|r| {
             let path = if r == rank {
@@ -281,7 +358,9 @@ pub(super) fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: 
         Some(s) => s.doorbell(s.my_local()),
         None => Box::leak(Box::new(Doorbell::new())),
     };
-    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     let oversubscribed = local.len() > cpus;
     let env_u32 = |k: &str| std::env::var(k).ok().and_then(|v| v.parse().ok());
     // Oversubscribed, a wait looks at its rings once and sleeps on its
@@ -306,7 +385,11 @@ pub(super) fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: 
 
     let world_group: Arc<[u32]> = (0..size).collect();
     let appnum = pmi.as_ref().map(|p| p.appnum()).unwrap_or(0);
-    let universe_size = pmi.as_ref().map(|p| p.universe_size()).filter(|&u| u > 0).unwrap_or(size as i32);
+    let universe_size = pmi
+        .as_ref()
+        .map(|p| p.universe_size())
+        .filter(|&u| u > 0)
+        .unwrap_or(size as i32);
     let local_of: Vec<Option<u32>> = paths
         .iter()
         .map(|(p, _)| match (p, shm) {
@@ -339,7 +422,10 @@ pub(super) fn boot(pmi: &mut Option<PmiClient>, rank: u32, size: u32, required: 
         waiters: AtomicUsize::new(0),
         spin,
         yields,
-        hang_report: std::env::var("OXMPI_HANG_REPORT").ok().and_then(|v| v.parse().ok()).map(Duration::from_secs_f64),
+        hang_report: std::env::var("OXMPI_HANG_REPORT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(Duration::from_secs_f64),
     })
 }
 
@@ -354,7 +440,10 @@ mod tests {
         // A pid that no longer runs: a child that has been reaped.
         let dead = std::process::Command::new("true").spawn().unwrap();
         let dead_pid = dead.id();
-        let _ = { let mut d = dead; d.wait() };
+        let _ = {
+            let mut d = dead;
+            d.wait()
+        };
         let me = std::process::id();
         let names = [
             format!("oxmpi-kvs_1_0-0-p{dead_pid}"),
@@ -371,7 +460,10 @@ mod tests {
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 4);
         // Old enough: only the dead creator's.
         sweep_stale_segments(&dir, now + STALE_SEGMENT_AGE + Duration::from_secs(1));
-        let mut left: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        let mut left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
         left.sort();
         let mut want = names[1..].to_vec();
         want.sort();

@@ -38,7 +38,12 @@ pub enum ThreadLevel {
 
 impl ThreadLevel {
     /// Every level, from least to most.
-    pub const ALL: &'static [ThreadLevel] = &[ThreadLevel::Single, ThreadLevel::Funneled, ThreadLevel::Serialized, ThreadLevel::Multiple];
+    pub const ALL: &'static [ThreadLevel] = &[
+        ThreadLevel::Single,
+        ThreadLevel::Funneled,
+        ThreadLevel::Serialized,
+        ThreadLevel::Multiple,
+    ];
 
     /// The C name, e.g. `MPI_THREAD_MULTIPLE`.
     pub const fn name(self) -> &'static str {
@@ -133,10 +138,16 @@ fn lifecycle() -> MutexGuard<'static, ()> {
 /// first MPI_Init or MPI_Session_init until the last of them is finalized.
 pub fn engine() -> Result<&'static Engine> {
     if DOWN.load(Ordering::Acquire) {
-        return Err(MpiError::new(ErrorClass::Other, "MPI call made after MPI_Finalize"));
+        return Err(MpiError::new(
+            ErrorClass::Other,
+            "MPI call made after MPI_Finalize",
+        ));
     }
     ENGINE.get().ok_or_else(|| {
-        MpiError::new(ErrorClass::Other, "MPI call made before MPI_Init (or MPI_Session_init)")
+        MpiError::new(
+            ErrorClass::Other,
+            "MPI call made before MPI_Init (or MPI_Session_init)",
+        )
     })
 }
 
@@ -178,7 +189,8 @@ fn boot_once(call: &str, required: ThreadLevel) -> Result<&'static Engine> {
         e.thread_level.fetch_max(required as i32, Ordering::AcqRel);
         return Ok(e);
     }
-    let mut pmi = PmiClient::from_env().map_err(|e| pmi_err("cannot reach the process manager", e))?;
+    let mut pmi =
+        PmiClient::from_env().map_err(|e| pmi_err("cannot reach the process manager", e))?;
     let (rank, size) = match &pmi {
         Some(p) => (p.rank(), p.size()),
         None => (0, 1),
@@ -196,7 +208,10 @@ fn boot_once(call: &str, required: ThreadLevel) -> Result<&'static Engine> {
                 // Peers are blocked in PMI barriers; the job cannot go on.
                 let _ = p.abort(1, &e.message);
             }
-            Err(MpiError::new(e.class, e.message.replace("MPI_Init:", &format!("{call}:"))))
+            Err(MpiError::new(
+                e.class,
+                e.message.replace("MPI_Init:", &format!("{call}:")),
+            ))
         }
     }
 }
@@ -258,21 +273,29 @@ fn more_psets(call: &str) -> Result<&'static [(String, Vec<u32>)]> {
     {
         let mut pmi = e.pmi.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(p) = pmi.as_mut() {
-            let failed = |e: oxmpi_pmi::PmiError| MpiError::new(ErrorClass::Other, format!("{call}: asking the process manager for process sets: {e}"));
+            let failed = |e: oxmpi_pmi::PmiError| {
+                MpiError::new(
+                    ErrorClass::Other,
+                    format!("{call}: asking the process manager for process sets: {e}"),
+                )
+            };
             if let Some(appnums) = p.rank_appnums().map_err(failed)? {
                 if appnums.len() == e.size() as usize {
                     let mut apps: Vec<u32> = appnums.clone();
                     apps.sort_unstable();
                     apps.dedup();
                     for a in apps {
-                        let members = (0..e.size()).filter(|&r| appnums[r as usize] == a).collect();
+                        let members = (0..e.size())
+                            .filter(|&r| appnums[r as usize] == a)
+                            .collect();
                         found.push((format!("{APP_PSET_PREFIX}{a}"), members));
                     }
                 }
             }
             for (name, members) in p.server_psets().map_err(failed)? {
                 // A name of ours (or the standard's) keeps its meaning.
-                let reserved = name.to_ascii_lowercase().starts_with("mpi://") || found.iter().any(|(n, _)| n.eq_ignore_ascii_case(&name));
+                let reserved = name.to_ascii_lowercase().starts_with("mpi://")
+                    || found.iter().any(|(n, _)| n.eq_ignore_ascii_case(&name));
                 if !reserved && members.iter().all(|&r| r < e.size()) {
                     found.push((name, members));
                 }
@@ -298,7 +321,10 @@ pub fn pset_members(name: &str) -> Result<Option<Vec<u32>>> {
     } else if name.eq_ignore_ascii_case(PSET_NAMES[1]) {
         Some(vec![e.rank()])
     } else {
-        more_psets("MPI_Group_from_session_pset")?.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, m)| m.clone())
+        more_psets("MPI_Group_from_session_pset")?
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, m)| m.clone())
     })
 }
 
@@ -327,8 +353,15 @@ pub fn init(required: ThreadLevel) -> Result<ThreadLevel> {
     match WORLD.load(Ordering::Acquire) {
         WORLD_NONE => {}
         w => {
-            let what = if w == WORLD_DONE { "after MPI_Finalize" } else { "twice" };
-            return Err(MpiError::new(ErrorClass::Other, format!("MPI_Init: MPI was initialized {what}")));
+            let what = if w == WORLD_DONE {
+                "after MPI_Finalize"
+            } else {
+                "twice"
+            };
+            return Err(MpiError::new(
+                ErrorClass::Other,
+                format!("MPI_Init: MPI was initialized {what}"),
+            ));
         }
     }
     boot_once("MPI_Init", required)?;
@@ -342,7 +375,10 @@ pub fn finalize() -> Result<()> {
     let _g = lifecycle();
     engine()?;
     if WORLD.load(Ordering::Acquire) != WORLD_ACTIVE {
-        return Err(MpiError::new(ErrorClass::Other, "MPI_Finalize: MPI_Init was not called, or MPI_Finalize was called already"));
+        return Err(MpiError::new(
+            ErrorClass::Other,
+            "MPI_Finalize: MPI_Init was not called, or MPI_Finalize was called already",
+        ));
     }
     WORLD.store(WORLD_DONE, Ordering::Release);
     if SESSIONS.load(Ordering::Acquire) > 0 {
@@ -370,9 +406,12 @@ fn shutdown(call: &str) -> Result<()> {
     crate::diag::finalizing(e);
     let mut pmi = e.pmi.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(mut p) = pmi.take() {
-        p.barrier().map_err(|err| MpiError::new(ErrorClass::Other, format!("{call}: PMI barrier: {err}")))?;
+        p.barrier().map_err(|err| {
+            MpiError::new(ErrorClass::Other, format!("{call}: PMI barrier: {err}"))
+        })?;
         e.lock().shutdown_network();
-        p.finalize().map_err(|err| MpiError::new(ErrorClass::Other, format!("{call}: {err}")))?;
+        p.finalize()
+            .map_err(|err| MpiError::new(ErrorClass::Other, format!("{call}: {err}")))?;
     }
     DOWN.store(true, Ordering::Release);
     Ok(())
@@ -381,7 +420,10 @@ fn shutdown(call: &str) -> Result<()> {
 /// MPI_Abort: ends the whole job with `code`. Never returns.
 pub fn abort(code: i32, why: &str) -> ! {
     let rank = ENGINE.get().map(|e| e.rank).unwrap_or(0);
-    eprintln!("oxmpi: rank {rank} called MPI_Abort with error code {code}{}{why}", if why.is_empty() { "" } else { ": " });
+    eprintln!(
+        "oxmpi: rank {rank} called MPI_Abort with error code {code}{}{why}",
+        if why.is_empty() { "" } else { ": " }
+    );
     end_job(code, why)
 }
 
@@ -402,7 +444,10 @@ pub fn end_job(code: i32, why: &str) -> ! {
 
 /// MPI_Wtime: seconds on a monotonic clock.
 pub fn wtime() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes the timespec we own.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
@@ -410,7 +455,10 @@ pub fn wtime() -> f64 {
 
 /// MPI_Wtick: resolution of [`wtime`].
 pub fn wtick() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_getres writes the timespec we own.
     unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC, &mut ts) };
     (ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9).max(1e-9)
@@ -420,7 +468,12 @@ pub fn wtick() -> f64 {
 pub const VERSION: (i32, i32) = (5, 0);
 
 pub fn library_version() -> String {
-    format!("oxmpi {} (MPI {}.{}, Rust runtime: shared-memory transport, PMI-1)", env!("CARGO_PKG_VERSION"), VERSION.0, VERSION.1)
+    format!(
+        "oxmpi {} (MPI {}.{}, Rust runtime: shared-memory transport, PMI-1)",
+        env!("CARGO_PKG_VERSION"),
+        VERSION.0,
+        VERSION.1
+    )
 }
 
 impl Engine {
@@ -437,7 +490,10 @@ impl Engine {
         self.size
     }
     pub fn thread_level(&self) -> ThreadLevel {
-        ThreadLevel::ALL.get(self.thread_level.load(Ordering::Acquire) as usize).copied().unwrap_or(ThreadLevel::Single)
+        ThreadLevel::ALL
+            .get(self.thread_level.load(Ordering::Acquire) as usize)
+            .copied()
+            .unwrap_or(ThreadLevel::Single)
     }
     pub fn is_main_thread(&self) -> bool {
         std::thread::current().id() == self.main_thread
@@ -455,7 +511,11 @@ impl Engine {
             .host_of
             .iter()
             .zip(&self.package_numa_of)
-            .map(|(&host, &(package, numa))| crate::hwtopo::Place { host, package, numa })
+            .map(|(&host, &(package, numa))| crate::hwtopo::Place {
+                host,
+                package,
+                numa,
+            })
             .collect();
         crate::hwtopo::build_levels(self.rank as usize, &places)
     }
@@ -463,7 +523,11 @@ impl Engine {
     /// Where world rank `w` runs (host, and package and NUMA node when known).
     pub(crate) fn place_of(&self, w: usize) -> crate::hwtopo::Place {
         let (package, numa) = self.package_numa_of[w];
-        crate::hwtopo::Place { host: self.host_of[w], package, numa }
+        crate::hwtopo::Place {
+            host: self.host_of[w],
+            package,
+            numa,
+        }
     }
 
     /// MPI_Get_hw_resource_info: each hardware resource type
@@ -502,28 +566,42 @@ impl Engine {
     /// deadlock detection); `false` if the PMI connection is busy or absent.
     /// With `wait`, waits for a connection another thread uses.
     pub(crate) fn pmi_notify(&self, line: &str, wait: bool) -> bool {
-        let g = if wait { Some(self.pmi.lock().unwrap_or_else(|p| p.into_inner())) } else { self.pmi.try_lock().ok() };
+        let g = if wait {
+            Some(self.pmi.lock().unwrap_or_else(|p| p.into_inner()))
+        } else {
+            self.pmi.try_lock().ok()
+        };
         g.is_some_and(|mut g| g.as_mut().is_some_and(|p| p.notify(line).is_ok()))
     }
 
     /// Host index of peer `w`: a world rank's host, or, for a process of another
     /// job (connect/accept), a host of its own (it shares no memory segment with us).
     pub fn host_index(&self, w: u32) -> u32 {
-        self.host_of.get(w as usize).copied().unwrap_or_else(|| u32::MAX - w.saturating_sub(self.size))
+        self.host_of
+            .get(w as usize)
+            .copied()
+            .unwrap_or_else(|| u32::MAX - w.saturating_sub(self.size))
     }
 
     /// Looks `key` up in this job's KVS (the process manager's).
     pub(crate) fn pmi_get(&self, key: &str) -> Result<Option<String>> {
         let mut pmi = self.pmi.lock().unwrap_or_else(|p| p.into_inner());
         match pmi.as_mut() {
-            Some(p) => p.get(key).map_err(|e| MpiError::new(ErrorClass::Other, format!("PMI get of {key}: {e}"))),
+            Some(p) => p
+                .get(key)
+                .map_err(|e| MpiError::new(ErrorClass::Other, format!("PMI get of {key}: {e}"))),
             None => Ok(None),
         }
     }
 
     /// Asks the process manager to start `commands` with `preput` in their KVS;
     /// one error code per process asked for.
-    pub(crate) fn pmi_spawn(&self, call: &str, commands: &[oxmpi_pmi::SpawnCommand], preput: &[(String, String)]) -> Result<Vec<i32>> {
+    pub(crate) fn pmi_spawn(
+        &self,
+        call: &str,
+        commands: &[oxmpi_pmi::SpawnCommand],
+        preput: &[(String, String)],
+    ) -> Result<Vec<i32>> {
         let mut pmi = self.pmi.lock().unwrap_or_else(|p| p.into_inner());
         let Some(p) = pmi.as_mut() else {
             return Err(MpiError::new(ErrorClass::UnsupportedOperation, format!("{call}: a process started without mpiexec (a singleton) cannot start processes; run it under mpiexec")));
@@ -531,19 +609,40 @@ impl Engine {
         match p.spawn(commands, preput) {
             Ok(codes) => Ok(codes),
             // The PMIx server does not offer spawn (PMIX_ERR_NOT_SUPPORTED).
-            Err(oxmpi_pmi::PmiError::Server { rc: -47, msg, cmd }) if p.protocol() == oxmpi_pmi::client::PmiProtocol::Pmix => Err(MpiError::new(
-                ErrorClass::UnsupportedOperation,
-                format!("{call}: the PMIx server does not start processes ({cmd}: {})", msg.unwrap_or_default()),
-            )),
-            Err(oxmpi_pmi::PmiError::Server { msg, .. }) if p.protocol() == oxmpi_pmi::client::PmiProtocol::Pmi2 => {
-                Err(MpiError::new(ErrorClass::UnsupportedOperation, format!("{call}: {}", msg.unwrap_or_default())))
+            Err(oxmpi_pmi::PmiError::Server { rc: -47, msg, cmd })
+                if p.protocol() == oxmpi_pmi::client::PmiProtocol::Pmix =>
+            {
+                Err(MpiError::new(
+                    ErrorClass::UnsupportedOperation,
+                    format!(
+                        "{call}: the PMIx server does not start processes ({cmd}: {})",
+                        msg.unwrap_or_default()
+                    ),
+                ))
             }
-            Err(e) => Err(MpiError::new(ErrorClass::Spawn, format!("{call}: the process manager could not start the processes: {e}"))),
+            Err(oxmpi_pmi::PmiError::Server { msg, .. })
+                if p.protocol() == oxmpi_pmi::client::PmiProtocol::Pmi2 =>
+            {
+                Err(MpiError::new(
+                    ErrorClass::UnsupportedOperation,
+                    format!("{call}: {}", msg.unwrap_or_default()),
+                ))
+            }
+            Err(e) => Err(MpiError::new(
+                ErrorClass::Spawn,
+                format!("{call}: the process manager could not start the processes: {e}"),
+            )),
         }
     }
 
     /// The process manager's name service (MPI_Publish_name & co.).
-    pub(crate) fn pmi_name(&self, call: &str, op: oxmpi_pmi::NameOp, service: &str, port: &str) -> Result<Option<String>> {
+    pub(crate) fn pmi_name(
+        &self,
+        call: &str,
+        op: oxmpi_pmi::NameOp,
+        service: &str,
+        port: &str,
+    ) -> Result<Option<String>> {
         let mut pmi = self.pmi.lock().unwrap_or_else(|p| p.into_inner());
         let Some(p) = pmi.as_mut() else {
             return Err(MpiError::new(ErrorClass::UnsupportedOperation, format!("{call}: a process started without mpiexec (a singleton) has no name service; run it under mpiexec")));
@@ -552,15 +651,27 @@ impl Engine {
         p.name_service(op, service, port).map_err(|e| match e {
             // PMI-2 has none; a PMIx server may not offer one (PMIX_ERR_NOT_SUPPORTED).
             oxmpi_pmi::PmiError::Server { msg, rc, .. }
-                if protocol == oxmpi_pmi::client::PmiProtocol::Pmi2 || (protocol == oxmpi_pmi::client::PmiProtocol::Pmix && rc == -47) =>
+                if protocol == oxmpi_pmi::client::PmiProtocol::Pmi2
+                    || (protocol == oxmpi_pmi::client::PmiProtocol::Pmix && rc == -47) =>
             {
-                MpiError::new(ErrorClass::UnsupportedOperation, format!("{call}: {}", msg.unwrap_or_default()))
+                MpiError::new(
+                    ErrorClass::UnsupportedOperation,
+                    format!("{call}: {}", msg.unwrap_or_default()),
+                )
             }
             oxmpi_pmi::PmiError::Server { msg, .. } => {
-                let class = if op == oxmpi_pmi::NameOp::Lookup { ErrorClass::Name } else { ErrorClass::Service };
+                let class = if op == oxmpi_pmi::NameOp::Lookup {
+                    ErrorClass::Name
+                } else {
+                    ErrorClass::Service
+                };
                 let msg = msg.unwrap_or_else(|| "the process manager refused".into());
                 // PMI-1 servers answer with words_like_these; PMIx messages name PMIx_ calls.
-                let msg = if protocol == oxmpi_pmi::client::PmiProtocol::Pmix { msg } else { msg.replace('_', " ") };
+                let msg = if protocol == oxmpi_pmi::client::PmiProtocol::Pmix {
+                    msg
+                } else {
+                    msg.replace('_', " ")
+                };
                 MpiError::new(class, format!("{call}: {msg}"))
             }
             other => MpiError::new(ErrorClass::Other, format!("{call}: {other}")),
@@ -578,5 +689,4 @@ impl Engine {
         self.has_tcp.store(true, Ordering::Relaxed);
         Ok(())
     }
-
 }

@@ -6,22 +6,53 @@ use super::*;
 
 /// Waits until one of `fds` is readable (or writable, where asked) or `timeout` passes.
 fn poll_readable(fds: &[(std::os::fd::RawFd, bool)], timeout: Duration) {
-    let events = |write: bool| if write { libc::POLLIN | libc::POLLOUT } else { libc::POLLIN };
-    let mut pfds: Vec<libc::pollfd> = fds.iter().map(|&(fd, write)| libc::pollfd { fd, events: events(write), revents: 0 }).collect();
+    let events = |write: bool| {
+        if write {
+            libc::POLLIN | libc::POLLOUT
+        } else {
+            libc::POLLIN
+        }
+    };
+    let mut pfds: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&(fd, write)| libc::pollfd {
+            fd,
+            events: events(write),
+            revents: 0,
+        })
+        .collect();
     // SAFETY: `pfds` is a valid array of pollfd of the length passed.
-    unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, timeout.as_millis().max(1) as libc::c_int) };
+    unsafe {
+        libc::poll(
+            pfds.as_mut_ptr(),
+            pfds.len() as libc::nfds_t,
+            timeout.as_millis().max(1) as libc::c_int,
+        )
+    };
 }
 
 /// Whether any of `fds` is readable (or writable, where asked) now, without waiting.
 fn fds_ready(fds: &[(std::os::fd::RawFd, bool)]) -> bool {
-    let events = |write: bool| if write { libc::POLLIN | libc::POLLOUT } else { libc::POLLIN };
-    let mut pfds: Vec<libc::pollfd> = fds.iter().map(|&(fd, write)| libc::pollfd { fd, events: events(write), revents: 0 }).collect();
+    let events = |write: bool| {
+        if write {
+            libc::POLLIN | libc::POLLOUT
+        } else {
+            libc::POLLIN
+        }
+    };
+    let mut pfds: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&(fd, write)| libc::pollfd {
+            fd,
+            events: events(write),
+            revents: 0,
+        })
+        .collect();
     // SAFETY: `pfds` is a valid array of pollfd of the length passed; timeout 0 returns at once.
     unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, 0) > 0 }
 }
 
 impl Engine {
-
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -63,7 +94,11 @@ impl Engine {
 
     /// [`Engine::wait_until`] for a call that can describe itself should it
     /// block for long (`desc` runs only then; see `crate::diag`).
-    pub(crate) fn wait_until_described<T>(&self, desc: &dyn Fn() -> Option<crate::diag::Call>, f: impl FnMut(&mut State) -> Option<T>) -> T {
+    pub(crate) fn wait_until_described<T>(
+        &self,
+        desc: &dyn Fn() -> Option<crate::diag::Call>,
+        f: impl FnMut(&mut State) -> Option<T>,
+    ) -> T {
         self.wait_inner(false, desc, f)
     }
 
@@ -76,7 +111,12 @@ impl Engine {
         self.wait_inner(true, &|| None, f)
     }
 
-    fn wait_inner<T>(&self, drain: bool, desc: &dyn Fn() -> Option<crate::diag::Call>, mut f: impl FnMut(&mut State) -> Option<T>) -> T {
+    fn wait_inner<T>(
+        &self,
+        drain: bool,
+        desc: &dyn Fn() -> Option<crate::diag::Call>,
+        mut f: impl FnMut(&mut State) -> Option<T>,
+    ) -> T {
         let mut idle: u32 = 0;
         let mut reported = false;
         let mut sleeping_since: Option<std::time::Instant> = None;
@@ -161,7 +201,11 @@ impl Engine {
             // A consumer freeing a cell of a full ring rings us (announced above), but
             // that hint can be missed in a narrow race: poll often while blocked.
             let busy = self.lock().outbox_busy();
-            let timeout = if busy { Duration::from_micros(200) } else { Duration::from_millis(20) };
+            let timeout = if busy {
+                Duration::from_micros(200)
+            } else {
+                Duration::from_millis(20)
+            };
             if !busy {
                 watch.idle(self, desc);
             }
@@ -170,7 +214,11 @@ impl Engine {
                     let started = *sleeping_since.get_or_insert_with(std::time::Instant::now);
                     if started.elapsed() > after {
                         reported = true;
-                        eprint!("oxmpi: blocked for {:?}; this rank waits on:\n{}", started.elapsed(), self.lock().describe());
+                        eprint!(
+                            "oxmpi: blocked for {:?}; this rank waits on:\n{}",
+                            started.elapsed(),
+                            self.lock().describe()
+                        );
                     }
                 }
             }
@@ -228,7 +276,11 @@ impl Engine {
     /// off the CPU.
     pub(crate) fn wait_flag(&self, mut ready: impl FnMut() -> bool, max_sleep: Duration) {
         let mut idle: u32 = 0;
-        let spin = if self.oversubscribed { self.spin.saturating_mul(8).min(256) } else { self.spin.saturating_mul(8) };
+        let spin = if self.oversubscribed {
+            self.spin.saturating_mul(8).min(256)
+        } else {
+            self.spin.saturating_mul(8)
+        };
         let yields = self.yields;
         let mut watch = crate::diag::Watch::new();
         loop {
@@ -278,7 +330,11 @@ impl Engine {
             if !outbox {
                 watch.idle(self, &|| None);
             }
-            let timeout = if busy { max_sleep.min(Duration::from_micros(200)) } else { max_sleep };
+            let timeout = if busy {
+                max_sleep.min(Duration::from_micros(200))
+            } else {
+                max_sleep
+            };
             self.bell.sleep(ticket, timeout);
             self.waiters.fetch_sub(1, Ordering::SeqCst);
         }
@@ -301,10 +357,18 @@ impl Engine {
         self.poll_with(f, false)
     }
 
-    fn poll_with<T>(&self, f: &mut impl FnMut(&mut State) -> Option<T>, drain: bool) -> (Option<T>, bool) {
+    fn poll_with<T>(
+        &self,
+        f: &mut impl FnMut(&mut State) -> Option<T>,
+        drain: bool,
+    ) -> (Option<T>, bool) {
         let mut st = self.lock();
         let before = st.completions;
-        let progressed = if drain { st.progress_draining() } else { st.progress() };
+        let progressed = if drain {
+            st.progress_draining()
+        } else {
+            st.progress()
+        };
         let r = f(&mut st);
         let woke = st.completions != before;
         drop(st);

@@ -8,7 +8,6 @@ use std::sync::Mutex;
 use super::registry::{algorithm_choices, registry, FlagRule, Setting};
 use super::{engine, ToolError, ToolResult};
 
-
 /// The eager limit set through MPI_T before `MPI_Init` (-1: none).
 static EAGER_OVERRIDE: AtomicI64 = AtomicI64::new(-1);
 
@@ -20,7 +19,10 @@ pub(crate) fn initial_eager_limit() -> usize {
     if o >= 0 {
         return o as usize;
     }
-    std::env::var("OXMPI_EAGER_LIMIT").ok().and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_EAGER_LIMIT)
+    std::env::var("OXMPI_EAGER_LIMIT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_EAGER_LIMIT)
 }
 
 /// Whether any collective algorithm was chosen through MPI_T (checked with one
@@ -28,7 +30,8 @@ pub(crate) fn initial_eager_limit() -> usize {
 pub(crate) static ANY_ALGORITHM_OVERRIDE: AtomicBool = AtomicBool::new(false);
 /// Per operation of [`crate::coll::FORCEABLE`]: `Some(None)` = "auto" chosen
 /// through MPI_T, `Some(Some(name))` = an algorithm chosen through MPI_T.
-pub(crate) static ALGORITHM_OVERRIDES: Mutex<Vec<Option<Option<&'static str>>>> = Mutex::new(Vec::new());
+pub(crate) static ALGORITHM_OVERRIDES: Mutex<Vec<Option<Option<&'static str>>>> =
+    Mutex::new(Vec::new());
 
 /// The algorithm MPI_T chose for collective `op`, if it chose one:
 /// `Some(None)` means "auto".
@@ -37,9 +40,13 @@ pub(crate) fn algorithm_override(op: &str) -> Option<Option<&'static str>> {
         return None;
     }
     let i = crate::coll::FORCEABLE.iter().position(|&k| k == op)?;
-    ALGORITHM_OVERRIDES.lock().unwrap_or_else(|p| p.into_inner()).get(i).copied().flatten()
+    ALGORITHM_OVERRIDES
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(i)
+        .copied()
+        .flatten()
 }
-
 
 /// A control variable's value.
 #[derive(Clone, Debug, PartialEq)]
@@ -77,24 +84,41 @@ pub fn cvar_read(i: usize) -> ToolResult<CvarValue> {
                 None => crate::coll::env_algorithm(op),
             };
             let choices = algorithm_choices(op);
-            let v = chosen.and_then(|a| choices.iter().position(|&c| c == a)).map_or(0, |p| p as i32 + 1);
+            let v = chosen
+                .and_then(|a| choices.iter().position(|&c| c == a))
+                .map_or(0, |p| p as i32 + 1);
             CvarValue::Int(v)
         }
         Setting::EnvFlag(var, rule) => CvarValue::Int(env_flag(var, rule) as i32),
-        Setting::EnvNumber(var, default) => {
-            CvarValue::Double(std::env::var(var).ok().and_then(|v| v.parse().ok()).unwrap_or(default))
-        }
+        Setting::EnvNumber(var, default) => CvarValue::Double(
+            std::env::var(var)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(default),
+        ),
         Setting::HangAfter => CvarValue::Double(crate::diag::hang_after().as_secs_f64()),
-        Setting::Spin => CvarValue::Int(engine().map_or_else(|| env_u32("OXMPI_SPIN", 20_000), |e| e.spin) as i32),
-        Setting::Yields => CvarValue::Int(engine().map_or_else(|| env_u32("OXMPI_YIELDS", 10), |e| e.yields) as i32),
-        Setting::Transport => {
-            CvarValue::Str(if std::env::var("OXMPI_TRANSPORT").is_ok_and(|v| v == "tcp") { "tcp" } else { "auto" }.into())
-        }
+        Setting::Spin => CvarValue::Int(
+            engine().map_or_else(|| env_u32("OXMPI_SPIN", 20_000), |e| e.spin) as i32,
+        ),
+        Setting::Yields => CvarValue::Int(
+            engine().map_or_else(|| env_u32("OXMPI_YIELDS", 10), |e| e.yields) as i32,
+        ),
+        Setting::Transport => CvarValue::Str(
+            if std::env::var("OXMPI_TRANSPORT").is_ok_and(|v| v == "tcp") {
+                "tcp"
+            } else {
+                "auto"
+            }
+            .into(),
+        ),
     })
 }
 
 fn env_u32(var: &str, default: u32) -> u32 {
-    std::env::var(var).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 /// Writes control variable `i`.
@@ -103,7 +127,9 @@ pub fn cvar_write(i: usize, v: CvarValue) -> ToolResult<()> {
     match (c.setting, v) {
         (Setting::EagerLimit, CvarValue::Int(n)) => {
             if n < 0 {
-                return Err(ToolError::Invalid(format!("OXMPI_EAGER_LIMIT: {n} is negative")));
+                return Err(ToolError::Invalid(format!(
+                    "OXMPI_EAGER_LIMIT: {n} is negative"
+                )));
             }
             match engine() {
                 Some(e) => e.with_state(|st| st.eager_limit = n as usize),
@@ -125,7 +151,9 @@ pub fn cvar_write(i: usize, v: CvarValue) -> ToolResult<()> {
                     )))
                 }
             };
-            let mut o = ALGORITHM_OVERRIDES.lock().unwrap_or_else(|p| p.into_inner());
+            let mut o = ALGORITHM_OVERRIDES
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
             if o.len() < crate::coll::FORCEABLE.len() {
                 o.resize(crate::coll::FORCEABLE.len(), None);
             }
@@ -133,7 +161,10 @@ pub fn cvar_write(i: usize, v: CvarValue) -> ToolResult<()> {
             ANY_ALGORITHM_OVERRIDE.store(true, Ordering::Relaxed);
             Ok(())
         }
-        (Setting::EagerLimit | Setting::Algorithm(_), _) => Err(ToolError::Invalid(format!("{}: the value must be an int", c.name))),
+        (Setting::EagerLimit | Setting::Algorithm(_), _) => Err(ToolError::Invalid(format!(
+            "{}: the value must be an int",
+            c.name
+        ))),
         _ => Err(ToolError::CvarSetNever),
     }
 }
@@ -149,10 +180,16 @@ mod tests {
         cvar_write(i, CvarValue::Int(2)).unwrap();
         assert_eq!(cvar_read(i).unwrap(), CvarValue::Int(2));
         assert_eq!(algorithm_override("scan"), Some(Some("linear")));
-        assert!(matches!(cvar_write(i, CvarValue::Int(99)), Err(ToolError::Invalid(_))));
+        assert!(matches!(
+            cvar_write(i, CvarValue::Int(99)),
+            Err(ToolError::Invalid(_))
+        ));
         cvar_write(i, CvarValue::Int(0)).unwrap();
         assert_eq!(algorithm_override("scan"), Some(None));
         let ro = r.cvar_index("OXMPI_CHECK").unwrap();
-        assert_eq!(cvar_write(ro, CvarValue::Int(1)), Err(ToolError::CvarSetNever));
+        assert_eq!(
+            cvar_write(ro, CvarValue::Int(1)),
+            Err(ToolError::CvarSetNever)
+        );
     }
 }

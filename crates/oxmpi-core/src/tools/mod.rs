@@ -47,7 +47,10 @@ pub(crate) use counters::{BlockedTimer, Stats, Via};
 pub(crate) use cvar::{algorithm_override, initial_eager_limit};
 pub use cvar::{cvar_read, cvar_write, CvarValue};
 pub use pvar::{PvarHandle, PvarValue};
-pub use registry::{algorithm_pvar_name, collective_algorithms, collectives, registry, Bind, CategoryInfo, CvarInfo, EnumInfo, PvarClass, PvarInfo, Registry, Scope, VarType, Verbosity};
+pub use registry::{
+    algorithm_pvar_name, collective_algorithms, collectives, registry, Bind, CategoryInfo,
+    CvarInfo, EnumInfo, PvarClass, PvarInfo, Registry, Scope, VarType, Verbosity,
+};
 
 /// The engine, if this process has one running.
 fn engine() -> Option<&'static crate::runtime::Engine> {
@@ -76,16 +79,32 @@ pub enum ToolError {
 impl std::fmt::Display for ToolError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ToolError::NotInitialized => write!(f, "the tool interface is not initialized (MPI_T_init_thread)"),
-            ToolError::InvalidIndex => write!(f, "no variable, category or enumeration item has this index"),
+            ToolError::NotInitialized => write!(
+                f,
+                "the tool interface is not initialized (MPI_T_init_thread)"
+            ),
+            ToolError::InvalidIndex => write!(
+                f,
+                "no variable, category or enumeration item has this index"
+            ),
             ToolError::InvalidName => write!(f, "no variable or category has this name"),
             ToolError::InvalidHandle => write!(f, "invalid handle"),
             ToolError::InvalidSession => write!(f, "invalid performance variable session"),
-            ToolError::CvarSetNotNow(why) => write!(f, "the control variable cannot be set now: {why}"),
+            ToolError::CvarSetNotNow(why) => {
+                write!(f, "the control variable cannot be set now: {why}")
+            }
             ToolError::CvarSetNever => write!(f, "the control variable is read-only"),
-            ToolError::PvarNoWrite => write!(f, "the performance variable cannot be written or reset"),
-            ToolError::PvarNoStartstop => write!(f, "the performance variable is continuous: it cannot be started or stopped"),
-            ToolError::PvarNoAtomic => write!(f, "the performance variable cannot be read and reset atomically"),
+            ToolError::PvarNoWrite => {
+                write!(f, "the performance variable cannot be written or reset")
+            }
+            ToolError::PvarNoStartstop => write!(
+                f,
+                "the performance variable is continuous: it cannot be started or stopped"
+            ),
+            ToolError::PvarNoAtomic => write!(
+                f,
+                "the performance variable cannot be read and reset atomically"
+            ),
             ToolError::Invalid(why) => write!(f, "{why}"),
         }
     }
@@ -146,14 +165,23 @@ impl Registry {
         self.enums.get(i).ok_or(ToolError::InvalidIndex)
     }
     pub fn cvar_index(&self, name: &str) -> ToolResult<usize> {
-        self.cvars.iter().position(|c| c.name == name).ok_or(ToolError::InvalidName)
+        self.cvars
+            .iter()
+            .position(|c| c.name == name)
+            .ok_or(ToolError::InvalidName)
     }
     /// Pvar names are unique per class; oxmpi's are unique overall.
     pub fn pvar_index(&self, name: &str, class: PvarClass) -> ToolResult<usize> {
-        self.pvars.iter().position(|p| p.name == name && p.class == class).ok_or(ToolError::InvalidName)
+        self.pvars
+            .iter()
+            .position(|p| p.name == name && p.class == class)
+            .ok_or(ToolError::InvalidName)
     }
     pub fn category_index(&self, name: &str) -> ToolResult<usize> {
-        self.categories.iter().position(|c| c.name == name).ok_or(ToolError::InvalidName)
+        self.categories
+            .iter()
+            .position(|c| c.name == name)
+            .ok_or(ToolError::InvalidName)
     }
 }
 

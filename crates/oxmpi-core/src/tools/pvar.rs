@@ -8,7 +8,6 @@ use super::registry::{registry, Bind, PvarClass, PvarInfo, Source, VarType};
 use super::{engine, ToolError, ToolResult};
 use crate::comm::Comm;
 
-
 /// The current raw value of pvar `info` (bound to `comm` where its bind says so).
 fn raw(info: &PvarInfo, comm: Option<&Comm>) -> u64 {
     let stats = |f: &dyn Fn(&Stats) -> u64| engine().map_or(0, |e| e.with_state(|st| f(&st.stats)));
@@ -21,8 +20,12 @@ fn raw(info: &PvarInfo, comm: Option<&Comm>) -> u64 {
         Source::Unexpected => stats(&|s| s.unexpected),
         Source::UnexpectedHwm => stats(&|s| s.unexpected_hwm),
         Source::PostedHwm => stats(&|s| s.posted_hwm),
-        Source::UnexpectedLen => engine().map_or(0, |e| e.with_state(|st| st.matcher.unexpected_len() as u64)),
-        Source::PostedLen => engine().map_or(0, |e| e.with_state(|st| st.matcher.posted_len() as u64)),
+        Source::UnexpectedLen => {
+            engine().map_or(0, |e| e.with_state(|st| st.matcher.unexpected_len() as u64))
+        }
+        Source::PostedLen => {
+            engine().map_or(0, |e| e.with_state(|st| st.matcher.posted_len() as u64))
+        }
         Source::BlockedTime => BLOCKED_NS.load(Ordering::Relaxed),
         Source::BlockedWaits => BLOCKED_WAITS.load(Ordering::Relaxed),
         Source::CollBlocking => comm.map_or(0, |c| c.0.diag_seq.load(Ordering::Relaxed) as u64),
@@ -74,11 +77,27 @@ impl PvarHandle {
     pub fn new(index: usize, comm: Option<Comm>) -> ToolResult<PvarHandle> {
         let info = registry().pvar(index)?;
         match (info.bind, &comm) {
-            (Bind::Comm, None) => return Err(ToolError::Invalid(format!("{} is bound to a communicator: give one", info.name))),
-            (Bind::NoObject, Some(_)) => return Err(ToolError::Invalid(format!("{} is bound to no object", info.name))),
+            (Bind::Comm, None) => {
+                return Err(ToolError::Invalid(format!(
+                    "{} is bound to a communicator: give one",
+                    info.name
+                )))
+            }
+            (Bind::NoObject, Some(_)) => {
+                return Err(ToolError::Invalid(format!(
+                    "{} is bound to no object",
+                    info.name
+                )))
+            }
             _ => {}
         }
-        let mut h = PvarHandle { index, comm, running: false, acc: 0, base: 0 };
+        let mut h = PvarHandle {
+            index,
+            comm,
+            running: false,
+            acc: 0,
+            base: 0,
+        };
         if info.continuous {
             h.running = true;
             h.base = raw(info, h.comm.as_ref());
@@ -121,7 +140,9 @@ impl PvarHandle {
             return Err(ToolError::PvarNoStartstop);
         }
         if self.running {
-            self.acc = self.acc.wrapping_add(raw(info, self.comm.as_ref()).wrapping_sub(self.base));
+            self.acc = self
+                .acc
+                .wrapping_add(raw(info, self.comm.as_ref()).wrapping_sub(self.base));
             self.running = false;
         }
         Ok(())
@@ -130,7 +151,11 @@ impl PvarHandle {
     fn current(&self, now: u64) -> u64 {
         match self.info().class {
             // Levels and watermarks are the state of the library, not a count.
-            PvarClass::Level | PvarClass::HighWatermark | PvarClass::LowWatermark | PvarClass::State | PvarClass::Size => now,
+            PvarClass::Level
+            | PvarClass::HighWatermark
+            | PvarClass::LowWatermark
+            | PvarClass::State
+            | PvarClass::Size => now,
             _ if self.running => self.acc.wrapping_add(now.wrapping_sub(self.base)),
             _ => self.acc,
         }
@@ -157,7 +182,12 @@ impl PvarHandle {
         let v = match v {
             PvarValue::U64(n) => n,
             PvarValue::Double(s) if s.is_finite() && s >= 0.0 => (s * 1e9) as u64,
-            PvarValue::Double(s) => return Err(ToolError::Invalid(format!("{}: {s} is not a time in seconds", info.name))),
+            PvarValue::Double(s) => {
+                return Err(ToolError::Invalid(format!(
+                    "{}: {s} is not a time in seconds",
+                    info.name
+                )))
+            }
         };
         self.acc = v;
         self.base = raw(info, self.comm.as_ref());
@@ -191,7 +221,11 @@ mod tests {
 
     #[test]
     fn stopped_handles_do_not_count() {
-        let i = registry().pvars.iter().position(|p| p.name == "oxmpi_time_blocked").unwrap();
+        let i = registry()
+            .pvars
+            .iter()
+            .position(|p| p.name == "oxmpi_time_blocked")
+            .unwrap();
         let mut h = PvarHandle::new(i, None).unwrap();
         assert_eq!(h.read(), PvarValue::Double(0.0));
         BLOCKED_NS.fetch_add(5_000_000_000, Ordering::Relaxed);
@@ -203,7 +237,11 @@ mod tests {
         BLOCKED_NS.fetch_add(1_000_000_000, Ordering::Relaxed);
         assert_eq!(h.read_reset().unwrap(), PvarValue::Double(2.0));
         assert_eq!(h.read(), PvarValue::Double(0.0));
-        let q = registry().pvars.iter().position(|p| p.name == "oxmpi_unexpected_queue_length").unwrap();
+        let q = registry()
+            .pvars
+            .iter()
+            .position(|p| p.name == "oxmpi_unexpected_queue_length")
+            .unwrap();
         let mut qh = PvarHandle::new(q, None).unwrap();
         assert_eq!(qh.start(), Err(ToolError::PvarNoStartstop));
         assert_eq!(qh.reset(), Err(ToolError::PvarNoWrite));

@@ -5,7 +5,6 @@ use std::sync::OnceLock;
 
 use super::counters::Via;
 
-
 /// The C datatype of a variable's value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VarType {
@@ -189,7 +188,10 @@ pub(super) fn algorithm_choices(op: &str) -> Vec<&'static str> {
 fn build() -> Registry {
     use Scope::*;
     use Verbosity::*;
-    let mut enums = vec![EnumInfo { name: "oxmpi_bool".into(), items: vec![(0, "off".into()), (1, "on".into())] }];
+    let mut enums = vec![EnumInfo {
+        name: "oxmpi_bool".into(),
+        items: vec![(0, "off".into()), (1, "on".into())],
+    }];
     let mut cvars = Vec::new();
     let mut cat_p2p = CategoryInfo {
         name: "oxmpi_p2p".into(),
@@ -198,7 +200,9 @@ fn build() -> Registry {
     };
     let mut cat_coll = CategoryInfo {
         name: "oxmpi_coll".into(),
-        desc: "Collective operations: algorithm selections and collectives started per communicator".into(),
+        desc:
+            "Collective operations: algorithm selections and collectives started per communicator"
+                .into(),
         ..Default::default()
     };
     let mut cat_diag = CategoryInfo {
@@ -208,15 +212,25 @@ fn build() -> Registry {
     };
     let mut cat_progress = CategoryInfo {
         name: "oxmpi_progress".into(),
-        desc: "Blocking waits: how they spin, yield and sleep, and the time they spend blocked".into(),
+        desc: "Blocking waits: how they spin, yield and sleep, and the time they spend blocked"
+            .into(),
         ..Default::default()
     };
     let mut cat_transport = CategoryInfo {
         name: "oxmpi_transport".into(),
-        desc: "Transports: the choice between shared memory and TCP and the single-copy paths".into(),
+        desc: "Transports: the choice between shared memory and TCP and the single-copy paths"
+            .into(),
         ..Default::default()
     };
-    let mut cvar = |cat: &mut CategoryInfo, name: &str, desc: &str, verbosity, datatype, enumtype, scope, count, setting| {
+    let mut cvar = |cat: &mut CategoryInfo,
+                    name: &str,
+                    desc: &str,
+                    verbosity,
+                    datatype,
+                    enumtype,
+                    scope,
+                    count,
+                    setting| {
         cat.cvars.push(cvars.len());
         cvars.push(CvarInfo {
             name: name.into(),
@@ -244,8 +258,16 @@ fn build() -> Registry {
     for (i, op) in crate::coll::FORCEABLE.iter().enumerate() {
         let e = enums.len();
         let mut items = vec![(0, "auto".to_string())];
-        items.extend(algorithm_choices(op).iter().enumerate().map(|(k, a)| (k as i32 + 1, a.to_string())));
-        enums.push(EnumInfo { name: format!("oxmpi_{op}_algorithms"), items });
+        items.extend(
+            algorithm_choices(op)
+                .iter()
+                .enumerate()
+                .map(|(k, a)| (k as i32 + 1, a.to_string())),
+        );
+        enums.push(EnumInfo {
+            name: format!("oxmpi_{op}_algorithms"),
+            items,
+        });
         cvar(
             &mut cat_coll,
             &format!("OXMPI_{}_ALGORITHM", op.to_ascii_uppercase()),
@@ -370,7 +392,15 @@ fn build() -> Registry {
     );
 
     let mut pvars = Vec::new();
-    let mut pvar = |cat: &mut CategoryInfo, name: String, desc: String, class, datatype, bind, readonly: bool, continuous: bool, source| {
+    let mut pvar = |cat: &mut CategoryInfo,
+                    name: String,
+                    desc: String,
+                    class,
+                    datatype,
+                    bind,
+                    readonly: bool,
+                    continuous: bool,
+                    source| {
         cat.pvars.push(pvars.len());
         pvars.push(PvarInfo {
             name,
@@ -393,24 +423,138 @@ fn build() -> Registry {
     let u64t = VarType::UnsignedLongLong;
     for (via, name, what) in [
         (Via::SelfLoop, "self", "to or from this process itself"),
-        (Via::Shm, "shm", "through shared memory (processes on this host)"),
+        (
+            Via::Shm,
+            "shm",
+            "through shared memory (processes on this host)",
+        ),
         (Via::Tcp, "tcp", "through TCP (processes on other hosts)"),
     ] {
         let counter = PvarClass::Counter;
-        pvar(&mut cat_p2p, format!("oxmpi_msgs_sent_{name}"), format!("Messages sent {what}, including the messages of collectives"), counter, u64t, Bind::NoObject, false, false, Source::MsgsSent(via));
-        pvar(&mut cat_p2p, format!("oxmpi_bytes_sent_{name}"), format!("Bytes of message data sent {what}"), counter, u64t, Bind::NoObject, false, false, Source::BytesSent(via));
-        pvar(&mut cat_p2p, format!("oxmpi_msgs_received_{name}"), format!("Messages that arrived {what}"), counter, u64t, Bind::NoObject, false, false, Source::MsgsRecvd(via));
-        pvar(&mut cat_p2p, format!("oxmpi_bytes_received_{name}"), format!("Bytes of message data that arrived {what}"), counter, u64t, Bind::NoObject, false, false, Source::BytesRecvd(via));
+        pvar(
+            &mut cat_p2p,
+            format!("oxmpi_msgs_sent_{name}"),
+            format!("Messages sent {what}, including the messages of collectives"),
+            counter,
+            u64t,
+            Bind::NoObject,
+            false,
+            false,
+            Source::MsgsSent(via),
+        );
+        pvar(
+            &mut cat_p2p,
+            format!("oxmpi_bytes_sent_{name}"),
+            format!("Bytes of message data sent {what}"),
+            counter,
+            u64t,
+            Bind::NoObject,
+            false,
+            false,
+            Source::BytesSent(via),
+        );
+        pvar(
+            &mut cat_p2p,
+            format!("oxmpi_msgs_received_{name}"),
+            format!("Messages that arrived {what}"),
+            counter,
+            u64t,
+            Bind::NoObject,
+            false,
+            false,
+            Source::MsgsRecvd(via),
+        );
+        pvar(
+            &mut cat_p2p,
+            format!("oxmpi_bytes_received_{name}"),
+            format!("Bytes of message data that arrived {what}"),
+            counter,
+            u64t,
+            Bind::NoObject,
+            false,
+            false,
+            Source::BytesRecvd(via),
+        );
     }
     pvar(&mut cat_p2p, "oxmpi_rendezvous_sent".into(), "Messages sent with the rendezvous protocol (larger than the eager limit, synchronous, or out of credit)".into(), PvarClass::Counter, u64t, Bind::NoObject, false, false, Source::Rendezvous);
-    pvar(&mut cat_p2p, "oxmpi_unexpected_msgs".into(), "Messages that arrived before a matching receive was posted".into(), PvarClass::Counter, u64t, Bind::NoObject, false, false, Source::Unexpected);
-    pvar(&mut cat_p2p, "oxmpi_unexpected_queue_length".into(), "Messages waiting in the unexpected queue now".into(), PvarClass::Level, u64t, Bind::NoObject, true, true, Source::UnexpectedLen);
-    pvar(&mut cat_p2p, "oxmpi_unexpected_queue_hwm".into(), "Longest the unexpected queue has been".into(), PvarClass::HighWatermark, u64t, Bind::NoObject, true, true, Source::UnexpectedHwm);
-    pvar(&mut cat_p2p, "oxmpi_posted_queue_length".into(), "Receives posted and not yet matched now".into(), PvarClass::Level, u64t, Bind::NoObject, true, true, Source::PostedLen);
-    pvar(&mut cat_p2p, "oxmpi_posted_queue_hwm".into(), "Longest the posted-receive queue has been".into(), PvarClass::HighWatermark, u64t, Bind::NoObject, true, true, Source::PostedHwm);
+    pvar(
+        &mut cat_p2p,
+        "oxmpi_unexpected_msgs".into(),
+        "Messages that arrived before a matching receive was posted".into(),
+        PvarClass::Counter,
+        u64t,
+        Bind::NoObject,
+        false,
+        false,
+        Source::Unexpected,
+    );
+    pvar(
+        &mut cat_p2p,
+        "oxmpi_unexpected_queue_length".into(),
+        "Messages waiting in the unexpected queue now".into(),
+        PvarClass::Level,
+        u64t,
+        Bind::NoObject,
+        true,
+        true,
+        Source::UnexpectedLen,
+    );
+    pvar(
+        &mut cat_p2p,
+        "oxmpi_unexpected_queue_hwm".into(),
+        "Longest the unexpected queue has been".into(),
+        PvarClass::HighWatermark,
+        u64t,
+        Bind::NoObject,
+        true,
+        true,
+        Source::UnexpectedHwm,
+    );
+    pvar(
+        &mut cat_p2p,
+        "oxmpi_posted_queue_length".into(),
+        "Receives posted and not yet matched now".into(),
+        PvarClass::Level,
+        u64t,
+        Bind::NoObject,
+        true,
+        true,
+        Source::PostedLen,
+    );
+    pvar(
+        &mut cat_p2p,
+        "oxmpi_posted_queue_hwm".into(),
+        "Longest the posted-receive queue has been".into(),
+        PvarClass::HighWatermark,
+        u64t,
+        Bind::NoObject,
+        true,
+        true,
+        Source::PostedHwm,
+    );
     pvar(&mut cat_progress, "oxmpi_time_blocked".into(), "Seconds blocking calls spent waiting (waits that end within their first 64 polls, a few microseconds, are not timed)".into(), PvarClass::Timer, VarType::Double, Bind::NoObject, false, false, Source::BlockedTime);
-    pvar(&mut cat_progress, "oxmpi_blocking_waits".into(), "Blocking waits that polled 64 times in vain (the waits oxmpi_time_blocked times)".into(), PvarClass::Counter, u64t, Bind::NoObject, false, false, Source::BlockedWaits);
-    pvar(&mut cat_coll, "oxmpi_coll_blocking".into(), "Blocking collective calls on the communicator".into(), PvarClass::Counter, u64t, Bind::Comm, false, false, Source::CollBlocking);
+    pvar(
+        &mut cat_progress,
+        "oxmpi_blocking_waits".into(),
+        "Blocking waits that polled 64 times in vain (the waits oxmpi_time_blocked times)".into(),
+        PvarClass::Counter,
+        u64t,
+        Bind::NoObject,
+        false,
+        false,
+        Source::BlockedWaits,
+    );
+    pvar(
+        &mut cat_coll,
+        "oxmpi_coll_blocking".into(),
+        "Blocking collective calls on the communicator".into(),
+        PvarClass::Counter,
+        u64t,
+        Bind::Comm,
+        false,
+        false,
+        Source::CollBlocking,
+    );
     pvar(&mut cat_coll, "oxmpi_coll_nonblocking".into(), "Nonblocking collectives and persistent collective starts on the communicator, and the agreements communicator creation runs on it".into(), PvarClass::Counter, u64t, Bind::Comm, false, false, Source::CollNonblocking);
 
     let mut cat_algorithms = CategoryInfo {
@@ -419,7 +563,9 @@ fn build() -> Registry {
         ..Default::default()
     };
     for (i, op) in crate::coll::FORCEABLE.iter().enumerate() {
-        let Some(table) = crate::coll::select::table(op) else { continue };
+        let Some(table) = crate::coll::select::table(op) else {
+            continue;
+        };
         let call = format!("MPI_{}", coll_call_name(op));
         for (k, a) in table.algorithms.iter().enumerate() {
             let desc = match a.name {
@@ -430,11 +576,25 @@ fn build() -> Registry {
                     op.to_ascii_uppercase()
                 ),
             };
-            pvar(&mut cat_algorithms, algorithm_pvar_name(op, a.name), desc, PvarClass::Counter, u64t, Bind::NoObject, false, false, Source::CollAlgorithm(i, k));
+            pvar(
+                &mut cat_algorithms,
+                algorithm_pvar_name(op, a.name),
+                desc,
+                PvarClass::Counter,
+                u64t,
+                Bind::NoObject,
+                false,
+                false,
+                Source::CollAlgorithm(i, k),
+            );
         }
     }
 
-    let mut root = CategoryInfo { name: "oxmpi".into(), desc: "All of oxmpi's variables".into(), ..Default::default() };
+    let mut root = CategoryInfo {
+        name: "oxmpi".into(),
+        desc: "All of oxmpi's variables".into(),
+        ..Default::default()
+    };
     let mut categories = vec![];
     for c in [cat_p2p, cat_coll, cat_diag, cat_progress, cat_transport] {
         root.categories.push(categories.len() + 1);
@@ -445,7 +605,12 @@ fn build() -> Registry {
     let sub = categories.len();
     categories[2].categories.push(sub);
     categories.push(cat_algorithms);
-    Registry { cvars, pvars, categories, enums }
+    Registry {
+        cvars,
+        pvars,
+        categories,
+        enums,
+    }
 }
 
 /// The performance variable counting the calls of collective `op` (a name of
@@ -514,12 +679,23 @@ mod tests {
         assert!(!r.categories[0].categories.contains(&algs));
         for op in crate::coll::FORCEABLE {
             for a in crate::coll::select::choices(op) {
-                let i = r.pvar_index(&algorithm_pvar_name(op, a), PvarClass::Counter).unwrap();
+                let i = r
+                    .pvar_index(&algorithm_pvar_name(op, a), PvarClass::Counter)
+                    .unwrap();
                 assert!(r.categories[algs].pvars.contains(&i));
             }
         }
-        assert!(r.pvar_index("oxmpi_coll_allreduce_algorithm_ring", PvarClass::Counter).is_ok());
-        assert!(r.pvar_index("oxmpi_coll_alltoallw_algorithm_pairwise", PvarClass::Counter).is_ok());
-        assert!(r.pvar_index("oxmpi_coll_barrier_algorithm_shm", PvarClass::Counter).is_ok());
+        assert!(r
+            .pvar_index("oxmpi_coll_allreduce_algorithm_ring", PvarClass::Counter)
+            .is_ok());
+        assert!(r
+            .pvar_index(
+                "oxmpi_coll_alltoallw_algorithm_pairwise",
+                PvarClass::Counter
+            )
+            .is_ok());
+        assert!(r
+            .pvar_index("oxmpi_coll_barrier_algorithm_shm", PvarClass::Counter)
+            .is_ok());
     }
 }

@@ -64,7 +64,11 @@ pub fn dims_create(nnodes: i32, dims: &mut [i32]) -> Result<()> {
         }
         return Ok(());
     }
-    let factors = if free <= MPICH_MAX_DIMS { mpich_factors((n / product) as i32, free) } else { balanced_factors((n / product) as u64, free) };
+    let factors = if free <= MPICH_MAX_DIMS {
+        mpich_factors((n / product) as i32, free)
+    } else {
+        balanced_factors((n / product) as u64, free)
+    };
     let mut it = factors.into_iter();
     for d in dims.iter_mut().filter(|d| **d == 0) {
         *d = it.next().expect("one factor per free dimension") as i32;
@@ -186,7 +190,15 @@ fn mpich_factors(n: i32, k: usize) -> Vec<u64> {
     let mut trydims = vec![0i32; left];
     trydims[left - 1] = divs.first().copied().unwrap_or(1);
     let mut opt: Vec<i32> = chosen[next..].to_vec();
-    optbalance(nn, left - 1, left, &divs, &mut trydims, &mut curbal, &mut opt);
+    optbalance(
+        nn,
+        left - 1,
+        left,
+        &divs,
+        &mut trydims,
+        &mut curbal,
+        &mut opt,
+    );
     chosen.truncate(next);
     chosen.extend(opt);
     done(chosen)
@@ -195,7 +207,15 @@ fn mpich_factors(n: i32, k: usize) -> Vec<u64> {
 /// MPICH's recursive balance search: places a divisor at `idx` (counting down
 /// to 0, the largest), keeping in `opt` the best decomposition (ties go to the
 /// later one).
-fn optbalance(n: i32, idx: usize, nd: usize, divs: &[i32], trydims: &mut [i32], curbal: &mut i32, opt: &mut [i32]) {
+fn optbalance(
+    n: i32,
+    idx: usize,
+    nd: usize,
+    divs: &[i32],
+    trydims: &mut [i32],
+    curbal: &mut i32,
+    opt: &mut [i32],
+) {
     let min = trydims[nd - 1];
     if idx > 1 {
         for k in 0..divs.len() {

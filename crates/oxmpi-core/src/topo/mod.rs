@@ -40,7 +40,11 @@ pub enum TopologyKind {
 
 impl TopologyKind {
     /// Every kind.
-    pub const ALL: &'static [TopologyKind] = &[TopologyKind::Cart, TopologyKind::Graph, TopologyKind::DistGraph];
+    pub const ALL: &'static [TopologyKind] = &[
+        TopologyKind::Cart,
+        TopologyKind::Graph,
+        TopologyKind::DistGraph,
+    ];
 
     /// The C name, e.g. `MPI_CART`.
     pub const fn name(self) -> &'static str {

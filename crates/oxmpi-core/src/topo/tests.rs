@@ -2,8 +2,8 @@
 //! distributed graph validation and queries), moved out of the former `topo.rs`.
 
 use super::dims::balanced_factors;
-use crate::request::PROC_NULL;
 use super::*;
+use crate::request::PROC_NULL;
 
 fn class<T: std::fmt::Debug>(r: Result<T>) -> ErrorClass {
     r.expect_err("expected an error").class
@@ -247,10 +247,7 @@ fn cart_sub_and_split_keys() {
 #[test]
 fn cart_map_is_the_identity() {
     assert_eq!(Cart::map(&[2, 3], &[false, false], 5, 8).unwrap(), Some(5));
-    assert_eq!(
-        Cart::map(&[2, 3], &[false, false], 6, 8).unwrap(),
-        None
-    );
+    assert_eq!(Cart::map(&[2, 3], &[false, false], 6, 8).unwrap(), None);
     assert_eq!(Cart::map(&[], &[], 0, 3).unwrap(), Some(0));
     assert_eq!(Cart::map(&[], &[], 1, 3).unwrap(), None);
     assert_eq!(

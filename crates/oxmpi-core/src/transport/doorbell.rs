@@ -137,7 +137,11 @@ impl Doorbell {
     /// An idle doorbell (loom's atomics have no `const` constructor).
     #[cfg(loom)]
     pub fn new() -> Doorbell {
-        Doorbell { word: AtomicU32::new(0), sleepers: AtomicU32::new(0), futex: (loom::sync::Mutex::new(()), loom::sync::Condvar::new()) }
+        Doorbell {
+            word: AtomicU32::new(0),
+            sleepers: AtomicU32::new(0),
+            futex: (loom::sync::Mutex::new(()), loom::sync::Condvar::new()),
+        }
     }
 
     /// Signal that work has been published: bump the word, and wake every sleeper if

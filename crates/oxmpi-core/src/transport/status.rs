@@ -28,7 +28,16 @@ impl StatusPage {
         }
         // SAFETY: a fresh shared mapping of the whole file; the kernel picks the
         // address. Failure is reported as MAP_FAILED and handled below.
-        let base = unsafe { libc::mmap(std::ptr::null_mut(), total, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0) };
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                total,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
+        };
         // The descriptor is not needed once mapped; programs this rank starts need not see it.
         // SAFETY: closing a descriptor this process inherited for this purpose only.
         unsafe { libc::close(fd) };
@@ -39,10 +48,14 @@ impl StatusPage {
         // (leaked for the process's life), and every word of it is only ever
         // accessed atomically, here and in the launcher; AtomicU64 has the
         // layout of u64. Slot `rank` lies inside it because `rank < size`.
-        // SAFETY: a live, aligned, atomically accessed mapping of `total` bytes.
-        let all: &'static [AtomicU64] = unsafe { std::slice::from_raw_parts(base as *const AtomicU64, total / 8) };
+        let all: &'static [AtomicU64] =
+            // SAFETY: a live, aligned, atomically accessed mapping of `total` bytes.
+            unsafe { std::slice::from_raw_parts(base as *const AtomicU64, total / 8) };
         let start = words * rank as usize;
-        Some(StatusPage { slot: &all[start..start + words], size })
+        Some(StatusPage {
+            slot: &all[start..start + words],
+            size,
+        })
     }
 
     /// Publishes a state with the per-peer counters and a text (seqlock write).

@@ -14,7 +14,9 @@
 //! on the op: any mix of ops on one location stays atomic (what `accumulate_ops =
 //! same_op_no_op`, the default, and `same_op` promise, and more).
 
-use std::sync::atomic::{AtomicI16, AtomicI32, AtomicI64, AtomicI8, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{
+    AtomicI16, AtomicI32, AtomicI64, AtomicI8, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering,
+};
 
 use crate::datatype::{Datatype, Primitive, Repr};
 use crate::error::Result;
@@ -36,9 +38,23 @@ macro_rules! rmw {
     ($name:ident, $atomic:ident, $t:ty) => {
         /// # Safety
         /// As [`fetch_op_run`], for elements of this width.
-        unsafe fn $name(addr: usize, n: usize, op: PredefinedOp, direct: bool, src: &[u8], mut old: Option<&mut [u8]>, kernel: &dyn Fn(&[u8], &mut [u8]) -> Result<()>) -> Result<()> {
+        unsafe fn $name(
+            addr: usize,
+            n: usize,
+            op: PredefinedOp,
+            direct: bool,
+            src: &[u8],
+            mut old: Option<&mut [u8]>,
+            kernel: &dyn Fn(&[u8], &mut [u8]) -> Result<()>,
+        ) -> Result<()> {
             const W: usize = std::mem::size_of::<$t>();
-            let s = |i: usize| <$t>::from_ne_bytes(src[i * W..i * W + W].try_into().expect("one element of this width"));
+            let s = |i: usize| {
+                <$t>::from_ne_bytes(
+                    src[i * W..i * W + W]
+                        .try_into()
+                        .expect("one element of this width"),
+                )
+            };
             for i in 0..n {
                 // SAFETY: the caller guarantees `n` elements from `addr` are valid,
                 // aligned for this width and only accessed atomically meanwhile.
@@ -57,7 +73,12 @@ macro_rules! rmw {
                         loop {
                             let mut next = cur.to_ne_bytes();
                             kernel(&src[i * W..i * W + W], &mut next)?;
-                            match a.compare_exchange_weak(cur, <$t>::from_ne_bytes(next), Ordering::AcqRel, Ordering::Acquire) {
+                            match a.compare_exchange_weak(
+                                cur,
+                                <$t>::from_ne_bytes(next),
+                                Ordering::AcqRel,
+                                Ordering::Acquire,
+                            ) {
                                 Ok(_) => break cur,
                                 Err(now) => cur = now,
                             }
@@ -91,7 +112,14 @@ rmw!(rmw_u64, AtomicU64, u64);
 /// `addr .. addr + n * atomic_width(bt)` is valid for reads and writes, `addr` is aligned
 /// to that width, and every concurrent access to those bytes (from any process) is
 /// atomic.
-pub unsafe fn fetch_op_run(addr: usize, n: usize, bt: &Datatype, op: &Op, src: &[u8], old: Option<&mut [u8]>) -> Result<()> {
+pub unsafe fn fetch_op_run(
+    addr: usize,
+    n: usize,
+    bt: &Datatype,
+    op: &Op,
+    src: &[u8],
+    old: Option<&mut [u8]>,
+) -> Result<()> {
     let prim = bt.as_primitive().expect("a basic type");
     let p = op.as_predefined().expect("checked: predefined");
     let kernel = |src: &[u8], inout: &mut [u8]| -> Result<()> {
@@ -99,7 +127,10 @@ pub unsafe fn fetch_op_run(addr: usize, n: usize, bt: &Datatype, op: &Op, src: &
         unsafe { op.apply(src.as_ptr(), inout.as_mut_ptr(), 1, bt) }
     };
     let r = prim.repr();
-    let direct = matches!(r, Repr::I8 | Repr::I16 | Repr::I32 | Repr::I64 | Repr::U8 | Repr::U16 | Repr::U32 | Repr::U64);
+    let direct = matches!(
+        r,
+        Repr::I8 | Repr::I16 | Repr::I32 | Repr::I64 | Repr::U8 | Repr::U16 | Repr::U32 | Repr::U64
+    );
     // The caller's `addr` is valid for `n` elements, aligned to `atomic_width(bt)`, only accessed atomically.
     // SAFETY: each arm picks the atomic of `prim.size()` bytes, that width, as the rmw function requires.
     unsafe {
@@ -127,7 +158,15 @@ pub fn is_direct(prim: Primitive, op: PredefinedOp) -> bool {
     // on the fast path instead of matching type class, representation and width.
     static TABLE: std::sync::OnceLock<Vec<u16>> = std::sync::OnceLock::new();
     let t = TABLE.get_or_init(|| {
-        let mut t = vec![0u16; Primitive::ALL.iter().map(|p| p.code() as usize).max().unwrap_or(0) + 1];
+        let mut t = vec![
+            0u16;
+            Primitive::ALL
+                .iter()
+                .map(|p| p.code() as usize)
+                .max()
+                .unwrap_or(0)
+                + 1
+        ];
         for &p in Primitive::ALL {
             for &o in PredefinedOp::ALL {
                 if direct_pair(p, o) {
@@ -137,7 +176,8 @@ pub fn is_direct(prim: Primitive, op: PredefinedOp) -> bool {
         }
         t
     });
-    t.get(prim.code() as usize).is_some_and(|m| m >> op.code() & 1 != 0)
+    t.get(prim.code() as usize)
+        .is_some_and(|m| m >> op.code() & 1 != 0)
 }
 
 fn direct_pair(prim: Primitive, op: PredefinedOp) -> bool {
@@ -148,7 +188,18 @@ fn direct_pair(prim: Primitive, op: PredefinedOp) -> bool {
     match op {
         Replace | NoOp => true,
         Sum | Max | Min | Band | Bor | Bxor => {
-            op.allows(prim.class()) && matches!(prim.repr(), Repr::I8 | Repr::I16 | Repr::I32 | Repr::I64 | Repr::U8 | Repr::U16 | Repr::U32 | Repr::U64)
+            op.allows(prim.class())
+                && matches!(
+                    prim.repr(),
+                    Repr::I8
+                        | Repr::I16
+                        | Repr::I32
+                        | Repr::I64
+                        | Repr::U8
+                        | Repr::U16
+                        | Repr::U32
+                        | Repr::U64
+                )
         }
         _ => false,
     }
@@ -205,7 +256,14 @@ direct!(direct_u64, AtomicU64, u64);
 /// As [`fetch_op_run`]; `src` is readable for `n` elements of `prim` (unless `op` is
 /// `MPI_NO_OP`) and `old`, when not null, writable for `n`, at any alignment.
 #[inline]
-pub unsafe fn fetch_op_direct(addr: usize, n: usize, prim: Primitive, op: PredefinedOp, src: *const u8, old: *mut u8) {
+pub unsafe fn fetch_op_direct(
+    addr: usize,
+    n: usize,
+    prim: Primitive,
+    op: PredefinedOp,
+    src: *const u8,
+    old: *mut u8,
+) {
     debug_assert!(is_direct(prim, op));
     // SAFETY: each arm picks the atomic of `prim.size()` bytes and the signedness of its repr.
     unsafe {
@@ -260,11 +318,23 @@ mod tests {
         let mut cell = [0u64; 1];
         let bytes = init.len();
         // SAFETY: writing `bytes` (<= 8) bytes into our own aligned u64.
-        unsafe { std::ptr::copy_nonoverlapping(init.as_ptr(), cell.as_mut_ptr().cast::<u8>(), bytes) };
+        unsafe {
+            std::ptr::copy_nonoverlapping(init.as_ptr(), cell.as_mut_ptr().cast::<u8>(), bytes)
+        };
         let mut old = vec![0u8; bytes];
         let bt = Datatype::predefined(prim);
         // SAFETY: an aligned local u64, accessed by this thread only.
-        unsafe { fetch_op_run(cell.as_mut_ptr() as usize, 1, &bt, &Op::predefined(op), src, Some(&mut old)).unwrap() };
+        unsafe {
+            fetch_op_run(
+                cell.as_mut_ptr() as usize,
+                1,
+                &bt,
+                &Op::predefined(op),
+                src,
+                Some(&mut old),
+            )
+            .unwrap()
+        };
         // SAFETY: reading back the same bytes.
         let now = unsafe { std::slice::from_raw_parts(cell.as_ptr().cast::<u8>(), bytes) }.to_vec();
         (old, now)
@@ -272,23 +342,83 @@ mod tests {
 
     #[test]
     fn direct_and_loop_ops_match_the_kernels() {
-        let (o, n) = run(Primitive::Int, PredefinedOp::Sum, &5i32.to_ne_bytes(), &(-7i32).to_ne_bytes());
-        assert_eq!((i32::from_ne_bytes(o[..].try_into().unwrap()), i32::from_ne_bytes(n[..].try_into().unwrap())), (5, -2));
-        let (_, n) = run(Primitive::Int, PredefinedOp::Max, &(-5i32).to_ne_bytes(), &(-7i32).to_ne_bytes());
-        assert_eq!(i32::from_ne_bytes(n[..].try_into().unwrap()), -5, "signed max");
-        let (_, n) = run(Primitive::Unsigned, PredefinedOp::Max, &5u32.to_ne_bytes(), &u32::MAX.to_ne_bytes());
-        assert_eq!(u32::from_ne_bytes(n[..].try_into().unwrap()), u32::MAX, "unsigned max");
-        let (_, n) = run(Primitive::Long, PredefinedOp::Prod, &6i64.to_ne_bytes(), &(-7i64).to_ne_bytes());
+        let (o, n) = run(
+            Primitive::Int,
+            PredefinedOp::Sum,
+            &5i32.to_ne_bytes(),
+            &(-7i32).to_ne_bytes(),
+        );
+        assert_eq!(
+            (
+                i32::from_ne_bytes(o[..].try_into().unwrap()),
+                i32::from_ne_bytes(n[..].try_into().unwrap())
+            ),
+            (5, -2)
+        );
+        let (_, n) = run(
+            Primitive::Int,
+            PredefinedOp::Max,
+            &(-5i32).to_ne_bytes(),
+            &(-7i32).to_ne_bytes(),
+        );
+        assert_eq!(
+            i32::from_ne_bytes(n[..].try_into().unwrap()),
+            -5,
+            "signed max"
+        );
+        let (_, n) = run(
+            Primitive::Unsigned,
+            PredefinedOp::Max,
+            &5u32.to_ne_bytes(),
+            &u32::MAX.to_ne_bytes(),
+        );
+        assert_eq!(
+            u32::from_ne_bytes(n[..].try_into().unwrap()),
+            u32::MAX,
+            "unsigned max"
+        );
+        let (_, n) = run(
+            Primitive::Long,
+            PredefinedOp::Prod,
+            &6i64.to_ne_bytes(),
+            &(-7i64).to_ne_bytes(),
+        );
         assert_eq!(i64::from_ne_bytes(n[..].try_into().unwrap()), -42);
-        let (o, n) = run(Primitive::Double, PredefinedOp::Sum, &1.5f64.to_ne_bytes(), &2.25f64.to_ne_bytes());
-        assert_eq!((f64::from_ne_bytes(o[..].try_into().unwrap()), f64::from_ne_bytes(n[..].try_into().unwrap())), (1.5, 3.75));
-        let (_, n) = run(Primitive::Float, PredefinedOp::Min, &1.5f32.to_ne_bytes(), &(-2.0f32).to_ne_bytes());
+        let (o, n) = run(
+            Primitive::Double,
+            PredefinedOp::Sum,
+            &1.5f64.to_ne_bytes(),
+            &2.25f64.to_ne_bytes(),
+        );
+        assert_eq!(
+            (
+                f64::from_ne_bytes(o[..].try_into().unwrap()),
+                f64::from_ne_bytes(n[..].try_into().unwrap())
+            ),
+            (1.5, 3.75)
+        );
+        let (_, n) = run(
+            Primitive::Float,
+            PredefinedOp::Min,
+            &1.5f32.to_ne_bytes(),
+            &(-2.0f32).to_ne_bytes(),
+        );
         assert_eq!(f32::from_ne_bytes(n[..].try_into().unwrap()), -2.0);
-        let (o, n) = run(Primitive::Short, PredefinedOp::NoOp, &9i16.to_ne_bytes(), &[]);
+        let (o, n) = run(
+            Primitive::Short,
+            PredefinedOp::NoOp,
+            &9i16.to_ne_bytes(),
+            &[],
+        );
         assert_eq!((o.clone(), n), (9i16.to_ne_bytes().to_vec(), o));
         let (_, n) = run(Primitive::Char, PredefinedOp::Replace, &[3], &[200]);
         assert_eq!(n, vec![200]);
-        let (_, n) = run(Primitive::Int, PredefinedOp::Land, &3i32.to_ne_bytes(), &0i32.to_ne_bytes());
+        let (_, n) = run(
+            Primitive::Int,
+            PredefinedOp::Land,
+            &3i32.to_ne_bytes(),
+            &0i32.to_ne_bytes(),
+        );
         assert_eq!(i32::from_ne_bytes(n[..].try_into().unwrap()), 0);
         assert_eq!(atomic_width(Primitive::LongDouble), None);
         assert_eq!(atomic_width(Primitive::DoubleInt), None);
@@ -298,14 +428,27 @@ mod tests {
     #[test]
     fn direct_ops_are_single_instructions_on_integers_only() {
         use PredefinedOp::*;
-        assert!(is_direct(Primitive::Long, Sum) && is_direct(Primitive::Unsigned, Max) && is_direct(Primitive::Byte, Bxor));
+        assert!(
+            is_direct(Primitive::Long, Sum)
+                && is_direct(Primitive::Unsigned, Max)
+                && is_direct(Primitive::Byte, Bxor)
+        );
         assert!(is_direct(Primitive::Double, Replace) && is_direct(Primitive::TwoInt, NoOp));
         // A compare-exchange loop (floating sum), undefined (sum of bytes), too wide.
         assert!(!is_direct(Primitive::Double, Sum) && !is_direct(Primitive::Byte, Sum));
         assert!(!is_direct(Primitive::Long, Prod) && !is_direct(Primitive::LongDouble, Replace));
         let (mut cell, mut old) = (40i64, 0i64);
         // SAFETY: an aligned local i64, accessed by this thread only.
-        unsafe { fetch_op_direct(std::ptr::addr_of_mut!(cell) as usize, 1, Primitive::Long, Sum, 2i64.to_ne_bytes().as_ptr(), std::ptr::addr_of_mut!(old).cast()) };
+        unsafe {
+            fetch_op_direct(
+                std::ptr::addr_of_mut!(cell) as usize,
+                1,
+                Primitive::Long,
+                Sum,
+                2i64.to_ne_bytes().as_ptr(),
+                std::ptr::addr_of_mut!(old).cast(),
+            )
+        };
         assert_eq!((old, cell), (40, 42));
     }
 
@@ -321,11 +464,24 @@ mod tests {
                     let mut old = [0u8; 8];
                     for _ in 0..2000 {
                         // SAFETY: aligned atomics that live for the scope.
-                        unsafe { fetch_op_run(a0, 1, &bt, &sum, &1i64.to_ne_bytes(), Some(&mut old)).unwrap() };
+                        unsafe {
+                            fetch_op_run(a0, 1, &bt, &sum, &1i64.to_ne_bytes(), Some(&mut old))
+                                .unwrap()
+                        };
                         loop {
                             let mut cur = [0u8; 8];
                             // SAFETY: as above.
-                            unsafe { fetch_op_run(a1, 1, &bt, &Op::predefined(PredefinedOp::NoOp), &[], Some(&mut cur)).unwrap() };
+                            unsafe {
+                                fetch_op_run(
+                                    a1,
+                                    1,
+                                    &bt,
+                                    &Op::predefined(PredefinedOp::NoOp),
+                                    &[],
+                                    Some(&mut cur),
+                                )
+                                .unwrap()
+                            };
                             let next = (i64::from_ne_bytes(cur) + 1).to_ne_bytes();
                             // SAFETY: as above.
                             unsafe { compare_swap(a1, &next, &cur, &mut old) };

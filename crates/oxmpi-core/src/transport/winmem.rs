@@ -53,7 +53,8 @@ impl Segment {
 
     /// Maps the segment another local process made (its pid and descriptor number).
     pub fn open(pid: i32, fd: i32, len: usize) -> io::Result<Segment> {
-        let path = CString::new(format!("/proc/{pid}/fd/{fd}")).expect("no NUL in a path of numbers");
+        let path =
+            CString::new(format!("/proc/{pid}/fd/{fd}")).expect("no NUL in a path of numbers");
         // SAFETY: open with a valid NUL-terminated path.
         let my = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
         if my < 0 {
@@ -65,7 +66,14 @@ impl Segment {
     fn map(fd: i32, len: usize) -> io::Result<Segment> {
         // SAFETY: a fresh shared mapping of a file we hold open; the kernel picks the address.
         let p = unsafe {
-            libc::mmap(std::ptr::null_mut(), len.max(1), libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0)
+            libc::mmap(
+                std::ptr::null_mut(),
+                len.max(1),
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
         };
         if p == libc::MAP_FAILED {
             let e = io::Error::last_os_error();
@@ -73,7 +81,11 @@ impl Segment {
             unsafe { libc::close(fd) };
             return Err(e);
         }
-        Ok(Segment { ptr: p.cast(), len: len.max(1), fd })
+        Ok(Segment {
+            ptr: p.cast(),
+            len: len.max(1),
+            fd,
+        })
     }
 
     /// The descriptor other local ranks open (valid until [`close_fd`](Self::close_fd)).
@@ -106,7 +118,10 @@ impl Segment {
     /// The 64-bit control word at byte offset `off` (8-aligned, inside the mapping).
     #[inline]
     pub fn word(&self, off: usize) -> &AtomicU64 {
-        assert!(off.is_multiple_of(8) && off + 8 <= self.len, "winmem: control word {off} outside the segment");
+        assert!(
+            off.is_multiple_of(8) && off + 8 <= self.len,
+            "winmem: control word {off} outside the segment"
+        );
         // SAFETY: in bounds and 8-aligned (checked; the mapping is page-aligned), the
         // memory lives as long as `self`, and every access to control words is atomic.
         unsafe { &*(self.ptr.add(off) as *const AtomicU64) }
@@ -141,7 +156,13 @@ impl Reach {
             Reach::Mapped { addr } => {
                 if !out.is_empty() {
                     // SAFETY: valid per this function's contract; `out` is a distinct Rust buffer.
-                    unsafe { std::ptr::copy_nonoverlapping(addr.wrapping_add(off) as *const u8, out.as_mut_ptr(), out.len()) };
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            addr.wrapping_add(off) as *const u8,
+                            out.as_mut_ptr(),
+                            out.len(),
+                        )
+                    };
                 }
                 Ok(())
             }
@@ -158,7 +179,13 @@ impl Reach {
             Reach::Mapped { addr } => {
                 if !data.is_empty() {
                     // SAFETY: valid for writes per this function's contract; `data` is a distinct buffer.
-                    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), addr.wrapping_add(off) as *mut u8, data.len()) };
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            data.as_ptr(),
+                            addr.wrapping_add(off) as *mut u8,
+                            data.len(),
+                        )
+                    };
                 }
                 Ok(())
             }

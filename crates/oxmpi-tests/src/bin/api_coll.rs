@@ -16,10 +16,14 @@ struct Mat([i64; 4]);
 fn mul(a: Mat, b: Mat) -> Mat {
     let (a, b) = (a.0, b.0);
     Mat([
-        a[0].wrapping_mul(b[0]).wrapping_add(a[1].wrapping_mul(b[2])),
-        a[0].wrapping_mul(b[1]).wrapping_add(a[1].wrapping_mul(b[3])),
-        a[2].wrapping_mul(b[0]).wrapping_add(a[3].wrapping_mul(b[2])),
-        a[2].wrapping_mul(b[1]).wrapping_add(a[3].wrapping_mul(b[3])),
+        a[0].wrapping_mul(b[0])
+            .wrapping_add(a[1].wrapping_mul(b[2])),
+        a[0].wrapping_mul(b[1])
+            .wrapping_add(a[1].wrapping_mul(b[3])),
+        a[2].wrapping_mul(b[0])
+            .wrapping_add(a[3].wrapping_mul(b[2])),
+        a[2].wrapping_mul(b[1])
+            .wrapping_add(a[3].wrapping_mul(b[3])),
     ])
 }
 
@@ -27,7 +31,12 @@ fn mat(r: i32) -> Mat {
     Mat([1, r as i64 + 1, 2 * r as i64, 1])
 }
 
-unsafe extern "C" fn c_sum(inv: *mut std::ffi::c_void, io: *mut std::ffi::c_void, len: *mut std::ffi::c_int, _dt: *mut oxmpi::ffi::MPI_Datatype) {
+unsafe extern "C" fn c_sum(
+    inv: *mut std::ffi::c_void,
+    io: *mut std::ffi::c_void,
+    len: *mut std::ffi::c_int,
+    _dt: *mut oxmpi::ffi::MPI_Datatype,
+) {
     let n = *len as usize;
     let (a, b) = (inv as *const i32, io as *mut i32);
     for i in 0..n {
@@ -47,23 +56,45 @@ fn main() {
     // all_gather / immediate / varcount
     let mut all = vec![0i32; 2 * nu];
     world.all_gather_into(&[me, me * 10][..], &mut all[..]);
-    check!(me, (0..n).all(|r| all[2 * r as usize] == r && all[2 * r as usize + 1] == r * 10), "allgather {all:?}");
+    check!(
+        me,
+        (0..n).all(|r| all[2 * r as usize] == r && all[2 * r as usize + 1] == r * 10),
+        "allgather {all:?}"
+    );
     let mut all2 = vec![0i32; 2 * nu];
     let pair = [me, me * 10];
-    scope(|s| world.immediate_all_gather_into(s, &pair[..], &mut all2[..]).wait_without_status());
+    scope(|s| {
+        world
+            .immediate_all_gather_into(s, &pair[..], &mut all2[..])
+            .wait_without_status()
+    });
     check!(me, all2 == all, "iallgather");
     let counts: Vec<i32> = (0..n).map(|r| r + 1).collect();
-    let displs: Vec<i32> = counts.iter().scan(0, |a, &c| { let d = *a; *a += c; Some(d) }).collect();
+    let displs: Vec<i32> = counts
+        .iter()
+        .scan(0, |a, &c| {
+            let d = *a;
+            *a += c;
+            Some(d)
+        })
+        .collect();
     let total = counts.iter().sum::<i32>() as usize;
     let mine = vec![me; me as usize + 1];
-    let expect_v: Vec<i32> = (0..n).flat_map(|r| std::iter::repeat(r).take(r as usize + 1)).collect();
+    let expect_v: Vec<i32> = (0..n)
+        .flat_map(|r| std::iter::repeat(r).take(r as usize + 1))
+        .collect();
     let mut v = vec![-1i32; total];
-    world.all_gather_varcount_into(&mine[..], &mut PartitionMut::new(&mut v[..], &counts[..], &displs[..]));
+    world.all_gather_varcount_into(
+        &mine[..],
+        &mut PartitionMut::new(&mut v[..], &counts[..], &displs[..]),
+    );
     check!(me, v == expect_v, "allgatherv {v:?}");
     let mut v2 = vec![-1i32; total];
     let mut p = PartitionMut::new(&mut v2[..], &counts[..], &displs[..]);
     scope(|s| {
-        world.immediate_all_gather_varcount_into(s, &mine[..], &mut p).wait();
+        world
+            .immediate_all_gather_varcount_into(s, &mine[..], &mut p)
+            .wait();
     });
     drop(p);
     check!(me, v2 == expect_v, "iallgatherv");
@@ -72,25 +103,42 @@ fn main() {
     let send: Vec<i32> = (0..n).map(|r| me * 100 + r).collect();
     let mut recv = vec![0i32; nu];
     world.all_to_all_into(&send[..], &mut recv[..]);
-    check!(me, (0..n).all(|r| recv[r as usize] == r * 100 + me), "alltoall {recv:?}");
+    check!(
+        me,
+        (0..n).all(|r| recv[r as usize] == r * 100 + me),
+        "alltoall {recv:?}"
+    );
     let mut recv2 = vec![0i32; nu];
-    scope(|s| world.immediate_all_to_all_into(s, &send[..], &mut recv2[..]).wait());
+    scope(|s| {
+        world
+            .immediate_all_to_all_into(s, &send[..], &mut recv2[..])
+            .wait()
+    });
     check!(me, recv2 == recv, "ialltoall");
     // varcount: send r+1 copies of me*100+r to process r; receive me+1 from each.
     let scounts: Vec<i32> = (0..n).map(|r| r + 1).collect();
     let sdispls = displs.clone();
-    let sbuf: Vec<i32> = (0..n).flat_map(|r| std::iter::repeat(me * 100 + r).take(r as usize + 1)).collect();
+    let sbuf: Vec<i32> = (0..n)
+        .flat_map(|r| std::iter::repeat(me * 100 + r).take(r as usize + 1))
+        .collect();
     let rcounts = vec![me + 1; nu];
     let rdispls: Vec<i32> = (0..n).map(|r| r * (me + 1)).collect();
-    let want: Vec<i32> = (0..n).flat_map(|r| std::iter::repeat(r * 100 + me).take(me as usize + 1)).collect();
+    let want: Vec<i32> = (0..n)
+        .flat_map(|r| std::iter::repeat(r * 100 + me).take(me as usize + 1))
+        .collect();
     let mut rbuf = vec![0i32; nu * (me as usize + 1)];
-    world.all_to_all_varcount_into(&Partition::new(&sbuf[..], &scounts[..], &sdispls[..]), &mut PartitionMut::new(&mut rbuf[..], &rcounts[..], &rdispls[..]));
+    world.all_to_all_varcount_into(
+        &Partition::new(&sbuf[..], &scounts[..], &sdispls[..]),
+        &mut PartitionMut::new(&mut rbuf[..], &rcounts[..], &rdispls[..]),
+    );
     check!(me, rbuf == want, "alltoallv {rbuf:?}");
     let mut rbuf2 = vec![0i32; nu * (me as usize + 1)];
     let sp = Partition::new(&sbuf[..], &scounts[..], &sdispls[..]);
     let mut rp = PartitionMut::new(&mut rbuf2[..], &rcounts[..], &rdispls[..]);
     scope(|s| {
-        world.immediate_all_to_all_varcount_into(s, &sp, &mut rp).wait();
+        world
+            .immediate_all_to_all_varcount_into(s, &sp, &mut rp)
+            .wait();
     });
     drop(rp);
     check!(me, rbuf2 == want, "ialltoallv");
@@ -123,12 +171,24 @@ fn main() {
     world.all_reduce_into(&bits, &mut u, SystemOperation::bitwise_xor());
     check!(me, u == (1u32 << n) - 1, "bxor {u}");
     let mut fs = [0f64; 3];
-    world.all_reduce_into(&[me as f64, 1.0, -(me as f64)][..], &mut fs[..], SystemOperation::sum());
-    check!(me, fs == [tri as f64, n as f64, -(tri as f64)], "f64 sum {fs:?}");
+    world.all_reduce_into(
+        &[me as f64, 1.0, -(me as f64)][..],
+        &mut fs[..],
+        SystemOperation::sum(),
+    );
+    check!(
+        me,
+        fs == [tri as f64, n as f64, -(tri as f64)],
+        "f64 sum {fs:?}"
+    );
     let mut inplace = [me, 1];
     world.all_reduce_in_place(&mut inplace[..], SystemOperation::sum());
     check!(me, inplace == [tri, n], "in place {inplace:?}");
-    scope(|s| world.immediate_all_reduce_into(s, &me, &mut x, SystemOperation::sum()).wait());
+    scope(|s| {
+        world
+            .immediate_all_reduce_into(s, &me, &mut x, SystemOperation::sum())
+            .wait()
+    });
     check!(me, x == tri, "iallreduce {x}");
 
     // user operations: commutative closure, non-commutative matrix product, unsafe C fn
@@ -151,7 +211,11 @@ fn main() {
     let ordered = (1..n).fold(mat(0), |acc, r| mul(acc, mat(r)));
     let mut m = Mat::default();
     world.all_reduce_into(&mat(me), &mut m, &matop);
-    check!(me, m == ordered, "non-commutative allreduce {m:?} != {ordered:?}");
+    check!(
+        me,
+        m == ordered,
+        "non-commutative allreduce {m:?} != {ordered:?}"
+    );
     let prefix = (1..=me).fold(mat(0), |acc, r| mul(acc, mat(r)));
     world.scan_into(&mat(me), &mut m, &matop);
     check!(me, m == prefix, "non-commutative scan {m:?}");
@@ -166,7 +230,11 @@ fn main() {
         if me == root {
             let mut out = Mat::default();
             rp.reduce_into_root(&mat(me), &mut out, &matop);
-            check!(me, out == ordered, "non-commutative reduce at {root}: {out:?}");
+            check!(
+                me,
+                out == ordered,
+                "non-commutative reduce at {root}: {out:?}"
+            );
         } else {
             rp.reduce_into(&mat(me), &matop);
         }
@@ -181,16 +249,37 @@ fn main() {
     let mut rs = [0i32; 2];
     world.reduce_scatter_block_into(&rs_send[..], &mut rs[..], SystemOperation::sum());
     check!(me, rs == [n * me + tri, n], "reduce_scatter_block {rs:?}");
-    scope(|s| world.immediate_reduce_scatter_block_into(s, &rs_send[..], &mut rs[..], SystemOperation::sum()).wait());
+    scope(|s| {
+        world
+            .immediate_reduce_scatter_block_into(
+                s,
+                &rs_send[..],
+                &mut rs[..],
+                SystemOperation::sum(),
+            )
+            .wait()
+    });
     check!(me, rs == [n * me + tri, n], "ireduce_scatter_block {rs:?}");
     world.scan_into(&me, &mut x, SystemOperation::sum());
     check!(me, x == me * (me + 1) / 2, "scan {x}");
-    scope(|s| world.immediate_scan_into(s, &me, &mut x, SystemOperation::sum()).wait());
+    scope(|s| {
+        world
+            .immediate_scan_into(s, &me, &mut x, SystemOperation::sum())
+            .wait()
+    });
     check!(me, x == me * (me + 1) / 2, "iscan {x}");
     x = -5;
     world.exclusive_scan_into(&me, &mut x, SystemOperation::sum());
-    check!(me, x == if me == 0 { -5 } else { me * (me - 1) / 2 }, "exscan {x}");
-    scope(|s| world.immediate_exclusive_scan_into(s, &me, &mut x, SystemOperation::sum()).wait());
+    check!(
+        me,
+        x == if me == 0 { -5 } else { me * (me - 1) / 2 },
+        "exscan {x}"
+    );
+    scope(|s| {
+        world
+            .immediate_exclusive_scan_into(s, &me, &mut x, SystemOperation::sum())
+            .wait()
+    });
     check!(me, me == 0 || x == me * (me - 1) / 2, "iexscan {x}");
 
     // Rooted operations from every root.
@@ -213,15 +302,22 @@ fn main() {
             rp.gather_into_root(&[me, -me][..], &mut g[..]);
             check!(me, g == gexp, "gather {g:?}");
             let mut g2 = vec![0i32; 2 * nu];
-            scope(|s| rp.immediate_gather_into_root(s, &pm[..], &mut g2[..]).wait());
+            scope(|s| {
+                rp.immediate_gather_into_root(s, &pm[..], &mut g2[..])
+                    .wait()
+            });
             check!(me, g2 == gexp, "igather");
             let mut gv = vec![-1i32; total];
-            rp.gather_varcount_into_root(&mine[..], &mut PartitionMut::new(&mut gv[..], &counts[..], &displs[..]));
+            rp.gather_varcount_into_root(
+                &mine[..],
+                &mut PartitionMut::new(&mut gv[..], &counts[..], &displs[..]),
+            );
             check!(me, gv == expect_v, "gatherv {gv:?}");
             let mut gv2 = vec![-1i32; total];
             let mut p = PartitionMut::new(&mut gv2[..], &counts[..], &displs[..]);
             scope(|s| {
-                rp.immediate_gather_varcount_into_root(s, &mine[..], &mut p).wait();
+                rp.immediate_gather_varcount_into_root(s, &mine[..], &mut p)
+                    .wait();
             });
             drop(p);
             check!(me, gv2 == expect_v, "igatherv");
@@ -239,29 +335,49 @@ fn main() {
         let mut scv2 = vec![0i32; me as usize + 1];
         if is_root {
             rp.scatter_into_root(&sc_src[..], &mut sc[..]);
-            scope(|s| rp.immediate_scatter_into_root(s, &sc_src[..], &mut sc2[..]).wait());
+            scope(|s| {
+                rp.immediate_scatter_into_root(s, &sc_src[..], &mut sc2[..])
+                    .wait()
+            });
             let part = Partition::new(&expect_v[..], &counts[..], &displs[..]);
             rp.scatter_varcount_into_root(&part, &mut scv[..]);
-            scope(|s| rp.immediate_scatter_varcount_into_root(s, &part, &mut scv2[..]).wait());
+            scope(|s| {
+                rp.immediate_scatter_varcount_into_root(s, &part, &mut scv2[..])
+                    .wait()
+            });
         } else {
             rp.scatter_into(&mut sc[..]);
             scope(|s| rp.immediate_scatter_into(s, &mut sc2[..]).wait());
             rp.scatter_varcount_into(&mut scv[..]);
             scope(|s| rp.immediate_scatter_varcount_into(s, &mut scv2[..]).wait());
         }
-        check!(me, sc == [me * 3, root] && sc2 == sc, "scatter {sc:?} {sc2:?}");
-        check!(me, scv == vec![me; me as usize + 1] && scv2 == scv, "scatterv {scv:?} {scv2:?}");
+        check!(
+            me,
+            sc == [me * 3, root] && sc2 == sc,
+            "scatter {sc:?} {sc2:?}"
+        );
+        check!(
+            me,
+            scv == vec![me; me as usize + 1] && scv2 == scv,
+            "scatterv {scv:?} {scv2:?}"
+        );
         // reduce
         if is_root {
             let mut r = [0i32; 2];
             rp.reduce_into_root(&[me, 1][..], &mut r[..], SystemOperation::sum());
             check!(me, r == [tri, n], "reduce {r:?}");
             let mut r2 = [0i32; 2];
-            scope(|s| rp.immediate_reduce_into_root(s, &one2[..], &mut r2[..], SystemOperation::sum()).wait());
+            scope(|s| {
+                rp.immediate_reduce_into_root(s, &one2[..], &mut r2[..], SystemOperation::sum())
+                    .wait()
+            });
             check!(me, r2 == [tri, n], "ireduce {r2:?}");
         } else {
             rp.reduce_into(&[me, 1][..], SystemOperation::sum());
-            scope(|s| rp.immediate_reduce_into(s, &one2[..], SystemOperation::sum()).wait());
+            scope(|s| {
+                rp.immediate_reduce_into(s, &one2[..], SystemOperation::sum())
+                    .wait()
+            });
         }
     }
 
@@ -274,17 +390,32 @@ fn main() {
     let e = world.process_at_rank(-1).try_gather_into(&x).unwrap_err();
     check!(me, e.class == ErrorClass::Root, "bad root gather: {e}");
     let e = world.this_process().try_gather_into(&x).unwrap_err();
-    check!(me, e.class == ErrorClass::Root, "root calling non-root gather: {e}");
+    check!(
+        me,
+        e.class == ErrorClass::Root,
+        "root calling non-root gather: {e}"
+    );
     let mut f = 0f64;
-    let e = world.try_all_reduce_into(&1.5f64, &mut f, SystemOperation::bitwise_and()).unwrap_err();
+    let e = world
+        .try_all_reduce_into(&1.5f64, &mut f, SystemOperation::bitwise_and())
+        .unwrap_err();
     check!(me, e.class == ErrorClass::Op, "op/type mismatch: {e}");
-    let e = world.try_all_reduce_into(&true, &mut b, SystemOperation::sum()).unwrap_err();
+    let e = world
+        .try_all_reduce_into(&true, &mut b, SystemOperation::sum())
+        .unwrap_err();
     check!(me, e.class == ErrorClass::Op, "sum of bools: {e}");
     let mut small = vec![0i32; total - 1];
     let e = world
-        .try_all_gather_varcount_into(&mine[..], &mut PartitionMut::new(&mut small[..], &counts[..], &displs[..]))
+        .try_all_gather_varcount_into(
+            &mine[..],
+            &mut PartitionMut::new(&mut small[..], &counts[..], &displs[..]),
+        )
         .unwrap_err();
-    check!(me, e.class == ErrorClass::Count, "partition outside buffer: {e}");
+    check!(
+        me,
+        e.class == ErrorClass::Count,
+        "partition outside buffer: {e}"
+    );
 
     world.barrier();
     println!("api_coll: rank {me} of {n} ok");

@@ -28,8 +28,17 @@ struct Outer {
 struct Tuple(u16, f32, [u8; 5]);
 
 fn make(r: i32, k: i32) -> Outer {
-    let inner = |s: i32| Inner { flag: (r + s) as u8, x: r as f64 * 1.5 + s as f64, pair: [r as i16, s as i16, -(s as i16)] };
-    Outer { id: r * 100 + k, inner: inner(k), tail: [inner(k + 1), inner(k + 2)], c: 7 }
+    let inner = |s: i32| Inner {
+        flag: (r + s) as u8,
+        x: r as f64 * 1.5 + s as f64,
+        pair: [r as i16, s as i16, -(s as i16)],
+    };
+    Outer {
+        id: r * 100 + k,
+        inner: inner(k),
+        tail: [inner(k + 1), inner(k + 2)],
+        c: 7,
+    }
 }
 
 const ROWS: usize = 100;
@@ -43,10 +52,23 @@ fn main() {
     // Datatype shape.
     let dt = Inner::equivalent_datatype();
     check!(me, dt.size() == 1 + 8 + 6, "Inner size {}", dt.size());
-    check!(me, dt.extent() as usize == std::mem::size_of::<Inner>(), "Inner extent {}", dt.extent());
+    check!(
+        me,
+        dt.extent() as usize == std::mem::size_of::<Inner>(),
+        "Inner extent {}",
+        dt.extent()
+    );
     check!(me, !dt.is_contiguous(), "Inner has padding");
-    check!(me, Outer::equivalent_datatype().extent() as usize == std::mem::size_of::<Outer>(), "Outer extent");
-    check!(me, Tuple::equivalent_datatype().size() == 2 + 4 + 5, "Tuple size");
+    check!(
+        me,
+        Outer::equivalent_datatype().extent() as usize == std::mem::size_of::<Outer>(),
+        "Outer extent"
+    );
+    check!(
+        me,
+        Tuple::equivalent_datatype().size() == 2 + 4 + 5,
+        "Tuple size"
+    );
 
     // 1. Derived struct point-to-point in a ring (blocking + immediate, arrays of them).
     let next = world.process_at_rank((me + 1) % size);
@@ -60,7 +82,11 @@ fn main() {
         sreq.wait();
     });
     let pr = prev.rank();
-    check!(me, inp == (0..5).map(|k| make(pr, k)).collect::<Vec<_>>(), "ring structs {inp:?}");
+    check!(
+        me,
+        inp == (0..5).map(|k| make(pr, k)).collect::<Vec<_>>(),
+        "ring structs {inp:?}"
+    );
     // single value, receive() path (value receive of a non-contiguous type) and immediate receive
     let t = Tuple(me as u16, me as f32 * 0.5, [me as u8; 5]);
     let mut got = Tuple::default();
@@ -69,13 +95,25 @@ fn main() {
         next.send(&t);
         r.wait();
     });
-    check!(me, got == Tuple(pr as u16, pr as f32 * 0.5, [pr as u8; 5]), "tuple {got:?}");
+    check!(
+        me,
+        got == Tuple(pr as u16, pr as f32 * 0.5, [pr as u8; 5]),
+        "tuple {got:?}"
+    );
 
     // 2. Broadcast of derived structs from every root.
     for root in 0..size {
-        let mut v = if me == root { [make(root, 9), make(root, 10)] } else { [Outer::default(); 2] };
+        let mut v = if me == root {
+            [make(root, 9), make(root, 10)]
+        } else {
+            [Outer::default(); 2]
+        };
         world.process_at_rank(root).broadcast_into(&mut v[..]);
-        check!(me, v == [make(root, 9), make(root, 10)], "bcast from {root}: {v:?}");
+        check!(
+            me,
+            v == [make(root, 9), make(root, 10)],
+            "bcast from {root}: {v:?}"
+        );
     }
 
     // 3. Gather of derived structs at rank 0.
@@ -103,7 +141,12 @@ fn main() {
         for r in 0..size as usize {
             for i in 0..ROWS {
                 let want = (i * COLS + r) as i32 + 1000 * r as i32;
-                check!(me, rows[r * ROWS + i] == want, "column of {r} row {i}: {}", rows[r * ROWS + i]);
+                check!(
+                    me,
+                    rows[r * ROWS + i] == want,
+                    "column of {r} row {i}: {}",
+                    rows[r * ROWS + i]
+                );
             }
         }
     } else {
@@ -123,7 +166,11 @@ fn main() {
         for i in 0..ROWS {
             for j in 0..COLS {
                 let v = target[i * COLS + j];
-                let want = if j == c2 { (i * COLS + pr as usize) as i32 + 1000 * pr } else { -1 };
+                let want = if j == c2 {
+                    (i * COLS + pr as usize) as i32 + 1000 * pr
+                } else {
+                    -1
+                };
                 check!(me, v == want, "column receive at ({i},{j}): {v}");
             }
         }
@@ -132,17 +179,33 @@ fn main() {
     // 6. Other constructors: indexed, heterogeneous_*, structured, contiguous, resized, dup.
     let i32t = i32::equivalent_datatype();
     let idx = UserDatatype::indexed(&[2, 1], &[0, 5], &i32t);
-    check!(me, idx.size() == 12 && idx.extent() == 24, "indexed {} {}", idx.size(), idx.extent());
+    check!(
+        me,
+        idx.size() == 12 && idx.extent() == 24,
+        "indexed {} {}",
+        idx.size(),
+        idx.extent()
+    );
     let hidx = UserDatatype::heterogeneous_indexed(&[1, 1], &[0, 12], &i32t);
     check!(me, hidx.size() == 8 && hidx.extent() == 16, "hindexed");
     let blk = UserDatatype::indexed_blocks(2, &[0, 4], &i32t);
     check!(me, blk.size() == 16 && blk.extent() == 24, "indexed_blocks");
     let hblk = UserDatatype::heterogeneous_indexed_blocks(1, &[0, 8], &i32t);
-    check!(me, hblk.size() == 8 && hblk.extent() == 12, "hindexed_blocks");
+    check!(
+        me,
+        hblk.size() == 8 && hblk.extent() == 12,
+        "hindexed_blocks"
+    );
     let hv = UserDatatype::heterogeneous_vector(3, 1, 8, &i32t);
     check!(me, hv.size() == 12 && hv.extent() == 20, "hvector");
     let st = UserDatatype::structured(&[1, 2], &[0, 8], &[f64::equivalent_datatype(), i32t]);
-    check!(me, st.size() == 16 && st.extent() == 16, "struct {} {}", st.size(), st.extent());
+    check!(
+        me,
+        st.size() == 16 && st.extent() == 16,
+        "struct {} {}",
+        st.size(),
+        st.extent()
+    );
     let cont = UserDatatype::contiguous(4, &idx);
     check!(me, cont.size() == 48, "contiguous");
     let rs = UserDatatype::resized(&i32t, 0, 8);
@@ -150,7 +213,11 @@ fn main() {
     let d = UserDatatype::dup(&column);
     check!(me, d.size() == column.size(), "dup");
     let e = UserDatatype::try_vector(-1, 1, 1, &i32t).unwrap_err();
-    check!(me, e.class == oxmpi::ErrorClass::Count, "negative count {e}");
+    check!(
+        me,
+        e.class == oxmpi::ErrorClass::Count,
+        "negative count {e}"
+    );
     // indexed exchange: every other element
     let ev = UserDatatype::vector(8, 1, 2, &i32t);
     let src: Vec<i32> = (0..16).map(|i| i + me * 100).collect();
@@ -161,7 +228,13 @@ fn main() {
         next.send(&View::checked(&src[..], 1, &ev).unwrap());
         r.wait();
     });
-    check!(me, dst.iter().enumerate().all(|(i, &v)| v == 2 * i as i32 + pr * 100), "strided {dst:?}");
+    check!(
+        me,
+        dst.iter()
+            .enumerate()
+            .all(|(i, &v)| v == 2 * i as i32 + pr * 100),
+        "strided {dst:?}"
+    );
 
     // 2. With OXMPI_CHECK_SIGNATURES=1: derived structs are checked against the
     // receive's type: fewer elements than the buffer pass, another struct is
@@ -170,15 +243,33 @@ fn main() {
         let two = [make(me, 1).inner, make(me, 2).inner];
         let tuple = Tuple(9, 1.5, [3; 5]);
         let mut five = [Inner::default(); 5];
-        let mut other = [Inner { flag: 0xEE, ..Inner::default() }; 1];
+        let mut other = [Inner {
+            flag: 0xEE,
+            ..Inner::default()
+        }; 1];
         scope(|s| {
             let a = next.immediate_send_with_tag(s, &two[..], 41);
             let b = next.immediate_send_with_tag(s, &tuple, 42);
             let st = prev.try_receive_into_with_tag(&mut five[..], 41).unwrap();
-            check!(me, st.count(Inner::equivalent_datatype()) == 2 && five[..2] == [make(pr, 1).inner, make(pr, 2).inner], "prefix receive {st:?}");
-            let e = prev.try_receive_into_with_tag(&mut other[..], 42).unwrap_err();
-            check!(me, e.class == oxmpi::ErrorClass::Type && e.message.contains("type signature mismatch"), "Tuple into Inner: {e}");
-            check!(me, other[0].flag == 0xEE, "data delivered despite the mismatch");
+            check!(
+                me,
+                st.count(Inner::equivalent_datatype()) == 2
+                    && five[..2] == [make(pr, 1).inner, make(pr, 2).inner],
+                "prefix receive {st:?}"
+            );
+            let e = prev
+                .try_receive_into_with_tag(&mut other[..], 42)
+                .unwrap_err();
+            check!(
+                me,
+                e.class == oxmpi::ErrorClass::Type && e.message.contains("type signature mismatch"),
+                "Tuple into Inner: {e}"
+            );
+            check!(
+                me,
+                other[0].flag == 0xEE,
+                "data delivered despite the mismatch"
+            );
             a.wait();
             b.wait();
         });

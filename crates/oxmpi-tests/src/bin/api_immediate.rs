@@ -144,15 +144,26 @@ fn main() {
         check!(me, n >= 1, "wait_some completed {n}");
         check!(
             me,
-            result.iter().all(|(i, st, d)| d[1] == *i as u16 && st.tag() == 20 + *i as i32),
+            result
+                .iter()
+                .all(|(i, st, d)| d[1] == *i as u16 && st.tag() == 20 + *i as i32),
             "wait_some completions carry their index, status and buffer"
         );
         let remaining = coll.incomplete();
         check!(me, remaining == 6 - 1 - n, "incomplete {remaining}");
         while !coll.test_all(&mut result) {
-            check!(me, result.is_empty(), "test_all clears the result when not all done");
+            check!(
+                me,
+                result.is_empty(),
+                "test_all clears the result when not all done"
+            );
         }
-        check!(me, result.len() == 6 - 1 - n, "test_all completed the rest: {}", result.len());
+        check!(
+            me,
+            result.len() == 6 - 1 - n,
+            "test_all completed the rest: {}",
+            result.len()
+        );
         check!(me, coll.incomplete() == 0, "all complete");
         check!(
             me,
@@ -228,7 +239,11 @@ fn main() {
         std::hint::black_box(&filler);
         r.wait();
     });
-    check!(me, maxed == [size as i64; 3], "immediate user-op allreduce {maxed:?}");
+    check!(
+        me,
+        maxed == [size as i64; 3],
+        "immediate user-op allreduce {maxed:?}"
+    );
 
     // Persistent collectives: each start runs the operation again over the same buffers.
     let n = size as i64;
@@ -244,14 +259,23 @@ fn main() {
     let mut recv = vec![0u8; size as usize];
     let mut ex = [0i64; 1];
     scope(|s| {
-        let mut r = world.all_reduce_init(s, &x, &mut sum, oxmpi::collective::SystemOperation::sum());
+        let mut r =
+            world.all_reduce_init(s, &x, &mut sum, oxmpi::collective::SystemOperation::sum());
         for run in 0..3 {
             check!(me, !r.is_active(), "inactive before run {run}");
             r.start();
-            check!(me, r.try_start().is_err(), "a second start of an active request is refused");
+            check!(
+                me,
+                r.try_start().is_err(),
+                "a second start of an active request is refused"
+            );
             r.wait();
             let got = r.data().unwrap();
-            check!(me, got == &[n * (n + 1) / 2, 2 * n], "persistent allreduce run {run}: {got:?}");
+            check!(
+                me,
+                got == &[n * (n + 1) / 2, 2 * n],
+                "persistent allreduce run {run}: {got:?}"
+            );
         }
         // A user operation moved into the init call lives as long as the request.
         let op = oxmpi::collective::UserOperation::commutative(|a, b| {
@@ -268,32 +292,71 @@ fn main() {
             if p.test().is_none() {
                 p.wait();
             }
-            check!(me, p.data().unwrap()[0] == want, "persistent user-op scan run {run}: {:?} != {want}", p.data());
+            check!(
+                me,
+                p.data().unwrap()[0] == want,
+                "persistent user-op scan run {run}: {:?} != {want}",
+                p.data()
+            );
         }
         let mut g = world.all_gather_init(s, &mine[..], &mut all[..]);
         g.start();
         g.wait();
-        check!(me, g.data().unwrap().iter().enumerate().all(|(i, v)| *v == i as i32 * 10), "persistent allgather {:?}", g.data());
+        check!(
+            me,
+            g.data()
+                .unwrap()
+                .iter()
+                .enumerate()
+                .all(|(i, v)| *v == i as i32 * 10),
+            "persistent allgather {:?}",
+            g.data()
+        );
         let mut bc = root.broadcast_init(s, &mut b[..]);
         for run in 0..3u32 {
             if me == 0 {
-                bc.data_mut().unwrap().copy_from_slice(&[run, run + 1, run + 2]);
+                bc.data_mut()
+                    .unwrap()
+                    .copy_from_slice(&[run, run + 1, run + 2]);
             }
             bc.start();
             bc.wait();
-            check!(me, bc.data().unwrap() == [run, run + 1, run + 2], "persistent bcast run {run}: {:?}", bc.data());
+            check!(
+                me,
+                bc.data().unwrap() == [run, run + 1, run + 2],
+                "persistent bcast run {run}: {:?}",
+                bc.data()
+            );
         }
         let mut a = world.all_to_all_init(s, &send[..], &mut recv[..]);
         a.start();
         a.wait();
-        check!(me, a.data().unwrap().iter().enumerate().all(|(i, v)| *v == (i as i32 * size + me) as u8), "persistent alltoall {:?}", a.data());
+        check!(
+            me,
+            a.data()
+                .unwrap()
+                .iter()
+                .enumerate()
+                .all(|(i, v)| *v == (i as i32 * size + me) as u8),
+            "persistent alltoall {:?}",
+            a.data()
+        );
         // Dropped while active: the drop waits for the run, then frees.
-        let mut e = world.exclusive_scan_init(s, &x[..1], &mut ex, oxmpi::collective::SystemOperation::sum());
+        let mut e = world.exclusive_scan_init(
+            s,
+            &x[..1],
+            &mut ex,
+            oxmpi::collective::SystemOperation::sum(),
+        );
         e.start();
         drop(e);
     });
     if me > 0 {
-        check!(me, ex[0] == (1..=me as i64).sum::<i64>(), "persistent exscan {ex:?}");
+        check!(
+            me,
+            ex[0] == (1..=me as i64).sum::<i64>(),
+            "persistent exscan {ex:?}"
+        );
     }
     let mut bar = world.barrier_init();
     for _ in 0..3 {

@@ -23,7 +23,12 @@ fn main() {
     let mut got = vec![0i32; 8];
     let st = f.read_at_all(peer * 8, &mut got[..]);
     assert_eq!(st.count(i32::equivalent_datatype()), 8);
-    assert!(got.iter().enumerate().all(|(i, &v)| v == (peer * 100 + i as u64) as i32), "{got:?}");
+    assert!(
+        got.iter()
+            .enumerate()
+            .all(|(i, &v)| v == (peer * 100 + i as u64) as i32),
+        "{got:?}"
+    );
     // Short read at end of file.
     let st = f.read_at(size * 8 - 2, &mut got[..]);
     assert_eq!(st.count(i32::equivalent_datatype()), 2);
@@ -44,25 +49,34 @@ fn main() {
         }
         let r = f.immediate_write_at(scope, rank * 8, &doubled[..], true);
         if rank + 1 < size {
-            world.process_at_rank(rank as i32 + 1).synchronous_send(&rank);
+            world
+                .process_at_rank(rank as i32 + 1)
+                .synchronous_send(&rank);
         }
         r.wait();
     });
     let mut back = vec![0i32; 8];
     oxmpi::request::scope(|scope| {
-        let st = f.immediate_read_at(scope, rank * 8, &mut back[..], false).wait();
+        let st = f
+            .immediate_read_at(scope, rank * 8, &mut back[..], false)
+            .wait();
         assert_eq!(st.count(i32::equivalent_datatype()), 8);
     });
     assert_eq!(back, doubled);
     // Non-blocking at the individual pointer, collective, then independent.
     f.try_seek((rank * 8) as i64, Whence::Set).unwrap();
     oxmpi::request::scope(|scope| {
-        f.try_immediate_write(scope, &mine[..], true).unwrap().wait();
+        f.try_immediate_write(scope, &mine[..], true)
+            .unwrap()
+            .wait();
     });
     assert_eq!(f.try_position().unwrap(), rank * 8 + 8);
     f.try_seek((rank * 8) as i64, Whence::Set).unwrap();
     oxmpi::request::scope(|scope| {
-        let st = f.try_immediate_read(scope, &mut back[..], false).unwrap().wait();
+        let st = f
+            .try_immediate_read(scope, &mut back[..], false)
+            .unwrap()
+            .wait();
         assert_eq!(st.count(i32::equivalent_datatype()), 8);
     });
     assert_eq!(back, mine);
@@ -74,7 +88,10 @@ fn main() {
     f.close();
     if rank == 0 {
         let bytes = std::fs::read(&p).unwrap();
-        let ints: Vec<i32> = bytes.chunks(4).map(|c| i32::from_ne_bytes(c.try_into().unwrap())).collect();
+        let ints: Vec<i32> = bytes
+            .chunks(4)
+            .map(|c| i32::from_ne_bytes(c.try_into().unwrap()))
+            .collect();
         let mut k = 0;
         for r in 0..size as i32 {
             for _ in 0..=r {
@@ -91,11 +108,18 @@ fn main() {
     let p = dir.join("api_io_grid.dat");
     let (nr, nc) = (5i32, 2 * size as i32);
     let ft = oxmpi::datatype::UserDatatype::vector(nr, 2, nc, &f64::equivalent_datatype());
-    let local: Vec<f64> = (0..nr * 2).map(|k| ((k / 2) * 1000 + rank as i32 * 2 + k % 2) as f64).collect();
+    let local: Vec<f64> = (0..nr * 2)
+        .map(|k| ((k / 2) * 1000 + rank as i32 * 2 + k % 2) as f64)
+        .collect();
     let f = File::open(&world, &p, Mode::CREATE | Mode::WRONLY);
     if rank == 0 {
         // One aggregator per host by default (the multi-host test checks this line).
-        let nodes = f.hints().into_iter().find(|(k, _)| k == "cb_nodes").map(|(_, v)| v).unwrap();
+        let nodes = f
+            .hints()
+            .into_iter()
+            .find(|(k, _)| k == "cb_nodes")
+            .map(|(_, v)| v)
+            .unwrap();
         println!("api_io: cb_nodes {nodes}");
     }
     f.set_view::<f64, _>(rank * 16, &ft);
@@ -117,7 +141,10 @@ fn main() {
     // Errors: a missing file, a read-only file written, an exclusive create of an existing one.
     let err = File::try_open(&world, dir.join("no/such/file"), Mode::RDONLY).unwrap_err();
     assert_eq!(err.class, ErrorClass::NoSuchFile, "{err}");
-    assert!(err.message.contains("MPI_File_open") && err.message.contains("no/such/file"), "{err}");
+    assert!(
+        err.message.contains("MPI_File_open") && err.message.contains("no/such/file"),
+        "{err}"
+    );
     let err = File::try_open(&world, &p, Mode::RDONLY | Mode::CREATE).unwrap_err();
     assert_eq!(err.class, ErrorClass::Amode, "{err}");
     let p = dir.join("api_io_ro.dat");
@@ -125,7 +152,10 @@ fn main() {
     let err = File::try_open(&world, &p, Mode::CREATE | Mode::EXCL | Mode::WRONLY).unwrap_err();
     assert_eq!(err.class, ErrorClass::FileExists, "{err}");
     let f = File::open(&world, &p, Mode::RDONLY | Mode::DELETE_ON_CLOSE);
-    assert_eq!(f.try_write_at(0, &[1u8][..]).unwrap_err().class, ErrorClass::ReadOnly);
+    assert_eq!(
+        f.try_write_at(0, &[1u8][..]).unwrap_err().class,
+        ErrorClass::ReadOnly
+    );
     f.close();
     assert!(!p.exists());
     println!("api_io: rank {rank} of {size} ok");

@@ -9,10 +9,10 @@ use std::fmt::Debug;
 
 use oxmpi::collective::SystemOperation;
 use oxmpi::datatype::{MutView, Partition, PartitionMut, UserDatatype, View};
-use oxmpi::Count;
 use oxmpi::request::{scope, WaitGuard};
 use oxmpi::topology::{Process, SimpleCommunicator};
 use oxmpi::traits::*;
+use oxmpi::Count;
 use oxmpi_tests::check;
 
 #[derive(Equivalence, Clone, Copy, Debug, PartialEq)]
@@ -35,19 +35,35 @@ trait Elem: Equivalence + Copy + PartialEq + Debug + 'static {
     fn val(rank: i32, i: usize) -> Self;
     fn sentinel() -> Self;
     /// `n` elements of `dt` over `b` (checked to stay inside it).
-    fn view<'d, 'b>(b: &'b [Self], n: Count, dt: &'d UserDatatype) -> View<'d, 'b, UserDatatype, [Self]>;
+    fn view<'d, 'b>(
+        b: &'b [Self],
+        n: Count,
+        dt: &'d UserDatatype,
+    ) -> View<'d, 'b, UserDatatype, [Self]>;
     /// As `view`, to be received into.
-    fn view_mut<'d, 'b>(b: &'b mut [Self], n: Count, dt: &'d UserDatatype) -> MutView<'d, 'b, UserDatatype, [Self]>;
+    fn view_mut<'d, 'b>(
+        b: &'b mut [Self],
+        n: Count,
+        dt: &'d UserDatatype,
+    ) -> MutView<'d, 'b, UserDatatype, [Self]>;
 }
 
 impl Elem for i32 {
     fn val(rank: i32, i: usize) -> i32 {
         rank * 100_000 + i as i32 + 1
     }
-    fn view<'d, 'b>(b: &'b [i32], n: Count, dt: &'d UserDatatype) -> View<'d, 'b, UserDatatype, [i32]> {
+    fn view<'d, 'b>(
+        b: &'b [i32],
+        n: Count,
+        dt: &'d UserDatatype,
+    ) -> View<'d, 'b, UserDatatype, [i32]> {
         View::checked(b, n, dt).expect("the view fits its buffer")
     }
-    fn view_mut<'d, 'b>(b: &'b mut [i32], n: Count, dt: &'d UserDatatype) -> MutView<'d, 'b, UserDatatype, [i32]> {
+    fn view_mut<'d, 'b>(
+        b: &'b mut [i32],
+        n: Count,
+        dt: &'d UserDatatype,
+    ) -> MutView<'d, 'b, UserDatatype, [i32]> {
         MutView::checked(b, n, dt).expect("the view fits its buffer")
     }
     fn sentinel() -> i32 {
@@ -57,7 +73,11 @@ impl Elem for i32 {
 
 impl Elem for S {
     fn val(rank: i32, i: usize) -> S {
-        S { a: (i % 250) as u8 + 1, b: rank as f64 + i as f64 / 8.0, c: -(rank as i16) - 1 }
+        S {
+            a: (i % 250) as u8 + 1,
+            b: rank as f64 + i as f64 / 8.0,
+            c: -(rank as i16) - 1,
+        }
     }
     fn view<'d, 'b>(b: &'b [S], n: Count, dt: &'d UserDatatype) -> View<'d, 'b, UserDatatype, [S]> {
         // S has padding, so no checked view; the layouts are sized for `n` elements.
@@ -65,19 +85,29 @@ impl Elem for S {
         // datatype (never its padding), and callers size `b` for `n` of its elements.
         unsafe { View::with_count_and_datatype(b, n, dt) }
     }
-    fn view_mut<'d, 'b>(b: &'b mut [S], n: Count, dt: &'d UserDatatype) -> MutView<'d, 'b, UserDatatype, [S]> {
+    fn view_mut<'d, 'b>(
+        b: &'b mut [S],
+        n: Count,
+        dt: &'d UserDatatype,
+    ) -> MutView<'d, 'b, UserDatatype, [S]> {
         // SAFETY: as in `view`; S values written by S's datatype are valid S.
         unsafe { MutView::with_count_and_datatype(b, n, dt) }
     }
     fn sentinel() -> S {
-        S { a: 0, b: -1.0, c: 0 }
+        S {
+            a: 0,
+            b: -1.0,
+            c: 0,
+        }
     }
 }
 
 impl Layout {
     /// The positions `count` elements of the datatype select.
     fn positions(&self, count: usize) -> Vec<usize> {
-        (0..count).flat_map(|k| self.picks.iter().map(move |p| k * self.period + p)).collect()
+        (0..count)
+            .flat_map(|k| self.picks.iter().map(move |p| k * self.period + p))
+            .collect()
     }
     fn buf<T: Elem>(&self, count: usize) -> Vec<T> {
         vec![T::sentinel(); count * self.period]
@@ -88,19 +118,38 @@ impl Layout {
     }
     /// The values `count` elements sent from `source(rank)` carry, in order.
     fn sent<T: Elem>(&self, rank: i32, count: usize) -> Vec<T> {
-        self.positions(count).into_iter().map(|j| T::val(rank, j)).collect()
+        self.positions(count)
+            .into_iter()
+            .map(|j| T::val(rank, j))
+            .collect()
     }
     /// Checks that `buf`, received as elements `first..first + count` of the datatype,
     /// holds `want` at the selected positions and the sentinel elsewhere in that span.
     fn check<T: Elem>(&self, me: i32, what: &str, buf: &[T], first: usize, want: &[T]) {
         let count = want.len() / self.picks.len();
-        let pos: Vec<usize> = self.positions(first + count).into_iter().skip(first * self.picks.len()).collect();
+        let pos: Vec<usize> = self
+            .positions(first + count)
+            .into_iter()
+            .skip(first * self.picks.len())
+            .collect();
         for (p, w) in pos.iter().zip(want) {
-            check!(me, buf[*p] == *w, "{} {what}: position {p} holds {:?}, want {w:?}", self.name, buf[*p]);
+            check!(
+                me,
+                buf[*p] == *w,
+                "{} {what}: position {p} holds {:?}, want {w:?}",
+                self.name,
+                buf[*p]
+            );
         }
         for j in first * self.period..(first + count) * self.period {
             if !pos.contains(&j) {
-                check!(me, buf[j] == T::sentinel(), "{} {what}: gap {j} was written: {:?}", self.name, buf[j]);
+                check!(
+                    me,
+                    buf[j] == T::sentinel(),
+                    "{} {what}: gap {j} was written: {:?}",
+                    self.name,
+                    buf[j]
+                );
             }
         }
     }
@@ -115,8 +164,18 @@ fn layouts_i32() -> Vec<Layout> {
     let ix = UserDatatype::indexed(&[2, 1], &[1, 5], &int);
     let indexed = UserDatatype::resized(&ix, 0, 7 * 4);
     vec![
-        Layout { name: "vector", dt: vector, period: 12, picks: vec![0, 4, 8] },
-        Layout { name: "indexed", dt: indexed, period: 7, picks: vec![1, 2, 5] },
+        Layout {
+            name: "vector",
+            dt: vector,
+            period: 12,
+            picks: vec![0, 4, 8],
+        },
+        Layout {
+            name: "indexed",
+            dt: indexed,
+            period: 7,
+            picks: vec![1, 2, 5],
+        },
     ]
 }
 
@@ -126,7 +185,12 @@ fn layout_struct() -> Layout {
     let sz = std::mem::size_of::<S>() as isize;
     let st = UserDatatype::structured(&[1, 1], &[0, 2 * sz], &[s, s]);
     let st = UserDatatype::resized(&st, 0, 3 * sz);
-    Layout { name: "struct", dt: st, period: 3, picks: vec![0, 2] }
+    Layout {
+        name: "struct",
+        dt: st,
+        period: 3,
+        picks: vec![0, 2],
+    }
 }
 
 fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
@@ -149,9 +213,20 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
         let recv = |dst: &mut Vec<T>| {
             let mut mv = T::view_mut(&mut dst[..], N as i32, &l.dt);
             let st = prev.receive_into_with_tag(&mut mv, 1);
-            check!(me, st.source_rank() == pr && st.count(&l.dt) == N as i32, "{} status {st:?}", l.name);
+            check!(
+                me,
+                st.source_rank() == pr && st.count(&l.dt) == N as i32,
+                "{} status {st:?}",
+                l.name
+            );
         };
-        let send = |p: &Process| if sync { p.synchronous_send_with_tag(&view(), 1) } else { p.send_with_tag(&view(), 1) };
+        let send = |p: &Process| {
+            if sync {
+                p.synchronous_send_with_tag(&view(), 1)
+            } else {
+                p.send_with_tag(&view(), 1)
+            }
+        };
         if me == 0 {
             send(&next);
             recv(&mut dst);
@@ -159,7 +234,13 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
             recv(&mut dst);
             send(&next);
         }
-        l.check(me, if sync { "ssend/recv" } else { "send/recv" }, &dst, 0, &want);
+        l.check(
+            me,
+            if sync { "ssend/recv" } else { "send/recv" },
+            &dst,
+            0,
+            &want,
+        );
     }
 
     // The other send modes: buffered (blocking and immediate), synchronous immediate,
@@ -174,7 +255,9 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
                 world.barrier();
                 match mode {
                     0 => next.buffered_send_with_tag(&v, 9),
-                    1 => next.immediate_buffered_send_with_tag(s, &v, 9).wait_without_status(),
+                    1 => next
+                        .immediate_buffered_send_with_tag(s, &v, 9)
+                        .wait_without_status(),
                     2 => {
                         let g = next.immediate_synchronous_send_with_tag(s, &v, 9);
                         r.wait();
@@ -186,7 +269,13 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
                 r.wait();
             });
         }
-        l.check(me, ["bsend", "ibsend", "issend", "rsend"][mode], &dst, 0, &want);
+        l.check(
+            me,
+            ["bsend", "ibsend", "issend", "rsend"][mode],
+            &dst,
+            0,
+            &want,
+        );
     }
 
     // Immediate send and receive.
@@ -195,10 +284,15 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
         let v = view();
         let mut mv = T::view_mut(&mut dst[..], N as i32, &l.dt);
         scope(|s| {
-        let r = prev.immediate_receive_into_with_tag(s, &mut mv, 2);
-        let _g = WaitGuard::from(next.immediate_send_with_tag(s, &v, 2));
-        let st = r.wait();
-        check!(me, st.count(&l.dt) == N as i32, "{} irecv status {st:?}", l.name);
+            let r = prev.immediate_receive_into_with_tag(s, &mut mv, 2);
+            let _g = WaitGuard::from(next.immediate_send_with_tag(s, &v, 2));
+            let st = r.wait();
+            check!(
+                me,
+                st.count(&l.dt) == N as i32,
+                "{} irecv status {st:?}",
+                l.name
+            );
         });
     }
     l.check(me, "isend/irecv", &dst, 0, &want);
@@ -209,7 +303,12 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
         scope(|s| {
             let _g = WaitGuard::from(next.immediate_send_with_tag(s, &v, 3));
             let (got, _) = prev.receive_vec_with_tag::<T>(3);
-            check!(me, got == want, "{} typed send -> receive_vec: {got:?}", l.name);
+            check!(
+                me,
+                got == want,
+                "{} typed send -> receive_vec: {got:?}",
+                l.name
+            );
         });
         // And contiguous values received through the datatype.
         let mut dst: Vec<T> = l.buf(N);
@@ -227,8 +326,14 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
     {
         let v = view();
         let mut mv = T::view_mut(&mut dst[..], N as i32, &l.dt);
-        let st = oxmpi::point_to_point::send_receive_into_with_tags(&v, &next, 5, &mut mv, &prev, 5);
-        check!(me, st.source_rank() == pr, "{} sendrecv status {st:?}", l.name);
+        let st =
+            oxmpi::point_to_point::send_receive_into_with_tags(&v, &next, 5, &mut mv, &prev, 5);
+        check!(
+            me,
+            st.source_rank() == pr,
+            "{} sendrecv status {st:?}",
+            l.name
+        );
     }
     l.check(me, "send_receive_into", &dst, 0, &want);
 
@@ -240,8 +345,17 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
     }
     let pos = l.positions(N);
     for (j, x) in rep.iter().enumerate() {
-        let w = if let Some(k) = pos.iter().position(|p| *p == j) { want[k] } else { T::val(me, j) };
-        check!(me, *x == w, "{} sendrecv_replace at {j}: {x:?}, want {w:?}", l.name);
+        let w = if let Some(k) = pos.iter().position(|p| *p == j) {
+            want[k]
+        } else {
+            T::val(me, j)
+        };
+        check!(
+            me,
+            *x == w,
+            "{} sendrecv_replace at {j}: {x:?}, want {w:?}",
+            l.name
+        );
     }
 
     // Matched probe + matched receive, blocking and immediate.
@@ -250,7 +364,12 @@ fn point_to_point<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
     scope(|s| {
         let _g = WaitGuard::from(next.immediate_send_with_tag(s, &v, 7));
         let (msg, st) = prev.matched_probe_with_tag(7);
-        check!(me, st.count(&l.dt) == N as i32, "{} mprobe count {st:?}", l.name);
+        check!(
+            me,
+            st.count(&l.dt) == N as i32,
+            "{} mprobe count {st:?}",
+            l.name
+        );
         let mut mv = T::view_mut(&mut dst[..], N as i32, &l.dt);
         msg.matched_receive_into(&mut mv);
     });
@@ -347,7 +466,9 @@ fn collectives<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
                 root.scatter_into(&mut mv);
             }
         }
-        let want: Vec<T> = l.sent::<T>(0, n)[me as usize * l.picks.len()..(me as usize + 1) * l.picks.len()].to_vec();
+        let want: Vec<T> = l.sent::<T>(0, n)
+            [me as usize * l.picks.len()..(me as usize + 1) * l.picks.len()]
+            .to_vec();
         l.check(me, "scatter", &b, 0, &want);
     }
 
@@ -413,14 +534,21 @@ fn varcount<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
                 let mut p = PartitionMut::new(&mut mv, &ones[..], &rev[..]);
                 if imm {
                     scope(|s| {
-                        root.immediate_gather_varcount_into_root(s, &v1, &mut p).wait();
+                        root.immediate_gather_varcount_into_root(s, &v1, &mut p)
+                            .wait();
                     });
                 } else {
                     root.gather_varcount_into_root(&v1, &mut p);
                 }
             }
             for r in 0..n {
-                l.check(me, "gather_varcount", &b, n - 1 - r, &l.sent::<T>(r as i32, 1));
+                l.check(
+                    me,
+                    "gather_varcount",
+                    &b,
+                    n - 1 - r,
+                    &l.sent::<T>(r as i32, 1),
+                );
             }
         } else if imm {
             scope(|s| {
@@ -440,7 +568,8 @@ fn varcount<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
                 let p = Partition::new(&vn, &ones[..], &rev[..]);
                 if imm {
                     scope(|s| {
-                        root.immediate_scatter_varcount_into_root(s, &p, &mut mv).wait();
+                        root.immediate_scatter_varcount_into_root(s, &p, &mut mv)
+                            .wait();
                     });
                 } else {
                     root.scatter_varcount_into_root(&p, &mut mv);
@@ -454,7 +583,13 @@ fn varcount<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
             }
         }
         let e = n - 1 - me as usize;
-        l.check(me, "scatter_varcount", &b, 0, &l.sent::<T>(0, n)[e * k..(e + 1) * k]);
+        l.check(
+            me,
+            "scatter_varcount",
+            &b,
+            0,
+            &l.sent::<T>(0, n)[e * k..(e + 1) * k],
+        );
 
         // all_gather_varcount
         let mut b: Vec<T> = l.buf(n);
@@ -463,14 +598,22 @@ fn varcount<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
             let mut p = PartitionMut::new(&mut mv, &ones[..], &rev[..]);
             if imm {
                 scope(|s| {
-                    world.immediate_all_gather_varcount_into(s, &v1, &mut p).wait();
+                    world
+                        .immediate_all_gather_varcount_into(s, &v1, &mut p)
+                        .wait();
                 });
             } else {
                 world.all_gather_varcount_into(&v1, &mut p);
             }
         }
         for r in 0..n {
-            l.check(me, "all_gather_varcount", &b, n - 1 - r, &l.sent::<T>(r as i32, 1));
+            l.check(
+                me,
+                "all_gather_varcount",
+                &b,
+                n - 1 - r,
+                &l.sent::<T>(r as i32, 1),
+            );
         }
 
         // all_to_all_varcount: element r to rank r; from rank r into element size-1-r
@@ -483,7 +626,9 @@ fn varcount<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
             let mut q = PartitionMut::new(&mut mv, &ones[..], &rev[..]);
             if imm {
                 scope(|s| {
-                    world.immediate_all_to_all_varcount_into(s, &p, &mut q).wait();
+                    world
+                        .immediate_all_to_all_varcount_into(s, &p, &mut q)
+                        .wait();
                 });
             } else {
                 world.all_to_all_varcount_into(&p, &mut q);
@@ -491,7 +636,13 @@ fn varcount<T: Elem>(world: &SimpleCommunicator, l: &Layout) {
         }
         let m = me as usize;
         for r in 0..n {
-            l.check(me, "all_to_all_varcount", &b, n - 1 - r, &l.sent::<T>(r as i32, n)[m * k..(m + 1) * k]);
+            l.check(
+                me,
+                "all_to_all_varcount",
+                &b,
+                n - 1 - r,
+                &l.sent::<T>(r as i32, n)[m * k..(m + 1) * k],
+            );
         }
     }
 }
@@ -503,7 +654,12 @@ fn more_reductions(world: &SimpleCommunicator, l: &Layout) {
     let sum = SystemOperation::sum();
     let src: Vec<i32> = l.source(me, 2);
     let v = i32::view(&src[..], 2, &l.dt);
-    let upto = |hi: i32| -> Vec<i32> { l.positions(2).into_iter().map(|j| (0..hi).map(|r| i32::val(r, j)).sum()).collect() };
+    let upto = |hi: i32| -> Vec<i32> {
+        l.positions(2)
+            .into_iter()
+            .map(|j| (0..hi).map(|r| i32::val(r, j)).sum())
+            .collect()
+    };
     for imm in [false, true] {
         let mut b: Vec<i32> = l.buf(2);
         {
@@ -522,7 +678,9 @@ fn more_reductions(world: &SimpleCommunicator, l: &Layout) {
             let mut mv = i32::view_mut(&mut b[..], 2, &l.dt);
             if imm {
                 scope(|s| {
-                    world.immediate_exclusive_scan_into(s, &v, &mut mv, sum).wait();
+                    world
+                        .immediate_exclusive_scan_into(s, &v, &mut mv, sum)
+                        .wait();
                 });
             } else {
                 world.exclusive_scan_into(&v, &mut mv, sum);
@@ -551,7 +709,9 @@ fn more_reductions(world: &SimpleCommunicator, l: &Layout) {
             let mut mv = i32::view_mut(&mut b[..], 1, &l.dt);
             if imm {
                 scope(|s| {
-                    world.immediate_reduce_scatter_block_into(s, &vn, &mut mv, sum).wait();
+                    world
+                        .immediate_reduce_scatter_block_into(s, &vn, &mut mv, sum)
+                        .wait();
                 });
             } else {
                 world.reduce_scatter_block_into(&vn, &mut mv, sum);
@@ -588,8 +748,17 @@ fn more_reductions(world: &SimpleCommunicator, l: &Layout) {
     }
     let pos = l.positions(2);
     for (j, x) in inplace.iter().enumerate() {
-        let w = if pos.contains(&j) { (0..size).map(|r| i32::val(r, j)).sum() } else { i32::val(me, j) };
-        check!(me, *x == w, "{} all_reduce_in_place at {j}: {x}, want {w}", l.name);
+        let w = if pos.contains(&j) {
+            (0..size).map(|r| i32::val(r, j)).sum()
+        } else {
+            i32::val(me, j)
+        };
+        check!(
+            me,
+            *x == w,
+            "{} all_reduce_in_place at {j}: {x}, want {w}",
+            l.name
+        );
     }
 }
 
@@ -597,7 +766,11 @@ fn reductions(world: &SimpleCommunicator, l: &Layout) {
     let (me, size) = (world.rank(), world.size());
     let src: Vec<i32> = l.source(me, 2);
     let v = i32::view(&src[..], 2, &l.dt);
-    let want: Vec<i32> = l.positions(2).into_iter().map(|j| (0..size).map(|r| i32::val(r, j)).sum()).collect();
+    let want: Vec<i32> = l
+        .positions(2)
+        .into_iter()
+        .map(|j| (0..size).map(|r| i32::val(r, j)).sum())
+        .collect();
     let mut b: Vec<i32> = l.buf(2);
     {
         let mut mv = i32::view_mut(&mut b[..], 2, &l.dt);
@@ -638,7 +811,12 @@ fn matrix_columns(world: &SimpleCommunicator) {
         }
         for i in 0..ROWS {
             for r in 0..n {
-                check!(me, matrix[i * n + r] == r as f64 * 1000.0 + i as f64, "matrix[{i}][{r}] = {}", matrix[i * n + r]);
+                check!(
+                    me,
+                    matrix[i * n + r] == r as f64 * 1000.0 + i as f64,
+                    "matrix[{i}][{r}] = {}",
+                    matrix[i * n + r]
+                );
             }
         }
         for x in matrix.iter_mut() {
@@ -647,12 +825,22 @@ fn matrix_columns(world: &SimpleCommunicator) {
         let mut back = vec![0.0f64; ROWS];
         let v = View::checked(&matrix[..], size, &column).unwrap();
         root.scatter_into_root(&v, &mut back[..]);
-        check!(me, back.iter().enumerate().all(|(i, x)| *x == i as f64 + 0.5), "column 0 back {back:?}");
+        check!(
+            me,
+            back.iter().enumerate().all(|(i, x)| *x == i as f64 + 0.5),
+            "column 0 back {back:?}"
+        );
     } else {
         root.gather_into(&mine[..]);
         let mut back = vec![0.0f64; ROWS];
         root.scatter_into(&mut back[..]);
-        check!(me, back.iter().enumerate().all(|(i, x)| *x == me as f64 * 1000.0 + i as f64 + 0.5), "column {me} back {back:?}");
+        check!(
+            me,
+            back.iter()
+                .enumerate()
+                .all(|(i, x)| *x == me as f64 * 1000.0 + i as f64 + 0.5),
+            "column {me} back {back:?}"
+        );
     }
 }
 
@@ -683,11 +871,16 @@ fn main() {
         check!(me, y == S::val(prev.rank(), 1), "struct value {y:?}");
         let _g2 = WaitGuard::from(next.immediate_send_with_tag(s, &v[..], 31));
         let (w, _) = prev.receive_vec_with_tag::<S>(31);
-        check!(me, w == (0..5).map(|i| S::val(prev.rank(), i)).collect::<Vec<_>>(), "struct vec {w:?}");
+        check!(
+            me,
+            w == (0..5).map(|i| S::val(prev.rank(), i)).collect::<Vec<_>>(),
+            "struct vec {w:?}"
+        );
         let _g3 = WaitGuard::from(next.immediate_send_with_tag(s, &x, 32));
         let (z, _) = prev.immediate_receive_with_tag::<S>(32).get();
         check!(me, z == S::val(prev.rank(), 1), "struct future {z:?}");
-        let (u, _): (S, _) = oxmpi::point_to_point::send_receive_with_tags(&x, &next, 33, &prev, 33);
+        let (u, _): (S, _) =
+            oxmpi::point_to_point::send_receive_with_tags(&x, &next, 33, &prev, 33);
         check!(me, u == S::val(prev.rank(), 1), "struct sendrecv {u:?}");
     });
     matrix_columns(&world);
@@ -695,7 +888,13 @@ fn main() {
     let t = (me as u8, me as f64 * 0.5, [me as i16; 3]);
     let mut ts = vec![(0u8, 0.0f64, [0i16; 3]); size as usize];
     world.all_gather_into(&t, &mut ts[..]);
-    check!(me, ts.iter().enumerate().all(|(r, x)| *x == (r as u8, r as f64 * 0.5, [r as i16; 3])), "tuples {ts:?}");
+    check!(
+        me,
+        ts.iter()
+            .enumerate()
+            .all(|(r, x)| *x == (r as u8, r as f64 * 0.5, [r as i16; 3])),
+        "tuples {ts:?}"
+    );
     type C64 = oxmpi::datatype::Complex64;
     let c = C64::new(me as f64, 1.0);
     let mut sum = C64::new(0.0, 0.0);

@@ -4,9 +4,9 @@
 
 use std::fmt::Debug;
 
+use oxmpi::datatype::DatatypeRef;
 use oxmpi::point_to_point as p2p;
 use oxmpi::topology::{Process, Rank};
-use oxmpi::datatype::DatatypeRef;
 use oxmpi::traits::*;
 use oxmpi_tests::check;
 
@@ -72,7 +72,13 @@ fn main() {
         echo(me, peer, root, 1.5f32 * k as f32, 13);
         echo(me, peer, root, std::f64::consts::PI * k as f64, 14);
         echo(me, peer, root, (k, k + 1, k + 2), 15);
-        echo(me, peer, root, ([1.0f64 * k as f64; 2], k as u8, [[-(k as i16); 2]; 3]), 16);
+        echo(
+            me,
+            peer,
+            root,
+            ([1.0f64 * k as f64; 2], k as u8, [[-(k as i16); 2]; 3]),
+            16,
+        );
 
         // 2. vec and slices, receive_vec (probe-sized)
         let v: Vec<f64> = (0..(100 + k)).map(|i| i as f64 * 0.5 + k as f64).collect();
@@ -93,7 +99,8 @@ fn main() {
             );
             check!(
                 me,
-                st.count(DatatypeRef::contiguous(4, &u8::equivalent_datatype())) == 2 * v.len() as i32,
+                st.count(DatatypeRef::contiguous(4, &u8::equivalent_datatype()))
+                    == 2 * v.len() as i32,
                 "{st:?}"
             );
             let want16 = if v.len() & 1 == 0 {

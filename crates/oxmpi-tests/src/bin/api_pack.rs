@@ -11,7 +11,10 @@ fn main() {
     let doubles = [0.5f64, rank as f64];
     let mut buf = world.pack(&ints[..]);
     let first = buf.len() as i32;
-    buf.resize(first as usize + world.pack_size(2, &f64::equivalent_datatype()) as usize, 0);
+    buf.resize(
+        first as usize + world.pack_size(2, &f64::equivalent_datatype()) as usize,
+        0,
+    );
     let end = world.pack_into(&doubles[..], &mut buf, first);
     assert_eq!(end as usize, buf.len());
     // Too small a buffer: an error naming the call, nothing written.
@@ -21,7 +24,11 @@ fn main() {
     // Everybody gets rank 0's packed bytes.
     let mut len = buf.len() as u64;
     world.process_at_rank(0).broadcast_into(&mut len);
-    let mut got = if rank == 0 { buf.clone() } else { vec![0u8; len as usize] };
+    let mut got = if rank == 0 {
+        buf.clone()
+    } else {
+        vec![0u8; len as usize]
+    };
     world.process_at_rank(0).broadcast_into(&mut got[..]);
     let (mut i2, mut d2) = ([0i32; 3], [0f64; 2]);
     // SAFETY: the bytes were packed from an [i32; 3] then an [f64; 2].

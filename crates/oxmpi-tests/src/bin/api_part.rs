@@ -19,7 +19,9 @@ fn main() {
         if me % 2 == 0 {
             let mut data = vec![0u64; 64];
             for it in 0..6u64 {
-                data.iter_mut().enumerate().for_each(|(i, x)| *x = it * 1000 + i as u64);
+                data.iter_mut()
+                    .enumerate()
+                    .for_each(|(i, x)| *x = it * 1000 + i as u64);
                 let mut send = PartitionedSend::new(&world, &data, 8, peer, 4).unwrap();
                 check!(me, send.partitions() == 8, "partitions");
                 send.start().unwrap();
@@ -36,14 +38,30 @@ fn main() {
                 send.wait().unwrap();
             }
             let mut send = PartitionedSend::new(&world, &data, 8, peer, 5).unwrap();
-            check!(me, send.ready(0).unwrap_err().class == ErrorClass::Request, "ready before start");
+            check!(
+                me,
+                send.ready(0).unwrap_err().class == ErrorClass::Request,
+                "ready before start"
+            );
             send.start().unwrap();
             send.ready_range(0, 3).unwrap();
-            check!(me, send.ready(2).unwrap_err().class == ErrorClass::Arg, "ready twice");
-            check!(me, send.ready(8).unwrap_err().class == ErrorClass::Arg, "out of range");
+            check!(
+                me,
+                send.ready(2).unwrap_err().class == ErrorClass::Arg,
+                "ready twice"
+            );
+            check!(
+                me,
+                send.ready(8).unwrap_err().class == ErrorClass::Arg,
+                "out of range"
+            );
             send.ready_list(&[7, 5, 6, 4]).unwrap();
             send.wait().unwrap();
-            check!(me, PartitionedSend::new(&world, &data, 7, peer, 5).is_err(), "7 partitions of 64");
+            check!(
+                me,
+                PartitionedSend::new(&world, &data, 7, peer, 5).is_err(),
+                "7 partitions of 64"
+            );
         } else {
             let mut data = vec![0u64; 64];
             for it in 0..6u64 {
@@ -58,13 +76,23 @@ fn main() {
                     }
                     recv.wait().unwrap();
                     let got = recv.buffer().unwrap();
-                    check!(me, got.iter().enumerate().all(|(i, &x)| x == it * 1000 + i as u64), "iteration {it}: {got:?}");
+                    check!(
+                        me,
+                        got.iter()
+                            .enumerate()
+                            .all(|(i, &x)| x == it * 1000 + i as u64),
+                        "iteration {it}: {got:?}"
+                    );
                     check!(me, recv.arrived(0).unwrap(), "inactive: arrived");
                 }
             }
             let mut recv = PartitionedReceive::new(&world, &mut data, 2, peer, 5).unwrap();
             recv.start().unwrap();
-            check!(me, recv.arrived(2).unwrap_err().class == ErrorClass::Arg, "arrived out of range");
+            check!(
+                me,
+                recv.arrived(2).unwrap_err().class == ErrorClass::Arg,
+                "arrived out of range"
+            );
             recv.wait().unwrap();
         }
     }

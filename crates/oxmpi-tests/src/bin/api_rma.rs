@@ -21,9 +21,17 @@ fn exercise(me: i32, size: i32, win: &mut Window<'_, i64>, world: &impl Communic
     let block: Vec<i64> = (0..N as i64 / 2).map(|i| me as i64 * 1000 + i).collect();
     win.fence(|a| a.put(right, 4, &block));
     let l = win.local();
-    check!(me, l[3] == -1 && l[4 + N / 2] == -1, "put wrote outside its range");
+    check!(
+        me,
+        l[3] == -1 && l[4 + N / 2] == -1,
+        "put wrote outside its range"
+    );
     for (i, v) in l[4..4 + N / 2].iter().enumerate() {
-        check!(me, *v == left as i64 * 1000 + i as i64, "fence put: element {i} is {v}");
+        check!(
+            me,
+            *v == left as i64 * 1000 + i as i64,
+            "fence put: element {i} is {v}"
+        );
     }
     world.barrier();
     let mut back = vec![0i64; N / 2];
@@ -47,7 +55,11 @@ fn exercise(me: i32, size: i32, win: &mut Window<'_, i64>, world: &impl Communic
         win.lock(0, LockType::Shared, |a| {
             a.accumulate(0, 1, &[2], SystemOperation::sum());
             let old = a.fetch_and_op(0, 2, 1, SystemOperation::sum());
-            check!(me, (0..10 * size as i64).contains(&old), "fetch_and_op saw {old}");
+            check!(
+                me,
+                (0..10 * size as i64).contains(&old),
+                "fetch_and_op saw {old}"
+            );
         });
     }
     // a ticket: compare_and_swap in rank order (after everyone's exclusive locks:
@@ -59,7 +71,11 @@ fn exercise(me: i32, size: i32, win: &mut Window<'_, i64>, world: &impl Communic
         if was == me as i64 {
             break;
         }
-        check!(me, (0..me as i64).contains(&was), "ticket {was} is not below mine");
+        check!(
+            me,
+            (0..me as i64).contains(&was),
+            "ticket {was} is not below mine"
+        );
     });
     world.barrier();
     let got = win.lock(0, LockType::Shared, |a| {
@@ -68,20 +84,32 @@ fn exercise(me: i32, size: i32, win: &mut Window<'_, i64>, world: &impl Communic
         v
     });
     let n = size as i64;
-    check!(me, got == [10 * n, 20 * n, 10 * n, n], "counters on rank 0: {got:?}");
+    check!(
+        me,
+        got == [10 * n, 20 * n, 10 * n, n],
+        "counters on rank 0: {got:?}"
+    );
     // atomic write, atomic read
     world.barrier();
-    win.lock(right, LockType::Shared, |a| a.accumulate(right, 5, &[me as i64], Replace));
+    win.lock(right, LockType::Shared, |a| {
+        a.accumulate(right, 5, &[me as i64], Replace)
+    });
     world.barrier();
     let v = win.lock(me, LockType::Shared, |a| a.try_atomic_read(me, 5).unwrap());
     check!(me, v == left as i64, "replace: {v}");
     // errors: out of range, bad rank
-    let e = win.lock(right, LockType::Shared, |a| a.try_put(right, N, &[1]).unwrap_err());
+    let e = win.lock(right, LockType::Shared, |a| {
+        a.try_put(right, N, &[1]).unwrap_err()
+    });
     check!(me, e.class == ErrorClass::RmaRange, "past the end: {e}");
-    let e = win.lock(right, LockType::Shared, |a| a.try_get(size, 0, &mut [0]).unwrap_err());
+    let e = win.lock(right, LockType::Shared, |a| {
+        a.try_get(size, 0, &mut [0]).unwrap_err()
+    });
     check!(me, e.class == ErrorClass::Rank, "bad rank: {e}");
     if size >= 3 {
-        let e = win.try_lock(right, LockType::Exclusive, |a| a.try_put(left, 0, &[1])).unwrap_err();
+        let e = win
+            .try_lock(right, LockType::Exclusive, |a| a.try_put(left, 0, &[1]))
+            .unwrap_err();
         check!(me, e.class == ErrorClass::RmaSync, "unlocked target: {e}");
     }
     world.barrier();
@@ -95,15 +123,28 @@ fn pscw(me: i32, size: i32, world: &impl CommunicatorCollectives) {
     let g = world.group();
     for round in 0..3 {
         win.post(&g.include(&[left]), |e| {
-            e.start(&g.include(&[right]), |a| a.put(right, 1, &[me * 10 + round]));
+            e.start(&g.include(&[right]), |a| {
+                a.put(right, 1, &[me * 10 + round])
+            });
         });
         let got = win.local()[1];
-        check!(me, got == left * 10 + round, "pscw ring round {round}: {got}");
+        check!(
+            me,
+            got == left * 10 + round,
+            "pscw ring round {round}: {got}"
+        );
     }
     // access outside the start group is an epoch error
     if size >= 3 {
-        let e = win.post(&g.include(&[left]), |e| e.try_start(&g.include(&[right]), |a| a.try_put(left, 0, &[1])).unwrap_err());
-        check!(me, e.class == ErrorClass::RmaSync, "target outside the start group: {e}");
+        let e = win.post(&g.include(&[left]), |e| {
+            e.try_start(&g.include(&[right]), |a| a.try_put(left, 0, &[1]))
+                .unwrap_err()
+        });
+        check!(
+            me,
+            e.class == ErrorClass::RmaSync,
+            "target outside the start group: {e}"
+        );
     }
     world.barrier();
     if me == 0 {
@@ -120,7 +161,9 @@ fn pscw(me: i32, size: i32, world: &impl CommunicatorCollectives) {
         let v = win.local()[0];
         check!(me, v == (1..size).sum::<i32>(), "star sum {v}");
     } else {
-        win.start(&g.include(&[0]), |a| a.accumulate(0, 0, &[me], SystemOperation::sum()));
+        win.start(&g.include(&[0]), |a| {
+            a.accumulate(0, 0, &[me], SystemOperation::sum())
+        });
     }
     world.barrier();
 }
@@ -144,21 +187,45 @@ fn dynamic(me: i32, size: i32, world: &impl CommunicatorCollectives) {
         acc.accumulate(right, rb.at(0), &[5], SystemOperation::sum());
     });
     let av = win.local(a).unwrap().to_vec();
-    check!(me, av[1] == -1 && av[2] == left as i64 && av[3] == left as i64 + 1 && av[4] == -1, "dynamic put: {av:?}");
+    check!(
+        me,
+        av[1] == -1 && av[2] == left as i64 && av[3] == left as i64 + 1 && av[4] == -1,
+        "dynamic put: {av:?}"
+    );
     check!(me, win.local(b).unwrap()[0] == 4, "dynamic accumulate");
     // past the end of an attached slice: a range error, nothing written
-    let e = win.lock(right, LockType::Shared, |acc| acc.try_put(right, rb.at(2), &[7, 7]).unwrap_err());
-    check!(me, e.class == ErrorClass::RmaRange, "past an attached slice: {e}");
+    let e = win.lock(right, LockType::Shared, |acc| {
+        acc.try_put(right, rb.at(2), &[7, 7]).unwrap_err()
+    });
+    check!(
+        me,
+        e.class == ErrorClass::RmaRange,
+        "past an attached slice: {e}"
+    );
     world.barrier();
     let back = win.detach(b).unwrap();
     check!(me, back.len() == 3 && back[1] == -1, "detached slice");
-    check!(me, win.detach(b).unwrap_err().class == ErrorClass::RmaAttach, "detach twice");
+    check!(
+        me,
+        win.detach(b).unwrap_err().class == ErrorClass::RmaAttach,
+        "detach twice"
+    );
     world.barrier();
-    let e = win.lock(right, LockType::Shared, |acc| acc.try_put(right, rb.at(0), &[9]).unwrap_err());
-    check!(me, e.class == ErrorClass::RmaRange, "detached memory is out of reach: {e}");
+    let e = win.lock(right, LockType::Shared, |acc| {
+        acc.try_put(right, rb.at(0), &[9]).unwrap_err()
+    });
+    check!(
+        me,
+        e.class == ErrorClass::RmaRange,
+        "detached memory is out of reach: {e}"
+    );
     world.barrier();
     drop(win);
-    check!(me, b_mem[1] == -1 && a_mem[2] == left as i64, "memory handed back");
+    check!(
+        me,
+        b_mem[1] == -1 && a_mem[2] == left as i64,
+        "memory handed back"
+    );
 }
 
 fn main() {
@@ -179,8 +246,14 @@ fn main() {
         check!(me, mem[0] == 42, "created window is the program's memory");
     }
     if std::env::args().nth(1).as_deref() == Some("multihost") {
-        let e = Window::<i32>::try_allocate_shared(&world, 8).err().map(|e| e.class);
-        check!(me, e == Some(ErrorClass::RmaShared), "shared memory across hosts: {e:?}");
+        let e = Window::<i32>::try_allocate_shared(&world, 8)
+            .err()
+            .map(|e| e.class);
+        check!(
+            me,
+            e == Some(ErrorClass::RmaShared),
+            "shared memory across hosts: {e:?}"
+        );
     } else {
         let mut win = Window::<i32>::allocate_shared(&world, 8);
         win.local().fill(me);

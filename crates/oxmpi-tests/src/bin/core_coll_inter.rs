@@ -11,9 +11,9 @@
 
 use std::sync::Arc;
 
-use oxmpi_core::coll::inter::ROOT;
 use oxmpi_core::buf::{self, as_bytes, as_bytes_mut, RecvBuf, SendBuf};
 use oxmpi_core::coll::api_move::{self as mv, Blocks};
+use oxmpi_core::coll::inter::ROOT;
 use oxmpi_core::coll::{api, barrier};
 use oxmpi_core::comm::{create, inter, Comm};
 use oxmpi_core::datatype::{Datatype, Primitive};
@@ -49,7 +49,10 @@ fn val(t: i32, g: i32, r: i32, k: usize) -> i32 {
 /// Affine map x -> a x + b (mod P), for the non-commutative op.
 fn affine(t: i32, g: i32, r: i32, k: usize) -> [i64; 2] {
     let s = (t * 31 + g * 7 + r * 3) as i64 + k as i64;
-    [2 + s % 11, (g as i64 * 5 + r as i64 * 13 + k as i64 * 17 + t as i64) % 97]
+    [
+        2 + s % 11,
+        (g as i64 * 5 + r as i64 * 13 + k as i64 * 17 + t as i64) % 97,
+    ]
 }
 
 /// f o g for affine maps.
@@ -59,18 +62,26 @@ fn compose(f: [i64; 2], g: [i64; 2]) -> [i64; 2] {
 
 /// inout = in o inout over pairs of i64 (contiguous 2 x int64 elements).
 fn compose_op() -> Op {
-    let f: Arc<oxmpi_core::op::UserFunction> = Arc::new(|inp: *const u8, io: *mut u8, count: usize, _dt: &Datatype| {
-        for i in 0..count {
-            // SAFETY: the engine passes `count` elements of 16 bytes each.
-            unsafe {
-                let a = [(inp as *const i64).add(2 * i).read_unaligned(), (inp as *const i64).add(2 * i + 1).read_unaligned()];
-                let b = [(io as *const i64).add(2 * i).read_unaligned(), (io as *const i64).add(2 * i + 1).read_unaligned()];
-                let c = compose(a, b);
-                (io as *mut i64).add(2 * i).write_unaligned(c[0]);
-                (io as *mut i64).add(2 * i + 1).write_unaligned(c[1]);
+    let f: Arc<oxmpi_core::op::UserFunction> = Arc::new(
+        |inp: *const u8, io: *mut u8, count: usize, _dt: &Datatype| {
+            for i in 0..count {
+                // SAFETY: the engine passes `count` elements of 16 bytes each.
+                unsafe {
+                    let a = [
+                        (inp as *const i64).add(2 * i).read_unaligned(),
+                        (inp as *const i64).add(2 * i + 1).read_unaligned(),
+                    ];
+                    let b = [
+                        (io as *const i64).add(2 * i).read_unaligned(),
+                        (io as *const i64).add(2 * i + 1).read_unaligned(),
+                    ];
+                    let c = compose(a, b);
+                    (io as *mut i64).add(2 * i).write_unaligned(c[0]);
+                    (io as *mut i64).add(2 * i + 1).write_unaligned(c[1]);
+                }
             }
-        }
-    });
+        },
+    );
     Op::user(f, false)
 }
 
@@ -157,12 +168,28 @@ fn test_bcast(c: &Ctx, t: i32) {
                         }
                     }
                     let before = buf.clone();
-                    go!(nb, sc, api::bcast(rb(&mut buf[..count]), root, &c.ic), api::ibcast(sc, rb(&mut buf[..count]), root, &c.ic));
+                    go!(
+                        nb,
+                        sc,
+                        api::bcast(rb(&mut buf[..count]), root, &c.ic),
+                        api::ibcast(sc, rb(&mut buf[..count]), root, &c.ic)
+                    );
                     if rg == c.g {
-                        check!(wr, buf == before, "bcast: root-group buffer changed (root arg {root})");
+                        check!(
+                            wr,
+                            buf == before,
+                            "bcast: root-group buffer changed (root arg {root})"
+                        );
                     } else {
-                        let want: Vec<i32> = (0..count).map(|k| val(t, rg, rt, k)).chain([SENTINEL]).collect();
-                        check!(wr, buf == want, "bcast nb={nb} root {rg}/{rt} count {count}: {buf:?} want {want:?}");
+                        let want: Vec<i32> = (0..count)
+                            .map(|k| val(t, rg, rt, k))
+                            .chain([SENTINEL])
+                            .collect();
+                        check!(
+                            wr,
+                            buf == want,
+                            "bcast nb={nb} root {rg}/{rt} count {count}: {buf:?} want {want:?}"
+                        );
                     }
                 }
             }
@@ -178,7 +205,12 @@ fn test_bcast(c: &Ctx, t: i32) {
             }
         }
         // 3 vec2 elements (extent 3 ints) span 9 ints, within `buf`'s 12.
-        api::bcast(RecvBuf::typed(as_bytes_mut(&mut buf), 3, &c.vec2).unwrap(), root, &c.ic).unwrap();
+        api::bcast(
+            RecvBuf::typed(as_bytes_mut(&mut buf), 3, &c.vec2).unwrap(),
+            root,
+            &c.ic,
+        )
+        .unwrap();
         if rg != c.g {
             let mut want = vec![SENTINEL; 12];
             for k in 0..6 {
@@ -203,18 +235,33 @@ fn test_gather(c: &Ctx, t: i32) {
                         nb,
                         sc,
                         mv::gather(sb(&send), Some(rb(&mut recv[..total])), cnt, root, &c.ic),
-                        mv::igather(sc, sb(&send), Some(rb(&mut recv[..total])), cnt, root, &c.ic)
+                        mv::igather(
+                            sc,
+                            sb(&send),
+                            Some(rb(&mut recv[..total])),
+                            cnt,
+                            root,
+                            &c.ic
+                        )
                     );
                     if root == ROOT {
                         for j in 0..c.m {
                             for k in 0..cnt {
                                 let got = recv[j as usize * cnt + k];
-                                check!(wr, got == val(t, c.h, j, k), "gather block {j} elem {k}: {got}");
+                                check!(
+                                    wr,
+                                    got == val(t, c.h, j, k),
+                                    "gather block {j} elem {k}: {got}"
+                                );
                             }
                         }
                         check!(wr, recv[total] == SENTINEL, "gather overran");
                     } else {
-                        check!(wr, recv.iter().all(|&x| x == SENTINEL), "gather: non-root recvbuf written");
+                        check!(
+                            wr,
+                            recv.iter().all(|&x| x == SENTINEL),
+                            "gather: non-root recvbuf written"
+                        );
                     }
                 }
             }
@@ -239,8 +286,23 @@ fn test_gather(c: &Ctx, t: i32) {
                 go!(
                     nb,
                     sc,
-                    mv::gatherv(sb(&send), Some(rb(&mut recv[..at as usize])), &counts, &displs, root, &c.ic),
-                    mv::igatherv(sc, sb(&send), Some(rb(&mut recv[..at as usize])), &counts, &displs, root, &c.ic)
+                    mv::gatherv(
+                        sb(&send),
+                        Some(rb(&mut recv[..at as usize])),
+                        &counts,
+                        &displs,
+                        root,
+                        &c.ic
+                    ),
+                    mv::igatherv(
+                        sc,
+                        sb(&send),
+                        Some(rb(&mut recv[..at as usize])),
+                        &counts,
+                        &displs,
+                        root,
+                        &c.ic
+                    )
                 );
                 if root == ROOT {
                     let mut want = vec![SENTINEL; at as usize + 1];
@@ -251,7 +313,11 @@ fn test_gather(c: &Ctx, t: i32) {
                     }
                     check!(wr, recv == want, "gatherv: {recv:?} want {want:?}");
                 } else {
-                    check!(wr, recv.iter().all(|&x| x == SENTINEL), "gatherv: non-root recvbuf written");
+                    check!(
+                        wr,
+                        recv.iter().all(|&x| x == SENTINEL),
+                        "gatherv: non-root recvbuf written"
+                    );
                 }
             }
         }
@@ -265,7 +331,11 @@ fn test_scatter(c: &Ctx, t: i32) {
             for rt in 0..c.size_of(rg) {
                 for cnt in [0usize, 4] {
                     let root = c.root_arg(rg, rt);
-                    let send: Vec<i32> = if root == ROOT { (0..cnt * c.m as usize).map(|k| val(t, rg, rt, k)).collect() } else { Vec::new() };
+                    let send: Vec<i32> = if root == ROOT {
+                        (0..cnt * c.m as usize).map(|k| val(t, rg, rt, k)).collect()
+                    } else {
+                        Vec::new()
+                    };
                     let mut recv = vec![SENTINEL; cnt + 1];
                     go!(
                         nb,
@@ -274,10 +344,21 @@ fn test_scatter(c: &Ctx, t: i32) {
                         mv::iscatter(sc, sb(&send), cnt, Some(rb(&mut recv[..cnt])), root, &c.ic)
                     );
                     if rg == c.g {
-                        check!(wr, recv.iter().all(|&x| x == SENTINEL), "scatter: root-group recvbuf written");
+                        check!(
+                            wr,
+                            recv.iter().all(|&x| x == SENTINEL),
+                            "scatter: root-group recvbuf written"
+                        );
                     } else {
-                        let want: Vec<i32> = (0..cnt).map(|k| val(t, rg, rt, c.me as usize * cnt + k)).chain([SENTINEL]).collect();
-                        check!(wr, recv == want, "scatter root {rg}/{rt}: {recv:?} want {want:?}");
+                        let want: Vec<i32> = (0..cnt)
+                            .map(|k| val(t, rg, rt, c.me as usize * cnt + k))
+                            .chain([SENTINEL])
+                            .collect();
+                        check!(
+                            wr,
+                            recv == want,
+                            "scatter root {rg}/{rt}: {recv:?} want {want:?}"
+                        );
                     }
                 }
             }
@@ -297,11 +378,29 @@ fn test_scatter(c: &Ctx, t: i32) {
                 go!(
                     nb,
                     sc,
-                    mv::scatterv(sb(&send), &counts, &displs, Some(rb(&mut recv[..mine])), root, &c.ic),
-                    mv::iscatterv(sc, sb(&send), &counts, &displs, Some(rb(&mut recv[..mine])), root, &c.ic)
+                    mv::scatterv(
+                        sb(&send),
+                        &counts,
+                        &displs,
+                        Some(rb(&mut recv[..mine])),
+                        root,
+                        &c.ic
+                    ),
+                    mv::iscatterv(
+                        sc,
+                        sb(&send),
+                        &counts,
+                        &displs,
+                        Some(rb(&mut recv[..mine])),
+                        root,
+                        &c.ic
+                    )
                 );
                 if rg != c.g {
-                    let want: Vec<i32> = (0..mine).map(|k| val(t, rg, rt, 4 * c.me as usize + k)).chain([SENTINEL]).collect();
+                    let want: Vec<i32> = (0..mine)
+                        .map(|k| val(t, rg, rt, 4 * c.me as usize + k))
+                        .chain([SENTINEL])
+                        .collect();
                     check!(wr, recv == want, "scatterv: {recv:?} want {want:?}");
                 }
             }
@@ -322,8 +421,15 @@ fn test_allgather(c: &Ctx, t: i32) {
                 mv::allgather(sb(&send), rb(&mut recv[..total]), cnt, &c.ic),
                 mv::iallgather(sc, sb(&send), rb(&mut recv[..total]), cnt, &c.ic)
             );
-            let want: Vec<i32> = (0..c.m).flat_map(|j| (0..cnt).map(move |k| val(t, c.h, j, k))).chain([SENTINEL]).collect();
-            check!(wr, recv == want, "allgather nb={nb} cnt {cnt}: {recv:?} want {want:?}");
+            let want: Vec<i32> = (0..c.m)
+                .flat_map(|j| (0..cnt).map(move |k| val(t, c.h, j, k)))
+                .chain([SENTINEL])
+                .collect();
+            check!(
+                wr,
+                recv == want,
+                "allgather nb={nb} cnt {cnt}: {recv:?} want {want:?}"
+            );
         }
     }
     // Non-contiguous receive type: 2 vec2 (= 4 ints) per remote rank.
@@ -338,7 +444,11 @@ fn test_allgather(c: &Ctx, t: i32) {
             for k in 0..4 {
                 let (e, i) = (2 * j + k / 2, k % 2);
                 let got = recv[3 * e + 2 * i];
-                check!(wr, got == val(t, c.h, j as i32, k), "allgather vec2 remote {j} elem {k}: {got}");
+                check!(
+                    wr,
+                    got == val(t, c.h, j as i32, k),
+                    "allgather vec2 remote {j} elem {k}: {got}"
+                );
             }
         }
     }
@@ -375,24 +485,52 @@ fn test_alltoall(c: &Ctx, t: i32) {
     // Block for remote rank j from rank r of group g: val(t, g, r, 10 j + k).
     for nb in [false, true] {
         for cnt in [0usize, 2] {
-            let send: Vec<i32> = (0..c.m as usize).flat_map(|j| (0..cnt).map(move |k| val(t, c.g, c.me, 10 * j + k))).collect();
+            let send: Vec<i32> = (0..c.m as usize)
+                .flat_map(|j| (0..cnt).map(move |k| val(t, c.g, c.me, 10 * j + k)))
+                .collect();
             let mut recv = vec![SENTINEL; cnt * c.m as usize + 1];
             go!(
                 nb,
                 sc,
-                mv::alltoall(sb(&send), cnt, rb(&mut recv[..cnt * c.m as usize]), cnt, &c.ic),
-                mv::ialltoall(sc, sb(&send), cnt, rb(&mut recv[..cnt * c.m as usize]), cnt, &c.ic)
+                mv::alltoall(
+                    sb(&send),
+                    cnt,
+                    rb(&mut recv[..cnt * c.m as usize]),
+                    cnt,
+                    &c.ic
+                ),
+                mv::ialltoall(
+                    sc,
+                    sb(&send),
+                    cnt,
+                    rb(&mut recv[..cnt * c.m as usize]),
+                    cnt,
+                    &c.ic
+                )
             );
             let me = c.me as usize;
-            let want: Vec<i32> = (0..c.m).flat_map(|j| (0..cnt).map(move |k| val(t, c.h, j, 10 * me + k))).chain([SENTINEL]).collect();
-            check!(wr, recv == want, "alltoall nb={nb} cnt {cnt}: {recv:?} want {want:?}");
+            let want: Vec<i32> = (0..c.m)
+                .flat_map(|j| (0..cnt).map(move |k| val(t, c.h, j, 10 * me + k)))
+                .chain([SENTINEL])
+                .collect();
+            check!(
+                wr,
+                recv == want,
+                "alltoall nb={nb} cnt {cnt}: {recv:?} want {want:?}"
+            );
         }
     }
     // alltoallv: group-0 rank a sends group-1 rank b cnt0(a, b) elements, and
     // b sends a cnt1(b, a); displacements with gaps, reversed on the receive side.
     let cnt0 = |a: i32, b: i32| ((a + 2 * b + t) % 3) as usize;
     let cnt1 = |b: i32, a: i32| ((2 * a + b + 1 + t) % 3) as usize;
-    let cnt_to = |from_g: i32, from: i32, to: i32| if from_g == 0 { cnt0(from, to) } else { cnt1(from, to) };
+    let cnt_to = |from_g: i32, from: i32, to: i32| {
+        if from_g == 0 {
+            cnt0(from, to)
+        } else {
+            cnt1(from, to)
+        }
+    };
     for nb in [false, true] {
         let m = c.m as usize;
         let scounts: Vec<usize> = (0..c.m).map(|j| cnt_to(c.g, c.me, j)).collect();
@@ -409,8 +547,33 @@ fn test_alltoall(c: &Ctx, t: i32) {
         go!(
             nb,
             sc,
-            mv::alltoallv(sb(&send), Blocks { counts: &scounts, displs: &sdispls }, rb(&mut recv), Blocks { counts: &rcounts, displs: &rdispls }, &c.ic),
-            mv::ialltoallv(sc, sb(&send), Blocks { counts: &scounts, displs: &sdispls }, rb(&mut recv), Blocks { counts: &rcounts, displs: &rdispls }, &c.ic)
+            mv::alltoallv(
+                sb(&send),
+                Blocks {
+                    counts: &scounts,
+                    displs: &sdispls
+                },
+                rb(&mut recv),
+                Blocks {
+                    counts: &rcounts,
+                    displs: &rdispls
+                },
+                &c.ic
+            ),
+            mv::ialltoallv(
+                sc,
+                sb(&send),
+                Blocks {
+                    counts: &scounts,
+                    displs: &sdispls
+                },
+                rb(&mut recv),
+                Blocks {
+                    counts: &rcounts,
+                    displs: &rdispls
+                },
+                &c.ic
+            )
         );
         let mut want = vec![SENTINEL; 3 * m];
         for j in 0..m {
@@ -424,7 +587,9 @@ fn test_alltoall(c: &Ctx, t: i32) {
 
 /// The expected sum over group `x`'s ranks of val(t, x, r, k).
 fn sum_of(c: &Ctx, t: i32, x: i32, k: usize) -> i32 {
-    (0..c.size_of(x)).map(|r| val(t, x, r, k)).fold(0i32, |a, v| a.wrapping_add(v))
+    (0..c.size_of(x))
+        .map(|r| val(t, x, r, k))
+        .fold(0i32, |a, v| a.wrapping_add(v))
 }
 
 /// The expected composition f0 o f1 o ... over group `x`'s ranks.
@@ -453,10 +618,28 @@ fn test_reduce(c: &Ctx, t: i32) {
                         nb,
                         sc,
                         api::reduce(sb(&send), Some(rb(&mut recv[..cnt])), &c.sum, root, &c.ic),
-                        api::ireduce(sc, sb(&send), Some(rb(&mut recv[..cnt])), &c.sum, root, &c.ic)
+                        api::ireduce(
+                            sc,
+                            sb(&send),
+                            Some(rb(&mut recv[..cnt])),
+                            &c.sum,
+                            root,
+                            &c.ic
+                        )
                     );
-                    let want: Vec<i32> = if root == ROOT { (0..cnt).map(|k| sum_of(c, t, c.h, k)).chain([SENTINEL]).collect() } else { vec![SENTINEL; cnt + 1] };
-                    check!(wr, recv == want, "reduce sum root {rg}/{rt} cnt {cnt}: {recv:?} want {want:?}");
+                    let want: Vec<i32> = if root == ROOT {
+                        (0..cnt)
+                            .map(|k| sum_of(c, t, c.h, k))
+                            .chain([SENTINEL])
+                            .collect()
+                    } else {
+                        vec![SENTINEL; cnt + 1]
+                    };
+                    check!(
+                        wr,
+                        recv == want,
+                        "reduce sum root {rg}/{rt} cnt {cnt}: {recv:?} want {want:?}"
+                    );
                 }
                 // Non-commutative: the remote group's maps composed in rank order.
                 let cnt = 3;
@@ -465,11 +648,32 @@ fn test_reduce(c: &Ctx, t: i32) {
                 go!(
                     nb,
                     sc,
-                    api::reduce(c.pairs(&send, cnt), Some(c.pairs_mut(&mut recv, cnt)), &c.comp, root, &c.ic),
-                    api::ireduce(sc, c.pairs(&send, cnt), Some(c.pairs_mut(&mut recv, cnt)), &c.comp, root, &c.ic)
+                    api::reduce(
+                        c.pairs(&send, cnt),
+                        Some(c.pairs_mut(&mut recv, cnt)),
+                        &c.comp,
+                        root,
+                        &c.ic
+                    ),
+                    api::ireduce(
+                        sc,
+                        c.pairs(&send, cnt),
+                        Some(c.pairs_mut(&mut recv, cnt)),
+                        &c.comp,
+                        root,
+                        &c.ic
+                    )
                 );
-                let want: Vec<i64> = if root == ROOT { (0..cnt).flat_map(|k| comp_of(c, t, c.h, k)).collect() } else { vec![-1; 2 * cnt] };
-                check!(wr, recv == want, "reduce compose root {rg}/{rt}: {recv:?} want {want:?}");
+                let want: Vec<i64> = if root == ROOT {
+                    (0..cnt).flat_map(|k| comp_of(c, t, c.h, k)).collect()
+                } else {
+                    vec![-1; 2 * cnt]
+                };
+                check!(
+                    wr,
+                    recv == want,
+                    "reduce compose root {rg}/{rt}: {recv:?} want {want:?}"
+                );
             }
         }
     }
@@ -487,8 +691,15 @@ fn test_allreduce(c: &Ctx, t: i32) {
                 api::allreduce(sb(&send), rb(&mut recv[..cnt]), &c.sum, &c.ic),
                 api::iallreduce(sc, sb(&send), rb(&mut recv[..cnt]), &c.sum, &c.ic)
             );
-            let want: Vec<i32> = (0..cnt).map(|k| sum_of(c, t, c.h, k)).chain([SENTINEL]).collect();
-            check!(wr, recv == want, "allreduce sum nb={nb} cnt {cnt}: {recv:?} want {want:?}");
+            let want: Vec<i32> = (0..cnt)
+                .map(|k| sum_of(c, t, c.h, k))
+                .chain([SENTINEL])
+                .collect();
+            check!(
+                wr,
+                recv == want,
+                "allreduce sum nb={nb} cnt {cnt}: {recv:?} want {want:?}"
+            );
         }
         let cnt = 4;
         let send = pairs(c, t, cnt);
@@ -496,11 +707,26 @@ fn test_allreduce(c: &Ctx, t: i32) {
         go!(
             nb,
             sc,
-            api::allreduce(c.pairs(&send, cnt), c.pairs_mut(&mut recv, cnt), &c.comp, &c.ic),
-            api::iallreduce(sc, c.pairs(&send, cnt), c.pairs_mut(&mut recv, cnt), &c.comp, &c.ic)
+            api::allreduce(
+                c.pairs(&send, cnt),
+                c.pairs_mut(&mut recv, cnt),
+                &c.comp,
+                &c.ic
+            ),
+            api::iallreduce(
+                sc,
+                c.pairs(&send, cnt),
+                c.pairs_mut(&mut recv, cnt),
+                &c.comp,
+                &c.ic
+            )
         );
         let want: Vec<i64> = (0..cnt).flat_map(|k| comp_of(c, t, c.h, k)).collect();
-        check!(wr, recv == want, "allreduce compose: {recv:?} want {want:?}");
+        check!(
+            wr,
+            recv == want,
+            "allreduce compose: {recv:?} want {want:?}"
+        );
     }
     // Non-contiguous type: 2 vec2 elements (4 ints with gaps), sum.
     {
@@ -511,12 +737,26 @@ fn test_allreduce(c: &Ctx, t: i32) {
         let mut recv = vec![SENTINEL; 6];
         // 2 vec2 elements span 6 ints, the length of `send` and `recv`.
         let s = SendBuf::typed(as_bytes(&send), 2, &c.vec2).unwrap();
-        api::allreduce(Some(s), RecvBuf::typed(as_bytes_mut(&mut recv), 2, &c.vec2).unwrap(), &c.sum, &c.ic).unwrap();
+        api::allreduce(
+            Some(s),
+            RecvBuf::typed(as_bytes_mut(&mut recv), 2, &c.vec2).unwrap(),
+            &c.sum,
+            &c.ic,
+        )
+        .unwrap();
         for k in 0..4 {
             let got = recv[3 * (k / 2) + 2 * (k % 2)];
-            check!(wr, got == sum_of(c, t, c.h, k), "allreduce vec2 elem {k}: {got}");
+            check!(
+                wr,
+                got == sum_of(c, t, c.h, k),
+                "allreduce vec2 elem {k}: {got}"
+            );
         }
-        check!(wr, recv[1] == SENTINEL && recv[4] == SENTINEL, "allreduce vec2 wrote a gap: {recv:?}");
+        check!(
+            wr,
+            recv[1] == SENTINEL && recv[4] == SENTINEL,
+            "allreduce vec2 wrote a gap: {recv:?}"
+        );
     }
 }
 
@@ -527,7 +767,9 @@ fn test_reduce_scatter(c: &Ctx, t: i32) {
     for nb in [false, true] {
         for total in [0usize, 7] {
             let n = c.n as usize;
-            let mut counts: Vec<usize> = (0..n).map(|r| total / n + usize::from(r < total % n)).collect();
+            let mut counts: Vec<usize> = (0..n)
+                .map(|r| total / n + usize::from(r < total % n))
+                .collect();
             // With 3+ ranks, rank 1's share goes to rank 0 (rank 1 gets nothing).
             if n >= 3 {
                 counts[0] += counts[1];
@@ -543,19 +785,46 @@ fn test_reduce_scatter(c: &Ctx, t: i32) {
                 mv::reduce_scatter(sb(&send), rb(&mut recv[..mine]), &counts, &c.sum, &c.ic),
                 mv::ireduce_scatter(sc, sb(&send), rb(&mut recv[..mine]), &counts, &c.sum, &c.ic)
             );
-            let want: Vec<i32> = (disp..disp + mine).map(|k| sum_of(c, t, c.h, k)).chain([SENTINEL]).collect();
-            check!(wr, recv == want, "reduce_scatter nb={nb} total {total}: {recv:?} want {want:?}");
+            let want: Vec<i32> = (disp..disp + mine)
+                .map(|k| sum_of(c, t, c.h, k))
+                .chain([SENTINEL])
+                .collect();
+            check!(
+                wr,
+                recv == want,
+                "reduce_scatter nb={nb} total {total}: {recv:?} want {want:?}"
+            );
             // Non-commutative.
             let send = pairs(c, t, total);
             let mut recv = vec![-1i64; 2 * mine + 2];
             go!(
                 nb,
                 sc,
-                mv::reduce_scatter(c.pairs(&send, total), c.pairs_mut(&mut recv, mine), &counts, &c.comp, &c.ic),
-                mv::ireduce_scatter(sc, c.pairs(&send, total), c.pairs_mut(&mut recv, mine), &counts, &c.comp, &c.ic)
+                mv::reduce_scatter(
+                    c.pairs(&send, total),
+                    c.pairs_mut(&mut recv, mine),
+                    &counts,
+                    &c.comp,
+                    &c.ic
+                ),
+                mv::ireduce_scatter(
+                    sc,
+                    c.pairs(&send, total),
+                    c.pairs_mut(&mut recv, mine),
+                    &counts,
+                    &c.comp,
+                    &c.ic
+                )
             );
-            let want: Vec<i64> = (disp..disp + mine).flat_map(|k| comp_of(c, t, c.h, k)).chain([-1, -1]).collect();
-            check!(wr, recv == want, "reduce_scatter compose total {total}: {recv:?} want {want:?}");
+            let want: Vec<i64> = (disp..disp + mine)
+                .flat_map(|k| comp_of(c, t, c.h, k))
+                .chain([-1, -1])
+                .collect();
+            check!(
+                wr,
+                recv == want,
+                "reduce_scatter compose total {total}: {recv:?} want {want:?}"
+            );
         }
         // reduce_scatter_block: n * recvcount must agree in both groups.
         let rc = if c.n == c.m { 2 } else { 0 };
@@ -569,8 +838,15 @@ fn test_reduce_scatter(c: &Ctx, t: i32) {
             mv::ireduce_scatter_block(sc, sb(&send), rb(&mut recv[..rc]), rc, &c.sum, &c.ic)
         );
         let at = rc * c.me as usize;
-        let want: Vec<i32> = (at..at + rc).map(|k| sum_of(c, t, c.h, k)).chain([SENTINEL]).collect();
-        check!(wr, recv == want, "reduce_scatter_block rc {rc}: {recv:?} want {want:?}");
+        let want: Vec<i32> = (at..at + rc)
+            .map(|k| sum_of(c, t, c.h, k))
+            .chain([SENTINEL])
+            .collect();
+        check!(
+            wr,
+            recv == want,
+            "reduce_scatter_block rc {rc}: {recv:?} want {want:?}"
+        );
     }
 }
 
@@ -584,7 +860,11 @@ fn test_errors(c: &Ctx) {
     let e = api::allreduce(None, rb(&mut buf[..1]), &c.sum, &c.ic).unwrap_err();
     check!(wr, e.class == ErrorClass::Buffer, "allreduce in place: {e}");
     let e = api::scan(sb(&[1i32]), rb(&mut buf[..1]), &c.sum, &c.ic).unwrap_err();
-    check!(wr, e.class == ErrorClass::UnsupportedOperation || e.class == ErrorClass::Comm, "scan on an intercommunicator: {e}");
+    check!(
+        wr,
+        e.class == ErrorClass::UnsupportedOperation || e.class == ErrorClass::Comm,
+        "scan on an intercommunicator: {e}"
+    );
 }
 
 /// Two non-blocking collectives in flight at once on the intercommunicator.
@@ -621,7 +901,11 @@ fn main() {
             _ => r % 2,
         }
     };
-    check!(rank, (0..size).any(|r| color_of(r) == 0) && (0..size).any(|r| color_of(r) == 1), "split {split} leaves a group empty on {size} ranks");
+    check!(
+        rank,
+        (0..size).any(|r| color_of(r) == 0) && (0..size).any(|r| color_of(r) == 1),
+        "split {split} leaves a group empty on {size} ranks"
+    );
     let g = color_of(rank);
     let local = create::split(&world, Some(g), rank).unwrap().unwrap();
     let remote_leader = (0..size).find(|&r| color_of(r) != g).unwrap();
@@ -660,7 +944,11 @@ fn main() {
     api::bcast(rb(&mut [0i32]), 0, &local).unwrap();
     drop(c);
     drop(local);
-    check!(rank, oxmpi_core::comm::context::in_use() == 0, "context ids leaked");
+    check!(
+        rank,
+        oxmpi_core::comm::context::in_use() == 0,
+        "context ids leaked"
+    );
     runtime::finalize().unwrap();
     if rank == 0 {
         println!("coll inter ({split}, {size} ranks): ok");

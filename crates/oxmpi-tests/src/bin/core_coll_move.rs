@@ -27,7 +27,10 @@ struct Ty {
 
 impl Ty {
     fn int() -> Ty {
-        Ty { dt: Datatype::predefined(Primitive::Int), per: 6 }
+        Ty {
+            dt: Datatype::predefined(Primitive::Int),
+            per: 6,
+        }
     }
     /// 2 blocks of 3 ints, stride 5 ints: 24 data bytes in a 32-byte extent.
     fn vec() -> Ty {
@@ -47,7 +50,8 @@ impl Ty {
     /// Writes `packed` (whole units) at unit offset `at` of `buf`.
     fn place(&self, buf: &mut [u8], at: usize, packed: &[u8]) {
         let units = packed.len() / UNIT;
-        let dst = RecvBuf::typed(&mut buf[self.bytes(at)..], self.count(units), &self.dt).expect("the units fit");
+        let dst = RecvBuf::typed(&mut buf[self.bytes(at)..], self.count(units), &self.dt)
+            .expect("the units fit");
         buf::unpack(packed, &mut 0, dst).expect("unpack");
     }
     fn send<'a>(&'a self, buf: &'a [u8], units: usize) -> SendBuf<'a, 'a> {
@@ -79,7 +83,9 @@ fn finish<'e>(blocking: bool, f: impl FnOnce(Option<&buf::Scope<'e>>) -> Result<
         f(None).expect("blocking collective");
     } else {
         buf::scope(|sc| {
-            let mut r = f(Some(sc)).expect("non-blocking collective").expect("a request");
+            let mut r = f(Some(sc))
+                .expect("non-blocking collective")
+                .expect("a request");
             pt2pt::wait(&mut r).expect("wait");
         });
     }
@@ -110,7 +116,14 @@ impl Ctx {
     fn expect(&self, what: &str, got: &[u8], want: &[u8]) {
         if got != want {
             let at = got.iter().zip(want).position(|(a, b)| a != b).unwrap_or(0);
-            check!(self.rank, false, "{what} (case {}, n {}): first difference at byte {at} of {}", self.case, self.n, got.len());
+            check!(
+                self.rank,
+                false,
+                "{what} (case {}, n {}): first difference at byte {at} of {}",
+                self.case,
+                self.n,
+                got.len()
+            );
         }
     }
     /// Unit counts: 0, 1, odd, and (sometimes) large enough for ≥ 1 MiB in total.
@@ -127,7 +140,12 @@ fn main() {
     let group = std::env::args().nth(1).unwrap_or_default();
     runtime::init(ThreadLevel::Single).expect("MPI_Init");
     let world = runtime::engine().unwrap().world().clone();
-    let mut cx = Ctx { rank: world.rank(), n: world.size(), comm: world, case: 0 };
+    let mut cx = Ctx {
+        rank: world.rank(),
+        n: world.size(),
+        comm: world,
+        case: 0,
+    };
     match group.as_str() {
         "bcast" => run_bcast(&mut cx),
         "gather" => {
@@ -163,7 +181,11 @@ fn run_bcast(cx: &mut Ctx) {
     for root in 0..cx.n {
         for (ki, kind) in kinds().iter().enumerate() {
             // The root and the others use different type maps when ki says so.
-            let mine = if (cx.rank == root) == (ki == 0) { Ty::int() } else { kind.clone() };
+            let mine = if (cx.rank == root) == (ki == 0) {
+                Ty::int()
+            } else {
+                kind.clone()
+            };
             for units in cx.counts(root == cx.n - 1 || root == 0) {
                 let case = cx.next();
                 let want = data(seed(case, root, 0), units);
@@ -174,7 +196,10 @@ fn run_bcast(cx: &mut Ctx) {
                 let mut refb = mine.alloc(units);
                 mine.place(&mut refb, 0, &want);
                 let (b, comm) = (mine.recv(&mut buf, units), &cx.comm);
-                finish(case % 2 == 0, both!(sc, bcast(b, root, comm), ibcast(sc, b, root, comm)));
+                finish(
+                    case % 2 == 0,
+                    both!(sc, bcast(b, root, comm), ibcast(sc, b, root, comm)),
+                );
                 cx.expect("bcast", &buf, &refb);
             }
         }
@@ -192,20 +217,43 @@ fn run_gather(cx: &mut Ctx) {
                         let mine = data(seed(case, rank, 0), units);
                         let mut send = sk.alloc(units);
                         sk.place(&mut send, 0, &mine);
-                        let mut recv = if rank == root { rk.alloc(units * n as usize) } else { Vec::new() };
+                        let mut recv = if rank == root {
+                            rk.alloc(units * n as usize)
+                        } else {
+                            Vec::new()
+                        };
                         let mut refb = recv.clone();
                         if rank == root {
                             for i in 0..n {
-                                rk.place(&mut refb, i as usize * units, &data(seed(case, i, 0), units));
+                                rk.place(
+                                    &mut refb,
+                                    i as usize * units,
+                                    &data(seed(case, i, 0), units),
+                                );
                             }
                             if in_place {
                                 rk.place(&mut recv, root as usize * units, &mine);
                             }
                         }
-                        let sb = if in_place && rank == root { None } else { Some(sk.send(&send, units)) };
-                        let rb = if rank == root { Some(rk.recv(&mut recv, units * n as usize)) } else { None };
+                        let sb = if in_place && rank == root {
+                            None
+                        } else {
+                            Some(sk.send(&send, units))
+                        };
+                        let rb = if rank == root {
+                            Some(rk.recv(&mut recv, units * n as usize))
+                        } else {
+                            None
+                        };
                         let (comm, rc) = (&cx.comm, rk.count(units));
-                        finish(case % 2 == 0, both!(sc, mv::gather(sb, rb, rc, root, comm), mv::igather(sc, sb, rb, rc, root, comm)));
+                        finish(
+                            case % 2 == 0,
+                            both!(
+                                sc,
+                                mv::gather(sb, rb, rc, root, comm),
+                                mv::igather(sc, sb, rb, rc, root, comm)
+                            ),
+                        );
                         cx.expect("gather", &recv, &refb);
                     }
                 }
@@ -217,7 +265,15 @@ fn run_gather(cx: &mut Ctx) {
 /// Per-rank unit counts and unit displacements for the v-collectives: blocks in
 /// reverse rank order with a one-unit gap between them.
 fn v_layout(n: i32, k: usize, salt: i32) -> (Vec<usize>, Vec<usize>, usize) {
-    let counts: Vec<usize> = (0..n).map(|i| if k == 0 { (i + salt) as usize % 2 } else { k + ((i + salt) % 3) as usize }).collect();
+    let counts: Vec<usize> = (0..n)
+        .map(|i| {
+            if k == 0 {
+                (i + salt) as usize % 2
+            } else {
+                k + ((i + salt) % 3) as usize
+            }
+        })
+        .collect();
     let mut displs = vec![0; n as usize];
     let mut at = 0;
     for i in (0..n as usize).rev() {
@@ -238,11 +294,19 @@ fn run_gatherv(cx: &mut Ctx) {
                     let mine = data(seed(case, rank, 0), counts[rank as usize]);
                     let mut send = sk.alloc(counts[rank as usize]);
                     sk.place(&mut send, 0, &mine);
-                    let mut recv = if rank == root { rk.alloc(total) } else { Vec::new() };
+                    let mut recv = if rank == root {
+                        rk.alloc(total)
+                    } else {
+                        Vec::new()
+                    };
                     let mut refb = recv.clone();
                     if rank == root {
                         for i in 0..n as usize {
-                            rk.place(&mut refb, displs[i], &data(seed(case, i as i32, 0), counts[i]));
+                            rk.place(
+                                &mut refb,
+                                displs[i],
+                                &data(seed(case, i as i32, 0), counts[i]),
+                            );
                         }
                         if in_place {
                             rk.place(&mut recv, displs[root as usize], &mine);
@@ -250,10 +314,25 @@ fn run_gatherv(cx: &mut Ctx) {
                     }
                     let rc: Vec<usize> = counts.iter().map(|&c| rk.count(c)).collect();
                     let rd: Vec<isize> = displs.iter().map(|&d| rk.count(d) as isize).collect();
-                    let sb = if in_place && rank == root { None } else { Some(sk.send(&send, counts[rank as usize])) };
-                    let rb = if rank == root { Some(rk.recv(&mut recv, total)) } else { None };
+                    let sb = if in_place && rank == root {
+                        None
+                    } else {
+                        Some(sk.send(&send, counts[rank as usize]))
+                    };
+                    let rb = if rank == root {
+                        Some(rk.recv(&mut recv, total))
+                    } else {
+                        None
+                    };
                     let comm = &cx.comm;
-                    finish(case % 2 == 0, both!(sc, mv::gatherv(sb, rb, &rc, &rd, root, comm), mv::igatherv(sc, sb, rb, &rc, &rd, root, comm)));
+                    finish(
+                        case % 2 == 0,
+                        both!(
+                            sc,
+                            mv::gatherv(sb, rb, &rc, &rd, root, comm),
+                            mv::igatherv(sc, sb, rb, &rc, &rd, root, comm)
+                        ),
+                    );
                     cx.expect("gatherv", &recv, &refb);
                 }
             }
@@ -269,10 +348,18 @@ fn run_scatter(cx: &mut Ctx) {
                 for units in cx.counts(root == (rk.per as i32) % n && sk.per == 1) {
                     for in_place in [false, true] {
                         let case = cx.next();
-                        let mut send = if rank == root { sk.alloc(units * n as usize) } else { Vec::new() };
+                        let mut send = if rank == root {
+                            sk.alloc(units * n as usize)
+                        } else {
+                            Vec::new()
+                        };
                         if rank == root {
                             for i in 0..n {
-                                sk.place(&mut send, i as usize * units, &data(seed(case, i, 0), units));
+                                sk.place(
+                                    &mut send,
+                                    i as usize * units,
+                                    &data(seed(case, i, 0), units),
+                                );
                             }
                         }
                         let send_ref = send.clone();
@@ -280,10 +367,25 @@ fn run_scatter(cx: &mut Ctx) {
                         let mut refb = rk.alloc(units);
                         rk.place(&mut refb, 0, &data(seed(case, rank, 0), units));
                         let received = !(in_place && rank == root);
-                        let rb = if received { Some(rk.recv(&mut recv, units)) } else { None };
-                        let sb = if rank == root { Some(sk.send(&send, units * n as usize)) } else { None };
+                        let rb = if received {
+                            Some(rk.recv(&mut recv, units))
+                        } else {
+                            None
+                        };
+                        let sb = if rank == root {
+                            Some(sk.send(&send, units * n as usize))
+                        } else {
+                            None
+                        };
                         let (comm, scn) = (&cx.comm, sk.count(units));
-                        finish(case % 2 == 0, both!(sc, mv::scatter(sb, scn, rb, root, comm), mv::iscatter(sc, sb, scn, rb, root, comm)));
+                        finish(
+                            case % 2 == 0,
+                            both!(
+                                sc,
+                                mv::scatter(sb, scn, rb, root, comm),
+                                mv::iscatter(sc, sb, scn, rb, root, comm)
+                            ),
+                        );
                         if received {
                             cx.expect("scatter", &recv, &refb);
                         }
@@ -303,10 +405,18 @@ fn run_scatterv(cx: &mut Ctx) {
                 for in_place in [false, true] {
                     let case = cx.next();
                     let (counts, displs, total) = v_layout(n, k, root + 1);
-                    let mut send = if rank == root { sk.alloc(total) } else { Vec::new() };
+                    let mut send = if rank == root {
+                        sk.alloc(total)
+                    } else {
+                        Vec::new()
+                    };
                     if rank == root {
                         for i in 0..n as usize {
-                            sk.place(&mut send, displs[i], &data(seed(case, i as i32, 0), counts[i]));
+                            sk.place(
+                                &mut send,
+                                displs[i],
+                                &data(seed(case, i as i32, 0), counts[i]),
+                            );
                         }
                     }
                     let mine = counts[rank as usize];
@@ -316,10 +426,25 @@ fn run_scatterv(cx: &mut Ctx) {
                     let sc: Vec<usize> = counts.iter().map(|&c| sk.count(c)).collect();
                     let sd: Vec<isize> = displs.iter().map(|&d| sk.count(d) as isize).collect();
                     let received = !(in_place && rank == root);
-                    let rb = if received { Some(rk.recv(&mut recv, mine)) } else { None };
-                    let sb = if rank == root { Some(sk.send(&send, total)) } else { None };
+                    let rb = if received {
+                        Some(rk.recv(&mut recv, mine))
+                    } else {
+                        None
+                    };
+                    let sb = if rank == root {
+                        Some(sk.send(&send, total))
+                    } else {
+                        None
+                    };
                     let comm = &cx.comm;
-                    finish(case % 2 == 0, both!(s, mv::scatterv(sb, &sc, &sd, rb, root, comm), mv::iscatterv(s, sb, &sc, &sd, rb, root, comm)));
+                    finish(
+                        case % 2 == 0,
+                        both!(
+                            s,
+                            mv::scatterv(sb, &sc, &sd, rb, root, comm),
+                            mv::iscatterv(s, sb, &sc, &sd, rb, root, comm)
+                        ),
+                    );
                     if received {
                         cx.expect("scatterv", &recv, &refb);
                     }
@@ -342,14 +467,33 @@ fn run_allgather(cx: &mut Ctx) {
                     let mut recv = rk.alloc(units * n as usize);
                     let mut refb = recv.clone();
                     for i in 0..n {
-                        rk.place(&mut refb, i as usize * units, &data(seed(case, i, 0), units));
+                        rk.place(
+                            &mut refb,
+                            i as usize * units,
+                            &data(seed(case, i, 0), units),
+                        );
                     }
                     if in_place {
                         rk.place(&mut recv, rank as usize * units, &mine);
                     }
-                    let sb = if in_place { None } else { Some(sk.send(&send, units)) };
-                    let (rb, comm, rc) = (rk.recv(&mut recv, units * n as usize), &cx.comm, rk.count(units));
-                    finish(case % 2 == 0, both!(sc, mv::allgather(sb, rb, rc, comm), mv::iallgather(sc, sb, rb, rc, comm)));
+                    let sb = if in_place {
+                        None
+                    } else {
+                        Some(sk.send(&send, units))
+                    };
+                    let (rb, comm, rc) = (
+                        rk.recv(&mut recv, units * n as usize),
+                        &cx.comm,
+                        rk.count(units),
+                    );
+                    finish(
+                        case % 2 == 0,
+                        both!(
+                            sc,
+                            mv::allgather(sb, rb, rc, comm),
+                            mv::iallgather(sc, sb, rb, rc, comm)
+                        ),
+                    );
                     cx.expect("allgather", &recv, &refb);
                 }
             }
@@ -359,7 +503,11 @@ fn run_allgather(cx: &mut Ctx) {
 
 fn run_allgatherv(cx: &mut Ctx) {
     let (rank, n) = (cx.rank, cx.n);
-    for (sk, rk) in [(Ty::int(), Ty::vec()), (Ty::vec(), Ty::int()), (Ty::int(), Ty::int())] {
+    for (sk, rk) in [
+        (Ty::int(), Ty::vec()),
+        (Ty::vec(), Ty::int()),
+        (Ty::int(), Ty::int()),
+    ] {
         for k in cx.counts(sk.per == 1) {
             for in_place in [false, true] {
                 let case = cx.next();
@@ -370,16 +518,31 @@ fn run_allgatherv(cx: &mut Ctx) {
                 let mut recv = rk.alloc(total);
                 let mut refb = recv.clone();
                 for i in 0..n as usize {
-                    rk.place(&mut refb, displs[i], &data(seed(case, i as i32, 0), counts[i]));
+                    rk.place(
+                        &mut refb,
+                        displs[i],
+                        &data(seed(case, i as i32, 0), counts[i]),
+                    );
                 }
                 if in_place {
                     rk.place(&mut recv, displs[rank as usize], &mine);
                 }
                 let rc: Vec<usize> = counts.iter().map(|&c| rk.count(c)).collect();
                 let rd: Vec<isize> = displs.iter().map(|&d| rk.count(d) as isize).collect();
-                let sb = if in_place { None } else { Some(sk.send(&send, counts[rank as usize])) };
+                let sb = if in_place {
+                    None
+                } else {
+                    Some(sk.send(&send, counts[rank as usize]))
+                };
                 let (rb, comm) = (rk.recv(&mut recv, total), &cx.comm);
-                finish(case % 2 == 0, both!(sc, mv::allgatherv(sb, rb, &rc, &rd, comm), mv::iallgatherv(sc, sb, rb, &rc, &rd, comm)));
+                finish(
+                    case % 2 == 0,
+                    both!(
+                        sc,
+                        mv::allgatherv(sb, rb, &rc, &rd, comm),
+                        mv::iallgatherv(sc, sb, rb, &rc, &rd, comm)
+                    ),
+                );
                 cx.expect("allgatherv", &recv, &refb);
             }
         }
@@ -403,12 +566,27 @@ fn run_alltoall(cx: &mut Ctx) {
                         } else {
                             sk.place(&mut send, j as usize * units, &out);
                         }
-                        rk.place(&mut refb, j as usize * units, &data(seed(case, j, rank), units));
+                        rk.place(
+                            &mut refb,
+                            j as usize * units,
+                            &data(seed(case, j, rank), units),
+                        );
                     }
-                    let sb = if in_place { None } else { Some(sk.send(&send, units * n as usize)) };
+                    let sb = if in_place {
+                        None
+                    } else {
+                        Some(sk.send(&send, units * n as usize))
+                    };
                     let rb = rk.recv(&mut recv, units * n as usize);
                     let (comm, scn, rc) = (&cx.comm, sk.count(units), rk.count(units));
-                    finish(case % 2 == 0, both!(sc, mv::alltoall(sb, scn, rb, rc, comm), mv::ialltoall(sc, sb, scn, rb, rc, comm)));
+                    finish(
+                        case % 2 == 0,
+                        both!(
+                            sc,
+                            mv::alltoall(sb, scn, rb, rc, comm),
+                            mv::ialltoall(sc, sb, scn, rb, rc, comm)
+                        ),
+                    );
                     cx.expect("alltoall", &recv, &refb);
                 }
             }
@@ -429,7 +607,11 @@ fn a2a_units(i: i32, j: i32, k: usize) -> usize {
 fn a2a_layout(counts: &[usize], rev: bool) -> (Vec<usize>, usize) {
     let mut d = vec![0; counts.len()];
     let mut at = 0;
-    let order: Vec<usize> = if rev { (0..counts.len()).rev().collect() } else { (0..counts.len()).collect() };
+    let order: Vec<usize> = if rev {
+        (0..counts.len()).rev().collect()
+    } else {
+        (0..counts.len()).collect()
+    };
     for i in order {
         d[i] = at;
         at += counts[i] + 1;
@@ -463,10 +645,30 @@ fn run_alltoallv(cx: &mut Ctx) {
                 let sdn: Vec<isize> = sd.iter().map(|&d| sk.count(d) as isize).collect();
                 let rcn: Vec<usize> = rc.iter().map(|&c| rk.count(c)).collect();
                 let rdn: Vec<isize> = rd.iter().map(|&d| rk.count(d) as isize).collect();
-                let sb = if in_place { None } else { Some(sk.send(&send, stot)) };
+                let sb = if in_place {
+                    None
+                } else {
+                    Some(sk.send(&send, stot))
+                };
                 let (rb, comm) = (rk.recv(&mut recv, rtot), &cx.comm);
-                let (s_b, r_b) = (|| Blocks { counts: &scn, displs: &sdn }, || Blocks { counts: &rcn, displs: &rdn });
-                finish(case % 2 == 0, both!(sc, mv::alltoallv(sb, s_b(), rb, r_b(), comm), mv::ialltoallv(sc, sb, s_b(), rb, r_b(), comm)));
+                let (s_b, r_b) = (
+                    || Blocks {
+                        counts: &scn,
+                        displs: &sdn,
+                    },
+                    || Blocks {
+                        counts: &rcn,
+                        displs: &rdn,
+                    },
+                );
+                finish(
+                    case % 2 == 0,
+                    both!(
+                        sc,
+                        mv::alltoallv(sb, s_b(), rb, r_b(), comm),
+                        mv::ialltoallv(sc, sb, s_b(), rb, r_b(), comm)
+                    ),
+                );
                 cx.expect("alltoallv", &recv, &refb);
             }
         }
@@ -481,14 +683,28 @@ fn run_alltoallw(cx: &mut Ctx) {
     for k in cx.counts(true) {
         for in_place in [false, true] {
             let case = cx.next();
-            let ty = |a: i32, b: i32| if (a + b + case as i32) % 2 == 0 { Ty::vec() } else { Ty::int() };
+            let ty = |a: i32, b: i32| {
+                if (a + b + case as i32) % 2 == 0 {
+                    Ty::vec()
+                } else {
+                    Ty::int()
+                }
+            };
             let sc: Vec<usize> = (0..n).map(|j| a2a_units(rank, j, k)).collect();
             let rc: Vec<usize> = (0..n).map(|i| a2a_units(i, rank, k)).collect();
             let (sd, stot) = a2a_layout(&sc, true);
             let (rd, rtot) = a2a_layout(&rc, false);
             let st: Vec<Ty> = (0..n).map(|j| ty(rank, j)).collect();
             // In place, the receive types describe the data sent as well.
-            let rt: Vec<Ty> = (0..n).map(|i| if in_place { ty(rank, i) } else { ty(rank + 1, i) }).collect();
+            let rt: Vec<Ty> = (0..n)
+                .map(|i| {
+                    if in_place {
+                        ty(rank, i)
+                    } else {
+                        ty(rank + 1, i)
+                    }
+                })
+                .collect();
             let mut send = vec![SENTINEL; stot * SLOT + 8];
             let mut recv = vec![SENTINEL; rtot * SLOT + 8];
             let mut refb = recv.clone();
@@ -501,7 +717,12 @@ fn run_alltoallw(cx: &mut Ctx) {
                 } else {
                     put(&st[j], &mut send, sd[j] * SLOT, &out);
                 }
-                put(&rt[j], &mut refb, rd[j] * SLOT, &data(seed(case, j as i32, rank), rc[j]));
+                put(
+                    &rt[j],
+                    &mut refb,
+                    rd[j] * SLOT,
+                    &data(seed(case, j as i32, rank), rc[j]),
+                );
             }
             let scn: Vec<usize> = (0..n as usize).map(|j| st[j].count(sc[j])).collect();
             let sdb: Vec<isize> = sd.iter().map(|&d| (d * SLOT) as isize).collect();
@@ -509,11 +730,30 @@ fn run_alltoallw(cx: &mut Ctx) {
             let rdb: Vec<isize> = rd.iter().map(|&d| (d * SLOT) as isize).collect();
             let std: Vec<Datatype> = st.iter().map(|t| t.dt.clone()).collect();
             let rtd: Vec<Datatype> = rt.iter().map(|t| t.dt.clone()).collect();
-            let sb = if in_place { None } else { Some(SendBuf::bytes(&send)) };
+            let sb = if in_place {
+                None
+            } else {
+                Some(SendBuf::bytes(&send))
+            };
             let (rb, comm) = (RecvBuf::bytes(&mut recv), &cx.comm);
-            let s_b = || WBlocks { counts: &scn, displs: &sdb, types: &std };
-            let r_b = || WBlocks { counts: &rcn, displs: &rdb, types: &rtd };
-            finish(case % 2 == 0, both!(sc, mv::alltoallw(sb, s_b(), rb, r_b(), comm), mv::ialltoallw(sc, sb, s_b(), rb, r_b(), comm)));
+            let s_b = || WBlocks {
+                counts: &scn,
+                displs: &sdb,
+                types: &std,
+            };
+            let r_b = || WBlocks {
+                counts: &rcn,
+                displs: &rdb,
+                types: &rtd,
+            };
+            finish(
+                case % 2 == 0,
+                both!(
+                    sc,
+                    mv::alltoallw(sb, s_b(), rb, r_b(), comm),
+                    mv::ialltoallw(sc, sb, s_b(), rb, r_b(), comm)
+                ),
+            );
             cx.expect("alltoallw", &recv, &refb);
         }
     }
@@ -527,27 +767,66 @@ fn run_errors(cx: &mut Ctx) {
     let int = Ty::int();
     let expect = |what: &str, r: Result<()>, class: ErrorClass| {
         let e = r.expect_err(what);
-        check!(rank, e.class == class, "{what}: {:?} is not {class:?}: {}", e.class, e.message);
+        check!(
+            rank,
+            e.class == class,
+            "{what}: {:?} is not {class:?}: {}",
+            e.class,
+            e.message
+        );
     };
     let send = vec![0u8; int.bytes(1)];
     let mut recv = vec![0u8; int.bytes(n)];
     // allgather: n blocks of 2 units do not fit in n units.
-    expect("allgather", mv::allgather(Some(int.send(&send, 1)), int.recv(&mut recv, n), int.count(2), comm), ErrorClass::Buffer);
+    expect(
+        "allgather",
+        mv::allgather(
+            Some(int.send(&send, 1)),
+            int.recv(&mut recv, n),
+            int.count(2),
+            comm,
+        ),
+        ErrorClass::Buffer,
+    );
     // allgatherv: the last block one element past the end.
     let counts = vec![int.count(1); n];
     let mut displs: Vec<isize> = (0..n).map(|i| int.count(i) as isize).collect();
     displs[n - 1] += 1;
-    let r = mv::allgatherv(Some(int.send(&send, 1)), int.recv(&mut recv, n), &counts, &displs, comm);
+    let r = mv::allgatherv(
+        Some(int.send(&send, 1)),
+        int.recv(&mut recv, n),
+        &counts,
+        &displs,
+        comm,
+    );
     expect("allgatherv past the end", r, ErrorClass::Buffer);
     displs[n - 1] = -1;
-    let r = mv::allgatherv(Some(int.send(&send, 1)), int.recv(&mut recv, n), &counts, &displs, comm);
+    let r = mv::allgatherv(
+        Some(int.send(&send, 1)),
+        int.recv(&mut recv, n),
+        &counts,
+        &displs,
+        comm,
+    );
     expect("allgatherv negative displacement", r, ErrorClass::Buffer);
     // Arrays shorter than the group.
-    let r = mv::allgatherv(Some(int.send(&send, 1)), int.recv(&mut recv, n), &counts[..n - 1], &displs, comm);
+    let r = mv::allgatherv(
+        Some(int.send(&send, 1)),
+        int.recv(&mut recv, n),
+        &counts[..n - 1],
+        &displs,
+        comm,
+    );
     expect("allgatherv short counts", r, ErrorClass::Arg);
     // alltoall: the send buffer holds one block, not n (n > 1), or too few for 2 units each.
     let big = vec![0u8; int.bytes(n)];
-    let r = mv::alltoall(Some(int.send(&big, n)), int.count(2), int.recv(&mut recv, n), int.count(1), comm);
+    let r = mv::alltoall(
+        Some(int.send(&big, n)),
+        int.count(2),
+        int.recv(&mut recv, n),
+        int.count(1),
+        comm,
+    );
     expect("alltoall send", r, ErrorClass::Buffer);
     // alltoallw: a datatype with gaps has no byte span.
     let v = Ty::vec();
@@ -556,22 +835,53 @@ fn run_errors(cx: &mut Ctx) {
     let (vt, it) = (w(&v), w(&int));
     let r = mv::alltoallw(
         Some(SendBuf::bytes(&big)),
-        WBlocks { counts: &zc, displs: &zd, types: &it },
+        WBlocks {
+            counts: &zc,
+            displs: &zd,
+            types: &it,
+        },
         v.recv(&mut recv, 0),
-        WBlocks { counts: &zc, displs: &zd, types: &vt },
+        WBlocks {
+            counts: &zc,
+            displs: &zd,
+            types: &vt,
+        },
         comm,
     );
     expect("alltoallw gaps", r, ErrorClass::Buffer);
     // reduce_scatter_block: the input holds n * 1 elements, not n * 2.
     let op = oxmpi_core::op::Op::predefined(oxmpi_core::op::PredefinedOp::Sum);
-    let r = mv::reduce_scatter_block(Some(int.send(&big, n)), int.recv(&mut recv, n), int.count(2), &op, comm);
+    let r = mv::reduce_scatter_block(
+        Some(int.send(&big, n)),
+        int.recv(&mut recv, n),
+        int.count(2),
+        &op,
+        comm,
+    );
     expect("reduce_scatter_block", r, ErrorClass::Buffer);
     // The root's receive buffer is required at the root (each rank is its own root
     // on its self communicator here).
-    let me = oxmpi_core::comm::create::split(comm, Some(rank), 0).unwrap().unwrap();
-    expect("gather without a receive buffer", mv::gather(Some(int.send(&send, 1)), None, int.count(1), 0, &me), ErrorClass::Buffer);
-    expect("scatter without a send buffer", mv::scatter(None, int.count(1), Some(int.recv(&mut recv, 1)), 0, &me), ErrorClass::Buffer);
-    let r = mv::gatherv(Some(int.send(&send, 1)), Some(int.recv(&mut recv, 1)), &[int.count(1)], &[1], 0, &me);
+    let me = oxmpi_core::comm::create::split(comm, Some(rank), 0)
+        .unwrap()
+        .unwrap();
+    expect(
+        "gather without a receive buffer",
+        mv::gather(Some(int.send(&send, 1)), None, int.count(1), 0, &me),
+        ErrorClass::Buffer,
+    );
+    expect(
+        "scatter without a send buffer",
+        mv::scatter(None, int.count(1), Some(int.recv(&mut recv, 1)), 0, &me),
+        ErrorClass::Buffer,
+    );
+    let r = mv::gatherv(
+        Some(int.send(&send, 1)),
+        Some(int.recv(&mut recv, 1)),
+        &[int.count(1)],
+        &[1],
+        0,
+        &me,
+    );
     expect("gatherv past the end at the root", r, ErrorClass::Buffer);
     cx.case += 10;
 }

@@ -30,11 +30,17 @@ const P: i64 = 1_000_003;
 
 /// Areas mapped by this process (the memfds show in our maps).
 fn areas() -> usize {
-    std::fs::read_to_string("/proc/self/maps").unwrap_or_default().lines().filter(|l| l.contains("oxmpi-coll")).count()
+    std::fs::read_to_string("/proc/self/maps")
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("oxmpi-coll"))
+        .count()
 }
 
 fn open_fds() -> usize {
-    std::fs::read_dir("/proc/self/fd").map(|d| d.count()).unwrap_or(0)
+    std::fs::read_dir("/proc/self/fd")
+        .map(|d| d.count())
+        .unwrap_or(0)
 }
 
 fn allreduce_f64(comm: &Comm, input: Option<&[f64]>, out: &mut [f64]) {
@@ -52,14 +58,30 @@ fn bitident(world: &Comm) {
         for in_place in [false, true] {
             let mut r = Rng::new(77 + rank as u64 * 1000 + case as u64);
             // Magnitudes from 1e-8 to 1e8: the sum's bits depend on the order.
-            let input: Vec<f64> = (0..count).map(|_| (r.below(2001) as f64 - 1000.0) * 10f64.powi(r.below(17) as i32 - 8)).collect();
-            let mut out = if in_place { input.clone() } else { vec![0.0; count] };
+            let input: Vec<f64> = (0..count)
+                .map(|_| (r.below(2001) as f64 - 1000.0) * 10f64.powi(r.below(17) as i32 - 8))
+                .collect();
+            let mut out = if in_place {
+                input.clone()
+            } else {
+                vec![0.0; count]
+            };
             allreduce_f64(world, (!in_place).then_some(&input[..]), &mut out);
             let mine: Vec<u8> = out.iter().flat_map(|x| x.to_bits().to_le_bytes()).collect();
             let mut all = vec![0u8; mine.len() * n];
-            api_move::allgather(Some(SendBuf::bytes(&mine)), RecvBuf::bytes(&mut all), mine.len(), world).unwrap();
+            api_move::allgather(
+                Some(SendBuf::bytes(&mine)),
+                RecvBuf::bytes(&mut all),
+                mine.len(),
+                world,
+            )
+            .unwrap();
             for j in 0..n {
-                check!(rank, all[j * mine.len()..(j + 1) * mine.len()] == mine[..], "count {count}: rank {j}'s allreduce result differs from ours");
+                check!(
+                    rank,
+                    all[j * mine.len()..(j + 1) * mine.len()] == mine[..],
+                    "count {count}: rank {j}'s allreduce result differs from ours"
+                );
             }
             // Close to the exact sum (any order).
             let mut exact = vec![0.0f64; count];
@@ -70,7 +92,11 @@ fn bitident(world: &Comm) {
                 }
             }
             for (i, (a, b)) in out.iter().zip(&exact).enumerate() {
-                check!(rank, (a - b).abs() <= 1e-6 * b.abs().max(1.0), "count {count} element {i}: {a} vs {b}");
+                check!(
+                    rank,
+                    (a - b).abs() <= 1e-6 * b.abs().max(1.0),
+                    "count {count} element {i}: {a} vs {b}"
+                );
             }
         }
     }
@@ -79,17 +105,24 @@ fn bitident(world: &Comm) {
 
 fn matrix_op() -> Op {
     // inout = in * inout (2x2 matrices mod P; contiguous 4 x i64 elements).
-    let f: Arc<UserFunction> = Arc::new(|inp: *const u8, io: *mut u8, count: usize, _dt: &Datatype| {
-        for i in 0..count {
-            // SAFETY: the engine passes `count` elements of 32 bytes.
-            unsafe {
-                let a = std::slice::from_raw_parts((inp as *const i64).add(4 * i), 4).to_vec();
-                let b = std::slice::from_raw_parts_mut((io as *mut i64).add(4 * i), 4);
-                let c = [(a[0] * b[0] + a[1] * b[2]) % P, (a[0] * b[1] + a[1] * b[3]) % P, (a[2] * b[0] + a[3] * b[2]) % P, (a[2] * b[1] + a[3] * b[3]) % P];
-                b.copy_from_slice(&c);
+    let f: Arc<UserFunction> = Arc::new(
+        |inp: *const u8, io: *mut u8, count: usize, _dt: &Datatype| {
+            for i in 0..count {
+                // SAFETY: the engine passes `count` elements of 32 bytes.
+                unsafe {
+                    let a = std::slice::from_raw_parts((inp as *const i64).add(4 * i), 4).to_vec();
+                    let b = std::slice::from_raw_parts_mut((io as *mut i64).add(4 * i), 4);
+                    let c = [
+                        (a[0] * b[0] + a[1] * b[2]) % P,
+                        (a[0] * b[1] + a[1] * b[3]) % P,
+                        (a[2] * b[0] + a[3] * b[2]) % P,
+                        (a[2] * b[1] + a[3] * b[3]) % P,
+                    ];
+                    b.copy_from_slice(&c);
+                }
             }
-        }
-    });
+        },
+    );
     Op::user(f, false)
 }
 
@@ -99,7 +132,12 @@ fn matrices(rank: usize, count: usize) -> Vec<i64> {
 }
 
 fn mul(a: &[i64], b: &[i64]) -> [i64; 4] {
-    [(a[0] * b[0] + a[1] * b[2]) % P, (a[0] * b[1] + a[1] * b[3]) % P, (a[2] * b[0] + a[3] * b[2]) % P, (a[2] * b[1] + a[3] * b[3]) % P]
+    [
+        (a[0] * b[0] + a[1] * b[2]) % P,
+        (a[0] * b[1] + a[1] * b[3]) % P,
+        (a[2] * b[0] + a[3] * b[2]) % P,
+        (a[2] * b[1] + a[3] * b[3]) % P,
+    ]
 }
 
 fn noncomm(world: &Comm) {
@@ -118,16 +156,42 @@ fn noncomm(world: &Comm) {
             }
         }
         let mut out = vec![0i64; 4 * count];
-        let (ib, ob) = (SendBuf::typed(buf::as_bytes(&input), count, &dt).unwrap(), RecvBuf::typed(buf::as_bytes_mut(&mut out), count, &dt).unwrap());
+        let (ib, ob) = (
+            SendBuf::typed(buf::as_bytes(&input), count, &dt).unwrap(),
+            RecvBuf::typed(buf::as_bytes_mut(&mut out), count, &dt).unwrap(),
+        );
         api::allreduce(Some(ib), ob, &op, world).unwrap();
-        check!(rank, out == expect, "allreduce of {count} matrices is not the rank-order product");
+        check!(
+            rank,
+            out == expect,
+            "allreduce of {count} matrices is not the rank-order product"
+        );
         for root in 0..n as i32 {
-            let mut out = if rank == root { input.clone() } else { vec![0i64; 4 * count] };
-            let send = if rank == root && count % 2 == 1 { None } else { Some(SendBuf::typed(buf::as_bytes(&input), count, &dt).unwrap()) };
+            let mut out = if rank == root {
+                input.clone()
+            } else {
+                vec![0i64; 4 * count]
+            };
+            let send = if rank == root && count % 2 == 1 {
+                None
+            } else {
+                Some(SendBuf::typed(buf::as_bytes(&input), count, &dt).unwrap())
+            };
             // In place at the root for odd counts.
-            api::reduce(send, Some(RecvBuf::typed(buf::as_bytes_mut(&mut out), count, &dt).unwrap()), &op, root, world).unwrap();
+            api::reduce(
+                send,
+                Some(RecvBuf::typed(buf::as_bytes_mut(&mut out), count, &dt).unwrap()),
+                &op,
+                root,
+                world,
+            )
+            .unwrap();
             if rank == root {
-                check!(rank, out == expect, "reduce of {count} matrices to {root} is not the rank-order product");
+                check!(
+                    rank,
+                    out == expect,
+                    "reduce of {count} matrices to {root} is not the rank-order product"
+                );
             }
         }
     }
@@ -158,7 +222,12 @@ fn collectives_on(c: &Comm, salt: u64) {
     let mut sum = [0.0f64];
     allreduce_f64(c, Some(&[rank as f64 + salt as f64]), &mut sum);
     let want = (0..n).map(|r| r as f64 + salt as f64).sum::<f64>();
-    check!(rank, sum[0] == want, "allreduce on a new communicator: {} vs {want}", sum[0]);
+    check!(
+        rank,
+        sum[0] == want,
+        "allreduce on a new communicator: {} vs {want}",
+        sum[0]
+    );
     let mut b = [0u8; 100];
     if rank == 0 {
         Rng::fill(salt, &mut b);
@@ -177,11 +246,18 @@ fn comms(world: &Comm) {
         let d = create::dup(world).unwrap();
         collectives_on(&d, i);
         drop(d);
-        let s = create::split(world, Some(rank % 2), -rank).unwrap().unwrap();
+        let s = create::split(world, Some(rank % 2), -rank)
+            .unwrap()
+            .unwrap();
         collectives_on(&s, i + 1000);
         drop(s);
     }
-    check!(rank, open_fds() == fds, "file descriptors leaked: {fds} -> {}", open_fds());
+    check!(
+        rank,
+        open_fds() == fds,
+        "file descriptors leaked: {fds} -> {}",
+        open_fds()
+    );
     check!(rank, areas() == maps, "areas leaked: {maps} -> {}", areas());
     check!(rank, context::in_use() == ctx, "context ids leaked");
     // More live communicators with collectives than the per-process cap.
@@ -190,9 +266,19 @@ fn comms(world: &Comm) {
         collectives_on(c, i as u64);
         collectives_on(c, i as u64 + 7);
     }
-    check!(rank, areas() <= oxmpi_core::coll::shm::MAX_AREAS, "{} areas mapped", areas());
+    check!(
+        rank,
+        areas() <= oxmpi_core::coll::shm::MAX_AREAS,
+        "{} areas mapped",
+        areas()
+    );
     drop(live);
-    check!(rank, open_fds() == fds, "file descriptors leaked: {fds} -> {}", open_fds());
+    check!(
+        rank,
+        open_fds() == fds,
+        "file descriptors leaked: {fds} -> {}",
+        open_fds()
+    );
     check!(rank, areas() == maps, "areas leaked: {maps} -> {}", areas());
     println!("comms: ok");
 }
@@ -204,7 +290,9 @@ fn mixed(world: &Comm) {
     for round in 0..20u64 {
         // A rendezvous-sized message to the next rank, received only after the
         // blocking collectives: they must keep the engine going.
-        let big: Vec<u8> = (0..1usize << 20).map(|i| (i as u64 * 7 + round + rank as u64) as u8).collect();
+        let big: Vec<u8> = (0..1usize << 20)
+            .map(|i| (i as u64 * 7 + round + rank as u64) as u8)
+            .collect();
         let mut got = vec![0u8; 1 << 20];
         let mut nb = vec![0u8; 4096];
         if rank == 0 {
@@ -216,10 +304,18 @@ fn mixed(world: &Comm) {
         let mut sum = [0.0f64; 16];
         let mut b = vec![0u8; 1000];
         buf::scope(|sc| {
-            let mut sreq = pt2pt::isend(sc, world, SendBuf::bytes(&big), next, 9, SendMode::Standard).unwrap();
+            let mut sreq =
+                pt2pt::isend(sc, world, SendBuf::bytes(&big), next, 9, SendMode::Standard).unwrap();
             let mut breq = api::ibcast(sc, RecvBuf::slice(&mut nb), 0, world).unwrap();
             let mut bar = barrier::ibarrier(world).unwrap();
-            let mut areq = api::iallreduce(sc, Some(SendBuf::slice(&input)), RecvBuf::slice(&mut nsum), &op, world).unwrap();
+            let mut areq = api::iallreduce(
+                sc,
+                Some(SendBuf::slice(&input)),
+                RecvBuf::slice(&mut nsum),
+                &op,
+                world,
+            )
+            .unwrap();
             // Blocking collectives in between.
             barrier::barrier(world).unwrap();
             allreduce_f64(world, Some(&input), &mut sum);
@@ -234,14 +330,24 @@ fn mixed(world: &Comm) {
             pt2pt::wait(&mut areq).unwrap();
         });
         let tot = (0..n).map(|r| r as f64).sum::<f64>();
-        check!(rank, sum.iter().chain(nsum.iter()).all(|&x| x == tot), "allreduce sums");
+        check!(
+            rank,
+            sum.iter().chain(nsum.iter()).all(|&x| x == tot),
+            "allreduce sums"
+        );
         let mut want = vec![0u8; 4096];
         Rng::fill(round, &mut want);
         check!(rank, nb == want, "ibcast data");
         let mut want = vec![0u8; 1000];
         Rng::fill(round + 99, &mut want);
         check!(rank, b == want, "bcast data");
-        check!(rank, got.iter().enumerate().all(|(i, &x)| x == (i as u64 * 7 + round + prev as u64) as u8), "rendezvous data");
+        check!(
+            rank,
+            got.iter()
+                .enumerate()
+                .all(|(i, &x)| x == (i as u64 * 7 + round + prev as u64) as u8),
+            "rendezvous data"
+        );
     }
     println!("mixed: ok");
 }

@@ -17,8 +17,16 @@ fn main() {
     // wildcard receive on world.
     let dup = create::dup(&world).unwrap();
     check!(rank, dup.rank() == rank && dup.size() == n, "dup rank/size");
-    check!(rank, create::compare(&dup, &world) == create::Comparison::Congruent, "dup congruent");
-    check!(rank, create::compare(&world, &world) == create::Comparison::Ident, "ident");
+    check!(
+        rank,
+        create::compare(&dup, &world) == create::Comparison::Congruent,
+        "dup congruent"
+    );
+    check!(
+        rank,
+        create::compare(&world, &world) == create::Comparison::Ident,
+        "ident"
+    );
     let right = (rank + 1) % n;
     let left = (rank + n - 1) % n;
     pt2pt::send(&dup, &[1u8], right, 0, SendMode::Standard).unwrap();
@@ -30,16 +38,35 @@ fn main() {
     check!(rank, b[0] == 1, "dup message");
 
     // split by parity, key reverses the order.
-    let sub = create::split(&world, Some(rank % 2), -rank).unwrap().unwrap();
+    let sub = create::split(&world, Some(rank % 2), -rank)
+        .unwrap()
+        .unwrap();
     let members: Vec<i32> = (0..n).filter(|r| r % 2 == rank % 2).rev().collect();
     check!(rank, sub.size() == members.len() as i32, "split size");
     check!(rank, members[sub.rank() as usize] == rank, "split order");
-    check!(rank, create::compare(&sub, &world) == create::Comparison::Unequal || n == 1, "split unequal");
+    check!(
+        rank,
+        create::compare(&sub, &world) == create::Comparison::Unequal || n == 1,
+        "split unequal"
+    );
     // A ring inside the sub-communicator.
     let (sr, ss) = (sub.rank(), sub.size());
     let mut got = [0u8; 4];
-    pt2pt::sendrecv(&sub, &sr.to_le_bytes(), (sr + 1) % ss, 5, &mut got, (sr + ss - 1) % ss, 5).unwrap();
-    check!(rank, i32::from_le_bytes(got) == (sr + ss - 1) % ss, "ring in split");
+    pt2pt::sendrecv(
+        &sub,
+        &sr.to_le_bytes(),
+        (sr + 1) % ss,
+        5,
+        &mut got,
+        (sr + ss - 1) % ss,
+        5,
+    )
+    .unwrap();
+    check!(
+        rank,
+        i32::from_le_bytes(got) == (sr + ss - 1) % ss,
+        "ring in split"
+    );
     oxmpi_core::coll::barrier::barrier(&sub).unwrap();
 
     // MPI_UNDEFINED colour.
@@ -47,10 +74,18 @@ fn main() {
     check!(rank, none.is_none() == (rank == 0), "undefined colour");
 
     // split_type shared: the ranks of this host (all of them on one host).
-    let shared = create::split_type(&world, Some(create::SplitType::Shared), rank).unwrap().unwrap();
+    let shared = create::split_type(&world, Some(create::SplitType::Shared), rank)
+        .unwrap()
+        .unwrap();
     let levels = runtime::engine().unwrap().cluster_info();
     let (host_size, host_rank) = levels.get(1).map_or((n, rank), |l| (l.size, l.rank));
-    check!(rank, shared.size() == host_size && shared.rank() == host_rank, "split_type shared: {}/{} vs host {host_rank}/{host_size}", shared.rank(), shared.size());
+    check!(
+        rank,
+        shared.size() == host_size && shared.rank() == host_rank,
+        "split_type shared: {}/{} vs host {host_rank}/{host_size}",
+        shared.rank(),
+        shared.size()
+    );
 
     // create from a group: the even world ranks, reversed.
     let grp: Vec<u32> = (0..n as u32).filter(|r| r % 2 == 0).rev().collect();
@@ -64,18 +99,34 @@ fn main() {
     // the same time; a world collective afterwards must not be confused.
     let mine: Vec<u32> = (0..n as u32).filter(|r| r % 2 == rank as u32 % 2).collect();
     let g = create::create_group(&world, &mine, 7).unwrap().unwrap();
-    check!(rank, g.size() == mine.len() as i32 && mine[g.rank() as usize] == rank as u32, "create_group membership");
+    check!(
+        rank,
+        g.size() == mine.len() as i32 && mine[g.rank() as usize] == rank as u32,
+        "create_group membership"
+    );
     let mut sum = [0i32];
     let op = oxmpi_core::op::Op::predefined(oxmpi_core::op::PredefinedOp::Sum);
     let me = [rank];
-    let (mine_v, out) = (oxmpi_core::buf::SendBuf::slice(&me), oxmpi_core::buf::RecvBuf::slice(&mut sum[..]));
+    let (mine_v, out) = (
+        oxmpi_core::buf::SendBuf::slice(&me),
+        oxmpi_core::buf::RecvBuf::slice(&mut sum[..]),
+    );
     oxmpi_core::coll::api::allreduce(Some(mine_v), out, &op, &g).unwrap();
     let want: i32 = mine.iter().map(|&r| r as i32).sum();
-    check!(rank, sum[0] == want, "allreduce over create_group comm: {} want {want}", sum[0]);
+    check!(
+        rank,
+        sum[0] == want,
+        "allreduce over create_group comm: {} want {want}",
+        sum[0]
+    );
     oxmpi_core::coll::barrier::barrier(&world).unwrap();
     drop(g);
     let bad = create::create(&world, &[0, 0]).unwrap_err();
-    check!(rank, bad.class == oxmpi_core::ErrorClass::Group, "duplicate group member: {bad}");
+    check!(
+        rank,
+        bad.class == oxmpi_core::ErrorClass::Group,
+        "duplicate group member: {bad}"
+    );
 
     // idup returns at once: rank 0 sends (synchronously) between its idup and
     // its wait while rank 1 receives before starting its own idup.
@@ -96,9 +147,20 @@ fn main() {
         let more: Vec<_> = (0..4).map(|_| create::idup(&dup).unwrap()).collect();
         let blocking = create::dup(&world).unwrap();
         pt2pt::wait(&mut r).unwrap();
-        let d = pending.take().expect("idup finished without a communicator");
-        check!(rank, create::compare(&d, &world) == create::Comparison::Congruent, "idup congruent");
-        let mut ctxs = vec![d.context(), blocking.context(), world.context(), dup.context()];
+        let d = pending
+            .take()
+            .expect("idup finished without a communicator");
+        check!(
+            rank,
+            create::compare(&d, &world) == create::Comparison::Congruent,
+            "idup congruent"
+        );
+        let mut ctxs = vec![
+            d.context(),
+            blocking.context(),
+            world.context(),
+            dup.context(),
+        ];
         let mut keep = Vec::new();
         for (mut q, p) in more {
             pt2pt::wait(&mut q).unwrap();
@@ -120,9 +182,20 @@ fn main() {
         }
         drop(d);
     }
-    check!(rank, context::in_use() == before, "context ids leaked: {} -> {}", before, context::in_use());
+    check!(
+        rank,
+        context::in_use() == before,
+        "context ids leaked: {} -> {}",
+        before,
+        context::in_use()
+    );
     drop((dup, sub, shared, c, none));
-    check!(rank, context::in_use() == 0, "context ids still in use: {}", context::in_use());
+    check!(
+        rank,
+        context::in_use() == 0,
+        "context ids still in use: {}",
+        context::in_use()
+    );
     let _ = Comm::clone(&world);
     runtime::finalize().unwrap();
     if rank == 0 {

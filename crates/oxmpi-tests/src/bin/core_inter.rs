@@ -19,7 +19,11 @@ fn main() {
     let ic = inter::intercomm_create(&local, 0, Some(&world), remote_leader, 99).unwrap();
     check!(rank, ic.is_inter(), "not an intercommunicator");
     let (lsize, rsize) = (ic.size(), ic.peer_group_size());
-    check!(rank, lsize == local.size() && rsize == n - local.size(), "sizes {lsize}/{rsize}");
+    check!(
+        rank,
+        lsize == local.size() && rsize == n - local.size(),
+        "sizes {lsize}/{rsize}"
+    );
     check!(rank, ic.rank() == local.rank(), "local rank");
 
     // Every rank of the even group sends to remote rank (r % rsize); receivers
@@ -33,7 +37,13 @@ fn main() {
         for _ in 0..senders.len() {
             let mut b = [0u8; 4];
             let st = pt2pt::recv(&ic, &mut b, ANY_SOURCE, 7).unwrap();
-            check!(rank, st.source == i32::from_le_bytes(b), "status source {} vs payload {}", st.source, i32::from_le_bytes(b));
+            check!(
+                rank,
+                st.source == i32::from_le_bytes(b),
+                "status source {} vs payload {}",
+                st.source,
+                i32::from_le_bytes(b)
+            );
             seen.push(st.source);
         }
         seen.sort();
@@ -42,16 +52,38 @@ fn main() {
 
     // Merge: odds pass high=true, so evens come first.
     let merged = inter::intercomm_merge(&ic, color == 1).unwrap();
-    check!(rank, merged.size() == n && !merged.is_inter(), "merged size");
+    check!(
+        rank,
+        merged.size() == n && !merged.is_inter(),
+        "merged size"
+    );
     let evens = (n + 1) / 2;
-    let want = if color == 0 { rank / 2 } else { evens + rank / 2 };
-    check!(rank, merged.rank() == want, "merged rank {} want {want}", merged.rank());
+    let want = if color == 0 {
+        rank / 2
+    } else {
+        evens + rank / 2
+    };
+    check!(
+        rank,
+        merged.rank() == want,
+        "merged rank {} want {want}",
+        merged.rank()
+    );
     oxmpi_core::coll::barrier::barrier(&merged).unwrap();
     // Both low: the group whose first member has the lower world rank (evens) first.
     let merged2 = inter::intercomm_merge(&ic, false).unwrap();
-    check!(rank, merged2.rank() == want, "tie-break merged rank {}", merged2.rank());
+    check!(
+        rank,
+        merged2.rank() == want,
+        "tie-break merged rank {}",
+        merged2.rank()
+    );
     drop((merged, merged2, ic, local));
-    check!(rank, oxmpi_core::comm::context::in_use() == 0, "context ids leaked");
+    check!(
+        rank,
+        oxmpi_core::comm::context::in_use() == 0,
+        "context ids leaked"
+    );
     runtime::finalize().unwrap();
     if rank == 0 {
         println!("inter: ok");

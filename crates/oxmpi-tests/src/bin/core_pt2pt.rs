@@ -10,7 +10,11 @@ use oxmpi_tests::{check, Rng};
 
 fn main() {
     let scenario = std::env::args().nth(1).unwrap_or_default();
-    let level = if scenario == "threads" { ThreadLevel::Multiple } else { ThreadLevel::Single };
+    let level = if scenario == "threads" {
+        ThreadLevel::Multiple
+    } else {
+        ThreadLevel::Single
+    };
     let provided = runtime::init(level).expect("MPI_Init");
     assert_eq!(provided, level);
     let e = runtime::engine().unwrap();
@@ -84,7 +88,12 @@ fn expect_payload(rank: i32, buf: &[u8], seed: u64, what: &str) {
     Rng::fill(seed, &mut want);
     if buf != want.as_slice() {
         let at = buf.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(0);
-        check!(rank, false, "{what}: payload differs at byte {at} of {}", buf.len());
+        check!(
+            rank,
+            false,
+            "{what}: payload differs at byte {at} of {}",
+            buf.len()
+        );
     }
 }
 
@@ -95,7 +104,10 @@ fn expect_payload(rank: i32, buf: &[u8], seed: u64, what: &str) {
 fn traffic(world: &Comm) {
     let rank = world.rank();
     let n = world.size();
-    let per_peer: u64 = std::env::var("TRAFFIC_MSGS").ok().and_then(|v| v.parse().ok()).unwrap_or(30);
+    let per_peer: u64 = std::env::var("TRAFFIC_MSGS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30);
     let max: usize = 8 << 20;
     for round in 0..2u64 {
         // Build and start all sends.
@@ -113,8 +125,13 @@ fn traffic(world: &Comm) {
         buf::scope(|sc| {
             let mut reqs = Vec::new();
             for (i, (dst, tag, seed)) in specs.iter().enumerate() {
-                let mode = if seed % 7 == 0 { SendMode::Synchronous } else { SendMode::Standard };
-                let r = pt2pt::isend(sc, world, SendBuf::bytes(&bufs[i]), *dst, *tag, mode).unwrap();
+                let mode = if seed % 7 == 0 {
+                    SendMode::Synchronous
+                } else {
+                    SendMode::Standard
+                };
+                let r =
+                    pt2pt::isend(sc, world, SendBuf::bytes(&bufs[i]), *dst, *tag, mode).unwrap();
                 reqs.push(r);
             }
             let mut rbuf = vec![0u8; max];
@@ -129,7 +146,13 @@ fn traffic(world: &Comm) {
                     check!(rank, seq < per_peer, "too many messages from {src}");
                     next[src as usize] += 1;
                     let (len, tag, seed) = plan(src, rank, seq + round * 1000, max);
-                    check!(rank, st.count_bytes == len && st.tag == tag, "from {src} seq {seq}: got {} bytes tag {}, want {len} tag {tag}", st.count_bytes, st.tag);
+                    check!(
+                        rank,
+                        st.count_bytes == len && st.tag == tag,
+                        "from {src} seq {seq}: got {} bytes tag {}, want {len} tag {tag}",
+                        st.count_bytes,
+                        st.tag
+                    );
                     expect_payload(rank, &rbuf[..len], seed, "wildcard receive");
                 }
             } else {
@@ -151,15 +174,28 @@ fn traffic(world: &Comm) {
             }
             let mut sts = vec![Status::EMPTY; reqs.len()];
             pt2pt::waitall(&mut reqs, &mut sts).unwrap();
-            check!(rank, reqs.iter().all(|r| r.is_null()), "requests not nulled");
+            check!(
+                rank,
+                reqs.iter().all(|r| r.is_null()),
+                "requests not nulled"
+            );
             // Nothing may be left over.
             for tag in 10 * round as i32..10 * round as i32 + 4 {
-                check!(rank, pt2pt::iprobe(world, ANY_SOURCE, tag).unwrap().is_none(), "stray message after round {round}");
+                check!(
+                    rank,
+                    pt2pt::iprobe(world, ANY_SOURCE, tag).unwrap().is_none(),
+                    "stray message after round {round}"
+                );
             }
             barrier(world);
         });
     }
-    check!(rank, pt2pt::live_requests().unwrap() == 0, "leaked requests: {}", pt2pt::live_requests().unwrap());
+    check!(
+        rank,
+        pt2pt::live_requests().unwrap() == 0,
+        "leaked requests: {}",
+        pt2pt::live_requests().unwrap()
+    );
 }
 
 fn barrier(world: &Comm) {
@@ -170,7 +206,14 @@ fn barrier(world: &Comm) {
 /// written past the buffer (guard bytes stay intact).
 fn truncate(world: &Comm) {
     let rank = world.rank();
-    for (i, &(sent, cap)) in [(100usize, 10usize), (300_000, 100_000), (4 << 20, (1 << 20) + 3)].iter().enumerate() {
+    for (i, &(sent, cap)) in [
+        (100usize, 10usize),
+        (300_000, 100_000),
+        (4 << 20, (1 << 20) + 3),
+    ]
+    .iter()
+    .enumerate()
+    {
         let tag = i as i32;
         if rank == 0 {
             let mut b = vec![0u8; sent];
@@ -182,14 +225,32 @@ fn truncate(world: &Comm) {
             let guard = 4096;
             let mut b = vec![0xA5u8; cap + guard];
             let err = pt2pt::recv(world, &mut b[..cap], 0, tag).unwrap_err();
-            check!(rank, err.class == ErrorClass::Truncate, "wanted MPI_ERR_TRUNCATE, got {err}");
-            check!(rank, err.message.contains("truncated"), "message: {}", err.message);
-            check!(rank, b[cap..].iter().all(|&x| x == 0xA5), "bytes written past the receive buffer ({sent} into {cap})");
+            check!(
+                rank,
+                err.class == ErrorClass::Truncate,
+                "wanted MPI_ERR_TRUNCATE, got {err}"
+            );
+            check!(
+                rank,
+                err.message.contains("truncated"),
+                "message: {}",
+                err.message
+            );
+            check!(
+                rank,
+                b[cap..].iter().all(|&x| x == 0xA5),
+                "bytes written past the receive buffer ({sent} into {cap})"
+            );
             let mut want = vec![0u8; sent];
             Rng::fill(i as u64, &mut want);
             check!(rank, b[..cap] == want[..cap], "truncated prefix wrong");
             let st = pt2pt::recv(world, &mut b[..cap], 0, tag).unwrap();
-            check!(rank, st.count_bytes == cap, "follow-up message size {}", st.count_bytes);
+            check!(
+                rank,
+                st.count_bytes == cap,
+                "follow-up message size {}",
+                st.count_bytes
+            );
         }
     }
 }
@@ -211,25 +272,60 @@ fn cancel(world: &Comm) {
             check!(rank, st.cancelled, "receive not cancelled");
             let mut pending = Vec::new();
             for i in 0..lens.len() {
-                let mut r1 = pt2pt::isend(sc, world, SendBuf::bytes(&firsts[i]), 1, 5, SendMode::Standard).unwrap();
+                let mut r1 = pt2pt::isend(
+                    sc,
+                    world,
+                    SendBuf::bytes(&firsts[i]),
+                    1,
+                    5,
+                    SendMode::Standard,
+                )
+                .unwrap();
                 pt2pt::cancel(&r1).unwrap();
                 let st = pt2pt::wait(&mut r1).unwrap();
-                check!(rank, st.cancelled, "send of {} bytes not cancelled", lens[i]);
-                pending.push(pt2pt::isend(sc, world, SendBuf::bytes(&seconds[i]), 1, 5, SendMode::Standard).unwrap());
+                check!(
+                    rank,
+                    st.cancelled,
+                    "send of {} bytes not cancelled",
+                    lens[i]
+                );
+                pending.push(
+                    pt2pt::isend(
+                        sc,
+                        world,
+                        SendBuf::bytes(&seconds[i]),
+                        1,
+                        5,
+                        SendMode::Standard,
+                    )
+                    .unwrap(),
+                );
             }
             barrier(world);
             let mut sts = vec![Status::EMPTY; pending.len()];
             pt2pt::waitall(&mut pending, &mut sts).unwrap();
-            check!(rank, sts.iter().all(|s| !s.cancelled), "uncancelled sends report cancelled");
+            check!(
+                rank,
+                sts.iter().all(|s| !s.cancelled),
+                "uncancelled sends report cancelled"
+            );
         });
     } else if rank == 1 {
         barrier(world);
         for len in [16usize, 2 << 20] {
             let mut b = vec![0u8; len];
             let st = pt2pt::recv(world, &mut b, 0, 5).unwrap();
-            check!(rank, st.count_bytes == len && b.iter().all(|&x| x == 2), "received the cancelled message ({len} bytes)");
+            check!(
+                rank,
+                st.count_bytes == len && b.iter().all(|&x| x == 2),
+                "received the cancelled message ({len} bytes)"
+            );
         }
-        check!(rank, pt2pt::iprobe(world, 0, 5).unwrap().is_none(), "cancelled message still queued");
+        check!(
+            rank,
+            pt2pt::iprobe(world, 0, 5).unwrap().is_none(),
+            "cancelled message still queued"
+        );
     } else {
         barrier(world);
     }
@@ -269,15 +365,27 @@ fn flood(world: &Comm) {
         let mut b = vec![0u8; len];
         for i in 0..count {
             let st = pt2pt::recv(world, &mut b, 0, ANY_TAG).unwrap();
-            check!(rank, st.tag == i % 3 && b.iter().all(|&x| x == 7), "message {i} wrong");
+            check!(
+                rank,
+                st.tag == i % 3 && b.iter().all(|&x| x == 7),
+                "message {i} wrong"
+            );
             if i % 1000 == 0 {
                 peak = peak.max(pt2pt::unexpected_footprint().unwrap().1);
             }
         }
         let grew = rss_flooded.saturating_sub(rss_before);
         println!("flood: {} bytes sent; peak unexpected eager bytes {peak}; resident memory grew {grew} KiB while flooded", count as usize * len);
-        check!(rank, peak <= 5 << 20, "unexpected queue grew to {peak} bytes");
-        check!(rank, grew < 32 * 1024, "resident memory grew by {grew} KiB under the flood");
+        check!(
+            rank,
+            peak <= 5 << 20,
+            "unexpected queue grew to {peak} bytes"
+        );
+        check!(
+            rank,
+            grew < 32 * 1024,
+            "resident memory grew by {grew} KiB under the flood"
+        );
     }
 }
 
@@ -291,7 +399,11 @@ fn probe(world: &Comm) {
     } else if rank == 1 {
         // Probe reports the size before receiving.
         let st = pt2pt::probe(world, 0, 2).unwrap();
-        check!(rank, st.count_bytes == 200_000 && st.tag == 2 && st.source == 0, "probe {st:?}");
+        check!(
+            rank,
+            st.count_bytes == 200_000 && st.tag == 2 && st.source == 0,
+            "probe {st:?}"
+        );
         let mut b = vec![0u8; st.count_bytes];
         pt2pt::recv(world, &mut b, 0, 2).unwrap();
         check!(rank, b.iter().all(|&x| x == 2), "payload");
@@ -300,7 +412,11 @@ fn probe(world: &Comm) {
         check!(rank, st.count_bytes == 10, "mprobe size {}", st.count_bytes);
         let mut b = vec![0u8; 10];
         let st2 = pt2pt::mrecv(&mut b, &mut msg).unwrap();
-        check!(rank, st2.tag == 1 && b == vec![1u8; 10] && msg == oxmpi_core::Message::NULL, "mrecv");
+        check!(
+            rank,
+            st2.tag == 1 && b == vec![1u8; 10] && msg == oxmpi_core::Message::NULL,
+            "mrecv"
+        );
         let st = loop {
             if let Some(s) = pt2pt::iprobe(world, ANY_SOURCE, ANY_TAG).unwrap() {
                 break s;
@@ -311,7 +427,11 @@ fn probe(world: &Comm) {
         pt2pt::mrecv(&mut [], &mut m).unwrap();
         // PROC_NULL probes.
         let st = pt2pt::probe(world, PROC_NULL, ANY_TAG).unwrap();
-        check!(rank, st.source == PROC_NULL && st.tag == ANY_TAG && st.count_bytes == 0, "PROC_NULL probe {st:?}");
+        check!(
+            rank,
+            st.source == PROC_NULL && st.tag == ANY_TAG && st.count_bytes == 0,
+            "PROC_NULL probe {st:?}"
+        );
     }
 }
 
@@ -325,8 +445,23 @@ fn persistent(world: &Comm) {
     // SAFETY: `out` and `inb` outlive the requests, which are freed below.
     let mut reqs = unsafe {
         [
-            pt2pt::recv_init(&Forever, world, RecvBuf::from_raw(inb.as_mut_ptr() as *mut u8, 8000, None), left, 9).unwrap(),
-            pt2pt::send_init(&Forever, world, SendBuf::from_raw(out.as_ptr() as *const u8, 8000, None), right, 9, SendMode::Standard).unwrap(),
+            pt2pt::recv_init(
+                &Forever,
+                world,
+                RecvBuf::from_raw(inb.as_mut_ptr() as *mut u8, 8000, None),
+                left,
+                9,
+            )
+            .unwrap(),
+            pt2pt::send_init(
+                &Forever,
+                world,
+                SendBuf::from_raw(out.as_ptr() as *const u8, 8000, None),
+                right,
+                9,
+                SendMode::Standard,
+            )
+            .unwrap(),
         ]
     };
     for iter in 0..50u64 {
@@ -336,10 +471,23 @@ fn persistent(world: &Comm) {
         pt2pt::startall(&mut reqs).unwrap();
         let mut sts = [Status::EMPTY; 2];
         pt2pt::waitall(&mut reqs, &mut sts).unwrap();
-        check!(rank, !reqs[0].is_null() && !reqs[1].is_null(), "persistent handles were freed");
-        check!(rank, sts[0].source == left && sts[0].count_bytes == 8000, "status {:?}", sts[0]);
+        check!(
+            rank,
+            !reqs[0].is_null() && !reqs[1].is_null(),
+            "persistent handles were freed"
+        );
+        check!(
+            rank,
+            sts[0].source == left && sts[0].count_bytes == 8000,
+            "status {:?}",
+            sts[0]
+        );
         for (i, v) in inb.iter().enumerate() {
-            check!(rank, *v == iter * 1_000_000 + left as u64 * 10_000 + i as u64, "iteration {iter} element {i}");
+            check!(
+                rank,
+                *v == iter * 1_000_000 + left as u64 * 10_000 + i as u64,
+                "iteration {iter} element {i}"
+            );
         }
     }
     // An inactive persistent request completes at once with an empty status.
@@ -348,7 +496,11 @@ fn persistent(world: &Comm) {
     for r in &mut reqs {
         pt2pt::request_free(r).unwrap();
     }
-    check!(rank, pt2pt::live_requests().unwrap() == 0, "leaked requests");
+    check!(
+        rank,
+        pt2pt::live_requests().unwrap() == 0,
+        "leaked requests"
+    );
 }
 
 fn modes(world: &Comm) {
@@ -357,17 +509,26 @@ fn modes(world: &Comm) {
         // A synchronous send must not complete before the receive is posted.
         let b = [1u8; 8];
         buf::scope(|sc| {
-            let mut r = pt2pt::isend(sc, world, SendBuf::bytes(&b), 1, 1, SendMode::Synchronous).unwrap();
+            let mut r =
+                pt2pt::isend(sc, world, SendBuf::bytes(&b), 1, 1, SendMode::Synchronous).unwrap();
             let t = runtime::wtime();
             while runtime::wtime() - t < 0.3 {
-                check!(rank, pt2pt::test(&mut r).unwrap().is_none(), "ssend completed before the receive was posted");
+                check!(
+                    rank,
+                    pt2pt::test(&mut r).unwrap().is_none(),
+                    "ssend completed before the receive was posted"
+                );
             }
             pt2pt::send(world, &[0u8], 1, 2, SendMode::Standard).unwrap(); // "go ahead"
             pt2pt::wait(&mut r).unwrap();
         });
         // Buffered sends: no buffer -> MPI_ERR_BUFFER; with one, they complete at once.
         let err = pt2pt::send(world, &b, 1, 3, SendMode::Buffered).unwrap_err();
-        check!(rank, err.class == ErrorClass::Buffer, "bsend without buffer: {err}");
+        check!(
+            rank,
+            err.class == ErrorClass::Buffer,
+            "bsend without buffer: {err}"
+        );
         let mut space = vec![0u8; 10 * (1000 + pt2pt::BSEND_OVERHEAD)];
         // SAFETY: `space` outlives the detach below.
         unsafe { pt2pt::buffer_attach(space.as_mut_ptr(), space.len()) }.unwrap();
@@ -378,7 +539,11 @@ fn modes(world: &Comm) {
         // One message larger than the whole attached space cannot be buffered.
         let too_big = vec![3u8; space.len()];
         let err = pt2pt::send(world, &too_big, 1, 3, SendMode::Buffered).unwrap_err();
-        check!(rank, err.class == ErrorClass::Buffer && err.message.contains("MPI_Bsend"), "bsend past the buffer: {err}");
+        check!(
+            rank,
+            err.class == ErrorClass::Buffer && err.message.contains("MPI_Bsend"),
+            "bsend past the buffer: {err}"
+        );
         pt2pt::send(world, &[0u8], 1, 2, SendMode::Standard).unwrap(); // receive them now
         let (_, size) = pt2pt::buffer_detach().unwrap();
         check!(rank, size == space.len(), "detach size");
@@ -408,20 +573,32 @@ fn waitfamily(world: &Comm) {
             reqs = bufs
                 .iter_mut()
                 .enumerate()
-                .map(|(i, b)| pt2pt::irecv(sc, world, RecvBuf::bytes(as_bytes_mut(b)), i as i32 + 1, 0).unwrap())
+                .map(|(i, b)| {
+                    pt2pt::irecv(sc, world, RecvBuf::bytes(as_bytes_mut(b)), i as i32 + 1, 0)
+                        .unwrap()
+                })
                 .collect();
             let mut seen = vec![false; reqs.len()];
             let mut got = 0;
             while got < reqs.len() {
                 if got % 2 == 0 {
                     let (i, st) = pt2pt::waitany(&mut reqs).unwrap().unwrap();
-                    check!(rank, st.source == i as i32 + 1 && !seen[i], "waitany index {i} source {}", st.source);
+                    check!(
+                        rank,
+                        st.source == i as i32 + 1 && !seen[i],
+                        "waitany index {i} source {}",
+                        st.source
+                    );
                     seen[i] = true;
                     got += 1;
                 } else {
                     let done = pt2pt::waitsome(&mut reqs).unwrap().unwrap();
                     for (i, st) in done {
-                        check!(rank, st.unwrap().source == i as i32 + 1 && !seen[i], "waitsome index {i}");
+                        check!(
+                            rank,
+                            st.unwrap().source == i as i32 + 1 && !seen[i],
+                            "waitsome index {i}"
+                        );
                         seen[i] = true;
                         got += 1;
                     }
@@ -431,10 +608,22 @@ fn waitfamily(world: &Comm) {
         for (i, b) in bufs.iter().enumerate() {
             check!(rank, *b == [i as u32 + 1; 4], "payload from {}", i + 1);
         }
-        check!(rank, pt2pt::waitany(&mut reqs).unwrap().is_none(), "waitany on all-null must be undefined");
-        check!(rank, pt2pt::testany(&mut reqs).unwrap() == Some(None), "testany on all-null");
+        check!(
+            rank,
+            pt2pt::waitany(&mut reqs).unwrap().is_none(),
+            "waitany on all-null must be undefined"
+        );
+        check!(
+            rank,
+            pt2pt::testany(&mut reqs).unwrap() == Some(None),
+            "testany on all-null"
+        );
         let mut empty: [Request; 0] = [];
-        check!(rank, pt2pt::testall(&mut empty, &mut []).unwrap(), "testall on none");
+        check!(
+            rank,
+            pt2pt::testall(&mut empty, &mut []).unwrap(),
+            "testall on none"
+        );
     } else {
         std::thread::sleep(std::time::Duration::from_millis(20 * rank as u64));
         pt2pt::send(world, bytes(&[rank as u32; 4]), 0, 0, SendMode::Standard).unwrap();
@@ -462,7 +651,11 @@ fn threads(world: &Comm) {
                     Rng::fill((rank * 1000 + t) as u64 + i as u64 * 7, &mut out);
                     let mut inb = vec![0u8; len];
                     let st = pt2pt::sendrecv(&world, &out, right, t, &mut inb, left, t).unwrap();
-                    check!(rank, st.count_bytes == len && st.tag == t, "thread {t} iteration {i}");
+                    check!(
+                        rank,
+                        st.count_bytes == len && st.tag == t,
+                        "thread {t} iteration {i}"
+                    );
                     let mut want = vec![0u8; len];
                     Rng::fill((left * 1000 + t) as u64 + i as u64 * 7, &mut want);
                     check!(rank, inb == want, "thread {t} iteration {i} payload");
@@ -478,23 +671,43 @@ fn errors(world: &Comm) {
     let n = world.size();
     let b = [0u8; 4];
     let e = pt2pt::send(world, &b, n, 0, SendMode::Standard).unwrap_err();
-    check!(rank, e.class == ErrorClass::Rank && e.message.contains("MPI_Send") && e.message.contains("dest"), "{e}");
+    check!(
+        rank,
+        e.class == ErrorClass::Rank && e.message.contains("MPI_Send") && e.message.contains("dest"),
+        "{e}"
+    );
     let e = pt2pt::send(world, &b, 0, -5, SendMode::Standard).unwrap_err();
-    check!(rank, e.class == ErrorClass::Tag && e.message.contains("tag"), "{e}");
+    check!(
+        rank,
+        e.class == ErrorClass::Tag && e.message.contains("tag"),
+        "{e}"
+    );
     let mut rb = [0u8; 4];
     let e = pt2pt::recv(world, &mut rb, -7, 0).unwrap_err();
-    check!(rank, e.class == ErrorClass::Rank && e.message.contains("source"), "{e}");
+    check!(
+        rank,
+        e.class == ErrorClass::Rank && e.message.contains("source"),
+        "{e}"
+    );
     let e = pt2pt::recv(world, &mut rb, 0, -9).unwrap_err();
     check!(rank, e.class == ErrorClass::Tag, "{e}");
     let mut stale = Request::from_raw(0xdead_0000_0001);
     let e = pt2pt::wait(&mut stale).unwrap_err();
     check!(rank, e.class == ErrorClass::Request, "{e}");
     let e = runtime::init(ThreadLevel::Single).unwrap_err();
-    check!(rank, e.class == ErrorClass::Other && e.message.contains("MPI_Init"), "{e}");
+    check!(
+        rank,
+        e.class == ErrorClass::Other && e.message.contains("MPI_Init"),
+        "{e}"
+    );
     // PROC_NULL sends and receives complete at once.
     pt2pt::send(world, &b, PROC_NULL, 0, SendMode::Standard).unwrap();
     let st = pt2pt::recv(world, &mut rb, PROC_NULL, 3).unwrap();
-    check!(rank, st.source == PROC_NULL && st.tag == ANY_TAG && st.count_bytes == 0, "{st:?}");
+    check!(
+        rank,
+        st.source == PROC_NULL && st.tag == ANY_TAG && st.count_bytes == 0,
+        "{st:?}"
+    );
 }
 
 /// Large messages between ranks 0 and 1, which the two copy together when the
@@ -514,11 +727,20 @@ fn shared_copy(world: &Comm) {
         } else if rank == 1 {
             let mut b = vec![0u8; n + 64];
             let st = pt2pt::recv(world, &mut b, 0, tag).unwrap();
-            check!(rank, st.count_bytes == n, "size {n}: count {}", st.count_bytes);
+            check!(
+                rank,
+                st.count_bytes == n,
+                "size {n}: count {}",
+                st.count_bytes
+            );
             let mut want = vec![0u8; n];
             Rng::fill(100 + i as u64, &mut want);
             check!(rank, b[..n] == want[..], "size {n}: contents differ");
-            check!(rank, b[n..].iter().all(|&x| x == 0), "size {n}: bytes written past the message");
+            check!(
+                rank,
+                b[n..].iter().all(|&x| x == 0),
+                "size {n}: bytes written past the message"
+            );
         }
     }
     // Eight at once, received in reverse order.
@@ -533,7 +755,19 @@ fn shared_copy(world: &Comm) {
             })
             .collect();
         buf::scope(|sc| {
-            let mut reqs: Vec<Request> = (0..K).map(|k| pt2pt::isend(sc, world, SendBuf::bytes(&bufs[k][..n]), 1, 50 + k as i32, SendMode::Standard).unwrap()).collect();
+            let mut reqs: Vec<Request> = (0..K)
+                .map(|k| {
+                    pt2pt::isend(
+                        sc,
+                        world,
+                        SendBuf::bytes(&bufs[k][..n]),
+                        1,
+                        50 + k as i32,
+                        SendMode::Standard,
+                    )
+                    .unwrap()
+                })
+                .collect();
             let mut sts = vec![Status::EMPTY; K];
             pt2pt::waitall(&mut reqs, &mut sts).unwrap();
         });
@@ -544,7 +778,9 @@ fn shared_copy(world: &Comm) {
                 .iter_mut()
                 .enumerate()
                 .rev()
-                .map(|(k, b)| pt2pt::irecv(sc, world, RecvBuf::bytes(&mut b[..n]), 0, 50 + k as i32).unwrap())
+                .map(|(k, b)| {
+                    pt2pt::irecv(sc, world, RecvBuf::bytes(&mut b[..n]), 0, 50 + k as i32).unwrap()
+                })
                 .collect();
             let mut sts = vec![Status::EMPTY; K];
             pt2pt::waitall(&mut reqs, &mut sts).unwrap();
@@ -565,7 +801,15 @@ fn shared_copy(world: &Comm) {
         let mut b = vec![0u8; n];
         Rng::fill(300, &mut b);
         buf::scope(|sc| {
-            let mut r = pt2pt::isend(sc, world, SendBuf::bytes(&b[..n]), 1, 99, SendMode::Standard).unwrap();
+            let mut r = pt2pt::isend(
+                sc,
+                world,
+                SendBuf::bytes(&b[..n]),
+                1,
+                99,
+                SendMode::Standard,
+            )
+            .unwrap();
             std::thread::sleep(std::time::Duration::from_secs(2));
             pt2pt::wait(&mut r).unwrap();
         });
@@ -574,7 +818,11 @@ fn shared_copy(world: &Comm) {
         let t = std::time::Instant::now();
         pt2pt::recv(world, &mut b, 0, 99).unwrap();
         let took = t.elapsed();
-        check!(rank, took < std::time::Duration::from_millis(1500), "receive waited {took:?} for a sender busy outside MPI");
+        check!(
+            rank,
+            took < std::time::Duration::from_millis(1500),
+            "receive waited {took:?} for a sender busy outside MPI"
+        );
         let mut want = vec![0u8; n];
         Rng::fill(300, &mut want);
         check!(rank, b == want, "contents differ");
@@ -592,13 +840,22 @@ fn selfsend(world: &Comm) {
     let big = vec![5u8; 3 << 20];
     let mut bb = vec![0u8; 3 << 20];
     let st = buf::scope(|sc| {
-        let mut s = pt2pt::isend(sc, world, SendBuf::bytes(&big), rank, 2, SendMode::Standard).unwrap();
-        check!(rank, pt2pt::test(&mut s).unwrap().is_none(), "large self send completed unmatched");
+        let mut s =
+            pt2pt::isend(sc, world, SendBuf::bytes(&big), rank, 2, SendMode::Standard).unwrap();
+        check!(
+            rank,
+            pt2pt::test(&mut s).unwrap().is_none(),
+            "large self send completed unmatched"
+        );
         let st = pt2pt::recv(world, &mut bb, rank, 2).unwrap();
         pt2pt::wait(&mut s).unwrap();
         st
     });
-    check!(rank, st.count_bytes == big.len() && bb == big, "large self message");
+    check!(
+        rank,
+        st.count_bytes == big.len() && bb == big,
+        "large self message"
+    );
     let st = pt2pt::sendrecv(world, &small, rank, 3, &mut b, rank, 3).unwrap();
     check!(rank, st.source == rank && b == small, "self sendrecv");
 }
@@ -621,7 +878,11 @@ fn barrier_order(world: &Comm) {
                 let mut b = [0u8; 8];
                 pt2pt::recv(world, &mut b, r, round).unwrap();
                 let t = f64::from_le_bytes(b);
-                check!(rank, t <= left, "rank {r} entered the barrier at {t}, after rank 0 left at {left}");
+                check!(
+                    rank,
+                    t <= left,
+                    "rank {r} entered the barrier at {t}, after rank 0 left at {left}"
+                );
             }
         } else {
             pt2pt::send(world, &bytes, 0, round, SendMode::Standard).unwrap();
@@ -646,53 +907,151 @@ fn typed(world: &Comm) {
     let matrix: Vec<i32> = (0..(rows * cols) as i32).collect();
     if rank == 0 {
         // Column 7 as one vector element, to a contiguous receive.
-        pt2pt::send_typed(world, SendBuf::typed(buf::as_bytes(&matrix[7..][..]), 1, &column).unwrap(), 1, 1, SendMode::Standard).unwrap();
+        pt2pt::send_typed(
+            world,
+            SendBuf::typed(buf::as_bytes(&matrix[7..][..]), 1, &column).unwrap(),
+            1,
+            1,
+            SendMode::Standard,
+        )
+        .unwrap();
         // 100 ints contiguous, to a column receive on the other side.
         let v: Vec<i32> = (0..rows as i32).map(|i| -i).collect();
-        pt2pt::send_typed(world, SendBuf::typed(buf::as_bytes(&v[..]), rows, &int).unwrap(), 1, 2, SendMode::Standard).unwrap();
+        pt2pt::send_typed(
+            world,
+            SendBuf::typed(buf::as_bytes(&v[..]), rows, &int).unwrap(),
+            1,
+            2,
+            SendMode::Standard,
+        )
+        .unwrap();
         // A big strided message: every other double of 1M (rendezvous path).
         let dbl = Datatype::predefined(Primitive::Double);
         let strided = Datatype::vector(1 << 19, 1, 2, &dbl).unwrap();
         strided.commit();
         let big: Vec<f64> = (0..1 << 20).map(|i| i as f64).collect();
-        pt2pt::send_typed(world, SendBuf::typed(buf::as_bytes(&big[..]), 1, &strided).unwrap(), 1, 3, SendMode::Standard).unwrap();
+        pt2pt::send_typed(
+            world,
+            SendBuf::typed(buf::as_bytes(&big[..]), 1, &strided).unwrap(),
+            1,
+            3,
+            SendMode::Standard,
+        )
+        .unwrap();
         // Uncommitted datatype: MPI_ERR_TYPE naming the call.
         let raw = Datatype::contiguous(2, &int).unwrap();
-        let err = pt2pt::send_typed(world, SendBuf::typed(buf::as_bytes(&v[..]), 1, &raw).unwrap(), 1, 4, SendMode::Standard).unwrap_err();
-        check!(rank, err.class == ErrorClass::Type && err.message.contains("commit"), "{err}");
+        let err = pt2pt::send_typed(
+            world,
+            SendBuf::typed(buf::as_bytes(&v[..]), 1, &raw).unwrap(),
+            1,
+            4,
+            SendMode::Standard,
+        )
+        .unwrap_err();
+        check!(
+            rank,
+            err.class == ErrorClass::Type && err.message.contains("commit"),
+            "{err}"
+        );
     } else if rank == 1 {
         let mut col = vec![0i32; rows];
-        let st = pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut col[..]), rows, &int).unwrap(), 0, 1).unwrap();
-        check!(rank, st.count_bytes == rows * 4 && int.get_count(st.count_bytes) == Some(rows), "count {st:?}");
+        let st = pt2pt::recv_typed(
+            world,
+            RecvBuf::typed(as_bytes_mut(&mut col[..]), rows, &int).unwrap(),
+            0,
+            1,
+        )
+        .unwrap();
+        check!(
+            rank,
+            st.count_bytes == rows * 4 && int.get_count(st.count_bytes) == Some(rows),
+            "count {st:?}"
+        );
         for (i, v) in col.iter().enumerate() {
-            check!(rank, *v == (i * cols + 7) as i32, "column element {i} = {v}");
+            check!(
+                rank,
+                *v == (i * cols + 7) as i32,
+                "column element {i} = {v}"
+            );
         }
         let mut m = vec![0i32; rows * cols];
-        let st = pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut m[3..][..]), 1, &column).unwrap(), 0, 2).unwrap();
-        check!(rank, column.get_count(st.count_bytes) == Some(1), "column count");
+        let st = pt2pt::recv_typed(
+            world,
+            RecvBuf::typed(as_bytes_mut(&mut m[3..][..]), 1, &column).unwrap(),
+            0,
+            2,
+        )
+        .unwrap();
+        check!(
+            rank,
+            column.get_count(st.count_bytes) == Some(1),
+            "column count"
+        );
         for r in 0..rows {
             for c in 0..cols {
                 let want = if c == 3 { -(r as i32) } else { 0 };
-                check!(rank, m[r * cols + c] == want, "matrix[{r}][{c}] = {}", m[r * cols + c]);
+                check!(
+                    rank,
+                    m[r * cols + c] == want,
+                    "matrix[{r}][{c}] = {}",
+                    m[r * cols + c]
+                );
             }
         }
         let dbl = Datatype::predefined(Primitive::Double);
         let mut half = vec![0f64; 1 << 19];
-        pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut half[..]), 1 << 19, &dbl).unwrap(), 0, 3).unwrap();
-        check!(rank, half.iter().enumerate().all(|(i, v)| *v == (2 * i) as f64), "strided doubles");
+        pt2pt::recv_typed(
+            world,
+            RecvBuf::typed(as_bytes_mut(&mut half[..]), 1 << 19, &dbl).unwrap(),
+            0,
+            3,
+        )
+        .unwrap();
+        check!(
+            rank,
+            half.iter().enumerate().all(|(i, v)| *v == (2 * i) as f64),
+            "strided doubles"
+        );
     }
     // The seed's MPI_UB trick: one int stretched to a whole row, so consecutive
     // elements step a row at a time: count=rows of them is a column.
-    let ub = Datatype::structure(&[1, 1], &[0, (cols * 4) as isize], &[int.clone(), Datatype::ub_marker()]).unwrap();
+    let ub = Datatype::structure(
+        &[1, 1],
+        &[0, (cols * 4) as isize],
+        &[int.clone(), Datatype::ub_marker()],
+    )
+    .unwrap();
     ub.commit();
-    check!(rank, ub.extent() == (cols * 4) as isize && ub.size() == 4, "MPI_UB struct extent {}", ub.extent());
+    check!(
+        rank,
+        ub.extent() == (cols * 4) as isize && ub.size() == 4,
+        "MPI_UB struct extent {}",
+        ub.extent()
+    );
     if rank == 0 {
-        pt2pt::send_typed(world, SendBuf::typed(buf::as_bytes(&matrix[5..][..]), rows, &ub).unwrap(), 1, 5, SendMode::Standard).unwrap();
+        pt2pt::send_typed(
+            world,
+            SendBuf::typed(buf::as_bytes(&matrix[5..][..]), rows, &ub).unwrap(),
+            1,
+            5,
+            SendMode::Standard,
+        )
+        .unwrap();
     } else if rank == 1 {
         let mut col = vec![0i32; rows];
-        pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut col[..]), rows, &int).unwrap(), 0, 5).unwrap();
+        pt2pt::recv_typed(
+            world,
+            RecvBuf::typed(as_bytes_mut(&mut col[..]), rows, &int).unwrap(),
+            0,
+            5,
+        )
+        .unwrap();
         for (i, v) in col.iter().enumerate() {
-            check!(rank, *v == (i * cols + 5) as i32, "MPI_UB column element {i} = {v}");
+            check!(
+                rank,
+                *v == (i * cols + 5) as i32,
+                "MPI_UB column element {i} = {v}"
+            );
         }
     }
 }
@@ -710,27 +1069,51 @@ fn signature(world: &Comm) {
     let dbl = Datatype::predefined(Primitive::Double);
     let byte = Datatype::predefined(Primitive::Byte);
     const SENTINEL: i32 = 0x5A5A_5A5A;
-    let doubles = |n: usize, salt: usize| -> Vec<f64> { (0..n).map(|i| (i * 7 + salt) as f64 + 0.25).collect() };
+    let doubles = |n: usize, salt: usize| -> Vec<f64> {
+        (0..n).map(|i| (i * 7 + salt) as f64 + 0.25).collect()
+    };
     let as_bytes = |v: &[f64]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
     let ints_bytes = |v: &[i32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
     // Checks a receive of doubles into ints: the error with checking, the bytes without.
-    let expect_mismatch = |res: oxmpi_core::Result<Status>, got: &[i32], sent: &[f64], src: i32, tag: i32, what: &str| {
+    let expect_mismatch = |res: oxmpi_core::Result<Status>,
+                           got: &[i32],
+                           sent: &[f64],
+                           src: i32,
+                           tag: i32,
+                           what: &str| {
         if checking {
             let err = match res {
                 Err(e) => e,
                 Ok(st) => {
-                    check!(rank, false, "{what}: mismatched receive succeeded with checking on: {st:?}");
+                    check!(
+                        rank,
+                        false,
+                        "{what}: mismatched receive succeeded with checking on: {st:?}"
+                    );
                     unreachable!()
                 }
             };
-            check!(rank, err.class == ErrorClass::Type, "{what}: wanted MPI_ERR_TYPE, got {err}");
+            check!(
+                rank,
+                err.class == ErrorClass::Type,
+                "{what}: wanted MPI_ERR_TYPE, got {err}"
+            );
             let want = format!(
                 "type signature mismatch: the message from rank {src} (tag {tag}) holds {} x MPI_DOUBLE but the receive expects {} x MPI_INT",
                 sent.len(),
                 got.len()
             );
-            check!(rank, err.message.contains(&want), "{what}: message: {}", err.message);
-            check!(rank, got.iter().all(|&x| x == SENTINEL), "{what}: data delivered despite the mismatch");
+            check!(
+                rank,
+                err.message.contains(&want),
+                "{what}: message: {}",
+                err.message
+            );
+            check!(
+                rank,
+                got.iter().all(|&x| x == SENTINEL),
+                "{what}: data delivered despite the mismatch"
+            );
         } else {
             let st = match res {
                 Ok(st) => st,
@@ -739,8 +1122,17 @@ fn signature(world: &Comm) {
                     unreachable!()
                 }
             };
-            check!(rank, st.count_bytes == sent.len() * 8, "{what}: count {}", st.count_bytes);
-            check!(rank, ints_bytes(got) == as_bytes(sent), "{what}: bytes differ");
+            check!(
+                rank,
+                st.count_bytes == sent.len() * 8,
+                "{what}: count {}",
+                st.count_bytes
+            );
+            check!(
+                rank,
+                ints_bytes(got) == as_bytes(sent),
+                "{what}: bytes differ"
+            );
         }
     };
     // 16 doubles: one packet; 4096: fragmented eager; 2^17: rendezvous.
@@ -751,19 +1143,60 @@ fn signature(world: &Comm) {
             let sent = doubles(n, k);
             let mut got = vec![SENTINEL; 2 * n];
             let res = buf::scope(|sc| {
-                let mut s = pt2pt::isend(sc, world, SendBuf::typed(buf::as_bytes(&sent[..]), n, &dbl).unwrap(), rank, base + 9, SendMode::Standard).unwrap();
-                let res = pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut got[..]), 2 * n, &int).unwrap(), rank, base + 9);
+                let mut s = pt2pt::isend(
+                    sc,
+                    world,
+                    SendBuf::typed(buf::as_bytes(&sent[..]), n, &dbl).unwrap(),
+                    rank,
+                    base + 9,
+                    SendMode::Standard,
+                )
+                .unwrap();
+                let res = pt2pt::recv_typed(
+                    world,
+                    RecvBuf::typed(as_bytes_mut(&mut got[..]), 2 * n, &int).unwrap(),
+                    rank,
+                    base + 9,
+                );
                 pt2pt::wait(&mut s).unwrap();
                 res
             });
-            expect_mismatch(res, &got, &sent, rank, base + 9, &format!("self, {n} doubles"));
+            expect_mismatch(
+                res,
+                &got,
+                &sent,
+                rank,
+                base + 9,
+                &format!("self, {n} doubles"),
+            );
             let mut got = vec![SENTINEL; 2 * n];
             let res = buf::scope(|sc| {
-                let mut r = pt2pt::irecv(sc, world, RecvBuf::typed(as_bytes_mut(&mut got[..]), 2 * n, &int).unwrap(), rank, base + 8).unwrap();
-                pt2pt::send_typed(world, SendBuf::typed(buf::as_bytes(&sent[..]), n, &dbl).unwrap(), rank, base + 8, SendMode::Standard).unwrap();
+                let mut r = pt2pt::irecv(
+                    sc,
+                    world,
+                    RecvBuf::typed(as_bytes_mut(&mut got[..]), 2 * n, &int).unwrap(),
+                    rank,
+                    base + 8,
+                )
+                .unwrap();
+                pt2pt::send_typed(
+                    world,
+                    SendBuf::typed(buf::as_bytes(&sent[..]), n, &dbl).unwrap(),
+                    rank,
+                    base + 8,
+                    SendMode::Standard,
+                )
+                .unwrap();
                 pt2pt::wait(&mut r)
             });
-            expect_mismatch(res, &got, &sent, rank, base + 8, &format!("self posted, {n} doubles"));
+            expect_mismatch(
+                res,
+                &got,
+                &sent,
+                rank,
+                base + 8,
+                &format!("self posted, {n} doubles"),
+            );
         }
         if world.size() < 2 || rank > 1 {
             barrier(world);
@@ -774,38 +1207,109 @@ fn signature(world: &Comm) {
             // Posted before the message arrives.
             let mut got = vec![SENTINEL; 2 * n];
             let res = buf::scope(|sc| {
-                let mut r = pt2pt::irecv(sc, world, RecvBuf::typed(as_bytes_mut(&mut got[..]), 2 * n, &int).unwrap(), 0, base + 1).unwrap();
+                let mut r = pt2pt::irecv(
+                    sc,
+                    world,
+                    RecvBuf::typed(as_bytes_mut(&mut got[..]), 2 * n, &int).unwrap(),
+                    0,
+                    base + 1,
+                )
+                .unwrap();
                 barrier(world);
                 pt2pt::wait(&mut r)
             });
             let sent = doubles(n, 1);
-            expect_mismatch(res, &got, &sent, 0, base + 1, &format!("posted, {n} doubles"));
+            expect_mismatch(
+                res,
+                &got,
+                &sent,
+                0,
+                base + 1,
+                &format!("posted, {n} doubles"),
+            );
             // Unexpected: the messages are all there before the receives.
             barrier(world);
             let mut got = vec![SENTINEL; 2 * n];
-            let res = pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut got[..]), 2 * n, &int).unwrap(), 0, base + 2);
-            expect_mismatch(res, &got, &doubles(n, 2), 0, base + 2, &format!("unexpected synchronous, {n} doubles"));
+            let res = pt2pt::recv_typed(
+                world,
+                RecvBuf::typed(as_bytes_mut(&mut got[..]), 2 * n, &int).unwrap(),
+                0,
+                base + 2,
+            );
+            expect_mismatch(
+                res,
+                &got,
+                &doubles(n, 2),
+                0,
+                base + 2,
+                &format!("unexpected synchronous, {n} doubles"),
+            );
             let mut got = vec![0u8; 8 * n];
-            let st = pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut got[..]), 8 * n, &byte).unwrap(), 0, base + 3).unwrap();
-            check!(rank, st.count_bytes == 8 * n && got == as_bytes(&doubles(n, 3)), "MPI_BYTE receive of {n} doubles");
+            let st = pt2pt::recv_typed(
+                world,
+                RecvBuf::typed(as_bytes_mut(&mut got[..]), 8 * n, &byte).unwrap(),
+                0,
+                base + 3,
+            )
+            .unwrap();
+            check!(
+                rank,
+                st.count_bytes == 8 * n && got == as_bytes(&doubles(n, 3)),
+                "MPI_BYTE receive of {n} doubles"
+            );
             let mut got = vec![0f64; n];
-            pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut got[..]), n, &dbl).unwrap(), 0, base + 4).unwrap();
-            check!(rank, got == doubles(n, 4), "MPI_DOUBLE receive of {n} doubles");
+            pt2pt::recv_typed(
+                world,
+                RecvBuf::typed(as_bytes_mut(&mut got[..]), n, &dbl).unwrap(),
+                0,
+                base + 4,
+            )
+            .unwrap();
+            check!(
+                rank,
+                got == doubles(n, 4),
+                "MPI_DOUBLE receive of {n} doubles"
+            );
             // Plain byte receive of a typed message: never checked.
             let mut got = vec![0u8; 8 * n];
             pt2pt::recv(world, &mut got, 0, base + 5).unwrap();
-            check!(rank, got == as_bytes(&doubles(n, 5)), "byte receive of {n} doubles");
+            check!(
+                rank,
+                got == as_bytes(&doubles(n, 5)),
+                "byte receive of {n} doubles"
+            );
         } else {
             barrier(world);
             let sent = doubles(n, 1);
-            pt2pt::send_typed(world, SendBuf::typed(buf::as_bytes(&sent[..]), n, &dbl).unwrap(), 1, base + 1, SendMode::Standard).unwrap();
+            pt2pt::send_typed(
+                world,
+                SendBuf::typed(buf::as_bytes(&sent[..]), n, &dbl).unwrap(),
+                1,
+                base + 1,
+                SendMode::Standard,
+            )
+            .unwrap();
             let bufs: Vec<Vec<f64>> = (2..=5).map(|i| doubles(n, i)).collect();
             buf::scope(|sc| {
                 let mut reqs = Vec::new();
                 for (i, b) in bufs.iter().enumerate() {
                     let tag = base + 2 + i as i32;
-                    let mode = if i == 0 { SendMode::Synchronous } else { SendMode::Standard };
-                    reqs.push(pt2pt::isend(sc, world, SendBuf::typed(buf::as_bytes(&b[..]), n, &dbl).unwrap(), 1, tag, mode).unwrap());
+                    let mode = if i == 0 {
+                        SendMode::Synchronous
+                    } else {
+                        SendMode::Standard
+                    };
+                    reqs.push(
+                        pt2pt::isend(
+                            sc,
+                            world,
+                            SendBuf::typed(buf::as_bytes(&b[..]), n, &dbl).unwrap(),
+                            1,
+                            tag,
+                            mode,
+                        )
+                        .unwrap(),
+                    );
                 }
                 // Let the eager ones land in the unexpected queue first.
                 std::thread::sleep(std::time::Duration::from_millis(20));
@@ -839,7 +1343,14 @@ fn signature_mixed(world: &Comm) {
     let id = commit(Datatype::structure(&[1, 1], &[0, 8], &[int.clone(), dbl.clone()]).unwrap());
     let di = commit(Datatype::structure(&[1, 1], &[0, 8], &[dbl.clone(), int.clone()]).unwrap());
     // Two {int, double} per element, laid out differently.
-    let id2 = commit(Datatype::structure(&[1, 1, 1, 1], &[0, 8, 16, 24], &[int.clone(), dbl.clone(), int.clone(), dbl.clone()]).unwrap());
+    let id2 = commit(
+        Datatype::structure(
+            &[1, 1, 1, 1],
+            &[0, 8, 16, 24],
+            &[int.clone(), dbl.clone(), int.clone(), dbl.clone()],
+        )
+        .unwrap(),
+    );
     let id_vec3 = commit(Datatype::vector(3, 1, 2, &id).unwrap());
     let c4 = commit(Datatype::contiguous(4, &int).unwrap());
     let byte = Datatype::predefined(Primitive::Byte);
@@ -878,41 +1389,97 @@ fn signature_mixed(world: &Comm) {
     // Deterministic send buffer of a case: every byte of the type's span.
     let send_buf = |dt: &Datatype, count: usize, case: usize| -> Vec<u8> {
         let span = (count as isize - 1).max(0) * dt.extent() + dt.true_extent() + dt.true_lb();
-        (0..span.max(0) as usize).map(|i| (i * 7 + case * 31 + 1) as u8).collect()
+        (0..span.max(0) as usize)
+            .map(|i| (i * 7 + case * 31 + 1) as u8)
+            .collect()
     };
     let packed = |dt: &Datatype, count: usize, buf: &[u8]| -> Vec<u8> {
         let mut out = vec![0u8; dt.size() * count];
         buf::pack(SendBuf::typed(buf, count, dt).unwrap(), &mut out, &mut 0).unwrap();
         out
     };
-    let bufs: Vec<Vec<u8>> = cases.iter().enumerate().map(|(i, &(s, c, ..))| send_buf(s, c, i)).collect();
+    let bufs: Vec<Vec<u8>> = cases
+        .iter()
+        .enumerate()
+        .map(|(i, &(s, c, ..))| send_buf(s, c, i))
+        .collect();
     buf::scope(|sc| {
         let mut sends = Vec::new();
         for (i, &(sdt, scount, rdt, rcount, want, text)) in cases.iter().enumerate() {
             let tag = 100 + i as i32;
-            let what = format!("case {i}: {scount} x {:?} into {rcount} x {:?}", sdt.signature(), rdt.signature());
+            let what = format!(
+                "case {i}: {scount} x {:?} into {rcount} x {:?}",
+                sdt.signature(),
+                rdt.signature()
+            );
             if rank == src {
-                sends.push(pt2pt::isend(sc, world, SendBuf::typed(&bufs[i], scount, sdt).unwrap(), dst, tag, SendMode::Standard).unwrap());
+                sends.push(
+                    pt2pt::isend(
+                        sc,
+                        world,
+                        SendBuf::typed(&bufs[i], scount, sdt).unwrap(),
+                        dst,
+                        tag,
+                        SendMode::Standard,
+                    )
+                    .unwrap(),
+                );
             }
             if rank != dst {
                 continue;
             }
             let mut got = vec![SENTINEL; send_buf(rdt, rcount, 0).len()];
-            let res = pt2pt::recv_typed(world, RecvBuf::typed(as_bytes_mut(&mut got[..]), rcount, rdt).unwrap(), src, tag);
+            let res = pt2pt::recv_typed(
+                world,
+                RecvBuf::typed(as_bytes_mut(&mut got[..]), rcount, rdt).unwrap(),
+                src,
+                tag,
+            );
             let sent = packed(sdt, scount, &bufs[i]);
-            let want = if want == Type && !checking { Fine } else { want };
+            let want = if want == Type && !checking {
+                Fine
+            } else {
+                want
+            };
             match (want, res) {
                 (Fine, Ok(st)) => {
-                    check!(rank, st.count_bytes == sent.len(), "{what}: count {} of {}", st.count_bytes, sent.len());
-                    check!(rank, packed(rdt, rcount, &got)[..sent.len()] == sent[..], "{what}: data differs");
+                    check!(
+                        rank,
+                        st.count_bytes == sent.len(),
+                        "{what}: count {} of {}",
+                        st.count_bytes,
+                        sent.len()
+                    );
+                    check!(
+                        rank,
+                        packed(rdt, rcount, &got)[..sent.len()] == sent[..],
+                        "{what}: data differs"
+                    );
                 }
                 (Type, Err(e)) => {
-                    check!(rank, e.class == ErrorClass::Type, "{what}: wanted MPI_ERR_TYPE, got {e}");
+                    check!(
+                        rank,
+                        e.class == ErrorClass::Type,
+                        "{what}: wanted MPI_ERR_TYPE, got {e}"
+                    );
                     let head = format!("MPI_Recv: type signature mismatch: the message from rank {src} (tag {tag}) ");
-                    check!(rank, e.message.starts_with(&head) && e.message.contains(text), "{what}: message: {}", e.message);
-                    check!(rank, got.iter().all(|&b| b == SENTINEL), "{what}: data delivered despite the mismatch");
+                    check!(
+                        rank,
+                        e.message.starts_with(&head) && e.message.contains(text),
+                        "{what}: message: {}",
+                        e.message
+                    );
+                    check!(
+                        rank,
+                        got.iter().all(|&b| b == SENTINEL),
+                        "{what}: data delivered despite the mismatch"
+                    );
                 }
-                (Truncate, Err(e)) => check!(rank, e.class == ErrorClass::Truncate, "{what}: wanted MPI_ERR_TRUNCATE, got {e}"),
+                (Truncate, Err(e)) => check!(
+                    rank,
+                    e.class == ErrorClass::Truncate,
+                    "{what}: wanted MPI_ERR_TRUNCATE, got {e}"
+                ),
                 (want, res) => check!(rank, false, "{what}: wanted {want:?}, got {res:?}"),
             }
         }

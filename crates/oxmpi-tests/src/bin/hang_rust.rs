@@ -24,7 +24,10 @@ fn main() {
         }
         Some("transfer") => {
             // Not a deadlock: rank 1 waits in a receive while MIB mebibytes stream to it.
-            let mib: usize = std::env::args().nth(2).and_then(|v| v.parse().ok()).unwrap_or(256);
+            let mib: usize = std::env::args()
+                .nth(2)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(256);
             if rank == 0 {
                 world.process_at_rank(1).send(&vec![7u8; mib << 20][..]);
             } else if rank == 1 {

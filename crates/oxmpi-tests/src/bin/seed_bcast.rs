@@ -52,7 +52,9 @@ impl Tokens {
 
     fn int(&mut self) -> i32 {
         match self.next() {
-            Some(t) => t.parse().unwrap_or_else(|_| panic!("not an integer: {t:?}")),
+            Some(t) => t
+                .parse()
+                .unwrap_or_else(|_| panic!("not an integer: {t:?}")),
             None => -1,
         }
     }
@@ -78,8 +80,18 @@ fn pack_pair(p: &Pair) -> Vec<u8> {
     let (int, dbl) = (int.as_core(), dbl.as_core());
     let mut buf = vec![0u8; pack_size(int, 1) + pack_size(dbl, 1)];
     let mut pos = 0;
-    pack(SendBuf::typed(as_bytes(std::slice::from_ref(&p.i)), 1, int).unwrap(), &mut buf, &mut pos).unwrap();
-    pack(SendBuf::typed(as_bytes(std::slice::from_ref(&p.d)), 1, dbl).unwrap(), &mut buf, &mut pos).unwrap();
+    pack(
+        SendBuf::typed(as_bytes(std::slice::from_ref(&p.i)), 1, int).unwrap(),
+        &mut buf,
+        &mut pos,
+    )
+    .unwrap();
+    pack(
+        SendBuf::typed(as_bytes(std::slice::from_ref(&p.d)), 1, dbl).unwrap(),
+        &mut buf,
+        &mut pos,
+    )
+    .unwrap();
     assert_eq!(pos, buf.len());
     buf
 }
@@ -90,9 +102,19 @@ fn unpack_pair(buf: &[u8]) -> Pair {
     let dbl = f64::equivalent_datatype();
     let mut p = Pair::default();
     let mut pos = 0;
-    let i = RecvBuf::typed(as_bytes_mut(std::slice::from_mut(&mut p.i)), 1, int.as_core()).unwrap();
+    let i = RecvBuf::typed(
+        as_bytes_mut(std::slice::from_mut(&mut p.i)),
+        1,
+        int.as_core(),
+    )
+    .unwrap();
     unpack(buf, &mut pos, i).unwrap();
-    let d = RecvBuf::typed(as_bytes_mut(std::slice::from_mut(&mut p.d)), 1, dbl.as_core()).unwrap();
+    let d = RecvBuf::typed(
+        as_bytes_mut(std::slice::from_mut(&mut p.d)),
+        1,
+        dbl.as_core(),
+    )
+    .unwrap();
     unpack(buf, &mut pos, d).unwrap();
     assert_eq!(pos, buf.len());
     p
@@ -104,7 +126,9 @@ fn main() {
     let world = universe.world();
     let (me, size) = (world.rank(), world.size());
     let root = world.process_at_rank(0);
-    let mut tokens = Tokens { stdin: std::io::stdin() };
+    let mut tokens = Tokens {
+        stdin: std::io::stdin(),
+    };
     let mut got: Vec<Pair> = Vec::new();
 
     loop {
@@ -118,7 +142,11 @@ fn main() {
                 Pair { i: v, d: 0.0 }
             }
             "struct" => {
-                let mut p = if me == 0 { tokens.pair() } else { Pair::default() };
+                let mut p = if me == 0 {
+                    tokens.pair()
+                } else {
+                    Pair::default()
+                };
                 root.broadcast_into(&mut p);
                 if p.i >= 0 {
                     println!("seed_bcast: rank {me} got {} {:?}", p.i, p.d);
@@ -127,7 +155,11 @@ fn main() {
             }
             "packed" => {
                 // The packed size is fixed (4 + 8 bytes), so everyone knows it.
-                let mut bytes = if me == 0 { pack_pair(&tokens.pair()) } else { vec![0u8; 12] };
+                let mut bytes = if me == 0 {
+                    pack_pair(&tokens.pair())
+                } else {
+                    vec![0u8; 12]
+                };
                 root.broadcast_into(&mut bytes[..]);
                 let p = unpack_pair(&bytes);
                 if p.i >= 0 {
@@ -149,10 +181,19 @@ fn main() {
     // Everyone must have seen rank 0's sequence.
     let mut n = got.len() as i32;
     root.broadcast_into(&mut n);
-    check!(me, n as usize == got.len(), "received {} values, rank 0 {n}", got.len());
+    check!(
+        me,
+        n as usize == got.len(),
+        "received {} values, rank 0 {n}",
+        got.len()
+    );
     let mut reference = got.clone();
     root.broadcast_into(&mut reference[..]);
-    check!(me, reference == got, "sequence differs from rank 0's: {got:?} vs {reference:?}");
+    check!(
+        me,
+        reference == got,
+        "sequence differs from rank 0's: {got:?} vs {reference:?}"
+    );
     world.barrier();
     println!("seed_bcast: rank {me} of {size} ok ({} values)", got.len());
 }

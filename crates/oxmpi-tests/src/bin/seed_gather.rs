@@ -45,21 +45,48 @@ fn main() {
 
     // ---- 1. gatherv of column `me`, varying stride at the root -----------------------
     let rcounts: Vec<i32> = (0..sizeu).map(|i| (R - i) as i32).collect();
-    let displs: Vec<i32> = (0..sizeu).scan(0, |off, i| { let d = *off; *off += stride(i); Some(d) }).collect();
+    let displs: Vec<i32> = (0..sizeu)
+        .scan(0, |off, i| {
+            let d = *off;
+            *off += stride(i);
+            Some(d)
+        })
+        .collect();
     let bufsize = (displs[sizeu - 1] + rcounts[sizeu - 1]) as usize;
     let stype = UserDatatype::vector((R - meu) as i32, 1, C as i32, &int);
-    check!(me, stype.size() == (R - meu) * 4, "column type size {}", stype.size());
+    check!(
+        me,
+        stype.size() == (R - meu) * 4,
+        "column type size {}",
+        stype.size()
+    );
     let column = View::checked(&sendarray[meu..], 1, &stype).unwrap();
     if me == 0 {
         let mut rbuf = vec![-1i32; bufsize];
-        root.gather_varcount_into_root(&column, &mut PartitionMut::new(&mut rbuf[..], &rcounts[..], &displs[..]));
+        root.gather_varcount_into_root(
+            &column,
+            &mut PartitionMut::new(&mut rbuf[..], &rcounts[..], &displs[..]),
+        );
         for r in 0..sizeu {
             let (d, n) = (displs[r] as usize, rcounts[r] as usize);
             for k in 0..n {
-                check!(me, rbuf[d + k] == value(r as i32, k, r), "gatherv block {r} item {k}: {}", rbuf[d + k]);
+                check!(
+                    me,
+                    rbuf[d + k] == value(r as i32, k, r),
+                    "gatherv block {r} item {k}: {}",
+                    rbuf[d + k]
+                );
             }
-            let gap_end = if r + 1 < sizeu { displs[r + 1] as usize } else { bufsize };
-            check!(me, rbuf[d + n..gap_end].iter().all(|&v| v == -1), "gap after block {r} was written");
+            let gap_end = if r + 1 < sizeu {
+                displs[r + 1] as usize
+            } else {
+                bufsize
+            };
+            check!(
+                me,
+                rbuf[d + n..gap_end].iter().all(|&v| v == -1),
+                "gap after block {r} was written"
+            );
         }
     } else {
         root.gather_varcount_into(&column);
@@ -69,21 +96,42 @@ fn main() {
     let num = 1 + ((me as usize * 37 + 11) % R) as i32;
     let one = UserDatatype::structured(&[1], &[0], &[int]);
     let row_int = UserDatatype::resized(&one, 0, (C * 4) as isize);
-    check!(me, row_int.size() == 4 && row_int.extent() == (C * 4) as isize, "stretched int {} {}", row_int.size(), row_int.extent());
+    check!(
+        me,
+        row_int.size() == 4 && row_int.extent() == (C * 4) as isize,
+        "stretched int {} {}",
+        row_int.size(),
+        row_int.extent()
+    );
     let send = View::checked(&sendarray[meu..], num, &row_int).unwrap();
     if me == 0 {
         let mut nums = vec![0i32; sizeu];
         root.gather_into_root(&num, &mut nums[..]);
         let want_nums: Vec<i32> = (0..sizeu).map(|r| 1 + ((r * 37 + 11) % R) as i32).collect();
         check!(me, nums == want_nums, "gathered nums {nums:?}");
-        let d: Vec<i32> = nums.iter().scan(0, |acc, &c| { let v = *acc; *acc += c; Some(v) }).collect();
+        let d: Vec<i32> = nums
+            .iter()
+            .scan(0, |acc, &c| {
+                let v = *acc;
+                *acc += c;
+                Some(v)
+            })
+            .collect();
         let total = nums.iter().sum::<i32>() as usize;
         let mut rbuf = vec![-1i32; total];
-        root.gather_varcount_into_root(&send, &mut PartitionMut::new(&mut rbuf[..], &nums[..], &d[..]));
+        root.gather_varcount_into_root(
+            &send,
+            &mut PartitionMut::new(&mut rbuf[..], &nums[..], &d[..]),
+        );
         let mut k = 0;
         for (r, &n) in nums.iter().enumerate() {
             for i in 0..n as usize {
-                check!(me, rbuf[k] == value(r as i32, i, r), "stretched gatherv rank {r} item {i}: {}", rbuf[k]);
+                check!(
+                    me,
+                    rbuf[k] == value(r as i32, i, r),
+                    "stretched gatherv rank {r} item {i}: {}",
+                    rbuf[k]
+                );
                 k += 1;
             }
         }
@@ -104,7 +152,10 @@ fn main() {
                     sendbuf[displs[r] as usize + k] = -(r as i32 * 1000 + k as i32) - 10;
                 }
             }
-            root.scatter_varcount_into_root(&Partition::new(&sendbuf[..], &rcounts[..], &displs[..]), &mut col);
+            root.scatter_varcount_into_root(
+                &Partition::new(&sendbuf[..], &rcounts[..], &displs[..]),
+                &mut col,
+            );
         } else {
             root.scatter_varcount_into(&mut col);
         }
@@ -112,8 +163,16 @@ fn main() {
     for i in 0..R {
         for j in 0..C {
             let v = recvarray[i * C + j];
-            let want = if j == meu && i < R - meu { -(me * 1000 + i as i32) - 10 } else { -1 };
-            check!(me, v == want, "scatterv column at ({i},{j}): {v}, want {want}");
+            let want = if j == meu && i < R - meu {
+                -(me * 1000 + i as i32) - 10
+            } else {
+                -1
+            };
+            check!(
+                me,
+                v == want,
+                "scatterv column at ({i},{j}): {v}, want {want}"
+            );
         }
     }
 
@@ -131,18 +190,28 @@ fn main() {
             let vec_t = UserDatatype::vector(bn as i32, bm as i32, m as i32, &int);
             let block_t = UserDatatype::resized(&vec_t, 0, 4);
             let counts = vec![1i32; sizeu];
-            let displs: Vec<i32> = (0..sizeu).map(|r| ((r % pr) * bn * m + (r / pr) * bm) as i32).collect();
+            let displs: Vec<i32> = (0..sizeu)
+                .map(|r| ((r % pr) * bn * m + (r / pr) * bm) as i32)
+                .collect();
             // `count` covers every block start; the last block ends at the matrix's end.
             let last = *displs.iter().max().unwrap() + 1;
             let view = View::checked(&matrix[..], last, &block_t).unwrap();
-            root.scatter_varcount_into_root(&Partition::new(&view, &counts[..], &displs[..]), &mut block[..]);
+            root.scatter_varcount_into_root(
+                &Partition::new(&view, &counts[..], &displs[..]),
+                &mut block[..],
+            );
         } else {
             root.scatter_varcount_into(&mut block[..]);
         }
         for i in 0..bn {
             for j in 0..bm {
                 let (gi, gj) = (bi * bn + i, bj * bm + j);
-                check!(me, block[i * bm + j] == a(gi, gj), "2-D block ({i},{j}) = {} want A({gi},{gj})", block[i * bm + j]);
+                check!(
+                    me,
+                    block[i * bm + j] == a(gi, gj),
+                    "2-D block ({i},{j}) = {} want A({gi},{gj})",
+                    block[i * bm + j]
+                );
             }
         }
     }

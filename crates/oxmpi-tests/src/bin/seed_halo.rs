@@ -45,14 +45,26 @@ fn verify(x: &[f64], rank: usize, size: usize, rows: usize, variant: &str) {
     for i in 0..rows + 2 {
         for j in 0..MAXN {
             let want = if i == 0 {
-                if rank > 0 { cell(rank - 1, rank * rows - 1, j) } else { GHOST }
+                if rank > 0 {
+                    cell(rank - 1, rank * rows - 1, j)
+                } else {
+                    GHOST
+                }
             } else if i == rows + 1 {
-                if rank + 1 < size { cell(rank + 1, (rank + 1) * rows, j) } else { GHOST }
+                if rank + 1 < size {
+                    cell(rank + 1, (rank + 1) * rows, j)
+                } else {
+                    GHOST
+                }
             } else {
                 cell(rank, rank * rows + i - 1, j)
             };
             let got = x[i * MAXN + j];
-            check!(me, got == want, "{variant}: local ({i},{j}) = {got}, want {want}");
+            check!(
+                me,
+                got == want,
+                "{variant}: local ({i},{j}) = {got}, want {want}"
+            );
         }
     }
 }
@@ -61,7 +73,10 @@ fn main() {
     let universe = oxmpi::initialize().unwrap();
     let world = universe.world();
     let (me, size) = (world.rank() as usize, world.size() as usize);
-    assert!(MAXN % size == 0, "{MAXN} rows must split evenly over {size} ranks");
+    assert!(
+        MAXN % size == 0,
+        "{MAXN} rows must split evenly over {size} ranks"
+    );
     let rows = MAXN / size;
     let below: Option<Process> = (me > 0).then(|| world.process_at_rank(me as i32 - 1));
     let above: Option<Process> = (me + 1 < size).then(|| world.process_at_rank(me as i32 + 1));
@@ -74,7 +89,11 @@ fn main() {
     for synchronous in [false, true] {
         let mut x = fresh(me, rows);
         let send = |p: &Process, buf: &[f64], tag: i32| {
-            if synchronous { p.synchronous_send_with_tag(buf, tag) } else { p.send_with_tag(buf, tag) }
+            if synchronous {
+                p.synchronous_send_with_tag(buf, tag)
+            } else {
+                p.send_with_tag(buf, tag)
+            }
         };
         // Up: our last row to rank+1, rank-1's last row into ghost 0. Even ranks send
         // first, odd ranks receive first.
@@ -97,7 +116,17 @@ fn main() {
                 p.receive_into_with_tag(&mut x[row(rows + 1..rows + 2)], 2);
             }
         }
-        verify(&x, me, size, rows, if synchronous { "blocking (synchronous)" } else { "blocking" });
+        verify(
+            &x,
+            me,
+            size,
+            rows,
+            if synchronous {
+                "blocking (synchronous)"
+            } else {
+                "blocking"
+            },
+        );
     }
 
     // --- immediate ---
@@ -137,7 +166,14 @@ fn main() {
         let up = above.unwrap_or(null);
         let down = below.unwrap_or(null);
         let (ghost_lo, rest) = x.split_at_mut(MAXN);
-        send_receive_into_with_tags(&rest[(rows - 1) * MAXN..rows * MAXN], &up, 1, ghost_lo, &down, 1);
+        send_receive_into_with_tags(
+            &rest[(rows - 1) * MAXN..rows * MAXN],
+            &up,
+            1,
+            ghost_lo,
+            &down,
+            1,
+        );
         let (owned, ghost_hi) = x.split_at_mut((rows + 1) * MAXN);
         send_receive_into_with_tags(&owned[MAXN..2 * MAXN], &down, 2, ghost_hi, &up, 2);
         verify(&x, me, size, rows, "sendrecv-shift");

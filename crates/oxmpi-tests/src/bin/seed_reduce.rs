@@ -30,8 +30,17 @@ use oxmpi_tests::{check, Rng};
 /// taking one more when it does not divide.
 fn blocks(total: usize, size: usize) -> (Vec<i32>, Vec<i32>) {
     let (base, extra) = (total / size, total % size);
-    let counts: Vec<i32> = (0..size).map(|r| (base + usize::from(r < extra)) as i32).collect();
-    let displs = counts.iter().scan(0, |acc, &c| { let d = *acc; *acc += c; Some(d) }).collect();
+    let counts: Vec<i32> = (0..size)
+        .map(|r| (base + usize::from(r < extra)) as i32)
+        .collect();
+    let displs = counts
+        .iter()
+        .scan(0, |acc, &c| {
+            let d = *acc;
+            *acc += c;
+            Some(d)
+        })
+        .collect();
     (counts, displs)
 }
 
@@ -98,14 +107,24 @@ fn main() {
     let mut a = vec![0f64; counts[meu] as usize];
     let mut b = vec![0f64; counts[meu] as usize];
     if me == 0 {
-        root.scatter_varcount_into_root(&Partition::new(&a_full[..], &counts[..], &displs[..]), &mut a[..]);
-        root.scatter_varcount_into_root(&Partition::new(&b_full[..], &counts[..], &displs[..]), &mut b[..]);
+        root.scatter_varcount_into_root(
+            &Partition::new(&a_full[..], &counts[..], &displs[..]),
+            &mut a[..],
+        );
+        root.scatter_varcount_into_root(
+            &Partition::new(&b_full[..], &counts[..], &displs[..]),
+            &mut b[..],
+        );
     } else {
         root.scatter_varcount_into(&mut a[..]);
         root.scatter_varcount_into(&mut b[..]);
     }
     let off = displs[meu] as usize;
-    check!(me, a[..] == a_full[off..off + a.len()] && b[..] == b_full[off..off + b.len()], "scattered slices");
+    check!(
+        me,
+        a[..] == a_full[off..off + a.len()] && b[..] == b_full[off..off + b.len()],
+        "scattered slices"
+    );
     let local: f64 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
     if me == 0 {
         let mut dot = 0f64;
@@ -116,20 +135,30 @@ fn main() {
     }
     let mut dot_all = 0f64;
     world.all_reduce_into(&local, &mut dot_all, SystemOperation::sum());
-    check!(me, dot_all == want_dot, "all_reduce dot product {dot_all} != {want_dot}");
+    check!(
+        me,
+        dot_all == want_dot,
+        "all_reduce dot product {dot_all} != {want_dot}"
+    );
 
     // ---- 2. matrix-vector product, rows scattered ------------------------------------------
     const ROWS: usize = 10;
     const COLS: usize = 7;
     let mat = |i: usize, j: usize| ((i * 3 + j * 5) % 11) as f64 - 5.0;
     let vec_x = |j: usize| (j % 4) as f64 + 0.5;
-    let want_y: Vec<f64> = (0..ROWS).map(|i| (0..COLS).map(|j| mat(i, j) * vec_x(j)).sum()).collect();
+    let want_y: Vec<f64> = (0..ROWS)
+        .map(|i| (0..COLS).map(|j| mat(i, j) * vec_x(j)).sum())
+        .collect();
     let mut x = vec![0f64; COLS];
     if me == 0 {
         x = (0..COLS).map(vec_x).collect();
     }
     root.broadcast_into(&mut x[..]);
-    check!(me, x.iter().enumerate().all(|(j, &v)| v == vec_x(j)), "broadcast vector {x:?}");
+    check!(
+        me,
+        x.iter().enumerate().all(|(j, &v)| v == vec_x(j)),
+        "broadcast vector {x:?}"
+    );
     let (rcounts, rdispls) = blocks(ROWS, sizeu);
     let ecounts: Vec<i32> = rcounts.iter().map(|c| c * COLS as i32).collect();
     let edispls: Vec<i32> = rdispls.iter().map(|d| d * COLS as i32).collect();
@@ -137,14 +166,23 @@ fn main() {
     let mut block = vec![0f64; my_rows * COLS];
     if me == 0 {
         let full: Vec<f64> = (0..ROWS * COLS).map(|k| mat(k / COLS, k % COLS)).collect();
-        root.scatter_varcount_into_root(&Partition::new(&full[..], &ecounts[..], &edispls[..]), &mut block[..]);
+        root.scatter_varcount_into_root(
+            &Partition::new(&full[..], &ecounts[..], &edispls[..]),
+            &mut block[..],
+        );
     } else {
         root.scatter_varcount_into(&mut block[..]);
     }
-    let part: Vec<f64> = block.chunks(COLS).map(|row| row.iter().zip(&x).map(|(m, v)| m * v).sum()).collect();
+    let part: Vec<f64> = block
+        .chunks(COLS)
+        .map(|row| row.iter().zip(&x).map(|(m, v)| m * v).sum())
+        .collect();
     if me == 0 {
         let mut y = vec![f64::NAN; ROWS];
-        root.gather_varcount_into_root(&part[..], &mut PartitionMut::new(&mut y[..], &rcounts[..], &rdispls[..]));
+        root.gather_varcount_into_root(
+            &part[..],
+            &mut PartitionMut::new(&mut y[..], &rcounts[..], &rdispls[..]),
+        );
         check!(me, y == want_y, "matrix-vector product {y:?} != {want_y:?}");
     } else {
         root.gather_varcount_into(&part[..]);
@@ -159,8 +197,12 @@ fn main() {
     let (lo, hi) = (md[meu] as usize, (md[meu] + mc[meu]) as usize);
     let bm = |i: usize, j: usize| ((i + 2 * j) % 9) as f64 - 4.0;
     let av = |i: usize| (i % 3) as f64 + 1.0;
-    let sums: Vec<f64> = (0..COLS2).map(|j| (lo..hi).map(|i| av(i) * bm(i, j)).sum()).collect();
-    let want_c: Vec<f64> = (0..COLS2).map(|j| (0..M).map(|i| av(i) * bm(i, j)).sum()).collect();
+    let sums: Vec<f64> = (0..COLS2)
+        .map(|j| (lo..hi).map(|i| av(i) * bm(i, j)).sum())
+        .collect();
+    let want_c: Vec<f64> = (0..COLS2)
+        .map(|j| (0..M).map(|i| av(i) * bm(i, j)).sum())
+        .collect();
     if me == 0 {
         let mut c = vec![0f64; COLS2];
         root.reduce_into_root(&sums[..], &mut c[..], SystemOperation::sum());
@@ -170,17 +212,32 @@ fn main() {
     }
     let mut c_all = vec![0f64; COLS2];
     world.all_reduce_into(&sums[..], &mut c_all[..], SystemOperation::sum());
-    check!(me, c_all == want_c, "all_reduce product {c_all:?} != {want_c:?}");
+    check!(
+        me,
+        c_all == want_c,
+        "all_reduce product {c_all:?} != {want_c:?}"
+    );
 
     // ---- 4. MAXLOC over 30 positions ---------------------------------------------------
     let ain = |r: i32, i: usize| ((r as usize * 7 + i * 3) % 5) as f64 * 1.5;
-    let input: Vec<DoubleInt> = (0..30).map(|i| DoubleInt { val: ain(me, i), rank: me }).collect();
+    let input: Vec<DoubleInt> = (0..30)
+        .map(|i| DoubleInt {
+            val: ain(me, i),
+            rank: me,
+        })
+        .collect();
     let want: Vec<DoubleInt> = (0..30)
         .map(|i| {
-            let mut best = DoubleInt { val: ain(0, i), rank: 0 };
+            let mut best = DoubleInt {
+                val: ain(0, i),
+                rank: 0,
+            };
             for r in 1..size {
                 if ain(r, i) > best.val {
-                    best = DoubleInt { val: ain(r, i), rank: r };
+                    best = DoubleInt {
+                        val: ain(r, i),
+                        rank: r,
+                    };
                 }
             }
             best
@@ -194,16 +251,27 @@ fn main() {
         let ind: Vec<i32> = out.iter().map(|p| p.rank).collect();
         check!(me, out == want, "maxloc {aout:?} at {ind:?}");
         if size > 1 {
-            check!(me, want.iter().any(|p| p.rank > 0), "the data should make another rank win somewhere");
+            check!(
+                me,
+                want.iter().any(|p| p.rank > 0),
+                "the data should make another rank win somewhere"
+            );
         }
     } else {
         root.reduce_into(&input[..], &op);
     }
     // The same with the engine's MPI_MAXLOC on MPI_DOUBLE_INT (not reachable through the
     // safe API): same layout as DoubleInt (value at 0, index at 8, extent 16).
-    let double_int = oxmpi::core_engine::datatype::Datatype::predefined(oxmpi::core_engine::datatype::Primitive::DoubleInt);
+    let double_int = oxmpi::core_engine::datatype::Datatype::predefined(
+        oxmpi::core_engine::datatype::Primitive::DoubleInt,
+    );
     let di = DatatypeRef::from_core(&double_int);
-    check!(me, di.extent() as usize == std::mem::size_of::<DoubleInt>(), "MPI_DOUBLE_INT extent {}", di.extent());
+    check!(
+        me,
+        di.extent() as usize == std::mem::size_of::<DoubleInt>(),
+        "MPI_DOUBLE_INT extent {}",
+        di.extent()
+    );
     // SAFETY: MPI_DOUBLE_INT's extent is DoubleInt's size (checked above), so 30 elements are exactly `input`'s 30 values.
     let send = unsafe { View::with_count_and_datatype(&input[..], 30, &di) };
     let mut engine_out = vec![DoubleInt::default(); 30];
@@ -219,13 +287,21 @@ fn main() {
     let local_vals = |r: i32| -> Vec<f32> {
         let mut g = Rng::new(500 + r as u64);
         let count = 1 + (r as usize * 37) % 50;
-        (0..count).map(|_| (g.below(2000) as f32) / 8.0 - 100.0).collect()
+        (0..count)
+            .map(|_| (g.below(2000) as f32) / 8.0 - 100.0)
+            .collect()
     };
     let vals = local_vals(me);
-    let mut inp = FloatInt { value: vals[0], index: 0 };
+    let mut inp = FloatInt {
+        value: vals[0],
+        index: 0,
+    };
     for (i, &v) in vals.iter().enumerate().skip(1) {
         if inp.value > v {
-            inp = FloatInt { value: v, index: i as i32 };
+            inp = FloatInt {
+                value: v,
+                index: i as i32,
+            };
         }
     }
     inp.index += me * LEN;
@@ -243,7 +319,11 @@ fn main() {
         let mut out = FloatInt::default();
         root.reduce_into_root(&inp, &mut out, &op);
         let (minval, minrank, minindex) = (out.value, out.index / LEN, out.index % LEN);
-        check!(me, (minval, minrank, minindex) == best, "minloc ({minval}, {minrank}, {minindex}) != {best:?}");
+        check!(
+            me,
+            (minval, minrank, minindex) == best,
+            "minloc ({minval}, {minrank}, {minindex}) != {best:?}"
+        );
     } else {
         root.reduce_into(&inp, &op);
     }
@@ -264,17 +344,30 @@ fn main() {
     } else {
         root.scatter_into(&mut mine[..]);
     }
-    let mut lmax = DoubleInt { val: f64::NEG_INFINITY, rank: -1 };
+    let mut lmax = DoubleInt {
+        val: f64::NEG_INFINITY,
+        rank: -1,
+    };
     for (i, &v) in mine.iter().enumerate() {
         if v > lmax.val {
-            lmax = DoubleInt { val: v, rank: (meu * PER_RANK + i) as i32 };
+            lmax = DoubleInt {
+                val: v,
+                rank: (meu * PER_RANK + i) as i32,
+            };
         }
     }
     let mut gmax = DoubleInt::default();
     world.all_reduce_into(&lmax, &mut gmax, maxloc_f64());
     let want_max = global.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
     let want_idx = global.iter().position(|&v| v == want_max).unwrap() as i32;
-    check!(me, gmax == DoubleInt { val: want_max, rank: want_idx }, "max {gmax:?} != ({want_max}, {want_idx})");
+    check!(
+        me,
+        gmax == DoubleInt {
+            val: want_max,
+            rank: want_idx
+        },
+        "max {gmax:?} != ({want_max}, {want_idx})"
+    );
 
     world.barrier();
     println!("seed_reduce: rank {me} of {size} ok");

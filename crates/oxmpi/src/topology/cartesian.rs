@@ -180,7 +180,8 @@ impl<S: ThreadSafety> CartesianCommunicator<S> {
     }
     /// [`subgroup`](Self::subgroup), reporting errors.
     pub fn try_subgroup(&self, retain: &[bool]) -> Result<CartesianCommunicator<S>> {
-        ctopo::cart_sub(&self.0 .0, retain).map(|c| CartesianCommunicator(SimpleCommunicator::from_core(c)).with_safety())
+        ctopo::cart_sub(&self.0 .0, retain)
+            .map(|c| CartesianCommunicator(SimpleCommunicator::from_core(c)).with_safety())
     }
     /// [`subgroup`](Self::subgroup) (checked all the same).
     ///

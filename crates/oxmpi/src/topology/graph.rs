@@ -77,7 +77,9 @@ impl<S: ThreadSafety> AsCommunicator for GraphCommunicator<S> {
 ///
 /// `S` is its thread safety, as [`SimpleCommunicator`]'s.
 #[derive(Clone, Debug)]
-pub struct DistributedGraphCommunicator<S: ThreadSafety = Unthreaded>(pub(crate) SimpleCommunicator<S>);
+pub struct DistributedGraphCommunicator<S: ThreadSafety = Unthreaded>(
+    pub(crate) SimpleCommunicator<S>,
+);
 
 impl<S: ThreadSafety> DistributedGraphCommunicator<S> {
     /// The same communicator with another thread-safety marker.

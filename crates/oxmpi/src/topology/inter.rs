@@ -93,7 +93,8 @@ impl<S: ThreadSafety> InterCommunicator<S> {
 
     /// [`merge`](Self::merge), reporting errors.
     pub fn try_merge(&self, merge_order: MergeOrder) -> Result<SimpleCommunicator<S>> {
-        cinter::intercomm_merge(&self.0, merge_order == MergeOrder::High).map(|c| SimpleCommunicator::from_core(c).with_safety())
+        cinter::intercomm_merge(&self.0, merge_order == MergeOrder::High)
+            .map(|c| SimpleCommunicator::from_core(c).with_safety())
     }
 }
 

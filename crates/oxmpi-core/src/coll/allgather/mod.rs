@@ -27,10 +27,30 @@ use super::select::{always, never, Algorithm, Shape, Table};
 pub(crate) static TABLE: Table = Table {
     op: "allgather",
     algorithms: &[
-        Algorithm { name: "ring", applies: "any size", runs: always, instead: None },
-        Algorithm { name: "recursive_doubling", applies: "power-of-two sizes", runs: |s| s.ranks & (s.ranks - 1) == 0, instead: Some("bruck") },
-        Algorithm { name: "bruck", applies: "any size", runs: always, instead: None },
-        Algorithm { name: "shm", applies: "blocking allgather within one host", runs: never, instead: None },
+        Algorithm {
+            name: "ring",
+            applies: "any size",
+            runs: always,
+            instead: None,
+        },
+        Algorithm {
+            name: "recursive_doubling",
+            applies: "power-of-two sizes",
+            runs: |s| s.ranks & (s.ranks - 1) == 0,
+            instead: Some("bruck"),
+        },
+        Algorithm {
+            name: "bruck",
+            applies: "any size",
+            runs: always,
+            instead: None,
+        },
+        Algorithm {
+            name: "shm",
+            applies: "blocking allgather within one host",
+            runs: never,
+            instead: None,
+        },
     ],
     default: |s| {
         let pof2 = s.ranks & (s.ranks - 1) == 0;
@@ -51,7 +71,12 @@ pub const SHM_MAX_2: usize = 2 * 1024;
 /// Allgatherv's algorithms.
 pub(crate) static V_TABLE: Table = Table {
     op: "allgatherv",
-    algorithms: &[Algorithm { name: "ring", applies: "any counts", runs: always, instead: None }],
+    algorithms: &[Algorithm {
+        name: "ring",
+        applies: "any counts",
+        runs: always,
+        instead: None,
+    }],
     default: |_| "ring",
 };
 
@@ -77,7 +102,9 @@ unsafe fn schedule(
     comm: &Comm,
 ) -> Result<Builder> {
     if comm.is_inter() {
-        return super::inter::allgather(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        return super::inter::allgather(
+            call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+        );
     }
     let (rank, n) = (comm.rank(), comm.size());
     util::check_type(call, "recvtype", recvtype)?;
@@ -87,7 +114,12 @@ unsafe fn schedule(
         util::check_type(call, "sendtype", sendtype)?;
         util::check_count(call, "sendcount", sendcount, sendtype)?;
         if util::packed_len(sendcount, sendtype) != blk {
-            return Err(size_mismatch(call, "own block", util::packed_len(sendcount, sendtype), blk));
+            return Err(size_mismatch(
+                call,
+                "own block",
+                util::packed_len(sendcount, sendtype),
+                blk,
+            ));
         }
     }
     let algo = select(n, blk * n as usize)?;
@@ -146,17 +178,40 @@ pub unsafe fn allgather(
             || (util::check_type(CALL, "sendtype", sendtype).is_ok()
                 && util::check_count(CALL, "sendcount", sendcount, sendtype).is_ok()
                 && util::packed_len(sendcount, sendtype) == util::packed_len(recvcount, recvtype)));
-    let blk = if checked { util::packed_len(recvcount, recvtype) } else { 0 };
+    let blk = if checked {
+        util::packed_len(recvcount, recvtype)
+    } else {
+        0
+    };
     if blk > 0 {
         let forced = super::select::forced("allgather")?;
-        if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, blk <= if n == 2 { SHM_MAX_2 } else { SHM_MAX }))? {
+        if let Some(sess) = super::shm::acquire(
+            comm,
+            super::shm::want(forced, blk <= if n == 2 { SHM_MAX_2 } else { SHM_MAX }),
+        )? {
             // SAFETY: forwarded caller contract; arguments checked above.
-            unsafe { super::shm::allgather(sess, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype) };
+            unsafe {
+                super::shm::allgather(
+                    sess, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                )
+            };
             super::select::ran("allgather", "shm");
             return Ok(());
         }
     }
-    super::run(schedule("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)?, "MPI_Allgather")
+    super::run(
+        schedule(
+            "MPI_Allgather",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+            comm,
+        )?,
+        "MPI_Allgather",
+    )
 }
 
 /// MPI_Iallgather.
@@ -173,7 +228,16 @@ pub unsafe fn iallgather(
     recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<Request> {
-    super::start(schedule("MPI_Iallgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)?)
+    super::start(schedule(
+        "MPI_Iallgather",
+        sendbuf,
+        sendcount,
+        sendtype,
+        recvbuf,
+        recvcount,
+        recvtype,
+        comm,
+    )?)
 }
 
 /// # Safety
@@ -191,17 +255,30 @@ unsafe fn schedule_v(
     comm: &Comm,
 ) -> Result<Builder> {
     if comm.is_inter() {
-        return super::inter::allgatherv(call, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+        return super::inter::allgatherv(
+            call, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+        );
     }
     super::select::choose("allgatherv", &V_TABLE, &Shape::new(comm.size(), 0))?;
     let (rank, n) = (comm.rank(), comm.size());
     util::check_type(call, "recvtype", recvtype)?;
-    check_v(call, "recvcounts", recvcounts, "displs", displs, n, recvtype)?;
+    check_v(
+        call,
+        "recvcounts",
+        recvcounts,
+        "displs",
+        displs,
+        n,
+        recvtype,
+    )?;
     let r = rank as usize;
     if sendbuf.is_some() {
         util::check_type(call, "sendtype", sendtype)?;
         util::check_count(call, "sendcount", sendcount, sendtype)?;
-        let (s, rl) = (util::packed_len(sendcount, sendtype), util::packed_len(recvcounts[r], recvtype));
+        let (s, rl) = (
+            util::packed_len(sendcount, sendtype),
+            util::packed_len(recvcounts[r], recvtype),
+        );
         if s != rl {
             return Err(size_mismatch(call, "own block", s, rl));
         }
@@ -253,8 +330,28 @@ pub unsafe fn allgatherv(
     recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<()> {
-    let _diag = crate::diag::coll("MPI_Allgatherv", comm, None, sendcount, Some(sendtype), None)?;
-    super::run(schedule_v("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)?, "MPI_Allgatherv")
+    let _diag = crate::diag::coll(
+        "MPI_Allgatherv",
+        comm,
+        None,
+        sendcount,
+        Some(sendtype),
+        None,
+    )?;
+    super::run(
+        schedule_v(
+            "MPI_Allgatherv",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            recvcounts,
+            displs,
+            recvtype,
+            comm,
+        )?,
+        "MPI_Allgatherv",
+    )
 }
 
 /// MPI_Iallgatherv.
@@ -272,5 +369,15 @@ pub unsafe fn iallgatherv(
     recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<Request> {
-    super::start(schedule_v("MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)?)
+    super::start(schedule_v(
+        "MPI_Iallgatherv",
+        sendbuf,
+        sendcount,
+        sendtype,
+        recvbuf,
+        recvcounts,
+        displs,
+        recvtype,
+        comm,
+    )?)
 }

@@ -9,7 +9,13 @@ use crate::coll::sched::{Builder, Slice};
 
 /// Reduces `p`'s partial over `group` (comm ranks, index 0 the root) with a
 /// binomial tree; returns whether this rank ended up holding the total.
-fn reduce_over(b: &mut Builder, red: &Red, p: &mut crate::coll::reduce::Partial, group: &[i32], me: usize) -> bool {
+fn reduce_over(
+    b: &mut Builder,
+    red: &Red,
+    p: &mut crate::coll::reduce::Partial,
+    group: &[i32],
+    me: usize,
+) -> bool {
     let m = group.len();
     let mut mask = 1;
     while mask < m {
@@ -57,8 +63,12 @@ fn bcast_over(b: &mut Builder, res: Slice, group: &[i32], me: usize) {
 pub(super) fn build(b: &mut Builder, red: &Red, io: &Io, host_of: &[u32]) -> Slice {
     let rank = b.comm().rank();
     let n = b.comm().size();
-    let members: Vec<i32> = (0..n).filter(|&r| host_of[r as usize] == host_of[rank as usize]).collect();
-    let leaders: Vec<i32> = (0..n).filter(|&r| !(0..r).any(|q| host_of[q as usize] == host_of[r as usize])).collect();
+    let members: Vec<i32> = (0..n)
+        .filter(|&r| host_of[r as usize] == host_of[rank as usize])
+        .collect();
+    let leaders: Vec<i32> = (0..n)
+        .filter(|&r| !(0..r).any(|q| host_of[q as usize] == host_of[r as usize]))
+        .collect();
     let me = members.iter().position(|&r| r == rank).unwrap();
     let mut p = io.partial(red, true);
     let holds_host_total = reduce_over(b, red, &mut p, &members, me);

@@ -43,12 +43,42 @@ use super::select::{always, commutative, never, Algorithm, Shape, Table};
 pub(crate) static TABLE: Table = Table {
     op: "allreduce",
     algorithms: &[
-        Algorithm { name: "recursive_doubling", applies: "any op", runs: always, instead: None },
-        Algorithm { name: "ring", applies: "commutative ops", runs: commutative, instead: Some("recursive_doubling") },
-        Algorithm { name: "rabenseifner", applies: "any op", runs: always, instead: None },
-        Algorithm { name: "reduce_bcast", applies: "any op", runs: always, instead: None },
-        Algorithm { name: "hierarchical", applies: "commutative ops (communicators over several hosts)", runs: commutative, instead: Some("recursive_doubling") },
-        Algorithm { name: "shm", applies: "blocking allreduce within one host", runs: never, instead: None },
+        Algorithm {
+            name: "recursive_doubling",
+            applies: "any op",
+            runs: always,
+            instead: None,
+        },
+        Algorithm {
+            name: "ring",
+            applies: "commutative ops",
+            runs: commutative,
+            instead: Some("recursive_doubling"),
+        },
+        Algorithm {
+            name: "rabenseifner",
+            applies: "any op",
+            runs: always,
+            instead: None,
+        },
+        Algorithm {
+            name: "reduce_bcast",
+            applies: "any op",
+            runs: always,
+            instead: None,
+        },
+        Algorithm {
+            name: "hierarchical",
+            applies: "commutative ops (communicators over several hosts)",
+            runs: commutative,
+            instead: Some("recursive_doubling"),
+        },
+        Algorithm {
+            name: "shm",
+            applies: "blocking allreduce within one host",
+            runs: never,
+            instead: None,
+        },
     ],
     default: |s| {
         if s.commutative && s.hosts > 1 && s.bytes < RING_MIN_BYTES {
@@ -82,7 +112,13 @@ const RING_MIN_BYTES: usize = 1 << 20;
 
 /// `counted`: a call of the program's (MPI_T counts it), not one oxmpi runs for itself.
 fn select(n: i32, count: usize, red: &Red, hosts: usize, counted: bool) -> Result<&'static str> {
-    let shape = Shape { ranks: n, bytes: count * red.dt.size(), count, commutative: red.op.is_commutative(), hosts };
+    let shape = Shape {
+        ranks: n,
+        bytes: count * red.dt.size(),
+        count,
+        commutative: red.op.is_commutative(),
+        hosts,
+    };
     match counted {
         true => super::select::choose("allreduce", &TABLE, &shape),
         false => super::select::choose_uncounted("allreduce", &TABLE, &shape),
@@ -90,7 +126,16 @@ fn select(n: i32, count: usize, red: &Red, hosts: usize, counted: bool) -> Resul
 }
 
 #[allow(clippy::too_many_arguments)]
-fn schedule(call: &str, counted: bool, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<Builder> {
+fn schedule(
+    call: &str,
+    counted: bool,
+    sendbuf: Option<*const u8>,
+    recvbuf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    op: &Op,
+    comm: &Comm,
+) -> Result<Builder> {
     if comm.is_inter() {
         return super::inter::allreduce(call, sendbuf, recvbuf, count, dt, op, comm);
     }
@@ -109,7 +154,9 @@ fn schedule(call: &str, counted: bool, sendbuf: Option<*const u8>, recvbuf: *mut
     // alike, and every member must choose the same algorithm: such a
     // communicator is treated as one host.
     let host_of: Vec<u32> = match crate::runtime::engine() {
-        Ok(e) if comm.group().iter().all(|&w| w < e.size()) => comm.group().iter().map(|&w| e.host_index(w)).collect(),
+        Ok(e) if comm.group().iter().all(|&w| w < e.size()) => {
+            comm.group().iter().map(|&w| e.host_index(w)).collect()
+        }
         _ => vec![0; comm.size() as usize],
     };
     let hosts = {
@@ -134,7 +181,15 @@ fn schedule(call: &str, counted: bool, sendbuf: Option<*const u8>, recvbuf: *mut
 ///
 /// # Safety
 /// As [`iallreduce`].
-pub(crate) unsafe fn build_schedule(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<Builder> {
+pub(crate) unsafe fn build_schedule(
+    call: &str,
+    sendbuf: Option<*const u8>,
+    recvbuf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    op: &Op,
+    comm: &Comm,
+) -> Result<Builder> {
     schedule(call, false, sendbuf, recvbuf, count, dt, op, comm)
 }
 
@@ -142,25 +197,58 @@ pub(crate) unsafe fn build_schedule(call: &str, sendbuf: Option<*const u8>, recv
 ///
 /// # Safety
 /// The buffers hold `count` elements of `dt` and stay valid until the call returns.
-pub unsafe fn allreduce(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<()> {
+pub unsafe fn allreduce(
+    sendbuf: Option<*const u8>,
+    recvbuf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    op: &Op,
+    comm: &Comm,
+) -> Result<()> {
     let _diag = crate::diag::coll("MPI_Allreduce", comm, None, count, Some(dt), Some(op))?;
     if !comm.is_inter() && check_args("MPI_Allreduce", comm, count, dt, op).is_ok() {
         if let Some(k) = super::shm::chunk_elems(count, dt) {
             let forced = super::select::forced("allreduce")?;
-            if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, super::util::span_len(count, dt) <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX }))? {
+            if let Some(sess) = super::shm::acquire(
+                comm,
+                super::shm::want(
+                    forced,
+                    super::util::span_len(count, dt)
+                        <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX },
+                ),
+            )? {
                 super::select::ran("allreduce", "shm");
                 // SAFETY: forwarded caller contract; arguments checked above.
                 return unsafe { super::shm::allreduce(sess, sendbuf, recvbuf, count, k, dt, op) };
             }
         }
     }
-    super::run(schedule("MPI_Allreduce", true, sendbuf, recvbuf, count, dt, op, comm)?, "MPI_Allreduce")
+    super::run(
+        schedule("MPI_Allreduce", true, sendbuf, recvbuf, count, dt, op, comm)?,
+        "MPI_Allreduce",
+    )
 }
 
 /// MPI_Iallreduce.
 ///
 /// # Safety
 /// As [`allreduce`], with the buffers valid until the request completes.
-pub unsafe fn iallreduce(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<Request> {
-    super::start(schedule("MPI_Iallreduce", true, sendbuf, recvbuf, count, dt, op, comm)?)
+pub unsafe fn iallreduce(
+    sendbuf: Option<*const u8>,
+    recvbuf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    op: &Op,
+    comm: &Comm,
+) -> Result<Request> {
+    super::start(schedule(
+        "MPI_Iallreduce",
+        true,
+        sendbuf,
+        recvbuf,
+        count,
+        dt,
+        op,
+        comm,
+    )?)
 }

@@ -37,7 +37,11 @@ pub(super) fn build(b: &mut Builder, red: &Red, io: &Io) -> Slice {
     let mut mask = 1;
     while mask < p2 {
         let partner_nr = newrank ^ mask;
-        let partner = if partner_nr < rem { 2 * partner_nr + 1 } else { partner_nr + rem };
+        let partner = if partner_nr < rem {
+            2 * partner_nr + 1
+        } else {
+            partner_nr + rem
+        };
         let t = p.scratch(b);
         b.send(p.cur, partner);
         b.recv(t, partner);

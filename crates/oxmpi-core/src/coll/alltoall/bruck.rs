@@ -33,6 +33,9 @@ pub fn build(b: &mut Builder, rank: i32, n: i32, inp: Slice, out: Slice, blk: us
     }
     // Slot j now holds the block from rank (r - j) % n.
     for j in 0..nu {
-        b.copy(tmp.sub(j * blk, blk), out.sub(((r + nu - j) % nu) * blk, blk));
+        b.copy(
+            tmp.sub(j * blk, blk),
+            out.sub(((r + nu - j) % nu) * blk, blk),
+        );
     }
 }

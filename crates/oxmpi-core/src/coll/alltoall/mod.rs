@@ -26,9 +26,24 @@ use super::select::{always, Algorithm, Shape, Table};
 pub(crate) static TABLE: Table = Table {
     op: "alltoall",
     algorithms: &[
-        Algorithm { name: "pairwise", applies: "any size", runs: always, instead: None },
-        Algorithm { name: "bruck", applies: "any size (small blocks on 8 or more ranks)", runs: always, instead: None },
-        Algorithm { name: "linear", applies: "any size (medium blocks on 8 or more ranks)", runs: always, instead: None },
+        Algorithm {
+            name: "pairwise",
+            applies: "any size",
+            runs: always,
+            instead: None,
+        },
+        Algorithm {
+            name: "bruck",
+            applies: "any size (small blocks on 8 or more ranks)",
+            runs: always,
+            instead: None,
+        },
+        Algorithm {
+            name: "linear",
+            applies: "any size (medium blocks on 8 or more ranks)",
+            runs: always,
+            instead: None,
+        },
     ],
     default: |s| {
         if s.bytes <= BRUCK_MAX_BLOCK && s.ranks >= MIN_PROCS {
@@ -45,8 +60,18 @@ pub(crate) static TABLE: Table = Table {
 pub(crate) static V_TABLE: Table = Table {
     op: "alltoallv",
     algorithms: &[
-        Algorithm { name: "linear", applies: "any counts", runs: always, instead: None },
-        Algorithm { name: "pairwise", applies: "any counts", runs: always, instead: None },
+        Algorithm {
+            name: "linear",
+            applies: "any counts",
+            runs: always,
+            instead: None,
+        },
+        Algorithm {
+            name: "pairwise",
+            applies: "any counts",
+            runs: always,
+            instead: None,
+        },
     ],
     default: |_| "linear",
 };
@@ -63,7 +88,12 @@ fn select(n: i32, blk: usize) -> Result<&'static str> {
 fn self_copy(b: &mut Builder, rank: i32, send: &[Slice], recv: &[Slice]) -> Result<()> {
     let (s, r) = (send[rank as usize], recv[rank as usize]);
     if s.len != r.len {
-        return Err(size_mismatch("alltoall", "the block a rank sends itself", s.len, r.len));
+        return Err(size_mismatch(
+            "alltoall",
+            "the block a rank sends itself",
+            s.len,
+            r.len,
+        ));
     }
     if s.len > 0 {
         b.copy(s, r);
@@ -85,7 +115,9 @@ unsafe fn schedule(
     comm: &Comm,
 ) -> Result<Builder> {
     if comm.is_inter() {
-        return super::inter::alltoall(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        return super::inter::alltoall(
+            call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+        );
     }
     let (rank, n) = (comm.rank(), comm.size());
     let nu = n as usize;
@@ -96,7 +128,12 @@ unsafe fn schedule(
         util::check_type(call, "sendtype", sendtype)?;
         util::check_count(call, "sendcount", sendcount * nu, sendtype)?;
         if util::packed_len(sendcount, sendtype) != blk {
-            return Err(size_mismatch(call, "blocks", util::packed_len(sendcount, sendtype), blk));
+            return Err(size_mismatch(
+                call,
+                "blocks",
+                util::packed_len(sendcount, sendtype),
+                blk,
+            ));
         }
     }
     let algo = select(n, blk)?;
@@ -142,7 +179,19 @@ pub unsafe fn alltoall(
     comm: &Comm,
 ) -> Result<()> {
     let _diag = crate::diag::coll("MPI_Alltoall", comm, None, sendcount, Some(sendtype), None)?;
-    super::run(schedule("MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)?, "MPI_Alltoall")
+    super::run(
+        schedule(
+            "MPI_Alltoall",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+            comm,
+        )?,
+        "MPI_Alltoall",
+    )
 }
 
 /// MPI_Ialltoall.
@@ -159,7 +208,16 @@ pub unsafe fn ialltoall(
     recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<Request> {
-    super::start(schedule("MPI_Ialltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)?)
+    super::start(schedule(
+        "MPI_Ialltoall",
+        sendbuf,
+        sendcount,
+        sendtype,
+        recvbuf,
+        recvcount,
+        recvtype,
+        comm,
+    )?)
 }
 
 /// One side (send or receive) of an alltoallv/w: per-peer counts, byte offsets
@@ -171,12 +229,29 @@ struct Side<'a> {
     types: Vec<&'a Datatype>,
 }
 
-fn check_w(call: &str, side: &str, counts: &[usize], displs: &[isize], types: &[Datatype], n: usize) -> Result<()> {
+fn check_w(
+    call: &str,
+    side: &str,
+    counts: &[usize],
+    displs: &[isize],
+    types: &[Datatype],
+    n: usize,
+) -> Result<()> {
     if types.len() < n {
-        return Err(MpiError::arg(ErrorClass::Arg, call, &format!("{side}types"), format!("has {} entries for {n} ranks", types.len())));
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            call,
+            &format!("{side}types"),
+            format!("has {} entries for {n} ranks", types.len()),
+        ));
     }
     if counts.len() < n || displs.len() < n {
-        return Err(MpiError::arg(ErrorClass::Arg, call, &format!("{side}counts"), format!("{side}counts/{side}displs have fewer than {n} entries")));
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            call,
+            &format!("{side}counts"),
+            format!("{side}counts/{side}displs have fewer than {n} entries"),
+        ));
     }
     for i in 0..n {
         util::check_type(call, &format!("{side}types"), &types[i])?;
@@ -187,15 +262,35 @@ fn check_w(call: &str, side: &str, counts: &[usize], displs: &[isize], types: &[
 
 /// # Safety
 /// The buffers hold the described blocks and stay valid until completion.
-unsafe fn schedule_w(call: &str, sendbuf: Option<*const u8>, send: &Side<'_>, recvbuf: *mut u8, recv: &Side<'_>, comm: &Comm) -> Result<Builder> {
-    let op = if call.ends_with('w') { "alltoallw" } else { "alltoallv" };
+unsafe fn schedule_w(
+    call: &str,
+    sendbuf: Option<*const u8>,
+    send: &Side<'_>,
+    recvbuf: *mut u8,
+    recv: &Side<'_>,
+    comm: &Comm,
+) -> Result<Builder> {
+    let op = if call.ends_with('w') {
+        "alltoallw"
+    } else {
+        "alltoallv"
+    };
     let algo = super::select::choose(op, &V_TABLE, &super::select::Shape::new(comm.size(), 0))?;
     let (rank, n) = (comm.rank(), comm.size());
     let nu = n as usize;
     let mut b = Builder::new(comm);
     let rptr = |i: usize| recvbuf.wrapping_offset(recv.offsets[i]);
     let sends: Vec<Slice> = match sendbuf {
-        Some(p) => (0..nu).map(|i| util::packed_input(&mut b, p.wrapping_offset(send.offsets[i]), send.counts[i], send.types[i])).collect(),
+        Some(p) => (0..nu)
+            .map(|i| {
+                util::packed_input(
+                    &mut b,
+                    p.wrapping_offset(send.offsets[i]),
+                    send.counts[i],
+                    send.types[i],
+                )
+            })
+            .collect(),
         None => (0..nu)
             .map(|i| {
                 let t = b.temp(util::packed_len(recv.counts[i], recv.types[i]));
@@ -204,7 +299,9 @@ unsafe fn schedule_w(call: &str, sendbuf: Option<*const u8>, send: &Side<'_>, re
             })
             .collect(),
     };
-    let recvs: Vec<Slice> = (0..nu).map(|i| util::packed_output(&mut b, rptr(i), recv.counts[i], recv.types[i])).collect();
+    let recvs: Vec<Slice> = (0..nu)
+        .map(|i| util::packed_output(&mut b, rptr(i), recv.counts[i], recv.types[i]))
+        .collect();
     let built = match algo {
         "pairwise" => pairwise::build(&mut b, rank, n, &sends, &recvs),
         _ => linear::build(&mut b, rank, n, &sends, &recvs),
@@ -235,19 +332,56 @@ unsafe fn schedule_v(
     comm: &Comm,
 ) -> Result<Builder> {
     if comm.is_inter() {
-        return super::inter::alltoallv(call, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+        return super::inter::alltoallv(
+            call, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+            comm,
+        );
     }
     let n = comm.size();
     let nu = n as usize;
     util::check_type(call, "recvtype", recvtype)?;
-    check_v(call, "recvcounts", recvcounts, "rdispls", rdispls, n, recvtype)?;
-    let recv = Side { counts: recvcounts, offsets: rdispls[..nu].iter().map(|&d| d * recvtype.extent()).collect(), types: vec![recvtype; nu] };
+    check_v(
+        call,
+        "recvcounts",
+        recvcounts,
+        "rdispls",
+        rdispls,
+        n,
+        recvtype,
+    )?;
+    let recv = Side {
+        counts: recvcounts,
+        offsets: rdispls[..nu]
+            .iter()
+            .map(|&d| d * recvtype.extent())
+            .collect(),
+        types: vec![recvtype; nu],
+    };
     let send = if sendbuf.is_some() {
         util::check_type(call, "sendtype", sendtype)?;
-        check_v(call, "sendcounts", sendcounts, "sdispls", sdispls, n, sendtype)?;
-        Side { counts: sendcounts, offsets: sdispls[..nu].iter().map(|&d| d * sendtype.extent()).collect(), types: vec![sendtype; nu] }
+        check_v(
+            call,
+            "sendcounts",
+            sendcounts,
+            "sdispls",
+            sdispls,
+            n,
+            sendtype,
+        )?;
+        Side {
+            counts: sendcounts,
+            offsets: sdispls[..nu]
+                .iter()
+                .map(|&d| d * sendtype.extent())
+                .collect(),
+            types: vec![sendtype; nu],
+        }
     } else {
-        Side { counts: recvcounts, offsets: Vec::new(), types: Vec::new() }
+        Side {
+            counts: recvcounts,
+            offsets: Vec::new(),
+            types: Vec::new(),
+        }
     };
     schedule_w(call, sendbuf, &send, recvbuf, &recv, comm)
 }
@@ -270,7 +404,21 @@ pub unsafe fn alltoallv(
     comm: &Comm,
 ) -> Result<()> {
     let _diag = crate::diag::coll("MPI_Alltoallv", comm, None, 0, None, None)?;
-    super::run(schedule_v("MPI_Alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)?, "MPI_Alltoallv")
+    super::run(
+        schedule_v(
+            "MPI_Alltoallv",
+            sendbuf,
+            sendcounts,
+            sdispls,
+            sendtype,
+            recvbuf,
+            recvcounts,
+            rdispls,
+            recvtype,
+            comm,
+        )?,
+        "MPI_Alltoallv",
+    )
 }
 
 /// MPI_Ialltoallv.
@@ -289,7 +437,18 @@ pub unsafe fn ialltoallv(
     recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<Request> {
-    super::start(schedule_v("MPI_Ialltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)?)
+    super::start(schedule_v(
+        "MPI_Ialltoallv",
+        sendbuf,
+        sendcounts,
+        sdispls,
+        sendtype,
+        recvbuf,
+        recvcounts,
+        rdispls,
+        recvtype,
+        comm,
+    )?)
 }
 
 /// # Safety
@@ -314,15 +473,32 @@ unsafe fn schedule_w_args(
             return Err(super::inter::no_in_place(call, "sendbuf"));
         }
         check_w(call, "send", sendcounts, sdispls, sendtypes, nu)?;
-        let (st, rt): (Vec<&Datatype>, Vec<&Datatype>) = (sendtypes[..nu].iter().collect(), recvtypes[..nu].iter().collect());
-        return super::inter::alltoallw(call, sendbuf, sendcounts, sdispls, &st, recvbuf, recvcounts, rdispls, &rt, comm);
+        let (st, rt): (Vec<&Datatype>, Vec<&Datatype>) = (
+            sendtypes[..nu].iter().collect(),
+            recvtypes[..nu].iter().collect(),
+        );
+        return super::inter::alltoallw(
+            call, sendbuf, sendcounts, sdispls, &st, recvbuf, recvcounts, rdispls, &rt, comm,
+        );
     }
-    let recv = Side { counts: recvcounts, offsets: rdispls[..nu].to_vec(), types: recvtypes[..nu].iter().collect() };
+    let recv = Side {
+        counts: recvcounts,
+        offsets: rdispls[..nu].to_vec(),
+        types: recvtypes[..nu].iter().collect(),
+    };
     let send = if sendbuf.is_some() {
         check_w(call, "send", sendcounts, sdispls, sendtypes, nu)?;
-        Side { counts: sendcounts, offsets: sdispls[..nu].to_vec(), types: sendtypes[..nu].iter().collect() }
+        Side {
+            counts: sendcounts,
+            offsets: sdispls[..nu].to_vec(),
+            types: sendtypes[..nu].iter().collect(),
+        }
     } else {
-        Side { counts: recvcounts, offsets: Vec::new(), types: Vec::new() }
+        Side {
+            counts: recvcounts,
+            offsets: Vec::new(),
+            types: Vec::new(),
+        }
     };
     schedule_w(call, sendbuf, &send, recvbuf, &recv, comm)
 }
@@ -345,7 +521,21 @@ pub unsafe fn alltoallw(
     comm: &Comm,
 ) -> Result<()> {
     let _diag = crate::diag::coll("MPI_Alltoallw", comm, None, 0, None, None)?;
-    super::run(schedule_w_args("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm)?, "MPI_Alltoallw")
+    super::run(
+        schedule_w_args(
+            "MPI_Alltoallw",
+            sendbuf,
+            sendcounts,
+            sdispls,
+            sendtypes,
+            recvbuf,
+            recvcounts,
+            rdispls,
+            recvtypes,
+            comm,
+        )?,
+        "MPI_Alltoallw",
+    )
 }
 
 /// MPI_Ialltoallw.
@@ -364,5 +554,16 @@ pub unsafe fn ialltoallw(
     recvtypes: &[Datatype],
     comm: &Comm,
 ) -> Result<Request> {
-    super::start(schedule_w_args("MPI_Ialltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm)?)
+    super::start(schedule_w_args(
+        "MPI_Ialltoallw",
+        sendbuf,
+        sendcounts,
+        sdispls,
+        sendtypes,
+        recvbuf,
+        recvcounts,
+        rdispls,
+        recvtypes,
+        comm,
+    )?)
 }

@@ -10,7 +10,11 @@ pub fn build(b: &mut Builder, rank: i32, n: i32, send: &[Slice], recv: &[Slice])
     super::self_copy(b, rank, send, recv)?;
     let pof2 = n & (n - 1) == 0;
     for i in 1..n {
-        let (to, from) = if pof2 { (rank ^ i, rank ^ i) } else { ((rank + i) % n, (rank - i + n) % n) };
+        let (to, from) = if pof2 {
+            (rank ^ i, rank ^ i)
+        } else {
+            ((rank + i) % n, (rank - i + n) % n)
+        };
         // Zero-byte blocks are not exchanged: the block between two ranks is
         // empty on both sides or on neither (the type signatures of a pair
         // match), so an alltoallv/w whose blocks are all empty here does not

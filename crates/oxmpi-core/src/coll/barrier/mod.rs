@@ -16,8 +16,18 @@ use super::select::{always, never, Algorithm, Table};
 pub(crate) static TABLE: Table = Table {
     op: "barrier",
     algorithms: &[
-        Algorithm { name: "dissemination", applies: "any communicator", runs: always, instead: None },
-        Algorithm { name: "shm", applies: "blocking barrier within one host", runs: never, instead: None },
+        Algorithm {
+            name: "dissemination",
+            applies: "any communicator",
+            runs: always,
+            instead: None,
+        },
+        Algorithm {
+            name: "shm",
+            applies: "blocking barrier within one host",
+            runs: never,
+            instead: None,
+        },
     ],
     default: |_| "dissemination",
 };
@@ -26,7 +36,11 @@ fn schedule(comm: &Comm) -> Result<Builder> {
     if comm.is_inter() {
         return super::inter::barrier(comm);
     }
-    super::select::choose("barrier", &TABLE, &super::select::Shape::new(comm.size(), 0))?;
+    super::select::choose(
+        "barrier",
+        &TABLE,
+        &super::select::Shape::new(comm.size(), 0),
+    )?;
     let mut b = Builder::new(comm);
     dissemination::build(&mut b, comm.rank(), comm.size());
     Ok(b)

@@ -23,12 +23,38 @@ use super::select::{always, never, Algorithm, Shape, Table};
 pub(crate) static TABLE: Table = Table {
     op: "bcast",
     algorithms: &[
-        Algorithm { name: "binomial", applies: "any size", runs: always, instead: None },
-        Algorithm { name: "scatter_ring", applies: "any size (large messages on 8 or more ranks)", runs: always, instead: None },
-        Algorithm { name: "chain", applies: "any size (pipelined; forced only)", runs: always, instead: None },
-        Algorithm { name: "shm", applies: "blocking bcast within one host", runs: never, instead: None },
+        Algorithm {
+            name: "binomial",
+            applies: "any size",
+            runs: always,
+            instead: None,
+        },
+        Algorithm {
+            name: "scatter_ring",
+            applies: "any size (large messages on 8 or more ranks)",
+            runs: always,
+            instead: None,
+        },
+        Algorithm {
+            name: "chain",
+            applies: "any size (pipelined; forced only)",
+            runs: always,
+            instead: None,
+        },
+        Algorithm {
+            name: "shm",
+            applies: "blocking bcast within one host",
+            runs: never,
+            instead: None,
+        },
     ],
-    default: |s| if s.bytes < SHORT_MSG || s.ranks < MIN_PROCS { "binomial" } else { "scatter_ring" },
+    default: |s| {
+        if s.bytes < SHORT_MSG || s.ranks < MIN_PROCS {
+            "binomial"
+        } else {
+            "scatter_ring"
+        }
+    },
 };
 
 /// Blocking bcasts up to this many bytes take the shared-memory path where it
@@ -50,7 +76,14 @@ fn select(n: i32, bytes: usize) -> Result<&'static str> {
 /// # Safety
 /// `buf` holds `count` elements of `dt` (read at the root, written elsewhere)
 /// and stays valid until the collective completes.
-unsafe fn schedule(call: &str, buf: *mut u8, count: usize, dt: &Datatype, root: i32, comm: &Comm) -> Result<Builder> {
+unsafe fn schedule(
+    call: &str,
+    buf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    root: i32,
+    comm: &Comm,
+) -> Result<Builder> {
     if comm.is_inter() {
         return super::inter::bcast(call, buf, count, dt, root, comm);
     }
@@ -63,7 +96,11 @@ unsafe fn schedule(call: &str, buf: *mut u8, count: usize, dt: &Datatype, root: 
     if n == 1 || util::packed_len(count, dt) == 0 {
         return Ok(b);
     }
-    let data = if rank == root { util::packed_input(&mut b, buf, count, dt) } else { util::packed_output(&mut b, buf, count, dt) };
+    let data = if rank == root {
+        util::packed_input(&mut b, buf, count, dt)
+    } else {
+        util::packed_output(&mut b, buf, count, dt)
+    };
     match algo {
         "scatter_ring" => scatter_ring::build(&mut b, rank, n, root, data),
         "chain" => chain::build(&mut b, rank, n, root, data),
@@ -79,29 +116,54 @@ unsafe fn schedule(call: &str, buf: *mut u8, count: usize, dt: &Datatype, root: 
 ///
 /// # Safety
 /// `buf` holds `count` elements of `dt` and is valid for the call.
-pub unsafe fn bcast(buf: *mut u8, count: usize, dt: &Datatype, root: i32, comm: &Comm) -> Result<()> {
+pub unsafe fn bcast(
+    buf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    root: i32,
+    comm: &Comm,
+) -> Result<()> {
     let _diag = crate::diag::coll("MPI_Bcast", comm, Some(root), count, Some(dt), None)?;
     let checked = !comm.is_inter()
         && super::check_root("MPI_Bcast", comm, root).is_ok()
         && util::check_type("MPI_Bcast", "datatype", dt).is_ok()
         && util::check_count("MPI_Bcast", "count", count, dt).is_ok();
-    let bytes = if checked { util::packed_len(count, dt) } else { 0 };
+    let bytes = if checked {
+        util::packed_len(count, dt)
+    } else {
+        0
+    };
     if bytes > 0 {
         let forced = super::select::forced("bcast")?;
-        if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, bytes <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX }))? {
+        if let Some(sess) = super::shm::acquire(
+            comm,
+            super::shm::want(
+                forced,
+                bytes <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX },
+            ),
+        )? {
             // SAFETY: forwarded caller contract; the root was checked.
             unsafe { super::shm::bcast(sess, buf, count, dt, root as usize) };
             super::select::ran("bcast", "shm");
             return Ok(());
         }
     }
-    super::run(schedule("MPI_Bcast", buf, count, dt, root, comm)?, "MPI_Bcast")
+    super::run(
+        schedule("MPI_Bcast", buf, count, dt, root, comm)?,
+        "MPI_Bcast",
+    )
 }
 
 /// MPI_Ibcast.
 ///
 /// # Safety
 /// `buf` holds `count` elements of `dt` and stays valid until the request completes.
-pub unsafe fn ibcast(buf: *mut u8, count: usize, dt: &Datatype, root: i32, comm: &Comm) -> Result<Request> {
+pub unsafe fn ibcast(
+    buf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    root: i32,
+    comm: &Comm,
+) -> Result<Request> {
     super::start(schedule("MPI_Ibcast", buf, count, dt, root, comm)?)
 }

@@ -6,7 +6,15 @@ use crate::coll::sched::{Builder, Slice};
 
 /// `inp`: this rank's packed block (`blk` bytes); `out`: at the root, all n
 /// blocks in rank order (may contain `inp` at block `root`: the in-place case).
-pub fn build(b: &mut Builder, rank: i32, n: i32, root: i32, inp: Slice, out: Option<Slice>, blk: usize) {
+pub fn build(
+    b: &mut Builder,
+    rank: i32,
+    n: i32,
+    root: i32,
+    inp: Slice,
+    out: Option<Slice>,
+    blk: usize,
+) {
     let vr = (rank - root + n) % n;
     let abs = |v: i32| (v + root) % n;
     // Size of my subtree in blocks.
@@ -39,6 +47,9 @@ pub fn build(b: &mut Builder, rank: i32, n: i32, root: i32, inp: Slice, out: Opt
         // Relative block j belongs to rank (j + root) % n.
         let head = (n - root) as usize * blk;
         b.copy(acc.sub(0, head), o.sub(root as usize * blk, head));
-        b.copy(acc.sub(head, root as usize * blk), o.sub(0, root as usize * blk));
+        b.copy(
+            acc.sub(head, root as usize * blk),
+            o.sub(0, root as usize * blk),
+        );
     }
 }

@@ -23,16 +23,37 @@ use super::select::{always, Algorithm, Shape, Table};
 pub(crate) static TABLE: Table = Table {
     op: "gather",
     algorithms: &[
-        Algorithm { name: "binomial", applies: "any size", runs: always, instead: None },
-        Algorithm { name: "linear", applies: "any size (large blocks on small communicators)", runs: always, instead: None },
+        Algorithm {
+            name: "binomial",
+            applies: "any size",
+            runs: always,
+            instead: None,
+        },
+        Algorithm {
+            name: "linear",
+            applies: "any size (large blocks on small communicators)",
+            runs: always,
+            instead: None,
+        },
     ],
-    default: |s| if s.bytes >= LINEAR_MIN_BLOCK && s.ranks <= LINEAR_MAX_PROCS { "linear" } else { "binomial" },
+    default: |s| {
+        if s.bytes >= LINEAR_MIN_BLOCK && s.ranks <= LINEAR_MAX_PROCS {
+            "linear"
+        } else {
+            "binomial"
+        }
+    },
 };
 
 /// Gatherv's: only the root knows every count, so no tree.
 pub(crate) static V_TABLE: Table = Table {
     op: "gatherv",
-    algorithms: &[Algorithm { name: "linear", applies: "any counts", runs: always, instead: None }],
+    algorithms: &[Algorithm {
+        name: "linear",
+        applies: "any counts",
+        runs: always,
+        instead: None,
+    }],
     default: |_| "linear",
 };
 
@@ -46,11 +67,21 @@ fn select(n: i32, blk: usize) -> Result<&'static str> {
 }
 
 pub(crate) fn in_place_not_at_root(call: &str) -> MpiError {
-    MpiError::arg(ErrorClass::Buffer, call, "sendbuf", "MPI_IN_PLACE is only valid at the root")
+    MpiError::arg(
+        ErrorClass::Buffer,
+        call,
+        "sendbuf",
+        "MPI_IN_PLACE is only valid at the root",
+    )
 }
 
 pub(crate) fn size_mismatch(call: &str, what: &str, sent: usize, recvd: usize) -> MpiError {
-    MpiError::new(ErrorClass::Truncate, format!("{call}: {what}: {sent} bytes sent but {recvd} bytes expected (type signatures differ)"))
+    MpiError::new(
+        ErrorClass::Truncate,
+        format!(
+            "{call}: {what}: {sent} bytes sent but {recvd} bytes expected (type signatures differ)"
+        ),
+    )
 }
 
 /// One side of a rooted collective's arguments: the buffer's presence (absent
@@ -67,7 +98,14 @@ pub(crate) struct Side<'a> {
 /// (gather's send side, scatter's receive side), `at_root` the root's buffer of
 /// one block per rank. Returns the packed bytes of one block. `local_sends`
 /// orients the size-mismatch message (sent, expected).
-pub(crate) fn check_rooted(call: &str, comm: &Comm, root: i32, local: &Side<'_>, at_root: &Side<'_>, local_sends: bool) -> Result<usize> {
+pub(crate) fn check_rooted(
+    call: &str,
+    comm: &Comm,
+    root: i32,
+    local: &Side<'_>,
+    at_root: &Side<'_>,
+    local_sends: bool,
+) -> Result<usize> {
     super::check_root(call, comm, root)?;
     let is_root = comm.rank() == root;
     if local.present {
@@ -78,10 +116,19 @@ pub(crate) fn check_rooted(call: &str, comm: &Comm, root: i32, local: &Side<'_>,
     }
     if is_root {
         util::check_type(call, at_root.type_arg, at_root.dt)?;
-        util::check_count(call, at_root.count_arg, at_root.count * comm.size() as usize, at_root.dt)?;
+        util::check_count(
+            call,
+            at_root.count_arg,
+            at_root.count * comm.size() as usize,
+            at_root.dt,
+        )?;
     }
     let own = util::packed_len(local.count, local.dt);
-    let blk = if is_root { util::packed_len(at_root.count, at_root.dt) } else { own };
+    let blk = if is_root {
+        util::packed_len(at_root.count, at_root.dt)
+    } else {
+        own
+    };
     if is_root && local.present && own != blk {
         let (sent, expected) = if local_sends { (own, blk) } else { (blk, own) };
         return Err(size_mismatch(call, "the root's own block", sent, expected));
@@ -104,10 +151,24 @@ unsafe fn schedule(
     comm: &Comm,
 ) -> Result<Builder> {
     if comm.is_inter() {
-        return super::inter::gather(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+        return super::inter::gather(
+            call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+        );
     }
-    let local = Side { present: sendbuf.is_some(), count: sendcount, dt: sendtype, count_arg: "sendcount", type_arg: "sendtype" };
-    let at_root = Side { present: true, count: recvcount, dt: recvtype, count_arg: "recvcount", type_arg: "recvtype" };
+    let local = Side {
+        present: sendbuf.is_some(),
+        count: sendcount,
+        dt: sendtype,
+        count_arg: "sendcount",
+        type_arg: "sendtype",
+    };
+    let at_root = Side {
+        present: true,
+        count: recvcount,
+        dt: recvtype,
+        count_arg: "recvcount",
+        type_arg: "recvtype",
+    };
     let blk = check_rooted(call, comm, root, &local, &at_root, true)?;
     let (rank, n) = (comm.rank(), comm.size());
     let is_root = rank == root;
@@ -118,7 +179,11 @@ unsafe fn schedule(
         return Ok(b);
     }
     let total = recvcount * n as usize;
-    let out = if is_root { Some(util::packed_output(&mut b, recvbuf, total, recvtype)) } else { None };
+    let out = if is_root {
+        Some(util::packed_output(&mut b, recvbuf, total, recvtype))
+    } else {
+        None
+    };
     let inp = match sendbuf {
         Some(p) => util::packed_input(&mut b, p, sendcount, sendtype),
         None => {
@@ -165,8 +230,28 @@ pub unsafe fn gather(
     root: i32,
     comm: &Comm,
 ) -> Result<()> {
-    let _diag = crate::diag::coll("MPI_Gather", comm, Some(root), sendcount, Some(sendtype), None)?;
-    super::run(schedule("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)?, "MPI_Gather")
+    let _diag = crate::diag::coll(
+        "MPI_Gather",
+        comm,
+        Some(root),
+        sendcount,
+        Some(sendtype),
+        None,
+    )?;
+    super::run(
+        schedule(
+            "MPI_Gather",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+            root,
+            comm,
+        )?,
+        "MPI_Gather",
+    )
 }
 
 /// MPI_Igather.
@@ -184,17 +269,45 @@ pub unsafe fn igather(
     root: i32,
     comm: &Comm,
 ) -> Result<Request> {
-    super::start(schedule("MPI_Igather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)?)
+    super::start(schedule(
+        "MPI_Igather",
+        sendbuf,
+        sendcount,
+        sendtype,
+        recvbuf,
+        recvcount,
+        recvtype,
+        root,
+        comm,
+    )?)
 }
 
 /// Checks the per-rank count and displacement arrays of a v-collective.
-pub(crate) fn check_v(call: &str, counts_arg: &str, counts: &[usize], displs_arg: &str, displs: &[isize], n: i32, dt: &Datatype) -> Result<()> {
+pub(crate) fn check_v(
+    call: &str,
+    counts_arg: &str,
+    counts: &[usize],
+    displs_arg: &str,
+    displs: &[isize],
+    n: i32,
+    dt: &Datatype,
+) -> Result<()> {
     let n = n as usize;
     if counts.len() < n {
-        return Err(MpiError::arg(ErrorClass::Arg, call, counts_arg, format!("has {} entries for {n} ranks", counts.len())));
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            call,
+            counts_arg,
+            format!("has {} entries for {n} ranks", counts.len()),
+        ));
     }
     if displs.len() < n {
-        return Err(MpiError::arg(ErrorClass::Arg, call, displs_arg, format!("has {} entries for {n} ranks", displs.len())));
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            call,
+            displs_arg,
+            format!("has {} entries for {n} ranks", displs.len()),
+        ));
     }
     for &c in &counts[..n] {
         util::check_count(call, counts_arg, c, dt)?;
@@ -218,7 +331,9 @@ unsafe fn schedule_v(
     comm: &Comm,
 ) -> Result<Builder> {
     if comm.is_inter() {
-        return super::inter::gatherv(call, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+        return super::inter::gatherv(
+            call, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+        );
     }
     super::check_root(call, comm, root)?;
     super::select::choose("gatherv", &V_TABLE, &Shape::new(comm.size(), 0))?;
@@ -232,9 +347,20 @@ unsafe fn schedule_v(
     }
     if is_root {
         util::check_type(call, "recvtype", recvtype)?;
-        check_v(call, "recvcounts", recvcounts, "displs", displs, n, recvtype)?;
+        check_v(
+            call,
+            "recvcounts",
+            recvcounts,
+            "displs",
+            displs,
+            n,
+            recvtype,
+        )?;
         if sendbuf.is_some() {
-            let (s, r) = (util::packed_len(sendcount, sendtype), util::packed_len(recvcounts[root as usize], recvtype));
+            let (s, r) = (
+                util::packed_len(sendcount, sendtype),
+                util::packed_len(recvcounts[root as usize], recvtype),
+            );
             if s != r {
                 return Err(size_mismatch(call, "the root's own block", s, r));
             }
@@ -259,7 +385,13 @@ unsafe fn schedule_v(
     linear::build(&mut b, rank, n, root, inp, &outs);
     if is_root {
         for (i, &o) in outs.iter().enumerate() {
-            util::finish_output(&mut b, o, util::elem_ptr_mut(recvbuf, displs[i], recvtype), recvcounts[i], recvtype);
+            util::finish_output(
+                &mut b,
+                o,
+                util::elem_ptr_mut(recvbuf, displs[i], recvtype),
+                recvcounts[i],
+                recvtype,
+            );
         }
     }
     Ok(b)
@@ -283,8 +415,29 @@ pub unsafe fn gatherv(
     root: i32,
     comm: &Comm,
 ) -> Result<()> {
-    let _diag = crate::diag::coll("MPI_Gatherv", comm, Some(root), sendcount, Some(sendtype), None)?;
-    super::run(schedule_v("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm)?, "MPI_Gatherv")
+    let _diag = crate::diag::coll(
+        "MPI_Gatherv",
+        comm,
+        Some(root),
+        sendcount,
+        Some(sendtype),
+        None,
+    )?;
+    super::run(
+        schedule_v(
+            "MPI_Gatherv",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            recvcounts,
+            displs,
+            recvtype,
+            root,
+            comm,
+        )?,
+        "MPI_Gatherv",
+    )
 }
 
 /// MPI_Igatherv.
@@ -303,5 +456,16 @@ pub unsafe fn igatherv(
     root: i32,
     comm: &Comm,
 ) -> Result<Request> {
-    super::start(schedule_v("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm)?)
+    super::start(schedule_v(
+        "MPI_Igatherv",
+        sendbuf,
+        sendcount,
+        sendtype,
+        recvbuf,
+        recvcounts,
+        displs,
+        recvtype,
+        root,
+        comm,
+    )?)
 }

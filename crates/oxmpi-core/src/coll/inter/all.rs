@@ -99,7 +99,15 @@ pub(crate) unsafe fn allgatherv(
     util::check_type(call, "sendtype", sendtype)?;
     util::check_count(call, "sendcount", sendcount, sendtype)?;
     util::check_type(call, "recvtype", recvtype)?;
-    check_v(call, "recvcounts", recvcounts, "displs", displs, m, recvtype)?;
+    check_v(
+        call,
+        "recvcounts",
+        recvcounts,
+        "displs",
+        displs,
+        m,
+        recvtype,
+    )?;
     let mut b = Builder::new(comm);
     let ptr = |j: usize| util::elem_ptr_mut(recvbuf, displs[j], recvtype);
     let mut outs = Vec::with_capacity(m as usize);
@@ -148,7 +156,10 @@ pub(crate) unsafe fn alltoall(
     // what the remote group receives, not what this group receives (one group
     // may send n and receive 0 while the other sends 0 and receives n). A
     // mismatch shows at the receiver as a message of the wrong size.
-    let (sblk, rblk) = (util::packed_len(sendcount, sendtype), util::packed_len(recvcount, recvtype));
+    let (sblk, rblk) = (
+        util::packed_len(sendcount, sendtype),
+        util::packed_len(recvcount, recvtype),
+    );
     let mut b = Builder::new(comm);
     let out = util::packed_output(&mut b, recvbuf, recvcount * m, recvtype);
     let inp = util::packed_input(&mut b, p, sendcount * m, sendtype);
@@ -186,9 +197,25 @@ pub(crate) unsafe fn alltoallv(
     let p = sendbuf.ok_or_else(|| no_in_place(call, "sendbuf"))?;
     let m = comm.peer_group_size();
     util::check_type(call, "sendtype", sendtype)?;
-    check_v(call, "sendcounts", sendcounts, "sdispls", sdispls, m, sendtype)?;
+    check_v(
+        call,
+        "sendcounts",
+        sendcounts,
+        "sdispls",
+        sdispls,
+        m,
+        sendtype,
+    )?;
     util::check_type(call, "recvtype", recvtype)?;
-    check_v(call, "recvcounts", recvcounts, "rdispls", rdispls, m, recvtype)?;
+    check_v(
+        call,
+        "recvcounts",
+        recvcounts,
+        "rdispls",
+        rdispls,
+        m,
+        recvtype,
+    )?;
     let mut b = Builder::new(comm);
     let rptr = |j: usize| util::elem_ptr_mut(recvbuf, rdispls[j], recvtype);
     let mut outs = Vec::with_capacity(m as usize);
@@ -200,7 +227,12 @@ pub(crate) unsafe fn alltoallv(
         outs.push(o);
     }
     for j in 0..m as usize {
-        let inp = util::packed_input(&mut b, util::elem_ptr(p, sdispls[j], sendtype), sendcounts[j], sendtype);
+        let inp = util::packed_input(
+            &mut b,
+            util::elem_ptr(p, sdispls[j], sendtype),
+            sendcounts[j],
+            sendtype,
+        );
         if inp.len > 0 {
             b.send(inp, j as i32);
         }
@@ -242,7 +274,12 @@ pub(crate) unsafe fn alltoallw(
         outs.push(o);
     }
     for j in 0..m {
-        let inp = util::packed_input(&mut b, p.wrapping_offset(sdispls[j]), sendcounts[j], sendtypes[j]);
+        let inp = util::packed_input(
+            &mut b,
+            p.wrapping_offset(sdispls[j]),
+            sendcounts[j],
+            sendtypes[j],
+        );
         if inp.len > 0 {
             b.send(inp, j as i32);
         }

@@ -74,5 +74,10 @@ pub(crate) fn role(call: &str, comm: &Comm, root: i32) -> Result<Role> {
 
 /// MPI_IN_PLACE where a buffer is significant on an intercommunicator.
 pub(crate) fn no_in_place(call: &str, arg: &str) -> MpiError {
-    MpiError::arg(ErrorClass::Buffer, call, arg, "MPI_IN_PLACE is not allowed on an intercommunicator")
+    MpiError::arg(
+        ErrorClass::Buffer,
+        call,
+        arg,
+        "MPI_IN_PLACE is not allowed on an intercommunicator",
+    )
 }

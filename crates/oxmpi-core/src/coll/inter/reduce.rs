@@ -33,7 +33,9 @@ fn gather_and_combine(b: &mut Builder, red: &Red, count: usize) -> Slice {
         })
         .collect();
     b.fence();
-    let acc = *parts.last().expect("an intercommunicator's remote group is not empty");
+    let acc = *parts
+        .last()
+        .expect("an intercommunicator's remote group is not empty");
     // acc = a_j op acc, from the right: a0 op (a1 op (... op a(m-1))).
     for &t in parts[..parts.len() - 1].iter().rev() {
         red.reduce(b, t, acc, count);
@@ -51,7 +53,16 @@ fn input(red: &Red, sendbuf: *const u8, count: usize) -> Slice {
 /// # Safety
 /// As `coll::reduce::reduce`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn reduce(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, root: i32, comm: &Comm) -> Result<Builder> {
+pub(crate) fn reduce(
+    call: &str,
+    sendbuf: Option<*const u8>,
+    recvbuf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    op: &Op,
+    root: i32,
+    comm: &Comm,
+) -> Result<Builder> {
     let role = role(call, comm, root)?;
     let mut b = Builder::new(comm);
     if role == Role::Idle {
@@ -107,7 +118,15 @@ fn relay(b: &mut Builder, red: &Red, inp: Slice, count: usize, out: Slice) -> Sl
 ///
 /// # Safety
 /// As `coll::allreduce::allreduce`.
-pub(crate) fn allreduce(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<Builder> {
+pub(crate) fn allreduce(
+    call: &str,
+    sendbuf: Option<*const u8>,
+    recvbuf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    op: &Op,
+    comm: &Comm,
+) -> Result<Builder> {
     let p = sendbuf.ok_or_else(|| no_in_place(call, "sendbuf"))?;
     check_args(call, count, dt, op)?;
     let red = Red::new(dt, op);
@@ -116,7 +135,11 @@ pub(crate) fn allreduce(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8
     if red.len(count) == 0 {
         return Ok(b);
     }
-    let out = if dt.is_contiguous() { util::span_mut(recvbuf, count, dt) } else { b.temp(red.len(count)) };
+    let out = if dt.is_contiguous() {
+        util::span_mut(recvbuf, count, dt)
+    } else {
+        b.temp(red.len(count))
+    };
     let res = relay(&mut b, &red, input(&red, p, count), count, out);
     red.deliver(&mut b, res, recvbuf, count);
     Ok(b)
@@ -131,13 +154,34 @@ pub(crate) fn allreduce(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8
 /// # Safety
 /// As `coll::reduce_scatter::reduce_scatter`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn reduce_scatter(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, counts: &[usize], dt: &Datatype, op: &Op, comm: &Comm) -> Result<Builder> {
+pub(crate) fn reduce_scatter(
+    call: &str,
+    sendbuf: Option<*const u8>,
+    recvbuf: *mut u8,
+    counts: &[usize],
+    dt: &Datatype,
+    op: &Op,
+    comm: &Comm,
+) -> Result<Builder> {
     let p = sendbuf.ok_or_else(|| no_in_place(call, "sendbuf"))?;
     let n = comm.size() as usize;
     if counts.len() != n {
-        return Err(MpiError::arg(ErrorClass::Arg, call, "recvcounts", format!("has {} entries for {n} ranks of the local group", counts.len())));
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            call,
+            "recvcounts",
+            format!(
+                "has {} entries for {n} ranks of the local group",
+                counts.len()
+            ),
+        ));
     }
-    let total = counts.iter().try_fold(0usize, |a, &c| a.checked_add(c)).ok_or_else(|| MpiError::arg(ErrorClass::Count, call, "recvcounts", "the total overflows"))?;
+    let total = counts
+        .iter()
+        .try_fold(0usize, |a, &c| a.checked_add(c))
+        .ok_or_else(|| {
+            MpiError::arg(ErrorClass::Count, call, "recvcounts", "the total overflows")
+        })?;
     check_args(call, total, dt, op)?;
     let red = Red::new(dt, op);
     let mut b = Builder::new(comm);

@@ -13,7 +13,14 @@ use crate::error::Result;
 ///
 /// # Safety
 /// As `coll::bcast::bcast`.
-pub(crate) unsafe fn bcast(call: &str, buf: *mut u8, count: usize, dt: &Datatype, root: i32, comm: &Comm) -> Result<Builder> {
+pub(crate) unsafe fn bcast(
+    call: &str,
+    buf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    root: i32,
+    comm: &Comm,
+) -> Result<Builder> {
     let role = role(call, comm, root)?;
     let mut b = Builder::new(comm);
     if role == Role::Idle {
@@ -111,7 +118,15 @@ pub(crate) unsafe fn gatherv(
         Role::Root => {
             let m = comm.peer_group_size();
             util::check_type(call, "recvtype", recvtype)?;
-            check_v(call, "recvcounts", recvcounts, "displs", displs, m, recvtype)?;
+            check_v(
+                call,
+                "recvcounts",
+                recvcounts,
+                "displs",
+                displs,
+                m,
+                recvtype,
+            )?;
             let mut outs = Vec::with_capacity(m as usize);
             for j in 0..m as usize {
                 let at = util::elem_ptr_mut(recvbuf, displs[j], recvtype);
@@ -122,7 +137,13 @@ pub(crate) unsafe fn gatherv(
                 outs.push(o);
             }
             for (j, &o) in outs.iter().enumerate() {
-                util::finish_output(&mut b, o, util::elem_ptr_mut(recvbuf, displs[j], recvtype), recvcounts[j], recvtype);
+                util::finish_output(
+                    &mut b,
+                    o,
+                    util::elem_ptr_mut(recvbuf, displs[j], recvtype),
+                    recvcounts[j],
+                    recvtype,
+                );
             }
         }
         Role::Leaf(r) => {
@@ -208,7 +229,15 @@ pub(crate) unsafe fn scatterv(
         Role::Root => {
             let m = comm.peer_group_size();
             util::check_type(call, "sendtype", sendtype)?;
-            check_v(call, "sendcounts", sendcounts, "displs", displs, m, sendtype)?;
+            check_v(
+                call,
+                "sendcounts",
+                sendcounts,
+                "displs",
+                displs,
+                m,
+                sendtype,
+            )?;
             for j in 0..m as usize {
                 let at = util::elem_ptr(sendbuf, displs[j], sendtype);
                 let inp = util::packed_input(&mut b, at, sendcounts[j], sendtype);

@@ -32,9 +32,20 @@ pub(crate) fn degrees(call: &str, comm: &Comm) -> Result<(usize, usize)> {
 }
 
 fn neighborhood(call: &str, comm: &Comm) -> Result<Neighborhood> {
-    let topo = comm.topology().ok_or_else(|| MpiError::arg(ErrorClass::Topology, call, "comm", "the communicator has no topology"))?;
+    let topo = comm.topology().ok_or_else(|| {
+        MpiError::arg(
+            ErrorClass::Topology,
+            call,
+            "comm",
+            "the communicator has no topology",
+        )
+    })?;
     let (sources, destinations) = topo.neighborhood(comm.rank())?;
-    Ok(Neighborhood { sources, destinations, cart: matches!(topo, Topology::Cart(_)) })
+    Ok(Neighborhood {
+        sources,
+        destinations,
+        cart: matches!(topo, Topology::Cart(_)),
+    })
 }
 
 /// Sub-tags: the receive slot's index for Cartesian grids (a send toward slot j
@@ -91,47 +102,132 @@ fn build(comm: &Comm, nb: &Neighborhood, blocks: Blocks<'_>) -> Builder {
     b
 }
 
-fn check(call: &str, comm: &Comm, sendtype: &Datatype, recvtype: &Datatype) -> Result<Neighborhood> {
+fn check(
+    call: &str,
+    comm: &Comm,
+    sendtype: &Datatype,
+    recvtype: &Datatype,
+) -> Result<Neighborhood> {
     util::check_type(call, "sendtype", sendtype)?;
     util::check_type(call, "recvtype", recvtype)?;
     neighborhood(call, comm)
 }
 
-fn allgather_schedule(call: &str, sendbuf: *const u8, sendcount: usize, sendtype: &Datatype, recvbuf: *mut u8, recvcounts: &[usize], displs: &[isize], recvtype: &Datatype, comm: &Comm) -> Result<Builder> {
+fn allgather_schedule(
+    call: &str,
+    sendbuf: *const u8,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    displs: &[isize],
+    recvtype: &Datatype,
+    comm: &Comm,
+) -> Result<Builder> {
     let nb = check(call, comm, sendtype, recvtype)?;
     if recvcounts.len() < nb.sources.len() || displs.len() < nb.sources.len() {
-        return Err(MpiError::arg(ErrorClass::Arg, call, "recvcounts", format!("{} entries for {} neighbours", recvcounts.len().min(displs.len()), nb.sources.len())));
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            call,
+            "recvcounts",
+            format!(
+                "{} entries for {} neighbours",
+                recvcounts.len().min(displs.len()),
+                nb.sources.len()
+            ),
+        ));
     }
     let blocks = Blocks {
-        send: nb.destinations.iter().map(|_| (sendbuf, sendcount, sendtype)).collect(),
-        recv: (0..nb.sources.len()).map(|i| (util::elem_ptr_mut(recvbuf, displs[i], recvtype), recvcounts[i], recvtype)).collect(),
+        send: nb
+            .destinations
+            .iter()
+            .map(|_| (sendbuf, sendcount, sendtype))
+            .collect(),
+        recv: (0..nb.sources.len())
+            .map(|i| {
+                (
+                    util::elem_ptr_mut(recvbuf, displs[i], recvtype),
+                    recvcounts[i],
+                    recvtype,
+                )
+            })
+            .collect(),
     };
     Ok(build(comm, &nb, blocks))
 }
 
 fn regular(n: usize, count: usize) -> (Vec<usize>, Vec<isize>) {
-    ((0..n).map(|_| count).collect(), (0..n).map(|i| (i * count) as isize).collect())
+    (
+        (0..n).map(|_| count).collect(),
+        (0..n).map(|i| (i * count) as isize).collect(),
+    )
 }
 
 /// MPI_Neighbor_allgather.
 ///
 /// # Safety
 /// Buffers hold the counts given and stay valid until completion.
-pub unsafe fn neighbor_allgather(sendbuf: *const u8, sendcount: usize, sendtype: &Datatype, recvbuf: *mut u8, recvcount: usize, recvtype: &Datatype, comm: &Comm) -> Result<()> {
-    let _diag = crate::diag::coll("MPI_Neighbor_allgather", comm, None, sendcount, Some(sendtype), None)?;
+pub unsafe fn neighbor_allgather(
+    sendbuf: *const u8,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcount: usize,
+    recvtype: &Datatype,
+    comm: &Comm,
+) -> Result<()> {
+    let _diag = crate::diag::coll(
+        "MPI_Neighbor_allgather",
+        comm,
+        None,
+        sendcount,
+        Some(sendtype),
+        None,
+    )?;
     let n = neighborhood("MPI_Neighbor_allgather", comm)?.sources.len();
     let (c, d) = regular(n, recvcount);
-    super::run(allgather_schedule("MPI_Neighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, &c, &d, recvtype, comm)?, "MPI_Neighbor_allgather")
+    super::run(
+        allgather_schedule(
+            "MPI_Neighbor_allgather",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            &c,
+            &d,
+            recvtype,
+            comm,
+        )?,
+        "MPI_Neighbor_allgather",
+    )
 }
 
 /// MPI_Ineighbor_allgather.
 ///
 /// # Safety
 /// As [`neighbor_allgather`].
-pub unsafe fn ineighbor_allgather(sendbuf: *const u8, sendcount: usize, sendtype: &Datatype, recvbuf: *mut u8, recvcount: usize, recvtype: &Datatype, comm: &Comm) -> Result<Request> {
+pub unsafe fn ineighbor_allgather(
+    sendbuf: *const u8,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcount: usize,
+    recvtype: &Datatype,
+    comm: &Comm,
+) -> Result<Request> {
     let n = neighborhood("MPI_Ineighbor_allgather", comm)?.sources.len();
     let (c, d) = regular(n, recvcount);
-    super::start(allgather_schedule("MPI_Ineighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, &c, &d, recvtype, comm)?)
+    super::start(allgather_schedule(
+        "MPI_Ineighbor_allgather",
+        sendbuf,
+        sendcount,
+        sendtype,
+        recvbuf,
+        &c,
+        &d,
+        recvtype,
+        comm,
+    )?)
 }
 
 /// MPI_Neighbor_allgatherv.
@@ -139,9 +235,38 @@ pub unsafe fn ineighbor_allgather(sendbuf: *const u8, sendcount: usize, sendtype
 /// # Safety
 /// As [`neighbor_allgather`].
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn neighbor_allgatherv(sendbuf: *const u8, sendcount: usize, sendtype: &Datatype, recvbuf: *mut u8, recvcounts: &[usize], displs: &[isize], recvtype: &Datatype, comm: &Comm) -> Result<()> {
-    let _diag = crate::diag::coll("MPI_Neighbor_allgatherv", comm, None, sendcount, Some(sendtype), None)?;
-    super::run(allgather_schedule("MPI_Neighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)?, "MPI_Neighbor_allgatherv")
+pub unsafe fn neighbor_allgatherv(
+    sendbuf: *const u8,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    displs: &[isize],
+    recvtype: &Datatype,
+    comm: &Comm,
+) -> Result<()> {
+    let _diag = crate::diag::coll(
+        "MPI_Neighbor_allgatherv",
+        comm,
+        None,
+        sendcount,
+        Some(sendtype),
+        None,
+    )?;
+    super::run(
+        allgather_schedule(
+            "MPI_Neighbor_allgatherv",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            recvcounts,
+            displs,
+            recvtype,
+            comm,
+        )?,
+        "MPI_Neighbor_allgatherv",
+    )
 }
 
 /// MPI_Ineighbor_allgatherv.
@@ -149,8 +274,27 @@ pub unsafe fn neighbor_allgatherv(sendbuf: *const u8, sendcount: usize, sendtype
 /// # Safety
 /// As [`neighbor_allgather`].
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn ineighbor_allgatherv(sendbuf: *const u8, sendcount: usize, sendtype: &Datatype, recvbuf: *mut u8, recvcounts: &[usize], displs: &[isize], recvtype: &Datatype, comm: &Comm) -> Result<Request> {
-    super::start(allgather_schedule("MPI_Ineighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)?)
+pub unsafe fn ineighbor_allgatherv(
+    sendbuf: *const u8,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    displs: &[isize],
+    recvtype: &Datatype,
+    comm: &Comm,
+) -> Result<Request> {
+    super::start(allgather_schedule(
+        "MPI_Ineighbor_allgatherv",
+        sendbuf,
+        sendcount,
+        sendtype,
+        recvbuf,
+        recvcounts,
+        displs,
+        recvtype,
+        comm,
+    )?)
 }
 
 /// Per-neighbour blocks with byte displacements and one datatype each (the
@@ -171,10 +315,20 @@ fn alltoallw_schedule(
     let nb = neighborhood(call, comm)?;
     let (ns, nd) = (nb.sources.len(), nb.destinations.len());
     if sendcounts.len() < nd || sdispls_bytes.len() < nd || sendtypes.len() < nd {
-        return Err(MpiError::arg(ErrorClass::Arg, call, "sendcounts", format!("fewer entries than the {nd} destinations")));
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            call,
+            "sendcounts",
+            format!("fewer entries than the {nd} destinations"),
+        ));
     }
     if recvcounts.len() < ns || rdispls_bytes.len() < ns || recvtypes.len() < ns {
-        return Err(MpiError::arg(ErrorClass::Arg, call, "recvcounts", format!("fewer entries than the {ns} sources")));
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            call,
+            "recvcounts",
+            format!("fewer entries than the {ns} sources"),
+        ));
     }
     for t in sendtypes.iter().take(nd) {
         util::check_type(call, "sendtype", t)?;
@@ -183,8 +337,24 @@ fn alltoallw_schedule(
         util::check_type(call, "recvtype", t)?;
     }
     let blocks = Blocks {
-        send: (0..nd).map(|j| (sendbuf.wrapping_offset(sdispls_bytes[j]), sendcounts[j], sendtypes[j])).collect(),
-        recv: (0..ns).map(|i| (recvbuf.wrapping_offset(rdispls_bytes[i]), recvcounts[i], recvtypes[i])).collect(),
+        send: (0..nd)
+            .map(|j| {
+                (
+                    sendbuf.wrapping_offset(sdispls_bytes[j]),
+                    sendcounts[j],
+                    sendtypes[j],
+                )
+            })
+            .collect(),
+        recv: (0..ns)
+            .map(|i| {
+                (
+                    recvbuf.wrapping_offset(rdispls_bytes[i]),
+                    recvcounts[i],
+                    recvtypes[i],
+                )
+            })
+            .collect(),
     };
     Ok(build(comm, &nb, blocks))
 }
@@ -194,36 +364,88 @@ fn byte_displs(displs: &[isize], dt: &Datatype) -> Vec<isize> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn alltoallv_schedule(call: &str, sendbuf: *const u8, sendcounts: &[usize], sdispls: &[isize], sendtype: &Datatype, recvbuf: *mut u8, recvcounts: &[usize], rdispls: &[isize], recvtype: &Datatype, comm: &Comm) -> Result<Builder> {
+fn alltoallv_schedule(
+    call: &str,
+    sendbuf: *const u8,
+    sendcounts: &[usize],
+    sdispls: &[isize],
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    rdispls: &[isize],
+    recvtype: &Datatype,
+    comm: &Comm,
+) -> Result<Builder> {
     let nb = neighborhood(call, comm)?;
     let st: Vec<&Datatype> = (0..nb.destinations.len()).map(|_| sendtype).collect();
     let rt: Vec<&Datatype> = (0..nb.sources.len()).map(|_| recvtype).collect();
-    alltoallw_schedule(call, comm, sendbuf, sendcounts, &byte_displs(sdispls, sendtype), &st, recvbuf, recvcounts, &byte_displs(rdispls, recvtype), &rt)
+    alltoallw_schedule(
+        call,
+        comm,
+        sendbuf,
+        sendcounts,
+        &byte_displs(sdispls, sendtype),
+        &st,
+        recvbuf,
+        recvcounts,
+        &byte_displs(rdispls, recvtype),
+        &rt,
+    )
 }
 
 /// MPI_Neighbor_alltoall.
 ///
 /// # Safety
 /// As [`neighbor_allgather`].
-pub unsafe fn neighbor_alltoall(sendbuf: *const u8, sendcount: usize, sendtype: &Datatype, recvbuf: *mut u8, recvcount: usize, recvtype: &Datatype, comm: &Comm) -> Result<()> {
-    let _diag = crate::diag::coll("MPI_Neighbor_alltoall", comm, None, sendcount, Some(sendtype), None)?;
+pub unsafe fn neighbor_alltoall(
+    sendbuf: *const u8,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcount: usize,
+    recvtype: &Datatype,
+    comm: &Comm,
+) -> Result<()> {
+    let _diag = crate::diag::coll(
+        "MPI_Neighbor_alltoall",
+        comm,
+        None,
+        sendcount,
+        Some(sendtype),
+        None,
+    )?;
     let call = "MPI_Neighbor_alltoall";
     let nb = neighborhood(call, comm)?;
     let (sc, sd) = regular(nb.destinations.len(), sendcount);
     let (rc, rd) = regular(nb.sources.len(), recvcount);
-    super::run(alltoallv_schedule(call, sendbuf, &sc, &sd, sendtype, recvbuf, &rc, &rd, recvtype, comm)?, call)
+    super::run(
+        alltoallv_schedule(
+            call, sendbuf, &sc, &sd, sendtype, recvbuf, &rc, &rd, recvtype, comm,
+        )?,
+        call,
+    )
 }
 
 /// MPI_Ineighbor_alltoall.
 ///
 /// # Safety
 /// As [`neighbor_allgather`].
-pub unsafe fn ineighbor_alltoall(sendbuf: *const u8, sendcount: usize, sendtype: &Datatype, recvbuf: *mut u8, recvcount: usize, recvtype: &Datatype, comm: &Comm) -> Result<Request> {
+pub unsafe fn ineighbor_alltoall(
+    sendbuf: *const u8,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcount: usize,
+    recvtype: &Datatype,
+    comm: &Comm,
+) -> Result<Request> {
     let call = "MPI_Ineighbor_alltoall";
     let nb = neighborhood(call, comm)?;
     let (sc, sd) = regular(nb.destinations.len(), sendcount);
     let (rc, rd) = regular(nb.sources.len(), recvcount);
-    super::start(alltoallv_schedule(call, sendbuf, &sc, &sd, sendtype, recvbuf, &rc, &rd, recvtype, comm)?)
+    super::start(alltoallv_schedule(
+        call, sendbuf, &sc, &sd, sendtype, recvbuf, &rc, &rd, recvtype, comm,
+    )?)
 }
 
 /// MPI_Neighbor_alltoallv.
@@ -231,10 +453,26 @@ pub unsafe fn ineighbor_alltoall(sendbuf: *const u8, sendcount: usize, sendtype:
 /// # Safety
 /// As [`neighbor_allgather`].
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn neighbor_alltoallv(sendbuf: *const u8, sendcounts: &[usize], sdispls: &[isize], sendtype: &Datatype, recvbuf: *mut u8, recvcounts: &[usize], rdispls: &[isize], recvtype: &Datatype, comm: &Comm) -> Result<()> {
+pub unsafe fn neighbor_alltoallv(
+    sendbuf: *const u8,
+    sendcounts: &[usize],
+    sdispls: &[isize],
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    rdispls: &[isize],
+    recvtype: &Datatype,
+    comm: &Comm,
+) -> Result<()> {
     let _diag = crate::diag::coll("MPI_Neighbor_alltoallv", comm, None, 0, None, None)?;
     let call = "MPI_Neighbor_alltoallv";
-    super::run(alltoallv_schedule(call, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)?, call)
+    super::run(
+        alltoallv_schedule(
+            call, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+            comm,
+        )?,
+        call,
+    )
 }
 
 /// MPI_Ineighbor_alltoallv.
@@ -242,9 +480,21 @@ pub unsafe fn neighbor_alltoallv(sendbuf: *const u8, sendcounts: &[usize], sdisp
 /// # Safety
 /// As [`neighbor_allgather`].
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn ineighbor_alltoallv(sendbuf: *const u8, sendcounts: &[usize], sdispls: &[isize], sendtype: &Datatype, recvbuf: *mut u8, recvcounts: &[usize], rdispls: &[isize], recvtype: &Datatype, comm: &Comm) -> Result<Request> {
+pub unsafe fn ineighbor_alltoallv(
+    sendbuf: *const u8,
+    sendcounts: &[usize],
+    sdispls: &[isize],
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    rdispls: &[isize],
+    recvtype: &Datatype,
+    comm: &Comm,
+) -> Result<Request> {
     let call = "MPI_Ineighbor_alltoallv";
-    super::start(alltoallv_schedule(call, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)?)
+    super::start(alltoallv_schedule(
+        call, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+    )?)
 }
 
 /// MPI_Neighbor_alltoallw (displacements in bytes, a datatype per neighbour).
@@ -252,10 +502,26 @@ pub unsafe fn ineighbor_alltoallv(sendbuf: *const u8, sendcounts: &[usize], sdis
 /// # Safety
 /// As [`neighbor_allgather`].
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn neighbor_alltoallw(sendbuf: *const u8, sendcounts: &[usize], sdispls: &[isize], sendtypes: &[&Datatype], recvbuf: *mut u8, recvcounts: &[usize], rdispls: &[isize], recvtypes: &[&Datatype], comm: &Comm) -> Result<()> {
+pub unsafe fn neighbor_alltoallw(
+    sendbuf: *const u8,
+    sendcounts: &[usize],
+    sdispls: &[isize],
+    sendtypes: &[&Datatype],
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    rdispls: &[isize],
+    recvtypes: &[&Datatype],
+    comm: &Comm,
+) -> Result<()> {
     let _diag = crate::diag::coll("MPI_Neighbor_alltoallw", comm, None, 0, None, None)?;
     let call = "MPI_Neighbor_alltoallw";
-    super::run(alltoallw_schedule(call, comm, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes)?, call)
+    super::run(
+        alltoallw_schedule(
+            call, comm, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+            recvtypes,
+        )?,
+        call,
+    )
 }
 
 /// MPI_Ineighbor_alltoallw.
@@ -263,7 +529,20 @@ pub unsafe fn neighbor_alltoallw(sendbuf: *const u8, sendcounts: &[usize], sdisp
 /// # Safety
 /// As [`neighbor_allgather`].
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn ineighbor_alltoallw(sendbuf: *const u8, sendcounts: &[usize], sdispls: &[isize], sendtypes: &[&Datatype], recvbuf: *mut u8, recvcounts: &[usize], rdispls: &[isize], recvtypes: &[&Datatype], comm: &Comm) -> Result<Request> {
+pub unsafe fn ineighbor_alltoallw(
+    sendbuf: *const u8,
+    sendcounts: &[usize],
+    sdispls: &[isize],
+    sendtypes: &[&Datatype],
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    rdispls: &[isize],
+    recvtypes: &[&Datatype],
+    comm: &Comm,
+) -> Result<Request> {
     let call = "MPI_Ineighbor_alltoallw";
-    super::start(alltoallw_schedule(call, comm, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes)?)
+    super::start(alltoallw_schedule(
+        call, comm, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+        recvtypes,
+    )?)
 }

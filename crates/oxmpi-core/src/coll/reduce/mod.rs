@@ -44,10 +44,30 @@ use super::select::{always, commutative, never, Algorithm, Shape, Table};
 pub(crate) static TABLE: Table = Table {
     op: "reduce",
     algorithms: &[
-        Algorithm { name: "binomial", applies: "commutative ops", runs: commutative, instead: Some("in_order") },
-        Algorithm { name: "in_order", applies: "any op", runs: always, instead: None },
-        Algorithm { name: "rabenseifner", applies: "any op (large messages, commutative ops)", runs: always, instead: None },
-        Algorithm { name: "shm", applies: "blocking reduce within one host", runs: never, instead: None },
+        Algorithm {
+            name: "binomial",
+            applies: "commutative ops",
+            runs: commutative,
+            instead: Some("in_order"),
+        },
+        Algorithm {
+            name: "in_order",
+            applies: "any op",
+            runs: always,
+            instead: None,
+        },
+        Algorithm {
+            name: "rabenseifner",
+            applies: "any op (large messages, commutative ops)",
+            runs: always,
+            instead: None,
+        },
+        Algorithm {
+            name: "shm",
+            applies: "blocking reduce within one host",
+            runs: never,
+            instead: None,
+        },
     ],
     default: |s| {
         if !s.commutative {
@@ -72,12 +92,24 @@ const RABENSEIFNER_MIN_BYTES: usize = 64 * 1024;
 /// The algorithm for one call: forced by `OXMPI_REDUCE_ALGORITHM`, or chosen from
 /// the message size and the op's commutativity.
 fn select(n: i32, count: usize, red: &Red) -> Result<&'static str> {
-    let shape = Shape { ranks: n, bytes: count * red.dt.size(), count, commutative: red.op.is_commutative(), hosts: 1 };
+    let shape = Shape {
+        ranks: n,
+        bytes: count * red.dt.size(),
+        count,
+        commutative: red.op.is_commutative(),
+        hosts: 1,
+    };
     super::select::choose("reduce", &TABLE, &shape)
 }
 
 /// Validates the arguments shared by the reduction collectives.
-pub(crate) fn check_args(call: &str, comm: &Comm, count: usize, dt: &Datatype, op: &Op) -> Result<()> {
+pub(crate) fn check_args(
+    call: &str,
+    comm: &Comm,
+    count: usize,
+    dt: &Datatype,
+    op: &Op,
+) -> Result<()> {
     super::require_intra(call, comm)?;
     util::check_type(call, "datatype", dt)?;
     util::check_count(call, "count", count, dt)?;
@@ -116,7 +148,10 @@ pub(crate) struct Red {
 
 impl Red {
     pub fn new(dt: &Datatype, op: &Op) -> Red {
-        Red { dt: dt.clone(), op: op.clone() }
+        Red {
+            dt: dt.clone(),
+            op: op.clone(),
+        }
     }
 
     /// Span bytes of `count` elements.
@@ -147,7 +182,14 @@ impl Red {
     /// `acc = tmp op acc` if `tmp` holds lower ranks, else `acc = acc op tmp`. For
     /// commutative ops the operands are not reordered for the second case (it
     /// saves a copy); only use this where no other rank computes the same value.
-    pub fn combine_into(&self, b: &mut Builder, acc: Slice, tmp: Slice, count: usize, tmp_is_lower: bool) {
+    pub fn combine_into(
+        &self,
+        b: &mut Builder,
+        acc: Slice,
+        tmp: Slice,
+        count: usize,
+        tmp_is_lower: bool,
+    ) {
         if tmp_is_lower || self.op.is_commutative() {
             self.reduce(b, tmp, acc, count);
         } else {
@@ -176,7 +218,10 @@ impl Red {
         b.local(move |m| {
             let (s, d) = (m.addr(src) as usize, m.addr(dst) as usize);
             if s < 4096 || d < 4096 {
-                return Err(crate::error::MpiError::new(crate::error::ErrorClass::Buffer, "collective: a buffer is NULL but data go through it".to_string()));
+                return Err(crate::error::MpiError::new(
+                    crate::error::ErrorClass::Buffer,
+                    "collective: a buffer is NULL but data go through it".to_string(),
+                ));
             }
             let ext = dt.extent() as usize;
             let lb = dt.true_lb();
@@ -184,7 +229,13 @@ impl Red {
                 dt.for_each_block((i * ext) as isize - lb, |at, n| {
                     // SAFETY: both spans cover `count` elements of `dt` (caller memory by the collective's contract, temporaries sized by
                     // span_len), and `at..at+n` is one block of element `i` inside them; the spans are distinct buffers.
-                    unsafe { std::ptr::copy_nonoverlapping((s as isize + at) as *const u8, (d as isize + at) as *mut u8, n) };
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            (s as isize + at) as *const u8,
+                            (d as isize + at) as *mut u8,
+                            n,
+                        )
+                    };
                 });
             }
             Ok(())
@@ -205,10 +256,21 @@ pub(crate) struct Io {
 }
 
 impl Io {
-    pub fn new(red: &Red, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, has_out: bool) -> Io {
+    pub fn new(
+        red: &Red,
+        sendbuf: Option<*const u8>,
+        recvbuf: *mut u8,
+        count: usize,
+        has_out: bool,
+    ) -> Io {
         let src = sendbuf.unwrap_or(recvbuf as *const u8);
         let input = Slice::user(src.wrapping_offset(red.dt.true_lb()), red.len(count));
-        Io { input, in_place: sendbuf.is_none(), out: has_out.then_some(recvbuf as usize), count }
+        Io {
+            input,
+            in_place: sendbuf.is_none(),
+            out: has_out.then_some(recvbuf as usize),
+            count,
+        }
     }
 
     fn contiguous(red: &Red) -> bool {
@@ -218,7 +280,9 @@ impl Io {
     /// The receive buffer's span, when raw bytes may be written to it.
     pub fn raw_out(&self, red: &Red) -> Option<Slice> {
         match self.out {
-            Some(p) if Self::contiguous(red) => Some(util::span_mut(p as *mut u8, self.count, &red.dt)),
+            Some(p) if Self::contiguous(red) => {
+                Some(util::span_mut(p as *mut u8, self.count, &red.dt))
+            }
             _ => None,
         }
     }
@@ -227,7 +291,13 @@ impl Io {
     /// receive buffer (contiguous types, not in place) may hold intermediate data.
     pub fn partial(&self, red: &Red, out_scratch: bool) -> Partial {
         let writable = self.in_place && Self::contiguous(red) && self.out.is_some();
-        let mut p = Partial { cur: self.input, writable, spare: Vec::new(), len: red.len(self.count), count: self.count };
+        let mut p = Partial {
+            cur: self.input,
+            writable,
+            spare: Vec::new(),
+            len: red.len(self.count),
+            count: self.count,
+        };
         if out_scratch && !self.in_place {
             if let Some(o) = self.raw_out(red) {
                 p.spare.push(o);
@@ -247,7 +317,8 @@ impl Io {
     /// A writable span of `count` elements for a result: the receive buffer
     /// (contiguous types) or a temporary.
     pub fn slot(&self, b: &mut Builder, red: &Red) -> Slice {
-        self.raw_out(red).unwrap_or_else(|| b.temp(red.len(self.count)))
+        self.raw_out(red)
+            .unwrap_or_else(|| b.temp(red.len(self.count)))
     }
 
     /// Copies the result in `s` to the receive buffer (nothing if it is there).
@@ -274,7 +345,13 @@ pub(crate) struct Partial {
 impl Partial {
     /// A partial over `count` elements starting in the writable buffer `s`.
     pub fn in_buffer(s: Slice, count: usize) -> Partial {
-        Partial { cur: s, writable: true, spare: Vec::new(), len: s.len, count }
+        Partial {
+            cur: s,
+            writable: true,
+            spare: Vec::new(),
+            len: s.len,
+            count,
+        }
     }
 
     /// A free writable buffer (the caller fences before reusing a sent one).
@@ -313,7 +390,16 @@ impl Partial {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn schedule(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, root: i32, comm: &Comm) -> Result<Builder> {
+fn schedule(
+    call: &str,
+    sendbuf: Option<*const u8>,
+    recvbuf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    op: &Op,
+    root: i32,
+    comm: &Comm,
+) -> Result<Builder> {
     if comm.is_inter() {
         return super::inter::reduce(call, sendbuf, recvbuf, count, dt, op, root, comm);
     }
@@ -321,7 +407,12 @@ fn schedule(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usi
     super::check_root(call, comm, root)?;
     let is_root = comm.rank() == root;
     if sendbuf.is_none() && !is_root {
-        return Err(MpiError::arg(ErrorClass::Buffer, call, "sendbuf", "MPI_IN_PLACE is only valid at the root"));
+        return Err(MpiError::arg(
+            ErrorClass::Buffer,
+            call,
+            "sendbuf",
+            "MPI_IN_PLACE is only valid at the root",
+        ));
     }
     let red = Red::new(dt, op);
     let count = if dt.size() == 0 { 0 } else { count };
@@ -348,7 +439,15 @@ fn schedule(call: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usi
 /// # Safety
 /// The buffers hold `count` elements of `dt` (recvbuf: at the root) and stay valid
 /// until the call returns.
-pub unsafe fn reduce(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, root: i32, comm: &Comm) -> Result<()> {
+pub unsafe fn reduce(
+    sendbuf: Option<*const u8>,
+    recvbuf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    op: &Op,
+    root: i32,
+    comm: &Comm,
+) -> Result<()> {
     let _diag = crate::diag::coll("MPI_Reduce", comm, Some(root), count, Some(dt), Some(op))?;
     const CALL: &str = "MPI_Reduce";
     if !comm.is_inter()
@@ -358,29 +457,63 @@ pub unsafe fn reduce(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize,
     {
         if let Some(k) = super::shm::chunk_elems(count, dt) {
             let forced = super::select::forced("reduce")?;
-            if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, util::span_len(count, dt) <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX }))? {
+            if let Some(sess) = super::shm::acquire(
+                comm,
+                super::shm::want(
+                    forced,
+                    util::span_len(count, dt) <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX },
+                ),
+            )? {
                 super::select::ran("reduce", "shm");
                 // SAFETY: forwarded caller contract; arguments checked above.
-                return unsafe { super::shm::reduce(sess, sendbuf, recvbuf, count, k, dt, op, root as usize) };
+                return unsafe {
+                    super::shm::reduce(sess, sendbuf, recvbuf, count, k, dt, op, root as usize)
+                };
             }
         }
     }
-    super::run(schedule("MPI_Reduce", sendbuf, recvbuf, count, dt, op, root, comm)?, "MPI_Reduce")
+    super::run(
+        schedule("MPI_Reduce", sendbuf, recvbuf, count, dt, op, root, comm)?,
+        "MPI_Reduce",
+    )
 }
 
 /// MPI_Ireduce.
 ///
 /// # Safety
 /// As [`reduce`], with the buffers valid until the request completes.
-pub unsafe fn ireduce(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, root: i32, comm: &Comm) -> Result<Request> {
-    super::start(schedule("MPI_Ireduce", sendbuf, recvbuf, count, dt, op, root, comm)?)
+pub unsafe fn ireduce(
+    sendbuf: Option<*const u8>,
+    recvbuf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    op: &Op,
+    root: i32,
+    comm: &Comm,
+) -> Result<Request> {
+    super::start(schedule(
+        "MPI_Ireduce",
+        sendbuf,
+        recvbuf,
+        count,
+        dt,
+        op,
+        root,
+        comm,
+    )?)
 }
 
 /// MPI_Reduce_local: `inoutbuf[i] = inbuf[i] op inoutbuf[i]`.
 ///
 /// # Safety
 /// Both buffers hold `count` elements of `dt` and do not overlap.
-pub unsafe fn reduce_local(inbuf: *const u8, inoutbuf: *mut u8, count: usize, dt: &Datatype, op: &Op) -> Result<()> {
+pub unsafe fn reduce_local(
+    inbuf: *const u8,
+    inoutbuf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    op: &Op,
+) -> Result<()> {
     const CALL: &str = "MPI_Reduce_local";
     util::check_type(CALL, "datatype", dt)?;
     util::check_count(CALL, "count", count, dt)?;

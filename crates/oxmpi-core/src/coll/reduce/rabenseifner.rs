@@ -73,13 +73,25 @@ impl Halved {
 /// The pre-step and recursive halving on `acc` (a writable full span holding this
 /// rank's input), using `tmp` (a full-span temporary) for receptions. Afterwards
 /// new rank i holds the fully reduced blocks `region(i, steps)` in `acc`.
-pub(crate) fn reduce_scatter_phase(b: &mut Builder, red: &Red, acc: Slice, tmp: Slice, count: usize) -> Halved {
+pub(crate) fn reduce_scatter_phase(
+    b: &mut Builder,
+    red: &Red,
+    acc: Slice,
+    tmp: Slice,
+    count: usize,
+) -> Halved {
     let (rank, n) = (b.comm().rank(), b.comm().size());
     let p2 = pof2(n);
     let rem = n - p2;
     let steps = p2.trailing_zeros();
     let disp = split(count, p2 as usize);
-    let mut h = Halved { newrank: None, pof2: p2, rem, steps, disp };
+    let mut h = Halved {
+        newrank: None,
+        pof2: p2,
+        rem,
+        steps,
+        disp,
+    };
     if rank < 2 * rem {
         if rank % 2 == 0 {
             b.send(acc, rank + 1);

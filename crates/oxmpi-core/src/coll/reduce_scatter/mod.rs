@@ -34,9 +34,24 @@ use super::select::{always, commutative, Algorithm, Shape, Table};
 pub(crate) static TABLE: Table = Table {
     op: "reduce_scatter",
     algorithms: &[
-        Algorithm { name: "recursive_halving", applies: "commutative ops", runs: commutative, instead: Some("reduce_scatterv") },
-        Algorithm { name: "pairwise", applies: "commutative ops", runs: commutative, instead: Some("reduce_scatterv") },
-        Algorithm { name: "reduce_scatterv", applies: "any op", runs: always, instead: None },
+        Algorithm {
+            name: "recursive_halving",
+            applies: "commutative ops",
+            runs: commutative,
+            instead: Some("reduce_scatterv"),
+        },
+        Algorithm {
+            name: "pairwise",
+            applies: "commutative ops",
+            runs: commutative,
+            instead: Some("reduce_scatterv"),
+        },
+        Algorithm {
+            name: "reduce_scatterv",
+            applies: "any op",
+            runs: always,
+            instead: None,
+        },
     ],
     default: |s| {
         if !s.commutative {
@@ -53,7 +68,13 @@ pub(crate) static TABLE: Table = Table {
 const PAIRWISE_MIN_BYTES: usize = 512 * 1024;
 
 fn select(env: &str, n: i32, total: usize, red: &Red) -> Result<&'static str> {
-    let shape = Shape { ranks: n, bytes: total * red.dt.size(), count: total, commutative: red.op.is_commutative(), hosts: 1 };
+    let shape = Shape {
+        ranks: n,
+        bytes: total * red.dt.size(),
+        count: total,
+        commutative: red.op.is_commutative(),
+        hosts: 1,
+    };
     super::select::choose(env, &TABLE, &shape)
 }
 
@@ -68,14 +89,33 @@ pub(crate) struct Args<'a> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn schedule(call: &str, env: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8, counts: &[usize], dt: &Datatype, op: &Op, comm: &Comm) -> Result<Builder> {
+fn schedule(
+    call: &str,
+    env: &str,
+    sendbuf: Option<*const u8>,
+    recvbuf: *mut u8,
+    counts: &[usize],
+    dt: &Datatype,
+    op: &Op,
+    comm: &Comm,
+) -> Result<Builder> {
     if comm.is_inter() {
         return super::inter::reduce_scatter(call, sendbuf, recvbuf, counts, dt, op, comm);
     }
     if counts.len() != comm.size() as usize {
-        return Err(MpiError::arg(ErrorClass::Arg, call, "recvcounts", format!("has {} entries for {} ranks", counts.len(), comm.size())));
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            call,
+            "recvcounts",
+            format!("has {} entries for {} ranks", counts.len(), comm.size()),
+        ));
     }
-    let total = counts.iter().try_fold(0usize, |a, &c| a.checked_add(c)).ok_or_else(|| MpiError::arg(ErrorClass::Count, call, "recvcounts", "the total overflows"))?;
+    let total = counts
+        .iter()
+        .try_fold(0usize, |a, &c| a.checked_add(c))
+        .ok_or_else(|| {
+            MpiError::arg(ErrorClass::Count, call, "recvcounts", "the total overflows")
+        })?;
     check_args(call, comm, total, dt, op)?;
     let red = Red::new(dt, op);
     let zero;
@@ -99,7 +139,12 @@ fn schedule(call: &str, env: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8,
     }
     let src = sendbuf.unwrap_or(recvbuf as *const u8);
     let input = Slice::user(src.wrapping_offset(dt.true_lb()), red.len(at));
-    let args = Args { input, recvbuf, counts, disp };
+    let args = Args {
+        input,
+        recvbuf,
+        counts,
+        disp,
+    };
     let mut b = Builder::new(comm);
     match select(env, comm.size(), at, &red)? {
         "pairwise" => pairwise::build(&mut b, &red, &args),
@@ -114,18 +159,53 @@ fn schedule(call: &str, env: &str, sendbuf: Option<*const u8>, recvbuf: *mut u8,
 /// # Safety
 /// `sendbuf` (or `recvbuf` in place) holds `sum(recvcounts)` elements of `dt`,
 /// `recvbuf` at least `recvcounts[rank]`; valid until the call returns.
-pub unsafe fn reduce_scatter(sendbuf: Option<*const u8>, recvbuf: *mut u8, recvcounts: &[usize], dt: &Datatype, op: &Op, comm: &Comm) -> Result<()> {
+pub unsafe fn reduce_scatter(
+    sendbuf: Option<*const u8>,
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    dt: &Datatype,
+    op: &Op,
+    comm: &Comm,
+) -> Result<()> {
     let _diag = crate::diag::coll("MPI_Reduce_scatter", comm, None, 0, Some(dt), Some(op))?;
     const CALL: &str = "MPI_Reduce_scatter";
-    super::run(schedule(CALL, "reduce_scatter", sendbuf, recvbuf, recvcounts, dt, op, comm)?, CALL)
+    super::run(
+        schedule(
+            CALL,
+            "reduce_scatter",
+            sendbuf,
+            recvbuf,
+            recvcounts,
+            dt,
+            op,
+            comm,
+        )?,
+        CALL,
+    )
 }
 
 /// MPI_Ireduce_scatter.
 ///
 /// # Safety
 /// As [`reduce_scatter`], with the buffers valid until the request completes.
-pub unsafe fn ireduce_scatter(sendbuf: Option<*const u8>, recvbuf: *mut u8, recvcounts: &[usize], dt: &Datatype, op: &Op, comm: &Comm) -> Result<Request> {
-    super::start(schedule("MPI_Ireduce_scatter", "reduce_scatter", sendbuf, recvbuf, recvcounts, dt, op, comm)?)
+pub unsafe fn ireduce_scatter(
+    sendbuf: Option<*const u8>,
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    dt: &Datatype,
+    op: &Op,
+    comm: &Comm,
+) -> Result<Request> {
+    super::start(schedule(
+        "MPI_Ireduce_scatter",
+        "reduce_scatter",
+        sendbuf,
+        recvbuf,
+        recvcounts,
+        dt,
+        op,
+        comm,
+    )?)
 }
 
 /// MPI_Reduce_scatter_block: every rank receives `recvcount` elements.
@@ -133,18 +213,60 @@ pub unsafe fn ireduce_scatter(sendbuf: Option<*const u8>, recvbuf: *mut u8, recv
 /// # Safety
 /// `sendbuf` (or `recvbuf` in place) holds `n * recvcount` elements of `dt`,
 /// `recvbuf` at least `recvcount`; valid until the call returns.
-pub unsafe fn reduce_scatter_block(sendbuf: Option<*const u8>, recvbuf: *mut u8, recvcount: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<()> {
-    let _diag = crate::diag::coll("MPI_Reduce_scatter_block", comm, None, recvcount, Some(dt), Some(op))?;
+pub unsafe fn reduce_scatter_block(
+    sendbuf: Option<*const u8>,
+    recvbuf: *mut u8,
+    recvcount: usize,
+    dt: &Datatype,
+    op: &Op,
+    comm: &Comm,
+) -> Result<()> {
+    let _diag = crate::diag::coll(
+        "MPI_Reduce_scatter_block",
+        comm,
+        None,
+        recvcount,
+        Some(dt),
+        Some(op),
+    )?;
     const CALL: &str = "MPI_Reduce_scatter_block";
     let counts = vec![recvcount; comm.size().max(0) as usize];
-    super::run(schedule(CALL, "reduce_scatter_block", sendbuf, recvbuf, &counts, dt, op, comm)?, CALL)
+    super::run(
+        schedule(
+            CALL,
+            "reduce_scatter_block",
+            sendbuf,
+            recvbuf,
+            &counts,
+            dt,
+            op,
+            comm,
+        )?,
+        CALL,
+    )
 }
 
 /// MPI_Ireduce_scatter_block.
 ///
 /// # Safety
 /// As [`reduce_scatter_block`], with the buffers valid until the request completes.
-pub unsafe fn ireduce_scatter_block(sendbuf: Option<*const u8>, recvbuf: *mut u8, recvcount: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<Request> {
+pub unsafe fn ireduce_scatter_block(
+    sendbuf: Option<*const u8>,
+    recvbuf: *mut u8,
+    recvcount: usize,
+    dt: &Datatype,
+    op: &Op,
+    comm: &Comm,
+) -> Result<Request> {
     let counts = vec![recvcount; comm.size().max(0) as usize];
-    super::start(schedule("MPI_Ireduce_scatter_block", "reduce_scatter_block", sendbuf, recvbuf, &counts, dt, op, comm)?)
+    super::start(schedule(
+        "MPI_Ireduce_scatter_block",
+        "reduce_scatter_block",
+        sendbuf,
+        recvbuf,
+        &counts,
+        dt,
+        op,
+        comm,
+    )?)
 }

@@ -36,15 +36,32 @@ pub(super) fn build(b: &mut Builder, red: &Red, a: &Args) {
         rank - rem
     };
     // Element displacement of new rank i's blocks (p2 + 1 entries).
-    let nd: Vec<usize> = (0..=p2).map(|i| if i < rem { a.disp[2 * i as usize] } else { a.disp[(i + rem) as usize] }).collect();
-    let range = |s: crate::coll::sched::Slice, lo: i32, hi: i32| (red.block(s, nd[lo as usize], nd[hi as usize] - nd[lo as usize]), nd[hi as usize] - nd[lo as usize]);
+    let nd: Vec<usize> = (0..=p2)
+        .map(|i| {
+            if i < rem {
+                a.disp[2 * i as usize]
+            } else {
+                a.disp[(i + rem) as usize]
+            }
+        })
+        .collect();
+    let range = |s: crate::coll::sched::Slice, lo: i32, hi: i32| {
+        (
+            red.block(s, nd[lo as usize], nd[hi as usize] - nd[lo as usize]),
+            nd[hi as usize] - nd[lo as usize],
+        )
+    };
     let (mut lo, mut hi) = (0, p2);
     let mut mask = p2 / 2;
     while mask > 0 {
         let partner_nr = nr ^ mask;
         let partner = real(partner_nr, rem);
         let mid = (lo + hi) / 2;
-        let (keep, give) = if nr < partner_nr { ((lo, mid), (mid, hi)) } else { ((mid, hi), (lo, mid)) };
+        let (keep, give) = if nr < partner_nr {
+            ((lo, mid), (mid, hi))
+        } else {
+            ((mid, hi), (lo, mid))
+        };
         let (out, _) = range(acc, give.0, give.1);
         let (t, _) = range(tmp, keep.0, keep.1);
         let (dst, cnt) = range(acc, keep.0, keep.1);

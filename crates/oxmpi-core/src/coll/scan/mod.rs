@@ -25,10 +25,26 @@ use super::select::{always, Algorithm, Shape, Table};
 pub(crate) static TABLE: Table = Table {
     op: "scan",
     algorithms: &[
-        Algorithm { name: "recursive_doubling", applies: "any op", runs: always, instead: None },
-        Algorithm { name: "linear", applies: "any op (2 ranks or fewer)", runs: always, instead: None },
+        Algorithm {
+            name: "recursive_doubling",
+            applies: "any op",
+            runs: always,
+            instead: None,
+        },
+        Algorithm {
+            name: "linear",
+            applies: "any op (2 ranks or fewer)",
+            runs: always,
+            instead: None,
+        },
     ],
-    default: |s| if s.ranks <= 2 { "linear" } else { "recursive_doubling" },
+    default: |s| {
+        if s.ranks <= 2 {
+            "linear"
+        } else {
+            "recursive_doubling"
+        }
+    },
 };
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -42,7 +58,16 @@ fn select(env: &str, n: i32) -> Result<&'static str> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn schedule(call: &str, kind: Kind, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<Builder> {
+fn schedule(
+    call: &str,
+    kind: Kind,
+    sendbuf: Option<*const u8>,
+    recvbuf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    op: &Op,
+    comm: &Comm,
+) -> Result<Builder> {
     check_args(call, comm, count, dt, op)?;
     let red = Red::new(dt, op);
     let count = if dt.size() == 0 { 0 } else { count };
@@ -51,7 +76,11 @@ fn schedule(call: &str, kind: Kind, sendbuf: Option<*const u8>, recvbuf: *mut u8
         return Ok(Builder::new(comm));
     }
     let io = Io::new(&red, sendbuf, recvbuf, count, true);
-    let env = if kind == Kind::Inclusive { "scan" } else { "exscan" };
+    let env = if kind == Kind::Inclusive {
+        "scan"
+    } else {
+        "exscan"
+    };
     let mut b = Builder::new(comm);
     match select(env, comm.size())? {
         "linear" => linear::build(&mut b, &red, &io, kind),
@@ -64,32 +93,102 @@ fn schedule(call: &str, kind: Kind, sendbuf: Option<*const u8>, recvbuf: *mut u8
 ///
 /// # Safety
 /// The buffers hold `count` elements of `dt` and stay valid until the call returns.
-pub unsafe fn scan(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<()> {
+pub unsafe fn scan(
+    sendbuf: Option<*const u8>,
+    recvbuf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    op: &Op,
+    comm: &Comm,
+) -> Result<()> {
     let _diag = crate::diag::coll("MPI_Scan", comm, None, count, Some(dt), Some(op))?;
-    super::run(schedule("MPI_Scan", Kind::Inclusive, sendbuf, recvbuf, count, dt, op, comm)?, "MPI_Scan")
+    super::run(
+        schedule(
+            "MPI_Scan",
+            Kind::Inclusive,
+            sendbuf,
+            recvbuf,
+            count,
+            dt,
+            op,
+            comm,
+        )?,
+        "MPI_Scan",
+    )
 }
 
 /// MPI_Iscan.
 ///
 /// # Safety
 /// As [`scan`], with the buffers valid until the request completes.
-pub unsafe fn iscan(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<Request> {
-    super::start(schedule("MPI_Iscan", Kind::Inclusive, sendbuf, recvbuf, count, dt, op, comm)?)
+pub unsafe fn iscan(
+    sendbuf: Option<*const u8>,
+    recvbuf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    op: &Op,
+    comm: &Comm,
+) -> Result<Request> {
+    super::start(schedule(
+        "MPI_Iscan",
+        Kind::Inclusive,
+        sendbuf,
+        recvbuf,
+        count,
+        dt,
+        op,
+        comm,
+    )?)
 }
 
 /// MPI_Exscan. `sendbuf == None` is MPI_IN_PLACE (the input is in `recvbuf`).
 ///
 /// # Safety
 /// The buffers hold `count` elements of `dt` and stay valid until the call returns.
-pub unsafe fn exscan(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<()> {
+pub unsafe fn exscan(
+    sendbuf: Option<*const u8>,
+    recvbuf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    op: &Op,
+    comm: &Comm,
+) -> Result<()> {
     let _diag = crate::diag::coll("MPI_Exscan", comm, None, count, Some(dt), Some(op))?;
-    super::run(schedule("MPI_Exscan", Kind::Exclusive, sendbuf, recvbuf, count, dt, op, comm)?, "MPI_Exscan")
+    super::run(
+        schedule(
+            "MPI_Exscan",
+            Kind::Exclusive,
+            sendbuf,
+            recvbuf,
+            count,
+            dt,
+            op,
+            comm,
+        )?,
+        "MPI_Exscan",
+    )
 }
 
 /// MPI_Iexscan.
 ///
 /// # Safety
 /// As [`exscan`], with the buffers valid until the request completes.
-pub unsafe fn iexscan(sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, dt: &Datatype, op: &Op, comm: &Comm) -> Result<Request> {
-    super::start(schedule("MPI_Iexscan", Kind::Exclusive, sendbuf, recvbuf, count, dt, op, comm)?)
+pub unsafe fn iexscan(
+    sendbuf: Option<*const u8>,
+    recvbuf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    op: &Op,
+    comm: &Comm,
+) -> Result<Request> {
+    super::start(schedule(
+        "MPI_Iexscan",
+        Kind::Exclusive,
+        sendbuf,
+        recvbuf,
+        count,
+        dt,
+        op,
+        comm,
+    )?)
 }

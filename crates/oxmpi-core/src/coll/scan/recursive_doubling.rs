@@ -20,7 +20,11 @@ pub(super) fn build(b: &mut Builder, red: &Red, io: &Io, kind: Kind) {
     };
     // The result so far (None: nothing yet, for exscan).
     let mut res: Option<Slice> = match kind {
-        Kind::Inclusive => Some(if io.in_place { io.slot(b, red) } else { io.acc(b, red) }),
+        Kind::Inclusive => Some(if io.in_place {
+            io.slot(b, red)
+        } else {
+            io.acc(b, red)
+        }),
         Kind::Exclusive => None,
     };
     if kind == Kind::Inclusive && io.in_place && io.raw_out(red).is_none() {

@@ -6,7 +6,15 @@ use crate::coll::sched::{Builder, Slice};
 
 /// `inp`: at the root, all n packed blocks in rank order. `out`: this rank's
 /// block (`blk` bytes), `None` at a root in place.
-pub fn build(b: &mut Builder, rank: i32, n: i32, root: i32, inp: Option<Slice>, out: Option<Slice>, blk: usize) {
+pub fn build(
+    b: &mut Builder,
+    rank: i32,
+    n: i32,
+    root: i32,
+    inp: Option<Slice>,
+    out: Option<Slice>,
+    blk: usize,
+) {
     let vr = (rank - root + n) % n;
     let abs = |v: i32| (v + root) % n;
     let mut sub = 1;
@@ -22,7 +30,10 @@ pub fn build(b: &mut Builder, rank: i32, n: i32, root: i32, inp: Option<Slice>, 
             let t = b.temp(n as usize * blk);
             let head = (n - root) as usize * blk;
             b.copy(i.sub(root as usize * blk, head), t.sub(0, head));
-            b.copy(i.sub(0, root as usize * blk), t.sub(head, root as usize * blk));
+            b.copy(
+                i.sub(0, root as usize * blk),
+                t.sub(head, root as usize * blk),
+            );
             t
         }
     } else {

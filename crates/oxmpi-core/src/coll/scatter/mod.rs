@@ -24,16 +24,37 @@ use super::select::{always, Algorithm, Shape, Table};
 pub(crate) static TABLE: Table = Table {
     op: "scatter",
     algorithms: &[
-        Algorithm { name: "binomial", applies: "any size", runs: always, instead: None },
-        Algorithm { name: "linear", applies: "any size (large blocks on small communicators)", runs: always, instead: None },
+        Algorithm {
+            name: "binomial",
+            applies: "any size",
+            runs: always,
+            instead: None,
+        },
+        Algorithm {
+            name: "linear",
+            applies: "any size (large blocks on small communicators)",
+            runs: always,
+            instead: None,
+        },
     ],
-    default: |s| if s.bytes >= LINEAR_MIN_BLOCK && s.ranks <= LINEAR_MAX_PROCS { "linear" } else { "binomial" },
+    default: |s| {
+        if s.bytes >= LINEAR_MIN_BLOCK && s.ranks <= LINEAR_MAX_PROCS {
+            "linear"
+        } else {
+            "binomial"
+        }
+    },
 };
 
 /// Scatterv's: only the root knows every count, so no tree.
 pub(crate) static V_TABLE: Table = Table {
     op: "scatterv",
-    algorithms: &[Algorithm { name: "linear", applies: "any counts", runs: always, instead: None }],
+    algorithms: &[Algorithm {
+        name: "linear",
+        applies: "any counts",
+        runs: always,
+        instead: None,
+    }],
     default: |_| "linear",
 };
 
@@ -45,7 +66,12 @@ fn select(n: i32, blk: usize) -> Result<&'static str> {
 }
 
 fn in_place_not_at_root(call: &str) -> MpiError {
-    MpiError::arg(ErrorClass::Buffer, call, "recvbuf", "MPI_IN_PLACE is only valid at the root")
+    MpiError::arg(
+        ErrorClass::Buffer,
+        call,
+        "recvbuf",
+        "MPI_IN_PLACE is only valid at the root",
+    )
 }
 
 /// # Safety
@@ -63,10 +89,24 @@ unsafe fn schedule(
     comm: &Comm,
 ) -> Result<Builder> {
     if comm.is_inter() {
-        return super::inter::scatter(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+        return super::inter::scatter(
+            call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+        );
     }
-    let local = Side { present: recvbuf.is_some(), count: recvcount, dt: recvtype, count_arg: "recvcount", type_arg: "recvtype" };
-    let at_root = Side { present: true, count: sendcount, dt: sendtype, count_arg: "sendcount", type_arg: "sendtype" };
+    let local = Side {
+        present: recvbuf.is_some(),
+        count: recvcount,
+        dt: recvtype,
+        count_arg: "recvcount",
+        type_arg: "recvtype",
+    };
+    let at_root = Side {
+        present: true,
+        count: sendcount,
+        dt: sendtype,
+        count_arg: "sendcount",
+        type_arg: "sendtype",
+    };
     let blk = check_rooted(call, comm, root, &local, &at_root, false)?;
     let (rank, n) = (comm.rank(), comm.size());
     let is_root = rank == root;
@@ -77,7 +117,11 @@ unsafe fn schedule(
         return Ok(b);
     }
     let total = sendcount * n as usize;
-    let inp = if is_root { Some(util::packed_input(&mut b, sendbuf, total, sendtype)) } else { None };
+    let inp = if is_root {
+        Some(util::packed_input(&mut b, sendbuf, total, sendtype))
+    } else {
+        None
+    };
     let out = recvbuf.map(|p| util::packed_output(&mut b, p, recvcount, recvtype));
     match algo {
         "linear" => {
@@ -111,8 +155,28 @@ pub unsafe fn scatter(
     root: i32,
     comm: &Comm,
 ) -> Result<()> {
-    let _diag = crate::diag::coll("MPI_Scatter", comm, Some(root), recvcount, Some(recvtype), None)?;
-    super::run(schedule("MPI_Scatter", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)?, "MPI_Scatter")
+    let _diag = crate::diag::coll(
+        "MPI_Scatter",
+        comm,
+        Some(root),
+        recvcount,
+        Some(recvtype),
+        None,
+    )?;
+    super::run(
+        schedule(
+            "MPI_Scatter",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+            root,
+            comm,
+        )?,
+        "MPI_Scatter",
+    )
 }
 
 /// MPI_Iscatter.
@@ -130,7 +194,17 @@ pub unsafe fn iscatter(
     root: i32,
     comm: &Comm,
 ) -> Result<Request> {
-    super::start(schedule("MPI_Iscatter", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)?)
+    super::start(schedule(
+        "MPI_Iscatter",
+        sendbuf,
+        sendcount,
+        sendtype,
+        recvbuf,
+        recvcount,
+        recvtype,
+        root,
+        comm,
+    )?)
 }
 
 /// # Safety
@@ -149,7 +223,9 @@ unsafe fn schedule_v(
     comm: &Comm,
 ) -> Result<Builder> {
     if comm.is_inter() {
-        return super::inter::scatterv(call, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+        return super::inter::scatterv(
+            call, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
+        );
     }
     super::check_root(call, comm, root)?;
     super::select::choose("scatterv", &V_TABLE, &Shape::new(comm.size(), 0))?;
@@ -163,9 +239,20 @@ unsafe fn schedule_v(
     }
     if is_root {
         util::check_type(call, "sendtype", sendtype)?;
-        check_v(call, "sendcounts", sendcounts, "displs", displs, n, sendtype)?;
+        check_v(
+            call,
+            "sendcounts",
+            sendcounts,
+            "displs",
+            displs,
+            n,
+            sendtype,
+        )?;
         if recvbuf.is_some() {
-            let (s, r) = (util::packed_len(sendcounts[root as usize], sendtype), util::packed_len(recvcount, recvtype));
+            let (s, r) = (
+                util::packed_len(sendcounts[root as usize], sendtype),
+                util::packed_len(recvcount, recvtype),
+            );
             if s != r {
                 return Err(size_mismatch(call, "the root's own block", s, r));
             }
@@ -177,7 +264,11 @@ unsafe fn schedule_v(
         for i in 0..n as usize {
             let at = util::elem_ptr(sendbuf, displs[i], sendtype);
             // In place, the root's own block is never read.
-            let cnt = if i == root as usize && recvbuf.is_none() { 0 } else { sendcounts[i] };
+            let cnt = if i == root as usize && recvbuf.is_none() {
+                0
+            } else {
+                sendcounts[i]
+            };
             inps.push(util::packed_input(&mut b, at, cnt, sendtype));
         }
     }
@@ -207,8 +298,29 @@ pub unsafe fn scatterv(
     root: i32,
     comm: &Comm,
 ) -> Result<()> {
-    let _diag = crate::diag::coll("MPI_Scatterv", comm, Some(root), recvcount, Some(recvtype), None)?;
-    super::run(schedule_v("MPI_Scatterv", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm)?, "MPI_Scatterv")
+    let _diag = crate::diag::coll(
+        "MPI_Scatterv",
+        comm,
+        Some(root),
+        recvcount,
+        Some(recvtype),
+        None,
+    )?;
+    super::run(
+        schedule_v(
+            "MPI_Scatterv",
+            sendbuf,
+            sendcounts,
+            displs,
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+            root,
+            comm,
+        )?,
+        "MPI_Scatterv",
+    )
 }
 
 /// MPI_Iscatterv.
@@ -227,5 +339,16 @@ pub unsafe fn iscatterv(
     root: i32,
     comm: &Comm,
 ) -> Result<Request> {
-    super::start(schedule_v("MPI_Iscatterv", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm)?)
+    super::start(schedule_v(
+        "MPI_Iscatterv",
+        sendbuf,
+        sendcounts,
+        displs,
+        sendtype,
+        recvbuf,
+        recvcount,
+        recvtype,
+        root,
+        comm,
+    )?)
 }

@@ -35,10 +35,18 @@ pub(crate) unsafe fn allgather(
         if stype.is_contiguous() {
             // SAFETY: a contiguous block's packed bytes [off, off + len) are at
             // `src + true_lb + off`; the slot half holds CHUNK >= len bytes.
-            unsafe { copy(src.wrapping_offset(stype.true_lb()).wrapping_add(off), slot, len) };
+            unsafe {
+                copy(
+                    src.wrapping_offset(stype.true_lb()).wrapping_add(off),
+                    slot,
+                    len,
+                )
+            };
         } else {
             // SAFETY: `src` holds `scount` elements of `stype`; the slot half is ours.
-            unsafe { stype.pack_range(src, scount, off, std::slice::from_raw_parts_mut(slot, len)) };
+            unsafe {
+                stype.pack_range(src, scount, off, std::slice::from_raw_parts_mut(slot, len))
+            };
         }
         cx.set(Counter::Flag, s);
         cx.ring_others();
@@ -53,10 +61,23 @@ pub(crate) unsafe fn allgather(
             if recvtype.is_contiguous() {
                 // SAFETY: rank j published `len` bytes in its slot (Acquire above); block
                 // j of the receive buffer holds its packed bytes [off, off + len).
-                unsafe { copy(from, dst.wrapping_offset(recvtype.true_lb()).wrapping_add(off), len) };
+                unsafe {
+                    copy(
+                        from,
+                        dst.wrapping_offset(recvtype.true_lb()).wrapping_add(off),
+                        len,
+                    )
+                };
             } else {
                 // SAFETY: as above; block j holds `recvcount` elements of `recvtype`.
-                unsafe { recvtype.unpack_range(std::slice::from_raw_parts(from, len), dst, recvcount, off) };
+                unsafe {
+                    recvtype.unpack_range(
+                        std::slice::from_raw_parts(from, len),
+                        dst,
+                        recvcount,
+                        off,
+                    )
+                };
             }
         }
         cx.set(Counter::Done, s);

@@ -30,11 +30,21 @@ enum Variant {
 /// # Safety
 /// The buffers hold `count` elements of `dt`; `k` is `chunk_elems` of them;
 /// `sendbuf == None` is MPI_IN_PLACE.
-pub(crate) unsafe fn allreduce(mut sess: Session<'_>, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, k: usize, dt: &Datatype, op: &Op) -> Result<()> {
+pub(crate) unsafe fn allreduce(
+    mut sess: Session<'_>,
+    sendbuf: Option<*const u8>,
+    recvbuf: *mut u8,
+    count: usize,
+    k: usize,
+    dt: &Datatype,
+    op: &Op,
+) -> Result<()> {
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
     let ext = dt.extent().max(0) as usize;
-    let input = sendbuf.unwrap_or(recvbuf as *const u8).wrapping_offset(dt.true_lb());
+    let input = sendbuf
+        .unwrap_or(recvbuf as *const u8)
+        .wrapping_offset(dt.true_lb());
     let out = recvbuf.wrapping_offset(dt.true_lb());
     let variant = match (span_len(count, dt) <= FULL_MAX, cx.r.oversubscribed) {
         (true, false) => Variant::Full,
@@ -42,7 +52,11 @@ pub(crate) unsafe fn allreduce(mut sess: Session<'_>, sendbuf: Option<*const u8>
         (false, _) => Variant::Blocks,
     };
     let full = variant == Variant::Full;
-    let mut temp = if dt.is_contiguous() || !full { Vec::new() } else { vec![0u8; span_len(k, dt)] };
+    let mut temp = if dt.is_contiguous() || !full {
+        Vec::new()
+    } else {
+        vec![0u8; span_len(k, dt)]
+    };
     let mut result = Ok(());
     let mut e0 = 0;
     while e0 < count {
@@ -69,7 +83,8 @@ pub(crate) unsafe fn allreduce(mut sess: Session<'_>, sendbuf: Option<*const u8>
                 if r.is_err() && result.is_ok() {
                     result = r;
                 }
-                area.release().store(s, std::sync::atomic::Ordering::Release);
+                area.release()
+                    .store(s, std::sync::atomic::Ordering::Release);
                 cx.ring_others();
             }
             cx.learn(s - 1);
@@ -88,7 +103,18 @@ pub(crate) unsafe fn allreduce(mut sess: Session<'_>, sendbuf: Option<*const u8>
             let src = |j: usize| area.slot(j, s) as *const u8;
             // Slots hold published spans of `c` elements (Acquire in wait_all); our input is in our slot.
             // SAFETY: so `out + off` (elements [e0, e0 + c)) is only written; `temp` is empty or `c` elements.
-            unsafe { fold_into(n, src, out.wrapping_add(off), &mut temp, c, dt, op, &mut result) };
+            unsafe {
+                fold_into(
+                    n,
+                    src,
+                    out.wrapping_add(off),
+                    &mut temp,
+                    c,
+                    dt,
+                    op,
+                    &mut result,
+                )
+            };
         } else {
             // Our block of the chunk's elements.
             let (q, rem) = (c / n, c % n);

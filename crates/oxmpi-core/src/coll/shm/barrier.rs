@@ -11,7 +11,9 @@ pub(crate) fn barrier(mut sess: Session<'_>) {
         cx.wait_release(s);
     } else {
         cx.wait_all(Counter::Flag, s);
-        cx.area().release().store(s, std::sync::atomic::Ordering::Release);
+        cx.area()
+            .release()
+            .store(s, std::sync::atomic::Ordering::Release);
         cx.ring_others();
     }
     // Everyone arrived at s, so everyone completed s - 1.

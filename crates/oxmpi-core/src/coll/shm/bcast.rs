@@ -10,7 +10,13 @@ use std::sync::atomic::Ordering;
 /// # Safety
 /// `buf` holds `count` elements of `dt` (read at the root, written elsewhere)
 /// and `count * dt.size()` is the same on every rank.
-pub(crate) unsafe fn bcast(mut sess: Session<'_>, buf: *mut u8, count: usize, dt: &Datatype, root: usize) {
+pub(crate) unsafe fn bcast(
+    mut sess: Session<'_>,
+    buf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    root: usize,
+) {
     let mut cx = sess.ctx();
     let m = count * dt.size();
     let contiguous = dt.is_contiguous();

@@ -64,9 +64,9 @@ mod reduce;
 
 pub(crate) use allgather::allgather;
 pub(crate) use allreduce::allreduce;
-pub(crate) use reduce::chunk_elems;
 pub(crate) use barrier::barrier;
 pub(crate) use bcast::bcast;
+pub(crate) use reduce::chunk_elems;
 pub(crate) use reduce::reduce;
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -132,7 +132,12 @@ impl Layout {
         let ctl = LINE;
         let bbuf = (ctl + n * LINE).div_ceil(PAGE) * PAGE;
         let slots = bbuf + 2 * CHUNK;
-        Layout { ctl, bbuf, slots, total: slots + n * 2 * CHUNK }
+        Layout {
+            ctl,
+            bbuf,
+            slots,
+            total: slots + n * 2 * CHUNK,
+        }
     }
 }
 
@@ -166,12 +171,25 @@ impl Area {
         let lay = Layout::new(n);
         // SAFETY: a fresh shared mapping at an address the kernel picks cannot
         // overlap any Rust object; `fd` is open and sized to `lay.total` bytes.
-        let p = unsafe { libc::mmap(std::ptr::null_mut(), lay.total, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), 0) };
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                lay.total,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
+                0,
+            )
+        };
         if p == libc::MAP_FAILED {
             return Err(os_err("mmap"));
         }
         LIVE.fetch_add(1, Ordering::Relaxed);
-        Ok(Area { base: NonNull::new(p.cast()).expect("mmap returned NULL"), lay, n })
+        Ok(Area {
+            base: NonNull::new(p.cast()).expect("mmap returned NULL"),
+            lay,
+            n,
+        })
     }
 
     fn counter(&self, off: usize) -> &AtomicU64 {
@@ -196,18 +214,28 @@ impl Area {
 
     /// The broadcast buffer of step parity `par` ([`CHUNK`] bytes).
     fn bbuf(&self, par: u64) -> *mut u8 {
-        self.base.as_ptr().wrapping_add(self.lay.bbuf + (par as usize & 1) * CHUNK)
+        self.base
+            .as_ptr()
+            .wrapping_add(self.lay.bbuf + (par as usize & 1) * CHUNK)
     }
 
     /// Rank `r`'s slot of step parity `par` ([`CHUNK`] bytes).
     fn slot(&self, r: usize, par: u64) -> *mut u8 {
         assert!(r < self.n);
-        self.base.as_ptr().wrapping_add(self.lay.slots + (r * 2 + (par as usize & 1)) * CHUNK)
+        self.base
+            .as_ptr()
+            .wrapping_add(self.lay.slots + (r * 2 + (par as usize & 1)) * CHUNK)
     }
 }
 
 fn os_err(what: &str) -> MpiError {
-    MpiError::new(ErrorClass::Other, format!("shared-memory collectives: {what}: {}", std::io::Error::last_os_error()))
+    MpiError::new(
+        ErrorClass::Other,
+        format!(
+            "shared-memory collectives: {what}: {}",
+            std::io::Error::last_os_error()
+        ),
+    )
 }
 
 /// A fresh memfd of `len` bytes.
@@ -240,7 +268,10 @@ fn open_peer(pid: u64, fd: u64, len: usize) -> Result<OwnedFd> {
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: `fd` is a valid descriptor and `st` a writable stat.
     if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 || st.st_size as u64 != len as u64 {
-        return Err(MpiError::new(ErrorClass::Other, "shared-memory collectives: the creator's memfd has the wrong size"));
+        return Err(MpiError::new(
+            ErrorClass::Other,
+            "shared-memory collectives: the creator's memfd has the wrong size",
+        ));
     }
     Ok(fd)
 }
@@ -261,7 +292,9 @@ pub(crate) struct Ready {
 
 enum Status {
     /// No area yet: blocking collectives that wanted one so far.
-    Unset { calls: u32 },
+    Unset {
+        calls: u32,
+    },
     Ready(Box<Ready>),
     /// Schedules only (ineligible communicator, failed set-up, or freed).
     Off,
@@ -298,7 +331,10 @@ pub(crate) fn release(comm: &Comm) {
 /// Whether every member of `comm` shares this rank's host segment.
 fn eligible(comm: &Comm, e: &Engine) -> bool {
     let n = comm.size() as usize;
-    !comm.is_inter() && (2..=MAX_RANKS).contains(&n) && comm.0.tag_base == 0 && comm.group().iter().all(|&w| e.local_bell(w).is_some())
+    !comm.is_inter()
+        && (2..=MAX_RANKS).contains(&n)
+        && comm.0.tag_base == 0
+        && comm.group().iter().all(|&w| e.local_bell(w).is_some())
 }
 
 /// An area locked for one collective.
@@ -338,13 +374,25 @@ pub(crate) fn acquire(comm: &Comm, want: Want) -> Result<Option<Session<'_>>> {
             }
         }
     }
-    Ok(Some(Session { guard: g, me: comm.rank() as usize, n: comm.size() as usize, e }))
+    Ok(Some(Session {
+        guard: g,
+        me: comm.rank() as usize,
+        n: comm.size() as usize,
+        e,
+    }))
 }
 
 impl Session<'_> {
     pub(crate) fn ctx(&mut self) -> Ctx<'_> {
-        let Status::Ready(r) = &mut *self.guard else { unreachable!("a session holds a ready area") };
-        Ctx { r, me: self.me, n: self.n, e: self.e }
+        let Status::Ready(r) = &mut *self.guard else {
+            unreachable!("a session holds a ready area")
+        };
+        Ctx {
+            r,
+            me: self.me,
+            n: self.n,
+            e: self.e,
+        }
     }
 }
 
@@ -373,7 +421,10 @@ fn all_agree(comm: &Comm, ok: bool) -> Result<bool> {
             b.recv(Slice::user_mut(w as *mut u64 as *mut u8, 8), j as i32);
         }
     } else {
-        b.send(Slice::user(&v[comm.rank() as usize] as *const u64 as *const u8, 8), 0);
+        b.send(
+            Slice::user(&v[comm.rank() as usize] as *const u64 as *const u8, 8),
+            0,
+        );
     }
     super::run(b, "shared-memory collective set-up")?;
     let mut all = [v.iter().all(|&x| x == 1) as u64];
@@ -397,16 +448,27 @@ fn setup(comm: &Comm, e: &'static Engine) -> Result<Option<Ready>> {
         }
     }
     send_words(comm, &mut info)?;
-    let area = match (&mine, info[2] == 1 && LIVE.load(Ordering::Relaxed) < MAX_AREAS) {
+    let area = match (
+        &mine,
+        info[2] == 1 && LIVE.load(Ordering::Relaxed) < MAX_AREAS,
+    ) {
         (Some(fd), _) => Area::map(fd, n).ok(),
-        (None, true) => open_peer(info[0], info[1], len).and_then(|fd| Area::map(&fd, n)).ok(),
+        (None, true) => open_peer(info[0], info[1], len)
+            .and_then(|fd| Area::map(&fd, n))
+            .ok(),
         (None, false) => None,
     };
     let ok = all_agree(comm, area.is_some())?;
     drop(mine);
     let bells: Option<Vec<_>> = comm.group().iter().map(|&w| e.local_bell(w)).collect();
     match (area, bells) {
-        (Some(area), Some(bells)) if ok => Ok(Some(Ready { area, bells, step: 0, known: 0, oversubscribed: info[3] == 1 })),
+        (Some(area), Some(bells)) if ok => Ok(Some(Ready {
+            area,
+            bells,
+            step: 0,
+            known: 0,
+            oversubscribed: info[3] == 1,
+        })),
         _ => Ok(None),
     }
 }
@@ -499,7 +561,10 @@ impl Ctx<'_> {
             return;
         }
         self.wait_all(Counter::Done, s - 2);
-        let seen = (0..self.n).map(|j| self.counter(Counter::Done, j).load(Ordering::Acquire)).min().unwrap_or(0);
+        let seen = (0..self.n)
+            .map(|j| self.counter(Counter::Done, j).load(Ordering::Acquire))
+            .min()
+            .unwrap_or(0);
         self.learn(seen.max(s - 2));
     }
 }

@@ -32,7 +32,14 @@ pub(crate) fn chunk_elems(count: usize, dt: &Datatype) -> Option<usize> {
 /// # Safety
 /// Every `src(j)` is readable and `acc` writable for `span_len(c, dt)` bytes; `acc`
 /// overlaps none of them.
-pub(super) unsafe fn fold(n: usize, src: impl Fn(usize) -> *const u8, acc: *mut u8, c: usize, dt: &Datatype, op: &Op) -> Result<()> {
+pub(super) unsafe fn fold(
+    n: usize,
+    src: impl Fn(usize) -> *const u8,
+    acc: *mut u8,
+    c: usize,
+    dt: &Datatype,
+    op: &Op,
+) -> Result<()> {
     let lb = dt.true_lb();
     // SAFETY: forwarded caller contract.
     unsafe { copy(src(n - 1), acc, span_len(c, dt)) };
@@ -54,8 +61,21 @@ pub(super) unsafe fn fold(n: usize, src: impl Fn(usize) -> *const u8, acc: *mut 
 /// other than its own input already copied to a slot); a non-empty `temp` holds a
 /// span of `c` elements.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn fold_into(n: usize, src: impl Fn(usize) -> *const u8, out: *mut u8, temp: &mut [u8], c: usize, dt: &Datatype, op: &Op, result: &mut Result<()>) {
-    let acc = if temp.is_empty() { out } else { temp.as_mut_ptr() };
+pub(super) unsafe fn fold_into(
+    n: usize,
+    src: impl Fn(usize) -> *const u8,
+    out: *mut u8,
+    temp: &mut [u8],
+    c: usize,
+    dt: &Datatype,
+    op: &Op,
+    result: &mut Result<()>,
+) {
+    let acc = if temp.is_empty() {
+        out
+    } else {
+        temp.as_mut_ptr()
+    };
     // SAFETY: forwarded caller contract (`acc` is `out` or the temporary span).
     let r = unsafe { fold(n, src, acc, c, dt, op) };
     if r.is_err() && result.is_ok() {
@@ -92,14 +112,29 @@ pub(super) unsafe fn deliver(src: *const u8, dst: *mut u8, c: usize, dt: &Dataty
 /// The buffers hold `count` elements of `dt` (recvbuf at the root); `k` is
 /// [`chunk_elems`] of them. `sendbuf == None` (in place) only at the root.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn reduce(mut sess: Session<'_>, sendbuf: Option<*const u8>, recvbuf: *mut u8, count: usize, k: usize, dt: &Datatype, op: &Op, root: usize) -> Result<()> {
+pub(crate) unsafe fn reduce(
+    mut sess: Session<'_>,
+    sendbuf: Option<*const u8>,
+    recvbuf: *mut u8,
+    count: usize,
+    k: usize,
+    dt: &Datatype,
+    op: &Op,
+    root: usize,
+) -> Result<()> {
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
     let ext = dt.extent().max(0) as usize;
-    let input = sendbuf.unwrap_or(recvbuf as *const u8).wrapping_offset(dt.true_lb());
+    let input = sendbuf
+        .unwrap_or(recvbuf as *const u8)
+        .wrapping_offset(dt.true_lb());
     let out = recvbuf.wrapping_offset(dt.true_lb());
     let in_place = sendbuf.is_none();
-    let mut temp = if dt.is_contiguous() { Vec::new() } else { vec![0u8; span_len(k, dt)] };
+    let mut temp = if dt.is_contiguous() {
+        Vec::new()
+    } else {
+        vec![0u8; span_len(k, dt)]
+    };
     let mut result = Ok(());
     let mut e0 = 0;
     while e0 < count {
@@ -120,10 +155,27 @@ pub(crate) unsafe fn reduce(mut sess: Session<'_>, sendbuf: Option<*const u8>, r
             cx.wait_all(Counter::Flag, s);
             cx.learn(s - 1);
             let area = cx.area();
-            let src = |j: usize| if j == me && !in_place { input.wrapping_add(off) } else { area.slot(j, s) as *const u8 };
+            let src = |j: usize| {
+                if j == me && !in_place {
+                    input.wrapping_add(off)
+                } else {
+                    area.slot(j, s) as *const u8
+                }
+            };
             // Slots hold published spans of `c` elements (Acquire in wait_all); in place, our input is in our slot.
             // SAFETY: so the spans are readable, `out + off` (elements [e0, e0 + c)) writable and apart; `temp` is empty or `len` bytes.
-            unsafe { fold_into(n, src, out.wrapping_add(off), &mut temp, c, dt, op, &mut result) };
+            unsafe {
+                fold_into(
+                    n,
+                    src,
+                    out.wrapping_add(off),
+                    &mut temp,
+                    c,
+                    dt,
+                    op,
+                    &mut result,
+                )
+            };
         }
         cx.set(Counter::Done, s);
         e0 += c;

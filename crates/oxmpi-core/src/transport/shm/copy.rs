@@ -31,7 +31,6 @@ pub(super) struct CopySlot {
 const COPY_FAILED: u64 = 1 << 32;
 
 impl ShmSegment {
-
     /// Consumer of ring `from -> my_local`: starts shared copy `id` (non-zero, not the
     /// previous id) of the producer's large message in `slot` (< [`COPY_SLOTS`]). Call
     /// only when the slot's previous copy is finished ([`ShmSegment::copy_progress`]
@@ -47,10 +46,22 @@ impl ShmSegment {
     /// Either side of ring `from -> to`: claims the next of the `chunks` chunks of
     /// shared copy `id`, or `None` when all are claimed (or the ring moved on to
     /// another copy). Each claimed chunk must be reported with [`ShmSegment::copy_done`].
-    pub fn copy_claim(&self, from: usize, to: usize, slot: usize, id: u32, chunks: u32) -> Option<u32> {
+    pub fn copy_claim(
+        &self,
+        from: usize,
+        to: usize,
+        slot: usize,
+        id: u32,
+        chunks: u32,
+    ) -> Option<u32> {
         self.check_peer(from);
         self.check_peer(to);
-        let claim = &self.ctl(self.ring_index(from, to)).copy.slots.get(slot)?.claim;
+        let claim = &self
+            .ctl(self.ring_index(from, to))
+            .copy
+            .slots
+            .get(slot)?
+            .claim;
         let mut word = claim.load(Ordering::Acquire);
         loop {
             let next = word as u32;
@@ -81,8 +92,9 @@ impl ShmSegment {
     /// are finished, and whether any failed.
     pub fn copy_progress(&self, from: usize, slot: usize) -> (u32, bool) {
         self.check_peer(from);
-        let d = self.ctl(self.ring_index(from, self.my_local)).copy.slots[slot].done.load(Ordering::Acquire);
+        let d = self.ctl(self.ring_index(from, self.my_local)).copy.slots[slot]
+            .done
+            .load(Ordering::Acquire);
         (d as u32, d & COPY_FAILED != 0)
     }
-
 }

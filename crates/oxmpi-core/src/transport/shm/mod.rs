@@ -362,7 +362,6 @@ impl std::fmt::Debug for ShmSegment {
 }
 
 impl ShmSegment {
-
     /// Number of ranks sharing the segment.
     pub fn nlocal(&self) -> usize {
         self.layout.nlocal
@@ -406,7 +405,6 @@ impl ShmSegment {
                 as *const RankSlot)
         }
     }
-
 }
 
 fn check_local(nlocal: usize, my_local: usize) -> Result<()> {

@@ -46,7 +46,9 @@ impl Drop for SlotRelease<'_> {
         // Every slot of the packet reads "empty" again, so that whichever of them starts
         // a packet in the next lap is not mistaken for published before it is.
         for k in 0..self.slots {
-            self.seg.state(self.seg.slot_ptr(self.ring, self.index + k)).store(0, Ordering::Relaxed);
+            self.seg
+                .state(self.seg.slot_ptr(self.ring, self.index + k))
+                .store(0, Ordering::Relaxed);
         }
         // Release: our reads of the payload and the clearing above happen before the
         // producer's next writes (it Acquires `head` before reusing the slots).
@@ -55,7 +57,6 @@ impl Drop for SlotRelease<'_> {
 }
 
 impl ShmSegment {
-
     /// Index of ring `(from, to)`; both already checked `< nlocal`.
     #[inline]
     pub(super) fn ring_index(&self, from: usize, to: usize) -> usize {
@@ -135,7 +136,12 @@ impl ShmSegment {
     /// `max_len > CELL_PAYLOAD`, or if `fill` returns more than `max_len` (then
     /// nothing is published). If `fill` panics, nothing is published.
     #[inline]
-    pub fn try_push(&self, to: usize, max_len: usize, fill: impl FnOnce(&mut [u8]) -> usize) -> bool {
+    pub fn try_push(
+        &self,
+        to: usize,
+        max_len: usize,
+        fill: impl FnOnce(&mut [u8]) -> usize,
+    ) -> bool {
         self.check_peer(to);
         let Some(guard) = self.push_locks[to].try_lock() else {
             return false;
@@ -154,9 +160,17 @@ impl ShmSegment {
     /// No other thread of this process pushes to `to` (through either method) while
     /// this call runs.
     #[inline]
-    pub unsafe fn try_push_exclusive(&self, to: usize, max_len: usize, fill: impl FnOnce(&mut [u8]) -> usize) -> bool {
+    pub unsafe fn try_push_exclusive(
+        &self,
+        to: usize,
+        max_len: usize,
+        fill: impl FnOnce(&mut [u8]) -> usize,
+    ) -> bool {
         self.check_peer(to);
-        assert!(max_len <= CELL_PAYLOAD, "shm: packet of {max_len} bytes exceeds CELL_PAYLOAD ({CELL_PAYLOAD})");
+        assert!(
+            max_len <= CELL_PAYLOAD,
+            "shm: packet of {max_len} bytes exceeds CELL_PAYLOAD ({CELL_PAYLOAD})"
+        );
         let ring = self.ring_index(self.my_local, to);
         let ctl = self.ctl(ring);
         let slots = self.slots() as u64;
@@ -165,11 +179,19 @@ impl ShmSegment {
         // A packet never wraps: if it does not fit before the end, a skip marker
         // fills the rest of the lap and the packet starts at slot 0.
         let want = slots_for(max_len) as u64;
-        let skip = if index as u64 + want > slots { slots - index as u64 } else { 0 };
+        let skip = if index as u64 + want > slots {
+            slots - index as u64
+        } else {
+            0
+        };
         // Room for the skip and the packet.
         let need = skip + want;
         let cached = &self.cached_head[to];
-        if tail.wrapping_sub(cached.load(Ordering::Relaxed)).saturating_add(need) > slots {
+        if tail
+            .wrapping_sub(cached.load(Ordering::Relaxed))
+            .saturating_add(need)
+            > slots
+        {
             // Acquire: the consumer's reads of the slots it freed happen before our writes.
             let head = ctl.head.pos.load(Ordering::Acquire);
             cached.store(head, Ordering::Relaxed);
@@ -188,16 +210,23 @@ impl ShmSegment {
         // `start`, inside the ring (`start + want <= slots`), exclusively ours (see above).
         let payload = unsafe { std::slice::from_raw_parts_mut(first.add(STATE_LEN), max_len) };
         let len = fill(payload);
-        assert!(len <= max_len, "shm: fill wrote {len} bytes into room for {max_len}");
+        assert!(
+            len <= max_len,
+            "shm: fill wrote {len} bytes into room for {max_len}"
+        );
         let used = slots_for(len) as u64;
         // Release: the payload is visible to whoever Acquires this state word.
-        self.state(first).store(PUBLISHED | len as u64, Ordering::Release);
+        self.state(first)
+            .store(PUBLISHED | len as u64, Ordering::Release);
         if skip > 0 {
             // Published after the packet at slot 0, so a consumer that follows the skip
             // finds that packet's state word already set.
-            self.state(self.slot_ptr(ring, index)).store(PUBLISHED | SKIP, Ordering::Release);
+            self.state(self.slot_ptr(ring, index))
+                .store(PUBLISHED | SKIP, Ordering::Release);
         }
-        ctl.tail.pos.store(tail.wrapping_add(skip + used), Ordering::Relaxed);
+        ctl.tail
+            .pos
+            .store(tail.wrapping_add(skip + used), Ordering::Relaxed);
         self.doorbell(to).ring();
         true
     }
@@ -251,10 +280,19 @@ impl ShmSegment {
                 return false;
             }
         }
-        let len = (word as u32 as usize).min(CELL_PAYLOAD).min((self.slots() - index) * SLOT - STATE_LEN);
+        let len = (word as u32 as usize)
+            .min(CELL_PAYLOAD)
+            .min((self.slots() - index) * SLOT - STATE_LEN);
         // Declared before the slice borrow ends; its drop (after `f`, also on unwind)
         // frees the packet's slots by advancing `head`.
-        let release = SlotRelease { seg: self, ring, index, slots: slots_for(len), head, to: pos.wrapping_add(slots_for(len) as u64) };
+        let release = SlotRelease {
+            seg: self,
+            ring,
+            index,
+            slots: slots_for(len),
+            head,
+            to: pos.wrapping_add(slots_for(len) as u64),
+        };
         // The packet is published (we Acquired its state word) and the producer will not
         // write its slots again until `head` moves past them, which happens after `f`
         // returns; no other consumer exists (this function's contract, the owner claim).
@@ -280,7 +318,10 @@ impl ShmSegment {
     /// the doorbell ticket and before the last look at the ring.
     pub fn announce_blocked(&self, to: usize) {
         self.check_peer(to);
-        self.ctl(self.ring_index(self.my_local, to)).head.producer_blocked.store(1, Ordering::SeqCst);
+        self.ctl(self.ring_index(self.my_local, to))
+            .head
+            .producer_blocked
+            .store(1, Ordering::SeqCst);
     }
 
     /// Whether any ring into this rank (including the loopback ring) holds a packet.
@@ -291,7 +332,10 @@ impl ShmSegment {
         (0..self.layout.nlocal).any(|from| {
             let ring = self.ring_index(from, self.my_local);
             let pos = self.ctl(ring).head.pos.load(Ordering::Relaxed);
-            self.state(self.slot_ptr(ring, self.slot_of(pos))).load(Ordering::Acquire) & PUBLISHED != 0
+            self.state(self.slot_ptr(ring, self.slot_of(pos)))
+                .load(Ordering::Acquire)
+                & PUBLISHED
+                != 0
         })
     }
 

@@ -138,7 +138,10 @@ fn ring_full_and_fifo() {
             bytes_in_flight += slots_for(packet(next_in).len()) as u64 * SLOT as u64;
             next_in += 1;
         }
-        assert!(bytes_in_flight <= ring_bytes, "more in flight than the ring holds");
+        assert!(
+            bytes_in_flight <= ring_bytes,
+            "more in flight than the ring holds"
+        );
         let mut called = false;
         assert!(!a.try_push(2, CELL_PAYLOAD, |_| {
             called = true;
@@ -161,7 +164,10 @@ fn ring_full_and_fifo() {
     while push_bytes(&a, 2, &[7u8; 8]) {
         small += 1;
     }
-    assert!(small >= ring_bytes / SLOT as u64 - 2, "only {small} 8-byte packets fit");
+    assert!(
+        small >= ring_bytes / SLOT as u64 - 2,
+        "only {small} 8-byte packets fit"
+    );
     for _ in 0..small {
         assert_eq!(pop_vec(&c, 0).unwrap(), [7u8; 8]);
     }
@@ -236,12 +242,17 @@ fn corrupted_length_is_clamped() {
     // A garbage state word without the published bit makes the ring look empty.
     assert!(push_bytes(&a, 1, b"y"));
     let at = (slots_for(CELL_PAYLOAD)) % a.slots();
-    a.raw_state(0, 1, at).store(0x0ead_beef_0000_0001, Ordering::Release);
+    a.raw_state(0, 1, at)
+        .store(0x0ead_beef_0000_0001, Ordering::Release);
     assert!(pop_vec(&b, 0).is_none());
     assert!(!b.any_incoming());
     // A consumer position that says the ring is full stops the producer.
     let ctl = a.ctl(a.ring_index(0, 1));
-    let full = ctl.tail.pos.load(Ordering::Relaxed).wrapping_sub(a.slots() as u64);
+    let full = ctl
+        .tail
+        .pos
+        .load(Ordering::Relaxed)
+        .wrapping_sub(a.slots() as u64);
     ctl.head.pos.store(full, Ordering::Relaxed);
     a.cached_head[1].store(full, Ordering::Relaxed);
     assert!(!push_bytes(&a, 1, b"z"));
@@ -371,9 +382,17 @@ fn shared_copy_chunks_are_claimed_once_and_ids_fence_off_old_copies() {
         }
         mine.extend(helper.join().unwrap());
         mine.sort_unstable();
-        assert_eq!(mine, (0..CHUNKS).collect::<Vec<_>>(), "every chunk exactly once");
+        assert_eq!(
+            mine,
+            (0..CHUNKS).collect::<Vec<_>>(),
+            "every chunk exactly once"
+        );
         assert_eq!(receiver.copy_progress(0, 2), (CHUNKS, false));
-        assert_eq!(receiver.copy_progress(0, 1), (0, false), "other slots untouched");
+        assert_eq!(
+            receiver.copy_progress(0, 1),
+            (0, false),
+            "other slots untouched"
+        );
     }
     // A failed chunk is reported.
     receiver.copy_begin(0, 3, 4);
@@ -381,7 +400,11 @@ fn shared_copy_chunks_are_claimed_once_and_ids_fence_off_old_copies() {
     assert_eq!(c, 0);
     sender.copy_done(0, 1, 3, false);
     assert_eq!(receiver.copy_progress(0, 3), (1, true));
-    assert_eq!(sender.copy_claim(0, 1, COPY_SLOTS, 4, 2), None, "no such slot");
+    assert_eq!(
+        sender.copy_claim(0, 1, COPY_SLOTS, 4, 2),
+        None,
+        "no such slot"
+    );
 }
 
 #[test]

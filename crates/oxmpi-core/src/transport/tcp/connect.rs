@@ -5,7 +5,6 @@
 use super::*;
 
 impl TcpTransport {
-
     fn reject(&mut self, addr: &SocketAddr, reason: impl std::fmt::Display) {
         self.rejected += 1;
         eprintln!(
@@ -180,14 +179,20 @@ impl TcpTransport {
         }
         // A process of another job claims the index we gave it, and proves the
         // secret of that connection, not the job's.
-        let dynamic = self.peers.get(msg.rank as usize).and_then(|p| p.dynamic.as_ref());
+        let dynamic = self
+            .peers
+            .get(msg.rank as usize)
+            .and_then(|p| p.dynamic.as_ref());
         let secret: &[u8] = dynamic.map_or(&self.secret, |d| &d.secret);
         if !wire::verify_client_msg(secret, &msg, &c.my_nonce) {
             return Err("the client failed to prove knowledge of the job secret".into());
         }
         if let Some(d) = dynamic {
             if d.dial || msg.server_rank != self.me {
-                return Err(format!("the process of another job claiming index {} may not connect", msg.rank));
+                return Err(format!(
+                    "the process of another job claiming index {} may not connect",
+                    msg.rank
+                ));
             }
         }
         if msg.server_rank != self.me {
@@ -206,7 +211,10 @@ impl TcpTransport {
         c.their_nonce = msg.nonce;
         let p = &self.peers[msg.rank as usize];
         if p.failed || p.closed {
-            return Err(format!("rank {} has already failed or disconnected", msg.rank));
+            return Err(format!(
+                "rank {} has already failed or disconnected",
+                msg.rank
+            ));
         }
         if p.conn.is_some() {
             return Err(format!("rank {} is already connected", msg.rank));
@@ -300,13 +308,8 @@ impl TcpTransport {
                     c.their_nonce = hello.nonce;
                     c.my_nonce = random_nonce().map_err(net)?;
                     c.inbuf.clear();
-                    let msg = wire::encode_client_msg(
-                        secret,
-                        me,
-                        them,
-                        &c.their_nonce,
-                        &c.my_nonce,
-                    );
+                    let msg =
+                        wire::encode_client_msg(secret, me, them, &c.their_nonce, &c.my_nonce);
                     c.out.extend_from_slice(&msg);
                     c.state = State::WaitVerdict;
                 }
@@ -336,5 +339,4 @@ impl TcpTransport {
             }
         }
     }
-
 }

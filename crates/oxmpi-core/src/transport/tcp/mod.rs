@@ -360,18 +360,40 @@ impl TcpTransport {
     /// authenticate this connection with. Exactly one side dials (`dial`); the other
     /// waits for the connection, so the collision rule of the job's ranks is not
     /// needed. A dialing side starts connecting at once.
-    pub fn add_dynamic_peer(&mut self, endpoint: &str, remote_me: u32, my_index_there: u32, secret: &[u8], dial: bool) -> Result<u32> {
+    pub fn add_dynamic_peer(
+        &mut self,
+        endpoint: &str,
+        remote_me: u32,
+        my_index_there: u32,
+        secret: &[u8],
+        dial: bool,
+    ) -> Result<u32> {
         const CALL: &str = "TcpTransport::add_dynamic_peer";
-        let addr: SocketAddr = endpoint
-            .parse()
-            .map_err(|e| MpiError::arg(ErrorClass::Arg, CALL, "endpoint", format!("{endpoint:?}: {e}")))?;
+        let addr: SocketAddr = endpoint.parse().map_err(|e| {
+            MpiError::arg(
+                ErrorClass::Arg,
+                CALL,
+                "endpoint",
+                format!("{endpoint:?}: {e}"),
+            )
+        })?;
         if secret.is_empty() {
-            return Err(MpiError::arg(ErrorClass::Arg, CALL, "secret", "the connection secret is empty"));
+            return Err(MpiError::arg(
+                ErrorClass::Arg,
+                CALL,
+                "secret",
+                "the connection secret is empty",
+            ));
         }
         let r = self.peers.len() as u32;
         let mut p = Peer {
             endpoint: Some(addr),
-            dynamic: Some(DynPeer { remote_me, my_index_there, secret: secret.to_vec(), dial }),
+            dynamic: Some(DynPeer {
+                remote_me,
+                my_index_there,
+                secret: secret.to_vec(),
+                dial,
+            }),
             await_incoming: !dial,
             ..Peer::default()
         };
@@ -388,7 +410,9 @@ impl TcpTransport {
     /// index (several joins of one process at once reserve their indices in
     /// turn): the index it gave us, and whether we dial (then at once).
     pub fn set_dynamic_index(&mut self, r: u32, my_index_there: u32, dial: bool) {
-        let Some(p) = self.peers.get_mut(r as usize) else { return };
+        let Some(p) = self.peers.get_mut(r as usize) else {
+            return;
+        };
         let Some(d) = p.dynamic.as_mut() else { return };
         d.my_index_there = my_index_there;
         d.dial = dial;
@@ -400,7 +424,11 @@ impl TcpTransport {
 
     /// Whether `r` has an established connection.
     pub fn is_connected(&self, r: u32) -> bool {
-        self.peers.get(r as usize).is_some_and(|p| p.conn.as_ref().is_some_and(|c| matches!(c.state, State::Established)))
+        self.peers.get(r as usize).is_some_and(|p| {
+            p.conn
+                .as_ref()
+                .is_some_and(|c| matches!(c.state, State::Established))
+        })
     }
 
     /// Whether `r` failed (with the reason, if so).
@@ -409,7 +437,13 @@ impl TcpTransport {
         if !p.failed {
             return None;
         }
-        Some(self.failed.iter().find(|(x, _)| *x == r).map(|(_, w)| w.clone()).unwrap_or_default())
+        Some(
+            self.failed
+                .iter()
+                .find(|(x, _)| *x == r)
+                .map(|(_, w)| w.clone())
+                .unwrap_or_default(),
+        )
     }
 
     /// Queues a goodbye to `r` (nothing may be sent to it afterwards).
@@ -520,5 +554,4 @@ impl TcpTransport {
     pub fn is_flushed(&self, to: u32) -> bool {
         self.peers[to as usize].queued() == 0
     }
-
 }

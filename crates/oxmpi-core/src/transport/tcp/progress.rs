@@ -5,7 +5,6 @@
 use super::*;
 
 impl TcpTransport {
-
     /// Queues one packet for `to`: `fill` writes it straight into the send queue (no
     /// intermediate buffer) and returns its length; false if the per-peer send queue is
     /// over its bound (back-pressure), or the peer failed or said goodbye (see
@@ -20,7 +19,12 @@ impl TcpTransport {
     /// [`TcpTransport::try_push`] of a packet known to take at most `max_len` bytes
     /// (clamped to [`MAX_PACKET`]): `fill` gets `max_len` bytes, so a peer that is only
     /// sent small packets keeps a small send queue. Panics if `fill` returns more.
-    pub fn try_push_max(&mut self, to: u32, max_len: usize, fill: impl FnOnce(&mut [u8]) -> usize) -> bool {
+    pub fn try_push_max(
+        &mut self,
+        to: u32,
+        max_len: usize,
+        fill: impl FnOnce(&mut [u8]) -> usize,
+    ) -> bool {
         self.check_peer(to);
         let max_len = max_len.min(MAX_PACKET);
         let p = &mut self.peers[to as usize];
@@ -44,7 +48,8 @@ impl TcpTransport {
             len <= max_len,
             "tcp: packet of {len} bytes exceeds its bound ({max_len}, MAX_PACKET {MAX_PACKET})"
         );
-        p.sendbuf[p.end..start].copy_from_slice(&wire::encode_frame_header(wire::KIND_DATA, len as u32));
+        p.sendbuf[p.end..start]
+            .copy_from_slice(&wire::encode_frame_header(wire::KIND_DATA, len as u32));
         p.end = start + len;
         self.activate(to);
         if self.peers[to as usize].conn.is_none() {
@@ -68,7 +73,11 @@ impl TcpTransport {
     /// one's buffer is reused for the next large packet from `from` (no allocation, no
     /// zeroing, no fresh pages for a stream of large messages).
     pub fn recycle(&mut self, from: u32, pkt: Vec<u8>) {
-        if let Some(c) = self.peers.get_mut(from as usize).and_then(|p| p.conn.as_mut()) {
+        if let Some(c) = self
+            .peers
+            .get_mut(from as usize)
+            .and_then(|p| p.conn.as_mut())
+        {
             c.dec.recycle(pkt);
         }
     }
@@ -98,11 +107,20 @@ impl TcpTransport {
     /// a sleeper that only waits for input).
     pub fn poll_set(&self) -> Vec<(RawFd, bool)> {
         let mut v = vec![(self.listener.as_raw_fd(), false)];
-        v.extend(self.pending.iter().map(|c| (c.stream.as_raw_fd(), c.out_sent < c.out.len())));
+        v.extend(
+            self.pending
+                .iter()
+                .map(|c| (c.stream.as_raw_fd(), c.out_sent < c.out.len())),
+        );
         for &r in &self.active {
             let p = &self.peers[r as usize];
             v.extend(p.attempt.iter().map(|c| (c.stream.as_raw_fd(), true)));
-            v.extend(p.conn.iter().map(|c| (c.stream.as_raw_fd(), p.queued() > 0 || c.out_sent < c.out.len())));
+            v.extend(p.conn.iter().map(|c| {
+                (
+                    c.stream.as_raw_fd(),
+                    p.queued() > 0 || c.out_sent < c.out.len(),
+                )
+            }));
         }
         v
     }
@@ -171,7 +189,8 @@ impl TcpTransport {
         Some((|| {
             // Write: handshake leftovers (the server's verdict) first, then frames.
             if c.flush_handshake(did).map_err(|e| e.to_string())? && p.sent < p.end {
-                write_some(&c.stream, &p.sendbuf[..p.end], &mut p.sent, did).map_err(|e| e.to_string())?;
+                write_some(&c.stream, &p.sendbuf[..p.end], &mut p.sent, did)
+                    .map_err(|e| e.to_string())?;
                 if p.sent == p.end {
                     p.sent = 0;
                     p.end = 0;

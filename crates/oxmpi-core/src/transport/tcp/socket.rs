@@ -153,7 +153,12 @@ fn send_nosig(stream: &TcpStream, buf: &[u8]) -> io::Result<usize> {
 }
 
 /// Writes as much of `buf[*off..]` as the socket takes; `Ok(true)` if all of it went.
-pub(super) fn write_some(stream: &TcpStream, buf: &[u8], off: &mut usize, did: &mut bool) -> io::Result<bool> {
+pub(super) fn write_some(
+    stream: &TcpStream,
+    buf: &[u8],
+    off: &mut usize,
+    did: &mut bool,
+) -> io::Result<bool> {
     while *off < buf.len() {
         match send_nosig(stream, &buf[*off..]) {
             Ok(0) => {

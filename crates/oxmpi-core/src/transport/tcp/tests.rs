@@ -420,19 +420,38 @@ fn recycled_payload_buffers_carry_only_the_new_frame() {
         f
     };
     let mut prev: Option<(usize, usize)> = None; // (address, length) of the recycled buffer
-    for (len, fill) in [(100_000, 1u8), (20_000, 2), (150_000, 3), (40, 4), (MAX_PACKET, 5)] {
+    for (len, fill) in [
+        (100_000, 1u8),
+        (20_000, 2),
+        (150_000, 3),
+        (40, 4),
+        (MAX_PACKET, 5),
+    ] {
         let mut got = Vec::new();
         d.feed(&frame(len, fill), |f| got.push(f)).unwrap();
         assert_eq!(got.len(), 1, "one frame of {len} bytes");
-        let wire::Frame::Packet(p) = got.pop().unwrap() else { panic!("not a packet") };
+        let wire::Frame::Packet(p) = got.pop().unwrap() else {
+            panic!("not a packet")
+        };
         assert_eq!(p.len(), len);
-        assert!(p.iter().enumerate().all(|(i, &b)| b == fill ^ (i % 251) as u8), "frame of {len} bytes corrupted");
+        assert!(
+            p.iter()
+                .enumerate()
+                .all(|(i, &b)| b == fill ^ (i % 251) as u8),
+            "frame of {len} bytes corrupted"
+        );
         if let Some((addr, plen)) = prev {
             if len >= wire::RECYCLE_MIN && len <= plen {
-                assert_eq!(p.as_ptr() as usize, addr, "a large frame reuses the recycled buffer");
+                assert_eq!(
+                    p.as_ptr() as usize,
+                    addr,
+                    "a large frame reuses the recycled buffer"
+                );
             }
         }
-        prev = (p.len() >= wire::RECYCLE_MIN).then(|| (p.as_ptr() as usize, p.len())).or(prev);
+        prev = (p.len() >= wire::RECYCLE_MIN)
+            .then(|| (p.as_ptr() as usize, p.len()))
+            .or(prev);
         d.recycle(p);
     }
 }

@@ -265,8 +265,7 @@ impl FrameDecoder {
     fn header_done(&mut self, out: &mut impl FnMut(Frame)) -> Result<(), String> {
         self.hdr_got = 0;
         let kind = self.hdr[0];
-        let len =
-            u32::from_le_bytes([self.hdr[4], self.hdr[5], self.hdr[6], self.hdr[7]]) as usize;
+        let len = u32::from_le_bytes([self.hdr[4], self.hdr[5], self.hdr[6], self.hdr[7]]) as usize;
         if self.bye {
             return Err("frame after goodbye".into());
         }
