@@ -320,7 +320,7 @@ fn sessions_without_mpi_init_and_before_it() {
 /// The lines tests/c/psets.c prints, one per rank, in rank order, with
 /// whether every rank found exactly one application set of its own.
 fn pset_lines(o: &Output) -> Vec<String> {
-    let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
+    let out = both_outputs(&o);
     assert!(o.status.success(), "{out}");
     let mut lines: Vec<String> = text(&o.stdout)
         .lines()
@@ -375,6 +375,29 @@ fn shm_entries() -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The oxmpi entries of /dev/shm whose names start with `prefix`.
+fn shm_entries_starting(prefix: &str) -> Vec<String> {
+    shm_entries()
+        .into_iter()
+        .filter(|n| n.starts_with(prefix))
+        .collect()
+}
+
+/// A finished job's standard output, then its standard error.
+fn both_outputs(o: &Output) -> String {
+    format!("{}\n{}", text(&o.stdout), text(&o.stderr))
+}
+
+/// Fails the test (naming `what` and showing the job's output) if a
+/// segment appeared since `before` whose creator is dead.
+fn assert_nothing_orphaned_since(before: &[String], what: &str, out: &str) {
+    let orphans = orphaned_since(before);
+    assert!(
+        orphans.is_empty(),
+        "{what}: orphaned in /dev/shm: {orphans:?}\n{out}"
+    );
 }
 
 /// Entries of /dev/shm not in `before` whose creator (the `-p<PID>` the
@@ -466,19 +489,11 @@ fn no_shared_memory_is_left_when_jobs_end() {
     ];
     for (what, args, code) in &cases {
         let (pid, o) = mpiexec_with_pid(args);
-        let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
+        let out = both_outputs(&o);
         assert_eq!(o.status.code(), Some(*code), "{what}:\n{out}");
-        let family = format!("oxmpi-kvs_{pid}_");
-        let left: Vec<String> = shm_entries()
-            .into_iter()
-            .filter(|n| n.starts_with(&family))
-            .collect();
+        let left = shm_entries_starting(&format!("oxmpi-kvs_{pid}_"));
         assert!(left.is_empty(), "{what}: left in /dev/shm: {left:?}\n{out}");
-        let orphans = orphaned_since(&before);
-        assert!(
-            orphans.is_empty(),
-            "{what}: orphaned in /dev/shm: {orphans:?}\n{out}"
-        );
+        assert_nothing_orphaned_since(&before, what, &out);
     }
     assert!(
         !stale.exists(),
@@ -493,7 +508,7 @@ fn no_shared_memory_is_left_when_jobs_end() {
         ("MPI_Abort", "abort", Some(5)),
     ] {
         let o = open_mpi_run(mpirun, &os!["-n", "3", exe, mode]);
-        let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
+        let out = both_outputs(&o);
         assert_ne!(
             o.status.code(),
             Some(124),
@@ -502,11 +517,7 @@ fn no_shared_memory_is_left_when_jobs_end() {
         if let Some(c) = code {
             assert_eq!(o.status.code(), Some(c), "{what} under mpirun:\n{out}");
         }
-        let orphans = orphaned_since(&before);
-        assert!(
-            orphans.is_empty(),
-            "{what} under mpirun: orphaned in /dev/shm: {orphans:?}\n{out}"
-        );
+        assert_nothing_orphaned_since(&before, &format!("{what} under mpirun"), &out);
     }
 }
 
@@ -561,12 +572,6 @@ fn a_launcher_dying_mid_start_leaves_no_shared_memory() {
         });
     }
     drop(tx);
-    let seen = |p: &str| {
-        shm_entries()
-            .into_iter()
-            .filter(|n| n.starts_with(p))
-            .collect::<Vec<_>>()
-    };
     let mut cut = Vec::new();
     while let Ok((r, line)) = rx.recv_timeout(std::time::Duration::from_secs(60)) {
         let Some(line) = line else { continue };
@@ -576,7 +581,7 @@ fn a_launcher_dying_mid_start_leaves_no_shared_memory() {
             .iter()
             .any(|(_, l)| l.contains("cmd=barrier_out"));
         if releases_barrier && cut.is_empty() {
-            cut = seen(&prefix);
+            cut = shm_entries_starting(&prefix);
             if !cut.is_empty() {
                 // The launcher dies: every rank's connection closes.
                 for w in writers.iter_mut() {
@@ -607,7 +612,7 @@ fn a_launcher_dying_mid_start_leaves_no_shared_memory() {
         !cut.is_empty(),
         "the ranks never created their segment:\n{outs}"
     );
-    let left = seen(&prefix);
+    let left = shm_entries_starting(&prefix);
     assert!(
         left.is_empty(),
         "left in /dev/shm after the launcher died: {left:?} (created: {cut:?})\n{outs}"
@@ -775,7 +780,7 @@ fn spawn_under_open_mpi_mpirun_through_pmix() {
                 children.to_string()
             ],
         );
-        let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
+        let out = both_outputs(&o);
         assert!(
             o.status.success(),
             "{parents} parents, {children} children:\n{out}"
@@ -793,7 +798,7 @@ fn spawn_under_open_mpi_mpirun_through_pmix() {
     }
     // The program by its bare name through info `path`, keys read from info `file`.
     let o = open_mpi_run(mpirun, &os!["-n", "2", exe, "infofile", "2"]);
-    let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
+    let out = both_outputs(&o);
     assert!(o.status.success(), "info file and path:\n{out}");
     assert!(
         out.contains("parent checks passed (2 parents, 2 children)")
@@ -801,7 +806,7 @@ fn spawn_under_open_mpi_mpirun_through_pmix() {
         "{out}"
     );
     let o = open_mpi_run(mpirun, &os!["-n", "2", exe, "multiple"]);
-    let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
+    let out = both_outputs(&o);
     assert!(
         o.status.success()
             && out.contains("spawn_multiple parent passed")
@@ -817,7 +822,7 @@ fn spawn_under_open_mpi_mpirun_through_pmix() {
         mpirun,
         &os!["-n", "2", exe, "badhost", "oxmpi-no-such-host"],
     );
-    let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
+    let out = both_outputs(&o);
     assert_ne!(
         o.status.code(),
         Some(124),
@@ -912,7 +917,7 @@ fn spawn_under_srun_pmix_is_unsupported_and_named() {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
+    let out = both_outputs(&o);
     assert!(o.status.success(), "{out}");
     let line = out
         .lines()
@@ -939,7 +944,7 @@ fn names_under_open_mpi_mpirun_through_pmix() {
     let exe = build("connect_accept");
     let service = format!("oxmpi-launch-test-{}", std::process::id());
     let o = open_mpi_run(mpirun, &os!["-n", "2", exe, "names", service]);
-    let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
+    let out = both_outputs(&o);
     assert!(o.status.success() && out.contains("names passed"), "{out}");
     let line = out
         .lines()
