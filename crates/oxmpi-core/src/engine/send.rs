@@ -545,7 +545,8 @@ impl State {
                             context: 0,
                             source: 0,
                             tag: 0,
-                            len: 0,
+                            // The payload's offset (see CONT_HEADER_LEN).
+                            len: *sent as u64,
                             sreq: 0,
                             rreq: *rreq,
                             sig: 0,

@@ -220,7 +220,9 @@ struct Peer {
     end: usize,
     /// We queued our goodbye: no more packets.
     bye_queued: bool,
-    recvq: VecDeque<Vec<u8>>,
+    /// Received packets, each with how many of its bytes it holds (less than its
+    /// length for a [`wire::Frame::Landed`] one, whose payload is in the engine's memory).
+    recvq: VecDeque<(Vec<u8>, usize)>,
     recv_bytes: usize,
     failed: bool,
     active: bool,

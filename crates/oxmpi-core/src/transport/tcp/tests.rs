@@ -492,3 +492,167 @@ fn handshake_messages_round_trip_and_bind_their_inputs() {
         );
     }
 }
+
+#[test]
+fn landed_payloads_go_straight_to_the_sink_in_any_chunking() {
+    // Frames of every kind of size, fed in random chunks: the lander is asked once per
+    // payload of at least HEAD + min bytes, with exactly the first bytes in so far; it
+    // takes every other one (by the first byte), copying what it got and naming where
+    // the rest goes. Taken payloads come out as Landed with only their head in the
+    // buffer and every byte in the sink; the others as ordinary packets; nothing is
+    // written past a sink.
+    const HEAD: usize = 16;
+    const MIN: usize = 1000;
+    let mut rng = Rng::new(7);
+    for round in 0..40u64 {
+        let lens = [
+            5usize,
+            HEAD,
+            HEAD + MIN,
+            70_000,
+            3,
+            MAX_PACKET,
+            2_000,
+            40_000,
+        ];
+        let mut stream = Vec::new();
+        let mut want = Vec::new();
+        for (k, &len) in lens.iter().enumerate() {
+            let p: Vec<u8> = (0..len)
+                .map(|i| (i as u64 * 31 + k as u64 + round) as u8)
+                .collect();
+            let mut p = p;
+            if let Some(b) = p.first_mut() {
+                *b = (k % 2) as u8; // 1: the lander takes it
+            }
+            stream.extend_from_slice(&wire::encode_frame_header(wire::KIND_DATA, len as u32));
+            stream.extend_from_slice(&p);
+            want.push(p);
+        }
+        // One sink per frame, with guard bytes after it.
+        let mut sinks: Vec<Vec<u8>> = lens.iter().map(|&l| vec![0xee; l + 64]).collect();
+        let sink_addrs: Vec<usize> = sinks.iter_mut().map(|s| s.as_mut_ptr() as usize).collect();
+        let mut asked = Vec::new();
+        let mut frame_no = 0usize;
+        let mut d = wire::FrameDecoder::new();
+        let mut out = Vec::new();
+        let mut land = |got: &[u8], rest: usize| -> Option<usize> {
+            asked.push((got.len(), rest));
+            assert!(got.len() >= HEAD && rest >= MIN);
+            // Which frame: the one whose first bytes these are (matched by content).
+            let k = want
+                .iter()
+                .position(|w| w.len() == got.len() + rest && w[..got.len()] == *got)?;
+            if got[0] != 1 {
+                return None;
+            }
+            let base = sink_addrs[k];
+            // SAFETY: `base` is the start of sink k, which holds len + 64 bytes.
+            unsafe { std::ptr::copy_nonoverlapping(got.as_ptr(), base as *mut u8, got.len()) };
+            Some(base + got.len())
+        };
+        let mut at = 0;
+        while at < stream.len() {
+            let n = ((rng.next_u64() % 90_000) as usize + 1).min(stream.len() - at);
+            // Half the time read "from the socket" into the direct buffer, like poll.
+            if rng.next_u64() % 2 == 0 {
+                if let Some(buf) = d.direct_buf_head(MIN, HEAD) {
+                    let m = n.min(buf.len());
+                    buf[..m].copy_from_slice(&stream[at..at + m]);
+                    d.advance_direct(m, |f| out.push(f));
+                    at += m;
+                    continue;
+                }
+            }
+            // SAFETY: the lander answers addresses inside `sinks`, alive for the test.
+            unsafe { d.feed_landing(&stream[at..at + n], HEAD, MIN, &mut land, |f| out.push(f)) }
+                .unwrap();
+            at += n;
+        }
+        assert!(d.at_boundary());
+        assert_eq!(out.len(), lens.len());
+        for (k, f) in out.into_iter().enumerate() {
+            frame_no += 1;
+            let w = &want[k];
+            match f {
+                wire::Frame::Landed { buf, head } => {
+                    assert_eq!(w[0], 1, "frame {k} landed but was refused");
+                    assert_eq!(buf.len(), w.len());
+                    assert_eq!(&buf[..head], &w[..head]);
+                    assert_eq!(&sinks[k][..w.len()], &w[..], "frame {k}'s sink");
+                    assert!(
+                        sinks[k][w.len()..].iter().all(|&b| b == 0xee),
+                        "past sink {k}"
+                    );
+                }
+                wire::Frame::Packet(p) => {
+                    assert!(w.len() < HEAD + MIN || w[0] != 1, "frame {k} should land");
+                    assert_eq!(&p, w, "frame {k}");
+                }
+                wire::Frame::Bye => panic!("no goodbye was sent"),
+            }
+        }
+        assert_eq!(frame_no, lens.len());
+        // Asked once per large payload (70_000, MAX_PACKET, 2_000, 40_000, HEAD + MIN).
+        assert_eq!(asked.len(), 5, "asked {asked:?}");
+    }
+}
+
+#[test]
+fn poll_landing_reads_large_packets_into_the_landers_memory() {
+    // Over a real connection: large packets whose first byte says "land" are read into
+    // one destination buffer at the offset their second byte names; the rest pop as
+    // ordinary packets, in order with the landed ones.
+    let mut ts = job(2);
+    let big = |k: u8| -> Vec<u8> {
+        let mut v: Vec<u8> = (0..MAX_PACKET).map(|i| (i % 253) as u8 ^ k).collect();
+        v[0] = k % 2;
+        v[1] = k;
+        v
+    };
+    let sent: Vec<Vec<u8>> = (0..6u8).flat_map(|k| [big(k), vec![k; 10]]).collect();
+    let mut dest = vec![0u8; 6 * MAX_PACKET];
+    let base = dest.as_mut_ptr() as usize;
+    let mut got: Vec<(Vec<u8>, Option<usize>)> = Vec::new();
+    let mut next = 0;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while got.len() < sent.len() {
+        assert!(Instant::now() < deadline, "timed out");
+        while next < sent.len() && push_bytes(&mut ts[0], 1, &sent[next]) {
+            next += 1;
+        }
+        ts[0].poll();
+        let mut land = |from: u32, first: &[u8], rest: usize| -> Option<usize> {
+            assert_eq!(from, 0);
+            if first[0] != 1 {
+                return None;
+            }
+            let at = base + first[1] as usize * MAX_PACKET;
+            // SAFETY: `at` starts one MAX_PACKET slot of `dest`.
+            unsafe { std::ptr::copy_nonoverlapping(first.as_ptr(), at as *mut u8, first.len()) };
+            Some(at + first.len())
+        };
+        // SAFETY: the lander answers slots of `dest`, which outlives the transport's use.
+        unsafe { ts[1].poll_landing(2, &mut land) };
+        assert_eq!(ts[1].failed_peer(), None);
+        while let Some(p) = ts[1].pop_landed(0) {
+            got.push(p);
+        }
+    }
+    for (k, ((pkt, landed), want)) in got.iter().zip(&sent).enumerate() {
+        assert_eq!(pkt.len(), want.len(), "packet {k}");
+        if want.len() == MAX_PACKET && want[0] == 1 {
+            let head = landed.expect("an odd large packet lands");
+            assert_eq!(&pkt[..head], &want[..head]);
+            let slot = want[1] as usize * MAX_PACKET;
+            assert_eq!(
+                &dest[slot..slot + MAX_PACKET],
+                &want[..],
+                "packet {k} landed"
+            );
+        } else {
+            assert_eq!(*landed, None, "packet {k}");
+            assert_eq!(pkt, want, "packet {k}");
+        }
+    }
+}
