@@ -180,7 +180,13 @@ impl TcpTransport {
             let mut accepted = false;
             self.accept_new(&mut accepted);
             // More may be queued behind a burst: look again at once.
-            self.next_accept = if accepted { now } else { now + ACCEPT_INTERVAL };
+            self.next_accept = if accepted {
+                now
+            } else if self.expects_connections() {
+                now + ACCEPT_INTERVAL
+            } else {
+                now + ACCEPT_INTERVAL_IDLE
+            };
             did |= accepted;
         }
         self.advance_pending(now, &mut did);
@@ -257,7 +263,8 @@ impl TcpTransport {
                     let asked = buf.len();
                     ((&c.stream).read(buf), asked)
                 } else {
-                    ((&c.stream).read(scratch), scratch.len())
+                    let lim = c.dec.read_hint(head, scratch.len());
+                    ((&c.stream).read(&mut scratch[..lim]), lim)
                 };
                 match res {
                     Ok(0) => {

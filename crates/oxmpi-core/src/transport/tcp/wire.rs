@@ -257,7 +257,13 @@ pub struct FrameDecoder {
     bye: bool,
     /// A large payload buffer handed back after use ([`FrameDecoder::recycle`]): the
     /// next large frame is read into it instead of a fresh, zeroed allocation.
-    spare: Option<Vec<u8>>,
+    /// (Several: the packets of one large message are often all read before the engine
+    /// handles the first, and a fresh buffer is a zeroed allocation.)
+    spare: Vec<Vec<u8>>,
+    /// The last frame out was landed ([`Frame::Landed`]): the next one is probably
+    /// another large one, whose first bytes are best read alone (see
+    /// [`FrameDecoder::read_hint`]).
+    after_landed: bool,
     /// The rest of the current payload goes to the embedder's memory.
     sink: Option<Sink>,
     /// The embedder was asked for a sink for the current payload.
@@ -267,6 +273,8 @@ pub struct FrameDecoder {
 /// Payloads from this size on are read straight into their buffer (no staging copy) and
 /// their buffers recycled.
 pub const RECYCLE_MIN: usize = 16 * 1024;
+/// Most payload buffers kept for reuse per connection (a 1 MiB message's packets).
+const SPARES: usize = 4;
 
 impl FrameDecoder {
     pub fn new() -> FrameDecoder {
@@ -303,9 +311,10 @@ impl FrameDecoder {
                     ));
                 }
                 if len == 0 {
+                    self.after_landed = false;
                     out(Frame::Packet(Vec::new()));
                 } else {
-                    self.payload = Some(match self.spare.take() {
+                    self.payload = Some(match self.spare.pop() {
                         // Shrinking keeps the bytes (no pass over them); growing zeroes
                         // only the new tail.
                         Some(mut v) if len >= RECYCLE_MIN => {
@@ -313,7 +322,7 @@ impl FrameDecoder {
                             v
                         }
                         spare => {
-                            self.spare = spare;
+                            self.spare.extend(spare);
                             vec![0u8; len]
                         }
                     });
@@ -379,6 +388,7 @@ impl FrameDecoder {
                 self.got += n;
                 data = &data[n..];
                 if self.got == p.len() {
+                    self.after_landed = false;
                     out(Frame::Packet(self.payload.take().unwrap()));
                 }
             } else {
@@ -479,8 +489,19 @@ impl FrameDecoder {
     }
 
     pub fn recycle(&mut self, buf: Vec<u8>) {
-        if self.spare.is_none() && buf.len() >= RECYCLE_MIN {
-            self.spare = Some(buf);
+        if self.spare.len() < SPARES && buf.len() >= RECYCLE_MIN {
+            self.spare.push(buf);
+        }
+    }
+
+    /// How many bytes the next read into a staging buffer should ask for: right after
+    /// a landed frame, only the next frame's header and `head` bytes of its payload (so
+    /// that the rest of a large payload can land too, with no staging copy), else `max`.
+    pub fn read_hint(&self, head: usize, max: usize) -> usize {
+        if self.after_landed && self.at_boundary() {
+            (FRAME_HEADER_LEN + head).min(max)
+        } else {
+            max
         }
     }
 
@@ -491,6 +512,7 @@ impl FrameDecoder {
             if s.got == s.len {
                 let head = s.head;
                 self.sink = None;
+                self.after_landed = true;
                 out(Frame::Landed {
                     buf: self.payload.take().unwrap(),
                     head,
@@ -501,6 +523,7 @@ impl FrameDecoder {
         let Some(p) = &self.payload else { return };
         self.got = (self.got + n).min(p.len());
         if self.got == p.len() {
+            self.after_landed = false;
             out(Frame::Packet(self.payload.take().unwrap()));
         }
     }
