@@ -102,7 +102,9 @@ mod tests;
 pub mod wire;
 
 pub use progress::wait_fds;
-use socket::{connect_done, connect_nonblocking, random_nonce, read_exact_nb, write_some};
+use socket::{
+    connect_done, connect_nonblocking, random_nonce, read_exact_nb, send_gather, write_some,
+};
 
 /// Largest packet [`TcpTransport::try_push`] accepts; the engine fragments to this.
 pub const MAX_PACKET: usize = 256 * 1024;
@@ -251,6 +253,17 @@ struct DynPeer {
 impl Peer {
     fn queued(&self) -> usize {
         self.end - self.sent
+    }
+
+    /// Appends `bytes` to the queue, first moving the unsent rest to the front when the
+    /// written part is the larger.
+    fn append(&mut self, bytes: &[u8]) {
+        if self.sent > 0 && self.sent >= self.end / 2 {
+            self.sendbuf.copy_within(self.sent..self.end, 0);
+            self.end -= self.sent;
+            self.sent = 0;
+        }
+        self.queue_frame_bytes(bytes);
     }
 
     /// Appends a whole frame of `bytes` (the goodbye) to the queue.

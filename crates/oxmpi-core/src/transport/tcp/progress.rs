@@ -58,6 +58,61 @@ impl TcpTransport {
         true
     }
 
+    /// Most packets [`TcpTransport::try_push_gather`] takes at once.
+    pub const GATHER_MAX: usize = 4;
+
+    /// Queues the packets `head_i ++ body_i` for `to` (at most [`Self::GATHER_MAX`], each
+    /// at most [`MAX_PACKET`] bytes), like [`TcpTransport::try_push`] of each, but when
+    /// nothing is queued before them they go to the socket in one gathered `sendmsg`
+    /// straight from the caller's memory: only the bytes the socket does not take are
+    /// copied into the queue. Returns how many packets were taken (all, or none on
+    /// back-pressure or a failed peer); either way the caller's slices are free again.
+    pub fn try_push_gather(&mut self, to: u32, packets: &[(&[u8], &[u8])]) -> usize {
+        self.check_peer(to);
+        assert!(packets.len() <= Self::GATHER_MAX);
+        let p = &mut self.peers[to as usize];
+        if p.failed || p.bye_queued || p.queued() >= SEND_BOUND {
+            return 0;
+        }
+        let mut frames = [[0u8; wire::FRAME_HEADER_LEN]; Self::GATHER_MAX];
+        let mut parts: [&[u8]; 3 * Self::GATHER_MAX] = [&[]; 3 * Self::GATHER_MAX];
+        for (i, (h, b)) in packets.iter().enumerate() {
+            let len = h.len() + b.len();
+            assert!(
+                len <= MAX_PACKET,
+                "tcp: packet of {len} bytes exceeds MAX_PACKET"
+            );
+            frames[i] = wire::encode_frame_header(wire::KIND_DATA, len as u32);
+        }
+        for (i, (h, b)) in packets.iter().enumerate() {
+            parts[3 * i] = &frames[i];
+            parts[3 * i + 1] = h;
+            parts[3 * i + 2] = b;
+        }
+        let parts = &parts[..3 * packets.len()];
+        let mut written = 0;
+        if p.queued() == 0 {
+            if let Some(c) = p.conn.as_ref() {
+                if c.state == State::Established && c.out_sent >= c.out.len() && !c.eof {
+                    // An error is found again (and fails the peer) by the next poll's write.
+                    written = send_gather(&c.stream, parts).unwrap_or(0);
+                }
+            }
+        }
+        for part in parts {
+            let skip = written.min(part.len());
+            written -= skip;
+            if skip < part.len() {
+                p.append(&part[skip..]);
+            }
+        }
+        self.activate(to);
+        if self.peers[to as usize].conn.is_none() {
+            self.maybe_connect(to, Instant::now());
+        }
+        packets.len()
+    }
+
     /// Hands the next complete packet received from `from` to `f`; false if none.
     /// Takes the next packet from `from`, if any, as an owned buffer (no copy; the
     /// engine handles it while it holds `&mut` to everything else).
