@@ -80,6 +80,14 @@
 //! more than [`RECV_BOUND`] bytes of its packets wait to be popped, so a slow receiver
 //! pushes back on the sender through TCP's own flow control instead of growing memory.
 //!
+//! # Large packets without copies
+//!
+//! [`TcpTransport::try_push_gather`] writes packets with one gathered `sendmsg` from the
+//! caller's memory when nothing is queued before them (only what the socket does not
+//! take is copied into the queue), and [`TcpTransport::poll_landing`] lets the engine
+//! name, once a large packet's first bytes are in, the memory its payload is read into
+//! (the posted receive's buffer): such a packet pops as landed, holding only its head.
+//!
 //! # Shutdown
 //!
 //! [`TcpTransport::shutdown`] flushes the queued packets, sends a goodbye to every
