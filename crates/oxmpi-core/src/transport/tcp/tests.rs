@@ -624,6 +624,11 @@ fn poll_landing_reads_large_packets_into_the_landers_memory() {
         ts[0].poll();
         let mut land = |from: u32, first: &[u8], rest: usize| -> Option<usize> {
             assert_eq!(from, 0);
+            assert_eq!(
+                first.len() + rest,
+                MAX_PACKET,
+                "asked about a large packet only"
+            );
             if first[0] != 1 {
                 return None;
             }
