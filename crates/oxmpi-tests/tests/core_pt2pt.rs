@@ -199,3 +199,17 @@ fn mixed_type_signatures_are_checked_as_prefixes() {
     scenario(1, "signature_mixed", &[("OXMPI_CHECK_SIGNATURES", "1")]);
     scenario(2, "signature_mixed", &[]);
 }
+
+#[test]
+fn over_tcp_large_messages_land_in_the_receive_buffer_intact() {
+    // Every peer over TCP: rendezvous streams' packets are read from the socket
+    // straight into the posted receive's buffer (engine/net.rs `land_data`), except a
+    // packet reaching past a short buffer, which takes the clipping path: truncation
+    // stays MPI_ERR_TRUNCATE with nothing written past the buffer; randomized traffic
+    // (ANY_SOURCE included) arrives intact and in order; non-contiguous receives
+    // land in their temporary buffer and unpack.
+    let tcp = [("OXMPI_TRANSPORT", "tcp")];
+    scenario(2, "truncate", &tcp);
+    scenario(3, "traffic", &tcp);
+    scenario(2, "typed", &tcp);
+}

@@ -319,3 +319,29 @@ fn ranks_on_other_hosts_computing_or_streaming_are_never_reported() {
     );
     assert!(!se.contains("DEADLOCK"), "{se}");
 }
+
+#[test]
+fn large_messages_between_hosts_land_intact_and_truncate_cleanly() {
+    // Rendezvous streams between hosts are gathered from the sender's buffer and read
+    // straight into the receiver's (transport/tcp: try_push_gather, poll_landing):
+    // truncation between two hosts is MPI_ERR_TRUNCATE with nothing written past the
+    // buffer, and with rank 0 alone on one host and ranks 1, 2 sharing another,
+    // ANY_SOURCE receives mix shared-memory and TCP senders, large ones included.
+    if !namespaces() {
+        return;
+    }
+    let _turn = common::serial();
+    let pt2pt = env!("CARGO_BIN_EXE_core_pt2pt");
+    for (hosts, n, s) in [
+        ("oxmpi-h1:1,oxmpi-h2:1", 2, "truncate"),
+        ("oxmpi-h1:1,oxmpi-h2:2", 3, "traffic"),
+        ("oxmpi-h1:1,oxmpi-h2:2", 3, "typed"),
+    ] {
+        let (out, _) = run_hosts(hosts, n, pt2pt, &[s], &[]);
+        ok(&out, s);
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains(&format!("{s}: ok")),
+            "{s} on {hosts}"
+        );
+    }
+}

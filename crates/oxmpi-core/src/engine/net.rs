@@ -149,10 +149,16 @@ impl State {
 
     /// Network I/O, then the packets that arrived over it.
     pub(super) fn progress_tcp(&mut self) -> bool {
-        let Some(t) = self.tcp.as_mut() else {
+        let State { tcp, reqs, .. } = self;
+        let Some(t) = tcp.as_mut() else {
             return false;
         };
-        let mut did = t.poll();
+        let mut land = |_from: u32, first: &[u8], rest: usize| land_data(reqs, first, rest);
+        // Why this is sound: `land_data` answers only memory of an active receive's
+        // buffer that the packet's own bytes cover; the receive cannot complete (or be
+        // freed) before this packet is handled, and nothing else writes that range.
+        // SAFETY: `land_data` answers only the rest of an active receive's buffer this packet covers.
+        let mut did = unsafe { t.poll_landing(CONT_HEADER_LEN, &mut land) };
         if let Some((peer, why)) = t.failed_peer() {
             eprintln!(
                 "oxmpi: rank {}: lost the connection to rank {peer}: {why}; ending the job",
@@ -163,10 +169,13 @@ impl State {
         let readable: Vec<u32> = t.readable_peers().collect();
         for peer in readable {
             for _ in 0..64 {
-                let Some(pkt) = self.tcp.as_mut().and_then(|t| t.pop_packet(peer)) else {
+                let Some((pkt, landed)) = self.tcp.as_mut().and_then(|t| t.pop_landed(peer)) else {
                     break;
                 };
-                self.handle_packet(peer, &pkt);
+                match landed {
+                    None => self.handle_packet(peer, &pkt),
+                    Some(head) => self.handle_landed(peer, &pkt[..head], pkt.len()),
+                }
                 if let Some(t) = self.tcp.as_mut() {
                     t.recycle(peer, pkt);
                 }
@@ -203,7 +212,50 @@ impl State {
     }
 }
 
+/// Where the rest of a large packet from another host goes (the lander of
+/// [`TcpTransport::poll_landing`]): for a `Data` packet of a rendezvous stream whose
+/// whole payload fits its receive's buffer, the payload bytes already read are
+/// copied to their place and the address right after them is answered, so the rest is
+/// read from the socket straight into the user's buffer. Anything else (another kind,
+/// an unknown or mismatched receive, a payload reaching past the buffer: truncation)
+/// answers `None` and takes the ordinary path, which clips.
+fn land_data(reqs: &Slab, first: &[u8], rest: usize) -> Option<usize> {
+    let (h, data) = Header::decode(first)?;
+    if h.kind != Kind::Data {
+        return None;
+    }
+    let Some(ReqKind::Recv(r)) = reqs.get(Request(h.rreq)).map(|e| &e.kind) else {
+        return None;
+    };
+    if r.bad_sig != 0 || r.env.is_none() {
+        return None;
+    }
+    let off = usize::try_from(h.len).ok()?;
+    let end = off.checked_add(data.len())?.checked_add(rest)?;
+    if off < r.received || end > r.buf.len || end > r.total {
+        return None;
+    }
+    // SAFETY: receive `h.rreq` is active, so its buffer is writable and unaliased.
+    let dst = unsafe { r.buf.as_mut_slice() };
+    dst[off..off + data.len()].copy_from_slice(data);
+    Some(r.buf.addr + off + data.len())
+}
+
 impl State {
+    /// A packet from another host whose payload [`land_data`] placed in its receive's
+    /// buffer: `head` is its header (and the payload bytes copied then), `len` its
+    /// whole length.
+    pub(super) fn handle_landed(&mut self, from: u32, head: &[u8], len: usize) {
+        self.peers[from as usize].recvd += 1;
+        match Header::decode(head) {
+            Some((h, _)) if h.kind == Kind::Data => self.on_data_landed(&h, len - CONT_HEADER_LEN),
+            _ => eprintln!(
+                "oxmpi: rank {}: dropped a malformed packet from rank {from}",
+                self.me
+            ),
+        }
+    }
+
     /// The oldest packet waiting for [`Path::Queue`] peer `to`: the embedder
     /// carries it to that peer's `handle_packet` (the engine does no I/O itself).
     #[cfg_attr(not(test), allow(dead_code))]

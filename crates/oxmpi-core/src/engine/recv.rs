@@ -324,7 +324,27 @@ impl State {
             _ => return,
         };
         self.write_recv_at(req, offset, payload);
-        let received = offset + payload.len();
+        self.data_received(req, offset + payload.len(), total, env);
+    }
+
+    /// A `Data` packet of `n` payload bytes that are already in the receive's buffer
+    /// (read there by the transport, see `net::land_data`).
+    pub(super) fn on_data_landed(&mut self, h: &Header, n: usize) {
+        let req = Request(h.rreq);
+        let (offset, total, env) = match self.reqs.get(req).map(|e| &e.kind) {
+            Some(ReqKind::Recv(r)) => (r.received, r.total, r.env),
+            _ => return,
+        };
+        self.data_received(req, offset + n, total, env);
+    }
+
+    fn data_received(
+        &mut self,
+        req: Request,
+        received: usize,
+        total: usize,
+        env: Option<Envelope>,
+    ) {
         if let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
             r.received = received;
         }

@@ -539,13 +539,50 @@ impl State {
                     // SAFETY: as above, the send owning `data` waits for this stream.
                     let src = unsafe { data.as_slice() };
                     while *sent < src.len() {
+                        if let Link::Tcp(t, to) = &mut link {
+                            // Several packets in one gathered write straight from the
+                            // user's buffer (copied only if the socket does not take them).
+                            const G: usize = TcpTransport::GATHER_MAX;
+                            let mut heads = [[0u8; CONT_HEADER_LEN]; G];
+                            let mut spans = [(0usize, 0usize); G];
+                            let (mut off, mut k) = (*sent, 0);
+                            while k < G && off < src.len() {
+                                let n = (src.len() - off).min(cap - CONT_HEADER_LEN);
+                                Header {
+                                    kind: Kind::Data,
+                                    flags: 0,
+                                    context: 0,
+                                    source: 0,
+                                    tag: 0,
+                                    len: off as u64,
+                                    sreq: 0,
+                                    rreq: *rreq,
+                                    sig: 0,
+                                }
+                                .encode(&mut heads[k]);
+                                spans[k] = (off, n);
+                                off += n;
+                                k += 1;
+                            }
+                            let mut pkts: [(&[u8], &[u8]); G] = [(&[], &[]); G];
+                            for ((pk, h), &(o, n)) in pkts.iter_mut().zip(&heads).zip(&spans) {
+                                *pk = (h, &src[o..o + n]);
+                            }
+                            if t.try_push_gather(*to, &pkts[..k]) == 0 {
+                                return;
+                            }
+                            p.sent += k as u64;
+                            *sent = off;
+                            continue;
+                        }
                         let h = Header {
                             kind: Kind::Data,
                             flags: 0,
                             context: 0,
                             source: 0,
                             tag: 0,
-                            len: 0,
+                            // The payload's offset (see CONT_HEADER_LEN).
+                            len: *sent as u64,
                             sreq: 0,
                             rreq: *rreq,
                             sig: 0,

@@ -60,8 +60,13 @@ pub const FLAG_CANCELLED: u8 = 2;
 
 /// Bytes of a full header. Continuation packets use only [`CONT_HEADER_LEN`].
 pub const HEADER_LEN: usize = 48;
-/// Continuation packets (`EagerCont`, `Data`) carry the kind and `rreq` only.
+/// Continuation packets (`EagerCont`, `Data`) carry the kind and `rreq` only, and a
+/// `Data` packet its payload's offset in the message (bytes 1..8, 56 bits, in `len`), so
+/// that a transport can land a payload in the receive buffer before the engine handles
+/// the packets queued ahead of it.
 pub const CONT_HEADER_LEN: usize = 16;
+/// Largest offset a `Data` header carries (56 bits).
+pub const DATA_OFFSET_MAX: u64 = (1 << 56) - 1;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Header {
@@ -121,8 +126,13 @@ impl Header {
     pub fn encode(&self, buf: &mut [u8]) -> usize {
         match self.kind {
             Kind::EagerCont | Kind::Data => {
+                let off = if self.kind == Kind::Data {
+                    self.len.min(DATA_OFFSET_MAX)
+                } else {
+                    0
+                };
+                buf[0..8].copy_from_slice(&(off << 8).to_le_bytes());
                 buf[0] = self.kind as u8;
-                buf[1..8].fill(0);
                 buf[8..16].copy_from_slice(&self.rreq.to_le_bytes());
                 CONT_HEADER_LEN
             }
@@ -158,13 +168,18 @@ impl Header {
         match kind {
             Kind::EagerCont | Kind::Data => {
                 let rreq = u64_at(8)?;
+                let len = if kind == Kind::Data {
+                    u64_at(0)? >> 8
+                } else {
+                    0
+                };
                 let h = Header {
                     kind,
                     flags: 0,
                     context: 0,
                     source: 0,
                     tag: 0,
-                    len: 0,
+                    len,
                     sreq: 0,
                     rreq,
                     sig: 0,
@@ -226,6 +241,20 @@ mod tests {
         let n = c.encode(&mut buf);
         assert_eq!(n, CONT_HEADER_LEN);
         assert_eq!(Header::decode(&buf[..n]).unwrap().0.rreq, 42);
+        // A Data header carries its payload's offset (56 bits); EagerCont none.
+        let off = Header {
+            len: (3 << 40) + 5,
+            ..c
+        };
+        off.encode(&mut buf);
+        assert_eq!(Header::decode(&buf[..n]).unwrap().0, off);
+        let cont = Header {
+            kind: Kind::EagerCont,
+            len: 9,
+            ..c
+        };
+        cont.encode(&mut buf);
+        assert_eq!(Header::decode(&buf[..n]).unwrap().0.len, 0);
     }
 
     #[test]

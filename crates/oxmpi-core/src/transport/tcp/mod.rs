@@ -80,6 +80,14 @@
 //! more than [`RECV_BOUND`] bytes of its packets wait to be popped, so a slow receiver
 //! pushes back on the sender through TCP's own flow control instead of growing memory.
 //!
+//! # Large packets without copies
+//!
+//! [`TcpTransport::try_push_gather`] writes packets with one gathered `sendmsg` from the
+//! caller's memory when nothing is queued before them (only what the socket does not
+//! take is copied into the queue), and [`TcpTransport::poll_landing`] lets the engine
+//! name, once a large packet's first bytes are in, the memory its payload is read into
+//! (the posted receive's buffer): such a packet pops as landed, holding only its head.
+//!
 //! # Shutdown
 //!
 //! [`TcpTransport::shutdown`] flushes the queued packets, sends a goodbye to every
@@ -102,7 +110,9 @@ mod tests;
 pub mod wire;
 
 pub use progress::wait_fds;
-use socket::{connect_done, connect_nonblocking, random_nonce, read_exact_nb, write_some};
+use socket::{
+    connect_done, connect_nonblocking, random_nonce, read_exact_nb, send_gather, write_some,
+};
 
 /// Largest packet [`TcpTransport::try_push`] accepts; the engine fragments to this.
 pub const MAX_PACKET: usize = 256 * 1024;
@@ -131,6 +141,10 @@ const ACCEPTS_PER_POLL: usize = 64;
 /// a message over an established connection makes millions of times; connections
 /// are made once per peer, so a short delay in noticing one costs little.
 const ACCEPT_INTERVAL: Duration = Duration::from_micros(100);
+/// How often `poll` looks for new incoming connections once every peer that could
+/// connect to us is connected (only strays, to be refused, can come then): one
+/// failed `accept` per 10 ms instead of one per 100 us of a busy rank's progress.
+const ACCEPT_INTERVAL_IDLE: Duration = Duration::from_millis(10);
 
 use wire::{Frame, FrameDecoder, Nonce};
 
@@ -220,7 +234,9 @@ struct Peer {
     end: usize,
     /// We queued our goodbye: no more packets.
     bye_queued: bool,
-    recvq: VecDeque<Vec<u8>>,
+    /// Received packets, each with how many of its bytes it holds (less than its
+    /// length for a [`wire::Frame::Landed`] one, whose payload is in the engine's memory).
+    recvq: VecDeque<(Vec<u8>, usize)>,
     recv_bytes: usize,
     failed: bool,
     active: bool,
@@ -245,6 +261,17 @@ struct DynPeer {
 impl Peer {
     fn queued(&self) -> usize {
         self.end - self.sent
+    }
+
+    /// Appends `bytes` to the queue, first moving the unsent rest to the front when the
+    /// written part is the larger.
+    fn append(&mut self, bytes: &[u8]) {
+        if self.sent > 0 && self.sent >= self.end / 2 {
+            self.sendbuf.copy_within(self.sent..self.end, 0);
+            self.end -= self.sent;
+            self.sent = 0;
+        }
+        self.queue_frame_bytes(bytes);
     }
 
     /// Appends a whole frame of `bytes` (the goodbye) to the queue.
@@ -400,6 +427,7 @@ impl TcpTransport {
         p.active = true;
         self.peers.push(p);
         self.active.push(r);
+        self.next_accept = Instant::now();
         if dial {
             self.start_attempt(r, Instant::now());
         }
@@ -420,6 +448,18 @@ impl TcpTransport {
         if dial {
             self.start_attempt(r, Instant::now());
         }
+    }
+
+    /// Whether a peer may still connect to us: one that has a published endpoint (a
+    /// rank on another host) or is a process of another job, and no connection yet.
+    fn expects_connections(&self) -> bool {
+        self.peers.iter().enumerate().any(|(r, p)| {
+            r as u32 != self.me
+                && !p.failed
+                && !p.closed
+                && p.conn.is_none()
+                && (p.endpoint.is_some() || p.dynamic.is_some())
+        })
     }
 
     /// Whether `r` has an established connection.

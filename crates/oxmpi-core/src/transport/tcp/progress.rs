@@ -58,15 +58,78 @@ impl TcpTransport {
         true
     }
 
+    /// Most packets [`TcpTransport::try_push_gather`] takes at once.
+    pub const GATHER_MAX: usize = 4;
+
+    /// Queues the packets `head_i ++ body_i` for `to` (at most [`Self::GATHER_MAX`], each
+    /// at most [`MAX_PACKET`] bytes), like [`TcpTransport::try_push`] of each, but when
+    /// nothing is queued before them they go to the socket in one gathered `sendmsg`
+    /// straight from the caller's memory: only the bytes the socket does not take are
+    /// copied into the queue. Returns how many packets were taken (all, or none on
+    /// back-pressure or a failed peer); either way the caller's slices are free again.
+    pub fn try_push_gather(&mut self, to: u32, packets: &[(&[u8], &[u8])]) -> usize {
+        self.check_peer(to);
+        assert!(packets.len() <= Self::GATHER_MAX);
+        let p = &mut self.peers[to as usize];
+        if p.failed || p.bye_queued || p.queued() >= SEND_BOUND {
+            return 0;
+        }
+        let mut frames = [[0u8; wire::FRAME_HEADER_LEN]; Self::GATHER_MAX];
+        let mut parts: [&[u8]; 3 * Self::GATHER_MAX] = [&[]; 3 * Self::GATHER_MAX];
+        for (i, (h, b)) in packets.iter().enumerate() {
+            let len = h.len() + b.len();
+            assert!(
+                len <= MAX_PACKET,
+                "tcp: packet of {len} bytes exceeds MAX_PACKET"
+            );
+            frames[i] = wire::encode_frame_header(wire::KIND_DATA, len as u32);
+        }
+        for (i, (h, b)) in packets.iter().enumerate() {
+            parts[3 * i] = &frames[i];
+            parts[3 * i + 1] = h;
+            parts[3 * i + 2] = b;
+        }
+        let parts = &parts[..3 * packets.len()];
+        let mut written = 0;
+        if p.queued() == 0 {
+            if let Some(c) = p.conn.as_ref() {
+                if c.state == State::Established && c.out_sent >= c.out.len() && !c.eof {
+                    // An error is found again (and fails the peer) by the next poll's write.
+                    written = send_gather(&c.stream, parts).unwrap_or(0);
+                }
+            }
+        }
+        for part in parts {
+            let skip = written.min(part.len());
+            written -= skip;
+            if skip < part.len() {
+                p.append(&part[skip..]);
+            }
+        }
+        self.activate(to);
+        if self.peers[to as usize].conn.is_none() {
+            self.maybe_connect(to, Instant::now());
+        }
+        packets.len()
+    }
+
     /// Hands the next complete packet received from `from` to `f`; false if none.
     /// Takes the next packet from `from`, if any, as an owned buffer (no copy; the
     /// engine handles it while it holds `&mut` to everything else).
     pub fn pop_packet(&mut self, from: u32) -> Option<Vec<u8>> {
+        self.pop_landed(from).map(|(pkt, _)| pkt)
+    }
+
+    /// [`TcpTransport::pop_packet`], with `Some(head)` for a packet whose payload after
+    /// its first `head` bytes landed in the memory the lander of
+    /// [`TcpTransport::poll_landing`] named (only `pkt[..head]` is the packet's).
+    pub fn pop_landed(&mut self, from: u32) -> Option<(Vec<u8>, Option<usize>)> {
         self.check_peer(from);
         let p = &mut self.peers[from as usize];
-        let pkt = p.recvq.pop_front()?;
-        p.recv_bytes -= pkt.len();
-        Some(pkt)
+        let (pkt, held) = p.recvq.pop_front()?;
+        p.recv_bytes -= held;
+        let landed = (held < pkt.len()).then_some(held);
+        Some((pkt, landed))
     }
 
     /// Hands back a packet [`TcpTransport::pop_packet`] returned, once handled: a large
@@ -85,11 +148,11 @@ impl TcpTransport {
     pub fn try_pop(&mut self, from: u32, f: impl FnOnce(&[u8])) -> bool {
         self.check_peer(from);
         let p = &mut self.peers[from as usize];
-        let Some(pkt) = p.recvq.pop_front() else {
+        let Some((pkt, held)) = p.recvq.pop_front() else {
             return false;
         };
-        p.recv_bytes -= pkt.len();
-        f(&pkt);
+        p.recv_bytes -= held;
+        f(&pkt[..held]);
         true
     }
 
@@ -144,6 +207,25 @@ impl TcpTransport {
     /// available bytes into per-peer packet queues. Returns whether anything happened.
     /// Never blocks.
     pub fn poll(&mut self) -> bool {
+        // SAFETY: a lander that never answers gives no memory to write.
+        unsafe { self.poll_landing(0, &mut |_, _, _| None) }
+    }
+
+    /// [`TcpTransport::poll`] that offers every incoming packet of more than
+    /// `head + DIRECT_MIN` bytes, once its first `head` bytes are in, to
+    /// `land(from, first_bytes, rest)`, which may answer the address of `rest` bytes
+    /// where the rest of the packet is read straight (no copy through our buffers);
+    /// such a packet pops as landed ([`TcpTransport::pop_landed`]).
+    ///
+    /// # Safety
+    /// Every address `land` answers must stay valid for writes of its `rest` bytes, and
+    /// not be read or written by anyone else, until its packet pops (or the transport
+    /// is dropped).
+    pub unsafe fn poll_landing(
+        &mut self,
+        head: usize,
+        land: &mut dyn FnMut(u32, &[u8], usize) -> Option<usize>,
+    ) -> bool {
         let now = Instant::now();
         let mut did = false;
         // Pending connections first (those that closed leave room), then new ones,
@@ -153,7 +235,13 @@ impl TcpTransport {
             let mut accepted = false;
             self.accept_new(&mut accepted);
             // More may be queued behind a burst: look again at once.
-            self.next_accept = if accepted { now } else { now + ACCEPT_INTERVAL };
+            self.next_accept = if accepted {
+                now
+            } else if self.expects_connections() {
+                now + ACCEPT_INTERVAL
+            } else {
+                now + ACCEPT_INTERVAL_IDLE
+            };
             did |= accepted;
         }
         self.advance_pending(now, &mut did);
@@ -161,7 +249,7 @@ impl TcpTransport {
         while i < self.active.len() {
             let r = self.active[i];
             self.advance_attempt(r, now, &mut did);
-            self.service_conn(r, &mut did);
+            self.service_conn(r, head, land, &mut did);
             self.maybe_connect(r, now);
             i += 1;
         }
@@ -169,8 +257,14 @@ impl TcpTransport {
     }
 
     /// Writes queued bytes to and reads frames from `r`'s established connection.
-    fn service_conn(&mut self, r: u32, did: &mut bool) {
-        let Some(res) = self.service_conn_inner(r, did) else {
+    fn service_conn(
+        &mut self,
+        r: u32,
+        head: usize,
+        land: &mut dyn FnMut(u32, &[u8], usize) -> Option<usize>,
+        did: &mut bool,
+    ) {
+        let Some(res) = self.service_conn_inner(r, head, land, did) else {
             return;
         };
         if let Err(reason) = res {
@@ -181,6 +275,8 @@ impl TcpTransport {
     fn service_conn_inner(
         &mut self,
         r: u32,
+        head: usize,
+        land: &mut dyn FnMut(u32, &[u8], usize) -> Option<usize>,
         did: &mut bool,
     ) -> Option<std::result::Result<(), String>> {
         let p = &mut self.peers[r as usize];
@@ -201,19 +297,29 @@ impl TcpTransport {
             while !c.eof && p.recv_bytes < RECV_BOUND && reads < READS_PER_POLL {
                 reads += 1;
                 let (recvq, recv_bytes) = (&mut p.recvq, &mut p.recv_bytes);
-                let mut push = |f: Frame| {
-                    if let Frame::Packet(v) = f {
+                let mut push = |f: Frame| match f {
+                    Frame::Packet(v) => {
                         *recv_bytes += v.len();
-                        recvq.push_back(v);
+                        let n = v.len();
+                        recvq.push_back((v, n));
                     }
+                    Frame::Landed { buf, head } => {
+                        *recv_bytes += head;
+                        recvq.push_back((buf, head));
+                    }
+                    Frame::Bye => {}
                 };
-                let direct = c.dec.direct_buf(DIRECT_MIN).is_some();
+                let mut land_here = |got: &[u8], rest: usize| land(r, got, rest);
+                // SAFETY: `poll_landing`'s contract is `try_land`'s.
+                unsafe { c.dec.try_land(head, DIRECT_MIN, &mut land_here) };
+                let direct = c.dec.direct_buf_head(DIRECT_MIN, head).is_some();
                 let (res, asked) = if direct {
-                    let buf = c.dec.direct_buf(DIRECT_MIN).unwrap();
+                    let buf = c.dec.direct_buf_head(DIRECT_MIN, head).unwrap();
                     let asked = buf.len();
                     ((&c.stream).read(buf), asked)
                 } else {
-                    ((&c.stream).read(scratch), scratch.len())
+                    let lim = c.dec.read_hint(head, scratch.len());
+                    ((&c.stream).read(&mut scratch[..lim]), lim)
                 };
                 match res {
                     Ok(0) => {
@@ -233,7 +339,16 @@ impl TcpTransport {
                         if direct {
                             c.dec.advance_direct(n, &mut push);
                         } else {
-                            c.dec.feed(&scratch[..n], &mut push)?;
+                            // SAFETY: `poll_landing`'s contract is `feed_landing`'s.
+                            unsafe {
+                                c.dec.feed_landing(
+                                    &scratch[..n],
+                                    head,
+                                    DIRECT_MIN,
+                                    &mut land_here,
+                                    &mut push,
+                                )
+                            }?;
                         }
                         if n < asked {
                             // A short read emptied the socket: another read now would

@@ -152,6 +152,39 @@ fn send_nosig(stream: &TcpStream, buf: &[u8]) -> io::Result<usize> {
     }
 }
 
+/// sendmsg(2) of the slices in order (gathered: no copy into a staging buffer), with
+/// MSG_NOSIGNAL; the bytes the socket took (0 if it would block).
+pub(super) fn send_gather(stream: &TcpStream, parts: &[&[u8]]) -> io::Result<usize> {
+    let mut iov: Vec<libc::iovec> = parts
+        .iter()
+        .filter(|p| !p.is_empty())
+        .map(|p| libc::iovec {
+            iov_base: p.as_ptr() as *mut libc::c_void,
+            iov_len: p.len(),
+        })
+        .collect();
+    if iov.is_empty() {
+        return Ok(0);
+    }
+    // SAFETY: all-zero is a valid msghdr (no name, no control data).
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = iov.as_mut_ptr();
+    msg.msg_iovlen = iov.len() as _;
+    loop {
+        // SAFETY: `msg` names `iov`, whose entries point into the live slices `parts`, read only.
+        let r = unsafe { libc::sendmsg(stream.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) };
+        if r >= 0 {
+            return Ok(r as usize);
+        }
+        let e = io::Error::last_os_error();
+        match e.kind() {
+            io::ErrorKind::Interrupted => continue,
+            io::ErrorKind::WouldBlock => return Ok(0),
+            _ => return Err(e),
+        }
+    }
+}
+
 /// Writes as much of `buf[*off..]` as the socket takes; `Ok(true)` if all of it went.
 pub(super) fn write_some(
     stream: &TcpStream,

@@ -492,3 +492,238 @@ fn handshake_messages_round_trip_and_bind_their_inputs() {
         );
     }
 }
+
+#[test]
+fn landed_payloads_go_straight_to_the_sink_in_any_chunking() {
+    // Frames of every kind of size, fed in random chunks: the lander is asked once per
+    // payload of at least HEAD + min bytes, with exactly the first bytes in so far; it
+    // takes every other one (by the first byte), copying what it got and naming where
+    // the rest goes. Taken payloads come out as Landed with only their head in the
+    // buffer and every byte in the sink; the others as ordinary packets; nothing is
+    // written past a sink.
+    const HEAD: usize = 16;
+    const MIN: usize = 1000;
+    let mut rng = Rng::new(7);
+    for round in 0..40u64 {
+        let lens = [
+            5usize,
+            HEAD,
+            HEAD + MIN,
+            70_000,
+            3,
+            MAX_PACKET,
+            2_000,
+            40_000,
+        ];
+        let mut stream = Vec::new();
+        let mut want = Vec::new();
+        for (k, &len) in lens.iter().enumerate() {
+            let p: Vec<u8> = (0..len)
+                .map(|i| (i as u64 * 31 + k as u64 + round) as u8)
+                .collect();
+            let mut p = p;
+            if let Some(b) = p.first_mut() {
+                *b = (k % 2) as u8; // 1: the lander takes it
+            }
+            stream.extend_from_slice(&wire::encode_frame_header(wire::KIND_DATA, len as u32));
+            stream.extend_from_slice(&p);
+            want.push(p);
+        }
+        // One sink per frame, with guard bytes after it.
+        let mut sinks: Vec<Vec<u8>> = lens.iter().map(|&l| vec![0xee; l + 64]).collect();
+        let sink_addrs: Vec<usize> = sinks.iter_mut().map(|s| s.as_mut_ptr() as usize).collect();
+        let mut asked = Vec::new();
+        let mut frame_no = 0usize;
+        let mut d = wire::FrameDecoder::new();
+        let mut out = Vec::new();
+        let mut land = |got: &[u8], rest: usize| -> Option<usize> {
+            asked.push((got.len(), rest));
+            assert!(got.len() >= HEAD && rest >= MIN);
+            // Which frame: the one whose first bytes these are (matched by content).
+            let k = want
+                .iter()
+                .position(|w| w.len() == got.len() + rest && w[..got.len()] == *got)?;
+            if got[0] != 1 {
+                return None;
+            }
+            let base = sink_addrs[k];
+            // SAFETY: `base` is the start of sink k, which holds len + 64 bytes.
+            unsafe { std::ptr::copy_nonoverlapping(got.as_ptr(), base as *mut u8, got.len()) };
+            Some(base + got.len())
+        };
+        let mut at = 0;
+        while at < stream.len() {
+            let n = ((rng.next_u64() % 90_000) as usize + 1).min(stream.len() - at);
+            // Half the time read "from the socket" into the direct buffer, like poll.
+            if rng.next_u64() % 2 == 0 {
+                if let Some(buf) = d.direct_buf_head(MIN, HEAD) {
+                    let m = n.min(buf.len());
+                    buf[..m].copy_from_slice(&stream[at..at + m]);
+                    d.advance_direct(m, |f| out.push(f));
+                    at += m;
+                    continue;
+                }
+            }
+            // SAFETY: the lander answers addresses inside `sinks`, alive for the test.
+            unsafe { d.feed_landing(&stream[at..at + n], HEAD, MIN, &mut land, |f| out.push(f)) }
+                .unwrap();
+            at += n;
+        }
+        assert!(d.at_boundary());
+        assert_eq!(out.len(), lens.len());
+        for (k, f) in out.into_iter().enumerate() {
+            frame_no += 1;
+            let w = &want[k];
+            match f {
+                wire::Frame::Landed { buf, head } => {
+                    assert_eq!(w[0], 1, "frame {k} landed but was refused");
+                    assert_eq!(buf.len(), w.len());
+                    assert_eq!(&buf[..head], &w[..head]);
+                    assert_eq!(&sinks[k][..w.len()], &w[..], "frame {k}'s sink");
+                    assert!(
+                        sinks[k][w.len()..].iter().all(|&b| b == 0xee),
+                        "past sink {k}"
+                    );
+                }
+                wire::Frame::Packet(p) => {
+                    assert!(w.len() < HEAD + MIN || w[0] != 1, "frame {k} should land");
+                    assert_eq!(&p, w, "frame {k}");
+                }
+                wire::Frame::Bye => panic!("no goodbye was sent"),
+            }
+        }
+        assert_eq!(frame_no, lens.len());
+        // Asked once per large payload (70_000, MAX_PACKET, 2_000, 40_000, HEAD + MIN).
+        assert_eq!(asked.len(), 5, "asked {asked:?}");
+    }
+}
+
+#[test]
+fn poll_landing_reads_large_packets_into_the_landers_memory() {
+    // Over a real connection: large packets whose first byte says "land" are read into
+    // one destination buffer at the offset their second byte names; the rest pop as
+    // ordinary packets, in order with the landed ones.
+    let mut ts = job(2);
+    let big = |k: u8| -> Vec<u8> {
+        let mut v: Vec<u8> = (0..MAX_PACKET).map(|i| (i % 253) as u8 ^ k).collect();
+        v[0] = k % 2;
+        v[1] = k;
+        v
+    };
+    let sent: Vec<Vec<u8>> = (0..6u8).flat_map(|k| [big(k), vec![k; 10]]).collect();
+    let mut dest = vec![0u8; 6 * MAX_PACKET];
+    let base = dest.as_mut_ptr() as usize;
+    let mut got: Vec<(Vec<u8>, Option<usize>)> = Vec::new();
+    let mut next = 0;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while got.len() < sent.len() {
+        assert!(Instant::now() < deadline, "timed out");
+        while next < sent.len() && push_bytes(&mut ts[0], 1, &sent[next]) {
+            next += 1;
+        }
+        ts[0].poll();
+        let mut land = |from: u32, first: &[u8], rest: usize| -> Option<usize> {
+            assert_eq!(from, 0);
+            assert_eq!(
+                first.len() + rest,
+                MAX_PACKET,
+                "asked about a large packet only"
+            );
+            if first[0] != 1 {
+                return None;
+            }
+            let at = base + first[1] as usize * MAX_PACKET;
+            // SAFETY: `at` starts one MAX_PACKET slot of `dest`.
+            unsafe { std::ptr::copy_nonoverlapping(first.as_ptr(), at as *mut u8, first.len()) };
+            Some(at + first.len())
+        };
+        // SAFETY: the lander answers slots of `dest`, which outlives the transport's use.
+        unsafe { ts[1].poll_landing(2, &mut land) };
+        assert_eq!(ts[1].failed_peer(), None);
+        while let Some(p) = ts[1].pop_landed(0) {
+            got.push(p);
+        }
+    }
+    for (k, ((pkt, landed), want)) in got.iter().zip(&sent).enumerate() {
+        assert_eq!(pkt.len(), want.len(), "packet {k}");
+        if want.len() == MAX_PACKET && want[0] == 1 {
+            let head = landed.expect("an odd large packet lands");
+            assert_eq!(&pkt[..head], &want[..head]);
+            let slot = want[1] as usize * MAX_PACKET;
+            assert_eq!(
+                &dest[slot..slot + MAX_PACKET],
+                &want[..],
+                "packet {k} landed"
+            );
+        } else {
+            assert_eq!(*landed, None, "packet {k}");
+            assert_eq!(pkt, want, "packet {k}");
+        }
+    }
+}
+
+#[test]
+fn gathered_pushes_interleave_with_ordinary_ones_in_order_and_intact() {
+    // Gathered packets (written from the caller's slices, the socket's leftovers
+    // queued) mixed with ordinary pushes, far more than the socket buffers hold before
+    // the receiver reads: every packet arrives once, in push order, byte for byte, and
+    // the caller's slices may change right after each push.
+    let mut ts = job(2);
+    let mut rng = Rng::new(11);
+    let mut sent: Vec<Vec<u8>> = Vec::new();
+    let mut got: Vec<Vec<u8>> = Vec::new();
+    let mut seq = 0u64;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while got.len() < 300 {
+        assert!(Instant::now() < deadline, "timed out");
+        if sent.len() < 300 {
+            if rng.next_u64() % 3 == 0 {
+                let p = packet(0, seq);
+                if push_bytes(&mut ts[0], 1, &p) {
+                    sent.push(p);
+                    seq += 1;
+                }
+            } else {
+                let k = (rng.next_u64() % 4 + 1) as usize;
+                let k = k.min(300 - sent.len());
+                let mut bufs: Vec<(Vec<u8>, Vec<u8>)> = (0..k)
+                    .map(|i| {
+                        let p = packet(0, seq + i as u64);
+                        let cut = (rng.next_u64() as usize % (p.len() + 1)).min(16);
+                        (p[..cut].to_vec(), p[cut..].to_vec())
+                    })
+                    .collect();
+                let pk: Vec<(&[u8], &[u8])> = bufs.iter().map(|(h, b)| (&h[..], &b[..])).collect();
+                let n = ts[0].try_push_gather(1, &pk);
+                assert!(n == 0 || n == k);
+                for (h, b) in bufs.iter_mut().take(n) {
+                    let mut p = h.clone();
+                    p.extend_from_slice(b);
+                    sent.push(p);
+                    // The caller's memory is free again at once.
+                    b.iter_mut().for_each(|x| *x = !*x);
+                }
+                seq += n as u64;
+            }
+        }
+        ts[0].poll();
+        // Read only now and then, so the sender's socket fills.
+        if rng.next_u64() % 4 == 0 {
+            ts[1].poll();
+        }
+        while let Some(p) = pop_vec(&mut ts[1], 0) {
+            got.push(p);
+        }
+        assert_eq!(ts[0].failed_peer(), None);
+        assert_eq!(ts[1].failed_peer(), None);
+    }
+    assert_eq!(got.len(), sent.len());
+    for (i, (g, s)) in got.iter().zip(&sent).enumerate() {
+        assert!(
+            g == s,
+            "packet {i} differs ({} vs {} bytes)",
+            g.len(),
+            s.len()
+        );
+    }
+}

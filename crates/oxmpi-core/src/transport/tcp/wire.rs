@@ -225,7 +225,25 @@ pub fn encode_frame_header(kind: u8, len: u32) -> [u8; FRAME_HEADER_LEN] {
 #[derive(Debug, PartialEq, Eq)]
 pub enum Frame {
     Packet(Vec<u8>),
+    /// A packet whose payload after its first `head` bytes was read straight into the
+    /// memory a [`FrameDecoder::set_sink`] named (the buffer keeps the packet's length;
+    /// only `buf[..head]` holds its bytes).
+    Landed {
+        buf: Vec<u8>,
+        head: usize,
+    },
     Bye,
+}
+
+/// Where the rest of the current payload goes instead of the decoder's buffer.
+#[derive(Debug)]
+struct Sink {
+    /// Address of `len` writable bytes (see [`FrameDecoder::set_sink`]).
+    addr: usize,
+    len: usize,
+    got: usize,
+    /// Payload bytes in the decoder's buffer when the sink was set.
+    head: usize,
 }
 
 /// Incremental, bounds-checked frame decoder: bytes in any chunking, frames out.
@@ -239,12 +257,24 @@ pub struct FrameDecoder {
     bye: bool,
     /// A large payload buffer handed back after use ([`FrameDecoder::recycle`]): the
     /// next large frame is read into it instead of a fresh, zeroed allocation.
-    spare: Option<Vec<u8>>,
+    /// (Several: the packets of one large message are often all read before the engine
+    /// handles the first, and a fresh buffer is a zeroed allocation.)
+    spare: Vec<Vec<u8>>,
+    /// The last frame out was landed ([`Frame::Landed`]): the next one is probably
+    /// another large one, whose first bytes are best read alone (see
+    /// [`FrameDecoder::read_hint`]).
+    after_landed: bool,
+    /// The rest of the current payload goes to the embedder's memory.
+    sink: Option<Sink>,
+    /// The embedder was asked for a sink for the current payload.
+    asked: bool,
 }
 
 /// Payloads from this size on are read straight into their buffer (no staging copy) and
 /// their buffers recycled.
 pub const RECYCLE_MIN: usize = 16 * 1024;
+/// Most payload buffers kept for reuse per connection (a 1 MiB message's packets).
+const SPARES: usize = 4;
 
 impl FrameDecoder {
     pub fn new() -> FrameDecoder {
@@ -264,6 +294,7 @@ impl FrameDecoder {
 
     fn header_done(&mut self, out: &mut impl FnMut(Frame)) -> Result<(), String> {
         self.hdr_got = 0;
+        self.asked = false;
         let kind = self.hdr[0];
         let len = u32::from_le_bytes([self.hdr[4], self.hdr[5], self.hdr[6], self.hdr[7]]) as usize;
         if self.bye {
@@ -280,9 +311,10 @@ impl FrameDecoder {
                     ));
                 }
                 if len == 0 {
+                    self.after_landed = false;
                     out(Frame::Packet(Vec::new()));
                 } else {
-                    self.payload = Some(match self.spare.take() {
+                    self.payload = Some(match self.spare.pop() {
                         // Shrinking keeps the bytes (no pass over them); growing zeroes
                         // only the new tail.
                         Some(mut v) if len >= RECYCLE_MIN => {
@@ -290,7 +322,7 @@ impl FrameDecoder {
                             v
                         }
                         spare => {
-                            self.spare = spare;
+                            self.spare.extend(spare);
                             vec![0u8; len]
                         }
                     });
@@ -312,14 +344,51 @@ impl FrameDecoder {
 
     /// Feeds bytes; complete frames go to `out`. An error means the stream is
     /// malformed and must be closed (the decoder is then unusable).
-    pub fn feed(&mut self, mut data: &[u8], mut out: impl FnMut(Frame)) -> Result<(), String> {
+    pub fn feed(&mut self, data: &[u8], out: impl FnMut(Frame)) -> Result<(), String> {
+        // SAFETY: a lander that never answers gives no memory to write.
+        unsafe { self.feed_landing(data, 0, usize::MAX, &mut |_, _| None, out) }
+    }
+
+    /// [`FrameDecoder::feed`] that offers each payload of at least `head + min` bytes to
+    /// `land` once its first `head` bytes are in ([`FrameDecoder::try_land`]).
+    ///
+    /// # Safety
+    /// As [`FrameDecoder::set_sink`], for every address `land` answers.
+    pub unsafe fn feed_landing(
+        &mut self,
+        mut data: &[u8],
+        head: usize,
+        min: usize,
+        land: &mut dyn FnMut(&[u8], usize) -> Option<usize>,
+        mut out: impl FnMut(Frame),
+    ) -> Result<(), String> {
         while !data.is_empty() {
+            if self.payload.is_some() {
+                // SAFETY: this function's contract is `try_land`'s.
+                unsafe { self.try_land(head, min, land) };
+            }
+            if let Some(s) = &self.sink {
+                let n = (s.len - s.got).min(data.len());
+                let dst = (s.addr + s.got) as *mut u8;
+                // SAFETY: `set_sink`'s contract: `dst..dst + n` is within the sink's memory, writable and unaliased.
+                unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst, n) };
+                data = &data[n..];
+                self.advance_direct(n, &mut out);
+                continue;
+            }
             if let Some(p) = &mut self.payload {
-                let n = (p.len() - self.got).min(data.len());
+                // Before the embedder saw the head, stop after it (the rest may land).
+                let lim = if !self.asked && self.got < head {
+                    head - self.got
+                } else {
+                    usize::MAX
+                };
+                let n = (p.len() - self.got).min(data.len()).min(lim);
                 p[self.got..self.got + n].copy_from_slice(&data[..n]);
                 self.got += n;
                 data = &data[n..];
                 if self.got == p.len() {
+                    self.after_landed = false;
                     out(Frame::Packet(self.payload.take().unwrap()));
                 }
             } else {
@@ -338,6 +407,23 @@ impl FrameDecoder {
     /// The rest of the current payload, if at least `min` bytes remain, to read into
     /// directly (then call [`FrameDecoder::advance_direct`]).
     pub fn direct_buf(&mut self, min: usize) -> Option<&mut [u8]> {
+        self.direct_buf_head(min, 0)
+    }
+
+    /// [`FrameDecoder::direct_buf`], or the sink's memory; none while a payload's first
+    /// `head` bytes are not in and the embedder was not asked (they come through
+    /// [`FrameDecoder::feed_landing`]).
+    pub fn direct_buf_head(&mut self, min: usize, head: usize) -> Option<&mut [u8]> {
+        if self.sink.is_none() && !self.asked && self.got < head {
+            return None;
+        }
+        if let Some(s) = &self.sink {
+            let rest = s.len - s.got;
+            // SAFETY: `set_sink`'s caller keeps `addr..addr + len` writable and unaliased until the frame is out.
+            return Some(unsafe {
+                std::slice::from_raw_parts_mut((s.addr + s.got) as *mut u8, rest)
+            });
+        }
         let got = self.got;
         match &mut self.payload {
             Some(p) if p.len() - got >= min => Some(&mut p[got..]),
@@ -347,17 +433,97 @@ impl FrameDecoder {
 
     /// Takes back a payload buffer this decoder produced, for the next large frame (one
     /// buffer is kept; small ones are dropped).
+    /// The current payload's bytes so far and how many remain, if at least `head` bytes
+    /// are in, at least `min` remain, and the embedder was not asked yet for this payload
+    /// (see [`FrameDecoder::try_land`]).
+    pub fn sink_wanted(&self, head: usize, min: usize) -> Option<(&[u8], usize)> {
+        match &self.payload {
+            Some(p) if !self.asked && self.sink.is_none() && self.got >= head => {
+                let rest = p.len() - self.got;
+                (rest >= min).then(|| (&p[..self.got], rest))
+            }
+            _ => None,
+        }
+    }
+
+    /// Asks `land` (once per payload, when [`FrameDecoder::sink_wanted`] says so) where
+    /// the rest of the current payload goes, and sets the sink it answers.
+    ///
+    /// # Safety
+    /// As [`FrameDecoder::set_sink`], for the address `land` answers.
+    pub unsafe fn try_land(
+        &mut self,
+        head: usize,
+        min: usize,
+        land: &mut dyn FnMut(&[u8], usize) -> Option<usize>,
+    ) {
+        let Some(answer) = self
+            .sink_wanted(head, min)
+            .map(|(got, rest)| land(got, rest))
+        else {
+            return;
+        };
+        self.asked = true;
+        if let Some(addr) = answer {
+            // SAFETY: this function's contract.
+            unsafe { self.set_sink(addr) };
+        }
+    }
+
+    /// Reads the rest of the current payload (the `rest` of [`FrameDecoder::sink_wanted`])
+    /// into `addr..addr + rest` instead of the decoder's buffer; the frame comes out as
+    /// [`Frame::Landed`].
+    ///
+    /// # Safety
+    /// `addr..addr + rest` must stay valid for writes, and not be read or written by
+    /// anyone else, until the frame comes out of [`FrameDecoder::advance_direct`] (or the
+    /// decoder is dropped).
+    pub unsafe fn set_sink(&mut self, addr: usize) {
+        let Some(p) = &self.payload else { return };
+        self.sink = Some(Sink {
+            addr,
+            len: p.len() - self.got,
+            got: 0,
+            head: self.got,
+        });
+    }
+
     pub fn recycle(&mut self, buf: Vec<u8>) {
-        if self.spare.is_none() && buf.len() >= RECYCLE_MIN {
-            self.spare = Some(buf);
+        if self.spare.len() < SPARES && buf.len() >= RECYCLE_MIN {
+            self.spare.push(buf);
+        }
+    }
+
+    /// How many bytes the next read into a staging buffer should ask for: right after
+    /// a landed frame, only the next frame's header and `head` bytes of its payload (so
+    /// that the rest of a large payload can land too, with no staging copy), else `max`.
+    pub fn read_hint(&self, head: usize, max: usize) -> usize {
+        if self.after_landed && self.at_boundary() {
+            (FRAME_HEADER_LEN + head).min(max)
+        } else {
+            max
         }
     }
 
     /// Records `n` bytes written into [`FrameDecoder::direct_buf`]'s slice.
     pub fn advance_direct(&mut self, n: usize, mut out: impl FnMut(Frame)) {
+        if let Some(s) = &mut self.sink {
+            s.got = (s.got + n).min(s.len);
+            if s.got == s.len {
+                let head = s.head;
+                self.sink = None;
+                self.after_landed = true;
+                out(Frame::Landed {
+                    buf: self.payload.take().unwrap(),
+                    head,
+                });
+            }
+            return;
+        }
         let Some(p) = &self.payload else { return };
         self.got = (self.got + n).min(p.len());
         if self.got == p.len() {
+            self.after_landed = false;
             out(Frame::Packet(self.payload.take().unwrap()));
         }
     }
