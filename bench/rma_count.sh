@@ -10,6 +10,7 @@
 #   ONLY="put fop lockonly" NO_BUILD=1 bench/rma_count.sh
 #   IMPLS="oxmpi" bench/rma_count.sh          # oxmpi only
 #   CG_RANK=1 ONLY=pscw bench/rma_count.sh    # the target's side (post, wait) instead
+#   OX=/other/worktree/target/oxmpi NO_BUILD=1 bench/rma_count.sh   # another oxmpi (before/after)
 #
 # Raw callgrind files in bench/build/raw-rma-count/ (deleted unless KEEP=1).
 set -euo pipefail
@@ -22,7 +23,7 @@ if [ -z "${NO_BUILD:-}" ]; then
     (cd "$root" && cargo run -q -p xtask -- dist >/dev/null)
 fi
 command -v valgrind >/dev/null || { echo "rma_count.sh: valgrind is required" >&2; exit 1; }
-ox=$root/target/oxmpi
+ox=${OX:-$root/target/oxmpi}
 impls=${IMPLS:-"oxmpi mpich openmpi"}
 declare -A run
 "$ox/bin/mpicc" -O2 -o "$out/probe.oxmpi" "$root/bench/c/rma_probe.c"

@@ -21,7 +21,7 @@ fn pscw_open(call: &'static str, g: MPI_Group, assert: c_int, w: MPI_Win, post: 
             wn.start_group(grp, assert)
         }
     };
-    if let Ok(grp) = crate::conv::group(g, call, "group") {
+    if let Ok(grp) = crate::conv::group_cached(g, call, "group") {
         if let Some(res) = with_cached(w, |wn| open(wn, &grp)) {
             return cached_result(call, w, res);
         }
