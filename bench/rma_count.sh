@@ -9,6 +9,8 @@
 #   bench/rma_count.sh                        # every probe op, runs of ITERS=3000 and 6000 calls
 #   ONLY="put fop lockonly" NO_BUILD=1 bench/rma_count.sh
 #   IMPLS="oxmpi" bench/rma_count.sh          # oxmpi only
+#   CG_RANK=1 ONLY=pscw bench/rma_count.sh    # the target's side (post, wait) instead
+#   OX=/other/worktree/target/oxmpi NO_BUILD=1 bench/rma_count.sh   # another oxmpi (before/after)
 #
 # Raw callgrind files in bench/build/raw-rma-count/ (deleted unless KEEP=1).
 set -euo pipefail
@@ -21,7 +23,7 @@ if [ -z "${NO_BUILD:-}" ]; then
     (cd "$root" && cargo run -q -p xtask -- dist >/dev/null)
 fi
 command -v valgrind >/dev/null || { echo "rma_count.sh: valgrind is required" >&2; exit 1; }
-ox=$root/target/oxmpi
+ox=${OX:-$root/target/oxmpi}
 impls=${IMPLS:-"oxmpi mpich openmpi"}
 declare -A run
 "$ox/bin/mpicc" -O2 -o "$out/probe.oxmpi" "$root/bench/c/rma_probe.c"
@@ -34,12 +36,12 @@ if command -v mpicc.openmpi >/dev/null; then
     mpicc.openmpi -O2 -o "$out/probe.openmpi" "$root/bench/c/rma_probe.c"
     run[openmpi]="mpiexec.openmpi --allow-run-as-root --oversubscribe -n 2"
 fi
-# Rank 0 under callgrind, rank 1 plain.
-cat >"$out/rank0.sh" <<'EOF'
-#!/bin/sh
-r=${PMI_RANK:-${OMPI_COMM_WORLD_RANK:-1}}
+# Rank CG_RANK (default 0) under callgrind, the other plain.
+printf '#!/bin/sh\ncgr=%s\n' "${CG_RANK:-0}" >"$out/rank0.sh"
+cat >>"$out/rank0.sh" <<'EOF'
+r=${PMI_RANK:-${OMPI_COMM_WORLD_RANK:-x}}
 cg=$1; shift
-if [ "$r" = 0 ]; then
+if [ "$r" = "$cgr" ]; then
     exec valgrind -q --tool=callgrind --callgrind-out-file="$cg" "$@"
 fi
 exec "$@"
@@ -53,6 +55,7 @@ declare -A calls=(
     [lockx]="Win_lock Win_unlock" [lock]="Win_lock Put Win_unlock"
     [lockall]="Win_lock_all Win_unlock_all" [rput]="Rput Wait" [rget]="Rget Wait"
     [racc]="Raccumulate Wait"
+    [pscw]="Win_start Put Win_complete Win_post Win_wait"
 )
 ops=${ONLY:-"put get acc getacc fop cas lockonly lockx lock lockall rput rget racc"}
 for op in $ops; do
@@ -81,6 +84,7 @@ calls = {
     "lockx": "Win_lock Win_unlock", "lock": "Win_lock Put Win_unlock",
     "lockall": "Win_lock_all Win_unlock_all", "rput": "Rput Wait", "rget": "Rget Wait",
     "racc": "Raccumulate Wait",
+    "pscw": "Win_start Put Win_complete Win_post Win_wait",
 }
 line_re = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+\S*?[:\s]P?MPI_(\w+?)(?:\s|$|\[|')")
 def totals(p):
@@ -106,6 +110,8 @@ for op in ops:
     per = {c: counts(c, op) for c in cols}
     for f in calls[op].split():
         v = {c: (per[c] or {}).get(f) for c in cols}
+        if all(x is None for x in v.values()):
+            continue
         val = lambda x: "-" if x is None else f"{x / (2 * iters):,.0f}"
         row = [val(v[c]) for c in cols]
         for c in cols:

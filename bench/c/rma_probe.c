@@ -18,6 +18,8 @@
  *   rput     MPI_Rput of BYTES + MPI_Wait, in lock_all
  *   rget     MPI_Rget of BYTES + MPI_Wait, in lock_all
  *   racc     MPI_Raccumulate of BYTES (MPI_SUM) + MPI_Wait, in lock_all
+ *   pscw     rank 0: MPI_Win_start + MPI_Put of BYTES + MPI_Win_complete; rank 1:
+ *            MPI_Win_post + MPI_Win_wait (OSU's put latency with `-s pscw`)
  * Under callgrind, compare the inclusive counts of the calls (or two ITERS). */
 #include <mpi.h>
 #include <stdio.h>
@@ -49,7 +51,24 @@ int main(int argc, char **argv) {
     if (info != MPI_INFO_NULL) MPI_Info_free(&info);
     void *buf = calloc(n + 1, 8), *res = calloc(n + 1, 8);
     double t0 = MPI_Wtime();
-    if (!strcmp(op, "fence")) {
+    if (!strcmp(op, "pscw")) {
+        MPI_Group world, peer;
+        MPI_Comm_group(MPI_COMM_WORLD, &world);
+        int other = 1 - rank;
+        MPI_Group_incl(world, 1, &other, &peer);
+        for (long i = 0; i < iters; i++) {
+            if (rank == 0) {
+                MPI_Win_start(peer, 0, win);
+                MPI_Put(buf, n, MPI_LONG, 1, 0, n, MPI_LONG, win);
+                MPI_Win_complete(win);
+            } else {
+                MPI_Win_post(peer, 0, win);
+                MPI_Win_wait(win);
+            }
+        }
+        MPI_Group_free(&peer);
+        MPI_Group_free(&world);
+    } else if (!strcmp(op, "fence")) {
         MPI_Win_fence(0, win);
         if (rank == 0)
             for (long i = 0; i < iters; i++) MPI_Put(buf, n, MPI_LONG, 1, 0, n, MPI_LONG, win);

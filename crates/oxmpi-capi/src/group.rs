@@ -231,6 +231,7 @@ pub unsafe extern "C" fn PMPI_Group_free(g: *mut MPI_Group) -> c_int {
         if *h != MPI_GROUP_EMPTY {
             group(*h, CALL, "group")?;
             state().groups.remove(*h);
+            crate::conv::group_freed();
             crate::conv::forget_group(*h);
         }
         *h = MPI_GROUP_NULL;

@@ -1001,6 +1001,13 @@ fn one_sided_passive_target_progresses_while_the_target_computes_outside_mpi() {
 }
 
 #[test]
+fn one_sided_post_start_complete_wait_over_many_epochs_groups_and_tests() {
+    for n in [1, 2, 3, 4, 7] {
+        assert!(ok(n, "rma_pscw").contains(&format!("rma_pscw: all checks passed on {n} ranks")));
+    }
+}
+
+#[test]
 fn one_sided_locks_exclude_share_wait_for_a_spinning_target_and_report_misuse() {
     for n in [1, 2, 3, 4] {
         assert!(ok(n, "rma_locks").contains(&format!("rma_locks: all checks passed on {n} ranks")));
@@ -1065,6 +1072,8 @@ fn one_sided_across_two_hosts_as_active_messages() {
         ("rma_atomics", "all checks passed on 4 ranks"),
         ("rma_mts", "rma_mts: all checks passed on 4 ranks"),
         ("rma_locks", "rma_locks: all checks passed on 4 ranks"),
+        // post/start/complete/wait: counters on one host, messages across (mixed groups)
+        ("rma_pscw", "rma_pscw: all checks passed on 4 ranks"),
         // rank 0 computes outside MPI, then blocks in MPI_Recv, while ranks 2 and 3
         // (the other host) lock, put, get, accumulate and unlock its windows
         ("rma_passive", "passive target progressed on 4 ranks"),

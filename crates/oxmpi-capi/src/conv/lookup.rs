@@ -235,6 +235,44 @@ pub fn group(h: MPI_Group, call: &str, arg: &str) -> R<Group> {
     }
 }
 
+/// Groups freed so far (`MPI_Group_free`): the entry [`group_cached`] keeps per
+/// thread is trusted only while this count is unchanged (a freed handle must
+/// fail its next lookup).
+static GROUP_FREES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Records that a group handle was freed (after its removal from the table).
+pub fn group_freed() {
+    GROUP_FREES.fetch_add(1, std::sync::atomic::Ordering::Release);
+}
+
+thread_local! {
+    /// The group this thread looked up last through [`group_cached`]: (handle,
+    /// [`GROUP_FREES`] before the look-up, the group).
+    static LAST_GROUP: std::cell::RefCell<Option<(MPI_Group, u64, Group)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// [`group`] through the thread's last look-up when it was of the same handle
+/// and no group was freed since (no lock of the handle tables): for calls that
+/// name one group again and again (MPI_Win_post and MPI_Win_start in a loop).
+pub fn group_cached(h: MPI_Group, call: &str, arg: &str) -> R<Group> {
+    // Counted before the look-up: a free racing with it invalidates the entry.
+    let frees = GROUP_FREES.load(std::sync::atomic::Ordering::Acquire);
+    let hit = LAST_GROUP
+        .try_with(|c| match &*c.borrow() {
+            Some((x, f, g)) if *x == h && *f == frees => Some(g.clone()),
+            _ => None,
+        })
+        .ok()
+        .flatten();
+    if let Some(g) = hit {
+        return Ok(g);
+    }
+    let g = group(h, call, arg)?;
+    let _ = LAST_GROUP.try_with(|c| *c.borrow_mut() = Some((h, frees, g.clone())));
+    Ok(g)
+}
+
 /// A handle for a group: MPI_GROUP_EMPTY when it has no members.
 pub fn new_group(g: Group) -> MPI_Group {
     if g.is_empty() {

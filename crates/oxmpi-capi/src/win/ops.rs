@@ -92,103 +92,21 @@ fn done_request(call: &str, request: *mut MPI_Request) -> R<()> {
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-unsafe fn put<C: Count>(
-    base: &'static str,
-    origin: *const c_void,
-    ocount: C,
-    odt: MPI_Datatype,
-    rank: c_int,
-    disp: MPI_Aint,
-    tcount: C,
-    tdt: MPI_Datatype,
-    w: MPI_Win,
-    request: Option<*mut MPI_Request>,
-) -> c_int {
-    // Request-based calls too: their operation completes in the call either way.
-    if request.is_none_or(|q| !q.is_null()) {
-        if let Some(len) = fast_len(origin, ocount, odt, tcount, tdt) {
-            // SAFETY: MPI's contract: `origin` holds origin_count elements of origin_datatype (`len` bytes).
-            if with_cached(w, |wn| unsafe {
-                wn.put_direct(origin.cast(), len, rank, disp)
-            }) == Some(true)
-            {
-                return match request {
-                    Some(q) => fast_request(q),
-                    None => MPI_SUCCESS,
-                };
-            }
-        }
-    }
-    // SAFETY: forwarded contract.
-    unsafe {
-        put_slow::<C>(
-            base, origin, ocount, odt, rank, disp, tcount, tdt, w, request,
-        )
-    }
+/// Which way a put or get moves data (the calls differ in nothing else).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Dir {
+    /// `MPI_Put`/`MPI_Rput`: the origin buffer is read.
+    Put,
+    /// `MPI_Get`/`MPI_Rget`: the origin buffer is written.
+    Get,
 }
 
-/// The general path of [`put`].
-#[inline(never)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn put_slow<C: Count>(
-    base: &'static str,
-    origin: *const c_void,
-    ocount: C,
-    odt: MPI_Datatype,
-    rank: c_int,
-    disp: MPI_Aint,
-    tcount: C,
-    tdt: MPI_Datatype,
-    w: MPI_Win,
-    request: Option<*mut MPI_Request>,
-) -> c_int {
-    let call = name::<C>(base);
-    wffi(call, w, || {
-        let wn = win(w, call)?;
-        check_request(call, request)?;
-        let o = side(
-            call,
-            origin,
-            ocount,
-            odt,
-            "origin_count",
-            "origin_datatype",
-            "origin_addr",
-        )?;
-        let t = side(
-            call,
-            std::ptr::null(),
-            tcount,
-            tdt,
-            "target_count",
-            "target_datatype",
-            "",
-        )?;
-        // SAFETY: MPI's contract: `origin` holds origin_count elements of origin_datatype.
-        unsafe {
-            wn.put(
-                call,
-                origin.cast(),
-                o.count,
-                &o.dt,
-                rank,
-                disp_arg(call, disp)?,
-                t.count,
-                &t.dt,
-            )?
-        };
-        if let Some(r) = request {
-            done_request(call, r)?;
-        }
-        Ok(())
-    })
-}
-
+/// `MPI_Put`, `MPI_Get` and their request-based forms. `origin` is only read for
+/// [`Dir::Put`] (the entry points of put take a const pointer).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn get<C: Count>(
+unsafe fn transfer<C: Count>(
+    dir: Dir,
     base: &'static str,
     origin: *mut c_void,
     ocount: C,
@@ -203,11 +121,13 @@ unsafe fn get<C: Count>(
     // Request-based calls too: their operation completes in the call either way.
     if request.is_none_or(|q| !q.is_null()) {
         if let Some(len) = fast_len(origin, ocount, odt, tcount, tdt) {
-            // SAFETY: MPI's contract: `origin` is writable for origin_count elements of origin_datatype (`len` bytes).
-            if with_cached(w, |wn| unsafe {
-                wn.get_direct(origin.cast(), len, rank, disp)
-            }) == Some(true)
-            {
+            let done = with_cached(w, |wn| match dir {
+                // SAFETY: MPI's contract: `origin` holds origin_count elements of origin_datatype (`len` bytes).
+                Dir::Put => unsafe { wn.put_direct(origin.cast_const().cast(), len, rank, disp) },
+                // SAFETY: MPI's contract: `origin` is writable for origin_count elements of origin_datatype (`len` bytes).
+                Dir::Get => unsafe { wn.get_direct(origin.cast(), len, rank, disp) },
+            });
+            if done == Some(true) {
                 return match request {
                     Some(q) => fast_request(q),
                     None => MPI_SUCCESS,
@@ -217,16 +137,17 @@ unsafe fn get<C: Count>(
     }
     // SAFETY: forwarded contract.
     unsafe {
-        get_slow::<C>(
-            base, origin, ocount, odt, rank, disp, tcount, tdt, w, request,
+        transfer_slow::<C>(
+            dir, base, origin, ocount, odt, rank, disp, tcount, tdt, w, request,
         )
     }
 }
 
-/// The general path of [`get`].
+/// The general path of [`transfer`].
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn get_slow<C: Count>(
+unsafe fn transfer_slow<C: Count>(
+    dir: Dir,
     base: &'static str,
     origin: *mut c_void,
     ocount: C,
@@ -260,19 +181,35 @@ unsafe fn get_slow<C: Count>(
             "target_datatype",
             "",
         )?;
-        // SAFETY: MPI's contract: `origin` is writable for origin_count elements of origin_datatype.
-        unsafe {
-            wn.get(
-                call,
-                origin.cast(),
-                o.count,
-                &o.dt,
-                rank,
-                disp_arg(call, disp)?,
-                t.count,
-                &t.dt,
-            )?
-        };
+        let disp = disp_arg(call, disp)?;
+        match dir {
+            // SAFETY: MPI's contract: `origin` holds origin_count elements of origin_datatype.
+            Dir::Put => unsafe {
+                wn.put(
+                    call,
+                    origin.cast_const().cast(),
+                    o.count,
+                    &o.dt,
+                    rank,
+                    disp,
+                    t.count,
+                    &t.dt,
+                )?
+            },
+            // SAFETY: MPI's contract: `origin` is writable for origin_count elements of origin_datatype.
+            Dir::Get => unsafe {
+                wn.get(
+                    call,
+                    origin.cast(),
+                    o.count,
+                    &o.dt,
+                    rank,
+                    disp,
+                    t.count,
+                    &t.dt,
+                )?
+            },
+        }
         if let Some(r) = request {
             done_request(call, r)?;
         }
@@ -466,10 +403,10 @@ type CVoid = *const c_void;
 type MVoid = *mut c_void;
 type PReq = *mut MPI_Request;
 
-rma_entry!(PMPI_Put, PMPI_Put_c, put, (o: CVoid, oc: CNT, od: MPI_Datatype, r: c_int, d: MPI_Aint, tc: CNT, td: MPI_Datatype, w: MPI_Win) => ("MPI_Put", o, oc, od, r, d, tc, td, w, None));
-rma_entry!(PMPI_Rput, PMPI_Rput_c, put, (o: CVoid, oc: CNT, od: MPI_Datatype, r: c_int, d: MPI_Aint, tc: CNT, td: MPI_Datatype, w: MPI_Win, q: PReq) => ("MPI_Rput", o, oc, od, r, d, tc, td, w, Some(q)));
-rma_entry!(PMPI_Get, PMPI_Get_c, get, (o: MVoid, oc: CNT, od: MPI_Datatype, r: c_int, d: MPI_Aint, tc: CNT, td: MPI_Datatype, w: MPI_Win) => ("MPI_Get", o, oc, od, r, d, tc, td, w, None));
-rma_entry!(PMPI_Rget, PMPI_Rget_c, get, (o: MVoid, oc: CNT, od: MPI_Datatype, r: c_int, d: MPI_Aint, tc: CNT, td: MPI_Datatype, w: MPI_Win, q: PReq) => ("MPI_Rget", o, oc, od, r, d, tc, td, w, Some(q)));
+rma_entry!(PMPI_Put, PMPI_Put_c, transfer, (o: CVoid, oc: CNT, od: MPI_Datatype, r: c_int, d: MPI_Aint, tc: CNT, td: MPI_Datatype, w: MPI_Win) => (Dir::Put, "MPI_Put", o.cast_mut(), oc, od, r, d, tc, td, w, None));
+rma_entry!(PMPI_Rput, PMPI_Rput_c, transfer, (o: CVoid, oc: CNT, od: MPI_Datatype, r: c_int, d: MPI_Aint, tc: CNT, td: MPI_Datatype, w: MPI_Win, q: PReq) => (Dir::Put, "MPI_Rput", o.cast_mut(), oc, od, r, d, tc, td, w, Some(q)));
+rma_entry!(PMPI_Get, PMPI_Get_c, transfer, (o: MVoid, oc: CNT, od: MPI_Datatype, r: c_int, d: MPI_Aint, tc: CNT, td: MPI_Datatype, w: MPI_Win) => (Dir::Get, "MPI_Get", o, oc, od, r, d, tc, td, w, None));
+rma_entry!(PMPI_Rget, PMPI_Rget_c, transfer, (o: MVoid, oc: CNT, od: MPI_Datatype, r: c_int, d: MPI_Aint, tc: CNT, td: MPI_Datatype, w: MPI_Win, q: PReq) => (Dir::Get, "MPI_Rget", o, oc, od, r, d, tc, td, w, Some(q)));
 rma_entry!(PMPI_Accumulate, PMPI_Accumulate_c, accumulate, (o: CVoid, oc: CNT, od: MPI_Datatype, r: c_int, d: MPI_Aint, tc: CNT, td: MPI_Datatype, op: MPI_Op, w: MPI_Win) => ("MPI_Accumulate", o, oc, od, None, r, d, tc, td, op, w, None));
 rma_entry!(PMPI_Raccumulate, PMPI_Raccumulate_c, accumulate, (o: CVoid, oc: CNT, od: MPI_Datatype, r: c_int, d: MPI_Aint, tc: CNT, td: MPI_Datatype, op: MPI_Op, w: MPI_Win, q: PReq) => ("MPI_Raccumulate", o, oc, od, None, r, d, tc, td, op, w, Some(q)));
 rma_entry!(PMPI_Get_accumulate, PMPI_Get_accumulate_c, accumulate, (o: CVoid, oc: CNT, od: MPI_Datatype, rb: MVoid, rc: CNT, rd: MPI_Datatype, r: c_int, d: MPI_Aint, tc: CNT, td: MPI_Datatype, op: MPI_Op, w: MPI_Win) => ("MPI_Get_accumulate", o, oc, od, Some((rb, rc, rd)), r, d, tc, td, op, w, None));

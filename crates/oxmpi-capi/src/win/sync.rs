@@ -3,46 +3,61 @@
 
 use super::*;
 
-fn group_ranks(call: &str, wn: &Window, g: MPI_Group) -> R<Vec<i32>> {
-    let grp = crate::conv::group(g, call, "group")?;
-    Ok(wn.ranks_of(call, grp.world_ranks())?)
-}
-
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_fence(assert: c_int, w: MPI_Win) -> c_int {
     const CALL: &str = "MPI_Win_fence";
     wffi(CALL, w, || Ok(win(w, CALL)?.fence(assert)?))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_post(g: MPI_Group, assert: c_int, w: MPI_Win) -> c_int {
-    const CALL: &str = "MPI_Win_post";
-    wffi(CALL, w, || {
-        let wn = win(w, CALL)?;
-        let ranks = group_ranks(CALL, &wn, g)?;
-        Ok(wn.post(ranks, assert)?)
+/// `MPI_Win_post` (`post`) or `MPI_Win_start`: on the thread's cached window (no
+/// table look-up, no `Arc` clone) when the group handle is valid, else through the
+/// general path, which names the bad argument.
+#[inline(always)]
+fn pscw_open(call: &'static str, g: MPI_Group, assert: c_int, w: MPI_Win, post: bool) -> c_int {
+    let open = |wn: &Window, grp: &Group| {
+        if post {
+            wn.post_group(grp, assert)
+        } else {
+            wn.start_group(grp, assert)
+        }
+    };
+    if let Ok(grp) = crate::conv::group_cached(g, call, "group") {
+        if let Some(res) = with_cached(w, |wn| open(wn, &grp)) {
+            return cached_result(call, w, res);
+        }
+    }
+    wffi(call, w, || {
+        let wn = win(w, call)?;
+        let grp = crate::conv::group(g, call, "group")?;
+        Ok(open(&wn, &grp)?)
     })
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_post(g: MPI_Group, assert: c_int, w: MPI_Win) -> c_int {
+    pscw_open("MPI_Win_post", g, assert, w, true)
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_start(g: MPI_Group, assert: c_int, w: MPI_Win) -> c_int {
-    const CALL: &str = "MPI_Win_start";
-    wffi(CALL, w, || {
-        let wn = win(w, CALL)?;
-        let ranks = group_ranks(CALL, &wn, g)?;
-        Ok(wn.start(ranks, assert)?)
-    })
+    pscw_open("MPI_Win_start", g, assert, w, false)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_complete(w: MPI_Win) -> c_int {
     const CALL: &str = "MPI_Win_complete";
+    if let Some(res) = with_cached(w, |wn| wn.complete()) {
+        return cached_result(CALL, w, res);
+    }
     wffi(CALL, w, || Ok(win(w, CALL)?.complete()?))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_wait(w: MPI_Win) -> c_int {
     const CALL: &str = "MPI_Win_wait";
+    if let Some(res) = with_cached(w, |wn| wn.wait(true).map(drop)) {
+        return cached_result(CALL, w, res);
+    }
     wffi(CALL, w, || {
         win(w, CALL)?.wait(true)?;
         Ok(())
@@ -107,12 +122,18 @@ pub unsafe extern "C" fn PMPI_Win_unlock(rank: c_int, w: MPI_Win) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_lock_all(assert: c_int, w: MPI_Win) -> c_int {
     const CALL: &str = "MPI_Win_lock_all";
+    if let Some(res) = with_cached(w, |wn| wn.lock_all(assert)) {
+        return cached_result(CALL, w, res);
+    }
     wffi(CALL, w, || Ok(win(w, CALL)?.lock_all(assert)?))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_unlock_all(w: MPI_Win) -> c_int {
     const CALL: &str = "MPI_Win_unlock_all";
+    if let Some(res) = with_cached(w, |wn| wn.unlock_all()) {
+        return cached_result(CALL, w, res);
+    }
     wffi(CALL, w, || Ok(win(w, CALL)?.unlock_all()?))
 }
 

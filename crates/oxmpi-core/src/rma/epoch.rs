@@ -14,6 +14,8 @@
 //! - Passive target: per target one lock at a time; lock_all excludes lock.
 //!   Neither may be mixed with an active-target access epoch.
 
+use std::sync::Arc;
+
 use crate::error::{ErrorClass, MpiError, Result};
 
 /// `MPI_MODE_NOSUCCEED`.
@@ -41,10 +43,12 @@ pub struct Epochs {
     pub fences: u64,
     /// A fence opened an epoch; `true` once an operation was made in it.
     fence: Option<bool>,
-    /// PSCW access epoch: the targets of MPI_Win_start.
-    start: Option<Vec<i32>>,
-    /// PSCW exposure epoch: the origins of MPI_Win_post that have not completed yet.
-    post: Option<Vec<i32>>,
+    /// PSCW access epoch: the targets of MPI_Win_start (shared with the window's
+    /// cache of group translations: opening an epoch allocates nothing).
+    start: Option<Arc<[i32]>>,
+    /// PSCW exposure epoch: the origins of MPI_Win_post. It ends as a whole, when
+    /// every origin completed (MPI_Win_test consumes no completion before all came).
+    post: Option<Arc<[i32]>>,
     /// Passive-target locks held by this process (target, kind): a few at most in
     /// practice, and a vector keeps its room, so lock/unlock pairs allocate nothing.
     locks: Vec<(i32, LockKind)>,
@@ -103,7 +107,7 @@ impl Epochs {
         Ok(())
     }
 
-    pub fn start(&mut self, targets: Vec<i32>) -> Result<()> {
+    pub fn start(&mut self, targets: Arc<[i32]>) -> Result<()> {
         const C: &str = "MPI_Win_start";
         if self.start.is_some() {
             return Err(sync(C, "an access epoch (MPI_Win_start) is already open"));
@@ -117,7 +121,7 @@ impl Epochs {
     }
 
     /// Ends the PSCW access epoch: its targets.
-    pub fn complete(&mut self) -> Result<Vec<i32>> {
+    pub fn complete(&mut self) -> Result<Arc<[i32]>> {
         self.start.take().ok_or_else(|| {
             sync(
                 "MPI_Win_complete",
@@ -126,7 +130,7 @@ impl Epochs {
         })
     }
 
-    pub fn post(&mut self, origins: Vec<i32>) -> Result<()> {
+    pub fn post(&mut self, origins: Arc<[i32]>) -> Result<()> {
         const C: &str = "MPI_Win_post";
         if self.post.is_some() {
             return Err(sync(C, "an exposure epoch (MPI_Win_post) is already open"));
@@ -136,29 +140,16 @@ impl Epochs {
         Ok(())
     }
 
-    /// The origins whose MPI_Win_complete the exposure epoch still waits for.
-    pub fn pending_origins(&self, call: &str) -> Result<Vec<i32>> {
+    /// The origins whose MPI_Win_complete the open exposure epoch waits for.
+    pub fn post_origins(&self, call: &str) -> Result<Arc<[i32]>> {
         self.post
             .clone()
             .ok_or_else(|| sync(call, "no exposure epoch is open (no MPI_Win_post)"))
     }
 
-    /// Records that `origin` completed its access epoch.
-    pub fn origin_completed(&mut self, origin: i32) {
-        if let Some(p) = self.post.as_mut() {
-            if let Some(i) = p.iter().position(|&r| r == origin) {
-                p.remove(i);
-            }
-        }
-    }
-
-    /// Ends the exposure epoch when every origin completed; whether it ended.
-    pub fn finish_post(&mut self) -> bool {
-        if self.post.as_ref().is_some_and(|p| p.is_empty()) {
-            self.post = None;
-            return true;
-        }
-        false
+    /// Ends the exposure epoch (every origin completed); whether one was open.
+    pub fn end_post(&mut self) -> bool {
+        self.post.take().is_some()
     }
 
     pub fn lock(&mut self, target: i32, kind: LockKind) -> Result<()> {
@@ -336,29 +327,29 @@ mod tests {
             "operations precede this fence"
         );
         assert!(is_sync(e.lock(0, LockKind::Exclusive)));
-        assert!(is_sync(e.start(vec![0])));
+        assert!(is_sync(e.start(vec![0].into())));
         e.fence(MODE_NOSUCCEED).unwrap();
-        e.start(vec![0]).unwrap();
+        e.start(vec![0].into()).unwrap();
     }
 
     #[test]
     fn pscw_access_and_exposure() {
         let mut e = Epochs::default();
         assert!(is_sync(e.complete()));
-        e.post(vec![0, 2]).unwrap();
-        assert!(is_sync(e.post(vec![1])));
-        e.start(vec![1]).unwrap();
+        e.post(vec![0, 2].into()).unwrap();
+        assert!(is_sync(e.post(vec![1].into())));
+        e.start(vec![1].into()).unwrap();
         e.check_access("MPI_Put", 1).unwrap();
         assert!(is_sync(e.check_access("MPI_Put", 2)));
         assert!(is_sync(e.fence(0)));
         assert!(is_sync(e.lock(1, LockKind::Shared)));
-        assert_eq!(e.complete().unwrap(), vec![1]);
-        assert_eq!(e.pending_origins("MPI_Win_wait").unwrap(), vec![0, 2]);
-        e.origin_completed(2);
-        assert!(!e.finish_post());
-        e.origin_completed(0);
-        assert!(e.finish_post());
-        assert!(is_sync(e.pending_origins("MPI_Win_wait")));
+        assert_eq!(&*e.complete().unwrap(), &[1]);
+        assert!(is_sync(e.complete()), "the access epoch ended");
+        assert_eq!(&*e.post_origins("MPI_Win_wait").unwrap(), &[0, 2]);
+        assert!(is_sync(e.check_free()), "the exposure epoch is still open");
+        assert!(e.end_post());
+        assert!(!e.end_post());
+        assert!(is_sync(e.post_origins("MPI_Win_wait")));
         e.check_free().unwrap();
     }
 

@@ -20,8 +20,13 @@
 //! An uncontended lock or unlock of a target on this host takes no mutex: two
 //! compare-exchanges (this process's per-target word, the target's lock word), see
 //! `sync::lock_fast`; a busy lock word is waited for with sleeps.
-//! Active target: fence is a barrier on the window's communicator; post/start/
-//! complete/wait are zero-byte messages on it. The epoch rules live in [`epoch`].
+//! Active target: fence is a barrier on the window's communicator. Post/start/
+//! complete/wait between ranks of one host are counters in the host segment (per
+//! ordered pair: posts a target made to an origin, completes an origin made to a
+//! target), bumped with release ordering and followed by a ring of the waiting
+//! rank's doorbell, which sleeps in [`crate::runtime`]'s `wait_flag`; to ranks on
+//! other hosts they are zero-byte messages on the window's communicator (see
+//! `sync`). The epoch rules live in [`epoch`].
 //!
 //! Targets on other hosts (TCP peers): every operation, lock and unlock is an
 //! active message on a second private communicator, applied by the target's
@@ -118,6 +123,12 @@ pub const MAX_REGIONS: usize = 64;
 /// The slot of a region kept in the overflow table.
 const OVF_SLOT: usize = usize::MAX;
 const CTL_STRIDE: usize = CTL_REGIONS + MAX_REGIONS * 16;
+// After the control blocks of the host's `nl` ranks: the post/start/complete/wait
+// counters, two square tables of `nl` rows of `nl` words (each row on its own cache
+// lines). Row `o` of the first: posts each target made to origin `o` (written by the
+// target, read by `o`'s MPI_Win_start); row `t` of the second: completes each origin
+// made to target `t` (written by the origin, read by `t`'s MPI_Win_wait/test).
+// Every word has one writer, and only grows.
 const WRITER: u64 = 1 << 63;
 const PAGE: usize = 4096;
 
@@ -145,6 +156,9 @@ struct State {
     held: Vec<(i32, LockKind)>,
     /// Locks taken with MPI_MODE_NOCHECK on targets of this host (target, kind).
     nocheck: Vec<(i32, LockKind)>,
+    /// The last groups given to post and start, with their ranks in the window
+    /// (a PSCW loop names the same groups every time: translated once).
+    groups: Vec<(crate::group::Group, Arc<[i32]>)>,
 }
 
 /// The memory this process attached to a dynamic window (its own mutex, never
@@ -195,6 +209,26 @@ pub struct Window {
     /// `same_op_no_op`): concurrent accumulates to one element use one op (or
     /// MPI_NO_OP). See [`Window::same_op_way`].
     same_op: bool,
+    /// Ranks of the window on this host, the byte offset of the post/start/complete/
+    /// wait counters in the segment, and the length of one of their rows.
+    nlocal: usize,
+    pscw_off: usize,
+    pscw_row: usize,
+    /// Per host index: how many posts of that target (completes of that origin)
+    /// this process consumed (its own counts, compared with the segment's).
+    seen_post: Box<[std::sync::atomic::AtomicU64]>,
+    seen_done: Box<[std::sync::atomic::AtomicU64]>,
+    /// Per rank of the window: the doorbell of its process when it shares this
+    /// process's host segment (rung after a post or complete to it).
+    bells: Box<[Option<&'static crate::transport::doorbell::Doorbell>]>,
+    /// How long a wait for a post or complete sleeps at most between looks: short
+    /// when a peer on this host has no doorbell of ours to ring (another job's).
+    pscw_sleep: Duration,
+    /// (world rank, rank in the window), sorted: group arguments' translation.
+    by_world: Box<[(u32, i32)]>,
+    /// The window's last MPI_Win_lock_all: how many ranks (in rank order) its
+    /// lock words are held, and whether with MPI_MODE_NOCHECK (bit 63).
+    all_taken: std::sync::atomic::AtomicU64,
 }
 
 /// What a window's creation info promises (the hints the engine uses).
@@ -331,8 +365,12 @@ impl Window {
             .iter()
             .position(|&r| r == me)
             .expect("this rank is local to itself");
-        // Layout of the host segment: control blocks, then (allocate flavors) data.
-        let data_start = align_up(CTL_STRIDE * locals.len(), PAGE);
+        // Layout of the host segment: control blocks, post/start/complete/wait
+        // counters, then (allocate flavors) data.
+        let nl = locals.len();
+        let pscw_off = CTL_STRIDE * nl;
+        let pscw_row = align_up(nl * 8, 64);
+        let data_start = align_up(pscw_off + 2 * nl * pscw_row, PAGE);
         let mut data_off = Vec::with_capacity(locals.len());
         let mut at = data_start;
         let with_data = matches!(flavor, Flavor::Allocate | Flavor::Shared);
@@ -417,6 +455,16 @@ impl Window {
         } else {
             None
         };
+        let bells: Box<[_]> = (0..n)
+            .map(|r| peers[r].local.and_then(|_| e.local_bell(world[r])))
+            .collect();
+        let unrung = (0..n).any(|r| peers[r].local.is_some() && bells[r].is_none());
+        let mut by_world: Box<[(u32, i32)]> = world
+            .iter()
+            .enumerate()
+            .map(|(r, &w)| (w, r as i32))
+            .collect();
+        by_world.sort_unstable();
         let w = Arc::new(Window {
             comm: wcomm,
             flavor,
@@ -436,6 +484,19 @@ impl Window {
             mine: (0..n).map(|_| Default::default()).collect(),
             closed: Default::default(),
             same_op,
+            nlocal: nl,
+            pscw_off,
+            pscw_row,
+            seen_post: (0..nl).map(|_| Default::default()).collect(),
+            seen_done: (0..nl).map(|_| Default::default()).collect(),
+            bells,
+            pscw_sleep: if unrung {
+                Duration::from_micros(200)
+            } else {
+                Duration::from_millis(10)
+            },
+            by_world,
+            all_taken: Default::default(),
         });
         if w.am.is_some() {
             am::register(&w);
@@ -530,14 +591,13 @@ impl Window {
 
     /// The ranks of the window's group for world ranks `world` (a group argument).
     pub fn ranks_of(&self, call: &str, world: &[u32]) -> Result<Vec<i32>> {
-        let g = self.comm.group();
         world
             .iter()
             .map(|w| {
-                g.iter()
-                    .position(|x| x == w)
-                    .map(|r| r as i32)
-                    .ok_or_else(|| {
+                self.by_world
+                    .binary_search_by_key(w, |&(x, _)| x)
+                    .map(|i| self.by_world[i].1)
+                    .map_err(|_| {
                         MpiError::arg(
                             ErrorClass::Group,
                             call,

@@ -2,6 +2,12 @@
 //! MPI_MODE_NOCHECK bookkeeping), lock_all/unlock_all, flush, sync.
 
 use super::*;
+use crate::group::Group;
+use std::sync::atomic::AtomicU64;
+
+/// The assert bits of MPI_Win_post.
+const POST_ASSERTS: i32 = MODE_NOCHECK | MODE_NOSTORE | MODE_NOPUT;
+const POST_ASSERT_NAMES: &str = "MPI_MODE_NOCHECK, _NOSTORE and _NOPUT";
 
 pub(super) fn lock_kind_spin(word: &std::sync::atomic::AtomicU64, kind: LockKind) -> bool {
     let v = word.load(Ordering::Relaxed);
@@ -48,6 +54,28 @@ pub(super) fn acquire(mut try_take: impl FnMut() -> bool) -> Result<()> {
         },
         Duration::from_micros(200),
     );
+    Ok(())
+}
+
+/// Looks of a post/start/complete/wait counter before the engine's wait.
+const PSCW_SPIN: u32 = 512;
+
+/// Waits until `ready` (a look at this host's post or complete counters) holds:
+/// first a short spin on the counters alone (a few µs; not when the host has
+/// more ranks than cores), which sees a notice the moment it lands, then the
+/// engine's `wait_flag` (progress between looks, yields, doorbell sleeps of at
+/// most `sleep`; the notifier rings the doorbell).
+fn pscw_block(ready: &impl Fn() -> bool, sleep: Duration) -> Result<()> {
+    let e = runtime::engine()?;
+    if !e.oversubscribed {
+        for _ in 0..PSCW_SPIN {
+            std::hint::spin_loop();
+            if ready() {
+                return Ok(());
+            }
+        }
+    }
+    e.wait_flag(ready, sleep);
     Ok(())
 }
 
@@ -231,50 +259,157 @@ impl Window {
         Ok(())
     }
 
-    /// `MPI_Win_post`: exposes this window to `origins` (ranks of the window).
-    pub fn post(&self, origins: Vec<i32>, assert: i32) -> Result<()> {
-        check_assert(
-            "MPI_Win_post",
-            assert,
-            MODE_NOCHECK | MODE_NOSTORE | MODE_NOPUT,
-            "MPI_MODE_NOCHECK, _NOSTORE and _NOPUT",
-        )?;
-        self.sync_fence(&mut self.st(), |e| e.post(origins.clone()))?;
-        // Before the post notices: origins access only after they got one.
-        self.set_post_noput(assert & MODE_NOPUT != 0);
-        full_fence();
-        for r in origins {
-            pt2pt::send(&self.comm, &[], r, TAG_POST, SendMode::Standard)?;
-        }
-        Ok(())
+    /// The counter of the posts target `t` made to origin `o` (host indices).
+    #[inline]
+    fn post_word(&self, o: usize, t: usize) -> &AtomicU64 {
+        self.seg.word(self.pscw_off + o * self.pscw_row + t * 8)
     }
 
-    /// `MPI_Win_start`: waits for the targets' posts.
-    pub fn start(&self, targets: Vec<i32>, assert: i32) -> Result<()> {
-        check_assert("MPI_Win_start", assert, MODE_NOCHECK, "MPI_MODE_NOCHECK")?;
-        {
+    /// The counter of the completes origin `o` made to target `t` (host indices).
+    #[inline]
+    fn done_word(&self, t: usize, o: usize) -> &AtomicU64 {
+        self.seg
+            .word(self.pscw_off + (self.nlocal + t) * self.pscw_row + o * 8)
+    }
+
+    /// Rings the doorbells of `ranks` on this host (after bumping their counters:
+    /// a rank asleep in [`Self::await_posts`] or [`Self::wait`] wakes; one awake
+    /// costs a fence and a load).
+    fn ring(&self, ranks: &[i32]) {
+        for &r in ranks {
+            if let Some(b) = self.bells[r as usize] {
+                b.ring();
+            }
+        }
+    }
+
+    /// The ranks in the window of group `g` (a post or start argument), from the
+    /// cache of the last few groups when it is there.
+    fn group_ranks(&self, st: &mut State, call: &str, g: &Group) -> Result<Arc<[i32]>> {
+        // Group equality compares the shared pointer first, then the members.
+        if let Some((_, r)) = st.groups.iter().find(|(x, _)| x == g) {
+            return Ok(r.clone());
+        }
+        let r: Arc<[i32]> = self.ranks_of(call, g.world_ranks())?.into();
+        if st.groups.len() >= 4 {
+            st.groups.remove(0);
+        }
+        st.groups.push((g.clone(), r.clone()));
+        Ok(r)
+    }
+
+    /// `MPI_Win_post` of group `g` (of the window's processes).
+    pub fn post_group(&self, g: &Group, assert: i32) -> Result<()> {
+        const C: &str = "MPI_Win_post";
+        check_assert(C, assert, POST_ASSERTS, POST_ASSERT_NAMES)?;
+        let origins = {
             let mut st = self.st();
-            self.close_fast_locks(
-                &st,
-                "MPI_Win_start",
-                "a passive-target (lock) epoch is open",
-            )?;
-            self.sync_fence(&mut st, |e| e.start(targets.clone()))?;
+            let o = self.group_ranks(&mut st, C, g)?;
+            self.sync_fence(&mut st, |e| e.post(o.clone()))?;
+            o
+        };
+        self.notify_posts(&origins, assert)
+    }
+
+    /// `MPI_Win_post`: exposes this window to `origins` (ranks of the window).
+    pub fn post(&self, origins: impl Into<Arc<[i32]>>, assert: i32) -> Result<()> {
+        check_assert("MPI_Win_post", assert, POST_ASSERTS, POST_ASSERT_NAMES)?;
+        let origins = origins.into();
+        self.sync_fence(&mut self.st(), |e| e.post(origins.clone()))?;
+        self.notify_posts(&origins, assert)
+    }
+
+    /// Tells `origins` that this process posted: a counter bump per origin on this
+    /// host (release: this process's stores before the post are visible to the
+    /// origin that sees it), a zero-byte message to the others.
+    fn notify_posts(&self, origins: &[i32], assert: i32) -> Result<()> {
+        // Before the post notices: origins access only after they got one.
+        self.set_post_noput(assert & MODE_NOPUT != 0);
+        let mut remote = false;
+        for &r in origins {
+            match self.peers[r as usize].local {
+                Some(o) => {
+                    self.post_word(o, self.my_local)
+                        .fetch_add(1, Ordering::Release);
+                }
+                None => remote = true,
+            }
         }
-        for &r in &targets {
-            pt2pt::recv(&self.comm, &mut [], r, TAG_POST)?;
-        }
-        full_fence();
-        // Every post arrived: the fast path may take operations to these targets.
-        for &r in &targets {
-            if let Some(f) = usize::try_from(r).ok().and_then(|r| self.started.get(r)) {
-                f.store(true, Ordering::Relaxed);
+        self.ring(origins);
+        if remote {
+            full_fence();
+            for &r in origins {
+                if self.peers[r as usize].local.is_none() {
+                    pt2pt::send(&self.comm, &[], r, TAG_POST, SendMode::Standard)?;
+                }
             }
         }
         Ok(())
     }
 
-    /// `MPI_Win_complete`.
+    /// `MPI_Win_start` of group `g` (of the window's processes): waits for their posts.
+    pub fn start_group(&self, g: &Group, assert: i32) -> Result<()> {
+        const C: &str = "MPI_Win_start";
+        check_assert(C, assert, MODE_NOCHECK, "MPI_MODE_NOCHECK")?;
+        let targets = {
+            let mut st = self.st();
+            let t = self.group_ranks(&mut st, C, g)?;
+            self.close_fast_locks(&st, C, "a passive-target (lock) epoch is open")?;
+            self.sync_fence(&mut st, |e| e.start(t.clone()))?;
+            t
+        };
+        self.await_posts(&targets)
+    }
+
+    /// `MPI_Win_start`: waits for the targets' posts.
+    pub fn start(&self, targets: impl Into<Arc<[i32]>>, assert: i32) -> Result<()> {
+        const C: &str = "MPI_Win_start";
+        check_assert(C, assert, MODE_NOCHECK, "MPI_MODE_NOCHECK")?;
+        let targets = targets.into();
+        {
+            let mut st = self.st();
+            self.close_fast_locks(&st, C, "a passive-target (lock) epoch is open")?;
+            self.sync_fence(&mut st, |e| e.start(targets.clone()))?;
+        }
+        self.await_posts(&targets)
+    }
+
+    /// The end of `MPI_Win_start`: waits for a post of every target not consumed
+    /// yet (posts and starts of a pair match in order), consumes it, and opens the
+    /// fast path to them.
+    fn await_posts(&self, targets: &[i32]) -> Result<()> {
+        for &r in targets {
+            if self.peers[r as usize].local.is_none() {
+                pt2pt::recv(&self.comm, &mut [], r, TAG_POST)?;
+            }
+        }
+        let me = self.my_local;
+        // Acquire: what each target stored before its post is visible from here on.
+        let ready = || {
+            targets.iter().all(|&r| match self.peers[r as usize].local {
+                Some(t) => {
+                    self.post_word(me, t).load(Ordering::Acquire)
+                        > self.seen_post[t].load(Ordering::Relaxed)
+                }
+                None => true,
+            })
+        };
+        if !ready() {
+            pscw_block(&ready, self.pscw_sleep)?;
+        }
+        for &r in targets {
+            if let Some(t) = self.peers[r as usize].local {
+                self.seen_post[t].fetch_add(1, Ordering::Relaxed);
+            }
+            // Every post arrived: the fast path may take operations to these targets.
+            self.started[r as usize].store(true, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// `MPI_Win_complete`: a counter bump per target on this host (release: the
+    /// epoch's operations, all complete already, are visible to the target that
+    /// sees it), a zero-byte message to the others.
     pub fn complete(&self) -> Result<()> {
         let targets = {
             let mut st = self.st();
@@ -282,37 +417,87 @@ impl Window {
             self.reopen(&st);
             t?
         };
-        self.started
-            .iter()
-            .for_each(|f| f.store(false, Ordering::Relaxed));
-        full_fence();
-        for r in targets {
-            pt2pt::send(&self.comm, &[], r, TAG_COMPLETE, SendMode::Standard)?;
+        let mut remote = false;
+        for &r in targets.iter() {
+            self.started[r as usize].store(false, Ordering::Relaxed);
+            match self.peers[r as usize].local {
+                Some(t) => {
+                    self.done_word(t, self.my_local)
+                        .fetch_add(1, Ordering::Release);
+                }
+                None => remote = true,
+            }
+        }
+        self.ring(&targets);
+        if remote {
+            full_fence();
+            for &r in targets.iter() {
+                if self.peers[r as usize].local.is_none() {
+                    pt2pt::send(&self.comm, &[], r, TAG_COMPLETE, SendMode::Standard)?;
+                }
+            }
         }
         Ok(())
     }
 
     /// `MPI_Win_wait` (`block`) or `MPI_Win_test`: whether the exposure epoch ended.
+    /// It ends as a whole: MPI_Win_test consumes no complete until every origin's
+    /// is there.
     pub fn wait(&self, block: bool) -> Result<bool> {
         let call = if block {
             "MPI_Win_wait"
         } else {
             "MPI_Win_test"
         };
-        let pending = self.st().epochs.pending_origins(call)?;
-        for r in pending {
-            if block || pt2pt::iprobe(&self.comm, r, TAG_COMPLETE)?.is_some() {
+        let origins = self.st().epochs.post_origins(call)?;
+        let me = self.my_local;
+        // Acquire: the origins' operations of the epoch are visible from here on.
+        let ready = || {
+            origins.iter().all(|&r| match self.peers[r as usize].local {
+                Some(o) => {
+                    self.done_word(me, o).load(Ordering::Acquire)
+                        > self.seen_done[o].load(Ordering::Relaxed)
+                }
+                None => true,
+            })
+        };
+        let remote = || {
+            origins
+                .iter()
+                .copied()
+                .filter(|&r| self.peers[r as usize].local.is_none())
+        };
+        if block {
+            for r in remote() {
                 pt2pt::recv(&self.comm, &mut [], r, TAG_COMPLETE)?;
-                self.st().epochs.origin_completed(r);
+            }
+            if !ready() {
+                pscw_block(&ready, self.pscw_sleep)?;
+            }
+        } else {
+            if !ready() {
+                // MPI_Win_test in a loop makes progress.
+                runtime::engine()?.progress_once();
+                return Ok(false);
+            }
+            for r in remote() {
+                if pt2pt::iprobe(&self.comm, r, TAG_COMPLETE)?.is_none() {
+                    return Ok(false);
+                }
+            }
+            for r in remote() {
+                pt2pt::recv(&self.comm, &mut [], r, TAG_COMPLETE)?;
             }
         }
-        let done = self.st().epochs.finish_post();
-        if done {
-            // Every origin completed (its operations are done): none is flagged wrongly.
-            self.set_post_noput(false);
+        for &r in origins.iter() {
+            if let Some(o) = self.peers[r as usize].local {
+                self.seen_done[o].fetch_add(1, Ordering::Relaxed);
+            }
         }
-        full_fence();
-        Ok(done)
+        self.st().epochs.end_post();
+        // Every origin completed (its operations are done): none is flagged wrongly.
+        self.set_post_noput(false);
+        Ok(true)
     }
 
     /// `MPI_Win_lock`.
@@ -406,8 +591,11 @@ impl Window {
     /// Sets (or clears) this process's MPI_MODE_NOPUT flag for the exposure epoch
     /// a post opens; origins of this host check it before updates.
     pub(super) fn set_post_noput(&self, on: bool) {
-        self.ctl(self.my_local, CTL_NOPUT_POST)
-            .store(on as u64, Ordering::SeqCst);
+        let w = self.ctl(self.my_local, CTL_NOPUT_POST);
+        // Only this process writes it: unchanged (the common case), no store.
+        if on || w.load(Ordering::Relaxed) != 0 {
+            w.store(on as u64, Ordering::SeqCst);
+        }
     }
 
     pub(super) fn lock_name(kind: LockKind) -> &'static str {
@@ -504,11 +692,6 @@ impl Window {
         };
     }
 
-    pub(super) fn release(&self, rank: i32) -> Result<()> {
-        let taken = Self::take_held(&mut self.st(), rank);
-        self.release_taken(taken)
-    }
-
     /// Removes `rank`'s lock words from the ones this process holds (normally, with
     /// MPI_MODE_NOCHECK): what [`Self::release_taken`] gives back.
     fn take_held(st: &mut State, rank: i32) -> Taken {
@@ -576,7 +759,9 @@ impl Window {
         res
     }
 
-    /// `MPI_Win_lock_all`: a shared lock on every target on this host.
+    /// `MPI_Win_lock_all`: a shared lock on every target (its lock word on this
+    /// host, an active message to another), taken in rank order; how many were
+    /// taken is kept in `all_taken` (no list, no allocation).
     pub fn lock_all(&self, assert: i32) -> Result<()> {
         const C: &str = "MPI_Win_lock_all";
         check_assert(C, assert, MODE_NOCHECK, "MPI_MODE_NOCHECK")?;
@@ -585,7 +770,12 @@ impl Window {
             self.close_fast_locks(&st, C, "a passive-target epoch is open already")?;
             self.sync_fence(&mut st, |e| e.lock_all())?;
         }
-        let res = self.lock_all_targets(assert);
+        let nocheck = assert & MODE_NOCHECK != 0;
+        let (taken, res) = self.lock_all_targets(nocheck);
+        self.all_taken.store(
+            taken as u64 | if nocheck { WRITER } else { 0 },
+            Ordering::Relaxed,
+        );
         match res {
             Ok(()) => self.set_passive(None, true),
             // Give back what was taken: the epoch did not open.
@@ -596,35 +786,42 @@ impl Window {
         res
     }
 
-    pub(super) fn lock_all_targets(&self, assert: i32) -> Result<()> {
+    /// Takes the shared lock of every rank in order (with MPI_MODE_NOCHECK: records
+    /// it on this host's targets, for conflict checks); how many were taken, and
+    /// the first error.
+    fn lock_all_targets(&self, nocheck: bool) -> (usize, Result<()>) {
         const C: &str = "MPI_Win_lock_all";
+        const S: LockKind = LockKind::Shared;
         for (r, p) in self.peers.iter().enumerate() {
             let rank = r as i32;
-            match p.local {
-                Some(local) if assert & MODE_NOCHECK != 0 => {
-                    self.nocheck_enter(C, rank, local, LockKind::Shared)?;
-                    self.st().nocheck.push((rank, LockKind::Shared));
-                }
-                None if assert & MODE_NOCHECK != 0 => {}
-                Some(local) => {
+            let res = match (p.local, nocheck) {
+                (Some(local), true) => self.nocheck_enter(C, rank, local, S),
+                (None, true) => Ok(()),
+                (Some(local), false) => {
                     let w = self.ctl(local, CTL_LOCK);
-                    acquire(|| lock_kind_spin(w, LockKind::Shared))?;
-                    if let Err(e) = self.nocheck_conflict(C, rank, local, LockKind::Shared) {
-                        Self::unlock_word(w, LockKind::Shared);
-                        return Err(e);
-                    }
-                    self.st().held.push((rank, LockKind::Shared));
+                    let got = if lock_kind_spin(w, S) {
+                        Ok(())
+                    } else {
+                        acquire(|| lock_kind_spin(w, S))
+                    };
+                    got.and_then(|()| {
+                        let res = self.nocheck_conflict(C, rank, local, S);
+                        if res.is_err() {
+                            Self::unlock_word(w, S);
+                        }
+                        res
+                    })
                 }
-                None => {
-                    self.am_lock(C, r, LockKind::Shared)?;
-                    self.st().held.push((rank, LockKind::Shared));
-                }
+                (None, false) => self.am_lock(C, r, S),
+            };
+            if let Err(e) = res {
+                return (r, Err(e));
             }
         }
-        Ok(())
+        (self.peers.len(), Ok(()))
     }
 
-    /// `MPI_Win_unlock_all`.
+    /// `MPI_Win_unlock_all`: gives back the lock words `lock_all` took.
     pub fn unlock_all(&self) -> Result<()> {
         {
             let mut st = self.st();
@@ -633,21 +830,27 @@ impl Window {
             res?;
         }
         self.set_passive(None, false);
-        let held: Vec<i32> = {
-            let st = self.st();
-            let mut v: Vec<i32> = st
-                .held
-                .iter()
-                .chain(st.nocheck.iter())
-                .map(|&(r, _)| r)
-                .collect();
-            v.dedup();
-            v
-        };
-        for r in held {
-            self.release(r)?;
+        let v = self.all_taken.swap(0, Ordering::Relaxed);
+        let (taken, nocheck) = ((v & !WRITER) as usize, v & WRITER != 0);
+        // The epoch's stores before the words' release (each a release too).
+        full_fence();
+        let mut res = Ok(());
+        for (r, p) in self.peers[..taken].iter().enumerate() {
+            match (p.local, nocheck) {
+                (Some(local), true) => {
+                    self.ctl(local, CTL_NOCHECK).fetch_sub(1, Ordering::SeqCst);
+                }
+                (Some(local), false) => {
+                    Self::unlock_word(self.ctl(local, CTL_LOCK), LockKind::Shared)
+                }
+                (None, true) => {}
+                (None, false) => {
+                    let r = self.am_unlock("MPI_Win_unlock_all", r, LockKind::Shared);
+                    res = res.and(r);
+                }
+            }
         }
-        Ok(())
+        res
     }
 
     /// `MPI_Win_flush` / `_flush_local` (`Some(rank)`) and `_flush_all` /
