@@ -84,7 +84,6 @@ pub(crate) fn try_zeroed_words(n: usize) -> Option<Vec<u128>> {
     Some(unsafe { Vec::from_raw_parts(p, n, n) })
 }
 
-use std::cell::RefCell;
 use std::marker::PhantomData;
 
 use crate::request::Request;
@@ -358,14 +357,14 @@ unsafe impl BufScope<'static> for Forever {
 /// If the closure panics with a request still in flight, the process aborts rather
 /// than let the engine use memory that unwinding frees.
 pub struct Scope<'env> {
-    reqs: RefCell<Vec<Request>>,
+    reqs: InFlight,
     _env: PhantomData<&'env mut &'env ()>,
 }
 
 // SAFETY: `scope` completes every request entered here before 'env can end.
 unsafe impl<'env> BufScope<'env> for Scope<'env> {
     fn enter(&self, r: Request) {
-        self.reqs.borrow_mut().push(r);
+        self.reqs.enter(r);
     }
 }
 
@@ -373,37 +372,72 @@ struct ScopeEnd<'s, 'env>(&'s Scope<'env>);
 
 impl Drop for ScopeEnd<'_, '_> {
     fn drop(&mut self) {
-        let reqs = std::mem::take(&mut *self.0.reqs.borrow_mut());
-        for mut r in reqs {
-            // Requests the closure completed are gone from the engine (handles are
-            // generational, so a stale one never names a newer request).
-            if !crate::pt2pt::is_live(r) {
-                continue;
-            }
-            if std::thread::panicking() {
-                eprintln!(
-                    "oxmpi: a buffer scope ended by a panic with a request in flight; aborting"
-                );
-                std::process::abort();
-            }
-            let _ = crate::pt2pt::wait(&mut r);
-            if crate::pt2pt::is_live(r) {
-                let _ = crate::pt2pt::request_free(&mut r);
-            }
-        }
+        self.0.reqs.settle();
     }
 }
 
 /// Runs `f` with a [`Scope`] for `'env` buffers, then completes what it left in flight.
 pub fn scope<'env, T>(f: impl FnOnce(&Scope<'env>) -> T) -> T {
     let s = Scope {
-        reqs: RefCell::new(Vec::new()),
+        reqs: InFlight::new(),
         _env: PhantomData,
     };
     let end = ScopeEnd(&s);
     let out = f(end.0);
     drop(end);
     out
+}
+
+/// The requests a scope of the Rust API holds (pushed as they start): at the scope's
+/// end, [`settle`](InFlight::settle) completes every one its owner left in flight
+/// (forgotten, leaked, or freed with its operation still going), so the scope's
+/// buffers outlive every use the engine makes of them. Shared (`Sync`) so that
+/// requests started or completed on other threads, and operations started later
+/// (partitioned transfers), can join it.
+#[derive(Debug, Default)]
+pub struct InFlight {
+    /// The requests, and the length at which the next push first drops those the
+    /// engine no longer holds (so a long loop of completed requests stays small).
+    reqs: std::sync::Mutex<(Vec<Request>, usize)>,
+}
+
+impl InFlight {
+    pub fn new() -> InFlight {
+        InFlight::default()
+    }
+
+    /// Holds `r` until [`settle`](InFlight::settle).
+    pub fn enter(&self, r: Request) {
+        let mut g = self.reqs.lock().unwrap_or_else(|p| p.into_inner());
+        if g.0.len() >= g.1 {
+            g.0.retain(|&r| crate::pt2pt::in_flight(r));
+            g.1 = (2 * g.0.len()).max(64);
+        }
+        g.0.push(r);
+    }
+
+    /// Completes what is still in flight (see [`crate::pt2pt::settle`]); while
+    /// unwinding from a panic with a request in flight, aborts the process instead
+    /// (waiting could hang, and returning would let the engine use freed memory).
+    pub fn settle(&self) {
+        let reqs = std::mem::take(&mut self.reqs.lock().unwrap_or_else(|p| p.into_inner()).0);
+        for r in reqs {
+            // Requests completed are gone from the engine (handles are generational,
+            // so a stale one never names a newer request); one freed
+            // (MPI_Request_free) while its operation, or a persistent request's run,
+            // was going is in flight until that is over.
+            if !crate::pt2pt::in_flight(r) {
+                continue;
+            }
+            if std::thread::panicking() {
+                eprintln!(
+                    "oxmpi: a scope ended by a panic with a request in flight (request was not completed); aborting"
+                );
+                std::process::abort();
+            }
+            crate::pt2pt::settle(r);
+        }
+    }
 }
 
 /// MPI_Pack: the elements of `src` into `outbuf` from `*position`, which moves past them.

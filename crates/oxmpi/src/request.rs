@@ -8,9 +8,10 @@
 //!
 //! Every request is registered with a [`Scope`]. Buffers that live on the stack are used
 //! inside [`scope`]: the buffers are declared outside the closure, so they outlive every
-//! request of the scope, and if a request is still in flight when the scope ends (after
-//! a panic, or a leaked request) the process aborts rather than let the engine write to
-//! freed memory. `'static` buffers may use [`StaticScope`].
+//! request of the scope. The scope owns the completion of its requests: one still in
+//! flight when the scope ends (forgotten with `std::mem::forget`, leaked) is waited for
+//! then, and if the scope ends by a panic the process aborts rather than let the engine
+//! write to freed memory. `'static` buffers may use [`StaticScope`].
 //!
 //! ```
 //! use oxmpi::traits::*;
@@ -35,6 +36,9 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::ptr;
 
+use std::sync::Arc;
+
+use oxmpi_core::buf::InFlight;
 use oxmpi_core::pt2pt;
 use oxmpi_core::Request as Raw;
 
@@ -97,8 +101,8 @@ pub(crate) struct Start<'a> {
 
 // SAFETY: `immediate_ref`/`immediate_mut`, the only makers of a `Start`, check that at
 // most one request was entered, that it is the one the start returned, and register it
-// with a `Scope<'a>` at once (aborting otherwise); a scope aborts the process rather
-// than let 'a end with a request in flight.
+// with a `Scope<'a>` at once (aborting otherwise); a scope waits for its requests (or
+// aborts the process, when ended by a panic) before 'a can end.
 unsafe impl<'a> oxmpi_core::buf::BufScope<'a> for Start<'a> {
     fn enter(&self, r: Raw) {
         if self.entered.get().is_some() {
@@ -206,6 +210,9 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
         scope: S,
     ) -> Self {
         scope.register();
+        if let Some(held) = scope.in_flight() {
+            held.enter(raw);
+        }
         Request {
             raw,
             data,
@@ -521,6 +528,12 @@ pub unsafe trait Scope<'a> {
     /// # Safety
     /// Only for a request that was registered and is now complete (or taken over).
     unsafe fn unregister(&self);
+    /// The requests the scope completes at its end, whatever their owner did
+    /// (`None`: the scope of `'static` buffers needs none).
+    #[doc(hidden)]
+    fn in_flight(&self) -> Option<&Arc<InFlight>> {
+        None
+    }
 }
 
 /// The scope of the whole program, for requests on `'static` buffers.
@@ -535,32 +548,42 @@ unsafe impl Scope<'static> for StaticScope {
 
 /// A scope that lasts no longer than `'a`, created by [`scope`].
 ///
+/// The scope owns the completion of its requests: when it ends, it waits for every
+/// one still in flight, whatever became of its [`Request`] value (forgotten with
+/// `std::mem::forget`, leaked, a [`PersistentRequest`] or partitioned transfer
+/// forgotten while running), so the buffers, borrowed for as long as the scope
+/// lasts, are never reused while the engine still uses them.
+///
 /// # Aborts
-/// If requests are still registered when it ends, the process aborts.
+/// If the scope ends by a panic with requests in flight, the process aborts (waiting
+/// could hang the unwinding; not waiting would free memory the engine still uses).
 #[derive(Debug)]
 pub struct LocalScope<'a> {
     /// Atomic: the requests of a [`Multithreaded`] communicator may complete (and
     /// unregister) on other threads.
     num_requests: std::sync::atomic::AtomicUsize,
+    held: Arc<InFlight>,
     phantom: PhantomData<Cell<&'a ()>>,
 }
 
 impl Drop for LocalScope<'_> {
     fn drop(&mut self) {
-        let n = *self.num_requests.get_mut();
-        if n != 0 {
-            // The engine may still use the buffers of these requests, which are about
-            // to be freed: the only safe way out is to end the process.
-            oxmpi_core::runtime::abort(
-                1,
-                &format!("{n} request(s) were not completed before their scope ended (request was not completed)"),
-            );
+        self.held.settle();
+    }
+}
+
+impl LocalScope<'_> {
+    fn new() -> Self {
+        LocalScope {
+            num_requests: std::sync::atomic::AtomicUsize::new(0),
+            held: Arc::new(InFlight::new()),
+            phantom: PhantomData,
         }
     }
 }
 
-// SAFETY: a `&'b LocalScope<'a>` only exists inside `scope`, and the LocalScope aborts
-// the process if requests remain registered when it ends, so none outlives 'a.
+// SAFETY: a `&'b LocalScope<'a>` only exists inside `scope`, and the LocalScope waits for
+// every request it holds when it ends (aborting when ended by a panic), so none outlives 'a.
 unsafe impl<'a> Scope<'a> for &LocalScope<'a> {
     fn register(&self) {
         self.num_requests
@@ -572,6 +595,9 @@ unsafe impl<'a> Scope<'a> for &LocalScope<'a> {
             .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
         assert!(prev > 0, "unregister without register");
     }
+    fn in_flight(&self) -> Option<&Arc<InFlight>> {
+        Some(&self.held)
+    }
 }
 
 /// A scope whose requests may move to and be completed on other threads (`Send + Sync`
@@ -579,30 +605,27 @@ unsafe impl<'a> Scope<'a> for &LocalScope<'a> {
 /// [`Universe::threaded_scope`](crate::Universe::threaded_scope), for a universe at
 /// `Threading::Multiple`. Requests of a [`LocalScope`] stay on their thread.
 ///
+/// As a [`LocalScope`], it waits at its end for every request still in flight.
+///
 /// # Aborts
-/// If requests are still registered when it ends, the process aborts.
+/// If the scope ends by a panic with requests in flight, the process aborts.
 #[derive(Debug)]
 pub struct ThreadedScope<'a> {
     num_requests: std::sync::atomic::AtomicUsize,
+    held: Arc<InFlight>,
     /// Invariant in 'a, like LocalScope's, but Send + Sync.
     phantom: PhantomData<fn(&'a ()) -> &'a ()>,
 }
 
 impl Drop for ThreadedScope<'_> {
     fn drop(&mut self) {
-        let n = *self.num_requests.get_mut();
-        if n != 0 {
-            // As LocalScope: the buffers are about to be freed.
-            oxmpi_core::runtime::abort(
-                1,
-                &format!("{n} request(s) were not completed before their scope ended (request was not completed)"),
-            );
-        }
+        // As LocalScope: the buffers are about to be freed.
+        self.held.settle();
     }
 }
 
 // SAFETY: as LocalScope: a `&ThreadedScope<'a>` only exists inside `threaded_scope`, which
-// aborts if requests remain registered when it ends; the count is atomic, as requests may
+// waits for the requests it holds when it ends; its list is shared, as requests may
 // complete on other threads.
 unsafe impl<'a> Scope<'a> for &ThreadedScope<'a> {
     fn register(&self) {
@@ -615,6 +638,9 @@ unsafe impl<'a> Scope<'a> for &ThreadedScope<'a> {
             .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
         assert!(prev > 0, "unregister without register");
     }
+    fn in_flight(&self) -> Option<&Arc<InFlight>> {
+        Some(&self.held)
+    }
 }
 
 /// Runs `f` with a [`ThreadedScope`] (see [`Universe::threaded_scope`](crate::Universe::threaded_scope)).
@@ -624,6 +650,7 @@ where
 {
     f(&ThreadedScope {
         num_requests: std::sync::atomic::AtomicUsize::new(0),
+        held: Arc::new(InFlight::new()),
         phantom: PhantomData,
     })
 }
@@ -671,10 +698,7 @@ pub fn scope<'a, F, R>(f: F) -> R
 where
     F: FnOnce(&LocalScope<'a>) -> R,
 {
-    f(&LocalScope {
-        num_requests: std::sync::atomic::AtomicUsize::new(0),
-        phantom: PhantomData,
-    })
+    f(&LocalScope::new())
 }
 
 /// Runs `f` with a scope and a [`RequestCollection`] with room for `reserve` requests.
@@ -706,10 +730,7 @@ where
     D: 'a + ?Sized,
     F: FnOnce(&LocalScope<'a>, &mut RequestCollection<'a, D>) -> R,
 {
-    let scope = LocalScope {
-        num_requests: std::sync::atomic::AtomicUsize::new(0),
-        phantom: PhantomData,
-    };
+    let scope = LocalScope::new();
     let mut coll = RequestCollection::new(reserve);
     f(&scope, &mut coll)
 }
@@ -720,8 +741,10 @@ pub type Completion<'a, D> = (usize, Status, &'a D);
 /// Several requests completed together (`MPI_Waitany`, `MPI_Waitall`, `MPI_Waitsome`,
 /// `MPI_Test*`). Made by [`multiple_scope`].
 ///
+/// Requests still incomplete when the collection is dropped are waited for then.
+///
 /// # Aborts
-/// If requests are still incomplete when the collection is dropped, the process aborts.
+/// If the collection is dropped by a panic with requests incomplete, the process aborts.
 pub struct RequestCollection<'a, D: ?Sized> {
     raws: Vec<Raw>,
     data: Vec<Option<*const D>>,
@@ -744,11 +767,20 @@ impl<D: ?Sized> fmt::Debug for RequestCollection<'_, D> {
 impl<D: ?Sized> Drop for RequestCollection<'_, D> {
     fn drop(&mut self) {
         let n = self.incomplete();
-        if n != 0 {
+        if n != 0 && std::thread::panicking() {
+            // Waiting could hang the unwinding, and what the requests use (`keep`)
+            // is about to be freed.
             oxmpi_core::runtime::abort(
                 1,
                 &format!("RequestCollection dropped with {n} request(s) not completed"),
             );
+        }
+        // Complete what is left before what the requests use (`keep`) is freed; their
+        // scope would wait for them too, but only after that.
+        for (raw, data) in self.raws.iter().zip(&self.data) {
+            if data.is_some() {
+                pt2pt::settle(*raw);
+            }
         }
     }
 }
@@ -1032,6 +1064,9 @@ pub(crate) fn persistent_mut<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
     w.only(r.as_ref().ok().map(|x| x.0), call);
     let (raw, recv) = r?;
     scope.register();
+    if let Some(held) = scope.in_flight() {
+        held.enter(raw);
+    }
     Ok(PersistentRequest {
         raw,
         data: p as *const D,

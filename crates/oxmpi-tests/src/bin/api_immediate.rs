@@ -365,5 +365,51 @@ fn main() {
     }
     drop(bar);
 
+    // Forgotten requests: their scope owns the completion and waits for them at its
+    // end. The peer sends late (after a go message sent once the request is
+    // forgotten), so only the scope's wait makes the data arrive in time.
+    let mut late = [0i64; 3];
+    scope(|s| {
+        let r = prev.immediate_receive_into_with_tag(s, &mut late[..], 70);
+        std::mem::forget(r);
+        prev.send_with_tag(&1u8, 71);
+        let (go, _) = next.receive_with_tag::<u8>(71);
+        // A peer sending to itself (1 rank) sends before its own scope ends.
+        if size > 1 {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
+        next.send_with_tag(&[i64::from(me) + 100, 7, go.into()][..], 70);
+    });
+    check!(
+        me,
+        late == [i64::from(prev.rank()) + 100, 7, 1],
+        "the scope waited for a forgotten receive: {late:?}"
+    );
+    // A persistent collective forgotten while its run goes on: the other ranks join
+    // the run late; the scope waits for it, then frees the request.
+    let mut total = [0i32];
+    let mine = [me + 1];
+    scope(|s| {
+        let mut r = world.all_reduce_init(
+            s,
+            &mine[..],
+            &mut total[..],
+            oxmpi::collective::SystemOperation::sum(),
+        );
+        if me == 0 {
+            r.start();
+            std::mem::forget(r);
+        } else {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            r.start();
+            r.wait();
+        }
+    });
+    check!(
+        me,
+        total[0] == size * (size + 1) / 2,
+        "the scope waited for a forgotten persistent run: {total:?}"
+    );
+
     println!("api_immediate: rank {me} of {size} ok");
 }
