@@ -388,6 +388,71 @@ pub fn scope<'env, T>(f: impl FnOnce(&Scope<'env>) -> T) -> T {
     out
 }
 
+/// A buffer exclusively borrowed for `'a` and lent to the operation of one request:
+/// the borrow comes back ([`reclaim`](Lent::reclaim)) only once the engine no longer
+/// uses the memory, waiting for that if need be ([`crate::pt2pt::settle`]: whoever
+/// completed, freed or forgot the request meanwhile). The Rust API's requests hold
+/// their receive buffers this way.
+pub struct Lent<'a, D: ?Sized> {
+    raw: Request,
+    ptr: *mut D,
+    _borrow: PhantomData<&'a mut D>,
+}
+
+// SAFETY: a `Lent` stands for the `&'a mut D` it was made from, which moves between
+// threads with it (and is reached only after the operation, see `reclaim`); `D: Sync`
+// as well, since `&self` gives nothing but the request handle yet the buffer comes back
+// as a shared borrow wherever the owner wants.
+unsafe impl<D: ?Sized + Send + Sync> Send for Lent<'_, D> {}
+// SAFETY: `&Lent` reaches only the request handle, never the buffer.
+unsafe impl<D: ?Sized + Send + Sync> Sync for Lent<'_, D> {}
+
+impl<D: ?Sized> std::fmt::Debug for Lent<'_, D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lent").field("raw", &self.raw).finish()
+    }
+}
+
+impl<'a, D: ?Sized> Lent<'a, D> {
+    /// Lends the buffer at `ptr` to the operation of request `raw`.
+    ///
+    /// # Safety
+    /// `ptr` comes from a `&'a mut D` (or memory valid and unaliased for `'a`) that no
+    /// one else reaches from now on, the only operation that uses it is `raw`'s, and
+    /// `raw` is held by a scope that settles it before `'a` ends.
+    pub unsafe fn new(raw: Request, ptr: *mut D) -> Lent<'a, D> {
+        Lent {
+            raw,
+            ptr,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The request the buffer is lent to.
+    pub fn raw(&self) -> Request {
+        self.raw
+    }
+
+    /// The buffer back, once the engine is done with it: at once if the request was
+    /// completed, otherwise after waiting for its operation (see
+    /// [`crate::pt2pt::settle`]).
+    pub fn reclaim(self) -> &'a mut D {
+        crate::pt2pt::settle(self.raw);
+        // SAFETY: the operation of `raw`, the only user of the buffer (`new`'s
+        // contract), is over, so the exclusive borrow for 'a is ours again.
+        unsafe { &mut *self.ptr }
+    }
+
+    /// The buffer back without waiting.
+    ///
+    /// # Safety
+    /// The caller completes the request before using the buffer, within `'a`.
+    pub unsafe fn reclaim_unchecked(self) -> &'a mut D {
+        // SAFETY: forwarded contract.
+        unsafe { &mut *self.ptr }
+    }
+}
+
 /// The requests a scope of the Rust API holds (pushed as they start): at the scope's
 /// end, [`settle`](InFlight::settle) completes every one its owner left in flight
 /// (forgotten, leaked, or freed with its operation still going), so the scope's

@@ -32,9 +32,10 @@ use crate::datatype::{
 };
 use crate::environment::threading::{SafetyOf, ThreadSafety};
 use crate::error::{Error, ErrorClass, OrFatal, Result};
-use crate::request::{immediate_mut, immediate_ref, Request, Scope};
+use crate::request::{immediate_mut, immediate_ref, Data, Request, Scope};
 use crate::topology::{AnyProcess, AsCommunicator, Communicator, Process, Rank};
 use crate::{Count, Tag, ANY_TAG, UNDEFINED};
+use oxmpi_core::buf::Lent;
 use oxmpi_core::buf::SendBuf;
 
 /// The point-to-point traits, re-exported by [`crate::traits`].
@@ -1231,16 +1232,22 @@ impl<T: Equivalence> ReceiveFuture<T> {
                 } {
                     Ok(raw) => Ok(ReceiveFuture {
                         val,
-                        // SAFETY: as below (the request reads into the heap block `val`).
-                        req: Some(unsafe {
-                            Request::wrap(
-                                raw,
-                                std::ptr::slice_from_raw_parts(val as *const u8, size_of::<T>()),
-                                None,
-                                "MPI_Irecv",
-                                crate::request::StaticScope,
-                            )
-                        }),
+                        req: Some(Request::wrap(
+                            raw,
+                            // SAFETY: as below (the request reads into the heap block `val`, its only user until completion).
+                            Data::Lent(unsafe {
+                                Lent::new(
+                                    raw,
+                                    std::ptr::slice_from_raw_parts_mut(
+                                        val as *mut u8,
+                                        size_of::<T>(),
+                                    ),
+                                )
+                            }),
+                            None,
+                            "MPI_Irecv",
+                            crate::request::StaticScope,
+                        )),
                     }),
                     Err(e) => {
                         // SAFETY: `val` came from Box::into_raw just above and was not shared.
@@ -1263,7 +1270,10 @@ impl<T: Equivalence> ReceiveFuture<T> {
                     val,
                     req: Some(Request::wrap(
                         raw,
-                        std::ptr::slice_from_raw_parts(val as *const u8, t.len),
+                        Data::Lent(Lent::new(
+                            raw,
+                            std::ptr::slice_from_raw_parts_mut(val as *mut u8, t.len),
+                        )),
                         Some(t),
                         "MPI_Irecv",
                         crate::request::StaticScope,
