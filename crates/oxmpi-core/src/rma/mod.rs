@@ -32,6 +32,7 @@
 //! progress of its own (see [`am`]).
 
 mod am;
+mod api;
 mod attach;
 pub mod epoch;
 mod fast;
