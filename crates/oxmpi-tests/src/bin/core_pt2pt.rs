@@ -49,8 +49,7 @@ fn main() {
             // The last rank kills itself hard while the others wait for it forever.
             if rank == world.size() - 1 {
                 std::thread::sleep(std::time::Duration::from_millis(200));
-                // SAFETY: raising SIGKILL on ourselves; nothing to uphold.
-                unsafe { libc::raise(libc::SIGKILL) };
+                oxmpi_tests::signal(std::process::id(), "KILL");
             }
             let mut b = [0u8; 4];
             let _ = pt2pt::recv(&world, &mut b, world.size() - 1, 0);
@@ -555,8 +554,7 @@ fn modes(world: &Comm) {
             "bsend without buffer: {err}"
         );
         let mut space = vec![0u8; 10 * (1000 + pt2pt::BSEND_OVERHEAD)];
-        // SAFETY: `space` outlives the detach below.
-        unsafe { pt2pt::buffer_attach(space.as_mut_ptr(), space.len()) }.unwrap();
+        pt2pt::buffer_attach_accounted(&mut space).unwrap();
         let big = vec![3u8; 1000];
         for _ in 0..10 {
             pt2pt::send(world, &big, 1, 3, SendMode::Buffered).unwrap();
