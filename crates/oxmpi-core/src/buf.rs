@@ -453,6 +453,94 @@ impl<'a, D: ?Sized> Lent<'a, D> {
     }
 }
 
+/// The scope of the operations [`LentBox::lend`]'s closure starts: it records the
+/// requests entered, which the [`LentBox`] settles before the memory it lends is freed.
+pub struct Capture<'x> {
+    reqs: std::cell::RefCell<Vec<Request>>,
+    _life: PhantomData<&'x mut &'x ()>,
+}
+
+// SAFETY: only `LentBox::lend` makes a `Capture`, lent for the one call of a closure
+// generic over 'x (so neither it nor any 'x borrow outlives that call, and the only
+// memory the closure can lend for 'x is the box's, or 'static memory); the `LentBox`
+// settles every request entered here before it frees (or gives back) the box.
+unsafe impl<'x> BufScope<'x> for Capture<'x> {
+    fn enter(&self, r: Request) {
+        self.reqs.borrow_mut().push(r);
+    }
+}
+
+/// Heap memory that operations write into while the owner waits for them (a receive
+/// into a value the library allocates): [`lend`](LentBox::lend) lends the box to what
+/// its closure starts, [`reclaim`](LentBox::reclaim) gives it back once the engine is
+/// done with it (waiting if need be). Dropped with an operation still going, it waits
+/// for it before freeing the memory; forgotten, the memory is never freed (so never
+/// reused under the engine).
+pub struct LentBox<D: ?Sized> {
+    ptr: *mut D,
+    held: Vec<Request>,
+}
+
+// SAFETY: a `LentBox` owns its memory as a `Box<D>` does (the engine's use of it ends
+// before the owner gets it back, see `reclaim`).
+unsafe impl<D: ?Sized + Send> Send for LentBox<D> {}
+// SAFETY: `&LentBox` reaches nothing of the memory.
+unsafe impl<D: ?Sized> Sync for LentBox<D> {}
+
+impl<D: ?Sized> std::fmt::Debug for LentBox<D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LentBox").field("held", &self.held).finish()
+    }
+}
+
+impl<D: ?Sized> LentBox<D> {
+    /// Lends `b` to the operations `start` starts with the [`Capture`] it gets (for a
+    /// lifetime `'x` of its own, so it keeps nothing of either); returns what `start`
+    /// returned.
+    pub fn lend<T>(
+        b: Box<D>,
+        start: impl for<'x> FnOnce(&Capture<'x>, &'x mut D) -> T,
+    ) -> (LentBox<D>, T) {
+        let ptr = Box::into_raw(b);
+        let cap = Capture {
+            reqs: std::cell::RefCell::new(Vec::new()),
+            _life: PhantomData,
+        };
+        // SAFETY: `ptr` is the box's, reached from now on only through this borrow (which `start` cannot keep) and by the operations it starts, which `reclaim`/drop settle before the box is used or freed.
+        let out = start(&cap, unsafe { &mut *ptr });
+        let held = cap.reqs.into_inner();
+        (LentBox { ptr, held }, out)
+    }
+
+    /// The box back, once the engine is done with it: at once if its operations were
+    /// completed, otherwise after waiting for them ([`crate::pt2pt::settle`]).
+    pub fn reclaim(mut self) -> Box<D> {
+        for r in std::mem::take(&mut self.held) {
+            crate::pt2pt::settle(r);
+        }
+        let ptr = self.ptr;
+        std::mem::forget(self);
+        // SAFETY: `ptr` came from `Box::into_raw` in `lend`, and the operations that used it are over.
+        unsafe { Box::from_raw(ptr) }
+    }
+}
+
+impl<D: ?Sized> Drop for LentBox<D> {
+    fn drop(&mut self) {
+        let going = self.held.iter().any(|&r| crate::pt2pt::in_flight(r));
+        if going && std::thread::panicking() {
+            // Waiting could hang the unwinding: leak the memory rather than free it
+            // under the engine.
+            return;
+        }
+        for r in std::mem::take(&mut self.held) {
+            crate::pt2pt::settle(r);
+        }
+        // SAFETY: `ptr` came from `Box::into_raw` in `lend`, and the operations that used it are over.
+        drop(unsafe { Box::from_raw(self.ptr) });
+    }
+}
+
 /// The requests a scope of the Rust API holds (pushed as they start): at the scope's
 /// end, [`settle`](InFlight::settle) completes every one its owner left in flight
 /// (forgotten, leaked, or freed with its operation still going), so the scope's

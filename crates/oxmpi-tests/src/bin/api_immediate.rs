@@ -8,6 +8,14 @@ use oxmpi_tests::check;
 
 static STATIC_OUT: [u32; 4] = [1, 2, 3, 4];
 
+/// A struct with padding: its datatype skips the gaps (received by unpacking).
+#[derive(Equivalence, Clone, Copy, Debug, PartialEq)]
+struct Padded {
+    a: u8,
+    b: f64,
+    c: i16,
+}
+
 fn main() {
     let universe = oxmpi::initialize().unwrap();
     let world = universe.world();
@@ -364,6 +372,53 @@ fn main() {
         bar.wait();
     }
     drop(bar);
+
+    // ReceiveFuture (`immediate_receive`): a value received into memory the future owns,
+    // contiguous (bytes) and a struct with padding (unpacked by its datatype); `try`
+    // before and after the send; one dropped unfinished is cancelled.
+    let f = prev.immediate_receive_with_tag::<u64>(60);
+    let f = match f.r#try() {
+        Ok((v, _)) => {
+            check!(me, false, "a value arrived before it was sent: {v}");
+            unreachable!()
+        }
+        Err(f) => f,
+    };
+    let g = prev.immediate_receive_with_tag::<Padded>(61);
+    // Every rank tried before any sends.
+    world.barrier();
+    next.send_with_tag(&(1000 + me as u64), 60);
+    let p = Padded {
+        a: me as u8,
+        b: 0.5 + me as f64,
+        c: -(me as i16),
+    };
+    next.send_with_tag(&p, 61);
+    let (v, st) = f.get();
+    check!(
+        me,
+        v == 1000 + prev.rank() as u64 && st.tag() == 60,
+        "future value {v} {st:?}"
+    );
+    let mut g = g;
+    let (q, _) = loop {
+        match g.r#try() {
+            Ok(x) => break x,
+            Err(again) => g = again,
+        }
+    };
+    let pr = prev.rank();
+    check!(
+        me,
+        q == Padded {
+            a: pr as u8,
+            b: 0.5 + pr as f64,
+            c: -(pr as i16)
+        },
+        "future struct {q:?}"
+    );
+    drop(prev.immediate_receive_with_tag::<u32>(62));
+    world.barrier();
 
     // Forgotten requests: their scope owns the completion and waits for them at its
     // end. The peer sends late (after a go message sent once the request is
