@@ -961,15 +961,9 @@ impl Typed<'_> {
 pub(crate) struct Checker(Option<&'static Prim>);
 
 impl Checker {
-    /// # Safety
-    /// As [`DatatypeRef::check_received`].
-    pub(crate) unsafe fn check(
-        &self,
-        ptr: *mut u8,
-        cap: usize,
-        nbytes: usize,
-        call: &str,
-    ) -> Result<()> {
+    /// Checks (and fixes) the elements of the first `nbytes` of `bytes`.
+    pub(crate) fn check(&self, bytes: &mut [u8], nbytes: usize, call: &str) -> Result<()> {
+        let cap = bytes.len();
         let Some(base) = self.0 else {
             return Ok(());
         };
@@ -983,8 +977,7 @@ impl Checker {
         let mut bad = 0usize;
         let mut off = 0;
         while off + base.size <= end {
-            // SAFETY: off + size <= cap, inside the buffer the caller vouches for.
-            let elem = unsafe { std::slice::from_raw_parts_mut(ptr.add(off), base.size) };
+            let elem = &mut bytes[off..off + base.size];
             if !valid(elem) {
                 elem.copy_from_slice(base.fallback);
                 bad += 1;
@@ -1023,8 +1016,12 @@ impl RecvTarget {
         } else {
             nbytes.min(self.len)
         };
-        // SAFETY: forwarded contract.
-        unsafe { self.check.check(self.ptr, self.len, n, call) }
+        if self.len == 0 {
+            return Ok(());
+        }
+        // SAFETY: forwarded contract: `len` initialized bytes at `ptr`, no longer written by the engine and ours for this call.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) };
+        self.check.check(bytes, n, call)
     }
 }
 
