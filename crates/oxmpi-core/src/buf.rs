@@ -84,7 +84,6 @@ pub(crate) fn try_zeroed_words(n: usize) -> Option<Vec<u128>> {
     Some(unsafe { Vec::from_raw_parts(p, n, n) })
 }
 
-use std::cell::RefCell;
 use std::marker::PhantomData;
 
 use crate::request::Request;
@@ -358,14 +357,14 @@ unsafe impl BufScope<'static> for Forever {
 /// If the closure panics with a request still in flight, the process aborts rather
 /// than let the engine use memory that unwinding frees.
 pub struct Scope<'env> {
-    reqs: RefCell<Vec<Request>>,
+    reqs: InFlight,
     _env: PhantomData<&'env mut &'env ()>,
 }
 
 // SAFETY: `scope` completes every request entered here before 'env can end.
 unsafe impl<'env> BufScope<'env> for Scope<'env> {
     fn enter(&self, r: Request) {
-        self.reqs.borrow_mut().push(r);
+        self.reqs.enter(r);
     }
 }
 
@@ -373,37 +372,225 @@ struct ScopeEnd<'s, 'env>(&'s Scope<'env>);
 
 impl Drop for ScopeEnd<'_, '_> {
     fn drop(&mut self) {
-        let reqs = std::mem::take(&mut *self.0.reqs.borrow_mut());
-        for mut r in reqs {
-            // Requests the closure completed are gone from the engine (handles are
-            // generational, so a stale one never names a newer request).
-            if !crate::pt2pt::is_live(r) {
-                continue;
-            }
-            if std::thread::panicking() {
-                eprintln!(
-                    "oxmpi: a buffer scope ended by a panic with a request in flight; aborting"
-                );
-                std::process::abort();
-            }
-            let _ = crate::pt2pt::wait(&mut r);
-            if crate::pt2pt::is_live(r) {
-                let _ = crate::pt2pt::request_free(&mut r);
-            }
-        }
+        self.0.reqs.settle();
     }
 }
 
 /// Runs `f` with a [`Scope`] for `'env` buffers, then completes what it left in flight.
 pub fn scope<'env, T>(f: impl FnOnce(&Scope<'env>) -> T) -> T {
     let s = Scope {
-        reqs: RefCell::new(Vec::new()),
+        reqs: InFlight::new(),
         _env: PhantomData,
     };
     let end = ScopeEnd(&s);
     let out = f(end.0);
     drop(end);
     out
+}
+
+/// A buffer exclusively borrowed for `'a` and lent to the operation of one request:
+/// the borrow comes back ([`reclaim`](Lent::reclaim)) only once the engine no longer
+/// uses the memory, waiting for that if need be ([`crate::pt2pt::settle`]: whoever
+/// completed, freed or forgot the request meanwhile). The Rust API's requests hold
+/// their receive buffers this way.
+pub struct Lent<'a, D: ?Sized> {
+    raw: Request,
+    ptr: *mut D,
+    _borrow: PhantomData<&'a mut D>,
+}
+
+// SAFETY: a `Lent` stands for the `&'a mut D` it was made from, which moves between
+// threads with it (and is reached only after the operation, see `reclaim`); `D: Sync`
+// as well, since `&self` gives nothing but the request handle yet the buffer comes back
+// as a shared borrow wherever the owner wants.
+unsafe impl<D: ?Sized + Send + Sync> Send for Lent<'_, D> {}
+// SAFETY: `&Lent` reaches only the request handle, never the buffer.
+unsafe impl<D: ?Sized + Send + Sync> Sync for Lent<'_, D> {}
+
+impl<D: ?Sized> std::fmt::Debug for Lent<'_, D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lent").field("raw", &self.raw).finish()
+    }
+}
+
+impl<'a, D: ?Sized> Lent<'a, D> {
+    /// Lends the buffer at `ptr` to the operation of request `raw`.
+    ///
+    /// # Safety
+    /// `ptr` comes from a `&'a mut D` (or memory valid and unaliased for `'a`) that no
+    /// one else reaches from now on, the only operation that uses it is `raw`'s, and
+    /// `raw` is held by a scope that settles it before `'a` ends.
+    pub unsafe fn new(raw: Request, ptr: *mut D) -> Lent<'a, D> {
+        Lent {
+            raw,
+            ptr,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The request the buffer is lent to.
+    pub fn raw(&self) -> Request {
+        self.raw
+    }
+
+    /// The buffer back, once the engine is done with it: at once if the request was
+    /// completed, otherwise after waiting for its operation (see
+    /// [`crate::pt2pt::settle`]).
+    pub fn reclaim(self) -> &'a mut D {
+        crate::pt2pt::settle(self.raw);
+        // SAFETY: the operation of `raw`, the only user of the buffer (`new`'s
+        // contract), is over, so the exclusive borrow for 'a is ours again.
+        unsafe { &mut *self.ptr }
+    }
+
+    /// The buffer back without waiting.
+    ///
+    /// # Safety
+    /// The caller completes the request before using the buffer, within `'a`.
+    pub unsafe fn reclaim_unchecked(self) -> &'a mut D {
+        // SAFETY: forwarded contract.
+        unsafe { &mut *self.ptr }
+    }
+}
+
+/// The scope of the operations [`LentBox::lend`]'s closure starts: it records the
+/// requests entered, which the [`LentBox`] settles before the memory it lends is freed.
+pub struct Capture<'x> {
+    reqs: std::cell::RefCell<Vec<Request>>,
+    _life: PhantomData<&'x mut &'x ()>,
+}
+
+// SAFETY: only `LentBox::lend` makes a `Capture`, lent for the one call of a closure
+// generic over 'x (so neither it nor any 'x borrow outlives that call, and the only
+// memory the closure can lend for 'x is the box's, or 'static memory); the `LentBox`
+// settles every request entered here before it frees (or gives back) the box.
+unsafe impl<'x> BufScope<'x> for Capture<'x> {
+    fn enter(&self, r: Request) {
+        self.reqs.borrow_mut().push(r);
+    }
+}
+
+/// Heap memory that operations write into while the owner waits for them (a receive
+/// into a value the library allocates): [`lend`](LentBox::lend) lends the box to what
+/// its closure starts, [`reclaim`](LentBox::reclaim) gives it back once the engine is
+/// done with it (waiting if need be). Dropped with an operation still going, it waits
+/// for it before freeing the memory; forgotten, the memory is never freed (so never
+/// reused under the engine).
+pub struct LentBox<D: ?Sized> {
+    ptr: *mut D,
+    held: Vec<Request>,
+}
+
+// SAFETY: a `LentBox` owns its memory as a `Box<D>` does (the engine's use of it ends
+// before the owner gets it back, see `reclaim`).
+unsafe impl<D: ?Sized + Send> Send for LentBox<D> {}
+// SAFETY: `&LentBox` reaches nothing of the memory.
+unsafe impl<D: ?Sized> Sync for LentBox<D> {}
+
+impl<D: ?Sized> std::fmt::Debug for LentBox<D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LentBox").field("held", &self.held).finish()
+    }
+}
+
+impl<D: ?Sized> LentBox<D> {
+    /// Lends `b` to the operations `start` starts with the [`Capture`] it gets (for a
+    /// lifetime `'x` of its own, so it keeps nothing of either); returns what `start`
+    /// returned.
+    pub fn lend<T>(
+        b: Box<D>,
+        start: impl for<'x> FnOnce(&Capture<'x>, &'x mut D) -> T,
+    ) -> (LentBox<D>, T) {
+        let ptr = Box::into_raw(b);
+        let cap = Capture {
+            reqs: std::cell::RefCell::new(Vec::new()),
+            _life: PhantomData,
+        };
+        // SAFETY: `ptr` is the box's, reached from now on only through this borrow (which `start` cannot keep) and by the operations it starts, which `reclaim`/drop settle before the box is used or freed.
+        let out = start(&cap, unsafe { &mut *ptr });
+        let held = cap.reqs.into_inner();
+        (LentBox { ptr, held }, out)
+    }
+
+    /// The box back, once the engine is done with it: at once if its operations were
+    /// completed, otherwise after waiting for them ([`crate::pt2pt::settle`]).
+    pub fn reclaim(mut self) -> Box<D> {
+        for r in std::mem::take(&mut self.held) {
+            crate::pt2pt::settle(r);
+        }
+        let ptr = self.ptr;
+        std::mem::forget(self);
+        // SAFETY: `ptr` came from `Box::into_raw` in `lend`, and the operations that used it are over.
+        unsafe { Box::from_raw(ptr) }
+    }
+}
+
+impl<D: ?Sized> Drop for LentBox<D> {
+    fn drop(&mut self) {
+        let going = self.held.iter().any(|&r| crate::pt2pt::in_flight(r));
+        if going && std::thread::panicking() {
+            // Waiting could hang the unwinding: leak the memory rather than free it
+            // under the engine.
+            return;
+        }
+        for r in std::mem::take(&mut self.held) {
+            crate::pt2pt::settle(r);
+        }
+        // SAFETY: `ptr` came from `Box::into_raw` in `lend`, and the operations that used it are over.
+        drop(unsafe { Box::from_raw(self.ptr) });
+    }
+}
+
+/// The requests a scope of the Rust API holds (pushed as they start): at the scope's
+/// end, [`settle`](InFlight::settle) completes every one its owner left in flight
+/// (forgotten, leaked, or freed with its operation still going), so the scope's
+/// buffers outlive every use the engine makes of them. Shared (`Sync`) so that
+/// requests started or completed on other threads, and operations started later
+/// (partitioned transfers), can join it.
+#[derive(Debug, Default)]
+pub struct InFlight {
+    /// The requests, and the length at which the next push first drops those the
+    /// engine no longer holds (so a long loop of completed requests stays small).
+    reqs: std::sync::Mutex<(Vec<Request>, usize)>,
+}
+
+impl InFlight {
+    pub fn new() -> InFlight {
+        InFlight::default()
+    }
+
+    /// Holds `r` until [`settle`](InFlight::settle).
+    pub fn enter(&self, r: Request) {
+        let mut g = self.reqs.lock().unwrap_or_else(|p| p.into_inner());
+        if g.0.len() >= g.1 {
+            g.0.retain(|&r| crate::pt2pt::in_flight(r));
+            g.1 = (2 * g.0.len()).max(64);
+        }
+        g.0.push(r);
+    }
+
+    /// Completes what is still in flight (see [`crate::pt2pt::settle`]); while
+    /// unwinding from a panic with a request in flight, aborts the process instead
+    /// (waiting could hang, and returning would let the engine use freed memory).
+    pub fn settle(&self) {
+        let reqs = std::mem::take(&mut self.reqs.lock().unwrap_or_else(|p| p.into_inner()).0);
+        for r in reqs {
+            // Requests completed are gone from the engine (handles are generational,
+            // so a stale one never names a newer request); one freed
+            // (MPI_Request_free) while its operation, or a persistent request's run,
+            // was going is in flight until that is over.
+            if !crate::pt2pt::in_flight(r) {
+                continue;
+            }
+            if std::thread::panicking() {
+                eprintln!(
+                    "oxmpi: a scope ended by a panic with a request in flight (request was not completed); aborting"
+                );
+                std::process::abort();
+            }
+            crate::pt2pt::settle(r);
+        }
+    }
 }
 
 /// MPI_Pack: the elements of `src` into `outbuf` from `*position`, which moves past them.

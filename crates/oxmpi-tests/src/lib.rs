@@ -15,3 +15,21 @@ macro_rules! check {
         }
     };
 }
+
+/// Sends signal `sig` (a name: `TERM`, `KILL`) to process `pid` with the shell's
+/// `kill` (no `unsafe` libc call for what a test harness needs), waiting for it.
+pub fn signal(pid: u32, sig: &str) {
+    let _ = std::process::Command::new("sh")
+        .args(["-c", &format!("kill -{sig} {pid}")])
+        .status();
+}
+
+/// Whether this process runs as root (its effective uid, from `/proc/self/status`).
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|ids| ids.split_whitespace().nth(1))
+            == Some("0")
+    })
+}

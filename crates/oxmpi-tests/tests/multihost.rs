@@ -9,8 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 fn namespaces() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !oxmpi_tests::is_root() {
         eprintln!("NOTICE: not root; multi-host tests skipped");
         return false;
     }

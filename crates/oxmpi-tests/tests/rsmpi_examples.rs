@@ -304,8 +304,8 @@ fn run(exe: &Path, n: usize) -> Result<(), String> {
             return Err(format!("{status}: {why}"));
         }
         if start.elapsed() > limit {
-            // SAFETY: plain kill(2) on the mpiexec we started; it ends its ranks.
-            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            // The mpiexec we started ends its ranks.
+            oxmpi_tests::signal(child.id(), "TERM");
             let _ = child.wait();
             return Err(format!("timed out after {limit:?}"));
         }

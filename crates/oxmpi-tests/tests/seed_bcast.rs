@@ -31,8 +31,7 @@ fn wait(child: Child, limit: Duration) -> std::process::Output {
     let dog = std::thread::spawn(move || {
         if rx.recv_timeout(limit).is_err() {
             eprintln!("test watchdog: job {pid} exceeded {limit:?}; killing it");
-            // SAFETY: kill(2) on the pid of the child we started.
-            unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+            oxmpi_tests::signal(pid, "TERM");
         }
     });
     let out = child.wait_with_output().unwrap();

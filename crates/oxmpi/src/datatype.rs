@@ -660,7 +660,10 @@ impl<'a> TypedMut<'a> {
 
     /// The buffer as a receive descriptor for `'a`, for the one immediate operation that
     /// `w` starts; afterwards no other descriptor of it is handed out.
-    pub(crate) fn lend_mut(&mut self, w: &Start<'a>) -> oxmpi_core::buf::RecvBuf<'a, '_> {
+    pub(crate) fn lend_mut(
+        &mut self,
+        w: &impl oxmpi_core::buf::BufScope<'a>,
+    ) -> oxmpi_core::buf::RecvBuf<'a, '_> {
         let n = self.0.count;
         self.lend_mut_n(w, n)
     }
@@ -668,7 +671,7 @@ impl<'a> TypedMut<'a> {
     /// The first `n` elements (at most the buffer's count) as [`lend_mut`](Self::lend_mut).
     pub(crate) fn lend_mut_n(
         &mut self,
-        _w: &Start<'a>,
+        _w: &impl oxmpi_core::buf::BufScope<'a>,
         n: usize,
     ) -> oxmpi_core::buf::RecvBuf<'a, '_> {
         let t = &mut self.0;
@@ -732,17 +735,6 @@ impl<'a> Typed<'a> {
         // SAFETY: `typed_in` took these `count` elements of `dt` at `ptr` from a shared
         // borrow for 'a (Buffer contract: readable, and unchanged, while borrowed).
         unsafe { oxmpi_core::buf::SendBuf::from_raw(self.ptr, n.min(self.count), Some(&self.dt)) }
-    }
-}
-
-impl Typed<'_> {
-    /// The engine's descriptor of this buffer, for writing.
-    ///
-    /// # Safety
-    /// The memory stays valid, and untouched otherwise, for `'a`.
-    pub(crate) unsafe fn recv_buf<'a>(&self) -> oxmpi_core::buf::RecvBuf<'a, '_> {
-        // SAFETY: forwarded contract; `count` elements of `dt` at `ptr` (BufferMut contract).
-        unsafe { oxmpi_core::buf::RecvBuf::from_raw(self.ptr, self.count, Some(&self.dt)) }
     }
 }
 
@@ -869,7 +861,7 @@ impl<'a> RecvBytes<'a> {
     /// starts, and the target to check once it completed.
     pub(crate) fn lend(
         self,
-        _w: &Start<'a>,
+        _w: &impl oxmpi_core::buf::BufScope<'a>,
     ) -> (oxmpi_core::buf::RecvBuf<'a, 'static>, RecvTarget) {
         let t = self.0;
         (
@@ -877,11 +869,6 @@ impl<'a> RecvBytes<'a> {
             unsafe { oxmpi_core::buf::RecvBuf::from_raw(t.ptr, t.len, None) },
             t,
         )
-    }
-
-    /// The raw target, for a request that outlives this borrow (see [`RecvTarget`]).
-    pub(crate) fn target(&self) -> RecvTarget {
-        self.0
     }
 }
 
@@ -974,15 +961,9 @@ impl Typed<'_> {
 pub(crate) struct Checker(Option<&'static Prim>);
 
 impl Checker {
-    /// # Safety
-    /// As [`DatatypeRef::check_received`].
-    pub(crate) unsafe fn check(
-        &self,
-        ptr: *mut u8,
-        cap: usize,
-        nbytes: usize,
-        call: &str,
-    ) -> Result<()> {
+    /// Checks (and fixes) the elements of the first `nbytes` of `bytes`.
+    pub(crate) fn check(&self, bytes: &mut [u8], nbytes: usize, call: &str) -> Result<()> {
+        let cap = bytes.len();
         let Some(base) = self.0 else {
             return Ok(());
         };
@@ -996,8 +977,7 @@ impl Checker {
         let mut bad = 0usize;
         let mut off = 0;
         while off + base.size <= end {
-            // SAFETY: off + size <= cap, inside the buffer the caller vouches for.
-            let elem = unsafe { std::slice::from_raw_parts_mut(ptr.add(off), base.size) };
+            let elem = &mut bytes[off..off + base.size];
             if !valid(elem) {
                 elem.copy_from_slice(base.fallback);
                 bad += 1;
@@ -1026,15 +1006,6 @@ pub(crate) struct RecvTarget {
 }
 
 impl RecvTarget {
-    /// The engine's descriptor of these bytes, for writing.
-    ///
-    /// # Safety
-    /// The memory stays valid, and untouched otherwise, for `'a`.
-    pub(crate) unsafe fn recv_buf<'a>(&self) -> oxmpi_core::buf::RecvBuf<'a, 'static> {
-        // SAFETY: forwarded contract; `len` bytes at `ptr`.
-        unsafe { oxmpi_core::buf::RecvBuf::from_raw(self.ptr, self.len, None) }
-    }
-
     /// Checks the `nbytes` received.
     ///
     /// # Safety
@@ -1045,8 +1016,12 @@ impl RecvTarget {
         } else {
             nbytes.min(self.len)
         };
-        // SAFETY: forwarded contract.
-        unsafe { self.check.check(self.ptr, self.len, n, call) }
+        if self.len == 0 {
+            return Ok(());
+        }
+        // SAFETY: forwarded contract: `len` initialized bytes at `ptr`, no longer written by the engine and ours for this call.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) };
+        self.check.check(bytes, n, call)
     }
 }
 

@@ -365,9 +365,9 @@ impl<S: ThreadSafety> Universe<S> {
         self.try_detach_buffer()?;
         if size > 0 {
             let mut buf = vec![0u8; size];
-            // SAFETY: the Vec is kept in `self.buffer`, alive and unmoved (its heap block
-            // does not move), until it is detached in `try_detach_buffer`.
-            unsafe { oxmpi_core::pt2pt::buffer_attach(buf.as_mut_ptr(), buf.len())? };
+            // Kept in `self.buffer` until `try_detach_buffer`, as MPI asks (oxmpi only
+            // accounts it).
+            oxmpi_core::pt2pt::buffer_attach_accounted(&mut buf)?;
             self.buffer = Some(buf);
         }
         Ok(())

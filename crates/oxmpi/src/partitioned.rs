@@ -4,47 +4,58 @@
 //!
 //! The buffer is borrowed for the whole life of the operation (shared by the
 //! send, exclusively by the receive), so it cannot change under a transfer;
-//! dropping an active operation waits for it to complete.
+//! dropping an active operation waits for it to complete. As the requests of
+//! immediate operations, an operation belongs to a [`Scope`] (the scope of
+//! [`request::scope`](crate::request::scope) for buffers on the stack), which
+//! waits at its end for a transfer still going, even if the operation was
+//! forgotten (`std::mem::forget`).
 //!
 //! ```no_run
 //! use oxmpi::partitioned::{PartitionedReceive, PartitionedSend};
+//! use oxmpi::request::scope;
 //! use oxmpi::traits::*;
 //!
 //! let universe = oxmpi::initialize().unwrap();
 //! let world = universe.world();
 //! if world.rank() == 0 {
 //!     let data: Vec<f64> = (0..1024).map(|i| i as f64).collect();
-//!     // 8 partitions of 128 values each.
-//!     let mut send = PartitionedSend::new(&world, &data, 8, 1, 0).unwrap();
-//!     send.start().unwrap();
-//!     std::thread::scope(|s| {
-//!         for t in 0..2 {
-//!             let send = &send;
-//!             // Each thread readies its half, in any order.
-//!             s.spawn(move || (t * 4..t * 4 + 4).rev().for_each(|p| send.ready(p).unwrap()));
-//!         }
+//!     scope(|sc| {
+//!         // 8 partitions of 128 values each.
+//!         let mut send = PartitionedSend::new(sc, &world, &data, 8, 1, 0).unwrap();
+//!         send.start().unwrap();
+//!         std::thread::scope(|s| {
+//!             for t in 0..2 {
+//!                 let send = &send;
+//!                 // Each thread readies its half, in any order.
+//!                 s.spawn(move || (t * 4..t * 4 + 4).rev().for_each(|p| send.ready(p).unwrap()));
+//!             }
+//!         });
+//!         send.wait().unwrap();
 //!     });
-//!     send.wait().unwrap();
 //! } else if world.rank() == 1 {
 //!     let mut data = vec![0.0f64; 1024];
-//!     // The receiver may partition differently: 4 partitions of 256 values.
-//!     let mut recv = PartitionedReceive::new(&world, &mut data, 4, 0, 0).unwrap();
-//!     recv.start().unwrap();
-//!     while !recv.arrived(3).unwrap() {}
-//!     recv.wait().unwrap();
-//!     assert_eq!(recv.buffer().unwrap()[1023], 1023.0);
+//!     scope(|sc| {
+//!         // The receiver may partition differently: 4 partitions of 256 values.
+//!         let mut recv = PartitionedReceive::new(sc, &world, &mut data, 4, 0, 0).unwrap();
+//!         recv.start().unwrap();
+//!         while !recv.arrived(3).unwrap() {}
+//!         recv.wait().unwrap();
+//!         assert_eq!(recv.buffer().unwrap()[1023], 1023.0);
+//!     });
 //! }
 //! ```
 
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use oxmpi_core::buf::InFlight;
 use oxmpi_core::pt2pt;
 use oxmpi_core::pt2pt::partitioned as core;
 
 use crate::datatype::{typed_in, typed_out, Equivalence};
 use crate::error::{Error, ErrorClass, Result};
 use crate::point_to_point::Status;
+use crate::request::{Scope, StaticScope};
 use crate::topology::Communicator;
 use crate::{Rank, Tag};
 
@@ -63,15 +74,21 @@ fn partition_count(call: &str, len: usize, partitions: usize) -> Result<usize> {
 /// The sending side (`MPI_Psend_init`): `ready` may be called from several
 /// threads at once (`&self`).
 #[derive(Debug)]
-pub struct PartitionedSend<'a, T: Equivalence> {
+pub struct PartitionedSend<'a, T: Equivalence, Sc: Scope<'a> = StaticScope> {
     op: Arc<core::PartitionedSend>,
     active: oxmpi_core::Request,
-    _buf: PhantomData<&'a [T]>,
+    /// The scope's requests, which each start joins.
+    held: Option<Arc<InFlight>>,
+    /// The scope (a reference into `request::scope`, so this value cannot leave it),
+    /// as a marker that keeps `&self` shareable between threads.
+    _buf: PhantomData<(&'a [T], fn() -> Sc)>,
 }
 
-impl<'a, T: Equivalence> PartitionedSend<'a, T> {
-    /// Divides `buf` into `partitions` equal partitions, for `dest` with `tag`.
+impl<'a, T: Equivalence, Sc: Scope<'a>> PartitionedSend<'a, T, Sc> {
+    /// Divides `buf` into `partitions` equal partitions, for `dest` with `tag`; the
+    /// transfers belong to `scope`.
     pub fn new<C: Communicator + ?Sized>(
+        scope: Sc,
         comm: &C,
         buf: &'a [T],
         partitions: usize,
@@ -80,8 +97,7 @@ impl<'a, T: Equivalence> PartitionedSend<'a, T> {
     ) -> Result<Self> {
         let count = partition_count("MPI_Psend_init", buf.len(), partitions)?;
         let t = typed_in(buf);
-        // SAFETY: `buf` is borrowed (shared) for 'a, which this value cannot outlive,
-        // and `Drop` waits for an active transfer: the memory stays readable and unchanged.
+        // SAFETY: `buf` is borrowed (shared) for 'a; `Drop`, or else (forgotten) the scope's end, waits for an active transfer: the memory stays readable and unchanged.
         let op = unsafe {
             core::PartitionedSend::init(
                 comm.core_comm(),
@@ -96,6 +112,7 @@ impl<'a, T: Equivalence> PartitionedSend<'a, T> {
         Ok(PartitionedSend {
             op,
             active: oxmpi_core::Request::NULL,
+            held: scope.in_flight().cloned(),
             _buf: PhantomData,
         })
     }
@@ -111,6 +128,9 @@ impl<'a, T: Equivalence> PartitionedSend<'a, T> {
             ));
         }
         self.active = self.op.start()?;
+        if let Some(held) = &self.held {
+            held.enter(self.active);
+        }
         Ok(())
     }
 
@@ -161,7 +181,7 @@ impl<'a, T: Equivalence> PartitionedSend<'a, T> {
     }
 }
 
-impl<T: Equivalence> Drop for PartitionedSend<'_, T> {
+impl<'a, T: Equivalence, Sc: Scope<'a>> Drop for PartitionedSend<'a, T, Sc> {
     fn drop(&mut self) {
         if !self.active.is_null() {
             let _ = self.wait();
@@ -170,16 +190,19 @@ impl<T: Equivalence> Drop for PartitionedSend<'_, T> {
 }
 
 /// The receiving side (`MPI_Precv_init`).
-pub struct PartitionedReceive<'a, T: Equivalence> {
+pub struct PartitionedReceive<'a, T: Equivalence, Sc: Scope<'a> = StaticScope> {
     op: Arc<core::PartitionedReceive>,
     active: oxmpi_core::Request,
     target: Option<crate::datatype::RecvTarget>,
     buf: *mut T,
     len: usize,
-    _buf: PhantomData<&'a mut [T]>,
+    /// The scope's requests, which each start joins.
+    held: Option<Arc<InFlight>>,
+    /// The scope, as in [`PartitionedSend`].
+    _buf: PhantomData<(&'a mut [T], fn() -> Sc)>,
 }
 
-impl<T: Equivalence> std::fmt::Debug for PartitionedReceive<'_, T> {
+impl<'a, T: Equivalence, Sc: Scope<'a>> std::fmt::Debug for PartitionedReceive<'a, T, Sc> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PartitionedReceive")
             .field("op", &self.op)
@@ -191,11 +214,13 @@ impl<T: Equivalence> std::fmt::Debug for PartitionedReceive<'_, T> {
 
 // SAFETY: the raw pointer is the exclusively borrowed `&'a mut [T]`; moving the
 // value to another thread moves that borrow, as for `&mut [T]` (T: Send).
-unsafe impl<T: Equivalence + Send> Send for PartitionedReceive<'_, T> {}
+unsafe impl<'a, T: Equivalence + Send, Sc: Scope<'a>> Send for PartitionedReceive<'a, T, Sc> {}
 
-impl<'a, T: Equivalence> PartitionedReceive<'a, T> {
-    /// Divides `buf` into `partitions` equal partitions, from `source` with `tag`.
+impl<'a, T: Equivalence, Sc: Scope<'a>> PartitionedReceive<'a, T, Sc> {
+    /// Divides `buf` into `partitions` equal partitions, from `source` with `tag`;
+    /// the transfers belong to `scope`.
     pub fn new<C: Communicator + ?Sized>(
+        scope: Sc,
         comm: &C,
         buf: &'a mut [T],
         partitions: usize,
@@ -206,8 +231,7 @@ impl<'a, T: Equivalence> PartitionedReceive<'a, T> {
         let len = buf.len();
         let t = typed_out(buf);
         let target = t.target();
-        // SAFETY: `buf` is borrowed exclusively for 'a, which this value cannot outlive,
-        // and `Drop` waits for an active transfer: nobody else touches the memory.
+        // SAFETY: `buf` is borrowed exclusively for 'a; `Drop`, or else (forgotten) the scope's end, waits for an active transfer: nobody else touches the memory.
         let op = unsafe {
             core::PartitionedReceive::init(
                 comm.core_comm(),
@@ -225,6 +249,7 @@ impl<'a, T: Equivalence> PartitionedReceive<'a, T> {
             target,
             buf: t.ptr as *mut T,
             len,
+            held: scope.in_flight().cloned(),
             _buf: PhantomData,
         })
     }
@@ -240,6 +265,9 @@ impl<'a, T: Equivalence> PartitionedReceive<'a, T> {
             ));
         }
         self.active = self.op.start()?;
+        if let Some(held) = &self.held {
+            held.enter(self.active);
+        }
         Ok(())
     }
 
@@ -278,7 +306,7 @@ impl<'a, T: Equivalence> PartitionedReceive<'a, T> {
     }
 }
 
-impl<T: Equivalence> Drop for PartitionedReceive<'_, T> {
+impl<'a, T: Equivalence, Sc: Scope<'a>> Drop for PartitionedReceive<'a, T, Sc> {
     fn drop(&mut self) {
         if !self.active.is_null() {
             let _ = self.wait();

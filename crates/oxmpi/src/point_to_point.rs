@@ -21,20 +21,22 @@
 //! Every fallible method `foo` has a `try_foo` twin returning [`crate::Result`].
 
 use std::fmt;
-use std::mem::{size_of, MaybeUninit};
+use std::mem::MaybeUninit;
 
 use oxmpi_core::pt2pt;
 use oxmpi_core::{Comm, SendMode, ANY_SOURCE};
 
+use crate::datatype::RecvTarget;
 use crate::datatype::{
-    recv_spec, send_spec, typed_in, typed_out, value_spec, value_spec_mut, Buffer, BufferMut,
-    Datatype, Equivalence, RecvBytes, RecvSpec, SendSpec, Typed, TypedMut,
+    recv_spec, send_spec, typed_in, typed_out, value_spec_mut, Buffer, BufferMut, Datatype,
+    Equivalence, RecvBytes, RecvSpec, SendSpec, Typed, TypedMut,
 };
 use crate::environment::threading::{SafetyOf, ThreadSafety};
 use crate::error::{Error, ErrorClass, OrFatal, Result};
 use crate::request::{immediate_mut, immediate_ref, Request, Scope};
 use crate::topology::{AnyProcess, AsCommunicator, Communicator, Process, Rank};
 use crate::{Count, Tag, ANY_TAG, UNDEFINED};
+use oxmpi_core::buf::LentBox;
 use oxmpi_core::buf::SendBuf;
 
 /// The point-to-point traits, re-exported by [`crate::traits`].
@@ -1207,8 +1209,11 @@ where
 /// [`Source::immediate_receive`]. Dropping it unfinished cancels the receive.
 #[must_use = "the receive is cancelled when the future is dropped"]
 pub struct ReceiveFuture<T> {
-    val: *mut MaybeUninit<T>,
-    req: Option<Request<'static, [u8], crate::request::StaticScope>>,
+    /// The value's memory, lent to the receive until it completes (`None` once taken).
+    slot: Option<LentBox<[MaybeUninit<T>; 1]>>,
+    raw: oxmpi_core::Request,
+    /// The bytes to check once the receive completed (a contiguous value's).
+    recv: Option<RecvTarget>,
 }
 
 impl<T> fmt::Debug for ReceiveFuture<T> {
@@ -1219,79 +1224,38 @@ impl<T> fmt::Debug for ReceiveFuture<T> {
 
 impl<T: Equivalence> ReceiveFuture<T> {
     fn start(comm: &Comm, source: Rank, tag: Tag) -> Result<Self> {
-        let val = Box::into_raw(Box::new(MaybeUninit::<T>::zeroed()));
-        // SAFETY: the zeroed heap block `val` stays allocated, and is touched only by
-        // the engine, until the future has completed or been dropped (see below).
-        let t = match unsafe { value_spec::<T>(val as *mut u8, 1, "MPI_Irecv") } {
-            Ok(RecvSpec::Bytes(t)) => t.target(),
-            Ok(RecvSpec::Typed(t)) => {
-                // SAFETY: as below (the engine unpacks into the heap block).
-                return match unsafe {
-                    pt2pt::irecv(&oxmpi_core::buf::Forever, comm, t.recv_buf(), source, tag)
-                } {
-                    Ok(raw) => Ok(ReceiveFuture {
-                        val,
-                        // SAFETY: as below (the request reads into the heap block `val`).
-                        req: Some(unsafe {
-                            Request::wrap(
-                                raw,
-                                std::ptr::slice_from_raw_parts(val as *const u8, size_of::<T>()),
-                                None,
-                                "MPI_Irecv",
-                                crate::request::StaticScope,
-                            )
-                        }),
-                    }),
-                    Err(e) => {
-                        // SAFETY: `val` came from Box::into_raw just above and was not shared.
-                        drop(unsafe { Box::from_raw(val) });
-                        Err(e)
+        let (slot, r) =
+            LentBox::lend(
+                Box::new([MaybeUninit::<T>::uninit()]),
+                |cap, v| match value_spec_mut(&mut v[..], "MPI_Irecv")? {
+                    RecvSpec::Bytes(t) => {
+                        let (buf, target) = t.lend(cap);
+                        Ok((pt2pt::irecv(cap, comm, buf, source, tag)?, Some(target)))
                     }
-                };
-            }
-            Err(e) => {
-                // SAFETY: `val` came from Box::into_raw just above and was not shared.
-                drop(unsafe { Box::from_raw(val) });
-                return Err(e);
-            }
-        };
-        // SAFETY: the heap block stays allocated until the future has completed or
-        // cancelled the request (see Drop), and only the engine writes it meanwhile.
-        unsafe {
-            match pt2pt::irecv(&oxmpi_core::buf::Forever, comm, t.recv_buf(), source, tag) {
-                Ok(raw) => Ok(ReceiveFuture {
-                    val,
-                    req: Some(Request::wrap(
-                        raw,
-                        std::ptr::slice_from_raw_parts(val as *const u8, t.len),
-                        Some(t),
-                        "MPI_Irecv",
-                        crate::request::StaticScope,
-                    )),
-                }),
-                Err(e) => {
-                    drop(Box::from_raw(val));
-                    Err(e)
-                }
-            }
-        }
+                    RecvSpec::Typed(mut t) => {
+                        let buf = t.lend_mut(cap);
+                        Ok((pt2pt::irecv(cap, comm, buf, source, tag)?, None))
+                    }
+                },
+            );
+        let (raw, recv) = r?;
+        Ok(ReceiveFuture {
+            slot: Some(slot),
+            raw,
+            recv,
+        })
     }
 
-    fn finish(mut self, st: Status) -> Result<(T, Status)> {
-        let size = T::equivalent_datatype().as_datatype_ref().size();
-        if st.0.count_bytes != size {
-            return Err(Error::new(
-                ErrorClass::Count,
-                format!(
-                    "MPI_Irecv: received {} bytes where one value of {size} bytes was expected",
-                    st.0.count_bytes,
-                ),
-            ));
+    /// The value, once the receive ended with `st`.
+    fn finish(mut self, st: Result<oxmpi_core::Status>) -> Result<(T, Status)> {
+        let slot = self.slot.take().expect("live future").reclaim();
+        let st = st?;
+        if let Some(t) = self.recv {
+            // SAFETY: the receive is over (`reclaim`), and `t` covers the value's memory, `slot`'s, ours again.
+            unsafe { t.after(st.count_bytes, "MPI_Irecv")? };
         }
-        self.req = None;
-        // SAFETY: the receive completed, wrote all bytes of the value, and they were
-        // checked by the datatype; the block is freed in Drop (MaybeUninit drops nothing).
-        Ok((unsafe { std::ptr::read(self.val as *const T) }, st))
+        let [v] = *slot;
+        value_received::<T>(v, Status(st), "MPI_Irecv")
     }
 
     /// Waits for the value (`MPI_Wait`).
@@ -1301,29 +1265,27 @@ impl<T: Equivalence> ReceiveFuture<T> {
 
     /// [`get`](Self::get), reporting errors.
     pub fn try_get(mut self) -> Result<(T, Status)> {
-        let st = self.req.take().expect("live future").try_wait()?;
+        let st = pt2pt::wait(&mut self.raw);
         self.finish(st)
     }
 
     /// The value if it has arrived (`MPI_Test`), otherwise the future back.
     pub fn r#try(mut self) -> std::result::Result<(T, Status), Self> {
-        match self.req.take().expect("live future").test() {
-            Ok(st) => Ok(self.finish(st).or_fatal()),
-            Err(r) => {
-                self.req = Some(r);
-                Err(self)
-            }
+        match pt2pt::test(&mut self.raw) {
+            Ok(None) => Err(self),
+            Ok(Some(st)) => Ok(self.finish(Ok(st)).or_fatal()),
+            Err(e) => Ok(self.finish(Err(e)).or_fatal()),
         }
     }
 }
 
 impl<T> Drop for ReceiveFuture<T> {
     fn drop(&mut self) {
-        if let Some(r) = self.req.take() {
-            let _ = r.try_cancel();
-            let _ = r.try_wait();
+        if let Some(slot) = self.slot.take() {
+            let _ = pt2pt::cancel(&self.raw);
+            let _ = pt2pt::wait(&mut self.raw);
+            // Given back (and freed) once the engine is done with it.
+            drop(slot);
         }
-        // SAFETY: `val` came from Box::into_raw and no request uses it any more.
-        drop(unsafe { Box::from_raw(self.val) });
     }
 }

@@ -8,9 +8,10 @@
 //!
 //! Every request is registered with a [`Scope`]. Buffers that live on the stack are used
 //! inside [`scope`]: the buffers are declared outside the closure, so they outlive every
-//! request of the scope, and if a request is still in flight when the scope ends (after
-//! a panic, or a leaked request) the process aborts rather than let the engine write to
-//! freed memory. `'static` buffers may use [`StaticScope`].
+//! request of the scope. The scope owns the completion of its requests: one still in
+//! flight when the scope ends (forgotten with `std::mem::forget`, leaked) is waited for
+//! then, and if the scope ends by a panic the process aborts rather than let the engine
+//! write to freed memory. `'static` buffers may use [`StaticScope`].
 //!
 //! ```
 //! use oxmpi::traits::*;
@@ -33,8 +34,10 @@
 use std::cell::Cell;
 use std::fmt;
 use std::marker::PhantomData;
-use std::ptr;
 
+use std::sync::Arc;
+
+use oxmpi_core::buf::{InFlight, Lent};
 use oxmpi_core::pt2pt;
 use oxmpi_core::Request as Raw;
 
@@ -75,14 +78,50 @@ use crate::point_to_point::Status;
 #[must_use = "a request must be completed (wait/test) or guarded; dropping it panics"]
 pub struct Request<'a, D: ?Sized, S: Scope<'a> = StaticScope, T: ThreadSafety = Unthreaded> {
     raw: Raw,
-    data: *const D,
+    /// The buffer, `None` once handed back (then the request is complete or taken
+    /// apart, and dropping it does nothing).
+    data: Option<Data<'a, D>>,
     recv: Option<RecvTarget>,
     call: &'static str,
-    scope: S,
+    /// Always `Some` while `data` is.
+    scope: Option<S>,
     /// What the operation uses besides its buffers (a user operation), kept until it
     /// completes.
     pub(crate) keep: Option<Box<dyn Keep + 'a>>,
     phantom: PhantomData<(Cell<&'a ()>, &'a D, T)>,
+}
+
+/// The buffer of a request: shared borrows are simply kept; an exclusively borrowed
+/// (receive) buffer is lent to the operation and comes back once the engine is done
+/// with it ([`Lent`]).
+pub(crate) enum Data<'a, D: ?Sized> {
+    Shared(&'a D),
+    Lent(Lent<'a, D>),
+}
+
+impl<'a, D: ?Sized> Data<'a, D> {
+    /// The buffer back (for a lent one: once the engine is done with it).
+    fn reclaim(self) -> &'a D {
+        match self {
+            Data::Shared(d) => d,
+            Data::Lent(l) => l.reclaim(),
+        }
+    }
+
+    /// [`reclaim`](Self::reclaim), then, if the operation succeeded, the check of the
+    /// elements it received into `recv` (this buffer's target, if it has one).
+    fn reclaim_checked(
+        self,
+        st: Result<oxmpi_core::Status>,
+        recv: Option<RecvTarget>,
+        call: &str,
+    ) -> Result<(&'a D, oxmpi_core::Status)> {
+        let data = self.reclaim();
+        let st = st?;
+        // SAFETY: the operation is over (`reclaim` made sure), so the engine no longer touches `recv`, the buffer borrowed for 'a.
+        unsafe { finish(recv, &st, call)? };
+        Ok((data, st))
+    }
 }
 
 /// The engine's [`BufScope`](oxmpi_core::buf::BufScope) while one immediate operation
@@ -97,8 +136,8 @@ pub(crate) struct Start<'a> {
 
 // SAFETY: `immediate_ref`/`immediate_mut`, the only makers of a `Start`, check that at
 // most one request was entered, that it is the one the start returned, and register it
-// with a `Scope<'a>` at once (aborting otherwise); a scope aborts the process rather
-// than let 'a end with a request in flight.
+// with a `Scope<'a>` at once (aborting otherwise); a scope waits for its requests (or
+// aborts the process, when ended by a panic) before 'a can end.
 unsafe impl<'a> oxmpi_core::buf::BufScope<'a> for Start<'a> {
     fn enter(&self, r: Raw) {
         if self.entered.get().is_some() {
@@ -148,8 +187,7 @@ pub(crate) fn immediate_ref<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
     let w = Start::new();
     let r = f(&w);
     w.only(r.as_ref().ok().copied(), call);
-    // SAFETY: the request is the one `f` started (checked by `only`), over buffers borrowed for 'a (the engine's entry points took them with `Start<'a>`), and `buf` is a shared borrow for 'a.
-    Ok(unsafe { Request::wrap(r?, buf as *const D, None, call, scope) })
+    Ok(Request::wrap(r?, Data::Shared(buf), None, call, scope))
 }
 
 /// As [`immediate_ref`] for an exclusively borrowed buffer, which `f` gets back to start
@@ -167,9 +205,9 @@ pub(crate) fn immediate_mut<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
     let r = f(&w, unsafe { &mut *p });
     w.only(r.as_ref().ok().map(|x| x.0), call);
     let (raw, recv) = r?;
-    // SAFETY: the request is the one `f` started (checked by `only`) over the 'a
-    // buffers, `buf` among them; the request gives `buf` back only after completion.
-    Ok(unsafe { Request::wrap(raw, p as *const D, recv, call, scope) })
+    // SAFETY: `p` is `buf`, whose only user from now on is the operation of `raw` (checked by `only`), which `wrap` has `scope` hold.
+    let lent = unsafe { Lent::new(raw, p) };
+    Ok(Request::wrap(raw, Data::Lent(lent), recv, call, scope))
 }
 
 impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> fmt::Debug for Request<'a, D, S, T> {
@@ -183,35 +221,39 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> fmt::Debug for Request<'a, D,
 
 impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Drop for Request<'a, D, S, T> {
     fn drop(&mut self) {
+        if self.data.is_none() {
+            // Completed, or taken apart.
+            return;
+        }
         if !std::thread::panicking() {
             panic!("request was dropped without being completed");
         }
-        // While unwinding: the scope sees the request still registered and aborts; what
-        // the operation uses is leaked, as other requests' guards may still progress it.
+        // While unwinding: the scope sees the request in flight and aborts; what the
+        // operation uses is leaked, as other requests' guards may still progress it.
         std::mem::forget(self.keep.take());
     }
 }
 
 impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
-    /// Wraps an engine request and registers it with `scope`.
-    ///
-    /// # Safety
-    /// `raw` is an active, non-persistent engine request whose buffers (`data`, and
-    /// `recv` if given) stay valid, and are not accessed otherwise, for `'a`.
-    pub(crate) unsafe fn wrap(
+    /// Wraps an engine request over `data` and has `scope` hold it: the scope settles
+    /// it (waits for it) at its end if nobody completed it.
+    pub(crate) fn wrap(
         raw: Raw,
-        data: *const D,
+        data: Data<'a, D>,
         recv: Option<RecvTarget>,
         call: &'static str,
         scope: S,
     ) -> Self {
         scope.register();
+        if let Some(held) = scope.in_flight() {
+            held.enter(raw);
+        }
         Request {
             raw,
-            data,
+            data: Some(data),
             recv,
             call,
-            scope,
+            scope: Some(scope),
             keep: None,
             phantom: PhantomData,
         }
@@ -223,11 +265,10 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
     /// `request` must be an active, non-persistent engine request, not used elsewhere
     /// afterwards, whose buffers are `data` (or outlive `'a`).
     pub unsafe fn from_raw(request: Raw, data: &'a D, scope: S) -> Self {
-        // SAFETY: forwarded contract.
-        unsafe { Self::wrap(request, data as *const D, None, "MPI_Wait", scope) }
+        Self::wrap(request, Data::Shared(data), None, "MPI_Wait", scope)
     }
 
-    /// Unregisters the request and returns its parts.
+    /// Takes the request apart and returns its parts.
     ///
     /// # Safety
     /// The returned engine request must be completed within `'a`, before the data is
@@ -236,37 +277,35 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
         let (raw, data, _, _, scope, keep) = self.into_parts();
         // What the operation uses (a user operation) must outlive it: it is leaked.
         std::mem::forget(keep);
-        // SAFETY: the caller takes over the obligation to complete the request.
-        (raw, unsafe { &*data }, scope)
+        let data = match data {
+            Data::Shared(d) => d,
+            // SAFETY: the caller takes over the obligation to complete the request.
+            Data::Lent(l) => unsafe { l.reclaim_unchecked() },
+        };
+        (raw, data, scope)
     }
 
     #[allow(clippy::type_complexity)]
     fn into_parts(
-        self,
+        mut self,
     ) -> (
         Raw,
-        *const D,
+        Data<'a, D>,
         Option<RecvTarget>,
         &'static str,
         S,
         Option<Box<dyn Keep + 'a>>,
     ) {
-        // SAFETY: each field is read once, then `self` is forgotten so none is dropped
-        // twice (and the drop bomb does not go off).
-        let parts = unsafe {
-            (
-                ptr::read(&self.raw),
-                ptr::read(&self.data),
-                ptr::read(&self.recv),
-                self.call,
-                ptr::read(&self.scope),
-                ptr::read(&self.keep),
-            )
-        };
-        std::mem::forget(self);
-        // SAFETY: registered in `wrap`, unregistered exactly once here.
-        unsafe { parts.4.unregister() };
-        parts
+        let data = self.data.take().expect("a request is taken apart once");
+        let scope = self.scope.take().expect("a request is taken apart once");
+        (
+            self.raw,
+            data,
+            self.recv.take(),
+            self.call,
+            scope,
+            self.keep.take(),
+        )
     }
 
     /// The engine's handle (for diagnostics; completing it elsewhere is a bug).
@@ -296,12 +335,9 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
 
     fn try_wait_for_data(self) -> Result<(Status, &'a D)> {
         let (mut raw, data, recv, call, _, _keep) = self.into_parts();
-        let st = pt2pt::wait(&mut raw)?;
-        // SAFETY: the operation is complete: the engine no longer touches the buffer,
-        // which the request borrowed for 'a.
-        unsafe { finish(recv, &st, call)? };
-        // SAFETY: as above; the exclusive borrow taken by the operation ends here.
-        Ok((Status::from_core(st), unsafe { &*data }))
+        let st = pt2pt::wait(&mut raw);
+        let (data, st) = data.reclaim_checked(st, recv, call)?;
+        Ok((Status::from_core(st), data))
     }
 
     /// Tests whether the operation has finished (`MPI_Test`): its status if so,
@@ -331,13 +367,11 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
             Ok(None) => Ok(Err(self)),
             Ok(Some(st)) => {
                 let (_, data, recv, call, _, _) = self.into_parts();
-                // SAFETY: complete; see try_wait_for_data.
-                unsafe { finish(recv, &st, call)? };
-                // SAFETY: complete; see try_wait_for_data.
-                Ok(Ok((Status::from_core(st), unsafe { &*data })))
+                let (data, st) = data.reclaim_checked(Ok(st), recv, call)?;
+                Ok(Ok((Status::from_core(st), data)))
             }
             Err(e) => {
-                let _ = self.into_parts();
+                let _ = self.into_parts().1.reclaim();
                 Err(e)
             }
         }
@@ -369,8 +403,7 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
         S2: Scope<'b>,
     {
         let (raw, data, recv, call, _, keep) = self.into_parts();
-        // SAFETY: the buffers outlive 'a, hence 'b.
-        let mut r = unsafe { Request::wrap(raw, data, recv, call, scope) };
+        let mut r = Request::wrap(raw, data, recv, call, scope);
         r.keep = keep;
         r
     }
@@ -411,10 +444,8 @@ pub fn try_wait_any<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety>(
     let Some(i) = found else {
         return res.map(|_| None);
     };
-    let (_, _, recv, call, _, _) = requests.remove(i).into_parts();
-    let st = res?.expect("found").1;
-    // SAFETY: request i is complete.
-    unsafe { finish(recv, &st, call)? };
+    let (_, data, recv, call, _, _) = requests.remove(i).into_parts();
+    let (_, st) = data.reclaim_checked(res.map(|x| x.expect("found").1), recv, call)?;
     Ok(Some((i, Status::from_core(st))))
 }
 
@@ -514,13 +545,20 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> From<CancelGuard<'a, D, S, T>
 /// Implementations must make sure no request registered with them outlives `'a`.
 /// Only [`StaticScope`], `&LocalScope` and `&ThreadedScope` implement it.
 pub unsafe trait Scope<'a> {
-    /// Registers a request.
+    /// Registers a request (rsmpi's vocabulary; the scopes here hold the requests
+    /// themselves, see `in_flight`, and count nothing).
     fn register(&self);
     /// Unregisters a request.
     ///
     /// # Safety
     /// Only for a request that was registered and is now complete (or taken over).
     unsafe fn unregister(&self);
+    /// The requests the scope completes at its end, whatever their owner did
+    /// (`None`: the scope of `'static` buffers needs none).
+    #[doc(hidden)]
+    fn in_flight(&self) -> Option<&Arc<InFlight>> {
+        None
+    }
 }
 
 /// The scope of the whole program, for requests on `'static` buffers.
@@ -535,42 +573,46 @@ unsafe impl Scope<'static> for StaticScope {
 
 /// A scope that lasts no longer than `'a`, created by [`scope`].
 ///
+/// The scope owns the completion of its requests: when it ends, it waits for every
+/// one still in flight, whatever became of its [`Request`] value (forgotten with
+/// `std::mem::forget`, leaked, a [`PersistentRequest`] or partitioned transfer
+/// forgotten while running), so the buffers, borrowed for as long as the scope
+/// lasts, are never reused while the engine still uses them.
+///
 /// # Aborts
-/// If requests are still registered when it ends, the process aborts.
+/// If the scope ends by a panic with requests in flight, the process aborts (waiting
+/// could hang the unwinding; not waiting would free memory the engine still uses).
 #[derive(Debug)]
 pub struct LocalScope<'a> {
-    /// Atomic: the requests of a [`Multithreaded`] communicator may complete (and
-    /// unregister) on other threads.
-    num_requests: std::sync::atomic::AtomicUsize,
+    /// Shared: the requests of a [`Multithreaded`] communicator may complete on other
+    /// threads, and a partitioned operation adds the requests of its later starts.
+    held: Arc<InFlight>,
     phantom: PhantomData<Cell<&'a ()>>,
 }
 
 impl Drop for LocalScope<'_> {
     fn drop(&mut self) {
-        let n = *self.num_requests.get_mut();
-        if n != 0 {
-            // The engine may still use the buffers of these requests, which are about
-            // to be freed: the only safe way out is to end the process.
-            oxmpi_core::runtime::abort(
-                1,
-                &format!("{n} request(s) were not completed before their scope ended (request was not completed)"),
-            );
+        self.held.settle();
+    }
+}
+
+impl LocalScope<'_> {
+    fn new() -> Self {
+        LocalScope {
+            held: Arc::new(InFlight::new()),
+            phantom: PhantomData,
         }
     }
 }
 
-// SAFETY: a `&'b LocalScope<'a>` only exists inside `scope`, and the LocalScope aborts
-// the process if requests remain registered when it ends, so none outlives 'a.
+// SAFETY: a `&'b LocalScope<'a>` only exists inside `scope`, and the LocalScope waits for
+// every request it holds when it ends (aborting when ended by a panic), so none outlives 'a.
 unsafe impl<'a> Scope<'a> for &LocalScope<'a> {
-    fn register(&self) {
-        self.num_requests
-            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-    }
-    unsafe fn unregister(&self) {
-        let prev = self
-            .num_requests
-            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
-        assert!(prev > 0, "unregister without register");
+    // The scope holds the requests themselves (`in_flight`): no count to keep.
+    fn register(&self) {}
+    unsafe fn unregister(&self) {}
+    fn in_flight(&self) -> Option<&Arc<InFlight>> {
+        Some(&self.held)
     }
 }
 
@@ -579,41 +621,33 @@ unsafe impl<'a> Scope<'a> for &LocalScope<'a> {
 /// [`Universe::threaded_scope`](crate::Universe::threaded_scope), for a universe at
 /// `Threading::Multiple`. Requests of a [`LocalScope`] stay on their thread.
 ///
+/// As a [`LocalScope`], it waits at its end for every request still in flight.
+///
 /// # Aborts
-/// If requests are still registered when it ends, the process aborts.
+/// If the scope ends by a panic with requests in flight, the process aborts.
 #[derive(Debug)]
 pub struct ThreadedScope<'a> {
-    num_requests: std::sync::atomic::AtomicUsize,
+    held: Arc<InFlight>,
     /// Invariant in 'a, like LocalScope's, but Send + Sync.
     phantom: PhantomData<fn(&'a ()) -> &'a ()>,
 }
 
 impl Drop for ThreadedScope<'_> {
     fn drop(&mut self) {
-        let n = *self.num_requests.get_mut();
-        if n != 0 {
-            // As LocalScope: the buffers are about to be freed.
-            oxmpi_core::runtime::abort(
-                1,
-                &format!("{n} request(s) were not completed before their scope ended (request was not completed)"),
-            );
-        }
+        // As LocalScope: the buffers are about to be freed.
+        self.held.settle();
     }
 }
 
 // SAFETY: as LocalScope: a `&ThreadedScope<'a>` only exists inside `threaded_scope`, which
-// aborts if requests remain registered when it ends; the count is atomic, as requests may
+// waits for the requests it holds when it ends; its list is shared, as requests may
 // complete on other threads.
 unsafe impl<'a> Scope<'a> for &ThreadedScope<'a> {
-    fn register(&self) {
-        self.num_requests
-            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-    }
-    unsafe fn unregister(&self) {
-        let prev = self
-            .num_requests
-            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
-        assert!(prev > 0, "unregister without register");
+    // The scope holds the requests themselves (`in_flight`): no count to keep.
+    fn register(&self) {}
+    unsafe fn unregister(&self) {}
+    fn in_flight(&self) -> Option<&Arc<InFlight>> {
+        Some(&self.held)
     }
 }
 
@@ -623,7 +657,7 @@ where
     F: FnOnce(&ThreadedScope<'a>) -> R,
 {
     f(&ThreadedScope {
-        num_requests: std::sync::atomic::AtomicUsize::new(0),
+        held: Arc::new(InFlight::new()),
         phantom: PhantomData,
     })
 }
@@ -671,10 +705,7 @@ pub fn scope<'a, F, R>(f: F) -> R
 where
     F: FnOnce(&LocalScope<'a>) -> R,
 {
-    f(&LocalScope {
-        num_requests: std::sync::atomic::AtomicUsize::new(0),
-        phantom: PhantomData,
-    })
+    f(&LocalScope::new())
 }
 
 /// Runs `f` with a scope and a [`RequestCollection`] with room for `reserve` requests.
@@ -706,10 +737,7 @@ where
     D: 'a + ?Sized,
     F: FnOnce(&LocalScope<'a>, &mut RequestCollection<'a, D>) -> R,
 {
-    let scope = LocalScope {
-        num_requests: std::sync::atomic::AtomicUsize::new(0),
-        phantom: PhantomData,
-    };
+    let scope = LocalScope::new();
     let mut coll = RequestCollection::new(reserve);
     f(&scope, &mut coll)
 }
@@ -720,11 +748,13 @@ pub type Completion<'a, D> = (usize, Status, &'a D);
 /// Several requests completed together (`MPI_Waitany`, `MPI_Waitall`, `MPI_Waitsome`,
 /// `MPI_Test*`). Made by [`multiple_scope`].
 ///
+/// Requests still incomplete when the collection is dropped are waited for then.
+///
 /// # Aborts
-/// If requests are still incomplete when the collection is dropped, the process aborts.
+/// If the collection is dropped by a panic with requests incomplete, the process aborts.
 pub struct RequestCollection<'a, D: ?Sized> {
     raws: Vec<Raw>,
-    data: Vec<Option<*const D>>,
+    data: Vec<Option<Data<'a, D>>>,
     recv: Vec<Option<RecvTarget>>,
     calls: Vec<&'static str>,
     /// What the requests use besides their buffers, kept until the collection is dropped.
@@ -744,11 +774,20 @@ impl<D: ?Sized> fmt::Debug for RequestCollection<'_, D> {
 impl<D: ?Sized> Drop for RequestCollection<'_, D> {
     fn drop(&mut self) {
         let n = self.incomplete();
-        if n != 0 {
+        if n != 0 && std::thread::panicking() {
+            // Waiting could hang the unwinding, and what the requests use (`keep`)
+            // is about to be freed.
             oxmpi_core::runtime::abort(
                 1,
                 &format!("RequestCollection dropped with {n} request(s) not completed"),
             );
+        }
+        // Complete what is left before what the requests use (`keep`) is freed; their
+        // scope would wait for them too, but only after that.
+        for data in self.data.iter_mut() {
+            if let Some(d) = data.take() {
+                d.reclaim();
+            }
         }
     }
 }
@@ -800,11 +839,8 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
         let Some(data) = self.data[i].take() else {
             return Ok(None);
         };
-        let st = st?;
-        // SAFETY: request i is complete; its buffer was borrowed for 'a.
-        unsafe { finish(self.recv[i], &st, self.calls[i])? };
-        // SAFETY: as above.
-        Ok(Some((i, Status::from_core(st), unsafe { &*data })))
+        let (data, st) = data.reclaim_checked(st, self.recv[i], self.calls[i])?;
+        Ok(Some((i, Status::from_core(st), data)))
     }
 
     /// Waits for any request to finish (`MPI_Waitany`); `None` if all are complete.
@@ -829,7 +865,9 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
     fn sweep(&mut self, before: &[bool]) {
         for ((raw, was_null), data) in self.raws.iter().zip(before).zip(self.data.iter_mut()) {
             if raw.is_null() && !was_null {
-                *data = None;
+                if let Some(d) = data.take() {
+                    d.reclaim();
+                }
             }
         }
     }
@@ -994,7 +1032,9 @@ pub struct PersistentRequest<
     recv: Option<RecvTarget>,
     call: &'static str,
     active: bool,
-    scope: S,
+    /// The scope holds the request (`persistent_mut`); kept so that the request cannot
+    /// leave the scope's closure.
+    _scope: S,
     /// What the runs use besides the buffers (a user operation), kept until the request
     /// is freed (fields drop after `Drop::drop`).
     pub(crate) keep: Option<Box<dyn Keep + 'a>>,
@@ -1032,13 +1072,16 @@ pub(crate) fn persistent_mut<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
     w.only(r.as_ref().ok().map(|x| x.0), call);
     let (raw, recv) = r?;
     scope.register();
+    if let Some(held) = scope.in_flight() {
+        held.enter(raw);
+    }
     Ok(PersistentRequest {
         raw,
         data: p as *const D,
         recv,
         call,
         active: false,
-        scope,
+        _scope: scope,
         keep: None,
         phantom: PhantomData,
     })
@@ -1081,8 +1124,7 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> PersistentRequest<'a, D, S, T
         let was = std::mem::replace(&mut self.active, false);
         let st = st?;
         if was {
-            // SAFETY: the run is complete: the engine no longer touches the buffers.
-            unsafe { finish(self.recv, &st, self.call)? };
+            self.check_run(&st)?;
         }
         Ok(Status::from_core(st))
     }
@@ -1101,8 +1143,7 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> PersistentRequest<'a, D, S, T
             Ok(None) => Ok(None),
             Ok(Some(st)) => {
                 self.active = false;
-                // SAFETY: the run is complete, as in `try_wait`.
-                unsafe { finish(self.recv, &st, self.call)? };
+                self.check_run(&st)?;
                 Ok(Some(Status::from_core(st)))
             }
             Err(e) => {
@@ -1110,6 +1151,12 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> PersistentRequest<'a, D, S, T
                 Err(e)
             }
         }
+    }
+
+    /// The check of the elements a run received, once it is complete.
+    fn check_run(&self, st: &oxmpi_core::Status) -> Result<()> {
+        // SAFETY: called once the run is complete (`!self.active`): the engine no longer touches the buffers, borrowed for 'a.
+        unsafe { finish(self.recv, st, self.call) }
     }
 
     /// The buffer the runs write, while no run is going.
@@ -1138,7 +1185,5 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Drop for PersistentRequest<'a
             let _ = self.try_wait();
         }
         let _ = pt2pt::request_free(&mut self.raw);
-        // SAFETY: registered in `persistent_mut`; no run is going and the engine request is freed.
-        unsafe { self.scope.unregister() };
     }
 }

@@ -603,19 +603,8 @@ pub trait Communicator {
         Buf: ?Sized + crate::datatype::Buffer,
         Self: Sized,
     {
-        let dt = inbuf.as_datatype();
         let mut pos = position.max(0) as usize;
-        // SAFETY: `inbuf` is a Buffer: its pointer covers `count` elements of its
-        // own datatype, borrowed for this call.
-        unsafe {
-            oxmpi_core::datatype::pack_into(
-                crate::datatype::Datatype::as_datatype_ref(&dt).as_core(),
-                inbuf.pointer() as *const u8,
-                inbuf.count().max(0) as usize,
-                outbuf,
-                &mut pos,
-            )?;
-        }
+        oxmpi_core::buf::pack(crate::datatype::typed_in(inbuf).desc(), outbuf, &mut pos)?;
         Ok(pos as Count)
     }
 
@@ -631,8 +620,7 @@ pub trait Communicator {
         Buf: ?Sized + crate::datatype::BufferMut,
         Self: Sized,
     {
-        // SAFETY: forwarded contract.
-        unsafe { self.try_unpack_into(inbuf, outbuf, position) }.or_fatal()
+        unpack_checked(inbuf, outbuf, position).or_fatal()
     }
 
     /// [`unpack_into`](Self::unpack_into), reporting errors (too few bytes is
@@ -650,21 +638,7 @@ pub trait Communicator {
         Buf: ?Sized + crate::datatype::BufferMut,
         Self: Sized,
     {
-        let dt = outbuf.as_datatype();
-        let mut pos = position.max(0) as usize;
-        let count = outbuf.count().max(0) as usize;
-        // SAFETY: `outbuf` is a BufferMut: its pointer covers `count` elements of
-        // its datatype, exclusively borrowed; the caller vouches for the bytes.
-        unsafe {
-            oxmpi_core::datatype::unpack_from(
-                crate::datatype::Datatype::as_datatype_ref(&dt).as_core(),
-                inbuf,
-                &mut pos,
-                outbuf.pointer_mut() as *mut u8,
-                count,
-            )?;
-        }
-        Ok(pos as Count)
+        unpack_checked(inbuf, outbuf, position)
     }
 
     /// Splits the communicator by colour (`MPI_Comm_split` with key 0): processes that
@@ -978,6 +952,20 @@ impl<S: ThreadSafety> Communicator for SimpleCommunicator<S> {
     fn core_comm(&self) -> &Comm {
         &self.0
     }
+}
+
+/// `MPI_Unpack` into `outbuf`, then the check of the elements it wrote (values of
+/// `bool`/`char` the bytes do not make valid become the zero value, and an error
+/// says so), so that no invalid value is left behind whatever the bytes were.
+fn unpack_checked<Buf>(inbuf: &[u8], outbuf: &mut Buf, position: Count) -> Result<Count>
+where
+    Buf: ?Sized + crate::datatype::BufferMut,
+{
+    let mut pos = position.max(0) as usize;
+    let mut t = crate::datatype::typed_out(outbuf);
+    oxmpi_core::buf::unpack(inbuf, &mut pos, t.desc_mut())?;
+    t.check_out("MPI_Unpack")?;
+    Ok(pos as Count)
 }
 
 pub(crate) fn topology_of(c: &Comm) -> Topology {

@@ -65,7 +65,7 @@ use oxmpi_core::op::{Op as CoreOp, PredefinedOp};
 use oxmpi_core::rma::{self, Flavor, LockKind, Window as CoreWindow};
 
 use crate::collective::Operation;
-use crate::datatype::{Datatype, Equivalence};
+use crate::datatype::{typed_in, typed_out, Datatype, Equivalence};
 use crate::error::{Error, ErrorClass, OrFatal, Result};
 use crate::topology::{Communicator, Group, Rank};
 
@@ -149,18 +149,14 @@ impl<T: Equivalence + Copy> Window<'static, T> {
         let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| {
             Error::new(ErrorClass::Size, format!("{call}: {len} elements overflow"))
         })?;
-        // SAFETY: allocate flavors make their own memory; no base is given.
-        let core = unsafe {
-            CoreWindow::new(
-                comm.core_comm(),
-                flavor,
-                0,
-                bytes,
-                std::mem::size_of::<T>(),
-                false,
-                call,
-            )?
-        };
+        let core = CoreWindow::allocate(
+            comm.core_comm(),
+            flavor,
+            bytes,
+            std::mem::size_of::<T>(),
+            false,
+            call,
+        )?;
         Ok(Window {
             core,
             len,
@@ -524,9 +520,7 @@ impl<'a, T: Equivalence + Copy> DynamicWindow<'a, T> {
     pub fn try_create<C: Communicator>(comm: &C) -> Result<DynamicWindow<'a, T>> {
         const CALL: &str = "MPI_Win_create_dynamic";
         check_type::<T>(CALL)?;
-        let core =
-            // SAFETY: a dynamic window has no memory at creation (base and size 0).
-            unsafe { CoreWindow::new(comm.core_comm(), Flavor::Dynamic, 0, 0, 1, false, CALL)? };
+        let core = CoreWindow::allocate(comm.core_comm(), Flavor::Dynamic, 0, 1, false, CALL)?;
         Ok(DynamicWindow {
             core,
             attached: Vec::new(),
@@ -628,19 +622,9 @@ impl<T: Equivalence + Copy> Access<'_, T> {
     /// [`put`](Self::put), returning errors.
     pub fn try_put(&self, rank: Rank, disp: usize, data: &[T]) -> Result<()> {
         let d = dt::<T>();
-        // SAFETY: `data` holds data.len() elements of T, whose datatype is `d`.
-        unsafe {
-            self.win.put(
-                "MPI_Put",
-                data.as_ptr().cast(),
-                data.len(),
-                &d,
-                rank,
-                disp as isize,
-                data.len(),
-                &d,
-            )
-        }
+        let t = typed_in(data);
+        self.win
+            .put_from("MPI_Put", t.desc(), rank, disp as isize, data.len(), &d)
     }
 
     /// `MPI_Get`: reads `out.len()` elements from element `disp` of `rank`'s window.
@@ -652,20 +636,12 @@ impl<T: Equivalence + Copy> Access<'_, T> {
     /// [`get`](Self::get), returning errors.
     pub fn try_get(&self, rank: Rank, disp: usize, out: &mut [T]) -> Result<()> {
         let d = dt::<T>();
-        // SAFETY: `out` is writable for out.len() elements of T; every byte pattern of
-        // T's datatype is a T (types with checked values are refused at creation).
-        unsafe {
-            self.win.get(
-                "MPI_Get",
-                out.as_mut_ptr().cast(),
-                out.len(),
-                &d,
-                rank,
-                disp as isize,
-                out.len(),
-                &d,
-            )
-        }
+        let n = out.len();
+        // Every byte pattern of T's datatype is a T (types with checked values are
+        // refused at creation), so the bytes read need no check.
+        let mut t = typed_out(out);
+        self.win
+            .get_into("MPI_Get", t.desc_mut(), rank, disp as isize, n, &d)
     }
 
     /// `MPI_Accumulate`: `target[disp + i] = data[i] op target[disp + i]`, atomically per element.
@@ -685,21 +661,17 @@ impl<T: Equivalence + Copy> Access<'_, T> {
         const CALL: &str = "MPI_Accumulate";
         let d = dt::<T>();
         let o = sys_op(CALL, &op)?;
-        // SAFETY: `data` holds data.len() elements of T.
-        unsafe {
-            self.win.accumulate(
-                CALL,
-                data.as_ptr().cast(),
-                data.len(),
-                &d,
-                None,
-                rank,
-                disp as isize,
-                data.len(),
-                &d,
-                &o,
-            )
-        }
+        let t = typed_in(data);
+        self.win.accumulate_from(
+            CALL,
+            t.desc(),
+            None,
+            rank,
+            disp as isize,
+            data.len(),
+            &d,
+            &o,
+        )
     }
 
     /// `MPI_Fetch_and_op`: applies `op` with `value` to one element and returns the
@@ -722,22 +694,19 @@ impl<T: Equivalence + Copy> Access<'_, T> {
         let o = sys_op(CALL, &op)?;
         let mut out = [value];
         let v = [value];
-        let rd = (out.as_mut_ptr().cast::<u8>(), 1usize, &d);
-        // SAFETY: one T at `v` and one writable T at `out`, both of datatype `d`.
-        unsafe {
-            self.win.accumulate(
-                CALL,
-                v.as_ptr().cast(),
-                1,
-                &d,
-                Some(rd),
-                rank,
-                disp as isize,
-                1,
-                &d,
-                &o,
-            )?
-        };
+        let vt = typed_in(&v[..]);
+        let mut ot = typed_out(&mut out[..]);
+        self.win.accumulate_from(
+            CALL,
+            vt.desc(),
+            Some(ot.desc_mut()),
+            rank,
+            disp as isize,
+            1,
+            &d,
+            &o,
+        )?;
+        drop(ot);
         Ok(out[0])
     }
 
@@ -759,21 +728,19 @@ impl<T: Equivalence + Copy> Access<'_, T> {
 
     /// [`compare_and_swap`](Self::compare_and_swap), returning errors.
     pub fn try_compare_and_swap(&self, rank: Rank, disp: usize, value: T, compare: T) -> Result<T> {
-        let d = dt::<T>();
         let (v, c) = ([value], [compare]);
         let mut out = [value];
-        // SAFETY: one T each at `v` and `c`, one writable T at `out`.
-        unsafe {
-            self.win.compare_and_swap(
-                "MPI_Compare_and_swap",
-                v.as_ptr().cast(),
-                c.as_ptr().cast(),
-                out.as_mut_ptr().cast(),
-                &d,
-                rank,
-                disp as isize,
-            )?
-        };
+        let (vt, ct) = (typed_in(&v[..]), typed_in(&c[..]));
+        let mut ot = typed_out(&mut out[..]);
+        self.win.compare_and_swap_with(
+            "MPI_Compare_and_swap",
+            vt.desc(),
+            ct.desc(),
+            ot.desc_mut(),
+            rank,
+            disp as isize,
+        )?;
+        drop(ot);
         Ok(out[0])
     }
 

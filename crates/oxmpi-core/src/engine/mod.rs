@@ -373,6 +373,11 @@ pub(crate) struct State {
     shm: Option<&'static ShmSegment>,
     /// Bumped on every completion, so waiters in other threads can be woken.
     pub completions: u64,
+    /// Persistent requests freed while a run was going (`MPI_Request_free`), with
+    /// that run's detached request: the run still uses the persistent request's
+    /// buffers until it completes (then the pair leaves, in `complete`), which
+    /// buffer scopes wait for (`pt2pt::settle`). Usually empty.
+    pub(crate) freed_runs: Vec<(Request, Request)>,
     /// Peers with something in their outbox.
     pending_out: Vec<u32>,
     /// Shared-memory peers (world ranks), polled by progress.
@@ -508,6 +513,7 @@ impl State {
             bsend_alias: HashMap::new(),
             shm,
             completions: 0,
+            freed_runs: Vec::new(),
             pending_out: Vec::new(),
             shm_peers,
             active_colls: Vec::new(),

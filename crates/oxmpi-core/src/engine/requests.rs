@@ -239,6 +239,9 @@ impl State {
         let cancelled = e.status.cancelled;
         if e.detached {
             self.release_request(r);
+            if !self.freed_runs.is_empty() {
+                self.freed_runs.retain(|&(_, run)| run != r);
+            }
         }
         if let Some(u) = user_half {
             self.finish_buffered_cancel(u, cancelled);

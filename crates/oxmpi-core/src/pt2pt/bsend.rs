@@ -23,6 +23,14 @@ pub unsafe fn buffer_attach(buf: *mut u8, size: usize) -> Result<()> {
     Ok(())
 }
 
+/// [`buffer_attach`] of `buf`, safely: oxmpi only accounts the attached memory (its
+/// length; the address is what `MPI_Buffer_detach` hands back) and never reads or
+/// writes it, so the borrow need not outlast the call.
+pub fn buffer_attach_accounted(buf: &mut [u8]) -> Result<()> {
+    // SAFETY: `buffer_attach` needs nothing (the memory is only accounted).
+    unsafe { buffer_attach(buf.as_mut_ptr(), buf.len()) }
+}
+
 /// MPI_Buffer_detach: waits until buffered messages have left, then returns the
 /// buffer's address and size.
 pub fn buffer_detach() -> Result<(*mut u8, usize)> {

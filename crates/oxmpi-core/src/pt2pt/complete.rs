@@ -320,6 +320,11 @@ pub fn request_free(r: &mut Request) -> Result<()> {
         let inner = active.take();
         st.remove_request(*r);
         if let Some(i) = inner {
+            // A run still going keeps using the buffers: remember it under the
+            // persistent request's name, which buffer scopes hold (`settle`).
+            if st.req(i).is_some_and(|x| !x.done) {
+                st.freed_runs.push((*r, i));
+            }
             st.detach(i);
         }
     } else {
@@ -352,4 +357,43 @@ pub fn cancel(r: &Request) -> Result<()> {
         };
         st.cancel(target)
     })
+}
+
+/// Whether the engine may still use the memory of request `r`: it is live
+/// (pending, or an inactive persistent request), or a persistent request freed
+/// while its run was going and that run is not over.
+pub fn in_flight(r: Request) -> bool {
+    if r.is_null() || r == Request::DONE {
+        return false;
+    }
+    engine().is_ok_and(|e| {
+        let st = e.lock();
+        st.req(r).is_some() || st.freed_runs.iter().any(|&(p, _)| p == r)
+    })
+}
+
+/// What a buffer scope does at its end for a request it holds: completes it if
+/// nobody did (waits; a persistent request is then freed), and if it was freed
+/// (`MPI_Request_free`) with its operation, or a persistent request's run, still
+/// going, waits until that is over. Afterwards the engine no longer touches the
+/// request's buffers. Errors of the operation are dropped: its owner gave it up.
+pub fn settle(mut r: Request) {
+    if !in_flight(r) {
+        return;
+    }
+    let Ok(e) = engine() else { return };
+    let owned = e.lock().req(r).is_some_and(|x| !x.detached);
+    if owned {
+        let _ = wait(&mut r);
+        if !r.is_null() && e.lock().req(r).is_some() {
+            let _ = request_free(&mut r);
+        }
+    }
+    if r.is_null() {
+        return;
+    }
+    e.wait_until(|st| {
+        let gone = st.req(r).is_none() && !st.freed_runs.iter().any(|&(p, _)| p == r);
+        gone.then_some(())
+    });
 }

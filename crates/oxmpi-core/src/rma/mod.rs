@@ -37,6 +37,7 @@
 //! progress of its own (see [`am`]).
 
 mod am;
+mod api;
 mod attach;
 pub mod epoch;
 mod fast;

@@ -8,6 +8,14 @@ use oxmpi_tests::check;
 
 static STATIC_OUT: [u32; 4] = [1, 2, 3, 4];
 
+/// A struct with padding: its datatype skips the gaps (received by unpacking).
+#[derive(Equivalence, Clone, Copy, Debug, PartialEq)]
+struct Padded {
+    a: u8,
+    b: f64,
+    c: i16,
+}
+
 fn main() {
     let universe = oxmpi::initialize().unwrap();
     let world = universe.world();
@@ -364,6 +372,99 @@ fn main() {
         bar.wait();
     }
     drop(bar);
+
+    // ReceiveFuture (`immediate_receive`): a value received into memory the future owns,
+    // contiguous (bytes) and a struct with padding (unpacked by its datatype); `try`
+    // before and after the send; one dropped unfinished is cancelled.
+    let f = prev.immediate_receive_with_tag::<u64>(60);
+    let f = match f.r#try() {
+        Ok((v, _)) => {
+            check!(me, false, "a value arrived before it was sent: {v}");
+            unreachable!()
+        }
+        Err(f) => f,
+    };
+    let g = prev.immediate_receive_with_tag::<Padded>(61);
+    // Every rank tried before any sends.
+    world.barrier();
+    next.send_with_tag(&(1000 + me as u64), 60);
+    let p = Padded {
+        a: me as u8,
+        b: 0.5 + me as f64,
+        c: -(me as i16),
+    };
+    next.send_with_tag(&p, 61);
+    let (v, st) = f.get();
+    check!(
+        me,
+        v == 1000 + prev.rank() as u64 && st.tag() == 60,
+        "future value {v} {st:?}"
+    );
+    let mut g = g;
+    let (q, _) = loop {
+        match g.r#try() {
+            Ok(x) => break x,
+            Err(again) => g = again,
+        }
+    };
+    let pr = prev.rank();
+    check!(
+        me,
+        q == Padded {
+            a: pr as u8,
+            b: 0.5 + pr as f64,
+            c: -(pr as i16)
+        },
+        "future struct {q:?}"
+    );
+    drop(prev.immediate_receive_with_tag::<u32>(62));
+    world.barrier();
+
+    // Forgotten requests: their scope owns the completion and waits for them at its
+    // end. The peer sends late (after a go message sent once the request is
+    // forgotten), so only the scope's wait makes the data arrive in time.
+    let mut late = [0i64; 3];
+    scope(|s| {
+        let r = prev.immediate_receive_into_with_tag(s, &mut late[..], 70);
+        std::mem::forget(r);
+        prev.send_with_tag(&1u8, 71);
+        let (go, _) = next.receive_with_tag::<u8>(71);
+        // A peer sending to itself (1 rank) sends before its own scope ends.
+        if size > 1 {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
+        next.send_with_tag(&[i64::from(me) + 100, 7, go.into()][..], 70);
+    });
+    check!(
+        me,
+        late == [i64::from(prev.rank()) + 100, 7, 1],
+        "the scope waited for a forgotten receive: {late:?}"
+    );
+    // A persistent collective forgotten while its run goes on: the other ranks join
+    // the run late; the scope waits for it, then frees the request.
+    let mut total = [0i32];
+    let mine = [me + 1];
+    scope(|s| {
+        let mut r = world.all_reduce_init(
+            s,
+            &mine[..],
+            &mut total[..],
+            oxmpi::collective::SystemOperation::sum(),
+        );
+        if me == 0 {
+            r.start();
+            std::mem::forget(r);
+        } else {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            r.start();
+            r.wait();
+        }
+    });
+    check!(
+        me,
+        total[0] == size * (size + 1) / 2,
+        "the scope waited for a forgotten persistent run: {total:?}"
+    );
 
     println!("api_immediate: rank {me} of {size} ok");
 }

@@ -370,8 +370,7 @@ fn main() {
             }
             if rank == world.size() - 1 {
                 std::thread::sleep(std::time::Duration::from_millis(200));
-                // SAFETY: raising SIGKILL on ourselves; nothing to uphold.
-                unsafe { libc::raise(libc::SIGKILL) };
+                oxmpi_tests::signal(std::process::id(), "KILL");
             }
             barrier::barrier(&world).unwrap();
         }

@@ -2,7 +2,7 @@
 //! names the scenario; each scenario checks its own results and exits non-zero
 //! (naming the rank and the failed check) when something is wrong.
 
-use oxmpi_core::buf::{self, as_bytes_mut, Forever, RecvBuf, SendBuf};
+use oxmpi_core::buf::{self, as_bytes, as_bytes_mut, Forever, RecvBuf, SendBuf};
 use oxmpi_core::pt2pt::{self, SendMode};
 use oxmpi_core::runtime::{self, ThreadLevel};
 use oxmpi_core::{Comm, ErrorClass, Request, Status, ANY_SOURCE, ANY_TAG, PROC_NULL};
@@ -49,8 +49,7 @@ fn main() {
             // The last rank kills itself hard while the others wait for it forever.
             if rank == world.size() - 1 {
                 std::thread::sleep(std::time::Duration::from_millis(200));
-                // SAFETY: raising SIGKILL on ourselves; nothing to uphold.
-                unsafe { libc::raise(libc::SIGKILL) };
+                oxmpi_tests::signal(std::process::id(), "KILL");
             }
             let mut b = [0u8; 4];
             let _ = pt2pt::recv(&world, &mut b, world.size() - 1, 0);
@@ -501,6 +500,31 @@ fn persistent(world: &Comm) {
         pt2pt::live_requests().unwrap() == 0,
         "leaked requests"
     );
+    // A persistent receive freed (MPI_Request_free) while its run is going, inside
+    // a buffer scope: the run still writes the buffer, so the scope must wait for it
+    // (the left neighbour sends late, after a go message sent once it is freed).
+    let mut late = [0u64; 4];
+    buf::scope(|sc| {
+        let mut r = pt2pt::recv_init(sc, world, RecvBuf::slice(&mut late), left, 10).unwrap();
+        pt2pt::start(&mut r).unwrap();
+        pt2pt::request_free(&mut r).unwrap();
+        pt2pt::send(world, &[1u8], left, 11, SendMode::Standard).unwrap();
+        let mut go = [0u8];
+        pt2pt::recv(world, &mut go, right, 11).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let v = [rank as u64, 5, 6, 7];
+        pt2pt::send(world, as_bytes(&v), right, 10, SendMode::Standard).unwrap();
+    });
+    check!(
+        rank,
+        late == [left as u64, 5, 6, 7],
+        "the scope waited for a freed persistent run: {late:?}"
+    );
+    check!(
+        rank,
+        pt2pt::live_requests().unwrap() == 0,
+        "leaked requests after the freed run"
+    );
 }
 
 fn modes(world: &Comm) {
@@ -530,8 +554,7 @@ fn modes(world: &Comm) {
             "bsend without buffer: {err}"
         );
         let mut space = vec![0u8; 10 * (1000 + pt2pt::BSEND_OVERHEAD)];
-        // SAFETY: `space` outlives the detach below.
-        unsafe { pt2pt::buffer_attach(space.as_mut_ptr(), space.len()) }.unwrap();
+        pt2pt::buffer_attach_accounted(&mut space).unwrap();
         let big = vec![3u8; 1000];
         for _ in 0..10 {
             pt2pt::send(world, &big, 1, 3, SendMode::Buffered).unwrap();

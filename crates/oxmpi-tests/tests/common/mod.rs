@@ -97,8 +97,7 @@ pub fn run_env(n: usize, prog: &str, args: &[&str], env: &[(&str, &str)]) -> Run
             std::thread::sleep(Duration::from_millis(100));
         }
         eprintln!("test watchdog: job {pid} exceeded {limit:?}; killing it");
-        // SAFETY: plain kill(2) on the pid of the child we started.
-        unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+        oxmpi_tests::signal(pid, "TERM");
     });
     let output = child.wait_with_output().unwrap();
     done.store(true, std::sync::atomic::Ordering::Relaxed);
