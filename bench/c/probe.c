@@ -5,6 +5,10 @@
  *   mpiexec -n 2 ./probe rate  ITERS [BYTES]   window of 64 MPI_Isend (rank 0) / MPI_Irecv
  *                                              (rank 1) + MPI_Waitall, then a 4-byte ack
  *                                              (osu_bw / osu_mbw_mr style); prints msg/us
+ *   mpiexec -n 2 ./probe wait  ITERS [BYTES]   MPI_Isend + MPI_Wait per message (rank 0) /
+ *                                              MPI_Irecv + MPI_Wait (rank 1), a 4-byte ack every
+ *                                              64 messages: the sender's MPI_Wait finds its
+ *                                              eager send complete (per-call cost, no spin)
  *   mpiexec -n 2 ./probe lat   ITERS [BYTES]   blocking MPI_Send/MPI_Recv ping-pong; prints us
  *   mpiexec -n 2 ./probe queued ITERS [BYTES]  ITERS blocking sends (rank 0), a barrier, then
  *                                              ITERS blocking receives of messages already
@@ -67,6 +71,30 @@ int main(int argc, char **argv)
         t = MPI_Wtime() - t0;
         if (rank == 0)
             printf("rate %ld B: %.2f msg/us\n", bytes, (double)iters * WINDOW / (t * 1e6));
+    } else if (!strcmp(mode, "wait")) {
+        char ack[4];
+        for (long i = 0; i < iters + skip; i++) {
+            if (i == skip) {
+                MPI_Barrier(MPI_COMM_WORLD);
+                t0 = MPI_Wtime();
+            }
+            for (int w = 0; w < WINDOW; w++) {
+                if (rank == 0) {
+                    MPI_Isend(sbuf, (int)bytes, MPI_CHAR, 1, 100, MPI_COMM_WORLD, &req[0]);
+                    MPI_Wait(&req[0], MPI_STATUS_IGNORE);
+                } else if (rank == 1) {
+                    MPI_Irecv(rbuf, (int)bytes, MPI_CHAR, 0, 100, MPI_COMM_WORLD, &req[0]);
+                    MPI_Wait(&req[0], MPI_STATUS_IGNORE);
+                }
+            }
+            if (rank == 0)
+                MPI_Recv(ack, 4, MPI_CHAR, 1, 101, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            else if (rank == 1)
+                MPI_Send(ack, 4, MPI_CHAR, 0, 101, MPI_COMM_WORLD);
+        }
+        t = MPI_Wtime() - t0;
+        if (rank == 0)
+            printf("wait %ld B: %.2f msg/us\n", bytes, (double)iters * WINDOW / (t * 1e6));
     } else if (!strcmp(mode, "queued")) {
         /* Costs without waiting (for instruction counts): rank 0 sends ITERS blocking
          * messages (at most ~4000 fit the shared-memory ring and the credit), then both

@@ -107,95 +107,63 @@ fn engine_requests(call: &str, hs: &[MPI_Request]) -> R<Vec<Request>> {
 /// work for this layer at completion ([`run_hook`]); when none has, a
 /// completion call skips the per-request look (one lock each).
 fn engine_requests_hooked(call: &str, hs: &[MPI_Request], hooked: &mut bool) -> R<Vec<Request>> {
-    // Direct handles (the engine's own requests, `handles::direct_of`) need no
-    // table: when every handle is one (or NULL), this layer's lock is not taken,
-    // and the engine checks all of them are live in one look.
-    let mut all_direct = true;
-    let mut routed = false;
-    let mut out = Vec::with_capacity(hs.len());
-    for &h in hs {
-        if h == MPI_REQUEST_NULL {
-            out.push(Request::NULL);
-            continue;
-        }
-        match crate::conv::handles::direct_of(h) {
-            Some((r, c)) => {
-                if !routed {
-                    route_to(c);
-                    routed = true;
-                }
-                out.push(r);
-            }
-            None => {
-                all_direct = false;
-                break;
-            }
-        }
-    }
-    if all_direct {
-        if let Some(i) = pt2pt::first_dead(&out) {
-            let h = hs[i];
-            return Err(bad(
-                ErrorClass::Request,
-                call,
-                &format!("array_of_requests[{i}]"),
-                format!("{h:#x} is not a valid request (freed, completed, or never created)"),
-            ));
-        }
-        return Ok(out);
-    }
-    let st = state();
-    let mut routed = false;
-    let mut direct = Vec::new();
-    let got: R<Vec<Request>> = hs
-        .iter()
-        .enumerate()
-        .map(|(i, &h)| {
-            if h == MPI_REQUEST_NULL {
-                return Ok(Request::NULL);
-            }
-            if let Some((r, c)) = crate::conv::handles::direct_of(h) {
-                if !routed {
-                    route_to(c);
-                    routed = true;
-                }
-                direct.push((i, r));
-                return Ok(r);
-            }
-            match st.requests.get(h) {
-                Some(e) => {
-                    if !routed {
-                        route_to(e.comm);
-                        routed = true;
-                    }
-                    if !matches!(e.hook, Hook::None) {
-                        *hooked = true;
-                    }
-                    Ok(e.inner)
-                }
-                None => Err(bad(
-                    ErrorClass::Request,
-                    call,
-                    &format!("array_of_requests[{i}]"),
-                    format!("{h:#x} is not a valid request (freed, completed, or never created)"),
-                )),
-            }
-        })
-        .collect();
-    drop(st);
-    let got = got?;
-    let rs: Vec<Request> = direct.iter().map(|&(_, r)| r).collect();
-    if let Some(k) = pt2pt::first_dead(&rs) {
-        let (i, _) = direct[k];
-        let h = hs[i];
-        return Err(bad(
+    let dead = |i: usize, h: MPI_Request| {
+        bad(
             ErrorClass::Request,
             call,
             &format!("array_of_requests[{i}]"),
             format!("{h:#x} is not a valid request (freed, completed, or never created)"),
-        ));
+        )
+    };
+    // Errors go to the first live request's communicator.
+    let mut routed = false;
+    let mut route = |c: MPI_Comm| {
+        if !routed {
+            route_to(c);
+            routed = true;
+        }
+    };
+    // Direct handles (the engine's own requests, `handles::direct_of`) need no
+    // table: this layer's lock is taken only at the first table handle, and the
+    // engine checks all direct ones are live in one look.
+    let mut st = None;
+    let mut mixed = false;
+    let mut out = Vec::with_capacity(hs.len());
+    for (i, &h) in hs.iter().enumerate() {
+        if h == MPI_REQUEST_NULL {
+            out.push(Request::NULL);
+        } else if let Some((r, c)) = crate::conv::handles::direct_of(h) {
+            route(c);
+            out.push(r);
+        } else {
+            mixed = true;
+            let e = st
+                .get_or_insert_with(state)
+                .requests
+                .get(h)
+                .ok_or_else(|| dead(i, h))?;
+            route(e.comm);
+            if !matches!(e.hook, Hook::None) {
+                *hooked = true;
+            }
+            out.push(e.inner);
+        }
     }
-    Ok(got)
+    drop(st);
+    let dead_direct = if mixed {
+        // Only the direct handles' requests (a table handle's may be NULL, inactive).
+        let idx: Vec<usize> = (0..hs.len())
+            .filter(|&i| crate::conv::handles::direct_of(hs[i]).is_some())
+            .collect();
+        let rs: Vec<Request> = idx.iter().map(|&i| out[i]).collect();
+        pt2pt::first_dead(&rs).map(|k| idx[k])
+    } else {
+        pt2pt::first_dead(&out)
+    };
+    match dead_direct {
+        Some(i) => Err(dead(i, hs[i])),
+        None => Ok(out),
+    }
 }
 
 /// After completion calls: frees the C handles whose engine request completed.
@@ -233,6 +201,10 @@ pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_S
     ffi(CALL, NO_COMM, || {
         // SAFETY: `request` is MPI_Wait's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let h = unsafe { out(CALL, "request", request)? };
+        if let Some((r, c)) = crate::conv::handles::direct_of(*h) {
+            // SAFETY: `status` is MPI_Wait's OUT status, passed on.
+            return unsafe { wait_direct(h, r, c, status) };
+        }
         let hs = std::slice::from_mut(h);
         let before = engine_requests(CALL, hs)?;
         let mut after = before.clone();
@@ -262,6 +234,34 @@ pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_S
     })
 }
 
+/// MPI_Wait of a direct handle (`handles::direct_of`: the engine's own
+/// request, with no table entry and nothing owed at completion): one engine
+/// call, no arrays, no look at this layer's state (bench/PROFILE.md, p2p19).
+///
+/// # Safety
+/// `status` is MPI_STATUS_IGNORE (NULL) or writable and unaliased.
+unsafe fn wait_direct(
+    h: &mut MPI_Request,
+    r: Request,
+    c: MPI_Comm,
+    status: *mut MPI_Status,
+) -> R<()> {
+    route_to(c);
+    let mut r = r;
+    let res = pt2pt::wait_direct(&mut r);
+    // Completed (or failed, which consumes it too): the handle is spent.
+    if r.is_null() {
+        *h = MPI_REQUEST_NULL;
+    }
+    // A failed receive that matched a message (truncation) still reports it.
+    let s = res.as_ref().map_or_else(|e| e.status, |s| Some(*s));
+    if let Some(s) = s {
+        // SAFETY: this function's contract.
+        unsafe { put_status(status, &s) };
+    }
+    res.map(|_| ()).map_err(|e| rename_call(e, "MPI_Wait"))
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Test(
     request: *mut MPI_Request,
@@ -274,6 +274,10 @@ pub unsafe extern "C" fn PMPI_Test(
         let h = unsafe { out(CALL, "request", request)? };
         // SAFETY: `flag` is MPI_Test's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let f = unsafe { out(CALL, "flag", flag)? };
+        if let Some((r, c)) = crate::conv::handles::direct_of(*h) {
+            // SAFETY: `status` is MPI_Test's OUT status, passed on.
+            return unsafe { test_direct(h, f, r, c, status) };
+        }
         let hs = std::slice::from_mut(h);
         let before = engine_requests(CALL, hs)?;
         let mut after = before.clone();
@@ -310,6 +314,45 @@ pub unsafe extern "C" fn PMPI_Test(
     })
 }
 
+/// MPI_Test of a direct handle: [`wait_direct`]'s shortcut (one progress step
+/// and one look at the engine, no arrays, no look at this layer's state).
+///
+/// # Safety
+/// `status` is MPI_STATUS_IGNORE (NULL) or writable and unaliased.
+unsafe fn test_direct(
+    h: &mut MPI_Request,
+    flag: &mut c_int,
+    r: Request,
+    c: MPI_Comm,
+    status: *mut MPI_Status,
+) -> R<()> {
+    route_to(c);
+    let mut r = r;
+    let res = pt2pt::test(&mut r);
+    // Completed (or failed, which consumes it too): the handle is spent.
+    if r.is_null() {
+        *h = MPI_REQUEST_NULL;
+    }
+    match res {
+        Ok(Some(s)) => {
+            *flag = 1;
+            // SAFETY: this function's contract.
+            unsafe { put_status(status, &s) };
+        }
+        Ok(None) => *flag = 0,
+        Err(e) => {
+            // A failed receive that matched a message (truncation) still reports it.
+            if let Some(s) = e.status {
+                *flag = 1;
+                // SAFETY: this function's contract.
+                unsafe { put_status(status, &s) };
+            }
+            return Err(rename_call(e, "MPI_Test"));
+        }
+    }
+    Ok(())
+}
+
 /// The `i`-th status of an array (NULL for MPI_STATUSES_IGNORE).
 ///
 /// # Safety
@@ -333,6 +376,12 @@ unsafe fn all(
     ffi(call, NO_COMM, || {
         // SAFETY: `requests` is MPI_Waitall/Testall's INOUT array of `count` handles, unaliased.
         let hs = unsafe { req_slice(call, count, requests)? };
+        if flag.is_none() {
+            // SAFETY: `statuses` is MPI_Waitall's, passed on.
+            if let Some(res) = unsafe { waitall_direct(call, hs, statuses) } {
+                return res;
+            }
+        }
         let mut hooked = false;
         let before = engine_requests_hooked(call, hs, &mut hooked)?;
         let mut after = before.clone();
@@ -396,6 +445,72 @@ unsafe fn all(
         }
         res.map(|_| ()).map_err(|e| rename_call(e, call))
     })
+}
+
+/// MPI_Waitall of handles that are all direct (or NULL): the engine's own
+/// requests, with no table entry and nothing owed at completion, so no copy
+/// of the array before and after, no status array of our own, no settling
+/// pass; each status goes straight into the caller's array as its request
+/// completes (bench/PROFILE.md, p2p19). `None` when any handle is another kind.
+///
+/// # Safety
+/// `statuses` is MPI_STATUSES_IGNORE (NULL) or has one writable entry per handle.
+unsafe fn waitall_direct(
+    call: &str,
+    hs: &mut [MPI_Request],
+    statuses: *mut MPI_Status,
+) -> Option<R<()>> {
+    let mut rs = Vec::with_capacity(hs.len());
+    let mut routed = false;
+    for &h in hs.iter() {
+        if h == MPI_REQUEST_NULL {
+            rs.push(Request::NULL);
+            continue;
+        }
+        let (r, c) = crate::conv::handles::direct_of(h)?;
+        if !routed {
+            route_to(c);
+            routed = true;
+        }
+        rs.push(r);
+    }
+    if let Some(i) = pt2pt::first_dead(&rs) {
+        let h = hs[i];
+        return Some(Err(bad(
+            ErrorClass::Request,
+            call,
+            &format!("array_of_requests[{i}]"),
+            format!("{h:#x} is not a valid request (freed, completed, or never created)"),
+        )));
+    }
+    if !statuses.is_null() {
+        for (i, r) in rs.iter().enumerate() {
+            if r.is_null() {
+                // SAFETY: one entry per handle (this function's contract).
+                unsafe { put_status_err(statuses.add(i), &Status::NULL, MPI_SUCCESS) };
+            }
+        }
+    }
+    let res = pt2pt::waitall_each(&mut rs, |i, mut s| {
+        if statuses.is_null() {
+            return;
+        }
+        // The engine's statuses carry its own class numbers: the C caller sees the ABI's.
+        if s.error != 0 {
+            s.error = crate::abi::error_class_value(
+                ErrorClass::from_code(s.error).unwrap_or(ErrorClass::Other),
+            );
+        }
+        // SAFETY: one entry per handle (this function's contract).
+        unsafe { put_status_err(statuses.add(i), &s, s.error) };
+    });
+    // Completed or failed, every request was consumed: its handle is spent.
+    for (h, r) in hs.iter_mut().zip(&rs) {
+        if r.is_null() {
+            *h = MPI_REQUEST_NULL;
+        }
+    }
+    Some(res.map_err(|e| rename_call(e, call)))
 }
 
 #[no_mangle]

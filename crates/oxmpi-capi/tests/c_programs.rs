@@ -684,6 +684,13 @@ fn request_handles_of_the_fast_path_on_every_completion_path() {
 }
 
 #[test]
+fn wait_and_waitall_of_direct_handles_with_null_ones_among_them() {
+    for n in [2, 3] {
+        assert!(ok(n, "p2p_direct_wait").contains("p2p_direct_wait: all checks passed"));
+    }
+}
+
+#[test]
 fn waitany_returns_a_finished_send_before_a_receive_its_progress_completes() {
     for n in [2, 3] {
         assert!(ok(n, "waitany_order").contains("waitany_order: all checks passed"));

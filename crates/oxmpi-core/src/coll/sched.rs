@@ -399,7 +399,7 @@ impl Schedule {
         in_flight.retain(|&r| match st.req(r) {
             Some(e) if e.done => {
                 if let Some(err) = &e.error {
-                    failed.get_or_insert_with(|| err.clone());
+                    failed.get_or_insert_with(|| MpiError::clone(err));
                 }
                 st.remove_request(r);
                 false

@@ -27,9 +27,12 @@ impl State {
         unpack: Option<Box<Unpack>>,
         sig: u64,
     ) -> Request {
+        // Matched first, so the entry is written once (no look-up afterwards
+        // to mark it posted).
+        let unexpected = self.matcher.match_posted(&pattern);
         let req = self.new_request(ReqKind::Recv(RecvReq {
             buf,
-            posted: false,
+            posted: unexpected.is_none(),
             total: 0,
             received: 0,
             env: None,
@@ -38,12 +41,9 @@ impl State {
             bad_sig: 0,
             context: pattern.context,
         }));
-        if let Some((_, id)) = self.matcher.match_posted(&pattern) {
+        if let Some((_, id)) = unexpected {
             self.take_unexpected(req, id);
         } else {
-            if let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
-                r.posted = true;
-            }
             self.matcher.push_posted(pattern, req);
             self.stats.posted_queued(self.matcher.posted_len());
         }

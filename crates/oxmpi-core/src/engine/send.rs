@@ -54,11 +54,31 @@ impl State {
         data: RawBuf,
         sig: u64,
     ) -> Option<Request> {
+        if crate::diag::tracing() {
+            return None;
+        }
+        self.push_whole_done(peer, env, data, &mut None, sig)
+    }
+
+    /// A whole small message into an idle shared-memory ring, when it fits the
+    /// eager limit and the peer's credit: the send is complete as soon as it
+    /// is written, so its request is made complete in one piece afterwards
+    /// (filling it in field by field and reading it back stalled on the store
+    /// buffer, which still holds the ring writes). The one place that builds
+    /// this frame, for [`State::send_whole_now`] and
+    /// [`State::start_send_owning`]; `owned` (bytes the request keeps) is
+    /// taken only when the message went. `None`: nothing done.
+    #[inline(always)]
+    fn push_whole_done(
+        &mut self,
+        peer: u32,
+        env: &Envelope,
+        data: RawBuf,
+        owned: &mut Option<Box<[u8]>>,
+        sig: u64,
+    ) -> Option<Request> {
         let cost = credit_cost(data.len) as i64;
-        if data.len > self.eager_limit
-            || self.peers[peer as usize].credit < cost
-            || crate::diag::tracing()
-        {
+        if data.len > self.eager_limit || self.peers[peer as usize].credit < cost {
             return None;
         }
         let req = self.reqs.peek_next();
@@ -74,7 +94,7 @@ impl State {
                 peer,
                 context: env.context,
                 data,
-                _owned: None,
+                _owned: owned.take(),
                 bsend_charge: 0,
                 bsend_pool: None,
                 local_done: true,
@@ -211,7 +231,7 @@ impl State {
         if crate::diag::tracing() && peer != self.me {
             crate::diag::trace_send(self.me, peer, env.context, env.tag);
         }
-        let (data, owned, charge) = if mode == SendMode::Buffered {
+        let (data, mut owned, charge) = if mode == SendMode::Buffered {
             let charge = data.len + BSEND_OVERHEAD;
             let whose = match pool_key {
                 Some(k) if k == env.context => "the communicator's attached buffer",
@@ -246,50 +266,15 @@ impl State {
             (data, already_owned, 0)
         };
         let sync = mode == SendMode::Synchronous;
+        if !sync && mode != SendMode::Buffered {
+            if let Some(r) = self.push_whole_done(peer, &env, data, &mut owned, sig) {
+                return Ok(r);
+            }
+        }
         if let Some(via) = self.peers[peer as usize].path.via() {
             self.stats.sent(via, data.len);
         }
         let cost = credit_cost(data.len) as i64;
-        if !sync
-            && mode != SendMode::Buffered
-            && data.len <= self.eager_limit
-            && matches!(self.peers[peer as usize].path, Path::Shm { .. })
-            && self.peers[peer as usize].credit >= cost
-        {
-            // A whole small message into an idle ring: the send is complete as soon as
-            // it is written, so its request is made complete in one piece afterwards
-            // (filling it in field by field and reading it back stalled on the store
-            // buffer, which still holds the ring writes).
-            let req = self.reqs.peek_next();
-            let hdr = Header::eager(&env, data.len, req.0, sig, 0);
-            // SAFETY: the send is active, so its buffer is readable.
-            if self.push_whole_now(peer, &hdr, unsafe { data.as_slice() }) {
-                self.peers[peer as usize].credit -= cost;
-                let entry = ReqEntry {
-                    kind: ReqKind::Send(SendReq {
-                        peer,
-                        context: env.context,
-                        data,
-                        _owned: owned,
-                        bsend_charge: 0,
-                        bsend_pool: None,
-                        local_done: true,
-                        await_ack: false,
-                        cancel_pending: false,
-                        user_half: None,
-                        state: SendState::InFlight,
-                    }),
-                    done: true,
-                    status: Status::ok(PROC_NULL, env.tag, data.len),
-                    error: None,
-                    detached: false,
-                };
-                let got = self.reqs.insert(entry);
-                debug_assert_eq!(got, req, "Slab::peek_next disagrees with insert");
-                self.completions += 1;
-                return Ok(got);
-            }
-        }
         let req = self.new_request(ReqKind::Send(SendReq {
             peer,
             context: env.context,

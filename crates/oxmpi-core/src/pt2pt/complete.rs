@@ -125,11 +125,19 @@ pub fn waitall(reqs: &mut [Request], statuses: &mut [Status]) -> Result<()> {
         statuses.len() >= reqs.len(),
         "waitall: statuses shorter than requests"
     );
-    let e = engine()?;
-    let mut first_err = None;
     for s in statuses.iter_mut().take(reqs.len()) {
         *s = Status::NULL;
     }
+    waitall_each(reqs, |i, s| statuses[i] = s)
+}
+
+/// [`waitall`] handing each request's status to `put` (index, status) as it
+/// completes, under the engine's lock (`put` must not call MPI); null
+/// requests get none. The C layer writes them straight into the caller's
+/// array, or nowhere for MPI_STATUSES_IGNORE.
+pub fn waitall_each(reqs: &mut [Request], mut put: impl FnMut(usize, Status)) -> Result<()> {
+    let e = engine()?;
+    let mut first_err = None;
     // Requests before `first_open` are all finished: each look starts at the first
     // open one and stops at the first still running (requests mostly complete in
     // order, so a wait over a window of n requests costs O(n), not O(n) per poll).
@@ -139,15 +147,17 @@ pub fn waitall(reqs: &mut [Request], statuses: &mut [Status]) -> Result<()> {
             let i = first_open;
             let r = &mut reqs[i];
             if !r.is_null() {
+                let mut s = Status::NULL;
                 match is_done(st, *r, "MPI_Waitall") {
-                    Err(err) => record(Err(err), &mut statuses[i], &mut first_err),
+                    Err(err) => record(Err(err), &mut s, &mut first_err),
                     Ok(false) => return None,
                     Ok(true) => {
                         // (A persistent request stays non-null, inactive: never looked at again.)
                         let res = finish(st, r);
-                        record(res, &mut statuses[i], &mut first_err);
+                        record(res, &mut s, &mut first_err);
                     }
                 }
+                put(i, s);
             }
             first_open += 1;
         }

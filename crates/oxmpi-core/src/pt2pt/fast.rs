@@ -146,6 +146,25 @@ pub unsafe fn recv_contig(
     }
 }
 
+/// MPI_Wait of a request the C layer handed out as itself (a direct handle):
+/// one already complete (an eager send that went into the ring, a receive
+/// whose message arrived) is finished under one lock with no progress step,
+/// as MPICH's MPI_Wait does; otherwise the usual wait. A stale or made-up
+/// request is MPI_ERR_REQUEST naming the call.
+pub fn wait_direct(r: &mut Request) -> Result<Status> {
+    if r.is_null() {
+        return Ok(Status::NULL);
+    }
+    let e = engine()?;
+    {
+        let mut st = e.lock();
+        if is_done(&st, *r, "MPI_Wait")? {
+            return finish(&mut st, r);
+        }
+    }
+    wait(r)
+}
+
 /// The index of the first request of `reqs` (NULL ones skipped) that names no
 /// live request, looked at under one lock: the C layer validates a whole array
 /// of handles that are the engine's own requests this way.

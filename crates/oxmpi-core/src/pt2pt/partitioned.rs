@@ -253,7 +253,7 @@ impl Task for SendTask {
         let r = self.inner.unwrap();
         match st.req(r) {
             Some(e) if e.done => {
-                let err = e.error.clone();
+                let err = e.error.as_deref().cloned();
                 st.remove_request(r);
                 self.inner = None;
                 match err {
@@ -298,7 +298,7 @@ impl Matching {
             if let Some(r) = self.init_req {
                 match st.req(r) {
                     Some(e) if e.done => {
-                        let err = e.error.clone();
+                        let err = e.error.as_deref().cloned();
                         st.remove_request(r);
                         self.init_req = None;
                         if let Some(err) = err {
@@ -466,7 +466,7 @@ impl Task for RecvTask {
         let r = self.inner.unwrap();
         match st.req(r) {
             Some(e) if e.done => {
-                let (err, status) = (e.error.clone(), e.status);
+                let (err, status) = (e.error.as_deref().cloned(), e.status);
                 st.remove_request(r);
                 self.inner = None;
                 self.status = Status {

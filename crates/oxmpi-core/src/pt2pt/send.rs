@@ -160,8 +160,26 @@ pub(super) unsafe fn irecv_sig(
     tag: i32,
     dt: Option<&Datatype>,
 ) -> Result<Request> {
+    // No progress step after posting: an immediate receive only posts (the
+    // wait or test that follows polls, and a window of receives is drained in
+    // one step by MPI_Waitall). Polling here cost every MPI_Irecv a look at
+    // every ring, mostly in vain when the receives are posted ahead of the
+    // messages (bench/PROFILE.md, p2p19).
     // SAFETY: forwarded contract.
-    unsafe { irecv_sig_then(comm, context, call, buf, len, source, tag, dt, |_, r| r) }
+    unsafe {
+        irecv_post(
+            comm,
+            context,
+            call,
+            buf,
+            len,
+            source,
+            tag,
+            dt,
+            false,
+            |_, r| r,
+        )
+    }
 }
 
 /// [`irecv_sig`], running `then` on the new request under the same lock.
@@ -178,6 +196,29 @@ pub(super) unsafe fn irecv_sig_then<T>(
     source: i32,
     tag: i32,
     dt: Option<&Datatype>,
+    then: impl FnOnce(&mut crate::engine::State, Request) -> T,
+) -> Result<T> {
+    // SAFETY: forwarded contract.
+    unsafe { irecv_post(comm, context, call, buf, len, source, tag, dt, true, then) }
+}
+
+/// Posts a receive, then (`poll`) makes one progress step before `then` runs
+/// under the same lock: a blocking receive whose message is already in the
+/// ring then finds it complete at once.
+///
+/// # Safety
+/// As [`irecv_raw`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn irecv_post<T>(
+    comm: &Comm,
+    context: u32,
+    call: &str,
+    buf: *mut u8,
+    len: usize,
+    source: i32,
+    tag: i32,
+    dt: Option<&Datatype>,
+    poll: bool,
     then: impl FnOnce(&mut crate::engine::State, Request) -> T,
 ) -> Result<T> {
     let e = engine()?;
@@ -198,7 +239,9 @@ pub(super) unsafe fn irecv_sig_then<T>(
     Ok(e.with_state(|st| {
         let sig = dt.map_or(0, |dt| st.sig_of(dt));
         let r = st.post_recv_unpacking(RawBuf::from_ptr(buf, len), pat, None, sig);
-        st.progress();
+        if poll {
+            st.progress();
+        }
         then(st, r)
     }))
 }

@@ -27,8 +27,8 @@ impl crate::engine::Task for SendRecv {
         self.send = Request::NULL;
         if let Some(err) = recv
             .as_ref()
-            .and_then(|e| e.error.clone())
-            .or_else(|| send.as_ref().and_then(|e| e.error.clone()))
+            .and_then(|e| e.error.as_deref().cloned())
+            .or_else(|| send.as_ref().and_then(|e| e.error.as_deref().cloned()))
         {
             return Err(err);
         }
