@@ -274,7 +274,21 @@ impl Engine {
     /// for). On an oversubscribed host the spin is short: a collective hands over
     /// between ranks many times, and a spinning rank keeps the one it waits for
     /// off the CPU.
-    pub(crate) fn wait_flag(&self, mut ready: impl FnMut() -> bool, max_sleep: Duration) {
+    pub(crate) fn wait_flag(&self, ready: impl FnMut() -> bool, max_sleep: Duration) {
+        self.wait_flag_on(ready, max_sleep, None)
+    }
+
+    /// [`Engine::wait_flag`] whose sleep also ends when `extra` rings (a
+    /// doorbell that one publisher rings for many waiters, such as a
+    /// shared-memory collective's release: one wake-up call reaches them all),
+    /// where the kernel can wait on two words ([`crate::transport::doorbell::waitv_supported`];
+    /// elsewhere the caller's publishers ring each waiter's own doorbell).
+    pub(crate) fn wait_flag_on(
+        &self,
+        mut ready: impl FnMut() -> bool,
+        max_sleep: Duration,
+        extra: Option<&Doorbell>,
+    ) {
         let mut idle: u32 = 0;
         let spin = if self.oversubscribed {
             self.spin.saturating_mul(8).min(256)
@@ -316,11 +330,15 @@ impl Engine {
                 continue;
             }
             let ticket = self.bell.prepare_sleep();
+            let extra_ticket = extra.map(|b| b.prepare_sleep());
             self.waiters.fetch_add(1, Ordering::SeqCst);
             let progressed = self.poll(&mut |_| Some(())).1;
             if progressed || ready() {
                 self.waiters.fetch_sub(1, Ordering::SeqCst);
                 self.bell.cancel_sleep();
+                if let Some(b) = extra {
+                    b.cancel_sleep();
+                }
                 watch.progressed();
                 idle = 0;
                 continue;
@@ -335,7 +353,15 @@ impl Engine {
             } else {
                 max_sleep
             };
-            self.bell.sleep(ticket, timeout);
+            match (extra, extra_ticket) {
+                (Some(b), Some(t)) => {
+                    if !self.bell.sleep_pair(ticket, b, t, timeout) {
+                        b.cancel_sleep();
+                        self.bell.sleep(ticket, timeout);
+                    }
+                }
+                _ => self.bell.sleep(ticket, timeout),
+            }
             self.waiters.fetch_sub(1, Ordering::SeqCst);
         }
     }

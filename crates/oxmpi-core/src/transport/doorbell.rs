@@ -185,6 +185,36 @@ impl Doorbell {
         self.sleepers.fetch_sub(1, Ordering::SeqCst);
     }
 
+    /// [`Doorbell::sleep`] on this doorbell and `other` at once (each with its
+    /// ticket from [`Doorbell::prepare_sleep`]): a ring of either wakes the
+    /// caller, which then withdraws from both. One `futex_waitv` (Linux 5.16+);
+    /// `false`, having slept on neither and withdrawn from nothing, where the
+    /// kernel lacks it ([`waitv_supported`] tells beforehand). Each doorbell's
+    /// wake-up argument ("Why no wakeup is lost") holds for it on its own: the
+    /// kernel compares both words before queueing the caller on both.
+    #[cfg(not(loom))]
+    pub fn sleep_pair(
+        &self,
+        ticket: u32,
+        other: &Doorbell,
+        other_ticket: u32,
+        timeout: Duration,
+    ) -> bool {
+        if self.word.load(Ordering::SeqCst) == ticket
+            && other.word.load(Ordering::SeqCst) == other_ticket
+            && !timeout.is_zero()
+            && !futex_waitv2(
+                [(&self.word, ticket), (&other.word, other_ticket)],
+                Some(timeout),
+            )
+        {
+            return false;
+        }
+        self.sleepers.fetch_sub(1, Ordering::SeqCst);
+        other.sleepers.fetch_sub(1, Ordering::SeqCst);
+        true
+    }
+
     #[cfg(not(loom))]
     fn wait(&self, ticket: u32, timeout: Duration) {
         futex_wait(&self.word, ticket, timeout);
@@ -243,6 +273,67 @@ fn futex_wait(word: &AtomicU32, expected: u32, timeout: Duration) {
             0u32,
         );
     }
+}
+
+/// Whether this kernel has `futex_waitv` (asked once: a wait on a word whose
+/// value differs returns at once, `EAGAIN` where the call exists).
+#[cfg(not(loom))]
+pub fn waitv_supported() -> bool {
+    static KNOWN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *KNOWN.get_or_init(|| {
+        let (a, b) = (AtomicU32::new(1), AtomicU32::new(1));
+        futex_waitv2([(&a, 0), (&b, 0)], None)
+    })
+}
+
+/// `futex_waitv` (shared, 32-bit words) on both `(word, expected)` pairs for at
+/// most `timeout` (`None`: no wait is expected, a probe); `false` only when the
+/// kernel lacks the call (`ENOSYS`). Other errors (`EAGAIN`: a word already
+/// changed, `ETIMEDOUT`, `EINTR`) are permitted spurious returns.
+#[cfg(not(loom))]
+fn futex_waitv2(pairs: [(&AtomicU32, u32); 2], timeout: Option<Duration>) -> bool {
+    // struct futex_waitv of linux/futex.h.
+    #[repr(C)]
+    struct Waitv {
+        val: u64,
+        uaddr: u64,
+        flags: u32,
+        reserved: u32,
+    }
+    // FUTEX2_SIZE_U32, and not FUTEX2_PRIVATE: the words may be shared between processes.
+    const FUTEX2_SIZE_U32: u32 = 0x02;
+    let v = pairs.map(|(w, e)| Waitv {
+        val: e as u64,
+        uaddr: w.as_ptr() as u64,
+        flags: FUTEX2_SIZE_U32,
+        reserved: 0,
+    });
+    // The timeout of futex_waitv is absolute, on the clock named by the last argument.
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a writable timespec on our stack.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    let d = timeout.unwrap_or(Duration::ZERO);
+    let ns = ts.tv_nsec as u64 + d.subsec_nanos() as u64;
+    ts.tv_sec = ts
+        .tv_sec
+        .saturating_add(libc::time_t::try_from(d.as_secs()).unwrap_or(libc::time_t::MAX))
+        .saturating_add((ns / 1_000_000_000) as libc::time_t);
+    ts.tv_nsec = (ns % 1_000_000_000) as libc::c_long;
+    // SAFETY: `v` is an array of two futex_waitv on our stack naming live, aligned AtomicU32s (we hold references), which the kernel only reads; `ts` is a valid absolute timespec.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_futex_waitv,
+            v.as_ptr(),
+            2u32,
+            0u32,
+            &ts as *const libc::timespec,
+            libc::CLOCK_MONOTONIC,
+        )
+    };
+    !(r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS))
 }
 
 /// `FUTEX_WAKE` (shared) every waiter on `word`.
@@ -368,6 +459,53 @@ mod tests {
             "sleeper ran into its timeout"
         );
         assert_eq!(bell.sleepers.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn a_ring_of_either_doorbell_ends_a_paired_sleep() {
+        if !waitv_supported() {
+            // A kernel without futex_waitv: the call says so and sleeps on neither.
+            let (a, b) = (Doorbell::new(), Doorbell::new());
+            let (ta, tb) = (a.prepare_sleep(), b.prepare_sleep());
+            assert!(!a.sleep_pair(ta, &b, tb, Duration::from_secs(10)));
+            return;
+        }
+        for ring_second in [false, true] {
+            let bells = Arc::new((Doorbell::new(), Doorbell::new(), AtomicU32::new(0)));
+            let b2 = bells.clone();
+            let sleeper = std::thread::spawn(move || {
+                let start = Instant::now();
+                loop {
+                    let ta = b2.0.prepare_sleep();
+                    let tb = b2.1.prepare_sleep();
+                    if b2.2.load(Ordering::Acquire) == 1 {
+                        b2.0.cancel_sleep();
+                        b2.1.cancel_sleep();
+                        break;
+                    }
+                    assert!(b2.0.sleep_pair(ta, &b2.1, tb, Duration::from_secs(20)));
+                }
+                start.elapsed()
+            });
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while bells.1.sleepers.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+            bells.2.store(1, Ordering::Release);
+            if ring_second {
+                bells.1.ring();
+            } else {
+                bells.0.ring();
+            }
+            let slept = sleeper.join().unwrap();
+            assert!(
+                slept < Duration::from_secs(10),
+                "the paired sleep ran into its timeout"
+            );
+            assert_eq!(bells.0.sleepers.load(Ordering::SeqCst), 0);
+            assert_eq!(bells.1.sleepers.load(Ordering::SeqCst), 0);
+        }
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! Allgather: every rank packs (a chunk of) its block into its slot and raises
-//! its flag; then every rank unpacks every slot into its receive buffer.
+//! its flag (on an oversubscribed host: arrives at a counted step, the last
+//! releasing everyone); then every rank unpacks every slot into its receive
+//! buffer.
 use super::{copy, Counter, Session, CHUNK};
 use crate::coll::util;
 use crate::datatype::Datatype;
@@ -49,8 +51,18 @@ pub(crate) unsafe fn allgather(
             };
         }
         cx.set(Counter::Flag, s);
-        cx.ring_others();
-        cx.wait_all(Counter::Flag, s);
+        if cx.r.oversubscribed {
+            // A counted step: the last to arrive wakes everyone with one call
+            // (each flag ringing every sleeper cost n - 1 wake-ups per rank).
+            if cx.arrive() {
+                cx.publish_release(s);
+            } else {
+                cx.wait_release(s);
+            }
+        } else {
+            cx.ring_others();
+            cx.wait_all(Counter::Flag, s);
+        }
         cx.learn(s - 1);
         for j in 0..n {
             if j == me && sendbuf.is_none() {
@@ -80,7 +92,7 @@ pub(crate) unsafe fn allgather(
                 };
             }
         }
-        cx.set(Counter::Done, s);
+        cx.set_done(s);
         off += len;
     }
 }

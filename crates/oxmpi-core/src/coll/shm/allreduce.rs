@@ -3,9 +3,9 @@
 //! * `full` (small messages, a processor per rank): each rank folds all slots in
 //!   rank order into its own receive buffer (one synchronization; the same
 //!   operands in the same order everywhere, so identical bits);
-//! * `gather` (small messages, oversubscribed host): rank 0 alone folds into the
-//!   broadcast buffer and releases everyone (each rank wakes once, not once per
-//!   peer);
+//! * `gather` (small messages, oversubscribed host): the last rank to arrive
+//!   folds into the broadcast buffer and releases everyone (each rank sleeps and
+//!   wakes at most once, and one wake-up call reaches them all);
 //! * `blocks` (larger messages): each rank folds one block of the elements into
 //!   the broadcast buffer and raises `res`, then all copy the whole result out
 //!   (two synchronizations, each element computed once).
@@ -17,7 +17,7 @@ use crate::error::Result;
 use crate::op::Op;
 
 /// Up to this many bytes (the message's span), every rank folds everything
-/// (or, on an oversubscribed host, rank 0 folds for everyone).
+/// (or, on an oversubscribed host, the last to arrive folds for everyone).
 pub(crate) const FULL_MAX: usize = 4096;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -70,28 +70,26 @@ pub(crate) unsafe fn allreduce(
         unsafe { copy(input.wrapping_add(off), cx.area().slot(me, s), len) };
         cx.set(Counter::Flag, s);
         if variant == Variant::Gather {
-            if me != 0 {
-                cx.ring(0);
-                cx.wait_release(s);
-            } else {
-                cx.wait_all(Counter::Flag, s);
+            // The last rank to arrive folds for everyone (in rank order, so the
+            // bits do not depend on who) and releases them with one wake-up.
+            if cx.arrive() {
                 let area = cx.area();
                 let src = |j: usize| area.slot(j, s) as *const u8;
-                // Slots hold published spans of `c` elements (Acquire in wait_all).
+                // Every slot holds its published span of `c` elements (Acquire in arrive's addition).
                 // SAFETY: so they are readable; the broadcast half (CHUNK >= len) is free: all are done with step s - 2.
                 let r = unsafe { fold(n, src, area.bbuf(s), c, dt, op) };
                 if r.is_err() && result.is_ok() {
                     result = r;
                 }
-                area.release()
-                    .store(s, std::sync::atomic::Ordering::Release);
-                cx.ring_others();
+                cx.publish_release(s);
+            } else {
+                cx.wait_release(s);
             }
             cx.learn(s - 1);
-            // SAFETY: rank 0 published the result span (Acquire in wait_release, or
+            // SAFETY: the last arriver published the result span (Acquire in wait_release, or
             // our own writes); the receive buffer holds elements [e0, e0 + c).
             unsafe { deliver(cx.area().bbuf(s), out.wrapping_add(off), c, dt) };
-            cx.set(Counter::Done, s);
+            cx.set_done(s);
             e0 += c;
             continue;
         }
@@ -137,7 +135,7 @@ pub(crate) unsafe fn allreduce(
             // receive buffer holds elements [e0, e0 + c) at `out + off`.
             unsafe { deliver(cx.area().bbuf(s), out.wrapping_add(off), c, dt) };
         }
-        cx.set(Counter::Done, s);
+        cx.set_done(s);
         e0 += c;
     }
     result

@@ -1,22 +1,19 @@
-//! Barrier: every rank raises its flag (ringing rank 0), rank 0 waits for all
-//! flags and publishes the release (ringing everyone), the others wait for it.
-use super::{Counter, Session};
+//! Barrier: every rank arrives at a counted step (one atomic addition to
+//! `arrive`); the last to arrive publishes the release (one wake-up for all
+//! waiters), the others wait for it. No rank has a fixed role, so nobody is
+//! woken once per arrival (a root waiting for every flag was, and on a crowded
+//! host each wake-up is a context switch).
+use super::Session;
 
 pub(crate) fn barrier(mut sess: Session<'_>) {
     let mut cx = sess.ctx();
     let s = cx.next();
-    if cx.me != 0 {
-        cx.set(Counter::Flag, s);
-        cx.ring(0);
-        cx.wait_release(s);
+    if cx.arrive() {
+        cx.publish_release(s);
     } else {
-        cx.wait_all(Counter::Flag, s);
-        cx.area()
-            .release()
-            .store(s, std::sync::atomic::Ordering::Release);
-        cx.ring_others();
+        cx.wait_release(s);
     }
     // Everyone arrived at s, so everyone completed s - 1.
     cx.learn(s - 1);
-    cx.set(Counter::Done, s);
+    cx.set_done(s);
 }

@@ -3,9 +3,8 @@
 //! `release`; the others copy (or unpack) it out and report `done`. The root
 //! reuses a half once every rank is done with the chunk two steps back, so the
 //! copies in and out overlap.
-use super::{copy, Counter, Session, CHUNK};
+use super::{copy, Session, CHUNK};
 use crate::datatype::Datatype;
-use std::sync::atomic::Ordering;
 
 /// # Safety
 /// `buf` holds `count` elements of `dt` (read at the root, written elsewhere)
@@ -37,8 +36,7 @@ pub(crate) unsafe fn bcast(
                 // that nobody reads until we publish it.
                 unsafe { dt.pack_range(buf, count, off, std::slice::from_raw_parts_mut(b, len)) };
             }
-            cx.area().release().store(s, Ordering::Release);
-            cx.ring_others();
+            cx.publish_release(s);
         } else {
             cx.wait_release(s);
             if contiguous {
@@ -50,10 +48,8 @@ pub(crate) unsafe fn bcast(
                 unsafe { dt.unpack_range(std::slice::from_raw_parts(b, len), buf, count, off) };
             }
         }
-        cx.set(Counter::Done, s);
-        if cx.me != root {
-            cx.ring(root);
-        }
+        // The root reads `done` only to reuse a half (`wait_free`), and is rung then.
+        cx.set_done(s);
         off += len;
     }
 }

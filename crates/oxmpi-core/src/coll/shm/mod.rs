@@ -23,8 +23,9 @@
 //!
 //! | offset | contents |
 //! |---|---|
-//! | 0 | the release line: `release` (step of the last root publication) |
-//! | 128 | one 128-byte control line per rank: `flag`, `res`, `done` |
+//! | 0 | the release line: `release` (step of the last root publication), `arrive` |
+//! | 64 | the release doorbell (a futex word that wakes every waiter of `release`) |
+//! | 128 | one 128-byte control line per rank: `flag`, `res`, `done`, `wants` |
 //! | next page | the broadcast buffer: 2 × [`CHUNK`] (by step parity) |
 //! | then | one data slot per rank: 2 × [`CHUNK`] each (by step parity) |
 //!
@@ -37,7 +38,15 @@
 //!   data for s; it also means rank i completed step s - 1;
 //! * `res[i] = s`: rank i wrote its block of the step-s result (allreduce);
 //! * `release = s`: the root of step s published (bcast data or barrier release);
-//! * `done[i] = s`: rank i finished reading everything of step s.
+//! * `done[i] = s`: rank i finished reading everything of step s;
+//! * `arrive` counts arrivals at *counted* steps (barrier; allreduce and allgather on an
+//!   oversubscribed host): after the c-th counted step every rank has added one,
+//!   so it reaches `c * n`, and the rank whose addition makes it so is the last
+//!   to arrive: it does the step's work (the fold) and publishes `release`.
+//!   No rank passes a counted step before its release, so arrivals at the next
+//!   one cannot mix with this one's;
+//! * `wants[i] != 0`: rank i waits for the others' `done` (a buffer to reuse):
+//!   only then do they ring it when they set theirs.
 //!
 //! Buffers alternate by step parity, so a writer at step s only has to know that
 //! every rank is done with step s - 2 ([`Ctx::wait_free`]); most of the time it
@@ -46,6 +55,11 @@
 //! Waits spin, yield, then sleep on the rank's doorbell of the host segment,
 //! driving the point-to-point engine all along (other ranks may need our
 //! progress); publishers ring the doorbells of the ranks that wait for them.
+//! A wait for `release` also sleeps on the area's release doorbell where the
+//! kernel can wait on two futex words at once (`futex_waitv`, the same answer
+//! on every rank: rank 0's probe decides), so the publisher wakes all waiters
+//! with one call instead of one per rank (on a crowded host each wake-up call
+//! is a system call on the critical path).
 //!
 //! Reductions fold in rank order, `a0 op (a1 op (... op a(n-1)))`, with the
 //! same operands on every rank, so results are bit-identical everywhere and
@@ -79,7 +93,7 @@ use super::sched::{Builder, Slice};
 use crate::comm::Comm;
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::runtime::{engine, Engine};
-use crate::transport::doorbell::Doorbell;
+use crate::transport::doorbell::{full_fence, waitv_supported, Doorbell};
 
 /// Bytes of one buffer half (the broadcast buffer and every rank's slot have two).
 pub const CHUNK: usize = 64 * 1024;
@@ -202,6 +216,19 @@ impl Area {
     fn release(&self) -> &AtomicU64 {
         self.counter(0)
     }
+    fn arrive(&self) -> &AtomicU64 {
+        self.counter(8)
+    }
+    fn wants(&self, r: usize) -> &AtomicU64 {
+        self.counter(self.lay.ctl + r * LINE + 24)
+    }
+
+    /// The release doorbell (offset 64 of the release line).
+    fn release_bell(&self) -> &Doorbell {
+        const _: () = assert!(std::mem::size_of::<Doorbell>() == 64 && 64 + 64 <= LINE);
+        // SAFETY: offset 64 of the page-aligned live mapping is 64-aligned, holds 64 bytes that only ever hold this Doorbell (all-zero is an idle one), and nothing else is placed there.
+        unsafe { &*(self.base.as_ptr().add(64) as *const Doorbell) }
+    }
     fn flag(&self, r: usize) -> &AtomicU64 {
         self.counter(self.lay.ctl + r * LINE)
     }
@@ -288,6 +315,10 @@ pub(crate) struct Ready {
     /// More ranks than processors on the host (rank 0's view, the same everywhere):
     /// then fewer wake-ups beat parallel work.
     oversubscribed: bool,
+    /// Counted steps started (see `arrive` in the module docs).
+    counted: u64,
+    /// Waits for `release` also sleep on the release doorbell (rank 0's view).
+    waitv: bool,
 }
 
 enum Status {
@@ -439,7 +470,13 @@ fn setup(comm: &Comm, e: &'static Engine) -> Result<Option<Ready>> {
     let len = Layout::new(n).total;
     // pid, fd, success, and rank 0's view of oversubscription (so that every
     // rank picks the same algorithm variants).
-    let mut info = [0u64, 0, 0, e.oversubscribed as u64];
+    let mut info = [
+        0u64,
+        0,
+        0,
+        e.oversubscribed as u64,
+        waitv_supported() as u64,
+    ];
     let mut mine: Option<OwnedFd> = None;
     if me == 0 && LIVE.load(Ordering::Relaxed) < MAX_AREAS {
         if let Ok(fd) = create_memfd(len) {
@@ -468,6 +505,8 @@ fn setup(comm: &Comm, e: &'static Engine) -> Result<Option<Ready>> {
             step: 0,
             known: 0,
             oversubscribed: info[3] == 1,
+            counted: 0,
+            waitv: info[4] == 1,
         })),
         _ => Ok(None),
     }
@@ -536,7 +575,53 @@ impl Ctx<'_> {
     fn wait_release(&self, s: u64) {
         let rel = self.area().release();
         if rel.load(Ordering::Acquire) < s {
-            self.wait(|| rel.load(Ordering::Acquire) >= s);
+            let bell = self.r.waitv.then(|| self.area().release_bell());
+            self.e
+                .wait_flag_on(|| rel.load(Ordering::Acquire) >= s, MAX_SLEEP, bell);
+        }
+    }
+
+    /// Publishes `release = s` and wakes its waiters.
+    fn publish_release(&self, s: u64) {
+        self.area().release().store(s, Ordering::Release);
+        if self.r.waitv {
+            self.area().release_bell().ring();
+        } else {
+            self.ring_others();
+        }
+    }
+
+    /// Arrives at the next counted step: whether this rank is the last to.
+    fn arrive(&mut self) -> bool {
+        self.r.counted += 1;
+        let prev = self.area().arrive().fetch_add(1, Ordering::AcqRel);
+        prev + 1 == self.r.counted * self.n as u64
+    }
+
+    /// Sets `done = s`, ringing the ranks that wait for the others' `done`.
+    fn set_done(&self, s: u64) {
+        self.set(Counter::Done, s);
+        // Dekker with `wait_free`: our store, fence, load of `wants` against its
+        // store of `wants`, fence, load of `done`: one of the two sees the other.
+        full_fence();
+        for j in (0..self.n).filter(|&j| j != self.me) {
+            if self.area().wants(j).load(Ordering::Relaxed) != 0 {
+                self.ring(j);
+            }
+        }
+    }
+
+    /// After raising our flag for step `s`: rings `root` (which waits for every
+    /// other rank's flag) only if ours completes the set, so it is woken once,
+    /// not once per arrival. The last flag raised in the order of the fences
+    /// sees all the others, so at least one rank rings.
+    fn ring_root_if_last(&self, root: usize, s: u64) {
+        full_fence();
+        let all = (0..self.n)
+            .filter(|&j| j != root && j != self.me)
+            .all(|j| self.counter(Counter::Flag, j).load(Ordering::Relaxed) >= s);
+        if all {
+            self.ring(root);
         }
     }
 
@@ -560,7 +645,11 @@ impl Ctx<'_> {
         if s <= 2 || self.r.known >= s - 2 {
             return;
         }
+        let wants = self.area().wants(self.me);
+        wants.store(1, Ordering::Relaxed);
+        full_fence();
         self.wait_all(Counter::Done, s - 2);
+        wants.store(0, Ordering::Relaxed);
         let seen = (0..self.n)
             .map(|j| self.counter(Counter::Done, j).load(Ordering::Acquire))
             .min()

@@ -150,7 +150,7 @@ pub(crate) unsafe fn reduce(
         }
         if me != root {
             cx.set(Counter::Flag, s);
-            cx.ring(root);
+            cx.ring_root_if_last(root, s);
         } else {
             cx.wait_all(Counter::Flag, s);
             cx.learn(s - 1);
@@ -177,7 +177,7 @@ pub(crate) unsafe fn reduce(
                 )
             };
         }
-        cx.set(Counter::Done, s);
+        cx.set_done(s);
         e0 += c;
     }
     result
