@@ -643,7 +643,7 @@ fn start_one(call: &str, h: MPI_Request, what: &str) -> R<()> {
         ));
     }
     let cm = comm(c, call)?;
-    if let PersistentOp::Coll(start) = &spec {
+    if let PersistentOp::Part(start) = &spec {
         let mut tmp = MPI_REQUEST_NULL;
         let code = start(&mut tmp);
         route_to(c);
@@ -660,6 +660,7 @@ fn start_one(call: &str, h: MPI_Request, what: &str) -> R<()> {
         return Ok(());
     }
     let r = match spec {
+        PersistentOp::Plan(plan) => plan.start(),
         PersistentOp::Send {
             buf,
             count,
@@ -683,7 +684,7 @@ fn start_one(call: &str, h: MPI_Request, what: &str) -> R<()> {
             let b = unsafe { RecvBuf::from_raw(buf as *mut u8, count, Some(&dt)) };
             pt2pt::irecv(&Forever, &cm, b, source, tag)
         }
-        PersistentOp::Coll(_) => unreachable!("started above"),
+        PersistentOp::Part(_) => unreachable!("started above"),
     }
     .map_err(|e| rename_call(e, call))?;
     if let Some(e) = state().requests.get_mut(h) {
