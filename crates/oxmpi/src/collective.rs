@@ -2281,7 +2281,7 @@ pub trait Root: AsCommunicator {
         persistent_mut(buf, "MPI_Bcast_init", scope, |w, buf| {
             let mut b = typed_out(buf);
             let out = b.target();
-            Ok((cp::bcast_init(w, b.lend_mut(w), root, comm)?, out))
+            started(do_bcast(comm, root, &mut b, Mode::Persistent(w)), out)
         })
     }
 
@@ -2756,6 +2756,475 @@ pub trait Root: AsCommunicator {
             )
         })?;
         // A user operation runs until the request completes: the request keeps it.
+        req.keep = Some(Box::new(op));
+        Ok(req)
+    }
+    /// A persistent [`gather_into`](Self::gather_into) (`MPI_Gather_init`, non-root
+    /// side). The request holds `sendbuf`: between runs,
+    /// [`data_mut`](PersistentRequest::data_mut) puts the next contribution there.
+    ///
+    /// ```
+    /// use oxmpi::traits::*;
+    /// use oxmpi::request::scope;
+    /// let universe = oxmpi::initialize().unwrap();
+    /// let world = universe.world();
+    /// let (me, n) = (world.rank(), world.size() as usize);
+    /// let root = world.process_at_rank(0);
+    /// let mut mine = [0i32];
+    /// let mut all = vec![0i32; n];
+    /// scope(|s| {
+    ///     if me == 0 {
+    ///         let mut r = root.gather_init_root(s, &mine, &mut all);
+    ///         for _ in 0..3 {
+    ///             r.start();
+    ///             r.wait();
+    ///         }
+    ///     } else {
+    ///         let mut r = root.gather_init(s, &mut mine);
+    ///         for run in 0..3 {
+    ///             r.data_mut().unwrap()[0] = run * me;
+    ///             r.start();
+    ///             r.wait();
+    ///         }
+    ///     }
+    /// });
+    /// if me == 0 {
+    ///     assert!(all.iter().enumerate().all(|(i, &v)| v == 2 * i as i32));
+    /// }
+    /// ```
+    fn gather_init<'a, Sc, S: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a mut S,
+    ) -> PersistentRequest<'a, S, Sc, SafetyOf<Self::Out>>
+    where
+        S: 'a + Buffer + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_gather_init(scope, sendbuf).or_fatal()
+    }
+    /// [`gather_init`](Self::gather_init), reporting errors.
+    fn try_gather_init<'a, Sc, S: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a mut S,
+    ) -> Result<PersistentRequest<'a, S, Sc, SafetyOf<Self::Out>>>
+    where
+        S: 'a + Buffer + BufferMut,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Gather_init";
+        let (comm, root) = (self.as_communicator().core_comm(), self.root_rank());
+        if comm.rank() == root {
+            return Err(not_root(CALL, "the root must call gather_init_root"));
+        }
+        persistent_mut(sendbuf, CALL, scope, |w, sendbuf| {
+            let sendbuf: &'a S = sendbuf;
+            let s = typed_in(sendbuf);
+            started(do_gather(comm, root, &s, None, Mode::Persistent(w)), None)
+        })
+    }
+
+    /// A persistent [`gather_into_root`](Self::gather_into_root) (`MPI_Gather_init`,
+    /// root side); [`data`](PersistentRequest::data) reads `recvbuf` between runs.
+    fn gather_init_root<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_gather_init_root(scope, sendbuf, recvbuf)
+            .or_fatal()
+    }
+    /// [`gather_init_root`](Self::gather_init_root), reporting errors.
+    fn try_gather_init_root<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Gather_init";
+        let (comm, root) = (self.as_communicator().core_comm(), self.root_rank());
+        if comm.rank() != root {
+            return Err(not_root(
+                CALL,
+                "gather_init_root called by a process that is not the root",
+            ));
+        }
+        persistent_mut(recvbuf, CALL, scope, |w, recvbuf| {
+            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+            let out = r.target();
+            started(
+                do_gather(comm, root, &s, Some(&mut r), Mode::Persistent(w)),
+                out,
+            )
+        })
+    }
+
+    /// A persistent [`gather_varcount_into`](Self::gather_varcount_into)
+    /// (`MPI_Gatherv_init`, non-root side); the request holds `sendbuf`, refilled
+    /// between runs through [`data_mut`](PersistentRequest::data_mut).
+    fn gather_varcount_init<'a, Sc, S: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a mut S,
+    ) -> PersistentRequest<'a, S, Sc, SafetyOf<Self::Out>>
+    where
+        S: 'a + Buffer + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_gather_varcount_init(scope, sendbuf).or_fatal()
+    }
+    /// [`gather_varcount_init`](Self::gather_varcount_init), reporting errors.
+    fn try_gather_varcount_init<'a, Sc, S: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a mut S,
+    ) -> Result<PersistentRequest<'a, S, Sc, SafetyOf<Self::Out>>>
+    where
+        S: 'a + Buffer + BufferMut,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Gatherv_init";
+        let (comm, root) = (self.as_communicator().core_comm(), self.root_rank());
+        if comm.rank() == root {
+            return Err(not_root(
+                CALL,
+                "the root must call gather_varcount_init_root",
+            ));
+        }
+        persistent_mut(sendbuf, CALL, scope, |w, sendbuf| {
+            let sendbuf: &'a S = sendbuf;
+            let s = typed_in(sendbuf);
+            started(do_gatherv(comm, root, &s, None, Mode::Persistent(w)), None)
+        })
+    }
+
+    /// A persistent [`gather_varcount_into_root`](Self::gather_varcount_into_root)
+    /// (`MPI_Gatherv_init`, root side): the partition is read once, here.
+    fn gather_varcount_init_root<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>
+    where
+        S: 'a + Buffer,
+        R: 'a + PartitionedBufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_gather_varcount_init_root(scope, sendbuf, recvbuf)
+            .or_fatal()
+    }
+    /// [`gather_varcount_init_root`](Self::gather_varcount_init_root), reporting errors.
+    fn try_gather_varcount_init_root<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>>
+    where
+        S: 'a + Buffer,
+        R: 'a + PartitionedBufferMut,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Gatherv_init";
+        let (comm, root) = (self.as_communicator().core_comm(), self.root_rank());
+        if comm.rank() != root {
+            return Err(not_root(
+                CALL,
+                "gather_varcount_init_root called by a process that is not the root",
+            ));
+        }
+        let (c, d) = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
+        disjoint(&c, &d, CALL, "recvbuf")?;
+        persistent_mut(recvbuf, CALL, scope, |w, recvbuf| {
+            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+            let out = r.target();
+            started(
+                do_gatherv(comm, root, &s, Some((&mut r, &c, &d)), Mode::Persistent(w)),
+                out,
+            )
+        })
+    }
+
+    /// A persistent [`scatter_into`](Self::scatter_into) (`MPI_Scatter_init`,
+    /// non-root side); [`data`](PersistentRequest::data) reads `recvbuf` between runs.
+    fn scatter_init<'a, Sc, R: ?Sized>(
+        &self,
+        scope: Sc,
+        recvbuf: &'a mut R,
+    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>
+    where
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_scatter_init(scope, recvbuf).or_fatal()
+    }
+    /// [`scatter_init`](Self::scatter_init), reporting errors.
+    fn try_scatter_init<'a, Sc, R: ?Sized>(
+        &self,
+        scope: Sc,
+        recvbuf: &'a mut R,
+    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>>
+    where
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Scatter_init";
+        let (comm, root) = (self.as_communicator().core_comm(), self.root_rank());
+        if comm.rank() == root {
+            return Err(not_root(CALL, "the root must call scatter_init_root"));
+        }
+        persistent_mut(recvbuf, CALL, scope, |w, recvbuf| {
+            let mut r = typed_out(recvbuf);
+            let out = r.target();
+            started(
+                do_scatter(comm, root, None, &mut r, Mode::Persistent(w)),
+                out,
+            )
+        })
+    }
+
+    /// A persistent [`scatter_into_root`](Self::scatter_into_root)
+    /// (`MPI_Scatter_init`, root side).
+    fn scatter_init_root<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_scatter_init_root(scope, sendbuf, recvbuf)
+            .or_fatal()
+    }
+    /// [`scatter_init_root`](Self::scatter_init_root), reporting errors.
+    fn try_scatter_init_root<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Scatter_init";
+        let (comm, root) = (self.as_communicator().core_comm(), self.root_rank());
+        if comm.rank() != root {
+            return Err(not_root(
+                CALL,
+                "scatter_init_root called by a process that is not the root",
+            ));
+        }
+        persistent_mut(recvbuf, CALL, scope, |w, recvbuf| {
+            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+            let out = r.target();
+            started(
+                do_scatter(comm, root, Some(&s), &mut r, Mode::Persistent(w)),
+                out,
+            )
+        })
+    }
+
+    /// A persistent [`scatter_varcount_into`](Self::scatter_varcount_into)
+    /// (`MPI_Scatterv_init`, non-root side).
+    fn scatter_varcount_init<'a, Sc, R: ?Sized>(
+        &self,
+        scope: Sc,
+        recvbuf: &'a mut R,
+    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>
+    where
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_scatter_varcount_init(scope, recvbuf).or_fatal()
+    }
+    /// [`scatter_varcount_init`](Self::scatter_varcount_init), reporting errors.
+    fn try_scatter_varcount_init<'a, Sc, R: ?Sized>(
+        &self,
+        scope: Sc,
+        recvbuf: &'a mut R,
+    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>>
+    where
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Scatterv_init";
+        let (comm, root) = (self.as_communicator().core_comm(), self.root_rank());
+        if comm.rank() == root {
+            return Err(not_root(
+                CALL,
+                "the root must call scatter_varcount_init_root",
+            ));
+        }
+        persistent_mut(recvbuf, CALL, scope, |w, recvbuf| {
+            let mut r = typed_out(recvbuf);
+            let out = r.target();
+            started(
+                do_scatterv(comm, root, None, &mut r, Mode::Persistent(w)),
+                out,
+            )
+        })
+    }
+
+    /// A persistent [`scatter_varcount_into_root`](Self::scatter_varcount_into_root)
+    /// (`MPI_Scatterv_init`, root side): the partition is read once, here.
+    fn scatter_varcount_init_root<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>
+    where
+        S: 'a + PartitionedBuffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_scatter_varcount_init_root(scope, sendbuf, recvbuf)
+            .or_fatal()
+    }
+    /// [`scatter_varcount_init_root`](Self::scatter_varcount_init_root), reporting errors.
+    fn try_scatter_varcount_init_root<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>>
+    where
+        S: 'a + PartitionedBuffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Scatterv_init";
+        let (comm, root) = (self.as_communicator().core_comm(), self.root_rank());
+        if comm.rank() != root {
+            return Err(not_root(
+                CALL,
+                "scatter_varcount_init_root called by a process that is not the root",
+            ));
+        }
+        let (c, d) = parts(sendbuf, comm.size(), CALL, "sendbuf")?;
+        persistent_mut(recvbuf, CALL, scope, |w, recvbuf| {
+            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+            let out = r.target();
+            started(
+                do_scatterv(comm, root, Some((&s, &c, &d)), &mut r, Mode::Persistent(w)),
+                out,
+            )
+        })
+    }
+
+    /// A persistent [`reduce_into`](Self::reduce_into) (`MPI_Reduce_init`, non-root
+    /// side). The request holds `sendbuf`, refilled between runs through
+    /// [`data_mut`](PersistentRequest::data_mut), and keeps `op` until it is freed.
+    fn reduce_init<'a, Sc, S: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a mut S,
+        op: O,
+    ) -> PersistentRequest<'a, S, Sc, SafetyOf<Self::Out>>
+    where
+        S: 'a + Buffer + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        self.try_reduce_init(scope, sendbuf, op).or_fatal()
+    }
+    /// [`reduce_init`](Self::reduce_init), reporting errors.
+    fn try_reduce_init<'a, Sc, S: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a mut S,
+        op: O,
+    ) -> Result<PersistentRequest<'a, S, Sc, SafetyOf<Self::Out>>>
+    where
+        S: 'a + Buffer + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Reduce_init";
+        let (comm, root) = (self.as_communicator().core_comm(), self.root_rank());
+        if comm.rank() == root {
+            return Err(not_root(CALL, "the root must call reduce_init_root"));
+        }
+        let core_op = op.as_core_op();
+        let mut req = persistent_mut(sendbuf, CALL, scope, |w, sendbuf| {
+            let sendbuf: &'a S = sendbuf;
+            let s = typed_in(sendbuf);
+            started(
+                do_reduce(comm, root, &s, None, &core_op, Mode::Persistent(w)),
+                None,
+            )
+        })?;
+        req.keep = Some(Box::new(op));
+        Ok(req)
+    }
+
+    /// A persistent [`reduce_into_root`](Self::reduce_into_root) (`MPI_Reduce_init`,
+    /// root side); the request keeps `op` until it is freed.
+    fn reduce_init_root<'a, Sc, S: ?Sized, R: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+        op: O,
+    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        self.try_reduce_init_root(scope, sendbuf, recvbuf, op)
+            .or_fatal()
+    }
+    /// [`reduce_init_root`](Self::reduce_init_root), reporting errors.
+    fn try_reduce_init_root<'a, Sc, S: ?Sized, R: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+        op: O,
+    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Reduce_init";
+        let (comm, root) = (self.as_communicator().core_comm(), self.root_rank());
+        if comm.rank() != root {
+            return Err(not_root(
+                CALL,
+                "reduce_init_root called by a process that is not the root",
+            ));
+        }
+        let core_op = op.as_core_op();
+        let mut req = persistent_mut(recvbuf, CALL, scope, |w, recvbuf| {
+            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+            let out = r.target();
+            started(
+                do_reduce(comm, root, &s, Some(&mut r), &core_op, Mode::Persistent(w)),
+                out,
+            )
+        })?;
         req.keep = Some(Box::new(op));
         Ok(req)
     }
