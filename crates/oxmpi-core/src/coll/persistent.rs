@@ -70,12 +70,16 @@ impl Planned {
 /// and the task of its current start.
 pub struct Plan {
     sched: Option<Arc<Mutex<Schedule>>>,
+    /// The algorithm counters (MPI_T) each start adds to, as the immediate call would.
+    counts: Vec<(usize, usize)>,
 }
 
 impl std::fmt::Debug for Plan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.sched {
-            Some(s) => write!(f, "Plan({:?})", lock(s)),
+        // `try_lock`: a diagnosis may print the plan while its own run is being advanced.
+        match self.sched.as_ref().map(|s| s.try_lock()) {
+            Some(Ok(s)) => write!(f, "Plan({:?})", *s),
+            Some(Err(_)) => f.write_str("Plan(being advanced)"),
             None => f.write_str("Plan(nothing to move)"),
         }
     }
@@ -91,12 +95,13 @@ fn lock(s: &Mutex<Schedule>) -> MutexGuard<'_, Schedule> {
 /// schedule it builds. Its errors are the `_init` call's.
 pub fn plan(call: &str, immediate: impl FnOnce() -> Result<Request>) -> Result<Plan> {
     let outer = super::PLANNING.with(|p| p.replace(Some(Planned::Waiting)));
-    let r = immediate();
+    let (r, counts) = super::select::deferring_counts(immediate);
     let planned = super::PLANNING.with(|p| p.replace(outer));
     let r = r.map_err(|e| renamed(e, call))?;
     match planned {
         Some(Planned::Kept(s)) if r == Request::NULL => Ok(Plan {
             sched: s.map(|s| Arc::new(Mutex::new(s))),
+            counts,
         }),
         _ => Err(MpiError::intern(
             call,
@@ -120,6 +125,7 @@ impl Plan {
     /// has completed: the request was inactive).
     pub fn start(&self) -> Result<Request> {
         let e = engine()?;
+        super::select::count_again(&self.counts);
         match &self.sched {
             None => Ok(e.with_state(|st| st.done_request(Status::EMPTY))),
             Some(s) => {
@@ -136,7 +142,10 @@ struct Rerun(Arc<Mutex<Schedule>>);
 
 impl std::fmt::Debug for Rerun {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "persistent {:?}", lock(&self.0))
+        match self.0.try_lock() {
+            Ok(s) => write!(f, "persistent {:?}", *s),
+            Err(_) => f.write_str("persistent collective schedule (being advanced)"),
+        }
     }
 }
 
