@@ -203,54 +203,86 @@ fn is_leaf(cm: &Comm, root: c_int) -> bool {
     !cm.is_inter() || (root != MPI_ROOT && root != MPI_PROC_NULL)
 }
 
-/// Blocking (`request == None`) or immediate: runs the matching engine call.
-/// `request` is the immediate form's `request` argument, already passed
-/// through [`out`]; its error, if any, is reported here, after the other checks.
+/// Which form of a collective a C call is: blocking, immediate (its `request`
+/// argument) or persistent (`MPI_<Op>_init`: its `info` and `request` arguments).
+#[derive(Clone, Copy)]
+pub(crate) enum Form {
+    Blocking,
+    Immediate(*mut MPI_Request),
+    Persistent(MPI_Info, *mut MPI_Request),
+}
+
+impl Form {
+    /// The `request` argument, if the form has one.
+    pub(crate) fn request(self) -> Option<*mut MPI_Request> {
+        match self {
+            Form::Blocking => None,
+            Form::Immediate(r) | Form::Persistent(_, r) => Some(r),
+        }
+    }
+}
+
+/// Runs the engine call of `form`: `blocking`, `immediate`, or, for the
+/// persistent form, `immediate` once, now, to plan the schedule every
+/// MPI_Start of the new persistent request runs again
+/// (`coll::persistent::plan`). `request` is the immediate or persistent
+/// form's `request` argument, already passed through [`out`]; its error, if
+/// any, is reported here, after the other checks.
 pub(crate) fn go(
     c: MPI_Comm,
+    call: &'static str,
+    form: Form,
     request: Option<R<&mut MPI_Request>>,
     blocking: impl FnOnce() -> CoreResult<()>,
     immediate: impl FnOnce() -> CoreResult<Request>,
 ) -> R<()> {
-    match request {
-        None => Ok(blocking()?),
-        Some(o) => {
+    match (form, request) {
+        (Form::Blocking, _) | (_, None) => Ok(blocking()?),
+        (Form::Immediate(_), Some(o)) => {
             let o = o?;
             let r = immediate()?;
             *o = new_request(r, c, None);
             Ok(())
         }
+        (Form::Persistent(info, _), Some(o)) => {
+            let o = o?;
+            crate::conv::info_arg(call, info)?;
+            let plan = coll::persistent::plan(call, immediate)?;
+            *o = crate::conv::new_persistent_coll(plan, c);
+            Ok(())
+        }
     }
 }
 
+/// The call's name in `form` (`MPI_X`, `MPI_IX`, `MPI_X_init`).
 pub(crate) fn names(
     blocking: &'static str,
     immediate: &'static str,
-    request: Option<*mut MPI_Request>,
+    persistent: &'static str,
+    form: Form,
 ) -> &'static str {
-    if request.is_some() {
-        immediate
-    } else {
-        blocking
+    match form {
+        Form::Blocking => blocking,
+        Form::Immediate(_) => immediate,
+        Form::Persistent(..) => persistent,
     }
 }
 
 // ----- broadcast, gather, scatter ------------------------------------------------------
 
-unsafe fn bcast<C: Count>(
+pub(crate) unsafe fn bcast<C: Count>(
     buf: *mut c_void,
     n: C,
     dt: MPI_Datatype,
     root: c_int,
     c: MPI_Comm,
-    request: Option<*mut MPI_Request>,
+    form: Form,
 ) -> c_int {
-    let call = names("MPI_Bcast", "MPI_Ibcast", request);
+    let call = names("MPI_Bcast", "MPI_Ibcast", "MPI_Bcast_init", form);
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `request` is `None` (blocking form) or the immediate form's
-        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { request.map(|p| out(call, "request", p)) };
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let sig = !cm.is_inter() || root == MPI_ROOT || is_leaf(&cm, root);
         let n = count_if(call, "count", n, sig)?;
@@ -258,6 +290,8 @@ unsafe fn bcast<C: Count>(
         let b = buf as *mut u8;
         go(
             c,
+            call,
+            form,
             req,
             // SAFETY: `b` holds `n` elements of `dt` (read at the root, written elsewhere), as MPI_Bcast requires of its C caller, until this blocking call returns.
             || unsafe { coll::bcast::bcast(b, n, &dt, root, &cm) },
@@ -268,7 +302,7 @@ unsafe fn bcast<C: Count>(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn gather<C: Count>(
+pub(crate) unsafe fn gather<C: Count>(
     sb: *const c_void,
     sc: C,
     st: MPI_Datatype,
@@ -277,14 +311,13 @@ unsafe fn gather<C: Count>(
     rt: MPI_Datatype,
     root: c_int,
     c: MPI_Comm,
-    request: Option<*mut MPI_Request>,
+    form: Form,
 ) -> c_int {
-    let call = names("MPI_Gather", "MPI_Igather", request);
+    let call = names("MPI_Gather", "MPI_Igather", "MPI_Gather_init", form);
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `request` is `None` (blocking form) or the immediate form's
-        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { request.map(|p| out(call, "request", p)) };
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let (is_root, leaf) = (at_root(&cm, root), is_leaf(&cm, root));
         let send_sig = leaf && !(is_root && is_in_place(sb));
@@ -302,6 +335,8 @@ unsafe fn gather<C: Count>(
         let r = rb as *mut u8;
         go(
             c,
+            call,
+            form,
             req,
             // SAFETY: `s` (unless MPI_IN_PLACE) holds `sc` × `st`; `r` holds `rc` × `rt` per rank, at the root only, as MPI_Gather requires of its C caller, until this blocking call returns.
             || unsafe { coll::gather::gather(s, sc, &st, r, rc, &rt, root, &cm) },
@@ -312,7 +347,7 @@ unsafe fn gather<C: Count>(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn gatherv<C: Count, D: Displ>(
+pub(crate) unsafe fn gatherv<C: Count, D: Displ>(
     sb: *const c_void,
     sc: C,
     st: MPI_Datatype,
@@ -322,14 +357,13 @@ unsafe fn gatherv<C: Count, D: Displ>(
     rt: MPI_Datatype,
     root: c_int,
     c: MPI_Comm,
-    request: Option<*mut MPI_Request>,
+    form: Form,
 ) -> c_int {
-    let call = names("MPI_Gatherv", "MPI_Igatherv", request);
+    let call = names("MPI_Gatherv", "MPI_Igatherv", "MPI_Gatherv_init", form);
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `request` is `None` (blocking form) or the immediate form's
-        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { request.map(|p| out(call, "request", p)) };
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let (is_root, leaf) = (at_root(&cm, root), is_leaf(&cm, root));
         let send_sig = leaf && !(is_root && is_in_place(sb));
@@ -358,6 +392,8 @@ unsafe fn gatherv<C: Count, D: Displ>(
         let r = rb as *mut u8;
         go(
             c,
+            call,
+            form,
             req,
             // SAFETY: `s` (unless MPI_IN_PLACE) holds `sc` × `st`; at the root `r` holds `rcs[i]` × `rt` at `ds[i]` per rank, as MPI_Gatherv requires of its C caller, until this blocking call returns.
             || unsafe { coll::gather::gatherv(s, sc, &st, r, &rcs, &ds, &rt, root, &cm) },
@@ -368,7 +404,7 @@ unsafe fn gatherv<C: Count, D: Displ>(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn scatter<C: Count>(
+pub(crate) unsafe fn scatter<C: Count>(
     sb: *const c_void,
     sc: C,
     st: MPI_Datatype,
@@ -377,14 +413,13 @@ unsafe fn scatter<C: Count>(
     rt: MPI_Datatype,
     root: c_int,
     c: MPI_Comm,
-    request: Option<*mut MPI_Request>,
+    form: Form,
 ) -> c_int {
-    let call = names("MPI_Scatter", "MPI_Iscatter", request);
+    let call = names("MPI_Scatter", "MPI_Iscatter", "MPI_Scatter_init", form);
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `request` is `None` (blocking form) or the immediate form's
-        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { request.map(|p| out(call, "request", p)) };
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let (is_root, leaf) = (at_root(&cm, root), is_leaf(&cm, root));
         let recv_sig = leaf && !(is_root && is_in_place(rb));
@@ -402,6 +437,8 @@ unsafe fn scatter<C: Count>(
         let r = (!is_in_place(rb)).then_some(rb as *mut u8);
         go(
             c,
+            call,
+            form,
             req,
             // SAFETY: at the root `s` holds `sc` × `st` per rank; `r` (unless MPI_IN_PLACE) holds `rc` × `rt`, as MPI_Scatter requires of its C caller, until this blocking call returns.
             || unsafe { coll::scatter::scatter(s, sc, &st, r, rc, &rt, root, &cm) },
@@ -412,7 +449,7 @@ unsafe fn scatter<C: Count>(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn scatterv<C: Count, D: Displ>(
+pub(crate) unsafe fn scatterv<C: Count, D: Displ>(
     sb: *const c_void,
     scs: *const C,
     ds: *const D,
@@ -422,14 +459,13 @@ unsafe fn scatterv<C: Count, D: Displ>(
     rt: MPI_Datatype,
     root: c_int,
     c: MPI_Comm,
-    request: Option<*mut MPI_Request>,
+    form: Form,
 ) -> c_int {
-    let call = names("MPI_Scatterv", "MPI_Iscatterv", request);
+    let call = names("MPI_Scatterv", "MPI_Iscatterv", "MPI_Scatterv_init", form);
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `request` is `None` (blocking form) or the immediate form's
-        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { request.map(|p| out(call, "request", p)) };
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let (is_root, leaf) = (at_root(&cm, root), is_leaf(&cm, root));
         let recv_sig = leaf && !(is_root && is_in_place(rb));
@@ -458,6 +494,8 @@ unsafe fn scatterv<C: Count, D: Displ>(
         let r = (!is_in_place(rb)).then_some(rb as *mut u8);
         go(
             c,
+            call,
+            form,
             req,
             // SAFETY: at the root `s` holds `scs[i]` × `st` at `ds[i]` per rank; `r` (unless MPI_IN_PLACE) holds `rc` × `rt`, as MPI_Scatterv requires of its C caller, until this blocking call returns.
             || unsafe { coll::scatter::scatterv(s, &scs, &ds, &st, r, rc, &rt, root, &cm) },
@@ -470,7 +508,7 @@ unsafe fn scatterv<C: Count, D: Displ>(
 // ----- allgather, alltoall -------------------------------------------------------------
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn allgather<C: Count>(
+pub(crate) unsafe fn allgather<C: Count>(
     sb: *const c_void,
     sc: C,
     st: MPI_Datatype,
@@ -478,20 +516,22 @@ unsafe fn allgather<C: Count>(
     rc: C,
     rt: MPI_Datatype,
     c: MPI_Comm,
-    request: Option<*mut MPI_Request>,
+    form: Form,
     all_to_all: bool,
 ) -> c_int {
-    let call = match (all_to_all, request.is_some()) {
-        (false, false) => "MPI_Allgather",
-        (false, true) => "MPI_Iallgather",
-        (true, false) => "MPI_Alltoall",
-        (true, true) => "MPI_Ialltoall",
+    let call = match all_to_all {
+        false => names(
+            "MPI_Allgather",
+            "MPI_Iallgather",
+            "MPI_Allgather_init",
+            form,
+        ),
+        true => names("MPI_Alltoall", "MPI_Ialltoall", "MPI_Alltoall_init", form),
     };
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `request` is `None` (blocking form) or the immediate form's
-        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { request.map(|p| out(call, "request", p)) };
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let send_sig = !is_in_place(sb);
         let sc = count_if(call, "sendcount", sc, send_sig)?;
@@ -517,6 +557,8 @@ unsafe fn allgather<C: Count>(
         if all_to_all {
             go(
                 c,
+                call,
+                form,
                 req,
                 // SAFETY: `s` (unless MPI_IN_PLACE) holds `sc` × `st` per rank; `r` holds `rc` × `rt` per rank, as MPI_Alltoall requires of its C caller, until this blocking call returns.
                 || unsafe { coll::alltoall::alltoall(s, sc, &st, r, rc, &rt, &cm) },
@@ -526,6 +568,8 @@ unsafe fn allgather<C: Count>(
         } else {
             go(
                 c,
+                call,
+                form,
                 req,
                 // SAFETY: `s` (unless MPI_IN_PLACE) holds `sc` × `st`; `r` holds `rc` × `rt` per rank, as MPI_Allgather requires of its C caller, until this blocking call returns.
                 || unsafe { coll::allgather::allgather(s, sc, &st, r, rc, &rt, &cm) },
@@ -537,7 +581,7 @@ unsafe fn allgather<C: Count>(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn allgatherv<C: Count, D: Displ>(
+pub(crate) unsafe fn allgatherv<C: Count, D: Displ>(
     sb: *const c_void,
     sc: C,
     st: MPI_Datatype,
@@ -546,14 +590,18 @@ unsafe fn allgatherv<C: Count, D: Displ>(
     ds: *const D,
     rt: MPI_Datatype,
     c: MPI_Comm,
-    request: Option<*mut MPI_Request>,
+    form: Form,
 ) -> c_int {
-    let call = names("MPI_Allgatherv", "MPI_Iallgatherv", request);
+    let call = names(
+        "MPI_Allgatherv",
+        "MPI_Iallgatherv",
+        "MPI_Allgatherv_init",
+        form,
+    );
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `request` is `None` (blocking form) or the immediate form's
-        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { request.map(|p| out(call, "request", p)) };
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let send_sig = !is_in_place(sb);
         let sc = count_if(call, "sendcount", sc, send_sig)?;
@@ -583,6 +631,8 @@ unsafe fn allgatherv<C: Count, D: Displ>(
         let r = rb as *mut u8;
         go(
             c,
+            call,
+            form,
             req,
             // SAFETY: `s` (unless MPI_IN_PLACE) holds `sc` × `st`; `r` holds `rcs[i]` × `rt` at `ds[i]` per rank, as MPI_Allgatherv requires of its C caller, until this blocking call returns.
             || unsafe { coll::allgather::allgatherv(s, sc, &st, r, &rcs, &ds, &rt, &cm) },
@@ -593,7 +643,7 @@ unsafe fn allgatherv<C: Count, D: Displ>(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn alltoallv<C: Count, D: Displ>(
+pub(crate) unsafe fn alltoallv<C: Count, D: Displ>(
     sb: *const c_void,
     scs: *const C,
     sds: *const D,
@@ -603,14 +653,18 @@ unsafe fn alltoallv<C: Count, D: Displ>(
     rds: *const D,
     rt: MPI_Datatype,
     c: MPI_Comm,
-    request: Option<*mut MPI_Request>,
+    form: Form,
 ) -> c_int {
-    let call = names("MPI_Alltoallv", "MPI_Ialltoallv", request);
+    let call = names(
+        "MPI_Alltoallv",
+        "MPI_Ialltoallv",
+        "MPI_Alltoallv_init",
+        form,
+    );
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `request` is `None` (blocking form) or the immediate form's
-        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { request.map(|p| out(call, "request", p)) };
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let n = cm.peer_group_size() as usize;
         let send_sig = !is_in_place(sb);
@@ -636,6 +690,8 @@ unsafe fn alltoallv<C: Count, D: Displ>(
         let r = rb as *mut u8;
         go(
             c,
+            call,
+            form,
             req,
             // SAFETY: `s` (unless MPI_IN_PLACE) and `r` hold the blocks `scs`/`sds` × `st` and `rcs`/`rds` × `rt` describe, as MPI_Alltoallv requires of its C caller, until this blocking call returns.
             || unsafe { coll::alltoall::alltoallv(s, &scs, &sds, &st, r, &rcs, &rds, &rt, &cm) },
@@ -646,7 +702,7 @@ unsafe fn alltoallv<C: Count, D: Displ>(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn alltoallw<C: Count, D: Displ>(
+pub(crate) unsafe fn alltoallw<C: Count, D: Displ>(
     sb: *const c_void,
     scs: *const C,
     sds: *const D,
@@ -656,14 +712,18 @@ unsafe fn alltoallw<C: Count, D: Displ>(
     rds: *const D,
     rts: *const MPI_Datatype,
     c: MPI_Comm,
-    request: Option<*mut MPI_Request>,
+    form: Form,
 ) -> c_int {
-    let call = names("MPI_Alltoallw", "MPI_Ialltoallw", request);
+    let call = names(
+        "MPI_Alltoallw",
+        "MPI_Ialltoallw",
+        "MPI_Alltoallw_init",
+        form,
+    );
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `request` is `None` (blocking form) or the immediate form's
-        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { request.map(|p| out(call, "request", p)) };
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let n = cm.peer_group_size() as usize;
         let ns = if is_in_place(sb) { 0 } else { n };
@@ -693,6 +753,8 @@ unsafe fn alltoallw<C: Count, D: Displ>(
         let r = rb as *mut u8;
         go(
             c,
+            call,
+            form,
             req,
             // SAFETY: `s` (unless MPI_IN_PLACE) and `r` hold the blocks `scs`/`sds`/`sts` and `rcs`/`rds`/`rts` describe, as MPI_Alltoallw requires of its C caller, until this blocking call returns.
             || unsafe { coll::alltoall::alltoallw(s, &scs, &sds, &sts, r, &rcs, &rds, &rts, &cm) },
@@ -725,7 +787,7 @@ fn red_args<C: Count>(call: &str, c: MPI_Comm, n: C, dt: MPI_Datatype, o: MPI_Op
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn reduce<C: Count>(
+pub(crate) unsafe fn reduce<C: Count>(
     sb: *const c_void,
     rb: *mut c_void,
     n: C,
@@ -733,14 +795,13 @@ unsafe fn reduce<C: Count>(
     o: MPI_Op,
     root: c_int,
     c: MPI_Comm,
-    request: Option<*mut MPI_Request>,
+    form: Form,
 ) -> c_int {
-    let call = names("MPI_Reduce", "MPI_Ireduce", request);
+    let call = names("MPI_Reduce", "MPI_Ireduce", "MPI_Reduce_init", form);
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `request` is `None` (blocking form) or the immediate form's
-        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { request.map(|p| out(call, "request", p)) };
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let a = red_args(call, c, n, dt, o)?;
         no_alias(
             call,
@@ -752,6 +813,8 @@ unsafe fn reduce<C: Count>(
         let r = rb as *mut u8;
         go(
             c,
+            call,
+            form,
             req,
             // SAFETY: `s` (unless MPI_IN_PLACE) holds `a.n` × `a.dt`, and so does `r` at the root, as MPI_Reduce requires of its C caller, until this blocking call returns.
             || unsafe { coll::reduce::reduce(s, r, a.n, &a.dt, &a.op, root, &a.comm) },
@@ -762,14 +825,14 @@ unsafe fn reduce<C: Count>(
 }
 
 #[derive(Clone, Copy)]
-enum Whole {
+pub(crate) enum Whole {
     Allreduce,
     Scan,
     Exscan,
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn whole<C: Count>(
+pub(crate) unsafe fn whole<C: Count>(
     kind: Whole,
     sb: *const c_void,
     rb: *mut c_void,
@@ -777,18 +840,22 @@ unsafe fn whole<C: Count>(
     dt: MPI_Datatype,
     o: MPI_Op,
     c: MPI_Comm,
-    request: Option<*mut MPI_Request>,
+    form: Form,
 ) -> c_int {
     let call = match kind {
-        Whole::Allreduce => names("MPI_Allreduce", "MPI_Iallreduce", request),
-        Whole::Scan => names("MPI_Scan", "MPI_Iscan", request),
-        Whole::Exscan => names("MPI_Exscan", "MPI_Iexscan", request),
+        Whole::Allreduce => names(
+            "MPI_Allreduce",
+            "MPI_Iallreduce",
+            "MPI_Allreduce_init",
+            form,
+        ),
+        Whole::Scan => names("MPI_Scan", "MPI_Iscan", "MPI_Scan_init", form),
+        Whole::Exscan => names("MPI_Exscan", "MPI_Iexscan", "MPI_Exscan_init", form),
     };
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `request` is `None` (blocking form) or the immediate form's
-        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { request.map(|p| out(call, "request", p)) };
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let a = red_args(call, c, n, dt, o)?;
         no_alias(call, sb, rb, a.n > 0 && a.dt.size() > 0)?;
         let s = sendbuf(sb);
@@ -797,6 +864,8 @@ unsafe fn whole<C: Count>(
         match kind {
             Whole::Allreduce => go(
                 c,
+                call,
+                form,
                 req,
                 // SAFETY: `s` (unless MPI_IN_PLACE) and `r` hold `n` elements of `dt`, as MPI_Allreduce requires of its C caller, until this blocking call returns.
                 || unsafe { coll::allreduce::allreduce(s, r, n, dt, op, cm) },
@@ -805,6 +874,8 @@ unsafe fn whole<C: Count>(
             ),
             Whole::Scan => go(
                 c,
+                call,
+                form,
                 req,
                 // SAFETY: `s` (unless MPI_IN_PLACE) and `r` hold `n` elements of `dt`, as MPI_Scan requires of its C caller, until this blocking call returns.
                 || unsafe { coll::scan::scan(s, r, n, dt, op, cm) },
@@ -813,6 +884,8 @@ unsafe fn whole<C: Count>(
             ),
             Whole::Exscan => go(
                 c,
+                call,
+                form,
                 req,
                 // SAFETY: `s` (unless MPI_IN_PLACE) and `r` hold `n` elements of `dt`, as MPI_Exscan requires of its C caller, until this blocking call returns.
                 || unsafe { coll::scan::exscan(s, r, n, dt, op, cm) },
@@ -824,21 +897,25 @@ unsafe fn whole<C: Count>(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn reduce_scatter<C: Count>(
+pub(crate) unsafe fn reduce_scatter<C: Count>(
     sb: *const c_void,
     rb: *mut c_void,
     rcs: *const C,
     dt: MPI_Datatype,
     o: MPI_Op,
     c: MPI_Comm,
-    request: Option<*mut MPI_Request>,
+    form: Form,
 ) -> c_int {
-    let call = names("MPI_Reduce_scatter", "MPI_Ireduce_scatter", request);
+    let call = names(
+        "MPI_Reduce_scatter",
+        "MPI_Ireduce_scatter",
+        "MPI_Reduce_scatter_init",
+        form,
+    );
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `request` is `None` (blocking form) or the immediate form's
-        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { request.map(|p| out(call, "request", p)) };
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let a = red_args(call, c, 0, dt, o)?;
         // SAFETY: MPI_Reduce_scatter's `recvcounts` has one entry per process of the group.
         let rcs = unsafe { counts(call, "recvcounts", rcs, a.comm.size() as usize)? };
@@ -847,6 +924,8 @@ unsafe fn reduce_scatter<C: Count>(
         let r = rb as *mut u8;
         go(
             c,
+            call,
+            form,
             req,
             // SAFETY: `s` (unless MPI_IN_PLACE) holds sum(`rcs`) × `a.dt`; `r` holds this rank's `rcs` entry × `a.dt`, as MPI_Reduce_scatter requires of its C caller, until this blocking call returns.
             || unsafe { coll::reduce_scatter::reduce_scatter(s, r, &rcs, &a.dt, &a.op, &a.comm) },
@@ -857,25 +936,25 @@ unsafe fn reduce_scatter<C: Count>(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn reduce_scatter_block<C: Count>(
+pub(crate) unsafe fn reduce_scatter_block<C: Count>(
     sb: *const c_void,
     rb: *mut c_void,
     rc: C,
     dt: MPI_Datatype,
     o: MPI_Op,
     c: MPI_Comm,
-    request: Option<*mut MPI_Request>,
+    form: Form,
 ) -> c_int {
     let call = names(
         "MPI_Reduce_scatter_block",
         "MPI_Ireduce_scatter_block",
-        request,
+        "MPI_Reduce_scatter_block_init",
+        form,
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `request` is `None` (blocking form) or the immediate form's
-        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { request.map(|p| out(call, "request", p)) };
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let rc = count(call, "recvcount", rc)?;
         let dt = committed(dt, call, "datatype")?;
@@ -885,6 +964,8 @@ unsafe fn reduce_scatter_block<C: Count>(
         let r = rb as *mut u8;
         go(
             c,
+            call,
+            form,
             req,
             // SAFETY: `s` (unless MPI_IN_PLACE) holds `rc` × `dt` per rank; `r` holds `rc` × `dt`, as MPI_Reduce_scatter_block requires of its C caller, until this blocking call returns.
             || unsafe { coll::reduce_scatter::reduce_scatter_block(s, r, rc, &dt, &op, &cm) },
@@ -896,35 +977,35 @@ unsafe fn reduce_scatter_block<C: Count>(
 
 // ----- entry points: the int forms and their large-count (`_c`) twins ---------------
 
-entry!(PMPI_Bcast, PMPI_Bcast_c, (buf: MVoid, n: CNT, dt: MPI_Datatype, root: c_int, c: MPI_Comm) => bcast(buf, n, dt, root, c, None));
-entry!(PMPI_Ibcast, PMPI_Ibcast_c, (buf: MVoid, n: CNT, dt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => bcast(buf, n, dt, root, c, Some(r)));
-entry!(PMPI_Gather, PMPI_Gather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm) => gather(sb, sc, st, rb, rc, rt, root, c, None));
-entry!(PMPI_Igather, PMPI_Igather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => gather(sb, sc, st, rb, rc, rt, root, c, Some(r)));
-entry!(PMPI_Gatherv, PMPI_Gatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, root: c_int, c: MPI_Comm) => gatherv(sb, sc, st, rb, rcs, ds, rt, root, c, None));
-entry!(PMPI_Igatherv, PMPI_Igatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => gatherv(sb, sc, st, rb, rcs, ds, rt, root, c, Some(r)));
-entry!(PMPI_Scatter, PMPI_Scatter_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm) => scatter(sb, sc, st, rb, rc, rt, root, c, None));
-entry!(PMPI_Iscatter, PMPI_Iscatter_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => scatter(sb, sc, st, rb, rc, rt, root, c, Some(r)));
-entry!(PMPI_Scatterv, PMPI_Scatterv_c, (sb: CVoid, scs: ACNT, ds: ADSP, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm) => scatterv(sb, scs, ds, st, rb, rc, rt, root, c, None));
-entry!(PMPI_Iscatterv, PMPI_Iscatterv_c, (sb: CVoid, scs: ACNT, ds: ADSP, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => scatterv(sb, scs, ds, st, rb, rc, rt, root, c, Some(r)));
-entry!(PMPI_Allgather, PMPI_Allgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => allgather(sb, sc, st, rb, rc, rt, c, None, false));
-entry!(PMPI_Iallgather, PMPI_Iallgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => allgather(sb, sc, st, rb, rc, rt, c, Some(r), false));
-entry!(PMPI_Alltoall, PMPI_Alltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => allgather(sb, sc, st, rb, rc, rt, c, None, true));
-entry!(PMPI_Ialltoall, PMPI_Ialltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => allgather(sb, sc, st, rb, rc, rt, c, Some(r), true));
-entry!(PMPI_Allgatherv, PMPI_Allgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => allgatherv(sb, sc, st, rb, rcs, ds, rt, c, None));
-entry!(PMPI_Iallgatherv, PMPI_Iallgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Some(r)));
-entry!(PMPI_Alltoallv, PMPI_Alltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, None));
-entry!(PMPI_Ialltoallv, PMPI_Ialltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Some(r)));
-entry!(PMPI_Alltoallw, PMPI_Alltoallw_c, (sb: CVoid, scs: ACNT, sds: ADSP, sts: ATypes, rb: MVoid, rcs: ACNT, rds: ADSP, rts: ATypes, c: MPI_Comm) => alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, None));
-entry!(PMPI_Ialltoallw, PMPI_Ialltoallw_c, (sb: CVoid, scs: ACNT, sds: ADSP, sts: ATypes, rb: MVoid, rcs: ACNT, rds: ADSP, rts: ATypes, c: MPI_Comm, r: PReq) => alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Some(r)));
-entry!(PMPI_Reduce, PMPI_Reduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, root: c_int, c: MPI_Comm) => reduce(sb, rb, n, dt, o, root, c, None));
-entry!(PMPI_Ireduce, PMPI_Ireduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, root: c_int, c: MPI_Comm, r: PReq) => reduce(sb, rb, n, dt, o, root, c, Some(r)));
-entry!(PMPI_Allreduce, PMPI_Allreduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => whole(Whole::Allreduce, sb, rb, n, dt, o, c, None));
-entry!(PMPI_Iallreduce, PMPI_Iallreduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Allreduce, sb, rb, n, dt, o, c, Some(r)));
-entry!(PMPI_Scan, PMPI_Scan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => whole(Whole::Scan, sb, rb, n, dt, o, c, None));
-entry!(PMPI_Iscan, PMPI_Iscan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Scan, sb, rb, n, dt, o, c, Some(r)));
-entry!(PMPI_Exscan, PMPI_Exscan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => whole(Whole::Exscan, sb, rb, n, dt, o, c, None));
-entry!(PMPI_Iexscan, PMPI_Iexscan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Exscan, sb, rb, n, dt, o, c, Some(r)));
-entry!(PMPI_Reduce_scatter, PMPI_Reduce_scatter_c, (sb: CVoid, rb: MVoid, rcs: ACNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => reduce_scatter(sb, rb, rcs, dt, o, c, None));
-entry!(PMPI_Ireduce_scatter, PMPI_Ireduce_scatter_c, (sb: CVoid, rb: MVoid, rcs: ACNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => reduce_scatter(sb, rb, rcs, dt, o, c, Some(r)));
-entry!(PMPI_Reduce_scatter_block, PMPI_Reduce_scatter_block_c, (sb: CVoid, rb: MVoid, rc: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => reduce_scatter_block(sb, rb, rc, dt, o, c, None));
-entry!(PMPI_Ireduce_scatter_block, PMPI_Ireduce_scatter_block_c, (sb: CVoid, rb: MVoid, rc: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => reduce_scatter_block(sb, rb, rc, dt, o, c, Some(r)));
+entry!(PMPI_Bcast, PMPI_Bcast_c, (buf: MVoid, n: CNT, dt: MPI_Datatype, root: c_int, c: MPI_Comm) => bcast(buf, n, dt, root, c, Form::Blocking));
+entry!(PMPI_Ibcast, PMPI_Ibcast_c, (buf: MVoid, n: CNT, dt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => bcast(buf, n, dt, root, c, Form::Immediate(r)));
+entry!(PMPI_Gather, PMPI_Gather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm) => gather(sb, sc, st, rb, rc, rt, root, c, Form::Blocking));
+entry!(PMPI_Igather, PMPI_Igather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => gather(sb, sc, st, rb, rc, rt, root, c, Form::Immediate(r)));
+entry!(PMPI_Gatherv, PMPI_Gatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, root: c_int, c: MPI_Comm) => gatherv(sb, sc, st, rb, rcs, ds, rt, root, c, Form::Blocking));
+entry!(PMPI_Igatherv, PMPI_Igatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => gatherv(sb, sc, st, rb, rcs, ds, rt, root, c, Form::Immediate(r)));
+entry!(PMPI_Scatter, PMPI_Scatter_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm) => scatter(sb, sc, st, rb, rc, rt, root, c, Form::Blocking));
+entry!(PMPI_Iscatter, PMPI_Iscatter_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => scatter(sb, sc, st, rb, rc, rt, root, c, Form::Immediate(r)));
+entry!(PMPI_Scatterv, PMPI_Scatterv_c, (sb: CVoid, scs: ACNT, ds: ADSP, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm) => scatterv(sb, scs, ds, st, rb, rc, rt, root, c, Form::Blocking));
+entry!(PMPI_Iscatterv, PMPI_Iscatterv_c, (sb: CVoid, scs: ACNT, ds: ADSP, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => scatterv(sb, scs, ds, st, rb, rc, rt, root, c, Form::Immediate(r)));
+entry!(PMPI_Allgather, PMPI_Allgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => allgather(sb, sc, st, rb, rc, rt, c, Form::Blocking, false));
+entry!(PMPI_Iallgather, PMPI_Iallgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => allgather(sb, sc, st, rb, rc, rt, c, Form::Immediate(r), false));
+entry!(PMPI_Alltoall, PMPI_Alltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => allgather(sb, sc, st, rb, rc, rt, c, Form::Blocking, true));
+entry!(PMPI_Ialltoall, PMPI_Ialltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => allgather(sb, sc, st, rb, rc, rt, c, Form::Immediate(r), true));
+entry!(PMPI_Allgatherv, PMPI_Allgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Form::Blocking));
+entry!(PMPI_Iallgatherv, PMPI_Iallgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Form::Immediate(r)));
+entry!(PMPI_Alltoallv, PMPI_Alltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Form::Blocking));
+entry!(PMPI_Ialltoallv, PMPI_Ialltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Form::Immediate(r)));
+entry!(PMPI_Alltoallw, PMPI_Alltoallw_c, (sb: CVoid, scs: ACNT, sds: ADSP, sts: ATypes, rb: MVoid, rcs: ACNT, rds: ADSP, rts: ATypes, c: MPI_Comm) => alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Form::Blocking));
+entry!(PMPI_Ialltoallw, PMPI_Ialltoallw_c, (sb: CVoid, scs: ACNT, sds: ADSP, sts: ATypes, rb: MVoid, rcs: ACNT, rds: ADSP, rts: ATypes, c: MPI_Comm, r: PReq) => alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Form::Immediate(r)));
+entry!(PMPI_Reduce, PMPI_Reduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, root: c_int, c: MPI_Comm) => reduce(sb, rb, n, dt, o, root, c, Form::Blocking));
+entry!(PMPI_Ireduce, PMPI_Ireduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, root: c_int, c: MPI_Comm, r: PReq) => reduce(sb, rb, n, dt, o, root, c, Form::Immediate(r)));
+entry!(PMPI_Allreduce, PMPI_Allreduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => whole(Whole::Allreduce, sb, rb, n, dt, o, c, Form::Blocking));
+entry!(PMPI_Iallreduce, PMPI_Iallreduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Allreduce, sb, rb, n, dt, o, c, Form::Immediate(r)));
+entry!(PMPI_Scan, PMPI_Scan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => whole(Whole::Scan, sb, rb, n, dt, o, c, Form::Blocking));
+entry!(PMPI_Iscan, PMPI_Iscan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Scan, sb, rb, n, dt, o, c, Form::Immediate(r)));
+entry!(PMPI_Exscan, PMPI_Exscan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => whole(Whole::Exscan, sb, rb, n, dt, o, c, Form::Blocking));
+entry!(PMPI_Iexscan, PMPI_Iexscan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Exscan, sb, rb, n, dt, o, c, Form::Immediate(r)));
+entry!(PMPI_Reduce_scatter, PMPI_Reduce_scatter_c, (sb: CVoid, rb: MVoid, rcs: ACNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => reduce_scatter(sb, rb, rcs, dt, o, c, Form::Blocking));
+entry!(PMPI_Ireduce_scatter, PMPI_Ireduce_scatter_c, (sb: CVoid, rb: MVoid, rcs: ACNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => reduce_scatter(sb, rb, rcs, dt, o, c, Form::Immediate(r)));
+entry!(PMPI_Reduce_scatter_block, PMPI_Reduce_scatter_block_c, (sb: CVoid, rb: MVoid, rc: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => reduce_scatter_block(sb, rb, rc, dt, o, c, Form::Blocking));
+entry!(PMPI_Ireduce_scatter_block, PMPI_Ireduce_scatter_block_c, (sb: CVoid, rb: MVoid, rc: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => reduce_scatter_block(sb, rb, rc, dt, o, c, Form::Immediate(r)));

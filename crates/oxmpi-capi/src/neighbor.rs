@@ -15,7 +15,7 @@ use oxmpi_core::datatype::Datatype;
 use oxmpi_core::error::ErrorClass;
 use oxmpi_core::Comm;
 
-use crate::coll::{count, counts, displs, dtypes, go, names};
+use crate::coll::{count, counts, displs, dtypes, go, names, Form};
 use crate::conv::errors::{bad, ffi, out, R};
 use crate::conv::large::{entry, name, ptr::*, Count, Displ};
 use crate::conv::{comm, committed};
@@ -38,7 +38,7 @@ fn degrees(call: &str, cm: &Comm) -> R<(usize, usize)> {
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn neighbor_allgather<C: Count>(
+pub(crate) unsafe fn neighbor_allgather<C: Count>(
     sb: *const c_void,
     sc: C,
     st: MPI_Datatype,
@@ -46,20 +46,27 @@ unsafe fn neighbor_allgather<C: Count>(
     rc: C,
     rt: MPI_Datatype,
     c: MPI_Comm,
-    request: Option<*mut MPI_Request>,
+    form: Form,
     all_to_all: bool,
 ) -> c_int {
-    let call = match (all_to_all, request.is_some()) {
-        (false, false) => "MPI_Neighbor_allgather",
-        (false, true) => "MPI_Ineighbor_allgather",
-        (true, false) => "MPI_Neighbor_alltoall",
-        (true, true) => "MPI_Ineighbor_alltoall",
+    let call = match all_to_all {
+        false => names(
+            "MPI_Neighbor_allgather",
+            "MPI_Ineighbor_allgather",
+            "MPI_Neighbor_allgather_init",
+            form,
+        ),
+        true => names(
+            "MPI_Neighbor_alltoall",
+            "MPI_Ineighbor_alltoall",
+            "MPI_Neighbor_alltoall_init",
+            form,
+        ),
     };
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `request` is `None` (blocking form) or the immediate form's
-        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { request.map(|p| out(call, "request", p)) };
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         degrees(call, &cm)?;
         let sc = count(call, "sendcount", sc)?;
@@ -72,6 +79,8 @@ unsafe fn neighbor_allgather<C: Count>(
         if all_to_all {
             go(
                 c,
+                call,
+                form,
                 req,
                 // SAFETY: `s` holds `sc` × `st` per destination, `r` `rc` × `rt` per source neighbour, as MPI_Neighbor_alltoall requires of its C caller, until this blocking call returns.
                 || unsafe { nb::neighbor_alltoall(s, sc, &st, r, rc, &rt, &cm) },
@@ -81,6 +90,8 @@ unsafe fn neighbor_allgather<C: Count>(
         } else {
             go(
                 c,
+                call,
+                form,
                 req,
                 // SAFETY: `s` holds `sc` × `st`; `r` holds `rc` × `rt` per source neighbour, as MPI_Neighbor_allgather requires of its C caller, until this blocking call returns.
                 || unsafe { nb::neighbor_allgather(s, sc, &st, r, rc, &rt, &cm) },
@@ -92,7 +103,7 @@ unsafe fn neighbor_allgather<C: Count>(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn neighbor_allgatherv<C: Count, D: Displ>(
+pub(crate) unsafe fn neighbor_allgatherv<C: Count, D: Displ>(
     sb: *const c_void,
     sc: C,
     st: MPI_Datatype,
@@ -101,18 +112,18 @@ unsafe fn neighbor_allgatherv<C: Count, D: Displ>(
     ds: *const D,
     rt: MPI_Datatype,
     c: MPI_Comm,
-    request: Option<*mut MPI_Request>,
+    form: Form,
 ) -> c_int {
     let call = names(
         "MPI_Neighbor_allgatherv",
         "MPI_Ineighbor_allgatherv",
-        request,
+        "MPI_Neighbor_allgatherv_init",
+        form,
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `request` is `None` (blocking form) or the immediate form's
-        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { request.map(|p| out(call, "request", p)) };
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let (indeg, _) = degrees(call, &cm)?;
         let sc = count(call, "sendcount", sc)?;
@@ -130,6 +141,8 @@ unsafe fn neighbor_allgatherv<C: Count, D: Displ>(
         use coll::neighbor as nb;
         go(
             c,
+            call,
+            form,
             req,
             // SAFETY: `s` holds `sc` × `st`; `r` holds `rcs[i]` × `rt` at `ds[i]` per source neighbour, as MPI_Neighbor_allgatherv requires of its C caller, until this blocking call returns.
             || unsafe { nb::neighbor_allgatherv(s, sc, &st, r, &rcs, &ds, &rt, &cm) },
@@ -140,7 +153,7 @@ unsafe fn neighbor_allgatherv<C: Count, D: Displ>(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn neighbor_alltoallv<C: Count, D: Displ>(
+pub(crate) unsafe fn neighbor_alltoallv<C: Count, D: Displ>(
     sb: *const c_void,
     scs: *const C,
     sds: *const D,
@@ -150,14 +163,18 @@ unsafe fn neighbor_alltoallv<C: Count, D: Displ>(
     rds: *const D,
     rt: MPI_Datatype,
     c: MPI_Comm,
-    request: Option<*mut MPI_Request>,
+    form: Form,
 ) -> c_int {
-    let call = names("MPI_Neighbor_alltoallv", "MPI_Ineighbor_alltoallv", request);
+    let call = names(
+        "MPI_Neighbor_alltoallv",
+        "MPI_Ineighbor_alltoallv",
+        "MPI_Neighbor_alltoallv_init",
+        form,
+    );
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `request` is `None` (blocking form) or the immediate form's
-        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { request.map(|p| out(call, "request", p)) };
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let (indeg, outdeg) = degrees(call, &cm)?;
         // SAFETY: MPI_Neighbor_alltoallv's `sendcounts` and `sdispls` have one entry per destination neighbour, `outdeg`.
@@ -181,6 +198,8 @@ unsafe fn neighbor_alltoallv<C: Count, D: Displ>(
         use coll::neighbor as nb;
         go(
             c,
+            call,
+            form,
             req,
             // SAFETY: `s` and `r` hold the blocks `scs`/`sds` × `st` and `rcs`/`rds` × `rt` describe per neighbour, as MPI_Neighbor_alltoallv requires of its C caller, until this blocking call returns.
             || unsafe { nb::neighbor_alltoallv(s, &scs, &sds, &st, r, &rcs, &rds, &rt, &cm) },
@@ -191,7 +210,7 @@ unsafe fn neighbor_alltoallv<C: Count, D: Displ>(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn neighbor_alltoallw<C: Count, D: Displ>(
+pub(crate) unsafe fn neighbor_alltoallw<C: Count, D: Displ>(
     sb: *const c_void,
     scs: *const C,
     sds: *const D,
@@ -201,14 +220,18 @@ unsafe fn neighbor_alltoallw<C: Count, D: Displ>(
     rds: *const D,
     rts: *const MPI_Datatype,
     c: MPI_Comm,
-    request: Option<*mut MPI_Request>,
+    form: Form,
 ) -> c_int {
-    let call = names("MPI_Neighbor_alltoallw", "MPI_Ineighbor_alltoallw", request);
+    let call = names(
+        "MPI_Neighbor_alltoallw",
+        "MPI_Ineighbor_alltoallw",
+        "MPI_Neighbor_alltoallw_init",
+        form,
+    );
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `request` is `None` (blocking form) or the immediate form's
-        // OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { request.map(|p| out(call, "request", p)) };
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let (indeg, outdeg) = degrees(call, &cm)?;
         // SAFETY: MPI_Neighbor_alltoallw's send arrays have one entry per destination neighbour, `outdeg`.
@@ -234,6 +257,8 @@ unsafe fn neighbor_alltoallw<C: Count, D: Displ>(
         use coll::neighbor as nb;
         go(
             c,
+            call,
+            form,
             req,
             // SAFETY: `s` and `r` hold the blocks `scs`/`sds`/`sts` and `rcs`/`rds`/`rts` describe per neighbour, as MPI_Neighbor_alltoallw requires of its C caller, until this blocking call returns.
             || unsafe { nb::neighbor_alltoallw(s, &scs, &sds, &sts, r, &rcs, &rds, &rts, &cm) },
@@ -243,13 +268,13 @@ unsafe fn neighbor_alltoallw<C: Count, D: Displ>(
     })
 }
 
-entry!(PMPI_Neighbor_allgather, PMPI_Neighbor_allgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, None, false));
-entry!(PMPI_Ineighbor_allgather, PMPI_Ineighbor_allgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Some(r), false));
-entry!(PMPI_Neighbor_alltoall, PMPI_Neighbor_alltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, None, true));
-entry!(PMPI_Ineighbor_alltoall, PMPI_Ineighbor_alltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Some(r), true));
-entry!(PMPI_Neighbor_allgatherv, PMPI_Neighbor_allgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => neighbor_allgatherv(sb, sc, st, rb, rcs, ds, rt, c, None));
-entry!(PMPI_Ineighbor_allgatherv, PMPI_Ineighbor_allgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Some(r)));
-entry!(PMPI_Neighbor_alltoallv, PMPI_Neighbor_alltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, None));
-entry!(PMPI_Ineighbor_alltoallv, PMPI_Ineighbor_alltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Some(r)));
-entry!(PMPI_Neighbor_alltoallw, PMPI_Neighbor_alltoallw_c, (sb: CVoid, scs: ACNT, sds: AAint, sts: ATypes, rb: MVoid, rcs: ACNT, rds: AAint, rts: ATypes, c: MPI_Comm) => neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, None));
-entry!(PMPI_Ineighbor_alltoallw, PMPI_Ineighbor_alltoallw_c, (sb: CVoid, scs: ACNT, sds: AAint, sts: ATypes, rb: MVoid, rcs: ACNT, rds: AAint, rts: ATypes, c: MPI_Comm, r: PReq) => neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Some(r)));
+entry!(PMPI_Neighbor_allgather, PMPI_Neighbor_allgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Form::Blocking, false));
+entry!(PMPI_Ineighbor_allgather, PMPI_Ineighbor_allgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Form::Immediate(r), false));
+entry!(PMPI_Neighbor_alltoall, PMPI_Neighbor_alltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Form::Blocking, true));
+entry!(PMPI_Ineighbor_alltoall, PMPI_Ineighbor_alltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Form::Immediate(r), true));
+entry!(PMPI_Neighbor_allgatherv, PMPI_Neighbor_allgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => neighbor_allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Form::Blocking));
+entry!(PMPI_Ineighbor_allgatherv, PMPI_Ineighbor_allgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Form::Immediate(r)));
+entry!(PMPI_Neighbor_alltoallv, PMPI_Neighbor_alltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Form::Blocking));
+entry!(PMPI_Ineighbor_alltoallv, PMPI_Ineighbor_alltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Form::Immediate(r)));
+entry!(PMPI_Neighbor_alltoallw, PMPI_Neighbor_alltoallw_c, (sb: CVoid, scs: ACNT, sds: AAint, sts: ATypes, rb: MVoid, rcs: ACNT, rds: AAint, rts: ATypes, c: MPI_Comm) => neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Form::Blocking));
+entry!(PMPI_Ineighbor_alltoallw, PMPI_Ineighbor_alltoallw_c, (sb: CVoid, scs: ACNT, sds: AAint, sts: ATypes, rb: MVoid, rcs: ACNT, rds: AAint, rts: ATypes, c: MPI_Comm, r: PReq) => neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Form::Immediate(r)));

@@ -642,15 +642,24 @@ fn start_one(call: &str, h: MPI_Request, what: &str) -> R<()> {
             "the persistent request is already active",
         ));
     }
+    if let PersistentOp::Plan(plan) = &spec {
+        // A persistent collective: its schedule, planned at init, runs again
+        // (the plan holds its communicator).
+        let r = plan.start().map_err(|e| rename_call(e, call))?;
+        if let Some(e) = state().requests.get_mut(h) {
+            e.inner = r;
+        }
+        return Ok(());
+    }
     let cm = comm(c, call)?;
-    if let PersistentOp::Coll(start) = &spec {
+    if let PersistentOp::Part(start) = &spec {
         let mut tmp = MPI_REQUEST_NULL;
         let code = start(&mut tmp);
         route_to(c);
         if code != MPI_SUCCESS {
             return Err(Fail {
                 code,
-                message: format!("{call}: starting the persistent collective failed"),
+                message: format!("{call}: starting the partitioned request failed"),
             });
         }
         let r = crate::conv::engine_request_of(tmp);
@@ -683,7 +692,7 @@ fn start_one(call: &str, h: MPI_Request, what: &str) -> R<()> {
             let b = unsafe { RecvBuf::from_raw(buf as *mut u8, count, Some(&dt)) };
             pt2pt::irecv(&Forever, &cm, b, source, tag)
         }
-        PersistentOp::Coll(_) => unreachable!("started above"),
+        PersistentOp::Part(_) | PersistentOp::Plan(_) => unreachable!("started above"),
     }
     .map_err(|e| rename_call(e, call))?;
     if let Some(e) = state().requests.get_mut(h) {

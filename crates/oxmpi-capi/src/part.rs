@@ -61,7 +61,7 @@ fn new_part_request(
             Err(e) => crate::abi::error_class_value(e.class),
         }
     });
-    let h = crate::conv::new_request(Request::NULL, c, Some(PersistentOp::Coll(starter)));
+    let h = crate::conv::new_request(Request::NULL, c, Some(PersistentOp::Part(starter)));
     parts().get_or_insert_with(HashMap::new).insert(h, part);
     h
 }

@@ -803,6 +803,13 @@ fn persistent_collectives_copy_arrays_at_init_match_in_init_order_and_reject_gar
 }
 
 #[test]
+fn persistent_collectives_planned_once_neighbourhood_inter_noncontiguous_rerun_with_new_data() {
+    for n in [1, 2, 3, 4] {
+        assert!(ok(n, "pcoll3").contains(&format!("pcoll3: all checks passed on {n} ranks")));
+    }
+}
+
+#[test]
 fn intercomm_idup_returns_at_once_traffic_before_wait_and_threads() {
     for n in [2, 3, 5] {
         assert!(

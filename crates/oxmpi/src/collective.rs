@@ -403,33 +403,42 @@ fn not_root(call: &str, what: &str) -> Error {
     Error::new(ErrorClass::Root, format!("{call}: {what}"))
 }
 
-/// Runs a blocking collective, or starts an immediate one with the engine's scope
-/// for a request that [`immediate`] wraps at once.
+/// Runs a blocking collective, starts an immediate one with the engine's scope for a
+/// request that [`immediate_mut`] wraps at once, or makes a persistent one (its
+/// schedule planned once, at init) with the engine's scope for the request that
+/// [`persistent_mut`] wraps. The helpers below serve all three forms, so an
+/// immediate method and its persistent twin differ only in the mode they pass.
 enum Mode<'s, 'a> {
     Blocking,
     Immediate(&'s Start<'a>),
+    Persistent(&'s Start<'a>),
 }
 
-/// `run!(mode, w, blocking call, immediate call using the scope w)`.
+/// `run!(mode, w, blocking call, immediate call, persistent call)`, the last two
+/// using the engine scope `w`.
 macro_rules! run {
-    ($mode:expr, $w:ident, $b:expr, $i:expr) => {
+    ($mode:expr, $w:ident, $b:expr, $i:expr, $p:expr) => {
         match $mode {
             Mode::Blocking => $b.map(|_| None),
             Mode::Immediate($w) => $i.map(Some),
+            Mode::Persistent($w) => $p.map(Some),
         }
     };
 }
 
-/// The request an immediate collective started (in [`Mode::Immediate`]), with the
-/// receive target to check on completion.
+/// The request an immediate or persistent collective made (in [`Mode::Immediate`] or
+/// [`Mode::Persistent`]), with the receive target to check on completion.
 fn started(
     r: Result<Option<RawRequest>>,
     out: Option<RecvTarget>,
 ) -> Result<(RawRequest, Option<RecvTarget>)> {
-    Ok((r?.expect("immediate collectives return a request"), out))
+    Ok((
+        r?.expect("immediate and persistent collectives return a request"),
+        out,
+    ))
 }
 
-// ----- engine calls shared by blocking and immediate forms -------------------------------
+// ----- engine calls shared by the blocking, immediate and persistent forms --------------
 
 fn do_bcast<'a>(
     comm: &Comm,
@@ -441,7 +450,8 @@ fn do_bcast<'a>(
         mode,
         w,
         api::bcast(b.desc_mut(), root, comm),
-        api::ibcast(w, b.lend_mut(w), root, comm)
+        api::ibcast(w, b.lend_mut(w), root, comm),
+        cp::bcast_init(w, b.lend_mut(w), root, comm)
     )
 }
 
@@ -457,7 +467,8 @@ fn do_gather<'a>(
         mode,
         w,
         mv::gather(Some(s.desc()), r.map(|r| r.desc_mut()), rc, root, comm),
-        mv::igather(w, Some(s.lend(w)), r.map(|r| r.lend_mut(w)), rc, root, comm)
+        mv::igather(w, Some(s.lend(w)), r.map(|r| r.lend_mut(w)), rc, root, comm),
+        cp::gather_init(w, Some(s.lend(w)), r.map(|r| r.lend_mut(w)), rc, root, comm)
     )
 }
 
@@ -488,6 +499,15 @@ fn do_gatherv<'a>(
             d,
             root,
             comm
+        ),
+        cp::gatherv_init(
+            w,
+            Some(s.lend(w)),
+            r.map(|r| r.lend_mut(w)),
+            c,
+            d,
+            root,
+            comm
         )
     )
 }
@@ -504,7 +524,8 @@ fn do_scatter<'a>(
         mode,
         w,
         mv::scatter(s.map(|s| s.desc()), sc, Some(r.desc_mut()), root, comm),
-        mv::iscatter(w, s.map(|s| s.lend(w)), sc, Some(r.lend_mut(w)), root, comm)
+        mv::iscatter(w, s.map(|s| s.lend(w)), sc, Some(r.lend_mut(w)), root, comm),
+        cp::scatter_init(w, s.map(|s| s.lend(w)), sc, Some(r.lend_mut(w)), root, comm)
     )
 }
 
@@ -526,6 +547,15 @@ fn do_scatterv<'a>(
         w,
         mv::scatterv(s.map(|s| s.desc()), c, d, Some(r.desc_mut()), root, comm),
         mv::iscatterv(
+            w,
+            s.map(|s| s.lend(w)),
+            c,
+            d,
+            Some(r.lend_mut(w)),
+            root,
+            comm
+        ),
+        cp::scatterv_init(
             w,
             s.map(|s| s.lend(w)),
             c,
@@ -555,6 +585,14 @@ fn do_reduce<'a>(
         w,
         api::reduce(Some(s.desc()), r.map(|r| r.desc_mut_n(n)), op, root, comm),
         api::ireduce(
+            w,
+            Some(s.lend(w)),
+            r.map(|r| r.lend_mut_n(w, n)),
+            op,
+            root,
+            comm
+        ),
+        cp::reduce_init(
             w,
             Some(s.lend(w)),
             r.map(|r| r.lend_mut_n(w, n)),
@@ -1248,14 +1286,57 @@ pub trait CommunicatorCollectives: Communicator {
         R: 'a + BufferMut,
         Sc: Scope<'a>,
     {
-        let comm = self.core_comm();
         persistent_mut(recvbuf, "MPI_Allgather_init", scope, |w, recvbuf| {
             let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-            let (out, rc) = (r.target(), per_process(r.count, comm.size()));
-            Ok((
-                cp::allgather_init(w, Some(s.lend(w)), r.lend_mut(w), rc, comm)?,
+            let out = r.target();
+            started(
+                all_gather(self.core_comm(), &s, &mut r, Mode::Persistent(w)),
                 out,
-            ))
+            )
+        })
+    }
+
+    /// A persistent [`all_gather_varcount_into`](Self::all_gather_varcount_into)
+    /// (`MPI_Allgatherv_init`): the partition is read once, here.
+    fn all_gather_varcount_init<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + Buffer,
+        R: 'a + PartitionedBufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_all_gather_varcount_init(scope, sendbuf, recvbuf)
+            .or_fatal()
+    }
+    /// [`all_gather_varcount_init`](Self::all_gather_varcount_init), reporting errors.
+    fn try_all_gather_varcount_init<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + Buffer,
+        R: 'a + PartitionedBufferMut,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Allgatherv_init";
+        let comm = self.core_comm();
+        let (c, d) = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
+        disjoint(&c, &d, CALL, "recvbuf")?;
+        persistent_mut(recvbuf, CALL, scope, |w, recvbuf| {
+            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+            let out = r.target();
+            started(
+                all_gatherv(comm, &s, &mut r, &c, &d, Mode::Persistent(w)),
+                out,
+            )
         })
     }
 
@@ -1287,18 +1368,58 @@ pub trait CommunicatorCollectives: Communicator {
         R: 'a + BufferMut,
         Sc: Scope<'a>,
     {
-        let comm = self.core_comm();
         persistent_mut(recvbuf, "MPI_Alltoall_init", scope, |w, recvbuf| {
             let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-            let (sc, rc) = (
-                per_process(s.count, comm.size()),
-                per_process(r.count, comm.size()),
-            );
             let out = r.target();
-            Ok((
-                cp::alltoall_init(w, Some(s.lend(w)), sc, r.lend_mut(w), rc, comm)?,
+            started(
+                all_to_all(self.core_comm(), &s, &mut r, Mode::Persistent(w)),
                 out,
-            ))
+            )
+        })
+    }
+
+    /// A persistent [`all_to_all_varcount_into`](Self::all_to_all_varcount_into)
+    /// (`MPI_Alltoallv_init`): both partitions are read once, here.
+    fn all_to_all_varcount_init<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + PartitionedBuffer,
+        R: 'a + PartitionedBufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_all_to_all_varcount_init(scope, sendbuf, recvbuf)
+            .or_fatal()
+    }
+    /// [`all_to_all_varcount_init`](Self::all_to_all_varcount_init), reporting errors.
+    fn try_all_to_all_varcount_init<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + PartitionedBuffer,
+        R: 'a + PartitionedBufferMut,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Alltoallv_init";
+        let comm = self.core_comm();
+        let sp = parts(sendbuf, comm.size(), CALL, "sendbuf")?;
+        let rp = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
+        disjoint(&rp.0, &rp.1, CALL, "recvbuf")?;
+        persistent_mut(recvbuf, CALL, scope, |w, recvbuf| {
+            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+            let out = r.target();
+            started(
+                all_to_allv(comm, &s, &sp, &mut r, &rp, Mode::Persistent(w)),
+                out,
+            )
         })
     }
 
@@ -1344,6 +1465,116 @@ pub trait CommunicatorCollectives: Communicator {
             recvbuf,
             op,
             "MPI_Allreduce_init",
+        )
+    }
+
+    /// A persistent [`all_reduce_in_place`](Self::all_reduce_in_place)
+    /// (`MPI_Allreduce_init` with `MPI_IN_PLACE`): between runs,
+    /// [`data_mut`](PersistentRequest::data_mut) puts the next operands in `buf`, and
+    /// each run leaves the result there. The request keeps `op` until it is freed.
+    ///
+    /// ```
+    /// use oxmpi::traits::*;
+    /// use oxmpi::collective::SystemOperation;
+    /// use oxmpi::request::scope;
+    /// let universe = oxmpi::initialize().unwrap();
+    /// let world = universe.world();
+    /// let n = world.size();
+    /// let mut x = [0i64];
+    /// scope(|s| {
+    ///     let mut r = world.all_reduce_in_place_init(s, &mut x, SystemOperation::sum());
+    ///     for run in 0..3i64 {
+    ///         r.data_mut().unwrap()[0] = run * i64::from(world.rank());
+    ///         r.start();
+    ///         r.wait();
+    ///         let n = i64::from(n);
+    ///         assert_eq!(r.data().unwrap()[0], run * n * (n - 1) / 2);
+    ///     }
+    /// });
+    /// ```
+    fn all_reduce_in_place_init<'a, Sc, B: ?Sized, O>(
+        &self,
+        scope: Sc,
+        buf: &'a mut B,
+        op: O,
+    ) -> PersistentRequest<'a, B, Sc, SafetyOf<Self>>
+    where
+        Self: CommunicatorSafety,
+        B: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        self.try_all_reduce_in_place_init(scope, buf, op).or_fatal()
+    }
+    /// [`all_reduce_in_place_init`](Self::all_reduce_in_place_init), reporting errors.
+    fn try_all_reduce_in_place_init<'a, Sc, B: ?Sized, O>(
+        &self,
+        scope: Sc,
+        buf: &'a mut B,
+        op: O,
+    ) -> Result<PersistentRequest<'a, B, Sc, SafetyOf<Self>>>
+    where
+        Self: CommunicatorSafety,
+        B: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        let core_op = op.as_core_op();
+        let comm = self.core_comm();
+        let mut req = persistent_mut(buf, "MPI_Allreduce_init", scope, |w, buf| {
+            let mut b = typed_out(buf);
+            let out = b.target();
+            Ok((
+                cp::allreduce_init(w, None, b.lend_mut(w), &core_op, comm)?,
+                out,
+            ))
+        })?;
+        req.keep = Some(Box::new(op));
+        Ok(req)
+    }
+
+    /// A persistent [`reduce_scatter_block_into`](Self::reduce_scatter_block_into)
+    /// (`MPI_Reduce_scatter_block_init`); the request keeps `op` until it is freed.
+    fn reduce_scatter_block_init<'a, Sc, S: ?Sized, R: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+        op: O,
+    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        self.try_reduce_scatter_block_init(scope, sendbuf, recvbuf, op)
+            .or_fatal()
+    }
+    /// [`reduce_scatter_block_init`](Self::reduce_scatter_block_init), reporting errors.
+    fn try_reduce_scatter_block_init<'a, Sc, S: ?Sized, R: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+        op: O,
+    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
+    where
+        Self: CommunicatorSafety,
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        pers_reduce(
+            Red::ScatterBlock,
+            self.core_comm(),
+            scope,
+            sendbuf,
+            recvbuf,
+            op,
+            "MPI_Reduce_scatter_block_init",
         )
     }
 
@@ -1448,7 +1679,8 @@ fn all_gather<'a>(
         mode,
         w,
         mv::allgather(Some(s.desc()), r.desc_mut(), rc, comm),
-        mv::iallgather(w, Some(s.lend(w)), r.lend_mut(w), rc, comm)
+        mv::iallgather(w, Some(s.lend(w)), r.lend_mut(w), rc, comm),
+        cp::allgather_init(w, Some(s.lend(w)), r.lend_mut(w), rc, comm)
     )
 }
 
@@ -1464,7 +1696,8 @@ fn all_gatherv<'a>(
         mode,
         w,
         mv::allgatherv(Some(s.desc()), r.desc_mut(), c, d, comm),
-        mv::iallgatherv(w, Some(s.lend(w)), r.lend_mut(w), c, d, comm)
+        mv::iallgatherv(w, Some(s.lend(w)), r.lend_mut(w), c, d, comm),
+        cp::allgatherv_init(w, Some(s.lend(w)), r.lend_mut(w), c, d, comm)
     )
 }
 
@@ -1480,7 +1713,8 @@ fn all_to_all<'a>(
         mode,
         w,
         mv::alltoall(Some(s.desc()), sc, r.desc_mut(), rc, comm),
-        mv::ialltoall(w, Some(s.lend(w)), sc, r.lend_mut(w), rc, comm)
+        mv::ialltoall(w, Some(s.lend(w)), sc, r.lend_mut(w), rc, comm),
+        cp::alltoall_init(w, Some(s.lend(w)), sc, r.lend_mut(w), rc, comm)
     )
 }
 
@@ -1506,7 +1740,8 @@ fn all_to_allv<'a>(
         mode,
         w,
         mv::alltoallv(Some(s.desc()), sb(), r.desc_mut(), rb(), comm),
-        mv::ialltoallv(w, Some(s.lend(w)), sb(), r.lend_mut(w), rb(), comm)
+        mv::ialltoallv(w, Some(s.lend(w)), sb(), r.lend_mut(w), rb(), comm),
+        cp::alltoallv_init(w, Some(s.lend(w)), sb(), r.lend_mut(w), rb(), comm)
     )
 }
 
@@ -1553,7 +1788,8 @@ fn reduce_like<'a>(
                 mode,
                 w,
                 mv::reduce_scatter_block(Some(s.desc()), r.desc_mut(), rc, op, comm),
-                mv::ireduce_scatter_block(w, Some(s.lend(w)), r.lend_mut(w), rc, op, comm)
+                mv::ireduce_scatter_block(w, Some(s.lend(w)), r.lend_mut(w), rc, op, comm),
+                cp::reduce_scatter_block_init(w, Some(s.lend(w)), r.lend_mut(w), rc, op, comm)
             )
         }
         Red::All => {
@@ -1562,7 +1798,8 @@ fn reduce_like<'a>(
                 mode,
                 w,
                 api::allreduce(Some(s.desc()), r.desc_mut_n(n), op, comm),
-                api::iallreduce(w, Some(s.lend(w)), r.lend_mut_n(w, n), op, comm)
+                api::iallreduce(w, Some(s.lend(w)), r.lend_mut_n(w, n), op, comm),
+                cp::allreduce_init(w, Some(s.lend(w)), r.lend_mut_n(w, n), op, comm)
             )
         }
         Red::Scan => {
@@ -1571,7 +1808,8 @@ fn reduce_like<'a>(
                 mode,
                 w,
                 api::scan(Some(s.desc()), r.desc_mut_n(n), op, comm),
-                api::iscan(w, Some(s.lend(w)), r.lend_mut_n(w, n), op, comm)
+                api::iscan(w, Some(s.lend(w)), r.lend_mut_n(w, n), op, comm),
+                cp::scan_init(w, Some(s.lend(w)), r.lend_mut_n(w, n), op, comm)
             )
         }
         Red::Exscan => {
@@ -1580,7 +1818,8 @@ fn reduce_like<'a>(
                 mode,
                 w,
                 api::exscan(Some(s.desc()), r.desc_mut_n(n), op, comm),
-                api::iexscan(w, Some(s.lend(w)), r.lend_mut_n(w, n), op, comm)
+                api::iexscan(w, Some(s.lend(w)), r.lend_mut_n(w, n), op, comm),
+                cp::exscan_init(w, Some(s.lend(w)), r.lend_mut_n(w, n), op, comm)
             )
         }
     }
@@ -1614,7 +1853,9 @@ where
     Ok(req)
 }
 
-/// A persistent allreduce, scan or exscan; the request keeps `op` until it is freed.
+/// A persistent allreduce, reduce-scatter-block, scan or exscan: the immediate form's
+/// code ([`reduce_like`]) in [`Mode::Persistent`]; the request keeps `op` until it is
+/// freed.
 fn pers_reduce<'a, Sc, S, R, O, T: ThreadSafety>(
     kind: Red,
     comm: &Comm,
@@ -1630,18 +1871,20 @@ where
     O: 'a + Operation,
     Sc: Scope<'a>,
 {
-    let core_op = op.as_core_op();
     let mut req = persistent_mut(recvbuf, call, scope, |w, recvbuf| {
         let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-        check_same_reduce(call, &s, &r)?;
-        let (out, n) = (r.target(), s.count);
-        let (sd, rd) = (Some(s.lend(w)), r.lend_mut_n(w, n));
-        let raw = match kind {
-            Red::Scan => cp::scan_init(w, sd, rd, &core_op, comm)?,
-            Red::Exscan => cp::exscan_init(w, sd, rd, &core_op, comm)?,
-            _ => cp::allreduce_init(w, sd, rd, &core_op, comm)?,
-        };
-        Ok((raw, out))
+        let out = r.target();
+        started(
+            reduce_like(
+                kind,
+                comm,
+                &s,
+                &mut r,
+                &op.as_core_op(),
+                Mode::Persistent(w),
+            ),
+            out,
+        )
     })?;
     req.keep = Some(Box::new(op));
     Ok(req)
@@ -2038,7 +2281,7 @@ pub trait Root: AsCommunicator {
         persistent_mut(buf, "MPI_Bcast_init", scope, |w, buf| {
             let mut b = typed_out(buf);
             let out = b.target();
-            Ok((cp::bcast_init(w, b.lend_mut(w), root, comm)?, out))
+            started(do_bcast(comm, root, &mut b, Mode::Persistent(w)), out)
         })
     }
 
@@ -2513,6 +2756,475 @@ pub trait Root: AsCommunicator {
             )
         })?;
         // A user operation runs until the request completes: the request keeps it.
+        req.keep = Some(Box::new(op));
+        Ok(req)
+    }
+    /// A persistent [`gather_into`](Self::gather_into) (`MPI_Gather_init`, non-root
+    /// side). The request holds `sendbuf`: between runs,
+    /// [`data_mut`](PersistentRequest::data_mut) puts the next contribution there.
+    ///
+    /// ```
+    /// use oxmpi::traits::*;
+    /// use oxmpi::request::scope;
+    /// let universe = oxmpi::initialize().unwrap();
+    /// let world = universe.world();
+    /// let (me, n) = (world.rank(), world.size() as usize);
+    /// let root = world.process_at_rank(0);
+    /// let mut mine = [0i32];
+    /// let mut all = vec![0i32; n];
+    /// scope(|s| {
+    ///     if me == 0 {
+    ///         let mut r = root.gather_init_root(s, &mine, &mut all);
+    ///         for _ in 0..3 {
+    ///             r.start();
+    ///             r.wait();
+    ///         }
+    ///     } else {
+    ///         let mut r = root.gather_init(s, &mut mine);
+    ///         for run in 0..3 {
+    ///             r.data_mut().unwrap()[0] = run * me;
+    ///             r.start();
+    ///             r.wait();
+    ///         }
+    ///     }
+    /// });
+    /// if me == 0 {
+    ///     assert!(all.iter().enumerate().all(|(i, &v)| v == 2 * i as i32));
+    /// }
+    /// ```
+    fn gather_init<'a, Sc, S: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a mut S,
+    ) -> PersistentRequest<'a, S, Sc, SafetyOf<Self::Out>>
+    where
+        S: 'a + Buffer + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_gather_init(scope, sendbuf).or_fatal()
+    }
+    /// [`gather_init`](Self::gather_init), reporting errors.
+    fn try_gather_init<'a, Sc, S: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a mut S,
+    ) -> Result<PersistentRequest<'a, S, Sc, SafetyOf<Self::Out>>>
+    where
+        S: 'a + Buffer + BufferMut,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Gather_init";
+        let (comm, root) = (self.as_communicator().core_comm(), self.root_rank());
+        if comm.rank() == root {
+            return Err(not_root(CALL, "the root must call gather_init_root"));
+        }
+        persistent_mut(sendbuf, CALL, scope, |w, sendbuf| {
+            let sendbuf: &'a S = sendbuf;
+            let s = typed_in(sendbuf);
+            started(do_gather(comm, root, &s, None, Mode::Persistent(w)), None)
+        })
+    }
+
+    /// A persistent [`gather_into_root`](Self::gather_into_root) (`MPI_Gather_init`,
+    /// root side); [`data`](PersistentRequest::data) reads `recvbuf` between runs.
+    fn gather_init_root<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_gather_init_root(scope, sendbuf, recvbuf)
+            .or_fatal()
+    }
+    /// [`gather_init_root`](Self::gather_init_root), reporting errors.
+    fn try_gather_init_root<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Gather_init";
+        let (comm, root) = (self.as_communicator().core_comm(), self.root_rank());
+        if comm.rank() != root {
+            return Err(not_root(
+                CALL,
+                "gather_init_root called by a process that is not the root",
+            ));
+        }
+        persistent_mut(recvbuf, CALL, scope, |w, recvbuf| {
+            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+            let out = r.target();
+            started(
+                do_gather(comm, root, &s, Some(&mut r), Mode::Persistent(w)),
+                out,
+            )
+        })
+    }
+
+    /// A persistent [`gather_varcount_into`](Self::gather_varcount_into)
+    /// (`MPI_Gatherv_init`, non-root side); the request holds `sendbuf`, refilled
+    /// between runs through [`data_mut`](PersistentRequest::data_mut).
+    fn gather_varcount_init<'a, Sc, S: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a mut S,
+    ) -> PersistentRequest<'a, S, Sc, SafetyOf<Self::Out>>
+    where
+        S: 'a + Buffer + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_gather_varcount_init(scope, sendbuf).or_fatal()
+    }
+    /// [`gather_varcount_init`](Self::gather_varcount_init), reporting errors.
+    fn try_gather_varcount_init<'a, Sc, S: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a mut S,
+    ) -> Result<PersistentRequest<'a, S, Sc, SafetyOf<Self::Out>>>
+    where
+        S: 'a + Buffer + BufferMut,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Gatherv_init";
+        let (comm, root) = (self.as_communicator().core_comm(), self.root_rank());
+        if comm.rank() == root {
+            return Err(not_root(
+                CALL,
+                "the root must call gather_varcount_init_root",
+            ));
+        }
+        persistent_mut(sendbuf, CALL, scope, |w, sendbuf| {
+            let sendbuf: &'a S = sendbuf;
+            let s = typed_in(sendbuf);
+            started(do_gatherv(comm, root, &s, None, Mode::Persistent(w)), None)
+        })
+    }
+
+    /// A persistent [`gather_varcount_into_root`](Self::gather_varcount_into_root)
+    /// (`MPI_Gatherv_init`, root side): the partition is read once, here.
+    fn gather_varcount_init_root<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>
+    where
+        S: 'a + Buffer,
+        R: 'a + PartitionedBufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_gather_varcount_init_root(scope, sendbuf, recvbuf)
+            .or_fatal()
+    }
+    /// [`gather_varcount_init_root`](Self::gather_varcount_init_root), reporting errors.
+    fn try_gather_varcount_init_root<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>>
+    where
+        S: 'a + Buffer,
+        R: 'a + PartitionedBufferMut,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Gatherv_init";
+        let (comm, root) = (self.as_communicator().core_comm(), self.root_rank());
+        if comm.rank() != root {
+            return Err(not_root(
+                CALL,
+                "gather_varcount_init_root called by a process that is not the root",
+            ));
+        }
+        let (c, d) = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
+        disjoint(&c, &d, CALL, "recvbuf")?;
+        persistent_mut(recvbuf, CALL, scope, |w, recvbuf| {
+            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+            let out = r.target();
+            started(
+                do_gatherv(comm, root, &s, Some((&mut r, &c, &d)), Mode::Persistent(w)),
+                out,
+            )
+        })
+    }
+
+    /// A persistent [`scatter_into`](Self::scatter_into) (`MPI_Scatter_init`,
+    /// non-root side); [`data`](PersistentRequest::data) reads `recvbuf` between runs.
+    fn scatter_init<'a, Sc, R: ?Sized>(
+        &self,
+        scope: Sc,
+        recvbuf: &'a mut R,
+    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>
+    where
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_scatter_init(scope, recvbuf).or_fatal()
+    }
+    /// [`scatter_init`](Self::scatter_init), reporting errors.
+    fn try_scatter_init<'a, Sc, R: ?Sized>(
+        &self,
+        scope: Sc,
+        recvbuf: &'a mut R,
+    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>>
+    where
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Scatter_init";
+        let (comm, root) = (self.as_communicator().core_comm(), self.root_rank());
+        if comm.rank() == root {
+            return Err(not_root(CALL, "the root must call scatter_init_root"));
+        }
+        persistent_mut(recvbuf, CALL, scope, |w, recvbuf| {
+            let mut r = typed_out(recvbuf);
+            let out = r.target();
+            started(
+                do_scatter(comm, root, None, &mut r, Mode::Persistent(w)),
+                out,
+            )
+        })
+    }
+
+    /// A persistent [`scatter_into_root`](Self::scatter_into_root)
+    /// (`MPI_Scatter_init`, root side).
+    fn scatter_init_root<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_scatter_init_root(scope, sendbuf, recvbuf)
+            .or_fatal()
+    }
+    /// [`scatter_init_root`](Self::scatter_init_root), reporting errors.
+    fn try_scatter_init_root<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Scatter_init";
+        let (comm, root) = (self.as_communicator().core_comm(), self.root_rank());
+        if comm.rank() != root {
+            return Err(not_root(
+                CALL,
+                "scatter_init_root called by a process that is not the root",
+            ));
+        }
+        persistent_mut(recvbuf, CALL, scope, |w, recvbuf| {
+            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+            let out = r.target();
+            started(
+                do_scatter(comm, root, Some(&s), &mut r, Mode::Persistent(w)),
+                out,
+            )
+        })
+    }
+
+    /// A persistent [`scatter_varcount_into`](Self::scatter_varcount_into)
+    /// (`MPI_Scatterv_init`, non-root side).
+    fn scatter_varcount_init<'a, Sc, R: ?Sized>(
+        &self,
+        scope: Sc,
+        recvbuf: &'a mut R,
+    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>
+    where
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_scatter_varcount_init(scope, recvbuf).or_fatal()
+    }
+    /// [`scatter_varcount_init`](Self::scatter_varcount_init), reporting errors.
+    fn try_scatter_varcount_init<'a, Sc, R: ?Sized>(
+        &self,
+        scope: Sc,
+        recvbuf: &'a mut R,
+    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>>
+    where
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Scatterv_init";
+        let (comm, root) = (self.as_communicator().core_comm(), self.root_rank());
+        if comm.rank() == root {
+            return Err(not_root(
+                CALL,
+                "the root must call scatter_varcount_init_root",
+            ));
+        }
+        persistent_mut(recvbuf, CALL, scope, |w, recvbuf| {
+            let mut r = typed_out(recvbuf);
+            let out = r.target();
+            started(
+                do_scatterv(comm, root, None, &mut r, Mode::Persistent(w)),
+                out,
+            )
+        })
+    }
+
+    /// A persistent [`scatter_varcount_into_root`](Self::scatter_varcount_into_root)
+    /// (`MPI_Scatterv_init`, root side): the partition is read once, here.
+    fn scatter_varcount_init_root<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>
+    where
+        S: 'a + PartitionedBuffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        self.try_scatter_varcount_init_root(scope, sendbuf, recvbuf)
+            .or_fatal()
+    }
+    /// [`scatter_varcount_init_root`](Self::scatter_varcount_init_root), reporting errors.
+    fn try_scatter_varcount_init_root<'a, Sc, S: ?Sized, R: ?Sized>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>>
+    where
+        S: 'a + PartitionedBuffer,
+        R: 'a + BufferMut,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Scatterv_init";
+        let (comm, root) = (self.as_communicator().core_comm(), self.root_rank());
+        if comm.rank() != root {
+            return Err(not_root(
+                CALL,
+                "scatter_varcount_init_root called by a process that is not the root",
+            ));
+        }
+        let (c, d) = parts(sendbuf, comm.size(), CALL, "sendbuf")?;
+        persistent_mut(recvbuf, CALL, scope, |w, recvbuf| {
+            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+            let out = r.target();
+            started(
+                do_scatterv(comm, root, Some((&s, &c, &d)), &mut r, Mode::Persistent(w)),
+                out,
+            )
+        })
+    }
+
+    /// A persistent [`reduce_into`](Self::reduce_into) (`MPI_Reduce_init`, non-root
+    /// side). The request holds `sendbuf`, refilled between runs through
+    /// [`data_mut`](PersistentRequest::data_mut), and keeps `op` until it is freed.
+    fn reduce_init<'a, Sc, S: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a mut S,
+        op: O,
+    ) -> PersistentRequest<'a, S, Sc, SafetyOf<Self::Out>>
+    where
+        S: 'a + Buffer + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        self.try_reduce_init(scope, sendbuf, op).or_fatal()
+    }
+    /// [`reduce_init`](Self::reduce_init), reporting errors.
+    fn try_reduce_init<'a, Sc, S: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a mut S,
+        op: O,
+    ) -> Result<PersistentRequest<'a, S, Sc, SafetyOf<Self::Out>>>
+    where
+        S: 'a + Buffer + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Reduce_init";
+        let (comm, root) = (self.as_communicator().core_comm(), self.root_rank());
+        if comm.rank() == root {
+            return Err(not_root(CALL, "the root must call reduce_init_root"));
+        }
+        let core_op = op.as_core_op();
+        let mut req = persistent_mut(sendbuf, CALL, scope, |w, sendbuf| {
+            let sendbuf: &'a S = sendbuf;
+            let s = typed_in(sendbuf);
+            started(
+                do_reduce(comm, root, &s, None, &core_op, Mode::Persistent(w)),
+                None,
+            )
+        })?;
+        req.keep = Some(Box::new(op));
+        Ok(req)
+    }
+
+    /// A persistent [`reduce_into_root`](Self::reduce_into_root) (`MPI_Reduce_init`,
+    /// root side); the request keeps `op` until it is freed.
+    fn reduce_init_root<'a, Sc, S: ?Sized, R: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+        op: O,
+    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        self.try_reduce_init_root(scope, sendbuf, recvbuf, op)
+            .or_fatal()
+    }
+    /// [`reduce_init_root`](Self::reduce_init_root), reporting errors.
+    fn try_reduce_init_root<'a, Sc, S: ?Sized, R: ?Sized, O>(
+        &self,
+        scope: Sc,
+        sendbuf: &'a S,
+        recvbuf: &'a mut R,
+        op: O,
+    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self::Out>>>
+    where
+        S: 'a + Buffer,
+        R: 'a + BufferMut,
+        O: 'a + Operation,
+        Sc: Scope<'a>,
+    {
+        const CALL: &str = "MPI_Reduce_init";
+        let (comm, root) = (self.as_communicator().core_comm(), self.root_rank());
+        if comm.rank() != root {
+            return Err(not_root(
+                CALL,
+                "reduce_init_root called by a process that is not the root",
+            ));
+        }
+        let core_op = op.as_core_op();
+        let mut req = persistent_mut(recvbuf, CALL, scope, |w, recvbuf| {
+            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
+            let out = r.target();
+            started(
+                do_reduce(comm, root, &s, Some(&mut r), &core_op, Mode::Persistent(w)),
+                out,
+            )
+        })?;
         req.keep = Some(Box::new(op));
         Ok(req)
     }

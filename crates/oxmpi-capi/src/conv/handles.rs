@@ -245,8 +245,10 @@ pub enum PersistentOp {
         source: i32,
         tag: i32,
     },
-    /// A persistent collective: starts its non-blocking form (see `pcoll`).
-    Coll(Starter),
+    /// A partitioned request: its start (see `part`).
+    Part(Starter),
+    /// A persistent collective: the schedule planned at its `_init` (see `pcoll`).
+    Plan(Arc<oxmpi_core::coll::persistent::Plan>),
 }
 
 pub struct RequestEntry {
@@ -282,8 +284,8 @@ pub struct Greq {
     pub freed: bool,
 }
 
-/// Starts one persistent collective: the operation's `PMPI_I<op>` into a
-/// request handle of its own, whose engine request is returned.
+/// Starts one partitioned request into a request handle of its own, whose
+/// engine request is returned.
 pub type Starter = Arc<dyn Fn(*mut MPI_Request) -> c_int + Send + Sync>;
 
 /// An MPI_Comm_idup in flight: where its communicator goes at completion.

@@ -372,6 +372,15 @@ pub fn new_request(r: Request, c: MPI_Comm, persistent: Option<PersistentOp>) ->
     })
 }
 
+/// The handle of a new, inactive persistent collective whose starts run `plan`.
+pub fn new_persistent_coll(plan: oxmpi_core::coll::persistent::Plan, c: MPI_Comm) -> MPI_Request {
+    new_request(
+        Request::NULL,
+        c,
+        Some(PersistentOp::Plan(std::sync::Arc::new(plan))),
+    )
+}
+
 /// A handle for a plain point-to-point request (MPI_Isend, MPI_Irecv): the
 /// engine's request itself on a predefined communicator (`handles::direct_request`),
 /// else a table entry.

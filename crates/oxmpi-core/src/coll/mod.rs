@@ -38,42 +38,25 @@ use crate::runtime::engine;
 use sched::Builder;
 
 thread_local! {
-    /// A tag reserved by a persistent collective at its `_init`, for the
-    /// schedule its MPI_Start builds on this thread (see [`with_reserved_tag`]).
-    static RESERVED: std::cell::Cell<Option<(usize, i32)>> = const { std::cell::Cell::new(None) };
+    /// Set while a persistent collective's `_init` runs the immediate form to
+    /// plan its schedule (see [`persistent::plan`]): [`start`] keeps the
+    /// schedule here instead of starting it.
+    static PLANNING: std::cell::RefCell<Option<persistent::Planned>> =
+        const { std::cell::RefCell::new(None) };
 }
 
-/// Reserves the collective tag of a persistent collective at its `_init`
-/// call: persistent collectives are matched in the order they were
-/// initialized (the same on every rank), not the order they are started.
-pub fn reserve_tag(comm: &Comm) -> i32 {
-    comm.next_coll_tag()
-}
-
-/// Runs `f` (which starts one non-blocking collective on `comm`) so that the
-/// collective uses `tag`, reserved by [`reserve_tag`], instead of the next one.
-pub fn with_reserved_tag<R>(comm: &Comm, tag: i32, f: impl FnOnce() -> R) -> R {
-    let key = std::sync::Arc::as_ptr(&comm.0) as usize;
-    RESERVED.with(|c| c.set(Some((key, tag))));
-    let r = f();
-    RESERVED.with(|c| c.set(None));
-    r
-}
-
-fn reserved_or_next_tag(comm: &Comm) -> i32 {
-    let key = std::sync::Arc::as_ptr(&comm.0) as usize;
-    match RESERVED.with(|c| c.get()) {
-        Some((k, tag)) if k == key => {
-            RESERVED.with(|c| c.set(None));
-            tag
-        }
-        _ => comm.next_coll_tag(),
-    }
-}
-
-/// Starts a built schedule as a request (non-blocking collectives).
+/// Starts a built schedule as a request (non-blocking collectives); while a
+/// persistent collective's `_init` plans, keeps it for that collective instead
+/// (its tag taken now: persistent collectives match in the order they were
+/// initialized) and returns `Request::NULL`.
 pub fn start(b: Builder) -> Result<Request> {
-    let tag = reserved_or_next_tag(b.comm());
+    let tag = b.comm().next_coll_tag();
+    if PLANNING.with(|p| p.borrow().is_some()) {
+        return PLANNING.with(|p| match p.borrow_mut().as_mut() {
+            Some(planned) => planned.keep(b, tag).map(|()| Request::NULL),
+            None => unreachable!("planning checked above"),
+        });
+    }
     start_tagged(b, tag)
 }
 

@@ -1,169 +1,207 @@
-//! Persistent collectives (MPI-4 `MPI_<Op>_init`) over typed buffer descriptors:
-//! safe functions, like the blocking and immediate ones in [`api`](super::api) and
-//! [`api_move`](super::api_move).
+//! Persistent collectives (MPI-4 `MPI_<Op>_init`): the schedule is planned once, at
+//! `_init`, and run again by every MPI_Start.
 //!
-//! `*_init` makes an inactive persistent request. Each MPI_Start (`pt2pt::start`) runs
-//! the collective's non-blocking form over the descriptors kept at init, with the
-//! collective tag reserved at init (persistent collectives match in the order they were
-//! initialized, the same on every rank, whatever order they are started in); the
-//! wait/test family completes a start and leaves the request inactive. The buffers are
-//! borrowed for `'a`, which the [`BufScope`] the init call takes keeps from ending
-//! before the request is freed. Argument errors surface at the start that meets them
-//! (as the immediate call's), the datatypes and the count arrays are copied at init.
+//! [`plan`] runs a collective's immediate form once, at `_init`, with
+//! [`super::start`] keeping the schedule it builds instead of starting it: the
+//! argument checks, the reading of the count/displacement/datatype arrays and the
+//! algorithm choice happen there, once, and the schedule (steps over the caller's
+//! buffers, its temporaries, its tag) is what the persistent request keeps. Each
+//! MPI_Start ([`Plan::start`]) rewinds that schedule and hands it to the engine as a
+//! task; the wait/test family completes the start and leaves the request inactive,
+//! ready to be started again. The tag is the communicator's next collective tag at
+//! `_init`, so persistent collectives match in the order they were initialized (the
+//! same on every rank), whatever order they are started in; the count arrays may be
+//! reused by the caller as soon as `_init` returns. The C layer (`pcoll.rs`) plans
+//! its raw immediate forms the same way.
+//!
+//! Below, the safe `*_init` functions over typed buffer descriptors make the engine's
+//! inactive persistent request around a plan. The buffers are borrowed for `'a`,
+//! which the [`BufScope`] the init call takes keeps from ending before the request
+//! is freed.
 
 use std::cell::Cell;
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::api::{iallreduce, ibcast, iexscan, ireduce, iscan};
 use super::api_move::{
-    iallgather, iallgatherv, ialltoall, ialltoallv, igather, igatherv, ireduce_scatter,
-    ireduce_scatter_block, iscatter, iscatterv, Blocks,
+    iallgather, iallgatherv, ialltoall, ialltoallv, ialltoallw, igather, igatherv,
+    ineighbor_allgather, ineighbor_alltoall, ireduce_scatter, ireduce_scatter_block, iscatter,
+    iscatterv, Blocks, WBlocks,
 };
-use super::{reserve_tag, with_reserved_tag};
+use super::sched::{Builder, Schedule};
 use crate::buf::{BufScope, RecvBuf, SendBuf};
 use crate::comm::Comm;
-use crate::datatype::Datatype;
-use crate::engine::{PersistentSpec, ReqKind};
-use crate::error::{ErrorClass, MpiError, Result};
+use crate::engine::{PersistentSpec, ReqKind, State, Task};
+use crate::error::{MpiError, Result};
 use crate::op::Op;
-use crate::request::Request;
+use crate::request::{Request, Status};
 use crate::runtime::engine;
 
-/// The engine's scope for one start of a persistent collective: the start may enter
-/// one request, the one it returns (which becomes the persistent request's active one).
-pub struct Starting<'b> {
-    entered: Cell<Option<Request>>,
-    extra: Cell<bool>,
-    _life: PhantomData<Cell<&'b ()>>,
+/// What [`super::start`] kept while a `_init` planned.
+pub(crate) enum Planned {
+    Waiting,
+    /// The schedule (`None`: nothing to move on this rank, each start completes at once).
+    Kept(Option<Schedule>),
+    /// The immediate form started more than one schedule (never, for a collective).
+    Twice,
 }
 
-// SAFETY: a `Starting<'b>` is made only by a persistent collective's starter, over the
-// buffers kept at init for as long as the persistent request exists; the starter checks
-// that the one request entered is the one returned (aborting otherwise), and the engine
-// keeps it as the persistent request's active one, completed before the next start.
-unsafe impl<'b> BufScope<'b> for Starting<'b> {
-    fn enter(&self, r: Request) {
-        if self.entered.get().is_some() {
-            self.extra.set(true);
-        } else {
-            self.entered.set(Some(r));
+impl Planned {
+    pub(crate) fn keep(&mut self, b: Builder, tag: i32) -> Result<()> {
+        if !matches!(self, Planned::Waiting) {
+            b.discard();
+            *self = Planned::Twice;
+            return Ok(());
         }
+        *self = Planned::Kept(if b.is_empty() {
+            b.discard();
+            None
+        } else {
+            let mut s = b.build()?;
+            s.set_tag(tag);
+            Some(s)
+        });
+        Ok(())
+    }
+}
+
+/// A persistent collective's schedule, planned at `_init`, shared by the request
+/// and the task of its current start.
+pub struct Plan {
+    sched: Option<Arc<Mutex<Schedule>>>,
+    /// The algorithm counters (MPI_T) each start adds to, as the immediate call would.
+    counts: Vec<(usize, usize)>,
+}
+
+impl std::fmt::Debug for Plan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // `try_lock`: a diagnosis may print the plan while its own run is being advanced.
+        match self.sched.as_ref().map(|s| s.try_lock()) {
+            Some(Ok(s)) => write!(f, "Plan({:?})", *s),
+            Some(Err(_)) => f.write_str("Plan(being advanced)"),
+            None => f.write_str("Plan(nothing to move)"),
+        }
+    }
+}
+
+fn lock(s: &Mutex<Schedule>) -> MutexGuard<'_, Schedule> {
+    // A panic inside a step leaves nothing half-written that a rewind does not reset.
+    s.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Plans a persistent collective named `call` (`MPI_<Op>_init`): runs `immediate`,
+/// the collective's non-blocking form over the `_init` call's arguments, keeping the
+/// schedule it builds. Its errors are the `_init` call's.
+pub fn plan(call: &str, immediate: impl FnOnce() -> Result<Request>) -> Result<Plan> {
+    let outer = super::PLANNING.with(|p| p.replace(Some(Planned::Waiting)));
+    let (r, counts) = super::select::deferring_counts(immediate);
+    let planned = super::PLANNING.with(|p| p.replace(outer));
+    let r = r.map_err(|e| renamed(e, call))?;
+    match planned {
+        Some(Planned::Kept(s)) if r == Request::NULL => Ok(Plan {
+            sched: s.map(|s| Arc::new(Mutex::new(s))),
+            counts,
+        }),
+        _ => Err(MpiError::intern(
+            call,
+            "the collective's immediate form did not build exactly one schedule",
+        )),
+    }
+}
+
+/// An error of the immediate form run by [`plan`], named after the `_init` call.
+fn renamed(mut e: MpiError, call: &str) -> MpiError {
+    if let Some(i) = e.message.find(':') {
+        if e.message.starts_with("MPI_") && !e.message[..i].contains(' ') {
+            e.message = format!("{call}{}", &e.message[i..]);
+        }
+    }
+    e
+}
+
+impl Plan {
+    /// MPI_Start: runs the schedule again from its first step (the previous start
+    /// has completed: the request was inactive).
+    pub fn start(&self) -> Result<Request> {
+        let e = engine()?;
+        super::select::count_again(&self.counts);
+        match &self.sched {
+            None => Ok(e.with_state(|st| st.done_request(Status::EMPTY))),
+            Some(s) => {
+                lock(s).restart();
+                let task = Box::new(Rerun(s.clone()));
+                Ok(e.with_progress(|st| st.start_task(task)))
+            }
+        }
+    }
+}
+
+/// One start of a persistent collective: its plan's schedule, advanced by progress.
+struct Rerun(Arc<Mutex<Schedule>>);
+
+impl std::fmt::Debug for Rerun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.try_lock() {
+            Ok(s) => write!(f, "persistent {:?}", *s),
+            Err(_) => f.write_str("persistent collective schedule (being advanced)"),
+        }
+    }
+}
+
+impl Task for Rerun {
+    fn advance(&mut self, st: &mut State) -> Result<bool> {
+        lock(&self.0).advance(st)
+    }
+    fn pending(&self) -> Option<crate::diag::Pending> {
+        lock(&self.0).pending()
     }
 }
 
 /// The start of a persistent collective, kept by its engine request.
-#[derive(Clone)]
-pub(crate) struct Starter(Arc<dyn Fn() -> Result<Request> + Send + Sync>);
+#[derive(Clone, Debug)]
+pub(crate) struct Starter(Arc<Plan>);
 
 impl Starter {
     pub(crate) fn start(&self) -> Result<Request> {
-        (self.0)()
+        self.0.start()
     }
 }
 
-impl std::fmt::Debug for Starter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Starter")
-    }
+/// The engine scope of a `_init`'s planning run: the immediate form enters no
+/// request (its schedule is kept, not started).
+struct Planning<'a>(PhantomData<Cell<&'a ()>>);
+
+// SAFETY: a `Planning<'a>` only lends the descriptors to the planning run of `init`
+// below, whose schedule (over those descriptors' memory) runs only in starts of the
+// persistent request `init` enters into the caller's `BufScope<'a>`, which keeps 'a
+// from ending before that request is freed.
+unsafe impl<'a> BufScope<'a> for Planning<'a> {
+    fn enter(&self, _planned: Request) {}
 }
 
-/// A descriptor's parts, kept by a persistent request (the datatype copied).
-struct Kept {
-    addr: usize,
-    count: usize,
-    dt: Option<Datatype>,
-}
-
-impl Kept {
-    fn send(s: &SendBuf<'_, '_>) -> Kept {
-        Kept {
-            addr: s.ptr() as usize,
-            count: s.count(),
-            dt: s.datatype().cloned(),
-        }
-    }
-    fn recv(r: &RecvBuf<'_, '_>) -> Kept {
-        Kept {
-            addr: r.ptr() as usize,
-            count: r.count(),
-            dt: r.datatype().cloned(),
-        }
-    }
-}
-
-/// A persistent collective over `send` and `recv` (`None`: in place, or not significant
-/// on this rank, as for the immediate call): each start calls `start` with them and the
-/// engine scope to start its non-blocking form with, on `comm`.
-pub fn init<'a, F>(
+/// A persistent collective named `call` whose schedule `immediate` (the immediate
+/// form, given the planning scope) builds once: the engine's inactive persistent
+/// request, entered into `scope`.
+fn init<'a>(
     scope: &impl BufScope<'a>,
-    comm: &Comm,
-    send: Option<SendBuf<'a, '_>>,
-    recv: Option<RecvBuf<'a, '_>>,
-    start: F,
-) -> Result<Request>
-where
-    F: for<'b, 'd> Fn(
-            &Starting<'b>,
-            Option<SendBuf<'b, 'd>>,
-            Option<RecvBuf<'b, 'd>>,
-            &Comm,
-        ) -> Result<Request>
-        + Send
-        + Sync
-        + 'static,
-{
+    call: &str,
+    immediate: impl FnOnce(&Planning<'a>) -> Result<Request>,
+) -> Result<Request> {
     let e = engine()?;
-    let (ks, kr) = (send.as_ref().map(Kept::send), recv.as_ref().map(Kept::recv));
-    let tag = reserve_tag(comm);
-    let cm = comm.clone();
-    let starter = Starter(Arc::new(move || {
-        let p = Starting {
-            entered: Cell::new(None),
-            extra: Cell::new(false),
-            _life: PhantomData,
-        };
-        // SAFETY: the descriptors given to `init` were valid for 'a, and the persistent
-        // request that owns this starter was entered into a `BufScope<'a>` below, which
-        // keeps 'a from ending before the request is freed; the engine runs a start only
-        // while the request exists and is inactive (no earlier start still uses them).
-        let (s, r) = unsafe {
-            (
-                ks.as_ref()
-                    .map(|k| SendBuf::from_raw(k.addr as *const u8, k.count, k.dt.as_ref())),
-                kr.as_ref()
-                    .map(|k| RecvBuf::from_raw(k.addr as *mut u8, k.count, k.dt.as_ref())),
-            )
-        };
-        let req = with_reserved_tag(&cm, tag, || start(&p, s, r, &cm));
-        let ok = !p.extra.get()
-            && match (p.entered.get(), &req) {
-                (None, _) => true,
-                (Some(e), Ok(r)) => e == *r,
-                (Some(_), Err(_)) => false,
-            };
-        if !ok {
-            eprintln!("oxmpi: internal error: a persistent collective's start left a request its scope does not hold; aborting");
-            std::process::abort();
-        }
-        req
-    }));
+    let p = plan(call, || immediate(&Planning(PhantomData)))?;
     let r = e.lock().new_request(ReqKind::Persistent {
-        spec: PersistentSpec::Coll(starter),
+        spec: PersistentSpec::Coll(Starter(Arc::new(p))),
         active: None,
     });
     scope.enter(r);
     Ok(r)
 }
 
-fn need<T>(call: &str, arg: &str, v: Option<T>) -> Result<T> {
-    v.ok_or_else(|| MpiError::arg(ErrorClass::Buffer, call, arg, "missing at a start"))
-}
-
 /// MPI_Barrier_init.
 pub fn barrier_init<'a>(scope: &impl BufScope<'a>, comm: &Comm) -> Result<Request> {
-    init(scope, comm, None, None, |_, _, _, c| {
-        super::barrier::ibarrier(c)
+    init(scope, "MPI_Barrier_init", |_| {
+        super::barrier::ibarrier(comm)
     })
 }
 
@@ -174,9 +212,7 @@ pub fn bcast_init<'a>(
     root: i32,
     comm: &Comm,
 ) -> Result<Request> {
-    init(scope, comm, None, Some(buf), move |p, _, r, c| {
-        ibcast(p, need("MPI_Bcast_init", "buffer", r)?, root, c)
-    })
+    init(scope, "MPI_Bcast_init", |p| ibcast(p, buf, root, comm))
 }
 
 /// MPI_Allreduce_init (as [`iallreduce`]).
@@ -187,9 +223,8 @@ pub fn allreduce_init<'a>(
     op: &Op,
     comm: &Comm,
 ) -> Result<Request> {
-    let op = op.clone();
-    init(scope, comm, send, Some(recv), move |p, s, r, c| {
-        iallreduce(p, s, need("MPI_Allreduce_init", "recvbuf", r)?, &op, c)
+    init(scope, "MPI_Allreduce_init", |p| {
+        iallreduce(p, send, recv, op, comm)
     })
 }
 
@@ -202,9 +237,8 @@ pub fn reduce_init<'a>(
     root: i32,
     comm: &Comm,
 ) -> Result<Request> {
-    let op = op.clone();
-    init(scope, comm, send, recv, move |p, s, r, c| {
-        ireduce(p, s, r, &op, root, c)
+    init(scope, "MPI_Reduce_init", |p| {
+        ireduce(p, send, recv, op, root, comm)
     })
 }
 
@@ -216,10 +250,7 @@ pub fn scan_init<'a>(
     op: &Op,
     comm: &Comm,
 ) -> Result<Request> {
-    let op = op.clone();
-    init(scope, comm, send, Some(recv), move |p, s, r, c| {
-        iscan(p, s, need("MPI_Scan_init", "recvbuf", r)?, &op, c)
-    })
+    init(scope, "MPI_Scan_init", |p| iscan(p, send, recv, op, comm))
 }
 
 /// MPI_Exscan_init (as [`iexscan`]).
@@ -230,9 +261,8 @@ pub fn exscan_init<'a>(
     op: &Op,
     comm: &Comm,
 ) -> Result<Request> {
-    let op = op.clone();
-    init(scope, comm, send, Some(recv), move |p, s, r, c| {
-        iexscan(p, s, need("MPI_Exscan_init", "recvbuf", r)?, &op, c)
+    init(scope, "MPI_Exscan_init", |p| {
+        iexscan(p, send, recv, op, comm)
     })
 }
 
@@ -245,12 +275,12 @@ pub fn gather_init<'a>(
     root: i32,
     comm: &Comm,
 ) -> Result<Request> {
-    init(scope, comm, send, recv, move |p, s, r, c| {
-        igather(p, s, r, recvcount, root, c)
+    init(scope, "MPI_Gather_init", |p| {
+        igather(p, send, recv, recvcount, root, comm)
     })
 }
 
-/// MPI_Gatherv_init (as [`igatherv`]; the arrays are copied).
+/// MPI_Gatherv_init (as [`igatherv`]; the arrays are read here, once).
 pub fn gatherv_init<'a>(
     scope: &impl BufScope<'a>,
     send: Option<SendBuf<'a, '_>>,
@@ -260,9 +290,8 @@ pub fn gatherv_init<'a>(
     root: i32,
     comm: &Comm,
 ) -> Result<Request> {
-    let (rc, d) = (recvcounts.to_vec(), displs.to_vec());
-    init(scope, comm, send, recv, move |p, s, r, c| {
-        igatherv(p, s, r, &rc, &d, root, c)
+    init(scope, "MPI_Gatherv_init", |p| {
+        igatherv(p, send, recv, recvcounts, displs, root, comm)
     })
 }
 
@@ -275,13 +304,12 @@ pub fn scatter_init<'a>(
     root: i32,
     comm: &Comm,
 ) -> Result<Request> {
-    init(scope, comm, send, recv, move |p, s, r, c| {
-        iscatter(p, s, sendcount, r, root, c)
+    init(scope, "MPI_Scatter_init", |p| {
+        iscatter(p, send, sendcount, recv, root, comm)
     })
 }
 
-/// MPI_Scatterv_init (as [`iscatterv`]; the arrays are copied).
-#[allow(clippy::too_many_arguments)]
+/// MPI_Scatterv_init (as [`iscatterv`]; the arrays are read here, once).
 pub fn scatterv_init<'a>(
     scope: &impl BufScope<'a>,
     send: Option<SendBuf<'a, '_>>,
@@ -291,9 +319,8 @@ pub fn scatterv_init<'a>(
     root: i32,
     comm: &Comm,
 ) -> Result<Request> {
-    let (sc, d) = (sendcounts.to_vec(), displs.to_vec());
-    init(scope, comm, send, recv, move |p, s, r, c| {
-        iscatterv(p, s, &sc, &d, r, root, c)
+    init(scope, "MPI_Scatterv_init", |p| {
+        iscatterv(p, send, sendcounts, displs, recv, root, comm)
     })
 }
 
@@ -305,18 +332,12 @@ pub fn allgather_init<'a>(
     recvcount: usize,
     comm: &Comm,
 ) -> Result<Request> {
-    init(scope, comm, send, Some(recv), move |p, s, r, c| {
-        iallgather(
-            p,
-            s,
-            need("MPI_Allgather_init", "recvbuf", r)?,
-            recvcount,
-            c,
-        )
+    init(scope, "MPI_Allgather_init", |p| {
+        iallgather(p, send, recv, recvcount, comm)
     })
 }
 
-/// MPI_Allgatherv_init (as [`iallgatherv`]; the arrays are copied).
+/// MPI_Allgatherv_init (as [`iallgatherv`]; the arrays are read here, once).
 pub fn allgatherv_init<'a>(
     scope: &impl BufScope<'a>,
     send: Option<SendBuf<'a, '_>>,
@@ -325,9 +346,8 @@ pub fn allgatherv_init<'a>(
     displs: &[isize],
     comm: &Comm,
 ) -> Result<Request> {
-    let (rc, d) = (recvcounts.to_vec(), displs.to_vec());
-    init(scope, comm, send, Some(recv), move |p, s, r, c| {
-        iallgatherv(p, s, need("MPI_Allgatherv_init", "recvbuf", r)?, &rc, &d, c)
+    init(scope, "MPI_Allgatherv_init", |p| {
+        iallgatherv(p, send, recv, recvcounts, displs, comm)
     })
 }
 
@@ -340,19 +360,12 @@ pub fn alltoall_init<'a>(
     recvcount: usize,
     comm: &Comm,
 ) -> Result<Request> {
-    init(scope, comm, send, Some(recv), move |p, s, r, c| {
-        ialltoall(
-            p,
-            s,
-            sendcount,
-            need("MPI_Alltoall_init", "recvbuf", r)?,
-            recvcount,
-            c,
-        )
+    init(scope, "MPI_Alltoall_init", |p| {
+        ialltoall(p, send, sendcount, recv, recvcount, comm)
     })
 }
 
-/// MPI_Alltoallv_init (as [`ialltoallv`]; the arrays are copied).
+/// MPI_Alltoallv_init (as [`ialltoallv`]; the arrays are read here, once).
 pub fn alltoallv_init<'a>(
     scope: &impl BufScope<'a>,
     send: Option<SendBuf<'a, '_>>,
@@ -361,28 +374,26 @@ pub fn alltoallv_init<'a>(
     rb: Blocks<'_>,
     comm: &Comm,
 ) -> Result<Request> {
-    let (sc, sd, rc, rd) = (
-        sb.counts.to_vec(),
-        sb.displs.to_vec(),
-        rb.counts.to_vec(),
-        rb.displs.to_vec(),
-    );
-    init(scope, comm, send, Some(recv), move |p, s, r, c| {
-        let (sb, rb) = (
-            Blocks {
-                counts: &sc,
-                displs: &sd,
-            },
-            Blocks {
-                counts: &rc,
-                displs: &rd,
-            },
-        );
-        ialltoallv(p, s, sb, need("MPI_Alltoallv_init", "recvbuf", r)?, rb, c)
+    init(scope, "MPI_Alltoallv_init", |p| {
+        ialltoallv(p, send, sb, recv, rb, comm)
     })
 }
 
-/// MPI_Reduce_scatter_init (as [`ireduce_scatter`]; the counts are copied).
+/// MPI_Alltoallw_init (as [`ialltoallw`]; the arrays and datatypes are read here, once).
+pub fn alltoallw_init<'a>(
+    scope: &impl BufScope<'a>,
+    send: Option<SendBuf<'a, '_>>,
+    sb: WBlocks<'_>,
+    recv: RecvBuf<'a, '_>,
+    rb: WBlocks<'_>,
+    comm: &Comm,
+) -> Result<Request> {
+    init(scope, "MPI_Alltoallw_init", |p| {
+        ialltoallw(p, send, sb, recv, rb, comm)
+    })
+}
+
+/// MPI_Reduce_scatter_init (as [`ireduce_scatter`]; the counts are read here, once).
 pub fn reduce_scatter_init<'a>(
     scope: &impl BufScope<'a>,
     send: Option<SendBuf<'a, '_>>,
@@ -391,16 +402,8 @@ pub fn reduce_scatter_init<'a>(
     op: &Op,
     comm: &Comm,
 ) -> Result<Request> {
-    let (rc, op) = (recvcounts.to_vec(), op.clone());
-    init(scope, comm, send, Some(recv), move |p, s, r, c| {
-        ireduce_scatter(
-            p,
-            s,
-            need("MPI_Reduce_scatter_init", "recvbuf", r)?,
-            &rc,
-            &op,
-            c,
-        )
+    init(scope, "MPI_Reduce_scatter_init", |p| {
+        ireduce_scatter(p, send, recv, recvcounts, op, comm)
     })
 }
 
@@ -413,15 +416,35 @@ pub fn reduce_scatter_block_init<'a>(
     op: &Op,
     comm: &Comm,
 ) -> Result<Request> {
-    let op = op.clone();
-    init(scope, comm, send, Some(recv), move |p, s, r, c| {
-        ireduce_scatter_block(
-            p,
-            s,
-            need("MPI_Reduce_scatter_block_init", "recvbuf", r)?,
-            recvcount,
-            &op,
-            c,
-        )
+    init(scope, "MPI_Reduce_scatter_block_init", |p| {
+        ireduce_scatter_block(p, send, recv, recvcount, op, comm)
+    })
+}
+
+/// MPI_Neighbor_allgather_init (as [`ineighbor_allgather`]).
+pub fn neighbor_allgather_init<'a>(
+    scope: &impl BufScope<'a>,
+    send: SendBuf<'a, '_>,
+    sendcount: usize,
+    recv: RecvBuf<'a, '_>,
+    recvcount: usize,
+    comm: &Comm,
+) -> Result<Request> {
+    init(scope, "MPI_Neighbor_allgather_init", |p| {
+        ineighbor_allgather(p, send, sendcount, recv, recvcount, comm)
+    })
+}
+
+/// MPI_Neighbor_alltoall_init (as [`ineighbor_alltoall`]).
+pub fn neighbor_alltoall_init<'a>(
+    scope: &impl BufScope<'a>,
+    send: SendBuf<'a, '_>,
+    sendcount: usize,
+    recv: RecvBuf<'a, '_>,
+    recvcount: usize,
+    comm: &Comm,
+) -> Result<Request> {
+    init(scope, "MPI_Neighbor_alltoall_init", |p| {
+        ineighbor_alltoall(p, send, sendcount, recv, recvcount, comm)
     })
 }

@@ -112,8 +112,9 @@ impl Memory<'_> {
     }
 }
 
-/// Local work of a step: copies, reductions, packing.
-pub type LocalFn = Box<dyn FnOnce(&mut Memory<'_>) -> Result<()> + Send>;
+/// Local work of a step: copies, reductions, packing. `Fn`, not `FnOnce`: a
+/// persistent collective runs its schedule again at every start.
+pub type LocalFn = Box<dyn Fn(&mut Memory<'_>) -> Result<()> + Send>;
 
 pub enum Step {
     Send {
@@ -280,7 +281,7 @@ impl Builder {
     }
 
     /// Runs `f` when reached (after a fence if it reads received data).
-    pub fn local(&mut self, f: impl FnOnce(&mut Memory<'_>) -> Result<()> + Send + 'static) {
+    pub fn local(&mut self, f: impl Fn(&mut Memory<'_>) -> Result<()> + Send + 'static) {
         self.push(Step::Local(Box::new(f)));
     }
 
@@ -393,6 +394,18 @@ impl Schedule {
         self.tag = tag;
     }
 
+    /// Makes a schedule that ran (to completion or to an error) ready to run
+    /// again from its first step, with the same tag: a persistent collective's
+    /// MPI_Start. Operations a failed run left in flight are forgotten (as when a
+    /// failed non-blocking collective's schedule is dropped), and the
+    /// temporaries are zeroed again (algorithms may count on fresh ones).
+    pub(crate) fn restart(&mut self) {
+        let parts = self.parts.as_mut().expect("schedule without its parts");
+        parts.in_flight.clear();
+        parts.arena.fill(0);
+        self.pc = 0;
+    }
+
     /// Removes finished operations; the first error among them fails the schedule.
     fn reap(in_flight: &mut Vec<Request>, st: &mut State) -> Result<()> {
         let mut failed = None;
@@ -436,14 +449,14 @@ impl Schedule {
                 self.pc += 1;
                 continue;
             }
-            // A fence left in the slot: harmless if the step were ever reached again.
-            let step = std::mem::replace(&mut steps[self.pc], Step::Fence);
+            // Read in place, not taken: a persistent collective runs the steps again.
+            let step = &steps[self.pc];
             self.pc += 1;
             let mut m = Memory {
                 arena: arena.as_mut_slice(),
             };
             match step {
-                Step::Send { buf, peer, sub } => {
+                &Step::Send { buf, peer, sub } => {
                     let world = peer_world(&self.comm, peer, "send")?;
                     non_null(m.addr(buf), buf.len)?;
                     let tag = self.tag | ((sub as i32) << SEQ_BITS);
@@ -459,7 +472,7 @@ impl Schedule {
                     let r = st.start_send(world, env, raw, SendMode::Standard)?;
                     in_flight.push(r);
                 }
-                Step::Recv { buf, peer, sub } => {
+                &Step::Recv { buf, peer, sub } => {
                     peer_world(&self.comm, peer, "receive")?;
                     non_null(m.addr(buf), buf.len)?;
                     let tag = self.tag | ((sub as i32) << SEQ_BITS);
@@ -476,7 +489,7 @@ impl Schedule {
                     in_flight.push(r);
                 }
                 Step::Local(f) => f(&mut m)?,
-                Step::Copy { src, dst } => {
+                &Step::Copy { src, dst } => {
                     let (s, d) = (m.addr(src), m.addr(dst));
                     non_null(s, src.len)?;
                     non_null(d, dst.len)?;
@@ -491,6 +504,7 @@ impl Schedule {
                     dt,
                     op,
                 } => {
+                    let (src, dst, count) = (*src, *dst, *count);
                     non_null(m.addr(src), src.len)?;
                     non_null(m.addr(dst), dst.len)?;
                     let lb = dt.true_lb();
@@ -498,7 +512,7 @@ impl Schedule {
                     let d = m.addr(dst).wrapping_offset(-lb);
                     // Caller memory by the collective's contract, temporaries sized by `span_len`.
                     // SAFETY: both spans cover `count` elements of `dt` shifted back by `true_lb`; `apply` touches only their bytes.
-                    unsafe { op.apply(s, d, count, &dt) }?;
+                    unsafe { op.apply(s, d, count, dt) }?;
                 }
                 Step::Fence => unreachable!("fences are handled above"),
             }

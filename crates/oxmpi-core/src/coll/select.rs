@@ -226,12 +226,48 @@ pub(crate) const MAX_ALGORITHMS: usize = 8;
 static CALLS: [[AtomicU64; MAX_ALGORITHMS]; FORCEABLE.len()] =
     [const { [const { AtomicU64::new(0) }; MAX_ALGORITHMS] }; FORCEABLE.len()];
 
+thread_local! {
+    /// While a persistent collective's `_init` plans its schedule: the counters
+    /// its choices would add to, added to at each of its starts instead
+    /// ([`deferring_counts`], [`count_again`]).
+    static DEFERRED: std::cell::RefCell<Option<Vec<(usize, usize)>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 /// Counts one call of the collective at `i` ([`op_index`]) that ran
 /// `algorithm` of `table`.
 #[inline]
 fn count(i: Option<usize>, table: &Table, algorithm: &str) {
     if let (Some(i), Some(k)) = (i, table.algorithms.iter().position(|a| a.name == algorithm)) {
-        if let Some(c) = CALLS[i].get(k) {
+        if k < MAX_ALGORITHMS {
+            let deferred = DEFERRED.with(|d| match d.borrow_mut().as_mut() {
+                Some(v) => {
+                    v.push((i, k));
+                    true
+                }
+                None => false,
+            });
+            if !deferred {
+                CALLS[i][k].fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// Runs `f` (a persistent collective's planning) with the counts of the
+/// algorithms it chooses kept aside, not counted: a persistent collective
+/// counts once per start, what each start runs, and not at its `_init`.
+pub(crate) fn deferring_counts<R>(f: impl FnOnce() -> R) -> (R, Vec<(usize, usize)>) {
+    let outer = DEFERRED.with(|d| d.replace(Some(Vec::new())));
+    let r = f();
+    let kept = DEFERRED.with(|d| d.replace(outer)).unwrap_or_default();
+    (r, kept)
+}
+
+/// Counts again the algorithms [`deferring_counts`] kept aside (one start).
+pub(crate) fn count_again(kept: &[(usize, usize)]) {
+    for &(i, k) in kept {
+        if let Some(c) = CALLS.get(i).and_then(|row| row.get(k)) {
             c.fetch_add(1, Ordering::Relaxed);
         }
     }
