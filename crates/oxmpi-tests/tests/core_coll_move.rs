@@ -69,7 +69,7 @@ fn alltoall_v_w_every_algorithm() {
     group(
         "alltoall",
         "OXMPI_ALLTOALL_ALGORITHM",
-        &["bruck", "auto"],
+        &["bruck", "shm", "auto"],
         &[],
     );
     for a in ["pairwise", "linear"] {

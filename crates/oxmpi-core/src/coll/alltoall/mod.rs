@@ -4,7 +4,10 @@
 //! Selection for alltoall (MPICH's defaults, on bytes per block): Bruck for
 //! blocks ≤ 256 B on 8 or more ranks; linear (every send and receive started at
 //! once) for blocks < 32 KiB on 8 or more ranks; pairwise exchange otherwise.
-//! Alltoallv/w: linear by default, pairwise on request.
+//! Alltoallv/w: linear by default, pairwise on request. `shm` (blocking
+//! alltoall on communicators within one host, see `coll/shm`) is chosen where
+//! the n blocks of a rank fit a slot half together, up to [`SHM_MAX`] bytes a
+//! block: one synchronization instead of a message per pair.
 //!
 //! MPI_IN_PLACE (`sendbuf == None`): `recvbuf` holds the data to send, described
 //! by the receive arguments; it is first copied to a temporary.
@@ -20,7 +23,7 @@ use crate::datatype::Datatype;
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::request::Request;
 
-use super::select::{always, Algorithm, Shape, Table};
+use super::select::{always, never, Algorithm, Shape, Table};
 
 /// Alltoall's algorithms (see [`super::select`]); `bytes`: one block.
 pub(crate) static TABLE: Table = Table {
@@ -42,6 +45,12 @@ pub(crate) static TABLE: Table = Table {
             name: "linear",
             applies: "any size (medium blocks on 8 or more ranks)",
             runs: always,
+            instead: None,
+        },
+        Algorithm {
+            name: "shm",
+            applies: "blocking alltoall within one host, n blocks within 64 KiB",
+            runs: never,
             instead: None,
         },
     ],
@@ -76,6 +85,9 @@ pub(crate) static V_TABLE: Table = Table {
     default: |_| "linear",
 };
 
+/// Blocking alltoalls up to this many bytes per block take the shared-memory
+/// path where it exists and the blocks fit (`coll::shm::alltoall_fits`).
+pub const SHM_MAX: usize = 4 * 1024;
 pub const BRUCK_MAX_BLOCK: usize = 256;
 pub const MEDIUM_MAX_BLOCK: usize = 32 * 1024;
 pub const MIN_PROCS: i32 = 8;
@@ -179,6 +191,34 @@ pub unsafe fn alltoall(
     comm: &Comm,
 ) -> Result<()> {
     let _diag = crate::diag::coll("MPI_Alltoall", comm, None, sendcount, Some(sendtype), None)?;
+    const CALL: &str = "MPI_Alltoall";
+    let n = comm.size() as usize;
+    let checked = !comm.is_inter()
+        && util::check_type(CALL, "recvtype", recvtype).is_ok()
+        && util::check_count(CALL, "recvcount", recvcount * n, recvtype).is_ok()
+        && (sendbuf.is_none()
+            || (util::check_type(CALL, "sendtype", sendtype).is_ok()
+                && util::check_count(CALL, "sendcount", sendcount * n, sendtype).is_ok()
+                && util::packed_len(sendcount, sendtype) == util::packed_len(recvcount, recvtype)));
+    let blk = if checked {
+        util::packed_len(recvcount, recvtype)
+    } else {
+        0
+    };
+    // Zero-byte blocks: the schedule returns without communicating.
+    if blk > 0 && super::shm::alltoall_fits(n, blk) {
+        let forced = super::select::forced("alltoall")?;
+        if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, blk <= SHM_MAX))? {
+            // SAFETY: forwarded caller contract; arguments checked above, the blocks fit.
+            unsafe {
+                super::shm::alltoall(
+                    sess, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                )
+            };
+            super::select::ran("alltoall", "shm");
+            return Ok(());
+        }
+    }
     super::run(
         schedule(
             "MPI_Alltoall",

@@ -1,6 +1,7 @@
 //! Shared-memory collectives for intracommunicators whose members all share one
 //! host (after MPICH's ch4 "release/gather" and Open MPI's coll/sm): blocking
-//! barrier, bcast, reduce, allreduce and allgather move data through one memory
+//! barrier, bcast, reduce, allreduce, allgather and alltoall (blocks that fit a
+//! slot half together) move data through one memory
 //! area per communicator instead of point-to-point messages. Non-blocking
 //! collectives keep using schedules.
 //!
@@ -72,12 +73,14 @@
 
 mod allgather;
 mod allreduce;
+mod alltoall;
 mod barrier;
 mod bcast;
 mod reduce;
 
 pub(crate) use allgather::allgather;
 pub(crate) use allreduce::allreduce;
+pub(crate) use alltoall::{alltoall, fits as alltoall_fits};
 pub(crate) use barrier::barrier;
 pub(crate) use bcast::bcast;
 pub(crate) use reduce::chunk_elems;
