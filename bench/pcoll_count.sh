@@ -44,11 +44,20 @@ count() {
     rm -f "$out"/cg.*
     echo $(((tot[1] - tot[0]) / 2000))
 }
+# The name callgrind gives a call (MPI_X, or its alias PMPI_X): the outer one when
+# both appear (a shim calling the body), as toggling both would switch twice.
+name_of() {
+    local impl=$1 call=$2 launcher="$ox/bin/mpiexec"
+    [ "$impl" = mpich ] && launcher=mpiexec.mpich
+    rm -f "$out"/cg.*
+    $launcher -n 1 valgrind --tool=callgrind --callgrind-out-file="$out/cg.%p" \
+        "$out/probe.$impl" 10 s >/dev/null 2>&1
+    if grep -qE "^c?fn=\([0-9]+\) $call\$" "$out"/cg.*; then echo "$call"; else echo "P$call"; fi
+    rm -f "$out"/cg.*
+}
 printf '%-7s %-6s %12s %12s\n' impl ranks Start+Wait Start
 for impl in $impls; do
-    # The function names callgrind sees (aliases resolve to one of the two names).
-    ts=PMPI_Start tw=MPI_Wait
-    [ "$impl" = mpich ] && tw=PMPI_Wait
+    ts=$(name_of "$impl" MPI_Start) tw=$(name_of "$impl" MPI_Wait)
     for np in 1 2; do
         mode=w
         [ "$np" = 1 ] && mode=s
