@@ -111,7 +111,8 @@ pub mod wire;
 
 pub use progress::wait_fds;
 use socket::{
-    connect_done, connect_nonblocking, random_nonce, read_exact_nb, send_gather, write_some,
+    connect_done, connect_nonblocking, random_nonce, read_exact_nb, read_two, send_gather,
+    write_some,
 };
 
 /// Largest packet [`TcpTransport::try_push`] accepts; the engine fragments to this.

@@ -313,10 +313,23 @@ impl TcpTransport {
                 // SAFETY: `poll_landing`'s contract is `try_land`'s.
                 unsafe { c.dec.try_land(head, DIRECT_MIN, &mut land_here) };
                 let direct = c.dec.direct_buf_head(DIRECT_MIN, head).is_some();
+                // With landing on, a direct read also takes the next frame's header and
+                // engine header (into `scratch`), so the next large payload can land
+                // without a read of its header alone.
+                let tail = if head > 0 {
+                    (wire::FRAME_HEADER_LEN + head).min(scratch.len())
+                } else {
+                    0
+                };
+                let mut dlen = 0;
                 let (res, asked) = if direct {
                     let buf = c.dec.direct_buf_head(DIRECT_MIN, head).unwrap();
-                    let asked = buf.len();
-                    ((&c.stream).read(buf), asked)
+                    dlen = buf.len();
+                    if tail > 0 {
+                        (read_two(&c.stream, buf, &mut scratch[..tail]), dlen + tail)
+                    } else {
+                        ((&c.stream).read(buf), dlen)
+                    }
                 } else {
                     let lim = c.dec.read_hint(head, scratch.len());
                     ((&c.stream).read(&mut scratch[..lim]), lim)
@@ -337,7 +350,19 @@ impl TcpTransport {
                     Ok(n) => {
                         *did = true;
                         if direct {
-                            c.dec.advance_direct(n, &mut push);
+                            c.dec.advance_direct(n.min(dlen), &mut push);
+                            if n > dlen {
+                                // SAFETY: `poll_landing`'s contract is `feed_landing`'s.
+                                unsafe {
+                                    c.dec.feed_landing(
+                                        &scratch[..n - dlen],
+                                        head,
+                                        DIRECT_MIN,
+                                        &mut land_here,
+                                        &mut push,
+                                    )
+                                }?;
+                            }
                         } else {
                             // SAFETY: `poll_landing`'s contract is `feed_landing`'s.
                             unsafe {

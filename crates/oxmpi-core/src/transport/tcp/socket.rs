@@ -185,6 +185,31 @@ pub(super) fn send_gather(stream: &TcpStream, parts: &[&[u8]]) -> io::Result<usi
     }
 }
 
+/// readv(2) into `a`, then `b` (the bytes after `a`); EINTR is retried.
+pub(super) fn read_two(stream: &TcpStream, a: &mut [u8], b: &mut [u8]) -> io::Result<usize> {
+    let iov = [
+        libc::iovec {
+            iov_base: a.as_mut_ptr().cast(),
+            iov_len: a.len(),
+        },
+        libc::iovec {
+            iov_base: b.as_mut_ptr().cast(),
+            iov_len: b.len(),
+        },
+    ];
+    loop {
+        // SAFETY: both iovecs describe live, writable slices borrowed mutably for this call.
+        let r = unsafe { libc::readv(stream.as_raw_fd(), iov.as_ptr(), 2) };
+        if r >= 0 {
+            return Ok(r as usize);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
 /// Writes as much of `buf[*off..]` as the socket takes; `Ok(true)` if all of it went.
 pub(super) fn write_some(
     stream: &TcpStream,
