@@ -56,6 +56,7 @@ declare -A calls=(
     [lockall]="Win_lock_all Win_unlock_all" [rput]="Rput Wait" [rget]="Rget Wait"
     [racc]="Raccumulate Wait"
     [pscw]="Win_start Put Win_complete Win_post Win_wait"
+    [pscwself]="Win_post Win_start Put Win_complete Win_wait"
 )
 ops=${ONLY:-"put get acc getacc fop cas lockonly lockx lock lockall rput rget racc"}
 for op in $ops; do
@@ -85,6 +86,7 @@ calls = {
     "lockall": "Win_lock_all Win_unlock_all", "rput": "Rput Wait", "rget": "Rget Wait",
     "racc": "Raccumulate Wait",
     "pscw": "Win_start Put Win_complete Win_post Win_wait",
+    "pscwself": "Win_post Win_start Put Win_complete Win_wait",
 }
 line_re = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+\S*?[:\s]P?MPI_(\w+?)(?:\s|$|\[|')")
 def totals(p):

@@ -20,6 +20,9 @@
  *   racc     MPI_Raccumulate of BYTES (MPI_SUM) + MPI_Wait, in lock_all
  *   pscw     rank 0: MPI_Win_start + MPI_Put of BYTES + MPI_Win_complete; rank 1:
  *            MPI_Win_post + MPI_Win_wait (OSU's put latency with `-s pscw`)
+ *   pscwself rank 0 with itself as origin and target: MPI_Win_post, MPI_Win_start,
+ *            MPI_Put of BYTES, MPI_Win_complete, MPI_Win_wait (no call waits for the
+ *            other rank: the counts are each call's own work)
  * Under callgrind, compare the inclusive counts of the calls (or two ITERS). */
 #include <mpi.h>
 #include <stdio.h>
@@ -67,6 +70,20 @@ int main(int argc, char **argv) {
             }
         }
         MPI_Group_free(&peer);
+        MPI_Group_free(&world);
+    } else if (!strcmp(op, "pscwself")) {
+        MPI_Group world, me;
+        MPI_Comm_group(MPI_COMM_WORLD, &world);
+        MPI_Group_incl(world, 1, &rank, &me);
+        if (rank == 0)
+            for (long i = 0; i < iters; i++) {
+                MPI_Win_post(me, 0, win);
+                MPI_Win_start(me, 0, win);
+                MPI_Put(buf, n, MPI_LONG, 0, 0, n, MPI_LONG, win);
+                MPI_Win_complete(win);
+                MPI_Win_wait(win);
+            }
+        MPI_Group_free(&me);
         MPI_Group_free(&world);
     } else if (!strcmp(op, "fence")) {
         MPI_Win_fence(0, win);

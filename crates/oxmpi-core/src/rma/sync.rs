@@ -399,7 +399,9 @@ impl Window {
         }
         for &r in targets {
             if let Some(t) = self.peers[r as usize].local {
-                self.seen_post[t].fetch_add(1, Ordering::Relaxed);
+                // Only this process counts (one epoch at a time): no locked add.
+                let seen = &self.seen_post[t];
+                seen.store(seen.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
             }
             // Every post arrived: the fast path may take operations to these targets.
             self.started[r as usize].store(true, Ordering::Relaxed);
@@ -491,7 +493,8 @@ impl Window {
         }
         for &r in origins.iter() {
             if let Some(o) = self.peers[r as usize].local {
-                self.seen_done[o].fetch_add(1, Ordering::Relaxed);
+                let seen = &self.seen_done[o];
+                seen.store(seen.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
             }
         }
         self.st().epochs.end_post();
