@@ -49,7 +49,7 @@ pub(crate) unsafe fn allgather(
             };
         }
         cx.set(Counter::Flag, s);
-        cx.ring_others();
+        cx.ring_when_complete(Counter::Flag, s, None);
         cx.wait_all(Counter::Flag, s);
         cx.learn(s - 1);
         for j in 0..n {

@@ -71,7 +71,7 @@ pub(crate) unsafe fn allreduce(
         cx.set(Counter::Flag, s);
         if variant == Variant::Gather {
             if me != 0 {
-                cx.ring(0);
+                cx.ring_when_complete(Counter::Flag, s, Some(0));
                 cx.wait_release(s);
             } else {
                 cx.wait_all(Counter::Flag, s);
@@ -95,7 +95,7 @@ pub(crate) unsafe fn allreduce(
             e0 += c;
             continue;
         }
-        cx.ring_others();
+        cx.ring_when_complete(Counter::Flag, s, None);
         cx.wait_all(Counter::Flag, s);
         cx.learn(s - 1);
         let area = cx.area();
@@ -131,7 +131,7 @@ pub(crate) unsafe fn allreduce(
                 }
             }
             cx.set(Counter::Res, s);
-            cx.ring_others();
+            cx.ring_when_complete(Counter::Res, s, None);
             cx.wait_all(Counter::Res, s);
             // SAFETY: every block of the result is published (Acquire in wait_all); the
             // receive buffer holds elements [e0, e0 + c) at `out + off`.

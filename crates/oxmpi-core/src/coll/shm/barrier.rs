@@ -1,4 +1,4 @@
-//! Barrier: every rank raises its flag (ringing rank 0), rank 0 waits for all
+//! Barrier: every rank raises its flag (the last to arrive rings rank 0), rank 0 waits for all
 //! flags and publishes the release (ringing everyone), the others wait for it.
 use super::{Counter, Session};
 
@@ -7,7 +7,7 @@ pub(crate) fn barrier(mut sess: Session<'_>) {
     let s = cx.next();
     if cx.me != 0 {
         cx.set(Counter::Flag, s);
-        cx.ring(0);
+        cx.ring_when_complete(Counter::Flag, s, Some(0));
         cx.wait_release(s);
     } else {
         cx.wait_all(Counter::Flag, s);

@@ -527,6 +527,29 @@ impl Ctx<'_> {
         }
     }
 
+    /// After `set(c, s)`: wakes the ranks waiting for every rank's counter `c`
+    /// to reach `s` (`root` alone, which waits for all others; or, with `None`,
+    /// every other rank, each waiting for all the rest), but only if this
+    /// arrival completes that set. Earlier arrivals ring nobody: a sleeping
+    /// waiter woken by each of n - 1 arrivals only to sleep again costs n - 1
+    /// context switches per step, the bulk of a collective's cost when ranks
+    /// outnumber cores. The arrivals' SeqCst fences are totally ordered, and
+    /// the one ordered last sees every other arrival's store, so at least one
+    /// arrival (the last) rings; the waiter's doorbell protocol does the rest.
+    fn ring_when_complete(&self, c: Counter, s: u64, root: Option<usize>) {
+        std::sync::atomic::fence(Ordering::SeqCst);
+        let complete = (0..self.n)
+            .filter(|&j| Some(j) != root && j != self.me)
+            .all(|j| self.counter(c, j).load(Ordering::Acquire) >= s);
+        if !complete {
+            return;
+        }
+        match root {
+            Some(r) => self.ring(r),
+            None => self.ring_others(),
+        }
+    }
+
     /// Waits until `cond` holds (driving progress, see [`Engine::wait_flag`]).
     fn wait(&self, cond: impl FnMut() -> bool) {
         self.e.wait_flag(cond, MAX_SLEEP);
