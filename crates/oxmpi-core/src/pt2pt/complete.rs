@@ -86,10 +86,13 @@ pub fn test(r: &mut Request) -> Result<Option<Status>> {
         return Ok(Some(Status::EMPTY));
     }
     let e = engine()?;
-    e.with_progress(|st| match is_done(st, *r, "MPI_Test")? {
-        false => Ok(None),
-        true => finish(st, r).map(Some),
-    })
+    e.with_progress_test(
+        |v| !matches!(v, Ok(None)),
+        |st| match is_done(st, *r, "MPI_Test")? {
+            false => Ok(None),
+            true => finish(st, r).map(Some),
+        },
+    )
 }
 
 /// Stores the outcome of request `i` into `statuses[i]`, remembering the first error.
@@ -172,14 +175,17 @@ pub fn waitall_each(reqs: &mut [Request], mut put: impl FnMut(usize, Status)) ->
 /// MPI_Testall: `true` (and statuses filled) only when all are complete.
 pub fn testall(reqs: &mut [Request], statuses: &mut [Status]) -> Result<bool> {
     let e = engine()?;
-    let ready = e.with_progress(|st| -> Result<bool> {
-        for r in reqs.iter() {
-            if !r.is_null() && !is_done(st, *r, "MPI_Testall")? {
-                return Ok(false);
+    let ready = e.with_progress_test(
+        |v| !matches!(v, Ok(false)),
+        |st| -> Result<bool> {
+            for r in reqs.iter() {
+                if !r.is_null() && !is_done(st, *r, "MPI_Testall")? {
+                    return Ok(false);
+                }
             }
-        }
-        Ok(true)
-    })?;
+            Ok(true)
+        },
+    )?;
     if !ready {
         return Ok(false);
     }
@@ -233,7 +239,10 @@ pub fn waitany(reqs: &mut [Request]) -> Result<Option<(usize, Status)>> {
 /// MPI_Testany: `Ok(None)` if nothing completed, `Ok(Some(None))` if no request is active.
 pub fn testany(reqs: &mut [Request]) -> Result<Option<Option<(usize, Status)>>> {
     let e = engine()?;
-    e.with_progress(|st| take_one(st, reqs, "MPI_Testany"))
+    e.with_progress_test(
+        |v| !matches!(v, Ok(None)),
+        |st| take_one(st, reqs, "MPI_Testany"),
+    )
 }
 
 /// Finishes every complete request; `None` when no request is active.
@@ -279,10 +288,13 @@ pub fn waitsome(reqs: &mut [Request]) -> Result<Option<Vec<(usize, Result<Status
 /// MPI_Testsome: like [`waitsome`] but returns an empty list at once if none completed.
 pub fn testsome(reqs: &mut [Request]) -> Result<Option<Vec<(usize, Result<Status>)>>> {
     let e = engine()?;
-    e.with_progress(|st| {
-        let mut out = Vec::new();
-        Ok(take_some(st, reqs, "MPI_Testsome", &mut out)?.then_some(out))
-    })
+    e.with_progress_test(
+        |v| !matches!(v, Ok(None)),
+        |st| {
+            let mut out = Vec::new();
+            Ok(take_some(st, reqs, "MPI_Testsome", &mut out)?.then_some(out))
+        },
+    )
 }
 
 /// MPI_Request_get_status: completion without freeing the request.
@@ -291,19 +303,22 @@ pub fn request_get_status(r: Request) -> Result<Option<Status>> {
         return Ok(Some(Status::NULL));
     }
     let e = engine()?;
-    e.with_progress(|st| {
-        if !is_done(st, r, "MPI_Request_get_status")? {
-            return Ok(None);
-        }
-        let entry = st.req(r).unwrap();
-        Ok(Some(match &entry.kind {
-            ReqKind::Persistent {
-                active: Some(i), ..
-            } => st.req(*i).map(|x| x.status).unwrap_or(Status::EMPTY),
-            ReqKind::Persistent { active: None, .. } => Status::NULL,
-            _ => entry.status,
-        }))
-    })
+    e.with_progress_test(
+        |v| !matches!(v, Ok(None)),
+        |st| {
+            if !is_done(st, r, "MPI_Request_get_status")? {
+                return Ok(None);
+            }
+            let entry = st.req(r).unwrap();
+            Ok(Some(match &entry.kind {
+                ReqKind::Persistent {
+                    active: Some(i), ..
+                } => st.req(*i).map(|x| x.status).unwrap_or(Status::EMPTY),
+                ReqKind::Persistent { active: None, .. } => Status::NULL,
+                _ => entry.status,
+            }))
+        },
+    )
 }
 
 /// MPI_Request_free: the operation goes on, the handle becomes null.

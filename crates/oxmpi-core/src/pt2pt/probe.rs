@@ -44,7 +44,7 @@ pub fn iprobe_on(comm: &Comm, context: u32, source: i32, tag: i32) -> Result<Opt
         source,
         tag,
     };
-    Ok(e.with_progress(|st| {
+    Ok(e.with_progress_test(Option::is_some, |st| {
         st.matcher
             .peek(&pat)
             .map(|(_, id)| *id)
@@ -81,7 +81,7 @@ pub fn improbe(comm: &Comm, source: i32, tag: i32) -> Result<Option<(Message, St
         return Ok(Some((Message::NO_PROC, Status::EMPTY)));
     }
     let pat = pattern(comm, source, tag);
-    Ok(e.with_progress(|st| {
+    Ok(e.with_progress_test(Option::is_some, |st| {
         st.matcher
             .match_posted(&pat)
             .map(|(_, id)| (Message(id), probe_status(st, id)))

@@ -404,6 +404,7 @@ pub(super) fn boot(
         shm_seg: shm,
         local_of,
         oversubscribed,
+        idle_tests: std::sync::atomic::AtomicU32::new(0),
         has_tcp: AtomicBool::new(tcp.is_some()),
         state: Mutex::new(State::new(rank, paths, shm, tcp)),
         bell,

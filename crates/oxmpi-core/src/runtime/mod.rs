@@ -78,6 +78,11 @@ pub const TAG_UB: i32 = i32::MAX;
 /// every 8 rounds cost 2-5x on 2-rank communicator creation under load).
 const SPINS_PER_YIELD: u32 = 64;
 
+/// On an oversubscribed host, a test-like call gives its core away once per
+/// this many consecutive calls that found nothing (see
+/// [`Engine::with_progress_test`]).
+const IDLE_TESTS_PER_YIELD: u32 = 8;
+
 /// The process-wide engine, created once by [`init`].
 pub struct Engine {
     state: Mutex<State>,
@@ -114,6 +119,9 @@ pub struct Engine {
     local_of: Vec<Option<u32>>,
     /// More ranks on this host than processors.
     pub(crate) oversubscribed: bool,
+    /// Consecutive test-like calls (MPI_Test, MPI_Iprobe, MPI_Parrived...)
+    /// that found nothing, for [`Engine::with_progress_test`].
+    idle_tests: std::sync::atomic::AtomicU32,
 }
 
 static ENGINE: OnceLock<Engine> = OnceLock::new();

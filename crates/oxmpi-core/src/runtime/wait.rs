@@ -86,6 +86,34 @@ impl Engine {
         v
     }
 
+    /// [`Engine::with_progress`] for a call that a program may repeat in a
+    /// loop until it answers yes (MPI_Test and its family, MPI_Iprobe,
+    /// MPI_Request_get_status, MPI_Parrived): on a host with more ranks than
+    /// cores, every [`IDLE_TESTS_PER_YIELD`]th consecutive call that found
+    /// nothing (`found` false) gives the core away with sched_yield, so a rank
+    /// polling in a loop lets the ranks it waits for run instead of holding its
+    /// core for a whole time slice (Open MPI's yield-when-idle, which it turns
+    /// on when oversubscribed). mpi4py's partitioned tests poll `Parrived` in
+    /// such a loop on 5 ranks on 2 cores.
+    pub(crate) fn with_progress_test<T>(
+        &self,
+        found: impl Fn(&T) -> bool,
+        f: impl FnOnce(&mut State) -> T,
+    ) -> T {
+        let v = self.with_progress(f);
+        if self.oversubscribed {
+            if found(&v) {
+                self.idle_tests.store(0, Ordering::Relaxed);
+            } else {
+                let n = self.idle_tests.fetch_add(1, Ordering::Relaxed) + 1;
+                if n.is_multiple_of(IDLE_TESTS_PER_YIELD) {
+                    std::thread::yield_now();
+                }
+            }
+        }
+        v
+    }
+
     /// Makes progress until `f` returns `Some`: spins briefly, then yields, then
     /// sleeps on the rank's doorbell, so idle ranks leave the CPU to busy ones.
     pub(crate) fn wait_until<T>(&self, f: impl FnMut(&mut State) -> Option<T>) -> T {

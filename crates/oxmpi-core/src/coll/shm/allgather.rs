@@ -60,7 +60,7 @@ pub(crate) unsafe fn allgather(
                 cx.wait_release(s);
             }
         } else {
-            cx.ring_others();
+            cx.ring_when_complete(Counter::Flag, s, None);
             cx.wait_all(Counter::Flag, s);
         }
         cx.learn(s - 1);

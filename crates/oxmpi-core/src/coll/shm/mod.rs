@@ -569,6 +569,29 @@ impl Ctx<'_> {
         }
     }
 
+    /// After `set(c, s)`: wakes the ranks waiting for every rank's counter `c`
+    /// to reach `s` (`root` alone, which waits for all others; or, with `None`,
+    /// every other rank, each waiting for all the rest), but only if this
+    /// arrival completes that set. Earlier arrivals ring nobody: a sleeping
+    /// waiter woken by each of n - 1 arrivals only to sleep again costs n - 1
+    /// context switches per step, the bulk of a collective's cost when ranks
+    /// outnumber cores. The arrivals' SeqCst fences are totally ordered, and
+    /// the one ordered last sees every other arrival's store, so at least one
+    /// arrival (the last) rings; the waiter's doorbell protocol does the rest.
+    fn ring_when_complete(&self, c: Counter, s: u64, root: Option<usize>) {
+        std::sync::atomic::fence(Ordering::SeqCst);
+        let complete = (0..self.n)
+            .filter(|&j| Some(j) != root && j != self.me)
+            .all(|j| self.counter(c, j).load(Ordering::Acquire) >= s);
+        if !complete {
+            return;
+        }
+        match root {
+            Some(r) => self.ring(r),
+            None => self.ring_others(),
+        }
+    }
+
     /// Waits until `cond` holds (driving progress, see [`Engine::wait_flag`]).
     fn wait(&self, cond: impl FnMut() -> bool) {
         self.e.wait_flag(cond, MAX_SLEEP);
@@ -611,20 +634,6 @@ impl Ctx<'_> {
             if self.area().wants(j).load(Ordering::Relaxed) != 0 {
                 self.ring(j);
             }
-        }
-    }
-
-    /// After raising our flag for step `s`: rings `root` (which waits for every
-    /// other rank's flag) only if ours completes the set, so it is woken once,
-    /// not once per arrival. The last flag raised in the order of the fences
-    /// sees all the others, so at least one rank rings.
-    fn ring_root_if_last(&self, root: usize, s: u64) {
-        full_fence();
-        let all = (0..self.n)
-            .filter(|&j| j != root && j != self.me)
-            .all(|j| self.counter(Counter::Flag, j).load(Ordering::Relaxed) >= s);
-        if all {
-            self.ring(root);
         }
     }
 

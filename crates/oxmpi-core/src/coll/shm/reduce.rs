@@ -150,7 +150,7 @@ pub(crate) unsafe fn reduce(
         }
         if me != root {
             cx.set(Counter::Flag, s);
-            cx.ring_root_if_last(root, s);
+            cx.ring_when_complete(Counter::Flag, s, Some(root));
         } else {
             cx.wait_all(Counter::Flag, s);
             cx.learn(s - 1);
