@@ -1,0 +1,437 @@
+//! Allgather and alltoall with their v and w forms: every rank's blocks to
+//! every rank.
+
+use super::*;
+
+/// The number of blocks an all-to-all buffer holds: one per rank of the peer group.
+pub(super) fn peers(comm: &Comm) -> usize {
+    comm.peer_group_size().max(0) as usize
+}
+
+/// MPI_Allgather: `recv` holds `n * recvcount` elements; `send: None` is MPI_IN_PLACE.
+pub fn allgather(
+    send: Option<SendBuf<'_, '_>>,
+    recv: RecvBuf<'_, '_>,
+    recvcount: usize,
+    comm: &Comm,
+) -> Result<()> {
+    check_uniform(
+        "MPI_Allgather",
+        "recvbuf",
+        recv.count(),
+        recvcount,
+        peers(comm),
+    )?;
+    let sc = send.as_ref().map_or(0, |s| s.count());
+    // SAFETY: as in `gather`.
+    unsafe {
+        allgather::allgather(
+            send.as_ref().map(|s| s.ptr()),
+            sc,
+            sdt(&send),
+            recv.ptr(),
+            recvcount,
+            dt(recv.datatype()),
+            comm,
+        )
+    }
+}
+
+/// MPI_Iallgather: as [`allgather`], the buffers kept by `scope` until the request completes.
+pub fn iallgather<'a>(
+    scope: &impl BufScope<'a>,
+    send: Option<SendBuf<'a, '_>>,
+    recv: RecvBuf<'a, '_>,
+    recvcount: usize,
+    comm: &Comm,
+) -> Result<Request> {
+    check_uniform(
+        "MPI_Iallgather",
+        "recvbuf",
+        recv.count(),
+        recvcount,
+        peers(comm),
+    )?;
+    let sc = send.as_ref().map_or(0, |s| s.count());
+    // SAFETY: as in `igather`.
+    let r = unsafe {
+        allgather::iallgather(
+            send.as_ref().map(|s| s.ptr()),
+            sc,
+            sdt(&send),
+            recv.ptr(),
+            recvcount,
+            dt(recv.datatype()),
+            comm,
+        )
+    }?;
+    scope.enter(r);
+    Ok(r)
+}
+
+/// MPI_Allgatherv: block `i` of `recv` is `recvcounts[i]` elements at `displs[i]`.
+pub fn allgatherv(
+    send: Option<SendBuf<'_, '_>>,
+    recv: RecvBuf<'_, '_>,
+    recvcounts: &[usize],
+    displs: &[isize],
+    comm: &Comm,
+) -> Result<()> {
+    check_blocks(
+        "MPI_Allgatherv",
+        "recvbuf",
+        "recvcounts",
+        "displs",
+        recv.count(),
+        recvcounts,
+        displs,
+        peers(comm),
+    )?;
+    let sc = send.as_ref().map_or(0, |s| s.count());
+    // SAFETY: as in `gather`.
+    unsafe {
+        allgather::allgatherv(
+            send.as_ref().map(|s| s.ptr()),
+            sc,
+            sdt(&send),
+            recv.ptr(),
+            recvcounts,
+            displs,
+            dt(recv.datatype()),
+            comm,
+        )
+    }
+}
+
+/// MPI_Iallgatherv: as [`allgatherv`], the buffers kept by `scope` until the request completes.
+pub fn iallgatherv<'a>(
+    scope: &impl BufScope<'a>,
+    send: Option<SendBuf<'a, '_>>,
+    recv: RecvBuf<'a, '_>,
+    recvcounts: &[usize],
+    displs: &[isize],
+    comm: &Comm,
+) -> Result<Request> {
+    check_blocks(
+        "MPI_Iallgatherv",
+        "recvbuf",
+        "recvcounts",
+        "displs",
+        recv.count(),
+        recvcounts,
+        displs,
+        peers(comm),
+    )?;
+    let sc = send.as_ref().map_or(0, |s| s.count());
+    // SAFETY: as in `igather`.
+    let r = unsafe {
+        allgather::iallgatherv(
+            send.as_ref().map(|s| s.ptr()),
+            sc,
+            sdt(&send),
+            recv.ptr(),
+            recvcounts,
+            displs,
+            dt(recv.datatype()),
+            comm,
+        )
+    }?;
+    scope.enter(r);
+    Ok(r)
+}
+
+pub(super) fn alltoall_check(
+    call: &str,
+    send: &Option<SendBuf<'_, '_>>,
+    sendcount: usize,
+    recv: &RecvBuf<'_, '_>,
+    recvcount: usize,
+    comm: &Comm,
+) -> Result<()> {
+    let n = peers(comm);
+    if let Some(s) = send {
+        check_uniform(call, "sendbuf", s.count(), sendcount, n)?;
+    }
+    check_uniform(call, "recvbuf", recv.count(), recvcount, n)
+}
+
+/// MPI_Alltoall: `send` holds `n * sendcount` elements, `recv` `n * recvcount`;
+/// `send: None` is MPI_IN_PLACE (the blocks are read from `recv`).
+pub fn alltoall(
+    send: Option<SendBuf<'_, '_>>,
+    sendcount: usize,
+    recv: RecvBuf<'_, '_>,
+    recvcount: usize,
+    comm: &Comm,
+) -> Result<()> {
+    alltoall_check("MPI_Alltoall", &send, sendcount, &recv, recvcount, comm)?;
+    // SAFETY: as in `gather`.
+    unsafe {
+        alltoall::alltoall(
+            send.as_ref().map(|s| s.ptr()),
+            sendcount,
+            sdt(&send),
+            recv.ptr(),
+            recvcount,
+            dt(recv.datatype()),
+            comm,
+        )
+    }
+}
+
+/// MPI_Ialltoall: as [`alltoall`], the buffers kept by `scope` until the request completes.
+pub fn ialltoall<'a>(
+    scope: &impl BufScope<'a>,
+    send: Option<SendBuf<'a, '_>>,
+    sendcount: usize,
+    recv: RecvBuf<'a, '_>,
+    recvcount: usize,
+    comm: &Comm,
+) -> Result<Request> {
+    alltoall_check("MPI_Ialltoall", &send, sendcount, &recv, recvcount, comm)?;
+    // SAFETY: as in `igather`.
+    let r = unsafe {
+        alltoall::ialltoall(
+            send.as_ref().map(|s| s.ptr()),
+            sendcount,
+            sdt(&send),
+            recv.ptr(),
+            recvcount,
+            dt(recv.datatype()),
+            comm,
+        )
+    }?;
+    scope.enter(r);
+    Ok(r)
+}
+
+/// The send and receive blocks of an alltoallv (each side's counts and displacements).
+pub struct Blocks<'c> {
+    pub counts: &'c [usize],
+    pub displs: &'c [isize],
+}
+
+pub(super) fn alltoallv_check(
+    call: &str,
+    send: &Option<SendBuf<'_, '_>>,
+    sb: &Blocks<'_>,
+    recv: &RecvBuf<'_, '_>,
+    rb: &Blocks<'_>,
+    comm: &Comm,
+) -> Result<()> {
+    let n = peers(comm);
+    if let Some(s) = send {
+        check_blocks(
+            call,
+            "sendbuf",
+            "sendcounts",
+            "sdispls",
+            s.count(),
+            sb.counts,
+            sb.displs,
+            n,
+        )?;
+    }
+    check_blocks(
+        call,
+        "recvbuf",
+        "recvcounts",
+        "rdispls",
+        recv.count(),
+        rb.counts,
+        rb.displs,
+        n,
+    )
+}
+
+/// MPI_Alltoallv: block `i` of each side is `counts[i]` elements at `displs[i]`;
+/// `send: None` is MPI_IN_PLACE.
+pub fn alltoallv(
+    send: Option<SendBuf<'_, '_>>,
+    sb: Blocks<'_>,
+    recv: RecvBuf<'_, '_>,
+    rb: Blocks<'_>,
+    comm: &Comm,
+) -> Result<()> {
+    alltoallv_check("MPI_Alltoallv", &send, &sb, &recv, &rb, comm)?;
+    // SAFETY: as in `gather`.
+    unsafe {
+        alltoall::alltoallv(
+            send.as_ref().map(|s| s.ptr()),
+            sb.counts,
+            sb.displs,
+            sdt(&send),
+            recv.ptr(),
+            rb.counts,
+            rb.displs,
+            dt(recv.datatype()),
+            comm,
+        )
+    }
+}
+
+/// MPI_Ialltoallv: as [`alltoallv`], the buffers kept by `scope` until the request completes.
+pub fn ialltoallv<'a>(
+    scope: &impl BufScope<'a>,
+    send: Option<SendBuf<'a, '_>>,
+    sb: Blocks<'_>,
+    recv: RecvBuf<'a, '_>,
+    rb: Blocks<'_>,
+    comm: &Comm,
+) -> Result<Request> {
+    alltoallv_check("MPI_Ialltoallv", &send, &sb, &recv, &rb, comm)?;
+    // SAFETY: as in `igather`.
+    let r = unsafe {
+        alltoall::ialltoallv(
+            send.as_ref().map(|s| s.ptr()),
+            sb.counts,
+            sb.displs,
+            sdt(&send),
+            recv.ptr(),
+            rb.counts,
+            rb.displs,
+            dt(recv.datatype()),
+            comm,
+        )
+    }?;
+    scope.enter(r);
+    Ok(r)
+}
+
+/// The bytes a descriptor of the w forms covers: a byte descriptor's count, or a
+/// contiguous one's `count * size` (the w forms place blocks at byte displacements).
+pub(super) fn span(call: &str, arg: &str, count: usize, d: Option<&Datatype>) -> Result<usize> {
+    let Some(d) = d else { return Ok(count) };
+    if d.true_lb() != 0 || d.size() as isize != d.extent() || d.true_extent() != d.extent() {
+        return Err(MpiError::arg(
+            ErrorClass::Buffer,
+            call,
+            arg,
+            "the w forms take a byte (or contiguous) buffer; its datatype has gaps",
+        ));
+    }
+    count
+        .checked_mul(d.size())
+        .ok_or_else(|| MpiError::arg(ErrorClass::Buffer, call, arg, "its size overflows"))
+}
+
+/// Each of the `n` blocks (`counts[i]` elements of `types[i]` from byte `displs[i]`)
+/// lies inside `len` bytes.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn check_w(
+    call: &str,
+    arg: &str,
+    len: usize,
+    counts: &[usize],
+    displs: &[isize],
+    types: &[Datatype],
+    n: usize,
+) -> Result<()> {
+    if counts.len() < n || displs.len() < n || types.len() < n {
+        return Err(MpiError::arg(
+            ErrorClass::Arg,
+            call,
+            arg,
+            format!(
+                "counts, displacements and datatypes ({}, {}, {}) for {n} ranks",
+                counts.len(),
+                displs.len(),
+                types.len()
+            ),
+        ));
+    }
+    for i in 0..n {
+        if counts[i] == 0 || types[i].size() == 0 {
+            continue;
+        }
+        let d = displs[i];
+        if d < 0 || d as usize > len {
+            return Err(MpiError::arg(
+                ErrorClass::Buffer,
+                call,
+                arg,
+                format!("block {i} starts at byte {d}, outside its {len} bytes"),
+            ));
+        }
+        crate::buf::check_reach(call, arg, len - d as usize, counts[i], &types[i])?;
+    }
+    Ok(())
+}
+
+/// One side of an alltoallw: per peer a count, a byte displacement and a datatype.
+pub struct WBlocks<'c> {
+    pub counts: &'c [usize],
+    pub displs: &'c [isize],
+    pub types: &'c [Datatype],
+}
+
+pub(super) fn alltoallw_check(
+    call: &str,
+    send: &Option<SendBuf<'_, '_>>,
+    sb: &WBlocks<'_>,
+    recv: &RecvBuf<'_, '_>,
+    rb: &WBlocks<'_>,
+    comm: &Comm,
+) -> Result<()> {
+    let n = peers(comm);
+    if let Some(s) = send {
+        let len = span(call, "sendbuf", s.count(), s.datatype())?;
+        check_w(call, "sendbuf", len, sb.counts, sb.displs, sb.types, n)?;
+    }
+    let len = span(call, "recvbuf", recv.count(), recv.datatype())?;
+    check_w(call, "recvbuf", len, rb.counts, rb.displs, rb.types, n)
+}
+
+/// MPI_Alltoallw: byte descriptors ([`SendBuf::bytes`]), each peer's block
+/// `counts[i]` elements of `types[i]` from byte `displs[i]`; `send: None` is MPI_IN_PLACE.
+pub fn alltoallw(
+    send: Option<SendBuf<'_, '_>>,
+    sb: WBlocks<'_>,
+    recv: RecvBuf<'_, '_>,
+    rb: WBlocks<'_>,
+    comm: &Comm,
+) -> Result<()> {
+    alltoallw_check("MPI_Alltoallw", &send, &sb, &recv, &rb, comm)?;
+    // SAFETY: as in `gather`: each block's reach was checked against its descriptor's bytes.
+    unsafe {
+        alltoall::alltoallw(
+            send.as_ref().map(|s| s.ptr()),
+            sb.counts,
+            sb.displs,
+            sb.types,
+            recv.ptr(),
+            rb.counts,
+            rb.displs,
+            rb.types,
+            comm,
+        )
+    }
+}
+
+/// MPI_Ialltoallw: as [`alltoallw`], the buffers kept by `scope` until the request completes.
+pub fn ialltoallw<'a>(
+    scope: &impl BufScope<'a>,
+    send: Option<SendBuf<'a, '_>>,
+    sb: WBlocks<'_>,
+    recv: RecvBuf<'a, '_>,
+    rb: WBlocks<'_>,
+    comm: &Comm,
+) -> Result<Request> {
+    alltoallw_check("MPI_Ialltoallw", &send, &sb, &recv, &rb, comm)?;
+    // SAFETY: as in `igather`.
+    let r = unsafe {
+        alltoall::ialltoallw(
+            send.as_ref().map(|s| s.ptr()),
+            sb.counts,
+            sb.displs,
+            sb.types,
+            recv.ptr(),
+            rb.counts,
+            rb.displs,
+            rb.types,
+            comm,
+        )
+    }?;
+    scope.enter(r);
+    Ok(r)
+}

@@ -1,0 +1,211 @@
+//! The neighbourhood allgather(v) and alltoall over a topology's neighbours.
+
+use super::*;
+
+/// The neighbourhood collectives' checks: the receive descriptor holds the in-degree's
+/// blocks, the send descriptor the out-degree's (alltoall) or one block (allgather).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn neighbor_check(
+    call: &str,
+    send: &SendBuf<'_, '_>,
+    sendcount: usize,
+    per_dest: bool,
+    recv: &RecvBuf<'_, '_>,
+    rb: Option<&Blocks<'_>>,
+    recvcount: usize,
+    comm: &Comm,
+) -> Result<()> {
+    let (indeg, outdeg) = neighbor::degrees(call, comm)?;
+    check_uniform(
+        call,
+        "sendbuf",
+        send.count(),
+        sendcount,
+        if per_dest { outdeg } else { 1 },
+    )?;
+    match rb {
+        None => check_uniform(call, "recvbuf", recv.count(), recvcount, indeg),
+        Some(b) => check_blocks(
+            call,
+            "recvbuf",
+            "recvcounts",
+            "displs",
+            recv.count(),
+            b.counts,
+            b.displs,
+            indeg,
+        ),
+    }
+}
+
+/// MPI_Neighbor_allgather: `send` (`sendcount` elements) to every out-neighbour;
+/// `recv` holds a block of `recvcount` elements per in-neighbour.
+pub fn neighbor_allgather(
+    send: SendBuf<'_, '_>,
+    sendcount: usize,
+    recv: RecvBuf<'_, '_>,
+    recvcount: usize,
+    comm: &Comm,
+) -> Result<()> {
+    neighbor_check(
+        "MPI_Neighbor_allgather",
+        &send,
+        sendcount,
+        false,
+        &recv,
+        None,
+        recvcount,
+        comm,
+    )?;
+    // SAFETY: as in `gather`.
+    unsafe {
+        neighbor::neighbor_allgather(
+            send.ptr(),
+            sendcount,
+            dt(send.datatype()),
+            recv.ptr(),
+            recvcount,
+            dt(recv.datatype()),
+            comm,
+        )
+    }
+}
+
+/// MPI_Ineighbor_allgather: as [`neighbor_allgather`], the buffers kept by `scope`
+/// until the request completes.
+pub fn ineighbor_allgather<'a>(
+    scope: &impl BufScope<'a>,
+    send: SendBuf<'a, '_>,
+    sendcount: usize,
+    recv: RecvBuf<'a, '_>,
+    recvcount: usize,
+    comm: &Comm,
+) -> Result<Request> {
+    neighbor_check(
+        "MPI_Ineighbor_allgather",
+        &send,
+        sendcount,
+        false,
+        &recv,
+        None,
+        recvcount,
+        comm,
+    )?;
+    // SAFETY: as in `igather`.
+    let r = unsafe {
+        neighbor::ineighbor_allgather(
+            send.ptr(),
+            sendcount,
+            dt(send.datatype()),
+            recv.ptr(),
+            recvcount,
+            dt(recv.datatype()),
+            comm,
+        )
+    }?;
+    scope.enter(r);
+    Ok(r)
+}
+
+/// MPI_Neighbor_allgatherv: block `i` of `recv` (from in-neighbour `i`) is
+/// `counts[i]` elements at `displs[i]`.
+pub fn neighbor_allgatherv(
+    send: SendBuf<'_, '_>,
+    sendcount: usize,
+    recv: RecvBuf<'_, '_>,
+    rb: Blocks<'_>,
+    comm: &Comm,
+) -> Result<()> {
+    neighbor_check(
+        "MPI_Neighbor_allgatherv",
+        &send,
+        sendcount,
+        false,
+        &recv,
+        Some(&rb),
+        0,
+        comm,
+    )?;
+    // SAFETY: as in `gather`.
+    unsafe {
+        neighbor::neighbor_allgatherv(
+            send.ptr(),
+            sendcount,
+            dt(send.datatype()),
+            recv.ptr(),
+            rb.counts,
+            rb.displs,
+            dt(recv.datatype()),
+            comm,
+        )
+    }
+}
+
+/// MPI_Neighbor_alltoall: block `j` of `send` (`sendcount` elements) to out-neighbour
+/// `j`, block `i` of `recv` (`recvcount`) from in-neighbour `i`.
+pub fn neighbor_alltoall(
+    send: SendBuf<'_, '_>,
+    sendcount: usize,
+    recv: RecvBuf<'_, '_>,
+    recvcount: usize,
+    comm: &Comm,
+) -> Result<()> {
+    neighbor_check(
+        "MPI_Neighbor_alltoall",
+        &send,
+        sendcount,
+        true,
+        &recv,
+        None,
+        recvcount,
+        comm,
+    )?;
+    // SAFETY: as in `gather`.
+    unsafe {
+        neighbor::neighbor_alltoall(
+            send.ptr(),
+            sendcount,
+            dt(send.datatype()),
+            recv.ptr(),
+            recvcount,
+            dt(recv.datatype()),
+            comm,
+        )
+    }
+}
+
+/// MPI_Ineighbor_alltoall: as [`neighbor_alltoall`], the buffers kept by `scope`
+/// until the request completes.
+pub fn ineighbor_alltoall<'a>(
+    scope: &impl BufScope<'a>,
+    send: SendBuf<'a, '_>,
+    sendcount: usize,
+    recv: RecvBuf<'a, '_>,
+    recvcount: usize,
+    comm: &Comm,
+) -> Result<Request> {
+    neighbor_check(
+        "MPI_Ineighbor_alltoall",
+        &send,
+        sendcount,
+        true,
+        &recv,
+        None,
+        recvcount,
+        comm,
+    )?;
+    // SAFETY: as in `igather`.
+    let r = unsafe {
+        neighbor::ineighbor_alltoall(
+            send.ptr(),
+            sendcount,
+            dt(send.datatype()),
+            recv.ptr(),
+            recvcount,
+            dt(recv.datatype()),
+            comm,
+        )
+    }?;
+    scope.enter(r);
+    Ok(r)
+}
