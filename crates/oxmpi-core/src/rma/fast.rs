@@ -183,9 +183,7 @@ impl Window {
             return false;
         }
         if no_word {
-            // SAFETY: `n` aligned elements inside the target's window in the shared
-            // segment; every concurrent accumulate to them is this op's atomic or an
-            // atomic load (the window's `accumulate_ops`).
+            // SAFETY: `n` aligned elements inside the target's window in the shared segment; every concurrent accumulate to them is this op's atomic or an atomic load (the window's `accumulate_ops`).
             unsafe { winatomic::fetch_op_direct(a, n, prim, op, origin, result) };
             return true;
         }
@@ -240,9 +238,7 @@ impl Window {
                 // accumulate entered meanwhile; `result` writable for `n` elements.
                 unsafe { std::ptr::copy_nonoverlapping(a as *const u8, result, len) };
             }
-            // SAFETY: `origin` holds `n` elements of `prim` (unless MPI_NO_OP, which reads
-            // nothing), the run `n` elements inside the window, disjoint (checked); `op`
-            // is allowed on `prim` (checked).
+            // SAFETY: `origin` holds `n` elements of `prim` (unless MPI_NO_OP, which reads nothing), the run `n` elements inside the window, disjoint (checked); `op` is allowed on `prim` (checked).
             unsafe { crate::op::apply_dense(op, prim, origin, a as *mut u8, n) };
             Ok(())
         })
