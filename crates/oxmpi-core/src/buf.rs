@@ -443,6 +443,17 @@ impl<'a, D: ?Sized> Lent<'a, D> {
         unsafe { &mut *self.ptr }
     }
 
+    /// The buffers of `lents` back, in order, as [`reclaim`](Self::reclaim) of each, with
+    /// one look at the engine for all of them when none is in flight any more (those a
+    /// `wait_all` just completed): a window of receives costs one lock, not one each.
+    pub fn reclaim_all(lents: Vec<Lent<'a, D>>) -> impl Iterator<Item = &'a mut D> {
+        crate::pt2pt::settle_all(lents.iter().map(|l| l.raw).collect());
+        lents.into_iter().map(|l| {
+            // SAFETY: `settle_all` returned once no request of `lents` is in flight, so each operation, the only user of its buffer (`new`'s contract), is over, and the exclusive borrow for 'a is ours again.
+            unsafe { &mut *l.ptr }
+        })
+    }
+
     /// The buffer back without waiting.
     ///
     /// # Safety
@@ -563,7 +574,7 @@ impl InFlight {
     pub fn enter(&self, r: Request) {
         let mut g = self.reqs.lock().unwrap_or_else(|p| p.into_inner());
         if g.0.len() >= g.1 {
-            g.0.retain(|&r| crate::pt2pt::in_flight(r));
+            crate::pt2pt::retain_in_flight(&mut g.0);
             g.1 = (2 * g.0.len()).max(64);
         }
         g.0.push(r);
@@ -573,15 +584,13 @@ impl InFlight {
     /// unwinding from a panic with a request in flight, aborts the process instead
     /// (waiting could hang, and returning would let the engine use freed memory).
     pub fn settle(&self) {
-        let reqs = std::mem::take(&mut self.reqs.lock().unwrap_or_else(|p| p.into_inner()).0);
+        let mut reqs = std::mem::take(&mut self.reqs.lock().unwrap_or_else(|p| p.into_inner()).0);
+        // Requests completed are gone from the engine (handles are generational, so a
+        // stale one never names a newer request); one freed (MPI_Request_free) while its
+        // operation, or a persistent request's run, was going is in flight until that
+        // is over. All looked at under one lock (the common case: none is left).
+        crate::pt2pt::retain_in_flight(&mut reqs);
         for r in reqs {
-            // Requests completed are gone from the engine (handles are generational,
-            // so a stale one never names a newer request); one freed
-            // (MPI_Request_free) while its operation, or a persistent request's run,
-            // was going is in flight until that is over.
-            if !crate::pt2pt::in_flight(r) {
-                continue;
-            }
             if std::thread::panicking() {
                 eprintln!(
                     "oxmpi: a scope ended by a panic with a request in flight (request was not completed); aborting"

@@ -920,6 +920,7 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
         let mut statuses = vec![oxmpi_core::Status::EMPTY; self.raws.len()];
         let res = pt2pt::waitall(&mut self.raws, &mut statuses);
         let mut first_err = res.err();
+        self.reclaim_lent();
         result.reserve(self.incomplete());
         for (i, st) in statuses.into_iter().enumerate() {
             let st = if st.error != 0 {
@@ -943,6 +944,29 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
         match first_err {
             Some(e) => Err(e),
             None => Ok(()),
+        }
+    }
+
+    /// Takes the buffers lent to requests of the collection back together (one look at
+    /// the engine for all of them, not one per request; see `Lent::reclaim_all`), once
+    /// a wait has completed them. They are then kept as shared borrows until
+    /// [`complete`](Self::complete) hands them out.
+    fn reclaim_lent(&mut self) {
+        let mut at = Vec::with_capacity(self.data.len());
+        let mut lents = Vec::with_capacity(self.data.len());
+        for (i, d) in self.data.iter_mut().enumerate() {
+            if let Some(Data::Lent(_)) = d {
+                if let Some(Data::Lent(l)) = d.take() {
+                    at.push(i);
+                    lents.push(l);
+                }
+            }
+        }
+        if lents.is_empty() {
+            return;
+        }
+        for (i, b) in at.into_iter().zip(Lent::reclaim_all(lents)) {
+            self.data[i] = Some(Data::Shared(b));
         }
     }
 

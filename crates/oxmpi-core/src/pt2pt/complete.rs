@@ -397,6 +397,32 @@ pub fn in_flight(r: Request) -> bool {
     })
 }
 
+/// Keeps in `reqs` only the requests still in flight ([`in_flight`]), all looked
+/// at under one lock of the engine: a scope or a request collection checks a whole
+/// window of requests this way, instead of locking the engine once per request
+/// (bench/PROFILE.md, rate20).
+pub fn retain_in_flight(reqs: &mut Vec<Request>) {
+    reqs.retain(|&r| !r.is_null() && r != Request::DONE);
+    if reqs.is_empty() {
+        return;
+    }
+    let Ok(e) = engine() else {
+        reqs.clear();
+        return;
+    };
+    let st = e.lock();
+    reqs.retain(|&r| st.req(r).is_some() || st.freed_runs.iter().any(|&(p, _)| p == r));
+}
+
+/// [`settle`] of every request of `reqs`, those no longer in flight found under
+/// one lock of the engine (the common case at the end of a scope: all complete).
+pub fn settle_all(mut reqs: Vec<Request>) {
+    retain_in_flight(&mut reqs);
+    for r in reqs {
+        settle(r);
+    }
+}
+
 /// What a buffer scope does at its end for a request it holds: completes it if
 /// nobody did (waits; a persistent request is then freed), and if it was freed
 /// (`MPI_Request_free`) with its operation, or a persistent request's run, still

@@ -139,6 +139,10 @@ const OPEN_WAIT: Duration = Duration::from_secs(10);
 const _: () = assert!(CELL_SIZE & (PAGE - 1) == 0 && PAGE.is_power_of_two());
 const _: () = assert!(CELL_PAYLOAD <= u32::MAX as usize);
 
+/// Rings of a host's segment totalling at most this many bytes are faulted in when a rank
+/// attaches (`ShmSegment::prefault_rings`): 2-4 ranks on a host.
+const PREFAULT_BUDGET: usize = 8 << 20;
+
 /// Cells per ring for `nlocal` ranks on a host:
 /// `clamp(prev_power_of_two(SEGMENT_BUDGET / (nlocal² · CELL_SIZE)), 8, 64)`.
 ///

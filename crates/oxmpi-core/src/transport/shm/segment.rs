@@ -278,7 +278,36 @@ impl ShmSegment {
             ));
         }
         seg.pid = pid;
+        seg.prefault_rings();
         Ok(seg)
+    }
+
+    /// Faults in the pages of this rank's rings (to and from each peer) at attach, when
+    /// all the job's rings on this host total at most [`PREFAULT_BUDGET`] (2-4 ranks).
+    /// Otherwise the first lap of a stream of small messages pays a page fault every 64
+    /// slots on each side (about 1 ms over a 512 KiB ring, which made the first size of
+    /// osu_latency and osu_bw run at half speed: bench/PROFILE.md, rate20). Larger jobs
+    /// keep lazy allocation, so rings between ranks that never talk cost no memory.
+    /// Errors (a kernel without `MADV_POPULATE_WRITE`) leave the pages to fault lazily.
+    fn prefault_rings(&self) {
+        let (n, me) = (self.layout.nlocal, self.my_local);
+        let ring_bytes = self.layout.cells * CELL_SIZE;
+        if n < 2 || n * n * ring_bytes > PREFAULT_BUDGET {
+            return;
+        }
+        for peer in (0..n).filter(|&p| p != me) {
+            for ring in [me * n + peer, peer * n + me] {
+                let off = self.layout.rings + ring * ring_bytes;
+                // SAFETY: ring `ring` (< nlocal²) spans `ring_bytes` from `off` inside the mapping (by construction of `Layout`); populating pages changes no byte.
+                unsafe {
+                    libc::madvise(
+                        self.map.ptr.as_ptr().add(off).cast(),
+                        ring_bytes,
+                        libc::MADV_POPULATE_WRITE,
+                    );
+                }
+            }
+        }
     }
 
     /// Remove `/dev/shm/<name>`; existing mappings stay valid. A missing segment (or an

@@ -611,3 +611,45 @@ fn cross_process_echo() {
         }
     }
 }
+
+/// How many of the pages of ring `ring` of `seg` are resident in this process's view.
+fn resident_pages(seg: &ShmSegment, ring: usize) -> usize {
+    let bytes = seg.layout.cells * CELL_SIZE;
+    let pages = bytes / PAGE;
+    let mut vec = vec![0u8; pages];
+    let start = seg
+        .map
+        .ptr
+        .as_ptr()
+        .wrapping_add(seg.layout.rings + ring * bytes);
+    // SAFETY: `start..start+bytes` is ring `ring`, inside the mapping and page aligned; `vec` has one byte per page.
+    let rc = unsafe { libc::mincore(start.cast(), bytes, vec.as_mut_ptr()) };
+    assert_eq!(rc, 0, "mincore: {}", std::io::Error::last_os_error());
+    vec.iter().filter(|&&v| v & 1 != 0).count()
+}
+
+#[test]
+fn small_jobs_fault_their_rings_in_at_attach_and_large_ones_stay_lazy() {
+    // 2 ranks: rings (0,1) and (1,0) are resident as soon as rank 0 attaches, so the first
+    // lap of a message stream pays no page faults; the unused self ring (0,0) stays lazy.
+    let name = TestName::new("prefault2");
+    let seg = ShmSegment::create(&name.0, 2, 0).unwrap();
+    let pages = seg.layout.cells * CELL_SIZE / PAGE;
+    if resident_pages(&seg, 1) == 0 {
+        // A kernel without MADV_POPULATE_WRITE (before Linux 5.14) leaves them lazy.
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "MADV_POPULATE_WRITE had no effect"
+        );
+        return;
+    }
+    assert_eq!(resident_pages(&seg, 1), pages, "ring (0,1)");
+    assert_eq!(resident_pages(&seg, 2), pages, "ring (1,0)");
+    assert_eq!(resident_pages(&seg, 0), 0, "self ring (0,0)");
+    assert_eq!(resident_pages(&seg, 3), 0, "ring (1,1), not ours");
+    // 8 ranks: the rings total more than PREFAULT_BUDGET, so nothing is faulted in.
+    let name8 = TestName::new("prefault8");
+    let seg8 = ShmSegment::create(&name8.0, 8, 0).unwrap();
+    assert!(8 * 8 * seg8.layout.cells * CELL_SIZE > PREFAULT_BUDGET);
+    assert_eq!(resident_pages(&seg8, 1), 0, "ring (0,1) of 8 ranks");
+}
