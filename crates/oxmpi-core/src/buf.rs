@@ -575,7 +575,9 @@ impl InFlight {
         let mut g = self.reqs.lock().unwrap_or_else(|p| p.into_inner());
         if g.0.len() >= g.1 {
             crate::pt2pt::retain_in_flight(&mut g.0);
-            g.1 = (2 * g.0.len()).max(64);
+            // At least 256: a scope per window of 64 requests (osu_bw) never pays a
+            // pass over requests all still in flight.
+            g.1 = (2 * g.0.len()).max(256);
         }
         g.0.push(r);
     }

@@ -333,9 +333,58 @@ impl State {
     }
 }
 
+impl State {
+    /// Keeps in `reqs` the requests whose memory the engine may still use: live
+    /// ones (pending, or inactive persistent), and persistent ones freed while a
+    /// run was going until that run is over (`freed_runs`). One pass under the
+    /// caller's lock for a whole window (`pt2pt::retain_in_flight`).
+    pub(crate) fn retain_in_flight(&self, reqs: &mut Vec<Request>) {
+        reqs.retain(|&r| {
+            !r.is_null()
+                && r != Request::DONE
+                && (self.req(r).is_some() || self.freed_runs.iter().any(|&(p, _)| p == r))
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_window_of_requests_is_checked_in_flight_in_one_pass() {
+        let config = EngineConfig {
+            eager_limit: 64,
+            check_sigs: false,
+            cma_allowed: false,
+            shared_copy: false,
+            credit_per_peer: 1024,
+            queue_cap: 4,
+            queue_packet: 1024,
+        };
+        let mut st = State::with_config(0, Vec::new(), None, None, config);
+        let live: Vec<Request> = (0..5).map(|_| st.done_request(Status::EMPTY)).collect();
+        let freed_run = st.done_request(Status::EMPTY);
+        let gone = st.done_request(Status::EMPTY);
+        assert!(st.take_outcome(gone).is_some());
+        assert!(st.take_outcome(freed_run).is_some());
+        st.freed_runs.push((freed_run, gone));
+        let mut reqs = vec![Request::NULL, live[0], gone, Request::DONE, freed_run];
+        reqs.extend(&live[1..]);
+        st.retain_in_flight(&mut reqs);
+        // NULL, DONE and the finished request are dropped; order is kept.
+        let mut want = vec![live[0], freed_run];
+        want.extend(&live[1..]);
+        assert_eq!(reqs, want);
+        // Once finished, a request leaves (its slot reused by a newer one, which a
+        // stale handle never names), and so does a freed run once it is over.
+        assert!(st.take_outcome(live[0]).is_some());
+        let newer = st.done_request(Status::EMPTY);
+        assert_eq!(newer.slot(), live[0].slot());
+        st.freed_runs.clear();
+        st.retain_in_flight(&mut reqs);
+        assert_eq!(reqs, live[1..].to_vec());
+    }
 
     fn done() -> ReqEntry {
         ReqEntry {

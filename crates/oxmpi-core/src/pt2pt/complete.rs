@@ -410,8 +410,7 @@ pub fn retain_in_flight(reqs: &mut Vec<Request>) {
         reqs.clear();
         return;
     };
-    let st = e.lock();
-    reqs.retain(|&r| st.req(r).is_some() || st.freed_runs.iter().any(|&(p, _)| p == r));
+    e.lock().retain_in_flight(reqs);
 }
 
 /// [`settle`] of every request of `reqs`, those no longer in flight found under

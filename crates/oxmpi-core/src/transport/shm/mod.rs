@@ -23,7 +23,10 @@
 //! and zero is the valid initial state of every structure: idle doorbells, unowned
 //! ranks, ring positions 0, and every state word "empty". Creation therefore touches
 //! only the header page; the kernel allocates ring pages lazily when a pair of ranks
-//! first talks, so rings between ranks that never communicate cost no memory.
+//! first talks, so rings between ranks that never communicate cost no memory. Jobs of
+//! 2-4 ranks on a host (rings totalling at most [`PREFAULT_BUDGET`]) fault their own
+//! rings in at attach instead, so that the first lap of a message stream pays no page
+//! faults (`ShmSegment::prefault_rings`).
 //!
 //! # Ring protocol
 //!
