@@ -47,9 +47,12 @@ use oxmpi_core::coll::api;
 use oxmpi_core::coll::api_move::{self as mv, Blocks};
 use oxmpi_core::coll::persistent as cp;
 
+mod neighbor;
+pub use neighbor::{NeighborCollectives, TopologyCommunicator};
+
 /// The collective traits, re-exported by [`crate::traits`].
 pub mod traits {
-    pub use super::{CommunicatorCollectives, Operation, Root};
+    pub use super::{CommunicatorCollectives, NeighborCollectives, Operation, Root};
 }
 
 // ----- operations ----------------------------------------------------------------------
@@ -314,13 +317,13 @@ fn check_same_reduce(call: &str, s: &Typed<'_>, r: &Typed<'_>) -> Result<()> {
             ),
         ));
     }
-    if !s.dt.same_signature(1, &r.dt, 1) || s.dt.extent() != r.dt.extent() {
+    if !s.dt().same_signature(1, r.dt(), 1) || s.dt().extent() != r.dt().extent() {
         return Err(Error::new(
             ErrorClass::Type,
             format!(
                 "{call}: the send datatype {} and the receive datatype {} differ",
-                s.dt.name(),
-                r.dt.name()
+                s.dt().name(),
+                r.dt().name()
             ),
         ));
     }
@@ -1777,7 +1780,7 @@ fn reduce_like<'a>(
                     ),
                 ));
             }
-            if !s.dt.same_signature(1, &r.dt, 1) || s.dt.extent() != r.dt.extent() {
+            if !s.dt().same_signature(1, r.dt(), 1) || s.dt().extent() != r.dt().extent() {
                 return Err(Error::new(
                     ErrorClass::Type,
                     format!("{call}: the send and receive datatypes differ"),

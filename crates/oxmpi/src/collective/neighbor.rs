@@ -1,0 +1,350 @@
+//! Neighbourhood collectives (`MPI_Neighbor_allgather(v)`, `MPI_Neighbor_alltoall(v)`
+//! and their immediate forms) on communicators with a process topology: Cartesian,
+//! graph and distributed graph. Block `i` of the receive buffer comes from the `i`-th
+//! source, block `j` of an all-to-all's send buffer goes to the `j`-th destination
+//! (Cartesian: per dimension the -1 then the +1 neighbour, a missing neighbour of a
+//! non-periodic grid moves nothing and leaves its block untouched).
+//!
+//! ```
+//! use oxmpi::traits::*;
+//! let universe = oxmpi::initialize().unwrap();
+//! let world = universe.world();
+//! let (n, me) = (world.size(), world.rank());
+//! // A periodic ring: every process has a left and a right neighbour.
+//! let ring = world.create_cartesian_communicator(&[n], &[true], false).unwrap();
+//! let mut got = [0i32; 2];
+//! ring.neighbor_all_gather_into(&me, &mut got[..]);
+//! assert_eq!(got, [(me + n - 1) % n, (me + 1) % n]);
+//! ```
+
+use oxmpi_core::coll::api_move as mv;
+use oxmpi_core::coll::api_move::Blocks;
+use oxmpi_core::Comm;
+
+use super::{disjoint, parts, per_process, started, Mode, Parts};
+use crate::datatype::{
+    typed_in, typed_out, Buffer, BufferMut, PartitionedBuffer, PartitionedBufferMut, Typed,
+    TypedMut,
+};
+use crate::environment::threading::ThreadSafety;
+use crate::environment::threading::{CommunicatorSafety, SafetyOf};
+use crate::error::{Error, ErrorClass, OrFatal, Result};
+use crate::request::{immediate_mut, Request, Scope};
+use crate::topology::{
+    CartesianCommunicator, Communicator, DistributedGraphCommunicator, GraphCommunicator,
+};
+use oxmpi_core::Request as RawRequest;
+
+/// A communicator with a process topology, whose neighbours the neighbourhood
+/// collectives address (sealed: Cartesian, graph and distributed-graph communicators).
+pub trait TopologyCommunicator: Communicator + sealed::Sealed {}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+impl<S: ThreadSafety> sealed::Sealed for CartesianCommunicator<S> {}
+impl<S: ThreadSafety> sealed::Sealed for GraphCommunicator<S> {}
+impl<S: ThreadSafety> sealed::Sealed for DistributedGraphCommunicator<S> {}
+impl<S: ThreadSafety> TopologyCommunicator for CartesianCommunicator<S> {}
+impl<S: ThreadSafety> TopologyCommunicator for GraphCommunicator<S> {}
+impl<S: ThreadSafety> TopologyCommunicator for DistributedGraphCommunicator<S> {}
+
+/// This process's (in-degree, out-degree): the blocks a neighbourhood collective
+/// receives and sends.
+fn degrees(comm: &Comm, call: &str) -> Result<(usize, usize)> {
+    let topo = comm.topology().ok_or_else(|| {
+        Error::arg(
+            ErrorClass::Topology,
+            call,
+            "comm",
+            "the communicator has no topology",
+        )
+    })?;
+    let (s, d) = topo.neighborhood(comm.rank())?;
+    Ok((s.len(), d.len()))
+}
+
+/// The checked parts of a partitioned buffer, one per neighbour (`n` of them).
+fn neighbor_parts<P: crate::datatype::Partitioned + crate::datatype::Collection + ?Sized>(
+    p: &P,
+    n: usize,
+    call: &str,
+    arg: &str,
+) -> Result<Parts> {
+    parts(p, n as crate::Rank, call, arg)
+}
+
+fn gather<'a>(
+    comm: &Comm,
+    s: &Typed<'a>,
+    r: &mut TypedMut<'a>,
+    mode: Mode<'_, 'a>,
+    call: &str,
+) -> Result<Option<RawRequest>> {
+    let (indeg, _) = degrees(comm, call)?;
+    let rc = per_process(r.count, indeg as crate::Rank);
+    match mode {
+        Mode::Blocking => {
+            mv::neighbor_allgather(s.desc(), s.count, r.desc_mut(), rc, comm).map(|_| None)
+        }
+        Mode::Immediate(w) => {
+            mv::ineighbor_allgather(w, s.lend(w), s.count, r.lend_mut(w), rc, comm).map(Some)
+        }
+        Mode::Persistent(_) => unreachable!("no persistent neighbourhood collectives here"),
+    }
+}
+
+fn gatherv<'a>(
+    comm: &Comm,
+    s: &Typed<'a>,
+    r: &mut TypedMut<'a>,
+    rp: &Parts,
+    mode: Mode<'_, 'a>,
+) -> Result<Option<RawRequest>> {
+    let rb = || Blocks {
+        counts: &rp.0,
+        displs: &rp.1,
+    };
+    match mode {
+        Mode::Blocking => {
+            mv::neighbor_allgatherv(s.desc(), s.count, r.desc_mut(), rb(), comm).map(|_| None)
+        }
+        Mode::Immediate(w) => {
+            mv::ineighbor_allgatherv(w, s.lend(w), s.count, r.lend_mut(w), rb(), comm).map(Some)
+        }
+        Mode::Persistent(_) => unreachable!("no persistent neighbourhood collectives here"),
+    }
+}
+
+fn to_all<'a>(
+    comm: &Comm,
+    s: &Typed<'a>,
+    r: &mut TypedMut<'a>,
+    mode: Mode<'_, 'a>,
+    call: &str,
+) -> Result<Option<RawRequest>> {
+    let (indeg, outdeg) = degrees(comm, call)?;
+    let sc = per_process(s.count, outdeg as crate::Rank);
+    let rc = per_process(r.count, indeg as crate::Rank);
+    match mode {
+        Mode::Blocking => mv::neighbor_alltoall(s.desc(), sc, r.desc_mut(), rc, comm).map(|_| None),
+        Mode::Immediate(w) => {
+            mv::ineighbor_alltoall(w, s.lend(w), sc, r.lend_mut(w), rc, comm).map(Some)
+        }
+        Mode::Persistent(_) => unreachable!("no persistent neighbourhood collectives here"),
+    }
+}
+
+fn to_allv<'a>(
+    comm: &Comm,
+    s: &Typed<'a>,
+    sp: &Parts,
+    r: &mut TypedMut<'a>,
+    rp: &Parts,
+    mode: Mode<'_, 'a>,
+) -> Result<Option<RawRequest>> {
+    let sb = || Blocks {
+        counts: &sp.0,
+        displs: &sp.1,
+    };
+    let rb = || Blocks {
+        counts: &rp.0,
+        displs: &rp.1,
+    };
+    match mode {
+        Mode::Blocking => {
+            mv::neighbor_alltoallv(s.desc(), sb(), r.desc_mut(), rb(), comm).map(|_| None)
+        }
+        Mode::Immediate(w) => {
+            mv::ineighbor_alltoallv(w, s.lend(w), sb(), r.lend_mut(w), rb(), comm).map(Some)
+        }
+        Mode::Persistent(_) => unreachable!("no persistent neighbourhood collectives here"),
+    }
+}
+
+/// One neighbourhood collective written once: its blocking method and `try_` twin,
+/// its immediate method and `try_` twin. `$prep` runs before the buffers are taken
+/// (checks of the partitions, with `comm`, `sendbuf`, `recvbuf` in scope) and yields
+/// what `$run` (with `comm`, `s`, `r`, `mode`) needs.
+macro_rules! neighbor_collective {
+    (
+        $(#[$doc:meta])*
+        $name:ident, $try_name:ident, $imm:ident, $try_imm:ident,
+        $call:literal, $icall:literal, S: $sb:path, R: $rb:path,
+        |$comm:ident, $sendbuf:ident, $recvbuf:ident, $c:ident| $prep:expr,
+        |$s:ident, $r:ident, $mode:ident, $p:ident| $run:expr
+    ) => {
+        $(#[$doc])*
+        fn $name<S: ?Sized + $sb, R: ?Sized + $rb>(&self, sendbuf: &S, recvbuf: &mut R) {
+            self.$try_name(sendbuf, recvbuf).or_fatal()
+        }
+        #[doc = concat!("[`", stringify!($name), "`](Self::", stringify!($name), "), reporting errors.")]
+        fn $try_name<S: ?Sized + $sb, R: ?Sized + $rb>(&self, sendbuf: &S, recvbuf: &mut R) -> Result<()> {
+            let ($comm, $sendbuf, $recvbuf, $c) = (self.core_comm(), sendbuf, recvbuf, $call);
+            let $p = $prep?;
+            let ($s, mut $r) = (typed_in($sendbuf), typed_out($recvbuf));
+            let $mode = Mode::Blocking;
+            let ($s, $r) = (&$s, &mut $r);
+            $run?;
+            $r.check_out($call)
+        }
+        #[doc = concat!("Starts a [`", stringify!($name), "`](Self::", stringify!($name), ") (`", $icall, "`).")]
+        fn $imm<'a, Sc, S, R>(
+            &self,
+            scope: Sc,
+            sendbuf: &'a S,
+            recvbuf: &'a mut R,
+        ) -> Request<'a, R, Sc, SafetyOf<Self>>
+        where
+            Self: CommunicatorSafety,
+            S: 'a + ?Sized + $sb,
+            R: 'a + ?Sized + $rb,
+            Sc: Scope<'a>,
+        {
+            self.$try_imm(scope, sendbuf, recvbuf).or_fatal()
+        }
+        #[doc = concat!("[`", stringify!($imm), "`](Self::", stringify!($imm), "), reporting errors.")]
+        fn $try_imm<'a, Sc, S, R>(
+            &self,
+            scope: Sc,
+            sendbuf: &'a S,
+            recvbuf: &'a mut R,
+        ) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
+        where
+            Self: CommunicatorSafety,
+            S: 'a + ?Sized + $sb,
+            R: 'a + ?Sized + $rb,
+            Sc: Scope<'a>,
+        {
+            let ($comm, $sendbuf, $recvbuf, $c) = (self.core_comm(), sendbuf, recvbuf, $icall);
+            let $p = $prep?;
+            immediate_mut($recvbuf, $icall, scope, |w, recvbuf| {
+                let ($s, mut $r) = (typed_in($sendbuf), typed_out(recvbuf));
+                let out = $r.target();
+                let $mode = Mode::Immediate(w);
+                let ($s, $r) = (&$s, &mut $r);
+                started($run, out)
+            })
+        }
+    };
+}
+
+/// The neighbourhood collectives, in rsmpi's vocabulary, on communicators with a
+/// process topology ([`TopologyCommunicator`]).
+pub trait NeighborCollectives: TopologyCommunicator {
+    neighbor_collective! {
+        /// Sends `sendbuf` to every destination and gathers one block from every source
+        /// into `recvbuf`, in source order (`MPI_Neighbor_allgather`); the block size is
+        /// `recvbuf.count() / in-degree`.
+        ///
+        /// ```
+        /// use oxmpi::traits::*;
+        /// let universe = oxmpi::initialize().unwrap();
+        /// let world = universe.world();
+        /// let (n, me) = (world.size(), world.rank());
+        /// let ring = world.create_cartesian_communicator(&[n], &[true], false).unwrap();
+        /// let mut got = [0i32; 2];
+        /// ring.neighbor_all_gather_into(&me, &mut got[..]);
+        /// assert_eq!(got, [(me + n - 1) % n, (me + 1) % n]);
+        /// ```
+        neighbor_all_gather_into, try_neighbor_all_gather_into,
+        immediate_neighbor_all_gather_into, try_immediate_neighbor_all_gather_into,
+        "MPI_Neighbor_allgather", "MPI_Ineighbor_allgather", S: Buffer, R: BufferMut,
+        |comm, sendbuf, recvbuf, call| Ok::<_, Error>(()),
+        |s, r, mode, _p| gather(comm, s, r, mode, call)
+    }
+
+    neighbor_collective! {
+        /// Sends `sendbuf` to every destination and gathers the block of source `i` into
+        /// part `i` of `recvbuf` (`MPI_Neighbor_allgatherv`).
+        ///
+        /// ```
+        /// use oxmpi::traits::*;
+        /// use oxmpi::datatype::PartitionMut;
+        /// let universe = oxmpi::initialize().unwrap();
+        /// let world = universe.world();
+        /// let me = world.rank();
+        /// let ring = world.create_cartesian_communicator(&[world.size()], &[true], false).unwrap();
+        /// // One element from the left neighbour at 0, one from the right at 2.
+        /// let mut got = [-1i32; 3];
+        /// let (counts, displs) = ([1, 1], [0, 2]);
+        /// let mut part = PartitionMut::new(&mut got[..], &counts[..], &displs[..]);
+        /// ring.neighbor_all_gather_varcount_into(&me, &mut part);
+        /// let n = world.size();
+        /// assert_eq!(got, [(me + n - 1) % n, -1, (me + 1) % n]);
+        /// ```
+        neighbor_all_gather_varcount_into, try_neighbor_all_gather_varcount_into,
+        immediate_neighbor_all_gather_varcount_into, try_immediate_neighbor_all_gather_varcount_into,
+        "MPI_Neighbor_allgatherv", "MPI_Ineighbor_allgatherv", S: Buffer, R: PartitionedBufferMut,
+        |comm, sendbuf, recvbuf, call| {
+            degrees(comm, call).and_then(|(indeg, _)| {
+                let rp = neighbor_parts(recvbuf, indeg, call, "recvbuf")?;
+                disjoint(&rp.0, &rp.1, call, "recvbuf")?;
+                Ok(rp)
+            })
+        },
+        |s, r, mode, rp| gatherv(comm, s, r, &rp, mode)
+    }
+
+    neighbor_collective! {
+        /// Sends block `j` of `sendbuf` to destination `j` and receives block `i` of
+        /// `recvbuf` from source `i`, blocks of `count() / out-degree` and
+        /// `count() / in-degree` elements (`MPI_Neighbor_alltoall`).
+        ///
+        /// ```
+        /// use oxmpi::traits::*;
+        /// let universe = oxmpi::initialize().unwrap();
+        /// let world = universe.world();
+        /// let (n, me) = (world.size(), world.rank());
+        /// let ring = world.create_cartesian_communicator(&[n], &[true], false).unwrap();
+        /// // To the left neighbour 10 * me, to the right 10 * me + 1.
+        /// let send = [10 * me, 10 * me + 1];
+        /// let mut got = [0i32; 2];
+        /// ring.neighbor_all_to_all_into(&send[..], &mut got[..]);
+        /// // From the left its "right" block, from the right its "left" block.
+        /// assert_eq!(got, [10 * ((me + n - 1) % n) + 1, 10 * ((me + 1) % n)]);
+        /// ```
+        neighbor_all_to_all_into, try_neighbor_all_to_all_into,
+        immediate_neighbor_all_to_all_into, try_immediate_neighbor_all_to_all_into,
+        "MPI_Neighbor_alltoall", "MPI_Ineighbor_alltoall", S: Buffer, R: BufferMut,
+        |comm, sendbuf, recvbuf, call| Ok::<_, Error>(()),
+        |s, r, mode, _p| to_all(comm, s, r, mode, call)
+    }
+
+    neighbor_collective! {
+        /// All-to-all with a part of `sendbuf` per destination and a part of `recvbuf`
+        /// per source (`MPI_Neighbor_alltoallv`).
+        ///
+        /// ```
+        /// use oxmpi::traits::*;
+        /// use oxmpi::datatype::{Partition, PartitionMut};
+        /// let universe = oxmpi::initialize().unwrap();
+        /// let world = universe.world();
+        /// let (n, me) = (world.size(), world.rank());
+        /// let ring = world.create_cartesian_communicator(&[n], &[true], false).unwrap();
+        /// // One element to the left, two to the right.
+        /// let send = [me, me, me];
+        /// let sp = Partition::new(&send[..], &[1, 2][..], &[0, 1][..]);
+        /// let mut got = [0i32; 3];
+        /// let mut rp = PartitionMut::new(&mut got[..], &[2, 1][..], &[0, 2][..]);
+        /// ring.neighbor_all_to_all_varcount_into(&sp, &mut rp);
+        /// let (l, r) = ((me + n - 1) % n, (me + 1) % n);
+        /// assert_eq!(got, [l, l, r]);
+        /// ```
+        neighbor_all_to_all_varcount_into, try_neighbor_all_to_all_varcount_into,
+        immediate_neighbor_all_to_all_varcount_into, try_immediate_neighbor_all_to_all_varcount_into,
+        "MPI_Neighbor_alltoallv", "MPI_Ineighbor_alltoallv", S: PartitionedBuffer, R: PartitionedBufferMut,
+        |comm, sendbuf, recvbuf, call| {
+            degrees(comm, call).and_then(|(indeg, outdeg)| {
+                let sp = neighbor_parts(sendbuf, outdeg, call, "sendbuf")?;
+                let rp = neighbor_parts(recvbuf, indeg, call, "recvbuf")?;
+                disjoint(&rp.0, &rp.1, call, "recvbuf")?;
+                Ok((sp, rp))
+            })
+        },
+        |s, r, mode, p| to_allv(comm, s, &p.0, r, &p.1, mode)
+    }
+}
+
+impl<C: TopologyCommunicator + ?Sized> NeighborCollectives for C {}
