@@ -47,7 +47,6 @@ use oxmpi_core::coll::api;
 use oxmpi_core::coll::api_move::{self as mv, Blocks};
 use oxmpi_core::coll::persistent as cp;
 
-mod neighbor;
 pub use neighbor::{NeighborCollectives, TopologyCommunicator};
 
 /// The collective traits, re-exported by [`crate::traits`].
@@ -440,6 +439,128 @@ fn started(
         out,
     ))
 }
+
+/// One collective over a send and a receive buffer, written once: its blocking method
+/// (documented by the caller) and `try_` twin, its immediate method and twin, and its
+/// persistent method and twin, with the MPI call each form reports in errors.
+/// `prep` runs first in every form, with the communicator, the two buffers and the
+/// form's call name bound to the names given (checks of the partitions), and yields
+/// what `run` gets in the pattern `$p`; `run` calls the engine in `mode` over the
+/// typed buffers `s` and `r`.
+macro_rules! collective_methods {
+    (
+        $(#[$doc:meta])*
+        [$name:ident, $try_name:ident, $call:literal]
+        [$imm:ident, $try_imm:ident, $icall:literal]
+        [$init:ident, $try_init:ident, $pcall:literal]
+        S: $sb:path, R: $rb:path,
+        prep |$comm:ident, $sendbuf:ident, $recvbuf:ident, $c:ident| $prep:expr,
+        run |$s:ident, $r:ident, $mode:ident, $p:pat_param| $run:expr
+    ) => {
+        $(#[$doc])*
+        fn $name<S, R>(&self, sendbuf: &S, recvbuf: &mut R)
+        where
+            S: ?Sized + $sb,
+            R: ?Sized + $rb,
+        {
+            self.$try_name(sendbuf, recvbuf).or_fatal()
+        }
+        #[doc = concat!("[`", stringify!($name), "`](Self::", stringify!($name), "), reporting errors.")]
+        fn $try_name<S, R>(&self, sendbuf: &S, recvbuf: &mut R) -> Result<()>
+        where
+            S: ?Sized + $sb,
+            R: ?Sized + $rb,
+        {
+            let ($comm, $sendbuf, $recvbuf, $c) = (self.core_comm(), sendbuf, recvbuf, $call);
+            let $p = $prep?;
+            let ($s, mut $r) = (typed_in($sendbuf), typed_out($recvbuf));
+            let $mode = Mode::Blocking;
+            {
+                let ($s, $r) = (&$s, &mut $r);
+                $run?;
+            }
+            $r.check_out($c)
+        }
+        #[doc = concat!("Starts a [`", stringify!($name), "`](Self::", stringify!($name), ") (`", $icall, "`).")]
+        fn $imm<'a, Sc, S, R>(
+            &self,
+            scope: Sc,
+            sendbuf: &'a S,
+            recvbuf: &'a mut R,
+        ) -> Request<'a, R, Sc, SafetyOf<Self>>
+        where
+            Self: CommunicatorSafety,
+            S: 'a + ?Sized + $sb,
+            R: 'a + ?Sized + $rb,
+            Sc: Scope<'a>,
+        {
+            self.$try_imm(scope, sendbuf, recvbuf).or_fatal()
+        }
+        #[doc = concat!("[`", stringify!($imm), "`](Self::", stringify!($imm), "), reporting errors.")]
+        fn $try_imm<'a, Sc, S, R>(
+            &self,
+            scope: Sc,
+            sendbuf: &'a S,
+            recvbuf: &'a mut R,
+        ) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
+        where
+            Self: CommunicatorSafety,
+            S: 'a + ?Sized + $sb,
+            R: 'a + ?Sized + $rb,
+            Sc: Scope<'a>,
+        {
+            let ($comm, $sendbuf, $recvbuf, $c) = (self.core_comm(), sendbuf, recvbuf, $icall);
+            let $p = $prep?;
+            immediate_mut($recvbuf, $icall, scope, |w, recvbuf| {
+                let ($s, mut $r) = (typed_in($sendbuf), typed_out(recvbuf));
+                let out = $r.target();
+                let $mode = Mode::Immediate(w);
+                let ($s, $r) = (&$s, &mut $r);
+                started($run, out)
+            })
+        }
+        #[doc = concat!("A persistent [`", stringify!($name), "`](Self::", stringify!($name), ") (`", $pcall, "`).")]
+        fn $init<'a, Sc, S, R>(
+            &self,
+            scope: Sc,
+            sendbuf: &'a S,
+            recvbuf: &'a mut R,
+        ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
+        where
+            Self: CommunicatorSafety,
+            S: 'a + ?Sized + $sb,
+            R: 'a + ?Sized + $rb,
+            Sc: Scope<'a>,
+        {
+            self.$try_init(scope, sendbuf, recvbuf).or_fatal()
+        }
+        #[doc = concat!("[`", stringify!($init), "`](Self::", stringify!($init), "), reporting errors.")]
+        fn $try_init<'a, Sc, S, R>(
+            &self,
+            scope: Sc,
+            sendbuf: &'a S,
+            recvbuf: &'a mut R,
+        ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
+        where
+            Self: CommunicatorSafety,
+            S: 'a + ?Sized + $sb,
+            R: 'a + ?Sized + $rb,
+            Sc: Scope<'a>,
+        {
+            let ($comm, $sendbuf, $recvbuf, $c) = (self.core_comm(), sendbuf, recvbuf, $pcall);
+            let $p = $prep?;
+            persistent_mut($recvbuf, $pcall, scope, |w, recvbuf| {
+                let ($s, mut $r) = (typed_in($sendbuf), typed_out(recvbuf));
+                let out = $r.target();
+                let $mode = Mode::Persistent(w);
+                let ($s, $r) = (&$s, &mut $r);
+                started($run, out)
+            })
+        }
+    };
+}
+
+mod neighbor;
 
 // ----- engine calls shared by the blocking, immediate and persistent forms --------------
 

@@ -192,6 +192,55 @@ fn main() {
         );
     }
 
+    // 6. Persistent: planned once, run three times.
+    let val = [1000 + me];
+    let mut got = [-1 as Rank; 2];
+    let (c, d) = ([1, 1], [0, 1]);
+    let mut gv = [-1 as Rank; 2];
+    let mut gv_part = PartitionMut::new(&mut gv[..], &c[..], &d[..]);
+    let a2v_send = [me, -me];
+    let a2v_sp = Partition::new(&a2v_send[..], &c[..], &d[..]);
+    let mut a2v = [-1 as Rank; 2];
+    let mut a2v_rp = PartitionMut::new(&mut a2v[..], &c[..], &d[..]);
+    let mut a2 = [-1 as Rank; 2];
+    let a2_send = [2 * me, 2 * me + 1];
+    oxmpi::request::scope(|sc| {
+        let mut ag = ring.neighbor_all_gather_init(sc, &val[..], &mut got[..]);
+        let mut agv = ring.neighbor_all_gather_varcount_init(sc, &val[..], &mut gv_part);
+        let mut at = ring.neighbor_all_to_all_init(sc, &a2_send[..], &mut a2[..]);
+        let mut atv = ring.neighbor_all_to_all_varcount_init(sc, &a2v_sp, &mut a2v_rp);
+        for run in 0..3 {
+            ag.data_mut().unwrap().fill(-1);
+            at.data_mut().unwrap().fill(-1);
+            ag.start();
+            agv.start();
+            at.start();
+            atv.start();
+            ag.wait();
+            agv.wait();
+            at.wait();
+            atv.wait();
+            let got = ag.data().unwrap();
+            check!(
+                me,
+                got == [1000 + left, 1000 + right],
+                "persistent allgather run {run}: {got:?}"
+            );
+            let got = at.data().unwrap();
+            check!(
+                me,
+                got == [2 * left + 1, 2 * right],
+                "persistent alltoall run {run}: {got:?}"
+            );
+        }
+    });
+    check!(
+        me,
+        gv == [1000 + left, 1000 + right],
+        "persistent allgatherv {gv:?}"
+    );
+    check!(me, a2v == [-left, right], "persistent alltoallv {a2v:?}");
+
     world.barrier();
     println!("api_neighbor: rank {me} of {n} ok");
 }

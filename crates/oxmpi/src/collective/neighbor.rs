@@ -29,10 +29,11 @@ use crate::datatype::{
 use crate::environment::threading::ThreadSafety;
 use crate::environment::threading::{CommunicatorSafety, SafetyOf};
 use crate::error::{Error, ErrorClass, OrFatal, Result};
-use crate::request::{immediate_mut, Request, Scope};
+use crate::request::{immediate_mut, persistent_mut, PersistentRequest, Request, Scope};
 use crate::topology::{
     CartesianCommunicator, Communicator, DistributedGraphCommunicator, GraphCommunicator,
 };
+use oxmpi_core::coll::persistent as cp;
 use oxmpi_core::Request as RawRequest;
 
 /// A communicator with a process topology, whose neighbours the neighbourhood
@@ -75,6 +76,15 @@ fn neighbor_parts<P: crate::datatype::Partitioned + crate::datatype::Collection 
     parts(p, n as crate::Rank, call, arg)
 }
 
+/// The receive (and for an all-to-all, send) blocks of a neighbourhood collective,
+/// as the engine takes them.
+fn blocks(p: &Parts) -> Blocks<'_> {
+    Blocks {
+        counts: &p.0,
+        displs: &p.1,
+    }
+}
+
 fn gather<'a>(
     comm: &Comm,
     s: &Typed<'a>,
@@ -82,17 +92,15 @@ fn gather<'a>(
     mode: Mode<'_, 'a>,
     call: &str,
 ) -> Result<Option<RawRequest>> {
-    let (indeg, _) = degrees(comm, call)?;
-    let rc = per_process(r.count, indeg as crate::Rank);
-    match mode {
-        Mode::Blocking => {
-            mv::neighbor_allgather(s.desc(), s.count, r.desc_mut(), rc, comm).map(|_| None)
-        }
-        Mode::Immediate(w) => {
-            mv::ineighbor_allgather(w, s.lend(w), s.count, r.lend_mut(w), rc, comm).map(Some)
-        }
-        Mode::Persistent(_) => unreachable!("no persistent neighbourhood collectives here"),
-    }
+    let rc = per_process(r.count, degrees(comm, call)?.0 as crate::Rank);
+    let sc = s.count;
+    run!(
+        mode,
+        w,
+        mv::neighbor_allgather(s.desc(), sc, r.desc_mut(), rc, comm),
+        mv::ineighbor_allgather(w, s.lend(w), sc, r.lend_mut(w), rc, comm),
+        cp::neighbor_allgather_init(w, s.lend(w), sc, r.lend_mut(w), rc, comm)
+    )
 }
 
 fn gatherv<'a>(
@@ -102,19 +110,14 @@ fn gatherv<'a>(
     rp: &Parts,
     mode: Mode<'_, 'a>,
 ) -> Result<Option<RawRequest>> {
-    let rb = || Blocks {
-        counts: &rp.0,
-        displs: &rp.1,
-    };
-    match mode {
-        Mode::Blocking => {
-            mv::neighbor_allgatherv(s.desc(), s.count, r.desc_mut(), rb(), comm).map(|_| None)
-        }
-        Mode::Immediate(w) => {
-            mv::ineighbor_allgatherv(w, s.lend(w), s.count, r.lend_mut(w), rb(), comm).map(Some)
-        }
-        Mode::Persistent(_) => unreachable!("no persistent neighbourhood collectives here"),
-    }
+    let sc = s.count;
+    run!(
+        mode,
+        w,
+        mv::neighbor_allgatherv(s.desc(), sc, r.desc_mut(), blocks(rp), comm),
+        mv::ineighbor_allgatherv(w, s.lend(w), sc, r.lend_mut(w), blocks(rp), comm),
+        cp::neighbor_allgatherv_init(w, s.lend(w), sc, r.lend_mut(w), blocks(rp), comm)
+    )
 }
 
 fn to_all<'a>(
@@ -127,113 +130,35 @@ fn to_all<'a>(
     let (indeg, outdeg) = degrees(comm, call)?;
     let sc = per_process(s.count, outdeg as crate::Rank);
     let rc = per_process(r.count, indeg as crate::Rank);
-    match mode {
-        Mode::Blocking => mv::neighbor_alltoall(s.desc(), sc, r.desc_mut(), rc, comm).map(|_| None),
-        Mode::Immediate(w) => {
-            mv::ineighbor_alltoall(w, s.lend(w), sc, r.lend_mut(w), rc, comm).map(Some)
-        }
-        Mode::Persistent(_) => unreachable!("no persistent neighbourhood collectives here"),
-    }
+    run!(
+        mode,
+        w,
+        mv::neighbor_alltoall(s.desc(), sc, r.desc_mut(), rc, comm),
+        mv::ineighbor_alltoall(w, s.lend(w), sc, r.lend_mut(w), rc, comm),
+        cp::neighbor_alltoall_init(w, s.lend(w), sc, r.lend_mut(w), rc, comm)
+    )
 }
 
 fn to_allv<'a>(
     comm: &Comm,
     s: &Typed<'a>,
-    sp: &Parts,
+    (sp, rp): &(Parts, Parts),
     r: &mut TypedMut<'a>,
-    rp: &Parts,
     mode: Mode<'_, 'a>,
 ) -> Result<Option<RawRequest>> {
-    let sb = || Blocks {
-        counts: &sp.0,
-        displs: &sp.1,
-    };
-    let rb = || Blocks {
-        counts: &rp.0,
-        displs: &rp.1,
-    };
-    match mode {
-        Mode::Blocking => {
-            mv::neighbor_alltoallv(s.desc(), sb(), r.desc_mut(), rb(), comm).map(|_| None)
-        }
-        Mode::Immediate(w) => {
-            mv::ineighbor_alltoallv(w, s.lend(w), sb(), r.lend_mut(w), rb(), comm).map(Some)
-        }
-        Mode::Persistent(_) => unreachable!("no persistent neighbourhood collectives here"),
-    }
-}
-
-/// One neighbourhood collective written once: its blocking method and `try_` twin,
-/// its immediate method and `try_` twin. `$prep` runs before the buffers are taken
-/// (checks of the partitions, with `comm`, `sendbuf`, `recvbuf` in scope) and yields
-/// what `$run` (with `comm`, `s`, `r`, `mode`) needs.
-macro_rules! neighbor_collective {
-    (
-        $(#[$doc:meta])*
-        $name:ident, $try_name:ident, $imm:ident, $try_imm:ident,
-        $call:literal, $icall:literal, S: $sb:path, R: $rb:path,
-        |$comm:ident, $sendbuf:ident, $recvbuf:ident, $c:ident| $prep:expr,
-        |$s:ident, $r:ident, $mode:ident, $p:ident| $run:expr
-    ) => {
-        $(#[$doc])*
-        fn $name<S: ?Sized + $sb, R: ?Sized + $rb>(&self, sendbuf: &S, recvbuf: &mut R) {
-            self.$try_name(sendbuf, recvbuf).or_fatal()
-        }
-        #[doc = concat!("[`", stringify!($name), "`](Self::", stringify!($name), "), reporting errors.")]
-        fn $try_name<S: ?Sized + $sb, R: ?Sized + $rb>(&self, sendbuf: &S, recvbuf: &mut R) -> Result<()> {
-            let ($comm, $sendbuf, $recvbuf, $c) = (self.core_comm(), sendbuf, recvbuf, $call);
-            let $p = $prep?;
-            let ($s, mut $r) = (typed_in($sendbuf), typed_out($recvbuf));
-            let $mode = Mode::Blocking;
-            let ($s, $r) = (&$s, &mut $r);
-            $run?;
-            $r.check_out($call)
-        }
-        #[doc = concat!("Starts a [`", stringify!($name), "`](Self::", stringify!($name), ") (`", $icall, "`).")]
-        fn $imm<'a, Sc, S, R>(
-            &self,
-            scope: Sc,
-            sendbuf: &'a S,
-            recvbuf: &'a mut R,
-        ) -> Request<'a, R, Sc, SafetyOf<Self>>
-        where
-            Self: CommunicatorSafety,
-            S: 'a + ?Sized + $sb,
-            R: 'a + ?Sized + $rb,
-            Sc: Scope<'a>,
-        {
-            self.$try_imm(scope, sendbuf, recvbuf).or_fatal()
-        }
-        #[doc = concat!("[`", stringify!($imm), "`](Self::", stringify!($imm), "), reporting errors.")]
-        fn $try_imm<'a, Sc, S, R>(
-            &self,
-            scope: Sc,
-            sendbuf: &'a S,
-            recvbuf: &'a mut R,
-        ) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
-        where
-            Self: CommunicatorSafety,
-            S: 'a + ?Sized + $sb,
-            R: 'a + ?Sized + $rb,
-            Sc: Scope<'a>,
-        {
-            let ($comm, $sendbuf, $recvbuf, $c) = (self.core_comm(), sendbuf, recvbuf, $icall);
-            let $p = $prep?;
-            immediate_mut($recvbuf, $icall, scope, |w, recvbuf| {
-                let ($s, mut $r) = (typed_in($sendbuf), typed_out(recvbuf));
-                let out = $r.target();
-                let $mode = Mode::Immediate(w);
-                let ($s, $r) = (&$s, &mut $r);
-                started($run, out)
-            })
-        }
-    };
+    run!(
+        mode,
+        w,
+        mv::neighbor_alltoallv(s.desc(), blocks(sp), r.desc_mut(), blocks(rp), comm),
+        mv::ineighbor_alltoallv(w, s.lend(w), blocks(sp), r.lend_mut(w), blocks(rp), comm),
+        cp::neighbor_alltoallv_init(w, s.lend(w), blocks(sp), r.lend_mut(w), blocks(rp), comm)
+    )
 }
 
 /// The neighbourhood collectives, in rsmpi's vocabulary, on communicators with a
 /// process topology ([`TopologyCommunicator`]).
 pub trait NeighborCollectives: TopologyCommunicator {
-    neighbor_collective! {
+    collective_methods! {
         /// Sends `sendbuf` to every destination and gathers one block from every source
         /// into `recvbuf`, in source order (`MPI_Neighbor_allgather`); the block size is
         /// `recvbuf.count() / in-degree`.
@@ -248,14 +173,15 @@ pub trait NeighborCollectives: TopologyCommunicator {
         /// ring.neighbor_all_gather_into(&me, &mut got[..]);
         /// assert_eq!(got, [(me + n - 1) % n, (me + 1) % n]);
         /// ```
-        neighbor_all_gather_into, try_neighbor_all_gather_into,
-        immediate_neighbor_all_gather_into, try_immediate_neighbor_all_gather_into,
-        "MPI_Neighbor_allgather", "MPI_Ineighbor_allgather", S: Buffer, R: BufferMut,
-        |comm, sendbuf, recvbuf, call| Ok::<_, Error>(()),
-        |s, r, mode, _p| gather(comm, s, r, mode, call)
+        [neighbor_all_gather_into, try_neighbor_all_gather_into, "MPI_Neighbor_allgather"]
+        [immediate_neighbor_all_gather_into, try_immediate_neighbor_all_gather_into, "MPI_Ineighbor_allgather"]
+        [neighbor_all_gather_init, try_neighbor_all_gather_init, "MPI_Neighbor_allgather_init"]
+        S: Buffer, R: BufferMut,
+        prep |comm, sendbuf, recvbuf, call| Ok::<_, Error>(()),
+        run |s, r, mode, ()| gather(comm, s, r, mode, call)
     }
 
-    neighbor_collective! {
+    collective_methods! {
         /// Sends `sendbuf` to every destination and gathers the block of source `i` into
         /// part `i` of `recvbuf` (`MPI_Neighbor_allgatherv`).
         ///
@@ -274,20 +200,21 @@ pub trait NeighborCollectives: TopologyCommunicator {
         /// let n = world.size();
         /// assert_eq!(got, [(me + n - 1) % n, -1, (me + 1) % n]);
         /// ```
-        neighbor_all_gather_varcount_into, try_neighbor_all_gather_varcount_into,
-        immediate_neighbor_all_gather_varcount_into, try_immediate_neighbor_all_gather_varcount_into,
-        "MPI_Neighbor_allgatherv", "MPI_Ineighbor_allgatherv", S: Buffer, R: PartitionedBufferMut,
-        |comm, sendbuf, recvbuf, call| {
+        [neighbor_all_gather_varcount_into, try_neighbor_all_gather_varcount_into, "MPI_Neighbor_allgatherv"]
+        [immediate_neighbor_all_gather_varcount_into, try_immediate_neighbor_all_gather_varcount_into, "MPI_Ineighbor_allgatherv"]
+        [neighbor_all_gather_varcount_init, try_neighbor_all_gather_varcount_init, "MPI_Neighbor_allgatherv_init"]
+        S: Buffer, R: PartitionedBufferMut,
+        prep |comm, sendbuf, recvbuf, call| {
             degrees(comm, call).and_then(|(indeg, _)| {
                 let rp = neighbor_parts(recvbuf, indeg, call, "recvbuf")?;
                 disjoint(&rp.0, &rp.1, call, "recvbuf")?;
                 Ok(rp)
             })
         },
-        |s, r, mode, rp| gatherv(comm, s, r, &rp, mode)
+        run |s, r, mode, rp| gatherv(comm, s, r, &rp, mode)
     }
 
-    neighbor_collective! {
+    collective_methods! {
         /// Sends block `j` of `sendbuf` to destination `j` and receives block `i` of
         /// `recvbuf` from source `i`, blocks of `count() / out-degree` and
         /// `count() / in-degree` elements (`MPI_Neighbor_alltoall`).
@@ -305,14 +232,15 @@ pub trait NeighborCollectives: TopologyCommunicator {
         /// // From the left its "right" block, from the right its "left" block.
         /// assert_eq!(got, [10 * ((me + n - 1) % n) + 1, 10 * ((me + 1) % n)]);
         /// ```
-        neighbor_all_to_all_into, try_neighbor_all_to_all_into,
-        immediate_neighbor_all_to_all_into, try_immediate_neighbor_all_to_all_into,
-        "MPI_Neighbor_alltoall", "MPI_Ineighbor_alltoall", S: Buffer, R: BufferMut,
-        |comm, sendbuf, recvbuf, call| Ok::<_, Error>(()),
-        |s, r, mode, _p| to_all(comm, s, r, mode, call)
+        [neighbor_all_to_all_into, try_neighbor_all_to_all_into, "MPI_Neighbor_alltoall"]
+        [immediate_neighbor_all_to_all_into, try_immediate_neighbor_all_to_all_into, "MPI_Ineighbor_alltoall"]
+        [neighbor_all_to_all_init, try_neighbor_all_to_all_init, "MPI_Neighbor_alltoall_init"]
+        S: Buffer, R: BufferMut,
+        prep |comm, sendbuf, recvbuf, call| Ok::<_, Error>(()),
+        run |s, r, mode, ()| to_all(comm, s, r, mode, call)
     }
 
-    neighbor_collective! {
+    collective_methods! {
         /// All-to-all with a part of `sendbuf` per destination and a part of `recvbuf`
         /// per source (`MPI_Neighbor_alltoallv`).
         ///
@@ -332,10 +260,11 @@ pub trait NeighborCollectives: TopologyCommunicator {
         /// let (l, r) = ((me + n - 1) % n, (me + 1) % n);
         /// assert_eq!(got, [l, l, r]);
         /// ```
-        neighbor_all_to_all_varcount_into, try_neighbor_all_to_all_varcount_into,
-        immediate_neighbor_all_to_all_varcount_into, try_immediate_neighbor_all_to_all_varcount_into,
-        "MPI_Neighbor_alltoallv", "MPI_Ineighbor_alltoallv", S: PartitionedBuffer, R: PartitionedBufferMut,
-        |comm, sendbuf, recvbuf, call| {
+        [neighbor_all_to_all_varcount_into, try_neighbor_all_to_all_varcount_into, "MPI_Neighbor_alltoallv"]
+        [immediate_neighbor_all_to_all_varcount_into, try_immediate_neighbor_all_to_all_varcount_into, "MPI_Ineighbor_alltoallv"]
+        [neighbor_all_to_all_varcount_init, try_neighbor_all_to_all_varcount_init, "MPI_Neighbor_alltoallv_init"]
+        S: PartitionedBuffer, R: PartitionedBufferMut,
+        prep |comm, sendbuf, recvbuf, call| {
             degrees(comm, call).and_then(|(indeg, outdeg)| {
                 let sp = neighbor_parts(sendbuf, outdeg, call, "sendbuf")?;
                 let rp = neighbor_parts(recvbuf, indeg, call, "recvbuf")?;
@@ -343,7 +272,7 @@ pub trait NeighborCollectives: TopologyCommunicator {
                 Ok((sp, rp))
             })
         },
-        |s, r, mode, p| to_allv(comm, s, &p.0, r, &p.1, mode)
+        run |s, r, mode, p| to_allv(comm, s, &p, r, mode)
     }
 }
 
