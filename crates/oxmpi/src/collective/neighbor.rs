@@ -6,22 +6,47 @@
 //! non-periodic grid moves nothing and leaves its block untouched).
 //!
 //! ```
+//! use oxmpi::datatype::{Partition, PartitionMut};
 //! use oxmpi::traits::*;
 //! let universe = oxmpi::initialize().unwrap();
 //! let world = universe.world();
 //! let (n, me) = (world.size(), world.rank());
-//! // A periodic ring: every process has a left and a right neighbour.
+//! // A periodic ring: the sources and destinations are [left, right].
 //! let ring = world.create_cartesian_communicator(&[n], &[true], false).unwrap();
+//! let (left, right) = ((me + n - 1) % n, (me + 1) % n);
+//!
 //! let mut got = [0i32; 2];
 //! ring.neighbor_all_gather_into(&me, &mut got[..]);
-//! assert_eq!(got, [(me + n - 1) % n, (me + 1) % n]);
+//! assert_eq!(got, [left, right]);
+//!
+//! // Block 0 to the left, block 1 to the right.
+//! ring.neighbor_all_to_all_into(&[10 * me, 10 * me + 1][..], &mut got[..]);
+//! assert_eq!(got, [10 * left + 1, 10 * right]);
+//!
+//! // Varcount: the left neighbour's value at 2, the right one's at 0.
+//! let mut three = [-1i32; 3];
+//! let mut part = PartitionMut::new(&mut three[..], &[1, 1][..], &[2, 0][..]);
+//! ring.neighbor_all_gather_varcount_into(&me, &mut part);
+//! assert_eq!(three, [right, -1, left]);
+//!
+//! // One element to the left, two to the right; two from the left, one from the right.
+//! let send = [me, 100 + me, 200 + me];
+//! let sp = Partition::new(&send[..], &[1, 2][..], &[0, 1][..]);
+//! let mut rp = PartitionMut::new(&mut three[..], &[2, 1][..], &[0, 2][..]);
+//! ring.neighbor_all_to_all_varcount_into(&sp, &mut rp);
+//! assert_eq!(three, [100 + left, 200 + left, right]);
+//!
+//! // Immediate: the buffers are borrowed by a scope until the request completes.
+//! oxmpi::request::scope(|sc| {
+//!     ring.immediate_neighbor_all_gather_into(sc, &me, &mut got[..]).wait();
+//! });
+//! assert_eq!(got, [left, right]);
 //! ```
 
 use oxmpi_core::coll::api_move as mv;
-use oxmpi_core::coll::api_move::Blocks;
 use oxmpi_core::Comm;
 
-use super::{disjoint, parts, per_process, started, Mode, Parts};
+use super::{blocks, disjoint, parts, per_process, started, Mode, Parts};
 use crate::datatype::{
     typed_in, typed_out, Buffer, BufferMut, PartitionedBuffer, PartitionedBufferMut, Typed,
     TypedMut,
@@ -74,15 +99,6 @@ fn neighbor_parts<P: crate::datatype::Partitioned + crate::datatype::Collection 
     arg: &str,
 ) -> Result<Parts> {
     parts(p, n as crate::Rank, call, arg)
-}
-
-/// The receive (and for an all-to-all, send) blocks of a neighbourhood collective,
-/// as the engine takes them.
-fn blocks(p: &Parts) -> Blocks<'_> {
-    Blocks {
-        counts: &p.0,
-        displs: &p.1,
-    }
 }
 
 fn gather<'a>(
@@ -162,17 +178,6 @@ pub trait NeighborCollectives: TopologyCommunicator {
         /// Sends `sendbuf` to every destination and gathers one block from every source
         /// into `recvbuf`, in source order (`MPI_Neighbor_allgather`); the block size is
         /// `recvbuf.count() / in-degree`.
-        ///
-        /// ```
-        /// use oxmpi::traits::*;
-        /// let universe = oxmpi::initialize().unwrap();
-        /// let world = universe.world();
-        /// let (n, me) = (world.size(), world.rank());
-        /// let ring = world.create_cartesian_communicator(&[n], &[true], false).unwrap();
-        /// let mut got = [0i32; 2];
-        /// ring.neighbor_all_gather_into(&me, &mut got[..]);
-        /// assert_eq!(got, [(me + n - 1) % n, (me + 1) % n]);
-        /// ```
         [neighbor_all_gather_into, try_neighbor_all_gather_into, "MPI_Neighbor_allgather"]
         [immediate_neighbor_all_gather_into, try_immediate_neighbor_all_gather_into, "MPI_Ineighbor_allgather"]
         [neighbor_all_gather_init, try_neighbor_all_gather_init, "MPI_Neighbor_allgather_init"]
@@ -184,22 +189,6 @@ pub trait NeighborCollectives: TopologyCommunicator {
     collective_methods! {
         /// Sends `sendbuf` to every destination and gathers the block of source `i` into
         /// part `i` of `recvbuf` (`MPI_Neighbor_allgatherv`).
-        ///
-        /// ```
-        /// use oxmpi::traits::*;
-        /// use oxmpi::datatype::PartitionMut;
-        /// let universe = oxmpi::initialize().unwrap();
-        /// let world = universe.world();
-        /// let me = world.rank();
-        /// let ring = world.create_cartesian_communicator(&[world.size()], &[true], false).unwrap();
-        /// // One element from the left neighbour at 0, one from the right at 2.
-        /// let mut got = [-1i32; 3];
-        /// let (counts, displs) = ([1, 1], [0, 2]);
-        /// let mut part = PartitionMut::new(&mut got[..], &counts[..], &displs[..]);
-        /// ring.neighbor_all_gather_varcount_into(&me, &mut part);
-        /// let n = world.size();
-        /// assert_eq!(got, [(me + n - 1) % n, -1, (me + 1) % n]);
-        /// ```
         [neighbor_all_gather_varcount_into, try_neighbor_all_gather_varcount_into, "MPI_Neighbor_allgatherv"]
         [immediate_neighbor_all_gather_varcount_into, try_immediate_neighbor_all_gather_varcount_into, "MPI_Ineighbor_allgatherv"]
         [neighbor_all_gather_varcount_init, try_neighbor_all_gather_varcount_init, "MPI_Neighbor_allgatherv_init"]
@@ -218,20 +207,6 @@ pub trait NeighborCollectives: TopologyCommunicator {
         /// Sends block `j` of `sendbuf` to destination `j` and receives block `i` of
         /// `recvbuf` from source `i`, blocks of `count() / out-degree` and
         /// `count() / in-degree` elements (`MPI_Neighbor_alltoall`).
-        ///
-        /// ```
-        /// use oxmpi::traits::*;
-        /// let universe = oxmpi::initialize().unwrap();
-        /// let world = universe.world();
-        /// let (n, me) = (world.size(), world.rank());
-        /// let ring = world.create_cartesian_communicator(&[n], &[true], false).unwrap();
-        /// // To the left neighbour 10 * me, to the right 10 * me + 1.
-        /// let send = [10 * me, 10 * me + 1];
-        /// let mut got = [0i32; 2];
-        /// ring.neighbor_all_to_all_into(&send[..], &mut got[..]);
-        /// // From the left its "right" block, from the right its "left" block.
-        /// assert_eq!(got, [10 * ((me + n - 1) % n) + 1, 10 * ((me + 1) % n)]);
-        /// ```
         [neighbor_all_to_all_into, try_neighbor_all_to_all_into, "MPI_Neighbor_alltoall"]
         [immediate_neighbor_all_to_all_into, try_immediate_neighbor_all_to_all_into, "MPI_Ineighbor_alltoall"]
         [neighbor_all_to_all_init, try_neighbor_all_to_all_init, "MPI_Neighbor_alltoall_init"]
@@ -243,23 +218,6 @@ pub trait NeighborCollectives: TopologyCommunicator {
     collective_methods! {
         /// All-to-all with a part of `sendbuf` per destination and a part of `recvbuf`
         /// per source (`MPI_Neighbor_alltoallv`).
-        ///
-        /// ```
-        /// use oxmpi::traits::*;
-        /// use oxmpi::datatype::{Partition, PartitionMut};
-        /// let universe = oxmpi::initialize().unwrap();
-        /// let world = universe.world();
-        /// let (n, me) = (world.size(), world.rank());
-        /// let ring = world.create_cartesian_communicator(&[n], &[true], false).unwrap();
-        /// // One element to the left, two to the right.
-        /// let send = [me, me, me];
-        /// let sp = Partition::new(&send[..], &[1, 2][..], &[0, 1][..]);
-        /// let mut got = [0i32; 3];
-        /// let mut rp = PartitionMut::new(&mut got[..], &[2, 1][..], &[0, 2][..]);
-        /// ring.neighbor_all_to_all_varcount_into(&sp, &mut rp);
-        /// let (l, r) = ((me + n - 1) % n, (me + 1) % n);
-        /// assert_eq!(got, [l, l, r]);
-        /// ```
         [neighbor_all_to_all_varcount_into, try_neighbor_all_to_all_varcount_into, "MPI_Neighbor_alltoallv"]
         [immediate_neighbor_all_to_all_varcount_into, try_immediate_neighbor_all_to_all_varcount_into, "MPI_Ineighbor_alltoallv"]
         [neighbor_all_to_all_varcount_init, try_neighbor_all_to_all_varcount_init, "MPI_Neighbor_alltoallv_init"]
