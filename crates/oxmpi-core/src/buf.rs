@@ -84,6 +84,7 @@ pub(crate) fn try_zeroed_words(n: usize) -> Option<Vec<u128>> {
     Some(unsafe { Vec::from_raw_parts(p, n, n) })
 }
 
+use std::borrow::Borrow;
 use std::marker::PhantomData;
 
 use crate::request::Request;
@@ -694,11 +695,14 @@ mod tests {
 /// buffer: [`Region::shared`] and [`Region::exclusive`] are its only `unsafe` doors,
 /// and every [`SendBuf`]/[`RecvBuf`] and byte slice it hands out afterwards is made
 /// here, safely, under the rules its borrow of `'a` and its `lent` mark enforce.
+///
+/// The datatype is held as `D`: owned ([`Datatype`], the default), or borrowed for a
+/// call that needs no copy of it (`&Datatype`; [`Region::into_owned`] clones it).
 #[derive(Debug)]
-pub struct Region<'a> {
+pub struct Region<'a, D: Borrow<Datatype> = Datatype> {
     ptr: *mut u8,
     count: usize,
-    dt: Datatype,
+    dt: D,
     /// Taken from an exclusive borrow: may be written, never lent for reading.
     excl: bool,
     /// Lent to one immediate operation for `'a`: no other descriptor of it any more.
@@ -706,17 +710,17 @@ pub struct Region<'a> {
     _life: PhantomData<&'a mut [u8]>,
 }
 
-// SAFETY: a `Region` is a borrow of plain bytes (shared or exclusive) and a datatype, both `Send + Sync`.
-unsafe impl Send for Region<'_> {}
+// SAFETY: a `Region` is a borrow of plain bytes (shared or exclusive), `Send + Sync`, and a datatype `D`.
+unsafe impl<D: Borrow<Datatype> + Send> Send for Region<'_, D> {}
 // SAFETY: as above; `&Region` hands out only shared descriptors.
-unsafe impl Sync for Region<'_> {}
+unsafe impl<D: Borrow<Datatype> + Sync> Sync for Region<'_, D> {}
 
-impl<'a> Region<'a> {
+impl<'a, D: Borrow<Datatype>> Region<'a, D> {
     /// `count` elements of `dt` at `ptr`, borrowed shared for `'a`.
     ///
     /// # Safety
     /// The memory those elements cover stays valid for reads, and unmodified, for `'a`.
-    pub unsafe fn shared(ptr: *const u8, count: usize, dt: Datatype) -> Region<'a> {
+    pub unsafe fn shared(ptr: *const u8, count: usize, dt: D) -> Region<'a, D> {
         Region {
             ptr: ptr as *mut u8,
             count,
@@ -733,7 +737,7 @@ impl<'a> Region<'a> {
     /// The memory those elements cover is initialized, stays valid for reads and writes,
     /// and is accessed only through this region, for `'a`; any bytes written there are
     /// valid for its owner.
-    pub unsafe fn exclusive(ptr: *mut u8, count: usize, dt: Datatype) -> Region<'a> {
+    pub unsafe fn exclusive(ptr: *mut u8, count: usize, dt: D) -> Region<'a, D> {
         Region {
             ptr,
             count,
@@ -746,13 +750,8 @@ impl<'a> Region<'a> {
 
     /// `count` elements of `dt` laid out from the start of `bytes` (exclusive); an
     /// MPI_ERR_BUFFER error naming `call` if they reach outside it.
-    pub fn of_bytes(
-        call: &str,
-        bytes: &'a mut [u8],
-        count: usize,
-        dt: Datatype,
-    ) -> Result<Region<'a>> {
-        check_reach(call, "buf", bytes.len(), count, &dt)?;
+    pub fn of_bytes(call: &str, bytes: &'a mut [u8], count: usize, dt: D) -> Result<Region<'a, D>> {
+        check_reach(call, "buf", bytes.len(), count, dt.borrow())?;
         Ok(Region {
             ptr: bytes.as_mut_ptr(),
             count,
@@ -771,7 +770,7 @@ impl<'a> Region<'a> {
         self.count
     }
     pub fn datatype(&self) -> &Datatype {
-        &self.dt
+        self.dt.borrow()
     }
     pub fn is_exclusive(&self) -> bool {
         self.excl
@@ -787,7 +786,7 @@ impl<'a> Region<'a> {
         SendBuf {
             ptr: self.ptr,
             count: n.min(self.count),
-            dt: Some(&self.dt),
+            dt: Some(self.dt.borrow()),
             _life: PhantomData,
         }
     }
@@ -802,7 +801,7 @@ impl<'a> Region<'a> {
         SendBuf {
             ptr: self.ptr,
             count: n.min(self.count),
-            dt: Some(&self.dt),
+            dt: Some(self.dt.borrow()),
             _life: PhantomData,
         }
     }
@@ -818,7 +817,7 @@ impl<'a> Region<'a> {
         RecvBuf {
             ptr: self.ptr,
             count: n.min(self.count),
-            dt: Some(&self.dt),
+            dt: Some(self.dt.borrow()),
             _life: PhantomData,
         }
     }
@@ -836,7 +835,7 @@ impl<'a> Region<'a> {
         RecvBuf {
             ptr: self.ptr,
             count: n.min(self.count),
-            dt: Some(&self.dt),
+            dt: Some(self.dt.borrow()),
             _life: PhantomData,
         }
     }
@@ -844,14 +843,15 @@ impl<'a> Region<'a> {
     /// The data bytes of a contiguous datatype's elements (`count * size` bytes from
     /// the true lower bound); `None` for a non-contiguous datatype.
     fn data_span(&self) -> Option<(*mut u8, usize)> {
-        if !self.dt.is_contiguous() {
+        let dt = self.dt.borrow();
+        if !dt.is_contiguous() {
             return None;
         }
-        let len = self.count * self.dt.size();
+        let len = self.count * dt.size();
         if len == 0 {
             return Some((std::ptr::NonNull::<u8>::dangling().as_ptr(), 0));
         }
-        Some((self.ptr.wrapping_offset(self.dt.true_lb()), len))
+        Some((self.ptr.wrapping_offset(dt.true_lb()), len))
     }
 
     /// The region's data bytes for `'a` (contiguous datatypes only), consuming it.
@@ -888,6 +888,20 @@ impl<'a> Region<'a> {
         let (p, len) = self.data_span()?;
         // SAFETY: as `into_bytes_mut`, for the borrow of `self`.
         Some(unsafe { std::slice::from_raw_parts_mut(p, len) })
+    }
+}
+
+impl<'a> Region<'a, &Datatype> {
+    /// The same region holding its own copy of the datatype.
+    pub fn into_owned(self) -> Region<'a> {
+        Region {
+            ptr: self.ptr,
+            count: self.count,
+            dt: self.dt.clone(),
+            excl: self.excl,
+            lent: self.lent,
+            _life: PhantomData,
+        }
     }
 }
 

@@ -603,11 +603,31 @@ fn check_layout(dt: &DatatypeRef<'_>, call: &str) -> Result<()> {
 /// The bytes a send of `buf` reads (contiguous datatypes only).
 pub(crate) fn send_bytes<'b, B: Buffer + ?Sized>(buf: &'b B, call: &str) -> Result<&'b [u8]> {
     let dt = buf.as_datatype();
-    check_layout(&dt.as_datatype_ref(), call)?;
-    Ok(typed_in(buf)
-        .region
+    let d = dt.as_datatype_ref();
+    check_layout(&d, call)?;
+    Ok(region_in(buf, d.core)
         .into_bytes()
         .expect("a contiguous datatype has data bytes"))
+}
+
+/// The core's region of a buffer borrowed shared, with its datatype `dt` borrowed.
+fn region_in<'b, 'd, B: Pointer + Collection + ?Sized>(
+    buf: &'b B,
+    dt: &'d CoreDatatype,
+) -> Region<'b, &'d CoreDatatype> {
+    let count = buf.count().max(0) as usize;
+    // SAFETY: rsmpi's `Buffer` contract (`Pointer` + `Collection` + `AsDatatype`): `count()` elements of the datatype at `pointer()` are readable, unchanged, while `buf` is borrowed.
+    unsafe { Region::shared(buf.pointer() as *const u8, count, dt) }
+}
+
+/// The core's region of a buffer borrowed exclusively, with its datatype `dt` borrowed.
+fn region_out<'b, 'd, B: PointerMut + Collection + ?Sized>(
+    buf: &'b mut B,
+    dt: &'d CoreDatatype,
+) -> Region<'b, &'d CoreDatatype> {
+    let count = buf.count().max(0) as usize;
+    // SAFETY: rsmpi's `BufferMut` contract: `count()` elements of the datatype at `pointer_mut()` are writable with any bytes, and only through `buf`, while it is borrowed exclusively.
+    unsafe { Region::exclusive(buf.pointer_mut() as *mut u8, count, dt) }
 }
 
 /// A buffer as the engine's typed calls take it: the core's [`Region`] (base address,
@@ -728,9 +748,8 @@ pub(crate) fn send_spec<'b, B: Buffer + ?Sized>(buf: &'b B, call: &str) -> Resul
 pub(crate) fn typed_in<B: Pointer + Collection + AsDatatype + ?Sized>(buf: &B) -> Typed<'_> {
     let dt = buf.as_datatype();
     let d = dt.as_datatype_ref();
-    let count = buf.count().max(0) as usize;
-    // SAFETY: rsmpi's `Buffer` contract (`Pointer` + `Collection` + `AsDatatype`): `count()` elements of the datatype at `pointer()` are readable, unchanged, while `buf` is borrowed.
-    let region = unsafe { Region::shared(buf.pointer() as *const u8, count, d.core.clone()) };
+    let region = region_in(buf, d.core).into_owned();
+    let count = region.count();
     Typed {
         region,
         count,
@@ -744,10 +763,9 @@ pub(crate) fn typed_out<B: PointerMut + Collection + AsDatatype + ?Sized>(
 ) -> TypedMut<'_> {
     let dt = buf.as_datatype();
     let d = dt.as_datatype_ref();
-    let count = buf.count().max(0) as usize;
-    let (core, check) = (d.core.clone(), Checker(d.check));
-    // SAFETY: rsmpi's `BufferMut` contract: `count()` elements of the datatype at `pointer_mut()` are writable with any bytes, and only through `buf`, while it is borrowed exclusively.
-    let region = unsafe { Region::exclusive(buf.pointer_mut() as *mut u8, count, core) };
+    let check = Checker(d.check);
+    let region = region_out(buf, d.core).into_owned();
+    let count = region.count();
     TypedMut(Typed {
         region,
         count,
@@ -824,9 +842,7 @@ fn recv_bytes<'a, B: BufferMut + ?Sized>(buf: &'a mut B, call: &str) -> Result<R
     let dt = dt.as_datatype_ref();
     check_layout(&dt, call)?;
     let check = Checker(dt.check);
-    let bytes = typed_out(buf)
-        .0
-        .region
+    let bytes = region_out(buf, dt.core)
         .into_bytes_mut()
         .expect("a contiguous datatype has data bytes");
     Ok(RecvBytes { bytes, check })
