@@ -687,6 +687,56 @@ mod tests {
         )
         .is_err());
     }
+
+    #[test]
+    fn a_region_hands_out_its_elements_and_its_contiguous_bytes() {
+        let dt = Datatype::predefined(Primitive::Int32);
+        let mut v = [1i32, 2, 3];
+        let bytes = as_bytes_mut(&mut v);
+        let mut r = Region::of_bytes("t", bytes, 3, &dt).unwrap();
+        assert!(r.is_exclusive());
+        assert_eq!(r.send(2).count(), 2);
+        assert_eq!(r.recv(9).count(), 3, "at most the region's count");
+        let b = r.bytes_mut().unwrap();
+        b[..4].copy_from_slice(&7i32.to_ne_bytes());
+        assert_eq!(r.into_owned().into_bytes_mut().unwrap().len(), 12);
+        assert_eq!(v[0], 7);
+    }
+
+    #[test]
+    fn a_region_refuses_elements_outside_its_bytes() {
+        let dt = Datatype::predefined(Primitive::Int32);
+        let mut b = [0u8; 7];
+        assert!(Region::of_bytes("t", &mut b[..], 2, &dt).is_err());
+    }
+
+    #[test]
+    fn a_strided_region_has_no_byte_view() {
+        let dt = Datatype::vector(2, 1, 2, Datatype::predefined_ref(Primitive::Int32)).unwrap();
+        let mut b = [0u8; 12];
+        let r = Region::of_bytes("t", &mut b[..], 1, dt).unwrap();
+        assert!(r.into_bytes().is_none());
+    }
+
+    #[test]
+    #[should_panic(expected = "lent again")]
+    fn a_region_lends_its_memory_once() {
+        let dt = Datatype::predefined(Primitive::Int32);
+        let mut b = [0u8; 8];
+        scope(|sc| {
+            let mut r = Region::of_bytes("t", &mut b[..], 2, &dt).unwrap();
+            assert_eq!(r.lend_recv(sc, 2).count(), 2);
+            let _ = r.lend_recv(sc, 2);
+        });
+    }
+
+    #[test]
+    fn zeroed_bytes_cover_the_values() {
+        let mut v = [std::mem::MaybeUninit::<(u8, u32)>::uninit(); 3];
+        let b = zeroed_bytes(&mut v);
+        assert_eq!(b.len(), 24);
+        assert!(b.iter().all(|&x| x == 0));
+    }
 }
 
 /// A typed buffer region borrowed for `'a`: `count` elements of a datatype at a base
