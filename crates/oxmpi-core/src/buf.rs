@@ -916,13 +916,8 @@ impl<'a, D: Borrow<Datatype>> Region<'a, D> {
     }
 
     /// An exclusive region's data bytes for `'a` (contiguous datatypes only), consuming it.
-    pub fn into_bytes_mut(self) -> Option<&'a mut [u8]> {
-        assert!(self.excl, "a shared buffer was used for writing");
-        assert!(
-            !self.lent,
-            "a buffer lent to an immediate operation was used again"
-        );
-        let (p, len) = self.data_span()?;
+    pub fn into_bytes_mut(mut self) -> Option<&'a mut [u8]> {
+        let (p, len) = self.writable_span()?;
         // SAFETY: `exclusive`'s contract: these initialized bytes are ours alone, writable with any value, for 'a.
         Some(unsafe { std::slice::from_raw_parts_mut(p, len) })
     }
@@ -930,14 +925,19 @@ impl<'a, D: Borrow<Datatype>> Region<'a, D> {
     /// An exclusive region's data bytes (contiguous datatypes only) while `self` is
     /// borrowed exclusively, e.g. to check the values a completed receive wrote.
     pub fn bytes_mut(&mut self) -> Option<&mut [u8]> {
+        let (p, len) = self.writable_span()?;
+        // SAFETY: as `into_bytes_mut`, for the borrow of `self`.
+        Some(unsafe { std::slice::from_raw_parts_mut(p, len) })
+    }
+
+    /// [`data_span`](Self::data_span) of an exclusive region not lent to an operation.
+    fn writable_span(&mut self) -> Option<(*mut u8, usize)> {
         assert!(self.excl, "a shared buffer was used for writing");
         assert!(
             !self.lent,
             "a buffer lent to an immediate operation was used again"
         );
-        let (p, len) = self.data_span()?;
-        // SAFETY: as `into_bytes_mut`, for the borrow of `self`.
-        Some(unsafe { std::slice::from_raw_parts_mut(p, len) })
+        self.data_span()
     }
 }
 

@@ -118,16 +118,7 @@ fn main() {
     check!(me, got == [want_l, want_r], "line allgather {got:?}");
 
     // 3. A graph: a star around rank 0 (rank 0's neighbours are all others, in order).
-    let mut index = Vec::new();
-    let mut edges = Vec::new();
-    for r in 0..n {
-        if r == 0 {
-            edges.extend(1..n);
-        } else {
-            edges.push(0);
-        }
-        index.push(edges.len() as i32);
-    }
+    let (index, edges) = oxmpi_tests::star_graph(n);
     let star = world
         .create_graph_communicator(&index, &edges, false)
         .unwrap();
