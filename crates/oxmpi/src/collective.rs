@@ -195,15 +195,13 @@ impl<'a> UserOperation<'a> {
     {
         let func: Box<DynFn<'a>> = Box::new(function);
         let p: *const DynFn<'a> = &*func;
-        // SAFETY: only the lifetime bound is erased: the engine uses the pointer only while a collective borrowing this `UserOperation` runs (blocking:
-        // the call; immediate: the request's scope); the box never moves.
+        // SAFETY: only the lifetime bound is erased: the engine uses the pointer only while a collective borrowing this `UserOperation` runs (blocking: the call; immediate: the request's scope); the box never moves.
         let p = FnPtr(unsafe { std::mem::transmute::<*const DynFn<'a>, *const DynFn<'static>>(p) });
         let op = CoreOp::user(
             std::sync::Arc::new(
                 move |inp: *const u8, io: *mut u8, n: usize, dt: &CoreDatatype| {
                     let dtr = DatatypeRef::from_core(dt);
-                    // SAFETY: see above: the closure is alive while the engine calls it; the
-                    // engine passes `n` elements of `dt` (readable `inp`, writable `io`).
+                    // SAFETY: see above: the closure is alive while the engine calls it; the engine passes `n` elements of `dt` (readable `inp`, writable `io`).
                     unsafe {
                         let f = &*p.get();
                         f(
@@ -245,8 +243,7 @@ impl UnsafeUserOperation {
     /// `function` must compute `inoutvec[i] = invec[i] op inoutvec[i]` for `*len`
     /// elements of the datatype, touching nothing else.
     pub unsafe fn associative(function: UnsafeUserFunction) -> Self {
-        // SAFETY: forwarded contract.
-        unsafe { Self::new(false, function) }
+        Self::new(false, function)
     }
 
     /// An associative and commutative operation.
@@ -254,17 +251,18 @@ impl UnsafeUserOperation {
     /// # Safety
     /// As [`associative`](Self::associative).
     pub unsafe fn commutative(function: UnsafeUserFunction) -> Self {
-        // SAFETY: forwarded contract.
-        unsafe { Self::new(true, function) }
+        Self::new(true, function)
     }
 
-    unsafe fn new(commute: bool, function: UnsafeUserFunction) -> Self {
+    /// The operation over `function`, whose contract its only callers, the two `unsafe`
+    /// constructors above, pass on (private, so no safe path reaches it).
+    fn new(commute: bool, function: UnsafeUserFunction) -> Self {
         let op = CoreOp::user(
             std::sync::Arc::new(
                 move |inp: *const u8, io: *mut u8, n: usize, dt: &CoreDatatype| {
                     let mut len = n as c_int;
                     let mut h = crate::ffi::datatype_handle(dt);
-                    // SAFETY: the constructor's contract.
+                    // SAFETY: the contract of `associative`/`commutative`, the only callers of `new`.
                     unsafe { function(inp as *mut c_void, io as *mut c_void, &mut len, &mut h) }
                 },
             ),

@@ -12,6 +12,10 @@
 //! datatypes (`UserDatatype`, views, `#[derive(Equivalence)]`) can be added without
 //! changing these signatures.
 //!
+//! `Equivalence`, `Pointer`/`PointerMut`, `Collection`, `Buffer`/`BufferMut` and `Datatype`
+//! stay `unsafe` traits, as in rsmpi: implementing one promises a memory layout no check
+//! can see, and core's `buf::Region` takes that promise as its one proof (`region_in`/`region_out`).
+//!
 //! ```
 //! use oxmpi::traits::*;
 //! assert_eq!(f64::equivalent_datatype().size(), 8);
