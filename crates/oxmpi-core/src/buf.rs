@@ -84,6 +84,7 @@ pub(crate) fn try_zeroed_words(n: usize) -> Option<Vec<u128>> {
     Some(unsafe { Vec::from_raw_parts(p, n, n) })
 }
 
+use std::borrow::Borrow;
 use std::marker::PhantomData;
 
 use crate::request::Request;
@@ -696,5 +697,283 @@ mod tests {
             &mut 0
         )
         .is_err());
+    }
+
+    #[test]
+    fn a_region_hands_out_its_elements_and_its_contiguous_bytes() {
+        let dt = Datatype::predefined(Primitive::Int32);
+        let mut v = [1i32, 2, 3];
+        let bytes = as_bytes_mut(&mut v);
+        let mut r = Region::of_bytes("t", bytes, 3, &dt).unwrap();
+        assert!(r.is_exclusive());
+        assert_eq!(r.send(2).count(), 2);
+        assert_eq!(r.recv(9).count(), 3, "at most the region's count");
+        let b = r.bytes_mut().unwrap();
+        b[..4].copy_from_slice(&7i32.to_ne_bytes());
+        assert_eq!(r.into_owned().into_bytes_mut().unwrap().len(), 12);
+        assert_eq!(v[0], 7);
+    }
+
+    #[test]
+    fn a_region_refuses_elements_outside_its_bytes() {
+        let dt = Datatype::predefined(Primitive::Int32);
+        let mut b = [0u8; 7];
+        assert!(Region::of_bytes("t", &mut b[..], 2, &dt).is_err());
+    }
+
+    #[test]
+    fn a_strided_region_has_no_byte_view() {
+        let dt = Datatype::vector(2, 1, 2, Datatype::predefined_ref(Primitive::Int32)).unwrap();
+        let mut b = [0u8; 12];
+        let r = Region::of_bytes("t", &mut b[..], 1, dt).unwrap();
+        assert!(r.into_bytes().is_none());
+    }
+
+    #[test]
+    #[should_panic(expected = "lent again")]
+    fn a_region_lends_its_memory_once() {
+        let dt = Datatype::predefined(Primitive::Int32);
+        let mut b = [0u8; 8];
+        scope(|sc| {
+            let mut r = Region::of_bytes("t", &mut b[..], 2, &dt).unwrap();
+            assert_eq!(r.lend_recv(sc, 2).count(), 2);
+            let _ = r.lend_recv(sc, 2);
+        });
+    }
+
+    #[test]
+    fn zeroed_bytes_cover_the_values() {
+        let mut v = [std::mem::MaybeUninit::<(u8, u32)>::uninit(); 3];
+        let b = zeroed_bytes(&mut v);
+        assert_eq!(b.len(), 24);
+        assert!(b.iter().all(|&x| x == 0));
+    }
+}
+
+/// A typed buffer region borrowed for `'a`: `count` elements of a datatype at a base
+/// address, taken from a shared borrow (readable, unchanged) or an exclusive one
+/// (also writable, any bytes valid). It is the Rust API's one descriptor of a user
+/// buffer: [`Region::shared`] and [`Region::exclusive`] are its only `unsafe` doors,
+/// and every [`SendBuf`]/[`RecvBuf`] and byte slice it hands out afterwards is made
+/// here, safely, under the rules its borrow of `'a` and its `lent` mark enforce.
+///
+/// The datatype is held as `D`: owned ([`Datatype`], the default), or borrowed for a
+/// call that needs no copy of it (`&Datatype`; [`Region::into_owned`] clones it).
+#[derive(Debug)]
+pub struct Region<'a, D: Borrow<Datatype> = Datatype> {
+    ptr: *mut u8,
+    count: usize,
+    dt: D,
+    /// Taken from an exclusive borrow: may be written, never lent for reading.
+    excl: bool,
+    /// Lent to one immediate operation for `'a`: no other descriptor of it any more.
+    lent: bool,
+    _life: PhantomData<&'a mut [u8]>,
+}
+
+// SAFETY: a `Region` is a borrow of plain bytes (shared or exclusive), `Send + Sync`, and a datatype `D`.
+unsafe impl<D: Borrow<Datatype> + Send> Send for Region<'_, D> {}
+// SAFETY: as above; `&Region` hands out only shared descriptors.
+unsafe impl<D: Borrow<Datatype> + Sync> Sync for Region<'_, D> {}
+
+impl<'a, D: Borrow<Datatype>> Region<'a, D> {
+    /// `count` elements of `dt` at `ptr`, borrowed shared for `'a`.
+    ///
+    /// # Safety
+    /// The memory those elements cover stays valid for reads, and unmodified, for `'a`.
+    pub unsafe fn shared(ptr: *const u8, count: usize, dt: D) -> Region<'a, D> {
+        Region {
+            ptr: ptr as *mut u8,
+            count,
+            dt,
+            excl: false,
+            lent: false,
+            _life: PhantomData,
+        }
+    }
+
+    /// `count` elements of `dt` at `ptr`, borrowed exclusively for `'a`.
+    ///
+    /// # Safety
+    /// The memory those elements cover is initialized, stays valid for reads and writes,
+    /// and is accessed only through this region, for `'a`; any bytes written there are
+    /// valid for its owner.
+    pub unsafe fn exclusive(ptr: *mut u8, count: usize, dt: D) -> Region<'a, D> {
+        Region {
+            ptr,
+            count,
+            dt,
+            excl: true,
+            lent: false,
+            _life: PhantomData,
+        }
+    }
+
+    /// `count` elements of `dt` laid out from the start of `bytes` (exclusive); an
+    /// MPI_ERR_BUFFER error naming `call` if they reach outside it.
+    pub fn of_bytes(call: &str, bytes: &'a mut [u8], count: usize, dt: D) -> Result<Region<'a, D>> {
+        check_reach(call, "buf", bytes.len(), count, dt.borrow())?;
+        Ok(Region {
+            ptr: bytes.as_mut_ptr(),
+            count,
+            dt,
+            excl: true,
+            lent: false,
+            _life: PhantomData,
+        })
+    }
+
+    /// The base address (for identification and layout arithmetic; never dereferenced by callers).
+    pub fn ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+    pub fn count(&self) -> usize {
+        self.count
+    }
+    pub fn datatype(&self) -> &Datatype {
+        self.dt.borrow()
+    }
+    pub fn is_exclusive(&self) -> bool {
+        self.excl
+    }
+
+    /// The first `n` elements (at most `count`) as a send descriptor, for as long as
+    /// `self` is borrowed.
+    pub fn send(&self, n: usize) -> SendBuf<'_, '_> {
+        assert!(
+            !self.lent,
+            "a buffer lent to an immediate operation was used again"
+        );
+        SendBuf {
+            ptr: self.ptr,
+            count: n.min(self.count),
+            dt: Some(self.dt.borrow()),
+            _life: PhantomData,
+        }
+    }
+
+    /// The first `n` elements of a shared region as a send descriptor for `'a`, for the
+    /// immediate operation that `_scope` starts (shared memory may have many readers).
+    pub fn lend_send(&self, _scope: &impl BufScope<'a>, n: usize) -> SendBuf<'a, '_> {
+        assert!(
+            !self.excl,
+            "an exclusively borrowed buffer was lent for reading"
+        );
+        SendBuf {
+            ptr: self.ptr,
+            count: n.min(self.count),
+            dt: Some(self.dt.borrow()),
+            _life: PhantomData,
+        }
+    }
+
+    /// The first `n` elements of an exclusive region as a receive descriptor, for as
+    /// long as `self` is borrowed exclusively.
+    pub fn recv(&mut self, n: usize) -> RecvBuf<'_, '_> {
+        assert!(self.excl, "a shared buffer was used for writing");
+        assert!(
+            !self.lent,
+            "a buffer lent to an immediate operation was used again"
+        );
+        RecvBuf {
+            ptr: self.ptr,
+            count: n.min(self.count),
+            dt: Some(self.dt.borrow()),
+            _life: PhantomData,
+        }
+    }
+
+    /// The first `n` elements of an exclusive region as a receive descriptor for `'a`,
+    /// for the one immediate operation that `_scope` starts: afterwards the region
+    /// hands out no other descriptor of the memory.
+    pub fn lend_recv(&mut self, _scope: &impl BufScope<'a>, n: usize) -> RecvBuf<'a, '_> {
+        assert!(self.excl, "a shared buffer was lent for writing");
+        assert!(
+            !self.lent,
+            "a buffer lent to an immediate operation was lent again"
+        );
+        self.lent = true;
+        RecvBuf {
+            ptr: self.ptr,
+            count: n.min(self.count),
+            dt: Some(self.dt.borrow()),
+            _life: PhantomData,
+        }
+    }
+
+    /// The data bytes of a contiguous datatype's elements (`count * size` bytes from
+    /// the true lower bound); `None` for a non-contiguous datatype.
+    fn data_span(&self) -> Option<(*mut u8, usize)> {
+        let dt = self.dt.borrow();
+        if !dt.is_contiguous() {
+            return None;
+        }
+        let len = self.count * dt.size();
+        if len == 0 {
+            return Some((std::ptr::NonNull::<u8>::dangling().as_ptr(), 0));
+        }
+        Some((self.ptr.wrapping_offset(dt.true_lb()), len))
+    }
+
+    /// The region's data bytes for `'a` (contiguous datatypes only), consuming it.
+    pub fn into_bytes(self) -> Option<&'a [u8]> {
+        assert!(
+            !self.lent,
+            "a buffer lent to an immediate operation was used again"
+        );
+        let (p, len) = self.data_span()?;
+        // SAFETY: `shared`/`exclusive`'s contract: the elements' bytes, `len` of them from the true lower bound, are readable for 'a.
+        Some(unsafe { std::slice::from_raw_parts(p, len) })
+    }
+
+    /// An exclusive region's data bytes for `'a` (contiguous datatypes only), consuming it.
+    pub fn into_bytes_mut(mut self) -> Option<&'a mut [u8]> {
+        let (p, len) = self.writable_span()?;
+        // SAFETY: `exclusive`'s contract: these initialized bytes are ours alone, writable with any value, for 'a.
+        Some(unsafe { std::slice::from_raw_parts_mut(p, len) })
+    }
+
+    /// An exclusive region's data bytes (contiguous datatypes only) while `self` is
+    /// borrowed exclusively, e.g. to check the values a completed receive wrote.
+    pub fn bytes_mut(&mut self) -> Option<&mut [u8]> {
+        let (p, len) = self.writable_span()?;
+        // SAFETY: as `into_bytes_mut`, for the borrow of `self`.
+        Some(unsafe { std::slice::from_raw_parts_mut(p, len) })
+    }
+
+    /// [`data_span`](Self::data_span) of an exclusive region not lent to an operation.
+    fn writable_span(&mut self) -> Option<(*mut u8, usize)> {
+        assert!(self.excl, "a shared buffer was used for writing");
+        assert!(
+            !self.lent,
+            "a buffer lent to an immediate operation was used again"
+        );
+        self.data_span()
+    }
+}
+
+impl<'a> Region<'a, &Datatype> {
+    /// The same region holding its own copy of the datatype.
+    pub fn into_owned(self) -> Region<'a> {
+        Region {
+            ptr: self.ptr,
+            count: self.count,
+            dt: self.dt.clone(),
+            excl: self.excl,
+            lent: self.lent,
+            _life: PhantomData,
+        }
+    }
+}
+
+/// Zeroes the memory of `v` and returns it as bytes: memory for values a receive will
+/// write, initialized everywhere (also the padding a datatype skips).
+pub fn zeroed_bytes<T>(v: &mut [std::mem::MaybeUninit<T>]) -> &mut [u8] {
+    let n = std::mem::size_of_val(v);
+    let p = v.as_mut_ptr() as *mut u8;
+    // SAFETY: `v` is `n` writable bytes, exclusively borrowed, and `MaybeUninit<T>` takes any bytes; after the write they are initialized `u8`s.
+    unsafe {
+        std::ptr::write_bytes(p, 0, n);
+        std::slice::from_raw_parts_mut(p, n)
     }
 }

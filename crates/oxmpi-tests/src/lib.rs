@@ -33,3 +33,19 @@ pub fn is_root() -> bool {
             == Some("0")
     })
 }
+
+/// The `(index, edges)` of a star graph of `n` nodes around node 0 (`MPI_Graph_create`'s
+/// arrays): node 0's neighbours are 1..n in order, every other node's is 0.
+pub fn star_graph(n: i32) -> (Vec<i32>, Vec<i32>) {
+    let mut index = Vec::new();
+    let mut edges = Vec::new();
+    for r in 0..n {
+        if r == 0 {
+            edges.extend(1..n);
+        } else {
+            edges.push(0);
+        }
+        index.push(edges.len() as i32);
+    }
+    (index, edges)
+}

@@ -91,8 +91,7 @@ where
             .or_insert_with(|| {
                 let copy: Option<CopyFn> = Self::CLONE_ON_DUP.then(|| {
                     Arc::new(|_key: i32, v: usize| {
-                        // SAFETY: values of this keyval are always `Box<Self>` pointers made by
-                        // `set_attr` or by this callback, alive while attached.
+                        // SAFETY: values of this keyval are always `Box<Self>` pointers made by `set_attr` or by this callback, alive while attached.
                         let value = unsafe { &*(v as *const Self) };
                         Ok(Some(Box::into_raw(Box::new(value.clone())) as usize))
                     }) as CopyFn
@@ -155,8 +154,7 @@ impl<C: ?Sized + Communicator> AnyCommunicator for C {
             return Ok(None);
         }
         let v = self.core_comm().attrs().get(key, "MPI_Comm_get_attr")?;
-        // SAFETY: values of this keyval are `Box<A>` pointers (see `get_key`), alive while
-        // attached; one replaced through another handle is leaked, not freed.
+        // SAFETY: values of this keyval are `Box<A>` pointers (see `get_key`), alive while attached; one replaced through another handle is leaked, not freed.
         Ok(v.map(|v| unsafe { &*(v as *const A) }))
     }
 

@@ -47,9 +47,11 @@ use oxmpi_core::coll::api;
 use oxmpi_core::coll::api_move::{self as mv, Blocks};
 use oxmpi_core::coll::persistent as cp;
 
+pub use neighbor::{NeighborCollectives, TopologyCommunicator};
+
 /// The collective traits, re-exported by [`crate::traits`].
 pub mod traits {
-    pub use super::{CommunicatorCollectives, Operation, Root};
+    pub use super::{CommunicatorCollectives, NeighborCollectives, Operation, Root};
 }
 
 // ----- operations ----------------------------------------------------------------------
@@ -193,15 +195,13 @@ impl<'a> UserOperation<'a> {
     {
         let func: Box<DynFn<'a>> = Box::new(function);
         let p: *const DynFn<'a> = &*func;
-        // SAFETY: only the lifetime bound is erased: the engine uses the pointer only while a collective borrowing this `UserOperation` runs (blocking:
-        // the call; immediate: the request's scope); the box never moves.
+        // SAFETY: only the lifetime bound is erased: the engine uses the pointer only while a collective borrowing this `UserOperation` runs (blocking: the call; immediate: the request's scope); the box never moves.
         let p = FnPtr(unsafe { std::mem::transmute::<*const DynFn<'a>, *const DynFn<'static>>(p) });
         let op = CoreOp::user(
             std::sync::Arc::new(
                 move |inp: *const u8, io: *mut u8, n: usize, dt: &CoreDatatype| {
                     let dtr = DatatypeRef::from_core(dt);
-                    // SAFETY: see above: the closure is alive while the engine calls it; the
-                    // engine passes `n` elements of `dt` (readable `inp`, writable `io`).
+                    // SAFETY: see above: the closure is alive while the engine calls it; the engine passes `n` elements of `dt` (readable `inp`, writable `io`).
                     unsafe {
                         let f = &*p.get();
                         f(
@@ -243,8 +243,7 @@ impl UnsafeUserOperation {
     /// `function` must compute `inoutvec[i] = invec[i] op inoutvec[i]` for `*len`
     /// elements of the datatype, touching nothing else.
     pub unsafe fn associative(function: UnsafeUserFunction) -> Self {
-        // SAFETY: forwarded contract.
-        unsafe { Self::new(false, function) }
+        Self::new(false, function)
     }
 
     /// An associative and commutative operation.
@@ -252,17 +251,18 @@ impl UnsafeUserOperation {
     /// # Safety
     /// As [`associative`](Self::associative).
     pub unsafe fn commutative(function: UnsafeUserFunction) -> Self {
-        // SAFETY: forwarded contract.
-        unsafe { Self::new(true, function) }
+        Self::new(true, function)
     }
 
-    unsafe fn new(commute: bool, function: UnsafeUserFunction) -> Self {
+    /// The operation over `function`, whose contract its only callers, the two `unsafe`
+    /// constructors above, pass on (private, so no safe path reaches it).
+    fn new(commute: bool, function: UnsafeUserFunction) -> Self {
         let op = CoreOp::user(
             std::sync::Arc::new(
                 move |inp: *const u8, io: *mut u8, n: usize, dt: &CoreDatatype| {
                     let mut len = n as c_int;
                     let mut h = crate::ffi::datatype_handle(dt);
-                    // SAFETY: the constructor's contract.
+                    // SAFETY: the contract of `associative`/`commutative`, the only callers of `new`.
                     unsafe { function(inp as *mut c_void, io as *mut c_void, &mut len, &mut h) }
                 },
             ),
@@ -314,13 +314,13 @@ fn check_same_reduce(call: &str, s: &Typed<'_>, r: &Typed<'_>) -> Result<()> {
             ),
         ));
     }
-    if !s.dt.same_signature(1, &r.dt, 1) || s.dt.extent() != r.dt.extent() {
+    if !s.dt().same_signature(1, r.dt(), 1) || s.dt().extent() != r.dt().extent() {
         return Err(Error::new(
             ErrorClass::Type,
             format!(
                 "{call}: the send datatype {} and the receive datatype {} differ",
-                s.dt.name(),
-                r.dt.name()
+                s.dt().name(),
+                r.dt().name()
             ),
         ));
     }
@@ -437,6 +437,96 @@ fn started(
         out,
     ))
 }
+
+/// One collective over a send and a receive buffer, written once: its blocking method
+/// (documented by the caller) and `try_` twin, its immediate method and twin, and its
+/// persistent method and twin, with the MPI call each form reports in errors.
+/// `prep` runs first in every form, with the communicator, the two buffers and the
+/// form's call name bound to the names given (checks of the partitions), and yields
+/// what `run` gets in the pattern `$p`; `run` calls the engine in `mode` over the
+/// typed buffers `s` and `r`.
+macro_rules! collective_methods {
+    (
+        $(#[$doc:meta])*
+        [$name:ident, $try_name:ident, $call:literal]
+        [$imm:ident, $try_imm:ident, $icall:literal]
+        [$init:ident, $try_init:ident, $pcall:literal]
+        S: $sb:path, R: $rb:path,
+        prep |$comm:ident, $sendbuf:ident, $recvbuf:ident, $c:ident| $prep:expr,
+        run |$s:ident, $r:ident, $mode:ident, $p:pat_param| $run:expr
+    ) => {
+        $(#[$doc])*
+        fn $name<S, R>(&self, sendbuf: &S, recvbuf: &mut R)
+        where
+            S: ?Sized + $sb,
+            R: ?Sized + $rb,
+        {
+            self.$try_name(sendbuf, recvbuf).or_fatal()
+        }
+        #[doc = concat!("[`", stringify!($name), "`](Self::", stringify!($name), "), reporting errors.")]
+        fn $try_name<S, R>(&self, sendbuf: &S, recvbuf: &mut R) -> Result<()>
+        where
+            S: ?Sized + $sb,
+            R: ?Sized + $rb,
+        {
+            let ($comm, $sendbuf, $recvbuf, $c) = (self.core_comm(), sendbuf, recvbuf, $call);
+            let $p = $prep?;
+            let ($s, mut $r) = (typed_in($sendbuf), typed_out($recvbuf));
+            let $mode = Mode::Blocking;
+            {
+                let ($s, $r) = (&$s, &mut $r);
+                $run?;
+            }
+            $r.check_out($c)
+        }
+        collective_methods! { @started "Starts a", Request, immediate_mut, Immediate,
+            [$name, $imm, $try_imm, $icall] S: $sb, R: $rb,
+            prep |$comm, $sendbuf, $recvbuf, $c| $prep, run |$s, $r, $mode, $p| $run }
+        collective_methods! { @started "A persistent", PersistentRequest, persistent_mut, Persistent,
+            [$name, $init, $try_init, $pcall] S: $sb, R: $rb,
+            prep |$comm, $sendbuf, $recvbuf, $c| $prep, run |$s, $r, $mode, $p| $run }
+    };
+    // The immediate or the persistent form (its request type, the function that
+    // wraps the started request, the engine mode) and its `try_` twin.
+    (
+        @started $what:literal, $Req:ident, $wrap:ident, $Variant:ident,
+        [$name:ident, $f:ident, $try_f:ident, $fcall:literal] S: $sb:path, R: $rb:path,
+        prep |$comm:ident, $sendbuf:ident, $recvbuf:ident, $c:ident| $prep:expr,
+        run |$s:ident, $r:ident, $mode:ident, $p:pat_param| $run:expr
+    ) => {
+        #[doc = concat!($what, " [`", stringify!($name), "`](Self::", stringify!($name), ") (`", $fcall, "`).")]
+        fn $f<'a, Sc, S, R>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> $Req<'a, R, Sc, SafetyOf<Self>>
+        where
+            Self: CommunicatorSafety,
+            S: 'a + ?Sized + $sb,
+            R: 'a + ?Sized + $rb,
+            Sc: Scope<'a>,
+        {
+            self.$try_f(scope, sendbuf, recvbuf).or_fatal()
+        }
+        #[doc = concat!("[`", stringify!($f), "`](Self::", stringify!($f), "), reporting errors.")]
+        fn $try_f<'a, Sc, S, R>(&self, scope: Sc, sendbuf: &'a S, recvbuf: &'a mut R) -> Result<$Req<'a, R, Sc, SafetyOf<Self>>>
+        where
+            Self: CommunicatorSafety,
+            S: 'a + ?Sized + $sb,
+            R: 'a + ?Sized + $rb,
+            Sc: Scope<'a>,
+        {
+            #[allow(unused_variables)] // `prep` and `run` may not name the call
+            let ($comm, $sendbuf, $recvbuf, $c) = (self.core_comm(), sendbuf, recvbuf, $fcall);
+            let $p = $prep?;
+            $wrap($recvbuf, $fcall, scope, |w, recvbuf| {
+                let ($s, mut $r) = (typed_in($sendbuf), typed_out(recvbuf));
+                let out = $r.target();
+                let $mode = Mode::$Variant(w);
+                let ($s, $r) = (&$s, &mut $r);
+                started($run, out)
+            })
+        }
+    };
+}
+
+mod neighbor;
 
 // ----- engine calls shared by the blocking, immediate and persistent forms --------------
 
@@ -616,101 +706,55 @@ pub trait CommunicatorCollectives: Communicator {
         coll::barrier::barrier(self.core_comm())
     }
 
-    /// Gathers every process's `sendbuf` into `recvbuf` on every process, in rank order
-    /// (`MPI_Allgather`).
-    fn all_gather_into<S: ?Sized, R: ?Sized>(&self, sendbuf: &S, recvbuf: &mut R)
-    where
-        S: Buffer,
-        R: BufferMut,
-    {
-        self.try_all_gather_into(sendbuf, recvbuf).or_fatal()
-    }
-    /// [`all_gather_into`](Self::all_gather_into), reporting errors.
-    fn try_all_gather_into<S: ?Sized, R: ?Sized>(&self, sendbuf: &S, recvbuf: &mut R) -> Result<()>
-    where
-        S: Buffer,
-        R: BufferMut,
-    {
-        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-        all_gather(self.core_comm(), &s, &mut r, Mode::Blocking)?;
-        r.check_out("MPI_Allgather")
+    collective_methods! {
+        /// Gathers every process's `sendbuf` into `recvbuf` on every process, in rank order
+        /// (`MPI_Allgather`).
+        [all_gather_into, try_all_gather_into, "MPI_Allgather"]
+        [immediate_all_gather_into, try_immediate_all_gather_into, "MPI_Iallgather"]
+        [all_gather_init, try_all_gather_init, "MPI_Allgather_init"]
+        S: Buffer, R: BufferMut,
+        prep |comm, sendbuf, recvbuf, call| Ok::<_, Error>(()),
+        run |s, r, mode, ()| all_gather(comm, s, r, mode)
     }
 
-    /// Gathers every process's `sendbuf` into the parts of `recvbuf` (`MPI_Allgatherv`).
-    fn all_gather_varcount_into<S: ?Sized, R: ?Sized>(&self, sendbuf: &S, recvbuf: &mut R)
-    where
-        S: Buffer,
-        R: PartitionedBufferMut,
-    {
-        self.try_all_gather_varcount_into(sendbuf, recvbuf)
-            .or_fatal()
-    }
-    /// [`all_gather_varcount_into`](Self::all_gather_varcount_into), reporting errors.
-    fn try_all_gather_varcount_into<S: ?Sized, R: ?Sized>(
-        &self,
-        sendbuf: &S,
-        recvbuf: &mut R,
-    ) -> Result<()>
-    where
-        S: Buffer,
-        R: PartitionedBufferMut,
-    {
-        const CALL: &str = "MPI_Allgatherv";
-        let comm = self.core_comm();
-        let (c, d) = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
-        disjoint(&c, &d, CALL, "recvbuf")?;
-        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-        all_gatherv(comm, &s, &mut r, &c, &d, Mode::Blocking)?;
-        r.check_out(CALL)
+    collective_methods! {
+        /// Gathers every process's `sendbuf` into the parts of `recvbuf` (`MPI_Allgatherv`).
+        [all_gather_varcount_into, try_all_gather_varcount_into, "MPI_Allgatherv"]
+        [immediate_all_gather_varcount_into, try_immediate_all_gather_varcount_into, "MPI_Iallgatherv"]
+        [all_gather_varcount_init, try_all_gather_varcount_init, "MPI_Allgatherv_init"]
+        S: Buffer, R: PartitionedBufferMut,
+        prep |comm, sendbuf, recvbuf, call| {
+            parts(recvbuf, comm.size(), call, "recvbuf").and_then(|(c, d)| {
+                disjoint(&c, &d, call, "recvbuf")?;
+                Ok((c, d))
+            })
+        },
+        run |s, r, mode, (c, d)| all_gatherv(comm, s, r, &c, &d, mode)
     }
 
-    /// Sends part `i` of `sendbuf` to process `i` and receives part `j` of `recvbuf`
-    /// from process `j`, parts of `count() / size` elements (`MPI_Alltoall`).
-    fn all_to_all_into<S: ?Sized, R: ?Sized>(&self, sendbuf: &S, recvbuf: &mut R)
-    where
-        S: Buffer,
-        R: BufferMut,
-    {
-        self.try_all_to_all_into(sendbuf, recvbuf).or_fatal()
-    }
-    /// [`all_to_all_into`](Self::all_to_all_into), reporting errors.
-    fn try_all_to_all_into<S: ?Sized, R: ?Sized>(&self, sendbuf: &S, recvbuf: &mut R) -> Result<()>
-    where
-        S: Buffer,
-        R: BufferMut,
-    {
-        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-        all_to_all(self.core_comm(), &s, &mut r, Mode::Blocking)?;
-        r.check_out("MPI_Alltoall")
+    collective_methods! {
+        /// Sends part `i` of `sendbuf` to process `i` and receives part `j` of `recvbuf`
+        /// from process `j`, parts of `count() / size` elements (`MPI_Alltoall`).
+        [all_to_all_into, try_all_to_all_into, "MPI_Alltoall"]
+        [immediate_all_to_all_into, try_immediate_all_to_all_into, "MPI_Ialltoall"]
+        [all_to_all_init, try_all_to_all_init, "MPI_Alltoall_init"]
+        S: Buffer, R: BufferMut,
+        prep |comm, sendbuf, recvbuf, call| Ok::<_, Error>(()),
+        run |s, r, mode, ()| all_to_all(comm, s, r, mode)
     }
 
-    /// All-to-all with per-process counts and displacements (`MPI_Alltoallv`).
-    fn all_to_all_varcount_into<S: ?Sized, R: ?Sized>(&self, sendbuf: &S, recvbuf: &mut R)
-    where
-        S: PartitionedBuffer,
-        R: PartitionedBufferMut,
-    {
-        self.try_all_to_all_varcount_into(sendbuf, recvbuf)
-            .or_fatal()
-    }
-    /// [`all_to_all_varcount_into`](Self::all_to_all_varcount_into), reporting errors.
-    fn try_all_to_all_varcount_into<S: ?Sized, R: ?Sized>(
-        &self,
-        sendbuf: &S,
-        recvbuf: &mut R,
-    ) -> Result<()>
-    where
-        S: PartitionedBuffer,
-        R: PartitionedBufferMut,
-    {
-        const CALL: &str = "MPI_Alltoallv";
-        let comm = self.core_comm();
-        let sp = parts(sendbuf, comm.size(), CALL, "sendbuf")?;
-        let rp = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
-        disjoint(&rp.0, &rp.1, CALL, "recvbuf")?;
-        let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-        all_to_allv(comm, &s, &sp, &mut r, &rp, Mode::Blocking)?;
-        r.check_out(CALL)
+    collective_methods! {
+        /// All-to-all with per-process counts and displacements (`MPI_Alltoallv`).
+        [all_to_all_varcount_into, try_all_to_all_varcount_into, "MPI_Alltoallv"]
+        [immediate_all_to_all_varcount_into, try_immediate_all_to_all_varcount_into, "MPI_Ialltoallv"]
+        [all_to_all_varcount_init, try_all_to_all_varcount_init, "MPI_Alltoallv_init"]
+        S: PartitionedBuffer, R: PartitionedBufferMut,
+        prep |comm, sendbuf, recvbuf, call| {
+            let sp = parts(sendbuf, comm.size(), call, "sendbuf")?;
+            let rp = parts(recvbuf, comm.size(), call, "recvbuf")?;
+            disjoint(&rp.0, &rp.1, call, "recvbuf").map(|_| (sp, rp))
+        },
+        run |s, r, mode, (sp, rp)| all_to_allv(comm, s, &sp, r, &rp, mode)
     }
 
     /// Reduces every process's `sendbuf` with `op` into `recvbuf` on every process
@@ -891,171 +935,6 @@ pub trait CommunicatorCollectives: Communicator {
         // A barrier uses no buffer.
         immediate_ref(&UNIT, "MPI_Ibarrier", StaticScope, |_| {
             coll::barrier::ibarrier(self.core_comm())
-        })
-    }
-
-    /// Starts an [`all_gather_into`](Self::all_gather_into) (`MPI_Iallgather`).
-    fn immediate_all_gather_into<'a, Sc, S: ?Sized, R: ?Sized>(
-        &self,
-        scope: Sc,
-        sendbuf: &'a S,
-        recvbuf: &'a mut R,
-    ) -> Request<'a, R, Sc, SafetyOf<Self>>
-    where
-        Self: CommunicatorSafety,
-        S: 'a + Buffer,
-        R: 'a + BufferMut,
-        Sc: Scope<'a>,
-    {
-        self.try_immediate_all_gather_into(scope, sendbuf, recvbuf)
-            .or_fatal()
-    }
-    /// [`immediate_all_gather_into`](Self::immediate_all_gather_into), reporting errors.
-    fn try_immediate_all_gather_into<'a, Sc, S: ?Sized, R: ?Sized>(
-        &self,
-        scope: Sc,
-        sendbuf: &'a S,
-        recvbuf: &'a mut R,
-    ) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
-    where
-        Self: CommunicatorSafety,
-        S: 'a + Buffer,
-        R: 'a + BufferMut,
-        Sc: Scope<'a>,
-    {
-        immediate_mut(recvbuf, "MPI_Iallgather", scope, |w, recvbuf| {
-            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-            let out = r.target();
-            started(
-                all_gather(self.core_comm(), &s, &mut r, Mode::Immediate(w)),
-                out,
-            )
-        })
-    }
-
-    /// Starts an [`all_gather_varcount_into`](Self::all_gather_varcount_into) (`MPI_Iallgatherv`).
-    fn immediate_all_gather_varcount_into<'a, Sc, S: ?Sized, R: ?Sized>(
-        &self,
-        scope: Sc,
-        sendbuf: &'a S,
-        recvbuf: &'a mut R,
-    ) -> Request<'a, R, Sc, SafetyOf<Self>>
-    where
-        Self: CommunicatorSafety,
-        S: 'a + Buffer,
-        R: 'a + PartitionedBufferMut,
-        Sc: Scope<'a>,
-    {
-        self.try_immediate_all_gather_varcount_into(scope, sendbuf, recvbuf)
-            .or_fatal()
-    }
-    /// [`immediate_all_gather_varcount_into`](Self::immediate_all_gather_varcount_into), reporting errors.
-    fn try_immediate_all_gather_varcount_into<'a, Sc, S: ?Sized, R: ?Sized>(
-        &self,
-        scope: Sc,
-        sendbuf: &'a S,
-        recvbuf: &'a mut R,
-    ) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
-    where
-        Self: CommunicatorSafety,
-        S: 'a + Buffer,
-        R: 'a + PartitionedBufferMut,
-        Sc: Scope<'a>,
-    {
-        const CALL: &str = "MPI_Iallgatherv";
-        let comm = self.core_comm();
-        let (c, d) = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
-        disjoint(&c, &d, CALL, "recvbuf")?;
-        immediate_mut(recvbuf, CALL, scope, |w, recvbuf| {
-            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-            let out = r.target();
-            started(
-                all_gatherv(comm, &s, &mut r, &c, &d, Mode::Immediate(w)),
-                out,
-            )
-        })
-    }
-
-    /// Starts an [`all_to_all_into`](Self::all_to_all_into) (`MPI_Ialltoall`).
-    fn immediate_all_to_all_into<'a, Sc, S: ?Sized, R: ?Sized>(
-        &self,
-        scope: Sc,
-        sendbuf: &'a S,
-        recvbuf: &'a mut R,
-    ) -> Request<'a, R, Sc, SafetyOf<Self>>
-    where
-        Self: CommunicatorSafety,
-        S: 'a + Buffer,
-        R: 'a + BufferMut,
-        Sc: Scope<'a>,
-    {
-        self.try_immediate_all_to_all_into(scope, sendbuf, recvbuf)
-            .or_fatal()
-    }
-    /// [`immediate_all_to_all_into`](Self::immediate_all_to_all_into), reporting errors.
-    fn try_immediate_all_to_all_into<'a, Sc, S: ?Sized, R: ?Sized>(
-        &self,
-        scope: Sc,
-        sendbuf: &'a S,
-        recvbuf: &'a mut R,
-    ) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
-    where
-        Self: CommunicatorSafety,
-        S: 'a + Buffer,
-        R: 'a + BufferMut,
-        Sc: Scope<'a>,
-    {
-        immediate_mut(recvbuf, "MPI_Ialltoall", scope, |w, recvbuf| {
-            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-            let out = r.target();
-            started(
-                all_to_all(self.core_comm(), &s, &mut r, Mode::Immediate(w)),
-                out,
-            )
-        })
-    }
-
-    /// Starts an [`all_to_all_varcount_into`](Self::all_to_all_varcount_into) (`MPI_Ialltoallv`).
-    fn immediate_all_to_all_varcount_into<'a, Sc, S: ?Sized, R: ?Sized>(
-        &self,
-        scope: Sc,
-        sendbuf: &'a S,
-        recvbuf: &'a mut R,
-    ) -> Request<'a, R, Sc, SafetyOf<Self>>
-    where
-        Self: CommunicatorSafety,
-        S: 'a + PartitionedBuffer,
-        R: 'a + PartitionedBufferMut,
-        Sc: Scope<'a>,
-    {
-        self.try_immediate_all_to_all_varcount_into(scope, sendbuf, recvbuf)
-            .or_fatal()
-    }
-    /// [`immediate_all_to_all_varcount_into`](Self::immediate_all_to_all_varcount_into), reporting errors.
-    fn try_immediate_all_to_all_varcount_into<'a, Sc, S: ?Sized, R: ?Sized>(
-        &self,
-        scope: Sc,
-        sendbuf: &'a S,
-        recvbuf: &'a mut R,
-    ) -> Result<Request<'a, R, Sc, SafetyOf<Self>>>
-    where
-        Self: CommunicatorSafety,
-        S: 'a + PartitionedBuffer,
-        R: 'a + PartitionedBufferMut,
-        Sc: Scope<'a>,
-    {
-        const CALL: &str = "MPI_Ialltoallv";
-        let comm = self.core_comm();
-        let sp = parts(sendbuf, comm.size(), CALL, "sendbuf")?;
-        let rp = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
-        disjoint(&rp.0, &rp.1, CALL, "recvbuf")?;
-        immediate_mut(recvbuf, CALL, scope, |w, recvbuf| {
-            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-            let out = r.target();
-            started(
-                all_to_allv(comm, &s, &sp, &mut r, &rp, Mode::Immediate(w)),
-                out,
-            )
         })
     }
 
@@ -1255,171 +1134,6 @@ pub trait CommunicatorCollectives: Communicator {
         let unit: &'static mut () = Box::leak(Box::new(()));
         persistent_mut(unit, "MPI_Barrier_init", StaticScope, |w, _| {
             Ok((cp::barrier_init(w, self.core_comm())?, None))
-        })
-    }
-
-    /// A persistent [`all_gather_into`](Self::all_gather_into) (`MPI_Allgather_init`).
-    fn all_gather_init<'a, Sc, S: ?Sized, R: ?Sized>(
-        &self,
-        scope: Sc,
-        sendbuf: &'a S,
-        recvbuf: &'a mut R,
-    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
-    where
-        Self: CommunicatorSafety,
-        S: 'a + Buffer,
-        R: 'a + BufferMut,
-        Sc: Scope<'a>,
-    {
-        self.try_all_gather_init(scope, sendbuf, recvbuf).or_fatal()
-    }
-    /// [`all_gather_init`](Self::all_gather_init), reporting errors.
-    fn try_all_gather_init<'a, Sc, S: ?Sized, R: ?Sized>(
-        &self,
-        scope: Sc,
-        sendbuf: &'a S,
-        recvbuf: &'a mut R,
-    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
-    where
-        Self: CommunicatorSafety,
-        S: 'a + Buffer,
-        R: 'a + BufferMut,
-        Sc: Scope<'a>,
-    {
-        persistent_mut(recvbuf, "MPI_Allgather_init", scope, |w, recvbuf| {
-            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-            let out = r.target();
-            started(
-                all_gather(self.core_comm(), &s, &mut r, Mode::Persistent(w)),
-                out,
-            )
-        })
-    }
-
-    /// A persistent [`all_gather_varcount_into`](Self::all_gather_varcount_into)
-    /// (`MPI_Allgatherv_init`): the partition is read once, here.
-    fn all_gather_varcount_init<'a, Sc, S: ?Sized, R: ?Sized>(
-        &self,
-        scope: Sc,
-        sendbuf: &'a S,
-        recvbuf: &'a mut R,
-    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
-    where
-        Self: CommunicatorSafety,
-        S: 'a + Buffer,
-        R: 'a + PartitionedBufferMut,
-        Sc: Scope<'a>,
-    {
-        self.try_all_gather_varcount_init(scope, sendbuf, recvbuf)
-            .or_fatal()
-    }
-    /// [`all_gather_varcount_init`](Self::all_gather_varcount_init), reporting errors.
-    fn try_all_gather_varcount_init<'a, Sc, S: ?Sized, R: ?Sized>(
-        &self,
-        scope: Sc,
-        sendbuf: &'a S,
-        recvbuf: &'a mut R,
-    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
-    where
-        Self: CommunicatorSafety,
-        S: 'a + Buffer,
-        R: 'a + PartitionedBufferMut,
-        Sc: Scope<'a>,
-    {
-        const CALL: &str = "MPI_Allgatherv_init";
-        let comm = self.core_comm();
-        let (c, d) = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
-        disjoint(&c, &d, CALL, "recvbuf")?;
-        persistent_mut(recvbuf, CALL, scope, |w, recvbuf| {
-            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-            let out = r.target();
-            started(
-                all_gatherv(comm, &s, &mut r, &c, &d, Mode::Persistent(w)),
-                out,
-            )
-        })
-    }
-
-    /// A persistent [`all_to_all_into`](Self::all_to_all_into) (`MPI_Alltoall_init`).
-    fn all_to_all_init<'a, Sc, S: ?Sized, R: ?Sized>(
-        &self,
-        scope: Sc,
-        sendbuf: &'a S,
-        recvbuf: &'a mut R,
-    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
-    where
-        Self: CommunicatorSafety,
-        S: 'a + Buffer,
-        R: 'a + BufferMut,
-        Sc: Scope<'a>,
-    {
-        self.try_all_to_all_init(scope, sendbuf, recvbuf).or_fatal()
-    }
-    /// [`all_to_all_init`](Self::all_to_all_init), reporting errors.
-    fn try_all_to_all_init<'a, Sc, S: ?Sized, R: ?Sized>(
-        &self,
-        scope: Sc,
-        sendbuf: &'a S,
-        recvbuf: &'a mut R,
-    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
-    where
-        Self: CommunicatorSafety,
-        S: 'a + Buffer,
-        R: 'a + BufferMut,
-        Sc: Scope<'a>,
-    {
-        persistent_mut(recvbuf, "MPI_Alltoall_init", scope, |w, recvbuf| {
-            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-            let out = r.target();
-            started(
-                all_to_all(self.core_comm(), &s, &mut r, Mode::Persistent(w)),
-                out,
-            )
-        })
-    }
-
-    /// A persistent [`all_to_all_varcount_into`](Self::all_to_all_varcount_into)
-    /// (`MPI_Alltoallv_init`): both partitions are read once, here.
-    fn all_to_all_varcount_init<'a, Sc, S: ?Sized, R: ?Sized>(
-        &self,
-        scope: Sc,
-        sendbuf: &'a S,
-        recvbuf: &'a mut R,
-    ) -> PersistentRequest<'a, R, Sc, SafetyOf<Self>>
-    where
-        Self: CommunicatorSafety,
-        S: 'a + PartitionedBuffer,
-        R: 'a + PartitionedBufferMut,
-        Sc: Scope<'a>,
-    {
-        self.try_all_to_all_varcount_init(scope, sendbuf, recvbuf)
-            .or_fatal()
-    }
-    /// [`all_to_all_varcount_init`](Self::all_to_all_varcount_init), reporting errors.
-    fn try_all_to_all_varcount_init<'a, Sc, S: ?Sized, R: ?Sized>(
-        &self,
-        scope: Sc,
-        sendbuf: &'a S,
-        recvbuf: &'a mut R,
-    ) -> Result<PersistentRequest<'a, R, Sc, SafetyOf<Self>>>
-    where
-        Self: CommunicatorSafety,
-        S: 'a + PartitionedBuffer,
-        R: 'a + PartitionedBufferMut,
-        Sc: Scope<'a>,
-    {
-        const CALL: &str = "MPI_Alltoallv_init";
-        let comm = self.core_comm();
-        let sp = parts(sendbuf, comm.size(), CALL, "sendbuf")?;
-        let rp = parts(recvbuf, comm.size(), CALL, "recvbuf")?;
-        disjoint(&rp.0, &rp.1, CALL, "recvbuf")?;
-        persistent_mut(recvbuf, CALL, scope, |w, recvbuf| {
-            let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-            let out = r.target();
-            started(
-                all_to_allv(comm, &s, &sp, &mut r, &rp, Mode::Persistent(w)),
-                out,
-            )
         })
     }
 
@@ -1728,14 +1442,7 @@ fn all_to_allv<'a>(
     rp: &Parts,
     mode: Mode<'_, 'a>,
 ) -> Result<Option<RawRequest>> {
-    let sb = || Blocks {
-        counts: &sp.0,
-        displs: &sp.1,
-    };
-    let rb = || Blocks {
-        counts: &rp.0,
-        displs: &rp.1,
-    };
+    let (sb, rb) = (|| blocks(sp), || blocks(rp));
     run!(
         mode,
         w,
@@ -1743,6 +1450,14 @@ fn all_to_allv<'a>(
         mv::ialltoallv(w, Some(s.lend(w)), sb(), r.lend_mut(w), rb(), comm),
         cp::alltoallv_init(w, Some(s.lend(w)), sb(), r.lend_mut(w), rb(), comm)
     )
+}
+
+/// The blocks of a partition (counts and displacements), as the engine takes them.
+fn blocks(p: &Parts) -> Blocks<'_> {
+    Blocks {
+        counts: &p.0,
+        displs: &p.1,
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -1777,7 +1492,7 @@ fn reduce_like<'a>(
                     ),
                 ));
             }
-            if !s.dt.same_signature(1, &r.dt, 1) || s.dt.extent() != r.dt.extent() {
+            if !s.dt().same_signature(1, r.dt(), 1) || s.dt().extent() != r.dt().extent() {
                 return Err(Error::new(
                     ErrorClass::Type,
                     format!("{call}: the send and receive datatypes differ"),

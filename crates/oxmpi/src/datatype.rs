@@ -12,6 +12,10 @@
 //! datatypes (`UserDatatype`, views, `#[derive(Equivalence)]`) can be added without
 //! changing these signatures.
 //!
+//! `Equivalence`, `Pointer`/`PointerMut`, `Collection`, `Buffer`/`BufferMut` and `Datatype`
+//! stay `unsafe` traits, as in rsmpi: implementing one promises a memory layout no check
+//! can see, and core's `buf::Region` takes that promise as its one proof (`region_in`/`region_out`).
+//!
 //! ```
 //! use oxmpi::traits::*;
 //! assert_eq!(f64::equivalent_datatype().size(), 8);
@@ -26,6 +30,7 @@ use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::sync::{Mutex, OnceLock};
 
+use oxmpi_core::buf::Region;
 use oxmpi_core::datatype::{Datatype as CoreDatatype, Primitive};
 
 use crate::error::{Error, ErrorClass, OrFatal, Result};
@@ -602,36 +607,46 @@ fn check_layout(dt: &DatatypeRef<'_>, call: &str) -> Result<()> {
 /// The bytes a send of `buf` reads (contiguous datatypes only).
 pub(crate) fn send_bytes<'b, B: Buffer + ?Sized>(buf: &'b B, call: &str) -> Result<&'b [u8]> {
     let dt = buf.as_datatype();
-    let dt = dt.as_datatype_ref();
-    check_layout(&dt, call)?;
-    let len = buf.count().max(0) as usize * dt.size();
-    if len == 0 {
-        return Ok(&[]);
-    }
-    let start = (buf.pointer() as *const u8).wrapping_offset(dt.core.true_lb());
-    // SAFETY: by the Buffer contract `count()` elements of the datatype are readable at `pointer()` while `buf` is borrowed;
-    // a contiguous type's data are the `len` bytes from its true lower bound, `start`.
-    Ok(unsafe { std::slice::from_raw_parts(start, len) })
+    let d = dt.as_datatype_ref();
+    check_layout(&d, call)?;
+    Ok(region_in(buf, d.core)
+        .into_bytes()
+        .expect("a contiguous datatype has data bytes"))
 }
 
-/// A buffer as the engine's typed calls take it: base address, count, datatype, and
-/// the lifetime `'a` of the borrow it was taken from (`typed_in`: shared, so the
-/// memory may be read for `'a`; see [`TypedMut`] for an exclusive one).
+/// The core's region of a buffer borrowed shared, with its datatype `dt` borrowed.
+fn region_in<'b, 'd, B: Pointer + Collection + ?Sized>(
+    buf: &'b B,
+    dt: &'d CoreDatatype,
+) -> Region<'b, &'d CoreDatatype> {
+    let count = buf.count().max(0) as usize;
+    // SAFETY: rsmpi's `Buffer` contract (`Pointer` + `Collection` + `AsDatatype`): `count()` elements of the datatype at `pointer()` are readable, unchanged, while `buf` is borrowed.
+    unsafe { Region::shared(buf.pointer() as *const u8, count, dt) }
+}
+
+/// The core's region of a buffer borrowed exclusively, with its datatype `dt` borrowed.
+fn region_out<'b, 'd, B: PointerMut + Collection + ?Sized>(
+    buf: &'b mut B,
+    dt: &'d CoreDatatype,
+) -> Region<'b, &'d CoreDatatype> {
+    let count = buf.count().max(0) as usize;
+    // SAFETY: rsmpi's `BufferMut` contract: `count()` elements of the datatype at `pointer_mut()` are writable with any bytes, and only through `buf`, while it is borrowed exclusively.
+    unsafe { Region::exclusive(buf.pointer_mut() as *mut u8, count, dt) }
+}
+
+/// A buffer as the engine's typed calls take it: the core's [`Region`] (base address,
+/// count, datatype, and the lifetime `'a` of the borrow it was taken from; `typed_in`:
+/// shared, so the memory may be read for `'a`; see [`TypedMut`] for an exclusive one)
+/// and the element check of its datatype.
 pub(crate) struct Typed<'a> {
-    pub(crate) ptr: *mut u8,
+    pub(crate) region: Region<'a>,
     pub(crate) count: usize,
-    pub(crate) dt: CoreDatatype,
     pub(crate) check: Checker,
-    /// Taken from an exclusive borrow (`typed_out`): no shared `'a` descriptor of it.
-    excl: bool,
-    /// Lent to an immediate operation for `'a`: no other descriptor of it any more.
-    lent: bool,
-    _life: PhantomData<&'a [u8]>,
 }
 
 /// A [`Typed`] taken from an exclusive borrow (`typed_out`): the memory may also be
 /// written for `'a`, so it hands out receive descriptors safely.
-pub(crate) struct TypedMut<'a>(Typed<'a>, PhantomData<&'a mut [u8]>);
+pub(crate) struct TypedMut<'a>(Typed<'a>);
 
 impl<'a> std::ops::Deref for TypedMut<'a> {
     type Target = Typed<'a>;
@@ -649,13 +664,7 @@ impl<'a> TypedMut<'a> {
 
     /// The first `n` elements (at most the buffer's count) as a receive descriptor.
     pub(crate) fn desc_mut_n(&mut self, n: usize) -> oxmpi_core::buf::RecvBuf<'_, '_> {
-        let t = &self.0;
-        assert!(
-            !t.lent,
-            "a buffer lent to an immediate operation was used again"
-        );
-        // SAFETY: `typed_out` took these `count` elements of `dt` at `ptr` from a `&'a mut` BufferMut (its contract: writable, any bytes valid); `self` is borrowed exclusively while the descriptor lives.
-        unsafe { oxmpi_core::buf::RecvBuf::from_raw(t.ptr, n.min(t.count), Some(&t.dt)) }
+        self.0.region.recv(n)
     }
 
     /// The buffer as a receive descriptor for `'a`, for the one immediate operation that
@@ -671,70 +680,56 @@ impl<'a> TypedMut<'a> {
     /// The first `n` elements (at most the buffer's count) as [`lend_mut`](Self::lend_mut).
     pub(crate) fn lend_mut_n(
         &mut self,
-        _w: &impl oxmpi_core::buf::BufScope<'a>,
+        w: &impl oxmpi_core::buf::BufScope<'a>,
         n: usize,
     ) -> oxmpi_core::buf::RecvBuf<'a, '_> {
-        let t = &mut self.0;
-        assert!(
-            !t.lent,
-            "a buffer lent to an immediate operation was lent again"
-        );
-        t.lent = true;
-        // SAFETY: `typed_out` took these `count` elements of `dt` at `ptr` from a `&'a mut` BufferMut (writable, any bytes valid), and `lent` makes this the only descriptor of them from now on: the operation `w` starts has them for 'a.
-        unsafe { oxmpi_core::buf::RecvBuf::from_raw(t.ptr, n.min(t.count), Some(&t.dt)) }
+        self.0.region.lend_recv(w, n)
     }
 
     /// The element check of the whole buffer once an operation on it has completed.
     pub(crate) fn check_out(&mut self, call: &str) -> Result<()> {
-        match self.0.target() {
-            // SAFETY: the memory is exclusively borrowed for 'a (and by `self` now), so no operation writes it any more (a request still in flight over it was started under `Wrapped::new`'s contract, which rules this call out).
-            Some(rt) => unsafe { rt.after(rt.len, call) },
+        let check = self.0.check;
+        if check.0.is_none() {
+            return Ok(());
+        }
+        match self.0.region.bytes_mut() {
+            Some(bytes) => {
+                let n = bytes.len();
+                check.check(bytes, n, call)
+            }
             None => Ok(()),
         }
     }
 
-    /// Checks the `nbytes` a receive wrote (see [`Typed::after`]).
+    /// Checks the `nbytes` a receive wrote, for the contiguous runs of `bool`/`char`
+    /// the element check covers (others need none).
     pub(crate) fn check_received(&mut self, nbytes: usize, call: &str) -> Result<()> {
-        // SAFETY: as in `check_out`.
-        unsafe { self.0.after(nbytes, call) }
+        let check = self.0.check;
+        if check.0.is_none() {
+            return Ok(());
+        }
+        match self.0.region.bytes_mut() {
+            Some(bytes) => check.check(bytes, nbytes, call),
+            None => Ok(()),
+        }
     }
 }
 
 impl<'a> Typed<'a> {
+    /// The datatype of the elements.
+    pub(crate) fn dt(&self) -> &CoreDatatype {
+        self.region.datatype()
+    }
+
     /// The buffer as a send descriptor, for as long as `self` is borrowed.
     pub(crate) fn desc(&self) -> oxmpi_core::buf::SendBuf<'_, '_> {
-        let n = self.count;
-        self.desc_n(n)
+        self.region.send(self.count)
     }
 
-    /// The first `n` elements (at most the buffer's count) as a send descriptor.
-    pub(crate) fn desc_n(&self, n: usize) -> oxmpi_core::buf::SendBuf<'_, '_> {
-        assert!(
-            !self.lent,
-            "a buffer lent to an immediate operation was used again"
-        );
-        // SAFETY: `typed_in`/`typed_out` took these `count` elements of `dt` at `ptr` from a borrow for 'a (Buffer contract: readable while borrowed), and 'a outlives the borrow of `self`.
-        unsafe { oxmpi_core::buf::SendBuf::from_raw(self.ptr, n.min(self.count), Some(&self.dt)) }
-    }
-}
-
-impl<'a> Typed<'a> {
     /// The buffer (a shared borrow for `'a`) as a send descriptor for `'a`, for the
     /// immediate operation that `w` starts.
     pub(crate) fn lend(&self, w: &Start<'a>) -> oxmpi_core::buf::SendBuf<'a, '_> {
-        let n = self.count;
-        self.lend_n(w, n)
-    }
-
-    /// The first `n` elements (at most the buffer's count) as [`lend`](Self::lend).
-    pub(crate) fn lend_n(&self, _w: &Start<'a>, n: usize) -> oxmpi_core::buf::SendBuf<'a, '_> {
-        assert!(
-            !self.excl,
-            "an exclusively borrowed buffer was lent for reading"
-        );
-        // SAFETY: `typed_in` took these `count` elements of `dt` at `ptr` from a shared
-        // borrow for 'a (Buffer contract: readable, and unchanged, while borrowed).
-        unsafe { oxmpi_core::buf::SendBuf::from_raw(self.ptr, n.min(self.count), Some(&self.dt)) }
+        self.region.lend_send(w, self.count)
     }
 }
 
@@ -757,14 +752,12 @@ pub(crate) fn send_spec<'b, B: Buffer + ?Sized>(buf: &'b B, call: &str) -> Resul
 pub(crate) fn typed_in<B: Pointer + Collection + AsDatatype + ?Sized>(buf: &B) -> Typed<'_> {
     let dt = buf.as_datatype();
     let d = dt.as_datatype_ref();
+    let region = region_in(buf, d.core).into_owned();
+    let count = region.count();
     Typed {
-        ptr: buf.pointer() as *mut u8,
-        count: buf.count().max(0) as usize,
-        dt: d.core.clone(),
+        region,
+        count,
         check: Checker(d.check),
-        excl: false,
-        lent: false,
-        _life: PhantomData,
     }
 }
 
@@ -774,53 +767,30 @@ pub(crate) fn typed_out<B: PointerMut + Collection + AsDatatype + ?Sized>(
 ) -> TypedMut<'_> {
     let dt = buf.as_datatype();
     let d = dt.as_datatype_ref();
-    let (core, check) = (d.core.clone(), Checker(d.check));
-    TypedMut(
-        Typed {
-            ptr: buf.pointer_mut() as *mut u8,
-            count: buf.count().max(0) as usize,
-            dt: core,
-            check,
-            excl: true,
-            lent: false,
-            _life: PhantomData,
-        },
-        PhantomData,
-    )
+    let check = Checker(d.check);
+    let region = region_out(buf, d.core).into_owned();
+    let count = region.count();
+    TypedMut(Typed {
+        region,
+        count,
+        check,
+    })
 }
 
 impl Typed<'_> {
     /// The element check of the whole buffer, for completion of a collective.
     pub(crate) fn target(&self) -> Option<RecvTarget> {
-        if self.check.0.is_none() || !self.dt.is_contiguous() {
+        let dt = self.dt();
+        if self.check.0.is_none() || !dt.is_contiguous() {
             return None;
         }
         Some(RecvTarget {
-            ptr: self.ptr.wrapping_offset(self.dt.true_lb()),
-            len: self.count * self.dt.size(),
+            ptr: self.region.ptr().wrapping_offset(dt.true_lb()),
+            len: self.count * dt.size(),
             check: self.check,
             whole: true,
         })
     }
-}
-
-/// Where a receive into `buf` writes: address, capacity in bytes, and the datatype.
-pub(crate) fn recv_target<B: BufferMut + ?Sized>(buf: &mut B, call: &str) -> Result<RecvTarget> {
-    let dt = buf.as_datatype();
-    let dt = dt.as_datatype_ref();
-    check_layout(&dt, call)?;
-    let len = buf.count().max(0) as usize * dt.size();
-    let ptr = if len == 0 {
-        std::ptr::NonNull::<u8>::dangling().as_ptr()
-    } else {
-        (buf.pointer_mut() as *mut u8).wrapping_offset(dt.core.true_lb())
-    };
-    Ok(RecvTarget {
-        ptr,
-        len,
-        check: Checker(dt.check),
-        whole: false,
-    })
 }
 
 /// What a receive writes: bytes (contiguous) or a typed buffer, exclusively borrowed
@@ -830,19 +800,17 @@ pub(crate) enum RecvSpec<'a> {
     Typed(TypedMut<'a>),
 }
 
-/// The bytes a receive writes ([`RecvTarget`]), exclusively borrowed for `'a` and
-/// initialized, so they are handed out and checked safely.
-pub(crate) struct RecvBytes<'a>(RecvTarget, PhantomData<&'a mut [u8]>);
+/// The bytes a receive writes, exclusively borrowed for `'a` and initialized, with
+/// the element check of their datatype.
+pub(crate) struct RecvBytes<'a> {
+    bytes: &'a mut [u8],
+    check: Checker,
+}
 
 impl<'a> RecvBytes<'a> {
     /// The bytes themselves, for as long as `self` is borrowed.
     pub(crate) fn bytes(&mut self) -> &mut [u8] {
-        if self.0.len == 0 {
-            return &mut [];
-        }
-        // SAFETY: `recv_spec`/`value_spec_mut` made the target from an exclusive borrow
-        // for 'a of `len` initialized bytes (a BufferMut's, or zeroed value memory).
-        unsafe { std::slice::from_raw_parts_mut(self.0.ptr, self.0.len) }
+        self.bytes
     }
 
     /// The bytes as a receive descriptor, for as long as `self` is borrowed.
@@ -852,9 +820,8 @@ impl<'a> RecvBytes<'a> {
 
     /// Checks the elements of the first `nbytes` received (at most all of them).
     pub(crate) fn check(&mut self, nbytes: usize, call: &str) -> Result<()> {
-        // SAFETY: exclusively borrowed for 'a, and by `self` now: no operation writes
-        // the bytes any more (a request started over them holds its own raw target).
-        unsafe { self.0.after(nbytes, call) }
+        let n = nbytes.min(self.bytes.len());
+        self.check.check(self.bytes, n, call)
     }
 
     /// The bytes as a receive descriptor for `'a`, for the one immediate operation `w`
@@ -863,13 +830,26 @@ impl<'a> RecvBytes<'a> {
         self,
         _w: &impl oxmpi_core::buf::BufScope<'a>,
     ) -> (oxmpi_core::buf::RecvBuf<'a, 'static>, RecvTarget) {
-        let t = self.0;
-        (
-            // SAFETY: `recv_spec`/`value_spec_mut` made the target from an exclusive borrow for 'a of `len` initialized bytes; `self` is consumed, so the operation `w` starts holds the only descriptor of them for 'a.
-            unsafe { oxmpi_core::buf::RecvBuf::from_raw(t.ptr, t.len, None) },
-            t,
-        )
+        let t = RecvTarget {
+            ptr: self.bytes.as_mut_ptr(),
+            len: self.bytes.len(),
+            check: self.check,
+            whole: false,
+        };
+        (oxmpi_core::buf::RecvBuf::bytes(self.bytes), t)
     }
+}
+
+/// The contiguous bytes a receive into `buf` writes, with their element check.
+fn recv_bytes<'a, B: BufferMut + ?Sized>(buf: &'a mut B, call: &str) -> Result<RecvBytes<'a>> {
+    let dt = buf.as_datatype();
+    let dt = dt.as_datatype_ref();
+    check_layout(&dt, call)?;
+    let check = Checker(dt.check);
+    let bytes = region_out(buf, dt.core)
+        .into_bytes_mut()
+        .expect("a contiguous datatype has data bytes");
+    Ok(RecvBytes { bytes, check })
 }
 
 pub(crate) fn recv_spec<'a, B: BufferMut + ?Sized>(
@@ -878,7 +858,7 @@ pub(crate) fn recv_spec<'a, B: BufferMut + ?Sized>(
 ) -> Result<RecvSpec<'a>> {
     let dt = buf.as_datatype();
     if dt.as_datatype_ref().is_contiguous() {
-        return recv_target(buf, call).map(|t| RecvSpec::Bytes(RecvBytes(t, PhantomData)));
+        return recv_bytes(buf, call).map(RecvSpec::Bytes);
     }
     Ok(RecvSpec::Typed(typed_out(buf)))
 }
@@ -889,31 +869,28 @@ pub(crate) fn value_spec_mut<'a, T: Equivalence>(
     v: &'a mut [MaybeUninit<T>],
     call: &str,
 ) -> Result<RecvSpec<'a>> {
-    let (ptr, n) = (v.as_mut_ptr() as *mut u8, v.len());
-    // SAFETY: `v` is `size_of_val(v)` writable bytes, and MaybeUninit takes any.
-    unsafe { std::ptr::write_bytes(ptr, 0, std::mem::size_of_val(v)) };
-    // SAFETY: `v`'s memory, exclusively borrowed for 'a, holds `n` values of T, now
-    // initialized bytes.
-    unsafe { value_spec::<T>(ptr, n, call) }
+    let n = v.len();
+    value_spec::<T>(oxmpi_core::buf::zeroed_bytes(v), n, call)
 }
 
-/// How a receive writes `elems` values of `T` into raw memory at `ptr`: as bytes when
-/// `T`'s datatype is its own bytes, typed (unpacked by the engine) when it has gaps
-/// (a derived struct with padding, an array of such structs).
-///
-/// # Safety
-/// `elems` values of `T` at `ptr` are initialized bytes, writable and not accessed
-/// otherwise for `'a`.
-pub(crate) unsafe fn value_spec<'a, T: Equivalence>(
-    ptr: *mut u8,
+/// How a receive writes `elems` values of `T` into their (initialized) bytes: as bytes
+/// when `T`'s datatype is its own bytes, typed (unpacked by the engine) when it has
+/// gaps (a derived struct with padding, an array of such structs).
+pub(crate) fn value_spec<'a, T: Equivalence>(
+    bytes: &'a mut [u8],
     elems: usize,
     call: &str,
 ) -> Result<RecvSpec<'a>> {
     let dt = T::equivalent_datatype();
     let d = dt.as_datatype_ref();
     if d.is_contiguous() && d.size() == std::mem::size_of::<T>() && d.core.true_lb() == 0 {
-        return raw_target::<T>(ptr, elems, call)
-            .map(|t| RecvSpec::Bytes(RecvBytes(t, PhantomData)));
+        raw_layout::<T>(call)?;
+        let check = Checker(d.check);
+        let len = elems * d.size();
+        return Ok(RecvSpec::Bytes(RecvBytes {
+            bytes: &mut bytes[..len],
+            check,
+        }));
     }
     if d.extent() != std::mem::size_of::<T>() as Address || d.size() > std::mem::size_of::<T>() {
         return Err(Error::new(
@@ -926,34 +903,12 @@ pub(crate) unsafe fn value_spec<'a, T: Equivalence>(
             ),
         ));
     }
-    let t = Typed {
-        ptr,
+    let region = Region::of_bytes(call, bytes, elems, d.core.clone())?;
+    Ok(RecvSpec::Typed(TypedMut(Typed {
+        region,
         count: elems,
-        dt: d.core.clone(),
         check: Checker(d.check),
-        excl: true,
-        lent: false,
-        _life: PhantomData,
-    };
-    Ok(RecvSpec::Typed(TypedMut(t, PhantomData)))
-}
-
-impl Typed<'_> {
-    /// Checks the `nbytes` a typed receive wrote, for the contiguous runs of
-    /// `bool`/`char` the element check covers (others need none).
-    ///
-    /// # Safety
-    /// The receive is complete and the buffer still borrowed.
-    pub(crate) unsafe fn after(&self, nbytes: usize, call: &str) -> Result<()> {
-        match self.target() {
-            Some(mut t) => {
-                t.whole = false;
-                // SAFETY: forwarded contract.
-                unsafe { t.after(nbytes, call) }
-            }
-            None => Ok(()),
-        }
-    }
+    })))
 }
 
 /// The element check of a datatype: `Some` for runs of `bool`/`char`.
@@ -995,7 +950,8 @@ impl Checker {
     }
 }
 
-/// The memory a receive writes into, taken from a `BufferMut`.
+/// The memory a receive writes into, held by a request while the operation runs (the
+/// borrow it came from is lent to the request): checked once it completed.
 #[derive(Clone, Copy)]
 pub(crate) struct RecvTarget {
     pub(crate) ptr: *mut u8,
@@ -1016,7 +972,7 @@ impl RecvTarget {
         } else {
             nbytes.min(self.len)
         };
-        if self.len == 0 {
+        if self.len == 0 || self.check.0.is_none() {
             return Ok(());
         }
         // SAFETY: forwarded contract: `len` initialized bytes at `ptr`, no longer written by the engine and ours for this call.
@@ -1025,13 +981,9 @@ impl RecvTarget {
     }
 }
 
-/// A receive target over raw memory for elements of `T`, checking that `T`'s datatype
-/// can be moved as its bytes.
-pub(crate) fn raw_target<T: Equivalence>(
-    ptr: *mut u8,
-    elems: usize,
-    call: &str,
-) -> Result<RecvTarget> {
+/// Checks that `T`'s datatype can be moved as its bytes (contiguous, `size_of::<T>()`
+/// bytes from offset 0).
+fn raw_layout<T: Equivalence>(call: &str) -> Result<()> {
     let dt = T::equivalent_datatype();
     let dt = dt.as_datatype_ref();
     check_layout(&dt, call)?;
@@ -1046,12 +998,7 @@ pub(crate) fn raw_target<T: Equivalence>(
             ),
         ));
     }
-    Ok(RecvTarget {
-        ptr,
-        len: elems * dt.size(),
-        check: Checker(dt.check),
-        whole: false,
-    })
+    Ok(())
 }
 
 // --- UserDatatype ----------------------------------------------------------------------

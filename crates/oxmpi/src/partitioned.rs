@@ -101,10 +101,10 @@ impl<'a, T: Equivalence, Sc: Scope<'a>> PartitionedSend<'a, T, Sc> {
         let op = unsafe {
             core::PartitionedSend::init(
                 comm.core_comm(),
-                t.ptr,
+                t.region.ptr(),
                 partitions,
                 count * t.count / buf.len().max(1),
-                &t.dt,
+                t.dt(),
                 dest,
                 tag,
             )?
@@ -235,10 +235,10 @@ impl<'a, T: Equivalence, Sc: Scope<'a>> PartitionedReceive<'a, T, Sc> {
         let op = unsafe {
             core::PartitionedReceive::init(
                 comm.core_comm(),
-                t.ptr,
+                t.region.ptr(),
                 partitions,
                 count * t.count / len.max(1),
-                &t.dt,
+                t.dt(),
                 source,
                 tag,
             )?
@@ -247,7 +247,7 @@ impl<'a, T: Equivalence, Sc: Scope<'a>> PartitionedReceive<'a, T, Sc> {
             op,
             active: oxmpi_core::Request::NULL,
             target,
-            buf: t.ptr as *mut T,
+            buf: t.region.ptr() as *mut T,
             len,
             held: scope.in_flight().cloned(),
             _buf: PhantomData,

@@ -257,8 +257,7 @@ fn value_received<Msg: Equivalence>(
             ),
         ));
     }
-    // SAFETY: the zeroed value's every data byte was written by the receive (and
-    // checked by the datatype); the bytes the datatype skips are padding.
+    // SAFETY: the zeroed value's every data byte was written by the receive (and checked by the datatype); the bytes the datatype skips are padding.
     Ok((unsafe { v.assume_init() }, st))
 }
 
@@ -844,8 +843,7 @@ impl Message {
             ));
         }
         v.truncate(st.count_bytes / size);
-        // SAFETY: the first count_bytes / size elements were written whole (over zeroed
-        // memory) by the receive, by `Msg`'s own datatype, and checked.
+        // SAFETY: the first count_bytes / size elements were written whole (over zeroed memory) by the receive, by `Msg`'s own datatype, and checked.
         let v = v.into_iter().map(|x| unsafe { x.assume_init() }).collect();
         Ok((v, Status(st)))
     }

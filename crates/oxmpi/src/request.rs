@@ -200,8 +200,7 @@ pub(crate) fn immediate_mut<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
 ) -> Result<Request<'a, D, Sc, T>> {
     let p: *mut D = buf;
     let w = Start::new();
-    // SAFETY: `p` is `buf` itself, handed on: the exclusive borrow for 'a goes to `f`,
-    // and the request reads through `p` only once the operation `f` started completed.
+    // SAFETY: `p` is `buf` itself, handed on: the exclusive borrow for 'a goes to `f`, and the request reads through `p` only once the operation `f` started completed.
     let r = f(&w, unsafe { &mut *p });
     w.only(r.as_ref().ok().map(|x| x.0), call);
     let (raw, recv) = r?;
@@ -1090,8 +1089,7 @@ pub(crate) fn persistent_mut<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
 ) -> Result<PersistentRequest<'a, D, Sc, T>> {
     let p: *mut D = buf;
     let w = Start::new();
-    // SAFETY: as in `immediate_mut`: `p` is `buf`, handed on to `f` for 'a; the request
-    // reads through `p` only while no run is active.
+    // SAFETY: as in `immediate_mut`: `p` is `buf`, handed on to `f` for 'a; the request reads through `p` only while no run is active.
     let r = f(&w, unsafe { &mut *p });
     w.only(r.as_ref().ok().map(|x| x.0), call);
     let (raw, recv) = r?;
@@ -1185,16 +1183,14 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> PersistentRequest<'a, D, S, T
 
     /// The buffer the runs write, while no run is going.
     pub fn data(&self) -> Option<&D> {
-        // SAFETY: no run is going, so the engine does not write the buffer, which this
-        // request borrows for 'a; the shared borrow of `self` keeps a run from starting.
+        // SAFETY: no run is going, so the engine does not write the buffer, which this request borrows for 'a; the shared borrow of `self` keeps a run from starting.
         (!self.active).then(|| unsafe { &*self.data })
     }
 
     /// The buffer the runs write, writable while no run is going (e.g. the root of a
     /// persistent broadcast puts the next value there).
     pub fn data_mut(&mut self) -> Option<&mut D> {
-        // SAFETY: no run is going, and the exclusive borrow of `self` keeps one from
-        // starting; the buffer was borrowed exclusively for 'a (`persistent_mut`).
+        // SAFETY: no run is going, and the exclusive borrow of `self` keeps one from starting; the buffer was borrowed exclusively for 'a (`persistent_mut`).
         (!self.active).then(|| unsafe { &mut *(self.data as *mut D) })
     }
 }

@@ -178,8 +178,7 @@ impl<'a, T: Equivalence + Copy> Window<'a, T> {
         const CALL: &str = "MPI_Win_create";
         check_type::<T>(CALL)?;
         let bytes = std::mem::size_of_val(mem);
-        // SAFETY: `mem` is borrowed mutably for 'a, which outlives the window, so the
-        // memory stays valid and is reached only through the window meanwhile.
+        // SAFETY: `mem` is borrowed mutably for 'a, which outlives the window, so the memory stays valid and is reached only through the window meanwhile.
         let core = unsafe {
             CoreWindow::new(
                 comm.core_comm(),
@@ -243,8 +242,7 @@ impl<'a, T: Equivalence + Copy> Window<'a, T> {
         let n = size / std::mem::size_of::<T>();
         let mut v = Vec::with_capacity(n);
         for i in 0..n {
-            // SAFETY: `addr` maps `size` bytes of rank's window memory in this process;
-            // unaligned reads, since another process chose the layout.
+            // SAFETY: `addr` maps `size` bytes of rank's window memory in this process; unaligned reads, since another process chose the layout.
             v.push(unsafe { std::ptr::read_unaligned((addr as *const T).add(i)) });
         }
         Ok(v)

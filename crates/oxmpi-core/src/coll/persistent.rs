@@ -26,8 +26,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use super::api::{iallreduce, ibcast, iexscan, ireduce, iscan};
 use super::api_move::{
     iallgather, iallgatherv, ialltoall, ialltoallv, ialltoallw, igather, igatherv,
-    ineighbor_allgather, ineighbor_alltoall, ireduce_scatter, ireduce_scatter_block, iscatter,
-    iscatterv, Blocks, WBlocks,
+    ineighbor_allgather, ineighbor_allgatherv, ineighbor_alltoall, ineighbor_alltoallv,
+    ireduce_scatter, ireduce_scatter_block, iscatter, iscatterv, Blocks, WBlocks,
 };
 use super::sched::{Builder, Schedule};
 use crate::buf::{BufScope, RecvBuf, SendBuf};
@@ -446,5 +446,33 @@ pub fn neighbor_alltoall_init<'a>(
 ) -> Result<Request> {
     init(scope, "MPI_Neighbor_alltoall_init", |p| {
         ineighbor_alltoall(p, send, sendcount, recv, recvcount, comm)
+    })
+}
+
+/// MPI_Neighbor_allgatherv_init (as [`ineighbor_allgatherv`]; the arrays are read here, once).
+pub fn neighbor_allgatherv_init<'a>(
+    scope: &impl BufScope<'a>,
+    send: SendBuf<'a, '_>,
+    sendcount: usize,
+    recv: RecvBuf<'a, '_>,
+    rb: Blocks<'_>,
+    comm: &Comm,
+) -> Result<Request> {
+    init(scope, "MPI_Neighbor_allgatherv_init", |p| {
+        ineighbor_allgatherv(p, send, sendcount, recv, rb, comm)
+    })
+}
+
+/// MPI_Neighbor_alltoallv_init (as [`ineighbor_alltoallv`]; the arrays are read here, once).
+pub fn neighbor_alltoallv_init<'a>(
+    scope: &impl BufScope<'a>,
+    send: SendBuf<'a, '_>,
+    sb: Blocks<'_>,
+    recv: RecvBuf<'a, '_>,
+    rb: Blocks<'_>,
+    comm: &Comm,
+) -> Result<Request> {
+    init(scope, "MPI_Neighbor_alltoallv_init", |p| {
+        ineighbor_alltoallv(p, send, sb, recv, rb, comm)
     })
 }

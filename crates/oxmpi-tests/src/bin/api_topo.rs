@@ -161,16 +161,7 @@ fn main() {
     check!(me, token == me, "ring rotation {token}");
 
     // 3. A graph: a star around rank 0.
-    let mut index = Vec::new();
-    let mut edges = Vec::new();
-    for r in 0..size {
-        if r == 0 {
-            edges.extend(1..size);
-        } else {
-            edges.push(0);
-        }
-        index.push(edges.len() as i32);
-    }
+    let (index, edges) = oxmpi_tests::star_graph(size);
     let star = world
         .create_graph_communicator(&index, &edges, false)
         .unwrap();

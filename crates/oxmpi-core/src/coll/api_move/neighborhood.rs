@@ -209,3 +209,128 @@ pub fn ineighbor_alltoall<'a>(
     scope.enter(r);
     Ok(r)
 }
+
+/// MPI_Ineighbor_allgatherv: as [`neighbor_allgatherv`], the buffers kept by `scope`
+/// until the request completes.
+pub fn ineighbor_allgatherv<'a>(
+    scope: &impl BufScope<'a>,
+    send: SendBuf<'a, '_>,
+    sendcount: usize,
+    recv: RecvBuf<'a, '_>,
+    rb: Blocks<'_>,
+    comm: &Comm,
+) -> Result<Request> {
+    neighbor_check(
+        "MPI_Ineighbor_allgatherv",
+        &send,
+        sendcount,
+        false,
+        &recv,
+        Some(&rb),
+        0,
+        comm,
+    )?;
+    // SAFETY: as in `igather`.
+    let r = unsafe {
+        neighbor::ineighbor_allgatherv(
+            send.ptr(),
+            sendcount,
+            dt(send.datatype()),
+            recv.ptr(),
+            rb.counts,
+            rb.displs,
+            dt(recv.datatype()),
+            comm,
+        )
+    }?;
+    scope.enter(r);
+    Ok(r)
+}
+
+/// The neighbourhood alltoallv's checks: block `j` of `send` per out-neighbour,
+/// block `i` of `recv` per in-neighbour, each inside its buffer.
+fn neighbor_alltoallv_check(
+    call: &str,
+    send: &SendBuf<'_, '_>,
+    sb: &Blocks<'_>,
+    recv: &RecvBuf<'_, '_>,
+    rb: &Blocks<'_>,
+    comm: &Comm,
+) -> Result<()> {
+    let (indeg, outdeg) = neighbor::degrees(call, comm)?;
+    check_blocks(
+        call,
+        "sendbuf",
+        "sendcounts",
+        "sdispls",
+        send.count(),
+        sb.counts,
+        sb.displs,
+        outdeg,
+    )?;
+    check_blocks(
+        call,
+        "recvbuf",
+        "recvcounts",
+        "rdispls",
+        recv.count(),
+        rb.counts,
+        rb.displs,
+        indeg,
+    )
+}
+
+/// MPI_Neighbor_alltoallv: block `j` of `send` (`sb.counts[j]` elements at
+/// `sb.displs[j]`) to out-neighbour `j`, block `i` of `recv` from in-neighbour `i`.
+pub fn neighbor_alltoallv(
+    send: SendBuf<'_, '_>,
+    sb: Blocks<'_>,
+    recv: RecvBuf<'_, '_>,
+    rb: Blocks<'_>,
+    comm: &Comm,
+) -> Result<()> {
+    neighbor_alltoallv_check("MPI_Neighbor_alltoallv", &send, &sb, &recv, &rb, comm)?;
+    // SAFETY: as in `gather`.
+    unsafe {
+        neighbor::neighbor_alltoallv(
+            send.ptr(),
+            sb.counts,
+            sb.displs,
+            dt(send.datatype()),
+            recv.ptr(),
+            rb.counts,
+            rb.displs,
+            dt(recv.datatype()),
+            comm,
+        )
+    }
+}
+
+/// MPI_Ineighbor_alltoallv: as [`neighbor_alltoallv`], the buffers kept by `scope`
+/// until the request completes.
+pub fn ineighbor_alltoallv<'a>(
+    scope: &impl BufScope<'a>,
+    send: SendBuf<'a, '_>,
+    sb: Blocks<'_>,
+    recv: RecvBuf<'a, '_>,
+    rb: Blocks<'_>,
+    comm: &Comm,
+) -> Result<Request> {
+    neighbor_alltoallv_check("MPI_Ineighbor_alltoallv", &send, &sb, &recv, &rb, comm)?;
+    // SAFETY: as in `igather`.
+    let r = unsafe {
+        neighbor::ineighbor_alltoallv(
+            send.ptr(),
+            sb.counts,
+            sb.displs,
+            dt(send.datatype()),
+            recv.ptr(),
+            rb.counts,
+            rb.displs,
+            dt(recv.datatype()),
+            comm,
+        )
+    }?;
+    scope.enter(r);
+    Ok(r)
+}
