@@ -86,7 +86,10 @@ pub fn parse(text: &str) -> Abi {
                 let (proto, notes) = (&rest[..=close], rest[close + 1..].trim());
                 let mut f = parse_fn(proto, kw == "extquery", no + 1);
                 let is_out = |p: &Param| {
-                    p.array == 0 && p.rust.starts_with("*mut ") && !p.rust[5..].contains('*')
+                    p.array == 0
+                        && p.rust.starts_with("*mut ")
+                        && !p.rust[5..].contains('*')
+                        && p.rust != "*mut c_void"
                 };
                 f.outs = f.params.iter().rev().take_while(|p| is_out(p)).count();
                 assert!(

@@ -569,25 +569,20 @@ pub unsafe extern "C" fn PMPI_Type_set_name(h: MPI_Datatype, name: *const c_char
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_address(
-    location: *const c_void,
-    address: *mut MPI_Aint,
-) -> c_int {
-    ffi("MPI_Get_address", NO_COMM, || {
-        // SAFETY: `address` is MPI_Get_address's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Get_address", "address", address)? } = location as MPI_Aint;
-        Ok(())
-    })
+/// MPI_Get_address (abi.txt `query`: the generated `PMPI_x` checks and stores the OUT).
+///
+/// # Safety
+/// None beyond the call's: `location` is only converted to an address, never read.
+pub unsafe fn get_address(_call: &str, location: *const c_void) -> R<MPI_Aint> {
+    Ok(location as MPI_Aint)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Address(location: *mut c_void, address: *mut MPI_Aint) -> c_int {
-    ffi("MPI_Address", NO_COMM, || {
-        // SAFETY: `address` is MPI_Address's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Address", "address", address)? } = location as MPI_Aint;
-        Ok(())
-    })
+/// MPI_Address, MPI-1's MPI_Get_address (abi.txt `extquery`).
+///
+/// # Safety
+/// None beyond the call's: `location` is only converted to an address, never read.
+pub unsafe fn address(_call: &str, location: *mut c_void) -> R<MPI_Aint> {
+    Ok(location as MPI_Aint)
 }
 
 #[no_mangle]
@@ -806,32 +801,21 @@ fn contents_c(dt: &Datatype) -> (Vec<i64>, Vec<isize>, Vec<i64>, Vec<Datatype>) 
     }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_envelope_c(
+/// MPI_Type_get_envelope_c (abi.txt `query`: the generated `PMPI_x` checks and stores the
+/// OUTs): the numbers of integers, addresses, large counts and datatypes, and the combiner.
+pub fn type_get_envelope_c(
+    call: &'static str,
     h: MPI_Datatype,
-    ni: *mut MPI_Count,
-    na: *mut MPI_Count,
-    nl: *mut MPI_Count,
-    nd: *mut MPI_Count,
-    combiner: *mut c_int,
-) -> c_int {
-    const CALL: &str = "MPI_Type_get_envelope_c";
-    ffi(CALL, NO_COMM, || {
-        let dt = datatype(h, CALL, "datatype")?;
-        let (is, as_, ls, ts) = contents_c(&dt);
-        for (p, v, arg) in [
-            (ni, is.len(), "num_integers"),
-            (na, as_.len(), "num_addresses"),
-            (nl, ls.len(), "num_large_counts"),
-            (nd, ts.len(), "num_datatypes"),
-        ] {
-            // SAFETY: each is MPI_Type_get_envelope_c's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-            *unsafe { out(CALL, arg, p)? } = v as MPI_Count;
-        }
-        // SAFETY: `combiner` is MPI_Type_get_envelope_c's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "combiner", combiner)? } = crate::abi::combiner_value(dt.combiner());
-        Ok(())
-    })
+) -> R<(MPI_Count, MPI_Count, MPI_Count, MPI_Count, c_int)> {
+    let dt = datatype(h, call, "datatype")?;
+    let (is, as_, ls, ts) = contents_c(&dt);
+    Ok((
+        is.len() as MPI_Count,
+        as_.len() as MPI_Count,
+        ls.len() as MPI_Count,
+        ts.len() as MPI_Count,
+        crate::abi::combiner_value(dt.combiner()),
+    ))
 }
 
 #[no_mangle]

@@ -136,15 +136,9 @@ pub unsafe extern "C" fn PMPI_Get_processor_name(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int {
-    ffi("MPI_Get_version", NO_COMM, || {
-        // SAFETY: `version` is MPI_Get_version's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Get_version", "version", version)? } = runtime::VERSION.0;
-        // SAFETY: `subversion` is MPI_Get_version's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Get_version", "subversion", subversion)? } = runtime::VERSION.1;
-        Ok(())
-    })
+/// MPI_Get_version (abi.txt `query`: the generated `PMPI_x` checks and stores the OUTs).
+pub fn get_version(_call: &str) -> R<(c_int, c_int)> {
+    Ok(runtime::VERSION)
 }
 
 #[no_mangle]
@@ -171,18 +165,9 @@ pub unsafe extern "C" fn PMPI_Get_library_version(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Abi_get_version(
-    abi_major: *mut c_int,
-    abi_minor: *mut c_int,
-) -> c_int {
-    ffi("MPI_Abi_get_version", NO_COMM, || {
-        // SAFETY: `abi_major` is MPI_Abi_get_version's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Abi_get_version", "abi_major", abi_major)? } = MPI_ABI_VERSION;
-        // SAFETY: `abi_minor` is MPI_Abi_get_version's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Abi_get_version", "abi_minor", abi_minor)? } = MPI_ABI_SUBVERSION;
-        Ok(())
-    })
+/// MPI_Abi_get_version (abi.txt `query`: the generated `PMPI_x` checks and stores the OUTs).
+pub fn abi_get_version(_call: &str) -> R<(c_int, c_int)> {
+    Ok((MPI_ABI_VERSION, MPI_ABI_SUBVERSION))
 }
 
 #[no_mangle]

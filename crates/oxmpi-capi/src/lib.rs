@@ -232,7 +232,7 @@ pub mod unsupported {
 /// its OUT pointer and stores the answer of the area's hand-written `x(call, ...)`.
 pub mod queries {
     use crate::types::*;
-    use std::ffi::c_int;
+    use std::ffi::{c_int, c_void};
     include!(concat!(env!("OUT_DIR"), "/mpi_queries.rs"));
 }
 

@@ -112,21 +112,15 @@ pub unsafe extern "C" fn PMPI_Cart_get(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_rank(
-    c: MPI_Comm,
-    coords: *const c_int,
-    rank: *mut c_int,
-) -> c_int {
-    const CALL: &str = "MPI_Cart_rank";
-    ffi(CALL, c, || {
-        let (_, cart) = cart_of(CALL, c)?;
-        // SAFETY: MPI_Cart_rank's `coords` holds one int per dimension of the grid.
-        let xs = unsafe { ints(CALL, "coords", coords, cart.ndims())? };
-        // SAFETY: `rank` is MPI_Cart_rank's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "rank", rank)? } = cart.rank(xs)?;
-        Ok(())
-    })
+/// MPI_Cart_rank (abi.txt `query`: the generated `PMPI_x` checks and stores the OUT).
+///
+/// # Safety
+/// `coords` is NULL or holds one int per dimension of the grid (MPI contract).
+pub unsafe fn cart_rank(call: &'static str, c: MPI_Comm, coords: *const c_int) -> R<c_int> {
+    let (_, cart) = cart_of(call, c)?;
+    // SAFETY: MPI_Cart_rank's `coords` holds one int per dimension of the grid.
+    let xs = unsafe { ints(call, "coords", coords, cart.ndims())? };
+    Ok(cart.rank(xs)?)
 }
 
 #[no_mangle]
@@ -155,24 +149,15 @@ pub unsafe extern "C" fn PMPI_Cart_coords(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_shift(
+/// MPI_Cart_shift (abi.txt `query`: the generated `PMPI_x` checks and stores the OUTs).
+pub fn cart_shift(
+    call: &'static str,
     c: MPI_Comm,
     direction: c_int,
     disp: c_int,
-    source: *mut c_int,
-    dest: *mut c_int,
-) -> c_int {
-    const CALL: &str = "MPI_Cart_shift";
-    ffi(CALL, c, || {
-        let (cm, cart) = cart_of(CALL, c)?;
-        // SAFETY: `rank_source` (`source`) is MPI_Cart_shift's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let s = unsafe { out(CALL, "rank_source", source)? };
-        // SAFETY: `rank_dest` (`dest`) is MPI_Cart_shift's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let d = unsafe { out(CALL, "rank_dest", dest)? };
-        (*s, *d) = cart.shift(cm.rank(), direction, disp)?;
-        Ok(())
-    })
+) -> R<(c_int, c_int)> {
+    let (cm, cart) = cart_of(call, c)?;
+    Ok(cart.shift(cm.rank(), direction, disp)?)
 }
 
 #[no_mangle]
@@ -198,30 +183,27 @@ pub unsafe extern "C" fn PMPI_Cart_sub(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_map(
+/// MPI_Cart_map (abi.txt `query`: the generated `PMPI_x` checks and stores the OUT).
+///
+/// # Safety
+/// `dims` and `periods` are NULL or hold `ndims` ints each (MPI contract).
+pub unsafe fn cart_map(
+    call: &'static str,
     c: MPI_Comm,
     ndims: c_int,
     dims: *const c_int,
     periods: *const c_int,
-    newrank: *mut c_int,
-) -> c_int {
-    const CALL: &str = "MPI_Cart_map";
-    ffi(CALL, c, || {
-        let cm = comm(c, CALL)?;
-        let n = nonneg(CALL, "ndims", ndims, ErrorClass::Dims)?;
-        // SAFETY: MPI_Cart_map's `dims` holds `ndims` = `n` ints.
-        let d = unsafe { ints(CALL, "dims", dims, n)? };
-        // SAFETY: MPI_Cart_map's `periods` holds `ndims` = `n` ints.
-        let p: Vec<bool> = unsafe { ints(CALL, "periods", periods, n)? }
-            .iter()
-            .map(|&x| x != 0)
-            .collect();
-        // SAFETY: `newrank` is MPI_Cart_map's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "newrank", newrank)? } =
-            Cart::map(d, &p, cm.rank(), cm.size())?.unwrap_or(MPI_UNDEFINED);
-        Ok(())
-    })
+) -> R<c_int> {
+    let cm = comm(c, call)?;
+    let n = nonneg(call, "ndims", ndims, ErrorClass::Dims)?;
+    // SAFETY: MPI_Cart_map's `dims` holds `ndims` = `n` ints.
+    let d = unsafe { ints(call, "dims", dims, n)? };
+    // SAFETY: MPI_Cart_map's `periods` holds `ndims` = `n` ints.
+    let p: Vec<bool> = unsafe { ints(call, "periods", periods, n)? }
+        .iter()
+        .map(|&x| x != 0)
+        .collect();
+    Ok(Cart::map(d, &p, cm.rank(), cm.size())?.unwrap_or(MPI_UNDEFINED))
 }
 
 // ----- graph topologies ----------------------------------------------------------------------------
@@ -328,24 +310,22 @@ pub unsafe extern "C" fn PMPI_Graph_neighbors(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_map(
+/// MPI_Graph_map (abi.txt `query`: the generated `PMPI_x` checks and stores the OUT).
+///
+/// # Safety
+/// `index` and `edges` are the C caller's graph description arrays, as `graph_arrays`
+/// requires.
+pub unsafe fn graph_map(
+    call: &'static str,
     c: MPI_Comm,
     nnodes: c_int,
     index: *const c_int,
     edges: *const c_int,
-    newrank: *mut c_int,
-) -> c_int {
-    const CALL: &str = "MPI_Graph_map";
-    ffi(CALL, c, || {
-        let cm = comm(c, CALL)?;
-        // SAFETY: MPI_Graph_map's `index` and `edges` are the C caller's graph description arrays, as `graph_arrays` requires.
-        let (idx, e) = unsafe { graph_arrays(CALL, nnodes, index, edges)? };
-        // SAFETY: `newrank` is MPI_Graph_map's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "newrank", newrank)? } =
-            Graph::map(nnodes, idx, e, cm.rank(), cm.size())?.unwrap_or(MPI_UNDEFINED);
-        Ok(())
-    })
+) -> R<c_int> {
+    let cm = comm(c, call)?;
+    // SAFETY: MPI_Graph_map's `index` and `edges` are the C caller's graph description arrays, as `graph_arrays` requires.
+    let (idx, e) = unsafe { graph_arrays(call, nnodes, index, edges)? };
+    Ok(Graph::map(nnodes, idx, e, cm.rank(), cm.size())?.unwrap_or(MPI_UNDEFINED))
 }
 
 /// The answer of MPI_Topo_test (its `PMPI_` function, with the OUT argument's check, is

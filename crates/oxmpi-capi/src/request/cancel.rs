@@ -130,14 +130,12 @@ pub unsafe extern "C" fn PMPI_Request_get_status(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Test_cancelled(status: *const MPI_Status, flag: *mut c_int) -> c_int {
-    const CALL: &str = "MPI_Test_cancelled";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: `status` is MPI_Test_cancelled's IN status: NULL (rejected) or readable.
-        let s = unsafe { status_ref(CALL, status)? };
-        // SAFETY: `flag` is MPI_Test_cancelled's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "flag", flag)? } = (s.MPI_internal[2] != 0) as c_int;
-        Ok(())
-    })
+/// MPI_Test_cancelled (abi.txt `query`: the generated `PMPI_x` checks and stores the OUT).
+///
+/// # Safety
+/// `status` is NULL or points to a readable `MPI_Status` (the C caller's IN argument).
+pub unsafe fn test_cancelled(call: &'static str, status: *const MPI_Status) -> R<c_int> {
+    // SAFETY: `status` is MPI_Test_cancelled's IN status: NULL (rejected) or readable.
+    let s = unsafe { status_ref(call, status)? };
+    Ok((s.MPI_internal[2] != 0) as c_int)
 }
