@@ -726,45 +726,37 @@ entry!(PMPI_Type_create_subarray, PMPI_Type_create_subarray_c, (ndims: c_int, si
 entry!(PMPI_Type_create_darray, PMPI_Type_create_darray_c, (size: c_int, rank: c_int, ndims: c_int, gsizes: ACNT, distribs: AInt, dargs: AInt, psizes: AInt, order: c_int, oldtype: MPI_Datatype, newtype: PType) => darray(size, rank, ndims, gsizes, distribs, dargs, psizes, order, oldtype, newtype));
 
 /// MPI_Type_match_size: the C type of the class with that size.
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_match_size(
-    typeclass: c_int,
-    size: c_int,
-    dt: *mut MPI_Datatype,
-) -> c_int {
-    const CALL: &str = "MPI_Type_match_size";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: `datatype` (`dt`) is MPI_Type_match_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "datatype", dt)? };
-        let candidates: &[MPI_Datatype] = match typeclass {
-            MPI_TYPECLASS_INTEGER => &[MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG_LONG],
-            MPI_TYPECLASS_REAL => &[MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE],
-            MPI_TYPECLASS_COMPLEX => &[
-                MPI_C_FLOAT_COMPLEX,
-                MPI_C_DOUBLE_COMPLEX,
-                MPI_C_LONG_DOUBLE_COMPLEX,
-            ],
-            c => {
-                return Err(bad(
-                    ErrorClass::Arg,
-                    CALL,
-                    "typeclass",
-                    format!("{c} is not an MPI_TYPECLASS_* value"),
-                ))
-            }
-        };
-        let found = candidates.iter().copied().find(|&h| {
-            crate::abi::primitive_from_handle(h).is_some_and(|p| p.size() as c_int == size)
-        });
-        *o = found.ok_or_else(|| {
-            bad(
+/// MPI_Type_match_size (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the answer).
+pub fn type_match_size(call: &'static str, typeclass: c_int, size: c_int) -> R<MPI_Datatype> {
+    let candidates: &[MPI_Datatype] = match typeclass {
+        MPI_TYPECLASS_INTEGER => &[MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG_LONG],
+        MPI_TYPECLASS_REAL => &[MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE],
+        MPI_TYPECLASS_COMPLEX => &[
+            MPI_C_FLOAT_COMPLEX,
+            MPI_C_DOUBLE_COMPLEX,
+            MPI_C_LONG_DOUBLE_COMPLEX,
+        ],
+        c => {
+            return Err(bad(
                 ErrorClass::Arg,
-                CALL,
-                "size",
-                format!("no type of this class has {size} bytes"),
-            )
-        })?;
-        Ok(())
+                call,
+                "typeclass",
+                format!("{c} is not an MPI_TYPECLASS_* value"),
+            ))
+        }
+    };
+    let found = candidates
+        .iter()
+        .copied()
+        .find(|&h| crate::abi::primitive_from_handle(h).is_some_and(|p| p.size() as c_int == size));
+    found.ok_or_else(|| {
+        bad(
+            ErrorClass::Arg,
+            call,
+            "size",
+            format!("no type of this class has {size} bytes"),
+        )
     })
 }
 

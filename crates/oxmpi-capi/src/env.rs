@@ -170,22 +170,18 @@ pub fn abi_get_version(_call: &str) -> R<(c_int, c_int)> {
     Ok((MPI_ABI_VERSION, MPI_ABI_SUBVERSION))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Abi_get_info(info: *mut MPI_Info) -> c_int {
-    ffi("MPI_Abi_get_info", NO_COMM, || {
-        // SAFETY: `info` is MPI_Abi_get_info's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out("MPI_Abi_get_info", "info", info)? };
-        let keys = vec![
-            (
-                "mpi_aint_size".to_string(),
-                std::mem::size_of::<MPI_Aint>().to_string(),
-            ),
-            ("mpi_count_size".to_string(), "8".to_string()),
-            ("mpi_offset_size".to_string(), "8".to_string()),
-        ];
-        *o = state().infos.insert(keys);
-        Ok(())
-    })
+/// MPI_Abi_get_info (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the answer).
+pub fn abi_get_info(_call: &'static str) -> R<MPI_Info> {
+    let keys = vec![
+        (
+            "mpi_aint_size".to_string(),
+            std::mem::size_of::<MPI_Aint>().to_string(),
+        ),
+        ("mpi_count_size".to_string(), "8".to_string()),
+        ("mpi_offset_size".to_string(), "8".to_string()),
+    ];
+    Ok(state().infos.insert(keys))
 }
 
 /// The answer of MPI_Comm_size (its `PMPI_` function, with the OUT argument's check, is

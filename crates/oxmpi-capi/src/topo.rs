@@ -40,33 +40,32 @@ pub unsafe extern "C" fn PMPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mu
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_create(
+/// MPI_Cart_create (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the answer).
+///
+/// # Safety
+/// `dims` and `periods` are NULL or hold `ndims` ints each (MPI contract).
+pub unsafe fn cart_create(
+    call: &'static str,
     c: MPI_Comm,
     ndims: c_int,
     dims: *const c_int,
     periods: *const c_int,
     reorder: c_int,
-    comm_cart: *mut MPI_Comm,
-) -> c_int {
-    const CALL: &str = "MPI_Cart_create";
-    ffi(CALL, c, || {
-        // SAFETY: `comm_cart` is MPI_Cart_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "comm_cart", comm_cart)? };
-        // A failing constructor leaves the null handle (MPI-4.1).
-        *o = MPI_COMM_NULL;
-        let cm = comm(c, CALL)?;
-        let n = nonneg(CALL, "ndims", ndims, ErrorClass::Dims)?;
-        // SAFETY: MPI_Cart_create's `dims` holds `ndims` = `n` ints.
-        let d = unsafe { ints(CALL, "dims", dims, n)? };
-        // SAFETY: MPI_Cart_create's `periods` holds `ndims` = `n` ints.
-        let p: Vec<bool> = unsafe { ints(CALL, "periods", periods, n)? }
-            .iter()
-            .map(|&x| x != 0)
-            .collect();
-        *o = new_comm_or_null(topology::cart_create(&cm, d, &p, reorder != 0)?, c);
-        Ok(())
-    })
+) -> R<MPI_Comm> {
+    let cm = comm(c, call)?;
+    let n = nonneg(call, "ndims", ndims, ErrorClass::Dims)?;
+    // SAFETY: MPI_Cart_create's `dims` holds `ndims` = `n` ints.
+    let d = unsafe { ints(call, "dims", dims, n)? };
+    // SAFETY: MPI_Cart_create's `periods` holds `ndims` = `n` ints.
+    let p: Vec<bool> = unsafe { ints(call, "periods", periods, n)? }
+        .iter()
+        .map(|&x| x != 0)
+        .collect();
+    Ok(new_comm_or_null(
+        topology::cart_create(&cm, d, &p, reorder != 0)?,
+        c,
+    ))
 }
 
 /// The answer of MPI_Cartdim_get (its `PMPI_` function, with the OUT argument's check, is
@@ -160,27 +159,19 @@ pub fn cart_shift(
     Ok(cart.shift(cm.rank(), direction, disp)?)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_sub(
-    c: MPI_Comm,
-    remain: *const c_int,
-    newcomm: *mut MPI_Comm,
-) -> c_int {
-    const CALL: &str = "MPI_Cart_sub";
-    ffi(CALL, c, || {
-        // SAFETY: `newcomm` is MPI_Cart_sub's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "newcomm", newcomm)? };
-        // A failing constructor leaves the null handle (MPI-4.1).
-        *o = MPI_COMM_NULL;
-        let (cm, cart) = cart_of(CALL, c)?;
-        // SAFETY: MPI_Cart_sub's `remain_dims` holds one int per dimension of the grid.
-        let r: Vec<bool> = unsafe { ints(CALL, "remain_dims", remain, cart.ndims())? }
-            .iter()
-            .map(|&x| x != 0)
-            .collect();
-        *o = new_comm(topology::cart_sub(&cm, &r)?, c);
-        Ok(())
-    })
+/// MPI_Cart_sub (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the new handle).
+///
+/// # Safety
+/// `remain` is NULL or holds one int per dimension of the grid (MPI contract).
+pub unsafe fn cart_sub(call: &'static str, c: MPI_Comm, remain: *const c_int) -> R<MPI_Comm> {
+    let (cm, cart) = cart_of(call, c)?;
+    // SAFETY: MPI_Cart_sub's `remain_dims` holds one int per dimension of the grid.
+    let r: Vec<bool> = unsafe { ints(call, "remain_dims", remain, cart.ndims())? }
+        .iter()
+        .map(|&x| x != 0)
+        .collect();
+    Ok(new_comm(topology::cart_sub(&cm, &r)?, c))
 }
 
 /// MPI_Cart_map (abi.txt `query`: the generated `PMPI_x` checks and stores the OUT).
@@ -234,30 +225,27 @@ unsafe fn graph_arrays<'a>(
     Ok((idx, e))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_create(
+/// MPI_Graph_create (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the answer).
+///
+/// # Safety
+/// `index` and `edges` are the C caller's graph description arrays, as
+/// `graph_arrays` requires.
+pub unsafe fn graph_create(
+    call: &'static str,
     c: MPI_Comm,
     nnodes: c_int,
     index: *const c_int,
     edges: *const c_int,
     reorder: c_int,
-    comm_graph: *mut MPI_Comm,
-) -> c_int {
-    const CALL: &str = "MPI_Graph_create";
-    ffi(CALL, c, || {
-        // SAFETY: `comm_graph` is MPI_Graph_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "comm_graph", comm_graph)? };
-        // A failing constructor leaves the null handle (MPI-4.1).
-        *o = MPI_COMM_NULL;
-        let cm = comm(c, CALL)?;
-        // SAFETY: MPI_Graph_create's `index` and `edges` are the C caller's graph description arrays, as `graph_arrays` requires.
-        let (idx, e) = unsafe { graph_arrays(CALL, nnodes, index, edges)? };
-        *o = new_comm_or_null(
-            topology::graph_create(&cm, nnodes, idx, e, reorder != 0)?,
-            c,
-        );
-        Ok(())
-    })
+) -> R<MPI_Comm> {
+    let cm = comm(c, call)?;
+    // SAFETY: MPI_Graph_create's `index` and `edges` are the C caller's graph description arrays, as `graph_arrays` requires.
+    let (idx, e) = unsafe { graph_arrays(call, nnodes, index, edges)? };
+    Ok(new_comm_or_null(
+        topology::graph_create(&cm, nnodes, idx, e, reorder != 0)?,
+        c,
+    ))
 }
 
 /// MPI_Graphdims_get: (nnodes, nedges) (abi.txt `query`).

@@ -2,30 +2,28 @@
 
 use super::*;
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Grequest_start(
+/// MPI_Grequest_start (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the answer).
+///
+/// # Safety
+/// None beyond the call's: `extra_state` is kept, never read here (the callbacks get it).
+pub unsafe fn grequest_start(
+    _call: &'static str,
     query_fn: Option<MPI_Grequest_query_function>,
     free_fn: Option<MPI_Grequest_free_function>,
     cancel_fn: Option<MPI_Grequest_cancel_function>,
     extra_state: *mut c_void,
-    request: *mut MPI_Request,
-) -> c_int {
-    const CALL: &str = "MPI_Grequest_start";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: `request` is MPI_Grequest_start's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "request", request)? };
-        let r = pt2pt::grequest_start()?;
-        let g = Greq {
-            query: query_fn,
-            free: free_fn,
-            cancel: cancel_fn,
-            extra_state: extra_state as usize,
-            completed: false,
-            freed: false,
-        };
-        *o = new_hooked_request(r, MPI_COMM_SELF, Hook::Greq(g));
-        Ok(())
-    })
+) -> R<MPI_Request> {
+    let r = pt2pt::grequest_start()?;
+    let g = Greq {
+        query: query_fn,
+        free: free_fn,
+        cancel: cancel_fn,
+        extra_state: extra_state as usize,
+        completed: false,
+        freed: false,
+    };
+    Ok(new_hooked_request(r, MPI_COMM_SELF, Hook::Greq(g)))
 }
 
 #[no_mangle]
