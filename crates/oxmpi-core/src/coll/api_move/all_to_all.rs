@@ -18,20 +18,16 @@ pub(super) fn allgather_check(
     count: usize,
     comm: &Comm,
 ) -> Result<()> {
-    let n = peers(comm);
-    match counts {
-        None => check_uniform(call, "recvbuf", recv.count(), count, n),
-        Some(c) => check_blocks(
-            call,
-            "recvbuf",
-            "recvcounts",
-            "displs",
-            recv.count(),
-            c,
-            displs,
-            n,
-        ),
-    }
+    let v = counts.map(|c| (c, displs));
+    check_layout(
+        call,
+        "recvbuf",
+        "recvcounts",
+        recv.count(),
+        v,
+        count,
+        peers(comm),
+    )
 }
 
 /// MPI_Allgather: `recv` holds `n * recvcount` elements; `send: None` is MPI_IN_PLACE.
