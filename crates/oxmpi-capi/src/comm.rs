@@ -333,39 +333,32 @@ pub unsafe extern "C" fn PMPI_Comm_remote_group(c: MPI_Comm, g: *mut MPI_Group) 
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Intercomm_create(
+/// MPI_Intercomm_create (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the
+/// OUT first and stores the new handle).
+pub fn intercomm_create(
+    call: &'static str,
     local: MPI_Comm,
     local_leader: c_int,
     peer: MPI_Comm,
     remote_leader: c_int,
     tag: c_int,
-    newintercomm: *mut MPI_Comm,
-) -> c_int {
-    const CALL: &str = "MPI_Intercomm_create";
-    ffi(CALL, local, || {
-        // SAFETY: `newintercomm` is MPI_Intercomm_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "newintercomm", newintercomm)? };
-        // A failing constructor leaves the null handle (MPI-4.1).
-        *o = MPI_COMM_NULL;
-        let lc = comm(local, CALL)?;
-        // peer_comm is significant at the local leader only.
-        let pc = if lc.rank() == local_leader {
-            Some(comm(peer, CALL).map_err(|_| {
-                bad(
-                    ErrorClass::Comm,
-                    CALL,
-                    "peer_comm",
-                    format!("{peer:#x} is not a valid communicator at the local leader"),
-                )
-            })?)
-        } else {
-            comm(peer, CALL).ok()
-        };
-        let ic = inter::intercomm_create(&lc, local_leader, pc.as_ref(), remote_leader, tag)?;
-        *o = new_comm(ic, local);
-        Ok(())
-    })
+) -> R<MPI_Comm> {
+    let lc = comm(local, call)?;
+    // peer_comm is significant at the local leader only.
+    let pc = if lc.rank() == local_leader {
+        Some(comm(peer, call).map_err(|_| {
+            bad(
+                ErrorClass::Comm,
+                call,
+                "peer_comm",
+                format!("{peer:#x} is not a valid communicator at the local leader"),
+            )
+        })?)
+    } else {
+        comm(peer, call).ok()
+    };
+    let ic = inter::intercomm_create(&lc, local_leader, pc.as_ref(), remote_leader, tag)?;
+    Ok(new_comm(ic, local))
 }
 
 /// MPI_Intercomm_merge (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
