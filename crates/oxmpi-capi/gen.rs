@@ -45,6 +45,12 @@ pub struct Func {
     /// after the prototype: negative is MPI_ERR_COUNT naming the call and argument,
     /// and the area's `x` gets them as `usize`.
     pub counts: Vec<String>,
+    /// For `query` lines marked `outfirst` (constructors, mostly: the answer makes a
+    /// handle or an error code): the generated `PMPI_x` checks the OUT pointers before
+    /// the answer runs (a NULL OUT is MPI_ERR_ARG with nothing made), not after, and
+    /// an `MPI_Comm` OUT holds MPI_COMM_NULL while it runs (a failing communicator
+    /// constructor leaves the null handle, MPI-4.1).
+    pub outs_first: bool,
 }
 
 pub struct Abi {
@@ -84,9 +90,16 @@ pub fn parse(text: &str) -> Abi {
                     .find(')')
                     .unwrap_or_else(|| panic!("abi.txt:{}: no `)`", no + 1));
                 let (proto, notes) = (&rest[..=close], rest[close + 1..].trim());
+                let (notes, outs_first) = match notes.strip_suffix("outfirst") {
+                    Some(n) => (n.trim(), true),
+                    None => (notes, false),
+                };
                 let mut f = parse_fn(proto, kw == "extquery", no + 1);
                 let is_out = |p: &Param| {
-                    p.array == 0 && p.rust.starts_with("*mut ") && !p.rust[5..].contains('*')
+                    p.array == 0
+                        && p.rust.starts_with("*mut ")
+                        && !p.rust[5..].contains('*')
+                        && p.rust != "*mut c_void"
                 };
                 f.outs = f.params.iter().rev().take_while(|p| is_out(p)).count();
                 assert!(
@@ -100,7 +113,7 @@ pub fn parse(text: &str) -> Abi {
                         .and_then(|n| n.strip_suffix(')'))
                         .unwrap_or_else(|| {
                             panic!(
-                                "abi.txt:{}: after a query's prototype only `count(NAME, ...)`",
+                                "abi.txt:{}: after a query's prototype only `count(NAME, ...)` and `outfirst`",
                                 no + 1
                             )
                         });
@@ -117,6 +130,7 @@ pub fn parse(text: &str) -> Abi {
                     }
                 }
                 f.query = true;
+                f.outs_first = outs_first;
                 abi.funcs.push(f);
             }
             "varfn" => {
@@ -208,6 +222,7 @@ fn parse_fn(s: &str, ext: bool, line: usize) -> Func {
         query: false,
         outs: 0,
         counts: vec![],
+        outs_first: false,
     }
 }
 
@@ -586,12 +601,27 @@ fn area_text(area: &str) -> &'static str {
 /// The `PMPI_x` of the `query` lines: the argument checks written here, once, instead
 /// of by hand in each body: a negative `count(...)` argument is MPI_ERR_COUNT and a
 /// NULL OUT pointer MPI_ERR_ARG, each naming the call and the argument; the answer
-/// (a tuple for several OUTs) from the area's `x(call, inputs...)`.
+/// (a tuple for several OUTs) from the area's `x(call, inputs...)`; errors to the
+/// handler of the call's file, session or communicator (in that order), else the
+/// process's.
 pub fn rust_queries(abi: &Abi) -> String {
     let mut r = String::from("// Generated from abi.txt by build.rs.\n");
     for f in abi.funcs.iter().filter(|f| f.query) {
         let (ins, outs) = f.params.split_at(f.params.len() - f.outs);
-        let comm = ins.iter().find(|p| p.ctype == "MPI_Comm");
+        // Errors go to the handler of the call's object: its file or session when it
+        // has one (as the hand-written calls of those areas route theirs), else its
+        // communicator, else the process's.
+        let route = if let Some(p) = ins.iter().find(|p| p.ctype == "MPI_File") {
+            format!("crate::file::ffi_file(CALL, {}, ", p.name)
+        } else if let Some(p) = ins.iter().find(|p| p.ctype == "MPI_Session") {
+            format!("crate::session::ffi_session(CALL, {}, None, ", p.name)
+        } else {
+            let comm = ins.iter().find(|p| p.ctype == "MPI_Comm");
+            format!(
+                "crate::conv::errors::ffi(CALL, {}, ",
+                comm.map_or("crate::conv::errors::NO_COMM", |p| p.name.as_str())
+            )
+        };
         let params: Vec<String> = f
             .params
             .iter()
@@ -616,10 +646,30 @@ pub fn rust_queries(abi: &Abi) -> String {
         } else {
             format!("({})", names.join(", "))
         };
+        // `outfirst`: each OUT checked up front (`o_NAME`), stored through after.
+        let early: String = outs
+            .iter()
+            .filter(|_| f.outs_first)
+            .map(|o| {
+                let null = if o.ctype == "MPI_Comm *" {
+                    format!("        *o_{} = crate::abi::MPI_COMM_NULL;\n", o.name)
+                } else {
+                    String::new()
+                };
+                format!(
+                    "        // SAFETY: `{out}` is {name}'s OUT argument: NULL (rejected by `out`) or writable and unaliased (MPI contract).\n        \
+                     let o_{out} = unsafe {{ crate::conv::errors::out(CALL, \"{out}\", {out})? }};\n{null}",
+                    out = o.name,
+                    name = f.name,
+                )
+            })
+            .collect();
         let stores: String = outs
             .iter()
             .zip(&names)
-            .map(|(o, v)| {
+            .map(|(o, v)| if f.outs_first {
+                format!("        *o_{out} = {v};\n", out = o.name)
+            } else {
                 format!(
                     "        // SAFETY: `{out}` is {name}'s OUT argument: NULL (rejected by `out`) or writable and unaliased (MPI contract).\n        \
                      *unsafe {{ crate::conv::errors::out(CALL, \"{out}\", {out})? }} = {v};\n",
@@ -641,10 +691,9 @@ pub fn rust_queries(abi: &Abi) -> String {
         };
         r.push_str(&format!(
             "#[no_mangle]\npub unsafe extern \"C\" fn P{name}({params}) -> c_int {{\n    const CALL: &str = \"{name}\";\n    \
-             crate::conv::errors::ffi(CALL, {comm}, || {{\n{checks}        {answer_call}\n{stores}        Ok(())\n    }})\n}}\n",
+             {route}|| {{\n{early}{checks}        {answer_call}\n{stores}        Ok(())\n    }})\n}}\n",
             name = f.name,
             params = params.join(", "),
-            comm = comm.map_or("crate::conv::errors::NO_COMM", |p| p.name.as_str()),
         ));
     }
     r

@@ -28,23 +28,17 @@ use crate::types::*;
 
 // ----- communicator constructors and destructor -----------------------------------------
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_dup(c: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
-    const CALL: &str = "MPI_Comm_dup";
-    ffi(CALL, c, || {
-        // SAFETY: `newcomm` is MPI_Comm_dup's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "newcomm", newcomm)? };
-        // A failing constructor leaves the null handle (MPI-4.1).
-        *o = MPI_COMM_NULL;
-        let cm = comm(c, CALL)?;
-        let d = with_cb_comm(c, || create::dup(&cm))?;
-        *o = new_comm(d, c);
-        let hints = state().comm_info.get(&c).cloned();
-        if let Some(kv) = hints {
-            state().comm_info.insert(*o, kv);
-        }
-        Ok(())
-    })
+/// MPI_Comm_dup (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the new handle).
+pub fn comm_dup(call: &'static str, c: MPI_Comm) -> R<MPI_Comm> {
+    let cm = comm(c, call)?;
+    let d = with_cb_comm(c, || create::dup(&cm))?;
+    let h = new_comm(d, c);
+    let hints = state().comm_info.get(&c).cloned();
+    if let Some(kv) = hints {
+        state().comm_info.insert(h, kv);
+    }
+    Ok(h)
 }
 
 /// The key/value pairs of an info argument (none for MPI_INFO_NULL).
@@ -90,28 +84,18 @@ pub unsafe extern "C" fn PMPI_Comm_get_info(c: MPI_Comm, info_used: *mut MPI_Inf
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_dup_with_info(
-    c: MPI_Comm,
-    info: MPI_Info,
-    newcomm: *mut MPI_Comm,
-) -> c_int {
-    const CALL: &str = "MPI_Comm_dup_with_info";
-    ffi(CALL, c, || {
-        // SAFETY: `newcomm` is MPI_Comm_dup_with_info's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "newcomm", newcomm)? };
-        // A failing constructor leaves the null handle (MPI-4.1).
-        *o = MPI_COMM_NULL;
-        let cm = comm(c, CALL)?;
-        info_arg(CALL, info)?;
-        let kv = info_pairs(CALL, info)?;
-        let d = with_cb_comm(c, || create::dup(&cm)).map_err(|e| {
-            oxmpi_core::MpiError::new(e.class, e.message.replacen("MPI_Comm_dup", CALL, 1))
-        })?;
-        *o = new_comm(d, c);
-        state().comm_info.insert(*o, kv);
-        Ok(())
-    })
+/// MPI_Comm_dup_with_info (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the new handle).
+pub fn comm_dup_with_info(call: &'static str, c: MPI_Comm, info: MPI_Info) -> R<MPI_Comm> {
+    let cm = comm(c, call)?;
+    info_arg(call, info)?;
+    let kv = info_pairs(call, info)?;
+    let d = with_cb_comm(c, || create::dup(&cm)).map_err(|e| {
+        oxmpi_core::MpiError::new(e.class, e.message.replacen("MPI_Comm_dup", call, 1))
+    })?;
+    let h = new_comm(d, c);
+    state().comm_info.insert(h, kv);
+    Ok(h)
 }
 
 /// MPI_Comm_idup: returns at once; the ranks agree on the new context while
@@ -178,26 +162,14 @@ unsafe fn idup(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_split(
-    c: MPI_Comm,
-    color: c_int,
-    key: c_int,
-    newcomm: *mut MPI_Comm,
-) -> c_int {
-    const CALL: &str = "MPI_Comm_split";
-    ffi(CALL, c, || {
-        // SAFETY: `newcomm` is MPI_Comm_split's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "newcomm", newcomm)? };
-        // A failing constructor leaves the null handle (MPI-4.1).
-        *o = MPI_COMM_NULL;
-        let cm = comm(c, CALL)?;
-        *o = new_comm_or_null(
-            create::split(&cm, (color != MPI_UNDEFINED).then_some(color), key)?,
-            c,
-        );
-        Ok(())
-    })
+/// MPI_Comm_split (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the new handle).
+pub fn comm_split(call: &'static str, c: MPI_Comm, color: c_int, key: c_int) -> R<MPI_Comm> {
+    let cm = comm(c, call)?;
+    Ok(new_comm_or_null(
+        create::split(&cm, (color != MPI_UNDEFINED).then_some(color), key)?,
+        c,
+    ))
 }
 
 #[no_mangle]
@@ -251,52 +223,32 @@ pub unsafe extern "C" fn PMPI_Comm_split_type(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_create(
-    c: MPI_Comm,
-    g: MPI_Group,
-    newcomm: *mut MPI_Comm,
-) -> c_int {
-    const CALL: &str = "MPI_Comm_create";
-    ffi(CALL, c, || {
-        // SAFETY: `newcomm` is MPI_Comm_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "newcomm", newcomm)? };
-        // A failing constructor leaves the null handle (MPI-4.1).
-        *o = MPI_COMM_NULL;
-        let cm = comm(c, CALL)?;
-        let g = group(g, CALL, "group")?;
-        *o = new_comm_or_null(create::create(&cm, g.world_ranks())?, c);
-        Ok(())
-    })
+/// MPI_Comm_create (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the new handle).
+pub fn comm_create(call: &'static str, c: MPI_Comm, g: MPI_Group) -> R<MPI_Comm> {
+    let cm = comm(c, call)?;
+    let g = group(g, call, "group")?;
+    Ok(new_comm_or_null(create::create(&cm, g.world_ranks())?, c))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_create_group(
-    c: MPI_Comm,
-    g: MPI_Group,
-    tag: c_int,
-    newcomm: *mut MPI_Comm,
-) -> c_int {
-    const CALL: &str = "MPI_Comm_create_group";
-    ffi(CALL, c, || {
-        // SAFETY: `newcomm` is MPI_Comm_create_group's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "newcomm", newcomm)? };
-        // A failing constructor leaves the null handle (MPI-4.1).
-        *o = MPI_COMM_NULL;
-        let cm = comm(c, CALL)?;
-        let g = group(g, CALL, "group")?;
-        if !(0..=oxmpi_core::TAG_UB).contains(&tag) {
-            return Err(bad(
-                ErrorClass::Tag,
-                CALL,
-                "tag",
-                format!("{tag} is not in 0..=MPI_TAG_UB"),
-            ));
-        }
-        // Collective over the group's members only; the others get MPI_COMM_NULL.
-        *o = new_comm_or_null(create::create_group(&cm, g.world_ranks(), tag)?, c);
-        Ok(())
-    })
+/// MPI_Comm_create_group (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the answer).
+pub fn comm_create_group(call: &'static str, c: MPI_Comm, g: MPI_Group, tag: c_int) -> R<MPI_Comm> {
+    let cm = comm(c, call)?;
+    let g = group(g, call, "group")?;
+    if !(0..=oxmpi_core::TAG_UB).contains(&tag) {
+        return Err(bad(
+            ErrorClass::Tag,
+            call,
+            "tag",
+            format!("{tag} is not in 0..=MPI_TAG_UB"),
+        ));
+    }
+    // Collective over the group's members only; the others get MPI_COMM_NULL.
+    Ok(new_comm_or_null(
+        create::create_group(&cm, g.world_ranks(), tag)?,
+        c,
+    ))
 }
 
 #[no_mangle]
@@ -381,57 +333,39 @@ pub unsafe extern "C" fn PMPI_Comm_remote_group(c: MPI_Comm, g: *mut MPI_Group) 
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Intercomm_create(
+/// MPI_Intercomm_create (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the
+/// OUT first and stores the new handle).
+pub fn intercomm_create(
+    call: &'static str,
     local: MPI_Comm,
     local_leader: c_int,
     peer: MPI_Comm,
     remote_leader: c_int,
     tag: c_int,
-    newintercomm: *mut MPI_Comm,
-) -> c_int {
-    const CALL: &str = "MPI_Intercomm_create";
-    ffi(CALL, local, || {
-        // SAFETY: `newintercomm` is MPI_Intercomm_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "newintercomm", newintercomm)? };
-        // A failing constructor leaves the null handle (MPI-4.1).
-        *o = MPI_COMM_NULL;
-        let lc = comm(local, CALL)?;
-        // peer_comm is significant at the local leader only.
-        let pc = if lc.rank() == local_leader {
-            Some(comm(peer, CALL).map_err(|_| {
-                bad(
-                    ErrorClass::Comm,
-                    CALL,
-                    "peer_comm",
-                    format!("{peer:#x} is not a valid communicator at the local leader"),
-                )
-            })?)
-        } else {
-            comm(peer, CALL).ok()
-        };
-        let ic = inter::intercomm_create(&lc, local_leader, pc.as_ref(), remote_leader, tag)?;
-        *o = new_comm(ic, local);
-        Ok(())
-    })
+) -> R<MPI_Comm> {
+    let lc = comm(local, call)?;
+    // peer_comm is significant at the local leader only.
+    let pc = if lc.rank() == local_leader {
+        Some(comm(peer, call).map_err(|_| {
+            bad(
+                ErrorClass::Comm,
+                call,
+                "peer_comm",
+                format!("{peer:#x} is not a valid communicator at the local leader"),
+            )
+        })?)
+    } else {
+        comm(peer, call).ok()
+    };
+    let ic = inter::intercomm_create(&lc, local_leader, pc.as_ref(), remote_leader, tag)?;
+    Ok(new_comm(ic, local))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Intercomm_merge(
-    c: MPI_Comm,
-    high: c_int,
-    newintracomm: *mut MPI_Comm,
-) -> c_int {
-    const CALL: &str = "MPI_Intercomm_merge";
-    ffi(CALL, c, || {
-        // SAFETY: `newintracomm` is MPI_Intercomm_merge's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "newintracomm", newintracomm)? };
-        // A failing constructor leaves the null handle (MPI-4.1).
-        *o = MPI_COMM_NULL;
-        let cm = require_inter(CALL, c)?;
-        *o = new_comm(inter::intercomm_merge(&cm, high != 0)?, c);
-        Ok(())
-    })
+/// MPI_Intercomm_merge (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the new handle).
+pub fn intercomm_merge(call: &'static str, c: MPI_Comm, high: c_int) -> R<MPI_Comm> {
+    let cm = require_inter(call, c)?;
+    Ok(new_comm(inter::intercomm_merge(&cm, high != 0)?, c))
 }
 
 #[allow(dead_code)]

@@ -569,25 +569,20 @@ pub unsafe extern "C" fn PMPI_Type_set_name(h: MPI_Datatype, name: *const c_char
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_address(
-    location: *const c_void,
-    address: *mut MPI_Aint,
-) -> c_int {
-    ffi("MPI_Get_address", NO_COMM, || {
-        // SAFETY: `address` is MPI_Get_address's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Get_address", "address", address)? } = location as MPI_Aint;
-        Ok(())
-    })
+/// MPI_Get_address (abi.txt `query`: the generated `PMPI_x` checks and stores the OUT).
+///
+/// # Safety
+/// None beyond the call's: `location` is only converted to an address, never read.
+pub unsafe fn get_address(_call: &str, location: *const c_void) -> R<MPI_Aint> {
+    Ok(location as MPI_Aint)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Address(location: *mut c_void, address: *mut MPI_Aint) -> c_int {
-    ffi("MPI_Address", NO_COMM, || {
-        // SAFETY: `address` is MPI_Address's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Address", "address", address)? } = location as MPI_Aint;
-        Ok(())
-    })
+/// MPI_Address, MPI-1's MPI_Get_address (abi.txt `extquery`).
+///
+/// # Safety
+/// None beyond the call's: `location` is only converted to an address, never read.
+pub unsafe fn address(_call: &str, location: *mut c_void) -> R<MPI_Aint> {
+    Ok(location as MPI_Aint)
 }
 
 #[no_mangle]
@@ -731,45 +726,37 @@ entry!(PMPI_Type_create_subarray, PMPI_Type_create_subarray_c, (ndims: c_int, si
 entry!(PMPI_Type_create_darray, PMPI_Type_create_darray_c, (size: c_int, rank: c_int, ndims: c_int, gsizes: ACNT, distribs: AInt, dargs: AInt, psizes: AInt, order: c_int, oldtype: MPI_Datatype, newtype: PType) => darray(size, rank, ndims, gsizes, distribs, dargs, psizes, order, oldtype, newtype));
 
 /// MPI_Type_match_size: the C type of the class with that size.
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_match_size(
-    typeclass: c_int,
-    size: c_int,
-    dt: *mut MPI_Datatype,
-) -> c_int {
-    const CALL: &str = "MPI_Type_match_size";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: `datatype` (`dt`) is MPI_Type_match_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "datatype", dt)? };
-        let candidates: &[MPI_Datatype] = match typeclass {
-            MPI_TYPECLASS_INTEGER => &[MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG_LONG],
-            MPI_TYPECLASS_REAL => &[MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE],
-            MPI_TYPECLASS_COMPLEX => &[
-                MPI_C_FLOAT_COMPLEX,
-                MPI_C_DOUBLE_COMPLEX,
-                MPI_C_LONG_DOUBLE_COMPLEX,
-            ],
-            c => {
-                return Err(bad(
-                    ErrorClass::Arg,
-                    CALL,
-                    "typeclass",
-                    format!("{c} is not an MPI_TYPECLASS_* value"),
-                ))
-            }
-        };
-        let found = candidates.iter().copied().find(|&h| {
-            crate::abi::primitive_from_handle(h).is_some_and(|p| p.size() as c_int == size)
-        });
-        *o = found.ok_or_else(|| {
-            bad(
+/// MPI_Type_match_size (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the answer).
+pub fn type_match_size(call: &'static str, typeclass: c_int, size: c_int) -> R<MPI_Datatype> {
+    let candidates: &[MPI_Datatype] = match typeclass {
+        MPI_TYPECLASS_INTEGER => &[MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG_LONG],
+        MPI_TYPECLASS_REAL => &[MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE],
+        MPI_TYPECLASS_COMPLEX => &[
+            MPI_C_FLOAT_COMPLEX,
+            MPI_C_DOUBLE_COMPLEX,
+            MPI_C_LONG_DOUBLE_COMPLEX,
+        ],
+        c => {
+            return Err(bad(
                 ErrorClass::Arg,
-                CALL,
-                "size",
-                format!("no type of this class has {size} bytes"),
-            )
-        })?;
-        Ok(())
+                call,
+                "typeclass",
+                format!("{c} is not an MPI_TYPECLASS_* value"),
+            ))
+        }
+    };
+    let found = candidates
+        .iter()
+        .copied()
+        .find(|&h| crate::abi::primitive_from_handle(h).is_some_and(|p| p.size() as c_int == size));
+    found.ok_or_else(|| {
+        bad(
+            ErrorClass::Arg,
+            call,
+            "size",
+            format!("no type of this class has {size} bytes"),
+        )
     })
 }
 
@@ -806,32 +793,21 @@ fn contents_c(dt: &Datatype) -> (Vec<i64>, Vec<isize>, Vec<i64>, Vec<Datatype>) 
     }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_envelope_c(
+/// MPI_Type_get_envelope_c (abi.txt `query`: the generated `PMPI_x` checks and stores the
+/// OUTs): the numbers of integers, addresses, large counts and datatypes, and the combiner.
+pub fn type_get_envelope_c(
+    call: &'static str,
     h: MPI_Datatype,
-    ni: *mut MPI_Count,
-    na: *mut MPI_Count,
-    nl: *mut MPI_Count,
-    nd: *mut MPI_Count,
-    combiner: *mut c_int,
-) -> c_int {
-    const CALL: &str = "MPI_Type_get_envelope_c";
-    ffi(CALL, NO_COMM, || {
-        let dt = datatype(h, CALL, "datatype")?;
-        let (is, as_, ls, ts) = contents_c(&dt);
-        for (p, v, arg) in [
-            (ni, is.len(), "num_integers"),
-            (na, as_.len(), "num_addresses"),
-            (nl, ls.len(), "num_large_counts"),
-            (nd, ts.len(), "num_datatypes"),
-        ] {
-            // SAFETY: each is MPI_Type_get_envelope_c's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-            *unsafe { out(CALL, arg, p)? } = v as MPI_Count;
-        }
-        // SAFETY: `combiner` is MPI_Type_get_envelope_c's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "combiner", combiner)? } = crate::abi::combiner_value(dt.combiner());
-        Ok(())
-    })
+) -> R<(MPI_Count, MPI_Count, MPI_Count, MPI_Count, c_int)> {
+    let dt = datatype(h, call, "datatype")?;
+    let (is, as_, ls, ts) = contents_c(&dt);
+    Ok((
+        is.len() as MPI_Count,
+        as_.len() as MPI_Count,
+        ls.len() as MPI_Count,
+        ts.len() as MPI_Count,
+        crate::abi::combiner_value(dt.combiner()),
+    ))
 }
 
 #[no_mangle]

@@ -136,15 +136,9 @@ pub unsafe extern "C" fn PMPI_Get_processor_name(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int {
-    ffi("MPI_Get_version", NO_COMM, || {
-        // SAFETY: `version` is MPI_Get_version's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Get_version", "version", version)? } = runtime::VERSION.0;
-        // SAFETY: `subversion` is MPI_Get_version's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Get_version", "subversion", subversion)? } = runtime::VERSION.1;
-        Ok(())
-    })
+/// MPI_Get_version (abi.txt `query`: the generated `PMPI_x` checks and stores the OUTs).
+pub fn get_version(_call: &str) -> R<(c_int, c_int)> {
+    Ok(runtime::VERSION)
 }
 
 #[no_mangle]
@@ -171,36 +165,23 @@ pub unsafe extern "C" fn PMPI_Get_library_version(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Abi_get_version(
-    abi_major: *mut c_int,
-    abi_minor: *mut c_int,
-) -> c_int {
-    ffi("MPI_Abi_get_version", NO_COMM, || {
-        // SAFETY: `abi_major` is MPI_Abi_get_version's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Abi_get_version", "abi_major", abi_major)? } = MPI_ABI_VERSION;
-        // SAFETY: `abi_minor` is MPI_Abi_get_version's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Abi_get_version", "abi_minor", abi_minor)? } = MPI_ABI_SUBVERSION;
-        Ok(())
-    })
+/// MPI_Abi_get_version (abi.txt `query`: the generated `PMPI_x` checks and stores the OUTs).
+pub fn abi_get_version(_call: &str) -> R<(c_int, c_int)> {
+    Ok((MPI_ABI_VERSION, MPI_ABI_SUBVERSION))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Abi_get_info(info: *mut MPI_Info) -> c_int {
-    ffi("MPI_Abi_get_info", NO_COMM, || {
-        // SAFETY: `info` is MPI_Abi_get_info's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out("MPI_Abi_get_info", "info", info)? };
-        let keys = vec![
-            (
-                "mpi_aint_size".to_string(),
-                std::mem::size_of::<MPI_Aint>().to_string(),
-            ),
-            ("mpi_count_size".to_string(), "8".to_string()),
-            ("mpi_offset_size".to_string(), "8".to_string()),
-        ];
-        *o = state().infos.insert(keys);
-        Ok(())
-    })
+/// MPI_Abi_get_info (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the answer).
+pub fn abi_get_info(_call: &'static str) -> R<MPI_Info> {
+    let keys = vec![
+        (
+            "mpi_aint_size".to_string(),
+            std::mem::size_of::<MPI_Aint>().to_string(),
+        ),
+        ("mpi_count_size".to_string(), "8".to_string()),
+        ("mpi_offset_size".to_string(), "8".to_string()),
+    ];
+    Ok(state().infos.insert(keys))
 }
 
 /// The answer of MPI_Comm_size (its `PMPI_` function, with the OUT argument's check, is

@@ -225,46 +225,37 @@ pub unsafe extern "C" fn PMPI_Error_string(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Add_error_class(errorclass: *mut c_int) -> c_int {
-    ffi("MPI_Add_error_class", NO_COMM, || {
-        // SAFETY: `errorclass` is MPI_Add_error_class's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out("MPI_Add_error_class", "errorclass", errorclass)? };
-        let mut st = state();
-        st.last_code += 1;
-        let c = st.last_code;
-        st.user_codes.insert(c, c);
-        // A new class has the empty string until MPI_Add_error_string.
-        st.error_strings.insert(c, String::new());
-        LASTUSEDCODE.store(c, Ordering::Relaxed);
-        *o = c;
-        Ok(())
-    })
+/// MPI_Add_error_class (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the new class).
+pub fn add_error_class(_call: &'static str) -> R<c_int> {
+    let mut st = state();
+    st.last_code += 1;
+    let c = st.last_code;
+    st.user_codes.insert(c, c);
+    // A new class has the empty string until MPI_Add_error_string.
+    st.error_strings.insert(c, String::new());
+    LASTUSEDCODE.store(c, Ordering::Relaxed);
+    Ok(c)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Add_error_code(errorclass: c_int, errorcode: *mut c_int) -> c_int {
-    const CALL: &str = "MPI_Add_error_code";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: `errorcode` is MPI_Add_error_code's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "errorcode", errorcode)? };
-        if class_of(errorclass) != Some(errorclass) {
-            return Err(bad(
-                ErrorClass::Arg,
-                CALL,
-                "errorclass",
-                format!("{errorclass} is not an error class"),
-            ));
-        }
-        let mut st = state();
-        st.last_code += 1;
-        let c = st.last_code;
-        st.user_codes.insert(c, errorclass);
-        st.error_strings.insert(c, String::new());
-        LASTUSEDCODE.store(c, Ordering::Relaxed);
-        *o = c;
-        Ok(())
-    })
+/// MPI_Add_error_code (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the new code).
+pub fn add_error_code(call: &'static str, errorclass: c_int) -> R<c_int> {
+    if class_of(errorclass) != Some(errorclass) {
+        return Err(bad(
+            ErrorClass::Arg,
+            call,
+            "errorclass",
+            format!("{errorclass} is not an error class"),
+        ));
+    }
+    let mut st = state();
+    st.last_code += 1;
+    let c = st.last_code;
+    st.user_codes.insert(c, errorclass);
+    st.error_strings.insert(c, String::new());
+    LASTUSEDCODE.store(c, Ordering::Relaxed);
+    Ok(c)
 }
 
 #[no_mangle]

@@ -104,7 +104,7 @@ fn fatal(code: c_int, message: &str) -> ! {
 }
 
 /// Runs a file call's body: catches panics, routes errors to the file's handler.
-fn ffi_file(call: &'static str, fh: MPI_File, body: impl FnOnce() -> R<()>) -> c_int {
+pub(crate) fn ffi_file(call: &'static str, fh: MPI_File, body: impl FnOnce() -> R<()>) -> c_int {
     match run_named(call, body) {
         Ok(()) => MPI_SUCCESS,
         Err((code, message)) => raise(fh, code, &message),
@@ -259,16 +259,9 @@ pub unsafe extern "C" fn PMPI_File_preallocate(fh: MPI_File, size: MPI_Offset) -
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_size(fh: MPI_File, size: *mut MPI_Offset) -> c_int {
-    const CALL: &str = "MPI_File_get_size";
-    ffi_file(CALL, fh, || {
-        let f = file(fh, CALL)?;
-        // SAFETY: `size` is the OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "size", size)? };
-        *o = f.size(CALL)? as MPI_Offset;
-        Ok(())
-    })
+/// MPI_File_get_size (abi.txt `query`: the generated `PMPI_x` checks and stores the OUT).
+pub fn file_get_size(call: &'static str, fh: MPI_File) -> R<MPI_Offset> {
+    Ok(file(fh, call)?.size(call)? as MPI_Offset)
 }
 
 #[no_mangle]
@@ -285,15 +278,9 @@ pub unsafe extern "C" fn PMPI_File_get_group(fh: MPI_File, group: *mut MPI_Group
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_amode(fh: MPI_File, amode: *mut c_int) -> c_int {
-    const CALL: &str = "MPI_File_get_amode";
-    ffi_file(CALL, fh, || {
-        let f = file(fh, CALL)?;
-        // SAFETY: `amode` is the OUT argument: NULL (rejected) or writable and unaliased.
-        *unsafe { out(CALL, "amode", amode)? } = f.amode();
-        Ok(())
-    })
+/// MPI_File_get_amode (abi.txt `query`: the generated `PMPI_x` checks and stores the OUT).
+pub fn file_get_amode(call: &'static str, fh: MPI_File) -> R<c_int> {
+    Ok(file(fh, call)?.amode())
 }
 
 #[no_mangle]
@@ -332,15 +319,9 @@ pub unsafe extern "C" fn PMPI_File_set_atomicity(fh: MPI_File, flag: c_int) -> c
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_atomicity(fh: MPI_File, flag: *mut c_int) -> c_int {
-    const CALL: &str = "MPI_File_get_atomicity";
-    ffi_file(CALL, fh, || {
-        let f = file(fh, CALL)?;
-        // SAFETY: `flag` is the OUT argument: NULL (rejected) or writable and unaliased.
-        *unsafe { out(CALL, "flag", flag)? } = f.atomicity() as c_int;
-        Ok(())
-    })
+/// MPI_File_get_atomicity (abi.txt `query`: the generated `PMPI_x` checks and stores the OUT).
+pub fn file_get_atomicity(call: &'static str, fh: MPI_File) -> R<c_int> {
+    Ok(file(fh, call)?.atomicity() as c_int)
 }
 
 // ----- views ---------------------------------------------------------------------------------
@@ -455,21 +436,11 @@ pub unsafe extern "C" fn PMPI_File_get_type_extent_c(
     unsafe { type_extent("MPI_File_get_type_extent_c", fh, h, extent) }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_byte_offset(
-    fh: MPI_File,
-    offset: MPI_Offset,
-    disp: *mut MPI_Offset,
-) -> c_int {
-    const CALL: &str = "MPI_File_get_byte_offset";
-    ffi_file(CALL, fh, || {
-        let f = file(fh, CALL)?;
-        let off = offset_arg(CALL, offset)?;
-        // SAFETY: `disp` is the OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "disp", disp)? };
-        *o = f.byte_offset(CALL, off)? as MPI_Offset;
-        Ok(())
-    })
+/// MPI_File_get_byte_offset (abi.txt `query`: the generated `PMPI_x` checks and stores the OUT).
+pub fn file_get_byte_offset(call: &'static str, fh: MPI_File, offset: MPI_Offset) -> R<MPI_Offset> {
+    let f = file(fh, call)?;
+    let off = offset_arg(call, offset)?;
+    Ok(f.byte_offset(call, off)? as MPI_Offset)
 }
 
 // ----- pointers ------------------------------------------------------------------------------
@@ -510,29 +481,14 @@ pub unsafe extern "C" fn PMPI_File_seek_shared(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_position(fh: MPI_File, offset: *mut MPI_Offset) -> c_int {
-    const CALL: &str = "MPI_File_get_position";
-    ffi_file(CALL, fh, || {
-        let f = file(fh, CALL)?;
-        // SAFETY: `offset` is the OUT argument: NULL (rejected) or writable and unaliased.
-        *unsafe { out(CALL, "offset", offset)? } = f.position(CALL)? as MPI_Offset;
-        Ok(())
-    })
+/// MPI_File_get_position (abi.txt `query`: the generated `PMPI_x` checks and stores the OUT).
+pub fn file_get_position(call: &'static str, fh: MPI_File) -> R<MPI_Offset> {
+    Ok(file(fh, call)?.position(call)? as MPI_Offset)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_position_shared(
-    fh: MPI_File,
-    offset: *mut MPI_Offset,
-) -> c_int {
-    const CALL: &str = "MPI_File_get_position_shared";
-    ffi_file(CALL, fh, || {
-        let f = file(fh, CALL)?;
-        // SAFETY: `offset` is the OUT argument: NULL (rejected) or writable and unaliased.
-        *unsafe { out(CALL, "offset", offset)? } = f.position_shared(CALL)? as MPI_Offset;
-        Ok(())
-    })
+/// MPI_File_get_position_shared (abi.txt `query`: the generated `PMPI_x` checks and stores the OUT).
+pub fn file_get_position_shared(call: &'static str, fh: MPI_File) -> R<MPI_Offset> {
+    Ok(file(fh, call)?.position_shared(call)? as MPI_Offset)
 }
 
 // ----- data access ---------------------------------------------------------------------------

@@ -12,13 +12,10 @@ use crate::types::*;
 
 // ----- info objects -----------------------------------------------------------------------
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_create(info: *mut MPI_Info) -> c_int {
-    ffi("MPI_Info_create", NO_COMM, || {
-        // SAFETY: `info` is MPI_Info_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out("MPI_Info_create", "info", info)? } = state().infos.insert(Vec::new());
-        Ok(())
-    })
+/// MPI_Info_create (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the answer).
+pub fn info_create(_call: &'static str) -> R<MPI_Info> {
+    Ok(state().infos.insert(Vec::new()))
 }
 
 #[no_mangle]
@@ -140,15 +137,11 @@ pub unsafe extern "C" fn PMPI_Info_delete(info: MPI_Info, key: *const c_char) ->
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_dup(info: MPI_Info, newinfo: *mut MPI_Info) -> c_int {
-    ffi("MPI_Info_dup", NO_COMM, || {
-        // SAFETY: `newinfo` is MPI_Info_dup's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out("MPI_Info_dup", "newinfo", newinfo)? };
-        let kv = with_info("MPI_Info_dup", info, |kv| Ok(kv.clone()))?;
-        *o = state().infos.insert(kv);
-        Ok(())
-    })
+/// MPI_Info_dup (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the answer).
+pub fn info_dup(call: &'static str, info: MPI_Info) -> R<MPI_Info> {
+    let kv = with_info(call, info, |kv| Ok(kv.clone()))?;
+    Ok(state().infos.insert(kv))
 }
 
 #[no_mangle]
@@ -250,17 +243,15 @@ pub unsafe extern "C" fn PMPI_Info_get_valuelen(
 }
 
 /// MPI_Info_create_env: a new info object with MPI_INFO_ENV's keys.
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_create_env(
+/// MPI_Info_create_env (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the new handle).
+///
+/// # Safety
+/// None: `argc` and `argv` are not read (the environment is the launcher's).
+pub unsafe fn info_create_env(
+    _call: &'static str,
     _argc: c_int,
     _argv: *mut *mut c_char,
-    info: *mut MPI_Info,
-) -> c_int {
-    const CALL: &str = "MPI_Info_create_env";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: `info` is MPI_Info_create_env's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "info", info)? };
-        *o = state().infos.insert(env_info());
-        Ok(())
-    })
+) -> R<MPI_Info> {
+    Ok(state().infos.insert(env_info()))
 }

@@ -228,11 +228,11 @@ pub mod unsupported {
     include!(concat!(env!("OUT_DIR"), "/mpi_unsupported.rs"));
 }
 
-/// The `PMPI_x` of abi.txt's `query` lines (one OUT scalar): generated, each checks
+/// The `PMPI_x` of abi.txt's `query` lines (trailing OUT scalars): generated, each checks
 /// its OUT pointer and stores the answer of the area's hand-written `x(call, ...)`.
 pub mod queries {
     use crate::types::*;
-    use std::ffi::c_int;
+    use std::ffi::{c_char, c_int, c_void};
     include!(concat!(env!("OUT_DIR"), "/mpi_queries.rs"));
 }
 

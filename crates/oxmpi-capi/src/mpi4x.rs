@@ -288,16 +288,11 @@ pub unsafe extern "C" fn PMPI_Buffer_flush() -> c_int {
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Buffer_iflush(request: *mut MPI_Request) -> c_int {
-    const CALL: &str = "MPI_Buffer_iflush";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "request", request)? };
-        let r = pt2pt::buffer_iflush(None)?;
-        *o = crate::conv::new_request(r, NO_COMM, None);
-        Ok(())
-    })
+/// MPI_Buffer_iflush (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the new handle).
+pub fn buffer_iflush(_call: &'static str) -> R<MPI_Request> {
+    let r = pt2pt::buffer_iflush(None)?;
+    Ok(crate::conv::new_request(r, NO_COMM, None))
 }
 
 fn comm_attach(call: &'static str, c: MPI_Comm, buffer: *mut c_void, size: i64) -> c_int {
@@ -662,36 +657,30 @@ fn f90_handle(dt: Datatype) -> MPI_Datatype {
     found.unwrap_or_else(|| state().datatypes.insert(dt))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_f90_integer(
-    r: c_int,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    const CALL: &str = "MPI_Type_create_f90_integer";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "newtype", newtype)? };
-        // SELECTED_INT_KIND(r): the smallest integer holding -10^r < n < 10^r.
-        let p = match r {
-            i32::MIN..=-1 => {
-                return Err(bad(ErrorClass::Arg, CALL, "r", format!("{r} is negative")))
-            }
-            0..=2 => Primitive::Integer1,
-            3..=4 => Primitive::Integer2,
-            5..=9 => Primitive::Integer4,
-            10..=18 => Primitive::Integer8,
-            _ => {
-                return Err(bad(
-                    ErrorClass::Arg,
-                    CALL,
-                    "r",
-                    format!("no integer kind has a decimal range of {r} (at most 18)"),
-                ))
-            }
-        };
-        *o = f90_handle(Datatype::f90(Combiner::F90Integer, p, &[r as i64]));
-        Ok(())
-    })
+/// MPI_Type_create_f90_integer (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the answer).
+pub fn type_create_f90_integer(call: &'static str, r: c_int) -> R<MPI_Datatype> {
+    // SELECTED_INT_KIND(r): the smallest integer holding -10^r < n < 10^r.
+    let p = match r {
+        i32::MIN..=-1 => return Err(bad(ErrorClass::Arg, call, "r", format!("{r} is negative"))),
+        0..=2 => Primitive::Integer1,
+        3..=4 => Primitive::Integer2,
+        5..=9 => Primitive::Integer4,
+        10..=18 => Primitive::Integer8,
+        _ => {
+            return Err(bad(
+                ErrorClass::Arg,
+                call,
+                "r",
+                format!("no integer kind has a decimal range of {r} (at most 18)"),
+            ))
+        }
+    };
+    Ok(f90_handle(Datatype::f90(
+        Combiner::F90Integer,
+        p,
+        &[r as i64],
+    )))
 }
 
 /// SELECTED_REAL_KIND(p, r): 4-byte reals hold 6 digits and exponents to 37,
@@ -731,52 +720,34 @@ fn real_kind(call: &str, p: c_int, r: c_int) -> R<bool> {
     }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_f90_real(
-    p: c_int,
-    r: c_int,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    const CALL: &str = "MPI_Type_create_f90_real";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "newtype", newtype)? };
-        let base = if real_kind(CALL, p, r)? {
-            Primitive::Real8
-        } else {
-            Primitive::Real4
-        };
-        *o = f90_handle(Datatype::f90(
-            Combiner::F90Real,
-            base,
-            &[p as i64, r as i64],
-        ));
-        Ok(())
-    })
+/// MPI_Type_create_f90_real (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the answer).
+pub fn type_create_f90_real(call: &'static str, p: c_int, r: c_int) -> R<MPI_Datatype> {
+    let base = if real_kind(call, p, r)? {
+        Primitive::Real8
+    } else {
+        Primitive::Real4
+    };
+    Ok(f90_handle(Datatype::f90(
+        Combiner::F90Real,
+        base,
+        &[p as i64, r as i64],
+    )))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_f90_complex(
-    p: c_int,
-    r: c_int,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    const CALL: &str = "MPI_Type_create_f90_complex";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "newtype", newtype)? };
-        let base = if real_kind(CALL, p, r)? {
-            Primitive::Complex16
-        } else {
-            Primitive::Complex8
-        };
-        *o = f90_handle(Datatype::f90(
-            Combiner::F90Complex,
-            base,
-            &[p as i64, r as i64],
-        ));
-        Ok(())
-    })
+/// MPI_Type_create_f90_complex (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the answer).
+pub fn type_create_f90_complex(call: &'static str, p: c_int, r: c_int) -> R<MPI_Datatype> {
+    let base = if real_kind(call, p, r)? {
+        Primitive::Complex16
+    } else {
+        Primitive::Complex8
+    };
+    Ok(f90_handle(Datatype::f90(
+        Combiner::F90Complex,
+        base,
+        &[p as i64, r as i64],
+    )))
 }
 
 #[no_mangle]
@@ -824,18 +795,13 @@ pub unsafe extern "C" fn PMPI_Type_get_value_index(
 
 // ----- info queries: hardware resources, the Fortran ABI --------------------------------------
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_hw_resource_info(hw_info: *mut MPI_Info) -> c_int {
-    const CALL: &str = "MPI_Get_hw_resource_info";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "hw_info", hw_info)? };
-        // Each resource type MPI_COMM_TYPE_HW_GUIDED accepts, with the index of
-        // the one this process is restricted to (absent when not bound to one).
-        let kv = oxmpi_core::runtime::engine()?.hw_resource_info();
-        *o = state().infos.insert(kv);
-        Ok(())
-    })
+/// MPI_Get_hw_resource_info (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the new handle).
+pub fn get_hw_resource_info(_call: &'static str) -> R<MPI_Info> {
+    // Each resource type MPI_COMM_TYPE_HW_GUIDED accepts, with the index of
+    // the one this process is restricted to (absent when not bound to one).
+    let kv = oxmpi_core::runtime::engine()?.hw_resource_info();
+    Ok(state().infos.insert(kv))
 }
 
 #[no_mangle]

@@ -66,7 +66,7 @@ fn fatal(code: c_int, message: &str) -> ! {
 /// Runs a session call's body: catches panics and routes errors to the
 /// session's error handler (to the process's, `NO_COMM`, when `s` is not a
 /// live session), or to `errh` when given (MPI_Session_init).
-fn ffi_session(
+pub(crate) fn ffi_session(
     call: &'static str,
     s: MPI_Session,
     errh: Option<MPI_Errhandler>,
@@ -271,21 +271,11 @@ pub unsafe extern "C" fn PMPI_Session_finalize(session: *mut MPI_Session) -> c_i
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_get_num_psets(
-    session: MPI_Session,
-    info: MPI_Info,
-    npset_names: *mut c_int,
-) -> c_int {
-    const CALL: &str = "MPI_Session_get_num_psets";
-    ffi_session(CALL, session, None, || {
-        session_id(CALL, session)?;
-        info_pairs(CALL, info)?;
-        let count = runtime::pset_names(CALL)?.len() as c_int;
-        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
-        *unsafe { out(CALL, "npset_names", npset_names)? } = count;
-        Ok(())
-    })
+/// MPI_Session_get_num_psets (abi.txt `query`: the generated `PMPI_x` checks and stores the OUT).
+pub fn session_get_num_psets(call: &'static str, session: MPI_Session, info: MPI_Info) -> R<c_int> {
+    session_id(call, session)?;
+    info_pairs(call, info)?;
+    Ok(runtime::pset_names(call)?.len() as c_int)
 }
 
 #[no_mangle]

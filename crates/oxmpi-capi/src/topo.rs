@@ -40,33 +40,32 @@ pub unsafe extern "C" fn PMPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mu
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_create(
+/// MPI_Cart_create (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the answer).
+///
+/// # Safety
+/// `dims` and `periods` are NULL or hold `ndims` ints each (MPI contract).
+pub unsafe fn cart_create(
+    call: &'static str,
     c: MPI_Comm,
     ndims: c_int,
     dims: *const c_int,
     periods: *const c_int,
     reorder: c_int,
-    comm_cart: *mut MPI_Comm,
-) -> c_int {
-    const CALL: &str = "MPI_Cart_create";
-    ffi(CALL, c, || {
-        // SAFETY: `comm_cart` is MPI_Cart_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "comm_cart", comm_cart)? };
-        // A failing constructor leaves the null handle (MPI-4.1).
-        *o = MPI_COMM_NULL;
-        let cm = comm(c, CALL)?;
-        let n = nonneg(CALL, "ndims", ndims, ErrorClass::Dims)?;
-        // SAFETY: MPI_Cart_create's `dims` holds `ndims` = `n` ints.
-        let d = unsafe { ints(CALL, "dims", dims, n)? };
-        // SAFETY: MPI_Cart_create's `periods` holds `ndims` = `n` ints.
-        let p: Vec<bool> = unsafe { ints(CALL, "periods", periods, n)? }
-            .iter()
-            .map(|&x| x != 0)
-            .collect();
-        *o = new_comm_or_null(topology::cart_create(&cm, d, &p, reorder != 0)?, c);
-        Ok(())
-    })
+) -> R<MPI_Comm> {
+    let cm = comm(c, call)?;
+    let n = nonneg(call, "ndims", ndims, ErrorClass::Dims)?;
+    // SAFETY: MPI_Cart_create's `dims` holds `ndims` = `n` ints.
+    let d = unsafe { ints(call, "dims", dims, n)? };
+    // SAFETY: MPI_Cart_create's `periods` holds `ndims` = `n` ints.
+    let p: Vec<bool> = unsafe { ints(call, "periods", periods, n)? }
+        .iter()
+        .map(|&x| x != 0)
+        .collect();
+    Ok(new_comm_or_null(
+        topology::cart_create(&cm, d, &p, reorder != 0)?,
+        c,
+    ))
 }
 
 /// The answer of MPI_Cartdim_get (its `PMPI_` function, with the OUT argument's check, is
@@ -112,21 +111,15 @@ pub unsafe extern "C" fn PMPI_Cart_get(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_rank(
-    c: MPI_Comm,
-    coords: *const c_int,
-    rank: *mut c_int,
-) -> c_int {
-    const CALL: &str = "MPI_Cart_rank";
-    ffi(CALL, c, || {
-        let (_, cart) = cart_of(CALL, c)?;
-        // SAFETY: MPI_Cart_rank's `coords` holds one int per dimension of the grid.
-        let xs = unsafe { ints(CALL, "coords", coords, cart.ndims())? };
-        // SAFETY: `rank` is MPI_Cart_rank's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "rank", rank)? } = cart.rank(xs)?;
-        Ok(())
-    })
+/// MPI_Cart_rank (abi.txt `query`: the generated `PMPI_x` checks and stores the OUT).
+///
+/// # Safety
+/// `coords` is NULL or holds one int per dimension of the grid (MPI contract).
+pub unsafe fn cart_rank(call: &'static str, c: MPI_Comm, coords: *const c_int) -> R<c_int> {
+    let (_, cart) = cart_of(call, c)?;
+    // SAFETY: MPI_Cart_rank's `coords` holds one int per dimension of the grid.
+    let xs = unsafe { ints(call, "coords", coords, cart.ndims())? };
+    Ok(cart.rank(xs)?)
 }
 
 #[no_mangle]
@@ -155,73 +148,53 @@ pub unsafe extern "C" fn PMPI_Cart_coords(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_shift(
+/// MPI_Cart_shift (abi.txt `query`: the generated `PMPI_x` checks and stores the OUTs).
+pub fn cart_shift(
+    call: &'static str,
     c: MPI_Comm,
     direction: c_int,
     disp: c_int,
-    source: *mut c_int,
-    dest: *mut c_int,
-) -> c_int {
-    const CALL: &str = "MPI_Cart_shift";
-    ffi(CALL, c, || {
-        let (cm, cart) = cart_of(CALL, c)?;
-        // SAFETY: `rank_source` (`source`) is MPI_Cart_shift's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let s = unsafe { out(CALL, "rank_source", source)? };
-        // SAFETY: `rank_dest` (`dest`) is MPI_Cart_shift's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let d = unsafe { out(CALL, "rank_dest", dest)? };
-        (*s, *d) = cart.shift(cm.rank(), direction, disp)?;
-        Ok(())
-    })
+) -> R<(c_int, c_int)> {
+    let (cm, cart) = cart_of(call, c)?;
+    Ok(cart.shift(cm.rank(), direction, disp)?)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_sub(
-    c: MPI_Comm,
-    remain: *const c_int,
-    newcomm: *mut MPI_Comm,
-) -> c_int {
-    const CALL: &str = "MPI_Cart_sub";
-    ffi(CALL, c, || {
-        // SAFETY: `newcomm` is MPI_Cart_sub's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "newcomm", newcomm)? };
-        // A failing constructor leaves the null handle (MPI-4.1).
-        *o = MPI_COMM_NULL;
-        let (cm, cart) = cart_of(CALL, c)?;
-        // SAFETY: MPI_Cart_sub's `remain_dims` holds one int per dimension of the grid.
-        let r: Vec<bool> = unsafe { ints(CALL, "remain_dims", remain, cart.ndims())? }
-            .iter()
-            .map(|&x| x != 0)
-            .collect();
-        *o = new_comm(topology::cart_sub(&cm, &r)?, c);
-        Ok(())
-    })
+/// MPI_Cart_sub (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the new handle).
+///
+/// # Safety
+/// `remain` is NULL or holds one int per dimension of the grid (MPI contract).
+pub unsafe fn cart_sub(call: &'static str, c: MPI_Comm, remain: *const c_int) -> R<MPI_Comm> {
+    let (cm, cart) = cart_of(call, c)?;
+    // SAFETY: MPI_Cart_sub's `remain_dims` holds one int per dimension of the grid.
+    let r: Vec<bool> = unsafe { ints(call, "remain_dims", remain, cart.ndims())? }
+        .iter()
+        .map(|&x| x != 0)
+        .collect();
+    Ok(new_comm(topology::cart_sub(&cm, &r)?, c))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_map(
+/// MPI_Cart_map (abi.txt `query`: the generated `PMPI_x` checks and stores the OUT).
+///
+/// # Safety
+/// `dims` and `periods` are NULL or hold `ndims` ints each (MPI contract).
+pub unsafe fn cart_map(
+    call: &'static str,
     c: MPI_Comm,
     ndims: c_int,
     dims: *const c_int,
     periods: *const c_int,
-    newrank: *mut c_int,
-) -> c_int {
-    const CALL: &str = "MPI_Cart_map";
-    ffi(CALL, c, || {
-        let cm = comm(c, CALL)?;
-        let n = nonneg(CALL, "ndims", ndims, ErrorClass::Dims)?;
-        // SAFETY: MPI_Cart_map's `dims` holds `ndims` = `n` ints.
-        let d = unsafe { ints(CALL, "dims", dims, n)? };
-        // SAFETY: MPI_Cart_map's `periods` holds `ndims` = `n` ints.
-        let p: Vec<bool> = unsafe { ints(CALL, "periods", periods, n)? }
-            .iter()
-            .map(|&x| x != 0)
-            .collect();
-        // SAFETY: `newrank` is MPI_Cart_map's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "newrank", newrank)? } =
-            Cart::map(d, &p, cm.rank(), cm.size())?.unwrap_or(MPI_UNDEFINED);
-        Ok(())
-    })
+) -> R<c_int> {
+    let cm = comm(c, call)?;
+    let n = nonneg(call, "ndims", ndims, ErrorClass::Dims)?;
+    // SAFETY: MPI_Cart_map's `dims` holds `ndims` = `n` ints.
+    let d = unsafe { ints(call, "dims", dims, n)? };
+    // SAFETY: MPI_Cart_map's `periods` holds `ndims` = `n` ints.
+    let p: Vec<bool> = unsafe { ints(call, "periods", periods, n)? }
+        .iter()
+        .map(|&x| x != 0)
+        .collect();
+    Ok(Cart::map(d, &p, cm.rank(), cm.size())?.unwrap_or(MPI_UNDEFINED))
 }
 
 // ----- graph topologies ----------------------------------------------------------------------------
@@ -252,30 +225,27 @@ unsafe fn graph_arrays<'a>(
     Ok((idx, e))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_create(
+/// MPI_Graph_create (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the answer).
+///
+/// # Safety
+/// `index` and `edges` are the C caller's graph description arrays, as
+/// `graph_arrays` requires.
+pub unsafe fn graph_create(
+    call: &'static str,
     c: MPI_Comm,
     nnodes: c_int,
     index: *const c_int,
     edges: *const c_int,
     reorder: c_int,
-    comm_graph: *mut MPI_Comm,
-) -> c_int {
-    const CALL: &str = "MPI_Graph_create";
-    ffi(CALL, c, || {
-        // SAFETY: `comm_graph` is MPI_Graph_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "comm_graph", comm_graph)? };
-        // A failing constructor leaves the null handle (MPI-4.1).
-        *o = MPI_COMM_NULL;
-        let cm = comm(c, CALL)?;
-        // SAFETY: MPI_Graph_create's `index` and `edges` are the C caller's graph description arrays, as `graph_arrays` requires.
-        let (idx, e) = unsafe { graph_arrays(CALL, nnodes, index, edges)? };
-        *o = new_comm_or_null(
-            topology::graph_create(&cm, nnodes, idx, e, reorder != 0)?,
-            c,
-        );
-        Ok(())
-    })
+) -> R<MPI_Comm> {
+    let cm = comm(c, call)?;
+    // SAFETY: MPI_Graph_create's `index` and `edges` are the C caller's graph description arrays, as `graph_arrays` requires.
+    let (idx, e) = unsafe { graph_arrays(call, nnodes, index, edges)? };
+    Ok(new_comm_or_null(
+        topology::graph_create(&cm, nnodes, idx, e, reorder != 0)?,
+        c,
+    ))
 }
 
 /// MPI_Graphdims_get: (nnodes, nedges) (abi.txt `query`).
@@ -328,24 +298,22 @@ pub unsafe extern "C" fn PMPI_Graph_neighbors(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_map(
+/// MPI_Graph_map (abi.txt `query`: the generated `PMPI_x` checks and stores the OUT).
+///
+/// # Safety
+/// `index` and `edges` are the C caller's graph description arrays, as `graph_arrays`
+/// requires.
+pub unsafe fn graph_map(
+    call: &'static str,
     c: MPI_Comm,
     nnodes: c_int,
     index: *const c_int,
     edges: *const c_int,
-    newrank: *mut c_int,
-) -> c_int {
-    const CALL: &str = "MPI_Graph_map";
-    ffi(CALL, c, || {
-        let cm = comm(c, CALL)?;
-        // SAFETY: MPI_Graph_map's `index` and `edges` are the C caller's graph description arrays, as `graph_arrays` requires.
-        let (idx, e) = unsafe { graph_arrays(CALL, nnodes, index, edges)? };
-        // SAFETY: `newrank` is MPI_Graph_map's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(CALL, "newrank", newrank)? } =
-            Graph::map(nnodes, idx, e, cm.rank(), cm.size())?.unwrap_or(MPI_UNDEFINED);
-        Ok(())
-    })
+) -> R<c_int> {
+    let cm = comm(c, call)?;
+    // SAFETY: MPI_Graph_map's `index` and `edges` are the C caller's graph description arrays, as `graph_arrays` requires.
+    let (idx, e) = unsafe { graph_arrays(call, nnodes, index, edges)? };
+    Ok(Graph::map(nnodes, idx, e, cm.rank(), cm.size())?.unwrap_or(MPI_UNDEFINED))
 }
 
 /// The answer of MPI_Topo_test (its `PMPI_` function, with the OUT argument's check, is

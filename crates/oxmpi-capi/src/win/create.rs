@@ -328,20 +328,11 @@ pub unsafe extern "C" fn PMPI_Win_allocate_shared_c(
     }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_create_dynamic(
-    info: MPI_Info,
-    c: MPI_Comm,
-    w: *mut MPI_Win,
-) -> c_int {
-    const CALL: &str = "MPI_Win_create_dynamic";
-    ffi(CALL, c, || {
-        // SAFETY: OUT argument of the C caller: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "win", w)? };
-        // SAFETY: dynamic windows start with no memory.
-        *o = unsafe { make(CALL, c, Flavor::Dynamic, 0, 0, 1, info)? };
-        Ok(())
-    })
+/// MPI_Win_create_dynamic (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the new handle).
+pub fn win_create_dynamic(call: &'static str, info: MPI_Info, c: MPI_Comm) -> R<MPI_Win> {
+    // SAFETY: dynamic windows start with no memory.
+    unsafe { make(call, c, Flavor::Dynamic, 0, 0, 1, info) }
 }
 
 unsafe fn shared_query<D: Copy + TryFrom<usize>>(

@@ -26,7 +26,7 @@
 //! target), bumped with release ordering and followed by a ring of the waiting
 //! rank's doorbell, which sleeps in [`crate::runtime`]'s `wait_flag`; to ranks on
 //! other hosts they are zero-byte messages on the window's communicator (see
-//! `sync`). The epoch rules live in [`epoch`].
+//! `pscw`). The epoch rules live in [`epoch`].
 //!
 //! Targets on other hosts (TCP peers): every operation, lock and unlock is an
 //! active message on a second private communicator, applied by the target's
@@ -42,6 +42,7 @@ mod attach;
 pub mod epoch;
 mod fast;
 mod ops;
+mod pscw;
 mod sync;
 mod target;
 

@@ -8,6 +8,28 @@ pub(super) fn peers(comm: &Comm) -> usize {
     comm.peer_group_size().max(0) as usize
 }
 
+/// The checks of the allgather family: `recv` holds `n * count` elements (the uniform
+/// forms, `counts: None`), or block `i` is `counts[i]` elements at `displs[i]`.
+pub(super) fn allgather_check(
+    call: &str,
+    recv: &RecvBuf<'_, '_>,
+    counts: Option<&[usize]>,
+    displs: &[isize],
+    count: usize,
+    comm: &Comm,
+) -> Result<()> {
+    let v = counts.map(|c| (c, displs));
+    check_layout(
+        call,
+        "recvbuf",
+        "recvcounts",
+        recv.count(),
+        v,
+        count,
+        peers(comm),
+    )
+}
+
 /// MPI_Allgather: `recv` holds `n * recvcount` elements; `send: None` is MPI_IN_PLACE.
 pub fn allgather(
     send: Option<SendBuf<'_, '_>>,
@@ -15,13 +37,7 @@ pub fn allgather(
     recvcount: usize,
     comm: &Comm,
 ) -> Result<()> {
-    check_uniform(
-        "MPI_Allgather",
-        "recvbuf",
-        recv.count(),
-        recvcount,
-        peers(comm),
-    )?;
+    allgather_check("MPI_Allgather", &recv, None, &[], recvcount, comm)?;
     let sc = send.as_ref().map_or(0, |s| s.count());
     // SAFETY: as in `gather`.
     unsafe {
@@ -45,13 +61,7 @@ pub fn iallgather<'a>(
     recvcount: usize,
     comm: &Comm,
 ) -> Result<Request> {
-    check_uniform(
-        "MPI_Iallgather",
-        "recvbuf",
-        recv.count(),
-        recvcount,
-        peers(comm),
-    )?;
+    allgather_check("MPI_Iallgather", &recv, None, &[], recvcount, comm)?;
     let sc = send.as_ref().map_or(0, |s| s.count());
     // SAFETY: as in `igather`.
     let r = unsafe {
@@ -77,16 +87,7 @@ pub fn allgatherv(
     displs: &[isize],
     comm: &Comm,
 ) -> Result<()> {
-    check_blocks(
-        "MPI_Allgatherv",
-        "recvbuf",
-        "recvcounts",
-        "displs",
-        recv.count(),
-        recvcounts,
-        displs,
-        peers(comm),
-    )?;
+    allgather_check("MPI_Allgatherv", &recv, Some(recvcounts), displs, 0, comm)?;
     let sc = send.as_ref().map_or(0, |s| s.count());
     // SAFETY: as in `gather`.
     unsafe {
@@ -112,16 +113,7 @@ pub fn iallgatherv<'a>(
     displs: &[isize],
     comm: &Comm,
 ) -> Result<Request> {
-    check_blocks(
-        "MPI_Iallgatherv",
-        "recvbuf",
-        "recvcounts",
-        "displs",
-        recv.count(),
-        recvcounts,
-        displs,
-        peers(comm),
-    )?;
+    allgather_check("MPI_Iallgatherv", &recv, Some(recvcounts), displs, 0, comm)?;
     let sc = send.as_ref().map_or(0, |s| s.count());
     // SAFETY: as in `igather`.
     let r = unsafe {

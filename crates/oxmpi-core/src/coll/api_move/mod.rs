@@ -115,6 +115,26 @@ fn check_blocks(
     Ok(())
 }
 
+/// The blocks of `n` ranks lie inside a descriptor of `cap` elements: `n` blocks of
+/// `count` (the uniform forms, `v: None`) or `counts[i]` at `displs[i]` (`v:
+/// Some((counts, displs))`, the v forms, `counts_arg` naming the counts).
+fn check_layout(
+    call: &str,
+    arg: &str,
+    counts_arg: &str,
+    cap: usize,
+    v: Option<(&[usize], &[isize])>,
+    count: usize,
+    n: usize,
+) -> Result<()> {
+    match v {
+        None => check_uniform(call, arg, cap, count, n),
+        Some((counts, displs)) => {
+            check_blocks(call, arg, counts_arg, "displs", cap, counts, displs, n)
+        }
+    }
+}
+
 /// A buffer the call needs on this rank.
 fn needed(call: &str, arg: &str) -> MpiError {
     MpiError::arg(

@@ -23,19 +23,16 @@ pub(super) fn neighbor_check(
         sendcount,
         if per_dest { outdeg } else { 1 },
     )?;
-    match rb {
-        None => check_uniform(call, "recvbuf", recv.count(), recvcount, indeg),
-        Some(b) => check_blocks(
-            call,
-            "recvbuf",
-            "recvcounts",
-            "displs",
-            recv.count(),
-            b.counts,
-            b.displs,
-            indeg,
-        ),
-    }
+    let v = rb.map(|b| (b.counts, b.displs));
+    check_layout(
+        call,
+        "recvbuf",
+        "recvcounts",
+        recv.count(),
+        v,
+        recvcount,
+        indeg,
+    )
 }
 
 /// MPI_Neighbor_allgather: `send` (`sendcount` elements) to every out-neighbour;

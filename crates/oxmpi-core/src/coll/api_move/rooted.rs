@@ -23,19 +23,8 @@ pub(super) fn gather_args(
     let recv_p = match recv {
         Some(r) if at_root(comm, root) => {
             let n = comm.peer_group_size().max(0) as usize;
-            match recvcount {
-                None => check_uniform(call, "recvbuf", r.count(), count, n)?,
-                Some(counts) => check_blocks(
-                    call,
-                    "recvbuf",
-                    "recvcounts",
-                    "displs",
-                    r.count(),
-                    counts,
-                    displs,
-                    n,
-                )?,
-            }
+            let v = recvcount.map(|c| (c, displs));
+            check_layout(call, "recvbuf", "recvcounts", r.count(), v, count, n)?;
             r.ptr()
         }
         Some(_) => nowhere(),
@@ -202,19 +191,8 @@ pub(super) fn scatter_args(
     Ok(match send {
         Some(s) if at_root(comm, root) => {
             let n = comm.peer_group_size().max(0) as usize;
-            match counts {
-                None => check_uniform(call, "sendbuf", s.count(), count, n)?,
-                Some(c) => check_blocks(
-                    call,
-                    "sendbuf",
-                    "sendcounts",
-                    "displs",
-                    s.count(),
-                    c,
-                    displs,
-                    n,
-                )?,
-            }
+            let v = counts.map(|c| (c, displs));
+            check_layout(call, "sendbuf", "sendcounts", s.count(), v, count, n)?;
             s.ptr()
         }
         Some(_) => nowhere(),

@@ -1,0 +1,586 @@
+//! Completion: the wait and test families.
+
+use super::*;
+
+// ----- completion ------------------------------------------------------------------
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
+    const CALL: &str = "MPI_Wait";
+    ffi(CALL, NO_COMM, || {
+        // SAFETY: `request` is MPI_Wait's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let h = unsafe { out(CALL, "request", request)? };
+        if let Some((r, c)) = crate::conv::handles::direct_of(*h) {
+            // SAFETY: `status` is MPI_Wait's OUT status, passed on.
+            return unsafe { wait_direct(h, r, c, status) };
+        }
+        let hs = std::slice::from_mut(h);
+        let before = engine_requests(CALL, hs)?;
+        let mut after = before.clone();
+        let res = pt2pt::wait(&mut after[0]);
+        let after = if res.is_err() {
+            vec![Request::NULL]
+        } else {
+            after
+        };
+        let failed_status = res.as_ref().err().and_then(|e| e.status);
+        let res = res.map_err(|e| rename_call(e, CALL));
+        let res = if completed_at(&before, &after, 0) {
+            run_hook(CALL, hs[0], res)
+        } else {
+            res
+        };
+        settle(hs, &before, &after);
+        if let (Err(_), Some(s)) = (&res, failed_status) {
+            // A failed receive that matched a message (truncation) still reports it.
+            // SAFETY: `status` is MPI_Wait's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
+            unsafe { put_status(status, &s) };
+        }
+        let s = res?;
+        // SAFETY: `status` is MPI_Wait's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
+        unsafe { put_status(status, &s) };
+        Ok(())
+    })
+}
+
+/// MPI_Wait of a direct handle (`handles::direct_of`: the engine's own
+/// request, with no table entry and nothing owed at completion): one engine
+/// call, no arrays, no look at this layer's state (bench/PROFILE.md, p2p19).
+///
+/// # Safety
+/// `status` is MPI_STATUS_IGNORE (NULL) or writable and unaliased.
+unsafe fn wait_direct(
+    h: &mut MPI_Request,
+    r: Request,
+    c: MPI_Comm,
+    status: *mut MPI_Status,
+) -> R<()> {
+    route_to(c);
+    let mut r = r;
+    let res = pt2pt::wait_direct(&mut r);
+    // Completed (or failed, which consumes it too): the handle is spent.
+    if r.is_null() {
+        *h = MPI_REQUEST_NULL;
+    }
+    // A failed receive that matched a message (truncation) still reports it.
+    let s = res.as_ref().map_or_else(|e| e.status, |s| Some(*s));
+    if let Some(s) = s {
+        // SAFETY: this function's contract.
+        unsafe { put_status(status, &s) };
+    }
+    res.map(|_| ()).map_err(|e| rename_call(e, "MPI_Wait"))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Test(
+    request: *mut MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    const CALL: &str = "MPI_Test";
+    ffi(CALL, NO_COMM, || {
+        // SAFETY: `request` is MPI_Test's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let h = unsafe { out(CALL, "request", request)? };
+        // SAFETY: `flag` is MPI_Test's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let f = unsafe { out(CALL, "flag", flag)? };
+        if let Some((r, c)) = crate::conv::handles::direct_of(*h) {
+            // SAFETY: `status` is MPI_Test's OUT status, passed on.
+            return unsafe { test_direct(h, f, r, c, status) };
+        }
+        let hs = std::slice::from_mut(h);
+        let before = engine_requests(CALL, hs)?;
+        let mut after = before.clone();
+        let res = pt2pt::test(&mut after[0]);
+        let after = if res.is_err() {
+            vec![Request::NULL]
+        } else {
+            after
+        };
+        let failed_status = res.as_ref().err().and_then(|e| e.status);
+        let res = res.map_err(|e| rename_call(e, CALL));
+        let res = match res {
+            Ok(Some(s)) if completed_at(&before, &after, 0) => {
+                run_hook(CALL, hs[0], Ok(s)).map(Some)
+            }
+            Err(e) if completed_at(&before, &after, 0) => run_hook(CALL, hs[0], Err(e)).map(Some),
+            other => other,
+        };
+        settle(hs, &before, &after);
+        if let (Err(_), Some(s)) = (&res, failed_status) {
+            *f = 1;
+            // SAFETY: `status` is MPI_Test's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
+            unsafe { put_status(status, &s) };
+        }
+        match res? {
+            Some(s) => {
+                *f = 1;
+                // SAFETY: `status` is MPI_Test's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
+                unsafe { put_status(status, &s) };
+            }
+            None => *f = 0,
+        }
+        Ok(())
+    })
+}
+
+/// MPI_Test of a direct handle: [`wait_direct`]'s shortcut (one progress step
+/// and one look at the engine, no arrays, no look at this layer's state).
+///
+/// # Safety
+/// `status` is MPI_STATUS_IGNORE (NULL) or writable and unaliased.
+unsafe fn test_direct(
+    h: &mut MPI_Request,
+    flag: &mut c_int,
+    r: Request,
+    c: MPI_Comm,
+    status: *mut MPI_Status,
+) -> R<()> {
+    route_to(c);
+    let mut r = r;
+    let res = pt2pt::test(&mut r);
+    // Completed (or failed, which consumes it too): the handle is spent.
+    if r.is_null() {
+        *h = MPI_REQUEST_NULL;
+    }
+    match res {
+        Ok(Some(s)) => {
+            *flag = 1;
+            // SAFETY: this function's contract.
+            unsafe { put_status(status, &s) };
+        }
+        Ok(None) => *flag = 0,
+        Err(e) => {
+            // A failed receive that matched a message (truncation) still reports it.
+            if let Some(s) = e.status {
+                *flag = 1;
+                // SAFETY: this function's contract.
+                unsafe { put_status(status, &s) };
+            }
+            return Err(rename_call(e, "MPI_Test"));
+        }
+    }
+    Ok(())
+}
+
+/// The `i`-th status of an array (NULL for MPI_STATUSES_IGNORE).
+///
+/// # Safety
+/// `p` is NULL or points to an array of more than `i` statuses.
+unsafe fn status_at(p: *mut MPI_Status, i: usize) -> *mut MPI_Status {
+    if p.is_null() {
+        p
+    } else {
+        // SAFETY: non-null, so an array of more than `i` statuses by this function's contract.
+        unsafe { p.add(i) }
+    }
+}
+
+unsafe fn all(
+    call: &'static str,
+    count: c_int,
+    requests: *mut MPI_Request,
+    flag: Option<*mut c_int>,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    ffi(call, NO_COMM, || {
+        // SAFETY: `requests` is MPI_Waitall/Testall's INOUT array of `count` handles, unaliased.
+        let hs = unsafe { req_slice(call, count, requests)? };
+        if flag.is_none() {
+            // SAFETY: `statuses` is MPI_Waitall's, passed on.
+            if let Some(res) = unsafe { waitall_direct(call, hs, statuses) } {
+                return res;
+            }
+        }
+        let mut hooked = false;
+        let before = engine_requests_hooked(call, hs, &mut hooked)?;
+        let mut after = before.clone();
+        let mut stats = vec![Status::NULL; hs.len()];
+        let res = match flag {
+            None => pt2pt::waitall(&mut after, &mut stats).map(|()| true),
+            Some(_) => pt2pt::testall(&mut after, &mut stats),
+        };
+        // The engine's statuses carry its own class numbers: the C caller sees the
+        // standard ABI's.
+        for s in stats.iter_mut().filter(|s| s.error != 0) {
+            s.error = crate::abi::error_class_value(
+                ErrorClass::from_code(s.error).unwrap_or(ErrorClass::Other),
+            );
+        }
+        // Failed requests are consumed by the engine too.
+        for (i, s) in stats.iter().enumerate() {
+            if s.error != 0 {
+                after[i] = Request::NULL;
+            }
+        }
+        let mut res = res;
+        for i in 0..hs.len() {
+            if completed_at(&before, &after, i) && (hooked || stats[i].error != 0) {
+                let r = if stats[i].error != 0 {
+                    Err(Fail {
+                        code: stats[i].error,
+                        message: String::new(),
+                    })
+                } else {
+                    Ok(stats[i])
+                };
+                match run_hook(call, hs[i], r) {
+                    Ok(s) => stats[i] = s,
+                    Err(f) => {
+                        stats[i].error = f.code;
+                        if res.is_ok() {
+                            res = Err(MpiError::new(
+                                ErrorClass::InStatus,
+                                format!("{call}: a request failed, see its status: {}", f.message),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        settle(hs, &before, &after);
+        let done = match &res {
+            Ok(d) => *d,
+            Err(_) => true,
+        };
+        if let Some(fl) = flag {
+            // SAFETY: `flag` (`fl`) is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+            *unsafe { out(call, "flag", fl)? } = done as c_int;
+        }
+        if done {
+            for (i, s) in stats.iter().enumerate() {
+                // SAFETY: `statuses` is MPI_STATUSES_IGNORE (NULL) or has one entry per request, more than the index, writable and unaliased (MPI_Waitall/Testall).
+                unsafe { put_status_err(status_at(statuses, i), s, s.error) };
+            }
+        }
+        res.map(|_| ()).map_err(|e| rename_call(e, call))
+    })
+}
+
+/// MPI_Waitall of handles that are all direct (or NULL): the engine's own
+/// requests, with no table entry and nothing owed at completion, so no copy
+/// of the array before and after, no status array of our own, no settling
+/// pass; each status goes straight into the caller's array as its request
+/// completes (bench/PROFILE.md, p2p19). `None` when any handle is another kind.
+///
+/// # Safety
+/// `statuses` is MPI_STATUSES_IGNORE (NULL) or has one writable entry per handle.
+unsafe fn waitall_direct(
+    call: &str,
+    hs: &mut [MPI_Request],
+    statuses: *mut MPI_Status,
+) -> Option<R<()>> {
+    let mut rs = Vec::with_capacity(hs.len());
+    let mut routed = false;
+    for &h in hs.iter() {
+        if h == MPI_REQUEST_NULL {
+            rs.push(Request::NULL);
+            continue;
+        }
+        let (r, c) = crate::conv::handles::direct_of(h)?;
+        if !routed {
+            route_to(c);
+            routed = true;
+        }
+        rs.push(r);
+    }
+    if let Some(i) = pt2pt::first_dead(&rs) {
+        let h = hs[i];
+        return Some(Err(bad(
+            ErrorClass::Request,
+            call,
+            &format!("array_of_requests[{i}]"),
+            format!("{h:#x} is not a valid request (freed, completed, or never created)"),
+        )));
+    }
+    if !statuses.is_null() {
+        for (i, r) in rs.iter().enumerate() {
+            if r.is_null() {
+                // SAFETY: one entry per handle (this function's contract).
+                unsafe { put_status_err(statuses.add(i), &Status::NULL, MPI_SUCCESS) };
+            }
+        }
+    }
+    let res = pt2pt::waitall_each(&mut rs, |i, mut s| {
+        if statuses.is_null() {
+            return;
+        }
+        // The engine's statuses carry its own class numbers: the C caller sees the ABI's.
+        if s.error != 0 {
+            s.error = crate::abi::error_class_value(
+                ErrorClass::from_code(s.error).unwrap_or(ErrorClass::Other),
+            );
+        }
+        // SAFETY: one entry per handle (this function's contract).
+        unsafe { put_status_err(statuses.add(i), &s, s.error) };
+    });
+    // Completed or failed, every request was consumed: its handle is spent.
+    for (h, r) in hs.iter_mut().zip(&rs) {
+        if r.is_null() {
+            *h = MPI_REQUEST_NULL;
+        }
+    }
+    Some(res.map_err(|e| rename_call(e, call)))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Waitall(
+    count: c_int,
+    requests: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `all` needs what MPI_Waitall demands of them.
+    unsafe { all("MPI_Waitall", count, requests, None, statuses) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Testall(
+    count: c_int,
+    requests: *mut MPI_Request,
+    flag: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `all` needs what MPI_Testall demands of them.
+    unsafe { all("MPI_Testall", count, requests, Some(flag), statuses) }
+}
+
+unsafe fn any(
+    call: &'static str,
+    count: c_int,
+    requests: *mut MPI_Request,
+    index: *mut c_int,
+    flag: Option<*mut c_int>,
+    status: *mut MPI_Status,
+) -> c_int {
+    ffi(call, NO_COMM, || {
+        // SAFETY: `requests` is MPI_Waitany/Testany's INOUT array of `count` handles, unaliased.
+        let hs = unsafe { req_slice(call, count, requests)? };
+        // SAFETY: `index` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let idx = unsafe { out(call, "index", index)? };
+        let before = engine_requests(call, hs)?;
+        let mut after = before.clone();
+        let res = match flag {
+            None => pt2pt::waitany(&mut after).map(Some),
+            Some(_) => pt2pt::testany(&mut after),
+        };
+        if let Err(e) = &res {
+            // The failed request was consumed: it is the one that became NULL.
+            if let Some(i) = (0..hs.len()).find(|&i| !before[i].is_null() && after[i].is_null()) {
+                *idx = i as c_int;
+                if let Some(s) = e.status {
+                    // A failed receive that matched a message (truncation) still reports it.
+                    // SAFETY: `status` is MPI_Waitany/Testany's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
+                    unsafe { put_status(status, &s) };
+                }
+                let e = crate::conv::request_comm(hs[i]);
+                if let Some(c) = e {
+                    route_to(c);
+                }
+            }
+        }
+        let res = match res.map_err(|e| rename_call(e, call)) {
+            Ok(Some(Some((i, s)))) if completed_at(&before, &after, i) => {
+                *idx = i as c_int;
+                let e = crate::conv::request_comm(hs[i]);
+                if let Some(c) = e {
+                    route_to(c);
+                }
+                run_hook(call, hs[i], Ok(s)).map(|s| Some(Some((i, s))))
+            }
+            Err(f) => match (0..hs.len()).find(|&i| completed_at(&before, &after, i)) {
+                Some(i) => run_hook(call, hs[i], Err(f)).map(|s| Some(Some((i, s)))),
+                None => Err(f),
+            },
+            other => other,
+        };
+        settle(hs, &before, &after);
+        match res? {
+            None => {
+                *idx = MPI_UNDEFINED;
+                if let Some(f) = flag {
+                    // SAFETY: `flag` (`f`) is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+                    *unsafe { out(call, "flag", f)? } = 0;
+                }
+            }
+            Some(found) => {
+                if let Some(f) = flag {
+                    // SAFETY: `flag` (`f`) is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+                    *unsafe { out(call, "flag", f)? } = 1;
+                }
+                match found {
+                    None => {
+                        *idx = MPI_UNDEFINED;
+                        // SAFETY: `status` is MPI_Waitany/Testany's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
+                        unsafe { put_status(status, &Status::NULL) };
+                    }
+                    Some((i, s)) => {
+                        *idx = i as c_int;
+                        // SAFETY: `status` is MPI_Waitany/Testany's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
+                        unsafe { put_status(status, &s) };
+                    }
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Waitany(
+    count: c_int,
+    requests: *mut MPI_Request,
+    index: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `any` needs what MPI_Waitany demands of them.
+    unsafe { any("MPI_Waitany", count, requests, index, None, status) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Testany(
+    count: c_int,
+    requests: *mut MPI_Request,
+    index: *mut c_int,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `any` needs what MPI_Testany demands of them.
+    unsafe { any("MPI_Testany", count, requests, index, Some(flag), status) }
+}
+
+unsafe fn some(
+    call: &'static str,
+    wait: bool,
+    count: c_int,
+    requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    ffi(call, NO_COMM, || {
+        // SAFETY: `requests` is MPI_Waitsome/Testsome's INOUT array of `count` handles, unaliased.
+        let hs = unsafe { req_slice(call, count, requests)? };
+        // SAFETY: `outcount` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let oc = unsafe { out(call, "outcount", outcount)? };
+        let before = engine_requests(call, hs)?;
+        let mut after = before.clone();
+        let res = if wait {
+            pt2pt::waitsome(&mut after)
+        } else {
+            pt2pt::testsome(&mut after)
+        };
+        let list = match res {
+            Err(e) => {
+                settle(hs, &before, &after);
+                return Err(rename_call(e, call));
+            }
+            Ok(l) => l,
+        };
+        for (i, r) in list.iter().flatten() {
+            if r.is_err() {
+                after[*i] = Request::NULL;
+            }
+        }
+        // Per completed request: its outcome, and for a failed receive that matched a
+        // message (truncation) that message's status.
+        let list: Option<Vec<(usize, Result<Status, Fail>, Option<Status>)>> = list.map(|l| {
+            l.into_iter()
+                .map(|(i, r)| {
+                    let failed_status = r.as_ref().err().and_then(|e| e.status);
+                    let r = r.map_err(|e| Fail {
+                        code: crate::abi::error_class_value(e.class),
+                        message: e.message,
+                    });
+                    (
+                        i,
+                        if completed_at(&before, &after, i) {
+                            run_hook(call, hs[i], r)
+                        } else {
+                            r
+                        },
+                        failed_status,
+                    )
+                })
+                .collect()
+        });
+        settle(hs, &before, &after);
+        let Some(list) = list else {
+            *oc = MPI_UNDEFINED;
+            return Ok(());
+        };
+        *oc = list.len() as c_int;
+        if !list.is_empty() && indices.is_null() {
+            return Err(bad(ErrorClass::Arg, call, "array_of_indices", "is NULL"));
+        }
+        let mut first_err = None;
+        for (k, (i, r, failed_status)) in list.iter().enumerate() {
+            // SAFETY: `incount` entries by the C contract.
+            unsafe { *indices.add(k) = *i as c_int };
+            match r {
+                // SAFETY: `statuses` is MPI_STATUSES_IGNORE (NULL) or has one entry per request, more than the index, writable and unaliased (MPI_Waitsome/Testsome).
+                Ok(s) => unsafe { put_status_err(status_at(statuses, k), s, MPI_SUCCESS) },
+                Err(e) => {
+                    // SAFETY: `statuses` is MPI_STATUSES_IGNORE (NULL) or has one entry per request, more than the index, writable and unaliased (MPI_Waitsome/Testsome).
+                    unsafe {
+                        put_status_err(
+                            status_at(statuses, k),
+                            &failed_status.unwrap_or(Status::EMPTY),
+                            e.code,
+                        )
+                    };
+                    first_err.get_or_insert(e.message.clone());
+                }
+            }
+        }
+        match first_err {
+            Some(m) => Err(Fail {
+                code: MPI_ERR_IN_STATUS,
+                message: format!("{call}: a request failed, see its status: {m}"),
+            }),
+            None => Ok(()),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Waitsome(
+    incount: c_int,
+    requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `some` needs what MPI_Waitsome demands of them.
+    unsafe {
+        some(
+            "MPI_Waitsome",
+            true,
+            incount,
+            requests,
+            outcount,
+            indices,
+            statuses,
+        )
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Testsome(
+    incount: c_int,
+    requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the C caller's arguments, passed on: `some` needs what MPI_Testsome demands of them.
+    unsafe {
+        some(
+            "MPI_Testsome",
+            false,
+            incount,
+            requests,
+            outcount,
+            indices,
+            statuses,
+        )
+    }
+}
