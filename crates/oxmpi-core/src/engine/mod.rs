@@ -438,20 +438,21 @@ pub(crate) struct EngineConfig {
     pub queue_packet: usize,
 }
 
-/// Default [`EngineConfig::shm_stream_max`] when every local rank has a CPU.
+/// Most of [`EngineConfig::shm_stream_max`] when every local rank has a CPU.
 ///
 /// Streaming pipelines the sender's copy into the ring (a 512 KiB ring stays in the
 /// caches) with the receiver's copy out of it; `process_vm_readv` pins every page and
 /// copies on one side (two with the shared copy). Measured on 2 cores (2026-11-26,
-/// bench/PROFILE.md): ping-pong 128 KiB 3.0 vs 6.5 us, 1 MiB 22.8 vs 40 us, 4 MiB 93
-/// vs 166 us; windows of 16: 128 KiB 40 vs 22 GB/s, 1 MiB 33 vs 19 GB/s. Beyond 4 MiB
-/// (not measured yet) the single copy stays.
+/// bench/PROFILE.md), best of many: ping-pong 128 KiB 3.0 vs 6.5 us, 1 MiB 22.8 vs 40
+/// us, 4 MiB 93 vs 166 us; windows of 16: 128 KiB 40 vs 22 GB/s, 1 MiB 33 vs 19 GB/s.
 const SHM_STREAM_MAX: usize = 4 << 20;
 
-/// `OXMPI_SHM_STREAM_MAX` (bytes; 0 always copies once across processes), else
-/// [`SHM_STREAM_MAX`] unless the host's ranks outnumber our CPUs: oversubscribed, a
-/// stream needs sender and receiver to take turns on a core for every ring's worth of
-/// data, where the single copy needs only the receiver.
+/// `OXMPI_SHM_STREAM_MAX` (bytes; 0 always copies once across processes). By default
+/// half a ring, at most [`SHM_STREAM_MAX`], and 0 when the host's ranks outnumber our
+/// CPUs: a message larger than the ring needs sender and receiver to take turns for
+/// every ring's worth of data, where the single copy needs only the receiver. On a
+/// loaded host (load 20 on 2 cores) that made median windows of 64 x 1-4 MiB 2-10x
+/// slower than the single copy, while half a ring goes in at once.
 fn shm_stream_max(shm: Option<&ShmSegment>) -> usize {
     if let Some(v) = std::env::var("OXMPI_SHM_STREAM_MAX")
         .ok()
@@ -461,7 +462,9 @@ fn shm_stream_max(shm: Option<&ShmSegment>) -> usize {
     }
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     match shm {
-        Some(s) if s.nlocal() <= cpus => SHM_STREAM_MAX,
+        Some(s) if s.nlocal() <= cpus => {
+            (s.ring_capacity() * crate::transport::shm::CELL_SIZE / 2).min(SHM_STREAM_MAX)
+        }
         _ => 0,
     }
 }
