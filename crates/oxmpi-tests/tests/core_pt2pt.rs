@@ -25,6 +25,9 @@ fn randomized_traffic_arrives_once_intact_and_in_order() {
     for n in [2, 3, 4, 8] {
         scenario(n, "traffic", &[]);
     }
+    // Every rendezvous by cross-process copy, and every one streamed.
+    scenario(3, "traffic", &[("OXMPI_SHM_STREAM_MAX", "0")]);
+    scenario(3, "traffic", &[("OXMPI_SHM_STREAM_MAX", "1000000000")]);
 }
 
 #[test]
@@ -47,9 +50,14 @@ fn randomized_traffic_all_rendezvous_and_all_eager() {
 
 #[test]
 fn large_messages_copied_by_sender_and_receiver_together() {
-    scenario(2, "shared_copy", &[]);
-    scenario(3, "shared_copy", &[("OXMPI_SHARED_COPY", "0")]);
+    // Streaming through the ring is off here, whatever the machine's core count:
+    // every rendezvous is a cross-process copy.
+    let single = ("OXMPI_SHM_STREAM_MAX", "0");
+    scenario(2, "shared_copy", &[single]);
+    scenario(3, "shared_copy", &[("OXMPI_SHARED_COPY", "0"), single]);
     scenario(2, "shared_copy", &[("OXMPI_NO_CMA", "1")]);
+    // Messages to 1 MiB streamed, larger ones copied across processes.
+    scenario(2, "shared_copy", &[("OXMPI_SHM_STREAM_MAX", "1048576")]);
 }
 
 #[test]

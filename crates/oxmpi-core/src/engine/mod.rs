@@ -396,6 +396,10 @@ pub(crate) struct State {
     shared_copy: bool,
     /// Receives being copied together with their senders.
     shared_copies: Vec<SharedCopy>,
+    /// Rendezvous messages from shared-memory peers up to this size are streamed
+    /// through the ring (`Cts`, two copies pipelined over both cores) rather than
+    /// copied once by `process_vm_readv` ([`EngineConfig::shm_stream_max`]).
+    shm_stream_max: usize,
     /// Index into `shm_peers` where the last progress call started polling.
     poll_start: usize,
     /// Buffers of delivered small unexpected messages, for the next ones
@@ -424,11 +428,45 @@ pub(crate) struct EngineConfig {
     pub cma_allowed: bool,
     /// Whether sender and receiver copy large local messages together.
     pub shared_copy: bool,
+    /// Largest rendezvous message from a shared-memory peer that is streamed
+    /// through the ring instead of copied once across processes (0: none).
+    pub shm_stream_max: usize,
     pub credit_per_peer: i64,
     /// Packets a [`Path::Queue`] peer's queue holds before pushes fail (as a
     /// full ring's do), and the largest packet.
     pub queue_cap: usize,
     pub queue_packet: usize,
+}
+
+/// Most of [`EngineConfig::shm_stream_max`] when every local rank has a CPU.
+///
+/// Streaming pipelines the sender's copy into the ring (a 512 KiB ring stays in the
+/// caches) with the receiver's copy out of it; `process_vm_readv` pins every page and
+/// copies on one side (two with the shared copy). Measured on 2 cores (2026-11-26,
+/// bench/PROFILE.md), best of many: ping-pong 128 KiB 3.0 vs 6.5 us, 1 MiB 22.8 vs 40
+/// us, 4 MiB 93 vs 166 us; windows of 16: 128 KiB 40 vs 22 GB/s, 1 MiB 33 vs 19 GB/s.
+const SHM_STREAM_MAX: usize = 4 << 20;
+
+/// `OXMPI_SHM_STREAM_MAX` (bytes; 0 always copies once across processes). By default
+/// half a ring, at most [`SHM_STREAM_MAX`], and 0 when the host's ranks outnumber our
+/// CPUs: a message larger than the ring needs sender and receiver to take turns for
+/// every ring's worth of data, where the single copy needs only the receiver. On a
+/// loaded host (load 20 on 2 cores) that made median windows of 64 x 1-4 MiB 2-10x
+/// slower than the single copy, while half a ring goes in at once.
+fn shm_stream_max(shm: Option<&ShmSegment>) -> usize {
+    if let Some(v) = std::env::var("OXMPI_SHM_STREAM_MAX")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return v;
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    match shm {
+        Some(s) if s.nlocal() <= cpus => {
+            (s.ring_capacity() * crate::transport::shm::CELL_SIZE / 2).min(SHM_STREAM_MAX)
+        }
+        _ => 0,
+    }
 }
 
 /// Unexpected eager messages up to this size get a recycled buffer of exactly
@@ -451,6 +489,7 @@ impl State {
             cma_allowed,
             shared_copy: cma_allowed
                 && std::env::var("OXMPI_SHARED_COPY").map_or(true, |v| v != "0"),
+            shm_stream_max: shm_stream_max(shm),
             credit_per_peer: CREDIT_PER_PEER,
             queue_cap: 0,
             queue_packet: CELL_PAYLOAD,
@@ -523,6 +562,7 @@ impl State {
             check_sigs,
             shared_copy: config.shared_copy,
             shared_copies: Vec::new(),
+            shm_stream_max: config.shm_stream_max,
             poll_start: 0,
             spare_eager: Vec::new(),
             stats: crate::tools::Stats::default(),

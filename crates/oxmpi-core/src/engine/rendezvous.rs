@@ -1,5 +1,7 @@
-//! Rendezvous, receiver side: once an `Rts` matches, the receiver copies the data
-//! straight from the sender's memory (`process_vm_readv`) and answers `Fin`;
+//! Rendezvous, receiver side: once an `Rts` matches, a local peer's message up to
+//! `shm_stream_max` is streamed through the ring (`Cts`, below); otherwise the
+//! receiver copies the data straight from the sender's memory (`process_vm_readv`)
+//! and answers `Fin`;
 //! from `SHARED_COPY_MIN` the sender helps (`Help`, chunks claimed from the
 //! ring's copy line); where cross-memory reads are refused it answers `Cts` and
 //! the sender streams `Data` packets.
@@ -76,11 +78,15 @@ impl State {
             self.mark_sent(Request(sreq), true);
             return;
         }
-        if self.start_shared_copy(req, env, from, sreq, addr, total, n) {
+        // Up to `shm_stream_max` a local peer streams the data through the ring
+        // (faster than the cross-process copy while both ranks have a CPU).
+        let stream = total <= self.shm_stream_max
+            && matches!(self.peers[from as usize].path, Path::Shm { .. });
+        if !stream && self.start_shared_copy(req, env, from, sreq, addr, total, n) {
             return;
         }
         let peer = &mut self.peers[from as usize];
-        if peer.cma_ok || total == 0 {
+        if (peer.cma_ok && !stream) || total == 0 {
             // SAFETY: receive `req` is active, so its buffer is writable.
             let dst = unsafe { buf.as_mut_slice() };
             match cma::read_remote(peer.pid, addr as usize, &mut dst[..n]) {

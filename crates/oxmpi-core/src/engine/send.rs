@@ -156,7 +156,7 @@ impl State {
         }
     }
 
-    /// A blocking standard-mode send that fits one shared-memory cell, written
+    /// A blocking standard-mode send that fits one shared-memory packet, written
     /// straight into the ring when nothing is queued before it: no request, no
     /// outbox item. Returns `false` (having done nothing) when it cannot be done
     /// that way; the caller then takes the general path.
@@ -185,7 +185,7 @@ impl State {
         pushed
     }
 
-    /// Writes a whole eager message (header and data in one cell) into a shared-
+    /// Writes a whole eager message (header and data in one packet) into a shared-
     /// memory peer's ring, if nothing is queued before it and it fits; `false` if not.
     pub(super) fn push_whole_now(&mut self, peer: u32, hdr: &Header, data: &[u8]) -> bool {
         let Some(shm) = self.shm else { return false };

@@ -144,6 +144,7 @@ impl Sim {
                     check_sigs: false,
                     cma_allowed: p.cma,
                     shared_copy: false,
+                    shm_stream_max: 0,
                     credit_per_peer: p.credit,
                     queue_cap: p.cap,
                     queue_packet: p.packet,

@@ -3,7 +3,7 @@
 //! pair (sender, receiver) of the job's ranks on this host, and one [`Doorbell`] per
 //! local rank so that idle ranks can sleep.
 //!
-//! # Segment layout (format version 4)
+//! # Segment layout (format version 5)
 //!
 //! All offsets are from the start of the mapping, which is page aligned.
 //!
@@ -15,8 +15,8 @@
 //! | next page | `nlocal²` rings of `cells` × [`CELL_SIZE`] bytes, each `cells × 128` slots of 64 B |
 //!
 //! Ring `(from, to)` has index `from * nlocal + to`. A packet of `len` bytes (at most
-//! [`CELL_PAYLOAD`]) takes `ceil((8 + len) / 64)` consecutive slots: an 8-byte state
-//! word, then the packet. The engine's 48-byte header plus up to 8 bytes of data fit in
+//! [`CELL_PAYLOAD`], two cells and a slot) takes `ceil((8 + len) / 64)` consecutive
+//! slots, across cell boundaries: an 8-byte state word, then the packet. The engine's 48-byte header plus up to 8 bytes of data fit in
 //! one slot, one cache line; a stream of small messages fills consecutive lines.
 //!
 //! The segment is created by `ftruncate` on a fresh file, so every byte starts at zero,
@@ -114,12 +114,20 @@ fn slots_for(len: usize) -> usize {
     (STATE_LEN + len).div_ceil(SLOT)
 }
 
-/// Bytes of packet one cell carries: [`CELL_SIZE`] minus the 8-byte state word.
+/// Largest packet, in bytes after its 8-byte state word: two cells plus one slot.
 ///
-/// The payload starts 8 bytes into the (64-byte aligned) cell, so it is 8-byte aligned
+/// Cells are the unit of ring size; a packet takes slots and may span cells, so this
+/// is not tied to [`CELL_SIZE`]. Sized so that a 16 KiB message with the engine's
+/// 48-byte header travels as one packet (`8 + 48 + 16384 <= 2 * 8192 + 64`): with one
+/// cell as the limit an 8 KiB message plus header took two packets (a fragment, and a
+/// send request instead of the request-free path), which cost 8 KiB bandwidth 30%.
+/// The largest packet is under a third of the smallest ring (8 cells), so packets of
+/// that size still pipeline, and about a quarter, so a skip marker wastes at most that.
+///
+/// The payload starts 8 bytes into the (64-byte aligned) slot, so it is 8-byte aligned
 /// and the first cache line carries the state plus 56 payload bytes: a 48-byte engine
 /// header with an 8-byte message moves in one cache-line transfer.
-pub const CELL_PAYLOAD: usize = CELL_SIZE - STATE_LEN;
+pub const CELL_PAYLOAD: usize = 2 * CELL_SIZE + SLOT - STATE_LEN;
 
 /// Most cells per ring (few local ranks).
 pub const MAX_CELLS_PER_RING: usize = 64;
@@ -131,7 +139,7 @@ pub const SEGMENT_BUDGET: usize = 64 << 20;
 pub const MAX_LOCAL: usize = 1024;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"OXMPISHM");
-const VERSION: u32 = 4;
+const VERSION: u32 = 5;
 const PAGE: usize = 4096;
 /// How long [`ShmSegment::open`] waits for a creator that has made the file but not yet
 /// sized or initialized it.
@@ -141,6 +149,7 @@ const OPEN_WAIT: Duration = Duration::from_secs(10);
 // page aligned, and the payload length must fit the 32-bit length field.
 const _: () = assert!(CELL_SIZE & (PAGE - 1) == 0 && PAGE.is_power_of_two());
 const _: () = assert!(CELL_PAYLOAD <= u32::MAX as usize);
+const _: () = assert!(3 * (STATE_LEN + CELL_PAYLOAD) <= MIN_CELLS_PER_RING * CELL_SIZE);
 
 /// Rings of a host's segment totalling at most this many bytes are faulted in when a rank
 /// attaches (`ShmSegment::prefault_rings`): 2-4 ranks on a host.

@@ -60,7 +60,9 @@ fn packet(i: u64) -> Vec<u8> {
 
 #[test]
 fn constants_and_formula() {
-    assert_eq!(CELL_PAYLOAD, 8184);
+    assert_eq!(CELL_PAYLOAD, 16440);
+    // A 16 KiB message with its 48-byte engine header is one packet.
+    assert!(48 + 16384 <= CELL_PAYLOAD);
     assert_eq!(cells_per_ring(1), 64);
     assert_eq!(cells_per_ring(2), 64);
     assert_eq!(cells_per_ring(4), 64);
@@ -120,6 +122,37 @@ fn create_open_and_exchange_both_ways() {
     assert!(push_bytes(&a, 1, &big));
     assert_eq!(pop_vec(&b, 0).unwrap(), b"");
     assert_eq!(pop_vec(&b, 0).unwrap(), big);
+}
+
+/// Largest packets on the smallest ring (8 cells, 32 local ranks): they span cell
+/// boundaries, three to five fit in a lap, and laps end with skip markers;
+/// contents and order survive many laps, with the ring filled to the brim each time.
+#[test]
+fn largest_packets_on_smallest_ring() {
+    let name = TestName::new("bigpk");
+    let a = ShmSegment::create(&name.0, 32, 0).unwrap();
+    let b = ShmSegment::open(&name.0, 32, 1).unwrap();
+    assert_eq!(a.ring_capacity(), MIN_CELLS_PER_RING);
+    let pkt = |i: u64| -> Vec<u8> {
+        let len = CELL_PAYLOAD - (i % 3) as usize * 4000;
+        (0..len)
+            .map(|k| (k as u64 ^ i.wrapping_mul(7)) as u8)
+            .collect()
+    };
+    let (mut next_in, mut next_out) = (0u64, 0u64);
+    for _lap in 0..20 {
+        let mut pushed = 0;
+        while push_bytes(&a, 1, &pkt(next_in)) {
+            next_in += 1;
+            pushed += 1;
+        }
+        assert!((3..=5).contains(&pushed), "{pushed} large packets fit");
+        while let Some(p) = pop_vec(&b, 0) {
+            assert_eq!(p, pkt(next_out), "packet {next_out}");
+            next_out += 1;
+        }
+        assert_eq!(next_in, next_out);
+    }
 }
 
 #[test]
