@@ -1678,3 +1678,10 @@ fn mpich_suite_findings_bsend_cancel_type_name_session_thread_level() {
         assert!(so.contains("mts_core ok"), "{so}");
     }
 }
+
+#[test]
+fn blocking_receives_of_messages_already_queued() {
+    // MPI_Recv takes a whole message out of the unexpected queue with no request
+    // made (bench/PROFILE.md, rate20); truncation, order and statuses as before.
+    assert!(ok(2, "recv_queued").contains("recv_queued: all checks passed"));
+}

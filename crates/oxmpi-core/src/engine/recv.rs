@@ -50,6 +50,75 @@ impl State {
         req
     }
 
+    /// A blocking receive's post: a whole eager message already in the
+    /// unexpected queue that fits `buf` and passes the signature check is
+    /// copied out and its status returned with no request made (MPI_Recv of a
+    /// message already here: no slab entry, completion, progress step or
+    /// finish; bench/PROFILE.md, rate20). Anything else (no match, fragments
+    /// still due, rendezvous, truncation, a signature to look at, the timeline
+    /// being recorded) is posted as [`State::post_recv_unpacking`] does, and
+    /// its request returned as `Err`, so errors are made in one place.
+    pub(crate) fn recv_now_or_post(
+        &mut self,
+        buf: RawBuf,
+        pattern: Pattern,
+        sig: u64,
+    ) -> std::result::Result<Status, Request> {
+        let Some((_, id)) = self.matcher.match_posted(&pattern) else {
+            let req = self.new_request(ReqKind::Recv(RecvReq {
+                buf,
+                posted: true,
+                total: 0,
+                received: 0,
+                env: None,
+                unpack: None,
+                sig,
+                bad_sig: 0,
+                context: pattern.context,
+            }));
+            self.matcher.push_posted(pattern, req);
+            self.stats.posted_queued(self.matcher.posted_len());
+            return Err(req);
+        };
+        if !crate::diag::tracing() {
+            if let std::collections::hash_map::Entry::Occupied(o) = self.unexp.entry(id) {
+                let m = o.get();
+                let whole = match &m.body {
+                    Body::Eager { data, total } => data.len() == *total && *total <= buf.len,
+                    Body::Rts { .. } => false,
+                };
+                if whole && (m.sig == 0 || sig == 0 || m.sig == sig) {
+                    let msg = o.remove();
+                    let Body::Eager { data, total } = &msg.body else {
+                        unreachable!("checked above")
+                    };
+                    let total = *total;
+                    // SAFETY: the caller's receive buffer is writable and unaliased for the call, and `total <= buf.len`.
+                    let dst = unsafe { buf.as_mut_slice() };
+                    dst[..total].copy_from_slice(&data[..total]);
+                    let status = Status::ok(msg.env.source, msg.env.tag, total);
+                    self.completions += 1;
+                    self.after_eager_delivered(&msg);
+                    self.recycle_eager(msg.body);
+                    return Ok(status);
+                }
+            }
+        }
+        let req = self.new_request(ReqKind::Recv(RecvReq {
+            buf,
+            posted: false,
+            total: 0,
+            received: 0,
+            env: None,
+            unpack: None,
+            sig,
+            bad_sig: 0,
+            context: pattern.context,
+        }));
+        self.take_unexpected(req, id);
+        Err(req)
+    }
+
     /// Receives message `id`, already removed from the matching queue (mprobe),
     /// into `buf` or, with `unpack`, a temporary buffer unpacked on completion;
     /// `sig` as for [`State::post_recv_unpacking`].

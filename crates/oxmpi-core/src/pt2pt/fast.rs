@@ -118,8 +118,42 @@ pub unsafe fn recv_contig(
     source: i32,
     tag: i32,
 ) -> Result<Status> {
-    // A message already here completes the receive as it is posted: finish it
-    // under the same lock instead of a trip through the wait loop.
+    const CALL: &str = "MPI_Recv";
+    if source != PROC_NULL {
+        let e = engine()?;
+        check_source(CALL, comm, source)?;
+        check_recv_tag(CALL, tag)?;
+        let pat = Pattern {
+            context: comm.context(),
+            source,
+            tag,
+        };
+        // A whole message already in the unexpected queue is copied out with no
+        // request made; otherwise the receive is posted, one progress step made
+        // (a message already in the ring lands straight in the buffer), and a
+        // receive complete by then finished under the same lock.
+        let started = e.with_state(|st| {
+            let sig = st.sig_of(dt);
+            match st.recv_now_or_post(RawBuf::from_ptr(buf, len), pat, sig) {
+                Ok(s) => Err(Ok(s)),
+                Err(mut r) => {
+                    st.progress();
+                    match st.req(r) {
+                        Some(x) if x.done => Err(finish(st, &mut r)),
+                        _ => Ok(r),
+                    }
+                }
+            }
+        });
+        return match started {
+            Err(done) => done,
+            Ok(mut r) => wait_described(&mut r, CALL, &|| {
+                let count = len.checked_div(dt.size()).unwrap_or(0);
+                crate::diag::p2p(CALL, false, comm, source, tag, count, Some(dt), len)
+            }),
+        };
+    }
+    // MPI_PROC_NULL: the general path's empty completion.
     // SAFETY: forwarded contract; we wait for completion before returning.
     let started = unsafe {
         irecv_sig_then(
