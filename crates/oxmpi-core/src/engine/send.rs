@@ -553,11 +553,17 @@ impl State {
                             for ((pk, h), &(o, n)) in pkts.iter_mut().zip(&heads).zip(&spans) {
                                 *pk = (h, &src[o..o + n]);
                             }
-                            if t.try_push_gather(*to, &pkts[..k]) == 0 {
+                            // The socket may take fewer (it is full): the rest are
+                            // offered again once it drains, never copied.
+                            let took = t.try_push_gather(*to, &pkts[..k]);
+                            if took == 0 {
                                 return;
                             }
-                            p.sent += k as u64;
-                            *sent = off;
+                            p.sent += took as u64;
+                            *sent = spans[took - 1].0 + spans[took - 1].1;
+                            if took < k {
+                                return;
+                            }
                             continue;
                         }
                         let h = Header {

@@ -61,12 +61,17 @@ impl TcpTransport {
     /// Most packets [`TcpTransport::try_push_gather`] takes at once.
     pub const GATHER_MAX: usize = 4;
 
-    /// Queues the packets `head_i ++ body_i` for `to` (at most [`Self::GATHER_MAX`], each
-    /// at most [`MAX_PACKET`] bytes), like [`TcpTransport::try_push`] of each, but when
-    /// nothing is queued before them they go to the socket in one gathered `sendmsg`
-    /// straight from the caller's memory: only the bytes the socket does not take are
-    /// copied into the queue. Returns how many packets were taken (all, or none on
-    /// back-pressure or a failed peer); either way the caller's slices are free again.
+    /// Sends the packets `head_i ++ body_i` to `to` (at most [`Self::GATHER_MAX`], each
+    /// at most [`MAX_PACKET`] bytes) in one gathered `sendmsg` straight from the caller's
+    /// memory, and returns how many the socket took: the first `n` packets, the last of
+    /// which may have gone only in part (its unsent tail is copied into the send queue,
+    /// at most one packet's worth). Packets after those are not taken: the caller offers
+    /// them again later, so a stream into a full socket is never copied into our queue
+    /// (osu_bw's windows of 1 MiB messages copied nearly every byte there). While bytes
+    /// are queued before them, nothing is taken (0), so packets keep their order; before
+    /// the connection is established, all are copied into the queue (as
+    /// [`TcpTransport::try_push`] does). 0 also on back-pressure or a failed peer. Either
+    /// way the caller's slices are free again.
     pub fn try_push_gather(&mut self, to: u32, packets: &[(&[u8], &[u8])]) -> usize {
         self.check_peer(to);
         assert!(packets.len() <= Self::GATHER_MAX);
@@ -90,27 +95,56 @@ impl TcpTransport {
             parts[3 * i + 2] = b;
         }
         let parts = &parts[..3 * packets.len()];
-        let mut written = 0;
-        if p.queued() == 0 {
-            if let Some(c) = p.conn.as_ref() {
-                if c.state == State::Established && c.out_sent >= c.out.len() && !c.eof {
-                    // An error is found again (and fails the peer) by the next poll's write.
-                    written = send_gather(&c.stream, parts).unwrap_or(0);
+        let direct = p
+            .conn
+            .as_ref()
+            .is_some_and(|c| c.state == State::Established && c.out_sent >= c.out.len() && !c.eof);
+        let mut taken = packets.len();
+        if direct {
+            if p.queued() > 0 {
+                // Written in order by the next poll; offered again after that.
+                return 0;
+            }
+            let c = p.conn.as_ref().unwrap();
+            let mut written = match send_gather(&c.stream, parts) {
+                Ok(0) => return 0,
+                Ok(n) => n,
+                // Queued, so that the next poll's write meets the error and fails the peer.
+                Err(_) => 0,
+            };
+            if written > 0 {
+                // Whole packets the socket took, then the one it took a part of.
+                taken = 0;
+                let mut rest: &[&[u8]] = &[];
+                for (i, pk) in parts.chunks(3).enumerate() {
+                    let len: usize = pk.iter().map(|x| x.len()).sum();
+                    taken = i + 1;
+                    if written < len {
+                        rest = pk;
+                        break;
+                    }
+                    written -= len;
                 }
+                for part in rest {
+                    let skip = written.min(part.len());
+                    written -= skip;
+                    if skip < part.len() {
+                        p.append(&part[skip..]);
+                    }
+                }
+                self.activate(to);
+                return taken;
             }
         }
         for part in parts {
-            let skip = written.min(part.len());
-            written -= skip;
-            if skip < part.len() {
-                p.append(&part[skip..]);
-            }
+            p.append(part);
         }
+        taken = taken.min(packets.len());
         self.activate(to);
         if self.peers[to as usize].conn.is_none() {
             self.maybe_connect(to, Instant::now());
         }
-        packets.len()
+        taken
     }
 
     /// Hands the next complete packet received from `from` to `f`; false if none.

@@ -695,7 +695,7 @@ fn gathered_pushes_interleave_with_ordinary_ones_in_order_and_intact() {
                     .collect();
                 let pk: Vec<(&[u8], &[u8])> = bufs.iter().map(|(h, b)| (&h[..], &b[..])).collect();
                 let n = ts[0].try_push_gather(1, &pk);
-                assert!(n == 0 || n == k);
+                assert!(n <= k);
                 for (h, b) in bufs.iter_mut().take(n) {
                     let mut p = h.clone();
                     p.extend_from_slice(b);
