@@ -235,9 +235,9 @@ struct Peer {
     end: usize,
     /// We queued our goodbye: no more packets.
     bye_queued: bool,
-    /// Received packets, each with how many of its bytes it holds (less than its
-    /// length for a [`wire::Frame::Landed`] one, whose payload is in the engine's memory).
-    recvq: VecDeque<(Vec<u8>, usize)>,
+    /// Received packets; `Some(len)` for a [`wire::Frame::Landed`] one of `len` bytes,
+    /// of which the buffer holds only the head (its payload is in the engine's memory).
+    recvq: VecDeque<(Vec<u8>, Option<usize>)>,
     recv_bytes: usize,
     failed: bool,
     active: bool,

@@ -154,15 +154,14 @@ impl TcpTransport {
         self.pop_landed(from).map(|(pkt, _)| pkt)
     }
 
-    /// [`TcpTransport::pop_packet`], with `Some(head)` for a packet whose payload after
-    /// its first `head` bytes landed in the memory the lander of
-    /// [`TcpTransport::poll_landing`] named (only `pkt[..head]` is the packet's).
+    /// [`TcpTransport::pop_packet`], with `Some(len)` for a packet of `len` bytes whose
+    /// payload after its first `pkt.len()` bytes (all `pkt` holds) landed in the memory
+    /// the lander of [`TcpTransport::poll_landing`] named.
     pub fn pop_landed(&mut self, from: u32) -> Option<(Vec<u8>, Option<usize>)> {
         self.check_peer(from);
         let p = &mut self.peers[from as usize];
-        let (pkt, held) = p.recvq.pop_front()?;
-        p.recv_bytes -= held;
-        let landed = (held < pkt.len()).then_some(held);
+        let (pkt, landed) = p.recvq.pop_front()?;
+        p.recv_bytes -= pkt.len();
         Some((pkt, landed))
     }
 
@@ -182,11 +181,11 @@ impl TcpTransport {
     pub fn try_pop(&mut self, from: u32, f: impl FnOnce(&[u8])) -> bool {
         self.check_peer(from);
         let p = &mut self.peers[from as usize];
-        let Some((pkt, held)) = p.recvq.pop_front() else {
+        let Some((pkt, _)) = p.recvq.pop_front() else {
             return false;
         };
-        p.recv_bytes -= held;
-        f(&pkt[..held]);
+        p.recv_bytes -= pkt.len();
+        f(&pkt);
         true
     }
 
@@ -334,12 +333,11 @@ impl TcpTransport {
                 let mut push = |f: Frame| match f {
                     Frame::Packet(v) => {
                         *recv_bytes += v.len();
-                        let n = v.len();
-                        recvq.push_back((v, n));
+                        recvq.push_back((v, None));
                     }
-                    Frame::Landed { buf, head } => {
-                        *recv_bytes += head;
-                        recvq.push_back((buf, head));
+                    Frame::Landed { buf, len } => {
+                        *recv_bytes += buf.len();
+                        recvq.push_back((buf, Some(len)));
                     }
                     Frame::Bye => {}
                 };
