@@ -235,6 +235,9 @@ struct Peer {
     end: usize,
     /// We queued our goodbye: no more packets.
     bye_queued: bool,
+    /// The last [`TcpTransport::try_push_gather`] left packets with the caller (the
+    /// socket was full): a sleeper waits for room to write too ([`TcpTransport::poll_set`]).
+    gather_blocked: bool,
     /// Received packets; `Some(len)` for a [`wire::Frame::Landed`] one of `len` bytes,
     /// of which the buffer holds only the head (its payload is in the engine's memory).
     recvq: VecDeque<(Vec<u8>, Option<usize>)>,

@@ -67,8 +67,8 @@ impl TcpTransport {
     /// which may have gone only in part (its unsent tail is copied into the send queue,
     /// at most one packet's worth). Packets after those are not taken: the caller offers
     /// them again later, so a stream into a full socket is never copied into our queue
-    /// (osu_bw's windows of 1 MiB messages copied nearly every byte there). While bytes
-    /// are queued before them, nothing is taken (0), so packets keep their order; before
+    /// (osu_bw's windows of 1 MiB messages copied nearly every byte there). Bytes
+    /// already queued go first in the same `sendmsg` (packets keep their order); before
     /// the connection is established, all are copied into the queue (as
     /// [`TcpTransport::try_push`] does). 0 also on back-pressure or a failed peer. Either
     /// way the caller's slices are free again.
@@ -101,24 +101,38 @@ impl TcpTransport {
             .is_some_and(|c| c.state == State::Established && c.out_sent >= c.out.len() && !c.eof);
         let mut taken = packets.len();
         if direct {
-            if p.queued() > 0 {
-                // Written in order by the next poll; offered again after that.
-                return 0;
-            }
+            // The queued bytes (control packets, the tail of a packet sent in part) go
+            // first, in the same system call.
             let c = p.conn.as_ref().unwrap();
-            let mut written = match send_gather(&c.stream, parts) {
-                Ok(0) => return 0,
+            let mut all: [&[u8]; 1 + 3 * Self::GATHER_MAX] = [&[]; 1 + 3 * Self::GATHER_MAX];
+            all[0] = &p.sendbuf[p.sent..p.end];
+            all[1..1 + parts.len()].copy_from_slice(parts);
+            let mut written = match send_gather(&c.stream, &all[..1 + parts.len()]) {
+                Ok(0) => {
+                    p.gather_blocked = true;
+                    return 0;
+                }
                 Ok(n) => n,
                 // Queued, so that the next poll's write meets the error and fails the peer.
-                Err(_) => 0,
+                Err(_) => usize::MAX,
             };
-            if written > 0 {
+            if written != usize::MAX {
+                let q = written.min(p.queued());
+                p.sent += q;
+                written -= q;
+                if p.sent == p.end {
+                    p.sent = 0;
+                    p.end = 0;
+                }
                 // Whole packets the socket took, then the one it took a part of.
                 taken = 0;
                 let mut rest: &[&[u8]] = &[];
-                for (i, pk) in parts.chunks(3).enumerate() {
+                for pk in parts.chunks(3) {
+                    if written == 0 {
+                        break;
+                    }
                     let len: usize = pk.iter().map(|x| x.len()).sum();
-                    taken = i + 1;
+                    taken += 1;
                     if written < len {
                         rest = pk;
                         break;
@@ -132,6 +146,7 @@ impl TcpTransport {
                         p.append(&part[skip..]);
                     }
                 }
+                p.gather_blocked = taken < packets.len();
                 self.activate(to);
                 return taken;
             }
@@ -214,7 +229,7 @@ impl TcpTransport {
             v.extend(p.conn.iter().map(|c| {
                 (
                     c.stream.as_raw_fd(),
-                    p.queued() > 0 || c.out_sent < c.out.len(),
+                    p.queued() > 0 || c.out_sent < c.out.len() || p.gather_blocked,
                 )
             }));
         }
