@@ -179,7 +179,10 @@ if [ "$MODE" = tcp ]; then
     OXMPI_EXAMPLES="$SNAP/examples"
     oxlib="$(dirname "$OXMPI_MPICC")/../lib"
     if [ -x "$OXMPI_MPICC" ] && [ -e "$oxlib/libmpi.so.0" ]; then
-        cp -L "$oxlib/libmpi.so.0" "$SNAP/lib/libmpi.so.0"
+        # Every soname the C programs may load (mpicc links libmpi_abi.so.1 now): a
+        # missing one is found in target/ through the second run path, i.e. whatever
+        # was rebuilt there since.
+        for so in "$oxlib"/libmpi*.so.*; do cp -L "$so" "$SNAP/lib/"; done
         # The first run path wins: the C programs load the snapshot's libmpi.
         OXMPI_C_LDFLAGS="-Wl,-rpath,$SNAP/lib"
     fi

@@ -174,7 +174,7 @@ impl State {
                 };
                 match landed {
                     None => self.handle_packet(peer, &pkt),
-                    Some(head) => self.handle_landed(peer, &pkt[..head], pkt.len()),
+                    Some(len) => self.handle_landed(peer, &pkt, len),
                 }
                 if let Some(t) = self.tcp.as_mut() {
                     t.recycle(peer, pkt);

@@ -9,6 +9,10 @@
 
 use super::*;
 
+/// Eager payloads over TCP from this size on go out gathered from the user's buffer
+/// (below it, a copy into the send queue costs less than the `sendmsg` set-up).
+const TCP_GATHER_MIN: usize = 4096;
+
 impl State {
     // ----- sending --------------------------------------------------------------
 
@@ -501,6 +505,20 @@ impl State {
                             (HEADER_LEN, *hdr)
                         };
                         let n = (src.len() - *sent).min(cap - hl);
+                        if let (Link::Tcp(t, to), true) = (&mut link, n >= TCP_GATHER_MIN) {
+                            // Header and payload in one gathered write straight from the
+                            // user's buffer: no copy into the send queue (see Stream).
+                            let mut head = [0u8; HEADER_LEN];
+                            h.encode(&mut head);
+                            let pkt = [(&head[..hl], &src[*sent..*sent + n])];
+                            if t.try_push_gather(*to, &pkt) == 0 {
+                                return;
+                            }
+                            *sent += n;
+                            p.sent += 1;
+                            *started = true;
+                            continue;
+                        }
                         let pushed = link.push(hl + n, |cell| {
                             h.encode(cell);
                             cell[hl..hl + n].copy_from_slice(&src[*sent..*sent + n]);
@@ -553,11 +571,17 @@ impl State {
                             for ((pk, h), &(o, n)) in pkts.iter_mut().zip(&heads).zip(&spans) {
                                 *pk = (h, &src[o..o + n]);
                             }
-                            if t.try_push_gather(*to, &pkts[..k]) == 0 {
+                            // The socket may take fewer (it is full): the rest are
+                            // offered again once it drains, never copied.
+                            let took = t.try_push_gather(*to, &pkts[..k]);
+                            if took == 0 {
                                 return;
                             }
-                            p.sent += k as u64;
-                            *sent = off;
+                            p.sent += took as u64;
+                            *sent = spans[took - 1].0 + spans[took - 1].1;
+                            if took < k {
+                                return;
+                            }
                             continue;
                         }
                         let h = Header {

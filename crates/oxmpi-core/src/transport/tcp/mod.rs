@@ -235,9 +235,12 @@ struct Peer {
     end: usize,
     /// We queued our goodbye: no more packets.
     bye_queued: bool,
-    /// Received packets, each with how many of its bytes it holds (less than its
-    /// length for a [`wire::Frame::Landed`] one, whose payload is in the engine's memory).
-    recvq: VecDeque<(Vec<u8>, usize)>,
+    /// The last [`TcpTransport::try_push_gather`] left packets with the caller (the
+    /// socket was full): a sleeper waits for room to write too ([`TcpTransport::poll_set`]).
+    gather_blocked: bool,
+    /// Received packets; `Some(len)` for a [`wire::Frame::Landed`] one of `len` bytes,
+    /// of which the buffer holds only the head (its payload is in the engine's memory).
+    recvq: VecDeque<(Vec<u8>, Option<usize>)>,
     recv_bytes: usize,
     failed: bool,
     active: bool,

@@ -61,12 +61,17 @@ impl TcpTransport {
     /// Most packets [`TcpTransport::try_push_gather`] takes at once.
     pub const GATHER_MAX: usize = 4;
 
-    /// Queues the packets `head_i ++ body_i` for `to` (at most [`Self::GATHER_MAX`], each
-    /// at most [`MAX_PACKET`] bytes), like [`TcpTransport::try_push`] of each, but when
-    /// nothing is queued before them they go to the socket in one gathered `sendmsg`
-    /// straight from the caller's memory: only the bytes the socket does not take are
-    /// copied into the queue. Returns how many packets were taken (all, or none on
-    /// back-pressure or a failed peer); either way the caller's slices are free again.
+    /// Sends the packets `head_i ++ body_i` to `to` (at most [`Self::GATHER_MAX`], each
+    /// at most [`MAX_PACKET`] bytes) in one gathered `sendmsg` straight from the caller's
+    /// memory, and returns how many the socket took: the first `n` packets, the last of
+    /// which may have gone only in part (its unsent tail is copied into the send queue,
+    /// at most one packet's worth). Packets after those are not taken: the caller offers
+    /// them again later, so a stream into a full socket is never copied into our queue
+    /// (osu_bw's windows of 1 MiB messages copied nearly every byte there). Bytes
+    /// already queued go first in the same `sendmsg` (packets keep their order); before
+    /// the connection is established, all are copied into the queue (as
+    /// [`TcpTransport::try_push`] does). 0 also on back-pressure or a failed peer. Either
+    /// way the caller's slices are free again.
     pub fn try_push_gather(&mut self, to: u32, packets: &[(&[u8], &[u8])]) -> usize {
         self.check_peer(to);
         assert!(packets.len() <= Self::GATHER_MAX);
@@ -90,27 +95,71 @@ impl TcpTransport {
             parts[3 * i + 2] = b;
         }
         let parts = &parts[..3 * packets.len()];
-        let mut written = 0;
-        if p.queued() == 0 {
-            if let Some(c) = p.conn.as_ref() {
-                if c.state == State::Established && c.out_sent >= c.out.len() && !c.eof {
-                    // An error is found again (and fails the peer) by the next poll's write.
-                    written = send_gather(&c.stream, parts).unwrap_or(0);
+        let direct = p
+            .conn
+            .as_ref()
+            .is_some_and(|c| c.state == State::Established && c.out_sent >= c.out.len() && !c.eof);
+        let mut taken = packets.len();
+        if direct {
+            // The queued bytes (control packets, the tail of a packet sent in part) go
+            // first, in the same system call.
+            let c = p.conn.as_ref().unwrap();
+            let mut all: [&[u8]; 1 + 3 * Self::GATHER_MAX] = [&[]; 1 + 3 * Self::GATHER_MAX];
+            all[0] = &p.sendbuf[p.sent..p.end];
+            all[1..1 + parts.len()].copy_from_slice(parts);
+            let mut written = match send_gather(&c.stream, &all[..1 + parts.len()]) {
+                Ok(0) => {
+                    p.gather_blocked = true;
+                    return 0;
                 }
+                Ok(n) => n,
+                // Queued, so that the next poll's write meets the error and fails the peer.
+                Err(_) => usize::MAX,
+            };
+            if written != usize::MAX {
+                let q = written.min(p.queued());
+                p.sent += q;
+                written -= q;
+                if p.sent == p.end {
+                    p.sent = 0;
+                    p.end = 0;
+                }
+                // Whole packets the socket took, then the one it took a part of.
+                taken = 0;
+                let mut rest: &[&[u8]] = &[];
+                for pk in parts.chunks(3) {
+                    if written == 0 {
+                        break;
+                    }
+                    let len: usize = pk.iter().map(|x| x.len()).sum();
+                    taken += 1;
+                    if written < len {
+                        rest = pk;
+                        break;
+                    }
+                    written -= len;
+                }
+                for part in rest {
+                    let skip = written.min(part.len());
+                    written -= skip;
+                    if skip < part.len() {
+                        p.append(&part[skip..]);
+                    }
+                }
+                p.gather_blocked = taken < packets.len();
+                self.activate(to);
+                return taken;
             }
         }
         for part in parts {
-            let skip = written.min(part.len());
-            written -= skip;
-            if skip < part.len() {
-                p.append(&part[skip..]);
-            }
+            p.append(part);
         }
+        taken = taken.min(packets.len());
         self.activate(to);
         if self.peers[to as usize].conn.is_none() {
             self.maybe_connect(to, Instant::now());
         }
-        packets.len()
+        taken
     }
 
     /// Hands the next complete packet received from `from` to `f`; false if none.
@@ -120,15 +169,14 @@ impl TcpTransport {
         self.pop_landed(from).map(|(pkt, _)| pkt)
     }
 
-    /// [`TcpTransport::pop_packet`], with `Some(head)` for a packet whose payload after
-    /// its first `head` bytes landed in the memory the lander of
-    /// [`TcpTransport::poll_landing`] named (only `pkt[..head]` is the packet's).
+    /// [`TcpTransport::pop_packet`], with `Some(len)` for a packet of `len` bytes whose
+    /// payload after its first `pkt.len()` bytes (all `pkt` holds) landed in the memory
+    /// the lander of [`TcpTransport::poll_landing`] named.
     pub fn pop_landed(&mut self, from: u32) -> Option<(Vec<u8>, Option<usize>)> {
         self.check_peer(from);
         let p = &mut self.peers[from as usize];
-        let (pkt, held) = p.recvq.pop_front()?;
-        p.recv_bytes -= held;
-        let landed = (held < pkt.len()).then_some(held);
+        let (pkt, landed) = p.recvq.pop_front()?;
+        p.recv_bytes -= pkt.len();
         Some((pkt, landed))
     }
 
@@ -148,11 +196,11 @@ impl TcpTransport {
     pub fn try_pop(&mut self, from: u32, f: impl FnOnce(&[u8])) -> bool {
         self.check_peer(from);
         let p = &mut self.peers[from as usize];
-        let Some((pkt, held)) = p.recvq.pop_front() else {
+        let Some((pkt, _)) = p.recvq.pop_front() else {
             return false;
         };
-        p.recv_bytes -= held;
-        f(&pkt[..held]);
+        p.recv_bytes -= pkt.len();
+        f(&pkt);
         true
     }
 
@@ -181,7 +229,7 @@ impl TcpTransport {
             v.extend(p.conn.iter().map(|c| {
                 (
                     c.stream.as_raw_fd(),
-                    p.queued() > 0 || c.out_sent < c.out.len(),
+                    p.queued() > 0 || c.out_sent < c.out.len() || p.gather_blocked,
                 )
             }));
         }
@@ -300,12 +348,11 @@ impl TcpTransport {
                 let mut push = |f: Frame| match f {
                     Frame::Packet(v) => {
                         *recv_bytes += v.len();
-                        let n = v.len();
-                        recvq.push_back((v, n));
+                        recvq.push_back((v, None));
                     }
-                    Frame::Landed { buf, head } => {
-                        *recv_bytes += head;
-                        recvq.push_back((buf, head));
+                    Frame::Landed { buf, len } => {
+                        *recv_bytes += buf.len();
+                        recvq.push_back((buf, Some(len)));
                     }
                     Frame::Bye => {}
                 };

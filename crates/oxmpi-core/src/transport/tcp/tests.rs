@@ -575,10 +575,14 @@ fn landed_payloads_go_straight_to_the_sink_in_any_chunking() {
             frame_no += 1;
             let w = &want[k];
             match f {
-                wire::Frame::Landed { buf, head } => {
+                wire::Frame::Landed { buf, len } => {
                     assert_eq!(w[0], 1, "frame {k} landed but was refused");
-                    assert_eq!(buf.len(), w.len());
-                    assert_eq!(&buf[..head], &w[..head]);
+                    assert_eq!(len, w.len());
+                    assert!(
+                        buf.len() >= HEAD && buf.len() < len,
+                        "frame {k} keeps only its head"
+                    );
+                    assert_eq!(&buf[..], &w[..buf.len()]);
                     assert_eq!(&sinks[k][..w.len()], &w[..], "frame {k}'s sink");
                     assert!(
                         sinks[k][w.len()..].iter().all(|&b| b == 0xee),
@@ -645,10 +649,10 @@ fn poll_landing_reads_large_packets_into_the_landers_memory() {
         }
     }
     for (k, ((pkt, landed), want)) in got.iter().zip(&sent).enumerate() {
-        assert_eq!(pkt.len(), want.len(), "packet {k}");
         if want.len() == MAX_PACKET && want[0] == 1 {
-            let head = landed.expect("an odd large packet lands");
-            assert_eq!(&pkt[..head], &want[..head]);
+            let len = landed.expect("an odd large packet lands");
+            assert_eq!(len, want.len(), "packet {k}");
+            assert_eq!(&pkt[..], &want[..pkt.len()]);
             let slot = want[1] as usize * MAX_PACKET;
             assert_eq!(
                 &dest[slot..slot + MAX_PACKET],
@@ -657,6 +661,7 @@ fn poll_landing_reads_large_packets_into_the_landers_memory() {
             );
         } else {
             assert_eq!(*landed, None, "packet {k}");
+            assert_eq!(pkt.len(), want.len(), "packet {k}");
             assert_eq!(pkt, want, "packet {k}");
         }
     }
@@ -695,7 +700,7 @@ fn gathered_pushes_interleave_with_ordinary_ones_in_order_and_intact() {
                     .collect();
                 let pk: Vec<(&[u8], &[u8])> = bufs.iter().map(|(h, b)| (&h[..], &b[..])).collect();
                 let n = ts[0].try_push_gather(1, &pk);
-                assert!(n == 0 || n == k);
+                assert!(n <= k);
                 for (h, b) in bufs.iter_mut().take(n) {
                     let mut p = h.clone();
                     p.extend_from_slice(b);

@@ -225,12 +225,12 @@ pub fn encode_frame_header(kind: u8, len: u32) -> [u8; FRAME_HEADER_LEN] {
 #[derive(Debug, PartialEq, Eq)]
 pub enum Frame {
     Packet(Vec<u8>),
-    /// A packet whose payload after its first `head` bytes was read straight into the
-    /// memory a [`FrameDecoder::set_sink`] named (the buffer keeps the packet's length;
-    /// only `buf[..head]` holds its bytes).
+    /// A packet of `len` bytes whose payload after its first `buf.len()` bytes (the
+    /// head, all `buf` holds) was read straight into the memory a
+    /// [`FrameDecoder::set_sink`] named.
     Landed {
         buf: Vec<u8>,
-        head: usize,
+        len: usize,
     },
     Bye,
 }
@@ -479,13 +479,18 @@ impl FrameDecoder {
     /// anyone else, until the frame comes out of [`FrameDecoder::advance_direct`] (or the
     /// decoder is dropped).
     pub unsafe fn set_sink(&mut self, addr: usize) {
-        let Some(p) = &self.payload else { return };
+        let Some(p) = self.payload.take() else { return };
         self.sink = Some(Sink {
             addr,
             len: p.len() - self.got,
             got: 0,
             head: self.got,
         });
+        // Only the head stays ours: the large buffer goes back to the spares at once, so
+        // a run of landed packets read ahead of the engine needs no fresh zeroed
+        // allocation each (osu_bw's 1 MiB windows: one 256 KiB calloc per packet).
+        self.payload = Some(p[..self.got].to_vec());
+        self.recycle(p);
     }
 
     pub fn recycle(&mut self, buf: Vec<u8>) {
@@ -510,12 +515,12 @@ impl FrameDecoder {
         if let Some(s) = &mut self.sink {
             s.got = (s.got + n).min(s.len);
             if s.got == s.len {
-                let head = s.head;
+                let len = s.head + s.len;
                 self.sink = None;
                 self.after_landed = true;
                 out(Frame::Landed {
                     buf: self.payload.take().unwrap(),
-                    head,
+                    len,
                 });
             }
             return;
