@@ -39,7 +39,7 @@ fn gather_and_gatherv_every_algorithm() {
     group(
         "gather",
         "OXMPI_GATHER_ALGORITHM",
-        &["binomial", "linear", "auto"],
+        &["binomial", "linear", "shm", "auto"],
         &[],
     );
 }
@@ -49,7 +49,7 @@ fn scatter_and_scatterv_every_algorithm() {
     group(
         "scatter",
         "OXMPI_SCATTER_ALGORITHM",
-        &["binomial", "linear", "auto"],
+        &["binomial", "linear", "shm", "auto"],
         &[],
     );
 }

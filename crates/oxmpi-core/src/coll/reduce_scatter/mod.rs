@@ -17,8 +17,11 @@
 //!   sends each rank its block. Any op: the choice for non-commutative ops.
 //! * `shm` (blocking calls on communicators within one host): every rank puts
 //!   its input in a shared area and folds its own block from all of them, in
-//!   rank order, in parallel with the others (see `coll/shm`); any op. Chosen up
-//!   to [`SHM_MAX`] bytes of input.
+//!   rank order, in parallel with the others (see `coll/shm`); any op. Chosen at
+//!   every size: on 2 ranks it beat recursive halving and pairwise from 8 B to
+//!   1 MiB (128 KiB: 5.5 against 14-2000 us; 1 MiB: 53 against 390), and on 4
+//!   ranks (2 cores) at every size (1 MiB: 259 against 471-623 us);
+//!   bench/PROFILE.md, 2026-11-26.
 mod pairwise;
 mod recursive_halving;
 mod reduce_scatterv;
@@ -74,12 +77,6 @@ pub(crate) static TABLE: Table = Table {
     },
 };
 
-/// Blocking calls with up to this many bytes of input (the span of all blocks)
-/// take the shared-memory path where it exists ([`SHM_MAX_2`] on 2 ranks): the
-/// limits of allreduce's path, which moves the same bytes in and folds as much.
-pub const SHM_MAX: usize = super::allreduce::SHM_MAX;
-pub const SHM_MAX_2: usize = super::allreduce::SHM_MAX_2;
-
 /// The shared-memory path for one blocking call, if it takes it (`None`: run a
 /// schedule, which also reports any argument error).
 ///
@@ -116,9 +113,8 @@ unsafe fn try_shm(
     let Some(k) = super::shm::chunk_elems(at, dt) else {
         return Ok(None);
     };
-    let limit = if n == 2 { SHM_MAX_2 } else { SHM_MAX };
     let forced = super::select::forced(env)?;
-    let want = super::shm::want(forced, super::util::span_len(at, dt) <= limit);
+    let want = super::shm::want(forced, true);
     let Some(sess) = super::shm::acquire(comm, want)? else {
         return Ok(None);
     };
