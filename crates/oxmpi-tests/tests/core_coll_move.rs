@@ -62,6 +62,8 @@ fn allgather_and_allgatherv_every_algorithm() {
         &["ring", "recursive_doubling", "bruck", "shm", "auto"],
         &[],
     );
+    // Allgatherv with an allgather's layout takes allgather's shared-memory path.
+    group("allgather", "OXMPI_ALLGATHERV_ALGORITHM", &["shm"], &[]);
 }
 
 #[test]
