@@ -368,6 +368,10 @@ pub unsafe fn allgatherv(
     } else {
         0
     };
+    if uniform && blk == 0 {
+        // Zero-byte blocks everywhere (every rank sees the same counts): nothing to move.
+        return Ok(());
+    }
     if blk > 0 {
         let forced = super::select::forced("allgatherv")?;
         if let Some(sess) = super::shm::acquire(

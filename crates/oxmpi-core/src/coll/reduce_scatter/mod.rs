@@ -94,7 +94,7 @@ unsafe fn try_shm(
     comm: &Comm,
 ) -> Result<Option<Result<()>>> {
     let n = comm.size() as usize;
-    if comm.is_inter() || counts.len() != n || dt.size() == 0 {
+    if comm.is_inter() || counts.len() != n {
         return Ok(None);
     }
     let mut disp = Vec::with_capacity(n + 1);
@@ -110,7 +110,11 @@ unsafe fn try_shm(
     if check_args(call, comm, at, dt, op).is_err() {
         return Ok(None);
     }
-    let Some(k) = super::shm::chunk_elems(at, dt) else {
+    if at == 0 {
+        // recvcounts is the same on every rank: none of them has anything to reduce.
+        return Ok(Some(Ok(())));
+    }
+    let Some(k) = super::shm::chunk_elems(at, dt).filter(|_| dt.size() > 0) else {
         return Ok(None);
     };
     let forced = super::select::forced(env)?;
