@@ -26,12 +26,14 @@
 # bench/plots/ and rewriting README's plots block with their date, machine and commit
 # (see plots() below; NO_PLOTS=1 skips them, PLOT_README=0 leaves README alone).
 #
-# coll mode (`bench/compare.sh coll`): OSU-style bcast, allreduce, allgather, alltoall and
-# barrier (crates/oxmpi/examples/osu_coll.rs, bench/c/osu_coll.c) on NPS ranks, sizes
+# coll mode (`bench/compare.sh coll`): OSU-style bcast, allreduce, allgather, alltoall,
+# barrier, reduce, gather, scatter, reduce_scatter, allgatherv, alltoallv and iallreduce
+# (crates/oxmpi/examples/osu_coll.rs, bench/c/osu_coll.c) on NPS ranks, sizes
 # 8 B, 32 B, ... (powers of 4) up to MAX_BYTES and MAX_BYTES itself; best (lowest) average
 # latency of RUNS runs, interleaved per run over rank counts, collectives and
 # implementations. Knobs (environment):
-#   NPS="2 4 8"  COLLS="bcast allreduce allgather alltoall barrier"  RUNS=3
+#   NPS="2 4 8"  COLLS="bcast allreduce allgather alltoall barrier reduce gather scatter
+#                reduce_scatter allgatherv alltoallv iallreduce"  RUNS=3
 #   LOOPS_<np>="LOOP LOOP_LARGE"  iterations up to / above 8 KiB (skip = LOOP/5, LOOP_LARGE/10);
 #                defaults LOOPS_2="500 50", LOOPS_4="20 5", LOOPS_8="10 3", else "20 5".
 #                Few iterations on 4 and 8 ranks: on 2 cores those are oversubscribed and
@@ -39,8 +41,8 @@
 #   COLL_TIMEOUT=300  seconds per program run.
 #   MIN_BYTES=0  the C programs also time 0-count calls (a 0 B row; bench/c/osu_coll.c's
 #                fifth argument); COLLS may name any collective osu_coll.c knows
-#                (reduce, gather, scatter, allgatherv, alltoallv, reduce_scatter, i*):
-#                the oxmpi (Rust) column only runs the five of RUST_COLLS.
+#                (the i* forms too): the oxmpi (Rust) column only runs the five of
+#                RUST_COLLS; the others have the "oxmpi (C)" column.
 #   ONLY="oxmpi" run only these implementation keys (oxmpi, mpich, openmpi, oxmpi-c).
 #   ALGOS=1      also run oxmpi with every algorithm forced (OXMPI_<OP>_ALGORITHM) and add
 #                a per-algorithm table to each collective.
@@ -340,7 +342,8 @@ if [ "$MODE" = coll ] || [ "$MODE" = oversub ]; then
     # The C probe (bench/c/osu_coll.c) knows every OSU collective; the Rust example
     # (oxmpi column) only these five: for the others the oxmpi column is the C one.
     RUST_COLLS="bcast allreduce allgather alltoall barrier"
-    COLLS="${COLLS:-$RUST_COLLS}"
+    # Default: the five, the other blocking OSU collectives and one non-blocking form.
+    COLLS="${COLLS:-$RUST_COLLS reduce gather scatter reduce_scatter allgatherv alltoallv iallreduce}"
     TIMEOUT="${COLL_TIMEOUT:-300}" # per program run
     # MIN_BYTES=0: the C probes (bench/c/osu_coll.c) also time 0-count calls (a 0-byte
     # row); the Rust example takes no such argument.

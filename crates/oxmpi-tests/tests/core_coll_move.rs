@@ -39,7 +39,7 @@ fn gather_and_gatherv_every_algorithm() {
     group(
         "gather",
         "OXMPI_GATHER_ALGORITHM",
-        &["binomial", "linear", "auto"],
+        &["binomial", "linear", "shm", "auto"],
         &[],
     );
 }
@@ -49,7 +49,7 @@ fn scatter_and_scatterv_every_algorithm() {
     group(
         "scatter",
         "OXMPI_SCATTER_ALGORITHM",
-        &["binomial", "linear", "auto"],
+        &["binomial", "linear", "shm", "auto"],
         &[],
     );
 }
@@ -62,6 +62,8 @@ fn allgather_and_allgatherv_every_algorithm() {
         &["ring", "recursive_doubling", "bruck", "shm", "auto"],
         &[],
     );
+    // Allgatherv with an allgather's layout takes allgather's shared-memory path.
+    group("allgather", "OXMPI_ALLGATHERV_ALGORITHM", &["shm"], &[]);
 }
 
 #[test]

@@ -49,6 +49,8 @@ const PROFILES: &[&[(&str, &str)]] = &[
     &[
         ("OXMPI_REDUCE_ALGORITHM", "shm"),
         ("OXMPI_ALLREDUCE_ALGORITHM", "shm"),
+        ("OXMPI_REDUCE_SCATTER_ALGORITHM", "shm"),
+        ("OXMPI_REDUCE_SCATTER_BLOCK_ALGORITHM", "shm"),
     ],
 ];
 

@@ -509,9 +509,16 @@ fn run_allgatherv(cx: &mut Ctx) {
         (Ty::int(), Ty::int()),
     ] {
         for k in cx.counts(sk.per == 1) {
-            for in_place in [false, true] {
+            // Uniform: equal counts at the displacements of an allgather (a path of its own).
+            for (in_place, uniform) in [(false, false), (true, false), (false, true), (true, true)]
+            {
                 let case = cx.next();
-                let (counts, displs, total) = v_layout(n, k, 2);
+                let (counts, displs, total) = if uniform {
+                    let n = n as usize;
+                    (vec![k; n], (0..n).map(|i| i * k).collect(), n * k)
+                } else {
+                    v_layout(n, k, 2)
+                };
                 let mine = data(seed(case, rank, 0), counts[rank as usize]);
                 let mut send = sk.alloc(counts[rank as usize]);
                 sk.place(&mut send, 0, &mine);

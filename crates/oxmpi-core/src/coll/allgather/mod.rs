@@ -71,12 +71,20 @@ pub const SHM_MAX_2: usize = 2 * 1024;
 /// Allgatherv's algorithms.
 pub(crate) static V_TABLE: Table = Table {
     op: "allgatherv",
-    algorithms: &[Algorithm {
-        name: "ring",
-        applies: "any counts",
-        runs: always,
-        instead: None,
-    }],
+    algorithms: &[
+        Algorithm {
+            name: "ring",
+            applies: "any counts",
+            runs: always,
+            instead: None,
+        },
+        Algorithm {
+            name: "shm",
+            applies: "blocking calls within one host with an allgather's layout",
+            runs: never,
+            instead: None,
+        },
+    ],
     default: |_| "ring",
 };
 
@@ -338,6 +346,46 @@ pub unsafe fn allgatherv(
         Some(sendtype),
         None,
     )?;
+    // Equal counts at an allgather's displacements (what OSU's osu_allgatherv and
+    // many programs pass; every rank sees the same arrays): allgather's shared-memory path.
+    const CALL: &str = "MPI_Allgatherv";
+    let n = comm.size() as usize;
+    let c = recvcounts.first().copied().unwrap_or(0);
+    let uniform = !comm.is_inter()
+        && recvcounts.len() >= n
+        && displs.len() >= n
+        && (0..n)
+            .all(|i| recvcounts[i] == c && c.checked_mul(i).map(|d| d as isize) == Some(displs[i]))
+        && util::check_type(CALL, "recvtype", recvtype).is_ok()
+        && n.checked_mul(c)
+            .is_some_and(|t| util::check_count(CALL, "recvcounts", t, recvtype).is_ok())
+        && (sendbuf.is_none()
+            || (util::check_type(CALL, "sendtype", sendtype).is_ok()
+                && util::check_count(CALL, "sendcount", sendcount, sendtype).is_ok()
+                && util::packed_len(sendcount, sendtype) == util::packed_len(c, recvtype)));
+    let blk = if uniform {
+        util::packed_len(c, recvtype)
+    } else {
+        0
+    };
+    if uniform && blk == 0 {
+        // Zero-byte blocks everywhere (every rank sees the same counts): nothing to move.
+        return Ok(());
+    }
+    if blk > 0 {
+        let forced = super::select::forced("allgatherv")?;
+        if let Some(sess) = super::shm::acquire(
+            comm,
+            super::shm::want(forced, blk <= if n == 2 { SHM_MAX_2 } else { SHM_MAX }),
+        )? {
+            // SAFETY: forwarded caller contract; arguments checked above (block i at i * c).
+            unsafe {
+                super::shm::allgather(sess, sendbuf, sendcount, sendtype, recvbuf, c, recvtype)
+            };
+            super::select::ran("allgatherv", "shm");
+            return Ok(());
+        }
+    }
     super::run(
         schedule_v(
             "MPI_Allgatherv",

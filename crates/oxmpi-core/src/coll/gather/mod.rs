@@ -17,7 +17,7 @@ use crate::datatype::Datatype;
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::request::Request;
 
-use super::select::{always, Algorithm, Shape, Table};
+use super::select::{always, never, Algorithm, Shape, Table};
 
 /// Gather's algorithms (see [`super::select`]); `bytes`: one rank's block.
 pub(crate) static TABLE: Table = Table {
@@ -33,6 +33,12 @@ pub(crate) static TABLE: Table = Table {
             name: "linear",
             applies: "any size (large blocks on small communicators)",
             runs: always,
+            instead: None,
+        },
+        Algorithm {
+            name: "shm",
+            applies: "blocking gather within one host, blocks up to 64 KiB",
+            runs: never,
             instead: None,
         },
     ],
@@ -238,6 +244,50 @@ pub unsafe fn gather(
         Some(sendtype),
         None,
     )?;
+    if !comm.is_inter() {
+        let local = Side {
+            present: sendbuf.is_some(),
+            count: sendcount,
+            dt: sendtype,
+            count_arg: "sendcount",
+            type_arg: "sendtype",
+        };
+        let at_root = Side {
+            present: true,
+            count: recvcount,
+            dt: recvtype,
+            count_arg: "recvcount",
+            type_arg: "recvtype",
+        };
+        // Argument errors are reported by the schedule below.
+        if let Ok(blk) = check_rooted("MPI_Gather", comm, root, &local, &at_root, true) {
+            if blk == 0 {
+                // Zero-byte blocks on every rank (the signatures match): nothing to do.
+                return Ok(());
+            }
+            let want = super::shm::want(super::select::forced("gather")?, true);
+            if super::shm::rooted_fits(blk) {
+                if let Some(sess) = super::shm::acquire(comm, want)? {
+                    super::select::ran("gather", "shm");
+                    // SAFETY: forwarded caller contract; the arguments were checked above.
+                    unsafe {
+                        super::shm::gather(
+                            sess,
+                            sendbuf,
+                            sendcount,
+                            sendtype,
+                            recvbuf,
+                            recvcount,
+                            recvtype,
+                            root as usize,
+                            blk,
+                        )
+                    };
+                    return Ok(());
+                }
+            }
+        }
+    }
     super::run(
         schedule(
             "MPI_Gather",

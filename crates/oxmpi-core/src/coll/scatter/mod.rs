@@ -18,7 +18,7 @@ use crate::datatype::Datatype;
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::request::Request;
 
-use super::select::{always, Algorithm, Shape, Table};
+use super::select::{always, never, Algorithm, Shape, Table};
 
 /// Scatter's algorithms (see [`super::select`]); `bytes`: one rank's block.
 pub(crate) static TABLE: Table = Table {
@@ -34,6 +34,12 @@ pub(crate) static TABLE: Table = Table {
             name: "linear",
             applies: "any size (large blocks on small communicators)",
             runs: always,
+            instead: None,
+        },
+        Algorithm {
+            name: "shm",
+            applies: "blocking scatter within one host, blocks up to 64 KiB",
+            runs: never,
             instead: None,
         },
     ],
@@ -163,6 +169,50 @@ pub unsafe fn scatter(
         Some(recvtype),
         None,
     )?;
+    if !comm.is_inter() {
+        let local = Side {
+            present: recvbuf.is_some(),
+            count: recvcount,
+            dt: recvtype,
+            count_arg: "recvcount",
+            type_arg: "recvtype",
+        };
+        let at_root = Side {
+            present: true,
+            count: sendcount,
+            dt: sendtype,
+            count_arg: "sendcount",
+            type_arg: "sendtype",
+        };
+        // Argument errors are reported by the schedule below.
+        if let Ok(blk) = check_rooted("MPI_Scatter", comm, root, &local, &at_root, false) {
+            if blk == 0 {
+                // Zero-byte blocks on every rank (the signatures match): nothing to do.
+                return Ok(());
+            }
+            let want = super::shm::want(super::select::forced("scatter")?, true);
+            if super::shm::rooted_fits(blk) {
+                if let Some(sess) = super::shm::acquire(comm, want)? {
+                    super::select::ran("scatter", "shm");
+                    // SAFETY: forwarded caller contract; the arguments were checked above.
+                    unsafe {
+                        super::shm::scatter(
+                            sess,
+                            sendbuf,
+                            sendcount,
+                            sendtype,
+                            recvbuf,
+                            recvcount,
+                            recvtype,
+                            root as usize,
+                            blk,
+                        )
+                    };
+                    return Ok(());
+                }
+            }
+        }
+    }
     super::run(
         schedule(
             "MPI_Scatter",

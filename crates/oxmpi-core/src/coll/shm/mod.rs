@@ -1,7 +1,8 @@
 //! Shared-memory collectives for intracommunicators whose members all share one
 //! host (after MPICH's ch4 "release/gather" and Open MPI's coll/sm): blocking
-//! barrier, bcast, reduce, allreduce, allgather and alltoall (blocks that fit a
-//! slot half together) move data through one memory
+//! barrier, bcast, reduce, allreduce, reduce_scatter(_block), allgather,
+//! alltoall (blocks that fit a slot half together), gather and scatter (blocks
+//! that fit a slot half each) move data through one memory
 //! area per communicator instead of point-to-point messages. Non-blocking
 //! collectives keep using schedules.
 //!
@@ -77,6 +78,8 @@ mod alltoall;
 mod barrier;
 mod bcast;
 mod reduce;
+mod reduce_scatter;
+mod rooted;
 
 pub(crate) use allgather::allgather;
 pub(crate) use allreduce::allreduce;
@@ -85,6 +88,8 @@ pub(crate) use barrier::barrier;
 pub(crate) use bcast::bcast;
 pub(crate) use reduce::chunk_elems;
 pub(crate) use reduce::reduce;
+pub(crate) use reduce_scatter::reduce_scatter;
+pub(crate) use rooted::{fits as rooted_fits, gather, scatter};
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;

@@ -1,0 +1,98 @@
+//! Reduce_scatter (and reduce_scatter_block): every rank copies a chunk of its
+//! whole input (the span of up to `k` elements) into its slot and raises its
+//! flag; once all flags are up, each rank folds, in rank order, the part of the
+//! chunk that falls in its own block straight from the slots into its receive
+//! buffer, and reports `done`. One synchronization per chunk, each element
+//! computed once, all ranks reducing in parallel.
+//!
+//! MPI_IN_PLACE: the input is the receive buffer, and block elements land before
+//! (or at) their input position; every input element up to the end of the
+//! current chunk is already in our slot, so the folds never overwrite input that
+//! is still to be copied.
+use super::reduce::fold_into;
+use super::{copy, Counter, Session};
+use crate::coll::util::span_len;
+use crate::datatype::Datatype;
+use crate::error::Result;
+use crate::op::Op;
+
+/// # Safety
+/// The input (`sendbuf`, or `recvbuf` when it is `None`: MPI_IN_PLACE) holds
+/// `sum(counts)` elements of `dt` and `recvbuf` `counts[rank]`; `disp` is the
+/// prefix sum of `counts` (n + 1 entries, the same on every rank); `k` is
+/// `chunk_elems(sum(counts), dt)`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn reduce_scatter(
+    mut sess: Session<'_>,
+    sendbuf: Option<*const u8>,
+    recvbuf: *mut u8,
+    disp: &[usize],
+    k: usize,
+    dt: &Datatype,
+    op: &Op,
+) -> Result<()> {
+    let mut cx = sess.ctx();
+    let (n, me) = (cx.n, cx.me);
+    let total = disp[n];
+    let (mine, mine_end) = (disp[me], disp[me + 1]);
+    let ext = dt.extent().max(0) as usize;
+    let input = sendbuf
+        .unwrap_or(recvbuf as *const u8)
+        .wrapping_offset(dt.true_lb());
+    let out = recvbuf.wrapping_offset(dt.true_lb());
+    let mut temp = if dt.is_contiguous() {
+        Vec::new()
+    } else {
+        vec![0u8; span_len(k.min(mine_end - mine), dt)]
+    };
+    let mut result = Ok(());
+    let mut e0 = 0;
+    while e0 < total {
+        let c = k.min(total - e0);
+        let s = cx.next();
+        cx.wait_free(s);
+        // SAFETY: our input span of elements [e0, e0 + c) is readable; the slot half
+        // holds CHUNK >= its span and nobody reads it before our flag.
+        unsafe {
+            copy(
+                input.wrapping_add(e0 * ext),
+                cx.area().slot(me, s),
+                span_len(c, dt),
+            )
+        };
+        cx.set(Counter::Flag, s);
+        cx.ring_when_complete(Counter::Flag, s, None);
+        cx.wait_all(Counter::Flag, s);
+        cx.learn(s - 1);
+        // Our block's elements in this chunk.
+        let (lo, hi) = (mine.max(e0), mine_end.min(e0 + c));
+        if lo < hi {
+            let area = cx.area();
+            let at = (lo - e0) * ext;
+            let src = |j: usize| area.slot(j, s).wrapping_add(at) as *const u8;
+            let bc = hi - lo;
+            let t = if temp.is_empty() {
+                &mut temp[..]
+            } else {
+                &mut temp[..span_len(bc, dt)]
+            };
+            // Slots hold published spans of `c` elements (Acquire in wait_all); elements [lo, hi) start at `at` in each.
+            // SAFETY: the receive buffer holds block elements [lo - mine, hi - mine) and, in place, only input already in our slot is there; `t` is empty or their span.
+            unsafe {
+                fold_into(
+                    n,
+                    src,
+                    out.wrapping_add((lo - mine) * ext),
+                    t,
+                    bc,
+                    dt,
+                    op,
+                    &mut result,
+                )
+            };
+        }
+        cx.set_done(s);
+        e0 += c;
+    }
+    result
+}
