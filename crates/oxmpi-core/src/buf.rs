@@ -454,6 +454,90 @@ impl<'a, D: ?Sized> Lent<'a, D> {
     }
 }
 
+/// The engine's [`BufScope`] while one operation over buffers borrowed for `'a` starts
+/// (made only by [`start_kept`] and [`lend`], for the one call of a closure generic over
+/// `'x`, with `'a: 'x`): it records the request entered, which the caller checks is the
+/// one the closure returned before handing it to the keeper of `'a`.
+pub struct Lending<'x, 'a: 'x> {
+    entered: std::cell::Cell<Option<Request>>,
+    extra: std::cell::Cell<bool>,
+    /// Invariant in 'x (the closure cannot pick a shorter one to lend its locals for);
+    /// 'a is there for the bound `'a: 'x` the closure may rely on.
+    _life: PhantomData<(std::cell::Cell<&'x ()>, &'a ())>,
+}
+
+// SAFETY: a `Lending` exists only during the call of a closure generic over 'x (`start_kept`), so the memory borrowed for 'x is the lent buffer or borrowed for 'a, and the one request entered is handed to a `BufScope<'a>` keeper (anything else aborts).
+unsafe impl<'x, 'a: 'x> BufScope<'x> for Lending<'x, 'a> {
+    fn enter(&self, r: Request) {
+        if self.entered.get().is_some() {
+            self.extra.set(true);
+        } else {
+            self.entered.set(Some(r));
+        }
+    }
+}
+
+/// Starts one operation over buffers borrowed for `'a` (shared ones, which `start`
+/// captures) and hands its request to `keeper` before returning it with what `start`
+/// returned. `start` gets the engine scope to start it with, for a lifetime `'x` of its
+/// own (`'a: 'x`), so it keeps nothing borrowed for it. If `start` entered a request
+/// other than the one it returned (or more than one), the process aborts, naming
+/// `call`: a request over `'a` memory that no keeper holds may not run on.
+pub fn start_kept<'a, K: BufScope<'a> + ?Sized, X>(
+    keeper: &K,
+    call: &str,
+    start: impl for<'x> FnOnce(&'x Lending<'x, 'a>) -> Result<(Request, X)>,
+) -> Result<(Request, X)> {
+    let w = Lending {
+        entered: std::cell::Cell::new(None),
+        extra: std::cell::Cell::new(false),
+        _life: PhantomData,
+    };
+    let r = start(&w);
+    let raw = r.as_ref().ok().map(|x| x.0);
+    let ok = !w.extra.get()
+        && match (w.entered.get(), raw) {
+            (None, _) => true,
+            (Some(e), Some(r)) => e == r,
+            (Some(_), None) => false,
+        };
+    if !ok {
+        eprintln!(
+            "oxmpi: internal error: {call} started a request its scope does not hold; aborting"
+        );
+        std::process::abort();
+    }
+    let r = r?;
+    keeper.enter(r.0);
+    Ok(r)
+}
+
+/// As [`start_kept`], lending `buf` (exclusively borrowed for `'a`) to the operation:
+/// `start` gets it back, for its own `'x`, to start the operation over, and the
+/// returned [`Lent`] gives it back once the engine is done with it. This is the one
+/// place where an exclusive borrow is handed to an in-flight operation: the keeper holds
+/// the request until it is settled, before `'a` can end.
+pub fn lend<'a, D: ?Sized, K: BufScope<'a> + ?Sized, X>(
+    buf: &'a mut D,
+    keeper: &K,
+    call: &str,
+    start: impl for<'x> FnOnce(&'x Lending<'x, 'a>, &'x mut D) -> Result<(Request, X)>,
+) -> Result<(Lent<'a, D>, X)> {
+    let ptr: *mut D = buf;
+    let (raw, x) = start_kept(keeper, call, |w| {
+        // SAFETY: `ptr` is `buf`, reborrowed for the call of `start` only (its 'x cannot be kept); afterwards only the operation, held by `keeper`, and the `Lent` reach it.
+        start(w, unsafe { &mut *ptr })
+    })?;
+    Ok((
+        Lent {
+            raw,
+            ptr,
+            _borrow: PhantomData,
+        },
+        x,
+    ))
+}
+
 /// The scope of the operations [`LentBox::lend`]'s closure starts: it records the
 /// requests entered, which the [`LentBox`] settles before the memory it lends is freed.
 pub struct Capture<'x> {

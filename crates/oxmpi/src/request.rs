@@ -124,89 +124,59 @@ impl<'a, D: ?Sized> Data<'a, D> {
     }
 }
 
-/// The engine's [`BufScope`](oxmpi_core::buf::BufScope) while one immediate operation
-/// over buffers borrowed for `'a` starts (see [`immediate_ref`], [`immediate_mut`]):
-/// only those functions make one, and they register the request it saw entered with
-/// the API's [`Scope<'a>`] before returning.
-pub(crate) struct Start<'a> {
-    entered: Cell<Option<Raw>>,
-    extra: Cell<bool>,
-    _life: PhantomData<Cell<&'a ()>>,
-}
+/// The engine's [`BufScope`](oxmpi_core::buf::BufScope) while one immediate or
+/// persistent operation over buffers borrowed for `'a` starts (see [`immediate_ref`],
+/// [`immediate_mut`], [`persistent_mut`]): core's [`Lending`](oxmpi_core::buf::Lending),
+/// which hands the request it saw entered to the API's [`Scope<'a>`] (through [`Held`]).
+pub(crate) type Start<'a> = oxmpi_core::buf::Lending<'a, 'a>;
 
-// SAFETY: `immediate_ref`/`immediate_mut`, the only makers of a `Start`, check that at
-// most one request was entered, that it is the one the start returned, and register it
-// with a `Scope<'a>` at once (aborting otherwise); a scope waits for its requests (or
-// aborts the process, when ended by a panic) before 'a can end.
-unsafe impl<'a> oxmpi_core::buf::BufScope<'a> for Start<'a> {
+/// A [`Scope<'a>`] as the keeper core's [`lend`](oxmpi_core::buf::lend) hands the request
+/// to: the scope holds it (`in_flight`), or, for `'static` buffers, needs not.
+struct Held<'s, S>(&'s S);
+
+// SAFETY: `Scope<'a>`'s contract: no request registered with (held by) the scope outlives 'a.
+unsafe impl<'a, S: Scope<'a>> oxmpi_core::buf::BufScope<'a> for Held<'_, S> {
     fn enter(&self, r: Raw) {
-        if self.entered.get().is_some() {
-            self.extra.set(true);
-        } else {
-            self.entered.set(Some(r));
-        }
-    }
-}
-
-impl Start<'_> {
-    fn new() -> Self {
-        Start {
-            entered: Cell::new(None),
-            extra: Cell::new(false),
-            _life: PhantomData,
-        }
-    }
-
-    /// Checks that the start entered nothing but `raw` (what its buffers' safety rests on).
-    fn only(&self, raw: Option<Raw>, call: &str) {
-        let ok = !self.extra.get()
-            && match (self.entered.get(), raw) {
-                (None, _) => true,
-                (Some(e), Some(r)) => e == r,
-                (Some(_), None) => false,
-            };
-        if !ok {
-            // A request over 'a buffers that no scope knows of: nothing may run on.
-            eprintln!(
-                "oxmpi: internal error: {call} started a request its scope does not hold; aborting"
-            );
-            std::process::abort();
+        self.0.register();
+        if let Some(held) = self.0.in_flight() {
+            held.enter(r);
         }
     }
 }
 
 /// Starts one immediate operation whose buffers are shared borrows for `'a` (`buf`, and
 /// any `'a` buffers `f` captures): `f` starts it with the engine scope it is given, and
-/// its request is registered with `scope`. The request hands `buf` back at completion.
+/// its request is held by `scope`. The request hands `buf` back at completion.
 pub(crate) fn immediate_ref<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
     buf: &'a D,
     call: &'static str,
     scope: Sc,
-    f: impl FnOnce(&Start<'a>) -> Result<Raw>,
+    f: impl for<'x> FnOnce(&'x oxmpi_core::buf::Lending<'x, 'a>) -> Result<Raw>,
 ) -> Result<Request<'a, D, Sc, T>> {
-    let w = Start::new();
-    let r = f(&w);
-    w.only(r.as_ref().ok().copied(), call);
-    Ok(Request::wrap(r?, Data::Shared(buf), None, call, scope))
+    let (raw, ()) = oxmpi_core::buf::start_kept(&Held(&scope), call, |w| Ok((f(w)?, ())))?;
+    Ok(Request::new(raw, Data::Shared(buf), None, call, scope))
 }
 
-/// As [`immediate_ref`] for an exclusively borrowed buffer, which `f` gets back to start
-/// the operation over, with the target (from that buffer) to check on completion.
+/// As [`immediate_ref`] for an exclusively borrowed buffer, which core lends to the
+/// operation (`f` gets it back to start the operation over), with the target (from
+/// that buffer) to check on completion.
 pub(crate) fn immediate_mut<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
     buf: &'a mut D,
     call: &'static str,
     scope: Sc,
-    f: impl FnOnce(&Start<'a>, &'a mut D) -> Result<(Raw, Option<RecvTarget>)>,
+    f: impl for<'x> FnOnce(
+        &'x oxmpi_core::buf::Lending<'x, 'a>,
+        &'x mut D,
+    ) -> Result<(Raw, Option<RecvTarget>)>,
 ) -> Result<Request<'a, D, Sc, T>> {
-    let p: *mut D = buf;
-    let w = Start::new();
-    // SAFETY: `p` is `buf` itself, handed on: the exclusive borrow for 'a goes to `f`, and the request reads through `p` only once the operation `f` started completed.
-    let r = f(&w, unsafe { &mut *p });
-    w.only(r.as_ref().ok().map(|x| x.0), call);
-    let (raw, recv) = r?;
-    // SAFETY: `p` is `buf`, whose only user from now on is the operation of `raw` (checked by `only`), which `wrap` has `scope` hold.
-    let lent = unsafe { Lent::new(raw, p) };
-    Ok(Request::wrap(raw, Data::Lent(lent), recv, call, scope))
+    let (lent, recv) = oxmpi_core::buf::lend(buf, &Held(&scope), call, f)?;
+    Ok(Request::new(
+        lent.raw(),
+        Data::Lent(lent),
+        recv,
+        call,
+        scope,
+    ))
 }
 
 impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> fmt::Debug for Request<'a, D, S, T> {
@@ -234,19 +204,16 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Drop for Request<'a, D, S, T>
 }
 
 impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
-    /// Wraps an engine request over `data` and has `scope` hold it: the scope settles
-    /// it (waits for it) at its end if nobody completed it.
-    pub(crate) fn wrap(
+    /// Wraps an engine request over `data` that `scope` already holds (core's
+    /// `start_kept`/`lend` handed it over): the scope settles it (waits for it) at its
+    /// end if nobody completed it.
+    fn new(
         raw: Raw,
         data: Data<'a, D>,
         recv: Option<RecvTarget>,
         call: &'static str,
         scope: S,
     ) -> Self {
-        scope.register();
-        if let Some(held) = scope.in_flight() {
-            held.enter(raw);
-        }
         Request {
             raw,
             data: Some(data),
@@ -264,7 +231,8 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
     /// `request` must be an active, non-persistent engine request, not used elsewhere
     /// afterwards, whose buffers are `data` (or outlive `'a`).
     pub unsafe fn from_raw(request: Raw, data: &'a D, scope: S) -> Self {
-        Self::wrap(request, Data::Shared(data), None, "MPI_Wait", scope)
+        oxmpi_core::buf::BufScope::enter(&Held(&scope), request);
+        Self::new(request, Data::Shared(data), None, "MPI_Wait", scope)
     }
 
     /// Takes the request apart and returns its parts.
@@ -402,7 +370,8 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
         S2: Scope<'b>,
     {
         let (raw, data, recv, call, _, keep) = self.into_parts();
-        let mut r = Request::wrap(raw, data, recv, call, scope);
+        oxmpi_core::buf::BufScope::enter(&Held(&scope), raw);
+        let mut r = Request::new(raw, data, recv, call, scope);
         r.keep = keep;
         r
     }
@@ -1061,18 +1030,16 @@ pub(crate) fn persistent_mut<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
     buf: &'a mut D,
     call: &'static str,
     scope: Sc,
-    f: impl FnOnce(&Start<'a>, &'a mut D) -> Result<(Raw, Option<RecvTarget>)>,
+    f: impl for<'x> FnOnce(
+        &'x oxmpi_core::buf::Lending<'x, 'a>,
+        &'x mut D,
+    ) -> Result<(Raw, Option<RecvTarget>)>,
 ) -> Result<PersistentRequest<'a, D, Sc, T>> {
     let p: *mut D = buf;
-    let w = Start::new();
-    // SAFETY: as in `immediate_mut`: `p` is `buf`, handed on to `f` for 'a; the request reads through `p` only while no run is active.
-    let r = f(&w, unsafe { &mut *p });
-    w.only(r.as_ref().ok().map(|x| x.0), call);
-    let (raw, recv) = r?;
-    scope.register();
-    if let Some(held) = scope.in_flight() {
-        held.enter(raw);
-    }
+    let (raw, recv) = oxmpi_core::buf::start_kept(&Held(&scope), call, |w| {
+        // SAFETY: `p` is `buf`, reborrowed for the call of `f` only (its 'x cannot be kept); the request reads through `p` only while no run is active.
+        f(w, unsafe { &mut *p })
+    })?;
     Ok(PersistentRequest {
         raw,
         data: p as *const D,
