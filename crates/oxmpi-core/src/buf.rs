@@ -538,6 +538,114 @@ pub fn lend<'a, D: ?Sized, K: BufScope<'a> + ?Sized, X>(
     ))
 }
 
+/// A buffer exclusively borrowed for `'a` and lent to a persistent request, whose runs
+/// use it: made by [`lend_persistent`]. It starts runs ([`start`](Standing::start)) and
+/// completes them ([`wait`](Standing::wait), [`test`](Standing::test)), so it knows when
+/// none is going, and only then hands out the buffer ([`get`](Standing::get),
+/// [`get_mut`](Standing::get_mut)). The request stays the engine's until its owner
+/// frees it; the keeper it was handed to settles it before `'a` ends.
+pub struct Standing<'a, D: ?Sized> {
+    raw: Request,
+    ptr: *mut D,
+    active: bool,
+    _borrow: PhantomData<&'a mut D>,
+}
+
+// SAFETY: as `Lent`: a `Standing` stands for the `&'a mut D` it was made from.
+unsafe impl<D: ?Sized + Send + Sync> Send for Standing<'_, D> {}
+// SAFETY: `&Standing` reaches the buffer only as `&D` while no run is going (`get`).
+unsafe impl<D: ?Sized + Send + Sync> Sync for Standing<'_, D> {}
+
+impl<D: ?Sized> std::fmt::Debug for Standing<'_, D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Standing")
+            .field("raw", &self.raw)
+            .field("active", &self.active)
+            .finish()
+    }
+}
+
+/// As [`lend`], for a persistent request that `start` initializes over `buf`: the
+/// returned [`Standing`] runs it and lends the buffer back between runs.
+pub fn lend_persistent<'a, D: ?Sized, K: BufScope<'a> + ?Sized, X>(
+    buf: &'a mut D,
+    keeper: &K,
+    call: &str,
+    start: impl for<'x> FnOnce(&'x Lending<'x, 'a>, &'x mut D) -> Result<(Request, X)>,
+) -> Result<(Standing<'a, D>, X)> {
+    let (lent, x) = lend(buf, keeper, call, start)?;
+    Ok((
+        Standing {
+            raw: lent.raw,
+            ptr: lent.ptr,
+            active: false,
+            _borrow: PhantomData,
+        },
+        x,
+    ))
+}
+
+impl<D: ?Sized> Standing<'_, D> {
+    /// Frees the request (`MPI_Request_free`); a run still going goes on (and the
+    /// buffer stays the engine's: the keeper settles it).
+    pub fn free(&mut self) -> Result<()> {
+        crate::pt2pt::request_free(&mut self.raw)
+    }
+
+    /// Whether a run is going (started, not completed).
+    pub fn is_active(&self) -> bool {
+        self.active
+    }
+
+    /// Starts a run (`MPI_Start`); an MPI_ERR_REQUEST error naming `call` if one is going.
+    pub fn start(&mut self, call: &str) -> Result<()> {
+        if self.active {
+            return Err(MpiError::arg(
+                ErrorClass::Request,
+                "MPI_Start",
+                "request",
+                format!("the {call} request is already active"),
+            ));
+        }
+        crate::pt2pt::start(&mut self.raw)?;
+        self.active = true;
+        Ok(())
+    }
+
+    /// Waits for the run (`MPI_Wait`; an empty status if none is going). The run is
+    /// over either way; returns whether one was going, with the status.
+    pub fn wait(&mut self) -> (bool, Result<crate::Status>) {
+        let st = crate::pt2pt::wait(&mut self.raw);
+        (std::mem::replace(&mut self.active, false), st)
+    }
+
+    /// Tests the run (`MPI_Test`): `Ok(None)` while it goes on (an empty status if
+    /// none is going); the run is over after `Ok(Some)` or an error.
+    pub fn test(&mut self) -> Result<Option<crate::Status>> {
+        if !self.active {
+            return Ok(Some(crate::Status::EMPTY));
+        }
+        let r = crate::pt2pt::test(&mut self.raw);
+        if !matches!(r, Ok(None)) {
+            self.active = false;
+        }
+        r
+    }
+
+    /// The buffer, while no run is going (the shared borrow keeps one from starting).
+    pub fn get(&self) -> Option<&D> {
+        // SAFETY: no run is going, so the engine does not use the buffer, borrowed exclusively for 'a (`lend`).
+        (!self.active).then(|| unsafe { &*self.ptr })
+    }
+
+    /// The buffer, writable, while no run is going (the exclusive borrow keeps one from
+    /// starting).
+    pub fn get_mut(&mut self) -> Option<&mut D> {
+        // SAFETY: as `get`, for the exclusive borrow of `self`.
+        (!self.active).then(|| unsafe { &mut *self.ptr })
+    }
+}
+
 /// The scope of the operations [`LentBox::lend`]'s closure starts: it records the
 /// requests entered, which the [`LentBox`] settles before the memory it lends is freed.
 pub struct Capture<'x> {

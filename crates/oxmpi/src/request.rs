@@ -37,7 +37,7 @@ use std::marker::PhantomData;
 
 use std::sync::Arc;
 
-use oxmpi_core::buf::{InFlight, Lent};
+use oxmpi_core::buf::{InFlight, Lent, Standing};
 use oxmpi_core::pt2pt;
 use oxmpi_core::Request as Raw;
 
@@ -995,11 +995,10 @@ pub struct PersistentRequest<
     S: Scope<'a> = StaticScope,
     T: ThreadSafety = Unthreaded,
 > {
-    raw: Raw,
-    data: *const D,
+    /// The request and the buffer its runs use, lent to it (core's `Standing`).
+    runs: Standing<'a, D>,
     recv: Option<RecvTarget>,
     call: &'static str,
-    active: bool,
     /// The scope holds the request (`persistent_mut`); kept so that the request cannot
     /// leave the scope's closure.
     _scope: S,
@@ -1016,9 +1015,8 @@ impl<K: ?Sized> Keep for K {}
 impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> fmt::Debug for PersistentRequest<'a, D, S, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PersistentRequest")
-            .field("raw", &self.raw)
+            .field("runs", &self.runs)
             .field("call", &self.call)
-            .field("active", &self.active)
             .finish()
     }
 }
@@ -1035,17 +1033,11 @@ pub(crate) fn persistent_mut<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
         &'x mut D,
     ) -> Result<(Raw, Option<RecvTarget>)>,
 ) -> Result<PersistentRequest<'a, D, Sc, T>> {
-    let p: *mut D = buf;
-    let (raw, recv) = oxmpi_core::buf::start_kept(&Held(&scope), call, |w| {
-        // SAFETY: `p` is `buf`, reborrowed for the call of `f` only (its 'x cannot be kept); the request reads through `p` only while no run is active.
-        f(w, unsafe { &mut *p })
-    })?;
+    let (runs, recv) = oxmpi_core::buf::lend_persistent(buf, &Held(&scope), call, f)?;
     Ok(PersistentRequest {
-        raw,
-        data: p as *const D,
+        runs,
         recv,
         call,
-        active: false,
         _scope: scope,
         keep: None,
         phantom: PhantomData,
@@ -1061,20 +1053,12 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> PersistentRequest<'a, D, S, T
     /// [`start`](Self::start), reporting errors (a run still going is an
     /// MPI_ERR_REQUEST error).
     pub fn try_start(&mut self) -> Result<()> {
-        if self.active {
-            return Err(Error::new(
-                crate::error::ErrorClass::Request,
-                format!("MPI_Start: the {} request is already active", self.call),
-            ));
-        }
-        pt2pt::start(&mut self.raw)?;
-        self.active = true;
-        Ok(())
+        Ok(self.runs.start(self.call)?)
     }
 
     /// Whether a run is going (started, not yet completed).
     pub fn is_active(&self) -> bool {
-        self.active
+        self.runs.is_active()
     }
 
     /// Waits for the run to finish (`MPI_Wait`); an empty status if none is going.
@@ -1085,8 +1069,7 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> PersistentRequest<'a, D, S, T
 
     /// [`wait`](Self::wait), reporting errors. The run is complete either way.
     pub fn try_wait(&mut self) -> Result<Status> {
-        let st = pt2pt::wait(&mut self.raw);
-        let was = std::mem::replace(&mut self.active, false);
+        let (was, st) = self.runs.wait();
         let st = st?;
         if was {
             self.check_run(&st)?;
@@ -1101,19 +1084,14 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> PersistentRequest<'a, D, S, T
 
     /// [`test`](Self::test), reporting errors.
     pub fn try_test(&mut self) -> Result<Option<Status>> {
-        if !self.active {
-            return Ok(Some(Status::from_core(oxmpi_core::Status::EMPTY)));
-        }
-        match pt2pt::test(&mut self.raw) {
-            Ok(None) => Ok(None),
-            Ok(Some(st)) => {
-                self.active = false;
-                self.check_run(&st)?;
+        let was = self.runs.is_active();
+        match self.runs.test()? {
+            None => Ok(None),
+            Some(st) => {
+                if was {
+                    self.check_run(&st)?;
+                }
                 Ok(Some(Status::from_core(st)))
-            }
-            Err(e) => {
-                self.active = false;
-                Err(e)
             }
         }
     }
@@ -1126,27 +1104,25 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> PersistentRequest<'a, D, S, T
 
     /// The buffer the runs write, while no run is going.
     pub fn data(&self) -> Option<&D> {
-        // SAFETY: no run is going, so the engine does not write the buffer, which this request borrows for 'a; the shared borrow of `self` keeps a run from starting.
-        (!self.active).then(|| unsafe { &*self.data })
+        self.runs.get()
     }
 
     /// The buffer the runs write, writable while no run is going (e.g. the root of a
     /// persistent broadcast puts the next value there).
     pub fn data_mut(&mut self) -> Option<&mut D> {
-        // SAFETY: no run is going, and the exclusive borrow of `self` keeps one from starting; the buffer was borrowed exclusively for 'a (`persistent_mut`).
-        (!self.active).then(|| unsafe { &mut *(self.data as *mut D) })
+        self.runs.get_mut()
     }
 }
 
 impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Drop for PersistentRequest<'a, D, S, T> {
     fn drop(&mut self) {
-        if self.active {
+        if self.runs.is_active() {
             if std::thread::panicking() {
                 // The scope sees the request still registered and aborts.
                 return;
             }
             let _ = self.try_wait();
         }
-        let _ = pt2pt::request_free(&mut self.raw);
+        let _ = self.runs.free();
     }
 }
