@@ -1053,7 +1053,7 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> PersistentRequest<'a, D, S, T
     /// [`start`](Self::start), reporting errors (a run still going is an
     /// MPI_ERR_REQUEST error).
     pub fn try_start(&mut self) -> Result<()> {
-        Ok(self.runs.start(self.call)?)
+        self.runs.start(self.call)
     }
 
     /// Whether a run is going (started, not yet completed).
