@@ -465,6 +465,198 @@ impl<'a, D: ?Sized> Lent<'a, D> {
     }
 }
 
+/// The engine's [`BufScope`] while one operation over buffers borrowed for `'a` starts
+/// (made only by [`start_kept`] and [`lend`], for the one call of a closure generic over
+/// `'x`, with `'a: 'x`): it records the request entered, which the caller checks is the
+/// one the closure returned before handing it to the keeper of `'a`.
+pub struct Lending<'x, 'a: 'x> {
+    entered: std::cell::Cell<Option<Request>>,
+    extra: std::cell::Cell<bool>,
+    /// Invariant in 'x (the closure cannot pick a shorter one to lend its locals for);
+    /// 'a is there for the bound `'a: 'x` the closure may rely on.
+    _life: PhantomData<(std::cell::Cell<&'x ()>, &'a ())>,
+}
+
+// SAFETY: a `Lending` exists only during the call of a closure generic over 'x (`start_kept`), so the memory borrowed for 'x is the lent buffer or borrowed for 'a, and the one request entered is handed to a `BufScope<'a>` keeper (anything else aborts).
+unsafe impl<'x, 'a: 'x> BufScope<'x> for Lending<'x, 'a> {
+    fn enter(&self, r: Request) {
+        if self.entered.get().is_some() {
+            self.extra.set(true);
+        } else {
+            self.entered.set(Some(r));
+        }
+    }
+}
+
+/// Starts one operation over buffers borrowed for `'a` (shared ones, which `start`
+/// captures) and hands its request to `keeper` before returning it with what `start`
+/// returned. `start` gets the engine scope to start it with, for a lifetime `'x` of its
+/// own (`'a: 'x`), so it keeps nothing borrowed for it. If `start` entered a request
+/// other than the one it returned (or more than one), the process aborts, naming
+/// `call`: a request over `'a` memory that no keeper holds may not run on.
+pub fn start_kept<'a, K: BufScope<'a> + ?Sized, X>(
+    keeper: &K,
+    call: &str,
+    start: impl for<'x> FnOnce(&'x Lending<'x, 'a>) -> Result<(Request, X)>,
+) -> Result<(Request, X)> {
+    let w = Lending {
+        entered: std::cell::Cell::new(None),
+        extra: std::cell::Cell::new(false),
+        _life: PhantomData,
+    };
+    let r = start(&w);
+    let raw = r.as_ref().ok().map(|x| x.0);
+    let ok = !w.extra.get()
+        && match (w.entered.get(), raw) {
+            (None, _) => true,
+            (Some(e), Some(r)) => e == r,
+            (Some(_), None) => false,
+        };
+    if !ok {
+        eprintln!(
+            "oxmpi: internal error: {call} started a request its scope does not hold; aborting"
+        );
+        std::process::abort();
+    }
+    let r = r?;
+    keeper.enter(r.0);
+    Ok(r)
+}
+
+/// As [`start_kept`], lending `buf` (exclusively borrowed for `'a`) to the operation:
+/// `start` gets it back, for its own `'x`, to start the operation over, and the
+/// returned [`Lent`] gives it back once the engine is done with it. This is the one
+/// place where an exclusive borrow is handed to an in-flight operation: the keeper holds
+/// the request until it is settled, before `'a` can end.
+pub fn lend<'a, D: ?Sized, K: BufScope<'a> + ?Sized, X>(
+    buf: &'a mut D,
+    keeper: &K,
+    call: &str,
+    start: impl for<'x> FnOnce(&'x Lending<'x, 'a>, &'x mut D) -> Result<(Request, X)>,
+) -> Result<(Lent<'a, D>, X)> {
+    let ptr: *mut D = buf;
+    let (raw, x) = start_kept(keeper, call, |w| {
+        // SAFETY: `ptr` is `buf`, reborrowed for the call of `start` only (its 'x cannot be kept); afterwards only the operation, held by `keeper`, and the `Lent` reach it.
+        start(w, unsafe { &mut *ptr })
+    })?;
+    Ok((
+        Lent {
+            raw,
+            ptr,
+            _borrow: PhantomData,
+        },
+        x,
+    ))
+}
+
+/// A buffer exclusively borrowed for `'a` and lent to a persistent request, whose runs
+/// use it: made by [`lend_persistent`]. It starts runs ([`start`](Standing::start)) and
+/// completes them ([`wait`](Standing::wait), [`test`](Standing::test)), so it knows when
+/// none is going, and only then hands out the buffer ([`get`](Standing::get),
+/// [`get_mut`](Standing::get_mut)). The request stays the engine's until its owner
+/// frees it; the keeper it was handed to settles it before `'a` ends.
+pub struct Standing<'a, D: ?Sized> {
+    raw: Request,
+    ptr: *mut D,
+    active: bool,
+    _borrow: PhantomData<&'a mut D>,
+}
+
+// SAFETY: as `Lent`: a `Standing` stands for the `&'a mut D` it was made from.
+unsafe impl<D: ?Sized + Send + Sync> Send for Standing<'_, D> {}
+// SAFETY: `&Standing` reaches the buffer only as `&D` while no run is going (`get`).
+unsafe impl<D: ?Sized + Send + Sync> Sync for Standing<'_, D> {}
+
+impl<D: ?Sized> std::fmt::Debug for Standing<'_, D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Standing")
+            .field("raw", &self.raw)
+            .field("active", &self.active)
+            .finish()
+    }
+}
+
+/// As [`lend`], for a persistent request that `start` initializes over `buf`: the
+/// returned [`Standing`] runs it and lends the buffer back between runs.
+pub fn lend_persistent<'a, D: ?Sized, K: BufScope<'a> + ?Sized, X>(
+    buf: &'a mut D,
+    keeper: &K,
+    call: &str,
+    start: impl for<'x> FnOnce(&'x Lending<'x, 'a>, &'x mut D) -> Result<(Request, X)>,
+) -> Result<(Standing<'a, D>, X)> {
+    let (lent, x) = lend(buf, keeper, call, start)?;
+    Ok((
+        Standing {
+            raw: lent.raw,
+            ptr: lent.ptr,
+            active: false,
+            _borrow: PhantomData,
+        },
+        x,
+    ))
+}
+
+impl<D: ?Sized> Standing<'_, D> {
+    /// Frees the request (`MPI_Request_free`); a run still going goes on (and the
+    /// buffer stays the engine's: the keeper settles it).
+    pub fn free(&mut self) -> Result<()> {
+        crate::pt2pt::request_free(&mut self.raw)
+    }
+
+    /// Whether a run is going (started, not completed).
+    pub fn is_active(&self) -> bool {
+        self.active
+    }
+
+    /// Starts a run (`MPI_Start`); an MPI_ERR_REQUEST error naming `call` if one is going.
+    pub fn start(&mut self, call: &str) -> Result<()> {
+        if self.active {
+            return Err(MpiError::arg(
+                ErrorClass::Request,
+                "MPI_Start",
+                "request",
+                format!("the {call} request is already active"),
+            ));
+        }
+        crate::pt2pt::start(&mut self.raw)?;
+        self.active = true;
+        Ok(())
+    }
+
+    /// Waits for the run (`MPI_Wait`; an empty status if none is going). The run is
+    /// over either way; returns whether one was going, with the status.
+    pub fn wait(&mut self) -> (bool, Result<crate::Status>) {
+        let st = crate::pt2pt::wait(&mut self.raw);
+        (std::mem::replace(&mut self.active, false), st)
+    }
+
+    /// Tests the run (`MPI_Test`): `Ok(None)` while it goes on (an empty status if
+    /// none is going); the run is over after `Ok(Some)` or an error.
+    pub fn test(&mut self) -> Result<Option<crate::Status>> {
+        if !self.active {
+            return Ok(Some(crate::Status::EMPTY));
+        }
+        let r = crate::pt2pt::test(&mut self.raw);
+        if !matches!(r, Ok(None)) {
+            self.active = false;
+        }
+        r
+    }
+
+    /// The buffer, while no run is going (the shared borrow keeps one from starting).
+    pub fn get(&self) -> Option<&D> {
+        // SAFETY: no run is going, so the engine does not use the buffer, borrowed exclusively for 'a (`lend`).
+        (!self.active).then(|| unsafe { &*self.ptr })
+    }
+
+    /// The buffer, writable, while no run is going (the exclusive borrow keeps one from
+    /// starting).
+    pub fn get_mut(&mut self) -> Option<&mut D> {
+        // SAFETY: as `get`, for the exclusive borrow of `self`.
+        (!self.active).then(|| unsafe { &mut *self.ptr })
+    }
+}
+
 /// The scope of the operations [`LentBox::lend`]'s closure starts: it records the
 /// requests entered, which the [`LentBox`] settles before the memory it lends is freed.
 pub struct Capture<'x> {

@@ -2534,7 +2534,7 @@ pub trait Root: AsCommunicator {
             return Err(not_root(CALL, "the root must call gather_init_root"));
         }
         persistent_mut(sendbuf, CALL, scope, |w, sendbuf| {
-            let sendbuf: &'a S = sendbuf;
+            let sendbuf: &S = sendbuf;
             let s = typed_in(sendbuf);
             started(do_gather(comm, root, &s, None, Mode::Persistent(w)), None)
         })
@@ -2619,7 +2619,7 @@ pub trait Root: AsCommunicator {
             ));
         }
         persistent_mut(sendbuf, CALL, scope, |w, sendbuf| {
-            let sendbuf: &'a S = sendbuf;
+            let sendbuf: &S = sendbuf;
             let s = typed_in(sendbuf);
             started(do_gatherv(comm, root, &s, None, Mode::Persistent(w)), None)
         })
@@ -2880,7 +2880,7 @@ pub trait Root: AsCommunicator {
         }
         let core_op = op.as_core_op();
         let mut req = persistent_mut(sendbuf, CALL, scope, |w, sendbuf| {
-            let sendbuf: &'a S = sendbuf;
+            let sendbuf: &S = sendbuf;
             let s = typed_in(sendbuf);
             started(
                 do_reduce(comm, root, &s, None, &core_op, Mode::Persistent(w)),

@@ -37,7 +37,7 @@ use std::marker::PhantomData;
 
 use std::sync::Arc;
 
-use oxmpi_core::buf::{InFlight, Lent};
+use oxmpi_core::buf::{InFlight, Lent, Standing};
 use oxmpi_core::pt2pt;
 use oxmpi_core::Request as Raw;
 
@@ -124,89 +124,59 @@ impl<'a, D: ?Sized> Data<'a, D> {
     }
 }
 
-/// The engine's [`BufScope`](oxmpi_core::buf::BufScope) while one immediate operation
-/// over buffers borrowed for `'a` starts (see [`immediate_ref`], [`immediate_mut`]):
-/// only those functions make one, and they register the request it saw entered with
-/// the API's [`Scope<'a>`] before returning.
-pub(crate) struct Start<'a> {
-    entered: Cell<Option<Raw>>,
-    extra: Cell<bool>,
-    _life: PhantomData<Cell<&'a ()>>,
-}
+/// The engine's [`BufScope`](oxmpi_core::buf::BufScope) while one immediate or
+/// persistent operation over buffers borrowed for `'a` starts (see [`immediate_ref`],
+/// [`immediate_mut`], [`persistent_mut`]): core's [`Lending`](oxmpi_core::buf::Lending),
+/// which hands the request it saw entered to the API's [`Scope<'a>`] (through [`Held`]).
+pub(crate) type Start<'a> = oxmpi_core::buf::Lending<'a, 'a>;
 
-// SAFETY: `immediate_ref`/`immediate_mut`, the only makers of a `Start`, check that at
-// most one request was entered, that it is the one the start returned, and register it
-// with a `Scope<'a>` at once (aborting otherwise); a scope waits for its requests (or
-// aborts the process, when ended by a panic) before 'a can end.
-unsafe impl<'a> oxmpi_core::buf::BufScope<'a> for Start<'a> {
+/// A [`Scope<'a>`] as the keeper core's [`lend`](oxmpi_core::buf::lend) hands the request
+/// to: the scope holds it (`in_flight`), or, for `'static` buffers, needs not.
+struct Held<'s, S>(&'s S);
+
+// SAFETY: `Scope<'a>`'s contract: no request registered with (held by) the scope outlives 'a.
+unsafe impl<'a, S: Scope<'a>> oxmpi_core::buf::BufScope<'a> for Held<'_, S> {
     fn enter(&self, r: Raw) {
-        if self.entered.get().is_some() {
-            self.extra.set(true);
-        } else {
-            self.entered.set(Some(r));
-        }
-    }
-}
-
-impl Start<'_> {
-    fn new() -> Self {
-        Start {
-            entered: Cell::new(None),
-            extra: Cell::new(false),
-            _life: PhantomData,
-        }
-    }
-
-    /// Checks that the start entered nothing but `raw` (what its buffers' safety rests on).
-    fn only(&self, raw: Option<Raw>, call: &str) {
-        let ok = !self.extra.get()
-            && match (self.entered.get(), raw) {
-                (None, _) => true,
-                (Some(e), Some(r)) => e == r,
-                (Some(_), None) => false,
-            };
-        if !ok {
-            // A request over 'a buffers that no scope knows of: nothing may run on.
-            eprintln!(
-                "oxmpi: internal error: {call} started a request its scope does not hold; aborting"
-            );
-            std::process::abort();
+        self.0.register();
+        if let Some(held) = self.0.in_flight() {
+            held.enter(r);
         }
     }
 }
 
 /// Starts one immediate operation whose buffers are shared borrows for `'a` (`buf`, and
 /// any `'a` buffers `f` captures): `f` starts it with the engine scope it is given, and
-/// its request is registered with `scope`. The request hands `buf` back at completion.
+/// its request is held by `scope`. The request hands `buf` back at completion.
 pub(crate) fn immediate_ref<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
     buf: &'a D,
     call: &'static str,
     scope: Sc,
-    f: impl FnOnce(&Start<'a>) -> Result<Raw>,
+    f: impl for<'x> FnOnce(&'x oxmpi_core::buf::Lending<'x, 'a>) -> Result<Raw>,
 ) -> Result<Request<'a, D, Sc, T>> {
-    let w = Start::new();
-    let r = f(&w);
-    w.only(r.as_ref().ok().copied(), call);
-    Ok(Request::wrap(r?, Data::Shared(buf), None, call, scope))
+    let (raw, ()) = oxmpi_core::buf::start_kept(&Held(&scope), call, |w| Ok((f(w)?, ())))?;
+    Ok(Request::new(raw, Data::Shared(buf), None, call, scope))
 }
 
-/// As [`immediate_ref`] for an exclusively borrowed buffer, which `f` gets back to start
-/// the operation over, with the target (from that buffer) to check on completion.
+/// As [`immediate_ref`] for an exclusively borrowed buffer, which core lends to the
+/// operation (`f` gets it back to start the operation over), with the target (from
+/// that buffer) to check on completion.
 pub(crate) fn immediate_mut<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
     buf: &'a mut D,
     call: &'static str,
     scope: Sc,
-    f: impl FnOnce(&Start<'a>, &'a mut D) -> Result<(Raw, Option<RecvTarget>)>,
+    f: impl for<'x> FnOnce(
+        &'x oxmpi_core::buf::Lending<'x, 'a>,
+        &'x mut D,
+    ) -> Result<(Raw, Option<RecvTarget>)>,
 ) -> Result<Request<'a, D, Sc, T>> {
-    let p: *mut D = buf;
-    let w = Start::new();
-    // SAFETY: `p` is `buf` itself, handed on: the exclusive borrow for 'a goes to `f`, and the request reads through `p` only once the operation `f` started completed.
-    let r = f(&w, unsafe { &mut *p });
-    w.only(r.as_ref().ok().map(|x| x.0), call);
-    let (raw, recv) = r?;
-    // SAFETY: `p` is `buf`, whose only user from now on is the operation of `raw` (checked by `only`), which `wrap` has `scope` hold.
-    let lent = unsafe { Lent::new(raw, p) };
-    Ok(Request::wrap(raw, Data::Lent(lent), recv, call, scope))
+    let (lent, recv) = oxmpi_core::buf::lend(buf, &Held(&scope), call, f)?;
+    Ok(Request::new(
+        lent.raw(),
+        Data::Lent(lent),
+        recv,
+        call,
+        scope,
+    ))
 }
 
 impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> fmt::Debug for Request<'a, D, S, T> {
@@ -234,19 +204,16 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Drop for Request<'a, D, S, T>
 }
 
 impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
-    /// Wraps an engine request over `data` and has `scope` hold it: the scope settles
-    /// it (waits for it) at its end if nobody completed it.
-    pub(crate) fn wrap(
+    /// Wraps an engine request over `data` that `scope` already holds (core's
+    /// `start_kept`/`lend` handed it over): the scope settles it (waits for it) at its
+    /// end if nobody completed it.
+    fn new(
         raw: Raw,
         data: Data<'a, D>,
         recv: Option<RecvTarget>,
         call: &'static str,
         scope: S,
     ) -> Self {
-        scope.register();
-        if let Some(held) = scope.in_flight() {
-            held.enter(raw);
-        }
         Request {
             raw,
             data: Some(data),
@@ -264,7 +231,8 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
     /// `request` must be an active, non-persistent engine request, not used elsewhere
     /// afterwards, whose buffers are `data` (or outlive `'a`).
     pub unsafe fn from_raw(request: Raw, data: &'a D, scope: S) -> Self {
-        Self::wrap(request, Data::Shared(data), None, "MPI_Wait", scope)
+        oxmpi_core::buf::BufScope::enter(&Held(&scope), request);
+        Self::new(request, Data::Shared(data), None, "MPI_Wait", scope)
     }
 
     /// Takes the request apart and returns its parts.
@@ -402,7 +370,8 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
         S2: Scope<'b>,
     {
         let (raw, data, recv, call, _, keep) = self.into_parts();
-        let mut r = Request::wrap(raw, data, recv, call, scope);
+        oxmpi_core::buf::BufScope::enter(&Held(&scope), raw);
+        let mut r = Request::new(raw, data, recv, call, scope);
         r.keep = keep;
         r
     }
@@ -1050,11 +1019,10 @@ pub struct PersistentRequest<
     S: Scope<'a> = StaticScope,
     T: ThreadSafety = Unthreaded,
 > {
-    raw: Raw,
-    data: *const D,
+    /// The request and the buffer its runs use, lent to it (core's `Standing`).
+    runs: Standing<'a, D>,
     recv: Option<RecvTarget>,
     call: &'static str,
-    active: bool,
     /// The scope holds the request (`persistent_mut`); kept so that the request cannot
     /// leave the scope's closure.
     _scope: S,
@@ -1071,9 +1039,8 @@ impl<K: ?Sized> Keep for K {}
 impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> fmt::Debug for PersistentRequest<'a, D, S, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PersistentRequest")
-            .field("raw", &self.raw)
+            .field("runs", &self.runs)
             .field("call", &self.call)
-            .field("active", &self.active)
             .finish()
     }
 }
@@ -1085,24 +1052,16 @@ pub(crate) fn persistent_mut<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
     buf: &'a mut D,
     call: &'static str,
     scope: Sc,
-    f: impl FnOnce(&Start<'a>, &'a mut D) -> Result<(Raw, Option<RecvTarget>)>,
+    f: impl for<'x> FnOnce(
+        &'x oxmpi_core::buf::Lending<'x, 'a>,
+        &'x mut D,
+    ) -> Result<(Raw, Option<RecvTarget>)>,
 ) -> Result<PersistentRequest<'a, D, Sc, T>> {
-    let p: *mut D = buf;
-    let w = Start::new();
-    // SAFETY: as in `immediate_mut`: `p` is `buf`, handed on to `f` for 'a; the request reads through `p` only while no run is active.
-    let r = f(&w, unsafe { &mut *p });
-    w.only(r.as_ref().ok().map(|x| x.0), call);
-    let (raw, recv) = r?;
-    scope.register();
-    if let Some(held) = scope.in_flight() {
-        held.enter(raw);
-    }
+    let (runs, recv) = oxmpi_core::buf::lend_persistent(buf, &Held(&scope), call, f)?;
     Ok(PersistentRequest {
-        raw,
-        data: p as *const D,
+        runs,
         recv,
         call,
-        active: false,
         _scope: scope,
         keep: None,
         phantom: PhantomData,
@@ -1118,20 +1077,12 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> PersistentRequest<'a, D, S, T
     /// [`start`](Self::start), reporting errors (a run still going is an
     /// MPI_ERR_REQUEST error).
     pub fn try_start(&mut self) -> Result<()> {
-        if self.active {
-            return Err(Error::new(
-                crate::error::ErrorClass::Request,
-                format!("MPI_Start: the {} request is already active", self.call),
-            ));
-        }
-        pt2pt::start(&mut self.raw)?;
-        self.active = true;
-        Ok(())
+        self.runs.start(self.call)
     }
 
     /// Whether a run is going (started, not yet completed).
     pub fn is_active(&self) -> bool {
-        self.active
+        self.runs.is_active()
     }
 
     /// Waits for the run to finish (`MPI_Wait`); an empty status if none is going.
@@ -1142,8 +1093,7 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> PersistentRequest<'a, D, S, T
 
     /// [`wait`](Self::wait), reporting errors. The run is complete either way.
     pub fn try_wait(&mut self) -> Result<Status> {
-        let st = pt2pt::wait(&mut self.raw);
-        let was = std::mem::replace(&mut self.active, false);
+        let (was, st) = self.runs.wait();
         let st = st?;
         if was {
             self.check_run(&st)?;
@@ -1158,19 +1108,14 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> PersistentRequest<'a, D, S, T
 
     /// [`test`](Self::test), reporting errors.
     pub fn try_test(&mut self) -> Result<Option<Status>> {
-        if !self.active {
-            return Ok(Some(Status::from_core(oxmpi_core::Status::EMPTY)));
-        }
-        match pt2pt::test(&mut self.raw) {
-            Ok(None) => Ok(None),
-            Ok(Some(st)) => {
-                self.active = false;
-                self.check_run(&st)?;
+        let was = self.runs.is_active();
+        match self.runs.test()? {
+            None => Ok(None),
+            Some(st) => {
+                if was {
+                    self.check_run(&st)?;
+                }
                 Ok(Some(Status::from_core(st)))
-            }
-            Err(e) => {
-                self.active = false;
-                Err(e)
             }
         }
     }
@@ -1183,27 +1128,25 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> PersistentRequest<'a, D, S, T
 
     /// The buffer the runs write, while no run is going.
     pub fn data(&self) -> Option<&D> {
-        // SAFETY: no run is going, so the engine does not write the buffer, which this request borrows for 'a; the shared borrow of `self` keeps a run from starting.
-        (!self.active).then(|| unsafe { &*self.data })
+        self.runs.get()
     }
 
     /// The buffer the runs write, writable while no run is going (e.g. the root of a
     /// persistent broadcast puts the next value there).
     pub fn data_mut(&mut self) -> Option<&mut D> {
-        // SAFETY: no run is going, and the exclusive borrow of `self` keeps one from starting; the buffer was borrowed exclusively for 'a (`persistent_mut`).
-        (!self.active).then(|| unsafe { &mut *(self.data as *mut D) })
+        self.runs.get_mut()
     }
 }
 
 impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Drop for PersistentRequest<'a, D, S, T> {
     fn drop(&mut self) {
-        if self.active {
+        if self.runs.is_active() {
             if std::thread::panicking() {
                 // The scope sees the request still registered and aborts.
                 return;
             }
             let _ = self.try_wait();
         }
-        let _ = pt2pt::request_free(&mut self.raw);
+        let _ = self.runs.free();
     }
 }
