@@ -363,25 +363,19 @@ pub(super) fn boot(
         .unwrap_or(1);
     let oversubscribed = local.len() > cpus;
     let env_u32 = |k: &str| std::env::var(k).ok().and_then(|v| v.parse().ok());
-    // Oversubscribed, a wait looks at its rings once and sleeps on its
-    // doorbell: a rank that yields stays runnable and competes with the
-    // ranks it waits for (50 yields a wait made Ialltoallv and Allreduce on
-    // 5 ranks on 2 cores 2-7x slower than sleeping at once; the peer's ring
-    // wakes the sleeper, no timer).
+    // Oversubscribed, a wait polls only a few times before it yields: a
+    // spinning rank holds the core that the rank it waits for needs.
     let spin = env_u32("OXMPI_SPIN").unwrap_or(if oversubscribed { 4 } else { 20_000 });
-    // Up to two ranks a core, a few yields first do pay: the rank waited for is
-    // usually the other one on this core, and a yield runs it at once where a
-    // doorbell sleep costs a wake-up (4 ranks on 2 cores under load 15:
-    // allreduce 8-128 B 27-111 us with no yields, 10 with 20, Open MPI 7-12;
-    // allgather 22-33 -> 8). More crowded, the yields only feed other ranks
-    // that are not the one awaited (16 on 2 cores: slower with them).
-    let yields = env_u32("OXMPI_YIELDS").unwrap_or(if !oversubscribed {
-        10
-    } else if local.len() <= 2 * cpus {
-        20
-    } else {
-        0
-    });
+    // Oversubscribed, a few yields first do pay: the rank waited for is
+    // usually runnable on this core, and a yield runs it at once where a
+    // doorbell sleep costs a futex wait, a wake-up call and often an idle core
+    // woken (4 ranks on 2 cores under load 15: allreduce 8-128 B 27-111 us
+    // with no yields, 10 with 20, Open MPI 7-12; allgather 22-33 -> 8; 8 ranks
+    // on 2 cores with the machine to themselves: barrier 44-46 -> 8-9 us,
+    // Open MPI 12-13; see bench/PROFILE.md, over20). Where another program
+    // holds the core a yield feeds it a whole slice: the waits' yield gate
+    // (`wait.rs`) then sleeps at once for a while.
+    let yields = env_u32("OXMPI_YIELDS").unwrap_or(if oversubscribed { 20 } else { 10 });
 
     let world_group: Arc<[u32]> = (0..size).collect();
     let appnum = pmi.as_ref().map(|p| p.appnum()).unwrap_or(0);
@@ -405,6 +399,7 @@ pub(super) fn boot(
         local_of,
         oversubscribed,
         idle_tests: std::sync::atomic::AtomicU32::new(0),
+        yield_gate: Default::default(),
         has_tcp: AtomicBool::new(tcp.is_some()),
         state: Mutex::new(State::new(rank, paths, shm, tcp)),
         bell,

@@ -122,6 +122,9 @@ pub struct Engine {
     /// Consecutive test-like calls (MPI_Test, MPI_Iprobe, MPI_Parrived...)
     /// that found nothing, for [`Engine::with_progress_test`].
     idle_tests: std::sync::atomic::AtomicU32,
+    /// Whether blocking waits yield before they sleep (closed a while after a
+    /// yield that gave the core to another program).
+    yield_gate: wait::YieldGate,
 }
 
 static ENGINE: OnceLock<Engine> = OnceLock::new();

@@ -3,6 +3,7 @@
 //! idle ranks on a loaded machine do not burn cores.
 
 use super::*;
+use std::sync::atomic::AtomicU64;
 
 /// Waits until one of `fds` is readable (or writable, where asked) or `timeout` passes.
 fn poll_readable(fds: &[(std::os::fd::RawFd, bool)], timeout: Duration) {
@@ -52,7 +53,75 @@ fn fds_ready(fds: &[(std::os::fd::RawFd, bool)]) -> bool {
     unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, 0) > 0 }
 }
 
+/// A `sched_yield` that took longer than this probably gave the core to another
+/// program for one of its scheduler slices (0.7-3 ms): on a crowded core our own
+/// ranks' turns in a collective take a few µs each (16 ranks on 2 cores: a round
+/// of 8 turns, 20-40 µs). A rank of ours busy computing, or starting up, can
+/// hold the core as long; the short [`YIELD_BACKOFF`] bounds what such a false
+/// alarm costs.
+const SLOW_YIELD: Duration = Duration::from_micros(500);
+/// After a slow yield, waits skip their yield phase and sleep on the doorbell
+/// at once for this long (then try yielding again). 100 ms made 8 ranks on 2
+/// cores run their whole barrier loop in the sleeping mode after a slow yield
+/// at start-up (18 µs a barrier instead of 8-9).
+const YIELD_BACKOFF: Duration = Duration::from_millis(10);
+
+/// Nanoseconds on a process-wide monotonic clock.
+fn now_ns() -> u64 {
+    static EPOCH: OnceLock<std::time::Instant> = OnceLock::new();
+    EPOCH
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_nanos() as u64
+}
+
+/// Whether the yield phase of blocking waits pays on this host now.
+///
+/// A wait yields (between polls) before it sleeps on the doorbell because a
+/// yield to a rank of ours that is runnable on the same core costs a third of
+/// a sleep and wake-up (no futex calls, no wake-up of another core, the core
+/// never idles): 8 ranks on 2 cores, barrier 44 -> 8-9 µs. But when other
+/// programs hold the cores, a yield hands the core to one of them for a whole
+/// slice, while a rank asleep on its doorbell is woken (and preferred by the
+/// scheduler) as soon as its peer rings. So a yield that comes back late
+/// closes the gate: the waits of the next [`YIELD_BACKOFF`] sleep at once.
+#[derive(Debug, Default)]
+pub(crate) struct YieldGate {
+    /// [`now_ns`] before which waits do not yield.
+    closed_until: AtomicU64,
+}
+
+impl YieldGate {
+    /// Whether a wait may yield at `now` (ns).
+    pub(crate) fn open(&self, now: u64) -> bool {
+        now >= self.closed_until.load(Ordering::Relaxed)
+    }
+
+    /// Records a yield from `start` to `end` (ns): whether it came back in
+    /// time; if not, the gate closes for [`YIELD_BACKOFF`].
+    pub(crate) fn record(&self, start: u64, end: u64) -> bool {
+        if end.saturating_sub(start) <= SLOW_YIELD.as_nanos() as u64 {
+            return true;
+        }
+        self.closed_until
+            .fetch_max(end + YIELD_BACKOFF.as_nanos() as u64, Ordering::Relaxed);
+        false
+    }
+}
+
 impl Engine {
+    /// One yield of a wait's yield phase: `false`, having yielded or not, when
+    /// the wait should sleep now instead (the gate is closed, or this yield
+    /// came back late: see [`YieldGate`]).
+    fn gated_yield(&self) -> bool {
+        let start = now_ns();
+        if !self.yield_gate.open(start) {
+            return false;
+        }
+        std::thread::yield_now();
+        self.yield_gate.record(start, now_ns())
+    }
+
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -195,14 +264,21 @@ impl Engine {
                 // taken by other programs), a spin that never yields burns
                 // the whole time slice (milliseconds) before the peer runs.
                 // On an idle core sched_yield returns at once.
+                // A yield that gave the core to another program for a slice
+                // (the gate, [`YieldGate`]) ends the spin: then the rank
+                // sleeps, and its peer's ring wakes it at once, where spinning
+                // on lost each yield a slice (IMB PingPong/Sendrecv/Exchange
+                // on 2 ranks under load 17: 8-18 s spinning, 0.4 s sleeping).
                 spins = spins.wrapping_add(1);
-                if spins.is_multiple_of(SPINS_PER_YIELD) {
-                    std::thread::yield_now();
+                if spins.is_multiple_of(SPINS_PER_YIELD) && !self.gated_yield() {
+                    idle = self.spin + self.yields;
                 }
                 continue;
             }
             if idle < self.spin + self.yields {
-                std::thread::yield_now();
+                if !self.gated_yield() {
+                    idle = self.spin + self.yields;
+                }
                 continue;
             }
             // A wait that sleeps is blocked, however few polls it made first (an
@@ -299,7 +375,7 @@ impl Engine {
     /// the progress engine now and then: spins briefly (progress every 32 looks),
     /// then yields (progress each time), then sleeps on this rank's doorbell for
     /// at most `max_sleep` (peers ring it when they publish what `ready` looks
-    /// for). On an oversubscribed host the spin is short: a collective hands over
+    /// for). On an oversubscribed host there is no spin: a collective hands over
     /// between ranks many times, and a spinning rank keeps the one it waits for
     /// off the CPU.
     pub(crate) fn wait_flag(&self, ready: impl FnMut() -> bool, max_sleep: Duration) {
@@ -318,8 +394,13 @@ impl Engine {
         extra: Option<&Doorbell>,
     ) {
         let mut idle: u32 = 0;
+        // Oversubscribed, no spin: a rank that runs keeps another off the
+        // core, and the one that publishes what we wait for is more likely
+        // waiting for a core than running (8 ranks on 2 cores, barrier: 11
+        // µs with 32 looks before the yields, 6-8 with none; 16 ranks 30 ->
+        // 20). `OXMPI_SPIN=0` skips even the one look.
         let spin = if self.oversubscribed {
-            self.spin.saturating_mul(8).min(256)
+            self.spin.min(1)
         } else {
             self.spin.saturating_mul(8)
         };
@@ -340,8 +421,17 @@ impl Engine {
                 // a call under load 10). A spinning rank keeps its core (the
                 // scheduler moves two spinning ranks apart); the yields and the
                 // doorbell sleep below follow the spin.
-                if self.oversubscribed && idle.is_multiple_of(32 * SPINS_PER_YIELD) {
-                    std::thread::yield_now();
+                // Where other programs hold the cores (the gate is closed),
+                // stop spinning and sleep.
+                if idle.is_multiple_of(32 * SPINS_PER_YIELD)
+                    && !(if self.oversubscribed {
+                        self.gated_yield()
+                    } else {
+                        self.yield_gate.open(now_ns())
+                    })
+                {
+                    idle = spin + yields;
+                    continue;
                 }
                 if idle.is_multiple_of(32) && self.poll(&mut |_| Some(())).1 {
                     idle = 0;
@@ -354,7 +444,9 @@ impl Engine {
                     watch.progressed();
                     idle = 0;
                 }
-                std::thread::yield_now();
+                if !self.gated_yield() {
+                    idle = spin + yields;
+                }
                 continue;
             }
             let ticket = self.bell.prepare_sleep();
@@ -442,5 +534,58 @@ impl Engine {
 fn serve_one_sided() {
     if crate::rma::AM_ACTIVE.load(Ordering::Acquire) {
         crate::rma::serve_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const US: u64 = 1_000;
+
+    #[test]
+    fn quick_yields_keep_the_gate_open() {
+        let g = YieldGate::default();
+        assert!(g.open(0));
+        let mut t = 0;
+        for _ in 0..1000 {
+            assert!(g.record(t, t + 5 * US));
+            t += 5 * US;
+            assert!(g.open(t));
+        }
+        // Exactly the threshold still counts as quick.
+        let slow = SLOW_YIELD.as_nanos() as u64;
+        assert!(g.record(t, t + slow));
+        assert!(g.open(t + slow));
+    }
+
+    #[test]
+    fn a_slow_yield_closes_the_gate_for_the_backoff_only() {
+        let g = YieldGate::default();
+        let (slow, back) = (
+            SLOW_YIELD.as_nanos() as u64,
+            YIELD_BACKOFF.as_nanos() as u64,
+        );
+        let start = 50 * US;
+        let end = start + slow + 1;
+        assert!(!g.record(start, end));
+        assert!(!g.open(end));
+        assert!(!g.open(end + back - 1));
+        assert!(g.open(end + back));
+        // A quick yield (another thread's) does not reopen it early, and an
+        // older slow one does not shorten a later closing.
+        let end2 = end + back / 2;
+        assert!(!g.record(end2 - slow - 1, end2));
+        assert!(g.record(end2, end2 + US));
+        assert!(!g.record(start, end));
+        assert!(!g.open(end + back));
+        assert!(g.open(end2 + back));
+    }
+
+    #[test]
+    fn a_clock_going_backwards_is_no_slow_yield() {
+        let g = YieldGate::default();
+        assert!(g.record(10 * US, 5 * US));
+        assert!(g.open(5 * US));
     }
 }
