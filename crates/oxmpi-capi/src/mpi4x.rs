@@ -864,8 +864,7 @@ unsafe fn copy_status(call: &'static str, src: *const c_int, dst: *mut c_int) ->
         if src.is_null() || dst.is_null() {
             return Err(bad(ErrorClass::Arg, call, "status", "is NULL"));
         }
-        // SAFETY: the C status, the Fortran status and the Fortran 2008 status are
-        // all MPI_F_STATUS_SIZE ints in the same order (source, tag, error, internal).
+        // SAFETY: the C status, the Fortran status and the Fortran 2008 status are all MPI_F_STATUS_SIZE ints in the same order (source, tag, error, internal).
         unsafe { std::ptr::copy_nonoverlapping(src, dst, MPI_F_STATUS_SIZE as usize) };
         Ok(())
     })

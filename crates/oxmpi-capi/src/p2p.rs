@@ -763,8 +763,7 @@ unsafe fn buffer_detach<C: Count>(buffer_addr: *mut c_void, size: *mut C) -> c_i
         // `buffer_addr` is a `void *` in C, so programs pass the address of whatever
         // variable they keep the buffer in, not always an aligned `void *` (MPICH's
         // own pt2pt tests pass an `int`'s): write the pointer unaligned.
-        // SAFETY: non-null (checked above) and, by the MPI contract, the address of
-        // pointer-sized writable storage that nothing else of this call touches.
+        // SAFETY: non-null (checked above) and, by the MPI contract, the address of pointer-sized writable storage that nothing else of this call touches.
         unsafe { (buffer_addr as *mut *mut c_void).write_unaligned(p as *mut c_void) };
         *s = C::saturating(n.min(i64::MAX as usize) as i64);
         Ok(())

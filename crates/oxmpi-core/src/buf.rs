@@ -439,8 +439,7 @@ impl<'a, D: ?Sized> Lent<'a, D> {
     /// [`crate::pt2pt::settle`]).
     pub fn reclaim(self) -> &'a mut D {
         crate::pt2pt::settle(self.raw);
-        // SAFETY: the operation of `raw`, the only user of the buffer (`new`'s
-        // contract), is over, so the exclusive borrow for 'a is ours again.
+        // SAFETY: the operation of `raw`, the only user of the buffer (`new`'s contract), is over, so the exclusive borrow for 'a is ours again.
         unsafe { &mut *self.ptr }
     }
 
@@ -802,8 +801,7 @@ pub fn pack(src: SendBuf<'_, '_>, outbuf: &mut [u8], position: &mut usize) -> Re
     let dt = src
         .dt
         .unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte));
-    // SAFETY: the descriptor's memory is readable for this call, and cannot overlap
-    // `outbuf`, which is exclusively borrowed.
+    // SAFETY: the descriptor's memory is readable for this call, and cannot overlap `outbuf`, which is exclusively borrowed.
     unsafe { crate::datatype::pack::pack_into(dt, src.ptr, src.count, outbuf, position) }
 }
 

@@ -117,8 +117,7 @@ impl Ring {
         }
         let len = ((word & !(PUBLISHED | SKIP)) as usize).min(slots as usize - index);
         let out = (index..index + len)
-            // SAFETY: the packet is published (its state word Acquired) and the
-            // producer writes none of its slots until `head` moves past them below.
+            // SAFETY: the packet is published (its state word Acquired) and the producer writes none of its slots until `head` moves past them below.
             .map(|i| self.payload[i].with(|p| unsafe { *p }))
             .collect();
         // SlotRelease: every slot of the packet reads "empty" again, then Release

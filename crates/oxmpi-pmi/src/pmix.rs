@@ -174,8 +174,7 @@ fn library_names() -> Vec<String> {
 }
 
 fn dlerror() -> String {
-    // SAFETY: dlerror returns NULL or a NUL-terminated string valid until the
-    // next dl* call on this thread; it is copied at once.
+    // SAFETY: dlerror returns NULL or a NUL-terminated string valid until the next dl* call on this thread; it is copied at once.
     unsafe {
         let e = libc::dlerror();
         if e.is_null() {
@@ -194,8 +193,7 @@ fn load() -> Result<Api, PmiError> {
             var: "OXMPI_PMIX_LIBRARY",
             problem: "contains a NUL byte".into(),
         })?;
-        // SAFETY: dlopen with a NUL-terminated name; loading libpmix runs its
-        // constructors, which only initialise the library itself.
+        // SAFETY: dlopen with a NUL-terminated name; loading libpmix runs its constructors, which only initialise the library itself.
         handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
         if !handle.is_null() {
             break;
@@ -225,8 +223,7 @@ fn load() -> Result<Api, PmiError> {
             Ok(p)
         }
     };
-    // SAFETY: each symbol is the PMIx function of that name, whose C
-    // prototype (pmix.h) the function pointer type repeats.
+    // SAFETY: each symbol is the PMIx function of that name, whose C prototype (pmix.h) the function pointer type repeats.
     unsafe {
         Ok(Api {
             init: std::mem::transmute::<*mut c_void, InitFn>(sym("PMIx_Init")?),
@@ -450,8 +447,7 @@ impl PmixClient {
             (std::ptr::null(), 0)
         };
         let mut out: *mut Value = std::ptr::null_mut();
-        // SAFETY: a valid proc, a NUL-terminated key, `ninfo` infos, and a
-        // place for the returned pointer.
+        // SAFETY: a valid proc, a NUL-terminated key, `ninfo` infos, and a place for the returned pointer.
         let rc = unsafe { (self.api.get)(&p, k.as_ptr(), infos, ninfo, &mut out) };
         if rc != PMIX_SUCCESS || out.is_null() {
             if optional {
@@ -509,8 +505,7 @@ impl PmixClient {
             ty: PMIX_STRING,
             data: [v.as_ptr() as u64, 0, 0],
         };
-        // SAFETY: a NUL-terminated key and a PMIX_STRING value whose string
-        // outlives the call (PMIx copies it).
+        // SAFETY: a NUL-terminated key and a PMIX_STRING value whose string outlives the call (PMIx copies it).
         let rc = unsafe { (self.api.put)(PMIX_GLOBAL, k.as_ptr(), &mut val) };
         self.check(rc, &format!("PMIx_Put {name}"))
     }
@@ -773,8 +768,7 @@ impl PmixClient {
                     });
                 }
                 let mut keys = [k.as_ptr() as *mut c_char, std::ptr::null_mut()];
-                // SAFETY: a NULL-terminated array of one NUL-terminated key,
-                // which PMIx only reads.
+                // SAFETY: a NULL-terminated array of one NUL-terminated key, which PMIx only reads.
                 let rc = unsafe { unpublish(keys.as_mut_ptr(), std::ptr::null(), 0) };
                 self.check(rc, &format!("PMIx_Unpublish of {service}"))
                     .map(|()| None)
@@ -879,8 +873,7 @@ impl PmixClient {
         };
         let mut results: *mut Info = std::ptr::null_mut();
         let mut nresults = 0usize;
-        // SAFETY: one query whose NULL-terminated key array and keys outlive
-        // the call; PMIx only reads them and fills `results`/`nresults`.
+        // SAFETY: one query whose NULL-terminated key array and keys outlive the call; PMIx only reads them and fills `results`/`nresults`.
         let rc = unsafe { query(&mut q, 1, &mut results, &mut nresults) };
         let mut names = Vec::new();
         if results.is_null() {
@@ -960,8 +953,7 @@ impl PmixClient {
         kill.key[..15].copy_from_slice(b"pmix.jctrl.kill");
         let mut results: *mut Info = std::ptr::null_mut();
         let mut nresults = 0usize;
-        // SAFETY: one valid target and one valid directive; PMIx fills
-        // `results`/`nresults`, released below.
+        // SAFETY: one valid target and one valid directive; PMIx fills `results`/`nresults`, released below.
         unsafe {
             job_control(&target, 1, &kill, 1, &mut results, &mut nresults);
             if !results.is_null() {

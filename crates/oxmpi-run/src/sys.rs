@@ -28,8 +28,7 @@ pub fn socketpair() -> io::Result<(OwnedFd, OwnedFd)> {
             fds.as_mut_ptr(),
         )
     })?;
-    // SAFETY: socketpair succeeded, so both descriptors are open and owned
-    // by nobody else.
+    // SAFETY: socketpair succeeded, so both descriptors are open and owned by nobody else.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
@@ -57,8 +56,7 @@ pub fn set_nonblocking(fd: &impl AsRawFd) -> io::Result<()> {
 /// Makes the child die with the launcher, keeps its PMI descriptor across
 /// exec and gives it an empty signal mask.
 pub fn prepare_child(pmi_fd: Option<RawFd>, launcher_pid: libc::pid_t) -> io::Result<()> {
-    // SAFETY: prctl(PR_SET_PDEATHSIG) takes a signal number and affects only
-    // the calling process.
+    // SAFETY: prctl(PR_SET_PDEATHSIG) takes a signal number and affects only the calling process.
     cvt(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) })?;
     // SAFETY: getppid has no preconditions.
     if unsafe { libc::getppid() } != launcher_pid {
@@ -67,14 +65,12 @@ pub fn prepare_child(pmi_fd: Option<RawFd>, launcher_pid: libc::pid_t) -> io::Re
         return Err(io::Error::from_raw_os_error(libc::ESRCH));
     }
     if let Some(pmi_fd) = pmi_fd {
-        // SAFETY: F_GETFD/F_SETFD on the inherited PMI descriptor, which the
-        // parent keeps open until after the spawn returns.
+        // SAFETY: F_GETFD/F_SETFD on the inherited PMI descriptor, which the parent keeps open until after the spawn returns.
         let flags = cvt(unsafe { libc::fcntl(pmi_fd, libc::F_GETFD) })?;
         // SAFETY: as above.
         cvt(unsafe { libc::fcntl(pmi_fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) })?;
     }
-    // SAFETY: an all-zero sigset_t is a valid argument for sigemptyset, which
-    // then initialises it; sigprocmask only reads it.
+    // SAFETY: an all-zero sigset_t is a valid argument for sigemptyset, which then initialises it; sigprocmask only reads it.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
@@ -98,8 +94,7 @@ pub fn setpgid(pid: libc::pid_t, pgid: libc::pid_t) {
 /// Sends `sig` to a process; errors (already gone) are ignored.
 pub fn kill(pid: libc::pid_t, sig: libc::c_int) {
     if pid > 0 {
-        // SAFETY: kill has no memory-safety preconditions; pid > 0 so this
-        // never targets our own group or every process.
+        // SAFETY: kill has no memory-safety preconditions; pid > 0 so this never targets our own group or every process.
         unsafe { libc::kill(pid, sig) };
     }
 }
@@ -107,8 +102,7 @@ pub fn kill(pid: libc::pid_t, sig: libc::c_int) {
 /// Sends `sig` to every process in group `pgid`.
 pub fn kill_group(pgid: libc::pid_t, sig: libc::c_int) {
     if pgid > 1 {
-        // SAFETY: as for kill; the negative pid selects the group and
-        // pgid > 1 rules out "every process" (-1).
+        // SAFETY: as for kill; the negative pid selects the group and pgid > 1 rules out "every process" (-1).
         unsafe { libc::kill(-pgid, sig) };
     }
 }
@@ -177,8 +171,7 @@ extern "C" fn on_signal(sig: libc::c_int) {
         return;
     }
     let byte = sig as u8;
-    // SAFETY: errno is thread-local; saving and restoring it keeps the interrupted code's view intact. write(2)
-    // is async-signal-safe and the pipe is non-blocking, so a full pipe just drops a redundant wakeup.
+    // SAFETY: errno is thread-local; saving and restoring it keeps the interrupted code's view intact. write(2) is async-signal-safe and the pipe is non-blocking, so a full pipe just drops a redundant wakeup.
     unsafe {
         let errno = *libc::__errno_location();
         libc::write(fd, (&byte as *const u8).cast(), 1);
@@ -192,8 +185,7 @@ extern "C" fn on_signal(sig: libc::c_int) {
 pub fn route_signals_to_pipe(write_fd: RawFd, signals: &[libc::c_int]) -> io::Result<()> {
     SIGNAL_PIPE.store(write_fd, Ordering::Relaxed);
     for &sig in signals {
-        // SAFETY: an all-zero sigaction is a valid starting point; we set the
-        // handler to a function that only performs async-signal-safe work.
+        // SAFETY: an all-zero sigaction is a valid starting point; we set the handler to a function that only performs async-signal-safe work.
         unsafe {
             let mut action: libc::sigaction = std::mem::zeroed();
             action.sa_sigaction = on_signal as *const () as libc::sighandler_t;
@@ -249,8 +241,7 @@ pub fn getpid() -> libc::pid_t {
 /// buffering so that `poll` readiness and what we read stay in step.
 pub fn read_fd(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
     loop {
-        // SAFETY: `buf` is a valid, exclusively borrowed byte buffer of the
-        // given length.
+        // SAFETY: `buf` is a valid, exclusively borrowed byte buffer of the given length.
         let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
         if n >= 0 {
             return Ok(n as usize);
@@ -265,8 +256,7 @@ pub fn read_fd(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
 /// This machine's host name, as gethostname(2) reports it.
 pub fn hostname() -> Option<String> {
     let mut buf = [0u8; 256];
-    // SAFETY: `buf` is valid for `buf.len()` bytes; the kernel writes a
-    // NUL-terminated name (truncated to fit).
+    // SAFETY: `buf` is valid for `buf.len()` bytes; the kernel writes a NUL-terminated name (truncated to fit).
     if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } != 0 {
         return None;
     }
@@ -299,8 +289,7 @@ pub fn inheritable_shared_words(
     bytes: usize,
 ) -> io::Result<(OwnedFd, &'static [std::sync::atomic::AtomicU64])> {
     let name = c"oxmpi-status";
-    // SAFETY: memfd_create takes a NUL-terminated name and flags; it returns a
-    // new descriptor or -1. No MFD_CLOEXEC: the ranks inherit it.
+    // SAFETY: memfd_create takes a NUL-terminated name and flags; it returns a new descriptor or -1. No MFD_CLOEXEC: the ranks inherit it.
     let fd = cvt(unsafe { libc::memfd_create(name.as_ptr(), 0) })?;
     // SAFETY: `fd` was just returned to us and is owned by nobody else.
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
@@ -343,8 +332,7 @@ pub fn monotonic_ms() -> u64 {
 /// The CPUs this process may run on (its affinity mask), in increasing
 /// order: the cores `--bind-to core` hands out to local ranks in turn.
 pub fn allowed_cpus() -> io::Result<Vec<usize>> {
-    // SAFETY: an all-zero cpu_set_t is the empty set; sched_getaffinity
-    // writes at most size_of::<cpu_set_t>() bytes into it.
+    // SAFETY: an all-zero cpu_set_t is the empty set; sched_getaffinity writes at most size_of::<cpu_set_t>() bytes into it.
     let set = unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         cvt(libc::sched_getaffinity(

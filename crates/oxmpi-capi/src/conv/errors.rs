@@ -312,8 +312,7 @@ pub unsafe fn out<'a, T>(call: &str, arg: &str, p: *mut T) -> R<&'a mut T> {
     if p.is_null() {
         return Err(bad(ErrorClass::Arg, call, arg, "is NULL"));
     }
-    // SAFETY: `p` is non-null (checked above), and by this function's contract
-    // aligned, valid for reads and writes, and unaliased for `'a`.
+    // SAFETY: `p` is non-null (checked above), and by this function's contract aligned, valid for reads and writes, and unaliased for `'a`.
     Ok(unsafe { &mut *p })
 }
 
@@ -331,8 +330,7 @@ pub unsafe fn array<'a, T>(call: &str, arg: &str, p: *const T, n: usize) -> R<&'
     if p.is_null() {
         return Err(bad(ErrorClass::Arg, call, arg, "is NULL"));
     }
-    // SAFETY: `p` is non-null and `n > 0` (checked above); by this function's
-    // contract it points to `n` valid `T`s, unwritten for `'a`.
+    // SAFETY: `p` is non-null and `n > 0` (checked above); by this function's contract it points to `n` valid `T`s, unwritten for `'a`.
     Ok(unsafe { std::slice::from_raw_parts(p, n) })
 }
 
@@ -349,8 +347,7 @@ pub unsafe fn array_mut<'a, T>(call: &str, arg: &str, p: *mut T, n: usize) -> R<
     if p.is_null() {
         return Err(bad(ErrorClass::Arg, call, arg, "is NULL"));
     }
-    // SAFETY: `p` is non-null and `n > 0` (checked above); by this function's
-    // contract it points to `n` `T`s we may read and write, unaliased for `'a`.
+    // SAFETY: `p` is non-null and `n > 0` (checked above); by this function's contract it points to `n` `T`s we may read and write, unaliased for `'a`.
     Ok(unsafe { std::slice::from_raw_parts_mut(p, n) })
 }
 

@@ -226,8 +226,7 @@ macro_rules! entry {
     (@one $f:ident, $cnt:ty, $dsp:ty, $adr:ty, ($($p:ident: $t:tt),*) => $body:ident($($arg:expr),*)) => {
         #[no_mangle]
         pub unsafe extern "C" fn $f($($p: $crate::conv::large::entry!(@ty $cnt, $dsp, $adr, $t)),*) -> std::ffi::c_int {
-            // SAFETY: the C caller's arguments, passed on: the shared body needs
-            // of them what this call's MPI contract demands.
+            // SAFETY: the C caller's arguments, passed on: the shared body needs of them what this call's MPI contract demands.
             unsafe { $body($($arg),*) }
         }
     };

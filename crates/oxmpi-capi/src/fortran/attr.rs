@@ -98,8 +98,7 @@ unsafe extern "C" fn copy_trampoline<const K: u8>(
     val_out: *mut c_void,
     flag: *mut c_int,
 ) -> c_int {
-    // SAFETY: `extra` is the FKeyval this file leaked for the keyval; the
-    // library passes its own locals for val_out and flag.
+    // SAFETY: `extra` is the FKeyval this file leaked for the keyval; the library passes its own locals for val_out and flag.
     unsafe {
         let k = &*(extra as *const FKeyval);
         let Some(f) = k.copy else {
@@ -215,8 +214,7 @@ unsafe fn create_keyval<const K: u8>(
     ) -> c_int;
     type DelC = unsafe extern "C" fn(usize, c_int, *mut c_void, *mut c_void) -> c_int;
     let (c, d): (CopyC, DelC) = (copy_trampoline::<K>, delete_trampoline::<K>);
-    // SAFETY: the C calls with the trampolines (same C signatures as the
-    // callback types, handles being usize) and the caller's INTEGER keyval.
+    // SAFETY: the C calls with the trampolines (same C signatures as the callback types, handles being usize) and the caller's INTEGER keyval.
     let rc = unsafe {
         match which {
             "comm" => crate::pmpi::PMPI_Comm_create_keyval(Some(c), Some(d), keyval, st),
@@ -330,8 +328,7 @@ macro_rules! attr_fns {
             ierror: *mut c_int,
         ) {
             let _fortran = crate::conv::errors::FortranCall::enter();
-            // SAFETY: the Fortran caller's arguments; the value is stored in a box
-            // whose address is the C attribute value.
+            // SAFETY: the Fortran caller's arguments; the value is stored in a box whose address is the C attribute value.
             unsafe {
                 let h = crate::pmpi::$stem(*obj);
                 let b = box_value(*val as isize);

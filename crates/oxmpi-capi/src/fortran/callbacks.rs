@@ -201,8 +201,7 @@ macro_rules! object_errhandler {
         #[no_mangle]
         pub unsafe extern "C" fn $p(f: Option<FortranErrhandler>, eh: *mut c_int, ierror: *mut c_int) {
             let _fortran = crate::conv::errors::FortranCall::enter();
-            // SAFETY: a function defined without the trailing `...`, called through
-            // the variadic type (see `create_errhandler`); the Fortran caller's INTEGERs.
+            // SAFETY: a function defined without the trailing `...`, called through the variadic type (see `create_errhandler`); the Fortran caller's INTEGERs.
             unsafe {
                 let tramp = std::mem::transmute::<unsafe extern "C" fn(*mut $ty, *mut c_int), $fnty>($tramp);
                 let mut h: MPI_Errhandler = MPI_ERRHANDLER_NULL;
@@ -261,8 +260,7 @@ struct FGreq {
 }
 
 unsafe extern "C" fn greq_query(extra: *mut c_void, status: *mut MPI_Status) -> c_int {
-    // SAFETY: `extra` is the FGreq of this request; the status is the library's
-    // (the Fortran status has the C layout).
+    // SAFETY: `extra` is the FGreq of this request; the status is the library's (the Fortran status has the C layout).
     unsafe {
         let g = &mut *(extra as *mut FGreq);
         let mut ierr = MPI_SUCCESS;

@@ -260,8 +260,7 @@ pub unsafe extern "C" fn pmpi_comm_spawn_multiple_(
     argvs_len: usize,
 ) {
     let _fortran = crate::conv::errors::FortranCall::enter();
-    // SAFETY: the Fortran caller's arguments: COUNT commands, maxprocs and
-    // infos, an argument table of COUNT rows, strings with their hidden lengths.
+    // SAFETY: the Fortran caller's arguments: COUNT commands, maxprocs and infos, an argument table of COUNT rows, strings with their hidden lengths.
     unsafe {
         let n = (*count).clamp(0, 4096) as usize;
         let a = argvs as usize;

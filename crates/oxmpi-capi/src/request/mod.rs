@@ -46,8 +46,7 @@ fn greq_query(g: &Greq) -> (Status, c_int) {
     let mut c = MPI_Status::default();
     fill(&mut c, &Status::EMPTY);
     let code = match g.query {
-        // SAFETY: a C function the user registered with MPI_Grequest_start with
-        // this signature; it gets its extra_state back and a status of ours.
+        // SAFETY: a C function the user registered with MPI_Grequest_start with this signature; it gets its extra_state back and a status of ours.
         Some(f) => unsafe { f(g.extra_state as *mut c_void, &mut c) },
         None => MPI_SUCCESS,
     };

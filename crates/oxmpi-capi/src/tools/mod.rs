@@ -142,8 +142,7 @@ unsafe fn put_str(s: &str, buf: *mut c_char, len: *mut c_int) {
         return;
     }
     let n = s.len().min(cap as usize - 1);
-    // SAFETY: `buf` holds `cap > n` bytes (caller's contract); source and
-    // destination are distinct (ours is a Rust string).
+    // SAFETY: `buf` holds `cap > n` bytes (caller's contract); source and destination are distinct (ours is a Rust string).
     unsafe {
         std::ptr::copy_nonoverlapping(s.as_ptr(), buf as *mut u8, n);
         *buf.add(n) = 0;

@@ -9,8 +9,7 @@ pub unsafe extern "C" fn PMPI_Win_create_keyval(
     keyval: *mut c_int,
     extra: *mut c_void,
 ) -> c_int {
-    // SAFETY: `keyval` is the C caller's OUT argument; the callbacks have the C
-    // shape of the communicator ones (handles are pointer-sized), windows are never copied.
+    // SAFETY: `keyval` is the C caller's OUT argument; the callbacks have the C shape of the communicator ones (handles are pointer-sized), windows are never copied.
     unsafe {
         crate::attr::create_keyval(
             "MPI_Win_create_keyval",

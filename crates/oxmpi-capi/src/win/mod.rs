@@ -149,8 +149,7 @@ fn with_cached<T>(w: MPI_Win, f: impl FnOnce(&Window) -> T) -> Option<T> {
     if h != w || p.is_null() || frees != FREES.load(Ordering::Acquire) {
         return None;
     }
-    // SAFETY: `p` comes from the Arc that OWNER holds for this thread until it sets
-    // FAST to another window or to none (this thread only: no one else changes them).
+    // SAFETY: `p` comes from the Arc that OWNER holds for this thread until it sets FAST to another window or to none (this thread only: no one else changes them).
     Some(f(unsafe { &*p }))
 }
 
@@ -174,8 +173,7 @@ fn raise_win(mut w: MPI_Win, mut code: c_int, message: &str) -> c_int {
             match func {
                 Some(f) => {
                     let c = code;
-                    // SAFETY: a C function the user registered with MPI_Win_create_errhandler
-                    // (the same C shape as communicator handlers: pointers to handle and code).
+                    // SAFETY: a C function the user registered with MPI_Win_create_errhandler (the same C shape as communicator handlers: pointers to handle and code).
                     unsafe { f(&mut w, &mut code) };
                     c
                 }

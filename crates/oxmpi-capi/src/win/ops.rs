@@ -75,8 +75,7 @@ fn check_request(call: &str, request: Option<*mut MPI_Request>) -> R<()> {
 /// (`q` is not null).
 #[inline(never)]
 fn fast_request(q: *mut MPI_Request) -> c_int {
-    // SAFETY: the C caller's OUT argument, not null (checked by the caller):
-    // writable and unaliased by the MPI contract.
+    // SAFETY: the C caller's OUT argument, not null (checked by the caller): writable and unaliased by the MPI contract.
     unsafe { *q = new_request(Request::DONE, NO_COMM, None) };
     MPI_SUCCESS
 }

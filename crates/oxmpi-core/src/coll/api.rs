@@ -76,8 +76,7 @@ pub fn reduce(
     let rp = recv
         .as_ref()
         .map_or(std::ptr::NonNull::<u8>::dangling().as_ptr(), |r| r.ptr());
-    // SAFETY: both descriptors are valid for this blocking call, with the same layout;
-    // without a receive descriptor this rank is not the root, which alone writes it.
+    // SAFETY: both descriptors are valid for this blocking call, with the same layout; without a receive descriptor this rank is not the root, which alone writes it.
     unsafe { reduce::reduce(send.map(|s| s.ptr()), rp, count, d, op, root, comm) }
 }
 
@@ -171,8 +170,7 @@ pub fn exscan(
 /// MPI_Reduce_local: `inout = input op inout`, element by element.
 pub fn reduce_local(input: SendBuf<'_, '_>, inout: RecvBuf<'_, '_>, op: &Op) -> Result<()> {
     same_layout("MPI_Reduce_local", &input, &inout)?;
-    // SAFETY: both descriptors are valid for this call, with the same layout, and
-    // cannot overlap (one is a shared borrow, the other an exclusive one).
+    // SAFETY: both descriptors are valid for this call, with the same layout, and cannot overlap (one is a shared borrow, the other an exclusive one).
     unsafe {
         reduce::reduce_local(
             input.ptr(),
@@ -191,8 +189,7 @@ pub fn ibcast<'a>(
     root: i32,
     comm: &Comm,
 ) -> Result<Request> {
-    // SAFETY: the descriptor is valid for 'a, and `scope.enter` below keeps 'a from
-    // ending before the request completes.
+    // SAFETY: the descriptor is valid for 'a, and `scope.enter` below keeps 'a from ending before the request completes.
     let r = unsafe { bcast::ibcast(buf.ptr(), buf.count(), dt(buf.datatype()), root, comm) }?;
     scope.enter(r);
     Ok(r)
@@ -237,8 +234,7 @@ pub fn ireduce<'a>(
     let rp = recv
         .as_ref()
         .map_or(std::ptr::NonNull::<u8>::dangling().as_ptr(), |r| r.ptr());
-    // SAFETY: as in `reduce`, the descriptors valid for 'a, which `scope` keeps from
-    // ending before the request completes.
+    // SAFETY: as in `reduce`, the descriptors valid for 'a, which `scope` keeps from ending before the request completes.
     let r = unsafe { reduce::ireduce(send.map(|s| s.ptr()), rp, count, d, op, root, comm) }?;
     scope.enter(r);
     Ok(r)

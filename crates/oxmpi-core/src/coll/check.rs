@@ -141,8 +141,7 @@ pub(crate) fn verify(
     let sendbuf = mine.encode();
     let mut all = vec![0u64; WORDS * n];
     let byte = Datatype::predefined(Primitive::Byte);
-    // SAFETY: `sendbuf` holds WORDS*8 readable bytes and `all` WORDS*8 writable
-    // bytes per rank of `comm`; both live until the blocking call returns.
+    // SAFETY: `sendbuf` holds WORDS*8 readable bytes and `all` WORDS*8 writable bytes per rank of `comm`; both live until the blocking call returns.
     unsafe {
         super::allgather::allgather(
             Some(sendbuf.as_ptr() as *const u8),

@@ -493,8 +493,7 @@ impl Schedule {
                     let (s, d) = (m.addr(src), m.addr(dst));
                     non_null(s, src.len)?;
                     non_null(d, dst.len)?;
-                    // SAFETY: both slices are valid for their length (caller memory by the
-                    // collective's contract, temporaries by construction); `copy` allows overlap.
+                    // SAFETY: both slices are valid for their length (caller memory by the collective's contract, temporaries by construction); `copy` allows overlap.
                     unsafe { std::ptr::copy(s, d, src.len) };
                 }
                 Step::Reduce {

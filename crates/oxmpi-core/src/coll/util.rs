@@ -59,8 +59,7 @@ pub fn packed_input(b: &mut Builder, buf: *const u8, count: usize, dt: &Datatype
     b.local(move |m| {
         user_mem(src, &dt)?;
         let out = m.addr(tmp);
-        // SAFETY: `out` points at a live temporary of `tmp.len` bytes owned by the schedule;
-        // `src` holds `count` elements of `dt` by the collective's contract (valid until completion).
+        // SAFETY: `out` points at a live temporary of `tmp.len` bytes owned by the schedule; `src` holds `count` elements of `dt` by the collective's contract (valid until completion).
         unsafe {
             let out = std::slice::from_raw_parts_mut(out, tmp.len);
             dt.pack(src as *const u8, count, out);
@@ -95,8 +94,7 @@ pub fn finish_output(b: &mut Builder, out: Slice, buf: *mut u8, count: usize, dt
     b.local(move |m| {
         user_mem(dst, &dt)?;
         let src = m.addr(out);
-        // SAFETY: `src` points at `out.len` live bytes of the schedule's temporary;
-        // `dst` can hold `count` elements of `dt` by the collective's contract.
+        // SAFETY: `src` points at `out.len` live bytes of the schedule's temporary; `dst` can hold `count` elements of `dt` by the collective's contract.
         unsafe {
             let packed = std::slice::from_raw_parts(src as *const u8, out.len);
             dt.unpack(packed, dst as *mut u8, count);
@@ -122,8 +120,7 @@ pub fn pack_into(b: &mut Builder, buf: *const u8, count: usize, dt: &Datatype, d
     b.local(move |m| {
         user_mem(src, &dt)?;
         let out = m.addr(dst);
-        // SAFETY: `out` is valid for `dst.len` bytes (temporary or caller memory);
-        // `src` holds `count` elements of `dt` by the collective's contract.
+        // SAFETY: `out` is valid for `dst.len` bytes (temporary or caller memory); `src` holds `count` elements of `dt` by the collective's contract.
         unsafe {
             let out = std::slice::from_raw_parts_mut(out, dst.len);
             dt.pack(src as *const u8, count, out);
@@ -149,8 +146,7 @@ pub fn unpack_from(b: &mut Builder, src: Slice, buf: *mut u8, count: usize, dt: 
     b.local(move |m| {
         user_mem(dst, &dt)?;
         let p = m.addr(src);
-        // SAFETY: `p` is valid for `src.len` bytes; `dst` can hold `count` elements
-        // of `dt` by the collective's contract.
+        // SAFETY: `p` is valid for `src.len` bytes; `dst` can hold `count` elements of `dt` by the collective's contract.
         unsafe {
             let packed = std::slice::from_raw_parts(p as *const u8, src.len);
             dt.unpack(packed, dst as *mut u8, count);

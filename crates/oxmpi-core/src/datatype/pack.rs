@@ -15,8 +15,7 @@ use crate::error::{ErrorClass, MpiError, Result};
 /// `src + off .. + out.len()` must be readable and not overlap `out`.
 unsafe fn read_at(src: *const u8, off: isize, out: &mut [u8]) {
     let p = src.wrapping_offset(off);
-    // SAFETY: the caller guarantees the source range is readable and does not
-    // alias `out`, which is a valid exclusive slice.
+    // SAFETY: the caller guarantees the source range is readable and does not alias `out`, which is a valid exclusive slice.
     unsafe { std::ptr::copy_nonoverlapping(p, out.as_mut_ptr(), out.len()) }
 }
 
@@ -26,8 +25,7 @@ unsafe fn read_at(src: *const u8, off: isize, out: &mut [u8]) {
 /// `dst + off .. + data.len()` must be writable and not overlap `data`.
 unsafe fn write_at(dst: *mut u8, off: isize, data: &[u8]) {
     let p = dst.wrapping_offset(off);
-    // SAFETY: the caller guarantees the destination range is writable and
-    // does not alias `data`.
+    // SAFETY: the caller guarantees the destination range is writable and does not alias `data`.
     unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) }
 }
 
@@ -139,8 +137,7 @@ impl Datatype {
         let total = self.stream_len(count);
         let n = out.len().min(total.saturating_sub(from));
         self.walk(from, n, |mem, at, len| {
-            // SAFETY: `mem` is inside the type map of one of the `count`
-            // elements, which the caller guarantees readable.
+            // SAFETY: `mem` is inside the type map of one of the `count` elements, which the caller guarantees readable.
             unsafe { read_at(src, mem, &mut out[at..at + len]) }
         });
         n
@@ -155,8 +152,7 @@ impl Datatype {
         let total = self.stream_len(count);
         let n = packed.len().min(total.saturating_sub(from));
         self.walk(from, n, |mem, at, len| {
-            // SAFETY: `mem` is inside the type map of one of the `count`
-            // elements, which the caller guarantees writable and unaliased.
+            // SAFETY: `mem` is inside the type map of one of the `count` elements, which the caller guarantees writable and unaliased.
             unsafe { write_at(dst, mem, &packed[at..at + len]) }
         });
     }

@@ -395,8 +395,7 @@ fn partial_unpack_and_ranges() {
     assert_eq!(again, packed);
     let mut tail = [0u8; 8];
     assert_eq!(
-        // SAFETY: 2 elements of `v` (extent 20 bytes, the last int at byte 36)
-        // from src[0] stay within src's 12 ints; `tail` is a separate array.
+        // SAFETY: 2 elements of `v` (extent 20 bytes, the last int at byte 36) from src[0] stay within src's 12 ints; `tail` is a separate array.
         unsafe { v.pack_range(src.as_ptr() as *const u8, 2, 20, &mut tail) },
         4
     );

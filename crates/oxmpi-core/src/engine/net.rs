@@ -29,8 +29,7 @@ impl Link<'_> {
     /// Pushes a packet of at most `max_len` bytes (at most [`Link::max_packet`]).
     pub(super) fn push(&mut self, max_len: usize, fill: impl FnOnce(&mut [u8]) -> usize) -> bool {
         match self {
-            // SAFETY: links exist only inside `State` methods, and the engine reaches
-            // `State` only through its mutex: one thread at a time touches our rings.
+            // SAFETY: links exist only inside `State` methods, and the engine reaches `State` only through its mutex: one thread at a time touches our rings.
             Link::Shm(s, local) => unsafe { s.try_push_exclusive(*local, max_len, fill) },
             Link::Tcp(t, peer) => t.try_push_max(*peer, max_len, fill),
             Link::Queue(q, cap, _) => {

@@ -216,8 +216,7 @@ impl State {
                 let mut budget = 64;
                 while budget > 0
                     && !stop(self)
-                    // SAFETY: `State` is only reached through the engine's mutex, so no
-                    // other thread of this process pops from any ring while we do.
+                    // SAFETY: `State` is only reached through the engine's mutex, so no other thread of this process pops from any ring while we do.
                     && unsafe { shm.try_pop_exclusive(local, |pkt| self.handle_packet(peer, pkt)) }
                 {
                     budget -= 1;

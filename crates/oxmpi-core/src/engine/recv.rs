@@ -236,8 +236,7 @@ impl State {
             Some(ReqKind::Recv(r)) => {
                 if let Some(u) = r.unpack.take() {
                     let got = total.min(u.temp.len());
-                    // SAFETY: the receive's creator promised `dst` holds `count` elements of `dt` (entry-point contract);
-                    // `got` bytes of the temporary are the message, at most `count` elements' worth.
+                    // SAFETY: the receive's creator promised `dst` holds `count` elements of `dt` (entry-point contract); `got` bytes of the temporary are the message, at most `count` elements' worth.
                     unsafe { u.dt.unpack(&u.temp[..got], u.dst as *mut u8, u.count) };
                 }
                 r.buf.len

@@ -62,8 +62,7 @@ impl State {
             return;
         }
         if from == self.me {
-            // SAFETY: the self send at `addr` is active (it waits for this match);
-            // the receive buffer is active; they may not overlap by MPI's rules.
+            // SAFETY: the self send at `addr` is active (it waits for this match); the receive buffer is active; they may not overlap by MPI's rules.
             let src = unsafe {
                 RawBuf {
                     addr: addr as usize,
@@ -244,8 +243,7 @@ impl State {
         let n = (h.len as usize).min(data.len);
         let pid = self.peers[from as usize].pid;
         let me = shm.my_local();
-        // SAFETY: send `h.sreq` is active (it completes on the receiver's Fin, which
-        // comes only after every chunk is done), so its buffer is readable.
+        // SAFETY: send `h.sreq` is active (it completes on the receiver's Fin, which comes only after every chunk is done), so its buffer is readable.
         let src = unsafe { data.as_slice() };
         while let Some(c) = shm.copy_claim(me, local, slot, id, chunks) {
             let off = (c as usize).saturating_mul(chunk);

@@ -200,8 +200,7 @@ impl State {
         if !p.outbox.is_empty() || data.len() > CELL_PAYLOAD - HEADER_LEN {
             return false;
         }
-        // SAFETY: `State` is only reached through the engine's mutex, so no other
-        // thread of this process pushes to any ring while we do.
+        // SAFETY: `State` is only reached through the engine's mutex, so no other thread of this process pushes to any ring while we do.
         let pushed = unsafe {
             shm.try_push_exclusive(local, HEADER_LEN + data.len(), |cell| {
                 let hl = hdr.encode(cell);

@@ -302,8 +302,7 @@ impl File {
         let buf = UserBuf(buf);
         self.0.worker.submit(call, move || {
             let buf = buf;
-            // SAFETY: the caller keeps the buffer valid and otherwise unused
-            // until the request completes, which is after this returns.
+            // SAFETY: the caller keeps the buffer valid and otherwise unused until the request completes, which is after this returns.
             unsafe { me.perform(&call_s, &snap, pos, true, dir, buf.0, count, &dt, false) }
         })
     }
@@ -535,8 +534,7 @@ impl File {
         collective: bool,
         buf: SendBuf<'_, '_>,
     ) -> Result<Status> {
-        // SAFETY: the descriptor's elements are readable for this call, and a write
-        // only reads the buffer.
+        // SAFETY: the descriptor's elements are readable for this call, and a write only reads the buffer.
         unsafe {
             self.access(
                 call,
@@ -581,8 +579,7 @@ impl File {
         collective: bool,
         buf: SendBuf<'a, '_>,
     ) -> Result<Request> {
-        // SAFETY: the descriptor is readable and unmodified for 'a, and `scope.enter`
-        // below keeps 'a from ending before the request completes.
+        // SAFETY: the descriptor is readable and unmodified for 'a, and `scope.enter` below keeps 'a from ending before the request completes.
         let r = unsafe {
             self.iaccess(
                 call,
@@ -607,8 +604,7 @@ impl File {
         collective: bool,
         buf: RecvBuf<'a, '_>,
     ) -> Result<Request> {
-        // SAFETY: the descriptor is writable and untouched otherwise for 'a, and
-        // `scope.enter` below keeps 'a from ending before the request completes.
+        // SAFETY: the descriptor is writable and untouched otherwise for 'a, and `scope.enter` below keeps 'a from ending before the request completes.
         let r = unsafe {
             self.iaccess(
                 call,

@@ -86,8 +86,7 @@ pub(super) unsafe fn to_file_stream<'a>(
         Datarep::External32 => false,
     };
     if native && dt.is_contiguous() {
-        // SAFETY: a contiguous datatype's `count` elements are the `bytes`
-        // bytes from its true lower bound, readable by the caller's contract.
+        // SAFETY: a contiguous datatype's `count` elements are the `bytes` bytes from its true lower bound, readable by the caller's contract.
         return Ok(Cow::Borrowed(unsafe {
             std::slice::from_raw_parts(buf.wrapping_offset(dt.true_lb()), bytes)
         }));

@@ -60,8 +60,7 @@ fn setlk(f: &File, start: u64, len: u64, kind: libc::c_int) -> io::Result<()> {
     fl.l_start = start as libc::off_t;
     fl.l_len = len as libc::off_t;
     loop {
-        // SAFETY: fcntl(F_SETLKW) on an open descriptor with a pointer to a
-        // live `flock`, which the kernel only reads.
+        // SAFETY: fcntl(F_SETLKW) on an open descriptor with a pointer to a live `flock`, which the kernel only reads.
         let rc = unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETLKW, &fl as *const libc::flock) };
         if rc == 0 {
             return Ok(());

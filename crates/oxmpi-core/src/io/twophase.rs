@@ -332,8 +332,7 @@ pub(crate) fn write(
                 if sz > 0 {
                     bufs.push(vec![0u8; sz as usize]);
                     let b = bufs.last_mut().unwrap();
-                    // SAFETY: `b` is a live Vec of `sz` bytes, kept (in `bufs`,
-                    // whose heap blocks do not move) until the waitall below.
+                    // SAFETY: `b` is a live Vec of `sz` bytes, kept (in `bufs`, whose heap blocks do not move) until the waitall below.
                     reqs.push(unsafe {
                         pt2pt::irecv_raw(comm, b.as_mut_ptr(), b.len(), src as i32, TAG_DATA)?
                     });
@@ -476,8 +475,7 @@ pub(crate) fn read(
         let incoming = alltoall_u64(comm, &sizes)?;
         let mut mine = Vec::new();
         for (agg, _, _, req, reply, _) in wants.iter_mut() {
-            // SAFETY: `reply` and `req` live in `wants` (heap blocks that do not
-            // move) until the waitall at the end of the round.
+            // SAFETY: `reply` and `req` live in `wants` (heap blocks that do not move) until the waitall at the end of the round.
             unsafe {
                 mine.push(pt2pt::irecv_raw(
                     comm,
@@ -600,8 +598,7 @@ pub(crate) fn read(
                     }
                     let e = (o + l).min(valid_end);
                     out[s as usize..(s + e - o) as usize]
-                        // SAFETY: the aggregator filled this round's window before its
-                        // reply and leaves it alone until the next round's all-to-all.
+                        // SAFETY: the aggregator filled this round's window before its reply and leaves it alone until the next round's all-to-all.
                         .copy_from_slice(unsafe { w.slice((o - ws) as usize, (e - o) as usize) });
                     got_total += e - o;
                 }

@@ -198,8 +198,7 @@ macro_rules! x87_binop {
         /// x87 arithmetic on extended precision values, as C `long double`.
         fn $name(a: F80, b: F80) -> F80 {
             let mut out: F80 = [0; 10];
-            // SAFETY: loads two 10-byte values from valid arrays and stores one into `out`;
-            // the x87 stack is empty on entry (Rust ABI) and is left empty; all x87 registers are declared clobbered.
+            // SAFETY: loads two 10-byte values from valid arrays and stores one into `out`; the x87 stack is empty on entry (Rust ABI) and is left empty; all x87 registers are declared clobbered.
             unsafe {
                 std::arch::asm!(
                     "fld tbyte ptr [{a}]",

@@ -356,8 +356,7 @@ impl Op {
                         let ext = dt.extent();
                         for i in 0..count as isize {
                             dt.for_each_block(i.wrapping_mul(ext), |off, len| {
-                                // SAFETY: the caller's contract covers `count` elements of `dt`;
-                                // this block of element i holds len / esz packed elements.
+                                // SAFETY: the caller's contract covers `count` elements of `dt`; this block of element i holds len / esz packed elements.
                                 unsafe {
                                     reduce_run(
                                         *p,
@@ -386,8 +385,7 @@ impl Op {
                                 },
                             )?)
                         };
-                        // SAFETY: the caller's contract covers `count` elements of `dt`,
-                        // and `layout` only addresses bytes inside dt's blocks.
+                        // SAFETY: the caller's contract covers `count` elements of `dt`, and `layout` only addresses bytes inside dt's blocks.
                         unsafe {
                             apply_layout(*p, prim, &layout, invec, inoutvec, count, dt.extent())
                         };

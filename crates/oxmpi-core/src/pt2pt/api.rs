@@ -23,8 +23,7 @@ pub fn isend<'a>(
     tag: i32,
     mode: SendMode,
 ) -> Result<Request> {
-    // SAFETY: the descriptor's memory is readable for 'a, and `scope.enter` below keeps
-    // 'a from ending before the request completes.
+    // SAFETY: the descriptor's memory is readable for 'a, and `scope.enter` below keeps 'a from ending before the request completes.
     let r = unsafe {
         match buf.datatype() {
             None => isend_raw(comm, buf.ptr(), buf.count(), dest, tag, mode),
@@ -44,8 +43,7 @@ pub fn irecv<'a>(
     source: i32,
     tag: i32,
 ) -> Result<Request> {
-    // SAFETY: the descriptor's memory is writable and ours alone for 'a, and
-    // `scope.enter` below keeps 'a from ending before the request completes.
+    // SAFETY: the descriptor's memory is writable and ours alone for 'a, and `scope.enter` below keeps 'a from ending before the request completes.
     let r = unsafe {
         match buf.datatype() {
             None => irecv_raw(comm, buf.ptr(), buf.count(), source, tag),
@@ -238,8 +236,7 @@ pub fn send_init<'a>(
         buf.count(),
         buf.datatype(),
     )?;
-    // SAFETY: the descriptor's memory is readable for 'a, and `scope.enter` below keeps
-    // 'a from ending before the request is freed.
+    // SAFETY: the descriptor's memory is readable for 'a, and `scope.enter` below keeps 'a from ending before the request is freed.
     let r = unsafe { send_init_raw(comm, p, len, dest, tag, mode) }?;
     scope.enter(r);
     Ok(r)
@@ -254,8 +251,7 @@ pub fn recv_init<'a>(
     tag: i32,
 ) -> Result<Request> {
     let (p, len) = contiguous_span("MPI_Recv_init", buf.ptr(), buf.count(), buf.datatype())?;
-    // SAFETY: the descriptor's memory is writable and ours alone for 'a, and
-    // `scope.enter` below keeps 'a from ending before the request is freed.
+    // SAFETY: the descriptor's memory is writable and ours alone for 'a, and `scope.enter` below keeps 'a from ending before the request is freed.
     let r = unsafe { recv_init_raw(comm, p as *mut u8, len, source, tag) }?;
     scope.enter(r);
     Ok(r)

@@ -243,8 +243,7 @@ impl Task for SendTask {
                 )?
             } else {
                 let mut packed = vec![0u8; len].into_boxed_slice();
-                // SAFETY: `init`'s contract: the type map's memory at `buf` is readable
-                // while the operation exists, and every partition is ready.
+                // SAFETY: `init`'s contract: the type map's memory at `buf` is readable while the operation exists, and every partition is ready.
                 unsafe { p.dt.pack(p.buf as *const u8, n, &mut packed) };
                 st.start_send_packed(peer, env, packed, SendMode::Standard, sig)?
             };

@@ -89,8 +89,7 @@ pub fn start(r: &mut Request) -> Result<()> {
             }
         }
     };
-    // SAFETY: the persistent request's creator promised the buffer's validity
-    // for as long as the request exists and is active.
+    // SAFETY: the persistent request's creator promised the buffer's validity for as long as the request exists and is active.
     let inner = unsafe {
         match spec {
             PersistentSpec::Send {

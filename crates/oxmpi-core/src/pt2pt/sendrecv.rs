@@ -135,8 +135,7 @@ pub(crate) unsafe fn isendrecv_replace_raw(
     unsafe { dt.pack(buf, count, &mut packed) };
     // SAFETY: forwarded contract.
     let recv = unsafe { irecv_typed_named(comm, CALL, buf, count, dt, source, recvtag)? };
-    // SAFETY: `packed` moves into the task below, which keeps it until the send is done
-    // (a boxed slice's bytes do not move with the box).
+    // SAFETY: `packed` moves into the task below, which keeps it until the send is done (a boxed slice's bytes do not move with the box).
     let send = unsafe {
         start_send_then(
             comm,

@@ -138,8 +138,7 @@ pub(crate) unsafe fn send_typed_raw(
     check_datatype(call, "datatype", dt)?;
     let len = packed_len(call, count, dt)?;
     if dt.is_contiguous() || len == 0 {
-        // SAFETY: for a contiguous type the covered memory is exactly start..start+len,
-        // readable by the caller's contract.
+        // SAFETY: for a contiguous type the covered memory is exactly start..start+len, readable by the caller's contract.
         return unsafe {
             send_blocking(
                 comm,
@@ -271,8 +270,7 @@ pub(crate) unsafe fn recv_typed_raw(
         // A message already here completes the receive as it is posted: finish it
         // under the same lock instead of a second trip through the wait loop.
         let start = buf.wrapping_offset(dt.true_lb());
-        // SAFETY: for a contiguous type the covered memory is exactly start..start+len,
-        // writable by the caller's contract; we wait for completion before returning.
+        // SAFETY: for a contiguous type the covered memory is exactly start..start+len, writable by the caller's contract; we wait for completion before returning.
         let started = unsafe {
             irecv_sig_then(
                 comm,

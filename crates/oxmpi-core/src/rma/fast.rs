@@ -79,8 +79,7 @@ impl Window {
         let Some((a, _)) = self.direct(rank, disp, len, true) else {
             return false;
         };
-        // SAFETY: `a` is inside the target's window (checked), mapped in this process;
-        // `origin` per the contract; `copy` allows the origin to lie in the window.
+        // SAFETY: `a` is inside the target's window (checked), mapped in this process; `origin` per the contract; `copy` allows the origin to lie in the window.
         unsafe { std::ptr::copy(origin, a as *mut u8, len) };
         true
     }
@@ -234,8 +233,7 @@ impl Window {
         // the general path then reports it.
         self.with_bulk(local, || {
             if !result.is_null() {
-                // SAFETY: `len` bytes inside the target's window (checked), no atomic
-                // accumulate entered meanwhile; `result` writable for `n` elements.
+                // SAFETY: `len` bytes inside the target's window (checked), no atomic accumulate entered meanwhile; `result` writable for `n` elements.
                 unsafe { std::ptr::copy_nonoverlapping(a as *const u8, result, len) };
             }
             // SAFETY: `origin` holds `n` elements of `prim` (unless MPI_NO_OP, which reads nothing), the run `n` elements inside the window, disjoint (checked); `op` is allowed on `prim` (checked).

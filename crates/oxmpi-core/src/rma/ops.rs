@@ -280,8 +280,7 @@ impl Window {
         let src: std::borrow::Cow<'_, [u8]> = if noop {
             std::borrow::Cow::Borrowed(&[])
         } else if odt.is_contiguous() {
-            // SAFETY: forwarded contract: origin holds ocount elements of a contiguous
-            // type, size * count bytes from its true lb (read in place, not copied).
+            // SAFETY: forwarded contract: origin holds ocount elements of a contiguous type, size * count bytes from its true lb (read in place, not copied).
             std::borrow::Cow::Borrowed(unsafe {
                 std::slice::from_raw_parts(
                     origin.wrapping_offset(odt.true_lb()),
@@ -379,8 +378,7 @@ impl Window {
                             };
                             if bulk {
                                 if let Some(out) = out {
-                                    // SAFETY: the run is inside the target's window (checked);
-                                    // no atomic accumulate runs while the bulk word is held.
+                                    // SAFETY: the run is inside the target's window (checked); no atomic accumulate runs while the bulk word is held.
                                     unsafe {
                                         std::ptr::copy_nonoverlapping(
                                             a as *const u8,
@@ -390,8 +388,7 @@ impl Window {
                                     };
                                 }
                                 if !noop {
-                                    // SAFETY: `s` and the run hold `l / w` elements of `bt`, dense
-                                    // (an atomic width is size = extent), disjoint (checked above).
+                                    // SAFETY: `s` and the run hold `l / w` elements of `bt`, dense (an atomic width is size = extent), disjoint (checked above).
                                     unsafe { op.apply(s.as_ptr(), a as *mut u8, l / w, bt)? };
                                 }
                             } else {
@@ -475,8 +472,7 @@ impl Window {
         let size = bt.size();
         debug_assert!(src.len() >= size * nelem && cur.len() >= size * nelem);
         if bt.extent() == size as isize && bt.true_lb() == 0 {
-            // SAFETY: both buffers hold `nelem` packed elements of `bt`, which are
-            // dense (extent = size), so packed and memory layout agree.
+            // SAFETY: both buffers hold `nelem` packed elements of `bt`, which are dense (extent = size), so packed and memory layout agree.
             return unsafe { op.apply(src.as_ptr(), cur.as_mut_ptr(), nelem, bt) };
         }
         let ext = bt.extent().max(0) as usize;
@@ -511,8 +507,7 @@ impl Window {
             let a = addr + o;
             if *l == n && matches!(n, 1 | 2 | 4 | 8) && winatomic::aligned(a, n) {
                 self.with_atomic(local, || {
-                    // SAFETY: one checked element of the window in the shared segment,
-                    // aligned to its width; concurrent accumulates to it are atomic too.
+                    // SAFETY: one checked element of the window in the shared segment, aligned to its width; concurrent accumulates to it are atomic too.
                     unsafe { winatomic::compare_swap(a, new, cmp, &mut cur) };
                     Ok(())
                 })?;

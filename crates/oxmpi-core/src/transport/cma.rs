@@ -18,8 +18,7 @@ use std::io;
 /// restricted ptrace mode. Without Yama (or with ptrace_scope 0) this is a harmless
 /// no-op; errors are ignored because the fallback path still works.
 pub fn allow_peer_reads() {
-    // SAFETY: prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) takes only integer arguments and touches no memory of ours;
-    // failure (EINVAL without Yama) only leaves the ptrace policy unchanged.
+    // SAFETY: prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) takes only integer arguments and touches no memory of ours; failure (EINVAL without Yama) only leaves the ptrace policy unchanged.
     unsafe {
         libc::prctl(
             libc::PR_SET_PTRACER,
@@ -65,8 +64,7 @@ fn transfer(pid: i32, remote_addr: usize, local: *mut u8, len: usize, dir: Dir) 
             // `len` bytes (`&mut [u8]` for reads, so the kernel may write it; `&[u8]` for
             // writes, which the kernel only reads). The kernel validates the remote iovec
             // against the *other* process's address space; it cannot fault ours.
-            // SAFETY: both iovecs are valid as just said, and the arrays (length 1)
-            // live on our stack for the duration of the call.
+            // SAFETY: both iovecs are valid as just said, and the arrays (length 1) live on our stack for the duration of the call.
             Dir::Read => unsafe { libc::process_vm_readv(pid, &liov, 1, &riov, 1, 0) },
             // SAFETY: as above; for writev the kernel only reads our local buffer.
             Dir::Write => unsafe { libc::process_vm_writev(pid, &liov, 1, &riov, 1, 0) },

@@ -260,8 +260,7 @@ fn futex_wait(word: &AtomicU32, expected: u32, timeout: Duration) {
     // `ts` is a valid relative timespec on our stack (tv_nsec < 1e9, tv_sec >= 0). The
     // unused `uaddr2`/`val3` arguments are ignored by FUTEX_WAIT. Any error (EAGAIN when
     // the word already changed, ETIMEDOUT, EINTR) is a permitted (spurious) return.
-    // SAFETY: `word` is a live `AtomicU32` (4-byte aligned, as futex requires) for the
-    // whole call because we hold a reference to it; the kernel only reads it and `ts`.
+    // SAFETY: `word` is a live `AtomicU32` (4-byte aligned, as futex requires) for the whole call because we hold a reference to it; the kernel only reads it and `ts`.
     unsafe {
         libc::syscall(
             libc::SYS_futex,
@@ -339,8 +338,7 @@ fn futex_waitv2(pairs: [(&AtomicU32, u32); 2], timeout: Option<Duration>) -> boo
 /// `FUTEX_WAKE` (shared) every waiter on `word`.
 #[cfg(not(loom))]
 fn futex_wake_all(word: &AtomicU32) {
-    // SAFETY: `word` is a live, aligned `AtomicU32`; FUTEX_WAKE does not access the memory at all, it only uses the address as a key.
-    // The remaining arguments are ignored by FUTEX_WAKE. Failure (impossible for a valid address) would only mean nobody was woken, and sleepers are bounded by their timeouts.
+    // SAFETY: `word` is a live, aligned `AtomicU32`; FUTEX_WAKE does not access the memory at all, it only uses the address as a key. The remaining arguments are ignored by FUTEX_WAKE. Failure (impossible for a valid address) would only mean nobody was woken, and sleepers are bounded by their timeouts.
     unsafe {
         libc::syscall(
             libc::SYS_futex,
@@ -375,8 +373,7 @@ mod tests {
 
     #[test]
     fn zeroed_memory_is_a_valid_doorbell() {
-        // SAFETY: Doorbell is two AtomicU32 (valid for any bit pattern, including zero)
-        // plus padding; the all-zero pattern is documented as a valid idle doorbell.
+        // SAFETY: Doorbell is two AtomicU32 (valid for any bit pattern, including zero) plus padding; the all-zero pattern is documented as a valid idle doorbell.
         let bell: Doorbell = unsafe { std::mem::zeroed() };
         assert_eq!(bell.generation(), 0);
         bell.ring();

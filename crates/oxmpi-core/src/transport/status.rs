@@ -26,8 +26,7 @@ impl StatusPage {
         if unsafe { libc::fstat(fd, &mut st) } != 0 || (st.st_size as u64) < total as u64 {
             return None;
         }
-        // SAFETY: a fresh shared mapping of the whole file; the kernel picks the
-        // address. Failure is reported as MAP_FAILED and handled below.
+        // SAFETY: a fresh shared mapping of the whole file; the kernel picks the address. Failure is reported as MAP_FAILED and handled below.
         let base = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),

@@ -56,8 +56,7 @@ macro_rules! rmw {
                 )
             };
             for i in 0..n {
-                // SAFETY: the caller guarantees `n` elements from `addr` are valid,
-                // aligned for this width and only accessed atomically meanwhile.
+                // SAFETY: the caller guarantees `n` elements from `addr` are valid, aligned for this width and only accessed atomically meanwhile.
                 let a = unsafe { &*((addr + i * W) as *const $atomic) };
                 let prev: $t = match op {
                     PredefinedOp::NoOp => a.load(Ordering::Acquire),
@@ -213,8 +212,7 @@ macro_rules! direct {
         unsafe fn $name(addr: usize, n: usize, op: PredefinedOp, src: *const u8, old: *mut u8) {
             const W: usize = std::mem::size_of::<$t>();
             for i in 0..n {
-                // SAFETY: the caller guarantees `n` elements from `addr` are valid,
-                // aligned for this width and only accessed atomically meanwhile.
+                // SAFETY: the caller guarantees `n` elements from `addr` are valid, aligned for this width and only accessed atomically meanwhile.
                 let a = unsafe { &*((addr + i * W) as *const $atomic) };
                 // SAFETY: `src` holds `n` elements (any alignment) unless the op is MPI_NO_OP.
                 let s = || unsafe { src.add(i * W).cast::<$t>().read_unaligned() };

@@ -122,8 +122,7 @@ impl Segment {
             off.is_multiple_of(8) && off + 8 <= self.len,
             "winmem: control word {off} outside the segment"
         );
-        // SAFETY: in bounds and 8-aligned (checked; the mapping is page-aligned), the
-        // memory lives as long as `self`, and every access to control words is atomic.
+        // SAFETY: in bounds and 8-aligned (checked; the mapping is page-aligned), the memory lives as long as `self`, and every access to control words is atomic.
         unsafe { &*(self.ptr.add(off) as *const AtomicU64) }
     }
 }

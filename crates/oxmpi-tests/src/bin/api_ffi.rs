@@ -21,8 +21,7 @@ unsafe extern "C" fn add(
     len: *mut c_int,
     dt: *mut MPI_Datatype,
 ) {
-    // SAFETY: the engine passes `*len` elements of the datatype at both pointers, and a
-    // valid datatype pointer.
+    // SAFETY: the engine passes `*len` elements of the datatype at both pointers, and a valid datatype pointer.
     unsafe {
         SEEN_TYPE.store(*dt, Ordering::Relaxed);
         let x = std::slice::from_raw_parts(inv as *const i32, *len as usize);

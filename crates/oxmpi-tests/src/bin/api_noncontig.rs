@@ -81,8 +81,7 @@ impl Elem for S {
     }
     fn view<'d, 'b>(b: &'b [S], n: Count, dt: &'d UserDatatype) -> View<'d, 'b, UserDatatype, [S]> {
         // S has padding, so no checked view; the layouts are sized for `n` elements.
-        // SAFETY: the struct layout's datatype selects whole S values by S's own
-        // datatype (never its padding), and callers size `b` for `n` of its elements.
+        // SAFETY: the struct layout's datatype selects whole S values by S's own datatype (never its padding), and callers size `b` for `n` of its elements.
         unsafe { View::with_count_and_datatype(b, n, dt) }
     }
     fn view_mut<'d, 'b>(

@@ -50,8 +50,7 @@ pub fn gather(
 ) -> Result<()> {
     let a = gather_args("MPI_Gather", &send, &recv, None, &[], recvcount, root, comm)?;
     let sc = send.as_ref().map_or(0, |s| s.count());
-    // SAFETY: every block the kernel reaches was checked to lie inside a descriptor
-    // valid for this blocking call.
+    // SAFETY: every block the kernel reaches was checked to lie inside a descriptor valid for this blocking call.
     unsafe {
         gather::gather(
             a.send,
@@ -86,8 +85,7 @@ pub fn igather<'a>(
         comm,
     )?;
     let sc = send.as_ref().map_or(0, |s| s.count());
-    // SAFETY: as in `gather`, the descriptors valid for 'a, which `scope` keeps from
-    // ending before the request completes.
+    // SAFETY: as in `gather`, the descriptors valid for 'a, which `scope` keeps from ending before the request completes.
     let r = unsafe {
         gather::igather(
             a.send,

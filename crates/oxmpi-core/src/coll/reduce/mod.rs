@@ -227,8 +227,7 @@ impl Red {
             let lb = dt.true_lb();
             for i in 0..count {
                 dt.for_each_block((i * ext) as isize - lb, |at, n| {
-                    // SAFETY: both spans cover `count` elements of `dt` (caller memory by the collective's contract, temporaries sized by
-                    // span_len), and `at..at+n` is one block of element `i` inside them; the spans are distinct buffers.
+                    // SAFETY: both spans cover `count` elements of `dt` (caller memory by the collective's contract, temporaries sized by span_len), and `at..at+n` is one block of element `i` inside them; the spans are distinct buffers.
                     unsafe {
                         std::ptr::copy_nonoverlapping(
                             (s as isize + at) as *const u8,

@@ -35,8 +35,7 @@ pub(crate) unsafe fn allgather(
         cx.wait_free(s);
         let slot = cx.area().slot(me, s);
         if stype.is_contiguous() {
-            // SAFETY: a contiguous block's packed bytes [off, off + len) are at
-            // `src + true_lb + off`; the slot half holds CHUNK >= len bytes.
+            // SAFETY: a contiguous block's packed bytes [off, off + len) are at `src + true_lb + off`; the slot half holds CHUNK >= len bytes.
             unsafe {
                 copy(
                     src.wrapping_offset(stype.true_lb()).wrapping_add(off),
@@ -71,8 +70,7 @@ pub(crate) unsafe fn allgather(
             let from = cx.area().slot(j, s) as *const u8;
             let dst = block_at(j);
             if recvtype.is_contiguous() {
-                // SAFETY: rank j published `len` bytes in its slot (Acquire above); block
-                // j of the receive buffer holds its packed bytes [off, off + len).
+                // SAFETY: rank j published `len` bytes in its slot (Acquire above); block j of the receive buffer holds its packed bytes [off, off + len).
                 unsafe {
                     copy(
                         from,

@@ -65,8 +65,7 @@ pub(crate) unsafe fn allreduce(
         let off = e0 * ext;
         let s = cx.next();
         cx.wait_free(s);
-        // SAFETY: our input span of elements [e0, e0 + c) is readable; the slot half
-        // holds CHUNK >= len bytes and nobody reads it before our flag.
+        // SAFETY: our input span of elements [e0, e0 + c) is readable; the slot half holds CHUNK >= len bytes and nobody reads it before our flag.
         unsafe { copy(input.wrapping_add(off), cx.area().slot(me, s), len) };
         cx.set(Counter::Flag, s);
         if variant == Variant::Gather {
@@ -86,8 +85,7 @@ pub(crate) unsafe fn allreduce(
                 cx.wait_release(s);
             }
             cx.learn(s - 1);
-            // SAFETY: the last arriver published the result span (Acquire in wait_release, or
-            // our own writes); the receive buffer holds elements [e0, e0 + c).
+            // SAFETY: the last arriver published the result span (Acquire in wait_release, or our own writes); the receive buffer holds elements [e0, e0 + c).
             unsafe { deliver(cx.area().bbuf(s), out.wrapping_add(off), c, dt) };
             cx.set_done(s);
             e0 += c;
@@ -131,8 +129,7 @@ pub(crate) unsafe fn allreduce(
             cx.set(Counter::Res, s);
             cx.ring_others();
             cx.wait_all(Counter::Res, s);
-            // SAFETY: every block of the result is published (Acquire in wait_all); the
-            // receive buffer holds elements [e0, e0 + c) at `out + off`.
+            // SAFETY: every block of the result is published (Acquire in wait_all); the receive buffer holds elements [e0, e0 + c) at `out + off`.
             unsafe { deliver(cx.area().bbuf(s), out.wrapping_add(off), c, dt) };
         }
         cx.set_done(s);

@@ -45,8 +45,7 @@ pub(crate) unsafe fn alltoall(
         let from = util::elem_ptr(src, (j * scount) as isize, stype);
         let to = slot.wrapping_add(j * blk);
         if stype.is_contiguous() {
-            // SAFETY: block j's packed bytes are at `from + true_lb` for a contiguous
-            // type; the slot half holds n * blk <= CHUNK bytes, nobody reads it before we arrive.
+            // SAFETY: block j's packed bytes are at `from + true_lb` for a contiguous type; the slot half holds n * blk <= CHUNK bytes, nobody reads it before we arrive.
             unsafe { copy(from.wrapping_offset(stype.true_lb()), to, blk) };
         } else {
             // SAFETY: `from` holds `scount` elements of `stype` (block j); `to` has blk bytes of our slot.
@@ -69,8 +68,7 @@ pub(crate) unsafe fn alltoall(
         let from = cx.area().slot(j, s).wrapping_add(me * blk) as *const u8;
         let dst = util::elem_ptr_mut(recvbuf, (j * recvcount) as isize, recvtype);
         if recvtype.is_contiguous() {
-            // SAFETY: rank j published its slot (Acquire above), block `me` at me * blk; block
-            // j of the receive buffer holds blk packed bytes at `dst + true_lb`.
+            // SAFETY: rank j published its slot (Acquire above), block `me` at me * blk; block j of the receive buffer holds blk packed bytes at `dst + true_lb`.
             unsafe { copy(from, dst.wrapping_offset(recvtype.true_lb()), blk) };
         } else {
             // SAFETY: as above; block j holds `recvcount` elements of `recvtype`.

@@ -28,20 +28,17 @@ pub(crate) unsafe fn bcast(
         if cx.me == root {
             cx.wait_free(s);
             if contiguous {
-                // SAFETY: the message's bytes [off, off + len) are at `base + off` for a
-                // contiguous type; the buffer half holds CHUNK >= len bytes.
+                // SAFETY: the message's bytes [off, off + len) are at `base + off` for a contiguous type; the buffer half holds CHUNK >= len bytes.
                 unsafe { copy(base.wrapping_add(off), b, len) };
             } else {
-                // SAFETY: `buf` holds `count` elements of `dt`; the half holds `len` bytes
-                // that nobody reads until we publish it.
+                // SAFETY: `buf` holds `count` elements of `dt`; the half holds `len` bytes that nobody reads until we publish it.
                 unsafe { dt.pack_range(buf, count, off, std::slice::from_raw_parts_mut(b, len)) };
             }
             cx.publish_release(s);
         } else {
             cx.wait_release(s);
             if contiguous {
-                // SAFETY: the root published `len` bytes in the half (Acquire above); the
-                // destination holds the message's bytes [off, off + len).
+                // SAFETY: the root published `len` bytes in the half (Acquire above); the destination holds the message's bytes [off, off + len).
                 unsafe { copy(b, base.wrapping_add(off), len) };
             } else {
                 // SAFETY: as above; `buf` can hold `count` elements of `dt`.

@@ -191,8 +191,7 @@ impl Area {
     /// Maps `len` bytes of `fd` (the caller checked the file is that large).
     fn map(fd: &OwnedFd, n: usize) -> Result<Area> {
         let lay = Layout::new(n);
-        // SAFETY: a fresh shared mapping at an address the kernel picks cannot
-        // overlap any Rust object; `fd` is open and sized to `lay.total` bytes.
+        // SAFETY: a fresh shared mapping at an address the kernel picks cannot overlap any Rust object; `fd` is open and sized to `lay.total` bytes.
         let p = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
@@ -216,8 +215,7 @@ impl Area {
 
     fn counter(&self, off: usize) -> &AtomicU64 {
         assert!(off + 8 <= self.lay.bbuf && off.is_multiple_of(8));
-        // SAFETY: `off` is 8-aligned inside the control pages of the live mapping
-        // (page aligned base), which only ever holds AtomicU64s (zero = 0).
+        // SAFETY: `off` is 8-aligned inside the control pages of the live mapping (page aligned base), which only ever holds AtomicU64s (zero = 0).
         unsafe { &*(self.base.as_ptr().add(off) as *const AtomicU64) }
     }
 

@@ -44,8 +44,7 @@ pub(super) unsafe fn fold(
     // SAFETY: forwarded caller contract.
     unsafe { copy(src(n - 1), acc, span_len(c, dt)) };
     for j in (0..n - 1).rev() {
-        // SAFETY: both spans cover `c` elements of `dt` once shifted back by `true_lb`
-        // (caller contract); `apply` touches only the elements' bytes.
+        // SAFETY: both spans cover `c` elements of `dt` once shifted back by `true_lb` (caller contract); `apply` touches only the elements' bytes.
         unsafe { op.apply(src(j).wrapping_offset(-lb), acc.wrapping_offset(-lb), c, dt)? };
     }
     Ok(())
@@ -82,8 +81,7 @@ pub(super) unsafe fn fold_into(
         *result = r;
     }
     if !temp.is_empty() {
-        // SAFETY: `temp` holds the folded span of `c` elements and `out` is writable
-        // for that span (caller contract); they are distinct buffers.
+        // SAFETY: `temp` holds the folded span of `c` elements and `out` is writable for that span (caller contract); they are distinct buffers.
         unsafe { deliver(temp.as_ptr(), out, c, dt) };
     }
 }
@@ -144,8 +142,7 @@ pub(crate) unsafe fn reduce(
         let s = cx.next();
         if me != root || in_place {
             cx.wait_free(s);
-            // SAFETY: the input span of elements [e0, e0 + c) is readable (the
-            // collective's contract); the slot half holds CHUNK >= len bytes.
+            // SAFETY: the input span of elements [e0, e0 + c) is readable (the collective's contract); the slot half holds CHUNK >= len bytes.
             unsafe { copy(input.wrapping_add(off), cx.area().slot(me, s), len) };
         }
         if me != root {

@@ -51,8 +51,7 @@ pub(crate) unsafe fn reduce_scatter(
         let c = k.min(total - e0);
         let s = cx.next();
         cx.wait_free(s);
-        // SAFETY: our input span of elements [e0, e0 + c) is readable; the slot half
-        // holds CHUNK >= its span and nobody reads it before our flag.
+        // SAFETY: our input span of elements [e0, e0 + c) is readable; the slot half holds CHUNK >= its span and nobody reads it before our flag.
         unsafe {
             copy(
                 input.wrapping_add(e0 * ext),

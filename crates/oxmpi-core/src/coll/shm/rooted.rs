@@ -108,24 +108,21 @@ pub(crate) unsafe fn gather(
     if me != root {
         cx.wait_free(s);
         let src = sendbuf.expect("MPI_IN_PLACE is the root's only");
-        // SAFETY: our send buffer holds `sendcount` elements (`blk` bytes); the slot
-        // half holds CHUNK >= blk bytes and nobody reads it before our flag.
+        // SAFETY: our send buffer holds `sendcount` elements (`blk` bytes); the slot half holds CHUNK >= blk bytes and nobody reads it before our flag.
         unsafe { put(src, sendcount, sendtype, cx.area().slot(me, s), blk) };
         cx.set(Counter::Flag, s);
         cx.ring_when_complete(Counter::Flag, s, Some(root));
     } else {
         if let Some(src) = sendbuf {
             let dst = util::elem_ptr_mut(recvbuf, (me * recvcount) as isize, recvtype);
-            // SAFETY: the send buffer and block `me` of the receive buffer hold `blk`
-            // bytes of their types (caller contract); distinct buffers.
+            // SAFETY: the send buffer and block `me` of the receive buffer hold `blk` bytes of their types (caller contract); distinct buffers.
             unsafe { own_block(src, sendcount, sendtype, dst, recvcount, recvtype, blk) };
         }
         cx.wait_all(Counter::Flag, s);
         cx.learn(s - 1);
         for j in (0..n).filter(|&j| j != me) {
             let dst = util::elem_ptr_mut(recvbuf, (j * recvcount) as isize, recvtype);
-            // SAFETY: rank j published `blk` bytes in its slot (Acquire in wait_all);
-            // block j of the receive buffer holds `recvcount` elements.
+            // SAFETY: rank j published `blk` bytes in its slot (Acquire in wait_all); block j of the receive buffer holds `recvcount` elements.
             unsafe { take(cx.area().slot(j, s), blk, dst, recvcount, recvtype) };
         }
     }
@@ -156,22 +153,19 @@ pub(crate) unsafe fn scatter(
         cx.wait_free(s);
         for j in (0..n).filter(|&j| j != me) {
             let src = util::elem_ptr(sendbuf, (j * sendcount) as isize, sendtype);
-            // SAFETY: block j of the send buffer holds `sendcount` elements (`blk`
-            // bytes); rank j's slot half holds CHUNK >= blk bytes, unread before release.
+            // SAFETY: block j of the send buffer holds `sendcount` elements (`blk` bytes); rank j's slot half holds CHUNK >= blk bytes, unread before release.
             unsafe { put(src, sendcount, sendtype, cx.area().slot(j, s), blk) };
         }
         cx.publish_release(s);
         if let Some(dst) = recvbuf {
             let src = util::elem_ptr(sendbuf, (me * sendcount) as isize, sendtype);
-            // SAFETY: block `me` of the send buffer and the receive buffer hold `blk`
-            // bytes of their types (caller contract); distinct buffers.
+            // SAFETY: block `me` of the send buffer and the receive buffer hold `blk` bytes of their types (caller contract); distinct buffers.
             unsafe { own_block(src, sendcount, sendtype, dst, recvcount, recvtype, blk) };
         }
     } else {
         cx.wait_release(s);
         let dst = recvbuf.expect("MPI_IN_PLACE is the root's only");
-        // SAFETY: the root published our block in our slot (Acquire in wait_release);
-        // the receive buffer holds `recvcount` elements (`blk` bytes).
+        // SAFETY: the root published our block in our slot (Acquire in wait_release); the receive buffer holds `recvcount` elements (`blk` bytes).
         unsafe { take(cx.area().slot(me, s), blk, dst, recvcount, recvtype) };
     }
     cx.set_done(s);

@@ -300,8 +300,7 @@ struct Mapping {
 
 impl Mapping {
     fn map(fd: &OwnedFd, len: usize, what: &str) -> Result<Mapping> {
-        // SAFETY: a fresh mapping at an address the kernel chooses, of a file descriptor we own, cannot overlap or invalidate any existing Rust object.
-        // `len > 0` is checked by the callers (a zero-length mmap would fail with EINVAL anyway).
+        // SAFETY: a fresh mapping at an address the kernel chooses, of a file descriptor we own, cannot overlap or invalidate any existing Rust object. `len > 0` is checked by the callers (a zero-length mmap would fail with EINVAL anyway).
         let p = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
@@ -330,8 +329,7 @@ impl Mapping {
 
 impl Drop for Mapping {
     fn drop(&mut self) {
-        // SAFETY: `ptr`/`len` are exactly a mapping we created and have not unmapped;
-        // every reference into it borrows the owning `ShmSegment` (or this `Mapping`), so none outlives this drop.
+        // SAFETY: `ptr`/`len` are exactly a mapping we created and have not unmapped; every reference into it borrows the owning `ShmSegment` (or this `Mapping`), so none outlives this drop.
         unsafe {
             libc::munmap(self.ptr.as_ptr().cast(), self.len);
         }
@@ -410,8 +408,7 @@ impl ShmSegment {
             "shm: local rank {local} >= nlocal {}",
             self.layout.nlocal
         );
-        // SAFETY: slot `local` (< nlocal) lies at `slots + local * 128`, inside the mapping by construction of `Layout`, 128-aligned (the mapping is page aligned and `slots` a multiple of 128).
-        // RankSlot is all atomics, and the reference borrows `self`, which keeps the mapping alive.
+        // SAFETY: slot `local` (< nlocal) lies at `slots + local * 128`, inside the mapping by construction of `Layout`, 128-aligned (the mapping is page aligned and `slots` a multiple of 128). RankSlot is all atomics, and the reference borrows `self`, which keeps the mapping alive.
         unsafe {
             &*(self
                 .map

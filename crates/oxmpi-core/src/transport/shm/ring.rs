@@ -66,8 +66,7 @@ impl ShmSegment {
     #[inline]
     pub(super) fn ctl(&self, ring: usize) -> &RingCtl {
         debug_assert!(ring < self.layout.nlocal * self.layout.nlocal);
-        // SAFETY: ring < nlocal², so the control block lies inside the mapping (see `Layout::new`), 128-aligned (a multiple of its 384-byte size from a 256-aligned start).
-        // RingCtl is all atomics; the reference borrows `self`, which keeps the mapping alive.
+        // SAFETY: ring < nlocal², so the control block lies inside the mapping (see `Layout::new`), 128-aligned (a multiple of its 384-byte size from a 256-aligned start). RingCtl is all atomics; the reference borrows `self`, which keeps the mapping alive.
         unsafe {
             &*(self
                 .map
@@ -206,8 +205,7 @@ impl ShmSegment {
         // finished with them and reads none until we publish; no other producer exists
         // (this function's contract in this process, the owner claim across processes).
         // `fill` cannot keep the slice (FnOnce(&mut [u8]) is higher-ranked).
-        // SAFETY: the `max_len` bytes after the state word lie within the `want` slots from
-        // `start`, inside the ring (`start + want <= slots`), exclusively ours (see above).
+        // SAFETY: the `max_len` bytes after the state word lie within the `want` slots from `start`, inside the ring (`start + want <= slots`), exclusively ours (see above).
         let payload = unsafe { std::slice::from_raw_parts_mut(first.add(STATE_LEN), max_len) };
         let len = fill(payload);
         assert!(
@@ -297,8 +295,7 @@ impl ShmSegment {
         // write its slots again until `head` moves past them, which happens after `f`
         // returns; no other consumer exists (this function's contract, the owner claim).
         // `f` cannot retain the slice (higher-ranked FnOnce(&[u8])).
-        // SAFETY: `len` bytes after the state word lie within the ring (clamped above),
-        // and nobody writes them while the slice lives (see above).
+        // SAFETY: `len` bytes after the state word lie within the ring (clamped above), and nobody writes them while the slice lives (see above).
         let packet = unsafe { std::slice::from_raw_parts(slot.add(STATE_LEN) as *const u8, len) };
         f(packet);
         drop(release);

@@ -77,8 +77,7 @@ impl ShmSegment {
         check_local(nlocal, my_local)?;
         let path = shm_path(name)?;
         check_space(name, &layout)?;
-        // SAFETY: `path` is a valid NUL-terminated string; the flags and mode are
-        // plain integers. The returned descriptor, if any, is owned by us below.
+        // SAFETY: `path` is a valid NUL-terminated string; the flags and mode are plain integers. The returned descriptor, if any, is owned by us below.
         let fd = unsafe {
             libc::shm_open(
                 path.as_ptr(),
@@ -111,8 +110,7 @@ impl ShmSegment {
             )));
         }
         let map = Mapping::map(&fd, layout.total, &format!("/dev/shm/{name}"))?;
-        // SAFETY: the mapping is at least `size_of::<SegHeader>()` bytes, page aligned (so aligned for SegHeader), and lives as long as `map`;
-        // SegHeader is made of atomics, so a shared reference into memory others may touch is sound.
+        // SAFETY: the mapping is at least `size_of::<SegHeader>()` bytes, page aligned (so aligned for SegHeader), and lives as long as `map`; SegHeader is made of atomics, so a shared reference into memory others may touch is sound.
         let header = unsafe { &*(map.ptr.as_ptr() as *const SegHeader) };
         // SAFETY: getpid has no preconditions.
         let pid = unsafe { libc::getpid() } as u32;
@@ -178,8 +176,7 @@ impl ShmSegment {
                 format!("shm: /dev/shm/{name} ({size} bytes) is not an oxmpi segment"),
             ));
         }
-        // SAFETY: the mapping is page aligned and at least `size_of::<SegHeader>()`
-        // bytes (checked above), and lives as long as `map`; SegHeader is all atomics.
+        // SAFETY: the mapping is page aligned and at least `size_of::<SegHeader>()` bytes (checked above), and lives as long as `map`; SegHeader is all atomics.
         let header = unsafe { &*(map.ptr.as_ptr() as *const SegHeader) };
         // Wait for the creator to publish the header.
         loop {
@@ -314,8 +311,7 @@ impl ShmSegment {
     /// invalid name) is not an error.
     pub fn unlink(name: &str) {
         if let Ok(path) = shm_path(name) {
-            // SAFETY: `path` is a valid NUL-terminated string. ENOENT and other errors
-            // are deliberately ignored.
+            // SAFETY: `path` is a valid NUL-terminated string. ENOENT and other errors are deliberately ignored.
             unsafe {
                 libc::shm_unlink(path.as_ptr());
             }
