@@ -100,6 +100,69 @@ pub(crate) struct Side<'a> {
     pub type_arg: &'static str,
 }
 
+impl<'a> Side<'a> {
+    /// The send buffer's side (`sendcount`, `sendtype` in error messages).
+    pub fn send(present: bool, count: usize, dt: &'a Datatype) -> Self {
+        Side {
+            present,
+            count,
+            dt,
+            count_arg: "sendcount",
+            type_arg: "sendtype",
+        }
+    }
+
+    /// The receive buffer's side (`recvcount`, `recvtype` in error messages).
+    pub fn recv(present: bool, count: usize, dt: &'a Datatype) -> Self {
+        Side {
+            present,
+            count,
+            dt,
+            count_arg: "recvcount",
+            type_arg: "recvtype",
+        }
+    }
+}
+
+/// What gather and scatter decide before any schedule, on an intracommunicator:
+/// nothing to do (`Some(Rooted::Nothing)`: zero-byte blocks on every rank, whose
+/// signatures match), or a shared-memory session for blocks of `blk` bytes
+/// (`Some(Rooted::Shm)`), or `None`: build the schedule, which also reports any
+/// argument error (this step never does, so the error comes from one place).
+pub(crate) fn rooted_shortcut<'c>(
+    call: &str,
+    key: &str,
+    comm: &'c Comm,
+    root: i32,
+    local: &Side,
+    at_root: &Side,
+    local_sends: bool,
+) -> Result<Option<Rooted<'c>>> {
+    if comm.is_inter() {
+        return Ok(None);
+    }
+    let Ok(blk) = check_rooted(call, comm, root, local, at_root, local_sends) else {
+        return Ok(None);
+    };
+    if blk == 0 {
+        return Ok(Some(Rooted::Nothing));
+    }
+    let want = super::shm::want(super::select::forced(key)?, true);
+    if !super::shm::rooted_fits(blk) {
+        return Ok(None);
+    }
+    Ok(super::shm::acquire(comm, want)?.map(|sess| {
+        super::select::ran(key, "shm");
+        Rooted::Shm(sess, blk)
+    }))
+}
+
+/// See [`rooted_shortcut`].
+pub(crate) enum Rooted<'c> {
+    Nothing,
+    Shm(super::shm::Session<'c>, usize),
+}
+
 /// The checks gather and scatter share: `local` is every rank's own buffer
 /// (gather's send side, scatter's receive side), `at_root` the root's buffer of
 /// one block per rank. Returns the packed bytes of one block. `local_sends`
@@ -161,20 +224,8 @@ unsafe fn schedule(
             call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
         );
     }
-    let local = Side {
-        present: sendbuf.is_some(),
-        count: sendcount,
-        dt: sendtype,
-        count_arg: "sendcount",
-        type_arg: "sendtype",
-    };
-    let at_root = Side {
-        present: true,
-        count: recvcount,
-        dt: recvtype,
-        count_arg: "recvcount",
-        type_arg: "recvtype",
-    };
+    let local = Side::send(sendbuf.is_some(), sendcount, sendtype);
+    let at_root = Side::recv(true, recvcount, recvtype);
     let blk = check_rooted(call, comm, root, &local, &at_root, true)?;
     let (rank, n) = (comm.rank(), comm.size());
     let is_root = rank == root;
@@ -244,49 +295,36 @@ pub unsafe fn gather(
         Some(sendtype),
         None,
     )?;
-    if !comm.is_inter() {
-        let local = Side {
-            present: sendbuf.is_some(),
-            count: sendcount,
-            dt: sendtype,
-            count_arg: "sendcount",
-            type_arg: "sendtype",
-        };
-        let at_root = Side {
-            present: true,
-            count: recvcount,
-            dt: recvtype,
-            count_arg: "recvcount",
-            type_arg: "recvtype",
-        };
-        // Argument errors are reported by the schedule below.
-        if let Ok(blk) = check_rooted("MPI_Gather", comm, root, &local, &at_root, true) {
-            if blk == 0 {
-                // Zero-byte blocks on every rank (the signatures match): nothing to do.
-                return Ok(());
-            }
-            let want = super::shm::want(super::select::forced("gather")?, true);
-            if super::shm::rooted_fits(blk) {
-                if let Some(sess) = super::shm::acquire(comm, want)? {
-                    super::select::ran("gather", "shm");
-                    // SAFETY: forwarded caller contract; the arguments were checked above.
-                    unsafe {
-                        super::shm::gather(
-                            sess,
-                            sendbuf,
-                            sendcount,
-                            sendtype,
-                            recvbuf,
-                            recvcount,
-                            recvtype,
-                            root as usize,
-                            blk,
-                        )
-                    };
-                    return Ok(());
-                }
-            }
+    let local = Side::send(sendbuf.is_some(), sendcount, sendtype);
+    let at_root = Side::recv(true, recvcount, recvtype);
+    match super::gather::rooted_shortcut(
+        "MPI_Gather",
+        "gather",
+        comm,
+        root,
+        &local,
+        &at_root,
+        true,
+    )? {
+        Some(super::gather::Rooted::Nothing) => return Ok(()),
+        Some(super::gather::Rooted::Shm(sess, blk)) => {
+            // SAFETY: forwarded caller contract; the arguments were checked above.
+            unsafe {
+                super::shm::gather(
+                    sess,
+                    sendbuf,
+                    sendcount,
+                    sendtype,
+                    recvbuf,
+                    recvcount,
+                    recvtype,
+                    root as usize,
+                    blk,
+                )
+            };
+            return Ok(());
         }
+        None => {}
     }
     super::run(
         schedule(

@@ -99,20 +99,8 @@ unsafe fn schedule(
             call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
         );
     }
-    let local = Side {
-        present: recvbuf.is_some(),
-        count: recvcount,
-        dt: recvtype,
-        count_arg: "recvcount",
-        type_arg: "recvtype",
-    };
-    let at_root = Side {
-        present: true,
-        count: sendcount,
-        dt: sendtype,
-        count_arg: "sendcount",
-        type_arg: "sendtype",
-    };
+    let local = Side::recv(recvbuf.is_some(), recvcount, recvtype);
+    let at_root = Side::send(true, sendcount, sendtype);
     let blk = check_rooted(call, comm, root, &local, &at_root, false)?;
     let (rank, n) = (comm.rank(), comm.size());
     let is_root = rank == root;
@@ -169,49 +157,36 @@ pub unsafe fn scatter(
         Some(recvtype),
         None,
     )?;
-    if !comm.is_inter() {
-        let local = Side {
-            present: recvbuf.is_some(),
-            count: recvcount,
-            dt: recvtype,
-            count_arg: "recvcount",
-            type_arg: "recvtype",
-        };
-        let at_root = Side {
-            present: true,
-            count: sendcount,
-            dt: sendtype,
-            count_arg: "sendcount",
-            type_arg: "sendtype",
-        };
-        // Argument errors are reported by the schedule below.
-        if let Ok(blk) = check_rooted("MPI_Scatter", comm, root, &local, &at_root, false) {
-            if blk == 0 {
-                // Zero-byte blocks on every rank (the signatures match): nothing to do.
-                return Ok(());
-            }
-            let want = super::shm::want(super::select::forced("scatter")?, true);
-            if super::shm::rooted_fits(blk) {
-                if let Some(sess) = super::shm::acquire(comm, want)? {
-                    super::select::ran("scatter", "shm");
-                    // SAFETY: forwarded caller contract; the arguments were checked above.
-                    unsafe {
-                        super::shm::scatter(
-                            sess,
-                            sendbuf,
-                            sendcount,
-                            sendtype,
-                            recvbuf,
-                            recvcount,
-                            recvtype,
-                            root as usize,
-                            blk,
-                        )
-                    };
-                    return Ok(());
-                }
-            }
+    let local = Side::recv(recvbuf.is_some(), recvcount, recvtype);
+    let at_root = Side::send(true, sendcount, sendtype);
+    match super::gather::rooted_shortcut(
+        "MPI_Scatter",
+        "scatter",
+        comm,
+        root,
+        &local,
+        &at_root,
+        false,
+    )? {
+        Some(super::gather::Rooted::Nothing) => return Ok(()),
+        Some(super::gather::Rooted::Shm(sess, blk)) => {
+            // SAFETY: forwarded caller contract; the arguments were checked above.
+            unsafe {
+                super::shm::scatter(
+                    sess,
+                    sendbuf,
+                    sendcount,
+                    sendtype,
+                    recvbuf,
+                    recvcount,
+                    recvtype,
+                    root as usize,
+                    blk,
+                )
+            };
+            return Ok(());
         }
+        None => {}
     }
     super::run(
         schedule(
