@@ -1,0 +1,355 @@
+//! User buffers: the typed descriptors the entry points take, and the raw form the
+//! engine holds while an operation is in flight.
+//!
+//! [`SendBuf`] and [`RecvBuf`] are the one place where a buffer's validity is argued.
+//! Their safe constructors take slices (of an [`Element`] type, or bytes with a
+//! datatype whose reach is checked against the slice), so the point-to-point and
+//! datatype entry points over them are safe functions; [`SendBuf::from_raw`] and
+//! [`RecvBuf::from_raw`] are the one `unsafe` door, for the C boundary and for
+//! callers whose own types carry the proof (the Rust API's `Equivalence`).
+//!
+//! A non-blocking entry point also takes a [`BufScope`]: the promise that the memory
+//! borrowed for `'a` outlives the request (the Rust API's scopes abort the process
+//! rather than let `'a` end with a request in flight). [`Forever`] is the scope of
+//! `'static` buffers (leaked, static, or C memory handed over by `from_raw`).
+//!
+//! The engine stores a buffer as an address and a length (`RawBuf`), and turns it
+//! back into a slice only while the operation it belongs to is active. That is sound because
+//! the descriptor's lifetime and the scope keep the memory valid, and a receive
+//! buffer untouched, until the operation completes.
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RawBuf {
+    pub addr: usize,
+    pub len: usize,
+}
+
+impl RawBuf {
+    pub fn from_slice(s: &[u8]) -> RawBuf {
+        RawBuf {
+            addr: s.as_ptr() as usize,
+            len: s.len(),
+        }
+    }
+
+    pub fn from_ptr(ptr: *const u8, len: usize) -> RawBuf {
+        RawBuf {
+            addr: ptr as usize,
+            len,
+        }
+    }
+
+    /// # Safety
+    /// The operation owning this buffer is active, so by the entry points' contract
+    /// `addr..addr+len` is valid for reads for as long as the slice is used.
+    pub unsafe fn as_slice<'a>(&self) -> &'a [u8] {
+        if self.len == 0 {
+            return &[];
+        }
+        // SAFETY: non-empty buffers are non-null and valid per this fn's contract.
+        unsafe { std::slice::from_raw_parts(self.addr as *const u8, self.len) }
+    }
+
+    /// # Safety
+    /// The receive owning this buffer is active, so by the entry points' contract
+    /// `addr..addr+len` is valid for writes and nobody else accesses it meanwhile.
+    pub unsafe fn as_mut_slice<'a>(&self) -> &'a mut [u8] {
+        if self.len == 0 {
+            return &mut [];
+        }
+        // SAFETY: non-empty buffers are non-null, valid and unaliased per this fn's contract.
+        unsafe { std::slice::from_raw_parts_mut(self.addr as *mut u8, self.len) }
+    }
+}
+
+/// A zeroed vector of `n` 16-byte words, or `None` if the allocator refuses
+/// (counts from a caller's garbage must give an MPI error, not abort the
+/// process the way `vec![0; n]` does). Large requests get fresh zero pages
+/// from the allocator (calloc), not a pass writing zeros.
+pub(crate) fn try_zeroed_words(n: usize) -> Option<Vec<u128>> {
+    if n == 0 {
+        return Some(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u128>(n).ok()?;
+    // SAFETY: `layout` has a non-zero size (n > 0).
+    let p = unsafe { std::alloc::alloc_zeroed(layout) } as *mut u128;
+    if p.is_null() {
+        return None;
+    }
+    // Zero bits are a valid u128, so all `n` are initialised.
+    // SAFETY: `p` came from the global allocator with the layout of `n` u128s (capacity `n`).
+    Some(unsafe { Vec::from_raw_parts(p, n, n) })
+}
+
+mod lend;
+mod region;
+#[cfg(test)]
+mod tests;
+
+pub use lend::*;
+pub use region::*;
+
+use std::borrow::Borrow;
+use std::marker::PhantomData;
+
+use crate::request::Request;
+
+use crate::datatype::{Datatype, Primitive};
+use crate::error::{ErrorClass, MpiError, Result};
+
+/// A plain element type with a predefined datatype, for which every bit pattern is
+/// a valid value (so a receive may write any bytes into it).
+///
+/// # Safety
+/// `Self` has the size of [`Element::PRIMITIVE`], no padding, no invalid bit
+/// patterns, and no interior pointers or drop glue.
+pub unsafe trait Element: Copy + Send + Sync + 'static {
+    const PRIMITIVE: Primitive;
+}
+
+macro_rules! elements {
+    ($($t:ty => $p:ident),* $(,)?) => {
+        // SAFETY: fixed-size integers and floats: no padding, every bit pattern valid.
+        $( unsafe impl Element for $t { const PRIMITIVE: Primitive = Primitive::$p; } )*
+    };
+}
+elements!(i8 => Int8, u8 => Uint8, i16 => Int16, u16 => Uint16, i32 => Int32, u32 => Uint32,
+    i64 => Int64, u64 => Uint64, f32 => Float, f64 => Double);
+
+/// The bytes of a slice of elements.
+pub fn as_bytes<T: Element>(s: &[T]) -> &[u8] {
+    // SAFETY: `Element` types have no padding, so all `size_of_val(s)` bytes are initialised.
+    unsafe { std::slice::from_raw_parts(s.as_ptr() as *const u8, std::mem::size_of_val(s)) }
+}
+
+/// The bytes of a slice of elements, writable (every bit pattern is a valid `T`).
+pub fn as_bytes_mut<T: Element>(s: &mut [T]) -> &mut [u8] {
+    let n = std::mem::size_of_val(s);
+    // SAFETY: as `as_bytes`, and any bytes written back form valid `T`s (`Element` contract).
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr() as *mut u8, n) }
+}
+
+/// Checks that `count` elements of `dt` laid out from offset 0 reach only bytes
+/// `0..len` (their true bounds, with a negative extent going down).
+pub(crate) fn check_reach(
+    call: &str,
+    arg: &str,
+    len: usize,
+    count: usize,
+    dt: &Datatype,
+) -> Result<()> {
+    if count == 0 || dt.size() == 0 {
+        return Ok(());
+    }
+    let err = || {
+        MpiError::arg(
+            ErrorClass::Buffer,
+            call,
+            arg,
+            format!("{count} elements of a datatype of true extent {} and extent {} do not fit in {len} bytes", dt.true_extent(), dt.extent()),
+        )
+    };
+    let step = (count as i128 - 1) * dt.extent() as i128;
+    let lo = dt.true_lb() as i128 + step.min(0);
+    let hi = dt.true_lb() as i128 + dt.true_extent() as i128 + step.max(0);
+    if lo < 0 || hi > len as i128 {
+        return Err(err());
+    }
+    Ok(())
+}
+
+/// Checks that `count` elements of `dt` laid out from the start of a buffer of `len`
+/// bytes reach only its bytes: MPI_ERR_BUFFER naming `call` and `arg` otherwise (what
+/// [`SendBuf::typed`] checks, for views built elsewhere).
+pub fn check_fits(call: &str, arg: &str, len: usize, count: usize, dt: &Datatype) -> Result<()> {
+    check_reach(call, arg, len, count, dt)
+}
+
+/// A buffer to be read by an operation: `count` elements of `dt` at `ptr`; the memory
+/// is valid for `'a`, the datatype borrowed for `'d` (the engine copies what it keeps
+/// of a datatype, so `'d` need only last the call). Without a datatype, `count` raw
+/// bytes (no type-signature check).
+#[derive(Clone, Copy, Debug)]
+pub struct SendBuf<'a, 'd> {
+    ptr: *const u8,
+    count: usize,
+    dt: Option<&'d Datatype>,
+    _life: PhantomData<&'a [u8]>,
+}
+
+// SAFETY: a `SendBuf` is a shared borrow of bytes and of a datatype, both `Send + Sync`.
+unsafe impl Send for SendBuf<'_, '_> {}
+// SAFETY: as above.
+unsafe impl Sync for SendBuf<'_, '_> {}
+
+impl<'a, 'd> SendBuf<'a, 'd> {
+    /// Raw bytes, without a datatype (no type-signature check).
+    pub fn bytes(s: &'a [u8]) -> SendBuf<'a, 'd> {
+        SendBuf {
+            ptr: s.as_ptr(),
+            count: s.len(),
+            dt: None,
+            _life: PhantomData,
+        }
+    }
+
+    /// The elements of a slice, as their predefined datatype.
+    pub fn slice<T: Element>(s: &'a [T]) -> SendBuf<'a, 'd> {
+        SendBuf {
+            ptr: s.as_ptr() as *const u8,
+            count: s.len(),
+            dt: Some(Datatype::predefined_ref(T::PRIMITIVE)),
+            _life: PhantomData,
+        }
+    }
+
+    /// `count` elements of `dt` laid out from the start of `bytes`; an MPI_ERR_BUFFER
+    /// error if they reach outside it.
+    pub fn typed(bytes: &'a [u8], count: usize, dt: &'d Datatype) -> Result<SendBuf<'a, 'd>> {
+        check_reach("SendBuf::typed", "buf", bytes.len(), count, dt)?;
+        Ok(SendBuf {
+            ptr: bytes.as_ptr(),
+            count,
+            dt: Some(dt),
+            _life: PhantomData,
+        })
+    }
+
+    /// A descriptor from a raw pointer (the C boundary).
+    ///
+    /// # Safety
+    /// The memory that `count` elements of `dt` at `ptr` cover (`count` bytes when
+    /// `dt` is `None`) stays valid for reads, and unmodified, for `'a`. The C boundary
+    /// passes MPI's own rule on with `'a = 'static`: memory handed to a non-blocking
+    /// call stays valid until the request completes (a persistent one: is freed).
+    pub unsafe fn from_raw(
+        ptr: *const u8,
+        count: usize,
+        dt: Option<&'d Datatype>,
+    ) -> SendBuf<'a, 'd> {
+        SendBuf {
+            ptr,
+            count,
+            dt,
+            _life: PhantomData,
+        }
+    }
+
+    pub fn ptr(&self) -> *const u8 {
+        self.ptr
+    }
+    pub fn count(&self) -> usize {
+        self.count
+    }
+    pub fn datatype(&self) -> Option<&'d Datatype> {
+        self.dt
+    }
+}
+
+/// A buffer to be written by an operation: `count` elements of `dt` at `ptr`, exclusively
+/// borrowed for `'a`, the datatype for `'d` (as in [`SendBuf`]). Without a datatype,
+/// `count` raw bytes (no type-signature check).
+#[derive(Debug)]
+pub struct RecvBuf<'a, 'd> {
+    ptr: *mut u8,
+    count: usize,
+    dt: Option<&'d Datatype>,
+    _life: PhantomData<&'a mut [u8]>,
+}
+
+// SAFETY: a `RecvBuf` is an exclusive borrow of bytes and a shared one of a datatype.
+unsafe impl Send for RecvBuf<'_, '_> {}
+// SAFETY: as above.
+unsafe impl Sync for RecvBuf<'_, '_> {}
+
+impl<'a, 'd> RecvBuf<'a, 'd> {
+    /// Raw bytes, without a datatype (no type-signature check).
+    pub fn bytes(s: &'a mut [u8]) -> RecvBuf<'a, 'd> {
+        RecvBuf {
+            ptr: s.as_mut_ptr(),
+            count: s.len(),
+            dt: None,
+            _life: PhantomData,
+        }
+    }
+
+    /// The elements of a slice, as their predefined datatype.
+    pub fn slice<T: Element>(s: &'a mut [T]) -> RecvBuf<'a, 'd> {
+        RecvBuf {
+            ptr: s.as_mut_ptr() as *mut u8,
+            count: s.len(),
+            dt: Some(Datatype::predefined_ref(T::PRIMITIVE)),
+            _life: PhantomData,
+        }
+    }
+
+    /// `count` elements of `dt` laid out from the start of `bytes`; an MPI_ERR_BUFFER
+    /// error if they reach outside it.
+    pub fn typed(bytes: &'a mut [u8], count: usize, dt: &'d Datatype) -> Result<RecvBuf<'a, 'd>> {
+        check_reach("RecvBuf::typed", "buf", bytes.len(), count, dt)?;
+        Ok(RecvBuf {
+            ptr: bytes.as_mut_ptr(),
+            count,
+            dt: Some(dt),
+            _life: PhantomData,
+        })
+    }
+
+    /// A descriptor from a raw pointer (the C boundary).
+    ///
+    /// # Safety
+    /// The memory that `count` elements of `dt` at `ptr` cover (`count` bytes when
+    /// `dt` is `None`) stays valid for writes, and is not accessed otherwise, for `'a`
+    /// (the C boundary: `'static`, read as in [`SendBuf::from_raw`]). Any bytes
+    /// written there are valid for its owner.
+    pub unsafe fn from_raw(
+        ptr: *mut u8,
+        count: usize,
+        dt: Option<&'d Datatype>,
+    ) -> RecvBuf<'a, 'd> {
+        RecvBuf {
+            ptr,
+            count,
+            dt,
+            _life: PhantomData,
+        }
+    }
+
+    /// The same buffer for reading (MPI_Sendrecv_replace sends from it first).
+    pub fn as_send(&self) -> SendBuf<'_, 'd> {
+        SendBuf {
+            ptr: self.ptr,
+            count: self.count,
+            dt: self.dt,
+            _life: PhantomData,
+        }
+    }
+
+    pub fn ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+    pub fn count(&self) -> usize {
+        self.count
+    }
+    pub fn datatype(&self) -> Option<&'d Datatype> {
+        self.dt
+    }
+}
+
+/// MPI_Pack: the elements of `src` into `outbuf` from `*position`, which moves past them.
+pub fn pack(src: SendBuf<'_, '_>, outbuf: &mut [u8], position: &mut usize) -> Result<()> {
+    let dt = src
+        .dt
+        .unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte));
+    // SAFETY: the descriptor's memory is readable for this call, and cannot overlap `outbuf`, which is exclusively borrowed.
+    unsafe { crate::datatype::pack::pack_into(dt, src.ptr, src.count, outbuf, position) }
+}
+
+/// MPI_Unpack: elements from `inbuf` at `*position` (which moves past them) into `dst`.
+pub fn unpack(inbuf: &[u8], position: &mut usize, dst: RecvBuf<'_, '_>) -> Result<()> {
+    let dt = dst
+        .dt
+        .unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte));
+    // SAFETY: the descriptor's memory is writable and ours alone for this call.
+    unsafe { crate::datatype::pack::unpack_from(dt, inbuf, position, dst.ptr, dst.count) }
+}

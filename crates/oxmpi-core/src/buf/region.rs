@@ -1,0 +1,231 @@
+//! The Rust API's one descriptor of a user buffer ([`Region`]).
+
+use super::*;
+
+/// A typed buffer region borrowed for `'a`: `count` elements of a datatype at a base
+/// address, taken from a shared borrow (readable, unchanged) or an exclusive one
+/// (also writable, any bytes valid). It is the Rust API's one descriptor of a user
+/// buffer: [`Region::shared`] and [`Region::exclusive`] are its only `unsafe` doors,
+/// and every [`SendBuf`]/[`RecvBuf`] and byte slice it hands out afterwards is made
+/// here, safely, under the rules its borrow of `'a` and its `lent` mark enforce.
+///
+/// The datatype is held as `D`: owned ([`Datatype`], the default), or borrowed for a
+/// call that needs no copy of it (`&Datatype`; [`Region::into_owned`] clones it).
+#[derive(Debug)]
+pub struct Region<'a, D: Borrow<Datatype> = Datatype> {
+    ptr: *mut u8,
+    count: usize,
+    dt: D,
+    /// Taken from an exclusive borrow: may be written, never lent for reading.
+    excl: bool,
+    /// Lent to one immediate operation for `'a`: no other descriptor of it any more.
+    lent: bool,
+    _life: PhantomData<&'a mut [u8]>,
+}
+
+// SAFETY: a `Region` is a borrow of plain bytes (shared or exclusive), `Send + Sync`, and a datatype `D`.
+unsafe impl<D: Borrow<Datatype> + Send> Send for Region<'_, D> {}
+// SAFETY: as above; `&Region` hands out only shared descriptors.
+unsafe impl<D: Borrow<Datatype> + Sync> Sync for Region<'_, D> {}
+
+impl<'a, D: Borrow<Datatype>> Region<'a, D> {
+    /// `count` elements of `dt` at `ptr`, borrowed shared for `'a`.
+    ///
+    /// # Safety
+    /// The memory those elements cover stays valid for reads, and unmodified, for `'a`.
+    pub unsafe fn shared(ptr: *const u8, count: usize, dt: D) -> Region<'a, D> {
+        Region {
+            ptr: ptr as *mut u8,
+            count,
+            dt,
+            excl: false,
+            lent: false,
+            _life: PhantomData,
+        }
+    }
+
+    /// `count` elements of `dt` at `ptr`, borrowed exclusively for `'a`.
+    ///
+    /// # Safety
+    /// The memory those elements cover is initialized, stays valid for reads and writes,
+    /// and is accessed only through this region, for `'a`; any bytes written there are
+    /// valid for its owner.
+    pub unsafe fn exclusive(ptr: *mut u8, count: usize, dt: D) -> Region<'a, D> {
+        Region {
+            ptr,
+            count,
+            dt,
+            excl: true,
+            lent: false,
+            _life: PhantomData,
+        }
+    }
+
+    /// `count` elements of `dt` laid out from the start of `bytes` (exclusive); an
+    /// MPI_ERR_BUFFER error naming `call` if they reach outside it.
+    pub fn of_bytes(call: &str, bytes: &'a mut [u8], count: usize, dt: D) -> Result<Region<'a, D>> {
+        check_reach(call, "buf", bytes.len(), count, dt.borrow())?;
+        Ok(Region {
+            ptr: bytes.as_mut_ptr(),
+            count,
+            dt,
+            excl: true,
+            lent: false,
+            _life: PhantomData,
+        })
+    }
+
+    /// The base address (for identification and layout arithmetic; never dereferenced by callers).
+    pub fn ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+    pub fn count(&self) -> usize {
+        self.count
+    }
+    pub fn datatype(&self) -> &Datatype {
+        self.dt.borrow()
+    }
+    pub fn is_exclusive(&self) -> bool {
+        self.excl
+    }
+
+    /// The first `n` elements (at most `count`) as a send descriptor, for as long as
+    /// `self` is borrowed.
+    pub fn send(&self, n: usize) -> SendBuf<'_, '_> {
+        assert!(
+            !self.lent,
+            "a buffer lent to an immediate operation was used again"
+        );
+        SendBuf {
+            ptr: self.ptr,
+            count: n.min(self.count),
+            dt: Some(self.dt.borrow()),
+            _life: PhantomData,
+        }
+    }
+
+    /// The first `n` elements of a shared region as a send descriptor for `'a`, for the
+    /// immediate operation that `_scope` starts (shared memory may have many readers).
+    pub fn lend_send(&self, _scope: &impl BufScope<'a>, n: usize) -> SendBuf<'a, '_> {
+        assert!(
+            !self.excl,
+            "an exclusively borrowed buffer was lent for reading"
+        );
+        SendBuf {
+            ptr: self.ptr,
+            count: n.min(self.count),
+            dt: Some(self.dt.borrow()),
+            _life: PhantomData,
+        }
+    }
+
+    /// The first `n` elements of an exclusive region as a receive descriptor, for as
+    /// long as `self` is borrowed exclusively.
+    pub fn recv(&mut self, n: usize) -> RecvBuf<'_, '_> {
+        assert!(self.excl, "a shared buffer was used for writing");
+        assert!(
+            !self.lent,
+            "a buffer lent to an immediate operation was used again"
+        );
+        RecvBuf {
+            ptr: self.ptr,
+            count: n.min(self.count),
+            dt: Some(self.dt.borrow()),
+            _life: PhantomData,
+        }
+    }
+
+    /// The first `n` elements of an exclusive region as a receive descriptor for `'a`,
+    /// for the one immediate operation that `_scope` starts: afterwards the region
+    /// hands out no other descriptor of the memory.
+    pub fn lend_recv(&mut self, _scope: &impl BufScope<'a>, n: usize) -> RecvBuf<'a, '_> {
+        assert!(self.excl, "a shared buffer was lent for writing");
+        assert!(
+            !self.lent,
+            "a buffer lent to an immediate operation was lent again"
+        );
+        self.lent = true;
+        RecvBuf {
+            ptr: self.ptr,
+            count: n.min(self.count),
+            dt: Some(self.dt.borrow()),
+            _life: PhantomData,
+        }
+    }
+
+    /// The data bytes of a contiguous datatype's elements (`count * size` bytes from
+    /// the true lower bound); `None` for a non-contiguous datatype.
+    fn data_span(&self) -> Option<(*mut u8, usize)> {
+        let dt = self.dt.borrow();
+        if !dt.is_contiguous() {
+            return None;
+        }
+        let len = self.count * dt.size();
+        if len == 0 {
+            return Some((std::ptr::NonNull::<u8>::dangling().as_ptr(), 0));
+        }
+        Some((self.ptr.wrapping_offset(dt.true_lb()), len))
+    }
+
+    /// The region's data bytes for `'a` (contiguous datatypes only), consuming it.
+    pub fn into_bytes(self) -> Option<&'a [u8]> {
+        assert!(
+            !self.lent,
+            "a buffer lent to an immediate operation was used again"
+        );
+        let (p, len) = self.data_span()?;
+        // SAFETY: `shared`/`exclusive`'s contract: the elements' bytes, `len` of them from the true lower bound, are readable for 'a.
+        Some(unsafe { std::slice::from_raw_parts(p, len) })
+    }
+
+    /// An exclusive region's data bytes for `'a` (contiguous datatypes only), consuming it.
+    pub fn into_bytes_mut(mut self) -> Option<&'a mut [u8]> {
+        let (p, len) = self.writable_span()?;
+        // SAFETY: `exclusive`'s contract: these initialized bytes are ours alone, writable with any value, for 'a.
+        Some(unsafe { std::slice::from_raw_parts_mut(p, len) })
+    }
+
+    /// An exclusive region's data bytes (contiguous datatypes only) while `self` is
+    /// borrowed exclusively, e.g. to check the values a completed receive wrote.
+    pub fn bytes_mut(&mut self) -> Option<&mut [u8]> {
+        let (p, len) = self.writable_span()?;
+        // SAFETY: as `into_bytes_mut`, for the borrow of `self`.
+        Some(unsafe { std::slice::from_raw_parts_mut(p, len) })
+    }
+
+    /// [`data_span`](Self::data_span) of an exclusive region not lent to an operation.
+    fn writable_span(&mut self) -> Option<(*mut u8, usize)> {
+        assert!(self.excl, "a shared buffer was used for writing");
+        assert!(
+            !self.lent,
+            "a buffer lent to an immediate operation was used again"
+        );
+        self.data_span()
+    }
+}
+
+impl<'a> Region<'a, &Datatype> {
+    /// The same region holding its own copy of the datatype.
+    pub fn into_owned(self) -> Region<'a> {
+        Region {
+            ptr: self.ptr,
+            count: self.count,
+            dt: self.dt.clone(),
+            excl: self.excl,
+            lent: self.lent,
+            _life: PhantomData,
+        }
+    }
+}
+
+/// Zeroes the memory of `v` and returns it as bytes: memory for values a receive will
+/// write, initialized everywhere (also the padding a datatype skips).
+pub fn zeroed_bytes<T>(v: &mut [std::mem::MaybeUninit<T>]) -> &mut [u8] {
+    let n = std::mem::size_of_val(v);
+    let p = v.as_mut_ptr() as *mut u8;
+    // SAFETY: `v` is `n` writable bytes, exclusively borrowed, and `MaybeUninit<T>` takes any bytes; after the write they are initialized `u8`s.
+    unsafe {
+        std::ptr::write_bytes(p, 0, n);
+        std::slice::from_raw_parts_mut(p, n)
+    }
+}
