@@ -21,6 +21,16 @@ case $N in ''|*[!0-9]*) echo "setup.sh: N must be a number" >&2; exit 2;; esac
 [ "$N" -ge 1 ] && [ "$N" -le 200 ] || { echo "setup.sh: N must be 1..200" >&2; exit 2; }
 command -v ip >/dev/null || { echo "setup.sh: 'ip' (iproute2) is missing" >&2; exit 1; }
 
+# Tests call this script from parallel threads: one at a time, or two runs both
+# add the same namespace ("File exists") or one deletes a veth leg the other just
+# made, and a job started in between loses its network.
+if command -v flock >/dev/null 2>&1; then
+    LOCKDIR=/run/lock
+    [ -d "$LOCKDIR" ] && [ -w "$LOCKDIR" ] || LOCKDIR=${TMPDIR:-/tmp}
+    exec 9>"$LOCKDIR/oxmpi-netns-setup.lock"
+    flock 9
+fi
+
 if ! ip link show "$BR" >/dev/null 2>&1; then
     ip link add "$BR" type bridge
 fi
