@@ -25,6 +25,8 @@ pub(crate) struct RawBuf {
 }
 
 impl RawBuf {
+    /// Bytes the caller keeps valid until the operation that receives the descriptor
+    /// completes (as [`from_mut_slice`](Self::from_mut_slice), for reading).
     pub fn from_slice(s: &[u8]) -> RawBuf {
         RawBuf {
             addr: s.as_ptr() as usize,
@@ -32,7 +34,29 @@ impl RawBuf {
         }
     }
 
-    pub fn from_ptr(ptr: *const u8, len: usize) -> RawBuf {
+    /// Bytes the caller keeps valid until the operation that receives the descriptor
+    /// completes: a box moved into the request, or a borrow a blocking call outlives
+    /// (it waits for its request before returning). Crate-internal for that reason.
+    pub fn from_mut_slice(s: &mut [u8]) -> RawBuf {
+        RawBuf {
+            addr: s.as_mut_ptr() as usize,
+            len: s.len(),
+        }
+    }
+
+    /// Bytes borrowed for `'static` (C memory lent until its request completes).
+    pub fn from_static_mut(s: &'static mut [u8]) -> RawBuf {
+        RawBuf::from_mut_slice(s)
+    }
+
+    /// The one `unsafe` door for memory known only by address: every point-to-point
+    /// function over a `RawBuf` is safe because this constructor carries the proof.
+    ///
+    /// # Safety
+    /// `ptr..ptr+len` stays valid for reads until the request (a persistent one: until
+    /// it is freed) that receives this descriptor completes; if that request is a
+    /// receive, also valid for writes and accessed by nobody else meanwhile.
+    pub unsafe fn from_ptr(ptr: *const u8, len: usize) -> RawBuf {
         RawBuf {
             addr: ptr as usize,
             len,
@@ -254,6 +278,31 @@ impl<'a, 'd> SendBuf<'a, 'd> {
         // SAFETY: the constructors' contract: `count` bytes at `ptr` stay readable, unmodified, for 'a.
         Some(unsafe { RawBuf::from_ptr(self.ptr, self.count).as_slice() })
     }
+
+    /// The descriptor lent for `'static` to the one immediate operation that `_scope`
+    /// starts (the scope keeps `'a` alive until that request completes).
+    pub(crate) fn lend(self, _scope: &impl BufScope<'a>) -> SendBuf<'static, 'd> {
+        SendBuf {
+            ptr: self.ptr,
+            count: self.count,
+            dt: self.dt,
+            _life: PhantomData,
+        }
+    }
+
+    /// The bytes the descriptor covers, for the engine: raw bytes, or the span of a
+    /// contiguous datatype's elements; `None` for a non-contiguous datatype with data.
+    /// Valid as long as the descriptor (see [`RawBuf::from_slice`]).
+    pub(crate) fn span(&self) -> Option<RawBuf> {
+        covered_span(self.ptr, self.count, self.dt)
+    }
+
+    /// [`span`](Self::span) as bytes borrowed for `'a`.
+    pub(crate) fn span_bytes(&self) -> Option<&'a [u8]> {
+        let span = self.span()?;
+        // SAFETY: the constructors' contract: the covered bytes, this one span of them, stay readable, unmodified, for 'a.
+        Some(unsafe { span.as_slice() })
+    }
 }
 
 /// A buffer to be written by an operation: `count` elements of `dt` at `ptr`, exclusively
@@ -338,11 +387,44 @@ impl<'a, 'd> RecvBuf<'a, 'd> {
     pub fn ptr(&self) -> *mut u8 {
         self.ptr
     }
+
+    /// As [`SendBuf::lend`], for writing.
+    pub(crate) fn lend(self, _scope: &impl BufScope<'a>) -> RecvBuf<'static, 'd> {
+        RecvBuf {
+            ptr: self.ptr,
+            count: self.count,
+            dt: self.dt,
+            _life: PhantomData,
+        }
+    }
+
+    /// As [`SendBuf::span`], writable and ours alone as long as the descriptor.
+    pub(crate) fn span(&self) -> Option<RawBuf> {
+        covered_span(self.ptr, self.count, self.dt)
+    }
     pub fn count(&self) -> usize {
         self.count
     }
     pub fn datatype(&self) -> Option<&'d Datatype> {
         self.dt
+    }
+}
+
+/// The bytes `count` elements of `dt` at `ptr` cover when they are one span (raw
+/// bytes, a contiguous datatype, or no data at all).
+fn covered_span(ptr: *const u8, count: usize, dt: Option<&Datatype>) -> Option<RawBuf> {
+    match dt {
+        None => Some(RawBuf {
+            addr: ptr as usize,
+            len: count,
+        }),
+        Some(dt) => {
+            let len = count.checked_mul(dt.size())?;
+            (dt.is_contiguous() || len == 0).then(|| RawBuf {
+                addr: ptr.wrapping_offset(dt.true_lb()) as usize,
+                len,
+            })
+        }
     }
 }
 

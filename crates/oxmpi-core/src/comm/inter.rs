@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use super::{context, Comm};
+use crate::buf::RawBuf;
 use crate::datatype::{Datatype, Primitive};
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::op::{Op, PredefinedOp};
@@ -248,8 +249,7 @@ fn leaders_swap_words(
                 inter,
                 ctx,
                 call,
-                bytes.as_ptr(),
-                bytes.len(),
+                RawBuf::from_ptr(bytes.as_ptr(), bytes.len()),
                 0,
                 0x3fff_fff0,
                 SendMode::Standard,
@@ -258,8 +258,7 @@ fn leaders_swap_words(
                 inter,
                 ctx,
                 call,
-                got.as_mut_ptr(),
-                got.len(),
+                RawBuf::from_ptr(got.as_mut_ptr(), got.len()),
                 0,
                 0x3fff_fff0,
             )?,

@@ -28,6 +28,7 @@
 //! aggregator's failed `pwrite`) do not break the protocol: every rank learns
 //! the first one at the end.
 
+use crate::buf::RawBuf;
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::pt2pt;
 use crate::request::{Request, Status};
@@ -334,7 +335,12 @@ pub(crate) fn write(
                     let b = bufs.last_mut().unwrap();
                     // SAFETY: `b` is a live Vec of `sz` bytes, kept (in `bufs`, whose heap blocks do not move) until the waitall below.
                     reqs.push(unsafe {
-                        pt2pt::irecv_raw(comm, b.as_mut_ptr(), b.len(), src as i32, TAG_DATA)?
+                        pt2pt::irecv_raw(
+                            comm,
+                            RawBuf::from_ptr(b.as_mut_ptr(), b.len()),
+                            src as i32,
+                            TAG_DATA,
+                        )?
                     });
                 }
             }
@@ -344,8 +350,7 @@ pub(crate) fn write(
             reqs.push(unsafe {
                 pt2pt::isend_raw(
                     comm,
-                    m.as_ptr(),
-                    m.len(),
+                    RawBuf::from_ptr(m.as_ptr(), m.len()),
                     *agg,
                     TAG_DATA,
                     SendMode::Standard,
@@ -479,15 +484,13 @@ pub(crate) fn read(
             unsafe {
                 mine.push(pt2pt::irecv_raw(
                     comm,
-                    reply.as_mut_ptr(),
-                    reply.len(),
+                    RawBuf::from_ptr(reply.as_mut_ptr(), reply.len()),
                     *agg,
                     TAG_REPLY,
                 )?);
                 mine.push(pt2pt::isend_raw(
                     comm,
-                    req.as_ptr(),
-                    req.len(),
+                    RawBuf::from_ptr(req.as_ptr(), req.len()),
                     *agg,
                     TAG_REQ,
                     SendMode::Standard,
@@ -506,7 +509,12 @@ pub(crate) fn read(
                     let b = bufs.last_mut().unwrap();
                     // SAFETY: `b` lives in `bufs` until the waitall just below.
                     rq.push(unsafe {
-                        pt2pt::irecv_raw(comm, b.as_mut_ptr(), b.len(), src as i32, TAG_REQ)?
+                        pt2pt::irecv_raw(
+                            comm,
+                            RawBuf::from_ptr(b.as_mut_ptr(), b.len()),
+                            src as i32,
+                            TAG_REQ,
+                        )?
                     });
                     srcs.push(src as i32);
                 }
@@ -577,8 +585,7 @@ pub(crate) fn read(
                 serve.push(unsafe {
                     pt2pt::isend_raw(
                         comm,
-                        r.as_ptr(),
-                        r.len(),
+                        RawBuf::from_ptr(r.as_ptr(), r.len()),
                         src,
                         TAG_REPLY,
                         SendMode::Standard,

@@ -7,12 +7,6 @@
 
 use super::*;
 use crate::buf::{BufScope, RecvBuf, SendBuf};
-use crate::datatype::Primitive;
-
-/// The datatype of a descriptor for calls that always need one (raw bytes: MPI_BYTE).
-fn dt_or_byte<'a>(dt: Option<&'a Datatype>) -> &'a Datatype {
-    dt.unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte))
-}
 
 /// Starts a send (MPI_Isend / Issend / Irsend / Ibsend).
 pub fn isend<'a>(
@@ -23,12 +17,11 @@ pub fn isend<'a>(
     tag: i32,
     mode: SendMode,
 ) -> Result<Request> {
-    // SAFETY: the descriptor's memory is readable for 'a, and `scope.enter` below keeps 'a from ending before the request completes.
-    let r = unsafe {
-        match buf.datatype() {
-            None => isend_raw(comm, buf.ptr(), buf.count(), dest, tag, mode),
-            Some(dt) => isend_typed_raw(comm, buf.ptr(), buf.count(), dt, dest, tag, mode),
-        }
+    // `scope.enter` below keeps 'a from ending before the request completes.
+    let buf = buf.lend(scope);
+    let r = match (buf.datatype(), buf.span()) {
+        (None, Some(raw)) => isend_raw(comm, raw, dest, tag, mode),
+        _ => isend_typed_raw(comm, buf, dest, tag, mode),
     }?;
     scope.enter(r);
     Ok(r)
@@ -43,12 +36,11 @@ pub fn irecv<'a>(
     source: i32,
     tag: i32,
 ) -> Result<Request> {
-    // SAFETY: the descriptor's memory is writable and ours alone for 'a, and `scope.enter` below keeps 'a from ending before the request completes.
-    let r = unsafe {
-        match buf.datatype() {
-            None => irecv_raw(comm, buf.ptr(), buf.count(), source, tag),
-            Some(dt) => irecv_typed_raw(comm, buf.ptr(), buf.count(), dt, source, tag),
-        }
+    // `scope.enter` below keeps 'a from ending before the request completes.
+    let buf = buf.lend(scope);
+    let r = match (buf.datatype(), buf.span()) {
+        (None, Some(raw)) => irecv_raw(comm, raw, source, tag),
+        _ => irecv_typed_raw(comm, buf, source, tag),
     }?;
     scope.enter(r);
     Ok(r)
@@ -72,34 +64,22 @@ pub fn send_typed(
             mode,
             None,
         ),
-        // SAFETY: the descriptor is readable for the whole (blocking) call.
-        Some(dt) => unsafe { send_typed_raw(comm, buf.ptr(), buf.count(), dt, dest, tag, mode) },
+        Some(_) => send_typed_raw(comm, buf, dest, tag, mode),
     }
 }
 
 /// A blocking receive (MPI_Recv) into a descriptor.
 pub fn recv_typed(comm: &Comm, buf: RecvBuf<'_, '_>, source: i32, tag: i32) -> Result<Status> {
-    match buf.datatype() {
-        None => {
+    match (buf.datatype(), buf.span()) {
+        (None, Some(raw)) => {
             let len = buf.count();
-            // SAFETY: the descriptor is writable and ours alone until the wait below completes.
-            let mut r = unsafe {
-                irecv_on(
-                    comm,
-                    comm.context(),
-                    "MPI_Recv",
-                    buf.ptr(),
-                    len,
-                    source,
-                    tag,
-                )?
-            };
+            // The descriptor is borrowed until the wait below completes.
+            let mut r = irecv_on(comm, comm.context(), "MPI_Recv", raw, source, tag)?;
             wait_described(&mut r, "MPI_Recv", &|| {
                 crate::diag::p2p("MPI_Recv", false, comm, source, tag, len, None, len)
             })
         }
-        // SAFETY: the descriptor is writable and ours alone for the whole (blocking) call.
-        Some(dt) => unsafe { recv_typed_raw(comm, buf.ptr(), buf.count(), dt, source, tag) },
+        _ => recv_typed_raw(comm, buf, source, tag),
     }
 }
 
@@ -109,12 +89,11 @@ pub fn imrecv<'a>(
     buf: RecvBuf<'a, '_>,
     msg: &mut Message,
 ) -> Result<Request> {
-    // SAFETY: as in `irecv`.
-    let r = unsafe {
-        match buf.datatype() {
-            None => imrecv_raw(buf.ptr(), buf.count(), msg),
-            Some(dt) => imrecv_typed_raw(buf.ptr(), buf.count(), dt, msg),
-        }
+    // As in `irecv`.
+    let buf = buf.lend(scope);
+    let r = match (buf.datatype(), buf.span()) {
+        (None, Some(raw)) => imrecv_raw(raw, msg),
+        _ => imrecv_typed_raw(buf, msg),
     }?;
     scope.enter(r);
     Ok(r)
@@ -133,23 +112,9 @@ pub fn isendrecv<'a>(
     source: i32,
     recvtag: i32,
 ) -> Result<Request> {
-    let (sdt, rdt) = (dt_or_byte(send.datatype()), dt_or_byte(recv.datatype()));
-    // SAFETY: as in `isend` and `irecv`, for both descriptors.
-    let r = unsafe {
-        isendrecv_raw(
-            comm,
-            send.ptr(),
-            send.count(),
-            sdt,
-            dest,
-            sendtag,
-            recv.ptr(),
-            recv.count(),
-            rdt,
-            source,
-            recvtag,
-        )
-    }?;
+    // As in `isend` and `irecv`, for both descriptors.
+    let (send, recv) = (send.lend(scope), recv.lend(scope));
+    let r = isendrecv_raw(comm, send, dest, sendtag, recv, source, recvtag)?;
     scope.enter(r);
     Ok(r)
 }
@@ -165,55 +130,43 @@ pub fn isendrecv_replace<'a>(
     source: i32,
     recvtag: i32,
 ) -> Result<Request> {
-    let dt = dt_or_byte(buf.datatype());
-    // SAFETY: as in `irecv`; the outgoing copy is packed before the call returns.
-    let r = unsafe {
-        isendrecv_replace_raw(
-            comm,
-            buf.ptr(),
-            buf.count(),
-            dt,
-            dest,
-            sendtag,
-            source,
-            recvtag,
-        )
-    }?;
+    // As in `irecv`; the outgoing copy is packed before the call returns.
+    let r = isendrecv_replace_raw(comm, buf.lend(scope), dest, sendtag, source, recvtag)?;
     scope.enter(r);
     Ok(r)
 }
 
-/// The contiguous bytes of a persistent request's descriptor (raw bytes, or a
-/// contiguous datatype's span).
+/// The contiguous bytes (`span`) of a persistent request's descriptor of `count`
+/// elements of `dt` (raw bytes, or a contiguous datatype's span).
 fn contiguous_span(
     call: &str,
-    ptr: *const u8,
     count: usize,
     dt: Option<&Datatype>,
-) -> Result<(*const u8, usize)> {
-    match dt {
-        None => Ok((ptr, count)),
-        Some(dt) => {
-            check_datatype(call, "datatype", dt)?;
-            if !dt.is_contiguous() {
-                return Err(MpiError::arg(
-                    ErrorClass::Type,
-                    call,
-                    "datatype",
-                    "a persistent request of the engine takes a contiguous datatype",
-                ));
-            }
-            let len = count.checked_mul(dt.size()).ok_or_else(|| {
-                MpiError::arg(
-                    ErrorClass::Count,
-                    call,
-                    "count",
-                    format!("{count} elements of {} bytes overflow", dt.size()),
-                )
-            })?;
-            Ok((ptr.wrapping_offset(dt.true_lb()), len))
+    span: Option<RawBuf>,
+) -> Result<RawBuf> {
+    let not_contiguous = || {
+        MpiError::arg(
+            ErrorClass::Type,
+            call,
+            "datatype",
+            "a persistent request of the engine takes a contiguous datatype",
+        )
+    };
+    if let Some(dt) = dt {
+        check_datatype(call, "datatype", dt)?;
+        if !dt.is_contiguous() {
+            return Err(not_contiguous());
         }
+        count.checked_mul(dt.size()).ok_or_else(|| {
+            MpiError::arg(
+                ErrorClass::Count,
+                call,
+                "count",
+                format!("{count} elements of {} bytes overflow", dt.size()),
+            )
+        })?;
     }
+    span.ok_or_else(not_contiguous)
 }
 
 /// MPI_Send_init and friends: an inactive persistent send (raw bytes or a contiguous
@@ -226,14 +179,11 @@ pub fn send_init<'a>(
     tag: i32,
     mode: SendMode,
 ) -> Result<Request> {
-    let (p, len) = contiguous_span(
-        send_call_name(mode, true),
-        buf.ptr(),
-        buf.count(),
-        buf.datatype(),
-    )?;
-    // SAFETY: the descriptor's memory is readable for 'a, and `scope.enter` below keeps 'a from ending before the request is freed.
-    let r = unsafe { send_init_raw(comm, p, len, dest, tag, mode) }?;
+    // `scope.enter` below keeps 'a from ending before the request is freed.
+    let buf = buf.lend(scope);
+    let call = send_call_name(mode, true);
+    let raw = contiguous_span(call, buf.count(), buf.datatype(), buf.span())?;
+    let r = send_init_raw(comm, raw, dest, tag, mode)?;
     scope.enter(r);
     Ok(r)
 }
@@ -246,9 +196,10 @@ pub fn recv_init<'a>(
     source: i32,
     tag: i32,
 ) -> Result<Request> {
-    let (p, len) = contiguous_span("MPI_Recv_init", buf.ptr(), buf.count(), buf.datatype())?;
-    // SAFETY: the descriptor's memory is writable and ours alone for 'a, and `scope.enter` below keeps 'a from ending before the request is freed.
-    let r = unsafe { recv_init_raw(comm, p as *mut u8, len, source, tag) }?;
+    // `scope.enter` below keeps 'a from ending before the request is freed.
+    let buf = buf.lend(scope);
+    let raw = contiguous_span("MPI_Recv_init", buf.count(), buf.datatype(), buf.span())?;
+    let r = recv_init_raw(comm, raw, source, tag)?;
     scope.enter(r);
     Ok(r)
 }

@@ -49,19 +49,17 @@ pub fn irecv_contig(
     source: i32,
     tag: i32,
 ) -> Result<Request> {
-    // SAFETY: `data` is ours alone, writable, for 'static: it outlives the request.
-    unsafe {
-        irecv_sig(
-            comm,
-            comm.context(),
-            "MPI_Irecv",
-            data.as_mut_ptr(),
-            data.len(),
-            source,
-            tag,
-            Some(dt),
-        )
-    }
+    // `data` is ours alone, writable, for 'static: it outlives the request.
+    let raw = RawBuf::from_static_mut(data);
+    irecv_sig(
+        comm,
+        comm.context(),
+        "MPI_Irecv",
+        raw,
+        source,
+        tag,
+        Some(dt),
+    )
 }
 
 /// MPI_Send (standard mode) of the bytes `data`, elements of the predefined
@@ -88,7 +86,8 @@ pub fn recv_contig(
     tag: i32,
 ) -> Result<Status> {
     const CALL: &str = "MPI_Recv";
-    let (buf, len) = (data.as_mut_ptr(), data.len());
+    // `data` is borrowed exclusively for the call, and we wait for completion before returning.
+    let (buf, len) = (RawBuf::from_mut_slice(data), data.len());
     if source != PROC_NULL {
         let e = engine()?;
         check_source(CALL, comm, source)?;
@@ -104,7 +103,7 @@ pub fn recv_contig(
         // receive complete by then finished under the same lock.
         let started = e.with_state(|st| {
             let sig = st.sig_of(dt);
-            match st.recv_now_or_post(RawBuf::from_ptr(buf, len), pat, sig) {
+            match st.recv_now_or_post(buf, pat, sig) {
                 Ok(s) => Err(Ok(s)),
                 Err(mut r) => {
                     st.progress();
@@ -124,23 +123,19 @@ pub fn recv_contig(
         };
     }
     // MPI_PROC_NULL: the general path's empty completion.
-    // SAFETY: `data` is borrowed exclusively for the call, and we wait for completion before returning.
-    let started = unsafe {
-        irecv_sig_then(
-            comm,
-            comm.context(),
-            "MPI_Recv",
-            buf,
-            len,
-            source,
-            tag,
-            Some(dt),
-            |st, mut r| match st.req(r) {
-                Some(x) if x.done => Err(finish(st, &mut r)),
-                _ => Ok(r),
-            },
-        )?
-    };
+    let started = irecv_sig_then(
+        comm,
+        comm.context(),
+        "MPI_Recv",
+        buf,
+        source,
+        tag,
+        Some(dt),
+        |st, mut r| match st.req(r) {
+            Some(x) if x.done => Err(finish(st, &mut r)),
+            _ => Ok(r),
+        },
+    )?;
     match started {
         Err(done) => done,
         Ok(mut r) => wait_described(&mut r, "MPI_Recv", &|| {

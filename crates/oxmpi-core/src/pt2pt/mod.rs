@@ -4,8 +4,10 @@
 //! The entry points (`api.rs`) are safe functions over the typed buffer
 //! descriptors of [`crate::buf`]; a non-blocking one also takes the
 //! [`BufScope`](crate::buf::BufScope) that keeps its buffer alive until the
-//! request completes. Below them, the `*_raw` functions of the other files
-//! work on addresses and lengths, for the engine's own callers.
+//! request completes. Below them, the `*_raw` functions of the other files are
+//! safe functions over the in-flight descriptors (`RawBuf`, whose one `unsafe`
+//! constructor carries the proof, and `SendBuf`/`RecvBuf<'static>`), for the
+//! engine's own callers.
 
 mod api;
 mod bsend;

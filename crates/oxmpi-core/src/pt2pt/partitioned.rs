@@ -98,6 +98,8 @@ fn peer_of(call: &str, arg: &str, comm: &Comm, rank: i32) -> Result<Option<u32>>
 pub struct PartitionedSend {
     comm: Comm,
     buf: usize,
+    /// The bytes a contiguous datatype's elements cover (unused otherwise).
+    span: RawBuf,
     partitions: usize,
     count: usize,
     dt: Datatype,
@@ -127,7 +129,9 @@ impl PartitionedSend {
         tag: i32,
     ) -> Result<Arc<PartitionedSend>> {
         let call = "MPI_Psend_init";
-        check_common(call, comm, partitions, count, dt, tag)?;
+        let len = check_common(call, comm, partitions, count, dt, tag)?;
+        // SAFETY: this fn's contract: the covered memory stays readable while the operation, which outlives its requests, exists.
+        let span = unsafe { RawBuf::from_ptr(buf.wrapping_offset(dt.true_lb()), len) };
         let peer = peer_of(call, "dest", comm, dest)?;
         let id = (NEXT_SEND_ID.fetch_add(1, Ordering::Relaxed) & i32::MAX as u32) as i32;
         if let Some(peer) = peer {
@@ -147,6 +151,7 @@ impl PartitionedSend {
         Ok(Arc::new(PartitionedSend {
             comm: comm.clone(),
             buf: buf as usize,
+            span,
             partitions,
             count,
             dt: dt.clone(),
@@ -233,14 +238,7 @@ impl Task for SendTask {
             let len = n * p.dt.size();
             let sig = st.sig_of(&p.dt);
             let r = if p.dt.is_contiguous() || len == 0 {
-                let start = (p.buf as *const u8).wrapping_offset(p.dt.true_lb());
-                st.start_send_sig(
-                    peer,
-                    env,
-                    RawBuf::from_ptr(start, len),
-                    SendMode::Standard,
-                    sig,
-                )?
+                st.start_send_sig(peer, env, p.span, SendMode::Standard, sig)?
             } else {
                 let mut packed = vec![0u8; len].into_boxed_slice();
                 // SAFETY: `init`'s contract: the type map's memory at `buf` is readable while the operation exists, and every partition is ready.
@@ -271,6 +269,8 @@ impl Task for SendTask {
 pub struct PartitionedReceive {
     comm: Comm,
     buf: usize,
+    /// As in [`PartitionedSend`].
+    span: RawBuf,
     partitions: usize,
     count: usize,
     dt: Datatype,
@@ -351,7 +351,9 @@ impl PartitionedReceive {
         tag: i32,
     ) -> Result<Arc<PartitionedReceive>> {
         let call = "MPI_Precv_init";
-        check_common(call, comm, partitions, count, dt, tag)?;
+        let len = check_common(call, comm, partitions, count, dt, tag)?;
+        // SAFETY: this fn's contract: the covered memory stays writable, and ours while a receive is active, while the operation exists.
+        let span = unsafe { RawBuf::from_ptr(buf.wrapping_offset(dt.true_lb()), len) };
         peer_of(call, "source", comm, source)?;
         let mut m = Matching {
             init_req: None,
@@ -370,6 +372,7 @@ impl PartitionedReceive {
         Ok(Arc::new(PartitionedReceive {
             comm: comm.clone(),
             buf: buf as usize,
+            span,
             partitions,
             count,
             dt: dt.clone(),
@@ -408,8 +411,7 @@ impl PartitionedReceive {
         };
         let sig = st.sig_of(&self.dt);
         if self.dt.is_contiguous() || len == 0 {
-            let start = (self.buf as *mut u8).wrapping_offset(self.dt.true_lb());
-            st.post_recv_unpacking(RawBuf::from_ptr(start, len), pat, None, sig)
+            st.post_recv_unpacking(self.span, pat, None, sig)
         } else {
             let temp = vec![0u8; len].into_boxed_slice();
             let raw = RawBuf::from_slice(&temp);

@@ -4,15 +4,11 @@ use super::*;
 
 // ----- persistent requests -----------------------------------------------------------
 
-/// MPI_Send_init and friends: an inactive persistent send.
-///
-/// # Safety
-/// `buf..buf+len` must stay valid while the request exists, and be readable
-/// whenever it is active.
-pub(crate) unsafe fn send_init_raw(
+/// MPI_Send_init and friends: an inactive persistent send of `buf` (valid while
+/// the request exists, see [`RawBuf::from_ptr`]).
+pub(crate) fn send_init_raw(
     comm: &Comm,
-    buf: *const u8,
-    len: usize,
+    buf: RawBuf,
     dest: i32,
     tag: i32,
     mode: SendMode,
@@ -28,7 +24,7 @@ pub(crate) unsafe fn send_init_raw(
     check_dest(call, comm, dest)?;
     let spec = PersistentSpec::Send {
         comm: comm.clone(),
-        buf: RawBuf::from_ptr(buf, len),
+        buf,
         dest,
         tag,
         mode,
@@ -37,24 +33,15 @@ pub(crate) unsafe fn send_init_raw(
         .new_request(ReqKind::Persistent { spec, active: None }))
 }
 
-/// MPI_Recv_init: an inactive persistent receive.
-///
-/// # Safety
-/// `buf..buf+len` must stay valid while the request exists, and untouched
-/// whenever it is active.
-pub(crate) unsafe fn recv_init_raw(
-    comm: &Comm,
-    buf: *mut u8,
-    len: usize,
-    source: i32,
-    tag: i32,
-) -> Result<Request> {
+/// MPI_Recv_init: an inactive persistent receive into `buf` (valid, and ours alone
+/// whenever the request is active, while it exists).
+pub(crate) fn recv_init_raw(comm: &Comm, buf: RawBuf, source: i32, tag: i32) -> Result<Request> {
     let e = engine()?;
     check_source("MPI_Recv_init", comm, source)?;
     check_recv_tag("MPI_Recv_init", tag)?;
     let spec = PersistentSpec::Recv {
         comm: comm.clone(),
-        buf: RawBuf::from_ptr(buf as *const u8, len),
+        buf,
         source,
         tag,
     };
@@ -89,41 +76,22 @@ pub fn start(r: &mut Request) -> Result<()> {
             }
         }
     };
-    // SAFETY: the persistent request's creator promised the buffer's validity for as long as the request exists and is active.
-    let inner = unsafe {
-        match spec {
-            PersistentSpec::Send {
-                comm,
-                buf,
-                dest,
-                tag,
-                mode,
-            } => isend_on(
-                &comm,
-                comm.context(),
-                "MPI_Start",
-                buf.addr as *const u8,
-                buf.len,
-                dest,
-                tag,
-                mode,
-            )?,
-            PersistentSpec::Recv {
-                comm,
-                buf,
-                source,
-                tag,
-            } => irecv_on(
-                &comm,
-                comm.context(),
-                "MPI_Start",
-                buf.addr as *mut u8,
-                buf.len,
-                source,
-                tag,
-            )?,
-            PersistentSpec::Coll(s) => s.start()?,
-        }
+    // The persistent request's descriptor is valid for as long as the request exists.
+    let inner = match spec {
+        PersistentSpec::Send {
+            comm,
+            buf,
+            dest,
+            tag,
+            mode,
+        } => isend_on(&comm, comm.context(), "MPI_Start", buf, dest, tag, mode)?,
+        PersistentSpec::Recv {
+            comm,
+            buf,
+            source,
+            tag,
+        } => irecv_on(&comm, comm.context(), "MPI_Start", buf, source, tag)?,
+        PersistentSpec::Coll(s) => s.start()?,
     };
     let mut st = e.lock();
     if let Some(ReqKind::Persistent { active, .. }) = st.req_mut(*r).map(|x| &mut x.kind) {

@@ -107,25 +107,14 @@ pub fn mprobe(comm: &Comm, source: i32, tag: i32) -> Result<(Message, Status)> {
     ))
 }
 
-/// MPI_Imrecv: receives a message from [`mprobe`]; `msg` becomes NULL.
-///
-/// # Safety
-/// As [`irecv`].
-pub(crate) unsafe fn imrecv_raw(buf: *mut u8, len: usize, msg: &mut Message) -> Result<Request> {
-    // SAFETY: forwarded contract.
-    unsafe { imrecv_sig(buf, len, msg, None) }
+/// MPI_Imrecv: receives a message from [`mprobe`] into `buf` (valid, and ours
+/// alone, until the request completes); `msg` becomes NULL.
+pub(crate) fn imrecv_raw(buf: RawBuf, msg: &mut Message) -> Result<Request> {
+    imrecv_sig(buf, msg, None)
 }
 
 /// [`imrecv`] of elements of `dt` (for the type-signature check).
-///
-/// # Safety
-/// As [`irecv`].
-pub(super) unsafe fn imrecv_sig(
-    buf: *mut u8,
-    len: usize,
-    msg: &mut Message,
-    dt: Option<&Datatype>,
-) -> Result<Request> {
+pub(super) fn imrecv_sig(buf: RawBuf, msg: &mut Message, dt: Option<&Datatype>) -> Result<Request> {
     let e = engine()?;
     let m = *msg;
     if m == Message::NO_PROC {
@@ -143,12 +132,12 @@ pub(super) unsafe fn imrecv_sig(
     }
     *msg = Message::NULL;
     let sig = dt.map_or(0, |dt| st.sig_of(dt));
-    Ok(st.recv_message_unpacking(RawBuf::from_ptr(buf, len), m.0, None, sig))
+    Ok(st.recv_message_unpacking(buf, m.0, None, sig))
 }
 
 /// MPI_Mrecv.
 pub fn mrecv(buf: &mut [u8], msg: &mut Message) -> Result<Status> {
-    // SAFETY: `buf` is exclusively borrowed until the wait below completes.
-    let mut r = unsafe { imrecv_raw(buf.as_mut_ptr(), buf.len(), msg)? };
+    // `buf` is exclusively borrowed until the wait below completes.
+    let mut r = imrecv_raw(RawBuf::from_mut_slice(buf), msg)?;
     wait_named(&mut r, "MPI_Mrecv")
 }

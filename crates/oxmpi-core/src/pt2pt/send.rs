@@ -6,75 +6,47 @@ use super::*;
 /// Starts a send of `len` bytes at `buf` on the communicator's point-to-point
 /// context.
 ///
-/// # Safety
-/// `buf..buf+len` must stay valid for reads until the request completes.
-pub(crate) unsafe fn isend_raw(
+/// `buf` is valid until the request completes (see [`RawBuf::from_ptr`]).
+pub(crate) fn isend_raw(
     comm: &Comm,
-    buf: *const u8,
-    len: usize,
+    buf: RawBuf,
     dest: i32,
     tag: i32,
     mode: SendMode,
 ) -> Result<Request> {
-    // SAFETY: forwarded contract.
-    unsafe {
-        isend_on(
-            comm,
-            comm.context(),
-            send_call_name(mode, true),
-            buf,
-            len,
-            dest,
-            tag,
-            mode,
-        )
-    }
+    isend_on(
+        comm,
+        comm.context(),
+        send_call_name(mode, true),
+        buf,
+        dest,
+        tag,
+        mode,
+    )
 }
 
 /// [`isend_raw`] on an explicit context (collectives use `comm.coll_context()`).
-///
-/// # Safety
-/// As [`isend_raw`].
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn isend_on(
+pub(crate) fn isend_on(
     comm: &Comm,
     context: u32,
     call: &str,
-    buf: *const u8,
-    len: usize,
+    buf: RawBuf,
     dest: i32,
     tag: i32,
     mode: SendMode,
 ) -> Result<Request> {
-    // SAFETY: forwarded contract.
-    unsafe {
-        start_send_then(
-            comm,
-            context,
-            call,
-            buf,
-            len,
-            dest,
-            tag,
-            mode,
-            None,
-            |_, r| r,
-        )
-    }
+    start_send_then(comm, context, call, buf, dest, tag, mode, None, |_, r| r)
 }
 
 /// Starts a send and runs `then` on the new request under the same lock;
 /// `dt`, when the bytes are elements of a datatype, gives their type signature.
-///
-/// # Safety
-/// As [`isend_raw`].
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn start_send_then<T>(
+pub(super) fn start_send_then<T>(
     comm: &Comm,
     context: u32,
     call: &str,
-    buf: *const u8,
-    len: usize,
+    buf: RawBuf,
     dest: i32,
     tag: i32,
     mode: SendMode,
@@ -94,7 +66,7 @@ pub(super) unsafe fn start_send_then<T>(
             None => st.done_request(Status::EMPTY),
             Some(peer) => {
                 let sig = dt.map_or(0, |dt| st.sig_of(dt));
-                st.start_send_sig(peer, env, RawBuf::from_ptr(buf, len), mode, sig)?
+                st.start_send_sig(peer, env, buf, mode, sig)?
             }
         };
         Ok(then(st, r))
@@ -113,49 +85,30 @@ pub(super) fn rename(mut err: MpiError, call: &str) -> MpiError {
 }
 
 /// Posts a receive of at most `len` bytes into `buf`.
-///
-/// # Safety
-/// `buf..buf+len` must stay valid for writes, and not be accessed otherwise,
-/// until the request completes.
-pub(crate) unsafe fn irecv_raw(
-    comm: &Comm,
-    buf: *mut u8,
-    len: usize,
-    source: i32,
-    tag: i32,
-) -> Result<Request> {
-    // SAFETY: forwarded contract.
-    unsafe { irecv_on(comm, comm.context(), "MPI_Irecv", buf, len, source, tag) }
+/// `buf` is valid, and ours alone, until the request completes (see [`RawBuf::from_ptr`]).
+pub(crate) fn irecv_raw(comm: &Comm, buf: RawBuf, source: i32, tag: i32) -> Result<Request> {
+    irecv_on(comm, comm.context(), "MPI_Irecv", buf, source, tag)
 }
 
 /// [`irecv_raw`] on an explicit context.
-///
-/// # Safety
-/// As [`irecv_raw`].
-pub(crate) unsafe fn irecv_on(
+pub(crate) fn irecv_on(
     comm: &Comm,
     context: u32,
     call: &str,
-    buf: *mut u8,
-    len: usize,
+    buf: RawBuf,
     source: i32,
     tag: i32,
 ) -> Result<Request> {
-    // SAFETY: forwarded contract.
-    unsafe { irecv_sig(comm, context, call, buf, len, source, tag, None) }
+    irecv_sig(comm, context, call, buf, source, tag, None)
 }
 
 /// [`irecv_on`] of elements of `dt` (for the type-signature check).
-///
-/// # Safety
-/// As [`irecv_raw`].
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn irecv_sig(
+pub(super) fn irecv_sig(
     comm: &Comm,
     context: u32,
     call: &str,
-    buf: *mut u8,
-    len: usize,
+    buf: RawBuf,
     source: i32,
     tag: i32,
     dt: Option<&Datatype>,
@@ -165,56 +118,33 @@ pub(super) unsafe fn irecv_sig(
     // one step by MPI_Waitall). Polling here cost every MPI_Irecv a look at
     // every ring, mostly in vain when the receives are posted ahead of the
     // messages (bench/PROFILE.md, p2p19).
-    // SAFETY: forwarded contract.
-    unsafe {
-        irecv_post(
-            comm,
-            context,
-            call,
-            buf,
-            len,
-            source,
-            tag,
-            dt,
-            false,
-            |_, r| r,
-        )
-    }
+    irecv_post(comm, context, call, buf, source, tag, dt, false, |_, r| r)
 }
 
 /// [`irecv_sig`], running `then` on the new request under the same lock.
-///
-/// # Safety
-/// As [`irecv_raw`].
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn irecv_sig_then<T>(
+pub(super) fn irecv_sig_then<T>(
     comm: &Comm,
     context: u32,
     call: &str,
-    buf: *mut u8,
-    len: usize,
+    buf: RawBuf,
     source: i32,
     tag: i32,
     dt: Option<&Datatype>,
     then: impl FnOnce(&mut crate::engine::State, Request) -> T,
 ) -> Result<T> {
-    // SAFETY: forwarded contract.
-    unsafe { irecv_post(comm, context, call, buf, len, source, tag, dt, true, then) }
+    irecv_post(comm, context, call, buf, source, tag, dt, true, then)
 }
 
 /// Posts a receive, then (`poll`) makes one progress step before `then` runs
 /// under the same lock: a blocking receive whose message is already in the
 /// ring then finds it complete at once.
-///
-/// # Safety
-/// As [`irecv_raw`].
 #[allow(clippy::too_many_arguments)]
-unsafe fn irecv_post<T>(
+fn irecv_post<T>(
     comm: &Comm,
     context: u32,
     call: &str,
-    buf: *mut u8,
-    len: usize,
+    buf: RawBuf,
     source: i32,
     tag: i32,
     dt: Option<&Datatype>,
@@ -238,7 +168,7 @@ unsafe fn irecv_post<T>(
     // the receive buffer instead of taking the unexpected-queue detour.
     Ok(e.with_state(|st| {
         let sig = dt.map_or(0, |dt| st.sig_of(dt));
-        let r = st.post_recv_unpacking(RawBuf::from_ptr(buf, len), pat, None, sig);
+        let r = st.post_recv_unpacking(buf, pat, None, sig);
         if poll {
             st.progress();
         }
@@ -270,7 +200,7 @@ pub(super) fn send_blocking(
     mode: SendMode,
     dt: Option<&Datatype>,
 ) -> Result<()> {
-    let (buf, len) = (data.as_ptr(), data.len());
+    let len = data.len();
     // Small standard sends go straight into the peer's ring when nothing is queued
     // before them: no request to create, wait on and free (the latency path).
     if matches!(mode, SendMode::Standard | SendMode::Ready)
@@ -307,24 +237,21 @@ pub(super) fn send_blocking(
     };
     // An eager send that fit in the ring is complete at once: finish it under the
     // same lock instead of a second trip through the wait loop.
-    // SAFETY: `data` is borrowed for the call, and we wait for completion before returning.
-    let started = unsafe {
-        start_send_then(
-            comm,
-            comm.context(),
-            call,
-            buf,
-            len,
-            dest,
-            tag,
-            mode,
-            dt,
-            |st, mut r| match st.req(r) {
-                Some(x) if x.done => Err(finish(st, &mut r)),
-                _ => Ok(r),
-            },
-        )?
-    };
+    // `data` is borrowed for the call, and we wait for completion before returning.
+    let started = start_send_then(
+        comm,
+        comm.context(),
+        call,
+        RawBuf::from_slice(data),
+        dest,
+        tag,
+        mode,
+        dt,
+        |st, mut r| match st.req(r) {
+            Some(x) if x.done => Err(finish(st, &mut r)),
+            _ => Ok(r),
+        },
+    )?;
     match started {
         Err(done) => done.map(|_| ()),
         Ok(mut r) => wait_described(&mut r, call, &desc).map(|_| ()),
@@ -333,19 +260,10 @@ pub(super) fn send_blocking(
 
 /// A blocking receive (MPI_Recv).
 pub fn recv(comm: &Comm, buf: &mut [u8], source: i32, tag: i32) -> Result<Status> {
-    // SAFETY: `buf` is exclusively borrowed until we have waited for completion.
-    let mut r = unsafe {
-        irecv_on(
-            comm,
-            comm.context(),
-            "MPI_Recv",
-            buf.as_mut_ptr(),
-            buf.len(),
-            source,
-            tag,
-        )?
-    };
     let len = buf.len();
+    // `buf` is exclusively borrowed until we have waited for completion.
+    let raw = RawBuf::from_mut_slice(buf);
+    let mut r = irecv_on(comm, comm.context(), "MPI_Recv", raw, source, tag)?;
     wait_described(&mut r, "MPI_Recv", &|| {
         crate::diag::p2p("MPI_Recv", false, comm, source, tag, len, None, len)
     })
@@ -362,34 +280,21 @@ pub fn sendrecv(
     source: i32,
     recvtag: i32,
 ) -> Result<Status> {
-    // SAFETY: both buffers are borrowed until both requests completed below.
-    let mut rr = unsafe {
-        irecv_on(
-            comm,
-            comm.context(),
-            "MPI_Sendrecv",
-            recvbuf.as_mut_ptr(),
-            recvbuf.len(),
-            source,
-            recvtag,
-        )?
-    };
+    // Both buffers are borrowed until both requests completed below.
+    let raw = RawBuf::from_mut_slice(recvbuf);
+    let mut rr = irecv_on(comm, comm.context(), "MPI_Sendrecv", raw, source, recvtag)?;
     // `sendbuf` is a shared borrow of `sendbuf.len()` bytes that
     // outlives the send request: it is waited for (or, if starting it failed,
     // never started) before this function returns.
-    // SAFETY: `sendbuf` outlives the send request.
-    let sent = unsafe {
-        isend_on(
-            comm,
-            comm.context(),
-            "MPI_Sendrecv",
-            sendbuf.as_ptr(),
-            sendbuf.len(),
-            dest,
-            sendtag,
-            SendMode::Standard,
-        )
-    };
+    let sent = isend_on(
+        comm,
+        comm.context(),
+        "MPI_Sendrecv",
+        RawBuf::from_slice(sendbuf),
+        dest,
+        sendtag,
+        SendMode::Standard,
+    );
     let mut sr = match sent {
         Ok(r) => r,
         Err(err) => {

@@ -1,6 +1,7 @@
 //! MPI_Sendrecv's immediate forms: a send and a receive as one request.
 
 use super::*;
+use crate::buf::{RecvBuf, SendBuf};
 
 // ----- MPI_Isendrecv ------------------------------------------------------------------
 
@@ -67,88 +68,64 @@ pub(super) fn pair(
     Ok(engine()?.with_progress(|st| st.start_task(Box::new(task))))
 }
 
-/// MPI_Isendrecv: `sendcount` elements of `sendtype` to `dest` and up to
-/// `recvcount` of `recvtype` from `source`, as one request whose status is the
-/// receive's.
-///
-/// # Safety
-/// Both buffers hold their counts of their datatypes and stay valid (the
-/// receive buffer untouched otherwise) until the request completes.
+/// MPI_Isendrecv: the elements `sendbuf` describes to `dest` and up to those
+/// `recvbuf` describes from `source` (raw bytes as MPI_BYTE), as one request whose
+/// status is the receive's. Both are lent for `'static`: valid until it completes.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn isendrecv_raw(
+pub(crate) fn isendrecv_raw(
     comm: &Comm,
-    sendbuf: *const u8,
-    sendcount: usize,
-    sendtype: &Datatype,
+    sendbuf: SendBuf<'static, '_>,
     dest: i32,
     sendtag: i32,
-    recvbuf: *mut u8,
-    recvcount: usize,
-    recvtype: &Datatype,
+    recvbuf: RecvBuf<'static, '_>,
     source: i32,
     recvtag: i32,
 ) -> Result<Request> {
     const CALL: &str = "MPI_Isendrecv";
-    let recv =
-        // SAFETY: forwarded contract.
-        unsafe { irecv_typed_named(comm, CALL, recvbuf, recvcount, recvtype, source, recvtag)? };
-    // SAFETY: forwarded contract.
-    let send = unsafe {
-        send_typed_then(
-            comm,
-            CALL,
-            sendbuf,
-            sendcount,
-            sendtype,
-            dest,
-            sendtag,
-            SendMode::Standard,
-            |_, r| r,
-        )
-    };
+    let recv = irecv_typed_named(comm, CALL, recvbuf, source, recvtag)?;
+    let send = send_typed_then(
+        comm,
+        CALL,
+        sendbuf,
+        dest,
+        sendtag,
+        SendMode::Standard,
+        |_, r| r,
+    );
     pair(CALL, recv, send, None)
 }
 
-/// MPI_Isendrecv_replace: sends `count` elements of `dt` from `buf` and
-/// receives as many into it, as one request. The outgoing data is packed at
-/// the call, so the receive may land at once.
-///
-/// # Safety
-/// `buf` holds `count` elements of `dt` and stays valid, and untouched
-/// otherwise, until the request completes.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn isendrecv_replace_raw(
+/// MPI_Isendrecv_replace: sends the elements `buf` describes (raw bytes as
+/// MPI_BYTE) and receives as many into it, as one request; `buf` is lent for
+/// `'static`. The outgoing data is packed at the call, so the receive may land
+/// at once.
+pub(crate) fn isendrecv_replace_raw(
     comm: &Comm,
-    buf: *mut u8,
-    count: usize,
-    dt: &Datatype,
+    buf: RecvBuf<'static, '_>,
     dest: i32,
     sendtag: i32,
     source: i32,
     recvtag: i32,
 ) -> Result<Request> {
     const CALL: &str = "MPI_Isendrecv_replace";
+    let dt = dt_or_byte(buf.datatype());
     check_datatype(CALL, "datatype", dt)?;
-    let len = packed_len(CALL, count, dt)?;
+    let len = packed_len(CALL, buf.count(), dt)?;
     let mut packed = vec![0u8; len].into_boxed_slice();
-    // SAFETY: the caller's buffer holds `count` elements of `dt`.
-    unsafe { dt.pack(buf, count, &mut packed) };
-    // SAFETY: forwarded contract.
-    let recv = unsafe { irecv_typed_named(comm, CALL, buf, count, dt, source, recvtag)? };
-    // SAFETY: `packed` moves into the task below, which keeps it until the send is done (a boxed slice's bytes do not move with the box).
-    let send = unsafe {
-        start_send_then(
-            comm,
-            comm.context(),
-            CALL,
-            packed.as_ptr(),
-            packed.len(),
-            dest,
-            sendtag,
-            SendMode::Standard,
-            None,
-            |_, r| r,
-        )
-    };
+    crate::buf::pack(buf.as_send(), &mut packed, &mut 0)?;
+    let recv = irecv_typed_named(comm, CALL, buf, source, recvtag)?;
+    // `packed` moves into the task below, which keeps it until the send is done (a
+    // boxed slice's bytes do not move with the box).
+    let send = start_send_then(
+        comm,
+        comm.context(),
+        CALL,
+        RawBuf::from_slice(&packed),
+        dest,
+        sendtag,
+        SendMode::Standard,
+        None,
+        |_, r| r,
+    );
     pair(CALL, recv, send, Some(packed))
 }

@@ -2,6 +2,7 @@
 //! straight from the user's memory, others are packed or unpacked through a copy.
 
 use super::*;
+use crate::buf::{RecvBuf, SendBuf};
 use crate::engine::Unpack;
 
 // ----- typed point-to-point ------------------------------------------------------------
@@ -43,66 +44,58 @@ pub(super) fn packed_len(call: &str, count: usize, dt: &Datatype) -> Result<usiz
     })
 }
 
-/// Starts a send of `count` elements of `dt` laid out at `buf`. Contiguous
-/// types go straight from the user's memory; others are packed first.
-///
-/// # Safety
-/// The memory `dt`'s type map covers for `count` elements at `buf` stays valid
-/// and unmodified until the request completes.
-pub(crate) unsafe fn isend_typed_raw(
+/// The datatype of a descriptor for calls that always need one (raw bytes: MPI_BYTE).
+pub(super) fn dt_or_byte(dt: Option<&Datatype>) -> &Datatype {
+    dt.unwrap_or_else(|| Datatype::predefined_ref(crate::datatype::Primitive::Byte))
+}
+
+/// Starts a send of the elements `buf` describes (raw bytes as MPI_BYTE), lent for
+/// `'static`: valid until the request completes. Contiguous types go straight from
+/// the user's memory; others are packed first.
+pub(crate) fn isend_typed_raw(
     comm: &Comm,
-    buf: *const u8,
-    count: usize,
-    dt: &Datatype,
+    buf: SendBuf<'static, '_>,
     dest: i32,
     tag: i32,
     mode: SendMode,
 ) -> Result<Request> {
     let call = send_call_name(mode, true);
-    // SAFETY: forwarded contract.
-    unsafe { send_typed_then(comm, call, buf, count, dt, dest, tag, mode, |_, r| r) }
+    send_typed_then(comm, call, buf, dest, tag, mode, |_, r| r)
 }
 
-/// # Safety
-/// As [`isend_typed_raw`].
+/// [`isend_typed_raw`], running `then` on the new request under the same lock. `buf`
+/// must outlive the request: `'static`, or borrowed by a blocking caller that waits.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn send_typed_then<T>(
+pub(super) fn send_typed_then<T>(
     comm: &Comm,
     call: &str,
-    buf: *const u8,
-    count: usize,
-    dt: &Datatype,
+    buf: SendBuf<'_, '_>,
     dest: i32,
     tag: i32,
     mode: SendMode,
     then: impl FnOnce(&mut crate::engine::State, Request) -> T,
 ) -> Result<T> {
+    let dt = dt_or_byte(buf.datatype());
     check_datatype(call, "datatype", dt)?;
-    let len = packed_len(call, count, dt)?;
-    if dt.is_contiguous() || len == 0 {
-        let start = buf.wrapping_offset(dt.true_lb());
-        // SAFETY: for a contiguous type the covered memory is exactly start..start+len.
-        return unsafe {
-            start_send_then(
-                comm,
-                comm.context(),
-                call,
-                start,
-                len,
-                dest,
-                tag,
-                mode,
-                Some(dt),
-                then,
-            )
-        };
+    let len = packed_len(call, buf.count(), dt)?;
+    if let Some(span) = buf.span() {
+        return start_send_then(
+            comm,
+            comm.context(),
+            call,
+            span,
+            dest,
+            tag,
+            mode,
+            Some(dt),
+            then,
+        );
     }
     let e = engine()?;
     check_send_tag(call, tag)?;
     let peer = check_dest(call, comm, dest)?;
     let mut packed = vec![0u8; len].into_boxed_slice();
-    // SAFETY: the caller promised the type map's memory at `buf` is readable.
-    unsafe { dt.pack(buf, count, &mut packed) };
+    crate::buf::pack(buf, &mut packed, &mut 0)?;
     let env = Envelope {
         context: comm.context(),
         source: comm.rank(),
@@ -122,43 +115,28 @@ pub(super) unsafe fn send_typed_then<T>(
 }
 
 /// A blocking typed send.
-///
-/// # Safety
-/// The memory `dt` covers for `count` elements at `buf` is readable.
-pub(crate) unsafe fn send_typed_raw(
+pub(crate) fn send_typed_raw(
     comm: &Comm,
-    buf: *const u8,
-    count: usize,
-    dt: &Datatype,
+    buf: SendBuf<'_, '_>,
     dest: i32,
     tag: i32,
     mode: SendMode,
 ) -> Result<()> {
     let call = send_call_name(mode, false);
+    let dt = dt_or_byte(buf.datatype());
     check_datatype(call, "datatype", dt)?;
+    let count = buf.count();
     let len = packed_len(call, count, dt)?;
-    if dt.is_contiguous() || len == 0 {
-        // SAFETY: for a contiguous type the covered memory is exactly start..start+len, readable by the caller's contract.
-        let data = unsafe { RawBuf::from_ptr(buf.wrapping_offset(dt.true_lb()), len).as_slice() };
+    if let Some(data) = buf.span_bytes() {
         return send_blocking(comm, call, data, dest, tag, mode, Some(dt));
     }
-    // SAFETY: forwarded contract; we wait for completion before returning.
-    let started = unsafe {
-        send_typed_then(
-            comm,
-            call,
-            buf,
-            count,
-            dt,
-            dest,
-            tag,
-            mode,
-            |st, mut r| match st.req(r) {
-                Some(x) if x.done => Err(finish(st, &mut r)),
-                _ => Ok(r),
-            },
-        )?
-    };
+    // `buf` is borrowed for the call, and we wait for completion before returning.
+    let started = send_typed_then(comm, call, buf, dest, tag, mode, |st, mut r| {
+        match st.req(r) {
+            Some(x) if x.done => Err(finish(st, &mut r)),
+            _ => Ok(r),
+        }
+    })?;
     match started {
         Err(done) => done.map(|_| ()),
         Ok(mut r) => wait_described(&mut r, call, &|| {
@@ -168,52 +146,33 @@ pub(crate) unsafe fn send_typed_raw(
     }
 }
 
-/// Posts a receive of up to `count` elements of `dt` into `buf`. The status's
+/// Posts a receive of up to the elements `buf` describes (raw bytes as MPI_BYTE),
+/// lent for `'static`: ours alone until the request completes. The status's
 /// `count_bytes` is in packed bytes (`dt.get_count` turns it into elements).
-///
-/// # Safety
-/// The memory `dt` covers for `count` elements at `buf` stays valid for writes,
-/// and untouched otherwise, until the request completes.
-pub(crate) unsafe fn irecv_typed_raw(
+pub(crate) fn irecv_typed_raw(
     comm: &Comm,
-    buf: *mut u8,
-    count: usize,
-    dt: &Datatype,
+    buf: RecvBuf<'static, '_>,
     source: i32,
     tag: i32,
 ) -> Result<Request> {
-    // SAFETY: forwarded contract.
-    unsafe { irecv_typed_named(comm, "MPI_Irecv", buf, count, dt, source, tag) }
+    irecv_typed_named(comm, "MPI_Irecv", buf, source, tag)
 }
 
-/// # Safety
-/// As [`irecv_typed_raw`].
-pub(super) unsafe fn irecv_typed_named(
+/// [`irecv_typed_raw`] named `call`. `buf` must outlive the request: `'static`, or
+/// borrowed by a blocking caller that waits.
+pub(super) fn irecv_typed_named(
     comm: &Comm,
     call: &str,
-    buf: *mut u8,
-    count: usize,
-    dt: &Datatype,
+    buf: RecvBuf<'_, '_>,
     source: i32,
     tag: i32,
 ) -> Result<Request> {
+    let dt = dt_or_byte(buf.datatype());
     check_datatype(call, "datatype", dt)?;
+    let count = buf.count();
     let len = packed_len(call, count, dt)?;
-    if dt.is_contiguous() || len == 0 {
-        let start = buf.wrapping_offset(dt.true_lb());
-        // SAFETY: for a contiguous type the covered memory is exactly start..start+len.
-        return unsafe {
-            irecv_sig(
-                comm,
-                comm.context(),
-                call,
-                start,
-                len,
-                source,
-                tag,
-                Some(dt),
-            )
-        };
+    if let Some(span) = buf.span() {
+        return irecv_sig(comm, comm.context(), call, span, source, tag, Some(dt));
     }
     let e = engine()?;
     check_source(call, comm, source)?;
@@ -225,7 +184,7 @@ pub(super) unsafe fn irecv_typed_named(
     let raw = RawBuf::from_slice(&temp);
     let unpack = Box::new(Unpack {
         dt: dt.clone(),
-        dst: buf as usize,
+        dst: buf.ptr() as usize,
         count,
         temp,
     });
@@ -243,59 +202,17 @@ pub(super) unsafe fn irecv_typed_named(
 }
 
 /// A blocking typed receive.
-///
-/// # Safety
-/// The memory `dt` covers for `count` elements at `buf` is writable and unaliased.
-pub(crate) unsafe fn recv_typed_raw(
+pub(crate) fn recv_typed_raw(
     comm: &Comm,
-    buf: *mut u8,
-    count: usize,
-    dt: &Datatype,
+    buf: RecvBuf<'_, '_>,
     source: i32,
     tag: i32,
 ) -> Result<Status> {
+    let dt = dt_or_byte(buf.datatype());
     check_datatype("MPI_Recv", "datatype", dt)?;
-    let len = packed_len("MPI_Recv", count, dt)?;
-    if dt.is_contiguous() || len == 0 {
-        // A message already here completes the receive as it is posted: finish it
-        // under the same lock instead of a second trip through the wait loop.
-        let start = buf.wrapping_offset(dt.true_lb());
-        // SAFETY: for a contiguous type the covered memory is exactly start..start+len, writable by the caller's contract; we wait for completion before returning.
-        let started = unsafe {
-            irecv_sig_then(
-                comm,
-                comm.context(),
-                "MPI_Recv",
-                start,
-                len,
-                source,
-                tag,
-                Some(dt),
-                |st, mut r| match st.req(r) {
-                    Some(x) if x.done => Err(finish(st, &mut r)),
-                    _ => Ok(r),
-                },
-            )?
-        };
-        return match started {
-            Err(done) => done,
-            Ok(mut r) => wait_described(&mut r, "MPI_Recv", &|| {
-                crate::diag::p2p(
-                    "MPI_Recv",
-                    false,
-                    comm,
-                    source,
-                    tag,
-                    count,
-                    Some(dt),
-                    count.saturating_mul(dt.size()),
-                )
-            }),
-        };
-    }
-    // SAFETY: forwarded contract; we wait for completion before returning.
-    let mut r = unsafe { irecv_typed_named(comm, "MPI_Recv", buf, count, dt, source, tag)? };
-    wait_described(&mut r, "MPI_Recv", &|| {
+    let count = buf.count();
+    packed_len("MPI_Recv", count, dt)?;
+    let desc = || {
         crate::diag::p2p(
             "MPI_Recv",
             false,
@@ -306,24 +223,43 @@ pub(crate) unsafe fn recv_typed_raw(
             Some(dt),
             count.saturating_mul(dt.size()),
         )
-    })
+    };
+    if let Some(span) = buf.span() {
+        // A message already here completes the receive as it is posted: finish it
+        // under the same lock instead of a second trip through the wait loop.
+        // `buf` is borrowed for the call, and we wait for completion before returning.
+        let started = irecv_sig_then(
+            comm,
+            comm.context(),
+            "MPI_Recv",
+            span,
+            source,
+            tag,
+            Some(dt),
+            |st, mut r| match st.req(r) {
+                Some(x) if x.done => Err(finish(st, &mut r)),
+                _ => Ok(r),
+            },
+        )?;
+        return match started {
+            Err(done) => done,
+            Ok(mut r) => wait_described(&mut r, "MPI_Recv", &desc),
+        };
+    }
+    // `buf` is borrowed for the call, and we wait for completion before returning.
+    let mut r = irecv_typed_named(comm, "MPI_Recv", buf, source, tag)?;
+    wait_described(&mut r, "MPI_Recv", &desc)
 }
 
-/// Receives a message taken by [`mprobe`] into `count` elements of `dt`.
-///
-/// # Safety
-/// As [`irecv_typed_raw`].
-pub(crate) unsafe fn imrecv_typed_raw(
-    buf: *mut u8,
-    count: usize,
-    dt: &Datatype,
-    msg: &mut Message,
-) -> Result<Request> {
+/// Receives a message taken by [`mprobe`] into the elements `buf` describes, lent
+/// for `'static`.
+pub(crate) fn imrecv_typed_raw(buf: RecvBuf<'static, '_>, msg: &mut Message) -> Result<Request> {
+    let dt = dt_or_byte(buf.datatype());
     check_datatype("MPI_Imrecv", "datatype", dt)?;
+    let count = buf.count();
     let len = packed_len("MPI_Imrecv", count, dt)?;
-    if dt.is_contiguous() || len == 0 {
-        // SAFETY: contiguous: the covered memory is exactly start..start+len.
-        return unsafe { imrecv_sig(buf.wrapping_offset(dt.true_lb()), len, msg, Some(dt)) };
+    if let Some(span) = buf.span() {
+        return imrecv_sig(span, msg, Some(dt));
     }
     let e = engine()?;
     let m = *msg;
@@ -345,7 +281,7 @@ pub(crate) unsafe fn imrecv_typed_raw(
     let raw = RawBuf::from_slice(&temp);
     let unpack = Box::new(Unpack {
         dt: dt.clone(),
-        dst: buf as usize,
+        dst: buf.ptr() as usize,
         count,
         temp,
     });
