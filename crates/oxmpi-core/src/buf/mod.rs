@@ -14,9 +14,12 @@
 //! `'static` buffers (leaked, static, or C memory handed over by `from_raw`).
 //!
 //! The engine stores a buffer as an address and a length (`RawBuf`), and turns it
-//! back into a slice only while the operation it belongs to is active. That is sound because
-//! the descriptor's lifetime and the scope keep the memory valid, and a receive
-//! buffer untouched, until the operation completes.
+//! back into a slice only while the operation it belongs to is active. Core code
+//! holding only an address makes one through `RawBuf::from_ptr`, the in-flight
+//! descriptor's one `unsafe` door; the descriptors above hand theirs out safely
+//! (`lend` under a scope, `span`), so the point-to-point functions over it are
+//! safe. That is sound because the descriptor's lifetime and the scope keep the
+//! memory valid, and a receive buffer untouched, until the operation completes.
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct RawBuf {
