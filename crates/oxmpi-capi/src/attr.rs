@@ -299,7 +299,7 @@ pub unsafe extern "C" fn PMPI_Attr_delete(c: MPI_Comm, keyval: c_int) -> c_int {
 //
 // The same engine table as communicators (`Datatype::attrs()`); errors go to
 // MPI_COMM_SELF's handler like every other datatype call. MPI_Type_dup and
-// MPI_Type_free (dtype.rs) run the copy and delete callbacks.
+// MPI_Type_free (dtype/create.rs) run the copy and delete callbacks.
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_keyval(

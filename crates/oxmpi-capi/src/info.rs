@@ -255,3 +255,65 @@ pub unsafe fn info_create_env(
 ) -> R<MPI_Info> {
     Ok(state().infos.insert(env_info()))
 }
+
+// ----- info queries: hardware resources, the Fortran ABI --------------------------------------
+
+/// MPI_Get_hw_resource_info (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
+/// stores the new handle).
+pub fn get_hw_resource_info(_call: &'static str) -> R<MPI_Info> {
+    // Each resource type MPI_COMM_TYPE_HW_GUIDED accepts, with the index of
+    // the one this process is restricted to (absent when not bound to one).
+    let kv = oxmpi_core::runtime::engine()?.hw_resource_info();
+    Ok(state().infos.insert(kv))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Abi_get_fortran_info(info: *mut MPI_Info) -> c_int {
+    const CALL: &str = "MPI_Abi_get_fortran_info";
+    ffi(CALL, NO_COMM, || {
+        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
+        let o = unsafe { out(CALL, "info", info)? };
+        // oxmpi has no Fortran bindings; the C library's Fortran types describe
+        // the default gfortran ABI (4-byte INTEGER, REAL and LOGICAL, 8-byte
+        // DOUBLE PRECISION), and which optional kinds are supported.
+        let yes_no = |h: MPI_Datatype| {
+            if h == MPI_DATATYPE_NULL {
+                "false"
+            } else {
+                "true"
+            }
+        };
+        let kv = vec![
+            ("mpi_logical_size", "4".to_string()),
+            ("mpi_integer_size", "4".to_string()),
+            ("mpi_real_size", "4".to_string()),
+            ("mpi_double_precision_size", "8".to_string()),
+            ("mpi_logical1_supported", yes_no(MPI_LOGICAL1).to_string()),
+            ("mpi_logical2_supported", yes_no(MPI_LOGICAL2).to_string()),
+            ("mpi_logical4_supported", yes_no(MPI_LOGICAL4).to_string()),
+            ("mpi_logical8_supported", yes_no(MPI_LOGICAL8).to_string()),
+            ("mpi_logical16_supported", yes_no(MPI_LOGICAL16).to_string()),
+            ("mpi_integer1_supported", yes_no(MPI_INTEGER1).to_string()),
+            ("mpi_integer2_supported", yes_no(MPI_INTEGER2).to_string()),
+            ("mpi_integer4_supported", yes_no(MPI_INTEGER4).to_string()),
+            ("mpi_integer8_supported", yes_no(MPI_INTEGER8).to_string()),
+            ("mpi_integer16_supported", yes_no(MPI_INTEGER16).to_string()),
+            ("mpi_real2_supported", yes_no(MPI_REAL2).to_string()),
+            ("mpi_real4_supported", yes_no(MPI_REAL4).to_string()),
+            ("mpi_real8_supported", yes_no(MPI_REAL8).to_string()),
+            ("mpi_real16_supported", yes_no(MPI_REAL16).to_string()),
+            ("mpi_complex4_supported", yes_no(MPI_COMPLEX4).to_string()),
+            ("mpi_complex8_supported", yes_no(MPI_COMPLEX8).to_string()),
+            ("mpi_complex16_supported", yes_no(MPI_COMPLEX16).to_string()),
+            ("mpi_complex32_supported", yes_no(MPI_COMPLEX32).to_string()),
+            (
+                "mpi_double_complex_supported",
+                yes_no(MPI_DOUBLE_COMPLEX).to_string(),
+            ),
+        ];
+        *o = state()
+            .infos
+            .insert(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect());
+        Ok(())
+    })
+}

@@ -1,12 +1,12 @@
 //! MPI-4 persistent collectives (`MPI_<Op>_init`, intra- and intercommunicators,
 //! neighbourhood ones on topologies, and their `_c` forms).
 //!
-//! An `_init` call is the immediate call's body (`coll.rs`, `neighbor.rs`) in
+//! An `_init` call is the immediate call's body (`coll/`, `neighbor.rs`) in
 //! its persistent form: the same argument checks (named after the `_init`
 //! call), the count, displacement and datatype arrays read, and the algorithm
 //! chosen, all once, here; the schedule that the immediate call would have
 //! started is kept instead (`oxmpi_core::coll::persistent::plan`), with the
-//! communicator's next collective tag. Each MPI_Start (`p2p.rs`) runs that
+//! communicator's next collective tag. Each MPI_Start (`p2p/persistent.rs`) runs that
 //! schedule again; the wait/test family completes a start and leaves the
 //! request inactive; MPI_Request_free frees it.
 //!

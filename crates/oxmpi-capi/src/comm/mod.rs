@@ -11,6 +11,8 @@
 //! function they implement: buffers holding their counts of their datatypes
 //! (for immediate forms, until the request completes), arrays of the length the
 //! standard gives, OUT arguments writable and aliasing no other argument.
+//!
+//! Files: `from_group` (communicators from groups, MPI-4.0).
 
 use std::ffi::{c_int, c_void};
 
@@ -25,6 +27,10 @@ use crate::conv::handles::state;
 use crate::conv::info_arg;
 use crate::conv::{comm, group, new_comm, new_comm_or_null, new_group, with_cb_comm};
 use crate::types::*;
+
+mod from_group;
+
+pub use from_group::*;
 
 // ----- communicator constructors and destructor -----------------------------------------
 
