@@ -190,6 +190,7 @@ pub mod types {
 /// All `PMPI_x` implementations, for the generated shims.
 pub mod pmpi {
     pub use crate::attr::*;
+    pub use crate::checked::*;
     pub use crate::coll::*;
     pub use crate::comm::*;
     pub use crate::dtype::*;
@@ -236,6 +237,17 @@ pub mod queries {
     use crate::types::*;
     use std::ffi::{c_char, c_int, c_void};
     include!(concat!(env!("OUT_DIR"), "/mpi_queries.rs"));
+}
+
+/// The `PMPI_x` of abi.txt's `fn` lines annotated `out(NAME, ...)`: generated, each checks
+/// the named OUT pointers first, then runs the area's hand-written `x(call, ...)` with them
+/// as `&mut T`.
+pub mod checked {
+    #![allow(clippy::too_many_arguments)]
+    #![allow(unused_imports)]
+    use crate::types::*;
+    use std::ffi::{c_char, c_int, c_void};
+    include!(concat!(env!("OUT_DIR"), "/mpi_checked.rs"));
 }
 
 /// The exported `MPI_x` functions (each calls its `PMPI_x` twin); public so that

@@ -23,30 +23,21 @@ use crate::coll::{
     reduce_scatter_block, scatter, scatterv, whole, Form, Whole,
 };
 use crate::conv::comm;
-use crate::conv::errors::{ffi, out};
+use crate::conv::errors::R;
 use crate::conv::large::{entry, ptr::*};
 use crate::neighbor::{
     neighbor_allgather, neighbor_allgatherv, neighbor_alltoallv, neighbor_alltoallw,
 };
 use crate::types::*;
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Barrier_init(
-    c: MPI_Comm,
-    info: MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    const CALL: &str = "MPI_Barrier_init";
-    ffi(CALL, c, || {
-        let cm = comm(c, CALL)?;
-        crate::conv::info_arg(CALL, info)?;
-        // SAFETY: `request` is MPI_Barrier_init's OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "request", request)? };
-        let plan =
-            oxmpi_core::coll::persistent::plan(CALL, || oxmpi_core::coll::barrier::ibarrier(&cm))?;
-        *o = crate::conv::new_persistent_coll(plan, c);
-        Ok(())
-    })
+/// MPI_Barrier_init (abi.txt `out(request)`: the generated `PMPI_x` checks `request` first).
+pub fn barrier_init(call: &'static str, c: MPI_Comm, info: MPI_Info, o: &mut MPI_Request) -> R<()> {
+    let cm = comm(c, call)?;
+    crate::conv::info_arg(call, info)?;
+    let plan =
+        oxmpi_core::coll::persistent::plan(call, || oxmpi_core::coll::barrier::ibarrier(&cm))?;
+    *o = crate::conv::new_persistent_coll(plan, c);
+    Ok(())
 }
 
 entry!(PMPI_Bcast_init, PMPI_Bcast_init_c, (buf: MVoid, n: CNT, dt: MPI_Datatype, root: c_int, c: MPI_Comm, info: MPI_Info, r: PReq) => bcast(buf, n, dt, root, c, Form::Persistent(info, r)));

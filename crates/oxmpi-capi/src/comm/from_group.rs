@@ -12,7 +12,7 @@ use oxmpi_core::error::ErrorClass;
 use oxmpi_core::Comm;
 
 use crate::abi::*;
-use crate::conv::errors::{bad, bad_code, ffi, out, Fail, NO_COMM, R};
+use crate::conv::errors::{bad, bad_code, Fail, R};
 use crate::conv::handles::state;
 use crate::conv::{get_str, group, new_comm};
 use crate::types::*;
@@ -108,54 +108,58 @@ fn world(_call: &str) -> R<Comm> {
     Ok(oxmpi_core::runtime::engine()?.world().clone())
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_create_from_group(
+/// MPI_Comm_create_from_group (abi.txt `out(newcomm)`: the generated `PMPI_x` checks `newcomm` first).
+///
+/// # Safety
+/// The C caller's arguments of MPI_Comm_create_from_group, as MPI defines them.
+pub unsafe fn comm_create_from_group(
+    call: &'static str,
     g: MPI_Group,
     tag: *const c_char,
     info: MPI_Info,
     eh: MPI_Errhandler,
-    newcomm: *mut MPI_Comm,
-) -> c_int {
-    const CALL: &str = "MPI_Comm_create_from_group";
-    ffi(CALL, NO_COMM, || {
-        let grp = group(g, CALL, "group")?;
-        let session = crate::conv::common_session(CALL, &[("group", g)])?;
-        // SAFETY: the C caller's string tag: NUL-terminated, or NULL (rejected).
-        let t = unsafe { stringtag(CALL, tag)? };
-        info_arg(CALL, info)?;
-        errhandler_arg(CALL, eh)?;
-        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "newcomm", newcomm)? };
-        *o = MPI_COMM_NULL;
-        let w = world(CALL)?;
-        let me = w.group()[w.rank() as usize];
-        if grp.rank_of_world(me).is_none() {
-            return Err(bad(
+    o: &mut MPI_Comm,
+) -> R<()> {
+    let grp = group(g, call, "group")?;
+    let session = crate::conv::common_session(call, &[("group", g)])?;
+    // SAFETY: the C caller's string tag: NUL-terminated, or NULL (rejected).
+    let t = unsafe { stringtag(call, tag)? };
+    info_arg(call, info)?;
+    errhandler_arg(call, eh)?;
+    *o = MPI_COMM_NULL;
+    let w = world(call)?;
+    let me = w.group()[w.rank() as usize];
+    if grp.rank_of_world(me).is_none() {
+        return Err(bad(
+            ErrorClass::Group,
+            call,
+            "group",
+            "the calling process is not a member of the group",
+        ));
+    }
+    let cm = oxmpi_core::comm::create::create_group(&w, grp.world_ranks(), tag_of(&t))
+        .map_err(|e| rename(e, call))?
+        .ok_or_else(|| {
+            bad(
                 ErrorClass::Group,
-                CALL,
+                call,
                 "group",
                 "the calling process is not a member of the group",
-            ));
-        }
-        let cm = oxmpi_core::comm::create::create_group(&w, grp.world_ranks(), tag_of(&t))
-            .map_err(|e| rename(e, CALL))?
-            .ok_or_else(|| {
-                bad(
-                    ErrorClass::Group,
-                    CALL,
-                    "group",
-                    "the calling process is not a member of the group",
-                )
-            })?;
-        let h = handle_with_errhandler(CALL, cm.clone(), eh)?;
-        crate::conv::tag_comm(h, &cm, session);
-        *o = h;
-        Ok(())
-    })
+            )
+        })?;
+    let h = handle_with_errhandler(call, cm.clone(), eh)?;
+    crate::conv::tag_comm(h, &cm, session);
+    *o = h;
+    Ok(())
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Intercomm_create_from_groups(
+/// MPI_Intercomm_create_from_groups (abi.txt `out(newintercomm)`: the generated `PMPI_x` checks `newintercomm` first).
+///
+/// # Safety
+/// The C caller's arguments of MPI_Intercomm_create_from_groups, as MPI defines them.
+#[allow(clippy::too_many_arguments)] // the C call's parameters, and `call`
+pub unsafe fn intercomm_create_from_groups(
+    call: &'static str,
     local_group: MPI_Group,
     local_leader: c_int,
     remote_group: MPI_Group,
@@ -163,92 +167,87 @@ pub unsafe extern "C" fn PMPI_Intercomm_create_from_groups(
     tag: *const c_char,
     info: MPI_Info,
     eh: MPI_Errhandler,
-    newintercomm: *mut MPI_Comm,
-) -> c_int {
-    const CALL: &str = "MPI_Intercomm_create_from_groups";
-    ffi(CALL, NO_COMM, || {
-        let lg = group(local_group, CALL, "local_group")?;
-        let rg = group(remote_group, CALL, "remote_group")?;
-        let session = crate::conv::common_session(
-            CALL,
-            &[("local_group", local_group), ("remote_group", remote_group)],
-        )?;
-        // SAFETY: the C caller's string tag: NUL-terminated, or NULL (rejected).
-        let t = unsafe { stringtag(CALL, tag)? };
-        info_arg(CALL, info)?;
-        errhandler_arg(CALL, eh)?;
-        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "newintercomm", newintercomm)? };
-        *o = MPI_COMM_NULL;
-        if !(0..lg.size()).contains(&local_leader) {
-            return Err(bad(
-                ErrorClass::Rank,
-                CALL,
-                "local_leader",
-                format!(
-                    "{local_leader} is not a rank of local_group (size {})",
-                    lg.size()
-                ),
-            ));
-        }
-        let remote_world = rg.world_rank_of(remote_leader).ok_or_else(|| {
+    o: &mut MPI_Comm,
+) -> R<()> {
+    let lg = group(local_group, call, "local_group")?;
+    let rg = group(remote_group, call, "remote_group")?;
+    let session = crate::conv::common_session(
+        call,
+        &[("local_group", local_group), ("remote_group", remote_group)],
+    )?;
+    // SAFETY: the C caller's string tag: NUL-terminated, or NULL (rejected).
+    let t = unsafe { stringtag(call, tag)? };
+    info_arg(call, info)?;
+    errhandler_arg(call, eh)?;
+    *o = MPI_COMM_NULL;
+    if !(0..lg.size()).contains(&local_leader) {
+        return Err(bad(
+            ErrorClass::Rank,
+            call,
+            "local_leader",
+            format!(
+                "{local_leader} is not a rank of local_group (size {})",
+                lg.size()
+            ),
+        ));
+    }
+    let remote_world = rg.world_rank_of(remote_leader).ok_or_else(|| {
+        bad(
+            ErrorClass::Rank,
+            call,
+            "remote_leader",
+            format!(
+                "{remote_leader} is not a rank of remote_group (size {})",
+                rg.size()
+            ),
+        )
+    })?;
+    let w = world(call)?;
+    let me = w.group()[w.rank() as usize];
+    if lg.rank_of_world(me).is_none() {
+        return Err(bad(
+            ErrorClass::Group,
+            call,
+            "local_group",
+            "the calling process is not a member of the local group",
+        ));
+    }
+    if lg
+        .world_ranks()
+        .iter()
+        .any(|r| rg.rank_of_world(*r).is_some())
+    {
+        return Err(bad(
+            ErrorClass::Group,
+            call,
+            "remote_group",
+            "overlaps the local group; the two groups must be disjoint",
+        ));
+    }
+    let tg = tag_of(&t);
+    let local = oxmpi_core::comm::create::create_group(&w, lg.world_ranks(), tg)
+        .map_err(|e| rename(e, call))?
+        .ok_or_else(|| {
             bad(
-                ErrorClass::Rank,
-                CALL,
-                "remote_leader",
-                format!(
-                    "{remote_leader} is not a rank of remote_group (size {})",
-                    rg.size()
-                ),
-            )
-        })?;
-        let w = world(CALL)?;
-        let me = w.group()[w.rank() as usize];
-        if lg.rank_of_world(me).is_none() {
-            return Err(bad(
                 ErrorClass::Group,
-                CALL,
+                call,
                 "local_group",
                 "the calling process is not a member of the local group",
-            ));
-        }
-        if lg
-            .world_ranks()
-            .iter()
-            .any(|r| rg.rank_of_world(*r).is_some())
-        {
-            return Err(bad(
-                ErrorClass::Group,
-                CALL,
-                "remote_group",
-                "overlaps the local group; the two groups must be disjoint",
-            ));
-        }
-        let tg = tag_of(&t);
-        let local = oxmpi_core::comm::create::create_group(&w, lg.world_ranks(), tg)
-            .map_err(|e| rename(e, CALL))?
-            .ok_or_else(|| {
-                bad(
-                    ErrorClass::Group,
-                    CALL,
-                    "local_group",
-                    "the calling process is not a member of the local group",
-                )
-            })?;
-        let ic = oxmpi_core::comm::inter::intercomm_create(
-            &local,
-            local_leader,
-            Some(&w),
-            remote_world as i32,
-            tg,
-        )
-        .map_err(|e| rename(e, CALL))?;
-        drop(local);
-        let h = handle_with_errhandler(CALL, ic.clone(), eh)?;
-        crate::conv::tag_comm(h, &ic, session);
-        *o = h;
-        Ok(())
-    })
+            )
+        })?;
+    let ic = oxmpi_core::comm::inter::intercomm_create(
+        &local,
+        local_leader,
+        Some(&w),
+        remote_world as i32,
+        tg,
+    )
+    .map_err(|e| rename(e, call))?;
+    drop(local);
+    let h = handle_with_errhandler(call, ic.clone(), eh)?;
+    crate::conv::tag_comm(h, &ic, session);
+    *o = h;
+    Ok(())
 }
 
 /// An error of the core call this one is built on, named after this call.

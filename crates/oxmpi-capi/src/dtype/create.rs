@@ -272,65 +272,55 @@ pub unsafe extern "C" fn PMPI_Type_dup(oldtype: MPI_Datatype, newtype: *mut MPI_
     unsafe { make(CALL, false, newtype, f) }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_commit(dt: *mut MPI_Datatype) -> c_int {
-    const CALL: &str = "MPI_Type_commit";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: `datatype` (`dt`) is MPI_Type_commit's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let h = unsafe { out(CALL, "datatype", dt)? };
-        datatype(*h, CALL, "datatype")?.commit();
-        Ok(())
-    })
+/// MPI_Type_commit (abi.txt `out(datatype)`: the generated `PMPI_x` checks `datatype` first).
+pub fn type_commit(call: &'static str, h: &mut MPI_Datatype) -> R<()> {
+    datatype(*h, call, "datatype")?.commit();
+    Ok(())
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_free(dt: *mut MPI_Datatype) -> c_int {
-    const CALL: &str = "MPI_Type_free";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: `datatype` (`dt`) is MPI_Type_free's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let h = unsafe { out(CALL, "datatype", dt)? };
-        if *h < 4096 {
-            datatype(*h, CALL, "datatype")?;
-            return Err(bad(
-                ErrorClass::Type,
-                CALL,
-                "datatype",
-                "a predefined datatype cannot be freed",
-            ));
-        }
-        let dt = state().datatypes.get(*h).cloned().ok_or_else(|| {
-            bad(
-                ErrorClass::Type,
-                CALL,
-                "datatype",
-                format!("{:#x} is not a valid datatype handle (freed twice?)", *h),
-            )
-        })?;
-        if matches!(
-            dt.combiner(),
-            Combiner::F90Integer | Combiner::F90Real | Combiner::F90Complex
-        ) {
-            return Err(bad(
-                ErrorClass::Type,
-                CALL,
-                "datatype",
-                "a type of MPI_Type_create_f90_* is predefined and cannot be freed",
-            ));
-        }
-        // The delete callbacks run when the last handle to the datatype goes
-        // (MPI_Type_get_contents hands out more handles to the same type).
-        // Like MPI_Comm_free, a failing callback leaves the handle valid.
-        let last = state()
-            .datatypes
-            .iter()
-            .filter(|(_, d)| d.ptr_eq(&dt))
-            .count()
-            == 1;
-        if last {
-            with_cb_type(*h, || dt.attrs().clear(CALL))?;
-        }
-        state().datatypes.remove(*h);
-        *h = MPI_DATATYPE_NULL;
-        Ok(())
-    })
+/// MPI_Type_free (abi.txt `out(datatype)`: the generated `PMPI_x` checks `datatype` first).
+pub fn type_free(call: &'static str, h: &mut MPI_Datatype) -> R<()> {
+    if *h < 4096 {
+        datatype(*h, call, "datatype")?;
+        return Err(bad(
+            ErrorClass::Type,
+            call,
+            "datatype",
+            "a predefined datatype cannot be freed",
+        ));
+    }
+    let dt = state().datatypes.get(*h).cloned().ok_or_else(|| {
+        bad(
+            ErrorClass::Type,
+            call,
+            "datatype",
+            format!("{:#x} is not a valid datatype handle (freed twice?)", *h),
+        )
+    })?;
+    if matches!(
+        dt.combiner(),
+        Combiner::F90Integer | Combiner::F90Real | Combiner::F90Complex
+    ) {
+        return Err(bad(
+            ErrorClass::Type,
+            call,
+            "datatype",
+            "a type of MPI_Type_create_f90_* is predefined and cannot be freed",
+        ));
+    }
+    // The delete callbacks run when the last handle to the datatype goes
+    // (MPI_Type_get_contents hands out more handles to the same type).
+    // Like MPI_Comm_free, a failing callback leaves the handle valid.
+    let last = state()
+        .datatypes
+        .iter()
+        .filter(|(_, d)| d.ptr_eq(&dt))
+        .count()
+        == 1;
+    if last {
+        with_cb_type(*h, || dt.attrs().clear(call))?;
+    }
+    state().datatypes.remove(*h);
+    *h = MPI_DATATYPE_NULL;
+    Ok(())
 }

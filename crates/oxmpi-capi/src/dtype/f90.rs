@@ -12,7 +12,7 @@ use oxmpi_core::error::ErrorClass;
 
 use crate::abi::*;
 use crate::conv::datatype;
-use crate::conv::errors::{bad, ffi, out, NO_COMM, R};
+use crate::conv::errors::{bad, R};
 use crate::conv::handles::state;
 use crate::types::*;
 
@@ -122,45 +122,41 @@ pub fn type_create_f90_complex(call: &'static str, p: c_int, r: c_int) -> R<MPI_
     )))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_value_index(
+/// MPI_Type_get_value_index (abi.txt `out(pair_type)`: the generated `PMPI_x` checks `pair_type` first).
+pub fn type_get_value_index(
+    call: &'static str,
     value_type: MPI_Datatype,
     index_type: MPI_Datatype,
-    pair_type: *mut MPI_Datatype,
-) -> c_int {
-    const CALL: &str = "MPI_Type_get_value_index";
-    ffi(CALL, NO_COMM, || {
-        let v = datatype(value_type, CALL, "value_type")?;
-        let i = datatype(index_type, CALL, "index_type")?;
-        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "pair_type", pair_type)? };
-        // The predefined pairs MPI_MINLOC/MPI_MAXLOC know.
-        let pairs: &[(MPI_Datatype, MPI_Datatype, MPI_Datatype)] = &[
-            (MPI_FLOAT, MPI_INT, MPI_FLOAT_INT),
-            (MPI_DOUBLE, MPI_INT, MPI_DOUBLE_INT),
-            (MPI_LONG, MPI_INT, MPI_LONG_INT),
-            (MPI_INT, MPI_INT, MPI_2INT),
-            (MPI_SHORT, MPI_INT, MPI_SHORT_INT),
-            (MPI_LONG_DOUBLE, MPI_INT, MPI_LONG_DOUBLE_INT),
-            (MPI_REAL, MPI_REAL, MPI_2REAL),
-            (
-                MPI_DOUBLE_PRECISION,
-                MPI_DOUBLE_PRECISION,
-                MPI_2DOUBLE_PRECISION,
-            ),
-            (MPI_INTEGER, MPI_INTEGER, MPI_2INTEGER),
-        ];
-        if let Some(&(_, _, p)) = pairs
-            .iter()
-            .find(|&&(a, b, _)| a == value_type && b == index_type)
-        {
-            *o = p;
-            return Ok(());
-        }
-        // No predefined pair: MPI_DATATYPE_NULL (as MPICH answers; the
-        // reductions MPI_MINLOC/MPI_MAXLOC only know the predefined pairs).
-        let _ = (v, i);
-        *o = MPI_DATATYPE_NULL;
-        Ok(())
-    })
+    o: &mut MPI_Datatype,
+) -> R<()> {
+    let v = datatype(value_type, call, "value_type")?;
+    let i = datatype(index_type, call, "index_type")?;
+    // The predefined pairs MPI_MINLOC/MPI_MAXLOC know.
+    let pairs: &[(MPI_Datatype, MPI_Datatype, MPI_Datatype)] = &[
+        (MPI_FLOAT, MPI_INT, MPI_FLOAT_INT),
+        (MPI_DOUBLE, MPI_INT, MPI_DOUBLE_INT),
+        (MPI_LONG, MPI_INT, MPI_LONG_INT),
+        (MPI_INT, MPI_INT, MPI_2INT),
+        (MPI_SHORT, MPI_INT, MPI_SHORT_INT),
+        (MPI_LONG_DOUBLE, MPI_INT, MPI_LONG_DOUBLE_INT),
+        (MPI_REAL, MPI_REAL, MPI_2REAL),
+        (
+            MPI_DOUBLE_PRECISION,
+            MPI_DOUBLE_PRECISION,
+            MPI_2DOUBLE_PRECISION,
+        ),
+        (MPI_INTEGER, MPI_INTEGER, MPI_2INTEGER),
+    ];
+    if let Some(&(_, _, p)) = pairs
+        .iter()
+        .find(|&&(a, b, _)| a == value_type && b == index_type)
+    {
+        *o = p;
+        return Ok(());
+    }
+    // No predefined pair: MPI_DATATYPE_NULL (as MPICH answers; the
+    // reductions MPI_MINLOC/MPI_MAXLOC only know the predefined pairs).
+    let _ = (v, i);
+    *o = MPI_DATATYPE_NULL;
+    Ok(())
 }

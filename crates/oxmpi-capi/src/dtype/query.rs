@@ -142,30 +142,26 @@ pub unsafe extern "C" fn PMPI_Type_get_contents(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_name(
+/// MPI_Type_get_name (abi.txt `out(resultlen) nonnull(type_name)`: the generated `PMPI_x` checks `type_name`, `resultlen` first).
+///
+/// # Safety
+/// The C caller's arguments of MPI_Type_get_name, as MPI defines them.
+pub unsafe fn type_get_name(
+    call: &'static str,
     h: MPI_Datatype,
     name: *mut c_char,
-    resultlen: *mut c_int,
-) -> c_int {
-    const CALL: &str = "MPI_Type_get_name";
-    ffi(CALL, NO_COMM, || {
-        if name.is_null() {
-            return Err(bad(ErrorClass::Arg, CALL, "type_name", "is NULL"));
-        }
-        // SAFETY: `resultlen` is MPI_Type_get_name's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let len = unsafe { out(CALL, "resultlen", resultlen)? };
-        if h == MPI_DATATYPE_NULL {
-            // MPI-4.1: the null handle has a name too.
-            // SAFETY: MPI_MAX_OBJECT_NAME bytes by the C contract.
-            *len = unsafe { put_str(name, "MPI_DATATYPE_NULL", MPI_MAX_OBJECT_NAME as usize) };
-            return Ok(());
-        }
-        let dt = datatype(h, CALL, "datatype")?;
+    len: &mut c_int,
+) -> R<()> {
+    if h == MPI_DATATYPE_NULL {
+        // MPI-4.1: the null handle has a name too.
         // SAFETY: MPI_MAX_OBJECT_NAME bytes by the C contract.
-        *len = unsafe { put_str(name, &dt.name(), MPI_MAX_OBJECT_NAME as usize) };
-        Ok(())
-    })
+        *len = unsafe { put_str(name, "MPI_DATATYPE_NULL", MPI_MAX_OBJECT_NAME as usize) };
+        return Ok(());
+    }
+    let dt = datatype(h, call, "datatype")?;
+    // SAFETY: MPI_MAX_OBJECT_NAME bytes by the C contract.
+    *len = unsafe { put_str(name, &dt.name(), MPI_MAX_OBJECT_NAME as usize) };
+    Ok(())
 }
 
 #[no_mangle]

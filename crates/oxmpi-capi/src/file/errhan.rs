@@ -65,22 +65,17 @@ pub unsafe extern "C" fn PMPI_File_set_errhandler(fh: MPI_File, eh: MPI_Errhandl
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_errhandler(fh: MPI_File, eh: *mut MPI_Errhandler) -> c_int {
-    const CALL: &str = "MPI_File_get_errhandler";
-    ffi_file(CALL, fh, || {
-        if fh != MPI_FILE_NULL {
-            file(fh, CALL)?;
-        }
-        // SAFETY: `errhandler` is the OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "errhandler", eh)? };
-        let h = errh_of(fh);
-        if let Some(e) = state().errhandlers.get_mut(h) {
-            e.refs += 1;
-        }
-        *o = h;
-        Ok(())
-    })
+/// MPI_File_get_errhandler (abi.txt `out(errhandler)`: the generated `PMPI_x` checks `errhandler` first).
+pub fn file_get_errhandler(call: &'static str, fh: MPI_File, o: &mut MPI_Errhandler) -> R<()> {
+    if fh != MPI_FILE_NULL {
+        file(fh, call)?;
+    }
+    let h = errh_of(fh);
+    if let Some(e) = state().errhandlers.get_mut(h) {
+        e.refs += 1;
+    }
+    *o = h;
+    Ok(())
 }
 
 #[no_mangle]

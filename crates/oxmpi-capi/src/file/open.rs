@@ -109,18 +109,13 @@ pub fn file_get_size(call: &'static str, fh: MPI_File) -> R<MPI_Offset> {
     Ok(file(fh, call)?.size(call)? as MPI_Offset)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_group(fh: MPI_File, group: *mut MPI_Group) -> c_int {
-    const CALL: &str = "MPI_File_get_group";
-    ffi_file(CALL, fh, || {
-        let f = file(fh, CALL)?;
-        // SAFETY: `group` is the OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "group", group)? };
-        *o = state()
-            .groups
-            .insert(Group::from_world_ranks(f.group().to_vec()));
-        Ok(())
-    })
+/// MPI_File_get_group (abi.txt `out(group)`: the generated `PMPI_x` checks `group` first).
+pub fn file_get_group(call: &'static str, fh: MPI_File, o: &mut MPI_Group) -> R<()> {
+    let f = file(fh, call)?;
+    *o = state()
+        .groups
+        .insert(Group::from_world_ranks(f.group().to_vec()));
+    Ok(())
 }
 
 /// MPI_File_get_amode (abi.txt `query`: the generated `PMPI_x` checks and stores the OUT).
@@ -138,16 +133,11 @@ pub unsafe extern "C" fn PMPI_File_set_info(fh: MPI_File, info: MPI_Info) -> c_i
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_info(fh: MPI_File, info_used: *mut MPI_Info) -> c_int {
-    const CALL: &str = "MPI_File_get_info";
-    ffi_file(CALL, fh, || {
-        let f = file(fh, CALL)?;
-        // SAFETY: `info_used` is the OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "info_used", info_used)? };
-        *o = state().infos.insert(f.info());
-        Ok(())
-    })
+/// MPI_File_get_info (abi.txt `out(info_used)`: the generated `PMPI_x` checks `info_used` first).
+pub fn file_get_info(call: &'static str, fh: MPI_File, o: &mut MPI_Info) -> R<()> {
+    let f = file(fh, call)?;
+    *o = state().infos.insert(f.info());
+    Ok(())
 }
 
 #[no_mangle]

@@ -38,36 +38,34 @@ pub unsafe extern "C" fn PMPI_File_set_view(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_view(
+/// MPI_File_get_view (abi.txt `nonnull(datarep)`: the generated `PMPI_x` checks `datarep` first).
+///
+/// # Safety
+/// The C caller's arguments of MPI_File_get_view, as MPI defines them.
+pub unsafe fn file_get_view(
+    call: &'static str,
     fh: MPI_File,
     disp: *mut MPI_Offset,
     etype: *mut MPI_Datatype,
     filetype: *mut MPI_Datatype,
     datarep: *mut c_char,
-) -> c_int {
-    const CALL: &str = "MPI_File_get_view";
-    ffi_file(CALL, fh, || {
-        let f = file(fh, CALL)?;
-        let v = f.view();
-        // SAFETY: the OUT arguments of MPI_File_get_view: NULL (rejected) or writable and unaliased.
-        let (d, e, t) = unsafe {
-            (
-                out(CALL, "disp", disp)?,
-                out(CALL, "etype", etype)?,
-                out(CALL, "filetype", filetype)?,
-            )
-        };
-        if datarep.is_null() {
-            return Err(bad(ErrorClass::Arg, CALL, "datarep", "is NULL"));
-        }
-        *d = v.disp as MPI_Offset;
-        *e = new_handle(&v.etype);
-        *t = new_handle(&v.filetype);
-        // SAFETY: `datarep` holds MPI_MAX_DATAREP_STRING chars (MPI contract).
-        unsafe { put_str(datarep, v.datarep.name(), MPI_MAX_DATAREP_STRING as usize) };
-        Ok(())
-    })
+) -> R<()> {
+    let f = file(fh, call)?;
+    let v = f.view();
+    // SAFETY: the OUT arguments of MPI_File_get_view: NULL (rejected) or writable and unaliased.
+    let (d, e, t) = unsafe {
+        (
+            out(call, "disp", disp)?,
+            out(call, "etype", etype)?,
+            out(call, "filetype", filetype)?,
+        )
+    };
+    *d = v.disp as MPI_Offset;
+    *e = new_handle(&v.etype);
+    *t = new_handle(&v.filetype);
+    // SAFETY: `datarep` holds MPI_MAX_DATAREP_STRING chars (MPI contract).
+    unsafe { put_str(datarep, v.datarep.name(), MPI_MAX_DATAREP_STRING as usize) };
+    Ok(())
 }
 
 unsafe fn type_extent<A: Copy + TryFrom<u64>>(

@@ -133,15 +133,10 @@ pub unsafe extern "C" fn PMPI_Comm_flush_buffer(c: MPI_Comm) -> c_int {
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_iflush_buffer(c: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    const CALL: &str = "MPI_Comm_iflush_buffer";
-    ffi(CALL, c, || {
-        let cm = comm(c, CALL)?;
-        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "request", request)? };
-        let r = pt2pt::buffer_iflush(Some(&cm))?;
-        *o = crate::conv::new_request(r, c, None);
-        Ok(())
-    })
+/// MPI_Comm_iflush_buffer (abi.txt `out(request)`: the generated `PMPI_x` checks `request` first).
+pub fn comm_iflush_buffer(call: &'static str, c: MPI_Comm, o: &mut MPI_Request) -> R<()> {
+    let cm = comm(c, call)?;
+    let r = pt2pt::buffer_iflush(Some(&cm))?;
+    *o = crate::conv::new_request(r, c, None);
+    Ok(())
 }

@@ -10,7 +10,7 @@ use std::ffi::c_int;
 use oxmpi_core::error::ErrorClass;
 
 use crate::abi::*;
-use crate::conv::errors::{bad, ffi, out, Fail, NO_COMM, R};
+use crate::conv::errors::{bad, Fail, R};
 use crate::types::*;
 
 // ----- MPI_Request_get_status_{any,all,some} (MPI-4.1) ------------------------------------
@@ -70,135 +70,130 @@ unsafe fn request_array<'a>(
     }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Request_get_status_any(
+/// MPI_Request_get_status_any (abi.txt `out(index, flag)`: the generated `PMPI_x` checks `index`, `flag` first).
+///
+/// # Safety
+/// The C caller's arguments of MPI_Request_get_status_any, as MPI defines them.
+pub unsafe fn request_get_status_any(
+    call: &'static str,
     count: c_int,
     requests: *mut MPI_Request,
-    index: *mut c_int,
-    flag: *mut c_int,
+    i: &mut c_int,
+    f: &mut c_int,
     status: *mut MPI_Status,
-) -> c_int {
-    const CALL: &str = "MPI_Request_get_status_any";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: the C caller's arguments, as MPI_Request_get_status_any defines them.
-        let reqs = unsafe { request_array(CALL, count, requests)? };
-        // SAFETY: OUT arguments: NULL (rejected) or writable and unaliased.
-        let i = unsafe { out(CALL, "index", index)? };
-        // SAFETY: as above.
-        let f = unsafe { out(CALL, "flag", flag)? };
-        *i = MPI_UNDEFINED;
-        *f = 0;
-        let mut any_active = false;
-        for (k, &h) in reqs.iter().enumerate() {
-            if h == MPI_REQUEST_NULL {
-                continue;
-            }
-            any_active = true;
-            if let Some(s) = peek(CALL, h)? {
-                *i = k as c_int;
-                *f = 1;
-                if !status.is_null() {
-                    // SAFETY: non-null OUT status of the C caller.
-                    unsafe { *status = s };
-                }
-                return Ok(());
-            }
+) -> R<()> {
+    // SAFETY: the C caller's arguments, as MPI_Request_get_status_any defines them.
+    let reqs = unsafe { request_array(call, count, requests)? };
+    *i = MPI_UNDEFINED;
+    *f = 0;
+    let mut any_active = false;
+    for (k, &h) in reqs.iter().enumerate() {
+        if h == MPI_REQUEST_NULL {
+            continue;
         }
-        if !any_active {
-            // No active request: flag true, index MPI_UNDEFINED, the empty status.
+        any_active = true;
+        if let Some(s) = peek(call, h)? {
+            *i = k as c_int;
             *f = 1;
             if !status.is_null() {
                 // SAFETY: non-null OUT status of the C caller.
-                unsafe { *status = empty_status() };
+                unsafe { *status = s };
             }
-        }
-        Ok(())
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Request_get_status_all(
-    count: c_int,
-    requests: *mut MPI_Request,
-    flag: *mut c_int,
-    statuses: *mut MPI_Status,
-) -> c_int {
-    const CALL: &str = "MPI_Request_get_status_all";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: the C caller's arguments, as MPI_Request_get_status_all defines them.
-        let reqs = unsafe { request_array(CALL, count, requests)? };
-        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
-        let f = unsafe { out(CALL, "flag", flag)? };
-        let mut got = Vec::with_capacity(reqs.len());
-        for &h in reqs {
-            if h == MPI_REQUEST_NULL {
-                got.push(empty_status());
-                continue;
-            }
-            match peek(CALL, h)? {
-                Some(s) => got.push(s),
-                None => {
-                    *f = 0;
-                    return Ok(());
-                }
-            }
-        }
-        *f = 1;
-        if !statuses.is_null() {
-            // SAFETY: MPI_STATUSES_IGNORE is NULL; otherwise the C caller's array of `count` statuses.
-            let out = unsafe { std::slice::from_raw_parts_mut(statuses, got.len()) };
-            out.copy_from_slice(&got);
-        }
-        Ok(())
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Request_get_status_some(
-    incount: c_int,
-    requests: *mut MPI_Request,
-    outcount: *mut c_int,
-    indices: *mut c_int,
-    statuses: *mut MPI_Status,
-) -> c_int {
-    const CALL: &str = "MPI_Request_get_status_some";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: the C caller's arguments, as MPI_Request_get_status_some defines them.
-        let reqs = unsafe { request_array(CALL, incount, requests)? };
-        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "outcount", outcount)? };
-        let mut done = Vec::new();
-        let mut any_active = false;
-        for (k, &h) in reqs.iter().enumerate() {
-            if h == MPI_REQUEST_NULL {
-                continue;
-            }
-            any_active = true;
-            if let Some(s) = peek(CALL, h)? {
-                done.push((k as c_int, s));
-            }
-        }
-        if !any_active {
-            *o = MPI_UNDEFINED;
             return Ok(());
         }
-        if !done.is_empty() {
-            // SAFETY: the C caller's array of `incount` >= done.len() indices.
-            let idx = unsafe {
-                crate::conv::errors::array_mut(CALL, "array_of_indices", indices, done.len())?
-            };
-            for (slot, (k, _)) in idx.iter_mut().zip(&done) {
-                *slot = *k;
-            }
-            if !statuses.is_null() {
-                // SAFETY: MPI_STATUSES_IGNORE is NULL; otherwise an array of `incount` >= done.len() statuses.
-                let st = unsafe { std::slice::from_raw_parts_mut(statuses, done.len()) };
-                for (slot, (_, s)) in st.iter_mut().zip(&done) {
-                    *slot = *s;
-                }
+    }
+    if !any_active {
+        // No active request: flag true, index MPI_UNDEFINED, the empty status.
+        *f = 1;
+        if !status.is_null() {
+            // SAFETY: non-null OUT status of the C caller.
+            unsafe { *status = empty_status() };
+        }
+    }
+    Ok(())
+}
+
+/// MPI_Request_get_status_all (abi.txt `out(flag)`: the generated `PMPI_x` checks `flag` first).
+///
+/// # Safety
+/// The C caller's arguments of MPI_Request_get_status_all, as MPI defines them.
+pub unsafe fn request_get_status_all(
+    call: &'static str,
+    count: c_int,
+    requests: *mut MPI_Request,
+    f: &mut c_int,
+    statuses: *mut MPI_Status,
+) -> R<()> {
+    // SAFETY: the C caller's arguments, as MPI_Request_get_status_all defines them.
+    let reqs = unsafe { request_array(call, count, requests)? };
+    let mut got = Vec::with_capacity(reqs.len());
+    for &h in reqs {
+        if h == MPI_REQUEST_NULL {
+            got.push(empty_status());
+            continue;
+        }
+        match peek(call, h)? {
+            Some(s) => got.push(s),
+            None => {
+                *f = 0;
+                return Ok(());
             }
         }
-        *o = done.len() as c_int;
-        Ok(())
-    })
+    }
+    *f = 1;
+    if !statuses.is_null() {
+        // SAFETY: MPI_STATUSES_IGNORE is NULL; otherwise the C caller's array of `count` statuses.
+        let out = unsafe { std::slice::from_raw_parts_mut(statuses, got.len()) };
+        out.copy_from_slice(&got);
+    }
+    Ok(())
+}
+
+/// MPI_Request_get_status_some (abi.txt `out(outcount)`: the generated `PMPI_x` checks `outcount` first).
+///
+/// # Safety
+/// The C caller's arguments of MPI_Request_get_status_some, as MPI defines them.
+pub unsafe fn request_get_status_some(
+    call: &'static str,
+    incount: c_int,
+    requests: *mut MPI_Request,
+    o: &mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> R<()> {
+    // SAFETY: the C caller's arguments, as MPI_Request_get_status_some defines them.
+    let reqs = unsafe { request_array(call, incount, requests)? };
+    let mut done = Vec::new();
+    let mut any_active = false;
+    for (k, &h) in reqs.iter().enumerate() {
+        if h == MPI_REQUEST_NULL {
+            continue;
+        }
+        any_active = true;
+        if let Some(s) = peek(call, h)? {
+            done.push((k as c_int, s));
+        }
+    }
+    if !any_active {
+        *o = MPI_UNDEFINED;
+        return Ok(());
+    }
+    if !done.is_empty() {
+        // SAFETY: the C caller's array of `incount` >= done.len() indices.
+        let idx = unsafe {
+            crate::conv::errors::array_mut(call, "array_of_indices", indices, done.len())?
+        };
+        for (slot, (k, _)) in idx.iter_mut().zip(&done) {
+            *slot = *k;
+        }
+        if !statuses.is_null() {
+            // SAFETY: MPI_STATUSES_IGNORE is NULL; otherwise an array of `incount` >= done.len() statuses.
+            let st = unsafe { std::slice::from_raw_parts_mut(statuses, done.len()) };
+            for (slot, (_, s)) in st.iter_mut().zip(&done) {
+                *slot = *s;
+            }
+        }
+    }
+    *o = done.len() as c_int;
+    Ok(())
 }
