@@ -62,6 +62,9 @@ pub struct Func {
     /// the call and the argument) and passes them on unchanged. All checks of a line run
     /// in parameter order, before the area's body.
     pub nonnull: Vec<String>,
+    /// For `fn` lines annotated `status(NAME)`: an OUT `MPI_Status *` that may be
+    /// MPI_STATUS_IGNORE (NULL); the area's body gets it as `Option<&mut MPI_Status>`.
+    pub statuses: Vec<String>,
 }
 
 pub struct Abi {
@@ -106,10 +109,10 @@ pub fn parse(text: &str) -> Abi {
                     let (kind, list, rest) = notes
                         .split_once('(')
                         .and_then(|(k, r)| r.split_once(')').map(|(l, rest)| (k.trim(), l, rest)))
-                        .filter(|(k, _, _)| *k == "out" || *k == "nonnull")
+                        .filter(|(k, _, _)| ["out", "nonnull", "status"].contains(k))
                         .unwrap_or_else(|| {
                             panic!(
-                                "abi.txt:{}: after a fn's prototype only `out(NAME, ...)` and `nonnull(NAME, ...)`",
+                                "abi.txt:{}: after a fn's prototype only `out(NAME, ...)`, `nonnull(NAME, ...)`, `status(NAME)`",
                                 no + 1
                             )
                         });
@@ -125,6 +128,13 @@ pub fn parse(text: &str) -> Abi {
                                 no + 1
                             );
                             f.checked_outs.push(n.to_string());
+                        } else if kind == "status" {
+                            assert!(
+                                p.is_some_and(|p| p.array == 0 && p.rust == "*mut MPI_Status"),
+                                "abi.txt:{}: status `{n}` is not an `MPI_Status *` parameter",
+                                no + 1
+                            );
+                            f.statuses.push(n.to_string());
                         } else {
                             assert!(
                                 p.is_some_and(|p| p.rust.starts_with('*')),
@@ -282,6 +292,7 @@ fn parse_fn(s: &str, ext: bool, line: usize) -> Func {
         outs_first: false,
         checked_outs: vec![],
         nonnull: vec![],
+        statuses: vec![],
     }
 }
 
@@ -685,7 +696,8 @@ fn route(ins: &[&Param]) -> String {
 /// The `PMPI_x` of the `fn` lines annotated `out(NAME, ...)` and/or `nonnull(NAME, ...)`:
 /// each named pointer is checked first, in parameter order (NULL: MPI_ERR_ARG naming the
 /// call and the argument, nothing else done), then the area's hand-written `x(call, params...)` runs with those pointers as
-/// `&mut T` and every other parameter as the C caller passed it (an `unsafe fn` when one
+/// `&mut T`, each `status(NAME)` (NULL is MPI_STATUS_IGNORE, no error) as an
+/// `Option<&mut MPI_Status>`, and every other parameter as the C caller passed it (an `unsafe fn` when one
 /// of those is a pointer: its contract is the C caller's). Errors are routed as for the
 /// `query` lines.
 pub fn rust_checked(abi: &Abi) -> String {
@@ -693,10 +705,15 @@ pub fn rust_checked(abi: &Abi) -> String {
     for f in abi
         .funcs
         .iter()
-        .filter(|f| !f.checked_outs.is_empty() || !f.nonnull.is_empty())
+        .filter(|f| !f.checked_outs.is_empty() || !f.nonnull.is_empty() || !f.statuses.is_empty())
     {
         let is_out = |p: &Param| f.checked_outs.contains(&p.name);
-        let ins: Vec<&Param> = f.params.iter().filter(|p| !is_out(p)).collect();
+        let is_status = |p: &Param| f.statuses.contains(&p.name);
+        let ins: Vec<&Param> = f
+            .params
+            .iter()
+            .filter(|p| !is_out(p) && !is_status(p))
+            .collect();
         let route = route(&ins);
         let params: Vec<String> = f
             .params
@@ -706,8 +723,15 @@ pub fn rust_checked(abi: &Abi) -> String {
         let checks: String = f
             .params
             .iter()
-            .filter(|p| is_out(p) || f.nonnull.contains(&p.name))
-            .map(|o| if !is_out(o) {
+            .filter(|p| is_out(p) || is_status(p) || f.nonnull.contains(&p.name))
+            .map(|o| if is_status(o) {
+                format!(
+                    "        // SAFETY: `{s}` is {name}'s OUT status: NULL (MPI_STATUS_IGNORE) or writable and unaliased (MPI contract).\n        \
+                     let {s} = unsafe {{ {s}.as_mut() }};\n",
+                    s = o.name,
+                    name = f.name,
+                )
+            } else if !is_out(o) {
                 format!(
                     "        if {n}.is_null() {{\n            return Err(crate::conv::errors::bad(oxmpi_core::error::ErrorClass::Arg, CALL, \"{n}\", \"is NULL\"));\n        }}\n",
                     n = o.name

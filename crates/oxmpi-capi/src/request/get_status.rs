@@ -70,7 +70,8 @@ unsafe fn request_array<'a>(
     }
 }
 
-/// MPI_Request_get_status_any (abi.txt `out(index, flag)`: the generated `PMPI_x` checks `index`, `flag` first).
+/// MPI_Request_get_status_any (abi.txt `out(index, flag) status(status)`: the generated `PMPI_x`
+/// checks `index`, `flag` first; `status` is `None` for MPI_STATUS_IGNORE).
 ///
 /// # Safety
 /// The C caller's arguments of MPI_Request_get_status_any, as MPI defines them.
@@ -80,7 +81,7 @@ pub unsafe fn request_get_status_any(
     requests: *mut MPI_Request,
     i: &mut c_int,
     f: &mut c_int,
-    status: *mut MPI_Status,
+    status: Option<&mut MPI_Status>,
 ) -> R<()> {
     // SAFETY: the C caller's arguments, as MPI_Request_get_status_any defines them.
     let reqs = unsafe { request_array(call, count, requests)? };
@@ -95,9 +96,8 @@ pub unsafe fn request_get_status_any(
         if let Some(s) = peek(call, h)? {
             *i = k as c_int;
             *f = 1;
-            if !status.is_null() {
-                // SAFETY: non-null OUT status of the C caller.
-                unsafe { *status = s };
+            if let Some(st) = status {
+                *st = s;
             }
             return Ok(());
         }
@@ -105,9 +105,8 @@ pub unsafe fn request_get_status_any(
     if !any_active {
         // No active request: flag true, index MPI_UNDEFINED, the empty status.
         *f = 1;
-        if !status.is_null() {
-            // SAFETY: non-null OUT status of the C caller.
-            unsafe { *status = empty_status() };
+        if let Some(st) = status {
+            *st = empty_status();
         }
     }
     Ok(())

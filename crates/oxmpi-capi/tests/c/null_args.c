@@ -64,6 +64,16 @@ int main(int argc, char **argv) {
     CHECK(flag && len == 1);
     OK(MPI_Info_free(&info));
 
+    /* A status that may be MPI_STATUS_IGNORE (abi.txt `status(...)`): ignored or written. */
+    int idx = 7;
+    MPI_Status st;
+    st.MPI_SOURCE = 12345;
+    OK(MPI_Request_get_status_any(0, NULL, &idx, &flag, MPI_STATUS_IGNORE));
+    CHECK(idx == MPI_UNDEFINED && flag);
+    OK(MPI_Request_get_status_any(0, NULL, &idx, &flag, &st));
+    CHECK(idx == MPI_UNDEFINED && flag && st.MPI_SOURCE == MPI_ANY_SOURCE);
+    NULL_ARG(MPI_Request_get_status_any(0, NULL, NULL, &flag, &st), "MPI_Request_get_status_any", "index");
+
     /* Windows (errors through the window's handler). */
     MPI_Win win;
     int mem = 0;
