@@ -863,14 +863,76 @@ pub(crate) fn recv_spec<'a, B: BufferMut + ?Sized>(
     Ok(RecvSpec::Typed(typed_out(buf)))
 }
 
-/// How a receive writes the values of `v`, whose memory is zeroed first (so the bytes a
-/// datatype skips, padding, are initialized too).
-pub(crate) fn value_spec_mut<'a, T: Equivalence>(
-    v: &'a mut [MaybeUninit<T>],
-    call: &str,
-) -> Result<RecvSpec<'a>> {
-    let n = v.len();
-    value_spec::<T>(oxmpi_core::buf::zeroed_bytes(v), n, call)
+/// Memory for `n` values of `T` that a receive writes, handed back as values once it
+/// did ([`into_values`](Slots::into_values)): zeroed before anything reads it, so the
+/// bytes a datatype skips (padding) are initialized too, and written only by the
+/// receive [`spec`](Slots::spec) describes.
+pub(crate) struct Slots<T> {
+    v: Vec<MaybeUninit<T>>,
+    zeroed: bool,
+}
+
+impl<T: Equivalence> Slots<T> {
+    /// Memory for `n` values.
+    pub(crate) fn new(n: usize) -> Slots<T> {
+        Slots {
+            v: (0..n).map(|_| MaybeUninit::uninit()).collect(),
+            zeroed: false,
+        }
+    }
+
+    /// How a receive writes the values (once; their memory is zeroed first).
+    pub(crate) fn spec(&mut self, call: &str) -> Result<RecvSpec<'_>> {
+        assert!(!self.zeroed, "a value slot is received into once");
+        self.zeroed = true;
+        let n = self.v.len();
+        value_spec::<T>(oxmpi_core::buf::zeroed_bytes(&mut self.v), n, call)
+    }
+
+    /// The values a receive of `count_bytes` bytes wrote: an MPI_ERR_COUNT error naming
+    /// `call` unless `count_bytes` is `want` whole values (`None`: any whole number of
+    /// them, at most all), an MPI_ERR_TYPE error if elements were not values of `T`
+    /// (checked again here, so no invalid value ever comes out).
+    pub(crate) fn into_values(
+        mut self,
+        count_bytes: usize,
+        want: Option<usize>,
+        call: &str,
+    ) -> Result<Vec<T>> {
+        let size = std::mem::size_of::<T>();
+        let dt = T::equivalent_datatype();
+        let d = dt.as_datatype_ref();
+        let dsize = d.size().max(1);
+        let n = count_bytes / dsize;
+        if count_bytes % dsize != 0 || want.is_some_and(|w| w != n) || n > self.v.len() {
+            return Err(Error::new(
+                ErrorClass::Count,
+                format!(
+                    "{call}: received {count_bytes} bytes where {} value(s) of {} bytes were expected",
+                    want.map_or("whole".to_string(), |w| w.to_string()),
+                    d.size()
+                ),
+            ));
+        }
+        self.v.truncate(n);
+        if !self.zeroed {
+            oxmpi_core::buf::zeroed_bytes(&mut self.v);
+        }
+        if d.is_contiguous() && d.size() == size && d.core.true_lb() == 0 {
+            let p = self.v.as_mut_ptr() as *mut u8;
+            // SAFETY: `n * size` bytes of the vector's memory, exclusively borrowed and initialized (zeroed in `new`, then written by receives).
+            let bytes = unsafe { std::slice::from_raw_parts_mut(p, n * size) };
+            Checker(d.check).check(bytes, n * size, call)?;
+        }
+        Ok(self
+            .v
+            .into_iter()
+            .map(|v| {
+                // SAFETY: `Equivalence`'s contract: bytes a message of `T`'s datatype carries (checked above for the types with invalid patterns, as the receive did), zero bytes among them, make a valid `T`; the bytes it skips are padding.
+                unsafe { v.assume_init() }
+            })
+            .collect())
+    }
 }
 
 /// How a receive writes `elems` values of `T` into their (initialized) bytes: as bytes
