@@ -27,7 +27,6 @@ use std::borrow::Borrow;
 use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
-use std::mem::MaybeUninit;
 use std::sync::{Mutex, OnceLock};
 
 use oxmpi_core::buf::Region;
@@ -863,30 +862,21 @@ pub(crate) fn recv_spec<'a, B: BufferMut + ?Sized>(
     Ok(RecvSpec::Typed(typed_out(buf)))
 }
 
-/// Memory for `n` values of `T` that a receive writes, handed back as values once it
-/// did ([`into_values`](Slots::into_values)): zeroed before anything reads it, so the
-/// bytes a datatype skips (padding) are initialized too, and written only by the
-/// receive [`spec`](Slots::spec) describes.
-pub(crate) struct Slots<T> {
-    v: Vec<MaybeUninit<T>>,
-    zeroed: bool,
-}
+/// Memory for `n` values of `T` that a receive writes (core's [`Zeroed`](oxmpi_core::buf::Zeroed):
+/// zeroed, so the bytes a datatype skips, padding, are initialized too), handed back as
+/// values once it did ([`into_values`](Slots::into_values)).
+pub(crate) struct Slots<T>(oxmpi_core::buf::Zeroed<T>);
 
 impl<T: Equivalence> Slots<T> {
     /// Memory for `n` values.
     pub(crate) fn new(n: usize) -> Slots<T> {
-        Slots {
-            v: (0..n).map(|_| MaybeUninit::uninit()).collect(),
-            zeroed: false,
-        }
+        Slots(oxmpi_core::buf::Zeroed::new(n))
     }
 
-    /// How a receive writes the values (once; their memory is zeroed first).
+    /// How a receive writes the values.
     pub(crate) fn spec(&mut self, call: &str) -> Result<RecvSpec<'_>> {
-        assert!(!self.zeroed, "a value slot is received into once");
-        self.zeroed = true;
-        let n = self.v.len();
-        value_spec::<T>(oxmpi_core::buf::zeroed_bytes(&mut self.v), n, call)
+        let n = self.0.len();
+        value_spec::<T>(self.0.bytes_mut(), n, call)
     }
 
     /// The values a receive of `count_bytes` bytes wrote: an MPI_ERR_COUNT error naming
@@ -904,7 +894,7 @@ impl<T: Equivalence> Slots<T> {
         let d = dt.as_datatype_ref();
         let dsize = d.size().max(1);
         let n = count_bytes / dsize;
-        if count_bytes % dsize != 0 || want.is_some_and(|w| w != n) || n > self.v.len() {
+        if !count_bytes.is_multiple_of(dsize) || want.is_some_and(|w| w != n) || n > self.0.len() {
             return Err(Error::new(
                 ErrorClass::Count,
                 format!(
@@ -914,24 +904,12 @@ impl<T: Equivalence> Slots<T> {
                 ),
             ));
         }
-        self.v.truncate(n);
-        if !self.zeroed {
-            oxmpi_core::buf::zeroed_bytes(&mut self.v);
-        }
+        self.0.truncate(n);
         if d.is_contiguous() && d.size() == size && d.core.true_lb() == 0 {
-            let p = self.v.as_mut_ptr() as *mut u8;
-            // SAFETY: `n * size` bytes of the vector's memory, exclusively borrowed and initialized (zeroed in `new`, then written by receives).
-            let bytes = unsafe { std::slice::from_raw_parts_mut(p, n * size) };
-            Checker(d.check).check(bytes, n * size, call)?;
+            Checker(d.check).check(self.0.bytes_mut(), n * size, call)?;
         }
-        Ok(self
-            .v
-            .into_iter()
-            .map(|v| {
-                // SAFETY: `Equivalence`'s contract: bytes a message of `T`'s datatype carries (checked above for the types with invalid patterns, as the receive did), zero bytes among them, make a valid `T`; the bytes it skips are padding.
-                unsafe { v.assume_init() }
-            })
-            .collect())
+        // SAFETY: `Equivalence`'s contract: the bytes a message of `T`'s datatype carries (zero bytes among them; checked above for the types with invalid patterns, as the receive did) make a valid `T`, the bytes it skips being padding.
+        Ok(unsafe { self.0.assume_init() })
     }
 }
 
