@@ -81,11 +81,13 @@ pub(crate) fn try_zeroed_words(n: usize) -> Option<Vec<u128>> {
     Some(unsafe { Vec::from_raw_parts(p, n, n) })
 }
 
+mod handle;
 mod lend;
 mod region;
 #[cfg(test)]
 mod tests;
 
+pub use handle::*;
 pub use lend::*;
 pub use region::*;
 
