@@ -15,6 +15,7 @@
 
 use std::ffi::{c_int, c_void};
 
+use oxmpi_core::buf::Forever;
 use oxmpi_core::coll;
 use oxmpi_core::datatype::{Datatype, Primitive};
 use oxmpi_core::error::{ErrorClass, Result as CoreResult};
@@ -22,6 +23,7 @@ use oxmpi_core::op::Op;
 use oxmpi_core::{Comm, Request};
 
 use crate::abi::*;
+use crate::conv::bufs::{coll_recv, coll_send};
 use crate::conv::errors::{array, bad, ffi, out, R};
 use crate::conv::large::{entry, name, ptr::*, to_usize, Count, Displ};
 use crate::conv::{comm, committed, new_request, op};
@@ -254,6 +256,35 @@ pub(crate) fn go(
     }
 }
 
+/// [`go`] for a call whose core entry points take its buffers' descriptors `bufs`
+/// (made once, handed to whichever form runs).
+pub(crate) fn go_with<B>(
+    c: MPI_Comm,
+    call: &'static str,
+    form: Form,
+    request: Option<R<&mut MPI_Request>>,
+    bufs: B,
+    blocking: impl FnOnce(B) -> CoreResult<()>,
+    immediate: impl FnOnce(B) -> CoreResult<Request>,
+) -> R<()> {
+    match (form, request) {
+        (Form::Blocking, _) | (_, None) => Ok(blocking(bufs)?),
+        (Form::Immediate(_), Some(o)) => {
+            let o = o?;
+            let r = immediate(bufs)?;
+            *o = new_request(r, c, None);
+            Ok(())
+        }
+        (Form::Persistent(info, _), Some(o)) => {
+            let o = o?;
+            crate::conv::info_arg(call, info)?;
+            let plan = coll::persistent::plan(call, || immediate(bufs))?;
+            *o = crate::conv::new_persistent_coll(plan, c);
+            Ok(())
+        }
+    }
+}
+
 /// The call's name in `form` (`MPI_X`, `MPI_IX`, `MPI_X_init`).
 pub(crate) fn names(
     blocking: &'static str,
@@ -287,16 +318,16 @@ pub(crate) unsafe fn bcast<C: Count>(
         let sig = !cm.is_inter() || root == MPI_ROOT || is_leaf(&cm, root);
         let n = count_if(call, "count", n, sig)?;
         let dt = dtype_if(dt, call, "datatype", sig)?;
-        let b = buf as *mut u8;
-        go(
+        // SAFETY: `buf` holds `n` elements of `dt` (read at the root, written elsewhere), as MPI_Bcast requires of its C caller.
+        let b = unsafe { coll_recv(buf, n, &dt) };
+        go_with(
             c,
             call,
             form,
             req,
-            // SAFETY: `b` holds `n` elements of `dt` (read at the root, written elsewhere), as MPI_Bcast requires of its C caller, until this blocking call returns.
-            || unsafe { coll::bcast::bcast(b, n, &dt, root, &cm) },
-            // SAFETY: as above, and MPI_Ibcast's caller leaves the buffers alone until the request completes.
-            || unsafe { coll::bcast::ibcast(b, n, &dt, root, &cm) },
+            b,
+            |b| coll::bcast::bcast(b, root, &cm),
+            |b| coll::bcast::ibcast(&Forever, b, root, &cm),
         )
     })
 }
@@ -809,17 +840,22 @@ pub(crate) unsafe fn reduce<C: Count>(
             rb,
             at_root(&a.comm, root) && !a.comm.is_inter() && a.n > 0 && a.dt.size() > 0,
         )?;
-        let s = sendbuf(sb);
-        let r = rb as *mut u8;
-        go(
+        // SAFETY: `sb` (unless MPI_IN_PLACE) holds `a.n` × `a.dt`, and so does `rb` at the root (described there only), as MPI_Reduce requires of its C caller.
+        let bufs = unsafe {
+            (
+                coll_send(sb, a.n, &a.dt),
+                at_root(&a.comm, root).then(|| coll_recv(rb, a.n, &a.dt)),
+            )
+        };
+        let (op, cm) = (&a.op, &a.comm);
+        go_with(
             c,
             call,
             form,
             req,
-            // SAFETY: `s` (unless MPI_IN_PLACE) holds `a.n` × `a.dt`, and so does `r` at the root, as MPI_Reduce requires of its C caller, until this blocking call returns.
-            || unsafe { coll::reduce::reduce(s, r, a.n, &a.dt, &a.op, root, &a.comm) },
-            // SAFETY: as above, and MPI_Ireduce's caller leaves the buffers alone until the request completes.
-            || unsafe { coll::reduce::ireduce(s, r, a.n, &a.dt, &a.op, root, &a.comm) },
+            bufs,
+            |(s, r)| coll::reduce::reduce(s, r, op, root, cm),
+            |(s, r)| coll::reduce::ireduce(&Forever, s, r, op, root, cm),
         )
     })
 }
@@ -858,39 +894,36 @@ pub(crate) unsafe fn whole<C: Count>(
         let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let a = red_args(call, c, n, dt, o)?;
         no_alias(call, sb, rb, a.n > 0 && a.dt.size() > 0)?;
-        let s = sendbuf(sb);
-        let r = rb as *mut u8;
         let (cm, n, dt, op) = (&a.comm, a.n, &a.dt, &a.op);
+        // SAFETY: `sb` (unless MPI_IN_PLACE) and `rb` hold `n` elements of `dt`, as MPI_Allreduce, MPI_Scan and MPI_Exscan require of their C caller.
+        let bufs = unsafe { (coll_send(sb, n, dt), coll_recv(rb, n, dt)) };
         match kind {
-            Whole::Allreduce => go(
+            Whole::Allreduce => go_with(
                 c,
                 call,
                 form,
                 req,
-                // SAFETY: `s` (unless MPI_IN_PLACE) and `r` hold `n` elements of `dt`, as MPI_Allreduce requires of its C caller, until this blocking call returns.
-                || unsafe { coll::allreduce::allreduce(s, r, n, dt, op, cm) },
-                // SAFETY: as above, and MPI_Iallreduce's caller leaves the buffers alone until the request completes.
-                || unsafe { coll::allreduce::iallreduce(s, r, n, dt, op, cm) },
+                bufs,
+                |(s, r)| coll::allreduce::allreduce(s, r, op, cm),
+                |(s, r)| coll::allreduce::iallreduce(&Forever, s, r, op, cm),
             ),
-            Whole::Scan => go(
+            Whole::Scan => go_with(
                 c,
                 call,
                 form,
                 req,
-                // SAFETY: `s` (unless MPI_IN_PLACE) and `r` hold `n` elements of `dt`, as MPI_Scan requires of its C caller, until this blocking call returns.
-                || unsafe { coll::scan::scan(s, r, n, dt, op, cm) },
-                // SAFETY: as above, and MPI_Iscan's caller leaves the buffers alone until the request completes.
-                || unsafe { coll::scan::iscan(s, r, n, dt, op, cm) },
+                bufs,
+                |(s, r)| coll::scan::scan(s, r, op, cm),
+                |(s, r)| coll::scan::iscan(&Forever, s, r, op, cm),
             ),
-            Whole::Exscan => go(
+            Whole::Exscan => go_with(
                 c,
                 call,
                 form,
                 req,
-                // SAFETY: `s` (unless MPI_IN_PLACE) and `r` hold `n` elements of `dt`, as MPI_Exscan requires of its C caller, until this blocking call returns.
-                || unsafe { coll::scan::exscan(s, r, n, dt, op, cm) },
-                // SAFETY: as above, and MPI_Iexscan's caller leaves the buffers alone until the request completes.
-                || unsafe { coll::scan::iexscan(s, r, n, dt, op, cm) },
+                bufs,
+                |(s, r)| coll::scan::exscan(s, r, op, cm),
+                |(s, r)| coll::scan::iexscan(&Forever, s, r, op, cm),
             ),
         }
     })
