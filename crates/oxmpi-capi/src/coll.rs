@@ -362,17 +362,22 @@ pub(crate) unsafe fn gather<C: Count>(
             rb,
             is_root && !cm.is_inter() && rc > 0 && rt.size() > 0,
         )?;
-        let s = sendbuf(sb);
-        let r = rb as *mut u8;
-        go(
+        let n = cm.peer_group_size().max(0) as usize;
+        // SAFETY: `sb` (unless MPI_IN_PLACE) holds `sc` × `st`; `rb` holds `rc` × `rt` per rank, at the root only (described there only), as MPI_Gather requires of its C caller.
+        let bufs = unsafe {
+            (
+                coll_send(sb, sc, &st),
+                is_root.then(|| coll_recv(rb, rc.saturating_mul(n), &rt)),
+            )
+        };
+        go_with(
             c,
             call,
             form,
             req,
-            // SAFETY: `s` (unless MPI_IN_PLACE) holds `sc` × `st`; `r` holds `rc` × `rt` per rank, at the root only, as MPI_Gather requires of its C caller, until this blocking call returns.
-            || unsafe { coll::gather::gather(s, sc, &st, r, rc, &rt, root, &cm) },
-            // SAFETY: as above, and MPI_Igather's caller leaves the buffers alone until the request completes.
-            || unsafe { coll::gather::igather(s, sc, &st, r, rc, &rt, root, &cm) },
+            bufs,
+            |(s, r)| coll::api_move::gather(s, r, rc, root, &cm),
+            |(s, r)| coll::api_move::igather(&Forever, s, r, rc, root, &cm),
         )
     })
 }
@@ -464,17 +469,24 @@ pub(crate) unsafe fn scatter<C: Count>(
             sb,
             is_root && !cm.is_inter() && sc > 0 && st.size() > 0,
         )?;
-        let s = sb as *const u8;
-        let r = (!is_in_place(rb)).then_some(rb as *mut u8);
-        go(
+        let n = cm.peer_group_size().max(0) as usize;
+        // SAFETY: at the root (described there only) `sb` holds `sc` × `st` per rank; `rb` (unless MPI_IN_PLACE) holds `rc` × `rt`, as MPI_Scatter requires of its C caller.
+        let bufs = unsafe {
+            (
+                is_root
+                    .then(|| coll_send(sb, sc.saturating_mul(n), &st))
+                    .flatten(),
+                (!is_in_place(rb)).then(|| coll_recv(rb, rc, &rt)),
+            )
+        };
+        go_with(
             c,
             call,
             form,
             req,
-            // SAFETY: at the root `s` holds `sc` × `st` per rank; `r` (unless MPI_IN_PLACE) holds `rc` × `rt`, as MPI_Scatter requires of its C caller, until this blocking call returns.
-            || unsafe { coll::scatter::scatter(s, sc, &st, r, rc, &rt, root, &cm) },
-            // SAFETY: as above, and MPI_Iscatter's caller leaves the buffers alone until the request completes.
-            || unsafe { coll::scatter::iscatter(s, sc, &st, r, rc, &rt, root, &cm) },
+            bufs,
+            |(s, r)| coll::api_move::scatter(s, sc, r, root, &cm),
+            |(s, r)| coll::api_move::iscatter(&Forever, s, sc, r, root, &cm),
         )
     })
 }
@@ -583,29 +595,34 @@ pub(crate) unsafe fn allgather<C: Count>(
                 [dense_range(rb, rc.saturating_mul(groups), &rt)],
             )?;
         }
-        let s = sendbuf(sb);
-        let r = rb as *mut u8;
+        let n = cm.peer_group_size().max(0) as usize;
+        let sent = if all_to_all { sc.saturating_mul(n) } else { sc };
+        // SAFETY: `sb` (unless MPI_IN_PLACE) holds `sc` × `st` (per rank for MPI_Alltoall); `rb` holds `rc` × `rt` per rank, as MPI_Allgather and MPI_Alltoall require of their C caller.
+        let bufs = unsafe {
+            (
+                coll_send(sb, sent, &st),
+                coll_recv(rb, rc.saturating_mul(n), &rt),
+            )
+        };
         if all_to_all {
-            go(
+            go_with(
                 c,
                 call,
                 form,
                 req,
-                // SAFETY: `s` (unless MPI_IN_PLACE) holds `sc` × `st` per rank; `r` holds `rc` × `rt` per rank, as MPI_Alltoall requires of its C caller, until this blocking call returns.
-                || unsafe { coll::alltoall::alltoall(s, sc, &st, r, rc, &rt, &cm) },
-                // SAFETY: as above, and MPI_Ialltoall's caller leaves the buffers alone until the request completes.
-                || unsafe { coll::alltoall::ialltoall(s, sc, &st, r, rc, &rt, &cm) },
+                bufs,
+                |(s, r)| coll::api_move::alltoall(s, sc, r, rc, &cm),
+                |(s, r)| coll::api_move::ialltoall(&Forever, s, sc, r, rc, &cm),
             )
         } else {
-            go(
+            go_with(
                 c,
                 call,
                 form,
                 req,
-                // SAFETY: `s` (unless MPI_IN_PLACE) holds `sc` × `st`; `r` holds `rc` × `rt` per rank, as MPI_Allgather requires of its C caller, until this blocking call returns.
-                || unsafe { coll::allgather::allgather(s, sc, &st, r, rc, &rt, &cm) },
-                // SAFETY: as above, and MPI_Iallgather's caller leaves the buffers alone until the request completes.
-                || unsafe { coll::allgather::iallgather(s, sc, &st, r, rc, &rt, &cm) },
+                bufs,
+                |(s, r)| coll::api_move::allgather(s, r, rc, &cm),
+                |(s, r)| coll::api_move::iallgather(&Forever, s, r, rc, &cm),
             )
         }
     })
@@ -953,17 +970,20 @@ pub(crate) unsafe fn reduce_scatter<C: Count>(
         // SAFETY: MPI_Reduce_scatter's `recvcounts` has one entry per process of the group.
         let rcs = unsafe { counts(call, "recvcounts", rcs, a.comm.size() as usize)? };
         no_alias(call, sb, rb, a.dt.size() > 0 && rcs.iter().any(|&k| k > 0))?;
-        let s = sendbuf(sb);
-        let r = rb as *mut u8;
-        go(
+        let total = rcs.iter().fold(0usize, |t, &k| t.saturating_add(k));
+        let mine = rcs.get(a.comm.rank() as usize).copied().unwrap_or(0);
+        let held = if is_in_place(sb) { total } else { mine };
+        // SAFETY: `sb` (unless MPI_IN_PLACE) holds sum(`rcs`) × `a.dt`; `rb` holds this rank's `rcs` entry × `a.dt` (in place: the whole input), as MPI_Reduce_scatter requires of its C caller.
+        let bufs = unsafe { (coll_send(sb, total, &a.dt), coll_recv(rb, held, &a.dt)) };
+        let (op, cm) = (&a.op, &a.comm);
+        go_with(
             c,
             call,
             form,
             req,
-            // SAFETY: `s` (unless MPI_IN_PLACE) holds sum(`rcs`) × `a.dt`; `r` holds this rank's `rcs` entry × `a.dt`, as MPI_Reduce_scatter requires of its C caller, until this blocking call returns.
-            || unsafe { coll::reduce_scatter::reduce_scatter(s, r, &rcs, &a.dt, &a.op, &a.comm) },
-            // SAFETY: as above, and MPI_Ireduce_scatter's caller leaves the buffers alone until the request completes.
-            || unsafe { coll::reduce_scatter::ireduce_scatter(s, r, &rcs, &a.dt, &a.op, &a.comm) },
+            bufs,
+            |(s, r)| coll::api_move::reduce_scatter(s, r, &rcs, op, cm),
+            |(s, r)| coll::api_move::ireduce_scatter(&Forever, s, r, &rcs, op, cm),
         )
     })
 }
@@ -993,17 +1013,18 @@ pub(crate) unsafe fn reduce_scatter_block<C: Count>(
         let dt = committed(dt, call, "datatype")?;
         let op = op(o, call)?;
         no_alias(call, sb, rb, rc > 0 && dt.size() > 0)?;
-        let s = sendbuf(sb);
-        let r = rb as *mut u8;
-        go(
+        let total = rc.saturating_mul(cm.size().max(0) as usize);
+        let held = if is_in_place(sb) { total } else { rc };
+        // SAFETY: `sb` (unless MPI_IN_PLACE) holds `rc` × `dt` per rank; `rb` holds `rc` × `dt` (in place: the whole input), as MPI_Reduce_scatter_block requires of its C caller.
+        let bufs = unsafe { (coll_send(sb, total, &dt), coll_recv(rb, held, &dt)) };
+        go_with(
             c,
             call,
             form,
             req,
-            // SAFETY: `s` (unless MPI_IN_PLACE) holds `rc` × `dt` per rank; `r` holds `rc` × `dt`, as MPI_Reduce_scatter_block requires of its C caller, until this blocking call returns.
-            || unsafe { coll::reduce_scatter::reduce_scatter_block(s, r, rc, &dt, &op, &cm) },
-            // SAFETY: as above, and MPI_Ireduce_scatter_block's caller leaves the buffers alone until the request completes.
-            || unsafe { coll::reduce_scatter::ireduce_scatter_block(s, r, rc, &dt, &op, &cm) },
+            bufs,
+            |(s, r)| coll::api_move::reduce_scatter_block(s, r, rc, &op, &cm),
+            |(s, r)| coll::api_move::ireduce_scatter_block(&Forever, s, r, rc, &op, &cm),
         )
     })
 }

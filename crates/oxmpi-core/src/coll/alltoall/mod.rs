@@ -181,7 +181,7 @@ unsafe fn schedule(
 /// The buffers hold `n` times the given counts of their datatypes and are valid
 /// for the call.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn alltoall(
+pub(crate) unsafe fn alltoall(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,
@@ -239,7 +239,7 @@ pub unsafe fn alltoall(
 /// # Safety
 /// As [`alltoall`], with the buffers valid until the request completes.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn ialltoall(
+pub(crate) unsafe fn ialltoall(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,

@@ -277,7 +277,7 @@ unsafe fn schedule(
 /// The buffers hold the given counts of their datatypes (`recvbuf`: `n *
 /// recvcount` elements, at the root only) and are valid for the call.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn gather(
+pub(crate) unsafe fn gather(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,
@@ -347,7 +347,7 @@ pub unsafe fn gather(
 /// # Safety
 /// As [`gather`], with the buffers valid until the request completes.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn igather(
+pub(crate) unsafe fn igather(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,
