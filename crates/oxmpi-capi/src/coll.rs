@@ -17,13 +17,14 @@ use std::ffi::{c_int, c_void};
 
 use oxmpi_core::buf::Forever;
 use oxmpi_core::coll;
+use oxmpi_core::coll::api_move::Blocks;
 use oxmpi_core::datatype::{Datatype, Primitive};
 use oxmpi_core::error::{ErrorClass, Result as CoreResult};
 use oxmpi_core::op::Op;
 use oxmpi_core::{Comm, Request};
 
 use crate::abi::*;
-use crate::conv::bufs::{coll_recv, coll_send};
+use crate::conv::bufs::{coll_recv, coll_recv_v, coll_send, coll_send_v};
 use crate::conv::errors::{array, bad, ffi, out, R};
 use crate::conv::large::{entry, name, ptr::*, to_usize, Count, Displ};
 use crate::conv::{comm, committed, new_request, op};
@@ -411,7 +412,7 @@ pub(crate) unsafe fn gatherv<C: Count, D: Displ>(
             0
         };
         // SAFETY: at the root, MPI_Gatherv's `recvcounts` and `displs` have one entry per process of the (remote) group, `n`; elsewhere `n` is 0 and they are not read.
-        let (rcs, ds) = unsafe {
+        let (rcs, mut ds) = unsafe {
             (
                 counts(call, "recvcounts", rcs, n)?,
                 displs(call, "displs", ds, n)?,
@@ -424,17 +425,21 @@ pub(crate) unsafe fn gatherv<C: Count, D: Displ>(
             rb,
             is_root && !cm.is_inter() && rt.size() > 0 && rcs.iter().any(|&k| k > 0),
         )?;
-        let s = sendbuf(sb);
-        let r = rb as *mut u8;
-        go(
+        // SAFETY: `sb` (unless MPI_IN_PLACE) holds `sc` × `st`; at the root (described there only) `rb` holds `rcs[i]` × `rt` at `ds[i]` per rank, as MPI_Gatherv requires of its C caller.
+        let bufs = unsafe {
+            (
+                coll_send(sb, sc, &st),
+                is_root.then(|| coll_recv_v(rb, &rcs, &mut ds, &rt)),
+            )
+        };
+        go_with(
             c,
             call,
             form,
             req,
-            // SAFETY: `s` (unless MPI_IN_PLACE) holds `sc` × `st`; at the root `r` holds `rcs[i]` × `rt` at `ds[i]` per rank, as MPI_Gatherv requires of its C caller, until this blocking call returns.
-            || unsafe { coll::gather::gatherv(s, sc, &st, r, &rcs, &ds, &rt, root, &cm) },
-            // SAFETY: as above, and MPI_Igatherv's caller leaves the buffers alone until the request completes.
-            || unsafe { coll::gather::igatherv(s, sc, &st, r, &rcs, &ds, &rt, root, &cm) },
+            bufs,
+            |(s, r)| coll::api_move::gatherv(s, r, &rcs, &ds, root, &cm),
+            |(s, r)| coll::api_move::igatherv(&Forever, s, r, &rcs, &ds, root, &cm),
         )
     })
 }
@@ -518,7 +523,7 @@ pub(crate) unsafe fn scatterv<C: Count, D: Displ>(
             0
         };
         // SAFETY: at the root, MPI_Scatterv's `sendcounts` and `displs` have one entry per process of the (remote) group, `n`; elsewhere `n` is 0 and they are not read.
-        let (scs, ds) = unsafe {
+        let (scs, mut ds) = unsafe {
             (
                 counts(call, "sendcounts", scs, n)?,
                 displs(call, "displs", ds, n)?,
@@ -533,17 +538,23 @@ pub(crate) unsafe fn scatterv<C: Count, D: Displ>(
             sb,
             is_root && !cm.is_inter() && st.size() > 0 && scs.iter().any(|&k| k > 0),
         )?;
-        let s = sb as *const u8;
-        let r = (!is_in_place(rb)).then_some(rb as *mut u8);
-        go(
+        // SAFETY: at the root (described there only) `sb` holds `scs[i]` × `st` at `ds[i]` per rank; `rb` (unless MPI_IN_PLACE) holds `rc` × `rt`, as MPI_Scatterv requires of its C caller.
+        let bufs = unsafe {
+            (
+                is_root
+                    .then(|| coll_send_v(sb, &scs, &mut ds, &st))
+                    .flatten(),
+                (!is_in_place(rb)).then(|| coll_recv(rb, rc, &rt)),
+            )
+        };
+        go_with(
             c,
             call,
             form,
             req,
-            // SAFETY: at the root `s` holds `scs[i]` × `st` at `ds[i]` per rank; `r` (unless MPI_IN_PLACE) holds `rc` × `rt`, as MPI_Scatterv requires of its C caller, until this blocking call returns.
-            || unsafe { coll::scatter::scatterv(s, &scs, &ds, &st, r, rc, &rt, root, &cm) },
-            // SAFETY: as above, and MPI_Iscatterv's caller leaves the buffers alone until the request completes.
-            || unsafe { coll::scatter::iscatterv(s, &scs, &ds, &st, r, rc, &rt, root, &cm) },
+            bufs,
+            |(s, r)| coll::api_move::scatterv(s, &scs, &ds, r, root, &cm),
+            |(s, r)| coll::api_move::iscatterv(&Forever, s, &scs, &ds, r, root, &cm),
         )
     })
 }
@@ -656,7 +667,7 @@ pub(crate) unsafe fn allgatherv<C: Count, D: Displ>(
         let st = dtype_if(st, call, "sendtype", send_sig)?;
         let n = cm.peer_group_size() as usize;
         // SAFETY: MPI_Allgatherv's `recvcounts` and `displs` have one entry per process of the (remote) group, `n`.
-        let (rcs, ds) = unsafe {
+        let (rcs, mut ds) = unsafe {
             (
                 counts(call, "recvcounts", rcs, n)?,
                 displs(call, "displs", ds, n)?,
@@ -675,17 +686,16 @@ pub(crate) unsafe fn allgatherv<C: Count, D: Displ>(
             });
             no_overlap(call, dense_range(sb, sc, &st), blocks)?;
         }
-        let s = sendbuf(sb);
-        let r = rb as *mut u8;
-        go(
+        // SAFETY: `sb` (unless MPI_IN_PLACE) holds `sc` × `st`; `rb` holds `rcs[i]` × `rt` at `ds[i]` per rank, as MPI_Allgatherv requires of its C caller.
+        let bufs = unsafe { (coll_send(sb, sc, &st), coll_recv_v(rb, &rcs, &mut ds, &rt)) };
+        go_with(
             c,
             call,
             form,
             req,
-            // SAFETY: `s` (unless MPI_IN_PLACE) holds `sc` × `st`; `r` holds `rcs[i]` × `rt` at `ds[i]` per rank, as MPI_Allgatherv requires of its C caller, until this blocking call returns.
-            || unsafe { coll::allgather::allgatherv(s, sc, &st, r, &rcs, &ds, &rt, &cm) },
-            // SAFETY: as above, and MPI_Iallgatherv's caller leaves the buffers alone until the request completes.
-            || unsafe { coll::allgather::iallgatherv(s, sc, &st, r, &rcs, &ds, &rt, &cm) },
+            bufs,
+            |(s, r)| coll::api_move::allgatherv(s, r, &rcs, &ds, &cm),
+            |(s, r)| coll::api_move::iallgatherv(&Forever, s, r, &rcs, &ds, &cm),
         )
     })
 }
@@ -718,7 +728,7 @@ pub(crate) unsafe fn alltoallv<C: Count, D: Displ>(
         let send_sig = !is_in_place(sb);
         let ns = if send_sig { n } else { 0 };
         // SAFETY: MPI_Alltoallv's `sendcounts` and `sdispls` have one entry per process of the (remote) group; with MPI_IN_PLACE they are ignored and `ns` is 0.
-        let (scs, sds) = unsafe {
+        let (scs, mut sds) = unsafe {
             (
                 counts(call, "sendcounts", scs, ns)?,
                 displs(call, "sdispls", sds, ns)?,
@@ -726,7 +736,7 @@ pub(crate) unsafe fn alltoallv<C: Count, D: Displ>(
         };
         let st = dtype_if(st, call, "sendtype", send_sig)?;
         // SAFETY: MPI_Alltoallv's `recvcounts` and `rdispls` have one entry per process of the (remote) group, `n`.
-        let (rcs, rds) = unsafe {
+        let (rcs, mut rds) = unsafe {
             (
                 counts(call, "recvcounts", rcs, n)?,
                 displs(call, "rdispls", rds, n)?,
@@ -734,17 +744,29 @@ pub(crate) unsafe fn alltoallv<C: Count, D: Displ>(
         };
         let rt = committed(rt, call, "recvtype")?;
         no_alias(call, sb, rb, rt.size() > 0 && rcs.iter().any(|&k| k > 0))?;
-        let s = sendbuf(sb);
-        let r = rb as *mut u8;
-        go(
+        // SAFETY: `sb` (unless MPI_IN_PLACE) and `rb` hold the blocks `scs`/`sds` × `st` and `rcs`/`rds` × `rt` describe, as MPI_Alltoallv requires of its C caller.
+        let bufs = unsafe {
+            (
+                coll_send_v(sb, &scs, &mut sds, &st),
+                coll_recv_v(rb, &rcs, &mut rds, &rt),
+            )
+        };
+        let sbl = || Blocks {
+            counts: &scs,
+            displs: &sds,
+        };
+        let rbl = || Blocks {
+            counts: &rcs,
+            displs: &rds,
+        };
+        go_with(
             c,
             call,
             form,
             req,
-            // SAFETY: `s` (unless MPI_IN_PLACE) and `r` hold the blocks `scs`/`sds` × `st` and `rcs`/`rds` × `rt` describe, as MPI_Alltoallv requires of its C caller, until this blocking call returns.
-            || unsafe { coll::alltoall::alltoallv(s, &scs, &sds, &st, r, &rcs, &rds, &rt, &cm) },
-            // SAFETY: as above, and MPI_Ialltoallv's caller leaves the buffers alone until the request completes.
-            || unsafe { coll::alltoall::ialltoallv(s, &scs, &sds, &st, r, &rcs, &rds, &rt, &cm) },
+            bufs,
+            |(s, r)| coll::api_move::alltoallv(s, sbl(), r, rbl(), &cm),
+            |(s, r)| coll::api_move::ialltoallv(&Forever, s, sbl(), r, rbl(), &cm),
         )
     })
 }

@@ -328,7 +328,7 @@ unsafe fn schedule_v(
 /// The buffers hold the given counts of their datatypes at the given
 /// displacements and are valid for the call.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn allgatherv(
+pub(crate) unsafe fn allgatherv(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,
@@ -407,7 +407,7 @@ pub unsafe fn allgatherv(
 /// # Safety
 /// As [`allgatherv`], with the buffers valid until the request completes.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn iallgatherv(
+pub(crate) unsafe fn iallgatherv(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,

@@ -432,7 +432,7 @@ unsafe fn schedule_v(
 /// # Safety
 /// The buffers hold the described blocks and are valid for the call.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn alltoallv(
+pub(crate) unsafe fn alltoallv(
     sendbuf: Option<*const u8>,
     sendcounts: &[usize],
     sdispls: &[isize],
@@ -466,7 +466,7 @@ pub unsafe fn alltoallv(
 /// # Safety
 /// As [`alltoallv`], with the buffers valid until the request completes.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn ialltoallv(
+pub(crate) unsafe fn ialltoallv(
     sendbuf: Option<*const u8>,
     sendcounts: &[usize],
     sdispls: &[isize],
