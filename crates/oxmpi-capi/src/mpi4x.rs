@@ -314,8 +314,8 @@ fn comm_attach(call: &'static str, c: MPI_Comm, buffer: *mut c_void, size: i64) 
             }
             size as usize
         };
-        // SAFETY: the C caller hands over `size` bytes at `buffer` (or MPI_BUFFER_AUTOMATIC); oxmpi only accounts them.
-        unsafe { pt2pt::comm_buffer_attach(&cm, buffer as *mut u8, size)? };
+        // The C caller hands over `size` bytes at `buffer` (or MPI_BUFFER_AUTOMATIC); oxmpi only accounts them.
+        pt2pt::comm_buffer_attach(&cm, buffer as *mut u8, size)?;
         Ok(())
     })
 }

@@ -10,7 +10,7 @@
 
 use std::ffi::{c_int, c_void};
 
-use oxmpi_core::buf::{Forever, RecvBuf, SendBuf};
+use oxmpi_core::buf::{Forever, SendBuf};
 use oxmpi_core::datatype::Datatype;
 use oxmpi_core::error::{ErrorClass, MpiError};
 use oxmpi_core::pt2pt::{self, Message};
@@ -24,7 +24,8 @@ use crate::conv::handles::{state, MessageEntry, PersistentOp};
 use crate::conv::large::{name, to_usize, Count};
 use crate::conv::status::*;
 use crate::conv::{
-    check_buf, comm, comm_ref, committed, committed_ref, fast_p2p, new_p2p_request, new_request,
+    c_bytes, c_bytes_mut, c_recv, c_send, check_buf, comm, comm_ref, committed, committed_ref,
+    fast_p2p, new_p2p_request, new_request,
 };
 use crate::types::*;
 
@@ -86,15 +87,16 @@ unsafe fn send<C: Count>(
     ffi(call, c, || {
         if mode == SendMode::Standard {
             if let Some((cm, dt, len)) = fast_p2p(c, h, buf, count.wide()) {
-                // SAFETY: the C caller's buffer holds `count` elements of the datatype (`len` bytes, contiguous).
-                unsafe { pt2pt::send_contig(cm, buf as *const u8, len, dt, dest, tag)? };
+                // SAFETY: the C caller's buffer holds `count` elements of the datatype (`len` bytes, contiguous) for the call.
+                let data = unsafe { c_bytes(buf, len) };
+                pt2pt::send_contig(cm, data, dt, dest, tag)?;
                 return Ok(());
             }
         }
         let a = args(call, c, buf, count, h)?;
-        // SAFETY: the C caller's buffer holds `count` elements of the datatype.
-        let b = unsafe { SendBuf::from_raw(buf as *const u8, a.count, Some(&a.dt)) };
-        pt2pt::send_typed(&a.comm, b, dest, tag, mode)?;
+        // SAFETY: the C caller's buffer holds `count` elements of the datatype for the call.
+        let b = unsafe { c_send(buf, a.count, &a.dt) };
+        pt2pt::send_typed(&a.comm, b.send(a.count), dest, tag, mode)?;
         Ok(())
     })
 }
@@ -115,7 +117,8 @@ unsafe fn isend<C: Count>(
         if mode == SendMode::Standard && !request.is_null() {
             if let Some((cm, dt, len)) = fast_p2p(c, h, buf, count.wide()) {
                 // SAFETY: the C caller keeps the buffer (`len` contiguous bytes) until the request completes.
-                let r = unsafe { pt2pt::isend_contig(cm, buf as *const u8, len, dt, dest, tag)? };
+                let data = unsafe { c_bytes(buf, len) };
+                let r = pt2pt::isend_contig(cm, data, dt, dest, tag)?;
                 // SAFETY: `request` is the C caller's non-NULL OUT argument: writable and unaliased (MPI contract).
                 unsafe { *request = new_p2p_request(r, c) };
                 return Ok(());
@@ -125,8 +128,15 @@ unsafe fn isend<C: Count>(
         // SAFETY: `request` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "request", request)? };
         // SAFETY: the C caller keeps the buffer until the request completes.
-        let b = unsafe { SendBuf::from_raw(buf as *const u8, a.count, Some(&a.dt)) };
-        let r = pt2pt::isend(&Forever, &a.comm, b, dest, tag, mode)?;
+        let b = unsafe { c_send(buf, a.count, &a.dt) };
+        let r = pt2pt::isend(
+            &Forever,
+            &a.comm,
+            b.lend_send(&Forever, a.count),
+            dest,
+            tag,
+            mode,
+        )?;
         *o = new_request(r, c, None);
         Ok(())
     })
@@ -144,15 +154,16 @@ unsafe fn recv<C: Count>(
     let call = name::<C>("MPI_Recv");
     ffi(call, c, || {
         let res = match fast_p2p(c, h, buf, count.wide()) {
-            // SAFETY: the C caller's buffer holds `count` elements of the datatype (`len` bytes, contiguous).
-            Some((cm, dt, len)) => unsafe {
-                pt2pt::recv_contig(cm, buf as *mut u8, len, dt, source, tag)
-            },
+            Some((cm, dt, len)) => {
+                // SAFETY: the C caller's buffer holds `count` elements of the datatype (`len` bytes, contiguous) for the call.
+                let data = unsafe { c_bytes_mut(buf, len) };
+                pt2pt::recv_contig(cm, data, dt, source, tag)
+            }
             None => {
                 let a = args(call, c, buf, count, h)?;
-                // SAFETY: the C caller's buffer holds `count` elements of the datatype.
-                let b = unsafe { RecvBuf::from_raw(buf as *mut u8, a.count, Some(&a.dt)) };
-                pt2pt::recv_typed(&a.comm, b, source, tag)
+                // SAFETY: the C caller's buffer holds `count` elements of the datatype for the call.
+                let mut b = unsafe { c_recv(buf, a.count, &a.dt) };
+                pt2pt::recv_typed(&a.comm, b.recv(a.count), source, tag)
             }
         };
         // A failed receive that matched a message (truncation) still reports it.
@@ -180,7 +191,8 @@ unsafe fn irecv<C: Count>(
         if !request.is_null() {
             if let Some((cm, dt, len)) = fast_p2p(c, h, buf, count.wide()) {
                 // SAFETY: the C caller keeps the buffer (`len` contiguous bytes) until the request completes.
-                let r = unsafe { pt2pt::irecv_contig(cm, buf as *mut u8, len, dt, source, tag)? };
+                let data = unsafe { c_bytes_mut(buf, len) };
+                let r = pt2pt::irecv_contig(cm, data, dt, source, tag)?;
                 // SAFETY: `request` is the C caller's non-NULL OUT argument: writable and unaliased (MPI contract).
                 unsafe { *request = new_p2p_request(r, c) };
                 return Ok(());
@@ -190,8 +202,14 @@ unsafe fn irecv<C: Count>(
         // SAFETY: `request` is MPI_Irecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "request", request)? };
         // SAFETY: the C caller keeps the buffer until the request completes.
-        let b = unsafe { RecvBuf::from_raw(buf as *mut u8, a.count, Some(&a.dt)) };
-        let r = pt2pt::irecv(&Forever, &a.comm, b, source, tag)?;
+        let mut b = unsafe { c_recv(buf, a.count, &a.dt) };
+        let r = pt2pt::irecv(
+            &Forever,
+            &a.comm,
+            b.lend_recv(&Forever, a.count),
+            source,
+            tag,
+        )?;
         *o = new_request(r, c, None);
         Ok(())
     })
@@ -221,12 +239,25 @@ unsafe fn sendrecv<C: Count>(
         let s = args(call, c, sendbuf, sendcount, sendtype)?;
         let r = args(call, c, recvbuf, recvcount, recvtype)?;
         // SAFETY: both buffers stay valid until both requests completed below.
-        let rb = unsafe { RecvBuf::from_raw(recvbuf as *mut u8, r.count, Some(&r.dt)) };
-        let mut rr = pt2pt::irecv(&Forever, &r.comm, rb, source, recvtag)
-            .map_err(|e| rename(e, "MPI_Irecv", call))?;
+        let mut rb = unsafe { c_recv(recvbuf, r.count, &r.dt) };
+        let mut rr = pt2pt::irecv(
+            &Forever,
+            &r.comm,
+            rb.lend_recv(&Forever, r.count),
+            source,
+            recvtag,
+        )
+        .map_err(|e| rename(e, "MPI_Irecv", call))?;
         // SAFETY: as above: `sendbuf` holds `sendcount` × `sendtype` and outlives the wait below.
-        let sb = unsafe { SendBuf::from_raw(sendbuf as *const u8, s.count, Some(&s.dt)) };
-        let sent = pt2pt::isend(&Forever, &s.comm, sb, dest, sendtag, SendMode::Standard);
+        let sb = unsafe { c_send(sendbuf, s.count, &s.dt) };
+        let sent = pt2pt::isend(
+            &Forever,
+            &s.comm,
+            sb.lend_send(&Forever, s.count),
+            dest,
+            sendtag,
+            SendMode::Standard,
+        );
         let mut sr = match sent {
             Ok(x) => x,
             Err(e) => {
@@ -262,9 +293,15 @@ unsafe fn sendrecv_replace<C: Count>(
         // SAFETY: the C buffer holds `count` elements of the datatype.
         unsafe { a.dt.pack(buf as *const u8, a.count, &mut packed) };
         // SAFETY: the C buffer holds `count` elements of the datatype and outlives the wait below.
-        let rb = unsafe { RecvBuf::from_raw(buf as *mut u8, a.count, Some(&a.dt)) };
-        let mut rr = pt2pt::irecv(&Forever, &a.comm, rb, source, recvtag)
-            .map_err(|e| rename(e, "MPI_Irecv", call))?;
+        let mut rb = unsafe { c_recv(buf, a.count, &a.dt) };
+        let mut rr = pt2pt::irecv(
+            &Forever,
+            &a.comm,
+            rb.lend_recv(&Forever, a.count),
+            source,
+            recvtag,
+        )
+        .map_err(|e| rename(e, "MPI_Irecv", call))?;
         // SAFETY: `packed` is our own buffer, dropped only after the send's wait below.
         let sb = unsafe { SendBuf::from_raw(packed.as_ptr(), packed.len(), None) };
         let sent = pt2pt::isend(&Forever, &a.comm, sb, dest, sendtag, SendMode::Standard);
@@ -307,12 +344,16 @@ unsafe fn isendrecv<C: Count>(
         // SAFETY: `request` is MPI_Isendrecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "request", request)? };
         // SAFETY: the C caller's buffers hold their counts of their datatypes and stay valid until the request completes.
-        let (sb, rb) = unsafe {
+        let (sb, mut rb) = unsafe {
             (
-                SendBuf::from_raw(sendbuf as *const u8, s.count, Some(&s.dt)),
-                RecvBuf::from_raw(recvbuf as *mut u8, r.count, Some(&r.dt)),
+                c_send(sendbuf, s.count, &s.dt),
+                c_recv(recvbuf, r.count, &r.dt),
             )
         };
+        let (sb, rb) = (
+            sb.lend_send(&Forever, s.count),
+            rb.lend_recv(&Forever, r.count),
+        );
         let q = pt2pt::isendrecv(&Forever, &s.comm, sb, dest, sendtag, rb, source, recvtag)?;
         *o = new_request(q, c, None);
         Ok(())
@@ -337,7 +378,8 @@ unsafe fn isendrecv_replace<C: Count>(
         // SAFETY: `request` is MPI_Isendrecv_replace's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let o = unsafe { out(call, "request", request)? };
         // SAFETY: the C caller's buffer holds `count` elements and stays valid until the request completes.
-        let b = unsafe { RecvBuf::from_raw(buf as *mut u8, a.count, Some(&a.dt)) };
+        let mut b = unsafe { c_recv(buf, a.count, &a.dt) };
+        let b = b.lend_recv(&Forever, a.count);
         let q = pt2pt::isendrecv_replace(&Forever, &a.comm, b, dest, sendtag, source, recvtag)?;
         *o = new_request(q, c, None);
         Ok(())
@@ -479,8 +521,9 @@ unsafe fn imrecv<C: Count>(
     route_to(c);
     *mh = MPI_MESSAGE_NULL;
     // SAFETY: the C caller's buffer holds `count` elements and stays valid until completion.
-    let b = unsafe { RecvBuf::from_raw(buf as *mut u8, n, Some(&dt)) };
-    let r = pt2pt::imrecv(&Forever, b, &mut m).map_err(|e| rename_call(e, call))?;
+    let mut b = unsafe { c_recv(buf, n, &dt) };
+    let r = pt2pt::imrecv(&Forever, b.lend_recv(&Forever, n), &mut m)
+        .map_err(|e| rename_call(e, call))?;
     Ok((r, c))
 }
 
@@ -678,8 +721,8 @@ fn start_one(call: &str, h: MPI_Request, what: &str) -> R<()> {
             mode,
         } => {
             // SAFETY: the persistent request's creator keeps the buffer valid while it exists.
-            let b = unsafe { SendBuf::from_raw(buf as *const u8, count, Some(&dt)) };
-            pt2pt::isend(&Forever, &cm, b, dest, tag, mode)
+            let b = unsafe { c_send(buf as *const c_void, count, &dt) };
+            pt2pt::isend(&Forever, &cm, b.lend_send(&Forever, count), dest, tag, mode)
         }
         PersistentOp::Recv {
             buf,
@@ -689,8 +732,8 @@ fn start_one(call: &str, h: MPI_Request, what: &str) -> R<()> {
             tag,
         } => {
             // SAFETY: as above.
-            let b = unsafe { RecvBuf::from_raw(buf as *mut u8, count, Some(&dt)) };
-            pt2pt::irecv(&Forever, &cm, b, source, tag)
+            let mut b = unsafe { c_recv(buf as *mut c_void, count, &dt) };
+            pt2pt::irecv(&Forever, &cm, b.lend_recv(&Forever, count), source, tag)
         }
         PersistentOp::Part(_) | PersistentOp::Plan(_) => unreachable!("started above"),
     }
@@ -730,8 +773,8 @@ unsafe fn buffer_attach<C: Count>(buffer: *mut c_void, size: C) -> c_int {
     let size = size.wide();
     ffi(call, NO_COMM, || {
         if buffer as usize == MPI_BUFFER_AUTOMATIC {
-            // SAFETY: MPI_BUFFER_AUTOMATIC is no memory, and oxmpi only accounts attached space (see `buffer_attach`).
-            unsafe { pt2pt::buffer_attach(buffer as *mut u8, isize::MAX as usize)? };
+            // MPI_BUFFER_AUTOMATIC is no memory: oxmpi only accounts attached space (see `buffer_attach`).
+            pt2pt::buffer_attach(buffer as *mut u8, isize::MAX as usize)?;
             return Ok(());
         }
         if size < 0 {
@@ -745,8 +788,8 @@ unsafe fn buffer_attach<C: Count>(buffer: *mut c_void, size: C) -> c_int {
         if buffer.is_null() && size > 0 {
             return Err(bad(ErrorClass::Buffer, call, "buffer", "is NULL"));
         }
-        // SAFETY: the C caller hands over `size` bytes at `buffer` as MPI_Buffer_attach defines; oxmpi only accounts them.
-        unsafe { pt2pt::buffer_attach(buffer as *mut u8, size as usize)? };
+        // The C caller hands over `size` bytes at `buffer` as MPI_Buffer_attach defines; oxmpi only accounts them.
+        pt2pt::buffer_attach(buffer as *mut u8, size as usize)?;
         Ok(())
     })
 }

@@ -503,8 +503,8 @@ fn attach(call: &'static str, session: MPI_Session, buffer: *mut c_void, size: i
             }
             size as usize
         };
-        // SAFETY: the C caller hands over `size` bytes at `buffer` (or MPI_BUFFER_AUTOMATIC); oxmpi only accounts them.
-        unsafe { pt2pt::session_buffer_attach(id, buffer as *mut u8, size)? };
+        // The C caller hands over `size` bytes at `buffer` (or MPI_BUFFER_AUTOMATIC); oxmpi only accounts them.
+        pt2pt::session_buffer_attach(id, buffer as *mut u8, size)?;
         Ok(())
     })
 }

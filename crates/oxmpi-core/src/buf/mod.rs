@@ -244,6 +244,16 @@ impl<'a, 'd> SendBuf<'a, 'd> {
     pub fn datatype(&self) -> Option<&'d Datatype> {
         self.dt
     }
+
+    /// The bytes of a descriptor without a datatype (raw bytes) for `'a`; `None`
+    /// for elements of a datatype.
+    pub fn raw_bytes(&self) -> Option<&'a [u8]> {
+        if self.dt.is_some() {
+            return None;
+        }
+        // SAFETY: the constructors' contract: `count` bytes at `ptr` stay readable, unmodified, for 'a.
+        Some(unsafe { RawBuf::from_ptr(self.ptr, self.count).as_slice() })
+    }
 }
 
 /// A buffer to be written by an operation: `count` elements of `dt` at `ptr`, exclusively
