@@ -49,29 +49,34 @@ pub(crate) unsafe fn allgather<C: Count>(
                 [dense_range(rb, rc.saturating_mul(groups), &rt)],
             )?;
         }
-        let s = sendbuf(sb);
-        let r = rb as *mut u8;
+        let n = cm.peer_group_size().max(0) as usize;
+        let sent = if all_to_all { sc.saturating_mul(n) } else { sc };
+        // SAFETY: `sb` (unless MPI_IN_PLACE) holds `sc` × `st` (per rank for MPI_Alltoall); `rb` holds `rc` × `rt` per rank, as MPI_Allgather and MPI_Alltoall require of their C caller.
+        let bufs = unsafe {
+            (
+                coll_send(sb, sent, &st),
+                coll_recv(rb, rc.saturating_mul(n), &rt),
+            )
+        };
         if all_to_all {
-            go(
+            go_with(
                 c,
                 call,
                 form,
                 req,
-                // SAFETY: `s` (unless MPI_IN_PLACE) holds `sc` × `st` per rank; `r` holds `rc` × `rt` per rank, as MPI_Alltoall requires of its C caller, until this blocking call returns.
-                || unsafe { coll::alltoall::alltoall(s, sc, &st, r, rc, &rt, &cm) },
-                // SAFETY: as above, and MPI_Ialltoall's caller leaves the buffers alone until the request completes.
-                || unsafe { coll::alltoall::ialltoall(s, sc, &st, r, rc, &rt, &cm) },
+                bufs,
+                |(s, r)| coll::api_move::alltoall(s, sc, r, rc, &cm),
+                |(s, r)| coll::api_move::ialltoall(&Forever, s, sc, r, rc, &cm),
             )
         } else {
-            go(
+            go_with(
                 c,
                 call,
                 form,
                 req,
-                // SAFETY: `s` (unless MPI_IN_PLACE) holds `sc` × `st`; `r` holds `rc` × `rt` per rank, as MPI_Allgather requires of its C caller, until this blocking call returns.
-                || unsafe { coll::allgather::allgather(s, sc, &st, r, rc, &rt, &cm) },
-                // SAFETY: as above, and MPI_Iallgather's caller leaves the buffers alone until the request completes.
-                || unsafe { coll::allgather::iallgather(s, sc, &st, r, rc, &rt, &cm) },
+                bufs,
+                |(s, r)| coll::api_move::allgather(s, r, rc, &cm),
+                |(s, r)| coll::api_move::iallgather(&Forever, s, r, rc, &cm),
             )
         }
     })
@@ -105,7 +110,7 @@ pub(crate) unsafe fn allgatherv<C: Count, D: Displ>(
         let st = dtype_if(st, call, "sendtype", send_sig)?;
         let n = cm.peer_group_size() as usize;
         // SAFETY: MPI_Allgatherv's `recvcounts` and `displs` have one entry per process of the (remote) group, `n`.
-        let (rcs, ds) = unsafe {
+        let (rcs, mut ds) = unsafe {
             (
                 counts(call, "recvcounts", rcs, n)?,
                 displs(call, "displs", ds, n)?,
@@ -124,17 +129,16 @@ pub(crate) unsafe fn allgatherv<C: Count, D: Displ>(
             });
             no_overlap(call, dense_range(sb, sc, &st), blocks)?;
         }
-        let s = sendbuf(sb);
-        let r = rb as *mut u8;
-        go(
+        // SAFETY: `sb` (unless MPI_IN_PLACE) holds `sc` × `st`; `rb` holds `rcs[i]` × `rt` at `ds[i]` per rank, as MPI_Allgatherv requires of its C caller.
+        let bufs = unsafe { (coll_send(sb, sc, &st), coll_recv_v(rb, &rcs, &mut ds, &rt)) };
+        go_with(
             c,
             call,
             form,
             req,
-            // SAFETY: `s` (unless MPI_IN_PLACE) holds `sc` × `st`; `r` holds `rcs[i]` × `rt` at `ds[i]` per rank, as MPI_Allgatherv requires of its C caller, until this blocking call returns.
-            || unsafe { coll::allgather::allgatherv(s, sc, &st, r, &rcs, &ds, &rt, &cm) },
-            // SAFETY: as above, and MPI_Iallgatherv's caller leaves the buffers alone until the request completes.
-            || unsafe { coll::allgather::iallgatherv(s, sc, &st, r, &rcs, &ds, &rt, &cm) },
+            bufs,
+            |(s, r)| coll::api_move::allgatherv(s, r, &rcs, &ds, &cm),
+            |(s, r)| coll::api_move::iallgatherv(&Forever, s, r, &rcs, &ds, &cm),
         )
     })
 }
@@ -167,7 +171,7 @@ pub(crate) unsafe fn alltoallv<C: Count, D: Displ>(
         let send_sig = !is_in_place(sb);
         let ns = if send_sig { n } else { 0 };
         // SAFETY: MPI_Alltoallv's `sendcounts` and `sdispls` have one entry per process of the (remote) group; with MPI_IN_PLACE they are ignored and `ns` is 0.
-        let (scs, sds) = unsafe {
+        let (scs, mut sds) = unsafe {
             (
                 counts(call, "sendcounts", scs, ns)?,
                 displs(call, "sdispls", sds, ns)?,
@@ -175,7 +179,7 @@ pub(crate) unsafe fn alltoallv<C: Count, D: Displ>(
         };
         let st = dtype_if(st, call, "sendtype", send_sig)?;
         // SAFETY: MPI_Alltoallv's `recvcounts` and `rdispls` have one entry per process of the (remote) group, `n`.
-        let (rcs, rds) = unsafe {
+        let (rcs, mut rds) = unsafe {
             (
                 counts(call, "recvcounts", rcs, n)?,
                 displs(call, "rdispls", rds, n)?,
@@ -183,17 +187,29 @@ pub(crate) unsafe fn alltoallv<C: Count, D: Displ>(
         };
         let rt = committed(rt, call, "recvtype")?;
         no_alias(call, sb, rb, rt.size() > 0 && rcs.iter().any(|&k| k > 0))?;
-        let s = sendbuf(sb);
-        let r = rb as *mut u8;
-        go(
+        // SAFETY: `sb` (unless MPI_IN_PLACE) and `rb` hold the blocks `scs`/`sds` × `st` and `rcs`/`rds` × `rt` describe, as MPI_Alltoallv requires of its C caller.
+        let bufs = unsafe {
+            (
+                coll_send_v(sb, &scs, &mut sds, &st),
+                coll_recv_v(rb, &rcs, &mut rds, &rt),
+            )
+        };
+        let sbl = || Blocks {
+            counts: &scs,
+            displs: &sds,
+        };
+        let rbl = || Blocks {
+            counts: &rcs,
+            displs: &rds,
+        };
+        go_with(
             c,
             call,
             form,
             req,
-            // SAFETY: `s` (unless MPI_IN_PLACE) and `r` hold the blocks `scs`/`sds` × `st` and `rcs`/`rds` × `rt` describe, as MPI_Alltoallv requires of its C caller, until this blocking call returns.
-            || unsafe { coll::alltoall::alltoallv(s, &scs, &sds, &st, r, &rcs, &rds, &rt, &cm) },
-            // SAFETY: as above, and MPI_Ialltoallv's caller leaves the buffers alone until the request completes.
-            || unsafe { coll::alltoall::ialltoallv(s, &scs, &sds, &st, r, &rcs, &rds, &rt, &cm) },
+            bufs,
+            |(s, r)| coll::api_move::alltoallv(s, sbl(), r, rbl(), &cm),
+            |(s, r)| coll::api_move::ialltoallv(&Forever, s, sbl(), r, rbl(), &cm),
         )
     })
 }

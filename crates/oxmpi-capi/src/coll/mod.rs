@@ -19,13 +19,16 @@
 
 use std::ffi::{c_int, c_void};
 
+use oxmpi_core::buf::Forever;
 use oxmpi_core::coll;
+use oxmpi_core::coll::api_move::Blocks;
 use oxmpi_core::datatype::{Datatype, Primitive};
 use oxmpi_core::error::{ErrorClass, Result as CoreResult};
 use oxmpi_core::op::Op;
 use oxmpi_core::{Comm, Request};
 
 use crate::abi::*;
+use crate::conv::bufs::{coll_recv, coll_recv_v, coll_send, coll_send_v};
 use crate::conv::errors::{array, bad, ffi, out, R};
 use crate::conv::large::{entry, name, ptr::*, to_usize, Count, Displ};
 use crate::conv::{comm, committed, new_request, op};
@@ -260,6 +263,35 @@ pub(crate) fn go(
             let o = o?;
             crate::conv::info_arg(call, info)?;
             let plan = coll::persistent::plan(call, immediate)?;
+            *o = crate::conv::new_persistent_coll(plan, c);
+            Ok(())
+        }
+    }
+}
+
+/// [`go`] for a call whose core entry points take its buffers' descriptors `bufs`
+/// (made once, handed to whichever form runs).
+pub(crate) fn go_with<B>(
+    c: MPI_Comm,
+    call: &'static str,
+    form: Form,
+    request: Option<R<&mut MPI_Request>>,
+    bufs: B,
+    blocking: impl FnOnce(B) -> CoreResult<()>,
+    immediate: impl FnOnce(B) -> CoreResult<Request>,
+) -> R<()> {
+    match (form, request) {
+        (Form::Blocking, _) | (_, None) => Ok(blocking(bufs)?),
+        (Form::Immediate(_), Some(o)) => {
+            let o = o?;
+            let r = immediate(bufs)?;
+            *o = new_request(r, c, None);
+            Ok(())
+        }
+        (Form::Persistent(info, _), Some(o)) => {
+            let o = o?;
+            crate::conv::info_arg(call, info)?;
+            let plan = coll::persistent::plan(call, || immediate(bufs))?;
             *o = crate::conv::new_persistent_coll(plan, c);
             Ok(())
         }

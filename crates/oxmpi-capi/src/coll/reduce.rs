@@ -47,17 +47,22 @@ pub(crate) unsafe fn reduce<C: Count>(
             rb,
             at_root(&a.comm, root) && !a.comm.is_inter() && a.n > 0 && a.dt.size() > 0,
         )?;
-        let s = sendbuf(sb);
-        let r = rb as *mut u8;
-        go(
+        // SAFETY: `sb` (unless MPI_IN_PLACE) holds `a.n` × `a.dt`, and so does `rb` at the root (described there only), as MPI_Reduce requires of its C caller.
+        let bufs = unsafe {
+            (
+                coll_send(sb, a.n, &a.dt),
+                at_root(&a.comm, root).then(|| coll_recv(rb, a.n, &a.dt)),
+            )
+        };
+        let (op, cm) = (&a.op, &a.comm);
+        go_with(
             c,
             call,
             form,
             req,
-            // SAFETY: `s` (unless MPI_IN_PLACE) holds `a.n` × `a.dt`, and so does `r` at the root, as MPI_Reduce requires of its C caller, until this blocking call returns.
-            || unsafe { coll::reduce::reduce(s, r, a.n, &a.dt, &a.op, root, &a.comm) },
-            // SAFETY: as above, and MPI_Ireduce's caller leaves the buffers alone until the request completes.
-            || unsafe { coll::reduce::ireduce(s, r, a.n, &a.dt, &a.op, root, &a.comm) },
+            bufs,
+            |(s, r)| coll::reduce::reduce(s, r, op, root, cm),
+            |(s, r)| coll::reduce::ireduce(&Forever, s, r, op, root, cm),
         )
     })
 }
@@ -96,39 +101,36 @@ pub(crate) unsafe fn whole<C: Count>(
         let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let a = red_args(call, c, n, dt, o)?;
         no_alias(call, sb, rb, a.n > 0 && a.dt.size() > 0)?;
-        let s = sendbuf(sb);
-        let r = rb as *mut u8;
         let (cm, n, dt, op) = (&a.comm, a.n, &a.dt, &a.op);
+        // SAFETY: `sb` (unless MPI_IN_PLACE) and `rb` hold `n` elements of `dt`, as MPI_Allreduce, MPI_Scan and MPI_Exscan require of their C caller.
+        let bufs = unsafe { (coll_send(sb, n, dt), coll_recv(rb, n, dt)) };
         match kind {
-            Whole::Allreduce => go(
+            Whole::Allreduce => go_with(
                 c,
                 call,
                 form,
                 req,
-                // SAFETY: `s` (unless MPI_IN_PLACE) and `r` hold `n` elements of `dt`, as MPI_Allreduce requires of its C caller, until this blocking call returns.
-                || unsafe { coll::allreduce::allreduce(s, r, n, dt, op, cm) },
-                // SAFETY: as above, and MPI_Iallreduce's caller leaves the buffers alone until the request completes.
-                || unsafe { coll::allreduce::iallreduce(s, r, n, dt, op, cm) },
+                bufs,
+                |(s, r)| coll::allreduce::allreduce(s, r, op, cm),
+                |(s, r)| coll::allreduce::iallreduce(&Forever, s, r, op, cm),
             ),
-            Whole::Scan => go(
+            Whole::Scan => go_with(
                 c,
                 call,
                 form,
                 req,
-                // SAFETY: `s` (unless MPI_IN_PLACE) and `r` hold `n` elements of `dt`, as MPI_Scan requires of its C caller, until this blocking call returns.
-                || unsafe { coll::scan::scan(s, r, n, dt, op, cm) },
-                // SAFETY: as above, and MPI_Iscan's caller leaves the buffers alone until the request completes.
-                || unsafe { coll::scan::iscan(s, r, n, dt, op, cm) },
+                bufs,
+                |(s, r)| coll::scan::scan(s, r, op, cm),
+                |(s, r)| coll::scan::iscan(&Forever, s, r, op, cm),
             ),
-            Whole::Exscan => go(
+            Whole::Exscan => go_with(
                 c,
                 call,
                 form,
                 req,
-                // SAFETY: `s` (unless MPI_IN_PLACE) and `r` hold `n` elements of `dt`, as MPI_Exscan requires of its C caller, until this blocking call returns.
-                || unsafe { coll::scan::exscan(s, r, n, dt, op, cm) },
-                // SAFETY: as above, and MPI_Iexscan's caller leaves the buffers alone until the request completes.
-                || unsafe { coll::scan::iexscan(s, r, n, dt, op, cm) },
+                bufs,
+                |(s, r)| coll::scan::exscan(s, r, op, cm),
+                |(s, r)| coll::scan::iexscan(&Forever, s, r, op, cm),
             ),
         }
     })
@@ -158,17 +160,20 @@ pub(crate) unsafe fn reduce_scatter<C: Count>(
         // SAFETY: MPI_Reduce_scatter's `recvcounts` has one entry per process of the group.
         let rcs = unsafe { counts(call, "recvcounts", rcs, a.comm.size() as usize)? };
         no_alias(call, sb, rb, a.dt.size() > 0 && rcs.iter().any(|&k| k > 0))?;
-        let s = sendbuf(sb);
-        let r = rb as *mut u8;
-        go(
+        let total = rcs.iter().fold(0usize, |t, &k| t.saturating_add(k));
+        let mine = rcs.get(a.comm.rank() as usize).copied().unwrap_or(0);
+        let held = if is_in_place(sb) { total } else { mine };
+        // SAFETY: `sb` (unless MPI_IN_PLACE) holds sum(`rcs`) × `a.dt`; `rb` holds this rank's `rcs` entry × `a.dt` (in place: the whole input), as MPI_Reduce_scatter requires of its C caller.
+        let bufs = unsafe { (coll_send(sb, total, &a.dt), coll_recv(rb, held, &a.dt)) };
+        let (op, cm) = (&a.op, &a.comm);
+        go_with(
             c,
             call,
             form,
             req,
-            // SAFETY: `s` (unless MPI_IN_PLACE) holds sum(`rcs`) × `a.dt`; `r` holds this rank's `rcs` entry × `a.dt`, as MPI_Reduce_scatter requires of its C caller, until this blocking call returns.
-            || unsafe { coll::reduce_scatter::reduce_scatter(s, r, &rcs, &a.dt, &a.op, &a.comm) },
-            // SAFETY: as above, and MPI_Ireduce_scatter's caller leaves the buffers alone until the request completes.
-            || unsafe { coll::reduce_scatter::ireduce_scatter(s, r, &rcs, &a.dt, &a.op, &a.comm) },
+            bufs,
+            |(s, r)| coll::api_move::reduce_scatter(s, r, &rcs, op, cm),
+            |(s, r)| coll::api_move::ireduce_scatter(&Forever, s, r, &rcs, op, cm),
         )
     })
 }
@@ -198,17 +203,18 @@ pub(crate) unsafe fn reduce_scatter_block<C: Count>(
         let dt = committed(dt, call, "datatype")?;
         let op = op(o, call)?;
         no_alias(call, sb, rb, rc > 0 && dt.size() > 0)?;
-        let s = sendbuf(sb);
-        let r = rb as *mut u8;
-        go(
+        let total = rc.saturating_mul(cm.size().max(0) as usize);
+        let held = if is_in_place(sb) { total } else { rc };
+        // SAFETY: `sb` (unless MPI_IN_PLACE) holds `rc` × `dt` per rank; `rb` holds `rc` × `dt` (in place: the whole input), as MPI_Reduce_scatter_block requires of its C caller.
+        let bufs = unsafe { (coll_send(sb, total, &dt), coll_recv(rb, held, &dt)) };
+        go_with(
             c,
             call,
             form,
             req,
-            // SAFETY: `s` (unless MPI_IN_PLACE) holds `rc` × `dt` per rank; `r` holds `rc` × `dt`, as MPI_Reduce_scatter_block requires of its C caller, until this blocking call returns.
-            || unsafe { coll::reduce_scatter::reduce_scatter_block(s, r, rc, &dt, &op, &cm) },
-            // SAFETY: as above, and MPI_Ireduce_scatter_block's caller leaves the buffers alone until the request completes.
-            || unsafe { coll::reduce_scatter::ireduce_scatter_block(s, r, rc, &dt, &op, &cm) },
+            bufs,
+            |(s, r)| coll::api_move::reduce_scatter_block(s, r, rc, &op, &cm),
+            |(s, r)| coll::api_move::ireduce_scatter_block(&Forever, s, r, rc, &op, &cm),
         )
     })
 }

@@ -21,16 +21,16 @@ pub(crate) unsafe fn bcast<C: Count>(
         let sig = !cm.is_inter() || root == MPI_ROOT || is_leaf(&cm, root);
         let n = count_if(call, "count", n, sig)?;
         let dt = dtype_if(dt, call, "datatype", sig)?;
-        let b = buf as *mut u8;
-        go(
+        // SAFETY: `buf` holds `n` elements of `dt` (read at the root, written elsewhere), as MPI_Bcast requires of its C caller.
+        let b = unsafe { coll_recv(buf, n, &dt) };
+        go_with(
             c,
             call,
             form,
             req,
-            // SAFETY: `b` holds `n` elements of `dt` (read at the root, written elsewhere), as MPI_Bcast requires of its C caller, until this blocking call returns.
-            || unsafe { coll::bcast::bcast(b, n, &dt, root, &cm) },
-            // SAFETY: as above, and MPI_Ibcast's caller leaves the buffers alone until the request completes.
-            || unsafe { coll::bcast::ibcast(b, n, &dt, root, &cm) },
+            b,
+            |b| coll::bcast::bcast(b, root, &cm),
+            |b| coll::bcast::ibcast(&Forever, b, root, &cm),
         )
     })
 }
@@ -65,17 +65,22 @@ pub(crate) unsafe fn gather<C: Count>(
             rb,
             is_root && !cm.is_inter() && rc > 0 && rt.size() > 0,
         )?;
-        let s = sendbuf(sb);
-        let r = rb as *mut u8;
-        go(
+        let n = cm.peer_group_size().max(0) as usize;
+        // SAFETY: `sb` (unless MPI_IN_PLACE) holds `sc` × `st`; `rb` holds `rc` × `rt` per rank, at the root only (described there only), as MPI_Gather requires of its C caller.
+        let bufs = unsafe {
+            (
+                coll_send(sb, sc, &st),
+                is_root.then(|| coll_recv(rb, rc.saturating_mul(n), &rt)),
+            )
+        };
+        go_with(
             c,
             call,
             form,
             req,
-            // SAFETY: `s` (unless MPI_IN_PLACE) holds `sc` × `st`; `r` holds `rc` × `rt` per rank, at the root only, as MPI_Gather requires of its C caller, until this blocking call returns.
-            || unsafe { coll::gather::gather(s, sc, &st, r, rc, &rt, root, &cm) },
-            // SAFETY: as above, and MPI_Igather's caller leaves the buffers alone until the request completes.
-            || unsafe { coll::gather::igather(s, sc, &st, r, rc, &rt, root, &cm) },
+            bufs,
+            |(s, r)| coll::api_move::gather(s, r, rc, root, &cm),
+            |(s, r)| coll::api_move::igather(&Forever, s, r, rc, root, &cm),
         )
     })
 }
@@ -109,7 +114,7 @@ pub(crate) unsafe fn gatherv<C: Count, D: Displ>(
             0
         };
         // SAFETY: at the root, MPI_Gatherv's `recvcounts` and `displs` have one entry per process of the (remote) group, `n`; elsewhere `n` is 0 and they are not read.
-        let (rcs, ds) = unsafe {
+        let (rcs, mut ds) = unsafe {
             (
                 counts(call, "recvcounts", rcs, n)?,
                 displs(call, "displs", ds, n)?,
@@ -122,17 +127,21 @@ pub(crate) unsafe fn gatherv<C: Count, D: Displ>(
             rb,
             is_root && !cm.is_inter() && rt.size() > 0 && rcs.iter().any(|&k| k > 0),
         )?;
-        let s = sendbuf(sb);
-        let r = rb as *mut u8;
-        go(
+        // SAFETY: `sb` (unless MPI_IN_PLACE) holds `sc` × `st`; at the root (described there only) `rb` holds `rcs[i]` × `rt` at `ds[i]` per rank, as MPI_Gatherv requires of its C caller.
+        let bufs = unsafe {
+            (
+                coll_send(sb, sc, &st),
+                is_root.then(|| coll_recv_v(rb, &rcs, &mut ds, &rt)),
+            )
+        };
+        go_with(
             c,
             call,
             form,
             req,
-            // SAFETY: `s` (unless MPI_IN_PLACE) holds `sc` × `st`; at the root `r` holds `rcs[i]` × `rt` at `ds[i]` per rank, as MPI_Gatherv requires of its C caller, until this blocking call returns.
-            || unsafe { coll::gather::gatherv(s, sc, &st, r, &rcs, &ds, &rt, root, &cm) },
-            // SAFETY: as above, and MPI_Igatherv's caller leaves the buffers alone until the request completes.
-            || unsafe { coll::gather::igatherv(s, sc, &st, r, &rcs, &ds, &rt, root, &cm) },
+            bufs,
+            |(s, r)| coll::api_move::gatherv(s, r, &rcs, &ds, root, &cm),
+            |(s, r)| coll::api_move::igatherv(&Forever, s, r, &rcs, &ds, root, &cm),
         )
     })
 }
@@ -167,17 +176,24 @@ pub(crate) unsafe fn scatter<C: Count>(
             sb,
             is_root && !cm.is_inter() && sc > 0 && st.size() > 0,
         )?;
-        let s = sb as *const u8;
-        let r = (!is_in_place(rb)).then_some(rb as *mut u8);
-        go(
+        let n = cm.peer_group_size().max(0) as usize;
+        // SAFETY: at the root (described there only) `sb` holds `sc` × `st` per rank; `rb` (unless MPI_IN_PLACE) holds `rc` × `rt`, as MPI_Scatter requires of its C caller.
+        let bufs = unsafe {
+            (
+                is_root
+                    .then(|| coll_send(sb, sc.saturating_mul(n), &st))
+                    .flatten(),
+                (!is_in_place(rb)).then(|| coll_recv(rb, rc, &rt)),
+            )
+        };
+        go_with(
             c,
             call,
             form,
             req,
-            // SAFETY: at the root `s` holds `sc` × `st` per rank; `r` (unless MPI_IN_PLACE) holds `rc` × `rt`, as MPI_Scatter requires of its C caller, until this blocking call returns.
-            || unsafe { coll::scatter::scatter(s, sc, &st, r, rc, &rt, root, &cm) },
-            // SAFETY: as above, and MPI_Iscatter's caller leaves the buffers alone until the request completes.
-            || unsafe { coll::scatter::iscatter(s, sc, &st, r, rc, &rt, root, &cm) },
+            bufs,
+            |(s, r)| coll::api_move::scatter(s, sc, r, root, &cm),
+            |(s, r)| coll::api_move::iscatter(&Forever, s, sc, r, root, &cm),
         )
     })
 }
@@ -209,7 +225,7 @@ pub(crate) unsafe fn scatterv<C: Count, D: Displ>(
             0
         };
         // SAFETY: at the root, MPI_Scatterv's `sendcounts` and `displs` have one entry per process of the (remote) group, `n`; elsewhere `n` is 0 and they are not read.
-        let (scs, ds) = unsafe {
+        let (scs, mut ds) = unsafe {
             (
                 counts(call, "sendcounts", scs, n)?,
                 displs(call, "displs", ds, n)?,
@@ -224,17 +240,23 @@ pub(crate) unsafe fn scatterv<C: Count, D: Displ>(
             sb,
             is_root && !cm.is_inter() && st.size() > 0 && scs.iter().any(|&k| k > 0),
         )?;
-        let s = sb as *const u8;
-        let r = (!is_in_place(rb)).then_some(rb as *mut u8);
-        go(
+        // SAFETY: at the root (described there only) `sb` holds `scs[i]` × `st` at `ds[i]` per rank; `rb` (unless MPI_IN_PLACE) holds `rc` × `rt`, as MPI_Scatterv requires of its C caller.
+        let bufs = unsafe {
+            (
+                is_root
+                    .then(|| coll_send_v(sb, &scs, &mut ds, &st))
+                    .flatten(),
+                (!is_in_place(rb)).then(|| coll_recv(rb, rc, &rt)),
+            )
+        };
+        go_with(
             c,
             call,
             form,
             req,
-            // SAFETY: at the root `s` holds `scs[i]` × `st` at `ds[i]` per rank; `r` (unless MPI_IN_PLACE) holds `rc` × `rt`, as MPI_Scatterv requires of its C caller, until this blocking call returns.
-            || unsafe { coll::scatter::scatterv(s, &scs, &ds, &st, r, rc, &rt, root, &cm) },
-            // SAFETY: as above, and MPI_Iscatterv's caller leaves the buffers alone until the request completes.
-            || unsafe { coll::scatter::iscatterv(s, &scs, &ds, &st, r, rc, &rt, root, &cm) },
+            bufs,
+            |(s, r)| coll::api_move::scatterv(s, &scs, &ds, r, root, &cm),
+            |(s, r)| coll::api_move::iscatterv(&Forever, s, &scs, &ds, r, root, &cm),
         )
     })
 }

@@ -9,11 +9,13 @@
 //! - [`large`]: counts and displacements of either width (`int` / `MPI_Count`);
 //! - [`session`]: the session table and which session owns a group or communicator;
 //! - [`args`]: C strings in and out, buffer arguments;
+//! - [`bufs`]: a C collective's buffers as core's typed descriptors;
 //! - [`callback`]: the handle a user callback gets;
 //! - [`status`]: `MPI_Status` to the engine's `Status` and back;
 //! - [`lookup`]: handle -> engine object and engine object -> new handle.
 
 pub mod args;
+pub mod bufs;
 pub mod callback;
 pub mod errors;
 pub mod handles;

@@ -167,7 +167,7 @@ unsafe fn schedule(
 /// The buffers hold the given counts of their datatypes (`recvbuf`: `n *
 /// recvcount` elements) and are valid for the call.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn allgather(
+pub(crate) unsafe fn allgather(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,
@@ -227,7 +227,7 @@ pub unsafe fn allgather(
 /// # Safety
 /// As [`allgather`], with the buffers valid until the request completes.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn iallgather(
+pub(crate) unsafe fn iallgather(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,
@@ -328,7 +328,7 @@ unsafe fn schedule_v(
 /// The buffers hold the given counts of their datatypes at the given
 /// displacements and are valid for the call.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn allgatherv(
+pub(crate) unsafe fn allgatherv(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,
@@ -407,7 +407,7 @@ pub unsafe fn allgatherv(
 /// # Safety
 /// As [`allgatherv`], with the buffers valid until the request completes.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn iallgatherv(
+pub(crate) unsafe fn iallgatherv(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,

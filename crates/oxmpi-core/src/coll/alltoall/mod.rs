@@ -181,7 +181,7 @@ unsafe fn schedule(
 /// The buffers hold `n` times the given counts of their datatypes and are valid
 /// for the call.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn alltoall(
+pub(crate) unsafe fn alltoall(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,
@@ -239,7 +239,7 @@ pub unsafe fn alltoall(
 /// # Safety
 /// As [`alltoall`], with the buffers valid until the request completes.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn ialltoall(
+pub(crate) unsafe fn ialltoall(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,
@@ -432,7 +432,7 @@ unsafe fn schedule_v(
 /// # Safety
 /// The buffers hold the described blocks and are valid for the call.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn alltoallv(
+pub(crate) unsafe fn alltoallv(
     sendbuf: Option<*const u8>,
     sendcounts: &[usize],
     sdispls: &[isize],
@@ -466,7 +466,7 @@ pub unsafe fn alltoallv(
 /// # Safety
 /// As [`alltoallv`], with the buffers valid until the request completes.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn ialltoallv(
+pub(crate) unsafe fn ialltoallv(
     sendbuf: Option<*const u8>,
     sendcounts: &[usize],
     sdispls: &[isize],

@@ -12,8 +12,8 @@ mod scatter_ring;
 
 use super::sched::Builder;
 use super::util;
+use crate::buf::{BufScope, RecvBuf};
 use crate::comm::Comm;
-use crate::datatype::Datatype;
 use crate::error::Result;
 use crate::request::Request;
 
@@ -73,19 +73,13 @@ fn select(n: i32, bytes: usize) -> Result<&'static str> {
     super::select::choose("bcast", &TABLE, &Shape::new(n, bytes))
 }
 
-/// # Safety
-/// `buf` holds `count` elements of `dt` (read at the root, written elsewhere)
-/// and stays valid until the collective completes.
-unsafe fn schedule(
-    call: &str,
-    buf: *mut u8,
-    count: usize,
-    dt: &Datatype,
-    root: i32,
-    comm: &Comm,
-) -> Result<Builder> {
+/// The schedule of a bcast of `buf`, whose memory the caller (an entry point
+/// below) keeps valid until the schedule completes.
+fn schedule(call: &str, buf: &RecvBuf<'_, '_>, root: i32, comm: &Comm) -> Result<Builder> {
+    let (buf, count, dt) = (buf.ptr(), buf.count(), super::api::dt(buf.datatype()));
     if comm.is_inter() {
-        return super::inter::bcast(call, buf, count, dt, root, comm);
+        // SAFETY: the descriptor's memory stays valid until the schedule completes (see above).
+        return unsafe { super::inter::bcast(call, buf, count, dt, root, comm) };
     }
     super::check_root(call, comm, root)?;
     util::check_type(call, "datatype", dt)?;
@@ -112,17 +106,9 @@ unsafe fn schedule(
     Ok(b)
 }
 
-/// MPI_Bcast.
-///
-/// # Safety
-/// `buf` holds `count` elements of `dt` and is valid for the call.
-pub unsafe fn bcast(
-    buf: *mut u8,
-    count: usize,
-    dt: &Datatype,
-    root: i32,
-    comm: &Comm,
-) -> Result<()> {
+/// MPI_Bcast: `buf` is read at the root, written elsewhere.
+pub fn bcast(buf: RecvBuf<'_, '_>, root: i32, comm: &Comm) -> Result<()> {
+    let (count, dt) = (buf.count(), super::api::dt(buf.datatype()));
     let _diag = crate::diag::coll("MPI_Bcast", comm, Some(root), count, Some(dt), None)?;
     let checked = !comm.is_inter()
         && super::check_root("MPI_Bcast", comm, root).is_ok()
@@ -142,28 +128,23 @@ pub unsafe fn bcast(
                 bytes <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX },
             ),
         )? {
-            // SAFETY: forwarded caller contract; the root was checked.
-            unsafe { super::shm::bcast(sess, buf, count, dt, root as usize) };
+            // SAFETY: the descriptor is readable and writable for this blocking call; the root was checked.
+            unsafe { super::shm::bcast(sess, buf.ptr(), count, dt, root as usize) };
             super::select::ran("bcast", "shm");
             return Ok(());
         }
     }
-    super::run(
-        schedule("MPI_Bcast", buf, count, dt, root, comm)?,
-        "MPI_Bcast",
-    )
+    super::run(schedule("MPI_Bcast", &buf, root, comm)?, "MPI_Bcast")
 }
 
-/// MPI_Ibcast.
-///
-/// # Safety
-/// `buf` holds `count` elements of `dt` and stays valid until the request completes.
-pub unsafe fn ibcast(
-    buf: *mut u8,
-    count: usize,
-    dt: &Datatype,
+/// MPI_Ibcast: as [`bcast`], the buffer kept by `scope` until the request completes.
+pub fn ibcast<'a>(
+    scope: &impl BufScope<'a>,
+    buf: RecvBuf<'a, '_>,
     root: i32,
     comm: &Comm,
 ) -> Result<Request> {
-    super::start(schedule("MPI_Ibcast", buf, count, dt, root, comm)?)
+    let r = super::start(schedule("MPI_Ibcast", &buf, root, comm)?)?;
+    scope.enter(r);
+    Ok(r)
 }

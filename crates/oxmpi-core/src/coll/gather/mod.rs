@@ -277,7 +277,7 @@ unsafe fn schedule(
 /// The buffers hold the given counts of their datatypes (`recvbuf`: `n *
 /// recvcount` elements, at the root only) and are valid for the call.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn gather(
+pub(crate) unsafe fn gather(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,
@@ -347,7 +347,7 @@ pub unsafe fn gather(
 /// # Safety
 /// As [`gather`], with the buffers valid until the request completes.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn igather(
+pub(crate) unsafe fn igather(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,
@@ -492,7 +492,7 @@ unsafe fn schedule_v(
 /// The buffers hold the given counts of their datatypes at the given
 /// displacements (at the root for `recvbuf`) and are valid for the call.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn gatherv(
+pub(crate) unsafe fn gatherv(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,
@@ -533,7 +533,7 @@ pub unsafe fn gatherv(
 /// # Safety
 /// As [`gatherv`], with the buffers valid until the request completes.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn igatherv(
+pub(crate) unsafe fn igatherv(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,

@@ -139,7 +139,7 @@ unsafe fn schedule(
 /// The buffers hold the given counts of their datatypes (`sendbuf`: `n *
 /// sendcount` elements, at the root only) and are valid for the call.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn scatter(
+pub(crate) unsafe fn scatter(
     sendbuf: *const u8,
     sendcount: usize,
     sendtype: &Datatype,
@@ -209,7 +209,7 @@ pub unsafe fn scatter(
 /// # Safety
 /// As [`scatter`], with the buffers valid until the request completes.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn iscatter(
+pub(crate) unsafe fn iscatter(
     sendbuf: *const u8,
     sendcount: usize,
     sendtype: &Datatype,
@@ -312,7 +312,7 @@ unsafe fn schedule_v(
 /// The buffers hold the given counts of their datatypes at the given
 /// displacements (at the root for `sendbuf`) and are valid for the call.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn scatterv(
+pub(crate) unsafe fn scatterv(
     sendbuf: *const u8,
     sendcounts: &[usize],
     displs: &[isize],
@@ -353,7 +353,7 @@ pub unsafe fn scatterv(
 /// # Safety
 /// As [`scatterv`], with the buffers valid until the request completes.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn iscatterv(
+pub(crate) unsafe fn iscatterv(
     sendbuf: *const u8,
     sendcounts: &[usize],
     displs: &[isize],
