@@ -207,7 +207,7 @@ pub unsafe fn alltoall(
     };
     // Zero-byte blocks: the schedule returns without communicating.
     if blk > 0 && super::shm::alltoall_fits(n, blk) {
-        let forced = super::select::forced("alltoall")?;
+        let forced = super::select::forced_op(super::select::Op::ALLTOALL)?;
         if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, blk <= SHM_MAX))? {
             // SAFETY: forwarded caller contract; arguments checked above, the blocks fit.
             unsafe {
@@ -215,7 +215,7 @@ pub unsafe fn alltoall(
                     sess, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                 )
             };
-            super::select::ran("alltoall", "shm");
+            super::select::ran_shm(super::select::Op::ALLTOALL);
             return Ok(());
         }
     }

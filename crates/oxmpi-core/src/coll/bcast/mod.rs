@@ -90,6 +90,21 @@ unsafe fn schedule(
     super::check_root(call, comm, root)?;
     util::check_type(call, "datatype", dt)?;
     util::check_count(call, "count", count, dt)?;
+    // SAFETY: forwarded caller contract; the arguments were checked above.
+    unsafe { build(buf, count, dt, root, comm) }
+}
+
+/// [`schedule`] after its checks (intracommunicators).
+///
+/// # Safety
+/// As [`schedule`]; `root`, `dt` and `count` passed its checks.
+unsafe fn build(
+    buf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    root: i32,
+    comm: &Comm,
+) -> Result<Builder> {
     let (rank, n) = (comm.rank(), comm.size());
     let algo = select(n, util::packed_len(count, dt))?;
     let mut b = Builder::new(comm);
@@ -134,7 +149,7 @@ pub unsafe fn bcast(
         0
     };
     if bytes > 0 {
-        let forced = super::select::forced("bcast")?;
+        let forced = super::select::forced_op(super::select::Op::BCAST)?;
         if let Some(sess) = super::shm::acquire(
             comm,
             super::shm::want(
@@ -144,14 +159,16 @@ pub unsafe fn bcast(
         )? {
             // SAFETY: forwarded caller contract; the root was checked.
             unsafe { super::shm::bcast(sess, buf, count, dt, root as usize) };
-            super::select::ran("bcast", "shm");
+            super::select::ran_shm(super::select::Op::BCAST);
             return Ok(());
         }
     }
-    super::run(
-        schedule("MPI_Bcast", buf, count, dt, root, comm)?,
-        "MPI_Bcast",
-    )
+    let b = match checked {
+        // SAFETY: forwarded caller contract; checked above (once is enough).
+        true => unsafe { build(buf, count, dt, root, comm)? },
+        false => schedule("MPI_Bcast", buf, count, dt, root, comm)?,
+    };
+    super::run(b, "MPI_Bcast")
 }
 
 /// MPI_Ibcast.
