@@ -119,7 +119,7 @@ fn collectives_on_one_to_five_ranks() {
     }
 }
 
-/// Gatherv and scatterv on the shared-memory path (blocks over 64 KiB
+/// Gatherv, scatterv and alltoallv on the shared-memory path (larger blocks
 /// point-to-point beside it), zero counts on some ranks, MPI_IN_PLACE, a strided
 /// type on either side, every root, on 2, 3 and 4 ranks; then forced from the
 /// first call (`OXMPI_<COLL>_ALGORITHM=shm`) and forced off (`linear`).
@@ -133,6 +133,7 @@ fn gatherv_scatterv_shared_memory_path() {
         let env = [
             ("OXMPI_GATHERV_ALGORITHM", alg),
             ("OXMPI_SCATTERV_ALGORITHM", alg),
+            ("OXMPI_ALLTOALLV_ALGORITHM", alg),
         ];
         let out = run_env(n, &exe, &[], &env);
         let (so, se) = (

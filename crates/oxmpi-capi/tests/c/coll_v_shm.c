@@ -1,4 +1,5 @@
-/* MPI_Gatherv and MPI_Scatterv on the shared-memory path (coll/shm/rooted_v.rs)
+/* MPI_Gatherv, MPI_Scatterv (coll/shm/rooted_v.rs) and MPI_Alltoallv
+ * (coll/shm/alltoallv.rs) on the shared-memory path
  * and around it: counts that differ per rank, zero counts on some ranks, blocks
  * over 64 KiB (point-to-point beside the shared area), MPI_IN_PLACE at the root,
  * a derived (strided) datatype on either side, every root, repeated calls (the
@@ -99,6 +100,35 @@ static void run(MPI_Comm comm, int round, int mode, int in_place, int strided) {
             if (stride == 2) CHECK(sbuf[i * 2 + 1] == -7, "scatterv wrote between the strided elements");
         }
 
+    /* --- alltoallv: rank r sends count_of(r + j) elements to rank j (so sizes
+     * differ per pair and cross the sub-slot size), strided on the receiving side */
+    {
+        int *sc = malloc(n * sizeof(int)), *sd = malloc(n * sizeof(int));
+        int *rc = malloc(n * sizeof(int)), *rd = malloc(n * sizeof(int));
+        int st = 0, rt = 0;
+        for (int j = 0; j < n; j++) {
+            sc[j] = count_of((me + j) % n, n, round, mode) / (j == me ? 1 : 2);
+            sd[j] = st + 1;
+            st = sd[j] + sc[j];
+            rc[j] = count_of((j + me) % n, n, round, mode) / (j == me ? 1 : 2);
+            rd[j] = rt + 2;
+            rt = rd[j] + rc[j];
+        }
+        int *a = malloc((st + 1) * sizeof(int)), *r = malloc((rt + 1) * stride * sizeof(int));
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < sc[j]; i++) a[sd[j] + i] = val(me, i, round + j * 3);
+        for (int i = 0; i < rt * stride; i++) r[i] = -9;
+        MPI_Alltoallv(a, sc, sd, MPI_INT, r, rc, rd, vec, comm);
+        for (int j = 0; j < n; j++) {
+            for (int i = 0; i < rc[j]; i++)
+                CHECK(r[(rd[j] + i) * stride] == val(j, i, round + me * 3),
+                      "alltoallv mode %d round %d strided %d: from %d [%d] = %d", mode, round, strided, j, i,
+                      r[(rd[j] + i) * stride]);
+            CHECK(r[(rd[j] - 1) * stride] == -9, "alltoallv wrote into a gap");
+        }
+        free(a), free(r), free(sc), free(sd), free(rc), free(rd);
+    }
+
     /* Other traffic between the calls: a bcast on the same area and a ring exchange. */
     int token = me == root ? 4242 + round : -1;
     MPI_Bcast(&token, 1, MPI_INT, root, comm);
@@ -133,6 +163,8 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 5 && n <= 64; i++) {
             MPI_Gatherv(&x, 0, MPI_INT, &x, zc, zd, MPI_INT, i % n, MPI_COMM_WORLD);
             MPI_Scatterv(&x, zc, zd, MPI_INT, &x, 0, MPI_INT, i % n, MPI_COMM_WORLD);
+            int y = 0;
+            MPI_Alltoallv(&x, zc, zd, MPI_INT, &y, zc, zd, MPI_INT, MPI_COMM_WORLD);
         }
         if (wrank < n - 1) MPI_Send(&tok, 1, MPI_INT, wrank + 1, 9, MPI_COMM_WORLD);
         MPI_Barrier(MPI_COMM_WORLD);

@@ -189,6 +189,7 @@ impl Op {
     pub(crate) const ALLGATHER: Op = Op(6);
     pub(crate) const ALLGATHERV: Op = Op(7);
     pub(crate) const ALLTOALL: Op = Op(8);
+    pub(crate) const ALLTOALLV: Op = Op(9);
     pub(crate) const REDUCE: Op = Op(11);
     pub(crate) const ALLREDUCE: Op = Op(12);
 
@@ -727,6 +728,7 @@ mod tests {
             (Op::ALLGATHER, "allgather"),
             (Op::ALLGATHERV, "allgatherv"),
             (Op::ALLTOALL, "alltoall"),
+            (Op::ALLTOALLV, "alltoallv"),
             (Op::REDUCE, "reduce"),
             (Op::ALLREDUCE, "allreduce"),
         ] {
@@ -746,7 +748,7 @@ mod tests {
 
     #[test]
     fn choices_are_the_table_in_order() {
-        assert_eq!(choices("alltoallw"), ["linear", "pairwise"]);
+        assert_eq!(choices("alltoallw"), ["linear", "pairwise", "shm"]);
         assert_eq!(choices("exscan"), ["recursive_doubling", "linear"]);
         assert!(choices("nosuch").is_empty());
     }

@@ -3,7 +3,8 @@
 //! barrier, bcast, reduce, allreduce, reduce_scatter(_block), allgather,
 //! alltoall (blocks that fit a slot half together), gather and scatter (blocks
 //! that fit a slot half each; gatherv and scatterv, whose larger blocks go
-//! point-to-point) move data through one memory
+//! point-to-point; alltoallv, blocks up to a slot half over n each, the larger
+//! ones point-to-point) move data through one memory
 //! area per communicator instead of point-to-point messages. Non-blocking
 //! collectives keep using schedules.
 //!
@@ -76,6 +77,7 @@
 mod allgather;
 mod allreduce;
 mod alltoall;
+mod alltoallv;
 mod barrier;
 mod bcast;
 mod reduce;
@@ -86,6 +88,7 @@ mod rooted_v;
 pub(crate) use allgather::allgather;
 pub(crate) use allreduce::allreduce;
 pub(crate) use alltoall::{alltoall, fits as alltoall_fits};
+pub(crate) use alltoallv::alltoallv;
 pub(crate) use barrier::barrier;
 pub(crate) use bcast::bcast;
 pub(crate) use reduce::chunk_elems;
