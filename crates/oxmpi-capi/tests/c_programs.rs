@@ -126,6 +126,34 @@ fn collectives_on_one_to_five_ranks() {
     }
 }
 
+/// Gatherv, scatterv and alltoallv on the shared-memory path (larger blocks
+/// point-to-point beside it), zero counts on some ranks, MPI_IN_PLACE, a strided
+/// type on either side, every root, on 2, 3 and 4 ranks; then forced from the
+/// first call (`OXMPI_<COLL>_ALGORITHM=shm`) and forced off (`linear`).
+#[test]
+fn gatherv_scatterv_shared_memory_path() {
+    for n in [2, 3, 4] {
+        assert!(ok(n, "coll_v_shm").contains(&format!("all checks passed on {n} ranks")));
+    }
+    let exe = build("coll_v_shm", &[]);
+    for (n, alg) in [(3, "shm"), (4, "shm"), (3, "linear")] {
+        let env = [
+            ("OXMPI_GATHERV_ALGORITHM", alg),
+            ("OXMPI_SCATTERV_ALGORITHM", alg),
+            ("OXMPI_ALLTOALLV_ALGORITHM", alg),
+        ];
+        let out = run_env(n, &exe, &[], &env);
+        let (so, se) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            out.status.success() && so.contains(&format!("all checks passed on {n} ranks")),
+            "{alg} on {n} ranks:\n{so}\n{se}"
+        );
+    }
+}
+
 #[test]
 fn communicators_attributes_groups_intercommunicators() {
     for n in [1, 2, 3, 4, 5] {

@@ -192,7 +192,7 @@ pub(crate) unsafe fn allgather(
         0
     };
     if blk > 0 {
-        let forced = super::select::forced("allgather")?;
+        let forced = super::select::forced_op(super::select::Op::ALLGATHER)?;
         if let Some(sess) = super::shm::acquire(
             comm,
             super::shm::want(forced, blk <= if n == 2 { SHM_MAX_2 } else { SHM_MAX }),
@@ -203,7 +203,7 @@ pub(crate) unsafe fn allgather(
                     sess, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                 )
             };
-            super::select::ran("allgather", "shm");
+            super::select::ran_shm(super::select::Op::ALLGATHER);
             return Ok(());
         }
     }
@@ -373,7 +373,7 @@ pub(crate) unsafe fn allgatherv(
         return Ok(());
     }
     if blk > 0 {
-        let forced = super::select::forced("allgatherv")?;
+        let forced = super::select::forced_op(super::select::Op::ALLGATHERV)?;
         if let Some(sess) = super::shm::acquire(
             comm,
             super::shm::want(forced, blk <= if n == 2 { SHM_MAX_2 } else { SHM_MAX }),
@@ -382,7 +382,7 @@ pub(crate) unsafe fn allgatherv(
             unsafe {
                 super::shm::allgather(sess, sendbuf, sendcount, sendtype, recvbuf, c, recvtype)
             };
-            super::select::ran("allgatherv", "shm");
+            super::select::ran_shm(super::select::Op::ALLGATHERV);
             return Ok(());
         }
     }

@@ -210,7 +210,7 @@ pub fn allreduce(
     let _diag = crate::diag::coll("MPI_Allreduce", comm, None, count, Some(dt), Some(op))?;
     if !comm.is_inter() && check_args("MPI_Allreduce", comm, count, dt, op).is_ok() {
         if let Some(k) = super::shm::chunk_elems(count, dt) {
-            let forced = super::select::forced("allreduce")?;
+            let forced = super::select::forced_op(super::select::Op::ALLREDUCE)?;
             if let Some(sess) = super::shm::acquire(
                 comm,
                 super::shm::want(
@@ -219,7 +219,7 @@ pub fn allreduce(
                         <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX },
                 ),
             )? {
-                super::select::ran("allreduce", "shm");
+                super::select::ran_shm(super::select::Op::ALLREDUCE);
                 // SAFETY: both descriptors (of one layout) are valid for this blocking call; arguments checked above.
                 return unsafe { super::shm::allreduce(sess, sendbuf, recvbuf, count, k, dt, op) };
             }

@@ -14,6 +14,7 @@ use super::sched::Builder;
 use super::util;
 use crate::buf::{BufScope, RecvBuf};
 use crate::comm::Comm;
+use crate::datatype::Datatype;
 use crate::error::Result;
 use crate::request::Request;
 
@@ -84,6 +85,21 @@ fn schedule(call: &str, buf: &RecvBuf<'_, '_>, root: i32, comm: &Comm) -> Result
     super::check_root(call, comm, root)?;
     util::check_type(call, "datatype", dt)?;
     util::check_count(call, "count", count, dt)?;
+    // SAFETY: forwarded caller contract; the arguments were checked above.
+    unsafe { build(buf, count, dt, root, comm) }
+}
+
+/// [`schedule`] after its checks (intracommunicators).
+///
+/// # Safety
+/// As [`schedule`]; `root`, `dt` and `count` passed its checks.
+unsafe fn build(
+    buf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    root: i32,
+    comm: &Comm,
+) -> Result<Builder> {
     let (rank, n) = (comm.rank(), comm.size());
     let algo = select(n, util::packed_len(count, dt))?;
     let mut b = Builder::new(comm);
@@ -120,7 +136,7 @@ pub fn bcast(buf: RecvBuf<'_, '_>, root: i32, comm: &Comm) -> Result<()> {
         0
     };
     if bytes > 0 {
-        let forced = super::select::forced("bcast")?;
+        let forced = super::select::forced_op(super::select::Op::BCAST)?;
         if let Some(sess) = super::shm::acquire(
             comm,
             super::shm::want(
@@ -130,11 +146,16 @@ pub fn bcast(buf: RecvBuf<'_, '_>, root: i32, comm: &Comm) -> Result<()> {
         )? {
             // SAFETY: the descriptor is readable and writable for this blocking call; the root was checked.
             unsafe { super::shm::bcast(sess, buf.ptr(), count, dt, root as usize) };
-            super::select::ran("bcast", "shm");
+            super::select::ran_shm(super::select::Op::BCAST);
             return Ok(());
         }
     }
-    super::run(schedule("MPI_Bcast", &buf, root, comm)?, "MPI_Bcast")
+    let b = match checked {
+        // SAFETY: the descriptor is readable and writable for this blocking call; its arguments passed the checks above (once is enough).
+        true => unsafe { build(buf.ptr(), count, dt, root, comm)? },
+        false => schedule("MPI_Bcast", &buf, root, comm)?,
+    };
+    super::run(b, "MPI_Bcast")
 }
 
 /// MPI_Ibcast: as [`bcast`], the buffer kept by `scope` until the request completes.

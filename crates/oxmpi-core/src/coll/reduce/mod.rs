@@ -455,7 +455,7 @@ pub fn reduce(
         && (sendbuf.is_some() || comm.rank() == root)
     {
         if let Some(k) = super::shm::chunk_elems(count, dt) {
-            let forced = super::select::forced("reduce")?;
+            let forced = super::select::forced_op(super::select::Op::REDUCE)?;
             if let Some(sess) = super::shm::acquire(
                 comm,
                 super::shm::want(
@@ -463,7 +463,7 @@ pub fn reduce(
                     util::span_len(count, dt) <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX },
                 ),
             )? {
-                super::select::ran("reduce", "shm");
+                super::select::ran_shm(super::select::Op::REDUCE);
                 // SAFETY: the descriptors (of one layout) are valid for this blocking call, the receive one present at the root; arguments checked above.
                 return unsafe {
                     super::shm::reduce(sess, sendbuf, recvbuf, count, k, dt, op, root as usize)
