@@ -288,6 +288,22 @@ impl Op {
         }
     }
 
+    /// [`Op::apply`] over slices: `count` elements of `dt` in memory layout from the
+    /// start of each; MPI_ERR_BUFFER naming `call` if they reach outside either.
+    pub fn apply_slices(
+        &self,
+        call: &str,
+        src: &[u8],
+        inout: &mut [u8],
+        count: usize,
+        dt: &Datatype,
+    ) -> Result<()> {
+        crate::buf::check_fits(call, "inbuf", src.len(), count, dt)?;
+        crate::buf::check_fits(call, "inoutbuf", inout.len(), count, dt)?;
+        // SAFETY: both slices cover `count` elements of dt's memory layout (checked), and a shared and an exclusive borrow never overlap.
+        unsafe { self.apply(src.as_ptr(), inout.as_mut_ptr(), count, dt) }
+    }
+
     /// `inout[i] = in[i] op inout[i]` for `count` elements of `dt` in memory
     /// layout (elements `dt.extent()` bytes apart, data at the offsets of
     /// `dt.blocks()`). Bytes outside the blocks are not written.
