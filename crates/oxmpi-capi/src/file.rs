@@ -26,6 +26,7 @@ use crate::abi::*;
 use crate::conv::errors::{bad, code_name, out, run_named, R};
 use crate::conv::handles::{c2f_predefined_or, f2c_predefined_or, state, ErrhandlerEntry, Table};
 use crate::conv::large::{entry, name, ptr::*, to_usize, Count};
+use crate::conv::region::{region_in, region_out};
 use crate::conv::{comm, committed, datatype, find_handle, get_str, new_handle, put_str};
 use crate::types::*;
 
@@ -532,8 +533,13 @@ unsafe fn access<C: Count>(
         }
         match o {
             Out::Status(s) => {
-                // SAFETY: the C caller's buffer holds `n` elements of `dt` (MPI contract).
-                let st = unsafe { f.access(call, pos, coll, dir, buf as *mut u8, n, &dt)? };
+                let mut region = match dir {
+                    // SAFETY: the C caller's buffer holds `n` elements of `dt`, read by a write (MPI contract).
+                    Dir::Write => unsafe { region_in(buf, n, &dt) },
+                    // SAFETY: the C caller's buffer is writable for `n` elements of `dt` by a read (MPI contract).
+                    Dir::Read => unsafe { region_out(buf, n, &dt) },
+                };
+                let st = f.access(call, pos, coll, dir, &mut region)?;
                 fill_status(s, &st);
             }
             Out::Request(r) => {

@@ -217,6 +217,17 @@ impl<'a, D: Borrow<Datatype>> Region<'a, D> {
         v
     }
 
+    /// Packs the region's `count` elements into the first `count * size` bytes of
+    /// `out` (which must hold them).
+    pub fn pack_to(&self, out: &mut [u8]) {
+        assert!(
+            !self.lent,
+            "a buffer lent to an immediate operation was used again"
+        );
+        // SAFETY: `shared`/`exclusive`'s contract: the bytes `count` elements of the datatype cover are readable; `out` is a distinct buffer (`pack` checks its length).
+        unsafe { self.dt.borrow().pack(self.ptr, self.count, out) };
+    }
+
     /// Unpacks `packed` (the first `count * size` bytes of it at most) into an
     /// exclusive region's elements, from the first.
     pub fn unpack(&mut self, packed: &[u8]) {
