@@ -112,6 +112,13 @@ fn bad_arguments_return_the_right_class() {
     assert!(ok(3, "badargs").contains("all checks passed"));
 }
 
+/// NULL pointers given to calls whose pointer checks gen.rs writes (abi.txt `out(...)`,
+/// `nonnull(...)`): MPI_ERR_ARG naming the call and the argument, nothing done.
+#[test]
+fn null_pointer_arguments_name_the_call_and_argument() {
+    assert!(ok(2, "null_args").contains("all checks passed"));
+}
+
 #[test]
 fn collectives_on_one_to_five_ranks() {
     for n in 1..=5 {

@@ -1,7 +1,7 @@
 //! The conversion layer: everything between a C argument and the engine's value.
 //!
 //! Below it: only `abi`/`types` (lib.rs) and `oxmpi-core`. Above it: the area
-//! files (`p2p.rs`, `coll.rs`, `comm.rs`, ...), which import from here and never
+//! files (`p2p/`, `coll/`, `comm/`, ...), which import from here and never
 //! the other way round. Inside, each file uses only the ones listed before it:
 //! - [`handles`]: the handle tables and the C layer's state (`state()`);
 //! - [`errors`]: the `ffi` wrapper every `PMPI_x` body runs in, error codes and

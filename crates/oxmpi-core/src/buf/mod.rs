@@ -81,12 +81,14 @@ pub(crate) fn try_zeroed_words(n: usize) -> Option<Vec<u128>> {
     Some(unsafe { Vec::from_raw_parts(p, n, n) })
 }
 
+mod handle;
 mod lend;
-mod pack;
+pub(crate) mod pack;
 mod region;
 #[cfg(test)]
 mod tests;
 
+pub use handle::*;
 pub use lend::*;
 pub use region::*;
 
@@ -244,6 +246,16 @@ impl<'a, 'd> SendBuf<'a, 'd> {
     }
     pub fn datatype(&self) -> Option<&'d Datatype> {
         self.dt
+    }
+
+    /// The bytes of a descriptor without a datatype (raw bytes) for `'a`; `None`
+    /// for elements of a datatype.
+    pub fn raw_bytes(&self) -> Option<&'a [u8]> {
+        if self.dt.is_some() {
+            return None;
+        }
+        // SAFETY: the constructors' contract: `count` bytes at `ptr` stay readable, unmodified, for 'a.
+        Some(unsafe { RawBuf::from_ptr(self.ptr, self.count).as_slice() })
     }
 }
 

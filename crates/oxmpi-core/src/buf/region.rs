@@ -310,3 +310,71 @@ pub fn zeroed_bytes<T>(v: &mut [std::mem::MaybeUninit<T>]) -> &mut [u8] {
         std::slice::from_raw_parts_mut(p, n)
     }
 }
+
+/// Memory for values of `T` that a receive writes as bytes: zeroed when made, so every
+/// byte (the padding a datatype skips too) is initialized and may be seen as bytes
+/// ([`bytes_mut`](Zeroed::bytes_mut)) until the owner, who knows which bytes make a
+/// valid `T`, takes the values out ([`assume_init`](Zeroed::assume_init)).
+///
+/// ```
+/// let mut z = oxmpi_core::buf::Zeroed::<u32>::new(2);
+/// z.bytes_mut()[4..].copy_from_slice(&7u32.to_ne_bytes());
+/// // SAFETY: any 8 bytes are two valid u32s.
+/// assert_eq!(unsafe { z.assume_init() }, [0, 7]);
+/// ```
+pub struct Zeroed<T> {
+    v: Vec<std::mem::MaybeUninit<T>>,
+}
+
+impl<T> std::fmt::Debug for Zeroed<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Zeroed")
+            .field("len", &self.v.len())
+            .finish()
+    }
+}
+
+impl<T> Zeroed<T> {
+    /// Zeroed memory for `n` values.
+    pub fn new(n: usize) -> Zeroed<T> {
+        let mut v: Vec<std::mem::MaybeUninit<T>> =
+            (0..n).map(|_| std::mem::MaybeUninit::uninit()).collect();
+        zeroed_bytes(&mut v);
+        Zeroed { v }
+    }
+
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        self.v.len()
+    }
+
+    /// Whether there is room for no value.
+    pub fn is_empty(&self) -> bool {
+        self.v.is_empty()
+    }
+
+    /// Keeps the first `n` values.
+    pub fn truncate(&mut self, n: usize) {
+        self.v.truncate(n);
+    }
+
+    /// The values' bytes.
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        let n = std::mem::size_of_val(&self.v[..]);
+        let p = self.v.as_mut_ptr() as *mut u8;
+        // SAFETY: `n` bytes of the vector, exclusively borrowed, initialized (zeroed in `new`, since written only as bytes).
+        unsafe { std::slice::from_raw_parts_mut(p, n) }
+    }
+
+    /// The values.
+    ///
+    /// # Safety
+    /// The bytes of each value are a valid `T` (zero bytes and whatever was written).
+    pub unsafe fn assume_init(self) -> Vec<T> {
+        self.v
+            .into_iter()
+            // SAFETY: the caller's contract.
+            .map(|x| unsafe { x.assume_init() })
+            .collect()
+    }
+}

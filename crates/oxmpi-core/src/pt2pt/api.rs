@@ -63,20 +63,16 @@ pub fn send_typed(
     mode: SendMode,
 ) -> Result<()> {
     match buf.datatype() {
+        None => send_blocking(
+            comm,
+            send_call_name(mode, false),
+            buf.raw_bytes().unwrap_or_default(),
+            dest,
+            tag,
+            mode,
+            None,
+        ),
         // SAFETY: the descriptor is readable for the whole (blocking) call.
-        None => unsafe {
-            send_blocking(
-                comm,
-                send_call_name(mode, false),
-                buf.ptr(),
-                buf.count(),
-                dest,
-                tag,
-                mode,
-                None,
-            )
-        },
-        // SAFETY: as above.
         Some(dt) => unsafe { send_typed_raw(comm, buf.ptr(), buf.count(), dt, dest, tag, mode) },
     }
 }

@@ -6,11 +6,10 @@ use super::*;
 
 /// MPI_Buffer_attach. oxmpi copies buffered messages into memory of its own but
 /// charges them against the attached size, so programs see MPI's limits.
-///
-/// # Safety
-/// None needed by oxmpi (the memory is only accounted), but kept `unsafe` so
-/// the C layer can hand the buffer over exactly as MPI defines it.
-pub unsafe fn buffer_attach(buf: *mut u8, size: usize) -> Result<()> {
+/// The memory at `buf` is never read or written (only its size is accounted, and
+/// its address is what `MPI_Buffer_detach` hands back), so this is a safe function
+/// over the address.
+pub fn buffer_attach(buf: *mut u8, size: usize) -> Result<()> {
     let e = engine()?;
     let mut st = e.lock();
     if st.bsend.attached.is_some() {
@@ -27,8 +26,7 @@ pub unsafe fn buffer_attach(buf: *mut u8, size: usize) -> Result<()> {
 /// length; the address is what `MPI_Buffer_detach` hands back) and never reads or
 /// writes it, so the borrow need not outlast the call.
 pub fn buffer_attach_accounted(buf: &mut [u8]) -> Result<()> {
-    // SAFETY: `buffer_attach` needs nothing (the memory is only accounted).
-    unsafe { buffer_attach(buf.as_mut_ptr(), buf.len()) }
+    buffer_attach(buf.as_mut_ptr(), buf.len())
 }
 
 /// MPI_Buffer_detach: waits until buffered messages have left, then returns the
@@ -50,10 +48,7 @@ pub fn buffer_detach() -> Result<(*mut u8, usize)> {
 /// MPI_Comm_attach_buffer (MPI-4.1): a buffer for the buffered sends on one
 /// communicator (keyed by its point-to-point context), used before the
 /// process's. Accounted like [`buffer_attach`]'s.
-///
-/// # Safety
-/// As [`buffer_attach`]: oxmpi only accounts the memory.
-pub unsafe fn comm_buffer_attach(comm: &Comm, buf: *mut u8, size: usize) -> Result<()> {
+pub fn comm_buffer_attach(comm: &Comm, buf: *mut u8, size: usize) -> Result<()> {
     let e = engine()?;
     let mut st = e.lock();
     let pool = st.comm_bsend.entry(comm.context()).or_default();
@@ -100,10 +95,7 @@ pub(super) fn session_key(session: u32) -> u32 {
 /// MPI_Session_attach_buffer (MPI-4.1): a buffer for the buffered sends on
 /// every communicator made from session `session`'s groups that has none of
 /// its own (see [`session_comm`]). Accounted like [`buffer_attach`]'s.
-///
-/// # Safety
-/// As [`buffer_attach`]: oxmpi only accounts the memory.
-pub unsafe fn session_buffer_attach(session: u32, buf: *mut u8, size: usize) -> Result<()> {
+pub fn session_buffer_attach(session: u32, buf: *mut u8, size: usize) -> Result<()> {
     let e = engine()?;
     let mut st = e.lock();
     let pool = st.comm_bsend.entry(session_key(session)).or_default();

@@ -10,15 +10,12 @@
 
 use super::*;
 
-/// MPI_Isend (standard mode) of `len` bytes at `buf`, elements of the predefined
-/// contiguous datatype `dt`.
-///
-/// # Safety
-/// `buf..buf+len` stays valid for reads until the request completes.
-pub unsafe fn isend_contig(
+/// MPI_Isend (standard mode) of the bytes `data`, elements of the predefined
+/// contiguous datatype `dt`. Borrowed for `'static` (C memory, lent until the
+/// request completes: see `buf::Region`), so no scope need keep it.
+pub fn isend_contig(
     comm: &Comm,
-    buf: *const u8,
-    len: usize,
+    data: &'static [u8],
     dt: &Datatype,
     dest: i32,
     tag: i32,
@@ -36,40 +33,30 @@ pub unsafe fn isend_contig(
         None => Ok(st.done_request(Status::EMPTY)),
         Some(peer) => {
             let sig = st.sig_of(dt);
-            st.start_send_sig(
-                peer,
-                env,
-                RawBuf::from_ptr(buf, len),
-                SendMode::Standard,
-                sig,
-            )
+            st.start_send_sig(peer, env, RawBuf::from_slice(data), SendMode::Standard, sig)
         }
     })
     .map_err(|err| rename(err, CALL))
 }
 
-/// MPI_Irecv of at most `len` bytes into `buf`, elements of the predefined
-/// contiguous datatype `dt`.
-///
-/// # Safety
-/// `buf..buf+len` stays valid for writes, and is not accessed otherwise, until
-/// the request completes.
-pub unsafe fn irecv_contig(
+/// MPI_Irecv of at most `data.len()` bytes into `data`, elements of the
+/// predefined contiguous datatype `dt`. Borrowed exclusively for `'static` (C
+/// memory, lent until the request completes), so no scope need keep it.
+pub fn irecv_contig(
     comm: &Comm,
-    buf: *mut u8,
-    len: usize,
+    data: &'static mut [u8],
     dt: &Datatype,
     source: i32,
     tag: i32,
 ) -> Result<Request> {
-    // SAFETY: forwarded contract.
+    // SAFETY: `data` is ours alone, writable, for 'static: it outlives the request.
     unsafe {
         irecv_sig(
             comm,
             comm.context(),
             "MPI_Irecv",
-            buf,
-            len,
+            data.as_mut_ptr(),
+            data.len(),
             source,
             tag,
             Some(dt),
@@ -77,48 +64,31 @@ pub unsafe fn irecv_contig(
     }
 }
 
-/// MPI_Send (standard mode) of `len` bytes at `buf`, elements of the predefined
+/// MPI_Send (standard mode) of the bytes `data`, elements of the predefined
 /// contiguous datatype `dt`.
-///
-/// # Safety
-/// `buf..buf+len` is readable for the duration of the call.
-pub unsafe fn send_contig(
-    comm: &Comm,
-    buf: *const u8,
-    len: usize,
-    dt: &Datatype,
-    dest: i32,
-    tag: i32,
-) -> Result<()> {
-    // SAFETY: forwarded contract.
-    unsafe {
-        send_blocking(
-            comm,
-            "MPI_Send",
-            buf,
-            len,
-            dest,
-            tag,
-            SendMode::Standard,
-            Some(dt),
-        )
-    }
+pub fn send_contig(comm: &Comm, data: &[u8], dt: &Datatype, dest: i32, tag: i32) -> Result<()> {
+    send_blocking(
+        comm,
+        "MPI_Send",
+        data,
+        dest,
+        tag,
+        SendMode::Standard,
+        Some(dt),
+    )
 }
 
-/// MPI_Recv of at most `len` bytes into `buf`, elements of the predefined
+/// MPI_Recv of at most `data.len()` bytes into `data`, elements of the predefined
 /// contiguous datatype `dt` (whose size gives the element count for diagnosis).
-///
-/// # Safety
-/// `buf..buf+len` is writable and unaliased for the duration of the call.
-pub unsafe fn recv_contig(
+pub fn recv_contig(
     comm: &Comm,
-    buf: *mut u8,
-    len: usize,
+    data: &mut [u8],
     dt: &Datatype,
     source: i32,
     tag: i32,
 ) -> Result<Status> {
     const CALL: &str = "MPI_Recv";
+    let (buf, len) = (data.as_mut_ptr(), data.len());
     if source != PROC_NULL {
         let e = engine()?;
         check_source(CALL, comm, source)?;
@@ -154,7 +124,7 @@ pub unsafe fn recv_contig(
         };
     }
     // MPI_PROC_NULL: the general path's empty completion.
-    // SAFETY: forwarded contract; we wait for completion before returning.
+    // SAFETY: `data` is borrowed exclusively for the call, and we wait for completion before returning.
     let started = unsafe {
         irecv_sig_then(
             comm,

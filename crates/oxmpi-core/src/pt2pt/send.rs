@@ -248,37 +248,29 @@ unsafe fn irecv_post<T>(
 
 /// A blocking send (MPI_Send / Ssend / Rsend / Bsend).
 pub fn send(comm: &Comm, buf: &[u8], dest: i32, tag: i32, mode: SendMode) -> Result<()> {
-    // SAFETY: `buf` is borrowed for the whole (blocking) call.
-    unsafe {
-        send_blocking(
-            comm,
-            send_call_name(mode, false),
-            buf.as_ptr(),
-            buf.len(),
-            dest,
-            tag,
-            mode,
-            None,
-        )
-    }
+    send_blocking(
+        comm,
+        send_call_name(mode, false),
+        buf,
+        dest,
+        tag,
+        mode,
+        None,
+    )
 }
 
-/// A blocking send of `len` contiguous bytes at `buf` (elements of `dt`, if
-/// given, for the signature check).
-///
-/// # Safety
-/// `buf..buf+len` is readable for the duration of the call.
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn send_blocking(
+/// A blocking send of the contiguous bytes `data` (elements of `dt`, if given,
+/// for the signature check).
+pub(super) fn send_blocking(
     comm: &Comm,
     call: &'static str,
-    buf: *const u8,
-    len: usize,
+    data: &[u8],
     dest: i32,
     tag: i32,
     mode: SendMode,
     dt: Option<&Datatype>,
 ) -> Result<()> {
+    let (buf, len) = (data.as_ptr(), data.len());
     // Small standard sends go straight into the peer's ring when nothing is queued
     // before them: no request to create, wait on and free (the latency path).
     if matches!(mode, SendMode::Standard | SendMode::Ready)
@@ -294,8 +286,6 @@ pub(super) unsafe fn send_blocking(
             source: comm.rank(),
             tag,
         };
-        // SAFETY: the caller guarantees `buf..buf+len` is readable during the call.
-        let data = unsafe { RawBuf::from_ptr(buf, len).as_slice() };
         if e.with_state(|st| {
             let sig = dt.map_or(0, |dt| st.sig_of(dt));
             st.try_send_now(peer, env, data, sig)
@@ -317,7 +307,7 @@ pub(super) unsafe fn send_blocking(
     };
     // An eager send that fit in the ring is complete at once: finish it under the
     // same lock instead of a second trip through the wait loop.
-    // SAFETY: the caller keeps `buf` readable, and we wait for completion before returning.
+    // SAFETY: `data` is borrowed for the call, and we wait for completion before returning.
     let started = unsafe {
         start_send_then(
             comm,

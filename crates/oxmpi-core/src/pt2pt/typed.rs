@@ -139,18 +139,8 @@ pub(crate) unsafe fn send_typed_raw(
     let len = packed_len(call, count, dt)?;
     if dt.is_contiguous() || len == 0 {
         // SAFETY: for a contiguous type the covered memory is exactly start..start+len, readable by the caller's contract.
-        return unsafe {
-            send_blocking(
-                comm,
-                call,
-                buf.wrapping_offset(dt.true_lb()),
-                len,
-                dest,
-                tag,
-                mode,
-                Some(dt),
-            )
-        };
+        let data = unsafe { RawBuf::from_ptr(buf.wrapping_offset(dt.true_lb()), len).as_slice() };
+        return send_blocking(comm, call, data, dest, tag, mode, Some(dt));
     }
     // SAFETY: forwarded contract; we wait for completion before returning.
     let started = unsafe {
