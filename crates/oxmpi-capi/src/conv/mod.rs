@@ -12,7 +12,8 @@
 //! - [`bufs`]: a C collective's buffers as core's typed descriptors;
 //! - [`callback`]: the handle a user callback gets;
 //! - [`status`]: `MPI_Status` to the engine's `Status` and back;
-//! - [`lookup`]: handle -> engine object and engine object -> new handle.
+//! - [`lookup`]: handle -> engine object and engine object -> new handle;
+//! - [`region`]: C buffers as the engine's `Region`s and byte slices (imports none of these).
 
 pub mod args;
 pub mod bufs;
@@ -21,6 +22,7 @@ pub mod errors;
 pub mod handles;
 pub mod large;
 pub mod lookup;
+pub mod region;
 pub mod session;
 pub mod status;
 

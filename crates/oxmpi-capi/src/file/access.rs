@@ -2,6 +2,7 @@
 //! reads and writes, blocking, non-blocking and split collective.
 
 use super::*;
+use crate::conv::region::{region_in, region_out};
 
 // ----- pointers ------------------------------------------------------------------------------
 
@@ -92,8 +93,13 @@ unsafe fn access<C: Count>(
         }
         match o {
             Out::Status(s) => {
-                // SAFETY: the C caller's buffer holds `n` elements of `dt` (MPI contract).
-                let st = unsafe { f.access(call, pos, coll, dir, buf as *mut u8, n, &dt)? };
+                let mut region = match dir {
+                    // SAFETY: the C caller's buffer holds `n` elements of `dt`, read by a write (MPI contract).
+                    Dir::Write => unsafe { region_in(buf, n, &dt) },
+                    // SAFETY: the C caller's buffer is writable for `n` elements of `dt` by a read (MPI contract).
+                    Dir::Read => unsafe { region_out(buf, n, &dt) },
+                };
+                let st = f.access(call, pos, coll, dir, &mut region)?;
                 fill_status(s, &st);
             }
             Out::Request(r) => {

@@ -83,6 +83,7 @@ pub(crate) fn try_zeroed_words(n: usize) -> Option<Vec<u128>> {
 
 mod handle;
 mod lend;
+pub(crate) mod pack;
 mod region;
 #[cfg(test)]
 mod tests;
@@ -354,7 +355,7 @@ pub fn pack(src: SendBuf<'_, '_>, outbuf: &mut [u8], position: &mut usize) -> Re
         .dt
         .unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte));
     // SAFETY: the descriptor's memory is readable for this call, and cannot overlap `outbuf`, which is exclusively borrowed.
-    unsafe { crate::datatype::pack::pack_into(dt, src.ptr, src.count, outbuf, position) }
+    unsafe { pack::pack_into(dt, src.ptr, src.count, outbuf, position) }
 }
 
 /// MPI_Unpack: elements from `inbuf` at `*position` (which moves past them) into `dst`.
@@ -363,5 +364,5 @@ pub fn unpack(inbuf: &[u8], position: &mut usize, dst: RecvBuf<'_, '_>) -> Resul
         .dt
         .unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte));
     // SAFETY: the descriptor's memory is writable and ours alone for this call.
-    unsafe { crate::datatype::pack::unpack_from(dt, inbuf, position, dst.ptr, dst.count) }
+    unsafe { pack::unpack_from(dt, inbuf, position, dst.ptr, dst.count) }
 }

@@ -193,6 +193,53 @@ impl<'a, D: Borrow<Datatype>> Region<'a, D> {
         Some(unsafe { std::slice::from_raw_parts_mut(p, len) })
     }
 
+    /// The region's data bytes (contiguous datatypes only) while `self` is borrowed.
+    pub fn bytes(&self) -> Option<&[u8]> {
+        assert!(
+            !self.lent,
+            "a buffer lent to an immediate operation was used again"
+        );
+        let (p, len) = self.data_span()?;
+        // SAFETY: `shared`/`exclusive`'s contract: the elements' bytes are readable for 'a, which outlives this borrow of `self`.
+        Some(unsafe { std::slice::from_raw_parts(p, len) })
+    }
+
+    /// The region's `count` elements packed (`count * size` bytes), any datatype.
+    pub fn pack_vec(&self) -> Vec<u8> {
+        assert!(
+            !self.lent,
+            "a buffer lent to an immediate operation was used again"
+        );
+        let dt = self.dt.borrow();
+        let mut v = vec![0u8; dt.size() * self.count];
+        // SAFETY: `shared`/`exclusive`'s contract: the bytes `count` elements of `dt` cover are readable; `v` is a distinct buffer.
+        unsafe { dt.pack(self.ptr, self.count, &mut v) };
+        v
+    }
+
+    /// Packs the region's `count` elements into the first `count * size` bytes of
+    /// `out` (which must hold them).
+    pub fn pack_to(&self, out: &mut [u8]) {
+        assert!(
+            !self.lent,
+            "a buffer lent to an immediate operation was used again"
+        );
+        // SAFETY: `shared`/`exclusive`'s contract: the bytes `count` elements of the datatype cover are readable; `out` is a distinct buffer (`pack` checks its length).
+        unsafe { self.dt.borrow().pack(self.ptr, self.count, out) };
+    }
+
+    /// Unpacks `packed` (the first `count * size` bytes of it at most) into an
+    /// exclusive region's elements, from the first.
+    pub fn unpack(&mut self, packed: &[u8]) {
+        assert!(self.excl, "a shared buffer was used for writing");
+        assert!(
+            !self.lent,
+            "a buffer lent to an immediate operation was used again"
+        );
+        // SAFETY: `exclusive`'s contract: the bytes `count` elements of the datatype cover are writable, any values, and ours alone while `self` is borrowed exclusively.
+        unsafe { self.dt.borrow().unpack(packed, self.ptr, self.count) };
+    }
+
     /// [`data_span`](Self::data_span) of an exclusive region not lent to an operation.
     fn writable_span(&mut self) -> Option<(*mut u8, usize)> {
         assert!(self.excl, "a shared buffer was used for writing");
@@ -213,6 +260,40 @@ impl<'a> Region<'a, &Datatype> {
             dt: self.dt.clone(),
             excl: self.excl,
             lent: self.lent,
+            _life: PhantomData,
+        }
+    }
+}
+
+impl<'a, 'd> From<SendBuf<'a, 'd>> for Region<'a, &'d Datatype> {
+    /// A send descriptor as a shared region (bytes when it has no datatype): the
+    /// descriptor's contract is [`Region::shared`]'s.
+    fn from(b: SendBuf<'a, 'd>) -> Self {
+        Region {
+            ptr: b.ptr.cast_mut(),
+            count: b.count,
+            dt: b
+                .dt
+                .unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte)),
+            excl: false,
+            lent: false,
+            _life: PhantomData,
+        }
+    }
+}
+
+impl<'a, 'd> From<RecvBuf<'a, 'd>> for Region<'a, &'d Datatype> {
+    /// A receive descriptor as an exclusive region (bytes when it has no datatype):
+    /// the descriptor's contract is [`Region::exclusive`]'s.
+    fn from(b: RecvBuf<'a, 'd>) -> Self {
+        Region {
+            ptr: b.ptr,
+            count: b.count,
+            dt: b
+                .dt
+                .unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte)),
+            excl: true,
+            lent: false,
             _life: PhantomData,
         }
     }

@@ -316,13 +316,13 @@ impl Op {
             let (mut a, mut b) = (vec![0u8; len], vec![0u8; len]);
             // SAFETY: as above: the elements are readable at `inp` and `io`, writable at `io`, and the packed copies are ours.
             let packed = unsafe {
-                crate::datatype::pack::pack_into(dt, inp, n, &mut a, &mut 0)
-                    .and_then(|_| crate::datatype::pack::pack_into(dt, io, n, &mut b, &mut 0))
+                crate::buf::pack::pack_into(dt, inp, n, &mut a, &mut 0)
+                    .and_then(|_| crate::buf::pack::pack_into(dt, io, n, &mut b, &mut 0))
             };
             if packed.is_ok() {
                 f(&a, &mut b, n, dt);
                 // SAFETY: as above, `io` writable for the elements; `b` holds their packed bytes.
-                let _ = unsafe { crate::datatype::pack::unpack_from(dt, &b, &mut 0, io, n) };
+                let _ = unsafe { crate::buf::pack::unpack_from(dt, &b, &mut 0, io, n) };
             }
         };
         Op::user(Arc::new(func), commute)
@@ -360,6 +360,22 @@ impl Op {
             OpKind::User { .. } => Ok(()),
             OpKind::Predefined(p) => check_predefined(*p, dt, call).map(|_| ()),
         }
+    }
+
+    /// [`Op::apply`] over slices: `count` elements of `dt` in memory layout from the
+    /// start of each; MPI_ERR_BUFFER naming `call` if they reach outside either.
+    pub fn apply_slices(
+        &self,
+        call: &str,
+        src: &[u8],
+        inout: &mut [u8],
+        count: usize,
+        dt: &Datatype,
+    ) -> Result<()> {
+        crate::buf::check_fits(call, "inbuf", src.len(), count, dt)?;
+        crate::buf::check_fits(call, "inoutbuf", inout.len(), count, dt)?;
+        // SAFETY: both slices cover `count` elements of dt's memory layout (checked), and a shared and an exclusive borrow never overlap.
+        unsafe { self.apply(src.as_ptr(), inout.as_mut_ptr(), count, dt) }
     }
 
     /// `inout[i] = in[i] op inout[i]` for `count` elements of `dt` in memory
