@@ -1,14 +1,14 @@
 /*
  * OSU-style collective latency (osu_barrier, osu_bcast, osu_reduce, osu_allreduce,
  * osu_gather, osu_scatter, osu_allgather, osu_allgatherv, osu_alltoall, osu_alltoallv,
- * osu_reduce_scatter of the OSU micro-benchmarks, and their non-blocking forms
+ * osu_reduce_scatter, osu_gatherv, osu_scatterv of the OSU micro-benchmarks, and their non-blocking forms
  * osu_i*) in one program, plain C MPI.
  *
  *   mpicc -O2 -o osu_coll osu_coll.c
  *   mpiexec -n 4 ./osu_coll COLLECTIVE [MAX_BYTES [LOOP [LOOP_LARGE [MIN_BYTES]]]]
  *
  * COLLECTIVE: barrier bcast reduce allreduce gather scatter allgather allgatherv alltoall
- * alltoallv reduce_scatter, or one of them prefixed with "i" (ibarrier, ibcast, ...): the
+ * alltoallv reduce_scatter gatherv scatterv, or one of them prefixed with "i" (ibarrier, ibcast, ...): the
  * non-blocking form, timed as post + MPI_Wait (no overlapped computation: OSU's pure
  * communication latency).
  *
@@ -47,11 +47,11 @@
 
 enum op {
     BARRIER, BCAST, REDUCE, ALLREDUCE, GATHER, SCATTER, ALLGATHER, ALLGATHERV, ALLTOALL,
-    ALLTOALLV, REDUCE_SCATTER, NOPS
+    ALLTOALLV, REDUCE_SCATTER, GATHERV, SCATTERV, NOPS
 };
 static const char *names[] = {"barrier", "bcast", "reduce", "allreduce", "gather", "scatter",
                               "allgather", "allgatherv", "alltoall", "alltoallv",
-                              "reduce_scatter"};
+                              "reduce_scatter", "gatherv", "scatterv"};
 
 static int rank, nprocs;
 static int *counts, *displs, *rs_counts; /* per-rank counts and displacements */
@@ -108,6 +108,14 @@ static void run(enum op op, int nb, long size, char *s_buf, char *r_buf)
     case ALLGATHERV:
         nb ? MPI_Iallgatherv(s_buf, n, MPI_CHAR, r_buf, counts, displs, MPI_CHAR, w, q)
            : MPI_Allgatherv(s_buf, n, MPI_CHAR, r_buf, counts, displs, MPI_CHAR, w);
+        break;
+    case GATHERV:
+        nb ? MPI_Igatherv(s_buf, n, MPI_CHAR, r_buf, counts, displs, MPI_CHAR, 0, w, q)
+           : MPI_Gatherv(s_buf, n, MPI_CHAR, r_buf, counts, displs, MPI_CHAR, 0, w);
+        break;
+    case SCATTERV:
+        nb ? MPI_Iscatterv(s_buf, counts, displs, MPI_CHAR, r_buf, n, MPI_CHAR, 0, w, q)
+           : MPI_Scatterv(s_buf, counts, displs, MPI_CHAR, r_buf, n, MPI_CHAR, 0, w);
         break;
     case ALLTOALL:
         nb ? MPI_Ialltoall(s_buf, n, MPI_CHAR, r_buf, n, MPI_CHAR, w, q)
@@ -173,18 +181,20 @@ static long validate(enum op op, int nb, long size, char *s_buf, char *r_buf)
         break;
     }
     case GATHER:
+    case GATHERV:
     case ALLGATHER:
     case ALLGATHERV:
         for (long j = 0; j < size; j++)
             s[j] = pat(rank, 0, j);
         memset(r, 0xee, (size_t)(size * n));
         run(op, nb, size, s_buf, r_buf);
-        if (op != GATHER || rank == 0)
+        if ((op != GATHER && op != GATHERV) || rank == 0)
             for (long p = 0; p < n; p++)
                 for (long j = 0; j < size; j++)
                     bad += r[p * size + j] != pat(p, 0, j);
         break;
     case SCATTER:
+    case SCATTERV:
         for (long p = 0; p < n; p++)
             for (long j = 0; j < size; j++)
                 s[p * size + j] = rank == 0 ? pat(p, 3, j) : 0xee;
@@ -267,8 +277,8 @@ int main(int argc, char *argv[])
     /* Buffers large enough for the biggest size: SIZE per rank where every rank's block
      * is held (the sending side of scatter and alltoall(v), the receiving side of gather,
      * allgather(v) and alltoall(v)), SIZE otherwise. */
-    int all_s = op == SCATTER || op == ALLTOALL || op == ALLTOALLV;
-    int all_r = op == GATHER || op == ALLGATHER || op == ALLGATHERV || op == ALLTOALL ||
+    int all_s = op == SCATTER || op == SCATTERV || op == ALLTOALL || op == ALLTOALLV;
+    int all_r = op == GATHER || op == GATHERV || op == ALLGATHER || op == ALLGATHERV || op == ALLTOALL ||
                 op == ALLTOALLV;
     size_t bytes = (size_t)max_size * (all_s ? nprocs : 1) + 8;
     size_t r_bytes = (size_t)max_size * (all_r ? nprocs : 1) + 8;

@@ -51,6 +51,20 @@ pub struct Func {
     /// an `MPI_Comm` OUT holds MPI_COMM_NULL while it runs (a failing communicator
     /// constructor leaves the null handle, MPI-4.1).
     pub outs_first: bool,
+    /// For `fn` lines annotated `out(NAME, ...)` after the prototype: the OUT pointers
+    /// the generated `PMPI_x` (`rust_checked`) checks before anything else runs (NULL:
+    /// MPI_ERR_ARG naming the call and the argument, through the handler of the call's
+    /// file, session or communicator, as for `query` lines); it then calls the area's
+    /// hand-written `x(call, params...)` with each of them as a `&mut T`.
+    pub checked_outs: Vec<String>,
+    /// For `fn` lines annotated `nonnull(NAME, ...)`: pointers the call requires (strings,
+    /// name buffers, IN arrays): the generated `PMPI_x` rejects NULL (MPI_ERR_ARG naming
+    /// the call and the argument) and passes them on unchanged. All checks of a line run
+    /// in parameter order, before the area's body.
+    pub nonnull: Vec<String>,
+    /// For `fn` lines annotated `status(NAME)`: an OUT `MPI_Status *` that may be
+    /// MPI_STATUS_IGNORE (NULL); the area's body gets it as `Option<&mut MPI_Status>`.
+    pub statuses: Vec<String>,
 }
 
 pub struct Abi {
@@ -84,7 +98,60 @@ pub fn parse(text: &str) -> Abi {
                     ext: kw == "ext",
                 });
             }
-            "fn" | "extfn" => abi.funcs.push(parse_fn(rest, kw == "extfn", no + 1)),
+            "fn" | "extfn" => {
+                let close = rest
+                    .find(')')
+                    .unwrap_or_else(|| panic!("abi.txt:{}: no `)`", no + 1));
+                let (proto, notes) = (&rest[..=close], rest[close + 1..].trim());
+                let mut f = parse_fn(proto, kw == "extfn", no + 1);
+                let mut notes = notes;
+                while !notes.is_empty() {
+                    let (kind, list, rest) = notes
+                        .split_once('(')
+                        .and_then(|(k, r)| r.split_once(')').map(|(l, rest)| (k.trim(), l, rest)))
+                        .filter(|(k, _, _)| ["out", "nonnull", "status"].contains(k))
+                        .unwrap_or_else(|| {
+                            panic!(
+                                "abi.txt:{}: after a fn's prototype only `out(NAME, ...)`, `nonnull(NAME, ...)`, `status(NAME)`",
+                                no + 1
+                            )
+                        });
+                    notes = rest.trim();
+                    for n in list.split(',').map(str::trim) {
+                        let p = f.params.iter().find(|p| p.name == n);
+                        if kind == "out" {
+                            assert!(
+                                p.is_some_and(|p| p.array == 0
+                                    && p.rust.starts_with("*mut ")
+                                    && p.rust != "*mut c_void"),
+                                "abi.txt:{}: out `{n}` is not a `T *` parameter",
+                                no + 1
+                            );
+                            f.checked_outs.push(n.to_string());
+                        } else if kind == "status" {
+                            assert!(
+                                p.is_some_and(|p| p.array == 0 && p.rust == "*mut MPI_Status"),
+                                "abi.txt:{}: status `{n}` is not an `MPI_Status *` parameter",
+                                no + 1
+                            );
+                            f.statuses.push(n.to_string());
+                        } else {
+                            assert!(
+                                p.is_some_and(|p| p.rust.starts_with('*')),
+                                "abi.txt:{}: nonnull `{n}` is not a pointer parameter",
+                                no + 1
+                            );
+                            f.nonnull.push(n.to_string());
+                        }
+                    }
+                    assert!(
+                        f.ret == "int",
+                        "abi.txt:{}: a checked fn returns int",
+                        no + 1
+                    );
+                }
+                abi.funcs.push(f);
+            }
             "query" | "extquery" => {
                 let close = rest
                     .find(')')
@@ -223,6 +290,9 @@ fn parse_fn(s: &str, ext: bool, line: usize) -> Func {
         outs: 0,
         counts: vec![],
         outs_first: false,
+        checked_outs: vec![],
+        nonnull: vec![],
+        statuses: vec![],
     }
 }
 
@@ -604,24 +674,107 @@ fn area_text(area: &str) -> &'static str {
 /// (a tuple for several OUTs) from the area's `x(call, inputs...)`; errors to the
 /// handler of the call's file, session or communicator (in that order), else the
 /// process's.
+/// The start of a generated `PMPI_x`'s body up to its closure: errors go to the handler of
+/// the call's object, its file, window or session when it has one (as the hand-written
+/// calls of those areas route theirs), else its communicator, else the process's.
+fn route(ins: &[&Param]) -> String {
+    if let Some(p) = ins.iter().find(|p| p.ctype == "MPI_File") {
+        format!("crate::file::ffi_file(CALL, {}, ", p.name)
+    } else if let Some(p) = ins.iter().find(|p| p.ctype == "MPI_Win") {
+        format!("crate::win::wffi(CALL, {}, ", p.name)
+    } else if let Some(p) = ins.iter().find(|p| p.ctype == "MPI_Session") {
+        format!("crate::session::ffi_session(CALL, {}, None, ", p.name)
+    } else {
+        let comm = ins.iter().find(|p| p.ctype == "MPI_Comm");
+        format!(
+            "crate::conv::errors::ffi(CALL, {}, ",
+            comm.map_or("crate::conv::errors::NO_COMM", |p| p.name.as_str())
+        )
+    }
+}
+
+/// The `PMPI_x` of the `fn` lines annotated `out(NAME, ...)` and/or `nonnull(NAME, ...)`:
+/// each named pointer is checked first, in parameter order (NULL: MPI_ERR_ARG naming the
+/// call and the argument, nothing else done), then the area's hand-written `x(call, params...)` runs with those pointers as
+/// `&mut T`, each `status(NAME)` (NULL is MPI_STATUS_IGNORE, no error) as an
+/// `Option<&mut MPI_Status>`, and every other parameter as the C caller passed it (an `unsafe fn` when one
+/// of those is a pointer: its contract is the C caller's). Errors are routed as for the
+/// `query` lines.
+pub fn rust_checked(abi: &Abi) -> String {
+    let mut r = String::from("// Generated from abi.txt by build.rs.\n");
+    for f in abi
+        .funcs
+        .iter()
+        .filter(|f| !f.checked_outs.is_empty() || !f.nonnull.is_empty() || !f.statuses.is_empty())
+    {
+        let is_out = |p: &Param| f.checked_outs.contains(&p.name);
+        let is_status = |p: &Param| f.statuses.contains(&p.name);
+        let ins: Vec<&Param> = f
+            .params
+            .iter()
+            .filter(|p| !is_out(p) && !is_status(p))
+            .collect();
+        let route = route(&ins);
+        let params: Vec<String> = f
+            .params
+            .iter()
+            .map(|p| format!("{}: {}", p.name, p.rust))
+            .collect();
+        let checks: String = f
+            .params
+            .iter()
+            .filter(|p| is_out(p) || is_status(p) || f.nonnull.contains(&p.name))
+            .map(|o| if is_status(o) {
+                format!(
+                    "        // SAFETY: `{s}` is {name}'s OUT status: NULL (MPI_STATUS_IGNORE) or writable and unaliased (MPI contract).\n        \
+                     let {s} = unsafe {{ {s}.as_mut() }};\n",
+                    s = o.name,
+                    name = f.name,
+                )
+            } else if !is_out(o) {
+                format!(
+                    "        if {n}.is_null() {{\n            return Err(crate::conv::errors::bad(oxmpi_core::error::ErrorClass::Arg, CALL, \"{n}\", \"is NULL\"));\n        }}\n",
+                    n = o.name
+                )
+            } else {
+                format!(
+                    "        // SAFETY: `{out}` is {name}'s OUT argument: NULL (rejected by `out`) or writable and unaliased (MPI contract).\n        \
+                     let {out} = unsafe {{ crate::conv::errors::out(CALL, \"{out}\", {out})? }};\n",
+                    out = o.name,
+                    name = f.name,
+                )
+            })
+            .collect();
+        let args: String = f.params.iter().map(|p| format!(", {}", p.name)).collect();
+        let body = f
+            .name
+            .trim_start_matches("MPI_")
+            .trim_start_matches("MPIX_")
+            .to_lowercase();
+        let call = if ins.iter().any(|p| p.rust.starts_with('*')) {
+            format!(
+                "        // SAFETY: the C caller's pointer arguments, which {name}'s body reads and writes as MPI defines them.\n        \
+                 unsafe {{ crate::pmpi::{body}(CALL{args}) }}\n",
+                name = f.name
+            )
+        } else {
+            format!("        crate::pmpi::{body}(CALL{args})\n")
+        };
+        r.push_str(&format!(
+            "#[no_mangle]\npub unsafe extern \"C\" fn P{name}({params}) -> c_int {{\n    const CALL: &str = \"{name}\";\n    \
+             {route}|| {{\n{checks}{call}    }})\n}}\n",
+            name = f.name,
+            params = params.join(", "),
+        ));
+    }
+    r
+}
+
 pub fn rust_queries(abi: &Abi) -> String {
     let mut r = String::from("// Generated from abi.txt by build.rs.\n");
     for f in abi.funcs.iter().filter(|f| f.query) {
         let (ins, outs) = f.params.split_at(f.params.len() - f.outs);
-        // Errors go to the handler of the call's object: its file or session when it
-        // has one (as the hand-written calls of those areas route theirs), else its
-        // communicator, else the process's.
-        let route = if let Some(p) = ins.iter().find(|p| p.ctype == "MPI_File") {
-            format!("crate::file::ffi_file(CALL, {}, ", p.name)
-        } else if let Some(p) = ins.iter().find(|p| p.ctype == "MPI_Session") {
-            format!("crate::session::ffi_session(CALL, {}, None, ", p.name)
-        } else {
-            let comm = ins.iter().find(|p| p.ctype == "MPI_Comm");
-            format!(
-                "crate::conv::errors::ffi(CALL, {}, ",
-                comm.map_or("crate::conv::errors::NO_COMM", |p| p.name.as_str())
-            )
-        };
+        let route = route(&ins.iter().collect::<Vec<_>>());
         let params: Vec<String> = f
             .params
             .iter()

@@ -9,7 +9,7 @@ use oxmpi_core::attr::{self, CopyFn, DeleteFn, ObjectKind};
 use oxmpi_core::error::ErrorClass;
 
 use crate::abi::*;
-use crate::conv::errors::{class_of, ffi, out, NO_COMM};
+use crate::conv::errors::{class_of, ffi, out, NO_COMM, R};
 use crate::conv::handles::LASTUSEDCODE;
 use crate::conv::{cb_handle, comm, datatype, with_cb_comm, with_cb_type};
 use crate::types::*;
@@ -299,7 +299,7 @@ pub unsafe extern "C" fn PMPI_Attr_delete(c: MPI_Comm, keyval: c_int) -> c_int {
 //
 // The same engine table as communicators (`Datatype::attrs()`); errors go to
 // MPI_COMM_SELF's handler like every other datatype call. MPI_Type_dup and
-// MPI_Type_free (dtype.rs) run the copy and delete callbacks.
+// MPI_Type_free (dtype/create.rs) run the copy and delete callbacks.
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_keyval(
@@ -341,29 +341,28 @@ pub unsafe extern "C" fn PMPI_Type_set_attr(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_attr(
+/// MPI_Type_get_attr (abi.txt `out(flag)`: the generated `PMPI_x` checks `flag` first).
+///
+/// # Safety
+/// The C caller's arguments of MPI_Type_get_attr, as MPI defines them.
+pub unsafe fn type_get_attr(
+    call: &'static str,
     t: MPI_Datatype,
     keyval: c_int,
     val: *mut c_void,
-    flag: *mut c_int,
-) -> c_int {
-    const CALL: &str = "MPI_Type_get_attr";
-    ffi(CALL, NO_COMM, || {
-        let dt = datatype(t, CALL, "datatype")?;
-        // SAFETY: `flag` is MPI_Type_get_attr's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let f = unsafe { out(CALL, "flag", flag)? };
-        // SAFETY: `attribute_val` (`val`) is MPI_Type_get_attr's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let v = unsafe { out(CALL, "attribute_val", val as *mut *mut c_void)? };
-        match dt.attrs().get(keyval, CALL)? {
-            Some(x) => {
-                *v = x as *mut c_void;
-                *f = 1;
-            }
-            None => *f = 0,
+    f: &mut c_int,
+) -> R<()> {
+    let dt = datatype(t, call, "datatype")?;
+    // SAFETY: `attribute_val` (`val`) is MPI_Type_get_attr's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+    let v = unsafe { out(call, "attribute_val", val as *mut *mut c_void)? };
+    match dt.attrs().get(keyval, call)? {
+        Some(x) => {
+            *v = x as *mut c_void;
+            *f = 1;
         }
-        Ok(())
-    })
+        None => *f = 0,
+    }
+    Ok(())
 }
 
 #[no_mangle]

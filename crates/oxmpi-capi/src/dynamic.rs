@@ -223,31 +223,26 @@ pub unsafe extern "C" fn PMPI_Comm_spawn_multiple(
 /// same handle until the communicator is freed or disconnected).
 static PARENT_HANDLE: std::sync::Mutex<Option<MPI_Comm>> = std::sync::Mutex::new(None);
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_get_parent(parent: *mut MPI_Comm) -> c_int {
-    const CALL: &str = "MPI_Comm_get_parent";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: `parent` is MPI_Comm_get_parent's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "parent", parent)? };
-        let mut h = PARENT_HANDLE.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(old) = *h {
-            if crate::conv::handles::state().comms.get(old).is_some() {
-                *o = old;
-                return Ok(());
-            }
-            // Freed or disconnected: there is no parent any more.
-            oxmpi_core::comm::dynamic::forget_parent();
+/// MPI_Comm_get_parent (abi.txt `out(parent)`: the generated `PMPI_x` checks `parent` first).
+pub fn comm_get_parent(_call: &'static str, o: &mut MPI_Comm) -> R<()> {
+    let mut h = PARENT_HANDLE.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(old) = *h {
+        if crate::conv::handles::state().comms.get(old).is_some() {
+            *o = old;
+            return Ok(());
         }
-        *o = match oxmpi_core::comm::dynamic::parent() {
-            Some(p) => {
-                let nh = new_comm(p, MPI_COMM_WORLD);
-                *h = Some(nh);
-                nh
-            }
-            None => MPI_COMM_NULL,
-        };
-        Ok(())
-    })
+        // Freed or disconnected: there is no parent any more.
+        oxmpi_core::comm::dynamic::forget_parent();
+    }
+    *o = match oxmpi_core::comm::dynamic::parent() {
+        Some(p) => {
+            let nh = new_comm(p, MPI_COMM_WORLD);
+            *h = Some(nh);
+            nh
+        }
+        None => MPI_COMM_NULL,
+    };
+    Ok(())
 }
 
 #[no_mangle]
@@ -276,18 +271,15 @@ pub unsafe extern "C" fn PMPI_Comm_disconnect(c: *mut MPI_Comm) -> c_int {
     unsafe { crate::comm::PMPI_Comm_free(c) }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Open_port(_info: MPI_Info, port_name: *mut c_char) -> c_int {
-    const CALL: &str = "MPI_Open_port";
-    ffi(CALL, NO_COMM, || {
-        if port_name.is_null() {
-            return Err(bad(ErrorClass::Arg, CALL, "port_name", "is NULL"));
-        }
-        let name = oxmpi_core::comm::dynamic::open_port()?;
-        // SAFETY: the standard sizes port_name to MPI_MAX_PORT_NAME bytes.
-        unsafe { put_str(port_name, &name, MPI_MAX_PORT_NAME as usize) };
-        Ok(())
-    })
+/// MPI_Open_port (abi.txt `nonnull(port_name)`: the generated `PMPI_x` checks `port_name` first).
+///
+/// # Safety
+/// The C caller's arguments of MPI_Open_port, as MPI defines them.
+pub unsafe fn open_port(_call: &'static str, _info: MPI_Info, port_name: *mut c_char) -> R<()> {
+    let name = oxmpi_core::comm::dynamic::open_port()?;
+    // SAFETY: the standard sizes port_name to MPI_MAX_PORT_NAME bytes.
+    unsafe { put_str(port_name, &name, MPI_MAX_PORT_NAME as usize) };
+    Ok(())
 }
 
 #[no_mangle]

@@ -141,28 +141,24 @@ pub fn get_version(_call: &str) -> R<(c_int, c_int)> {
     Ok(runtime::VERSION)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_library_version(
+/// MPI_Get_library_version (abi.txt `out(resultlen) nonnull(version)`: the generated `PMPI_x` checks `version`, `resultlen` first).
+///
+/// # Safety
+/// The C caller's arguments of MPI_Get_library_version, as MPI defines them.
+pub unsafe fn get_library_version(
+    _call: &'static str,
     version: *mut c_char,
-    resultlen: *mut c_int,
-) -> c_int {
-    const CALL: &str = "MPI_Get_library_version";
-    ffi(CALL, NO_COMM, || {
-        if version.is_null() {
-            return Err(bad(ErrorClass::Arg, CALL, "version", "is NULL"));
-        }
-        // SAFETY: `resultlen` is MPI_Get_library_version's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let len = unsafe { out(CALL, "resultlen", resultlen)? };
-        let s = format!(
-            "{} (C ABI: MPI-5.0 standard ABI {}.{})",
-            runtime::library_version(),
-            MPI_ABI_VERSION,
-            MPI_ABI_SUBVERSION
-        );
-        // SAFETY: MPI_MAX_LIBRARY_VERSION_STRING bytes by the C contract.
-        *len = unsafe { put_str(version, &s, MPI_MAX_LIBRARY_VERSION_STRING as usize) };
-        Ok(())
-    })
+    len: &mut c_int,
+) -> R<()> {
+    let s = format!(
+        "{} (C ABI: MPI-5.0 standard ABI {}.{})",
+        runtime::library_version(),
+        MPI_ABI_VERSION,
+        MPI_ABI_SUBVERSION
+    );
+    // SAFETY: MPI_MAX_LIBRARY_VERSION_STRING bytes by the C contract.
+    *len = unsafe { put_str(version, &s, MPI_MAX_LIBRARY_VERSION_STRING as usize) };
+    Ok(())
 }
 
 /// MPI_Abi_get_version (abi.txt `query`: the generated `PMPI_x` checks and stores the OUTs).
@@ -225,39 +221,35 @@ pub fn comm_test_inter(call: &str, c: MPI_Comm) -> R<c_int> {
     Ok(comm(c, call)?.is_inter() as c_int)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_get_name(
+/// MPI_Comm_get_name (abi.txt `out(resultlen) nonnull(comm_name)`: the generated `PMPI_x` checks `comm_name`, `resultlen` first).
+///
+/// # Safety
+/// The C caller's arguments of MPI_Comm_get_name, as MPI defines them.
+pub unsafe fn comm_get_name(
+    call: &'static str,
     c: MPI_Comm,
     name: *mut c_char,
-    resultlen: *mut c_int,
-) -> c_int {
-    const CALL: &str = "MPI_Comm_get_name";
-    ffi(CALL, c, || {
-        if name.is_null() {
-            return Err(bad(ErrorClass::Arg, CALL, "comm_name", "is NULL"));
-        }
-        // SAFETY: `resultlen` is MPI_Comm_get_name's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let len = unsafe { out(CALL, "resultlen", resultlen)? };
-        if c == MPI_COMM_NULL {
-            // MPI-4.1: the null handle has a name too.
-            // SAFETY: MPI_MAX_OBJECT_NAME bytes by the C contract.
-            *len = unsafe { put_str(name, "MPI_COMM_NULL", MPI_MAX_OBJECT_NAME as usize) };
-            return Ok(());
-        }
-        let cm = comm(c, CALL)?;
-        let mut n = cm.name();
-        if n.is_empty() {
-            n = match c {
-                MPI_COMM_WORLD => "MPI_COMM_WORLD",
-                MPI_COMM_SELF => "MPI_COMM_SELF",
-                _ => "",
-            }
-            .to_string();
-        }
+    len: &mut c_int,
+) -> R<()> {
+    if c == MPI_COMM_NULL {
+        // MPI-4.1: the null handle has a name too.
         // SAFETY: MPI_MAX_OBJECT_NAME bytes by the C contract.
-        *len = unsafe { put_str(name, &n, MPI_MAX_OBJECT_NAME as usize) };
-        Ok(())
-    })
+        *len = unsafe { put_str(name, "MPI_COMM_NULL", MPI_MAX_OBJECT_NAME as usize) };
+        return Ok(());
+    }
+    let cm = comm(c, call)?;
+    let mut n = cm.name();
+    if n.is_empty() {
+        n = match c {
+            MPI_COMM_WORLD => "MPI_COMM_WORLD",
+            MPI_COMM_SELF => "MPI_COMM_SELF",
+            _ => "",
+        }
+        .to_string();
+    }
+    // SAFETY: MPI_MAX_OBJECT_NAME bytes by the C contract.
+    *len = unsafe { put_str(name, &n, MPI_MAX_OBJECT_NAME as usize) };
+    Ok(())
 }
 
 #[no_mangle]
@@ -282,16 +274,12 @@ pub unsafe extern "C" fn PMPI_Barrier(c: MPI_Comm) -> c_int {
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ibarrier(c: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    ffi("MPI_Ibarrier", c, || {
-        let cm = comm(c, "MPI_Ibarrier")?;
-        // SAFETY: `request` is MPI_Ibarrier's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out("MPI_Ibarrier", "request", request)? };
-        let r = oxmpi_core::coll::barrier::ibarrier(&cm)?;
-        *o = crate::conv::new_request(r, c, None);
-        Ok(())
-    })
+/// MPI_Ibarrier (abi.txt `out(request)`: the generated `PMPI_x` checks `request` first).
+pub fn ibarrier(_call: &'static str, c: MPI_Comm, o: &mut MPI_Request) -> R<()> {
+    let cm = comm(c, "MPI_Ibarrier")?;
+    let r = oxmpi_core::coll::barrier::ibarrier(&cm)?;
+    *o = crate::conv::new_request(r, c, None);
+    Ok(())
 }
 
 // ----- Fortran handles ------------------------------------------------------------

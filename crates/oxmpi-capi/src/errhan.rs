@@ -124,35 +124,30 @@ pub unsafe extern "C" fn PMPI_Errhandler_get(c: MPI_Comm, eh: *mut MPI_Errhandle
     unsafe { get_errhandler("MPI_Errhandler_get", c, eh) }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Errhandler_free(eh: *mut MPI_Errhandler) -> c_int {
-    const CALL: &str = "MPI_Errhandler_free";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: `errhandler` (`eh`) is MPI_Errhandler_free's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let h = unsafe { out(CALL, "errhandler", eh)? };
-        if !matches!(
-            *h,
-            MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT | MPI_ERRORS_RETURN
-        ) {
-            errhandler_ok(*h, CALL)?;
-            // Files and windows it is attached to keep it too (looked up before the
-            // state lock: their tables are never locked while holding it).
-            let on_file_or_win =
-                crate::file::errhandler_attached(*h) || crate::win::errhandler_attached(*h);
-            let mut st = state();
-            let attached = on_file_or_win || st.comm_errhandler.values().any(|v| *v == *h);
-            let left = st.errhandlers.get_mut(*h).map(|e| {
-                e.refs -= 1;
-                e.refs
-            });
-            // Stays in force on the communicators it is attached to.
-            if left == Some(0) && !attached {
-                st.errhandlers.remove(*h);
-            }
+/// MPI_Errhandler_free (abi.txt `out(errhandler)`: the generated `PMPI_x` checks `errhandler` first).
+pub fn errhandler_free(call: &'static str, h: &mut MPI_Errhandler) -> R<()> {
+    if !matches!(
+        *h,
+        MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT | MPI_ERRORS_RETURN
+    ) {
+        errhandler_ok(*h, call)?;
+        // Files and windows it is attached to keep it too (looked up before the
+        // state lock: their tables are never locked while holding it).
+        let on_file_or_win =
+            crate::file::errhandler_attached(*h) || crate::win::errhandler_attached(*h);
+        let mut st = state();
+        let attached = on_file_or_win || st.comm_errhandler.values().any(|v| *v == *h);
+        let left = st.errhandlers.get_mut(*h).map(|e| {
+            e.refs -= 1;
+            e.refs
+        });
+        // Stays in force on the communicators it is attached to.
+        if left == Some(0) && !attached {
+            st.errhandlers.remove(*h);
         }
-        *h = MPI_ERRHANDLER_NULL;
-        Ok(())
-    })
+    }
+    *h = MPI_ERRHANDLER_NULL;
+    Ok(())
 }
 
 #[no_mangle]
@@ -184,45 +179,41 @@ pub fn error_class(call: &'static str, errorcode: c_int) -> R<c_int> {
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Error_string(
+/// MPI_Error_string (abi.txt `out(resultlen) nonnull(string)`: the generated `PMPI_x` checks `string`, `resultlen` first).
+///
+/// # Safety
+/// The C caller's arguments of MPI_Error_string, as MPI defines them.
+pub unsafe fn error_string(
+    call: &'static str,
     errorcode: c_int,
     string: *mut c_char,
-    resultlen: *mut c_int,
-) -> c_int {
-    const CALL: &str = "MPI_Error_string";
-    ffi(CALL, NO_COMM, || {
-        if string.is_null() {
-            return Err(bad(ErrorClass::Arg, CALL, "string", "is NULL"));
-        }
-        // SAFETY: `resultlen` is MPI_Error_string's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let len = unsafe { out(CALL, "resultlen", resultlen)? };
-        // A code that carries its message: the message and the class's name.
-        let carried = crate::conv::errors::message_of(errorcode)
-            .map(|m| format!("{m} ({})", crate::conv::errors::code_name(errorcode)));
-        let user = state().error_strings.get(&errorcode).cloned().or(carried);
-        let text = match user {
-            Some(s) => s,
-            None => {
-                let class = class_of(errorcode).ok_or_else(|| {
-                    bad(
-                        ErrorClass::Arg,
-                        CALL,
-                        "errorcode",
-                        format!("{errorcode} is not a valid error code"),
-                    )
-                })?;
-                let name = crate::conv::errors::code_name(class);
-                match crate::abi::error_class_from_value(class) {
-                    Some(c) => format!("{name}: {}", c.description()),
-                    None => name,
-                }
+    len: &mut c_int,
+) -> R<()> {
+    // A code that carries its message: the message and the class's name.
+    let carried = crate::conv::errors::message_of(errorcode)
+        .map(|m| format!("{m} ({})", crate::conv::errors::code_name(errorcode)));
+    let user = state().error_strings.get(&errorcode).cloned().or(carried);
+    let text = match user {
+        Some(s) => s,
+        None => {
+            let class = class_of(errorcode).ok_or_else(|| {
+                bad(
+                    ErrorClass::Arg,
+                    call,
+                    "errorcode",
+                    format!("{errorcode} is not a valid error code"),
+                )
+            })?;
+            let name = crate::conv::errors::code_name(class);
+            match crate::abi::error_class_from_value(class) {
+                Some(c) => format!("{name}: {}", c.description()),
+                None => name,
             }
-        };
-        // SAFETY: MPI_MAX_ERROR_STRING bytes by the C contract.
-        *len = unsafe { put_str(string, &text, MPI_MAX_ERROR_STRING as usize) };
-        Ok(())
-    })
+        }
+    };
+    // SAFETY: MPI_MAX_ERROR_STRING bytes by the C contract.
+    *len = unsafe { put_str(string, &text, MPI_MAX_ERROR_STRING as usize) };
+    Ok(())
 }
 
 /// MPI_Add_error_class (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and

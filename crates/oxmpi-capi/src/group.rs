@@ -220,23 +220,16 @@ pub unsafe extern "C" fn PMPI_Group_range_excl(
     unsafe { group_range("MPI_Group_range_excl", g, n, ranges, newgroup, true) }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_free(g: *mut MPI_Group) -> c_int {
-    const CALL: &str = "MPI_Group_free";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: `group` (`g`) is MPI_Group_free's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let h = unsafe { out(CALL, "group", g)? };
-        // Group operations hand out MPI_GROUP_EMPTY for empty results, so
-        // freeing it is allowed (and does nothing).
-        if *h != MPI_GROUP_EMPTY {
-            group(*h, CALL, "group")?;
-            state().groups.remove(*h);
-            crate::conv::group_freed();
-            crate::conv::forget_group(*h);
-        }
-        *h = MPI_GROUP_NULL;
-        Ok(())
-    })
+/// MPI_Group_free (abi.txt `out(group)`: the generated `PMPI_x` checks `group` first).
+pub fn group_free(call: &'static str, h: &mut MPI_Group) -> R<()> {
+    if *h != MPI_GROUP_EMPTY {
+        group(*h, call, "group")?;
+        state().groups.remove(*h);
+        crate::conv::group_freed();
+        crate::conv::forget_group(*h);
+    }
+    *h = MPI_GROUP_NULL;
+    Ok(())
 }
 
 #[no_mangle]

@@ -15,7 +15,9 @@
 //!   [`errhan`], [`info`], [`attr`], [`op`], [`group`], [`comm`], [`topo`], [`p2p`],
 //!   [`request`], [`part`], [`dtype`], [`pack`], [`coll`], [`neighbor`], [`pcoll`]
 //!   (persistent collectives), [`file`] (MPI-IO), [`win`] (one-sided), [`dynamic`],
-//!   [`session`] (MPI-4 sessions), [`tools`] (MPI_T), [`mpi4x`] (MPI-4.x/5.0 odds).
+//!   [`session`] (MPI-4 sessions), [`tools`] (MPI_T), [`toint`] (the standard ABI's
+//!   handle <-> int conversions). A directory area keeps what its files share in its
+//!   `mod.rs`.
 #![allow(
     non_upper_case_globals,
     non_camel_case_types,
@@ -44,7 +46,6 @@ pub mod file;
 pub mod fortran;
 pub mod group;
 pub mod info;
-pub mod mpi4x;
 pub mod neighbor;
 pub mod op;
 pub mod p2p;
@@ -53,6 +54,7 @@ pub mod part;
 pub mod pcoll;
 pub mod request;
 pub mod session;
+pub mod toint;
 pub mod tools;
 pub mod topo;
 pub mod win;
@@ -188,6 +190,7 @@ pub mod types {
 /// All `PMPI_x` implementations, for the generated shims.
 pub mod pmpi {
     pub use crate::attr::*;
+    pub use crate::checked::*;
     pub use crate::coll::*;
     pub use crate::comm::*;
     pub use crate::dtype::*;
@@ -197,7 +200,6 @@ pub mod pmpi {
     pub use crate::file::*;
     pub use crate::group::*;
     pub use crate::info::*;
-    pub use crate::mpi4x::*;
     pub use crate::neighbor::*;
     pub use crate::op::*;
     pub use crate::p2p::*;
@@ -207,6 +209,7 @@ pub mod pmpi {
     pub use crate::queries::*;
     pub use crate::request::*;
     pub use crate::session::*;
+    pub use crate::toint::*;
     pub use crate::tools::*;
     pub use crate::topo::*;
     #[allow(unused_imports)] // empty once every chapter has landed
@@ -234,6 +237,17 @@ pub mod queries {
     use crate::types::*;
     use std::ffi::{c_char, c_int, c_void};
     include!(concat!(env!("OUT_DIR"), "/mpi_queries.rs"));
+}
+
+/// The `PMPI_x` of abi.txt's `fn` lines annotated `out(NAME, ...)`: generated, each checks
+/// the named OUT pointers first, then runs the area's hand-written `x(call, ...)` with them
+/// as `&mut T`.
+pub mod checked {
+    #![allow(clippy::too_many_arguments)]
+    #![allow(unused_imports)]
+    use crate::types::*;
+    use std::ffi::{c_char, c_int, c_void};
+    include!(concat!(env!("OUT_DIR"), "/mpi_checked.rs"));
 }
 
 /// The exported `MPI_x` functions (each calls its `PMPI_x` twin); public so that

@@ -10,18 +10,33 @@
 
 use std::ffi::{c_int, c_void};
 
+use oxmpi_core::buf::{Forever, SendBuf};
 use oxmpi_core::coll;
+use oxmpi_core::coll::api_move::Blocks;
 use oxmpi_core::datatype::Datatype;
 use oxmpi_core::error::ErrorClass;
 use oxmpi_core::Comm;
 
-use crate::coll::{count, counts, displs, dtypes, go, names, Form};
+use crate::coll::{count, counts, displs, dtypes, go, go_with, names, Form};
+use crate::conv::bufs::{coll_recv, coll_recv_v, coll_send, coll_send_v};
 use crate::conv::errors::{bad, ffi, out, R};
 use crate::conv::large::{entry, name, ptr::*, Count, Displ};
 use crate::conv::{comm, committed};
 use crate::types::*;
 
 // ----- neighbourhood collectives --------------------------------------------------------
+
+/// The send buffer of a neighbourhood collective, which has no in-place form.
+fn not_in_place<'a, 'd>(call: &str, s: Option<SendBuf<'a, 'd>>) -> R<SendBuf<'a, 'd>> {
+    s.ok_or_else(|| {
+        bad(
+            ErrorClass::Buffer,
+            call,
+            "sendbuf",
+            "is MPI_IN_PLACE, which neighbourhood collectives do not take",
+        )
+    })
+}
 
 /// (indegree, outdegree) of this rank, or MPI_ERR_TOPOLOGY.
 fn degrees(call: &str, cm: &Comm) -> R<(usize, usize)> {
@@ -68,35 +83,44 @@ pub(crate) unsafe fn neighbor_allgather<C: Count>(
         // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
         let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
-        degrees(call, &cm)?;
+        let (indeg, outdeg) = degrees(call, &cm)?;
         let sc = count(call, "sendcount", sc)?;
         let st = committed(st, call, "sendtype")?;
         let rc = count(call, "recvcount", rc)?;
         let rt = committed(rt, call, "recvtype")?;
-        let s = sb as *const u8;
-        let r = rb as *mut u8;
-        use coll::neighbor as nb;
+        let sent = if all_to_all {
+            sc.saturating_mul(outdeg)
+        } else {
+            sc
+        };
+        // SAFETY: `sb` holds `sc` × `st` (per destination neighbour for the alltoall), `rb` `rc` × `rt` per source neighbour, as MPI_Neighbor_allgather and MPI_Neighbor_alltoall require of their C caller.
+        let (s, r) = unsafe {
+            (
+                coll_send(sb, sent, &st),
+                coll_recv(rb, rc.saturating_mul(indeg), &rt),
+            )
+        };
+        let bufs = (not_in_place(call, s)?, r);
+        use coll::api_move as mv;
         if all_to_all {
-            go(
+            go_with(
                 c,
                 call,
                 form,
                 req,
-                // SAFETY: `s` holds `sc` × `st` per destination, `r` `rc` × `rt` per source neighbour, as MPI_Neighbor_alltoall requires of its C caller, until this blocking call returns.
-                || unsafe { nb::neighbor_alltoall(s, sc, &st, r, rc, &rt, &cm) },
-                // SAFETY: as above, and MPI_Ineighbor_alltoall's caller leaves the buffers alone until the request completes.
-                || unsafe { nb::ineighbor_alltoall(s, sc, &st, r, rc, &rt, &cm) },
+                bufs,
+                |(s, r)| mv::neighbor_alltoall(s, sc, r, rc, &cm),
+                |(s, r)| mv::ineighbor_alltoall(&Forever, s, sc, r, rc, &cm),
             )
         } else {
-            go(
+            go_with(
                 c,
                 call,
                 form,
                 req,
-                // SAFETY: `s` holds `sc` × `st`; `r` holds `rc` × `rt` per source neighbour, as MPI_Neighbor_allgather requires of its C caller, until this blocking call returns.
-                || unsafe { nb::neighbor_allgather(s, sc, &st, r, rc, &rt, &cm) },
-                // SAFETY: as above, and MPI_Ineighbor_allgather's caller leaves the buffers alone until the request completes.
-                || unsafe { nb::ineighbor_allgather(s, sc, &st, r, rc, &rt, &cm) },
+                bufs,
+                |(s, r)| mv::neighbor_allgather(s, sc, r, rc, &cm),
+                |(s, r)| mv::ineighbor_allgather(&Forever, s, sc, r, rc, &cm),
             )
         }
     })
@@ -129,25 +153,29 @@ pub(crate) unsafe fn neighbor_allgatherv<C: Count, D: Displ>(
         let sc = count(call, "sendcount", sc)?;
         let st = committed(st, call, "sendtype")?;
         // SAFETY: MPI_Neighbor_allgatherv's `recvcounts` and `displs` have one entry per source neighbour, `indeg`.
-        let (rcs, ds) = unsafe {
+        let (rcs, mut ds) = unsafe {
             (
                 counts(call, "recvcounts", rcs, indeg)?,
                 displs(call, "displs", ds, indeg)?,
             )
         };
         let rt = committed(rt, call, "recvtype")?;
-        let s = sb as *const u8;
-        let r = rb as *mut u8;
-        use coll::neighbor as nb;
-        go(
+        // SAFETY: `sb` holds `sc` × `st`; `rb` holds `rcs[i]` × `rt` at `ds[i]` per source neighbour, as MPI_Neighbor_allgatherv requires of its C caller.
+        let (s, r) = unsafe { (coll_send(sb, sc, &st), coll_recv_v(rb, &rcs, &mut ds, &rt)) };
+        let bufs = (not_in_place(call, s)?, r);
+        let rbl = || Blocks {
+            counts: &rcs,
+            displs: &ds,
+        };
+        use coll::api_move as mv;
+        go_with(
             c,
             call,
             form,
             req,
-            // SAFETY: `s` holds `sc` × `st`; `r` holds `rcs[i]` × `rt` at `ds[i]` per source neighbour, as MPI_Neighbor_allgatherv requires of its C caller, until this blocking call returns.
-            || unsafe { nb::neighbor_allgatherv(s, sc, &st, r, &rcs, &ds, &rt, &cm) },
-            // SAFETY: as above, and MPI_Ineighbor_allgatherv's caller leaves the buffers alone until the request completes.
-            || unsafe { nb::ineighbor_allgatherv(s, sc, &st, r, &rcs, &ds, &rt, &cm) },
+            bufs,
+            |(s, r)| mv::neighbor_allgatherv(s, sc, r, rbl(), &cm),
+            |(s, r)| mv::ineighbor_allgatherv(&Forever, s, sc, r, rbl(), &cm),
         )
     })
 }
@@ -178,7 +206,7 @@ pub(crate) unsafe fn neighbor_alltoallv<C: Count, D: Displ>(
         let cm = comm(c, call)?;
         let (indeg, outdeg) = degrees(call, &cm)?;
         // SAFETY: MPI_Neighbor_alltoallv's `sendcounts` and `sdispls` have one entry per destination neighbour, `outdeg`.
-        let (scs, sds) = unsafe {
+        let (scs, mut sds) = unsafe {
             (
                 counts(call, "sendcounts", scs, outdeg)?,
                 displs(call, "sdispls", sds, outdeg)?,
@@ -186,25 +214,38 @@ pub(crate) unsafe fn neighbor_alltoallv<C: Count, D: Displ>(
         };
         let st = committed(st, call, "sendtype")?;
         // SAFETY: MPI_Neighbor_alltoallv's `recvcounts` and `rdispls` have one entry per source neighbour, `indeg`.
-        let (rcs, rds) = unsafe {
+        let (rcs, mut rds) = unsafe {
             (
                 counts(call, "recvcounts", rcs, indeg)?,
                 displs(call, "rdispls", rds, indeg)?,
             )
         };
         let rt = committed(rt, call, "recvtype")?;
-        let s = sb as *const u8;
-        let r = rb as *mut u8;
-        use coll::neighbor as nb;
-        go(
+        // SAFETY: `sb` and `rb` hold the blocks `scs`/`sds` × `st` and `rcs`/`rds` × `rt` describe per neighbour, as MPI_Neighbor_alltoallv requires of its C caller.
+        let (s, r) = unsafe {
+            (
+                coll_send_v(sb, &scs, &mut sds, &st),
+                coll_recv_v(rb, &rcs, &mut rds, &rt),
+            )
+        };
+        let bufs = (not_in_place(call, s)?, r);
+        let sbl = || Blocks {
+            counts: &scs,
+            displs: &sds,
+        };
+        let rbl = || Blocks {
+            counts: &rcs,
+            displs: &rds,
+        };
+        use coll::api_move as mv;
+        go_with(
             c,
             call,
             form,
             req,
-            // SAFETY: `s` and `r` hold the blocks `scs`/`sds` × `st` and `rcs`/`rds` × `rt` describe per neighbour, as MPI_Neighbor_alltoallv requires of its C caller, until this blocking call returns.
-            || unsafe { nb::neighbor_alltoallv(s, &scs, &sds, &st, r, &rcs, &rds, &rt, &cm) },
-            // SAFETY: as above, and MPI_Ineighbor_alltoallv's caller leaves the buffers alone until the request completes.
-            || unsafe { nb::ineighbor_alltoallv(s, &scs, &sds, &st, r, &rcs, &rds, &rt, &cm) },
+            bufs,
+            |(s, r)| mv::neighbor_alltoallv(s, sbl(), r, rbl(), &cm),
+            |(s, r)| mv::ineighbor_alltoallv(&Forever, s, sbl(), r, rbl(), &cm),
         )
     })
 }

@@ -123,32 +123,27 @@ pub unsafe extern "C" fn PMPI_Op_create_c(
     unsafe { op_create("MPI_Op_create_c", user_fn.map(UserFn::Large), commute, o) }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Op_free(o: *mut MPI_Op) -> c_int {
-    const CALL: &str = "MPI_Op_free";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: `op` (`o`) is MPI_Op_free's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let h = unsafe { out(CALL, "op", o)? };
-        if *h < 4096 {
-            op(*h, CALL)?;
-            return Err(bad(
-                ErrorClass::Op,
-                CALL,
-                "op",
-                "a predefined operation cannot be freed",
-            ));
-        }
-        state().ops.remove(*h).ok_or_else(|| {
-            bad(
-                ErrorClass::Op,
-                CALL,
-                "op",
-                format!("{:#x} is not a valid operation handle", *h),
-            )
-        })?;
-        *h = MPI_OP_NULL;
-        Ok(())
-    })
+/// MPI_Op_free (abi.txt `out(op)`: the generated `PMPI_x` checks `op` first).
+pub fn op_free(call: &'static str, h: &mut MPI_Op) -> R<()> {
+    if *h < 4096 {
+        op(*h, call)?;
+        return Err(bad(
+            ErrorClass::Op,
+            call,
+            "op",
+            "a predefined operation cannot be freed",
+        ));
+    }
+    state().ops.remove(*h).ok_or_else(|| {
+        bad(
+            ErrorClass::Op,
+            call,
+            "op",
+            format!("{:#x} is not a valid operation handle", *h),
+        )
+    })?;
+    *h = MPI_OP_NULL;
+    Ok(())
 }
 
 /// The answer of MPI_Op_commutative (its `PMPI_` function, with the OUT argument's check, is

@@ -9,7 +9,9 @@
 
 use std::ffi::{c_char, c_int, c_void};
 
-use oxmpi_core::datatype::{pack_into, pack_size as core_pack_size, unpack_from};
+use crate::conv::region::{region_in, region_out};
+use oxmpi_core::buf;
+use oxmpi_core::datatype::pack_size as core_pack_size;
 use oxmpi_core::error::ErrorClass;
 
 use crate::abi::*;
@@ -57,7 +59,8 @@ unsafe fn pack<C: Count>(
         };
         let mut p = pos.wide() as usize;
         // SAFETY: the C caller's buffer holds `n` elements of `dt`.
-        unsafe { pack_into(&dt, inbuf as *const u8, n, outs, &mut p)? };
+        let src = unsafe { region_in(inbuf, n, &dt) };
+        buf::pack(src.send(n), outs, &mut p)?;
         *pos = fit(call, "position", p as i64)?;
         Ok(())
     })
@@ -99,8 +102,9 @@ unsafe fn unpack<C: Count>(
             unsafe { std::slice::from_raw_parts(inbuf as *const u8, size) }
         };
         let mut p = pos.wide() as usize;
-        // SAFETY: the C caller's buffer holds `n` elements of `dt`.
-        unsafe { unpack_from(&dt, ins, &mut p, outbuf as *mut u8, n)? };
+        // SAFETY: the C caller's buffer is writable for `n` elements of `dt`.
+        let mut dst = unsafe { region_out(outbuf, n, &dt) };
+        buf::unpack(ins, &mut p, dst.recv(n))?;
         *pos = fit(call, "position", p as i64)?;
         Ok(())
     })
@@ -235,7 +239,8 @@ unsafe fn pack_external<C: Count, A: Displ>(
         let mut native = vec![0u8; dt.size() * n];
         let mut p = 0;
         // SAFETY: the C caller's buffer holds `n` elements of `dt`.
-        unsafe { pack_into(&dt, inbuf as *const u8, n, &mut native, &mut p)? };
+        let src = unsafe { region_in(inbuf, n, &dt) };
+        buf::pack(src.send(n), &mut native, &mut p)?;
         oxmpi_core::datatype::external32::encode(
             call,
             &dt,
@@ -302,8 +307,9 @@ unsafe fn unpack_external<C: Count, A: Displ>(
         let mut tmp = vec![0u8; dt.size() * n];
         oxmpi_core::datatype::external32::decode(call, &dt, n, ext, &mut tmp)?;
         let mut p = 0;
-        // SAFETY: the C caller's buffer holds `n` elements of `dt`.
-        unsafe { unpack_from(&dt, &tmp, &mut p, outbuf as *mut u8, n)? };
+        // SAFETY: the C caller's buffer is writable for `n` elements of `dt`.
+        let mut dst = unsafe { region_out(outbuf, n, &dt) };
+        buf::unpack(&tmp, &mut p, dst.recv(n))?;
         *pos = fit_addr(call, "position", start + need)?;
         Ok(())
     })

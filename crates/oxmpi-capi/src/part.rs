@@ -15,7 +15,7 @@ use oxmpi_core::pt2pt::partitioned::{PartitionedReceive, PartitionedSend};
 use oxmpi_core::Request;
 
 use crate::abi::*;
-use crate::conv::errors::{bad, ffi, out, route_to, NO_COMM, R};
+use crate::conv::errors::{bad, ffi, route_to, NO_COMM, R};
 use crate::conv::handles::{state, PersistentOp};
 use crate::conv::large::to_usize;
 use crate::conv::{comm, committed};
@@ -66,8 +66,13 @@ fn new_part_request(
     h
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Psend_init(
+/// MPI_Psend_init (abi.txt `out(request)`: the generated `PMPI_x` checks `request` first).
+///
+/// # Safety
+/// The C caller's arguments of MPI_Psend_init, as MPI defines them.
+#[allow(clippy::too_many_arguments)] // the C call's parameters, and `call`
+pub unsafe fn psend_init(
+    call: &'static str,
     buf: *const c_void,
     partitions: c_int,
     count: MPI_Count,
@@ -76,29 +81,29 @@ pub unsafe extern "C" fn PMPI_Psend_init(
     tag: c_int,
     c: MPI_Comm,
     info: MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    const CALL: &str = "MPI_Psend_init";
-    ffi(CALL, c, || {
-        // SAFETY: `request` is MPI_Psend_init's OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "request", request)? };
-        *o = MPI_REQUEST_NULL;
-        let cm = comm(c, CALL)?;
-        info_ok(CALL, info)?;
-        let n = to_usize(CALL, "partitions", partitions)?;
-        let count = to_usize(CALL, "count", count)?;
-        let dt = committed(datatype, CALL, "datatype")?;
-        crate::conv::check_buf(CALL, "buf", buf, n.saturating_mul(count), &dt)?;
-        // SAFETY: MPI's contract for partitioned sends: the buffer stays valid while the request exists.
-        let p = unsafe { PartitionedSend::init(&cm, buf as *const u8, n, count, &dt, dest, tag)? };
-        let w = Arc::downgrade(&p);
-        *o = new_part_request(c, Part::Send(w), move || p.start());
-        Ok(())
-    })
+    o: &mut MPI_Request,
+) -> R<()> {
+    *o = MPI_REQUEST_NULL;
+    let cm = comm(c, call)?;
+    info_ok(call, info)?;
+    let n = to_usize(call, "partitions", partitions)?;
+    let count = to_usize(call, "count", count)?;
+    let dt = committed(datatype, call, "datatype")?;
+    crate::conv::check_buf(call, "buf", buf, n.saturating_mul(count), &dt)?;
+    // SAFETY: MPI's contract for partitioned sends: the buffer stays valid while the request exists.
+    let p = unsafe { PartitionedSend::init(&cm, buf as *const u8, n, count, &dt, dest, tag)? };
+    let w = Arc::downgrade(&p);
+    *o = new_part_request(c, Part::Send(w), move || p.start());
+    Ok(())
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Precv_init(
+/// MPI_Precv_init (abi.txt `out(request)`: the generated `PMPI_x` checks `request` first).
+///
+/// # Safety
+/// The C caller's arguments of MPI_Precv_init, as MPI defines them.
+#[allow(clippy::too_many_arguments)] // the C call's parameters, and `call`
+pub unsafe fn precv_init(
+    call: &'static str,
     buf: *mut c_void,
     partitions: c_int,
     count: MPI_Count,
@@ -107,26 +112,21 @@ pub unsafe extern "C" fn PMPI_Precv_init(
     tag: c_int,
     c: MPI_Comm,
     info: MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    const CALL: &str = "MPI_Precv_init";
-    ffi(CALL, c, || {
-        // SAFETY: `request` is MPI_Precv_init's OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "request", request)? };
-        *o = MPI_REQUEST_NULL;
-        let cm = comm(c, CALL)?;
-        info_ok(CALL, info)?;
-        let n = to_usize(CALL, "partitions", partitions)?;
-        let count = to_usize(CALL, "count", count)?;
-        let dt = committed(datatype, CALL, "datatype")?;
-        crate::conv::check_buf(CALL, "buf", buf, n.saturating_mul(count), &dt)?;
-        let p =
-            // SAFETY: MPI's contract for partitioned receives: the buffer stays valid while the request exists.
-            unsafe { PartitionedReceive::init(&cm, buf as *mut u8, n, count, &dt, source, tag)? };
-        let w = Arc::downgrade(&p);
-        *o = new_part_request(c, Part::Recv(w), move || p.start());
-        Ok(())
-    })
+    o: &mut MPI_Request,
+) -> R<()> {
+    *o = MPI_REQUEST_NULL;
+    let cm = comm(c, call)?;
+    info_ok(call, info)?;
+    let n = to_usize(call, "partitions", partitions)?;
+    let count = to_usize(call, "count", count)?;
+    let dt = committed(datatype, call, "datatype")?;
+    crate::conv::check_buf(call, "buf", buf, n.saturating_mul(count), &dt)?;
+    let p =
+        // SAFETY: MPI's contract for partitioned receives: the buffer stays valid while the request exists.
+        unsafe { PartitionedReceive::init(&cm, buf as *mut u8, n, count, &dt, source, tag)? };
+    let w = Arc::downgrade(&p);
+    *o = new_part_request(c, Part::Recv(w), move || p.start());
+    Ok(())
 }
 
 /// The partitioned send behind `h`, which must be active.
@@ -192,64 +192,58 @@ pub unsafe extern "C" fn PMPI_Pready_range(lo: c_int, hi: c_int, request: MPI_Re
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Pready_list(
+/// MPI_Pready_list (abi.txt `nonnull(array_of_partitions)`: the generated `PMPI_x` checks `array_of_partitions` first).
+///
+/// # Safety
+/// The C caller's arguments of MPI_Pready_list, as MPI defines them.
+pub unsafe fn pready_list(
+    call: &'static str,
     length: c_int,
     partitions: *const c_int,
     request: MPI_Request,
-) -> c_int {
-    const CALL: &str = "MPI_Pready_list";
-    ffi(CALL, NO_COMM, || {
-        let p = active_send(CALL, request)?;
-        let n = to_usize(CALL, "length", length)?;
-        if n == 0 {
-            return Ok(());
-        }
-        if partitions.is_null() {
-            return Err(bad(ErrorClass::Arg, CALL, "array_of_partitions", "is NULL"));
-        }
-        // SAFETY: MPI_Pready_list's array holds `length` ints (checked non-null).
-        let list = unsafe { std::slice::from_raw_parts(partitions, n) };
-        Ok(p.pready(CALL, list.iter().map(|&x| x as i64))?)
-    })
+) -> R<()> {
+    let p = active_send(call, request)?;
+    let n = to_usize(call, "length", length)?;
+    if n == 0 {
+        return Ok(());
+    }
+    // SAFETY: MPI_Pready_list's array holds `length` ints (checked non-null).
+    let list = unsafe { std::slice::from_raw_parts(partitions, n) };
+    Ok(p.pready(call, list.iter().map(|&x| x as i64))?)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Parrived(
+/// MPI_Parrived (abi.txt `out(flag)`: the generated `PMPI_x` checks `flag` first).
+pub fn parrived(
+    call: &'static str,
     request: MPI_Request,
     partition: c_int,
-    flag: *mut c_int,
-) -> c_int {
-    const CALL: &str = "MPI_Parrived";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: `flag` is MPI_Parrived's OUT argument: NULL (rejected) or writable and unaliased.
-        let f = unsafe { out(CALL, "flag", flag)? };
-        let (inner, c) = {
-            let st = state();
-            let e = st.requests.get(request).ok_or_else(|| {
-                bad(
-                    ErrorClass::Request,
-                    CALL,
-                    "request",
-                    format!("{request:#x} is not a valid request"),
-                )
-            })?;
-            (e.inner, e.comm)
-        };
-        route_to(c);
-        let p = match parts().as_ref().and_then(|m| m.get(&request)) {
-            Some(Part::Recv(w)) => w.upgrade(),
-            _ => None,
-        }
-        .ok_or_else(|| {
+    f: &mut c_int,
+) -> R<()> {
+    let (inner, c) = {
+        let st = state();
+        let e = st.requests.get(request).ok_or_else(|| {
             bad(
                 ErrorClass::Request,
-                CALL,
+                call,
                 "request",
-                "not a partitioned receive request (MPI_Precv_init)",
+                format!("{request:#x} is not a valid request"),
             )
         })?;
-        *f = p.parrived(inner, partition as i64)? as c_int;
-        Ok(())
-    })
+        (e.inner, e.comm)
+    };
+    route_to(c);
+    let p = match parts().as_ref().and_then(|m| m.get(&request)) {
+        Some(Part::Recv(w)) => w.upgrade(),
+        _ => None,
+    }
+    .ok_or_else(|| {
+        bad(
+            ErrorClass::Request,
+            call,
+            "request",
+            "not a partitioned receive request (MPI_Precv_init)",
+        )
+    })?;
+    *f = p.parrived(inner, partition as i64)? as c_int;
+    Ok(())
 }

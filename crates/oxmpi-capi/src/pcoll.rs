@@ -1,12 +1,12 @@
 //! MPI-4 persistent collectives (`MPI_<Op>_init`, intra- and intercommunicators,
 //! neighbourhood ones on topologies, and their `_c` forms).
 //!
-//! An `_init` call is the immediate call's body (`coll.rs`, `neighbor.rs`) in
+//! An `_init` call is the immediate call's body (`coll/`, `neighbor.rs`) in
 //! its persistent form: the same argument checks (named after the `_init`
 //! call), the count, displacement and datatype arrays read, and the algorithm
 //! chosen, all once, here; the schedule that the immediate call would have
 //! started is kept instead (`oxmpi_core::coll::persistent::plan`), with the
-//! communicator's next collective tag. Each MPI_Start (`p2p.rs`) runs that
+//! communicator's next collective tag. Each MPI_Start (`p2p/persistent.rs`) runs that
 //! schedule again; the wait/test family completes a start and leaves the
 //! request inactive; MPI_Request_free frees it.
 //!
@@ -23,30 +23,21 @@ use crate::coll::{
     reduce_scatter_block, scatter, scatterv, whole, Form, Whole,
 };
 use crate::conv::comm;
-use crate::conv::errors::{ffi, out};
+use crate::conv::errors::R;
 use crate::conv::large::{entry, ptr::*};
 use crate::neighbor::{
     neighbor_allgather, neighbor_allgatherv, neighbor_alltoallv, neighbor_alltoallw,
 };
 use crate::types::*;
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Barrier_init(
-    c: MPI_Comm,
-    info: MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    const CALL: &str = "MPI_Barrier_init";
-    ffi(CALL, c, || {
-        let cm = comm(c, CALL)?;
-        crate::conv::info_arg(CALL, info)?;
-        // SAFETY: `request` is MPI_Barrier_init's OUT argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "request", request)? };
-        let plan =
-            oxmpi_core::coll::persistent::plan(CALL, || oxmpi_core::coll::barrier::ibarrier(&cm))?;
-        *o = crate::conv::new_persistent_coll(plan, c);
-        Ok(())
-    })
+/// MPI_Barrier_init (abi.txt `out(request)`: the generated `PMPI_x` checks `request` first).
+pub fn barrier_init(call: &'static str, c: MPI_Comm, info: MPI_Info, o: &mut MPI_Request) -> R<()> {
+    let cm = comm(c, call)?;
+    crate::conv::info_arg(call, info)?;
+    let plan =
+        oxmpi_core::coll::persistent::plan(call, || oxmpi_core::coll::barrier::ibarrier(&cm))?;
+    *o = crate::conv::new_persistent_coll(plan, c);
+    Ok(())
 }
 
 entry!(PMPI_Bcast_init, PMPI_Bcast_init_c, (buf: MVoid, n: CNT, dt: MPI_Datatype, root: c_int, c: MPI_Comm, info: MPI_Info, r: PReq) => bcast(buf, n, dt, root, c, Form::Persistent(info, r)));

@@ -278,113 +278,99 @@ pub fn session_get_num_psets(call: &'static str, session: MPI_Session, info: MPI
     Ok(runtime::pset_names(call)?.len() as c_int)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_get_nth_pset(
+/// MPI_Session_get_nth_pset (abi.txt `out(pset_len) nonnull(pset_name)`: the generated `PMPI_x` checks `pset_len`, `pset_name` first).
+///
+/// # Safety
+/// The C caller's arguments of MPI_Session_get_nth_pset, as MPI defines them.
+pub unsafe fn session_get_nth_pset(
+    call: &'static str,
     session: MPI_Session,
     info: MPI_Info,
     n: c_int,
-    pset_len: *mut c_int,
+    len: &mut c_int,
     pset_name: *mut c_char,
-) -> c_int {
-    const CALL: &str = "MPI_Session_get_nth_pset";
-    ffi_session(CALL, session, None, || {
-        session_id(CALL, session)?;
-        info_pairs(CALL, info)?;
-        let names = runtime::pset_names(CALL)?;
-        let name = usize::try_from(n)
-            .ok()
-            .and_then(|i| names.get(i))
-            .ok_or_else(|| {
-                bad(
-                    ErrorClass::Arg,
-                    CALL,
-                    "n",
-                    format!(
-                        "{n} is not in 0..{} (MPI_Session_get_num_psets)",
-                        names.len()
-                    ),
-                )
-            })?;
-        // SAFETY: INOUT argument: NULL (rejected) or writable and unaliased.
-        let len = unsafe { out(CALL, "pset_len", pset_len)? };
-        // A length of 0 asks for the length needed, NUL included.
-        if *len <= 0 {
-            *len = name.len() as c_int + 1;
-            return Ok(());
-        }
-        if pset_name.is_null() {
-            return Err(bad(ErrorClass::Arg, CALL, "pset_name", "is NULL"));
-        }
-        // SAFETY: the caller provides `*len` writable bytes at `pset_name`.
-        unsafe { put_str(pset_name, name, *len as usize) };
+) -> R<()> {
+    session_id(call, session)?;
+    info_pairs(call, info)?;
+    let names = runtime::pset_names(call)?;
+    let name = usize::try_from(n)
+        .ok()
+        .and_then(|i| names.get(i))
+        .ok_or_else(|| {
+            bad(
+                ErrorClass::Arg,
+                call,
+                "n",
+                format!(
+                    "{n} is not in 0..{} (MPI_Session_get_num_psets)",
+                    names.len()
+                ),
+            )
+        })?;
+    // A length of 0 asks for the length needed, NUL included.
+    if *len <= 0 {
         *len = name.len() as c_int + 1;
-        Ok(())
-    })
+        return Ok(());
+    }
+    // SAFETY: the caller provides `*len` writable bytes at `pset_name`.
+    unsafe { put_str(pset_name, name, *len as usize) };
+    *len = name.len() as c_int + 1;
+    Ok(())
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_get_pset_info(
+/// MPI_Session_get_pset_info (abi.txt `out(info)`: the generated `PMPI_x` checks `info` first).
+///
+/// # Safety
+/// The C caller's arguments of MPI_Session_get_pset_info, as MPI defines them.
+pub unsafe fn session_get_pset_info(
+    call: &'static str,
     session: MPI_Session,
     pset_name: *const c_char,
-    info: *mut MPI_Info,
-) -> c_int {
-    const CALL: &str = "MPI_Session_get_pset_info";
-    ffi_session(CALL, session, None, || {
-        session_id(CALL, session)?;
-        // SAFETY: the C caller's NUL-terminated string (or NULL, rejected).
-        let name = unsafe { get_str(CALL, "pset_name", pset_name)? };
-        let members = pset(CALL, name)?;
-        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "info", info)? };
-        *o = state()
-            .infos
-            .insert(vec![("mpi_size".to_string(), members.len().to_string())]);
-        Ok(())
-    })
+    o: &mut MPI_Info,
+) -> R<()> {
+    session_id(call, session)?;
+    // SAFETY: the C caller's NUL-terminated string (or NULL, rejected).
+    let name = unsafe { get_str(call, "pset_name", pset_name)? };
+    let members = pset(call, name)?;
+    *o = state()
+        .infos
+        .insert(vec![("mpi_size".to_string(), members.len().to_string())]);
+    Ok(())
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_get_info(
-    session: MPI_Session,
-    info_used: *mut MPI_Info,
-) -> c_int {
-    const CALL: &str = "MPI_Session_get_info";
-    ffi_session(CALL, session, None, || {
-        session_id(CALL, session)?;
-        let level = sessions()
-            .get(session)
-            .map(|e| e.thread_level)
-            .unwrap_or(ThreadLevel::Single);
-        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "info_used", info_used)? };
-        *o = state().infos.insert(vec![(
-            "thread_level".to_string(),
-            level_name(level).to_string(),
-        )]);
-        Ok(())
-    })
+/// MPI_Session_get_info (abi.txt `out(info_used)`: the generated `PMPI_x` checks `info_used` first).
+pub fn session_get_info(call: &'static str, session: MPI_Session, o: &mut MPI_Info) -> R<()> {
+    session_id(call, session)?;
+    let level = sessions()
+        .get(session)
+        .map(|e| e.thread_level)
+        .unwrap_or(ThreadLevel::Single);
+    *o = state().infos.insert(vec![(
+        "thread_level".to_string(),
+        level_name(level).to_string(),
+    )]);
+    Ok(())
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_from_session_pset(
+/// MPI_Group_from_session_pset (abi.txt `out(newgroup)`: the generated `PMPI_x` checks `newgroup` first).
+///
+/// # Safety
+/// The C caller's arguments of MPI_Group_from_session_pset, as MPI defines them.
+pub unsafe fn group_from_session_pset(
+    call: &'static str,
     session: MPI_Session,
     pset_name: *const c_char,
-    newgroup: *mut MPI_Group,
-) -> c_int {
-    const CALL: &str = "MPI_Group_from_session_pset";
-    ffi_session(CALL, session, None, || {
-        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "newgroup", newgroup)? };
-        *o = MPI_GROUP_NULL;
-        session_id(CALL, session)?;
-        // SAFETY: the C caller's NUL-terminated string (or NULL, rejected).
-        let name = unsafe { get_str(CALL, "pset_name", pset_name)? };
-        let members = pset(CALL, name)?;
-        let g = crate::conv::new_group(Group::from_world_ranks(members));
-        tag_group(g, Some(session));
-        *o = g;
-        Ok(())
-    })
+    o: &mut MPI_Group,
+) -> R<()> {
+    *o = MPI_GROUP_NULL;
+    session_id(call, session)?;
+    // SAFETY: the C caller's NUL-terminated string (or NULL, rejected).
+    let name = unsafe { get_str(call, "pset_name", pset_name)? };
+    let members = pset(call, name)?;
+    let g = crate::conv::new_group(Group::from_world_ranks(members));
+    tag_group(g, Some(session));
+    *o = g;
+    Ok(())
 }
 
 // ----- error handlers --------------------------------------------------------------------
@@ -433,26 +419,22 @@ pub unsafe extern "C" fn PMPI_Session_set_errhandler(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_get_errhandler(
+/// MPI_Session_get_errhandler (abi.txt `out(errhandler)`: the generated `PMPI_x` checks `errhandler` first).
+pub fn session_get_errhandler(
+    call: &'static str,
     session: MPI_Session,
-    eh: *mut MPI_Errhandler,
-) -> c_int {
-    const CALL: &str = "MPI_Session_get_errhandler";
-    ffi_session(CALL, session, None, || {
-        session_id(CALL, session)?;
-        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "errhandler", eh)? };
-        let h = sessions()
-            .get(session)
-            .map(|e| e.errh)
-            .unwrap_or(MPI_ERRORS_ARE_FATAL);
-        if let Some(e) = state().errhandlers.get_mut(h) {
-            e.refs += 1;
-        }
-        *o = h;
-        Ok(())
-    })
+    o: &mut MPI_Errhandler,
+) -> R<()> {
+    session_id(call, session)?;
+    let h = sessions()
+        .get(session)
+        .map(|e| e.errh)
+        .unwrap_or(MPI_ERRORS_ARE_FATAL);
+    if let Some(e) = state().errhandlers.get_mut(h) {
+        e.refs += 1;
+    }
+    *o = h;
+    Ok(())
 }
 
 #[no_mangle]
@@ -591,20 +573,16 @@ pub unsafe extern "C" fn PMPI_Session_flush_buffer(session: MPI_Session) -> c_in
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_iflush_buffer(
+/// MPI_Session_iflush_buffer (abi.txt `out(request)`: the generated `PMPI_x` checks `request` first).
+pub fn session_iflush_buffer(
+    call: &'static str,
     session: MPI_Session,
-    request: *mut MPI_Request,
-) -> c_int {
-    const CALL: &str = "MPI_Session_iflush_buffer";
-    ffi_session(CALL, session, None, || {
-        let id = session_id(CALL, session)?;
-        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "request", request)? };
-        let r = pt2pt::session_buffer_iflush(id)?;
-        *o = crate::conv::new_request(r, NO_COMM, None);
-        Ok(())
-    })
+    o: &mut MPI_Request,
+) -> R<()> {
+    let id = session_id(call, session)?;
+    let r = pt2pt::session_buffer_iflush(id)?;
+    *o = crate::conv::new_request(r, NO_COMM, None);
+    Ok(())
 }
 
 // ----- Fortran and standard-ABI integers ---------------------------------------------------

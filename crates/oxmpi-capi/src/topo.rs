@@ -349,8 +349,13 @@ unsafe fn weights(call: &str, arg: &str, p: *const c_int, n: usize) -> R<Option<
     Ok(Some(unsafe { ints(call, arg, p, n)? }.to_vec()))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Dist_graph_create(
+/// MPI_Dist_graph_create (abi.txt `out(comm_dist_graph)`: the generated `PMPI_x` checks `comm_dist_graph` first).
+///
+/// # Safety
+/// The C caller's arguments of MPI_Dist_graph_create, as MPI defines them.
+#[allow(clippy::too_many_arguments)] // the C call's parameters, and `call`
+pub unsafe fn dist_graph_create(
+    call: &'static str,
     c: MPI_Comm,
     n: c_int,
     sources: *const c_int,
@@ -359,47 +364,46 @@ pub unsafe extern "C" fn PMPI_Dist_graph_create(
     w: *const c_int,
     info: MPI_Info,
     reorder: c_int,
-    comm_dist_graph: *mut MPI_Comm,
-) -> c_int {
-    const CALL: &str = "MPI_Dist_graph_create";
-    ffi(CALL, c, || {
-        // SAFETY: `comm_dist_graph` is MPI_Dist_graph_create's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "comm_dist_graph", comm_dist_graph)? };
-        // A failing constructor leaves the null handle (MPI-4.1).
-        *o = MPI_COMM_NULL;
-        let cm = comm(c, CALL)?;
-        info_arg(CALL, info)?;
-        let n = nonneg(CALL, "n", n, ErrorClass::Arg)?;
-        // SAFETY: MPI_Dist_graph_create's `sources` holds `n` ints.
-        let sources = unsafe { ints(CALL, "sources", sources, n)? }.to_vec();
-        // SAFETY: MPI_Dist_graph_create's `degrees` holds `n` ints.
-        let degrees = unsafe { ints(CALL, "degrees", degrees, n)? }.to_vec();
-        if let Some((i, &d)) = degrees.iter().enumerate().find(|(_, &d)| d < 0) {
-            return Err(bad(
-                ErrorClass::Arg,
-                CALL,
-                "degrees",
-                format!("degrees[{i}] = {d} is negative"),
-            ));
-        }
-        let total: usize = degrees.iter().map(|&d| d as usize).sum();
-        // SAFETY: MPI_Dist_graph_create's `destinations` holds sum(`degrees`) = `total` ints.
-        let destinations = unsafe { ints(CALL, "destinations", destinations, total)? }.to_vec();
-        // SAFETY: MPI_Dist_graph_create's `weights` is a special value or holds `total` ints, as `weights` requires.
-        let weights = unsafe { weights(CALL, "weights", w, total)? };
-        let edges = DistGraphEdges {
-            sources,
-            degrees,
-            destinations,
-            weights,
-        };
-        *o = new_comm(topology::dist_graph_create(&cm, &edges, reorder != 0)?, c);
-        Ok(())
-    })
+    o: &mut MPI_Comm,
+) -> R<()> {
+    *o = MPI_COMM_NULL;
+    let cm = comm(c, call)?;
+    info_arg(call, info)?;
+    let n = nonneg(call, "n", n, ErrorClass::Arg)?;
+    // SAFETY: MPI_Dist_graph_create's `sources` holds `n` ints.
+    let sources = unsafe { ints(call, "sources", sources, n)? }.to_vec();
+    // SAFETY: MPI_Dist_graph_create's `degrees` holds `n` ints.
+    let degrees = unsafe { ints(call, "degrees", degrees, n)? }.to_vec();
+    if let Some((i, &d)) = degrees.iter().enumerate().find(|(_, &d)| d < 0) {
+        return Err(bad(
+            ErrorClass::Arg,
+            call,
+            "degrees",
+            format!("degrees[{i}] = {d} is negative"),
+        ));
+    }
+    let total: usize = degrees.iter().map(|&d| d as usize).sum();
+    // SAFETY: MPI_Dist_graph_create's `destinations` holds sum(`degrees`) = `total` ints.
+    let destinations = unsafe { ints(call, "destinations", destinations, total)? }.to_vec();
+    // SAFETY: MPI_Dist_graph_create's `weights` is a special value or holds `total` ints, as `weights` requires.
+    let weights = unsafe { weights(call, "weights", w, total)? };
+    let edges = DistGraphEdges {
+        sources,
+        degrees,
+        destinations,
+        weights,
+    };
+    *o = new_comm(topology::dist_graph_create(&cm, &edges, reorder != 0)?, c);
+    Ok(())
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Dist_graph_create_adjacent(
+/// MPI_Dist_graph_create_adjacent (abi.txt `out(comm_dist_graph)`: the generated `PMPI_x` checks `comm_dist_graph` first).
+///
+/// # Safety
+/// The C caller's arguments of MPI_Dist_graph_create_adjacent, as MPI defines them.
+#[allow(clippy::too_many_arguments)] // the C call's parameters, and `call`
+pub unsafe fn dist_graph_create_adjacent(
+    call: &'static str,
     c: MPI_Comm,
     indegree: c_int,
     sources: *const c_int,
@@ -409,39 +413,33 @@ pub unsafe extern "C" fn PMPI_Dist_graph_create_adjacent(
     destweights: *const c_int,
     info: MPI_Info,
     reorder: c_int,
-    comm_dist_graph: *mut MPI_Comm,
-) -> c_int {
-    const CALL: &str = "MPI_Dist_graph_create_adjacent";
-    ffi(CALL, c, || {
-        // SAFETY: `comm_dist_graph` is MPI_Dist_graph_create_adjacent's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "comm_dist_graph", comm_dist_graph)? };
-        // A failing constructor leaves the null handle (MPI-4.1).
-        *o = MPI_COMM_NULL;
-        let cm = comm(c, CALL)?;
-        info_arg(CALL, info)?;
-        let ni = nonneg(CALL, "indegree", indegree, ErrorClass::Arg)?;
-        let no = nonneg(CALL, "outdegree", outdegree, ErrorClass::Arg)?;
-        // SAFETY: MPI_Dist_graph_create_adjacent's `sources` holds `indegree` = `ni` ints.
-        let s = unsafe { ints(CALL, "sources", sources, ni)? };
-        // SAFETY: `sourceweights` is a special value or holds `indegree` = `ni` ints.
-        let sw = unsafe { weights(CALL, "sourceweights", sourceweights, ni)? };
-        // SAFETY: `destinations` holds `outdegree` = `no` ints.
-        let d = unsafe { ints(CALL, "destinations", destinations, no)? };
-        // SAFETY: `destweights` is a special value or holds `outdegree` = `no` ints.
-        let dw = unsafe { weights(CALL, "destweights", destweights, no)? };
-        *o = new_comm(
-            topology::dist_graph_create_adjacent(
-                &cm,
-                s,
-                sw.as_deref(),
-                d,
-                dw.as_deref(),
-                reorder != 0,
-            )?,
-            c,
-        );
-        Ok(())
-    })
+    o: &mut MPI_Comm,
+) -> R<()> {
+    *o = MPI_COMM_NULL;
+    let cm = comm(c, call)?;
+    info_arg(call, info)?;
+    let ni = nonneg(call, "indegree", indegree, ErrorClass::Arg)?;
+    let no = nonneg(call, "outdegree", outdegree, ErrorClass::Arg)?;
+    // SAFETY: MPI_Dist_graph_create_adjacent's `sources` holds `indegree` = `ni` ints.
+    let s = unsafe { ints(call, "sources", sources, ni)? };
+    // SAFETY: `sourceweights` is a special value or holds `indegree` = `ni` ints.
+    let sw = unsafe { weights(call, "sourceweights", sourceweights, ni)? };
+    // SAFETY: `destinations` holds `outdegree` = `no` ints.
+    let d = unsafe { ints(call, "destinations", destinations, no)? };
+    // SAFETY: `destweights` is a special value or holds `outdegree` = `no` ints.
+    let dw = unsafe { weights(call, "destweights", destweights, no)? };
+    *o = new_comm(
+        topology::dist_graph_create_adjacent(
+            &cm,
+            s,
+            sw.as_deref(),
+            d,
+            dw.as_deref(),
+            reorder != 0,
+        )?,
+        c,
+    );
+    Ok(())
 }
 
 /// MPI_Dist_graph_neighbors_count: (indegree, outdegree, weighted) (abi.txt `query`).

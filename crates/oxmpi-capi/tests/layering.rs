@@ -1,7 +1,8 @@
 //! The C layer's files import each other without a circle, and the conversion
 //! layer (`src/conv/`) imports nothing above it (ARCHITECTURE.md, "The C layer").
 //!
-//! A file's imports are its `crate::X` paths (in `use` lines and inline). `lib.rs`'s
+//! A file's imports are its `crate::X` paths (in `use` lines and inline), with its
+//! `super::X` and `self::X` paths read as the `crate::` paths they name. `lib.rs`'s
 //! `pmpi` module re-exports every area, so it is a node of its own; `abi` and `types`
 //! (inline modules of `lib.rs`, below everything) are leaves.
 
@@ -56,6 +57,21 @@ fn crate_paths(text: &str) -> Vec<String> {
     out
 }
 
+/// `text` of the file `name` with its `super::`/`self::` paths written from `crate::`.
+fn absolute(name: &str, text: &str) -> String {
+    let module = name.replace('/', "::");
+    let parent = module.rsplit_once("::").map_or("", |(p, _)| p);
+    let crate_of = |m: &str| {
+        if m.is_empty() {
+            "crate::".to_string()
+        } else {
+            format!("crate::{m}::")
+        }
+    };
+    text.replace("super::", &crate_of(parent))
+        .replace("self::", &crate_of(&module))
+}
+
 fn graph() -> BTreeMap<String, BTreeSet<String>> {
     let mut files = files();
     let lib = files.remove("lib").expect("src/lib.rs");
@@ -81,7 +97,7 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
     );
     for (name, text) in &files {
         let mut deps = BTreeSet::new();
-        for p in crate_paths(text) {
+        for p in crate_paths(&absolute(name, text)) {
             if p.starts_with("pmpi") {
                 deps.insert("pmpi".to_string());
             } else if let Some(t) = resolve(&p, &files) {
@@ -169,4 +185,17 @@ fn the_import_scanner_sees_groups_and_inline_paths() {
     let p =
         crate_paths("use crate::conv::{handles::state, comm as c};\nlet x = crate::p2p::send(1);");
     assert_eq!(p, ["conv::handles::state", "conv::comm", "p2p::send"]);
+}
+
+#[test]
+fn relative_paths_count_as_imports() {
+    let t = absolute(
+        "file/open",
+        "use super::*;\nuse super::view::x;\nuse self::y::z;",
+    );
+    assert_eq!(
+        crate_paths(&t),
+        ["file::", "file::view::x", "file::open::y::z"].map(|s| s.trim_end_matches(':'))
+    );
+    assert_eq!(absolute("p2p", "super::conv::x"), "crate::conv::x");
 }

@@ -5,7 +5,8 @@
 mod rng;
 use rng::Rng;
 
-use oxmpi_core::datatype::{pack_into, unpack_from, Datatype, Primitive};
+use oxmpi_core::buf::{self, RecvBuf, SendBuf};
+use oxmpi_core::datatype::{Datatype, Primitive};
 
 /// xorshift64* — deterministic, no dependencies.
 const POOL: &[Primitive] = &[
@@ -324,17 +325,19 @@ fn check_one(rng: &mut Rng, g: &Gen) -> bool {
         assert!(dst3 == expect, "truncated unpack of {dt:?}");
     }
 
-    // pack_into / unpack_from with an offset position.
+    // MPI_Pack / MPI_Unpack over descriptors with an offset position.
     let mut outbuf = vec![0u8; total + 5];
     let mut pos = 3;
     // SAFETY: as above.
-    unsafe { pack_into(dt, src.as_ptr().offset(BASE), count, &mut outbuf, &mut pos).unwrap() };
+    let from = unsafe { SendBuf::from_raw(src.as_ptr().offset(BASE), count, Some(dt)) };
+    buf::pack(from, &mut outbuf, &mut pos).unwrap();
     assert_eq!(pos, 3 + total);
     assert_eq!(&outbuf[3..3 + total], packed.as_slice());
     let mut dst4 = vec![0u8; ARENA];
     let mut pos = 3;
     // SAFETY: as above.
-    unsafe { unpack_from(dt, &outbuf, &mut pos, dst4.as_mut_ptr().offset(BASE), count).unwrap() };
+    let to = unsafe { RecvBuf::from_raw(dst4.as_mut_ptr().offset(BASE), count, Some(dt)) };
+    buf::unpack(&outbuf, &mut pos, to).unwrap();
     assert_eq!(pos, 3 + total);
     assert!(dst4 == dst);
     true

@@ -27,7 +27,6 @@ use std::borrow::Borrow;
 use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
-use std::mem::MaybeUninit;
 use std::sync::{Mutex, OnceLock};
 
 use oxmpi_core::buf::Region;
@@ -863,14 +862,55 @@ pub(crate) fn recv_spec<'a, B: BufferMut + ?Sized>(
     Ok(RecvSpec::Typed(typed_out(buf)))
 }
 
-/// How a receive writes the values of `v`, whose memory is zeroed first (so the bytes a
-/// datatype skips, padding, are initialized too).
-pub(crate) fn value_spec_mut<'a, T: Equivalence>(
-    v: &'a mut [MaybeUninit<T>],
-    call: &str,
-) -> Result<RecvSpec<'a>> {
-    let n = v.len();
-    value_spec::<T>(oxmpi_core::buf::zeroed_bytes(v), n, call)
+/// Memory for `n` values of `T` that a receive writes (core's [`Zeroed`](oxmpi_core::buf::Zeroed):
+/// zeroed, so the bytes a datatype skips, padding, are initialized too), handed back as
+/// values once it did ([`into_values`](Slots::into_values)).
+pub(crate) struct Slots<T>(oxmpi_core::buf::Zeroed<T>);
+
+impl<T: Equivalence> Slots<T> {
+    /// Memory for `n` values.
+    pub(crate) fn new(n: usize) -> Slots<T> {
+        Slots(oxmpi_core::buf::Zeroed::new(n))
+    }
+
+    /// How a receive writes the values.
+    pub(crate) fn spec(&mut self, call: &str) -> Result<RecvSpec<'_>> {
+        let n = self.0.len();
+        value_spec::<T>(self.0.bytes_mut(), n, call)
+    }
+
+    /// The values a receive of `count_bytes` bytes wrote: an MPI_ERR_COUNT error naming
+    /// `call` unless `count_bytes` is `want` whole values (`None`: any whole number of
+    /// them, at most all), an MPI_ERR_TYPE error if elements were not values of `T`
+    /// (checked again here, so no invalid value ever comes out).
+    pub(crate) fn into_values(
+        mut self,
+        count_bytes: usize,
+        want: Option<usize>,
+        call: &str,
+    ) -> Result<Vec<T>> {
+        let size = std::mem::size_of::<T>();
+        let dt = T::equivalent_datatype();
+        let d = dt.as_datatype_ref();
+        let dsize = d.size().max(1);
+        let n = count_bytes / dsize;
+        if !count_bytes.is_multiple_of(dsize) || want.is_some_and(|w| w != n) || n > self.0.len() {
+            return Err(Error::new(
+                ErrorClass::Count,
+                format!(
+                    "{call}: received {count_bytes} bytes where {} value(s) of {} bytes were expected",
+                    want.map_or("whole".to_string(), |w| w.to_string()),
+                    d.size()
+                ),
+            ));
+        }
+        self.0.truncate(n);
+        if d.is_contiguous() && d.size() == size && d.core.true_lb() == 0 {
+            Checker(d.check).check(self.0.bytes_mut(), n * size, call)?;
+        }
+        // SAFETY: `Equivalence`'s contract: the bytes a message of `T`'s datatype carries (zero bytes among them; checked above for the types with invalid patterns, as the receive did) make a valid `T`, the bytes it skips being padding.
+        Ok(unsafe { self.0.assume_init() })
+    }
 }
 
 /// How a receive writes `elems` values of `T` into their (initialized) bytes: as bytes

@@ -13,6 +13,7 @@
 //! let client = port.accept(&world, 0);
 //! client.disconnect();
 //! ```
+#![deny(unsafe_code)]
 
 use std::process::Command;
 

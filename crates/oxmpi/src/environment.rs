@@ -10,6 +10,7 @@
 //!          oxmpi::environment::processor_name().unwrap());
 //! println!("took {} s", oxmpi::environment::time() - t0);
 //! ```
+#![deny(unsafe_code)]
 
 use std::string::FromUtf8Error;
 

@@ -6,6 +6,7 @@
 //! arguments and returns `Result<_, Error>` instead. An [`Error`] carries the MPI
 //! [`ErrorClass`] ([`class_value`] gives its standard `MPI_ERR_*` value) and a message that
 //! names the MPI call and the offending argument.
+#![deny(unsafe_code)]
 
 /// MPI error classes (their standard `MPI_ERR_*` values: [`class_value`]).
 pub use oxmpi_core::error::ErrorClass;

@@ -30,6 +30,7 @@
 //! file.close();
 //! assert!(!path.exists());
 //! ```
+#![deny(unsafe_code)]
 
 use std::ops::BitOr;
 use std::path::Path;

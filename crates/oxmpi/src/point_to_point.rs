@@ -19,17 +19,17 @@
 //! ```
 //!
 //! Every fallible method `foo` has a `try_foo` twin returning [`crate::Result`].
+#![deny(unsafe_code)]
 
 use std::fmt;
-use std::mem::MaybeUninit;
 
 use oxmpi_core::pt2pt;
 use oxmpi_core::{Comm, SendMode, ANY_SOURCE};
 
-use crate::datatype::RecvTarget;
+use crate::datatype::Slots;
 use crate::datatype::{
-    recv_spec, send_spec, typed_in, typed_out, value_spec_mut, Buffer, BufferMut, Datatype,
-    Equivalence, RecvBytes, RecvSpec, SendSpec, Typed, TypedMut,
+    recv_spec, send_spec, typed_in, typed_out, Buffer, BufferMut, Datatype, Equivalence, RecvBytes,
+    RecvSpec, SendSpec, Typed, TypedMut,
 };
 use crate::environment::threading::{SafetyOf, ThreadSafety};
 use crate::error::{Error, ErrorClass, OrFatal, Result};
@@ -234,16 +234,15 @@ fn recv_value<Msg: Equivalence>(
     call: &str,
     f: impl FnOnce(Into<'_, '_>) -> Result<oxmpi_core::Status>,
 ) -> Result<(Msg, Status)> {
-    let mut v = [MaybeUninit::<Msg>::uninit()];
-    let spec = value_spec_mut(&mut v, call)?;
+    let mut v = Slots::<Msg>::new(1);
+    let spec = v.spec(call)?;
     let st = receive_spec(spec, call, f)?;
-    let [v] = v;
     value_received::<Msg>(v, st, call)
 }
 
 /// The value a receive of one `Msg` wrote, if it wrote a whole one.
 fn value_received<Msg: Equivalence>(
-    v: MaybeUninit<Msg>,
+    v: Slots<Msg>,
     st: Status,
     call: &str,
 ) -> Result<(Msg, Status)> {
@@ -257,8 +256,8 @@ fn value_received<Msg: Equivalence>(
             ),
         ));
     }
-    // SAFETY: the zeroed value's every data byte was written by the receive (and checked by the datatype); the bytes the datatype skips are padding.
-    Ok((unsafe { v.assume_init() }, st))
+    let v = v.into_values(st.0.count_bytes, Some(1), call)?;
+    Ok((v.into_iter().next().expect("one value"), st))
 }
 
 /// A blocking send-receive of typed buffers (any datatypes), through the engine's
@@ -655,6 +654,7 @@ pub trait Destination: AsCommunicator {
     /// `unsafe` for compatibility with rsmpi, where a ready send without a posted receive
     /// is undefined. oxmpi has no undefined behaviour here (the message is delivered as a
     /// standard one); [`try_ready_send_with_tag`](Self::try_ready_send_with_tag) is safe.
+    #[allow(unsafe_code)] // rsmpi's signature; the body is safe
     unsafe fn ready_send_with_tag<Buf: Buffer + ?Sized>(&self, buf: &Buf, tag: Tag) {
         self.try_ready_send_with_tag(buf, tag).or_fatal()
     }
@@ -672,6 +672,7 @@ pub trait Destination: AsCommunicator {
     ///
     /// # Safety
     /// See [`ready_send_with_tag`](Self::ready_send_with_tag).
+    #[allow(unsafe_code)] // rsmpi's signature; the body is safe
     unsafe fn ready_send<Buf: Buffer + ?Sized>(&self, buf: &Buf) {
         self.try_ready_send_with_tag(buf, 0).or_fatal()
     }
@@ -683,6 +684,7 @@ pub trait Destination: AsCommunicator {
     ///
     /// # Safety
     /// See [`ready_send_with_tag`](Self::ready_send_with_tag).
+    #[allow(unsafe_code)] // rsmpi's signature; the body is safe
     unsafe fn immediate_ready_send_with_tag<'a, Sc, Buf>(
         &self,
         scope: Sc,
@@ -720,6 +722,7 @@ pub trait Destination: AsCommunicator {
     ///
     /// # Safety
     /// See [`ready_send_with_tag`](Self::ready_send_with_tag).
+    #[allow(unsafe_code)] // rsmpi's signature; the body is safe
     unsafe fn immediate_ready_send<'a, Sc, Buf>(
         &self,
         scope: Sc,
@@ -819,8 +822,8 @@ impl Message {
         let mut m = self.take();
         let size = Msg::equivalent_datatype().as_datatype_ref().size().max(1);
         let n = self.bytes.div_ceil(size);
-        let mut v: Vec<MaybeUninit<Msg>> = (0..n).map(|_| MaybeUninit::uninit()).collect();
-        let st = match value_spec_mut(&mut v, "MPI_Mrecv")? {
+        let mut v = Slots::<Msg>::new(n);
+        let st = match v.spec("MPI_Mrecv")? {
             RecvSpec::Bytes(mut t) => {
                 let st = oxmpi_core::buf::scope(|sc| {
                     let mut r = pt2pt::imrecv(sc, t.desc_mut(), &mut m)?;
@@ -842,9 +845,7 @@ impl Message {
                 format!("MPI_Mrecv: the message has {} bytes, not a whole number of {size}-byte elements", st.count_bytes),
             ));
         }
-        v.truncate(st.count_bytes / size);
-        // SAFETY: the first count_bytes / size elements were written whole (over zeroed memory) by the receive, by `Msg`'s own datatype, and checked.
-        let v = v.into_iter().map(|x| unsafe { x.assume_init() }).collect();
+        let v = v.into_values(st.count_bytes, None, "MPI_Mrecv")?;
         Ok((v, Status(st)))
     }
 
@@ -955,8 +956,8 @@ where
     const CALL: &str = "MPI_Sendrecv";
     let comm = same_comm(destination, source, CALL)?;
     let (dest, src) = (destination.destination_rank(), source.source_rank());
-    let mut v = [MaybeUninit::<R>::uninit()];
-    let st = match (send_spec(msg, CALL)?, value_spec_mut(&mut v, CALL)?) {
+    let mut v = Slots::<R>::new(1);
+    let st = match (send_spec(msg, CALL)?, v.spec(CALL)?) {
         (SendSpec::Bytes(out), RecvSpec::Bytes(t)) => recv_into_target(t, CALL, |b| {
             pt2pt::sendrecv(comm, out, dest, sendtag, b, src, receivetag)
         })?,
@@ -991,7 +992,6 @@ where
             receivetag,
         )?,
     };
-    let [v] = v;
     value_received::<R>(v, st, CALL)
 }
 
@@ -1208,10 +1208,8 @@ where
 #[must_use = "the receive is cancelled when the future is dropped"]
 pub struct ReceiveFuture<T> {
     /// The value's memory, lent to the receive until it completes (`None` once taken).
-    slot: Option<LentBox<[MaybeUninit<T>; 1]>>,
+    slot: Option<LentBox<Slots<T>>>,
     raw: oxmpi_core::Request,
-    /// The bytes to check once the receive completed (a contiguous value's).
-    recv: Option<RecvTarget>,
 }
 
 impl<T> fmt::Debug for ReceiveFuture<T> {
@@ -1222,25 +1220,23 @@ impl<T> fmt::Debug for ReceiveFuture<T> {
 
 impl<T: Equivalence> ReceiveFuture<T> {
     fn start(comm: &Comm, source: Rank, tag: Tag) -> Result<Self> {
-        let (slot, r) =
-            LentBox::lend(
-                Box::new([MaybeUninit::<T>::uninit()]),
-                |cap, v| match value_spec_mut(&mut v[..], "MPI_Irecv")? {
-                    RecvSpec::Bytes(t) => {
-                        let (buf, target) = t.lend(cap);
-                        Ok((pt2pt::irecv(cap, comm, buf, source, tag)?, Some(target)))
-                    }
-                    RecvSpec::Typed(mut t) => {
-                        let buf = t.lend_mut(cap);
-                        Ok((pt2pt::irecv(cap, comm, buf, source, tag)?, None))
-                    }
-                },
-            );
-        let (raw, recv) = r?;
+        let (slot, r) = LentBox::lend(
+            Box::new(Slots::<T>::new(1)),
+            // The received bytes are checked by `Slots::into_values`.
+            |cap, v| match v.spec("MPI_Irecv")? {
+                RecvSpec::Bytes(t) => {
+                    let (buf, _) = t.lend(cap);
+                    pt2pt::irecv(cap, comm, buf, source, tag)
+                }
+                RecvSpec::Typed(mut t) => {
+                    let buf = t.lend_mut(cap);
+                    pt2pt::irecv(cap, comm, buf, source, tag)
+                }
+            },
+        );
         Ok(ReceiveFuture {
             slot: Some(slot),
-            raw,
-            recv,
+            raw: r?,
         })
     }
 
@@ -1248,12 +1244,7 @@ impl<T: Equivalence> ReceiveFuture<T> {
     fn finish(mut self, st: Result<oxmpi_core::Status>) -> Result<(T, Status)> {
         let slot = self.slot.take().expect("live future").reclaim();
         let st = st?;
-        if let Some(t) = self.recv {
-            // SAFETY: the receive is over (`reclaim`), and `t` covers the value's memory, `slot`'s, ours again.
-            unsafe { t.after(st.count_bytes, "MPI_Irecv")? };
-        }
-        let [v] = *slot;
-        value_received::<T>(v, Status(st), "MPI_Irecv")
+        value_received::<T>(*slot, Status(st), "MPI_Irecv")
     }
 
     /// Waits for the value (`MPI_Wait`).

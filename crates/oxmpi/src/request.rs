@@ -37,8 +37,7 @@ use std::marker::PhantomData;
 
 use std::sync::Arc;
 
-use oxmpi_core::buf::{InFlight, Lent, Standing};
-use oxmpi_core::pt2pt;
+use oxmpi_core::buf::{Handle, InFlight, Lent, Standing};
 use oxmpi_core::Request as Raw;
 
 use crate::datatype::RecvTarget;
@@ -77,7 +76,8 @@ use crate::point_to_point::Status;
 /// panics; wrap it in a [`WaitGuard`] or [`CancelGuard`] to complete it on drop instead.
 #[must_use = "a request must be completed (wait/test) or guarded; dropping it panics"]
 pub struct Request<'a, D: ?Sized, S: Scope<'a> = StaticScope, T: ThreadSafety = Unthreaded> {
-    raw: Raw,
+    /// The engine's request, owned (not `Copy`): only this value completes it.
+    raw: Handle<'a>,
     /// The buffer, `None` once handed back (then the request is complete or taken
     /// apart, and dropping it does nothing).
     data: Option<Data<'a, D>>,
@@ -169,14 +169,8 @@ pub(crate) fn immediate_mut<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
         &'x mut D,
     ) -> Result<(Raw, Option<RecvTarget>)>,
 ) -> Result<Request<'a, D, Sc, T>> {
-    let (lent, recv) = oxmpi_core::buf::lend(buf, &Held(&scope), call, f)?;
-    Ok(Request::new(
-        lent.raw(),
-        Data::Lent(lent),
-        recv,
-        call,
-        scope,
-    ))
+    let (lent, raw, recv) = oxmpi_core::buf::lend(buf, &Held(&scope), call, f)?;
+    Ok(Request::new(raw, Data::Lent(lent), recv, call, scope))
 }
 
 impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> fmt::Debug for Request<'a, D, S, T> {
@@ -208,7 +202,7 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
     /// `start_kept`/`lend` handed it over): the scope settles it (waits for it) at its
     /// end if nobody completed it.
     fn new(
-        raw: Raw,
+        raw: Handle<'a>,
         data: Data<'a, D>,
         recv: Option<RecvTarget>,
         call: &'static str,
@@ -232,15 +226,23 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
     /// afterwards, whose buffers are `data` (or outlive `'a`).
     pub unsafe fn from_raw(request: Raw, data: &'a D, scope: S) -> Self {
         oxmpi_core::buf::BufScope::enter(&Held(&scope), request);
-        Self::new(request, Data::Shared(data), None, "MPI_Wait", scope)
+        Self::new(
+            Handle::adopt(request),
+            Data::Shared(data),
+            None,
+            "MPI_Wait",
+            scope,
+        )
     }
 
-    /// Takes the request apart and returns its parts.
+    /// Takes the request apart and returns its parts (the engine's request as its
+    /// [`Handle`], which, carrying `'a`, cannot be completed after the buffer's borrow
+    /// ends).
     ///
     /// # Safety
     /// The returned engine request must be completed within `'a`, before the data is
     /// used.
-    pub unsafe fn into_raw(self) -> (Raw, &'a D, S) {
+    pub unsafe fn into_raw(self) -> (Handle<'a>, &'a D, S) {
         let (raw, data, _, _, scope, keep) = self.into_parts();
         // What the operation uses (a user operation) must outlive it: it is leaked.
         std::mem::forget(keep);
@@ -256,7 +258,7 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
     fn into_parts(
         mut self,
     ) -> (
-        Raw,
+        Handle<'a>,
         Data<'a, D>,
         Option<RecvTarget>,
         &'static str,
@@ -266,7 +268,7 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
         let data = self.data.take().expect("a request is taken apart once");
         let scope = self.scope.take().expect("a request is taken apart once");
         (
-            self.raw,
+            std::mem::replace(&mut self.raw, Handle::null()),
             data,
             self.recv.take(),
             self.call,
@@ -275,9 +277,47 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
         )
     }
 
-    /// The engine's handle (for diagnostics; completing it elsewhere is a bug).
-    pub fn as_raw(&self) -> Raw {
-        self.raw
+    /// The engine's request, borrowed (for diagnostics): the [`Handle`] is not `Copy`
+    /// and completing it needs `&mut`, so only this request completes it, and no copy
+    /// of it outlives the request or the buffer it borrows.
+    ///
+    /// ```compile_fail,E0505
+    /// use oxmpi::traits::*;
+    /// use oxmpi::request::scope;
+    /// let universe = oxmpi::initialize().unwrap();
+    /// let world = universe.world();
+    /// let mut kept = None;
+    /// let mut y = 0u8;
+    /// scope(|s| {
+    ///     let recv = world.this_process().immediate_receive_into(s, &mut y);
+    ///     kept = Some(recv.as_raw()); // error: `recv` is borrowed, then moved by `wait`
+    ///     world.this_process().send(&1u8);
+    ///     recv.wait();
+    /// });
+    /// drop(kept);
+    /// ```
+    ///
+    /// Nor can the handle taken apart by [`into_raw`](Self::into_raw) be completed
+    /// once the buffer it writes is gone:
+    ///
+    /// ```compile_fail,E0597
+    /// use oxmpi::traits::*;
+    /// use oxmpi::request::scope;
+    /// let universe = oxmpi::initialize().unwrap();
+    /// let world = universe.world();
+    /// let mut h = {
+    ///     let mut y = 0u8; // error: `y` does not live long enough
+    ///     scope(|s| {
+    ///         let recv = world.this_process().immediate_receive_into(s, &mut y);
+    ///         // SAFETY: (the misuse the handle's lifetime rejects)
+    ///         unsafe { recv.into_raw() }.0
+    ///     })
+    /// };
+    /// world.this_process().send(&1u8);
+    /// h.wait().unwrap();
+    /// ```
+    pub fn as_raw(&self) -> &Handle<'a> {
+        &self.raw
     }
 
     /// Waits for the operation to finish (`MPI_Wait`). Errors are fatal.
@@ -302,7 +342,7 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
 
     fn try_wait_for_data(self) -> Result<(Status, &'a D)> {
         let (mut raw, data, recv, call, _, _keep) = self.into_parts();
-        let st = pt2pt::wait(&mut raw);
+        let st = raw.wait();
         let (data, st) = data.reclaim_checked(st, recv, call)?;
         Ok((Status::from_core(st), data))
     }
@@ -330,7 +370,7 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
     }
 
     fn try_test_with_data(mut self) -> Result<std::result::Result<(Status, &'a D), Self>> {
-        match pt2pt::test(&mut self.raw) {
+        match self.raw.test() {
             Ok(None) => Ok(Err(self)),
             Ok(Some(st)) => {
                 let (_, data, recv, call, _, _) = self.into_parts();
@@ -352,15 +392,13 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
 
     /// [`cancel`](Self::cancel), reporting errors.
     pub fn try_cancel(&self) -> Result<()> {
-        pt2pt::cancel(&self.raw)
+        self.raw.cancel()
     }
 
     /// Whether the operation has finished, without completing the request
     /// (`MPI_Request_get_status`).
     pub fn get_status(&self) -> Option<Status> {
-        pt2pt::request_get_status(self.raw)
-            .or_fatal()
-            .map(Status::from_core)
+        self.raw.get_status().or_fatal().map(Status::from_core)
     }
 
     /// Moves the request to a shorter scope.
@@ -370,7 +408,7 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
         S2: Scope<'b>,
     {
         let (raw, data, recv, call, _, keep) = self.into_parts();
-        oxmpi_core::buf::BufScope::enter(&Held(&scope), raw);
+        let raw = raw.keep_in(&Held(&scope));
         let mut r = Request::new(raw, data, recv, call, scope);
         r.keep = keep;
         r
@@ -401,14 +439,21 @@ pub fn wait_any<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety>(
 pub fn try_wait_any<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety>(
     requests: &mut Vec<Request<'a, D, S, T>>,
 ) -> Result<Option<(usize, Status)>> {
-    let mut raws: Vec<Raw> = requests.iter().map(|r| r.raw).collect();
-    let res = pt2pt::waitany(&mut raws);
+    // The handles lent to one call over all of them (nulls left in their place meanwhile).
+    let mut raws: Vec<Handle<'a>> = requests
+        .iter_mut()
+        .map(|r| std::mem::replace(&mut r.raw, Handle::null()))
+        .collect();
+    let res = Handle::wait_any(&mut raws);
     let found = match &res {
         Ok(Some((i, _))) => Some(*i),
         Ok(None) => None,
         // Which one failed is unknown to us: find the request the engine consumed.
         Err(_) => raws.iter().position(|r| r.is_null()),
     };
+    for (r, h) in requests.iter_mut().zip(raws) {
+        r.raw = h;
+    }
     let Some(i) = found else {
         return res.map(|_| None);
     };
@@ -721,7 +766,7 @@ pub type Completion<'a, D> = (usize, Status, &'a D);
 /// # Aborts
 /// If the collection is dropped by a panic with requests incomplete, the process aborts.
 pub struct RequestCollection<'a, D: ?Sized> {
-    raws: Vec<Raw>,
+    raws: Vec<Handle<'a>>,
     data: Vec<Option<Data<'a, D>>>,
     recv: Vec<Option<RecvTarget>>,
     calls: Vec<&'static str>,
@@ -819,7 +864,7 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
     /// [`wait_any`](Self::wait_any), reporting errors.
     pub fn try_wait_any(&mut self) -> Result<Option<Completion<'a, D>>> {
         let before: Vec<bool> = self.raws.iter().map(|r| r.is_null()).collect();
-        match pt2pt::waitany(&mut self.raws) {
+        match Handle::wait_any(&mut self.raws) {
             Ok(None) => Ok(None),
             Ok(Some((i, st))) => self.complete(i, Ok(st)),
             Err(e) => {
@@ -850,7 +895,7 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
     /// [`wait_some`](Self::wait_some), reporting errors.
     pub fn try_wait_some(&mut self, result: &mut Vec<Completion<'a, D>>) -> Result<()> {
         result.clear();
-        let got = pt2pt::waitsome(&mut self.raws)?;
+        let got = Handle::wait_some(&mut self.raws)?;
         self.fill(got.unwrap_or_default(), result)
     }
 
@@ -886,7 +931,7 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
     pub fn try_wait_all(&mut self, result: &mut Vec<Completion<'a, D>>) -> Result<()> {
         result.clear();
         let mut statuses = vec![oxmpi_core::Status::EMPTY; self.raws.len()];
-        let res = pt2pt::waitall(&mut self.raws, &mut statuses);
+        let res = Handle::wait_all(&mut self.raws, &mut statuses);
         let mut first_err = res.err();
         self.reclaim_lent();
         result.reserve(self.incomplete());
@@ -946,7 +991,7 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
     /// [`test_any`](Self::test_any), reporting errors.
     pub fn try_test_any(&mut self) -> Result<Option<Completion<'a, D>>> {
         let before: Vec<bool> = self.raws.iter().map(|r| r.is_null()).collect();
-        match pt2pt::testany(&mut self.raws) {
+        match Handle::test_any(&mut self.raws) {
             Ok(Some(Some((i, st)))) => self.complete(i, Ok(st)),
             Ok(_) => Ok(None),
             Err(e) => {
@@ -965,7 +1010,7 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
     /// [`test_some`](Self::test_some), reporting errors.
     pub fn try_test_some(&mut self, result: &mut Vec<Completion<'a, D>>) -> Result<()> {
         result.clear();
-        let got = pt2pt::testsome(&mut self.raws)?;
+        let got = Handle::test_some(&mut self.raws)?;
         self.fill(got.unwrap_or_default(), result)
     }
 
@@ -979,7 +1024,7 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
     pub fn try_test_all(&mut self, result: &mut Vec<Completion<'a, D>>) -> Result<bool> {
         result.clear();
         for r in &self.raws {
-            if !r.is_null() && pt2pt::request_get_status(*r)?.is_none() {
+            if !r.is_null() && r.get_status()?.is_none() {
                 return Ok(false);
             }
         }

@@ -25,6 +25,7 @@
 //! drop(comm);
 //! session.finalize().unwrap();
 //! ```
+#![deny(unsafe_code)]
 
 use std::sync::atomic::{AtomicU32, Ordering};
 

@@ -42,6 +42,7 @@
 //! sent.reset().unwrap();
 //! assert_eq!(sent.read().as_u64(), 0);
 //! ```
+#![deny(unsafe_code)]
 
 use oxmpi_core::tools as core;
 

@@ -5,6 +5,7 @@
 //! let dt = i64::equivalent_datatype();
 //! assert_eq!(dt.size(), 8);
 //! ```
+#![deny(unsafe_code)]
 
 pub use crate::attribute::traits::*;
 pub use crate::collective::traits::*;

@@ -1,7 +1,7 @@
 //! The conversion layer: everything between a C argument and the engine's value.
 //!
 //! Below it: only `abi`/`types` (lib.rs) and `oxmpi-core`. Above it: the area
-//! files (`p2p.rs`, `coll.rs`, `comm.rs`, ...), which import from here and never
+//! files (`p2p/`, `coll/`, `comm/`, ...), which import from here and never
 //! the other way round. Inside, each file uses only the ones listed before it:
 //! - [`handles`]: the handle tables and the C layer's state (`state()`);
 //! - [`errors`]: the `ffi` wrapper every `PMPI_x` body runs in, error codes and
@@ -9,16 +9,20 @@
 //! - [`large`]: counts and displacements of either width (`int` / `MPI_Count`);
 //! - [`session`]: the session table and which session owns a group or communicator;
 //! - [`args`]: C strings in and out, buffer arguments;
+//! - [`bufs`]: a C collective's buffers as core's typed descriptors;
 //! - [`callback`]: the handle a user callback gets;
 //! - [`status`]: `MPI_Status` to the engine's `Status` and back;
-//! - [`lookup`]: handle -> engine object and engine object -> new handle.
+//! - [`lookup`]: handle -> engine object and engine object -> new handle;
+//! - [`region`]: C buffers as the engine's `Region`s and byte slices (imports none of these).
 
 pub mod args;
+pub mod bufs;
 pub mod callback;
 pub mod errors;
 pub mod handles;
 pub mod large;
 pub mod lookup;
+pub mod region;
 pub mod session;
 pub mod status;
 

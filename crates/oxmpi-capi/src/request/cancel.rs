@@ -2,79 +2,74 @@
 
 use super::*;
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Cancel(request: *mut MPI_Request) -> c_int {
-    const CALL: &str = "MPI_Cancel";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: `request` is MPI_Cancel's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let h = unsafe { out(CALL, "request", request)? };
-        let (r, c, _) = one_request(CALL, *h)?;
-        route_to(c);
-        if let Some(g) = greq_of(*h) {
-            // A generalized request: the user's cancel_fn decides, told whether
-            // MPI_Grequest_complete was called already.
-            if let Some(f) = g.cancel {
-                // SAFETY: a C function the user registered with MPI_Grequest_start with this signature.
-                let code = unsafe { f(g.extra_state as *mut c_void, g.completed as c_int) };
-                if code != MPI_SUCCESS {
-                    return Err(Fail { code, message: format!("{CALL}: the generalized request's cancel_fn returned error code {code}") });
-                }
-            }
-            return Ok(());
-        }
-        if !r.is_null() {
-            pt2pt::cancel(&r).map_err(|e| rename_call(e, CALL))?;
-        }
-        Ok(())
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
-    const CALL: &str = "MPI_Request_free";
-    ffi(CALL, NO_COMM, || {
-        // SAFETY: `request` is MPI_Request_free's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let h = unsafe { out(CALL, "request", request)? };
-        let (mut r, c, _) = one_request(CALL, *h)?;
-        route_to(c);
-        if let Some(g) = greq_of(*h) {
-            if g.freed {
-                return Err(bad(
-                    ErrorClass::Request,
-                    CALL,
-                    "request",
-                    "the generalized request was freed already",
-                ));
-            }
-            pt2pt::request_free(&mut r).map_err(|e| rename_call(e, CALL))?;
-            if !g.completed {
-                // free_fn runs at MPI_Grequest_complete, which still needs the handle.
-                if let Some(Hook::Greq(x)) = state().requests.get_mut(*h).map(|e| &mut e.hook) {
-                    x.freed = true;
-                }
-                *h = MPI_REQUEST_NULL;
-                return Ok(());
-            }
-            state().requests.remove(*h);
-            *h = MPI_REQUEST_NULL;
-            let code = greq_free(&g);
+/// MPI_Cancel (abi.txt `out(request)`: the generated `PMPI_x` checks `request` first).
+pub fn cancel(call: &'static str, h: &mut MPI_Request) -> R<()> {
+    let (r, c, _) = one_request(call, *h)?;
+    route_to(c);
+    if let Some(g) = greq_of(*h) {
+        // A generalized request: the user's cancel_fn decides, told whether
+        // MPI_Grequest_complete was called already.
+        if let Some(f) = g.cancel {
+            // SAFETY: a C function the user registered with MPI_Grequest_start with this signature.
+            let code = unsafe { f(g.extra_state as *mut c_void, g.completed as c_int) };
             if code != MPI_SUCCESS {
                 return Err(Fail {
                     code,
                     message: format!(
-                        "{CALL}: the generalized request's free_fn returned error code {code}"
+                        "{call}: the generalized request's cancel_fn returned error code {code}"
                     ),
                 });
             }
-            return Ok(());
         }
-        if !r.is_null() {
-            pt2pt::request_free(&mut r).map_err(|e| rename_call(e, CALL))?;
+        return Ok(());
+    }
+    if !r.is_null() {
+        pt2pt::cancel(&r).map_err(|e| rename_call(e, call))?;
+    }
+    Ok(())
+}
+
+/// MPI_Request_free (abi.txt `out(request)`: the generated `PMPI_x` checks `request` first).
+pub fn request_free(call: &'static str, h: &mut MPI_Request) -> R<()> {
+    let (mut r, c, _) = one_request(call, *h)?;
+    route_to(c);
+    if let Some(g) = greq_of(*h) {
+        if g.freed {
+            return Err(bad(
+                ErrorClass::Request,
+                call,
+                "request",
+                "the generalized request was freed already",
+            ));
+        }
+        pt2pt::request_free(&mut r).map_err(|e| rename_call(e, call))?;
+        if !g.completed {
+            // free_fn runs at MPI_Grequest_complete, which still needs the handle.
+            if let Some(Hook::Greq(x)) = state().requests.get_mut(*h).map(|e| &mut e.hook) {
+                x.freed = true;
+            }
+            *h = MPI_REQUEST_NULL;
+            return Ok(());
         }
         state().requests.remove(*h);
         *h = MPI_REQUEST_NULL;
-        Ok(())
-    })
+        let code = greq_free(&g);
+        if code != MPI_SUCCESS {
+            return Err(Fail {
+                code,
+                message: format!(
+                    "{call}: the generalized request's free_fn returned error code {code}"
+                ),
+            });
+        }
+        return Ok(());
+    }
+    if !r.is_null() {
+        pt2pt::request_free(&mut r).map_err(|e| rename_call(e, call))?;
+    }
+    state().requests.remove(*h);
+    *h = MPI_REQUEST_NULL;
+    Ok(())
 }
 
 #[no_mangle]

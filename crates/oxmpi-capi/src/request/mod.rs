@@ -27,13 +27,17 @@ use crate::conv::status::*;
 use crate::conv::{datatype, new_hooked_request};
 use crate::types::*;
 
+mod accessors;
 mod cancel;
 mod complete;
+mod get_status;
 mod greq;
 mod status;
 
+pub use accessors::*;
 pub use cancel::*;
 pub use complete::*;
+pub use get_status::*;
 pub use greq::*;
 pub use status::*;
 

@@ -167,12 +167,8 @@ pub unsafe extern "C" fn PMPI_Status_set_elements_x(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Status_set_cancelled(status: *mut MPI_Status, flag: c_int) -> c_int {
-    ffi("MPI_Status_set_cancelled", NO_COMM, || {
-        // SAFETY: `status` is MPI_Status_set_cancelled's INOUT argument: NULL (rejected) or writable and unaliased.
-        let s = unsafe { out("MPI_Status_set_cancelled", "status", status)? };
-        s.MPI_internal[2] = (flag != 0) as c_int;
-        Ok(())
-    })
+/// MPI_Status_set_cancelled (abi.txt `out(status)`: the generated `PMPI_x` checks `status` first).
+pub fn status_set_cancelled(_call: &'static str, s: &mut MPI_Status, flag: c_int) -> R<()> {
+    s.MPI_internal[2] = (flag != 0) as c_int;
+    Ok(())
 }

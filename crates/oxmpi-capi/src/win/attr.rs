@@ -109,23 +109,19 @@ pub unsafe extern "C" fn PMPI_Win_delete_attr(w: MPI_Win, keyval: c_int) -> c_in
 
 // ----- error handlers ---------------------------------------------------------------------
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_create_errhandler(
+/// MPI_Win_create_errhandler (abi.txt `out(errhandler)`: the generated `PMPI_x` checks `errhandler` first).
+pub fn win_create_errhandler(
+    call: &'static str,
     f: Option<MPI_Win_errhandler_function>,
-    eh: *mut MPI_Errhandler,
-) -> c_int {
-    const CALL: &str = "MPI_Win_create_errhandler";
-    ffi(CALL, NO_COMM, || {
-        let f = f.ok_or_else(|| bad(ErrorClass::Arg, CALL, "win_errhandler_fn", "is NULL"))?;
-        // SAFETY: OUT argument of the C caller: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "errhandler", eh)? };
-        // Both C types are `void (*)(handle *, int *, ...)` with pointer-sized handles:
-        // the table's communicator form is called with a window handle's address.
-        *o = state()
-            .errhandlers
-            .insert(ErrhandlerEntry { func: f, refs: 1 });
-        Ok(())
-    })
+    o: &mut MPI_Errhandler,
+) -> R<()> {
+    let f = f.ok_or_else(|| bad(ErrorClass::Arg, call, "win_errhandler_fn", "is NULL"))?;
+    // Both C types are `void (*)(handle *, int *, ...)` with pointer-sized handles:
+    // the table's communicator form is called with a window handle's address.
+    *o = state()
+        .errhandlers
+        .insert(ErrhandlerEntry { func: f, refs: 1 });
+    Ok(())
 }
 
 #[no_mangle]
@@ -154,22 +150,17 @@ pub unsafe extern "C" fn PMPI_Win_set_errhandler(w: MPI_Win, eh: MPI_Errhandler)
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_get_errhandler(w: MPI_Win, eh: *mut MPI_Errhandler) -> c_int {
-    const CALL: &str = "MPI_Win_get_errhandler";
-    wffi(CALL, w, || {
-        // SAFETY: OUT argument of the C caller: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "errhandler", eh)? };
-        let h = wins()
-            .get(w)
-            .map(|e| e.errh)
-            .ok_or_else(|| bad_win(CALL, w))?;
-        if let Some(e) = state().errhandlers.get_mut(h) {
-            e.refs += 1;
-        }
-        *o = h;
-        Ok(())
-    })
+/// MPI_Win_get_errhandler (abi.txt `out(errhandler)`: the generated `PMPI_x` checks `errhandler` first).
+pub fn win_get_errhandler(call: &'static str, w: MPI_Win, o: &mut MPI_Errhandler) -> R<()> {
+    let h = wins()
+        .get(w)
+        .map(|e| e.errh)
+        .ok_or_else(|| bad_win(call, w))?;
+    if let Some(e) = state().errhandlers.get_mut(h) {
+        e.refs += 1;
+    }
+    *o = h;
+    Ok(())
 }
 
 #[no_mangle]

@@ -449,16 +449,11 @@ pub unsafe extern "C" fn PMPI_Win_free(w: *mut MPI_Win) -> c_int {
 
 // ----- group, info, name ---------------------------------------------------------------
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_get_group(w: MPI_Win, group: *mut MPI_Group) -> c_int {
-    const CALL: &str = "MPI_Win_get_group";
-    wffi(CALL, w, || {
-        let wn = win(w, CALL)?;
-        // SAFETY: OUT argument of the C caller: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "group", group)? };
-        *o = crate::conv::new_group(Group::from_world_ranks(wn.comm().group().to_vec()));
-        Ok(())
-    })
+/// MPI_Win_get_group (abi.txt `out(group)`: the generated `PMPI_x` checks `group` first).
+pub fn win_get_group(call: &'static str, w: MPI_Win, o: &mut MPI_Group) -> R<()> {
+    let wn = win(w, call)?;
+    *o = crate::conv::new_group(Group::from_world_ranks(wn.comm().group().to_vec()));
+    Ok(())
 }
 
 #[no_mangle]
@@ -487,19 +482,14 @@ pub unsafe extern "C" fn PMPI_Win_set_info(w: MPI_Win, info: MPI_Info) -> c_int 
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_get_info(w: MPI_Win, info_used: *mut MPI_Info) -> c_int {
-    const CALL: &str = "MPI_Win_get_info";
-    wffi(CALL, w, || {
-        // SAFETY: OUT argument of the C caller: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "info_used", info_used)? };
-        let kv = wins()
-            .get(w)
-            .map(|e| e.info.clone())
-            .ok_or_else(|| bad_win(CALL, w))?;
-        *o = state().infos.insert(kv);
-        Ok(())
-    })
+/// MPI_Win_get_info (abi.txt `out(info_used)`: the generated `PMPI_x` checks `info_used` first).
+pub fn win_get_info(call: &'static str, w: MPI_Win, o: &mut MPI_Info) -> R<()> {
+    let kv = wins()
+        .get(w)
+        .map(|e| e.info.clone())
+        .ok_or_else(|| bad_win(call, w))?;
+    *o = state().infos.insert(kv);
+    Ok(())
 }
 
 #[no_mangle]
@@ -514,30 +504,26 @@ pub unsafe extern "C" fn PMPI_Win_set_name(w: MPI_Win, win_name: *const c_char) 
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_get_name(
+/// MPI_Win_get_name (abi.txt `out(resultlen) nonnull(win_name)`: the generated `PMPI_x` checks `win_name`, `resultlen` first).
+///
+/// # Safety
+/// The C caller's arguments of MPI_Win_get_name, as MPI defines them.
+pub unsafe fn win_get_name(
+    call: &'static str,
     w: MPI_Win,
     win_name: *mut c_char,
-    resultlen: *mut c_int,
-) -> c_int {
-    const CALL: &str = "MPI_Win_get_name";
-    wffi(CALL, w, || {
-        // MPI-4.1: the null handle has its name too.
-        let n = if w == MPI_WIN_NULL {
-            "MPI_WIN_NULL".to_string()
-        } else {
-            wins()
-                .get(w)
-                .map(|e| e.name.clone())
-                .ok_or_else(|| bad_win(CALL, w))?
-        };
-        if win_name.is_null() {
-            return Err(bad(ErrorClass::Arg, CALL, "win_name", "is NULL"));
-        }
-        // SAFETY: OUT argument of the C caller: NULL (rejected) or writable and unaliased.
-        let len = unsafe { out(CALL, "resultlen", resultlen)? };
-        // SAFETY: MPI_MAX_OBJECT_NAME bytes by the C contract.
-        *len = unsafe { put_str(win_name, &n, MPI_MAX_OBJECT_NAME as usize) };
-        Ok(())
-    })
+    len: &mut c_int,
+) -> R<()> {
+    // MPI-4.1: the null handle has its name too.
+    let n = if w == MPI_WIN_NULL {
+        "MPI_WIN_NULL".to_string()
+    } else {
+        wins()
+            .get(w)
+            .map(|e| e.name.clone())
+            .ok_or_else(|| bad_win(call, w))?
+    };
+    // SAFETY: MPI_MAX_OBJECT_NAME bytes by the C contract.
+    *len = unsafe { put_str(win_name, &n, MPI_MAX_OBJECT_NAME as usize) };
+    Ok(())
 }

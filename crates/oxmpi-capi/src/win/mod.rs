@@ -194,7 +194,7 @@ fn raise_win(mut w: MPI_Win, mut code: c_int, message: &str) -> c_int {
 /// window's error handler (as `errors::ffi` does for communicators).
 /// Out of line: the fast paths in front of it stay small.
 #[inline(never)]
-fn wffi(call: &'static str, w: MPI_Win, body: impl FnOnce() -> R<()>) -> c_int {
+pub(crate) fn wffi(call: &'static str, w: MPI_Win, body: impl FnOnce() -> R<()>) -> c_int {
     let res = match catch_unwind(AssertUnwindSafe(body)) {
         Ok(r) => r,
         Err(p) => {

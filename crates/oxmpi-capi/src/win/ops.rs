@@ -2,7 +2,9 @@
 //! their request-based forms; each with a fast path in front of the general one.
 
 use super::*;
+use crate::conv::region::{bytes_in, bytes_out, region_in, region_out};
 use oxmpi_core::Request;
+use std::slice;
 
 /// The fast path's datatype: a predefined type whose elements lie back to back
 /// (size = extent), else `None`.
@@ -121,10 +123,16 @@ unsafe fn transfer<C: Count>(
     if request.is_none_or(|q| !q.is_null()) {
         if let Some(len) = fast_len(origin, ocount, odt, tcount, tdt) {
             let done = with_cached(w, |wn| match dir {
-                // SAFETY: MPI's contract: `origin` holds origin_count elements of origin_datatype (`len` bytes).
-                Dir::Put => unsafe { wn.put_direct(origin.cast_const().cast(), len, rank, disp) },
-                // SAFETY: MPI's contract: `origin` is writable for origin_count elements of origin_datatype (`len` bytes).
-                Dir::Get => unsafe { wn.get_direct(origin.cast(), len, rank, disp) },
+                Dir::Put => {
+                    // SAFETY: MPI's contract: `origin` (not NULL: `fast_len`) holds origin_count elements of origin_datatype (`len` bytes).
+                    let o = unsafe { slice::from_raw_parts(origin.cast(), len) };
+                    wn.put_direct(o, rank, disp)
+                }
+                Dir::Get => {
+                    // SAFETY: MPI's contract: `origin` (not NULL: `fast_len`) is writable for origin_count elements of origin_datatype (`len` bytes).
+                    let o = unsafe { slice::from_raw_parts_mut(origin.cast(), len) };
+                    wn.get_direct(o, rank, disp)
+                }
             });
             if done == Some(true) {
                 return match request {
@@ -182,32 +190,16 @@ unsafe fn transfer_slow<C: Count>(
         )?;
         let disp = disp_arg(call, disp)?;
         match dir {
-            // SAFETY: MPI's contract: `origin` holds origin_count elements of origin_datatype.
-            Dir::Put => unsafe {
-                wn.put(
-                    call,
-                    origin.cast_const().cast(),
-                    o.count,
-                    &o.dt,
-                    rank,
-                    disp,
-                    t.count,
-                    &t.dt,
-                )?
-            },
-            // SAFETY: MPI's contract: `origin` is writable for origin_count elements of origin_datatype.
-            Dir::Get => unsafe {
-                wn.get(
-                    call,
-                    origin.cast(),
-                    o.count,
-                    &o.dt,
-                    rank,
-                    disp,
-                    t.count,
-                    &t.dt,
-                )?
-            },
+            Dir::Put => {
+                // SAFETY: MPI's contract: `origin` holds origin_count elements of origin_datatype.
+                let origin = unsafe { region_in(origin, o.count, &o.dt) };
+                wn.put(call, &origin, rank, disp, t.count, &t.dt)?
+            }
+            Dir::Get => {
+                // SAFETY: MPI's contract: `origin` is writable for origin_count elements of origin_datatype.
+                let mut origin = unsafe { region_out(origin, o.count, &o.dt) };
+                wn.get(call, &mut origin, rank, disp, t.count, &t.dt)?
+            }
         }
         if let Some(r) = request {
             done_request(call, r)?;
@@ -271,12 +263,15 @@ unsafe fn accumulate<C: Count>(
     // Request-based calls too: their operation completes in the call either way.
     if request.is_none_or(|q| !q.is_null()) {
         if let Some((rc, n)) = fast_acc(origin, ocount, odt, result, tcount, tdt, op) {
-            let r = result.map_or(std::ptr::null_mut(), |(rb, _, _)| rb.cast::<u8>());
-            // SAFETY: MPI's contract: the origin buffer holds, and the result buffer is writable for, `n` elements of the type.
-            if with_cached(w, |wn| unsafe {
-                wn.acc_direct(rc.0, rc.1, origin.cast(), r, n, rank, disp)
-            }) == Some(true)
-            {
+            let len = n * rc.0.size();
+            let o: &[u8] = match rc.1 {
+                PredefinedOp::NoOp => &[],
+                // SAFETY: MPI's contract: the origin buffer (not NULL: `fast_acc`) holds `len` bytes of elements of the type.
+                _ => unsafe { slice::from_raw_parts(origin.cast(), len) },
+            };
+            // SAFETY: MPI's contract: the result buffer (not NULL: `fast_acc`) is writable for `len` bytes of elements of the type.
+            let r = result.map(|(rb, _, _)| unsafe { slice::from_raw_parts_mut(rb.cast(), len) });
+            if with_cached(w, |wn| wn.acc_direct(rc.0, rc.1, o, r, n, rank, disp)) == Some(true) {
                 return match request {
                     Some(q) => fast_request(q),
                     None => MPI_SUCCESS,
@@ -352,26 +347,26 @@ unsafe fn accumulate_slow<C: Count>(
                     "result_datatype",
                     "result_addr",
                 )?;
-                Some((rb.cast::<u8>(), s.count, s.dt))
+                Some((rb, s))
             }
             None => None,
         };
-        let res_ref = res.as_ref().map(|(p, n, d)| (*p, *n, &**d));
-        // SAFETY: MPI's contract: the origin buffer holds, and the result buffer is writable for, their counts of their datatypes.
-        unsafe {
-            wn.accumulate(
-                call,
-                origin.cast(),
-                o.count,
-                &o.dt,
-                res_ref,
-                rank,
-                disp_arg(call, disp)?,
-                t.count,
-                &t.dt,
-                &op,
-            )?
-        };
+        let mut res = res.as_ref().map(|(rb, s)| {
+            // SAFETY: MPI's contract: the result buffer is writable for result_count elements of result_datatype.
+            unsafe { region_out(*rb, s.count, &s.dt) }
+        });
+        // SAFETY: MPI's contract: the origin buffer holds origin_count elements of origin_datatype.
+        let origin = unsafe { region_in(origin, o.count, &o.dt) };
+        wn.accumulate(
+            call,
+            &origin,
+            res.as_mut(),
+            rank,
+            disp_arg(call, disp)?,
+            t.count,
+            &t.dt,
+            &op,
+        )?;
         if let Some(r) = request {
             done_request(call, r)?;
         }
@@ -423,11 +418,16 @@ pub unsafe extern "C" fn PMPI_Fetch_and_op(
 ) -> c_int {
     const CALL: &str = "MPI_Fetch_and_op";
     if let Some(((prim, p), _)) = fast_acc(origin, 1, dt, Some((result, 1, dt)), 1, dt, op) {
-        // SAFETY: MPI's contract: one element of `datatype` at origin (unless MPI_NO_OP) and result.
-        if with_cached(w, |wn| unsafe {
-            wn.acc_direct(prim, p, origin.cast(), result.cast(), 1, rank, disp)
-        }) == Some(true)
-        {
+        let olen = if p == PredefinedOp::NoOp {
+            0
+        } else {
+            prim.size()
+        };
+        // SAFETY: MPI's contract: one element of `datatype` at origin (read unless MPI_NO_OP).
+        let o = unsafe { bytes_in(origin, olen) };
+        // SAFETY: MPI's contract: one element of `datatype` writable at result.
+        let r = unsafe { bytes_out(result, prim.size()) };
+        if with_cached(w, |wn| wn.acc_direct(prim, p, o, Some(r), 1, rank, disp)) == Some(true) {
             return MPI_SUCCESS;
         }
     }
@@ -448,21 +448,11 @@ pub unsafe extern "C" fn PMPI_Fetch_and_op(
         if !noop {
             check_buf(CALL, "origin_addr", origin, 1, &d)?;
         }
-        // SAFETY: MPI's contract: one element of `datatype` at origin (unless MPI_NO_OP) and result.
-        unsafe {
-            wn.accumulate(
-                CALL,
-                origin.cast(),
-                if noop { 0 } else { 1 },
-                &d,
-                Some((result.cast(), 1, &d)),
-                rank,
-                disp,
-                1,
-                &d,
-                &op,
-            )?
-        };
+        // SAFETY: MPI's contract: one element of `datatype` at origin (read unless MPI_NO_OP).
+        let o = unsafe { region_in(origin, if noop { 0 } else { 1 }, &d) };
+        // SAFETY: MPI's contract: one element of `datatype` writable at result.
+        let mut r = unsafe { region_out(result, 1, &d) };
+        wn.accumulate(CALL, &o, Some(&mut r), rank, disp, 1, &d, &op)?;
         Ok(())
     })
 }
@@ -483,18 +473,16 @@ pub unsafe extern "C" fn PMPI_Compare_and_swap(
             .iter()
             .all(|&b| b as usize >= 4096)
         {
-            // SAFETY: MPI's contract: one element of `datatype` at each buffer.
-            if with_cached(w, |wn| unsafe {
-                wn.cas_direct(
-                    prim,
-                    origin.cast(),
-                    compare.cast(),
-                    result.cast(),
-                    rank,
-                    disp,
+            let n = prim.size();
+            // SAFETY: MPI's contract: one element of `datatype` at each buffer (result: writable).
+            let (o, c, r) = unsafe {
+                (
+                    bytes_in(origin, n),
+                    bytes_in(compare, n),
+                    bytes_out(result, n),
                 )
-            }) == Some(true)
-            {
+            };
+            if with_cached(w, |wn| wn.cas_direct(prim, o, c, r, rank, disp)) == Some(true) {
                 return MPI_SUCCESS;
             }
         }
@@ -505,18 +493,21 @@ pub unsafe extern "C" fn PMPI_Compare_and_swap(
         check_buf(CALL, "origin_addr", origin, 1, &d)?;
         check_buf(CALL, "compare_addr", compare, 1, &d)?;
         check_buf(CALL, "result_addr", result, 1, &d)?;
-        // SAFETY: MPI's contract: one element of `datatype` at each buffer.
-        unsafe {
-            wn.compare_and_swap(
-                CALL,
-                origin.cast(),
-                compare.cast(),
-                result.cast(),
-                &d,
-                rank,
-                disp,
-            )?
+        // Only a predefined datatype's element is a run of bytes (others are refused).
+        let n = if d.as_primitive().is_some() {
+            d.size()
+        } else {
+            0
         };
+        // SAFETY: MPI's contract: one element of `datatype` at each buffer (result: writable); non-null (checked).
+        let (o, c, r) = unsafe {
+            (
+                bytes_in(origin, n),
+                bytes_in(compare, n),
+                bytes_out(result, n),
+            )
+        };
+        wn.compare_and_swap(CALL, o, c, r, &d, rank, disp)?;
         Ok(())
     })
 }

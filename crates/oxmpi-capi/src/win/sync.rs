@@ -64,15 +64,10 @@ pub unsafe extern "C" fn PMPI_Win_wait(w: MPI_Win) -> c_int {
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_test(w: MPI_Win, flag: *mut c_int) -> c_int {
-    const CALL: &str = "MPI_Win_test";
-    wffi(CALL, w, || {
-        // SAFETY: OUT argument of the C caller: NULL (rejected) or writable and unaliased.
-        let f = unsafe { out(CALL, "flag", flag)? };
-        *f = win(w, CALL)?.wait(false)? as c_int;
-        Ok(())
-    })
+/// MPI_Win_test (abi.txt `out(flag)`: the generated `PMPI_x` checks `flag` first).
+pub fn win_test(call: &'static str, w: MPI_Win, f: &mut c_int) -> R<()> {
+    *f = win(w, call)?.wait(false)? as c_int;
+    Ok(())
 }
 
 #[no_mangle]

@@ -144,6 +144,11 @@ int main(int argc, char **argv) {
     for (int r = 0; r < n; r++) { for (int i = 0; i <= r; i++) CHECK(b[displs[r] + i] == r * 100 + i); if (r > 0) CHECK(b[displs[r] - 1] == -7); }
     OK(MPI_Iallgatherv(a, rank + 1, MPI_INT, b, counts, displs, MPI_INT, MPI_COMM_WORLD, &rq)); wait1(&rq);
     for (int r = 0; r < n; r++) for (int i = 0; i <= r; i++) CHECK(b[displs[r] + i] == r * 100 + i);
+    /* the same blocks at negative displacements from the end of the blocks */
+    for (int i = 0; i < tot; i++) b[i] = -7;
+    { int neg[16]; for (int r = 0; r < n; r++) neg[r] = displs[r] - tot;
+      OK(MPI_Allgatherv(a, rank + 1, MPI_INT, b + tot, counts, neg, MPI_INT, MPI_COMM_WORLD));
+      for (int r = 0; r < n; r++) { for (int i = 0; i <= r; i++) CHECK(b[displs[r] + i] == r * 100 + i); if (r > 0) CHECK(b[displs[r] - 1] == -7); } }
     /* alltoall, ialltoall, in place */
     for (int r = 0; r < n; r++) for (int i = 0; i < N; i++) a[r * N + i] = rank * 1000 + r * 10 + i;
     OK(MPI_Alltoall(a, N, MPI_INT, b, N, MPI_INT, MPI_COMM_WORLD));

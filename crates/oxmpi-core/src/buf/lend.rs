@@ -102,11 +102,6 @@ impl<'a, D: ?Sized> Lent<'a, D> {
         }
     }
 
-    /// The request the buffer is lent to.
-    pub fn raw(&self) -> Request {
-        self.raw
-    }
-
     /// The buffer back, once the engine is done with it: at once if the request was
     /// completed, otherwise after waiting for its operation (see
     /// [`crate::pt2pt::settle`]).
@@ -165,12 +160,13 @@ unsafe impl<'x, 'a: 'x> BufScope<'x> for Lending<'x, 'a> {
 /// returned. `start` gets the engine scope to start it with, for a lifetime `'x` of its
 /// own (`'a: 'x`), so it keeps nothing borrowed for it. If `start` entered a request
 /// other than the one it returned (or more than one), the process aborts, naming
-/// `call`: a request over `'a` memory that no keeper holds may not run on.
+/// `call`: a request over `'a` memory that no keeper holds may not run on. The request
+/// comes back as the [`Handle`] for `'a` (not `Copy`): its owner completes it.
 pub fn start_kept<'a, K: BufScope<'a> + ?Sized, X>(
     keeper: &K,
     call: &str,
     start: impl for<'x> FnOnce(&'x Lending<'x, 'a>) -> Result<(Request, X)>,
-) -> Result<(Request, X)> {
+) -> Result<(Handle<'a>, X)> {
     let w = Lending {
         entered: std::cell::Cell::new(None),
         extra: std::cell::Cell::new(false),
@@ -190,14 +186,15 @@ pub fn start_kept<'a, K: BufScope<'a> + ?Sized, X>(
         );
         std::process::abort();
     }
-    let r = r?;
-    keeper.enter(r.0);
-    Ok(r)
+    let (r, x) = r?;
+    keeper.enter(r);
+    Ok((Handle::adopt(r), x))
 }
 
 /// As [`start_kept`], lending `buf` (exclusively borrowed for `'a`) to the operation:
 /// `start` gets it back, for its own `'x`, to start the operation over, and the
-/// returned [`Lent`] gives it back once the engine is done with it. This is the one
+/// returned [`Lent`] gives it back once the engine is done with it (the request's
+/// [`Handle`] comes with it, for its owner to complete). This is the one
 /// place where an exclusive borrow is handed to an in-flight operation: the keeper holds
 /// the request until it is settled, before `'a` can end.
 pub fn lend<'a, D: ?Sized, K: BufScope<'a> + ?Sized, X>(
@@ -205,18 +202,19 @@ pub fn lend<'a, D: ?Sized, K: BufScope<'a> + ?Sized, X>(
     keeper: &K,
     call: &str,
     start: impl for<'x> FnOnce(&'x Lending<'x, 'a>, &'x mut D) -> Result<(Request, X)>,
-) -> Result<(Lent<'a, D>, X)> {
+) -> Result<(Lent<'a, D>, Handle<'a>, X)> {
     let ptr: *mut D = buf;
-    let (raw, x) = start_kept(keeper, call, |w| {
+    let (h, x) = start_kept(keeper, call, |w| {
         // SAFETY: `ptr` is `buf`, reborrowed for the call of `start` only (its 'x cannot be kept); afterwards only the operation, held by `keeper`, and the `Lent` reach it.
         start(w, unsafe { &mut *ptr })
     })?;
     Ok((
         Lent {
-            raw,
+            raw: h.raw(),
             ptr,
             _borrow: PhantomData,
         },
+        h,
         x,
     ))
 }
@@ -256,7 +254,8 @@ pub fn lend_persistent<'a, D: ?Sized, K: BufScope<'a> + ?Sized, X>(
     call: &str,
     start: impl for<'x> FnOnce(&'x Lending<'x, 'a>, &'x mut D) -> Result<(Request, X)>,
 ) -> Result<(Standing<'a, D>, X)> {
-    let (lent, x) = lend(buf, keeper, call, start)?;
+    // The runs are started and completed through the `Standing` only (the handle is its).
+    let (lent, _, x) = lend(buf, keeper, call, start)?;
     Ok((
         Standing {
             raw: lent.raw,

@@ -108,11 +108,14 @@ pub(crate) fn try_zeroed_words(n: usize) -> Option<Vec<u128>> {
     Some(unsafe { Vec::from_raw_parts(p, n, n) })
 }
 
+mod handle;
 mod lend;
+pub(crate) mod pack;
 mod region;
 #[cfg(test)]
 mod tests;
 
+pub use handle::*;
 pub use lend::*;
 pub use region::*;
 
@@ -437,7 +440,7 @@ pub fn pack(src: SendBuf<'_, '_>, outbuf: &mut [u8], position: &mut usize) -> Re
         .dt
         .unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte));
     // SAFETY: the descriptor's memory is readable for this call, and cannot overlap `outbuf`, which is exclusively borrowed.
-    unsafe { crate::datatype::pack::pack_into(dt, src.ptr, src.count, outbuf, position) }
+    unsafe { pack::pack_into(dt, src.ptr, src.count, outbuf, position) }
 }
 
 /// MPI_Unpack: elements from `inbuf` at `*position` (which moves past them) into `dst`.
@@ -446,5 +449,5 @@ pub fn unpack(inbuf: &[u8], position: &mut usize, dst: RecvBuf<'_, '_>) -> Resul
         .dt
         .unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte));
     // SAFETY: the descriptor's memory is writable and ours alone for this call.
-    unsafe { crate::datatype::pack::unpack_from(dt, inbuf, position, dst.ptr, dst.count) }
+    unsafe { pack::unpack_from(dt, inbuf, position, dst.ptr, dst.count) }
 }

@@ -193,6 +193,53 @@ impl<'a, D: Borrow<Datatype>> Region<'a, D> {
         Some(unsafe { std::slice::from_raw_parts_mut(p, len) })
     }
 
+    /// The region's data bytes (contiguous datatypes only) while `self` is borrowed.
+    pub fn bytes(&self) -> Option<&[u8]> {
+        assert!(
+            !self.lent,
+            "a buffer lent to an immediate operation was used again"
+        );
+        let (p, len) = self.data_span()?;
+        // SAFETY: `shared`/`exclusive`'s contract: the elements' bytes are readable for 'a, which outlives this borrow of `self`.
+        Some(unsafe { std::slice::from_raw_parts(p, len) })
+    }
+
+    /// The region's `count` elements packed (`count * size` bytes), any datatype.
+    pub fn pack_vec(&self) -> Vec<u8> {
+        assert!(
+            !self.lent,
+            "a buffer lent to an immediate operation was used again"
+        );
+        let dt = self.dt.borrow();
+        let mut v = vec![0u8; dt.size() * self.count];
+        // SAFETY: `shared`/`exclusive`'s contract: the bytes `count` elements of `dt` cover are readable; `v` is a distinct buffer.
+        unsafe { dt.pack(self.ptr, self.count, &mut v) };
+        v
+    }
+
+    /// Packs the region's `count` elements into the first `count * size` bytes of
+    /// `out` (which must hold them).
+    pub fn pack_to(&self, out: &mut [u8]) {
+        assert!(
+            !self.lent,
+            "a buffer lent to an immediate operation was used again"
+        );
+        // SAFETY: `shared`/`exclusive`'s contract: the bytes `count` elements of the datatype cover are readable; `out` is a distinct buffer (`pack` checks its length).
+        unsafe { self.dt.borrow().pack(self.ptr, self.count, out) };
+    }
+
+    /// Unpacks `packed` (the first `count * size` bytes of it at most) into an
+    /// exclusive region's elements, from the first.
+    pub fn unpack(&mut self, packed: &[u8]) {
+        assert!(self.excl, "a shared buffer was used for writing");
+        assert!(
+            !self.lent,
+            "a buffer lent to an immediate operation was used again"
+        );
+        // SAFETY: `exclusive`'s contract: the bytes `count` elements of the datatype cover are writable, any values, and ours alone while `self` is borrowed exclusively.
+        unsafe { self.dt.borrow().unpack(packed, self.ptr, self.count) };
+    }
+
     /// [`data_span`](Self::data_span) of an exclusive region not lent to an operation.
     fn writable_span(&mut self) -> Option<(*mut u8, usize)> {
         assert!(self.excl, "a shared buffer was used for writing");
@@ -218,6 +265,40 @@ impl<'a> Region<'a, &Datatype> {
     }
 }
 
+impl<'a, 'd> From<SendBuf<'a, 'd>> for Region<'a, &'d Datatype> {
+    /// A send descriptor as a shared region (bytes when it has no datatype): the
+    /// descriptor's contract is [`Region::shared`]'s.
+    fn from(b: SendBuf<'a, 'd>) -> Self {
+        Region {
+            ptr: b.ptr.cast_mut(),
+            count: b.count,
+            dt: b
+                .dt
+                .unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte)),
+            excl: false,
+            lent: false,
+            _life: PhantomData,
+        }
+    }
+}
+
+impl<'a, 'd> From<RecvBuf<'a, 'd>> for Region<'a, &'d Datatype> {
+    /// A receive descriptor as an exclusive region (bytes when it has no datatype):
+    /// the descriptor's contract is [`Region::exclusive`]'s.
+    fn from(b: RecvBuf<'a, 'd>) -> Self {
+        Region {
+            ptr: b.ptr,
+            count: b.count,
+            dt: b
+                .dt
+                .unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte)),
+            excl: true,
+            lent: false,
+            _life: PhantomData,
+        }
+    }
+}
+
 /// Zeroes the memory of `v` and returns it as bytes: memory for values a receive will
 /// write, initialized everywhere (also the padding a datatype skips).
 pub fn zeroed_bytes<T>(v: &mut [std::mem::MaybeUninit<T>]) -> &mut [u8] {
@@ -227,5 +308,73 @@ pub fn zeroed_bytes<T>(v: &mut [std::mem::MaybeUninit<T>]) -> &mut [u8] {
     unsafe {
         std::ptr::write_bytes(p, 0, n);
         std::slice::from_raw_parts_mut(p, n)
+    }
+}
+
+/// Memory for values of `T` that a receive writes as bytes: zeroed when made, so every
+/// byte (the padding a datatype skips too) is initialized and may be seen as bytes
+/// ([`bytes_mut`](Zeroed::bytes_mut)) until the owner, who knows which bytes make a
+/// valid `T`, takes the values out ([`assume_init`](Zeroed::assume_init)).
+///
+/// ```
+/// let mut z = oxmpi_core::buf::Zeroed::<u32>::new(2);
+/// z.bytes_mut()[4..].copy_from_slice(&7u32.to_ne_bytes());
+/// // SAFETY: any 8 bytes are two valid u32s.
+/// assert_eq!(unsafe { z.assume_init() }, [0, 7]);
+/// ```
+pub struct Zeroed<T> {
+    v: Vec<std::mem::MaybeUninit<T>>,
+}
+
+impl<T> std::fmt::Debug for Zeroed<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Zeroed")
+            .field("len", &self.v.len())
+            .finish()
+    }
+}
+
+impl<T> Zeroed<T> {
+    /// Zeroed memory for `n` values.
+    pub fn new(n: usize) -> Zeroed<T> {
+        let mut v: Vec<std::mem::MaybeUninit<T>> =
+            (0..n).map(|_| std::mem::MaybeUninit::uninit()).collect();
+        zeroed_bytes(&mut v);
+        Zeroed { v }
+    }
+
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        self.v.len()
+    }
+
+    /// Whether there is room for no value.
+    pub fn is_empty(&self) -> bool {
+        self.v.is_empty()
+    }
+
+    /// Keeps the first `n` values.
+    pub fn truncate(&mut self, n: usize) {
+        self.v.truncate(n);
+    }
+
+    /// The values' bytes.
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        let n = std::mem::size_of_val(&self.v[..]);
+        let p = self.v.as_mut_ptr() as *mut u8;
+        // SAFETY: `n` bytes of the vector, exclusively borrowed, initialized (zeroed in `new`, since written only as bytes).
+        unsafe { std::slice::from_raw_parts_mut(p, n) }
+    }
+
+    /// The values.
+    ///
+    /// # Safety
+    /// The bytes of each value are a valid `T` (zero bytes and whatever was written).
+    pub unsafe fn assume_init(self) -> Vec<T> {
+        self.v
+            .into_iter()
+            // SAFETY: the caller's contract.
+            .map(|x| unsafe { x.assume_init() })
+            .collect()
     }
 }

@@ -171,6 +171,40 @@ pub(crate) const FORCEABLE: &[&str] = &[
     "exscan",
 ];
 
+/// A collective of [`FORCEABLE`] by position, for the per-call paths: its
+/// forced algorithm ([`forced_op`]) and its calls per algorithm ([`ran_shm`])
+/// are then indexed loads, where looking the name up cost ~150 instructions
+/// per blocking call (string compares through [`FORCEABLE`], [`table`] and the
+/// table's names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Op(usize);
+
+impl Op {
+    pub(crate) const BARRIER: Op = Op(0);
+    pub(crate) const BCAST: Op = Op(1);
+    pub(crate) const GATHER: Op = Op(2);
+    pub(crate) const GATHERV: Op = Op(3);
+    pub(crate) const SCATTER: Op = Op(4);
+    pub(crate) const SCATTERV: Op = Op(5);
+    pub(crate) const ALLGATHER: Op = Op(6);
+    pub(crate) const ALLGATHERV: Op = Op(7);
+    pub(crate) const ALLTOALL: Op = Op(8);
+    pub(crate) const ALLTOALLV: Op = Op(9);
+    pub(crate) const REDUCE: Op = Op(11);
+    pub(crate) const ALLREDUCE: Op = Op(12);
+
+    /// The collective named `op` (a name of [`FORCEABLE`]).
+    #[cfg(test)]
+    pub(crate) fn of(op: &str) -> Option<Op> {
+        op_index(op).map(Op)
+    }
+
+    /// Its name in [`FORCEABLE`].
+    pub(crate) fn name(self) -> &'static str {
+        FORCEABLE[self.0]
+    }
+}
+
 /// The table of collective `op` of [`FORCEABLE`].
 pub(crate) fn table(op: &str) -> Option<&'static Table> {
     use super::*;
@@ -238,19 +272,27 @@ thread_local! {
 /// `algorithm` of `table`.
 #[inline]
 fn count(i: Option<usize>, table: &Table, algorithm: &str) {
-    if let (Some(i), Some(k)) = (i, table.algorithms.iter().position(|a| a.name == algorithm)) {
+    // The names come from the table itself (or equal literals): pointers first.
+    let same = |a: &Algorithm| std::ptr::eq(a.name, algorithm) || a.name == algorithm;
+    if let (Some(i), Some(k)) = (i, table.algorithms.iter().position(same)) {
         if k < MAX_ALGORITHMS {
-            let deferred = DEFERRED.with(|d| match d.borrow_mut().as_mut() {
-                Some(v) => {
-                    v.push((i, k));
-                    true
-                }
-                None => false,
-            });
-            if !deferred {
-                CALLS[i][k].fetch_add(1, Ordering::Relaxed);
-            }
+            count_at(i, k);
         }
+    }
+}
+
+/// Counts one call of row `i`, column `k` of [`CALLS`] (or defers it).
+#[inline]
+fn count_at(i: usize, k: usize) {
+    let deferred = DEFERRED.with(|d| match d.borrow_mut().as_mut() {
+        Some(v) => {
+            v.push((i, k));
+            true
+        }
+        None => false,
+    });
+    if !deferred {
+        CALLS[i][k].fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -279,6 +321,29 @@ pub(crate) fn count_again(kept: &[(usize, usize)]) {
 pub(crate) fn ran(op: &str, algorithm: &str) {
     if let Some(t) = table(op) {
         count(op_index(op), t, algorithm);
+    }
+}
+
+/// Position of `shm` in each table of [`FORCEABLE`] (`u8::MAX`: none), found
+/// once.
+fn shm_column(op: Op) -> Option<usize> {
+    use std::sync::OnceLock;
+    static COLUMN: [OnceLock<u8>; FORCEABLE.len()] = [const { OnceLock::new() }; FORCEABLE.len()];
+    let k = *COLUMN[op.0].get_or_init(|| {
+        table(op.name())
+            .and_then(|t| t.algorithms.iter().position(|a| a.name == "shm"))
+            .filter(|&k| k < MAX_ALGORITHMS)
+            .map_or(u8::MAX, |k| k as u8)
+    });
+    (k != u8::MAX).then_some(k as usize)
+}
+
+/// [`ran`]`(op, "shm")` for the shared-memory paths of blocking calls: an
+/// indexed increment.
+#[inline]
+pub(crate) fn ran_shm(op: Op) {
+    if let Some(k) = shm_column(op) {
+        count_at(op.0, k);
     }
 }
 
@@ -344,6 +409,24 @@ pub(crate) fn check_value(op: &str, value: Option<&str>) -> Result<Option<&'stat
 /// (`OXMPI_<OP>_ALGORITHM` as a control variable), else by the environment.
 pub(crate) fn forced(op: &str) -> Result<Option<&'static str>> {
     forced_at(op, op_index(op))
+}
+
+/// [`forced`] for the per-call paths: without an MPI_T override (one relaxed
+/// load), the environment's choice, checked once and kept (the environment
+/// does not change after MPI_Init, which validated it).
+pub(crate) fn forced_op(op: Op) -> Result<Option<&'static str>> {
+    use std::sync::OnceLock;
+    static CACHE: [OnceLock<Option<&'static str>>; FORCEABLE.len()] =
+        [const { OnceLock::new() }; FORCEABLE.len()];
+    if crate::tools::algorithm_override(op.name()).is_some() {
+        return forced_at(op.name(), Some(op.0));
+    }
+    if let Some(&v) = CACHE[op.0].get() {
+        return Ok(v);
+    }
+    // An invalid value is not kept: its error is made again on every call.
+    let v = check_value(op.name(), env_value(op.name(), Some(op.0)))?;
+    Ok(*CACHE[op.0].get_or_init(|| v))
 }
 
 /// [`forced`] for `op` at `i` ([`op_index`]).
@@ -586,7 +669,7 @@ mod tests {
         assert!(e.message.contains("binomial is an algorithm of bcast, gather, scatter, reduce, not applicable to gatherv"), "{}", e.message);
         assert!(
             e.message
-                .contains("choose one of linear (any counts), or auto"),
+                .contains("choose one of linear (any counts), shm (blocking gatherv within one host (blocks over 64 KiB point-to-point)), or auto"),
             "{}",
             e.message
         );
@@ -634,8 +717,38 @@ mod tests {
     }
 
     #[test]
+    fn op_constants_name_their_collectives() {
+        for (op, name) in [
+            (Op::BARRIER, "barrier"),
+            (Op::BCAST, "bcast"),
+            (Op::GATHER, "gather"),
+            (Op::GATHERV, "gatherv"),
+            (Op::SCATTER, "scatter"),
+            (Op::SCATTERV, "scatterv"),
+            (Op::ALLGATHER, "allgather"),
+            (Op::ALLGATHERV, "allgatherv"),
+            (Op::ALLTOALL, "alltoall"),
+            (Op::ALLTOALLV, "alltoallv"),
+            (Op::REDUCE, "reduce"),
+            (Op::ALLREDUCE, "allreduce"),
+        ] {
+            assert_eq!(op.name(), name);
+            assert_eq!(Op::of(name), Some(op));
+        }
+        // ran_shm counts what ran("bcast", "shm") counts.
+        let i = op_index("bcast").unwrap();
+        let k = shm_column(Op::BCAST).unwrap();
+        assert_eq!(table("bcast").unwrap().algorithms[k].name, "shm");
+        let before = calls(i, k);
+        ran_shm(Op::BCAST);
+        ran("bcast", "shm");
+        assert_eq!(calls(i, k), before + 2);
+        assert_eq!(forced_op(Op::BCAST).unwrap(), forced("bcast").unwrap());
+    }
+
+    #[test]
     fn choices_are_the_table_in_order() {
-        assert_eq!(choices("alltoallw"), ["linear", "pairwise"]);
+        assert_eq!(choices("alltoallw"), ["linear", "pairwise", "shm"]);
         assert_eq!(choices("exscan"), ["recursive_doubling", "linear"]);
         assert!(choices("nosuch").is_empty());
     }

@@ -537,24 +537,14 @@ impl Task for Pair {
 /// point-to-point schedule, and in the common case (one agreement at a time)
 /// agrees in one allreduce.
 pub fn agree_for(parent: &Comm, call: &'static str, member: bool) -> Result<u32> {
-    let u64t = Datatype::predefined(Primitive::Uint64);
     let band = Op::predefined(PredefinedOp::Band);
     let seed = (
         parent.context(),
         parent.0.blocking_seq.load(Ordering::Relaxed) as i32 ^ parent.0.tag_base,
     );
     agree_with(call, member, seed, |buf| {
-        // SAFETY: `buf` holds ROUND_WORDS u64s, reduced in place, valid for the blocking call.
-        unsafe {
-            crate::coll::allreduce::allreduce(
-                None,
-                buf.as_mut_ptr() as *mut u8,
-                ROUND_WORDS,
-                &u64t,
-                &band,
-                parent,
-            )
-        }
+        let buf = crate::buf::RecvBuf::slice(&mut buf[..ROUND_WORDS]);
+        crate::coll::allreduce::allreduce(None, buf, &band, parent)
     })
     .map_err(|mut err| {
         if let Some(rest) = err.message.strip_prefix("MPI_Allreduce:") {

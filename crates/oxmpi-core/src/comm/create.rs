@@ -195,17 +195,8 @@ fn split_combined(
     let ctx = context::agree_with(call, color.is_some(), seed, |buf| {
         if !first {
             let band = crate::op::Op::predefined(crate::op::PredefinedOp::Band);
-            // SAFETY: `buf` holds W u64s, in place, valid for the blocking call.
-            return unsafe {
-                crate::coll::allreduce::allreduce(
-                    None,
-                    buf.as_mut_ptr() as *mut u8,
-                    W,
-                    &u64t,
-                    &band,
-                    comm,
-                )
-            };
+            let buf = crate::buf::RecvBuf::slice(&mut buf[..W]);
+            return crate::coll::allreduce::allreduce(None, buf, &band, comm);
         }
         first = false;
         let mut mine = [0u64; 1 + W];

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use super::{context, Comm};
-use crate::buf::RawBuf;
+use crate::buf::{RawBuf, RecvBuf, SendBuf};
 use crate::datatype::{Datatype, Primitive};
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::op::{Op, PredefinedOp};
@@ -29,30 +29,16 @@ fn bytes_as_u64s(b: &[u8]) -> Vec<u64> {
 
 /// Bcasts a byte vector from `root` of `comm` (length first, then the bytes).
 fn bcast_bytes(comm: &Comm, root: i32, data: &mut Vec<u8>) -> Result<()> {
-    let u64t = Datatype::predefined(Primitive::Uint64);
-    let byte = Datatype::predefined(Primitive::Byte);
     let mut len = [data.len() as u64];
-    // SAFETY: buffers outlive the blocking calls and hold the counts given.
-    unsafe { crate::coll::bcast::bcast(len.as_mut_ptr() as *mut u8, 1, &u64t, root, comm)? };
+    crate::coll::bcast::bcast(RecvBuf::slice(&mut len), root, comm)?;
     data.resize(len[0] as usize, 0);
-    // SAFETY: as above.
-    unsafe { crate::coll::bcast::bcast(data.as_mut_ptr(), data.len(), &byte, root, comm) }
+    crate::coll::bcast::bcast(RecvBuf::bytes(data), root, comm)
 }
 
 /// ANDs `words` in place over every rank of `comm` (blocking allreduce).
 fn and_over(comm: &Comm, words: &mut [u64]) -> Result<()> {
-    let u64t = Datatype::predefined(Primitive::Uint64);
-    // SAFETY: `words` holds words.len() u64s and outlives the blocking call (in place).
-    unsafe {
-        crate::coll::allreduce::allreduce(
-            None,
-            words.as_mut_ptr() as *mut u8,
-            words.len(),
-            &u64t,
-            &Op::predefined(PredefinedOp::Band),
-            comm,
-        )
-    }
+    let band = Op::predefined(PredefinedOp::Band);
+    crate::coll::allreduce::allreduce(None, RecvBuf::slice(words), &band, comm)
 }
 
 /// Leaders swap `mine` for the other side's bytes over `peer` (point-to-point).
@@ -281,18 +267,9 @@ fn agree_inter(inter: &Comm, local: &Comm, call: &'static str, member: bool) -> 
     context::agree_with(call, member, seed, |words| {
         and_over(local, words)?;
         let mut remote = vec![0u64; words.len()];
-        let u64t = Datatype::predefined(Primitive::Uint64);
-        // SAFETY: both buffers hold words.len() u64s and outlive the blocking call.
-        unsafe {
-            crate::coll::allreduce::allreduce(
-                Some(words.as_ptr() as *const u8),
-                remote.as_mut_ptr() as *mut u8,
-                words.len(),
-                &u64t,
-                &Op::predefined(PredefinedOp::Band),
-                inter,
-            )?;
-        }
+        let band = Op::predefined(PredefinedOp::Band);
+        let (send, recv) = (SendBuf::slice(words), RecvBuf::slice(&mut remote));
+        crate::coll::allreduce::allreduce(Some(send), recv, &band, inter)?;
         for (m, r) in words.iter_mut().zip(&remote) {
             *m &= r;
         }

@@ -44,7 +44,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-pub use pack::{pack_into, pack_size, unpack_from};
+pub use pack::pack_size;
 pub use primitive::{PairValue, Primitive, Repr, TypeClass};
 
 /// Signatures with more runs than this (kept by structure, see

@@ -1,4 +1,5 @@
 use super::*;
+use crate::buf::{as_bytes, as_bytes_mut, RecvBuf, Region, SendBuf};
 use crate::error::ErrorClass;
 
 fn int() -> Datatype {
@@ -96,18 +97,19 @@ fn vector_column_of_100x150_ints() {
     assert_eq!((ints, addrs), (vec![100, 1, 150], vec![]));
     assert!(types[0].ptr_eq(&int()));
     // Pack the column of rank 3 of a row-major array and unpack it back.
-    let a: Vec<i32> = (0..100 * 150).collect();
-    let mut out = vec![0u8; 400];
-    // SAFETY: the column starting at a[3] stays inside the array.
-    unsafe { col.pack(a.as_ptr().add(3) as *const u8, 1, &mut out) };
+    let mut a: Vec<i32> = (0..100 * 150).collect();
+    let out = Region::of_bytes("test", &mut as_bytes_mut(&mut a)[12..], 1, &col)
+        .unwrap()
+        .pack_vec();
     let got: Vec<i32> = out
         .chunks(4)
         .map(|c| i32::from_ne_bytes(c.try_into().unwrap()))
         .collect();
     assert_eq!(got, (0..100).map(|r| r * 150 + 3).collect::<Vec<_>>());
     let mut b = vec![-1i32; 100 * 150];
-    // SAFETY: as above.
-    unsafe { col.unpack(&out, b.as_mut_ptr().add(3) as *mut u8, 1) };
+    Region::of_bytes("test", &mut as_bytes_mut(&mut b)[12..], 1, &col)
+        .unwrap()
+        .unpack(&out);
     for (i, v) in b.iter().enumerate() {
         assert_eq!(*v, if i % 150 == 3 { i as i32 } else { -1 });
     }
@@ -209,8 +211,8 @@ fn struct_with_ub_marker_stretches_an_int_to_a_row() {
     let a: Vec<i32> = (0..100 * 150).collect();
     let mut out = vec![0u8; 40];
     let mut pos = 0;
-    // SAFETY: 10 elements from a[7] stay inside the array.
-    unsafe { pack_into(&row, a.as_ptr().add(7) as *const u8, 10, &mut out, &mut pos).unwrap() };
+    let src = SendBuf::typed(&as_bytes(&a)[28..], 10, &row).unwrap();
+    crate::buf::pack(src, &mut out, &mut pos).unwrap();
     assert_eq!(pos, 40);
     let got: Vec<i32> = out
         .chunks(4)
@@ -327,18 +329,16 @@ fn pack_into_and_unpack_from_positions() {
     let x: f64 = 2.5;
     let mut buf = vec![0u8; 16];
     let mut pos = 0;
-    // SAFETY: both sources are live locals covering the type maps.
-    unsafe {
-        pack_into(&v, src.as_ptr() as *const u8, 1, &mut buf, &mut pos).unwrap();
-        assert_eq!(pos, 8);
-        pack_into(&dbl(), &x as *const f64 as *const u8, 1, &mut buf, &mut pos).unwrap();
-    }
+    let (vd, dd) = (v.clone(), dbl());
+    let sv = SendBuf::typed(as_bytes(&src), 1, &vd).unwrap();
+    crate::buf::pack(sv, &mut buf, &mut pos).unwrap();
+    assert_eq!(pos, 8);
+    let sx = SendBuf::typed(as_bytes(std::slice::from_ref(&x)), 1, &dd).unwrap();
+    crate::buf::pack(sx, &mut buf, &mut pos).unwrap();
     assert_eq!(pos, 16);
     // No room: error, nothing written, position unchanged.
     let before = buf.clone();
-    let e =
-        // SAFETY: as above.
-        unsafe { pack_into(&int(), src.as_ptr() as *const u8, 1, &mut buf, &mut pos) }.unwrap_err();
+    let e = crate::buf::pack(SendBuf::slice(&src[..1]), &mut buf, &mut pos).unwrap_err();
     assert_eq!(e.class, ErrorClass::Arg);
     assert_eq!((pos, &buf), (16, &before));
     assert_eq!(pack_size(&v, 3), 24);
@@ -346,22 +346,21 @@ fn pack_into_and_unpack_from_positions() {
     let mut dst = [0i32; 4];
     let mut y = 0f64;
     let mut pos = 0;
-    // SAFETY: destinations are live locals.
-    unsafe {
-        unpack_from(&v, &buf, &mut pos, dst.as_mut_ptr() as *mut u8, 1).unwrap();
-        unpack_from(&dbl(), &buf, &mut pos, &mut y as *mut f64 as *mut u8, 1).unwrap();
-        assert!(unpack_from(&int(), &buf, &mut pos, dst.as_mut_ptr() as *mut u8, 1).is_err());
-    }
+    let rv = RecvBuf::typed(as_bytes_mut(&mut dst), 1, &vd).unwrap();
+    crate::buf::unpack(&buf, &mut pos, rv).unwrap();
+    let ry = RecvBuf::typed(as_bytes_mut(std::slice::from_mut(&mut y)), 1, &dd).unwrap();
+    crate::buf::unpack(&buf, &mut pos, ry).unwrap();
+    assert!(crate::buf::unpack(&buf, &mut pos, RecvBuf::slice(&mut dst[..1])).is_err());
     assert_eq!((dst, y, pos), ([1, 0, 3, 0], 2.5, 16));
 }
 
 #[test]
 fn partial_unpack_and_ranges() {
     let v = Datatype::vector(3, 1, 2, &int()).unwrap();
-    let src: Vec<i32> = (0..12).collect();
-    let mut packed = vec![0u8; 24];
-    // SAFETY: 2 elements of extent 20 from src[0] stay within 12 ints.
-    unsafe { v.pack(src.as_ptr() as *const u8, 2, &mut packed) };
+    let mut src: Vec<i32> = (0..12).collect();
+    let packed = Region::of_bytes("test", as_bytes_mut(&mut src), 2, &v)
+        .unwrap()
+        .pack_vec();
     let vals: Vec<i32> = packed
         .chunks(4)
         .map(|c| i32::from_ne_bytes(c.try_into().unwrap()))
@@ -369,8 +368,9 @@ fn partial_unpack_and_ranges() {
     assert_eq!(vals, vec![0, 2, 4, 5, 7, 9]);
     // Truncated message: only the prefix lands.
     let mut dst = vec![-1i32; 12];
-    // SAFETY: as above.
-    unsafe { v.unpack(&packed[..10], dst.as_mut_ptr() as *mut u8, 2) };
+    Region::of_bytes("test", as_bytes_mut(&mut dst), 2, &v)
+        .unwrap()
+        .unpack(&packed[..10]);
     assert_eq!(
         &dst[..6],
         &[
@@ -432,10 +432,10 @@ fn many_blocks_are_kept_by_structure_and_pack_like_a_flat_list() {
     let v = Datatype::vector(n as i64, 1, 2, &byte).unwrap();
     let two = Datatype::structure(&[1, 1], &[0, 2 * n as isize + 3], &[v.clone(), int()]).unwrap();
     assert_eq!(two.block_count(), n + 1);
-    let src: Vec<u8> = (0..2 * n + 8).map(|i| (i * 7 + i / 251) as u8).collect();
-    let mut packed = vec![0u8; two.size()];
-    // SAFETY: `src` covers the type map of one element of `two`.
-    unsafe { two.pack(src.as_ptr(), 1, &mut packed) };
+    let mut src: Vec<u8> = (0..2 * n + 8).map(|i| (i * 7 + i / 251) as u8).collect();
+    let packed = Region::of_bytes("test", &mut src, 1, &two)
+        .unwrap()
+        .pack_vec();
     let want: Vec<u8> = (0..n)
         .map(|i| src[2 * i])
         .chain(src[2 * n + 3..2 * n + 7].iter().copied())

@@ -4,32 +4,26 @@
 
 use super::datarep::{from_file_stream, to_file_stream};
 use super::*;
-use crate::buf::{BufScope, RecvBuf, SendBuf};
+use crate::buf::{BufScope, RecvBuf, Region, SendBuf};
 
 impl File {
-    /// One data access (every `MPI_File_{read,write}*` call comes here).
-    /// Returns the status (bytes moved, of `dt`'s packed stream).
-    ///
-    /// # Safety
-    /// `buf` holds `count` elements of `dt`: readable for writes, writable for reads.
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn access(
+    /// One data access (every blocking `MPI_File_{read,write}*` call comes here):
+    /// a write reads the elements of `buf`, a read writes them (`buf` must then be
+    /// exclusive). Returns the status (bytes moved, of the datatype's packed stream).
+    pub fn access(
         &self,
         call: &str,
         pos: Pos,
         collective: bool,
         dir: Dir,
-        buf: *mut u8,
-        count: usize,
-        dt: &Datatype,
+        buf: &mut Region<'_, &Datatype>,
     ) -> Result<Status> {
-        let snap = self.check_access(call, pos, dir, count, dt)?;
+        let snap = self.check_access(call, pos, dir, buf.count(), buf.datatype())?;
         if collective || pos == Pos::Ordered {
             // The file's communicator carries one collective at a time, in start order.
             self.0.worker.quiesce();
         }
-        // SAFETY: forwarded caller contract.
-        unsafe { self.perform(call, &snap, pos, collective, dir, buf, count, dt, true) }
+        self.perform(call, &snap, pos, collective, dir, buf, true)
     }
 
     /// Checks an access and takes what it needs of the file's state.
@@ -118,20 +112,15 @@ impl File {
     /// Runs an access checked by [`check_access`](File::check_access);
     /// `track`: advance the individual pointer by what was moved (blocking
     /// calls; non-blocking ones advanced it when they started).
-    ///
-    /// # Safety
-    /// As [`access`](File::access).
     #[allow(clippy::too_many_arguments)]
-    unsafe fn perform(
+    fn perform(
         &self,
         call: &str,
         snap: &Snap,
         pos: Pos,
         collective: bool,
         dir: Dir,
-        buf: *mut u8,
-        count: usize,
-        dt: &Datatype,
+        buf: &mut Region<'_, &Datatype>,
         track: bool,
     ) -> Result<Status> {
         let Snap {
@@ -171,8 +160,7 @@ impl File {
         let use_2p = |m: CbMode| collective && n > 1 && !atomic && m != CbMode::Disable && in_order;
         let moved = match dir {
             Dir::Write => {
-                // SAFETY: forwarded caller contract (readable buffer).
-                let data = unsafe { to_file_stream(call, &view.datarep, buf, count, dt, fbytes)? };
+                let data = to_file_stream(call, &view.datarep, buf, fbytes)?;
                 if use_2p(hints.cb_write) {
                     twophase::write(self, call, view, hints, start, &data)?;
                 } else {
@@ -185,48 +173,34 @@ impl File {
             }
             Dir::Read => {
                 let direct = matches!(view.datarep, Datarep::Native | Datarep::Internal)
-                    && dt.is_contiguous();
-                let mut tmp;
-                let out: &mut [u8] = if direct && bytes > 0 {
-                    // A contiguous datatype's `count` elements are the
-                    // `bytes` bytes from its true lower bound, writable by the
-                    // caller's contract and not aliased during the call.
-                    // SAFETY: the caller's `bytes` writable bytes at the true lower bound.
-                    unsafe {
-                        std::slice::from_raw_parts_mut(
-                            buf.wrapping_offset(dt.true_lb()),
-                            bytes as usize,
-                        )
-                    }
-                } else {
-                    tmp = vec![0u8; fbytes as usize];
-                    &mut tmp
-                };
-                let got = if use_2p(hints.cb_read) {
-                    twophase::read(self, call, view, hints, start, out)?
-                } else {
-                    let g = self.read_indep(call, view, atomic, start, out)?;
-                    if collective {
-                        barrier(&self.0.comm)?;
-                    }
-                    g
-                };
-                let native = if direct {
-                    got
-                } else {
-                    // SAFETY: forwarded caller contract (writable buffer).
-                    unsafe {
-                        from_file_stream(
-                            call,
-                            &view.datarep,
-                            &mut out[..got as usize],
-                            buf,
-                            count,
-                            dt,
-                        )?
+                    && buf.datatype().is_contiguous();
+                let read = |out: &mut [u8]| -> Result<u64> {
+                    if use_2p(hints.cb_read) {
+                        twophase::read(self, call, view, hints, start, out)
+                    } else {
+                        let g = self.read_indep(call, view, atomic, start, out)?;
+                        if collective {
+                            barrier(&self.0.comm)?;
+                        }
+                        Ok(g)
                     }
                 };
-                (got, native)
+                if direct && bytes > 0 {
+                    // A contiguous datatype's `count` elements are the `bytes` bytes
+                    // from its true lower bound, straight into the caller's memory.
+                    let out = buf.bytes_mut().expect("a contiguous datatype");
+                    let got = read(&mut out[..bytes as usize])?;
+                    (got, got)
+                } else {
+                    let mut tmp = vec![0u8; fbytes as usize];
+                    let got = read(&mut tmp)?;
+                    let native = if direct {
+                        got
+                    } else {
+                        from_file_stream(call, &view.datarep, &mut tmp[..got as usize], buf)?
+                    };
+                    (got, native)
+                }
             }
         };
         // `moved`: bytes of the file's stream; `native`: bytes of memory data.
@@ -262,8 +236,9 @@ impl File {
         dt: &Datatype,
     ) -> Result<Request> {
         if !(collective || pos == Pos::Ordered) {
-            // SAFETY: forwarded caller contract.
-            let s = unsafe { self.access(call, pos, collective, dir, buf, count, dt)? };
+            // SAFETY: forwarded caller contract: `count` elements of `dt`, readable for a write, writable (and ours alone) for a read, during this call.
+            let mut r = unsafe { Self::region(dir, buf, count, dt) };
+            let s = self.access(call, pos, collective, dir, &mut r)?;
             return Ok(crate::runtime::engine()?.with_state(|st| st.done_request(s)));
         }
         // SAFETY: forwarded caller contract.
@@ -303,7 +278,8 @@ impl File {
         self.0.worker.submit(call, move || {
             let buf = buf;
             // SAFETY: the caller keeps the buffer valid and otherwise unused until the request completes, which is after this returns.
-            unsafe { me.perform(&call_s, &snap, pos, true, dir, buf.0, count, &dt, false) }
+            let mut r = unsafe { Self::region(dir, buf.0, count, &dt) };
+            me.perform(&call_s, &snap, pos, true, dir, &mut r, false)
         })
     }
 
@@ -526,6 +502,26 @@ impl File {
         dt.unwrap_or_else(|| Datatype::predefined_ref(crate::datatype::Primitive::Byte))
     }
 
+    /// The raw buffer of a non-blocking access as the region [`File::perform`] takes:
+    /// shared for a write (only read), exclusive for a read.
+    ///
+    /// # Safety
+    /// `buf` holds `count` elements of `dt`, readable (a write) or writable and not
+    /// accessed otherwise (a read), for `'a`.
+    unsafe fn region<'a, 'd>(
+        dir: Dir,
+        buf: *mut u8,
+        count: usize,
+        dt: &'d Datatype,
+    ) -> Region<'a, &'d Datatype> {
+        match dir {
+            // SAFETY: forwarded contract.
+            Dir::Write => unsafe { Region::shared(buf, count, dt) },
+            // SAFETY: forwarded contract.
+            Dir::Read => unsafe { Region::exclusive(buf, count, dt) },
+        }
+    }
+
     /// A blocking write of the descriptor's elements.
     pub fn write_buf(
         &self,
@@ -534,18 +530,7 @@ impl File {
         collective: bool,
         buf: SendBuf<'_, '_>,
     ) -> Result<Status> {
-        // SAFETY: the descriptor's elements are readable for this call, and a write only reads the buffer.
-        unsafe {
-            self.access(
-                call,
-                pos,
-                collective,
-                Dir::Write,
-                buf.ptr() as *mut u8,
-                buf.count(),
-                Self::desc_dt(buf.datatype()),
-            )
-        }
+        self.access(call, pos, collective, Dir::Write, &mut buf.into())
     }
 
     /// A blocking read into the descriptor's elements.
@@ -556,18 +541,7 @@ impl File {
         collective: bool,
         buf: RecvBuf<'_, '_>,
     ) -> Result<Status> {
-        // SAFETY: the descriptor's elements are writable, and ours alone, for this call.
-        unsafe {
-            self.access(
-                call,
-                pos,
-                collective,
-                Dir::Read,
-                buf.ptr(),
-                buf.count(),
-                Self::desc_dt(buf.datatype()),
-            )
-        }
+        self.access(call, pos, collective, Dir::Read, &mut buf.into())
     }
 
     /// A non-blocking write (as [`iaccess`](File::iaccess)), the buffer kept by `scope`.

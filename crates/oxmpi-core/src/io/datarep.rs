@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use super::view::{self, Datarep, UserDatarep};
+use crate::buf::Region;
 use crate::datatype::{external32, Datatype};
 use crate::error::{ErrorClass, MpiError, Result};
 
@@ -64,18 +65,14 @@ fn conv_chunk(rep: &Datarep, dt: &Datatype) -> Result<(usize, usize)> {
     Ok(((CONV_CHUNK / one).max(1), one))
 }
 
-/// The file representation (`fbytes` bytes) of `count` elements of `dt` at `buf`.
-///
-/// # Safety
-/// `buf` holds `count` elements of `dt`, readable.
-pub(super) unsafe fn to_file_stream<'a>(
+/// The file representation (`fbytes` bytes) of the elements of `buf`.
+pub(super) fn to_file_stream<'a>(
     call: &str,
     rep: &Datarep,
-    buf: *const u8,
-    count: usize,
-    dt: &Datatype,
+    buf: &'a Region<'_, &Datatype>,
     fbytes: u64,
 ) -> Result<Cow<'a, [u8]>> {
+    let (count, dt) = (buf.count(), buf.datatype());
     let bytes = dt.size() * count;
     if bytes == 0 || fbytes == 0 {
         return Ok(Cow::Owned(Vec::new()));
@@ -85,11 +82,11 @@ pub(super) unsafe fn to_file_stream<'a>(
         Datarep::User(_, c) => !c.converts_writes(),
         Datarep::External32 => false,
     };
-    if native && dt.is_contiguous() {
-        // SAFETY: a contiguous datatype's `count` elements are the `bytes` bytes from its true lower bound, readable by the caller's contract.
-        return Ok(Cow::Borrowed(unsafe {
-            std::slice::from_raw_parts(buf.wrapping_offset(dt.true_lb()), bytes)
-        }));
+    if native {
+        // A contiguous datatype's `count` elements are the `bytes` bytes from its true lower bound.
+        if let Some(b) = buf.bytes() {
+            return Ok(Cow::Borrowed(b));
+        }
     }
     let mut v = vec![0u8; fbytes as usize];
     match rep {
@@ -98,22 +95,16 @@ pub(super) unsafe fn to_file_stream<'a>(
             let mut at = 0;
             while at < count {
                 let n = per.min(count - at);
-                // SAFETY: forwarded caller contract; elements `at..at + n` exist.
-                unsafe { c.write(buf, dt, n, at, &mut v[at * one..(at + n) * one]) }
+                // SAFETY: the region holds `count` readable elements of `dt` (its constructor's contract); elements `at..at + n` exist.
+                unsafe { c.write(buf.ptr(), dt, n, at, &mut v[at * one..(at + n) * one]) }
                     .map_err(|e| conv_err(call, name, e))?;
                 at += n;
             }
         }
         Datarep::External32 => {
-            let mut packed = vec![0u8; bytes];
-            // SAFETY: forwarded caller contract.
-            unsafe { dt.pack(buf, count, &mut packed) };
-            external32::encode(call, dt, count, &packed, &mut v)?;
+            external32::encode(call, dt, count, &buf.pack_vec(), &mut v)?;
         }
-        _ => {
-            // SAFETY: forwarded caller contract.
-            unsafe { dt.pack(buf, count, &mut v) };
-        }
+        _ => buf.pack_to(&mut v),
     }
     Ok(Cow::Owned(v))
 }
@@ -133,35 +124,31 @@ fn conv_err(call: &str, name: &str, e: MpiError) -> MpiError {
 }
 
 /// Moves `data` (the first `data.len()` bytes of the file representation of
-/// `count` elements of `dt`) into memory at `buf`; returns the bytes of
-/// memory data delivered. When the file sizes differ from the native ones
-/// only whole elements of `dt` convert (a short read's partial element is
-/// not delivered).
-///
-/// # Safety
-/// `buf` holds `count` elements of `dt`, writable.
-pub(super) unsafe fn from_file_stream(
+/// the elements of `buf`) into them; returns the bytes of memory data
+/// delivered. When the file sizes differ from the native ones only whole
+/// elements convert (a short read's partial element is not delivered).
+pub(super) fn from_file_stream(
     call: &str,
     rep: &Datarep,
     data: &mut [u8],
-    buf: *mut u8,
-    count: usize,
-    dt: &Datatype,
+    buf: &mut Region<'_, &Datatype>,
 ) -> Result<u64> {
     if data.is_empty() {
         return Ok(0);
     }
+    let (count, dt) = (buf.count(), buf.datatype());
     let one = rep.file_bytes(dt, 1)?.max(1) as usize;
     let whole = (data.len() / one).min(count);
     let same = rep.same_sizes(dt)?;
     match rep {
         Datarep::User(name, c) if c.converts_reads() => {
             let (per, _) = conv_chunk(rep, dt)?;
+            assert!(buf.is_exclusive(), "a shared buffer was used for writing");
             let mut at = 0;
             while at < whole {
                 let n = per.min(whole - at);
-                // SAFETY: forwarded caller contract; elements `at..at + n` exist.
-                unsafe { c.read(buf, dt, n, at, &data[at * one..(at + n) * one]) }
+                // SAFETY: the exclusive region holds `count` writable elements of `dt` (its constructor's contract); elements `at..at + n` exist.
+                unsafe { c.read(buf.ptr(), dt, n, at, &data[at * one..(at + n) * one]) }
                     .map_err(|e| conv_err(call, name, e))?;
                 at += n;
             }
@@ -170,8 +157,7 @@ pub(super) unsafe fn from_file_stream(
         Datarep::External32 if !same => {
             let mut native = vec![0u8; whole * dt.size()];
             external32::decode(call, dt, whole, &data[..whole * one], &mut native)?;
-            // SAFETY: forwarded caller contract.
-            unsafe { dt.unpack_range(&native, buf, count, 0) };
+            buf.unpack(&native);
             Ok(native.len() as u64)
         }
         _ => {
@@ -182,8 +168,7 @@ pub(super) unsafe fn from_file_stream(
                 external32::decode(call, dt, whole, &data[..n], &mut native)?;
                 data[..n].copy_from_slice(&native);
             }
-            // SAFETY: forwarded caller contract.
-            unsafe { dt.unpack_range(data, buf, count, 0) };
+            buf.unpack(data);
             Ok(data.len() as u64)
         }
     }

@@ -229,8 +229,7 @@ pub(crate) fn alltoall_u64(comm: &Comm, send: &[u64]) -> Result<Vec<u64>> {
 }
 
 fn bcast_u64(comm: &Comm, v: &mut [u64]) -> Result<()> {
-    // SAFETY: `v` holds `v.len()` u64s and lives for the call.
-    unsafe { crate::coll::bcast::bcast(v.as_mut_ptr().cast(), v.len(), &u64s(), 0, comm) }
+    crate::coll::bcast::bcast(crate::buf::RecvBuf::slice(v), 0, comm)
 }
 
 fn barrier(comm: &Comm) -> Result<()> {

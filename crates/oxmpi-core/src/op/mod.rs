@@ -254,6 +254,80 @@ impl Op {
         Op(Arc::new(OpKind::User { func: f, commute }))
     }
 
+    /// A user operation over the elements' data bytes, the safe form of [`user`](Op::user):
+    /// `f(in, inout, count, dt)` gets the `count` elements of `dt` packed (`count *
+    /// dt.size()` bytes each, in the type map's order), and what it leaves in `inout`
+    /// goes back into the elements (gaps untouched). A contiguous datatype's bytes are
+    /// passed where they lie, without a copy.
+    ///
+    /// ```
+    /// use oxmpi_core::datatype::{Datatype, Primitive};
+    /// use oxmpi_core::op::Op;
+    /// // inout = in + inout over i32s, through their bytes.
+    /// let add = Op::user_packed(
+    ///     |a: &[u8], b: &mut [u8], _n: usize, _dt: &Datatype| {
+    ///         for (x, y) in a.chunks(4).zip(b.chunks_mut(4)) {
+    ///             let s = i32::from_ne_bytes(x.try_into().unwrap())
+    ///                 + i32::from_ne_bytes(y.try_into().unwrap());
+    ///             y.copy_from_slice(&s.to_ne_bytes());
+    ///         }
+    ///     },
+    ///     true,
+    /// );
+    /// use oxmpi_core::buf::{RecvBuf, SendBuf};
+    /// use oxmpi_core::coll::api::reduce_local;
+    /// let (x, mut y) = ([1i32, 2], [10i32, 20]);
+    /// reduce_local(SendBuf::slice(&x), RecvBuf::slice(&mut y), &add).unwrap();
+    /// assert_eq!(y, [11, 22]);
+    /// // A non-contiguous type (every other i32) gets its data packed, its gaps untouched.
+    /// let every_other = Datatype::vector(2, 1, 2, Datatype::predefined_ref(Primitive::Int32)).unwrap();
+    /// every_other.commit();
+    /// let (x, mut y) = ([1i32, 0, 2], [10i32, -1, 20]);
+    /// let b = |v: &[i32]| oxmpi_core::buf::as_bytes(v).to_vec();
+    /// let (xb, mut yb) = (b(&x), b(&y));
+    /// reduce_local(
+    ///     SendBuf::typed(&xb, 1, &every_other).unwrap(),
+    ///     RecvBuf::typed(&mut yb, 1, &every_other).unwrap(),
+    ///     &add,
+    /// )
+    /// .unwrap();
+    /// assert_eq!(yb, b(&[11, -1, 22]));
+    /// ```
+    pub fn user_packed<F>(f: F, commute: bool) -> Op
+    where
+        F: Fn(&[u8], &mut [u8], usize, &Datatype) + Send + Sync + 'static,
+    {
+        let func = move |inp: *const u8, io: *mut u8, n: usize, dt: &Datatype| {
+            let len = n.saturating_mul(dt.size());
+            if len == 0 {
+                return f(&[], &mut [], n, dt);
+            }
+            if dt.is_contiguous() {
+                let lb = dt.true_lb();
+                // SAFETY: `apply`'s contract: `n` elements of dt's layout at each pointer (`inp` readable, `io` writable, no overlap); a contiguous type's data is `len` bytes from its true lower bound.
+                let (a, b) = unsafe {
+                    (
+                        std::slice::from_raw_parts(inp.wrapping_offset(lb), len),
+                        std::slice::from_raw_parts_mut(io.wrapping_offset(lb), len),
+                    )
+                };
+                return f(a, b, n, dt);
+            }
+            let (mut a, mut b) = (vec![0u8; len], vec![0u8; len]);
+            // SAFETY: as above: the elements are readable at `inp` and `io`, writable at `io`, and the packed copies are ours.
+            let packed = unsafe {
+                crate::buf::pack::pack_into(dt, inp, n, &mut a, &mut 0)
+                    .and_then(|_| crate::buf::pack::pack_into(dt, io, n, &mut b, &mut 0))
+            };
+            if packed.is_ok() {
+                f(&a, &mut b, n, dt);
+                // SAFETY: as above, `io` writable for the elements; `b` holds their packed bytes.
+                let _ = unsafe { crate::buf::pack::unpack_from(dt, &b, &mut 0, io, n) };
+            }
+        };
+        Op::user(Arc::new(func), commute)
+    }
+
     pub fn as_predefined(&self) -> Option<PredefinedOp> {
         match &*self.0 {
             OpKind::Predefined(p) => Some(*p),
@@ -286,6 +360,22 @@ impl Op {
             OpKind::User { .. } => Ok(()),
             OpKind::Predefined(p) => check_predefined(*p, dt, call).map(|_| ()),
         }
+    }
+
+    /// [`Op::apply`] over slices: `count` elements of `dt` in memory layout from the
+    /// start of each; MPI_ERR_BUFFER naming `call` if they reach outside either.
+    pub fn apply_slices(
+        &self,
+        call: &str,
+        src: &[u8],
+        inout: &mut [u8],
+        count: usize,
+        dt: &Datatype,
+    ) -> Result<()> {
+        crate::buf::check_fits(call, "inbuf", src.len(), count, dt)?;
+        crate::buf::check_fits(call, "inoutbuf", inout.len(), count, dt)?;
+        // SAFETY: both slices cover `count` elements of dt's memory layout (checked), and a shared and an exclusive borrow never overlap.
+        unsafe { self.apply(src.as_ptr(), inout.as_mut_ptr(), count, dt) }
     }
 
     /// `inout[i] = in[i] op inout[i]` for `count` elements of `dt` in memory

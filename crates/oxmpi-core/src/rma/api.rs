@@ -1,12 +1,13 @@
 //! Safe entry points of one-sided communication over the buffer descriptors
 //! ([`crate::buf`]): windows whose memory the library makes (no caller memory to
 //! vouch for), and the origin buffers of put, get, accumulate, get_accumulate and
-//! compare-and-swap. The raw-pointer forms (`ops.rs`) stay for the C boundary.
+//! compare-and-swap, here as send and receive descriptors (the C boundary calls
+//! `ops.rs`'s forms over [`Region`]s).
 
 use std::sync::Arc;
 
 use super::*;
-use crate::buf::{RecvBuf, SendBuf};
+use crate::buf::{RecvBuf, Region, SendBuf};
 
 /// A descriptor's datatype (bytes when it has none).
 fn dt_of(d: Option<&Datatype>) -> &Datatype {
@@ -48,20 +49,7 @@ impl Window {
         tcount: usize,
         tdt: &Datatype,
     ) -> Result<()> {
-        let odt = dt_of(origin.datatype());
-        // SAFETY: the descriptor's memory holds its count of its datatype, readable for this call.
-        unsafe {
-            self.put(
-                call,
-                origin.ptr(),
-                origin.count(),
-                odt,
-                rank,
-                disp,
-                tcount,
-                tdt,
-            )
-        }
+        self.put(call, &origin.into(), rank, disp, tcount, tdt)
     }
 
     /// `MPI_Get` into the elements of `origin`.
@@ -74,20 +62,7 @@ impl Window {
         tcount: usize,
         tdt: &Datatype,
     ) -> Result<()> {
-        let odt = dt_of(origin.datatype());
-        // SAFETY: the descriptor's memory is writable for its count of its datatype, and ours alone for this call.
-        unsafe {
-            self.get(
-                call,
-                origin.ptr(),
-                origin.count(),
-                odt,
-                rank,
-                disp,
-                tcount,
-                tdt,
-            )
-        }
+        self.get(call, &mut origin.into(), rank, disp, tcount, tdt)
     }
 
     /// `MPI_Accumulate` (no `result`) or `MPI_Get_accumulate` (the target's previous
@@ -104,25 +79,17 @@ impl Window {
         tdt: &Datatype,
         op: &Op,
     ) -> Result<()> {
-        let odt = dt_of(origin.datatype());
-        let res = result
-            .as_ref()
-            .map(|r| (r.ptr(), r.count(), dt_of(r.datatype())));
-        // SAFETY: `origin` holds its count of its datatype; `result`'s memory is writable for its count of its datatype and ours alone for this call (both descriptors borrow their memory for it).
-        unsafe {
-            self.accumulate(
-                call,
-                origin.ptr(),
-                origin.count(),
-                odt,
-                res,
-                rank,
-                disp,
-                tcount,
-                tdt,
-                op,
-            )
-        }
+        let mut res: Option<Region<'_, &Datatype>> = result.map(Into::into);
+        self.accumulate(
+            call,
+            &origin.into(),
+            res.as_mut(),
+            rank,
+            disp,
+            tcount,
+            tdt,
+            op,
+        )
     }
 
     /// `MPI_Compare_and_swap` of one element each of `origin`, `compare` and `result`,
@@ -151,17 +118,14 @@ impl Window {
                 "origin, compare and result must each be one element of a predefined datatype of one size",
             ));
         }
-        // SAFETY: each descriptor holds (result: is writable for, ours alone) one element of `dt`'s size, borrowed for this call.
-        unsafe {
-            self.compare_and_swap(
-                call,
-                origin.ptr(),
-                compare.ptr(),
-                result.ptr(),
-                dt,
-                rank,
-                disp,
-            )
-        }
+        let (origin, compare) = (Region::from(origin), Region::from(compare));
+        let mut result = Region::from(result);
+        let none = || MpiError::intern(call, "a predefined element without bytes");
+        let (o, c) = (
+            origin.bytes().ok_or_else(none)?,
+            compare.bytes().ok_or_else(none)?,
+        );
+        let r = result.bytes_mut().ok_or_else(none)?;
+        self.compare_and_swap(call, o, c, r, dt, rank, disp)
     }
 }

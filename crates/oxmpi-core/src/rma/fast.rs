@@ -16,21 +16,25 @@
 
 use super::*;
 use crate::datatype::TypeClass;
+use crate::transport::winmem::{Mapped, Span};
 
 impl Window {
-    /// The address in this process of `len` (> 0) bytes at displacement `disp` of
-    /// `rank`'s window, if this process reaches its memory directly, the bytes lie
-    /// inside the window, and this process holds a passive-target epoch to `rank`,
-    /// a post/start access epoch to it, or is in a fence epoch (for an update
-    /// (`writes`): one the target did not assert MPI_MODE_NOPUT for, as `target`
-    /// checks); and the target's host index.
+    /// The `len` bytes at displacement `disp` of `rank`'s window, as
+    /// [`Self::direct_at`] finds them, if they lie inside the window; and the
+    /// target's host index.
     #[inline(never)]
-    fn direct(&self, rank: i32, disp: isize, len: usize, writes: bool) -> Option<(usize, usize)> {
+    fn direct(
+        &self,
+        rank: i32,
+        disp: isize,
+        len: usize,
+        writes: bool,
+    ) -> Option<(Span<'_>, usize)> {
         self.direct_inline(rank, disp, len, writes)
     }
 
     /// [`Self::direct`], inlined into the atomics (callgrind: fewer instructions
-    /// there; put and get, small enough, are shorter calling it out of line).
+    /// there).
     #[inline(always)]
     fn direct_inline(
         &self,
@@ -38,12 +42,22 @@ impl Window {
         disp: isize,
         len: usize,
         writes: bool,
-    ) -> Option<(usize, usize)> {
+    ) -> Option<(Span<'_>, usize)> {
+        let (m, off, local) = self.direct_at(rank, disp, writes)?;
+        Some((m.span(off, len)?, local))
+    }
+
+    /// `rank`'s window memory and the byte offset of displacement `disp` in it, if
+    /// this process reaches that memory directly and holds a passive-target epoch
+    /// to `rank`, a post/start access epoch to it, or is in a fence epoch (for an
+    /// update (`writes`): one the target did not assert MPI_MODE_NOPUT for, as
+    /// `target` checks); and the target's host index. The range is the caller's
+    /// to check ([`Mapped::span`], [`Mapped::read`], [`Mapped::write`]).
+    #[inline(always)]
+    fn direct_at(&self, rank: i32, disp: isize, writes: bool) -> Option<(&Mapped, usize, usize)> {
         let r = usize::try_from(rank).ok()?;
         let p = self.peers.get(r)?;
-        if p.direct == 0 {
-            return None;
-        }
+        let m = p.direct.as_ref()?;
         let local = p.local?;
         if self.started[r].load(Ordering::Relaxed) {
             // A post/start epoch to `rank`: updates only unless its post asserted
@@ -63,57 +77,43 @@ impl Window {
             }
         }
         let off = usize::try_from(disp).ok()?.checked_mul(p.disp_unit)?;
-        if len == 0 || off.checked_add(len)? > p.size {
-            return None;
-        }
-        Some((p.direct + off, local))
+        Some((m, off, local))
     }
 
-    /// `MPI_Put` of `len` bytes of a contiguous origin (same predefined type and count
-    /// on both sides); `false`: not done, take the general path.
-    ///
-    /// # Safety
-    /// `origin` is readable for `len` bytes.
-    #[inline]
-    pub unsafe fn put_direct(&self, origin: *const u8, len: usize, rank: i32, disp: isize) -> bool {
-        let Some((a, _)) = self.direct(rank, disp, len, true) else {
-            return false;
-        };
-        // SAFETY: `a` is inside the target's window (checked), mapped in this process; `origin` per the contract; `copy` allows the origin to lie in the window.
-        unsafe { std::ptr::copy(origin, a as *mut u8, len) };
-        true
+    /// `MPI_Put` of the bytes of a contiguous origin (same predefined type and count
+    /// on both sides); `false`: not done (nothing to do, out of range, no epoch...),
+    /// take the general path. The origin may lie in window memory (a `memmove`).
+    #[inline(never)]
+    pub fn put_direct(&self, origin: &[u8], rank: i32, disp: isize) -> bool {
+        match self.direct_at(rank, disp, true) {
+            Some((m, off, _)) => !origin.is_empty() && m.write(off, origin),
+            None => false,
+        }
     }
 
     /// `MPI_Get`, as [`Self::put_direct`].
-    ///
-    /// # Safety
-    /// `origin` is writable for `len` bytes.
-    #[inline]
-    pub unsafe fn get_direct(&self, origin: *mut u8, len: usize, rank: i32, disp: isize) -> bool {
-        let Some((a, _)) = self.direct(rank, disp, len, false) else {
-            return false;
-        };
-        // SAFETY: as in `put_direct`, reading.
-        unsafe { std::ptr::copy(a as *const u8, origin, len) };
-        true
+    #[inline(never)]
+    pub fn get_direct(&self, origin: &mut [u8], rank: i32, disp: isize) -> bool {
+        match self.direct_at(rank, disp, false) {
+            Some((m, off, _)) => !origin.is_empty() && m.read(off, origin),
+            None => false,
+        }
     }
 
-    /// `MPI_Accumulate` (`result` null), `MPI_Get_accumulate` and `MPI_Fetch_and_op`
+    /// `MPI_Accumulate` (`result` `None`), `MPI_Get_accumulate` and `MPI_Fetch_and_op`
     /// of `n` elements of `prim` (origin, result and target alike) with `op`, when each
     /// element is one CPU atomic instruction ([`winatomic::is_direct`]), or, from
-    /// [`ops::BULK_MIN`] bytes, in bulk ([`Self::acc_bulk_direct`]).
-    ///
-    /// # Safety
-    /// `origin` is readable for `n` elements (unless `op` is `MPI_NO_OP`), `result`,
-    /// unless null, writable for `n`, at any alignment.
+    /// [`ops::BULK_MIN`] bytes, in bulk ([`Self::acc_bulk_direct`]). `origin` (empty
+    /// for `MPI_NO_OP`) and `result` hold `n` elements, at any alignment; shorter
+    /// ones are not done here.
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn acc_direct(
+    pub fn acc_direct(
         &self,
         prim: Primitive,
         op: PredefinedOp,
-        origin: *const u8,
-        result: *mut u8,
+        origin: &[u8],
+        result: Option<&mut [u8]>,
         n: usize,
         rank: i32,
         disp: isize,
@@ -121,95 +121,80 @@ impl Window {
         if !self.atomic_memory() {
             return false;
         }
-        let w = prim.size();
-        let Some(len) = n.checked_mul(w) else {
+        let Some(len) = n.checked_mul(prim.size()) else {
             return false;
         };
         let (elementwise, no_word) = self.same_op_way(prim, op);
         if elementwise {
-            // SAFETY: forwarded contract.
-            return unsafe {
-                self.acc_same_op(prim, op, origin, result, n, len, no_word, rank, disp)
-            };
+            return self.acc_same_op(prim, op, origin, result, len, no_word, rank, disp);
         }
         if len >= ops::BULK_MIN {
-            // SAFETY: forwarded contract.
-            return unsafe { self.acc_bulk_direct(prim, op, origin, result, n, len, rank, disp) };
+            return self.acc_bulk_direct(prim, op, origin, result, len, rank, disp);
         }
         if !winatomic::is_direct(prim, op) {
             return false;
         }
-        let Some((a, local)) = self.direct_inline(rank, disp, len, op != PredefinedOp::NoOp) else {
+        let Some((at, local)) = self.direct_inline(rank, disp, len, op != PredefinedOp::NoOp)
+        else {
             return false;
         };
-        if !winatomic::aligned(a, w) {
-            return false;
-        }
         // A bulk accumulate to the target in progress: the general path waits for it.
         let Some(b) = self.atomic_try_enter(local) else {
             return false;
         };
-        // SAFETY: `n` elements of width `w` inside the target's window in the shared segment, aligned; the general path updates them with the same atomics, or in bulk while no atomic accumulate is entered.
-        unsafe { winatomic::fetch_op_direct(a, n, prim, op, origin, result) };
+        // The general path updates these elements with the same atomics, or in bulk
+        // while no atomic accumulate is entered (`false`: unaligned, left to it).
+        let done = winatomic::fetch_op_direct(at, prim, op, origin, result);
         Self::atomic_exit(b);
-        true
+        done
     }
 
     /// [`Self::acc_direct`] under `accumulate_ops` of an op [`Self::same_op_way`]
     /// takes element by element: CPU atomics at any size, without the bulk word
     /// unless `!no_word` (MPI_NO_OP).
-    ///
-    /// # Safety
-    /// As [`Self::acc_direct`].
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    unsafe fn acc_same_op(
+    fn acc_same_op(
         &self,
         prim: Primitive,
         op: PredefinedOp,
-        origin: *const u8,
-        result: *mut u8,
-        n: usize,
+        origin: &[u8],
+        result: Option<&mut [u8]>,
         len: usize,
         no_word: bool,
         rank: i32,
         disp: isize,
     ) -> bool {
-        let Some((a, local)) = self.direct_inline(rank, disp, len, op != PredefinedOp::NoOp) else {
+        let Some((at, local)) = self.direct_inline(rank, disp, len, op != PredefinedOp::NoOp)
+        else {
             return false;
         };
-        if !winatomic::aligned(a, prim.size()) {
-            return false;
-        }
+        // Unaligned elements (`false`) are left to the general path.
         if no_word {
-            // SAFETY: `n` aligned elements inside the target's window in the shared segment; every concurrent accumulate to them is this op's atomic or an atomic load (the window's `accumulate_ops`).
-            unsafe { winatomic::fetch_op_direct(a, n, prim, op, origin, result) };
-            return true;
+            // Every concurrent accumulate to them is this op's atomic or an atomic
+            // load (the window's `accumulate_ops`).
+            return winatomic::fetch_op_direct(at, prim, op, origin, result);
         }
         let Some(b) = self.atomic_try_enter(local) else {
             return false;
         };
-        // SAFETY: as above; no bulk kernel runs meanwhile (the bulk word is entered).
-        unsafe { winatomic::fetch_op_direct(a, n, prim, op, origin, result) };
+        // No bulk kernel runs meanwhile (the bulk word is entered).
+        let done = winatomic::fetch_op_direct(at, prim, op, origin, result);
         Self::atomic_exit(b);
-        true
+        done
     }
 
     /// [`Self::acc_direct`] of `len` >= [`ops::BULK_MIN`] bytes: the general path's
     /// bulk way (the op kernel on the window memory, holding the target's bulk
     /// word), without its checks' objects, when every condition of that way holds.
-    ///
-    /// # Safety
-    /// As [`Self::acc_direct`].
     #[allow(clippy::too_many_arguments)]
     #[inline(never)]
-    unsafe fn acc_bulk_direct(
+    fn acc_bulk_direct(
         &self,
         prim: Primitive,
         op: PredefinedOp,
-        origin: *const u8,
-        result: *mut u8,
-        n: usize,
+        origin: &[u8],
+        result: Option<&mut [u8]>,
         len: usize,
         rank: i32,
         disp: isize,
@@ -218,42 +203,40 @@ impl Window {
         let noop = op == PredefinedOp::NoOp;
         if winatomic::atomic_width(prim) != Some(w)
             || !(noop || op == PredefinedOp::Replace || op.allows(prim.class()))
+            || !(noop || origin.len() >= len)
+            || result.as_ref().is_some_and(|r| r.len() < len)
         {
             return false;
         }
-        let Some((a, local)) = self.direct(rank, disp, len, !noop) else {
+        let Some((at, local)) = self.direct(rank, disp, len, !noop) else {
             return false;
         };
         // The kernel wants disjoint buffers (the general path goes element-wise then).
-        let apart = |p: *const u8| p.is_null() || p as usize + len <= a || p as usize >= a + len;
-        if !winatomic::aligned(a, w) || !(noop || apart(origin)) || !apart(result) {
+        let apart = |b: &[u8]| at.apart(b.as_ptr(), len);
+        if !at.aligned(w) || !(noop || apart(origin)) || !result.as_deref().is_none_or(apart) {
             return false;
         }
         // An error here (the engine gone while waiting) leaves everything undone:
         // the general path then reports it.
         self.with_bulk(local, || {
-            if !result.is_null() {
-                // SAFETY: `len` bytes inside the target's window (checked), no atomic accumulate entered meanwhile; `result` writable for `n` elements.
-                unsafe { std::ptr::copy_nonoverlapping(a as *const u8, result, len) };
+            if let Some(r) = result {
+                at.read(r);
             }
-            // SAFETY: `origin` holds `n` elements of `prim` (unless MPI_NO_OP, which reads nothing), the run `n` elements inside the window, disjoint (checked); `op` is allowed on `prim` (checked).
-            unsafe { crate::op::apply_dense(op, prim, origin, a as *mut u8, n) };
+            winatomic::apply_bulk(at, prim, op, origin);
             Ok(())
         })
         .is_ok()
     }
 
-    /// `MPI_Compare_and_swap` of one element of `prim`.
-    ///
-    /// # Safety
-    /// `origin` and `compare` are readable and `result` writable for one element.
+    /// `MPI_Compare_and_swap` of one element of `prim` (`origin`, `compare` and
+    /// `result` each that long; others are not done here).
     #[inline]
-    pub unsafe fn cas_direct(
+    pub fn cas_direct(
         &self,
         prim: Primitive,
-        origin: *const u8,
-        compare: *const u8,
-        result: *mut u8,
+        origin: &[u8],
+        compare: &[u8],
+        result: &mut [u8],
         rank: i32,
         disp: isize,
     ) -> bool {
@@ -271,27 +254,18 @@ impl Window {
         let Some(w) = winatomic::atomic_width(prim) else {
             return false;
         };
-        let Some((a, local)) = self.direct_inline(rank, disp, w, true) else {
+        let Some((at, local)) = self.direct_inline(rank, disp, w, true) else {
             return false;
         };
-        if !winatomic::aligned(a, w) {
+        if !at.aligned(w) || origin.len() != w || compare.len() != w || result.len() != w {
             return false;
         }
         let Some(b) = self.atomic_try_enter(local) else {
             return false;
         };
-        // SAFETY: one element each, per the contract.
-        let (new, cmp, old) = unsafe {
-            (
-                std::slice::from_raw_parts(origin, w),
-                std::slice::from_raw_parts(compare, w),
-                std::slice::from_raw_parts_mut(result, w),
-            )
-        };
-        // SAFETY: one aligned element inside the target's window in the shared segment.
-        unsafe { winatomic::compare_swap(a, new, cmp, old) };
+        let done = winatomic::compare_swap(at, origin, compare, result);
         Self::atomic_exit(b);
-        true
+        done
     }
 
     /// `MPI_Win_flush` / `_flush_local` to `rank` in a passive-target epoch to it:

@@ -50,13 +50,14 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::buf::{RecvBuf, SendBuf};
 use crate::comm::Comm;
 use crate::datatype::{Datatype, Primitive};
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::op::{Op, PredefinedOp};
 use crate::request::PROC_NULL;
 use crate::transport::winatomic;
-use crate::transport::winmem::{full_fence, Reach, Segment};
+use crate::transport::winmem::{full_fence, Mapped, Reach, Segment};
 use crate::{coll, pt2pt, runtime, SendMode};
 use epoch::Epochs;
 pub use epoch::LockKind;
@@ -145,10 +146,10 @@ struct Peer {
     size: usize,
     disp_unit: usize,
     reach: Option<Reach>,
-    /// The address of its window memory in this process when plain loads and stores
-    /// reach it (the shared segment, or this process's own memory; not a dynamic
-    /// window), else 0: the fast path's test.
-    direct: usize,
+    /// Its window memory in this process when plain loads and stores reach it (the
+    /// shared segment, or this process's own memory; not a dynamic window), else
+    /// `None`: the fast path's test.
+    direct: Option<Mapped>,
 }
 
 #[derive(Default)]
@@ -259,20 +260,12 @@ fn private_dup(comm: &Comm) -> Result<Comm> {
 fn allgather_u64(comm: &Comm, mine: &[u64]) -> Result<Vec<u64>> {
     let n = comm.size() as usize;
     let mut all = vec![0u64; mine.len() * n];
-    let byte = Datatype::predefined(Primitive::Byte);
-    let len = std::mem::size_of_val(mine);
-    // SAFETY: `mine` is readable for `len` bytes and `all` holds `len` bytes per rank.
-    unsafe {
-        coll::allgather::allgather(
-            Some(mine.as_ptr().cast()),
-            len,
-            &byte,
-            all.as_mut_ptr().cast(),
-            len,
-            &byte,
-            comm,
-        )?;
-    }
+    coll::api_move::allgather(
+        Some(SendBuf::slice(mine)),
+        RecvBuf::slice(&mut all),
+        mine.len(),
+        comm,
+    )?;
     Ok(all)
 }
 
@@ -347,8 +340,7 @@ impl Window {
         let me = wcomm.rank() as usize;
         let world = wcomm.group().to_vec();
         let host = |r: usize| e.host_index(world[r]);
-        // SAFETY: getpid has no preconditions.
-        let pid = unsafe { libc::getpid() } as u64;
+        let pid = u64::from(std::process::id());
         let mine = [
             pid,
             size as u64,
@@ -424,18 +416,25 @@ impl Window {
             );
             let local = locals.iter().position(|&x| x == r);
             let reach = local.map(|li| match flavor {
-                Flavor::Allocate | Flavor::Shared => Reach::Mapped {
-                    addr: seg.addr() + data_off[li],
-                },
-                Flavor::Create | Flavor::Dynamic if r == me => Reach::Mapped { addr: rbase },
+                Flavor::Allocate | Flavor::Shared => {
+                    // SAFETY: `rsize` bytes of the host segment from the rank's data offset (the layout above); the window keeps the segment mapped as long as its peers.
+                    Reach::Mapped(unsafe { Mapped::new(seg.addr() + data_off[li], rsize) })
+                }
+                // SAFETY: this function's contract: `base .. base + size` stays valid until the window is freed.
+                Flavor::Create if r == me => Reach::Mapped(unsafe { Mapped::new(rbase, rsize) }),
+                // A dynamic window's offsets are addresses of this process, each run
+                // checked against the attached regions (`target`, the active messages'
+                // server) before it reaches memory.
+                // SAFETY: attached memory stays valid until detached (MPI_Win_attach's contract), and only checked runs of it are accessed.
+                Flavor::Dynamic if r == me => Reach::Mapped(unsafe { Mapped::new(0, usize::MAX) }),
                 Flavor::Create | Flavor::Dynamic => Reach::Cma {
                     pid: rpid,
                     addr: rbase,
                 },
             });
             let direct = match reach {
-                Some(Reach::Mapped { addr }) if flavor != Flavor::Dynamic => addr,
-                _ => 0,
+                Some(Reach::Mapped(m)) if flavor != Flavor::Dynamic => Some(m),
+                _ => None,
             };
             peers.push(Peer {
                 local,
@@ -565,8 +564,8 @@ impl Window {
         match p.reach {
             // A rank that allocated no memory has none to share: a null base (as
             // in MPICH; programs check it), not an address inside another's memory.
-            Some(Reach::Mapped { addr }) => {
-                Ok((p.size, p.disp_unit, if p.size == 0 { 0 } else { addr }))
+            Some(Reach::Mapped(m)) => {
+                Ok((p.size, p.disp_unit, if p.size == 0 { 0 } else { m.addr() }))
             }
             _ => Err(rma_err(
                 ErrorClass::RmaShared,

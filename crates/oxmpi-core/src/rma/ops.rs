@@ -4,6 +4,7 @@
 //! Small contiguous operations in a passive-target epoch take [`super::fast`] first.
 
 use super::*;
+use crate::buf::Region;
 
 /// The bit of a target's bulk word (`CTL_BULK`) held while a bulk accumulate
 /// applies; the bits below count the element-atomic accumulates in progress.
@@ -14,26 +15,12 @@ pub(super) const BULK_HELD: u64 = 1 << 63;
 pub(super) const BULK_MIN: usize = 512;
 
 impl Window {
-    /// # Safety
-    /// `origin` holds `count` elements of `dt`.
-    pub(super) unsafe fn pack(origin: *const u8, count: usize, dt: &Datatype) -> Vec<u8> {
-        let mut v = vec![0u8; dt.size() * count];
-        // SAFETY: forwarded contract.
-        unsafe { dt.pack(origin, count, &mut v) };
-        v
-    }
-
-    /// `MPI_Put`.
-    ///
-    /// # Safety
-    /// `origin` holds `ocount` elements of `odt`.
+    /// `MPI_Put` of the elements of `origin`.
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn put(
+    pub fn put(
         &self,
         call: &str,
-        origin: *const u8,
-        ocount: usize,
-        odt: &Datatype,
+        origin: &Region<'_, &Datatype>,
         rank: i32,
         disp: isize,
         tcount: usize,
@@ -42,35 +29,26 @@ impl Window {
         let Some((r, tgt, rs)) = self.target(call, rank, disp, tcount, tdt, true)? else {
             return Ok(());
         };
+        let (ocount, odt) = (origin.count(), origin.datatype());
         Self::check_sig(call, odt, ocount, tdt, tcount, "target")?;
         let Tgt::Local(reach) = tgt else {
-            // SAFETY: forwarded contract.
-            let data = unsafe { Self::pack(origin, ocount, odt) };
-            return self.am_put(call, r, &rs, &data);
+            return self.am_put(call, r, &rs, &origin.pack_vec());
         };
-        if rs.len() == 1 && odt.is_contiguous() {
-            // SAFETY: `origin` holds ocount elements of a contiguous type: size*count bytes from its true lb.
-            let data = unsafe {
-                std::slice::from_raw_parts(origin.wrapping_offset(odt.true_lb()), rs[0].1)
-            };
-            return Self::write_runs(call, &reach, &rs, data);
+        if rs.len() == 1 {
+            if let Some(data) = origin.bytes() {
+                // Read in place: size * count bytes from the true lb, as many as the run.
+                return Self::write_runs(call, &reach, &rs, data);
+            }
         }
-        // SAFETY: forwarded contract.
-        let data = unsafe { Self::pack(origin, ocount, odt) };
-        Self::write_runs(call, &reach, &rs, &data)
+        Self::write_runs(call, &reach, &rs, &origin.pack_vec())
     }
 
-    /// `MPI_Get`.
-    ///
-    /// # Safety
-    /// `origin` is writable for `ocount` elements of `odt`.
+    /// `MPI_Get` into the elements of `origin`.
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn get(
+    pub fn get(
         &self,
         call: &str,
-        origin: *mut u8,
-        ocount: usize,
-        odt: &Datatype,
+        origin: &mut Region<'_, &Datatype>,
         rank: i32,
         disp: isize,
         tcount: usize,
@@ -79,24 +57,27 @@ impl Window {
         let Some((r, tgt, rs)) = self.target(call, rank, disp, tcount, tdt, false)? else {
             return Ok(());
         };
-        Self::check_sig(call, odt, ocount, tdt, tcount, "target")?;
+        Self::check_sig(
+            call,
+            origin.datatype(),
+            origin.count(),
+            tdt,
+            tcount,
+            "target",
+        )?;
         let Tgt::Local(reach) = tgt else {
             let data = self.am_get(call, r, &rs, tdt.size() * tcount)?;
-            // SAFETY: forwarded contract.
-            unsafe { odt.unpack(&data, origin, ocount) };
+            origin.unpack(&data);
             return Ok(());
         };
-        if rs.len() == 1 && odt.is_contiguous() {
-            // SAFETY: `origin` is writable for ocount elements of a contiguous type.
-            let out = unsafe {
-                std::slice::from_raw_parts_mut(origin.wrapping_offset(odt.true_lb()), rs[0].1)
-            };
-            return Self::read_runs(call, &reach, &rs, out);
+        if rs.len() == 1 {
+            if let Some(out) = origin.bytes_mut() {
+                return Self::read_runs(call, &reach, &rs, out);
+            }
         }
         let mut data = vec![0u8; tdt.size() * tcount];
         Self::read_runs(call, &reach, &rs, &mut data)?;
-        // SAFETY: forwarded contract.
-        unsafe { odt.unpack(&data, origin, ocount) };
+        origin.unpack(&data);
         Ok(())
     }
 
@@ -231,39 +212,37 @@ impl Window {
         res
     }
 
-    /// `MPI_Accumulate` and `MPI_Get_accumulate` (`result`: the result buffer).
-    ///
-    /// # Safety
-    /// `origin` holds `ocount` elements of `odt` (unless the op is `MPI_NO_OP`);
-    /// `result`, when given, is writable for its count of its datatype.
+    /// `MPI_Accumulate` and `MPI_Get_accumulate` (`result`: the result buffer) of the
+    /// elements of `origin` (not read for `MPI_NO_OP`).
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn accumulate(
+    pub fn accumulate(
         &self,
         call: &str,
-        origin: *const u8,
-        ocount: usize,
-        odt: &Datatype,
-        result: Option<(*mut u8, usize, &Datatype)>,
+        origin: &Region<'_, &Datatype>,
+        result: Option<&mut Region<'_, &Datatype>>,
         rank: i32,
         disp: isize,
         tcount: usize,
         tdt: &Datatype,
         op: &Op,
     ) -> Result<()> {
+        let (ocount, odt) = (origin.count(), origin.datatype());
         let noop = op.as_predefined() == Some(PredefinedOp::NoOp);
         // Nothing moves when every side is empty (zero counts or zero-size
         // datatypes): any op then does nothing (as in MPICH, which programs probing
         // for get_accumulate rely on).
         if tdt.size() * tcount == 0
             && (noop || odt.size() * ocount == 0)
-            && result.is_none_or(|(_, rcount, rdt)| rdt.size() * rcount == 0)
+            && result
+                .as_ref()
+                .is_none_or(|r| r.datatype().size() * r.count() == 0)
         {
             self.target(call, rank, disp, tcount, tdt, false)?;
             return Ok(());
         }
         let bt = Self::acc_type(call, op, (!noop).then_some(odt), tdt)?;
-        if let Some((_, rcount, rdt)) = result {
-            Self::check_sig(call, rdt, rcount, tdt, tcount, "target").map_err(|e| {
+        if let Some(r) = &result {
+            Self::check_sig(call, r.datatype(), r.count(), tdt, tcount, "target").map_err(|e| {
                 MpiError::new(
                     e.class,
                     e.message.replace("origin datatype", "result datatype"),
@@ -279,31 +258,23 @@ impl Window {
         let bytes = tdt.size() * tcount;
         let src: std::borrow::Cow<'_, [u8]> = if noop {
             std::borrow::Cow::Borrowed(&[])
-        } else if odt.is_contiguous() {
-            // SAFETY: forwarded contract: origin holds ocount elements of a contiguous type, size * count bytes from its true lb (read in place, not copied).
-            std::borrow::Cow::Borrowed(unsafe {
-                std::slice::from_raw_parts(
-                    origin.wrapping_offset(odt.true_lb()),
-                    odt.size() * ocount,
-                )
-            })
+        } else if let Some(b) = origin.bytes() {
+            // A contiguous origin is read in place, not copied.
+            std::borrow::Cow::Borrowed(b)
         } else {
-            // SAFETY: forwarded contract (origin holds ocount elements of odt).
-            std::borrow::Cow::Owned(unsafe { Self::pack(origin, ocount, odt) })
+            std::borrow::Cow::Owned(origin.pack_vec())
         };
         let Tgt::Local(reach) = tgt else {
             let old = self.am_acc(call, r, &rs, op, &bt, &src, result.is_some(), bytes)?;
-            if let Some((rbuf, rcount, rdt)) = result {
-                // SAFETY: the caller's contract: `rbuf` is writable for rcount elements of rdt.
-                unsafe { rdt.unpack(&old, rbuf, rcount) };
+            if let Some(res) = result {
+                res.unpack(&old);
             }
             return Ok(());
         };
         let local = self.peers[r].local.expect("reachable targets are local");
         let old = self.acc_apply(call, local, &reach, &rs, op, &bt, &src, result.is_some())?;
-        if let Some((rbuf, rcount, rdt)) = result {
-            // SAFETY: the caller's contract: `rbuf` is writable for rcount elements of rdt.
-            unsafe { rdt.unpack(&old, rbuf, rcount) };
+        if let Some(res) = result {
+            res.unpack(&old);
         }
         Ok(())
     }
@@ -347,7 +318,8 @@ impl Window {
             (Some(p), Some(o)) => self.same_op_way(p, o),
             _ => (false, false),
         };
-        if let (Some(w), Reach::Mapped { addr }) = (width, *reach) {
+        if let (Some(w), Reach::Mapped(m)) = (width, *reach) {
+            let addr = m.addr();
             if rs.iter().all(|&(_, l)| l.is_multiple_of(w)) {
                 let mut old = vec![0u8; if want_old { total } else { 0 }];
                 // Runs at unaligned addresses: (window offset, packed offset, length).
@@ -368,8 +340,10 @@ impl Window {
                 let mut apply = || -> Result<()> {
                     let mut at = 0;
                     for &(o, l) in rs {
-                        let a = addr + o;
-                        if winatomic::aligned(a, w) {
+                        let run = m.span(o, l).ok_or_else(|| {
+                            MpiError::intern(call, "a checked run outside the window memory")
+                        })?;
+                        if run.aligned(w) {
                             let s = if noop { &[][..] } else { &src[at..at + l] };
                             let out = if want_old {
                                 Some(&mut old[at..at + l])
@@ -377,25 +351,27 @@ impl Window {
                                 None
                             };
                             if bulk {
+                                // No atomic accumulate runs while the bulk word is held.
                                 if let Some(out) = out {
-                                    // SAFETY: the run is inside the target's window (checked); no atomic accumulate runs while the bulk word is held.
-                                    unsafe {
-                                        std::ptr::copy_nonoverlapping(
-                                            a as *const u8,
-                                            out.as_mut_ptr(),
-                                            l,
-                                        )
-                                    };
+                                    run.read(out);
                                 }
-                                if !noop {
-                                    // SAFETY: `s` and the run hold `l / w` elements of `bt`, dense (an atomic width is size = extent), disjoint (checked above).
-                                    unsafe { op.apply(s.as_ptr(), a as *mut u8, l / w, bt)? };
+                                // `s` and the run hold `l / w` dense elements of `bt` (an
+                                // atomic width is size = extent), disjoint (checked above).
+                                let (p, o) = (bt.as_primitive(), op.as_predefined());
+                                if !noop
+                                    && !p
+                                        .zip(o)
+                                        .is_some_and(|(p, o)| winatomic::apply_bulk(run, p, o, s))
+                                {
+                                    return Err(MpiError::intern(
+                                        call,
+                                        "a bulk accumulate the kernel refused",
+                                    ));
                                 }
                             } else {
                                 // Every concurrent accumulate to these elements takes this atomic way
                                 // too, or the bulk way while none of these runs.
-                                // SAFETY: the run is inside the target's window (checked), shared, aligned to `w`.
-                                unsafe { winatomic::fetch_op_run(a, l / w, bt, op, s, out)? };
+                                winatomic::fetch_op_run(run, bt, op, s, out)?;
                             }
                         } else {
                             slow.push((o, at, l));
@@ -421,10 +397,7 @@ impl Window {
                                 old[at..at + l].copy_from_slice(&cur);
                             }
                             if !noop {
-                                // SAFETY: both hold `l / w` packed elements of `bt`.
-                                unsafe {
-                                    op.apply(src[at..].as_ptr(), cur.as_mut_ptr(), l / w, bt)?
-                                };
+                                Self::apply_packed(op, &src[at..at + l], &mut cur, l / w, bt)?;
                                 Self::write_runs(call, reach, &run, &cur)?;
                             }
                         }
@@ -471,21 +444,19 @@ impl Window {
     ) -> Result<()> {
         let size = bt.size();
         debug_assert!(src.len() >= size * nelem && cur.len() >= size * nelem);
+        const C: &str = "one-sided accumulate";
         if bt.extent() == size as isize && bt.true_lb() == 0 {
-            // SAFETY: both buffers hold `nelem` packed elements of `bt`, which are dense (extent = size), so packed and memory layout agree.
-            return unsafe { op.apply(src.as_ptr(), cur.as_mut_ptr(), nelem, bt) };
+            // Dense elements (extent = size): packed and memory layout agree.
+            return op.apply_slices(C, src, cur, nelem, bt);
         }
         let ext = bt.extent().max(0) as usize;
         let mut a = vec![0u8; ext * nelem];
         let mut b = vec![0u8; ext * nelem];
         // `a` and `b` hold `nelem` elements of `bt` (extent apart, lb 0 for the pair types).
-        // SAFETY: the packed buffers hold `nelem` packed elements; `a` and `b` do not overlap.
-        unsafe {
-            bt.unpack(&src[..size * nelem], a.as_mut_ptr(), nelem);
-            bt.unpack(&cur[..size * nelem], b.as_mut_ptr(), nelem);
-            op.apply(a.as_ptr(), b.as_mut_ptr(), nelem, bt)?;
-            bt.pack(b.as_ptr(), nelem, &mut cur[..size * nelem]);
-        }
+        Region::of_bytes(C, &mut a, nelem, bt)?.unpack(&src[..size * nelem]);
+        Region::of_bytes(C, &mut b, nelem, bt)?.unpack(&cur[..size * nelem]);
+        op.apply_slices(C, &a, &mut b, nelem, bt)?;
+        cur[..size * nelem].copy_from_slice(&Region::of_bytes(C, &mut b, nelem, bt)?.pack_vec());
         Ok(())
     }
 
@@ -503,12 +474,12 @@ impl Window {
     ) -> Result<Vec<u8>> {
         let n = new.len();
         let mut cur = vec![0u8; n];
-        if let (true, Reach::Mapped { addr }, [(o, l)]) = (self.atomic_memory(), *reach, rs) {
-            let a = addr + o;
-            if *l == n && matches!(n, 1 | 2 | 4 | 8) && winatomic::aligned(a, n) {
+        if let (true, Reach::Mapped(m), [(o, l)]) = (self.atomic_memory(), *reach, rs) {
+            let at = m.span(*o, *l).filter(|at| at.aligned(n));
+            if let (true, true, Some(at)) = (*l == n, matches!(n, 1 | 2 | 4 | 8), at) {
+                // Concurrent accumulates to the element are atomic too.
                 self.with_atomic(local, || {
-                    // SAFETY: one checked element of the window in the shared segment, aligned to its width; concurrent accumulates to it are atomic too.
-                    unsafe { winatomic::compare_swap(a, new, cmp, &mut cur) };
+                    winatomic::compare_swap(at, new, cmp, &mut cur);
                     Ok(())
                 })?;
                 return Ok(cur);
@@ -524,17 +495,15 @@ impl Window {
         Ok(cur)
     }
 
-    /// `MPI_Compare_and_swap`.
-    ///
-    /// # Safety
-    /// `origin` and `compare` hold, and `result` is writable for, one element of `dt`.
+    /// `MPI_Compare_and_swap` of one element of `dt`: `origin` and `compare` hold
+    /// it, `result` receives the target's previous one (each `dt.size()` bytes).
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn compare_and_swap(
+    pub fn compare_and_swap(
         &self,
         call: &str,
-        origin: *const u8,
-        compare: *const u8,
-        result: *mut u8,
+        origin: &[u8],
+        compare: &[u8],
+        result: &mut [u8],
         dt: &Datatype,
         rank: i32,
         disp: isize,
@@ -563,14 +532,15 @@ impl Window {
             return Ok(());
         };
         let n = dt.size();
-        // SAFETY: the caller's contract: one element each.
-        let (new, cmp, res) = unsafe {
-            (
-                std::slice::from_raw_parts(origin, n),
-                std::slice::from_raw_parts(compare, n),
-                std::slice::from_raw_parts_mut(result, n),
-            )
-        };
+        if origin.len() != n || compare.len() != n || result.len() != n {
+            return Err(MpiError::arg(
+                ErrorClass::Buffer,
+                call,
+                "origin_addr",
+                format!("origin, compare and result must each be one element of {n} bytes"),
+            ));
+        }
+        let (new, cmp, res) = (origin, compare, result);
         let Tgt::Local(reach) = tgt else {
             let old = self.am_cas(call, r, &rs, new, cmp)?;
             res.copy_from_slice(&old);

@@ -201,8 +201,8 @@ impl Window {
     ) -> Result<()> {
         let mut at = 0;
         for &(o, l) in rs {
-            // SAFETY: the runs were checked against the target's window (size or attached regions).
-            unsafe { reach.read(o, &mut out[at..at + l]) }
+            reach
+                .read(o, &mut out[at..at + l])
                 .map_err(|e| io_err(call, "reading the target's memory", e))?;
             at += l;
         }
@@ -217,8 +217,8 @@ impl Window {
     ) -> Result<()> {
         let mut at = 0;
         for &(o, l) in rs {
-            // SAFETY: as in `read_runs`.
-            unsafe { reach.write(o, &data[at..at + l]) }
+            reach
+                .write(o, &data[at..at + l])
                 .map_err(|e| io_err(call, "writing the target's memory", e))?;
             at += l;
         }

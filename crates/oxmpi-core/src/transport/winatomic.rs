@@ -18,8 +18,9 @@ use std::sync::atomic::{
     AtomicI16, AtomicI32, AtomicI64, AtomicI8, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering,
 };
 
+use super::winmem::Span;
 use crate::datatype::{Datatype, Primitive, Repr};
-use crate::error::Result;
+use crate::error::{MpiError, Result};
 use crate::op::{Op, PredefinedOp};
 
 /// The width in bytes of elements of `prim` that CPU atomics can update in place,
@@ -102,24 +103,29 @@ rmw!(rmw_u32, AtomicU32, u32);
 rmw!(rmw_i64, AtomicI64, i64);
 rmw!(rmw_u64, AtomicU64, u64);
 
-/// `*addr = src op *addr` as one atomic step for each of `n` consecutive elements of
-/// the basic type `bt` from `addr`; the previous values go to `old` when given.
-/// `src` holds `n` packed elements (empty for `MPI_NO_OP`); `op` was checked against
-/// `bt` by the caller.
-///
-/// # Safety
-/// `addr .. addr + n * atomic_width(bt)` is valid for reads and writes, `addr` is aligned
-/// to that width, and every concurrent access to those bytes (from any process) is
-/// atomic.
-pub unsafe fn fetch_op_run(
-    addr: usize,
-    n: usize,
+/// `*e = src op *e` as one atomic step for each element `e` of the basic type `bt`
+/// in `at` (its length over the type's size of them); the previous values go to
+/// `old` when given. `src` holds as many packed elements (empty for `MPI_NO_OP`);
+/// `op` was checked against `bt` by the caller. Every concurrent access to those
+/// bytes (from any process) must be atomic for the update to be (the window's
+/// accumulate protocol, [`crate::rma`]); an `at` that is not aligned to an atomic
+/// width of `bt` is an internal error.
+pub fn fetch_op_run(
+    at: Span<'_>,
     bt: &Datatype,
     op: &Op,
     src: &[u8],
     old: Option<&mut [u8]>,
 ) -> Result<()> {
     let prim = bt.as_primitive().expect("a basic type");
+    let w = prim.size();
+    if atomic_width(prim) != Some(w) || !at.aligned(w) {
+        return Err(MpiError::intern(
+            "one-sided accumulate",
+            "an atomic update of an unaligned or padded element",
+        ));
+    }
+    let (addr, n) = (at.addr(), at.len() / w);
     let p = op.as_predefined().expect("checked: predefined");
     let kernel = |src: &[u8], inout: &mut [u8]| -> Result<()> {
         // SAFETY: `src` and `inout` hold one packed element of `bt` each.
@@ -130,8 +136,7 @@ pub unsafe fn fetch_op_run(
         r,
         Repr::I8 | Repr::I16 | Repr::I32 | Repr::I64 | Repr::U8 | Repr::U16 | Repr::U32 | Repr::U64
     );
-    // The caller's `addr` is valid for `n` elements, aligned to `atomic_width(bt)`, only accessed atomically.
-    // SAFETY: each arm picks the atomic of `prim.size()` bytes, that width, as the rmw function requires.
+    // SAFETY: `at` holds `n` elements of width `w` (a checked span of window memory), aligned to `w`; each arm picks the atomic of `w` bytes.
     unsafe {
         match (prim.size(), r) {
             (1, Repr::I8) => rmw_i8(addr, n, p, direct, src, old, &kernel),
@@ -206,11 +211,24 @@ fn direct_pair(prim: Primitive, op: PredefinedOp) -> bool {
 
 macro_rules! direct {
     ($name:ident, $atomic:ident, $t:ty) => {
+        /// `false` (nothing done) if `addr` is not aligned to this width.
+        ///
         /// # Safety
-        /// As [`fetch_op_direct`], for elements of this width.
+        /// `addr .. addr + len` is window memory ([`Span`]); `src` is readable for `len`
+        /// bytes unless the op is MPI_NO_OP, `old`, unless null, writable for `len`.
         #[inline]
-        unsafe fn $name(addr: usize, n: usize, op: PredefinedOp, src: *const u8, old: *mut u8) {
+        unsafe fn $name(
+            addr: usize,
+            len: usize,
+            op: PredefinedOp,
+            src: *const u8,
+            old: *mut u8,
+        ) -> bool {
             const W: usize = std::mem::size_of::<$t>();
+            if !addr.is_multiple_of(W) {
+                return false;
+            }
+            let n = len / W;
             for i in 0..n {
                 // SAFETY: the caller guarantees `n` elements from `addr` are valid, aligned for this width and only accessed atomically meanwhile.
                 let a = unsafe { &*((addr + i * W) as *const $atomic) };
@@ -232,6 +250,7 @@ macro_rules! direct {
                     unsafe { old.add(i * W).cast::<$t>().write_unaligned(prev) };
                 }
             }
+            true
         }
     };
 }
@@ -245,51 +264,81 @@ direct!(direct_u32, AtomicU32, u32);
 direct!(direct_i64, AtomicI64, i64);
 direct!(direct_u64, AtomicU64, u64);
 
-/// `*addr = src op *addr` for `n` consecutive elements of `prim` from `addr`, one
-/// atomic instruction each, the previous values to `old` unless it is null; the
-/// one-sided fast path's kernel (raw pointers: no slices, no datatype objects). `op`
-/// on `prim` must be [`is_direct`] (anything else reads only).
-///
-/// # Safety
-/// As [`fetch_op_run`]; `src` is readable for `n` elements of `prim` (unless `op` is
-/// `MPI_NO_OP`) and `old`, when not null, writable for `n`, at any alignment.
+/// `*e = src op *e` for each element `e` of `prim` in `at`, one atomic instruction
+/// each, the previous values to `old` when given; the one-sided fast path's kernel
+/// (no datatype objects). `op` on `prim` must be [`is_direct`] (anything else reads
+/// only). `false` (nothing done): `at` is not aligned to `prim`'s width, or `src`
+/// (unless `op` is `MPI_NO_OP`) or `old` is shorter than `at`.
 #[inline]
-pub unsafe fn fetch_op_direct(
-    addr: usize,
-    n: usize,
+pub fn fetch_op_direct(
+    at: Span<'_>,
     prim: Primitive,
     op: PredefinedOp,
-    src: *const u8,
-    old: *mut u8,
-) {
+    src: &[u8],
+    old: Option<&mut [u8]>,
+) -> bool {
     debug_assert!(is_direct(prim, op));
-    // SAFETY: each arm picks the atomic of `prim.size()` bytes and the signedness of its repr.
+    let (addr, len) = (at.addr(), at.len());
+    if (op != PredefinedOp::NoOp && src.len() < len) || old.as_ref().is_some_and(|o| o.len() < len)
+    {
+        return false;
+    }
+    let (src, old) = (
+        src.as_ptr(),
+        old.map_or(std::ptr::null_mut(), |o| o.as_mut_ptr()),
+    );
+    // SAFETY: `at` is window memory of `len` bytes, `src` and `old` are at least as long (checked); each arm picks the atomic of `prim.size()` bytes, checking its alignment.
     unsafe {
         match prim.repr() {
-            Repr::I8 => direct_i8(addr, n, op, src, old),
-            Repr::I16 => direct_i16(addr, n, op, src, old),
-            Repr::I32 => direct_i32(addr, n, op, src, old),
-            Repr::I64 => direct_i64(addr, n, op, src, old),
+            Repr::I8 => direct_i8(addr, len, op, src, old),
+            Repr::I16 => direct_i16(addr, len, op, src, old),
+            Repr::I32 => direct_i32(addr, len, op, src, old),
+            Repr::I64 => direct_i64(addr, len, op, src, old),
             // Unsigned and the other types of these widths (only replaced or read).
             _ => match prim.size() {
-                1 => direct_u8(addr, n, op, src, old),
-                2 => direct_u16(addr, n, op, src, old),
-                4 => direct_u32(addr, n, op, src, old),
-                _ => direct_u64(addr, n, op, src, old),
+                1 => direct_u8(addr, len, op, src, old),
+                2 => direct_u16(addr, len, op, src, old),
+                4 => direct_u32(addr, len, op, src, old),
+                _ => direct_u64(addr, len, op, src, old),
             },
         }
     }
 }
 
-/// Compare-and-swap of one element of `new.len()` (1, 2, 4 or 8) bytes: the element's
-/// previous value goes to `old`, and `new` is stored when it equaled `cmp`.
-///
-/// # Safety
-/// As [`fetch_op_run`], for one element.
-pub unsafe fn compare_swap(addr: usize, new: &[u8], cmp: &[u8], old: &mut [u8]) {
+/// `e = src op e` for the elements of `prim` (dense: size = extent) in `at`, by the
+/// op kernel in bulk (plain loads and stores: the caller excludes every concurrent
+/// atomic update, [`crate::rma`]'s bulk word); `MPI_NO_OP` does nothing. `false`
+/// (nothing done): `prim` is not dense, `op` is not allowed on it, or `src` is
+/// shorter than `at` or overlaps it.
+pub fn apply_bulk(at: Span<'_>, prim: Primitive, op: PredefinedOp, src: &[u8]) -> bool {
+    if op == PredefinedOp::NoOp {
+        return true;
+    }
+    let w = prim.size();
+    if w == 0
+        || prim.extent() != w
+        || !(op == PredefinedOp::Replace || op.allows(prim.class()))
+        || src.len() < at.len()
+        || !at.apart(src.as_ptr(), src.len())
+    {
+        return false;
+    }
+    // SAFETY: `at` is `at.len()` bytes of window memory, `src` as many readable bytes apart from it (checked); `n` dense elements of `prim` fit in both; `op` is allowed on `prim` (checked).
+    unsafe { crate::op::apply_dense(op, prim, src.as_ptr(), at.addr() as *mut u8, at.len() / w) };
+    true
+}
+
+/// Compare-and-swap of the element `at` of `new.len()` (1, 2, 4 or 8) bytes: the
+/// element's previous value goes to `old`, and `new` is stored when it equaled `cmp`.
+/// `false` (nothing done): `at` is not aligned to that width or not that long.
+pub fn compare_swap(at: Span<'_>, new: &[u8], cmp: &[u8], old: &mut [u8]) -> bool {
+    let addr = at.addr();
+    if at.len() != new.len() || !at.aligned(new.len()) {
+        return false;
+    }
     macro_rules! cas {
         ($atomic:ident, $t:ty) => {{
-            // SAFETY: forwarded contract: valid, aligned, accessed atomically only.
+            // SAFETY: `at` is window memory of this width (checked), aligned to it (checked); all accesses to it are atomic.
             let a = unsafe { &*(addr as *const $atomic) };
             let n = <$t>::from_ne_bytes(new.try_into().expect("width"));
             let c = <$t>::from_ne_bytes(cmp.try_into().expect("width"));
@@ -304,13 +353,15 @@ pub unsafe fn compare_swap(addr: usize, new: &[u8], cmp: &[u8], old: &mut [u8]) 
         2 => cas!(AtomicU16, u16),
         4 => cas!(AtomicU32, u32),
         8 => cas!(AtomicU64, u64),
-        n => unreachable!("winatomic: no compare-and-swap of {n} bytes"),
+        _ => return false,
     }
+    true
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::winmem::Mapped;
 
     fn run(prim: Primitive, op: PredefinedOp, init: &[u8], src: &[u8]) -> (Vec<u8>, Vec<u8>) {
         let mut cell = [0u64; 1];
@@ -321,18 +372,10 @@ mod tests {
         };
         let mut old = vec![0u8; bytes];
         let bt = Datatype::predefined(prim);
-        // SAFETY: an aligned local u64, accessed by this thread only.
-        unsafe {
-            fetch_op_run(
-                cell.as_mut_ptr() as usize,
-                1,
-                &bt,
-                &Op::predefined(op),
-                src,
-                Some(&mut old),
-            )
-            .unwrap()
-        };
+        // SAFETY: an aligned local u64, accessed by this thread only, outliving `m`.
+        let m = unsafe { Mapped::new(cell.as_mut_ptr() as usize, bytes) };
+        let at = m.span(0, bytes).unwrap();
+        fetch_op_run(at, &bt, &Op::predefined(op), src, Some(&mut old)).unwrap();
         // SAFETY: reading back the same bytes.
         let now = unsafe { std::slice::from_raw_parts(cell.as_ptr().cast::<u8>(), bytes) }.to_vec();
         (old, now)
@@ -435,25 +478,43 @@ mod tests {
         // A compare-exchange loop (floating sum), undefined (sum of bytes), too wide.
         assert!(!is_direct(Primitive::Double, Sum) && !is_direct(Primitive::Byte, Sum));
         assert!(!is_direct(Primitive::Long, Prod) && !is_direct(Primitive::LongDouble, Replace));
-        let (mut cell, mut old) = (40i64, 0i64);
-        // SAFETY: an aligned local i64, accessed by this thread only.
-        unsafe {
-            fetch_op_direct(
-                std::ptr::addr_of_mut!(cell) as usize,
-                1,
-                Primitive::Long,
-                Sum,
-                2i64.to_ne_bytes().as_ptr(),
-                std::ptr::addr_of_mut!(old).cast(),
-            )
-        };
-        assert_eq!((old, cell), (40, 42));
+        let cell = AtomicI64::new(40);
+        let mut old = [0u8; 8];
+        // SAFETY: an aligned local i64, accessed atomically only, outliving `m`.
+        let m = unsafe { Mapped::new(cell.as_ptr() as usize, 8) };
+        let at = m.span(0, 8).unwrap();
+        assert!(fetch_op_direct(
+            at,
+            Primitive::Long,
+            Sum,
+            &2i64.to_ne_bytes(),
+            Some(&mut old)
+        ));
+        assert_eq!(
+            (i64::from_ne_bytes(old), cell.load(Ordering::SeqCst)),
+            (40, 42)
+        );
+        // Unaligned, or a source shorter than the span: nothing done.
+        assert!(!fetch_op_direct(
+            m.span(0, 8).unwrap(),
+            Primitive::Long,
+            Sum,
+            &[0u8; 4],
+            None
+        ));
     }
 
     #[test]
     fn concurrent_fetch_add_and_cas_lose_nothing() {
         let cells = [AtomicU64::new(0), AtomicU64::new(0)];
-        let (a0, a1) = (cells[0].as_ptr() as usize, cells[1].as_ptr() as usize);
+        // SAFETY: aligned atomics that outlive the scope, accessed atomically only.
+        let (m0, m1) = unsafe {
+            (
+                Mapped::new(cells[0].as_ptr() as usize, 8),
+                Mapped::new(cells[1].as_ptr() as usize, 8),
+            )
+        };
+        let (a0, a1) = (m0.span(0, 8).unwrap(), m1.span(0, 8).unwrap());
         let bt = Datatype::predefined(Primitive::Long);
         std::thread::scope(|s| {
             for _ in 0..4 {
@@ -461,28 +522,19 @@ mod tests {
                     let sum = Op::predefined(PredefinedOp::Sum);
                     let mut old = [0u8; 8];
                     for _ in 0..2000 {
-                        // SAFETY: aligned atomics that live for the scope.
-                        unsafe {
-                            fetch_op_run(a0, 1, &bt, &sum, &1i64.to_ne_bytes(), Some(&mut old))
-                                .unwrap()
-                        };
+                        fetch_op_run(a0, &bt, &sum, &1i64.to_ne_bytes(), Some(&mut old)).unwrap();
                         loop {
                             let mut cur = [0u8; 8];
-                            // SAFETY: as above.
-                            unsafe {
-                                fetch_op_run(
-                                    a1,
-                                    1,
-                                    &bt,
-                                    &Op::predefined(PredefinedOp::NoOp),
-                                    &[],
-                                    Some(&mut cur),
-                                )
-                                .unwrap()
-                            };
+                            fetch_op_run(
+                                a1,
+                                &bt,
+                                &Op::predefined(PredefinedOp::NoOp),
+                                &[],
+                                Some(&mut cur),
+                            )
+                            .unwrap();
                             let next = (i64::from_ne_bytes(cur) + 1).to_ne_bytes();
-                            // SAFETY: as above.
-                            unsafe { compare_swap(a1, &next, &cur, &mut old) };
+                            assert!(compare_swap(a1, &next, &cur, &mut old));
                             if old == cur {
                                 break;
                             }

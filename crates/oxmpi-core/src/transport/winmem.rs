@@ -135,59 +135,168 @@ impl Drop for Segment {
     }
 }
 
+/// Window memory mapped in this process: `len` bytes from `addr` (a target's part of
+/// the host segment, this process's own window memory, or, for a dynamic window,
+/// this process's address space, whose runs rma checks against the attached
+/// regions). [`Mapped::new`] carries the proof once, at window creation; every
+/// access after that goes through a [`Span`] checked to lie inside it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mapped {
+    addr: usize,
+    len: usize,
+}
+
+impl Mapped {
+    /// # Safety
+    /// `addr .. addr + len` is memory of this process, valid for reads and writes
+    /// (window memory: other processes may access it concurrently) for as long as this
+    /// value or a copy of it is used (its window keeps the memory alive).
+    pub const unsafe fn new(addr: usize, len: usize) -> Mapped {
+        Mapped { addr, len }
+    }
+
+    /// The address of the memory's first byte in this process.
+    #[inline(always)]
+    pub fn addr(&self) -> usize {
+        self.addr
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The `len` bytes from byte `off`, if they lie inside the memory.
+    #[inline(always)]
+    pub fn span(&self, off: usize, len: usize) -> Option<Span<'_>> {
+        if off.checked_add(len)? > self.len {
+            return None;
+        }
+        Some(Span {
+            addr: self.addr + off,
+            len,
+            _m: std::marker::PhantomData,
+        })
+    }
+
+    /// Copies `out.len()` bytes from byte `off`; `false` (nothing copied) if they
+    /// do not lie inside the memory.
+    #[inline(always)]
+    pub fn read(&self, off: usize, out: &mut [u8]) -> bool {
+        let Some(at) = self.span(off, out.len()) else {
+            return false;
+        };
+        // SAFETY: `at` lies inside the memory (`Mapped::new`'s contract: readable), `out` is writable for its `len`; `copy` allows `out` to lie in window memory too.
+        unsafe { std::ptr::copy(at.addr as *const u8, out.as_mut_ptr(), out.len()) };
+        true
+    }
+
+    /// Copies `data` to byte `off`; `false` (nothing copied) if it does not fit.
+    #[inline(always)]
+    pub fn write(&self, off: usize, data: &[u8]) -> bool {
+        let Some(at) = self.span(off, data.len()) else {
+            return false;
+        };
+        // SAFETY: as in `read`, writing (`Mapped::new`'s contract: writable).
+        unsafe { std::ptr::copy(data.as_ptr(), at.addr as *mut u8, data.len()) };
+        true
+    }
+}
+
+/// `len` bytes of a [`Mapped`] window memory, checked to lie inside it: what
+/// the one-sided copies and atomics ([`super::winatomic`]) work on.
+#[derive(Clone, Copy, Debug)]
+pub struct Span<'m> {
+    addr: usize,
+    len: usize,
+    _m: std::marker::PhantomData<&'m Mapped>,
+}
+
+impl Span<'_> {
+    /// The address of the span's first byte in this process.
+    #[inline(always)]
+    pub fn addr(&self) -> usize {
+        self.addr
+    }
+
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether the span's address is a multiple of `w`.
+    #[inline(always)]
+    pub fn aligned(&self, w: usize) -> bool {
+        self.addr.is_multiple_of(w)
+    }
+
+    /// Whether `p .. p + len` lies wholly outside the span (a null `p`: nothing).
+    #[inline(always)]
+    pub fn apart(&self, p: *const u8, len: usize) -> bool {
+        p.is_null() || p as usize + len <= self.addr || p as usize >= self.addr + self.len
+    }
+
+    /// Copies the first `min(len, out.len())` bytes of the span to `out` (which may
+    /// itself lie in window memory: a `memmove`).
+    #[inline(always)]
+    pub fn read(&self, out: &mut [u8]) {
+        let n = self.len.min(out.len());
+        // SAFETY: `n` bytes inside the mapped memory (`Mapped::span` checked them; `Mapped::new`'s contract); `out` is writable for `n`; `copy` allows overlap.
+        unsafe { std::ptr::copy(self.addr as *const u8, out.as_mut_ptr(), n) };
+    }
+
+    /// Copies the first `min(len, data.len())` bytes of `data` into the span
+    /// (`data` may itself lie in window memory: a `memmove`).
+    #[inline(always)]
+    pub fn write(&self, data: &[u8]) {
+        let n = self.len.min(data.len());
+        // SAFETY: as in `read`, writing: the window memory is writable per `Mapped::new`'s contract.
+        unsafe { std::ptr::copy(data.as_ptr(), self.addr as *mut u8, n) };
+    }
+}
+
 /// Where one target's window memory is reached from this process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reach {
-    /// At this address in our own address space (the shared segment or our own memory).
-    Mapped { addr: usize },
+    /// Mapped in our own address space (the shared segment or our own memory).
+    Mapped(Mapped),
     /// At this address in process `pid`, by cross-memory attach.
     Cma { pid: i32, addr: usize },
 }
 
+fn outside(off: usize, len: usize) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("{len} bytes at offset {off} lie outside the window memory"),
+    )
+}
+
 impl Reach {
     /// Copies `out.len()` bytes of the target's window from byte `off`.
-    ///
-    /// # Safety
-    /// For `Mapped`, `[addr + off, + out.len())` is memory of this process that stays
-    /// valid during the call (window memory whose range the caller checked).
-    pub unsafe fn read(&self, off: usize, out: &mut [u8]) -> io::Result<()> {
+    pub fn read(&self, off: usize, out: &mut [u8]) -> io::Result<()> {
         match *self {
-            Reach::Mapped { addr } => {
-                if !out.is_empty() {
-                    // SAFETY: valid per this function's contract; `out` is a distinct Rust buffer.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(
-                            addr.wrapping_add(off) as *const u8,
-                            out.as_mut_ptr(),
-                            out.len(),
-                        )
-                    };
-                }
-                Ok(())
-            }
+            Reach::Mapped(m) => match m.read(off, out) {
+                true => Ok(()),
+                false => Err(outside(off, out.len())),
+            },
             Reach::Cma { pid, addr } => super::cma::read_remote(pid, addr.wrapping_add(off), out),
         }
     }
 
     /// Copies `data` into the target's window at byte `off`.
-    ///
-    /// # Safety
-    /// As [`read`](Self::read), for writing.
-    pub unsafe fn write(&self, off: usize, data: &[u8]) -> io::Result<()> {
+    pub fn write(&self, off: usize, data: &[u8]) -> io::Result<()> {
         match *self {
-            Reach::Mapped { addr } => {
-                if !data.is_empty() {
-                    // SAFETY: valid for writes per this function's contract; `data` is a distinct buffer.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(
-                            data.as_ptr(),
-                            addr.wrapping_add(off) as *mut u8,
-                            data.len(),
-                        )
-                    };
-                }
-                Ok(())
-            }
+            Reach::Mapped(m) => match m.write(off, data) {
+                true => Ok(()),
+                false => Err(outside(off, data.len())),
+            },
             Reach::Cma { pid, addr } => super::cma::write_remote(pid, addr.wrapping_add(off), data),
         }
     }
@@ -210,13 +319,17 @@ mod tests {
         let b = Segment::open(pid, a.fd(), 8192).unwrap();
         a.word(64).store(42, Ordering::SeqCst);
         assert_eq!(b.word(64).load(Ordering::SeqCst), 42);
-        let ra = Reach::Mapped { addr: a.addr() };
-        let rb = Reach::Mapped { addr: b.addr() };
-        // SAFETY: inside both mappings of 8192 bytes.
-        unsafe { ra.write(1000, b"hello").unwrap() };
+        // SAFETY: both mappings are 8192 bytes and outlive `ra` and `rb`.
+        let (ra, rb) = unsafe {
+            (
+                Reach::Mapped(Mapped::new(a.addr(), 8192)),
+                Reach::Mapped(Mapped::new(b.addr(), 8192)),
+            )
+        };
+        ra.write(1000, b"hello").unwrap();
         let mut out = [0u8; 5];
-        // SAFETY: as above.
-        unsafe { rb.read(1000, &mut out).unwrap() };
+        rb.read(1000, &mut out).unwrap();
         assert_eq!(&out, b"hello");
+        assert!(rb.read(8190, &mut out).is_err());
     }
 }

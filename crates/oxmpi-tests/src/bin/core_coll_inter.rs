@@ -9,8 +9,6 @@
 //! group), with counts 0 and > 0. Reductions use MPI_SUM and a non-commutative
 //! user op (affine-map composition), checking rank order.
 
-use std::sync::Arc;
-
 use oxmpi_core::buf::{self, as_bytes, as_bytes_mut, RecvBuf, SendBuf};
 use oxmpi_core::coll::api_move::{self as mv, Blocks};
 use oxmpi_core::coll::inter::ROOT;
@@ -62,27 +60,18 @@ fn compose(f: [i64; 2], g: [i64; 2]) -> [i64; 2] {
 
 /// inout = in o inout over pairs of i64 (contiguous 2 x int64 elements).
 fn compose_op() -> Op {
-    let f: Arc<oxmpi_core::op::UserFunction> = Arc::new(
-        |inp: *const u8, io: *mut u8, count: usize, _dt: &Datatype| {
-            for i in 0..count {
-                // SAFETY: the engine passes `count` elements of 16 bytes each.
-                unsafe {
-                    let a = [
-                        (inp as *const i64).add(2 * i).read_unaligned(),
-                        (inp as *const i64).add(2 * i + 1).read_unaligned(),
-                    ];
-                    let b = [
-                        (io as *const i64).add(2 * i).read_unaligned(),
-                        (io as *const i64).add(2 * i + 1).read_unaligned(),
-                    ];
-                    let c = compose(a, b);
-                    (io as *mut i64).add(2 * i).write_unaligned(c[0]);
-                    (io as *mut i64).add(2 * i + 1).write_unaligned(c[1]);
-                }
+    Op::user_packed(
+        |inp: &[u8], io: &mut [u8], _count: usize, _dt: &Datatype| {
+            let word =
+                |b: &[u8], k: usize| i64::from_ne_bytes(b[8 * k..8 * k + 8].try_into().unwrap());
+            for (x, y) in inp.chunks_exact(16).zip(io.chunks_exact_mut(16)) {
+                let c = compose([word(x, 0), word(x, 1)], [word(y, 0), word(y, 1)]);
+                y[..8].copy_from_slice(&c[0].to_ne_bytes());
+                y[8..].copy_from_slice(&c[1].to_ne_bytes());
             }
         },
-    );
-    Op::user(f, false)
+        false,
+    )
 }
 
 struct Ctx {

@@ -6,13 +6,11 @@
 //! Algorithms are forced by the launcher through OXMPI_<OP>_ALGORITHM.
 //! Argument: "all" (default) or "quick" (no large counts).
 
-use std::sync::Arc;
-
 use oxmpi_core::buf::Element;
 use oxmpi_core::buf::{self, RecvBuf, SendBuf};
 use oxmpi_core::coll::{api, api_move};
 use oxmpi_core::datatype::{Datatype, Primitive};
-use oxmpi_core::op::{Op, PredefinedOp, UserFunction};
+use oxmpi_core::op::{Op, PredefinedOp};
 use oxmpi_core::pt2pt::{self, SendMode};
 use oxmpi_core::runtime;
 use oxmpi_core::{Comm, ErrorClass, Request};
@@ -62,44 +60,33 @@ fn put<T: Element>(e: &mut [u8], off: usize, v: T) {
     e[off..off + n].copy_from_slice(buf::as_bytes(std::slice::from_ref(&v)));
 }
 
-/// Offsets of the basic elements of `unit` bytes in one element of `dt`.
-fn units(dt: &Datatype, unit: usize) -> Vec<usize> {
-    dt.blocks()
-        .iter()
-        .flat_map(|&(o, l)| (0..l / unit).map(move |k| o as usize + k * unit))
-        .collect()
-}
-
 fn matrix_op() -> Op {
-    // inout = in * inout (2x2 matrices mod p; in is the lower ranks' product).
-    let f: Arc<UserFunction> =
-        Arc::new(|inp: *const u8, io: *mut u8, count: usize, dt: &Datatype| {
-            let offs = units(dt, 8);
-            let ext = dt.extent() as usize;
-            for i in 0..count {
-                // SAFETY: the engine passes `count` elements of `dt` in memory layout.
-                unsafe {
-                    let a: Vec<i64> = offs
-                        .iter()
-                        .map(|&o| (inp.add(i * ext + o) as *const i64).read_unaligned())
-                        .collect();
-                    let b: Vec<i64> = offs
-                        .iter()
-                        .map(|&o| (io.add(i * ext + o) as *const i64).read_unaligned())
-                        .collect();
-                    let c = [
-                        (a[0] * b[0] + a[1] * b[2]) % MODULUS,
-                        (a[0] * b[1] + a[1] * b[3]) % MODULUS,
-                        (a[2] * b[0] + a[3] * b[2]) % MODULUS,
-                        (a[2] * b[1] + a[3] * b[3]) % MODULUS,
-                    ];
-                    for (k, &o) in offs.iter().enumerate() {
-                        (io.add(i * ext + o) as *mut i64).write_unaligned(c[k]);
-                    }
+    // inout = in * inout (2x2 matrices mod p; in is the lower ranks' product). The
+    // elements' four i64s come packed, in type-map order (the engine passes them in
+    // memory layout; `user_packed` packs them and writes the result back there).
+    Op::user_packed(
+        |inp: &[u8], io: &mut [u8], count: usize, _dt: &Datatype| {
+            let words = |b: &[u8]| -> Vec<i64> {
+                b.chunks_exact(8)
+                    .map(|w| i64::from_ne_bytes(w.try_into().unwrap()))
+                    .collect()
+            };
+            let size = inp.len() / count;
+            for (x, y) in inp.chunks_exact(size).zip(io.chunks_exact_mut(size)) {
+                let (a, b) = (words(x), words(y));
+                let c = [
+                    (a[0] * b[0] + a[1] * b[2]) % MODULUS,
+                    (a[0] * b[1] + a[1] * b[3]) % MODULUS,
+                    (a[2] * b[0] + a[3] * b[2]) % MODULUS,
+                    (a[2] * b[1] + a[3] * b[3]) % MODULUS,
+                ];
+                for (k, v) in c.iter().enumerate() {
+                    y[8 * k..8 * k + 8].copy_from_slice(&v.to_ne_bytes());
                 }
             }
-        });
-    Op::user(f, false)
+        },
+        false,
+    )
 }
 
 fn committed(d: Datatype) -> Datatype {

@@ -15,13 +15,11 @@
 //! * `uses_shm`: reports whether the world communicator got an area.
 //! * `die`: the last rank kills itself while the others wait in a barrier.
 
-use std::sync::Arc;
-
 use oxmpi_core::buf::{self, RecvBuf, SendBuf};
 use oxmpi_core::coll::{api, api_move, barrier};
 use oxmpi_core::comm::{context, create};
 use oxmpi_core::datatype::{Datatype, Primitive};
-use oxmpi_core::op::{Op, PredefinedOp, UserFunction};
+use oxmpi_core::op::{Op, PredefinedOp};
 use oxmpi_core::pt2pt::{self, SendMode};
 use oxmpi_core::{runtime, Comm};
 use oxmpi_tests::{check, Rng};
@@ -105,25 +103,28 @@ fn bitident(world: &Comm) {
 
 fn matrix_op() -> Op {
     // inout = in * inout (2x2 matrices mod P; contiguous 4 x i64 elements).
-    let f: Arc<UserFunction> = Arc::new(
-        |inp: *const u8, io: *mut u8, count: usize, _dt: &Datatype| {
-            for i in 0..count {
-                // SAFETY: the engine passes `count` elements of 32 bytes.
-                unsafe {
-                    let a = std::slice::from_raw_parts((inp as *const i64).add(4 * i), 4).to_vec();
-                    let b = std::slice::from_raw_parts_mut((io as *mut i64).add(4 * i), 4);
-                    let c = [
-                        (a[0] * b[0] + a[1] * b[2]) % P,
-                        (a[0] * b[1] + a[1] * b[3]) % P,
-                        (a[2] * b[0] + a[3] * b[2]) % P,
-                        (a[2] * b[1] + a[3] * b[3]) % P,
-                    ];
-                    b.copy_from_slice(&c);
+    Op::user_packed(
+        |inp: &[u8], io: &mut [u8], _count: usize, _dt: &Datatype| {
+            let words = |b: &[u8]| -> Vec<i64> {
+                b.chunks_exact(8)
+                    .map(|w| i64::from_ne_bytes(w.try_into().unwrap()))
+                    .collect()
+            };
+            for (x, y) in inp.chunks_exact(32).zip(io.chunks_exact_mut(32)) {
+                let (a, b) = (words(x), words(y));
+                let c = [
+                    (a[0] * b[0] + a[1] * b[2]) % P,
+                    (a[0] * b[1] + a[1] * b[3]) % P,
+                    (a[2] * b[0] + a[3] * b[2]) % P,
+                    (a[2] * b[1] + a[3] * b[3]) % P,
+                ];
+                for (k, v) in c.iter().enumerate() {
+                    y[8 * k..8 * k + 8].copy_from_slice(&v.to_ne_bytes());
                 }
             }
         },
-    );
-    Op::user(f, false)
+        false,
+    )
 }
 
 fn matrices(rank: usize, count: usize) -> Vec<i64> {

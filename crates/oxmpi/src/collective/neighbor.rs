@@ -42,6 +42,7 @@
 //! });
 //! assert_eq!(got, [left, right]);
 //! ```
+#![deny(unsafe_code)]
 
 use oxmpi_core::coll::api_move as mv;
 use oxmpi_core::Comm;

@@ -1,5 +1,6 @@
 //! Graph and distributed-graph process topologies (oxmpi extension: rsmpi 0.8 names
 //! the types but has no constructors).
+#![deny(unsafe_code)]
 
 use oxmpi_core::topo::Topology as CoreTopology;
 use oxmpi_core::Comm;

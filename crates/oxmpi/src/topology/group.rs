@@ -1,4 +1,5 @@
 //! Process groups (`MPI_Group_*`) and `MPI_Comm_create_group`.
+#![deny(unsafe_code)]
 
 use std::sync::OnceLock;
 

@@ -1,4 +1,5 @@
 //! Intercommunicators: two disjoint groups, point-to-point across.
+#![deny(unsafe_code)]
 
 use oxmpi_core::comm::inter as cinter;
 use oxmpi_core::Comm;

@@ -167,7 +167,7 @@ unsafe fn schedule(
 /// The buffers hold the given counts of their datatypes (`recvbuf`: `n *
 /// recvcount` elements) and are valid for the call.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn allgather(
+pub(crate) unsafe fn allgather(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,
@@ -192,7 +192,7 @@ pub unsafe fn allgather(
         0
     };
     if blk > 0 {
-        let forced = super::select::forced("allgather")?;
+        let forced = super::select::forced_op(super::select::Op::ALLGATHER)?;
         if let Some(sess) = super::shm::acquire(
             comm,
             super::shm::want(forced, blk <= if n == 2 { SHM_MAX_2 } else { SHM_MAX }),
@@ -203,7 +203,7 @@ pub unsafe fn allgather(
                     sess, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                 )
             };
-            super::select::ran("allgather", "shm");
+            super::select::ran_shm(super::select::Op::ALLGATHER);
             return Ok(());
         }
     }
@@ -227,7 +227,7 @@ pub unsafe fn allgather(
 /// # Safety
 /// As [`allgather`], with the buffers valid until the request completes.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn iallgather(
+pub(crate) unsafe fn iallgather(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,
@@ -328,7 +328,7 @@ unsafe fn schedule_v(
 /// The buffers hold the given counts of their datatypes at the given
 /// displacements and are valid for the call.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn allgatherv(
+pub(crate) unsafe fn allgatherv(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,
@@ -373,7 +373,7 @@ pub unsafe fn allgatherv(
         return Ok(());
     }
     if blk > 0 {
-        let forced = super::select::forced("allgatherv")?;
+        let forced = super::select::forced_op(super::select::Op::ALLGATHERV)?;
         if let Some(sess) = super::shm::acquire(
             comm,
             super::shm::want(forced, blk <= if n == 2 { SHM_MAX_2 } else { SHM_MAX }),
@@ -382,7 +382,7 @@ pub unsafe fn allgatherv(
             unsafe {
                 super::shm::allgather(sess, sendbuf, sendcount, sendtype, recvbuf, c, recvtype)
             };
-            super::select::ran("allgatherv", "shm");
+            super::select::ran_shm(super::select::Op::ALLGATHERV);
             return Ok(());
         }
     }
@@ -407,7 +407,7 @@ pub unsafe fn allgatherv(
 /// # Safety
 /// As [`allgatherv`], with the buffers valid until the request completes.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn iallgatherv(
+pub(crate) unsafe fn iallgatherv(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,

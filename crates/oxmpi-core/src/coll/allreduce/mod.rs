@@ -28,8 +28,10 @@ mod recursive_doubling;
 mod reduce_bcast;
 mod ring;
 
+use super::api;
 use super::reduce::{check_args, pof2, Io, Red};
 use super::sched::Builder;
+use crate::buf::{BufScope, RecvBuf, SendBuf};
 use crate::comm::Comm;
 use crate::datatype::Datatype;
 use crate::error::Result;
@@ -193,22 +195,22 @@ pub(crate) unsafe fn build_schedule(
     schedule(call, false, sendbuf, recvbuf, count, dt, op, comm)
 }
 
-/// MPI_Allreduce. `sendbuf == None` is MPI_IN_PLACE (the input is in `recvbuf`).
-///
-/// # Safety
-/// The buffers hold `count` elements of `dt` and stay valid until the call returns.
-pub unsafe fn allreduce(
-    sendbuf: Option<*const u8>,
-    recvbuf: *mut u8,
-    count: usize,
-    dt: &Datatype,
+/// MPI_Allreduce; `send: None` is MPI_IN_PLACE (the input is `recv`).
+pub fn allreduce(
+    send: Option<SendBuf<'_, '_>>,
+    recv: RecvBuf<'_, '_>,
     op: &Op,
     comm: &Comm,
 ) -> Result<()> {
+    let (count, dt) = (recv.count(), api::dt(recv.datatype()));
+    if let Some(s) = &send {
+        api::same_layout("MPI_Allreduce", s, &recv)?;
+    }
+    let (sendbuf, recvbuf) = (send.map(|s| s.ptr()), recv.ptr());
     let _diag = crate::diag::coll("MPI_Allreduce", comm, None, count, Some(dt), Some(op))?;
     if !comm.is_inter() && check_args("MPI_Allreduce", comm, count, dt, op).is_ok() {
         if let Some(k) = super::shm::chunk_elems(count, dt) {
-            let forced = super::select::forced("allreduce")?;
+            let forced = super::select::forced_op(super::select::Op::ALLREDUCE)?;
             if let Some(sess) = super::shm::acquire(
                 comm,
                 super::shm::want(
@@ -217,8 +219,8 @@ pub unsafe fn allreduce(
                         <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX },
                 ),
             )? {
-                super::select::ran("allreduce", "shm");
-                // SAFETY: forwarded caller contract; arguments checked above.
+                super::select::ran_shm(super::select::Op::ALLREDUCE);
+                // SAFETY: both descriptors (of one layout) are valid for this blocking call; arguments checked above.
                 return unsafe { super::shm::allreduce(sess, sendbuf, recvbuf, count, k, dt, op) };
             }
         }
@@ -229,26 +231,28 @@ pub unsafe fn allreduce(
     )
 }
 
-/// MPI_Iallreduce.
-///
-/// # Safety
-/// As [`allreduce`], with the buffers valid until the request completes.
-pub unsafe fn iallreduce(
-    sendbuf: Option<*const u8>,
-    recvbuf: *mut u8,
-    count: usize,
-    dt: &Datatype,
+/// MPI_Iallreduce: as [`allreduce`], the buffers kept by `scope` until the request completes.
+pub fn iallreduce<'a>(
+    scope: &impl BufScope<'a>,
+    send: Option<SendBuf<'a, '_>>,
+    recv: RecvBuf<'a, '_>,
     op: &Op,
     comm: &Comm,
 ) -> Result<Request> {
-    super::start(schedule(
+    if let Some(s) = &send {
+        api::same_layout("MPI_Iallreduce", s, &recv)?;
+    }
+    let dt = api::dt(recv.datatype());
+    let r = super::start(schedule(
         "MPI_Iallreduce",
         true,
-        sendbuf,
-        recvbuf,
-        count,
+        send.map(|s| s.ptr()),
+        recv.ptr(),
+        recv.count(),
         dt,
         op,
         comm,
-    )?)
+    )?)?;
+    scope.enter(r);
+    Ok(r)
 }

@@ -81,6 +81,12 @@ pub(crate) static V_TABLE: Table = Table {
             runs: always,
             instead: None,
         },
+        Algorithm {
+            name: "shm",
+            applies: "blocking alltoallv within one host, not in place (blocks over 64 KiB / n point-to-point)",
+            runs: never,
+            instead: None,
+        },
     ],
     default: |_| "linear",
 };
@@ -181,7 +187,7 @@ unsafe fn schedule(
 /// The buffers hold `n` times the given counts of their datatypes and are valid
 /// for the call.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn alltoall(
+pub(crate) unsafe fn alltoall(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,
@@ -207,7 +213,7 @@ pub unsafe fn alltoall(
     };
     // Zero-byte blocks: the schedule returns without communicating.
     if blk > 0 && super::shm::alltoall_fits(n, blk) {
-        let forced = super::select::forced("alltoall")?;
+        let forced = super::select::forced_op(super::select::Op::ALLTOALL)?;
         if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, blk <= SHM_MAX))? {
             // SAFETY: forwarded caller contract; arguments checked above, the blocks fit.
             unsafe {
@@ -215,7 +221,7 @@ pub unsafe fn alltoall(
                     sess, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                 )
             };
-            super::select::ran("alltoall", "shm");
+            super::select::ran_shm(super::select::Op::ALLTOALL);
             return Ok(());
         }
     }
@@ -239,7 +245,7 @@ pub unsafe fn alltoall(
 /// # Safety
 /// As [`alltoall`], with the buffers valid until the request completes.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn ialltoall(
+pub(crate) unsafe fn ialltoall(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,
@@ -426,13 +432,80 @@ unsafe fn schedule_v(
     schedule_w(call, sendbuf, &send, recvbuf, &recv, comm)
 }
 
+/// The shared-memory path of a blocking alltoallv, if it takes it (`None`: run
+/// the schedule, which also reports any argument error).
+///
+/// # Safety
+/// As [`alltoallv`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn alltoallv_shm(
+    sendbuf: Option<*const u8>,
+    sendcounts: &[usize],
+    sdispls: &[isize],
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    rdispls: &[isize],
+    recvtype: &Datatype,
+    comm: &Comm,
+) -> Result<Option<()>> {
+    const CALL: &str = "MPI_Alltoallv";
+    let (n, me) = (comm.size(), comm.rank() as usize);
+    // In place (every rank or none) keeps the schedule.
+    let Some(sendbuf) = sendbuf.filter(|_| !comm.is_inter()) else {
+        return Ok(None);
+    };
+    let checked = util::check_type(CALL, "recvtype", recvtype).is_ok()
+        && check_v(
+            CALL,
+            "recvcounts",
+            recvcounts,
+            "rdispls",
+            rdispls,
+            n,
+            recvtype,
+        )
+        .is_ok()
+        && util::check_type(CALL, "sendtype", sendtype).is_ok()
+        && check_v(
+            CALL,
+            "sendcounts",
+            sendcounts,
+            "sdispls",
+            sdispls,
+            n,
+            sendtype,
+        )
+        .is_ok()
+        && util::packed_len(sendcounts[me], sendtype) == util::packed_len(recvcounts[me], recvtype);
+    if !checked {
+        return Ok(None);
+    }
+    let want = super::shm::want(
+        super::select::forced_op(super::select::Op::ALLTOALLV)?,
+        true,
+    );
+    let Some(sess) = super::shm::acquire_made(comm, want)? else {
+        return Ok(None);
+    };
+    super::select::ran_shm(super::select::Op::ALLTOALLV);
+    // SAFETY: forwarded caller contract; the arguments were checked above.
+    unsafe {
+        super::shm::alltoallv(
+            sess, comm, CALL, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+            recvtype,
+        )
+    }
+    .map(Some)
+}
+
 /// MPI_Alltoallv. `sendbuf == None` is MPI_IN_PLACE. Displacements count
 /// elements of the respective type's extent.
 ///
 /// # Safety
 /// The buffers hold the described blocks and are valid for the call.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn alltoallv(
+pub(crate) unsafe fn alltoallv(
     sendbuf: Option<*const u8>,
     sendcounts: &[usize],
     sdispls: &[isize],
@@ -444,6 +517,14 @@ pub unsafe fn alltoallv(
     comm: &Comm,
 ) -> Result<()> {
     let _diag = crate::diag::coll("MPI_Alltoallv", comm, None, 0, None, None)?;
+    // SAFETY: forwarded caller contract.
+    if let Some(()) = unsafe {
+        alltoallv_shm(
+            sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+        )?
+    } {
+        return Ok(());
+    }
     super::run(
         schedule_v(
             "MPI_Alltoallv",
@@ -466,7 +547,7 @@ pub unsafe fn alltoallv(
 /// # Safety
 /// As [`alltoallv`], with the buffers valid until the request completes.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn ialltoallv(
+pub(crate) unsafe fn ialltoallv(
     sendbuf: Option<*const u8>,
     sendcounts: &[usize],
     sdispls: &[isize],

@@ -50,10 +50,10 @@ fn schedule(comm: &Comm) -> Result<Builder> {
 pub fn barrier(comm: &Comm) -> Result<()> {
     let _diag = crate::diag::coll("MPI_Barrier", comm, None, 0, None, None)?;
     if !comm.is_inter() {
-        let forced = super::select::forced("barrier")?;
+        let forced = super::select::forced_op(super::select::Op::BARRIER)?;
         if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, true))? {
             super::shm::barrier(sess);
-            super::select::ran("barrier", "shm");
+            super::select::ran_shm(super::select::Op::BARRIER);
             return Ok(());
         }
     }

@@ -12,6 +12,7 @@ mod scatter_ring;
 
 use super::sched::Builder;
 use super::util;
+use crate::buf::{BufScope, RecvBuf};
 use crate::comm::Comm;
 use crate::datatype::Datatype;
 use crate::error::Result;
@@ -73,23 +74,32 @@ fn select(n: i32, bytes: usize) -> Result<&'static str> {
     super::select::choose("bcast", &TABLE, &Shape::new(n, bytes))
 }
 
+/// The schedule of a bcast of `buf`, whose memory the caller (an entry point
+/// below) keeps valid until the schedule completes.
+fn schedule(call: &str, buf: &RecvBuf<'_, '_>, root: i32, comm: &Comm) -> Result<Builder> {
+    let (buf, count, dt) = (buf.ptr(), buf.count(), super::api::dt(buf.datatype()));
+    if comm.is_inter() {
+        // SAFETY: the descriptor's memory stays valid until the schedule completes (see above).
+        return unsafe { super::inter::bcast(call, buf, count, dt, root, comm) };
+    }
+    super::check_root(call, comm, root)?;
+    util::check_type(call, "datatype", dt)?;
+    util::check_count(call, "count", count, dt)?;
+    // SAFETY: forwarded caller contract; the arguments were checked above.
+    unsafe { build(buf, count, dt, root, comm) }
+}
+
+/// [`schedule`] after its checks (intracommunicators).
+///
 /// # Safety
-/// `buf` holds `count` elements of `dt` (read at the root, written elsewhere)
-/// and stays valid until the collective completes.
-unsafe fn schedule(
-    call: &str,
+/// As [`schedule`]; `root`, `dt` and `count` passed its checks.
+unsafe fn build(
     buf: *mut u8,
     count: usize,
     dt: &Datatype,
     root: i32,
     comm: &Comm,
 ) -> Result<Builder> {
-    if comm.is_inter() {
-        return super::inter::bcast(call, buf, count, dt, root, comm);
-    }
-    super::check_root(call, comm, root)?;
-    util::check_type(call, "datatype", dt)?;
-    util::check_count(call, "count", count, dt)?;
     let (rank, n) = (comm.rank(), comm.size());
     let algo = select(n, util::packed_len(count, dt))?;
     let mut b = Builder::new(comm);
@@ -112,17 +122,9 @@ unsafe fn schedule(
     Ok(b)
 }
 
-/// MPI_Bcast.
-///
-/// # Safety
-/// `buf` holds `count` elements of `dt` and is valid for the call.
-pub unsafe fn bcast(
-    buf: *mut u8,
-    count: usize,
-    dt: &Datatype,
-    root: i32,
-    comm: &Comm,
-) -> Result<()> {
+/// MPI_Bcast: `buf` is read at the root, written elsewhere.
+pub fn bcast(buf: RecvBuf<'_, '_>, root: i32, comm: &Comm) -> Result<()> {
+    let (count, dt) = (buf.count(), super::api::dt(buf.datatype()));
     let _diag = crate::diag::coll("MPI_Bcast", comm, Some(root), count, Some(dt), None)?;
     let checked = !comm.is_inter()
         && super::check_root("MPI_Bcast", comm, root).is_ok()
@@ -134,7 +136,7 @@ pub unsafe fn bcast(
         0
     };
     if bytes > 0 {
-        let forced = super::select::forced("bcast")?;
+        let forced = super::select::forced_op(super::select::Op::BCAST)?;
         if let Some(sess) = super::shm::acquire(
             comm,
             super::shm::want(
@@ -142,28 +144,28 @@ pub unsafe fn bcast(
                 bytes <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX },
             ),
         )? {
-            // SAFETY: forwarded caller contract; the root was checked.
-            unsafe { super::shm::bcast(sess, buf, count, dt, root as usize) };
-            super::select::ran("bcast", "shm");
+            // SAFETY: the descriptor is readable and writable for this blocking call; the root was checked.
+            unsafe { super::shm::bcast(sess, buf.ptr(), count, dt, root as usize) };
+            super::select::ran_shm(super::select::Op::BCAST);
             return Ok(());
         }
     }
-    super::run(
-        schedule("MPI_Bcast", buf, count, dt, root, comm)?,
-        "MPI_Bcast",
-    )
+    let b = match checked {
+        // SAFETY: the descriptor is readable and writable for this blocking call; its arguments passed the checks above (once is enough).
+        true => unsafe { build(buf.ptr(), count, dt, root, comm)? },
+        false => schedule("MPI_Bcast", &buf, root, comm)?,
+    };
+    super::run(b, "MPI_Bcast")
 }
 
-/// MPI_Ibcast.
-///
-/// # Safety
-/// `buf` holds `count` elements of `dt` and stays valid until the request completes.
-pub unsafe fn ibcast(
-    buf: *mut u8,
-    count: usize,
-    dt: &Datatype,
+/// MPI_Ibcast: as [`bcast`], the buffer kept by `scope` until the request completes.
+pub fn ibcast<'a>(
+    scope: &impl BufScope<'a>,
+    buf: RecvBuf<'a, '_>,
     root: i32,
     comm: &Comm,
 ) -> Result<Request> {
-    super::start(schedule("MPI_Ibcast", buf, count, dt, root, comm)?)
+    let r = super::start(schedule("MPI_Ibcast", &buf, root, comm)?)?;
+    scope.enter(r);
+    Ok(r)
 }

@@ -54,12 +54,20 @@ pub(crate) static TABLE: Table = Table {
 /// Gatherv's: only the root knows every count, so no tree.
 pub(crate) static V_TABLE: Table = Table {
     op: "gatherv",
-    algorithms: &[Algorithm {
-        name: "linear",
-        applies: "any counts",
-        runs: always,
-        instead: None,
-    }],
+    algorithms: &[
+        Algorithm {
+            name: "linear",
+            applies: "any counts",
+            runs: always,
+            instead: None,
+        },
+        Algorithm {
+            name: "shm",
+            applies: "blocking gatherv within one host (blocks over 64 KiB point-to-point)",
+            runs: never,
+            instead: None,
+        },
+    ],
     default: |_| "linear",
 };
 
@@ -131,7 +139,7 @@ impl<'a> Side<'a> {
 /// argument error (this step never does, so the error comes from one place).
 pub(crate) fn rooted_shortcut<'c>(
     call: &str,
-    key: &str,
+    key: super::select::Op,
     comm: &'c Comm,
     root: i32,
     local: &Side,
@@ -147,12 +155,12 @@ pub(crate) fn rooted_shortcut<'c>(
     if blk == 0 {
         return Ok(Some(Rooted::Nothing));
     }
-    let want = super::shm::want(super::select::forced(key)?, true);
+    let want = super::shm::want(super::select::forced_op(key)?, true);
     if !super::shm::rooted_fits(blk) {
         return Ok(None);
     }
     Ok(super::shm::acquire(comm, want)?.map(|sess| {
-        super::select::ran(key, "shm");
+        super::select::ran_shm(key);
         Rooted::Shm(sess, blk)
     }))
 }
@@ -277,7 +285,7 @@ unsafe fn schedule(
 /// The buffers hold the given counts of their datatypes (`recvbuf`: `n *
 /// recvcount` elements, at the root only) and are valid for the call.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn gather(
+pub(crate) unsafe fn gather(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,
@@ -299,7 +307,7 @@ pub unsafe fn gather(
     let at_root = Side::recv(true, recvcount, recvtype);
     match super::gather::rooted_shortcut(
         "MPI_Gather",
-        "gather",
+        super::select::Op::GATHER,
         comm,
         root,
         &local,
@@ -347,7 +355,7 @@ pub unsafe fn gather(
 /// # Safety
 /// As [`gather`], with the buffers valid until the request completes.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn igather(
+pub(crate) unsafe fn igather(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,
@@ -401,6 +409,76 @@ pub(crate) fn check_v(
         util::check_count(call, counts_arg, c, dt)?;
     }
     Ok(())
+}
+
+/// The shared-memory path of a blocking gatherv, if it takes it (`None`: run
+/// the schedule, which also reports any argument error).
+///
+/// # Safety
+/// As [`gatherv`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn gatherv_shm(
+    sendbuf: Option<*const u8>,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    displs: &[isize],
+    recvtype: &Datatype,
+    root: i32,
+    comm: &Comm,
+) -> Result<Option<()>> {
+    let call = "MPI_Gatherv";
+    if comm.is_inter() || super::check_root(call, comm, root).is_err() {
+        return Ok(None);
+    }
+    let is_root = comm.rank() == root;
+    let checked = match sendbuf {
+        Some(_) => {
+            util::check_type(call, "sendtype", sendtype).is_ok()
+                && util::check_count(call, "sendcount", sendcount, sendtype).is_ok()
+        }
+        None => is_root,
+    } && (!is_root
+        || util::check_type(call, "recvtype", recvtype).is_ok()
+            && check_v(
+                call,
+                "recvcounts",
+                recvcounts,
+                "displs",
+                displs,
+                comm.size(),
+                recvtype,
+            )
+            .is_ok()
+            && (sendbuf.is_none()
+                || util::packed_len(sendcount, sendtype)
+                    == util::packed_len(recvcounts[root as usize], recvtype)));
+    if !checked {
+        return Ok(None);
+    }
+    let want = super::shm::want(super::select::forced_op(super::select::Op::GATHERV)?, true);
+    let Some(sess) = super::shm::acquire_made(comm, want)? else {
+        return Ok(None);
+    };
+    super::select::ran_shm(super::select::Op::GATHERV);
+    // SAFETY: forwarded caller contract; the arguments were checked above.
+    unsafe {
+        super::shm::gatherv(
+            sess,
+            comm,
+            call,
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            recvcounts,
+            displs,
+            recvtype,
+            root as usize,
+        )
+    }
+    .map(Some)
 }
 
 /// # Safety
@@ -492,7 +570,7 @@ unsafe fn schedule_v(
 /// The buffers hold the given counts of their datatypes at the given
 /// displacements (at the root for `recvbuf`) and are valid for the call.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn gatherv(
+pub(crate) unsafe fn gatherv(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,
@@ -511,6 +589,14 @@ pub unsafe fn gatherv(
         Some(sendtype),
         None,
     )?;
+    // SAFETY: forwarded caller contract.
+    if let Some(()) = unsafe {
+        gatherv_shm(
+            sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+        )?
+    } {
+        return Ok(());
+    }
     super::run(
         schedule_v(
             "MPI_Gatherv",
@@ -533,7 +619,7 @@ pub unsafe fn gatherv(
 /// # Safety
 /// As [`gatherv`], with the buffers valid until the request completes.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn igatherv(
+pub(crate) unsafe fn igatherv(
     sendbuf: Option<*const u8>,
     sendcount: usize,
     sendtype: &Datatype,

@@ -167,7 +167,7 @@ fn regular(n: usize, count: usize) -> (Vec<usize>, Vec<isize>) {
 ///
 /// # Safety
 /// Buffers hold the counts given and stay valid until completion.
-pub unsafe fn neighbor_allgather(
+pub(crate) unsafe fn neighbor_allgather(
     sendbuf: *const u8,
     sendcount: usize,
     sendtype: &Datatype,
@@ -206,7 +206,7 @@ pub unsafe fn neighbor_allgather(
 ///
 /// # Safety
 /// As [`neighbor_allgather`].
-pub unsafe fn ineighbor_allgather(
+pub(crate) unsafe fn ineighbor_allgather(
     sendbuf: *const u8,
     sendcount: usize,
     sendtype: &Datatype,
@@ -235,7 +235,7 @@ pub unsafe fn ineighbor_allgather(
 /// # Safety
 /// As [`neighbor_allgather`].
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn neighbor_allgatherv(
+pub(crate) unsafe fn neighbor_allgatherv(
     sendbuf: *const u8,
     sendcount: usize,
     sendtype: &Datatype,
@@ -274,7 +274,7 @@ pub unsafe fn neighbor_allgatherv(
 /// # Safety
 /// As [`neighbor_allgather`].
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn ineighbor_allgatherv(
+pub(crate) unsafe fn ineighbor_allgatherv(
     sendbuf: *const u8,
     sendcount: usize,
     sendtype: &Datatype,
@@ -397,7 +397,7 @@ fn alltoallv_schedule(
 ///
 /// # Safety
 /// As [`neighbor_allgather`].
-pub unsafe fn neighbor_alltoall(
+pub(crate) unsafe fn neighbor_alltoall(
     sendbuf: *const u8,
     sendcount: usize,
     sendtype: &Datatype,
@@ -430,7 +430,7 @@ pub unsafe fn neighbor_alltoall(
 ///
 /// # Safety
 /// As [`neighbor_allgather`].
-pub unsafe fn ineighbor_alltoall(
+pub(crate) unsafe fn ineighbor_alltoall(
     sendbuf: *const u8,
     sendcount: usize,
     sendtype: &Datatype,
@@ -453,7 +453,7 @@ pub unsafe fn ineighbor_alltoall(
 /// # Safety
 /// As [`neighbor_allgather`].
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn neighbor_alltoallv(
+pub(crate) unsafe fn neighbor_alltoallv(
     sendbuf: *const u8,
     sendcounts: &[usize],
     sdispls: &[isize],
@@ -480,7 +480,7 @@ pub unsafe fn neighbor_alltoallv(
 /// # Safety
 /// As [`neighbor_allgather`].
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn ineighbor_alltoallv(
+pub(crate) unsafe fn ineighbor_alltoallv(
     sendbuf: *const u8,
     sendcounts: &[usize],
     sdispls: &[isize],

@@ -29,8 +29,10 @@ pub(crate) mod binomial;
 pub(crate) mod in_order;
 pub(crate) mod rabenseifner;
 
+use super::api;
 use super::sched::{Builder, Slice};
 use super::util;
+use crate::buf::{BufScope, RecvBuf, SendBuf};
 use crate::comm::Comm;
 use crate::datatype::Datatype;
 use crate::error::{ErrorClass, MpiError, Result};
@@ -433,29 +435,27 @@ fn schedule(
     Ok(b)
 }
 
-/// MPI_Reduce. `sendbuf == None` is MPI_IN_PLACE (at the root: the input is in `recvbuf`).
-///
-/// # Safety
-/// The buffers hold `count` elements of `dt` (recvbuf: at the root) and stay valid
-/// until the call returns.
-pub unsafe fn reduce(
-    sendbuf: Option<*const u8>,
-    recvbuf: *mut u8,
-    count: usize,
-    dt: &Datatype,
+/// MPI_Reduce: `recv` is needed at the root only; `send: None` is MPI_IN_PLACE (at the root).
+pub fn reduce(
+    send: Option<SendBuf<'_, '_>>,
+    recv: Option<RecvBuf<'_, '_>>,
     op: &Op,
     root: i32,
     comm: &Comm,
 ) -> Result<()> {
-    let _diag = crate::diag::coll("MPI_Reduce", comm, Some(root), count, Some(dt), Some(op))?;
     const CALL: &str = "MPI_Reduce";
+    let (count, dt) = api::reduce_args(CALL, &send, &recv, root, comm)?;
+    let sendbuf = send.map(|s| s.ptr());
+    // Without a receive descriptor this rank is not the root, and nothing writes it.
+    let recvbuf = recv.map_or(std::ptr::NonNull::<u8>::dangling().as_ptr(), |r| r.ptr());
+    let _diag = crate::diag::coll(CALL, comm, Some(root), count, Some(dt), Some(op))?;
     if !comm.is_inter()
         && check_args(CALL, comm, count, dt, op).is_ok()
         && super::check_root(CALL, comm, root).is_ok()
         && (sendbuf.is_some() || comm.rank() == root)
     {
         if let Some(k) = super::shm::chunk_elems(count, dt) {
-            let forced = super::select::forced("reduce")?;
+            let forced = super::select::forced_op(super::select::Op::REDUCE)?;
             if let Some(sess) = super::shm::acquire(
                 comm,
                 super::shm::want(
@@ -463,8 +463,8 @@ pub unsafe fn reduce(
                     util::span_len(count, dt) <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX },
                 ),
             )? {
-                super::select::ran("reduce", "shm");
-                // SAFETY: forwarded caller contract; arguments checked above.
+                super::select::ran_shm(super::select::Op::REDUCE);
+                // SAFETY: the descriptors (of one layout) are valid for this blocking call, the receive one present at the root; arguments checked above.
                 return unsafe {
                     super::shm::reduce(sess, sendbuf, recvbuf, count, k, dt, op, root as usize)
                 };
@@ -472,54 +472,40 @@ pub unsafe fn reduce(
         }
     }
     super::run(
-        schedule("MPI_Reduce", sendbuf, recvbuf, count, dt, op, root, comm)?,
-        "MPI_Reduce",
+        schedule(CALL, sendbuf, recvbuf, count, dt, op, root, comm)?,
+        CALL,
     )
 }
 
-/// MPI_Ireduce.
-///
-/// # Safety
-/// As [`reduce`], with the buffers valid until the request completes.
-pub unsafe fn ireduce(
-    sendbuf: Option<*const u8>,
-    recvbuf: *mut u8,
-    count: usize,
-    dt: &Datatype,
+/// MPI_Ireduce: as [`reduce`], the buffers kept by `scope` until the request completes.
+pub fn ireduce<'a>(
+    scope: &impl BufScope<'a>,
+    send: Option<SendBuf<'a, '_>>,
+    recv: Option<RecvBuf<'a, '_>>,
     op: &Op,
     root: i32,
     comm: &Comm,
 ) -> Result<Request> {
-    super::start(schedule(
-        "MPI_Ireduce",
-        sendbuf,
-        recvbuf,
-        count,
-        dt,
-        op,
-        root,
-        comm,
-    )?)
+    const CALL: &str = "MPI_Ireduce";
+    let (count, dt) = api::reduce_args(CALL, &send, &recv, root, comm)?;
+    let sendbuf = send.map(|s| s.ptr());
+    let recvbuf = recv.map_or(std::ptr::NonNull::<u8>::dangling().as_ptr(), |r| r.ptr());
+    let r = super::start(schedule(CALL, sendbuf, recvbuf, count, dt, op, root, comm)?)?;
+    scope.enter(r);
+    Ok(r)
 }
 
-/// MPI_Reduce_local: `inoutbuf[i] = inbuf[i] op inoutbuf[i]`.
-///
-/// # Safety
-/// Both buffers hold `count` elements of `dt` and do not overlap.
-pub unsafe fn reduce_local(
-    inbuf: *const u8,
-    inoutbuf: *mut u8,
-    count: usize,
-    dt: &Datatype,
-    op: &Op,
-) -> Result<()> {
+/// MPI_Reduce_local: `inout = input op inout`, element by element.
+pub fn reduce_local(input: SendBuf<'_, '_>, inout: RecvBuf<'_, '_>, op: &Op) -> Result<()> {
     const CALL: &str = "MPI_Reduce_local";
+    api::same_layout(CALL, &input, &inout)?;
+    let (count, dt) = (inout.count(), api::dt(inout.datatype()));
     util::check_type(CALL, "datatype", dt)?;
     util::check_count(CALL, "count", count, dt)?;
     op.check(dt, CALL)?;
     if count == 0 || dt.size() == 0 {
         return Ok(());
     }
-    // SAFETY: the caller guarantees both buffers cover `count` elements of `dt`.
-    unsafe { op.apply(inbuf, inoutbuf, count, dt) }
+    // SAFETY: both descriptors are valid for this call, with the same layout, and cannot overlap (one is a shared borrow, the other an exclusive one).
+    unsafe { op.apply(input.ptr(), inout.ptr(), count, dt) }
 }

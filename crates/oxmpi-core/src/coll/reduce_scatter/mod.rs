@@ -224,7 +224,7 @@ fn schedule(
 /// # Safety
 /// `sendbuf` (or `recvbuf` in place) holds `sum(recvcounts)` elements of `dt`,
 /// `recvbuf` at least `recvcounts[rank]`; valid until the call returns.
-pub unsafe fn reduce_scatter(
+pub(crate) unsafe fn reduce_scatter(
     sendbuf: Option<*const u8>,
     recvbuf: *mut u8,
     recvcounts: &[usize],
@@ -268,7 +268,7 @@ pub unsafe fn reduce_scatter(
 ///
 /// # Safety
 /// As [`reduce_scatter`], with the buffers valid until the request completes.
-pub unsafe fn ireduce_scatter(
+pub(crate) unsafe fn ireduce_scatter(
     sendbuf: Option<*const u8>,
     recvbuf: *mut u8,
     recvcounts: &[usize],
@@ -293,7 +293,7 @@ pub unsafe fn ireduce_scatter(
 /// # Safety
 /// `sendbuf` (or `recvbuf` in place) holds `n * recvcount` elements of `dt`,
 /// `recvbuf` at least `recvcount`; valid until the call returns.
-pub unsafe fn reduce_scatter_block(
+pub(crate) unsafe fn reduce_scatter_block(
     sendbuf: Option<*const u8>,
     recvbuf: *mut u8,
     recvcount: usize,
@@ -345,7 +345,7 @@ pub unsafe fn reduce_scatter_block(
 ///
 /// # Safety
 /// As [`reduce_scatter_block`], with the buffers valid until the request completes.
-pub unsafe fn ireduce_scatter_block(
+pub(crate) unsafe fn ireduce_scatter_block(
     sendbuf: Option<*const u8>,
     recvbuf: *mut u8,
     recvcount: usize,

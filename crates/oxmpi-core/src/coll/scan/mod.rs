@@ -11,8 +11,10 @@
 mod linear;
 mod recursive_doubling;
 
+use super::api;
 use super::reduce::{check_args, Io, Red};
 use super::sched::Builder;
+use crate::buf::{BufScope, RecvBuf, SendBuf};
 use crate::comm::Comm;
 use crate::datatype::Datatype;
 use crate::error::Result;
@@ -89,19 +91,19 @@ fn schedule(
     Ok(b)
 }
 
-/// MPI_Scan. `sendbuf == None` is MPI_IN_PLACE (the input is in `recvbuf`).
-///
-/// # Safety
-/// The buffers hold `count` elements of `dt` and stay valid until the call returns.
-pub unsafe fn scan(
-    sendbuf: Option<*const u8>,
-    recvbuf: *mut u8,
-    count: usize,
-    dt: &Datatype,
+/// MPI_Scan; `send: None` is MPI_IN_PLACE (the input is `recv`).
+pub fn scan(
+    send: Option<SendBuf<'_, '_>>,
+    recv: RecvBuf<'_, '_>,
     op: &Op,
     comm: &Comm,
 ) -> Result<()> {
+    if let Some(s) = &send {
+        api::same_layout("MPI_Scan", s, &recv)?;
+    }
+    let (count, dt) = (recv.count(), api::dt(recv.datatype()));
     let _diag = crate::diag::coll("MPI_Scan", comm, None, count, Some(dt), Some(op))?;
+    let (sendbuf, recvbuf) = (send.map(|s| s.ptr()), recv.ptr());
     super::run(
         schedule(
             "MPI_Scan",
@@ -117,19 +119,20 @@ pub unsafe fn scan(
     )
 }
 
-/// MPI_Iscan.
-///
-/// # Safety
-/// As [`scan`], with the buffers valid until the request completes.
-pub unsafe fn iscan(
-    sendbuf: Option<*const u8>,
-    recvbuf: *mut u8,
-    count: usize,
-    dt: &Datatype,
+/// MPI_Iscan: as [`scan`], the buffers kept by `scope` until the request completes.
+pub fn iscan<'a>(
+    scope: &impl BufScope<'a>,
+    send: Option<SendBuf<'a, '_>>,
+    recv: RecvBuf<'a, '_>,
     op: &Op,
     comm: &Comm,
 ) -> Result<Request> {
-    super::start(schedule(
+    if let Some(s) = &send {
+        api::same_layout("MPI_Iscan", s, &recv)?;
+    }
+    let (count, dt) = (recv.count(), api::dt(recv.datatype()));
+    let (sendbuf, recvbuf) = (send.map(|s| s.ptr()), recv.ptr());
+    let r = super::start(schedule(
         "MPI_Iscan",
         Kind::Inclusive,
         sendbuf,
@@ -138,22 +141,24 @@ pub unsafe fn iscan(
         dt,
         op,
         comm,
-    )?)
+    )?)?;
+    scope.enter(r);
+    Ok(r)
 }
 
-/// MPI_Exscan. `sendbuf == None` is MPI_IN_PLACE (the input is in `recvbuf`).
-///
-/// # Safety
-/// The buffers hold `count` elements of `dt` and stay valid until the call returns.
-pub unsafe fn exscan(
-    sendbuf: Option<*const u8>,
-    recvbuf: *mut u8,
-    count: usize,
-    dt: &Datatype,
+/// MPI_Exscan; `send: None` is MPI_IN_PLACE (the input is `recv`).
+pub fn exscan(
+    send: Option<SendBuf<'_, '_>>,
+    recv: RecvBuf<'_, '_>,
     op: &Op,
     comm: &Comm,
 ) -> Result<()> {
+    if let Some(s) = &send {
+        api::same_layout("MPI_Exscan", s, &recv)?;
+    }
+    let (count, dt) = (recv.count(), api::dt(recv.datatype()));
     let _diag = crate::diag::coll("MPI_Exscan", comm, None, count, Some(dt), Some(op))?;
+    let (sendbuf, recvbuf) = (send.map(|s| s.ptr()), recv.ptr());
     super::run(
         schedule(
             "MPI_Exscan",
@@ -169,19 +174,20 @@ pub unsafe fn exscan(
     )
 }
 
-/// MPI_Iexscan.
-///
-/// # Safety
-/// As [`exscan`], with the buffers valid until the request completes.
-pub unsafe fn iexscan(
-    sendbuf: Option<*const u8>,
-    recvbuf: *mut u8,
-    count: usize,
-    dt: &Datatype,
+/// MPI_Iexscan: as [`exscan`], the buffers kept by `scope` until the request completes.
+pub fn iexscan<'a>(
+    scope: &impl BufScope<'a>,
+    send: Option<SendBuf<'a, '_>>,
+    recv: RecvBuf<'a, '_>,
     op: &Op,
     comm: &Comm,
 ) -> Result<Request> {
-    super::start(schedule(
+    if let Some(s) = &send {
+        api::same_layout("MPI_Iexscan", s, &recv)?;
+    }
+    let (count, dt) = (recv.count(), api::dt(recv.datatype()));
+    let (sendbuf, recvbuf) = (send.map(|s| s.ptr()), recv.ptr());
+    let r = super::start(schedule(
         "MPI_Iexscan",
         Kind::Exclusive,
         sendbuf,
@@ -190,5 +196,7 @@ pub unsafe fn iexscan(
         dt,
         op,
         comm,
-    )?)
+    )?)?;
+    scope.enter(r);
+    Ok(r)
 }

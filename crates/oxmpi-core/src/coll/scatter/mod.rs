@@ -55,12 +55,20 @@ pub(crate) static TABLE: Table = Table {
 /// Scatterv's: only the root knows every count, so no tree.
 pub(crate) static V_TABLE: Table = Table {
     op: "scatterv",
-    algorithms: &[Algorithm {
-        name: "linear",
-        applies: "any counts",
-        runs: always,
-        instead: None,
-    }],
+    algorithms: &[
+        Algorithm {
+            name: "linear",
+            applies: "any counts",
+            runs: always,
+            instead: None,
+        },
+        Algorithm {
+            name: "shm",
+            applies: "blocking scatterv within one host (blocks over 64 KiB point-to-point)",
+            runs: never,
+            instead: None,
+        },
+    ],
     default: |_| "linear",
 };
 
@@ -139,7 +147,7 @@ unsafe fn schedule(
 /// The buffers hold the given counts of their datatypes (`sendbuf`: `n *
 /// sendcount` elements, at the root only) and are valid for the call.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn scatter(
+pub(crate) unsafe fn scatter(
     sendbuf: *const u8,
     sendcount: usize,
     sendtype: &Datatype,
@@ -161,7 +169,7 @@ pub unsafe fn scatter(
     let at_root = Side::send(true, sendcount, sendtype);
     match super::gather::rooted_shortcut(
         "MPI_Scatter",
-        "scatter",
+        super::select::Op::SCATTER,
         comm,
         root,
         &local,
@@ -209,7 +217,7 @@ pub unsafe fn scatter(
 /// # Safety
 /// As [`scatter`], with the buffers valid until the request completes.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn iscatter(
+pub(crate) unsafe fn iscatter(
     sendbuf: *const u8,
     sendcount: usize,
     sendtype: &Datatype,
@@ -230,6 +238,76 @@ pub unsafe fn iscatter(
         root,
         comm,
     )?)
+}
+
+/// The shared-memory path of a blocking scatterv, if it takes it (`None`: run
+/// the schedule, which also reports any argument error).
+///
+/// # Safety
+/// As [`scatterv`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn scatterv_shm(
+    sendbuf: *const u8,
+    sendcounts: &[usize],
+    displs: &[isize],
+    sendtype: &Datatype,
+    recvbuf: Option<*mut u8>,
+    recvcount: usize,
+    recvtype: &Datatype,
+    root: i32,
+    comm: &Comm,
+) -> Result<Option<()>> {
+    let call = "MPI_Scatterv";
+    if comm.is_inter() || super::check_root(call, comm, root).is_err() {
+        return Ok(None);
+    }
+    let is_root = comm.rank() == root;
+    let checked = match recvbuf {
+        Some(_) => {
+            util::check_type(call, "recvtype", recvtype).is_ok()
+                && util::check_count(call, "recvcount", recvcount, recvtype).is_ok()
+        }
+        None => is_root,
+    } && (!is_root
+        || util::check_type(call, "sendtype", sendtype).is_ok()
+            && check_v(
+                call,
+                "sendcounts",
+                sendcounts,
+                "displs",
+                displs,
+                comm.size(),
+                sendtype,
+            )
+            .is_ok()
+            && (recvbuf.is_none()
+                || util::packed_len(sendcounts[root as usize], sendtype)
+                    == util::packed_len(recvcount, recvtype)));
+    if !checked {
+        return Ok(None);
+    }
+    let want = super::shm::want(super::select::forced_op(super::select::Op::SCATTERV)?, true);
+    let Some(sess) = super::shm::acquire_made(comm, want)? else {
+        return Ok(None);
+    };
+    super::select::ran_shm(super::select::Op::SCATTERV);
+    // SAFETY: forwarded caller contract; the arguments were checked above.
+    unsafe {
+        super::shm::scatterv(
+            sess,
+            comm,
+            call,
+            sendbuf,
+            sendcounts,
+            displs,
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+            root as usize,
+        )
+    }
+    .map(Some)
 }
 
 /// # Safety
@@ -312,7 +390,7 @@ unsafe fn schedule_v(
 /// The buffers hold the given counts of their datatypes at the given
 /// displacements (at the root for `sendbuf`) and are valid for the call.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn scatterv(
+pub(crate) unsafe fn scatterv(
     sendbuf: *const u8,
     sendcounts: &[usize],
     displs: &[isize],
@@ -331,6 +409,14 @@ pub unsafe fn scatterv(
         Some(recvtype),
         None,
     )?;
+    // SAFETY: forwarded caller contract.
+    if let Some(()) = unsafe {
+        scatterv_shm(
+            sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
+        )?
+    } {
+        return Ok(());
+    }
     super::run(
         schedule_v(
             "MPI_Scatterv",
@@ -353,7 +439,7 @@ pub unsafe fn scatterv(
 /// # Safety
 /// As [`scatterv`], with the buffers valid until the request completes.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn iscatterv(
+pub(crate) unsafe fn iscatterv(
     sendbuf: *const u8,
     sendcounts: &[usize],
     displs: &[isize],

@@ -2,7 +2,9 @@
 //! host (after MPICH's ch4 "release/gather" and Open MPI's coll/sm): blocking
 //! barrier, bcast, reduce, allreduce, reduce_scatter(_block), allgather,
 //! alltoall (blocks that fit a slot half together), gather and scatter (blocks
-//! that fit a slot half each) move data through one memory
+//! that fit a slot half each; gatherv and scatterv, whose larger blocks go
+//! point-to-point; alltoallv, blocks up to a slot half over n each, the larger
+//! ones point-to-point) move data through one memory
 //! area per communicator instead of point-to-point messages. Non-blocking
 //! collectives keep using schedules.
 //!
@@ -75,21 +77,25 @@
 mod allgather;
 mod allreduce;
 mod alltoall;
+mod alltoallv;
 mod barrier;
 mod bcast;
 mod reduce;
 mod reduce_scatter;
 mod rooted;
+mod rooted_v;
 
 pub(crate) use allgather::allgather;
 pub(crate) use allreduce::allreduce;
 pub(crate) use alltoall::{alltoall, fits as alltoall_fits};
+pub(crate) use alltoallv::alltoallv;
 pub(crate) use barrier::barrier;
 pub(crate) use bcast::bcast;
 pub(crate) use reduce::chunk_elems;
 pub(crate) use reduce::reduce;
 pub(crate) use reduce_scatter::reduce_scatter;
 pub(crate) use rooted::{fits as rooted_fits, gather, scatter};
+pub(crate) use rooted_v::{gatherv, scatterv};
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
@@ -410,6 +416,32 @@ pub(crate) fn acquire(comm: &Comm, want: Want) -> Result<Option<Session<'_>>> {
                 }
             }
         }
+    }
+    Ok(Some(Session {
+        guard: g,
+        me: comm.rank() as usize,
+        n: comm.size() as usize,
+        e,
+    }))
+}
+
+/// [`acquire`] for calls where a rank may have nothing to move while others do
+/// (gatherv, scatterv): unless forced, only an area that exists already is used
+/// (made by an earlier collective that wanted one), and no call is counted
+/// towards making it. Making the area is collective; a rank with an empty block
+/// must not synchronize (a zero-count v-collective may not wait for the
+/// others), and it cannot know whether the others have data.
+pub(crate) fn acquire_made(comm: &Comm, want: Want) -> Result<Option<Session<'_>>> {
+    if want != Want::Auto {
+        return acquire(comm, want);
+    }
+    if comm.is_inter() || comm.size() < 2 {
+        return Ok(None);
+    }
+    let e = engine()?;
+    let g = comm.0.coll_shm.0.lock().unwrap_or_else(|p| p.into_inner());
+    if !matches!(&*g, Status::Ready(_)) {
+        return Ok(None);
     }
     Ok(Some(Session {
         guard: g,

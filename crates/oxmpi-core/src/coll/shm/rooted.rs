@@ -19,7 +19,7 @@ use crate::datatype::Datatype;
 /// # Safety
 /// `buf` holds `count` elements of `dt` whose packed size is `blk`; `to` is
 /// writable for `blk` bytes and overlaps none of them.
-unsafe fn put(buf: *const u8, count: usize, dt: &Datatype, to: *mut u8, blk: usize) {
+pub(super) unsafe fn put(buf: *const u8, count: usize, dt: &Datatype, to: *mut u8, blk: usize) {
     if dt.is_contiguous() {
         // SAFETY: a contiguous type's packed bytes are at `buf + true_lb` (caller contract).
         unsafe { copy(buf.wrapping_offset(dt.true_lb()), to, blk) };
@@ -34,7 +34,7 @@ unsafe fn put(buf: *const u8, count: usize, dt: &Datatype, to: *mut u8, blk: usi
 /// # Safety
 /// `from` is readable for `blk` bytes, `buf` holds `count` elements of `dt`
 /// whose packed size is `blk`, and they do not overlap.
-unsafe fn take(from: *const u8, blk: usize, buf: *mut u8, count: usize, dt: &Datatype) {
+pub(super) unsafe fn take(from: *const u8, blk: usize, buf: *mut u8, count: usize, dt: &Datatype) {
     if dt.is_contiguous() {
         // SAFETY: a contiguous type's packed bytes are at `buf + true_lb` (caller contract).
         unsafe { copy(from, buf.wrapping_offset(dt.true_lb()), blk) };
@@ -51,7 +51,7 @@ unsafe fn take(from: *const u8, blk: usize, buf: *mut u8, count: usize, dt: &Dat
 /// `src` holds `scount` elements of `stype`, `dst` `rcount` of `rtype`, both
 /// of `blk` packed bytes; distinct buffers.
 #[allow(clippy::too_many_arguments)]
-unsafe fn own_block(
+pub(super) unsafe fn own_block(
     src: *const u8,
     scount: usize,
     stype: &Datatype,

@@ -60,6 +60,7 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 use super::{context, Comm};
+use crate::buf::RecvBuf;
 use crate::datatype::{Datatype, Primitive};
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::op::{Op, PredefinedOp};
@@ -112,18 +113,8 @@ fn share(comm: &Comm, root: i32, outcome: Option<Result<Vec<u8>>>) -> Result<Vec
 
 /// The bitwise AND of `words` over `comm`, in place (collective).
 fn and_over(comm: &Comm, words: &mut [u64]) -> Result<()> {
-    let u64t = Datatype::predefined(Primitive::Uint64);
-    // SAFETY: `words` holds words.len() u64s and outlives the blocking call (in place).
-    unsafe {
-        crate::coll::allreduce::allreduce(
-            None,
-            words.as_mut_ptr() as *mut u8,
-            words.len(),
-            &u64t,
-            &Op::predefined(PredefinedOp::Band),
-            comm,
-        )
-    }
+    let band = Op::predefined(PredefinedOp::Band);
+    crate::coll::allreduce::allreduce(None, RecvBuf::slice(words), &band, comm)
 }
 
 /// Marks in-progress joins (see [`joining`]).

@@ -238,14 +238,10 @@ pub enum Bootstrap<'a> {
 }
 
 pub(super) fn bcast_bytes(comm: &Comm, root: i32, data: &mut Vec<u8>) -> Result<()> {
-    let u64t = Datatype::predefined(Primitive::Uint64);
-    let byte = Datatype::predefined(Primitive::Byte);
     let mut len = [data.len() as u64];
-    // SAFETY: buffers outlive the blocking calls and hold the counts given.
-    unsafe { crate::coll::bcast::bcast(len.as_mut_ptr() as *mut u8, 1, &u64t, root, comm)? };
+    crate::coll::bcast::bcast(RecvBuf::slice(&mut len), root, comm)?;
     data.resize(len[0] as usize, 0);
-    // SAFETY: as above.
-    unsafe { crate::coll::bcast::bcast(data.as_mut_ptr(), data.len(), &byte, root, comm) }
+    crate::coll::bcast::bcast(RecvBuf::bytes(data), root, comm)
 }
 
 /// Waits for a connection on the port while keeping the engine going.

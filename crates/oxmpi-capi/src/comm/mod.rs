@@ -11,6 +11,8 @@
 //! function they implement: buffers holding their counts of their datatypes
 //! (for immediate forms, until the request completes), arrays of the length the
 //! standard gives, OUT arguments writable and aliasing no other argument.
+//!
+//! Files: `from_group` (communicators from groups, MPI-4.0).
 
 use std::ffi::{c_int, c_void};
 
@@ -25,6 +27,10 @@ use crate::conv::handles::state;
 use crate::conv::info_arg;
 use crate::conv::{comm, group, new_comm, new_comm_or_null, new_group, with_cb_comm};
 use crate::types::*;
+
+mod from_group;
+
+pub use from_group::*;
 
 // ----- communicator constructors and destructor -----------------------------------------
 
@@ -70,18 +76,13 @@ pub unsafe extern "C" fn PMPI_Comm_set_info(c: MPI_Comm, info: MPI_Info) -> c_in
 }
 
 /// MPI_Comm_get_info: a new info object with the communicator's hints.
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_get_info(c: MPI_Comm, info_used: *mut MPI_Info) -> c_int {
-    const CALL: &str = "MPI_Comm_get_info";
-    ffi(CALL, c, || {
-        comm(c, CALL)?;
-        // SAFETY: `info_used` is MPI_Comm_get_info's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "info_used", info_used)? };
-        let mut st = state();
-        let kv = st.comm_info.get(&c).cloned().unwrap_or_default();
-        *o = st.infos.insert(kv);
-        Ok(())
-    })
+/// MPI_Comm_get_info (abi.txt `out(info_used)`: the generated `PMPI_x` checks `info_used` first).
+pub fn comm_get_info(call: &'static str, c: MPI_Comm, o: &mut MPI_Info) -> R<()> {
+    comm(c, call)?;
+    let mut st = state();
+    let kv = st.comm_info.get(&c).cloned().unwrap_or_default();
+    *o = st.infos.insert(kv);
+    Ok(())
 }
 
 /// MPI_Comm_dup_with_info (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
@@ -172,55 +173,50 @@ pub fn comm_split(call: &'static str, c: MPI_Comm, color: c_int, key: c_int) -> 
     ))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_split_type(
+/// MPI_Comm_split_type (abi.txt `out(newcomm)`: the generated `PMPI_x` checks `newcomm` first).
+pub fn comm_split_type(
+    call: &'static str,
     c: MPI_Comm,
     split_type: c_int,
     key: c_int,
     info: MPI_Info,
-    newcomm: *mut MPI_Comm,
-) -> c_int {
-    const CALL: &str = "MPI_Comm_split_type";
-    ffi(CALL, c, || {
-        // SAFETY: `newcomm` is MPI_Comm_split_type's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "newcomm", newcomm)? };
-        // A failing constructor leaves the null handle (MPI-4.1).
-        *o = MPI_COMM_NULL;
-        let cm = comm(c, CALL)?;
-        let split_type = match split_type {
-            MPI_UNDEFINED => None,
-            t => Some(crate::abi::split_type_from_value(t).ok_or_else(|| {
-                bad(
-                    ErrorClass::Arg,
-                    CALL,
-                    "split_type",
-                    format!("{t} is not an MPI_COMM_TYPE_* value nor MPI_UNDEFINED"),
-                )
-            })?),
-        };
-        info_arg(CALL, info)?;
-        // The guided splits name their resource in the info (MPI-4.0 `mpi_hw_resource_type`).
-        let resource = if info == MPI_INFO_NULL {
-            None
-        } else {
-            crate::conv::with_info(CALL, info, |kv| {
-                Ok(kv
-                    .iter()
-                    .find(|(k, _)| k == "mpi_hw_resource_type")
-                    .map(|(_, v)| v.clone()))
-            })?
-        };
-        let (new, chosen) = create::split_type_hw(&cm, split_type, key, resource.as_deref())?;
-        *o = new_comm_or_null(new, c);
-        if let Some(name) = chosen.filter(|_| *o != MPI_COMM_NULL) {
-            // The unguided split tells which resource type it split by.
-            state().comm_info.insert(
-                *o,
-                vec![("mpi_hw_resource_type".to_string(), name.to_string())],
-            );
-        }
-        Ok(())
-    })
+    o: &mut MPI_Comm,
+) -> R<()> {
+    *o = MPI_COMM_NULL;
+    let cm = comm(c, call)?;
+    let split_type = match split_type {
+        MPI_UNDEFINED => None,
+        t => Some(crate::abi::split_type_from_value(t).ok_or_else(|| {
+            bad(
+                ErrorClass::Arg,
+                call,
+                "split_type",
+                format!("{t} is not an MPI_COMM_TYPE_* value nor MPI_UNDEFINED"),
+            )
+        })?),
+    };
+    info_arg(call, info)?;
+    // The guided splits name their resource in the info (MPI-4.0 `mpi_hw_resource_type`).
+    let resource = if info == MPI_INFO_NULL {
+        None
+    } else {
+        crate::conv::with_info(call, info, |kv| {
+            Ok(kv
+                .iter()
+                .find(|(k, _)| k == "mpi_hw_resource_type")
+                .map(|(_, v)| v.clone()))
+        })?
+    };
+    let (new, chosen) = create::split_type_hw(&cm, split_type, key, resource.as_deref())?;
+    *o = new_comm_or_null(new, c);
+    if let Some(name) = chosen.filter(|_| *o != MPI_COMM_NULL) {
+        // The unguided split tells which resource type it split by.
+        state().comm_info.insert(
+            *o,
+            vec![("mpi_hw_resource_type".to_string(), name.to_string())],
+        );
+    }
+    Ok(())
 }
 
 /// MPI_Comm_create (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
@@ -308,29 +304,19 @@ fn require_inter(call: &str, c: MPI_Comm) -> R<Comm> {
     Ok(cm)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_group(c: MPI_Comm, g: *mut MPI_Group) -> c_int {
-    const CALL: &str = "MPI_Comm_group";
-    ffi(CALL, c, || {
-        let cm = comm(c, CALL)?;
-        // SAFETY: `group` (`g`) is MPI_Comm_group's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "group", g)? };
-        *o = new_group(Group::from_world_ranks(cm.group().to_vec()));
-        crate::conv::tag_group(*o, crate::conv::comm_session(c));
-        Ok(())
-    })
+/// MPI_Comm_group (abi.txt `out(group)`: the generated `PMPI_x` checks `group` first).
+pub fn comm_group(call: &'static str, c: MPI_Comm, o: &mut MPI_Group) -> R<()> {
+    let cm = comm(c, call)?;
+    *o = new_group(Group::from_world_ranks(cm.group().to_vec()));
+    crate::conv::tag_group(*o, crate::conv::comm_session(c));
+    Ok(())
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_remote_group(c: MPI_Comm, g: *mut MPI_Group) -> c_int {
-    const CALL: &str = "MPI_Comm_remote_group";
-    ffi(CALL, c, || {
-        let cm = require_inter(CALL, c)?;
-        // SAFETY: `group` (`g`) is MPI_Comm_remote_group's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "group", g)? };
-        *o = new_group(Group::from_world_ranks(cm.peer_group().to_vec()));
-        Ok(())
-    })
+/// MPI_Comm_remote_group (abi.txt `out(group)`: the generated `PMPI_x` checks `group` first).
+pub fn comm_remote_group(call: &'static str, c: MPI_Comm, o: &mut MPI_Group) -> R<()> {
+    let cm = require_inter(call, c)?;
+    *o = new_group(Group::from_world_ranks(cm.peer_group().to_vec()));
+    Ok(())
 }
 
 /// MPI_Intercomm_create (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the

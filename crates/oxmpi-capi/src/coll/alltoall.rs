@@ -1,0 +1,289 @@
+//! All-to-all data movement: allgather(v), alltoall(v, w).
+
+use super::*;
+
+// ----- allgather, alltoall -------------------------------------------------------------
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn allgather<C: Count>(
+    sb: *const c_void,
+    sc: C,
+    st: MPI_Datatype,
+    rb: *mut c_void,
+    rc: C,
+    rt: MPI_Datatype,
+    c: MPI_Comm,
+    form: Form,
+    all_to_all: bool,
+) -> c_int {
+    let call = match all_to_all {
+        false => names(
+            "MPI_Allgather",
+            "MPI_Iallgather",
+            "MPI_Allgather_init",
+            form,
+        ),
+        true => names("MPI_Alltoall", "MPI_Ialltoall", "MPI_Alltoall_init", form),
+    };
+    let call = name::<C>(call);
+    ffi(call, c, || {
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
+        let cm = comm(c, call)?;
+        let send_sig = !is_in_place(sb);
+        let sc = count_if(call, "sendcount", sc, send_sig)?;
+        let st = dtype_if(st, call, "sendtype", send_sig)?;
+        let rc = count(call, "recvcount", rc)?;
+        let rt = committed(rt, call, "recvtype")?;
+        no_alias(call, sb, rb, rc > 0 && rt.size() > 0)?;
+        if send_sig {
+            let groups = cm.peer_group_size() as usize;
+            let sent = if all_to_all {
+                sc.saturating_mul(groups)
+            } else {
+                sc
+            };
+            no_overlap(
+                call,
+                dense_range(sb, sent, &st),
+                [dense_range(rb, rc.saturating_mul(groups), &rt)],
+            )?;
+        }
+        let n = cm.peer_group_size().max(0) as usize;
+        let sent = if all_to_all { sc.saturating_mul(n) } else { sc };
+        // SAFETY: `sb` (unless MPI_IN_PLACE) holds `sc` × `st` (per rank for MPI_Alltoall); `rb` holds `rc` × `rt` per rank, as MPI_Allgather and MPI_Alltoall require of their C caller.
+        let bufs = unsafe {
+            (
+                coll_send(sb, sent, &st),
+                coll_recv(rb, rc.saturating_mul(n), &rt),
+            )
+        };
+        if all_to_all {
+            go_with(
+                c,
+                call,
+                form,
+                req,
+                bufs,
+                |(s, r)| coll::api_move::alltoall(s, sc, r, rc, &cm),
+                |(s, r)| coll::api_move::ialltoall(&Forever, s, sc, r, rc, &cm),
+            )
+        } else {
+            go_with(
+                c,
+                call,
+                form,
+                req,
+                bufs,
+                |(s, r)| coll::api_move::allgather(s, r, rc, &cm),
+                |(s, r)| coll::api_move::iallgather(&Forever, s, r, rc, &cm),
+            )
+        }
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn allgatherv<C: Count, D: Displ>(
+    sb: *const c_void,
+    sc: C,
+    st: MPI_Datatype,
+    rb: *mut c_void,
+    rcs: *const C,
+    ds: *const D,
+    rt: MPI_Datatype,
+    c: MPI_Comm,
+    form: Form,
+) -> c_int {
+    let call = names(
+        "MPI_Allgatherv",
+        "MPI_Iallgatherv",
+        "MPI_Allgatherv_init",
+        form,
+    );
+    let call = name::<C>(call);
+    ffi(call, c, || {
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
+        let cm = comm(c, call)?;
+        let send_sig = !is_in_place(sb);
+        let sc = count_if(call, "sendcount", sc, send_sig)?;
+        let st = dtype_if(st, call, "sendtype", send_sig)?;
+        let n = cm.peer_group_size() as usize;
+        // SAFETY: MPI_Allgatherv's `recvcounts` and `displs` have one entry per process of the (remote) group, `n`.
+        let (rcs, mut ds) = unsafe {
+            (
+                counts(call, "recvcounts", rcs, n)?,
+                displs(call, "displs", ds, n)?,
+            )
+        };
+        let rt = committed(rt, call, "recvtype")?;
+        no_alias(call, sb, rb, rt.size() > 0 && rcs.iter().any(|&k| k > 0))?;
+        if send_sig {
+            let ext = rt.extent();
+            let blocks = rcs.iter().zip(&ds).map(|(&k, &d)| {
+                dense_range(
+                    (rb as isize).wrapping_add(d.wrapping_mul(ext)) as *const c_void,
+                    k,
+                    &rt,
+                )
+            });
+            no_overlap(call, dense_range(sb, sc, &st), blocks)?;
+        }
+        // SAFETY: `sb` (unless MPI_IN_PLACE) holds `sc` × `st`; `rb` holds `rcs[i]` × `rt` at `ds[i]` per rank, as MPI_Allgatherv requires of its C caller.
+        let bufs = unsafe { (coll_send(sb, sc, &st), coll_recv_v(rb, &rcs, &mut ds, &rt)) };
+        go_with(
+            c,
+            call,
+            form,
+            req,
+            bufs,
+            |(s, r)| coll::api_move::allgatherv(s, r, &rcs, &ds, &cm),
+            |(s, r)| coll::api_move::iallgatherv(&Forever, s, r, &rcs, &ds, &cm),
+        )
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn alltoallv<C: Count, D: Displ>(
+    sb: *const c_void,
+    scs: *const C,
+    sds: *const D,
+    st: MPI_Datatype,
+    rb: *mut c_void,
+    rcs: *const C,
+    rds: *const D,
+    rt: MPI_Datatype,
+    c: MPI_Comm,
+    form: Form,
+) -> c_int {
+    let call = names(
+        "MPI_Alltoallv",
+        "MPI_Ialltoallv",
+        "MPI_Alltoallv_init",
+        form,
+    );
+    let call = name::<C>(call);
+    ffi(call, c, || {
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
+        let cm = comm(c, call)?;
+        let n = cm.peer_group_size() as usize;
+        let send_sig = !is_in_place(sb);
+        let ns = if send_sig { n } else { 0 };
+        // SAFETY: MPI_Alltoallv's `sendcounts` and `sdispls` have one entry per process of the (remote) group; with MPI_IN_PLACE they are ignored and `ns` is 0.
+        let (scs, mut sds) = unsafe {
+            (
+                counts(call, "sendcounts", scs, ns)?,
+                displs(call, "sdispls", sds, ns)?,
+            )
+        };
+        let st = dtype_if(st, call, "sendtype", send_sig)?;
+        // SAFETY: MPI_Alltoallv's `recvcounts` and `rdispls` have one entry per process of the (remote) group, `n`.
+        let (rcs, mut rds) = unsafe {
+            (
+                counts(call, "recvcounts", rcs, n)?,
+                displs(call, "rdispls", rds, n)?,
+            )
+        };
+        let rt = committed(rt, call, "recvtype")?;
+        no_alias(call, sb, rb, rt.size() > 0 && rcs.iter().any(|&k| k > 0))?;
+        // SAFETY: `sb` (unless MPI_IN_PLACE) and `rb` hold the blocks `scs`/`sds` × `st` and `rcs`/`rds` × `rt` describe, as MPI_Alltoallv requires of its C caller.
+        let bufs = unsafe {
+            (
+                coll_send_v(sb, &scs, &mut sds, &st),
+                coll_recv_v(rb, &rcs, &mut rds, &rt),
+            )
+        };
+        let sbl = || Blocks {
+            counts: &scs,
+            displs: &sds,
+        };
+        let rbl = || Blocks {
+            counts: &rcs,
+            displs: &rds,
+        };
+        go_with(
+            c,
+            call,
+            form,
+            req,
+            bufs,
+            |(s, r)| coll::api_move::alltoallv(s, sbl(), r, rbl(), &cm),
+            |(s, r)| coll::api_move::ialltoallv(&Forever, s, sbl(), r, rbl(), &cm),
+        )
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn alltoallw<C: Count, D: Displ>(
+    sb: *const c_void,
+    scs: *const C,
+    sds: *const D,
+    sts: *const MPI_Datatype,
+    rb: *mut c_void,
+    rcs: *const C,
+    rds: *const D,
+    rts: *const MPI_Datatype,
+    c: MPI_Comm,
+    form: Form,
+) -> c_int {
+    let call = names(
+        "MPI_Alltoallw",
+        "MPI_Ialltoallw",
+        "MPI_Alltoallw_init",
+        form,
+    );
+    let call = name::<C>(call);
+    ffi(call, c, || {
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
+        let cm = comm(c, call)?;
+        let n = cm.peer_group_size() as usize;
+        let ns = if is_in_place(sb) { 0 } else { n };
+        // SAFETY: MPI_Alltoallw's send arrays have one entry per process of the (remote) group; with MPI_IN_PLACE they are ignored and `ns` is 0.
+        let (scs, sds, sts) = unsafe {
+            (
+                counts(call, "sendcounts", scs, ns)?,
+                displs(call, "sdispls", sds, ns)?,
+                dtypes(call, "sendtypes", sts, ns)?,
+            )
+        };
+        // SAFETY: MPI_Alltoallw's receive arrays have one entry per process of the (remote) group, `n`.
+        let (rcs, rds, rts) = unsafe {
+            (
+                counts(call, "recvcounts", rcs, n)?,
+                displs(call, "rdispls", rds, n)?,
+                dtypes(call, "recvtypes", rts, n)?,
+            )
+        };
+        no_alias(
+            call,
+            sb,
+            rb,
+            rcs.iter().zip(&rts).any(|(&k, t)| k > 0 && t.size() > 0),
+        )?;
+        let s = sendbuf(sb);
+        let r = rb as *mut u8;
+        go(
+            c,
+            call,
+            form,
+            req,
+            // SAFETY: `s` (unless MPI_IN_PLACE) and `r` hold the blocks `scs`/`sds`/`sts` and `rcs`/`rds`/`rts` describe, as MPI_Alltoallw requires of its C caller, until this blocking call returns.
+            || unsafe { coll::alltoall::alltoallw(s, &scs, &sds, &sts, r, &rcs, &rds, &rts, &cm) },
+            // SAFETY: as above, and MPI_Ialltoallw's caller leaves the buffers alone until the request completes.
+            || unsafe { coll::alltoall::ialltoallw(s, &scs, &sds, &sts, r, &rcs, &rds, &rts, &cm) },
+        )
+    })
+}
+
+entry!(PMPI_Allgather, PMPI_Allgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => allgather(sb, sc, st, rb, rc, rt, c, Form::Blocking, false));
+entry!(PMPI_Iallgather, PMPI_Iallgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => allgather(sb, sc, st, rb, rc, rt, c, Form::Immediate(r), false));
+entry!(PMPI_Alltoall, PMPI_Alltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => allgather(sb, sc, st, rb, rc, rt, c, Form::Blocking, true));
+entry!(PMPI_Ialltoall, PMPI_Ialltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => allgather(sb, sc, st, rb, rc, rt, c, Form::Immediate(r), true));
+entry!(PMPI_Allgatherv, PMPI_Allgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Form::Blocking));
+entry!(PMPI_Iallgatherv, PMPI_Iallgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Form::Immediate(r)));
+entry!(PMPI_Alltoallv, PMPI_Alltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Form::Blocking));
+entry!(PMPI_Ialltoallv, PMPI_Ialltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Form::Immediate(r)));
+entry!(PMPI_Alltoallw, PMPI_Alltoallw_c, (sb: CVoid, scs: ACNT, sds: ADSP, sts: ATypes, rb: MVoid, rcs: ACNT, rds: ADSP, rts: ATypes, c: MPI_Comm) => alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Form::Blocking));
+entry!(PMPI_Ialltoallw, PMPI_Ialltoallw_c, (sb: CVoid, scs: ACNT, sds: ADSP, sts: ATypes, rb: MVoid, rcs: ACNT, rds: ADSP, rts: ATypes, c: MPI_Comm, r: PReq) => alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Form::Immediate(r)));

@@ -1,0 +1,313 @@
+//! Collectives: the engine's `coll::*` for intra- and intercommunicators
+//! (the engine dispatches intercommunicators itself; `root` passes MPI_ROOT and
+//! MPI_PROC_NULL through), blocking and immediate. (Neighbourhood
+//! collectives: `neighbor.rs`.) MPI_IN_PLACE is the engine's `None` buffer.
+//!
+//! Arguments that MPI calls "significant only at root" (or not significant
+//! with MPI_IN_PLACE) are not checked where they are not significant: programs
+//! may pass anything there (often MPI_DATATYPE_NULL, NULL arrays).
+//!
+//! Safety: the private `unsafe fn`s here take the C caller's arguments as given
+//! and require of them what the MPI standard requires of the C arguments of the
+//! function they implement: buffers holding their counts of their datatypes
+//! (for immediate forms, until the request completes), arrays of the length the
+//! standard gives, OUT arguments writable and aliasing no other argument.
+//!
+//! Files: `rooted` (bcast, gather(v), scatter(v)), `alltoall` (allgather(v),
+//! alltoall(v, w)), `reduce` (the reductions, scans and reduce_scatter); this module
+//! holds the argument helpers and `Form`, which `pcoll.rs` uses too.
+
+use std::ffi::{c_int, c_void};
+
+use oxmpi_core::buf::Forever;
+use oxmpi_core::coll;
+use oxmpi_core::coll::api_move::Blocks;
+use oxmpi_core::datatype::{Datatype, Primitive};
+use oxmpi_core::error::{ErrorClass, Result as CoreResult};
+use oxmpi_core::op::Op;
+use oxmpi_core::{Comm, Request};
+
+use crate::abi::*;
+use crate::conv::bufs::{coll_recv, coll_recv_v, coll_send, coll_send_v};
+use crate::conv::errors::{array, bad, ffi, out, R};
+use crate::conv::large::{entry, name, ptr::*, to_usize, Count, Displ};
+use crate::conv::{comm, committed, new_request, op};
+use crate::types::*;
+
+mod alltoall;
+mod reduce;
+mod rooted;
+
+pub use alltoall::*;
+pub use reduce::*;
+pub use rooted::*;
+
+// ----- argument helpers ----------------------------------------------------------------
+
+fn is_in_place(p: *const c_void) -> bool {
+    p as usize == MPI_IN_PLACE
+}
+
+/// MPI forbids aliasing an IN buffer with an OUT buffer (MPI_IN_PLACE is the way
+/// to reuse one): the same non-NULL address for both, with data to move, is
+/// MPI_ERR_BUFFER, found before any communication starts (so a program may go on).
+/// (NULL is MPI_BOTTOM, which absolute-address datatypes may share legitimately.)
+fn no_alias(call: &str, sb: *const c_void, rb: *const c_void, moves_data: bool) -> R<()> {
+    if moves_data && !sb.is_null() && !is_in_place(sb) && sb == rb {
+        return Err(bad(
+            ErrorClass::Buffer,
+            call,
+            "recvbuf",
+            "is the same buffer as `sendbuf` (MPI forbids aliased arguments; use MPI_IN_PLACE)",
+        ));
+    }
+    Ok(())
+}
+
+/// The bytes `count` elements of `dt` at `p` cover, when `dt` is contiguous
+/// (its data fill its extent, so the range is exact); `None` when there is no data
+/// or the type has holes (whose gaps another buffer may legitimately use).
+fn dense_range(p: *const c_void, count: usize, dt: &Datatype) -> Option<(usize, usize)> {
+    let size = dt.size() as isize;
+    if count == 0
+        || size == 0
+        || p.is_null()
+        || is_in_place(p)
+        || dt.true_extent() != size
+        || dt.extent() != size
+    {
+        return None;
+    }
+    let start = (p as isize).checked_add(dt.true_lb())? as usize;
+    Some((start, start.checked_add(count.checked_mul(size as usize)?)?))
+}
+
+/// [`no_alias`] for a send buffer that overlaps (not only starts at) one of the
+/// receive blocks: MPI_ERR_BUFFER. Only dense ranges are compared.
+fn no_overlap(
+    call: &str,
+    send: Option<(usize, usize)>,
+    recv_blocks: impl IntoIterator<Item = Option<(usize, usize)>>,
+) -> R<()> {
+    let Some((s0, s1)) = send else { return Ok(()) };
+    if recv_blocks
+        .into_iter()
+        .flatten()
+        .any(|(r0, r1)| s0 < r1 && r0 < s1)
+    {
+        return Err(bad(
+            ErrorClass::Buffer,
+            call,
+            "sendbuf",
+            "overlaps `recvbuf` (MPI forbids aliased arguments; use MPI_IN_PLACE)",
+        ));
+    }
+    Ok(())
+}
+
+/// A send buffer: `None` for MPI_IN_PLACE.
+fn sendbuf(p: *const c_void) -> Option<*const u8> {
+    (!is_in_place(p)).then_some(p as *const u8)
+}
+
+pub(crate) fn count<C: Count>(call: &str, arg: &str, n: C) -> R<usize> {
+    to_usize(call, arg, n)
+}
+
+/// A count that only matters where `significant`.
+fn count_if<C: Count>(call: &str, arg: &str, n: C, significant: bool) -> R<usize> {
+    if significant {
+        count(call, arg, n)
+    } else {
+        Ok(usize::try_from(n.wide()).unwrap_or(0))
+    }
+}
+
+fn byte() -> Datatype {
+    Datatype::predefined(Primitive::Byte)
+}
+
+/// A datatype that only matters where `significant` (elsewhere any value goes).
+fn dtype_if(h: MPI_Datatype, call: &str, arg: &str, significant: bool) -> R<Datatype> {
+    if significant {
+        committed(h, call, arg)
+    } else {
+        Ok(committed(h, call, arg).unwrap_or_else(|_| byte()))
+    }
+}
+
+/// A counts array of `n` entries; a negative entry is MPI_ERR_COUNT naming it.
+///
+/// # Safety
+/// As [`array`].
+pub(crate) unsafe fn counts<C: Count>(
+    call: &str,
+    arg: &str,
+    p: *const C,
+    n: usize,
+) -> R<Vec<usize>> {
+    // SAFETY: this function's contract is `array`'s.
+    let v = unsafe { array(call, arg, p, n)? };
+    // The element's name is formatted only for an error message: a format! per
+    // element was 70% of a 2-rank MPI_Alltoallv with zero counts (8,900
+    // instructions a call; callgrind, bench/PROFILE.md).
+    v.iter()
+        .enumerate()
+        .map(|(i, &c)| {
+            let w = c.wide();
+            match usize::try_from(w) {
+                Ok(u) if u <= isize::MAX as usize => Ok(u),
+                _ => to_usize(call, &format!("{arg}[{i}]"), c),
+            }
+        })
+        .collect()
+}
+
+/// A displacements array of `n` ints or addresses.
+///
+/// # Safety
+/// As [`array`].
+pub(crate) unsafe fn displs<D: Displ>(
+    call: &str,
+    arg: &str,
+    p: *const D,
+    n: usize,
+) -> R<Vec<isize>> {
+    // SAFETY: this function's contract is `array`'s.
+    Ok(unsafe { array(call, arg, p, n)? }
+        .iter()
+        .map(|&d| d.addr())
+        .collect())
+}
+
+/// An array of `n` datatype handles, each committed.
+///
+/// # Safety
+/// As [`array`].
+pub(crate) unsafe fn dtypes(
+    call: &str,
+    arg: &str,
+    p: *const MPI_Datatype,
+    n: usize,
+) -> R<Vec<Datatype>> {
+    // SAFETY: this function's contract is `array`'s.
+    let hs = unsafe { array(call, arg, p, n)? };
+    hs.iter()
+        .enumerate()
+        .map(|(i, &h)| {
+            committed(h, call, arg)
+                .map_err(|_| ())
+                .or_else(|_| committed(h, call, &format!("{arg}[{i}]")))
+        })
+        .collect()
+}
+
+/// Whether this rank is the root of a rooted collective (intra: `root ==
+/// rank`; inter: `root == MPI_ROOT`), i.e. the root-only arguments matter.
+fn at_root(cm: &Comm, root: c_int) -> bool {
+    if cm.is_inter() {
+        root == MPI_ROOT
+    } else {
+        root == cm.rank()
+    }
+}
+
+/// Whether this rank contributes data to a rooted collective (everybody on an
+/// intracommunicator; the non-root group on an intercommunicator).
+fn is_leaf(cm: &Comm, root: c_int) -> bool {
+    !cm.is_inter() || (root != MPI_ROOT && root != MPI_PROC_NULL)
+}
+
+/// Which form of a collective a C call is: blocking, immediate (its `request`
+/// argument) or persistent (`MPI_<Op>_init`: its `info` and `request` arguments).
+#[derive(Clone, Copy)]
+pub(crate) enum Form {
+    Blocking,
+    Immediate(*mut MPI_Request),
+    Persistent(MPI_Info, *mut MPI_Request),
+}
+
+impl Form {
+    /// The `request` argument, if the form has one.
+    pub(crate) fn request(self) -> Option<*mut MPI_Request> {
+        match self {
+            Form::Blocking => None,
+            Form::Immediate(r) | Form::Persistent(_, r) => Some(r),
+        }
+    }
+}
+
+/// Runs the engine call of `form`: `blocking`, `immediate`, or, for the
+/// persistent form, `immediate` once, now, to plan the schedule every
+/// MPI_Start of the new persistent request runs again
+/// (`coll::persistent::plan`). `request` is the immediate or persistent
+/// form's `request` argument, already passed through [`out`]; its error, if
+/// any, is reported here, after the other checks.
+pub(crate) fn go(
+    c: MPI_Comm,
+    call: &'static str,
+    form: Form,
+    request: Option<R<&mut MPI_Request>>,
+    blocking: impl FnOnce() -> CoreResult<()>,
+    immediate: impl FnOnce() -> CoreResult<Request>,
+) -> R<()> {
+    match (form, request) {
+        (Form::Blocking, _) | (_, None) => Ok(blocking()?),
+        (Form::Immediate(_), Some(o)) => {
+            let o = o?;
+            let r = immediate()?;
+            *o = new_request(r, c, None);
+            Ok(())
+        }
+        (Form::Persistent(info, _), Some(o)) => {
+            let o = o?;
+            crate::conv::info_arg(call, info)?;
+            let plan = coll::persistent::plan(call, immediate)?;
+            *o = crate::conv::new_persistent_coll(plan, c);
+            Ok(())
+        }
+    }
+}
+
+/// [`go`] for a call whose core entry points take its buffers' descriptors `bufs`
+/// (made once, handed to whichever form runs).
+pub(crate) fn go_with<B>(
+    c: MPI_Comm,
+    call: &'static str,
+    form: Form,
+    request: Option<R<&mut MPI_Request>>,
+    bufs: B,
+    blocking: impl FnOnce(B) -> CoreResult<()>,
+    immediate: impl FnOnce(B) -> CoreResult<Request>,
+) -> R<()> {
+    match (form, request) {
+        (Form::Blocking, _) | (_, None) => Ok(blocking(bufs)?),
+        (Form::Immediate(_), Some(o)) => {
+            let o = o?;
+            let r = immediate(bufs)?;
+            *o = new_request(r, c, None);
+            Ok(())
+        }
+        (Form::Persistent(info, _), Some(o)) => {
+            let o = o?;
+            crate::conv::info_arg(call, info)?;
+            let plan = coll::persistent::plan(call, || immediate(bufs))?;
+            *o = crate::conv::new_persistent_coll(plan, c);
+            Ok(())
+        }
+    }
+}
+
+/// The call's name in `form` (`MPI_X`, `MPI_IX`, `MPI_X_init`).
+pub(crate) fn names(
+    blocking: &'static str,
+    immediate: &'static str,
+    persistent: &'static str,
+    form: Form,
+) -> &'static str {
+    match form {
+        Form::Blocking => blocking,
+        Form::Immediate(_) => immediate,
+        Form::Persistent(..) => persistent,
+    }
+}

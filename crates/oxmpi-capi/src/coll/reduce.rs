@@ -1,0 +1,233 @@
+//! Reductions: reduce, allreduce, scan, exscan, reduce_scatter(_block).
+
+use super::*;
+
+// ----- reductions ----------------------------------------------------------------------
+
+struct RedArgs {
+    comm: Comm,
+    n: usize,
+    dt: Datatype,
+    op: Op,
+}
+
+fn red_args<C: Count>(call: &str, c: MPI_Comm, n: C, dt: MPI_Datatype, o: MPI_Op) -> R<RedArgs> {
+    let cm = comm(c, call)?;
+    let n = count(call, "count", n)?;
+    let dt = committed(dt, call, "datatype")?;
+    let op = op(o, call)?;
+    Ok(RedArgs {
+        comm: cm,
+        n,
+        dt,
+        op,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn reduce<C: Count>(
+    sb: *const c_void,
+    rb: *mut c_void,
+    n: C,
+    dt: MPI_Datatype,
+    o: MPI_Op,
+    root: c_int,
+    c: MPI_Comm,
+    form: Form,
+) -> c_int {
+    let call = names("MPI_Reduce", "MPI_Ireduce", "MPI_Reduce_init", form);
+    let call = name::<C>(call);
+    ffi(call, c, || {
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
+        let a = red_args(call, c, n, dt, o)?;
+        no_alias(
+            call,
+            sb,
+            rb,
+            at_root(&a.comm, root) && !a.comm.is_inter() && a.n > 0 && a.dt.size() > 0,
+        )?;
+        // SAFETY: `sb` (unless MPI_IN_PLACE) holds `a.n` × `a.dt`, and so does `rb` at the root (described there only), as MPI_Reduce requires of its C caller.
+        let bufs = unsafe {
+            (
+                coll_send(sb, a.n, &a.dt),
+                at_root(&a.comm, root).then(|| coll_recv(rb, a.n, &a.dt)),
+            )
+        };
+        let (op, cm) = (&a.op, &a.comm);
+        go_with(
+            c,
+            call,
+            form,
+            req,
+            bufs,
+            |(s, r)| coll::reduce::reduce(s, r, op, root, cm),
+            |(s, r)| coll::reduce::ireduce(&Forever, s, r, op, root, cm),
+        )
+    })
+}
+
+#[derive(Clone, Copy)]
+pub(crate) enum Whole {
+    Allreduce,
+    Scan,
+    Exscan,
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn whole<C: Count>(
+    kind: Whole,
+    sb: *const c_void,
+    rb: *mut c_void,
+    n: C,
+    dt: MPI_Datatype,
+    o: MPI_Op,
+    c: MPI_Comm,
+    form: Form,
+) -> c_int {
+    let call = match kind {
+        Whole::Allreduce => names(
+            "MPI_Allreduce",
+            "MPI_Iallreduce",
+            "MPI_Allreduce_init",
+            form,
+        ),
+        Whole::Scan => names("MPI_Scan", "MPI_Iscan", "MPI_Scan_init", form),
+        Whole::Exscan => names("MPI_Exscan", "MPI_Iexscan", "MPI_Exscan_init", form),
+    };
+    let call = name::<C>(call);
+    ffi(call, c, || {
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
+        let a = red_args(call, c, n, dt, o)?;
+        no_alias(call, sb, rb, a.n > 0 && a.dt.size() > 0)?;
+        let (cm, n, dt, op) = (&a.comm, a.n, &a.dt, &a.op);
+        // SAFETY: `sb` (unless MPI_IN_PLACE) and `rb` hold `n` elements of `dt`, as MPI_Allreduce, MPI_Scan and MPI_Exscan require of their C caller.
+        let bufs = unsafe { (coll_send(sb, n, dt), coll_recv(rb, n, dt)) };
+        match kind {
+            Whole::Allreduce => go_with(
+                c,
+                call,
+                form,
+                req,
+                bufs,
+                |(s, r)| coll::allreduce::allreduce(s, r, op, cm),
+                |(s, r)| coll::allreduce::iallreduce(&Forever, s, r, op, cm),
+            ),
+            Whole::Scan => go_with(
+                c,
+                call,
+                form,
+                req,
+                bufs,
+                |(s, r)| coll::scan::scan(s, r, op, cm),
+                |(s, r)| coll::scan::iscan(&Forever, s, r, op, cm),
+            ),
+            Whole::Exscan => go_with(
+                c,
+                call,
+                form,
+                req,
+                bufs,
+                |(s, r)| coll::scan::exscan(s, r, op, cm),
+                |(s, r)| coll::scan::iexscan(&Forever, s, r, op, cm),
+            ),
+        }
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn reduce_scatter<C: Count>(
+    sb: *const c_void,
+    rb: *mut c_void,
+    rcs: *const C,
+    dt: MPI_Datatype,
+    o: MPI_Op,
+    c: MPI_Comm,
+    form: Form,
+) -> c_int {
+    let call = names(
+        "MPI_Reduce_scatter",
+        "MPI_Ireduce_scatter",
+        "MPI_Reduce_scatter_init",
+        form,
+    );
+    let call = name::<C>(call);
+    ffi(call, c, || {
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
+        let a = red_args(call, c, 0, dt, o)?;
+        // SAFETY: MPI_Reduce_scatter's `recvcounts` has one entry per process of the group.
+        let rcs = unsafe { counts(call, "recvcounts", rcs, a.comm.size() as usize)? };
+        no_alias(call, sb, rb, a.dt.size() > 0 && rcs.iter().any(|&k| k > 0))?;
+        let total = rcs.iter().fold(0usize, |t, &k| t.saturating_add(k));
+        let mine = rcs.get(a.comm.rank() as usize).copied().unwrap_or(0);
+        let held = if is_in_place(sb) { total } else { mine };
+        // SAFETY: `sb` (unless MPI_IN_PLACE) holds sum(`rcs`) × `a.dt`; `rb` holds this rank's `rcs` entry × `a.dt` (in place: the whole input), as MPI_Reduce_scatter requires of its C caller.
+        let bufs = unsafe { (coll_send(sb, total, &a.dt), coll_recv(rb, held, &a.dt)) };
+        let (op, cm) = (&a.op, &a.comm);
+        go_with(
+            c,
+            call,
+            form,
+            req,
+            bufs,
+            |(s, r)| coll::api_move::reduce_scatter(s, r, &rcs, op, cm),
+            |(s, r)| coll::api_move::ireduce_scatter(&Forever, s, r, &rcs, op, cm),
+        )
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn reduce_scatter_block<C: Count>(
+    sb: *const c_void,
+    rb: *mut c_void,
+    rc: C,
+    dt: MPI_Datatype,
+    o: MPI_Op,
+    c: MPI_Comm,
+    form: Form,
+) -> c_int {
+    let call = names(
+        "MPI_Reduce_scatter_block",
+        "MPI_Ireduce_scatter_block",
+        "MPI_Reduce_scatter_block_init",
+        form,
+    );
+    let call = name::<C>(call);
+    ffi(call, c, || {
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
+        let cm = comm(c, call)?;
+        let rc = count(call, "recvcount", rc)?;
+        let dt = committed(dt, call, "datatype")?;
+        let op = op(o, call)?;
+        no_alias(call, sb, rb, rc > 0 && dt.size() > 0)?;
+        let total = rc.saturating_mul(cm.size().max(0) as usize);
+        let held = if is_in_place(sb) { total } else { rc };
+        // SAFETY: `sb` (unless MPI_IN_PLACE) holds `rc` × `dt` per rank; `rb` holds `rc` × `dt` (in place: the whole input), as MPI_Reduce_scatter_block requires of its C caller.
+        let bufs = unsafe { (coll_send(sb, total, &dt), coll_recv(rb, held, &dt)) };
+        go_with(
+            c,
+            call,
+            form,
+            req,
+            bufs,
+            |(s, r)| coll::api_move::reduce_scatter_block(s, r, rc, &op, &cm),
+            |(s, r)| coll::api_move::ireduce_scatter_block(&Forever, s, r, rc, &op, &cm),
+        )
+    })
+}
+
+entry!(PMPI_Reduce, PMPI_Reduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, root: c_int, c: MPI_Comm) => reduce(sb, rb, n, dt, o, root, c, Form::Blocking));
+entry!(PMPI_Ireduce, PMPI_Ireduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, root: c_int, c: MPI_Comm, r: PReq) => reduce(sb, rb, n, dt, o, root, c, Form::Immediate(r)));
+entry!(PMPI_Allreduce, PMPI_Allreduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => whole(Whole::Allreduce, sb, rb, n, dt, o, c, Form::Blocking));
+entry!(PMPI_Iallreduce, PMPI_Iallreduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Allreduce, sb, rb, n, dt, o, c, Form::Immediate(r)));
+entry!(PMPI_Scan, PMPI_Scan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => whole(Whole::Scan, sb, rb, n, dt, o, c, Form::Blocking));
+entry!(PMPI_Iscan, PMPI_Iscan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Scan, sb, rb, n, dt, o, c, Form::Immediate(r)));
+entry!(PMPI_Exscan, PMPI_Exscan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => whole(Whole::Exscan, sb, rb, n, dt, o, c, Form::Blocking));
+entry!(PMPI_Iexscan, PMPI_Iexscan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Exscan, sb, rb, n, dt, o, c, Form::Immediate(r)));
+entry!(PMPI_Reduce_scatter, PMPI_Reduce_scatter_c, (sb: CVoid, rb: MVoid, rcs: ACNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => reduce_scatter(sb, rb, rcs, dt, o, c, Form::Blocking));
+entry!(PMPI_Ireduce_scatter, PMPI_Ireduce_scatter_c, (sb: CVoid, rb: MVoid, rcs: ACNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => reduce_scatter(sb, rb, rcs, dt, o, c, Form::Immediate(r)));
+entry!(PMPI_Reduce_scatter_block, PMPI_Reduce_scatter_block_c, (sb: CVoid, rb: MVoid, rc: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => reduce_scatter_block(sb, rb, rc, dt, o, c, Form::Blocking));
+entry!(PMPI_Ireduce_scatter_block, PMPI_Ireduce_scatter_block_c, (sb: CVoid, rb: MVoid, rc: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => reduce_scatter_block(sb, rb, rc, dt, o, c, Form::Immediate(r)));

@@ -1,0 +1,273 @@
+//! Rooted collectives: broadcast, gather(v), scatter(v).
+
+use super::*;
+
+// ----- broadcast, gather, scatter ------------------------------------------------------
+
+pub(crate) unsafe fn bcast<C: Count>(
+    buf: *mut c_void,
+    n: C,
+    dt: MPI_Datatype,
+    root: c_int,
+    c: MPI_Comm,
+    form: Form,
+) -> c_int {
+    let call = names("MPI_Bcast", "MPI_Ibcast", "MPI_Bcast_init", form);
+    let call = name::<C>(call);
+    ffi(call, c, || {
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
+        let cm = comm(c, call)?;
+        let sig = !cm.is_inter() || root == MPI_ROOT || is_leaf(&cm, root);
+        let n = count_if(call, "count", n, sig)?;
+        let dt = dtype_if(dt, call, "datatype", sig)?;
+        // SAFETY: `buf` holds `n` elements of `dt` (read at the root, written elsewhere), as MPI_Bcast requires of its C caller.
+        let b = unsafe { coll_recv(buf, n, &dt) };
+        go_with(
+            c,
+            call,
+            form,
+            req,
+            b,
+            |b| coll::bcast::bcast(b, root, &cm),
+            |b| coll::bcast::ibcast(&Forever, b, root, &cm),
+        )
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn gather<C: Count>(
+    sb: *const c_void,
+    sc: C,
+    st: MPI_Datatype,
+    rb: *mut c_void,
+    rc: C,
+    rt: MPI_Datatype,
+    root: c_int,
+    c: MPI_Comm,
+    form: Form,
+) -> c_int {
+    let call = names("MPI_Gather", "MPI_Igather", "MPI_Gather_init", form);
+    let call = name::<C>(call);
+    ffi(call, c, || {
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
+        let cm = comm(c, call)?;
+        let (is_root, leaf) = (at_root(&cm, root), is_leaf(&cm, root));
+        let send_sig = leaf && !(is_root && is_in_place(sb));
+        let sc = count_if(call, "sendcount", sc, send_sig)?;
+        let st = dtype_if(st, call, "sendtype", send_sig)?;
+        let rc = count_if(call, "recvcount", rc, is_root)?;
+        let rt = dtype_if(rt, call, "recvtype", is_root)?;
+        no_alias(
+            call,
+            sb,
+            rb,
+            is_root && !cm.is_inter() && rc > 0 && rt.size() > 0,
+        )?;
+        let n = cm.peer_group_size().max(0) as usize;
+        // SAFETY: `sb` (unless MPI_IN_PLACE) holds `sc` × `st`; `rb` holds `rc` × `rt` per rank, at the root only (described there only), as MPI_Gather requires of its C caller.
+        let bufs = unsafe {
+            (
+                coll_send(sb, sc, &st),
+                is_root.then(|| coll_recv(rb, rc.saturating_mul(n), &rt)),
+            )
+        };
+        go_with(
+            c,
+            call,
+            form,
+            req,
+            bufs,
+            |(s, r)| coll::api_move::gather(s, r, rc, root, &cm),
+            |(s, r)| coll::api_move::igather(&Forever, s, r, rc, root, &cm),
+        )
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn gatherv<C: Count, D: Displ>(
+    sb: *const c_void,
+    sc: C,
+    st: MPI_Datatype,
+    rb: *mut c_void,
+    rcs: *const C,
+    ds: *const D,
+    rt: MPI_Datatype,
+    root: c_int,
+    c: MPI_Comm,
+    form: Form,
+) -> c_int {
+    let call = names("MPI_Gatherv", "MPI_Igatherv", "MPI_Gatherv_init", form);
+    let call = name::<C>(call);
+    ffi(call, c, || {
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
+        let cm = comm(c, call)?;
+        let (is_root, leaf) = (at_root(&cm, root), is_leaf(&cm, root));
+        let send_sig = leaf && !(is_root && is_in_place(sb));
+        let sc = count_if(call, "sendcount", sc, send_sig)?;
+        let st = dtype_if(st, call, "sendtype", send_sig)?;
+        let n = if is_root {
+            cm.peer_group_size() as usize
+        } else {
+            0
+        };
+        // SAFETY: at the root, MPI_Gatherv's `recvcounts` and `displs` have one entry per process of the (remote) group, `n`; elsewhere `n` is 0 and they are not read.
+        let (rcs, mut ds) = unsafe {
+            (
+                counts(call, "recvcounts", rcs, n)?,
+                displs(call, "displs", ds, n)?,
+            )
+        };
+        let rt = dtype_if(rt, call, "recvtype", is_root)?;
+        no_alias(
+            call,
+            sb,
+            rb,
+            is_root && !cm.is_inter() && rt.size() > 0 && rcs.iter().any(|&k| k > 0),
+        )?;
+        // SAFETY: `sb` (unless MPI_IN_PLACE) holds `sc` × `st`; at the root (described there only) `rb` holds `rcs[i]` × `rt` at `ds[i]` per rank, as MPI_Gatherv requires of its C caller.
+        let bufs = unsafe {
+            (
+                coll_send(sb, sc, &st),
+                is_root.then(|| coll_recv_v(rb, &rcs, &mut ds, &rt)),
+            )
+        };
+        go_with(
+            c,
+            call,
+            form,
+            req,
+            bufs,
+            |(s, r)| coll::api_move::gatherv(s, r, &rcs, &ds, root, &cm),
+            |(s, r)| coll::api_move::igatherv(&Forever, s, r, &rcs, &ds, root, &cm),
+        )
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn scatter<C: Count>(
+    sb: *const c_void,
+    sc: C,
+    st: MPI_Datatype,
+    rb: *mut c_void,
+    rc: C,
+    rt: MPI_Datatype,
+    root: c_int,
+    c: MPI_Comm,
+    form: Form,
+) -> c_int {
+    let call = names("MPI_Scatter", "MPI_Iscatter", "MPI_Scatter_init", form);
+    let call = name::<C>(call);
+    ffi(call, c, || {
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
+        let cm = comm(c, call)?;
+        let (is_root, leaf) = (at_root(&cm, root), is_leaf(&cm, root));
+        let recv_sig = leaf && !(is_root && is_in_place(rb));
+        let sc = count_if(call, "sendcount", sc, is_root)?;
+        let st = dtype_if(st, call, "sendtype", is_root)?;
+        let rc = count_if(call, "recvcount", rc, recv_sig)?;
+        let rt = dtype_if(rt, call, "recvtype", recv_sig)?;
+        no_alias(
+            call,
+            rb,
+            sb,
+            is_root && !cm.is_inter() && sc > 0 && st.size() > 0,
+        )?;
+        let n = cm.peer_group_size().max(0) as usize;
+        // SAFETY: at the root (described there only) `sb` holds `sc` × `st` per rank; `rb` (unless MPI_IN_PLACE) holds `rc` × `rt`, as MPI_Scatter requires of its C caller.
+        let bufs = unsafe {
+            (
+                is_root
+                    .then(|| coll_send(sb, sc.saturating_mul(n), &st))
+                    .flatten(),
+                (!is_in_place(rb)).then(|| coll_recv(rb, rc, &rt)),
+            )
+        };
+        go_with(
+            c,
+            call,
+            form,
+            req,
+            bufs,
+            |(s, r)| coll::api_move::scatter(s, sc, r, root, &cm),
+            |(s, r)| coll::api_move::iscatter(&Forever, s, sc, r, root, &cm),
+        )
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn scatterv<C: Count, D: Displ>(
+    sb: *const c_void,
+    scs: *const C,
+    ds: *const D,
+    st: MPI_Datatype,
+    rb: *mut c_void,
+    rc: C,
+    rt: MPI_Datatype,
+    root: c_int,
+    c: MPI_Comm,
+    form: Form,
+) -> c_int {
+    let call = names("MPI_Scatterv", "MPI_Iscatterv", "MPI_Scatterv_init", form);
+    let call = name::<C>(call);
+    ffi(call, c, || {
+        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
+        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
+        let cm = comm(c, call)?;
+        let (is_root, leaf) = (at_root(&cm, root), is_leaf(&cm, root));
+        let recv_sig = leaf && !(is_root && is_in_place(rb));
+        let n = if is_root {
+            cm.peer_group_size() as usize
+        } else {
+            0
+        };
+        // SAFETY: at the root, MPI_Scatterv's `sendcounts` and `displs` have one entry per process of the (remote) group, `n`; elsewhere `n` is 0 and they are not read.
+        let (scs, mut ds) = unsafe {
+            (
+                counts(call, "sendcounts", scs, n)?,
+                displs(call, "displs", ds, n)?,
+            )
+        };
+        let st = dtype_if(st, call, "sendtype", is_root)?;
+        let rc = count_if(call, "recvcount", rc, recv_sig)?;
+        let rt = dtype_if(rt, call, "recvtype", recv_sig)?;
+        no_alias(
+            call,
+            rb,
+            sb,
+            is_root && !cm.is_inter() && st.size() > 0 && scs.iter().any(|&k| k > 0),
+        )?;
+        // SAFETY: at the root (described there only) `sb` holds `scs[i]` × `st` at `ds[i]` per rank; `rb` (unless MPI_IN_PLACE) holds `rc` × `rt`, as MPI_Scatterv requires of its C caller.
+        let bufs = unsafe {
+            (
+                is_root
+                    .then(|| coll_send_v(sb, &scs, &mut ds, &st))
+                    .flatten(),
+                (!is_in_place(rb)).then(|| coll_recv(rb, rc, &rt)),
+            )
+        };
+        go_with(
+            c,
+            call,
+            form,
+            req,
+            bufs,
+            |(s, r)| coll::api_move::scatterv(s, &scs, &ds, r, root, &cm),
+            |(s, r)| coll::api_move::iscatterv(&Forever, s, &scs, &ds, r, root, &cm),
+        )
+    })
+}
+
+entry!(PMPI_Bcast, PMPI_Bcast_c, (buf: MVoid, n: CNT, dt: MPI_Datatype, root: c_int, c: MPI_Comm) => bcast(buf, n, dt, root, c, Form::Blocking));
+entry!(PMPI_Ibcast, PMPI_Ibcast_c, (buf: MVoid, n: CNT, dt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => bcast(buf, n, dt, root, c, Form::Immediate(r)));
+entry!(PMPI_Gather, PMPI_Gather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm) => gather(sb, sc, st, rb, rc, rt, root, c, Form::Blocking));
+entry!(PMPI_Igather, PMPI_Igather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => gather(sb, sc, st, rb, rc, rt, root, c, Form::Immediate(r)));
+entry!(PMPI_Gatherv, PMPI_Gatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, root: c_int, c: MPI_Comm) => gatherv(sb, sc, st, rb, rcs, ds, rt, root, c, Form::Blocking));
+entry!(PMPI_Igatherv, PMPI_Igatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => gatherv(sb, sc, st, rb, rcs, ds, rt, root, c, Form::Immediate(r)));
+entry!(PMPI_Scatter, PMPI_Scatter_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm) => scatter(sb, sc, st, rb, rc, rt, root, c, Form::Blocking));
+entry!(PMPI_Iscatter, PMPI_Iscatter_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => scatter(sb, sc, st, rb, rc, rt, root, c, Form::Immediate(r)));
+entry!(PMPI_Scatterv, PMPI_Scatterv_c, (sb: CVoid, scs: ACNT, ds: ADSP, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm) => scatterv(sb, scs, ds, st, rb, rc, rt, root, c, Form::Blocking));
+entry!(PMPI_Iscatterv, PMPI_Iscatterv_c, (sb: CVoid, scs: ACNT, ds: ADSP, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => scatterv(sb, scs, ds, st, rb, rc, rt, root, c, Form::Immediate(r)));

@@ -1,0 +1,332 @@
+//! Blocking and immediate sends and receives, sendrecv and its replace forms.
+
+use super::*;
+
+// ----- blocking and immediate sends and receives -------------------------------------
+
+unsafe fn send<C: Count>(
+    mode: SendMode,
+    buf: *const c_void,
+    count: C,
+    h: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    c: MPI_Comm,
+) -> c_int {
+    let call = name::<C>(oxmpi_core::pt2pt::send_call_name(mode, false));
+    ffi(call, c, || {
+        if mode == SendMode::Standard {
+            if let Some((cm, dt, len)) = fast_p2p(c, h, buf, count.wide()) {
+                // SAFETY: the C caller's buffer holds `count` elements of the datatype (`len` bytes, contiguous) for the call.
+                let data = unsafe { c_bytes(buf, len) };
+                pt2pt::send_contig(cm, data, dt, dest, tag)?;
+                return Ok(());
+            }
+        }
+        let a = args(call, c, buf, count, h)?;
+        // SAFETY: the C caller's buffer holds `count` elements of the datatype for the call.
+        let b = unsafe { c_send(buf, a.count, &a.dt) };
+        pt2pt::send_typed(&a.comm, b.send(a.count), dest, tag, mode)?;
+        Ok(())
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn isend<C: Count>(
+    mode: SendMode,
+    buf: *const c_void,
+    count: C,
+    h: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    c: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let call = name::<C>(oxmpi_core::pt2pt::send_call_name(mode, true));
+    ffi(call, c, || {
+        if mode == SendMode::Standard && !request.is_null() {
+            if let Some((cm, dt, len)) = fast_p2p(c, h, buf, count.wide()) {
+                // SAFETY: the C caller keeps the buffer (`len` contiguous bytes) until the request completes.
+                let data = unsafe { c_bytes(buf, len) };
+                let r = pt2pt::isend_contig(cm, data, dt, dest, tag)?;
+                // SAFETY: `request` is the C caller's non-NULL OUT argument: writable and unaliased (MPI contract).
+                unsafe { *request = new_p2p_request(r, c) };
+                return Ok(());
+            }
+        }
+        let a = args(call, c, buf, count, h)?;
+        // SAFETY: `request` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(call, "request", request)? };
+        // SAFETY: the C caller keeps the buffer until the request completes.
+        let b = unsafe { c_send(buf, a.count, &a.dt) };
+        let r = pt2pt::isend(
+            &Forever,
+            &a.comm,
+            b.lend_send(&Forever, a.count),
+            dest,
+            tag,
+            mode,
+        )?;
+        *o = new_request(r, c, None);
+        Ok(())
+    })
+}
+
+unsafe fn recv<C: Count>(
+    buf: *mut c_void,
+    count: C,
+    h: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    c: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    let call = name::<C>("MPI_Recv");
+    ffi(call, c, || {
+        let res = match fast_p2p(c, h, buf, count.wide()) {
+            Some((cm, dt, len)) => {
+                // SAFETY: the C caller's buffer holds `count` elements of the datatype (`len` bytes, contiguous) for the call.
+                let data = unsafe { c_bytes_mut(buf, len) };
+                pt2pt::recv_contig(cm, data, dt, source, tag)
+            }
+            None => {
+                let a = args(call, c, buf, count, h)?;
+                // SAFETY: the C caller's buffer holds `count` elements of the datatype for the call.
+                let mut b = unsafe { c_recv(buf, a.count, &a.dt) };
+                pt2pt::recv_typed(&a.comm, b.recv(a.count), source, tag)
+            }
+        };
+        // A failed receive that matched a message (truncation) still reports it.
+        let s = res.as_ref().map_or_else(|e| e.status, |s| Some(*s));
+        if let Some(s) = s {
+            // SAFETY: `status` is MPI_Recv's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
+            unsafe { put_status(status, &s) };
+        }
+        res?;
+        Ok(())
+    })
+}
+
+unsafe fn irecv<C: Count>(
+    buf: *mut c_void,
+    count: C,
+    h: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    c: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let call = name::<C>("MPI_Irecv");
+    ffi(call, c, || {
+        if !request.is_null() {
+            if let Some((cm, dt, len)) = fast_p2p(c, h, buf, count.wide()) {
+                // SAFETY: the C caller keeps the buffer (`len` contiguous bytes) until the request completes.
+                let data = unsafe { c_bytes_mut(buf, len) };
+                let r = pt2pt::irecv_contig(cm, data, dt, source, tag)?;
+                // SAFETY: `request` is the C caller's non-NULL OUT argument: writable and unaliased (MPI contract).
+                unsafe { *request = new_p2p_request(r, c) };
+                return Ok(());
+            }
+        }
+        let a = args(call, c, buf, count, h)?;
+        // SAFETY: `request` is MPI_Irecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(call, "request", request)? };
+        // SAFETY: the C caller keeps the buffer until the request completes.
+        let mut b = unsafe { c_recv(buf, a.count, &a.dt) };
+        let r = pt2pt::irecv(
+            &Forever,
+            &a.comm,
+            b.lend_recv(&Forever, a.count),
+            source,
+            tag,
+        )?;
+        *o = new_request(r, c, None);
+        Ok(())
+    })
+}
+
+fn rename(e: MpiError, from: &str, to: &str) -> MpiError {
+    MpiError::new(e.class, e.message.replacen(from, to, 1))
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn sendrecv<C: Count>(
+    sendbuf: *const c_void,
+    sendcount: C,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: C,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    c: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    let call = name::<C>("MPI_Sendrecv");
+    ffi(call, c, || {
+        let s = args(call, c, sendbuf, sendcount, sendtype)?;
+        let r = args(call, c, recvbuf, recvcount, recvtype)?;
+        // SAFETY: both buffers stay valid until both requests completed below.
+        let mut rb = unsafe { c_recv(recvbuf, r.count, &r.dt) };
+        let mut rr = pt2pt::irecv(
+            &Forever,
+            &r.comm,
+            rb.lend_recv(&Forever, r.count),
+            source,
+            recvtag,
+        )
+        .map_err(|e| rename(e, "MPI_Irecv", call))?;
+        // SAFETY: as above: `sendbuf` holds `sendcount` × `sendtype` and outlives the wait below.
+        let sb = unsafe { c_send(sendbuf, s.count, &s.dt) };
+        let sent = pt2pt::isend(
+            &Forever,
+            &s.comm,
+            sb.lend_send(&Forever, s.count),
+            dest,
+            sendtag,
+            SendMode::Standard,
+        );
+        let mut sr = match sent {
+            Ok(x) => x,
+            Err(e) => {
+                let _ = pt2pt::cancel(&rr);
+                let _ = pt2pt::wait(&mut rr);
+                return Err(rename(e, "MPI_Isend", call).into());
+            }
+        };
+        let got = pt2pt::wait(&mut rr).map_err(|e| rename(e, "MPI_Wait", call));
+        pt2pt::wait(&mut sr).map_err(|e| rename(e, "MPI_Wait", call))?;
+        // SAFETY: `status` is MPI_Sendrecv's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
+        unsafe { put_status(status, &got?) };
+        Ok(())
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn sendrecv_replace<C: Count>(
+    buf: *mut c_void,
+    count: C,
+    h: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    c: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    let call = name::<C>("MPI_Sendrecv_replace");
+    ffi(call, c, || {
+        let a = args(call, c, buf, count, h)?;
+        let mut packed = vec![0u8; a.dt.size() * a.count];
+        // SAFETY: the C buffer holds `count` elements of the datatype.
+        unsafe { a.dt.pack(buf as *const u8, a.count, &mut packed) };
+        // SAFETY: the C buffer holds `count` elements of the datatype and outlives the wait below.
+        let mut rb = unsafe { c_recv(buf, a.count, &a.dt) };
+        let mut rr = pt2pt::irecv(
+            &Forever,
+            &a.comm,
+            rb.lend_recv(&Forever, a.count),
+            source,
+            recvtag,
+        )
+        .map_err(|e| rename(e, "MPI_Irecv", call))?;
+        // SAFETY: `packed` is our own buffer, dropped only after the send's wait below.
+        let sb = unsafe { SendBuf::from_raw(packed.as_ptr(), packed.len(), None) };
+        let sent = pt2pt::isend(&Forever, &a.comm, sb, dest, sendtag, SendMode::Standard);
+        let mut sr = match sent {
+            Ok(x) => x,
+            Err(e) => {
+                let _ = pt2pt::cancel(&rr);
+                let _ = pt2pt::wait(&mut rr);
+                return Err(rename(e, "MPI_Isend", call).into());
+            }
+        };
+        let got = pt2pt::wait(&mut rr).map_err(|e| rename(e, "MPI_Wait", call));
+        pt2pt::wait(&mut sr).map_err(|e| rename(e, "MPI_Wait", call))?;
+        drop(packed);
+        // SAFETY: `status` is MPI_Sendrecv_replace's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
+        unsafe { put_status(status, &got?) };
+        Ok(())
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn isendrecv<C: Count>(
+    sendbuf: *const c_void,
+    sendcount: C,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: C,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    c: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let call = name::<C>("MPI_Isendrecv");
+    ffi(call, c, || {
+        let s = args(call, c, sendbuf, sendcount, sendtype)?;
+        let r = args(call, c, recvbuf, recvcount, recvtype)?;
+        // SAFETY: `request` is MPI_Isendrecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(call, "request", request)? };
+        // SAFETY: the C caller's buffers hold their counts of their datatypes and stay valid until the request completes.
+        let (sb, mut rb) = unsafe {
+            (
+                c_send(sendbuf, s.count, &s.dt),
+                c_recv(recvbuf, r.count, &r.dt),
+            )
+        };
+        let (sb, rb) = (
+            sb.lend_send(&Forever, s.count),
+            rb.lend_recv(&Forever, r.count),
+        );
+        let q = pt2pt::isendrecv(&Forever, &s.comm, sb, dest, sendtag, rb, source, recvtag)?;
+        *o = new_request(q, c, None);
+        Ok(())
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn isendrecv_replace<C: Count>(
+    buf: *mut c_void,
+    count: C,
+    h: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    c: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let call = name::<C>("MPI_Isendrecv_replace");
+    ffi(call, c, || {
+        let a = args(call, c, buf, count, h)?;
+        // SAFETY: `request` is MPI_Isendrecv_replace's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+        let o = unsafe { out(call, "request", request)? };
+        // SAFETY: the C caller's buffer holds `count` elements and stays valid until the request completes.
+        let mut b = unsafe { c_recv(buf, a.count, &a.dt) };
+        let b = b.lend_recv(&Forever, a.count);
+        let q = pt2pt::isendrecv_replace(&Forever, &a.comm, b, dest, sendtag, source, recvtag)?;
+        *o = new_request(q, c, None);
+        Ok(())
+    })
+}
+
+entry!(PMPI_Send, PMPI_Send_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) => send(SendMode::Standard, buf, count, datatype, dest, tag, comm));
+entry!(PMPI_Ssend, PMPI_Ssend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) => send(SendMode::Synchronous, buf, count, datatype, dest, tag, comm));
+entry!(PMPI_Bsend, PMPI_Bsend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) => send(SendMode::Buffered, buf, count, datatype, dest, tag, comm));
+entry!(PMPI_Rsend, PMPI_Rsend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) => send(SendMode::Ready, buf, count, datatype, dest, tag, comm));
+entry!(PMPI_Isend, PMPI_Isend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => isend(SendMode::Standard, buf, count, datatype, dest, tag, comm, request));
+entry!(PMPI_Issend, PMPI_Issend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => isend(SendMode::Synchronous, buf, count, datatype, dest, tag, comm, request));
+entry!(PMPI_Ibsend, PMPI_Ibsend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => isend(SendMode::Buffered, buf, count, datatype, dest, tag, comm, request));
+entry!(PMPI_Irsend, PMPI_Irsend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => isend(SendMode::Ready, buf, count, datatype, dest, tag, comm, request));
+entry!(PMPI_Recv, PMPI_Recv_c, (buf: MVoid, count: CNT, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: PStatus) => recv(buf, count, datatype, source, tag, comm, status));
+entry!(PMPI_Irecv, PMPI_Irecv_c, (buf: MVoid, count: CNT, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => irecv(buf, count, datatype, source, tag, comm, request));
+entry!(PMPI_Sendrecv, PMPI_Sendrecv_c, (sendbuf: CVoid, sendcount: CNT, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: MVoid, recvcount: CNT, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, status: PStatus) => sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status));
+entry!(PMPI_Sendrecv_replace, PMPI_Sendrecv_replace_c, (buf: MVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, status: PStatus) => sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status));
+entry!(PMPI_Isendrecv, PMPI_Isendrecv_c, (sendbuf: CVoid, sendcount: CNT, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: MVoid, recvcount: CNT, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, request: PReq) => isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request));
+entry!(PMPI_Isendrecv_replace, PMPI_Isendrecv_replace_c, (buf: MVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, request: PReq) => isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request));

@@ -1,0 +1,92 @@
+/* NULL pointer arguments of calls whose checks abi.txt's `out(...)`/`nonnull(...)`
+ * annotations generate: each returns MPI_ERR_ARG (under MPI_ERRORS_RETURN) with a
+ * message naming the call and the argument, and does nothing else. */
+#include "check.h"
+
+static int failures = 0;
+/* The error `rc` has class MPI_ERR_ARG and its message names `call` and `arg`. */
+static void null_arg(int rc, const char *call, const char *arg, int line) {
+    char msg[MPI_MAX_ERROR_STRING], quoted[128];
+    int c = MPI_SUCCESS, len = 0;
+    if (rc != MPI_SUCCESS) OK(MPI_Error_class(rc, &c));
+    if (rc != MPI_SUCCESS) OK(MPI_Error_string(rc, msg, &len)); else strcpy(msg, "(success)");
+    snprintf(quoted, sizeof quoted, "`%s`", arg);
+    if (c != MPI_ERR_ARG || !strstr(msg, call) || !strstr(msg, quoted)) {
+        fprintf(stderr, "line %d: %s(%s = NULL): class %d, message: %s\n", line, call, arg, c, msg);
+        failures++;
+    }
+}
+#define NULL_ARG(rc, call, arg) null_arg((rc), (call), (arg), __LINE__)
+
+int main(int argc, char **argv) {
+    int rank, len, flag;
+    char buf[MPI_MAX_OBJECT_NAME];
+    OK(MPI_Init(&argc, &argv));
+    OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+
+    /* Communicators (errors through the communicator's handler). */
+    NULL_ARG(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, NULL),
+             "MPI_Comm_split_type", "newcomm");
+    NULL_ARG(MPI_Comm_group(MPI_COMM_WORLD, NULL), "MPI_Comm_group", "group");
+    NULL_ARG(MPI_Comm_get_info(MPI_COMM_WORLD, NULL), "MPI_Comm_get_info", "info_used");
+    NULL_ARG(MPI_Comm_get_name(MPI_COMM_WORLD, NULL, &len), "MPI_Comm_get_name", "comm_name");
+    NULL_ARG(MPI_Comm_get_name(MPI_COMM_WORLD, buf, NULL), "MPI_Comm_get_name", "resultlen");
+    NULL_ARG(MPI_Ibarrier(MPI_COMM_WORLD, NULL), "MPI_Ibarrier", "request");
+
+    /* Handles freed through a pointer. */
+    NULL_ARG(MPI_Type_commit(NULL), "MPI_Type_commit", "datatype");
+    NULL_ARG(MPI_Type_free(NULL), "MPI_Type_free", "datatype");
+    NULL_ARG(MPI_Group_free(NULL), "MPI_Group_free", "group");
+    NULL_ARG(MPI_Op_free(NULL), "MPI_Op_free", "op");
+    NULL_ARG(MPI_Errhandler_free(NULL), "MPI_Errhandler_free", "errhandler");
+    NULL_ARG(MPI_Info_free(NULL), "MPI_Info_free", "info");
+    NULL_ARG(MPI_Cancel(NULL), "MPI_Cancel", "request");
+    NULL_ARG(MPI_Request_free(NULL), "MPI_Request_free", "request");
+
+    /* Names and strings. */
+    NULL_ARG(MPI_Type_get_name(MPI_INT, NULL, &len), "MPI_Type_get_name", "type_name");
+    NULL_ARG(MPI_Type_get_name(MPI_INT, buf, NULL), "MPI_Type_get_name", "resultlen");
+    NULL_ARG(MPI_Get_library_version(NULL, &len), "MPI_Get_library_version", "version");
+    NULL_ARG(MPI_Error_string(MPI_ERR_ARG, NULL, &len), "MPI_Error_string", "string");
+
+    /* Info. */
+    MPI_Info info;
+    OK(MPI_Info_create(&info));
+    OK(MPI_Info_set(info, "k", "v"));
+    NULL_ARG(MPI_Info_get(info, "k", 10, buf, NULL), "MPI_Info_get", "flag");
+    NULL_ARG(MPI_Info_get_valuelen(info, "k", NULL, &flag), "MPI_Info_get_valuelen", "valuelen");
+    NULL_ARG(MPI_Info_get_valuelen(info, "k", &len, NULL), "MPI_Info_get_valuelen", "flag");
+    NULL_ARG(MPI_Info_get_nthkey(info, 0, NULL), "MPI_Info_get_nthkey", "key");
+    /* Nothing was done: the info still holds its key. */
+    OK(MPI_Info_get_valuelen(info, "k", &len, &flag));
+    CHECK(flag && len == 1);
+    OK(MPI_Info_free(&info));
+
+    /* A status that may be MPI_STATUS_IGNORE (abi.txt `status(...)`): ignored or written. */
+    int idx = 7;
+    MPI_Status st;
+    st.MPI_SOURCE = 12345;
+    OK(MPI_Request_get_status_any(0, NULL, &idx, &flag, MPI_STATUS_IGNORE));
+    CHECK(idx == MPI_UNDEFINED && flag);
+    OK(MPI_Request_get_status_any(0, NULL, &idx, &flag, &st));
+    CHECK(idx == MPI_UNDEFINED && flag && st.MPI_SOURCE == MPI_ANY_SOURCE);
+    NULL_ARG(MPI_Request_get_status_any(0, NULL, NULL, &flag, &st), "MPI_Request_get_status_any", "index");
+
+    /* Windows (errors through the window's handler). */
+    MPI_Win win;
+    int mem = 0;
+    OK(MPI_Win_create(&mem, sizeof mem, sizeof mem, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    NULL_ARG(MPI_Win_get_group(win, NULL), "MPI_Win_get_group", "group");
+    NULL_ARG(MPI_Win_get_name(win, NULL, &len), "MPI_Win_get_name", "win_name");
+    NULL_ARG(MPI_Win_get_info(win, NULL), "MPI_Win_get_info", "info_used");
+    OK(MPI_Win_free(&win));
+
+    CHECK(failures == 0);
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) printf("all checks passed\n");
+    OK(MPI_Finalize());
+    return 0;
+}

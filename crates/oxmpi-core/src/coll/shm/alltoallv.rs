@@ -1,0 +1,119 @@
+//! Alltoallv: every rank's slot half is cut into n sub-slots of
+//! [`sub_slot`]`(n)` bytes; a block from rank i to rank j of up to that size goes
+//! through sub-slot j of rank i's slot, a larger one point-to-point, in one
+//! schedule every rank runs after the step (empty on most ranks, but run
+//! everywhere so that the blocking collectives' tags stay in step). Both ends
+//! know a block's size (its sender from `sendcounts`, its receiver from
+//! `recvcounts`: the type signatures match), so they agree on its way without
+//! exchanging anything, and nothing read from the area decides a length or an
+//! offset. A rank waits only for the ranks whose blocks it reads from their
+//! slots, and writes its slot only if it has a block for one: a zero-count
+//! alltoallv takes the step without synchronizing. Not in place (the caller
+//! declines MPI_IN_PLACE: a point-to-point block would be sent from and
+//! received into the same bytes).
+use super::rooted::{own_block, put, take};
+use super::{Counter, Session, CHUNK};
+use crate::coll::sched::Builder;
+use crate::coll::util;
+use crate::comm::Comm;
+use crate::datatype::Datatype;
+use crate::error::Result;
+use std::sync::atomic::Ordering;
+
+/// Bytes of one sub-slot on `n` ranks (a multiple of 64).
+pub(crate) fn sub_slot(n: usize) -> usize {
+    (CHUNK / n.max(1)) & !63
+}
+
+/// # Safety
+/// As MPI_Alltoallv, arguments checked, not in place: `sendbuf` holds
+/// `sendcounts[j]` elements of `sendtype` at `sdispls[j]`, `recvbuf`
+/// `recvcounts[j]` of `recvtype` at `rdispls[j]`, for every rank j (the arrays
+/// have an entry per rank), and this rank's block to itself has the same packed
+/// size on both sides.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn alltoallv(
+    mut sess: Session<'_>,
+    comm: &Comm,
+    call: &str,
+    sendbuf: *const u8,
+    sendcounts: &[usize],
+    sdispls: &[isize],
+    sendtype: &Datatype,
+    recvbuf: *mut u8,
+    recvcounts: &[usize],
+    rdispls: &[isize],
+    recvtype: &Datatype,
+) -> Result<()> {
+    let mut b = Builder::new(comm);
+    let mut cx = sess.ctx();
+    let (n, me) = (cx.n, cx.me);
+    let sub = sub_slot(n);
+    let (ss, rs) = (sendtype.size(), recvtype.size());
+    let in_sub = |bytes: usize| bytes > 0 && bytes <= sub;
+    let s = cx.next();
+    if (0..n).any(|j| j != me && in_sub(sendcounts[j] * ss)) {
+        cx.wait_free(s);
+    }
+    let slot = cx.area().slot(me, s);
+    for j in (0..n).filter(|&j| j != me) {
+        let (cnt, bytes) = (sendcounts[j], sendcounts[j] * ss);
+        let from = util::elem_ptr(sendbuf, sdispls[j], sendtype);
+        if in_sub(bytes) {
+            // SAFETY: block j of the send buffer holds `cnt` elements (`bytes` <= sub); sub-slot j of our slot half (j * sub + sub <= CHUNK) is read by nobody before our flag.
+            unsafe { put(from, cnt, sendtype, slot.wrapping_add(j * sub), bytes) };
+        } else if bytes > 0 {
+            let inp = util::packed_input(&mut b, from, cnt, sendtype);
+            b.send(inp, j as i32);
+        }
+    }
+    cx.set(Counter::Flag, s);
+    cx.ring_when_complete(Counter::Flag, s, None);
+    let own = recvcounts[me] * rs;
+    // SAFETY: our blocks to ourselves hold `own` packed bytes on both sides (checked by the caller); distinct buffers (not in place).
+    unsafe {
+        own_block(
+            util::elem_ptr(sendbuf, sdispls[me], sendtype),
+            sendcounts[me],
+            sendtype,
+            util::elem_ptr_mut(recvbuf, rdispls[me], recvtype),
+            recvcounts[me],
+            recvtype,
+            own,
+        )
+    };
+    let mut outs = Vec::new();
+    for j in (0..n).filter(|&j| j != me && recvcounts[j] * rs > sub) {
+        let dst = util::elem_ptr_mut(recvbuf, rdispls[j], recvtype);
+        let o = util::packed_output(&mut b, dst, recvcounts[j], recvtype);
+        b.recv(o, j as i32);
+        outs.push((o, j));
+    }
+    let slotted = |j: usize| j != me && in_sub(recvcounts[j] * rs);
+    let mut j = 0;
+    cx.wait(|| {
+        while j < n {
+            if slotted(j) && cx.counter(Counter::Flag, j).load(Ordering::Acquire) < s {
+                return false;
+            }
+            j += 1;
+        }
+        true
+    });
+    if (0..n).all(|j| j == me || slotted(j)) {
+        cx.learn(s - 1);
+    }
+    for j in (0..n).filter(|&j| slotted(j)) {
+        let dst = util::elem_ptr_mut(recvbuf, rdispls[j], recvtype);
+        let from = cx.area().slot(j, s).wrapping_add(me * sub);
+        // SAFETY: rank j published its block for us (recvcounts[j] elements, at most sub bytes) in sub-slot `me` of its slot (Acquire in the wait); block j of the receive buffer holds them.
+        unsafe { take(from, recvcounts[j] * rs, dst, recvcounts[j], recvtype) };
+    }
+    for (o, j) in outs {
+        let dst = util::elem_ptr_mut(recvbuf, rdispls[j], recvtype);
+        util::finish_output(&mut b, o, dst, recvcounts[j], recvtype);
+    }
+    cx.set_done(s);
+    drop(sess);
+    crate::coll::run(b, call)
+}
