@@ -46,6 +46,28 @@ fn doorbell_loses_no_wakeup() {
     });
 }
 
+/// Two pieces of work, each rung for, and a consumer that sleeps for each in turn:
+/// the second ring may find the word disarmed (the first woke the consumer, which
+/// has not run) and skip its wake; the consumer's next sleep must still not miss it.
+#[test]
+fn doorbell_repeated_rings_skip_wakes_but_lose_none() {
+    model(|| {
+        let bell = Arc::new(Doorbell::new());
+        let first = Arc::new(AtomicBool::new(false));
+        let second = Arc::new(AtomicBool::new(false));
+        let (b2, f2, s2) = (bell.clone(), first.clone(), second.clone());
+        let producer = thread::spawn(move || {
+            f2.store(true, Ordering::Release);
+            b2.ring();
+            s2.store(true, Ordering::Release);
+            b2.ring();
+        });
+        wait_until(&bell, || first.load(Ordering::Acquire));
+        wait_until(&bell, || second.load(Ordering::Acquire));
+        producer.join().unwrap();
+    });
+}
+
 #[test]
 fn doorbell_wakes_two_sleepers() {
     model(|| {

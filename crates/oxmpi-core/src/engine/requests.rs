@@ -107,6 +107,27 @@ impl Slab {
             _ => None,
         }
     }
+    /// A finished request's status, its slot freed, when it ended without an
+    /// error and is no persistent request; `None` (nothing done) otherwise.
+    /// The common completion (a window of eager sends, receives that landed)
+    /// without [`Slab::take_outcome`]'s error move and its caller's
+    /// persistent-request test (bench/PROFILE.md, rate21).
+    #[inline]
+    pub(super) fn take_done_ok(&mut self, r: Request) -> Option<Status> {
+        let (g, slot) = self.slots.get_mut(r.slot() as usize)?;
+        let e = slot.as_ref()?;
+        if *g != r.generation()
+            || !e.done
+            || e.error.is_some()
+            || matches!(e.kind, ReqKind::Persistent { .. })
+        {
+            return None;
+        }
+        let status = e.status;
+        *slot = None;
+        self.free.push(r.slot());
+        Some(status)
+    }
     /// The live request in slot `slot`, whatever its generation.
     pub(super) fn at_slot(&self, slot: u32) -> Option<Request> {
         match self.slots.get(slot as usize) {
@@ -194,6 +215,17 @@ impl State {
                 .map(|e| (e.status, e.error.map(|b| *b)));
         }
         self.reqs.take_outcome(r)
+    }
+
+    /// [`Slab::take_done_ok`]: the status of a request that finished without
+    /// an error, its slot freed; `None` (nothing done) for any other request,
+    /// and always while the timeline is recorded (`remove_request` stamps it).
+    #[inline]
+    pub(crate) fn take_done_ok(&mut self, r: Request) -> Option<Status> {
+        if crate::diag::tracing() {
+            return None;
+        }
+        self.reqs.take_done_ok(r)
     }
 
     pub(crate) fn remove_request(&mut self, r: Request) -> Option<ReqEntry> {

@@ -145,11 +145,34 @@ pub fn waitall_each(reqs: &mut [Request], mut put: impl FnMut(usize, Status)) ->
     // open one and stops at the first still running (requests mostly complete in
     // order, so a wait over a window of n requests costs O(n), not O(n) per poll).
     let mut first_open = 0;
+    // Requests finished already (a window of eager sends) are taken under one
+    // lock with no progress step, as MPICH's MPI_Waitall does; the wait below
+    // starts at the first one still running.
+    {
+        let mut st = e.lock();
+        while let Some(r) = reqs.get_mut(first_open) {
+            if !r.is_null() {
+                let Some(s) = st.take_done_ok(*r) else { break };
+                *r = Request::NULL;
+                put(first_open, s);
+            }
+            first_open += 1;
+        }
+    }
+    if first_open == reqs.len() {
+        return Ok(());
+    }
     e.wait_until_draining(|st| {
         while first_open < reqs.len() {
             let i = first_open;
             let r = &mut reqs[i];
             if !r.is_null() {
+                if let Some(s) = st.take_done_ok(*r) {
+                    *r = Request::NULL;
+                    put(i, s);
+                    first_open += 1;
+                    continue;
+                }
                 let mut s = Status::NULL;
                 match is_done(st, *r, "MPI_Waitall") {
                     Err(err) => record(Err(err), &mut s, &mut first_err),

@@ -13,14 +13,19 @@
 //! Producer (the side that makes work available):
 //!
 //! 1. publish the work (e.g. a `Release` store that makes a ring cell visible);
-//! 2. [`Doorbell::ring`]: a SeqCst fence, then only if `sleepers > 0`, `word += 1`
-//!    and `FUTEX_WAKE`. With nobody asleep a ring writes nothing, so a consumer that
-//!    spins never has its cache line stolen by the producer (that was a cache miss
-//!    per message on the latency path).
+//! 2. [`Doorbell::ring`]: a SeqCst fence, then only if `sleepers > 0` and `word` is
+//!    armed (its bit 0, [`ARMED`], set by a sleeper since the last wake), `word += 1`
+//!    (which clears the bit and bumps the generation in one RMW) and `FUTEX_WAKE`.
+//!    With nobody asleep a ring writes nothing, so a consumer that spins never has its
+//!    cache line stolen by the producer (that was a cache miss per message on the
+//!    latency path). With a sleeper that was woken but has not run yet, the word is
+//!    disarmed and a ring makes no system call either: a window of sends to a sleeping
+//!    rank pays one `FUTEX_WAKE`, not one per message (bench/PROFILE.md, rate21).
 //!
 //! Consumer (the side that wants to sleep until there is work):
 //!
-//! 1. `let t = bell.prepare_sleep();` (`sleepers += 1`, a SeqCst fence, then read `word`);
+//! 1. `let t = bell.prepare_sleep();` (`sleepers += 1`, arm `word` (`fetch_or(ARMED)`,
+//!    whose result with the bit set is the ticket), then a SeqCst fence);
 //! 2. check every source of work; if there is some, [`Doorbell::cancel_sleep`] and
 //!    handle it;
 //! 3. otherwise `bell.sleep(t, timeout)` (futex-wait while `word == t`, then
@@ -37,6 +42,19 @@
 //! ticket (which preceded the check), so either the kernel's comparison already sees
 //! `word != t` (`futex_wait` returns at once) or the consumer is queued on the futex
 //! and `FUTEX_WAKE` reaches it.
+//!
+//! A ring that finds `word` disarmed skips the bump and the wake. Take a consumer
+//! whose check missed that ring's work. Its arming RMW is not before the ring's load
+//! of `word` in `word`'s modification order: if it were, the ring would read the
+//! armed value or a later one, and only a ring's RMW disarms; such a ring bumped the
+//! word past the consumer's ticket (so `futex_wait` returns at once) and wakes the
+//! futex after. So the ring's load reads before the arming; the load follows the
+//! ring's fence, the arming precedes the consumer's fence, hence the ring's fence comes
+//! first in the fences' single order, and the consumer's check (after its fence) sees
+//! the work published before the ring's fence: contradiction. Tickets always have bit
+//! 0 set and a ring's bump of an armed word leaves it clear, so a bump never restores
+//! a ticket's value; two rings bumping at once may leave the bit set with nobody
+//! armed, which costs one spare wake, never a lost one.
 //!
 //! The word is 32 bits and wraps; a wakeup could only be missed if exactly 2^32 rings
 //! happened between `prepare_sleep()` and the kernel's comparison, and even then the
@@ -59,8 +77,9 @@ use std::time::Duration;
 /// A futex-based wakeup word, one cache line.
 ///
 /// Invariants:
-/// * `word` only ever changes by `fetch_add(1)` in [`Doorbell::ring`]; it is a
-///   generation counter, compared for equality only (wrapping is harmless).
+/// * `word` only ever changes by `fetch_or(ARMED)` in [`Doorbell::prepare_sleep`] and
+///   `fetch_add(1)` in [`Doorbell::ring`]; it is a generation counter (bits 1..) with
+///   the [`ARMED`] bit, compared for equality only (wrapping is harmless).
 /// * `sleepers` counts threads (of any process) that are between their increment and
 ///   decrement in [`Doorbell::sleep`]; it is an upper bound on the threads queued on the
 ///   futex, so `sleepers == 0` proves nobody needs a `FUTEX_WAKE`.
@@ -68,7 +87,7 @@ use std::time::Duration;
 ///   `ftruncate` is zero-filled, so a segment needs no initialization for it).
 #[repr(C, align(64))]
 pub struct Doorbell {
-    /// The futex word: bumped on every ring.
+    /// The futex word: armed by sleepers, bumped (and disarmed) by the next ring.
     word: AtomicU32,
     /// How many threads are (about to be) blocked in `futex_wait` on `word`.
     sleepers: AtomicU32,
@@ -100,6 +119,11 @@ impl std::fmt::Debug for Doorbell {
             .finish()
     }
 }
+
+/// Bit 0 of a doorbell's word: a sleeper took its ticket on the current generation
+/// and no ring has bumped it since, so the next ring must wake (see "Why no wakeup
+/// is lost").
+pub const ARMED: u32 = 1;
 
 /// A SeqCst fence, as cheap as the target allows.
 ///
@@ -144,13 +168,16 @@ impl Doorbell {
         }
     }
 
-    /// Signal that work has been published: bump the word, and wake every sleeper if
-    /// there is any. Costs one atomic RMW and one load when nobody sleeps (no syscall).
-    /// Wakes the sleepers, if any, after the caller published work.
+    /// Signal that work has been published: if a sleeper armed the word since the
+    /// last wake, bump it and wake every sleeper. Costs one fence and one load when
+    /// nobody sleeps (no syscall), one more load when the sleepers were woken
+    /// already and have not run yet.
     #[inline]
     pub fn ring(&self) {
         full_fence();
-        if self.sleepers.load(Ordering::SeqCst) > 0 {
+        if self.sleepers.load(Ordering::SeqCst) > 0 && self.word.load(Ordering::SeqCst) & ARMED != 0
+        {
+            // Bit 0 is set: adding 1 clears it and carries into the generation.
             self.word.fetch_add(1, Ordering::SeqCst);
             self.wake_all();
         }
@@ -162,12 +189,14 @@ impl Doorbell {
     #[inline]
     pub fn prepare_sleep(&self) -> u32 {
         self.sleepers.fetch_add(1, Ordering::SeqCst);
+        let ticket = self.word.fetch_or(ARMED, Ordering::SeqCst) | ARMED;
         // The consumer's half of the Dekker pattern (see "Why no wakeup is lost"):
-        // the caller's check for work comes after this fence. A SeqCst RMW alone
-        // does not order the later Acquire loads of the rings in the language's
-        // model (x86's locked RMW happens to; loom found the lost wakeup without it).
+        // the caller's check for work comes after this fence, which follows both the
+        // increment and the arming. A SeqCst RMW alone does not order the later
+        // Acquire loads of the rings in the language's model (x86's locked RMW
+        // happens to; loom found the lost wakeup without it).
         full_fence();
-        self.word.load(Ordering::SeqCst)
+        ticket
     }
 
     /// Withdraws a [`Doorbell::prepare_sleep`] after finding work.
@@ -408,7 +437,33 @@ mod tests {
         }
         assert_eq!(bell.sleepers.load(Ordering::SeqCst), 0);
         assert!(start.elapsed() >= Duration::from_millis(30));
-        assert_eq!(bell.generation(), t);
+        // Armed by the sleeps, never bumped: no ring happened.
+        assert_eq!(bell.generation() & !ARMED, t);
+    }
+
+    #[test]
+    fn rings_after_a_wake_skip_until_a_sleeper_arms_again() {
+        let bell = Doorbell::new();
+        let t = bell.prepare_sleep();
+        assert_eq!(t & ARMED, ARMED);
+        bell.ring();
+        let g = bell.generation();
+        assert_ne!(g, t);
+        // The sleeper was woken and has not run yet: further rings change nothing.
+        bell.ring();
+        bell.ring();
+        assert_eq!(bell.generation(), g);
+        let start = Instant::now();
+        bell.sleep(t, Duration::from_secs(10));
+        assert!(start.elapsed() < Duration::from_secs(1));
+        // Armed again by the next sleeper, the next ring wakes it.
+        let t2 = bell.prepare_sleep();
+        assert_ne!(t2, t);
+        bell.ring();
+        assert_ne!(bell.generation(), t2);
+        bell.sleep(t2, Duration::from_secs(10));
+        assert!(start.elapsed() < Duration::from_secs(1));
+        assert_eq!(bell.sleepers.load(Ordering::SeqCst), 0);
     }
 
     #[test]
