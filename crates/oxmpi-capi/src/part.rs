@@ -192,24 +192,26 @@ pub unsafe extern "C" fn PMPI_Pready_range(lo: c_int, hi: c_int, request: MPI_Re
     })
 }
 
-/// MPI_Pready_list (abi.txt `nonnull(array_of_partitions)`: the generated `PMPI_x` checks `array_of_partitions` first).
-///
-/// # Safety
-/// The C caller's arguments of MPI_Pready_list, as MPI defines them.
-pub unsafe fn pready_list(
-    call: &'static str,
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pready_list(
     length: c_int,
     partitions: *const c_int,
     request: MPI_Request,
-) -> R<()> {
-    let p = active_send(call, request)?;
-    let n = to_usize(call, "length", length)?;
-    if n == 0 {
-        return Ok(());
-    }
-    // SAFETY: MPI_Pready_list's array holds `length` ints (checked non-null).
-    let list = unsafe { std::slice::from_raw_parts(partitions, n) };
-    Ok(p.pready(call, list.iter().map(|&x| x as i64))?)
+) -> c_int {
+    const CALL: &str = "MPI_Pready_list";
+    ffi(CALL, NO_COMM, || {
+        let p = active_send(CALL, request)?;
+        let n = to_usize(CALL, "length", length)?;
+        if n == 0 {
+            return Ok(());
+        }
+        if partitions.is_null() {
+            return Err(bad(ErrorClass::Arg, CALL, "array_of_partitions", "is NULL"));
+        }
+        // SAFETY: MPI_Pready_list's array holds `length` ints (checked non-null).
+        let list = unsafe { std::slice::from_raw_parts(partitions, n) };
+        Ok(p.pready(CALL, list.iter().map(|&x| x as i64))?)
+    })
 }
 
 /// MPI_Parrived (abi.txt `out(flag)`: the generated `PMPI_x` checks `flag` first).

@@ -278,7 +278,7 @@ pub fn session_get_num_psets(call: &'static str, session: MPI_Session, info: MPI
     Ok(runtime::pset_names(call)?.len() as c_int)
 }
 
-/// MPI_Session_get_nth_pset (abi.txt `out(pset_len) nonnull(pset_name)`: the generated `PMPI_x` checks `pset_len`, `pset_name` first).
+/// MPI_Session_get_nth_pset (abi.txt `out(pset_len)`: the generated `PMPI_x` checks `pset_len` first).
 ///
 /// # Safety
 /// The C caller's arguments of MPI_Session_get_nth_pset, as MPI defines them.
@@ -311,6 +311,9 @@ pub unsafe fn session_get_nth_pset(
     if *len <= 0 {
         *len = name.len() as c_int + 1;
         return Ok(());
+    }
+    if pset_name.is_null() {
+        return Err(bad(ErrorClass::Arg, call, "pset_name", "is NULL"));
     }
     // SAFETY: the caller provides `*len` writable bytes at `pset_name`.
     unsafe { put_str(pset_name, name, *len as usize) };

@@ -74,6 +74,17 @@ int main(int argc, char **argv) {
     CHECK(idx == MPI_UNDEFINED && flag && st.MPI_SOURCE == MPI_ANY_SOURCE);
     NULL_ARG(MPI_Request_get_status_any(0, NULL, NULL, &flag, &st), "MPI_Request_get_status_any", "index");
 
+    /* A pointer that may be NULL on one path only stays checked by hand: the length
+     * query of MPI_Session_get_nth_pset (pset_len 0) takes a NULL name. */
+    MPI_Session s;
+    OK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s));
+    len = 0;
+    OK(MPI_Session_get_nth_pset(s, MPI_INFO_NULL, 0, &len, NULL));
+    CHECK(len > 1);
+    NULL_ARG(MPI_Session_get_nth_pset(s, MPI_INFO_NULL, 0, &len, NULL), "MPI_Session_get_nth_pset", "pset_name");
+    NULL_ARG(MPI_Session_get_nth_pset(s, MPI_INFO_NULL, 0, NULL, buf), "MPI_Session_get_nth_pset", "pset_len");
+    OK(MPI_Session_finalize(&s));
+
     /* Windows (errors through the window's handler). */
     MPI_Win win;
     int mem = 0;
