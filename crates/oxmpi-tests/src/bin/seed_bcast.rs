@@ -7,9 +7,8 @@
 //! `seed_bcast struct`  — an `i32` and an `f64` per broadcast, as one
 //!                        `#[derive(Equivalence)]` struct (one broadcast per pair).
 //! `seed_bcast packed`  — the same pair packed into bytes (`MPI_Pack` of an int then a
-//!                        double), broadcast as bytes and unpacked. The `oxmpi` API has
-//!                        no pack/unpack, so this uses the engine's `pack_into` /
-//!                        `unpack_from` through `oxmpi::core_engine`.
+//!                        double), broadcast as bytes and unpacked, through the
+//!                        engine's `buf::pack` / `buf::unpack` (`oxmpi::core_engine`).
 //!
 //! Output lines: `seed_bcast: rank R got I` (ints) or `seed_bcast: rank R got I D` with
 //! D in Rust's shortest round-trip form. At the end each rank checks that it received
