@@ -105,6 +105,31 @@ fn unknown_algorithm_name_is_an_error() {
 }
 
 #[test]
+fn alltoallw_has_no_shm_algorithm_to_force() {
+    // Alltoallw has no shared-memory path: forcing `shm` is refused when the
+    // engine starts, like any name of no alltoallw algorithm, not run as the default.
+    let run = common::run_env(2, PROG, &["bcast"], &[("OXMPI_ALLTOALLW_ALGORITHM", "shm")]);
+    assert_ne!(
+        run.code(),
+        Some(0),
+        "OXMPI_ALLTOALLW_ALGORITHM=shm was accepted:\n{}",
+        run.stdout()
+    );
+    assert!(
+        !run.stdout().contains("bcast: ok"),
+        "the program ran past MPI_Init:\n{}",
+        run.stdout()
+    );
+    assert!(
+        run.stderr()
+            .contains("OXMPI_ALLTOALLW_ALGORITHM=\"shm\" names no alltoallw algorithm")
+            && run.stderr().contains("choose one of linear"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
 fn bad_algorithm_variables_fail_at_start_up() {
     // The program only broadcasts: gatherv never runs, yet the value is refused
     // when the engine starts, naming the variable, the value and the choices.

@@ -148,6 +148,7 @@ fn needed(call: &str, arg: &str) -> MpiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::buf::check_w;
 
     #[test]
     fn uniform_blocks_must_fit() {

@@ -1,6 +1,7 @@
 //! The neighbourhood allgather(v) and alltoall over a topology's neighbours.
 
 use super::*;
+use crate::buf::{RecvBlocks, SendBlocks};
 
 /// The neighbourhood collectives' checks: the receive descriptor holds the in-degree's
 /// blocks, the send descriptor the out-degree's (alltoall) or one block (allgather).
@@ -328,6 +329,30 @@ pub fn ineighbor_alltoallv<'a>(
             comm,
         )
     }?;
+    scope.enter(r);
+    Ok(r)
+}
+
+/// MPI_Neighbor_alltoallw over per-neighbour block lists (each block's count, byte
+/// displacement and datatype; their constructors vouch for every block): `send`
+/// one block per destination, `recv` one per source.
+pub fn neighbor_alltoallw(
+    send: SendBlocks<'_, '_>,
+    recv: RecvBlocks<'_, '_>,
+    comm: &Comm,
+) -> Result<()> {
+    neighbor::neighbor_alltoallw(&send, &recv, comm)
+}
+
+/// MPI_Ineighbor_alltoallw: as [`neighbor_alltoallw`], the buffers kept by `scope`
+/// until the request completes.
+pub fn ineighbor_alltoallw<'a>(
+    scope: &impl BufScope<'a>,
+    send: SendBlocks<'a, '_>,
+    recv: RecvBlocks<'a, '_>,
+    comm: &Comm,
+) -> Result<Request> {
+    let r = neighbor::ineighbor_alltoallw(&send.lend(scope), &recv.lend(scope), comm)?;
     scope.enter(r);
     Ok(r)
 }

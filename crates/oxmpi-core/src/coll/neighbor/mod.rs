@@ -12,6 +12,7 @@
 
 use super::sched::{Builder, Slice};
 use super::util;
+use crate::buf::{RecvBlocks, SendBlocks};
 use crate::comm::Comm;
 use crate::datatype::Datatype;
 use crate::error::{ErrorClass, MpiError, Result};
@@ -497,52 +498,52 @@ pub(crate) unsafe fn ineighbor_alltoallv(
     )?)
 }
 
-/// MPI_Neighbor_alltoallw (displacements in bytes, a datatype per neighbour).
-///
-/// # Safety
-/// As [`neighbor_allgather`].
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn neighbor_alltoallw(
-    sendbuf: *const u8,
-    sendcounts: &[usize],
-    sdispls: &[isize],
-    sendtypes: &[&Datatype],
-    recvbuf: *mut u8,
-    recvcounts: &[usize],
-    rdispls: &[isize],
-    recvtypes: &[&Datatype],
+/// The schedule of a neighbourhood alltoallw over its block lists.
+fn alltoallw_blocks(
+    call: &str,
+    send: &SendBlocks<'_, '_>,
+    recv: &RecvBlocks<'_, '_>,
+    comm: &Comm,
+) -> Result<Builder> {
+    let (st, rt): (Vec<&Datatype>, Vec<&Datatype>) =
+        (send.types().iter().collect(), recv.types().iter().collect());
+    alltoallw_schedule(
+        call,
+        comm,
+        send.base(),
+        send.counts(),
+        send.displs(),
+        &st,
+        recv.base(),
+        recv.counts(),
+        recv.displs(),
+        &rt,
+    )
+}
+
+/// MPI_Neighbor_alltoallw (displacements in bytes, a datatype per neighbour):
+/// per-neighbour block lists, whose constructors vouch for every block.
+pub(crate) fn neighbor_alltoallw(
+    send: &SendBlocks<'_, '_>,
+    recv: &RecvBlocks<'_, '_>,
     comm: &Comm,
 ) -> Result<()> {
     let _diag = crate::diag::coll("MPI_Neighbor_alltoallw", comm, None, 0, None, None)?;
     let call = "MPI_Neighbor_alltoallw";
-    super::run(
-        alltoallw_schedule(
-            call, comm, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-            recvtypes,
-        )?,
-        call,
-    )
+    super::run(alltoallw_blocks(call, send, recv, comm)?, call)
 }
 
-/// MPI_Ineighbor_alltoallw.
-///
-/// # Safety
-/// As [`neighbor_allgather`].
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn ineighbor_alltoallw(
-    sendbuf: *const u8,
-    sendcounts: &[usize],
-    sdispls: &[isize],
-    sendtypes: &[&Datatype],
-    recvbuf: *mut u8,
-    recvcounts: &[usize],
-    rdispls: &[isize],
-    recvtypes: &[&Datatype],
+/// MPI_Ineighbor_alltoallw: as [`neighbor_alltoallw`], the blocks lent for
+/// `'static` (kept valid by the caller's scope until the request completes).
+pub(crate) fn ineighbor_alltoallw(
+    send: &SendBlocks<'static, '_>,
+    recv: &RecvBlocks<'static, '_>,
     comm: &Comm,
 ) -> Result<Request> {
-    let call = "MPI_Ineighbor_alltoallw";
-    super::start(alltoallw_schedule(
-        call, comm, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-        recvtypes,
+    super::start(alltoallw_blocks(
+        "MPI_Ineighbor_alltoallw",
+        send,
+        recv,
+        comm,
     )?)
 }
