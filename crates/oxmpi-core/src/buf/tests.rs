@@ -122,3 +122,40 @@ fn zeroed_bytes_cover_the_values() {
     assert_eq!(b.len(), 24);
     assert!(b.iter().all(|&x| x == 0));
 }
+
+#[test]
+fn block_lists_must_fit_their_bytes() {
+    let int = Datatype::predefined(Primitive::Int32);
+    let vec = Datatype::vector(2, 1, 3, &int).unwrap(); // reaches 16 bytes
+    let types = [int.clone(), vec.clone()];
+    let bytes = [0u8; 24];
+    let s = SendBlocks::within("c", "sendbuf", &bytes, &[2, 1], &[0, 8], &types).unwrap();
+    assert_eq!(s.counts(), &[2, 1]);
+    assert_eq!(s.addr(1) as usize - s.addr(0) as usize, 8);
+    let f = |len, d: &[isize]| {
+        let mut out = vec![0u8; len];
+        RecvBlocks::within("c", "recvbuf", &mut out, &[2, 1], d, &types).map(|_| ())
+    };
+    assert!(f(24, &[0, 8]).is_ok());
+    assert_eq!(f(23, &[0, 8]).unwrap_err().class, ErrorClass::Buffer);
+    assert_eq!(f(64, &[-4, 8]).unwrap_err().class, ErrorClass::Buffer);
+    // Empty blocks reach nothing, wherever they point.
+    let mut none = [0u8; 0];
+    assert!(RecvBlocks::within("c", "recvbuf", &mut none, &[0, 0], &[-5, 99], &types).is_ok());
+    // Fewer displacements or datatypes than counts: MPI_ERR_ARG, not an index panic.
+    let e = SendBlocks::within("c", "sendbuf", &bytes, &[1, 1], &[0], &types).unwrap_err();
+    assert_eq!(e.class, ErrorClass::Arg);
+    let e = SendBlocks::within("c", "sendbuf", &bytes, &[1, 1, 1], &[0, 4, 8], &types);
+    assert_eq!(e.unwrap_err().class, ErrorClass::Arg);
+}
+
+#[test]
+fn raw_sub_ranges_stay_inside() {
+    let mut b = [0u8; 16];
+    let r = RawBuf::from_mut_slice(&mut b);
+    let s = r.sub(4, 12).unwrap();
+    assert_eq!((s.addr() - r.addr(), s.len()), (4, 12));
+    assert!(r.sub(4, 13).is_none());
+    assert!(r.sub(usize::MAX, 2).is_none());
+    assert_eq!(r.sub(16, 0).unwrap().len(), 0);
+}
