@@ -10,9 +10,10 @@
 //! source of d, so it travels on that slot's sub-tag; on graphs, repeated edges
 //! pair in list order.
 
+use super::api_move::{dt, neighbor_alltoallv_check, neighbor_check, Blocks as VBlocks};
 use super::sched::{Builder, Slice};
 use super::util;
-use crate::buf::{RecvBlocks, SendBlocks};
+use crate::buf::{RecvBlocks, RecvBuf, SendBlocks, SendBuf};
 use crate::comm::Comm;
 use crate::datatype::Datatype;
 use crate::error::{ErrorClass, MpiError, Result};
@@ -164,136 +165,112 @@ fn regular(n: usize, count: usize) -> (Vec<usize>, Vec<isize>) {
     )
 }
 
-/// MPI_Neighbor_allgather.
-///
-/// # Safety
-/// Buffers hold the counts given and stay valid until completion.
-pub(crate) unsafe fn neighbor_allgather(
-    sendbuf: *const u8,
+/// MPI_Neighbor_allgather: `send` (`sendcount` elements) to every out-neighbour;
+/// `recv` holds a block of `recvcount` elements per in-neighbour. Safe: the blocks
+/// are checked to lie inside the descriptors before their addresses go to the
+/// schedule, which completes before the call returns.
+pub(crate) fn neighbor_allgather(
+    send: &SendBuf<'_, '_>,
     sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+    recv: &RecvBuf<'_, '_>,
     recvcount: usize,
-    recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<()> {
-    let _diag = crate::diag::coll(
-        "MPI_Neighbor_allgather",
-        comm,
-        None,
-        sendcount,
-        Some(sendtype),
-        None,
-    )?;
-    let n = neighborhood("MPI_Neighbor_allgather", comm)?.sources.len();
-    let (c, d) = regular(n, recvcount);
-    super::run(
-        allgather_schedule(
-            "MPI_Neighbor_allgather",
-            sendbuf,
-            sendcount,
-            sendtype,
-            recvbuf,
-            &c,
-            &d,
-            recvtype,
-            comm,
-        )?,
-        "MPI_Neighbor_allgather",
-    )
+    let call = "MPI_Neighbor_allgather";
+    neighbor_check(call, send, sendcount, false, recv, None, recvcount, comm)?;
+    let st = dt(send.datatype());
+    let _diag = crate::diag::coll(call, comm, None, sendcount, Some(st), None)?;
+    let b = allgather_regular(call, send, sendcount, recv, recvcount, comm)?;
+    super::run(b, call)
 }
 
-/// MPI_Ineighbor_allgather.
-///
-/// # Safety
-/// As [`neighbor_allgather`].
-pub(crate) unsafe fn ineighbor_allgather(
-    sendbuf: *const u8,
+/// MPI_Ineighbor_allgather: as [`neighbor_allgather`], the descriptors lent for
+/// `'static` (kept valid by the caller's scope until the request completes).
+pub(crate) fn ineighbor_allgather(
+    send: &SendBuf<'static, '_>,
     sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+    recv: &RecvBuf<'static, '_>,
     recvcount: usize,
-    recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<Request> {
-    let n = neighborhood("MPI_Ineighbor_allgather", comm)?.sources.len();
-    let (c, d) = regular(n, recvcount);
-    super::start(allgather_schedule(
-        "MPI_Ineighbor_allgather",
-        sendbuf,
-        sendcount,
-        sendtype,
-        recvbuf,
-        &c,
-        &d,
-        recvtype,
-        comm,
+    let call = "MPI_Ineighbor_allgather";
+    neighbor_check(call, send, sendcount, false, recv, None, recvcount, comm)?;
+    super::start(allgather_regular(
+        call, send, sendcount, recv, recvcount, comm,
     )?)
 }
 
-/// MPI_Neighbor_allgatherv.
-///
-/// # Safety
-/// As [`neighbor_allgather`].
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn neighbor_allgatherv(
-    sendbuf: *const u8,
+/// The schedule of a neighbourhood allgather: `recvcount` elements per in-neighbour.
+fn allgather_regular(
+    call: &str,
+    send: &SendBuf<'_, '_>,
     sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
-    recvcounts: &[usize],
-    displs: &[isize],
-    recvtype: &Datatype,
+    recv: &RecvBuf<'_, '_>,
+    recvcount: usize,
     comm: &Comm,
-) -> Result<()> {
-    let _diag = crate::diag::coll(
-        "MPI_Neighbor_allgatherv",
-        comm,
-        None,
+) -> Result<Builder> {
+    let n = neighborhood(call, comm)?.sources.len();
+    let (c, d) = regular(n, recvcount);
+    allgather_schedule(
+        call,
+        send.ptr(),
         sendcount,
-        Some(sendtype),
-        None,
-    )?;
-    super::run(
-        allgather_schedule(
-            "MPI_Neighbor_allgatherv",
-            sendbuf,
-            sendcount,
-            sendtype,
-            recvbuf,
-            recvcounts,
-            displs,
-            recvtype,
-            comm,
-        )?,
-        "MPI_Neighbor_allgatherv",
+        dt(send.datatype()),
+        recv.ptr(),
+        &c,
+        &d,
+        dt(recv.datatype()),
+        comm,
     )
 }
 
-/// MPI_Ineighbor_allgatherv.
-///
-/// # Safety
-/// As [`neighbor_allgather`].
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn ineighbor_allgatherv(
-    sendbuf: *const u8,
+/// MPI_Neighbor_allgatherv: block `i` of `recv` (from in-neighbour `i`) is
+/// `rb.counts[i]` elements at `rb.displs[i]`; safe as [`neighbor_allgather`].
+pub(crate) fn neighbor_allgatherv(
+    send: &SendBuf<'_, '_>,
     sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
-    recvcounts: &[usize],
-    displs: &[isize],
-    recvtype: &Datatype,
+    recv: &RecvBuf<'_, '_>,
+    rb: &VBlocks<'_>,
+    comm: &Comm,
+) -> Result<()> {
+    let call = "MPI_Neighbor_allgatherv";
+    neighbor_check(call, send, sendcount, false, recv, Some(rb), 0, comm)?;
+    let st = dt(send.datatype());
+    let _diag = crate::diag::coll(call, comm, None, sendcount, Some(st), None)?;
+    let b = allgather_schedule(
+        call,
+        send.ptr(),
+        sendcount,
+        st,
+        recv.ptr(),
+        rb.counts,
+        rb.displs,
+        dt(recv.datatype()),
+        comm,
+    )?;
+    super::run(b, call)
+}
+
+/// MPI_Ineighbor_allgatherv: as [`neighbor_allgatherv`], lent as in
+/// [`ineighbor_allgather`].
+pub(crate) fn ineighbor_allgatherv(
+    send: &SendBuf<'static, '_>,
+    sendcount: usize,
+    recv: &RecvBuf<'static, '_>,
+    rb: &VBlocks<'_>,
     comm: &Comm,
 ) -> Result<Request> {
+    let call = "MPI_Ineighbor_allgatherv";
+    neighbor_check(call, send, sendcount, false, recv, Some(rb), 0, comm)?;
     super::start(allgather_schedule(
-        "MPI_Ineighbor_allgatherv",
-        sendbuf,
+        call,
+        send.ptr(),
         sendcount,
-        sendtype,
-        recvbuf,
-        recvcounts,
-        displs,
-        recvtype,
+        dt(send.datatype()),
+        recv.ptr(),
+        rb.counts,
+        rb.displs,
+        dt(recv.datatype()),
         comm,
     )?)
 }
@@ -394,108 +371,115 @@ fn alltoallv_schedule(
     )
 }
 
-/// MPI_Neighbor_alltoall.
-///
-/// # Safety
-/// As [`neighbor_allgather`].
-pub(crate) unsafe fn neighbor_alltoall(
-    sendbuf: *const u8,
+/// MPI_Neighbor_alltoall: `send` holds `sendcount` elements per out-neighbour,
+/// `recv` `recvcount` per in-neighbour; safe as [`neighbor_allgather`].
+pub(crate) fn neighbor_alltoall(
+    send: &SendBuf<'_, '_>,
     sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+    recv: &RecvBuf<'_, '_>,
     recvcount: usize,
-    recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<()> {
-    let _diag = crate::diag::coll(
-        "MPI_Neighbor_alltoall",
-        comm,
-        None,
-        sendcount,
-        Some(sendtype),
-        None,
-    )?;
     let call = "MPI_Neighbor_alltoall";
-    let nb = neighborhood(call, comm)?;
-    let (sc, sd) = regular(nb.destinations.len(), sendcount);
-    let (rc, rd) = regular(nb.sources.len(), recvcount);
-    super::run(
-        alltoallv_schedule(
-            call, sendbuf, &sc, &sd, sendtype, recvbuf, &rc, &rd, recvtype, comm,
-        )?,
-        call,
-    )
+    neighbor_check(call, send, sendcount, true, recv, None, recvcount, comm)?;
+    let st = dt(send.datatype());
+    let _diag = crate::diag::coll(call, comm, None, sendcount, Some(st), None)?;
+    let b = alltoall_regular(call, send, sendcount, recv, recvcount, comm)?;
+    super::run(b, call)
 }
 
-/// MPI_Ineighbor_alltoall.
-///
-/// # Safety
-/// As [`neighbor_allgather`].
-pub(crate) unsafe fn ineighbor_alltoall(
-    sendbuf: *const u8,
+/// MPI_Ineighbor_alltoall: as [`neighbor_alltoall`], lent as in
+/// [`ineighbor_allgather`].
+pub(crate) fn ineighbor_alltoall(
+    send: &SendBuf<'static, '_>,
     sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+    recv: &RecvBuf<'static, '_>,
     recvcount: usize,
-    recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<Request> {
     let call = "MPI_Ineighbor_alltoall";
+    neighbor_check(call, send, sendcount, true, recv, None, recvcount, comm)?;
+    super::start(alltoall_regular(
+        call, send, sendcount, recv, recvcount, comm,
+    )?)
+}
+
+/// The schedule of a neighbourhood alltoall: one block per neighbour on each side.
+fn alltoall_regular(
+    call: &str,
+    send: &SendBuf<'_, '_>,
+    sendcount: usize,
+    recv: &RecvBuf<'_, '_>,
+    recvcount: usize,
+    comm: &Comm,
+) -> Result<Builder> {
     let nb = neighborhood(call, comm)?;
     let (sc, sd) = regular(nb.destinations.len(), sendcount);
     let (rc, rd) = regular(nb.sources.len(), recvcount);
-    super::start(alltoallv_schedule(
-        call, sendbuf, &sc, &sd, sendtype, recvbuf, &rc, &rd, recvtype, comm,
-    )?)
-}
-
-/// MPI_Neighbor_alltoallv.
-///
-/// # Safety
-/// As [`neighbor_allgather`].
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn neighbor_alltoallv(
-    sendbuf: *const u8,
-    sendcounts: &[usize],
-    sdispls: &[isize],
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
-    recvcounts: &[usize],
-    rdispls: &[isize],
-    recvtype: &Datatype,
-    comm: &Comm,
-) -> Result<()> {
-    let _diag = crate::diag::coll("MPI_Neighbor_alltoallv", comm, None, 0, None, None)?;
-    let call = "MPI_Neighbor_alltoallv";
-    super::run(
-        alltoallv_schedule(
-            call, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-            comm,
-        )?,
+    alltoallv_schedule(
         call,
+        send.ptr(),
+        &sc,
+        &sd,
+        dt(send.datatype()),
+        recv.ptr(),
+        &rc,
+        &rd,
+        dt(recv.datatype()),
+        comm,
     )
 }
 
-/// MPI_Ineighbor_alltoallv.
-///
-/// # Safety
-/// As [`neighbor_allgather`].
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn ineighbor_alltoallv(
-    sendbuf: *const u8,
-    sendcounts: &[usize],
-    sdispls: &[isize],
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
-    recvcounts: &[usize],
-    rdispls: &[isize],
-    recvtype: &Datatype,
+/// MPI_Neighbor_alltoallv: block `j` of `send` (`sb.counts[j]` elements at
+/// `sb.displs[j]`) to out-neighbour `j`, block `i` of `recv` from in-neighbour `i`;
+/// safe as [`neighbor_allgather`].
+pub(crate) fn neighbor_alltoallv(
+    send: &SendBuf<'_, '_>,
+    sb: &VBlocks<'_>,
+    recv: &RecvBuf<'_, '_>,
+    rb: &VBlocks<'_>,
+    comm: &Comm,
+) -> Result<()> {
+    let call = "MPI_Neighbor_alltoallv";
+    neighbor_alltoallv_check(call, send, sb, recv, rb, comm)?;
+    let _diag = crate::diag::coll(call, comm, None, 0, None, None)?;
+    super::run(alltoallv_blocks(call, send, sb, recv, rb, comm)?, call)
+}
+
+/// MPI_Ineighbor_alltoallv: as [`neighbor_alltoallv`], lent as in
+/// [`ineighbor_allgather`].
+pub(crate) fn ineighbor_alltoallv(
+    send: &SendBuf<'static, '_>,
+    sb: &VBlocks<'_>,
+    recv: &RecvBuf<'static, '_>,
+    rb: &VBlocks<'_>,
     comm: &Comm,
 ) -> Result<Request> {
     let call = "MPI_Ineighbor_alltoallv";
-    super::start(alltoallv_schedule(
-        call, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
-    )?)
+    neighbor_alltoallv_check(call, send, sb, recv, rb, comm)?;
+    super::start(alltoallv_blocks(call, send, sb, recv, rb, comm)?)
+}
+
+fn alltoallv_blocks(
+    call: &str,
+    send: &SendBuf<'_, '_>,
+    sb: &VBlocks<'_>,
+    recv: &RecvBuf<'_, '_>,
+    rb: &VBlocks<'_>,
+    comm: &Comm,
+) -> Result<Builder> {
+    alltoallv_schedule(
+        call,
+        send.ptr(),
+        sb.counts,
+        sb.displs,
+        dt(send.datatype()),
+        recv.ptr(),
+        rb.counts,
+        rb.displs,
+        dt(recv.datatype()),
+        comm,
+    )
 }
 
 /// The schedule of a neighbourhood alltoallw over its block lists.
