@@ -66,22 +66,26 @@ pub(crate) static TABLE: Table = Table {
     },
 };
 
+/// Alltoallv's and alltoallw's schedules.
+const V_LINEAR: Algorithm = Algorithm {
+    name: "linear",
+    applies: "any counts",
+    runs: always,
+    instead: None,
+};
+const V_PAIRWISE: Algorithm = Algorithm {
+    name: "pairwise",
+    applies: "any counts",
+    runs: always,
+    instead: None,
+};
+
 /// Alltoallv's algorithms.
 pub(crate) static V_TABLE: Table = Table {
     op: "alltoallv",
     algorithms: &[
-        Algorithm {
-            name: "linear",
-            applies: "any counts",
-            runs: always,
-            instead: None,
-        },
-        Algorithm {
-            name: "pairwise",
-            applies: "any counts",
-            runs: always,
-            instead: None,
-        },
+        V_LINEAR,
+        V_PAIRWISE,
         Algorithm {
             name: "shm",
             applies: "blocking alltoallv within one host, not in place (blocks over 64 KiB / n point-to-point)",
@@ -97,20 +101,7 @@ pub(crate) static V_TABLE: Table = Table {
 /// no alltoallw algorithm).
 pub(crate) static W_TABLE: Table = Table {
     op: "alltoallw",
-    algorithms: &[
-        Algorithm {
-            name: "linear",
-            applies: "any counts",
-            runs: always,
-            instead: None,
-        },
-        Algorithm {
-            name: "pairwise",
-            applies: "any counts",
-            runs: always,
-            instead: None,
-        },
-    ],
+    algorithms: &[V_LINEAR, V_PAIRWISE],
     default: |_| "linear",
 };
 

@@ -176,12 +176,15 @@ pub(crate) fn neighbor_allgather(
     recvcount: usize,
     comm: &Comm,
 ) -> Result<()> {
-    let call = "MPI_Neighbor_allgather";
-    neighbor_check(call, send, sendcount, false, recv, None, recvcount, comm)?;
-    let st = dt(send.datatype());
-    let _diag = crate::diag::coll(call, comm, None, sendcount, Some(st), None)?;
-    let b = allgather_regular(call, send, sendcount, recv, recvcount, comm)?;
-    super::run(b, call)
+    run_regular(
+        "MPI_Neighbor_allgather",
+        false,
+        send,
+        sendcount,
+        recv,
+        recvcount,
+        comm,
+    )
 }
 
 /// MPI_Ineighbor_allgather: as [`neighbor_allgather`], the descriptors lent for
@@ -195,31 +198,68 @@ pub(crate) fn ineighbor_allgather(
 ) -> Result<Request> {
     let call = "MPI_Ineighbor_allgather";
     neighbor_check(call, send, sendcount, false, recv, None, recvcount, comm)?;
-    super::start(allgather_regular(
-        call, send, sendcount, recv, recvcount, comm,
+    super::start(regular_schedule(
+        call, false, send, sendcount, recv, recvcount, comm,
     )?)
 }
 
-/// The schedule of a neighbourhood allgather: `recvcount` elements per in-neighbour.
-fn allgather_regular(
+/// A blocking neighbourhood allgather (`per_dest: false`) or alltoall (`true`):
+/// checks, then runs [`regular_schedule`].
+fn run_regular(
+    call: &'static str,
+    per_dest: bool,
+    send: &SendBuf<'_, '_>,
+    sendcount: usize,
+    recv: &RecvBuf<'_, '_>,
+    recvcount: usize,
+    comm: &Comm,
+) -> Result<()> {
+    neighbor_check(call, send, sendcount, per_dest, recv, None, recvcount, comm)?;
+    let st = dt(send.datatype());
+    let _diag = crate::diag::coll(call, comm, None, sendcount, Some(st), None)?;
+    let b = regular_schedule(call, per_dest, send, sendcount, recv, recvcount, comm)?;
+    super::run(b, call)
+}
+
+/// The schedule of a neighbourhood allgather (`per_dest: false`: the one send
+/// block to every out-neighbour) or alltoall (a block per out-neighbour), with
+/// `recvcount` elements per in-neighbour, after [`neighbor_check`].
+fn regular_schedule(
     call: &str,
+    per_dest: bool,
     send: &SendBuf<'_, '_>,
     sendcount: usize,
     recv: &RecvBuf<'_, '_>,
     recvcount: usize,
     comm: &Comm,
 ) -> Result<Builder> {
-    let n = neighborhood(call, comm)?.sources.len();
-    let (c, d) = regular(n, recvcount);
-    allgather_schedule(
+    let nb = neighborhood(call, comm)?;
+    let (rc, rd) = regular(nb.sources.len(), recvcount);
+    let (st, rt) = (dt(send.datatype()), dt(recv.datatype()));
+    if !per_dest {
+        return allgather_schedule(
+            call,
+            send.ptr(),
+            sendcount,
+            st,
+            recv.ptr(),
+            &rc,
+            &rd,
+            rt,
+            comm,
+        );
+    }
+    let (sc, sd) = regular(nb.destinations.len(), sendcount);
+    alltoallv_schedule(
         call,
         send.ptr(),
-        sendcount,
-        dt(send.datatype()),
+        &sc,
+        &sd,
+        st,
         recv.ptr(),
-        &c,
-        &d,
-        dt(recv.datatype()),
+        &rc,
+        &rd,
+        rt,
         comm,
     )
 }
@@ -380,12 +420,15 @@ pub(crate) fn neighbor_alltoall(
     recvcount: usize,
     comm: &Comm,
 ) -> Result<()> {
-    let call = "MPI_Neighbor_alltoall";
-    neighbor_check(call, send, sendcount, true, recv, None, recvcount, comm)?;
-    let st = dt(send.datatype());
-    let _diag = crate::diag::coll(call, comm, None, sendcount, Some(st), None)?;
-    let b = alltoall_regular(call, send, sendcount, recv, recvcount, comm)?;
-    super::run(b, call)
+    run_regular(
+        "MPI_Neighbor_alltoall",
+        true,
+        send,
+        sendcount,
+        recv,
+        recvcount,
+        comm,
+    )
 }
 
 /// MPI_Ineighbor_alltoall: as [`neighbor_alltoall`], lent as in
@@ -399,35 +442,9 @@ pub(crate) fn ineighbor_alltoall(
 ) -> Result<Request> {
     let call = "MPI_Ineighbor_alltoall";
     neighbor_check(call, send, sendcount, true, recv, None, recvcount, comm)?;
-    super::start(alltoall_regular(
-        call, send, sendcount, recv, recvcount, comm,
+    super::start(regular_schedule(
+        call, true, send, sendcount, recv, recvcount, comm,
     )?)
-}
-
-/// The schedule of a neighbourhood alltoall: one block per neighbour on each side.
-fn alltoall_regular(
-    call: &str,
-    send: &SendBuf<'_, '_>,
-    sendcount: usize,
-    recv: &RecvBuf<'_, '_>,
-    recvcount: usize,
-    comm: &Comm,
-) -> Result<Builder> {
-    let nb = neighborhood(call, comm)?;
-    let (sc, sd) = regular(nb.destinations.len(), sendcount);
-    let (rc, rd) = regular(nb.sources.len(), recvcount);
-    alltoallv_schedule(
-        call,
-        send.ptr(),
-        &sc,
-        &sd,
-        dt(send.datatype()),
-        recv.ptr(),
-        &rc,
-        &rd,
-        dt(recv.datatype()),
-        comm,
-    )
 }
 
 /// MPI_Neighbor_alltoallv: block `j` of `send` (`sb.counts[j]` elements at
