@@ -2,6 +2,7 @@
 pub mod cma;
 pub mod doorbell;
 pub mod fileio;
+pub mod os;
 pub mod shm;
 pub mod status;
 pub mod tcp;
