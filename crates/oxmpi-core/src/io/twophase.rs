@@ -324,17 +324,10 @@ pub(crate) fn write(
                 w.write((o - ws) as usize, &data[s as usize..(s + l) as usize]);
             }
         }
-        let srcs: Vec<i32> = match my_agg {
-            Some(_) => (0..n)
-                .filter(|&r| incoming[r] > 0)
-                .map(|r| r as i32)
-                .collect(),
-            None => Vec::new(),
+        let (srcs, mut bufs) = match my_agg {
+            Some(_) => incoming_bufs(&incoming),
+            None => Default::default(),
         };
-        let mut bufs: Vec<Vec<u8>> = srcs
-            .iter()
-            .map(|&r| vec![0u8; incoming[r as usize] as usize])
-            .collect();
         // The messages' buffers are lent to their requests until the scope ends
         // (which completes any request an error left in flight).
         buf::scope(|sc| -> Result<()> {
@@ -377,6 +370,20 @@ pub(crate) fn write(
         }
     }
     agree_errors(f, call, err)
+}
+
+/// The ranks that send an aggregator a message this round (`incoming[r] > 0`), and
+/// a buffer of each one's size.
+fn incoming_bufs(incoming: &[u64]) -> (Vec<i32>, Vec<Vec<u8>>) {
+    let srcs: Vec<i32> = (0..incoming.len())
+        .filter(|&r| incoming[r] > 0)
+        .map(|r| r as i32)
+        .collect();
+    let bufs = srcs
+        .iter()
+        .map(|&r| vec![0u8; incoming[r as usize] as usize])
+        .collect();
+    (srcs, bufs)
 }
 
 /// Lays the received pieces into the window buffer (those sent through the
@@ -548,14 +555,7 @@ pub(crate) fn read(
             let Some(ai) = my_agg else {
                 return waitall(&mut mine);
             };
-            let srcs: Vec<i32> = (0..n)
-                .filter(|&r| incoming[r] > 0)
-                .map(|r| r as i32)
-                .collect();
-            let mut bufs: Vec<Vec<u8>> = srcs
-                .iter()
-                .map(|&r| vec![0u8; incoming[r as usize] as usize])
-                .collect();
+            let (srcs, mut bufs) = incoming_bufs(&incoming);
             buf::scope(|sc| -> Result<()> {
                 let mut rq = Vec::new();
                 for (b, &src) in bufs.iter_mut().zip(&srcs) {

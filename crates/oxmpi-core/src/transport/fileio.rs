@@ -193,34 +193,7 @@ impl IoWindow {
         file: &File,
         file_off: u64,
     ) -> io::Result<()> {
-        let p = self.at(off, n);
-        let mut done = 0usize;
-        while done < n {
-            // SAFETY: the kernel reads `n - done` bytes of our live mapping, in bounds (checked by `at`).
-            let rc = unsafe {
-                libc::pwrite(
-                    file.as_raw_fd(),
-                    p.wrapping_add(done).cast(),
-                    n - done,
-                    (file_off + done as u64) as libc::off_t,
-                )
-            };
-            if rc < 0 {
-                let e = io::Error::last_os_error();
-                if e.kind() == io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(e);
-            }
-            if rc == 0 {
-                return Err(io::Error::new(
-                    io::ErrorKind::WriteZero,
-                    "failed to write whole buffer",
-                ));
-            }
-            done += rc as usize;
-        }
-        Ok(())
+        self.file_io(true, off, n, file, file_off).map(drop)
     }
 
     /// Reads `file` from `file_off` into window bytes `[off, off + n)` (`pread`,
@@ -233,17 +206,33 @@ impl IoWindow {
         file: &File,
         file_off: u64,
     ) -> io::Result<usize> {
+        self.file_io(false, off, n, file, file_off)
+    }
+
+    /// `pwrite` (`to_file`) or `pread` of window bytes `[off, off + n)` at `file_off`,
+    /// repeated until all have moved or (reading) the file ends; the bytes moved.
+    fn file_io(
+        &self,
+        to_file: bool,
+        off: usize,
+        n: usize,
+        file: &File,
+        file_off: u64,
+    ) -> io::Result<usize> {
         let p = self.at(off, n);
         let mut done = 0usize;
         while done < n {
-            // SAFETY: the kernel writes at most `n - done` bytes into our live mapping, in bounds (checked by `at`); any bytes are valid there.
-            let rc = unsafe {
-                libc::pread(
-                    file.as_raw_fd(),
-                    p.wrapping_add(done).cast(),
-                    n - done,
-                    (file_off + done as u64) as libc::off_t,
-                )
+            let (q, len, at) = (
+                p.wrapping_add(done).cast(),
+                n - done,
+                (file_off + done as u64) as libc::off_t,
+            );
+            let rc = if to_file {
+                // SAFETY: the kernel reads `len` bytes of our live mapping from `q`, in bounds (checked by `at`).
+                unsafe { libc::pwrite(file.as_raw_fd(), q, len, at) }
+            } else {
+                // SAFETY: the kernel writes at most `len` bytes into our live mapping from `q`, in bounds (checked by `at`); any bytes are valid there.
+                unsafe { libc::pread(file.as_raw_fd(), q, len, at) }
             };
             if rc < 0 {
                 let e = io::Error::last_os_error();
@@ -253,6 +242,12 @@ impl IoWindow {
                 return Err(e);
             }
             if rc == 0 {
+                if to_file {
+                    return Err(io::Error::new(
+                        io::ErrorKind::WriteZero,
+                        "failed to write whole buffer",
+                    ));
+                }
                 break;
             }
             done += rc as usize;
