@@ -198,3 +198,30 @@ fn ranges_of_many_blocks_pack_and_unpack_in_pieces() {
     expect[2 * n + 3..2 * n + 7].copy_from_slice(&src[2 * n + 3..2 * n + 7]);
     assert!(dst == expect, "unpacked layout differs");
 }
+
+#[test]
+fn a_loan_keeps_its_direction_and_elements() {
+    let int = Datatype::predefined(Primitive::Int32);
+    static SRC: [i32; 3] = [1, 2, 3];
+    let mut w = Loan::of_send(SendBuf::slice(&SRC));
+    assert!(!w.is_exclusive());
+    assert_eq!(w.region().count(), 3);
+    assert_eq!(w.region().bytes().unwrap(), as_bytes(&SRC));
+    let dst: &'static mut [i32] = Box::leak(Box::new([0i32; 4]));
+    let mut r = Loan::of_recv(RecvBuf::typed(as_bytes_mut(dst), 4, &int).unwrap());
+    assert!(r.is_exclusive());
+    r.region().unpack(as_bytes(&[7i32, 8, 9, 10]));
+    assert_eq!(r.region().bytes().unwrap(), as_bytes(&[7i32, 8, 9, 10]));
+}
+
+#[test]
+fn element_pointers_are_given_only_for_elements_in_the_region() {
+    let mut v = [0i32; 4];
+    let int = Datatype::predefined(Primitive::Int32);
+    let mut r = Region::of_bytes("test", as_bytes_mut(&mut v), 4, &int).unwrap();
+    assert!(r.elements_ptr(1, 3).is_some());
+    assert!(r.elements_ptr(2, 3).is_none());
+    assert!(r.elements_ptr(usize::MAX, 2).is_none());
+    assert!(r.elements_mut_ptr(0, 4).is_some());
+    assert!(r.elements_mut_ptr(4, 1).is_none());
+}

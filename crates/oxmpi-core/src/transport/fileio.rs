@@ -264,3 +264,49 @@ impl Drop for IoWindow {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_window_copies_in_and_out_and_moves_bytes_to_and_from_a_file() {
+        let w = IoWindow::create(64).unwrap();
+        assert_eq!(w.len(), 64);
+        w.write(10, b"hello");
+        let mut out = [0u8; 7];
+        w.read(9, &mut out);
+        assert_eq!(&out, b"\0hello\0");
+        let mut v = b"x".to_vec();
+        w.read_append(10, 5, &mut v);
+        assert_eq!(v, b"xhello");
+        // A second mapping of the same memfd sees the same bytes.
+        let other = IoWindow::open(std::process::id(), w.fd(), 64).unwrap();
+        let mut seen = [0u8; 5];
+        other.read(10, &mut seen);
+        assert_eq!(&seen, b"hello");
+        // Window -> file -> window.
+        let path = std::env::temp_dir().join(format!("oxmpi-fileio-{}", std::process::id()));
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .unwrap();
+        w.write_to_file(10, 5, &f, 3).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"\0\0\0hello");
+        // A read past the end of the file stops there.
+        assert_eq!(w.read_from_file(40, 20, &f, 4).unwrap(), 4);
+        let mut back = [0u8; 4];
+        w.read(40, &mut back);
+        assert_eq!(&back, b"ello");
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    #[should_panic(expected = "window access out of bounds")]
+    fn a_window_refuses_bytes_past_its_end() {
+        IoWindow::create(16).unwrap().write(12, b"12345");
+    }
+}
