@@ -65,6 +65,17 @@ pub struct Func {
     /// For `fn` lines annotated `status(NAME)`: an OUT `MPI_Status *` that may be
     /// MPI_STATUS_IGNORE (NULL); the area's body gets it as `Option<&mut MPI_Status>`.
     pub statuses: Vec<String>,
+    /// For `fn` lines annotated `array(NAME, LEN)`: an array parameter of `LEN`
+    /// elements (`LEN` an integer parameter of the call): a negative `LEN` is
+    /// MPI_ERR_COUNT naming `LEN`, a NULL `NAME` with `LEN > 0` MPI_ERR_ARG naming
+    /// `NAME` (with `LEN` 0 it is not looked at); the area's body gets a `&[T]`
+    /// (`&mut [T]` for a non-const pointer). Pairs `(NAME, LEN)`.
+    pub arrays: Vec<(String, String)>,
+    /// For `fn` lines annotated `lenquery(NAME, LEN)`: a buffer pointer that may be
+    /// NULL when the OUT length `LEN` (an `out(LEN)` checked before it) holds 0 or
+    /// less, the length query; otherwise NULL is MPI_ERR_ARG naming `NAME`. Passed on
+    /// unchanged. Pairs `(NAME, LEN)`.
+    pub lenqueries: Vec<(String, String)>,
 }
 
 pub struct Abi {
@@ -109,14 +120,55 @@ pub fn parse(text: &str) -> Abi {
                     let (kind, list, rest) = notes
                         .split_once('(')
                         .and_then(|(k, r)| r.split_once(')').map(|(l, rest)| (k.trim(), l, rest)))
-                        .filter(|(k, _, _)| ["out", "nonnull", "status"].contains(k))
+                        .filter(|(k, _, _)| {
+                            ["out", "nonnull", "status", "array", "lenquery"].contains(k)
+                        })
                         .unwrap_or_else(|| {
                             panic!(
-                                "abi.txt:{}: after a fn's prototype only `out(NAME, ...)`, `nonnull(NAME, ...)`, `status(NAME)`",
+                                "abi.txt:{}: after a fn's prototype only `out(NAME, ...)`, `nonnull(NAME, ...)`, `status(NAME)`, `array(NAME, LEN)`, `lenquery(NAME, LEN)`",
                                 no + 1
                             )
                         });
                     notes = rest.trim();
+                    if kind == "array" || kind == "lenquery" {
+                        let (n, len) = list
+                            .split_once(',')
+                            .map(|(a, b)| (a.trim(), b.trim()))
+                            .unwrap_or_else(|| {
+                                panic!("abi.txt:{}: want {kind}(NAME, LEN)", no + 1)
+                            });
+                        let p = f.params.iter().find(|p| p.name == n);
+                        let l = f.params.iter().find(|p| p.name == len);
+                        if kind == "array" {
+                            assert!(
+                                p.is_some_and(
+                                    |p| p.rust.starts_with('*') && !p.rust.ends_with("c_void")
+                                ),
+                                "abi.txt:{}: array `{n}` is not a `T *` or `T []` parameter",
+                                no + 1
+                            );
+                            assert!(
+                                l.is_some_and(|l| ["c_int", "MPI_Count"].contains(&l.rust.as_str())),
+                                "abi.txt:{}: array length `{len}` is not an int or MPI_Count parameter",
+                                no + 1
+                            );
+                            f.arrays.push((n.to_string(), len.to_string()));
+                        } else {
+                            assert!(
+                                p.is_some_and(|p| p.rust.starts_with('*'))
+                                    && f.checked_outs.iter().any(|o| o == len),
+                                "abi.txt:{}: lenquery(NAME, LEN): NAME a pointer, LEN named in an earlier out(...)",
+                                no + 1
+                            );
+                            f.lenqueries.push((n.to_string(), len.to_string()));
+                        }
+                        assert!(
+                            f.ret == "int",
+                            "abi.txt:{}: a checked fn returns int",
+                            no + 1
+                        );
+                        continue;
+                    }
                     for n in list.split(',').map(str::trim) {
                         let p = f.params.iter().find(|p| p.name == n);
                         if kind == "out" {
@@ -293,6 +345,8 @@ fn parse_fn(s: &str, ext: bool, line: usize) -> Func {
         checked_outs: vec![],
         nonnull: vec![],
         statuses: vec![],
+        arrays: vec![],
+        lenqueries: vec![],
     }
 }
 
@@ -702,17 +756,26 @@ fn route(ins: &[&Param]) -> String {
 /// `query` lines.
 pub fn rust_checked(abi: &Abi) -> String {
     let mut r = String::from("// Generated from abi.txt by build.rs.\n");
-    for f in abi
-        .funcs
-        .iter()
-        .filter(|f| !f.checked_outs.is_empty() || !f.nonnull.is_empty() || !f.statuses.is_empty())
-    {
+    for f in abi.funcs.iter().filter(|f| {
+        !f.checked_outs.is_empty()
+            || !f.nonnull.is_empty()
+            || !f.statuses.is_empty()
+            || !f.arrays.is_empty()
+            || !f.lenqueries.is_empty()
+    }) {
         let is_out = |p: &Param| f.checked_outs.contains(&p.name);
         let is_status = |p: &Param| f.statuses.contains(&p.name);
+        let array_len = |p: &Param| f.arrays.iter().find(|(n, _)| *n == p.name).map(|(_, l)| l);
+        let lenquery = |p: &Param| {
+            f.lenqueries
+                .iter()
+                .find(|(n, _)| *n == p.name)
+                .map(|(_, l)| l)
+        };
         let ins: Vec<&Param> = f
             .params
             .iter()
-            .filter(|p| !is_out(p) && !is_status(p))
+            .filter(|p| !is_out(p) && !is_status(p) && array_len(p).is_none())
             .collect();
         let route = route(&ins);
         let params: Vec<String> = f
@@ -723,8 +786,31 @@ pub fn rust_checked(abi: &Abi) -> String {
         let checks: String = f
             .params
             .iter()
-            .filter(|p| is_out(p) || is_status(p) || f.nonnull.contains(&p.name))
-            .map(|o| if is_status(o) {
+            .filter(|p| {
+                is_out(p)
+                    || is_status(p)
+                    || f.nonnull.contains(&p.name)
+                    || array_len(p).is_some()
+                    || lenquery(p).is_some()
+            })
+            .map(|o| if let Some(len) = array_len(o) {
+                let (conv, what) = if o.rust.starts_with("*mut ") {
+                    ("array_mut", "writable and unaliased")
+                } else {
+                    ("array", "readable and unwritten")
+                };
+                format!(
+                    "        // SAFETY: `{a}` is {name}'s array of `{len}` elements: NULL (rejected by `{conv}` unless empty) or {what} (MPI contract).\n        \
+                     let {a} = unsafe {{ crate::conv::errors::{conv}(CALL, \"{a}\", {a}, crate::conv::large::to_usize(CALL, \"{len}\", {len})?)? }};\n",
+                    a = o.name,
+                    name = f.name,
+                )
+            } else if let Some(len) = lenquery(o) {
+                format!(
+                    "        if {n}.is_null() && *{len} > 0 {{\n            return Err(crate::conv::errors::bad(oxmpi_core::error::ErrorClass::Arg, CALL, \"{n}\", \"is NULL\"));\n        }}\n",
+                    n = o.name
+                )
+            } else if is_status(o) {
                 format!(
                     "        // SAFETY: `{s}` is {name}'s OUT status: NULL (MPI_STATUS_IGNORE) or writable and unaliased (MPI contract).\n        \
                      let {s} = unsafe {{ {s}.as_mut() }};\n",

@@ -278,7 +278,9 @@ pub fn session_get_num_psets(call: &'static str, session: MPI_Session, info: MPI
     Ok(runtime::pset_names(call)?.len() as c_int)
 }
 
-/// MPI_Session_get_nth_pset (abi.txt `out(pset_len)`: the generated `PMPI_x` checks `pset_len` first).
+/// MPI_Session_get_nth_pset (abi.txt `out(pset_len) lenquery(pset_name, pset_len)`: the
+/// generated `PMPI_x` checks `pset_len` first, then `pset_name` unless `*pset_len` asks
+/// for the length).
 ///
 /// # Safety
 /// The C caller's arguments of MPI_Session_get_nth_pset, as MPI defines them.
@@ -312,10 +314,8 @@ pub unsafe fn session_get_nth_pset(
         *len = name.len() as c_int + 1;
         return Ok(());
     }
-    if pset_name.is_null() {
-        return Err(bad(ErrorClass::Arg, call, "pset_name", "is NULL"));
-    }
-    // SAFETY: the caller provides `*len` writable bytes at `pset_name`.
+    // SAFETY: the caller provides `*len` writable bytes at `pset_name` (non-NULL: the
+    // generated `lenquery` check rejects NULL with `*len > 0`).
     unsafe { put_str(pset_name, name, *len as usize) };
     *len = name.len() as c_int + 1;
     Ok(())
