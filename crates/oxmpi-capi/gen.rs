@@ -76,6 +76,11 @@ pub struct Func {
     /// less, the length query; otherwise NULL is MPI_ERR_ARG naming `NAME`. Passed on
     /// unchanged. Pairs `(NAME, LEN)`.
     pub lenqueries: Vec<(String, String)>,
+    /// For `fn` lines annotated `made(NAME)`: a constructor's OUT handle, checked as
+    /// `out(NAME)` but before every other check, and then set to its type's null
+    /// handle, so that a failing constructor (a bad array, count or handle) leaves
+    /// the null handle (MPI-4.1). Also in `checked_outs`.
+    pub made: Vec<String>,
 }
 
 pub struct Abi {
@@ -121,11 +126,11 @@ pub fn parse(text: &str) -> Abi {
                         .split_once('(')
                         .and_then(|(k, r)| r.split_once(')').map(|(l, rest)| (k.trim(), l, rest)))
                         .filter(|(k, _, _)| {
-                            ["out", "nonnull", "status", "array", "lenquery"].contains(k)
+                            ["out", "nonnull", "status", "array", "lenquery", "made"].contains(k)
                         })
                         .unwrap_or_else(|| {
                             panic!(
-                                "abi.txt:{}: after a fn's prototype only `out(NAME, ...)`, `nonnull(NAME, ...)`, `status(NAME)`, `array(NAME, LEN)`, `lenquery(NAME, LEN)`",
+                                "abi.txt:{}: after a fn's prototype only `out(NAME, ...)`, `nonnull(NAME, ...)`, `status(NAME)`, `array(NAME, LEN)`, `lenquery(NAME, LEN)`, `made(NAME)`",
                                 no + 1
                             )
                         });
@@ -148,7 +153,7 @@ pub fn parse(text: &str) -> Abi {
                                 no + 1
                             );
                             assert!(
-                                l.is_some_and(|l| ["c_int", "MPI_Count"].contains(&l.rust.as_str())),
+                                l.is_some_and(|l| ["c_int", "i64"].contains(&l.rust.as_str())),
                                 "abi.txt:{}: array length `{len}` is not an int or MPI_Count parameter",
                                 no + 1
                             );
@@ -171,7 +176,17 @@ pub fn parse(text: &str) -> Abi {
                     }
                     for n in list.split(',').map(str::trim) {
                         let p = f.params.iter().find(|p| p.name == n);
-                        if kind == "out" {
+                        if kind == "made" {
+                            assert!(
+                                p.is_some_and(|p| p.array == 0
+                                    && p.rust.starts_with("*mut MPI_")
+                                    && is_handle_type(p.rust.trim_start_matches("*mut "))),
+                                "abi.txt:{}: made `{n}` is not a handle OUT parameter",
+                                no + 1
+                            );
+                            f.checked_outs.push(n.to_string());
+                            f.made.push(n.to_string());
+                        } else if kind == "out" {
                             assert!(
                                 p.is_some_and(|p| p.array == 0
                                     && p.rust.starts_with("*mut ")
@@ -347,6 +362,7 @@ fn parse_fn(s: &str, ext: bool, line: usize) -> Func {
         statuses: vec![],
         arrays: vec![],
         lenqueries: vec![],
+        made: vec![],
     }
 }
 
@@ -783,9 +799,30 @@ pub fn rust_checked(abi: &Abi) -> String {
             .iter()
             .map(|p| format!("{}: {}", p.name, p.rust))
             .collect();
+        let is_made = |p: &Param| f.made.contains(&p.name);
+        let made: String = f
+            .params
+            .iter()
+            .filter(|p| is_made(p))
+            .map(|o| {
+                let null = format!(
+                    "{}_NULL",
+                    o.rust.trim_start_matches("*mut ").to_uppercase()
+                );
+                format!(
+                    "        // SAFETY: `{out}` is {name}'s OUT handle: NULL (rejected by `out`) or writable and unaliased (MPI contract).\n        \
+                     let {out} = unsafe {{ crate::conv::errors::out(CALL, \"{out}\", {out})? }};\n        \
+                     // A failing constructor leaves the null handle (MPI-4.1).\n        \
+                     *{out} = crate::abi::{null};\n",
+                    out = o.name,
+                    name = f.name,
+                )
+            })
+            .collect();
         let checks: String = f
             .params
             .iter()
+            .filter(|p| !is_made(p))
             .filter(|p| {
                 is_out(p)
                     || is_status(p)
@@ -848,7 +885,7 @@ pub fn rust_checked(abi: &Abi) -> String {
         };
         r.push_str(&format!(
             "#[no_mangle]\npub unsafe extern \"C\" fn P{name}({params}) -> c_int {{\n    const CALL: &str = \"{name}\";\n    \
-             {route}|| {{\n{checks}{call}    }})\n}}\n",
+             {route}|| {{\n{made}{checks}{call}    }})\n}}\n",
             name = f.name,
             params = params.join(", "),
         ));
