@@ -18,7 +18,7 @@ use oxmpi_core::error::ErrorClass;
 use oxmpi_core::Comm;
 
 use crate::coll::{count, counts, displs, dtypes, go, go_with, names, Form};
-use crate::conv::bufs::{coll_recv, coll_recv_v, coll_send, coll_send_v};
+use crate::conv::buffer::{coll_recv, coll_recv_v, coll_send, coll_send_v};
 use crate::conv::errors::{bad, ffi, out, R};
 use crate::conv::large::{entry, name, ptr::*, Count, Displ};
 use crate::conv::{comm, committed};

@@ -9,7 +9,7 @@
 
 use std::ffi::{c_char, c_int, c_void};
 
-use crate::conv::region::{region_in, region_out};
+use crate::conv::buffer::{region_in, region_out};
 use oxmpi_core::buf;
 use oxmpi_core::datatype::pack_size as core_pack_size;
 use oxmpi_core::error::ErrorClass;

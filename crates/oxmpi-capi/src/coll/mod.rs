@@ -28,7 +28,7 @@ use oxmpi_core::op::Op;
 use oxmpi_core::{Comm, Request};
 
 use crate::abi::*;
-use crate::conv::bufs::{coll_recv, coll_recv_v, coll_send, coll_send_v};
+use crate::conv::buffer::{coll_recv, coll_recv_v, coll_send, coll_send_v};
 use crate::conv::errors::{array, bad, ffi, out, R};
 use crate::conv::large::{entry, name, ptr::*, to_usize, Count, Displ};
 use crate::conv::{comm, committed, new_request, op};

@@ -74,7 +74,7 @@ int main(int argc, char **argv) {
     CHECK(idx == MPI_UNDEFINED && flag && st.MPI_SOURCE == MPI_ANY_SOURCE);
     NULL_ARG(MPI_Request_get_status_any(0, NULL, NULL, &flag, &st), "MPI_Request_get_status_any", "index");
 
-    /* A pointer that may be NULL on one path only stays checked by hand: the length
+    /* A pointer that may be NULL on one path only (abi.txt `lenquery(...)`): the length
      * query of MPI_Session_get_nth_pset (pset_len 0) takes a NULL name. */
     MPI_Session s;
     OK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s));
@@ -84,6 +84,75 @@ int main(int argc, char **argv) {
     NULL_ARG(MPI_Session_get_nth_pset(s, MPI_INFO_NULL, 0, &len, NULL), "MPI_Session_get_nth_pset", "pset_name");
     NULL_ARG(MPI_Session_get_nth_pset(s, MPI_INFO_NULL, 0, NULL, buf), "MPI_Session_get_nth_pset", "pset_len");
     OK(MPI_Session_finalize(&s));
+
+    /* Datatype constructors (abi.txt `made(newtype)`, `array(P, count)`): a NULL OUT
+     * handle; a NULL array with a positive count names the array and leaves the null
+     * handle; a count of 0 takes NULL arrays; a negative count is MPI_ERR_COUNT. */
+    {
+        MPI_Datatype t = MPI_INT, t2;
+        int bl[2] = {1, 1}, dis[2] = {0, 2}, sizes[2] = {4, 4}, subs[2] = {2, 2}, starts[2] = {0, 0};
+        MPI_Aint adis[2] = {0, 8};
+        MPI_Count cbl[2] = {1, 1}, cdis[2] = {0, 8};
+        MPI_Datatype tys[2] = {MPI_INT, MPI_INT};
+        int c = MPI_SUCCESS, rc;
+        NULL_ARG(MPI_Type_contiguous(2, MPI_INT, NULL), "MPI_Type_contiguous", "newtype");
+        NULL_ARG(MPI_Type_contiguous_c(2, MPI_INT, NULL), "MPI_Type_contiguous_c", "newtype");
+        NULL_ARG(MPI_Type_vector(2, 1, 2, MPI_INT, NULL), "MPI_Type_vector", "newtype");
+        NULL_ARG(MPI_Type_create_resized(MPI_INT, 0, 8, NULL), "MPI_Type_create_resized", "newtype");
+        NULL_ARG(MPI_Type_dup(MPI_INT, NULL), "MPI_Type_dup", "newtype");
+        NULL_ARG(MPI_Type_indexed(2, bl, dis, MPI_INT, NULL), "MPI_Type_indexed", "newtype");
+        NULL_ARG(MPI_Type_indexed(2, NULL, dis, MPI_INT, &t), "MPI_Type_indexed", "array_of_blocklengths");
+        CHECK(t == MPI_DATATYPE_NULL);
+        NULL_ARG(MPI_Type_indexed(2, bl, NULL, MPI_INT, &t), "MPI_Type_indexed", "array_of_displacements");
+        NULL_ARG(MPI_Type_create_hindexed(2, bl, NULL, MPI_INT, &t), "MPI_Type_create_hindexed", "array_of_displacements");
+        NULL_ARG(MPI_Type_create_indexed_block(2, 1, NULL, MPI_INT, &t), "MPI_Type_create_indexed_block", "array_of_displacements");
+        NULL_ARG(MPI_Type_create_hindexed_block(2, 1, NULL, MPI_INT, &t), "MPI_Type_create_hindexed_block", "array_of_displacements");
+        NULL_ARG(MPI_Type_create_struct(2, bl, adis, NULL, &t), "MPI_Type_create_struct", "array_of_types");
+        NULL_ARG(MPI_Type_create_struct_c(2, cbl, NULL, tys, &t), "MPI_Type_create_struct_c", "array_of_displacements");
+        NULL_ARG(MPI_Type_indexed_c(2, NULL, cdis, MPI_INT, &t), "MPI_Type_indexed_c", "array_of_blocklengths");
+        NULL_ARG(MPI_Type_create_subarray(2, sizes, NULL, starts, MPI_ORDER_C, MPI_INT, &t), "MPI_Type_create_subarray", "array_of_subsizes");
+        NULL_ARG(MPI_Type_create_darray(1, 0, 2, sizes, NULL, NULL, NULL, MPI_ORDER_C, MPI_INT, &t), "MPI_Type_create_darray", "array_of_distribs");
+        CHECK(t == MPI_DATATYPE_NULL);
+        /* A negative count: MPI_ERR_COUNT naming `count` (nothing looked at). */
+        rc = MPI_Type_indexed(-1, bl, dis, MPI_INT, &t);
+        if (rc != MPI_SUCCESS) OK(MPI_Error_class(rc, &c));
+        CHECK(c == MPI_ERR_COUNT && t == MPI_DATATYPE_NULL);
+        /* Count 0: NULL arrays are not looked at; the type is empty. */
+        OK(MPI_Type_create_struct(0, NULL, NULL, NULL, &t));
+        OK(MPI_Type_size(t, &len));
+        CHECK(len == 0);
+        OK(MPI_Type_free(&t));
+        /* The generated checks pass valid arguments on. */
+        OK(MPI_Type_create_subarray(2, sizes, subs, starts, MPI_ORDER_C, MPI_INT, &t2));
+        OK(MPI_Type_size(t2, &len));
+        CHECK(len == 4 * (int)sizeof(int));
+        OK(MPI_Type_free(&t2));
+        OK(MPI_Type_create_hindexed(2, bl, adis, MPI_INT, &t2));
+        OK(MPI_Type_size(t2, &len));
+        CHECK(len == 2 * (int)sizeof(int));
+        OK(MPI_Type_free(&t2));
+    }
+
+    /* MPI_Pready_list (abi.txt `array(array_of_partitions, length)`): NULL with a
+     * positive length names the array; with length 0 it is not looked at. */
+    {
+        int part[4] = {0, 0, 0, 0}, list[2] = {0, 1};
+        MPI_Request preq;
+        if (rank == 0) {
+            OK(MPI_Psend_init(part, 2, 2, MPI_INT, 1, 7, MPI_COMM_WORLD, MPI_INFO_NULL, &preq));
+            OK(MPI_Start(&preq));
+            OK(MPI_Pready_list(0, NULL, preq));
+            NULL_ARG(MPI_Pready_list(2, NULL, preq), "MPI_Pready_list", "array_of_partitions");
+            OK(MPI_Pready_list(2, list, preq));
+        } else if (rank == 1) {
+            OK(MPI_Precv_init(part, 2, 2, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_INFO_NULL, &preq));
+            OK(MPI_Start(&preq));
+        }
+        if (rank < 2) {
+            OK(MPI_Wait(&preq, MPI_STATUS_IGNORE));
+            OK(MPI_Request_free(&preq));
+        }
+    }
 
     /* Windows (errors through the window's handler). */
     MPI_Win win;

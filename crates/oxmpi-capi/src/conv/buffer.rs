@@ -1,0 +1,234 @@
+//! The descriptor builder: every C buffer argument becomes one of core's safe
+//! descriptors here, and only here, so that the engine's entry points over them are
+//! safe functions and the C caller's buffer promise is stated once. Each constructor
+//! passes MPI's contract for a buffer argument on (what the caller vouches for by
+//! calling); the area files call them once per call.
+//!
+//! - point-to-point, pack, one-sided and I/O: a [`Region`] (`count` elements of a
+//!   datatype: [`region_in`], [`region_out`]) or the contiguous bytes the fast path found
+//!   ([`bytes_in`], [`bytes_out`]); the names `c_send`, `c_recv`, `c_bytes` and
+//!   `c_bytes_mut` (point-to-point's) are the same functions;
+//! - collectives: a [`SendBuf`] (`None` for MPI_IN_PLACE) or [`RecvBuf`], for a plain
+//!   or a v-form (per-rank counts and displacements) argument ([`coll_send`],
+//!   [`coll_recv`], [`coll_send_v`], [`coll_recv_v`]);
+//! - [`check_buf`]: the NULL / MPI_BOTTOM check a buffer argument gets first.
+//!
+//! The lifetime `'a` of a `Region` is the caller's pick (the call, or `'static` for an
+//! immediate or persistent operation, whose buffer MPI keeps valid until the request
+//! completes or is freed). The collective descriptors are `'static`: MPI's rule for C
+//! memory is that a blocking call may use it until it returns and an immediate or
+//! persistent one until its request completes (is freed), which core's `Forever` scope
+//! stands for.
+
+use std::ffi::c_void;
+
+use oxmpi_core::buf::{RecvBuf, Region, SendBuf};
+use oxmpi_core::datatype::Datatype;
+use oxmpi_core::error::ErrorClass;
+
+use crate::abi::MPI_IN_PLACE;
+use crate::conv::errors::{bad, R};
+
+/// A NULL buffer is MPI_BOTTOM: fine for derived datatypes with absolute
+/// addresses, an error for data of a predefined type.
+pub fn check_buf(call: &str, arg: &str, buf: *const c_void, count: usize, dt: &Datatype) -> R<()> {
+    if buf.is_null() && count > 0 && dt.size() > 0 && dt.as_primitive().is_some() {
+        return Err(bad(
+            ErrorClass::Buffer,
+            call,
+            arg,
+            format!("is NULL with count {count}"),
+        ));
+    }
+    // A derived type's data starting in the null page: NULL with relative
+    // displacements (MPI_BOTTOM with absolute addresses lands elsewhere).
+    if count > 0 && dt.size() > 0 && (buf as usize).wrapping_add(dt.true_lb() as usize) < 4096 {
+        return Err(bad(
+            ErrorClass::Buffer,
+            call,
+            arg,
+            format!(
+                "is NULL (or near it) with count {count} of a datatype whose data start at {}",
+                dt.true_lb()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// An IN buffer: `count` elements of `dt` at `buf`, read during the call.
+///
+/// # Safety
+/// MPI's contract for an input buffer: the bytes those elements cover are readable
+/// (not written by anyone else) for `'a`.
+#[inline(always)]
+pub unsafe fn region_in<'a, 'd>(
+    buf: *const c_void,
+    count: usize,
+    dt: &'d Datatype,
+) -> Region<'a, &'d Datatype> {
+    // SAFETY: forwarded contract.
+    unsafe { Region::shared(buf.cast(), count, dt) }
+}
+
+/// An OUT buffer: `count` elements of `dt` at `buf`, written during the call.
+///
+/// # Safety
+/// MPI's contract for an output buffer: the bytes those elements cover are
+/// writable, with any values, and not accessed otherwise, for `'a`.
+#[inline(always)]
+pub unsafe fn region_out<'a, 'd>(
+    buf: *mut c_void,
+    count: usize,
+    dt: &'d Datatype,
+) -> Region<'a, &'d Datatype> {
+    // SAFETY: forwarded contract (C memory is initialized bytes to Rust).
+    unsafe { Region::exclusive(buf.cast(), count, dt) }
+}
+
+/// `len` bytes at `buf` read during the call (empty when `len` is 0, whatever `buf`).
+///
+/// # Safety
+/// When `len > 0`, `buf` is readable for `len` bytes, not written by anyone else, for `'a`.
+#[inline(always)]
+pub unsafe fn bytes_in<'a>(buf: *const c_void, len: usize) -> &'a [u8] {
+    if len == 0 {
+        return &[];
+    }
+    // SAFETY: forwarded contract; `len > 0`, so `buf` is a valid pointer.
+    unsafe { std::slice::from_raw_parts(buf.cast(), len) }
+}
+
+/// `len` bytes at `buf` written during the call (empty when `len` is 0).
+///
+/// # Safety
+/// When `len > 0`, `buf` is writable for `len` bytes, with any values, and not
+/// accessed otherwise, for `'a`.
+#[inline(always)]
+pub unsafe fn bytes_out<'a>(buf: *mut c_void, len: usize) -> &'a mut [u8] {
+    if len == 0 {
+        return &mut [];
+    }
+    // SAFETY: forwarded contract; `len > 0`, so `buf` is a valid pointer.
+    unsafe { std::slice::from_raw_parts_mut(buf.cast(), len) }
+}
+
+/// Point-to-point's names for [`region_in`] (a send buffer), [`region_out`] (a receive
+/// buffer), [`bytes_in`] and [`bytes_out`] (the fast path's contiguous bytes): the same
+/// functions.
+pub use self::{
+    bytes_in as c_bytes, bytes_out as c_bytes_mut, region_in as c_send, region_out as c_recv,
+};
+
+/// A collective's send buffer: `None` for MPI_IN_PLACE.
+///
+/// # Safety
+/// Unless `p` is MPI_IN_PLACE, the memory `n` elements of `dt` at `p` cover is
+/// readable and unchanged for as long as MPI lets the call use it (see the module
+/// doc), wherever the call reads it.
+#[inline]
+pub unsafe fn coll_send<'d>(
+    p: *const c_void,
+    n: usize,
+    dt: &'d Datatype,
+) -> Option<SendBuf<'static, 'd>> {
+    if p as usize == MPI_IN_PLACE {
+        return None;
+    }
+    // SAFETY: this function's contract.
+    Some(unsafe { SendBuf::from_raw(p as *const u8, n, Some(dt)) })
+}
+
+/// A collective's receive buffer (or a buffer it both reads and writes).
+///
+/// # Safety
+/// The memory `n` elements of `dt` at `p` cover is readable and writable, and
+/// accessed by nothing else, for as long as MPI lets the call use it (see the module
+/// doc), wherever the call writes it; any bytes are valid there.
+#[inline]
+pub unsafe fn coll_recv<'d>(p: *mut c_void, n: usize, dt: &'d Datatype) -> RecvBuf<'static, 'd> {
+    // SAFETY: this function's contract.
+    unsafe { RecvBuf::from_raw(p as *mut u8, n, Some(dt)) }
+}
+
+/// Moves the blocks of a v-form buffer (`counts[i]` elements at element
+/// displacement `displs[i]`, extent `ext`) so that every non-empty block starts at
+/// a displacement of 0 or more: returns the byte offset the base moves by (the
+/// displacements are lowered by as much, so every block stays where it was) and the
+/// elements the descriptor must cover (the end of the highest non-empty block).
+fn v_span(counts: &[usize], displs: &mut [isize], ext: isize) -> (isize, usize) {
+    let blocks = || counts.iter().zip(displs.iter()).filter(|(&c, _)| c > 0);
+    let lo = blocks().map(|(_, &d)| d).min().unwrap_or(0).min(0);
+    if lo < 0 {
+        for d in displs.iter_mut() {
+            *d = d.saturating_sub(lo);
+        }
+    }
+    let cap = counts
+        .iter()
+        .zip(displs.iter())
+        .filter(|(&c, _)| c > 0)
+        .map(|(&c, &d)| (d.max(0) as usize).saturating_add(c))
+        .max()
+        .unwrap_or(0);
+    (lo.wrapping_mul(ext), cap)
+}
+
+/// A v-form collective's send buffer (`None` for MPI_IN_PLACE): block `i` is
+/// `counts[i]` elements of `dt` at element displacement `displs[i]`, which may be
+/// negative; `displs` is rebased so that the descriptor starts at the lowest block.
+///
+/// # Safety
+/// As [`coll_send`], for every block the call reads.
+pub unsafe fn coll_send_v<'d>(
+    p: *const c_void,
+    counts: &[usize],
+    displs: &mut [isize],
+    dt: &'d Datatype,
+) -> Option<SendBuf<'static, 'd>> {
+    if p as usize == MPI_IN_PLACE {
+        return None;
+    }
+    let (shift, cap) = v_span(counts, displs, dt.extent());
+    let base = (p as *const u8).wrapping_offset(shift);
+    // SAFETY: this function's contract; the blocks are where the caller's displacements put them.
+    Some(unsafe { SendBuf::from_raw(base, cap, Some(dt)) })
+}
+
+/// A v-form collective's receive buffer, described as [`coll_send_v`] describes a
+/// send buffer.
+///
+/// # Safety
+/// As [`coll_recv`], for every block the call writes (or reads, in place).
+pub unsafe fn coll_recv_v<'d>(
+    p: *mut c_void,
+    counts: &[usize],
+    displs: &mut [isize],
+    dt: &'d Datatype,
+) -> RecvBuf<'static, 'd> {
+    let (shift, cap) = v_span(counts, displs, dt.extent());
+    let base = (p as *mut u8).wrapping_offset(shift);
+    // SAFETY: this function's contract; the blocks are where the caller's displacements put them.
+    unsafe { RecvBuf::from_raw(base, cap, Some(dt)) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::v_span;
+
+    #[test]
+    fn v_blocks_are_rebased_at_the_lowest_nonempty_block() {
+        // Non-negative displacements: nothing moves; the count reaches the highest block's end.
+        let mut d = [0, 5, 2];
+        assert_eq!(v_span(&[2, 3, 1], &mut d, 4), (0, 8));
+        assert_eq!(d, [0, 5, 2]);
+        // A negative displacement moves the base down by as many extents, and every
+        // displacement up by as many elements: each block stays at the same address.
+        let mut d = [-3, 4, -9];
+        assert_eq!(v_span(&[2, 1, 0], &mut d, 8), (-24, 8));
+        assert_eq!(d, [0, 7, -6]);
+        // Empty blocks reach nothing, wherever they point.
+        let mut d = [-100, 100];
+        assert_eq!(v_span(&[0, 0], &mut d, 4), (0, 0));
+    }
+}
