@@ -19,7 +19,7 @@ use oxmpi_core::Comm;
 
 use crate::coll::{count, counts, displs, dtypes, go, go_with, names, Form};
 use crate::conv::buffer::{coll_recv, coll_recv_v, coll_send, coll_send_v};
-use crate::conv::errors::{bad, ffi, out, R};
+use crate::conv::errors::{bad, ffi, R};
 use crate::conv::large::{entry, name, ptr::*, Count, Displ};
 use crate::conv::{comm, committed};
 use crate::types::*;
@@ -80,8 +80,7 @@ pub(crate) unsafe fn neighbor_allgather<C: Count>(
     };
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
+        let req = form.request(call);
         let cm = comm(c, call)?;
         let (indeg, outdeg) = degrees(call, &cm)?;
         let sc = count(call, "sendcount", sc)?;
@@ -146,8 +145,7 @@ pub(crate) unsafe fn neighbor_allgatherv<C: Count, D: Displ>(
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
+        let req = form.request(call);
         let cm = comm(c, call)?;
         let (indeg, _) = degrees(call, &cm)?;
         let sc = count(call, "sendcount", sc)?;
@@ -201,8 +199,7 @@ pub(crate) unsafe fn neighbor_alltoallv<C: Count, D: Displ>(
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
+        let req = form.request(call);
         let cm = comm(c, call)?;
         let (indeg, outdeg) = degrees(call, &cm)?;
         // SAFETY: MPI_Neighbor_alltoallv's `sendcounts` and `sdispls` have one entry per destination neighbour, `outdeg`.
@@ -271,8 +268,7 @@ pub(crate) unsafe fn neighbor_alltoallw<C: Count, D: Displ>(
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
+        let req = form.request(call);
         let cm = comm(c, call)?;
         let (indeg, outdeg) = degrees(call, &cm)?;
         // SAFETY: MPI_Neighbor_alltoallw's send arrays have one entry per destination neighbour, `outdeg`.
@@ -310,12 +306,12 @@ pub(crate) unsafe fn neighbor_alltoallw<C: Count, D: Displ>(
 }
 
 entry!(PMPI_Neighbor_allgather, PMPI_Neighbor_allgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Form::Blocking, false));
-entry!(PMPI_Ineighbor_allgather, PMPI_Ineighbor_allgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Form::Immediate(r), false));
+entry!(PMPI_Ineighbor_allgather, PMPI_Ineighbor_allgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Form::immediate(r), false));
 entry!(PMPI_Neighbor_alltoall, PMPI_Neighbor_alltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Form::Blocking, true));
-entry!(PMPI_Ineighbor_alltoall, PMPI_Ineighbor_alltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Form::Immediate(r), true));
+entry!(PMPI_Ineighbor_alltoall, PMPI_Ineighbor_alltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Form::immediate(r), true));
 entry!(PMPI_Neighbor_allgatherv, PMPI_Neighbor_allgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => neighbor_allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Form::Blocking));
-entry!(PMPI_Ineighbor_allgatherv, PMPI_Ineighbor_allgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Form::Immediate(r)));
+entry!(PMPI_Ineighbor_allgatherv, PMPI_Ineighbor_allgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Form::immediate(r)));
 entry!(PMPI_Neighbor_alltoallv, PMPI_Neighbor_alltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Form::Blocking));
-entry!(PMPI_Ineighbor_alltoallv, PMPI_Ineighbor_alltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Form::Immediate(r)));
+entry!(PMPI_Ineighbor_alltoallv, PMPI_Ineighbor_alltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Form::immediate(r)));
 entry!(PMPI_Neighbor_alltoallw, PMPI_Neighbor_alltoallw_c, (sb: CVoid, scs: ACNT, sds: AAint, sts: ATypes, rb: MVoid, rcs: ACNT, rds: AAint, rts: ATypes, c: MPI_Comm) => neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Form::Blocking));
-entry!(PMPI_Ineighbor_alltoallw, PMPI_Ineighbor_alltoallw_c, (sb: CVoid, scs: ACNT, sds: AAint, sts: ATypes, rb: MVoid, rcs: ACNT, rds: AAint, rts: ATypes, c: MPI_Comm, r: PReq) => neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Form::Immediate(r)));
+entry!(PMPI_Ineighbor_alltoallw, PMPI_Ineighbor_alltoallw_c, (sb: CVoid, scs: ACNT, sds: AAint, sts: ATypes, rb: MVoid, rcs: ACNT, rds: AAint, rts: ATypes, c: MPI_Comm, r: PReq) => neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Form::immediate(r)));

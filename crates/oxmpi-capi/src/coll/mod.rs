@@ -220,19 +220,48 @@ fn is_leaf(cm: &Comm, root: c_int) -> bool {
 
 /// Which form of a collective a C call is: blocking, immediate (its `request`
 /// argument) or persistent (`MPI_<Op>_init`: its `info` and `request` arguments).
+/// The immediate and persistent forms are made by [`Form::immediate`] and
+/// [`Form::persistent`] only, whose contract is the `request` argument's.
 #[derive(Clone, Copy)]
 pub(crate) enum Form {
     Blocking,
-    Immediate(*mut MPI_Request),
-    Persistent(MPI_Info, *mut MPI_Request),
+    Immediate(ReqOut),
+    Persistent(MPI_Info, ReqOut),
 }
 
+/// The C caller's `request` OUT argument of an immediate or persistent collective
+/// (private field: made by `Form`'s unsafe constructors only).
+#[derive(Clone, Copy)]
+pub(crate) struct ReqOut(*mut MPI_Request);
+
 impl Form {
-    /// The `request` argument, if the form has one.
-    pub(crate) fn request(self) -> Option<*mut MPI_Request> {
+    /// The immediate form (`MPI_I<op>`).
+    ///
+    /// # Safety
+    /// `request` is the C caller's `request` argument: NULL or writable and accessed
+    /// through nothing else while the call runs (MPI contract for an OUT argument).
+    pub(crate) unsafe fn immediate(request: *mut MPI_Request) -> Form {
+        Form::Immediate(ReqOut(request))
+    }
+
+    /// The persistent form (`MPI_<Op>_init`).
+    ///
+    /// # Safety
+    /// As [`Form::immediate`].
+    pub(crate) unsafe fn persistent(info: MPI_Info, request: *mut MPI_Request) -> Form {
+        Form::Persistent(info, ReqOut(request))
+    }
+
+    /// The `request` argument, if the form has one, through [`out`] (NULL:
+    /// MPI_ERR_ARG naming `call` and `request`; [`go`] reports it after the call's
+    /// other checks): the one place the collectives' OUT request is checked.
+    pub(crate) fn request<'a>(self, call: &str) -> Option<R<&'a mut MPI_Request>> {
         match self {
             Form::Blocking => None,
-            Form::Immediate(r) | Form::Persistent(_, r) => Some(r),
+            // SAFETY: a `ReqOut` is made only by `Form::immediate`/`Form::persistent`, whose contract is that the pointer is the C caller's OUT argument: NULL (rejected by `out`) or writable and unaliased while the call runs.
+            Form::Immediate(r) | Form::Persistent(_, r) => {
+                Some(unsafe { out(call, "request", r.0) })
+            }
         }
     }
 }

@@ -38,8 +38,7 @@ pub(crate) unsafe fn reduce<C: Count>(
     let call = names("MPI_Reduce", "MPI_Ireduce", "MPI_Reduce_init", form);
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
+        let req = form.request(call);
         let a = red_args(call, c, n, dt, o)?;
         no_alias(
             call,
@@ -97,8 +96,7 @@ pub(crate) unsafe fn whole<C: Count>(
     };
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
+        let req = form.request(call);
         let a = red_args(call, c, n, dt, o)?;
         no_alias(call, sb, rb, a.n > 0 && a.dt.size() > 0)?;
         let (cm, n, dt, op) = (&a.comm, a.n, &a.dt, &a.op);
@@ -154,8 +152,7 @@ pub(crate) unsafe fn reduce_scatter<C: Count>(
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
+        let req = form.request(call);
         let a = red_args(call, c, 0, dt, o)?;
         // SAFETY: MPI_Reduce_scatter's `recvcounts` has one entry per process of the group.
         let rcs = unsafe { counts(call, "recvcounts", rcs, a.comm.size() as usize)? };
@@ -196,8 +193,7 @@ pub(crate) unsafe fn reduce_scatter_block<C: Count>(
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
+        let req = form.request(call);
         let cm = comm(c, call)?;
         let rc = count(call, "recvcount", rc)?;
         let dt = committed(dt, call, "datatype")?;
@@ -220,14 +216,14 @@ pub(crate) unsafe fn reduce_scatter_block<C: Count>(
 }
 
 entry!(PMPI_Reduce, PMPI_Reduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, root: c_int, c: MPI_Comm) => reduce(sb, rb, n, dt, o, root, c, Form::Blocking));
-entry!(PMPI_Ireduce, PMPI_Ireduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, root: c_int, c: MPI_Comm, r: PReq) => reduce(sb, rb, n, dt, o, root, c, Form::Immediate(r)));
+entry!(PMPI_Ireduce, PMPI_Ireduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, root: c_int, c: MPI_Comm, r: PReq) => reduce(sb, rb, n, dt, o, root, c, Form::immediate(r)));
 entry!(PMPI_Allreduce, PMPI_Allreduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => whole(Whole::Allreduce, sb, rb, n, dt, o, c, Form::Blocking));
-entry!(PMPI_Iallreduce, PMPI_Iallreduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Allreduce, sb, rb, n, dt, o, c, Form::Immediate(r)));
+entry!(PMPI_Iallreduce, PMPI_Iallreduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Allreduce, sb, rb, n, dt, o, c, Form::immediate(r)));
 entry!(PMPI_Scan, PMPI_Scan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => whole(Whole::Scan, sb, rb, n, dt, o, c, Form::Blocking));
-entry!(PMPI_Iscan, PMPI_Iscan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Scan, sb, rb, n, dt, o, c, Form::Immediate(r)));
+entry!(PMPI_Iscan, PMPI_Iscan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Scan, sb, rb, n, dt, o, c, Form::immediate(r)));
 entry!(PMPI_Exscan, PMPI_Exscan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => whole(Whole::Exscan, sb, rb, n, dt, o, c, Form::Blocking));
-entry!(PMPI_Iexscan, PMPI_Iexscan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Exscan, sb, rb, n, dt, o, c, Form::Immediate(r)));
+entry!(PMPI_Iexscan, PMPI_Iexscan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Exscan, sb, rb, n, dt, o, c, Form::immediate(r)));
 entry!(PMPI_Reduce_scatter, PMPI_Reduce_scatter_c, (sb: CVoid, rb: MVoid, rcs: ACNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => reduce_scatter(sb, rb, rcs, dt, o, c, Form::Blocking));
-entry!(PMPI_Ireduce_scatter, PMPI_Ireduce_scatter_c, (sb: CVoid, rb: MVoid, rcs: ACNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => reduce_scatter(sb, rb, rcs, dt, o, c, Form::Immediate(r)));
+entry!(PMPI_Ireduce_scatter, PMPI_Ireduce_scatter_c, (sb: CVoid, rb: MVoid, rcs: ACNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => reduce_scatter(sb, rb, rcs, dt, o, c, Form::immediate(r)));
 entry!(PMPI_Reduce_scatter_block, PMPI_Reduce_scatter_block_c, (sb: CVoid, rb: MVoid, rc: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => reduce_scatter_block(sb, rb, rc, dt, o, c, Form::Blocking));
-entry!(PMPI_Ireduce_scatter_block, PMPI_Ireduce_scatter_block_c, (sb: CVoid, rb: MVoid, rc: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => reduce_scatter_block(sb, rb, rc, dt, o, c, Form::Immediate(r)));
+entry!(PMPI_Ireduce_scatter_block, PMPI_Ireduce_scatter_block_c, (sb: CVoid, rb: MVoid, rc: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => reduce_scatter_block(sb, rb, rc, dt, o, c, Form::immediate(r)));
