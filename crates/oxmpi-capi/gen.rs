@@ -81,6 +81,10 @@ pub struct Func {
     /// handle, so that a failing constructor (a bad array, count or handle) leaves
     /// the null handle (MPI-4.1). Also in `checked_outs`.
     pub made: Vec<String>,
+    /// For `fn` lines annotated `outaddr(NAME)`: a `void *` parameter MPI defines as the
+    /// address of a pointer the call stores (`baseptr`, `attribute_val`, ...): checked as
+    /// `out(NAME)` and given to the body as `&mut *mut c_void`. Also in `checked_outs`.
+    pub addr_outs: Vec<String>,
 }
 
 pub struct Abi {
@@ -126,11 +130,11 @@ pub fn parse(text: &str) -> Abi {
                         .split_once('(')
                         .and_then(|(k, r)| r.split_once(')').map(|(l, rest)| (k.trim(), l, rest)))
                         .filter(|(k, _, _)| {
-                            ["out", "nonnull", "status", "array", "lenquery", "made"].contains(k)
+                            ["out", "nonnull", "status", "array", "lenquery", "made", "outaddr"].contains(k)
                         })
                         .unwrap_or_else(|| {
                             panic!(
-                                "abi.txt:{}: after a fn's prototype only `out(NAME, ...)`, `nonnull(NAME, ...)`, `status(NAME)`, `array(NAME, LEN)`, `lenquery(NAME, LEN)`, `made(NAME)`",
+                                "abi.txt:{}: after a fn's prototype only `out(NAME, ...)`, `nonnull(NAME, ...)`, `status(NAME)`, `array(NAME, LEN)`, `lenquery(NAME, LEN)`, `made(NAME)`, `outaddr(NAME)`",
                                 no + 1
                             )
                         });
@@ -176,7 +180,15 @@ pub fn parse(text: &str) -> Abi {
                     }
                     for n in list.split(',').map(str::trim) {
                         let p = f.params.iter().find(|p| p.name == n);
-                        if kind == "made" {
+                        if kind == "outaddr" {
+                            assert!(
+                                p.is_some_and(|p| p.array == 0 && p.rust == "*mut c_void"),
+                                "abi.txt:{}: outaddr `{n}` is not a `void *` parameter",
+                                no + 1
+                            );
+                            f.checked_outs.push(n.to_string());
+                            f.addr_outs.push(n.to_string());
+                        } else if kind == "made" {
                             assert!(
                                 p.is_some_and(|p| p.array == 0
                                     && p.rust.starts_with("*mut MPI_")
@@ -363,6 +375,7 @@ fn parse_fn(s: &str, ext: bool, line: usize) -> Func {
         arrays: vec![],
         lenqueries: vec![],
         made: vec![],
+        addr_outs: vec![],
     }
 }
 
@@ -860,9 +873,14 @@ pub fn rust_checked(abi: &Abi) -> String {
                     n = o.name
                 )
             } else {
+                let cast = if f.addr_outs.contains(&o.name) {
+                    " as *mut *mut c_void"
+                } else {
+                    ""
+                };
                 format!(
                     "        // SAFETY: `{out}` is {name}'s OUT argument: NULL (rejected by `out`) or writable and unaliased (MPI contract).\n        \
-                     let {out} = unsafe {{ crate::conv::errors::out(CALL, \"{out}\", {out})? }};\n",
+                     let {out} = unsafe {{ crate::conv::errors::out(CALL, \"{out}\", {out}{cast})? }};\n",
                     out = o.name,
                     name = f.name,
                 )

@@ -154,9 +154,54 @@ int main(int argc, char **argv) {
         }
     }
 
-    /* Windows (errors through the window's handler). */
+    /* Groups (abi.txt `made(newgroup)`) and error handlers. */
+    {
+        MPI_Group wg, g = MPI_GROUP_EMPTY;
+        MPI_Errhandler eh;
+        int r0 = 0, tri[3] = {0, 0, 1};
+        OK(MPI_Comm_group(MPI_COMM_WORLD, &wg));
+        NULL_ARG(MPI_Group_union(wg, wg, NULL), "MPI_Group_union", "newgroup");
+        NULL_ARG(MPI_Group_intersection(wg, wg, NULL), "MPI_Group_intersection", "newgroup");
+        NULL_ARG(MPI_Group_difference(wg, wg, NULL), "MPI_Group_difference", "newgroup");
+        NULL_ARG(MPI_Group_incl(wg, 1, &r0, NULL), "MPI_Group_incl", "newgroup");
+        NULL_ARG(MPI_Group_excl(wg, 1, &r0, NULL), "MPI_Group_excl", "newgroup");
+        NULL_ARG(MPI_Group_range_incl(wg, 1, (int (*)[3])tri, NULL), "MPI_Group_range_incl", "newgroup");
+        NULL_ARG(MPI_Group_range_excl(wg, 1, (int (*)[3])tri, NULL), "MPI_Group_range_excl", "newgroup");
+        /* A failing constructor leaves the null handle. */
+        NULL_ARG(MPI_Group_incl(wg, 1, NULL, &g), "MPI_Group_incl", "ranks");
+        CHECK(g == MPI_GROUP_NULL);
+        OK(MPI_Group_incl(wg, 1, &r0, &g));
+        OK(MPI_Group_size(g, &len));
+        CHECK(len == 1);
+        OK(MPI_Group_free(&g));
+        OK(MPI_Group_free(&wg));
+        NULL_ARG(MPI_Comm_get_errhandler(MPI_COMM_WORLD, NULL), "MPI_Comm_get_errhandler", "errhandler");
+        NULL_ARG(MPI_Comm_create_errhandler(NULL, NULL), "MPI_Comm_create_errhandler", "errhandler");
+        OK(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &eh));
+        CHECK(eh == MPI_ERRORS_RETURN);
+        OK(MPI_Errhandler_free(&eh));
+    }
+
+    /* Windows (errors through the window's handler; a constructor's through its
+     * communicator's). */
     MPI_Win win;
     int mem = 0;
+    {
+        void *base = NULL;
+        MPI_Aint qsize;
+        int qdisp;
+        NULL_ARG(MPI_Win_create(&mem, sizeof mem, sizeof mem, MPI_INFO_NULL, MPI_COMM_WORLD, NULL), "MPI_Win_create", "win");
+        NULL_ARG(MPI_Win_allocate(8, 1, MPI_INFO_NULL, MPI_COMM_WORLD, NULL, &win), "MPI_Win_allocate", "baseptr");
+        NULL_ARG(MPI_Win_allocate_shared(8, 1, MPI_INFO_NULL, MPI_COMM_SELF, &base, NULL), "MPI_Win_allocate_shared", "win");
+        OK(MPI_Win_allocate_shared(8, 1, MPI_INFO_NULL, MPI_COMM_SELF, &base, &win));
+        CHECK(base != NULL);
+        OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+        NULL_ARG(MPI_Win_shared_query(win, 0, NULL, &qdisp, &base), "MPI_Win_shared_query", "size");
+        NULL_ARG(MPI_Win_shared_query(win, 0, &qsize, &qdisp, NULL), "MPI_Win_shared_query", "baseptr");
+        OK(MPI_Win_shared_query(win, 0, &qsize, &qdisp, &base));
+        CHECK(qsize == 8 && qdisp == 1);
+        OK(MPI_Win_free(&win));
+    }
     OK(MPI_Win_create(&mem, sizeof mem, sizeof mem, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
     OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
     NULL_ARG(MPI_Win_get_group(win, NULL), "MPI_Win_get_group", "group");
