@@ -38,28 +38,20 @@ pub unsafe extern "C" fn PMPI_File_set_view(
     })
 }
 
-/// MPI_File_get_view (abi.txt `nonnull(datarep)`: the generated `PMPI_x` checks `datarep` first).
+/// MPI_File_get_view (abi.txt `out(disp, etype, filetype) nonnull(datarep)`: the generated `PMPI_x` checks them first).
 ///
 /// # Safety
 /// The C caller's arguments of MPI_File_get_view, as MPI defines them.
 pub unsafe fn file_get_view(
     call: &'static str,
     fh: MPI_File,
-    disp: *mut MPI_Offset,
-    etype: *mut MPI_Datatype,
-    filetype: *mut MPI_Datatype,
+    d: &mut MPI_Offset,
+    e: &mut MPI_Datatype,
+    t: &mut MPI_Datatype,
     datarep: *mut c_char,
 ) -> R<()> {
     let f = file(fh, call)?;
     let v = f.view();
-    // SAFETY: the OUT arguments of MPI_File_get_view: NULL (rejected) or writable and unaliased.
-    let (d, e, t) = unsafe {
-        (
-            out(call, "disp", disp)?,
-            out(call, "etype", etype)?,
-            out(call, "filetype", filetype)?,
-        )
-    };
     *d = v.disp as MPI_Offset;
     *e = new_handle(&v.etype);
     *t = new_handle(&v.filetype);

@@ -154,6 +154,18 @@ int main(int argc, char **argv) {
         }
     }
 
+    /* Attributes (abi.txt `outaddr(attribute_val) out(flag)`). */
+    {
+        int *tag_ub = NULL;
+        void *v = NULL;
+        NULL_ARG(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, NULL, &flag), "MPI_Comm_get_attr", "attribute_val");
+        NULL_ARG(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, NULL), "MPI_Comm_get_attr", "flag");
+        OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag));
+        CHECK(flag && *tag_ub >= 32767);
+        NULL_ARG(MPI_Type_get_attr(MPI_INT, 0, NULL, &flag), "MPI_Type_get_attr", "attribute_val");
+        NULL_ARG(MPI_Type_get_attr(MPI_INT, 0, &v, NULL), "MPI_Type_get_attr", "flag");
+    }
+
     /* Groups (abi.txt `made(newgroup)`) and error handlers. */
     {
         MPI_Group wg, g = MPI_GROUP_EMPTY;
@@ -198,6 +210,13 @@ int main(int argc, char **argv) {
         OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
         NULL_ARG(MPI_Win_shared_query(win, 0, NULL, &qdisp, &base), "MPI_Win_shared_query", "size");
         NULL_ARG(MPI_Win_shared_query(win, 0, &qsize, &qdisp, NULL), "MPI_Win_shared_query", "baseptr");
+        {
+            void *wv = NULL;
+            NULL_ARG(MPI_Win_get_attr(win, MPI_WIN_BASE, NULL, &flag), "MPI_Win_get_attr", "attribute_val");
+            NULL_ARG(MPI_Win_get_attr(win, MPI_WIN_BASE, &wv, NULL), "MPI_Win_get_attr", "flag");
+            OK(MPI_Win_get_attr(win, MPI_WIN_BASE, &wv, &flag));
+            CHECK(flag && wv == base);
+        }
         OK(MPI_Win_shared_query(win, 0, &qsize, &qdisp, &base));
         CHECK(qsize == 8 && qdisp == 1);
         OK(MPI_Win_free(&win));
