@@ -133,6 +133,25 @@ int main(int argc, char **argv) {
         OK(MPI_Type_free(&t2));
     }
 
+    /* Pack and unpack (abi.txt `out(position)`, `out(size)`). */
+    {
+        int x = 5, y = 0;
+        char pbuf[64];
+        MPI_Aint esize;
+        MPI_Count cpos = 0;
+        NULL_ARG(MPI_Pack(&x, 1, MPI_INT, pbuf, sizeof pbuf, NULL, MPI_COMM_WORLD), "MPI_Pack", "position");
+        NULL_ARG(MPI_Pack_c(&x, 1, MPI_INT, pbuf, sizeof pbuf, NULL, MPI_COMM_WORLD), "MPI_Pack_c", "position");
+        NULL_ARG(MPI_Unpack(pbuf, sizeof pbuf, NULL, &y, 1, MPI_INT, MPI_COMM_WORLD), "MPI_Unpack", "position");
+        NULL_ARG(MPI_Pack_external_size("external32", 1, MPI_INT, NULL), "MPI_Pack_external_size", "size");
+        NULL_ARG(MPI_Pack_external("external32", &x, 1, MPI_INT, pbuf, sizeof pbuf, NULL), "MPI_Pack_external", "position");
+        OK(MPI_Pack_external_size("external32", 2, MPI_INT, &esize));
+        CHECK(esize == 8);
+        OK(MPI_Pack_c(&x, 1, MPI_INT, pbuf, sizeof pbuf, &cpos, MPI_COMM_WORLD));
+        cpos = 0;
+        OK(MPI_Unpack_c(pbuf, sizeof pbuf, &cpos, &y, 1, MPI_INT, MPI_COMM_WORLD));
+        CHECK(y == 5 && cpos == (MPI_Count)sizeof(int));
+    }
+
     /* MPI_Pready_list (abi.txt `array(array_of_partitions, length)`): NULL with a
      * positive length names the array; with length 0 it is not looked at. */
     {
