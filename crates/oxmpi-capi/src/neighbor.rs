@@ -80,7 +80,6 @@ pub(crate) unsafe fn neighbor_allgather<C: Count>(
     };
     let call = name::<C>(call);
     ffi(call, c, || {
-        let req = form.request(call);
         let cm = comm(c, call)?;
         let (indeg, outdeg) = degrees(call, &cm)?;
         let sc = count(call, "sendcount", sc)?;
@@ -106,7 +105,6 @@ pub(crate) unsafe fn neighbor_allgather<C: Count>(
                 c,
                 call,
                 form,
-                req,
                 bufs,
                 |(s, r)| mv::neighbor_alltoall(s, sc, r, rc, &cm),
                 |(s, r)| mv::ineighbor_alltoall(&Forever, s, sc, r, rc, &cm),
@@ -116,7 +114,6 @@ pub(crate) unsafe fn neighbor_allgather<C: Count>(
                 c,
                 call,
                 form,
-                req,
                 bufs,
                 |(s, r)| mv::neighbor_allgather(s, sc, r, rc, &cm),
                 |(s, r)| mv::ineighbor_allgather(&Forever, s, sc, r, rc, &cm),
@@ -145,7 +142,6 @@ pub(crate) unsafe fn neighbor_allgatherv<C: Count, D: Displ>(
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        let req = form.request(call);
         let cm = comm(c, call)?;
         let (indeg, _) = degrees(call, &cm)?;
         let sc = count(call, "sendcount", sc)?;
@@ -170,7 +166,6 @@ pub(crate) unsafe fn neighbor_allgatherv<C: Count, D: Displ>(
             c,
             call,
             form,
-            req,
             bufs,
             |(s, r)| mv::neighbor_allgatherv(s, sc, r, rbl(), &cm),
             |(s, r)| mv::ineighbor_allgatherv(&Forever, s, sc, r, rbl(), &cm),
@@ -199,7 +194,6 @@ pub(crate) unsafe fn neighbor_alltoallv<C: Count, D: Displ>(
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        let req = form.request(call);
         let cm = comm(c, call)?;
         let (indeg, outdeg) = degrees(call, &cm)?;
         // SAFETY: MPI_Neighbor_alltoallv's `sendcounts` and `sdispls` have one entry per destination neighbour, `outdeg`.
@@ -239,7 +233,6 @@ pub(crate) unsafe fn neighbor_alltoallv<C: Count, D: Displ>(
             c,
             call,
             form,
-            req,
             bufs,
             |(s, r)| mv::neighbor_alltoallv(s, sbl(), r, rbl(), &cm),
             |(s, r)| mv::ineighbor_alltoallv(&Forever, s, sbl(), r, rbl(), &cm),
@@ -268,7 +261,6 @@ pub(crate) unsafe fn neighbor_alltoallw<C: Count, D: Displ>(
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        let req = form.request(call);
         let cm = comm(c, call)?;
         let (indeg, outdeg) = degrees(call, &cm)?;
         // SAFETY: MPI_Neighbor_alltoallw's send arrays have one entry per destination neighbour, `outdeg`.
@@ -296,7 +288,6 @@ pub(crate) unsafe fn neighbor_alltoallw<C: Count, D: Displ>(
             c,
             call,
             form,
-            req,
             // SAFETY: `s` and `r` hold the blocks `scs`/`sds`/`sts` and `rcs`/`rds`/`rts` describe per neighbour, as MPI_Neighbor_alltoallw requires of its C caller, until this blocking call returns.
             || unsafe { nb::neighbor_alltoallw(s, &scs, &sds, &sts, r, &rcs, &rds, &rts, &cm) },
             // SAFETY: as above, and MPI_Ineighbor_alltoallw's caller leaves the buffers alone until the request completes.

@@ -27,7 +27,6 @@ pub(crate) unsafe fn allgather<C: Count>(
     };
     let call = name::<C>(call);
     ffi(call, c, || {
-        let req = form.request(call);
         let cm = comm(c, call)?;
         let send_sig = !is_in_place(sb);
         let sc = count_if(call, "sendcount", sc, send_sig)?;
@@ -62,7 +61,6 @@ pub(crate) unsafe fn allgather<C: Count>(
                 c,
                 call,
                 form,
-                req,
                 bufs,
                 |(s, r)| coll::api_move::alltoall(s, sc, r, rc, &cm),
                 |(s, r)| coll::api_move::ialltoall(&Forever, s, sc, r, rc, &cm),
@@ -72,7 +70,6 @@ pub(crate) unsafe fn allgather<C: Count>(
                 c,
                 call,
                 form,
-                req,
                 bufs,
                 |(s, r)| coll::api_move::allgather(s, r, rc, &cm),
                 |(s, r)| coll::api_move::iallgather(&Forever, s, r, rc, &cm),
@@ -101,7 +98,6 @@ pub(crate) unsafe fn allgatherv<C: Count, D: Displ>(
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        let req = form.request(call);
         let cm = comm(c, call)?;
         let send_sig = !is_in_place(sb);
         let sc = count_if(call, "sendcount", sc, send_sig)?;
@@ -133,7 +129,6 @@ pub(crate) unsafe fn allgatherv<C: Count, D: Displ>(
             c,
             call,
             form,
-            req,
             bufs,
             |(s, r)| coll::api_move::allgatherv(s, r, &rcs, &ds, &cm),
             |(s, r)| coll::api_move::iallgatherv(&Forever, s, r, &rcs, &ds, &cm),
@@ -162,7 +157,6 @@ pub(crate) unsafe fn alltoallv<C: Count, D: Displ>(
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        let req = form.request(call);
         let cm = comm(c, call)?;
         let n = cm.peer_group_size() as usize;
         let send_sig = !is_in_place(sb);
@@ -203,7 +197,6 @@ pub(crate) unsafe fn alltoallv<C: Count, D: Displ>(
             c,
             call,
             form,
-            req,
             bufs,
             |(s, r)| coll::api_move::alltoallv(s, sbl(), r, rbl(), &cm),
             |(s, r)| coll::api_move::ialltoallv(&Forever, s, sbl(), r, rbl(), &cm),
@@ -232,7 +225,6 @@ pub(crate) unsafe fn alltoallw<C: Count, D: Displ>(
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        let req = form.request(call);
         let cm = comm(c, call)?;
         let n = cm.peer_group_size() as usize;
         let ns = if is_in_place(sb) { 0 } else { n };
@@ -264,7 +256,6 @@ pub(crate) unsafe fn alltoallw<C: Count, D: Displ>(
             c,
             call,
             form,
-            req,
             // SAFETY: `s` (unless MPI_IN_PLACE) and `r` hold the blocks `scs`/`sds`/`sts` and `rcs`/`rds`/`rts` describe, as MPI_Alltoallw requires of its C caller, until this blocking call returns.
             || unsafe { coll::alltoall::alltoallw(s, &scs, &sds, &sts, r, &rcs, &rds, &rts, &cm) },
             // SAFETY: as above, and MPI_Ialltoallw's caller leaves the buffers alone until the request completes.

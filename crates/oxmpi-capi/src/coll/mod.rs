@@ -253,14 +253,16 @@ impl Form {
     }
 
     /// The `request` argument, if the form has one, through [`out`] (NULL:
-    /// MPI_ERR_ARG naming `call` and `request`; [`go`] reports it after the call's
-    /// other checks): the one place the collectives' OUT request is checked.
-    pub(crate) fn request<'a>(self, call: &str) -> Option<R<&'a mut MPI_Request>> {
+    /// MPI_ERR_ARG naming `call` and `request`): the one place the collectives' OUT
+    /// request is checked. Called by [`go`] and [`go_with`] only, once each, after the
+    /// call's other checks; the reference lives until they return.
+    fn request<'a>(self, call: &str) -> Option<R<&'a mut MPI_Request>> {
         match self {
             Form::Blocking => None,
-            // SAFETY: a `ReqOut` is made only by `Form::immediate`/`Form::persistent`, whose contract is that the pointer is the C caller's OUT argument: NULL (rejected by `out`) or writable and unaliased while the call runs.
             Form::Immediate(r) | Form::Persistent(_, r) => {
-                Some(unsafe { out(call, "request", r.0) })
+                // SAFETY: a `ReqOut` is made only by `Form::immediate`/`Form::persistent`, whose contract is that the pointer is the C caller's OUT argument: NULL (rejected by `out`) or writable and unaliased while the call runs; `go`/`go_with` use the reference only within the call.
+                let checked = unsafe { out(call, "request", r.0) };
+                Some(checked)
             }
         }
     }
@@ -269,18 +271,16 @@ impl Form {
 /// Runs the engine call of `form`: `blocking`, `immediate`, or, for the
 /// persistent form, `immediate` once, now, to plan the schedule every
 /// MPI_Start of the new persistent request runs again
-/// (`coll::persistent::plan`). `request` is the immediate or persistent
-/// form's `request` argument, already passed through [`out`]; its error, if
-/// any, is reported here, after the other checks.
+/// (`coll::persistent::plan`). The immediate or persistent form's `request`
+/// argument is checked here ([`Form::request`]), after the call's other checks.
 pub(crate) fn go(
     c: MPI_Comm,
     call: &'static str,
     form: Form,
-    request: Option<R<&mut MPI_Request>>,
     blocking: impl FnOnce() -> CoreResult<()>,
     immediate: impl FnOnce() -> CoreResult<Request>,
 ) -> R<()> {
-    match (form, request) {
+    match (form, form.request(call)) {
         (Form::Blocking, _) | (_, None) => Ok(blocking()?),
         (Form::Immediate(_), Some(o)) => {
             let o = o?;
@@ -304,12 +304,11 @@ pub(crate) fn go_with<B>(
     c: MPI_Comm,
     call: &'static str,
     form: Form,
-    request: Option<R<&mut MPI_Request>>,
     bufs: B,
     blocking: impl FnOnce(B) -> CoreResult<()>,
     immediate: impl FnOnce(B) -> CoreResult<Request>,
 ) -> R<()> {
-    match (form, request) {
+    match (form, form.request(call)) {
         (Form::Blocking, _) | (_, None) => Ok(blocking(bufs)?),
         (Form::Immediate(_), Some(o)) => {
             let o = o?;

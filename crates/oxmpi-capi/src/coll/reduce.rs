@@ -38,7 +38,6 @@ pub(crate) unsafe fn reduce<C: Count>(
     let call = names("MPI_Reduce", "MPI_Ireduce", "MPI_Reduce_init", form);
     let call = name::<C>(call);
     ffi(call, c, || {
-        let req = form.request(call);
         let a = red_args(call, c, n, dt, o)?;
         no_alias(
             call,
@@ -58,7 +57,6 @@ pub(crate) unsafe fn reduce<C: Count>(
             c,
             call,
             form,
-            req,
             bufs,
             |(s, r)| coll::reduce::reduce(s, r, op, root, cm),
             |(s, r)| coll::reduce::ireduce(&Forever, s, r, op, root, cm),
@@ -96,7 +94,6 @@ pub(crate) unsafe fn whole<C: Count>(
     };
     let call = name::<C>(call);
     ffi(call, c, || {
-        let req = form.request(call);
         let a = red_args(call, c, n, dt, o)?;
         no_alias(call, sb, rb, a.n > 0 && a.dt.size() > 0)?;
         let (cm, n, dt, op) = (&a.comm, a.n, &a.dt, &a.op);
@@ -107,7 +104,6 @@ pub(crate) unsafe fn whole<C: Count>(
                 c,
                 call,
                 form,
-                req,
                 bufs,
                 |(s, r)| coll::allreduce::allreduce(s, r, op, cm),
                 |(s, r)| coll::allreduce::iallreduce(&Forever, s, r, op, cm),
@@ -116,7 +112,6 @@ pub(crate) unsafe fn whole<C: Count>(
                 c,
                 call,
                 form,
-                req,
                 bufs,
                 |(s, r)| coll::scan::scan(s, r, op, cm),
                 |(s, r)| coll::scan::iscan(&Forever, s, r, op, cm),
@@ -125,7 +120,6 @@ pub(crate) unsafe fn whole<C: Count>(
                 c,
                 call,
                 form,
-                req,
                 bufs,
                 |(s, r)| coll::scan::exscan(s, r, op, cm),
                 |(s, r)| coll::scan::iexscan(&Forever, s, r, op, cm),
@@ -152,7 +146,6 @@ pub(crate) unsafe fn reduce_scatter<C: Count>(
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        let req = form.request(call);
         let a = red_args(call, c, 0, dt, o)?;
         // SAFETY: MPI_Reduce_scatter's `recvcounts` has one entry per process of the group.
         let rcs = unsafe { counts(call, "recvcounts", rcs, a.comm.size() as usize)? };
@@ -167,7 +160,6 @@ pub(crate) unsafe fn reduce_scatter<C: Count>(
             c,
             call,
             form,
-            req,
             bufs,
             |(s, r)| coll::api_move::reduce_scatter(s, r, &rcs, op, cm),
             |(s, r)| coll::api_move::ireduce_scatter(&Forever, s, r, &rcs, op, cm),
@@ -193,7 +185,6 @@ pub(crate) unsafe fn reduce_scatter_block<C: Count>(
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        let req = form.request(call);
         let cm = comm(c, call)?;
         let rc = count(call, "recvcount", rc)?;
         let dt = committed(dt, call, "datatype")?;
@@ -207,7 +198,6 @@ pub(crate) unsafe fn reduce_scatter_block<C: Count>(
             c,
             call,
             form,
-            req,
             bufs,
             |(s, r)| coll::api_move::reduce_scatter_block(s, r, rc, &op, &cm),
             |(s, r)| coll::api_move::ireduce_scatter_block(&Forever, s, r, rc, &op, &cm),

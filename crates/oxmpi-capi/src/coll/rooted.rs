@@ -15,7 +15,6 @@ pub(crate) unsafe fn bcast<C: Count>(
     let call = names("MPI_Bcast", "MPI_Ibcast", "MPI_Bcast_init", form);
     let call = name::<C>(call);
     ffi(call, c, || {
-        let req = form.request(call);
         let cm = comm(c, call)?;
         let sig = !cm.is_inter() || root == MPI_ROOT || is_leaf(&cm, root);
         let n = count_if(call, "count", n, sig)?;
@@ -26,7 +25,6 @@ pub(crate) unsafe fn bcast<C: Count>(
             c,
             call,
             form,
-            req,
             b,
             |b| coll::bcast::bcast(b, root, &cm),
             |b| coll::bcast::ibcast(&Forever, b, root, &cm),
@@ -49,7 +47,6 @@ pub(crate) unsafe fn gather<C: Count>(
     let call = names("MPI_Gather", "MPI_Igather", "MPI_Gather_init", form);
     let call = name::<C>(call);
     ffi(call, c, || {
-        let req = form.request(call);
         let cm = comm(c, call)?;
         let (is_root, leaf) = (at_root(&cm, root), is_leaf(&cm, root));
         let send_sig = leaf && !(is_root && is_in_place(sb));
@@ -75,7 +72,6 @@ pub(crate) unsafe fn gather<C: Count>(
             c,
             call,
             form,
-            req,
             bufs,
             |(s, r)| coll::api_move::gather(s, r, rc, root, &cm),
             |(s, r)| coll::api_move::igather(&Forever, s, r, rc, root, &cm),
@@ -99,7 +95,6 @@ pub(crate) unsafe fn gatherv<C: Count, D: Displ>(
     let call = names("MPI_Gatherv", "MPI_Igatherv", "MPI_Gatherv_init", form);
     let call = name::<C>(call);
     ffi(call, c, || {
-        let req = form.request(call);
         let cm = comm(c, call)?;
         let (is_root, leaf) = (at_root(&cm, root), is_leaf(&cm, root));
         let send_sig = leaf && !(is_root && is_in_place(sb));
@@ -135,7 +130,6 @@ pub(crate) unsafe fn gatherv<C: Count, D: Displ>(
             c,
             call,
             form,
-            req,
             bufs,
             |(s, r)| coll::api_move::gatherv(s, r, &rcs, &ds, root, &cm),
             |(s, r)| coll::api_move::igatherv(&Forever, s, r, &rcs, &ds, root, &cm),
@@ -158,7 +152,6 @@ pub(crate) unsafe fn scatter<C: Count>(
     let call = names("MPI_Scatter", "MPI_Iscatter", "MPI_Scatter_init", form);
     let call = name::<C>(call);
     ffi(call, c, || {
-        let req = form.request(call);
         let cm = comm(c, call)?;
         let (is_root, leaf) = (at_root(&cm, root), is_leaf(&cm, root));
         let recv_sig = leaf && !(is_root && is_in_place(rb));
@@ -186,7 +179,6 @@ pub(crate) unsafe fn scatter<C: Count>(
             c,
             call,
             form,
-            req,
             bufs,
             |(s, r)| coll::api_move::scatter(s, sc, r, root, &cm),
             |(s, r)| coll::api_move::iscatter(&Forever, s, sc, r, root, &cm),
@@ -210,7 +202,6 @@ pub(crate) unsafe fn scatterv<C: Count, D: Displ>(
     let call = names("MPI_Scatterv", "MPI_Iscatterv", "MPI_Scatterv_init", form);
     let call = name::<C>(call);
     ffi(call, c, || {
-        let req = form.request(call);
         let cm = comm(c, call)?;
         let (is_root, leaf) = (at_root(&cm, root), is_leaf(&cm, root));
         let recv_sig = leaf && !(is_root && is_in_place(rb));
@@ -248,7 +239,6 @@ pub(crate) unsafe fn scatterv<C: Count, D: Displ>(
             c,
             call,
             form,
-            req,
             bufs,
             |(s, r)| coll::api_move::scatterv(s, &scs, &ds, r, root, &cm),
             |(s, r)| coll::api_move::iscatterv(&Forever, s, &scs, &ds, r, root, &cm),
