@@ -35,6 +35,21 @@ int main(int argc, char **argv) {
     NULL_ARG(MPI_Comm_get_name(MPI_COMM_WORLD, buf, NULL), "MPI_Comm_get_name", "resultlen");
     NULL_ARG(MPI_Ibarrier(MPI_COMM_WORLD, NULL), "MPI_Ibarrier", "request");
 
+    /* Environment and MPI_Comm_idup. */
+    {
+        MPI_Comm dupc;
+        MPI_Request ireq;
+        NULL_ARG(MPI_Get_processor_name(NULL, &len), "MPI_Get_processor_name", "name");
+        NULL_ARG(MPI_Get_processor_name(buf, NULL), "MPI_Get_processor_name", "resultlen");
+        NULL_ARG(MPI_Alloc_mem(8, MPI_INFO_NULL, NULL), "MPI_Alloc_mem", "baseptr");
+        NULL_ARG(MPI_Comm_idup(MPI_COMM_WORLD, NULL, &ireq), "MPI_Comm_idup", "newcomm");
+        NULL_ARG(MPI_Comm_idup(MPI_COMM_WORLD, &dupc, NULL), "MPI_Comm_idup", "request");
+        NULL_ARG(MPI_Comm_idup_with_info(MPI_COMM_WORLD, MPI_INFO_NULL, &dupc, NULL), "MPI_Comm_idup_with_info", "request");
+        OK(MPI_Comm_idup(MPI_COMM_WORLD, &dupc, &ireq));
+        OK(MPI_Wait(&ireq, MPI_STATUS_IGNORE));
+        OK(MPI_Comm_free(&dupc));
+    }
+
     /* Handles freed through a pointer. */
     NULL_ARG(MPI_Type_commit(NULL), "MPI_Type_commit", "datatype");
     NULL_ARG(MPI_Type_free(NULL), "MPI_Type_free", "datatype");
