@@ -85,6 +85,11 @@ pub struct Func {
     /// address of a pointer the call stores (`baseptr`, `attribute_val`, ...): checked as
     /// `out(NAME)` and given to the body as `&mut *mut c_void`. Also in `checked_outs`.
     pub addr_outs: Vec<String>,
+    /// For `fn` lines annotated `route(TO)`: where errors go when the call has no
+    /// handle argument to route them by: `file` (the null file's handler, as
+    /// MPI_File_open and MPI_File_create_errhandler), `session` (the null session's),
+    /// or a predefined communicator (`MPI_COMM_WORLD`, `MPI_COMM_SELF`).
+    pub route: Option<String>,
 }
 
 pub struct Abi {
@@ -130,15 +135,25 @@ pub fn parse(text: &str) -> Abi {
                         .split_once('(')
                         .and_then(|(k, r)| r.split_once(')').map(|(l, rest)| (k.trim(), l, rest)))
                         .filter(|(k, _, _)| {
-                            ["out", "nonnull", "status", "array", "lenquery", "made", "outaddr"].contains(k)
+                            ["out", "nonnull", "status", "array", "lenquery", "made", "outaddr", "route"].contains(k)
                         })
                         .unwrap_or_else(|| {
                             panic!(
-                                "abi.txt:{}: after a fn's prototype only `out(NAME, ...)`, `nonnull(NAME, ...)`, `status(NAME)`, `array(NAME, LEN)`, `lenquery(NAME, LEN)`, `made(NAME)`, `outaddr(NAME)`",
+                                "abi.txt:{}: after a fn's prototype only `out(NAME, ...)`, `nonnull(NAME, ...)`, `status(NAME)`, `array(NAME, LEN)`, `lenquery(NAME, LEN)`, `made(NAME)`, `outaddr(NAME)`, `route(TO)`",
                                 no + 1
                             )
                         });
                     notes = rest.trim();
+                    if kind == "route" {
+                        let to = list.trim();
+                        assert!(
+                            ["file", "session", "MPI_COMM_WORLD", "MPI_COMM_SELF"].contains(&to),
+                            "abi.txt:{}: route(file | session | MPI_COMM_WORLD | MPI_COMM_SELF)",
+                            no + 1
+                        );
+                        f.route = Some(to.to_string());
+                        continue;
+                    }
                     if kind == "array" || kind == "lenquery" {
                         let (n, len) = list
                             .split_once(',')
@@ -376,6 +391,7 @@ fn parse_fn(s: &str, ext: bool, line: usize) -> Func {
         lenqueries: vec![],
         made: vec![],
         addr_outs: vec![],
+        route: None,
     }
 }
 
@@ -806,7 +822,14 @@ pub fn rust_checked(abi: &Abi) -> String {
             .iter()
             .filter(|p| !is_out(p) && !is_status(p) && array_len(p).is_none())
             .collect();
-        let route = route(&ins);
+        let route = match f.route.as_deref() {
+            None => route(&ins),
+            Some("file") => "crate::file::ffi_file(CALL, crate::abi::MPI_FILE_NULL, ".to_string(),
+            Some("session") => {
+                "crate::session::ffi_session(CALL, crate::abi::MPI_SESSION_NULL, None, ".to_string()
+            }
+            Some(comm) => format!("crate::conv::errors::ffi(CALL, crate::abi::{comm}, "),
+        };
         let params: Vec<String> = f
             .params
             .iter()

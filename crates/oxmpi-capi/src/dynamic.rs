@@ -377,17 +377,14 @@ pub unsafe extern "C" fn PMPI_Comm_connect(
     unsafe { accept_or_connect("MPI_Comm_connect", port_name, info, root, c, newcomm, true) }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_join(fd: c_int, intercomm: *mut MPI_Comm) -> c_int {
-    const CALL: &str = "MPI_Comm_join";
-    ffi(CALL, MPI_COMM_SELF, || {
-        // SAFETY: `intercomm` is MPI_Comm_join's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "intercomm", intercomm)? };
-        *o = MPI_COMM_NULL;
+/// MPI_Comm_join (abi.txt `made(intercomm) route(MPI_COMM_SELF)`: the generated `PMPI_x`
+/// checks `intercomm` first and sets it to MPI_COMM_NULL).
+pub fn comm_join(call: &'static str, fd: c_int, o: &mut MPI_Comm) -> R<()> {
+    {
         if fd < 0 {
             return Err(bad(
                 ErrorClass::Arg,
-                CALL,
+                call,
                 "fd",
                 format!("{fd} is not a file descriptor"),
             ));
@@ -397,7 +394,7 @@ pub unsafe extern "C" fn PMPI_Comm_join(fd: c_int, intercomm: *mut MPI_Comm) -> 
         if mine < 0 {
             return Err(bad(
                 ErrorClass::Arg,
-                CALL,
+                call,
                 "fd",
                 format!("{fd}: {}", std::io::Error::last_os_error()),
             ));
@@ -407,7 +404,7 @@ pub unsafe extern "C" fn PMPI_Comm_join(fd: c_int, intercomm: *mut MPI_Comm) -> 
         let ic = oxmpi_core::comm::dynamic::join(stream)?;
         *o = new_comm(ic, MPI_COMM_SELF);
         Ok(())
-    })
+    }
 }
 
 /// Shared body of the three name-service calls.

@@ -7,7 +7,7 @@ use oxmpi_core::error::{ErrorClass, MpiError};
 use oxmpi_core::runtime::{self, ThreadLevel};
 
 use crate::abi::*;
-use crate::conv::errors::{bad, ffi, out, NO_COMM, R};
+use crate::conv::errors::{bad, ffi, NO_COMM, R};
 use crate::conv::handles::{c2f_predefined_or, f2c_predefined_or, state};
 use crate::conv::{comm, get_str, put_str, with_info};
 use crate::types::*;
@@ -25,28 +25,30 @@ pub unsafe extern "C" fn PMPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_ch
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Init_thread(
+/// MPI_Init_thread (abi.txt `out(provided) route(MPI_COMM_WORLD)`: the generated `PMPI_x`
+/// checks `provided` first).
+///
+/// # Safety
+/// None beyond the C caller's: `argc` and `argv` are not read.
+pub unsafe fn init_thread(
+    call: &'static str,
     _argc: *mut c_int,
     _argv: *mut *mut *mut c_char,
     required: c_int,
-    provided: *mut c_int,
-) -> c_int {
-    const CALL: &str = "MPI_Init_thread";
-    ffi(CALL, MPI_COMM_WORLD, || {
+    p: &mut c_int,
+) -> R<()> {
+    {
         let level = crate::abi::thread_level_from_value(required).ok_or_else(|| {
             bad(
                 ErrorClass::Arg,
-                CALL,
+                call,
                 "required",
                 format!("{required} is not an MPI_THREAD_* level"),
             )
         })?;
-        // SAFETY: `provided` is MPI_Init_thread's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let p = unsafe { out(CALL, "provided", provided)? };
-        *p = crate::abi::thread_level_value(init(CALL, level)?);
+        *p = crate::abi::thread_level_value(init(call, level)?);
         Ok(())
-    })
+    }
 }
 
 /// The answer of MPI_Initialized (its `PMPI_` function, with the OUT argument's check, is

@@ -378,21 +378,19 @@ pub unsafe fn group_from_session_pset(
 
 // ----- error handlers --------------------------------------------------------------------
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_create_errhandler(
+/// MPI_Session_create_errhandler (abi.txt `out(errhandler) route(session)`).
+pub fn session_create_errhandler(
+    call: &'static str,
     f: Option<MPI_Session_errhandler_function>,
-    eh: *mut MPI_Errhandler,
-) -> c_int {
-    const CALL: &str = "MPI_Session_create_errhandler";
-    ffi_session(CALL, MPI_SESSION_NULL, None, || {
-        let f = f.ok_or_else(|| bad(ErrorClass::Arg, CALL, "session_errhandler_fn", "is NULL"))?;
-        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "errhandler", eh)? };
+    o: &mut MPI_Errhandler,
+) -> R<()> {
+    {
+        let f = f.ok_or_else(|| bad(ErrorClass::Arg, call, "session_errhandler_fn", "is NULL"))?;
         *o = state()
             .errhandlers
             .insert(ErrhandlerEntry { func: f, refs: 1 });
         Ok(())
-    })
+    }
 }
 
 #[no_mangle]

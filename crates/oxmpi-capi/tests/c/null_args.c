@@ -45,6 +45,13 @@ int main(int argc, char **argv) {
         NULL_ARG(MPI_Comm_idup(MPI_COMM_WORLD, NULL, &ireq), "MPI_Comm_idup", "newcomm");
         NULL_ARG(MPI_Comm_idup(MPI_COMM_WORLD, &dupc, NULL), "MPI_Comm_idup", "request");
         NULL_ARG(MPI_Comm_idup_with_info(MPI_COMM_WORLD, MPI_INFO_NULL, &dupc, NULL), "MPI_Comm_idup_with_info", "request");
+        /* Calls with no handle to route by (abi.txt `route(...)`). */
+        NULL_ARG(MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, NULL), "MPI_Init_thread", "provided");
+        dupc = MPI_COMM_WORLD;
+        NULL_ARG(MPI_Comm_join(-1, NULL), "MPI_Comm_join", "intercomm");
+        NULL_ARG(MPI_File_open(MPI_COMM_SELF, "/nonexistent/x", MPI_MODE_RDONLY, MPI_INFO_NULL, NULL), "MPI_File_open", "fh");
+        NULL_ARG(MPI_File_create_errhandler(NULL, NULL), "MPI_File_create_errhandler", "errhandler");
+        NULL_ARG(MPI_Session_create_errhandler(NULL, NULL), "MPI_Session_create_errhandler", "errhandler");
         OK(MPI_Comm_idup(MPI_COMM_WORLD, &dupc, &ireq));
         OK(MPI_Wait(&ireq, MPI_STATUS_IGNORE));
         OK(MPI_Comm_free(&dupc));
