@@ -47,7 +47,6 @@ int main(int argc, char **argv) {
         NULL_ARG(MPI_Comm_idup_with_info(MPI_COMM_WORLD, MPI_INFO_NULL, &dupc, NULL), "MPI_Comm_idup_with_info", "request");
         /* Calls with no handle to route by (abi.txt `route(...)`). */
         NULL_ARG(MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, NULL), "MPI_Init_thread", "provided");
-        dupc = MPI_COMM_WORLD;
         NULL_ARG(MPI_Comm_join(-1, NULL), "MPI_Comm_join", "intercomm");
         NULL_ARG(MPI_File_open(MPI_COMM_SELF, "/nonexistent/x", MPI_MODE_RDONLY, MPI_INFO_NULL, NULL), "MPI_File_open", "fh");
         NULL_ARG(MPI_File_create_errhandler(NULL, NULL), "MPI_File_create_errhandler", "errhandler");
@@ -105,6 +104,12 @@ int main(int argc, char **argv) {
     CHECK(len > 1);
     NULL_ARG(MPI_Session_get_nth_pset(s, MPI_INFO_NULL, 0, &len, NULL), "MPI_Session_get_nth_pset", "pset_name");
     NULL_ARG(MPI_Session_get_nth_pset(s, MPI_INFO_NULL, 0, NULL, buf), "MPI_Session_get_nth_pset", "pset_len");
+    {
+        void *bp = NULL;
+        int bsz = 0;
+        NULL_ARG(MPI_Session_detach_buffer(s, NULL, &bsz), "MPI_Session_detach_buffer", "buffer_addr");
+        NULL_ARG(MPI_Session_detach_buffer(s, &bp, NULL), "MPI_Session_detach_buffer", "size");
+    }
     OK(MPI_Session_finalize(&s));
 
     /* Datatype constructors (abi.txt `made(newtype)`, `array(P, count)`): a NULL OUT
