@@ -48,6 +48,8 @@ int main(int argc, char **argv) {
         /* Calls with no handle to route by (abi.txt `route(...)`). */
         NULL_ARG(MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, NULL), "MPI_Init_thread", "provided");
         NULL_ARG(MPI_Comm_join(-1, NULL), "MPI_Comm_join", "intercomm");
+        NULL_ARG(MPI_Comm_accept("x", MPI_INFO_NULL, 0, MPI_COMM_SELF, NULL), "MPI_Comm_accept", "newcomm");
+        NULL_ARG(MPI_Comm_connect("x", MPI_INFO_NULL, 0, MPI_COMM_SELF, NULL), "MPI_Comm_connect", "newcomm");
         NULL_ARG(MPI_File_open(MPI_COMM_SELF, "/nonexistent/x", MPI_MODE_RDONLY, MPI_INFO_NULL, NULL), "MPI_File_open", "fh");
         NULL_ARG(MPI_File_create_errhandler(NULL, NULL), "MPI_File_create_errhandler", "errhandler");
         NULL_ARG(MPI_Session_create_errhandler(NULL, NULL), "MPI_Session_create_errhandler", "errhandler");
