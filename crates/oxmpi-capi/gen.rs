@@ -855,60 +855,77 @@ pub fn rust_checked(abi: &Abi) -> String {
                 )
             })
             .collect();
-        let checks: String = f
-            .params
-            .iter()
-            .filter(|p| !is_made(p))
-            .filter(|p| {
-                is_out(p)
-                    || is_status(p)
-                    || f.nonnull.contains(&p.name)
-                    || array_len(p).is_some()
-                    || lenquery(p).is_some()
-            })
-            .map(|o| if let Some(len) = array_len(o) {
-                let (conv, what) = if o.rust.starts_with("*mut ") {
-                    ("array_mut", "writable and unaliased")
+        // The other checks in parameter order, as one tuple of conversions (one `unsafe`
+        // block, `?` stopping at the first failure); `lenquery` ones after it, as their
+        // length is one of the tuple's OUTs.
+        let mut names: Vec<&str> = vec![];
+        let mut exprs: Vec<String> = vec![];
+        let mut kinds: Vec<&str> = vec![];
+        for o in f.params.iter().filter(|p| !is_made(p)) {
+            let n = o.name.as_str();
+            let e = if let Some(len) = array_len(o) {
+                let conv = if o.rust.starts_with("*mut ") {
+                    kinds.push("an OUT array NULL only when `LEN` is 0 (else rejected by `array_mut`), else `LEN` elements writable and unaliased");
+                    "array_mut"
                 } else {
-                    ("array", "readable and unwritten")
+                    kinds.push("an IN array NULL only when `LEN` is 0 (else rejected by `array`), else `LEN` elements readable and unwritten");
+                    "array"
                 };
-                format!(
-                    "        // SAFETY: `{a}` is {name}'s array of `{len}` elements: NULL (rejected by `{conv}` unless empty) or {what} (MPI contract).\n        \
-                     let {a} = unsafe {{ crate::conv::errors::{conv}(CALL, \"{a}\", {a}, crate::conv::large::to_usize(CALL, \"{len}\", {len})?)? }};\n",
-                    a = o.name,
-                    name = f.name,
-                )
-            } else if let Some(len) = lenquery(o) {
-                format!(
-                    "        if {n}.is_null() && *{len} > 0 {{\n            return Err(crate::conv::errors::bad(oxmpi_core::error::ErrorClass::Arg, CALL, \"{n}\", \"is NULL\"));\n        }}\n",
-                    n = o.name
-                )
+                format!("crate::conv::errors::{conv}(CALL, \"{n}\", {n}, crate::conv::large::to_usize(CALL, \"{len}\", {len})?)?")
+            } else if lenquery(o).is_some() {
+                continue;
             } else if is_status(o) {
-                format!(
-                    "        // SAFETY: `{s}` is {name}'s OUT status: NULL (MPI_STATUS_IGNORE) or writable and unaliased (MPI contract).\n        \
-                     let {s} = unsafe {{ {s}.as_mut() }};\n",
-                    s = o.name,
-                    name = f.name,
-                )
-            } else if !is_out(o) {
-                format!(
-                    "        if {n}.is_null() {{\n            return Err(crate::conv::errors::bad(oxmpi_core::error::ErrorClass::Arg, CALL, \"{n}\", \"is NULL\"));\n        }}\n",
-                    n = o.name
-                )
-            } else {
+                kinds.push("a status NULL (MPI_STATUS_IGNORE) or writable and unaliased");
+                format!("{n}.as_mut()")
+            } else if f.nonnull.contains(&o.name) {
+                format!("crate::conv::errors::nonnull(CALL, \"{n}\", {n})?")
+            } else if is_out(o) {
+                kinds.push("an OUT pointer NULL (rejected by `out`) or writable and unaliased");
                 let cast = if f.addr_outs.contains(&o.name) {
                     " as *mut *mut c_void"
                 } else {
                     ""
                 };
-                format!(
-                    "        // SAFETY: `{out}` is {name}'s OUT argument: NULL (rejected by `out`) or writable and unaliased (MPI contract).\n        \
-                     let {out} = unsafe {{ crate::conv::errors::out(CALL, \"{out}\", {out}{cast})? }};\n",
-                    out = o.name,
-                    name = f.name,
+                format!("crate::conv::errors::out(CALL, \"{n}\", {n}{cast})?")
+            } else {
+                continue;
+            };
+            names.push(n);
+            exprs.push(e);
+        }
+        kinds.dedup();
+        let mut checks = String::new();
+        if !exprs.is_empty() {
+            let (lhs, rhs) = if exprs.len() == 1 {
+                (names[0].to_string(), exprs[0].clone())
+            } else {
+                (
+                    format!("({})", names.join(", ")),
+                    format!("({})", exprs.join(", ")),
                 )
-            })
-            .collect();
+            };
+            if kinds.is_empty() {
+                checks.push_str(&format!("        let {lhs} = {rhs};\n"));
+            } else {
+                let mut ks: Vec<&str> = kinds.clone();
+                ks.sort();
+                ks.dedup();
+                checks.push_str(&format!(
+                    "        // SAFETY: {name}'s pointer arguments, checked in parameter order, are the C caller's (MPI contract): {}.\n        \
+                     let {lhs} = unsafe {{ {rhs} }};\n",
+                    ks.join("; "),
+                    name = f.name,
+                ));
+            }
+        }
+        for o in f.params.iter() {
+            if let Some(len) = lenquery(o) {
+                checks.push_str(&format!(
+                    "        if {n}.is_null() && *{len} > 0 {{\n            return Err(crate::conv::errors::bad(oxmpi_core::error::ErrorClass::Arg, CALL, \"{n}\", \"is NULL\"));\n        }}\n",
+                    n = o.name
+                ));
+            }
+        }
         let args: String = f.params.iter().map(|p| format!(", {}", p.name)).collect();
         let body = f
             .name
