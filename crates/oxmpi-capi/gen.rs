@@ -65,6 +65,31 @@ pub struct Func {
     /// For `fn` lines annotated `status(NAME)`: an OUT `MPI_Status *` that may be
     /// MPI_STATUS_IGNORE (NULL); the area's body gets it as `Option<&mut MPI_Status>`.
     pub statuses: Vec<String>,
+    /// For `fn` lines annotated `array(NAME, LEN)`: an array parameter of `LEN`
+    /// elements (`LEN` an integer parameter of the call): a negative `LEN` is
+    /// MPI_ERR_COUNT naming `LEN`, a NULL `NAME` with `LEN > 0` MPI_ERR_ARG naming
+    /// `NAME` (with `LEN` 0 it is not looked at); the area's body gets a `&[T]`
+    /// (`&mut [T]` for a non-const pointer). Pairs `(NAME, LEN)`.
+    pub arrays: Vec<(String, String)>,
+    /// For `fn` lines annotated `lenquery(NAME, LEN)`: a buffer pointer that may be
+    /// NULL when the OUT length `LEN` (an `out(LEN)` checked before it) holds 0 or
+    /// less, the length query; otherwise NULL is MPI_ERR_ARG naming `NAME`. Passed on
+    /// unchanged. Pairs `(NAME, LEN)`.
+    pub lenqueries: Vec<(String, String)>,
+    /// For `fn` lines annotated `made(NAME)`: a constructor's OUT handle, checked as
+    /// `out(NAME)` but before every other check, and then set to its type's null
+    /// handle, so that a failing constructor (a bad array, count or handle) leaves
+    /// the null handle (MPI-4.1). Also in `checked_outs`.
+    pub made: Vec<String>,
+    /// For `fn` lines annotated `outaddr(NAME)`: a `void *` parameter MPI defines as the
+    /// address of a pointer the call stores (`baseptr`, `attribute_val`, ...): checked as
+    /// `out(NAME)` and given to the body as `&mut *mut c_void`. Also in `checked_outs`.
+    pub addr_outs: Vec<String>,
+    /// For `fn` lines annotated `route(TO)`: where errors go when the call has no
+    /// handle argument to route them by: `file` (the null file's handler, as
+    /// MPI_File_open and MPI_File_create_errhandler), `session` (the null session's),
+    /// or a predefined communicator (`MPI_COMM_WORLD`, `MPI_COMM_SELF`).
+    pub route: Option<String>,
 }
 
 pub struct Abi {
@@ -109,17 +134,86 @@ pub fn parse(text: &str) -> Abi {
                     let (kind, list, rest) = notes
                         .split_once('(')
                         .and_then(|(k, r)| r.split_once(')').map(|(l, rest)| (k.trim(), l, rest)))
-                        .filter(|(k, _, _)| ["out", "nonnull", "status"].contains(k))
+                        .filter(|(k, _, _)| {
+                            ["out", "nonnull", "status", "array", "lenquery", "made", "outaddr", "route"].contains(k)
+                        })
                         .unwrap_or_else(|| {
                             panic!(
-                                "abi.txt:{}: after a fn's prototype only `out(NAME, ...)`, `nonnull(NAME, ...)`, `status(NAME)`",
+                                "abi.txt:{}: after a fn's prototype only `out(NAME, ...)`, `nonnull(NAME, ...)`, `status(NAME)`, `array(NAME, LEN)`, `lenquery(NAME, LEN)`, `made(NAME)`, `outaddr(NAME)`, `route(TO)`",
                                 no + 1
                             )
                         });
                     notes = rest.trim();
+                    if kind == "route" {
+                        let to = list.trim();
+                        assert!(
+                            ["file", "session", "MPI_COMM_WORLD", "MPI_COMM_SELF"].contains(&to),
+                            "abi.txt:{}: route(file | session | MPI_COMM_WORLD | MPI_COMM_SELF)",
+                            no + 1
+                        );
+                        f.route = Some(to.to_string());
+                        continue;
+                    }
+                    if kind == "array" || kind == "lenquery" {
+                        let (n, len) = list
+                            .split_once(',')
+                            .map(|(a, b)| (a.trim(), b.trim()))
+                            .unwrap_or_else(|| {
+                                panic!("abi.txt:{}: want {kind}(NAME, LEN)", no + 1)
+                            });
+                        let p = f.params.iter().find(|p| p.name == n);
+                        let l = f.params.iter().find(|p| p.name == len);
+                        if kind == "array" {
+                            assert!(
+                                p.is_some_and(
+                                    |p| p.rust.starts_with('*') && !p.rust.ends_with("c_void")
+                                ),
+                                "abi.txt:{}: array `{n}` is not a `T *` or `T []` parameter",
+                                no + 1
+                            );
+                            assert!(
+                                l.is_some_and(|l| ["c_int", "i64"].contains(&l.rust.as_str())),
+                                "abi.txt:{}: array length `{len}` is not an int or MPI_Count parameter",
+                                no + 1
+                            );
+                            f.arrays.push((n.to_string(), len.to_string()));
+                        } else {
+                            assert!(
+                                p.is_some_and(|p| p.rust.starts_with('*'))
+                                    && f.checked_outs.iter().any(|o| o == len),
+                                "abi.txt:{}: lenquery(NAME, LEN): NAME a pointer, LEN named in an earlier out(...)",
+                                no + 1
+                            );
+                            f.lenqueries.push((n.to_string(), len.to_string()));
+                        }
+                        assert!(
+                            f.ret == "int",
+                            "abi.txt:{}: a checked fn returns int",
+                            no + 1
+                        );
+                        continue;
+                    }
                     for n in list.split(',').map(str::trim) {
                         let p = f.params.iter().find(|p| p.name == n);
-                        if kind == "out" {
+                        if kind == "outaddr" {
+                            assert!(
+                                p.is_some_and(|p| p.array == 0 && p.rust == "*mut c_void"),
+                                "abi.txt:{}: outaddr `{n}` is not a `void *` parameter",
+                                no + 1
+                            );
+                            f.checked_outs.push(n.to_string());
+                            f.addr_outs.push(n.to_string());
+                        } else if kind == "made" {
+                            assert!(
+                                p.is_some_and(|p| p.array == 0
+                                    && p.rust.starts_with("*mut MPI_")
+                                    && is_handle_type(p.rust.trim_start_matches("*mut "))),
+                                "abi.txt:{}: made `{n}` is not a handle OUT parameter",
+                                no + 1
+                            );
+                            f.checked_outs.push(n.to_string());
+                            f.made.push(n.to_string());
+                        } else if kind == "out" {
                             assert!(
                                 p.is_some_and(|p| p.array == 0
                                     && p.rust.starts_with("*mut ")
@@ -293,6 +387,11 @@ fn parse_fn(s: &str, ext: bool, line: usize) -> Func {
         checked_outs: vec![],
         nonnull: vec![],
         statuses: vec![],
+        arrays: vec![],
+        lenqueries: vec![],
+        made: vec![],
+        addr_outs: vec![],
+        route: None,
     }
 }
 
@@ -702,49 +801,131 @@ fn route(ins: &[&Param]) -> String {
 /// `query` lines.
 pub fn rust_checked(abi: &Abi) -> String {
     let mut r = String::from("// Generated from abi.txt by build.rs.\n");
-    for f in abi
-        .funcs
-        .iter()
-        .filter(|f| !f.checked_outs.is_empty() || !f.nonnull.is_empty() || !f.statuses.is_empty())
-    {
+    for f in abi.funcs.iter().filter(|f| {
+        !f.checked_outs.is_empty()
+            || !f.nonnull.is_empty()
+            || !f.statuses.is_empty()
+            || !f.arrays.is_empty()
+            || !f.lenqueries.is_empty()
+    }) {
         let is_out = |p: &Param| f.checked_outs.contains(&p.name);
         let is_status = |p: &Param| f.statuses.contains(&p.name);
+        let array_len = |p: &Param| f.arrays.iter().find(|(n, _)| *n == p.name).map(|(_, l)| l);
+        let lenquery = |p: &Param| {
+            f.lenqueries
+                .iter()
+                .find(|(n, _)| *n == p.name)
+                .map(|(_, l)| l)
+        };
         let ins: Vec<&Param> = f
             .params
             .iter()
-            .filter(|p| !is_out(p) && !is_status(p))
+            .filter(|p| !is_out(p) && !is_status(p) && array_len(p).is_none())
             .collect();
-        let route = route(&ins);
+        let route = match f.route.as_deref() {
+            None => route(&ins),
+            Some("file") => "crate::file::ffi_file(CALL, crate::abi::MPI_FILE_NULL, ".to_string(),
+            Some("session") => {
+                "crate::session::ffi_session(CALL, crate::abi::MPI_SESSION_NULL, None, ".to_string()
+            }
+            Some(comm) => format!("crate::conv::errors::ffi(CALL, crate::abi::{comm}, "),
+        };
         let params: Vec<String> = f
             .params
             .iter()
             .map(|p| format!("{}: {}", p.name, p.rust))
             .collect();
-        let checks: String = f
+        let is_made = |p: &Param| f.made.contains(&p.name);
+        let made: String = f
             .params
             .iter()
-            .filter(|p| is_out(p) || is_status(p) || f.nonnull.contains(&p.name))
-            .map(|o| if is_status(o) {
+            .filter(|p| is_made(p))
+            .map(|o| {
+                let null = format!(
+                    "{}_NULL",
+                    o.rust.trim_start_matches("*mut ").to_uppercase()
+                );
                 format!(
-                    "        // SAFETY: `{s}` is {name}'s OUT status: NULL (MPI_STATUS_IGNORE) or writable and unaliased (MPI contract).\n        \
-                     let {s} = unsafe {{ {s}.as_mut() }};\n",
-                    s = o.name,
-                    name = f.name,
-                )
-            } else if !is_out(o) {
-                format!(
-                    "        if {n}.is_null() {{\n            return Err(crate::conv::errors::bad(oxmpi_core::error::ErrorClass::Arg, CALL, \"{n}\", \"is NULL\"));\n        }}\n",
-                    n = o.name
-                )
-            } else {
-                format!(
-                    "        // SAFETY: `{out}` is {name}'s OUT argument: NULL (rejected by `out`) or writable and unaliased (MPI contract).\n        \
-                     let {out} = unsafe {{ crate::conv::errors::out(CALL, \"{out}\", {out})? }};\n",
+                    "        // SAFETY: `{out}` is {name}'s OUT handle: NULL (rejected by `out`) or writable and unaliased (MPI contract).\n        \
+                     let {out} = unsafe {{ crate::conv::errors::out(CALL, \"{out}\", {out})? }};\n        \
+                     // A failing constructor leaves the null handle (MPI-4.1).\n        \
+                     *{out} = crate::abi::{null};\n",
                     out = o.name,
                     name = f.name,
                 )
             })
             .collect();
+        // The other checks in parameter order, as one tuple of conversions (one `unsafe`
+        // block, `?` stopping at the first failure); `lenquery` ones after it, as their
+        // length is one of the tuple's OUTs.
+        let mut names: Vec<&str> = vec![];
+        let mut exprs: Vec<String> = vec![];
+        let mut kinds: Vec<&str> = vec![];
+        for o in f.params.iter().filter(|p| !is_made(p)) {
+            let n = o.name.as_str();
+            let e = if let Some(len) = array_len(o) {
+                let conv = if o.rust.starts_with("*mut ") {
+                    kinds.push("an OUT array NULL only when `LEN` is 0 (else rejected by `array_mut`), else `LEN` elements writable and unaliased");
+                    "array_mut"
+                } else {
+                    kinds.push("an IN array NULL only when `LEN` is 0 (else rejected by `array`), else `LEN` elements readable and unwritten");
+                    "array"
+                };
+                format!("crate::conv::errors::{conv}(CALL, \"{n}\", {n}, crate::conv::large::to_usize(CALL, \"{len}\", {len})?)?")
+            } else if lenquery(o).is_some() {
+                continue;
+            } else if is_status(o) {
+                kinds.push("a status NULL (MPI_STATUS_IGNORE) or writable and unaliased");
+                format!("{n}.as_mut()")
+            } else if f.nonnull.contains(&o.name) {
+                format!("crate::conv::errors::nonnull(CALL, \"{n}\", {n})?")
+            } else if is_out(o) {
+                kinds.push("an OUT pointer NULL (rejected by `out`) or writable and unaliased");
+                let cast = if f.addr_outs.contains(&o.name) {
+                    " as *mut *mut c_void"
+                } else {
+                    ""
+                };
+                format!("crate::conv::errors::out(CALL, \"{n}\", {n}{cast})?")
+            } else {
+                continue;
+            };
+            names.push(n);
+            exprs.push(e);
+        }
+        kinds.dedup();
+        let mut checks = String::new();
+        if !exprs.is_empty() {
+            let (lhs, rhs) = if exprs.len() == 1 {
+                (names[0].to_string(), exprs[0].clone())
+            } else {
+                (
+                    format!("({})", names.join(", ")),
+                    format!("({})", exprs.join(", ")),
+                )
+            };
+            if kinds.is_empty() {
+                checks.push_str(&format!("        let {lhs} = {rhs};\n"));
+            } else {
+                let mut ks: Vec<&str> = kinds.clone();
+                ks.sort();
+                ks.dedup();
+                checks.push_str(&format!(
+                    "        // SAFETY: {name}'s pointer arguments, checked in parameter order, are the C caller's (MPI contract): {}.\n        \
+                     let {lhs} = unsafe {{ {rhs} }};\n",
+                    ks.join("; "),
+                    name = f.name,
+                ));
+            }
+        }
+        for o in f.params.iter() {
+            if let Some(len) = lenquery(o) {
+                checks.push_str(&format!(
+                    "        if {n}.is_null() && *{len} > 0 {{\n            return Err(crate::conv::errors::bad(oxmpi_core::error::ErrorClass::Arg, CALL, \"{n}\", \"is NULL\"));\n        }}\n",
+                    n = o.name
+                ));
+            }
+        }
         let args: String = f.params.iter().map(|p| format!(", {}", p.name)).collect();
         let body = f
             .name
@@ -762,7 +943,7 @@ pub fn rust_checked(abi: &Abi) -> String {
         };
         r.push_str(&format!(
             "#[no_mangle]\npub unsafe extern \"C\" fn P{name}({params}) -> c_int {{\n    const CALL: &str = \"{name}\";\n    \
-             {route}|| {{\n{checks}{call}    }})\n}}\n",
+             {route}|| {{\n{made}{checks}{call}    }})\n}}\n",
             name = f.name,
             params = params.join(", "),
         ));

@@ -184,22 +184,15 @@ pub unsafe extern "C" fn PMPI_Keyval_free(keyval: *mut c_int) -> c_int {
     unsafe { free_keyval("MPI_Keyval_free", ObjectKind::Comm, keyval) }
 }
 
-/// # Safety
-/// `flag` is NULL or valid to write one `int`, `val` NULL or valid to write one
-/// `void *`, not aliasing each other (the C caller's arguments).
-unsafe fn get_attr(
+fn get_attr(
     call: &'static str,
     c: MPI_Comm,
     keyval: c_int,
-    val: *mut c_void,
-    flag: *mut c_int,
-) -> c_int {
-    ffi(call, c, || {
+    v: &mut *mut c_void,
+    f: &mut c_int,
+) -> R<()> {
+    {
         let cm = comm(c, call)?;
-        // SAFETY: `flag` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let f = unsafe { out(call, "flag", flag)? };
-        // SAFETY: `attribute_val` (`val`) is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let v = unsafe { out(call, "attribute_val", val as *mut *mut c_void)? };
         if attr::is_predefined(keyval) {
             let slot = match keyval {
                 MPI_TAG_UB => &TAG_UB,
@@ -227,29 +220,30 @@ unsafe fn get_attr(
             None => *f = 0,
         }
         Ok(())
-    })
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_get_attr(
+/// MPI_Comm_get_attr (abi.txt `outaddr(attribute_val) out(flag)`: the generated `PMPI_x`
+/// checks them first).
+pub fn comm_get_attr(
+    call: &'static str,
     c: MPI_Comm,
     keyval: c_int,
-    val: *mut c_void,
-    flag: *mut c_int,
-) -> c_int {
-    // SAFETY: `val` and `flag` are the C caller's OUT arguments (MPI forbids aliasing them), as `get_attr` requires.
-    unsafe { get_attr("MPI_Comm_get_attr", c, keyval, val, flag) }
+    v: &mut *mut c_void,
+    f: &mut c_int,
+) -> R<()> {
+    get_attr(call, c, keyval, v, f)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Attr_get(
+/// MPI_Attr_get (as MPI_Comm_get_attr).
+pub fn attr_get(
+    call: &'static str,
     c: MPI_Comm,
     keyval: c_int,
-    val: *mut c_void,
-    flag: *mut c_int,
-) -> c_int {
-    // SAFETY: `val` and `flag` are the C caller's OUT arguments (MPI forbids aliasing them), as `get_attr` requires.
-    unsafe { get_attr("MPI_Attr_get", c, keyval, val, flag) }
+    v: &mut *mut c_void,
+    f: &mut c_int,
+) -> R<()> {
+    get_attr(call, c, keyval, v, f)
 }
 
 /// Deletes every attribute of a predefined communicator (at MPI_Finalize).
@@ -341,20 +335,16 @@ pub unsafe extern "C" fn PMPI_Type_set_attr(
     })
 }
 
-/// MPI_Type_get_attr (abi.txt `out(flag)`: the generated `PMPI_x` checks `flag` first).
-///
-/// # Safety
-/// The C caller's arguments of MPI_Type_get_attr, as MPI defines them.
-pub unsafe fn type_get_attr(
+/// MPI_Type_get_attr (abi.txt `outaddr(attribute_val) out(flag)`: the generated `PMPI_x`
+/// checks them first).
+pub fn type_get_attr(
     call: &'static str,
     t: MPI_Datatype,
     keyval: c_int,
-    val: *mut c_void,
+    v: &mut *mut c_void,
     f: &mut c_int,
 ) -> R<()> {
     let dt = datatype(t, call, "datatype")?;
-    // SAFETY: `attribute_val` (`val`) is MPI_Type_get_attr's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-    let v = unsafe { out(call, "attribute_val", val as *mut *mut c_void)? };
     match dt.attrs().get(keyval, call)? {
         Some(x) => {
             *v = x as *mut c_void;

@@ -321,19 +321,19 @@ fn connect_timeout(info: MPI_Info) -> std::time::Duration {
 }
 
 /// Shared body of accept and connect.
+///
+/// # Safety
+/// `port_name` is NULL or a NUL-terminated string (MPI contract).
 unsafe fn accept_or_connect(
     call: &'static str,
     port_name: *const c_char,
     info: MPI_Info,
     root: c_int,
     c: MPI_Comm,
-    newcomm: *mut MPI_Comm,
+    o: &mut MPI_Comm,
     connect: bool,
-) -> c_int {
-    ffi(call, c, || {
-        // SAFETY: `newcomm` is the call's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(call, "newcomm", newcomm)? };
-        *o = MPI_COMM_NULL;
+) -> R<()> {
+    {
         let cm = comm(c, call)?;
         oxmpi_core::coll::check_root(call, &cm, root)?;
         // port_name is significant at the root only.
@@ -350,44 +350,50 @@ unsafe fn accept_or_connect(
         };
         *o = new_comm(ic, c);
         Ok(())
-    })
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_accept(
+/// MPI_Comm_accept (abi.txt `made(newcomm)`: the generated `PMPI_x` checks `newcomm`
+/// first and sets it to MPI_COMM_NULL).
+///
+/// # Safety
+/// As `accept_or_connect`.
+pub unsafe fn comm_accept(
+    call: &'static str,
     port_name: *const c_char,
     info: MPI_Info,
     root: c_int,
     c: MPI_Comm,
-    newcomm: *mut MPI_Comm,
-) -> c_int {
-    // SAFETY: the caller's arguments, checked in the shared body.
-    unsafe { accept_or_connect("MPI_Comm_accept", port_name, info, root, c, newcomm, false) }
+    o: &mut MPI_Comm,
+) -> R<()> {
+    // SAFETY: this function's contract.
+    unsafe { accept_or_connect(call, port_name, info, root, c, o, false) }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_connect(
+/// MPI_Comm_connect (abi.txt `made(newcomm)`).
+///
+/// # Safety
+/// As `accept_or_connect`.
+pub unsafe fn comm_connect(
+    call: &'static str,
     port_name: *const c_char,
     info: MPI_Info,
     root: c_int,
     c: MPI_Comm,
-    newcomm: *mut MPI_Comm,
-) -> c_int {
-    // SAFETY: the caller's arguments, checked in the shared body.
-    unsafe { accept_or_connect("MPI_Comm_connect", port_name, info, root, c, newcomm, true) }
+    o: &mut MPI_Comm,
+) -> R<()> {
+    // SAFETY: this function's contract.
+    unsafe { accept_or_connect(call, port_name, info, root, c, o, true) }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_join(fd: c_int, intercomm: *mut MPI_Comm) -> c_int {
-    const CALL: &str = "MPI_Comm_join";
-    ffi(CALL, MPI_COMM_SELF, || {
-        // SAFETY: `intercomm` is MPI_Comm_join's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(CALL, "intercomm", intercomm)? };
-        *o = MPI_COMM_NULL;
+/// MPI_Comm_join (abi.txt `made(intercomm) route(MPI_COMM_SELF)`: the generated `PMPI_x`
+/// checks `intercomm` first and sets it to MPI_COMM_NULL).
+pub fn comm_join(call: &'static str, fd: c_int, o: &mut MPI_Comm) -> R<()> {
+    {
         if fd < 0 {
             return Err(bad(
                 ErrorClass::Arg,
-                CALL,
+                call,
                 "fd",
                 format!("{fd} is not a file descriptor"),
             ));
@@ -397,7 +403,7 @@ pub unsafe extern "C" fn PMPI_Comm_join(fd: c_int, intercomm: *mut MPI_Comm) -> 
         if mine < 0 {
             return Err(bad(
                 ErrorClass::Arg,
-                CALL,
+                call,
                 "fd",
                 format!("{fd}: {}", std::io::Error::last_os_error()),
             ));
@@ -407,7 +413,7 @@ pub unsafe extern "C" fn PMPI_Comm_join(fd: c_int, intercomm: *mut MPI_Comm) -> 
         let ic = oxmpi_core::comm::dynamic::join(stream)?;
         *o = new_comm(ic, MPI_COMM_SELF);
         Ok(())
-    })
+    }
 }
 
 /// Shared body of the three name-service calls.

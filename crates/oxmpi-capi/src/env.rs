@@ -7,7 +7,7 @@ use oxmpi_core::error::{ErrorClass, MpiError};
 use oxmpi_core::runtime::{self, ThreadLevel};
 
 use crate::abi::*;
-use crate::conv::errors::{bad, ffi, out, NO_COMM, R};
+use crate::conv::errors::{bad, ffi, NO_COMM, R};
 use crate::conv::handles::{c2f_predefined_or, f2c_predefined_or, state};
 use crate::conv::{comm, get_str, put_str, with_info};
 use crate::types::*;
@@ -25,28 +25,30 @@ pub unsafe extern "C" fn PMPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_ch
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Init_thread(
+/// MPI_Init_thread (abi.txt `out(provided) route(MPI_COMM_WORLD)`: the generated `PMPI_x`
+/// checks `provided` first).
+///
+/// # Safety
+/// None beyond the C caller's: `argc` and `argv` are not read.
+pub unsafe fn init_thread(
+    call: &'static str,
     _argc: *mut c_int,
     _argv: *mut *mut *mut c_char,
     required: c_int,
-    provided: *mut c_int,
-) -> c_int {
-    const CALL: &str = "MPI_Init_thread";
-    ffi(CALL, MPI_COMM_WORLD, || {
+    p: &mut c_int,
+) -> R<()> {
+    {
         let level = crate::abi::thread_level_from_value(required).ok_or_else(|| {
             bad(
                 ErrorClass::Arg,
-                CALL,
+                call,
                 "required",
                 format!("{required} is not an MPI_THREAD_* level"),
             )
         })?;
-        // SAFETY: `provided` is MPI_Init_thread's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let p = unsafe { out(CALL, "provided", provided)? };
-        *p = crate::abi::thread_level_value(init(CALL, level)?);
+        *p = crate::abi::thread_level_value(init(call, level)?);
         Ok(())
-    })
+    }
 }
 
 /// The answer of MPI_Initialized (its `PMPI_` function, with the OUT argument's check, is
@@ -117,23 +119,16 @@ pub unsafe extern "C" fn PMPI_Wtick() -> f64 {
     runtime::wtick()
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_processor_name(
-    name: *mut c_char,
-    resultlen: *mut c_int,
-) -> c_int {
-    const CALL: &str = "MPI_Get_processor_name";
-    ffi(CALL, NO_COMM, || {
-        let e = runtime::engine()?;
-        if name.is_null() {
-            return Err(bad(ErrorClass::Arg, CALL, "name", "is NULL"));
-        }
-        // SAFETY: `resultlen` is MPI_Get_processor_name's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let len = unsafe { out(CALL, "resultlen", resultlen)? };
-        // SAFETY: MPI_MAX_PROCESSOR_NAME bytes by the C contract.
-        *len = unsafe { put_str(name, e.processor_name(), MPI_MAX_PROCESSOR_NAME as usize) };
-        Ok(())
-    })
+/// MPI_Get_processor_name (abi.txt `nonnull(name) out(resultlen)`: the generated `PMPI_x`
+/// checks them first).
+///
+/// # Safety
+/// `name` holds MPI_MAX_PROCESSOR_NAME bytes (MPI contract).
+pub unsafe fn get_processor_name(_call: &'static str, name: *mut c_char, len: &mut c_int) -> R<()> {
+    let e = runtime::engine()?;
+    // SAFETY: MPI_MAX_PROCESSOR_NAME bytes by the C contract; non-NULL (checked by the generated `nonnull(name)`).
+    *len = unsafe { put_str(name, e.processor_name(), MPI_MAX_PROCESSOR_NAME as usize) };
+    Ok(())
 }
 
 /// MPI_Get_version (abi.txt `query`: the generated `PMPI_x` checks and stores the OUTs).
@@ -488,40 +483,33 @@ fn report_leaks() {
 
 /// MPI_Alloc_mem: memory from the C heap (any size, 16-byte aligned); the
 /// info hints are not used.
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Alloc_mem(
-    size: MPI_Aint,
-    info: MPI_Info,
-    baseptr: *mut c_void,
-) -> c_int {
-    const CALL: &str = "MPI_Alloc_mem";
-    ffi(CALL, NO_COMM, || {
+/// MPI_Alloc_mem (abi.txt `outaddr(baseptr)`: the generated `PMPI_x` checks `baseptr` first).
+pub fn alloc_mem(call: &'static str, size: MPI_Aint, info: MPI_Info, o: &mut *mut c_void) -> R<()> {
+    {
         if size < 0 {
             return Err(bad(
                 ErrorClass::Arg,
-                CALL,
+                call,
                 "size",
                 format!("{size} is negative"),
             ));
         }
         if info != MPI_INFO_NULL {
-            with_info(CALL, info, |_| Ok(()))?;
+            with_info(call, info, |_| Ok(()))?;
         }
-        // SAFETY: `baseptr` is MPI_Alloc_mem's OUT argument: the address of a pointer (NULL rejected), writable and unaliased.
-        let o = unsafe { out(CALL, "baseptr", baseptr as *mut *mut c_void)? };
         // SAFETY: malloc with a positive size; NULL is checked below.
         let p = unsafe { libc::malloc((size as usize).max(1)) };
         if p.is_null() {
             return Err(crate::conv::errors::bad_code(
                 MPI_ERR_NO_MEM,
-                CALL,
+                call,
                 "size",
                 format!("{size} bytes could not be allocated"),
             ));
         }
         *o = p;
         Ok(())
-    })
+    }
 }
 
 /// MPI_Free_mem: gives back memory from MPI_Alloc_mem.

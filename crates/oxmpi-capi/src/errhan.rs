@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use oxmpi_core::error::ErrorClass;
 
 use crate::abi::*;
-use crate::conv::errors::{bad, class_of, ffi, out, raise, NO_COMM, R};
+use crate::conv::errors::{bad, class_of, ffi, raise, NO_COMM, R};
 use crate::conv::handles::LASTUSEDCODE;
 use crate::conv::handles::{state, ErrhandlerEntry};
 use crate::conv::{comm, get_str, put_str};
@@ -35,40 +35,34 @@ fn errhandler_ok(h: MPI_Errhandler, call: &str) -> R<()> {
     }
 }
 
-/// # Safety
-/// `eh` is NULL or valid to write one `MPI_Errhandler`, unaliased (the C caller's argument).
-unsafe fn create_errhandler(
+fn create_errhandler(
     call: &'static str,
     f: Option<MPI_Comm_errhandler_function>,
-    eh: *mut MPI_Errhandler,
-) -> c_int {
-    ffi(call, NO_COMM, || {
-        let f = f.ok_or_else(|| bad(ErrorClass::Arg, call, "function", "is NULL"))?;
-        // SAFETY: `errhandler` (`eh`) is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(call, "errhandler", eh)? };
-        *o = state()
-            .errhandlers
-            .insert(ErrhandlerEntry { func: f, refs: 1 });
-        Ok(())
-    })
+    o: &mut MPI_Errhandler,
+) -> R<()> {
+    let f = f.ok_or_else(|| bad(ErrorClass::Arg, call, "function", "is NULL"))?;
+    *o = state()
+        .errhandlers
+        .insert(ErrhandlerEntry { func: f, refs: 1 });
+    Ok(())
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_create_errhandler(
+/// MPI_Comm_create_errhandler (abi.txt `out(errhandler)`: the generated `PMPI_x` checks `errhandler` first).
+pub fn comm_create_errhandler(
+    call: &'static str,
     f: Option<MPI_Comm_errhandler_function>,
-    eh: *mut MPI_Errhandler,
-) -> c_int {
-    // SAFETY: `eh` is this C function's MPI_Comm_create_errhandler OUT argument, as `create_errhandler` requires.
-    unsafe { create_errhandler("MPI_Comm_create_errhandler", f, eh) }
+    o: &mut MPI_Errhandler,
+) -> R<()> {
+    create_errhandler(call, f, o)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Errhandler_create(
+/// MPI_Errhandler_create (abi.txt `out(errhandler)`: the generated `PMPI_x` checks `errhandler` first).
+pub fn errhandler_create(
+    call: &'static str,
     f: Option<MPI_Handler_function>,
-    eh: *mut MPI_Errhandler,
-) -> c_int {
-    // SAFETY: `eh` is this C function's MPI_Errhandler_create OUT argument, as `create_errhandler` requires.
-    unsafe { create_errhandler("MPI_Errhandler_create", f, eh) }
+    o: &mut MPI_Errhandler,
+) -> R<()> {
+    create_errhandler(call, f, o)
 }
 
 fn set_errhandler(call: &'static str, c: MPI_Comm, eh: MPI_Errhandler) -> c_int {
@@ -90,38 +84,30 @@ pub unsafe extern "C" fn PMPI_Errhandler_set(c: MPI_Comm, eh: MPI_Errhandler) ->
     set_errhandler("MPI_Errhandler_set", c, eh)
 }
 
-/// # Safety
-/// `eh` is NULL or valid to write one `MPI_Errhandler`, unaliased (the C caller's argument).
-unsafe fn get_errhandler(call: &'static str, c: MPI_Comm, eh: *mut MPI_Errhandler) -> c_int {
-    ffi(call, c, || {
-        comm(c, call)?;
-        // SAFETY: `errhandler` (`eh`) is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(call, "errhandler", eh)? };
-        let mut st = state();
-        let h = st
-            .comm_errhandler
-            .get(&c)
-            .copied()
-            .unwrap_or(MPI_ERRORS_ARE_FATAL);
-        // The program must free the handle it gets (MPI_Errhandler_free).
-        if let Some(e) = st.errhandlers.get_mut(h) {
-            e.refs += 1;
-        }
-        *o = h;
-        Ok(())
-    })
+fn get_errhandler(call: &'static str, c: MPI_Comm, o: &mut MPI_Errhandler) -> R<()> {
+    comm(c, call)?;
+    let mut st = state();
+    let h = st
+        .comm_errhandler
+        .get(&c)
+        .copied()
+        .unwrap_or(MPI_ERRORS_ARE_FATAL);
+    // The program must free the handle it gets (MPI_Errhandler_free).
+    if let Some(e) = st.errhandlers.get_mut(h) {
+        e.refs += 1;
+    }
+    *o = h;
+    Ok(())
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_get_errhandler(c: MPI_Comm, eh: *mut MPI_Errhandler) -> c_int {
-    // SAFETY: `eh` is this C function's MPI_Comm_get_errhandler OUT argument, as `get_errhandler` requires.
-    unsafe { get_errhandler("MPI_Comm_get_errhandler", c, eh) }
+/// MPI_Comm_get_errhandler (abi.txt `out(errhandler)`: the generated `PMPI_x` checks `errhandler` first).
+pub fn comm_get_errhandler(call: &'static str, c: MPI_Comm, o: &mut MPI_Errhandler) -> R<()> {
+    get_errhandler(call, c, o)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Errhandler_get(c: MPI_Comm, eh: *mut MPI_Errhandler) -> c_int {
-    // SAFETY: `eh` is this C function's MPI_Errhandler_get OUT argument, as `get_errhandler` requires.
-    unsafe { get_errhandler("MPI_Errhandler_get", c, eh) }
+/// MPI_Errhandler_get (abi.txt `out(errhandler)`: the generated `PMPI_x` checks `errhandler` first).
+pub fn errhandler_get(call: &'static str, c: MPI_Comm, o: &mut MPI_Errhandler) -> R<()> {
+    get_errhandler(call, c, o)
 }
 
 /// MPI_Errhandler_free (abi.txt `out(errhandler)`: the generated `PMPI_x` checks `errhandler` first).

@@ -13,7 +13,7 @@ use oxmpi_core::group::Group;
 use oxmpi_core::runtime;
 
 use crate::abi::*;
-use crate::conv::errors::{array as ints, array_mut as ints_mut, ffi, out, NO_COMM, R};
+use crate::conv::errors::{array as ints, array_mut as ints_mut, ffi, NO_COMM, R};
 use crate::conv::handles::state;
 use crate::conv::nonneg;
 use crate::conv::{group, new_group};
@@ -66,79 +66,62 @@ pub fn group_compare(call: &'static str, g1: MPI_Group, g2: MPI_Group) -> R<c_in
     Ok(crate::abi::comparison_value(a.compare(&b)))
 }
 
-/// # Safety
-/// `newgroup` is NULL or valid to write one `MPI_Group`, unaliased (the C caller's argument).
-unsafe fn group_op(
+// The group constructors' `PMPI_x` are generated from abi.txt's `made(newgroup)`: it
+// checks `newgroup` first and sets it to MPI_GROUP_NULL (a failing constructor leaves
+// the null handle, MPI-4.1), then calls these bodies.
+
+fn group_op(
     call: &'static str,
     g1: MPI_Group,
     g2: MPI_Group,
-    newgroup: *mut MPI_Group,
+    o: &mut MPI_Group,
     f: fn(&Group, &Group) -> Group,
-) -> c_int {
-    ffi(call, NO_COMM, || {
-        // SAFETY: `newgroup` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(call, "newgroup", newgroup)? };
-        // A failing constructor leaves the null handle (MPI-4.1).
-        *o = MPI_GROUP_NULL;
-        let a = group(g1, call, "group1")?;
-        let b = group(g2, call, "group2")?;
-        let session = crate::conv::common_session(call, &[("group1", g1), ("group2", g2)])?;
-        *o = new_group(f(&a, &b));
-        crate::conv::tag_group(*o, session);
-        Ok(())
-    })
+) -> R<()> {
+    let a = group(g1, call, "group1")?;
+    let b = group(g2, call, "group2")?;
+    let session = crate::conv::common_session(call, &[("group1", g1), ("group2", g2)])?;
+    *o = new_group(f(&a, &b));
+    crate::conv::tag_group(*o, session);
+    Ok(())
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_union(
-    g1: MPI_Group,
-    g2: MPI_Group,
-    newgroup: *mut MPI_Group,
-) -> c_int {
-    // SAFETY: `newgroup` is MPI_Group_union's OUT argument, as `group_op` requires.
-    unsafe { group_op("MPI_Group_union", g1, g2, newgroup, Group::union) }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_intersection(
-    g1: MPI_Group,
-    g2: MPI_Group,
-    newgroup: *mut MPI_Group,
-) -> c_int {
-    // SAFETY: `newgroup` is MPI_Group_intersection's OUT argument, as `group_op` requires.
-    unsafe {
-        group_op(
-            "MPI_Group_intersection",
-            g1,
-            g2,
-            newgroup,
-            Group::intersection,
-        )
-    }
-}
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_difference(
-    g1: MPI_Group,
-    g2: MPI_Group,
-    newgroup: *mut MPI_Group,
-) -> c_int {
-    // SAFETY: `newgroup` is MPI_Group_difference's OUT argument, as `group_op` requires.
-    unsafe { group_op("MPI_Group_difference", g1, g2, newgroup, Group::difference) }
+/// MPI_Group_union (abi.txt `made(newgroup)`).
+pub fn group_union(call: &'static str, g1: MPI_Group, g2: MPI_Group, o: &mut MPI_Group) -> R<()> {
+    group_op(call, g1, g2, o, Group::union)
 }
 
+/// MPI_Group_intersection (abi.txt `made(newgroup)`).
+pub fn group_intersection(
+    call: &'static str,
+    g1: MPI_Group,
+    g2: MPI_Group,
+    o: &mut MPI_Group,
+) -> R<()> {
+    group_op(call, g1, g2, o, Group::intersection)
+}
+
+/// MPI_Group_difference (abi.txt `made(newgroup)`).
+pub fn group_difference(
+    call: &'static str,
+    g1: MPI_Group,
+    g2: MPI_Group,
+    o: &mut MPI_Group,
+) -> R<()> {
+    group_op(call, g1, g2, o, Group::difference)
+}
+
+/// # Safety
+/// `ranks` is NULL or holds `n` ints (MPI_Group_incl/excl's C contract).
 unsafe fn group_sel(
     call: &'static str,
     g: MPI_Group,
     n: c_int,
     ranks: *const c_int,
-    newgroup: *mut MPI_Group,
+    o: &mut MPI_Group,
     excl: bool,
-) -> c_int {
+) -> R<()> {
     let h = g;
-    ffi(call, NO_COMM, || {
-        // SAFETY: `newgroup` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(call, "newgroup", newgroup)? };
-        // A failing constructor leaves the null handle (MPI-4.1).
-        *o = MPI_GROUP_NULL;
+    {
         let g = group(g, call, "group")?;
         let n = nonneg(call, "n", n, ErrorClass::Arg)?;
         // SAFETY: MPI_Group_incl/excl's `ranks` holds `n` ranks.
@@ -146,44 +129,51 @@ unsafe fn group_sel(
         *o = new_group(if excl { g.excl(r)? } else { g.incl(r)? });
         crate::conv::tag_group(*o, crate::conv::group_session(h));
         Ok(())
-    })
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_incl(
+/// MPI_Group_incl (abi.txt `made(newgroup)`).
+///
+/// # Safety
+/// `ranks` is the C caller's argument: NULL or `n` ints.
+pub unsafe fn group_incl(
+    call: &'static str,
     g: MPI_Group,
     n: c_int,
     ranks: *const c_int,
-    newgroup: *mut MPI_Group,
-) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `group_sel` needs what MPI_Group_incl demands of them.
-    unsafe { group_sel("MPI_Group_incl", g, n, ranks, newgroup, false) }
+    o: &mut MPI_Group,
+) -> R<()> {
+    // SAFETY: this function's contract.
+    unsafe { group_sel(call, g, n, ranks, o, false) }
 }
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_excl(
+
+/// MPI_Group_excl (abi.txt `made(newgroup)`).
+///
+/// # Safety
+/// As [`group_incl`].
+pub unsafe fn group_excl(
+    call: &'static str,
     g: MPI_Group,
     n: c_int,
     ranks: *const c_int,
-    newgroup: *mut MPI_Group,
-) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `group_sel` needs what MPI_Group_excl demands of them.
-    unsafe { group_sel("MPI_Group_excl", g, n, ranks, newgroup, true) }
+    o: &mut MPI_Group,
+) -> R<()> {
+    // SAFETY: this function's contract.
+    unsafe { group_sel(call, g, n, ranks, o, true) }
 }
 
+/// # Safety
+/// `ranges` is NULL or holds `n` triplets (MPI_Group_range_incl/excl's C contract).
 unsafe fn group_range(
     call: &'static str,
     g: MPI_Group,
     n: c_int,
     ranges: *mut c_int,
-    newgroup: *mut MPI_Group,
+    o: &mut MPI_Group,
     excl: bool,
-) -> c_int {
+) -> R<()> {
     let h = g;
-    ffi(call, NO_COMM, || {
-        // SAFETY: `newgroup` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(call, "newgroup", newgroup)? };
-        // A failing constructor leaves the null handle (MPI-4.1).
-        *o = MPI_GROUP_NULL;
+    {
         let g = group(g, call, "group")?;
         let n = nonneg(call, "n", n, ErrorClass::Arg)?;
         // SAFETY: MPI_Group_range_incl/excl's `ranges` holds `n` triplets, `3 * n` ints.
@@ -196,28 +186,37 @@ unsafe fn group_range(
         });
         crate::conv::tag_group(*o, crate::conv::group_session(h));
         Ok(())
-    })
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_range_incl(
+/// MPI_Group_range_incl (abi.txt `made(newgroup)`).
+///
+/// # Safety
+/// `ranges` is the C caller's argument: NULL or `n` triplets.
+pub unsafe fn group_range_incl(
+    call: &'static str,
     g: MPI_Group,
     n: c_int,
     ranges: *mut c_int,
-    newgroup: *mut MPI_Group,
-) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `group_range` needs what MPI_Group_range_incl demands of them.
-    unsafe { group_range("MPI_Group_range_incl", g, n, ranges, newgroup, false) }
+    o: &mut MPI_Group,
+) -> R<()> {
+    // SAFETY: this function's contract.
+    unsafe { group_range(call, g, n, ranges, o, false) }
 }
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_range_excl(
+
+/// MPI_Group_range_excl (abi.txt `made(newgroup)`).
+///
+/// # Safety
+/// As [`group_range_incl`].
+pub unsafe fn group_range_excl(
+    call: &'static str,
     g: MPI_Group,
     n: c_int,
     ranges: *mut c_int,
-    newgroup: *mut MPI_Group,
-) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `group_range` needs what MPI_Group_range_excl demands of them.
-    unsafe { group_range("MPI_Group_range_excl", g, n, ranges, newgroup, true) }
+    o: &mut MPI_Group,
+) -> R<()> {
+    // SAFETY: this function's contract.
+    unsafe { group_range(call, g, n, ranges, o, true) }
 }
 
 /// MPI_Group_free (abi.txt `out(group)`: the generated `PMPI_x` checks `group` first).

@@ -17,8 +17,10 @@ use oxmpi_core::error::ErrorClass;
 use oxmpi_core::Comm;
 
 use crate::coll::{count, counts, displs, dtypes, go_with, names, Form};
-use crate::conv::bufs::{coll_recv, coll_recv_v, coll_recv_w, coll_send, coll_send_v, coll_send_w};
-use crate::conv::errors::{bad, ffi, out, R};
+use crate::conv::buffer::{
+    coll_recv, coll_recv_v, coll_recv_w, coll_send, coll_send_v, coll_send_w,
+};
+use crate::conv::errors::{bad, ffi, R};
 use crate::conv::large::{entry, name, ptr::*, Count, Displ};
 use crate::conv::{comm, committed};
 use crate::types::*;
@@ -79,8 +81,6 @@ pub(crate) unsafe fn neighbor_allgather<C: Count>(
     };
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let (indeg, outdeg) = degrees(call, &cm)?;
         let sc = count(call, "sendcount", sc)?;
@@ -106,7 +106,6 @@ pub(crate) unsafe fn neighbor_allgather<C: Count>(
                 c,
                 call,
                 form,
-                req,
                 bufs,
                 |(s, r)| mv::neighbor_alltoall(s, sc, r, rc, &cm),
                 |(s, r)| mv::ineighbor_alltoall(&Forever, s, sc, r, rc, &cm),
@@ -116,7 +115,6 @@ pub(crate) unsafe fn neighbor_allgather<C: Count>(
                 c,
                 call,
                 form,
-                req,
                 bufs,
                 |(s, r)| mv::neighbor_allgather(s, sc, r, rc, &cm),
                 |(s, r)| mv::ineighbor_allgather(&Forever, s, sc, r, rc, &cm),
@@ -145,8 +143,6 @@ pub(crate) unsafe fn neighbor_allgatherv<C: Count, D: Displ>(
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let (indeg, _) = degrees(call, &cm)?;
         let sc = count(call, "sendcount", sc)?;
@@ -171,7 +167,6 @@ pub(crate) unsafe fn neighbor_allgatherv<C: Count, D: Displ>(
             c,
             call,
             form,
-            req,
             bufs,
             |(s, r)| mv::neighbor_allgatherv(s, sc, r, rbl(), &cm),
             |(s, r)| mv::ineighbor_allgatherv(&Forever, s, sc, r, rbl(), &cm),
@@ -200,8 +195,6 @@ pub(crate) unsafe fn neighbor_alltoallv<C: Count, D: Displ>(
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let (indeg, outdeg) = degrees(call, &cm)?;
         // SAFETY: MPI_Neighbor_alltoallv's `sendcounts` and `sdispls` have one entry per destination neighbour, `outdeg`.
@@ -241,7 +234,6 @@ pub(crate) unsafe fn neighbor_alltoallv<C: Count, D: Displ>(
             c,
             call,
             form,
-            req,
             bufs,
             |(s, r)| mv::neighbor_alltoallv(s, sbl(), r, rbl(), &cm),
             |(s, r)| mv::ineighbor_alltoallv(&Forever, s, sbl(), r, rbl(), &cm),
@@ -270,8 +262,6 @@ pub(crate) unsafe fn neighbor_alltoallw<C: Count, D: Displ>(
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let (indeg, outdeg) = degrees(call, &cm)?;
         // SAFETY: MPI_Neighbor_alltoallw's send arrays have one entry per destination neighbour, `outdeg`.
@@ -303,7 +293,6 @@ pub(crate) unsafe fn neighbor_alltoallw<C: Count, D: Displ>(
             c,
             call,
             form,
-            req,
             bufs,
             |(s, r)| mv::neighbor_alltoallw(s, r, &cm),
             |(s, r)| mv::ineighbor_alltoallw(&Forever, s, r, &cm),
@@ -312,12 +301,12 @@ pub(crate) unsafe fn neighbor_alltoallw<C: Count, D: Displ>(
 }
 
 entry!(PMPI_Neighbor_allgather, PMPI_Neighbor_allgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Form::Blocking, false));
-entry!(PMPI_Ineighbor_allgather, PMPI_Ineighbor_allgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Form::Immediate(r), false));
+entry!(PMPI_Ineighbor_allgather, PMPI_Ineighbor_allgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Form::immediate(r), false));
 entry!(PMPI_Neighbor_alltoall, PMPI_Neighbor_alltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Form::Blocking, true));
-entry!(PMPI_Ineighbor_alltoall, PMPI_Ineighbor_alltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Form::Immediate(r), true));
+entry!(PMPI_Ineighbor_alltoall, PMPI_Ineighbor_alltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Form::immediate(r), true));
 entry!(PMPI_Neighbor_allgatherv, PMPI_Neighbor_allgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => neighbor_allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Form::Blocking));
-entry!(PMPI_Ineighbor_allgatherv, PMPI_Ineighbor_allgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Form::Immediate(r)));
+entry!(PMPI_Ineighbor_allgatherv, PMPI_Ineighbor_allgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Form::immediate(r)));
 entry!(PMPI_Neighbor_alltoallv, PMPI_Neighbor_alltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Form::Blocking));
-entry!(PMPI_Ineighbor_alltoallv, PMPI_Ineighbor_alltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Form::Immediate(r)));
+entry!(PMPI_Ineighbor_alltoallv, PMPI_Ineighbor_alltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Form::immediate(r)));
 entry!(PMPI_Neighbor_alltoallw, PMPI_Neighbor_alltoallw_c, (sb: CVoid, scs: ACNT, sds: AAint, sts: ATypes, rb: MVoid, rcs: ACNT, rds: AAint, rts: ATypes, c: MPI_Comm) => neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Form::Blocking));
-entry!(PMPI_Ineighbor_alltoallw, PMPI_Ineighbor_alltoallw_c, (sb: CVoid, scs: ACNT, sds: AAint, sts: ATypes, rb: MVoid, rcs: ACNT, rds: AAint, rts: ATypes, c: MPI_Comm, r: PReq) => neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Form::Immediate(r)));
+entry!(PMPI_Ineighbor_alltoallw, PMPI_Ineighbor_alltoallw_c, (sb: CVoid, scs: ACNT, sds: AAint, sts: ATypes, rb: MVoid, rcs: ACNT, rds: AAint, rts: ATypes, c: MPI_Comm, r: PReq) => neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Form::immediate(r)));

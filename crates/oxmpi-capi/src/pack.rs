@@ -1,7 +1,8 @@
 //! Pack and unpack: MPI_Pack/Unpack/Pack_size and the external32
 //! representation (MPI_Pack_external and friends).
 //!
-//! Safety: the private `unsafe fn`s here take the C caller's arguments as given
+//! Safety: the `unsafe fn`s here (the bodies of the `PMPI_x` abi.txt generates from its
+//! `out(position)`/`out(size)` annotations) take the C caller's arguments as given
 //! and require of them what the MPI standard requires of the C arguments of the
 //! function they implement: buffers holding their counts of their datatypes
 //! (for immediate forms, until the request completes), arrays of the length the
@@ -9,36 +10,34 @@
 
 use std::ffi::{c_char, c_int, c_void};
 
-use crate::conv::region::{region_in, region_out};
+use crate::conv::buffer::{region_in, region_out};
 use oxmpi_core::buf;
 use oxmpi_core::datatype::pack_size as core_pack_size;
 use oxmpi_core::error::ErrorClass;
 
 use crate::abi::*;
-use crate::conv::errors::{bad, ffi, out, NO_COMM, R};
-use crate::conv::large::{entry, name, ptr::*, Count, Displ};
+use crate::conv::errors::{bad, R};
 use crate::conv::large::{fit, fit_addr};
+use crate::conv::large::{Count, Displ};
 use crate::conv::{committed, get_str};
 use crate::dtype::count_arg;
 use crate::types::*;
 
-unsafe fn pack<C: Count>(
+pub unsafe fn pack<C: Count>(
+    call: &'static str,
     inbuf: *const c_void,
     incount: C,
     h: MPI_Datatype,
     outbuf: *mut c_void,
     outsize: C,
-    position: *mut C,
+    pos: &mut C,
     c: MPI_Comm,
-) -> c_int {
-    let call = name::<C>("MPI_Pack");
-    ffi(call, c, || {
+) -> R<()> {
+    {
         crate::conv::comm(c, call)?;
         let n = count_arg(call, "incount", incount)?;
         let dt = committed(h, call, "datatype")?;
         let size = count_arg(call, "outsize", outsize)?;
-        // SAFETY: `position` is MPI_Pack's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let pos = unsafe { out(call, "position", position)? };
         if pos.wide() < 0 {
             return Err(bad(
                 ErrorClass::Arg,
@@ -63,26 +62,25 @@ unsafe fn pack<C: Count>(
         buf::pack(src.send(n), outs, &mut p)?;
         *pos = fit(call, "position", p as i64)?;
         Ok(())
-    })
+    }
 }
+pub use self::pack as pack_c;
 
-unsafe fn unpack<C: Count>(
+pub unsafe fn unpack<C: Count>(
+    call: &'static str,
     inbuf: *const c_void,
     insize: C,
-    position: *mut C,
+    pos: &mut C,
     outbuf: *mut c_void,
     outcount: C,
     h: MPI_Datatype,
     c: MPI_Comm,
-) -> c_int {
-    let call = name::<C>("MPI_Unpack");
-    ffi(call, c, || {
+) -> R<()> {
+    {
         crate::conv::comm(c, call)?;
         let n = count_arg(call, "outcount", outcount)?;
         let dt = committed(h, call, "datatype")?;
         let size = count_arg(call, "insize", insize)?;
-        // SAFETY: `position` is MPI_Unpack's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let pos = unsafe { out(call, "position", position)? };
         if pos.wide() < 0 {
             return Err(bad(
                 ErrorClass::Arg,
@@ -107,8 +105,9 @@ unsafe fn unpack<C: Count>(
         buf::unpack(ins, &mut p, dst.recv(n))?;
         *pos = fit(call, "position", p as i64)?;
         Ok(())
-    })
+    }
 }
+pub use self::unpack as unpack_c;
 
 /// MPI_Pack_size(_c) (abi.txt `query` lines: the generated `PMPI_x` checks `incount`
 /// and the OUT pointer, and stores the answer).
@@ -152,14 +151,14 @@ fn external32(call: &str, datarep: *const c_char) -> R<()> {
     Ok(())
 }
 
-unsafe fn pack_external_size<C: Count, A: Displ>(
+pub unsafe fn pack_external_size<C: Count, A: Displ>(
+    call: &'static str,
     datarep: *const c_char,
     incount: C,
     h: MPI_Datatype,
-    size: *mut A,
-) -> c_int {
-    let call = name::<C>("MPI_Pack_external_size");
-    ffi(call, NO_COMM, || {
+    size: &mut A,
+) -> R<()> {
+    {
         external32(call, datarep)?;
         let n = count_arg(call, "incount", incount)?;
         let dt = committed(h, call, "datatype")?;
@@ -173,29 +172,27 @@ unsafe fn pack_external_size<C: Count, A: Displ>(
                     format!("{n} elements overflow the address space"),
                 )
             })?;
-        // SAFETY: `size` is MPI_Pack_external_size's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        *unsafe { out(call, "size", size)? } = fit_addr(call, "size", ext)?;
+        *size = fit_addr(call, "size", ext)?;
         Ok(())
-    })
+    }
 }
+pub use self::pack_external_size as pack_external_size_c;
 
-unsafe fn pack_external<C: Count, A: Displ>(
+pub unsafe fn pack_external<C: Count, A: Displ>(
+    call: &'static str,
     datarep: *const c_char,
     inbuf: *const c_void,
     incount: C,
     h: MPI_Datatype,
     outbuf: *mut c_void,
     outsize: A,
-    position: *mut A,
-) -> c_int {
-    let call = name::<C>("MPI_Pack_external");
+    pos: &mut A,
+) -> R<()> {
     let outsize = outsize.addr();
-    ffi(call, NO_COMM, || {
+    {
         external32(call, datarep)?;
         let n = count_arg(call, "incount", incount)?;
         let dt = committed(h, call, "datatype")?;
-        // SAFETY: `position` is MPI_Pack_external's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let pos = unsafe { out(call, "position", position)? };
         if pos.addr() < 0 || outsize < 0 {
             return Err(bad(
                 ErrorClass::Arg,
@@ -250,26 +247,25 @@ unsafe fn pack_external<C: Count, A: Displ>(
         )?;
         *pos = fit_addr(call, "position", start + need)?;
         Ok(())
-    })
+    }
 }
+pub use self::pack_external as pack_external_c;
 
-unsafe fn unpack_external<C: Count, A: Displ>(
+pub unsafe fn unpack_external<C: Count, A: Displ>(
+    call: &'static str,
     datarep: *const c_char,
     inbuf: *const c_void,
     insize: A,
-    position: *mut A,
+    pos: &mut A,
     outbuf: *mut c_void,
     outcount: C,
     h: MPI_Datatype,
-) -> c_int {
-    let call = name::<C>("MPI_Unpack_external");
+) -> R<()> {
     let insize = insize.addr();
-    ffi(call, NO_COMM, || {
+    {
         external32(call, datarep)?;
         let n = count_arg(call, "outcount", outcount)?;
         let dt = committed(h, call, "datatype")?;
-        // SAFETY: `position` is MPI_Unpack_external's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let pos = unsafe { out(call, "position", position)? };
         let need = oxmpi_core::datatype::external32::size(&dt)
             .checked_mul(n)
             .ok_or_else(|| {
@@ -312,11 +308,6 @@ unsafe fn unpack_external<C: Count, A: Displ>(
         buf::unpack(&tmp, &mut p, dst.recv(n))?;
         *pos = fit_addr(call, "position", start + need)?;
         Ok(())
-    })
+    }
 }
-
-entry!(PMPI_Pack, PMPI_Pack_c, (inbuf: CVoid, incount: CNT, datatype: MPI_Datatype, outbuf: MVoid, outsize: CNT, position: PCNT, comm: MPI_Comm) => pack(inbuf, incount, datatype, outbuf, outsize, position, comm));
-entry!(PMPI_Unpack, PMPI_Unpack_c, (inbuf: CVoid, insize: CNT, position: PCNT, outbuf: MVoid, outcount: CNT, datatype: MPI_Datatype, comm: MPI_Comm) => unpack(inbuf, insize, position, outbuf, outcount, datatype, comm));
-entry!(PMPI_Pack_external_size, PMPI_Pack_external_size_c, (datarep: CStr, incount: CNT, datatype: MPI_Datatype, size: PADDR) => pack_external_size(datarep, incount, datatype, size));
-entry!(PMPI_Pack_external, PMPI_Pack_external_c, (datarep: CStr, inbuf: CVoid, incount: CNT, datatype: MPI_Datatype, outbuf: MVoid, outsize: ADDR, position: PADDR) => pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position));
-entry!(PMPI_Unpack_external, PMPI_Unpack_external_c, (datarep: CStr, inbuf: CVoid, insize: ADDR, position: PADDR, outbuf: MVoid, outcount: CNT, datatype: MPI_Datatype) => unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype));
+pub use self::unpack_external as unpack_external_c;

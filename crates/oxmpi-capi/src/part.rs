@@ -192,26 +192,16 @@ pub unsafe extern "C" fn PMPI_Pready_range(lo: c_int, hi: c_int, request: MPI_Re
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Pready_list(
-    length: c_int,
-    partitions: *const c_int,
+/// MPI_Pready_list (abi.txt `array(array_of_partitions, length)`: the generated `PMPI_x`
+/// checks `length` and the array first).
+pub fn pready_list(
+    call: &'static str,
+    _length: c_int,
+    array_of_partitions: &[c_int],
     request: MPI_Request,
-) -> c_int {
-    const CALL: &str = "MPI_Pready_list";
-    ffi(CALL, NO_COMM, || {
-        let p = active_send(CALL, request)?;
-        let n = to_usize(CALL, "length", length)?;
-        if n == 0 {
-            return Ok(());
-        }
-        if partitions.is_null() {
-            return Err(bad(ErrorClass::Arg, CALL, "array_of_partitions", "is NULL"));
-        }
-        // SAFETY: MPI_Pready_list's array holds `length` ints (checked non-null).
-        let list = unsafe { std::slice::from_raw_parts(partitions, n) };
-        Ok(p.pready(CALL, list.iter().map(|&x| x as i64))?)
-    })
+) -> R<()> {
+    let p = active_send(call, request)?;
+    Ok(p.pready(call, array_of_partitions.iter().map(|&x| x as i64))?)
 }
 
 /// MPI_Parrived (abi.txt `out(flag)`: the generated `PMPI_x` checks `flag` first).

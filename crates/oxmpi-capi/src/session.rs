@@ -278,7 +278,9 @@ pub fn session_get_num_psets(call: &'static str, session: MPI_Session, info: MPI
     Ok(runtime::pset_names(call)?.len() as c_int)
 }
 
-/// MPI_Session_get_nth_pset (abi.txt `out(pset_len)`: the generated `PMPI_x` checks `pset_len` first).
+/// MPI_Session_get_nth_pset (abi.txt `out(pset_len) lenquery(pset_name, pset_len)`: the
+/// generated `PMPI_x` checks `pset_len` first, then `pset_name` unless `*pset_len` asks
+/// for the length).
 ///
 /// # Safety
 /// The C caller's arguments of MPI_Session_get_nth_pset, as MPI defines them.
@@ -312,10 +314,8 @@ pub unsafe fn session_get_nth_pset(
         *len = name.len() as c_int + 1;
         return Ok(());
     }
-    if pset_name.is_null() {
-        return Err(bad(ErrorClass::Arg, call, "pset_name", "is NULL"));
-    }
-    // SAFETY: the caller provides `*len` writable bytes at `pset_name`.
+    // SAFETY: the caller provides `*len` writable bytes at `pset_name` (non-NULL: the
+    // generated `lenquery` check rejects NULL with `*len > 0`).
     unsafe { put_str(pset_name, name, *len as usize) };
     *len = name.len() as c_int + 1;
     Ok(())
@@ -378,21 +378,19 @@ pub unsafe fn group_from_session_pset(
 
 // ----- error handlers --------------------------------------------------------------------
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_create_errhandler(
+/// MPI_Session_create_errhandler (abi.txt `out(errhandler) route(session)`).
+pub fn session_create_errhandler(
+    call: &'static str,
     f: Option<MPI_Session_errhandler_function>,
-    eh: *mut MPI_Errhandler,
-) -> c_int {
-    const CALL: &str = "MPI_Session_create_errhandler";
-    ffi_session(CALL, MPI_SESSION_NULL, None, || {
-        let f = f.ok_or_else(|| bad(ErrorClass::Arg, CALL, "session_errhandler_fn", "is NULL"))?;
-        // SAFETY: OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "errhandler", eh)? };
+    o: &mut MPI_Errhandler,
+) -> R<()> {
+    {
+        let f = f.ok_or_else(|| bad(ErrorClass::Arg, call, "session_errhandler_fn", "is NULL"))?;
         *o = state()
             .errhandlers
             .insert(ErrhandlerEntry { func: f, refs: 1 });
         Ok(())
-    })
+    }
 }
 
 #[no_mangle]
@@ -494,27 +492,16 @@ fn attach(call: &'static str, session: MPI_Session, buffer: *mut c_void, size: i
     })
 }
 
-/// # Safety
-/// `buffer_addr` is NULL or writable and unaliased.
-unsafe fn detach(
-    call: &'static str,
-    session: MPI_Session,
-    buffer_addr: *mut c_void,
-    size: &mut dyn FnMut(usize) -> R<()>,
-) -> c_int {
-    ffi_session(call, session, None, || {
-        let id = session_id(call, session)?;
-        // SAFETY: `buffer_addr` is the C caller's `void *` pointing at a `void *` to fill.
-        let a = unsafe { out(call, "buffer_addr", buffer_addr as *mut *mut c_void)? };
-        let (p, n) = pt2pt::session_buffer_detach(id).map_err(|e| {
-            MpiError::new(
-                e.class,
-                e.message.replace("MPI_Session_detach_buffer", call),
-            )
-        })?;
-        *a = p as *mut c_void;
-        size(n)
-    })
+fn detach(call: &'static str, session: MPI_Session, a: &mut *mut c_void) -> R<usize> {
+    let id = session_id(call, session)?;
+    let (p, n) = pt2pt::session_buffer_detach(id).map_err(|e| {
+        MpiError::new(
+            e.class,
+            e.message.replace("MPI_Session_detach_buffer", call),
+        )
+    })?;
+    *a = p as *mut c_void;
+    Ok(n)
 }
 
 #[no_mangle]
@@ -535,36 +522,27 @@ pub unsafe extern "C" fn PMPI_Session_attach_buffer_c(
     attach("MPI_Session_attach_buffer_c", session, buffer, size)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_detach_buffer(
+/// MPI_Session_detach_buffer (abi.txt `outaddr(buffer_addr) out(size)`: the generated
+/// `PMPI_x` checks them first, so a NULL one detaches nothing).
+pub fn session_detach_buffer(
+    call: &'static str,
     session: MPI_Session,
-    buffer_addr: *mut c_void,
-    size: *mut c_int,
-) -> c_int {
-    const CALL: &str = "MPI_Session_detach_buffer";
-    let mut put = |n: usize| {
-        // SAFETY: the C caller's OUT argument: NULL (rejected) or writable and unaliased.
-        *unsafe { out(CALL, "size", size)? } = n.min(c_int::MAX as usize) as c_int;
-        Ok(())
-    };
-    // SAFETY: the C caller's arguments, as MPI_Session_detach_buffer defines them.
-    unsafe { detach(CALL, session, buffer_addr, &mut put) }
+    a: &mut *mut c_void,
+    size: &mut c_int,
+) -> R<()> {
+    *size = detach(call, session, a)?.min(c_int::MAX as usize) as c_int;
+    Ok(())
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_detach_buffer_c(
+/// MPI_Session_detach_buffer_c (as MPI_Session_detach_buffer).
+pub fn session_detach_buffer_c(
+    call: &'static str,
     session: MPI_Session,
-    buffer_addr: *mut c_void,
-    size: *mut MPI_Count,
-) -> c_int {
-    const CALL: &str = "MPI_Session_detach_buffer_c";
-    let mut put = |n: usize| {
-        // SAFETY: the C caller's OUT argument: NULL (rejected) or writable and unaliased.
-        *unsafe { out(CALL, "size", size)? } = n.min(i64::MAX as usize) as MPI_Count;
-        Ok(())
-    };
-    // SAFETY: the C caller's arguments, as MPI_Session_detach_buffer_c defines them.
-    unsafe { detach(CALL, session, buffer_addr, &mut put) }
+    a: &mut *mut c_void,
+    size: &mut MPI_Count,
+) -> R<()> {
+    *size = detach(call, session, a)?.min(i64::MAX as usize) as MPI_Count;
+    Ok(())
 }
 
 #[no_mangle]

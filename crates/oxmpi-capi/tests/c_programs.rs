@@ -113,7 +113,9 @@ fn bad_arguments_return_the_right_class() {
 }
 
 /// NULL pointers given to calls whose pointer checks gen.rs writes (abi.txt `out(...)`,
-/// `nonnull(...)`): MPI_ERR_ARG naming the call and the argument, nothing done.
+/// `nonnull(...)`, `made(...)`, `array(P, LEN)`, `lenquery(P, LEN)`): MPI_ERR_ARG naming
+/// the call and the argument, nothing done (a constructor leaves the null handle); an
+/// empty array is not looked at.
 #[test]
 fn null_pointer_arguments_name_the_call_and_argument() {
     assert!(ok(2, "null_args").contains("all checks passed"));

@@ -27,8 +27,6 @@ pub(crate) unsafe fn allgather<C: Count>(
     };
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let send_sig = !is_in_place(sb);
         let sc = count_if(call, "sendcount", sc, send_sig)?;
@@ -63,7 +61,6 @@ pub(crate) unsafe fn allgather<C: Count>(
                 c,
                 call,
                 form,
-                req,
                 bufs,
                 |(s, r)| coll::api_move::alltoall(s, sc, r, rc, &cm),
                 |(s, r)| coll::api_move::ialltoall(&Forever, s, sc, r, rc, &cm),
@@ -73,7 +70,6 @@ pub(crate) unsafe fn allgather<C: Count>(
                 c,
                 call,
                 form,
-                req,
                 bufs,
                 |(s, r)| coll::api_move::allgather(s, r, rc, &cm),
                 |(s, r)| coll::api_move::iallgather(&Forever, s, r, rc, &cm),
@@ -102,8 +98,6 @@ pub(crate) unsafe fn allgatherv<C: Count, D: Displ>(
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let send_sig = !is_in_place(sb);
         let sc = count_if(call, "sendcount", sc, send_sig)?;
@@ -135,7 +129,6 @@ pub(crate) unsafe fn allgatherv<C: Count, D: Displ>(
             c,
             call,
             form,
-            req,
             bufs,
             |(s, r)| coll::api_move::allgatherv(s, r, &rcs, &ds, &cm),
             |(s, r)| coll::api_move::iallgatherv(&Forever, s, r, &rcs, &ds, &cm),
@@ -164,8 +157,6 @@ pub(crate) unsafe fn alltoallv<C: Count, D: Displ>(
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let n = cm.peer_group_size() as usize;
         let send_sig = !is_in_place(sb);
@@ -206,7 +197,6 @@ pub(crate) unsafe fn alltoallv<C: Count, D: Displ>(
             c,
             call,
             form,
-            req,
             bufs,
             |(s, r)| coll::api_move::alltoallv(s, sbl(), r, rbl(), &cm),
             |(s, r)| coll::api_move::ialltoallv(&Forever, s, sbl(), r, rbl(), &cm),
@@ -235,8 +225,6 @@ pub(crate) unsafe fn alltoallw<C: Count, D: Displ>(
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let n = cm.peer_group_size() as usize;
         let ns = if is_in_place(sb) { 0 } else { n };
@@ -274,7 +262,6 @@ pub(crate) unsafe fn alltoallw<C: Count, D: Displ>(
             c,
             call,
             form,
-            req,
             bufs,
             |(s, r)| mv::alltoallw_blocks(s, r, &cm),
             |(s, r)| mv::ialltoallw_blocks(&Forever, s, r, &cm),
@@ -283,12 +270,12 @@ pub(crate) unsafe fn alltoallw<C: Count, D: Displ>(
 }
 
 entry!(PMPI_Allgather, PMPI_Allgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => allgather(sb, sc, st, rb, rc, rt, c, Form::Blocking, false));
-entry!(PMPI_Iallgather, PMPI_Iallgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => allgather(sb, sc, st, rb, rc, rt, c, Form::Immediate(r), false));
+entry!(PMPI_Iallgather, PMPI_Iallgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => allgather(sb, sc, st, rb, rc, rt, c, Form::immediate(r), false));
 entry!(PMPI_Alltoall, PMPI_Alltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => allgather(sb, sc, st, rb, rc, rt, c, Form::Blocking, true));
-entry!(PMPI_Ialltoall, PMPI_Ialltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => allgather(sb, sc, st, rb, rc, rt, c, Form::Immediate(r), true));
+entry!(PMPI_Ialltoall, PMPI_Ialltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => allgather(sb, sc, st, rb, rc, rt, c, Form::immediate(r), true));
 entry!(PMPI_Allgatherv, PMPI_Allgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Form::Blocking));
-entry!(PMPI_Iallgatherv, PMPI_Iallgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Form::Immediate(r)));
+entry!(PMPI_Iallgatherv, PMPI_Iallgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Form::immediate(r)));
 entry!(PMPI_Alltoallv, PMPI_Alltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Form::Blocking));
-entry!(PMPI_Ialltoallv, PMPI_Ialltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Form::Immediate(r)));
+entry!(PMPI_Ialltoallv, PMPI_Ialltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Form::immediate(r)));
 entry!(PMPI_Alltoallw, PMPI_Alltoallw_c, (sb: CVoid, scs: ACNT, sds: ADSP, sts: ATypes, rb: MVoid, rcs: ACNT, rds: ADSP, rts: ATypes, c: MPI_Comm) => alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Form::Blocking));
-entry!(PMPI_Ialltoallw, PMPI_Ialltoallw_c, (sb: CVoid, scs: ACNT, sds: ADSP, sts: ATypes, rb: MVoid, rcs: ACNT, rds: ADSP, rts: ATypes, c: MPI_Comm, r: PReq) => alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Form::Immediate(r)));
+entry!(PMPI_Ialltoallw, PMPI_Ialltoallw_c, (sb: CVoid, scs: ACNT, sds: ADSP, sts: ATypes, rb: MVoid, rcs: ACNT, rds: ADSP, rts: ATypes, c: MPI_Comm, r: PReq) => alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Form::immediate(r)));

@@ -28,7 +28,9 @@ use oxmpi_core::op::Op;
 use oxmpi_core::{Comm, Request};
 
 use crate::abi::*;
-use crate::conv::bufs::{coll_recv, coll_recv_v, coll_recv_w, coll_send, coll_send_v, coll_send_w};
+use crate::conv::buffer::{
+    coll_recv, coll_recv_v, coll_recv_w, coll_send, coll_send_v, coll_send_w,
+};
 use crate::conv::errors::{array, bad, ffi, out, R};
 use crate::conv::large::{entry, name, ptr::*, to_usize, Count, Displ};
 use crate::conv::{comm, committed, new_request, op};
@@ -215,19 +217,50 @@ fn is_leaf(cm: &Comm, root: c_int) -> bool {
 
 /// Which form of a collective a C call is: blocking, immediate (its `request`
 /// argument) or persistent (`MPI_<Op>_init`: its `info` and `request` arguments).
+/// The immediate and persistent forms are made by [`Form::immediate`] and
+/// [`Form::persistent`] only, whose contract is the `request` argument's.
 #[derive(Clone, Copy)]
 pub(crate) enum Form {
     Blocking,
-    Immediate(*mut MPI_Request),
-    Persistent(MPI_Info, *mut MPI_Request),
+    Immediate(ReqOut),
+    Persistent(MPI_Info, ReqOut),
 }
 
+/// The C caller's `request` OUT argument of an immediate or persistent collective
+/// (private field: made by `Form`'s unsafe constructors only).
+#[derive(Clone, Copy)]
+pub(crate) struct ReqOut(*mut MPI_Request);
+
 impl Form {
-    /// The `request` argument, if the form has one.
-    pub(crate) fn request(self) -> Option<*mut MPI_Request> {
+    /// The immediate form (`MPI_I<op>`).
+    ///
+    /// # Safety
+    /// `request` is the C caller's `request` argument: NULL or writable and accessed
+    /// through nothing else while the call runs (MPI contract for an OUT argument).
+    pub(crate) unsafe fn immediate(request: *mut MPI_Request) -> Form {
+        Form::Immediate(ReqOut(request))
+    }
+
+    /// The persistent form (`MPI_<Op>_init`).
+    ///
+    /// # Safety
+    /// As [`Form::immediate`].
+    pub(crate) unsafe fn persistent(info: MPI_Info, request: *mut MPI_Request) -> Form {
+        Form::Persistent(info, ReqOut(request))
+    }
+
+    /// The `request` argument, if the form has one, through [`out`] (NULL:
+    /// MPI_ERR_ARG naming `call` and `request`): the one place the collectives' OUT
+    /// request is checked. Called by [`go`] and [`go_with`] only, once each, after the
+    /// call's other checks; the reference lives until they return.
+    fn request<'a>(self, call: &str) -> Option<R<&'a mut MPI_Request>> {
         match self {
             Form::Blocking => None,
-            Form::Immediate(r) | Form::Persistent(_, r) => Some(r),
+            Form::Immediate(r) | Form::Persistent(_, r) => {
+                // SAFETY: a `ReqOut` is made only by `Form::immediate`/`Form::persistent`, whose contract is that the pointer is the C caller's OUT argument: NULL (rejected by `out`) or writable and unaliased while the call runs; `go`/`go_with` use the reference only within the call.
+                let checked = unsafe { out(call, "request", r.0) };
+                Some(checked)
+            }
         }
     }
 }
@@ -235,18 +268,18 @@ impl Form {
 /// Runs the engine call of `form` over the call's buffers' descriptors `bufs` (made
 /// once, handed to whichever form runs): `blocking`, `immediate`, or, for the
 /// persistent form, `immediate` once, now, to plan the schedule every MPI_Start of
-/// the new persistent request runs again (`coll::persistent::plan`). `request` is
-/// the immediate or persistent form's `request` argument.
+/// the new persistent request runs again (`coll::persistent::plan`). The immediate
+/// or persistent form's `request` argument is checked here ([`Form::request`]),
+/// after the call's other checks.
 pub(crate) fn go_with<B>(
     c: MPI_Comm,
     call: &'static str,
     form: Form,
-    request: Option<R<&mut MPI_Request>>,
     bufs: B,
     blocking: impl FnOnce(B) -> CoreResult<()>,
     immediate: impl FnOnce(B) -> CoreResult<Request>,
 ) -> R<()> {
-    match (form, request) {
+    match (form, form.request(call)) {
         (Form::Blocking, _) | (_, None) => Ok(blocking(bufs)?),
         (Form::Immediate(_), Some(o)) => {
             let o = o?;

@@ -38,8 +38,6 @@ pub(crate) unsafe fn reduce<C: Count>(
     let call = names("MPI_Reduce", "MPI_Ireduce", "MPI_Reduce_init", form);
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let a = red_args(call, c, n, dt, o)?;
         no_alias(
             call,
@@ -59,7 +57,6 @@ pub(crate) unsafe fn reduce<C: Count>(
             c,
             call,
             form,
-            req,
             bufs,
             |(s, r)| coll::reduce::reduce(s, r, op, root, cm),
             |(s, r)| coll::reduce::ireduce(&Forever, s, r, op, root, cm),
@@ -97,8 +94,6 @@ pub(crate) unsafe fn whole<C: Count>(
     };
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let a = red_args(call, c, n, dt, o)?;
         no_alias(call, sb, rb, a.n > 0 && a.dt.size() > 0)?;
         let (cm, n, dt, op) = (&a.comm, a.n, &a.dt, &a.op);
@@ -109,7 +104,6 @@ pub(crate) unsafe fn whole<C: Count>(
                 c,
                 call,
                 form,
-                req,
                 bufs,
                 |(s, r)| coll::allreduce::allreduce(s, r, op, cm),
                 |(s, r)| coll::allreduce::iallreduce(&Forever, s, r, op, cm),
@@ -118,7 +112,6 @@ pub(crate) unsafe fn whole<C: Count>(
                 c,
                 call,
                 form,
-                req,
                 bufs,
                 |(s, r)| coll::scan::scan(s, r, op, cm),
                 |(s, r)| coll::scan::iscan(&Forever, s, r, op, cm),
@@ -127,7 +120,6 @@ pub(crate) unsafe fn whole<C: Count>(
                 c,
                 call,
                 form,
-                req,
                 bufs,
                 |(s, r)| coll::scan::exscan(s, r, op, cm),
                 |(s, r)| coll::scan::iexscan(&Forever, s, r, op, cm),
@@ -154,8 +146,6 @@ pub(crate) unsafe fn reduce_scatter<C: Count>(
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let a = red_args(call, c, 0, dt, o)?;
         // SAFETY: MPI_Reduce_scatter's `recvcounts` has one entry per process of the group.
         let rcs = unsafe { counts(call, "recvcounts", rcs, a.comm.size() as usize)? };
@@ -170,7 +160,6 @@ pub(crate) unsafe fn reduce_scatter<C: Count>(
             c,
             call,
             form,
-            req,
             bufs,
             |(s, r)| coll::api_move::reduce_scatter(s, r, &rcs, op, cm),
             |(s, r)| coll::api_move::ireduce_scatter(&Forever, s, r, &rcs, op, cm),
@@ -196,8 +185,6 @@ pub(crate) unsafe fn reduce_scatter_block<C: Count>(
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let rc = count(call, "recvcount", rc)?;
         let dt = committed(dt, call, "datatype")?;
@@ -211,7 +198,6 @@ pub(crate) unsafe fn reduce_scatter_block<C: Count>(
             c,
             call,
             form,
-            req,
             bufs,
             |(s, r)| coll::api_move::reduce_scatter_block(s, r, rc, &op, &cm),
             |(s, r)| coll::api_move::ireduce_scatter_block(&Forever, s, r, rc, &op, &cm),
@@ -220,14 +206,14 @@ pub(crate) unsafe fn reduce_scatter_block<C: Count>(
 }
 
 entry!(PMPI_Reduce, PMPI_Reduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, root: c_int, c: MPI_Comm) => reduce(sb, rb, n, dt, o, root, c, Form::Blocking));
-entry!(PMPI_Ireduce, PMPI_Ireduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, root: c_int, c: MPI_Comm, r: PReq) => reduce(sb, rb, n, dt, o, root, c, Form::Immediate(r)));
+entry!(PMPI_Ireduce, PMPI_Ireduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, root: c_int, c: MPI_Comm, r: PReq) => reduce(sb, rb, n, dt, o, root, c, Form::immediate(r)));
 entry!(PMPI_Allreduce, PMPI_Allreduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => whole(Whole::Allreduce, sb, rb, n, dt, o, c, Form::Blocking));
-entry!(PMPI_Iallreduce, PMPI_Iallreduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Allreduce, sb, rb, n, dt, o, c, Form::Immediate(r)));
+entry!(PMPI_Iallreduce, PMPI_Iallreduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Allreduce, sb, rb, n, dt, o, c, Form::immediate(r)));
 entry!(PMPI_Scan, PMPI_Scan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => whole(Whole::Scan, sb, rb, n, dt, o, c, Form::Blocking));
-entry!(PMPI_Iscan, PMPI_Iscan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Scan, sb, rb, n, dt, o, c, Form::Immediate(r)));
+entry!(PMPI_Iscan, PMPI_Iscan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Scan, sb, rb, n, dt, o, c, Form::immediate(r)));
 entry!(PMPI_Exscan, PMPI_Exscan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => whole(Whole::Exscan, sb, rb, n, dt, o, c, Form::Blocking));
-entry!(PMPI_Iexscan, PMPI_Iexscan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Exscan, sb, rb, n, dt, o, c, Form::Immediate(r)));
+entry!(PMPI_Iexscan, PMPI_Iexscan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Exscan, sb, rb, n, dt, o, c, Form::immediate(r)));
 entry!(PMPI_Reduce_scatter, PMPI_Reduce_scatter_c, (sb: CVoid, rb: MVoid, rcs: ACNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => reduce_scatter(sb, rb, rcs, dt, o, c, Form::Blocking));
-entry!(PMPI_Ireduce_scatter, PMPI_Ireduce_scatter_c, (sb: CVoid, rb: MVoid, rcs: ACNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => reduce_scatter(sb, rb, rcs, dt, o, c, Form::Immediate(r)));
+entry!(PMPI_Ireduce_scatter, PMPI_Ireduce_scatter_c, (sb: CVoid, rb: MVoid, rcs: ACNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => reduce_scatter(sb, rb, rcs, dt, o, c, Form::immediate(r)));
 entry!(PMPI_Reduce_scatter_block, PMPI_Reduce_scatter_block_c, (sb: CVoid, rb: MVoid, rc: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => reduce_scatter_block(sb, rb, rc, dt, o, c, Form::Blocking));
-entry!(PMPI_Ireduce_scatter_block, PMPI_Ireduce_scatter_block_c, (sb: CVoid, rb: MVoid, rc: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => reduce_scatter_block(sb, rb, rc, dt, o, c, Form::Immediate(r)));
+entry!(PMPI_Ireduce_scatter_block, PMPI_Ireduce_scatter_block_c, (sb: CVoid, rb: MVoid, rc: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => reduce_scatter_block(sb, rb, rc, dt, o, c, Form::immediate(r)));

@@ -15,8 +15,6 @@ pub(crate) unsafe fn bcast<C: Count>(
     let call = names("MPI_Bcast", "MPI_Ibcast", "MPI_Bcast_init", form);
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let sig = !cm.is_inter() || root == MPI_ROOT || is_leaf(&cm, root);
         let n = count_if(call, "count", n, sig)?;
@@ -27,7 +25,6 @@ pub(crate) unsafe fn bcast<C: Count>(
             c,
             call,
             form,
-            req,
             b,
             |b| coll::bcast::bcast(b, root, &cm),
             |b| coll::bcast::ibcast(&Forever, b, root, &cm),
@@ -50,8 +47,6 @@ pub(crate) unsafe fn gather<C: Count>(
     let call = names("MPI_Gather", "MPI_Igather", "MPI_Gather_init", form);
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let (is_root, leaf) = (at_root(&cm, root), is_leaf(&cm, root));
         let send_sig = leaf && !(is_root && is_in_place(sb));
@@ -77,7 +72,6 @@ pub(crate) unsafe fn gather<C: Count>(
             c,
             call,
             form,
-            req,
             bufs,
             |(s, r)| coll::api_move::gather(s, r, rc, root, &cm),
             |(s, r)| coll::api_move::igather(&Forever, s, r, rc, root, &cm),
@@ -101,8 +95,6 @@ pub(crate) unsafe fn gatherv<C: Count, D: Displ>(
     let call = names("MPI_Gatherv", "MPI_Igatherv", "MPI_Gatherv_init", form);
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let (is_root, leaf) = (at_root(&cm, root), is_leaf(&cm, root));
         let send_sig = leaf && !(is_root && is_in_place(sb));
@@ -138,7 +130,6 @@ pub(crate) unsafe fn gatherv<C: Count, D: Displ>(
             c,
             call,
             form,
-            req,
             bufs,
             |(s, r)| coll::api_move::gatherv(s, r, &rcs, &ds, root, &cm),
             |(s, r)| coll::api_move::igatherv(&Forever, s, r, &rcs, &ds, root, &cm),
@@ -161,8 +152,6 @@ pub(crate) unsafe fn scatter<C: Count>(
     let call = names("MPI_Scatter", "MPI_Iscatter", "MPI_Scatter_init", form);
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let (is_root, leaf) = (at_root(&cm, root), is_leaf(&cm, root));
         let recv_sig = leaf && !(is_root && is_in_place(rb));
@@ -190,7 +179,6 @@ pub(crate) unsafe fn scatter<C: Count>(
             c,
             call,
             form,
-            req,
             bufs,
             |(s, r)| coll::api_move::scatter(s, sc, r, root, &cm),
             |(s, r)| coll::api_move::iscatter(&Forever, s, sc, r, root, &cm),
@@ -214,8 +202,6 @@ pub(crate) unsafe fn scatterv<C: Count, D: Displ>(
     let call = names("MPI_Scatterv", "MPI_Iscatterv", "MPI_Scatterv_init", form);
     let call = name::<C>(call);
     ffi(call, c, || {
-        // SAFETY: `form`'s request: none (blocking) or the call's OUT argument, NULL (rejected) or writable and unaliased (MPI contract).
-        let req = unsafe { form.request().map(|p| out(call, "request", p)) };
         let cm = comm(c, call)?;
         let (is_root, leaf) = (at_root(&cm, root), is_leaf(&cm, root));
         let recv_sig = leaf && !(is_root && is_in_place(rb));
@@ -253,7 +239,6 @@ pub(crate) unsafe fn scatterv<C: Count, D: Displ>(
             c,
             call,
             form,
-            req,
             bufs,
             |(s, r)| coll::api_move::scatterv(s, &scs, &ds, r, root, &cm),
             |(s, r)| coll::api_move::iscatterv(&Forever, s, &scs, &ds, r, root, &cm),
@@ -262,12 +247,12 @@ pub(crate) unsafe fn scatterv<C: Count, D: Displ>(
 }
 
 entry!(PMPI_Bcast, PMPI_Bcast_c, (buf: MVoid, n: CNT, dt: MPI_Datatype, root: c_int, c: MPI_Comm) => bcast(buf, n, dt, root, c, Form::Blocking));
-entry!(PMPI_Ibcast, PMPI_Ibcast_c, (buf: MVoid, n: CNT, dt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => bcast(buf, n, dt, root, c, Form::Immediate(r)));
+entry!(PMPI_Ibcast, PMPI_Ibcast_c, (buf: MVoid, n: CNT, dt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => bcast(buf, n, dt, root, c, Form::immediate(r)));
 entry!(PMPI_Gather, PMPI_Gather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm) => gather(sb, sc, st, rb, rc, rt, root, c, Form::Blocking));
-entry!(PMPI_Igather, PMPI_Igather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => gather(sb, sc, st, rb, rc, rt, root, c, Form::Immediate(r)));
+entry!(PMPI_Igather, PMPI_Igather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => gather(sb, sc, st, rb, rc, rt, root, c, Form::immediate(r)));
 entry!(PMPI_Gatherv, PMPI_Gatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, root: c_int, c: MPI_Comm) => gatherv(sb, sc, st, rb, rcs, ds, rt, root, c, Form::Blocking));
-entry!(PMPI_Igatherv, PMPI_Igatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => gatherv(sb, sc, st, rb, rcs, ds, rt, root, c, Form::Immediate(r)));
+entry!(PMPI_Igatherv, PMPI_Igatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => gatherv(sb, sc, st, rb, rcs, ds, rt, root, c, Form::immediate(r)));
 entry!(PMPI_Scatter, PMPI_Scatter_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm) => scatter(sb, sc, st, rb, rc, rt, root, c, Form::Blocking));
-entry!(PMPI_Iscatter, PMPI_Iscatter_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => scatter(sb, sc, st, rb, rc, rt, root, c, Form::Immediate(r)));
+entry!(PMPI_Iscatter, PMPI_Iscatter_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => scatter(sb, sc, st, rb, rc, rt, root, c, Form::immediate(r)));
 entry!(PMPI_Scatterv, PMPI_Scatterv_c, (sb: CVoid, scs: ACNT, ds: ADSP, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm) => scatterv(sb, scs, ds, st, rb, rc, rt, root, c, Form::Blocking));
-entry!(PMPI_Iscatterv, PMPI_Iscatterv_c, (sb: CVoid, scs: ACNT, ds: ADSP, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => scatterv(sb, scs, ds, st, rb, rc, rt, root, c, Form::Immediate(r)));
+entry!(PMPI_Iscatterv, PMPI_Iscatterv_c, (sb: CVoid, scs: ACNT, ds: ADSP, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => scatterv(sb, scs, ds, st, rb, rc, rt, root, c, Form::immediate(r)));

@@ -103,64 +103,61 @@ pub fn comm_dup_with_info(call: &'static str, c: MPI_Comm, info: MPI_Info) -> R<
 /// the progress engine runs (see oxmpi_core::comm::context), and `*newcomm`
 /// is written when the request completes (wait, test, their any/all/some
 /// forms, or MPI_Request_get_status), as MPI makes it valid only then.
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_idup(
+/// (abi.txt `nonnull(newcomm) out(request)`: the generated `PMPI_x` checks them first.)
+///
+/// # Safety
+/// `newcomm` is writable and unaliased until the request completes (the C caller's OUT
+/// argument; MPI keeps it valid that long).
+pub unsafe fn comm_idup(
+    call: &'static str,
     c: MPI_Comm,
     newcomm: *mut MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    // SAFETY: the C caller's OUT arguments, passed on as given.
-    unsafe { idup("MPI_Comm_idup", c, None, newcomm, request) }
+    request: &mut MPI_Request,
+) -> R<()> {
+    idup(call, c, None, newcomm, request)
 }
 
 /// MPI_Comm_idup_with_info: as MPI_Comm_idup, with `info`'s hints on the new communicator.
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_idup_with_info(
+///
+/// # Safety
+/// As [`comm_idup`].
+pub unsafe fn comm_idup_with_info(
+    call: &'static str,
     c: MPI_Comm,
     info: MPI_Info,
     newcomm: *mut MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    // SAFETY: the C caller's OUT arguments, passed on as given.
-    unsafe { idup("MPI_Comm_idup_with_info", c, Some(info), newcomm, request) }
+    request: &mut MPI_Request,
+) -> R<()> {
+    idup(call, c, Some(info), newcomm, request)
 }
 
-/// # Safety
-/// `newcomm` and `request` are NULL or writable and unaliased (the C caller's
-/// OUT arguments); `newcomm` stays valid until the request completes.
-unsafe fn idup(
+/// `newcomm` (non-NULL) is written when the request completes, by its hook.
+fn idup(
     call: &'static str,
     c: MPI_Comm,
     info: Option<MPI_Info>,
     newcomm: *mut MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    ffi(call, c, || {
-        let hints = match info {
-            Some(i) => {
-                info_arg(call, i)?;
-                Some(info_pairs(call, i)?)
-            }
-            None => state().comm_info.get(&c).cloned(),
-        };
-        let cm = comm(c, call)?;
-        if newcomm.is_null() {
-            return Err(bad(ErrorClass::Arg, call, "newcomm", "is NULL"));
+    ro: &mut MPI_Request,
+) -> R<()> {
+    let hints = match info {
+        Some(i) => {
+            info_arg(call, i)?;
+            Some(info_pairs(call, i)?)
         }
-        // SAFETY: `request` is MPI_Comm_idup's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let ro = unsafe { out(call, "request", request)? };
-        let (r, pending) = with_cb_comm(c, || create::idup(&cm)).map_err(|e| {
-            oxmpi_core::MpiError::new(e.class, e.message.replacen("MPI_Comm_idup", call, 1))
-        })?;
-        let hook = crate::conv::handles::Hook::Idup(crate::conv::handles::PendingIdup {
-            pending,
-            parent: c,
-            hints,
-            newcomm: newcomm as usize,
-        });
-        *ro = crate::conv::new_hooked_request(r, c, hook);
-        Ok(())
-    })
+        None => state().comm_info.get(&c).cloned(),
+    };
+    let cm = comm(c, call)?;
+    let (r, pending) = with_cb_comm(c, || create::idup(&cm)).map_err(|e| {
+        oxmpi_core::MpiError::new(e.class, e.message.replacen("MPI_Comm_idup", call, 1))
+    })?;
+    let hook = crate::conv::handles::Hook::Idup(crate::conv::handles::PendingIdup {
+        pending,
+        parent: c,
+        hints,
+        newcomm: newcomm as usize,
+    });
+    *ro = crate::conv::new_hooked_request(r, c, hook);
+    Ok(())
 }
 
 /// MPI_Comm_split (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and

@@ -1,11 +1,9 @@
-//! Argument conversions: C strings in and out, buffer arguments. (Pointer OUT
-//! arguments and arrays: `errors::{out, array, array_mut}`; counts of either
-//! width: `large`.)
+//! Argument conversions: C strings in and out, request arrays, info arguments.
+//! (Buffer arguments: `buffer`; pointer OUT arguments and arrays:
+//! `errors::{out, array, array_mut}`; counts of either width: `large`.)
 
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::{c_char, c_int, CStr};
 
-use oxmpi_core::buf::Region;
-use oxmpi_core::datatype::Datatype;
 use oxmpi_core::error::ErrorClass;
 
 use crate::abi::*;
@@ -38,95 +36,6 @@ pub unsafe fn get_str<'a>(call: &str, arg: &str, p: *const c_char) -> R<&'a str>
     unsafe { CStr::from_ptr(p) }
         .to_str()
         .map_err(|_| bad(ErrorClass::Arg, call, arg, "is not UTF-8"))
-}
-
-/// A NULL buffer is MPI_BOTTOM: fine for derived datatypes with absolute
-/// addresses, an error for data of a predefined type.
-pub fn check_buf(call: &str, arg: &str, buf: *const c_void, count: usize, dt: &Datatype) -> R<()> {
-    if buf.is_null() && count > 0 && dt.size() > 0 && dt.as_primitive().is_some() {
-        return Err(bad(
-            ErrorClass::Buffer,
-            call,
-            arg,
-            format!("is NULL with count {count}"),
-        ));
-    }
-    // A derived type's data starting in the null page: NULL with relative
-    // displacements (MPI_BOTTOM with absolute addresses lands elsewhere).
-    if count > 0 && dt.size() > 0 && (buf as usize).wrapping_add(dt.true_lb() as usize) < 4096 {
-        return Err(bad(
-            ErrorClass::Buffer,
-            call,
-            arg,
-            format!(
-                "is NULL (or near it) with count {count} of a datatype whose data start at {}",
-                dt.true_lb()
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// The C caller's send buffer (`count` elements of `dt` at `buf`) as a region borrowed
-/// shared for `'a`, the one descriptor core's entry points take: the caller picks `'a`
-/// (the call, or `'static` for an immediate or persistent operation, whose buffer MPI
-/// keeps valid until the request completes or is freed).
-///
-/// # Safety
-/// MPI's rule for a C send buffer: the memory those elements cover stays readable,
-/// and unmodified, for `'a`.
-#[inline(always)]
-pub unsafe fn c_send<'a, 'd>(
-    buf: *const c_void,
-    count: usize,
-    dt: &'d Datatype,
-) -> Region<'a, &'d Datatype> {
-    // SAFETY: the caller's contract is `Region::shared`'s.
-    unsafe { Region::shared(buf as *const u8, count, dt) }
-}
-
-/// The C caller's receive buffer (`count` elements of `dt` at `buf`) as a region
-/// borrowed exclusively for `'a` (chosen as in [`c_send`]).
-///
-/// # Safety
-/// MPI's rule for a C receive buffer: the memory those elements cover stays writable,
-/// and is accessed by nothing else, for `'a` (C memory: initialized bytes as far as
-/// Rust can tell, and any bytes written are valid for the C program).
-#[inline(always)]
-pub unsafe fn c_recv<'a, 'd>(
-    buf: *mut c_void,
-    count: usize,
-    dt: &'d Datatype,
-) -> Region<'a, &'d Datatype> {
-    // SAFETY: the caller's contract is `Region::exclusive`'s.
-    unsafe { Region::exclusive(buf as *mut u8, count, dt) }
-}
-
-/// The `len` contiguous bytes at `buf` that `fast_p2p` found a fast-path call's buffer
-/// to be, borrowed for `'a` (NULL only with `len` 0).
-///
-/// # Safety
-/// As [`c_send`], for those bytes.
-#[inline(always)]
-pub unsafe fn c_bytes<'a>(buf: *const c_void, len: usize) -> &'a [u8] {
-    if len == 0 {
-        return &[];
-    }
-    // SAFETY: non-NULL (`fast_p2p` refuses the null page with data), readable and unmodified for 'a by the caller's contract.
-    unsafe { std::slice::from_raw_parts(buf as *const u8, len) }
-}
-
-/// As [`c_bytes`], writable and exclusive.
-///
-/// # Safety
-/// As [`c_recv`], for those bytes.
-#[inline(always)]
-pub unsafe fn c_bytes_mut<'a>(buf: *mut c_void, len: usize) -> &'a mut [u8] {
-    if len == 0 {
-        return &mut [];
-    }
-    // SAFETY: non-NULL as in `c_bytes`, writable and ours alone for 'a by the caller's contract.
-    unsafe { std::slice::from_raw_parts_mut(buf as *mut u8, len) }
 }
 
 /// The C caller's array of `count` request handles.

@@ -316,6 +316,30 @@ pub unsafe fn out<'a, T>(call: &str, arg: &str, p: *mut T) -> R<&'a mut T> {
     Ok(unsafe { &mut *p })
 }
 
+/// A raw pointer argument (`*const T` or `*mut T`), for [`nonnull`].
+pub trait RawPtr: Copy {
+    fn null(self) -> bool;
+}
+impl<T: ?Sized> RawPtr for *const T {
+    fn null(self) -> bool {
+        self.is_null()
+    }
+}
+impl<T: ?Sized> RawPtr for *mut T {
+    fn null(self) -> bool {
+        self.is_null()
+    }
+}
+
+/// A pointer argument the call requires (abi.txt `nonnull(...)`): `MPI_ERR_ARG` naming
+/// `arg` when NULL, else the pointer unchanged.
+pub fn nonnull<P: RawPtr>(call: &str, arg: &str, p: P) -> R<P> {
+    if p.null() {
+        return Err(bad(ErrorClass::Arg, call, arg, "is NULL"));
+    }
+    Ok(p)
+}
+
 /// An array argument of `n` elements: `MPI_ERR_ARG` naming `arg` when `p` is
 /// NULL and `n > 0`; empty when `n == 0` (then `p` is not looked at).
 ///

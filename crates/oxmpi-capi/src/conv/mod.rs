@@ -8,25 +8,25 @@
 //!   their routing to error handlers, and OUT-pointer and array arguments;
 //! - [`large`]: counts and displacements of either width (`int` / `MPI_Count`);
 //! - [`session`]: the session table and which session owns a group or communicator;
-//! - [`args`]: C strings in and out, buffer arguments;
-//! - [`bufs`]: a C collective's buffers as core's typed descriptors;
+//! - [`args`]: C strings in and out, request arrays, info arguments;
+//! - [`buffer`]: every C buffer argument as one of core's descriptors (`Region`, bytes,
+//!   a collective's `SendBuf`/`RecvBuf`), the one place that states the buffer contract;
 //! - [`callback`]: the handle a user callback gets;
 //! - [`status`]: `MPI_Status` to the engine's `Status` and back;
-//! - [`lookup`]: handle -> engine object and engine object -> new handle;
-//! - [`region`]: C buffers as the engine's `Region`s and byte slices (imports none of these).
+//! - [`lookup`]: handle -> engine object and engine object -> new handle.
 
 pub mod args;
-pub mod bufs;
+pub mod buffer;
 pub mod callback;
 pub mod errors;
 pub mod handles;
 pub mod large;
 pub mod lookup;
-pub mod region;
 pub mod session;
 pub mod status;
 
 pub use args::*;
+pub use buffer::{c_bytes, c_bytes_mut, c_recv, c_send, check_buf};
 pub use callback::*;
 pub use lookup::*;
 pub use session::{

@@ -2,30 +2,37 @@
 
 use super::*;
 
-unsafe fn contiguous<C: Count>(
+// The constructors' `PMPI_x` (`int` and `_c` forms, and the MPI-1 names) are generated
+// from abi.txt's `made(newtype)` and `array(P, count)` annotations: `newtype` is checked
+// first and holds MPI_DATATYPE_NULL until the constructor succeeds, then `count` and each
+// array; the bodies below get the arrays as slices, generic in the count and
+// displacement widths (an `_c` name is the same function).
+
+/// MPI_Type_contiguous(_c).
+pub fn type_contiguous<C: Count>(
+    call: &'static str,
     count: C,
     oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let call = name::<C>("MPI_Type_contiguous");
-    let f = || {
+    newtype: &mut MPI_Datatype,
+) -> R<()> {
+    made(C::WIDE, newtype, || {
         count_arg(call, "count", count)?;
         let old = datatype(oldtype, call, "oldtype")?;
         Ok(Datatype::contiguous(count.wide(), &old)?)
-    };
-    // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
-    unsafe { make(call, C::WIDE, newtype, f) }
+    })
 }
+pub use self::type_contiguous as type_contiguous_c;
 
-unsafe fn vector<C: Count>(
+/// MPI_Type_vector(_c).
+pub fn type_vector<C: Count>(
+    call: &'static str,
     count: C,
     blocklength: C,
     stride: C,
     oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let call = name::<C>("MPI_Type_vector");
-    let f = || {
+    newtype: &mut MPI_Datatype,
+) -> R<()> {
+    made(C::WIDE, newtype, || {
         count_arg(call, "count", count)?;
         let old = datatype(oldtype, call, "oldtype")?;
         Ok(Datatype::vector(
@@ -34,21 +41,20 @@ unsafe fn vector<C: Count>(
             stride.wide(),
             &old,
         )?)
-    };
-    // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
-    unsafe { make(call, C::WIDE, newtype, f) }
+    })
 }
+pub use self::type_vector as type_vector_c;
 
-unsafe fn hvector<C: Count, A: Displ>(
+/// MPI_Type_create_hvector(_c), MPI_Type_hvector.
+pub fn type_create_hvector<C: Count, A: Displ>(
     call: &'static str,
     count: C,
     blocklength: C,
     stride: A,
     oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let call = name::<C>(call);
-    let f = || {
+    newtype: &mut MPI_Datatype,
+) -> R<()> {
+    made(C::WIDE, newtype, || {
         count_arg(call, "count", count)?;
         let old = datatype(oldtype, call, "oldtype")?;
         Ok(Datatype::hvector(
@@ -57,219 +63,129 @@ unsafe fn hvector<C: Count, A: Displ>(
             stride.addr(),
             &old,
         )?)
-    };
-    // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
-    unsafe { make(call, C::WIDE, newtype, f) }
+    })
 }
+pub use self::type_create_hvector as type_create_hvector_c;
+pub use self::type_create_hvector as type_hvector;
 
-unsafe fn indexed<C: Count>(
-    count: C,
-    blocklens: *const C,
-    displs: *const C,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let call = name::<C>("MPI_Type_indexed");
-    let f = || {
-        let n = count_arg(call, "count", count)?;
-        // SAFETY: MPI_Type_indexed(_c)'s `array_of_blocklengths` holds `count` = `n` counts.
-        let b = unsafe { array(call, "array_of_blocklengths", blocklens, n)? };
-        // SAFETY: its `array_of_displacements` holds `count` = `n` counts.
-        let d = unsafe { array(call, "array_of_displacements", displs, n)? };
-        let old = datatype(oldtype, call, "oldtype")?;
-        Ok(Datatype::indexed(&ints(b), &ints(d), &old)?)
-    };
-    // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
-    unsafe { make(call, C::WIDE, newtype, f) }
-}
-
-unsafe fn hindexed<C: Count, A: Displ>(
+/// MPI_Type_indexed(_c).
+pub fn type_indexed<C: Count>(
     call: &'static str,
-    count: C,
-    blocklens: *const C,
-    displs: *const A,
+    _count: C,
+    blocklens: &[C],
+    displs: &[C],
     oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let call = name::<C>(call);
-    let f = || {
-        let n = count_arg(call, "count", count)?;
-        // SAFETY: MPI_Type_(create_)hindexed(_c)'s `array_of_blocklengths` holds `count` = `n` counts.
-        let b = unsafe { array(call, "array_of_blocklengths", blocklens, n)? };
-        // SAFETY: its `array_of_displacements` holds `count` = `n` addresses.
-        let d = unsafe { array(call, "array_of_displacements", displs, n)? };
+    newtype: &mut MPI_Datatype,
+) -> R<()> {
+    made(C::WIDE, newtype, || {
         let old = datatype(oldtype, call, "oldtype")?;
-        Ok(Datatype::hindexed(&ints(b), &addrs(d), &old)?)
-    };
-    // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
-    unsafe { make(call, C::WIDE, newtype, f) }
+        Ok(Datatype::indexed(&ints(blocklens), &ints(displs), &old)?)
+    })
 }
+pub use self::type_indexed as type_indexed_c;
 
-unsafe fn indexed_block<C: Count>(
-    count: C,
-    blocklength: C,
-    displs: *const C,
+/// MPI_Type_create_hindexed(_c), MPI_Type_hindexed.
+pub fn type_create_hindexed<C: Count, A: Displ>(
+    call: &'static str,
+    _count: C,
+    blocklens: &[C],
+    displs: &[A],
     oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let call = name::<C>("MPI_Type_create_indexed_block");
-    let f = || {
-        let n = count_arg(call, "count", count)?;
-        // SAFETY: MPI_Type_create_indexed_block(_c)'s `array_of_displacements` holds `count` = `n` counts.
-        let d = unsafe { array(call, "array_of_displacements", displs, n)? };
+    newtype: &mut MPI_Datatype,
+) -> R<()> {
+    made(C::WIDE, newtype, || {
         let old = datatype(oldtype, call, "oldtype")?;
-        Ok(Datatype::indexed_block(blocklength.wide(), &ints(d), &old)?)
-    };
-    // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
-    unsafe { make(call, C::WIDE, newtype, f) }
+        Ok(Datatype::hindexed(&ints(blocklens), &addrs(displs), &old)?)
+    })
 }
+pub use self::type_create_hindexed as type_create_hindexed_c;
+pub use self::type_create_hindexed as type_hindexed;
 
-unsafe fn hindexed_block<C: Count, A: Displ>(
-    count: C,
+/// MPI_Type_create_indexed_block(_c).
+pub fn type_create_indexed_block<C: Count>(
+    call: &'static str,
+    _count: C,
     blocklength: C,
-    displs: *const A,
+    displs: &[C],
     oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let call = name::<C>("MPI_Type_create_hindexed_block");
-    let f = || {
-        let n = count_arg(call, "count", count)?;
-        // SAFETY: MPI_Type_create_hindexed_block(_c)'s `array_of_displacements` holds `count` = `n` addresses.
-        let d = unsafe { array(call, "array_of_displacements", displs, n)? };
+    newtype: &mut MPI_Datatype,
+) -> R<()> {
+    made(C::WIDE, newtype, || {
+        let old = datatype(oldtype, call, "oldtype")?;
+        Ok(Datatype::indexed_block(
+            blocklength.wide(),
+            &ints(displs),
+            &old,
+        )?)
+    })
+}
+pub use self::type_create_indexed_block as type_create_indexed_block_c;
+
+/// MPI_Type_create_hindexed_block(_c).
+pub fn type_create_hindexed_block<C: Count, A: Displ>(
+    call: &'static str,
+    _count: C,
+    blocklength: C,
+    displs: &[A],
+    oldtype: MPI_Datatype,
+    newtype: &mut MPI_Datatype,
+) -> R<()> {
+    made(C::WIDE, newtype, || {
         let old = datatype(oldtype, call, "oldtype")?;
         Ok(Datatype::hindexed_block(
             blocklength.wide(),
-            &addrs(d),
+            &addrs(displs),
             &old,
         )?)
-    };
-    // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
-    unsafe { make(call, C::WIDE, newtype, f) }
+    })
 }
+pub use self::type_create_hindexed_block as type_create_hindexed_block_c;
 
-unsafe fn structure<C: Count, A: Displ>(
+/// MPI_Type_create_struct(_c), MPI_Type_struct.
+pub fn type_create_struct<C: Count, A: Displ>(
     call: &'static str,
-    count: C,
-    blocklens: *const C,
-    displs: *const A,
-    types: *const MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let call = name::<C>(call);
-    let f = || {
-        let n = count_arg(call, "count", count)?;
-        // SAFETY: MPI_Type_(create_)struct(_c)'s `array_of_blocklengths` holds `count` = `n` counts.
-        let b = unsafe { array(call, "array_of_blocklengths", blocklens, n)? };
-        // SAFETY: its `array_of_displacements` holds `count` = `n` addresses.
-        let d = unsafe { array(call, "array_of_displacements", displs, n)? };
-        // SAFETY: its `array_of_types` holds `count` = `n` handles.
-        let t = unsafe { array(call, "array_of_types", types, n)? };
-        let tys = t
+    _count: C,
+    blocklens: &[C],
+    displs: &[A],
+    types: &[MPI_Datatype],
+    newtype: &mut MPI_Datatype,
+) -> R<()> {
+    made(C::WIDE, newtype, || {
+        let tys = types
             .iter()
             .enumerate()
             .map(|(i, &h)| datatype(h, call, &format!("array_of_types[{i}]")))
             .collect::<R<Vec<_>>>()?;
-        Ok(Datatype::structure(&ints(b), &addrs(d), &tys)?)
-    };
-    // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
-    unsafe { make(call, C::WIDE, newtype, f) }
+        Ok(Datatype::structure(&ints(blocklens), &addrs(displs), &tys)?)
+    })
 }
+pub use self::type_create_struct as type_create_struct_c;
+pub use self::type_create_struct as type_struct;
 
-unsafe fn resized<A: Displ>(
+/// MPI_Type_create_resized(_c).
+pub fn type_create_resized<A: Displ>(
+    call: &'static str,
     oldtype: MPI_Datatype,
     lb: A,
     extent: A,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let call = if A::WIDE {
-        name::<MPI_Count>("MPI_Type_create_resized")
-    } else {
-        "MPI_Type_create_resized"
-    };
-    let f = || {
+    newtype: &mut MPI_Datatype,
+) -> R<()> {
+    made(A::WIDE, newtype, || {
         let old = datatype(oldtype, call, "oldtype")?;
         Ok(Datatype::resized(&old, lb.addr(), extent.addr())?)
-    };
-    // SAFETY: `newtype` is the C caller's OUT argument, as `make` requires.
-    unsafe { make(call, A::WIDE, newtype, f) }
+    })
 }
+pub use self::type_create_resized as type_create_resized_c;
 
-entry!(PMPI_Type_contiguous, PMPI_Type_contiguous_c, (count: CNT, oldtype: MPI_Datatype, newtype: PType) => contiguous(count, oldtype, newtype));
-entry!(PMPI_Type_vector, PMPI_Type_vector_c, (count: CNT, blocklength: CNT, stride: CNT, oldtype: MPI_Datatype, newtype: PType) => vector(count, blocklength, stride, oldtype, newtype));
-entry!(PMPI_Type_create_hvector, PMPI_Type_create_hvector_c, (count: CNT, blocklength: CNT, stride: ADDR, oldtype: MPI_Datatype, newtype: PType) => hvector("MPI_Type_create_hvector", count, blocklength, stride, oldtype, newtype));
-entry!(PMPI_Type_indexed, PMPI_Type_indexed_c, (count: CNT, blocklens: ACNT, displs: ACNT, oldtype: MPI_Datatype, newtype: PType) => indexed(count, blocklens, displs, oldtype, newtype));
-entry!(PMPI_Type_create_hindexed, PMPI_Type_create_hindexed_c, (count: CNT, blocklens: ACNT, displs: AADDR, oldtype: MPI_Datatype, newtype: PType) => hindexed("MPI_Type_create_hindexed", count, blocklens, displs, oldtype, newtype));
-entry!(PMPI_Type_create_indexed_block, PMPI_Type_create_indexed_block_c, (count: CNT, blocklength: CNT, displs: ACNT, oldtype: MPI_Datatype, newtype: PType) => indexed_block(count, blocklength, displs, oldtype, newtype));
-entry!(PMPI_Type_create_hindexed_block, PMPI_Type_create_hindexed_block_c, (count: CNT, blocklength: CNT, displs: AADDR, oldtype: MPI_Datatype, newtype: PType) => hindexed_block(count, blocklength, displs, oldtype, newtype));
-entry!(PMPI_Type_create_struct, PMPI_Type_create_struct_c, (count: CNT, blocklens: ACNT, displs: AADDR, types: ATypes, newtype: PType) => structure("MPI_Type_create_struct", count, blocklens, displs, types, newtype));
-entry!(PMPI_Type_create_resized, PMPI_Type_create_resized_c, (oldtype: MPI_Datatype, lb: ADDR, extent: ADDR, newtype: PType) => resized(oldtype, lb, extent, newtype));
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_hvector(
-    count: c_int,
-    blocklength: c_int,
-    stride: MPI_Aint,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `hvector` needs what MPI_Type_hvector demands of them.
-    unsafe {
-        hvector(
-            "MPI_Type_hvector",
-            count,
-            blocklength,
-            stride,
-            oldtype,
-            newtype,
-        )
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_hindexed(
-    count: c_int,
-    blocklens: *mut c_int,
-    displs: *mut MPI_Aint,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `hindexed` needs what MPI_Type_hindexed demands of them.
-    unsafe {
-        hindexed(
-            "MPI_Type_hindexed",
-            count,
-            blocklens,
-            displs,
-            oldtype,
-            newtype,
-        )
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_struct(
-    count: c_int,
-    blocklens: *mut c_int,
-    displs: *mut MPI_Aint,
-    types: *mut MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    // SAFETY: the C caller's arguments, passed on: `structure` needs what MPI_Type_struct demands of them.
-    unsafe { structure("MPI_Type_struct", count, blocklens, displs, types, newtype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_dup(oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    const CALL: &str = "MPI_Type_dup";
-    let f = || {
-        let old = datatype(oldtype, CALL, "oldtype")?;
+/// MPI_Type_dup.
+pub fn type_dup(call: &'static str, oldtype: MPI_Datatype, newtype: &mut MPI_Datatype) -> R<()> {
+    made(false, newtype, || {
+        let old = datatype(oldtype, call, "oldtype")?;
         // The attributes' copy callbacks get `oldtype`.
         Ok(with_cb_type(oldtype, || {
             Datatype::dup_with_attributes(&old)
         })?)
-    };
-    // SAFETY: `newtype` is MPI_Type_dup's OUT argument, as `make` requires.
-    unsafe { make(CALL, false, newtype, f) }
+    })
 }
 
 /// MPI_Type_commit (abi.txt `out(datatype)`: the generated `PMPI_x` checks `datatype` first).

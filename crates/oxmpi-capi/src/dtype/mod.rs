@@ -17,9 +17,9 @@ use oxmpi_core::datatype::{Combiner, Datatype};
 use oxmpi_core::error::ErrorClass;
 
 use crate::abi::*;
-use crate::conv::errors::{array, bad, ffi, out, NO_COMM, R};
+use crate::conv::errors::{bad, ffi, NO_COMM, R};
 use crate::conv::handles::state;
-use crate::conv::large::{entry, name, ptr::*, to_usize, Count, Displ};
+use crate::conv::large::{to_usize, Count, Displ};
 use crate::conv::{datatype, get_str, new_handle, put_str, with_cb_type};
 use crate::types::*;
 
@@ -49,22 +49,14 @@ fn addrs<A: Displ>(v: &[A]) -> Vec<isize> {
 /// `newtype` is NULL or valid to write one `MPI_Datatype`, unaliased (the C caller's argument).
 /// `large`: made by a large-count (`_c`) constructor, whose contents
 /// MPI_Type_get_contents_c reports as large counts.
-unsafe fn make(
-    call: &'static str,
-    large: bool,
-    newtype: *mut MPI_Datatype,
-    f: impl FnOnce() -> R<Datatype>,
-) -> c_int {
-    ffi(call, NO_COMM, || {
-        // SAFETY: `newtype` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(call, "newtype", newtype)? };
-        // A failing constructor leaves the null handle (MPI-4.1).
-        *o = MPI_DATATYPE_NULL;
-        let dt = f()?;
-        if large {
-            dt.mark_large_count();
-        }
-        *o = state().datatypes.insert(dt);
-        Ok(())
-    })
+fn made(large: bool, o: &mut MPI_Datatype, f: impl FnOnce() -> R<Datatype>) -> R<()> {
+    // A failing constructor leaves the null handle (MPI-4.1; the generated `made(newtype)`
+    // check has set it already).
+    *o = MPI_DATATYPE_NULL;
+    let dt = f()?;
+    if large {
+        dt.mark_large_count();
+    }
+    *o = state().datatypes.insert(dt);
+    Ok(())
 }

@@ -21,26 +21,20 @@ fn i64s(v: &[c_int]) -> Vec<i64> {
     v.iter().map(|&x| x as i64).collect()
 }
 
-unsafe fn subarray<C: Count>(
-    ndims: c_int,
-    sizes: *const C,
-    subsizes: *const C,
-    starts: *const C,
+/// MPI_Type_create_subarray(_c) (abi.txt `made(newtype)`, `array(P, ndims)`: the
+/// generated `PMPI_x` checks `newtype`, `ndims` and the arrays first).
+#[allow(clippy::too_many_arguments)]
+pub fn type_create_subarray<C: Count>(
+    call: &'static str,
+    _ndims: c_int,
+    sz: &[C],
+    sub: &[C],
+    st: &[C],
     order: c_int,
     oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let call = name::<C>("MPI_Type_create_subarray");
-    let f = || {
-        let n = count_arg(call, "ndims", ndims)?;
-        // SAFETY: the three arrays hold `ndims` ints (MPI contract).
-        let (sz, sub, st) = unsafe {
-            (
-                array(call, "array_of_sizes", sizes, n)?,
-                array(call, "array_of_subsizes", subsizes, n)?,
-                array(call, "array_of_starts", starts, n)?,
-            )
-        };
+    newtype: &mut MPI_Datatype,
+) -> R<()> {
+    made(C::WIDE, newtype, || {
         let fortran = order_arg(call, order)?;
         let old = datatype(oldtype, call, "oldtype")?;
         Ok(Datatype::subarray(
@@ -50,36 +44,28 @@ unsafe fn subarray<C: Count>(
             fortran,
             &old,
         )?)
-    };
-    // SAFETY: `newtype` is MPI_Type_create_subarray(_c)'s OUT argument, as `make` requires.
-    unsafe { make(call, C::WIDE, newtype, f) }
+    })
 }
+pub use self::type_create_subarray as type_create_subarray_c;
 
+/// MPI_Type_create_darray(_c) (abi.txt `made(newtype)`, `array(P, ndims)`: the
+/// generated `PMPI_x` checks `newtype`, `ndims` and the arrays first).
 #[allow(clippy::too_many_arguments)]
-unsafe fn darray<C: Count>(
+pub fn type_create_darray<C: Count>(
+    call: &'static str,
     size: c_int,
     rank: c_int,
     ndims: c_int,
-    gsizes: *const C,
-    distribs: *const c_int,
-    dargs: *const c_int,
-    psizes: *const c_int,
+    g: &[C],
+    d: &[c_int],
+    a: &[c_int],
+    p: &[c_int],
     order: c_int,
     oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let call = name::<C>("MPI_Type_create_darray");
-    let f = || {
-        let n = count_arg(call, "ndims", ndims)?;
-        // SAFETY: the four arrays hold `ndims` ints (MPI contract).
-        let (g, d, a, p) = unsafe {
-            (
-                array(call, "array_of_gsizes", gsizes, n)?,
-                array(call, "array_of_distribs", distribs, n)?,
-                array(call, "array_of_dargs", dargs, n)?,
-                array(call, "array_of_psizes", psizes, n)?,
-            )
-        };
+    newtype: &mut MPI_Datatype,
+) -> R<()> {
+    let n = ndims as usize;
+    made(C::WIDE, newtype, || {
         let fortran = order_arg(call, order)?;
         let old = datatype(oldtype, call, "oldtype")?;
         let kinds: Vec<i32> = d
@@ -124,13 +110,9 @@ unsafe fn darray<C: Count>(
             &old,
             ints,
         )?)
-    };
-    // SAFETY: `newtype` is MPI_Type_create_darray(_c)'s OUT argument, as `make` requires.
-    unsafe { make(call, C::WIDE, newtype, f) }
+    })
 }
-
-entry!(PMPI_Type_create_subarray, PMPI_Type_create_subarray_c, (ndims: c_int, sizes: ACNT, subsizes: ACNT, starts: ACNT, order: c_int, oldtype: MPI_Datatype, newtype: PType) => subarray(ndims, sizes, subsizes, starts, order, oldtype, newtype));
-entry!(PMPI_Type_create_darray, PMPI_Type_create_darray_c, (size: c_int, rank: c_int, ndims: c_int, gsizes: ACNT, distribs: AInt, dargs: AInt, psizes: AInt, order: c_int, oldtype: MPI_Datatype, newtype: PType) => darray(size, rank, ndims, gsizes, distribs, dargs, psizes, order, oldtype, newtype));
+pub use self::type_create_darray as type_create_darray_c;
 
 /// MPI_Type_match_size: the C type of the class with that size.
 /// MPI_Type_match_size (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and

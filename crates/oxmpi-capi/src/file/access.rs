@@ -2,7 +2,7 @@
 //! reads and writes, blocking, non-blocking and split collective.
 
 use super::*;
-use crate::conv::region::{region_in, region_out};
+use crate::conv::buffer::{region_in, region_out};
 use oxmpi_core::buf::Loan;
 
 // ----- pointers ------------------------------------------------------------------------------

@@ -25,21 +25,19 @@ fn errhandler_ok(h: MPI_Errhandler, call: &str) -> R<()> {
     }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_create_errhandler(
+/// MPI_File_create_errhandler (abi.txt `out(errhandler) route(file)`).
+pub fn file_create_errhandler(
+    call: &'static str,
     f: Option<MPI_File_errhandler_function>,
-    eh: *mut MPI_Errhandler,
-) -> c_int {
-    const CALL: &str = "MPI_File_create_errhandler";
-    ffi_file(CALL, MPI_FILE_NULL, || {
-        let f = f.ok_or_else(|| bad(ErrorClass::Arg, CALL, "file_errhandler_fn", "is NULL"))?;
-        // SAFETY: `errhandler` is the OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "errhandler", eh)? };
+    o: &mut MPI_Errhandler,
+) -> R<()> {
+    {
+        let f = f.ok_or_else(|| bad(ErrorClass::Arg, call, "file_errhandler_fn", "is NULL"))?;
         *o = state()
             .errhandlers
             .insert(ErrhandlerEntry { func: f, refs: 1 });
         Ok(())
-    })
+    }
 }
 
 #[no_mangle]

@@ -28,7 +28,7 @@ use oxmpi_core::io::{self, Dir, Pos, UserDatarep, Whence};
 use oxmpi_core::runtime;
 
 use crate::abi::*;
-use crate::conv::errors::{bad, code_name, out, run_named, R};
+use crate::conv::errors::{bad, code_name, run_named, R};
 use crate::conv::handles::{c2f_predefined_or, f2c_predefined_or, state, ErrhandlerEntry, Table};
 use crate::conv::large::{entry, name, ptr::*, to_usize, Count};
 use crate::conv::{comm, committed, datatype, find_handle, get_str, new_handle, put_str};

@@ -4,27 +4,29 @@ use super::*;
 
 // ----- open, close, delete, sizes, info, group ------------------------------------------
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_open(
+/// MPI_File_open (abi.txt `out(fh) route(file)`: the generated `PMPI_x` checks `fh` first;
+/// errors go to the null file's handler).
+///
+/// # Safety
+/// `filename` is NULL or a NUL-terminated string (MPI contract).
+pub unsafe fn file_open(
+    call: &'static str,
     c: MPI_Comm,
     filename: *const c_char,
     amode: c_int,
     info: MPI_Info,
-    fh: *mut MPI_File,
-) -> c_int {
-    const CALL: &str = "MPI_File_open";
-    ffi_file(CALL, MPI_FILE_NULL, || {
-        let cm = comm(c, CALL)?;
+    o: &mut MPI_File,
+) -> R<()> {
+    {
+        let cm = comm(c, call)?;
         // SAFETY: `filename` is MPI_File_open's NUL-terminated string (or NULL, rejected).
-        let name = unsafe { get_str(CALL, "filename", filename)? };
-        // SAFETY: `fh` is MPI_File_open's OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(CALL, "fh", fh)? };
-        let kv = info_pairs(CALL, info)?;
-        let f = io::File::open(CALL, &cm, Path::new(strip_prefix(name)), amode, &kv)?;
+        let name = unsafe { get_str(call, "filename", filename)? };
+        let kv = info_pairs(call, info)?;
+        let f = io::File::open(call, &cm, Path::new(strip_prefix(name)), amode, &kv)?;
         let eh = *NULL_ERRH.lock().unwrap_or_else(|p| p.into_inner());
         *o = files().insert(FileEntry { file: f, errh: eh });
         Ok(())
-    })
+    }
 }
 
 /// ROMIO accepts a file-system prefix (`ufs:`, `nfs:`, `lustre:`...) before the

@@ -38,28 +38,20 @@ pub unsafe extern "C" fn PMPI_File_set_view(
     })
 }
 
-/// MPI_File_get_view (abi.txt `nonnull(datarep)`: the generated `PMPI_x` checks `datarep` first).
+/// MPI_File_get_view (abi.txt `out(disp, etype, filetype) nonnull(datarep)`: the generated `PMPI_x` checks them first).
 ///
 /// # Safety
 /// The C caller's arguments of MPI_File_get_view, as MPI defines them.
 pub unsafe fn file_get_view(
     call: &'static str,
     fh: MPI_File,
-    disp: *mut MPI_Offset,
-    etype: *mut MPI_Datatype,
-    filetype: *mut MPI_Datatype,
+    d: &mut MPI_Offset,
+    e: &mut MPI_Datatype,
+    t: &mut MPI_Datatype,
     datarep: *mut c_char,
 ) -> R<()> {
     let f = file(fh, call)?;
     let v = f.view();
-    // SAFETY: the OUT arguments of MPI_File_get_view: NULL (rejected) or writable and unaliased.
-    let (d, e, t) = unsafe {
-        (
-            out(call, "disp", disp)?,
-            out(call, "etype", etype)?,
-            out(call, "filetype", filetype)?,
-        )
-    };
     *d = v.disp as MPI_Offset;
     *e = new_handle(&v.etype);
     *t = new_handle(&v.filetype);
@@ -68,49 +60,28 @@ pub unsafe fn file_get_view(
     Ok(())
 }
 
-unsafe fn type_extent<A: Copy + TryFrom<u64>>(
+/// MPI_File_get_type_extent(_c) (abi.txt `out(extent)`: the generated `PMPI_x` checks
+/// `extent` first).
+pub fn file_get_type_extent<A: Copy + TryFrom<u64>>(
     call: &'static str,
     fh: MPI_File,
     h: MPI_Datatype,
-    extent: *mut A,
-) -> c_int {
-    ffi_file(call, fh, || {
-        let f = file(fh, call)?;
-        let dt = datatype(h, call, "datatype")?;
-        // SAFETY: `extent` is the OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(call, "extent", extent)? };
-        let x = io::type_extent(call, &dt, &f.view().datarep)?;
-        *o = A::try_from(x).map_err(|_| {
-            bad(
-                ErrorClass::ValueTooLarge,
-                call,
-                "extent",
-                format!("{x} does not fit"),
-            )
-        })?;
-        Ok(())
-    })
+    o: &mut A,
+) -> R<()> {
+    let f = file(fh, call)?;
+    let dt = datatype(h, call, "datatype")?;
+    let x = io::type_extent(call, &dt, &f.view().datarep)?;
+    *o = A::try_from(x).map_err(|_| {
+        bad(
+            ErrorClass::ValueTooLarge,
+            call,
+            "extent",
+            format!("{x} does not fit"),
+        )
+    })?;
+    Ok(())
 }
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_type_extent(
-    fh: MPI_File,
-    h: MPI_Datatype,
-    extent: *mut MPI_Aint,
-) -> c_int {
-    // SAFETY: the C caller's arguments, passed on.
-    unsafe { type_extent("MPI_File_get_type_extent", fh, h, extent) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_type_extent_c(
-    fh: MPI_File,
-    h: MPI_Datatype,
-    extent: *mut MPI_Count,
-) -> c_int {
-    // SAFETY: the C caller's arguments, passed on.
-    unsafe { type_extent("MPI_File_get_type_extent_c", fh, h, extent) }
-}
+pub use self::file_get_type_extent as file_get_type_extent_c;
 
 /// MPI_File_get_byte_offset (abi.txt `query`: the generated `PMPI_x` checks and stores the OUT).
 pub fn file_get_byte_offset(call: &'static str, fh: MPI_File, offset: MPI_Offset) -> R<MPI_Offset> {

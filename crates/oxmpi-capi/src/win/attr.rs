@@ -53,25 +53,19 @@ pub unsafe extern "C" fn PMPI_Win_set_attr(w: MPI_Win, keyval: c_int, val: *mut 
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_get_attr(
+/// MPI_Win_get_attr (abi.txt `outaddr(attribute_val) out(flag)`: the generated `PMPI_x`
+/// checks them first).
+pub fn win_get_attr(
+    call: &'static str,
     w: MPI_Win,
     keyval: c_int,
-    val: *mut c_void,
-    flag: *mut c_int,
-) -> c_int {
-    const CALL: &str = "MPI_Win_get_attr";
-    wffi(CALL, w, || {
-        // SAFETY: OUT arguments of the C caller: NULL (rejected) or writable, not aliasing each other.
-        let (f, v) = unsafe {
-            (
-                out(CALL, "flag", flag)?,
-                out(CALL, "attribute_val", val as *mut *mut c_void)?,
-            )
-        };
+    v: &mut *mut c_void,
+    f: &mut c_int,
+) -> R<()> {
+    {
         let predefined = {
             let t = wins();
-            let e = t.get(w).ok_or_else(|| bad_win(CALL, w))?;
+            let e = t.get(w).ok_or_else(|| bad_win(call, w))?;
             match keyval {
                 MPI_WIN_BASE => Some(e.win.base() as *mut c_void),
                 MPI_WIN_SIZE => Some(&*e.size_attr as *const MPI_Aint as *mut c_void),
@@ -86,7 +80,7 @@ pub unsafe extern "C" fn PMPI_Win_get_attr(
             *f = 1;
             return Ok(());
         }
-        match attrs_of(w, CALL)?.get(keyval, CALL)? {
+        match attrs_of(w, call)?.get(keyval, call)? {
             Some(x) => {
                 *v = x as *mut c_void;
                 *f = 1;
@@ -94,7 +88,7 @@ pub unsafe extern "C" fn PMPI_Win_get_attr(
             None => *f = 0,
         }
         Ok(())
-    })
+    }
 }
 
 #[no_mangle]

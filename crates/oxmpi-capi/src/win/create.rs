@@ -141,7 +141,7 @@ unsafe fn make(
     Ok(wins().insert(entry))
 }
 
-trait Disp: Copy {
+pub trait Disp: Copy {
     fn get(self) -> i64;
 }
 impl Disp for c_int {
@@ -155,181 +155,86 @@ impl Disp for MPI_Aint {
     }
 }
 
-unsafe fn win_create<D: Disp>(
+// MPI_Win_create, MPI_Win_allocate, MPI_Win_allocate_shared and their `_c` forms: the
+// `PMPI_x` are generated from abi.txt's `out(win)` and `outaddr(baseptr)`, which check
+// the OUT pointers first.
+
+/// MPI_Win_create(_c).
+///
+/// # Safety
+/// MPI_Win_create's contract: `base` holds `size` bytes until MPI_Win_free.
+pub unsafe fn win_create<D: Disp>(
     call: &'static str,
     base: *mut c_void,
     size: MPI_Aint,
     disp_unit: D,
     info: MPI_Info,
     c: MPI_Comm,
-    w: *mut MPI_Win,
-) -> c_int {
-    ffi(call, c, || {
-        // SAFETY: `win` is the C caller's OUT argument: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(call, "win", w)? };
-        // SAFETY: MPI_Win_create's contract: `base` holds `size` bytes until MPI_Win_free.
-        *o = unsafe {
-            make(
-                call,
-                c,
-                Flavor::Create,
-                base as usize,
-                size as i64,
-                disp_unit.get(),
-                info,
-            )?
-        };
-        Ok(())
-    })
+    o: &mut MPI_Win,
+) -> R<()> {
+    // SAFETY: this function's contract.
+    *o = unsafe {
+        make(
+            call,
+            c,
+            Flavor::Create,
+            base as usize,
+            size as i64,
+            disp_unit.get(),
+            info,
+        )?
+    };
+    Ok(())
 }
+pub use self::win_create as win_create_c;
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn win_allocate<D: Disp>(
+fn win_allocate_flavor<D: Disp>(
     call: &'static str,
     flavor: Flavor,
     size: MPI_Aint,
     disp_unit: D,
     info: MPI_Info,
     c: MPI_Comm,
-    baseptr: *mut c_void,
-    w: *mut MPI_Win,
-) -> c_int {
-    ffi(call, c, || {
-        // SAFETY: OUT arguments of the C caller: NULL (rejected) or writable and unaliased.
-        let o = unsafe { out(call, "win", w)? };
-        // SAFETY: as above; `baseptr` points to a `void *` by the MPI contract.
-        let b = unsafe { out(call, "baseptr", baseptr as *mut *mut c_void)? };
-        // SAFETY: allocate flavors make their own memory; `base` is not used.
-        let h = unsafe { make(call, c, flavor, 0, size as i64, disp_unit.get(), info)? };
-        *b = wins()
-            .get(h)
-            .map_or(std::ptr::null_mut(), |e| e.win.base() as *mut c_void);
-        *o = h;
-        Ok(())
-    })
+    b: &mut *mut c_void,
+    o: &mut MPI_Win,
+) -> R<()> {
+    // SAFETY: allocate flavors make their own memory; `base` is not used.
+    let h = unsafe { make(call, c, flavor, 0, size as i64, disp_unit.get(), info)? };
+    *b = wins()
+        .get(h)
+        .map_or(std::ptr::null_mut(), |e| e.win.base() as *mut c_void);
+    *o = h;
+    Ok(())
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_create(
-    base: *mut c_void,
+/// MPI_Win_allocate(_c).
+pub fn win_allocate<D: Disp>(
+    call: &'static str,
     size: MPI_Aint,
-    disp_unit: c_int,
+    disp_unit: D,
     info: MPI_Info,
     c: MPI_Comm,
-    w: *mut MPI_Win,
-) -> c_int {
-    // SAFETY: the C caller's arguments, as `win_create` requires.
-    unsafe { win_create("MPI_Win_create", base, size, disp_unit, info, c, w) }
+    b: &mut *mut c_void,
+    o: &mut MPI_Win,
+) -> R<()> {
+    win_allocate_flavor(call, Flavor::Allocate, size, disp_unit, info, c, b, o)
 }
+pub use self::win_allocate as win_allocate_c;
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_create_c(
-    base: *mut c_void,
+/// MPI_Win_allocate_shared(_c).
+pub fn win_allocate_shared<D: Disp>(
+    call: &'static str,
     size: MPI_Aint,
-    disp_unit: MPI_Aint,
+    disp_unit: D,
     info: MPI_Info,
     c: MPI_Comm,
-    w: *mut MPI_Win,
-) -> c_int {
-    // SAFETY: the C caller's arguments, as `win_create` requires.
-    unsafe { win_create("MPI_Win_create_c", base, size, disp_unit, info, c, w) }
+    b: &mut *mut c_void,
+    o: &mut MPI_Win,
+) -> R<()> {
+    win_allocate_flavor(call, Flavor::Shared, size, disp_unit, info, c, b, o)
 }
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_allocate(
-    size: MPI_Aint,
-    disp_unit: c_int,
-    info: MPI_Info,
-    c: MPI_Comm,
-    baseptr: *mut c_void,
-    w: *mut MPI_Win,
-) -> c_int {
-    // SAFETY: the C caller's arguments, as `win_allocate` requires.
-    unsafe {
-        win_allocate(
-            "MPI_Win_allocate",
-            Flavor::Allocate,
-            size,
-            disp_unit,
-            info,
-            c,
-            baseptr,
-            w,
-        )
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_allocate_c(
-    size: MPI_Aint,
-    disp_unit: MPI_Aint,
-    info: MPI_Info,
-    c: MPI_Comm,
-    baseptr: *mut c_void,
-    w: *mut MPI_Win,
-) -> c_int {
-    // SAFETY: the C caller's arguments, as `win_allocate` requires.
-    unsafe {
-        win_allocate(
-            "MPI_Win_allocate_c",
-            Flavor::Allocate,
-            size,
-            disp_unit,
-            info,
-            c,
-            baseptr,
-            w,
-        )
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_allocate_shared(
-    size: MPI_Aint,
-    disp_unit: c_int,
-    info: MPI_Info,
-    c: MPI_Comm,
-    baseptr: *mut c_void,
-    w: *mut MPI_Win,
-) -> c_int {
-    // SAFETY: the C caller's arguments, as `win_allocate` requires.
-    unsafe {
-        win_allocate(
-            "MPI_Win_allocate_shared",
-            Flavor::Shared,
-            size,
-            disp_unit,
-            info,
-            c,
-            baseptr,
-            w,
-        )
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_allocate_shared_c(
-    size: MPI_Aint,
-    disp_unit: MPI_Aint,
-    info: MPI_Info,
-    c: MPI_Comm,
-    baseptr: *mut c_void,
-    w: *mut MPI_Win,
-) -> c_int {
-    // SAFETY: the C caller's arguments, as `win_allocate` requires.
-    unsafe {
-        win_allocate(
-            "MPI_Win_allocate_shared_c",
-            Flavor::Shared,
-            size,
-            disp_unit,
-            info,
-            c,
-            baseptr,
-            w,
-        )
-    }
-}
+pub use self::win_allocate_shared as win_allocate_shared_c;
 
 /// MPI_Win_create_dynamic (abi.txt `query ... outfirst`: the generated `PMPI_x` checks the OUT first and
 /// stores the new handle).
@@ -338,56 +243,24 @@ pub fn win_create_dynamic(call: &'static str, info: MPI_Info, c: MPI_Comm) -> R<
     unsafe { make(call, c, Flavor::Dynamic, 0, 0, 1, info) }
 }
 
-unsafe fn shared_query<D: Copy + TryFrom<usize>>(
+/// MPI_Win_shared_query(_c) (abi.txt `out(size, disp_unit) outaddr(baseptr)`: the
+/// generated `PMPI_x` checks the OUT pointers first).
+pub fn win_shared_query<D: Copy + TryFrom<usize>>(
     call: &'static str,
     w: MPI_Win,
     rank: c_int,
-    size: *mut MPI_Aint,
-    disp_unit: *mut D,
-    baseptr: *mut c_void,
-) -> c_int {
-    wffi(call, w, || {
-        let wn = win(w, call)?;
-        // SAFETY: OUT arguments of the C caller: NULL (rejected) or writable and unaliased.
-        let (s, d, b) = unsafe {
-            (
-                out(call, "size", size)?,
-                out(call, "disp_unit", disp_unit)?,
-                out(call, "baseptr", baseptr as *mut *mut c_void)?,
-            )
-        };
-        let (sz, du, addr) = wn.shared_query(rank)?;
-        *s = sz as MPI_Aint;
-        *d =
-            D::try_from(du).map_err(|_| bad(ErrorClass::Arg, call, "disp_unit", "does not fit"))?;
-        *b = addr as *mut c_void;
-        Ok(())
-    })
+    s: &mut MPI_Aint,
+    d: &mut D,
+    b: &mut *mut c_void,
+) -> R<()> {
+    let wn = win(w, call)?;
+    let (sz, du, addr) = wn.shared_query(rank)?;
+    *s = sz as MPI_Aint;
+    *d = D::try_from(du).map_err(|_| bad(ErrorClass::Arg, call, "disp_unit", "does not fit"))?;
+    *b = addr as *mut c_void;
+    Ok(())
 }
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_shared_query(
-    w: MPI_Win,
-    rank: c_int,
-    size: *mut MPI_Aint,
-    disp_unit: *mut c_int,
-    baseptr: *mut c_void,
-) -> c_int {
-    // SAFETY: the C caller's OUT arguments.
-    unsafe { shared_query("MPI_Win_shared_query", w, rank, size, disp_unit, baseptr) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_shared_query_c(
-    w: MPI_Win,
-    rank: c_int,
-    size: *mut MPI_Aint,
-    disp_unit: *mut MPI_Aint,
-    baseptr: *mut c_void,
-) -> c_int {
-    // SAFETY: the C caller's OUT arguments.
-    unsafe { shared_query("MPI_Win_shared_query_c", w, rank, size, disp_unit, baseptr) }
-}
+pub use self::win_shared_query as win_shared_query_c;
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_attach(w: MPI_Win, base: *mut c_void, size: MPI_Aint) -> c_int {

@@ -2,7 +2,7 @@
 //! their request-based forms; each with a fast path in front of the general one.
 
 use super::*;
-use crate::conv::region::{bytes_in, bytes_out, region_in, region_out};
+use crate::conv::buffer::{bytes_in, bytes_out, region_in, region_out};
 use oxmpi_core::Request;
 use std::slice;
 

@@ -1,19 +1,124 @@
-//! The C caller's buffers as core's typed descriptors ([`SendBuf`], [`RecvBuf`]),
-//! made once per call at the boundary, so that the core entry points they go to are
-//! safe functions. This is where the C layer's collectives state the contract their
-//! buffer arguments carry; an area file calls these once per call, passing the C
-//! function's own contract (the MPI standard's rules for its arguments) on.
+//! The descriptor builder: every C buffer argument becomes one of core's safe
+//! descriptors here, and only here, so that the engine's entry points over them are
+//! safe functions and the C caller's buffer promise is stated once. Each constructor
+//! passes MPI's contract for a buffer argument on (what the caller vouches for by
+//! calling); the area files call them once per call.
 //!
-//! The descriptors are `'static`: MPI's rule for C memory is that a blocking call may
-//! use it until it returns and an immediate or persistent one until its request
-//! completes (is freed), which core's `Forever` scope stands for.
+//! - point-to-point, pack, one-sided and I/O: a [`Region`] (`count` elements of a
+//!   datatype: [`region_in`], [`region_out`]) or the contiguous bytes the fast path found
+//!   ([`bytes_in`], [`bytes_out`]); the names `c_send`, `c_recv`, `c_bytes` and
+//!   `c_bytes_mut` (point-to-point's) are the same functions;
+//! - collectives: a [`SendBuf`] (`None` for MPI_IN_PLACE) or [`RecvBuf`], for a plain
+//!   or a v-form (per-rank counts and displacements) argument ([`coll_send`],
+//!   [`coll_recv`], [`coll_send_v`], [`coll_recv_v`]);
+//! - [`check_buf`]: the NULL / MPI_BOTTOM check a buffer argument gets first.
+//!
+//! The lifetime `'a` of a `Region` is the caller's pick (the call, or `'static` for an
+//! immediate or persistent operation, whose buffer MPI keeps valid until the request
+//! completes or is freed). The collective descriptors are `'static`: MPI's rule for C
+//! memory is that a blocking call may use it until it returns and an immediate or
+//! persistent one until its request completes (is freed), which core's `Forever` scope
+//! stands for.
 
 use std::ffi::c_void;
 
-use oxmpi_core::buf::{RecvBlocks, RecvBuf, SendBlocks, SendBuf};
+use oxmpi_core::buf::{RecvBlocks, RecvBuf, Region, SendBlocks, SendBuf};
 use oxmpi_core::datatype::Datatype;
+use oxmpi_core::error::ErrorClass;
 
 use crate::abi::MPI_IN_PLACE;
+use crate::conv::errors::{bad, R};
+
+/// A NULL buffer is MPI_BOTTOM: fine for derived datatypes with absolute
+/// addresses, an error for data of a predefined type.
+pub fn check_buf(call: &str, arg: &str, buf: *const c_void, count: usize, dt: &Datatype) -> R<()> {
+    if buf.is_null() && count > 0 && dt.size() > 0 && dt.as_primitive().is_some() {
+        return Err(bad(
+            ErrorClass::Buffer,
+            call,
+            arg,
+            format!("is NULL with count {count}"),
+        ));
+    }
+    // A derived type's data starting in the null page: NULL with relative
+    // displacements (MPI_BOTTOM with absolute addresses lands elsewhere).
+    if count > 0 && dt.size() > 0 && (buf as usize).wrapping_add(dt.true_lb() as usize) < 4096 {
+        return Err(bad(
+            ErrorClass::Buffer,
+            call,
+            arg,
+            format!(
+                "is NULL (or near it) with count {count} of a datatype whose data start at {}",
+                dt.true_lb()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// An IN buffer: `count` elements of `dt` at `buf`, read during the call.
+///
+/// # Safety
+/// MPI's contract for an input buffer: the bytes those elements cover are readable
+/// (not written by anyone else) for `'a`.
+#[inline(always)]
+pub unsafe fn region_in<'a, 'd>(
+    buf: *const c_void,
+    count: usize,
+    dt: &'d Datatype,
+) -> Region<'a, &'d Datatype> {
+    // SAFETY: forwarded contract.
+    unsafe { Region::shared(buf.cast(), count, dt) }
+}
+
+/// An OUT buffer: `count` elements of `dt` at `buf`, written during the call.
+///
+/// # Safety
+/// MPI's contract for an output buffer: the bytes those elements cover are
+/// writable, with any values, and not accessed otherwise, for `'a`.
+#[inline(always)]
+pub unsafe fn region_out<'a, 'd>(
+    buf: *mut c_void,
+    count: usize,
+    dt: &'d Datatype,
+) -> Region<'a, &'d Datatype> {
+    // SAFETY: forwarded contract (C memory is initialized bytes to Rust).
+    unsafe { Region::exclusive(buf.cast(), count, dt) }
+}
+
+/// `len` bytes at `buf` read during the call (empty when `len` is 0, whatever `buf`).
+///
+/// # Safety
+/// When `len > 0`, `buf` is readable for `len` bytes, not written by anyone else, for `'a`.
+#[inline(always)]
+pub unsafe fn bytes_in<'a>(buf: *const c_void, len: usize) -> &'a [u8] {
+    if len == 0 {
+        return &[];
+    }
+    // SAFETY: forwarded contract; `len > 0`, so `buf` is a valid pointer.
+    unsafe { std::slice::from_raw_parts(buf.cast(), len) }
+}
+
+/// `len` bytes at `buf` written during the call (empty when `len` is 0).
+///
+/// # Safety
+/// When `len > 0`, `buf` is writable for `len` bytes, with any values, and not
+/// accessed otherwise, for `'a`.
+#[inline(always)]
+pub unsafe fn bytes_out<'a>(buf: *mut c_void, len: usize) -> &'a mut [u8] {
+    if len == 0 {
+        return &mut [];
+    }
+    // SAFETY: forwarded contract; `len > 0`, so `buf` is a valid pointer.
+    unsafe { std::slice::from_raw_parts_mut(buf.cast(), len) }
+}
+
+/// Point-to-point's names for [`region_in`] (a send buffer), [`region_out`] (a receive
+/// buffer), [`bytes_in`] and [`bytes_out`] (the fast path's contiguous bytes): the same
+/// functions.
+pub use self::{
+    bytes_in as c_bytes, bytes_out as c_bytes_mut, region_in as c_send, region_out as c_recv,
+};
 
 /// A collective's send buffer: `None` for MPI_IN_PLACE.
 ///
