@@ -655,6 +655,11 @@ impl<'a> std::ops::Deref for TypedMut<'a> {
 }
 
 impl<'a> TypedMut<'a> {
+    /// The exclusive region, for an operation that keeps it (partitioned receives).
+    pub(crate) fn into_region(self) -> Region<'a> {
+        self.0.region
+    }
+
     /// The buffer as a receive descriptor, for as long as `self` is borrowed.
     pub(crate) fn desc_mut(&mut self) -> oxmpi_core::buf::RecvBuf<'_, '_> {
         let n = self.0.count;

@@ -144,6 +144,33 @@ unsafe impl<'a, S: Scope<'a>> oxmpi_core::buf::BufScope<'a> for Held<'_, S> {
     }
 }
 
+/// A [`Scope<'a>`]'s keeping, for operations that start runs later than they are made
+/// (partitioned transfers): each run's request joins the scope's requests, as
+/// [`Held`] enters an immediate one.
+#[derive(Debug)]
+pub(crate) struct Kept<'a> {
+    held: Option<Arc<InFlight>>,
+    _life: PhantomData<fn(&'a ()) -> &'a ()>,
+}
+
+impl<'a> Kept<'a> {
+    pub(crate) fn of<S: Scope<'a>>(scope: &S) -> Kept<'a> {
+        Kept {
+            held: scope.in_flight().cloned(),
+            _life: PhantomData,
+        }
+    }
+}
+
+// SAFETY: made only from a `Scope<'a>` (`of`), whose contract is that no request it holds (its `in_flight`, settled at its end; none for the scope of 'static buffers) outlives 'a.
+unsafe impl<'a> oxmpi_core::buf::BufScope<'a> for Kept<'a> {
+    fn enter(&self, r: Raw) {
+        if let Some(held) = &self.held {
+            held.enter(r);
+        }
+    }
+}
+
 /// Starts one immediate operation whose buffers are shared borrows for `'a` (`buf`, and
 /// any `'a` buffers `f` captures): `f` starts it with the engine scope it is given, and
 /// its request is held by `scope`. The request hands `buf` back at completion.
