@@ -623,6 +623,28 @@ fn region_in<'b, 'd, B: Pointer + Collection + ?Sized>(
     unsafe { Region::shared(buf.pointer() as *const u8, count, dt) }
 }
 
+/// The proof that any bytes make a valid `T` (for memory other processes write as
+/// bytes: windows), if `T`'s datatype says so: its elements have no invalid values
+/// (no `bool`/`char`: MPI_ERR_TYPE) and it covers `T` whole, contiguously.
+pub(crate) fn any_bytes<T: Equivalence + Copy>(call: &str) -> Result<oxmpi_core::buf::AnyBytes<T>> {
+    let d = T::equivalent_datatype();
+    let r = d.as_datatype_ref();
+    if r.has_element_check() {
+        return Err(Error::new(
+            ErrorClass::Type,
+            format!("{call}: {} has values a remote write could make invalid (bool, char); use an integer type", r.name()),
+        ));
+    }
+    if r.size() != std::mem::size_of::<T>() || !r.is_contiguous() {
+        return Err(Error::new(
+            ErrorClass::Type,
+            format!("{call}: window elements must be plain contiguous values"),
+        ));
+    }
+    // SAFETY: `Equivalence`'s contract: `T`'s datatype describes its bytes, each element's bytes any value of its primitive type; checked above: none of those types has invalid values, and they cover all `size_of::<T>()` bytes (no padding), so every byte pattern is a valid `T` (plain data, without drop glue: `Equivalence` types are `Copy` here, and in rsmpi's contract).
+    Ok(unsafe { oxmpi_core::buf::AnyBytes::vouch() })
+}
+
 /// The core's region of a buffer borrowed exclusively, with its datatype `dt` borrowed.
 fn region_out<'b, 'd, B: PointerMut + Collection + ?Sized>(
     buf: &'b mut B,
