@@ -39,8 +39,8 @@ use crate::datatype::{
 use crate::environment::threading::{CommunicatorSafety, SafetyOf, ThreadSafety};
 use crate::error::{Error, ErrorClass, OrFatal, Result};
 use crate::request::{
-    immediate_mut, immediate_ref, persistent_mut, PersistentRequest, Request, Scope, Start,
-    StaticScope,
+    immediate_mut, immediate_ref, persistent_mut, persistent_unchecked, PersistentRequest, Request,
+    Scope, Start, StaticScope,
 };
 use crate::topology::{AsCommunicator, Communicator, Process, Rank};
 use oxmpi_core::coll::api;
@@ -1132,8 +1132,8 @@ pub trait CommunicatorCollectives: Communicator {
     {
         // A barrier uses no buffer (a leaked zero-sized value costs nothing).
         let unit: &'static mut () = Box::leak(Box::new(()));
-        persistent_mut(unit, "MPI_Barrier_init", StaticScope, |w, _| {
-            Ok((cp::barrier_init(w, self.core_comm())?, None))
+        persistent_unchecked(unit, "MPI_Barrier_init", StaticScope, |w, _| {
+            cp::barrier_init(w, self.core_comm())
         })
     }
 

@@ -811,8 +811,6 @@ impl Typed<'_> {
             return None;
         }
         Some(RecvTarget {
-            ptr: self.region.ptr().wrapping_offset(dt.true_lb()),
-            len: self.count * dt.size(),
             check: self.check,
             whole: true,
         })
@@ -857,8 +855,6 @@ impl<'a> RecvBytes<'a> {
         _w: &impl oxmpi_core::buf::BufScope<'a>,
     ) -> (oxmpi_core::buf::RecvBuf<'a, 'static>, RecvTarget) {
         let t = RecvTarget {
-            ptr: self.bytes.as_mut_ptr(),
-            len: self.bytes.len(),
             check: self.check,
             whole: false,
         };
@@ -1017,35 +1013,37 @@ impl Checker {
     }
 }
 
-/// The memory a receive writes into, held by a request while the operation runs (the
-/// borrow it came from is lent to the request): checked once it completed.
+/// The element check of what a receive writes into its buffer, made where the
+/// operation starts and run once it completed, over the buffer's bytes then
+/// ([`received_bytes`]: the request hands the buffer back first).
 #[derive(Clone, Copy)]
 pub(crate) struct RecvTarget {
-    pub(crate) ptr: *mut u8,
-    pub(crate) len: usize,
     pub(crate) check: Checker,
-    /// Check all `len` bytes on completion, whatever the status says (collectives).
+    /// Check all the bytes on completion, whatever the status says (collectives).
     pub(crate) whole: bool,
 }
 
 impl RecvTarget {
-    /// Checks the `nbytes` received.
-    ///
-    /// # Safety
-    /// The memory must still be valid and no longer written by the engine.
-    pub(crate) unsafe fn after(&self, nbytes: usize, call: &str) -> Result<()> {
+    /// Checks the `nbytes` received into `bytes` (all of them if `whole`).
+    pub(crate) fn after(&self, bytes: &mut [u8], nbytes: usize, call: &str) -> Result<()> {
         let n = if self.whole {
-            self.len
+            bytes.len()
         } else {
-            nbytes.min(self.len)
+            nbytes.min(bytes.len())
         };
-        if self.len == 0 || self.check.0.is_none() {
+        if bytes.is_empty() || self.check.0.is_none() {
             return Ok(());
         }
-        // SAFETY: forwarded contract: `len` initialized bytes at `ptr`, no longer written by the engine and ours for this call.
-        let bytes = unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) };
         self.check.check(bytes, n, call)
     }
+}
+
+/// The bytes a receive into `buf` wrote, when they are one span (contiguous
+/// datatypes): where [`RecvTarget`]s look once the buffer is back.
+pub(crate) fn received_bytes<B: PointerMut + Collection + AsDatatype + ?Sized>(
+    buf: &mut B,
+) -> Option<&mut [u8]> {
+    typed_out(buf).into_region().into_bytes_mut()
 }
 
 /// Checks that `T`'s datatype can be moved as its bytes (contiguous, `size_of::<T>()`
