@@ -1737,6 +1737,11 @@ unsafe impl Send for DynBuffer<'_> {}
 // SAFETY: as above.
 unsafe impl Sync for DynBuffer<'_> {}
 
+/// The datatype a region borrows, for as long as that borrow.
+fn region_type<'a>(r: &Region<'a, &'a CoreDatatype>) -> &'a CoreDatatype {
+    r.datatype_ref()
+}
+
 impl<'a> DynBuffer<'a> {
     /// The elements of `buf`, with `T`'s datatype.
     pub fn new<T: Equivalence>(buf: &'a [T]) -> Self {
@@ -1762,6 +1767,16 @@ impl<'a> DynBuffer<'a> {
             ptr: ptr as *const c_void,
             len,
             datatype,
+            _b: PhantomData,
+        }
+    }
+
+    /// The input operand of a user operation: core's shared region of its elements.
+    pub(crate) fn of_region(r: Region<'a, &'a CoreDatatype>) -> Self {
+        DynBuffer {
+            ptr: r.ptr() as *const c_void,
+            len: r.count() as Count,
+            datatype: DatatypeRef::from_core(region_type(&r)),
             _b: PhantomData,
         }
     }
@@ -1858,6 +1873,16 @@ impl<'a> DynBufferMut<'a> {
             ptr: ptr as *mut c_void,
             len,
             datatype,
+            _b: PhantomData,
+        }
+    }
+
+    /// The in-out operand of a user operation: core's exclusive region of its elements.
+    pub(crate) fn of_region(r: Region<'a, &'a CoreDatatype>) -> Self {
+        DynBufferMut {
+            ptr: r.ptr() as *mut c_void,
+            len: r.count() as Count,
+            datatype: DatatypeRef::from_core(region_type(&r)),
             _b: PhantomData,
         }
     }

@@ -251,6 +251,13 @@ impl<'a, D: Borrow<Datatype>> Region<'a, D> {
     }
 }
 
+impl<'a, 'd> Region<'a, &'d Datatype> {
+    /// The datatype, borrowed as the region borrows it.
+    pub fn datatype_ref(&self) -> &'d Datatype {
+        self.dt
+    }
+}
+
 impl<'a> Region<'a, &Datatype> {
     /// The same region holding its own copy of the datatype.
     pub fn into_owned(self) -> Region<'a> {
