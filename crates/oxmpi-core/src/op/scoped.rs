@@ -91,3 +91,32 @@ impl Drop for ScopedOp<'_> {
         drop(self.func.take());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::buf::{RecvBuf, SendBuf};
+    use crate::coll::api::reduce_local;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn a_scoped_op_borrows_its_environment_and_gets_the_operands_as_regions() {
+        let calls = AtomicUsize::new(0);
+        let op = ScopedOp::new(
+            Box::new(|a: Region<'_, &Datatype>, mut b: Region<'_, &Datatype>| {
+                calls.fetch_add(1, Ordering::SeqCst);
+                assert!(!a.is_exclusive() && b.is_exclusive() && a.count() == 2);
+                let x = a.bytes().unwrap().to_vec();
+                for (p, q) in x.iter().zip(b.bytes_mut().unwrap()) {
+                    *q = q.wrapping_add(*p);
+                }
+            }),
+            true,
+        );
+        let (x, mut y) = ([1u8, 2], [10u8, 20]);
+        reduce_local(SendBuf::slice(&x), RecvBuf::slice(&mut y), op.op()).unwrap();
+        assert_eq!(y, [11, 22]);
+        drop(op);
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
+}
