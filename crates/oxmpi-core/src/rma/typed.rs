@@ -18,6 +18,7 @@ use super::{Flavor, Window};
 use crate::buf::AnyBytes;
 use crate::comm::Comm;
 use crate::error::{ErrorClass, MpiError, Result};
+use crate::transport::winmem::CallerMem;
 
 /// A window of `T`s over memory valid for `'a` (see the module's comment).
 pub struct TypedWindow<'a, T> {
@@ -54,18 +55,18 @@ impl<'a, T> TypedWindow<'a, T> {
     ) -> Result<TypedWindow<'a, T>> {
         let base = mem.as_mut_ptr();
         let len = mem.len();
+        let bytes = std::mem::size_of_val(mem);
         // SAFETY: `mem` is this process's memory, borrowed exclusively for 'a; the window is freed (collectively, so no process reaches the memory afterwards) when this value is dropped, within 'a, and the memory is reached otherwise only through `local` (`&mut self`); other processes write it as bytes, valid `T`s (`AnyBytes`).
-        let win = unsafe {
-            Window::new(
-                comm,
-                Flavor::Create,
-                base as usize,
-                std::mem::size_of_val(mem),
-                std::mem::size_of::<T>().max(1),
-                false,
-                call,
-            )?
-        };
+        let caller = unsafe { CallerMem::new(base as usize, bytes) };
+        let win = Window::new(
+            comm,
+            Flavor::Create,
+            caller,
+            bytes,
+            std::mem::size_of::<T>().max(1),
+            false,
+            call,
+        )?;
         Ok(TypedWindow {
             win,
             base,
