@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 use std::sync::{Arc, Mutex, Weak};
 
+use oxmpi_core::buf::{RecvBuf, SendBuf};
 use oxmpi_core::error::ErrorClass;
 use oxmpi_core::pt2pt::partitioned::{PartitionedReceive, PartitionedSend};
 use oxmpi_core::Request;
@@ -90,8 +91,10 @@ pub unsafe fn psend_init(
     let count = to_usize(call, "count", count)?;
     let dt = committed(datatype, call, "datatype")?;
     crate::conv::check_buf(call, "buf", buf, n.saturating_mul(count), &dt)?;
-    // SAFETY: MPI's contract for partitioned sends: the buffer stays valid while the request exists.
-    let p = unsafe { PartitionedSend::init(&cm, buf as *const u8, n, count, &dt, dest, tag)? };
+    let total = n.saturating_mul(count);
+    // SAFETY: MPI's contract for partitioned sends: the buffer (checked above to hold the elements) stays valid while the request exists.
+    let b = unsafe { SendBuf::from_raw(buf as *const u8, total, Some(&dt)) };
+    let p = PartitionedSend::init(&cm, b, n, count, dest, tag)?;
     let w = Arc::downgrade(&p);
     *o = new_part_request(c, Part::Send(w), move || p.start());
     Ok(())
@@ -121,9 +124,10 @@ pub unsafe fn precv_init(
     let count = to_usize(call, "count", count)?;
     let dt = committed(datatype, call, "datatype")?;
     crate::conv::check_buf(call, "buf", buf, n.saturating_mul(count), &dt)?;
-    let p =
-        // SAFETY: MPI's contract for partitioned receives: the buffer stays valid while the request exists.
-        unsafe { PartitionedReceive::init(&cm, buf as *mut u8, n, count, &dt, source, tag)? };
+    let total = n.saturating_mul(count);
+    // SAFETY: MPI's contract for partitioned receives: the buffer (checked above to hold the elements) stays valid, and the library's, while the request exists.
+    let b = unsafe { RecvBuf::from_raw(buf as *mut u8, total, Some(&dt)) };
+    let p = PartitionedReceive::init(&cm, b, n, count, source, tag)?;
     let w = Arc::downgrade(&p);
     *o = new_part_request(c, Part::Recv(w), move || p.start());
     Ok(())

@@ -6,7 +6,16 @@
 //! closures, so the C layer can wrap a C function pointer and the Rust API a
 //! Rust closure in the same engine. Copy callbacks run on dup; delete callbacks
 //! run when an attribute is replaced or deleted and when its object is freed.
+//!
+//! Typed attributes (the Rust API's, one value of a Rust type per keyval) are kept
+//! here too ([`create_typed_keyval`], [`Attributes::set_typed`],
+//! [`Attributes::get_typed`]): the value is a box this module makes, its keyval
+//! records the value's type (checked by every typed access) and the C layer cannot
+//! set it; a value replaced, deleted or cleared is retired, not freed, until its
+//! object goes (or [`Attributes::purge`] proves no reference to it is left), so a
+//! reference `get_typed` handed out stays valid for as long as the object is borrowed.
 
+use std::any::TypeId;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -58,6 +67,31 @@ struct Keyval {
     freed: bool,
     /// Attributes that still use this keyval (so the entry outlives MPI_*_free_keyval).
     uses: usize,
+    /// For a typed keyval: its values' type and how to free one.
+    typed: Option<Typed>,
+}
+
+/// What a typed keyval records of its values: their type, and the function that frees
+/// one (`free_box::<A>`).
+#[derive(Clone, Copy)]
+struct Typed {
+    type_id: TypeId,
+    free: unsafe fn(usize),
+}
+
+/// Frees a typed value.
+///
+/// # Safety
+/// `v` is the address of a `Box<A>` made by this module (`into_value`), not freed yet,
+/// and no reference to the value is used afterwards.
+unsafe fn free_box<A>(v: usize) {
+    // SAFETY: this fn's contract: `v` is a live `Box<A>`'s address, ours to free.
+    drop(unsafe { Box::from_raw(v as *mut A) });
+}
+
+/// A typed value as a keyval's address-sized value.
+fn into_value<A>(value: A) -> usize {
+    Box::into_raw(Box::new(value)) as usize
 }
 
 static KEYVALS: Mutex<Option<(i32, HashMap<i32, Keyval>)>> = Mutex::new(None);
@@ -69,6 +103,33 @@ fn keyvals() -> MutexGuard<'static, Option<(i32, HashMap<i32, Keyval>)>> {
 /// MPI_Comm_create_keyval / MPI_Type_create_keyval. `copy: None` is
 /// MPI_*_NULL_COPY_FN (never copied); `delete: None` is MPI_*_NULL_DELETE_FN.
 pub fn create_keyval(kind: ObjectKind, copy: Option<CopyFn>, delete: Option<DeleteFn>) -> i32 {
+    insert_keyval(kind, copy, delete, None)
+}
+
+/// A keyval for typed values of type `A` (the Rust API's attributes): set and read
+/// only with [`Attributes::set_typed`] and [`Attributes::get_typed`] for `A`;
+/// `clone_on_dup` says whether a duplicate of the object gets a clone of the value.
+pub fn create_typed_keyval<A: Clone + 'static>(kind: ObjectKind, clone_on_dup: bool) -> i32 {
+    let copy: Option<CopyFn> = clone_on_dup.then(|| {
+        Arc::new(|_key: i32, v: usize| {
+            // SAFETY: the values of a typed keyval of `A` are live `Box<A>`s made by `set_typed` or by this callback (the C layer cannot set them: `set`); the value copied is attached, so alive during the call.
+            let value = unsafe { &*(v as *const A) };
+            Ok(Some(into_value(value.clone())))
+        }) as CopyFn
+    });
+    let typed = Typed {
+        type_id: TypeId::of::<A>(),
+        free: free_box::<A>,
+    };
+    insert_keyval(kind, copy, None, Some(typed))
+}
+
+fn insert_keyval(
+    kind: ObjectKind,
+    copy: Option<CopyFn>,
+    delete: Option<DeleteFn>,
+    typed: Option<Typed>,
+) -> i32 {
     let mut g = keyvals();
     let (next, table) = g.get_or_insert_with(|| (FIRST_USER_KEYVAL, HashMap::new()));
     let k = *next;
@@ -81,6 +142,7 @@ pub fn create_keyval(kind: ObjectKind, copy: Option<CopyFn>, delete: Option<Dele
             delete,
             freed: false,
             uses: 0,
+            typed,
         },
     );
     k
@@ -146,6 +208,15 @@ pub struct Attributes {
     /// keyval -> (when it was first set, value).
     values: Mutex<BTreeMap<i32, (u64, usize)>>,
     kind: ObjectKind,
+    /// Typed values replaced, deleted or cleared: freed when the object goes (or by
+    /// `purge`), since a reference `get_typed` gave may still be in use until then.
+    retired: Mutex<Vec<(usize, unsafe fn(usize))>>,
+}
+
+impl Drop for Attributes {
+    fn drop(&mut self) {
+        self.purge();
+    }
 }
 
 /// Orders attribute settings, so an object's attributes are deleted in the
@@ -166,7 +237,63 @@ impl Attributes {
         Attributes {
             values: Mutex::new(BTreeMap::new()),
             kind,
+            retired: Mutex::new(Vec::new()),
         }
+    }
+
+    /// A value going away: a typed one is retired (freed with the object), any other
+    /// goes to the keyval's delete callback.
+    fn gone(&self, k: &Keyval, keyval: i32, value: usize) -> Result<()> {
+        if let Some(t) = k.typed {
+            self.retired
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((value, t.free));
+            return Ok(());
+        }
+        match &k.delete {
+            Some(d) => d(keyval, value),
+            None => Ok(()),
+        }
+    }
+
+    /// Frees the typed values replaced or deleted so far: the exclusive borrow proves
+    /// no reference [`get_typed`](Self::get_typed) gave is left.
+    pub fn purge(&mut self) {
+        let retired = std::mem::take(self.retired.get_mut().unwrap_or_else(|p| p.into_inner()));
+        for (v, free) in retired {
+            // SAFETY: `v` is a typed value's box (`free` is its keyval's `free_box::<A>`), retired once and no longer attached; no reference to it is left (`&mut self`, or the object is being dropped).
+            unsafe { free(v) };
+        }
+    }
+
+    /// MPI_*_set_attr for a typed keyval of `A` (made by [`create_typed_keyval`]):
+    /// replaces the value (retiring the old one).
+    pub fn set_typed<A: 'static>(&self, keyval: i32, value: A, call: &str) -> Result<()> {
+        let k = lookup(keyval, self.kind(), call, true)?;
+        check_typed::<A>(&k, keyval, call)?;
+        let v = into_value(value);
+        let old = self.lock().insert(keyval, (next_seq(), v));
+        match old {
+            Some((seq, old)) => {
+                self.lock().insert(keyval, (seq, v));
+                self.gone(&k, keyval, old)
+            }
+            None => {
+                add_use(keyval, 1);
+                Ok(())
+            }
+        }
+    }
+
+    /// MPI_*_get_attr for a typed keyval of `A`: the value, borrowed for as long as the
+    /// object is (`None` when not set).
+    pub fn get_typed<A: 'static>(&self, keyval: i32, call: &str) -> Result<Option<&A>> {
+        let k = lookup(keyval, self.kind(), call, false)?;
+        check_typed::<A>(&k, keyval, call)?;
+        let v = self.lock().get(&keyval).map(|e| e.1);
+        // SAFETY: the values of a typed keyval of `A` (checked) are `Box<A>`s made by `set_typed` or its copy callback, never by the C layer (`set` refuses the keyval); one replaced, deleted or cleared is retired, freed only by `purge` (an exclusive borrow of `self`) or with `self`, so it outlives this shared borrow.
+        Ok(v.map(|v| unsafe { &*(v as *const A) }))
     }
 
     fn kind(&self) -> ObjectKind {
@@ -180,6 +307,16 @@ impl Attributes {
     /// MPI_*_set_attr: replaces (deleting the old value first).
     pub fn set(&self, keyval: i32, value: usize, call: &str) -> Result<()> {
         let k = lookup(keyval, self.kind(), call, true)?;
+        if k.typed.is_some() {
+            return Err(MpiError::arg(
+                ErrorClass::Keyval,
+                call,
+                "keyval",
+                format!(
+                    "keyval {keyval} holds typed values of the Rust API; only that API sets them"
+                ),
+            ));
+        }
         let old = self.lock().get(&keyval).copied();
         let seq = match old {
             Some((seq, old)) => {
@@ -214,9 +351,7 @@ impl Attributes {
                 format!("no attribute is set for keyval {keyval}"),
             ));
         };
-        if let Some(d) = &k.delete {
-            d(keyval, old)?;
-        }
+        self.gone(&k, keyval, old)?;
         self.lock().remove(&keyval);
         add_use(keyval, -1);
         Ok(())
@@ -248,14 +383,28 @@ impl Attributes {
         entries.sort_by_key(|e| std::cmp::Reverse(e.1));
         for (keyval, _, value) in entries {
             if let Ok(k) = lookup(keyval, self.kind(), call, false) {
-                if let Some(d) = &k.delete {
-                    d(keyval, value)?;
-                }
+                self.gone(&k, keyval, value)?;
             }
             self.lock().remove(&keyval);
             add_use(keyval, -1);
         }
         Ok(())
+    }
+}
+
+/// Checks that `k` (keyval `keyval`) holds typed values of `A`.
+fn check_typed<A: 'static>(k: &Keyval, keyval: i32, call: &str) -> Result<()> {
+    match k.typed {
+        Some(t) if t.type_id == TypeId::of::<A>() => Ok(()),
+        _ => Err(MpiError::arg(
+            ErrorClass::Keyval,
+            call,
+            "keyval",
+            format!(
+                "keyval {keyval} does not hold typed values of {}",
+                std::any::type_name::<A>()
+            ),
+        )),
     }
 }
 
@@ -322,5 +471,43 @@ mod tests {
             ErrorClass::Keyval
         );
         assert_eq!(a.delete(12345, "t").unwrap_err().class, ErrorClass::Keyval);
+    }
+
+    #[test]
+    fn typed_values_are_checked_retired_and_freed_with_the_object() {
+        static DROPS: AtomicUsize = AtomicUsize::new(0);
+        #[derive(Clone, Debug)]
+        struct V(u32);
+        impl Drop for V {
+            fn drop(&mut self) {
+                DROPS.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let k = create_typed_keyval::<V>(ObjectKind::Comm, true);
+        let mut a = Attributes::new(ObjectKind::Comm);
+        a.set_typed(k, V(1), "t").unwrap();
+        let first = a.get_typed::<V>(k, "t").unwrap().unwrap();
+        a.set_typed(k, V(2), "t").unwrap();
+        // The replaced value is retired, not freed: `first` is still good.
+        assert_eq!(first.0, 1);
+        assert_eq!(DROPS.load(Ordering::SeqCst), 0);
+        assert_eq!(a.get_typed::<V>(k, "t").unwrap().map(|v| v.0), Some(2));
+        // Another type, or the C layer's raw set, is refused.
+        assert_eq!(
+            a.get_typed::<u32>(k, "t").unwrap_err().class,
+            ErrorClass::Keyval
+        );
+        assert_eq!(a.set(k, 7, "t").unwrap_err().class, ErrorClass::Keyval);
+        let b = a.duplicate("t").unwrap();
+        assert_eq!(b.get_typed::<V>(k, "t").unwrap().map(|v| v.0), Some(2));
+        a.purge();
+        assert_eq!(DROPS.load(Ordering::SeqCst), 1);
+        a.delete(k, "t").unwrap();
+        assert!(a.get_typed::<V>(k, "t").unwrap().is_none());
+        drop(a);
+        assert_eq!(DROPS.load(Ordering::SeqCst), 2);
+        b.clear("t").unwrap();
+        drop(b);
+        assert_eq!(DROPS.load(Ordering::SeqCst), 3);
     }
 }

@@ -25,7 +25,18 @@ impl Request {
     pub fn to_raw(self) -> u64 {
         self.0
     }
-    pub fn from_raw(raw: u64) -> Request {
+    /// The request whose [`to_raw`](Self::to_raw) value is `raw` (the C ABI's handle
+    /// tables). A request is completed, started and freed through its handle, and the
+    /// owners of requests over borrowed memory (`buf::Handle`, `Lent`, `Standing`)
+    /// count on no one else doing so (a persistent receive started behind a
+    /// `Standing`'s back would write the buffer it hands out): a handle made from a
+    /// number could be one of theirs.
+    ///
+    /// # Safety
+    /// `raw` came from `to_raw` of a request the caller owns (the C caller's handle,
+    /// whose owner MPI's rules bind), or names no live request (a stale or made-up
+    /// value, for which every call is an MPI_ERR_REQUEST error).
+    pub unsafe fn from_raw(raw: u64) -> Request {
         Request(raw)
     }
 }
@@ -88,6 +99,7 @@ mod tests {
         let r = Request::new(12345, 0xfffffffe);
         assert_eq!(r.slot(), 12345);
         assert_eq!(r.generation(), 0xfffffffe);
-        assert_eq!(Request::from_raw(r.to_raw()), r);
+        // SAFETY: `r`'s own value, owned by this test.
+        assert_eq!(unsafe { Request::from_raw(r.to_raw()) }, r);
     }
 }

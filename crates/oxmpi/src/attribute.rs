@@ -27,12 +27,13 @@
 //! reference that [`get_attr`](AnyCommunicator::get_attr) gave through another handle
 //! may still point at it.
 
+#![deny(unsafe_code)]
+
 use std::any::TypeId;
-use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use oxmpi_core::attr::{self, CopyFn, DeleteFn, ObjectKind};
+use oxmpi_core::attr::{self, ObjectKind};
 use oxmpi_core::Comm;
 
 use crate::error::{OrFatal, Result};
@@ -43,30 +44,26 @@ pub mod traits {
     pub use super::{AnyCommunicator, CommAttribute};
 }
 
-thread_local! {
-    /// Set while a delete callback may drop the value: the object is going away, or
-    /// the only handle replaces it.
-    static MAY_DROP: Cell<bool> = const { Cell::new(false) };
-}
-
-fn with_may_drop<T>(may: bool, f: impl FnOnce() -> T) -> T {
-    let before = MAY_DROP.with(|m| m.replace(may));
-    let out = f();
-    MAY_DROP.with(|m| m.set(before));
-    out
-}
-
 /// Whether `comm` is the only handle of a communicator created at run time.
 fn only_handle(comm: &Comm) -> bool {
     Arc::strong_count(&comm.0) == 1 && comm.0.owns_context
 }
 
-/// Runs the attributes' delete callbacks when the last handle of `comm` goes.
+/// Runs the attributes' delete callbacks when the last handle of `comm` goes (the
+/// values of Rust attributes are freed with the communicator, by core).
 pub(crate) fn free_if_last(comm: &Comm) {
     if only_handle(comm) {
-        // Delete callbacks of Rust attributes cannot fail; a C one (through the C API)
-        // can, but its communicator is not freed through here.
-        let _ = with_may_drop(true, || oxmpi_core::comm::free_attributes(comm));
+        // Rust attributes have no delete callback (core keeps their values); a C one
+        // (through the C API) can fail, but its communicator is not freed through here.
+        let _ = oxmpi_core::comm::free_attributes(comm);
+    }
+}
+
+/// Frees the values replaced or deleted through `comm` if it is the only handle of
+/// its communicator (the exclusive borrow then proves no reference to them is left).
+fn purge_if_only(comm: &mut Comm) {
+    if let Some(inner) = Arc::get_mut(&mut comm.0) {
+        inner.attrs.purge();
     }
 }
 
@@ -89,21 +86,7 @@ where
             .get_or_insert_with(HashMap::new)
             .entry(TypeId::of::<Self>())
             .or_insert_with(|| {
-                let copy: Option<CopyFn> = Self::CLONE_ON_DUP.then(|| {
-                    Arc::new(|_key: i32, v: usize| {
-                        // SAFETY: values of this keyval are always `Box<Self>` pointers made by `set_attr` or by this callback, alive while attached.
-                        let value = unsafe { &*(v as *const Self) };
-                        Ok(Some(Box::into_raw(Box::new(value.clone())) as usize))
-                    }) as CopyFn
-                });
-                let delete: DeleteFn = Arc::new(|_key: i32, v: usize| {
-                    if MAY_DROP.with(Cell::get) {
-                        // SAFETY: as above; the engine forgets the value after this call.
-                        drop(unsafe { Box::from_raw(v as *mut Self) });
-                    }
-                    Ok(())
-                });
-                attr::create_keyval(ObjectKind::Comm, copy, Some(delete))
+                attr::create_typed_keyval::<Self>(ObjectKind::Comm, Self::CLONE_ON_DUP)
             });
         AttributeKey(k)
     }
@@ -114,10 +97,14 @@ where
 pub struct AttributeKey(i32);
 
 impl AttributeKey {
-    /// A key from a raw keyval (e.g. one made through the C API).
+    /// A key from a raw keyval. Its values are read and written only if the keyval was
+    /// made for the attribute type (by [`CommAttribute::get_key`]): any other is an
+    /// `MPI_ERR_KEYVAL` error. (`unsafe` as rsmpi's; core checks the type, so nothing
+    /// is left to prove.)
     ///
     /// # Safety
-    /// The keyval's values must be pointers to `Box`ed values of the attribute type.
+    /// None beyond the above.
+    #[allow(unsafe_code)]
     pub unsafe fn new_unchecked(k: i32) -> Self {
         AttributeKey(k)
     }
@@ -153,9 +140,10 @@ impl<C: ?Sized + Communicator> AnyCommunicator for C {
         if attr::is_predefined(key) {
             return Ok(None);
         }
-        let v = self.core_comm().attrs().get(key, "MPI_Comm_get_attr")?;
-        // SAFETY: values of this keyval are `Box<A>` pointers (see `get_key`), alive while attached; one replaced through another handle is leaked, not freed.
-        Ok(v.map(|v| unsafe { &*(v as *const A) }))
+        Ok(self
+            .core_comm()
+            .attrs()
+            .get_typed::<A>(key, "MPI_Comm_get_attr")?)
     }
 
     fn set_attr<A: CommAttribute>(&mut self, val: A) {
@@ -164,15 +152,13 @@ impl<C: ?Sized + Communicator> AnyCommunicator for C {
 
     fn try_set_attr<A: CommAttribute>(&mut self, val: A) -> Result<()> {
         let key = A::get_key().0;
-        let comm = self.core_comm();
-        let p = Box::into_raw(Box::new(val)) as usize;
-        with_may_drop(only_handle(comm), || {
-            comm.attrs().set(key, p, "MPI_Comm_set_attr")
-        })
-        .inspect_err(|_| {
-            // SAFETY: not attached: still ours.
-            drop(unsafe { Box::from_raw(p as *mut A) });
-        })
+        self.core_comm()
+            .attrs()
+            .set_typed(key, val, "MPI_Comm_set_attr")?;
+        if let Some(comm) = self.core_comm_mut() {
+            purge_if_only(comm);
+        }
+        Ok(())
     }
 
     fn delete_attr<A: CommAttribute>(&mut self) -> bool {
@@ -180,16 +166,16 @@ impl<C: ?Sized + Communicator> AnyCommunicator for C {
         let comm = self.core_comm();
         if comm
             .attrs()
-            .get(key, "MPI_Comm_delete_attr")
+            .get_typed::<A>(key, "MPI_Comm_delete_attr")
             .or_fatal()
             .is_none()
         {
             return false;
         }
-        with_may_drop(only_handle(comm), || {
-            comm.attrs().delete(key, "MPI_Comm_delete_attr")
-        })
-        .or_fatal();
+        comm.attrs().delete(key, "MPI_Comm_delete_attr").or_fatal();
+        if let Some(comm) = self.core_comm_mut() {
+            purge_if_only(comm);
+        }
         true
     }
 }

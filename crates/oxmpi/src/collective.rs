@@ -33,14 +33,14 @@ use oxmpi_core::Comm;
 use oxmpi_core::Request as RawRequest;
 
 use crate::datatype::{
-    typed_in, typed_out, Buffer, BufferMut, DatatypeRef, DynBuffer, DynBufferMut,
-    PartitionedBuffer, PartitionedBufferMut, RecvTarget, Typed, TypedMut,
+    typed_in, typed_out, Buffer, BufferMut, DynBuffer, DynBufferMut, PartitionedBuffer,
+    PartitionedBufferMut, RecvTarget, Typed, TypedMut,
 };
 use crate::environment::threading::{CommunicatorSafety, SafetyOf, ThreadSafety};
 use crate::error::{Error, ErrorClass, OrFatal, Result};
 use crate::request::{
-    immediate_mut, immediate_ref, persistent_mut, PersistentRequest, Request, Scope, Start,
-    StaticScope,
+    immediate_mut, immediate_ref, persistent_mut, persistent_unchecked, PersistentRequest, Request,
+    Scope, Start, StaticScope,
 };
 use crate::topology::{AsCommunicator, Communicator, Process, Rank};
 use oxmpi_core::coll::api;
@@ -114,21 +114,6 @@ impl Operation for SystemOperation {
     }
 }
 
-type DynFn<'a> = dyn Fn(DynBuffer<'_>, DynBufferMut<'_>) + Sync + 'a;
-
-/// A raw pointer to the closure of a [`UserOperation`], which owns it.
-struct FnPtr(*const DynFn<'static>);
-// SAFETY: the closure is `Sync`, and only ever called through a shared reference.
-unsafe impl Send for FnPtr {}
-// SAFETY: as above.
-unsafe impl Sync for FnPtr {}
-
-impl FnPtr {
-    fn get(&self) -> *const DynFn<'static> {
-        self.0
-    }
-}
-
 /// An operation defined by a closure (`MPI_Op_create`). The closure gets the input
 /// and the in-out operands and must compute `inout[i] = in[i] op inout[i]`; with
 /// [`DynBuffer::downcast`] it sees them as slices.
@@ -150,14 +135,14 @@ impl FnPtr {
 /// assert_eq!(sum, world.size());
 /// ```
 pub struct UserOperation<'a> {
-    // Dropped before the closure it points to.
-    op: CoreOp,
-    _func: Box<DynFn<'a>>,
+    /// Core's operation over the closure, borrowing for 'a (it disarms the engine's
+    /// `Op` when dropped).
+    op: oxmpi_core::op::ScopedOp<'a>,
 }
 
 impl fmt::Debug for UserOperation<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "UserOperation({})", self.op.name())
+        write!(f, "UserOperation({})", self.op.op().name())
     }
 }
 
@@ -193,33 +178,19 @@ impl<'a> UserOperation<'a> {
     where
         F: Fn(DynBuffer<'_>, DynBufferMut<'_>) + Sync + 'a,
     {
-        let func: Box<DynFn<'a>> = Box::new(function);
-        let p: *const DynFn<'a> = &*func;
-        // SAFETY: only the lifetime bound is erased: the engine uses the pointer only while a collective borrowing this `UserOperation` runs (blocking: the call; immediate: the request's scope); the box never moves.
-        let p = FnPtr(unsafe { std::mem::transmute::<*const DynFn<'a>, *const DynFn<'static>>(p) });
-        let op = CoreOp::user(
-            std::sync::Arc::new(
-                move |inp: *const u8, io: *mut u8, n: usize, dt: &CoreDatatype| {
-                    let dtr = DatatypeRef::from_core(dt);
-                    // SAFETY: see above: the closure is alive while the engine calls it; the engine passes `n` elements of `dt` (readable `inp`, writable `io`).
-                    unsafe {
-                        let f = &*p.get();
-                        f(
-                            DynBuffer::from_raw(inp, n as crate::Count, dtr),
-                            DynBufferMut::from_raw(io, n as crate::Count, dtr),
-                        );
-                    }
-                },
-            ),
+        let op = oxmpi_core::op::ScopedOp::new(
+            Box::new(move |inp, io| {
+                function(DynBuffer::of_region(inp), DynBufferMut::of_region(io))
+            }),
             commute,
         );
-        UserOperation { op, _func: func }
+        UserOperation { op }
     }
 }
 
 impl Operation for UserOperation<'_> {
     fn as_core_op(&self) -> CoreOp {
-        self.op.clone()
+        self.op.op().clone()
     }
 }
 
@@ -1132,8 +1103,8 @@ pub trait CommunicatorCollectives: Communicator {
     {
         // A barrier uses no buffer (a leaked zero-sized value costs nothing).
         let unit: &'static mut () = Box::leak(Box::new(()));
-        persistent_mut(unit, "MPI_Barrier_init", StaticScope, |w, _| {
-            Ok((cp::barrier_init(w, self.core_comm())?, None))
+        persistent_unchecked(unit, "MPI_Barrier_init", StaticScope, |w, _| {
+            cp::barrier_init(w, self.core_comm())
         })
     }
 

@@ -623,6 +623,28 @@ fn region_in<'b, 'd, B: Pointer + Collection + ?Sized>(
     unsafe { Region::shared(buf.pointer() as *const u8, count, dt) }
 }
 
+/// The proof that any bytes make a valid `T` (for memory other processes write as
+/// bytes: windows), if `T`'s datatype says so: its elements have no invalid values
+/// (no `bool`/`char`: MPI_ERR_TYPE) and it covers `T` whole, contiguously.
+pub(crate) fn any_bytes<T: Equivalence + Copy>(call: &str) -> Result<oxmpi_core::buf::AnyBytes<T>> {
+    let d = T::equivalent_datatype();
+    let r = d.as_datatype_ref();
+    if r.has_element_check() {
+        return Err(Error::new(
+            ErrorClass::Type,
+            format!("{call}: {} has values a remote write could make invalid (bool, char); use an integer type", r.name()),
+        ));
+    }
+    if r.size() != std::mem::size_of::<T>() || !r.is_contiguous() {
+        return Err(Error::new(
+            ErrorClass::Type,
+            format!("{call}: window elements must be plain contiguous values"),
+        ));
+    }
+    // SAFETY: `Equivalence`'s contract: `T`'s datatype describes its bytes, each element's bytes any value of its primitive type; checked above: none of those types has invalid values, and they cover all `size_of::<T>()` bytes (no padding), so every byte pattern is a valid `T` (plain data, without drop glue: `Equivalence` types are `Copy` here, and in rsmpi's contract).
+    Ok(unsafe { oxmpi_core::buf::AnyBytes::vouch() })
+}
+
 /// The core's region of a buffer borrowed exclusively, with its datatype `dt` borrowed.
 fn region_out<'b, 'd, B: PointerMut + Collection + ?Sized>(
     buf: &'b mut B,
@@ -655,6 +677,11 @@ impl<'a> std::ops::Deref for TypedMut<'a> {
 }
 
 impl<'a> TypedMut<'a> {
+    /// The exclusive region, for an operation that keeps it (partitioned receives).
+    pub(crate) fn into_region(self) -> Region<'a> {
+        self.0.region
+    }
+
     /// The buffer as a receive descriptor, for as long as `self` is borrowed.
     pub(crate) fn desc_mut(&mut self) -> oxmpi_core::buf::RecvBuf<'_, '_> {
         let n = self.0.count;
@@ -784,8 +811,6 @@ impl Typed<'_> {
             return None;
         }
         Some(RecvTarget {
-            ptr: self.region.ptr().wrapping_offset(dt.true_lb()),
-            len: self.count * dt.size(),
             check: self.check,
             whole: true,
         })
@@ -830,8 +855,6 @@ impl<'a> RecvBytes<'a> {
         _w: &impl oxmpi_core::buf::BufScope<'a>,
     ) -> (oxmpi_core::buf::RecvBuf<'a, 'static>, RecvTarget) {
         let t = RecvTarget {
-            ptr: self.bytes.as_mut_ptr(),
-            len: self.bytes.len(),
             check: self.check,
             whole: false,
         };
@@ -990,35 +1013,37 @@ impl Checker {
     }
 }
 
-/// The memory a receive writes into, held by a request while the operation runs (the
-/// borrow it came from is lent to the request): checked once it completed.
+/// The element check of what a receive writes into its buffer, made where the
+/// operation starts and run once it completed, over the buffer's bytes then
+/// ([`received_bytes`]: the request hands the buffer back first).
 #[derive(Clone, Copy)]
 pub(crate) struct RecvTarget {
-    pub(crate) ptr: *mut u8,
-    pub(crate) len: usize,
     pub(crate) check: Checker,
-    /// Check all `len` bytes on completion, whatever the status says (collectives).
+    /// Check all the bytes on completion, whatever the status says (collectives).
     pub(crate) whole: bool,
 }
 
 impl RecvTarget {
-    /// Checks the `nbytes` received.
-    ///
-    /// # Safety
-    /// The memory must still be valid and no longer written by the engine.
-    pub(crate) unsafe fn after(&self, nbytes: usize, call: &str) -> Result<()> {
+    /// Checks the `nbytes` received into `bytes` (all of them if `whole`).
+    pub(crate) fn after(&self, bytes: &mut [u8], nbytes: usize, call: &str) -> Result<()> {
         let n = if self.whole {
-            self.len
+            bytes.len()
         } else {
-            nbytes.min(self.len)
+            nbytes.min(bytes.len())
         };
-        if self.len == 0 || self.check.0.is_none() {
+        if bytes.is_empty() || self.check.0.is_none() {
             return Ok(());
         }
-        // SAFETY: forwarded contract: `len` initialized bytes at `ptr`, no longer written by the engine and ours for this call.
-        let bytes = unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) };
         self.check.check(bytes, n, call)
     }
+}
+
+/// The bytes a receive into `buf` wrote, when they are one span (contiguous
+/// datatypes): where [`RecvTarget`]s look once the buffer is back.
+pub(crate) fn received_bytes<B: PointerMut + Collection + AsDatatype + ?Sized>(
+    buf: &mut B,
+) -> Option<&mut [u8]> {
+    typed_out(buf).into_region().into_bytes_mut()
 }
 
 /// Checks that `T`'s datatype can be moved as its bytes (contiguous, `size_of::<T>()`
@@ -1712,6 +1737,11 @@ unsafe impl Send for DynBuffer<'_> {}
 // SAFETY: as above.
 unsafe impl Sync for DynBuffer<'_> {}
 
+/// The datatype a region borrows, for as long as that borrow.
+fn region_type<'a>(r: &Region<'a, &'a CoreDatatype>) -> &'a CoreDatatype {
+    r.datatype_ref()
+}
+
 impl<'a> DynBuffer<'a> {
     /// The elements of `buf`, with `T`'s datatype.
     pub fn new<T: Equivalence>(buf: &'a [T]) -> Self {
@@ -1737,6 +1767,16 @@ impl<'a> DynBuffer<'a> {
             ptr: ptr as *const c_void,
             len,
             datatype,
+            _b: PhantomData,
+        }
+    }
+
+    /// The input operand of a user operation: core's shared region of its elements.
+    pub(crate) fn of_region(r: Region<'a, &'a CoreDatatype>) -> Self {
+        DynBuffer {
+            ptr: r.ptr() as *const c_void,
+            len: r.count() as Count,
+            datatype: DatatypeRef::from_core(region_type(&r)),
             _b: PhantomData,
         }
     }
@@ -1833,6 +1873,16 @@ impl<'a> DynBufferMut<'a> {
             ptr: ptr as *mut c_void,
             len,
             datatype,
+            _b: PhantomData,
+        }
+    }
+
+    /// The in-out operand of a user operation: core's exclusive region of its elements.
+    pub(crate) fn of_region(r: Region<'a, &'a CoreDatatype>) -> Self {
+        DynBufferMut {
+            ptr: r.ptr() as *mut c_void,
+            len: r.count() as Count,
+            datatype: DatatypeRef::from_core(region_type(&r)),
             _b: PhantomData,
         }
     }

@@ -45,17 +45,16 @@
 //! }
 //! ```
 
-use std::marker::PhantomData;
-use std::sync::Arc;
+#![deny(unsafe_code)]
 
-use oxmpi_core::buf::InFlight;
-use oxmpi_core::pt2pt;
+use std::marker::PhantomData;
+
 use oxmpi_core::pt2pt::partitioned as core;
 
 use crate::datatype::{typed_in, typed_out, Equivalence};
 use crate::error::{Error, ErrorClass, Result};
 use crate::point_to_point::Status;
-use crate::request::{Scope, StaticScope};
+use crate::request::{Kept, Scope, StaticScope};
 use crate::topology::Communicator;
 use crate::{Rank, Tag};
 
@@ -75,10 +74,10 @@ fn partition_count(call: &str, len: usize, partitions: usize) -> Result<usize> {
 /// threads at once (`&self`).
 #[derive(Debug)]
 pub struct PartitionedSend<'a, T: Equivalence, Sc: Scope<'a> = StaticScope> {
-    op: Arc<core::PartitionedSend>,
-    active: oxmpi_core::Request,
-    /// The scope's requests, which each start joins.
-    held: Option<Arc<InFlight>>,
+    /// The engine's operation over `buf` (borrowed for 'a), with its run.
+    op: core::ScopedSend<'a>,
+    /// The scope's keeping, which each run joins.
+    kept: Kept<'a>,
     /// The scope (a reference into `request::scope`, so this value cannot leave it),
     /// as a marker that keeps `&self` shareable between threads.
     _buf: PhantomData<(&'a [T], fn() -> Sc)>,
@@ -97,64 +96,50 @@ impl<'a, T: Equivalence, Sc: Scope<'a>> PartitionedSend<'a, T, Sc> {
     ) -> Result<Self> {
         let count = partition_count("MPI_Psend_init", buf.len(), partitions)?;
         let t = typed_in(buf);
-        // SAFETY: `buf` is borrowed (shared) for 'a; `Drop`, or else (forgotten) the scope's end, waits for an active transfer: the memory stays readable and unchanged.
-        let op = unsafe {
-            core::PartitionedSend::init(
-                comm.core_comm(),
-                t.region.ptr(),
-                partitions,
-                count * t.count / buf.len().max(1),
-                t.dt(),
-                dest,
-                tag,
-            )?
-        };
+        let per = count * t.count / buf.len().max(1);
+        let kept = Kept::of(&scope);
+        let op = core::ScopedSend::new(
+            comm.core_comm(),
+            t.region.lend_send(&kept, t.count),
+            partitions,
+            per,
+            dest,
+            tag,
+        )?;
         Ok(PartitionedSend {
             op,
-            active: oxmpi_core::Request::NULL,
-            held: scope.in_flight().cloned(),
+            kept,
             _buf: PhantomData,
         })
     }
 
     /// `MPI_Start`: a new transfer; no partition is ready yet.
     pub fn start(&mut self) -> Result<()> {
-        if !self.active.is_null() {
-            return Err(Error::arg(
-                ErrorClass::Request,
-                "MPI_Start",
-                "request",
-                "the partitioned send is already active",
-            ));
-        }
-        self.active = self.op.start()?;
-        if let Some(held) = &self.held {
-            held.enter(self.active);
-        }
-        Ok(())
+        Ok(self.op.start(&self.kept)?)
     }
 
     /// `MPI_Pready`: partition `p` may leave (each partition once per start).
     pub fn ready(&self, p: usize) -> Result<()> {
         self.check_active("MPI_Pready")?;
-        self.op.pready("MPI_Pready", [p as i64])
+        Ok(self.op.pready("MPI_Pready", [p as i64])?)
     }
 
     /// `MPI_Pready_range`: partitions `lo..=hi`.
     pub fn ready_range(&self, lo: usize, hi: usize) -> Result<()> {
         self.check_active("MPI_Pready_range")?;
-        self.op.pready("MPI_Pready_range", lo as i64..=hi as i64)
+        Ok(self.op.pready("MPI_Pready_range", lo as i64..=hi as i64)?)
     }
 
     /// `MPI_Pready_list`.
     pub fn ready_list(&self, parts: &[usize]) -> Result<()> {
         self.check_active("MPI_Pready_list")?;
-        self.op
-            .pready("MPI_Pready_list", parts.iter().map(|&p| p as i64))
+        Ok(self
+            .op
+            .pready("MPI_Pready_list", parts.iter().map(|&p| p as i64))?)
     }
 
     fn check_active(&self, call: &str) -> Result<()> {
-        if self.active.is_null() {
+        if !self.op.is_active() {
             return Err(Error::arg(
                 ErrorClass::Request,
                 call,
@@ -167,12 +152,7 @@ impl<'a, T: Equivalence, Sc: Scope<'a>> PartitionedSend<'a, T, Sc> {
 
     /// Waits for the transfer (every partition must be, or become, ready).
     pub fn wait(&mut self) -> Result<Status> {
-        if self.active.is_null() {
-            return Ok(Status::from_core(oxmpi_core::Status::NULL));
-        }
-        let r = pt2pt::wait(&mut self.active);
-        self.active = oxmpi_core::Request::NULL;
-        r.map(Status::from_core)
+        Ok(Status::from_core(self.op.wait()?))
     }
 
     /// Number of partitions.
@@ -181,40 +161,17 @@ impl<'a, T: Equivalence, Sc: Scope<'a>> PartitionedSend<'a, T, Sc> {
     }
 }
 
-impl<'a, T: Equivalence, Sc: Scope<'a>> Drop for PartitionedSend<'a, T, Sc> {
-    fn drop(&mut self) {
-        if !self.active.is_null() {
-            let _ = self.wait();
-        }
-    }
-}
-
 /// The receiving side (`MPI_Precv_init`).
+#[derive(Debug)]
 pub struct PartitionedReceive<'a, T: Equivalence, Sc: Scope<'a> = StaticScope> {
-    op: Arc<core::PartitionedReceive>,
-    active: oxmpi_core::Request,
-    target: Option<crate::datatype::RecvTarget>,
-    buf: *mut T,
-    len: usize,
-    /// The scope's requests, which each start joins.
-    held: Option<Arc<InFlight>>,
+    /// The engine's operation over the buffer (borrowed exclusively for 'a), with its
+    /// run; it hands the buffer back between runs.
+    op: core::ScopedRecv<'a, [T]>,
+    /// The scope's keeping, as in [`PartitionedSend`].
+    kept: Kept<'a>,
     /// The scope, as in [`PartitionedSend`].
-    _buf: PhantomData<(&'a mut [T], fn() -> Sc)>,
+    _buf: PhantomData<fn() -> Sc>,
 }
-
-impl<'a, T: Equivalence, Sc: Scope<'a>> std::fmt::Debug for PartitionedReceive<'a, T, Sc> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PartitionedReceive")
-            .field("op", &self.op)
-            .field("active", &self.active)
-            .field("len", &self.len)
-            .finish()
-    }
-}
-
-// SAFETY: the raw pointer is the exclusively borrowed `&'a mut [T]`; moving the
-// value to another thread moves that borrow, as for `&mut [T]` (T: Send).
-unsafe impl<'a, T: Equivalence + Send, Sc: Scope<'a>> Send for PartitionedReceive<'a, T, Sc> {}
 
 impl<'a, T: Equivalence, Sc: Scope<'a>> PartitionedReceive<'a, T, Sc> {
     /// Divides `buf` into `partitions` equal partitions, from `source` with `tag`;
@@ -229,87 +186,54 @@ impl<'a, T: Equivalence, Sc: Scope<'a>> PartitionedReceive<'a, T, Sc> {
     ) -> Result<Self> {
         let count = partition_count("MPI_Precv_init", buf.len(), partitions)?;
         let len = buf.len();
-        let t = typed_out(buf);
-        let target = t.target();
-        // SAFETY: `buf` is borrowed exclusively for 'a; `Drop`, or else (forgotten) the scope's end, waits for an active transfer: nobody else touches the memory.
-        let op = unsafe {
-            core::PartitionedReceive::init(
-                comm.core_comm(),
-                t.region.ptr(),
-                partitions,
-                count * t.count / len.max(1),
-                t.dt(),
-                source,
-                tag,
-            )?
-        };
+        let op = core::ScopedRecv::new(
+            comm.core_comm(),
+            buf,
+            |b, init| {
+                let t = typed_out(b);
+                let per = count * t.count / len.max(1);
+                init(t.into_region(), per)
+            },
+            partitions,
+            source,
+            tag,
+        )?;
         Ok(PartitionedReceive {
             op,
-            active: oxmpi_core::Request::NULL,
-            target,
-            buf: t.region.ptr() as *mut T,
-            len,
-            held: scope.in_flight().cloned(),
+            kept: Kept::of(&scope),
             _buf: PhantomData,
         })
     }
 
     /// `MPI_Start`: posts the receive.
     pub fn start(&mut self) -> Result<()> {
-        if !self.active.is_null() {
-            return Err(Error::arg(
-                ErrorClass::Request,
-                "MPI_Start",
-                "request",
-                "the partitioned receive is already active",
-            ));
-        }
-        self.active = self.op.start()?;
-        if let Some(held) = &self.held {
-            held.enter(self.active);
-        }
-        Ok(())
+        Ok(self.op.start(&self.kept)?)
     }
 
     /// `MPI_Parrived`: whether partition `p` has arrived (true when inactive).
     pub fn arrived(&self, p: usize) -> Result<bool> {
-        self.op.parrived(self.active, p as i64)
+        Ok(self.op.parrived(p as i64)?)
     }
 
     /// Waits for the transfer.
     pub fn wait(&mut self) -> Result<Status> {
-        if self.active.is_null() {
-            return Ok(Status::from_core(oxmpi_core::Status::NULL));
-        }
-        let r = pt2pt::wait(&mut self.active);
-        self.active = oxmpi_core::Request::NULL;
-        let st = r?;
-        if let Some(t) = &self.target {
-            // SAFETY: the receive is complete and the buffer still borrowed by this value.
-            unsafe { t.after(st.count_bytes, "MPI_Wait")? };
+        let active = self.op.is_active();
+        let st = self.op.wait()?;
+        if active {
+            if let Some(buf) = self.op.get_mut() {
+                typed_out(buf).check_received(st.count_bytes, "MPI_Wait")?;
+            }
         }
         Ok(Status::from_core(st))
     }
 
     /// The buffer, while no transfer is active.
     pub fn buffer(&self) -> Option<&[T]> {
-        if !self.active.is_null() {
-            return None;
-        }
-        // SAFETY: the exclusively borrowed buffer of `len` elements; no transfer writes it now.
-        Some(unsafe { std::slice::from_raw_parts(self.buf, self.len) })
+        self.op.get()
     }
 
     /// Number of partitions.
     pub fn partitions(&self) -> usize {
         self.op.partitions()
-    }
-}
-
-impl<'a, T: Equivalence, Sc: Scope<'a>> Drop for PartitionedReceive<'a, T, Sc> {
-    fn drop(&mut self) {
-        if !self.active.is_null() {
-            let _ = self.wait();
-        }
     }
 }

@@ -40,7 +40,7 @@ use std::sync::Arc;
 use oxmpi_core::buf::{Handle, InFlight, Lent, Standing};
 use oxmpi_core::Request as Raw;
 
-use crate::datatype::RecvTarget;
+use crate::datatype::{received_bytes, AsDatatype, Collection, PointerMut, RecvTarget};
 use crate::environment::threading::{Multithreaded, ThreadSafety, Unthreaded};
 use crate::error::{Error, OrFatal, Result};
 use crate::point_to_point::Status;
@@ -81,7 +81,7 @@ pub struct Request<'a, D: ?Sized, S: Scope<'a> = StaticScope, T: ThreadSafety = 
     /// The buffer, `None` once handed back (then the request is complete or taken
     /// apart, and dropping it does nothing).
     data: Option<Data<'a, D>>,
-    recv: Option<RecvTarget>,
+    recv: Option<Recv<D>>,
     call: &'static str,
     /// Always `Some` while `data` is.
     scope: Option<S>,
@@ -97,6 +97,9 @@ pub struct Request<'a, D: ?Sized, S: Scope<'a> = StaticScope, T: ThreadSafety = 
 pub(crate) enum Data<'a, D: ?Sized> {
     Shared(&'a D),
     Lent(Lent<'a, D>),
+    /// A lent buffer given back (a collection's wait took them back together), not
+    /// checked yet.
+    Back(&'a mut D),
 }
 
 impl<'a, D: ?Sized> Data<'a, D> {
@@ -105,22 +108,64 @@ impl<'a, D: ?Sized> Data<'a, D> {
         match self {
             Data::Shared(d) => d,
             Data::Lent(l) => l.reclaim(),
+            Data::Back(d) => d,
         }
     }
 
     /// [`reclaim`](Self::reclaim), then, if the operation succeeded, the check of the
-    /// elements it received into `recv` (this buffer's target, if it has one).
+    /// elements it received into its buffer (`recv`, if it has one).
     fn reclaim_checked(
         self,
         st: Result<oxmpi_core::Status>,
-        recv: Option<RecvTarget>,
+        recv: Option<Recv<D>>,
         call: &str,
     ) -> Result<(&'a D, oxmpi_core::Status)> {
-        let data = self.reclaim();
+        let data = match self {
+            Data::Shared(d) => return Ok((d, st?)),
+            Data::Lent(l) => l.reclaim(),
+            Data::Back(d) => d,
+        };
         let st = st?;
-        // SAFETY: the operation is over (`reclaim` made sure), so the engine no longer touches `recv`, the buffer borrowed for 'a.
-        unsafe { finish(recv, &st, call)? };
+        if let Some(r) = recv {
+            r.check(data, &st, call)?;
+        }
         Ok((data, st))
+    }
+}
+
+/// The element check of what a receive wrote into its buffer `D` ([`RecvTarget`]),
+/// with how to find the bytes it wrote in `D` once the buffer is back.
+pub(crate) struct Recv<D: ?Sized> {
+    target: RecvTarget,
+    bytes: fn(&mut D) -> Option<&mut [u8]>,
+}
+
+impl<D: ?Sized> Clone for Recv<D> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<D: ?Sized> Copy for Recv<D> {}
+
+impl<D: ?Sized + PointerMut + Collection + AsDatatype> Recv<D> {
+    fn of(target: Option<RecvTarget>) -> Option<Recv<D>> {
+        target.map(|target| Recv {
+            target,
+            bytes: received_bytes::<D>,
+        })
+    }
+}
+
+impl<D: ?Sized> Recv<D> {
+    /// Checks the elements a completed operation (status `st`) received into `d`.
+    fn check(&self, d: &mut D, st: &oxmpi_core::Status, call: &str) -> Result<()> {
+        if st.cancelled {
+            return Ok(());
+        }
+        match (self.bytes)(d) {
+            Some(bytes) => self.target.after(bytes, st.count_bytes, call),
+            None => Ok(()),
+        }
     }
 }
 
@@ -144,6 +189,33 @@ unsafe impl<'a, S: Scope<'a>> oxmpi_core::buf::BufScope<'a> for Held<'_, S> {
     }
 }
 
+/// A [`Scope<'a>`]'s keeping, for operations that start runs later than they are made
+/// (partitioned transfers): each run's request joins the scope's requests, as
+/// [`Held`] enters an immediate one.
+#[derive(Debug)]
+pub(crate) struct Kept<'a> {
+    held: Option<Arc<InFlight>>,
+    _life: PhantomData<fn(&'a ()) -> &'a ()>,
+}
+
+impl<'a> Kept<'a> {
+    pub(crate) fn of<S: Scope<'a>>(scope: &S) -> Kept<'a> {
+        Kept {
+            held: scope.in_flight().cloned(),
+            _life: PhantomData,
+        }
+    }
+}
+
+// SAFETY: made only from a `Scope<'a>` (`of`), whose contract is that no request it holds (its `in_flight`, settled at its end; none for the scope of 'static buffers) outlives 'a.
+unsafe impl<'a> oxmpi_core::buf::BufScope<'a> for Kept<'a> {
+    fn enter(&self, r: Raw) {
+        if let Some(held) = &self.held {
+            held.enter(r);
+        }
+    }
+}
+
 /// Starts one immediate operation whose buffers are shared borrows for `'a` (`buf`, and
 /// any `'a` buffers `f` captures): `f` starts it with the engine scope it is given, and
 /// its request is held by `scope`. The request hands `buf` back at completion.
@@ -160,7 +232,12 @@ pub(crate) fn immediate_ref<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
 /// As [`immediate_ref`] for an exclusively borrowed buffer, which core lends to the
 /// operation (`f` gets it back to start the operation over), with the target (from
 /// that buffer) to check on completion.
-pub(crate) fn immediate_mut<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
+pub(crate) fn immediate_mut<
+    'a,
+    D: ?Sized + PointerMut + Collection + AsDatatype,
+    Sc: Scope<'a>,
+    T: ThreadSafety,
+>(
     buf: &'a mut D,
     call: &'static str,
     scope: Sc,
@@ -170,7 +247,13 @@ pub(crate) fn immediate_mut<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
     ) -> Result<(Raw, Option<RecvTarget>)>,
 ) -> Result<Request<'a, D, Sc, T>> {
     let (lent, raw, recv) = oxmpi_core::buf::lend(buf, &Held(&scope), call, f)?;
-    Ok(Request::new(raw, Data::Lent(lent), recv, call, scope))
+    Ok(Request::new(
+        raw,
+        Data::Lent(lent),
+        Recv::of(recv),
+        call,
+        scope,
+    ))
 }
 
 impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> fmt::Debug for Request<'a, D, S, T> {
@@ -204,7 +287,7 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
     fn new(
         raw: Handle<'a>,
         data: Data<'a, D>,
-        recv: Option<RecvTarget>,
+        recv: Option<Recv<D>>,
         call: &'static str,
         scope: S,
     ) -> Self {
@@ -250,6 +333,7 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
             Data::Shared(d) => d,
             // SAFETY: the caller takes over the obligation to complete the request.
             Data::Lent(l) => unsafe { l.reclaim_unchecked() },
+            Data::Back(d) => d,
         };
         (raw, data, scope)
     }
@@ -260,7 +344,7 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
     ) -> (
         Handle<'a>,
         Data<'a, D>,
-        Option<RecvTarget>,
+        Option<Recv<D>>,
         &'static str,
         S,
         Option<Box<dyn Keep + 'a>>,
@@ -412,18 +496,6 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
         let mut r = Request::new(raw, data, recv, call, scope);
         r.keep = keep;
         r
-    }
-}
-
-/// Checks received bytes once a receive is complete.
-///
-/// # Safety
-/// The operation must be complete and its buffer still valid.
-unsafe fn finish(recv: Option<RecvTarget>, st: &oxmpi_core::Status, call: &str) -> Result<()> {
-    match recv {
-        // SAFETY: forwarded contract.
-        Some(t) if !st.cancelled => unsafe { t.after(st.count_bytes, call) },
-        _ => Ok(()),
     }
 }
 
@@ -768,7 +840,7 @@ pub type Completion<'a, D> = (usize, Status, &'a D);
 pub struct RequestCollection<'a, D: ?Sized> {
     raws: Vec<Handle<'a>>,
     data: Vec<Option<Data<'a, D>>>,
-    recv: Vec<Option<RecvTarget>>,
+    recv: Vec<Option<Recv<D>>>,
     calls: Vec<&'static str>,
     /// What the requests use besides their buffers, kept until the collection is dropped.
     keep: Vec<Box<dyn Keep + 'a>>,
@@ -979,7 +1051,7 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
             return;
         }
         for (i, b) in at.into_iter().zip(Lent::reclaim_all(lents)) {
-            self.data[i] = Some(Data::Shared(b));
+            self.data[i] = Some(Data::Back(b));
         }
     }
 
@@ -1066,7 +1138,7 @@ pub struct PersistentRequest<
 > {
     /// The request and the buffer its runs use, lent to it (core's `Standing`).
     runs: Standing<'a, D>,
-    recv: Option<RecvTarget>,
+    recv: Option<Recv<D>>,
     call: &'static str,
     /// The scope holds the request (`persistent_mut`); kept so that the request cannot
     /// leave the scope's closure.
@@ -1093,7 +1165,12 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> fmt::Debug for PersistentRequ
 /// Makes a persistent collective over `buf` (exclusively borrowed for 'a), as
 /// [`immediate_mut`] makes an immediate one: `f` initializes it with the engine scope it
 /// is given over buffers borrowed for 'a, and returns the target to check after a run.
-pub(crate) fn persistent_mut<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
+pub(crate) fn persistent_mut<
+    'a,
+    D: ?Sized + PointerMut + Collection + AsDatatype,
+    Sc: Scope<'a>,
+    T: ThreadSafety,
+>(
     buf: &'a mut D,
     call: &'static str,
     scope: Sc,
@@ -1105,7 +1182,27 @@ pub(crate) fn persistent_mut<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
     let (runs, recv) = oxmpi_core::buf::lend_persistent(buf, &Held(&scope), call, f)?;
     Ok(PersistentRequest {
         runs,
-        recv,
+        recv: Recv::of(recv),
+        call,
+        _scope: scope,
+        keep: None,
+        phantom: PhantomData,
+    })
+}
+
+/// As [`persistent_mut`], for an operation that receives nothing into `buf` (a
+/// barrier's placeholder): no target to check.
+pub(crate) fn persistent_unchecked<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
+    buf: &'a mut D,
+    call: &'static str,
+    scope: Sc,
+    f: impl for<'x> FnOnce(&'x oxmpi_core::buf::Lending<'x, 'a>, &'x mut D) -> Result<Raw>,
+) -> Result<PersistentRequest<'a, D, Sc, T>> {
+    let (runs, ()) =
+        oxmpi_core::buf::lend_persistent(buf, &Held(&scope), call, |w, d| Ok((f(w, d)?, ())))?;
+    Ok(PersistentRequest {
+        runs,
+        recv: None,
         call,
         _scope: scope,
         keep: None,
@@ -1165,10 +1262,13 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> PersistentRequest<'a, D, S, T
         }
     }
 
-    /// The check of the elements a run received, once it is complete.
-    fn check_run(&self, st: &oxmpi_core::Status) -> Result<()> {
-        // SAFETY: called once the run is complete (`!self.active`): the engine no longer touches the buffers, borrowed for 'a.
-        unsafe { finish(self.recv, st, self.call) }
+    /// The check of the elements a run received, once it is complete (the buffer is
+    /// then back).
+    fn check_run(&mut self, st: &oxmpi_core::Status) -> Result<()> {
+        match (self.recv, self.runs.get_mut()) {
+            (Some(r), Some(d)) => r.check(d, st, self.call),
+            _ => Ok(()),
+        }
     }
 
     /// The buffer the runs write, while no run is going.

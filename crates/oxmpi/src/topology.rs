@@ -477,6 +477,12 @@ pub trait Communicator {
     #[doc(hidden)]
     fn core_comm(&self) -> &Comm;
 
+    /// The engine's communicator, exclusively (`None`: the handle lends none).
+    #[doc(hidden)]
+    fn core_comm_mut(&mut self) -> Option<&mut Comm> {
+        None
+    }
+
     /// Number of processes in the communicator (`MPI_Comm_size`).
     fn size(&self) -> Rank {
         self.core_comm().size()
@@ -951,6 +957,9 @@ impl<S: ThreadSafety> Communicator for SimpleCommunicator<S> {
     type Safety = S;
     fn core_comm(&self) -> &Comm {
         &self.0
+    }
+    fn core_comm_mut(&mut self) -> Option<&mut Comm> {
+        Some(&mut self.0)
     }
 }
 

@@ -56,14 +56,16 @@
 //! assert_eq!(total, size as i64);
 //! ```
 
+#![deny(unsafe_code)]
+
 use std::cell::Cell;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use oxmpi_core::buf::AnyBytes;
 use oxmpi_core::datatype::Datatype as CoreDatatype;
 use oxmpi_core::op::{Op as CoreOp, PredefinedOp};
-use oxmpi_core::rma::{self, Flavor, LockKind, Window as CoreWindow};
-use oxmpi_core::transport::winmem::CallerMem;
+use oxmpi_core::rma::{self, Flavor, LockKind, TypedWindow, Window as CoreWindow};
 
 use crate::collective::Operation;
 use crate::datatype::{typed_in, typed_out, Datatype, Equivalence};
@@ -83,32 +85,19 @@ pub enum LockType {
 /// communicator access one-sidedly. Freed (collectively) when dropped: every process
 /// of the communicator must drop its window, in the same order as it made them.
 pub struct Window<'a, T: Equivalence + Copy> {
-    core: Arc<CoreWindow>,
-    len: usize,
-    /// Memory borrowed from the program ([`Window::create`]).
-    _mem: PhantomData<&'a mut [T]>,
+    /// The engine's window over this process's `T`s (allocated, or borrowed from the
+    /// program for 'a by [`Window::create`]).
+    core: TypedWindow<'a, T>,
 }
 
 fn dt<T: Equivalence>() -> CoreDatatype {
     T::equivalent_datatype().as_datatype_ref().as_core().clone()
 }
 
-fn check_type<T: Equivalence>(call: &str) -> Result<()> {
-    let d = T::equivalent_datatype();
-    let r = d.as_datatype_ref();
-    if r.has_element_check() {
-        return Err(Error::new(
-            ErrorClass::Type,
-            format!("{call}: {} has values a remote write could make invalid (bool, char); use an integer type", r.name()),
-        ));
-    }
-    if r.size() != std::mem::size_of::<T>() || !r.is_contiguous() {
-        return Err(Error::new(
-            ErrorClass::Type,
-            format!("{call}: window elements must be plain contiguous values"),
-        ));
-    }
-    Ok(())
+/// Checks that window memory of `T`s may take any bytes other processes write: the
+/// proof core's typed windows take.
+fn check_type<T: Equivalence + Copy>(call: &str) -> Result<AnyBytes<T>> {
+    crate::datatype::any_bytes::<T>(call)
 }
 
 impl<T: Equivalence + Copy> Window<'static, T> {
@@ -146,29 +135,41 @@ impl<T: Equivalence + Copy> Window<'static, T> {
         flavor: Flavor,
         call: &str,
     ) -> Result<Window<'static, T>> {
-        check_type::<T>(call)?;
-        let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| {
-            Error::new(ErrorClass::Size, format!("{call}: {len} elements overflow"))
-        })?;
-        let core = CoreWindow::allocate(
-            comm.core_comm(),
-            flavor,
-            bytes,
-            std::mem::size_of::<T>(),
-            false,
-            call,
-        )?;
-        Ok(Window {
-            core,
-            len,
-            _mem: PhantomData,
-        })
+        let any = check_type::<T>(call)?;
+        let core = TypedWindow::allocate(comm.core_comm(), flavor, len, any, call)?;
+        Ok(Window { core })
     }
 }
 
 impl<'a, T: Equivalence + Copy> Window<'a, T> {
     /// `MPI_Win_create`: a window over `mem`, which stays borrowed until the window is
     /// dropped. Collective over `comm`.
+    ///
+    /// The window cannot outlive the memory it exposes:
+    ///
+    /// ```compile_fail,E0597
+    /// use oxmpi::window::Window;
+    /// let universe = oxmpi::initialize().unwrap();
+    /// let world = universe.world();
+    /// let win = {
+    ///     let mut mem = [0i32; 4];
+    ///     Window::create(&world, &mut mem) // error: `mem` does not live long enough
+    /// };
+    /// drop(win);
+    /// ```
+    ///
+    /// nor can the memory be used directly while the window has it (only through
+    /// [`local`](Self::local)):
+    ///
+    /// ```compile_fail,E0506
+    /// use oxmpi::window::Window;
+    /// let universe = oxmpi::initialize().unwrap();
+    /// let world = universe.world();
+    /// let mut mem = [0i32; 4];
+    /// let mut win = Window::create(&world, &mut mem);
+    /// mem[0] = 1; // error: `mem` is borrowed by the window
+    /// win.local()[0] = 2;
+    /// ```
     #[track_caller]
     pub fn create<C: Communicator>(comm: &C, mem: &'a mut [T]) -> Window<'a, T> {
         Self::try_create(comm, mem).or_fatal()
@@ -177,34 +178,23 @@ impl<'a, T: Equivalence + Copy> Window<'a, T> {
     /// [`create`](Self::create), returning errors.
     pub fn try_create<C: Communicator>(comm: &C, mem: &'a mut [T]) -> Result<Window<'a, T>> {
         const CALL: &str = "MPI_Win_create";
-        check_type::<T>(CALL)?;
-        let bytes = std::mem::size_of_val(mem);
-        // SAFETY: `mem` is borrowed mutably for 'a, which outlives the window, so the memory stays valid and is reached only through the window meanwhile.
-        let caller = unsafe { CallerMem::new(mem.as_mut_ptr() as usize, bytes) };
-        let core = CoreWindow::new(
-            comm.core_comm(),
-            Flavor::Create,
-            caller,
-            bytes,
-            std::mem::size_of::<T>(),
-            false,
-            CALL,
-        )?;
-        Ok(Window {
-            core,
-            len: mem.len(),
-            _mem: PhantomData,
-        })
+        let any = check_type::<T>(CALL)?;
+        let core = TypedWindow::create(comm.core_comm(), mem, any, CALL)?;
+        Ok(Window { core })
+    }
+
+    fn win(&self) -> &CoreWindow {
+        self.core.window()
     }
 
     /// Elements of window memory on this process.
     pub fn len(&self) -> usize {
-        self.len
+        self.core.len()
     }
 
     /// Whether this process's part of the window is empty.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.core.is_empty()
     }
 
     /// This process's window memory, while this process has no epoch open (the `&mut`
@@ -224,28 +214,14 @@ impl<'a, T: Equivalence + Copy> Window<'a, T> {
     /// });
     /// ```
     pub fn local(&mut self) -> &mut [T] {
-        if self.len == 0 {
-            return &mut [];
-        }
-        // The window memory holds `len` elements of T (allocated or borrowed for 'a)
-        // at `base`, suitably aligned (allocations are 64-byte aligned, borrowed memory
-        // was a `&mut [T]`).
-        // SAFETY: valid and aligned as above; `&mut self` excludes every epoch of this process.
-        unsafe { std::slice::from_raw_parts_mut(self.core.base() as *mut T, self.len) }
+        self.core.local()
     }
 
     /// Copies of the window memory of every process of a shared window (or of a window
     /// made by [`allocate`](Window::allocate) whose processes share a host), read
     /// directly from shared memory: `shared(r)` is process `r`'s part.
     pub fn shared(&mut self, rank: Rank) -> Result<Vec<T>> {
-        let (size, _, addr) = self.core.shared_query(rank)?;
-        let n = size / std::mem::size_of::<T>();
-        let mut v = Vec::with_capacity(n);
-        for i in 0..n {
-            // SAFETY: `addr` maps `size` bytes of rank's window memory in this process; unaligned reads, since another process chose the layout.
-            v.push(unsafe { std::ptr::read_unaligned((addr as *const T).add(i)) });
-        }
-        Ok(v)
+        Ok(self.core.shared(rank)?)
     }
 }
 
@@ -265,12 +241,12 @@ macro_rules! epochs {
         /// [`fence`](Self::fence), for closures returning `Result` (errors of the
         /// synchronization are returned too).
         pub fn try_fence<R>(&mut self, f: impl FnOnce(&Access<'_, T>) -> Result<R>) -> Result<R> {
-            self.core.fence(0)?;
+            self.win().fence(0)?;
             let r = f(&Access {
-                win: &self.core,
+                win: self.win(),
                 _t: PhantomData,
             });
-            self.core.fence(rma::epoch::MODE_NOSUCCEED)?;
+            self.win().fence(rma::epoch::MODE_NOSUCCEED)?;
             r
         }
 
@@ -297,12 +273,12 @@ macro_rules! epochs {
                 LockType::Shared => LockKind::Shared,
                 LockType::Exclusive => LockKind::Exclusive,
             };
-            self.core.lock(k, rank, 0)?;
+            self.win().lock(k, rank, 0)?;
             let r = f(&Access {
-                win: &self.core,
+                win: self.win(),
                 _t: PhantomData,
             });
-            self.core.unlock(rank)?;
+            self.win().unlock(rank)?;
             r
         }
 
@@ -317,12 +293,12 @@ macro_rules! epochs {
             &mut self,
             f: impl FnOnce(&Access<'_, T>) -> Result<R>,
         ) -> Result<R> {
-            self.core.lock_all(0)?;
+            self.win().lock_all(0)?;
             let r = f(&Access {
-                win: &self.core,
+                win: self.win(),
                 _t: PhantomData,
             });
-            self.core.unlock_all()?;
+            self.win().unlock_all()?;
             r
         }
 
@@ -342,7 +318,7 @@ macro_rules! epochs {
             targets: &impl Group,
             f: impl FnOnce(&Access<'_, T>) -> Result<R>,
         ) -> Result<R> {
-            start_epoch(&self.core, targets, f)
+            start_epoch(self.win(), targets, f)
         }
 
         /// An exposure epoch to the processes of `origins`: `MPI_Win_post`, `f`,
@@ -366,17 +342,17 @@ macro_rules! epochs {
             f: impl FnOnce(&Exposure<'_, T>) -> Result<R>,
         ) -> Result<R> {
             let ranks = self
-                .core
+                .win()
                 .ranks_of("MPI_Win_post", origins.core_group().world_ranks())?;
-            self.core.post(ranks, 0)?;
+            self.win().post(ranks, 0)?;
             let e = Exposure {
-                win: &self.core,
+                win: self.win(),
                 done: Cell::new(false),
                 _t: PhantomData,
             };
             let r = f(&e);
             if !e.done.get() {
-                self.core.wait(true)?;
+                self.win().wait(true)?;
             }
             r
         }
@@ -572,6 +548,10 @@ impl<'a, T: Equivalence + Copy> DynamicWindow<'a, T> {
         Some(&mut *self.attached[i])
     }
 
+    fn win(&self) -> &CoreWindow {
+        &self.core
+    }
+
     epochs!("Displacements are addresses: [`Address::at`] of memory attached on the target.");
 }
 
@@ -585,6 +565,8 @@ impl<T: Equivalence + Copy> Drop for DynamicWindow<'_, T> {
 
 impl<T: Equivalence + Copy> Drop for Window<'_, T> {
     fn drop(&mut self) {
+        // (Core's window would free itself on drop too, aborting on an error; this
+        // reports the error the way the API's other fatal errors are.)
         if let Err(e) = self.core.free() {
             crate::error::fatal(e);
         }

@@ -191,7 +191,8 @@ pub fn direct_of(h: MPI_Request) -> Option<(Request, MPI_Comm)> {
         KIND_DIRECT_SELF => crate::abi::MPI_COMM_SELF,
         _ => return None,
     };
-    (h >> 32 != 0).then(|| (Request::from_raw(h & !(0xff << SLOT_BITS)), c))
+    // SAFETY: a direct handle is the engine request's own value, which the C program owns (MPI's rules: only its owner completes, starts or frees it); a made-up one names no live request (MPI_ERR_REQUEST).
+    (h >> 32 != 0).then(|| (unsafe { Request::from_raw(h & !(0xff << SLOT_BITS)) }, c))
 }
 
 /// The Fortran integer of a direct handle (`None` for other handles).
@@ -378,10 +379,16 @@ pub fn state() -> Guard {
 mod tests {
     use super::*;
 
+    /// A request value for the handle arithmetic (no engine runs here).
+    fn forged(raw: u64) -> Request {
+        // SAFETY: no engine runs in these tests, so the value names no live request.
+        unsafe { Request::from_raw(raw) }
+    }
+
     #[test]
     fn direct_request_handles_round_trip_and_stay_apart_from_the_table() {
         use crate::abi::{MPI_COMM_SELF, MPI_COMM_WORLD, MPI_REQUEST_NULL};
-        let r = Request::from_raw((5 << 32) | 7);
+        let r = forged((5 << 32) | 7);
         let w = direct_request(r, MPI_COMM_WORLD).unwrap();
         let s = direct_request(r, MPI_COMM_SELF).unwrap();
         assert!(w >= 1 << 32 && w != s);
@@ -389,9 +396,9 @@ mod tests {
         assert_eq!(direct_of(s), Some((r, MPI_COMM_SELF)));
         // Another communicator, generation 0, a slot beyond 2^24: no direct handle.
         assert_eq!(direct_request(r, 0x1234_5678_9abc), None);
-        assert_eq!(direct_request(Request::from_raw(7), MPI_COMM_WORLD), None);
+        assert_eq!(direct_request(forged(7), MPI_COMM_WORLD), None);
         assert_eq!(
-            direct_request(Request::from_raw((1 << 32) | (1 << 24)), MPI_COMM_WORLD),
+            direct_request(forged((1 << 32) | (1 << 24)), MPI_COMM_WORLD),
             None
         );
         // Not one of a table's handles, and a table handle is not a direct one.

@@ -288,6 +288,13 @@ impl<'a, D: Borrow<Datatype>> Region<'a, D> {
     }
 }
 
+impl<'a, 'd> Region<'a, &'d Datatype> {
+    /// The datatype, borrowed as the region borrows it.
+    pub fn datatype_ref(&self) -> &'d Datatype {
+        self.dt
+    }
+}
+
 impl<'a> Region<'a, &Datatype> {
     /// The same region holding its own copy of the datatype.
     pub fn into_owned(self) -> Region<'a> {
@@ -466,5 +473,42 @@ impl<T> Zeroed<T> {
             // SAFETY: the caller's contract.
             .map(|x| unsafe { x.assume_init() })
             .collect()
+    }
+}
+
+/// The proof that every byte pattern of `size_of::<T>()` bytes is a valid `T` (no
+/// padding, no invalid values, no pointers or drop glue): what memory other processes
+/// write as bytes (window memory, shared mappings) needs before it is seen as `T`s.
+/// [`Element`]s have it ([`AnyBytes::element`]); the Rust API makes it for its
+/// `Equivalence` types once, in one `unsafe` door ([`AnyBytes::vouch`]).
+pub struct AnyBytes<T>(PhantomData<fn() -> T>);
+
+impl<T> Clone for AnyBytes<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for AnyBytes<T> {}
+
+impl<T> std::fmt::Debug for AnyBytes<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AnyBytes<{}>", std::any::type_name::<T>())
+    }
+}
+
+impl<T: Element> AnyBytes<T> {
+    /// The proof for an [`Element`] type (its trait's contract).
+    pub fn element() -> AnyBytes<T> {
+        AnyBytes(PhantomData)
+    }
+}
+
+impl<T> AnyBytes<T> {
+    /// The proof, vouched for by the caller.
+    ///
+    /// # Safety
+    /// Every pattern of `size_of::<T>()` bytes is a valid `T`, and `T` has no drop glue.
+    pub unsafe fn vouch() -> AnyBytes<T> {
+        AnyBytes(PhantomData)
     }
 }

@@ -67,6 +67,8 @@ use crate::error::{ErrorClass, MpiError, Result};
 mod f80;
 mod kernels;
 mod plan;
+mod scoped;
+pub use scoped::{RegionFn, ScopedOp};
 #[cfg(test)]
 mod tests;
 

@@ -24,7 +24,9 @@
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::buf::RawBuf;
+use std::marker::PhantomData;
+
+use crate::buf::{BufScope, RawBuf, RecvBuf, Region, SendBuf};
 use crate::comm::Comm;
 use crate::datatype::Datatype;
 use crate::engine::{SendMode, State, Task, Unpack};
@@ -76,6 +78,27 @@ fn check_common(
         .ok_or_else(|| MpiError::arg(ErrorClass::Count, call, "count", format!("{partitions} partitions of {count} elements of {} bytes overflow the address space", dt.size())))
 }
 
+/// The datatype of a descriptor's elements (`MPI_BYTE` for raw bytes).
+fn desc_type(dt: Option<&Datatype>) -> Datatype {
+    dt.cloned()
+        .unwrap_or_else(|| Datatype::predefined_ref(crate::datatype::Primitive::Byte).clone())
+}
+
+/// Checks that a descriptor of `have` elements holds `partitions * count` of them (an
+/// overflowing product is `check_common`'s MPI_ERR_COUNT).
+fn check_covers(call: &str, have: usize, partitions: usize, count: usize) -> Result<()> {
+    match partitions.checked_mul(count) {
+        Some(n) if n <= have => Ok(()),
+        None => Ok(()),
+        Some(_) => Err(MpiError::arg(
+            ErrorClass::Buffer,
+            call,
+            "buf",
+            format!("{partitions} partitions of {count} elements do not fit in a buffer of {have} elements"),
+        )),
+    }
+}
+
 fn peer_of(call: &str, arg: &str, comm: &Comm, rank: i32) -> Result<Option<u32>> {
     if rank == PROC_NULL {
         return Ok(None);
@@ -112,14 +135,31 @@ pub struct PartitionedSend {
 }
 
 impl PartitionedSend {
-    /// MPI_Psend_init: `partitions` partitions of `count` elements of `dt` at
-    /// `buf`, to `dest` with `tag`.
-    ///
+    /// MPI_Psend_init over memory valid for the whole process (the C boundary: MPI's
+    /// rule that the buffer stays valid while the request exists, stated by
+    /// `SendBuf::from_raw`): `partitions` partitions of `count` elements each of
+    /// `buf`'s datatype (raw bytes without one), to `dest` with `tag`. Each
+    /// partition is left unchanged from its MPI_Pready until the request completes
+    /// (MPI's rule; the bytes sent are then unspecified, never a memory error).
+    pub fn init(
+        comm: &Comm,
+        buf: SendBuf<'static, '_>,
+        partitions: usize,
+        count: usize,
+        dest: i32,
+        tag: i32,
+    ) -> Result<Arc<PartitionedSend>> {
+        let dt = desc_type(buf.datatype());
+        check_covers("MPI_Psend_init", buf.count(), partitions, count)?;
+        // SAFETY: `buf` is readable for 'static (its constructor's contract) and covers the `partitions * count` elements (checked).
+        unsafe { Self::init_at(comm, buf.ptr(), partitions, count, &dt, dest, tag) }
+    }
+
     /// # Safety
     /// The memory `dt` covers for `partitions * count` elements at `buf` stays
-    /// readable while the operation exists, and each partition is left
-    /// unchanged from its MPI_Pready until the request completes.
-    pub unsafe fn init(
+    /// readable while a run of the operation is going.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn init_at(
         comm: &Comm,
         buf: *const u8,
         partitions: usize,
@@ -130,7 +170,7 @@ impl PartitionedSend {
     ) -> Result<Arc<PartitionedSend>> {
         let call = "MPI_Psend_init";
         let len = check_common(call, comm, partitions, count, dt, tag)?;
-        // SAFETY: this fn's contract: the covered memory stays readable while the operation, which outlives its requests, exists.
+        // SAFETY: this fn's contract: the covered memory stays readable while a run (a request of the operation) is going, the only time the engine reads it.
         let span = unsafe { RawBuf::from_ptr(buf.wrapping_offset(dt.true_lb()), len) };
         let peer = peer_of(call, "dest", comm, dest)?;
         let id = (NEXT_SEND_ID.fetch_add(1, Ordering::Relaxed) & i32::MAX as u32) as i32;
@@ -335,13 +375,28 @@ impl Drop for PartitionedReceive {
 }
 
 impl PartitionedReceive {
-    /// MPI_Precv_init: `partitions` partitions of `count` elements of `dt` at
-    /// `buf`, from `source` with `tag` (no wildcards).
-    ///
+    /// MPI_Precv_init over memory valid for the whole process (the C boundary, as
+    /// [`PartitionedSend::init`]): `partitions` partitions of `count` elements each
+    /// of `buf`'s datatype, from `source` with `tag` (no wildcards).
+    pub fn init(
+        comm: &Comm,
+        buf: RecvBuf<'static, '_>,
+        partitions: usize,
+        count: usize,
+        source: i32,
+        tag: i32,
+    ) -> Result<Arc<PartitionedReceive>> {
+        let dt = desc_type(buf.datatype());
+        check_covers("MPI_Precv_init", buf.count(), partitions, count)?;
+        // SAFETY: `buf` is writable, and ours, for 'static (its constructor's contract) and covers the `partitions * count` elements (checked).
+        unsafe { Self::init_at(comm, buf.ptr(), partitions, count, &dt, source, tag) }
+    }
+
     /// # Safety
     /// The memory `dt` covers for `partitions * count` elements at `buf` stays
-    /// writable, and untouched by the caller while a receive is active.
-    pub unsafe fn init(
+    /// writable, and untouched by anyone else, while a run of the operation is going.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn init_at(
         comm: &Comm,
         buf: *mut u8,
         partitions: usize,
@@ -352,7 +407,7 @@ impl PartitionedReceive {
     ) -> Result<Arc<PartitionedReceive>> {
         let call = "MPI_Precv_init";
         let len = check_common(call, comm, partitions, count, dt, tag)?;
-        // SAFETY: this fn's contract: the covered memory stays writable, and ours while a receive is active, while the operation exists.
+        // SAFETY: this fn's contract: the covered memory stays writable, and ours, while a run (a request of the operation) is going, the only time the engine writes it.
         let span = unsafe { RawBuf::from_ptr(buf.wrapping_offset(dt.true_lb()), len) };
         peer_of(call, "source", comm, source)?;
         let mut m = Matching {
@@ -486,5 +541,235 @@ impl Task for RecvTask {
 
     fn status(&self) -> Status {
         self.status
+    }
+}
+
+/// How a scoped operation starts a run (the operations' own `start`, which takes the
+/// `Arc` the run's task keeps).
+trait Runs {
+    fn run(self: &Arc<Self>) -> Result<Request>;
+}
+
+impl Runs for PartitionedSend {
+    fn run(self: &Arc<Self>) -> Result<Request> {
+        self.start()
+    }
+}
+
+impl Runs for PartitionedReceive {
+    fn run(self: &Arc<Self>) -> Result<Request> {
+        self.start()
+    }
+}
+
+/// The run of a scoped operation: the active request, which only [`Run::start`] (with
+/// a keeper of `'a`) makes, and [`Run::wait`] or the owner's drop completes.
+#[derive(Debug)]
+struct Run<P> {
+    op: Arc<P>,
+    active: Request,
+}
+
+impl<P: Runs> Run<P> {
+    fn start<'a>(&mut self, keeper: &impl BufScope<'a>, what: &str) -> Result<()> {
+        if !self.active.is_null() {
+            return Err(MpiError::arg(
+                ErrorClass::Request,
+                "MPI_Start",
+                "request",
+                format!("the partitioned {what} is already active"),
+            ));
+        }
+        let r = self.op.run()?;
+        keeper.enter(r);
+        self.active = r;
+        Ok(())
+    }
+
+    fn wait(&mut self) -> Result<Status> {
+        if self.active.is_null() {
+            return Ok(Status::NULL);
+        }
+        let r = super::wait(&mut self.active);
+        self.active = Request::NULL;
+        r
+    }
+}
+
+impl<P> Drop for Run<P> {
+    fn drop(&mut self) {
+        if !self.active.is_null() {
+            let _ = super::wait(&mut self.active);
+        }
+    }
+}
+
+/// A partitioned send over a buffer borrowed (shared) for `'a`: the Rust API's.
+/// Runs start only with a keeper of `'a` ([`BufScope`]), which settles a run still
+/// going before `'a` ends if this value is forgotten; dropping it waits for the run.
+/// So the engine reads the buffer only within `'a`.
+#[derive(Debug)]
+pub struct ScopedSend<'a> {
+    run: Run<PartitionedSend>,
+    _buf: PhantomData<&'a [u8]>,
+}
+
+impl<'a> ScopedSend<'a> {
+    /// MPI_Psend_init over `buf` (as [`PartitionedSend::init`]).
+    pub fn new(
+        comm: &Comm,
+        buf: SendBuf<'a, '_>,
+        partitions: usize,
+        count: usize,
+        dest: i32,
+        tag: i32,
+    ) -> Result<ScopedSend<'a>> {
+        let dt = desc_type(buf.datatype());
+        check_covers("MPI_Psend_init", buf.count(), partitions, count)?;
+        // SAFETY: `buf` is readable, unchanged, for 'a and covers the elements (checked); runs go only while a keeper of 'a holds them or this value waits for them (`Run`), so within 'a.
+        let op = unsafe {
+            PartitionedSend::init_at(comm, buf.ptr(), partitions, count, &dt, dest, tag)?
+        };
+        Ok(ScopedSend {
+            run: Run {
+                op,
+                active: Request::NULL,
+            },
+            _buf: PhantomData,
+        })
+    }
+
+    /// MPI_Start: a new run, held by `keeper`; MPI_ERR_REQUEST if one is going.
+    pub fn start(&mut self, keeper: &impl BufScope<'a>) -> Result<()> {
+        self.run.start(keeper, "send")
+    }
+
+    /// MPI_Wait for the run (an empty status if none is going).
+    pub fn wait(&mut self) -> Result<Status> {
+        self.run.wait()
+    }
+
+    /// Whether a run is going.
+    pub fn is_active(&self) -> bool {
+        !self.run.active.is_null()
+    }
+
+    /// MPI_Pready (and its range and list forms, named `call`).
+    pub fn pready(&self, call: &str, parts: impl IntoIterator<Item = i64>) -> Result<()> {
+        self.run.op.pready(call, parts)
+    }
+
+    pub fn partitions(&self) -> usize {
+        self.run.op.partitions()
+    }
+}
+
+/// A partitioned receive over a buffer `D` borrowed exclusively for `'a` (the Rust
+/// API's), kept as [`ScopedSend`] keeps its buffer; the buffer comes back
+/// ([`get`](Self::get), [`get_mut`](Self::get_mut)) while no run is going.
+pub struct ScopedRecv<'a, D: ?Sized> {
+    run: Run<PartitionedReceive>,
+    ptr: *mut D,
+    _buf: PhantomData<&'a mut D>,
+}
+
+// SAFETY: a `ScopedRecv` stands for the `&'a mut D` it was made from (as `buf::Standing`).
+unsafe impl<D: ?Sized + Send + Sync> Send for ScopedRecv<'_, D> {}
+// SAFETY: `&ScopedRecv` reaches the buffer only as `&D` while no run is going (`get`).
+unsafe impl<D: ?Sized + Send + Sync> Sync for ScopedRecv<'_, D> {}
+
+impl<D: ?Sized> std::fmt::Debug for ScopedRecv<'_, D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScopedRecv")
+            .field("run", &self.run)
+            .finish()
+    }
+}
+
+impl<'a, D: ?Sized> ScopedRecv<'a, D> {
+    /// MPI_Precv_init over `buf`: `desc` describes it to the callback it gets (as an
+    /// exclusive [`Region`] of the elements the operation writes, for a lifetime of
+    /// its own, so the region is `buf`'s, and the number of those elements in each of
+    /// the `partitions` partitions), from `source` with `tag`.
+    #[allow(clippy::type_complexity)]
+    pub fn new(
+        comm: &Comm,
+        buf: &'a mut D,
+        desc: impl for<'x> FnOnce(
+            &'x mut D,
+            &mut dyn FnMut(Region<'x>, usize) -> Result<()>,
+        ) -> Result<()>,
+        partitions: usize,
+        source: i32,
+        tag: i32,
+    ) -> Result<ScopedRecv<'a, D>> {
+        let call = "MPI_Precv_init";
+        let ptr: *mut D = buf;
+        let mut op = None;
+        // SAFETY: `ptr` is `buf`, reborrowed for the call of `desc` only; afterwards only this value reaches it.
+        desc(unsafe { &mut *ptr }, &mut |r: Region<'_>, count: usize| {
+            if !r.is_exclusive() {
+                return Err(MpiError::intern(call, "the buffer was described as shared"));
+            }
+            check_covers(call, r.count(), partitions, count)?;
+            // SAFETY: `r` is an exclusive region of `buf`'s memory (borrowed from the one reborrow `desc` got, for its 'x), writable and ours for 'a, and covers the elements (checked); runs go only while a keeper of 'a holds them or this value waits for them (`Run`), and this value hands `buf` out only between runs.
+            op = Some(unsafe {
+                PartitionedReceive::init_at(
+                    comm,
+                    r.ptr(),
+                    partitions,
+                    count,
+                    r.datatype(),
+                    source,
+                    tag,
+                )?
+            });
+            Ok(())
+        })?;
+        let op = op.ok_or_else(|| MpiError::intern(call, "the buffer was not described"))?;
+        Ok(ScopedRecv {
+            run: Run {
+                op,
+                active: Request::NULL,
+            },
+            ptr,
+            _buf: PhantomData,
+        })
+    }
+
+    /// MPI_Start: a new run, held by `keeper`; MPI_ERR_REQUEST if one is going.
+    pub fn start(&mut self, keeper: &impl BufScope<'a>) -> Result<()> {
+        self.run.start(keeper, "receive")
+    }
+
+    /// MPI_Wait for the run (an empty status if none is going).
+    pub fn wait(&mut self) -> Result<Status> {
+        self.run.wait()
+    }
+
+    /// Whether a run is going.
+    pub fn is_active(&self) -> bool {
+        !self.run.active.is_null()
+    }
+
+    /// MPI_Parrived for the run going (true when none is).
+    pub fn parrived(&self, partition: i64) -> Result<bool> {
+        self.run.op.parrived(self.run.active, partition)
+    }
+
+    pub fn partitions(&self) -> usize {
+        self.run.op.partitions()
+    }
+
+    /// The buffer, while no run is going.
+    pub fn get(&self) -> Option<&D> {
+        // SAFETY: no run is going, so the engine does not use the buffer, borrowed exclusively for 'a and reached only through this value.
+        self.run.active.is_null().then(|| unsafe { &*self.ptr })
+    }
+
+    /// The buffer, writable, while no run is going.
+    pub fn get_mut(&mut self) -> Option<&mut D> {
+        // SAFETY: as `get`, for the exclusive borrow of `self`.
+        self.run.active.is_null().then(|| unsafe { &mut *self.ptr })
     }
 }

@@ -45,6 +45,8 @@ mod ops;
 mod pscw;
 mod sync;
 mod target;
+mod typed;
+pub use typed::TypedWindow;
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};

@@ -198,6 +198,46 @@ fn main() {
         flags == [false, true, false],
         "repaired bools {flags:?}"
     );
+    // ... also those an immediate receive wrote, checked when it completes: waited
+    // for alone, or in a collection
+    let mut flags = [true; 3];
+    scope(|s| {
+        let sr = this.immediate_send_with_tag(s, &bools[..], 8);
+        let rr = this.immediate_receive_into_with_tag(s, &mut flags[..], 8);
+        expect(me, "bad bool, immediate", rr.try_wait(), ErrorClass::Type);
+        sr.wait();
+    });
+    check!(
+        me,
+        flags == [false, true, false],
+        "repaired bools (immediate) {flags:?}"
+    );
+    let mut flags = [[true; 3], [true; 3]];
+    oxmpi::request::multiple_scope(2, |s, coll| {
+        for (i, f) in flags.iter_mut().enumerate() {
+            coll.add(this.immediate_receive_into_with_tag(s, &mut f[..], 9 + i as i32));
+        }
+        this.send_with_tag(&bools[..], 9);
+        this.send_with_tag(&[1u8, 0, 1][..], 10);
+        let mut done = Vec::new();
+        expect(
+            me,
+            "bad bool, collection",
+            coll.try_wait_all(&mut done),
+            ErrorClass::Type,
+        );
+        check!(
+            me,
+            done.len() == 1,
+            "the good receive completes: {}",
+            done.len()
+        );
+    });
+    check!(
+        me,
+        flags == [[false, true, false], [true, false, true]],
+        "repaired bools (collection) {flags:?}"
+    );
     let surrogate = 0xD800u32;
     scope(|s| {
         let sr = this.immediate_send_with_tag(s, &surrogate, 7);

@@ -714,7 +714,8 @@ fn errors(world: &Comm) {
     );
     let e = pt2pt::recv(world, &mut rb, 0, -9).unwrap_err();
     check!(rank, e.class == ErrorClass::Tag, "{e}");
-    let mut stale = Request::from_raw(0xdead_0000_0001);
+    // SAFETY: a made-up value naming no live request (generation 0xdead was never reached here).
+    let mut stale = unsafe { Request::from_raw(0xdead_0000_0001) };
     let e = pt2pt::wait(&mut stale).unwrap_err();
     check!(rank, e.class == ErrorClass::Request, "{e}");
     let e = runtime::init(ThreadLevel::Single).unwrap_err();

@@ -202,6 +202,9 @@ impl<S: ThreadSafety> Communicator for CartesianCommunicator<S> {
     fn core_comm(&self) -> &Comm {
         &self.0 .0
     }
+    fn core_comm_mut(&mut self) -> Option<&mut Comm> {
+        Some(&mut self.0 .0)
+    }
 }
 
 impl<S: ThreadSafety> AsCommunicator for CartesianCommunicator<S> {

@@ -64,6 +64,9 @@ impl<S: ThreadSafety> Communicator for GraphCommunicator<S> {
     fn core_comm(&self) -> &Comm {
         &self.0 .0
     }
+    fn core_comm_mut(&mut self) -> Option<&mut Comm> {
+        Some(&mut self.0 .0)
+    }
 }
 
 impl<S: ThreadSafety> AsCommunicator for GraphCommunicator<S> {
@@ -123,6 +126,9 @@ impl<S: ThreadSafety> Communicator for DistributedGraphCommunicator<S> {
     type Safety = S;
     fn core_comm(&self) -> &Comm {
         &self.0 .0
+    }
+    fn core_comm_mut(&mut self) -> Option<&mut Comm> {
+        Some(&mut self.0 .0)
     }
 }
 

@@ -104,6 +104,9 @@ impl<S: ThreadSafety> Communicator for InterCommunicator<S> {
     fn core_comm(&self) -> &Comm {
         &self.0
     }
+    fn core_comm_mut(&mut self) -> Option<&mut Comm> {
+        Some(&mut self.0)
+    }
 }
 
 impl<S: ThreadSafety> AsCommunicator for InterCommunicator<S> {
