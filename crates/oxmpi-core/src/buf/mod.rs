@@ -108,6 +108,7 @@ pub(crate) fn try_zeroed_words(n: usize) -> Option<Vec<u128>> {
     Some(unsafe { Vec::from_raw_parts(p, n, n) })
 }
 
+pub(crate) mod elems;
 mod handle;
 mod lend;
 pub(crate) mod pack;
