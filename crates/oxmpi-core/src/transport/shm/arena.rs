@@ -383,3 +383,102 @@ pub(crate) fn fold<'s>(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::buf::{as_bytes, as_bytes_mut};
+    use crate::datatype::Primitive;
+    use crate::op::PredefinedOp;
+
+    /// Two mappings of one area, as two ranks see it.
+    fn pair(n: usize) -> (CollArena, CollArena) {
+        let fd = CollArena::create_fd(n).unwrap();
+        let a = CollArena::map(&fd, n).unwrap();
+        let other =
+            CollArena::open_fd(std::process::id() as u64, fd.as_raw_fd() as u64, n).unwrap();
+        (a, CollArena::map(&other, n).unwrap())
+    }
+
+    #[test]
+    fn counters_and_stages_are_shared_between_mappings() {
+        let (a, b) = pair(3);
+        a.flag(2).store(7, Ordering::Release);
+        a.release().store(5, Ordering::Release);
+        assert_eq!(b.flag(2).load(Ordering::Acquire), 7);
+        assert_eq!(b.release().load(Ordering::Acquire), 5);
+        assert_eq!(b.done(1).load(Ordering::Acquire), 0);
+        let dt = Datatype::predefined(Primitive::Int32);
+        let v = [1i32, 2, 3];
+        // SAFETY: `v` holds 3 elements of Int32 and lives for the view.
+        let src = unsafe { Elems::from_raw(as_bytes(&v).as_ptr(), 3, &dt) };
+        a.slot(1, 1).sub(0, 12).pack_in(&src, 0);
+        let mut w = [0i32; 3];
+        let p = as_bytes_mut(&mut w).as_mut_ptr();
+        // SAFETY: `w` holds 3 elements of Int32, ours alone while the view lives.
+        let mut dst = unsafe { ElemsMut::from_raw(p, 3, &dt) };
+        b.slot(1, 1).sub(0, 12).unpack_out(&mut dst, 0);
+        assert_eq!(w, v);
+        // The other parity and the other slots are distinct regions.
+        let mut z = [0i32; 3];
+        let p = as_bytes_mut(&mut z).as_mut_ptr();
+        // SAFETY: as above.
+        let mut dst = unsafe { ElemsMut::from_raw(p, 3, &dt) };
+        b.slot(1, 0).sub(0, 12).unpack_out(&mut dst, 0);
+        b.slot(0, 1).sub(0, 12).unpack_out(&mut dst, 0);
+        assert_eq!(z, [0; 3]);
+    }
+
+    #[test]
+    fn a_peer_memfd_of_the_wrong_size_is_refused() {
+        let fd = CollArena::create_fd(2).unwrap();
+        let pid = std::process::id() as u64;
+        assert!(CollArena::open_fd(pid, fd.as_raw_fd() as u64, 3).is_err());
+        assert!(CollArena::map(&fd, 3).is_err());
+    }
+
+    #[test]
+    fn fold_combines_in_rank_order_and_delivers_only_element_bytes() {
+        let (a, _b) = pair(3);
+        // A vector of 2 ints with stride 2: data at 0 and 8 of a 12-byte span.
+        let int = Datatype::predefined(Primitive::Int32);
+        let dt = Datatype::vector(2, 1, 2, &int).unwrap();
+        for r in 0..3 {
+            let v = [10 * r + 1, -1, 10 * r + 2];
+            a.slot(r as usize, 0).copy_in(as_bytes(&v));
+        }
+        let op = Op::predefined(PredefinedOp::Sum);
+        let src = |j: usize| Operand::Stage(a.slot(j, 0));
+        fold(3, src, Acc::Stage(a.bbuf(0)), 1, &dt, &op).unwrap();
+        let mut out = [0i32, 99, 0];
+        let p = as_bytes_mut(&mut out).as_mut_ptr();
+        // SAFETY: `out` is one element of `dt` (its whole span), ours alone.
+        let mut dst = unsafe { ElemsMut::from_raw(p, 1, &dt) };
+        a.bbuf(0).deliver(&mut dst, 0, 1);
+        assert_eq!(out, [33, 99, 36]);
+    }
+
+    #[test]
+    #[should_panic(expected = "overlaps")]
+    fn fold_refuses_an_accumulator_that_overlaps_an_operand() {
+        let (a, _b) = pair(2);
+        let dt = Datatype::predefined(Primitive::Int32);
+        let op = Op::predefined(PredefinedOp::Sum);
+        let src = |j: usize| Operand::Stage(a.slot(j, 0));
+        let _ = fold(2, src, Acc::Stage(a.slot(1, 0).sub(2, 8)), 1, &dt, &op);
+    }
+
+    #[test]
+    #[should_panic(expected = "out of bounds")]
+    fn a_stage_range_past_the_region_panics() {
+        let (a, _b) = pair(2);
+        a.slot(0, 0).sub(CHUNK - 4, 8);
+    }
+
+    #[test]
+    #[should_panic(expected = "out of bounds")]
+    fn copy_in_longer_than_the_region_panics() {
+        let (a, _b) = pair(2);
+        a.bbuf(1).sub(0, 4).copy_in(&[0u8; 5]);
+    }
+}
