@@ -25,27 +25,53 @@ use std::marker::PhantomData;
 
 use crate::datatype::Datatype;
 
-/// Bytes from the first datum of element 0 to the last datum of element `c - 1`.
-fn span_len(c: usize, dt: &Datatype) -> usize {
-    if c == 0 {
-        return 0;
-    }
-    ((c as isize - 1) * dt.extent() + dt.true_extent()).max(0) as usize
+/// What the views need of a datatype, read once at construction (the per-chunk
+/// calls then touch no datatype internals).
+#[derive(Clone, Copy)]
+struct Shape {
+    ext: isize,
+    lb: isize,
+    true_ext: isize,
+    size: usize,
 }
 
-/// Offset of element `e0`'s span from element 0's address, checking that the span
-/// of `e0..e0 + c` lies within elements `0..count`.
-fn span_at(count: usize, dt: &Datatype, e0: usize, c: usize) -> isize {
-    assert!(
-        e0 <= count && c <= count - e0,
-        "elements {e0}..{} of {count}",
+impl Shape {
+    fn of(dt: &Datatype) -> Shape {
+        Shape {
+            ext: dt.extent(),
+            lb: dt.true_lb(),
+            true_ext: dt.true_extent(),
+            size: dt.size(),
+        }
+    }
+
+    /// Bytes from the first datum of element 0 to the last datum of element `c - 1`.
+    #[inline]
+    fn span_len(&self, c: usize) -> usize {
+        if c == 0 {
+            return 0;
+        }
+        ((c as isize - 1) * self.ext + self.true_ext).max(0) as usize
+    }
+
+    /// Offset from element 0's address and length of the span of elements
+    /// `e0..e0 + c`, checked to lie within elements `0..count`.
+    #[inline]
+    fn span(&self, count: usize, e0: usize, c: usize) -> (isize, usize) {
+        if e0 > count || c > count - e0 || (c > 1 && self.ext <= 0) {
+            span_out_of_range(count, e0, c);
+        }
+        (e0 as isize * self.ext + self.lb, self.span_len(c))
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn span_out_of_range(count: usize, e0: usize, c: usize) -> ! {
+    panic!(
+        "elements {e0}..{} of {count} (a span of several elements needs a positive extent)",
         e0 + c
-    );
-    assert!(
-        c <= 1 || dt.extent() > 0,
-        "a span of several elements needs a positive extent"
-    );
-    e0 as isize * dt.extent() + dt.true_lb()
+    )
 }
 
 /// `count` elements of a datatype in user memory, readable for `'a`.
@@ -54,6 +80,7 @@ pub(crate) struct Elems<'a> {
     ptr: *const u8,
     count: usize,
     dt: &'a Datatype,
+    shape: Shape,
     _mem: PhantomData<&'a [u8]>,
 }
 
@@ -66,6 +93,7 @@ impl<'a> Elems<'a> {
             ptr,
             count,
             dt,
+            shape: Shape::of(dt),
             _mem: PhantomData,
         }
     }
@@ -81,30 +109,33 @@ impl<'a> Elems<'a> {
     }
 
     /// Elements `first..first + count` of these.
+    #[inline]
     pub(crate) fn block(&self, first: usize, count: usize) -> Elems<'a> {
         assert!(first <= self.count && count <= self.count - first);
         Elems {
-            ptr: self.ptr.wrapping_offset(first as isize * self.dt.extent()),
+            ptr: self.ptr.wrapping_offset(first as isize * self.shape.ext),
             count,
             dt: self.dt,
+            shape: self.shape,
             _mem: PhantomData,
         }
     }
 
     /// The memory span of elements `e0..e0 + c`.
+    #[inline]
     pub(crate) fn span(&self, e0: usize, c: usize) -> &'a [u8] {
-        let at = span_at(self.count, self.dt, e0, c);
-        let len = span_len(c, self.dt);
+        let (at, len) = self.shape.span(self.count, e0, c);
         if len == 0 {
             return &[];
         }
-        // SAFETY: the span of elements e0..e0 + c of the `count` covered is readable and unwritten for 'a (constructor contract; `span_at` checked the range).
+        // SAFETY: the span of elements e0..e0 + c of the `count` covered is readable and unwritten for 'a (constructor contract; `Shape::span` checked the range).
         unsafe { std::slice::from_raw_parts(self.ptr.wrapping_offset(at), len) }
     }
 
     /// Packs bytes `from..from + out.len()` of the elements' packed stream into `out`.
+    #[inline]
     pub(crate) fn pack(&self, from: usize, out: &mut [u8]) {
-        let total = self.count * self.dt.size();
+        let total = self.count * self.shape.size;
         assert!(from <= total && out.len() <= total - from);
         if out.is_empty() {
             return;
@@ -125,6 +156,7 @@ pub(crate) struct ElemsMut<'a> {
     ptr: *mut u8,
     count: usize,
     dt: &'a Datatype,
+    shape: Shape,
     _mem: PhantomData<&'a mut [u8]>,
 }
 
@@ -137,6 +169,7 @@ impl<'a> ElemsMut<'a> {
             ptr,
             count,
             dt,
+            shape: Shape::of(dt),
             _mem: PhantomData,
         }
     }
@@ -148,32 +181,36 @@ impl<'a> ElemsMut<'a> {
     }
 
     /// The same elements for reading, while no write is under way.
+    #[inline]
     pub(crate) fn as_elems(&self) -> Elems<'_> {
         Elems {
             ptr: self.ptr,
             count: self.count,
             dt: self.dt,
+            shape: self.shape,
             _mem: PhantomData,
         }
     }
 
     /// Elements `first..first + count` of these, for writing.
+    #[inline]
     pub(crate) fn block_mut(&mut self, first: usize, count: usize) -> ElemsMut<'_> {
         assert!(first <= self.count && count <= self.count - first);
         ElemsMut {
-            ptr: self.ptr.wrapping_offset(first as isize * self.dt.extent()),
+            ptr: self.ptr.wrapping_offset(first as isize * self.shape.ext),
             count,
             dt: self.dt,
+            shape: self.shape,
             _mem: PhantomData,
         }
     }
 
-    /// The memory span of elements `e0..e0 + c` of a contiguous type (exactly their
-    /// data bytes: writing it writes nothing else).
+    /// The memory span of elements `e0..e0 + c`: exactly their data bytes for a
+    /// contiguous type; for another, the gaps between blocks too (which a write
+    /// would overwrite: use [`deliver`](Self::deliver) to write elements only).
+    #[inline]
     pub(crate) fn span_mut(&mut self, e0: usize, c: usize) -> &mut [u8] {
-        assert!(self.dt.is_contiguous(), "span_mut of a non-contiguous type");
-        let at = span_at(self.count, self.dt, e0, c);
-        let len = span_len(c, self.dt);
+        let (at, len) = self.shape.span(self.count, e0, c);
         if len == 0 {
             return &mut [];
         }
@@ -182,8 +219,9 @@ impl<'a> ElemsMut<'a> {
     }
 
     /// Unpacks `packed` as bytes `from..from + packed.len()` of the packed stream.
+    #[inline]
     pub(crate) fn unpack(&mut self, from: usize, packed: &[u8]) {
-        let total = self.count * self.dt.size();
+        let total = self.count * self.shape.size;
         assert!(from <= total && packed.len() <= total - from);
         if packed.is_empty() {
             return;
@@ -199,8 +237,9 @@ impl<'a> ElemsMut<'a> {
 
     /// Copies elements `e0..e0 + c` from `span`, laid out as their memory span,
     /// writing only the elements' data bytes (not the gaps between blocks).
+    #[inline]
     pub(crate) fn deliver(&mut self, e0: usize, c: usize, span: &[u8]) {
-        let len = span_len(c, self.dt);
+        let (at, len) = self.shape.span(self.count, e0, c);
         assert!(
             span.len() >= len,
             "deliver: a span of {} bytes, {len} needed",
@@ -211,8 +250,7 @@ impl<'a> ElemsMut<'a> {
             self.span_mut(e0, c).copy_from_slice(span);
             return;
         }
-        let at = span_at(self.count, self.dt, e0, c);
-        let (ext, lb) = (self.dt.extent(), self.dt.true_lb());
+        let (ext, lb) = (self.shape.ext, self.shape.lb);
         let dst = self.ptr.wrapping_offset(at);
         for i in 0..c as isize {
             self.dt.for_each_block(i * ext - lb, |off, n| {

@@ -33,6 +33,7 @@ pub(crate) fn chunk_elems(count: usize, dt: &Datatype) -> Option<usize> {
 /// only element bytes of `out` are written; a fold error is kept in `result`
 /// unless one is there.
 #[allow(clippy::too_many_arguments)]
+#[inline]
 pub(super) fn fold_into<'s>(
     n: usize,
     src: impl Fn(usize) -> Operand<'s>,
@@ -44,6 +45,7 @@ pub(super) fn fold_into<'s>(
     op: &Op,
     result: &mut Result<()>,
 ) {
+    // Empty `temp`: a contiguous type, whose span is exactly its elements.
     let r = if temp.is_empty() {
         fold(n, src, Acc::Bytes(out.span_mut(e0, c)), c, dt, op)
     } else {

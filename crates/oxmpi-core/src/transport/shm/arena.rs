@@ -179,6 +179,9 @@ impl CollArena {
         })
     }
 
+    /// The counter at `off` of the control pages (a rank's counters: `off` grows with
+    /// the rank, checked against the control pages' end, so a wrong rank can only
+    /// name another counter).
     fn counter(&self, off: usize) -> &AtomicU64 {
         assert!(off + 8 <= self.lay.bbuf && off.is_multiple_of(8));
         // SAFETY: `off` is 8-aligned inside the control pages of the live mapping (page aligned base), which only ever hold AtomicU64s (zero = 0); the reference borrows `self`, which keeps the mapping alive.
@@ -195,22 +198,18 @@ impl CollArena {
     }
     /// Rank `r` waits for the others' `done`.
     pub(crate) fn wants(&self, r: usize) -> &AtomicU64 {
-        assert!(r < self.n);
         self.counter(self.lay.ctl + r * LINE + 24)
     }
     /// Rank `r` arrived at (and its slot holds its data of) this step.
     pub(crate) fn flag(&self, r: usize) -> &AtomicU64 {
-        assert!(r < self.n);
         self.counter(self.lay.ctl + r * LINE)
     }
     /// Rank `r` wrote its block of this step's result.
     pub(crate) fn res(&self, r: usize) -> &AtomicU64 {
-        assert!(r < self.n);
         self.counter(self.lay.ctl + r * LINE + 8)
     }
     /// Rank `r` finished reading everything of this step.
     pub(crate) fn done(&self, r: usize) -> &AtomicU64 {
-        assert!(r < self.n);
         self.counter(self.lay.ctl + r * LINE + 16)
     }
 
@@ -221,6 +220,7 @@ impl CollArena {
         unsafe { &*(self.base.as_ptr().add(64) as *const Doorbell) }
     }
 
+    #[inline]
     fn stage(&self, off: usize) -> Stage<'_> {
         debug_assert!(off >= self.lay.bbuf && off + CHUNK <= self.lay.total);
         Stage {
@@ -231,11 +231,13 @@ impl CollArena {
     }
 
     /// The broadcast buffer of step parity `par` ([`CHUNK`] bytes).
+    #[inline]
     pub(crate) fn bbuf(&self, par: u64) -> Stage<'_> {
         self.stage(self.lay.bbuf + (par as usize & 1) * CHUNK)
     }
 
     /// Rank `r`'s slot of step parity `par` ([`CHUNK`] bytes).
+    #[inline]
     pub(crate) fn slot(&self, r: usize, par: u64) -> Stage<'_> {
         assert!(r < self.n);
         self.stage(self.lay.slots + (r * 2 + (par as usize & 1)) * CHUNK)
@@ -264,6 +266,7 @@ pub(crate) struct Stage<'a> {
 
 impl<'a> Stage<'a> {
     /// Bytes `at..at + len` of this region.
+    #[inline]
     pub(crate) fn sub(&self, at: usize, len: usize) -> Stage<'a> {
         assert!(
             at <= self.len && len <= self.len - at,
@@ -277,6 +280,7 @@ impl<'a> Stage<'a> {
     }
 
     /// Copies `src` to the start of the region.
+    #[inline]
     pub(crate) fn copy_in(&self, src: &[u8]) {
         assert!(src.len() <= self.len, "stage copy_in out of bounds");
         // SAFETY: the region holds `len >= src.len()` bytes of the live mapping (invariants); `src` is a live Rust borrow and no Rust reference to the region's bytes exists (none is handed out), so they do not overlap.
@@ -284,6 +288,7 @@ impl<'a> Stage<'a> {
     }
 
     /// Packs bytes `from..from + len` of `src`'s packed stream into the region.
+    #[inline]
     pub(crate) fn pack_in(&self, src: &Elems<'_>, from: usize) {
         if self.len == 0 {
             return;
@@ -294,6 +299,7 @@ impl<'a> Stage<'a> {
     }
 
     /// Unpacks the region as bytes `from..from + len` of `dst`'s packed stream.
+    #[inline]
     pub(crate) fn unpack_out(&self, dst: &mut ElemsMut<'_>, from: usize) {
         if self.len == 0 {
             return;
@@ -305,6 +311,7 @@ impl<'a> Stage<'a> {
 
     /// Copies elements `e0..e0 + c` of `dst` from the region, which holds them laid
     /// out as their memory span, writing only their data bytes.
+    #[inline]
     pub(crate) fn deliver(&self, dst: &mut ElemsMut<'_>, e0: usize, c: usize) {
         if self.len == 0 {
             return dst.deliver(e0, c, &[]);
@@ -341,6 +348,7 @@ pub(crate) enum Acc<'s> {
 /// out as their memory span at the start of every operand and of `acc` (written
 /// whole: gaps too). Panics if an operand is shorter than the span or `acc`
 /// overlaps one.
+#[inline(always)]
 pub(crate) fn fold<'s>(
     n: usize,
     src: impl Fn(usize) -> Operand<'s>,
@@ -349,36 +357,37 @@ pub(crate) fn fold<'s>(
     dt: &Datatype,
     op: &Op,
 ) -> Result<()> {
-    let len = if c == 0 {
-        0
-    } else {
-        ((c as isize - 1) * dt.extent() + dt.true_extent()).max(0) as usize
-    };
-    assert!(c <= 1 || dt.extent() > 0, "fold over a non-positive extent");
+    if n == 0 || c == 0 {
+        return Ok(());
+    }
+    let ext = dt.extent();
+    assert!(c == 1 || ext > 0, "fold over a non-positive extent");
+    let len = ((c as isize - 1) * ext + dt.true_extent()).max(0) as usize;
     let (acc, acc_len) = match acc {
         Acc::Stage(s) => (s.ptr, s.len),
         Acc::Bytes(b) => (b.as_mut_ptr(), b.len()),
     };
     assert!(acc_len >= len, "fold: accumulator too short");
-    let (a0, a1) = (acc as usize, acc as usize + len);
-    for j in 0..n {
+    if len == 0 {
+        return Ok(());
+    }
+    // Operand `j`'s start, checked to hold the span and to lie apart from `acc`.
+    let operand = |j: usize| {
         let (p, l) = src(j).raw();
         assert!(l >= len, "fold: operand too short");
         assert!(
-            len == 0 || p as usize + len <= a0 || a1 <= p as usize,
+            p as usize + len <= acc as usize || acc as usize + len <= p as usize,
             "fold: the accumulator overlaps an operand"
         );
-    }
-    if n == 0 || len == 0 {
-        return Ok(());
-    }
+        p
+    };
     let lb = dt.true_lb();
-    let (last, _) = src(n - 1).raw();
+    let last = operand(n - 1);
     // SAFETY: both ranges hold `len` bytes (checked) of the live mapping, this process's exclusive `acc` borrow, or a shared borrow; they do not overlap (checked); no Rust reference to a stage's bytes is live (invariants).
     unsafe { std::ptr::copy_nonoverlapping(last, acc, len) };
     for j in (0..n - 1).rev() {
-        let (p, _) = src(j).raw();
-        // SAFETY: both ranges cover the span of `c` elements of `dt` (checked above), so shifted back by `true_lb` they cover `c` elements in dt's memory layout, as `apply` needs; readable / writable as in the copy above, and apart (checked).
+        let p = operand(j);
+        // SAFETY: both ranges cover the span of `c` elements of `dt` (checked), so shifted back by `true_lb` they cover `c` elements in dt's memory layout, as `apply` needs; readable / writable as in the copy above, and apart (checked).
         unsafe { op.apply(p.wrapping_offset(-lb), acc.wrapping_offset(-lb), c, dt)? };
     }
     Ok(())
