@@ -128,6 +128,7 @@ pub(crate) fn try_zeroed_words(n: usize) -> Option<Vec<u128>> {
 }
 
 mod blocks;
+pub(crate) mod elems;
 mod handle;
 mod lend;
 pub(crate) mod pack;

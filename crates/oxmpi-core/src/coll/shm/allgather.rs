@@ -2,8 +2,8 @@
 //! its flag (on an oversubscribed host: arrives at a counted step, the last
 //! releasing everyone); then every rank unpacks every slot into its receive
 //! buffer.
-use super::{copy, Counter, Session, CHUNK};
-use crate::coll::util;
+use super::{Counter, Session, CHUNK};
+use crate::buf::elems::{Elems, ElemsMut};
 use crate::datatype::Datatype;
 
 /// # Safety
@@ -22,32 +22,24 @@ pub(crate) unsafe fn allgather(
 ) {
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
-    let blk = recvcount * recvtype.size();
-    let block_at = |j: usize| util::elem_ptr_mut(recvbuf, (j * recvcount) as isize, recvtype);
-    let (src, scount, stype) = match sendbuf {
-        Some(p) => (p, sendcount, sendtype),
-        None => (block_at(me) as *const u8, recvcount, recvtype),
+    // SAFETY: forwarded caller contract: distinct buffers unless in place (then only `recv`).
+    let (send, mut recv) = unsafe {
+        (
+            sendbuf.map(|p| Elems::from_raw(p, sendcount, sendtype)),
+            ElemsMut::from_raw(recvbuf, n * recvcount, recvtype),
+        )
     };
+    let blk = recvcount * recvtype.size();
     let mut off = 0;
     while off < blk {
         let len = CHUNK.min(blk - off);
         let s = cx.next();
         cx.wait_free(s);
-        let slot = cx.area().slot(me, s);
-        if stype.is_contiguous() {
-            // SAFETY: a contiguous block's packed bytes [off, off + len) are at `src + true_lb + off`; the slot half holds CHUNK >= len bytes.
-            unsafe {
-                copy(
-                    src.wrapping_offset(stype.true_lb()).wrapping_add(off),
-                    slot,
-                    len,
-                )
-            };
-        } else {
-            // SAFETY: `src` holds `scount` elements of `stype`; the slot half is ours.
-            unsafe {
-                stype.pack_range(src, scount, off, std::slice::from_raw_parts_mut(slot, len))
-            };
+        // Nobody reads our slot half before our flag.
+        let slot = cx.area().slot(me, s).sub(0, len);
+        match &send {
+            Some(src) => slot.pack_in(src, off),
+            None => slot.pack_in(&recv.as_elems().block(me * recvcount, recvcount), off),
         }
         cx.set(Counter::Flag, s);
         if cx.r.oversubscribed {
@@ -64,31 +56,14 @@ pub(crate) unsafe fn allgather(
         }
         cx.learn(s - 1);
         for j in 0..n {
-            if j == me && sendbuf.is_none() {
+            if j == me && send.is_none() {
                 continue;
             }
-            let from = cx.area().slot(j, s) as *const u8;
-            let dst = block_at(j);
-            if recvtype.is_contiguous() {
-                // SAFETY: rank j published `len` bytes in its slot (Acquire above); block j of the receive buffer holds its packed bytes [off, off + len).
-                unsafe {
-                    copy(
-                        from,
-                        dst.wrapping_offset(recvtype.true_lb()).wrapping_add(off),
-                        len,
-                    )
-                };
-            } else {
-                // SAFETY: as above; block j holds `recvcount` elements of `recvtype`.
-                unsafe {
-                    recvtype.unpack_range(
-                        std::slice::from_raw_parts(from, len),
-                        dst,
-                        recvcount,
-                        off,
-                    )
-                };
-            }
+            // Rank j published `len` bytes in its slot (Acquire above).
+            cx.area()
+                .slot(j, s)
+                .sub(0, len)
+                .unpack_out(&mut recv.block_mut(j * recvcount, recvcount), off);
         }
         cx.set_done(s);
         off += len;

@@ -9,12 +9,14 @@
 //! * `blocks` (larger messages): each rank folds one block of the elements into
 //!   the broadcast buffer and raises `res`, then all copy the whole result out
 //!   (two synchronizations, each element computed once).
-use super::reduce::{deliver, fold, fold_into};
-use super::{copy, Counter, Session};
+use super::reduce::fold_into;
+use super::{Counter, Session};
+use crate::buf::elems::{Elems, ElemsMut};
 use crate::coll::util::span_len;
 use crate::datatype::Datatype;
 use crate::error::Result;
 use crate::op::Op;
+use crate::transport::shm::arena::{fold, Acc, Operand};
 
 /// Up to this many bytes (the message's span), every rank folds everything
 /// (or, on an oversubscribed host, the last to arrive folds for everyone).
@@ -28,8 +30,8 @@ enum Variant {
 }
 
 /// # Safety
-/// The buffers hold `count` elements of `dt`; `k` is `chunk_elems` of them;
-/// `sendbuf == None` is MPI_IN_PLACE.
+/// The buffers hold `count` elements of `dt` (and their memory spans); `k` is
+/// `chunk_elems` of them; `sendbuf == None` is MPI_IN_PLACE.
 pub(crate) unsafe fn allreduce(
     mut sess: Session<'_>,
     sendbuf: Option<*const u8>,
@@ -39,13 +41,16 @@ pub(crate) unsafe fn allreduce(
     dt: &Datatype,
     op: &Op,
 ) -> Result<()> {
+    // SAFETY: forwarded caller contract: distinct buffers unless in place (then only `out`).
+    let (send, mut out) = unsafe {
+        (
+            sendbuf.map(|p| Elems::from_raw(p, count, dt)),
+            ElemsMut::from_raw(recvbuf, count, dt),
+        )
+    };
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
     let ext = dt.extent().max(0) as usize;
-    let input = sendbuf
-        .unwrap_or(recvbuf as *const u8)
-        .wrapping_offset(dt.true_lb());
-    let out = recvbuf.wrapping_offset(dt.true_lb());
     let variant = match (span_len(count, dt) <= FULL_MAX, cx.r.oversubscribed) {
         (true, false) => Variant::Full,
         (true, true) => Variant::Gather,
@@ -61,22 +66,25 @@ pub(crate) unsafe fn allreduce(
     let mut e0 = 0;
     while e0 < count {
         let c = k.min(count - e0);
-        let len = span_len(c, dt);
-        let off = e0 * ext;
         let s = cx.next();
         cx.wait_free(s);
-        // SAFETY: our input span of elements [e0, e0 + c) is readable; the slot half holds CHUNK >= len bytes and nobody reads it before our flag.
-        unsafe { copy(input.wrapping_add(off), cx.area().slot(me, s), len) };
+        // Nobody reads our slot half before our flag.
+        let input = match &send {
+            Some(i) => i.span(e0, c),
+            None => out.as_elems().span(e0, c),
+        };
+        cx.area().slot(me, s).copy_in(input);
         cx.set(Counter::Flag, s);
         if variant == Variant::Gather {
             // The last rank to arrive folds for everyone (in rank order, so the
             // bits do not depend on who) and releases them with one wake-up.
             if cx.arrive() {
                 let area = cx.area();
-                let src = |j: usize| area.slot(j, s) as *const u8;
-                // Every slot holds its published span of `c` elements (Acquire in arrive's addition).
-                // SAFETY: so they are readable; the broadcast half (CHUNK >= len) is free: all are done with step s - 2.
-                let r = unsafe { fold(n, src, area.bbuf(s), c, dt, op) };
+                // Every slot holds its published span of `c` elements (Acquire in
+                // arrive's addition); the broadcast half is free: all are done
+                // with step s - 2.
+                let src = |j: usize| Operand::Stage(area.slot(j, s));
+                let r = fold(n, src, Acc::Stage(area.bbuf(s)), c, dt, op);
                 if r.is_err() && result.is_ok() {
                     result = r;
                 }
@@ -85,8 +93,8 @@ pub(crate) unsafe fn allreduce(
                 cx.wait_release(s);
             }
             cx.learn(s - 1);
-            // SAFETY: the last arriver published the result span (Acquire in wait_release, or our own writes); the receive buffer holds elements [e0, e0 + c).
-            unsafe { deliver(cx.area().bbuf(s), out.wrapping_add(off), c, dt) };
+            // The last arriver published the result span (Acquire in wait_release, or our own writes).
+            cx.area().bbuf(s).deliver(&mut out, e0, c);
             cx.set_done(s);
             e0 += c;
             continue;
@@ -96,21 +104,9 @@ pub(crate) unsafe fn allreduce(
         cx.learn(s - 1);
         let area = cx.area();
         if full {
-            let src = |j: usize| area.slot(j, s) as *const u8;
             // Slots hold published spans of `c` elements (Acquire in wait_all); our input is in our slot.
-            // SAFETY: so `out + off` (elements [e0, e0 + c)) is only written; `temp` is empty or `c` elements.
-            unsafe {
-                fold_into(
-                    n,
-                    src,
-                    out.wrapping_add(off),
-                    &mut temp,
-                    c,
-                    dt,
-                    op,
-                    &mut result,
-                )
-            };
+            let src = |j: usize| Operand::Stage(area.slot(j, s));
+            fold_into(n, src, &mut out, e0, c, &mut temp, dt, op, &mut result);
         } else {
             // Our block of the chunk's elements.
             let (q, rem) = (c / n, c % n);
@@ -118,10 +114,13 @@ pub(crate) unsafe fn allreduce(
             let bc = q + usize::from(me < rem);
             if bc > 0 {
                 let at = b0 * ext;
-                let src = |j: usize| area.slot(j, s).wrapping_add(at) as *const u8;
-                // Elements [b0, b0 + bc) of the published spans start at `at`; ranks' blocks do not overlap.
-                // SAFETY: the broadcast half (CHUNK bytes, free after step s - 2) takes them at the same offset.
-                let r = unsafe { fold(n, src, area.bbuf(s).wrapping_add(at), bc, dt, op) };
+                let len = span_len(bc, dt);
+                // Elements [b0, b0 + bc) of the published spans start at `at`;
+                // ranks' blocks do not overlap, and the broadcast half (free after
+                // step s - 2) takes them at the same offset.
+                let src = |j: usize| Operand::Stage(area.slot(j, s).sub(at, len));
+                let acc = Acc::Stage(area.bbuf(s).sub(at, len));
+                let r = fold(n, src, acc, bc, dt, op);
                 if r.is_err() && result.is_ok() {
                     result = r;
                 }
@@ -129,8 +128,8 @@ pub(crate) unsafe fn allreduce(
             cx.set(Counter::Res, s);
             cx.ring_others();
             cx.wait_all(Counter::Res, s);
-            // SAFETY: every block of the result is published (Acquire in wait_all); the receive buffer holds elements [e0, e0 + c) at `out + off`.
-            unsafe { deliver(cx.area().bbuf(s), out.wrapping_add(off), c, dt) };
+            // Every block of the result is published (Acquire in wait_all).
+            cx.area().bbuf(s).deliver(&mut out, e0, c);
         }
         cx.set_done(s);
         e0 += c;

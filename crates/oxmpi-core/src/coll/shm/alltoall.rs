@@ -5,8 +5,8 @@
 //! per pair (the schedule machinery's fixed cost dominated small alltoalls).
 //! In place works as is: our slot holds every outgoing block before the
 //! receive buffer is written.
-use super::{copy, Counter, Session, CHUNK};
-use crate::coll::util;
+use super::{Counter, Session, CHUNK};
+use crate::buf::elems::{Elems, ElemsMut};
 use crate::datatype::Datatype;
 
 /// Whether `n` blocks of `blk` bytes fit one slot half (the caller's condition
@@ -32,24 +32,27 @@ pub(crate) unsafe fn alltoall(
 ) {
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
+    // SAFETY: forwarded caller contract: distinct buffers unless in place (then only `recv`).
+    let (send, mut recv) = unsafe {
+        (
+            sendbuf.map(|p| Elems::from_raw(p, n * sendcount, sendtype)),
+            ElemsMut::from_raw(recvbuf, n * recvcount, recvtype),
+        )
+    };
     let blk = recvcount * recvtype.size();
     assert!(fits(n, blk), "alltoall blocks exceed a slot half");
-    let (src, scount, stype) = match sendbuf {
-        Some(p) => (p, sendcount, sendtype),
-        None => (recvbuf as *const u8, recvcount, recvtype),
-    };
     let s = cx.next();
     cx.wait_free(s);
+    // Nobody reads our slot half (n * blk <= CHUNK bytes) before we arrive.
     let slot = cx.area().slot(me, s);
-    for j in 0..n {
-        let from = util::elem_ptr(src, (j * scount) as isize, stype);
-        let to = slot.wrapping_add(j * blk);
-        if stype.is_contiguous() {
-            // SAFETY: block j's packed bytes are at `from + true_lb` for a contiguous type; the slot half holds n * blk <= CHUNK bytes, nobody reads it before we arrive.
-            unsafe { copy(from.wrapping_offset(stype.true_lb()), to, blk) };
-        } else {
-            // SAFETY: `from` holds `scount` elements of `stype` (block j); `to` has blk bytes of our slot.
-            unsafe { stype.pack_range(from, scount, 0, std::slice::from_raw_parts_mut(to, blk)) };
+    {
+        let (src, scount) = match &send {
+            Some(src) => (*src, sendcount),
+            None => (recv.as_elems(), recvcount),
+        };
+        for j in 0..n {
+            slot.sub(j * blk, blk)
+                .pack_in(&src.block(j * scount, scount), 0);
         }
     }
     cx.set(Counter::Flag, s);
@@ -65,17 +68,11 @@ pub(crate) unsafe fn alltoall(
     }
     cx.learn(s - 1);
     for j in 0..n {
-        let from = cx.area().slot(j, s).wrapping_add(me * blk) as *const u8;
-        let dst = util::elem_ptr_mut(recvbuf, (j * recvcount) as isize, recvtype);
-        if recvtype.is_contiguous() {
-            // SAFETY: rank j published its slot (Acquire above), block `me` at me * blk; block j of the receive buffer holds blk packed bytes at `dst + true_lb`.
-            unsafe { copy(from, dst.wrapping_offset(recvtype.true_lb()), blk) };
-        } else {
-            // SAFETY: as above; block j holds `recvcount` elements of `recvtype`.
-            unsafe {
-                recvtype.unpack_range(std::slice::from_raw_parts(from, blk), dst, recvcount, 0)
-            };
-        }
+        // Rank j published its slot (Acquire above), block `me` at me * blk.
+        cx.area()
+            .slot(j, s)
+            .sub(me * blk, blk)
+            .unpack_out(&mut recv.block_mut(j * recvcount, recvcount), 0);
     }
     cx.set_done(s);
 }

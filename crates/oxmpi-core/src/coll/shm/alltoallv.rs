@@ -13,6 +13,7 @@
 //! received into the same bytes).
 use super::rooted::{own_block, put, take};
 use super::{Counter, Session, CHUNK};
+use crate::buf::elems::{VBlocks, VBlocksMut};
 use crate::coll::sched::Builder;
 use crate::coll::util;
 use crate::comm::Comm;
@@ -48,6 +49,13 @@ pub(crate) unsafe fn alltoallv(
     let mut b = Builder::new(comm);
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
+    // SAFETY: forwarded caller contract: distinct buffers (not in place).
+    let (send, mut recv) = unsafe {
+        (
+            VBlocks::from_raw(sendbuf, sendcounts, sdispls, sendtype),
+            VBlocksMut::from_raw(recvbuf, recvcounts, rdispls, recvtype),
+        )
+    };
     let sub = sub_slot(n);
     let (ss, rs) = (sendtype.size(), recvtype.size());
     let in_sub = |bytes: usize| bytes > 0 && bytes <= sub;
@@ -58,33 +66,23 @@ pub(crate) unsafe fn alltoallv(
     let slot = cx.area().slot(me, s);
     for j in (0..n).filter(|&j| j != me) {
         let (cnt, bytes) = (sendcounts[j], sendcounts[j] * ss);
-        let from = util::elem_ptr(sendbuf, sdispls[j], sendtype);
+        let from = send.get(j);
         if in_sub(bytes) {
-            // SAFETY: block j of the send buffer holds `cnt` elements (`bytes` <= sub); sub-slot j of our slot half (j * sub + sub <= CHUNK) is read by nobody before our flag.
-            unsafe { put(from, cnt, sendtype, slot.wrapping_add(j * sub), bytes) };
+            // Sub-slot j of our slot half (j * sub + sub <= CHUNK) is read by nobody before our flag.
+            put(&from, slot.sub(j * sub, sub), bytes);
         } else if bytes > 0 {
-            let inp = util::packed_input(&mut b, from, cnt, sendtype);
+            let inp = util::packed_input(&mut b, from.ptr(), cnt, sendtype);
             b.send(inp, j as i32);
         }
     }
     cx.set(Counter::Flag, s);
     cx.ring_when_complete(Counter::Flag, s, None);
     let own = recvcounts[me] * rs;
-    // SAFETY: our blocks to ourselves hold `own` packed bytes on both sides (checked by the caller); distinct buffers (not in place).
-    unsafe {
-        own_block(
-            util::elem_ptr(sendbuf, sdispls[me], sendtype),
-            sendcounts[me],
-            sendtype,
-            util::elem_ptr_mut(recvbuf, rdispls[me], recvtype),
-            recvcounts[me],
-            recvtype,
-            own,
-        )
-    };
+    // Our blocks to ourselves hold `own` packed bytes on both sides (checked by the caller).
+    own_block(&send.get(me), sendtype, &mut recv.get_mut(me), own);
     let mut outs = Vec::new();
     for j in (0..n).filter(|&j| j != me && recvcounts[j] * rs > sub) {
-        let dst = util::elem_ptr_mut(recvbuf, rdispls[j], recvtype);
+        let dst = recv.get_mut(j).ptr();
         let o = util::packed_output(&mut b, dst, recvcounts[j], recvtype);
         b.recv(o, j as i32);
         outs.push((o, j));
@@ -104,13 +102,12 @@ pub(crate) unsafe fn alltoallv(
         cx.learn(s - 1);
     }
     for j in (0..n).filter(|&j| slotted(j)) {
-        let dst = util::elem_ptr_mut(recvbuf, rdispls[j], recvtype);
-        let from = cx.area().slot(j, s).wrapping_add(me * sub);
-        // SAFETY: rank j published its block for us (recvcounts[j] elements, at most sub bytes) in sub-slot `me` of its slot (Acquire in the wait); block j of the receive buffer holds them.
-        unsafe { take(from, recvcounts[j] * rs, dst, recvcounts[j], recvtype) };
+        let from = cx.area().slot(j, s).sub(me * sub, sub);
+        // Rank j published its block for us (recvcounts[j] elements, at most sub bytes) in sub-slot `me` of its slot (Acquire in the wait).
+        take(from, recvcounts[j] * rs, &mut recv.get_mut(j));
     }
     for (o, j) in outs {
-        let dst = util::elem_ptr_mut(recvbuf, rdispls[j], recvtype);
+        let dst = recv.get_mut(j).ptr();
         util::finish_output(&mut b, o, dst, recvcounts[j], recvtype);
     }
     cx.set_done(s);

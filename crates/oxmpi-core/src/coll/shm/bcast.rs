@@ -3,7 +3,8 @@
 //! `release`; the others copy (or unpack) it out and report `done`. The root
 //! reuses a half once every rank is done with the chunk two steps back, so the
 //! copies in and out overlap.
-use super::{copy, Session, CHUNK};
+use super::{Session, CHUNK};
+use crate::buf::elems::ElemsMut;
 use crate::datatype::Datatype;
 
 /// # Safety
@@ -16,34 +17,23 @@ pub(crate) unsafe fn bcast(
     dt: &Datatype,
     root: usize,
 ) {
+    // SAFETY: forwarded caller contract: one in-out buffer on every rank (the root only reads it).
+    let mut buf = unsafe { ElemsMut::from_raw(buf, count, dt) };
     let mut cx = sess.ctx();
     let m = count * dt.size();
-    let contiguous = dt.is_contiguous();
-    let base = buf.wrapping_offset(dt.true_lb());
     let mut off = 0;
     while off < m {
         let len = CHUNK.min(m - off);
         let s = cx.next();
-        let b = cx.area().bbuf(s);
         if cx.me == root {
             cx.wait_free(s);
-            if contiguous {
-                // SAFETY: the message's bytes [off, off + len) are at `base + off` for a contiguous type; the buffer half holds CHUNK >= len bytes.
-                unsafe { copy(base.wrapping_add(off), b, len) };
-            } else {
-                // SAFETY: `buf` holds `count` elements of `dt`; the half holds `len` bytes that nobody reads until we publish it.
-                unsafe { dt.pack_range(buf, count, off, std::slice::from_raw_parts_mut(b, len)) };
-            }
+            // Nobody reads the half until we publish it.
+            cx.area().bbuf(s).sub(0, len).pack_in(&buf.as_elems(), off);
             cx.publish_release(s);
         } else {
             cx.wait_release(s);
-            if contiguous {
-                // SAFETY: the root published `len` bytes in the half (Acquire above); the destination holds the message's bytes [off, off + len).
-                unsafe { copy(b, base.wrapping_add(off), len) };
-            } else {
-                // SAFETY: as above; `buf` can hold `count` elements of `dt`.
-                unsafe { dt.unpack_range(std::slice::from_raw_parts(b, len), buf, count, off) };
-            }
+            // The root published `len` bytes in the half (Acquire above).
+            cx.area().bbuf(s).sub(0, len).unpack_out(&mut buf, off);
         }
         // The root reads `done` only to reuse a half (`wait_free`), and is rung then.
         cx.set_done(s);

@@ -23,7 +23,8 @@
 //! unmapped when the communicator is dropped (MPI_Comm_free of the last handle)
 //! or at MPI_Finalize for the predefined ones.
 //!
-//! # Layout (offsets from the page-aligned start)
+//! # Layout (offsets from the page-aligned start; the typed view of it, with
+//! every `unsafe` block, is `transport::shm::arena`)
 //!
 //! | offset | contents |
 //! |---|---|
@@ -97,20 +98,19 @@ pub(crate) use reduce_scatter::reduce_scatter;
 pub(crate) use rooted::{fits as rooted_fits, gather, scatter};
 pub(crate) use rooted_v::{gatherv, scatterv};
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use super::sched::{Builder, Slice};
 use crate::comm::Comm;
-use crate::error::{ErrorClass, MpiError, Result};
+use crate::error::Result;
 use crate::runtime::{engine, Engine};
 use crate::transport::doorbell::{full_fence, waitv_supported, Doorbell};
+use crate::transport::shm::arena::CollArena as Area;
+pub use crate::transport::shm::arena::CHUNK;
 
-/// Bytes of one buffer half (the broadcast buffer and every rank's slot have two).
-pub const CHUNK: usize = 64 * 1024;
 /// Largest communicator served (the gathers are flat).
 pub const MAX_RANKS: usize = 64;
 /// Most areas a process keeps mapped; communicators beyond use schedules.
@@ -119,11 +119,6 @@ pub const MAX_AREAS: usize = 128;
 pub const LAZY_CALLS: u32 = 3;
 /// Longest sleep in a wait (a publication that rings nobody is seen by then).
 const MAX_SLEEP: Duration = Duration::from_millis(1);
-const LINE: usize = 128;
-const PAGE: usize = 4096;
-
-/// Areas mapped by this process.
-static LIVE: AtomicUsize = AtomicUsize::new(0);
 
 /// Whether an operation wants the shared-memory path for one call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -145,174 +140,6 @@ pub(crate) fn want(forced: Option<&str>, auto: bool) -> Want {
         None if auto => Want::Auto,
         None => Want::No,
     }
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Layout {
-    ctl: usize,
-    bbuf: usize,
-    slots: usize,
-    total: usize,
-}
-
-impl Layout {
-    fn new(n: usize) -> Layout {
-        let ctl = LINE;
-        let bbuf = (ctl + n * LINE).div_ceil(PAGE) * PAGE;
-        let slots = bbuf + 2 * CHUNK;
-        Layout {
-            ctl,
-            bbuf,
-            slots,
-            total: slots + n * 2 * CHUNK,
-        }
-    }
-}
-
-/// One communicator's mapped area.
-pub(crate) struct Area {
-    base: NonNull<u8>,
-    lay: Layout,
-    n: usize,
-}
-
-// SAFETY: the area is a shared mapping owned by this handle; everything other
-// threads or processes write in it is either an atomic counter or a data buffer
-// whose use is handed over by Release/Acquire on those counters (see the module
-// docs), and the per-communicator mutex serializes this process's users.
-unsafe impl Send for Area {}
-// SAFETY: as for `Send`: `&self` methods only hand out atomics and raw pointers.
-unsafe impl Sync for Area {}
-
-impl Drop for Area {
-    fn drop(&mut self) {
-        // Pointers into the area are used only under the communicator's mutex, which owns this handle.
-        // SAFETY: `base`/`lay.total` are exactly a mapping this handle made and nobody else unmaps.
-        unsafe { libc::munmap(self.base.as_ptr().cast(), self.lay.total) };
-        LIVE.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-impl Area {
-    /// Maps `len` bytes of `fd` (the caller checked the file is that large).
-    fn map(fd: &OwnedFd, n: usize) -> Result<Area> {
-        let lay = Layout::new(n);
-        // SAFETY: a fresh shared mapping at an address the kernel picks cannot overlap any Rust object; `fd` is open and sized to `lay.total` bytes.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                lay.total,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd.as_raw_fd(),
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(os_err("mmap"));
-        }
-        LIVE.fetch_add(1, Ordering::Relaxed);
-        Ok(Area {
-            base: NonNull::new(p.cast()).expect("mmap returned NULL"),
-            lay,
-            n,
-        })
-    }
-
-    fn counter(&self, off: usize) -> &AtomicU64 {
-        assert!(off + 8 <= self.lay.bbuf && off.is_multiple_of(8));
-        // SAFETY: `off` is 8-aligned inside the control pages of the live mapping (page aligned base), which only ever holds AtomicU64s (zero = 0).
-        unsafe { &*(self.base.as_ptr().add(off) as *const AtomicU64) }
-    }
-
-    fn release(&self) -> &AtomicU64 {
-        self.counter(0)
-    }
-    fn arrive(&self) -> &AtomicU64 {
-        self.counter(8)
-    }
-    fn wants(&self, r: usize) -> &AtomicU64 {
-        self.counter(self.lay.ctl + r * LINE + 24)
-    }
-
-    /// The release doorbell (offset 64 of the release line).
-    fn release_bell(&self) -> &Doorbell {
-        const _: () = assert!(std::mem::size_of::<Doorbell>() == 64 && 64 + 64 <= LINE);
-        // SAFETY: offset 64 of the page-aligned live mapping is 64-aligned, holds 64 bytes that only ever hold this Doorbell (all-zero is an idle one), and nothing else is placed there.
-        unsafe { &*(self.base.as_ptr().add(64) as *const Doorbell) }
-    }
-    fn flag(&self, r: usize) -> &AtomicU64 {
-        self.counter(self.lay.ctl + r * LINE)
-    }
-    fn res(&self, r: usize) -> &AtomicU64 {
-        self.counter(self.lay.ctl + r * LINE + 8)
-    }
-    fn done(&self, r: usize) -> &AtomicU64 {
-        self.counter(self.lay.ctl + r * LINE + 16)
-    }
-
-    /// The broadcast buffer of step parity `par` ([`CHUNK`] bytes).
-    fn bbuf(&self, par: u64) -> *mut u8 {
-        self.base
-            .as_ptr()
-            .wrapping_add(self.lay.bbuf + (par as usize & 1) * CHUNK)
-    }
-
-    /// Rank `r`'s slot of step parity `par` ([`CHUNK`] bytes).
-    fn slot(&self, r: usize, par: u64) -> *mut u8 {
-        assert!(r < self.n);
-        self.base
-            .as_ptr()
-            .wrapping_add(self.lay.slots + (r * 2 + (par as usize & 1)) * CHUNK)
-    }
-}
-
-fn os_err(what: &str) -> MpiError {
-    MpiError::new(
-        ErrorClass::Other,
-        format!(
-            "shared-memory collectives: {what}: {}",
-            std::io::Error::last_os_error()
-        ),
-    )
-}
-
-/// A fresh memfd of `len` bytes.
-fn create_memfd(len: usize) -> Result<OwnedFd> {
-    // SAFETY: the name is a NUL-terminated literal; the flags are plain integers.
-    let fd = unsafe { libc::memfd_create(c"oxmpi-coll".as_ptr(), libc::MFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(os_err("memfd_create"));
-    }
-    // SAFETY: `fd` was just returned to us and is owned by nobody else.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    // SAFETY: `fd` is a valid memfd opened read-write.
-    if unsafe { libc::ftruncate(fd.as_raw_fd(), len as libc::off_t) } != 0 {
-        return Err(os_err("ftruncate"));
-    }
-    Ok(fd)
-}
-
-/// Opens another process's memfd through /proc and checks its size.
-fn open_peer(pid: u64, fd: u64, len: usize) -> Result<OwnedFd> {
-    let path = std::ffi::CString::new(format!("/proc/{pid}/fd/{fd}")).expect("no NUL in a number");
-    // SAFETY: `path` is NUL-terminated; no O_CREAT, so the mode is unused.
-    let raw = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
-    if raw < 0 {
-        return Err(os_err("opening the creator's memfd"));
-    }
-    // SAFETY: `raw` was just returned by open and is owned by nobody else.
-    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-    // SAFETY: `stat` is plain old data (all-zero is valid) and `fd` is open.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: `fd` is a valid descriptor and `st` a writable stat.
-    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 || st.st_size as u64 != len as u64 {
-        return Err(MpiError::new(
-            ErrorClass::Other,
-            "shared-memory collectives: the creator's memfd has the wrong size",
-        ));
-    }
-    Ok(fd)
 }
 
 /// A mapped area and this rank's view of the protocol.
@@ -505,7 +332,6 @@ fn all_agree(comm: &Comm, ok: bool) -> Result<bool> {
 fn setup(comm: &Comm, e: &'static Engine) -> Result<Option<Ready>> {
     let n = comm.size() as usize;
     let me = comm.rank() as usize;
-    let len = Layout::new(n).total;
     // pid, fd, success, and rank 0's view of oversubscription (so that every
     // rank picks the same algorithm variants).
     let mut info = [
@@ -516,19 +342,16 @@ fn setup(comm: &Comm, e: &'static Engine) -> Result<Option<Ready>> {
         waitv_supported() as u64,
     ];
     let mut mine: Option<OwnedFd> = None;
-    if me == 0 && LIVE.load(Ordering::Relaxed) < MAX_AREAS {
-        if let Ok(fd) = create_memfd(len) {
+    if me == 0 && Area::live() < MAX_AREAS {
+        if let Ok(fd) = Area::create_fd(n) {
             info[..3].copy_from_slice(&[std::process::id() as u64, fd.as_raw_fd() as u64, 1]);
             mine = Some(fd);
         }
     }
     send_words(comm, &mut info)?;
-    let area = match (
-        &mine,
-        info[2] == 1 && LIVE.load(Ordering::Relaxed) < MAX_AREAS,
-    ) {
+    let area = match (&mine, info[2] == 1 && Area::live() < MAX_AREAS) {
         (Some(fd), _) => Area::map(fd, n).ok(),
-        (None, true) => open_peer(info[0], info[1], len)
+        (None, true) => Area::open_fd(info[0], info[1], n)
             .and_then(|fd| Area::map(&fd, n))
             .ok(),
         (None, false) => None,
@@ -702,16 +525,5 @@ impl Ctx<'_> {
             .min()
             .unwrap_or(0);
         self.learn(seen.max(s - 2));
-    }
-}
-
-/// Copies `len` bytes between distinct buffers (user memory and the area).
-///
-/// # Safety
-/// `src` is readable and `dst` writable for `len` bytes, and they do not overlap.
-unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
-    if len > 0 {
-        // SAFETY: forwarded caller contract.
-        unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
     }
 }

@@ -2,11 +2,13 @@
 //! elements) into its slot and raises its flag; the root folds the slots in
 //! rank order into its receive buffer. Also the chunking and folding shared with
 //! allreduce.
-use super::{copy, Counter, Session, CHUNK};
+use super::{Counter, Session, CHUNK};
+use crate::buf::elems::{Elems, ElemsMut};
 use crate::coll::util::span_len;
 use crate::datatype::Datatype;
 use crate::error::Result;
 use crate::op::Op;
+use crate::transport::shm::arena::{fold, Acc, Operand};
 
 /// Elements per chunk so that a chunk's span fits a slot half; `None` when one
 /// element's span does not (then the schedules serve the call). Depends on the
@@ -26,89 +28,41 @@ pub(crate) fn chunk_elems(count: usize, dt: &Datatype) -> Option<usize> {
     Some(((CHUNK - te) / ext as usize + 1).min(count))
 }
 
-/// `acc = src(0) op (src(1) op (... op src(n-1)))` over `c` elements whose spans
-/// start at the given addresses (`acc` is written whole: gaps too).
-///
-/// # Safety
-/// Every `src(j)` is readable and `acc` writable for `span_len(c, dt)` bytes; `acc`
-/// overlaps none of them.
-pub(super) unsafe fn fold(
-    n: usize,
-    src: impl Fn(usize) -> *const u8,
-    acc: *mut u8,
-    c: usize,
-    dt: &Datatype,
-    op: &Op,
-) -> Result<()> {
-    let lb = dt.true_lb();
-    // SAFETY: forwarded caller contract.
-    unsafe { copy(src(n - 1), acc, span_len(c, dt)) };
-    for j in (0..n - 1).rev() {
-        // SAFETY: both spans cover `c` elements of `dt` once shifted back by `true_lb` (caller contract); `apply` touches only the elements' bytes.
-        unsafe { op.apply(src(j).wrapping_offset(-lb), acc.wrapping_offset(-lb), c, dt)? };
-    }
-    Ok(())
-}
-
-/// [`fold`] into the receive span at `out`, straight there for a contiguous type
-/// (`temp` empty) or through the span `temp` then [`deliver`]ed, so only element
-/// bytes of `out` are written; a fold error is kept in `result` unless one is there.
-///
-/// # Safety
-/// As [`fold`] for `src`; `out` is writable for the span of `c` elements and, when
-/// `temp` is empty, may be the accumulator (no overlap with the spans it folds
-/// other than its own input already copied to a slot); a non-empty `temp` holds a
-/// span of `c` elements.
+/// [`fold`] of elements `e0..e0 + c` into `out`, straight into its span for a
+/// contiguous type (`temp` empty) or through the span `temp` then delivered, so
+/// only element bytes of `out` are written; a fold error is kept in `result`
+/// unless one is there.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn fold_into(
+#[inline]
+pub(super) fn fold_into<'s>(
     n: usize,
-    src: impl Fn(usize) -> *const u8,
-    out: *mut u8,
-    temp: &mut [u8],
+    src: impl Fn(usize) -> Operand<'s>,
+    out: &mut ElemsMut<'_>,
+    e0: usize,
     c: usize,
+    temp: &mut [u8],
     dt: &Datatype,
     op: &Op,
     result: &mut Result<()>,
 ) {
-    let acc = if temp.is_empty() {
-        out
+    // Empty `temp`: a contiguous type, whose span is exactly its elements.
+    let r = if temp.is_empty() {
+        fold(n, src, Acc::Bytes(out.span_mut(e0, c)), c, dt, op)
     } else {
-        temp.as_mut_ptr()
+        fold(n, src, Acc::Bytes(&mut *temp), c, dt, op)
     };
-    // SAFETY: forwarded caller contract (`acc` is `out` or the temporary span).
-    let r = unsafe { fold(n, src, acc, c, dt, op) };
     if r.is_err() && result.is_ok() {
         *result = r;
     }
     if !temp.is_empty() {
-        // SAFETY: `temp` holds the folded span of `c` elements and `out` is writable for that span (caller contract); they are distinct buffers.
-        unsafe { deliver(temp.as_ptr(), out, c, dt) };
-    }
-}
-
-/// Copies `c` elements from the span at `src` to the span at `dst`, writing
-/// only the elements' bytes for non-contiguous types.
-///
-/// # Safety
-/// `src` is readable and `dst` writable for the span of `c` elements; distinct.
-pub(super) unsafe fn deliver(src: *const u8, dst: *mut u8, c: usize, dt: &Datatype) {
-    if dt.is_contiguous() {
-        // SAFETY: forwarded caller contract.
-        unsafe { copy(src, dst, span_len(c, dt)) };
-        return;
-    }
-    let (ext, lb) = (dt.extent(), dt.true_lb());
-    for i in 0..c as isize {
-        dt.for_each_block(i * ext - lb, |at, len| {
-            // SAFETY: `at..at + len` is one block of element `i`, inside both spans.
-            unsafe { copy(src.wrapping_offset(at), dst.wrapping_offset(at), len) };
-        });
+        out.deliver(e0, c, temp);
     }
 }
 
 /// # Safety
-/// The buffers hold `count` elements of `dt` (recvbuf at the root); `k` is
-/// [`chunk_elems`] of them. `sendbuf == None` (in place) only at the root.
+/// The buffers hold `count` elements of `dt` (and their memory spans; recvbuf at
+/// the root); `k` is [`chunk_elems`] of them. `sendbuf == None` (in place) only at
+/// the root.
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn reduce(
     mut sess: Session<'_>,
@@ -122,12 +76,14 @@ pub(crate) unsafe fn reduce(
 ) -> Result<()> {
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
-    let ext = dt.extent().max(0) as usize;
-    let input = sendbuf
-        .unwrap_or(recvbuf as *const u8)
-        .wrapping_offset(dt.true_lb());
-    let out = recvbuf.wrapping_offset(dt.true_lb());
-    let in_place = sendbuf.is_none();
+    // SAFETY: forwarded caller contract: distinct buffers unless in place (then only `out`); the receive buffer only at the root.
+    let (send, mut out) = unsafe {
+        (
+            sendbuf.map(|p| Elems::from_raw(p, count, dt)),
+            (me == root).then(|| ElemsMut::from_raw(recvbuf, count, dt)),
+        )
+    };
+    let in_place = send.is_none();
     let mut temp = if dt.is_contiguous() {
         Vec::new()
     } else {
@@ -137,13 +93,16 @@ pub(crate) unsafe fn reduce(
     let mut e0 = 0;
     while e0 < count {
         let c = k.min(count - e0);
-        let len = span_len(c, dt);
-        let off = e0 * ext;
         let s = cx.next();
         if me != root || in_place {
             cx.wait_free(s);
-            // SAFETY: the input span of elements [e0, e0 + c) is readable (the collective's contract); the slot half holds CHUNK >= len bytes.
-            unsafe { copy(input.wrapping_add(off), cx.area().slot(me, s), len) };
+            // Nobody reads our slot half before our flag (or, in place, our own fold).
+            let input = match (&send, &out) {
+                (Some(i), _) => i.span(e0, c),
+                (None, Some(o)) => o.as_elems().span(e0, c),
+                (None, None) => panic!("MPI_IN_PLACE is the root's only"),
+            };
+            cx.area().slot(me, s).copy_in(input);
         }
         if me != root {
             cx.set(Counter::Flag, s);
@@ -152,27 +111,14 @@ pub(crate) unsafe fn reduce(
             cx.wait_all(Counter::Flag, s);
             cx.learn(s - 1);
             let area = cx.area();
-            let src = |j: usize| {
-                if j == me && !in_place {
-                    input.wrapping_add(off)
-                } else {
-                    area.slot(j, s) as *const u8
-                }
-            };
+            let mine = send.map(|i| i.span(e0, c));
             // Slots hold published spans of `c` elements (Acquire in wait_all); in place, our input is in our slot.
-            // SAFETY: so the spans are readable, `out + off` (elements [e0, e0 + c)) writable and apart; `temp` is empty or `len` bytes.
-            unsafe {
-                fold_into(
-                    n,
-                    src,
-                    out.wrapping_add(off),
-                    &mut temp,
-                    c,
-                    dt,
-                    op,
-                    &mut result,
-                )
+            let src = |j: usize| match mine {
+                Some(b) if j == me => Operand::Bytes(b),
+                _ => Operand::Stage(area.slot(j, s)),
             };
+            let out = out.as_mut().expect("the root has a receive buffer");
+            fold_into(n, src, out, e0, c, &mut temp, dt, op, &mut result);
         }
         cx.set_done(s);
         e0 += c;

@@ -10,17 +10,19 @@
 //! current chunk is already in our slot, so the folds never overwrite input that
 //! is still to be copied.
 use super::reduce::fold_into;
-use super::{copy, Counter, Session};
+use super::{Counter, Session};
+use crate::buf::elems::{Elems, ElemsMut};
 use crate::coll::util::span_len;
 use crate::datatype::Datatype;
 use crate::error::Result;
 use crate::op::Op;
+use crate::transport::shm::arena::Operand;
 
 /// # Safety
 /// The input (`sendbuf`, or `recvbuf` when it is `None`: MPI_IN_PLACE) holds
-/// `sum(counts)` elements of `dt` and `recvbuf` `counts[rank]`; `disp` is the
-/// prefix sum of `counts` (n + 1 entries, the same on every rank); `k` is
-/// `chunk_elems(sum(counts), dt)`.
+/// `sum(counts)` elements of `dt` and `recvbuf` `counts[rank]` (with their memory
+/// spans); `disp` is the prefix sum of `counts` (n + 1 entries, the same on every
+/// rank); `k` is `chunk_elems(sum(counts), dt)`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn reduce_scatter(
     mut sess: Session<'_>,
@@ -35,11 +37,20 @@ pub(crate) unsafe fn reduce_scatter(
     let (n, me) = (cx.n, cx.me);
     let total = disp[n];
     let (mine, mine_end) = (disp[me], disp[me + 1]);
+    // In place, the receive buffer holds the whole input and our block lands at its start.
+    let out_count = if sendbuf.is_some() {
+        mine_end - mine
+    } else {
+        total
+    };
+    // SAFETY: forwarded caller contract: distinct buffers unless in place (then only `out`).
+    let (send, mut out) = unsafe {
+        (
+            sendbuf.map(|p| Elems::from_raw(p, total, dt)),
+            ElemsMut::from_raw(recvbuf, out_count, dt),
+        )
+    };
     let ext = dt.extent().max(0) as usize;
-    let input = sendbuf
-        .unwrap_or(recvbuf as *const u8)
-        .wrapping_offset(dt.true_lb());
-    let out = recvbuf.wrapping_offset(dt.true_lb());
     let mut temp = if dt.is_contiguous() {
         Vec::new()
     } else {
@@ -51,14 +62,12 @@ pub(crate) unsafe fn reduce_scatter(
         let c = k.min(total - e0);
         let s = cx.next();
         cx.wait_free(s);
-        // SAFETY: our input span of elements [e0, e0 + c) is readable; the slot half holds CHUNK >= its span and nobody reads it before our flag.
-        unsafe {
-            copy(
-                input.wrapping_add(e0 * ext),
-                cx.area().slot(me, s),
-                span_len(c, dt),
-            )
+        // Nobody reads our slot half before our flag.
+        let input = match &send {
+            Some(i) => i.span(e0, c),
+            None => out.as_elems().span(e0, c),
         };
+        cx.area().slot(me, s).copy_in(input);
         cx.set(Counter::Flag, s);
         cx.ring_when_complete(Counter::Flag, s, None);
         cx.wait_all(Counter::Flag, s);
@@ -68,27 +77,18 @@ pub(crate) unsafe fn reduce_scatter(
         if lo < hi {
             let area = cx.area();
             let at = (lo - e0) * ext;
-            let src = |j: usize| area.slot(j, s).wrapping_add(at) as *const u8;
             let bc = hi - lo;
+            let len = span_len(bc, dt);
+            // Slots hold published spans of `c` elements (Acquire in wait_all);
+            // elements [lo, hi) start at `at` in each. In place, only input
+            // already in our slot is where they land.
+            let src = |j: usize| Operand::Stage(area.slot(j, s).sub(at, len));
             let t = if temp.is_empty() {
                 &mut temp[..]
             } else {
-                &mut temp[..span_len(bc, dt)]
+                &mut temp[..len]
             };
-            // Slots hold published spans of `c` elements (Acquire in wait_all); elements [lo, hi) start at `at` in each.
-            // SAFETY: the receive buffer holds block elements [lo - mine, hi - mine) and, in place, only input already in our slot is there; `t` is empty or their span.
-            unsafe {
-                fold_into(
-                    n,
-                    src,
-                    out.wrapping_add((lo - mine) * ext),
-                    t,
-                    bc,
-                    dt,
-                    op,
-                    &mut result,
-                )
-            };
+            fold_into(n, src, &mut out, lo - mine, bc, t, dt, op, &mut result);
         }
         cx.set_done(s);
         e0 += c;

@@ -10,73 +10,34 @@
 //! (nothing to do in place). Where a schedule pays a message per rank (the
 //! schedule machinery's fixed cost dominated small gathers and scatters), this
 //! costs two copies per block.
-use super::{copy, Counter, Session, CHUNK};
-use crate::coll::util;
+use super::{Counter, Session, CHUNK};
+use crate::buf::elems::{Elems, ElemsMut};
 use crate::datatype::Datatype;
+use crate::transport::shm::arena::Stage;
 
-/// Packs `count` elements of `dt` at `buf` (`blk` bytes) to `to`.
-///
-/// # Safety
-/// `buf` holds `count` elements of `dt` whose packed size is `blk`; `to` is
-/// writable for `blk` bytes and overlaps none of them.
-pub(super) unsafe fn put(buf: *const u8, count: usize, dt: &Datatype, to: *mut u8, blk: usize) {
-    if dt.is_contiguous() {
-        // SAFETY: a contiguous type's packed bytes are at `buf + true_lb` (caller contract).
-        unsafe { copy(buf.wrapping_offset(dt.true_lb()), to, blk) };
-    } else {
-        // SAFETY: forwarded caller contract.
-        unsafe { dt.pack_range(buf, count, 0, std::slice::from_raw_parts_mut(to, blk)) };
-    }
+/// Packs the elements of `src` (`blk` packed bytes) to the start of `to`.
+pub(super) fn put(src: &Elems<'_>, to: Stage<'_>, blk: usize) {
+    to.sub(0, blk).pack_in(src, 0);
 }
 
-/// Unpacks `blk` bytes at `from` into `count` elements of `dt` at `buf`.
-///
-/// # Safety
-/// `from` is readable for `blk` bytes, `buf` holds `count` elements of `dt`
-/// whose packed size is `blk`, and they do not overlap.
-pub(super) unsafe fn take(from: *const u8, blk: usize, buf: *mut u8, count: usize, dt: &Datatype) {
-    if dt.is_contiguous() {
-        // SAFETY: a contiguous type's packed bytes are at `buf + true_lb` (caller contract).
-        unsafe { copy(from, buf.wrapping_offset(dt.true_lb()), blk) };
-    } else {
-        // SAFETY: forwarded caller contract.
-        unsafe { dt.unpack_range(std::slice::from_raw_parts(from, blk), buf, count, 0) };
-    }
+/// Unpacks `blk` bytes at the start of `from` into the elements of `dst`.
+pub(super) fn take(from: Stage<'_>, blk: usize, dst: &mut ElemsMut<'_>) {
+    from.sub(0, blk).unpack_out(dst, 0);
 }
 
-/// Copies the root's own block from its send to its receive buffer (through a
-/// temporary when either type is not contiguous).
-///
-/// # Safety
-/// `src` holds `scount` elements of `stype`, `dst` `rcount` of `rtype`, both
-/// of `blk` packed bytes; distinct buffers.
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn own_block(
-    src: *const u8,
-    scount: usize,
-    stype: &Datatype,
-    dst: *mut u8,
-    rcount: usize,
-    rtype: &Datatype,
-    blk: usize,
-) {
+/// Copies the root's own block (`blk` packed bytes on both sides) from its send
+/// to its receive buffer (through a temporary when the send type is not
+/// contiguous).
+pub(super) fn own_block(src: &Elems<'_>, stype: &Datatype, dst: &mut ElemsMut<'_>, blk: usize) {
+    if blk == 0 {
+        return;
+    }
     if stype.is_contiguous() {
-        // SAFETY: the packed bytes are at `src + true_lb`; forwarded caller contract.
-        unsafe {
-            take(
-                src.wrapping_offset(stype.true_lb()),
-                blk,
-                dst,
-                rcount,
-                rtype,
-            )
-        };
+        dst.unpack(0, &src.span(0, src.count())[..blk]);
     } else {
         let mut tmp = vec![0u8; blk];
-        // SAFETY: `tmp` holds `blk` bytes; forwarded caller contract.
-        unsafe { put(src, scount, stype, tmp.as_mut_ptr(), blk) };
-        // SAFETY: as above.
-        unsafe { take(tmp.as_ptr(), blk, dst, rcount, rtype) };
+        src.pack(0, &mut tmp);
+        dst.unpack(0, &tmp);
     }
 }
 
@@ -104,26 +65,42 @@ pub(crate) unsafe fn gather(
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
     assert!(fits(blk), "gather blocks exceed a slot half");
+    // SAFETY: forwarded caller contract: distinct buffers; the receive buffer only at the root.
+    let (send, mut recv) = unsafe {
+        (
+            sendbuf.map(|p| Elems::from_raw(p, sendcount, sendtype)),
+            (me == root).then(|| ElemsMut::from_raw(recvbuf, n * recvcount, recvtype)),
+        )
+    };
     let s = cx.next();
-    if me != root {
-        cx.wait_free(s);
-        let src = sendbuf.expect("MPI_IN_PLACE is the root's only");
-        // SAFETY: our send buffer holds `sendcount` elements (`blk` bytes); the slot half holds CHUNK >= blk bytes and nobody reads it before our flag.
-        unsafe { put(src, sendcount, sendtype, cx.area().slot(me, s), blk) };
-        cx.set(Counter::Flag, s);
-        cx.ring_when_complete(Counter::Flag, s, Some(root));
-    } else {
-        if let Some(src) = sendbuf {
-            let dst = util::elem_ptr_mut(recvbuf, (me * recvcount) as isize, recvtype);
-            // SAFETY: the send buffer and block `me` of the receive buffer hold `blk` bytes of their types (caller contract); distinct buffers.
-            unsafe { own_block(src, sendcount, sendtype, dst, recvcount, recvtype, blk) };
+    match &mut recv {
+        None => {
+            cx.wait_free(s);
+            let src = send.expect("MPI_IN_PLACE is the root's only");
+            // Nobody reads our slot half (CHUNK >= blk bytes) before our flag.
+            put(&src, cx.area().slot(me, s), blk);
+            cx.set(Counter::Flag, s);
+            cx.ring_when_complete(Counter::Flag, s, Some(root));
         }
-        cx.wait_all(Counter::Flag, s);
-        cx.learn(s - 1);
-        for j in (0..n).filter(|&j| j != me) {
-            let dst = util::elem_ptr_mut(recvbuf, (j * recvcount) as isize, recvtype);
-            // SAFETY: rank j published `blk` bytes in its slot (Acquire in wait_all); block j of the receive buffer holds `recvcount` elements.
-            unsafe { take(cx.area().slot(j, s), blk, dst, recvcount, recvtype) };
+        Some(recv) => {
+            if let Some(src) = &send {
+                own_block(
+                    src,
+                    sendtype,
+                    &mut recv.block_mut(me * recvcount, recvcount),
+                    blk,
+                );
+            }
+            cx.wait_all(Counter::Flag, s);
+            cx.learn(s - 1);
+            for j in (0..n).filter(|&j| j != me) {
+                // Rank j published `blk` bytes in its slot (Acquire in wait_all).
+                take(
+                    cx.area().slot(j, s),
+                    blk,
+                    &mut recv.block_mut(j * recvcount, recvcount),
+                );
+            }
         }
     }
     cx.set_done(s);
@@ -148,25 +125,36 @@ pub(crate) unsafe fn scatter(
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
     assert!(fits(blk), "scatter blocks exceed a slot half");
+    // SAFETY: forwarded caller contract: distinct buffers; the send buffer only at the root.
+    let (send, mut recv) = unsafe {
+        (
+            (me == root).then(|| Elems::from_raw(sendbuf, n * sendcount, sendtype)),
+            recvbuf.map(|p| ElemsMut::from_raw(p, recvcount, recvtype)),
+        )
+    };
     let s = cx.next();
-    if me == root {
-        cx.wait_free(s);
-        for j in (0..n).filter(|&j| j != me) {
-            let src = util::elem_ptr(sendbuf, (j * sendcount) as isize, sendtype);
-            // SAFETY: block j of the send buffer holds `sendcount` elements (`blk` bytes); rank j's slot half holds CHUNK >= blk bytes, unread before release.
-            unsafe { put(src, sendcount, sendtype, cx.area().slot(j, s), blk) };
+    match &send {
+        Some(send) => {
+            cx.wait_free(s);
+            for j in (0..n).filter(|&j| j != me) {
+                // Rank j's slot half (CHUNK >= blk bytes) is unread before release.
+                put(
+                    &send.block(j * sendcount, sendcount),
+                    cx.area().slot(j, s),
+                    blk,
+                );
+            }
+            cx.publish_release(s);
+            if let Some(dst) = &mut recv {
+                own_block(&send.block(me * sendcount, sendcount), sendtype, dst, blk);
+            }
         }
-        cx.publish_release(s);
-        if let Some(dst) = recvbuf {
-            let src = util::elem_ptr(sendbuf, (me * sendcount) as isize, sendtype);
-            // SAFETY: block `me` of the send buffer and the receive buffer hold `blk` bytes of their types (caller contract); distinct buffers.
-            unsafe { own_block(src, sendcount, sendtype, dst, recvcount, recvtype, blk) };
+        None => {
+            cx.wait_release(s);
+            let dst = recv.as_mut().expect("MPI_IN_PLACE is the root's only");
+            // The root published our block in our slot (Acquire in wait_release).
+            take(cx.area().slot(me, s), blk, dst);
         }
-    } else {
-        cx.wait_release(s);
-        let dst = recvbuf.expect("MPI_IN_PLACE is the root's only");
-        // SAFETY: the root published our block in our slot (Acquire in wait_release); the receive buffer holds `recvcount` elements (`blk` bytes).
-        unsafe { take(cx.area().slot(me, s), blk, dst, recvcount, recvtype) };
     }
     cx.set_done(s);
 }

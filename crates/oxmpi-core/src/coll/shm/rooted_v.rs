@@ -11,6 +11,7 @@
 //! taken where the area exists already ([`super::acquire_made`]).
 use super::rooted::{own_block, put, take};
 use super::{Counter, Session, CHUNK};
+use crate::buf::elems::{Elems, ElemsMut, VBlocks, VBlocksMut};
 use crate::coll::sched::Builder;
 use crate::coll::util;
 use crate::comm::Comm;
@@ -45,31 +46,35 @@ pub(crate) unsafe fn gatherv(
     let mut b = Builder::new(comm);
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
+    // SAFETY: forwarded caller contract: distinct buffers; the receive blocks only at the root.
+    let (send, recv) = unsafe {
+        (
+            sendbuf.map(|p| Elems::from_raw(p, sendcount, sendtype)),
+            (me == root).then(|| VBlocksMut::from_raw(recvbuf, recvcounts, displs, recvtype)),
+        )
+    };
     let s = cx.next();
-    if me != root {
-        let src = sendbuf.expect("MPI_IN_PLACE is the root's only");
+    if let (false, Some(src)) = (me == root, &send) {
         let blk = util::packed_len(sendcount, sendtype);
         if in_slot(blk) {
             cx.wait_free(s);
-            // SAFETY: our send buffer holds `sendcount` elements (`blk` bytes); the slot half holds CHUNK >= blk bytes and nobody reads it before our flag.
-            unsafe { put(src, sendcount, sendtype, cx.area().slot(me, s), blk) };
+            // Nobody reads our slot half (CHUNK >= blk bytes) before our flag.
+            put(src, cx.area().slot(me, s), blk);
         } else if blk > 0 {
-            let inp = util::packed_input(&mut b, src, sendcount, sendtype);
+            let inp = util::packed_input(&mut b, src.ptr(), sendcount, sendtype);
             b.send(inp, root as i32);
         }
         cx.set(Counter::Flag, s);
         cx.ring_when_complete(Counter::Flag, s, Some(root));
-    } else {
+    } else if let Some(mut recv) = recv {
         let size = recvtype.size();
         let mut outs = Vec::new();
-        if let Some(src) = sendbuf {
-            let dst = util::elem_ptr_mut(recvbuf, displs[me], recvtype);
+        if let Some(src) = &send {
             let blk = recvcounts[me] * size;
-            // SAFETY: the send buffer and the root's block of the receive buffer hold `blk` bytes of their types (checked by the caller); distinct buffers.
-            unsafe { own_block(src, sendcount, sendtype, dst, recvcounts[me], recvtype, blk) };
+            own_block(src, sendtype, &mut recv.get_mut(me), blk);
         }
         for j in (0..n).filter(|&j| j != me && recvcounts[j] * size > CHUNK) {
-            let dst = util::elem_ptr_mut(recvbuf, displs[j], recvtype);
+            let dst = recv.get_mut(j).ptr();
             let o = util::packed_output(&mut b, dst, recvcounts[j], recvtype);
             b.recv(o, j as i32);
             outs.push((o, j));
@@ -92,22 +97,19 @@ pub(crate) unsafe fn gatherv(
             cx.learn(s - 1);
         }
         for j in (0..n).filter(|&j| j != me && in_slot(recvcounts[j] * size)) {
-            let dst = util::elem_ptr_mut(recvbuf, displs[j], recvtype);
-            // SAFETY: rank j published its block (recvcounts[j] elements, at most CHUNK bytes) in its slot (Acquire in wait_all); block j of the receive buffer holds them.
-            unsafe {
-                take(
-                    cx.area().slot(j, s),
-                    recvcounts[j] * size,
-                    dst,
-                    recvcounts[j],
-                    recvtype,
-                )
-            };
+            // Rank j published its block (recvcounts[j] elements, at most CHUNK bytes) in its slot (Acquire in the wait).
+            take(
+                cx.area().slot(j, s),
+                recvcounts[j] * size,
+                &mut recv.get_mut(j),
+            );
         }
         for (o, j) in outs {
-            let dst = util::elem_ptr_mut(recvbuf, displs[j], recvtype);
+            let dst = recv.get_mut(j).ptr();
             util::finish_output(&mut b, o, dst, recvcounts[j], recvtype);
         }
+    } else {
+        panic!("MPI_IN_PLACE is the root's only");
     }
     cx.set_done(s);
     drop(sess);
@@ -136,8 +138,15 @@ pub(crate) unsafe fn scatterv(
     let mut b = Builder::new(comm);
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
+    // SAFETY: forwarded caller contract: distinct buffers; the send blocks only at the root.
+    let (send, recv) = unsafe {
+        (
+            (me == root).then(|| VBlocks::from_raw(sendbuf, sendcounts, displs, sendtype)),
+            recvbuf.map(|p| ElemsMut::from_raw(p, recvcount, recvtype)),
+        )
+    };
     let s = cx.next();
-    if me == root {
+    if let Some(send) = send {
         let size = sendtype.size();
         // A root with nothing for the slots does not wait (a zero-count
         // scatterv must not synchronize).
@@ -146,33 +155,31 @@ pub(crate) unsafe fn scatterv(
         }
         for j in (0..n).filter(|&j| j != me) {
             let (cnt, blk) = (sendcounts[j], sendcounts[j] * size);
-            let src = util::elem_ptr(sendbuf, displs[j], sendtype);
+            let src = send.get(j);
             if in_slot(blk) {
-                // SAFETY: block j of the send buffer holds `cnt` elements (`blk` bytes); rank j's slot half holds CHUNK >= blk bytes, unread before release.
-                unsafe { put(src, cnt, sendtype, cx.area().slot(j, s), blk) };
+                // Rank j's slot half (CHUNK >= blk bytes) is unread before release.
+                put(&src, cx.area().slot(j, s), blk);
             } else if blk > 0 {
-                let inp = util::packed_input(&mut b, src, cnt, sendtype);
+                let inp = util::packed_input(&mut b, src.ptr(), cnt, sendtype);
                 b.send(inp, j as i32);
             }
         }
         cx.publish_release(s);
-        if let Some(dst) = recvbuf {
-            let src = util::elem_ptr(sendbuf, displs[me], sendtype);
+        if let Some(mut dst) = recv {
             let blk = sendcounts[me] * size;
-            // SAFETY: the root's block of the send buffer and the receive buffer hold `blk` bytes of their types (checked by the caller); distinct buffers.
-            unsafe { own_block(src, sendcounts[me], sendtype, dst, recvcount, recvtype, blk) };
+            own_block(&send.get(me), sendtype, &mut dst, blk);
         }
     } else {
-        let dst = recvbuf.expect("MPI_IN_PLACE is the root's only");
+        let mut dst = recv.expect("MPI_IN_PLACE is the root's only");
         let blk = util::packed_len(recvcount, recvtype);
         if in_slot(blk) {
             cx.wait_release(s);
-            // SAFETY: the root published our block in our slot (Acquire in wait_release); the receive buffer holds `recvcount` elements (`blk` bytes).
-            unsafe { take(cx.area().slot(me, s), blk, dst, recvcount, recvtype) };
+            // The root published our block in our slot (Acquire in wait_release).
+            take(cx.area().slot(me, s), blk, &mut dst);
         } else if blk > 0 {
-            let o = util::packed_output(&mut b, dst, recvcount, recvtype);
+            let o = util::packed_output(&mut b, dst.ptr(), recvcount, recvtype);
             b.recv(o, root as i32);
-            util::finish_output(&mut b, o, dst, recvcount, recvtype);
+            util::finish_output(&mut b, o, dst.ptr(), recvcount, recvtype);
         }
     }
     cx.set_done(s);

@@ -79,6 +79,7 @@ use std::time::{Duration, Instant};
 use super::doorbell::Doorbell;
 use crate::error::{ErrorClass, MpiError, Result};
 
+pub(crate) mod arena;
 mod copy;
 mod ring;
 mod segment;

@@ -1,0 +1,340 @@
+//! Element views of user memory for code that copies between user buffers and its own
+//! staging memory chunk by chunk (the shared-memory collectives, `coll/shm/`).
+//!
+//! An [`Elems`] is `count` elements of a datatype at an address, readable for `'a`;
+//! an [`ElemsMut`] the same, writable and ours alone for `'a`. Their `from_raw`
+//! constructors are the one `unsafe` door (a blocking collective's entry point
+//! forwards its caller's contract through it, once per buffer); every method after
+//! it is safe, because each checks that what it touches lies inside the elements
+//! (or, for the `span` methods, inside their memory span) the constructor covers.
+//!
+//! # Invariants
+//! * `ptr` is element 0's address (its data starts at `ptr + dt.true_lb()`); the
+//!   constructor's contract covers elements `0..count`, and every view derived from
+//!   one (`block`, `block_mut`, `as_elems`) covers a subset of them.
+//! * The *span* of elements `e0..e0 + c` is `[ptr + e0 * extent + true_lb, +
+//!   span_len(c))`: the bytes from the first element's first datum to the last
+//!   element's last (gaps between blocks included). The reductions stage whole
+//!   spans (the op kernels work on the memory layout), so the constructors' contract
+//!   covers the gaps too, as MPI's "the buffer holds `count` elements" does in
+//!   practice; spans of more than one element need a positive extent (checked).
+//! * An [`ElemsMut`] hands out at most one exclusive borrow at a time (`&mut self`),
+//!   so in-place calls read their input through [`ElemsMut::as_elems`] between writes.
+
+use std::marker::PhantomData;
+
+use crate::datatype::Datatype;
+
+/// What the views need of a datatype, read once at construction (the per-chunk
+/// calls then touch no datatype internals).
+#[derive(Clone, Copy)]
+struct Shape {
+    ext: isize,
+    lb: isize,
+    true_ext: isize,
+    size: usize,
+}
+
+impl Shape {
+    fn of(dt: &Datatype) -> Shape {
+        Shape {
+            ext: dt.extent(),
+            lb: dt.true_lb(),
+            true_ext: dt.true_extent(),
+            size: dt.size(),
+        }
+    }
+
+    /// Bytes from the first datum of element 0 to the last datum of element `c - 1`.
+    #[inline]
+    fn span_len(&self, c: usize) -> usize {
+        if c == 0 {
+            return 0;
+        }
+        ((c as isize - 1) * self.ext + self.true_ext).max(0) as usize
+    }
+
+    /// Offset from element 0's address and length of the span of elements
+    /// `e0..e0 + c`, checked to lie within elements `0..count`.
+    #[inline]
+    fn span(&self, count: usize, e0: usize, c: usize) -> (isize, usize) {
+        if e0 > count || c > count - e0 || (c > 1 && self.ext <= 0) {
+            span_out_of_range(count, e0, c);
+        }
+        (e0 as isize * self.ext + self.lb, self.span_len(c))
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn span_out_of_range(count: usize, e0: usize, c: usize) -> ! {
+    panic!(
+        "elements {e0}..{} of {count} (a span of several elements needs a positive extent)",
+        e0 + c
+    )
+}
+
+/// `count` elements of a datatype in user memory, readable for `'a`.
+#[derive(Clone, Copy)]
+pub(crate) struct Elems<'a> {
+    ptr: *const u8,
+    count: usize,
+    dt: &'a Datatype,
+    shape: Shape,
+    _mem: PhantomData<&'a [u8]>,
+}
+
+impl<'a> Elems<'a> {
+    /// # Safety
+    /// `count` elements of `dt` at `ptr`, and their whole memory span (see the module
+    /// docs), are readable and not written by anyone for `'a`.
+    pub(crate) unsafe fn from_raw(ptr: *const u8, count: usize, dt: &'a Datatype) -> Elems<'a> {
+        Elems {
+            ptr,
+            count,
+            dt,
+            shape: Shape::of(dt),
+            _mem: PhantomData,
+        }
+    }
+
+    /// Element 0's address (for code that hands the buffer on by address, under the
+    /// same contract).
+    pub(crate) fn ptr(&self) -> *const u8 {
+        self.ptr
+    }
+
+    pub(crate) fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Elements `first..first + count` of these.
+    #[inline]
+    pub(crate) fn block(&self, first: usize, count: usize) -> Elems<'a> {
+        assert!(first <= self.count && count <= self.count - first);
+        Elems {
+            ptr: self.ptr.wrapping_offset(first as isize * self.shape.ext),
+            count,
+            dt: self.dt,
+            shape: self.shape,
+            _mem: PhantomData,
+        }
+    }
+
+    /// The memory span of elements `e0..e0 + c`.
+    #[inline]
+    pub(crate) fn span(&self, e0: usize, c: usize) -> &'a [u8] {
+        let (at, len) = self.shape.span(self.count, e0, c);
+        if len == 0 {
+            return &[];
+        }
+        // SAFETY: the span of elements e0..e0 + c of the `count` covered is readable and unwritten for 'a (constructor contract; `Shape::span` checked the range).
+        unsafe { std::slice::from_raw_parts(self.ptr.wrapping_offset(at), len) }
+    }
+
+    /// Packs bytes `from..from + out.len()` of the elements' packed stream into `out`.
+    #[inline]
+    pub(crate) fn pack(&self, from: usize, out: &mut [u8]) {
+        let total = self.count * self.shape.size;
+        assert!(from <= total && out.len() <= total - from);
+        if out.is_empty() {
+            return;
+        }
+        if self.dt.is_contiguous() {
+            // A contiguous type's packed stream is its span.
+            out.copy_from_slice(&self.span(0, self.count)[from..from + out.len()]);
+        } else {
+            // SAFETY: the `count` elements at `ptr` are readable (constructor contract); `out` is a distinct exclusive slice (our memory is not written for 'a, so no `&mut` to it exists).
+            unsafe { self.dt.pack_range(self.ptr, self.count, from, out) };
+        }
+    }
+}
+
+/// `count` elements of a datatype in user memory, writable and accessed by nobody
+/// else for `'a`.
+pub(crate) struct ElemsMut<'a> {
+    ptr: *mut u8,
+    count: usize,
+    dt: &'a Datatype,
+    shape: Shape,
+    _mem: PhantomData<&'a mut [u8]>,
+}
+
+impl<'a> ElemsMut<'a> {
+    /// # Safety
+    /// `count` elements of `dt` at `ptr`, and their whole memory span (see the module
+    /// docs), are readable, writable, and accessed by nobody else for `'a`.
+    pub(crate) unsafe fn from_raw(ptr: *mut u8, count: usize, dt: &'a Datatype) -> ElemsMut<'a> {
+        ElemsMut {
+            ptr,
+            count,
+            dt,
+            shape: Shape::of(dt),
+            _mem: PhantomData,
+        }
+    }
+
+    /// Element 0's address (for code that hands the buffer on by address, under the
+    /// same contract).
+    pub(crate) fn ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+
+    /// The same elements for reading, while no write is under way.
+    #[inline]
+    pub(crate) fn as_elems(&self) -> Elems<'_> {
+        Elems {
+            ptr: self.ptr,
+            count: self.count,
+            dt: self.dt,
+            shape: self.shape,
+            _mem: PhantomData,
+        }
+    }
+
+    /// Elements `first..first + count` of these, for writing.
+    #[inline]
+    pub(crate) fn block_mut(&mut self, first: usize, count: usize) -> ElemsMut<'_> {
+        assert!(first <= self.count && count <= self.count - first);
+        ElemsMut {
+            ptr: self.ptr.wrapping_offset(first as isize * self.shape.ext),
+            count,
+            dt: self.dt,
+            shape: self.shape,
+            _mem: PhantomData,
+        }
+    }
+
+    /// The memory span of elements `e0..e0 + c`: exactly their data bytes for a
+    /// contiguous type; for another, the gaps between blocks too (which a write
+    /// would overwrite: use [`deliver`](Self::deliver) to write elements only).
+    #[inline]
+    pub(crate) fn span_mut(&mut self, e0: usize, c: usize) -> &mut [u8] {
+        let (at, len) = self.shape.span(self.count, e0, c);
+        if len == 0 {
+            return &mut [];
+        }
+        // SAFETY: the span of elements e0..e0 + c is writable and ours alone for 'a (constructor contract, range checked); `&mut self` makes this the only borrow.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.wrapping_offset(at), len) }
+    }
+
+    /// Unpacks `packed` as bytes `from..from + packed.len()` of the packed stream.
+    #[inline]
+    pub(crate) fn unpack(&mut self, from: usize, packed: &[u8]) {
+        let total = self.count * self.shape.size;
+        assert!(from <= total && packed.len() <= total - from);
+        if packed.is_empty() {
+            return;
+        }
+        if self.dt.is_contiguous() {
+            let n = self.count;
+            self.span_mut(0, n)[from..from + packed.len()].copy_from_slice(packed);
+        } else {
+            // SAFETY: the `count` elements at `ptr` are writable and ours alone (constructor contract; `&mut self`), so `packed` cannot alias them.
+            unsafe { self.dt.unpack_range(packed, self.ptr, self.count, from) };
+        }
+    }
+
+    /// Copies elements `e0..e0 + c` from `span`, laid out as their memory span,
+    /// writing only the elements' data bytes (not the gaps between blocks).
+    #[inline]
+    pub(crate) fn deliver(&mut self, e0: usize, c: usize, span: &[u8]) {
+        let (at, len) = self.shape.span(self.count, e0, c);
+        assert!(
+            span.len() >= len,
+            "deliver: a span of {} bytes, {len} needed",
+            span.len()
+        );
+        let span = &span[..len];
+        if self.dt.is_contiguous() {
+            self.span_mut(e0, c).copy_from_slice(span);
+            return;
+        }
+        let (ext, lb) = (self.shape.ext, self.shape.lb);
+        let dst = self.ptr.wrapping_offset(at);
+        for i in 0..c as isize {
+            self.dt.for_each_block(i * ext - lb, |off, n| {
+                let src = &span[off as usize..off as usize + n];
+                // SAFETY: `off..off + n` is one data block of element e0 + i relative to the span's start, inside the span (`src` is in bounds of `span`, which is as long), so writable and ours alone (constructor contract); `span` is a distinct borrow.
+                unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.wrapping_offset(off), n) };
+            });
+        }
+    }
+}
+
+/// Blocks of a v-collective: `counts[j]` elements of `dt` at `displs[j]` extents
+/// from `base`, for every `j`; readable for `'a`.
+#[derive(Clone, Copy)]
+pub(crate) struct VBlocks<'a> {
+    base: *const u8,
+    counts: &'a [usize],
+    displs: &'a [isize],
+    dt: &'a Datatype,
+}
+
+impl<'a> VBlocks<'a> {
+    /// # Safety
+    /// For every `j < counts.len()` (`displs` as long), `counts[j]` elements of `dt`
+    /// at `base + displs[j] * extent` are readable for `'a` as for
+    /// [`Elems::from_raw`].
+    pub(crate) unsafe fn from_raw(
+        base: *const u8,
+        counts: &'a [usize],
+        displs: &'a [isize],
+        dt: &'a Datatype,
+    ) -> VBlocks<'a> {
+        assert_eq!(counts.len(), displs.len());
+        VBlocks {
+            base,
+            counts,
+            displs,
+            dt,
+        }
+    }
+
+    /// Block `j`.
+    pub(crate) fn get(&self, j: usize) -> Elems<'a> {
+        let p = self
+            .base
+            .wrapping_offset(self.displs[j].wrapping_mul(self.dt.extent()));
+        // SAFETY: block j is readable for 'a (constructor contract).
+        unsafe { Elems::from_raw(p, self.counts[j], self.dt) }
+    }
+}
+
+/// Blocks of a v-collective, as [`VBlocks`], writable and ours alone for `'a`.
+pub(crate) struct VBlocksMut<'a> {
+    base: *mut u8,
+    counts: &'a [usize],
+    displs: &'a [isize],
+    dt: &'a Datatype,
+}
+
+impl<'a> VBlocksMut<'a> {
+    /// # Safety
+    /// For every `j < counts.len()` (`displs` as long), `counts[j]` elements of `dt`
+    /// at `base + displs[j] * extent` are as for [`ElemsMut::from_raw`] for `'a`.
+    pub(crate) unsafe fn from_raw(
+        base: *mut u8,
+        counts: &'a [usize],
+        displs: &'a [isize],
+        dt: &'a Datatype,
+    ) -> VBlocksMut<'a> {
+        assert_eq!(counts.len(), displs.len());
+        VBlocksMut {
+            base,
+            counts,
+            displs,
+            dt,
+        }
+    }
+
+    /// Block `j`, for writing (one block at a time: `&mut self`).
+    pub(crate) fn get_mut(&mut self, j: usize) -> ElemsMut<'_> {
+        let p = self
+            .base
+            .wrapping_offset(self.displs[j].wrapping_mul(self.dt.extent()));
+        // SAFETY: block j is writable and ours alone for 'a (constructor contract); `&mut self` keeps any other block's view from living alongside this one.
+        unsafe { ElemsMut::from_raw(p, self.counts[j], self.dt) }
+    }
+}
