@@ -10,7 +10,7 @@
 //!   the broadcast buffer and raises `res`, then all copy the whole result out
 //!   (two synchronizations, each element computed once).
 use super::reduce::{deliver, fold, fold_into};
-use super::{copy, Counter, Session};
+use super::{copy, Counter, Session, INLINE};
 use crate::coll::util::span_len;
 use crate::datatype::Datatype;
 use crate::error::Result;
@@ -70,13 +70,22 @@ pub(crate) unsafe fn allreduce(
         cx.set(Counter::Flag, s);
         if variant == Variant::Gather {
             // The last rank to arrive folds for everyone (in rank order, so the
-            // bits do not depend on who) and releases them with one wake-up.
+            // bits do not depend on who) and releases them with one wake-up. A
+            // result of at most INLINE bytes (the same `len` on every rank) goes
+            // in the release line, so it arrives with the release.
+            let res = |a: &super::Area| {
+                if len <= INLINE {
+                    a.inline_bbuf(s)
+                } else {
+                    a.bbuf(s)
+                }
+            };
             if cx.arrive() {
                 let area = cx.area();
                 let src = |j: usize| area.slot(j, s) as *const u8;
                 // Every slot holds its published span of `c` elements (Acquire in arrive's addition).
-                // SAFETY: so they are readable; the broadcast half (CHUNK >= len) is free: all are done with step s - 2.
-                let r = unsafe { fold(n, src, area.bbuf(s), c, dt, op) };
+                // SAFETY: so they are readable; the broadcast half (CHUNK >= len, or the inline half, INLINE >= len) is free: all are done with step s - 2.
+                let r = unsafe { fold(n, src, res(area), c, dt, op) };
                 if r.is_err() && result.is_ok() {
                     result = r;
                 }
@@ -86,7 +95,7 @@ pub(crate) unsafe fn allreduce(
             }
             cx.learn(s - 1);
             // SAFETY: the last arriver published the result span (Acquire in wait_release, or our own writes); the receive buffer holds elements [e0, e0 + c).
-            unsafe { deliver(cx.area().bbuf(s), out.wrapping_add(off), c, dt) };
+            unsafe { deliver(res(cx.area()), out.wrapping_add(off), c, dt) };
             cx.set_done(s);
             e0 += c;
             continue;

@@ -2,8 +2,9 @@
 //! chunk by chunk, alternating its two halves, and publishes each chunk with
 //! `release`; the others copy (or unpack) it out and report `done`. The root
 //! reuses a half once every rank is done with the chunk two steps back, so the
-//! copies in and out overlap.
-use super::{copy, Session, CHUNK};
+//! copies in and out overlap. A message of at most [`INLINE`] bytes travels in
+//! the release line instead (same parity rule), with the publication.
+use super::{copy, Session, CHUNK, INLINE};
 use crate::datatype::Datatype;
 
 /// # Safety
@@ -24,7 +25,13 @@ pub(crate) unsafe fn bcast(
     while off < m {
         let len = CHUNK.min(m - off);
         let s = cx.next();
-        let b = cx.area().bbuf(s);
+        // A message of at most INLINE bytes (the same test on every rank: the
+        // ranks' byte counts match) goes in the release line itself.
+        let b = if m <= INLINE {
+            cx.area().inline_bbuf(s)
+        } else {
+            cx.area().bbuf(s)
+        };
         if cx.me == root {
             cx.wait_free(s);
             if contiguous {

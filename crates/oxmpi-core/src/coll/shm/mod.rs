@@ -27,7 +27,7 @@
 //!
 //! | offset | contents |
 //! |---|---|
-//! | 0 | the release line: `release` (step of the last root publication), `arrive` |
+//! | 0 | the release line: `release` (step of the last root publication), `arrive`, 2 × [`INLINE`] bytes of inline broadcast buffer (by step parity) |
 //! | 64 | the release doorbell (a futex word that wakes every waiter of `release`) |
 //! | 128 | one 128-byte control line per rank: `flag`, `res`, `done`, `wants` |
 //! | next page | the broadcast buffer: 2 × [`CHUNK`] (by step parity) |
@@ -111,6 +111,8 @@ use crate::transport::doorbell::{full_fence, waitv_supported, Doorbell};
 
 /// Bytes of one buffer half (the broadcast buffer and every rank's slot have two).
 pub const CHUNK: usize = 64 * 1024;
+/// Bytes of one half of the inline broadcast buffer (in the release line).
+pub const INLINE: usize = 24;
 /// Largest communicator served (the gathers are flat).
 pub const MAX_RANKS: usize = 64;
 /// Most areas a process keeps mapped; communicators beyond use schedules.
@@ -256,6 +258,17 @@ impl Area {
         self.base
             .as_ptr()
             .wrapping_add(self.lay.bbuf + (par as usize & 1) * CHUNK)
+    }
+
+    /// The inline broadcast buffer of step parity `par` ([`INLINE`] bytes in
+    /// the release line, after `release` and `arrive`): a message that fits
+    /// reaches the waiters with the line that publishes it, one cache-line
+    /// transfer instead of two (the release, then the buffer's own line).
+    fn inline_bbuf(&self, par: u64) -> *mut u8 {
+        const _: () = assert!(16 + 2 * INLINE <= 64);
+        self.base
+            .as_ptr()
+            .wrapping_add(16 + (par as usize & 1) * INLINE)
     }
 
     /// Rank `r`'s slot of step parity `par` ([`CHUNK`] bytes).
