@@ -74,7 +74,11 @@
 # and is listed. Tables with run-to-run noise go to bench/build/results-tcp.md.
 # oversub mode (`bench/compare.sh oversub`): the coll mode's runs with NPS="8 16" (on this
 # 2-core machine, 4 and 8 ranks per core), COLLS="allreduce barrier" and MAX_BYTES=8 (the
-# issue's figures), LOOPS_8="200 20" LOOPS_16="100 10"; then a busy host: osu_latency (8 B)
+# issue's figures), LOOPS_8="2000 20" LOOPS_16="1000 10" except for MPICH, which busy-polls
+# and takes 20-70 ms a call there: MPICH_LOOP (default 200 at 8 ranks, 100 at 16) timed
+# calls. (With 200 calls oxmpi's and Open MPI's timed loop lasted 1-2 ms, shorter than one
+# scheduler slice, and a single descheduling decided the figure: 7 or 17-20 us for the
+# same build.) Then a busy host: osu_latency (8 B)
 # on 2 ranks quiet and again with HOGS (default: one per CPU) busy-looping processes, and
 # the ratio busy/quiet per implementation (a rank whose peer is descheduled must sleep and
 # be woken at once, not stall). Raw outputs: bench/build/raw-oversub/.
@@ -108,8 +112,8 @@ if [ "$MODE" = oversub ]; then
     NPS="${NPS:-8 16}"
     COLLS="${COLLS:-allreduce barrier}"
     MAX_BYTES="${MAX_BYTES:-8}"
-    LOOPS_8="${LOOPS_8:-200 20}"
-    LOOPS_16="${LOOPS_16:-100 10}"
+    LOOPS_8="${LOOPS_8:-2000 20}"
+    LOOPS_16="${LOOPS_16:-1000 10}"
 fi
 if [ "$MODE" = tcp ]; then RUNS="${RUNS:-5}"; else RUNS="${RUNS:-3}"; fi
 MAX_BYTES="${MAX_BYTES:-4194304}"
@@ -380,11 +384,15 @@ if [ "$MODE" = coll ] || [ "$MODE" = oversub ]; then
                 for impl in "${runs[@]}"; do
                     IFS='|' read -r key label launcher <<<"$impl"
                     out="$RAW/${coll}_np$np.$key.$run.txt"
+                    l="$loop" # MPICH busy-polls when oversubscribed: fewer calls (see above)
+                    if [ "$MODE" = oversub ] && [ "$key" = mpich ]; then
+                        l="${MPICH_LOOP:-$((np > 8 ? 100 : 200))}"
+                    fi
                     log "run $run/$RUNS: $coll on $np ranks, $label ($(cut -d' ' -f1-3 /proc/loadavg))"
                     echo "$run $np $coll $key $(cut -d' ' -f1-3 /proc/loadavg)" >>"$RAW/load.txt"
                     # shellcheck disable=SC2086 # the launcher is a word list on purpose
                     if ! timeout "$TIMEOUT" $launcher -n "$np" "$(program "${key}" osu_coll)" "$coll" \
-                        "$MAX_BYTES" "$loop" "$loop_large" ${min_arg[$key]:-} >"$out" 2>"$out.err"; then
+                        "$MAX_BYTES" "$l" "$loop_large" ${min_arg[$key]:-} >"$out" 2>"$out.err"; then
                         log "warning: $coll on $np ranks, $label (run $run) failed; see $out.err"
                         mv "$out" "$out.failed"
                     fi

@@ -212,7 +212,10 @@ fn boot_once(call: &str, required: ThreadLevel) -> Result<&'static Engine> {
             // A spawned job joins its parents before MPI_Init (or the first
             // MPI_Session_init) returns.
             crate::comm::dynamic::connect_to_parent()?;
-            Ok(ENGINE.get().expect("just set"))
+            let e = ENGINE.get().expect("just set");
+            // Slow yields while the job started were our own ranks starting.
+            e.reopen_yield_gate();
+            Ok(e)
         }
         Err(e) => {
             if let Some(p) = pmi.as_mut() {

@@ -77,14 +77,17 @@ pub(crate) unsafe fn allreduce(
         cx.set(Counter::Flag, s);
         if variant == Variant::Gather {
             // The last rank to arrive folds for everyone (in rank order, so the
-            // bits do not depend on who) and releases them with one wake-up.
+            // bits do not depend on who) and releases them with one wake-up. A
+            // result of at most INLINE bytes (the same `len` on every rank) goes
+            // in the release line, so it arrives with the release.
+            let len = span_len(c, dt);
             if cx.arrive() {
                 let area = cx.area();
                 // Every slot holds its published span of `c` elements (Acquire in
                 // arrive's addition); the broadcast half is free: all are done
-                // with step s - 2.
+                // with step s - 2 (and so is the inline half, INLINE >= len).
                 let src = |j: usize| Operand::Stage(area.slot(j, s));
-                let r = fold(n, src, Acc::Stage(area.bbuf(s)), c, dt, op);
+                let r = fold(n, src, Acc::Stage(area.bbuf_for(s, len)), c, dt, op);
                 if r.is_err() && result.is_ok() {
                     result = r;
                 }
@@ -94,7 +97,7 @@ pub(crate) unsafe fn allreduce(
             }
             cx.learn(s - 1);
             // The last arriver published the result span (Acquire in wait_release, or our own writes).
-            cx.area().bbuf(s).deliver(&mut out, e0, c);
+            cx.area().bbuf_for(s, len).deliver(&mut out, e0, c);
             cx.set_done(s);
             e0 += c;
             continue;

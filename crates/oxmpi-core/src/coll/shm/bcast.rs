@@ -2,7 +2,8 @@
 //! chunk by chunk, alternating its two halves, and publishes each chunk with
 //! `release`; the others copy (or unpack) it out and report `done`. The root
 //! reuses a half once every rank is done with the chunk two steps back, so the
-//! copies in and out overlap.
+//! copies in and out overlap. A message of at most [`INLINE`](super::INLINE) bytes travels in
+//! the release line instead (same parity rule), with the publication.
 use super::{Session, CHUNK};
 use crate::buf::elems::ElemsMut;
 use crate::datatype::Datatype;
@@ -25,15 +26,23 @@ pub(crate) unsafe fn bcast(
     while off < m {
         let len = CHUNK.min(m - off);
         let s = cx.next();
+        // A message of at most INLINE bytes (the same test on every rank: the
+        // ranks' byte counts match) goes in the release line itself.
         if cx.me == root {
             cx.wait_free(s);
             // Nobody reads the half until we publish it.
-            cx.area().bbuf(s).sub(0, len).pack_in(&buf.as_elems(), off);
+            cx.area()
+                .bbuf_for(s, m)
+                .sub(0, len)
+                .pack_in(&buf.as_elems(), off);
             cx.publish_release(s);
         } else {
             cx.wait_release(s);
             // The root published `len` bytes in the half (Acquire above).
-            cx.area().bbuf(s).sub(0, len).unpack_out(&mut buf, off);
+            cx.area()
+                .bbuf_for(s, m)
+                .sub(0, len)
+                .unpack_out(&mut buf, off);
         }
         // The root reads `done` only to reuse a half (`wait_free`), and is rung then.
         cx.set_done(s);

@@ -28,7 +28,7 @@
 //!
 //! | offset | contents |
 //! |---|---|
-//! | 0 | the release line: `release` (step of the last root publication), `arrive` |
+//! | 0 | the release line: `release` (step of the last root publication), `arrive`, 2 × [`INLINE`] bytes of inline broadcast buffer (by step parity) |
 //! | 64 | the release doorbell (a futex word that wakes every waiter of `release`) |
 //! | 128 | one 128-byte control line per rank: `flag`, `res`, `done`, `wants` |
 //! | next page | the broadcast buffer: 2 × [`CHUNK`] (by step parity) |
@@ -51,7 +51,11 @@
 //!   No rank passes a counted step before its release, so arrivals at the next
 //!   one cannot mix with this one's;
 //! * `wants[i] != 0`: rank i waits for the others' `done` (a buffer to reuse):
-//!   only then do they ring it when they set theirs.
+//!   only then do they ring it when they set theirs; `wanting` (offset 64 of
+//!   rank 0's control line) counts such ranks, so that setting `done` reads one
+//!   word, not every rank's line, when nobody waits (n lines a rank a step, most
+//!   of them last written on the other core: the part of a 16-rank barrier's
+//!   cost that grew with the ranks).
 //!
 //! Buffers alternate by step parity, so a writer at step s only has to know that
 //! every rank is done with step s - 2 ([`Ctx::wait_free`]); most of the time it
@@ -109,7 +113,7 @@ use crate::error::Result;
 use crate::runtime::{engine, Engine};
 use crate::transport::doorbell::{full_fence, waitv_supported, Doorbell};
 use crate::transport::shm::arena::CollArena as Area;
-pub use crate::transport::shm::arena::CHUNK;
+pub use crate::transport::shm::arena::{CHUNK, INLINE};
 
 /// Largest communicator served (the gathers are flat).
 pub const MAX_RANKS: usize = 64;
@@ -485,9 +489,15 @@ impl Ctx<'_> {
     /// Sets `done = s`, ringing the ranks that wait for the others' `done`.
     fn set_done(&self, s: u64) {
         self.set(Counter::Done, s);
-        // Dekker with `wait_free`: our store, fence, load of `wants` against its
-        // store of `wants`, fence, load of `done`: one of the two sees the other.
+        // Dekker with `wait_free`: our store, fence, load of `wanting` against
+        // its increment of `wanting` (after its store of `wants`), fence, load of
+        // `done`: one of the two sees the other. A waiter whose increment we see
+        // (Acquire: its `wants` store is visible too) is found by the scan; one
+        // whose increment we miss sees our `done`.
         full_fence();
+        if self.area().wanting().load(Ordering::Acquire) == 0 {
+            return;
+        }
         for j in (0..self.n).filter(|&j| j != self.me) {
             if self.area().wants(j).load(Ordering::Relaxed) != 0 {
                 self.ring(j);
@@ -517,9 +527,11 @@ impl Ctx<'_> {
         }
         let wants = self.area().wants(self.me);
         wants.store(1, Ordering::Relaxed);
+        self.area().wanting().fetch_add(1, Ordering::SeqCst);
         full_fence();
         self.wait_all(Counter::Done, s - 2);
         wants.store(0, Ordering::Relaxed);
+        self.area().wanting().fetch_sub(1, Ordering::Relaxed);
         let seen = (0..self.n)
             .map(|j| self.counter(Counter::Done, j).load(Ordering::Acquire))
             .min()

@@ -11,9 +11,9 @@
 //!
 //! | offset | contents |
 //! |---|---|
-//! | 0 | the release line: `release`, `arrive` (u64 counters) |
+//! | 0 | the release line: `release`, `arrive` (u64 counters), then 2 × [`INLINE`] bytes of inline broadcast buffer (by step parity) |
 //! | 64 | the release [`Doorbell`] |
-//! | 128 | one 128-byte control line per rank: `flag`, `res`, `done`, `wants` |
+//! | 128 | one 128-byte control line per rank: `flag`, `res`, `done`, `wants`; rank 0's also `wanting` at its offset 64 |
 //! | next page | the broadcast buffer: 2 × [`CHUNK`] (by step parity) |
 //! | then | one data slot per rank: 2 × [`CHUNK`] each (by step parity) |
 //!
@@ -22,8 +22,12 @@
 //!   and [`Stage`] borrows the arena, so none outlives the mapping.
 //! * The control pages hold only `AtomicU64`s and the one `Doorbell` (zero bytes are
 //!   a valid initial state of both: a fresh memfd reads as zeros), at fixed
-//!   8-aligned offsets below the broadcast buffer; nothing else is ever placed there.
-//! * A [`Stage`] is a range of the data pages (broadcast buffer or slots), checked to
+//!   8-aligned offsets below the broadcast buffer, and the inline broadcast buffer
+//!   (bytes 16..64 of the release line, reached only as a [`Stage`], never as a
+//!   counter: `counter` names offsets 0 and 8 of that line only); nothing else is
+//!   ever placed there.
+//! * A [`Stage`] is a range of the data pages (broadcast buffer or slots) or the
+//!   inline broadcast buffer, checked to
 //!   lie inside its parent on every [`Stage::sub`]; no method hands out a Rust
 //!   reference into a stage. The methods that need a slice of one (pack, unpack,
 //!   deliver) make it for the duration of a call that runs no caller code, so within
@@ -51,6 +55,10 @@ use crate::transport::doorbell::Doorbell;
 
 /// Bytes of one buffer half (the broadcast buffer and every rank's slot have two).
 pub const CHUNK: usize = 64 * 1024;
+/// Bytes of one half of the inline broadcast buffer (in the release line, after
+/// `release` and `arrive`): a message that fits reaches the waiters with the line
+/// that publishes it, one cache-line transfer instead of two.
+pub const INLINE: usize = 24;
 const LINE: usize = 128;
 const PAGE: usize = 4096;
 
@@ -200,6 +208,12 @@ impl CollArena {
     pub(crate) fn wants(&self, r: usize) -> &AtomicU64 {
         self.counter(self.lay.ctl + r * LINE + 24)
     }
+    /// How many ranks wait for the others' `done` now (offset 64 of rank 0's
+    /// control line, which nothing else uses), so that setting `done` reads one
+    /// word, not every rank's `wants`, when nobody waits.
+    pub(crate) fn wanting(&self) -> &AtomicU64 {
+        self.counter(self.lay.ctl + 64)
+    }
     /// Rank `r` arrived at (and its slot holds its data of) this step.
     pub(crate) fn flag(&self, r: usize) -> &AtomicU64 {
         self.counter(self.lay.ctl + r * LINE)
@@ -234,6 +248,32 @@ impl CollArena {
     #[inline]
     pub(crate) fn bbuf(&self, par: u64) -> Stage<'_> {
         self.stage(self.lay.bbuf + (par as usize & 1) * CHUNK)
+    }
+
+    /// The inline broadcast buffer of step parity `par` ([`INLINE`] bytes at offset
+    /// 16 of the release line).
+    #[inline]
+    pub(crate) fn inline_bbuf(&self, par: u64) -> Stage<'_> {
+        const _: () = assert!(16 + 2 * INLINE <= 64);
+        Stage {
+            ptr: self
+                .base
+                .as_ptr()
+                .wrapping_add(16 + (par as usize & 1) * INLINE),
+            len: INLINE,
+            _arena: PhantomData,
+        }
+    }
+
+    /// Where a root publication of `bytes` bytes (the same on every rank) of step
+    /// parity `par` goes: the inline half when it fits, else the broadcast half.
+    #[inline]
+    pub(crate) fn bbuf_for(&self, par: u64, bytes: usize) -> Stage<'_> {
+        if bytes <= INLINE {
+            self.inline_bbuf(par)
+        } else {
+            self.bbuf(par)
+        }
     }
 
     /// Rank `r`'s slot of step parity `par` ([`CHUNK`] bytes).
