@@ -187,6 +187,15 @@ pub enum Step {
         src: Slice,
         dst: Slice,
     },
+    /// The bytes of `count` elements of `dt` (only those, not the gaps between
+    /// blocks) from the span `src` to the span `dst` (distinct buffers, both
+    /// starting at the type's `true_lb`, as `util::span` gives them).
+    CopyElems {
+        src: Slice,
+        dst: Slice,
+        count: usize,
+        dt: Datatype,
+    },
     /// `dst = src op dst` over `count` elements of `dt`, both spans starting at
     /// the type's `true_lb` (as `util::span` gives them).
     Reduce {
@@ -212,6 +221,7 @@ impl std::fmt::Debug for Step {
             Step::Pack { dst, .. } => write!(f, "Pack({} bytes)", dst.len),
             Step::Unpack { src, .. } => write!(f, "Unpack({} bytes)", src.len),
             Step::Copy { src, .. } => write!(f, "Copy({} bytes)", src.len),
+            Step::CopyElems { count, .. } => write!(f, "CopyElems({count} elements)"),
             Step::Reduce { count, .. } => write!(f, "Reduce({count} elements)"),
             Step::Fence => f.write_str("Fence"),
         }
@@ -373,6 +383,22 @@ impl Builder {
             return;
         }
         self.push(Step::Copy { src, dst });
+    }
+
+    /// Copies only the elements' bytes of `count` elements of `dt` from the span
+    /// `src` to the span `dst` (distinct buffers, as from `util::span` /
+    /// `util::temp_span`), leaving the gaps of `dst` untouched.
+    pub fn copy_elems(&mut self, src: Slice, dst: Slice, count: usize, dt: &Datatype) {
+        assert_eq!(src.len, dst.len, "copy between spans of different lengths");
+        if src == dst || count == 0 {
+            return;
+        }
+        self.push(Step::CopyElems {
+            src,
+            dst,
+            count,
+            dt: dt.clone(),
+        });
     }
 
     /// `dst = src op dst` over `count` elements whose spans (as from
@@ -624,6 +650,26 @@ impl Schedule {
                     non_null(d, dst.len)?;
                     // SAFETY: both slices are valid for their length (caller memory by the collective's contract, temporaries by construction); `copy` allows overlap.
                     unsafe { std::ptr::copy(s, d, src.len) };
+                }
+                Step::CopyElems {
+                    src,
+                    dst,
+                    count,
+                    dt,
+                } => {
+                    let (src, dst) = (*src, *dst);
+                    non_null(m.addr(src), src.len.max(1))?;
+                    non_null(m.addr(dst), dst.len.max(1))?;
+                    let (s, d) = (m.raw(src), m.raw(dst));
+                    // SAFETY: both spans are valid for their length (caller memory by the collective's contract, temporaries by construction) and distinct buffers (`copy_elems`'s contract); no operation of the schedule touches them while a local step runs.
+                    let (s, d) = unsafe { (s.as_slice(), d.as_mut_slice()) };
+                    let (ext, lb) = (dt.extent(), dt.true_lb());
+                    for i in 0..*count {
+                        dt.for_each_block(i as isize * ext - lb, |at, n| {
+                            let at = at as usize;
+                            d[at..at + n].copy_from_slice(&s[at..at + n]);
+                        });
+                    }
                 }
                 Step::Reduce {
                     src,
