@@ -199,27 +199,14 @@ fn pack_and_unpack_ranges_in_pieces() {
 /// any offset, and unpacked in pieces, agree with the whole stream.
 #[test]
 fn ranges_of_many_blocks_pack_and_unpack_in_pieces() {
-    let byte = Datatype::predefined(Primitive::Byte);
-    let int = Datatype::predefined(Primitive::Int32);
-    let n = 1usize << 23;
-    let v = Datatype::vector(n as i64, 1, 2, &byte).unwrap();
-    let two = Datatype::structure(&[1, 1], &[0, 2 * n as isize + 3], &[v, int]).unwrap();
-    let mut src: Vec<u8> = (0..2 * n + 8).map(|i| (i * 7 + i / 251) as u8).collect();
-    let packed = Region::of_bytes("test", &mut src, 1, &two)
-        .unwrap()
-        .pack_vec();
-    let want: Vec<u8> = (0..n)
-        .map(|i| src[2 * i])
-        .chain(src[2 * n + 3..2 * n + 7].iter().copied())
-        .collect();
-    assert!(packed == want, "packed stream differs");
+    let (n, two, src, packed) = crate::datatype::tests::many_blocks();
     let mut piece = vec![0u8; 1001];
     for from in [0, 1, n - 500, n - 1, n, n + 3] {
         // SAFETY: `src` covers the type map of one element of `two` (the int ends at byte 2n + 7); `piece` is a separate array.
         let got = unsafe { two.pack_range(src.as_ptr(), 1, from, &mut piece) };
         assert_eq!(
             &piece[..got],
-            &want[from..(from + 1001).min(want.len())],
+            &packed[from..(from + 1001).min(packed.len())],
             "piece from {from}"
         );
     }

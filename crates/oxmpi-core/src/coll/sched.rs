@@ -22,7 +22,7 @@
 
 use std::cell::RefCell;
 
-use crate::buf::RawBuf;
+use crate::buf::{RawBuf, RecvBuf, SendBuf};
 use crate::comm::Comm;
 use crate::datatype::Datatype;
 use crate::engine::{SendMode, State};
@@ -89,6 +89,41 @@ impl Slice {
     }
 }
 
+/// `count` elements of `dt` at a caller address (a non-contiguous layout a pack
+/// or unpack step walks), valid until the collective completes by its entry
+/// point's contract, as a [`Base::Addr`] slice is.
+#[derive(Clone, Debug)]
+pub struct Elems {
+    addr: usize,
+    count: usize,
+    dt: Datatype,
+}
+
+impl Elems {
+    /// The caller's elements at `ptr` (the address is only stored here; the
+    /// schedule reads or writes them in its pack and unpack steps).
+    pub fn user(ptr: *const u8, count: usize, dt: &Datatype) -> Elems {
+        Elems {
+            addr: ptr as usize,
+            count,
+            dt: dt.clone(),
+        }
+    }
+
+    /// A layout whose data would start in the null page (NULL passed with a
+    /// count; MPI_BOTTOM with absolute addresses is fine): MPI_ERR_BUFFER
+    /// instead of a dereference.
+    fn check(&self) -> Result<()> {
+        if (self.addr as isize).wrapping_add(self.dt.true_lb()) < 4096 {
+            return Err(MpiError::new(
+                ErrorClass::Buffer,
+                "collective: a buffer is NULL but data go through it".to_string(),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Resolves slices to memory while a local step runs.
 pub struct Memory<'a> {
     arena: &'a mut [u128],
@@ -137,10 +172,29 @@ pub enum Step {
         sub: u8,
     },
     Local(LocalFn),
+    /// Packs the caller's typed elements `src` into `dst` (their packed length).
+    Pack {
+        src: Elems,
+        dst: Slice,
+    },
+    /// Unpacks `src` (the packed length of `dst`) into the caller's typed elements.
+    Unpack {
+        src: Slice,
+        dst: Elems,
+    },
     /// `dst = src` (same length; may overlap).
     Copy {
         src: Slice,
         dst: Slice,
+    },
+    /// The bytes of `count` elements of `dt` (only those, not the gaps between
+    /// blocks) from the span `src` to the span `dst` (distinct buffers, both
+    /// starting at the type's `true_lb`, as `util::span` gives them).
+    CopyElems {
+        src: Slice,
+        dst: Slice,
+        count: usize,
+        dt: Datatype,
     },
     /// `dst = src op dst` over `count` elements of `dt`, both spans starting at
     /// the type's `true_lb` (as `util::span` gives them).
@@ -164,7 +218,10 @@ impl std::fmt::Debug for Step {
                 write!(f, "Recv({} bytes from {peer}, sub-tag {sub})", buf.len)
             }
             Step::Local(_) => f.write_str("Local"),
+            Step::Pack { dst, .. } => write!(f, "Pack({} bytes)", dst.len),
+            Step::Unpack { src, .. } => write!(f, "Unpack({} bytes)", src.len),
             Step::Copy { src, .. } => write!(f, "Copy({} bytes)", src.len),
+            Step::CopyElems { count, .. } => write!(f, "CopyElems({count} elements)"),
             Step::Reduce { count, .. } => write!(f, "Reduce({count} elements)"),
             Step::Fence => f.write_str("Fence"),
         }
@@ -294,6 +351,31 @@ impl Builder {
         self.push(Step::Local(Box::new(f)));
     }
 
+    /// Packs the caller's elements `src` into `dst`, which holds exactly their
+    /// packed bytes.
+    pub fn pack(&mut self, src: Elems, dst: Slice) {
+        assert_eq!(
+            src.count * src.dt.size(),
+            dst.len,
+            "pack into a slice of the wrong length"
+        );
+        if dst.len > 0 {
+            self.push(Step::Pack { src, dst });
+        }
+    }
+
+    /// Unpacks `src`, exactly the packed bytes of the caller's elements `dst`, into them.
+    pub fn unpack(&mut self, src: Slice, dst: Elems) {
+        assert_eq!(
+            dst.count * dst.dt.size(),
+            src.len,
+            "unpack from a slice of the wrong length"
+        );
+        if src.len > 0 {
+            self.push(Step::Unpack { src, dst });
+        }
+    }
+
     /// Copies `src` to `dst` (same length).
     pub fn copy(&mut self, src: Slice, dst: Slice) {
         assert_eq!(src.len, dst.len, "copy between slices of different lengths");
@@ -301,6 +383,22 @@ impl Builder {
             return;
         }
         self.push(Step::Copy { src, dst });
+    }
+
+    /// Copies only the elements' bytes of `count` elements of `dt` from the span
+    /// `src` to the span `dst` (distinct buffers, as from `util::span` /
+    /// `util::temp_span`), leaving the gaps of `dst` untouched.
+    pub fn copy_elems(&mut self, src: Slice, dst: Slice, count: usize, dt: &Datatype) {
+        assert_eq!(src.len, dst.len, "copy between spans of different lengths");
+        if src == dst || count == 0 {
+            return;
+        }
+        self.push(Step::CopyElems {
+            src,
+            dst,
+            count,
+            dt: dt.clone(),
+        });
     }
 
     /// `dst = src op dst` over `count` elements whose spans (as from
@@ -339,6 +437,7 @@ impl Builder {
             parts: Some(parts),
             pc: 0,
             tag: 0,
+            owned: None,
         })
     }
 }
@@ -350,6 +449,10 @@ pub struct Schedule {
     parts: Option<Parts>,
     pc: usize,
     tag: i32,
+    /// Memory the schedule's steps point into and that it owns (heap memory
+    /// that stays put when moved): freed with it, or handed back by
+    /// [`into_owned`](Self::into_owned) once it completed.
+    owned: Option<Vec<u64>>,
 }
 
 impl std::fmt::Debug for Schedule {
@@ -397,6 +500,29 @@ impl Schedule {
 
     pub(crate) fn comm(&self) -> &Comm {
         &self.comm
+    }
+
+    /// Takes ownership of the memory the steps point into (see `owned`).
+    pub(super) fn own(&mut self, words: Vec<u64>) {
+        self.owned = Some(words);
+    }
+
+    /// The memory the schedule owned, back after it completed (nothing in
+    /// flight points into it any more, and the schedule cannot run again).
+    pub(crate) fn into_owned(mut self) -> Result<Vec<u64>> {
+        let parts = self.parts.as_ref().expect("schedule without its parts");
+        if self.pc != parts.steps.len() || !parts.in_flight.is_empty() {
+            return Err(MpiError::new(
+                ErrorClass::Intern,
+                "collective schedule: its buffer taken back before it completed".to_string(),
+            ));
+        }
+        self.owned.take().ok_or_else(|| {
+            MpiError::new(
+                ErrorClass::Intern,
+                "collective schedule: no buffer of its own to hand back".to_string(),
+            )
+        })
     }
 
     pub(crate) fn set_tag(&mut self, tag: i32) {
@@ -492,12 +618,58 @@ impl Schedule {
                     in_flight.push(r);
                 }
                 Step::Local(f) => f(&mut m)?,
+                Step::Pack { src, dst } => {
+                    src.check()?;
+                    non_null(m.addr(*dst), dst.len)?;
+                    let out = m.raw(*dst);
+                    // SAFETY: the caller's elements stay readable until the collective completes by its entry point's contract (as a `Base::Addr` slice does); `out` is a temporary of the schedule's arena or caller memory it writes, disjoint from the elements read (a schedule never packs a buffer into itself), and no operation of the schedule touches it while a local step runs.
+                    let (src, out) = unsafe {
+                        (
+                            SendBuf::from_raw(src.addr as *const u8, src.count, Some(&src.dt)),
+                            out.as_mut_slice(),
+                        )
+                    };
+                    crate::buf::pack(src, out, &mut 0)?;
+                }
+                Step::Unpack { src, dst } => {
+                    dst.check()?;
+                    non_null(m.addr(*src), src.len)?;
+                    let packed = m.raw(*src);
+                    // SAFETY: the caller's elements stay writable and untouched by others until the collective completes by its entry point's contract (as a `Base::Addr` slice does); `packed` is the schedule's temporary or caller memory it reads, disjoint from the elements written, and no operation of the schedule writes it while a local step runs.
+                    let (packed, dst) = unsafe {
+                        (
+                            packed.as_slice(),
+                            RecvBuf::from_raw(dst.addr as *mut u8, dst.count, Some(&dst.dt)),
+                        )
+                    };
+                    crate::buf::unpack(packed, &mut 0, dst)?;
+                }
                 &Step::Copy { src, dst } => {
                     let (s, d) = (m.addr(src), m.addr(dst));
                     non_null(s, src.len)?;
                     non_null(d, dst.len)?;
                     // SAFETY: both slices are valid for their length (caller memory by the collective's contract, temporaries by construction); `copy` allows overlap.
                     unsafe { std::ptr::copy(s, d, src.len) };
+                }
+                Step::CopyElems {
+                    src,
+                    dst,
+                    count,
+                    dt,
+                } => {
+                    let (src, dst) = (*src, *dst);
+                    non_null(m.addr(src), src.len.max(1))?;
+                    non_null(m.addr(dst), dst.len.max(1))?;
+                    let (s, d) = (m.raw(src), m.raw(dst));
+                    // SAFETY: both spans are valid for their length (caller memory by the collective's contract, temporaries by construction) and distinct buffers (`copy_elems`'s contract); no operation of the schedule touches them while a local step runs.
+                    let (s, d) = unsafe { (s.as_slice(), d.as_mut_slice()) };
+                    let (ext, lb) = (dt.extent(), dt.true_lb());
+                    for i in 0..*count {
+                        dt.for_each_block(i as isize * ext - lb, |at, n| {
+                            let at = at as usize;
+                            d[at..at + n].copy_from_slice(&s[at..at + n]);
+                        });
+                    }
                 }
                 Step::Reduce {
                     src,

@@ -8,7 +8,7 @@
 //! datatype after receiving. For contiguous datatypes the "packed" bytes are the
 //! user memory itself and no copy is made.
 
-use super::sched::{Builder, Slice};
+use super::sched::{Builder, Elems, Slice};
 use crate::datatype::Datatype;
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::op::Op;
@@ -29,19 +29,6 @@ pub fn elem_ptr_mut(buf: *mut u8, index: isize, dt: &Datatype) -> *mut u8 {
     buf.wrapping_offset(index * dt.extent())
 }
 
-/// A non-contiguous user buffer whose data would start in the null page (NULL
-/// passed with a count; MPI_BOTTOM with absolute addresses is fine):
-/// MPI_ERR_BUFFER instead of a dereference.
-fn user_mem(base: usize, dt: &Datatype) -> Result<()> {
-    if (base as isize).wrapping_add(dt.true_lb()) < 4096 {
-        return Err(MpiError::new(
-            ErrorClass::Buffer,
-            "collective: a buffer is NULL but data go through it".to_string(),
-        ));
-    }
-    Ok(())
-}
-
 /// Where the bytes of `count` elements of `dt` at `buf` are for the algorithms:
 /// the user memory itself for contiguous types (a slice from `buf + true_lb` of
 /// `count * size` bytes), or a packed temporary filled by a local pack step added
@@ -55,17 +42,7 @@ pub fn packed_input(b: &mut Builder, buf: *const u8, count: usize, dt: &Datatype
         return Slice::user(buf.wrapping_offset(dt.true_lb()), len);
     }
     let tmp = b.temp(len);
-    let (src, dt) = (buf as usize, dt.clone());
-    b.local(move |m| {
-        user_mem(src, &dt)?;
-        let out = m.addr(tmp);
-        // SAFETY: `out` points at a live temporary of `tmp.len` bytes owned by the schedule; `src` holds `count` elements of `dt` by the collective's contract (valid until completion).
-        unsafe {
-            let out = std::slice::from_raw_parts_mut(out, tmp.len);
-            dt.pack(src as *const u8, count, out);
-        }
-        Ok(())
-    });
+    b.pack(Elems::user(buf, count, dt), tmp);
     tmp
 }
 
@@ -90,17 +67,7 @@ pub fn finish_output(b: &mut Builder, out: Slice, buf: *mut u8, count: usize, dt
         return;
     }
     b.fence();
-    let (dst, dt) = (buf as usize, dt.clone());
-    b.local(move |m| {
-        user_mem(dst, &dt)?;
-        let src = m.addr(out);
-        // SAFETY: `src` points at `out.len` live bytes of the schedule's temporary; `dst` can hold `count` elements of `dt` by the collective's contract.
-        unsafe {
-            let packed = std::slice::from_raw_parts(src as *const u8, out.len);
-            dt.unpack(packed, dst as *mut u8, count);
-        }
-        Ok(())
-    });
+    b.unpack(out, Elems::user(buf, count, dt));
 }
 
 /// Packs `count` elements of `dt` at `buf` into `dst` (a packed slice of
@@ -116,17 +83,7 @@ pub fn pack_into(b: &mut Builder, buf: *const u8, count: usize, dt: &Datatype, d
         b.copy(Slice::user(buf.wrapping_offset(dt.true_lb()), len), dst);
         return;
     }
-    let (src, dt) = (buf as usize, dt.clone());
-    b.local(move |m| {
-        user_mem(src, &dt)?;
-        let out = m.addr(dst);
-        // SAFETY: `out` is valid for `dst.len` bytes (temporary or caller memory); `src` holds `count` elements of `dt` by the collective's contract.
-        unsafe {
-            let out = std::slice::from_raw_parts_mut(out, dst.len);
-            dt.pack(src as *const u8, count, out);
-        }
-        Ok(())
-    });
+    b.pack(Elems::user(buf, count, dt), dst);
 }
 
 /// Unpacks the packed slice `src` (`count * size` bytes) into `count` elements of
@@ -142,17 +99,7 @@ pub fn unpack_from(b: &mut Builder, src: Slice, buf: *mut u8, count: usize, dt: 
         b.copy(src, Slice::user_mut(buf.wrapping_offset(dt.true_lb()), len));
         return;
     }
-    let (dst, dt) = (buf as usize, dt.clone());
-    b.local(move |m| {
-        user_mem(dst, &dt)?;
-        let p = m.addr(src);
-        // SAFETY: `p` is valid for `src.len` bytes; `dst` can hold `count` elements of `dt` by the collective's contract.
-        unsafe {
-            let packed = std::slice::from_raw_parts(p as *const u8, src.len);
-            dt.unpack(packed, dst as *mut u8, count);
-        }
-        Ok(())
-    });
+    b.unpack(src, Elems::user(buf, count, dt));
 }
 
 /// Memory span of `count` elements of `dt` (for reductions, which work on the

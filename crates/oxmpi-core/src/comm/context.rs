@@ -41,7 +41,6 @@ use std::sync::{Arc, Mutex};
 
 use super::{Comm, FIRST_DYNAMIC_CONTEXT};
 use crate::coll::sched::Schedule;
-use crate::datatype::{Datatype, Primitive};
 use crate::engine::{State, Task};
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::op::{Op, PredefinedOp};
@@ -287,8 +286,9 @@ struct Agreement {
     comm: Comm,
     tag: i32,
     rounds: Rounds,
-    /// The allreduce's buffer (in place): WORDS mask words, then the flag word.
-    buf: Box<[u64]>,
+    /// The allreduce's buffer (in place): WORDS mask words, then the flag word;
+    /// moved into the round's schedule while it runs.
+    buf: Option<Vec<u64>>,
     sched: Option<Schedule>,
     on_agreed: Option<OnAgreed>,
 }
@@ -305,23 +305,12 @@ impl std::fmt::Debug for Agreement {
 
 impl Agreement {
     fn start_round(&mut self) -> Result<()> {
-        self.rounds.fill(&mut self.buf);
-        let u64t = Datatype::predefined(Primitive::Uint64);
+        // A failed round may have lost the buffer with its schedule.
+        let mut words = self.buf.take().unwrap_or_else(|| vec![0u64; WORDS + 1]);
+        self.rounds.fill(&mut words);
         let band = Op::predefined(PredefinedOp::Band);
-        // The schedule that points into `buf` is owned by this task and dropped before it (see `Drop`).
-        // SAFETY: `buf` is a heap allocation of WORDS + 1 u64s, owned by this task and never reallocated.
-        let b = unsafe {
-            crate::coll::allreduce::build_schedule(
-                self.rounds.call,
-                None,
-                self.buf.as_mut_ptr() as *mut u8,
-                WORDS + 1,
-                &u64t,
-                &band,
-                &self.comm,
-            )?
-        };
-        let mut s = b.build()?;
+        let mut s =
+            crate::coll::allreduce::owned_schedule(self.rounds.call, words, &band, &self.comm)?;
         s.set_tag(self.tag);
         self.sched = Some(s);
         Ok(())
@@ -329,15 +318,17 @@ impl Agreement {
 
     fn step(&mut self, st: &mut State) -> Result<bool> {
         loop {
-            if self.sched.is_none() {
+            let Some(sched) = self.sched.as_mut() else {
                 self.start_round()?;
-            }
-            let finished = self.sched.as_mut().unwrap().advance(st)?;
-            if !finished {
+                continue;
+            };
+            if !sched.advance(st)? {
                 return Ok(false);
             }
-            self.sched = None;
-            if let Some(ctx) = self.rounds.decide(&self.buf)? {
+            let words = self.sched.take().expect("a running round").into_owned()?;
+            let agreed = self.rounds.decide(&words)?;
+            self.buf = Some(words);
+            if let Some(ctx) = agreed {
                 if let Some(f) = self.on_agreed.take() {
                     f(ctx);
                 }
@@ -359,8 +350,6 @@ impl Task for Agreement {
 
 impl Drop for Agreement {
     fn drop(&mut self) {
-        // The schedule points into `buf`: let it go first.
-        self.sched = None;
         self.rounds.drop_hold();
     }
 }
@@ -432,7 +421,7 @@ fn agreement(
         comm: parent.clone(),
         tag,
         rounds: Rounds::new(call, seed(parent.context(), tag), member, blocking),
-        buf: vec![0u64; WORDS + 1].into_boxed_slice(),
+        buf: Some(vec![0u64; WORDS + 1]),
         sched: None,
         on_agreed: Some(on_agreed),
     }

@@ -38,7 +38,7 @@ mod constructors;
 mod layout;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};

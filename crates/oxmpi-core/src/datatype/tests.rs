@@ -393,6 +393,26 @@ fn absurd_sizes_are_errors_not_panics() {
     assert!(Datatype::resized(&int(), isize::MAX, 1).is_err());
 }
 
+/// 8M one-byte blocks (twice the old limit) and an int after them: `(n, the
+/// type, a source covering one element, its packed stream)`, the stream checked
+/// against the bytes the blocks pick. Shared with `buf::tests`.
+pub(crate) fn many_blocks() -> (usize, Datatype, Vec<u8>, Vec<u8>) {
+    let byte = Datatype::predefined(Primitive::Byte);
+    let n = 1usize << 23;
+    let v = Datatype::vector(n as i64, 1, 2, &byte).unwrap();
+    let two = Datatype::structure(&[1, 1], &[0, 2 * n as isize + 3], &[v, int()]).unwrap();
+    let mut src: Vec<u8> = (0..2 * n + 8).map(|i| (i * 7 + i / 251) as u8).collect();
+    let packed = Region::of_bytes("test", &mut src, 1, &two)
+        .unwrap()
+        .pack_vec();
+    let want: Vec<u8> = (0..n)
+        .map(|i| src[2 * i])
+        .chain(src[2 * n + 3..2 * n + 7].iter().copied())
+        .collect();
+    assert!(packed == want, "packed stream differs");
+    (n, two, src, packed)
+}
+
 #[test]
 fn many_blocks_are_kept_by_structure_and_pack_like_a_flat_list() {
     let byte = Datatype::predefined(Primitive::Byte);
@@ -405,19 +425,8 @@ fn many_blocks_are_kept_by_structure_and_pack_like_a_flat_list() {
     let huger = Datatype::contiguous(1 << 20, &huge).unwrap();
     assert_eq!((huger.size(), huger.block_count()), (1 << 51, 1 << 51));
     // 8M blocks (twice the old limit), packed and unpacked, whole and in pieces.
-    let n = 1usize << 23;
-    let v = Datatype::vector(n as i64, 1, 2, &byte).unwrap();
-    let two = Datatype::structure(&[1, 1], &[0, 2 * n as isize + 3], &[v.clone(), int()]).unwrap();
+    let (n, two, _src, _packed) = many_blocks();
     assert_eq!(two.block_count(), n + 1);
-    let mut src: Vec<u8> = (0..2 * n + 8).map(|i| (i * 7 + i / 251) as u8).collect();
-    let packed = Region::of_bytes("test", &mut src, 1, &two)
-        .unwrap()
-        .pack_vec();
-    let want: Vec<u8> = (0..n)
-        .map(|i| src[2 * i])
-        .chain(src[2 * n + 3..2 * n + 7].iter().copied())
-        .collect();
-    assert!(packed == want, "packed stream differs");
     // pack_range/unpack_range of it in pieces: buf::tests.
     // Bounds and blocks agree with the flat description of a smaller copy.
     let small = Datatype::vector(5000, 1, 2, &byte).unwrap();

@@ -30,7 +30,7 @@ mod ring;
 
 use super::api;
 use super::reduce::{check_args, pof2, Io, Red};
-use super::sched::Builder;
+use super::sched::{Builder, Schedule};
 use crate::buf::{BufScope, RecvBuf, SendBuf};
 use crate::comm::Comm;
 use crate::datatype::Datatype;
@@ -178,21 +178,33 @@ fn schedule(
     Ok(b)
 }
 
-/// The point-to-point schedule of an allreduce, for operations built on one
-/// (context-id agreement); the caller sets its tag and runs it.
-///
-/// # Safety
-/// As [`iallreduce`].
-pub(crate) unsafe fn build_schedule(
+/// The point-to-point schedule of an in-place allreduce of `words` (elements of
+/// MPI_UINT64_T) that the schedule owns, for operations built on one
+/// (context-id agreement): the caller sets its tag, runs it, and takes the
+/// result back with [`Schedule::into_owned`].
+pub(crate) fn owned_schedule(
     call: &str,
-    sendbuf: Option<*const u8>,
-    recvbuf: *mut u8,
-    count: usize,
-    dt: &Datatype,
+    mut words: Vec<u64>,
     op: &Op,
     comm: &Comm,
-) -> Result<Builder> {
-    schedule(call, false, sendbuf, recvbuf, count, dt, op, comm)
+) -> Result<Schedule> {
+    let dt = Datatype::predefined_ref(crate::datatype::Primitive::Uint64);
+    // The steps point into the heap allocation of `words`, which moves into the
+    // schedule below and stays put there until it is handed back (completed) or
+    // dropped with the schedule.
+    let b = schedule(
+        call,
+        false,
+        None,
+        words.as_mut_ptr().cast::<u8>(),
+        words.len(),
+        dt,
+        op,
+        comm,
+    )?;
+    let mut s = b.build()?;
+    s.own(words);
+    Ok(s)
 }
 
 /// MPI_Allreduce; `send: None` is MPI_IN_PLACE (the input is `recv`).

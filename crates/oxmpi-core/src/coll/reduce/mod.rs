@@ -216,31 +216,7 @@ impl Red {
         if src == dst {
             return;
         }
-        let dt = self.dt.clone();
-        b.local(move |m| {
-            let (s, d) = (m.addr(src) as usize, m.addr(dst) as usize);
-            if s < 4096 || d < 4096 {
-                return Err(crate::error::MpiError::new(
-                    crate::error::ErrorClass::Buffer,
-                    "collective: a buffer is NULL but data go through it".to_string(),
-                ));
-            }
-            let ext = dt.extent() as usize;
-            let lb = dt.true_lb();
-            for i in 0..count {
-                dt.for_each_block((i * ext) as isize - lb, |at, n| {
-                    // SAFETY: both spans cover `count` elements of `dt` (caller memory by the collective's contract, temporaries sized by span_len), and `at..at+n` is one block of element `i` inside them; the spans are distinct buffers.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(
-                            (s as isize + at) as *const u8,
-                            (d as isize + at) as *mut u8,
-                            n,
-                        )
-                    };
-                });
-            }
-            Ok(())
-        });
+        b.copy_elems(src, dst, count, &self.dt);
     }
 }
 
