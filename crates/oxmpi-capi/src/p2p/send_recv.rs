@@ -58,14 +58,9 @@ unsafe fn isend<C: Count>(
             let (cm, dt, len) = fast_p2p(c, h, buf, count.wide())?;
             // SAFETY: the C caller keeps the buffer (`len` contiguous bytes) until the request completes.
             let data = unsafe { c_bytes(buf, len) };
-            Some(match pt2pt::isend_contig(cm, data, dt, dest, tag) {
-                Ok(r) => {
-                    // SAFETY: `request` is the C caller's non-NULL OUT argument: writable and unaliased (MPI contract).
-                    unsafe { *request = new_p2p_request(r, c) };
-                    Ok(())
-                }
-                Err(e) => Err(e.into()),
-            })
+            let res = pt2pt::isend_contig(cm, data, dt, dest, tag);
+            // SAFETY: `request` is the C caller's non-NULL OUT argument: writable and unaliased (MPI contract).
+            Some(unsafe { put_request(res, request, c) })
         },
         || {
             let a = args(call, c, buf, count, h)?;
@@ -119,6 +114,20 @@ unsafe fn recv<C: Count>(
     )
 }
 
+/// A fast immediate call's outcome: its request handed out through `request`.
+///
+/// Safety: `request` is non-NULL, writable and unaliased.
+unsafe fn put_request(
+    res: Result<oxmpi_core::Request, MpiError>,
+    request: *mut MPI_Request,
+    c: MPI_Comm,
+) -> R<()> {
+    let r = res?;
+    // SAFETY: the caller's promise on `request` (this function's contract).
+    unsafe { *request = new_p2p_request(r, c) };
+    Ok(())
+}
+
 /// A blocking receive's outcome into its OUT status: a failed receive that
 /// matched a message (truncation) still reports it.
 ///
@@ -156,14 +165,9 @@ unsafe fn irecv<C: Count>(
             let (cm, dt, len) = fast_p2p(c, h, buf, count.wide())?;
             // SAFETY: the C caller keeps the buffer (`len` contiguous bytes) until the request completes.
             let data = unsafe { c_bytes_mut(buf, len) };
-            Some(match pt2pt::irecv_contig(cm, data, dt, source, tag) {
-                Ok(r) => {
-                    // SAFETY: `request` is the C caller's non-NULL OUT argument: writable and unaliased (MPI contract).
-                    unsafe { *request = new_p2p_request(r, c) };
-                    Ok(())
-                }
-                Err(e) => Err(e.into()),
-            })
+            let res = pt2pt::irecv_contig(cm, data, dt, source, tag);
+            // SAFETY: `request` is the C caller's non-NULL OUT argument: writable and unaliased (MPI contract).
+            Some(unsafe { put_request(res, request, c) })
         },
         || {
             let a = args(call, c, buf, count, h)?;
