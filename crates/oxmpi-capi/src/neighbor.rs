@@ -10,15 +10,14 @@
 
 use std::ffi::{c_int, c_void};
 
-use oxmpi_core::buf::{Forever, SendBuf};
+use oxmpi_core::buf::Forever;
 use oxmpi_core::coll;
 use oxmpi_core::coll::api_move::Blocks;
-use oxmpi_core::datatype::Datatype;
 use oxmpi_core::error::ErrorClass;
 use oxmpi_core::Comm;
 
-use crate::coll::{count, counts, displs, dtypes, go, go_with, names, Form};
-use crate::conv::bufs::{coll_recv, coll_recv_v, coll_send, coll_send_v};
+use crate::coll::{count, counts, displs, dtypes, go_with, names, Form};
+use crate::conv::bufs::{coll_recv, coll_recv_v, coll_recv_w, coll_send, coll_send_v, coll_send_w};
 use crate::conv::errors::{bad, ffi, out, R};
 use crate::conv::large::{entry, name, ptr::*, Count, Displ};
 use crate::conv::{comm, committed};
@@ -27,7 +26,7 @@ use crate::types::*;
 // ----- neighbourhood collectives --------------------------------------------------------
 
 /// The send buffer of a neighbourhood collective, which has no in-place form.
-fn not_in_place<'a, 'd>(call: &str, s: Option<SendBuf<'a, 'd>>) -> R<SendBuf<'a, 'd>> {
+fn not_in_place<T>(call: &str, s: Option<T>) -> R<T> {
     s.ok_or_else(|| {
         bad(
             ErrorClass::Buffer,
@@ -291,20 +290,23 @@ pub(crate) unsafe fn neighbor_alltoallw<C: Count, D: Displ>(
                 dtypes(call, "recvtypes", rts, indeg)?,
             )
         };
-        let (sts, rts): (Vec<&Datatype>, Vec<&Datatype>) =
-            (sts.iter().collect(), rts.iter().collect());
-        let s = sb as *const u8;
-        let r = rb as *mut u8;
-        use coll::neighbor as nb;
-        go(
+        // SAFETY: `sb` holds the blocks `scs`/`sds`/`sts` describe per destination, and `rb` those of `rcs`/`rds`/`rts` per source, as MPI_Neighbor_alltoallw requires of its C caller, for as long as MPI lets the call use them.
+        let (s, r) = unsafe {
+            (
+                coll_send_w(sb, &scs, &sds, &sts),
+                coll_recv_w(rb, &rcs, &rds, &rts),
+            )
+        };
+        let bufs = (not_in_place(call, s)?, r);
+        use coll::api_move as mv;
+        go_with(
             c,
             call,
             form,
             req,
-            // SAFETY: `s` and `r` hold the blocks `scs`/`sds`/`sts` and `rcs`/`rds`/`rts` describe per neighbour, as MPI_Neighbor_alltoallw requires of its C caller, until this blocking call returns.
-            || unsafe { nb::neighbor_alltoallw(s, &scs, &sds, &sts, r, &rcs, &rds, &rts, &cm) },
-            // SAFETY: as above, and MPI_Ineighbor_alltoallw's caller leaves the buffers alone until the request completes.
-            || unsafe { nb::ineighbor_alltoallw(s, &scs, &sds, &sts, r, &rcs, &rds, &rts, &cm) },
+            bufs,
+            |(s, r)| mv::neighbor_alltoallw(s, r, &cm),
+            |(s, r)| mv::ineighbor_alltoallw(&Forever, s, r, &cm),
         )
     })
 }

@@ -104,20 +104,15 @@ fn unknown_algorithm_name_is_an_error() {
     assert!(run.stderr().contains("nosuch"), "{}", run.stderr());
 }
 
-#[test]
-fn bad_algorithm_variables_fail_at_start_up() {
-    // The program only broadcasts: gatherv never runs, yet the value is refused
-    // when the engine starts, naming the variable, the value and the choices.
-    let run = common::run_env(
-        2,
-        PROG,
-        &["bcast"],
-        &[("OXMPI_GATHERV_ALGORITHM", "binomial")],
-    );
+/// A program that only broadcasts, started with `var=value`, which names no
+/// algorithm of the collective: refused when the engine starts (before the
+/// broadcast), with a message naming the variable, the value and the choices.
+fn refused_at_start_up(var: &str, value: &str, message: &str) {
+    let run = common::run_env(2, PROG, &["bcast"], &[(var, value)]);
     assert_ne!(
         run.code(),
         Some(0),
-        "a gatherv algorithm that does not exist was accepted:\n{}",
+        "{var}={value} was accepted:\n{}",
         run.stdout()
     );
     assert!(
@@ -126,11 +121,31 @@ fn bad_algorithm_variables_fail_at_start_up() {
         run.stdout()
     );
     assert!(
-        run.stderr()
-            .contains("OXMPI_GATHERV_ALGORITHM=\"binomial\" names no gatherv algorithm")
-            && run.stderr().contains("choose one of linear"),
+        run.stderr().contains(message) && run.stderr().contains("choose one of linear"),
         "{}",
         run.stderr()
+    );
+}
+
+#[test]
+fn alltoallw_has_no_shm_algorithm_to_force() {
+    // Alltoallw has no shared-memory path: forcing `shm` is refused when the
+    // engine starts, like any name of no alltoallw algorithm, not run as the default.
+    refused_at_start_up(
+        "OXMPI_ALLTOALLW_ALGORITHM",
+        "shm",
+        "OXMPI_ALLTOALLW_ALGORITHM=\"shm\" names no alltoallw algorithm",
+    );
+}
+
+#[test]
+fn bad_algorithm_variables_fail_at_start_up() {
+    // The program only broadcasts: gatherv never runs, yet the value is refused
+    // when the engine starts, naming the variable, the value and the choices.
+    refused_at_start_up(
+        "OXMPI_GATHERV_ALGORITHM",
+        "binomial",
+        "OXMPI_GATHERV_ALGORITHM=\"binomial\" names no gatherv algorithm",
     );
     // A variable naming no collective (a typo) is refused too, not ignored.
     let run = common::run_env(2, PROG, &["bcast"], &[("OXMPI_BCST_ALGORITHM", "binomial")]);

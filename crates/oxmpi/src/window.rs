@@ -63,6 +63,7 @@ use std::sync::Arc;
 use oxmpi_core::datatype::Datatype as CoreDatatype;
 use oxmpi_core::op::{Op as CoreOp, PredefinedOp};
 use oxmpi_core::rma::{self, Flavor, LockKind, Window as CoreWindow};
+use oxmpi_core::transport::winmem::CallerMem;
 
 use crate::collective::Operation;
 use crate::datatype::{typed_in, typed_out, Datatype, Equivalence};
@@ -179,17 +180,16 @@ impl<'a, T: Equivalence + Copy> Window<'a, T> {
         check_type::<T>(CALL)?;
         let bytes = std::mem::size_of_val(mem);
         // SAFETY: `mem` is borrowed mutably for 'a, which outlives the window, so the memory stays valid and is reached only through the window meanwhile.
-        let core = unsafe {
-            CoreWindow::new(
-                comm.core_comm(),
-                Flavor::Create,
-                mem.as_mut_ptr() as usize,
-                bytes,
-                std::mem::size_of::<T>(),
-                false,
-                CALL,
-            )?
-        };
+        let caller = unsafe { CallerMem::new(mem.as_mut_ptr() as usize, bytes) };
+        let core = CoreWindow::new(
+            comm.core_comm(),
+            Flavor::Create,
+            caller,
+            bytes,
+            std::mem::size_of::<T>(),
+            false,
+            CALL,
+        )?;
         Ok(Window {
             core,
             len: mem.len(),

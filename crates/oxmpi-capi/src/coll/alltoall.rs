@@ -262,17 +262,22 @@ pub(crate) unsafe fn alltoallw<C: Count, D: Displ>(
             rb,
             rcs.iter().zip(&rts).any(|(&k, t)| k > 0 && t.size() > 0),
         )?;
-        let s = sendbuf(sb);
-        let r = rb as *mut u8;
-        go(
+        // SAFETY: unless MPI_IN_PLACE, `sb` holds the blocks `scs`/`sds`/`sts` describe, and `rb` those of `rcs`/`rds`/`rts`, as MPI_Alltoallw requires of its C caller, for as long as MPI lets the call use them.
+        let bufs = unsafe {
+            (
+                coll_send_w(sb, &scs, &sds, &sts),
+                coll_recv_w(rb, &rcs, &rds, &rts),
+            )
+        };
+        use coll::api_move as mv;
+        go_with(
             c,
             call,
             form,
             req,
-            // SAFETY: `s` (unless MPI_IN_PLACE) and `r` hold the blocks `scs`/`sds`/`sts` and `rcs`/`rds`/`rts` describe, as MPI_Alltoallw requires of its C caller, until this blocking call returns.
-            || unsafe { coll::alltoall::alltoallw(s, &scs, &sds, &sts, r, &rcs, &rds, &rts, &cm) },
-            // SAFETY: as above, and MPI_Ialltoallw's caller leaves the buffers alone until the request completes.
-            || unsafe { coll::alltoall::ialltoallw(s, &scs, &sds, &sts, r, &rcs, &rds, &rts, &cm) },
+            bufs,
+            |(s, r)| mv::alltoallw_blocks(s, r, &cm),
+            |(s, r)| mv::ialltoallw_blocks(&Forever, s, r, &cm),
         )
     })
 }

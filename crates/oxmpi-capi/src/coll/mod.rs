@@ -28,7 +28,7 @@ use oxmpi_core::op::Op;
 use oxmpi_core::{Comm, Request};
 
 use crate::abi::*;
-use crate::conv::bufs::{coll_recv, coll_recv_v, coll_send, coll_send_v};
+use crate::conv::bufs::{coll_recv, coll_recv_v, coll_recv_w, coll_send, coll_send_v, coll_send_w};
 use crate::conv::errors::{array, bad, ffi, out, R};
 use crate::conv::large::{entry, name, ptr::*, to_usize, Count, Displ};
 use crate::conv::{comm, committed, new_request, op};
@@ -103,11 +103,6 @@ fn no_overlap(
         ));
     }
     Ok(())
-}
-
-/// A send buffer: `None` for MPI_IN_PLACE.
-fn sendbuf(p: *const c_void) -> Option<*const u8> {
-    (!is_in_place(p)).then_some(p as *const u8)
 }
 
 pub(crate) fn count<C: Count>(call: &str, arg: &str, n: C) -> R<usize> {
@@ -237,40 +232,11 @@ impl Form {
     }
 }
 
-/// Runs the engine call of `form`: `blocking`, `immediate`, or, for the
-/// persistent form, `immediate` once, now, to plan the schedule every
-/// MPI_Start of the new persistent request runs again
-/// (`coll::persistent::plan`). `request` is the immediate or persistent
-/// form's `request` argument, already passed through [`out`]; its error, if
-/// any, is reported here, after the other checks.
-pub(crate) fn go(
-    c: MPI_Comm,
-    call: &'static str,
-    form: Form,
-    request: Option<R<&mut MPI_Request>>,
-    blocking: impl FnOnce() -> CoreResult<()>,
-    immediate: impl FnOnce() -> CoreResult<Request>,
-) -> R<()> {
-    match (form, request) {
-        (Form::Blocking, _) | (_, None) => Ok(blocking()?),
-        (Form::Immediate(_), Some(o)) => {
-            let o = o?;
-            let r = immediate()?;
-            *o = new_request(r, c, None);
-            Ok(())
-        }
-        (Form::Persistent(info, _), Some(o)) => {
-            let o = o?;
-            crate::conv::info_arg(call, info)?;
-            let plan = coll::persistent::plan(call, immediate)?;
-            *o = crate::conv::new_persistent_coll(plan, c);
-            Ok(())
-        }
-    }
-}
-
-/// [`go`] for a call whose core entry points take its buffers' descriptors `bufs`
-/// (made once, handed to whichever form runs).
+/// Runs the engine call of `form` over the call's buffers' descriptors `bufs` (made
+/// once, handed to whichever form runs): `blocking`, `immediate`, or, for the
+/// persistent form, `immediate` once, now, to plan the schedule every MPI_Start of
+/// the new persistent request runs again (`coll::persistent::plan`). `request` is
+/// the immediate or persistent form's `request` argument.
 pub(crate) fn go_with<B>(
     c: MPI_Comm,
     call: &'static str,

@@ -10,7 +10,7 @@
 
 use std::ffi::c_void;
 
-use oxmpi_core::buf::{RecvBuf, SendBuf};
+use oxmpi_core::buf::{RecvBlocks, RecvBuf, SendBlocks, SendBuf};
 use oxmpi_core::datatype::Datatype;
 
 use crate::abi::MPI_IN_PLACE;
@@ -105,6 +105,40 @@ pub unsafe fn coll_recv_v<'d>(
     let base = (p as *mut u8).wrapping_offset(shift);
     // SAFETY: this function's contract; the blocks are where the caller's displacements put them.
     unsafe { RecvBuf::from_raw(base, cap, Some(dt)) }
+}
+
+/// An alltoallw-shaped collective's send blocks (`None` for MPI_IN_PLACE): block
+/// `i` is `counts[i]` elements of `types[i]` at byte displacement `displs[i]` from
+/// `p` (MPI_BOTTOM with absolute addresses included).
+///
+/// # Safety
+/// As [`coll_send`], for every block the call reads.
+pub unsafe fn coll_send_w<'c>(
+    p: *const c_void,
+    counts: &'c [usize],
+    displs: &'c [isize],
+    types: &'c [Datatype],
+) -> Option<SendBlocks<'static, 'c>> {
+    if p as usize == MPI_IN_PLACE {
+        return None;
+    }
+    // SAFETY: this function's contract; the blocks are where the caller's displacements put them.
+    Some(unsafe { SendBlocks::from_raw(p as *const u8, counts, displs, types) })
+}
+
+/// An alltoallw-shaped collective's receive blocks, described as [`coll_send_w`]
+/// describes send blocks.
+///
+/// # Safety
+/// As [`coll_recv`], for every block the call writes (or reads, in place).
+pub unsafe fn coll_recv_w<'c>(
+    p: *mut c_void,
+    counts: &'c [usize],
+    displs: &'c [isize],
+    types: &'c [Datatype],
+) -> RecvBlocks<'static, 'c> {
+    // SAFETY: this function's contract; the blocks are where the caller's displacements put them.
+    unsafe { RecvBlocks::from_raw(p as *mut u8, counts, displs, types) }
 }
 
 #[cfg(test)]

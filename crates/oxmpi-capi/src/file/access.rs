@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::conv::region::{region_in, region_out};
+use oxmpi_core::buf::Loan;
 
 // ----- pointers ------------------------------------------------------------------------------
 
@@ -105,17 +106,33 @@ unsafe fn access<C: Count>(
             Out::Request(r) => {
                 // A collective access completes in the background, on the file's I/O worker.
                 // SAFETY: as above; the buffer stays valid until the request completes (MPI contract).
-                let req = unsafe { f.iaccess(call, pos, coll, dir, buf as *mut u8, n, &dt)? };
+                let req = f.iaccess(call, pos, coll, dir, unsafe { lent(buf, n, &dt, dir) })?;
                 let h = crate::conv::new_request(req, crate::conv::errors::NO_COMM, None);
                 // SAFETY: non-null (checked above), the OUT request (MPI contract).
                 unsafe { *r = h };
             }
             Out::Begin => {
-                // SAFETY: as above.
-                unsafe { f.split_begin(call, pos, dir, buf as *mut u8, n, &dt)? };
+                // SAFETY: as above, until the matching `_end` returns.
+                f.split_begin(call, pos, dir, unsafe { lent(buf, n, &dt, dir) })?;
             }
         }
         Ok(())
+    })
+}
+
+/// The C caller's buffer of a non-blocking or split access, lent until the request
+/// completes (for `_begin`: until `_end` returns).
+///
+/// # Safety
+/// MPI's contract for such a buffer: `n` elements of `dt` at `buf`, readable and
+/// unmodified (a write) or writable and otherwise untouched (a read), stay so until
+/// the access completes, which a `'static` region states.
+unsafe fn lent(buf: *mut c_void, n: usize, dt: &Datatype, dir: Dir) -> Loan {
+    Loan::new(match dir {
+        // SAFETY: this fn's contract.
+        Dir::Write => unsafe { region_in(buf, n, dt) },
+        // SAFETY: this fn's contract.
+        Dir::Read => unsafe { region_out(buf, n, dt) },
     })
 }
 

@@ -2,6 +2,7 @@
 //! behind core's `UserDatarep`.
 
 use super::*;
+use oxmpi_core::buf::Region;
 
 // ----- user data representations ---------------------------------------------------------
 
@@ -87,36 +88,40 @@ impl UserDatarep for CDatarep {
     fn converts_writes(&self) -> bool {
         self.write.is_some()
     }
-    unsafe fn read(
+    fn read(
         &self,
-        user: *mut u8,
-        dt: &Datatype,
+        user: &mut Region<'_, &Datatype>,
         count: usize,
         position: usize,
         file: &[u8],
     ) -> oxmpi_core::Result<()> {
+        let p = user
+            .elements_mut_ptr(position, count)
+            .ok_or_else(|| MpiError::intern("MPI_File_read", "conversion outside the buffer"))?;
         self.convert(
             self.read.expect("converts_reads"),
-            user,
-            dt,
+            p,
+            user.datatype(),
             count,
             position,
             file.as_ptr() as *mut u8,
             "read",
         )
     }
-    unsafe fn write(
+    fn write(
         &self,
-        user: *const u8,
-        dt: &Datatype,
+        user: &Region<'_, &Datatype>,
         count: usize,
         position: usize,
         file: &mut [u8],
     ) -> oxmpi_core::Result<()> {
+        let p = user
+            .elements_ptr(position, count)
+            .ok_or_else(|| MpiError::intern("MPI_File_write", "conversion outside the buffer"))?;
         self.convert(
             self.write.expect("converts_writes"),
-            user as *mut u8,
-            dt,
+            p as *mut u8,
+            user.datatype(),
             count,
             position,
             file.as_mut_ptr(),

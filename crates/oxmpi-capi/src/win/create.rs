@@ -1,6 +1,7 @@
 //! Window creation and destruction, group, info and name.
 
 use super::*;
+use oxmpi_core::transport::winmem::CallerMem;
 
 /// Info keys a window accepts, with the values reported when the program gave none.
 const INFO_DEFAULTS: &[(&str, &str)] = &[
@@ -102,19 +103,21 @@ unsafe fn make(
     let hints = Hints {
         same_op: kv.iter().any(|(k, _)| k == "accumulate_ops"),
     };
-    // SAFETY: forwarded contract (Create: the caller's memory stays valid).
-    let w = unsafe {
-        Window::new_hinted(
-            &cm,
-            flavor,
-            base,
-            size as usize,
-            disp_unit.max(1) as usize,
-            noncontig,
-            hints,
-            call,
-        )?
+    let mem = match flavor {
+        // SAFETY: forwarded contract (Create: the caller's memory stays valid until the window is freed).
+        Flavor::Create => unsafe { CallerMem::new(base, size as usize) },
+        _ => CallerMem::NONE,
     };
+    let w = Window::new_hinted(
+        &cm,
+        flavor,
+        mem,
+        size as usize,
+        disp_unit.max(1) as usize,
+        noncontig,
+        hints,
+        call,
+    )?;
     for (k, v) in INFO_DEFAULTS {
         if !kv.iter().any(|(x, _)| x == k) {
             kv.push((k.to_string(), v.to_string()));

@@ -23,11 +23,30 @@
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct RawBuf {
-    pub addr: usize,
-    pub len: usize,
+    addr: usize,
+    len: usize,
 }
 
 impl RawBuf {
+    /// The start address (for the wire: a rendezvous names the buffer by it).
+    pub fn addr(&self) -> usize {
+        self.addr
+    }
+
+    /// The length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Bytes `off..off + len` of this buffer, valid as long as it is (`None` if they
+    /// reach past its end).
+    pub fn sub(&self, off: usize, len: usize) -> Option<RawBuf> {
+        (off.checked_add(len)? <= self.len).then_some(RawBuf {
+            addr: self.addr + off,
+            len,
+        })
+    }
+
     /// Bytes the caller keeps valid until the operation that receives the descriptor
     /// completes (as [`from_mut_slice`](Self::from_mut_slice), for reading).
     pub fn from_slice(s: &[u8]) -> RawBuf {
@@ -108,6 +127,7 @@ pub(crate) fn try_zeroed_words(n: usize) -> Option<Vec<u128>> {
     Some(unsafe { Vec::from_raw_parts(p, n, n) })
 }
 
+mod blocks;
 mod handle;
 mod lend;
 pub(crate) mod pack;
@@ -115,6 +135,8 @@ mod region;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use blocks::check_w;
+pub use blocks::{RecvBlocks, SendBlocks};
 pub use handle::*;
 pub use lend::*;
 pub use region::*;
@@ -407,6 +429,14 @@ impl<'a, 'd> RecvBuf<'a, 'd> {
     /// As [`SendBuf::span`], writable and ours alone as long as the descriptor.
     pub(crate) fn span(&self) -> Option<RawBuf> {
         covered_span(self.ptr, self.count, self.dt)
+    }
+
+    /// [`span`](Self::span) as bytes exclusively borrowed for `'a` (the descriptor
+    /// is used up: the borrow moves to the slice).
+    pub(crate) fn into_span_bytes(self) -> Option<&'a mut [u8]> {
+        let span = self.span()?;
+        // SAFETY: the constructors' contract: the covered bytes, this one span of them, are writable and ours alone for 'a; `self` is consumed, so nothing else reaches them through it.
+        Some(unsafe { span.as_mut_slice() })
     }
     pub fn count(&self) -> usize {
         self.count

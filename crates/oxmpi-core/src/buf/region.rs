@@ -240,6 +240,43 @@ impl<'a, D: Borrow<Datatype>> Region<'a, D> {
         unsafe { self.dt.borrow().unpack(packed, self.ptr, self.count) };
     }
 
+    /// The base address of a region that holds elements `position..position + n`
+    /// (`None` if it does not), for handing them to C code (a user's conversion
+    /// function) that reads them while `self` is borrowed: the region's contract
+    /// makes them readable then.
+    pub fn elements_ptr(&self, position: usize, n: usize) -> Option<*const u8> {
+        assert!(
+            !self.lent,
+            "a buffer lent to an immediate operation was used again"
+        );
+        (position.checked_add(n)? <= self.count).then_some(self.ptr as *const u8)
+    }
+
+    /// As [`elements_ptr`](Self::elements_ptr), for C code that writes the elements
+    /// (any bytes) while `self` is borrowed exclusively: an exclusive region's contract
+    /// makes them writable and ours alone then.
+    pub fn elements_mut_ptr(&mut self, position: usize, n: usize) -> Option<*mut u8> {
+        assert!(self.excl, "a shared buffer was used for writing");
+        assert!(
+            !self.lent,
+            "a buffer lent to an immediate operation was used again"
+        );
+        (position.checked_add(n)? <= self.count).then_some(self.ptr)
+    }
+
+    /// The same region for as long as `self` is borrowed exclusively (nothing else
+    /// reaches the memory through `self` meanwhile), its datatype borrowed.
+    pub fn reborrow(&mut self) -> Region<'_, &Datatype> {
+        Region {
+            ptr: self.ptr,
+            count: self.count,
+            dt: self.dt.borrow(),
+            excl: self.excl,
+            lent: self.lent,
+            _life: PhantomData,
+        }
+    }
+
     /// [`data_span`](Self::data_span) of an exclusive region not lent to an operation.
     fn writable_span(&mut self) -> Option<(*mut u8, usize)> {
         assert!(self.excl, "a shared buffer was used for writing");
@@ -262,6 +299,59 @@ impl<'a> Region<'a, &Datatype> {
             lent: self.lent,
             _life: PhantomData,
         }
+    }
+}
+
+/// A buffer lent to an operation that runs on another thread (MPI-IO's
+/// non-blocking and split collective accesses run on the file's I/O worker): the
+/// region, its datatype owned, moved whole into the work item, so the thread that
+/// started it holds no descriptor of the memory meanwhile.
+///
+/// Only `'static` descriptors make one, so the proof is the one their constructors
+/// carry: C memory under MPI's rule ([`SendBuf::from_raw`], [`Region::shared`] with
+/// `'a = 'static`: valid, and for a read untouched, until the request completes), or
+/// a Rust borrow lent under a [`BufScope`] (`SendBuf::lend`), which completes the
+/// request before `'a` ends. The request the loan goes with must therefore complete
+/// only after the loan is dropped (the I/O worker drops it with the work item,
+/// before it hands the outcome over).
+#[derive(Debug)]
+pub struct Loan {
+    region: Region<'static>,
+}
+
+impl Loan {
+    /// A `'static` region lent to one request (see the type's proof).
+    pub fn new<D: Borrow<Datatype>>(r: Region<'static, D>) -> Loan {
+        Loan {
+            region: Region {
+                ptr: r.ptr,
+                count: r.count,
+                dt: r.dt.borrow().clone(),
+                excl: r.excl,
+                lent: r.lent,
+                _life: PhantomData,
+            },
+        }
+    }
+
+    /// A send descriptor lent for `'static` (read by the operation).
+    pub fn of_send(b: SendBuf<'static, '_>) -> Loan {
+        Loan::new(Region::from(b))
+    }
+
+    /// A receive descriptor lent for `'static` (written by the operation).
+    pub fn of_recv(b: RecvBuf<'static, '_>) -> Loan {
+        Loan::new(Region::from(b))
+    }
+
+    /// Whether the operation may write the memory (a receive descriptor's loan).
+    pub fn is_exclusive(&self) -> bool {
+        self.region.is_exclusive()
+    }
+
+    /// The lent region, for the operation that holds the loan.
+    pub fn region(&mut self) -> Region<'_, &Datatype> {
+        self.region.reborrow()
     }
 }
 

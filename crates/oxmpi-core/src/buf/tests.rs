@@ -122,3 +122,143 @@ fn zeroed_bytes_cover_the_values() {
     assert_eq!(b.len(), 24);
     assert!(b.iter().all(|&x| x == 0));
 }
+
+#[test]
+fn block_lists_must_fit_their_bytes() {
+    let int = Datatype::predefined(Primitive::Int32);
+    let vec = Datatype::vector(2, 1, 3, &int).unwrap(); // reaches 16 bytes
+    let types = [int.clone(), vec.clone()];
+    let bytes = [0u8; 24];
+    let s = SendBlocks::within("c", "sendbuf", &bytes, &[2, 1], &[0, 8], &types).unwrap();
+    assert_eq!(s.counts(), &[2, 1]);
+    assert_eq!(s.addr(1) as usize - s.addr(0) as usize, 8);
+    let f = |len, d: &[isize]| {
+        let mut out = vec![0u8; len];
+        RecvBlocks::within("c", "recvbuf", &mut out, &[2, 1], d, &types).map(|_| ())
+    };
+    assert!(f(24, &[0, 8]).is_ok());
+    assert_eq!(f(23, &[0, 8]).unwrap_err().class, ErrorClass::Buffer);
+    assert_eq!(f(64, &[-4, 8]).unwrap_err().class, ErrorClass::Buffer);
+    // Empty blocks reach nothing, wherever they point.
+    let mut none = [0u8; 0];
+    assert!(RecvBlocks::within("c", "recvbuf", &mut none, &[0, 0], &[-5, 99], &types).is_ok());
+    // Fewer displacements or datatypes than counts: MPI_ERR_ARG, not an index panic.
+    let e = SendBlocks::within("c", "sendbuf", &bytes, &[1, 1], &[0], &types).unwrap_err();
+    assert_eq!(e.class, ErrorClass::Arg);
+    let e = SendBlocks::within("c", "sendbuf", &bytes, &[1, 1, 1], &[0, 4, 8], &types);
+    assert_eq!(e.unwrap_err().class, ErrorClass::Arg);
+}
+
+#[test]
+fn raw_sub_ranges_stay_inside() {
+    let mut b = [0u8; 16];
+    let r = RawBuf::from_mut_slice(&mut b);
+    let s = r.sub(4, 12).unwrap();
+    assert_eq!((s.addr() - r.addr(), s.len()), (4, 12));
+    assert!(r.sub(4, 13).is_none());
+    assert!(r.sub(usize::MAX, 2).is_none());
+    assert_eq!(r.sub(16, 0).unwrap().len(), 0);
+}
+
+/// `pack_range` in odd chunks equals `pack`; `unpack_range` in pieces equals `unpack`
+/// (a strided vector of ints, datatype::tests' `partial_unpack_and_ranges`).
+#[test]
+fn pack_and_unpack_ranges_in_pieces() {
+    let int = Datatype::predefined(Primitive::Int32);
+    let v = Datatype::vector(3, 1, 2, &int).unwrap();
+    let mut src: Vec<i32> = (0..12).collect();
+    let packed = Region::of_bytes("test", as_bytes_mut(&mut src), 2, &v)
+        .unwrap()
+        .pack_vec();
+    let mut again = vec![0u8; 24];
+    let mut from = 0;
+    while from < 24 {
+        let end = (from + 7).min(24);
+        // SAFETY: 2 elements of `v` (extent 20 bytes, the last int at byte 36) from src[0] stay within src's 12 ints; `again` is a separate array.
+        let n = unsafe { v.pack_range(src.as_ptr() as *const u8, 2, from, &mut again[from..end]) };
+        assert_eq!(n, end - from);
+        from = end;
+    }
+    assert_eq!(again, packed);
+    let mut tail = [0u8; 8];
+    assert_eq!(
+        // SAFETY: as above; `tail` is a separate array.
+        unsafe { v.pack_range(src.as_ptr() as *const u8, 2, 20, &mut tail) },
+        4
+    );
+    let mut dst = vec![-1i32; 12];
+    for (a, b) in [(0, 3), (3, 13), (13, 24)] {
+        // SAFETY: `dst` (12 ints) covers the type map of 2 elements of `v`; `packed` is a separate array.
+        unsafe { v.unpack_range(&packed[a..b], dst.as_mut_ptr() as *mut u8, 2, a) };
+    }
+    assert_eq!(dst, vec![0, -1, 2, -1, 4, 5, -1, 7, -1, 9, -1, -1]);
+}
+
+/// Ranges of a type of 8M blocks kept by structure (datatype::tests'
+/// `many_blocks_are_kept_by_structure_and_pack_like_a_flat_list`): pieces packed from
+/// any offset, and unpacked in pieces, agree with the whole stream.
+#[test]
+fn ranges_of_many_blocks_pack_and_unpack_in_pieces() {
+    let byte = Datatype::predefined(Primitive::Byte);
+    let int = Datatype::predefined(Primitive::Int32);
+    let n = 1usize << 23;
+    let v = Datatype::vector(n as i64, 1, 2, &byte).unwrap();
+    let two = Datatype::structure(&[1, 1], &[0, 2 * n as isize + 3], &[v, int]).unwrap();
+    let mut src: Vec<u8> = (0..2 * n + 8).map(|i| (i * 7 + i / 251) as u8).collect();
+    let packed = Region::of_bytes("test", &mut src, 1, &two)
+        .unwrap()
+        .pack_vec();
+    let want: Vec<u8> = (0..n)
+        .map(|i| src[2 * i])
+        .chain(src[2 * n + 3..2 * n + 7].iter().copied())
+        .collect();
+    assert!(packed == want, "packed stream differs");
+    let mut piece = vec![0u8; 1001];
+    for from in [0, 1, n - 500, n - 1, n, n + 3] {
+        // SAFETY: `src` covers the type map of one element of `two` (the int ends at byte 2n + 7); `piece` is a separate array.
+        let got = unsafe { two.pack_range(src.as_ptr(), 1, from, &mut piece) };
+        assert_eq!(
+            &piece[..got],
+            &want[from..(from + 1001).min(want.len())],
+            "piece from {from}"
+        );
+    }
+    let mut dst = vec![0u8; src.len()];
+    for (a, b) in [(0, 3), (3, n - 1), (n - 1, n + 2), (n + 2, n + 4)] {
+        // SAFETY: `dst` covers the type map of one element of `two`.
+        unsafe { two.unpack_range(&packed[a..b], dst.as_mut_ptr(), 1, a) };
+    }
+    let mut expect = vec![0u8; src.len()];
+    for i in 0..n {
+        expect[2 * i] = src[2 * i];
+    }
+    expect[2 * n + 3..2 * n + 7].copy_from_slice(&src[2 * n + 3..2 * n + 7]);
+    assert!(dst == expect, "unpacked layout differs");
+}
+
+#[test]
+fn a_loan_keeps_its_direction_and_elements() {
+    let int = Datatype::predefined(Primitive::Int32);
+    static SRC: [i32; 3] = [1, 2, 3];
+    let mut w = Loan::of_send(SendBuf::slice(&SRC));
+    assert!(!w.is_exclusive());
+    assert_eq!(w.region().count(), 3);
+    assert_eq!(w.region().bytes().unwrap(), as_bytes(&SRC));
+    let dst: &'static mut [i32] = Box::leak(Box::new([0i32; 4]));
+    let mut r = Loan::of_recv(RecvBuf::typed(as_bytes_mut(dst), 4, &int).unwrap());
+    assert!(r.is_exclusive());
+    r.region().unpack(as_bytes(&[7i32, 8, 9, 10]));
+    assert_eq!(r.region().bytes().unwrap(), as_bytes(&[7i32, 8, 9, 10]));
+}
+
+#[test]
+fn element_pointers_are_given_only_for_elements_in_the_region() {
+    let mut v = [0i32; 4];
+    let int = Datatype::predefined(Primitive::Int32);
+    let mut r = Region::of_bytes("test", as_bytes_mut(&mut v), 4, &int).unwrap();
+    assert!(r.elements_ptr(1, 3).is_some());
+    assert!(r.elements_ptr(2, 3).is_none());
+    assert!(r.elements_ptr(usize::MAX, 2).is_none());
+    assert!(r.elements_mut_ptr(0, 4).is_some());
+    assert!(r.elements_mut_ptr(4, 1).is_none());
+}

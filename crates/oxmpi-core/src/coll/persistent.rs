@@ -25,12 +25,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::api::{iallreduce, ibcast, iexscan, ireduce, iscan};
 use super::api_move::{
-    iallgather, iallgatherv, ialltoall, ialltoallv, ialltoallw, igather, igatherv,
-    ineighbor_allgather, ineighbor_allgatherv, ineighbor_alltoall, ineighbor_alltoallv,
-    ireduce_scatter, ireduce_scatter_block, iscatter, iscatterv, Blocks, WBlocks,
+    iallgather, iallgatherv, ialltoall, ialltoallv, ialltoallw, ialltoallw_blocks, igather,
+    igatherv, ineighbor_allgather, ineighbor_allgatherv, ineighbor_alltoall, ineighbor_alltoallv,
+    ineighbor_alltoallw, ireduce_scatter, ireduce_scatter_block, iscatter, iscatterv, Blocks,
+    WBlocks,
 };
 use super::sched::{Builder, Schedule};
-use crate::buf::{BufScope, RecvBuf, SendBuf};
+use crate::buf::{BufScope, RecvBlocks, RecvBuf, SendBlocks, SendBuf};
 use crate::comm::Comm;
 use crate::engine::{PersistentSpec, ReqKind, State, Task};
 use crate::error::{MpiError, Result};
@@ -474,5 +475,31 @@ pub fn neighbor_alltoallv_init<'a>(
 ) -> Result<Request> {
     init(scope, "MPI_Neighbor_alltoallv_init", |p| {
         ineighbor_alltoallv(p, send, sb, recv, rb, comm)
+    })
+}
+
+/// MPI_Alltoallw_init over per-peer block lists (as [`ialltoallw_blocks`]; the
+/// arrays and datatypes are read here, once).
+pub fn alltoallw_blocks_init<'a>(
+    scope: &impl BufScope<'a>,
+    send: Option<SendBlocks<'a, '_>>,
+    recv: RecvBlocks<'a, '_>,
+    comm: &Comm,
+) -> Result<Request> {
+    init(scope, "MPI_Alltoallw_init", |p| {
+        ialltoallw_blocks(p, send, recv, comm)
+    })
+}
+
+/// MPI_Neighbor_alltoallw_init (as [`ineighbor_alltoallw`]; the arrays and
+/// datatypes are read here, once).
+pub fn neighbor_alltoallw_init<'a>(
+    scope: &impl BufScope<'a>,
+    send: SendBlocks<'a, '_>,
+    recv: RecvBlocks<'a, '_>,
+    comm: &Comm,
+) -> Result<Request> {
+    init(scope, "MPI_Neighbor_alltoallw_init", |p| {
+        ineighbor_alltoallw(p, send, recv, comm)
     })
 }

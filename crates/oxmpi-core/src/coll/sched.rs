@@ -112,6 +112,15 @@ impl Memory<'_> {
     }
 }
 
+impl Memory<'_> {
+    /// A slice as the in-flight descriptor the engine's sends and receives take.
+    fn raw(&mut self, s: Slice) -> RawBuf {
+        let p = self.addr(s);
+        // SAFETY: caller memory stays valid (and a receive's untouched) until the collective completes, by its entry point's descriptors; a temporary is in the schedule's arena (heap memory that stays put), which the schedule holds while its requests are in flight.
+        unsafe { RawBuf::from_ptr(p, s.len) }
+    }
+}
+
 /// Local work of a step: copies, reductions, packing. `Fn`, not `FnOnce`: a
 /// persistent collective runs its schedule again at every start.
 pub type LocalFn = Box<dyn Fn(&mut Memory<'_>) -> Result<()> + Send>;
@@ -465,10 +474,7 @@ impl Schedule {
                         source: self.comm.wire_rank(self.comm.rank()),
                         tag,
                     };
-                    let raw = RawBuf {
-                        addr: m.addr(buf) as usize,
-                        len: buf.len,
-                    };
+                    let raw = m.raw(buf);
                     let r = st.start_send(world, env, raw, SendMode::Standard)?;
                     in_flight.push(r);
                 }
@@ -481,10 +487,7 @@ impl Schedule {
                         source: self.comm.wire_rank(peer),
                         tag,
                     };
-                    let raw = RawBuf {
-                        addr: m.addr(buf) as usize,
-                        len: buf.len,
-                    };
+                    let raw = m.raw(buf);
                     let r = st.post_recv(raw, pat);
                     in_flight.push(r);
                 }

@@ -149,8 +149,7 @@ impl Table {
 }
 
 /// Every collective with an `OXMPI_<OP>_ALGORITHM` variable, and its table
-/// (reduce_scatter_block and exscan share their sibling's algorithms, the
-/// alltoallw those of alltoallv).
+/// (reduce_scatter_block and exscan share their sibling's algorithms).
 pub(crate) const FORCEABLE: &[&str] = &[
     "barrier",
     "bcast",
@@ -218,7 +217,8 @@ pub(crate) fn table(op: &str) -> Option<&'static Table> {
         "allgather" => &allgather::TABLE,
         "allgatherv" => &allgather::V_TABLE,
         "alltoall" => &alltoall::TABLE,
-        "alltoallv" | "alltoallw" => &alltoall::V_TABLE,
+        "alltoallv" => &alltoall::V_TABLE,
+        "alltoallw" => &alltoall::W_TABLE,
         "reduce" => &reduce::TABLE,
         "allreduce" => &allreduce::TABLE,
         "reduce_scatter" | "reduce_scatter_block" => &reduce_scatter::TABLE,
@@ -673,6 +673,19 @@ mod tests {
             "{}",
             e.message
         );
+        let e = check_value("alltoallw", Some("shm")).unwrap_err();
+        assert_eq!(e.class, ErrorClass::Arg);
+        assert!(
+            e.message.contains("OXMPI_ALLTOALLW_ALGORITHM=\"shm\" names no alltoallw algorithm (shm is an algorithm of"),
+            "{}",
+            e.message
+        );
+        assert!(
+            e.message
+                .contains("choose one of linear (any counts), pairwise (any counts), or auto"),
+            "{}",
+            e.message
+        );
         let e = check_value("allreduc", Some("ring")).unwrap_err();
         assert!(
             e.message
@@ -748,7 +761,9 @@ mod tests {
 
     #[test]
     fn choices_are_the_table_in_order() {
-        assert_eq!(choices("alltoallw"), ["linear", "pairwise", "shm"]);
+        assert_eq!(choices("alltoallv"), ["linear", "pairwise", "shm"]);
+        // Alltoallw has no shared-memory path: `shm` is no choice of it.
+        assert_eq!(choices("alltoallw"), ["linear", "pairwise"]);
         assert_eq!(choices("exscan"), ["recursive_doubling", "linear"]);
         assert!(choices("nosuch").is_empty());
     }

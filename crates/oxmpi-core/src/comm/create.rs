@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use super::{context, Comm};
-use crate::datatype::{Datatype, Primitive};
+use crate::buf::{RecvBuf, SendBuf};
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::request::Request;
 
@@ -128,19 +128,12 @@ fn split_named(
     }
     let mine = [color.unwrap_or(NO_COLOR), key];
     let mut all = vec![0i32; 2 * n];
-    let int = Datatype::predefined(Primitive::Int);
-    // SAFETY: `mine` holds 2 ints, `all` 2 per rank; both outlive the blocking call.
-    unsafe {
-        crate::coll::allgather::allgather(
-            Some(mine.as_ptr() as *const u8),
-            2,
-            &int,
-            all.as_mut_ptr() as *mut u8,
-            2,
-            &int,
-            comm,
-        )?;
-    }
+    crate::coll::api_move::allgather(
+        Some(SendBuf::slice(&mine)),
+        RecvBuf::slice(&mut all),
+        2,
+        comm,
+    )?;
     let ctx = context::agree_for(comm, call, color.is_some())?;
     let Some(color) = color else {
         return Ok(None);
@@ -183,7 +176,6 @@ fn split_combined(
 ) -> Result<Option<Comm>> {
     const W: usize = context::ROUND_WORDS;
     let n = comm.size() as usize;
-    let u64t = Datatype::predefined(Primitive::Uint64);
     let mut all = vec![0u64; (1 + W) * n];
     let mut first = true;
     let seed = (
@@ -202,18 +194,12 @@ fn split_combined(
         let mut mine = [0u64; 1 + W];
         mine[0] = ((color.unwrap_or(NO_COLOR) as u32 as u64) << 32) | key as u32 as u64;
         mine[1..].copy_from_slice(buf);
-        // SAFETY: `mine` holds 1 + W u64s, `all` 1 + W per rank; both outlive the blocking call.
-        unsafe {
-            crate::coll::allgather::allgather(
-                Some(mine.as_ptr() as *const u8),
-                1 + W,
-                &u64t,
-                all.as_mut_ptr() as *mut u8,
-                1 + W,
-                &u64t,
-                comm,
-            )?;
-        }
+        crate::coll::api_move::allgather(
+            Some(SendBuf::slice(&mine)),
+            RecvBuf::slice(&mut all),
+            1 + W,
+            comm,
+        )?;
         for (w, b) in buf.iter_mut().enumerate() {
             *b = (0..n).fold(!0u64, |a, r| a & all[r * (1 + W) + 1 + w]);
         }

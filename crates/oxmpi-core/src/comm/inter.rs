@@ -11,8 +11,7 @@
 use std::sync::Arc;
 
 use super::{context, Comm};
-use crate::buf::{RawBuf, RecvBuf, SendBuf};
-use crate::datatype::{Datatype, Primitive};
+use crate::buf::{BufScope, RawBuf, RecvBuf, SendBuf};
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::op::{Op, PredefinedOp};
 use crate::pt2pt::{self, SendMode};
@@ -228,30 +227,32 @@ fn leaders_swap_words(
     let bytes = u64s_as_bytes(mine);
     let mut got = vec![0u8; bytes.len()];
     let ctx = inter.coll_context();
-    // SAFETY: both buffers outlive the waits below.
-    let (mut s, mut r) = unsafe {
-        (
-            pt2pt::isend_on(
-                inter,
-                ctx,
-                call,
-                RawBuf::from_ptr(bytes.as_ptr(), bytes.len()),
-                0,
-                0x3fff_fff0,
-                SendMode::Standard,
-            )?,
-            pt2pt::irecv_on(
-                inter,
-                ctx,
-                call,
-                RawBuf::from_ptr(got.as_mut_ptr(), got.len()),
-                0,
-                0x3fff_fff0,
-            )?,
-        )
-    };
-    pt2pt::wait(&mut s)?;
-    pt2pt::wait(&mut r)?;
+    // The buffers are borrowed for the scope, which completes both requests (also
+    // one an error left in flight) before it ends.
+    crate::buf::scope(|sc| -> Result<()> {
+        let mut s = pt2pt::isend_on(
+            inter,
+            ctx,
+            call,
+            RawBuf::from_slice(&bytes),
+            0,
+            0x3fff_fff0,
+            SendMode::Standard,
+        )?;
+        sc.enter(s);
+        let mut r = pt2pt::irecv_on(
+            inter,
+            ctx,
+            call,
+            RawBuf::from_mut_slice(&mut got),
+            0,
+            0x3fff_fff0,
+        )?;
+        sc.enter(r);
+        pt2pt::wait(&mut s)?;
+        pt2pt::wait(&mut r)?;
+        Ok(())
+    })?;
     theirs.copy_from_slice(&bytes_as_u64s(&got));
     Ok(())
 }
@@ -298,19 +299,12 @@ pub fn intercomm_split(
     let mine = [color.unwrap_or(super::create::NO_COLOR), key];
     let rsize = inter.peer_group_size() as usize;
     let mut theirs = vec![0i32; 2 * rsize];
-    let int = Datatype::predefined(Primitive::Int);
-    // SAFETY: `mine` holds 2 ints, `theirs` 2 per remote rank; both outlive the blocking call.
-    unsafe {
-        crate::coll::allgather::allgather(
-            Some(mine.as_ptr() as *const u8),
-            2,
-            &int,
-            theirs.as_mut_ptr() as *mut u8,
-            2,
-            &int,
-            inter,
-        )?;
-    }
+    crate::coll::api_move::allgather(
+        Some(SendBuf::slice(&mine)),
+        RecvBuf::slice(&mut theirs),
+        2,
+        inter,
+    )?;
     let new_local = super::create::split(local, color, key)?;
     let mut members: Vec<(i32, usize)> = match color {
         Some(c) => (0..rsize)

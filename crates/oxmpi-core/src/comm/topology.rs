@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::create;
 use super::Comm;
-use crate::datatype::{Datatype, Primitive};
+use crate::buf::{RecvBuf, SendBuf};
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::topo::{Cart, DistGraph, DistGraphEdges, Graph, Topology};
 
@@ -123,21 +123,14 @@ pub fn dist_graph_create(comm: &Comm, edges: &DistGraphEdges, _reorder: bool) ->
     mine.push(edges.weights.is_some() as i32);
     mine.extend(edges.weights.iter().flatten());
     let n = comm.size() as usize;
-    let int = Datatype::predefined(Primitive::Int);
     let mut counts = vec![0i32; n];
     let len = [mine.len() as i32];
-    // SAFETY: buffers hold the counts given and outlive the blocking calls.
-    unsafe {
-        crate::coll::allgather::allgather(
-            Some(len.as_ptr() as *const u8),
-            1,
-            &int,
-            counts.as_mut_ptr() as *mut u8,
-            1,
-            &int,
-            comm,
-        )?;
-    }
+    crate::coll::api_move::allgather(
+        Some(SendBuf::slice(&len)),
+        RecvBuf::slice(&mut counts),
+        1,
+        comm,
+    )?;
     let ucounts: Vec<usize> = counts.iter().map(|&c| c as usize).collect();
     let displs: Vec<isize> = ucounts
         .iter()
@@ -149,19 +142,13 @@ pub fn dist_graph_create(comm: &Comm, edges: &DistGraphEdges, _reorder: bool) ->
         .collect();
     let total: usize = ucounts.iter().sum();
     let mut all = vec![0i32; total];
-    // SAFETY: as above; `all` holds the sum of every rank's count.
-    unsafe {
-        crate::coll::allgather::allgatherv(
-            Some(mine.as_ptr() as *const u8),
-            mine.len(),
-            &int,
-            all.as_mut_ptr() as *mut u8,
-            &ucounts,
-            &displs,
-            &int,
-            comm,
-        )?;
-    }
+    crate::coll::api_move::allgatherv(
+        Some(SendBuf::slice(&mine)),
+        RecvBuf::slice(&mut all),
+        &ucounts,
+        &displs,
+        comm,
+    )?;
     let mut contributions = Vec::with_capacity(n);
     for r in 0..n {
         let v = &all[displs[r] as usize..displs[r] as usize + ucounts[r]];

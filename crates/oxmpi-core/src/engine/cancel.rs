@@ -78,7 +78,7 @@ impl State {
                 if let Some(pos) = pos {
                     let item = self.peers[peer as usize].outbox.remove(pos).unwrap();
                     if let OutItem::Eager { data, .. } = item {
-                        self.peers[peer as usize].credit += credit_cost(data.len) as i64;
+                        self.peers[peer as usize].credit += credit_cost(data.len()) as i64;
                     }
                     if let Some(e) = self.reqs.get_mut(r) {
                         e.status.cancelled = true;

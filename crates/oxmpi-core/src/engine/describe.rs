@@ -31,7 +31,9 @@ impl State {
                 ReqKind::Send(s) => crate::diag::Pending {
                     what: format!(
                         "send to world rank {} (tag {}, {} bytes)",
-                        s.peer, e.status.tag, s.data.len
+                        s.peer,
+                        e.status.tag,
+                        s.data.len()
                     ),
                     peer_world: Some(s.peer),
                     ctx: Some(s.context),

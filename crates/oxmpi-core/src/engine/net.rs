@@ -231,13 +231,13 @@ fn land_data(reqs: &Slab, first: &[u8], rest: usize) -> Option<usize> {
     }
     let off = usize::try_from(h.len).ok()?;
     let end = off.checked_add(data.len())?.checked_add(rest)?;
-    if off < r.received || end > r.buf.len || end > r.total {
+    if off < r.received || end > r.buf.len() || end > r.total {
         return None;
     }
     // SAFETY: receive `h.rreq` is active, so its buffer is writable and unaliased.
     let dst = unsafe { r.buf.as_mut_slice() };
     dst[off..off + data.len()].copy_from_slice(data);
-    Some(r.buf.addr + off + data.len())
+    Some(r.buf.addr() + off + data.len())
 }
 
 impl State {

@@ -84,7 +84,7 @@ impl State {
             if let std::collections::hash_map::Entry::Occupied(o) = self.unexp.entry(id) {
                 let m = o.get();
                 let whole = match &m.body {
-                    Body::Eager { data, total } => data.len() == *total && *total <= buf.len,
+                    Body::Eager { data, total } => data.len() == *total && *total <= buf.len(),
                     Body::Rts { .. } => false,
                 };
                 if whole && (m.sig == 0 || sig == 0 || m.sig == sig) {
@@ -209,7 +209,7 @@ impl State {
         // agreeing, held by its owner) completes here with one look-up of the
         // request: what `finish_recv` and `complete` do for it, without their two
         // look-ups and the error's `Option` (bench/PROFILE.md, rate21).
-        if r.bad_sig == 0 && r.unpack.is_none() && src.len() <= r.buf.len && !e.detached {
+        if r.bad_sig == 0 && r.unpack.is_none() && src.len() <= r.buf.len() && !e.detached {
             // SAFETY: receive `req` is active, so its buffer is writable and unaliased.
             let dst = unsafe { r.buf.as_mut_slice() };
             copy_small(dst, src);
@@ -222,7 +222,7 @@ impl State {
         let n = if r.bad_sig != 0 {
             0
         } else {
-            src.len().min(buf.len)
+            src.len().min(buf.len())
         };
         // SAFETY: receive `req` is active, so its buffer is writable and unaliased.
         let dst = unsafe { buf.as_mut_slice() };
@@ -233,7 +233,7 @@ impl State {
     pub(super) fn finish_recv(&mut self, req: Request, env: Envelope, total: usize) {
         let cap = match self.reqs.get_mut(req).map(|e| &mut e.kind) {
             Some(ReqKind::Recv(r)) if r.bad_sig != 0 => {
-                let (sent, want, cap) = (r.bad_sig, r.sig, r.buf.len);
+                let (sent, want, cap) = (r.bad_sig, r.sig, r.buf.len());
                 r.unpack = None;
                 use crate::datatype::sigcheck::{describe_message, describe_receive};
                 let err = MpiError::new(
@@ -255,7 +255,7 @@ impl State {
                     // SAFETY: the receive's creator promised `dst` holds `count` elements of `dt` (entry-point contract); `got` bytes of the temporary are the message, at most `count` elements' worth.
                     unsafe { u.dt.unpack(&u.temp[..got], u.dst as *mut u8, u.count) };
                 }
-                r.buf.len
+                r.buf.len()
             }
             _ => return,
         };
@@ -340,10 +340,10 @@ impl State {
             return;
         };
         let buf = r.buf;
-        if offset >= buf.len || r.bad_sig != 0 {
+        if offset >= buf.len() || r.bad_sig != 0 {
             return;
         }
-        let n = src.len().min(buf.len - offset);
+        let n = src.len().min(buf.len() - offset);
         // SAFETY: receive `req` is active, so its buffer is writable and unaliased.
         let dst = unsafe { buf.as_mut_slice() };
         dst[offset..offset + n].copy_from_slice(&src[..n]);

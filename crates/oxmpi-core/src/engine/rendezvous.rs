@@ -50,7 +50,7 @@ impl State {
             return;
         };
         let buf = r.buf;
-        let n = total.min(buf.len);
+        let n = total.min(buf.len());
         if r.bad_sig != 0 {
             // Mismatched signature: take nothing, but let the sender finish.
             self.finish_recv(req, env, total);
@@ -63,13 +63,7 @@ impl State {
         }
         if from == self.me {
             // SAFETY: the self send at `addr` is active (it waits for this match); the receive buffer is active; they may not overlap by MPI's rules.
-            let src = unsafe {
-                RawBuf {
-                    addr: addr as usize,
-                    len: n,
-                }
-                .as_slice()
-            };
+            let src = unsafe { RawBuf::from_ptr(addr as *const u8, n).as_slice() };
             // SAFETY: receive `req` is active, so its buffer is writable and unaliased.
             let dst = unsafe { buf.as_mut_slice() };
             dst[..n].copy_from_slice(src);
@@ -153,7 +147,7 @@ impl State {
             tag: id as i32,
             len: n as u64,
             sreq,
-            rreq: buf.addr as u64,
+            rreq: buf.addr() as u64,
             sig: chunk as u64,
         };
         self.ctrl(from, help);
@@ -162,14 +156,11 @@ impl State {
             let off = c as usize * chunk;
             let len = chunk.min(n - off);
             // The sender writes only the chunks it claimed, never this one.
+            let chunk_buf = buf
+                .sub(off, len)
+                .expect("a claimed chunk lies inside the receive");
             // SAFETY: receive `req` is active: its `n`+ bytes are ours; we borrow just this chunk.
-            let dst = unsafe {
-                RawBuf {
-                    addr: buf.addr + off,
-                    len,
-                }
-                .as_mut_slice()
-            };
+            let dst = unsafe { chunk_buf.as_mut_slice() };
             let ok = cma::read_remote(pid, addr as usize + off, dst).is_ok();
             shm.copy_done(local, me, slot, ok);
         }
@@ -240,7 +231,7 @@ impl State {
         };
         let (slot, id, chunks, chunk) =
             (h.source as usize, h.tag as u32, h.context, h.sig as usize);
-        let n = (h.len as usize).min(data.len);
+        let n = (h.len as usize).min(data.len());
         let pid = self.peers[from as usize].pid;
         let me = shm.my_local();
         // SAFETY: send `h.sreq` is active (it completes on the receiver's Fin, which comes only after every chunk is done), so its buffer is readable.

@@ -81,17 +81,17 @@ impl State {
         owned: &mut Option<Box<[u8]>>,
         sig: u64,
     ) -> Option<Request> {
-        let cost = credit_cost(data.len) as i64;
-        if data.len > self.eager_limit || self.peers[peer as usize].credit < cost {
+        let cost = credit_cost(data.len()) as i64;
+        if data.len() > self.eager_limit || self.peers[peer as usize].credit < cost {
             return None;
         }
         let req = self.reqs.peek_next();
-        let hdr = Header::eager(env, data.len, req.0, sig, 0);
+        let hdr = Header::eager(env, data.len(), req.0, sig, 0);
         // SAFETY: the send is active, so its buffer is readable.
         if !self.push_whole_now(peer, &hdr, unsafe { data.as_slice() }) {
             return None;
         }
-        self.stats.sent(crate::tools::Via::Shm, data.len);
+        self.stats.sent(crate::tools::Via::Shm, data.len());
         self.peers[peer as usize].credit -= cost;
         let entry = ReqEntry {
             kind: ReqKind::Send(SendReq {
@@ -108,7 +108,7 @@ impl State {
                 state: SendState::InFlight,
             }),
             done: true,
-            status: Status::ok(PROC_NULL, env.tag, data.len),
+            status: Status::ok(PROC_NULL, env.tag, data.len()),
             error: None,
             detached: false,
         };
@@ -152,7 +152,7 @@ impl State {
         if let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
             if r.sig != 0
                 && r.sig != sent
-                && len <= r.buf.len
+                && len <= r.buf.len()
                 && !crate::datatype::sigcheck::check(r.sig, len, sent)
             {
                 r.bad_sig = sent;
@@ -235,7 +235,7 @@ impl State {
             crate::diag::trace_send(self.me, peer, env.context, env.tag);
         }
         let (data, mut owned, charge) = if mode == SendMode::Buffered {
-            let charge = data.len + BSEND_OVERHEAD;
+            let charge = data.len() + BSEND_OVERHEAD;
             let whose = match pool_key {
                 Some(k) if k == env.context => "the communicator's attached buffer",
                 Some(_) => "the session's attached buffer",
@@ -275,9 +275,9 @@ impl State {
             }
         }
         if let Some(via) = self.peers[peer as usize].path.via() {
-            self.stats.sent(via, data.len);
+            self.stats.sent(via, data.len());
         }
-        let cost = credit_cost(data.len) as i64;
+        let cost = credit_cost(data.len()) as i64;
         let req = self.new_request(ReqKind::Send(SendReq {
             peer,
             context: env.context,
@@ -293,17 +293,23 @@ impl State {
         }));
         {
             let e = self.reqs.get_mut(req).unwrap();
-            e.status = Status::ok(PROC_NULL, env.tag, data.len);
+            e.status = Status::ok(PROC_NULL, env.tag, data.len());
             if mode == SendMode::Buffered {
                 e.detached = true;
             }
         }
-        let hdr_base = Header::eager(&env, data.len, req.0, sig, if sync { FLAG_SYNC } else { 0 });
+        let hdr_base = Header::eager(
+            &env,
+            data.len(),
+            req.0,
+            sig,
+            if sync { FLAG_SYNC } else { 0 },
+        );
         match self.peers[peer as usize].path {
             Path::SelfLoop => self.send_to_self(req, env, data, sync, sig),
             Path::Shm { .. } | Path::Tcp | Path::Queue => {
                 let p = &mut self.peers[peer as usize];
-                if data.len <= self.eager_limit && p.credit >= cost {
+                if data.len() <= self.eager_limit && p.credit >= cost {
                     p.credit -= cost;
                     // SAFETY: the send is active, so its buffer is readable.
                     if self.push_whole_now(peer, &hdr_base, unsafe { data.as_slice() }) {
@@ -323,7 +329,7 @@ impl State {
                 } else {
                     let hdr = Header {
                         kind: Kind::Rts,
-                        rreq: data.addr as u64,
+                        rreq: data.addr() as u64,
                         ..hdr_base
                     };
                     self.stats.rendezvous += 1;
@@ -347,7 +353,7 @@ impl State {
             let user = self.new_request(ReqKind::BufferedUser { inner: req, peer });
             let e = self.reqs.get_mut(user).unwrap();
             e.done = true;
-            e.status = Status::ok(PROC_NULL, env.tag, data.len);
+            e.status = Status::ok(PROC_NULL, env.tag, data.len());
             if let Some(ReqKind::Send(s)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
                 s.user_half = Some(user);
             }
@@ -364,26 +370,26 @@ impl State {
         sync: bool,
         sig: u64,
     ) {
-        self.stats.received(crate::tools::Via::SelfLoop, data.len);
+        self.stats.received(crate::tools::Via::SelfLoop, data.len());
         if let Some(rreq) = self.matcher.match_arrival(&env) {
-            self.check_sig(rreq, sig, data.len);
+            self.check_sig(rreq, sig, data.len());
             // SAFETY: both operations are active: source readable, target writable.
             let src = unsafe { data.as_slice() };
             self.deliver_whole(rreq, env, src);
             self.mark_sent(req, true);
             return;
         }
-        let small = data.len <= self.eager_limit && !sync;
+        let small = data.len() <= self.eager_limit && !sync;
         let body = if small {
             Body::Eager {
                 // SAFETY: the send is active, so its buffer is readable.
                 data: unsafe { data.as_slice() }.to_vec(),
-                total: data.len,
+                total: data.len(),
             }
         } else {
             Body::Rts {
-                addr: data.addr as u64,
-                total: data.len,
+                addr: data.addr() as u64,
+                total: data.len(),
             }
         };
         let id = self.add_unexpected(UnexpMsg {

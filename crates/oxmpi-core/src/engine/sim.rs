@@ -221,10 +221,7 @@ impl Sim {
                     }
                     Op::Recv { from, tag, cap } => {
                         let mut b: Box<[u8]> = vec![0xee; cap].into();
-                        let raw = RawBuf {
-                            addr: b.as_mut_ptr() as usize,
-                            len: cap,
-                        };
+                        let raw = RawBuf::from_mut_slice(&mut b);
                         let q = self.ranks[ri].post_recv(
                             raw,
                             Pattern {
@@ -274,7 +271,7 @@ impl Sim {
                         ..
                     } = item
                     {
-                        held += credit_cost(data.len) as i64;
+                        held += credit_cost(data.len()) as i64;
                     }
                 }
                 for pkt in &ss.queued[t as usize] {

@@ -4,7 +4,7 @@
 
 use super::datarep::{from_file_stream, to_file_stream};
 use super::*;
-use crate::buf::{BufScope, RecvBuf, Region, SendBuf};
+use crate::buf::{BufScope, Loan, RecvBuf, Region, SendBuf};
 
 impl File {
     /// One data access (every blocking `MPI_File_{read,write}*` call comes here):
@@ -217,50 +217,45 @@ impl File {
         })
     }
 
-    /// A non-blocking access. Collective ones run on the file's I/O worker
-    /// (see [`worker`]) and the call returns at once; independent ones run
-    /// now and hand back a completed request.
-    ///
-    /// # Safety
-    /// As [`access`](File::access), and the buffer stays valid (and, for
-    /// writes, unmodified; for reads, untouched) until the request completes.
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn iaccess(
+    /// A non-blocking access of the lent buffer (a read needs a receive
+    /// descriptor's loan). Collective ones run on the file's I/O worker (see
+    /// [`worker`]), which holds the loan until the access is done, and the call
+    /// returns at once; independent ones run now and hand back a completed request.
+    pub fn iaccess(
         &self,
         call: &str,
         pos: Pos,
         collective: bool,
         dir: Dir,
-        buf: *mut u8,
-        count: usize,
-        dt: &Datatype,
+        mut buf: Loan,
     ) -> Result<Request> {
+        Self::check_loan(call, dir, &buf)?;
         if !(collective || pos == Pos::Ordered) {
-            // SAFETY: forwarded caller contract: `count` elements of `dt`, readable for a write, writable (and ours alone) for a read, during this call.
-            let mut r = unsafe { Self::region(dir, buf, count, dt) };
-            let s = self.access(call, pos, collective, dir, &mut r)?;
+            let s = self.access(call, pos, collective, dir, &mut buf.region())?;
             return Ok(crate::runtime::engine()?.with_state(|st| st.done_request(s)));
         }
-        // SAFETY: forwarded caller contract.
-        unsafe { self.start_background(call, pos, dir, buf, count, dt) }
+        self.start_background(call, pos, dir, buf)
+    }
+
+    /// A read writes the loan's memory: it must be an exclusive one.
+    fn check_loan(call: &str, dir: Dir, buf: &Loan) -> Result<()> {
+        if dir == Dir::Read && !buf.is_exclusive() {
+            return Err(MpiError::intern(
+                call,
+                "a read was given a buffer lent for reading only",
+            ));
+        }
+        Ok(())
     }
 
     /// Queues a collective access on the worker. The individual pointer moves
     /// now, by the amount requested (MPI-4.1 §14.4.3: it is updated when a
     /// non-blocking access starts).
-    ///
-    /// # Safety
-    /// As [`iaccess`](File::iaccess).
-    unsafe fn start_background(
-        &self,
-        call: &str,
-        pos: Pos,
-        dir: Dir,
-        buf: *mut u8,
-        count: usize,
-        dt: &Datatype,
-    ) -> Result<Request> {
-        let snap = self.check_access(call, pos, dir, count, dt)?;
+    fn start_background(&self, call: &str, pos: Pos, dir: Dir, mut buf: Loan) -> Result<Request> {
+        let snap = {
+            let r = buf.region();
+            self.check_access(call, pos, dir, r.count(), r.datatype())?
+        };
         let pos = match pos {
             Pos::Individual => {
                 let es = snap.view.etype_size();
@@ -273,36 +268,20 @@ impl File {
         };
         let me = self.clone();
         let call_s = call.to_string();
-        let dt = dt.clone();
-        let buf = UserBuf(buf);
+        // The work item owns the loan; the request completes after it has run.
         self.0.worker.submit(call, move || {
-            let buf = buf;
-            // SAFETY: the caller keeps the buffer valid and otherwise unused until the request completes, which is after this returns.
-            let mut r = unsafe { Self::region(dir, buf.0, count, &dt) };
-            me.perform(&call_s, &snap, pos, true, dir, &mut r, false)
+            me.perform(&call_s, &snap, pos, true, dir, &mut buf.region(), false)
         })
     }
 
     /// A split collective's `_begin`: starts the access on the file's I/O
-    /// worker and returns; `_end` waits for it.
-    ///
-    /// # Safety
-    /// As [`iaccess`](File::iaccess), until the matching `_end` returns.
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn split_begin(
-        &self,
-        call: &str,
-        pos: Pos,
-        dir: Dir,
-        buf: *mut u8,
-        count: usize,
-        dt: &Datatype,
-    ) -> Result<()> {
+    /// worker and returns; `_end` waits for it (the worker holds the loan until then).
+    pub fn split_begin(&self, call: &str, pos: Pos, dir: Dir, buf: Loan) -> Result<()> {
+        Self::check_loan(call, dir, &buf)?;
         if self.live(call)?.split.is_some() {
             return Err(MpiError::new(ErrorClass::Other, format!("{call}: another split collective is pending on this file (one at a time per file handle)")));
         }
-        // SAFETY: forwarded caller contract.
-        let req = unsafe { self.start_background(call, pos, dir, buf, count, dt)? };
+        let req = self.start_background(call, pos, dir, buf)?;
         self.st().split = Some(Split {
             pos_kind: pos_kind(pos),
             dir,
@@ -477,14 +456,6 @@ struct Snap {
     fbytes: u64,
 }
 
-/// The user's buffer of a background access.
-struct UserBuf(*mut u8);
-
-// SAFETY: the pointer is only dereferenced by the worker's access, which the
-// caller of `iaccess`/`split_begin` allows until the request completes; the
-// starting thread does not touch the buffer meanwhile (MPI contract).
-unsafe impl Send for UserBuf {}
-
 fn pos_kind(p: Pos) -> u8 {
     match p {
         Pos::At(_) => 0,
@@ -498,30 +469,6 @@ fn pos_kind(p: Pos) -> u8 {
 /// the descriptor carries the proof that its memory is readable (a write) or writable
 /// (a read) for the call, or, with a [`BufScope`], until the request completes.
 impl File {
-    fn desc_dt(dt: Option<&Datatype>) -> &Datatype {
-        dt.unwrap_or_else(|| Datatype::predefined_ref(crate::datatype::Primitive::Byte))
-    }
-
-    /// The raw buffer of a non-blocking access as the region [`File::perform`] takes:
-    /// shared for a write (only read), exclusive for a read.
-    ///
-    /// # Safety
-    /// `buf` holds `count` elements of `dt`, readable (a write) or writable and not
-    /// accessed otherwise (a read), for `'a`.
-    unsafe fn region<'a, 'd>(
-        dir: Dir,
-        buf: *mut u8,
-        count: usize,
-        dt: &'d Datatype,
-    ) -> Region<'a, &'d Datatype> {
-        match dir {
-            // SAFETY: forwarded contract.
-            Dir::Write => unsafe { Region::shared(buf, count, dt) },
-            // SAFETY: forwarded contract.
-            Dir::Read => unsafe { Region::exclusive(buf, count, dt) },
-        }
-    }
-
     /// A blocking write of the descriptor's elements.
     pub fn write_buf(
         &self,
@@ -553,18 +500,9 @@ impl File {
         collective: bool,
         buf: SendBuf<'a, '_>,
     ) -> Result<Request> {
-        // SAFETY: the descriptor is readable and unmodified for 'a, and `scope.enter` below keeps 'a from ending before the request completes.
-        let r = unsafe {
-            self.iaccess(
-                call,
-                pos,
-                collective,
-                Dir::Write,
-                buf.ptr() as *mut u8,
-                buf.count(),
-                Self::desc_dt(buf.datatype()),
-            )
-        }?;
+        // `scope.enter` below keeps 'a from ending before the request completes.
+        let loan = Loan::of_send(buf.lend(scope));
+        let r = self.iaccess(call, pos, collective, Dir::Write, loan)?;
         scope.enter(r);
         Ok(r)
     }
@@ -578,18 +516,9 @@ impl File {
         collective: bool,
         buf: RecvBuf<'a, '_>,
     ) -> Result<Request> {
-        // SAFETY: the descriptor is writable and untouched otherwise for 'a, and `scope.enter` below keeps 'a from ending before the request completes.
-        let r = unsafe {
-            self.iaccess(
-                call,
-                pos,
-                collective,
-                Dir::Read,
-                buf.ptr(),
-                buf.count(),
-                Self::desc_dt(buf.datatype()),
-            )
-        }?;
+        // `scope.enter` below keeps 'a from ending before the request completes.
+        let loan = Loan::of_recv(buf.lend(scope));
+        let r = self.iaccess(call, pos, collective, Dir::Read, loan)?;
         scope.enter(r);
         Ok(r)
     }

@@ -95,8 +95,7 @@ pub(super) fn to_file_stream<'a>(
             let mut at = 0;
             while at < count {
                 let n = per.min(count - at);
-                // SAFETY: the region holds `count` readable elements of `dt` (its constructor's contract); elements `at..at + n` exist.
-                unsafe { c.write(buf.ptr(), dt, n, at, &mut v[at * one..(at + n) * one]) }
+                c.write(buf, n, at, &mut v[at * one..(at + n) * one])
                     .map_err(|e| conv_err(call, name, e))?;
                 at += n;
             }
@@ -136,7 +135,9 @@ pub(super) fn from_file_stream(
     if data.is_empty() {
         return Ok(0);
     }
-    let (count, dt) = (buf.count(), buf.datatype());
+    // An owned handle (a reference count): the user conversion below borrows `buf` mutably.
+    let dt = &buf.datatype().clone();
+    let count = buf.count();
     let one = rep.file_bytes(dt, 1)?.max(1) as usize;
     let whole = (data.len() / one).min(count);
     let same = rep.same_sizes(dt)?;
@@ -147,8 +148,7 @@ pub(super) fn from_file_stream(
             let mut at = 0;
             while at < whole {
                 let n = per.min(whole - at);
-                // SAFETY: the exclusive region holds `count` writable elements of `dt` (its constructor's contract); elements `at..at + n` exist.
-                unsafe { c.read(buf.ptr(), dt, n, at, &data[at * one..(at + n) * one]) }
+                c.read(buf, n, at, &data[at * one..(at + n) * one])
                     .map_err(|e| conv_err(call, name, e))?;
                 at += n;
             }

@@ -43,8 +43,9 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use crate::buf::{RecvBuf, SendBuf};
 use crate::comm::Comm;
-use crate::datatype::{Datatype, Primitive};
+use crate::datatype::Datatype;
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::request::{Request, Status};
 
@@ -186,45 +187,31 @@ impl std::fmt::Debug for File {
 
 // ----- small collective helpers over the file's private communicator --------------
 
-fn u64s() -> Datatype {
-    Datatype::predefined(Primitive::Uint64)
-}
-
 pub(crate) fn allgather_u64(comm: &Comm, mine: &[u64]) -> Result<Vec<u64>> {
     let n = comm.size() as usize;
     let mut all = vec![0u64; mine.len() * n];
     if mine.is_empty() {
         return Ok(all);
     }
-    // SAFETY: `mine` holds `mine.len()` u64s, `all` holds n times that; both live for the call.
-    unsafe {
-        crate::coll::allgather::allgather(
-            Some(mine.as_ptr().cast()),
-            mine.len(),
-            &u64s(),
-            all.as_mut_ptr().cast(),
-            mine.len(),
-            &u64s(),
-            comm,
-        )?
-    };
+    let k = mine.len();
+    crate::coll::api_move::allgather(
+        Some(SendBuf::slice(mine)),
+        RecvBuf::slice(&mut all),
+        k,
+        comm,
+    )?;
     Ok(all)
 }
 
 pub(crate) fn alltoall_u64(comm: &Comm, send: &[u64]) -> Result<Vec<u64>> {
     let mut recv = vec![0u64; send.len()];
-    // SAFETY: both buffers hold `size` u64s (one per rank) and live for the call.
-    unsafe {
-        crate::coll::alltoall::alltoall(
-            Some(send.as_ptr().cast()),
-            1,
-            &u64s(),
-            recv.as_mut_ptr().cast(),
-            1,
-            &u64s(),
-            comm,
-        )?
-    };
+    crate::coll::api_move::alltoall(
+        Some(SendBuf::slice(send)),
+        1,
+        RecvBuf::slice(&mut recv),
+        1,
+        comm,
+    )?;
     Ok(recv)
 }
 

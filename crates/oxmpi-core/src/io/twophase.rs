@@ -28,13 +28,13 @@
 //! aggregator's failed `pwrite`) do not break the protocol: every rank learns
 //! the first one at the end.
 
-use crate::buf::RawBuf;
+use crate::buf::{self, RecvBuf, SendBuf};
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::pt2pt;
 use crate::request::{Request, Status};
 use crate::SendMode;
 
-use super::sys::ShmWindow;
+use super::sys::IoWindow as ShmWindow;
 use super::{allgather_u64, alltoall_u64, sys, File, Hints, View};
 
 /// The shared-memory windows a rank holds for two-phase I/O on one file.
@@ -321,67 +321,69 @@ pub(crate) fn write(
                 // The aggregator entered this round's all-to-all after
                 // writing out the previous round, and reads the window only after
                 // our message below: until then these bytes are ours alone.
-                // SAFETY: these window bytes are ours alone until our message.
-                unsafe { w.slice((o - ws) as usize, l as usize) }
-                    .copy_from_slice(&data[s as usize..(s + l) as usize]);
+                w.write((o - ws) as usize, &data[s as usize..(s + l) as usize]);
             }
         }
-        let mut bufs: Vec<Vec<u8>> = Vec::new();
-        let mut reqs = Vec::new();
-        if my_agg.is_some() {
-            for (src, &sz) in incoming.iter().enumerate() {
-                if sz > 0 {
-                    bufs.push(vec![0u8; sz as usize]);
-                    let b = bufs.last_mut().unwrap();
-                    // SAFETY: `b` is a live Vec of `sz` bytes, kept (in `bufs`, whose heap blocks do not move) until the waitall below.
-                    reqs.push(unsafe {
-                        pt2pt::irecv_raw(
-                            comm,
-                            RawBuf::from_ptr(b.as_mut_ptr(), b.len()),
-                            src as i32,
-                            TAG_DATA,
-                        )?
-                    });
-                }
+        let (srcs, mut bufs) = match my_agg {
+            Some(_) => incoming_bufs(&incoming),
+            None => Default::default(),
+        };
+        // The messages' buffers are lent to their requests until the scope ends
+        // (which completes any request an error left in flight).
+        buf::scope(|sc| -> Result<()> {
+            let mut reqs = Vec::new();
+            for (b, &src) in bufs.iter_mut().zip(&srcs) {
+                reqs.push(pt2pt::irecv(sc, comm, RecvBuf::bytes(b), src, TAG_DATA)?);
             }
-        }
-        for (agg, m) in &msgs {
-            // SAFETY: `m` lives in `msgs` until the waitall below.
-            reqs.push(unsafe {
-                pt2pt::isend_raw(
+            for (agg, m) in &msgs {
+                reqs.push(pt2pt::isend(
+                    sc,
                     comm,
-                    RawBuf::from_ptr(m.as_ptr(), m.len()),
+                    SendBuf::bytes(m),
                     *agg,
                     TAG_DATA,
                     SendMode::Standard,
-                )?
-            });
-        }
-        waitall(&mut reqs)?;
+                )?);
+            }
+            waitall(&mut reqs).map(drop)
+        })?;
         if let Some(ai) = my_agg {
             if err.is_none() {
                 let (ws, we) = p.window(ai, round);
                 let span = (we - ws) as usize;
-                let buf: &mut [u8] = match wc.get(me, me) {
+                let stage = match wc.get(me, me) {
                     // Every sender of this round has sent its message, so
                     // its pieces are in; nobody writes the window again before the
                     // next round's all-to-all, which we enter after this flush.
-                    // SAFETY: no one writes this window until the next round.
-                    Some(w) => unsafe { w.slice(0, span) },
+                    Some(w) => Stage::Win(w),
                     None => {
                         if wbuf.len() < span {
                             wbuf.resize(span, 0);
                         }
-                        &mut wbuf[..span]
+                        Stage::Mem(&mut wbuf[..span])
                     }
                 };
-                if let Err(e) = flush_window(f, call, (ws, we), &bufs, buf) {
+                if let Err(e) = flush_window(f, call, (ws, we), &bufs, stage) {
                     err = Some(e);
                 }
             }
         }
     }
     agree_errors(f, call, err)
+}
+
+/// The ranks that send an aggregator a message this round (`incoming[r] > 0`), and
+/// a buffer of each one's size.
+fn incoming_bufs(incoming: &[u64]) -> (Vec<i32>, Vec<Vec<u8>>) {
+    let srcs: Vec<i32> = (0..incoming.len())
+        .filter(|&r| incoming[r] > 0)
+        .map(|r| r as i32)
+        .collect();
+    let bufs = srcs
+        .iter()
+        .map(|&r| vec![0u8; incoming[r as usize] as usize])
+        .collect();
+    (srcs, bufs)
 }
 
 /// Lays the received pieces into the window buffer (those sent through the
@@ -391,7 +393,7 @@ fn flush_window(
     call: &str,
     (ws, we): (u64, u64),
     bufs: &[Vec<u8>],
-    wbuf: &mut [u8],
+    mut wbuf: Stage<'_>,
 ) -> Result<()> {
     let mut segs: Vec<(u64, u64)> = Vec::new();
     for b in bufs {
@@ -403,7 +405,7 @@ fn flush_window(
             }
             if !in_window {
                 let w = (o - ws) as usize;
-                wbuf[w..w + l as usize].copy_from_slice(&b[at..at + l as usize]);
+                wbuf.put(w, &b[at..at + l as usize]);
                 at += l as usize;
             }
             segs.push((o, l));
@@ -425,15 +427,66 @@ fn flush_window(
     runs.extend(run);
     for (s, e) in runs {
         let w = (s - ws) as usize;
-        f.inner()
-            .file
-            .write_all_at(&wbuf[w..w + (e - s) as usize], s)
+        wbuf.to_file(w, (e - s) as usize, &f.inner().file, s)
             .map_err(|e| sys::os_error(call, f.path(), "cannot write", &e))?;
     }
     Ok(())
 }
 
 use std::os::unix::fs::FileExt;
+
+/// Where an aggregator assembles a round's window: the shared window its host's
+/// ranks write into (reached only by copies and system calls), or private memory.
+enum Stage<'a> {
+    Win(&'a ShmWindow),
+    Mem(&'a mut [u8]),
+}
+
+impl Stage<'_> {
+    /// Copies `data` in at window offset `off`.
+    fn put(&mut self, off: usize, data: &[u8]) {
+        match self {
+            Stage::Win(w) => w.write(off, data),
+            Stage::Mem(m) => m[off..off + data.len()].copy_from_slice(data),
+        }
+    }
+
+    /// Appends window bytes `[off, off + n)` to `out`.
+    fn get_append(&self, off: usize, n: usize, out: &mut Vec<u8>) {
+        match self {
+            Stage::Win(w) => w.read_append(off, n, out),
+            Stage::Mem(m) => out.extend_from_slice(&m[off..off + n]),
+        }
+    }
+
+    /// Writes window bytes `[off, off + n)` to `file` at `file_off`.
+    fn to_file(
+        &self,
+        off: usize,
+        n: usize,
+        file: &std::fs::File,
+        file_off: u64,
+    ) -> std::io::Result<()> {
+        match self {
+            Stage::Win(w) => w.write_to_file(off, n, file, file_off),
+            Stage::Mem(m) => file.write_all_at(&m[off..off + n], file_off),
+        }
+    }
+
+    /// Reads `f` from `file_off` into window bytes `[off, off + n)`, up to end of file.
+    fn from_file(
+        &mut self,
+        off: usize,
+        n: usize,
+        f: &File,
+        file_off: u64,
+    ) -> std::io::Result<usize> {
+        match self {
+            Stage::Win(w) => w.read_from_file(off, n, &f.inner().file, file_off),
+            Stage::Mem(m) => f.pread_full(&mut m[off..off + n], file_off),
+        }
+    }
+}
 
 /// Collective read of stream bytes `[start, start + out.len())`; returns the
 /// bytes there were before end of file.
@@ -478,48 +531,38 @@ pub(crate) fn read(
             wants.push((agg, ws, segs, req, vec![0u8; bytes as usize], shared));
         }
         let incoming = alltoall_u64(comm, &sizes)?;
-        let mut mine = Vec::new();
-        for (agg, _, _, req, reply, _) in wants.iter_mut() {
-            // SAFETY: `reply` and `req` live in `wants` (heap blocks that do not move) until the waitall at the end of the round.
-            unsafe {
-                mine.push(pt2pt::irecv_raw(
+        // Every message buffer is lent to its request until the scope that lent it
+        // ends (which completes any request an error left in flight).
+        let st = buf::scope(|sc| -> Result<Vec<Status>> {
+            let mut mine = Vec::new();
+            for (agg, _, _, req, reply, _) in wants.iter_mut() {
+                mine.push(pt2pt::irecv(
+                    sc,
                     comm,
-                    RawBuf::from_ptr(reply.as_mut_ptr(), reply.len()),
+                    RecvBuf::bytes(reply),
                     *agg,
                     TAG_REPLY,
                 )?);
-                mine.push(pt2pt::isend_raw(
+                mine.push(pt2pt::isend(
+                    sc,
                     comm,
-                    RawBuf::from_ptr(req.as_ptr(), req.len()),
+                    SendBuf::bytes(req),
                     *agg,
                     TAG_REQ,
                     SendMode::Standard,
                 )?);
             }
-        }
-        let mut replies: Vec<Vec<u8>> = Vec::new();
-        let mut serve = Vec::new();
-        if let Some(ai) = my_agg {
-            let mut rq = Vec::new();
-            let mut srcs = Vec::new();
-            let mut bufs: Vec<Vec<u8>> = Vec::new();
-            for (src, &sz) in incoming.iter().enumerate() {
-                if sz > 0 {
-                    bufs.push(vec![0u8; sz as usize]);
-                    let b = bufs.last_mut().unwrap();
-                    // SAFETY: `b` lives in `bufs` until the waitall just below.
-                    rq.push(unsafe {
-                        pt2pt::irecv_raw(
-                            comm,
-                            RawBuf::from_ptr(b.as_mut_ptr(), b.len()),
-                            src as i32,
-                            TAG_REQ,
-                        )?
-                    });
-                    srcs.push(src as i32);
+            let Some(ai) = my_agg else {
+                return waitall(&mut mine);
+            };
+            let (srcs, mut bufs) = incoming_bufs(&incoming);
+            buf::scope(|sc| -> Result<()> {
+                let mut rq = Vec::new();
+                for (b, &src) in bufs.iter_mut().zip(&srcs) {
+                    rq.push(pt2pt::irecv(sc, comm, RecvBuf::bytes(b), src, TAG_REQ)?);
                 }
-            }
-            waitall(&mut rq)?;
+                waitall(&mut rq).map(drop)
+            })?;
             let (ws, we) = p.window(ai, round);
             let mut asked = Vec::new();
             for b in &bufs {
@@ -542,26 +585,26 @@ pub(crate) fn read(
                 .unwrap_or(ws)
                 .min(we);
             let span = (we - ws) as usize;
-            let buf: &mut [u8] = match wc.get(me, me) {
+            let mut stage = match wc.get(me, me) {
                 // The ranks that read this round's window do so after our
                 // reply, and are done before the next round's all-to-all, which
                 // we enter after answering.
-                // SAFETY: no one writes this window until the next round.
-                Some(w) => unsafe { w.slice(0, span) },
+                Some(w) => Stage::Win(w),
                 None => {
                     if wbuf.len() < span {
                         wbuf.resize(span, 0);
                     }
-                    &mut wbuf[..span]
+                    Stage::Mem(&mut wbuf[..span])
                 }
             };
             let mut valid_end = lo;
             if hi > lo && err.is_none() {
-                match f.pread_full(&mut buf[(lo - ws) as usize..(hi - ws) as usize], lo) {
+                match stage.from_file((lo - ws) as usize, (hi - lo) as usize, f, lo) {
                     Ok(g) => valid_end = lo + g as u64,
                     Err(e) => err = Some(sys::os_error(call, f.path(), "cannot read", &e)),
                 }
             }
+            let mut replies: Vec<Vec<u8>> = Vec::new();
             for (h, in_window) in &asked {
                 let mut r = Vec::new();
                 if *in_window {
@@ -572,7 +615,7 @@ pub(crate) fn read(
                             break;
                         }
                         let e = (o + l).min(valid_end);
-                        r.extend_from_slice(&buf[(o - ws) as usize..(e - ws) as usize]);
+                        stage.get_append((o - ws) as usize, (e - o) as usize, &mut r);
                         if e < o + l {
                             break;
                         }
@@ -580,21 +623,23 @@ pub(crate) fn read(
                 }
                 replies.push(r);
             }
-            for (r, &src) in replies.iter().zip(&srcs) {
-                // SAFETY: `r` lives in `replies` until the waitall below.
-                serve.push(unsafe {
-                    pt2pt::isend_raw(
+            buf::scope(|sc| -> Result<Vec<Status>> {
+                let mut serve = Vec::new();
+                for (r, &src) in replies.iter().zip(&srcs) {
+                    serve.push(pt2pt::isend(
+                        sc,
                         comm,
-                        RawBuf::from_ptr(r.as_ptr(), r.len()),
+                        SendBuf::bytes(r),
                         src,
                         TAG_REPLY,
                         SendMode::Standard,
-                    )?
-                });
-            }
-        }
-        let st = waitall(&mut mine)?;
-        waitall(&mut serve)?;
+                    )?);
+                }
+                let st = waitall(&mut mine)?;
+                waitall(&mut serve)?;
+                Ok(st)
+            })
+        })?;
         for (k, (agg, ws, segs, _, reply, shared)) in wants.iter().enumerate() {
             if *shared {
                 let valid_end = u64::from_le_bytes(reply[..8].try_into().unwrap());
@@ -604,9 +649,12 @@ pub(crate) fn read(
                         break;
                     }
                     let e = (o + l).min(valid_end);
-                    out[s as usize..(s + e - o) as usize]
-                        // SAFETY: the aggregator filled this round's window before its reply and leaves it alone until the next round's all-to-all.
-                        .copy_from_slice(unsafe { w.slice((o - ws) as usize, (e - o) as usize) });
+                    // The aggregator filled this round's window before its reply and
+                    // leaves it alone until the next round's all-to-all.
+                    w.read(
+                        (o - ws) as usize,
+                        &mut out[s as usize..(s + e - o) as usize],
+                    );
                     got_total += e - o;
                 }
                 continue;

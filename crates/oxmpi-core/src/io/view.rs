@@ -18,6 +18,7 @@
 
 use std::sync::Arc;
 
+use crate::buf::Region;
 use crate::datatype::{external32, Combiner, Datatype, Primitive};
 use crate::error::{ErrorClass, MpiError, Result};
 
@@ -30,29 +31,23 @@ pub trait UserDatarep: Send + Sync {
     fn converts_reads(&self) -> bool;
     /// Whether data needs converting when written (false: written as is).
     fn converts_writes(&self) -> bool;
-    /// Converts `count` elements of `dt` from the file representation in
-    /// `file` to elements `position..position + count` of the memory layout
-    /// at `user` (which is where the access's buffer starts).
-    ///
-    /// # Safety
-    /// `user` holds `position + count` elements of `dt`, writable.
-    unsafe fn read(
+    /// Converts `count` elements of the region's datatype from the file
+    /// representation in `file` to elements `position..position + count` of the
+    /// region (whose first element is where the access's buffer starts). The
+    /// region hands the memory to a C callback only after checking that those
+    /// elements are in it and that it is writable (`Region::elements_mut_ptr`).
+    fn read(
         &self,
-        user: *mut u8,
-        dt: &Datatype,
+        user: &mut Region<'_, &Datatype>,
         count: usize,
         position: usize,
         file: &[u8],
     ) -> Result<()>;
-    /// Converts elements `position..position + count` of `dt` at `user` to
-    /// the file representation in `file`.
-    ///
-    /// # Safety
-    /// `user` holds `position + count` elements of `dt`, readable.
-    unsafe fn write(
+    /// Converts elements `position..position + count` of the region to the file
+    /// representation in `file` (the memory reached through `Region::elements_ptr`).
+    fn write(
         &self,
-        user: *const u8,
-        dt: &Datatype,
+        user: &Region<'_, &Datatype>,
         count: usize,
         position: usize,
         file: &mut [u8],

@@ -18,7 +18,8 @@ impl Window {
     /// A window whose memory the library makes (`Allocate`, `Shared`: `size` bytes
     /// per process) or that has none at creation (`Dynamic`: `size` must be 0), as
     /// [`Window::new`] does. `Create` (the caller's memory) is refused: it needs
-    /// [`Window::new`]'s contract.
+    /// a [`CallerMem`](crate::transport::winmem::CallerMem), whose constructor states
+    /// that memory's contract.
     pub fn allocate(
         comm: &Comm,
         flavor: Flavor,
@@ -35,8 +36,15 @@ impl Window {
                 "memory of the caller needs MPI_Win_create",
             ));
         }
-        // SAFETY: no caller memory: base is 0 and the flavor makes its own (or none).
-        unsafe { Self::new(comm, flavor, 0, size, disp_unit, noncontig, call) }
+        Self::new(
+            comm,
+            flavor,
+            crate::transport::winmem::CallerMem::NONE,
+            size,
+            disp_unit,
+            noncontig,
+            call,
+        )
     }
 
     /// `MPI_Put` from the elements of `origin`.

@@ -57,7 +57,7 @@ use crate::error::{ErrorClass, MpiError, Result};
 use crate::op::{Op, PredefinedOp};
 use crate::request::PROC_NULL;
 use crate::transport::winatomic;
-use crate::transport::winmem::{full_fence, Mapped, Reach, Segment};
+use crate::transport::winmem::{full_fence, CallerMem, Mapped, Reach, Segment};
 use crate::{coll, pt2pt, runtime, SendMode};
 use epoch::Epochs;
 pub use epoch::LockKind;
@@ -270,47 +270,38 @@ fn allgather_u64(comm: &Comm, mine: &[u64]) -> Result<Vec<u64>> {
 }
 
 impl Window {
-    /// Makes a window (collective over `comm`). For `Create`, `base`/`size` are this
-    /// process's memory; for `Allocate`/`Shared` the memory is made here (`base` is
-    /// ignored); for `Dynamic` both are 0. `noncontig`: `alloc_shared_noncontig`.
-    ///
-    /// # Safety
-    /// For `Create`, `base .. base + size` is memory of this process that stays valid
-    /// until the window is freed (the MPI contract of `MPI_Win_create`).
-    pub unsafe fn new(
+    /// Makes a window (collective over `comm`). For `Create`, `mem` is this process's
+    /// memory (`size` bytes of it are the window; the window reaches no further than
+    /// `mem`); for `Allocate`/`Shared` the memory is made here (`mem` is ignored); for
+    /// `Dynamic` `size` is 0. `noncontig`: `alloc_shared_noncontig`.
+    pub fn new(
         comm: &Comm,
         flavor: Flavor,
-        base: usize,
+        mem: CallerMem,
         size: usize,
         disp_unit: usize,
         noncontig: bool,
         call: &str,
     ) -> Result<Arc<Window>> {
-        // SAFETY: forwarded contract.
-        unsafe {
-            Self::new_hinted(
-                comm,
-                flavor,
-                base,
-                size,
-                disp_unit,
-                noncontig,
-                Hints::default(),
-                call,
-            )
-        }
+        Self::new_hinted(
+            comm,
+            flavor,
+            mem,
+            size,
+            disp_unit,
+            noncontig,
+            Hints::default(),
+            call,
+        )
     }
 
     /// [`Window::new`] with the creation info's hints; a hint holds only if every
     /// process gave it (they are agreed on in the creation's allgather).
-    ///
-    /// # Safety
-    /// As [`Window::new`].
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn new_hinted(
+    pub fn new_hinted(
         comm: &Comm,
         flavor: Flavor,
-        base: usize,
+        mem: CallerMem,
         size: usize,
         disp_unit: usize,
         noncontig: bool,
@@ -333,6 +324,7 @@ impl Window {
                 "must be positive",
             ));
         }
+        let base = mem.addr();
         let e = runtime::engine()?;
         crate::transport::cma::allow_peer_reads();
         let wcomm = private_dup(comm)?;
@@ -420,8 +412,8 @@ impl Window {
                     // SAFETY: `rsize` bytes of the host segment from the rank's data offset (the layout above); the window keeps the segment mapped as long as its peers.
                     Reach::Mapped(unsafe { Mapped::new(seg.addr() + data_off[li], rsize) })
                 }
-                // SAFETY: this function's contract: `base .. base + size` stays valid until the window is freed.
-                Flavor::Create if r == me => Reach::Mapped(unsafe { Mapped::new(rbase, rsize) }),
+                // The caller's memory, as far as it reaches (not past `mem`).
+                Flavor::Create if r == me => Reach::Mapped(mem.mapped().within(rsize)),
                 // A dynamic window's offsets are addresses of this process, each run
                 // checked against the attached regions (`target`, the active messages'
                 // server) before it reaches memory.

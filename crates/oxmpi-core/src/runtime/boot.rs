@@ -70,14 +70,7 @@ fn hex(s: &str) -> String {
 }
 
 fn hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname writes at most buf.len() bytes into the buffer we own.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr() as *mut libc::c_char, buf.len()) };
-    if rc != 0 {
-        return "localhost".into();
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
+    crate::transport::os::hostname().unwrap_or_else(|| "localhost".into())
 }
 
 /// What makes two ranks "on the same host": they can share memory. The hostname

@@ -252,8 +252,7 @@ pub fn session_finalize() -> Result<()> {
         WORLD_NONE => {
             static AT_EXIT: std::sync::Once = std::sync::Once::new();
             AT_EXIT.call_once(|| {
-                // SAFETY: registers a plain `extern "C" fn()` with the C library.
-                unsafe { libc::atexit(shutdown_at_exit) };
+                crate::transport::os::at_exit(shutdown_at_exit);
             });
             Ok(())
         }
@@ -455,24 +454,12 @@ pub fn end_job(code: i32, why: &str) -> ! {
 
 /// MPI_Wtime: seconds on a monotonic clock.
 pub fn wtime() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+    crate::transport::os::monotonic_seconds()
 }
 
 /// MPI_Wtick: resolution of [`wtime`].
 pub fn wtick() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_getres writes the timespec we own.
-    unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC, &mut ts) };
-    (ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9).max(1e-9)
+    crate::transport::os::monotonic_resolution()
 }
 
 /// The MPI standard version implemented (`MPI_Get_version`).

@@ -7,50 +7,12 @@ use std::sync::atomic::AtomicU64;
 
 /// Waits until one of `fds` is readable (or writable, where asked) or `timeout` passes.
 fn poll_readable(fds: &[(std::os::fd::RawFd, bool)], timeout: Duration) {
-    let events = |write: bool| {
-        if write {
-            libc::POLLIN | libc::POLLOUT
-        } else {
-            libc::POLLIN
-        }
-    };
-    let mut pfds: Vec<libc::pollfd> = fds
-        .iter()
-        .map(|&(fd, write)| libc::pollfd {
-            fd,
-            events: events(write),
-            revents: 0,
-        })
-        .collect();
-    // SAFETY: `pfds` is a valid array of pollfd of the length passed.
-    unsafe {
-        libc::poll(
-            pfds.as_mut_ptr(),
-            pfds.len() as libc::nfds_t,
-            timeout.as_millis().max(1) as libc::c_int,
-        )
-    };
+    crate::transport::os::poll_fds(fds, Some(timeout));
 }
 
 /// Whether any of `fds` is readable (or writable, where asked) now, without waiting.
 fn fds_ready(fds: &[(std::os::fd::RawFd, bool)]) -> bool {
-    let events = |write: bool| {
-        if write {
-            libc::POLLIN | libc::POLLOUT
-        } else {
-            libc::POLLIN
-        }
-    };
-    let mut pfds: Vec<libc::pollfd> = fds
-        .iter()
-        .map(|&(fd, write)| libc::pollfd {
-            fd,
-            events: events(write),
-            revents: 0,
-        })
-        .collect();
-    // SAFETY: `pfds` is a valid array of pollfd of the length passed; timeout 0 returns at once.
-    unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, 0) > 0 }
+    crate::transport::os::poll_fds(fds, None)
 }
 
 /// A `sched_yield` that took longer than this probably gave the core to another

@@ -18,6 +18,47 @@ use std::ffi::CString;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// Memory of this process that its creator hands to a window (`MPI_Win_create`):
+/// the one door ([`CallerMem::new`]) where that memory's validity is stated, so
+/// window creation itself is a safe function. [`CallerMem::NONE`] is the "no
+/// memory of the caller" of the other flavors.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CallerMem {
+    addr: usize,
+    len: usize,
+}
+
+impl CallerMem {
+    /// No memory (windows whose memory the library makes, or dynamic ones).
+    pub const NONE: CallerMem = CallerMem { addr: 0, len: 0 };
+
+    /// # Safety
+    /// `addr .. addr + len` is memory of this process, valid for reads and writes
+    /// (window memory: other processes may access it concurrently), until the window
+    /// made with it is freed (the MPI contract of `MPI_Win_create`).
+    pub const unsafe fn new(addr: usize, len: usize) -> CallerMem {
+        CallerMem { addr, len }
+    }
+
+    pub fn addr(&self) -> usize {
+        self.addr
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The memory as this process's reach in the window made with it.
+    pub fn mapped(&self) -> Mapped {
+        // SAFETY: `new`'s contract: valid until the window made with it is freed, and the window holds this `Mapped` (and its copies) only as long as it lives.
+        unsafe { Mapped::new(self.addr, self.len) }
+    }
+}
+
 /// One shared mapping of a window's host segment.
 pub struct Segment {
     ptr: *mut u8,
@@ -153,6 +194,14 @@ impl Mapped {
     /// value or a copy of it is used (its window keeps the memory alive).
     pub const unsafe fn new(addr: usize, len: usize) -> Mapped {
         Mapped { addr, len }
+    }
+
+    /// The first `len` bytes at most (a shorter reach is within the same proof).
+    pub fn within(self, len: usize) -> Mapped {
+        Mapped {
+            addr: self.addr,
+            len: self.len.min(len),
+        }
     }
 
     /// The address of the memory's first byte in this process.

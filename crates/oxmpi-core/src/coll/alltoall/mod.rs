@@ -18,6 +18,7 @@ mod pairwise;
 use super::gather::{check_v, size_mismatch};
 use super::sched::{Builder, Slice};
 use super::util;
+use crate::buf::{RecvBlocks, SendBlocks};
 use crate::comm::Comm;
 use crate::datatype::Datatype;
 use crate::error::{ErrorClass, MpiError, Result};
@@ -65,22 +66,26 @@ pub(crate) static TABLE: Table = Table {
     },
 };
 
-/// Alltoallv's and alltoallw's algorithms.
+/// Alltoallv's and alltoallw's schedules.
+const V_LINEAR: Algorithm = Algorithm {
+    name: "linear",
+    applies: "any counts",
+    runs: always,
+    instead: None,
+};
+const V_PAIRWISE: Algorithm = Algorithm {
+    name: "pairwise",
+    applies: "any counts",
+    runs: always,
+    instead: None,
+};
+
+/// Alltoallv's algorithms.
 pub(crate) static V_TABLE: Table = Table {
     op: "alltoallv",
     algorithms: &[
-        Algorithm {
-            name: "linear",
-            applies: "any counts",
-            runs: always,
-            instead: None,
-        },
-        Algorithm {
-            name: "pairwise",
-            applies: "any counts",
-            runs: always,
-            instead: None,
-        },
+        V_LINEAR,
+        V_PAIRWISE,
         Algorithm {
             name: "shm",
             applies: "blocking alltoallv within one host, not in place (blocks over 64 KiB / n point-to-point)",
@@ -88,6 +93,15 @@ pub(crate) static V_TABLE: Table = Table {
             instead: None,
         },
     ],
+    default: |_| "linear",
+};
+
+/// Alltoallw's algorithms: alltoallv's schedules (it has no shared-memory path,
+/// so `OXMPI_ALLTOALLW_ALGORITHM=shm` is refused at start-up like any name of
+/// no alltoallw algorithm).
+pub(crate) static W_TABLE: Table = Table {
+    op: "alltoallw",
+    algorithms: &[V_LINEAR, V_PAIRWISE],
     default: |_| "linear",
 };
 
@@ -306,9 +320,10 @@ fn check_w(
     Ok(())
 }
 
-/// # Safety
-/// The buffers hold the described blocks and stay valid until completion.
-unsafe fn schedule_w(
+/// The schedule of an alltoallv/w. It only registers the blocks' addresses
+/// (`buf + offset`, nothing is read here): the callers' descriptors (alltoallw's
+/// block lists) or `unsafe` contract (alltoallv's) keep them valid until completion.
+fn schedule_w(
     call: &str,
     sendbuf: Option<*const u8>,
     send: &Side<'_>,
@@ -316,12 +331,12 @@ unsafe fn schedule_w(
     recv: &Side<'_>,
     comm: &Comm,
 ) -> Result<Builder> {
-    let op = if call.ends_with('w') {
-        "alltoallw"
+    let (op, table) = if call.ends_with('w') {
+        ("alltoallw", &W_TABLE)
     } else {
-        "alltoallv"
+        ("alltoallv", &V_TABLE)
     };
-    let algo = super::select::choose(op, &V_TABLE, &super::select::Shape::new(comm.size(), 0))?;
+    let algo = super::select::choose(op, table, &super::select::Shape::new(comm.size(), 0))?;
     let (rank, n) = (comm.rank(), comm.size());
     let nu = n as usize;
     let mut b = Builder::new(comm);
@@ -572,119 +587,66 @@ pub(crate) unsafe fn ialltoallv(
     )?)
 }
 
-/// # Safety
-/// As [`alltoallw`].
-#[allow(clippy::too_many_arguments)]
-unsafe fn schedule_w_args(
+/// Alltoallw's schedule over its per-peer block lists (`send: None` is MPI_IN_PLACE).
+fn schedule_w_args(
     call: &str,
-    sendbuf: Option<*const u8>,
-    sendcounts: &[usize],
-    sdispls: &[isize],
-    sendtypes: &[Datatype],
-    recvbuf: *mut u8,
-    recvcounts: &[usize],
-    rdispls: &[isize],
-    recvtypes: &[Datatype],
+    send: Option<&SendBlocks<'_, '_>>,
+    recv: &RecvBlocks<'_, '_>,
     comm: &Comm,
 ) -> Result<Builder> {
     let nu = comm.peer_group_size() as usize;
+    let (recvcounts, rdispls, recvtypes) = (recv.counts(), recv.displs(), recv.types());
     check_w(call, "recv", recvcounts, rdispls, recvtypes, nu)?;
-    if comm.is_inter() {
-        if sendbuf.is_none() {
-            return Err(super::inter::no_in_place(call, "sendbuf"));
-        }
-        check_w(call, "send", sendcounts, sdispls, sendtypes, nu)?;
-        let (st, rt): (Vec<&Datatype>, Vec<&Datatype>) = (
-            sendtypes[..nu].iter().collect(),
-            recvtypes[..nu].iter().collect(),
-        );
-        return super::inter::alltoallw(
-            call, sendbuf, sendcounts, sdispls, &st, recvbuf, recvcounts, rdispls, &rt, comm,
-        );
+    if let Some(s) = send {
+        check_w(call, "send", s.counts(), s.displs(), s.types(), nu)?;
     }
-    let recv = Side {
+    if comm.is_inter() {
+        let Some(send) = send else {
+            return Err(super::inter::no_in_place(call, "sendbuf"));
+        };
+        return Ok(super::inter::alltoallw(send, recv, comm));
+    }
+    let recv_side = Side {
         counts: recvcounts,
         offsets: rdispls[..nu].to_vec(),
         types: recvtypes[..nu].iter().collect(),
     };
-    let send = if sendbuf.is_some() {
-        check_w(call, "send", sendcounts, sdispls, sendtypes, nu)?;
-        Side {
-            counts: sendcounts,
-            offsets: sdispls[..nu].to_vec(),
-            types: sendtypes[..nu].iter().collect(),
-        }
-    } else {
-        Side {
+    let send_side = match send {
+        Some(s) => Side {
+            counts: s.counts(),
+            offsets: s.displs()[..nu].to_vec(),
+            types: s.types()[..nu].iter().collect(),
+        },
+        None => Side {
             counts: recvcounts,
             offsets: Vec::new(),
             types: Vec::new(),
-        }
+        },
     };
-    schedule_w(call, sendbuf, &send, recvbuf, &recv, comm)
+    let (sendbuf, recvbuf) = (send.map(|s| s.base()), recv.base());
+    schedule_w(call, sendbuf, &send_side, recvbuf, &recv_side, comm)
 }
 
-/// MPI_Alltoallw. `sendbuf == None` is MPI_IN_PLACE. Displacements are in bytes;
-/// every peer has its own datatype on each side.
-///
-/// # Safety
-/// The buffers hold the described blocks and are valid for the call.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn alltoallw(
-    sendbuf: Option<*const u8>,
-    sendcounts: &[usize],
-    sdispls: &[isize],
-    sendtypes: &[Datatype],
-    recvbuf: *mut u8,
-    recvcounts: &[usize],
-    rdispls: &[isize],
-    recvtypes: &[Datatype],
+/// MPI_Alltoallw over per-peer block lists (each peer's count, byte displacement
+/// and datatype, on each side); `send: None` is MPI_IN_PLACE.
+pub(crate) fn alltoallw(
+    send: Option<&SendBlocks<'_, '_>>,
+    recv: &RecvBlocks<'_, '_>,
     comm: &Comm,
 ) -> Result<()> {
     let _diag = crate::diag::coll("MPI_Alltoallw", comm, None, 0, None, None)?;
     super::run(
-        schedule_w_args(
-            "MPI_Alltoallw",
-            sendbuf,
-            sendcounts,
-            sdispls,
-            sendtypes,
-            recvbuf,
-            recvcounts,
-            rdispls,
-            recvtypes,
-            comm,
-        )?,
+        schedule_w_args("MPI_Alltoallw", send, recv, comm)?,
         "MPI_Alltoallw",
     )
 }
 
-/// MPI_Ialltoallw.
-///
-/// # Safety
-/// As [`alltoallw`], with the buffers valid until the request completes.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn ialltoallw(
-    sendbuf: Option<*const u8>,
-    sendcounts: &[usize],
-    sdispls: &[isize],
-    sendtypes: &[Datatype],
-    recvbuf: *mut u8,
-    recvcounts: &[usize],
-    rdispls: &[isize],
-    recvtypes: &[Datatype],
+/// MPI_Ialltoallw: as [`alltoallw`], the blocks lent for `'static` (kept valid by
+/// the caller's scope until the request completes).
+pub(crate) fn ialltoallw(
+    send: Option<&SendBlocks<'static, '_>>,
+    recv: &RecvBlocks<'static, '_>,
     comm: &Comm,
 ) -> Result<Request> {
-    super::start(schedule_w_args(
-        "MPI_Ialltoallw",
-        sendbuf,
-        sendcounts,
-        sdispls,
-        sendtypes,
-        recvbuf,
-        recvcounts,
-        rdispls,
-        recvtypes,
-        comm,
-    )?)
+    super::start(schedule_w_args("MPI_Ialltoallw", send, recv, comm)?)
 }

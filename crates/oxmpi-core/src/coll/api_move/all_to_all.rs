@@ -2,6 +2,7 @@
 //! every rank.
 
 use super::*;
+use crate::buf::{check_w, RecvBlocks, SendBlocks};
 
 /// The number of blocks an all-to-all buffer holds: one per rank of the peer group.
 pub(super) fn peers(comm: &Comm) -> usize {
@@ -307,49 +308,6 @@ pub(super) fn span(call: &str, arg: &str, count: usize, d: Option<&Datatype>) ->
         .ok_or_else(|| MpiError::arg(ErrorClass::Buffer, call, arg, "its size overflows"))
 }
 
-/// Each of the `n` blocks (`counts[i]` elements of `types[i]` from byte `displs[i]`)
-/// lies inside `len` bytes.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn check_w(
-    call: &str,
-    arg: &str,
-    len: usize,
-    counts: &[usize],
-    displs: &[isize],
-    types: &[Datatype],
-    n: usize,
-) -> Result<()> {
-    if counts.len() < n || displs.len() < n || types.len() < n {
-        return Err(MpiError::arg(
-            ErrorClass::Arg,
-            call,
-            arg,
-            format!(
-                "counts, displacements and datatypes ({}, {}, {}) for {n} ranks",
-                counts.len(),
-                displs.len(),
-                types.len()
-            ),
-        ));
-    }
-    for i in 0..n {
-        if counts[i] == 0 || types[i].size() == 0 {
-            continue;
-        }
-        let d = displs[i];
-        if d < 0 || d as usize > len {
-            return Err(MpiError::arg(
-                ErrorClass::Buffer,
-                call,
-                arg,
-                format!("block {i} starts at byte {d}, outside its {len} bytes"),
-            ));
-        }
-        crate::buf::check_reach(call, arg, len - d as usize, counts[i], &types[i])?;
-    }
-    Ok(())
-}
-
 /// One side of an alltoallw: per peer a count, a byte displacement and a datatype.
 pub struct WBlocks<'c> {
     pub counts: &'c [usize],
@@ -374,6 +332,32 @@ pub(super) fn alltoallw_check(
     check_w(call, "recvbuf", len, rb.counts, rb.displs, rb.types, n)
 }
 
+/// A byte (or contiguous) descriptor's bytes as per-peer block lists (the first
+/// `n` of each array), after [`alltoallw_check`].
+#[allow(clippy::type_complexity)]
+fn w_lists<'a, 'c>(
+    call: &str,
+    send: Option<SendBuf<'a, '_>>,
+    sb: &WBlocks<'c>,
+    recv: RecvBuf<'a, '_>,
+    rb: &WBlocks<'c>,
+    n: usize,
+) -> Result<(Option<SendBlocks<'a, 'c>>, RecvBlocks<'a, 'c>)> {
+    let empty = |arg| MpiError::arg(ErrorClass::Buffer, call, arg, "has no byte span");
+    let s = match send {
+        Some(s) => {
+            let bytes = s.span_bytes().ok_or_else(|| empty("sendbuf"))?;
+            let (c, d, t) = (&sb.counts[..n], &sb.displs[..n], &sb.types[..n]);
+            Some(SendBlocks::within(call, "sendbuf", bytes, c, d, t)?)
+        }
+        None => None,
+    };
+    let bytes = recv.into_span_bytes().ok_or_else(|| empty("recvbuf"))?;
+    let (c, d, t) = (&rb.counts[..n], &rb.displs[..n], &rb.types[..n]);
+    let r = RecvBlocks::within(call, "recvbuf", bytes, c, d, t)?;
+    Ok((s, r))
+}
+
 /// MPI_Alltoallw: byte descriptors ([`SendBuf::bytes`]), each peer's block
 /// `counts[i]` elements of `types[i]` from byte `displs[i]`; `send: None` is MPI_IN_PLACE.
 pub fn alltoallw(
@@ -383,21 +367,10 @@ pub fn alltoallw(
     rb: WBlocks<'_>,
     comm: &Comm,
 ) -> Result<()> {
-    alltoallw_check("MPI_Alltoallw", &send, &sb, &recv, &rb, comm)?;
-    // SAFETY: as in `gather`: each block's reach was checked against its descriptor's bytes.
-    unsafe {
-        alltoall::alltoallw(
-            send.as_ref().map(|s| s.ptr()),
-            sb.counts,
-            sb.displs,
-            sb.types,
-            recv.ptr(),
-            rb.counts,
-            rb.displs,
-            rb.types,
-            comm,
-        )
-    }
+    const CALL: &str = "MPI_Alltoallw";
+    alltoallw_check(CALL, &send, &sb, &recv, &rb, comm)?;
+    let (s, r) = w_lists(CALL, send, &sb, recv, &rb, peers(comm))?;
+    alltoall::alltoallw(s.as_ref(), &r, comm)
 }
 
 /// MPI_Ialltoallw: as [`alltoallw`], the buffers kept by `scope` until the request completes.
@@ -409,21 +382,33 @@ pub fn ialltoallw<'a>(
     rb: WBlocks<'_>,
     comm: &Comm,
 ) -> Result<Request> {
-    alltoallw_check("MPI_Ialltoallw", &send, &sb, &recv, &rb, comm)?;
-    // SAFETY: as in `igather`.
-    let r = unsafe {
-        alltoall::ialltoallw(
-            send.as_ref().map(|s| s.ptr()),
-            sb.counts,
-            sb.displs,
-            sb.types,
-            recv.ptr(),
-            rb.counts,
-            rb.displs,
-            rb.types,
-            comm,
-        )
-    }?;
+    const CALL: &str = "MPI_Ialltoallw";
+    alltoallw_check(CALL, &send, &sb, &recv, &rb, comm)?;
+    let (s, r) = w_lists(CALL, send, &sb, recv, &rb, peers(comm))?;
+    ialltoallw_blocks(scope, s, r, comm)
+}
+
+/// MPI_Alltoallw over per-peer block lists (each peer's count, byte displacement
+/// and datatype; their constructors vouch for every block); `send: None` is
+/// MPI_IN_PLACE.
+pub fn alltoallw_blocks(
+    send: Option<SendBlocks<'_, '_>>,
+    recv: RecvBlocks<'_, '_>,
+    comm: &Comm,
+) -> Result<()> {
+    alltoall::alltoallw(send.as_ref(), &recv, comm)
+}
+
+/// MPI_Ialltoallw over block lists: as [`alltoallw_blocks`], the buffers kept by
+/// `scope` until the request completes.
+pub fn ialltoallw_blocks<'a>(
+    scope: &impl BufScope<'a>,
+    send: Option<SendBlocks<'a, '_>>,
+    recv: RecvBlocks<'a, '_>,
+    comm: &Comm,
+) -> Result<Request> {
+    let s = send.map(|s| s.lend(scope));
+    let r = alltoall::ialltoallw(s.as_ref(), &recv.lend(scope), comm)?;
     scope.enter(r);
     Ok(r)
 }

@@ -30,7 +30,7 @@ pub use neighborhood::*;
 pub use reduce_scatter_blocks::*;
 pub use rooted::*;
 
-fn dt(d: Option<&Datatype>) -> &Datatype {
+pub(crate) fn dt(d: Option<&Datatype>) -> &Datatype {
     d.unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte))
 }
 
@@ -148,6 +148,7 @@ fn needed(call: &str, arg: &str) -> MpiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::buf::check_w;
 
     #[test]
     fn uniform_blocks_must_fit() {

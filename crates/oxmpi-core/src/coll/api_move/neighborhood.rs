@@ -1,11 +1,12 @@
 //! The neighbourhood allgather(v) and alltoall over a topology's neighbours.
 
 use super::*;
+use crate::buf::{RecvBlocks, SendBlocks};
 
 /// The neighbourhood collectives' checks: the receive descriptor holds the in-degree's
 /// blocks, the send descriptor the out-degree's (alltoall) or one block (allgather).
 #[allow(clippy::too_many_arguments)]
-pub(super) fn neighbor_check(
+pub(crate) fn neighbor_check(
     call: &str,
     send: &SendBuf<'_, '_>,
     sendcount: usize,
@@ -44,28 +45,7 @@ pub fn neighbor_allgather(
     recvcount: usize,
     comm: &Comm,
 ) -> Result<()> {
-    neighbor_check(
-        "MPI_Neighbor_allgather",
-        &send,
-        sendcount,
-        false,
-        &recv,
-        None,
-        recvcount,
-        comm,
-    )?;
-    // SAFETY: as in `gather`.
-    unsafe {
-        neighbor::neighbor_allgather(
-            send.ptr(),
-            sendcount,
-            dt(send.datatype()),
-            recv.ptr(),
-            recvcount,
-            dt(recv.datatype()),
-            comm,
-        )
-    }
+    neighbor::neighbor_allgather(&send, sendcount, &recv, recvcount, comm)
 }
 
 /// MPI_Ineighbor_allgather: as [`neighbor_allgather`], the buffers kept by `scope`
@@ -78,30 +58,10 @@ pub fn ineighbor_allgather<'a>(
     recvcount: usize,
     comm: &Comm,
 ) -> Result<Request> {
-    neighbor_check(
-        "MPI_Ineighbor_allgather",
-        &send,
-        sendcount,
-        false,
-        &recv,
-        None,
-        recvcount,
-        comm,
-    )?;
-    // SAFETY: as in `igather`.
-    let r = unsafe {
-        neighbor::ineighbor_allgather(
-            send.ptr(),
-            sendcount,
-            dt(send.datatype()),
-            recv.ptr(),
-            recvcount,
-            dt(recv.datatype()),
-            comm,
-        )
-    }?;
-    scope.enter(r);
-    Ok(r)
+    let (s, r) = (send.lend(scope), recv.lend(scope));
+    let q = neighbor::ineighbor_allgather(&s, sendcount, &r, recvcount, comm)?;
+    scope.enter(q);
+    Ok(q)
 }
 
 /// MPI_Neighbor_allgatherv: block `i` of `recv` (from in-neighbour `i`) is
@@ -113,29 +73,7 @@ pub fn neighbor_allgatherv(
     rb: Blocks<'_>,
     comm: &Comm,
 ) -> Result<()> {
-    neighbor_check(
-        "MPI_Neighbor_allgatherv",
-        &send,
-        sendcount,
-        false,
-        &recv,
-        Some(&rb),
-        0,
-        comm,
-    )?;
-    // SAFETY: as in `gather`.
-    unsafe {
-        neighbor::neighbor_allgatherv(
-            send.ptr(),
-            sendcount,
-            dt(send.datatype()),
-            recv.ptr(),
-            rb.counts,
-            rb.displs,
-            dt(recv.datatype()),
-            comm,
-        )
-    }
+    neighbor::neighbor_allgatherv(&send, sendcount, &recv, &rb, comm)
 }
 
 /// MPI_Neighbor_alltoall: block `j` of `send` (`sendcount` elements) to out-neighbour
@@ -147,28 +85,7 @@ pub fn neighbor_alltoall(
     recvcount: usize,
     comm: &Comm,
 ) -> Result<()> {
-    neighbor_check(
-        "MPI_Neighbor_alltoall",
-        &send,
-        sendcount,
-        true,
-        &recv,
-        None,
-        recvcount,
-        comm,
-    )?;
-    // SAFETY: as in `gather`.
-    unsafe {
-        neighbor::neighbor_alltoall(
-            send.ptr(),
-            sendcount,
-            dt(send.datatype()),
-            recv.ptr(),
-            recvcount,
-            dt(recv.datatype()),
-            comm,
-        )
-    }
+    neighbor::neighbor_alltoall(&send, sendcount, &recv, recvcount, comm)
 }
 
 /// MPI_Ineighbor_alltoall: as [`neighbor_alltoall`], the buffers kept by `scope`
@@ -181,30 +98,10 @@ pub fn ineighbor_alltoall<'a>(
     recvcount: usize,
     comm: &Comm,
 ) -> Result<Request> {
-    neighbor_check(
-        "MPI_Ineighbor_alltoall",
-        &send,
-        sendcount,
-        true,
-        &recv,
-        None,
-        recvcount,
-        comm,
-    )?;
-    // SAFETY: as in `igather`.
-    let r = unsafe {
-        neighbor::ineighbor_alltoall(
-            send.ptr(),
-            sendcount,
-            dt(send.datatype()),
-            recv.ptr(),
-            recvcount,
-            dt(recv.datatype()),
-            comm,
-        )
-    }?;
-    scope.enter(r);
-    Ok(r)
+    let (s, r) = (send.lend(scope), recv.lend(scope));
+    let q = neighbor::ineighbor_alltoall(&s, sendcount, &r, recvcount, comm)?;
+    scope.enter(q);
+    Ok(q)
 }
 
 /// MPI_Ineighbor_allgatherv: as [`neighbor_allgatherv`], the buffers kept by `scope`
@@ -217,36 +114,15 @@ pub fn ineighbor_allgatherv<'a>(
     rb: Blocks<'_>,
     comm: &Comm,
 ) -> Result<Request> {
-    neighbor_check(
-        "MPI_Ineighbor_allgatherv",
-        &send,
-        sendcount,
-        false,
-        &recv,
-        Some(&rb),
-        0,
-        comm,
-    )?;
-    // SAFETY: as in `igather`.
-    let r = unsafe {
-        neighbor::ineighbor_allgatherv(
-            send.ptr(),
-            sendcount,
-            dt(send.datatype()),
-            recv.ptr(),
-            rb.counts,
-            rb.displs,
-            dt(recv.datatype()),
-            comm,
-        )
-    }?;
-    scope.enter(r);
-    Ok(r)
+    let (s, r) = (send.lend(scope), recv.lend(scope));
+    let q = neighbor::ineighbor_allgatherv(&s, sendcount, &r, &rb, comm)?;
+    scope.enter(q);
+    Ok(q)
 }
 
 /// The neighbourhood alltoallv's checks: block `j` of `send` per out-neighbour,
 /// block `i` of `recv` per in-neighbour, each inside its buffer.
-fn neighbor_alltoallv_check(
+pub(crate) fn neighbor_alltoallv_check(
     call: &str,
     send: &SendBuf<'_, '_>,
     sb: &Blocks<'_>,
@@ -286,21 +162,7 @@ pub fn neighbor_alltoallv(
     rb: Blocks<'_>,
     comm: &Comm,
 ) -> Result<()> {
-    neighbor_alltoallv_check("MPI_Neighbor_alltoallv", &send, &sb, &recv, &rb, comm)?;
-    // SAFETY: as in `gather`.
-    unsafe {
-        neighbor::neighbor_alltoallv(
-            send.ptr(),
-            sb.counts,
-            sb.displs,
-            dt(send.datatype()),
-            recv.ptr(),
-            rb.counts,
-            rb.displs,
-            dt(recv.datatype()),
-            comm,
-        )
-    }
+    neighbor::neighbor_alltoallv(&send, &sb, &recv, &rb, comm)
 }
 
 /// MPI_Ineighbor_alltoallv: as [`neighbor_alltoallv`], the buffers kept by `scope`
@@ -313,21 +175,32 @@ pub fn ineighbor_alltoallv<'a>(
     rb: Blocks<'_>,
     comm: &Comm,
 ) -> Result<Request> {
-    neighbor_alltoallv_check("MPI_Ineighbor_alltoallv", &send, &sb, &recv, &rb, comm)?;
-    // SAFETY: as in `igather`.
-    let r = unsafe {
-        neighbor::ineighbor_alltoallv(
-            send.ptr(),
-            sb.counts,
-            sb.displs,
-            dt(send.datatype()),
-            recv.ptr(),
-            rb.counts,
-            rb.displs,
-            dt(recv.datatype()),
-            comm,
-        )
-    }?;
+    let (s, r) = (send.lend(scope), recv.lend(scope));
+    let q = neighbor::ineighbor_alltoallv(&s, &sb, &r, &rb, comm)?;
+    scope.enter(q);
+    Ok(q)
+}
+
+/// MPI_Neighbor_alltoallw over per-neighbour block lists (each block's count, byte
+/// displacement and datatype; their constructors vouch for every block): `send`
+/// one block per destination, `recv` one per source.
+pub fn neighbor_alltoallw(
+    send: SendBlocks<'_, '_>,
+    recv: RecvBlocks<'_, '_>,
+    comm: &Comm,
+) -> Result<()> {
+    neighbor::neighbor_alltoallw(&send, &recv, comm)
+}
+
+/// MPI_Ineighbor_alltoallw: as [`neighbor_alltoallw`], the buffers kept by `scope`
+/// until the request completes.
+pub fn ineighbor_alltoallw<'a>(
+    scope: &impl BufScope<'a>,
+    send: SendBlocks<'a, '_>,
+    recv: RecvBlocks<'a, '_>,
+    comm: &Comm,
+) -> Result<Request> {
+    let r = neighbor::ineighbor_alltoallw(&send.lend(scope), &recv.lend(scope), comm)?;
     scope.enter(r);
     Ok(r)
 }

@@ -5,7 +5,7 @@ use super::*;
 
 /// The checks of a reduce-scatter: one datatype layout on both sides, the input
 /// (`send`, or `recv` in place) `sum(counts)` elements, `recv` this rank's block.
-pub(super) fn reduce_scatter_check(
+pub(crate) fn reduce_scatter_check(
     call: &str,
     send: &Option<SendBuf<'_, '_>>,
     recv: &RecvBuf<'_, '_>,
@@ -55,18 +55,7 @@ pub fn reduce_scatter(
     op: &Op,
     comm: &Comm,
 ) -> Result<()> {
-    reduce_scatter_check("MPI_Reduce_scatter", &send, &recv, recvcounts, comm)?;
-    // SAFETY: as in `gather`.
-    unsafe {
-        reduce_scatter::reduce_scatter(
-            send.as_ref().map(|s| s.ptr()),
-            recv.ptr(),
-            recvcounts,
-            dt(recv.datatype()),
-            op,
-            comm,
-        )
-    }
+    reduce_scatter::reduce_scatter(send.as_ref(), &recv, recvcounts, op, comm)
 }
 
 /// MPI_Ireduce_scatter: as [`reduce_scatter`], the buffers kept by `scope` until the request completes.
@@ -78,20 +67,10 @@ pub fn ireduce_scatter<'a>(
     op: &Op,
     comm: &Comm,
 ) -> Result<Request> {
-    reduce_scatter_check("MPI_Ireduce_scatter", &send, &recv, recvcounts, comm)?;
-    // SAFETY: as in `igather`.
-    let r = unsafe {
-        reduce_scatter::ireduce_scatter(
-            send.as_ref().map(|s| s.ptr()),
-            recv.ptr(),
-            recvcounts,
-            dt(recv.datatype()),
-            op,
-            comm,
-        )
-    }?;
-    scope.enter(r);
-    Ok(r)
+    let (s, r) = (send.map(|s| s.lend(scope)), recv.lend(scope));
+    let q = reduce_scatter::ireduce_scatter(s.as_ref(), &r, recvcounts, op, comm)?;
+    scope.enter(q);
+    Ok(q)
 }
 
 /// MPI_Reduce_scatter_block: [`reduce_scatter`] with `recvcount` for every rank.
@@ -102,19 +81,7 @@ pub fn reduce_scatter_block(
     op: &Op,
     comm: &Comm,
 ) -> Result<()> {
-    let counts = vec![recvcount; comm.size().max(0) as usize];
-    reduce_scatter_check("MPI_Reduce_scatter_block", &send, &recv, &counts, comm)?;
-    // SAFETY: as in `gather`.
-    unsafe {
-        reduce_scatter::reduce_scatter_block(
-            send.as_ref().map(|s| s.ptr()),
-            recv.ptr(),
-            recvcount,
-            dt(recv.datatype()),
-            op,
-            comm,
-        )
-    }
+    reduce_scatter::reduce_scatter_block(send.as_ref(), &recv, recvcount, op, comm)
 }
 
 /// MPI_Ireduce_scatter_block: as [`reduce_scatter_block`], the buffers kept by `scope`
@@ -127,19 +94,8 @@ pub fn ireduce_scatter_block<'a>(
     op: &Op,
     comm: &Comm,
 ) -> Result<Request> {
-    let counts = vec![recvcount; comm.size().max(0) as usize];
-    reduce_scatter_check("MPI_Ireduce_scatter_block", &send, &recv, &counts, comm)?;
-    // SAFETY: as in `igather`.
-    let r = unsafe {
-        reduce_scatter::ireduce_scatter_block(
-            send.as_ref().map(|s| s.ptr()),
-            recv.ptr(),
-            recvcount,
-            dt(recv.datatype()),
-            op,
-            comm,
-        )
-    }?;
-    scope.enter(r);
-    Ok(r)
+    let (s, r) = (send.map(|s| s.lend(scope)), recv.lend(scope));
+    let q = reduce_scatter::ireduce_scatter_block(s.as_ref(), &r, recvcount, op, comm)?;
+    scope.enter(q);
+    Ok(q)
 }

@@ -99,13 +99,15 @@ pub(crate) fn size_mismatch(call: &str, what: &str, sent: usize, recvd: usize) -
 }
 
 /// One side of a rooted collective's arguments: the buffer's presence (absent
-/// is MPI_IN_PLACE), its count and datatype, and their argument names.
+/// is MPI_IN_PLACE), its count and datatype, and their argument names; for the
+/// root's side of a v form, its per-rank counts and displacements instead of a count.
 pub(crate) struct Side<'a> {
     pub present: bool,
     pub count: usize,
     pub dt: &'a Datatype,
     pub count_arg: &'static str,
     pub type_arg: &'static str,
+    pub v: Option<(&'a [usize], &'a [isize])>,
 }
 
 impl<'a> Side<'a> {
@@ -117,6 +119,19 @@ impl<'a> Side<'a> {
             dt,
             count_arg: "sendcount",
             type_arg: "sendtype",
+            v: None,
+        }
+    }
+
+    /// The root's send side of a v form (scatterv): `sendcounts`, `displs`.
+    pub fn send_v(counts: &'a [usize], displs: &'a [isize], dt: &'a Datatype) -> Self {
+        Side {
+            present: true,
+            count: 0,
+            dt,
+            count_arg: "sendcounts",
+            type_arg: "sendtype",
+            v: Some((counts, displs)),
         }
     }
 
@@ -128,6 +143,19 @@ impl<'a> Side<'a> {
             dt,
             count_arg: "recvcount",
             type_arg: "recvtype",
+            v: None,
+        }
+    }
+
+    /// The root's receive side of a v form (gatherv): `recvcounts`, `displs`.
+    pub fn recv_v(counts: &'a [usize], displs: &'a [isize], dt: &'a Datatype) -> Self {
+        Side {
+            present: true,
+            count: 0,
+            dt,
+            count_arg: "recvcounts",
+            type_arg: "recvtype",
+            v: Some((counts, displs)),
         }
     }
 }
@@ -137,6 +165,9 @@ impl<'a> Side<'a> {
 /// signatures match), or a shared-memory session for blocks of `blk` bytes
 /// (`Some(Rooted::Shm)`), or `None`: build the schedule, which also reports any
 /// argument error (this step never does, so the error comes from one place).
+/// The v forms (`at_root.v`) only ever get a session (`blk`: the root's own
+/// block): one rank's empty block says nothing of the others', so they use an
+/// area made already unless shm is forced ([`super::shm::acquire_made`]).
 pub(crate) fn rooted_shortcut<'c>(
     call: &str,
     key: super::select::Op,
@@ -152,6 +183,13 @@ pub(crate) fn rooted_shortcut<'c>(
     let Ok(blk) = check_rooted(call, comm, root, local, at_root, local_sends) else {
         return Ok(None);
     };
+    if at_root.v.is_some() {
+        let want = super::shm::want(super::select::forced_op(key)?, true);
+        return Ok(super::shm::acquire_made(comm, want)?.map(|sess| {
+            super::select::ran_shm(key);
+            Rooted::Shm(sess, blk)
+        }));
+    }
     if blk == 0 {
         return Ok(Some(Rooted::Nothing));
     }
@@ -191,18 +229,34 @@ pub(crate) fn check_rooted(
     } else if !is_root {
         return Err(in_place_not_at_root(call));
     }
+    let n = comm.size();
+    let mut root_count = at_root.count;
     if is_root {
         util::check_type(call, at_root.type_arg, at_root.dt)?;
-        util::check_count(
-            call,
-            at_root.count_arg,
-            at_root.count * comm.size() as usize,
-            at_root.dt,
-        )?;
+        match at_root.v {
+            None => util::check_count(
+                call,
+                at_root.count_arg,
+                at_root.count * n as usize,
+                at_root.dt,
+            )?,
+            Some((counts, displs)) => {
+                check_v(
+                    call,
+                    at_root.count_arg,
+                    counts,
+                    "displs",
+                    displs,
+                    n,
+                    at_root.dt,
+                )?;
+                root_count = counts[root as usize];
+            }
+        }
     }
     let own = util::packed_len(local.count, local.dt);
     let blk = if is_root {
-        util::packed_len(at_root.count, at_root.dt)
+        util::packed_len(root_count, at_root.dt)
     } else {
         own
     };
@@ -429,39 +483,15 @@ unsafe fn gatherv_shm(
     comm: &Comm,
 ) -> Result<Option<()>> {
     let call = "MPI_Gatherv";
-    if comm.is_inter() || super::check_root(call, comm, root).is_err() {
-        return Ok(None);
-    }
-    let is_root = comm.rank() == root;
-    let checked = match sendbuf {
-        Some(_) => {
-            util::check_type(call, "sendtype", sendtype).is_ok()
-                && util::check_count(call, "sendcount", sendcount, sendtype).is_ok()
-        }
-        None => is_root,
-    } && (!is_root
-        || util::check_type(call, "recvtype", recvtype).is_ok()
-            && check_v(
-                call,
-                "recvcounts",
-                recvcounts,
-                "displs",
-                displs,
-                comm.size(),
-                recvtype,
-            )
-            .is_ok()
-            && (sendbuf.is_none()
-                || util::packed_len(sendcount, sendtype)
-                    == util::packed_len(recvcounts[root as usize], recvtype)));
-    if !checked {
-        return Ok(None);
-    }
-    let want = super::shm::want(super::select::forced_op(super::select::Op::GATHERV)?, true);
-    let Some(sess) = super::shm::acquire_made(comm, want)? else {
+    let local = Side::send(sendbuf.is_some(), sendcount, sendtype);
+    let at_root = Side::recv_v(recvcounts, displs, recvtype);
+    let key = super::select::Op::GATHERV;
+    let Some(Rooted::Shm(sess, _)) =
+        rooted_shortcut(call, key, comm, root, &local, &at_root, true)?
+    else {
         return Ok(None);
     };
-    super::select::ran_shm(super::select::Op::GATHERV);
+
     // SAFETY: forwarded caller contract; the arguments were checked above.
     unsafe {
         super::shm::gatherv(

@@ -1,6 +1,7 @@
 //! Non-rooted data movement on intercommunicators: barrier, allgather(v),
 //! alltoall(v/w).
 use super::no_in_place;
+use crate::buf::{RecvBlocks, SendBlocks};
 use crate::coll::gather::check_v;
 use crate::coll::sched::{Builder, Slice};
 use crate::coll::util;
@@ -244,48 +245,32 @@ pub(crate) unsafe fn alltoallv(
 }
 
 /// Inter-alltoallw: one count, byte displacement and datatype per remote rank
-/// on each side (the caller checked the arrays).
-///
-/// # Safety
-/// As `coll::alltoall::alltoallw`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn alltoallw(
-    call: &str,
-    sendbuf: Option<*const u8>,
-    sendcounts: &[usize],
-    sdispls: &[isize],
-    sendtypes: &[&Datatype],
-    recvbuf: *mut u8,
-    recvcounts: &[usize],
-    rdispls: &[isize],
-    recvtypes: &[&Datatype],
+/// on each side (the caller checked the arrays). Safe: the block lists' constructors
+/// vouch for every block's address, which this only registers in the schedule.
+pub(crate) fn alltoallw(
+    send: &SendBlocks<'_, '_>,
+    recv: &RecvBlocks<'_, '_>,
     comm: &Comm,
-) -> Result<Builder> {
-    let p = sendbuf.ok_or_else(|| no_in_place(call, "sendbuf"))?;
+) -> Builder {
     let m = comm.peer_group_size() as usize;
     let mut b = Builder::new(comm);
-    let rptr = |j: usize| recvbuf.wrapping_offset(rdispls[j]);
+    let (recvcounts, recvtypes) = (recv.counts(), recv.types());
     let mut outs = Vec::with_capacity(m);
     for j in 0..m {
-        let o = util::packed_output(&mut b, rptr(j), recvcounts[j], recvtypes[j]);
+        let o = util::packed_output(&mut b, recv.addr(j), recvcounts[j], &recvtypes[j]);
         if o.len > 0 {
             b.recv(o, j as i32);
         }
         outs.push(o);
     }
     for j in 0..m {
-        let inp = util::packed_input(
-            &mut b,
-            p.wrapping_offset(sdispls[j]),
-            sendcounts[j],
-            sendtypes[j],
-        );
+        let inp = util::packed_input(&mut b, send.addr(j), send.counts()[j], &send.types()[j]);
         if inp.len > 0 {
             b.send(inp, j as i32);
         }
     }
     for (j, &o) in outs.iter().enumerate() {
-        util::finish_output(&mut b, o, rptr(j), recvcounts[j], recvtypes[j]);
+        util::finish_output(&mut b, o, recv.addr(j), recvcounts[j], &recvtypes[j]);
     }
-    Ok(b)
+    b
 }

@@ -10,8 +10,10 @@
 //! source of d, so it travels on that slot's sub-tag; on graphs, repeated edges
 //! pair in list order.
 
+use super::api_move::{dt, neighbor_alltoallv_check, neighbor_check, Blocks as VBlocks};
 use super::sched::{Builder, Slice};
 use super::util;
+use crate::buf::{RecvBlocks, RecvBuf, SendBlocks, SendBuf};
 use crate::comm::Comm;
 use crate::datatype::Datatype;
 use crate::error::{ErrorClass, MpiError, Result};
@@ -163,136 +165,152 @@ fn regular(n: usize, count: usize) -> (Vec<usize>, Vec<isize>) {
     )
 }
 
-/// MPI_Neighbor_allgather.
-///
-/// # Safety
-/// Buffers hold the counts given and stay valid until completion.
-pub(crate) unsafe fn neighbor_allgather(
-    sendbuf: *const u8,
+/// MPI_Neighbor_allgather: `send` (`sendcount` elements) to every out-neighbour;
+/// `recv` holds a block of `recvcount` elements per in-neighbour. Safe: the blocks
+/// are checked to lie inside the descriptors before their addresses go to the
+/// schedule, which completes before the call returns.
+pub(crate) fn neighbor_allgather(
+    send: &SendBuf<'_, '_>,
     sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+    recv: &RecvBuf<'_, '_>,
     recvcount: usize,
-    recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<()> {
-    let _diag = crate::diag::coll(
+    run_regular(
         "MPI_Neighbor_allgather",
-        comm,
-        None,
+        false,
+        send,
         sendcount,
-        Some(sendtype),
-        None,
-    )?;
-    let n = neighborhood("MPI_Neighbor_allgather", comm)?.sources.len();
-    let (c, d) = regular(n, recvcount);
-    super::run(
-        allgather_schedule(
-            "MPI_Neighbor_allgather",
-            sendbuf,
-            sendcount,
-            sendtype,
-            recvbuf,
-            &c,
-            &d,
-            recvtype,
-            comm,
-        )?,
-        "MPI_Neighbor_allgather",
+        recv,
+        recvcount,
+        comm,
     )
 }
 
-/// MPI_Ineighbor_allgather.
-///
-/// # Safety
-/// As [`neighbor_allgather`].
-pub(crate) unsafe fn ineighbor_allgather(
-    sendbuf: *const u8,
+/// MPI_Ineighbor_allgather: as [`neighbor_allgather`], the descriptors lent for
+/// `'static` (kept valid by the caller's scope until the request completes).
+pub(crate) fn ineighbor_allgather(
+    send: &SendBuf<'static, '_>,
     sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+    recv: &RecvBuf<'static, '_>,
     recvcount: usize,
-    recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<Request> {
-    let n = neighborhood("MPI_Ineighbor_allgather", comm)?.sources.len();
-    let (c, d) = regular(n, recvcount);
-    super::start(allgather_schedule(
-        "MPI_Ineighbor_allgather",
-        sendbuf,
-        sendcount,
-        sendtype,
-        recvbuf,
-        &c,
-        &d,
-        recvtype,
-        comm,
+    let call = "MPI_Ineighbor_allgather";
+    neighbor_check(call, send, sendcount, false, recv, None, recvcount, comm)?;
+    super::start(regular_schedule(
+        call, false, send, sendcount, recv, recvcount, comm,
     )?)
 }
 
-/// MPI_Neighbor_allgatherv.
-///
-/// # Safety
-/// As [`neighbor_allgather`].
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn neighbor_allgatherv(
-    sendbuf: *const u8,
+/// A blocking neighbourhood allgather (`per_dest: false`) or alltoall (`true`):
+/// checks, then runs [`regular_schedule`].
+fn run_regular(
+    call: &'static str,
+    per_dest: bool,
+    send: &SendBuf<'_, '_>,
     sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
-    recvcounts: &[usize],
-    displs: &[isize],
-    recvtype: &Datatype,
+    recv: &RecvBuf<'_, '_>,
+    recvcount: usize,
     comm: &Comm,
 ) -> Result<()> {
-    let _diag = crate::diag::coll(
-        "MPI_Neighbor_allgatherv",
-        comm,
-        None,
-        sendcount,
-        Some(sendtype),
-        None,
-    )?;
-    super::run(
-        allgather_schedule(
-            "MPI_Neighbor_allgatherv",
-            sendbuf,
+    neighbor_check(call, send, sendcount, per_dest, recv, None, recvcount, comm)?;
+    let st = dt(send.datatype());
+    let _diag = crate::diag::coll(call, comm, None, sendcount, Some(st), None)?;
+    let b = regular_schedule(call, per_dest, send, sendcount, recv, recvcount, comm)?;
+    super::run(b, call)
+}
+
+/// The schedule of a neighbourhood allgather (`per_dest: false`: the one send
+/// block to every out-neighbour) or alltoall (a block per out-neighbour), with
+/// `recvcount` elements per in-neighbour, after [`neighbor_check`].
+fn regular_schedule(
+    call: &str,
+    per_dest: bool,
+    send: &SendBuf<'_, '_>,
+    sendcount: usize,
+    recv: &RecvBuf<'_, '_>,
+    recvcount: usize,
+    comm: &Comm,
+) -> Result<Builder> {
+    let nb = neighborhood(call, comm)?;
+    let (rc, rd) = regular(nb.sources.len(), recvcount);
+    let (st, rt) = (dt(send.datatype()), dt(recv.datatype()));
+    if !per_dest {
+        return allgather_schedule(
+            call,
+            send.ptr(),
             sendcount,
-            sendtype,
-            recvbuf,
-            recvcounts,
-            displs,
-            recvtype,
+            st,
+            recv.ptr(),
+            &rc,
+            &rd,
+            rt,
             comm,
-        )?,
-        "MPI_Neighbor_allgatherv",
+        );
+    }
+    let (sc, sd) = regular(nb.destinations.len(), sendcount);
+    alltoallv_schedule(
+        call,
+        send.ptr(),
+        &sc,
+        &sd,
+        st,
+        recv.ptr(),
+        &rc,
+        &rd,
+        rt,
+        comm,
     )
 }
 
-/// MPI_Ineighbor_allgatherv.
-///
-/// # Safety
-/// As [`neighbor_allgather`].
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn ineighbor_allgatherv(
-    sendbuf: *const u8,
+/// MPI_Neighbor_allgatherv: block `i` of `recv` (from in-neighbour `i`) is
+/// `rb.counts[i]` elements at `rb.displs[i]`; safe as [`neighbor_allgather`].
+pub(crate) fn neighbor_allgatherv(
+    send: &SendBuf<'_, '_>,
     sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
-    recvcounts: &[usize],
-    displs: &[isize],
-    recvtype: &Datatype,
+    recv: &RecvBuf<'_, '_>,
+    rb: &VBlocks<'_>,
+    comm: &Comm,
+) -> Result<()> {
+    let call = "MPI_Neighbor_allgatherv";
+    neighbor_check(call, send, sendcount, false, recv, Some(rb), 0, comm)?;
+    let st = dt(send.datatype());
+    let _diag = crate::diag::coll(call, comm, None, sendcount, Some(st), None)?;
+    let b = allgather_schedule(
+        call,
+        send.ptr(),
+        sendcount,
+        st,
+        recv.ptr(),
+        rb.counts,
+        rb.displs,
+        dt(recv.datatype()),
+        comm,
+    )?;
+    super::run(b, call)
+}
+
+/// MPI_Ineighbor_allgatherv: as [`neighbor_allgatherv`], lent as in
+/// [`ineighbor_allgather`].
+pub(crate) fn ineighbor_allgatherv(
+    send: &SendBuf<'static, '_>,
+    sendcount: usize,
+    recv: &RecvBuf<'static, '_>,
+    rb: &VBlocks<'_>,
     comm: &Comm,
 ) -> Result<Request> {
+    let call = "MPI_Ineighbor_allgatherv";
+    neighbor_check(call, send, sendcount, false, recv, Some(rb), 0, comm)?;
     super::start(allgather_schedule(
-        "MPI_Ineighbor_allgatherv",
-        sendbuf,
+        call,
+        send.ptr(),
         sendcount,
-        sendtype,
-        recvbuf,
-        recvcounts,
-        displs,
-        recvtype,
+        dt(send.datatype()),
+        recv.ptr(),
+        rb.counts,
+        rb.displs,
+        dt(recv.datatype()),
         comm,
     )?)
 }
@@ -393,156 +411,140 @@ fn alltoallv_schedule(
     )
 }
 
-/// MPI_Neighbor_alltoall.
-///
-/// # Safety
-/// As [`neighbor_allgather`].
-pub(crate) unsafe fn neighbor_alltoall(
-    sendbuf: *const u8,
+/// MPI_Neighbor_alltoall: `send` holds `sendcount` elements per out-neighbour,
+/// `recv` `recvcount` per in-neighbour; safe as [`neighbor_allgather`].
+pub(crate) fn neighbor_alltoall(
+    send: &SendBuf<'_, '_>,
     sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+    recv: &RecvBuf<'_, '_>,
     recvcount: usize,
-    recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<()> {
-    let _diag = crate::diag::coll(
+    run_regular(
         "MPI_Neighbor_alltoall",
-        comm,
-        None,
+        true,
+        send,
         sendcount,
-        Some(sendtype),
-        None,
-    )?;
-    let call = "MPI_Neighbor_alltoall";
-    let nb = neighborhood(call, comm)?;
-    let (sc, sd) = regular(nb.destinations.len(), sendcount);
-    let (rc, rd) = regular(nb.sources.len(), recvcount);
-    super::run(
-        alltoallv_schedule(
-            call, sendbuf, &sc, &sd, sendtype, recvbuf, &rc, &rd, recvtype, comm,
-        )?,
-        call,
+        recv,
+        recvcount,
+        comm,
     )
 }
 
-/// MPI_Ineighbor_alltoall.
-///
-/// # Safety
-/// As [`neighbor_allgather`].
-pub(crate) unsafe fn ineighbor_alltoall(
-    sendbuf: *const u8,
+/// MPI_Ineighbor_alltoall: as [`neighbor_alltoall`], lent as in
+/// [`ineighbor_allgather`].
+pub(crate) fn ineighbor_alltoall(
+    send: &SendBuf<'static, '_>,
     sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+    recv: &RecvBuf<'static, '_>,
     recvcount: usize,
-    recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<Request> {
     let call = "MPI_Ineighbor_alltoall";
-    let nb = neighborhood(call, comm)?;
-    let (sc, sd) = regular(nb.destinations.len(), sendcount);
-    let (rc, rd) = regular(nb.sources.len(), recvcount);
-    super::start(alltoallv_schedule(
-        call, sendbuf, &sc, &sd, sendtype, recvbuf, &rc, &rd, recvtype, comm,
+    neighbor_check(call, send, sendcount, true, recv, None, recvcount, comm)?;
+    super::start(regular_schedule(
+        call, true, send, sendcount, recv, recvcount, comm,
     )?)
 }
 
-/// MPI_Neighbor_alltoallv.
-///
-/// # Safety
-/// As [`neighbor_allgather`].
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn neighbor_alltoallv(
-    sendbuf: *const u8,
-    sendcounts: &[usize],
-    sdispls: &[isize],
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
-    recvcounts: &[usize],
-    rdispls: &[isize],
-    recvtype: &Datatype,
+/// MPI_Neighbor_alltoallv: block `j` of `send` (`sb.counts[j]` elements at
+/// `sb.displs[j]`) to out-neighbour `j`, block `i` of `recv` from in-neighbour `i`;
+/// safe as [`neighbor_allgather`].
+pub(crate) fn neighbor_alltoallv(
+    send: &SendBuf<'_, '_>,
+    sb: &VBlocks<'_>,
+    recv: &RecvBuf<'_, '_>,
+    rb: &VBlocks<'_>,
     comm: &Comm,
 ) -> Result<()> {
-    let _diag = crate::diag::coll("MPI_Neighbor_alltoallv", comm, None, 0, None, None)?;
     let call = "MPI_Neighbor_alltoallv";
-    super::run(
-        alltoallv_schedule(
-            call, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-            comm,
-        )?,
-        call,
-    )
+    neighbor_alltoallv_check(call, send, sb, recv, rb, comm)?;
+    let _diag = crate::diag::coll(call, comm, None, 0, None, None)?;
+    super::run(alltoallv_blocks(call, send, sb, recv, rb, comm)?, call)
 }
 
-/// MPI_Ineighbor_alltoallv.
-///
-/// # Safety
-/// As [`neighbor_allgather`].
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn ineighbor_alltoallv(
-    sendbuf: *const u8,
-    sendcounts: &[usize],
-    sdispls: &[isize],
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
-    recvcounts: &[usize],
-    rdispls: &[isize],
-    recvtype: &Datatype,
+/// MPI_Ineighbor_alltoallv: as [`neighbor_alltoallv`], lent as in
+/// [`ineighbor_allgather`].
+pub(crate) fn ineighbor_alltoallv(
+    send: &SendBuf<'static, '_>,
+    sb: &VBlocks<'_>,
+    recv: &RecvBuf<'static, '_>,
+    rb: &VBlocks<'_>,
     comm: &Comm,
 ) -> Result<Request> {
     let call = "MPI_Ineighbor_alltoallv";
-    super::start(alltoallv_schedule(
-        call, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
-    )?)
+    neighbor_alltoallv_check(call, send, sb, recv, rb, comm)?;
+    super::start(alltoallv_blocks(call, send, sb, recv, rb, comm)?)
 }
 
-/// MPI_Neighbor_alltoallw (displacements in bytes, a datatype per neighbour).
-///
-/// # Safety
-/// As [`neighbor_allgather`].
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn neighbor_alltoallw(
-    sendbuf: *const u8,
-    sendcounts: &[usize],
-    sdispls: &[isize],
-    sendtypes: &[&Datatype],
-    recvbuf: *mut u8,
-    recvcounts: &[usize],
-    rdispls: &[isize],
-    recvtypes: &[&Datatype],
+fn alltoallv_blocks(
+    call: &str,
+    send: &SendBuf<'_, '_>,
+    sb: &VBlocks<'_>,
+    recv: &RecvBuf<'_, '_>,
+    rb: &VBlocks<'_>,
+    comm: &Comm,
+) -> Result<Builder> {
+    alltoallv_schedule(
+        call,
+        send.ptr(),
+        sb.counts,
+        sb.displs,
+        dt(send.datatype()),
+        recv.ptr(),
+        rb.counts,
+        rb.displs,
+        dt(recv.datatype()),
+        comm,
+    )
+}
+
+/// The schedule of a neighbourhood alltoallw over its block lists.
+fn alltoallw_blocks(
+    call: &str,
+    send: &SendBlocks<'_, '_>,
+    recv: &RecvBlocks<'_, '_>,
+    comm: &Comm,
+) -> Result<Builder> {
+    let (st, rt): (Vec<&Datatype>, Vec<&Datatype>) =
+        (send.types().iter().collect(), recv.types().iter().collect());
+    alltoallw_schedule(
+        call,
+        comm,
+        send.base(),
+        send.counts(),
+        send.displs(),
+        &st,
+        recv.base(),
+        recv.counts(),
+        recv.displs(),
+        &rt,
+    )
+}
+
+/// MPI_Neighbor_alltoallw (displacements in bytes, a datatype per neighbour):
+/// per-neighbour block lists, whose constructors vouch for every block.
+pub(crate) fn neighbor_alltoallw(
+    send: &SendBlocks<'_, '_>,
+    recv: &RecvBlocks<'_, '_>,
     comm: &Comm,
 ) -> Result<()> {
     let _diag = crate::diag::coll("MPI_Neighbor_alltoallw", comm, None, 0, None, None)?;
     let call = "MPI_Neighbor_alltoallw";
-    super::run(
-        alltoallw_schedule(
-            call, comm, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-            recvtypes,
-        )?,
-        call,
-    )
+    super::run(alltoallw_blocks(call, send, recv, comm)?, call)
 }
 
-/// MPI_Ineighbor_alltoallw.
-///
-/// # Safety
-/// As [`neighbor_allgather`].
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn ineighbor_alltoallw(
-    sendbuf: *const u8,
-    sendcounts: &[usize],
-    sdispls: &[isize],
-    sendtypes: &[&Datatype],
-    recvbuf: *mut u8,
-    recvcounts: &[usize],
-    rdispls: &[isize],
-    recvtypes: &[&Datatype],
+/// MPI_Ineighbor_alltoallw: as [`neighbor_alltoallw`], the blocks lent for
+/// `'static` (kept valid by the caller's scope until the request completes).
+pub(crate) fn ineighbor_alltoallw(
+    send: &SendBlocks<'static, '_>,
+    recv: &RecvBlocks<'static, '_>,
     comm: &Comm,
 ) -> Result<Request> {
-    let call = "MPI_Ineighbor_alltoallw";
-    super::start(alltoallw_schedule(
-        call, comm, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-        recvtypes,
+    super::start(alltoallw_blocks(
+        "MPI_Ineighbor_alltoallw",
+        send,
+        recv,
+        comm,
     )?)
 }

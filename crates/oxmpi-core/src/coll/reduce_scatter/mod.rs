@@ -26,8 +26,10 @@ mod pairwise;
 mod recursive_halving;
 mod reduce_scatterv;
 
+use super::api_move::{dt, reduce_scatter_check};
 use super::reduce::{check_args, Red};
 use super::sched::{Builder, Slice};
+use crate::buf::{RecvBuf, SendBuf};
 use crate::comm::Comm;
 use crate::datatype::Datatype;
 use crate::error::{ErrorClass, MpiError, Result};
@@ -219,68 +221,48 @@ fn schedule(
     Ok(b)
 }
 
-/// MPI_Reduce_scatter. `sendbuf == None` is MPI_IN_PLACE (the input is in `recvbuf`).
-///
-/// # Safety
-/// `sendbuf` (or `recvbuf` in place) holds `sum(recvcounts)` elements of `dt`,
-/// `recvbuf` at least `recvcounts[rank]`; valid until the call returns.
-pub(crate) unsafe fn reduce_scatter(
-    sendbuf: Option<*const u8>,
-    recvbuf: *mut u8,
+/// MPI_Reduce_scatter: the input (`send`, or `recv` for `send: None`, MPI_IN_PLACE)
+/// is `sum(recvcounts)` elements; this rank receives its block in `recv`. Safe: the
+/// blocks are checked to lie inside the descriptors (`reduce_scatter_check`) before
+/// their addresses go to the shared-memory path or the schedule, which complete
+/// before the call returns.
+pub(crate) fn reduce_scatter(
+    send: Option<&SendBuf<'_, '_>>,
+    recv: &RecvBuf<'_, '_>,
     recvcounts: &[usize],
-    dt: &Datatype,
     op: &Op,
     comm: &Comm,
 ) -> Result<()> {
-    let _diag = crate::diag::coll("MPI_Reduce_scatter", comm, None, 0, Some(dt), Some(op))?;
     const CALL: &str = "MPI_Reduce_scatter";
-    // SAFETY: forwarded caller contract.
-    if let Some(r) = unsafe {
-        try_shm(
-            CALL,
-            "reduce_scatter",
-            sendbuf,
-            recvbuf,
-            recvcounts,
-            dt,
-            op,
-            comm,
-        )
-    }? {
-        return r;
-    }
-    super::run(
-        schedule(
-            CALL,
-            "reduce_scatter",
-            sendbuf,
-            recvbuf,
-            recvcounts,
-            dt,
-            op,
-            comm,
-        )?,
+    blocking(
         CALL,
+        "reduce_scatter",
+        send,
+        recv,
+        recvcounts,
+        None,
+        op,
+        comm,
     )
 }
 
-/// MPI_Ireduce_scatter.
-///
-/// # Safety
-/// As [`reduce_scatter`], with the buffers valid until the request completes.
-pub(crate) unsafe fn ireduce_scatter(
-    sendbuf: Option<*const u8>,
-    recvbuf: *mut u8,
+/// MPI_Ireduce_scatter: as [`reduce_scatter`], the descriptors lent for `'static`
+/// (kept valid by the caller's scope until the request completes).
+pub(crate) fn ireduce_scatter(
+    send: Option<&SendBuf<'static, '_>>,
+    recv: &RecvBuf<'static, '_>,
     recvcounts: &[usize],
-    dt: &Datatype,
     op: &Op,
     comm: &Comm,
 ) -> Result<Request> {
+    const CALL: &str = "MPI_Ireduce_scatter";
+    reduce_scatter_check(CALL, &send.copied(), recv, recvcounts, comm)?;
+    let (s, r, dt) = raw(send, recv);
     super::start(schedule(
-        "MPI_Ireduce_scatter",
+        CALL,
         "reduce_scatter",
-        sendbuf,
-        recvbuf,
+        s,
+        r,
         recvcounts,
         dt,
         op,
@@ -288,80 +270,64 @@ pub(crate) unsafe fn ireduce_scatter(
     )?)
 }
 
-/// MPI_Reduce_scatter_block: every rank receives `recvcount` elements.
-///
-/// # Safety
-/// `sendbuf` (or `recvbuf` in place) holds `n * recvcount` elements of `dt`,
-/// `recvbuf` at least `recvcount`; valid until the call returns.
-pub(crate) unsafe fn reduce_scatter_block(
-    sendbuf: Option<*const u8>,
-    recvbuf: *mut u8,
+/// MPI_Reduce_scatter_block: [`reduce_scatter`] with `recvcount` for every rank.
+pub(crate) fn reduce_scatter_block(
+    send: Option<&SendBuf<'_, '_>>,
+    recv: &RecvBuf<'_, '_>,
     recvcount: usize,
-    dt: &Datatype,
     op: &Op,
     comm: &Comm,
 ) -> Result<()> {
-    let _diag = crate::diag::coll(
-        "MPI_Reduce_scatter_block",
-        comm,
-        None,
-        recvcount,
-        Some(dt),
-        Some(op),
-    )?;
     const CALL: &str = "MPI_Reduce_scatter_block";
     let counts = vec![recvcount; comm.size().max(0) as usize];
-    // SAFETY: forwarded caller contract.
-    if let Some(r) = unsafe {
-        try_shm(
-            CALL,
-            "reduce_scatter_block",
-            sendbuf,
-            recvbuf,
-            &counts,
-            dt,
-            op,
-            comm,
-        )
-    }? {
-        return r;
-    }
-    super::run(
-        schedule(
-            CALL,
-            "reduce_scatter_block",
-            sendbuf,
-            recvbuf,
-            &counts,
-            dt,
-            op,
-            comm,
-        )?,
-        CALL,
-    )
+    let env = "reduce_scatter_block";
+    blocking(CALL, env, send, recv, &counts, Some(recvcount), op, comm)
 }
 
-/// MPI_Ireduce_scatter_block.
-///
-/// # Safety
-/// As [`reduce_scatter_block`], with the buffers valid until the request completes.
-pub(crate) unsafe fn ireduce_scatter_block(
-    sendbuf: Option<*const u8>,
-    recvbuf: *mut u8,
+/// MPI_Ireduce_scatter_block: as [`reduce_scatter_block`], lent as in
+/// [`ireduce_scatter`].
+pub(crate) fn ireduce_scatter_block(
+    send: Option<&SendBuf<'static, '_>>,
+    recv: &RecvBuf<'static, '_>,
     recvcount: usize,
-    dt: &Datatype,
     op: &Op,
     comm: &Comm,
 ) -> Result<Request> {
+    const CALL: &str = "MPI_Ireduce_scatter_block";
     let counts = vec![recvcount; comm.size().max(0) as usize];
-    super::start(schedule(
-        "MPI_Ireduce_scatter_block",
-        "reduce_scatter_block",
-        sendbuf,
-        recvbuf,
-        &counts,
-        dt,
-        op,
-        comm,
-    )?)
+    reduce_scatter_check(CALL, &send.copied(), recv, &counts, comm)?;
+    let (s, r, dt) = raw(send, recv);
+    let env = "reduce_scatter_block";
+    super::start(schedule(CALL, env, s, r, &counts, dt, op, comm)?)
+}
+
+/// The kernels' view of the descriptors: addresses and the (shared) datatype.
+fn raw<'d>(
+    send: Option<&SendBuf<'_, 'd>>,
+    recv: &RecvBuf<'_, 'd>,
+) -> (Option<*const u8>, *mut u8, &'d Datatype) {
+    (send.map(|s| s.ptr()), recv.ptr(), dt(recv.datatype()))
+}
+
+/// A blocking reduce_scatter(_block) (`block`: its `recvcount`, for the record
+/// checking mode keeps): checks, then the shared-memory path or a schedule.
+#[allow(clippy::too_many_arguments)]
+fn blocking(
+    call: &'static str,
+    env: &str,
+    send: Option<&SendBuf<'_, '_>>,
+    recv: &RecvBuf<'_, '_>,
+    counts: &[usize],
+    block: Option<usize>,
+    op: &Op,
+    comm: &Comm,
+) -> Result<()> {
+    reduce_scatter_check(call, &send.copied(), recv, counts, comm)?;
+    let (s, r, dt) = raw(send, recv);
+    let _diag = crate::diag::coll(call, comm, None, block.unwrap_or(0), Some(dt), Some(op))?;
+    // SAFETY: the blocks were checked (above) to lie inside the descriptors, valid for this blocking call.
+    if let Some(r) = unsafe { try_shm(call, env, s, r, counts, dt, op, comm) }? {
+        return r;
+    }
+    super::run(schedule(call, env, s, r, counts, dt, op, comm)?, call)
 }

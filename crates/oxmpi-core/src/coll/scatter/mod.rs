@@ -258,39 +258,15 @@ unsafe fn scatterv_shm(
     comm: &Comm,
 ) -> Result<Option<()>> {
     let call = "MPI_Scatterv";
-    if comm.is_inter() || super::check_root(call, comm, root).is_err() {
-        return Ok(None);
-    }
-    let is_root = comm.rank() == root;
-    let checked = match recvbuf {
-        Some(_) => {
-            util::check_type(call, "recvtype", recvtype).is_ok()
-                && util::check_count(call, "recvcount", recvcount, recvtype).is_ok()
-        }
-        None => is_root,
-    } && (!is_root
-        || util::check_type(call, "sendtype", sendtype).is_ok()
-            && check_v(
-                call,
-                "sendcounts",
-                sendcounts,
-                "displs",
-                displs,
-                comm.size(),
-                sendtype,
-            )
-            .is_ok()
-            && (recvbuf.is_none()
-                || util::packed_len(sendcounts[root as usize], sendtype)
-                    == util::packed_len(recvcount, recvtype)));
-    if !checked {
-        return Ok(None);
-    }
-    let want = super::shm::want(super::select::forced_op(super::select::Op::SCATTERV)?, true);
-    let Some(sess) = super::shm::acquire_made(comm, want)? else {
+    let local = Side::recv(recvbuf.is_some(), recvcount, recvtype);
+    let at_root = Side::send_v(sendcounts, displs, sendtype);
+    let key = super::select::Op::SCATTERV;
+    let Some(super::gather::Rooted::Shm(sess, _)) =
+        super::gather::rooted_shortcut(call, key, comm, root, &local, &at_root, false)?
+    else {
         return Ok(None);
     };
-    super::select::ran_shm(super::select::Op::SCATTERV);
+
     // SAFETY: forwarded caller contract; the arguments were checked above.
     unsafe {
         super::shm::scatterv(

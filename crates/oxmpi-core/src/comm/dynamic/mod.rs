@@ -60,7 +60,7 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 use super::{context, Comm};
-use crate::buf::RecvBuf;
+use crate::buf::{RecvBuf, SendBuf};
 use crate::datatype::{Datatype, Primitive};
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::op::{Op, PredefinedOp};
@@ -176,18 +176,12 @@ pub fn connect_groups(
     let n = group.size() as usize;
     let mut all = vec![0u8; RECORD * n];
     let byte = Datatype::predefined(Primitive::Byte);
-    // SAFETY: `rec` holds RECORD bytes and `all` RECORD per rank; both outlive the call.
-    unsafe {
-        crate::coll::allgather::allgather(
-            Some(rec.as_ptr()),
-            RECORD,
-            &byte,
-            all.as_mut_ptr(),
-            RECORD,
-            &byte,
-            &group,
-        )?
-    };
+    crate::coll::api_move::allgather(
+        Some(SendBuf::typed(&rec, RECORD, &byte)?),
+        RecvBuf::typed(&mut all, RECORD * n, &byte)?,
+        RECORD,
+        &group,
+    )?;
 
     // 1. The roots swap descriptions; the result (or the failure) goes to every process.
     let mut chan: Option<Channel> = None;
@@ -263,18 +257,12 @@ pub fn connect_groups(
         let mut bases = vec![0u8; 4 * n];
         let mine = remote[0].to_le_bytes();
         let u32t = Datatype::predefined(Primitive::Uint32);
-        // SAFETY: `mine` holds one u32 and `bases` one per rank; both outlive the call.
-        unsafe {
-            crate::coll::allgather::allgather(
-                Some(mine.as_ptr()),
-                1,
-                &u32t,
-                bases.as_mut_ptr(),
-                1,
-                &u32t,
-                &group,
-            )?
-        };
+        crate::coll::api_move::allgather(
+            Some(SendBuf::typed(&mine, 1, &u32t)?),
+            RecvBuf::typed(&mut bases, n, &u32t)?,
+            1,
+            &group,
+        )?;
         let outcome = is_root.then(|| {
             chan.as_mut()
                 .ok_or_else(|| MpiError::intern(call, "no bootstrap channel at the root"))
