@@ -5,6 +5,8 @@
  *   mpiexec -n 2 ./probe rate  ITERS [BYTES]   window of 64 MPI_Isend (rank 0) / MPI_Irecv
  *                                              (rank 1) + MPI_Waitall, then a 4-byte ack
  *                                              (osu_bw / osu_mbw_mr style); prints msg/us
+ *   mpiexec -n 2 ./probe testall ITERS [BYTES] as rate, the sender completing its window with
+ *                                              MPI_Testall until it says all done
  *   mpiexec -n 2 ./probe wait  ITERS [BYTES]   MPI_Isend + MPI_Wait per message (rank 0) /
  *                                              MPI_Irecv + MPI_Wait (rank 1), a 4-byte ack every
  *                                              64 messages: the sender's MPI_Wait finds its
@@ -49,8 +51,9 @@ int main(int argc, char **argv)
     double t0 = 0, t = 0;
     int peer = 1 - rank;
 
-    if (!strcmp(mode, "rate")) {
+    if (!strcmp(mode, "rate") || !strcmp(mode, "testall")) {
         char ack[4];
+        int testall = !strcmp(mode, "testall");
         for (long i = 0; i < iters + skip; i++) {
             if (i == skip) {
                 MPI_Barrier(MPI_COMM_WORLD);
@@ -59,7 +62,13 @@ int main(int argc, char **argv)
             if (rank == 0) {
                 for (int w = 0; w < WINDOW; w++)
                     MPI_Isend(sbuf, (int)bytes, MPI_CHAR, 1, 100, MPI_COMM_WORLD, &req[w]);
-                MPI_Waitall(WINDOW, req, MPI_STATUSES_IGNORE);
+                if (testall) {
+                    int flag = 0;
+                    while (!flag)
+                        MPI_Testall(WINDOW, req, &flag, MPI_STATUSES_IGNORE);
+                } else {
+                    MPI_Waitall(WINDOW, req, MPI_STATUSES_IGNORE);
+                }
                 MPI_Recv(ack, 4, MPI_CHAR, 1, 101, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             } else if (rank == 1) {
                 for (int w = 0; w < WINDOW; w++)
@@ -70,7 +79,7 @@ int main(int argc, char **argv)
         }
         t = MPI_Wtime() - t0;
         if (rank == 0)
-            printf("rate %ld B: %.2f msg/us\n", bytes, (double)iters * WINDOW / (t * 1e6));
+            printf("%s %ld B: %.2f msg/us\n", mode, bytes, (double)iters * WINDOW / (t * 1e6));
     } else if (!strcmp(mode, "wait")) {
         char ack[4];
         for (long i = 0; i < iters + skip; i++) {

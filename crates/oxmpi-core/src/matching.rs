@@ -70,8 +70,14 @@ impl<P, U> Matcher<P, U> {
     pub fn match_arrival(&mut self, env: &Envelope) -> Option<P> {
         // The oldest receive matching is the common case (a window of receives
         // filled in order): a pop, not `VecDeque::remove`'s general shuffle.
-        if self.posted.front().is_some_and(|(p, _)| p.matches(env)) {
-            return self.posted.pop_front().map(|(_, p)| p);
+        // Both common cases, a window of receives filled in order and no
+        // receive posted at all, cost a compare or two (the general search
+        // below set up an iterator even over an empty queue: ~60 instructions
+        // per message, bench/PROFILE.md rate18).
+        match self.posted.front() {
+            None => return None,
+            Some((p, _)) if p.matches(env) => return self.posted.pop_front().map(|(_, p)| p),
+            Some(_) => {}
         }
         let at = self.posted.iter().position(|(p, _)| p.matches(env))?;
         self.posted.remove(at).map(|(_, p)| p)
@@ -85,8 +91,12 @@ impl<P, U> Matcher<P, U> {
     /// (removing it), or `None`, in which case the caller queues the receive with
     /// [`Matcher::push_posted`].
     pub fn match_posted(&mut self, pat: &Pattern) -> Option<(Envelope, U)> {
-        if self.unexpected.front().is_some_and(|(e, _)| pat.matches(e)) {
-            return self.unexpected.pop_front();
+        // No unexpected message (receives posted ahead of their messages) and
+        // the oldest one matching: a compare or two, as in `match_arrival`.
+        match self.unexpected.front() {
+            None => return None,
+            Some((e, _)) if pat.matches(e) => return self.unexpected.pop_front(),
+            Some(_) => {}
         }
         let at = self.unexpected.iter().position(|(e, _)| pat.matches(e))?;
         self.unexpected.remove(at)

@@ -14,21 +14,26 @@ unsafe fn send<C: Count>(
     c: MPI_Comm,
 ) -> c_int {
     let call = name::<C>(oxmpi_core::pt2pt::send_call_name(mode, false));
-    ffi(call, c, || {
-        if mode == SendMode::Standard {
-            if let Some((cm, dt, len)) = fast_p2p(c, h, buf, count.wide()) {
-                // SAFETY: the C caller's buffer holds `count` elements of the datatype (`len` bytes, contiguous) for the call.
-                let data = unsafe { c_bytes(buf, len) };
-                pt2pt::send_contig(cm, data, dt, dest, tag)?;
-                return Ok(());
+    hot(
+        call,
+        c,
+        || {
+            if mode != SendMode::Standard {
+                return None;
             }
-        }
-        let a = args(call, c, buf, count, h)?;
-        // SAFETY: the C caller's buffer holds `count` elements of the datatype for the call.
-        let b = unsafe { c_send(buf, a.count, &a.dt) };
-        pt2pt::send_typed(&a.comm, b.send(a.count), dest, tag, mode)?;
-        Ok(())
-    })
+            let (cm, dt, len) = fast_p2p(c, h, buf, count.wide())?;
+            // SAFETY: the C caller's buffer holds `count` elements of the datatype (`len` bytes, contiguous) for the call.
+            let data = unsafe { c_bytes(buf, len) };
+            Some(pt2pt::send_contig(cm, data, dt, dest, tag).map_err(Into::into))
+        },
+        || {
+            let a = args(call, c, buf, count, h)?;
+            // SAFETY: the C caller's buffer holds `count` elements of the datatype for the call.
+            let b = unsafe { c_send(buf, a.count, &a.dt) };
+            pt2pt::send_typed(&a.comm, b.send(a.count), dest, tag, mode)?;
+            Ok(())
+        },
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -43,33 +48,38 @@ unsafe fn isend<C: Count>(
     request: *mut MPI_Request,
 ) -> c_int {
     let call = name::<C>(oxmpi_core::pt2pt::send_call_name(mode, true));
-    ffi(call, c, || {
-        if mode == SendMode::Standard && !request.is_null() {
-            if let Some((cm, dt, len)) = fast_p2p(c, h, buf, count.wide()) {
-                // SAFETY: the C caller keeps the buffer (`len` contiguous bytes) until the request completes.
-                let data = unsafe { c_bytes(buf, len) };
-                let r = pt2pt::isend_contig(cm, data, dt, dest, tag)?;
-                // SAFETY: `request` is the C caller's non-NULL OUT argument: writable and unaliased (MPI contract).
-                unsafe { *request = new_p2p_request(r, c) };
-                return Ok(());
+    hot(
+        call,
+        c,
+        || {
+            if mode != SendMode::Standard || request.is_null() {
+                return None;
             }
-        }
-        let a = args(call, c, buf, count, h)?;
-        // SAFETY: `request` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(call, "request", request)? };
-        // SAFETY: the C caller keeps the buffer until the request completes.
-        let b = unsafe { c_send(buf, a.count, &a.dt) };
-        let r = pt2pt::isend(
-            &Forever,
-            &a.comm,
-            b.lend_send(&Forever, a.count),
-            dest,
-            tag,
-            mode,
-        )?;
-        *o = new_request(r, c, None);
-        Ok(())
-    })
+            let (cm, dt, len) = fast_p2p(c, h, buf, count.wide())?;
+            // SAFETY: the C caller keeps the buffer (`len` contiguous bytes) until the request completes.
+            let data = unsafe { c_bytes(buf, len) };
+            let res = pt2pt::isend_contig(cm, data, dt, dest, tag);
+            // SAFETY: `request` is the C caller's non-NULL OUT argument: writable and unaliased (MPI contract).
+            Some(unsafe { put_request(res, request, c) })
+        },
+        || {
+            let a = args(call, c, buf, count, h)?;
+            // SAFETY: `request` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+            let o = unsafe { out(call, "request", request)? };
+            // SAFETY: the C caller keeps the buffer until the request completes.
+            let b = unsafe { c_send(buf, a.count, &a.dt) };
+            let r = pt2pt::isend(
+                &Forever,
+                &a.comm,
+                b.lend_send(&Forever, a.count),
+                dest,
+                tag,
+                mode,
+            )?;
+            *o = new_request(r, c, None);
+            Ok(())
+        },
+    )
 }
 
 unsafe fn recv<C: Count>(
@@ -82,29 +92,57 @@ unsafe fn recv<C: Count>(
     status: *mut MPI_Status,
 ) -> c_int {
     let call = name::<C>("MPI_Recv");
-    ffi(call, c, || {
-        let res = match fast_p2p(c, h, buf, count.wide()) {
-            Some((cm, dt, len)) => {
-                // SAFETY: the C caller's buffer holds `count` elements of the datatype (`len` bytes, contiguous) for the call.
-                let data = unsafe { c_bytes_mut(buf, len) };
-                pt2pt::recv_contig(cm, data, dt, source, tag)
-            }
-            None => {
-                let a = args(call, c, buf, count, h)?;
-                // SAFETY: the C caller's buffer holds `count` elements of the datatype for the call.
-                let mut b = unsafe { c_recv(buf, a.count, &a.dt) };
-                pt2pt::recv_typed(&a.comm, b.recv(a.count), source, tag)
-            }
-        };
-        // A failed receive that matched a message (truncation) still reports it.
-        let s = res.as_ref().map_or_else(|e| e.status, |s| Some(*s));
-        if let Some(s) = s {
-            // SAFETY: `status` is MPI_Recv's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
-            unsafe { put_status(status, &s) };
-        }
-        res?;
-        Ok(())
-    })
+    hot(
+        call,
+        c,
+        || {
+            let (cm, dt, len) = fast_p2p(c, h, buf, count.wide())?;
+            // SAFETY: the C caller's buffer holds `count` elements of the datatype (`len` bytes, contiguous) for the call.
+            let data = unsafe { c_bytes_mut(buf, len) };
+            let res = pt2pt::recv_contig(cm, data, dt, source, tag);
+            // SAFETY: `status` is MPI_Recv's OUT status: MPI_STATUS_IGNORE (NULL) or writable and unaliased.
+            Some(unsafe { recv_outcome(res, status) })
+        },
+        || {
+            let a = args(call, c, buf, count, h)?;
+            // SAFETY: the C caller's buffer holds `count` elements of the datatype for the call.
+            let mut b = unsafe { c_recv(buf, a.count, &a.dt) };
+            let res = pt2pt::recv_typed(&a.comm, b.recv(a.count), source, tag);
+            // SAFETY: `status` is MPI_Recv's OUT status: MPI_STATUS_IGNORE (NULL) or writable and unaliased.
+            unsafe { recv_outcome(res, status) }
+        },
+    )
+}
+
+/// A fast immediate call's outcome: its request handed out through `request`.
+///
+/// Safety: `request` is non-NULL, writable and unaliased.
+unsafe fn put_request(
+    res: Result<oxmpi_core::Request, MpiError>,
+    request: *mut MPI_Request,
+    c: MPI_Comm,
+) -> R<()> {
+    let r = res?;
+    // SAFETY: the caller's promise on `request` (this function's contract).
+    unsafe { *request = new_p2p_request(r, c) };
+    Ok(())
+}
+
+/// A blocking receive's outcome into its OUT status: a failed receive that
+/// matched a message (truncation) still reports it.
+///
+/// Safety: `status` is MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
+unsafe fn recv_outcome(
+    res: Result<oxmpi_core::Status, MpiError>,
+    status: *mut MPI_Status,
+) -> R<()> {
+    let s = res.as_ref().map_or_else(|e| e.status, |s| Some(*s));
+    if let Some(s) = s {
+        // SAFETY: the caller's promise on `status` (this function's contract).
+        unsafe { put_status(status, &s) };
+    }
+    res?;
+    Ok(())
 }
 
 unsafe fn irecv<C: Count>(
@@ -117,32 +155,37 @@ unsafe fn irecv<C: Count>(
     request: *mut MPI_Request,
 ) -> c_int {
     let call = name::<C>("MPI_Irecv");
-    ffi(call, c, || {
-        if !request.is_null() {
-            if let Some((cm, dt, len)) = fast_p2p(c, h, buf, count.wide()) {
-                // SAFETY: the C caller keeps the buffer (`len` contiguous bytes) until the request completes.
-                let data = unsafe { c_bytes_mut(buf, len) };
-                let r = pt2pt::irecv_contig(cm, data, dt, source, tag)?;
-                // SAFETY: `request` is the C caller's non-NULL OUT argument: writable and unaliased (MPI contract).
-                unsafe { *request = new_p2p_request(r, c) };
-                return Ok(());
+    hot(
+        call,
+        c,
+        || {
+            if request.is_null() {
+                return None;
             }
-        }
-        let a = args(call, c, buf, count, h)?;
-        // SAFETY: `request` is MPI_Irecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-        let o = unsafe { out(call, "request", request)? };
-        // SAFETY: the C caller keeps the buffer until the request completes.
-        let mut b = unsafe { c_recv(buf, a.count, &a.dt) };
-        let r = pt2pt::irecv(
-            &Forever,
-            &a.comm,
-            b.lend_recv(&Forever, a.count),
-            source,
-            tag,
-        )?;
-        *o = new_request(r, c, None);
-        Ok(())
-    })
+            let (cm, dt, len) = fast_p2p(c, h, buf, count.wide())?;
+            // SAFETY: the C caller keeps the buffer (`len` contiguous bytes) until the request completes.
+            let data = unsafe { c_bytes_mut(buf, len) };
+            let res = pt2pt::irecv_contig(cm, data, dt, source, tag);
+            // SAFETY: `request` is the C caller's non-NULL OUT argument: writable and unaliased (MPI contract).
+            Some(unsafe { put_request(res, request, c) })
+        },
+        || {
+            let a = args(call, c, buf, count, h)?;
+            // SAFETY: `request` is MPI_Irecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+            let o = unsafe { out(call, "request", request)? };
+            // SAFETY: the C caller keeps the buffer until the request completes.
+            let mut b = unsafe { c_recv(buf, a.count, &a.dt) };
+            let r = pt2pt::irecv(
+                &Forever,
+                &a.comm,
+                b.lend_recv(&Forever, a.count),
+                source,
+                tag,
+            )?;
+            *o = new_request(r, c, None);
+            Ok(())
+        },
+    )
 }
 
 fn rename(e: MpiError, from: &str, to: &str) -> MpiError {

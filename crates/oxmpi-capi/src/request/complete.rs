@@ -185,11 +185,9 @@ unsafe fn all(
     ffi(call, NO_COMM, || {
         // SAFETY: `requests` is MPI_Waitall/Testall's INOUT array of `count` handles, unaliased.
         let hs = unsafe { req_slice(call, count, requests)? };
-        if flag.is_none() {
-            // SAFETY: `statuses` is MPI_Waitall's, passed on.
-            if let Some(res) = unsafe { waitall_direct(call, hs, statuses) } {
-                return res;
-            }
+        // SAFETY: `statuses` is MPI_Waitall/Testall's, `flag` MPI_Testall's, passed on.
+        if let Some(res) = unsafe { all_direct(call, hs, flag, statuses) } {
+            return res;
         }
         let mut hooked = false;
         let before = engine_requests_hooked(call, hs, &mut hooked)?;
@@ -256,19 +254,26 @@ unsafe fn all(
     })
 }
 
-/// MPI_Waitall of handles that are all direct (or NULL): the engine's own
-/// requests, with no table entry and nothing owed at completion, so no copy
-/// of the array before and after, no status array of our own, no settling
-/// pass; each status goes straight into the caller's array as its request
-/// completes (bench/PROFILE.md, p2p19). `None` when any handle is another kind.
+/// MPI_Waitall or MPI_Testall (`flag`) of handles that are all direct (or
+/// NULL): the engine's own requests, with no table entry and nothing owed at
+/// completion, so no copy of the array before and after, no status array of
+/// our own, no settling pass; each status goes straight into the caller's
+/// array as its request completes (bench/PROFILE.md, p2p19; Testall rate18).
+/// `None` when any handle is another kind, or `flag` is NULL (the general
+/// path reports it).
 ///
 /// # Safety
-/// `statuses` is MPI_STATUSES_IGNORE (NULL) or has one writable entry per handle.
-unsafe fn waitall_direct(
+/// `statuses` is MPI_STATUSES_IGNORE (NULL) or has one writable entry per
+/// handle; `flag`, when not NULL, is writable.
+unsafe fn all_direct(
     call: &str,
     hs: &mut [MPI_Request],
+    flag: Option<*mut c_int>,
     statuses: *mut MPI_Status,
 ) -> Option<R<()>> {
+    if flag.is_some_and(|f| f.is_null()) {
+        return None;
+    }
     let mut rs = Vec::with_capacity(hs.len());
     let mut routed = false;
     for &h in hs.iter() {
@@ -300,7 +305,7 @@ unsafe fn waitall_direct(
             }
         }
     }
-    let res = pt2pt::waitall_each(&mut rs, |i, mut s| {
+    let put = |i: usize, mut s: Status| {
         if statuses.is_null() {
             return;
         }
@@ -312,7 +317,17 @@ unsafe fn waitall_direct(
         }
         // SAFETY: one entry per handle (this function's contract).
         unsafe { put_status_err(statuses.add(i), &s, s.error) };
-    });
+    };
+    let res = match flag {
+        None => pt2pt::waitall_each(&mut rs, put),
+        Some(fl) => {
+            // A failed Testall finished every request (MPI_ERR_IN_STATUS): flag true.
+            let res = pt2pt::testall_each(&mut rs, put);
+            // SAFETY: `fl` is MPI_Testall's non-NULL OUT flag (checked above): writable (this function's contract).
+            unsafe { *fl = res.as_ref().map_or(1, |&d| d as c_int) };
+            res.map(|_| ())
+        }
+    };
     // Completed or failed, every request was consumed: its handle is spent.
     for (h, r) in hs.iter_mut().zip(&rs) {
         if r.is_null() {

@@ -110,6 +110,37 @@ int main(int argc, char **argv)
         CHECK(r[0] == MPI_REQUEST_NULL);
     }
 
+    /* 2b. MPI_Testall with statuses: while a receive waits for its message, flag 0
+     * and every handle left as it was (the send already complete included); once
+     * all are done, each status filled, the NULL entry's empty, handles nulled. */
+    {
+        int v = rank + 100, got = -1, flag = 1, go = 0;
+        MPI_Request r[3];
+        MPI_Status st[3];
+        OK(MPI_Irecv(&got, 1, MPI_INT, rank, 15, MPI_COMM_WORLD, &r[0]));
+        r[1] = MPI_REQUEST_NULL;
+        OK(MPI_Isend(&v, 1, MPI_INT, right, 16, MPI_COMM_WORLD, &r[2]));
+        MPI_Request keep0 = r[0], keep2 = r[2];
+        OK(MPI_Testall(3, r, &flag, st));
+        CHECK(flag == 0 && r[0] == keep0 && r[1] == MPI_REQUEST_NULL && r[2] == keep2);
+        OK(MPI_Recv(&go, 1, MPI_INT, left, 16, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        CHECK(go == left + 100);
+        OK(MPI_Send(&v, 1, MPI_INT, rank, 15, MPI_COMM_WORLD));
+        flag = 0;
+        while (!flag)
+            OK(MPI_Testall(3, r, &flag, st));
+        CHECK(r[0] == MPI_REQUEST_NULL && r[1] == MPI_REQUEST_NULL && r[2] == MPI_REQUEST_NULL);
+        CHECK(got == rank + 100 && st[0].MPI_SOURCE == rank && st[0].MPI_TAG == 15);
+        CHECK(st[1].MPI_SOURCE == MPI_ANY_SOURCE && st[1].MPI_TAG == MPI_ANY_TAG);
+        int count = -1;
+        OK(MPI_Get_count(&st[0], MPI_INT, &count));
+        CHECK(count == 1);
+        /* An empty array: all (none) complete. */
+        flag = 0;
+        OK(MPI_Testall(0, r, &flag, MPI_STATUSES_IGNORE));
+        CHECK(flag == 1);
+    }
+
     /* 3. Stale and misused handles: MPI_ERR_REQUEST, alone and in an array. */
     {
         int x = 1, y = 0;

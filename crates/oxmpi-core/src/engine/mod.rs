@@ -65,6 +65,7 @@ use net::Link;
 use rendezvous::SharedCopy;
 use requests::IdHash;
 use requests::Slab;
+use send::copy_small;
 
 /// How a peer is reached; chosen once, at start-up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

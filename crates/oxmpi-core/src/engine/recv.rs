@@ -212,7 +212,7 @@ impl State {
         if r.bad_sig == 0 && r.unpack.is_none() && src.len() <= r.buf.len() && !e.detached {
             // SAFETY: receive `req` is active, so its buffer is writable and unaliased.
             let dst = unsafe { r.buf.as_mut_slice() };
-            dst[..src.len()].copy_from_slice(src);
+            copy_small(dst, src);
             e.done = true;
             e.status = Status::ok(env.source, env.tag, src.len());
             self.completions += 1;

@@ -195,6 +195,57 @@ pub fn waitall_each(reqs: &mut [Request], mut put: impl FnMut(usize, Status)) ->
     }
 }
 
+/// MPI_Testall over the engine's own requests (the C layer's direct handles),
+/// each completed request's status handed to `put` with its index. When every
+/// one is complete already (a window of eager sends, receives a wait drained)
+/// they are all finished under one lock with no progress step; otherwise one
+/// progress step and the same look. `Ok(false)`: not all complete, nothing
+/// changed. On failure the class is MPI_ERR_IN_STATUS (every request finished,
+/// each status's `error` saying which failed), as [`testall`] reports it.
+pub fn testall_each(reqs: &mut [Request], mut put: impl FnMut(usize, Status)) -> Result<bool> {
+    let e = engine()?;
+    let quick = take_all_if_done(&mut e.lock(), reqs, &mut put);
+    if !matches!(quick, Ok(false)) {
+        return quick;
+    }
+    e.with_progress_test(
+        |v| !matches!(v, Ok(false)),
+        |st| take_all_if_done(st, reqs, &mut put),
+    )
+}
+
+/// Finishes every request of `reqs` under the caller's lock if all are
+/// complete (NULL ones skipped); `Ok(false)`, nothing changed, if one is not.
+fn take_all_if_done(
+    st: &mut crate::engine::State,
+    reqs: &mut [Request],
+    put: &mut impl FnMut(usize, Status),
+) -> Result<bool> {
+    for r in reqs.iter() {
+        if !r.is_null() && !is_done(st, *r, "MPI_Testall")? {
+            return Ok(false);
+        }
+    }
+    let mut first_err = None;
+    for (i, r) in reqs.iter_mut().enumerate() {
+        if r.is_null() {
+            continue;
+        }
+        if let Some(s) = st.take_done_ok(*r) {
+            *r = Request::NULL;
+            put(i, s);
+            continue;
+        }
+        let mut s = Status::NULL;
+        record(finish(st, r), &mut s, &mut first_err);
+        put(i, s);
+    }
+    match first_err {
+        Some(err) => Err(in_status_error("MPI_Testall", err)),
+        None => Ok(true),
+    }
+}
+
 /// MPI_Testall: `true` (and statuses filled) only when all are complete.
 pub fn testall(reqs: &mut [Request], statuses: &mut [Status]) -> Result<bool> {
     let e = engine()?;

@@ -123,6 +123,7 @@ impl Header {
     }
 
     /// Writes the header at the start of `buf` and returns the header length used.
+    #[inline]
     pub fn encode(&self, buf: &mut [u8]) -> usize {
         match self.kind {
             Kind::EagerCont | Kind::Data => {
