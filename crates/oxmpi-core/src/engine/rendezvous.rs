@@ -32,8 +32,24 @@ pub(super) const SHARED_COPY_MIN: usize = 96 << 10;
 /// Bytes per chunk of a shared copy: half the message (so both copiers
 /// get work even when the message is just above the threshold), within bounds
 /// that keep the per-chunk system call cheap relative to its copy.
+/// `OXMPI_SHARED_COPY_CHUNK` (bytes, at least 4096) sets the largest: 512 KiB by
+/// default, so a 1 MiB message is one system call per side (bw18 in bench/PROFILE.md:
+/// `osu_bw` 1 MiB 27.1 GB/s with 128 KiB chunks, 30.2-30.4 with 512 KiB; `osu_latency`
+/// 1 MiB 33.3 vs 30.0 us).
 pub(super) fn shared_copy_chunk(n: usize) -> usize {
-    (n / 2).clamp(32 << 10, 128 << 10) & !4095
+    (n / 2).clamp(32 << 10, shared_copy_chunk_max().max(32 << 10)) & !4095
+}
+
+/// Largest chunk of a shared copy (default 512 KiB, `OXMPI_SHARED_COPY_CHUNK`).
+fn shared_copy_chunk_max() -> usize {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| {
+        std::env::var("OXMPI_SHARED_COPY_CHUNK")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|&v| v >= 4096)
+            .unwrap_or(512 << 10)
+    })
 }
 
 impl State {
