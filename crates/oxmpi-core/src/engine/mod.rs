@@ -439,35 +439,22 @@ pub(crate) struct EngineConfig {
     pub queue_packet: usize,
 }
 
-/// Most of [`EngineConfig::shm_stream_max`] when every local rank has a CPU.
+/// `OXMPI_SHM_STREAM_MAX` (bytes): rendezvous messages from a local peer up to this
+/// size are streamed through the ring (`Cts`) instead of copied once across processes;
+/// 0 (the default) always copies once when CMA works.
 ///
-/// Streaming pipelines the sender's copy into the ring (a 512 KiB ring stays in the
-/// caches) with the receiver's copy out of it; `process_vm_readv` pins every page and
-/// copies on one side (two with the shared copy). Measured on 2 cores (2026-11-26,
-/// bench/PROFILE.md), best of many: ping-pong 128 KiB 3.0 vs 6.5 us, 1 MiB 22.8 vs 40
-/// us, 4 MiB 93 vs 166 us; windows of 16: 128 KiB 40 vs 22 GB/s, 1 MiB 33 vs 19 GB/s.
-const SHM_STREAM_MAX: usize = 4 << 20;
-
-/// `OXMPI_SHM_STREAM_MAX` (bytes; 0 always copies once across processes). By default
-/// half a ring, at most [`SHM_STREAM_MAX`], and 0 when the host's ranks outnumber our
-/// CPUs: a message larger than the ring needs sender and receiver to take turns for
-/// every ring's worth of data, where the single copy needs only the receiver. On a
-/// loaded host (load 20 on 2 cores) that made median windows of 64 x 1-4 MiB 2-10x
-/// slower than the single copy, while half a ring goes in at once.
-fn shm_stream_max(shm: Option<&ShmSegment>) -> usize {
-    if let Some(v) = std::env::var("OXMPI_SHM_STREAM_MAX")
+/// Streaming pipelines two copies over both cores through the ring; the single copy
+/// (`process_vm_readv`, shared with the sender from `SHARED_COPY_MIN`) needs only the
+/// receiver on a CPU. An AMD EPYC host favoured streaming up to half a ring (medium20
+/// in bench/PROFILE.md: 128 KiB windows 40 vs 22 GB/s); the current 2-core Xeon host
+/// does not (bw18: `osu_bw` 128 KiB 12.4 vs 27.4 GB/s, 256 KiB 12.7 vs 31.3, 1 MiB 11.1
+/// vs 30.2; `osu_latency` 128 KiB 10.9 vs 3.8 us), nor does a loaded host (medium20:
+/// median windows 2-10x slower streamed), so streaming is opt-in.
+fn shm_stream_max() -> usize {
+    std::env::var("OXMPI_SHM_STREAM_MAX")
         .ok()
         .and_then(|v| v.parse().ok())
-    {
-        return v;
-    }
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    match shm {
-        Some(s) if s.nlocal() <= cpus => {
-            (s.ring_capacity() * crate::transport::shm::CELL_SIZE / 2).min(SHM_STREAM_MAX)
-        }
-        _ => 0,
-    }
+        .unwrap_or(0)
 }
 
 /// Unexpected eager messages up to this size get a recycled buffer of exactly
@@ -484,13 +471,23 @@ impl State {
         tcp: Option<TcpTransport>,
     ) -> State {
         let cma_allowed = std::env::var("OXMPI_NO_CMA").is_err() && cma::probe_cma();
+        // All ranks on this host and single copies possible: the shared-memory
+        // crossover; else the network's.
+        let all_local = paths
+            .iter()
+            .all(|(p, _)| matches!(p, Path::Shm { .. } | Path::SelfLoop))
+            && cma_allowed;
         let config = EngineConfig {
-            eager_limit: crate::tools::initial_eager_limit(),
+            eager_limit: crate::tools::initial_eager_limit(if all_local {
+                crate::tools::SHM_EAGER_LIMIT
+            } else {
+                crate::tools::DEFAULT_EAGER_LIMIT
+            }),
             check_sigs: std::env::var("OXMPI_CHECK_SIGNATURES").is_ok_and(|v| v == "1"),
             cma_allowed,
             shared_copy: cma_allowed
                 && std::env::var("OXMPI_SHARED_COPY").map_or(true, |v| v != "0"),
-            shm_stream_max: shm_stream_max(shm),
+            shm_stream_max: shm_stream_max(),
             credit_per_peer: CREDIT_PER_PEER,
             queue_cap: 0,
             queue_packet: CELL_PAYLOAD,

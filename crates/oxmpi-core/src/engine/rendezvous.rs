@@ -27,13 +27,43 @@ pub(super) struct SharedCopy {
 }
 
 /// Messages at least this large are copied by both sides at once (two cores, two
-/// copies in flight) when sender and receiver share a host.
-pub(super) const SHARED_COPY_MIN: usize = 96 << 10;
+/// copies in flight) when sender and receiver share a host. 64 KiB, the smallest
+/// message that splits into two chunks of at least 32 KiB: bw18 (bench/PROFILE.md)
+/// measured `osu_bw` 64 KiB 17.4 GB/s copied by the receiver alone, 22.5 shared, and
+/// `osu_latency` 64 KiB 3.03 vs 2.69 us. `OXMPI_SHARED_COPY_MIN` overrides it.
+pub(super) const SHARED_COPY_MIN: usize = 64 << 10;
 /// Bytes per chunk of a shared copy: half the message (so both copiers
 /// get work even when the message is just above the threshold), within bounds
 /// that keep the per-chunk system call cheap relative to its copy.
+/// `OXMPI_SHARED_COPY_CHUNK` (bytes, at least 4096) sets the largest: 512 KiB by
+/// default, so a 1 MiB message is one system call per side (bw18 in bench/PROFILE.md:
+/// `osu_bw` 1 MiB 27.1 GB/s with 128 KiB chunks, 30.2-30.4 with 512 KiB; `osu_latency`
+/// 1 MiB 33.3 vs 30.0 us).
 pub(super) fn shared_copy_chunk(n: usize) -> usize {
-    (n / 2).clamp(32 << 10, 128 << 10) & !4095
+    (n / 2).clamp(32 << 10, shared_copy_chunk_max().max(32 << 10)) & !4095
+}
+
+/// [`SHARED_COPY_MIN`], or `OXMPI_SHARED_COPY_MIN` (bytes).
+fn shared_copy_min() -> usize {
+    static MIN: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MIN.get_or_init(|| {
+        std::env::var("OXMPI_SHARED_COPY_MIN")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .unwrap_or(SHARED_COPY_MIN)
+    })
+}
+
+/// Largest chunk of a shared copy (default 512 KiB, `OXMPI_SHARED_COPY_CHUNK`).
+fn shared_copy_chunk_max() -> usize {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| {
+        std::env::var("OXMPI_SHARED_COPY_CHUNK")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|&v| v >= 4096)
+            .unwrap_or(512 << 10)
+    })
 }
 
 impl State {
@@ -126,7 +156,7 @@ impl State {
             return false;
         };
         let slot = peer.copy_busy.trailing_ones() as usize;
-        if !self.shared_copy || !peer.cma_ok || slot >= COPY_SLOTS || n < SHARED_COPY_MIN {
+        if !self.shared_copy || !peer.cma_ok || slot >= COPY_SLOTS || n < shared_copy_min() {
             return false;
         }
         let Some(ReqKind::Recv(r)) = self.reqs.get(req).map(|e| &e.kind) else {

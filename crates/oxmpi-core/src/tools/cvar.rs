@@ -11,10 +11,21 @@ use super::{engine, ToolError, ToolResult};
 /// The eager limit set through MPI_T before `MPI_Init` (-1: none).
 static EAGER_OVERRIDE: AtomicI64 = AtomicI64::new(-1);
 
-const DEFAULT_EAGER_LIMIT: usize = 64 * 1024;
+/// The eager limit of a job with peers on other hosts (or before the engine exists).
+pub(crate) const DEFAULT_EAGER_LIMIT: usize = 64 * 1024;
 
-/// The eager limit the engine starts with: MPI_T's, else `OXMPI_EAGER_LIMIT`, else 64 KiB.
-pub(crate) fn initial_eager_limit() -> usize {
+/// The eager limit of a job whose ranks all share one host: above it the receiver's
+/// single copy across processes (CMA) beats the two copies through the ring.
+/// Measured with `osu_bw`/`osu_latency` through the C ABI (bench/PROFILE.md, bw18,
+/// best of 3, SCHED_RR): 8 KiB eager 14.6 vs single copy 10.6 GB/s (eager wins below);
+/// 16 KiB eager 16.1 vs 15.1 GB/s but 2.83 vs 1.43 us (MPICH 12.1 GB/s, 1.71 us: the
+/// single copy beats it on both); 32 KiB 13.2 vs 17.2 GB/s and 4.4 vs 2.1 us; 64 KiB
+/// 12.0 vs 17.5 GB/s and 6.8 vs 3.1 us.
+pub(crate) const SHM_EAGER_LIMIT: usize = 8 * 1024;
+
+/// The eager limit the engine starts with: MPI_T's, else `OXMPI_EAGER_LIMIT`, else
+/// `default` (the engine's choice for its paths).
+pub(crate) fn initial_eager_limit(default: usize) -> usize {
     let o = EAGER_OVERRIDE.load(Ordering::Relaxed);
     if o >= 0 {
         return o as usize;
@@ -22,7 +33,7 @@ pub(crate) fn initial_eager_limit() -> usize {
     std::env::var("OXMPI_EAGER_LIMIT")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(DEFAULT_EAGER_LIMIT)
+        .unwrap_or(default)
 }
 
 /// Whether any collective algorithm was chosen through MPI_T (checked with one
@@ -73,7 +84,7 @@ pub fn cvar_read(i: usize) -> ToolResult<CvarValue> {
         Setting::EagerLimit => {
             let v = match engine() {
                 Some(e) => e.with_state(|st| st.eager_limit),
-                None => initial_eager_limit(),
+                None => initial_eager_limit(DEFAULT_EAGER_LIMIT),
             };
             CvarValue::Int(v.min(i32::MAX as usize) as i32)
         }

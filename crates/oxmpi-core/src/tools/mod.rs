@@ -44,7 +44,9 @@ mod pvar;
 mod registry;
 
 pub(crate) use counters::{BlockedTimer, Stats, Via};
-pub(crate) use cvar::{algorithm_override, initial_eager_limit};
+pub(crate) use cvar::{
+    algorithm_override, initial_eager_limit, DEFAULT_EAGER_LIMIT, SHM_EAGER_LIMIT,
+};
 pub use cvar::{cvar_read, cvar_write, CvarValue};
 pub use pvar::{PvarHandle, PvarValue};
 pub use registry::{
