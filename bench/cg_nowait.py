@@ -3,7 +3,7 @@
 wait_free, wait_release), whose spinning depends on scheduling: a callgrind figure
 that compares builds of the shared-memory collectives (bench/PROFILE.md, shm12).
 
-    callgrind_annotate --inclusive=yes --tree=calling callgrind.out.PID \\
+    callgrind_annotate --inclusive=yes --tree=calling --threshold=100 callgrind.out.PID \\
         | bench/cg_nowait.py oxmpi_core::coll::shm::allreduce::allreduce
 
 Prints: inclusive, waits, inclusive - waits.

@@ -33,15 +33,19 @@ struct Shape {
     lb: isize,
     true_ext: isize,
     size: usize,
+    /// `dt.is_contiguous()`: the packed stream of `count` elements is their span.
+    contig: bool,
 }
 
 impl Shape {
+    #[inline]
     fn of(dt: &Datatype) -> Shape {
         Shape {
             ext: dt.extent(),
             lb: dt.true_lb(),
             true_ext: dt.true_extent(),
             size: dt.size(),
+            contig: dt.is_contiguous(),
         }
     }
 
@@ -88,6 +92,7 @@ impl<'a> Elems<'a> {
     /// # Safety
     /// `count` elements of `dt` at `ptr`, and their whole memory span (see the module
     /// docs), are readable and not written by anyone for `'a`.
+    #[inline]
     pub(crate) unsafe fn from_raw(ptr: *const u8, count: usize, dt: &'a Datatype) -> Elems<'a> {
         Elems {
             ptr,
@@ -140,9 +145,11 @@ impl<'a> Elems<'a> {
         if out.is_empty() {
             return;
         }
-        if self.dt.is_contiguous() {
-            // A contiguous type's packed stream is its span.
-            out.copy_from_slice(&self.span(0, self.count)[from..from + out.len()]);
+        if self.shape.contig {
+            // A contiguous type's packed stream is its span: `total` bytes from the first datum.
+            let src = self.ptr.wrapping_offset(self.shape.lb).wrapping_add(from);
+            // SAFETY: bytes `from..from + out.len()` (checked within `total`) of the span of the `count` elements are readable and unwritten for 'a (constructor contract); `out` is a distinct exclusive slice.
+            unsafe { std::ptr::copy_nonoverlapping(src, out.as_mut_ptr(), out.len()) };
         } else {
             // SAFETY: the `count` elements at `ptr` are readable (constructor contract); `out` is a distinct exclusive slice (our memory is not written for 'a, so no `&mut` to it exists).
             unsafe { self.dt.pack_range(self.ptr, self.count, from, out) };
@@ -164,6 +171,7 @@ impl<'a> ElemsMut<'a> {
     /// # Safety
     /// `count` elements of `dt` at `ptr`, and their whole memory span (see the module
     /// docs), are readable, writable, and accessed by nobody else for `'a`.
+    #[inline]
     pub(crate) unsafe fn from_raw(ptr: *mut u8, count: usize, dt: &'a Datatype) -> ElemsMut<'a> {
         ElemsMut {
             ptr,
@@ -178,6 +186,28 @@ impl<'a> ElemsMut<'a> {
     /// same contract).
     pub(crate) fn ptr(&self) -> *mut u8 {
         self.ptr
+    }
+
+    /// Whether the datatype is contiguous (read once, at construction).
+    #[inline]
+    pub(crate) fn contiguous(&self) -> bool {
+        self.shape.contig
+    }
+
+    /// `count` elements of the same datatype at `ptr`, for reading (shares the
+    /// datatype's shape this view read at construction).
+    ///
+    /// # Safety
+    /// As [`Elems::from_raw`] for `ptr`, `self`'s count and datatype, for `'a`.
+    #[inline]
+    pub(crate) unsafe fn sibling(&self, ptr: *const u8) -> Elems<'a> {
+        Elems {
+            ptr,
+            count: self.count,
+            dt: self.dt,
+            shape: self.shape,
+            _mem: PhantomData,
+        }
     }
 
     /// The same elements for reading, while no write is under way.
@@ -226,9 +256,11 @@ impl<'a> ElemsMut<'a> {
         if packed.is_empty() {
             return;
         }
-        if self.dt.is_contiguous() {
-            let n = self.count;
-            self.span_mut(0, n)[from..from + packed.len()].copy_from_slice(packed);
+        if self.shape.contig {
+            // A contiguous type's packed stream is its span: `total` bytes from the first datum.
+            let dst = self.ptr.wrapping_offset(self.shape.lb).wrapping_add(from);
+            // SAFETY: bytes `from..from + packed.len()` (checked within `total`) of the span of the `count` elements are writable and ours alone (constructor contract; `&mut self`), so `packed` cannot alias them.
+            unsafe { std::ptr::copy_nonoverlapping(packed.as_ptr(), dst, packed.len()) };
         } else {
             // SAFETY: the `count` elements at `ptr` are writable and ours alone (constructor contract; `&mut self`), so `packed` cannot alias them.
             unsafe { self.dt.unpack_range(packed, self.ptr, self.count, from) };
@@ -246,7 +278,7 @@ impl<'a> ElemsMut<'a> {
             span.len()
         );
         let span = &span[..len];
-        if self.dt.is_contiguous() {
+        if self.shape.contig {
             self.span_mut(e0, c).copy_from_slice(span);
             return;
         }

@@ -11,7 +11,7 @@
 //!   (two synchronizations, each element computed once).
 use super::reduce::fold_into;
 use super::{Counter, Session};
-use crate::buf::elems::{Elems, ElemsMut};
+use crate::buf::elems::ElemsMut;
 use crate::coll::util::span_len;
 use crate::datatype::Datatype;
 use crate::error::Result;
@@ -43,10 +43,8 @@ pub(crate) unsafe fn allreduce(
 ) -> Result<()> {
     // SAFETY: forwarded caller contract: distinct buffers unless in place (then only `out`).
     let (send, mut out) = unsafe {
-        (
-            sendbuf.map(|p| Elems::from_raw(p, count, dt)),
-            ElemsMut::from_raw(recvbuf, count, dt),
-        )
+        let out = ElemsMut::from_raw(recvbuf, count, dt);
+        (sendbuf.map(|p| out.sibling(p)), out)
     };
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
@@ -57,7 +55,7 @@ pub(crate) unsafe fn allreduce(
         (false, _) => Variant::Blocks,
     };
     let full = variant == Variant::Full;
-    let mut temp = if dt.is_contiguous() || !full {
+    let mut temp = if out.contiguous() || !full {
         Vec::new()
     } else {
         vec![0u8; span_len(k, dt)]
