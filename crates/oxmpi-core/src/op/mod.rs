@@ -156,6 +156,7 @@ impl PredefinedOp {
     }
 
     /// Whether the operation is defined on elements of this type class.
+    #[inline]
     pub fn allows(self, class: TypeClass) -> bool {
         use PredefinedOp::*;
         use TypeClass as C;
@@ -394,7 +395,87 @@ impl Op {
         count: usize,
         dt: &Datatype,
     ) -> Result<()> {
-        match &*self.0 {
+        let r = self.reducer(dt, "MPI_Reduce_local")?;
+        // SAFETY: forwarded caller contract (`count` elements of `dt` at each, apart).
+        unsafe { r.apply(invec, inoutvec, count) }
+    }
+
+    /// This operation checked against `dt` once ([`Op::check`]'s error, naming
+    /// `call`, if it does not apply): a [`Reducer`] then applies it to any number of
+    /// buffer pairs without checking again (the collectives' chunk loops).
+    #[inline]
+    pub(crate) fn reducer<'a>(&'a self, dt: &'a Datatype, call: &str) -> Result<Reducer<'a>> {
+        let (prim, dense) = match &*self.0 {
+            OpKind::User { .. } => (None, None),
+            OpKind::Predefined(p) => {
+                let prim = check_predefined(*p, dt, call)?;
+                let dense = match (*p, prim) {
+                    (PredefinedOp::NoOp | PredefinedOp::Replace, _) => None,
+                    (_, Some(prim)) if dt.as_primitive() == Some(prim) => Some((*p, prim)),
+                    _ => None,
+                };
+                (prim, dense)
+            }
+        };
+        Ok(Reducer {
+            op: self,
+            dt,
+            prim,
+            dense,
+        })
+    }
+}
+
+/// An [`Op`] checked against a [`Datatype`] ([`Op::reducer`]).
+pub(crate) struct Reducer<'a> {
+    op: &'a Op,
+    dt: &'a Datatype,
+    /// What `check_predefined` returned (None for a user operation).
+    prim: Option<Primitive>,
+    /// A predefined computing operation on a predefined type: one kernel run.
+    dense: Option<(PredefinedOp, Primitive)>,
+}
+
+impl<'a> Reducer<'a> {
+    /// The datatype the operation was checked against.
+    #[inline]
+    pub(crate) fn datatype(&self) -> &'a Datatype {
+        self.dt
+    }
+
+    /// [`Op::apply`] without its check (done when the reducer was made).
+    ///
+    /// # Safety
+    /// As [`Op::apply`]'s, for the reducer's datatype.
+    #[inline]
+    pub(crate) unsafe fn apply(
+        &self,
+        invec: *const u8,
+        inoutvec: *mut u8,
+        count: usize,
+    ) -> Result<()> {
+        if let Some((p, prim)) = self.dense {
+            if count > 0 {
+                // SAFETY: a predefined type's element is one `prim` (size = extent): the caller's `count` elements, readable at `invec`, writable at `inoutvec`, apart.
+                unsafe { reduce_run(p, prim, invec, inoutvec, count, prim.extent()) };
+            }
+            return Ok(());
+        }
+        // SAFETY: forwarded caller contract.
+        unsafe { self.apply_general(invec, inoutvec, count) }
+    }
+
+    /// # Safety
+    /// As [`Reducer::apply`]'s.
+    #[inline(never)]
+    unsafe fn apply_general(
+        &self,
+        invec: *const u8,
+        inoutvec: *mut u8,
+        count: usize,
+    ) -> Result<()> {
+        let dt = self.dt;
+        match &*self.op.0 {
             OpKind::User { func, .. } => {
                 if count > 0 {
                     func(invec, inoutvec, count, dt);
@@ -402,7 +483,7 @@ impl Op {
                 Ok(())
             }
             OpKind::Predefined(p) => {
-                let prim = check_predefined(*p, dt, "MPI_Reduce_local")?;
+                let prim = self.prim;
                 if count == 0 {
                     return Ok(());
                 }
@@ -530,7 +611,17 @@ pub unsafe fn apply_dense(
     }
 }
 
+#[inline]
 fn check_predefined(p: PredefinedOp, dt: &Datatype, call: &str) -> Result<Option<Primitive>> {
+    // The common case, a predefined type the op applies to, without the error paths.
+    match dt.as_primitive() {
+        Some(prim) if p.allows(prim.class()) => Ok(Some(prim)),
+        _ => check_predefined_slow(p, dt, call),
+    }
+}
+
+#[inline(never)]
+fn check_predefined_slow(p: PredefinedOp, dt: &Datatype, call: &str) -> Result<Option<Primitive>> {
     let prim = dt.as_primitive().or_else(|| dt.single_primitive());
     if matches!(p, PredefinedOp::Replace | PredefinedOp::NoOp) {
         return Ok(prim);

@@ -9,14 +9,13 @@
 //! * `blocks` (larger messages): each rank folds one block of the elements into
 //!   the broadcast buffer and raises `res`, then all copy the whole result out
 //!   (two synchronizations, each element computed once).
-use super::reduce::fold_into;
 use super::{Counter, Session};
 use crate::buf::elems::ElemsMut;
 use crate::coll::util::span_len;
 use crate::datatype::Datatype;
 use crate::error::Result;
 use crate::op::Op;
-use crate::transport::shm::arena::{fold, Acc, Operand};
+use crate::transport::shm::arena::{fold_with, Acc, Operand};
 
 /// Up to this many bytes (the message's span), every rank folds everything
 /// (or, on an oversubscribed host, the last to arrive folds for everyone).
@@ -46,6 +45,9 @@ pub(crate) unsafe fn allreduce(
         let out = ElemsMut::from_raw(recvbuf, count, dt);
         (sendbuf.map(|p| out.sibling(p)), out)
     };
+    // The op is checked against the datatype once here (the caller checked it
+    // already: this cannot fail), not on every chunk and operand.
+    let red = op.reducer(dt, "MPI_Allreduce")?;
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
     let ext = dt.extent().max(0) as usize;
@@ -85,7 +87,7 @@ pub(crate) unsafe fn allreduce(
                 // arrive's addition); the broadcast half is free: all are done
                 // with step s - 2 (and so is the inline half, INLINE >= len).
                 let src = |j: usize| Operand::Stage(area.slot(j, s));
-                let r = fold(n, src, Acc::Stage(area.bbuf_for(s, len)), c, dt, op);
+                let r = fold_with(n, src, Acc::Stage(area.bbuf_for(s, len)), c, &red);
                 if r.is_err() && result.is_ok() {
                     result = r;
                 }
@@ -107,7 +109,17 @@ pub(crate) unsafe fn allreduce(
         if full {
             // Slots hold published spans of `c` elements (Acquire in wait_all); our input is in our slot.
             let src = |j: usize| Operand::Stage(area.slot(j, s));
-            fold_into(n, src, &mut out, e0, c, &mut temp, dt, op, &mut result);
+            // Empty `temp`: a contiguous type, whose span is exactly its elements.
+            let r = if temp.is_empty() {
+                fold_with(n, src, Acc::Bytes(out.span_mut(e0, c)), c, &red)
+            } else {
+                let r = fold_with(n, src, Acc::Bytes(&mut temp), c, &red);
+                out.deliver(e0, c, &temp);
+                r
+            };
+            if r.is_err() && result.is_ok() {
+                result = r;
+            }
         } else {
             // Our block of the chunk's elements.
             let (q, rem) = (c / n, c % n);
@@ -121,7 +133,7 @@ pub(crate) unsafe fn allreduce(
                 // step s - 2) takes them at the same offset.
                 let src = |j: usize| Operand::Stage(area.slot(j, s).sub(at, len));
                 let acc = Acc::Stage(area.bbuf(s).sub(at, len));
-                let r = fold(n, src, acc, bc, dt, op);
+                let r = fold_with(n, src, acc, bc, &red);
                 if r.is_err() && result.is_ok() {
                     result = r;
                 }

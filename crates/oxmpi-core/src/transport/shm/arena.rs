@@ -50,7 +50,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use crate::buf::elems::{Elems, ElemsMut};
 use crate::datatype::Datatype;
 use crate::error::Result;
-use crate::op::Op;
+use crate::op::{Op, Reducer};
 use crate::transport::doorbell::Doorbell;
 
 /// Bytes of one buffer half (the broadcast buffer and every rank's slot have two).
@@ -397,6 +397,20 @@ pub(crate) fn fold<'s>(
     dt: &Datatype,
     op: &Op,
 ) -> Result<()> {
+    fold_with(n, src, acc, c, &op.reducer(dt, "MPI_Reduce_local")?)
+}
+
+/// [`fold`] with the operation already checked against its datatype (once per
+/// call by the caller, not once per chunk and operand).
+#[inline(always)]
+pub(crate) fn fold_with<'s>(
+    n: usize,
+    src: impl Fn(usize) -> Operand<'s>,
+    acc: Acc<'_>,
+    c: usize,
+    red: &Reducer<'_>,
+) -> Result<()> {
+    let dt = red.datatype();
     if n == 0 || c == 0 {
         return Ok(());
     }
@@ -428,7 +442,7 @@ pub(crate) fn fold<'s>(
     for j in (0..n - 1).rev() {
         let p = operand(j);
         // SAFETY: both ranges cover the span of `c` elements of `dt` (checked), so shifted back by `true_lb` they cover `c` elements in dt's memory layout, as `apply` needs; readable / writable as in the copy above, and apart (checked).
-        unsafe { op.apply(p.wrapping_offset(-lb), acc.wrapping_offset(-lb), c, dt)? };
+        unsafe { red.apply(p.wrapping_offset(-lb), acc.wrapping_offset(-lb), c)? };
     }
     Ok(())
 }
