@@ -235,6 +235,39 @@ impl<'a> ElemsMut<'a> {
         }
     }
 
+    /// Elements `e0..e0 + c` of a reduction's input, `send` (elements of the same
+    /// datatype and count, e.g. a [`sibling`](Self::sibling)) or these elements
+    /// themselves when `None` (in place), and of these elements as its output:
+    /// one range check for both spans (what [`Elems::span`] and
+    /// [`span_mut`](Self::span_mut) would each make). Panics if `send` is not of
+    /// the same datatype and count.
+    #[inline]
+    pub(crate) fn chunk<'s>(
+        &'s mut self,
+        send: Option<&Elems<'s>>,
+        e0: usize,
+        c: usize,
+    ) -> Chunk<'s> {
+        let (at, len) = self.shape.span(self.count, e0, c);
+        let inp = match send {
+            Some(s) => {
+                // Same datatype and count: the same shape (`Shape::of`), so the range checked holds for both.
+                assert!(
+                    s.count == self.count && std::ptr::eq(s.dt, self.dt),
+                    "chunk: the input elements differ from the output's"
+                );
+                s.ptr
+            }
+            None => self.ptr.cast_const(),
+        };
+        Chunk {
+            inp: inp.wrapping_offset(at),
+            out: self.ptr.wrapping_offset(at),
+            len,
+            _mem: PhantomData,
+        }
+    }
+
     /// The memory span of elements `e0..e0 + c`: exactly their data bytes for a
     /// contiguous type; for another, the gaps between blocks too (which a write
     /// would overwrite: use [`deliver`](Self::deliver) to write elements only).
@@ -291,6 +324,37 @@ impl<'a> ElemsMut<'a> {
                 unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.wrapping_offset(off), n) };
             });
         }
+    }
+}
+
+/// The spans of one chunk of elements, input and output, checked once
+/// ([`ElemsMut::chunk`]); the output borrowed exclusively for `'s`.
+pub(crate) struct Chunk<'s> {
+    inp: *const u8,
+    out: *mut u8,
+    len: usize,
+    _mem: PhantomData<&'s mut [u8]>,
+}
+
+impl Chunk<'_> {
+    /// The input span (the output's own bytes when in place).
+    #[inline]
+    pub(crate) fn input(&self) -> &[u8] {
+        if self.len == 0 {
+            return &[];
+        }
+        // SAFETY: `len` bytes at `inp` are the checked span of the input's elements, readable for 's (its view's contract); when in place they are the output's, which `output` hands out only under `&mut self`, so no write borrow is live.
+        unsafe { std::slice::from_raw_parts(self.inp, self.len) }
+    }
+
+    /// The output span (as [`ElemsMut::span_mut`]'s).
+    #[inline]
+    pub(crate) fn output(&mut self) -> &mut [u8] {
+        if self.len == 0 {
+            return &mut [];
+        }
+        // SAFETY: `len` bytes at `out` are the checked span of the output's elements, writable and ours alone for 's (its view's contract and exclusive borrow); a distinct input is unwritten by contract, and `&mut self` excludes a live `input` borrow.
+        unsafe { std::slice::from_raw_parts_mut(self.out, self.len) }
     }
 }
 

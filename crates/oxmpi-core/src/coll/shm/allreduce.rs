@@ -69,11 +69,8 @@ pub(crate) unsafe fn allreduce(
         let s = cx.next();
         cx.wait_free(s);
         // Nobody reads our slot half before our flag.
-        let input = match &send {
-            Some(i) => i.span(e0, c),
-            None => out.as_elems().span(e0, c),
-        };
-        cx.area().slot(me, s).copy_in(input);
+        let mut chunk = out.chunk(send.as_ref(), e0, c);
+        cx.area().slot(me, s).copy_in(chunk.input());
         cx.set(Counter::Flag, s);
         if variant == Variant::Gather {
             // The last rank to arrive folds for everyone (in rank order, so the
@@ -111,7 +108,7 @@ pub(crate) unsafe fn allreduce(
             let src = |j: usize| Operand::Stage(area.slot(j, s));
             // Empty `temp`: a contiguous type, whose span is exactly its elements.
             let r = if temp.is_empty() {
-                fold_with(n, src, Acc::Bytes(out.span_mut(e0, c)), c, &red)
+                fold_with(n, src, Acc::Bytes(chunk.output()), c, &red)
             } else {
                 let r = fold_with(n, src, Acc::Bytes(&mut temp), c, &red);
                 out.deliver(e0, c, &temp);
