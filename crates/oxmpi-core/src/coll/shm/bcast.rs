@@ -6,22 +6,11 @@
 //! the release line instead (same parity rule), with the publication.
 use super::{Session, CHUNK};
 use crate::buf::elems::ElemsMut;
-use crate::datatype::Datatype;
 
-/// # Safety
-/// `buf` holds `count` elements of `dt` (read at the root, written elsewhere)
-/// and `count * dt.size()` is the same on every rank.
-pub(crate) unsafe fn bcast(
-    mut sess: Session<'_>,
-    buf: *mut u8,
-    count: usize,
-    dt: &Datatype,
-    root: usize,
-) {
-    // SAFETY: forwarded caller contract: one in-out buffer on every rank (the root only reads it).
-    let mut buf = unsafe { ElemsMut::from_raw(buf, count, dt) };
+/// `buf` is read at the root, written elsewhere; `m`, its packed byte count, is the
+/// same on every rank (the caller checked the root and the datatype).
+pub(crate) fn bcast(mut sess: Session<'_>, mut buf: ElemsMut<'_>, m: usize, root: usize) {
     let mut cx = sess.ctx();
-    let m = count * dt.size();
     let mut off = 0;
     while off < m {
         let len = CHUNK.min(m - off);
