@@ -25,6 +25,7 @@ mod all_to_all;
 mod neighborhood;
 mod reduce_scatter_blocks;
 mod rooted;
+pub(crate) use all_to_all::allgather_check;
 pub use all_to_all::*;
 pub use neighborhood::*;
 pub use reduce_scatter_blocks::*;
