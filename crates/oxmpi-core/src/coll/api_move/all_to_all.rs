@@ -108,7 +108,7 @@ pub fn iallgatherv<'a>(
     Ok(r)
 }
 
-pub(super) fn alltoall_check(
+pub(crate) fn alltoall_check(
     call: &str,
     send: &Option<SendBuf<'_, '_>>,
     sendcount: usize,
@@ -132,19 +132,8 @@ pub fn alltoall(
     recvcount: usize,
     comm: &Comm,
 ) -> Result<()> {
-    alltoall_check("MPI_Alltoall", &send, sendcount, &recv, recvcount, comm)?;
-    // SAFETY: as in `gather`.
-    unsafe {
-        alltoall::alltoall(
-            send.as_ref().map(|s| s.ptr()),
-            sendcount,
-            sdt(&send),
-            recv.ptr(),
-            recvcount,
-            dt(recv.datatype()),
-            comm,
-        )
-    }
+    // The kernel runs the layout check.
+    alltoall::alltoall(send, sendcount, recv, recvcount, comm)
 }
 
 /// MPI_Ialltoall: as [`alltoall`], the buffers kept by `scope` until the request completes.
