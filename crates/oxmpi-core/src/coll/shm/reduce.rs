@@ -59,15 +59,14 @@ pub(super) fn fold_into<'s>(
     }
 }
 
-/// # Safety
-/// The buffers hold `count` elements of `dt` (and their memory spans; recvbuf at
-/// the root); `k` is [`chunk_elems`] of them. `sendbuf == None` (in place) only at
-/// the root.
+/// `send` and `recv` (the root's; ignored elsewhere) are views of `count`
+/// elements of `dt`'s layout; `k` is [`chunk_elems`] of them. `send == None` (in
+/// place) only at the root.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn reduce(
+pub(crate) fn reduce(
     mut sess: Session<'_>,
-    sendbuf: Option<*const u8>,
-    recvbuf: *mut u8,
+    send: Option<Elems<'_>>,
+    recv: Option<ElemsMut<'_>>,
     count: usize,
     k: usize,
     dt: &Datatype,
@@ -76,13 +75,7 @@ pub(crate) unsafe fn reduce(
 ) -> Result<()> {
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
-    // SAFETY: forwarded caller contract: distinct buffers unless in place (then only `out`); the receive buffer only at the root.
-    let (send, mut out) = unsafe {
-        (
-            sendbuf.map(|p| Elems::from_raw(p, count, dt)),
-            (me == root).then(|| ElemsMut::from_raw(recvbuf, count, dt)),
-        )
-    };
+    let mut out = recv.filter(|_| me == root);
     let in_place = send.is_none();
     let mut temp = if dt.is_contiguous() {
         Vec::new()
