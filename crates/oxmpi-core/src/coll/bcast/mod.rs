@@ -145,7 +145,7 @@ pub fn bcast(buf: RecvBuf<'_, '_>, root: i32, comm: &Comm) -> Result<()> {
             ),
         )? {
             let mut buf = buf;
-            super::shm::bcast(sess, buf.elems_mut(), bytes, root as usize);
+            super::shm::bcast(sess, &mut buf, bytes, root as usize);
             super::select::ran_shm(super::select::Op::BCAST);
             return Ok(());
         }
