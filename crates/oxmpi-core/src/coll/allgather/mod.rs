@@ -196,8 +196,7 @@ pub(crate) fn allgather(
             comm,
             super::shm::want(forced, blk <= if n == 2 { SHM_MAX_2 } else { SHM_MAX }),
         )? {
-            let send = send.as_ref().map(|s| s.elems());
-            super::shm::allgather(sess, send, recv.elems_mut(), recvcount, blk);
+            super::shm::allgather(sess, send.as_ref(), &mut recv, recvcount, blk);
             super::select::ran_shm(super::select::Op::ALLGATHER);
             return Ok(());
         }
@@ -380,8 +379,7 @@ pub(crate) fn allgatherv(
             super::shm::want(forced, blk <= if n == 2 { SHM_MAX_2 } else { SHM_MAX }),
         )? {
             // Block i at i * c (checked above).
-            let send = send.as_ref().map(|s| s.elems());
-            super::shm::allgather(sess, send, recv.elems_mut(), c, blk);
+            super::shm::allgather(sess, send.as_ref(), &mut recv, c, blk);
             super::select::ran_shm(super::select::Op::ALLGATHERV);
             return Ok(());
         }

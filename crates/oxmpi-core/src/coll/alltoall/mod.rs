@@ -235,8 +235,7 @@ pub(crate) fn alltoall(
         let forced = super::select::forced_op(super::select::Op::ALLTOALL)?;
         if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, blk <= SHM_MAX))? {
             // The blocks fit (checked above).
-            let send = send.as_ref().map(|s| s.elems());
-            super::shm::alltoall(sess, send, sendcount, recv.elems_mut(), recvcount, blk);
+            super::shm::alltoall(sess, send.as_ref(), sendcount, &mut recv, recvcount, blk);
             super::select::ran_shm(super::select::Op::ALLTOALL);
             return Ok(());
         }

@@ -381,9 +381,9 @@ pub(crate) fn gather(
             let mut recv = recv;
             super::shm::gather(
                 sess,
-                send.as_ref().map(|s| s.elems()),
+                send.as_ref(),
                 sendtype,
-                recv.as_mut().map(|r| r.elems_mut()),
+                recv.as_mut(),
                 recvcount,
                 root as usize,
                 blk,

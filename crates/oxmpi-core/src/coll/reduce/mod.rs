@@ -446,8 +446,8 @@ pub fn reduce(
                 let mut recv = recv;
                 return super::shm::reduce(
                     sess,
-                    send.as_ref().map(|s| s.elems()),
-                    recv.as_mut().map(|r| r.elems_mut()),
+                    send.as_ref(),
+                    recv.as_mut(),
                     count,
                     k,
                     dt,

@@ -123,15 +123,8 @@ fn try_shm(
         return Ok(None);
     };
     super::select::ran(env, "shm");
-    let send = send.map(|s| s.elems());
     Ok(Some(super::shm::reduce_scatter(
-        sess,
-        send,
-        recv.elems_mut(),
-        &disp,
-        k,
-        dt,
-        op,
+        sess, send, recv, &disp, k, dt, op,
     )))
 }
 

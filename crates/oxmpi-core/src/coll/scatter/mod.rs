@@ -188,10 +188,10 @@ pub(crate) fn scatter(
             let mut recv = recv;
             super::shm::scatter(
                 sess,
-                send.as_ref().map(|s| s.elems()),
+                send.as_ref(),
                 sendcount,
                 sendtype,
-                recv.as_mut().map(|r| r.elems_mut()),
+                recv.as_mut(),
                 root as usize,
                 blk,
             );

@@ -6,7 +6,7 @@
 //! In place works as is: our slot holds every outgoing block before the
 //! receive buffer is written.
 use super::{Counter, Session, CHUNK};
-use crate::buf::elems::{Elems, ElemsMut};
+use crate::buf::{RecvBuf, SendBuf};
 
 /// Whether `n` blocks of `blk` bytes fit one slot half (the caller's condition
 /// for taking this path).
@@ -19,12 +19,15 @@ pub(crate) fn fits(n: usize, blk: usize) -> bool {
 /// same on every rank and on both sides, and `fits(n, blk)` (asserted).
 pub(crate) fn alltoall(
     mut sess: Session<'_>,
-    send: Option<Elems<'_>>,
+    send: Option<&SendBuf<'_, '_>>,
     sendcount: usize,
-    mut recv: ElemsMut<'_>,
+    recv: &mut RecvBuf<'_, '_>,
     recvcount: usize,
     blk: usize,
 ) {
+    // The views made here, next to their uses (as bcast: cheaper than passed in).
+    let send = send.map(|s| s.elems());
+    let mut recv = recv.elems_mut();
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
     assert!(fits(n, blk), "alltoall blocks exceed a slot half");

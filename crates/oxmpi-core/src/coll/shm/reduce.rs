@@ -3,7 +3,8 @@
 //! rank order into its receive buffer. Also the chunking and folding shared with
 //! allreduce.
 use super::{Counter, Session, CHUNK};
-use crate::buf::elems::{Elems, ElemsMut};
+use crate::buf::elems::ElemsMut;
+use crate::buf::{RecvBuf, SendBuf};
 use crate::coll::util::span_len;
 use crate::datatype::Datatype;
 use crate::error::Result;
@@ -65,8 +66,8 @@ pub(super) fn fold_into<'s>(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn reduce(
     mut sess: Session<'_>,
-    send: Option<Elems<'_>>,
-    recv: Option<ElemsMut<'_>>,
+    send: Option<&SendBuf<'_, '_>>,
+    recv: Option<&mut RecvBuf<'_, '_>>,
     count: usize,
     k: usize,
     dt: &Datatype,
@@ -75,7 +76,9 @@ pub(crate) fn reduce(
 ) -> Result<()> {
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
-    let mut out = recv.filter(|_| me == root);
+    // The views made here, next to their uses (as bcast: cheaper than passed in).
+    let send = send.map(|s| s.elems());
+    let mut out = recv.filter(|_| me == root).map(|r| r.elems_mut());
     let in_place = send.is_none();
     let mut temp = if dt.is_contiguous() {
         Vec::new()

@@ -11,7 +11,7 @@
 //! is still to be copied.
 use super::reduce::fold_into;
 use super::{Counter, Session};
-use crate::buf::elems::{Elems, ElemsMut};
+use crate::buf::{RecvBuf, SendBuf};
 use crate::coll::util::span_len;
 use crate::datatype::Datatype;
 use crate::error::Result;
@@ -24,13 +24,16 @@ use crate::transport::shm::arena::Operand;
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn reduce_scatter(
     mut sess: Session<'_>,
-    send: Option<Elems<'_>>,
-    mut out: ElemsMut<'_>,
+    send: Option<&SendBuf<'_, '_>>,
+    recv: &mut RecvBuf<'_, '_>,
     disp: &[usize],
     k: usize,
     dt: &Datatype,
     op: &Op,
 ) -> Result<()> {
+    // The views made here, next to their uses (as bcast: cheaper than passed in).
+    let send = send.map(|s| s.elems());
+    let mut out = recv.elems_mut();
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
     let total = disp[n];

@@ -12,6 +12,7 @@
 //! costs two copies per block.
 use super::{Counter, Session, CHUNK};
 use crate::buf::elems::{Elems, ElemsMut};
+use crate::buf::{RecvBuf, SendBuf};
 use crate::datatype::Datatype;
 use crate::transport::shm::arena::Stage;
 
@@ -52,9 +53,9 @@ pub(crate) fn fits(blk: usize) -> bool {
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn gather(
     mut sess: Session<'_>,
-    send: Option<Elems<'_>>,
+    send: Option<&SendBuf<'_, '_>>,
     sendtype: &Datatype,
-    recv: Option<ElemsMut<'_>>,
+    recv: Option<&mut RecvBuf<'_, '_>>,
     recvcount: usize,
     root: usize,
     blk: usize,
@@ -62,7 +63,9 @@ pub(crate) fn gather(
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
     assert!(fits(blk), "gather blocks exceed a slot half");
-    let mut recv = recv.filter(|_| me == root);
+    // The views made here, next to their uses (as bcast: cheaper than passed in).
+    let send = send.map(|s| s.elems());
+    let mut recv = recv.filter(|_| me == root).map(|r| r.elems_mut());
     assert_eq!(
         recv.is_some(),
         me == root,
@@ -108,17 +111,18 @@ pub(crate) fn gather(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn scatter(
     mut sess: Session<'_>,
-    send: Option<Elems<'_>>,
+    send: Option<&SendBuf<'_, '_>>,
     sendcount: usize,
     sendtype: &Datatype,
-    mut recv: Option<ElemsMut<'_>>,
+    recv: Option<&mut RecvBuf<'_, '_>>,
     root: usize,
     blk: usize,
 ) {
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
     assert!(fits(blk), "scatter blocks exceed a slot half");
-    let send = send.filter(|_| me == root);
+    let send = send.filter(|_| me == root).map(|s| s.elems());
+    let mut recv = recv.map(|r| r.elems_mut());
     assert_eq!(
         send.is_some(),
         me == root,
