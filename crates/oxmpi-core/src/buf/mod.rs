@@ -326,6 +326,17 @@ impl<'a, 'd> SendBuf<'a, 'd> {
         covered_span(self.ptr, self.count, self.dt)
     }
 
+    /// The descriptor's elements as a view (raw bytes: MPI_BYTE), for code that
+    /// copies them chunk by chunk (`coll/shm`); reads the datatype's shape once.
+    #[inline]
+    pub(crate) fn elems(&self) -> elems::Elems<'_> {
+        let dt = self
+            .dt
+            .unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte));
+        // SAFETY: the constructors' contract: the memory `count` elements of `dt` at `ptr` cover stays readable, unmodified, for 'a, which outlives this borrow.
+        unsafe { elems::Elems::from_raw(self.ptr, self.count, dt) }
+    }
+
     /// [`span`](Self::span) as bytes borrowed for `'a`.
     pub(crate) fn span_bytes(&self) -> Option<&'a [u8]> {
         let span = self.span()?;
@@ -430,6 +441,17 @@ impl<'a, 'd> RecvBuf<'a, 'd> {
     /// As [`SendBuf::span`], writable and ours alone as long as the descriptor.
     pub(crate) fn span(&self) -> Option<RawBuf> {
         covered_span(self.ptr, self.count, self.dt)
+    }
+
+    /// The descriptor's elements as a view (raw bytes: MPI_BYTE), writable and ours
+    /// alone while it lives (it borrows the descriptor mutably).
+    #[inline]
+    pub(crate) fn elems_mut(&mut self) -> elems::ElemsMut<'_> {
+        let dt = self
+            .dt
+            .unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte));
+        // SAFETY: the constructors' contract: the covered memory is writable and ours alone for 'a; `&mut self` keeps every other use of the descriptor out while the view lives.
+        unsafe { elems::ElemsMut::from_raw(self.ptr, self.count, dt) }
     }
 
     /// [`span`](Self::span) as bytes exclusively borrowed for `'a` (the descriptor

@@ -16,6 +16,7 @@
 //! The allgather is itself a collective; `diag` keeps it out of the user's
 //! numbering and of its own check.
 
+use crate::buf::{as_bytes, as_bytes_mut, RecvBuf, SendBuf};
 use crate::comm::Comm;
 use crate::datatype::primitive::Primitive;
 use crate::datatype::Datatype;
@@ -140,19 +141,12 @@ pub(crate) fn verify(
     let n = comm.size() as usize;
     let sendbuf = mine.encode();
     let mut all = vec![0u64; WORDS * n];
-    let byte = Datatype::predefined(Primitive::Byte);
-    // SAFETY: `sendbuf` holds WORDS*8 readable bytes and `all` WORDS*8 writable bytes per rank of `comm`; both live until the blocking call returns.
-    unsafe {
-        super::allgather::allgather(
-            Some(sendbuf.as_ptr() as *const u8),
-            WORDS * 8,
-            &byte,
-            all.as_mut_ptr() as *mut u8,
-            WORDS * 8,
-            &byte,
-            comm,
-        )?
-    };
+    super::allgather::allgather(
+        Some(SendBuf::bytes(as_bytes(&sendbuf))),
+        RecvBuf::bytes(as_bytes_mut(&mut all)),
+        WORDS * 8,
+        comm,
+    )?;
     if !check {
         return Ok(());
     }

@@ -16,6 +16,7 @@ mod ring;
 use super::gather::{check_v, size_mismatch};
 use super::sched::{Builder, Slice};
 use super::util;
+use crate::buf::{RecvBuf, SendBuf};
 use crate::comm::Comm;
 use crate::datatype::Datatype;
 use crate::error::Result;
@@ -161,21 +162,19 @@ unsafe fn schedule(
     Ok(b)
 }
 
-/// MPI_Allgather. `sendbuf == None` is MPI_IN_PLACE.
-///
-/// # Safety
-/// The buffers hold the given counts of their datatypes (`recvbuf`: `n *
-/// recvcount` elements) and are valid for the call.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn allgather(
-    sendbuf: Option<*const u8>,
-    sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+/// MPI_Allgather. `send == None` is MPI_IN_PLACE; `recv` holds `n * recvcount`
+/// elements (checked here: the one layout check, for every caller).
+pub(crate) fn allgather(
+    send: Option<SendBuf<'_, '_>>,
+    mut recv: RecvBuf<'_, '_>,
     recvcount: usize,
-    recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<()> {
+    crate::coll::api_move::allgather_check("MPI_Allgather", &recv, None, &[], recvcount, comm)?;
+    let sendcount = send.as_ref().map_or(0, |s| s.count());
+    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
+    let recvtype = super::api::dt(recv.datatype());
+    let sendbuf = send.as_ref().map(|s| s.ptr());
     let _diag = crate::diag::coll("MPI_Allgather", comm, None, sendcount, Some(sendtype), None)?;
     const CALL: &str = "MPI_Allgather";
     let n = comm.size() as usize;
@@ -197,29 +196,25 @@ pub(crate) unsafe fn allgather(
             comm,
             super::shm::want(forced, blk <= if n == 2 { SHM_MAX_2 } else { SHM_MAX }),
         )? {
-            // SAFETY: forwarded caller contract; arguments checked above.
-            unsafe {
-                super::shm::allgather(
-                    sess, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                )
-            };
+            super::shm::allgather(sess, send.as_ref(), &mut recv, recvcount, blk);
             super::select::ran_shm(super::select::Op::ALLGATHER);
             return Ok(());
         }
     }
-    super::run(
+    // SAFETY: the descriptors are valid for this blocking call, and `recv` holds the `n * recvcount` elements the schedule reaches (checked above).
+    let b = unsafe {
         schedule(
             "MPI_Allgather",
             sendbuf,
             sendcount,
             sendtype,
-            recvbuf,
+            recv.ptr(),
             recvcount,
             recvtype,
             comm,
-        )?,
-        "MPI_Allgather",
-    )
+        )
+    }?;
+    super::run(b, "MPI_Allgather")
 }
 
 /// MPI_Iallgather.
@@ -321,23 +316,28 @@ unsafe fn schedule_v(
     Ok(b)
 }
 
-/// MPI_Allgatherv. `sendbuf == None` is MPI_IN_PLACE. `displs` count elements of
-/// `recvtype`'s extent.
-///
-/// # Safety
-/// The buffers hold the given counts of their datatypes at the given
-/// displacements and are valid for the call.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn allgatherv(
-    sendbuf: Option<*const u8>,
-    sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+/// MPI_Allgatherv. `send == None` is MPI_IN_PLACE; block `i` of `recv` is
+/// `recvcounts[i]` elements at `displs[i]` (in units of its datatype's extent;
+/// checked here).
+pub(crate) fn allgatherv(
+    send: Option<SendBuf<'_, '_>>,
+    mut recv: RecvBuf<'_, '_>,
     recvcounts: &[usize],
     displs: &[isize],
-    recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<()> {
+    crate::coll::api_move::allgather_check(
+        "MPI_Allgatherv",
+        &recv,
+        Some(recvcounts),
+        displs,
+        0,
+        comm,
+    )?;
+    let sendcount = send.as_ref().map_or(0, |s| s.count());
+    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
+    let recvtype = super::api::dt(recv.datatype());
+    let sendbuf = send.as_ref().map(|s| s.ptr());
     let _diag = crate::diag::coll(
         "MPI_Allgatherv",
         comm,
@@ -378,28 +378,27 @@ pub(crate) unsafe fn allgatherv(
             comm,
             super::shm::want(forced, blk <= if n == 2 { SHM_MAX_2 } else { SHM_MAX }),
         )? {
-            // SAFETY: forwarded caller contract; arguments checked above (block i at i * c).
-            unsafe {
-                super::shm::allgather(sess, sendbuf, sendcount, sendtype, recvbuf, c, recvtype)
-            };
+            // Block i at i * c (checked above).
+            super::shm::allgather(sess, send.as_ref(), &mut recv, c, blk);
             super::select::ran_shm(super::select::Op::ALLGATHERV);
             return Ok(());
         }
     }
-    super::run(
+    // SAFETY: the descriptors are valid for this blocking call, and `recv` holds every block the schedule reaches (checked above).
+    let b = unsafe {
         schedule_v(
             "MPI_Allgatherv",
             sendbuf,
             sendcount,
             sendtype,
-            recvbuf,
+            recv.ptr(),
             recvcounts,
             displs,
             recvtype,
             comm,
-        )?,
-        "MPI_Allgatherv",
-    )
+        )
+    }?;
+    super::run(b, "MPI_Allgatherv")
 }
 
 /// MPI_Iallgatherv.

@@ -18,7 +18,7 @@ mod pairwise;
 use super::gather::{check_v, size_mismatch};
 use super::sched::{Builder, Slice};
 use super::util;
-use crate::buf::{RecvBlocks, SendBlocks};
+use crate::buf::{RecvBlocks, RecvBuf, SendBlocks, SendBuf};
 use crate::comm::Comm;
 use crate::datatype::Datatype;
 use crate::error::{ErrorClass, MpiError, Result};
@@ -195,21 +195,26 @@ unsafe fn schedule(
     Ok(b)
 }
 
-/// MPI_Alltoall. `sendbuf == None` is MPI_IN_PLACE.
-///
-/// # Safety
-/// The buffers hold `n` times the given counts of their datatypes and are valid
-/// for the call.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn alltoall(
-    sendbuf: Option<*const u8>,
+/// MPI_Alltoall. `send == None` is MPI_IN_PLACE; `send` holds `n * sendcount`
+/// elements, `recv` `n * recvcount` (checked here: the one layout check).
+pub(crate) fn alltoall(
+    send: Option<SendBuf<'_, '_>>,
     sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+    mut recv: RecvBuf<'_, '_>,
     recvcount: usize,
-    recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<()> {
+    crate::coll::api_move::alltoall_check(
+        "MPI_Alltoall",
+        &send,
+        sendcount,
+        &recv,
+        recvcount,
+        comm,
+    )?;
+    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
+    let recvtype = super::api::dt(recv.datatype());
+    let sendbuf = send.as_ref().map(|s| s.ptr());
     let _diag = crate::diag::coll("MPI_Alltoall", comm, None, sendcount, Some(sendtype), None)?;
     const CALL: &str = "MPI_Alltoall";
     let n = comm.size() as usize;
@@ -229,29 +234,26 @@ pub(crate) unsafe fn alltoall(
     if blk > 0 && super::shm::alltoall_fits(n, blk) {
         let forced = super::select::forced_op(super::select::Op::ALLTOALL)?;
         if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, blk <= SHM_MAX))? {
-            // SAFETY: forwarded caller contract; arguments checked above, the blocks fit.
-            unsafe {
-                super::shm::alltoall(
-                    sess, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                )
-            };
+            // The blocks fit (checked above).
+            super::shm::alltoall(sess, send.as_ref(), sendcount, &mut recv, recvcount, blk);
             super::select::ran_shm(super::select::Op::ALLTOALL);
             return Ok(());
         }
     }
-    super::run(
+    // SAFETY: the descriptors are valid for this blocking call and hold the `n` blocks the schedule reaches (checked above).
+    let b = unsafe {
         schedule(
             "MPI_Alltoall",
             sendbuf,
             sendcount,
             sendtype,
-            recvbuf,
+            recv.ptr(),
             recvcount,
             recvtype,
             comm,
-        )?,
-        "MPI_Alltoall",
-    )
+        )
+    }?;
+    super::run(b, "MPI_Alltoall")
 }
 
 /// MPI_Ialltoall.

@@ -11,7 +11,7 @@ pub(super) fn peers(comm: &Comm) -> usize {
 
 /// The checks of the allgather family: `recv` holds `n * count` elements (the uniform
 /// forms, `counts: None`), or block `i` is `counts[i]` elements at `displs[i]`.
-pub(super) fn allgather_check(
+pub(crate) fn allgather_check(
     call: &str,
     recv: &RecvBuf<'_, '_>,
     counts: Option<&[usize]>,
@@ -38,20 +38,8 @@ pub fn allgather(
     recvcount: usize,
     comm: &Comm,
 ) -> Result<()> {
-    allgather_check("MPI_Allgather", &recv, None, &[], recvcount, comm)?;
-    let sc = send.as_ref().map_or(0, |s| s.count());
-    // SAFETY: as in `gather`.
-    unsafe {
-        allgather::allgather(
-            send.as_ref().map(|s| s.ptr()),
-            sc,
-            sdt(&send),
-            recv.ptr(),
-            recvcount,
-            dt(recv.datatype()),
-            comm,
-        )
-    }
+    // The kernel runs the layout check (its other callers need it too).
+    allgather::allgather(send, recv, recvcount, comm)
 }
 
 /// MPI_Iallgather: as [`allgather`], the buffers kept by `scope` until the request completes.
@@ -88,21 +76,8 @@ pub fn allgatherv(
     displs: &[isize],
     comm: &Comm,
 ) -> Result<()> {
-    allgather_check("MPI_Allgatherv", &recv, Some(recvcounts), displs, 0, comm)?;
-    let sc = send.as_ref().map_or(0, |s| s.count());
-    // SAFETY: as in `gather`.
-    unsafe {
-        allgather::allgatherv(
-            send.as_ref().map(|s| s.ptr()),
-            sc,
-            sdt(&send),
-            recv.ptr(),
-            recvcounts,
-            displs,
-            dt(recv.datatype()),
-            comm,
-        )
-    }
+    // The kernel runs the layout check.
+    allgather::allgatherv(send, recv, recvcounts, displs, comm)
 }
 
 /// MPI_Iallgatherv: as [`allgatherv`], the buffers kept by `scope` until the request completes.
@@ -133,7 +108,7 @@ pub fn iallgatherv<'a>(
     Ok(r)
 }
 
-pub(super) fn alltoall_check(
+pub(crate) fn alltoall_check(
     call: &str,
     send: &Option<SendBuf<'_, '_>>,
     sendcount: usize,
@@ -157,19 +132,8 @@ pub fn alltoall(
     recvcount: usize,
     comm: &Comm,
 ) -> Result<()> {
-    alltoall_check("MPI_Alltoall", &send, sendcount, &recv, recvcount, comm)?;
-    // SAFETY: as in `gather`.
-    unsafe {
-        alltoall::alltoall(
-            send.as_ref().map(|s| s.ptr()),
-            sendcount,
-            sdt(&send),
-            recv.ptr(),
-            recvcount,
-            dt(recv.datatype()),
-            comm,
-        )
-    }
+    // The kernel runs the layout check.
+    alltoall::alltoall(send, sendcount, recv, recvcount, comm)
 }
 
 /// MPI_Ialltoall: as [`alltoall`], the buffers kept by `scope` until the request completes.

@@ -26,9 +26,11 @@ mod neighborhood;
 mod reduce_scatter_blocks;
 mod rooted;
 pub use all_to_all::*;
+pub(crate) use all_to_all::{allgather_check, alltoall_check};
 pub use neighborhood::*;
 pub use reduce_scatter_blocks::*;
 pub use rooted::*;
+pub(crate) use rooted::{gather_args, scatter_args};
 
 pub(crate) fn dt(d: Option<&Datatype>) -> &Datatype {
     d.unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte))

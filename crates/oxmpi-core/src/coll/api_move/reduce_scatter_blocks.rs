@@ -50,12 +50,12 @@ pub(crate) fn reduce_scatter_check(
 /// is `sum(recvcounts)` elements; this rank receives its block in `recv`.
 pub fn reduce_scatter(
     send: Option<SendBuf<'_, '_>>,
-    recv: RecvBuf<'_, '_>,
+    mut recv: RecvBuf<'_, '_>,
     recvcounts: &[usize],
     op: &Op,
     comm: &Comm,
 ) -> Result<()> {
-    reduce_scatter::reduce_scatter(send.as_ref(), &recv, recvcounts, op, comm)
+    reduce_scatter::reduce_scatter(send.as_ref(), &mut recv, recvcounts, op, comm)
 }
 
 /// MPI_Ireduce_scatter: as [`reduce_scatter`], the buffers kept by `scope` until the request completes.
@@ -76,12 +76,12 @@ pub fn ireduce_scatter<'a>(
 /// MPI_Reduce_scatter_block: [`reduce_scatter`] with `recvcount` for every rank.
 pub fn reduce_scatter_block(
     send: Option<SendBuf<'_, '_>>,
-    recv: RecvBuf<'_, '_>,
+    mut recv: RecvBuf<'_, '_>,
     recvcount: usize,
     op: &Op,
     comm: &Comm,
 ) -> Result<()> {
-    reduce_scatter::reduce_scatter_block(send.as_ref(), &recv, recvcount, op, comm)
+    reduce_scatter::reduce_scatter_block(send.as_ref(), &mut recv, recvcount, op, comm)
 }
 
 /// MPI_Ireduce_scatter_block: as [`reduce_scatter_block`], the buffers kept by `scope`

@@ -4,13 +4,13 @@
 use super::*;
 
 /// The raw arguments of a rooted gather after the checks.
-pub(super) struct Rooted {
-    send: Option<*const u8>,
-    recv: *mut u8,
+pub(crate) struct Rooted {
+    pub(crate) send: Option<*const u8>,
+    pub(crate) recv: *mut u8,
 }
 
 #[allow(clippy::too_many_arguments)]
-pub(super) fn gather_args(
+pub(crate) fn gather_args(
     call: &str,
     send: &Option<SendBuf<'_, '_>>,
     recv: &Option<RecvBuf<'_, '_>>,
@@ -48,21 +48,8 @@ pub fn gather(
     root: i32,
     comm: &Comm,
 ) -> Result<()> {
-    let a = gather_args("MPI_Gather", &send, &recv, None, &[], recvcount, root, comm)?;
-    let sc = send.as_ref().map_or(0, |s| s.count());
-    // SAFETY: every block the kernel reaches was checked to lie inside a descriptor valid for this blocking call.
-    unsafe {
-        gather::gather(
-            a.send,
-            sc,
-            sdt(&send),
-            a.recv,
-            recvcount,
-            rdt(&recv),
-            root,
-            comm,
-        )
-    }
+    // The kernel runs the layout check.
+    gather::gather(send, recv, recvcount, root, comm)
 }
 
 /// MPI_Igather: as [`gather`], the buffers kept by `scope` until the request completes.
@@ -177,7 +164,7 @@ pub fn igatherv<'a>(
     Ok(r)
 }
 
-pub(super) fn scatter_args(
+pub(crate) fn scatter_args(
     call: &str,
     send: &Option<SendBuf<'_, '_>>,
     counts: Option<&[usize]>,
@@ -208,21 +195,8 @@ pub fn scatter(
     root: i32,
     comm: &Comm,
 ) -> Result<()> {
-    let sp = scatter_args("MPI_Scatter", &send, None, &[], sendcount, root, comm)?;
-    let rc = recv.as_ref().map_or(0, |r| r.count());
-    // SAFETY: as in `gather`.
-    unsafe {
-        scatter::scatter(
-            sp,
-            sendcount,
-            sdt(&send),
-            recv.as_ref().map(|r| r.ptr()),
-            rc,
-            rdt(&recv),
-            root,
-            comm,
-        )
-    }
+    // The kernel runs the layout check.
+    scatter::scatter(send, sendcount, recv, root, comm)
 }
 
 /// MPI_Iscatter: as [`scatter`], the buffers kept by `scope` until the request completes.

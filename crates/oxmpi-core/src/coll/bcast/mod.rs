@@ -144,8 +144,8 @@ pub fn bcast(buf: RecvBuf<'_, '_>, root: i32, comm: &Comm) -> Result<()> {
                 bytes <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX },
             ),
         )? {
-            // SAFETY: the descriptor is readable and writable for this blocking call; the root was checked.
-            unsafe { super::shm::bcast(sess, buf.ptr(), count, dt, root as usize) };
+            let mut buf = buf;
+            super::shm::bcast(sess, &mut buf, bytes, root as usize);
             super::select::ran_shm(super::select::Op::BCAST);
             return Ok(());
         }

@@ -12,6 +12,7 @@ mod linear;
 
 use super::sched::{Builder, Slice};
 use super::util;
+use crate::buf::{RecvBuf, SendBuf};
 use crate::comm::Comm;
 use crate::datatype::Datatype;
 use crate::error::{ErrorClass, MpiError, Result};
@@ -333,22 +334,29 @@ unsafe fn schedule(
     Ok(b)
 }
 
-/// MPI_Gather. `sendbuf == None` is MPI_IN_PLACE (root only).
-///
-/// # Safety
-/// The buffers hold the given counts of their datatypes (`recvbuf`: `n *
-/// recvcount` elements, at the root only) and are valid for the call.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn gather(
-    sendbuf: Option<*const u8>,
-    sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+/// MPI_Gather. `send == None` is MPI_IN_PLACE (root only); the root's `recv`
+/// holds `n * recvcount` elements (checked here: the one layout check).
+pub(crate) fn gather(
+    send: Option<SendBuf<'_, '_>>,
+    recv: Option<RecvBuf<'_, '_>>,
     recvcount: usize,
-    recvtype: &Datatype,
     root: i32,
     comm: &Comm,
 ) -> Result<()> {
+    let a = crate::coll::api_move::gather_args(
+        "MPI_Gather",
+        &send,
+        &recv,
+        None,
+        &[],
+        recvcount,
+        root,
+        comm,
+    )?;
+    let (sendbuf, recvbuf) = (a.send, a.recv);
+    let sendcount = send.as_ref().map_or(0, |s| s.count());
+    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
+    let recvtype = super::api::dt(recv.as_ref().and_then(|r| r.datatype()));
     let _diag = crate::diag::coll(
         "MPI_Gather",
         comm,
@@ -370,25 +378,22 @@ pub(crate) unsafe fn gather(
     )? {
         Some(super::gather::Rooted::Nothing) => return Ok(()),
         Some(super::gather::Rooted::Shm(sess, blk)) => {
-            // SAFETY: forwarded caller contract; the arguments were checked above.
-            unsafe {
-                super::shm::gather(
-                    sess,
-                    sendbuf,
-                    sendcount,
-                    sendtype,
-                    recvbuf,
-                    recvcount,
-                    recvtype,
-                    root as usize,
-                    blk,
-                )
-            };
+            let mut recv = recv;
+            super::shm::gather(
+                sess,
+                send.as_ref(),
+                sendtype,
+                recv.as_mut(),
+                recvcount,
+                root as usize,
+                blk,
+            );
             return Ok(());
         }
         None => {}
     }
-    super::run(
+    // SAFETY: the descriptors are valid for this blocking call and hold every block the schedule reaches (checked above).
+    let b = unsafe {
         schedule(
             "MPI_Gather",
             sendbuf,
@@ -399,9 +404,9 @@ pub(crate) unsafe fn gather(
             recvtype,
             root,
             comm,
-        )?,
-        "MPI_Gather",
-    )
+        )
+    }?;
+    super::run(b, "MPI_Gather")
 }
 
 /// MPI_Igather.

@@ -421,9 +421,11 @@ pub fn reduce(
 ) -> Result<()> {
     const CALL: &str = "MPI_Reduce";
     let (count, dt) = api::reduce_args(CALL, &send, &recv, root, comm)?;
-    let sendbuf = send.map(|s| s.ptr());
+    let sendbuf = send.as_ref().map(|s| s.ptr());
     // Without a receive descriptor this rank is not the root, and nothing writes it.
-    let recvbuf = recv.map_or(std::ptr::NonNull::<u8>::dangling().as_ptr(), |r| r.ptr());
+    let recvbuf = recv
+        .as_ref()
+        .map_or(std::ptr::NonNull::<u8>::dangling().as_ptr(), |r| r.ptr());
     let _diag = crate::diag::coll(CALL, comm, Some(root), count, Some(dt), Some(op))?;
     if !comm.is_inter()
         && check_args(CALL, comm, count, dt, op).is_ok()
@@ -440,10 +442,18 @@ pub fn reduce(
                 ),
             )? {
                 super::select::ran_shm(super::select::Op::REDUCE);
-                // SAFETY: the descriptors (of one layout) are valid for this blocking call, the receive one present at the root; arguments checked above.
-                return unsafe {
-                    super::shm::reduce(sess, sendbuf, recvbuf, count, k, dt, op, root as usize)
-                };
+                // The descriptors are of one layout (checked above).
+                let mut recv = recv;
+                return super::shm::reduce(
+                    sess,
+                    send.as_ref(),
+                    recv.as_mut(),
+                    count,
+                    k,
+                    dt,
+                    op,
+                    root as usize,
+                );
             }
         }
     }

@@ -80,16 +80,14 @@ pub(crate) static TABLE: Table = Table {
 };
 
 /// The shared-memory path for one blocking call, if it takes it (`None`: run a
-/// schedule, which also reports any argument error).
-///
-/// # Safety
-/// As [`reduce_scatter`].
+/// schedule, which also reports any argument error). The blocks were checked to
+/// lie inside the descriptors.
 #[allow(clippy::too_many_arguments)]
-unsafe fn try_shm(
+fn try_shm(
     call: &str,
     env: &str,
-    sendbuf: Option<*const u8>,
-    recvbuf: *mut u8,
+    send: Option<&SendBuf<'_, '_>>,
+    recv: &mut RecvBuf<'_, '_>,
     counts: &[usize],
     dt: &Datatype,
     op: &Op,
@@ -125,10 +123,9 @@ unsafe fn try_shm(
         return Ok(None);
     };
     super::select::ran(env, "shm");
-    // SAFETY: forwarded caller contract; the arguments were checked above.
-    Ok(Some(unsafe {
-        super::shm::reduce_scatter(sess, sendbuf, recvbuf, &disp, k, dt, op)
-    }))
+    Ok(Some(super::shm::reduce_scatter(
+        sess, send, recv, &disp, k, dt, op,
+    )))
 }
 
 /// Below this many bytes in total, recursive halving; pairwise from there on.
@@ -228,7 +225,7 @@ fn schedule(
 /// before the call returns.
 pub(crate) fn reduce_scatter(
     send: Option<&SendBuf<'_, '_>>,
-    recv: &RecvBuf<'_, '_>,
+    recv: &mut RecvBuf<'_, '_>,
     recvcounts: &[usize],
     op: &Op,
     comm: &Comm,
@@ -273,7 +270,7 @@ pub(crate) fn ireduce_scatter(
 /// MPI_Reduce_scatter_block: [`reduce_scatter`] with `recvcount` for every rank.
 pub(crate) fn reduce_scatter_block(
     send: Option<&SendBuf<'_, '_>>,
-    recv: &RecvBuf<'_, '_>,
+    recv: &mut RecvBuf<'_, '_>,
     recvcount: usize,
     op: &Op,
     comm: &Comm,
@@ -316,7 +313,7 @@ fn blocking(
     call: &'static str,
     env: &str,
     send: Option<&SendBuf<'_, '_>>,
-    recv: &RecvBuf<'_, '_>,
+    recv: &mut RecvBuf<'_, '_>,
     counts: &[usize],
     block: Option<usize>,
     op: &Op,
@@ -325,9 +322,8 @@ fn blocking(
     reduce_scatter_check(call, &send.copied(), recv, counts, comm)?;
     let (s, r, dt) = raw(send, recv);
     let _diag = crate::diag::coll(call, comm, None, block.unwrap_or(0), Some(dt), Some(op))?;
-    // SAFETY: the blocks were checked (above) to lie inside the descriptors, valid for this blocking call.
-    if let Some(r) = unsafe { try_shm(call, env, s, r, counts, dt, op, comm) }? {
-        return r;
+    if let Some(res) = try_shm(call, env, send, recv, counts, dt, op, comm)? {
+        return res;
     }
     super::run(schedule(call, env, s, r, counts, dt, op, comm)?, call)
 }

@@ -13,6 +13,7 @@ mod linear;
 use super::gather::{check_rooted, check_v, size_mismatch, Side};
 use super::sched::Builder;
 use super::util;
+use crate::buf::{RecvBuf, SendBuf};
 use crate::comm::Comm;
 use crate::datatype::Datatype;
 use crate::error::{ErrorClass, MpiError, Result};
@@ -141,22 +142,28 @@ unsafe fn schedule(
     Ok(b)
 }
 
-/// MPI_Scatter. `recvbuf == None` is MPI_IN_PLACE (root only).
-///
-/// # Safety
-/// The buffers hold the given counts of their datatypes (`sendbuf`: `n *
-/// sendcount` elements, at the root only) and are valid for the call.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn scatter(
-    sendbuf: *const u8,
+/// MPI_Scatter. `recv == None` is MPI_IN_PLACE (root only); the root's `send`
+/// holds `n * sendcount` elements (checked here: the one layout check).
+pub(crate) fn scatter(
+    send: Option<SendBuf<'_, '_>>,
     sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: Option<*mut u8>,
-    recvcount: usize,
-    recvtype: &Datatype,
+    recv: Option<RecvBuf<'_, '_>>,
     root: i32,
     comm: &Comm,
 ) -> Result<()> {
+    let sendbuf = crate::coll::api_move::scatter_args(
+        "MPI_Scatter",
+        &send,
+        None,
+        &[],
+        sendcount,
+        root,
+        comm,
+    )?;
+    let recvbuf = recv.as_ref().map(|r| r.ptr());
+    let recvcount = recv.as_ref().map_or(0, |r| r.count());
+    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
+    let recvtype = super::api::dt(recv.as_ref().and_then(|r| r.datatype()));
     let _diag = crate::diag::coll(
         "MPI_Scatter",
         comm,
@@ -178,25 +185,22 @@ pub(crate) unsafe fn scatter(
     )? {
         Some(super::gather::Rooted::Nothing) => return Ok(()),
         Some(super::gather::Rooted::Shm(sess, blk)) => {
-            // SAFETY: forwarded caller contract; the arguments were checked above.
-            unsafe {
-                super::shm::scatter(
-                    sess,
-                    sendbuf,
-                    sendcount,
-                    sendtype,
-                    recvbuf,
-                    recvcount,
-                    recvtype,
-                    root as usize,
-                    blk,
-                )
-            };
+            let mut recv = recv;
+            super::shm::scatter(
+                sess,
+                send.as_ref(),
+                sendcount,
+                sendtype,
+                recv.as_mut(),
+                root as usize,
+                blk,
+            );
             return Ok(());
         }
         None => {}
     }
-    super::run(
+    // SAFETY: the descriptors are valid for this blocking call and hold every block the schedule reaches (checked above).
+    let b = unsafe {
         schedule(
             "MPI_Scatter",
             sendbuf,
@@ -207,9 +211,9 @@ pub(crate) unsafe fn scatter(
             recvtype,
             root,
             comm,
-        )?,
-        "MPI_Scatter",
-    )
+        )
+    }?;
+    super::run(b, "MPI_Scatter")
 }
 
 /// MPI_Iscatter.

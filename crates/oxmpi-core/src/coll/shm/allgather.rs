@@ -3,33 +3,22 @@
 //! releasing everyone); then every rank unpacks every slot into its receive
 //! buffer.
 use super::{Counter, Session, CHUNK};
-use crate::buf::elems::{Elems, ElemsMut};
-use crate::datatype::Datatype;
+use crate::buf::{RecvBuf, SendBuf};
 
-/// # Safety
-/// As MPI_Allgather: `sendbuf` (unless in place) holds `sendcount` elements of
-/// `sendtype`, `recvbuf` holds `n * recvcount` elements of `recvtype`, and the
-/// block bytes `recvcount * recvtype.size()` are the same on every rank.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn allgather(
+/// As MPI_Allgather: `send` (`None`: in place) is this rank's block, `recv` holds `n *
+/// recvcount` elements, and `blk`, a block's packed bytes, is the same on every rank.
+pub(crate) fn allgather(
     mut sess: Session<'_>,
-    sendbuf: Option<*const u8>,
-    sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+    send: Option<&SendBuf<'_, '_>>,
+    recv: &mut RecvBuf<'_, '_>,
     recvcount: usize,
-    recvtype: &Datatype,
+    blk: usize,
 ) {
+    // The views made here, next to their uses (as bcast: cheaper than passed in).
+    let send = send.map(|s| s.elems());
+    let mut recv = recv.elems_mut();
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
-    // SAFETY: forwarded caller contract: distinct buffers unless in place (then only `recv`).
-    let (send, mut recv) = unsafe {
-        (
-            sendbuf.map(|p| Elems::from_raw(p, sendcount, sendtype)),
-            ElemsMut::from_raw(recvbuf, n * recvcount, recvtype),
-        )
-    };
-    let blk = recvcount * recvtype.size();
     let mut off = 0;
     while off < blk {
         let len = CHUNK.min(blk - off);

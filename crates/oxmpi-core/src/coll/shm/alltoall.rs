@@ -6,8 +6,7 @@
 //! In place works as is: our slot holds every outgoing block before the
 //! receive buffer is written.
 use super::{Counter, Session, CHUNK};
-use crate::buf::elems::{Elems, ElemsMut};
-use crate::datatype::Datatype;
+use crate::buf::{RecvBuf, SendBuf};
 
 /// Whether `n` blocks of `blk` bytes fit one slot half (the caller's condition
 /// for taking this path).
@@ -15,31 +14,22 @@ pub(crate) fn fits(n: usize, blk: usize) -> bool {
     n.checked_mul(blk).is_some_and(|t| t <= CHUNK)
 }
 
-/// # Safety
-/// As MPI_Alltoall: `sendbuf` (unless in place) holds `n * sendcount` elements
-/// of `sendtype`, `recvbuf` holds `n * recvcount` elements of `recvtype`, the
-/// block bytes `blk = recvcount * recvtype.size()` are the same on every rank
-/// and those of a send block, and `fits(n, blk)`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn alltoall(
+/// As MPI_Alltoall: `send` (`None`: in place) holds `n` blocks of `sendcount`
+/// elements, `recv` `n` blocks of `recvcount`; `blk`, a block's packed bytes, is the
+/// same on every rank and on both sides, and `fits(n, blk)` (asserted).
+pub(crate) fn alltoall(
     mut sess: Session<'_>,
-    sendbuf: Option<*const u8>,
+    send: Option<&SendBuf<'_, '_>>,
     sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+    recv: &mut RecvBuf<'_, '_>,
     recvcount: usize,
-    recvtype: &Datatype,
+    blk: usize,
 ) {
+    // The views made here, next to their uses (as bcast: cheaper than passed in).
+    let send = send.map(|s| s.elems());
+    let mut recv = recv.elems_mut();
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
-    // SAFETY: forwarded caller contract: distinct buffers unless in place (then only `recv`).
-    let (send, mut recv) = unsafe {
-        (
-            sendbuf.map(|p| Elems::from_raw(p, n * sendcount, sendtype)),
-            ElemsMut::from_raw(recvbuf, n * recvcount, recvtype),
-        )
-    };
-    let blk = recvcount * recvtype.size();
     assert!(fits(n, blk), "alltoall blocks exceed a slot half");
     let s = cx.next();
     cx.wait_free(s);

@@ -3,7 +3,8 @@
 //! rank order into its receive buffer. Also the chunking and folding shared with
 //! allreduce.
 use super::{Counter, Session, CHUNK};
-use crate::buf::elems::{Elems, ElemsMut};
+use crate::buf::elems::ElemsMut;
+use crate::buf::{RecvBuf, SendBuf};
 use crate::coll::util::span_len;
 use crate::datatype::Datatype;
 use crate::error::Result;
@@ -59,15 +60,14 @@ pub(super) fn fold_into<'s>(
     }
 }
 
-/// # Safety
-/// The buffers hold `count` elements of `dt` (and their memory spans; recvbuf at
-/// the root); `k` is [`chunk_elems`] of them. `sendbuf == None` (in place) only at
-/// the root.
+/// `send` and `recv` (the root's; ignored elsewhere) are views of `count`
+/// elements of `dt`'s layout; `k` is [`chunk_elems`] of them. `send == None` (in
+/// place) only at the root.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn reduce(
+pub(crate) fn reduce(
     mut sess: Session<'_>,
-    sendbuf: Option<*const u8>,
-    recvbuf: *mut u8,
+    send: Option<&SendBuf<'_, '_>>,
+    recv: Option<&mut RecvBuf<'_, '_>>,
     count: usize,
     k: usize,
     dt: &Datatype,
@@ -76,13 +76,9 @@ pub(crate) unsafe fn reduce(
 ) -> Result<()> {
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
-    // SAFETY: forwarded caller contract: distinct buffers unless in place (then only `out`); the receive buffer only at the root.
-    let (send, mut out) = unsafe {
-        (
-            sendbuf.map(|p| Elems::from_raw(p, count, dt)),
-            (me == root).then(|| ElemsMut::from_raw(recvbuf, count, dt)),
-        )
-    };
+    // The views made here, next to their uses (as bcast: cheaper than passed in).
+    let send = send.map(|s| s.elems());
+    let mut out = recv.filter(|_| me == root).map(|r| r.elems_mut());
     let in_place = send.is_none();
     let mut temp = if dt.is_contiguous() {
         Vec::new()

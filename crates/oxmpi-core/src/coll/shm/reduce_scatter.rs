@@ -11,45 +11,33 @@
 //! is still to be copied.
 use super::reduce::fold_into;
 use super::{Counter, Session};
-use crate::buf::elems::{Elems, ElemsMut};
+use crate::buf::{RecvBuf, SendBuf};
 use crate::coll::util::span_len;
 use crate::datatype::Datatype;
 use crate::error::Result;
 use crate::op::Op;
 use crate::transport::shm::arena::Operand;
 
-/// # Safety
-/// The input (`sendbuf`, or `recvbuf` when it is `None`: MPI_IN_PLACE) holds
-/// `sum(counts)` elements of `dt` and `recvbuf` `counts[rank]` (with their memory
-/// spans); `disp` is the prefix sum of `counts` (n + 1 entries, the same on every
+/// The input (`send`, or `recv` when it is `None`: MPI_IN_PLACE) holds
+/// `sum(counts)` elements of `dt`'s layout and `recv` `counts[rank]`; `disp` is the prefix sum of `counts` (n + 1 entries, the same on every
 /// rank); `k` is `chunk_elems(sum(counts), dt)`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn reduce_scatter(
+pub(crate) fn reduce_scatter(
     mut sess: Session<'_>,
-    sendbuf: Option<*const u8>,
-    recvbuf: *mut u8,
+    send: Option<&SendBuf<'_, '_>>,
+    recv: &mut RecvBuf<'_, '_>,
     disp: &[usize],
     k: usize,
     dt: &Datatype,
     op: &Op,
 ) -> Result<()> {
+    // The views made here, next to their uses (as bcast: cheaper than passed in).
+    let send = send.map(|s| s.elems());
+    let mut out = recv.elems_mut();
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
     let total = disp[n];
     let (mine, mine_end) = (disp[me], disp[me + 1]);
-    // In place, the receive buffer holds the whole input and our block lands at its start.
-    let out_count = if sendbuf.is_some() {
-        mine_end - mine
-    } else {
-        total
-    };
-    // SAFETY: forwarded caller contract: distinct buffers unless in place (then only `out`).
-    let (send, mut out) = unsafe {
-        (
-            sendbuf.map(|p| Elems::from_raw(p, total, dt)),
-            ElemsMut::from_raw(recvbuf, out_count, dt),
-        )
-    };
     let ext = dt.extent().max(0) as usize;
     let mut temp = if dt.is_contiguous() {
         Vec::new()

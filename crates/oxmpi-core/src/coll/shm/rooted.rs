@@ -12,6 +12,7 @@
 //! costs two copies per block.
 use super::{Counter, Session, CHUNK};
 use crate::buf::elems::{Elems, ElemsMut};
+use crate::buf::{RecvBuf, SendBuf};
 use crate::datatype::Datatype;
 use crate::transport::shm::arena::Stage;
 
@@ -46,32 +47,30 @@ pub(crate) fn fits(blk: usize) -> bool {
     blk <= CHUNK
 }
 
-/// # Safety
-/// As MPI_Gather, arguments checked: `sendbuf` (`None`: in place, root only)
-/// holds `sendcount` elements of `sendtype`, the root's `recvbuf` `n *
-/// recvcount` of `recvtype`; every block is `blk` packed bytes and `fits(blk)`.
+/// As MPI_Gather, arguments checked: `send` (`None`: in place, root only) is this
+/// rank's block of `sendtype`, `recv` (the root's; ignored elsewhere) holds `n`
+/// blocks of `recvcount`; every block is `blk` packed bytes and `fits(blk)`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn gather(
+pub(crate) fn gather(
     mut sess: Session<'_>,
-    sendbuf: Option<*const u8>,
-    sendcount: usize,
+    send: Option<&SendBuf<'_, '_>>,
     sendtype: &Datatype,
-    recvbuf: *mut u8,
+    recv: Option<&mut RecvBuf<'_, '_>>,
     recvcount: usize,
-    recvtype: &Datatype,
     root: usize,
     blk: usize,
 ) {
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
     assert!(fits(blk), "gather blocks exceed a slot half");
-    // SAFETY: forwarded caller contract: distinct buffers; the receive buffer only at the root.
-    let (send, mut recv) = unsafe {
-        (
-            sendbuf.map(|p| Elems::from_raw(p, sendcount, sendtype)),
-            (me == root).then(|| ElemsMut::from_raw(recvbuf, n * recvcount, recvtype)),
-        )
-    };
+    // The views made here, next to their uses (as bcast: cheaper than passed in).
+    let send = send.map(|s| s.elems());
+    let mut recv = recv.filter(|_| me == root).map(|r| r.elems_mut());
+    assert_eq!(
+        recv.is_some(),
+        me == root,
+        "gather: the root's receive buffer"
+    );
     let s = cx.next();
     match &mut recv {
         None => {
@@ -106,32 +105,29 @@ pub(crate) unsafe fn gather(
     cx.set_done(s);
 }
 
-/// # Safety
-/// As MPI_Scatter, arguments checked: the root's `sendbuf` holds `n *
-/// sendcount` elements of `sendtype`, `recvbuf` (`None`: in place, root only)
-/// `recvcount` of `recvtype`; every block is `blk` packed bytes and `fits(blk)`.
+/// As MPI_Scatter, arguments checked: `send` (the root's; ignored elsewhere) holds
+/// `n` blocks of `sendcount` elements of `sendtype`, `recv` (`None`: in place, root
+/// only) this rank's block; every block is `blk` packed bytes and `fits(blk)`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn scatter(
+pub(crate) fn scatter(
     mut sess: Session<'_>,
-    sendbuf: *const u8,
+    send: Option<&SendBuf<'_, '_>>,
     sendcount: usize,
     sendtype: &Datatype,
-    recvbuf: Option<*mut u8>,
-    recvcount: usize,
-    recvtype: &Datatype,
+    recv: Option<&mut RecvBuf<'_, '_>>,
     root: usize,
     blk: usize,
 ) {
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
     assert!(fits(blk), "scatter blocks exceed a slot half");
-    // SAFETY: forwarded caller contract: distinct buffers; the send buffer only at the root.
-    let (send, mut recv) = unsafe {
-        (
-            (me == root).then(|| Elems::from_raw(sendbuf, n * sendcount, sendtype)),
-            recvbuf.map(|p| ElemsMut::from_raw(p, recvcount, recvtype)),
-        )
-    };
+    let send = send.filter(|_| me == root).map(|s| s.elems());
+    let mut recv = recv.map(|r| r.elems_mut());
+    assert_eq!(
+        send.is_some(),
+        me == root,
+        "scatter: the root's send buffer"
+    );
     let s = cx.next();
     match &send {
         Some(send) => {
