@@ -10,7 +10,9 @@
 
 use std::fs::File;
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
+
+use super::memfd::{self, Mapping};
 
 /// Locks (`write`: exclusively, else shared) bytes `[start, start + len)` of
 /// `f`, waiting for conflicting locks; `len == 0` locks to the end of file.
@@ -72,9 +74,8 @@ pub fn preallocate(f: &File, size: u64) -> io::Result<()> {
 /// `u8`s that other processes may change at any time, so a copy out of them is
 /// always a valid value, just possibly not the one the protocol meant).
 pub struct IoWindow {
-    ptr: *mut u8,
-    len: usize,
-    file: File,
+    map: Mapping,
+    fd: OwnedFd,
 }
 
 // SAFETY: the mapping is plain shared memory owned by this value and never exposed as
@@ -87,80 +88,49 @@ unsafe impl Sync for IoWindow {}
 impl IoWindow {
     /// A new window of `len` bytes (sparse until touched).
     pub fn create(len: usize) -> io::Result<IoWindow> {
-        // SAFETY: memfd_create with a NUL-terminated name; no other memory is passed.
-        let fd = unsafe { libc::memfd_create(c"oxmpi-io-window".as_ptr(), libc::MFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: `fd` is a descriptor we just created and own.
-        let file = unsafe { <File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
-        file.set_len(len as u64)?;
-        Self::map(file, len)
+        let fd = memfd::new(c"oxmpi-io-window")?;
+        memfd::set_len(&fd, len)?;
+        Self::map(fd, len)
     }
 
     /// Maps the window `fd` of process `pid` (same host, same user).
     pub fn open(pid: u32, fd: i32, len: usize) -> io::Result<IoWindow> {
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(format!("/proc/{pid}/fd/{fd}"))?;
-        if file.metadata()?.len() < len as u64 {
+        let fd = memfd::open_peer(pid, fd)?;
+        if memfd::len(&fd)? < len as u64 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 "window shorter than announced",
             ));
         }
-        Self::map(file, len)
+        Self::map(fd, len)
     }
 
-    fn map(file: File, len: usize) -> io::Result<IoWindow> {
-        if len == 0 {
-            return Ok(IoWindow {
-                ptr: std::ptr::NonNull::dangling().as_ptr(),
-                len,
-                file,
-            });
-        }
-        // SAFETY: a fresh shared mapping of `len` bytes of a file at least that long.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                file.as_raw_fd(),
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
+    fn map(fd: OwnedFd, len: usize) -> io::Result<IoWindow> {
         Ok(IoWindow {
-            ptr: p.cast(),
-            len,
-            file,
+            map: Mapping::new(&fd, len)?,
+            fd,
         })
     }
 
     pub fn fd(&self) -> i32 {
-        self.file.as_raw_fd()
+        self.fd.as_raw_fd()
     }
 
     pub fn len(&self) -> usize {
-        self.len
+        self.map.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// The address of bytes `[off, off + n)`, which must lie in the window.
     fn at(&self, off: usize, n: usize) -> *mut u8 {
         assert!(
-            off.checked_add(n).is_some_and(|e| e <= self.len),
+            off.checked_add(n).is_some_and(|e| e <= self.len()),
             "window access out of bounds"
         );
-        self.ptr.wrapping_add(off)
+        self.map.ptr().as_ptr().wrapping_add(off)
     }
 
     /// Copies `data` into the window at `off`.
@@ -253,15 +223,6 @@ impl IoWindow {
             done += rc as usize;
         }
         Ok(done)
-    }
-}
-
-impl Drop for IoWindow {
-    fn drop(&mut self) {
-        if self.len > 0 {
-            // SAFETY: unmaps exactly the mapping `map` made.
-            unsafe { libc::munmap(self.ptr.cast(), self.len) };
-        }
     }
 }
 

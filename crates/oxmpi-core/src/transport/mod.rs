@@ -2,6 +2,7 @@
 pub mod cma;
 pub mod doorbell;
 pub mod fileio;
+pub(crate) mod memfd;
 pub mod os;
 pub mod shm;
 pub mod status;

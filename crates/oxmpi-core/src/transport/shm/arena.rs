@@ -43,8 +43,7 @@
 //!   of the whole shared-memory transport).
 
 use std::marker::PhantomData;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::ptr::NonNull;
+use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use crate::buf::elems::{Elems, ElemsMut};
@@ -52,6 +51,7 @@ use crate::datatype::Datatype;
 use crate::error::Result;
 use crate::op::{Op, Reducer};
 use crate::transport::doorbell::Doorbell;
+use crate::transport::memfd::{self, Mapping};
 
 /// Bytes of one buffer half (the broadcast buffer and every rank's slot have two).
 pub const CHUNK: usize = 64 * 1024;
@@ -89,7 +89,7 @@ impl Layout {
 
 /// One communicator's mapped area for `n` ranks.
 pub(crate) struct CollArena {
-    base: NonNull<u8>,
+    map: Mapping,
     lay: Layout,
     n: usize,
 }
@@ -101,14 +101,12 @@ unsafe impl Sync for CollArena {}
 
 impl Drop for CollArena {
     fn drop(&mut self) {
-        // SAFETY: `base`/`lay.total` are exactly a mapping this handle made and nobody else unmaps; every reference into it borrows `self`, so none is live now.
-        unsafe { libc::munmap(self.base.as_ptr().cast(), self.lay.total) };
+        // The mapping is unmapped when `map` drops, right after.
         LIVE.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
-fn os_err(what: &str) -> std::io::Error {
-    let e = std::io::Error::last_os_error();
+fn os_err(what: &str, e: std::io::Error) -> std::io::Error {
     std::io::Error::new(e.kind(), format!("{what}: {e}"))
 }
 
@@ -125,33 +123,15 @@ impl CollArena {
 
     /// A fresh memfd sized for `n` ranks (all zeros), to map and share through /proc.
     pub(crate) fn create_fd(n: usize) -> std::io::Result<OwnedFd> {
-        // SAFETY: the name is a NUL-terminated literal; the flags are plain integers.
-        let fd = unsafe { libc::memfd_create(c"oxmpi-coll".as_ptr(), libc::MFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(os_err("memfd_create"));
-        }
-        // SAFETY: `fd` was just returned to us and is owned by nobody else.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        // SAFETY: `fd` is a valid memfd opened read-write.
-        if unsafe { libc::ftruncate(fd.as_raw_fd(), Self::size(n) as libc::off_t) } != 0 {
-            return Err(os_err("ftruncate"));
-        }
+        let fd = memfd::new(c"oxmpi-coll").map_err(|e| os_err("memfd_create", e))?;
+        memfd::set_len(&fd, Self::size(n)).map_err(|e| os_err("ftruncate", e))?;
         Ok(fd)
     }
 
     /// Opens another process's area memfd through /proc, checking its size for `n` ranks.
     pub(crate) fn open_fd(pid: u64, fd: u64, n: usize) -> std::io::Result<OwnedFd> {
-        let path =
-            std::ffi::CString::new(format!("/proc/{pid}/fd/{fd}")).expect("no NUL in a number");
-        // SAFETY: `path` is NUL-terminated; no O_CREAT, so the mode is unused.
-        let raw = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
-        if raw < 0 {
-            return Err(os_err("opening the creator's memfd"));
-        }
-        // SAFETY: `raw` was just returned by open and is owned by nobody else.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        let len = fd_len(&fd)?;
-        if len != Self::size(n) as u64 {
+        let fd = memfd::open_peer(pid, fd).map_err(|e| os_err("opening the creator's memfd", e))?;
+        if fd_len(&fd)? != Self::size(n) as u64 {
             return Err(std::io::Error::other(
                 "the creator's memfd has the wrong size",
             ));
@@ -165,26 +145,9 @@ impl CollArena {
         if fd_len(fd)? != lay.total as u64 {
             return Err(std::io::Error::other("the area's memfd has the wrong size"));
         }
-        // SAFETY: a fresh shared mapping at an address the kernel picks cannot overlap any Rust object; `fd` is open and sized to `lay.total` bytes (checked).
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                lay.total,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd.as_raw_fd(),
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(os_err("mmap"));
-        }
+        let map = Mapping::new(fd, lay.total).map_err(|e| os_err("mmap", e))?;
         LIVE.fetch_add(1, Ordering::Relaxed);
-        Ok(CollArena {
-            base: NonNull::new(p.cast()).expect("mmap returned NULL"),
-            lay,
-            n,
-        })
+        Ok(CollArena { map, lay, n })
     }
 
     /// The counter at `off` of the control pages (a rank's counters: `off` grows with
@@ -193,7 +156,7 @@ impl CollArena {
     fn counter(&self, off: usize) -> &AtomicU64 {
         assert!(off + 8 <= self.lay.bbuf && off.is_multiple_of(8));
         // SAFETY: `off` is 8-aligned inside the control pages of the live mapping (page aligned base), which only ever hold AtomicU64s (zero = 0); the reference borrows `self`, which keeps the mapping alive.
-        unsafe { &*(self.base.as_ptr().add(off) as *const AtomicU64) }
+        unsafe { &*(self.map.ptr().as_ptr().add(off) as *const AtomicU64) }
     }
 
     /// Step of the last root publication (bcast data, barrier release).
@@ -231,14 +194,14 @@ impl CollArena {
     pub(crate) fn release_bell(&self) -> &Doorbell {
         const _: () = assert!(std::mem::size_of::<Doorbell>() == 64 && 64 + 64 <= LINE);
         // SAFETY: offset 64 of the page-aligned live mapping is 64-aligned, holds 64 bytes that only ever hold this Doorbell (all-zero is an idle one), and nothing else is placed there; the reference borrows `self`.
-        unsafe { &*(self.base.as_ptr().add(64) as *const Doorbell) }
+        unsafe { &*(self.map.ptr().as_ptr().add(64) as *const Doorbell) }
     }
 
     #[inline]
     fn stage(&self, off: usize) -> Stage<'_> {
         debug_assert!(off >= self.lay.bbuf && off + CHUNK <= self.lay.total);
         Stage {
-            ptr: self.base.as_ptr().wrapping_add(off),
+            ptr: self.map.ptr().as_ptr().wrapping_add(off),
             len: CHUNK,
             _arena: PhantomData,
         }
@@ -257,7 +220,8 @@ impl CollArena {
         const _: () = assert!(16 + 2 * INLINE <= 64);
         Stage {
             ptr: self
-                .base
+                .map
+                .ptr()
                 .as_ptr()
                 .wrapping_add(16 + (par as usize & 1) * INLINE),
             len: INLINE,
@@ -285,13 +249,7 @@ impl CollArena {
 }
 
 fn fd_len(fd: &OwnedFd) -> std::io::Result<u64> {
-    // SAFETY: `stat` is plain old data (all-zero is valid).
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: `fd` is a valid descriptor and `st` a writable stat.
-    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
-        return Err(os_err("fstat"));
-    }
-    Ok(st.st_size as u64)
+    memfd::len(fd).map_err(|e| os_err("fstat", e))
 }
 
 /// A staging region of the area: `len` bytes of the data pages, for the arena's
@@ -453,6 +411,7 @@ mod tests {
     use crate::buf::{as_bytes, as_bytes_mut};
     use crate::datatype::Primitive;
     use crate::op::PredefinedOp;
+    use std::os::fd::AsRawFd;
 
     /// Two mappings of one area, as two ranks see it.
     fn pair(n: usize) -> (CollArena, CollArena) {

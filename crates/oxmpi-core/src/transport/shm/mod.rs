@@ -77,6 +77,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::doorbell::Doorbell;
+use super::memfd::Mapping;
 use crate::error::{ErrorClass, MpiError, Result};
 
 pub(crate) mod arena;
@@ -293,53 +294,30 @@ fn round_up(n: usize, to: usize) -> usize {
     n.div_ceil(to) * to
 }
 
-/// A `MAP_SHARED` mapping, unmapped on drop.
-struct Mapping {
+/// The segment's mapping: `_map` unmaps it on drop; `ptr` is its start, copied out
+/// for the ring code's `map.ptr`.
+struct SegMap {
     ptr: NonNull<u8>,
-    len: usize,
+    _map: Mapping,
 }
 
-impl Mapping {
-    fn map(fd: &OwnedFd, len: usize, what: &str) -> Result<Mapping> {
-        // SAFETY: a fresh mapping at an address the kernel chooses, of a file descriptor we own, cannot overlap or invalidate any existing Rust object. `len > 0` is checked by the callers (a zero-length mmap would fail with EINVAL anyway).
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd.as_raw_fd(),
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(MpiError::new(
-                ErrorClass::Other,
-                format!(
-                    "shm: cannot map {what} ({len} bytes): {}",
-                    std::io::Error::last_os_error()
-                ),
-            ));
-        }
-        Ok(Mapping {
-            ptr: NonNull::new(p.cast()).expect("mmap returned NULL without MAP_FIXED"),
-            len,
-        })
-    }
-}
-
-impl Drop for Mapping {
-    fn drop(&mut self) {
-        // SAFETY: `ptr`/`len` are exactly a mapping we created and have not unmapped; every reference into it borrows the owning `ShmSegment` (or this `Mapping`), so none outlives this drop.
-        unsafe {
-            libc::munmap(self.ptr.as_ptr().cast(), self.len);
-        }
-    }
+/// Maps `len` bytes of the segment file `fd` (`what` names it in the error).
+fn map(fd: &OwnedFd, len: usize, what: &str) -> Result<SegMap> {
+    let m = Mapping::new(fd, len).map_err(|e| {
+        MpiError::new(
+            ErrorClass::Other,
+            format!("shm: cannot map {what} ({len} bytes): {e}"),
+        )
+    })?;
+    Ok(SegMap {
+        ptr: m.ptr(),
+        _map: m,
+    })
 }
 
 /// A handle on a host's shared-memory segment, attached as one local rank.
 pub struct ShmSegment {
-    map: Mapping,
+    map: SegMap,
     layout: Layout,
     my_local: usize,
     /// Our pid, stored in our rank's owner word while attached.
@@ -434,8 +412,8 @@ fn check_local(nlocal: usize, my_local: usize) -> Result<()> {
 impl Drop for ShmSegment {
     fn drop(&mut self) {
         if self.pid != 0 {
-            // Release our claim (only if it is still ours); the mapping is unmapped by
-            // `Mapping::drop` right after.
+            // Release our claim (only if it is still ours); the mapping is unmapped
+            // when `map` drops, right after.
             let _ = self.slot(self.my_local).owner.compare_exchange(
                 self.pid,
                 0,

@@ -109,7 +109,7 @@ impl ShmSegment {
                 layout.total
             )));
         }
-        let map = Mapping::map(&fd, layout.total, &format!("/dev/shm/{name}"))?;
+        let map = map(&fd, layout.total, &format!("/dev/shm/{name}"))?;
         // SAFETY: the mapping is at least `size_of::<SegHeader>()` bytes, page aligned (so aligned for SegHeader), and lives as long as `map`; SegHeader is made of atomics, so a shared reference into memory others may touch is sound.
         let header = unsafe { &*(map.ptr.as_ptr() as *const SegHeader) };
         // SAFETY: getpid has no preconditions.
@@ -168,7 +168,7 @@ impl ShmSegment {
             }
             std::thread::sleep(Duration::from_millis(1));
         };
-        let map = Mapping::map(&fd, size as usize, &format!("/dev/shm/{name}"))?;
+        let map = map(&fd, size as usize, &format!("/dev/shm/{name}"))?;
         drop(fd);
         if (size as usize) < std::mem::size_of::<SegHeader>() {
             return Err(MpiError::new(
@@ -241,7 +241,7 @@ impl ShmSegment {
 
     /// Claim local rank `my_local` in a validated mapping.
     fn attach(
-        map: Mapping,
+        map: SegMap,
         layout: Layout,
         my_local: usize,
         pid: u32,
