@@ -90,6 +90,12 @@ pub struct Func {
     /// MPI_File_open and MPI_File_create_errhandler), `session` (the null session's),
     /// or a predefined communicator (`MPI_COMM_WORLD`, `MPI_COMM_SELF`).
     pub route: Option<String>,
+    /// For `fn` lines annotated `hot` (the hottest calls, bench/PROFILE.md rate18): the
+    /// generated `PMPI_x` (`rust_hot`) is the lean entry `conv::errors::hot`: the area's
+    /// `x_fast(params...) -> Option<R<()>>` first, without `ffi`'s frame when it
+    /// succeeds, else its whole body `x(call, params...)` under `ffi`; the `int` and `_c`
+    /// lines of a call share the generic `x_fast` and `x`.
+    pub hot: bool,
 }
 
 pub struct Abi {
@@ -130,6 +136,15 @@ pub fn parse(text: &str) -> Abi {
                 let (proto, notes) = (&rest[..=close], rest[close + 1..].trim());
                 let mut f = parse_fn(proto, kw == "extfn", no + 1);
                 let mut notes = notes;
+                if notes == "hot" {
+                    assert!(
+                        f.ret == "int" && f.params.iter().any(|p| p.ctype == "MPI_Comm"),
+                        "abi.txt:{}: a hot fn returns int and has an MPI_Comm parameter",
+                        no + 1
+                    );
+                    f.hot = true;
+                    notes = "";
+                }
                 while !notes.is_empty() {
                     let (kind, list, rest) = notes
                         .split_once('(')
@@ -392,6 +407,7 @@ fn parse_fn(s: &str, ext: bool, line: usize) -> Func {
         made: vec![],
         addr_outs: vec![],
         route: None,
+        hot: false,
     }
 }
 
@@ -946,6 +962,41 @@ pub fn rust_checked(abi: &Abi) -> String {
              {route}|| {{\n{made}{checks}{call}    }})\n}}\n",
             name = f.name,
             params = params.join(", "),
+        ));
+    }
+    r
+}
+
+/// The `PMPI_x` of the `fn` lines annotated `hot`: `conv::errors::hot` over the area's
+/// `x_fast` (the hot case, `None` when not it) and `x` (the whole body, with every
+/// argument check and error class of the call), errors routed to the call's
+/// communicator. `x` is the call's name without `MPI_` and `_c`, lower case.
+pub fn rust_hot(abi: &Abi) -> String {
+    let mut r = String::from("// Generated from abi.txt by build.rs.\n");
+    for f in abi.funcs.iter().filter(|f| f.hot) {
+        let params: Vec<String> = f
+            .params
+            .iter()
+            .map(|p| format!("{}: {}", p.name, p.rust))
+            .collect();
+        let args: Vec<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
+        let comm = f.params.iter().find(|p| p.ctype == "MPI_Comm").unwrap();
+        let body = f
+            .name
+            .trim_start_matches("MPI_")
+            .trim_end_matches("_c")
+            .to_lowercase();
+        r.push_str(&format!(
+            "#[no_mangle]\npub unsafe extern \"C\" fn P{name}({params}) -> c_int {{\n    \
+             const CALL: &str = \"{name}\";\n    crate::conv::errors::hot(\n        CALL,\n        {comm},\n        \
+             // SAFETY: the C caller's arguments, which {name}'s fast path uses as MPI defines them.\n        \
+             || unsafe {{ crate::pmpi::{body}_fast({args}) }},\n        \
+             // SAFETY: the C caller's arguments, which {name}'s body uses as MPI defines them.\n        \
+             || unsafe {{ crate::pmpi::{body}(CALL, {args}) }},\n    )\n}}\n",
+            name = f.name,
+            params = params.join(", "),
+            comm = comm.name,
+            args = args.join(", "),
         ));
     }
     r

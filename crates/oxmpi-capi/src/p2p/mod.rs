@@ -47,35 +47,6 @@ pub use persistent::*;
 pub use probe::*;
 pub use send_recv::*;
 
-// ----- the lean entry of the hot calls -------------------------------------------------
-
-/// The C entry of the hottest calls (MPI_Isend, MPI_Irecv, MPI_Send, MPI_Recv;
-/// bench/PROFILE.md, rate18): `fast` runs with its panics caught, and when it
-/// succeeds the call returns MPI_SUCCESS without touching the error-routing
-/// thread-local (`route_to`, a `__tls_get_addr` call in a shared library) or
-/// `ffi`'s frame. Its error, or panic, is handed to `ffi` as the body's
-/// outcome, so it is routed to the communicator's handler and reported exactly
-/// as the general entry reports it. `fast` giving `None` (not the hot case,
-/// nothing done) and a traced run (`mpiexec --trace` times every call in
-/// `ffi`) take `ffi` with `slow`, the call's whole body.
-#[inline(always)]
-fn hot(
-    call: &'static str,
-    c: MPI_Comm,
-    fast: impl FnOnce() -> Option<R<()>>,
-    slow: impl FnOnce() -> R<()>,
-) -> c_int {
-    if !oxmpi_core::diag::tracing() {
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(fast)) {
-            Ok(Some(Ok(()))) => return MPI_SUCCESS,
-            Ok(Some(Err(e))) => return ffi(call, c, || Err(e)),
-            Ok(None) => {}
-            Err(p) => return ffi(call, c, || std::panic::resume_unwind(p)),
-        }
-    }
-    ffi(call, c, slow)
-}
-
 // ----- argument checks ----------------------------------------------------------------
 
 fn count_arg<C: Count>(call: &str, n: C) -> R<usize> {

@@ -4,7 +4,42 @@ use super::*;
 
 // ----- blocking and immediate sends and receives -------------------------------------
 
-unsafe fn send<C: Count>(
+// MPI_Send, MPI_Isend, MPI_Recv and MPI_Irecv (and their `_c` forms) are abi.txt's `hot`
+// lines: their generated `PMPI_x` runs `x_fast` and, when that gives `None` (not the
+// hot case, nothing done), `x`, the call's whole body (`conv::errors::hot`).
+
+/// MPI_Send's fast path: contiguous predefined data on a predefined communicator.
+#[inline(always)]
+pub unsafe fn send_fast<C: Count>(
+    buf: *const c_void,
+    count: C,
+    h: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    c: MPI_Comm,
+) -> Option<R<()>> {
+    let (cm, dt, len) = fast_p2p(c, h, buf, count.wide())?;
+    // SAFETY: the C caller's buffer holds `count` elements of the datatype (`len` bytes, contiguous) for the call.
+    let data = unsafe { c_bytes(buf, len) };
+    Some(pt2pt::send_contig(cm, data, dt, dest, tag).map_err(Into::into))
+}
+
+/// MPI_Send's whole body.
+pub unsafe fn send<C: Count>(
+    call: &'static str,
+    buf: *const c_void,
+    count: C,
+    h: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    c: MPI_Comm,
+) -> R<()> {
+    // SAFETY: this function's contract, passed on.
+    unsafe { send_as(SendMode::Standard, call, buf, count, h, dest, tag, c) }
+}
+
+/// The entry of MPI_Ssend, MPI_Bsend and MPI_Rsend (their `_c` forms too).
+unsafe fn send_mode<C: Count>(
     mode: SendMode,
     buf: *const c_void,
     count: C,
@@ -14,30 +49,83 @@ unsafe fn send<C: Count>(
     c: MPI_Comm,
 ) -> c_int {
     let call = name::<C>(oxmpi_core::pt2pt::send_call_name(mode, false));
-    hot(
-        call,
-        c,
-        || {
-            if mode != SendMode::Standard {
-                return None;
-            }
-            let (cm, dt, len) = fast_p2p(c, h, buf, count.wide())?;
-            // SAFETY: the C caller's buffer holds `count` elements of the datatype (`len` bytes, contiguous) for the call.
-            let data = unsafe { c_bytes(buf, len) };
-            Some(pt2pt::send_contig(cm, data, dt, dest, tag).map_err(Into::into))
-        },
-        || {
-            let a = args(call, c, buf, count, h)?;
-            // SAFETY: the C caller's buffer holds `count` elements of the datatype for the call.
-            let b = unsafe { c_send(buf, a.count, &a.dt) };
-            pt2pt::send_typed(&a.comm, b.send(a.count), dest, tag, mode)?;
-            Ok(())
-        },
-    )
+    // SAFETY: the C caller's arguments, passed on.
+    ffi(call, c, || unsafe {
+        send_as(mode, call, buf, count, h, dest, tag, c)
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn isend<C: Count>(
+unsafe fn send_as<C: Count>(
+    mode: SendMode,
+    call: &'static str,
+    buf: *const c_void,
+    count: C,
+    h: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    c: MPI_Comm,
+) -> R<()> {
+    let a = args(call, c, buf, count, h)?;
+    // SAFETY: the C caller's buffer holds `count` elements of the datatype for the call.
+    let b = unsafe { c_send(buf, a.count, &a.dt) };
+    pt2pt::send_typed(&a.comm, b.send(a.count), dest, tag, mode)?;
+    Ok(())
+}
+
+/// MPI_Isend's fast path: contiguous predefined data on a predefined communicator.
+#[inline(always)]
+pub unsafe fn isend_fast<C: Count>(
+    buf: *const c_void,
+    count: C,
+    h: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    c: MPI_Comm,
+    request: *mut MPI_Request,
+) -> Option<R<()>> {
+    if request.is_null() {
+        return None;
+    }
+    let (cm, dt, len) = fast_p2p(c, h, buf, count.wide())?;
+    // SAFETY: the C caller keeps the buffer (`len` contiguous bytes) until the request completes.
+    let data = unsafe { c_bytes(buf, len) };
+    let res = pt2pt::isend_contig(cm, data, dt, dest, tag);
+    // SAFETY: `request` is the C caller's non-NULL OUT argument: writable and unaliased (MPI contract).
+    Some(unsafe { put_request(res, request, c) })
+}
+
+/// MPI_Isend's whole body.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn isend<C: Count>(
+    call: &'static str,
+    buf: *const c_void,
+    count: C,
+    h: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    c: MPI_Comm,
+    request: *mut MPI_Request,
+) -> R<()> {
+    // SAFETY: this function's contract, passed on.
+    unsafe {
+        isend_as(
+            SendMode::Standard,
+            call,
+            buf,
+            count,
+            h,
+            dest,
+            tag,
+            c,
+            request,
+        )
+    }
+}
+
+/// The entry of MPI_Issend, MPI_Ibsend and MPI_Irsend (their `_c` forms too).
+#[allow(clippy::too_many_arguments)]
+unsafe fn isend_mode<C: Count>(
     mode: SendMode,
     buf: *const c_void,
     count: C,
@@ -48,41 +136,44 @@ unsafe fn isend<C: Count>(
     request: *mut MPI_Request,
 ) -> c_int {
     let call = name::<C>(oxmpi_core::pt2pt::send_call_name(mode, true));
-    hot(
-        call,
-        c,
-        || {
-            if mode != SendMode::Standard || request.is_null() {
-                return None;
-            }
-            let (cm, dt, len) = fast_p2p(c, h, buf, count.wide())?;
-            // SAFETY: the C caller keeps the buffer (`len` contiguous bytes) until the request completes.
-            let data = unsafe { c_bytes(buf, len) };
-            let res = pt2pt::isend_contig(cm, data, dt, dest, tag);
-            // SAFETY: `request` is the C caller's non-NULL OUT argument: writable and unaliased (MPI contract).
-            Some(unsafe { put_request(res, request, c) })
-        },
-        || {
-            let a = args(call, c, buf, count, h)?;
-            // SAFETY: `request` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-            let o = unsafe { out(call, "request", request)? };
-            // SAFETY: the C caller keeps the buffer until the request completes.
-            let b = unsafe { c_send(buf, a.count, &a.dt) };
-            let r = pt2pt::isend(
-                &Forever,
-                &a.comm,
-                b.lend_send(&Forever, a.count),
-                dest,
-                tag,
-                mode,
-            )?;
-            *o = new_request(r, c, None);
-            Ok(())
-        },
-    )
+    // SAFETY: the C caller's arguments, passed on.
+    ffi(call, c, || unsafe {
+        isend_as(mode, call, buf, count, h, dest, tag, c, request)
+    })
 }
 
-unsafe fn recv<C: Count>(
+#[allow(clippy::too_many_arguments)]
+unsafe fn isend_as<C: Count>(
+    mode: SendMode,
+    call: &'static str,
+    buf: *const c_void,
+    count: C,
+    h: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    c: MPI_Comm,
+    request: *mut MPI_Request,
+) -> R<()> {
+    let a = args(call, c, buf, count, h)?;
+    // SAFETY: `request` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+    let o = unsafe { out(call, "request", request)? };
+    // SAFETY: the C caller keeps the buffer until the request completes.
+    let b = unsafe { c_send(buf, a.count, &a.dt) };
+    let r = pt2pt::isend(
+        &Forever,
+        &a.comm,
+        b.lend_send(&Forever, a.count),
+        dest,
+        tag,
+        mode,
+    )?;
+    *o = new_request(r, c, None);
+    Ok(())
+}
+
+/// MPI_Recv's fast path: contiguous predefined data on a predefined communicator.
+#[inline(always)]
+pub unsafe fn recv_fast<C: Count>(
     buf: *mut c_void,
     count: C,
     h: MPI_Datatype,
@@ -90,28 +181,33 @@ unsafe fn recv<C: Count>(
     tag: c_int,
     c: MPI_Comm,
     status: *mut MPI_Status,
-) -> c_int {
-    let call = name::<C>("MPI_Recv");
-    hot(
-        call,
-        c,
-        || {
-            let (cm, dt, len) = fast_p2p(c, h, buf, count.wide())?;
-            // SAFETY: the C caller's buffer holds `count` elements of the datatype (`len` bytes, contiguous) for the call.
-            let data = unsafe { c_bytes_mut(buf, len) };
-            let res = pt2pt::recv_contig(cm, data, dt, source, tag);
-            // SAFETY: `status` is MPI_Recv's OUT status: MPI_STATUS_IGNORE (NULL) or writable and unaliased.
-            Some(unsafe { recv_outcome(res, status) })
-        },
-        || {
-            let a = args(call, c, buf, count, h)?;
-            // SAFETY: the C caller's buffer holds `count` elements of the datatype for the call.
-            let mut b = unsafe { c_recv(buf, a.count, &a.dt) };
-            let res = pt2pt::recv_typed(&a.comm, b.recv(a.count), source, tag);
-            // SAFETY: `status` is MPI_Recv's OUT status: MPI_STATUS_IGNORE (NULL) or writable and unaliased.
-            unsafe { recv_outcome(res, status) }
-        },
-    )
+) -> Option<R<()>> {
+    let (cm, dt, len) = fast_p2p(c, h, buf, count.wide())?;
+    // SAFETY: the C caller's buffer holds `count` elements of the datatype (`len` bytes, contiguous) for the call.
+    let data = unsafe { c_bytes_mut(buf, len) };
+    let res = pt2pt::recv_contig(cm, data, dt, source, tag);
+    // SAFETY: `status` is MPI_Recv's OUT status: MPI_STATUS_IGNORE (NULL) or writable and unaliased.
+    Some(unsafe { recv_outcome(res, status) })
+}
+
+/// MPI_Recv's whole body.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn recv<C: Count>(
+    call: &'static str,
+    buf: *mut c_void,
+    count: C,
+    h: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    c: MPI_Comm,
+    status: *mut MPI_Status,
+) -> R<()> {
+    let a = args(call, c, buf, count, h)?;
+    // SAFETY: the C caller's buffer holds `count` elements of the datatype for the call.
+    let mut b = unsafe { c_recv(buf, a.count, &a.dt) };
+    let res = pt2pt::recv_typed(&a.comm, b.recv(a.count), source, tag);
+    // SAFETY: `status` is MPI_Recv's OUT status: MPI_STATUS_IGNORE (NULL) or writable and unaliased.
+    unsafe { recv_outcome(res, status) }
 }
 
 /// A fast immediate call's outcome: its request handed out through `request`.
@@ -145,7 +241,9 @@ unsafe fn recv_outcome(
     Ok(())
 }
 
-unsafe fn irecv<C: Count>(
+/// MPI_Irecv's fast path: contiguous predefined data on a predefined communicator.
+#[inline(always)]
+pub unsafe fn irecv_fast<C: Count>(
     buf: *mut c_void,
     count: C,
     h: MPI_Datatype,
@@ -153,39 +251,44 @@ unsafe fn irecv<C: Count>(
     tag: c_int,
     c: MPI_Comm,
     request: *mut MPI_Request,
-) -> c_int {
-    let call = name::<C>("MPI_Irecv");
-    hot(
-        call,
-        c,
-        || {
-            if request.is_null() {
-                return None;
-            }
-            let (cm, dt, len) = fast_p2p(c, h, buf, count.wide())?;
-            // SAFETY: the C caller keeps the buffer (`len` contiguous bytes) until the request completes.
-            let data = unsafe { c_bytes_mut(buf, len) };
-            let res = pt2pt::irecv_contig(cm, data, dt, source, tag);
-            // SAFETY: `request` is the C caller's non-NULL OUT argument: writable and unaliased (MPI contract).
-            Some(unsafe { put_request(res, request, c) })
-        },
-        || {
-            let a = args(call, c, buf, count, h)?;
-            // SAFETY: `request` is MPI_Irecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
-            let o = unsafe { out(call, "request", request)? };
-            // SAFETY: the C caller keeps the buffer until the request completes.
-            let mut b = unsafe { c_recv(buf, a.count, &a.dt) };
-            let r = pt2pt::irecv(
-                &Forever,
-                &a.comm,
-                b.lend_recv(&Forever, a.count),
-                source,
-                tag,
-            )?;
-            *o = new_request(r, c, None);
-            Ok(())
-        },
-    )
+) -> Option<R<()>> {
+    if request.is_null() {
+        return None;
+    }
+    let (cm, dt, len) = fast_p2p(c, h, buf, count.wide())?;
+    // SAFETY: the C caller keeps the buffer (`len` contiguous bytes) until the request completes.
+    let data = unsafe { c_bytes_mut(buf, len) };
+    let res = pt2pt::irecv_contig(cm, data, dt, source, tag);
+    // SAFETY: `request` is the C caller's non-NULL OUT argument: writable and unaliased (MPI contract).
+    Some(unsafe { put_request(res, request, c) })
+}
+
+/// MPI_Irecv's whole body.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn irecv<C: Count>(
+    call: &'static str,
+    buf: *mut c_void,
+    count: C,
+    h: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    c: MPI_Comm,
+    request: *mut MPI_Request,
+) -> R<()> {
+    let a = args(call, c, buf, count, h)?;
+    // SAFETY: `request` is MPI_Irecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
+    let o = unsafe { out(call, "request", request)? };
+    // SAFETY: the C caller keeps the buffer until the request completes.
+    let mut b = unsafe { c_recv(buf, a.count, &a.dt) };
+    let r = pt2pt::irecv(
+        &Forever,
+        &a.comm,
+        b.lend_recv(&Forever, a.count),
+        source,
+        tag,
+    )?;
+    *o = new_request(r, c, None);
+    Ok(())
 }
 
 fn rename(e: MpiError, from: &str, to: &str) -> MpiError {
@@ -359,16 +462,12 @@ unsafe fn isendrecv_replace<C: Count>(
     })
 }
 
-entry!(PMPI_Send, PMPI_Send_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) => send(SendMode::Standard, buf, count, datatype, dest, tag, comm));
-entry!(PMPI_Ssend, PMPI_Ssend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) => send(SendMode::Synchronous, buf, count, datatype, dest, tag, comm));
-entry!(PMPI_Bsend, PMPI_Bsend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) => send(SendMode::Buffered, buf, count, datatype, dest, tag, comm));
-entry!(PMPI_Rsend, PMPI_Rsend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) => send(SendMode::Ready, buf, count, datatype, dest, tag, comm));
-entry!(PMPI_Isend, PMPI_Isend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => isend(SendMode::Standard, buf, count, datatype, dest, tag, comm, request));
-entry!(PMPI_Issend, PMPI_Issend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => isend(SendMode::Synchronous, buf, count, datatype, dest, tag, comm, request));
-entry!(PMPI_Ibsend, PMPI_Ibsend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => isend(SendMode::Buffered, buf, count, datatype, dest, tag, comm, request));
-entry!(PMPI_Irsend, PMPI_Irsend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => isend(SendMode::Ready, buf, count, datatype, dest, tag, comm, request));
-entry!(PMPI_Recv, PMPI_Recv_c, (buf: MVoid, count: CNT, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: PStatus) => recv(buf, count, datatype, source, tag, comm, status));
-entry!(PMPI_Irecv, PMPI_Irecv_c, (buf: MVoid, count: CNT, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => irecv(buf, count, datatype, source, tag, comm, request));
+entry!(PMPI_Ssend, PMPI_Ssend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) => send_mode(SendMode::Synchronous, buf, count, datatype, dest, tag, comm));
+entry!(PMPI_Bsend, PMPI_Bsend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) => send_mode(SendMode::Buffered, buf, count, datatype, dest, tag, comm));
+entry!(PMPI_Rsend, PMPI_Rsend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) => send_mode(SendMode::Ready, buf, count, datatype, dest, tag, comm));
+entry!(PMPI_Issend, PMPI_Issend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => isend_mode(SendMode::Synchronous, buf, count, datatype, dest, tag, comm, request));
+entry!(PMPI_Ibsend, PMPI_Ibsend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => isend_mode(SendMode::Buffered, buf, count, datatype, dest, tag, comm, request));
+entry!(PMPI_Irsend, PMPI_Irsend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => isend_mode(SendMode::Ready, buf, count, datatype, dest, tag, comm, request));
 entry!(PMPI_Sendrecv, PMPI_Sendrecv_c, (sendbuf: CVoid, sendcount: CNT, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: MVoid, recvcount: CNT, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, status: PStatus) => sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status));
 entry!(PMPI_Sendrecv_replace, PMPI_Sendrecv_replace_c, (buf: MVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, status: PStatus) => sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status));
 entry!(PMPI_Isendrecv, PMPI_Isendrecv_c, (sendbuf: CVoid, sendcount: CNT, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: MVoid, recvcount: CNT, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, request: PReq) => isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request));
