@@ -90,12 +90,13 @@ pub struct Func {
     /// MPI_File_open and MPI_File_create_errhandler), `session` (the null session's),
     /// or a predefined communicator (`MPI_COMM_WORLD`, `MPI_COMM_SELF`).
     pub route: Option<String>,
-    /// For `fn` lines annotated `hot` (the hottest calls, bench/PROFILE.md rate18): the
-    /// generated `PMPI_x` (`rust_hot`) is the lean entry `conv::errors::hot`: the area's
-    /// `x_fast(params...) -> Option<R<()>>` first, without `ffi`'s frame when it
-    /// succeeds, else its whole body `x(call, params...)` under `ffi`; the `int` and `_c`
-    /// lines of a call share the generic `x_fast` and `x`.
-    pub hot: bool,
+    /// For `fn` lines annotated `hot(BODY, EXTRA...)` (the sends and receives, the
+    /// hottest calls: bench/PROFILE.md rate18): the generated `PMPI_x` (`rust_hot`) is the
+    /// lean entry `conv::errors::hot` over the area's `BODY_fast(params..., EXTRA...) ->
+    /// Option<R<()>>` (the hot case; `None`: not it, nothing done) and its whole body
+    /// `BODY(call, params..., EXTRA...)`; the `int` and `_c` lines share the generic two.
+    /// `(BODY, EXTRA...)` as written.
+    pub hot: Option<(String, Vec<String>)>,
 }
 
 pub struct Abi {
@@ -136,13 +137,18 @@ pub fn parse(text: &str) -> Abi {
                 let (proto, notes) = (&rest[..=close], rest[close + 1..].trim());
                 let mut f = parse_fn(proto, kw == "extfn", no + 1);
                 let mut notes = notes;
-                if notes == "hot" {
+                if let Some(list) = notes.strip_prefix("hot(").and_then(|n| n.strip_suffix(')')) {
+                    let mut it = list.split(',').map(|a| a.trim().to_string());
+                    let body = it
+                        .next()
+                        .filter(|b| !b.is_empty())
+                        .unwrap_or_else(|| panic!("abi.txt:{}: want hot(BODY, EXTRA...)", no + 1));
                     assert!(
                         f.ret == "int" && f.params.iter().any(|p| p.ctype == "MPI_Comm"),
                         "abi.txt:{}: a hot fn returns int and has an MPI_Comm parameter",
                         no + 1
                     );
-                    f.hot = true;
+                    f.hot = Some((body, it.collect()));
                     notes = "";
                 }
                 while !notes.is_empty() {
@@ -407,7 +413,7 @@ fn parse_fn(s: &str, ext: bool, line: usize) -> Func {
         made: vec![],
         addr_outs: vec![],
         route: None,
-        hot: false,
+        hot: None,
     }
 }
 
@@ -967,25 +973,26 @@ pub fn rust_checked(abi: &Abi) -> String {
     r
 }
 
-/// The `PMPI_x` of the `fn` lines annotated `hot`: `conv::errors::hot` over the area's
-/// `x_fast` (the hot case, `None` when not it) and `x` (the whole body, with every
-/// argument check and error class of the call), errors routed to the call's
-/// communicator. `x` is the call's name without `MPI_` and `_c`, lower case.
+/// The `PMPI_x` of the `fn` lines annotated `hot(BODY, EXTRA...)`: `conv::errors::hot`
+/// over the area's `BODY_fast` (the hot case, `None` when not it) and `BODY` (the whole
+/// body, with every argument check and error class of the call), each given the C
+/// parameters then `EXTRA...`; errors routed to the call's communicator.
 pub fn rust_hot(abi: &Abi) -> String {
     let mut r = String::from("// Generated from abi.txt by build.rs.\n");
-    for f in abi.funcs.iter().filter(|f| f.hot) {
+    for f in abi.funcs.iter().filter(|f| f.hot.is_some()) {
+        let (body, extra) = f.hot.as_ref().unwrap();
         let params: Vec<String> = f
             .params
             .iter()
             .map(|p| format!("{}: {}", p.name, p.rust))
             .collect();
-        let args: Vec<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
+        let args: Vec<&str> = f
+            .params
+            .iter()
+            .map(|p| p.name.as_str())
+            .chain(extra.iter().map(String::as_str))
+            .collect();
         let comm = f.params.iter().find(|p| p.ctype == "MPI_Comm").unwrap();
-        let body = f
-            .name
-            .trim_start_matches("MPI_")
-            .trim_end_matches("_c")
-            .to_lowercase();
         r.push_str(&format!(
             "#[no_mangle]\npub unsafe extern \"C\" fn P{name}({params}) -> c_int {{\n    \
              const CALL: &str = \"{name}\";\n    crate::conv::errors::hot(\n        CALL,\n        {comm},\n        \

@@ -241,14 +241,15 @@ pub mod queries {
 
 /// The `PMPI_x` of abi.txt's `fn` lines annotated `out(NAME, ...)`: generated, each checks
 /// the named OUT pointers first, then runs the area's hand-written `x(call, ...)` with them
-/// as `&mut T`. Also those of its `hot` lines: the lean entry `conv::errors::hot` over the
-/// area's `x_fast` and `x`.
+/// as `&mut T`. Also those of its `hot(BODY, ...)` lines: the lean entry `conv::errors::hot` over
+/// the area's `BODY_fast` and `BODY`.
 pub mod checked {
     #![allow(clippy::too_many_arguments)]
     #![allow(unused_imports)]
     use crate::types::*;
     use std::ffi::{c_char, c_int, c_void};
     include!(concat!(env!("OUT_DIR"), "/mpi_checked.rs"));
+    use oxmpi_core::SendMode;
     include!(concat!(env!("OUT_DIR"), "/mpi_hot.rs"));
 }
 

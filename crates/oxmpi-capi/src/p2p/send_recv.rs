@@ -4,11 +4,12 @@ use super::*;
 
 // ----- blocking and immediate sends and receives -------------------------------------
 
-// MPI_Send, MPI_Isend, MPI_Recv and MPI_Irecv (and their `_c` forms) are abi.txt's `hot`
-// lines: their generated `PMPI_x` runs `x_fast` and, when that gives `None` (not the
-// hot case, nothing done), `x`, the call's whole body (`conv::errors::hot`).
+// The sends and receives here are abi.txt's `hot` lines: their generated `PMPI_x`
+// (`conv::errors::hot`) runs `x_fast` and, when that gives `None` (not the hot case,
+// nothing done), `x`, the call's whole body; the send modes share `send`/`isend`.
 
-/// MPI_Send's fast path: contiguous predefined data on a predefined communicator.
+/// A blocking send's fast path: standard mode, contiguous predefined data on a
+/// predefined communicator.
 #[inline(always)]
 pub unsafe fn send_fast<C: Count>(
     buf: *const c_void,
@@ -17,14 +18,19 @@ pub unsafe fn send_fast<C: Count>(
     dest: c_int,
     tag: c_int,
     c: MPI_Comm,
+    mode: SendMode,
 ) -> Option<R<()>> {
+    if mode != SendMode::Standard {
+        return None;
+    }
     let (cm, dt, len) = fast_p2p(c, h, buf, count.wide())?;
     // SAFETY: the C caller's buffer holds `count` elements of the datatype (`len` bytes, contiguous) for the call.
     let data = unsafe { c_bytes(buf, len) };
     Some(pt2pt::send_contig(cm, data, dt, dest, tag).map_err(Into::into))
 }
 
-/// MPI_Send's whole body.
+/// The whole body of MPI_Send, MPI_Ssend, MPI_Bsend and MPI_Rsend.
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn send<C: Count>(
     call: &'static str,
     buf: *const c_void,
@@ -33,38 +39,7 @@ pub unsafe fn send<C: Count>(
     dest: c_int,
     tag: c_int,
     c: MPI_Comm,
-) -> R<()> {
-    // SAFETY: this function's contract, passed on.
-    unsafe { send_as(SendMode::Standard, call, buf, count, h, dest, tag, c) }
-}
-
-/// The entry of MPI_Ssend, MPI_Bsend and MPI_Rsend (their `_c` forms too).
-unsafe fn send_mode<C: Count>(
     mode: SendMode,
-    buf: *const c_void,
-    count: C,
-    h: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
-    c: MPI_Comm,
-) -> c_int {
-    let call = name::<C>(oxmpi_core::pt2pt::send_call_name(mode, false));
-    // SAFETY: the C caller's arguments, passed on.
-    ffi(call, c, || unsafe {
-        send_as(mode, call, buf, count, h, dest, tag, c)
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn send_as<C: Count>(
-    mode: SendMode,
-    call: &'static str,
-    buf: *const c_void,
-    count: C,
-    h: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
-    c: MPI_Comm,
 ) -> R<()> {
     let a = args(call, c, buf, count, h)?;
     // SAFETY: the C caller's buffer holds `count` elements of the datatype for the call.
@@ -73,8 +48,10 @@ unsafe fn send_as<C: Count>(
     Ok(())
 }
 
-/// MPI_Isend's fast path: contiguous predefined data on a predefined communicator.
+/// An immediate send's fast path: standard mode, contiguous predefined data on a
+/// predefined communicator.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn isend_fast<C: Count>(
     buf: *const c_void,
     count: C,
@@ -83,8 +60,9 @@ pub unsafe fn isend_fast<C: Count>(
     tag: c_int,
     c: MPI_Comm,
     request: *mut MPI_Request,
+    mode: SendMode,
 ) -> Option<R<()>> {
-    if request.is_null() {
+    if mode != SendMode::Standard || request.is_null() {
         return None;
     }
     let (cm, dt, len) = fast_p2p(c, h, buf, count.wide())?;
@@ -95,7 +73,7 @@ pub unsafe fn isend_fast<C: Count>(
     Some(unsafe { put_request(res, request, c) })
 }
 
-/// MPI_Isend's whole body.
+/// The whole body of MPI_Isend, MPI_Issend, MPI_Ibsend and MPI_Irsend.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn isend<C: Count>(
     call: &'static str,
@@ -106,53 +84,7 @@ pub unsafe fn isend<C: Count>(
     tag: c_int,
     c: MPI_Comm,
     request: *mut MPI_Request,
-) -> R<()> {
-    // SAFETY: this function's contract, passed on.
-    unsafe {
-        isend_as(
-            SendMode::Standard,
-            call,
-            buf,
-            count,
-            h,
-            dest,
-            tag,
-            c,
-            request,
-        )
-    }
-}
-
-/// The entry of MPI_Issend, MPI_Ibsend and MPI_Irsend (their `_c` forms too).
-#[allow(clippy::too_many_arguments)]
-unsafe fn isend_mode<C: Count>(
     mode: SendMode,
-    buf: *const c_void,
-    count: C,
-    h: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
-    c: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    let call = name::<C>(oxmpi_core::pt2pt::send_call_name(mode, true));
-    // SAFETY: the C caller's arguments, passed on.
-    ffi(call, c, || unsafe {
-        isend_as(mode, call, buf, count, h, dest, tag, c, request)
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn isend_as<C: Count>(
-    mode: SendMode,
-    call: &'static str,
-    buf: *const c_void,
-    count: C,
-    h: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
-    c: MPI_Comm,
-    request: *mut MPI_Request,
 ) -> R<()> {
     let a = args(call, c, buf, count, h)?;
     // SAFETY: `request` is the C caller's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
@@ -462,12 +394,6 @@ unsafe fn isendrecv_replace<C: Count>(
     })
 }
 
-entry!(PMPI_Ssend, PMPI_Ssend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) => send_mode(SendMode::Synchronous, buf, count, datatype, dest, tag, comm));
-entry!(PMPI_Bsend, PMPI_Bsend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) => send_mode(SendMode::Buffered, buf, count, datatype, dest, tag, comm));
-entry!(PMPI_Rsend, PMPI_Rsend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) => send_mode(SendMode::Ready, buf, count, datatype, dest, tag, comm));
-entry!(PMPI_Issend, PMPI_Issend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => isend_mode(SendMode::Synchronous, buf, count, datatype, dest, tag, comm, request));
-entry!(PMPI_Ibsend, PMPI_Ibsend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => isend_mode(SendMode::Buffered, buf, count, datatype, dest, tag, comm, request));
-entry!(PMPI_Irsend, PMPI_Irsend_c, (buf: CVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: PReq) => isend_mode(SendMode::Ready, buf, count, datatype, dest, tag, comm, request));
 entry!(PMPI_Sendrecv, PMPI_Sendrecv_c, (sendbuf: CVoid, sendcount: CNT, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: MVoid, recvcount: CNT, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, status: PStatus) => sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status));
 entry!(PMPI_Sendrecv_replace, PMPI_Sendrecv_replace_c, (buf: MVoid, count: CNT, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, status: PStatus) => sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status));
 entry!(PMPI_Isendrecv, PMPI_Isendrecv_c, (sendbuf: CVoid, sendcount: CNT, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: MVoid, recvcount: CNT, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, request: PReq) => isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request));
