@@ -27,6 +27,7 @@ fn main() {
     std::fs::write(out.join("mpi_queries.rs"), gen::rust_queries(&abi)).unwrap();
     std::fs::write(out.join("mpi_checked.rs"), gen::rust_checked(&abi)).unwrap();
     std::fs::write(out.join("mpi_hot.rs"), gen::rust_hot(&abi)).unwrap();
+    std::fs::write(out.join("mpi_coll.rs"), gen::rust_coll(&abi)).unwrap();
     std::fs::write(out.join("mpi.h"), gen::header(&abi)).unwrap();
     std::fs::write(out.join("mpi_fortran.rs"), gen::rust_fortran(&abi)).unwrap();
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {

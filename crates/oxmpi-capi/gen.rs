@@ -97,6 +97,13 @@ pub struct Func {
     /// `BODY(call, params..., EXTRA...)`; the `int` and `_c` lines share the generic two.
     /// `(BODY, EXTRA...)` as written.
     pub hot: Option<(String, Vec<String>)>,
+    /// For `fn` lines annotated `coll(BODY, EXTRA...)` (the collectives in their
+    /// blocking, immediate and persistent forms): the generated `PMPI_x` (`rust_coll`)
+    /// runs the area's one body of the three, `BODY(params..., form, EXTRA...)`, where
+    /// `form` is `Form::Blocking`, `Form::immediate(request)` for a call ending in
+    /// `MPI_Request *request`, or `Form::persistent(info, request)` for one ending in
+    /// `MPI_Info info, MPI_Request *request`, and `params` the parameters before them.
+    pub coll: Option<(String, Vec<String>)>,
 }
 
 pub struct Abi {
@@ -137,18 +144,29 @@ pub fn parse(text: &str) -> Abi {
                 let (proto, notes) = (&rest[..=close], rest[close + 1..].trim());
                 let mut f = parse_fn(proto, kw == "extfn", no + 1);
                 let mut notes = notes;
-                if let Some(list) = notes.strip_prefix("hot(").and_then(|n| n.strip_suffix(')')) {
+                for kind in ["hot", "coll"] {
+                    let Some(list) = notes
+                        .strip_prefix(kind)
+                        .and_then(|n| n.strip_prefix('('))
+                        .and_then(|n| n.strip_suffix(')'))
+                    else {
+                        continue;
+                    };
                     let mut it = list.split(',').map(|a| a.trim().to_string());
-                    let body = it
-                        .next()
-                        .filter(|b| !b.is_empty())
-                        .unwrap_or_else(|| panic!("abi.txt:{}: want hot(BODY, EXTRA...)", no + 1));
+                    let body = it.next().filter(|b| !b.is_empty()).unwrap_or_else(|| {
+                        panic!("abi.txt:{}: want {kind}(BODY, EXTRA...)", no + 1)
+                    });
                     assert!(
                         f.ret == "int" && f.params.iter().any(|p| p.ctype == "MPI_Comm"),
-                        "abi.txt:{}: a hot fn returns int and has an MPI_Comm parameter",
+                        "abi.txt:{}: a {kind} fn returns int and has an MPI_Comm parameter",
                         no + 1
                     );
-                    f.hot = Some((body, it.collect()));
+                    let v = Some((body, it.collect()));
+                    if kind == "hot" {
+                        f.hot = v;
+                    } else {
+                        f.coll = v;
+                    }
                     notes = "";
                 }
                 while !notes.is_empty() {
@@ -414,6 +432,7 @@ fn parse_fn(s: &str, ext: bool, line: usize) -> Func {
         addr_outs: vec![],
         route: None,
         hot: None,
+        coll: None,
     }
 }
 
@@ -1003,6 +1022,50 @@ pub fn rust_hot(abi: &Abi) -> String {
             name = f.name,
             params = params.join(", "),
             comm = comm.name,
+            args = args.join(", "),
+        ));
+    }
+    r
+}
+
+/// The `PMPI_x` of the `fn` lines annotated `coll(BODY, EXTRA...)`: the area's
+/// `BODY(params..., form, EXTRA...)`, `form` made of the call's trailing `info` and
+/// `request` (see [`Func::coll`]).
+pub fn rust_coll(abi: &Abi) -> String {
+    let mut r = String::from("// Generated from abi.txt by build.rs.\n");
+    for f in abi.funcs.iter().filter(|f| f.coll.is_some()) {
+        let (body, extra) = f.coll.as_ref().unwrap();
+        let params: Vec<String> = f
+            .params
+            .iter()
+            .map(|p| format!("{}: {}", p.name, p.rust))
+            .collect();
+        let ctypes: Vec<&str> = f.params.iter().map(|p| p.ctype.as_str()).collect();
+        let (n, form) = match ctypes[..] {
+            [.., "MPI_Info", "MPI_Request *"] => (2, "persistent"),
+            [.., "MPI_Request *"] => (1, "immediate"),
+            _ => (0, "Blocking"),
+        };
+        let at = f.params.len() - n;
+        let form = match n {
+            0 => format!("crate::coll::Form::{form}"),
+            _ => {
+                let fs: Vec<&str> = f.params[at..].iter().map(|p| p.name.as_str()).collect();
+                format!("crate::coll::Form::{form}({})", fs.join(", "))
+            }
+        };
+        let args: Vec<String> = f.params[..at]
+            .iter()
+            .map(|p| p.name.clone())
+            .chain(std::iter::once(form))
+            .chain(extra.iter().cloned())
+            .collect();
+        r.push_str(&format!(
+            "#[no_mangle]\npub unsafe extern \"C\" fn P{name}({params}) -> c_int {{\n    \
+             // SAFETY: the C caller's arguments, passed on: the shared body needs of them what {name}'s MPI contract demands.\n    \
+             unsafe {{ crate::pmpi::{body}({args}) }}\n}}\n",
+            name = f.name,
+            params = params.join(", "),
             args = args.join(", "),
         ));
     }

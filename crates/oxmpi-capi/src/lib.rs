@@ -191,7 +191,7 @@ pub mod types {
 pub mod pmpi {
     pub use crate::attr::*;
     pub use crate::checked::*;
-    pub use crate::coll::*;
+    pub(crate) use crate::coll::*;
     pub use crate::comm::*;
     pub use crate::dtype::*;
     pub use crate::dynamic::*;
@@ -200,7 +200,7 @@ pub mod pmpi {
     pub use crate::file::*;
     pub use crate::group::*;
     pub use crate::info::*;
-    pub use crate::neighbor::*;
+    pub(crate) use crate::neighbor::*;
     pub use crate::op::*;
     pub use crate::p2p::*;
     pub use crate::pack::*;
@@ -241,8 +241,9 @@ pub mod queries {
 
 /// The `PMPI_x` of abi.txt's `fn` lines annotated `out(NAME, ...)`: generated, each checks
 /// the named OUT pointers first, then runs the area's hand-written `x(call, ...)` with them
-/// as `&mut T`. Also those of its `hot(BODY, ...)` lines: the lean entry `conv::errors::hot` over
-/// the area's `BODY_fast` and `BODY`.
+/// as `&mut T`. Also those of its `hot(BODY, ...)` lines (the lean entry `conv::errors::hot` over
+/// the area's `BODY_fast` and `BODY`) and its `coll(BODY, ...)` lines (the collectives'
+/// blocking, immediate and persistent forms, one area body for the three).
 pub mod checked {
     #![allow(clippy::too_many_arguments)]
     #![allow(unused_imports)]
@@ -251,6 +252,8 @@ pub mod checked {
     include!(concat!(env!("OUT_DIR"), "/mpi_checked.rs"));
     use oxmpi_core::SendMode;
     include!(concat!(env!("OUT_DIR"), "/mpi_hot.rs"));
+    use crate::coll::Whole;
+    include!(concat!(env!("OUT_DIR"), "/mpi_coll.rs"));
 }
 
 /// The exported `MPI_x` functions (each calls its `PMPI_x` twin); public so that

@@ -21,7 +21,7 @@ use crate::conv::buffer::{
     coll_recv, coll_recv_v, coll_recv_w, coll_send, coll_send_v, coll_send_w,
 };
 use crate::conv::errors::{bad, ffi, R};
-use crate::conv::large::{entry, name, ptr::*, Count, Displ};
+use crate::conv::large::{name, Count, Displ};
 use crate::conv::{comm, committed};
 use crate::types::*;
 
@@ -299,14 +299,3 @@ pub(crate) unsafe fn neighbor_alltoallw<C: Count, D: Displ>(
         )
     })
 }
-
-entry!(PMPI_Neighbor_allgather, PMPI_Neighbor_allgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Form::Blocking, false));
-entry!(PMPI_Ineighbor_allgather, PMPI_Ineighbor_allgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Form::immediate(r), false));
-entry!(PMPI_Neighbor_alltoall, PMPI_Neighbor_alltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Form::Blocking, true));
-entry!(PMPI_Ineighbor_alltoall, PMPI_Ineighbor_alltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgather(sb, sc, st, rb, rc, rt, c, Form::immediate(r), true));
-entry!(PMPI_Neighbor_allgatherv, PMPI_Neighbor_allgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => neighbor_allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Form::Blocking));
-entry!(PMPI_Ineighbor_allgatherv, PMPI_Ineighbor_allgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Form::immediate(r)));
-entry!(PMPI_Neighbor_alltoallv, PMPI_Neighbor_alltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Form::Blocking));
-entry!(PMPI_Ineighbor_alltoallv, PMPI_Ineighbor_alltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Form::immediate(r)));
-entry!(PMPI_Neighbor_alltoallw, PMPI_Neighbor_alltoallw_c, (sb: CVoid, scs: ACNT, sds: AAint, sts: ATypes, rb: MVoid, rcs: ACNT, rds: AAint, rts: ATypes, c: MPI_Comm) => neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Form::Blocking));
-entry!(PMPI_Ineighbor_alltoallw, PMPI_Ineighbor_alltoallw_c, (sb: CVoid, scs: ACNT, sds: AAint, sts: ATypes, rb: MVoid, rcs: ACNT, rds: AAint, rts: ATypes, c: MPI_Comm, r: PReq) => neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Form::immediate(r)));

@@ -268,14 +268,3 @@ pub(crate) unsafe fn alltoallw<C: Count, D: Displ>(
         )
     })
 }
-
-entry!(PMPI_Allgather, PMPI_Allgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => allgather(sb, sc, st, rb, rc, rt, c, Form::Blocking, false));
-entry!(PMPI_Iallgather, PMPI_Iallgather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => allgather(sb, sc, st, rb, rc, rt, c, Form::immediate(r), false));
-entry!(PMPI_Alltoall, PMPI_Alltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm) => allgather(sb, sc, st, rb, rc, rt, c, Form::Blocking, true));
-entry!(PMPI_Ialltoall, PMPI_Ialltoall_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => allgather(sb, sc, st, rb, rc, rt, c, Form::immediate(r), true));
-entry!(PMPI_Allgatherv, PMPI_Allgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Form::Blocking));
-entry!(PMPI_Iallgatherv, PMPI_Iallgatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => allgatherv(sb, sc, st, rb, rcs, ds, rt, c, Form::immediate(r)));
-entry!(PMPI_Alltoallv, PMPI_Alltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm) => alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Form::Blocking));
-entry!(PMPI_Ialltoallv, PMPI_Ialltoallv_c, (sb: CVoid, scs: ACNT, sds: ADSP, st: MPI_Datatype, rb: MVoid, rcs: ACNT, rds: ADSP, rt: MPI_Datatype, c: MPI_Comm, r: PReq) => alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c, Form::immediate(r)));
-entry!(PMPI_Alltoallw, PMPI_Alltoallw_c, (sb: CVoid, scs: ACNT, sds: ADSP, sts: ATypes, rb: MVoid, rcs: ACNT, rds: ADSP, rts: ATypes, c: MPI_Comm) => alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Form::Blocking));
-entry!(PMPI_Ialltoallw, PMPI_Ialltoallw_c, (sb: CVoid, scs: ACNT, sds: ADSP, sts: ATypes, rb: MVoid, rcs: ACNT, rds: ADSP, rts: ATypes, c: MPI_Comm, r: PReq) => alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c, Form::immediate(r)));

@@ -32,7 +32,7 @@ use crate::conv::buffer::{
     coll_recv, coll_recv_v, coll_recv_w, coll_send, coll_send_v, coll_send_w,
 };
 use crate::conv::errors::{array, bad, ffi, out, R};
-use crate::conv::large::{entry, name, ptr::*, to_usize, Count, Displ};
+use crate::conv::large::{name, to_usize, Count, Displ};
 use crate::conv::{comm, committed, new_request, op};
 use crate::types::*;
 
@@ -40,9 +40,9 @@ mod alltoall;
 mod reduce;
 mod rooted;
 
-pub use alltoall::*;
-pub use reduce::*;
-pub use rooted::*;
+pub(crate) use alltoall::*;
+pub(crate) use reduce::*;
+pub(crate) use rooted::*;
 
 // ----- argument helpers ----------------------------------------------------------------
 

@@ -73,7 +73,6 @@ pub(crate) enum Whole {
 
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn whole<C: Count>(
-    kind: Whole,
     sb: *const c_void,
     rb: *mut c_void,
     n: C,
@@ -81,6 +80,7 @@ pub(crate) unsafe fn whole<C: Count>(
     o: MPI_Op,
     c: MPI_Comm,
     form: Form,
+    kind: Whole,
 ) -> c_int {
     let call = match kind {
         Whole::Allreduce => names(
@@ -204,16 +204,3 @@ pub(crate) unsafe fn reduce_scatter_block<C: Count>(
         )
     })
 }
-
-entry!(PMPI_Reduce, PMPI_Reduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, root: c_int, c: MPI_Comm) => reduce(sb, rb, n, dt, o, root, c, Form::Blocking));
-entry!(PMPI_Ireduce, PMPI_Ireduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, root: c_int, c: MPI_Comm, r: PReq) => reduce(sb, rb, n, dt, o, root, c, Form::immediate(r)));
-entry!(PMPI_Allreduce, PMPI_Allreduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => whole(Whole::Allreduce, sb, rb, n, dt, o, c, Form::Blocking));
-entry!(PMPI_Iallreduce, PMPI_Iallreduce_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Allreduce, sb, rb, n, dt, o, c, Form::immediate(r)));
-entry!(PMPI_Scan, PMPI_Scan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => whole(Whole::Scan, sb, rb, n, dt, o, c, Form::Blocking));
-entry!(PMPI_Iscan, PMPI_Iscan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Scan, sb, rb, n, dt, o, c, Form::immediate(r)));
-entry!(PMPI_Exscan, PMPI_Exscan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => whole(Whole::Exscan, sb, rb, n, dt, o, c, Form::Blocking));
-entry!(PMPI_Iexscan, PMPI_Iexscan_c, (sb: CVoid, rb: MVoid, n: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => whole(Whole::Exscan, sb, rb, n, dt, o, c, Form::immediate(r)));
-entry!(PMPI_Reduce_scatter, PMPI_Reduce_scatter_c, (sb: CVoid, rb: MVoid, rcs: ACNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => reduce_scatter(sb, rb, rcs, dt, o, c, Form::Blocking));
-entry!(PMPI_Ireduce_scatter, PMPI_Ireduce_scatter_c, (sb: CVoid, rb: MVoid, rcs: ACNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => reduce_scatter(sb, rb, rcs, dt, o, c, Form::immediate(r)));
-entry!(PMPI_Reduce_scatter_block, PMPI_Reduce_scatter_block_c, (sb: CVoid, rb: MVoid, rc: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) => reduce_scatter_block(sb, rb, rc, dt, o, c, Form::Blocking));
-entry!(PMPI_Ireduce_scatter_block, PMPI_Ireduce_scatter_block_c, (sb: CVoid, rb: MVoid, rc: CNT, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm, r: PReq) => reduce_scatter_block(sb, rb, rc, dt, o, c, Form::immediate(r)));

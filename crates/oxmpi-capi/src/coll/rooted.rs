@@ -245,14 +245,3 @@ pub(crate) unsafe fn scatterv<C: Count, D: Displ>(
         )
     })
 }
-
-entry!(PMPI_Bcast, PMPI_Bcast_c, (buf: MVoid, n: CNT, dt: MPI_Datatype, root: c_int, c: MPI_Comm) => bcast(buf, n, dt, root, c, Form::Blocking));
-entry!(PMPI_Ibcast, PMPI_Ibcast_c, (buf: MVoid, n: CNT, dt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => bcast(buf, n, dt, root, c, Form::immediate(r)));
-entry!(PMPI_Gather, PMPI_Gather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm) => gather(sb, sc, st, rb, rc, rt, root, c, Form::Blocking));
-entry!(PMPI_Igather, PMPI_Igather_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => gather(sb, sc, st, rb, rc, rt, root, c, Form::immediate(r)));
-entry!(PMPI_Gatherv, PMPI_Gatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, root: c_int, c: MPI_Comm) => gatherv(sb, sc, st, rb, rcs, ds, rt, root, c, Form::Blocking));
-entry!(PMPI_Igatherv, PMPI_Igatherv_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rcs: ACNT, ds: ADSP, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => gatherv(sb, sc, st, rb, rcs, ds, rt, root, c, Form::immediate(r)));
-entry!(PMPI_Scatter, PMPI_Scatter_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm) => scatter(sb, sc, st, rb, rc, rt, root, c, Form::Blocking));
-entry!(PMPI_Iscatter, PMPI_Iscatter_c, (sb: CVoid, sc: CNT, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => scatter(sb, sc, st, rb, rc, rt, root, c, Form::immediate(r)));
-entry!(PMPI_Scatterv, PMPI_Scatterv_c, (sb: CVoid, scs: ACNT, ds: ADSP, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm) => scatterv(sb, scs, ds, st, rb, rc, rt, root, c, Form::Blocking));
-entry!(PMPI_Iscatterv, PMPI_Iscatterv_c, (sb: CVoid, scs: ACNT, ds: ADSP, st: MPI_Datatype, rb: MVoid, rc: CNT, rt: MPI_Datatype, root: c_int, c: MPI_Comm, r: PReq) => scatterv(sb, scs, ds, st, rb, rc, rt, root, c, Form::immediate(r)));
